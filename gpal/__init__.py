@@ -1,0 +1,24 @@
+"""gpal: Gaussian-process classification of catalog sources with noisy inputs.
+
+Importing gpal is cheap: TensorFlow-backed pieces load on first use.
+"""
+
+from importlib import import_module
+from typing import Any
+
+from gpal.data import NoisyDataset, Split, Standardizer
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "load_catalog": "gpal.catalogs",
+    "NoisyGPClassifier": "gpal.classifier",
+}
+
+__all__ = ["NoisyDataset", "Split", "Standardizer", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'gpal' has no attribute {name!r}")

@@ -1,0 +1,353 @@
+"""Reading 4FGL-family FITS catalogs and turning selections into NoisyDatasets.
+
+The catalog object keeps the astropy Table at the edge; everything it hands on is
+plain arrays in a validated `NoisyDataset`.  Selections are explicit about what
+they drop: a row with NaN or infinite values in a used column is either dropped
+and reported (``nan_policy="drop"``) or stops the build (``"raise"``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import warnings
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from gpal.catalogs.features import Feature, resolve_features
+from gpal.data import NoisyDataset
+
+__all__ = ["Catalog", "DroppedRowsWarning", "load_catalog", "CATALOG_DIR", "RELEASES"]
+
+HDU_NAME = "LAT_Point_Source_Catalog"
+CATALOG_DIR = Path(__file__).resolve().parents[2] / "catalogs"
+# Releases shipped with gpal: name -> (file, expected rows).
+RELEASES: dict[str, tuple[str, int]] = {
+    "4FGL": ("gll_psc_v20.fit.gz", 5066),
+    "4FGL-DR4": ("gll_psc_v35.fit.gz", 7195),
+}
+DEFAULT_RELEASE = "4FGL-DR4"
+UNASSOCIATED = "unassociated"
+_AUX_COLUMNS = ("GLON", "GLAT", "RAJ2000", "DEJ2000")
+# CLASS1 codes defined by the 4FGL papers (Abdollahi et al. 2020; Ballet et al. 2023), case-folded.
+FGL_CLASS_CODES = frozenset(
+    "psr msp pwn snr spp glc sfr hmb lmb bin nov gc bll fsrq rdg agn ssrq css bcu nlsy1 sey sbg gal unk".split()
+)
+
+
+class DroppedRowsWarning(UserWarning):
+    """Rows were left out of a data set because a used column was NaN or infinite."""
+
+
+@dataclass(frozen=True)
+class _Provenance:
+    path: Path
+    cds_name: str
+    version: str
+    data_release: int
+    n_rows: int
+
+    @property
+    def release(self) -> str:
+        return self.cds_name if self.data_release <= 1 else f"{self.cds_name}-DR{self.data_release}"
+
+
+def load_catalog(name_or_path: str | Path = DEFAULT_RELEASE) -> "Catalog":
+    """Open a shipped release by name (``"4FGL"``, ``"4FGL-DR4"``) or any ``gll_psc_v*.fit[.gz]`` path."""
+    key = str(name_or_path)
+    by_name = {name.lower(): name for name in RELEASES}
+    if key.lower() in by_name:
+        filename, _ = RELEASES[by_name[key.lower()]]
+        path = CATALOG_DIR / filename
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"the {by_name[key.lower()]} catalog should ship at {path} but is missing; "
+                "gpal reads catalogs from the catalogs/ folder of its checkout (install with pip install -e .)"
+            )
+        return Catalog.from_file(path)
+    path = Path(key).expanduser()
+    if path.is_file():
+        return Catalog.from_file(path)
+    if path.suffix in {".fit", ".fits", ".gz"} or "/" in key or "\\" in key:
+        raise FileNotFoundError(f"catalog file not found: {path}")
+    raise ValueError(f"unknown catalog release {key!r}; valid names: {list(RELEASES)} (case-insensitive), or a path to a FITS file")
+
+
+def _read(path: Path):
+    from astropy.io import fits
+    from astropy.table import Table
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", fits.verify.VerifyWarning)
+            with fits.open(path, memmap=False) as hdul:
+                names = [h.name for h in hdul]
+                if HDU_NAME.upper() not in [n.upper() for n in names]:
+                    raise ValueError(
+                        f"{path} is not a 4FGL-family catalog: it has no {HDU_NAME} HDU (HDUs: {names})"
+                    )
+                hdu = hdul[HDU_NAME]
+                header = hdu.header.copy()
+                primary = hdul[0].header.copy()
+                table = Table.read(hdu)
+    except OSError as exc:
+        raise ValueError(f"{path} could not be read as a FITS file ({exc})") from exc
+    return table, header, primary
+
+
+def _provenance(path: Path, table, header, primary) -> _Provenance:
+    cds = str(header.get("CDS-NAME", primary.get("CDS-NAME", ""))).strip()
+    if not cds.upper().startswith("4FGL"):
+        raise ValueError(f"{path} is not a 4FGL-family catalog: header CDS-NAME is {cds or 'missing'!r}, expected '4FGL'")
+    for column in ("Source_Name", "CLASS1"):
+        if column not in table.colnames:
+            raise ValueError(f"{path} is not a 4FGL-family catalog: column {column!r} is missing")
+    version = str(header.get("VERSION", primary.get("VERSION", ""))).strip()
+    if not version:
+        match = re.search(r"gll_psc_(v\d+)", path.name)
+        version = match.group(1) if match else "unknown"
+    data_release = header.get("DataRelease", primary.get("DataRelease"))
+    if data_release is None:
+        data_release = int(np.max(table["DataRelease"])) if "DataRelease" in table.colnames else 1
+    return _Provenance(path, cds.upper(), version, int(data_release), len(table))
+
+
+def _listing(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{code} ({n})" for code, n in counts.items())
+
+
+def _strings(column) -> np.ndarray:
+    values = column.filled(b"") if hasattr(column, "filled") else column
+    arr = np.asarray(values)
+    if arr.dtype.kind == "S":
+        arr = np.char.decode(arr, "ascii", errors="replace")
+    return np.char.strip(arr.astype(str))
+
+
+def _floats(column) -> np.ndarray:
+    values = column.filled(np.nan) if hasattr(column, "filled") else column
+    return np.asarray(values, dtype=np.float64)
+
+
+class Catalog:
+    """A 4FGL-family catalog: its table, its release, and selections of it."""
+
+    def __init__(self, table, provenance: _Provenance):
+        self.table = table
+        self._prov = provenance
+        self.names = _strings(table["Source_Name"])
+        # Upper case marks an identification, lower case an association: gpal compares case-insensitively.
+        self.class_codes = np.char.lower(_strings(table["CLASS1"]))
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "Catalog":
+        path = Path(path)
+        table, header, primary = _read(path)
+        catalog = cls(table, _provenance(path, table, header, primary))
+        expected = {fname: rows for fname, rows in RELEASES.values()}.get(path.name)
+        if expected is not None and expected != catalog.n_rows:
+            warnings.warn(f"{path.name} has {catalog.n_rows} rows; the published file has {expected}", stacklevel=2)
+        return catalog
+
+    # ----------------------------------------------------------- provenance
+    path = property(lambda self: self._prov.path)
+    release = property(lambda self: self._prov.release)
+    version = property(lambda self: self._prov.version)
+    cds_name = property(lambda self: self._prov.cds_name)
+    data_release = property(lambda self: self._prov.data_release)
+    n_rows = property(lambda self: self._prov.n_rows)
+
+    def __repr__(self) -> str:
+        return f"Catalog({self.release}, version={self.version}, rows={self.n_rows}, file={self.path.name})"
+
+    def provenance(self) -> dict[str, Any]:
+        return {
+            "release": self.release,
+            "version": self.version,
+            "cds_name": self.cds_name,
+            "data_release": self.data_release,
+            "rows": self.n_rows,
+            "file": self.path.name,
+        }
+
+    # -------------------------------------------------------------- classes
+    def class_counts(self) -> dict[str, int]:
+        """Sources per CLASS1 code (case-folded), most common first; empty codes count as 'unassociated'."""
+        counts = Counter(code or UNASSOCIATED for code in self.class_codes)
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    def summary(self, features: str | Sequence[Any] | None = None) -> str:
+        lines = [
+            f"release   {self.release} (CDS-NAME {self.cds_name}, version {self.version}, data release {self.data_release})",
+            f"file      {self.path}",
+            f"sources   {self.n_rows}",
+            "classes   " + ", ".join(f"{code} {n}" for code, n in self.class_counts().items()),
+            "features  (preset 'default', as in Villacampa-Calvo et al. 2021)" if features is None else "features",
+        ]
+        for f in resolve_features(features, self.table.colnames):
+            err = f"± {f.error}" if f.error else "(no error bar: variance 0)"
+            floor = f", floor {f.floor}" if f.floor is not None else ""
+            lines.append(f"  {f.label:<22s} {f.transform}{floor} of {f.column} {err}")
+        return "\n".join(lines)
+
+    # ----------------------------------------------------------- selections
+    def dataset(
+        self,
+        classes: Sequence[str] = ("bll", "fsrq", "psr"),
+        min_significance: float | None = None,
+        features: str | Sequence[Any] | None = None,
+        merge: Mapping[str, Sequence[str]] | None = None,
+        nan_policy: str = "drop",
+        significance_column: str = "Signif_Avg",
+    ) -> NoisyDataset:
+        """Labelled sources of the given classes as a NoisyDataset.
+
+        ``classes`` lists class names; each is a CLASS1 code (any case) or a key of
+        ``merge``, which groups codes (``{"pulsar": ["psr", "msp"]}``).  The label
+        order follows ``classes``.  ``min_significance`` keeps sources with
+        ``significance_column`` strictly above it, as the published selection
+        (4FGL, > 30 sigma, bll/fsrq/psr: 454 sources).
+        """
+        groups = self._class_groups(classes, merge)
+        code_to_label = {code: k for k, codes in enumerate(groups.values()) for code in codes}
+        mask = np.isin(self.class_codes, list(code_to_label))
+        cuts = {
+            "classes": {name: list(codes) for name, codes in groups.items()},
+            "min_significance": min_significance,
+            "significance_column": significance_column,
+        }
+        rows, X, X_var, feats, dropped = self._select(mask, features, min_significance, significance_column, nan_policy, cuts)
+        y = np.array([code_to_label[c] for c in self.class_codes[rows]], dtype=np.int64)
+        return self._build(rows, X, X_var, y, tuple(groups), feats, dropped, cuts)
+
+    def pool(
+        self,
+        select: str | Sequence[str] = (UNASSOCIATED,),
+        min_significance: float | None = None,
+        features: str | Sequence[Any] | None = None,
+        nan_policy: str = "drop",
+        significance_column: str = "Signif_Avg",
+    ) -> NoisyDataset:
+        """Unlabelled sources for prediction and active learning.
+
+        ``select`` names what goes in: ``"unassociated"`` (empty CLASS1) and/or class
+        codes such as ``"bcu"`` or ``"unk"``, whose physical class is not known.
+        """
+        tokens = [select] if isinstance(select, str) else list(select)
+        if not tokens:
+            raise ValueError("select must name at least one of 'unassociated' or a class code")
+        wanted = {"" if t.lower() == UNASSOCIATED else t.lower() for t in tokens}
+        self._check_codes(wanted - {""})
+        mask = np.isin(self.class_codes, list(wanted))
+        cuts = {"select": tokens, "min_significance": min_significance, "significance_column": significance_column}
+        rows, X, X_var, feats, dropped = self._select(mask, features, min_significance, significance_column, nan_policy, cuts)
+        return self._build(rows, X, X_var, None, (), feats, dropped, cuts)
+
+    def _class_groups(self, classes: Sequence[str], merge: Mapping[str, Sequence[str]] | None) -> dict[str, tuple[str, ...]]:
+        if isinstance(classes, str):
+            classes = [classes]
+        if not classes:
+            raise ValueError("classes must name at least one class")
+        merge = {str(k): [str(c).lower() for c in v] for k, v in (merge or {}).items()}
+        for name in merge:
+            if name not in classes:
+                raise ValueError(f"merge group {name!r} is not among classes {list(classes)}; add it to classes")
+        groups = {name: tuple(merge.get(name, [name.lower()])) for name in classes}
+        if len(groups) != len(classes):
+            raise ValueError(f"classes must be unique; got {list(classes)}")
+        seen = Counter(code for codes in groups.values() for code in codes)
+        twice = sorted(code for code, n in seen.items() if n > 1)
+        if twice:
+            raise ValueError(f"class code(s) {twice} appear in more than one class of {dict(groups)}")
+        self._check_codes(set(seen))
+        present = self.class_counts()
+        for name, codes in groups.items():
+            if not any(code in present for code in codes):
+                raise ValueError(
+                    f"class {name!r} (codes {list(codes)}) has no source in {self.release}; "
+                    f"codes present (count): {_listing(present)}"
+                )
+        return groups
+
+    def _check_codes(self, codes: set[str]) -> None:
+        """Codes must be present here, or be 4FGL-family codes another release uses (msp before DR3)."""
+        present = self.class_counts()
+        unknown = sorted(c for c in codes if c == UNASSOCIATED or (c not in present and c not in FGL_CLASS_CODES))
+        if unknown:
+            raise ValueError(f"unknown class code(s) {unknown} in {self.release}; codes present (count): {_listing(present)}")
+
+    def _column(self, name: str) -> Any:
+        if name not in self.table.colnames:
+            close = difflib.get_close_matches(name, self.table.colnames, n=3)
+            hint = f"; did you mean {close}?" if close else ""
+            raise ValueError(f"column {name!r} is not in the {self.release} catalog ({self.path.name}){hint}")
+        return self.table[name]
+
+    def _select(self, mask, features, min_significance, significance_column, nan_policy, cuts):
+        if nan_policy not in ("drop", "raise"):
+            raise ValueError(f"nan_policy must be 'drop' or 'raise'; got {nan_policy!r}")
+        feats = resolve_features(features, self.table.colnames)
+        values = {f: _floats(self._column(f.column)) for f in feats}
+        errors = {f: _floats(self._column(f.error)) if f.error else None for f in feats}
+        # A row is unusable when any used column is NaN or infinite, the significance included.
+        nonfinite: dict[int, list[str]] = {}
+
+        def flag(column: str, arr: np.ndarray) -> None:
+            bad = ~np.isfinite(arr.reshape(arr.shape[0], -1)).all(axis=1) & mask
+            for i in np.nonzero(bad)[0]:
+                nonfinite.setdefault(int(i), []).append(column)
+
+        keep = mask.copy()
+        if min_significance is not None:
+            significance = _floats(self._column(significance_column))
+            flag(significance_column, significance)
+            with np.errstate(invalid="ignore"):
+                keep &= (significance > min_significance) | ~np.isfinite(significance)
+        for f in feats:
+            flag(f.column, values[f])
+            if f.error:
+                flag(f.error, errors[f])
+        nonfinite = {i: cols for i, cols in nonfinite.items() if keep[i]}
+        dropped = {self.names[i]: cols for i, cols in sorted(nonfinite.items())}
+        if dropped:
+            message = (
+                f"{len(dropped)} source(s) of the selection have NaN or infinite values in used columns: "
+                + "; ".join(f"{name} ({', '.join(cols)})" for name, cols in list(dropped.items())[:10])
+                + (" ..." if len(dropped) > 10 else "")
+            )
+            if nan_policy == "raise":
+                raise ValueError(message + " (nan_policy='raise'; use nan_policy='drop' to leave them out)")
+            warnings.warn(message + " -- dropped (nan_policy='drop')", DroppedRowsWarning, stacklevel=3)
+            keep[list(nonfinite)] = False
+        rows = np.nonzero(keep)[0]
+        if rows.size == 0:
+            raise ValueError(f"the selection is empty in {self.release}: no source passes {cuts}")
+        ids = self.names[rows]
+        columns = [f.apply(values[f][rows], None if errors[f] is None else errors[f][rows], ids) for f in feats]
+        X = np.column_stack([c[0] for c in columns])
+        X_var = np.column_stack([c[1] for c in columns])
+        return rows, X, X_var, feats, dropped
+
+    def _build(self, rows, X, X_var, y, class_names, feats: Sequence[Feature], dropped, cuts) -> NoisyDataset:
+        aux = {name: _floats(self.table[name])[rows] for name in _AUX_COLUMNS if name in self.table.colnames}
+        aux["CLASS1"] = _strings(self.table["CLASS1"])[rows]
+        meta = {
+            **self.provenance(),
+            "cuts": cuts,
+            "features": [f.to_dict() for f in feats],
+            "dropped": dropped,
+        }
+        return NoisyDataset(
+            X=X,
+            X_var=X_var,
+            y=y,
+            class_names=class_names,
+            feature_names=tuple(f.label for f in feats),
+            ids=self.names[rows],
+            aux=aux,
+            meta=meta,
+        )

@@ -1,0 +1,225 @@
+"""Catalog loading, release detection, selections and their error handling, on the real 4FGL files."""
+
+import hashlib
+import shutil
+import warnings
+
+import numpy as np
+import pytest
+from astropy.io import fits
+from astropy.table import Table
+
+from gpal.catalogs import CATALOG_DIR, DroppedRowsWarning, Feature, load_catalog
+
+# Published checksums of the shipped files (catalogs/README.md).
+SHA256 = {
+    "gll_psc_v20.fit.gz": "2142ae898fb30d17736f21648975ea8057a90a0b3ee452c46805f0b4ec52e913",
+    "gll_psc_v35.fit.gz": "eae68e5c25eb31b835fe19969f742e52535049d320699459646f7e785f8f8180",
+}
+PAPER_CLASSES = ["bll", "fsrq", "psr"]
+
+
+@pytest.fixture(scope="module")
+def fgl():
+    return load_catalog("4FGL")
+
+
+@pytest.fixture(scope="module")
+def dr4():
+    return load_catalog("4FGL-DR4")
+
+
+def test_shipped_files_are_found_without_configuration_and_intact():
+    for name, digest in SHA256.items():
+        path = CATALOG_DIR / name
+        assert path.is_file()
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
+
+
+def test_release_detection(fgl, dr4):
+    assert (fgl.release, fgl.version, fgl.data_release, fgl.n_rows) == ("4FGL", "v20", 1, 5066)
+    assert (dr4.release, dr4.version, dr4.data_release, dr4.n_rows) == ("4FGL-DR4", "v35", 4, 7195)
+    assert load_catalog().release == "4FGL-DR4"  # the default
+    assert load_catalog("4fgl-dr4").version == "v35"  # names are case-insensitive
+
+
+def test_release_detected_from_file_contents_not_name(tmp_path):
+    copy = tmp_path / "renamed.fits.gz"
+    shutil.copy(CATALOG_DIR / "gll_psc_v35.fit.gz", copy)
+    catalog = load_catalog(str(copy))
+    assert (catalog.release, catalog.version) == ("4FGL-DR4", "v35")
+
+
+def test_published_selection_4fgl(fgl):
+    ds = fgl.dataset(classes=PAPER_CLASSES, min_significance=30)
+    assert len(ds) == 454
+    assert ds.class_counts() == {"bll": 184, "fsrq": 168, "psr": 102}
+    assert ds.X.dtype == np.float64 and ds.X.shape == (454, 6)
+    assert len(set(ds.ids)) == 454
+    assert ds.meta["release"] == "4FGL" and ds.meta["cuts"]["min_significance"] == 30
+    assert ds.meta["dropped"] == {}
+
+
+def test_published_selection_dr4(dr4):
+    ds = dr4.dataset(classes=PAPER_CLASSES, min_significance=30)
+    assert len(ds) == 584
+    assert ds.class_counts() == {"bll": 279, "fsrq": 231, "psr": 74}
+
+
+def test_merge_groups_codes_and_tolerates_codes_of_later_releases(fgl, dr4):
+    merged = dr4.dataset(classes=["bll", "fsrq", "pulsar"], merge={"pulsar": ["psr", "msp"]}, min_significance=30)
+    assert merged.class_counts()["pulsar"] == 74 + 58
+    # msp only exists from DR3 on: the same configuration still runs on 4FGL.
+    assert fgl.dataset(classes=["pulsar"], merge={"pulsar": ["PSR", "msp"]}, min_significance=30).class_counts() == {
+        "pulsar": 102
+    }
+
+
+def test_class_codes_match_case_insensitively(fgl):
+    ds = fgl.dataset(classes=["BLL", "Fsrq", "psr"], min_significance=30)
+    assert ds.class_counts() == {"BLL": 184, "Fsrq": 168, "psr": 102}
+    # Identified (upper-case) and associated (lower-case) psr are both kept.
+    raw = set(ds.aux["CLASS1"][ds.y == 2])
+    assert raw == {"PSR", "psr"}
+
+
+def test_features_reproduce_the_raw_columns(fgl):
+    ds = fgl.dataset(classes=PAPER_CLASSES, min_significance=30)
+    table = fgl.table
+    names = np.char.strip(np.asarray(table["Source_Name"]).astype(str))
+    row = int(np.nonzero(names == ds.ids[7])[0][0])
+    x = ds.X[7]
+    assert x[0] == table["Flux1000"][row]
+    assert x[1] == pytest.approx(np.log(table["Signif_Avg"][row]))
+    assert x[3] == pytest.approx(np.log(table["Pivot_Energy"][row]))
+    assert ds.X_var[7, 0] == pytest.approx(float(table["Unc_Flux1000"][row]) ** 2)
+    assert ds.X_var[7, 4] == pytest.approx(float(table["Unc_LP_Index"][row]) ** 2)
+    # Features without an error bar have exactly zero variance.
+    assert np.all(ds.X_var[:, 1:4] == 0.0)
+    assert np.all(ds.X_var[:, [0, 4, 5]] > 0)
+
+
+def test_floor_handles_zero_curvature_significance(dr4):
+    ds = dr4.dataset(classes=PAPER_CLASSES, min_significance=30)
+    assert np.all(np.isfinite(ds.X))
+    assert ds.X[:, 2].min() == pytest.approx(np.log(0.1))  # the one LP_SigCurv == 0 row sits at the floor
+
+
+def test_crab_rows_follow_the_nan_policy(fgl):
+    with pytest.warns(DroppedRowsWarning, match=r"4FGL J0534\.5\+2201i"):
+        ds = fgl.dataset(classes=["pwn"])
+    assert "4FGL J0534.5+2201i" not in ds.ids and "4FGL J0534.5+2201s" in ds.ids
+    # The reported columns are exactly the used columns that are non-finite in that row.
+    row = fgl.table[list(np.char.strip(np.asarray(fgl.table["Source_Name"]).astype(str))).index("4FGL J0534.5+2201i")]
+    used = ["Flux1000", "Unc_Flux1000", "Signif_Avg", "LP_SigCurv", "Pivot_Energy", "LP_Index", "Unc_LP_Index", "LP_beta", "Unc_LP_beta"]
+    expected = {c for c in used if not np.isfinite(np.ma.filled(np.float64(row[c]), np.nan))}
+    assert {"Unc_Flux1000", "Signif_Avg"} <= expected
+    assert set(ds.meta["dropped"]["4FGL J0534.5+2201i"]) == expected
+    with pytest.raises(ValueError, match=r"4FGL J0534\.5\+2201i"):
+        fgl.dataset(classes=["pwn"], nan_policy="raise")
+    # -inf Variability_Index and NaN Signif_Avg count as non-finite too.
+    with pytest.warns(DroppedRowsWarning) as record:
+        ds = fgl.dataset(classes=["pwn"], min_significance=5, features=["Variability_Index"])
+    assert set(ds.meta["dropped"]["4FGL J0534.5+2201i"]) == {"Signif_Avg", "Variability_Index"}
+    assert "2201i" in str(record[0].message)
+
+
+def test_nan_uncertainties_are_dropped_and_counted(fgl):
+    table = fgl.table
+    cls = np.char.lower(np.char.strip(np.ma.filled(table["CLASS1"], b"").astype(str)))
+    unc = np.ma.filled(np.asarray(table["Unc_LP_beta"], float), np.nan)
+    unassociated = cls == ""
+    expected_dropped = int(np.sum(unassociated & ~np.isfinite(unc)))
+    assert expected_dropped > 0
+    with pytest.warns(DroppedRowsWarning, match=f"{expected_dropped} source"):
+        pool = fgl.pool()
+    assert len(pool) == unassociated.sum() - expected_dropped
+    assert len(pool.meta["dropped"]) == expected_dropped
+    assert not pool.is_labelled and np.all(np.isfinite(pool.X_var))
+    with pytest.raises(ValueError, match="Unc_LP_beta"):
+        fgl.pool(nan_policy="raise")
+
+
+def test_pool_selects_unassociated_and_optional_codes(dr4):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DroppedRowsWarning)
+        only = dr4.pool()
+        wider = dr4.pool(select=["unassociated", "bcu", "UNK"])
+    assert set(only.aux["CLASS1"]) == {""}
+    assert set(np.char.lower(wider.aux["CLASS1"].astype(str))) == {"", "bcu", "unk"}
+    assert len(wider) > len(only) > 2000
+    assert {"GLON", "GLAT"} <= set(wider.aux)
+
+
+def test_user_defined_features(dr4):
+    ds = dr4.dataset(
+        classes=["bll", "fsrq"],
+        features=["PL_Index", "log10:Energy_Flux100", Feature("GLAT"), {"column": "Variability_Index", "transform": "log"}],
+    )
+    assert ds.feature_names == ("PL_Index", "log10(Energy_Flux100)", "GLAT", "log(Variability_Index)")
+    # String specs pick up the Unc_ column; GLAT has none.
+    assert np.all(ds.X_var[:, 0] > 0) and np.all(ds.X_var[:, 2] == 0)
+    assert len(ds) > 2000
+
+
+# ---------------------------------------------------------------- bad input
+def test_unknown_release_name():
+    with pytest.raises(ValueError, match=r"unknown catalog release 'nope'.*4FGL-DR4"):
+        load_catalog("nope")
+
+
+def test_missing_path():
+    with pytest.raises(FileNotFoundError, match="no_such.fit"):
+        load_catalog("/tmp/no_such.fit")
+
+
+def test_not_a_fits_file(tmp_path):
+    path = tmp_path / "gll_psc_v99.fit"
+    path.write_text("this is not FITS")
+    with pytest.raises(ValueError, match="could not be read as a FITS file"):
+        load_catalog(path)
+
+
+def test_fits_without_the_catalog_table(tmp_path):
+    path = tmp_path / "other.fits"
+    Table({"a": [1, 2]}).write(path, format="fits")
+    with pytest.raises(ValueError, match="no LAT_Point_Source_Catalog HDU"):
+        load_catalog(path)
+
+
+def test_fits_of_another_catalog_family(tmp_path):
+    path = tmp_path / "gll_psc_3fgl.fits"
+    hdu = fits.BinTableHDU(Table({"Source_Name": ["3FGL J0000.1+6545"], "CLASS1": [""]}), name="LAT_Point_Source_Catalog")
+    hdu.header["CDS-NAME"] = "3FGL"
+    fits.HDUList([fits.PrimaryHDU(), hdu]).writeto(path)
+    with pytest.raises(ValueError, match="CDS-NAME is '3FGL'"):
+        load_catalog(path)
+
+
+def test_missing_column_names_column_and_release(dr4):
+    with pytest.raises(ValueError, match=r"column 'Flux_1000' is not in the 4FGL-DR4 catalog.*Flux1000"):
+        dr4.dataset(features=["Flux_1000"])
+
+
+def test_unknown_class_code_lists_codes_with_counts(fgl):
+    with pytest.raises(ValueError, match=r"unknown class code\(s\) \['blazar'\].*bll \(1131\)"):
+        fgl.dataset(classes=["blazar"])
+
+
+def test_empty_selection(fgl):
+    with pytest.raises(ValueError, match="selection is empty"):
+        fgl.dataset(classes=["nov"], min_significance=1000)
+
+
+def test_log_of_non_positive_values_without_floor(fgl):
+    with pytest.raises(ValueError, match=r"log transform of column 'LP_beta'.*non-positive.*floor"):
+        fgl.dataset(classes=PAPER_CLASSES, min_significance=30, features=[Feature("LP_beta", transform="log")])
+
+
+def test_bad_policy_and_merge(fgl):
+    with pytest.raises(ValueError, match="nan_policy"):
+        fgl.dataset(nan_policy="ignore")
+    with pytest.raises(ValueError, match="not among classes"):
+        fgl.dataset(classes=["bll"], merge={"pulsar": ["psr"]})
+    with pytest.raises(ValueError, match="more than one class"):
+        fgl.dataset(classes=["a", "b"], merge={"a": ["bll"], "b": ["bll", "fsrq"]})
