@@ -1,0 +1,132 @@
+"""The estimator contract every gpal classifier shares, written once.
+
+Every family (the noisy-input sparse GP, Dirichlet-based GPs, the binary
+Jaakkola-Jordan / Taylor bounds, ...) implements ``fit`` and ``predict_proba``;
+this module gives them the same input validation, label handling and the derived
+``predict`` / ``score`` / ``predictive_entropy``, so users switch families without
+changing code.  Validation happens here, before any TensorFlow work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gpal.data import NoisyDataset
+
+__all__ = ["FitData", "GPClassifierMixin", "check_fit_data", "check_predict_data", "entropy"]
+
+
+@dataclass(frozen=True)
+class FitData:
+    """Validated training data: float64 arrays, integer codes and the original labels."""
+
+    X: np.ndarray
+    X_var: np.ndarray
+    y: np.ndarray  # codes into classes
+    classes: np.ndarray  # sorted unique original labels (any hashable type)
+    feature_names: tuple[str, ...]
+
+
+def _matrix(name: str, value: Any) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be numeric; {exc}") from None
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {arr.shape}")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        rows, cols = np.nonzero(bad)
+        raise ValueError(
+            f"{name} contains {bad.sum()} NaN or infinite value(s), first at row {rows[0]}, column {cols[0]}"
+        )
+    return arr
+
+
+def _variances(X: np.ndarray, X_var: Any) -> np.ndarray:
+    if X_var is None:
+        return np.zeros_like(X)
+    V = _matrix("X_var", X_var)
+    if V.shape != X.shape:
+        raise ValueError(f"X_var must have the shape of X {X.shape}; got {V.shape}")
+    if (V < 0).any():
+        raise ValueError("X_var holds variances and must be >= 0 (got negative entries)")
+    return V
+
+
+def check_fit_data(X: Any, y: Any = None, X_var: Any = None, min_classes: int = 2) -> FitData:
+    """Arrays or a labelled ``NoisyDataset`` -> ``FitData``; labels may be any hashable type."""
+    if isinstance(X, NoisyDataset):
+        if y is not None or X_var is not None:
+            raise TypeError("pass either a NoisyDataset or arrays X, y (and X_var), not both")
+        if not X.is_labelled:
+            raise ValueError("cannot fit on an unlabelled NoisyDataset (a pool); it has no y")
+        labels = np.asarray(X.class_names, dtype=object)[X.y]
+        data, names = (X.X, X.X_var, labels), X.feature_names
+    else:
+        if y is None:
+            raise TypeError("fit needs labels y (or a labelled NoisyDataset)")
+        data, names = (X, X_var, y), ()
+    Xa = _matrix("X", data[0])
+    V = _variances(Xa, data[1])
+    labels = np.asarray(data[2])
+    if labels.ndim != 1 or labels.shape[0] != Xa.shape[0]:
+        raise ValueError(f"y must be 1-D with one label per row of X ({Xa.shape[0]}); got shape {labels.shape}")
+    try:
+        classes, codes = np.unique(labels, return_inverse=True)
+    except TypeError as exc:
+        raise TypeError(f"labels must be mutually comparable (e.g. all strings or all ints): {exc}") from None
+    if len(classes) < min_classes:
+        raise ValueError(f"need at least {min_classes} classes to fit a classifier; y has {len(classes)}: {list(classes)}")
+    return FitData(Xa, V, codes.astype(np.int64), classes, tuple(names) or tuple(f"x{j}" for j in range(Xa.shape[1])))
+
+
+def check_predict_data(X: Any, X_var: Any, n_features: int, needs_variance: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Inputs for prediction, checked against the fitted model (arrays or a NoisyDataset)."""
+    if isinstance(X, NoisyDataset):
+        if X_var is not None:
+            raise TypeError("pass either a NoisyDataset or arrays X (and X_var), not both")
+        X, X_var = X.X, X.X_var
+    Xa = _matrix("X", X)
+    if Xa.shape[1] != n_features:
+        raise ValueError(f"X has {Xa.shape[1]} features, but the model was fitted with {n_features}")
+    if X_var is None and needs_variance:
+        raise ValueError(
+            "this model uses the inputs' measured noise (noise_variance='known' or 'both'): pass X_var, "
+            "the per-point feature variances, or a NoisyDataset"
+        )
+    return Xa, _variances(Xa, X_var)
+
+
+def entropy(proba: np.ndarray) -> np.ndarray:
+    """Shannon entropy (nats) of each row of class probabilities; 0 log 0 = 0."""
+    p = np.asarray(proba, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, p * np.log(p), 0.0)
+    return -terms.sum(axis=-1)
+
+
+class GPClassifierMixin:
+    """predict / score / predictive_entropy from ``predict_proba`` and ``classes_``."""
+
+    _estimator_type = "classifier"
+
+    def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def predict(self, X: Any, X_var: Any = None) -> np.ndarray:
+        """The most probable class label per row, in the labels' original type."""
+        return self.classes_[np.argmax(self.predict_proba(X, X_var), axis=1)]
+
+    def score(self, X: Any, y: Any = None, X_var: Any = None) -> float:
+        """Accuracy, as scikit-learn's classifiers (a labelled NoisyDataset may stand for X, y)."""
+        if isinstance(X, NoisyDataset):
+            y = np.asarray(X.class_names, dtype=object)[X.y]
+        return float(np.mean(self.predict(X, X_var) == np.asarray(y)))
+
+    def predictive_entropy(self, X: Any, X_var: Any = None) -> np.ndarray:
+        """Entropy of the predictive class distribution: the active-learning acquisition score."""
+        return entropy(self.predict_proba(X, X_var))
