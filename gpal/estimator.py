@@ -95,8 +95,8 @@ def check_predict_data(X: Any, X_var: Any, n_features: int, needs_variance: bool
         raise ValueError(f"X has {Xa.shape[1]} features, but the model was fitted with {n_features}")
     if X_var is None and needs_variance:
         raise ValueError(
-            "this model uses the inputs' measured noise (noise_variance='known' or 'both'): pass X_var, "
-            "the per-point feature variances, or a NoisyDataset"
+            "this model was fitted to use the inputs' measured noise: pass X_var "
+            "(per-point feature variances, 0 for exact features) or a NoisyDataset"
         )
     return Xa, _variances(Xa, X_var)
 

@@ -1,0 +1,127 @@
+"""Plain-file persistence: atomic writes, saved-model folders, JSON-safe class labels.
+
+Everything gpal writes is either complete or absent: files go to a temporary
+name beside the target and are moved into place only when fully written, so an
+interrupted run never leaves a half-written table, figure or model.  Models are
+a folder holding ``config.json`` and ``params.npz``: no pickle, nothing executed
+on load.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+
+__all__ = [
+    "atomic_output",
+    "classes_from_json",
+    "classes_to_json",
+    "load_model_dir",
+    "save_model_dir",
+    "write_json_atomic",
+    "write_text_atomic",
+]
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; it replaces ``path`` only if the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    # Created as an ordinary file would be (mode 0o666 minus the umask), unlike mkstemp's 0o600.
+    os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    """Write UTF-8 text so that ``path`` holds either its old content or all of ``text``."""
+    with atomic_output(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(path)
+
+
+def write_json_atomic(path: str | os.PathLike, obj: Any) -> Path:
+    """JSON-encode first (so an unserialisable object writes nothing), then write atomically."""
+    return write_text_atomic(path, json.dumps(obj, indent=1, allow_nan=True))
+
+
+def save_model_dir(
+    path: str | os.PathLike, fmt: str, version: int, config: Mapping[str, Any], arrays: Mapping[str, np.ndarray]
+) -> Path:
+    """Write ``config.json`` + ``params.npz`` as a folder that appears complete or not at all.
+
+    An existing folder at ``path`` is replaced only after the new one is fully
+    written, so a failed save leaves the previous model intact.
+    """
+    text = json.dumps({"format": fmt, "version": version, **config}, indent=1)  # fails before any write
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    try:
+        (tmp / "config.json").write_text(text, encoding="utf-8")
+        np.savez(tmp / "params.npz", **arrays)
+        if path.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old.", dir=path.parent))
+            os.replace(path, old / "model")
+            os.replace(tmp, path)
+            shutil.rmtree(old)
+        else:
+            os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+    return path
+
+
+def load_model_dir(path: str | os.PathLike, fmt: str, version: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Read a folder written by ``save_model_dir``, checking it holds a ``fmt`` model of ``version``."""
+    path = Path(path)
+    config_file, params_file = path / "config.json", path / "params.npz"
+    if not config_file.is_file() or not params_file.is_file():
+        raise FileNotFoundError(f"{path} is not a saved gpal model: expected config.json and params.npz in it")
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{config_file} is not valid JSON ({exc}); the saved model is corrupt") from None
+    if config.get("format") != fmt or config.get("version") != version:
+        raise ValueError(
+            f"{path} holds a {config.get('format')!r} v{config.get('version')} model, not a {fmt} v{version} model"
+        )
+    try:
+        with np.load(params_file, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{params_file} could not be read ({exc}); the saved model is corrupt") from None
+    return config, arrays
+
+
+def classes_to_json(classes: np.ndarray) -> dict[str, Any]:
+    """Class labels as JSON: their values and the numpy dtype they came in."""
+    values = [c.item() if isinstance(c, np.generic) else c for c in classes]
+    bad = [v for v in values if not isinstance(v, (str, int, float, bool))]
+    if bad:
+        raise TypeError(f"cannot save class label {bad[0]!r} of type {type(bad[0]).__name__}: use str, int, float or bool")
+    return {"dtype": "object" if classes.dtype == object else classes.dtype.str, "values": values}
+
+
+def classes_from_json(item: Mapping[str, Any]) -> np.ndarray:
+    """Inverse of ``classes_to_json``: the same values with the same dtype."""
+    if item["dtype"] == "object":
+        out = np.empty(len(item["values"]), dtype=object)
+        out[:] = item["values"]
+        return out
+    return np.asarray(item["values"], dtype=np.dtype(item["dtype"]))
