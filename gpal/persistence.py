@@ -91,7 +91,7 @@ def load_model_dir(path: str | os.PathLike, fmt: str, version: int) -> tuple[dic
     """Read a folder written by ``save_model_dir``, checking it holds a ``fmt`` model of ``version``."""
     path = Path(path)
     config_file, params_file = path / "config.json", path / "params.npz"
-    if not config_file.is_file() or not params_file.is_file():
+    if not config_file.is_file():
         raise FileNotFoundError(f"{path} is not a saved gpal model: expected config.json and params.npz in it")
     try:
         config = json.loads(config_file.read_text(encoding="utf-8"))
@@ -101,6 +101,8 @@ def load_model_dir(path: str | os.PathLike, fmt: str, version: int) -> tuple[dic
         raise ValueError(
             f"{path} holds a {config.get('format')!r} v{config.get('version')} model, not a {fmt} v{version} model"
         )
+    if not params_file.is_file():
+        raise FileNotFoundError(f"{path} is an incomplete saved model: params.npz is missing")
     try:
         with np.load(params_file, allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}

@@ -55,6 +55,7 @@ def test_failed_save_leaves_previous_model(tmp_path):
         (lambda p: (p / "config.json").unlink(), FileNotFoundError, "not a saved gpal model"),
         (lambda p: (p / "config.json").write_text("{not json"), ValueError, "not valid JSON"),
         (lambda p: (p / "params.npz").write_bytes(b"garbage"), ValueError, "could not be read"),
+        (lambda p: (p / "params.npz").unlink(), FileNotFoundError, "params.npz is missing"),
         (
             lambda p: (p / "config.json").write_text(json.dumps({"format": "other", "version": 1})),
             ValueError,

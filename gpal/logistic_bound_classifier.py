@@ -1,0 +1,259 @@
+"""``LogisticBoundGPClassifier``: binary logistic GP classification with analytic q(u).
+
+The estimator front of ``gpal.models.logistic_bounds`` (paper 002): vi-JJ,
+vi-JJ-hybrid and vi-Taylor.  Same contract as the other gpal classifiers
+(``gpal.estimator``): fit on arrays or a labelled ``NoisyDataset``, labels of any
+sortable type, ``predict_proba`` -> (n, 2) in the order of ``classes_``, and
+save/load as ``config.json`` + ``params.npz`` (no pickle).
+
+This family models exact inputs: a non-zero ``X_var`` is accepted (so the
+estimator drops into the same workflows) but ignored, with a warning.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+import warnings
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from gpal.data import Standardizer
+from gpal.persistence import classes_from_json, classes_to_json, load_model_dir, save_model_dir
+from gpal.estimator import GPClassifierMixin, check_fit_data, check_predict_data
+
+__all__ = ["LogisticBoundGPClassifier"]
+
+_METHODS = ("jj", "jj-hybrid", "taylor")
+_FORMAT = "gpal.LogisticBoundGPClassifier"
+_FORMAT_VERSION = 1
+_IGNORED_NOISE = (
+    "LogisticBoundGPClassifier ignores input noise: X_var has non-zero entries, but this family "
+    "models exact inputs (use NoisyGPClassifier to use the error bars)"
+)
+
+
+class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
+    """Sparse binary GP classifier, logistic likelihood, q(u) in closed form (Izmailov & Kropotov).
+
+    Parameters
+    ----------
+    method : "jj" | "jj-hybrid" | "taylor"
+        vi-JJ (Jaakkola-Jordan bound, xi by eq. 14), vi-JJ-hybrid (xi also in the
+        L-BFGS-B step) or vi-Taylor (second-order expansion at the marginal means).
+    num_inducing : inducing inputs, k-means centres of the (standardised) training inputs.
+    kernel : gpflow kernel (copied); ``None`` is squared exponential with one length scale per feature.
+    max_iter : outer iterations of Algorithm 1 (stops earlier when the objective
+        changes by less than ``tol`` relative).
+    n_updates, max_fun : analytic xi/q(u) alternations and L-BFGS-B evaluations per
+        outer iteration (the paper's n_upd = 3, n_fun = 5).
+    train_inducing : optimise the inducing inputs with the kernel hyperparameters
+        (the paper keeps the k-means centres: ``False``).
+    jitter : added to the diagonal of K_mm.
+    standardize : fit a ``gpal.data.Standardizer`` on the training inputs.
+    seed : seeds the k-means initialisation (the only randomness).
+    progress : show a tqdm bar over outer iterations.
+
+    Fitted attributes: ``classes_`` (``classes_[1]`` is the class modelled by
+    p(y = +1)), ``n_features_in_``, ``model_`` (``LogisticBoundGP``),
+    ``standardizer_``, ``history_`` (ELBO (11) by quadrature per outer iteration,
+    comparable with svi), ``bound_history_`` (the method's own objective J^),
+    ``converged_``, ``stopped_early_``.
+    """
+
+    def __init__(
+        self,
+        method: str = "jj",
+        num_inducing: int = 100,
+        kernel: Any = None,
+        max_iter: int = 100,
+        n_updates: int = 3,
+        max_fun: int = 5,
+        tol: float = 1e-6,
+        train_inducing: bool = True,
+        jitter: float = 1e-6,
+        standardize: bool = True,
+        seed: int = 0,
+        progress: bool = True,
+    ):
+        self.method = method
+        self.num_inducing = num_inducing
+        self.kernel = kernel
+        self.max_iter = max_iter
+        self.n_updates = n_updates
+        self.max_fun = max_fun
+        self.tol = tol
+        self.train_inducing = train_inducing
+        self.jitter = jitter
+        self.standardize = standardize
+        self.seed = seed
+        self.progress = progress
+
+    def _check_params(self) -> None:
+        if self.method not in _METHODS:
+            raise ValueError(f"method must be one of {_METHODS}; got {self.method!r}")
+        for name in ("num_inducing", "max_iter", "n_updates", "max_fun"):
+            value = getattr(self, name)
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
+        if not isinstance(self.tol, numbers.Real) or not self.tol >= 0:
+            raise ValueError(f"tol must be a number >= 0; got {self.tol!r}")
+        if not isinstance(self.jitter, numbers.Real) or not 0 < self.jitter < np.inf:
+            raise ValueError(f"jitter must be a finite number > 0; got {self.jitter!r}")
+        if not isinstance(self.seed, numbers.Integral) or isinstance(self.seed, bool) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative integer; got {self.seed!r}")
+        if self.kernel is not None:
+            import gpflow
+
+            if not isinstance(self.kernel, gpflow.kernels.Kernel):
+                raise TypeError(f"kernel must be None or a gpflow kernel; got {type(self.kernel).__name__}")
+
+    # ------------------------------------------------------------------- fit
+    def fit(self, X: Any, y: Any = None, X_var: Any = None) -> "LogisticBoundGPClassifier":
+        """Fit on arrays ``X`` (n, d) and labels ``y`` (n,) of exactly two classes, or on a ``NoisyDataset``.
+
+        ``X_var`` is accepted for a common interface and ignored (warning if non-zero).
+        """
+        self._check_params()
+        data = check_fit_data(X, y, X_var)
+        if len(data.classes) != 2:
+            raise ValueError(
+                f"LogisticBoundGPClassifier is binary, but y has {len(data.classes)} classes {list(data.classes)}; "
+                "use NoisyGPClassifier or DirichletGPClassifier for C > 2"
+            )
+        if np.any(data.X_var > 0):
+            warnings.warn(_IGNORED_NOISE, UserWarning, stacklevel=2)
+
+        import gpflow
+
+        from gpal.models.logistic_bounds import BoundOptimizer, LogisticBoundGP
+        from gpal.models.svgp import kmeans_inducing
+
+        standardizer = Standardizer.fit(data.X) if self.standardize else None
+        Xs = data.X if standardizer is None else standardizer.transform_arrays(data.X)[0]
+        d = Xs.shape[1]
+        kernel = (
+            gpflow.kernels.SquaredExponential(lengthscales=np.ones(d))
+            if self.kernel is None
+            else gpflow.utilities.deepcopy(self.kernel)
+        )
+        Z = kmeans_inducing(Xs, min(int(self.num_inducing), Xs.shape[0]), int(self.seed))
+        model = LogisticBoundGP(kernel, Z, float(self.jitter))
+        optimizer = BoundOptimizer(model, Xs, 2.0 * data.y - 1.0, self.method, bool(self.train_inducing))
+        result = optimizer.run(
+            max_iter=int(self.max_iter),
+            n_updates=int(self.n_updates),
+            max_fun=int(self.max_fun),
+            tol=float(self.tol),
+            progress=bool(self.progress),
+        )
+        self.classes_ = data.classes
+        self.n_features_in_ = d
+        self.standardizer_ = standardizer
+        self.model_ = model
+        self.history_ = result.history
+        self.bound_history_ = result.bound_history
+        self.converged_ = result.converged
+        self.stopped_early_ = result.stopped_early
+        return self
+
+    # --------------------------------------------------------------- predict
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "model_"):
+            raise RuntimeError("this LogisticBoundGPClassifier is not fitted yet; call fit first")
+
+    def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:
+        """(n, 2) class probabilities, columns as ``classes_``; p(y=+1) = int sigma(f) q(f) df by quadrature."""
+        self._check_fitted()
+        X, V = check_predict_data(X, X_var, self.n_features_in_, needs_variance=False)
+        if np.any(V > 0):
+            warnings.warn(_IGNORED_NOISE, UserWarning, stacklevel=2)
+        if self.standardizer_ is not None:
+            X = self.standardizer_.transform_arrays(X)[0]
+        p = np.clip(self.model_.predict_proba(X), 0.0, 1.0)  # quadrature rounding may leave 1 + 1e-16
+        return np.column_stack([1.0 - p, p])
+
+    # ------------------------------------------------------------- save/load
+    def save(self, path: str | os.PathLike) -> None:
+        """Write ``config.json`` and ``params.npz`` into directory ``path`` (replaced atomically)."""
+        self._check_fitted()
+        model = self.model_
+        kernel_config, kernel_values = _kernel_state(model.kernel)
+        arrays = {
+            "Z": model.Z.numpy(),
+            "q_mean": model.q_mean.numpy(),
+            "q_sqrt": model.q_sqrt.numpy(),
+            **{f"kernel/{k}": v for k, v in kernel_values.items()},
+        }
+        bad = [k for k, v in arrays.items() if not np.all(np.isfinite(v))]
+        if bad:
+            raise ValueError(f"refusing to save a model with non-finite parameters: {bad}")
+        params = self.get_params(deep=False)
+        if params["kernel"] is not None:
+            template_config, template_values = _kernel_state(params["kernel"])
+            params["kernel"] = template_config
+            arrays.update({f"kernel_template/{k}": v for k, v in template_values.items()})
+        config = {
+            "params": params,
+            "classes": classes_to_json(self.classes_),
+            "n_features_in": int(self.n_features_in_),
+            "standardizer": None if self.standardizer_ is None else self.standardizer_.to_dict(),
+            "kernel": kernel_config,
+            "jitter": model.jitter,
+            "history": [float(h) for h in self.history_],
+            "bound_history": [float(h) for h in self.bound_history_],
+            "converged": bool(self.converged_),
+            "stopped_early": bool(self.stopped_early_),
+        }
+        save_model_dir(path, _FORMAT, _FORMAT_VERSION, config, arrays)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "LogisticBoundGPClassifier":
+        """Rebuild a classifier written by ``save``; it predicts exactly as the saved one."""
+        from gpal.models.logistic_bounds import LogisticBoundGP
+
+        config, arrays = load_model_dir(path, _FORMAT, _FORMAT_VERSION)
+        params = dict(config["params"])
+        if params["kernel"] is not None:
+            params["kernel"] = _kernel_from_state(params["kernel"], arrays, "kernel_template/")
+        clf = cls(**params)
+        model = LogisticBoundGP(_kernel_from_state(config["kernel"], arrays, "kernel/"), arrays["Z"], config["jitter"])
+        model.q_mean.assign(arrays["q_mean"])
+        model.q_sqrt.assign(arrays["q_sqrt"])
+        clf.classes_ = classes_from_json(config["classes"])
+        clf.n_features_in_ = config["n_features_in"]
+        clf.standardizer_ = None if config["standardizer"] is None else Standardizer.from_dict(config["standardizer"])
+        clf.model_ = model
+        clf.history_ = list(config["history"])
+        clf.bound_history_ = list(config["bound_history"])
+        clf.converged_ = config["converged"]
+        clf.stopped_early_ = config["stopped_early"]
+        return clf
+
+
+# ------------------------------------------------------------------ helpers
+def _kernel_state(kernel: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Structure (``kernel_to_config``) and unconstrained parameter values, so a reload is bit-exact."""
+    from gpflow.utilities import parameter_dict
+
+    from gpal.models.svgp import kernel_to_config
+
+    values = {key: p.unconstrained_variable.numpy() for key, p in parameter_dict(kernel).items()}
+    return kernel_to_config(kernel), values
+
+
+def _kernel_from_state(config: dict[str, Any], arrays: dict[str, np.ndarray], prefix: str) -> Any:
+    from gpflow.utilities import parameter_dict
+
+    from gpal.models.svgp import kernel_from_config
+
+    kernel = kernel_from_config(config)
+    params = parameter_dict(kernel)
+    saved = {k[len(prefix) :] for k in arrays if k.startswith(prefix)}
+    if saved != set(params):
+        raise ValueError(f"saved kernel parameters {sorted(saved)} do not match the kernel's {sorted(params)}")
+    for key, p in params.items():
+        p.unconstrained_variable.assign(arrays[prefix + key])
+    return kernel

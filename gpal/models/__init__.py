@@ -1,0 +1,38 @@
+"""Model layer: sparse variational multi-latent GP, input-noise strategies, likelihoods.
+
+A model is a choice of parts: ``LatentGPs`` (kernels, inducing points, whitened
+q(u)) + an ``InputNoise`` strategy + a ``NoiseVariance`` spec + a ``Likelihood``,
+assembled by ``NoisySVGP`` and initialised from data by ``build_model``.
+"""
+
+from gpal.models.input_noise import (
+    NOISE_VARIANCE_MODES,
+    STRATEGIES,
+    AmortizedInputs,
+    FirstOrder,
+    InputNoise,
+    LatentInputs,
+    NoInputNoise,
+    NoiseVariance,
+)
+from gpal.models.likelihoods import LIKELIHOODS, Likelihood, RobustMax, likelihood_from_config, make_likelihood
+from gpal.models.svgp import LatentGPs, NoisySVGP, build_model
+
+__all__ = [
+    "AmortizedInputs",
+    "FirstOrder",
+    "InputNoise",
+    "LIKELIHOODS",
+    "LatentGPs",
+    "LatentInputs",
+    "Likelihood",
+    "NOISE_VARIANCE_MODES",
+    "NoInputNoise",
+    "NoiseVariance",
+    "NoisySVGP",
+    "RobustMax",
+    "STRATEGIES",
+    "build_model",
+    "likelihood_from_config",
+    "make_likelihood",
+]

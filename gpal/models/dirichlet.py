@@ -1,0 +1,336 @@
+"""Dirichlet-based GP classification (GPD, Milios et al. 2018: paper 003, sec. 4).
+
+Labels become regression targets once, before any optimisation:
+
+* one-hot y_i -> Dirichlet pseudo-counts alpha_i = y_i + alpha_eps (eq. 4), whose
+  per-class Gamma(alpha_ic, 1) variables (eq. 5) are replaced by the lognormal with
+  the same mean and variance (eq. 6): sigma2_ic = log(1/alpha_ic + 1) and
+  y~_ic = log(alpha_ic) - sigma2_ic / 2;
+* y~_ic = f_c(x_i) + N(0, sigma2_ic) (eq. 7): C heteroskedastic GP regressions that
+  share one kernel, fitted by Titsias' collapsed bound with per-point, per-class noise
+  (the optimal q(u) is closed form, so only the kernel and the inducing inputs are
+  optimised, by L-BFGS-B);
+* class probabilities E[softmax(f*)] under the Gaussian latent marginals (eq. 8), by
+  Monte Carlo.
+
+First-order input noise (an extension; paper 003 has exact inputs): with
+x_i = x~_i + e_i, e_i ~ N(0, diag V_i), f_c(x_i) ~ f_c(x~_i) + grad mu_c(x~_i)^T e_i,
+so input noise adds Delta_ic = grad mu_c(x~_i)^T diag(V_i) grad mu_c(x~_i) to the
+output noise.  The slope depends on the fit, so training alternates (the NIGP
+scheme of McHutchon & Rasmussen 2011): fit with sigma2; then, ``rounds`` times,
+compute Delta at the training inputs from the current posterior mean (held fixed)
+and refit, warm-started, with noise sigma2 + Delta.  At prediction Delta at x~*
+with V* is added to the latent variance.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import gpflow
+import numpy as np
+import tensorflow as tf
+from check_shapes import check_shapes
+from scipy.optimize import OptimizeResult, minimize
+from scipy.special import softmax
+
+from gpal.models.input_noise import FirstOrder
+
+__all__ = [
+    "DirichletPosterior",
+    "HeteroskedasticSGPR",
+    "collapsed_bound",
+    "dirichlet_targets",
+    "fit_dirichlet_gp",
+    "lognormal_moment_match",
+    "mc_softmax",
+]
+
+DEFAULT_JITTER = 1e-6
+
+
+# ------------------------------------------------------------ label transform
+def lognormal_moment_match(alpha: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mu, sigma2) of the lognormal with the mean and variance of Gamma(alpha, 1) (eq. 6).
+
+    Gamma(alpha, 1) has mean = variance = alpha; Lognormal(mu, s2) has mean
+    m = exp(mu + s2/2) and variance (exp(s2) - 1) m^2.  Equating both:
+    alpha = (exp(s2) - 1) alpha^2  =>  s2 = log(1/alpha + 1), mu = log(alpha) - s2/2.
+    """
+    alpha = np.asarray(alpha, dtype=np.float64)
+    if not np.all(alpha > 0):
+        raise ValueError("Gamma shape parameters must be > 0")
+    sigma2 = np.log1p(1.0 / alpha)
+    return np.log(alpha) - sigma2 / 2.0, sigma2
+
+
+def dirichlet_targets(codes: np.ndarray, num_classes: int, alpha_epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """Regression targets y~ (N, C) and their noise variances sigma2 (N, C) for integer labels."""
+    if not alpha_epsilon > 0:
+        raise ValueError(f"alpha_epsilon must be > 0; got {alpha_epsilon!r}")
+    alpha = np.eye(num_classes)[np.asarray(codes, dtype=np.int64)] + float(alpha_epsilon)
+    return lognormal_moment_match(alpha)
+
+
+# --------------------------------------------------------- collapsed algebra
+def _factors(kernel, Z, X, noise, jitter):
+    """Algebra the bound and the posterior share.
+
+    Lm = chol(K_ZZ + jitter I); A = Lm^-1 K_ZX (M, N); for every class c,
+    B_c = I + A diag(1/sigma2_c) A^T and LB_c = chol(B_c) (C, M, M).
+    """
+    M = tf.shape(Z)[0]
+    Lm = tf.linalg.cholesky(kernel(Z) + jitter * tf.eye(M, dtype=Z.dtype))
+    A = tf.linalg.triangular_solve(Lm, kernel(Z, X), lower=True)
+    As = A[None] / tf.sqrt(tf.transpose(noise))[:, None, :]  # (C, M, N): A diag(sigma_c^-1)
+    LB = tf.linalg.cholesky(tf.eye(M, dtype=Z.dtype) + tf.linalg.matmul(As, As, transpose_b=True))
+    return Lm, A, As, LB
+
+
+@check_shapes("Z: [M, D]", "X: [N, D]", "Y: [N, C]", "noise: [N, C]", "return: []")
+def collapsed_bound(kernel, Z: tf.Tensor, X: tf.Tensor, Y: tf.Tensor, noise: tf.Tensor, jitter: float) -> tf.Tensor:
+    """Sum over classes of Titsias' bound with heteroskedastic noise Sigma_c = diag(sigma2_c):
+
+        log N(y_c | 0, Q + Sigma_c) - 1/2 tr(Sigma_c^-1 (K_XX - Q)),   Q = K_XZ K_ZZ^-1 K_ZX.
+
+    With B_c = I + A Sigma_c^-1 A^T (matrix determinant lemma and Woodbury),
+    log|Q + Sigma_c| = log|Sigma_c| + log|B_c| and
+    y^T (Q + Sigma_c)^-1 y = |Sigma_c^-1/2 y|^2 - |LB_c^-1 A Sigma_c^-1 y|^2.
+    """
+    Lm, A, As, LB = _factors(kernel, Z, X, noise, jitter)
+    r = tf.transpose(Y / tf.sqrt(noise))  # (C, N) = Sigma_c^-1/2 y_c
+    v = tf.linalg.triangular_solve(LB, tf.linalg.matvec(As, r)[..., None], lower=True)[..., 0]  # (C, M)
+    n = tf.cast(tf.shape(X)[0], X.dtype)
+    C = tf.cast(tf.shape(Y)[1], X.dtype)
+    residual = kernel(X, full_cov=False) - tf.reduce_sum(tf.square(A), axis=0)  # diag(K_XX - Q), (N,)
+    return (
+        -0.5 * n * C * np.log(2.0 * np.pi)
+        - 0.5 * tf.reduce_sum(tf.math.log(noise))
+        - tf.reduce_sum(tf.math.log(tf.linalg.diag_part(LB)))
+        - 0.5 * tf.reduce_sum(tf.square(r))
+        + 0.5 * tf.reduce_sum(tf.square(v))
+        - 0.5 * tf.reduce_sum(residual[:, None] / noise)
+    )
+
+
+class DirichletPosterior(tf.Module):
+    """The C latent posteriors q(f_c) of a fitted model: everything prediction needs, O(M^2 C).
+
+    With the optimal q(u_c), mean_c(x) = k_xZ w_c, w_c = Lm^-T LB_c^-T LB_c^-1 A Sigma_c^-1 y_c,
+    and var_c(x) = k_xx - |Lm^-1 k_Zx|^2 + |LB_c^-1 Lm^-1 k_Zx|^2.
+    """
+
+    def __init__(self, kernel: gpflow.kernels.Kernel, Z: np.ndarray, Lm: np.ndarray, LB: np.ndarray, w: np.ndarray):
+        super().__init__(name="dirichlet_posterior")
+        self.kernel = kernel
+        self.Z = tf.constant(Z, dtype=tf.float64)  # (M, D)
+        self.Lm = tf.constant(Lm, dtype=tf.float64)  # (M, M)
+        self.LB = tf.constant(LB, dtype=tf.float64)  # (C, M, M)
+        self.w = tf.constant(w, dtype=tf.float64)  # (M, C)
+
+    @property
+    def num_classes(self) -> int:
+        return int(self.w.shape[1])
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The posterior's matrices by name (the kernel's parameters are saved separately)."""
+        return {"Z": self.Z.numpy(), "Lm": self.Lm.numpy(), "LB": self.LB.numpy(), "w": self.w.numpy()}
+
+    @check_shapes("X: [N, D]", "return[0]: [N, C]", "return[1]: [N, C]")
+    def predict_f(self, X: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """Means and variances of the latent marginals q(f_c(x_n)), each (N, C)."""
+        Kzx = self.kernel(self.Z, X)
+        A = tf.linalg.triangular_solve(self.Lm, Kzx, lower=True)  # (M, N)
+        BA = tf.linalg.triangular_solve(self.LB, A[None], lower=True)  # (C, M, N), batch broadcast
+        var = self.kernel(X, full_cov=False) - tf.reduce_sum(tf.square(A), 0) + tf.reduce_sum(tf.square(BA), 1)
+        return self._mean(X, Kzx), tf.transpose(var)
+
+    def _mean(self, X: tf.Tensor, Kzx: tf.Tensor | None = None) -> tf.Tensor:
+        return tf.linalg.matmul(self.kernel(self.Z, X) if Kzx is None else Kzx, self.w, transpose_a=True)
+
+    @check_shapes("X: [N, D]", "return: [C, N, D]")
+    def mean_gradients(self, X: tf.Tensor) -> tf.Tensor:
+        """d mean_c(x_n) / d x_n for every class and point (mean_c at x_n depends on x_n alone)."""
+        X = tf.convert_to_tensor(X, dtype=tf.float64)
+        with tf.GradientTape(persistent=True, watch_accessed_variables=False) as tape:
+            tape.watch(X)
+            mean = self._mean(X)
+            totals = [tf.reduce_sum(mean[:, c]) for c in range(self.num_classes)]
+        return tf.stack([tape.gradient(t, X) for t in totals])  # row n of d(sum_n mean_c)/dX is d mean_c(x_n)/dx_n
+
+    @check_shapes("X: [N, D]", "V: [N, D]", "return: [N, C]")
+    def extra_variance(self, X: tf.Tensor, V: tf.Tensor) -> tf.Tensor:
+        """First-order output variance of input noise, grad mu_c^T diag(V_n) grad mu_c (the NIMGP-FO formula)."""
+        return FirstOrder.extra_variance(tf.convert_to_tensor(V, dtype=tf.float64), self.mean_gradients(X))
+
+    def predict(self, X: np.ndarray, V: np.ndarray | None = None, rows: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+        """Latent means and variances (N, C), ``rows`` at a time; with ``V`` the first-order variance is added."""
+        means, variances = [], []
+        for s in range(0, len(X), rows):
+            Xb = tf.constant(X[s : s + rows], dtype=tf.float64)
+            mean, var = self.predict_f(Xb)
+            if V is not None:
+                var = var + self.extra_variance(Xb, V[s : s + rows])
+            means.append(mean.numpy())
+            variances.append(var.numpy())
+        C = self.num_classes
+        return np.concatenate(means or [np.zeros((0, C))]), np.concatenate(variances or [np.zeros((0, C))])
+
+
+class HeteroskedasticSGPR(gpflow.base.Module):
+    """C sparse GP regressions on the columns of Y with per-point, per-class noise and one shared kernel.
+
+    Only the kernel and the inducing inputs Z are trainable.  Targets and noise are
+    non-trainable variables, so one traced objective serves every alpha_eps
+    candidate and every first-order round: ``set_targets`` swaps them and ``reset``
+    restores the trainable values the model was built with.
+    """
+
+    def __init__(
+        self, kernel: gpflow.kernels.Kernel, Z: np.ndarray, X: np.ndarray, Y: np.ndarray, noise: np.ndarray,
+        jitter: float = DEFAULT_JITTER,
+    ):
+        super().__init__(name="heteroskedastic_sgpr")
+        X = np.asarray(X, dtype=np.float64)
+        self.kernel = kernel
+        self.Z = gpflow.Parameter(np.asarray(Z, dtype=np.float64), name="inducing_points")
+        self.X = tf.constant(X)
+        self.Y = tf.Variable(np.zeros_like(Y, dtype=np.float64), trainable=False, name="targets")
+        self.noise = tf.Variable(np.ones_like(Y, dtype=np.float64), trainable=False, name="noise")
+        self.jitter = float(jitter)
+        self.set_targets(Y, noise)
+        self._initial = [v.numpy() for v in self.trainable_variables]
+
+    def set_targets(self, Y: np.ndarray, noise: np.ndarray) -> None:
+        """New regression targets and noise variances, both (N, C)."""
+        Y, noise = np.asarray(Y, dtype=np.float64), np.asarray(noise, dtype=np.float64)
+        if Y.shape != noise.shape or Y.shape[0] != self.X.shape[0]:
+            raise ValueError(
+                f"Y {Y.shape} and noise {noise.shape} must both be (N, C) with N = {self.X.shape[0]} rows of X"
+            )
+        if not np.all(noise > 0):
+            raise ValueError("noise variances must be > 0")
+        self.Y.assign(Y)
+        self.noise.assign(noise)
+
+    def reset(self) -> None:
+        """Kernel and inducing inputs back to their values at construction."""
+        for v, value in zip(self.trainable_variables, self._initial):
+            v.assign(value)
+
+    def bound(self) -> tf.Tensor:
+        """The collapsed lower bound on log p(Y), summed over classes."""
+        return collapsed_bound(self.kernel, tf.convert_to_tensor(self.Z), self.X, self.Y, self.noise, self.jitter)
+
+    @tf.function
+    def _loss_and_gradients(self) -> tuple[tf.Tensor, list[tf.Tensor]]:
+        with tf.GradientTape(watch_accessed_variables=False) as tape:
+            tape.watch(self.trainable_variables)
+            loss = -self.bound()
+        return loss, tape.gradient(loss, self.trainable_variables)
+
+    def optimize(self, max_iter: int) -> OptimizeResult:
+        """Maximise the bound over the kernel and Z by L-BFGS-B (scipy), on unconstrained values.
+
+        Written out rather than through ``gpflow.optimizers.Scipy`` because that traces
+        a new graph on every call; here the objective is traced once per model.
+        """
+        variables = self.trainable_variables
+        cuts = np.cumsum([int(np.prod(v.shape)) for v in variables])[:-1]
+
+        def assign(x: np.ndarray) -> None:
+            for v, part in zip(variables, np.split(x, cuts)):
+                v.assign(part.reshape(v.shape))
+
+        def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
+            assign(x)
+            loss, grads = self._loss_and_gradients()
+            return float(loss), np.concatenate([g.numpy().ravel() for g in grads])
+
+        x0 = np.concatenate([v.numpy().ravel() for v in variables])
+        result = minimize(fun, x0, jac=True, method="L-BFGS-B", options={"maxiter": int(max_iter)})
+        assign(result.x)
+        return result
+
+    def posterior(self) -> DirichletPosterior:
+        """The latent posteriors at the current parameters (kernel copied, so later training leaves it alone)."""
+        Z = tf.convert_to_tensor(self.Z)
+        Lm, _, As, LB = _factors(self.kernel, Z, self.X, self.noise, self.jitter)
+        r = tf.transpose(self.Y / tf.sqrt(self.noise))
+        v = tf.linalg.triangular_solve(LB, tf.linalg.matvec(As, r)[..., None], lower=True)  # (C, M, 1)
+        u = tf.linalg.triangular_solve(LB, v, lower=True, adjoint=True)
+        w = tf.linalg.triangular_solve(Lm, tf.transpose(u[..., 0]), lower=True, adjoint=True)  # (M, C)
+        return DirichletPosterior(gpflow.utilities.deepcopy(self.kernel), Z.numpy(), Lm.numpy(), LB.numpy(), w.numpy())
+
+
+# ----------------------------------------------------------------- training
+@dataclass
+class FitRecord:
+    """What one fit did: per round the final negative bound, L-BFGS iterations, convergence, seconds."""
+
+    alpha_epsilon: float
+    rounds: list[dict[str, float]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"alpha_epsilon": self.alpha_epsilon, "rounds": self.rounds}
+
+
+def fit_dirichlet_gp(
+    model: HeteroskedasticSGPR,
+    codes: np.ndarray,
+    alpha_epsilon: float,
+    *,
+    X_var: np.ndarray | None = None,
+    first_order_rounds: int = 0,
+    max_iter: int = 1000,
+) -> tuple[DirichletPosterior, FitRecord]:
+    """Fit GPD for one alpha_eps from the model's initial kernel and Z (``model.reset``).
+
+    With ``X_var`` (standardised like the model's inputs), round 0 fits with the label
+    noise sigma2 and each of the ``first_order_rounds`` refits uses
+    sigma2 + Delta(previous posterior) (module docstring).
+    """
+    Y, sigma2 = dirichlet_targets(codes, int(model.Y.shape[1]), alpha_epsilon)
+    model.reset()
+    model.set_targets(Y, sigma2)
+    record = FitRecord(float(alpha_epsilon), [])
+    for r in range(1 + (first_order_rounds if X_var is not None else 0)):
+        if r > 0:
+            model.noise.assign(sigma2 + model.posterior().extra_variance(model.X, X_var).numpy())
+        start = time.perf_counter()
+        try:
+            result = model.optimize(max_iter)
+        except tf.errors.InvalidArgumentError as err:
+            raise RuntimeError(
+                f"Cholesky failed while fitting the Dirichlet GP (alpha_epsilon={alpha_epsilon}, round {r}): "
+                f"{err.message}. Try standardising the inputs or fewer inducing points."
+            ) from None
+        record.rounds.append(
+            {
+                "neg_bound": float(result.fun),
+                "n_iter": int(result.nit),
+                "converged": bool(result.success),
+                "seconds": time.perf_counter() - start,
+            }
+        )
+    return model.posterior(), record
+
+
+# --------------------------------------------------------------- prediction
+def mc_softmax(mean: np.ndarray, var: np.ndarray, n_samples: int, seed: Sequence[int] | int) -> np.ndarray:
+    """E[softmax(f)] with f_c ~ N(mean_c, var_c) independent (eq. 8), by Monte Carlo.
+
+    Every row uses the same ``n_samples`` standard-normal draws (common random
+    numbers), so a row's probabilities do not depend on which other rows are
+    predicted with it, and alpha_eps candidates are compared on equal noise.
+    """
+    mean, var = np.asarray(mean, dtype=np.float64), np.asarray(var, dtype=np.float64)
+    eps = np.random.default_rng(seed).standard_normal((n_samples, 1, mean.shape[1]))
+    rows = max(1, 2**22 // (n_samples * mean.shape[1]))
+    out = [
+        softmax(mean[s : s + rows] + np.sqrt(np.maximum(var[s : s + rows], 0.0)) * eps, axis=-1).mean(axis=0)
+        for s in range(0, mean.shape[0], rows)
+    ]
+    return np.concatenate(out) if out else np.zeros((0, mean.shape[1]))

@@ -1,0 +1,326 @@
+"""Input-noise strategies: where the latent marginals q(f_i) are evaluated.
+
+Observed inputs are x~_i = x_i + e_i with e_i ~ N(0, V_i), V_i diagonal.  A
+strategy turns a batch of observed inputs (and their V, labels and row indices)
+into the marginals the likelihood consumes, plus any extra ELBO terms it owns:
+
+* ``none`` (MGP): marginals at x~_i; no extra terms.
+* ``latent`` (NIMGP): a free Gaussian q(x_i) per training row, prior N(0, s I);
+  marginals at one reparameterised sample of q(x_i); extra terms
+  E_q log p(x~_i | x_i) - KL(q(x_i) || p(x_i)) in closed form.
+* ``amortized`` (NIMGP-NN): as ``latent`` with q(x_i) produced by a small network
+  from (x~_i, one-hot y_i).
+* ``first_order`` (NIMGP-FO): marginals at x~_i with the variance of f_c increased
+  by grad(mu_c)^T V_i grad(mu_c) (automatic differentiation), in training and prediction.
+
+``NoiseVariance`` decides V: the measured per-point variances (``known``), one
+learned positive vector shared by all points (``learned``), or their sum (``both``).
+
+A dimension whose V_ij is exactly 0 (a feature without an error bar) is
+noiseless: x_ij = x~_ij, it has no q and contributes no ELBO terms, so nothing
+ever divides by or takes the log of a zero variance.
+
+q(x_i) is parameterised relative to the label-free posterior p(x_i | x~_i) =
+N(s x~ / (V + s), V~) with V~ = V s / (V + s): mean x~ + sqrt(V~) a, variance
+V~ exp(b).  With a = b = 0 it starts at that posterior (up to the negligible
+shrinkage s / (V + s) of the mean); in noiseless dimensions V~ = 0 pins it to x~;
+and a, b stay well scaled whatever the size of the error bars.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import gpflow
+import numpy as np
+import tensorflow as tf
+from check_shapes import check_shapes
+from gpflow.utilities import positive
+
+__all__ = [
+    "NoiseVariance",
+    "InputNoise",
+    "NoInputNoise",
+    "LatentInputs",
+    "AmortizedInputs",
+    "FirstOrder",
+    "STRATEGIES",
+    "NOISE_VARIANCE_MODES",
+    "expected_log_observation",
+    "kl_to_broad_prior",
+    "input_posterior",
+]
+
+NOISE_VARIANCE_MODES = ("known", "learned", "both")
+_LEARNED_VARIANCE_FLOOR = 1e-8  # learned variances stay strictly positive (no log 0)
+
+
+class NoiseVariance(gpflow.base.Module):
+    """The input-noise variances V (B, d) of a batch, from its measured ``X_var``."""
+
+    def __init__(self, mode: str, num_features: int, initial_learned: float = 0.01):
+        super().__init__(name="noise_variance")
+        if mode not in NOISE_VARIANCE_MODES:
+            raise ValueError(f"noise_variance must be one of {NOISE_VARIANCE_MODES}; got {mode!r}")
+        if not initial_learned > _LEARNED_VARIANCE_FLOOR:
+            raise ValueError(f"initial learned variance must be > {_LEARNED_VARIANCE_FLOOR}; got {initial_learned}")
+        self.mode = mode
+        self.num_features = int(num_features)
+        self.initial_learned = float(initial_learned)
+        if mode != "known":
+            self.learned = gpflow.Parameter(
+                np.full(self.num_features, self.initial_learned),
+                transform=positive(lower=_LEARNED_VARIANCE_FLOOR),
+                dtype=tf.float64,
+                name="learned_input_variance",
+            )
+
+    @check_shapes("X_var: [B, D]", "return: [B, D]")
+    def __call__(self, X_var: tf.Tensor) -> tf.Tensor:
+        if self.mode == "known":
+            return X_var
+        learned = tf.broadcast_to(tf.convert_to_tensor(self.learned), tf.shape(X_var))
+        return learned if self.mode == "learned" else X_var + learned
+
+    def get_config(self) -> dict[str, Any]:
+        return {"mode": self.mode, "num_features": self.num_features, "initial_learned": self.initial_learned}
+
+
+# ----------------------------------------------------------------- closed forms
+def expected_log_observation(diff: tf.Tensor, q_var: tf.Tensor, V: tf.Tensor) -> tf.Tensor:
+    """E_{q(x)} log N(x~ | x, V) per dimension, for q(x) = N(x~ + diff, q_var); needs V > 0."""
+    return -0.5 * tf.math.log(2.0 * math.pi * V) - 0.5 * (tf.square(diff) + q_var) / V
+
+
+def kl_to_broad_prior(mean: tf.Tensor, q_var: tf.Tensor, prior_variance: float) -> tf.Tensor:
+    """KL(N(mean, q_var) || N(0, s)) per dimension; needs q_var > 0."""
+    s = tf.cast(prior_variance, mean.dtype)
+    return 0.5 * ((q_var + tf.square(mean)) / s - 1.0 + tf.math.log(s) - tf.math.log(q_var))
+
+
+def input_posterior(X: tf.Tensor, V: tf.Tensor, prior_variance: float) -> tuple[tf.Tensor, tf.Tensor]:
+    """p(x | x~) = N(s x~ / (V + s), V s / (V + s)) under the prior N(0, s I) (paper eq. 12-13).
+
+    Written so that V = 0 gives exactly N(x~, 0): no division by V.
+    """
+    s = tf.cast(prior_variance, X.dtype)
+    return s * X / (V + s), V * s / (V + s)
+
+
+# ----------------------------------------------------------------- strategies
+class InputNoise(gpflow.base.Module):
+    """Base class.  ``gp`` is the latent-GP part of the model (``LatentGPs``)."""
+
+    kind: str = ""
+    uses_noise_variance = True  # whether V must be computed for this strategy
+    stochastic_prediction = False  # whether predictions average over input samples
+
+    @property
+    def per_point_variables(self) -> tuple[tf.Variable, ...]:
+        """Variables with one row per training point, read by row index (optimised row-wise)."""
+        return ()
+
+    def training_marginals(
+        self, gp: Any, X: tf.Tensor, V: tf.Tensor | None, Y: tf.Tensor, idx: tf.Tensor, seed: tf.Tensor
+    ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        """(Fmu, Fvar) of shape (B, L) for the batch and the batch's sum of extra ELBO terms (scalar)."""
+        raise NotImplementedError
+
+    def predictive_marginals(
+        self, gp: Any, X: tf.Tensor, V: tf.Tensor | None, seed: tf.Tensor, n_samples: int
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """(Fmu, Fvar) of shape (S, N, L) at S draws of the test inputs (S = 1 if deterministic)."""
+        raise NotImplementedError
+
+    def get_config(self) -> dict[str, Any]:
+        return {"name": self.kind}
+
+
+class NoInputNoise(InputNoise):
+    """MGP: the inputs are taken as exact."""
+
+    kind = "none"
+    uses_noise_variance = False
+
+    def training_marginals(self, gp, X, V, Y, idx, seed):
+        Fmu, Fvar = gp.marginals(X)
+        return Fmu, Fvar, tf.zeros((), X.dtype)
+
+    def predictive_marginals(self, gp, X, V, seed, n_samples):
+        Fmu, Fvar = gp.marginals(X)
+        return Fmu[None], Fvar[None]
+
+
+class FirstOrder(InputNoise):
+    """NIMGP-FO: input noise becomes output noise through the slope of the predictive mean."""
+
+    kind = "first_order"
+
+    @staticmethod
+    @check_shapes("V: [N, D]", "grads: [L, N, D]", "return: [N, L]")
+    def extra_variance(V: tf.Tensor, grads: tf.Tensor) -> tf.Tensor:
+        """Delta_ic = grad(mu_c)(x~_i)^T diag(V_i) grad(mu_c)(x~_i)."""
+        return tf.einsum("lnd,nd->nl", tf.square(grads), V)
+
+    def _marginals(self, gp, X, V):
+        Fmu, Fvar, grads = gp.marginals_and_mean_gradients(X)
+        return Fmu, Fvar + self.extra_variance(V, grads)
+
+    def training_marginals(self, gp, X, V, Y, idx, seed):
+        Fmu, Fvar = self._marginals(gp, X, V)
+        return Fmu, Fvar, tf.zeros((), X.dtype)
+
+    def predictive_marginals(self, gp, X, V, seed, n_samples):
+        Fmu, Fvar = self._marginals(gp, X, V)
+        return Fmu[None], Fvar[None]
+
+
+class _GaussianInputs(InputNoise):
+    """Shared maths of the strategies with a Gaussian q(x_i) per training point.
+
+    Subclasses only say where the offsets (a, b) of q(x_i) come from.
+    """
+
+    stochastic_prediction = True
+
+    def __init__(self, prior_variance: float, name: str):
+        super().__init__(name=name)
+        if not prior_variance > 0:
+            raise ValueError(f"prior_variance must be > 0; got {prior_variance}")
+        self.prior_variance = float(prior_variance)
+
+    def offsets(self, X: tf.Tensor, Y: tf.Tensor, idx: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """(a, b), each (B, d): q(x_i) = N(x~ + sqrt(V~) a, V~ exp(b))."""
+        raise NotImplementedError
+
+    @check_shapes("X: [B, D]", "V: [B, D]", "a: [B, D]", "b: [B, D]", "noise: [B, D]")
+    def sample_and_terms(
+        self, X: tf.Tensor, V: tf.Tensor, a: tf.Tensor, b: tf.Tensor, noise: tf.Tensor
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """A reparameterised draw of x_i ~ q(x_i) and the batch sum of E_q log p(x~|x) - KL(q(x)||p(x))."""
+        noisy = V > 0
+        s = self.prior_variance
+        # Noiseless dimensions compute with a stand-in V = 1 and are masked out
+        # afterwards, so that no value or gradient there meets sqrt(0) or log(0).
+        V_safe = tf.where(noisy, V, tf.ones_like(V))
+        _, V_post = input_posterior(X, V_safe, s)
+        diff = tf.sqrt(V_post) * a
+        q_var = V_post * tf.exp(b)
+        sample = tf.where(noisy, X + diff + tf.sqrt(q_var) * noise, X)
+        per_dim = expected_log_observation(diff, q_var, V_safe) - kl_to_broad_prior(X + diff, q_var, s)
+        return sample, tf.reduce_sum(tf.where(noisy, per_dim, tf.zeros_like(per_dim)))
+
+    def training_marginals(self, gp, X, V, Y, idx, seed):
+        a, b = self.offsets(X, Y, idx)
+        noise = tf.random.stateless_normal(tf.shape(X), seed=seed, dtype=X.dtype)
+        sample, extra = self.sample_and_terms(X, V, a, b, noise)
+        Fmu, Fvar = gp.marginals(sample)
+        return Fmu, Fvar, extra
+
+    def predictive_marginals(self, gp, X, V, seed, n_samples):
+        mean, var = input_posterior(X, V, self.prior_variance)
+        n, d = tf.shape(X)[0], tf.shape(X)[1]
+        noise = tf.random.stateless_normal([n_samples, n, d], seed=seed, dtype=X.dtype)
+        samples = tf.reshape(mean[None] + tf.sqrt(var)[None] * noise, [-1, d])
+        Fmu, Fvar = gp.marginals(samples)
+        L = tf.shape(Fmu)[1]
+        return tf.reshape(Fmu, [n_samples, n, L]), tf.reshape(Fvar, [n_samples, n, L])
+
+    def get_config(self) -> dict[str, Any]:
+        return {"name": self.kind, "prior_variance": self.prior_variance}
+
+
+class LatentInputs(_GaussianInputs):
+    """NIMGP: free variational parameters (a_i, b_i) for every training row, gathered by row index."""
+
+    kind = "latent"
+
+    def __init__(self, num_data: int, num_features: int, prior_variance: float = 1000.0):
+        super().__init__(prior_variance, name="latent")
+        self.num_data = int(num_data)
+        self.num_features = int(num_features)
+        # Plain variables, not gpflow Parameters: gathering rows straight from a variable
+        # keeps the gradient sparse, so a step costs O(batch) rather than O(num_data).
+        zeros = np.zeros((self.num_data, self.num_features))
+        self.q_offset = tf.Variable(zeros, dtype=tf.float64, name="q_x_offset")
+        self.q_log_scale = tf.Variable(zeros, dtype=tf.float64, name="q_x_log_variance_ratio")
+
+    @property
+    def per_point_variables(self) -> tuple[tf.Variable, ...]:
+        return (self.q_offset, self.q_log_scale)
+
+    def offsets(self, X, Y, idx):
+        return tf.gather(self.q_offset, idx), tf.gather(self.q_log_scale, idx)
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "num_data": self.num_data, "num_features": self.num_features}
+
+
+class AmortizedInputs(_GaussianInputs):
+    """NIMGP-NN: (a_i, b_i) = network(x~_i, one-hot y_i); a ReLU MLP with a zero output layer.
+
+    The zero output layer makes q(x_i) start at N(x~_i, V~_i) for every point.
+    """
+
+    kind = "amortized"
+
+    def __init__(
+        self,
+        num_features: int,
+        num_classes: int,
+        hidden_sizes: Sequence[int] = (50,),
+        prior_variance: float = 1000.0,
+        seed: int = 0,
+    ):
+        super().__init__(prior_variance, name="amortized")
+        hidden_sizes = tuple(int(h) for h in hidden_sizes)
+        if any(h < 1 for h in hidden_sizes):
+            raise ValueError(f"hidden_sizes must be positive integers; got {hidden_sizes}")
+        self.num_features = int(num_features)
+        self.num_classes = int(num_classes)
+        self.hidden_sizes = hidden_sizes
+        self.seed = int(seed)
+        rng = np.random.default_rng([self.seed, 7])
+        sizes = (self.num_features + self.num_classes, *hidden_sizes, 2 * self.num_features)
+        weights, biases = [], []
+        for k, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+            last = k == len(sizes) - 2
+            limit = 0.0 if last else math.sqrt(6.0 / (n_in + n_out))  # Glorot uniform, zero output layer
+            weights.append(tf.Variable(rng.uniform(-limit, limit, (n_in, n_out)), dtype=tf.float64, name=f"W{k}"))
+            biases.append(tf.Variable(np.zeros(n_out), dtype=tf.float64, name=f"b{k}"))
+        self.weights = weights
+        self.biases = biases
+
+    def offsets(self, X, Y, idx):
+        h = tf.concat([X, tf.one_hot(tf.cast(Y, tf.int32), self.num_classes, dtype=X.dtype)], axis=1)
+        for W, bias in zip(self.weights[:-1], self.biases[:-1]):
+            h = tf.nn.relu(h @ W + bias)
+        out = h @ self.weights[-1] + self.biases[-1]
+        return out[:, : self.num_features], out[:, self.num_features :]
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            **super().get_config(),
+            "num_features": self.num_features,
+            "num_classes": self.num_classes,
+            "hidden_sizes": list(self.hidden_sizes),
+            "seed": self.seed,
+        }
+
+
+STRATEGIES: dict[str, type[InputNoise]] = {
+    "none": NoInputNoise,
+    "latent": LatentInputs,
+    "amortized": AmortizedInputs,
+    "first_order": FirstOrder,
+}
+
+
+def strategy_from_config(config: dict[str, Any]) -> InputNoise:
+    """Inverse of ``InputNoise.get_config``."""
+    config = dict(config)
+    name = config.pop("name", None)
+    if name not in STRATEGIES:
+        raise ValueError(f"unknown input_noise {name!r}; known: {sorted(STRATEGIES)}")
+    return STRATEGIES[name](**config)

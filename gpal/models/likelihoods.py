@@ -1,0 +1,165 @@
+"""Likelihoods: from latent marginals q(f_i) = N(Fmu_i, Fvar_i) to labels.
+
+A likelihood is the part of the model that knows how labels depend on the latent
+functions, and nothing about inputs or input noise.  The model hands it
+marginals and integer labels; it returns
+
+* ``variational_expectations(Fmu, Fvar, Y)``: E_q[log p(y_i | f_i)] per point, (N,);
+* ``predict_proba(Fmu, Fvar)``: predictive class probabilities, (N, num_classes);
+* ``num_latent(num_classes)``: how many latent functions it needs (C for the
+  multi-class forms, 1 for binary forms of a later issue);
+* its own trainable parameters (as a ``gpflow.base.Module``);
+* ``get_config()``: a JSON-able description that ``likelihood_from_config`` rebuilds.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import gpflow
+import numpy as np
+import tensorflow as tf
+import tensorflow_probability as tfp
+from check_shapes import check_shapes
+
+__all__ = ["Likelihood", "RobustMax", "make_likelihood", "likelihood_from_config", "LIKELIHOODS"]
+
+# Marginal variances below this are treated as this: a zero variance would put
+# 0/0 into the standardised differences of the quadrature.
+_MIN_VARIANCE = 1e-12
+
+
+def _normal_cdf(z: tf.Tensor) -> tf.Tensor:
+    # erfc form keeps relative accuracy in the lower tail, where 1 + erf loses it.
+    return 0.5 * tf.math.erfc(-z / math.sqrt(2.0))
+
+
+class Likelihood(gpflow.base.Module):
+    """Base class: the contract every likelihood plugged into the model satisfies."""
+
+    kind: str = ""
+
+    def num_latent(self, num_classes: int) -> int:
+        """Latent functions needed for ``num_classes`` classes (one per class by default)."""
+        return num_classes
+
+    def variational_expectations(self, Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor) -> tf.Tensor:
+        """E_q[log p(y_i | f_i)] under independent Gaussian marginals, shape (N,)."""
+        raise NotImplementedError
+
+    def predict_proba(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
+        """p(y_i = c) = E_q[p(y_i = c | f_i)], shape (N, num_classes)."""
+        raise NotImplementedError
+
+    def get_config(self) -> dict[str, Any]:
+        """JSON-able constructor arguments plus ``name`` (see ``likelihood_from_config``)."""
+        raise NotImplementedError
+
+
+class RobustMax(Likelihood):
+    """Arg-max labelling rule with label-flip probability epsilon (paper eq. 2).
+
+    p(y | f) = 1 - epsilon if y = argmax_c f_c, else epsilon / (C - 1).  Both the
+    ELBO term and the predictive probability reduce to
+    P_y = int N(f_y | mu_y, nu_y) prod_{c != y} Phi((f_y - mu_c) / sqrt(nu_c)) df_y,
+    a one-dimensional integral done by Gauss-Hermite quadrature.
+    """
+
+    kind = "robustmax"
+
+    def __init__(
+        self, num_classes: int | None = None, epsilon: float = 1e-3, learn_epsilon: bool = False, num_quadrature: int = 20
+    ):
+        """``num_classes=None`` makes a template for ``NoisyGPClassifier(likelihood=...)``, which sets it at fit."""
+        super().__init__(name="robustmax")
+        if num_classes is not None and int(num_classes) < 2:
+            raise ValueError(f"RobustMax needs at least 2 classes; got num_classes={num_classes}")
+        if not 0.0 < float(epsilon) < 1.0:
+            raise ValueError(f"epsilon is a probability in (0, 1); got {epsilon}")
+        if int(num_quadrature) < 2:
+            raise ValueError(f"num_quadrature must be >= 2; got {num_quadrature}")
+        self.num_classes = None if num_classes is None else int(num_classes)
+        self.num_quadrature = int(num_quadrature)
+        self.learn_epsilon = bool(learn_epsilon)
+        self.epsilon = gpflow.Parameter(
+            float(epsilon), transform=tfp.bijectors.Sigmoid(), trainable=self.learn_epsilon, dtype=tf.float64
+        )
+        nodes, weights = np.polynomial.hermite.hermgauss(self.num_quadrature)
+        # Change of variables f = mu + sqrt(2 nu) x turns int N(f|mu,nu) g(f) df into sum_k w_k/sqrt(pi) g(.)
+        self._nodes = tf.constant(nodes * math.sqrt(2.0), dtype=tf.float64)
+        self._weights = tf.constant(weights / math.sqrt(math.pi), dtype=tf.float64)
+
+    def num_latent(self, num_classes: int) -> int:
+        if num_classes != self.num_classes:
+            raise ValueError(f"this RobustMax was built for {self.num_classes} classes, not {num_classes}")
+        return num_classes
+
+    @check_shapes("Fmu: [N, C]", "Fvar: [N, C]", "Y: [N]", "return: [N]")
+    def prob_argmax(self, Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor) -> tf.Tensor:
+        """P(f_y is the largest latent value) for each point's class ``Y``, by quadrature."""
+        Fvar = tf.maximum(Fvar, _MIN_VARIANCE)
+        onehot = tf.equal(tf.cast(Y, tf.int32)[:, None], tf.range(self.num_classes))  # (N, C) bool
+        zeros = tf.zeros_like(Fmu)
+        mu_y = tf.reduce_sum(tf.where(onehot, Fmu, zeros), axis=1, keepdims=True)  # (N, 1)
+        sd_y = tf.sqrt(tf.reduce_sum(tf.where(onehot, Fvar, zeros), axis=1, keepdims=True))
+        f_y = mu_y + sd_y * self._nodes  # (N, K) quadrature abscissae for f_y
+        z = (f_y[:, None, :] - Fmu[:, :, None]) / tf.sqrt(Fvar)[:, :, None]  # (N, C, K)
+        cdf = tf.where(onehot[:, :, None], tf.ones_like(z), _normal_cdf(z))  # the c = y factor is 1
+        return tf.linalg.matvec(tf.reduce_prod(cdf, axis=1), self._weights)
+
+    @check_shapes("Fmu: [N, C]", "Fvar: [N, C]", "Y: [N]", "return: [N]")
+    def variational_expectations(self, Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor) -> tf.Tensor:
+        p = self.prob_argmax(Fmu, Fvar, Y)
+        eps = tf.convert_to_tensor(self.epsilon)
+        return p * tf.math.log1p(-eps) + (1.0 - p) * tf.math.log(eps / (self.num_classes - 1))
+
+    @check_shapes("Fmu: [N, C]", "Fvar: [N, C]", "return: [N, C]")
+    def predict_proba(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
+        n = tf.shape(Fmu)[0]
+        C = self.num_classes
+        # Evaluate P_c for every class c by giving every point every label once.
+        rows = tf.repeat(tf.range(n), C)
+        Y = tf.tile(tf.range(C), [n])
+        p = tf.reshape(self.prob_argmax(tf.gather(Fmu, rows), tf.gather(Fvar, rows), Y), [n, C])
+        # The P_c sum to one exactly; quadrature leaves them off by up to ~1e-4.
+        p = p / tf.reduce_sum(p, axis=1, keepdims=True)
+        eps = tf.convert_to_tensor(self.epsilon)
+        return (1.0 - eps) * p + eps / (C - 1) * (1.0 - p)
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            "name": self.kind,
+            "num_classes": self.num_classes,
+            "epsilon": float(self.epsilon.numpy()),
+            "learn_epsilon": self.learn_epsilon,
+            "num_quadrature": self.num_quadrature,
+        }
+
+
+LIKELIHOODS: dict[str, type[Likelihood]] = {"robustmax": RobustMax}
+
+
+def make_likelihood(spec: str | Likelihood, num_classes: int, **options: Any) -> Likelihood:
+    """A fresh likelihood for ``num_classes`` classes from a name or a template object.
+
+    A template object is rebuilt from its config (with its current parameter
+    values) so that fitting never mutates the object a user passed in.
+    """
+    if isinstance(spec, Likelihood):
+        config = spec.get_config()
+        config.pop("name", None)
+        config["num_classes"] = num_classes
+        return type(spec)(**config)
+    if not isinstance(spec, str) or spec.lower() not in LIKELIHOODS:
+        raise ValueError(f"likelihood must be one of {sorted(LIKELIHOODS)} or a Likelihood object; got {spec!r}")
+    return LIKELIHOODS[spec.lower()](num_classes=num_classes, **options)
+
+
+def likelihood_from_config(config: Mapping[str, Any]) -> Likelihood:
+    """Inverse of ``Likelihood.get_config``."""
+    config = dict(config)
+    name = config.pop("name", None)
+    if name not in LIKELIHOODS:
+        raise ValueError(f"unknown likelihood {name!r} in config; known: {sorted(LIKELIHOODS)}")
+    return LIKELIHOODS[name](**config)

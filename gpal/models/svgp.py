@@ -1,0 +1,277 @@
+"""The sparse variational multi-latent GP and the ELBO that ties its parts together.
+
+``LatentGPs`` holds L independent latent functions f_c, each with its own kernel
+and M inducing points Z_c, and a whitened Gaussian q(v_c) = N(m_c, S_c S_c^T)
+with u_c = chol(K_ZcZc) v_c, so that p(v_c) = N(0, I).  It returns the
+marginals q(f_c(x)) = N(mu_c(x), nu_c(x)) at any inputs and KL(q(v)||p(v)).
+
+``NoisySVGP`` is the model: latent GPs + an input-noise strategy + a noise
+variance spec + a likelihood.  It assembles the minibatch ELBO
+
+    (N / |B|) sum_{i in B} [E_q log p(y_i|f_i) + E_q log p(x~_i|x_i) - KL(q(x_i)||p(x_i))]
+    - sum_c KL(q(u_c) || p(u_c))
+
+(the bracket's last two terms come from the strategy, zero where it has none)
+and the predictive class probabilities.  ``build_model`` initialises one from data.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import gpflow
+import numpy as np
+import tensorflow as tf
+from check_shapes import check_shapes
+from gpflow.kullback_leiblers import gauss_kl
+from gpflow.utilities import deepcopy, triangular
+
+from gpal.models.input_noise import (
+    STRATEGIES,
+    AmortizedInputs,
+    InputNoise,
+    LatentInputs,
+    NoiseVariance,
+    strategy_from_config,
+)
+from gpal.models.likelihoods import Likelihood, likelihood_from_config, make_likelihood
+
+__all__ = ["LatentGPs", "NoisySVGP", "build_model", "kernel_to_config", "kernel_from_config", "kmeans_inducing"]
+
+DEFAULT_JITTER = 1e-6
+
+
+class LatentGPs(gpflow.base.Module):
+    """L independent sparse GPs with whitened q(u); evaluated together at shared or per-latent inputs."""
+
+    def __init__(self, kernels: Sequence[gpflow.kernels.Kernel], Z: np.ndarray, jitter: float = DEFAULT_JITTER):
+        super().__init__(name="latent_gps")
+        Z = np.asarray(Z, dtype=np.float64)
+        if Z.ndim == 2:
+            Z = np.tile(Z[None], (len(kernels), 1, 1))
+        if Z.ndim != 3 or Z.shape[0] != len(kernels):
+            raise ValueError(f"Z must be (M, d) or (L, M, d) with L = {len(kernels)} kernels; got shape {Z.shape}")
+        self.num_latent = len(kernels)
+        self.num_inducing = Z.shape[1]
+        self.kernels = list(kernels)
+        self.Z = gpflow.Parameter(Z, name="inducing_points")  # (L, M, d)
+        self.q_mu = gpflow.Parameter(np.zeros((self.num_inducing, self.num_latent)), name="q_mu")  # (M, L)
+        self.q_sqrt = gpflow.Parameter(
+            np.tile(np.eye(self.num_inducing)[None], (self.num_latent, 1, 1)), transform=triangular(), name="q_sqrt"
+        )  # (L, M, M)
+        # Added to K_ZZ's diagonal; training raises it when a Cholesky fails.
+        self.jitter = tf.Variable(float(jitter), dtype=tf.float64, trainable=False, name="jitter")
+
+    def kl(self) -> tf.Tensor:
+        """sum_c KL(q(u_c) || p(u_c)) = sum_c KL(N(m_c, S_c S_c^T) || N(0, I)) in the whitened frame."""
+        return gauss_kl(self.q_mu, self.q_sqrt)
+
+    def cholesky_Kzz(self) -> tf.Tensor:
+        """Cholesky factors of K_ZcZc + jitter I, (L, M, M)."""
+        Z = tf.convert_to_tensor(self.Z)
+        Kzz = tf.stack([k(Z[c]) for c, k in enumerate(self.kernels)])
+        return tf.linalg.cholesky(Kzz + self.jitter * tf.eye(self.num_inducing, dtype=Kzz.dtype))
+
+    def _marginals(self, Xs: Sequence[tf.Tensor]) -> tuple[tf.Tensor, tf.Tensor]:
+        Z = tf.convert_to_tensor(self.Z)
+        Lz = self.cholesky_Kzz()
+        Kzx = tf.stack([k(Z[c], Xs[c]) for c, k in enumerate(self.kernels)])  # (L, M, N)
+        kxx = tf.stack([k(Xs[c], full_cov=False) for c, k in enumerate(self.kernels)])  # (L, N)
+        A = tf.linalg.triangular_solve(Lz, Kzx, lower=True)  # (L, M, N) = Lz^-1 K_ZX
+        mean = tf.einsum("lmn,ml->nl", A, self.q_mu)
+        SA = tf.linalg.matmul(self.q_sqrt, A, transpose_a=True)  # S^T A
+        var = kxx - tf.reduce_sum(tf.square(A), axis=1) + tf.reduce_sum(tf.square(SA), axis=1)
+        return mean, tf.transpose(var)
+
+    @check_shapes("X: [N, D]", "return[0]: [N, L]", "return[1]: [N, L]")
+    def marginals(self, X: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """Means and variances of q(f_c(x_n)), each (N, L)."""
+        return self._marginals([X] * self.num_latent)
+
+    @check_shapes("X: [N, D]", "return[0]: [N, L]", "return[1]: [N, L]", "return[2]: [L, N, D]")
+    def marginals_and_mean_gradients(self, X: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        """Marginals plus d mu_c(x_n) / d x_n for every latent c and point n, (L, N, D).
+
+        mu_c(x_n) depends on x_n alone, so the gradient of sum_n mu_c(x_n) with
+        respect to X holds every per-point gradient.  Each latent gets its own
+        copy of X, so one backward pass gives all L of them.
+        """
+        copies = [tf.identity(X) for _ in range(self.num_latent)]
+        with tf.GradientTape(watch_accessed_variables=False) as tape:
+            tape.watch(copies)
+            mean, var = self._marginals(copies)
+            total = tf.reduce_sum(mean)
+        grads = tape.gradient(total, copies)
+        return mean, var, tf.stack(grads)
+
+
+class NoisySVGP(gpflow.base.Module):
+    """Latent GPs + input-noise strategy + noise-variance spec + likelihood, and their ELBO."""
+
+    def __init__(
+        self,
+        gp: LatentGPs,
+        strategy: InputNoise,
+        likelihood: Likelihood,
+        noise_variance: NoiseVariance | None,
+        num_data: int,
+        num_classes: int,
+    ):
+        super().__init__(name="noisy_svgp")
+        if strategy.uses_noise_variance and noise_variance is None:
+            raise ValueError(f"input_noise={strategy.kind!r} needs a noise-variance spec")
+        if likelihood.num_latent(num_classes) != gp.num_latent:
+            raise ValueError(
+                f"likelihood needs {likelihood.num_latent(num_classes)} latent functions, the GP has {gp.num_latent}"
+            )
+        self.gp = gp
+        self.strategy = strategy
+        self.likelihood = likelihood
+        self.noise_variance = noise_variance if strategy.uses_noise_variance else None
+        self.num_data = int(num_data)
+        self.num_classes = int(num_classes)
+
+    def _V(self, X_var: tf.Tensor) -> tf.Tensor | None:
+        return None if self.noise_variance is None else self.noise_variance(X_var)
+
+    @check_shapes("X: [B, D]", "X_var: [B, D]", "Y: [B]", "idx: [B]", "seed: [2]", "return: []")
+    def elbo(self, X: tf.Tensor, X_var: tf.Tensor, Y: tf.Tensor, idx: tf.Tensor, seed: tf.Tensor) -> tf.Tensor:
+        """Unbiased minibatch estimate of the ELBO; ``idx`` are the rows' positions in the training set."""
+        Fmu, Fvar, extra = self.strategy.training_marginals(self.gp, X, self._V(X_var), Y, idx, seed)
+        data_term = tf.reduce_sum(self.likelihood.variational_expectations(Fmu, Fvar, Y)) + extra
+        scale = tf.cast(self.num_data, X.dtype) / tf.cast(tf.shape(X)[0], X.dtype)
+        return scale * data_term - self.gp.kl()
+
+    @check_shapes("X: [N, D]", "X_var: [N, D]", "seed: [2]", "return: [N, C]")
+    def predict_proba(self, X: tf.Tensor, X_var: tf.Tensor, seed: tf.Tensor, n_samples: int = 300) -> tf.Tensor:
+        """Class probabilities, averaged over ``n_samples`` draws of p(x* | x~*) where the strategy samples."""
+        Fmu, Fvar = self.strategy.predictive_marginals(self.gp, X, self._V(X_var), seed, n_samples)
+        S, n, L = tf.shape(Fmu)[0], tf.shape(Fmu)[1], tf.shape(Fmu)[2]
+        p = self.likelihood.predict_proba(tf.reshape(Fmu, [S * n, L]), tf.reshape(Fvar, [S * n, L]))
+        return tf.reduce_mean(tf.reshape(p, [S, n, self.num_classes]), axis=0)
+
+    def structure(self) -> dict[str, Any]:
+        """JSON-able description from which ``NoisySVGP.from_structure`` rebuilds an identical (untrained) model."""
+        Z = self.gp.Z
+        return {
+            "num_data": self.num_data,
+            "num_classes": self.num_classes,
+            "num_features": int(Z.shape[2]),
+            "num_inducing": int(Z.shape[1]),
+            "kernels": [kernel_to_config(k) for k in self.gp.kernels],
+            "strategy": self.strategy.get_config(),
+            "likelihood": self.likelihood.get_config(),
+            "noise_variance": None if self.noise_variance is None else self.noise_variance.get_config(),
+        }
+
+    @classmethod
+    def from_structure(cls, s: Mapping[str, Any]) -> "NoisySVGP":
+        kernels = [kernel_from_config(k) for k in s["kernels"]]
+        Z = np.zeros((len(kernels), s["num_inducing"], s["num_features"]))
+        nv = s["noise_variance"]
+        return cls(
+            LatentGPs(kernels, Z),
+            strategy_from_config(s["strategy"]),
+            likelihood_from_config(s["likelihood"]),
+            None if nv is None else NoiseVariance(**nv),
+            s["num_data"],
+            s["num_classes"],
+        )
+
+
+# ------------------------------------------------------------------- kernels
+_KERNEL_PARAMS = ("variance", "lengthscales", "alpha", "period")
+
+
+def kernel_to_config(kernel: gpflow.kernels.Kernel) -> dict[str, Any]:
+    """Structure of a gpflow kernel (class, active dims, parameter shapes), for plain-file saving.
+
+    Supports gpflow's stationary kernels, Linear, the static kernels (Constant,
+    White) and sums and products of them; other kernels raise ``NotImplementedError`` naming the class.
+    """
+    cls = type(kernel)
+    if getattr(gpflow.kernels, cls.__name__, None) is not cls:
+        raise NotImplementedError(f"cannot save kernel class {cls.__module__}.{cls.__qualname__}: not a gpflow kernel")
+    if isinstance(kernel, gpflow.kernels.Combination):
+        if not isinstance(kernel, (gpflow.kernels.Sum, gpflow.kernels.Product)):
+            raise NotImplementedError(f"cannot save combination kernel {cls.__name__}")
+        return {"class": cls.__name__, "kernels": [kernel_to_config(k) for k in kernel.kernels]}
+    if not isinstance(kernel, (gpflow.kernels.Stationary, gpflow.kernels.Linear, gpflow.kernels.Static)):
+        raise NotImplementedError(f"cannot save kernel class {cls.__name__}")
+    dims = kernel.active_dims
+    params = {p: list(getattr(kernel, p).shape) for p in _KERNEL_PARAMS if hasattr(kernel, p)}
+    return {
+        "class": cls.__name__,
+        "active_dims": (
+            {"indices": dims.tolist()} if isinstance(dims, np.ndarray) else {"slice": [dims.start, dims.stop, dims.step]}
+        ),
+        "params": params,
+    }
+
+
+def kernel_from_config(config: Mapping[str, Any]) -> gpflow.kernels.Kernel:
+    """Inverse of ``kernel_to_config`` (parameter values are placeholders of the right shape)."""
+    cls = getattr(gpflow.kernels, config["class"])
+    if "kernels" in config:
+        return cls([kernel_from_config(k) for k in config["kernels"]])
+    dims = config["active_dims"]
+    active = slice(*dims["slice"]) if "slice" in dims else dims["indices"]
+    kwargs = {p: np.ones(shape) if shape else 1.0 for p, shape in config["params"].items()}
+    return cls(active_dims=active, **kwargs)
+
+
+def kmeans_inducing(X: np.ndarray, num_inducing: int, seed: int) -> np.ndarray:
+    """Inducing inputs by k-means on X (distinct rows when there are no more than M of them)."""
+    from sklearn.cluster import KMeans
+
+    distinct = np.unique(X, axis=0)
+    if len(distinct) <= num_inducing:
+        return distinct
+    km = KMeans(n_clusters=num_inducing, n_init=1, random_state=seed).fit(X)
+    return km.cluster_centers_
+
+
+def build_model(
+    X: np.ndarray,
+    y: np.ndarray,
+    *,
+    num_classes: int,
+    input_noise: str = "none",
+    noise_variance: str = "known",
+    likelihood: str | Likelihood = "robustmax",
+    num_inducing: int = 100,
+    kernel: gpflow.kernels.Kernel | None = None,
+    prior_variance: float = 1000.0,
+    hidden_sizes: Sequence[int] = (50,),
+    epsilon: float = 1e-3,
+    learn_epsilon: bool = False,
+    initial_learned_variance: float = 0.01,
+    jitter: float = DEFAULT_JITTER,
+    seed: int = 0,
+) -> NoisySVGP:
+    """A ``NoisySVGP`` initialised from (already standardised) training inputs ``X`` (n, d) and codes ``y``.
+
+    Inducing points: k-means on X, the same M = min(num_inducing, n) points for every
+    latent function to start from.  Kernels: ``kernel`` copied per latent function,
+    default squared exponential with one length scale per feature (ARD).
+    """
+    if input_noise not in STRATEGIES:
+        raise ValueError(f"input_noise must be one of {sorted(STRATEGIES)}; got {input_noise!r}")
+    n, d = X.shape
+    lik = (
+        make_likelihood(likelihood, num_classes, epsilon=epsilon, learn_epsilon=learn_epsilon)
+        if isinstance(likelihood, str)
+        else make_likelihood(likelihood, num_classes)
+    )
+    L = lik.num_latent(num_classes)
+    template = kernel if kernel is not None else gpflow.kernels.SquaredExponential(lengthscales=np.ones(d))
+    kernels = [deepcopy(template) for _ in range(L)]
+    Z = kmeans_inducing(X, min(int(num_inducing), n), seed)
+    if input_noise == "latent":
+        strategy: InputNoise = LatentInputs(n, d, prior_variance)
+    elif input_noise == "amortized":
+        strategy = AmortizedInputs(d, num_classes, hidden_sizes, prior_variance, seed)
+    else:
+        strategy = STRATEGIES[input_noise]()
+    nv = NoiseVariance(noise_variance, d, initial_learned_variance) if strategy.uses_noise_variance else None
+    return NoisySVGP(LatentGPs(kernels, Z, jitter), strategy, lik, nv, n, num_classes)

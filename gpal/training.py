@@ -1,0 +1,252 @@
+"""Compiled minibatch training of a ``NoisySVGP`` by maximising its ELBO with Adam.
+
+Batching is by index: the full training arrays live once on the device and each
+step gathers rows ``idx`` of X, X_var and y together, and hands ``idx`` itself to
+the model (the ``latent`` strategy keeps one q(x_i) per row).  A point's
+features, error bars, label and q(x_i) therefore never come apart, whatever the
+shuffling.  Shared parameters follow tf_keras' Adam; per-point tables follow a
+row-wise Adam that touches only the batch's rows (see ``_RowAdam``).
+
+Guards:
+
+* a non-finite loss or gradient is never applied (gradients are zeroed in-graph,
+  so at most Adam's momentum moves the parameters), and training stops with ``TrainingError`` naming the epoch and step;
+* a failed Cholesky of K_ZZ (an error on CPU, NaNs on GPU) is retried with the
+  jitter multiplied by 10 until ``max_jitter``, then ``CholeskyError``;
+* KeyboardInterrupt or a callback returning ``False`` stops cleanly, keeping the
+  parameters of the last completed step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, NamedTuple
+
+import numpy as np
+import tensorflow as tf
+import tf_keras
+
+from gpal.models.svgp import NoisySVGP
+
+__all__ = [
+    "TrainData",
+    "TrainResult",
+    "TrainingError",
+    "CholeskyError",
+    "make_optimizer",
+    "make_train_step",
+    "train",
+]
+
+
+class TrainingError(FloatingPointError):
+    """The ELBO became NaN or infinite; the model keeps the last finite parameters."""
+
+
+class CholeskyError(RuntimeError):
+    """K_ZZ stayed numerically non-positive-definite even with the largest allowed jitter."""
+
+
+class TrainData(NamedTuple):
+    """Full training arrays as float64/int64 tensors: X (n, d), X_var (n, d), y (n,)."""
+
+    X: tf.Tensor
+    X_var: tf.Tensor
+    y: tf.Tensor
+
+    @classmethod
+    def from_arrays(cls, X: np.ndarray, X_var: np.ndarray, y: np.ndarray) -> "TrainData":
+        return cls(
+            tf.constant(X, dtype=tf.float64), tf.constant(X_var, dtype=tf.float64), tf.constant(y, dtype=tf.int64)
+        )
+
+
+@dataclass
+class TrainResult:
+    """Per-epoch mean training loss (negative ELBO estimate) and how training ended."""
+
+    history: list[float] = field(default_factory=list)
+    stopped_early: bool = False
+    steps: int = 0
+
+
+def make_optimizer(learning_rate: float = 0.01) -> tf_keras.optimizers.Adam:
+    """Adam from tf_keras (Keras 3 optimisers lack ``minimize``); default betas as in the paper."""
+    return tf_keras.optimizers.Adam(learning_rate=learning_rate)
+
+
+def make_train_step(
+    model: NoisySVGP, optimizer: tf_keras.optimizers.Optimizer, data: TrainData, *, seed: int = 0, jit_compile: bool = False
+) -> Callable[[tf.Tensor, tf.Tensor], tf.Tensor]:
+    """The compiled training step ``step(idx, step_number) -> loss``.
+
+    ``idx`` (int64, (B,)) selects the minibatch rows of ``data``; ``step_number``
+    (int64 scalar) with ``seed`` fixes the reparameterisation noise, so a run is
+    reproducible.  The step applies one Adam update of all trainable variables
+    and returns the loss (negative ELBO estimate) it was computed at; if the
+    loss or any gradient is not finite, the gradients are replaced by zeros, so
+    nothing non-finite reaches the parameters.  Benchmarks can time
+    this function alone (after one warm-up call that traces it).
+    """
+    per_point = list(model.strategy.per_point_variables)
+    per_point_ids = {id(v) for v in per_point}
+    shared = [v for v in model.trainable_variables if id(v) not in per_point_ids]
+    variables = shared + per_point
+    optimizer.build(shared)  # slots made eagerly, so the step is traced once, not twice
+    row_adam = _RowAdam(per_point, optimizer) if per_point else None
+    base_seed = tf.constant(int(seed), dtype=tf.int64)
+
+    @tf.function(
+        input_signature=[tf.TensorSpec([None], tf.int64), tf.TensorSpec([], tf.int64)],
+        jit_compile=jit_compile,
+        reduce_retracing=True,
+        autograph=False,
+    )
+    def step(idx: tf.Tensor, step_number: tf.Tensor) -> tf.Tensor:
+        X = tf.gather(data.X, idx)
+        X_var = tf.gather(data.X_var, idx)
+        y = tf.gather(data.y, idx)
+        with tf.GradientTape(watch_accessed_variables=False) as tape:
+            tape.watch(variables)
+            loss = -model.elbo(X, X_var, y, idx, tf.stack([base_seed, step_number]))
+        grads = tape.gradient(loss, variables)
+        finite = tf.math.is_finite(loss)
+        for g in grads:
+            finite = tf.logical_and(finite, tf.reduce_all(tf.math.is_finite(_values(g))))
+        grads = [_zero_unless(finite, g) for g in grads]
+        optimizer.apply_gradients(zip(grads[: len(shared)], shared))
+        if row_adam is not None:
+            row_adam.apply(grads[len(shared) :])
+        return loss
+
+    return step
+
+
+class _RowAdam:
+    """Adam for per-point tables that touches only the minibatch's rows.
+
+    tf_keras' Adam decays every row's moments and moves every row on every step,
+    O(n d) work for a q(x_i) table; here a row's moments, step count and value
+    change only when the row is in the batch, so a step costs O(|B| d) and each
+    q(x_i) follows Adam over its own sequence of gradients.  Hyper-parameters are
+    those of the shared optimiser.
+    """
+
+    def __init__(self, variables: list[tf.Variable], optimizer: tf_keras.optimizers.Optimizer):
+        self.variables = variables
+        self.optimizer = optimizer
+        self.m = [tf.Variable(tf.zeros_like(v), trainable=False) for v in variables]
+        self.v = [tf.Variable(tf.zeros_like(v), trainable=False) for v in variables]
+        self.t = [tf.Variable(tf.zeros(v.shape[:1], v.dtype), trainable=False) for v in variables]
+
+    def apply(self, grads: list[tf.IndexedSlices | tf.Tensor]) -> None:
+        opt = self.optimizer
+        lr = tf.cast(opt.learning_rate, tf.float64)
+        b1, b2, eps = (tf.constant(float(x), tf.float64) for x in (opt.beta_1, opt.beta_2, opt.epsilon))
+        for g, var, m, v, t in zip(grads, self.variables, self.m, self.v, self.t):
+            if not isinstance(g, tf.IndexedSlices):  # dense gradient (rows not gathered): rows with any signal
+                g = tf.IndexedSlices(g, tf.range(tf.shape(g)[0]), tf.shape(g, out_type=tf.int32))
+            rows, pos = tf.unique(g.indices)
+            values = tf.math.unsorted_segment_sum(g.values, pos, tf.size(rows))
+            t_rows = tf.gather(t, rows) + 1.0
+            m_rows = b1 * tf.gather(m, rows) + (1.0 - b1) * values
+            v_rows = b2 * tf.gather(v, rows) + (1.0 - b2) * tf.square(values)
+            correction = (tf.sqrt(1.0 - tf.pow(b2, t_rows)) / (1.0 - tf.pow(b1, t_rows)))[:, None]
+            t.scatter_update(tf.IndexedSlices(t_rows, rows))
+            m.scatter_update(tf.IndexedSlices(m_rows, rows))
+            v.scatter_update(tf.IndexedSlices(v_rows, rows))
+            var.scatter_sub(tf.IndexedSlices(lr * correction * m_rows / (tf.sqrt(v_rows) + eps), rows))
+
+
+def _values(g: tf.Tensor | tf.IndexedSlices) -> tf.Tensor:
+    return g.values if isinstance(g, tf.IndexedSlices) else g
+
+
+def _zero_unless(ok: tf.Tensor, g: tf.Tensor | tf.IndexedSlices) -> tf.Tensor | tf.IndexedSlices:
+    """``g`` if ``ok`` else zeros; per-row q(x_i) gradients stay sparse, so a step costs O(batch), not O(n)."""
+    if isinstance(g, tf.IndexedSlices):
+        return tf.IndexedSlices(tf.where(ok, g.values, tf.zeros_like(g.values)), g.indices, g.dense_shape)
+    return tf.where(ok, g, tf.zeros_like(g))
+
+
+def _cholesky_ok(model: NoisySVGP) -> bool:
+    try:
+        return bool(tf.reduce_all(tf.math.is_finite(model.gp.cholesky_Kzz())))
+    except tf.errors.InvalidArgumentError:
+        return False
+
+
+def train(
+    model: NoisySVGP,
+    data: TrainData,
+    *,
+    epochs: int = 750,
+    batch_size: int = 50,
+    learning_rate: float = 0.01,
+    seed: int = 0,
+    progress: bool = True,
+    callback: Callable[[int, float], bool | None] | None = None,
+    max_jitter: float = 1e-2,
+    jit_compile: bool = False,
+) -> TrainResult:
+    """Optimise ``model`` for ``epochs`` passes over ``data`` in shuffled minibatches.
+
+    ``callback(epoch, mean_loss)`` runs after every epoch; returning ``False``
+    stops training.  Ctrl-C stops it too.  Both keep the last completed step's
+    parameters and set ``stopped_early``.
+    """
+    from tqdm.auto import tqdm
+
+    n = int(data.X.shape[0])
+    batch_size = max(1, min(int(batch_size), n))
+    optimizer = make_optimizer(learning_rate)
+    step = make_train_step(model, optimizer, data, seed=seed, jit_compile=jit_compile)
+    rng = np.random.default_rng([int(seed), 1])
+    result = TrainResult()
+    bar = tqdm(range(int(epochs)), disable=not progress, desc=f"training ({model.strategy.kind})", unit="epoch")
+    try:
+        for epoch in bar:
+            perm = rng.permutation(n)
+            losses = []
+            for start in range(0, n, batch_size):
+                idx = tf.constant(perm[start : start + batch_size], dtype=tf.int64)
+                loss = _guarded_step(model, step, idx, result.steps, epoch, max_jitter)
+                losses.append(loss)
+                result.steps += 1
+            result.history.append(float(np.mean(losses)))
+            bar.set_postfix(loss=f"{result.history[-1]:.4g}", refresh=False)
+            if callback is not None and callback(epoch, result.history[-1]) is False:
+                result.stopped_early = True
+                break
+    except KeyboardInterrupt:
+        result.stopped_early = True
+    finally:
+        bar.close()
+    return result
+
+
+def _guarded_step(model, step, idx, step_number, epoch, max_jitter) -> float:
+    """One step with the Cholesky retry and the non-finite-loss check."""
+    while True:
+        try:
+            loss = float(step(idx, tf.constant(step_number, dtype=tf.int64)))
+            if np.isfinite(loss) or _cholesky_ok(model):
+                break
+        except tf.errors.InvalidArgumentError as err:
+            if "cholesky" not in str(err).lower() and "not invertible" not in str(err).lower():
+                raise
+        jitter = float(model.gp.jitter.numpy())
+        if jitter * 10 > max_jitter:
+            raise CholeskyError(
+                f"Cholesky of the inducing-point covariance failed at epoch {epoch}, step {step_number} "
+                f"even with jitter {jitter:g} (limit {max_jitter:g}); inducing points may have collapsed or "
+                "kernel hyper-parameters degenerated. Try standardising inputs, fewer inducing points or a "
+                "smaller learning rate."
+            )
+        model.gp.jitter.assign(jitter * 10)
+    if not np.isfinite(loss):
+        raise TrainingError(
+            f"training loss became {loss} at epoch {epoch}, step {step_number}; the update was not applied and the "
+            "model keeps the parameters of the previous step. Try a smaller learning rate or check the inputs."
+        )
+    return loss

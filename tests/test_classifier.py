@@ -1,0 +1,259 @@
+"""NoisyGPClassifier: the estimator contract, persistence, input errors and the 1-D toy result."""
+
+import json
+
+import gpflow
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from gpal import NoisyDataset, NoisyGPClassifier
+from gpal.models import RobustMax
+from gpal.training import TrainingError
+
+FAST = dict(num_inducing=8, epochs=3, batch_size=20, n_samples=20, progress=False)
+
+
+def _arrays(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2)) * [1.0, 5.0] + [0.0, 100.0]
+    labels = np.array(["blazar", "pulsar", "agn"])[(X[:, 0] > 0).astype(int) + (X[:, 0] > 1).astype(int)]
+    X_var = np.column_stack([rng.uniform(0.01, 0.05, n), np.zeros(n)])  # second feature has no error bar
+    return X, labels, X_var
+
+
+@pytest.fixture(scope="module")
+def data():
+    return _arrays()
+
+
+NAMES = ("agn", "blazar", "pulsar")
+
+
+@pytest.fixture(scope="module")
+def latent_clf(data):
+    X, y, X_var = data
+    return NoisyGPClassifier(input_noise="latent", seed=1, **FAST).fit(X, y, X_var)
+
+
+@pytest.fixture(scope="module")
+def none_clf(data):
+    X, y, _ = data
+    return NoisyGPClassifier(input_noise="none", **FAST).fit(X, y)
+
+
+@pytest.fixture(scope="module")
+def dataset(data):
+    X, labels, X_var = data
+    return NoisyDataset(X, X_var, np.searchsorted(NAMES, labels), NAMES, ("flux", "index"), None)
+
+
+@pytest.fixture(scope="module")
+def fo_clf(dataset):
+    return NoisyGPClassifier(input_noise="first_order", **FAST).fit(dataset)
+
+
+# ----------------------------------------------------------------- contract
+def test_probabilities_labels_and_scores(latent_clf, data):
+    X, y, X_var = data
+    p = latent_clf.predict_proba(X, X_var)
+    assert p.shape == (60, 3)
+    np.testing.assert_allclose(p.sum(1), 1.0, atol=1e-12)
+    assert list(latent_clf.classes_) == ["agn", "blazar", "pulsar"]
+    pred = latent_clf.predict(X, X_var)
+    assert set(pred) <= set(latent_clf.classes_)
+    np.testing.assert_array_equal(pred, latent_clf.classes_[p.argmax(1)])
+    assert latent_clf.score(X, y, X_var) == pytest.approx(np.mean(pred == y))
+    h = latent_clf.predictive_entropy(X, X_var)
+    np.testing.assert_allclose(h, -np.sum(p * np.log(p), axis=1))
+    assert h.shape == (60,) and (h >= 0).all() and (h <= np.log(3) + 1e-12).all()
+    assert latent_clf.n_features_in_ == 2 and len(latent_clf.history_) == 3
+    assert not latent_clf.stopped_early_
+
+
+def test_predictions_are_deterministic_for_a_seed(latent_clf, data):
+    X, y, X_var = data
+    np.testing.assert_array_equal(latent_clf.predict_proba(X, X_var), latent_clf.predict_proba(X, X_var))
+    again = NoisyGPClassifier(input_noise="latent", seed=1, **FAST).fit(X, y, X_var)
+    np.testing.assert_array_equal(again.predict_proba(X, X_var), latent_clf.predict_proba(X, X_var))
+    assert again.history_ == latent_clf.history_
+
+
+def test_save_load_round_trip(latent_clf, data, tmp_path):
+    X, _, X_var = data
+    latent_clf.save(tmp_path / "model")
+    config = json.loads((tmp_path / "model" / "config.json").read_text())
+    assert config["params"]["input_noise"] == "latent"
+    loaded = NoisyGPClassifier.load(tmp_path / "model")
+    np.testing.assert_array_equal(loaded.predict_proba(X, X_var), latent_clf.predict_proba(X, X_var))
+    np.testing.assert_array_equal(loaded.classes_, latent_clf.classes_)
+    assert loaded.history_ == latent_clf.history_
+    assert loaded.get_params() == latent_clf.get_params()
+    latent_clf.save(tmp_path / "model")  # overwriting a saved model is allowed
+    assert sorted(p.name for p in (tmp_path / "model").iterdir()) == ["config.json", "params.npz"]
+
+
+def test_save_load_with_custom_kernel_likelihood_and_integer_labels(data, tmp_path):
+    X, labels, X_var = data
+    y = np.searchsorted(np.unique(labels), labels) * 10 + 10  # 10, 20, 30
+    clf = NoisyGPClassifier(
+        input_noise="first_order",
+        noise_variance="both",
+        kernel=gpflow.kernels.Matern32(lengthscales=np.ones(2)),
+        likelihood=RobustMax(epsilon=0.01, learn_epsilon=True),
+        **FAST,
+    ).fit(X, y, X_var)
+    clf.save(tmp_path / "fo")
+    loaded = NoisyGPClassifier.load(tmp_path / "fo")
+    np.testing.assert_array_equal(loaded.predict_proba(X, X_var), clf.predict_proba(X, X_var))
+    assert loaded.classes_.tolist() == [10, 20, 30] and loaded.predict(X, X_var).dtype.kind == "i"
+    assert isinstance(loaded.model_.gp.kernels[0], gpflow.kernels.Matern32)
+    assert loaded.model_.likelihood.epsilon.trainable
+
+
+def test_save_refuses_non_finite_parameters(none_clf, tmp_path):
+    none_clf.save(tmp_path / "good")
+    clf = NoisyGPClassifier.load(tmp_path / "good")
+    q_mu = clf.model_.gp.q_mu.unconstrained_variable
+    q_mu.assign(np.full(q_mu.shape, np.nan))
+    with pytest.raises(ValueError, match="non-finite parameters"):
+        clf.save(tmp_path / "bad")
+    assert not (tmp_path / "bad").exists()
+
+
+class _BrokenLikelihood(RobustMax):
+    """A plugged-in likelihood whose ELBO term is NaN: training must stop at the first step."""
+
+    def variational_expectations(self, Fmu, Fvar, Y):
+        return super().variational_expectations(Fmu, Fvar, Y) * np.nan
+
+
+def test_diverging_training_raises_and_leaves_no_model(data, tmp_path):
+    X, y, X_var = data
+    clf = NoisyGPClassifier(likelihood=_BrokenLikelihood(), **FAST)
+    with pytest.raises(TrainingError, match=r"epoch 0, step 0"):
+        clf.fit(X, y, X_var)
+    assert not hasattr(clf, "model_")
+    with pytest.raises(RuntimeError, match="not fitted"):
+        clf.save(tmp_path / "never")
+    assert not (tmp_path / "never").exists()
+
+
+def test_noisy_dataset_input(fo_clf, dataset, data):
+    X, labels, X_var = data
+    assert list(fo_clf.classes_) == list(NAMES)
+    np.testing.assert_array_equal(fo_clf.predict_proba(dataset), fo_clf.predict_proba(X, X_var))
+    assert fo_clf.score(dataset) == pytest.approx(fo_clf.score(X, labels, X_var))
+
+
+def test_learned_noise_needs_no_error_bars(data, tmp_path):
+    X, y, _ = data
+    clf = NoisyGPClassifier(input_noise="amortized", noise_variance="learned", hidden_sizes=(5, 4), **FAST).fit(X, y)
+    p = clf.predict_proba(X)
+    np.testing.assert_allclose(p.sum(1), 1.0, atol=1e-12)
+    learned = clf.model_.noise_variance.learned.numpy()
+    assert learned.shape == (2,) and np.isfinite(learned).all() and (learned > 0).all()
+    assert not np.allclose(learned, 0.01)  # the ELBO moved it from its initial value
+    clf.save(tmp_path / "nn")
+    np.testing.assert_array_equal(NoisyGPClassifier.load(tmp_path / "nn").predict_proba(X), p)
+
+
+def test_first_order_uses_test_error_bars(fo_clf, data):
+    """Larger test error bars widen the latent marginals: less confident on average (not pointwise)."""
+    X, _, X_var = data
+    small, large = fo_clf.predictive_entropy(X, X_var), fo_clf.predictive_entropy(X, X_var * 100)
+    assert large.mean() > small.mean()
+    assert np.abs(fo_clf.predict_proba(X, X_var * 100) - fo_clf.predict_proba(X, X_var)).max() > 1e-4
+
+
+def test_latent_with_vanishing_error_bars_trains_like_none(none_clf, data):
+    X, y, _ = data
+    tiny = np.full_like(X, 1e-14)
+    latent = NoisyGPClassifier(input_noise="latent", **FAST).fit(X, y, tiny)
+    np.testing.assert_allclose(latent.predict_proba(X, tiny), none_clf.predict_proba(X), atol=1e-5)
+
+
+def test_stop_on_request(data):
+    X, y, X_var = data
+    clf = NoisyGPClassifier(**{**FAST, "epochs": 100}).fit(X, y, callback=lambda epoch, loss: False)
+    assert clf.history_[0] > 0  # the loss: a negative ELBO
+    assert clf.stopped_early_ and len(clf.history_) == 1
+    np.testing.assert_allclose(clf.predict_proba(X).sum(1), 1.0, atol=1e-12)
+
+
+def test_sklearn_clone_and_params():
+    clf = NoisyGPClassifier(input_noise="latent", epochs=7)
+    twin = clone(clf)
+    assert twin.get_params() == clf.get_params() and twin is not clf
+
+
+# ------------------------------------------------------------------ errors
+@pytest.mark.parametrize(
+    "kwargs, fit_args, error, match",
+    [
+        ({"input_noise": "latent"}, "no_X_var", ValueError, "needs X_var"),
+        ({}, "nan_X", ValueError, "non-finite"),
+        ({}, "one_class", ValueError, "at least 2 classes"),
+        ({}, "negative_var", ValueError, "must be >= 0"),
+        ({}, "short_y", ValueError, "labels for 60 rows"),
+        ({"input_noise": "exact"}, "ok", ValueError, "input_noise must be one of"),
+        ({"noise_variance": "measured"}, "ok", ValueError, "noise_variance must be one of"),
+        ({"num_inducing": 0}, "ok", ValueError, "num_inducing"),
+        ({"kernel": "rbf"}, "ok", TypeError, "kernel"),
+    ],
+)
+def test_bad_fit_input(data, kwargs, fit_args, error, match):
+    X, y, X_var = (a.copy() for a in data)
+    args = {
+        "ok": (X, y, X_var),
+        "no_X_var": (X, y, None),
+        "nan_X": (np.where(np.arange(60)[:, None] == 5, np.nan, X), y, X_var),
+        "one_class": (X, np.full(60, "blazar"), X_var),
+        "negative_var": (X, y, -X_var),
+        "short_y": (X, y[:-1], X_var),
+    }[fit_args]
+    with pytest.raises(error, match=match):
+        NoisyGPClassifier(**{**FAST, **kwargs}).fit(*args)
+
+
+def test_bad_predict_input(latent_clf, data):
+    X, _, X_var = data
+    with pytest.raises(ValueError, match="X has 3 features, but this classifier was fitted with 2"):
+        latent_clf.predict_proba(np.hstack([X, X[:, :1]]), np.hstack([X_var, X_var[:, :1]]))
+    with pytest.raises(ValueError, match="needs X_var"):
+        latent_clf.predict_proba(X)
+    with pytest.raises(ValueError, match="same shape"):
+        latent_clf.predict_proba(X, X_var[:, :1])
+    with pytest.raises(RuntimeError, match="not fitted"):
+        NoisyGPClassifier().predict(X)
+
+
+# ---------------------------------------------------------------- 1-D toy
+def test_toy_1d_noise_aware_predictive_beats_mgp():
+    """Sec. 5.1: NIMGP's test NLL is clearly below MGP's and close to the Bayes-optimal predictive.
+
+    A smaller version of the paper's run (300 training points, M = 20, 60 epochs).
+    """
+    from gpal.synthetic import toy_1d
+
+    problem = toy_1d(n_train=300, n_test=1000, noise_std=0.1, seed=0)
+    test = problem.test
+    bayes = problem.bayes_proba(test.X)
+    rows = np.arange(len(test))
+
+    def nll(p):
+        return -np.mean(np.log(p[rows, test.y]))
+
+    def kl_from_bayes(p):
+        return np.mean(np.sum(bayes * (np.log(np.maximum(bayes, 1e-300)) - np.log(p)), axis=1))
+
+    settings = dict(num_inducing=20, epochs=60, batch_size=50, n_samples=100, progress=False)
+    p = {}
+    for kind in ("none", "latent"):
+        clf = NoisyGPClassifier(input_noise=kind, **settings).fit(problem.train)
+        assert list(clf.classes_) == list(test.class_names)
+        p[kind] = clf.predict_proba(test)
+    nll_mgp, nll_nimgp, nll_bayes = nll(p["none"]), nll(p["latent"]), nll(bayes)
+    assert nll_mgp - nll_nimgp > 0.1, (nll_mgp, nll_nimgp)
+    assert abs(nll_nimgp - nll_bayes) < abs(nll_mgp - nll_bayes) / 3, (nll_mgp, nll_nimgp, nll_bayes)
+    assert kl_from_bayes(p["latent"]) < kl_from_bayes(p["none"]) / 3
