@@ -9,18 +9,17 @@ may be of any hashable type; a fitted model saves to a directory of plain files
 
 from __future__ import annotations
 
-import json
 import numbers
 import os
-import shutil
-import tempfile
-from pathlib import Path
+import warnings
 from typing import Any, Callable
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator
 
 from gpal.data import NoisyDataset, Standardizer
+from gpal.estimator import GPClassifierMixin, check_fit_data, check_predict_data
+from gpal.persistence import classes_from_json, classes_to_json, load_model_dir, save_model_dir
 
 __all__ = ["NoisyGPClassifier"]
 
@@ -32,7 +31,7 @@ _FORMAT_VERSION = 1
 _PREDICT_BUDGET = 2**18
 
 
-class NoisyGPClassifier(ClassifierMixin, BaseEstimator):
+class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     """Sparse variational multi-class GP classifier for inputs with error bars.
 
     Parameters
@@ -53,6 +52,11 @@ class NoisyGPClassifier(ClassifierMixin, BaseEstimator):
     hidden_sizes : hidden layer widths of the amortisation network.
     epsilon, learn_epsilon : label-flip probability of the robust-max likelihood.
     standardize : fit a ``gpal.data.Standardizer`` on the training inputs.
+    warm_start : when True, a further ``fit`` continues from the fitted model (kernels,
+        inducing points, q(u), likelihood and noise parameters, amortisation network and
+        standardiser are kept; NIMGP's per-point q(x_i) restart at the observations), as
+        in the paper's active-learning retraining.  Set the retraining length with
+        ``set_params(epochs=...)``.
     seed : all randomness (k-means, network init, minibatches, MC draws) derives from it.
     progress : show a tqdm bar while training.
 
@@ -77,6 +81,7 @@ class NoisyGPClassifier(ClassifierMixin, BaseEstimator):
         epsilon: float = 1e-3,
         learn_epsilon: bool = False,
         standardize: bool = True,
+        warm_start: bool = False,
         seed: int = 0,
         progress: bool = True,
     ):
@@ -94,6 +99,7 @@ class NoisyGPClassifier(ClassifierMixin, BaseEstimator):
         self.epsilon = epsilon
         self.learn_epsilon = learn_epsilon
         self.standardize = standardize
+        self.warm_start = warm_start
         self.seed = seed
         self.progress = progress
 
@@ -139,35 +145,6 @@ class NoisyGPClassifier(ClassifierMixin, BaseEstimator):
         """Whether measured variances are part of the model (and so required at fit and predict)."""
         return self.input_noise != "none" and self.noise_variance != "learned"
 
-    def _check_X(self, X: Any, X_var: Any, n_features: int | None, what: str) -> tuple[np.ndarray, np.ndarray]:
-        """Float (n, d) inputs and variances; zeros for X_var where the model does not use it."""
-        try:
-            X = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError) as err:
-            raise TypeError(f"X must be numeric; could not convert it to float ({err})") from None
-        if X.ndim != 2:
-            raise ValueError(f"X must be a 2-D array (n_samples, n_features); got shape {X.shape}")
-        if X.shape[0] == 0:
-            raise ValueError(f"{what} needs at least one row; X is empty")
-        if n_features is not None and X.shape[1] != n_features:
-            raise ValueError(f"X has {X.shape[1]} features, but this classifier was fitted with {n_features}")
-        _check_finite("X", X)
-        if X_var is None:
-            if self._needs_X_var:
-                raise ValueError(
-                    f"input_noise={self.input_noise!r} with noise_variance={self.noise_variance!r} uses the measured "
-                    f"input variances, so {what} needs X_var (n, d); pass zeros for exact features"
-                )
-            return X, np.zeros_like(X)
-        X_var = np.asarray(X_var, dtype=np.float64)
-        if X_var.shape != X.shape:
-            raise ValueError(f"X_var must have the same shape as X {X.shape}; got {X_var.shape}")
-        _check_finite("X_var", X_var)
-        if (X_var < 0).any():
-            cols = sorted(set(np.nonzero(X_var < 0)[1].tolist()))
-            raise ValueError(f"X_var must be >= 0 (variances, not standard deviations); negative in columns {cols}")
-        return X, X_var
-
     # ------------------------------------------------------------------- fit
     def fit(
         self,
@@ -182,27 +159,27 @@ class NoisyGPClassifier(ClassifierMixin, BaseEstimator):
         training (as does Ctrl-C), keeping the parameters reached.
         Raises ``gpal.training.TrainingError`` if the ELBO becomes non-finite.
         """
-        if isinstance(X, NoisyDataset):
-            if y is not None or X_var is not None:
-                raise ValueError("pass either a NoisyDataset or arrays X, y, X_var, not both")
-            if not X.is_labelled:
-                raise ValueError("fit needs a labelled NoisyDataset; this one is an unlabelled pool")
-            X, y, X_var = X.X, X.labels(), X.X_var
         self._check_params()
-        X, X_var = self._check_X(X, X_var, None, "fit")
-        if y is None:
-            raise ValueError("fit needs labels y")
-        classes, codes = _encode_labels(y, X.shape[0])
+        if X_var is None and not isinstance(X, NoisyDataset) and self._needs_X_var:
+            raise ValueError(
+                f"input_noise={self.input_noise!r} with noise_variance={self.noise_variance!r} uses the measured "
+                "input variances, so fit needs X_var (n, d); pass zeros for exact features"
+            )
+        data = check_fit_data(X, y, X_var)
 
         from gpal.models.svgp import build_model
         from gpal.training import TrainData, train
 
-        standardizer = Standardizer.fit(X) if self.standardize else None
-        Z, Z_var = (X, X_var) if standardizer is None else standardizer.transform_arrays(X, X_var)
+        previous = self._warm_start_source(data)
+        if previous is not None:
+            standardizer = self.standardizer_
+        else:
+            standardizer = Standardizer.fit(data.X) if self.standardize else None
+        Z, Z_var = (data.X, data.X_var) if standardizer is None else standardizer.transform_arrays(data.X, data.X_var)
         model = build_model(
             Z,
-            codes,
-            num_classes=len(classes),
+            data.y,
+            num_classes=len(data.classes),
             input_noise=self.input_noise,
             noise_variance=self.noise_variance,
             likelihood=self.likelihood,
@@ -214,9 +191,11 @@ class NoisyGPClassifier(ClassifierMixin, BaseEstimator):
             learn_epsilon=bool(self.learn_epsilon),
             seed=int(self.seed),
         )
+        if previous is not None:
+            _continue_from(model, previous)
         result = train(
             model,
-            TrainData.from_arrays(Z, Z_var, codes),
+            TrainData.from_arrays(Z, Z_var, data.y),
             epochs=int(self.epochs),
             batch_size=int(self.batch_size),
             learning_rate=float(self.learning_rate),
@@ -224,79 +203,85 @@ class NoisyGPClassifier(ClassifierMixin, BaseEstimator):
             progress=bool(self.progress),
             callback=callback,
         )
-        self.classes_ = classes
-        self.n_features_in_ = X.shape[1]
+        self.classes_ = data.classes
+        self.n_features_in_ = data.X.shape[1]
         self.standardizer_ = standardizer
         self.model_ = model
-        self.history_ = result.history
+        self.history_ = (list(self.history_) if previous is not None else []) + result.history
         self.stopped_early_ = result.stopped_early
-        self._predict_fn = None
+        self._predict_fn = self._sample_fn = None
         return self
+
+    def _warm_start_source(self, data: Any) -> Any:
+        """The fitted model to continue from, or None for a fresh start."""
+        if not self.warm_start or not hasattr(self, "model_"):
+            return None
+        same_classes = len(data.classes) == len(self.classes_) and all(a == b for a, b in zip(data.classes, self.classes_))
+        if not same_classes or data.X.shape[1] != self.n_features_in_:
+            warnings.warn(
+                f"warm_start ignored: the data have classes {list(data.classes)} and {data.X.shape[1]} features, "
+                f"the fitted model {list(self.classes_)} and {self.n_features_in_}; starting afresh",
+                stacklevel=3,
+            )
+            return None
+        return self.model_
 
     # --------------------------------------------------------------- predict
     def _check_fitted(self) -> None:
         if not hasattr(self, "model_"):
             raise RuntimeError("this NoisyGPClassifier is not fitted yet; call fit first")
 
-    def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:
-        """Class probabilities (n, C), columns in the order of ``classes_``."""
+    def _inputs(self, X: Any, X_var: Any) -> tuple[np.ndarray, np.ndarray]:
         self._check_fitted()
-        if isinstance(X, NoisyDataset):
-            if X_var is not None:
-                raise ValueError("pass either a NoisyDataset or arrays X, X_var, not both")
-            X, X_var = X.X, X.X_var
-        X, X_var = self._check_X(X, X_var, self.n_features_in_, "predict")
+        X, X_var = check_predict_data(X, X_var, self.n_features_in_, self._needs_X_var)
+        if X.shape[0] == 0:
+            raise ValueError("predict needs at least one row; X is empty")
         if self.standardizer_ is not None:
             X, X_var = self.standardizer_.transform_arrays(X, X_var)
-        import tensorflow as tf
+        return X, X_var
 
+    def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:
+        """Class probabilities (n, C), columns in the order of ``classes_``."""
+        X, X_var = self._inputs(X, X_var)
         model = self.model_
         S = int(self.n_samples) if model.strategy.stochastic_prediction else 1
         if getattr(self, "_predict_fn", None) is None:
-            spec = tf.TensorSpec([None, self.n_features_in_], tf.float64)
-            self._predict_fn = tf.function(
-                lambda a, b, seed: model.predict_proba(a, b, seed, S),
-                input_signature=[spec, spec, tf.TensorSpec([2], tf.int64)],
-                autograph=False,
-            )
+            self._predict_fn = _compiled(lambda a, b, seed: model.predict_proba(a, b, seed, S), self.n_features_in_)
+        return self._in_chunks(self._predict_fn, X, X_var, S, stream=-1)
+
+    def sample_proba(self, X: Any, X_var: Any = None, n_samples: int = 100) -> np.ndarray:
+        """p(y | f_s) for ``n_samples`` joint draws of latent functions (and noisy inputs), (S, n, C).
+
+        Their mean approximates ``predict_proba``; their spread is the epistemic part
+        of the uncertainty that BALD-style acquisitions need.
+        """
+        if not isinstance(n_samples, numbers.Integral) or n_samples < 1:
+            raise ValueError(f"n_samples must be an integer >= 1; got {n_samples!r}")
+        X, X_var = self._inputs(X, X_var)
+        model = self.model_
+        S = int(n_samples)
+        if getattr(self, "_sample_fn", None) is None or self._sample_size != S:
+            self._sample_fn = _compiled(lambda a, b, seed: model.sample_conditional_proba(a, b, seed, S), self.n_features_in_)
+            self._sample_size = S
+        return self._in_chunks(self._sample_fn, X, X_var, S, stream=-(10**6), axis=1)
+
+    def _in_chunks(self, fn: Callable, X: np.ndarray, X_var: np.ndarray, S: int, stream: int, axis: int = 0) -> np.ndarray:
+        """Evaluate ``fn`` over row chunks so memory stays bounded; chunk k has its own seed."""
+        import tensorflow as tf
+
         rows = max(1, _PREDICT_BUDGET // (S * len(self.classes_) ** 2))
         out = []
         for k, start in enumerate(range(0, X.shape[0], rows)):
-            seed = tf.constant([int(self.seed), -1 - k], dtype=tf.int64)  # stream apart from training's
-            out.append(self._predict_fn(X[start : start + rows], X_var[start : start + rows], seed).numpy())
-        return np.concatenate(out)
-
-    def predict(self, X: Any, X_var: Any = None) -> np.ndarray:
-        """Most probable class label per row."""
-        p = self.predict_proba(X, X_var)
-        return self.classes_[np.argmax(p, axis=1)]
-
-    def score(self, X: Any, y: Any = None, X_var: Any = None, sample_weight: Any = None) -> float:
-        """Accuracy (optionally weighted); ``X`` may be a labelled ``NoisyDataset``."""
-        if isinstance(X, NoisyDataset):
-            y = X.labels()
-        y = _labels_array(y.tolist() if isinstance(y, np.ndarray) and y.ndim == 1 else list(y))
-        pred = self.predict(X, X_var)
-        if y.shape != pred.shape:
-            raise ValueError(f"y must have {pred.shape[0]} labels; got {y.shape[0]}")
-        correct = np.array([a == b for a, b in zip(pred, y)], dtype=float)
-        return float(np.average(correct, weights=sample_weight))
-
-    def predictive_entropy(self, X: Any, X_var: Any = None) -> np.ndarray:
-        """Entropy (nats) of the predictive class distribution per row, (n,)."""
-        p = self.predict_proba(X, X_var)
-        return -np.sum(np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0), axis=1)
+            seed = tf.constant([int(self.seed), stream - k], dtype=tf.int64)  # streams apart from training's
+            out.append(fn(X[start : start + rows], X_var[start : start + rows], seed).numpy())
+        return np.concatenate(out, axis=axis)
 
     # ------------------------------------------------------------- save/load
     def save(self, path: str | os.PathLike) -> None:
         """Write ``config.json`` and ``params.npz`` into directory ``path`` (replaced atomically)."""
         self._check_fitted()
-        from gpal.models.svgp import kernel_to_config
+        from gpal.models.state import kernel_to_config, module_values
 
-        values = _variable_values(self.model_)
-        bad = [k for k, v in values.items() if not np.all(np.isfinite(v))]
-        if bad:
-            raise ValueError(f"refusing to save a model with non-finite parameters: {bad}")
         params = {k: _plain(v) for k, v in self.get_params(deep=False).items()}
         if params["kernel"] is not None:
             params["kernel"] = {"kernel_config": kernel_to_config(params["kernel"])}
@@ -304,44 +289,24 @@ class NoisyGPClassifier(ClassifierMixin, BaseEstimator):
             params["likelihood"] = {"likelihood_config": params["likelihood"].get_config()}
         params["hidden_sizes"] = [int(h) for h in params["hidden_sizes"]]
         config = {
-            "format": _FORMAT,
-            "version": _FORMAT_VERSION,
             "params": params,
-            "classes": [_label_to_json(c) for c in self.classes_],
+            "classes": classes_to_json(self.classes_),
             "n_features_in": int(self.n_features_in_),
             "standardizer": None if self.standardizer_ is None else self.standardizer_.to_dict(),
             "structure": self.model_.structure(),
             "history": [float(h) for h in self.history_],
             "stopped_early": bool(self.stopped_early_),
         }
-        text = json.dumps(config, indent=1)
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
-        try:
-            (tmp / "config.json").write_text(text)
-            np.savez(tmp / "params.npz", **values)
-            if path.exists():
-                old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old.", dir=path.parent))
-                os.replace(path, old / "model")
-                os.replace(tmp, path)
-                shutil.rmtree(old)
-            else:
-                os.replace(tmp, path)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp)
+        save_model_dir(path, _FORMAT, _FORMAT_VERSION, config, module_values(self.model_))
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "NoisyGPClassifier":
         """Rebuild a classifier saved by ``save``; its predictions equal the saved one's."""
-        path = Path(path)
-        config = json.loads((path / "config.json").read_text())
-        if config.get("format") != _FORMAT or config.get("version") != _FORMAT_VERSION:
-            raise ValueError(f"{path} does not hold a {_FORMAT} v{_FORMAT_VERSION} model")
         from gpal.models.likelihoods import likelihood_from_config
-        from gpal.models.svgp import NoisySVGP, kernel_from_config
+        from gpal.models.state import assign_module_values, kernel_from_config
+        from gpal.models.svgp import NoisySVGP
 
+        config, arrays = load_model_dir(path, _FORMAT, _FORMAT_VERSION)
         params = dict(config["params"])
         if isinstance(params["kernel"], dict):
             params["kernel"] = kernel_from_config(params["kernel"]["kernel_config"])
@@ -350,27 +315,40 @@ class NoisyGPClassifier(ClassifierMixin, BaseEstimator):
         params["hidden_sizes"] = tuple(params["hidden_sizes"])
         clf = cls(**params)
         model = NoisySVGP.from_structure(config["structure"])
-        with np.load(path / "params.npz") as npz:
-            _assign_values(model, {k: npz[k] for k in npz.files})
-        clf.classes_ = _labels_array([_label_from_json(c) for c in config["classes"]])
+        assign_module_values(model, arrays)
+        clf.classes_ = classes_from_json(config["classes"])
         clf.n_features_in_ = config["n_features_in"]
         clf.standardizer_ = None if config["standardizer"] is None else Standardizer.from_dict(config["standardizer"])
         clf.model_ = model
         clf.history_ = list(config["history"])
         clf.stopped_early_ = config["stopped_early"]
-        clf._predict_fn = None
+        clf._predict_fn = clf._sample_fn = None
         return clf
 
 
 # ------------------------------------------------------------------ helpers
-def _check_finite(name: str, arr: np.ndarray) -> None:
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        rows, cols = np.nonzero(bad)
-        raise ValueError(
-            f"{name} contains {bad.sum()} non-finite value(s) (NaN or inf), e.g. row {rows[0]}, column {cols[0]} "
-            f"= {arr[rows[0], cols[0]]}; columns affected: {sorted(set(cols.tolist()))}"
-        )
+def _compiled(fn: Callable, n_features: int) -> Callable:
+    """``fn(X, X_var, seed)`` compiled once for any number of rows."""
+    import tensorflow as tf
+
+    spec = tf.TensorSpec([None, n_features], tf.float64)
+    # autograph off: these are straight-line graphs, and autograph mis-resolved strategy methods.
+    return tf.function(fn, input_signature=[spec, spec, tf.TensorSpec([2], tf.int64)], autograph=False)
+
+
+def _continue_from(model: Any, previous: Any) -> None:
+    """Copy every global variable of ``previous`` into ``model``; per-point q(x_i) stay at their start."""
+    from gpflow.utilities import parameter_dict
+
+    from gpal.models.state import module_values
+
+    per_point = {id(v) for v in model.strategy.per_point_variables}
+    old = module_values(previous)
+    for key, var in parameter_dict(model).items():
+        raw = getattr(var, "unconstrained_variable", var)
+        if id(var) in per_point or key not in old or tuple(old[key].shape) != tuple(raw.shape):
+            continue
+        raw.assign(old[key])
 
 
 def _plain(value: Any) -> Any:
@@ -382,76 +360,3 @@ def _plain(value: Any) -> Any:
     if isinstance(value, numbers.Real):
         return float(value)
     return value
-
-
-def _labels_array(values: list) -> np.ndarray:
-    arr = np.empty(len(values), dtype=object)
-    arr[:] = values
-    try:
-        typed = np.asarray(values)
-        if typed.ndim == 1 and typed.dtype != object and all(t == v for t, v in zip(typed.tolist(), values)):
-            return typed
-    except (TypeError, ValueError):
-        pass
-    return arr
-
-
-def _encode_labels(y: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(classes_, integer codes); classes sorted when they can be, else in order of appearance."""
-    values = y.tolist() if isinstance(y, np.ndarray) and y.ndim == 1 else list(y)
-    if len(values) != n:
-        raise ValueError(f"y has {len(values)} labels for {n} rows of X")
-    try:
-        unique = sorted(set(values))
-    except TypeError:
-        unique = list(dict.fromkeys(values))
-    if any(isinstance(v, float) and np.isnan(v) for v in unique):
-        raise ValueError("y contains NaN labels")
-    if len(unique) < 2:
-        raise ValueError(f"y must contain at least 2 classes; got only {unique!r}")
-    code = {v: k for k, v in enumerate(unique)}
-    return _labels_array(unique), np.array([code[v] for v in values], dtype=np.int64)
-
-
-def _label_to_json(label: Any) -> list:
-    if isinstance(label, (bool, np.bool_)):
-        return ["bool", bool(label)]
-    if isinstance(label, numbers.Integral):
-        return ["int", int(label)]
-    if isinstance(label, numbers.Real):
-        return ["float", float(label)]
-    if isinstance(label, str):
-        return ["str", label]
-    raise TypeError(f"cannot save class label {label!r} of type {type(label).__name__}: use str, int, float or bool")
-
-
-def _label_from_json(item: list) -> Any:
-    kind, value = item
-    return {"bool": bool, "int": int, "float": float, "str": str}[kind](value)
-
-
-def _variable_values(model: Any) -> dict[str, np.ndarray]:
-    """Every variable of the model by path; parameters in their unconstrained (stored) form."""
-    import gpflow
-    from gpflow.utilities import parameter_dict
-
-    out = {}
-    for key, var in parameter_dict(model).items():
-        raw = var.unconstrained_variable if isinstance(var, gpflow.Parameter) else var
-        out[key] = raw.numpy()
-    return out
-
-
-def _assign_values(model: Any, values: dict[str, np.ndarray]) -> None:
-    import gpflow
-    from gpflow.utilities import parameter_dict
-
-    variables = parameter_dict(model)
-    if set(variables) != set(values):
-        raise ValueError(
-            f"saved parameters do not match the model: missing {sorted(set(variables) - set(values))}, "
-            f"unexpected {sorted(set(values) - set(variables))}"
-        )
-    for key, var in variables.items():
-        raw = var.unconstrained_variable if isinstance(var, gpflow.Parameter) else var
-        raw.assign(values[key])

@@ -195,16 +195,16 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         """Write ``config.json`` and ``params.npz`` into directory ``path`` (replaced atomically)."""
         if not hasattr(self, "posterior_"):
             raise RuntimeError("this DirichletGPClassifier is not fitted yet; nothing to save")
-        from gpal.models.svgp import kernel_to_config
+        from gpal.models.state import kernel_to_config, module_values
 
         params = self.get_params(deep=False)
         if params["kernel"] is not None:
             params["kernel"] = kernel_to_config(params["kernel"])
         params["alpha_grid"] = [float(a) for a in params["alpha_grid"]]
         arrays = {f"posterior/{k}": v for k, v in self.posterior_.arrays().items()}
-        arrays.update({f"kernel/{k}": v for k, v in _kernel_values(self.posterior_.kernel).items()})
+        arrays.update({f"kernel/{k}": v for k, v in module_values(self.posterior_.kernel).items()})
         if self.kernel is not None:  # the initial values a refit of the loaded estimator would start from
-            arrays.update({f"template/{k}": v for k, v in _kernel_values(self.kernel).items()})
+            arrays.update({f"template/{k}": v for k, v in module_values(self.kernel).items()})
         config = {
             "params": params,
             "classes": classes_to_json(self.classes_),
@@ -220,7 +220,7 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
     def load(cls, path: str | os.PathLike) -> "DirichletGPClassifier":
         """Rebuild a classifier saved by ``save``; its predictions equal the saved one's."""
         from gpal.models.dirichlet import DirichletPosterior
-        from gpal.models.svgp import kernel_from_config
+        from gpal.models.state import assign_module_values, kernel_from_config
 
         config, arrays = load_model_dir(path, _FORMAT, _FORMAT_VERSION)
         params = dict(config["params"])
@@ -231,9 +231,9 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         kernel = kernel_from_config(config["kernel"])
         groups = ("kernel", "template", "posterior")
         group = {g: {k[len(g) + 1 :]: v for k, v in arrays.items() if k.startswith(g + "/")} for g in groups}
-        _assign_kernel_values(kernel, group["kernel"])
+        assign_module_values(kernel, group["kernel"])
         if clf.kernel is not None:
-            _assign_kernel_values(clf.kernel, group["template"])
+            assign_module_values(clf.kernel, group["template"])
         post = group["posterior"]
         clf.posterior_ = DirichletPosterior(kernel, post["Z"], post["Lm"], post["LB"], post["w"])
         clf.classes_ = classes_from_json(config["classes"])
@@ -245,18 +245,3 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
 
 
 # ------------------------------------------------------------------ helpers
-def _kernel_values(kernel: Any) -> dict[str, np.ndarray]:
-    """Kernel parameters by path, unconstrained (stored) values, so a reload is bit-identical."""
-    from gpflow.utilities import parameter_dict
-
-    return {key: p.unconstrained_variable.numpy() for key, p in parameter_dict(kernel).items()}
-
-
-def _assign_kernel_values(kernel: Any, values: dict[str, np.ndarray]) -> None:
-    from gpflow.utilities import parameter_dict
-
-    params = parameter_dict(kernel)
-    if set(params) != set(values):
-        raise ValueError(f"saved kernel parameters {sorted(values)} do not match the kernel's {sorted(params)}")
-    for key, p in params.items():
-        p.unconstrained_variable.assign(values[key])

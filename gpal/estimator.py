@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from sklearn.base import ClassifierMixin
 
 from gpal.data import NoisyDataset
 
@@ -109,23 +110,30 @@ def entropy(proba: np.ndarray) -> np.ndarray:
     return -terms.sum(axis=-1)
 
 
-class GPClassifierMixin:
-    """predict / score / predictive_entropy from ``predict_proba`` and ``classes_``."""
+class GPClassifierMixin(ClassifierMixin):
+    """predict / score / predictive_entropy from ``predict_proba`` and ``classes_``.
 
-    _estimator_type = "classifier"
+    A scikit-learn ``ClassifierMixin`` (so ``is_classifier`` and tools such as modAL
+    recognise gpal models) whose methods also take the inputs' variances ``X_var``.
+    """
 
     def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def predict(self, X: Any, X_var: Any = None) -> np.ndarray:
         """The most probable class label per row, in the labels' original type."""
-        return self.classes_[np.argmax(self.predict_proba(X, X_var), axis=1)]
+        proba = self.predict_proba(X, X_var)  # first: it raises the clear error when not fitted
+        return self.classes_[np.argmax(proba, axis=1)]
 
-    def score(self, X: Any, y: Any = None, X_var: Any = None) -> float:
-        """Accuracy, as scikit-learn's classifiers (a labelled NoisyDataset may stand for X, y)."""
+    def score(self, X: Any, y: Any = None, X_var: Any = None, sample_weight: Any = None) -> float:
+        """Accuracy, optionally weighted, as scikit-learn's classifiers (a labelled NoisyDataset may stand for X, y)."""
         if isinstance(X, NoisyDataset):
             y = np.asarray(X.class_names, dtype=object)[X.y]
-        return float(np.mean(self.predict(X, X_var) == np.asarray(y)))
+        predicted = self.predict(X, X_var)
+        y = np.asarray(y)
+        if y.shape != predicted.shape:
+            raise ValueError(f"y must have one label per row ({predicted.shape[0]}); got shape {y.shape}")
+        return float(np.average(predicted == y, weights=sample_weight))
 
     def predictive_entropy(self, X: Any, X_var: Any = None) -> np.ndarray:
         """Entropy of the predictive class distribution: the active-learning acquisition score."""

@@ -178,29 +178,26 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------- save/load
     def save(self, path: str | os.PathLike) -> None:
         """Write ``config.json`` and ``params.npz`` into directory ``path`` (replaced atomically)."""
+        from gpal.models.state import kernel_to_config, module_values
+
         self._check_fitted()
         model = self.model_
-        kernel_config, kernel_values = _kernel_state(model.kernel)
         arrays = {
             "Z": model.Z.numpy(),
             "q_mean": model.q_mean.numpy(),
             "q_sqrt": model.q_sqrt.numpy(),
-            **{f"kernel/{k}": v for k, v in kernel_values.items()},
+            **{f"kernel/{k}": v for k, v in module_values(model.kernel).items()},
         }
-        bad = [k for k, v in arrays.items() if not np.all(np.isfinite(v))]
-        if bad:
-            raise ValueError(f"refusing to save a model with non-finite parameters: {bad}")
         params = self.get_params(deep=False)
         if params["kernel"] is not None:
-            template_config, template_values = _kernel_state(params["kernel"])
-            params["kernel"] = template_config
-            arrays.update({f"kernel_template/{k}": v for k, v in template_values.items()})
+            arrays.update({f"kernel_template/{k}": v for k, v in module_values(params["kernel"]).items()})
+            params["kernel"] = kernel_to_config(params["kernel"])
         config = {
             "params": params,
             "classes": classes_to_json(self.classes_),
             "n_features_in": int(self.n_features_in_),
             "standardizer": None if self.standardizer_ is None else self.standardizer_.to_dict(),
-            "kernel": kernel_config,
+            "kernel": kernel_to_config(model.kernel),
             "jitter": model.jitter,
             "history": [float(h) for h in self.history_],
             "bound_history": [float(h) for h in self.bound_history_],
@@ -234,26 +231,10 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
 
 
 # ------------------------------------------------------------------ helpers
-def _kernel_state(kernel: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """Structure (``kernel_to_config``) and unconstrained parameter values, so a reload is bit-exact."""
-    from gpflow.utilities import parameter_dict
-
-    from gpal.models.svgp import kernel_to_config
-
-    values = {key: p.unconstrained_variable.numpy() for key, p in parameter_dict(kernel).items()}
-    return kernel_to_config(kernel), values
-
-
 def _kernel_from_state(config: dict[str, Any], arrays: dict[str, np.ndarray], prefix: str) -> Any:
-    from gpflow.utilities import parameter_dict
-
-    from gpal.models.svgp import kernel_from_config
+    """A kernel rebuilt from its structure and the arrays saved under ``prefix``."""
+    from gpal.models.state import assign_module_values, kernel_from_config
 
     kernel = kernel_from_config(config)
-    params = parameter_dict(kernel)
-    saved = {k[len(prefix) :] for k in arrays if k.startswith(prefix)}
-    if saved != set(params):
-        raise ValueError(f"saved kernel parameters {sorted(saved)} do not match the kernel's {sorted(params)}")
-    for key, p in params.items():
-        p.unconstrained_variable.assign(arrays[prefix + key])
+    assign_module_values(kernel, {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)})
     return kernel

@@ -65,8 +65,12 @@ def save_model_dir(
     """Write ``config.json`` + ``params.npz`` as a folder that appears complete or not at all.
 
     An existing folder at ``path`` is replaced only after the new one is fully
-    written, so a failed save leaves the previous model intact.
+    written, so a failed save leaves the previous model intact; a model with
+    NaN or infinite parameters is refused, so none ever reaches disk.
     """
+    bad = [k for k, v in arrays.items() if np.asarray(v).dtype.kind == "f" and not np.all(np.isfinite(v))]
+    if bad:
+        raise ValueError(f"refusing to save a model with non-finite parameters: {bad}")
     text = json.dumps({"format": fmt, "version": version, **config}, indent=1)  # fails before any write
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

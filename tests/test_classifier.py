@@ -187,15 +187,44 @@ def test_sklearn_clone_and_params():
     assert twin.get_params() == clf.get_params() and twin is not clf
 
 
+def test_warm_start_continues_from_the_fitted_model(data):
+    """With 0 further epochs a warm start reproduces the fitted model exactly; a cold start does not."""
+    X, y, X_var = data
+    clf = NoisyGPClassifier(input_noise="latent", warm_start=True, seed=3, **FAST).fit(X[:40], y[:40], X_var[:40])
+    before = clf.predict_proba(X, X_var)
+    clf.set_params(epochs=0).fit(X, y, X_var)  # more points: the per-point table grows, globals carry over
+    np.testing.assert_allclose(clf.predict_proba(X, X_var), before, rtol=0, atol=1e-12)
+    assert clf.model_.strategy.q_offset.shape[0] == 60 and np.all(clf.model_.strategy.q_offset.numpy()[40:] == 0)
+    assert len(clf.history_) == 3  # the first fit's epochs, none added
+    cold = NoisyGPClassifier(input_noise="latent", seed=3, **{**FAST, "epochs": 0}).fit(X, y, X_var)
+    assert np.abs(cold.predict_proba(X, X_var) - before).max() > 1e-3
+    with pytest.warns(UserWarning, match="warm_start ignored"):
+        clf.fit(X, np.where(y == "agn", "blazar", y), X_var)  # one class fewer: starts afresh
+    assert list(clf.classes_) == ["blazar", "pulsar"]
+
+
+@pytest.mark.parametrize("input_noise", ["none", "latent"])
+def test_sample_proba_averages_to_predict_proba(data, input_noise):
+    X, y, X_var = data
+    clf = NoisyGPClassifier(input_noise=input_noise, **{**FAST, "epochs": 10, "n_samples": 2000}).fit(X, y, X_var)
+    samples = clf.sample_proba(X[:10], X_var[:10], n_samples=2000)
+    assert samples.shape == (2000, 10, 3)
+    np.testing.assert_allclose(samples.sum(-1), 1.0, atol=1e-9)
+    # Monte Carlo over (x, f) against quadrature over f (and MC over x): agree to MC error.
+    np.testing.assert_allclose(samples.mean(0), clf.predict_proba(X[:10], X_var[:10]), atol=0.04)
+    with pytest.raises(ValueError, match="n_samples"):
+        clf.sample_proba(X, X_var, n_samples=0)
+
+
 # ------------------------------------------------------------------ errors
 @pytest.mark.parametrize(
     "kwargs, fit_args, error, match",
     [
         ({"input_noise": "latent"}, "no_X_var", ValueError, "needs X_var"),
-        ({}, "nan_X", ValueError, "non-finite"),
+        ({}, "nan_X", ValueError, "NaN or infinite"),
         ({}, "one_class", ValueError, "at least 2 classes"),
         ({}, "negative_var", ValueError, "must be >= 0"),
-        ({}, "short_y", ValueError, "labels for 60 rows"),
+        ({}, "short_y", ValueError, r"one label per row of X \(60\)"),
         ({"input_noise": "exact"}, "ok", ValueError, "input_noise must be one of"),
         ({"noise_variance": "measured"}, "ok", ValueError, "noise_variance must be one of"),
         ({"num_inducing": 0}, "ok", ValueError, "num_inducing"),
@@ -218,11 +247,11 @@ def test_bad_fit_input(data, kwargs, fit_args, error, match):
 
 def test_bad_predict_input(latent_clf, data):
     X, _, X_var = data
-    with pytest.raises(ValueError, match="X has 3 features, but this classifier was fitted with 2"):
+    with pytest.raises(ValueError, match="X has 3 features, but the model was fitted with 2"):
         latent_clf.predict_proba(np.hstack([X, X[:, :1]]), np.hstack([X_var, X_var[:, :1]]))
-    with pytest.raises(ValueError, match="needs X_var"):
+    with pytest.raises(ValueError, match="pass X_var"):
         latent_clf.predict_proba(X)
-    with pytest.raises(ValueError, match="same shape"):
+    with pytest.raises(ValueError, match="shape of X"):
         latent_clf.predict_proba(X, X_var[:, :1])
     with pytest.raises(RuntimeError, match="not fitted"):
         NoisyGPClassifier().predict(X)

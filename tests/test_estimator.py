@@ -3,11 +3,13 @@
 import numpy as np
 import pytest
 
+from sklearn.base import BaseEstimator
+
 from gpal.data import NoisyDataset
 from gpal.estimator import GPClassifierMixin, check_fit_data, check_predict_data, entropy
 
 
-class Fixed(GPClassifierMixin):
+class Fixed(GPClassifierMixin, BaseEstimator):
     """A stand-in classifier whose probabilities are the softmax of its first two inputs."""
 
     classes_ = np.array(["bll", "fsrq"], dtype=object)
@@ -69,8 +71,14 @@ def test_entropy_against_direct_formula():
 
 
 def test_derived_predict_score_entropy():
+    from sklearn.base import is_classifier
+
     clf = Fixed()
+    assert is_classifier(clf)
     X = np.array([[2.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
     assert list(clf.predict(X)) == ["bll", "fsrq", "bll"]
     assert clf.score(X, ["bll", "bll", "bll"]) == pytest.approx(2 / 3)
+    assert clf.score(X, ["bll", "bll", "bll"], sample_weight=[1, 0, 1]) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="one label per row"):
+        clf.score(X, ["bll"])
     np.testing.assert_allclose(clf.predictive_entropy(X)[2], np.log(2))

@@ -116,5 +116,5 @@ def test_bad_arguments(kwargs, match):
 
 
 def test_unknown_likelihood_name():
-    with pytest.raises(ValueError, match="likelihood must be one of"):
-        make_likelihood("softmax", 3)
+    with pytest.raises(ValueError, match=r"likelihood must be one of \[.*'probit'.*'robustmax'.*'softmax'"):
+        make_likelihood("heaviside", 3)

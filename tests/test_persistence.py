@@ -49,6 +49,12 @@ def test_failed_save_leaves_previous_model(tmp_path):
     assert load_model_dir(path, "gpal.Test", 1)[0]["a"] == 1
 
 
+def test_non_finite_parameters_are_refused(tmp_path):
+    with pytest.raises(ValueError, match=r"non-finite parameters: \['w'\]"):
+        save_model_dir(tmp_path / "model", "gpal.Test", 1, {}, {"w": np.array([1.0, np.nan]), "n": np.arange(2)})
+    assert not any(tmp_path.iterdir())
+
+
 @pytest.mark.parametrize(
     "damage, error, message",
     [

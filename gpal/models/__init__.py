@@ -17,21 +17,42 @@ from gpal.models.input_noise import (
 )
 from gpal.models.likelihoods import LIKELIHOODS, Likelihood, RobustMax, likelihood_from_config, make_likelihood
 from gpal.models.svgp import LatentGPs, NoisySVGP, build_model
+from gpal.models.gaussian_noise import GaussianNoiseLikelihood, LogitLikelihood, ProbitLikelihood, StepLikelihood
+from gpal.models.logistic_softmax import LogisticSoftmaxLikelihood
+from gpal.models.softmax import SoftmaxLikelihood
+
+# The likelihood family, by name, for NoisyGPClassifier(likelihood=...) and saved configs.
+for _cls in (
+    GaussianNoiseLikelihood,
+    StepLikelihood,
+    ProbitLikelihood,
+    LogitLikelihood,
+    SoftmaxLikelihood,
+    LogisticSoftmaxLikelihood,
+):
+    LIKELIHOODS[_cls.kind] = _cls
+del _cls
 
 __all__ = [
     "AmortizedInputs",
     "FirstOrder",
+    "GaussianNoiseLikelihood",
     "InputNoise",
     "LIKELIHOODS",
     "LatentGPs",
     "LatentInputs",
     "Likelihood",
+    "LogisticSoftmaxLikelihood",
+    "LogitLikelihood",
     "NOISE_VARIANCE_MODES",
     "NoInputNoise",
     "NoiseVariance",
     "NoisySVGP",
+    "ProbitLikelihood",
     "RobustMax",
     "STRATEGIES",
+    "SoftmaxLikelihood",
+    "StepLikelihood",
     "build_model",
     "likelihood_from_config",
     "make_likelihood",

@@ -14,25 +14,22 @@ marginals and integer labels; it returns
 
 from __future__ import annotations
 
-import math
 from typing import Any, Mapping
 
 import gpflow
-import numpy as np
 import tensorflow as tf
 import tensorflow_probability as tfp
 from check_shapes import check_shapes
 
 __all__ = ["Likelihood", "RobustMax", "make_likelihood", "likelihood_from_config", "LIKELIHOODS"]
 
-# Marginal variances below this are treated as this: a zero variance would put
-# 0/0 into the standardised differences of the quadrature.
-_MIN_VARIANCE = 1e-12
-
-
-def _normal_cdf(z: tf.Tensor) -> tf.Tensor:
-    # erfc form keeps relative accuracy in the lower tail, where 1 + erf loses it.
-    return 0.5 * tf.math.erfc(-z / math.sqrt(2.0))
+from gpal.models.expectations import (
+    argmax_probabilities,
+    hermite_rule,
+    prob_largest,
+    robust_expected_log,
+    robust_predictive,
+)
 
 
 class Likelihood(gpflow.base.Module):
@@ -85,10 +82,7 @@ class RobustMax(Likelihood):
         self.epsilon = gpflow.Parameter(
             float(epsilon), transform=tfp.bijectors.Sigmoid(), trainable=self.learn_epsilon, dtype=tf.float64
         )
-        nodes, weights = np.polynomial.hermite.hermgauss(self.num_quadrature)
-        # Change of variables f = mu + sqrt(2 nu) x turns int N(f|mu,nu) g(f) df into sum_k w_k/sqrt(pi) g(.)
-        self._nodes = tf.constant(nodes * math.sqrt(2.0), dtype=tf.float64)
-        self._weights = tf.constant(weights / math.sqrt(math.pi), dtype=tf.float64)
+        self._nodes, self._weights = hermite_rule(self.num_quadrature)
 
     def num_latent(self, num_classes: int) -> int:
         if num_classes != self.num_classes:
@@ -98,34 +92,17 @@ class RobustMax(Likelihood):
     @check_shapes("Fmu: [N, C]", "Fvar: [N, C]", "Y: [N]", "return: [N]")
     def prob_argmax(self, Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor) -> tf.Tensor:
         """P(f_y is the largest latent value) for each point's class ``Y``, by quadrature."""
-        Fvar = tf.maximum(Fvar, _MIN_VARIANCE)
-        onehot = tf.equal(tf.cast(Y, tf.int32)[:, None], tf.range(self.num_classes))  # (N, C) bool
-        zeros = tf.zeros_like(Fmu)
-        mu_y = tf.reduce_sum(tf.where(onehot, Fmu, zeros), axis=1, keepdims=True)  # (N, 1)
-        sd_y = tf.sqrt(tf.reduce_sum(tf.where(onehot, Fvar, zeros), axis=1, keepdims=True))
-        f_y = mu_y + sd_y * self._nodes  # (N, K) quadrature abscissae for f_y
-        z = (f_y[:, None, :] - Fmu[:, :, None]) / tf.sqrt(Fvar)[:, :, None]  # (N, C, K)
-        cdf = tf.where(onehot[:, :, None], tf.ones_like(z), _normal_cdf(z))  # the c = y factor is 1
-        return tf.linalg.matvec(tf.reduce_prod(cdf, axis=1), self._weights)
+        return prob_largest(Fmu, Fvar, Y, self._nodes, self._weights)
 
     @check_shapes("Fmu: [N, C]", "Fvar: [N, C]", "Y: [N]", "return: [N]")
     def variational_expectations(self, Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor) -> tf.Tensor:
         p = self.prob_argmax(Fmu, Fvar, Y)
-        eps = tf.convert_to_tensor(self.epsilon)
-        return p * tf.math.log1p(-eps) + (1.0 - p) * tf.math.log(eps / (self.num_classes - 1))
+        return robust_expected_log(p, 1.0 - p, tf.convert_to_tensor(self.epsilon), self.num_classes)
 
     @check_shapes("Fmu: [N, C]", "Fvar: [N, C]", "return: [N, C]")
     def predict_proba(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
-        n = tf.shape(Fmu)[0]
-        C = self.num_classes
-        # Evaluate P_c for every class c by giving every point every label once.
-        rows = tf.repeat(tf.range(n), C)
-        Y = tf.tile(tf.range(C), [n])
-        p = tf.reshape(self.prob_argmax(tf.gather(Fmu, rows), tf.gather(Fvar, rows), Y), [n, C])
-        # The P_c sum to one exactly; quadrature leaves them off by up to ~1e-4.
-        p = p / tf.reduce_sum(p, axis=1, keepdims=True)
-        eps = tf.convert_to_tensor(self.epsilon)
-        return (1.0 - eps) * p + eps / (C - 1) * (1.0 - p)
+        p = argmax_probabilities(Fmu, Fvar, self._nodes, self._weights)
+        return robust_predictive(p, 1.0 - p, tf.convert_to_tensor(self.epsilon), self.num_classes)
 
     def get_config(self) -> dict[str, Any]:
         return {

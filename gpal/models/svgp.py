@@ -35,8 +35,9 @@ from gpal.models.input_noise import (
     strategy_from_config,
 )
 from gpal.models.likelihoods import Likelihood, likelihood_from_config, make_likelihood
+from gpal.models.state import kernel_from_config, kernel_to_config
 
-__all__ = ["LatentGPs", "NoisySVGP", "build_model", "kernel_to_config", "kernel_from_config", "kmeans_inducing"]
+__all__ = ["LatentGPs", "NoisySVGP", "build_model", "kmeans_inducing"]
 
 DEFAULT_JITTER = 1e-6
 
@@ -150,6 +151,23 @@ class NoisySVGP(gpflow.base.Module):
         p = self.likelihood.predict_proba(tf.reshape(Fmu, [S * n, L]), tf.reshape(Fvar, [S * n, L]))
         return tf.reduce_mean(tf.reshape(p, [S, n, self.num_classes]), axis=0)
 
+    @check_shapes("X: [N, D]", "X_var: [N, D]", "seed: [2]", "return: [S, N, C]")
+    def sample_conditional_proba(self, X: tf.Tensor, X_var: tf.Tensor, seed: tf.Tensor, n_samples: int) -> tf.Tensor:
+        """p(y | f_s) for ``n_samples`` joint draws of (x*, f*) per point, (S, N, C).
+
+        Inputs are drawn from p(x* | x~*) where the strategy samples them; each draw
+        gets one latent draw from its marginals.  A likelihood's ``predict_proba`` at
+        zero latent variance is its p(y | f), so every likelihood serves unchanged.
+        """
+        input_seed, latent_seed = tf.unstack(tf.random.experimental.stateless_split(seed, 2))
+        S_x = n_samples if self.strategy.stochastic_prediction else 1
+        Fmu, Fvar = self.strategy.predictive_marginals(self.gp, X, self._V(X_var), input_seed, S_x)
+        shape = [n_samples, tf.shape(X)[0], tf.shape(Fmu)[2]]
+        F = Fmu + tf.sqrt(Fvar) * tf.random.stateless_normal(shape, seed=latent_seed, dtype=X.dtype)
+        flat = tf.reshape(F, [-1, shape[2]])
+        p = self.likelihood.predict_proba(flat, tf.zeros_like(flat))
+        return tf.reshape(p, [n_samples, shape[1], self.num_classes])
+
     def structure(self) -> dict[str, Any]:
         """JSON-able description from which ``NoisySVGP.from_structure`` rebuilds an identical (untrained) model."""
         Z = self.gp.Z
@@ -177,47 +195,6 @@ class NoisySVGP(gpflow.base.Module):
             s["num_data"],
             s["num_classes"],
         )
-
-
-# ------------------------------------------------------------------- kernels
-_KERNEL_PARAMS = ("variance", "lengthscales", "alpha", "period")
-
-
-def kernel_to_config(kernel: gpflow.kernels.Kernel) -> dict[str, Any]:
-    """Structure of a gpflow kernel (class, active dims, parameter shapes), for plain-file saving.
-
-    Supports gpflow's stationary kernels, Linear, the static kernels (Constant,
-    White) and sums and products of them; other kernels raise ``NotImplementedError`` naming the class.
-    """
-    cls = type(kernel)
-    if getattr(gpflow.kernels, cls.__name__, None) is not cls:
-        raise NotImplementedError(f"cannot save kernel class {cls.__module__}.{cls.__qualname__}: not a gpflow kernel")
-    if isinstance(kernel, gpflow.kernels.Combination):
-        if not isinstance(kernel, (gpflow.kernels.Sum, gpflow.kernels.Product)):
-            raise NotImplementedError(f"cannot save combination kernel {cls.__name__}")
-        return {"class": cls.__name__, "kernels": [kernel_to_config(k) for k in kernel.kernels]}
-    if not isinstance(kernel, (gpflow.kernels.Stationary, gpflow.kernels.Linear, gpflow.kernels.Static)):
-        raise NotImplementedError(f"cannot save kernel class {cls.__name__}")
-    dims = kernel.active_dims
-    params = {p: list(getattr(kernel, p).shape) for p in _KERNEL_PARAMS if hasattr(kernel, p)}
-    return {
-        "class": cls.__name__,
-        "active_dims": (
-            {"indices": dims.tolist()} if isinstance(dims, np.ndarray) else {"slice": [dims.start, dims.stop, dims.step]}
-        ),
-        "params": params,
-    }
-
-
-def kernel_from_config(config: Mapping[str, Any]) -> gpflow.kernels.Kernel:
-    """Inverse of ``kernel_to_config`` (parameter values are placeholders of the right shape)."""
-    cls = getattr(gpflow.kernels, config["class"])
-    if "kernels" in config:
-        return cls([kernel_from_config(k) for k in config["kernels"]])
-    dims = config["active_dims"]
-    active = slice(*dims["slice"]) if "slice" in dims else dims["indices"]
-    kwargs = {p: np.ones(shape) if shape else 1.0 for p, shape in config["params"].items()}
-    return cls(active_dims=active, **kwargs)
 
 
 def kmeans_inducing(X: np.ndarray, num_inducing: int, seed: int) -> np.ndarray:
@@ -258,11 +235,10 @@ def build_model(
     if input_noise not in STRATEGIES:
         raise ValueError(f"input_noise must be one of {sorted(STRATEGIES)}; got {input_noise!r}")
     n, d = X.shape
-    lik = (
-        make_likelihood(likelihood, num_classes, epsilon=epsilon, learn_epsilon=learn_epsilon)
-        if isinstance(likelihood, str)
-        else make_likelihood(likelihood, num_classes)
-    )
+    # epsilon / learn_epsilon configure robust-max by name; other likelihoods take a configured object.
+    by_name = isinstance(likelihood, str) and likelihood.lower() == "robustmax"
+    options = {"epsilon": epsilon, "learn_epsilon": learn_epsilon} if by_name else {}
+    lik = make_likelihood(likelihood, num_classes, **options)
     L = lik.num_latent(num_classes)
     template = kernel if kernel is not None else gpflow.kernels.SquaredExponential(lengthscales=np.ones(d))
     kernels = [deepcopy(template) for _ in range(L)]
