@@ -13,6 +13,8 @@ __version__ = "0.1.0"
 _LAZY = {
     "load_catalog": "gpal.catalogs",
     "NoisyGPClassifier": "gpal.classifier",
+    "DirichletGPClassifier": "gpal.dirichlet_classifier",
+    "LogisticBoundGPClassifier": "gpal.logistic_bound_classifier",
 }
 
 __all__ = ["NoisyDataset", "Split", "Standardizer", *_LAZY]
