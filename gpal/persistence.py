@@ -48,15 +48,24 @@ def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
-    """Write UTF-8 text so that ``path`` holds either its old content or all of ``text``."""
+    """Write UTF-8 text so that ``path`` holds either its old content or all of ``text``.
+
+    The data reach the disk (fsync) before the rename, so a checkpoint survives a crash.
+    """
     with atomic_output(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
     return Path(path)
 
 
-def write_json_atomic(path: str | os.PathLike, obj: Any) -> Path:
-    """JSON-encode first (so an unserialisable object writes nothing), then write atomically."""
-    return write_text_atomic(path, json.dumps(obj, indent=1, allow_nan=True))
+def write_json_atomic(path: str | os.PathLike, obj: Any, allow_nan: bool = False) -> Path:
+    """JSON-encode first (so an unserialisable object writes nothing), then write atomically.
+
+    NaN and infinities are refused unless ``allow_nan``: they are not valid JSON.
+    """
+    return write_text_atomic(path, json.dumps(obj, indent=1, allow_nan=allow_nan))
 
 
 def save_model_dir(

@@ -1,0 +1,177 @@
+"""The repeated-split runner: same splits for the same seed, resume after interruption, summaries."""
+
+import json
+
+import numpy as np
+import pytest
+
+from gpal.data import NoisyDataset
+from gpal.experiments import run_repeated_splits, select_methods, summarize, unit_path
+from gpal.metrics import negative_log_likelihood
+
+
+def _dataset(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(3), n // 3)
+    X = rng.normal(size=(n, 2)) + y[:, None] * 1.5
+    X_var = rng.uniform(0.01, 0.1, size=X.shape)
+    return NoisyDataset(X, X_var, y, ("a", "b", "c"), ("f0", "f1"), [f"s{i}" for i in range(n)])
+
+
+class NoisyCentroid:
+    """Cheap stand-in estimator: softmax of negative distances to class means, with seeded jitter."""
+
+    fits = []
+
+    def __init__(self, seed):
+        self.seed = seed
+
+    def fit(self, X, y, X_var=None):
+        NoisyCentroid.fits.append(self.seed)
+        self.classes_ = np.unique(y)
+        jitter = np.random.default_rng(self.seed).normal(scale=0.1, size=(len(self.classes_), X.shape[1]))
+        self.centres_ = np.stack([X[y == c].mean(0) for c in self.classes_]) + jitter
+        return self
+
+    def predict_proba(self, X, X_var=None):
+        logits = -((X[:, None, :] - self.centres_[None]) ** 2).sum(-1)
+        e = np.exp(logits - logits.max(1, keepdims=True))
+        return e / e.sum(1, keepdims=True)
+
+
+class Reversed(NoisyCentroid):
+    """Keeps its columns in reversed class order, to check the runner realigns them."""
+
+    def fit(self, X, y, X_var=None):
+        super().fit(X, y, X_var)
+        self.classes_ = self.classes_[::-1]
+        self.centres_ = self.centres_[::-1]
+        return self
+
+
+def _units(out, methods, k):
+    return {(m, s): json.loads(unit_path(out, m, s).read_text()) for m in methods for s in range(k)}
+
+
+def _without_timing(unit):
+    return {k: v for k, v in unit.items() if not k.endswith("_seconds")}
+
+
+def test_resume_recomputes_only_missing_unit(tmp_path):
+    ds = _dataset()
+    methods = {"centroid": NoisyCentroid, "centroid2": NoisyCentroid}
+    NoisyCentroid.fits.clear()
+    first = run_repeated_splits(ds, methods, tmp_path, n_splits=2, seed=7, progress=False)
+    assert len(NoisyCentroid.fits) == 4
+    before = _units(tmp_path, methods, 2)
+
+    unit_path(tmp_path, "centroid2", 1).unlink()
+    NoisyCentroid.fits.clear()
+    second = run_repeated_splits(ds, methods, tmp_path, n_splits=2, seed=7, progress=False)
+    assert len(NoisyCentroid.fits) == 1
+    assert NoisyCentroid.fits[0] == before[("centroid2", 1)]["estimator_seed"]
+    after = _units(tmp_path, methods, 2)
+    for key in before:
+        assert _without_timing(after[key]) == _without_timing(before[key])
+    assert first["methods"]["centroid"]["nll"] == second["methods"]["centroid"]["nll"]
+
+    NoisyCentroid.fits.clear()
+    run_repeated_splits(ds, methods, tmp_path, n_splits=2, seed=7, progress=False)
+    assert NoisyCentroid.fits == []  # nothing left to do
+
+
+def test_unit_contents_and_summary(tmp_path):
+    ds = _dataset()
+    summary = run_repeated_splits(ds, {"c": NoisyCentroid}, tmp_path, n_splits=3, seed=1, progress=False)
+    splits = list(ds.repeated_splits(3, test_size=0.1, seed=1))
+    nlls = []
+    for split in splits:
+        unit = json.loads(unit_path(tmp_path, "c", split.index).read_text())
+        assert unit["test_ids"] == ds.ids[split.test].tolist()
+        assert unit["y_true"] == ds.y[split.test].tolist()
+        proba = np.asarray(unit["proba"])
+        assert unit["nll"] == pytest.approx(negative_log_likelihood(ds.y[split.test], proba))
+        assert np.asarray(unit["confusion"]).sum() == len(split.test)
+        nlls.append(unit["nll"])
+    e = summary["methods"]["c"]
+    assert e["n_splits"] == 3
+    assert e["nll"]["mean"] == pytest.approx(np.mean(nlls))
+    assert e["nll"]["se"] == pytest.approx(np.std(nlls, ddof=1) / np.sqrt(3))
+    assert np.sum(e["confusion_mean"]) == pytest.approx(len(splits[0].test))
+    assert json.loads((tmp_path / "summary.json").read_text())["methods"]["c"]["n_splits"] == 3
+    md = (tmp_path / "summary.md").read_text()
+    assert "| c | 3 |" in md and "a (pred.)" in md and "c (true)" in md
+
+
+def test_estimator_class_order_is_realigned(tmp_path):
+    ds = _dataset()
+    s1 = run_repeated_splits(ds, {"fwd": NoisyCentroid, "rev": Reversed}, tmp_path, n_splits=2, progress=False)
+    assert s1["methods"]["fwd"]["nll"]["mean"] == pytest.approx(s1["methods"]["rev"]["nll"]["mean"], rel=1e-12)
+    assert s1["methods"]["fwd"]["confusion_mean"] == s1["methods"]["rev"]["confusion_mean"]
+
+
+def test_summary_uses_common_splits_only(tmp_path):
+    ds = _dataset()
+    run_repeated_splits(ds, {"a": NoisyCentroid, "b": NoisyCentroid}, tmp_path, n_splits=3, progress=False)
+    unit_path(tmp_path, "b", 2).unlink()
+    s = summarize(tmp_path, write=False)
+    assert s["n_common_splits"] == 2
+    assert s["methods"]["a"]["n_splits"] == 2 and s["methods"]["a"]["splits"] == [0, 1]
+    assert summarize(tmp_path, common_splits_only=False, write=False)["methods"]["a"]["n_splits"] == 3
+
+
+def test_recorded_failure_is_retried(tmp_path):
+    ds = _dataset()
+
+    class Flaky(NoisyCentroid):
+        broken = True
+
+        def fit(self, X, y, X_var=None):
+            if Flaky.broken:
+                raise FloatingPointError("NaN in ELBO")
+            return super().fit(X, y, X_var)
+
+    s = run_repeated_splits(ds, {"f": Flaky}, tmp_path, n_splits=2, on_error="record", progress=False)
+    assert s["methods"]["f"]["n_failed"] == 2 and s["methods"]["f"]["n_splits"] == 0
+    with pytest.raises(RuntimeError, match="split 0, method 'f'"):
+        run_repeated_splits(ds, {"f": Flaky}, tmp_path, n_splits=2, progress=False)
+    Flaky.broken = False
+    s = run_repeated_splits(ds, {"f": Flaky}, tmp_path, n_splits=2, on_error="record", progress=False)
+    assert s["methods"]["f"]["n_failed"] == 0 and s["methods"]["f"]["n_splits"] == 2
+
+
+def test_other_dataset_in_same_folder_is_refused(tmp_path):
+    run_repeated_splits(_dataset(seed=0), {"c": NoisyCentroid}, tmp_path, n_splits=1, progress=False)
+    with pytest.raises(ValueError, match="different 'dataset'"):
+        run_repeated_splits(_dataset(seed=1), {"c": NoisyCentroid}, tmp_path, n_splits=1, progress=False)
+    with pytest.raises(ValueError, match="different 'seed'"):
+        run_repeated_splits(_dataset(seed=0), {"c": NoisyCentroid}, tmp_path, n_splits=1, seed=5, progress=False)
+
+
+@pytest.mark.parametrize("k", [0, -1, 1.5, True])
+def test_bad_k_rejected(tmp_path, k):
+    with pytest.raises(ValueError, match="n_splits"):
+        run_repeated_splits(_dataset(), {"c": NoisyCentroid}, tmp_path, n_splits=k, progress=False)
+
+
+def test_unknown_method_names_list_valid_ones():
+    with pytest.raises(ValueError, match=r"unknown method\(s\) \['GPR'\].*'MGP', 'NIMGP', 'NIMGP-NN', 'NIMGP-FO'"):
+        select_methods(["MGP", "GPR"])
+    params = select_methods(["NIMGP-NN"], epochs=3)
+    assert params == {"NIMGP-NN": {"epochs": 3, "input_noise": "amortized"}}
+
+
+def test_bad_method_spec_rejected(tmp_path):
+    with pytest.raises(TypeError, match="spec must be"):
+        run_repeated_splits(_dataset(), {"c": 3}, tmp_path, n_splits=1, progress=False)
+    with pytest.raises(ValueError, match="method name"):
+        run_repeated_splits(_dataset(), {"a/b": NoisyCentroid}, tmp_path, n_splits=1, progress=False)
+
+
+def test_reference_numbers_are_shown_and_kept(tmp_path):
+    ref = {"c": {"nll": (0.377, 0.019), "error": (0.075, 0.004)}}
+    run_repeated_splits(_dataset(), {"c": NoisyCentroid}, tmp_path, n_splits=2, progress=False, reference=ref)
+    assert "0.377 ± 0.019" in (tmp_path / "summary.md").read_text()
+    summarize(tmp_path)  # a later re-summary keeps the reference columns
+    md = (tmp_path / "summary.md").read_text()
+    assert "published NLL" in md and "0.075 ± 0.004" in md
