@@ -15,6 +15,7 @@ _LAZY = {
     "NoisyGPClassifier": "gpal.classifier",
     "DirichletGPClassifier": "gpal.dirichlet_classifier",
     "LogisticBoundGPClassifier": "gpal.logistic_bound_classifier",
+    "LogisticSoftmaxGPClassifier": "gpal.logistic_softmax_classifier",
 }
 
 __all__ = ["NoisyDataset", "Split", "Standardizer", *_LAZY]

@@ -1,0 +1,245 @@
+"""``LogisticSoftmaxGPClassifier``: the augmented logistic-softmax GP (paper 004) behind gpal's estimator contract.
+
+Training is the conjugate scheme of ``gpal.models.augmented_logistic_softmax``: closed-form
+CAVI on the full batch, or natural-gradient SVI on minibatches, with the kernel (and optionally
+the inducing inputs) moved by Adam on the same bound.  Predictions average the logistic-softmax
+over Monte Carlo draws of q(f) (paper 004 sec. 4): a plug-in of the mean would be overconfident
+and bias entropy-based acquisition.  Same contract as the other gpal classifiers
+(``gpal.estimator``); saved as ``config.json`` + ``params.npz``, never a pickle.
+
+This family models exact inputs: a non-zero ``X_var`` is accepted (so the estimator drops
+into the same workflows) but ignored, with a warning.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+import warnings
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from gpal.data import Standardizer
+from gpal.estimator import GPClassifierMixin, check_fit_data, check_predict_data
+from gpal.persistence import classes_from_json, classes_to_json, load_model_dir, save_model_dir
+
+__all__ = ["LogisticSoftmaxGPClassifier"]
+
+_INFERENCE = ("cavi", "natural_gradient")
+_FORMAT = "gpal.LogisticSoftmaxGPClassifier"
+_FORMAT_VERSION = 1
+_IGNORED_NOISE = (
+    "LogisticSoftmaxGPClassifier ignores input noise: X_var has non-zero entries, but this family "
+    "models exact inputs (use NoisyGPClassifier to use the error bars)"
+)
+
+
+class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
+    """Sparse multi-class GP classifier, logistic-softmax likelihood, conjugate updates by augmentation.
+
+    Parameters
+    ----------
+    inference : "cavi" (full-batch coordinate ascent, closed form) or "natural_gradient"
+        (stochastic natural gradient on q(u) over minibatches of ``batch_size``).
+    num_inducing : inducing inputs shared by all classes, k-means centres of the (standardised)
+        training inputs (capped at the distinct rows).
+    kernel : gpflow kernel shared by all classes (copied); ``None`` is squared exponential with one
+        length scale per feature.
+    max_iter : iterations (CAVI sweeps or minibatch steps).
+    batch_size : minibatch size for "natural_gradient"; ``None`` is the full batch ("cavi" needs ``None``).
+    learning_rate : Adam step on the kernel hyperparameters (and Z).
+    hyper_every : one Adam step every this many iterations; 0 keeps the hyperparameters fixed.
+    train_inducing : move the inducing inputs with the hyperparameters.
+    nat_delay, nat_forgetting : natural-gradient step size rho_t = (t + nat_delay)^-nat_forgetting,
+        t = 0, 1, ...; delay >= 1 keeps rho_t <= 1 (a convex blend of precisions stays positive
+        definite); forgetting in (0.5, 1] for Robbins-Monro convergence.
+    n_samples : Monte Carlo draws of the latent marginals per prediction.
+    jitter : added to the diagonal of K_mm.
+    standardize : fit a ``gpal.data.Standardizer`` on the training inputs.
+    seed : seeds the k-means initialisation, the minibatches and the predictive draws.
+    progress : show a tqdm bar over iterations.
+
+    Fitted attributes: ``classes_``, ``n_features_in_``, ``model_``
+    (``AugmentedLogisticSoftmaxGP``), ``standardizer_``, ``history_`` (the augmented ELBO after
+    each iteration's global update; minibatch estimates for "natural_gradient").
+    """
+
+    def __init__(
+        self,
+        inference: str = "cavi",
+        num_inducing: int = 100,
+        kernel: Any = None,
+        max_iter: int = 200,
+        batch_size: int | None = None,
+        learning_rate: float = 0.02,
+        hyper_every: int = 1,
+        train_inducing: bool = False,
+        nat_delay: float = 1.0,
+        nat_forgetting: float = 0.6,
+        n_samples: int = 1000,
+        jitter: float = 1e-6,
+        standardize: bool = True,
+        seed: int = 0,
+        progress: bool = True,
+    ):
+        self.inference = inference
+        self.num_inducing = num_inducing
+        self.kernel = kernel
+        self.max_iter = max_iter
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.hyper_every = hyper_every
+        self.train_inducing = train_inducing
+        self.nat_delay = nat_delay
+        self.nat_forgetting = nat_forgetting
+        self.n_samples = n_samples
+        self.jitter = jitter
+        self.standardize = standardize
+        self.seed = seed
+        self.progress = progress
+
+    def _check_params(self) -> None:
+        if self.inference not in _INFERENCE:
+            raise ValueError(f"inference must be one of {_INFERENCE}; got {self.inference!r}")
+        for name, lowest in [("num_inducing", 1), ("max_iter", 1), ("hyper_every", 0), ("n_samples", 1), ("seed", 0)]:
+            value = getattr(self, name)
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < lowest:
+                raise ValueError(f"{name} must be an integer >= {lowest}; got {value!r}")
+        if self.batch_size is not None:
+            if not isinstance(self.batch_size, numbers.Integral) or isinstance(self.batch_size, bool) or self.batch_size < 1:
+                raise ValueError(f"batch_size must be None or an integer >= 1; got {self.batch_size!r}")
+            if self.inference == "cavi":
+                raise ValueError("inference='cavi' updates on the full batch: use batch_size=None, or inference='natural_gradient'")
+        for name in ("learning_rate", "jitter"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < np.inf:
+                raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
+        delay = self.nat_delay
+        if isinstance(delay, bool) or not isinstance(delay, numbers.Real) or not 1 <= delay < np.inf:
+            raise ValueError(f"nat_delay must be a finite number >= 1 (so that every step rho_t <= 1); got {delay!r}")
+        f = self.nat_forgetting
+        if isinstance(f, bool) or not isinstance(f, numbers.Real) or not 0 <= f <= 1:
+            raise ValueError(f"nat_forgetting must be a number in [0, 1] (0: every step is 1); got {f!r}")
+        if self.kernel is not None:
+            import gpflow
+
+            if not isinstance(self.kernel, gpflow.kernels.Kernel):
+                raise TypeError(f"kernel must be None or a gpflow kernel; got {type(self.kernel).__name__}")
+
+    # ------------------------------------------------------------------- fit
+    def fit(self, X: Any, y: Any = None, X_var: Any = None) -> "LogisticSoftmaxGPClassifier":
+        """Fit on arrays ``X`` (n, d) and labels ``y`` (n,), or on a labelled ``NoisyDataset``.
+
+        ``X_var`` is accepted for a common interface and ignored (warning if non-zero).
+        """
+        self._check_params()
+        data = check_fit_data(X, y, X_var)
+        if np.any(data.X_var > 0):
+            warnings.warn(_IGNORED_NOISE, UserWarning, stacklevel=2)
+
+        import gpflow
+
+        from gpal.models.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP, AugmentedTrainer
+        from gpal.models.svgp import kmeans_inducing
+
+        standardizer = Standardizer.fit(data.X) if self.standardize else None
+        Xs = data.X if standardizer is None else standardizer.transform_arrays(data.X)[0]
+        d = Xs.shape[1]
+        kernel = (
+            gpflow.kernels.SquaredExponential(lengthscales=np.ones(d))
+            if self.kernel is None
+            else gpflow.utilities.deepcopy(self.kernel)
+        )
+        Z = kmeans_inducing(Xs, min(int(self.num_inducing), Xs.shape[0]), int(self.seed))
+        model = AugmentedLogisticSoftmaxGP(kernel, Z, len(data.classes), float(self.jitter))
+        trainer = AugmentedTrainer(model, Xs, data.y, float(self.learning_rate), bool(self.train_inducing))
+        history = trainer.run(
+            self.inference,
+            max_iter=int(self.max_iter),
+            batch_size=None if self.batch_size is None else int(self.batch_size),
+            hyper_every=int(self.hyper_every),
+            delay=float(self.nat_delay),
+            forgetting=float(self.nat_forgetting),
+            seed=int(self.seed),
+            progress=bool(self.progress),
+        )
+        self.classes_ = data.classes
+        self.n_features_in_ = d
+        self.standardizer_ = standardizer
+        self.model_ = model
+        self.history_ = history
+        return self
+
+    # --------------------------------------------------------------- predict
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "model_"):
+            raise RuntimeError("this LogisticSoftmaxGPClassifier is not fitted yet; call fit first")
+
+    def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:
+        """(n, C) class probabilities, columns as ``classes_``: E_q[p(y | f)] by seeded Monte Carlo."""
+        self._check_fitted()
+        Xa, V = check_predict_data(X, X_var, self.n_features_in_, needs_variance=False)
+        if np.any(V > 0):
+            warnings.warn(_IGNORED_NOISE, UserWarning, stacklevel=2)
+        if self.standardizer_ is not None:
+            Xa = self.standardizer_.transform_arrays(Xa)[0]
+        return self.model_.predict_proba(Xa, int(self.n_samples), int(self.seed))
+
+    # ------------------------------------------------------------- save/load
+    def save(self, path: str | os.PathLike) -> None:
+        """Write ``config.json`` and ``params.npz`` into directory ``path`` (replaced atomically)."""
+        from gpal.models.state import kernel_to_config, module_values
+
+        self._check_fitted()
+        model = self.model_
+        arrays = {
+            "Z": model.Z.numpy(),
+            "eta1": model.eta1.numpy(),
+            "precision": model.precision.numpy(),
+            **{f"kernel/{k}": v for k, v in module_values(model.kernel).items()},
+        }
+        params = self.get_params(deep=False)
+        if params["kernel"] is not None:
+            arrays.update({f"kernel_template/{k}": v for k, v in module_values(params["kernel"]).items()})
+            params["kernel"] = kernel_to_config(params["kernel"])
+        config = {
+            "params": params,
+            "classes": classes_to_json(self.classes_),
+            "n_features_in": int(self.n_features_in_),
+            "standardizer": None if self.standardizer_ is None else self.standardizer_.to_dict(),
+            "kernel": kernel_to_config(model.kernel),
+            "jitter": model.jitter,
+            "history": [float(h) for h in self.history_],
+        }
+        save_model_dir(path, _FORMAT, _FORMAT_VERSION, config, arrays)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "LogisticSoftmaxGPClassifier":
+        """Rebuild a classifier written by ``save``; it predicts exactly as the saved one."""
+        from gpal.models.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP
+        from gpal.models.state import assign_module_values, kernel_from_config
+
+        def kernel_from_state(config: dict[str, Any], prefix: str) -> Any:
+            kernel = kernel_from_config(config)
+            assign_module_values(kernel, {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)})
+            return kernel
+
+        config, arrays = load_model_dir(path, _FORMAT, _FORMAT_VERSION)
+        params = dict(config["params"])
+        if params["kernel"] is not None:
+            params["kernel"] = kernel_from_state(params["kernel"], "kernel_template/")
+        clf = cls(**params)
+        classes = classes_from_json(config["classes"])
+        model = AugmentedLogisticSoftmaxGP(
+            kernel_from_state(config["kernel"], "kernel/"), arrays["Z"], len(classes), config["jitter"]
+        )
+        model.eta1.assign(arrays["eta1"])
+        model.precision.assign(arrays["precision"])
+        clf.classes_ = classes
+        clf.n_features_in_ = int(config["n_features_in"])
+        clf.standardizer_ = None if config["standardizer"] is None else Standardizer.from_dict(config["standardizer"])
+        clf.model_ = model
+        clf.history_ = list(config["history"])
+        return clf

@@ -1,0 +1,325 @@
+"""Augmented logistic-softmax GP (paper 004): the closed-form bound, its updates and the estimator."""
+
+import math
+import warnings
+
+import gpflow
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from gpal.logistic_softmax_classifier import LogisticSoftmaxGPClassifier
+from gpal.models.augmented_logistic_softmax import (
+    AugmentedLogisticSoftmaxGP,
+    AugmentedTrainer,
+    LocalFactors,
+    augmented_elbo_terms,
+    global_natural_parameters,
+    onehot_labels,
+    optimal_locals,
+    polya_gamma_mean,
+)
+from gpal.models.logistic_bounds import Quadratic, optimal_q
+from gpal.models.logistic_softmax import logistic_softmax_log_prob, logistic_softmax_probs
+
+
+def three_class(n, seed, noise=0.3):
+    """Three angular sectors of the plane, labels flipped near the borders by input jitter."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    angle = np.arctan2(X[:, 1] + noise * rng.normal(size=n), X[:, 0] + noise * rng.normal(size=n))
+    return X, ((angle + np.pi) // (2 * np.pi / 3)).astype(int) % 3
+
+
+def random_model(seed, n=40, m=8, num_classes=3):
+    """A model with a random (non-prior) q(v) and the data it is evaluated on."""
+    rng = np.random.default_rng(seed)
+    X, y = three_class(n, seed)
+    model = AugmentedLogisticSoftmaxGP(gpflow.kernels.SquaredExponential(lengthscales=[0.8, 1.2]), X[:m], num_classes)
+    R = rng.normal(size=(num_classes, m, m)) / math.sqrt(m)
+    model.precision.assign(np.eye(m) + np.einsum("cij,ckj->cik", R, R) * 3.0)
+    model.eta1.assign(rng.normal(size=(num_classes, m)) * 2.0)
+    return model, X, y
+
+
+def random_marginals(seed, n=30, num_classes=4):
+    rng = np.random.default_rng(seed)
+    mean = tf.constant(rng.normal(size=(n, num_classes)) * 2.0)
+    var = tf.constant(rng.uniform(0.05, 2.0, size=(n, num_classes)))
+    onehot = tf.constant(onehot_labels(rng.integers(0, num_classes, n), num_classes))
+    return mean, var, onehot
+
+
+# ------------------------------------------------------------------ the bound
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_cavi_never_decreases_the_elbo(seed):
+    X, y = three_class(120, seed)
+    model = AugmentedLogisticSoftmaxGP(gpflow.kernels.SquaredExponential(lengthscales=[1.0, 1.0]), X[::8], 3)
+    history = AugmentedTrainer(model, X, y).run("cavi", max_iter=12, hyper_every=0)
+    steps = np.diff(history)
+    assert np.all(steps >= -1e-9 * np.abs(history[1:])), steps
+    assert history[-1] - history[0] > 1.0  # it does move
+
+
+def test_hyperparameter_steps_raise_the_bound_and_move_the_inducing_inputs():
+    X, y = three_class(120, 5)
+    final = {}
+    for hyper_every in (0, 1):
+        model = AugmentedLogisticSoftmaxGP(gpflow.kernels.SquaredExponential(lengthscales=[3.0, 3.0]), X[::10], 3)
+        trainer = AugmentedTrainer(model, X, y, learning_rate=0.05, train_inducing=True)
+        final[hyper_every] = trainer.run("cavi", max_iter=30, hyper_every=hyper_every)[-1]
+        moved = not np.allclose(model.kernel.lengthscales.numpy(), 3.0)
+        assert moved == bool(hyper_every)
+        assert np.allclose(model.Z.numpy(), X[::10]) != bool(hyper_every)
+    assert final[1] > final[0] + 1.0
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_each_local_update_is_a_stationary_maximum(seed):
+    mean, var, onehot = random_marginals(seed)
+    loc = optimal_locals(mean, var)
+    best = augmented_elbo_terms(mean, var, onehot, loc).numpy()
+    for field in LocalFactors._fields:
+        for factor in (1.0 - 1e-3, 1.0 + 1e-3):
+            moved = loc._replace(**{field: getattr(loc, field) * factor})
+            lower = augmented_elbo_terms(mean, var, onehot, moved).numpy()
+            assert np.all(lower < best), (field, factor)
+
+
+def test_global_update_is_a_stationary_maximum_for_fixed_locals():
+    model, X, y = random_model(3)
+    onehot = tf.constant(onehot_labels(y, 3))
+    proj = model.project(tf.constant(X))
+    loc = optimal_locals(*model.marginals(proj, model.q()))
+
+    def bound():
+        q = model.q()
+        mean, var = model.marginals(proj, q)
+        return float(tf.reduce_sum(augmented_elbo_terms(mean, var, onehot, loc)) - model.kl(q))
+
+    eta1_hat, precision_hat = global_natural_parameters(proj.A, onehot, loc, 1.0)
+    model.eta1.assign(eta1_hat)
+    model.precision.assign(precision_hat)
+    best = bound()
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        model.eta1.assign(eta1_hat + 1e-2 * rng.normal(size=eta1_hat.shape))
+        assert bound() < best
+        model.eta1.assign(eta1_hat)
+        model.precision.assign(precision_hat * (1.0 + 1e-2 * rng.choice([-1.0, 1.0])))
+        assert bound() < best
+        model.precision.assign(precision_hat)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_augmented_elbo_is_below_the_monte_carlo_elbo(seed):
+    """Jensen: max over the locals of the augmented bound <= sum_i E_q log p(y_i | f_i) - KL, same q(u)."""
+    model, X, y = random_model(seed)
+    mean, var = model.predict_f(X)
+    rng = np.random.default_rng(seed + 10)
+    f = mean.numpy()[None] + np.sqrt(var.numpy())[None] * rng.normal(size=(4000,) + tuple(mean.shape))
+    logp = logistic_softmax_log_prob(tf.constant(f.reshape(-1, 3)), tf.constant(np.tile(y, 4000)))
+    per_draw = logp.numpy().reshape(4000, -1).sum(axis=1)
+    kl = float(model.kl(model.q()))
+    mc, se = per_draw.mean() - kl, per_draw.std() / math.sqrt(4000)
+    augmented = float(model.elbo(tf.constant(X), tf.constant(onehot_labels(y, 3))))
+    assert augmented < mc - 5 * se
+    assert mc - augmented < 0.5 * abs(mc)  # a bound, not a different quantity
+
+
+@pytest.mark.parametrize("b, c", [(1.0, 0.0), (1.0, 0.7), (1.0, 3.0), (1.0, 12.0), (2.5, 1.5)])
+def test_polya_gamma_mean_matches_sum_of_gammas(b, c):
+    """PG(b, c) = (1 / 2 pi^2) sum_k g_k / ((k - 1/2)^2 + c^2 / 4 pi^2), g_k ~ Gamma(b, 1)."""
+    rng = np.random.default_rng(0)
+    K, S = 400, 20000
+    denom = (np.arange(1, K + 1) - 0.5) ** 2 + c**2 / (4 * math.pi**2)
+    draws = (rng.gamma(b, size=(S, K)) / denom).sum(axis=1) / (2 * math.pi**2)
+    k = np.arange(K + 1, 10**6)
+    tail = b * np.sum(1.0 / ((k - 0.5) ** 2 + c**2 / (4 * math.pi**2))) / (2 * math.pi**2)
+    expected = float(polya_gamma_mean(tf.constant(b, tf.float64), tf.constant(c, tf.float64)))
+    assert abs(draws.mean() + tail - expected) < 4 * draws.std() / math.sqrt(S)
+    assert abs(draws.mean() + tail - expected) < 0.02 * expected
+
+
+def test_polya_gamma_mean_is_smooth_at_zero():
+    c = tf.constant([0.0, 0.99e-4, 1.01e-4, 1e-2], tf.float64)
+    values = polya_gamma_mean(tf.ones_like(c), c).numpy()
+    np.testing.assert_allclose(values, 0.25 - c.numpy() ** 2 / 48.0, rtol=1e-10)
+
+
+def test_natural_gradient_step_one_on_full_batch_is_the_cavi_update():
+    model, X, y = random_model(4)
+    Xt, onehot = tf.constant(X), tf.constant(onehot_labels(y, 3))
+    proj = model.project(Xt)
+    loc = optimal_locals(*model.marginals(proj, model.q()))
+    theta = polya_gamma_mean(onehot + loc.gamma, loc.c)
+    model.natural_gradient_step(Xt, onehot, 1.0, 1.0)
+    q = model.q()
+    mean, cov = q.mean, tf.matmul(q.inv_chol, q.inv_chol, transpose_a=True)
+    for c in range(3):
+        # paper 002's closed-form q for a quadratic term b f - w f^2: here b = (y' - gamma) / 2, w = theta / 2
+        quad = Quadratic(tf.zeros_like(theta[:, c]), (onehot[:, c] - loc.gamma[:, c]) / 2.0, theta[:, c] / 2.0)
+        q = optimal_q(proj.A, quad)
+        np.testing.assert_allclose(mean[c].numpy(), q.mean.numpy(), rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(cov[c].numpy(), (q.sqrt @ tf.transpose(q.sqrt)).numpy(), rtol=1e-8, atol=1e-10)
+
+
+def test_natural_gradient_step_blends_natural_parameters():
+    model, X, y = random_model(5)
+    Xt, onehot = tf.constant(X[:16]), tf.constant(onehot_labels(y[:16], 3))
+    eta1, precision = model.eta1.numpy(), model.precision.numpy()
+    proj = model.project(Xt)
+    hat = global_natural_parameters(proj.A, onehot, optimal_locals(*model.marginals(proj, model.q())), 2.5)
+    model.natural_gradient_step(Xt, onehot, 2.5, 0.3)
+    np.testing.assert_allclose(model.eta1.numpy(), 0.7 * eta1 + 0.3 * hat[0].numpy(), rtol=1e-10)
+    np.testing.assert_allclose(model.precision.numpy(), 0.7 * precision + 0.3 * hat[1].numpy(), rtol=1e-10)
+
+
+# ------------------------------------------------------------------ estimator
+@pytest.fixture(scope="module")
+def fitted():
+    X, y = three_class(150, 0)
+    labels = np.array(["bll", "fsrq", "psr"])[y]
+    clf = LogisticSoftmaxGPClassifier(num_inducing=15, max_iter=40, learning_rate=0.05, n_samples=300, progress=False)
+    return clf.fit(X, labels), X, labels
+
+
+def test_predictions_integrate_over_q_and_sum_to_one(fitted):
+    clf, X, _ = fitted
+    proba = clf.predict_proba(X[:40])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-12)
+    mean, var = clf.model_.predict_f(clf.standardizer_.transform_arrays(X[:40])[0])
+    plug_in = logistic_softmax_probs(mean).numpy()
+    assert np.max(np.abs(proba - plug_in)) > 0.02
+    rng = np.random.default_rng(1)
+    f = mean.numpy()[None] + np.sqrt(var.numpy())[None] * rng.normal(size=(5000,) + tuple(mean.shape))
+    reference = logistic_softmax_probs(tf.constant(f.reshape(-1, 3))).numpy().reshape(5000, 40, 3).mean(axis=0)
+    np.testing.assert_allclose(proba, reference, atol=0.03)
+
+
+def test_string_labels_and_sensible_accuracy(fitted):
+    clf, _, _ = fitted
+    assert list(clf.classes_) == ["bll", "fsrq", "psr"]
+    X_test, y_test = three_class(300, 99)
+    labels = np.array(["bll", "fsrq", "psr"])[y_test]
+    assert set(clf.predict(X_test)) <= set(clf.classes_)
+    assert clf.score(X_test, labels) > 0.85
+    assert clf.n_features_in_ == 2 and len(clf.history_) == 40
+
+
+def test_natural_gradient_minibatches_reach_sensible_accuracy():
+    X, y = three_class(200, 1)
+    clf = LogisticSoftmaxGPClassifier(
+        inference="natural_gradient", batch_size=50, num_inducing=15, max_iter=60, learning_rate=0.05,
+        n_samples=200, progress=False,
+    ).fit(X, y)
+    X_test, y_test = three_class(300, 98)
+    assert clf.score(X_test, y_test) > 0.85
+    assert len(clf.history_) == 60 and np.all(np.isfinite(clf.history_))
+
+
+def test_save_load_predicts_identically(fitted, tmp_path):
+    clf, X, _ = fitted
+    clf.save(tmp_path / "model")
+    loaded = LogisticSoftmaxGPClassifier.load(tmp_path / "model")
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    assert list(loaded.classes_) == list(clf.classes_)
+    assert loaded.history_ == clf.history_
+    assert loaded.get_params() == clf.get_params()
+
+
+def test_input_noise_is_ignored_with_a_warning():
+    X, y = three_class(40, 2)
+    clf = LogisticSoftmaxGPClassifier(num_inducing=5, max_iter=2, n_samples=10, progress=False)
+    with pytest.warns(UserWarning, match="ignores input noise"):
+        clf.fit(X, y, X_var=np.full_like(X, 0.1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf.predict_proba(X, np.zeros_like(X))
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"inference": "svi"}, "inference must be one of"),
+        ({"batch_size": 10}, "inference='cavi' updates on the full batch"),
+        ({"inference": "natural_gradient", "batch_size": 0}, "batch_size must be None or an integer"),
+        ({"num_inducing": 0}, "num_inducing must be an integer >= 1"),
+        ({"nat_delay": 0.5}, "nat_delay must be a finite number >= 1"),
+        ({"nat_forgetting": 1.5}, "nat_forgetting must be a number in"),
+        ({"learning_rate": -1.0}, "learning_rate must be a finite number > 0"),
+    ],
+)
+def test_bad_parameters_are_named(params, match):
+    X, y = three_class(20, 0)
+    with pytest.raises(ValueError, match=match):
+        LogisticSoftmaxGPClassifier(progress=False, **params).fit(X, y)
+
+
+def test_bad_inputs_raise_clear_errors(fitted):
+    clf, X, _ = fitted
+    with pytest.raises(RuntimeError, match="not fitted"):
+        LogisticSoftmaxGPClassifier().predict_proba(X)
+    with pytest.raises(ValueError, match="3 features, but the model was fitted with 2"):
+        clf.predict_proba(np.ones((2, 3)))
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="row 3, column 1"):
+        LogisticSoftmaxGPClassifier(progress=False).fit(bad, np.arange(len(X)) % 2)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        LogisticSoftmaxGPClassifier(progress=False).fit(X, np.zeros(len(X)))
+    with pytest.raises(TypeError, match="kernel must be None or a gpflow kernel"):
+        LogisticSoftmaxGPClassifier(kernel="rbf", progress=False).fit(X, np.arange(len(X)) % 2)
+
+
+@pytest.mark.parametrize("optimal", [True, False])
+def test_closed_form_bound_matches_monte_carlo_over_all_augmented_variables(optimal):
+    """E_q[log p(y, lambda, n, omega | f) - log q(lambda, n, omega)] by sampling lambda, n, omega, scipy densities.
+
+    Shared with the closed form are only the Gaussian moments of f (E f, E f^2 = m^2 + v, f being
+    independent of the rest) and the exponential tilting PG(omega | b, c) = cosh(c/2)^b
+    e^{-c^2 omega / 2} PG(omega | b, 0); omega is drawn from its sum-of-gammas representation.
+    The omega terms are estimated from their own, smaller sample (the PG draws are the costly part).
+    """
+    from scipy import stats
+
+    mean, var, onehot = random_marginals(7, n=4, num_classes=3)
+    loc = optimal_locals(mean, var)
+    if not optimal:
+        rng_loc = np.random.default_rng(1)
+        loc = LocalFactors(*[t * rng_loc.uniform(0.5, 1.5, size=t.shape) for t in loc])
+    closed = augmented_elbo_terms(mean, var, onehot, loc).numpy()
+    m, second, yy = mean.numpy(), (mean**2 + var).numpy(), onehot.numpy()
+    c, g, a, rate = (t.numpy() for t in loc)
+    rng = np.random.default_rng(2)
+    S, S_pg, K = 400000, 20000, 200
+    denom, far = (np.arange(1, K + 1) - 0.5) ** 2, (np.arange(K + 1, 10**5) - 0.5) ** 2
+    for i in range(len(closed)):
+        lam = rng.gamma(a[i], 1.0 / rate[i], size=S)
+        n = rng.poisson(g[i], size=(S, 3))
+        total = -stats.gamma.logpdf(lam, a[i], scale=1.0 / rate[i])  # flat prior on lambda
+        omega_part = np.zeros(S_pg)
+        for k in range(3):
+            total += stats.poisson.logpmf(n[:, k], lam) - stats.poisson.logpmf(n[:, k], g[i, k])
+            total += -(yy[i, k] + n[:, k]) * np.log(2 * np.cosh(c[i, k] / 2)) + (yy[i, k] - n[:, k]) * m[i, k] / 2
+            shape = yy[i, k] + rng.poisson(g[i, k], size=S_pg)
+            gam = rng.gamma(np.maximum(shape, 1e-300)[:, None], size=(S_pg, K)) * (shape > 0)[:, None]
+            shift = c[i, k] ** 2 / (4 * math.pi**2)
+            tail = np.sum(1.0 / (far + shift)) * shape  # E of the terms k > K, too small to vary
+            omega = ((gam / (denom + shift)).sum(axis=1) + tail) / (2 * math.pi**2)
+            omega_part += omega * (c[i, k] ** 2 - second[i, k]) / 2
+        estimate = total.mean() + omega_part.mean()
+        se = math.hypot(total.std() / math.sqrt(S), omega_part.std() / math.sqrt(S_pg))
+        assert abs(estimate - closed[i]) < 4 * se, (i, estimate, closed[i], se)
+
+
+def test_save_load_with_a_user_kernel(tmp_path):
+    X, y = three_class(60, 3)
+    kernel = gpflow.kernels.Matern32(lengthscales=[0.7, 1.3])
+    clf = LogisticSoftmaxGPClassifier(kernel=kernel, num_inducing=6, max_iter=5, n_samples=50, progress=False).fit(X, y)
+    clf.save(tmp_path / "m")
+    loaded = LogisticSoftmaxGPClassifier.load(tmp_path / "m")
+    np.testing.assert_array_equal(loaded.predict_proba(X), clf.predict_proba(X))
+    assert isinstance(loaded.kernel, gpflow.kernels.Matern32) and isinstance(loaded.model_.kernel, gpflow.kernels.Matern32)
+    np.testing.assert_array_equal(loaded.kernel.lengthscales.numpy(), [0.7, 1.3])
+    assert not np.allclose(loaded.model_.kernel.lengthscales.numpy(), [0.7, 1.3])  # fitted copy, template untouched
