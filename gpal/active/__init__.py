@@ -1,0 +1,42 @@
+"""Active learning: acquisition functions, oracles and the resumable pool-based loop.
+
+The modAL adapter lives in `gpal.active.modal` and is imported only on request
+(importing it makes modAL's ``ActiveLearner.teach`` work on scikit-learn >= 1.8).
+"""
+
+from gpal.active.acquisition import (
+    ACQUISITIONS,
+    BALD,
+    Acquisition,
+    LeastConfidence,
+    Margin,
+    PredictiveEntropy,
+    RandomSampling,
+    greedy_diverse,
+    make_acquisition,
+    top_k,
+)
+from gpal.active.loop import ActiveLearningLoop, ConfigMismatch, LoopResult, initial_pool_test_split, read_state
+from gpal.active.oracles import FileOracle, LabelsPending, OracleError, SimulatedOracle
+
+__all__ = [
+    "ACQUISITIONS",
+    "Acquisition",
+    "PredictiveEntropy",
+    "RandomSampling",
+    "BALD",
+    "Margin",
+    "LeastConfidence",
+    "make_acquisition",
+    "top_k",
+    "greedy_diverse",
+    "ActiveLearningLoop",
+    "ConfigMismatch",
+    "LoopResult",
+    "initial_pool_test_split",
+    "read_state",
+    "FileOracle",
+    "LabelsPending",
+    "OracleError",
+    "SimulatedOracle",
+]

@@ -1,0 +1,261 @@
+"""Acquisition functions: which pool sources are most worth a (costly) label.
+
+Every acquisition is a small callable with modAL's query-strategy signature::
+
+    indices, scores = strategy(model, X_pool, n_instances=1)
+
+so the same object drives gpal's own loop (`gpal.active.loop`) and modAL's
+``ActiveLearner``.  ``model`` is any gpal classifier (or a modAL learner wrapping
+one); ``X_pool`` is a ``NoisyDataset`` (features and their variances travel
+together), a plain (n, d) array, or the ``[X | X_var]`` array of
+`gpal.active.modal`.  ``scores`` are those of the chosen rows, larger = more
+informative, in the order chosen.
+
+Batches: ``batch="top_k"`` takes the k best scores; ``batch="diverse"`` picks
+greedily, damping each candidate's score by its similarity to the rows already
+chosen, so a batch does not spend k labels on k near-copies of one source.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from gpal.data import NoisyDataset
+from gpal.estimator import entropy
+
+__all__ = [
+    "Acquisition",
+    "PredictiveEntropy",
+    "RandomSampling",
+    "BALD",
+    "Margin",
+    "LeastConfidence",
+    "ACQUISITIONS",
+    "make_acquisition",
+    "top_k",
+    "greedy_diverse",
+]
+
+_BATCH_RULES = ("top_k", "diverse")
+
+
+def _check_count(name: str, value: Any, minimum: int = 1) -> int:
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
+    return int(value)
+
+
+def _estimator(model: Any) -> Any:
+    """The classifier behind a modAL learner (which passes itself to the strategy), else the model."""
+    return getattr(model, "estimator", model)
+
+
+def _pool_features(model: Any, X_pool: Any) -> np.ndarray:
+    """Features only (no variances) of a pool given as a NoisyDataset, a [X | X_var] array or plain X."""
+    if isinstance(X_pool, NoisyDataset):
+        return X_pool.X
+    split = getattr(_estimator(model), "split_inputs", None)
+    if split is not None:
+        return split(X_pool)[0]
+    return np.asarray(X_pool, dtype=np.float64)
+
+
+def _predict_proba(model: Any, X_pool: Any) -> np.ndarray:
+    """Predictive class probabilities (n, C) of the pool, with its variances when it has them."""
+    if isinstance(X_pool, NoisyDataset):
+        return np.asarray(_estimator(model).predict_proba(X_pool.X, X_var=X_pool.X_var), dtype=np.float64)
+    return np.asarray(model.predict_proba(X_pool), dtype=np.float64)
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k largest scores, best first; ties go to the lower index (deterministic)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    return np.argsort(-scores, kind="stable")[:k]
+
+
+def greedy_diverse(scores: np.ndarray, features: np.ndarray, k: int, lengthscale: float | None = None,
+                   n_candidates: int | None = None) -> np.ndarray:
+    """Greedy batch: repeatedly take argmax of score_i * (1 - max_j exp(-|x_i - x_j|^2 / 2 l^2)) over chosen j.
+
+    Distances are measured on features scaled by the candidates' standard deviation.
+    Only the ``n_candidates`` best-scored rows (default max(10 k, 100)) compete, which
+    keeps the cost O(n_candidates^2).  ``lengthscale`` defaults to the median pairwise
+    distance among candidates.  A chosen row is never chosen again.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if not 1 <= k <= scores.shape[0]:
+        raise ValueError(f"cannot pick a batch of {k} from {scores.shape[0]} candidate(s)")
+    if (scores < 0).any():
+        raise ValueError("greedy_diverse needs non-negative scores (it damps them multiplicatively)")
+    m = min(scores.shape[0], n_candidates or max(10 * k, 100))
+    cand = top_k(scores, m)
+    Z = np.asarray(features, dtype=np.float64)[cand]
+    Z = (Z - Z.mean(axis=0)) / np.where(Z.std(axis=0) > 0, Z.std(axis=0), 1.0)
+    d2 = np.sum((Z[:, None, :] - Z[None, :, :]) ** 2, axis=-1)
+    if lengthscale is None:
+        off = d2[np.triu_indices(m, 1)]
+        lengthscale = float(np.sqrt(np.median(off))) if off.size and np.median(off) > 0 else 1.0
+    similarity = np.exp(-d2 / (2.0 * lengthscale**2))
+    closest = np.zeros(m)  # max similarity to anything chosen so far
+    available = np.ones(m, dtype=bool)
+    chosen = []
+    for _ in range(k):
+        value = np.where(available, scores[cand] * (1.0 - closest), -np.inf)
+        j = int(np.argmax(value))  # first maximum: deterministic
+        chosen.append(j)
+        available[j] = False
+        closest = np.maximum(closest, similarity[j])
+    return cand[np.array(chosen, dtype=np.int64)]
+
+
+class Acquisition:
+    """Base: subclasses define ``scores(model, X_pool) -> (n,)``; ``__call__`` turns them into a batch.
+
+    ``batch`` is "top_k" or "diverse" (see `greedy_diverse`; ``lengthscale`` is
+    passed on to it).
+    """
+
+    name = "acquisition"
+
+    def __init__(self, batch: str = "top_k", lengthscale: float | None = None):
+        if batch not in _BATCH_RULES:
+            raise ValueError(f"batch must be one of {_BATCH_RULES}; got {batch!r}")
+        if lengthscale is not None and not (isinstance(lengthscale, numbers.Real) and lengthscale > 0):
+            raise ValueError(f"lengthscale must be a number > 0 or None; got {lengthscale!r}")
+        self.batch = batch
+        self.lengthscale = lengthscale
+
+    def scores(self, model: Any, X_pool: Any) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def config(self) -> dict[str, Any]:
+        """JSON description; equal configs select equal batches (the loop's resume check uses it)."""
+        return {"name": self.name, "batch": self.batch, "lengthscale": self.lengthscale}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.config().items() if k != "name")
+        return f"{type(self).__name__}({args})"
+
+    def __call__(self, model: Any, X_pool: Any, n_instances: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        n_instances = _check_count("n_instances", n_instances)
+        n_pool = len(X_pool) if isinstance(X_pool, NoisyDataset) else np.shape(X_pool)[0]
+        if n_instances > n_pool:
+            raise ValueError(
+                f"cannot query {n_instances} source(s) from a pool of {n_pool}: the pool is smaller than the batch"
+            )
+        scores = np.asarray(self.scores(model, X_pool), dtype=np.float64)
+        if scores.shape != (n_pool,) or not np.isfinite(scores).all():
+            raise ValueError(f"{self.name} produced scores of shape {scores.shape} (finite: "
+                             f"{bool(np.isfinite(scores).all())}); expected ({n_pool},) finite values")
+        if self.batch == "top_k":
+            idx = top_k(scores, n_instances)
+        else:
+            idx = greedy_diverse(scores, _pool_features(model, X_pool), n_instances, self.lengthscale)
+        return idx, scores[idx]
+
+
+class PredictiveEntropy(Acquisition):
+    """H[p(y | x, D)]: the paper's criterion (sec. 5.5); total uncertainty, aleatoric included."""
+
+    name = "entropy"
+
+    def scores(self, model: Any, X_pool: Any) -> np.ndarray:
+        return entropy(_predict_proba(model, X_pool))
+
+
+class Margin(Acquisition):
+    """1 - (p_first - p_second): high when the two most probable classes are close."""
+
+    name = "margin"
+
+    def scores(self, model: Any, X_pool: Any) -> np.ndarray:
+        p = np.sort(_predict_proba(model, X_pool), axis=1)
+        return 1.0 - (p[:, -1] - p[:, -2])
+
+
+class LeastConfidence(Acquisition):
+    """1 - max_c p_c: high when even the best guess is unsure."""
+
+    name = "least_confidence"
+
+    def scores(self, model: Any, X_pool: Any) -> np.ndarray:
+        return 1.0 - _predict_proba(model, X_pool).max(axis=1)
+
+
+class RandomSampling(Acquisition):
+    """Uniform random scores: the baseline every acquisition must beat.
+
+    The draw depends only on ``seed`` and the pool size, not on hidden state, so a
+    resumed loop (whose pool has shrunk by exactly the labelled rows) draws what an
+    uninterrupted run would have drawn.
+    """
+
+    name = "random"
+
+    def __init__(self, seed: int = 0, batch: str = "top_k", lengthscale: float | None = None):
+        super().__init__(batch, lengthscale)
+        self.seed = _check_count("seed", seed, minimum=0)
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "seed": self.seed}
+
+    def scores(self, model: Any, X_pool: Any) -> np.ndarray:
+        n_pool = len(X_pool) if isinstance(X_pool, NoisyDataset) else np.shape(X_pool)[0]
+        return np.random.default_rng([self.seed, n_pool]).random(n_pool)
+
+
+class BALD(Acquisition):
+    """Mutual information I[y; f | x, D] = H[E_s p(y | f_s)] - E_s H[p(y | f_s)] (Houlsby et al. 2011).
+
+    Only the epistemic part of the uncertainty: a source whose label is noisy
+    whatever the model (inputs in an overlap region) scores low.  Needs
+    ``sample_proba(X, X_var, n_samples)`` (joint draws of latent functions and, for
+    noisy-input models, of the inputs), as ``NoisyGPClassifier`` has; the draws are
+    seeded by the model's own ``seed``, so repeated calls agree.
+    """
+
+    name = "bald"
+
+    def __init__(self, n_samples: int = 100, batch: str = "top_k", lengthscale: float | None = None):
+        super().__init__(batch, lengthscale)
+        self.n_samples = _check_count("n_samples", n_samples, minimum=2)
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "n_samples": self.n_samples}
+
+    def scores(self, model: Any, X_pool: Any) -> np.ndarray:
+        est = _estimator(model)
+        if not callable(getattr(est, "sample_proba", None)):
+            raise TypeError(
+                f"BALD needs a model with sample_proba(X, X_var, n_samples) (e.g. NoisyGPClassifier); "
+                f"{type(est).__name__} has none"
+            )
+        if isinstance(X_pool, NoisyDataset):
+            samples = est.sample_proba(X_pool.X, X_var=X_pool.X_var, n_samples=self.n_samples)
+        else:
+            samples = est.sample_proba(X_pool, n_samples=self.n_samples)
+        samples = np.asarray(samples, dtype=np.float64)
+        mi = entropy(samples.mean(axis=0)) - entropy(samples).mean(axis=0)
+        return np.maximum(mi, 0.0)  # >= 0 exactly; tiny negatives are round-off
+
+
+ACQUISITIONS: dict[str, type[Acquisition]] = {
+    cls.name: cls for cls in (PredictiveEntropy, RandomSampling, BALD, Margin, LeastConfidence)
+}
+
+
+def make_acquisition(spec: str | dict[str, Any] | Acquisition) -> Acquisition:
+    """An acquisition from its name, its ``config()`` dict, or itself."""
+    if isinstance(spec, Acquisition):
+        return spec
+    params = {"name": spec} if isinstance(spec, str) else dict(spec)
+    name = params.pop("name", None)
+    if name not in ACQUISITIONS:
+        raise ValueError(f"unknown acquisition {name!r}; choose one of {sorted(ACQUISITIONS)}")
+    try:
+        return ACQUISITIONS[name](**params)
+    except TypeError as err:
+        raise TypeError(f"bad parameters {params} for acquisition {name!r}: {err}") from None

@@ -1,0 +1,397 @@
+"""The pool-based active-learning loop, checkpointed after every step so it can be killed and resumed.
+
+One query = select a batch from the pool with the acquisition, ask the oracle,
+add the labelled rows, retrain (warm start: the previous solution is the starting
+point, as in sec. 5.5 of the noisy-input GP paper), score the test set.
+
+Checkpoint folder (all writes atomic)::
+
+    state.json     config, labelled ids in query order, every query's ids / scores /
+                   probabilities / labels, a pending query (asked, not yet answered),
+                   metrics after every step, the name of the current model folder
+    model_0007/    the model after query 7, written by the estimator's own ``save``
+
+The state advances in three durable phases per query: (1) the selected batch is
+written as *pending* before the oracle is asked, (2) the oracle's labels are written
+as soon as they arrive, (3) the retrained model and its metrics are written.  A run
+killed anywhere resumes at the phase it stopped in: a label once answered is never
+asked for again nor lost, and the resumed run ends with exactly the labelled ids and
+metrics of an uninterrupted run with the same seed (the model is reloaded from the
+checkpoint, which equals the one that was in memory).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+
+from gpal.active.acquisition import Acquisition, make_acquisition
+from gpal.active.oracles import check_labels
+from gpal.data import NoisyDataset
+from gpal.persistence import write_json_atomic
+from gpal.reports import prediction_metrics
+
+__all__ = ["ActiveLearningLoop", "LoopResult", "ConfigMismatch", "initial_pool_test_split", "read_state"]
+
+_FORMAT = "gpal.active.loop"
+_VERSION = 1
+_STATE = "state.json"
+
+
+class ConfigMismatch(ValueError):
+    """Resuming a checkpoint with a configuration other than the one it was started with."""
+
+
+@dataclass
+class LoopResult:
+    """What a finished (or resumed-and-finished) loop produced."""
+
+    labelled_ids: list[str]  # initial labelled set, then queried sources in query order
+    queries: list[dict[str, Any]]  # per query: number, ids, scores, proba, labels
+    metrics: pd.DataFrame  # one row per step (0 = initial fit): n_labelled and test metrics
+    estimator: Any
+
+
+def initial_pool_test_split(
+    dataset: NoisyDataset, n_initial: int, n_pool: int, n_test: int, seed: int = 0
+) -> tuple[NoisyDataset, NoisyDataset, NoisyDataset]:
+    """Disjoint (initial labelled, pool, test) sets drawn without replacement from one seeded permutation."""
+    sizes = {"n_initial": n_initial, "n_pool": n_pool, "n_test": n_test}
+    bad = {k: v for k, v in sizes.items() if not isinstance(v, (int, np.integer)) or v < 1}
+    if bad:
+        raise ValueError(f"split sizes must be integers >= 1; got {bad}")
+    if n_initial + n_pool + n_test > dataset.n_samples:
+        raise ValueError(
+            f"{n_initial} initial + {n_pool} pool + {n_test} test = {n_initial + n_pool + n_test} rows, "
+            f"but the data set has only {dataset.n_samples}"
+        )
+    perm = np.random.default_rng(seed).permutation(dataset.n_samples)
+    cuts = np.cumsum([n_initial, n_pool, n_test])
+    return tuple(dataset.subset(np.sort(part)) for part in np.split(perm[: cuts[-1]], cuts[:-1]))
+
+
+def read_state(checkpoint_dir: str | Path) -> dict[str, Any]:
+    """The loop state stored in ``checkpoint_dir`` (``state.json``), checked for format."""
+    path = Path(checkpoint_dir) / _STATE
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path} is not valid JSON ({err}); the checkpoint is corrupt") from None
+    if state.get("format") != _FORMAT or state.get("version") != _VERSION:
+        raise ValueError(f"{path} is not a {_FORMAT} v{_VERSION} checkpoint")
+    return state
+
+
+def _fingerprint(ds: NoisyDataset, with_labels: bool) -> dict[str, Any]:
+    """Size plus hashes of ids and values: enough to notice that a different data set was passed."""
+    h = hashlib.sha256()
+    for arr in (ds.X, ds.X_var):
+        h.update(np.ascontiguousarray(arr, dtype=np.float64).tobytes())
+    if with_labels:
+        h.update(np.asarray(ds.y, dtype=np.int64).tobytes())
+    return {
+        "n": ds.n_samples,
+        "ids_sha256": hashlib.sha256("\n".join(ds.ids.tolist()).encode()).hexdigest(),
+        "values_sha256": h.hexdigest(),
+    }
+
+
+def _jsonable(value: Any) -> Any:
+    """Estimator parameters as JSON: plain values as they are, objects by their type name."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return f"<{type(value).__module__}.{type(value).__qualname__}>"
+
+
+def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        out.update(_flatten(v, key + ".") if isinstance(v, dict) else {key: v})
+    return out
+
+
+def _check_disjoint(named: dict[str, NoisyDataset]) -> None:
+    for name, ds in named.items():
+        ids = ds.ids.tolist()
+        if len(set(ids)) != len(ids):
+            dup = sorted({i for i in ids if ids.count(i) > 1})
+            raise ValueError(f"{name} set has duplicated source ids, e.g. {dup[:5]}")
+    names = list(named)
+    for a in range(len(names)):
+        for b in range(a + 1, len(names)):
+            common = sorted(set(named[names[a]].ids.tolist()) & set(named[names[b]].ids.tolist()))
+            if common:
+                raise ValueError(
+                    f"{names[a]} and {names[b]} sets share {len(common)} source(s), e.g. {common[:5]}; "
+                    "they must be disjoint"
+                )
+
+
+class ActiveLearningLoop:
+    """Pool-based active learning for any gpal classifier with ``fit``/``predict_proba``/``save``/``load``.
+
+    Parameters
+    ----------
+    estimator : unfitted classifier; cloned, never modified.  Its own ``epochs`` train
+        the initial model; ``retrain_epochs`` (if given) every retraining after a query.
+    labelled : the initial labelled ``NoisyDataset``; its ``class_names`` are the classes.
+    pool : unlabelled candidates (its ``y``, if any, is ignored: labels come from the oracle).
+    oracle : ``oracle(query, queried, scores, proba, class_names) -> class names``
+        (see `gpal.active.oracles`).
+    test : labelled test set scored after every step (error, NLL, ECE, ...); optional.
+    acquisition : an `Acquisition`, its name or its config dict (default predictive entropy).
+    batch_size, n_queries : sources per query and number of queries.  ``n_queries`` may
+        be raised when resuming, to ask for more labels.
+    warm_start : retrain from the previous solution (needs a ``warm_start`` parameter).
+    checkpoint_dir : where the state lives; an existing checkpoint is resumed.
+    callback : ``callback(query, metrics_row)`` after each checkpointed query.
+    """
+
+    def __init__(
+        self,
+        estimator: Any,
+        labelled: NoisyDataset,
+        pool: NoisyDataset,
+        oracle: Callable[..., Sequence[str]],
+        test: NoisyDataset | None = None,
+        acquisition: str | dict[str, Any] | Acquisition = "entropy",
+        batch_size: int = 1,
+        n_queries: int = 10,
+        retrain_epochs: int | None = None,
+        warm_start: bool = True,
+        checkpoint_dir: str | Path | None = None,
+        n_bins: int = 15,
+        progress: bool = True,
+        callback: Callable[[int, dict[str, Any]], None] | None = None,
+    ):
+        for name, value, minimum in [("batch_size", batch_size, 1), ("n_queries", n_queries, 0)]:
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < minimum:
+                raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
+        if retrain_epochs is not None and (not isinstance(retrain_epochs, (int, np.integer)) or retrain_epochs < 0):
+            raise ValueError(f"retrain_epochs must be None or an integer >= 0; got {retrain_epochs!r}")
+        if not isinstance(labelled, NoisyDataset) or not labelled.is_labelled:
+            raise TypeError("labelled must be a labelled NoisyDataset (the initial training set)")
+        if not isinstance(pool, NoisyDataset):
+            raise TypeError(f"pool must be a NoisyDataset; got {type(pool).__name__}")
+        if pool.feature_names != labelled.feature_names:
+            raise ValueError(f"pool features {list(pool.feature_names)} differ from the labelled set's "
+                             f"{list(labelled.feature_names)}")
+        if test is not None:
+            if not test.is_labelled or test.class_names != labelled.class_names:
+                raise ValueError(f"test must be labelled with the classes of the labelled set "
+                                 f"{list(labelled.class_names)}")
+            if test.feature_names != labelled.feature_names:
+                raise ValueError(f"test features {list(test.feature_names)} differ from the labelled set's")
+        _check_disjoint({"labelled": labelled, "pool": pool, **({"test": test} if test is not None else {})})
+        if batch_size * n_queries > pool.n_samples:
+            raise ValueError(
+                f"the pool has {pool.n_samples} source(s) but {n_queries} queries of batch_size {batch_size} need "
+                f"{batch_size * n_queries}: the pool is smaller than the batches; lower n_queries or batch_size"
+            )
+        params = estimator.get_params(deep=False)
+        if warm_start and "warm_start" not in params:
+            raise ValueError(f"{type(estimator).__name__} has no warm_start parameter; pass warm_start=False "
+                             "to retrain from scratch after every query")
+        if retrain_epochs is not None and "epochs" not in params:
+            raise ValueError(f"{type(estimator).__name__} has no epochs parameter, so retrain_epochs cannot be set")
+        for method in ("save", "load"):
+            if not callable(getattr(estimator, method, None)):
+                raise TypeError(f"{type(estimator).__name__} has no {method}(); the loop checkpoints models with it")
+        self.estimator = estimator
+        self.labelled, self.pool, self.test, self.oracle = labelled, pool, test, oracle
+        self.acquisition = make_acquisition(acquisition)
+        self.batch_size, self.n_queries = int(batch_size), int(n_queries)
+        self.retrain_epochs, self.warm_start = retrain_epochs, bool(warm_start)
+        self.checkpoint_dir = None if checkpoint_dir is None else Path(checkpoint_dir)
+        self.n_bins, self.progress, self.callback = n_bins, progress, callback
+        self.class_names = labelled.class_names
+
+    # ---------------------------------------------------------------- config
+    def config(self) -> dict[str, Any]:
+        """Everything that decides the result; a resumed run must match it.
+
+        Not part of it: ``n_queries`` (raise it to ask for more labels) and the oracle
+        (a fixed or replaced oracle may answer the pending query; its labels are checked).
+        """
+        params = {k: v for k, v in self.estimator.get_params(deep=False).items() if k != "progress"}
+        return {
+            "estimator": {"class": f"{type(self.estimator).__module__}.{type(self.estimator).__qualname__}",
+                          "params": _jsonable(params)},
+            "acquisition": self.acquisition.config(),
+            "batch_size": self.batch_size,
+            "retrain_epochs": self.retrain_epochs,
+            "warm_start": self.warm_start,
+            "n_bins": self.n_bins,
+            "class_names": list(self.class_names),
+            "data": {
+                "labelled": _fingerprint(self.labelled, True),
+                "pool": _fingerprint(self.pool, False),
+                "test": None if self.test is None else _fingerprint(self.test, True),
+            },
+        }
+
+    def _check_resume(self, stored: dict[str, Any]) -> None:
+        old, new = _flatten(stored), _flatten(self.config())
+        differ = sorted(k for k in old.keys() | new.keys() if old.get(k, "<absent>") != new.get(k, "<absent>"))
+        if differ:
+            detail = "; ".join(f"{k}: stored {old.get(k, '<absent>')!r}, requested {new.get(k, '<absent>')!r}"
+                               for k in differ[:8])
+            raise ConfigMismatch(
+                f"{self.checkpoint_dir} was started with another configuration; differing keys {differ}. {detail}. "
+                "Use the original configuration to resume, or a new checkpoint_dir to start afresh."
+            )
+
+    # ----------------------------------------------------------------- state
+    def _save(self, state: dict[str, Any]) -> None:
+        if self.checkpoint_dir is not None:
+            write_json_atomic(self.checkpoint_dir / _STATE, state)
+
+    def _save_model(self, state: dict[str, Any], estimator: Any, step: int) -> None:
+        """Model first, then the state that points at it; older model folders go last."""
+        if self.checkpoint_dir is None:
+            return
+        name = f"model_{step:04d}"
+        estimator.save(self.checkpoint_dir / name)
+        state["model"] = name
+        self._save(state)
+        self._remove_stale_models(keep=name)
+
+    def _remove_stale_models(self, keep: str) -> None:
+        for path in self.checkpoint_dir.glob("model_*"):
+            if path.is_dir() and path.name != keep:
+                shutil.rmtree(path)
+
+    def _labelled_now(self, state: dict[str, Any]) -> NoisyDataset:
+        """Initial labelled set plus every answered query, in query order (aux columns dropped: not features)."""
+        parts = [replace(self.labelled, aux={})]
+        code = {c: k for k, c in enumerate(self.class_names)}
+        for q in state["queries"]:
+            rows = self.pool.by_ids(q["ids"])
+            y = np.array([code[c] for c in q["labels"]], dtype=np.int64)
+            parts.append(replace(rows, y=y, class_names=self.class_names, aux={}))
+        return NoisyDataset.concatenate(parts)
+
+    def _remaining_pool(self, state: dict[str, Any]) -> NoisyDataset:
+        taken = {i for q in state["queries"] for i in q["ids"]}
+        return self.pool.subset(np.array([i not in taken for i in self.pool.ids.tolist()], dtype=bool))
+
+    # ------------------------------------------------------------- modelling
+    def _proba(self, estimator: Any, ds: NoisyDataset) -> np.ndarray:
+        """Predicted probabilities with column c = class code c (classes absent from training get 0)."""
+        raw = np.asarray(estimator.predict_proba(ds.X, X_var=ds.X_var), dtype=np.float64)
+        out = np.zeros((ds.n_samples, len(self.class_names)))
+        out[:, np.asarray(estimator.classes_, dtype=np.int64)] = raw
+        return out
+
+    def _fit(self, estimator: Any, data: NoisyDataset) -> None:
+        estimator.fit(data.X, data.y, X_var=data.X_var)
+        if getattr(estimator, "stopped_early_", False):
+            # Training was interrupted (Ctrl-C): this model must not be checkpointed as a finished step.
+            raise KeyboardInterrupt("training interrupted; the checkpoint holds the last finished step")
+
+    def _metrics(self, estimator: Any, step: int, n_labelled: int) -> dict[str, Any]:
+        row: dict[str, Any] = {"step": step, "n_labelled": n_labelled}
+        if self.test is not None:
+            row.update(prediction_metrics(self.test.y, self._proba(estimator, self.test), n_bins=self.n_bins))
+        return row
+
+    def _retrain_params(self, estimator: Any) -> None:
+        params = {}
+        if self.warm_start:
+            params["warm_start"] = True
+        if self.retrain_epochs is not None:
+            params["epochs"] = self.retrain_epochs
+        estimator.set_params(**params)
+
+    # ------------------------------------------------------------------- run
+    def _start(self) -> tuple[dict[str, Any], Any]:
+        """Resume from the checkpoint if there is one, else fit the initial model (step 0)."""
+        if self.checkpoint_dir is not None and (self.checkpoint_dir / _STATE).exists():
+            state = read_state(self.checkpoint_dir)
+            self._check_resume(state["config"])
+            estimator = type(self.estimator).load(self.checkpoint_dir / state["model"])
+            self._remove_stale_models(keep=state["model"])
+            return state, estimator
+        estimator = clone(self.estimator)
+        self._fit(estimator, self.labelled)
+        state = {
+            "format": _FORMAT,
+            "version": _VERSION,
+            "config": self.config(),
+            "initial_ids": self.labelled.ids.tolist(),
+            "queries": [],
+            "pending": None,
+            "metrics": [self._metrics(estimator, 0, self.labelled.n_samples)],
+            "model": None,
+        }
+        self._save_model(state, estimator, 0)
+        return state, estimator
+
+    def _ask(self, state: dict[str, Any], estimator: Any, query: int) -> None:
+        """Select (or recall the pending) batch for ``query``, get its labels and record them durably."""
+        pending = state["pending"]
+        if pending is None or pending["query"] != query:
+            remaining = self._remaining_pool(state)
+            idx, scores = self.acquisition(estimator, remaining, self.batch_size)
+            chosen = remaining.subset(idx)
+            pending = {
+                "query": query,
+                "ids": chosen.ids.tolist(),
+                "scores": np.asarray(scores, dtype=np.float64).tolist(),
+                "proba": self._proba(estimator, chosen).tolist(),
+            }
+            state["pending"] = pending
+            self._save(state)
+        queried = self.pool.by_ids(pending["ids"])
+        labels = self.oracle(query, queried, np.asarray(pending["scores"]), np.asarray(pending["proba"]),
+                             self.class_names)
+        labels = check_labels(labels, pending["ids"], self.class_names, f"oracle (query {query})")
+        state["queries"].append({**pending, "labels": labels})
+        state["pending"] = None
+        self._save(state)
+
+    def run(self) -> LoopResult:
+        """Run (or resume) until ``n_queries`` queries are labelled, trained on and scored."""
+        from tqdm.auto import tqdm
+
+        state, estimator = self._start()
+        self._retrain_params(estimator)
+        done = len(state["metrics"]) - 1
+        with tqdm(total=self.n_queries, initial=min(done, self.n_queries), disable=not self.progress,
+                  desc=f"active learning ({self.acquisition.name})", unit="query") as bar:
+            for query in range(done + 1, self.n_queries + 1):
+                if len(state["queries"]) < query:
+                    self._ask(state, estimator, query)
+                labelled = self._labelled_now(state)
+                self._fit(estimator, labelled)
+                row = self._metrics(estimator, query, labelled.n_samples)
+                state["metrics"].append(row)
+                self._save_model(state, estimator, query)
+                bar.update(1)
+                if "error" in row:
+                    bar.set_postfix(error=f"{row['error']:.3f}", refresh=False)
+                if self.callback is not None:
+                    self.callback(query, row)
+        return LoopResult(
+            labelled_ids=state["initial_ids"] + [i for q in state["queries"] for i in q["ids"]],
+            queries=state["queries"],
+            metrics=pd.DataFrame(state["metrics"]),
+            estimator=estimator,
+        )

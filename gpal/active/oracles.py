@@ -1,0 +1,145 @@
+"""Oracles: whoever reveals the class of a queried source.
+
+An oracle is called as ``oracle(query, queried, scores, proba, class_names)`` and
+returns one class name per queried source; ``query`` is the query number (from 1),
+``queried`` the queried rows (a ``NoisyDataset``, ids = source names), ``proba``
+their predicted class probabilities (columns = ``class_names``).
+
+- `SimulatedOracle` reads labels from a labelled ``NoisyDataset`` (benchmarks).
+- `FileOracle` is for real follow-up: it writes ``query_0007.csv`` (Source_Name,
+  score, one probability column per class, an empty ``label`` column), then waits
+  until every label is filled in.  The file is never overwritten once written, so
+  labels typed into it survive a crash; a rerun reads it again.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from gpal.data import NoisyDataset
+from gpal.persistence import atomic_output
+
+__all__ = ["LabelsPending", "OracleError", "SimulatedOracle", "FileOracle", "check_labels"]
+
+
+class OracleError(ValueError):
+    """An oracle answered with something the loop cannot use (unknown source, unknown class, ...)."""
+
+
+class LabelsPending(RuntimeError):
+    """A file oracle's labels are not all filled in yet; fill them and rerun (the loop resumes)."""
+
+
+def check_labels(labels: Sequence[Any], ids: Sequence[str], class_names: Sequence[str], source: str) -> list[str]:
+    """Labels as class names, one per id, or an `OracleError` naming the offending sources."""
+    labels = [str(v) for v in labels]
+    if len(labels) != len(ids):
+        raise OracleError(f"{source} returned {len(labels)} label(s) for {len(ids)} queried source(s)")
+    known = set(class_names)
+    bad = [(i, v) for i, v in zip(ids, labels) if v not in known]
+    if bad:
+        raise OracleError(
+            f"{source}: label(s) outside the known classes {list(class_names)} for {len(bad)} source(s): "
+            + ", ".join(f"{i}={v!r}" for i, v in bad[:10])
+        )
+    return labels
+
+
+class SimulatedOracle:
+    """Reveals the true labels held in a labelled ``NoisyDataset`` (looked up by id)."""
+
+    def __init__(self, truth: NoisyDataset):
+        if not isinstance(truth, NoisyDataset) or not truth.is_labelled:
+            raise TypeError("SimulatedOracle needs a labelled NoisyDataset holding the true classes")
+        self.truth = truth
+        self._label = dict(zip(truth.ids.tolist(), truth.labels().tolist()))
+
+    def __call__(self, query: int, queried: NoisyDataset, scores: np.ndarray, proba: np.ndarray,
+                 class_names: Sequence[str]) -> list[str]:
+        missing = [i for i in queried.ids.tolist() if i not in self._label]
+        if missing:
+            raise OracleError(f"simulated oracle has no label for {len(missing)} source(s), e.g. {missing[:5]}")
+        return check_labels([self._label[i] for i in queried.ids.tolist()], queried.ids.tolist(), class_names,
+                            "simulated oracle")
+
+
+class FileOracle:
+    """Queries as CSV files in ``directory``; labels are typed into their ``label`` column.
+
+    ``timeout`` seconds (0 = do not wait) are spent polling every ``poll_interval``
+    seconds; if labels are still missing, `LabelsPending` is raised and the loop's
+    checkpoint keeps the pending query, so rerunning the loop later picks it up.
+    """
+
+    NAME = "Source_Name"
+
+    def __init__(self, directory: str | Path, timeout: float = 0.0, poll_interval: float = 5.0):
+        if timeout < 0 or poll_interval <= 0:
+            raise ValueError(f"timeout must be >= 0 and poll_interval > 0; got {timeout!r}, {poll_interval!r}")
+        self.directory = Path(directory)
+        self.timeout = float(timeout)
+        self.poll_interval = float(poll_interval)
+
+    def path(self, query: int) -> Path:
+        return self.directory / f"query_{query:04d}.csv"
+
+    def write(self, query: int, queried: NoisyDataset, scores: np.ndarray, proba: np.ndarray,
+              class_names: Sequence[str]) -> Path:
+        """Write the query file (only if absent: a file that exists may already hold typed labels)."""
+        path = self.path(query)
+        if path.exists():
+            return path
+        frame = pd.DataFrame({self.NAME: queried.ids, "score": np.asarray(scores, dtype=np.float64)})
+        for c, name in enumerate(class_names):
+            frame[f"p_{name}"] = np.asarray(proba, dtype=np.float64)[:, c]
+        frame["label"] = ""
+        with atomic_output(path) as tmp:
+            frame.to_csv(tmp, index=False)
+        return path
+
+    def read(self, query: int, ids: Sequence[str], class_names: Sequence[str]) -> list[str] | None:
+        """Labels in the order of ``ids``; None while some are blank; `OracleError` for bad content."""
+        path = self.path(query)
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        for column in (self.NAME, "label"):
+            if column not in frame.columns:
+                raise OracleError(f"{path} has no {column!r} column; columns are {list(frame.columns)}")
+        names = frame[self.NAME].str.strip().tolist()
+        duplicated = sorted({n for n in names if names.count(n) > 1})
+        unknown = sorted(set(names) - set(ids))
+        missing = sorted(set(ids) - set(names))
+        if duplicated or unknown or missing:
+            raise OracleError(
+                f"{path} does not list exactly the queried sources: "
+                + "; ".join(
+                    f"{what} {vals[:10]}"
+                    for what, vals in [("duplicated", duplicated), ("unknown (not queried)", unknown),
+                                       ("missing", missing)]
+                    if vals
+                )
+            )
+        label = dict(zip(names, frame["label"].str.strip()))
+        if any(label[i] == "" for i in ids):
+            return None
+        return check_labels([label[i] for i in ids], ids, class_names, str(path))
+
+    def __call__(self, query: int, queried: NoisyDataset, scores: np.ndarray, proba: np.ndarray,
+                 class_names: Sequence[str]) -> list[str]:
+        path = self.write(query, queried, scores, proba, class_names)
+        ids = queried.ids.tolist()
+        deadline = time.monotonic() + self.timeout
+        while True:
+            labels = self.read(query, ids, class_names)
+            if labels is not None:
+                return labels
+            if time.monotonic() >= deadline:
+                raise LabelsPending(
+                    f"query {query}: labels missing in {path}; fill its 'label' column with one of "
+                    f"{list(class_names)} for every source and run again (the loop resumes at this query)"
+                )
+            time.sleep(self.poll_interval)
