@@ -195,23 +195,23 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         """Write ``config.json`` and ``params.npz`` into directory ``path`` (replaced atomically)."""
         if not hasattr(self, "posterior_"):
             raise RuntimeError("this DirichletGPClassifier is not fitted yet; nothing to save")
-        from gpal.models.state import kernel_to_config, module_values
+        from gpal.models.state import kernel_state
 
         params = self.get_params(deep=False)
-        if params["kernel"] is not None:
-            params["kernel"] = kernel_to_config(params["kernel"])
+        kernel_config, kernel_arrays = kernel_state(self.posterior_.kernel, "kernel/")
+        template_arrays = {}
+        if params["kernel"] is not None:  # the initial values a refit of the loaded estimator would start from
+            params["kernel"], template_arrays = kernel_state(params["kernel"], "template/")
         params["alpha_grid"] = [float(a) for a in params["alpha_grid"]]
         arrays = {f"posterior/{k}": v for k, v in self.posterior_.arrays().items()}
-        arrays.update({f"kernel/{k}": v for k, v in module_values(self.posterior_.kernel).items()})
-        if self.kernel is not None:  # the initial values a refit of the loaded estimator would start from
-            arrays.update({f"template/{k}": v for k, v in module_values(self.kernel).items()})
+        arrays.update({**kernel_arrays, **template_arrays})
         config = {
             "params": params,
             "classes": classes_to_json(self.classes_),
             "n_features_in": int(self.n_features_in_),
             "standardizer": None if self.standardizer_ is None else self.standardizer_.to_dict(),
             "alpha_epsilon": float(self.alpha_epsilon_),
-            "kernel": kernel_to_config(self.posterior_.kernel),
+            "kernel": kernel_config,
             "history": self.history_,
         }
         save_model_dir(path, _FORMAT, _FORMAT_VERSION, config, arrays)
@@ -220,21 +220,16 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
     def load(cls, path: str | os.PathLike) -> "DirichletGPClassifier":
         """Rebuild a classifier saved by ``save``; its predictions equal the saved one's."""
         from gpal.models.dirichlet import DirichletPosterior
-        from gpal.models.state import assign_module_values, kernel_from_config
+        from gpal.models.state import kernel_from_state
 
         config, arrays = load_model_dir(path, _FORMAT, _FORMAT_VERSION)
         params = dict(config["params"])
         if params["kernel"] is not None:
-            params["kernel"] = kernel_from_config(params["kernel"])
+            params["kernel"] = kernel_from_state(params["kernel"], arrays, "template/")
         params["alpha_grid"] = tuple(params["alpha_grid"])
         clf = cls(**params)
-        kernel = kernel_from_config(config["kernel"])
-        groups = ("kernel", "template", "posterior")
-        group = {g: {k[len(g) + 1 :]: v for k, v in arrays.items() if k.startswith(g + "/")} for g in groups}
-        assign_module_values(kernel, group["kernel"])
-        if clf.kernel is not None:
-            assign_module_values(clf.kernel, group["template"])
-        post = group["posterior"]
+        kernel = kernel_from_state(config["kernel"], arrays, "kernel/")
+        post = {k[len("posterior/") :]: v for k, v in arrays.items() if k.startswith("posterior/")}
         clf.posterior_ = DirichletPosterior(kernel, post["Z"], post["Lm"], post["LB"], post["w"])
         clf.classes_ = classes_from_json(config["classes"])
         clf.n_features_in_ = int(config["n_features_in"])

@@ -178,26 +178,27 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------- save/load
     def save(self, path: str | os.PathLike) -> None:
         """Write ``config.json`` and ``params.npz`` into directory ``path`` (replaced atomically)."""
-        from gpal.models.state import kernel_to_config, module_values
+        from gpal.models.state import kernel_state
 
         self._check_fitted()
         model = self.model_
+        kernel_config, kernel_arrays = kernel_state(model.kernel, "kernel/")
         arrays = {
             "Z": model.Z.numpy(),
             "q_mean": model.q_mean.numpy(),
             "q_sqrt": model.q_sqrt.numpy(),
-            **{f"kernel/{k}": v for k, v in module_values(model.kernel).items()},
+            **kernel_arrays,
         }
         params = self.get_params(deep=False)
         if params["kernel"] is not None:
-            arrays.update({f"kernel_template/{k}": v for k, v in module_values(params["kernel"]).items()})
-            params["kernel"] = kernel_to_config(params["kernel"])
+            params["kernel"], template_arrays = kernel_state(params["kernel"], "kernel_template/")
+            arrays.update(template_arrays)
         config = {
             "params": params,
             "classes": classes_to_json(self.classes_),
             "n_features_in": int(self.n_features_in_),
             "standardizer": None if self.standardizer_ is None else self.standardizer_.to_dict(),
-            "kernel": kernel_to_config(model.kernel),
+            "kernel": kernel_config,
             "jitter": model.jitter,
             "history": [float(h) for h in self.history_],
             "bound_history": [float(h) for h in self.bound_history_],
@@ -210,13 +211,14 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
     def load(cls, path: str | os.PathLike) -> "LogisticBoundGPClassifier":
         """Rebuild a classifier written by ``save``; it predicts exactly as the saved one."""
         from gpal.models.logistic_bounds import LogisticBoundGP
+        from gpal.models.state import kernel_from_state
 
         config, arrays = load_model_dir(path, _FORMAT, _FORMAT_VERSION)
         params = dict(config["params"])
         if params["kernel"] is not None:
-            params["kernel"] = _kernel_from_state(params["kernel"], arrays, "kernel_template/")
+            params["kernel"] = kernel_from_state(params["kernel"], arrays, "kernel_template/")
         clf = cls(**params)
-        model = LogisticBoundGP(_kernel_from_state(config["kernel"], arrays, "kernel/"), arrays["Z"], config["jitter"])
+        model = LogisticBoundGP(kernel_from_state(config["kernel"], arrays, "kernel/"), arrays["Z"], config["jitter"])
         model.q_mean.assign(arrays["q_mean"])
         model.q_sqrt.assign(arrays["q_sqrt"])
         clf.classes_ = classes_from_json(config["classes"])
@@ -228,13 +230,3 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         clf.converged_ = config["converged"]
         clf.stopped_early_ = config["stopped_early"]
         return clf
-
-
-# ------------------------------------------------------------------ helpers
-def _kernel_from_state(config: dict[str, Any], arrays: dict[str, np.ndarray], prefix: str) -> Any:
-    """A kernel rebuilt from its structure and the arrays saved under ``prefix``."""
-    from gpal.models.state import assign_module_values, kernel_from_config
-
-    kernel = kernel_from_config(config)
-    assign_module_values(kernel, {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)})
-    return kernel

@@ -190,26 +190,27 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------- save/load
     def save(self, path: str | os.PathLike) -> None:
         """Write ``config.json`` and ``params.npz`` into directory ``path`` (replaced atomically)."""
-        from gpal.models.state import kernel_to_config, module_values
+        from gpal.models.state import kernel_state
 
         self._check_fitted()
         model = self.model_
+        kernel_config, kernel_arrays = kernel_state(model.kernel, "kernel/")
         arrays = {
             "Z": model.Z.numpy(),
             "eta1": model.eta1.numpy(),
             "precision": model.precision.numpy(),
-            **{f"kernel/{k}": v for k, v in module_values(model.kernel).items()},
+            **kernel_arrays,
         }
         params = self.get_params(deep=False)
         if params["kernel"] is not None:
-            arrays.update({f"kernel_template/{k}": v for k, v in module_values(params["kernel"]).items()})
-            params["kernel"] = kernel_to_config(params["kernel"])
+            params["kernel"], template_arrays = kernel_state(params["kernel"], "kernel_template/")
+            arrays.update(template_arrays)
         config = {
             "params": params,
             "classes": classes_to_json(self.classes_),
             "n_features_in": int(self.n_features_in_),
             "standardizer": None if self.standardizer_ is None else self.standardizer_.to_dict(),
-            "kernel": kernel_to_config(model.kernel),
+            "kernel": kernel_config,
             "jitter": model.jitter,
             "history": [float(h) for h in self.history_],
         }
@@ -219,21 +220,16 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
     def load(cls, path: str | os.PathLike) -> "LogisticSoftmaxGPClassifier":
         """Rebuild a classifier written by ``save``; it predicts exactly as the saved one."""
         from gpal.models.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP
-        from gpal.models.state import assign_module_values, kernel_from_config
-
-        def kernel_from_state(config: dict[str, Any], prefix: str) -> Any:
-            kernel = kernel_from_config(config)
-            assign_module_values(kernel, {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)})
-            return kernel
+        from gpal.models.state import kernel_from_state
 
         config, arrays = load_model_dir(path, _FORMAT, _FORMAT_VERSION)
         params = dict(config["params"])
         if params["kernel"] is not None:
-            params["kernel"] = kernel_from_state(params["kernel"], "kernel_template/")
+            params["kernel"] = kernel_from_state(params["kernel"], arrays, "kernel_template/")
         clf = cls(**params)
         classes = classes_from_json(config["classes"])
         model = AugmentedLogisticSoftmaxGP(
-            kernel_from_state(config["kernel"], "kernel/"), arrays["Z"], len(classes), config["jitter"]
+            kernel_from_state(config["kernel"], arrays, "kernel/"), arrays["Z"], len(classes), config["jitter"]
         )
         model.eta1.assign(arrays["eta1"])
         model.precision.assign(arrays["precision"])

@@ -13,7 +13,14 @@ import gpflow
 import numpy as np
 from gpflow.utilities import parameter_dict
 
-__all__ = ["assign_module_values", "kernel_from_config", "kernel_to_config", "module_values"]
+__all__ = [
+    "assign_module_values",
+    "kernel_from_config",
+    "kernel_from_state",
+    "kernel_state",
+    "kernel_to_config",
+    "module_values",
+]
 
 _KERNEL_PARAMS = ("variance", "lengthscales", "alpha", "period")
 
@@ -74,3 +81,15 @@ def assign_module_values(module: Any, values: Mapping[str, np.ndarray]) -> None:
         )
     for key, var in variables.items():
         _raw(var).assign(values[key])
+
+
+def kernel_state(kernel: gpflow.kernels.Kernel, prefix: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """A kernel's structure (JSON) and its values as arrays keyed ``prefix + path``."""
+    return kernel_to_config(kernel), {prefix + k: v for k, v in module_values(kernel).items()}
+
+
+def kernel_from_state(config: Mapping[str, Any], arrays: Mapping[str, np.ndarray], prefix: str) -> gpflow.kernels.Kernel:
+    """Inverse of ``kernel_state``: the kernel rebuilt with the values saved under ``prefix``."""
+    kernel = kernel_from_config(config)
+    assign_module_values(kernel, {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)})
+    return kernel
