@@ -1,0 +1,92 @@
+"""workflows/compare_likelihoods.py: table shape, binary-only cells, resume without recomputation."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpal.data import NoisyDataset
+
+_SCRIPT = Path(__file__).resolve().parents[1] / "workflows" / "compare_likelihoods.py"
+
+
+@pytest.fixture(scope="module")
+def cl():
+    spec = importlib.util.spec_from_file_location("compare_likelihoods", _SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    yield module
+    del sys.modules[spec.name]
+
+
+def _blobs(n_classes: int, n: int = 40) -> NoisyDataset:
+    rng = np.random.default_rng(n_classes)
+    y = np.arange(n) % n_classes
+    X = rng.normal(size=(n, 2)) + 3.0 * np.eye(n_classes, 2)[y]
+    return NoisyDataset(
+        X=X, X_var=np.zeros_like(X), y=y, class_names=tuple(f"c{k}" for k in range(n_classes)),
+        feature_names=("a", "b"), ids=np.array([f"s{n_classes}-{i}" for i in range(n)]),
+    )
+
+
+TINY = {"tiny3": (lambda n, seed: _blobs(3), True), "tiny2": (lambda n, seed: _blobs(2), True)}
+
+
+def test_unknown_names_list_the_valid_ones(cl):
+    with pytest.raises(ValueError, match="valid names are .*svgp-robustmax.*jj"):
+        cl.check_methods(["svgp-robustmax", "svgp-nope"])
+    with pytest.raises(ValueError, match="valid names are .*waveform.*4fgl-dr4"):
+        cl.parse_dataset("mnist")
+    with pytest.raises(ValueError, match="row count"):
+        cl.parse_dataset("digits:ten")
+    assert cl.parse_dataset("Digits:600") == ("digits", 600)
+
+
+def test_table_and_resume(cl, tmp_path, monkeypatch):
+    kwargs = dict(n_splits=1, epochs=2, out=tmp_path, iters=3, num_inducing=4, progress=False, registry=TINY)
+    table = cl.run_comparison(["tiny3", "tiny2"], ["dirichlet", "jj"], **kwargs)
+
+    assert [(r["dataset"], r["method"]) for r in table] == [
+        ("tiny3", "dirichlet"), ("tiny3", "jj"), ("tiny2", "dirichlet"), ("tiny2", "jj")
+    ]
+    na = table[1]
+    assert na["splits"] == 0 and {na[k] for k in ("accuracy", "nll", "ece", "train_seconds")} == {cl.NOT_APPLICABLE}
+    for r in (table[0], table[2], table[3]):
+        assert r["splits"] == 1
+        acc = float(r["accuracy"].split(" ± ")[0])
+        assert 0.0 <= acc <= 1.0
+        assert float(r["nll"].split(" ± ")[0]) > 0 and float(r["train_seconds"].split(" ± ")[0]) > 0
+        assert 0.0 <= float(r["ece"].split(" ± ")[0]) <= 1.0
+    md = (tmp_path / "comparison.md").read_text().splitlines()
+    assert md[0].split("|")[1:-1] == [
+        " data set ", " n ", " C ", " method ", " splits ", " test accuracy ", " test NLL ", " ECE ", " train s "
+    ]
+    assert len(md) == 2 + 4 and "n/a (binary only)" in md[3]
+    assert not (tmp_path / "tiny3" / "units" / "jj").exists()  # never run on 3 classes
+
+    units = sorted(tmp_path.glob("*/units/*/split_*.json"))
+    assert len(units) == 3
+    stamps = {p: p.stat().st_mtime_ns for p in units}
+
+    # A rerun must not fit anything: any fit now raises (and would leave an .error.json).
+    def refuse(*args, **kwargs):
+        raise AssertionError("recomputed a finished unit")
+
+    monkeypatch.setattr("gpal.dirichlet_classifier.DirichletGPClassifier.fit", refuse)
+    monkeypatch.setattr("gpal.logistic_bound_classifier.LogisticBoundGPClassifier.fit", refuse)
+    again = cl.run_comparison(["tiny3", "tiny2"], ["dirichlet", "jj"], **kwargs)
+    assert again == table
+    assert not list(tmp_path.glob("*/units/*/*.error.json"))
+    assert {p: p.stat().st_mtime_ns for p in units} == stamps
+
+
+def test_changed_settings_are_refused_not_mixed(cl, tmp_path):
+    kwargs = dict(n_splits=1, out=tmp_path, num_inducing=4, progress=False, registry=TINY)
+    cl.run_comparison(["tiny2"], ["jj"], epochs=2, iters=2, **kwargs)
+    with pytest.raises(ValueError, match="different settings"):
+        cl.run_comparison(["tiny2"], ["jj"], epochs=2, iters=3, **kwargs)
