@@ -30,7 +30,6 @@ for building and tracing its own model.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -39,6 +38,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 import numpy as np
+
+from gpal.persistence import write_json_atomic
 
 PAPER = {
     "a": "about 10x (paper 004)",
@@ -359,8 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     result = run(args)
     sys.stdout.write(table(result))
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(result, fh, indent=1)
+        write_json_atomic(args.json, result, allow_nan=True)
     return 0
 
 

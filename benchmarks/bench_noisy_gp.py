@@ -25,7 +25,6 @@ as the training loop does.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import platform
@@ -34,6 +33,8 @@ import time
 from typing import Any, Callable
 
 import numpy as np
+
+from gpal.persistence import write_json_atomic
 
 METHODS = {"MGP": "none", "NIMGP": "latent", "NIMGP-NN": "amortized", "NIMGP-FO": "first_order"}
 # Targets of the performance issue and the paper's measurements (Table 8, MNIST, Tesla P100).
@@ -319,8 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     res["table"] = table(res, args)
     print(res["table"])
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(res, fh, indent=1)
+        write_json_atomic(args.json, res, allow_nan=True)
     return 0
 
 
