@@ -9,6 +9,7 @@ changing code.  Validation happens here, before any TensorFlow work.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,7 @@ from sklearn.base import ClassifierMixin
 
 from gpal.data import NoisyDataset
 
-__all__ = ["FitData", "GPClassifierMixin", "check_fit_data", "check_predict_data", "entropy"]
+__all__ = ["FitData", "GPClassifierMixin", "check_fit_data", "check_predict_data", "entropy", "warn_ignored_noise"]
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,21 @@ def check_predict_data(X: Any, X_var: Any, n_features: int, needs_variance: bool
             "(per-point feature variances, 0 for exact features) or a NoisyDataset"
         )
     return Xa, _variances(Xa, X_var)
+
+
+def warn_ignored_noise(X_var: np.ndarray, owner: str) -> None:
+    """Warn when a family that models exact inputs is handed non-zero variances.
+
+    Such families accept ``X_var`` so they drop into the same workflows, but a
+    user must not believe the error bars were used.
+    """
+    if np.any(X_var > 0):
+        warnings.warn(
+            f"{owner} ignores input noise: X_var has non-zero entries, but this family "
+            "models exact inputs (use NoisyGPClassifier to use the error bars)",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def entropy(proba: np.ndarray) -> np.ndarray:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numbers
 import os
-import warnings
 from typing import Any
 
 import numpy as np
@@ -22,17 +21,13 @@ from sklearn.base import BaseEstimator
 
 from gpal.data import Standardizer
 from gpal.persistence import classes_from_json, classes_to_json, load_model_dir, save_model_dir
-from gpal.estimator import GPClassifierMixin, check_fit_data, check_predict_data
+from gpal.estimator import GPClassifierMixin, check_fit_data, check_predict_data, warn_ignored_noise
 
 __all__ = ["LogisticBoundGPClassifier"]
 
 _METHODS = ("jj", "jj-hybrid", "taylor")
 _FORMAT = "gpal.LogisticBoundGPClassifier"
 _FORMAT_VERSION = 1
-_IGNORED_NOISE = (
-    "LogisticBoundGPClassifier ignores input noise: X_var has non-zero entries, but this family "
-    "models exact inputs (use NoisyGPClassifier to use the error bars)"
-)
 
 
 class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
@@ -123,8 +118,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
                 f"LogisticBoundGPClassifier is binary, but y has {len(data.classes)} classes {list(data.classes)}; "
                 "use NoisyGPClassifier or DirichletGPClassifier for C > 2"
             )
-        if np.any(data.X_var > 0):
-            warnings.warn(_IGNORED_NOISE, UserWarning, stacklevel=2)
+        warn_ignored_noise(data.X_var, "LogisticBoundGPClassifier")
 
         import gpflow
 
@@ -168,8 +162,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         """(n, 2) class probabilities, columns as ``classes_``; p(y=+1) = int sigma(f) q(f) df by quadrature."""
         self._check_fitted()
         X, V = check_predict_data(X, X_var, self.n_features_in_, needs_variance=False)
-        if np.any(V > 0):
-            warnings.warn(_IGNORED_NOISE, UserWarning, stacklevel=2)
+        warn_ignored_noise(V, "LogisticBoundGPClassifier")
         if self.standardizer_ is not None:
             X = self.standardizer_.transform_arrays(X)[0]
         p = np.clip(self.model_.predict_proba(X), 0.0, 1.0)  # quadrature rounding may leave 1 + 1e-16

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import numbers
 import os
-import warnings
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from gpal.data import Standardizer
-from gpal.estimator import GPClassifierMixin, check_fit_data, check_predict_data
+from gpal.estimator import GPClassifierMixin, check_fit_data, check_predict_data, warn_ignored_noise
 from gpal.persistence import classes_from_json, classes_to_json, load_model_dir, save_model_dir
 
 __all__ = ["LogisticSoftmaxGPClassifier"]
@@ -30,10 +29,6 @@ __all__ = ["LogisticSoftmaxGPClassifier"]
 _INFERENCE = ("cavi", "natural_gradient")
 _FORMAT = "gpal.LogisticSoftmaxGPClassifier"
 _FORMAT_VERSION = 1
-_IGNORED_NOISE = (
-    "LogisticSoftmaxGPClassifier ignores input noise: X_var has non-zero entries, but this family "
-    "models exact inputs (use NoisyGPClassifier to use the error bars)"
-)
 
 
 class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
@@ -136,8 +131,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         """
         self._check_params()
         data = check_fit_data(X, y, X_var)
-        if np.any(data.X_var > 0):
-            warnings.warn(_IGNORED_NOISE, UserWarning, stacklevel=2)
+        warn_ignored_noise(data.X_var, "LogisticSoftmaxGPClassifier")
 
         import gpflow
 
@@ -181,8 +175,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         """(n, C) class probabilities, columns as ``classes_``: E_q[p(y | f)] by seeded Monte Carlo."""
         self._check_fitted()
         Xa, V = check_predict_data(X, X_var, self.n_features_in_, needs_variance=False)
-        if np.any(V > 0):
-            warnings.warn(_IGNORED_NOISE, UserWarning, stacklevel=2)
+        warn_ignored_noise(V, "LogisticSoftmaxGPClassifier")
         if self.standardizer_ is not None:
             Xa = self.standardizer_.transform_arrays(Xa)[0]
         return self.model_.predict_proba(Xa, int(self.n_samples), int(self.seed))
