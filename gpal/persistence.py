@@ -21,7 +21,9 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 
 __all__ = [
+    "OutputInUse",
     "atomic_output",
+    "claim_output_dir",
     "classes_from_json",
     "classes_to_json",
     "load_model_dir",
@@ -122,6 +124,52 @@ def load_model_dir(path: str | os.PathLike, fmt: str, version: int) -> tuple[dic
     except (OSError, ValueError) as exc:
         raise ValueError(f"{params_file} could not be read ({exc}); the saved model is corrupt") from None
     return config, arrays
+
+
+class OutputInUse(FileExistsError):
+    """An output folder already holds a different run; pass ``force`` to replace it."""
+
+
+def _differences(old: Any, new: Any, prefix: str = "") -> list[str]:
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        return [d for k in sorted(set(old) | set(new), key=str) for d in _differences(old.get(k), new.get(k), f"{prefix}{k}.")]
+    return [] if old == new else [f"{prefix.rstrip('.')}: {old!r} -> {new!r}"]
+
+
+def claim_output_dir(
+    path: str | os.PathLike, identity: Mapping[str, Any], force: bool = False, marker: str = "run.json"
+) -> Path:
+    """Make ``path`` the output folder of the run described by ``identity`` (JSON-able).
+
+    A folder holding the same run (same ``marker`` content) is reused, so an
+    interrupted run resumes. A folder holding a different run, or files gpal did
+    not write, is refused with the differences named, unless ``force``, which
+    empties it first. Never mixes the results of two runs in one folder.
+    """
+    path = Path(path)
+    identity = json.loads(json.dumps(identity, sort_keys=True, allow_nan=False))  # fail before touching disk
+    marker_file = path / marker
+    if path.exists() and not path.is_dir():
+        raise NotADirectoryError(f"output {path} exists and is not a folder")
+    if path.is_dir() and any(path.iterdir()):
+        old = None
+        if marker_file.is_file():
+            try:
+                old = json.loads(marker_file.read_text(encoding="utf-8"))
+            except json.JSONDecodeError:
+                old = None
+        if old == identity:
+            return path
+        if not force:
+            if old is None:
+                why = f"it is not empty and has no readable {marker}, so it was not written by this kind of gpal run"
+            else:
+                why = "it holds a different run (" + "; ".join(_differences(old, identity)[:8]) + ")"
+            raise OutputInUse(f"refusing to write into {path}: {why}. Choose another folder or pass --force to replace it")
+        shutil.rmtree(path)
+    path.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(marker_file, identity)
+    return path
 
 
 def classes_to_json(classes: np.ndarray) -> dict[str, Any]:

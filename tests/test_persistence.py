@@ -86,3 +86,32 @@ def test_classes_roundtrip_with_dtype(classes):
 def test_unsaveable_labels():
     with pytest.raises(TypeError, match="cannot save class label"):
         classes_to_json(np.array([(1, 2), (3, 4)], dtype=object))
+
+
+# ------------------------------------------------------------ claim_output_dir
+def test_claim_output_dir_reuses_same_run_and_refuses_a_different_one(tmp_path):
+    from gpal.persistence import OutputInUse, claim_output_dir
+
+    out = tmp_path / "run"
+    claim_output_dir(out, {"seed": 0, "data": {"n": 10}})
+    (out / "result.json").write_text("{}")
+    assert claim_output_dir(out, {"seed": 0, "data": {"n": 10}}) == out  # resume keeps results
+    assert (out / "result.json").exists()
+    with pytest.raises(OutputInUse, match=r"data\.n: 10 -> 11"):
+        claim_output_dir(out, {"seed": 0, "data": {"n": 11}})
+    assert (out / "result.json").exists()  # refusal touches nothing
+    claim_output_dir(out, {"seed": 0, "data": {"n": 11}}, force=True)
+    assert not (out / "result.json").exists()
+    assert json.loads((out / "run.json").read_text()) == {"seed": 0, "data": {"n": 11}}
+
+
+def test_claim_output_dir_refuses_foreign_folder_and_bad_identity(tmp_path):
+    from gpal.persistence import OutputInUse, claim_output_dir
+
+    (tmp_path / "thesis.tex").write_text("precious")
+    with pytest.raises(OutputInUse, match="not empty"):
+        claim_output_dir(tmp_path, {"seed": 0})
+    assert (tmp_path / "thesis.tex").read_text() == "precious"
+    with pytest.raises(ValueError):
+        claim_output_dir(tmp_path / "new", {"x": float("nan")})
+    assert not (tmp_path / "new").exists()
