@@ -1,7 +1,11 @@
 """``NoisyGPClassifier``: the scikit-learn style front of the noisy-input GP classifiers.
 
 One estimator covers MGP, NIMGP, NIMGP-NN and NIMGP-FO (``input_noise`` =
-none / latent / amortized / first_order).  Inputs are validated and, by default,
+none / latent / amortized / first_order) with any registered likelihood, trained by
+stochastic variational inference; ``likelihood="logistic_softmax"`` can instead be
+trained by the closed-form updates of its augmented model (``inference="cavi"`` or
+``"natural_gradient"``, paper 004), which this front delegates to
+``LogisticSoftmaxGPClassifier``.  Inputs are validated and, by default,
 standardised (variances mapped by 1/scale^2) before any TensorFlow work; labels
 may be of any hashable type; a fitted model saves to a directory of plain files
 (``config.json`` + ``params.npz``), never a pickle.
@@ -25,6 +29,9 @@ __all__ = ["NoisyGPClassifier"]
 
 _INPUT_NOISE = ("none", "latent", "amortized", "first_order")
 _NOISE_VARIANCE = ("known", "learned", "both")
+_INFERENCE = ("svi", "cavi", "natural_gradient")
+# Settings of the augmented model that have no SVI counterpart, passed through ``inference_options``.
+_AUGMENTED_OPTIONS = ("hyper_every", "train_inducing", "nat_delay", "nat_forgetting", "jitter")
 _FORMAT = "gpal.NoisyGPClassifier"
 _FORMAT_VERSION = 1
 # Prediction evaluates the GP at (rows x n_samples) inputs; chunks keep that bounded.
@@ -43,7 +50,19 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     noise_variance : "known" | "learned" | "both"
         Input-noise variances: the measured ``X_var``, one learned per-feature
         vector, or their sum.  Features whose measured variance is 0 are exact.
-    likelihood : "robustmax" or a ``gpal.models.Likelihood``
+    likelihood : a registered name ("robustmax", "step", "probit", "logit", "softmax",
+        "logistic_softmax") or a configured ``gpal.models.Likelihood``.
+    likelihood_options : keyword options of the named likelihood, e.g. ``{"delta": 0.01,
+        "learn_delta": False}`` for probit or ``{"num_samples": 50}`` for logistic-softmax
+        (robust-max takes ``epsilon`` / ``learn_epsilon`` below).
+    inference : "svi" (minibatch Adam on the ELBO, every likelihood and input-noise strategy),
+        or for ``likelihood="logistic_softmax"`` with exact inputs (``input_noise="none"``):
+        "cavi" (closed-form coordinate ascent on the full batch, ``epochs`` sweeps) or
+        "natural_gradient" (natural-gradient steps on minibatches of ``batch_size``, ``epochs``
+        passes).  Kernel hyperparameters move by Adam at ``learning_rate`` in every case.
+    inference_options : settings of the augmented model with no SVI counterpart:
+        ``hyper_every``, ``train_inducing``, ``nat_delay``, ``nat_forgetting``, ``jitter``
+        (see ``LogisticSoftmaxGPClassifier``).
     num_inducing : inducing points per latent function (capped at the training size).
     kernel : gpflow kernel copied per class; ``None`` is squared exponential with ARD.
     batch_size, epochs, learning_rate : Adam minibatch optimisation of the ELBO.
@@ -62,7 +81,9 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
 
     Fitted attributes: ``classes_``, ``n_features_in_``, ``model_`` (the
     ``NoisySVGP`` tf.Module), ``standardizer_``, ``history_`` (per-epoch mean of the
-    minibatch negative-ELBO estimates), ``stopped_early_``.
+    minibatch negative-ELBO estimates), ``stopped_early_``.  With ``inference`` "cavi" or
+    "natural_gradient", ``augmented_`` is the fitted ``LogisticSoftmaxGPClassifier``,
+    ``model_`` its augmented model and ``history_`` its augmented ELBO per iteration.
     """
 
     def __init__(
@@ -70,6 +91,9 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         input_noise: str = "none",
         noise_variance: str = "known",
         likelihood: Any = "robustmax",
+        likelihood_options: dict[str, Any] | None = None,
+        inference: str = "svi",
+        inference_options: dict[str, Any] | None = None,
         num_inducing: int = 100,
         kernel: Any = None,
         batch_size: int = 50,
@@ -88,6 +112,9 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         self.input_noise = input_noise
         self.noise_variance = noise_variance
         self.likelihood = likelihood
+        self.likelihood_options = likelihood_options
+        self.inference = inference
+        self.inference_options = inference_options
         self.num_inducing = num_inducing
         self.kernel = kernel
         self.batch_size = batch_size
@@ -139,6 +166,58 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
 
             if not isinstance(self.kernel, gpflow.kernels.Kernel):
                 raise TypeError(f"kernel must be None or a gpflow kernel; got {type(self.kernel)}")
+        self._check_likelihood_options()
+        self._check_inference()
+
+    def _check_likelihood_options(self) -> None:
+        options = self.likelihood_options or {}
+        if not isinstance(options, dict) or not all(isinstance(k, str) for k in options):
+            raise TypeError(f"likelihood_options must be None or a dict of option name -> value; got {options!r}")
+        clash = sorted({"epsilon", "learn_epsilon"} & set(options))
+        if clash and self._likelihood_name == "robustmax":
+            raise ValueError(f"set robust-max's {clash} with the epsilon / learn_epsilon parameters, not likelihood_options")
+        if options and self._likelihood_name is None:
+            raise ValueError("likelihood_options apply to a likelihood given by name; a Likelihood object is already configured")
+
+    def _check_inference(self) -> None:
+        if self.inference not in _INFERENCE:
+            raise ValueError(f"inference must be one of {_INFERENCE}; got {self.inference!r}")
+        options = self.inference_options or {}
+        if not isinstance(options, dict):
+            raise TypeError(f"inference_options must be None or a dict; got {options!r}")
+        if self.inference == "svi":
+            if options:
+                raise ValueError(
+                    f"inference_options {sorted(options)} configure inference='cavi' / 'natural_gradient'; "
+                    "SVI is set by batch_size, epochs and learning_rate"
+                )
+            return
+        if self._likelihood_name != "logistic_softmax":
+            raise ValueError(
+                f"inference={self.inference!r} is the conjugate scheme of the augmented logistic-softmax model "
+                f"and exists only for likelihood='logistic_softmax'; with likelihood={self.likelihood!r} use inference='svi'"
+            )
+        if self.input_noise != "none":
+            raise ValueError(
+                f"inference={self.inference!r} models exact inputs; use input_noise='none', or inference='svi' "
+                f"for input_noise={self.input_noise!r}"
+            )
+        if self.warm_start:
+            raise ValueError(f"warm_start continues an SVI fit; inference={self.inference!r} refits from scratch: set warm_start=False")
+        if self.epochs < 1:
+            raise ValueError(f"inference={self.inference!r} needs epochs >= 1; got {self.epochs!r}")
+        unknown = sorted(set(options) - set(_AUGMENTED_OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown inference_options {unknown}; valid options are {list(_AUGMENTED_OPTIONS)}")
+
+    @property
+    def _likelihood_name(self) -> str | None:
+        return self.likelihood.lower() if isinstance(self.likelihood, str) else None
+
+    def _likelihood_options(self) -> dict[str, Any]:
+        if self._likelihood_name == "robustmax":
+            return {"epsilon": float(self.epsilon), "learn_epsilon": bool(self.learn_epsilon)}
+        return dict(self.likelihood_options or {})
 
     @property
     def _needs_X_var(self) -> bool:
@@ -166,6 +245,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
                 "input variances, so fit needs X_var (n, d); pass zeros for exact features"
             )
         data = check_fit_data(X, y, X_var)
+        if self.inference != "svi":
+            return self._fit_augmented(data)
 
         from gpal.models.svgp import build_model
         from gpal.training import TrainData, train
@@ -187,8 +268,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             kernel=self.kernel,
             prior_variance=float(self.prior_variance),
             hidden_sizes=tuple(int(h) for h in self.hidden_sizes),
-            epsilon=float(self.epsilon),
-            learn_epsilon=bool(self.learn_epsilon),
+            likelihood_options=self._likelihood_options(),
             seed=int(self.seed),
         )
         if previous is not None:
@@ -209,12 +289,46 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         self.model_ = model
         self.history_ = (list(self.history_) if previous is not None else []) + result.history
         self.stopped_early_ = result.stopped_early
+        self.augmented_ = None
         self._predict_fn = self._sample_fn = None
         return self
 
+    def _fit_augmented(self, data: Any) -> "NoisyGPClassifier":
+        """CAVI / natural-gradient training of the augmented logistic-softmax model, in SVI's units."""
+        from gpal.logistic_softmax_classifier import LogisticSoftmaxGPClassifier
+
+        cavi = self.inference == "cavi"
+        steps_per_epoch = 1 if cavi else -(-data.X.shape[0] // int(self.batch_size))
+        inner = LogisticSoftmaxGPClassifier(
+            inference=self.inference,
+            num_inducing=int(self.num_inducing),
+            kernel=self.kernel,
+            max_iter=int(self.epochs) * steps_per_epoch,
+            batch_size=None if cavi else int(self.batch_size),
+            learning_rate=float(self.learning_rate),
+            n_samples=int(self.n_samples),
+            standardize=bool(self.standardize),
+            seed=int(self.seed),
+            progress=bool(self.progress),
+            **(self.inference_options or {}),
+        ).fit(data.X, data.classes[data.y])
+        self._adopt(inner)
+        return self
+
+    def _adopt(self, inner: Any) -> None:
+        """Take the fitted state of the augmented model this front delegates to."""
+        self.augmented_ = inner
+        self.classes_ = inner.classes_
+        self.n_features_in_ = inner.n_features_in_
+        self.standardizer_ = inner.standardizer_
+        self.model_ = inner.model_
+        self.history_ = list(inner.history_)
+        self.stopped_early_ = False
+        self._predict_fn = self._sample_fn = None
+
     def _warm_start_source(self, data: Any) -> Any:
         """The fitted model to continue from, or None for a fresh start."""
-        if not self.warm_start or not hasattr(self, "model_"):
+        if not self.warm_start or not hasattr(self, "model_") or self.augmented_ is not None:
             return None
         same_classes = len(data.classes) == len(self.classes_) and all(a == b for a, b in zip(data.classes, self.classes_))
         if not same_classes or data.X.shape[1] != self.n_features_in_:
@@ -242,6 +356,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:
         """Class probabilities (n, C), columns in the order of ``classes_``."""
+        if getattr(self, "augmented_", None) is not None:
+            return self.augmented_.set_params(n_samples=int(self.n_samples)).predict_proba(X, X_var)
         X, X_var = self._inputs(X, X_var)
         model = self.model_
         S = int(self.n_samples) if model.strategy.stochastic_prediction else 1
@@ -257,6 +373,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         """
         if not isinstance(n_samples, numbers.Integral) or n_samples < 1:
             raise ValueError(f"n_samples must be an integer >= 1; got {n_samples!r}")
+        if getattr(self, "augmented_", None) is not None:
+            return self.augmented_.sample_proba(X, X_var, n_samples)
         X, X_var = self._inputs(X, X_var)
         model = self.model_
         S = int(n_samples)
@@ -288,6 +406,10 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         if not isinstance(params["likelihood"], str):
             params["likelihood"] = {"likelihood_config": params["likelihood"].get_config()}
         params["hidden_sizes"] = [int(h) for h in params["hidden_sizes"]]
+        if self.augmented_ is not None:
+            augmented_config, arrays = self.augmented_.to_state()
+            save_model_dir(path, _FORMAT, _FORMAT_VERSION, {"params": params, "augmented": augmented_config}, arrays)
+            return
         config = {
             "params": params,
             "classes": classes_to_json(self.classes_),
@@ -314,6 +436,11 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             params["likelihood"] = likelihood_from_config(params["likelihood"]["likelihood_config"])
         params["hidden_sizes"] = tuple(params["hidden_sizes"])
         clf = cls(**params)
+        if "augmented" in config:
+            from gpal.logistic_softmax_classifier import LogisticSoftmaxGPClassifier
+
+            clf._adopt(LogisticSoftmaxGPClassifier.from_state(config["augmented"], arrays))
+            return clf
         model = NoisySVGP.from_structure(config["structure"])
         assign_module_values(model, arrays)
         clf.classes_ = classes_from_json(config["classes"])
@@ -322,6 +449,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         clf.model_ = model
         clf.history_ = list(config["history"])
         clf.stopped_early_ = config["stopped_early"]
+        clf.augmented_ = None
         clf._predict_fn = clf._sample_fn = None
         return clf
 

@@ -136,6 +136,7 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         from tqdm.auto import tqdm
 
         from gpal.models.dirichlet import HeteroskedasticSGPR, dirichlet_targets, fit_dirichlet_gp
+        from gpal.models.kernels import default_kernel
         from gpal.models.svgp import kmeans_inducing
 
         standardizer = Standardizer.fit(data.X) if self.standardize else None
@@ -144,11 +145,7 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         C = len(data.classes)
         first_order = self.input_noise == "first_order"
         Z = kmeans_inducing(Xs, min(int(self.num_inducing), n), int(self.seed))
-        kernel = (
-            gpflow.utilities.deepcopy(self.kernel)
-            if self.kernel is not None
-            else gpflow.kernels.SquaredExponential(lengthscales=np.ones(d))
-        )
+        kernel = gpflow.utilities.deepcopy(self.kernel) if self.kernel is not None else default_kernel(d)
         # One model serves every candidate: fit_dirichlet_gp resets kernel and Z and swaps the targets.
         model = HeteroskedasticSGPR(kernel, Z, Xs, *dirichlet_targets(data.y, C, alphas[0]))
         history, best = [], None

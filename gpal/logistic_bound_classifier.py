@@ -123,16 +123,13 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         import gpflow
 
         from gpal.models.logistic_bounds import BoundOptimizer, LogisticBoundGP
+        from gpal.models.kernels import default_kernel
         from gpal.models.svgp import kmeans_inducing
 
         standardizer = Standardizer.fit(data.X) if self.standardize else None
         Xs = data.X if standardizer is None else standardizer.transform_arrays(data.X)[0]
         d = Xs.shape[1]
-        kernel = (
-            gpflow.kernels.SquaredExponential(lengthscales=np.ones(d))
-            if self.kernel is None
-            else gpflow.utilities.deepcopy(self.kernel)
-        )
+        kernel = default_kernel(d) if self.kernel is None else gpflow.utilities.deepcopy(self.kernel)
         Z = kmeans_inducing(Xs, min(int(self.num_inducing), Xs.shape[0]), int(self.seed))
         model = LogisticBoundGP(kernel, Z, float(self.jitter))
         optimizer = BoundOptimizer(model, Xs, 2.0 * data.y - 1.0, self.method, bool(self.train_inducing))

@@ -136,16 +136,13 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         import gpflow
 
         from gpal.models.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP, AugmentedTrainer
+        from gpal.models.kernels import default_kernel
         from gpal.models.svgp import kmeans_inducing
 
         standardizer = Standardizer.fit(data.X) if self.standardize else None
         Xs = data.X if standardizer is None else standardizer.transform_arrays(data.X)[0]
         d = Xs.shape[1]
-        kernel = (
-            gpflow.kernels.SquaredExponential(lengthscales=np.ones(d))
-            if self.kernel is None
-            else gpflow.utilities.deepcopy(self.kernel)
-        )
+        kernel = default_kernel(d) if self.kernel is None else gpflow.utilities.deepcopy(self.kernel)
         Z = kmeans_inducing(Xs, min(int(self.num_inducing), Xs.shape[0]), int(self.seed))
         model = AugmentedLogisticSoftmaxGP(kernel, Z, len(data.classes), float(self.jitter))
         trainer = AugmentedTrainer(model, Xs, data.y, float(self.learning_rate), bool(self.train_inducing))
@@ -180,9 +177,24 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
             Xa = self.standardizer_.transform_arrays(Xa)[0]
         return self.model_.predict_proba(Xa, int(self.n_samples), int(self.seed))
 
+    def sample_proba(self, X: Any, X_var: Any = None, n_samples: int = 100) -> np.ndarray:
+        """p(y | f_s) for ``n_samples`` draws of the latent marginals, (S, n, C); their mean ~ ``predict_proba``."""
+        self._check_fitted()
+        if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or n_samples < 1:
+            raise ValueError(f"n_samples must be an integer >= 1; got {n_samples!r}")
+        Xa, V = check_predict_data(X, X_var, self.n_features_in_, needs_variance=False)
+        warn_ignored_noise(V, "LogisticSoftmaxGPClassifier")
+        if self.standardizer_ is not None:
+            Xa = self.standardizer_.transform_arrays(Xa)[0]
+        return self.model_.sample_proba(Xa, int(n_samples), int(self.seed))
+
     # ------------------------------------------------------------- save/load
     def save(self, path: str | os.PathLike) -> None:
         """Write ``config.json`` and ``params.npz`` into directory ``path`` (replaced atomically)."""
+        save_model_dir(path, _FORMAT, _FORMAT_VERSION, *self.to_state())
+
+    def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """The fitted classifier as (JSON-able config, named arrays); ``from_state`` inverts it."""
         from gpal.models.state import kernel_state
 
         self._check_fitted()
@@ -207,15 +219,18 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
             "jitter": model.jitter,
             "history": [float(h) for h in self.history_],
         }
-        save_model_dir(path, _FORMAT, _FORMAT_VERSION, config, arrays)
+        return config, arrays
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "LogisticSoftmaxGPClassifier":
         """Rebuild a classifier written by ``save``; it predicts exactly as the saved one."""
+        return cls.from_state(*load_model_dir(path, _FORMAT, _FORMAT_VERSION))
+
+    @classmethod
+    def from_state(cls, config: dict[str, Any], arrays: dict[str, np.ndarray]) -> "LogisticSoftmaxGPClassifier":
         from gpal.models.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP
         from gpal.models.state import kernel_from_state
 
-        config, arrays = load_model_dir(path, _FORMAT, _FORMAT_VERSION)
         params = dict(config["params"])
         if params["kernel"] is not None:
             params["kernel"] = kernel_from_state(params["kernel"], arrays, "kernel_template/")

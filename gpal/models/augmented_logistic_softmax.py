@@ -258,6 +258,18 @@ class AugmentedLogisticSoftmaxGP(gpflow.base.Module):
         mean, var = self.predict_f(X)
         return monte_carlo_mean(logistic_softmax_probs, mean, var, num_samples, seed)
 
+    def sample_proba(self, X: np.ndarray, num_samples: int, seed: int) -> np.ndarray:
+        """p(y | f_s) at ``num_samples`` seeded draws of the latent marginals q(f(x)), (S, N, C).
+
+        Their mean is the Monte Carlo ``predict_proba``; their spread is the epistemic
+        uncertainty a BALD-style acquisition scores (per point, so marginal draws suffice).
+        """
+        mean, var = self.predict_f(X)
+        S, (N, C) = int(num_samples), mean.shape
+        eps = tf.random.stateless_normal((S, N, C), seed=[int(seed), 1], dtype=mean.dtype, alg="philox")
+        draws = mean + tf.sqrt(tf.maximum(var, 0.0)) * eps
+        return logistic_softmax_probs(tf.reshape(draws, (S * N, C))).numpy().reshape(S, N, C)
+
     def predict_proba(self, X: np.ndarray, num_samples: int, seed: int, chunk: int = 4096) -> np.ndarray:
         """E_q p(y | f) by seeded Monte Carlo over the latent marginals, not a plug-in of the mean."""
         X = np.asarray(X, dtype=np.float64)

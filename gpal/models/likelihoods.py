@@ -14,6 +14,8 @@ marginals and integer labels; it returns
 
 from __future__ import annotations
 
+import inspect
+
 from typing import Any, Mapping
 
 import gpflow
@@ -124,13 +126,23 @@ def make_likelihood(spec: str | Likelihood, num_classes: int, **options: Any) ->
     values) so that fitting never mutates the object a user passed in.
     """
     if isinstance(spec, Likelihood):
+        if options:
+            raise ValueError(
+                f"likelihood options {sorted(options)} apply to a likelihood given by name; "
+                f"this {type(spec).__name__} object is already configured"
+            )
         config = spec.get_config()
         config.pop("name", None)
         config["num_classes"] = num_classes
         return type(spec)(**config)
     if not isinstance(spec, str) or spec.lower() not in LIKELIHOODS:
         raise ValueError(f"likelihood must be one of {sorted(LIKELIHOODS)} or a Likelihood object; got {spec!r}")
-    return LIKELIHOODS[spec.lower()](num_classes=num_classes, **options)
+    cls = LIKELIHOODS[spec.lower()]
+    accepted = [p for p in inspect.signature(cls).parameters if p not in ("self", "num_classes")]
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise ValueError(f"likelihood {spec.lower()!r} has no option(s) {unknown}; its options are {accepted}")
+    return cls(num_classes=num_classes, **options)
 
 
 def likelihood_from_config(config: Mapping[str, Any]) -> Likelihood:

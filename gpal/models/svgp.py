@@ -34,6 +34,7 @@ from gpal.models.input_noise import (
     NoiseVariance,
     strategy_from_config,
 )
+from gpal.models.kernels import default_kernel
 from gpal.models.likelihoods import Likelihood, likelihood_from_config, make_likelihood
 from gpal.models.state import kernel_from_config, kernel_to_config
 
@@ -220,8 +221,7 @@ def build_model(
     kernel: gpflow.kernels.Kernel | None = None,
     prior_variance: float = 1000.0,
     hidden_sizes: Sequence[int] = (50,),
-    epsilon: float = 1e-3,
-    learn_epsilon: bool = False,
+    likelihood_options: Mapping[str, Any] | None = None,
     initial_learned_variance: float = 0.01,
     jitter: float = DEFAULT_JITTER,
     seed: int = 0,
@@ -230,17 +230,15 @@ def build_model(
 
     Inducing points: k-means on X, the same M = min(num_inducing, n) points for every
     latent function to start from.  Kernels: ``kernel`` copied per latent function,
-    default squared exponential with one length scale per feature (ARD).
+    default ``gpal.models.kernels.default_kernel``.  ``likelihood_options`` go to the
+    likelihood named by ``likelihood`` (e.g. ``{"epsilon": 1e-3}`` for robust-max).
     """
     if input_noise not in STRATEGIES:
         raise ValueError(f"input_noise must be one of {sorted(STRATEGIES)}; got {input_noise!r}")
     n, d = X.shape
-    # epsilon / learn_epsilon configure robust-max by name; other likelihoods take a configured object.
-    by_name = isinstance(likelihood, str) and likelihood.lower() == "robustmax"
-    options = {"epsilon": epsilon, "learn_epsilon": learn_epsilon} if by_name else {}
-    lik = make_likelihood(likelihood, num_classes, **options)
+    lik = make_likelihood(likelihood, num_classes, **dict(likelihood_options or {}))
     L = lik.num_latent(num_classes)
-    template = kernel if kernel is not None else gpflow.kernels.SquaredExponential(lengthscales=np.ones(d))
+    template = kernel if kernel is not None else default_kernel(d)
     kernels = [deepcopy(template) for _ in range(L)]
     Z = kmeans_inducing(X, min(int(num_inducing), n), seed)
     if input_noise == "latent":

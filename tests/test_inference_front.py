@@ -1,0 +1,94 @@
+"""One front for every likelihood: NoisyGPClassifier(likelihood=..., likelihood_options=..., inference=...)."""
+
+import numpy as np
+import pytest
+
+from gpal import LogisticSoftmaxGPClassifier, NoisyGPClassifier
+from gpal.models.kernels import default_kernel, default_lengthscale
+
+FAST = dict(num_inducing=8, epochs=3, batch_size=20, n_samples=50, progress=False)
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 2))
+    y = np.array(["a", "b", "c"])[(X[:, 0] > -0.4).astype(int) + (X[:, 0] > 0.4).astype(int)]
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def cavi(data):
+    X, y = data
+    return NoisyGPClassifier(likelihood="logistic_softmax", inference="cavi", seed=2, **FAST).fit(X, y)
+
+
+def test_cavi_front_equals_the_augmented_estimator(cavi, data):
+    X, y = data
+    direct = LogisticSoftmaxGPClassifier(
+        inference="cavi", num_inducing=8, max_iter=3, learning_rate=0.01, n_samples=50, seed=2, progress=False
+    ).fit(X, y)
+    np.testing.assert_array_equal(cavi.predict_proba(X), direct.predict_proba(X))
+    assert list(cavi.classes_) == ["a", "b", "c"]
+    assert len(cavi.history_) == 3  # one closed-form sweep per epoch
+    assert np.all(np.diff(cavi.history_) > -1e-6 * np.abs(cavi.history_[:-1]))  # hyper steps are small; ELBO rises
+
+
+def test_natural_gradient_runs_epochs_of_minibatch_steps(data):
+    X, y = data
+    clf = NoisyGPClassifier(likelihood="logistic_softmax", inference="natural_gradient", **{**FAST, "epochs": 2}).fit(X, y)
+    assert len(clf.history_) == 2 * 3  # 60 rows / batch 20 = 3 steps per epoch
+    p = clf.predict_proba(X)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-12)
+
+
+def test_cavi_front_saves_loads_and_samples(cavi, data, tmp_path):
+    X, _ = data
+    cavi.save(tmp_path / "m")
+    back = NoisyGPClassifier.load(tmp_path / "m")
+    assert back.inference == "cavi" and back.augmented_ is not None
+    np.testing.assert_array_equal(back.predict_proba(X), cavi.predict_proba(X))
+    draws = back.sample_proba(X, n_samples=4000)
+    assert draws.shape == (4000, 60, 3)
+    # Mean of the draws vs the (independently seeded) predictive at as many draws: equal within MC error.
+    np.testing.assert_allclose(draws.mean(axis=0), back.set_params(n_samples=4000).predict_proba(X), atol=0.01)
+    assert not np.allclose(back.predict_proba(X), cavi.predict_proba(X), atol=1e-4)  # n_samples reached the model
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        (dict(likelihood="robustmax", inference="cavi"), "only for likelihood='logistic_softmax'"),
+        (dict(likelihood="logistic_softmax", inference="cavi", input_noise="latent"), "use input_noise='none'"),
+        (dict(likelihood="logistic_softmax", inference="gibbs"), r"inference must be one of \('svi', 'cavi'"),
+        (dict(likelihood="logistic_softmax", inference="cavi", inference_options={"rho": 1}), r"valid options are \['hyper_every'"),
+        (dict(inference_options={"hyper_every": 2}), "configure inference='cavi'"),
+        (dict(likelihood="logistic_softmax", inference="cavi", warm_start=True), "warm_start"),
+        (dict(likelihood="probit", likelihood_options={"epsilon": 0.1}), r"has no option\(s\) \['epsilon'\]; its options are \['delta', 'learn_delta'"),
+        (dict(likelihood="robustmax", likelihood_options={"epsilon": 0.1}), "epsilon / learn_epsilon parameters"),
+    ],
+)
+def test_combinations_that_do_not_exist_are_named(data, params, match):
+    X, y = data
+    with pytest.raises(ValueError, match=match):
+        NoisyGPClassifier(**{**FAST, **params}).fit(X, y)
+
+
+def test_likelihood_options_reach_the_likelihood(data):
+    X, y = data
+    clf = NoisyGPClassifier(likelihood="probit", likelihood_options={"delta": 0.02, "learn_delta": False}, **FAST).fit(X, y)
+    assert float(clf.model_.likelihood.delta.numpy()) == pytest.approx(0.02)
+    assert not clf.model_.likelihood.delta.trainable
+
+
+def test_default_kernel_scales_with_dimension():
+    """Scaled squared distance between standardised points is ~2 for every d (the reason for sqrt(d))."""
+    rng = np.random.default_rng(0)
+    for d in (1, 6, 64):
+        a, b = rng.normal(size=(2, 4000, d))
+        ell = default_lengthscale(d)
+        assert np.mean(np.sum((a - b) ** 2, axis=1) / ell**2) == pytest.approx(2.0, rel=0.05)
+        k = default_kernel(d)
+        np.testing.assert_allclose(k.lengthscales.numpy(), np.full(d, np.sqrt(d)))
+    with pytest.raises(ValueError, match="n_features"):
+        default_lengthscale(0)
