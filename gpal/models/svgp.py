@@ -199,13 +199,19 @@ class NoisySVGP(gpflow.base.Module):
 
 
 def kmeans_inducing(X: np.ndarray, num_inducing: int, seed: int) -> np.ndarray:
-    """Inducing inputs by k-means on X (distinct rows when there are no more than M of them)."""
+    """Inducing inputs by k-means on X (distinct rows when there are no more than M of them).
+
+    Run on one OpenMP thread: scikit-learn's k-means gives different centres with 1 and 2
+    threads, and the same seed must give the same model on a laptop or a cluster worker.
+    """
     from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
 
     distinct = np.unique(X, axis=0)
     if len(distinct) <= num_inducing:
         return distinct
-    km = KMeans(n_clusters=num_inducing, n_init=1, random_state=seed).fit(X)
+    with threadpool_limits(limits=1):
+        km = KMeans(n_clusters=num_inducing, n_init=1, random_state=seed).fit(X)
     return km.cluster_centers_
 
 
