@@ -13,6 +13,11 @@ Layout of an output folder::
     out/units/<method>/split_0007.error.json   a unit that raised (on_error="record"); retried on rerun
     out/summary.json, out/summary.md      written by summarize()
 
+The units are independent, so they go through a `gpal.executors.Executor`: in this
+process by default, or on a Dask cluster.  Only the driver writes files, each unit
+as its result arrives, and every unit draws its randomness from its own seed, so
+the results are the same whichever executor ran them.
+
 Standardisation is the estimator's job (``standardize=True``) and sees only the
 training split, so nothing from the test rows leaks into a unit.
 """
@@ -32,6 +37,7 @@ from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 import numpy as np
 
 from gpal.data import NoisyDataset, Split
+from gpal.executors import Executor, InProcessExecutor
 from gpal.metrics import confusion_matrix, error_rate, format_mean_se, mean_se, negative_log_likelihood
 from gpal.persistence import write_json_atomic, write_text_atomic
 
@@ -180,6 +186,21 @@ def _run_unit(
     }
 
 
+def _unit_task(
+    dataset: NoisyDataset, split: Split, method: str, spec: MethodSpec, seed: int, use_variances: bool, record: bool
+) -> tuple[bool, dict[str, Any]]:
+    """One unit as an executor task: ``(True, result)``, or ``(False, error record)`` when ``record``.
+
+    Catching here, on the worker, keeps one failed unit from cancelling the others.
+    """
+    try:
+        return True, _run_unit(dataset, split, method, spec, seed, use_variances)
+    except Exception as exc:
+        if not record:
+            raise RuntimeError(f"unit (split {split.index}, method {method!r}) failed: {exc}") from exc
+        return False, {"method": method, "split": split.index, "error": repr(exc), "traceback": traceback.format_exc()}
+
+
 def _finished(path: Path, test_ids: list[str]) -> bool:
     if not path.exists():
         return False
@@ -204,14 +225,17 @@ def run_repeated_splits(
     on_error: Literal["raise", "record"] = "raise",
     progress: bool = True,
     reference: Mapping[str, Mapping[str, Sequence[float]]] | None = None,
+    executor: Executor | None = None,
 ) -> dict[str, Any]:
     """Run every (split, method) unit not already on disk, then return ``summarize(out_dir)``.
 
     ``methods`` maps a name to either a dict of NoisyGPClassifier parameters or a
     callable ``seed -> unfitted estimator`` with ``fit(X, y, X_var=...)`` and
     ``predict_proba(X, X_var=...)``.  Splits come from ``dataset.repeated_splits``
-    so the same seed gives the same splits; splits run in order, all methods per
-    split, so an interrupted run leaves methods comparable on the same splits.
+    so the same seed gives the same splits.  Units go to ``executor.map`` (in this
+    process, in split order with all methods per split, when ``executor`` is None);
+    each result is written the moment it arrives, so an interrupted run keeps every
+    finished unit.  The executor is not closed here.
     With ``on_error="record"`` a unit that raises is logged to an ``.error.json``
     file and skipped (retried on the next run) instead of stopping the run.
     ``reference`` (e.g. published numbers) is shown beside the results in summary.md.
@@ -230,6 +254,12 @@ def run_repeated_splits(
         if not (isinstance(spec, Mapping) or callable(spec)):
             raise TypeError(f"method {name!r}: spec must be a parameter dict or a callable seed -> estimator")
 
+    if executor is None:
+        executor = InProcessExecutor()
+    elif not isinstance(executor, Executor):
+        raise TypeError(
+            f"executor must be a gpal.executors.Executor (see make_executor); got {type(executor).__name__}"
+        )
     out = Path(out_dir)
     splits = list(dataset.repeated_splits(n_splits, test_size=test_size, seed=seed, stratify=stratify))
     _check_config(
@@ -249,27 +279,16 @@ def run_repeated_splits(
         for name in methods
         if not _finished(unit_path(out, name, split.index), dataset.ids[split.test].tolist())
     ]
-    from tqdm.auto import tqdm
-
-    total = len(splits) * len(methods)
-    with tqdm(total=total, initial=total - len(todo), disable=not progress, desc="units", unit="unit") as bar:
-        for split, name in todo:
-            bar.set_postfix_str(f"split {split.index} {name}")
-            path = unit_path(out, name, split.index)
-            error_path = path.with_suffix(".error.json")
-            try:
-                result = _run_unit(dataset, split, name, methods[name], seed, use_variances)
-            except Exception as exc:
-                if on_error == "raise":
-                    raise RuntimeError(f"unit (split {split.index}, method {name!r}) failed: {exc}") from exc
-                write_json_atomic(
-                    error_path,
-                    {"method": name, "split": split.index, "error": repr(exc), "traceback": traceback.format_exc()},
-                )
-            else:
-                write_json_atomic(path, result)
-                error_path.unlink(missing_ok=True)
-            bar.update(1)
+    tasks = [(dataset, split, name, methods[name], seed, use_variances, on_error == "record") for split, name in todo]
+    for i, (ok, result) in executor.map(_unit_task, tasks, desc="units", progress=progress):
+        split, name = todo[i]
+        path = unit_path(out, name, split.index)
+        error_path = path.with_suffix(".error.json")
+        if ok:
+            write_json_atomic(path, result)
+            error_path.unlink(missing_ok=True)
+        else:
+            write_json_atomic(error_path, result)
     return summarize(out, methods=list(methods), splits=[s.index for s in splits], reference=reference)
 
 

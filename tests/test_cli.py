@@ -1,9 +1,31 @@
 """The gpal command line, through its entry point and in-process."""
 
+import json
+import shutil
 import subprocess
 import sys
 
-from gpal.cli import main
+import numpy as np
+import pytest
+
+from gpal.cli import build_parser, main
+from gpal.classify import read_probability_table
+from test_classify import SMALL, write_small_catalog
+
+TINY = ["--epochs", "2", "--num-inducing", "5", "--no-progress"]
+
+
+@pytest.fixture(scope="module")
+def small_catalog(tmp_path_factory):
+    return write_small_catalog(tmp_path_factory.mktemp("catalog") / "small_dr4.fits")
+
+
+@pytest.fixture(scope="module")
+def model_dir(small_catalog, tmp_path_factory):
+    out = tmp_path_factory.mktemp("train") / "model"
+    code = main(["train", "--catalog", str(small_catalog), "--classes", "bll,fsrq,pulsar=psr+msp", "--out", str(out), *TINY])
+    assert code == 0
+    return out
 
 
 def test_catalog_summary_prints_release_counts_and_preset(capsys):
@@ -18,7 +40,7 @@ def test_catalog_summary_prints_release_counts_and_preset(capsys):
 def test_unknown_catalog_is_a_clear_error_with_exit_code_2(capsys):
     assert main(["catalog", "summary", "--catalog", "5FGL"]) == 2
     err = capsys.readouterr().err
-    assert "unknown catalog release '5FGL'" in err and "4FGL-DR4" in err
+    assert "gpal: error: unknown catalog release '5FGL'" in err and "4FGL-DR4" in err
 
 
 def test_entry_point_runs_as_a_program():
@@ -27,6 +49,173 @@ def test_entry_point_runs_as_a_program():
     assert "4FGL-DR4" in done.stdout and "msp 179" in done.stdout
 
 
-def test_help_explains_options():
-    done = subprocess.run([sys.executable, "-m", "gpal.cli", "catalog", "summary", "--help"], capture_output=True, text=True, timeout=120)
-    assert "--catalog" in done.stdout and "gll_psc_v*.fit" in done.stdout
+@pytest.mark.parametrize(
+    "verb, options",
+    [(["catalog", "summary"], ["--catalog", "gll_psc_v*.fit"]),
+     (["train"], ["--classes", "NAME=CODE+CODE", "--input-noise", "--likelihood", "--min-significance", "--features", "--force"]),
+     (["predict"], ["MODEL_DIR", "--select", "--chunk-size", "--scheduler", "local-dask", "tcp://HOST:PORT", "--force"]),
+     (["classify"], ["--out", "gpal-output", "--epochs", "--seed", "--force", "--no-progress"]),
+     (["active"], ["--acquisition", "bald", "--oracle", "--queries", "--batch-size", "exit code 3"]),
+     (["report"], ["RUN_DIR", "experiment folder", "active-learning run"]),
+     (["workflow"], ["FILE.yaml", "--set", "KEY=VALUE", "--scheduler", "--out", "--force"])],
+)
+def test_help_explains_every_verb(capsys, verb, options):
+    with pytest.raises(SystemExit) as done:
+        main([*verb, "--help"])
+    assert done.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
+    for option in options:
+        assert option in text, option
+
+
+def test_workflow_arguments_reach_run_workflow():
+    args = build_parser().parse_args(["workflow", "w.yaml", "--set", "splits=2", "--set", "methods=[MGP]",
+                                      "--scheduler", "local-dask", "--force", "--no-progress"])
+    assert (args.file, args.set, args.scheduler, args.force, args.no_progress) == (
+        "w.yaml", ["splits=2", "methods=[MGP]"], "local-dask", True, True)
+    assert build_parser().parse_args(["workflow", "w.yaml"]).set == []
+
+
+# ------------------------------------------------------------- train / predict
+def test_train_writes_a_model_folder_with_its_provenance(model_dir):
+    training = json.loads((model_dir / "training.json").read_text())
+    assert training["class_spec"] == "bll,fsrq,pulsar=psr+msp"
+    assert training["n_per_class"] == {"bll": SMALL["bll"], "fsrq": SMALL["fsrq"], "pulsar": SMALL["psr"] + SMALL["msp"]}
+    assert training["catalog"]["release"] == "4FGL-DR4" and training["catalog"]["file"] == "small_dr4.fits"
+    assert training["estimator"]["params"]["epochs"] == 2 and len(training["features"]) == 6
+    assert (model_dir / "model" / "params.npz").is_file()
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".fits"])
+def test_predict_writes_a_table_with_metadata(model_dir, small_catalog, tmp_path, capsys, suffix):
+    out = tmp_path / f"bcu{suffix}"
+    code = main(["predict", str(model_dir), "--catalog", str(small_catalog), "--select", "bcu", "--chunk-size", "7",
+                 "--out", str(out), "--no-progress"])
+    assert code == 0, capsys.readouterr().err
+    table = read_probability_table(out)
+    assert list(table.frame.columns) == ["Source_Name", "CLASS1", "p_bll", "p_fsrq", "p_pulsar", "predicted_class",
+                                         "entropy", "GLON", "GLAT"]
+    assert len(table.frame) == SMALL["bcu"] and set(table.frame["CLASS1"].str.lower()) == {"bcu"}
+    np.testing.assert_allclose(table.frame[["p_bll", "p_fsrq", "p_pulsar"]].sum(axis=1), 1.0, atol=1e-9)
+    assert table.meta["CATALOG"] == "4FGL-DR4" and table.meta["SELECT"] == "bcu"
+    assert table.meta["MODEL"] == str(model_dir.resolve()) and table.meta["MODELFMT"] == "gpal.NoisyGPClassifier v1"
+    assert table.meta["FEATURES"].split(",")[0] == "Flux1000" and json.loads(table.meta["FITCONF"])["num_inducing"] == 5
+
+
+# ------------------------------------------------------------------ bad input
+def _fails(capsys, argv, *phrases):
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.splitlines()[-1].startswith("gpal: error: ") and "Traceback" not in err
+    for phrase in phrases:
+        assert phrase in err, (phrase, err)
+
+
+def test_unknown_class_code(small_catalog, tmp_path, capsys):
+    out = tmp_path / "m"
+    _fails(capsys, ["train", "--catalog", str(small_catalog), "--classes", "bll,xyz", "--out", str(out), *TINY],
+           "unknown class code(s) ['xyz']", "codes present")
+    _fails(capsys, ["train", "--catalog", str(small_catalog), "--classes", "bll,pulsar=psr+", "--out", str(out), *TINY],
+           "bad class 'pulsar=psr+'", "NAME=CODE+CODE")
+    assert not out.exists()
+
+
+def test_missing_and_corrupt_model_folders(model_dir, small_catalog, tmp_path, capsys):
+    out = tmp_path / "t.csv"
+    _fails(capsys, ["predict", str(tmp_path / "nowhere"), "--catalog", str(small_catalog), "--out", str(out)],
+           "does not exist")
+    corrupt = tmp_path / "corrupt"
+    shutil.copytree(model_dir, corrupt)
+    (corrupt / "model" / "params.npz").write_bytes(b"not an npz file")
+    _fails(capsys, ["predict", str(corrupt), "--catalog", str(small_catalog), "--out", str(out)], "corrupt")
+    shutil.rmtree(corrupt / "model")
+    _fails(capsys, ["predict", str(corrupt), "--catalog", str(small_catalog), "--out", str(out)], "not a saved gpal model")
+    assert not out.exists()
+
+
+def test_catalog_missing_a_feature_column(model_dir, tmp_path, capsys):
+    lacking = write_small_catalog(tmp_path / "lacking.fits", drop_column="LP_beta")
+    out = tmp_path / "t.fits"
+    _fails(capsys, ["predict", str(model_dir), "--catalog", str(lacking), "--out", str(out)],
+           "lacks column(s) ['LP_beta']", "lacking.fits")
+    assert not out.exists()
+
+
+def test_existing_output_needs_force(model_dir, small_catalog, tmp_path, capsys):
+    out = tmp_path / "t.csv"
+    out.write_text("keep me")
+    argv = ["predict", str(model_dir), "--catalog", str(small_catalog), "--out", str(out), "--no-progress"]
+    _fails(capsys, argv, "already exists", "--force")
+    assert out.read_text() == "keep me"
+    assert main([*argv, "--force"]) == 0 and len(read_probability_table(out).frame) == SMALL[""]
+
+
+def test_unknown_select_and_scheduler_and_suffix(model_dir, small_catalog, tmp_path, capsys):
+    out = tmp_path / "t.csv"
+    base = ["predict", str(model_dir), "--catalog", str(small_catalog), "--out", str(out), "--no-progress"]
+    _fails(capsys, [*base, "--select", "unassociated,nebula"], "unknown class code(s) ['nebula']", "bcu")
+    _fails(capsys, [*base, "--select", "all,bcu"], "select 'all' already takes every source")
+    _fails(capsys, [*base, "--scheduler", "slurm"], "unknown scheduler 'slurm'", "local-dask", "tcp://HOST:PORT")
+    _fails(capsys, [*base, "--out", str(tmp_path / "t.xlsx")], "must end in one of", ".fits")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_report_on_an_unknown_folder_says_what_it_expected(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("hello")
+    _fails(capsys, ["report", str(tmp_path)], "not a gpal run folder", "heldout.csv", "state.json", "units/")
+    _fails(capsys, ["report", str(tmp_path / "missing")], "does not exist")
+
+
+# ------------------------------------------------------------------- reports
+class _Nearest:
+    """A stand-in estimator (no TensorFlow): class frequencies of the nearest training point, smoothed."""
+
+    def __init__(self, seed):
+        self.seed = seed
+
+    def fit(self, X, y, X_var=None):
+        self.X_, self.y_, self.classes_ = np.asarray(X), np.asarray(y), np.unique(y)
+        return self
+
+    def predict_proba(self, X, X_var=None):
+        nearest = np.argmin(((np.asarray(X)[:, None] - self.X_[None]) ** 2).sum(-1), axis=1)
+        proba = np.full((len(X), len(self.classes_)), 0.1)
+        proba[np.arange(len(X)), self.y_[nearest]] = 1.0
+        return proba / proba.sum(axis=1, keepdims=True)
+
+
+def test_report_rebuilds_a_repeated_splits_experiment(tmp_path, capsys):
+    from gpal.experiments import run_repeated_splits
+    from gpal.synthetic import waveform
+
+    data = waveform(90, seed=0)
+    run_repeated_splits(data, {"nearest": _Nearest}, tmp_path, n_splits=3, test_size=0.2, progress=False)
+    assert main(["report", str(tmp_path)]) == 0
+    text = (tmp_path / "report.md").read_text()
+    assert "confusion_nearest.png" in text and "reliability.png" in text and "| nearest | 3 |" in text
+    assert (tmp_path / "confusion_nearest.pdf").is_file()
+
+
+def test_active_simulated_run_resumes_and_reports(small_catalog, tmp_path, capsys):
+    out = tmp_path / "al"
+    base = ["active", "--catalog", str(small_catalog), "--classes", "bll,fsrq", "--out", str(out), "--initial", "10",
+            "--pool", "20", "--test", "30", "--batch-size", "2", *TINY]
+    argv = [*base, "--retrain-epochs", "1"]
+    assert main([*argv, "--queries", "1"]) == 0, capsys.readouterr().err
+    first = json.loads((out / "checkpoint" / "state.json").read_text())
+    assert main([*argv, "--queries", "2"]) == 0  # resumes: one more query, the first one kept
+    state = json.loads((out / "checkpoint" / "state.json").read_text())
+    assert state["queries"][0]["ids"] == first["queries"][0]["ids"] and len(state["queries"]) == 2
+    assert [m["n_labelled"] for m in state["metrics"]] == [10, 12, 14]
+    text = (out / "report.md").read_text()
+    assert "learning_curve_error.png" in text and "2 queries answered" in text
+    _fails(capsys, [*base, "--retrain-epochs", "5", "--queries", "2"], "refusing to write", "retrain_epochs")
+
+
+def test_workflow_errors_reach_the_user_with_exit_code_2(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(f"workflow: classify\nout: {tmp_path / 'out'}\nparams:\n  epoch: 3\n")
+    _fails(capsys, ["workflow", str(bad)], "unknown key 'params.epoch'", "epochs")
+    _fails(capsys, ["workflow", str(tmp_path / "nope.yaml")], "does not exist")
+    assert not (tmp_path / "out").exists()

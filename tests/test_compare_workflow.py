@@ -1,27 +1,19 @@
-"""workflows/compare_likelihoods.py: table shape, binary-only cells, resume without recomputation."""
+"""gpal.workflows.compare (the likelihood comparison): table shape, binary-only cells, resume without recomputation."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from gpal.data import NoisyDataset
-
-_SCRIPT = Path(__file__).resolve().parents[1] / "workflows" / "compare_likelihoods.py"
+from gpal.workflows import WorkflowError, compare, load_workflow
 
 
 @pytest.fixture(scope="module")
 def cl():
-    spec = importlib.util.spec_from_file_location("compare_likelihoods", _SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(module)
-    yield module
-    del sys.modules[spec.name]
+    return compare
 
 
 def _blobs(n_classes: int, n: int = 40) -> NoisyDataset:
@@ -68,6 +60,8 @@ def test_table_and_resume(cl, tmp_path, monkeypatch):
     ]
     assert len(md) == 2 + 4 and "n/a (binary only)" in md[3]
     assert not (tmp_path / "tiny3" / "units" / "jj").exists()  # never run on 3 classes
+    assert (tmp_path / "comparison.csv").read_text().splitlines()[0].startswith("dataset,n,classes,method")
+    assert table[0]["nll_mean"] == pytest.approx(float(table[0]["nll"].split(" ± ")[0]), abs=5e-4)
 
     units = sorted(tmp_path.glob("*/units/*/split_*.json"))
     assert len(units) == 3
@@ -90,3 +84,11 @@ def test_changed_settings_are_refused_not_mixed(cl, tmp_path):
     cl.run_comparison(["tiny2"], ["jj"], epochs=2, iters=2, **kwargs)
     with pytest.raises(ValueError, match="different settings"):
         cl.run_comparison(["tiny2"], ["jj"], epochs=2, iters=3, **kwargs)
+
+
+def test_workflow_file_checks_data_sets_and_methods():
+    path = Path(__file__).resolve().parents[1] / "workflows" / "compare_likelihoods.yaml"
+    with pytest.raises(WorkflowError, match=r"datasets: item 0: unknown data set 'mnist'; valid names are \[.*'wine'"):
+        load_workflow(path, ["datasets=[mnist]"])
+    with pytest.raises(WorkflowError, match=r"methods: item 1: 'svgp-nope' is not valid; valid values are \[.*'taylor'"):
+        load_workflow(path, ["methods=[jj, svgp-nope]"])

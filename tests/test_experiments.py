@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from gpal.data import NoisyDataset
+from gpal.executors import Executor
 from gpal.experiments import run_repeated_splits, select_methods, summarize, unit_path
 from gpal.metrics import negative_log_likelihood
 
@@ -175,3 +176,57 @@ def test_reference_numbers_are_shown_and_kept(tmp_path):
     summarize(tmp_path)  # a later re-summary keeps the reference columns
     md = (tmp_path / "summary.md").read_text()
     assert "published NLL" in md and "0.075 ± 0.004" in md
+
+
+class LastFirstExecutor(Executor):
+    """Runs the units in reverse and yields them in that order, as a cluster may finish them."""
+
+    name = "last-first"
+
+    def map(self, fn, tasks, *, desc=None, progress=True):
+        self.n_tasks = len(tasks)
+        for i in reversed(range(len(tasks))):
+            yield i, fn(*tasks[i])
+
+
+def test_units_land_in_their_own_files_whatever_the_completion_order(tmp_path):
+    ds = _dataset()
+    methods = {"c": NoisyCentroid, "r": Reversed}
+    run_repeated_splits(ds, methods, tmp_path / "plain", n_splits=3, seed=2, progress=False)
+    ex = LastFirstExecutor()
+    run_repeated_splits(ds, methods, tmp_path / "reversed", n_splits=3, seed=2, progress=False, executor=ex)
+    assert ex.n_tasks == 6
+    plain, rev = _units(tmp_path / "plain", methods, 3), _units(tmp_path / "reversed", methods, 3)
+    for key in plain:
+        assert rev[key]["method"] == key[0] and rev[key]["split"] == key[1]
+        assert _without_timing(rev[key]) == _without_timing(plain[key])
+
+    unit_path(tmp_path / "reversed", "r", 1).unlink()
+    run_repeated_splits(ds, methods, tmp_path / "reversed", n_splits=3, seed=2, progress=False, executor=ex)
+    assert ex.n_tasks == 1  # only the missing unit is sent to the executor
+    assert _without_timing(_units(tmp_path / "reversed", methods, 3)[("r", 1)]) == _without_timing(plain[("r", 1)])
+
+
+def test_recorded_failure_does_not_stop_other_units_on_an_executor(tmp_path):
+    ds = _dataset()
+
+    class FailsOnSplit1(NoisyCentroid):
+        def fit(self, X, y, X_var=None):
+            if len(NoisyCentroid.fits) == 1:  # the second unit the reversed executor runs: split 1
+                NoisyCentroid.fits.append(None)
+                raise FloatingPointError("NaN in ELBO")
+            return super().fit(X, y, X_var)
+
+    NoisyCentroid.fits.clear()
+    s = run_repeated_splits(
+        ds, {"f": FailsOnSplit1}, tmp_path, n_splits=3, on_error="record", progress=False, executor=LastFirstExecutor()
+    )
+    assert s["methods"]["f"]["n_failed"] == 1 and s["methods"]["f"]["n_splits"] == 2
+    record = json.loads(unit_path(tmp_path, "f", 1).with_suffix(".error.json").read_text())
+    assert record["split"] == 1 and "NaN in ELBO" in record["error"] and "FloatingPointError" in record["traceback"]
+
+
+def test_executor_must_be_an_executor(tmp_path):
+    with pytest.raises(TypeError, match="executor must be a gpal.executors.Executor"):
+        run_repeated_splits(_dataset(), {"c": NoisyCentroid}, tmp_path, n_splits=1, executor="local-dask")
+    assert not (tmp_path / "config.json").exists()  # refused before anything was written

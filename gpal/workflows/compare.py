@@ -1,16 +1,15 @@
-#!/usr/bin/env python
-"""Compare gpal's likelihoods and model families on the data sets available offline.
+"""Workflow kind ``compare``: gpal's likelihoods and model families on the data sets available offline.
 
-Every (data set, method) pair runs through ``gpal.experiments.run_repeated_splits``
-(random stratified 90/10 splits, one resumable JSON file per split and method), so an
-interrupted run picks up where it stopped.  The result is one Markdown table of test
-accuracy, test NLL, top-label ECE (15 equal-width bins) and training seconds, each as
-mean ± standard error over splits, written to ``<out>/comparison.md`` (and ``.json``).
+Every (data set, method) pair runs through `gpal.experiments.run_repeated_splits`
+(random stratified 90/10 splits, one resumable JSON file per split and method under
+``<out>/<data set>/units/``).  The result is one table of test accuracy, test NLL,
+top-label ECE (15 equal-width bins) and training seconds, each as mean ± standard
+error over splits: ``comparison.md`` / ``.json`` / ``.csv``, a figure and ``report.md``.
 
-Methods (names for ``--methods``):
+Methods:
 
 - ``svgp-<likelihood>``: ``NoisyGPClassifier(input_noise="none", likelihood=...)`` for
-  robustmax, step, probit, logit, softmax, logistic_softmax (Adam, minibatch 50, ``--epochs``);
+  robustmax, step, probit, logit, softmax, logistic_softmax (Adam, minibatch 50, ``epochs``);
 - ``dirichlet``: ``DirichletGPClassifier`` (alpha_eps chosen from 0.1/0.01/0.001 by training MNLL);
 - ``ls-cavi`` / ``ls-natgrad``: ``LogisticSoftmaxGPClassifier`` (augmented logistic-softmax)
   with full-batch CAVI or minibatch natural gradients;
@@ -19,34 +18,37 @@ Methods (names for ``--methods``):
 
 The comparison is about likelihoods, so every method sees exact inputs: measured
 input variances are not passed to any estimator (``use_variances=False``).
-Iteration budgets: minibatch methods run ``--epochs`` passes over the training rows;
+Iteration budgets: minibatch methods run ``epochs`` passes over the training rows;
 full-batch methods (CAVI sweeps, vi-JJ/Taylor outer iterations, Dirichlet L-BFGS)
-stop at ``--iters`` iterations or earlier on their own convergence test.
-
-Data sets take an optional ``:N`` suffix: generators draw N rows, fixed sets are
-subsampled (seeded, stratified) to at most N rows.  Example::
-
-    .venv/bin/python workflows/compare_likelihoods.py --splits 2 --epochs 30 \\
-        --datasets synthetic_2d:400,waveform:400,wine,digits:600,4fgl,4fgl-dr4 --out runs/compare
+stop at ``iters`` iterations or earlier on their own convergence test.  Data sets
+take an optional ``:N`` suffix: generators draw N rows, fixed sets are subsampled
+(seeded, stratified) to at most N rows.
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import json
 import math
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 
 from gpal.calibration import expected_calibration_error
 from gpal.data import NoisyDataset
+from gpal.executors import Executor
 from gpal.experiments import run_repeated_splits, summarize, unit_path
 from gpal.metrics import format_mean_se, mean_se
+from gpal.persistence import atomic_output, write_json_atomic, write_text_atomic
+from gpal.workflows.schema import Field, choice, integer, list_of
+
+__all__ = [
+    "DATASETS", "METHODS", "NOT_APPLICABLE", "EstimatorFactory", "check_methods", "comparison_markdown",
+    "load_dataset", "method_spec", "parse_dataset", "run", "run_comparison", "schema",
+]
 
 SVGP_LIKELIHOODS = ("robustmax", "step", "probit", "logit", "softmax", "logistic_softmax")
 BINARY_ONLY = ("jj", "jj-hybrid", "taylor")
@@ -234,10 +236,12 @@ def run_comparison(
     num_inducing: int = 20,
     progress: bool = True,
     registry: Mapping[str, Any] = DATASETS,
+    executor: Executor | None = None,
 ) -> list[dict[str, Any]]:
-    """Run (or resume) every method x data set and write ``comparison.md`` / ``comparison.json``.
+    """Run (or resume) every method x data set and write ``comparison.md`` / ``.json`` / ``.csv``.
 
-    ``registry`` maps data-set names to ``(loader(n, seed), generated)`` (default ``DATASETS``).
+    ``registry`` maps data-set names to ``(loader(n, seed), generated)`` (default ``DATASETS``);
+    ``executor`` runs the units (default: in this process).
 
     Returns one row per (data set, method): metric cells as "mean ± SE" strings, or
     ``NOT_APPLICABLE`` for a binary-only method on a multi-class data set.  Failed
@@ -257,7 +261,7 @@ def run_comparison(
         if specs:
             run_repeated_splits(
                 ds, specs, folder, n_splits=n_splits, test_size=0.1, seed=seed,
-                use_variances=False, on_error="record", progress=progress,
+                use_variances=False, on_error="record", progress=progress, executor=executor,
             )
             summary = summarize(folder, methods=list(specs), splits=list(range(n_splits)), common_splits_only=False)
         for m in methods:
@@ -270,18 +274,22 @@ def run_comparison(
             units = _rows_for(folder, m, entry["splits"])
             row.update(splits=len(units), failed=entry["n_failed"])
             if units:
+                nll_mean, nll_se = mean_se(np.asarray([u["nll"] for u in units], dtype=np.float64))
                 row.update(
                     accuracy=_cell([1.0 - u["error"] for u in units], 3),
-                    nll=_cell([u["nll"] for u in units], 3),
+                    nll=format_mean_se(nll_mean, nll_se, 3),
+                    nll_mean=float(nll_mean),
+                    nll_se=float(nll_se) if math.isfinite(nll_se) else None,
                     ece=_cell([expected_calibration_error(np.asarray(u["y_true"]), np.asarray(u["proba"])) for u in units], 3),
                     train_seconds=_cell([u["train_seconds"] for u in units], 1),
                 )
             else:
                 row.update(accuracy="failed", nll="failed", ece="failed", train_seconds="failed")
             table.append(row)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "comparison.json").write_text(json.dumps(table, indent=1))
-    (out / "comparison.md").write_text(comparison_markdown(table))
+    write_json_atomic(out / "comparison.json", table)
+    write_text_atomic(out / "comparison.md", comparison_markdown(table))
+    with atomic_output(out / "comparison.csv") as tmp:
+        pd.DataFrame(table).to_csv(tmp, index=False)
     return table
 
 
@@ -299,39 +307,70 @@ def comparison_markdown(table: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument(
-        "--datasets",
-        default=",".join(DATASETS),
-        help="comma-separated NAME[:ROWS] (default: all): " + "; ".join(f"{k} = {v}" for k, v in DATASET_NOTES.items()),
-    )
-    p.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated subset of {list(METHODS)}")
-    p.add_argument("--splits", type=int, default=5, help="random stratified 90/10 splits (default 5)")
-    p.add_argument("--epochs", type=int, default=100, help="passes over the data for minibatch methods (default 100)")
-    p.add_argument("--iters", type=int, default=100, help="iteration cap of full-batch methods (default 100)")
-    p.add_argument("--num-inducing", type=int, default=20, help="inducing points for every method (default 20)")
-    p.add_argument("--out", default="runs/compare_likelihoods", help="output folder; rerun into it to resume")
-    p.add_argument("--seed", type=int, default=0, help="seed of data sets, splits and estimators (default 0)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
-    args = p.parse_args(argv)
-    for flag in ("splits", "epochs", "iters", "num_inducing"):
-        if getattr(args, flag) < 1:
-            p.error(f"--{flag.replace('_', '-')} must be >= 1; got {getattr(args, flag)}")
-    try:
-        datasets = [d for d in args.datasets.split(",") if d.strip()]
-        for d in datasets:
-            parse_dataset(d)
-        methods = check_methods(args.methods.split(","))
-    except ValueError as exc:
-        p.error(str(exc))
+
+
+# ------------------------------------------------------------------ workflow
+def _dataset_token(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected NAME or NAME:ROWS with NAME in {list(DATASETS)}; got {value!r}")
+    parse_dataset(value)
+    return value
+
+
+def _method_name(value: Any) -> str:
+    return check_methods([choice(list(METHODS))(value)])[0]
+
+
+def schema() -> dict[str, Any]:
+    return {
+        "datasets": Field(list_of(_dataset_token), list(DATASETS),
+                          "data sets as NAME or NAME:ROWS: " + "; ".join(f"{k} = {v}" for k, v in DATASET_NOTES.items())),
+        "methods": Field(list_of(_method_name), list(METHODS), f"methods, a list from {list(METHODS)}"),
+        "protocol": {"splits": Field(integer(1), 5, "random stratified 90/10 splits", part_of_run=False)},
+        "training": {
+            "epochs": Field(integer(1), 100, "passes over the data for minibatch methods"),
+            "iters": Field(integer(1), 100, "iteration cap of full-batch methods"),
+            "num_inducing": Field(integer(1), 20, "inducing points for every method"),
+        },
+    }
+
+
+def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -> None:
+    from gpal.plots import save_figure
+    from gpal.reports import write_report
+
+    t = config["training"]
     table = run_comparison(
-        datasets, methods, args.splits, args.epochs, args.out, seed=args.seed, iters=args.iters,
-        num_inducing=args.num_inducing, progress=not args.no_progress,
+        config["datasets"], config["methods"], config["protocol"]["splits"], t["epochs"], out, seed=config["seed"],
+        iters=t["iters"], num_inducing=t["num_inducing"], progress=progress, executor=executor,
     )
-    sys.stdout.write(comparison_markdown(table))
-    return 0
+    figures = {"Test NLL per data set and method (mean ± SE over splits)": save_figure(plot_nll(table), out / "nll")}
+    text = "\n".join([
+        config["description"] or "", "",
+        f"{config['protocol']['splits']} split(s); minibatch methods {t['epochs']} epochs, full-batch methods at most "
+        f"{t['iters']} iterations, M = {t['num_inducing']}. Also as `comparison.csv` / `comparison.json`.", "",
+        comparison_markdown(table),
+    ])
+    write_report(out, config["title"], figures=figures, text=text)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def plot_nll(table: Sequence[Mapping[str, Any]]) -> Any:
+    """Horizontal bars of test NLL: one panel per data set, one bar per method."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    frame = pd.DataFrame(table)
+    sets = list(dict.fromkeys(frame["dataset"]))
+    fig = Figure(figsize=(3.2 * len(sets), 0.3 * frame["method"].nunique() + 1.6), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, len(sets), sharey=True, squeeze=False)[0]
+    for ax, name in zip(axes, sets):
+        part = frame[frame["dataset"] == name]
+        mean = part.get("nll_mean", pd.Series(np.nan, index=part.index)).astype(float).to_numpy()
+        se = part.get("nll_se", pd.Series(np.nan, index=part.index)).astype(float).to_numpy()
+        ax.barh(np.arange(len(part)), np.nan_to_num(mean), xerr=np.nan_to_num(se), color="C0")
+        ax.set_yticks(np.arange(len(part)), part["method"])
+        ax.set(title=name, xlabel="test NLL")
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].invert_yaxis()
+    return fig

@@ -1,0 +1,124 @@
+"""Declarative workflows: a YAML file names an experiment, ``run_workflow`` runs it resumably.
+
+A workflow file has a ``workflow:`` kind and the blocks that kind defines (see
+``docs/workflows.md``)::
+
+    workflow: repeated_splits
+    title: 4FGL noisy-input reproduction
+    seed: 0
+    protocol: {splits: 100}
+    training: {epochs: 750}
+
+`load_workflow` parses it with ``yaml.safe_load``, applies ``KEY=VALUE``
+overrides and checks every key and value before anything is written; an unknown
+key or bad value is a `WorkflowError` naming the file, line, dotted key and the
+valid choices.  `run_workflow` then claims the output folder for this run
+(`gpal.persistence.claim_output_dir`: the same configuration resumes, another is
+refused unless ``force``), sends the independent units to an executor
+(`gpal.executors.make_executor`) and writes results, figures and ``report.md``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+from typing import Any, Sequence
+
+from gpal.workflows.schema import (
+    Field, WorkflowError, apply_overrides, choice, identity, integer, optional, read_yaml, text, validate,
+)
+
+__all__ = ["KINDS", "Workflow", "WorkflowError", "load_workflow", "run_workflow"]
+
+#: kind -> module holding its ``schema()`` and ``run(config, out, executor, progress)``.
+KINDS = {
+    "repeated_splits": "gpal.workflows.splits",
+    "toy_1d": "gpal.workflows.toy",
+    "synthetic_2d": "gpal.workflows.synthetic",
+    "active_learning": "gpal.workflows.active_learning",
+    "compare": "gpal.workflows.compare",
+    "classify": "gpal.workflows.classify",
+}
+
+
+def _common() -> dict[str, Field]:
+    return {
+        "workflow": Field(choice(list(KINDS)), doc=f"the kind of workflow, one of {list(KINDS)}"),
+        "title": Field(optional(text), None, "report title (default: the file name)", part_of_run=False),
+        "description": Field(optional(text), None, "a paragraph for the report", part_of_run=False),
+        "out": Field(optional(text), None, "output folder (default runs/<file name>)", part_of_run=False),
+        "seed": Field(integer(0), 0, "seed of data, splits and estimators"),
+    }
+
+
+@dataclass(frozen=True)
+class Workflow:
+    """A validated workflow: its kind, its complete configuration and where it came from."""
+
+    kind: str
+    config: dict[str, Any]
+    path: Path
+    schema: dict[str, Any]
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        """What decides the results: the output folder is reused only for the same identity."""
+        return {"workflow": self.kind, "config": identity(self.config, self.schema)}
+
+    @property
+    def out(self) -> Path:
+        return Path(self.config["out"])
+
+
+def load_workflow(path: str | os.PathLike, overrides: Sequence[str] = ()) -> Workflow:
+    """Parse, override and validate a workflow file; raises `WorkflowError` before any file is written."""
+    doc = read_yaml(path)
+    common = _common()
+    if "workflow" not in doc.data:
+        raise WorkflowError(f"{doc.path}: missing required key 'workflow'; valid kinds are {list(KINDS)}")
+    if any(str(o).split("=", 1)[0].strip() == "workflow" for o in overrides):
+        raise WorkflowError("the workflow kind cannot be overridden; write another workflow file")
+    try:
+        kind = common["workflow"].check(doc.data["workflow"])
+    except ValueError as exc:
+        raise WorkflowError(f"{doc.where('workflow')}: workflow: {exc}") from None
+    schema = {**common, **import_module(KINDS[kind]).schema()}
+    data = apply_overrides(doc.data, overrides, schema, str(doc.path))
+    config = validate(data, schema, doc)
+    config["title"] = config["title"] or doc.path.stem.replace("_", " ")
+    config["out"] = config["out"] or str(Path("runs") / doc.path.stem)
+    return Workflow(kind, config, doc.path, schema)
+
+
+def run_workflow(
+    path: str | os.PathLike,
+    overrides: Sequence[str] = (),
+    out: str | os.PathLike | None = None,
+    scheduler: str | None = None,
+    force: bool = False,
+    progress: bool = True,
+) -> Path:
+    """Run (or resume) the workflow in ``path``; returns its output folder.
+
+    ``out`` replaces the file's ``out``; ``scheduler`` is None / "in-process",
+    "local-dask" or "tcp://HOST:PORT"; ``force`` empties an output folder that holds
+    a different run.  Units finished by an earlier run into the same folder are not
+    recomputed.
+    """
+    from gpal.executors import make_executor
+    from gpal.persistence import claim_output_dir, write_json_atomic
+
+    workflow = load_workflow(path, overrides)
+    folder = Path(out) if out is not None else workflow.out
+    config = {**workflow.config, "out": str(folder)}
+    runner = import_module(KINDS[workflow.kind])
+    with make_executor(scheduler) as executor:
+        if getattr(runner, "CLAIMS_OUTPUT_DIR", False):  # the library function checks and claims the folder itself
+            runner.run(config, folder, executor, progress, force=force)
+            return folder
+        claim_output_dir(folder, workflow.identity, force=force)
+        write_json_atomic(folder / "workflow.json", {"source": str(workflow.path), **config})
+        runner.run(config, folder, executor, progress)
+    return folder

@@ -1,0 +1,144 @@
+"""Workflow kind ``repeated_splits``: a catalog selection, the paper's classifiers, K random splits.
+
+The 4FGL reproduction of the noisy-input GP paper (Tables 9-10) is this kind.  The
+units are `gpal.experiments.run_repeated_splits`'s (split, method) files; on top of
+its ``summary.json`` / ``summary.md`` this writes a tidy ``results.csv`` (one row
+per unit), the metric table, mean confusion matrices and pooled reliability
+diagrams per method, and ``report.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gpal.executors import Executor
+from gpal.workflows.methods import classifier_params, methods_field, training_schema
+from gpal.workflows.schema import (
+    Field, boolean, choice, integer, list_of, mapping, mean_se_pair, number, optional, text,
+)
+
+__all__ = ["catalog_name", "run", "schema", "write_splits_report"]
+
+
+def catalog_name(value: Any) -> str:
+    """A shipped release (any case) or the path of a catalog FITS file."""
+    from gpal.catalogs import RELEASES
+
+    if isinstance(value, str) and (value.lower() in {r.lower() for r in RELEASES} or Path(value).is_file()):
+        return value
+    raise ValueError(f"{value!r} is neither a shipped release {list(RELEASES)} nor an existing FITS file")
+
+
+#: reference[method][metric] = [mean, se], shown beside the results.
+REFERENCE = optional(mapping(mapping(mean_se_pair, key_check=choice(["nll", "error"]))))
+
+
+def schema() -> dict[str, Any]:
+    from gpal.catalogs import FEATURE_PRESETS
+
+    return {
+        "data": {
+            "catalog": Field(catalog_name, "4FGL", "catalog release name or FITS path"),
+            "classes": Field(list_of(text), ["bll", "fsrq", "psr"], "CLASS1 codes (or merge keys), in label order"),
+            "merge": Field(optional(mapping(list_of(text))), None, "class name -> CLASS1 codes it groups"),
+            "min_significance": Field(optional(number(0)), 30.0, "keep sources with Signif_Avg above this"),
+            "features": Field(optional(choice(sorted(FEATURE_PRESETS))), None, "feature preset (null: the default)"),
+        },
+        "methods": methods_field(),
+        "protocol": {
+            "splits": Field(integer(1), 100, "random train/test splits K", part_of_run=False),
+            "test_size": Field(number(0, 1, open_low=True, open_high=True), 0.1, "test fraction per split"),
+            "stratify": Field(boolean, True, "stratify splits by class"),
+            "use_variances": Field(boolean, True, "pass the catalog's feature variances to the classifiers"),
+            "on_error": Field(choice(["record", "raise"]), "record", "record a failing unit and go on, or stop"),
+        },
+        "training": training_schema(num_inducing="auto"),
+        "reference": Field(REFERENCE, None, "published numbers: method -> {nll: [mean, se], error: [mean, se]}",
+                           part_of_run=False),
+    }
+
+
+def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -> None:
+    from gpal.catalogs import load_catalog
+    from gpal.experiments import run_repeated_splits
+
+    data, protocol = config["data"], config["protocol"]
+    dataset = load_catalog(data["catalog"]).dataset(
+        classes=data["classes"], min_significance=data["min_significance"], features=data["features"],
+        merge=data["merge"],
+    )
+    n_train = dataset.n_samples - next(dataset.repeated_splits(1, protocol["test_size"], config["seed"])).test.size
+    summary = run_repeated_splits(
+        dataset,
+        classifier_params(config["methods"], config["training"], n_train),
+        out,
+        n_splits=protocol["splits"],
+        test_size=protocol["test_size"],
+        seed=config["seed"],
+        stratify=protocol["stratify"],
+        use_variances=protocol["use_variances"],
+        on_error=protocol["on_error"],
+        progress=progress,
+        reference=config["reference"],
+        executor=executor,
+    )
+    _report(config, out, summary, f"{dataset}")
+
+
+def _report(config: dict[str, Any], out: Path, summary: dict[str, Any], data_line: str) -> None:
+    intro = "\n".join([
+        config["description"] or "", "",
+        f"Data: {data_line}. Splits: {config['protocol']['splits']} (test fraction {config['protocol']['test_size']}), "
+        f"seed {config['seed']}. Units, `summary.json` and a row per unit in `results.csv` are in this folder.",
+    ])
+    write_splits_report(out, summary, config["title"], intro, config["reference"])
+
+
+def write_splits_report(
+    out: Path, summary: dict[str, Any], title: str, intro: str = "", reference: dict[str, Any] | None = None
+) -> Path:
+    """``results.csv`` (a row per unit), mean confusion matrices, pooled reliability and ``report.md``.
+
+    ``summary`` is `gpal.experiments.summarize` of the folder ``out``; ``reference``
+    (published numbers) is shown beside the results.  Used by the workflow and by
+    ``gpal report`` on any repeated-splits folder.
+    """
+    from gpal.calibration import top_label_reliability
+    from gpal.experiments import summary_markdown, unit_path
+    from gpal.persistence import atomic_output
+    from gpal.plots import plot_confusion_matrix, plot_reliability, save_figure
+    from gpal.reports import write_report
+
+    rows, pooled = [], {}
+    for method, entry in summary["methods"].items():
+        y, p = [], []
+        for k in entry["splits"]:
+            unit = json.loads(unit_path(out, method, k).read_text(encoding="utf-8"))
+            rows.append({key: unit[key] for key in ("method", "split", "n_train", "n_test", "nll", "error",
+                                                   "train_seconds", "predict_seconds")})
+            y.append(np.asarray(unit["y_true"]))
+            p.append(np.asarray(unit["proba"]))
+        if y:
+            pooled[method] = top_label_reliability(np.concatenate(y), np.concatenate(p))
+    with atomic_output(out / "results.csv") as tmp:
+        pd.DataFrame(rows).to_csv(tmp, index=False)
+
+    figures = {}
+    classes = summary["class_names"]
+    for method, entry in summary["methods"].items():
+        if "confusion_mean" not in entry:
+            continue
+        spread = None if entry["confusion_se"] is None else np.asarray(entry["confusion_se"])
+        fig = plot_confusion_matrix(np.asarray(entry["confusion_mean"]), classes, spread=spread,
+                                    title=f"{method}: mean over {entry['n_splits']} splits (± SE)")
+        figures[f"Mean confusion matrix, {method}"] = save_figure(fig, out / f"confusion_{method}")
+    if pooled:
+        fig = plot_reliability(pooled, title="top-label reliability, test points of all splits")
+        figures["Reliability (pooled over splits)"] = save_figure(fig, out / "reliability")
+    text = "\n".join([intro, "", "## Test NLL and error (mean ± SE over splits)", "", summary_markdown(summary, reference)])
+    return write_report(out, title, figures=figures, text=text)

@@ -1,0 +1,186 @@
+"""The main job and its parts: class specs, trained-model folders, probability tables, classify_catalog."""
+
+import json
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+from gpal.classify import (
+    check_table_path,
+    classify_catalog,
+    format_class_spec,
+    load_trained,
+    parse_class_spec,
+    predict_catalog,
+    read_probability_table,
+    write_probability_table,
+)
+from gpal.persistence import OutputInUse
+
+# A few hundred DR4 rows keep every test fast: labelled sources of the three classes and sources to classify.
+SMALL = {"bll": 70, "fsrq": 50, "psr": 25, "msp": 25, "": 60, "bcu": 30}
+TINY = dict(epochs=3, num_inducing=5, batch_size=64, input_noise="first_order")
+
+
+def write_small_catalog(path, drop_column=None):
+    """A DR4 FITS file with the rows of SMALL (first n of each CLASS1 code), optionally without one column."""
+    from astropy.io import fits
+    from astropy.table import Table
+
+    from gpal.catalogs.catalog import CATALOG_DIR, HDU_NAME, RELEASES
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with fits.open(CATALOG_DIR / RELEASES["4FGL-DR4"][0]) as hdul:
+            header = hdul[HDU_NAME].header
+            table = Table.read(hdul[HDU_NAME])
+            keys = {k: header[k] for k in ("CDS-NAME", "VERSION", "DataRelease") if k in header}
+    codes = np.char.lower(np.char.strip(np.asarray(table["CLASS1"]).astype(str)))
+    rows = np.concatenate([np.nonzero(codes == code)[0][:n] for code, n in SMALL.items()])
+    small = table[np.sort(rows)]
+    if drop_column is not None:
+        small.remove_column(drop_column)
+    hdu = fits.table_to_hdu(small)
+    hdu.name = HDU_NAME
+    hdu.header.update(keys)
+    primary = fits.PrimaryHDU()
+    primary.header.update(keys)
+    fits.HDUList([primary, hdu]).writeto(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def small_catalog(tmp_path_factory):
+    return write_small_catalog(tmp_path_factory.mktemp("catalog") / "small_dr4.fits")
+
+
+@pytest.fixture(scope="module")
+def classified(small_catalog, tmp_path_factory):
+    out = tmp_path_factory.mktemp("classify") / "run"
+    report = classify_catalog(out, catalog=str(small_catalog), progress=False, **TINY)
+    return out, report
+
+
+# ------------------------------------------------------------------ class specs
+def test_class_spec_parses_merges_and_round_trips():
+    classes, merge = parse_class_spec(" bll, FSRQ ,pulsar=psr+MSP")
+    assert classes == ("bll", "FSRQ", "pulsar") and merge == {"pulsar": ("psr", "msp")}
+    assert format_class_spec(classes, merge) == "bll,FSRQ,pulsar=psr+msp"
+    assert parse_class_spec(format_class_spec(classes, merge)) == (classes, merge)
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [("", "empty"), ("bll,,fsrq", "bad class ''"), ("bll,pulsar=", "bad class 'pulsar='"),
+     ("bll,pulsar=psr+", "bad class"), ("bll,bll", "appears twice"), ("bll", "at least two classes")],
+)
+def test_bad_class_specs_are_named(spec, message):
+    with pytest.raises(ValueError, match=message):
+        parse_class_spec(spec)
+
+
+# ----------------------------------------------------------------- the main job
+def test_classify_writes_table_figures_metrics_and_report(classified, small_catalog):
+    out, report = classified
+    assert report == out / "report.md"
+    for name in ["classifications.csv", "classifications.fits", "heldout.csv", "metrics.json", "training.json",
+                 "model/config.json", "model/params.npz", "heldout_metrics.csv", "predicted_counts.md"]:
+        assert (out / name).is_file(), name
+    for figure in ["confusion_matrix", "reliability", "sky_classes", "sky_entropy"]:
+        assert (out / f"{figure}.png").stat().st_size > 1000 and (out / f"{figure}.pdf").is_file()
+    assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]
+
+    table = read_probability_table(out / "classifications.csv")
+    frame = table.frame
+    assert len(frame) == SMALL[""] + SMALL["bcu"]  # every unassociated and bcu source, nothing else
+    assert set(frame["CLASS1"].str.lower()) == {"", "bcu"}
+    proba = frame[["p_bll", "p_fsrq", "p_pulsar"]].to_numpy()
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-9)
+    assert (frame["predicted_class"] == np.array(["bll", "fsrq", "pulsar"])[proba.argmax(axis=1)]).all()
+    assert ((frame["entropy"] >= 0) & (frame["entropy"] <= np.log(3) + 1e-9)).all()
+    assert frame["GLAT"].abs().max() <= 90 and frame["GLON"].between(0, 360).all()
+    assert table.meta["CATALOG"] == "4FGL-DR4" and table.meta["CATFILE"] == small_catalog.name
+    assert table.meta["CLASSES"] == "bll,fsrq,pulsar=psr+msp" and table.meta["SELECT"] == "unassociated,bcu"
+    assert json.loads(table.meta["FITCONF"])["epochs"] == TINY["epochs"]
+
+    fits_table = read_probability_table(out / "classifications.fits")
+    assert fits_table.meta == table.meta
+    assert (fits_table.frame["Source_Name"] == frame["Source_Name"]).all()
+    np.testing.assert_allclose(fits_table.frame["p_fsrq"], frame["p_fsrq"], rtol=1e-12)
+
+    metrics = json.loads((out / "metrics.json").read_text())
+    held = metrics["heldout"]
+    n_labelled = SMALL["bll"] + SMALL["fsrq"] + SMALL["psr"] + SMALL["msp"]
+    assert held["n"] == pytest.approx(0.2 * n_labelled, abs=2)
+    assert 0 <= held["ece"] <= 1 and held["nll"] > 0 and held["accuracy"] == pytest.approx(1 - held["error"])
+    assert np.asarray(held["confusion"]).sum() == held["n"]
+    training = json.loads((out / "training.json").read_text())
+    assert sum(training["n_per_class"].values()) + held["n"] == n_labelled
+    text = report.read_text()
+    for link in ["classifications.csv", "classifications.fits", "confusion_matrix.png", "reliability.png",
+                 "sky_classes.png", "Held-out check", "Rows left out"]:
+        assert link in text, link
+
+
+def test_rerun_with_same_settings_reuses_the_model_and_reproduces_the_table(classified, small_catalog):
+    out, _ = classified
+    params = out / "model" / "params.npz"
+    before, table = params.stat().st_mtime_ns, (out / "classifications.csv").read_bytes()
+    classify_catalog(out, catalog=str(small_catalog), progress=False, **TINY)
+    assert params.stat().st_mtime_ns == before  # not retrained
+    assert (out / "classifications.csv").read_bytes() == table
+
+
+def test_rerun_with_other_settings_is_refused_before_any_work(classified, small_catalog):
+    out, _ = classified
+    with pytest.raises(OutputInUse, match=r"estimator.params.epochs: 3 -> 4.*--force"):
+        classify_catalog(out, catalog=str(small_catalog), progress=False, **{**TINY, "epochs": 4})
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [({"classes": ("bll", "xyz")}, r"unknown class code\(s\) \['xyz'\]"),
+     ({"select": ("unassociated", "foo")}, r"unknown class code\(s\) \['foo'\]"),
+     ({"input_noise": "sideways"}, "input_noise must be one of"),
+     ({"test_size": 1.5}, r"test_size must be a fraction in \(0, 1\)")],
+)
+def test_bad_settings_fail_before_the_folder_is_claimed(small_catalog, tmp_path, override, message):
+    with pytest.raises(ValueError, match=message):
+        classify_catalog(tmp_path / "out", catalog=str(small_catalog), progress=False, **{**TINY, **override})
+    assert not (tmp_path / "out").exists()
+
+
+# ----------------------------------------------------------- prediction tables
+def test_predict_on_catalog_without_a_feature_column_names_it(classified, tmp_path):
+    out, _ = classified
+    lacking = write_small_catalog(tmp_path / "lacking.fits", drop_column="Unc_LP_beta")
+    with pytest.raises(ValueError, match=r"lacks column\(s\) \['Unc_LP_beta'\]"):
+        predict_catalog(out, str(lacking), "unassociated", progress=False)
+
+
+def test_predict_all_and_write_refuses_to_overwrite(classified, small_catalog, tmp_path):
+    out, _ = classified
+    table = predict_catalog(load_trained(out), str(small_catalog), "all", progress=False)
+    assert len(table.frame) == sum(SMALL.values())
+    path = write_probability_table(table, tmp_path / "t.csv")
+    with pytest.raises(FileExistsError, match="already exists.*--force"):
+        write_probability_table(table, path)
+    write_probability_table(table, path, force=True)
+    with pytest.raises(ValueError, match=r"must end in one of \['.csv', '.fit', '.fits'\]"):
+        check_table_path(tmp_path / "t.txt")
+    assert sorted(os.listdir(tmp_path)) == ["t.csv"]
+
+
+def test_load_trained_explains_what_a_model_folder_is(classified, tmp_path):
+    out, _ = classified
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_trained(tmp_path / "nowhere")
+    with pytest.raises(FileNotFoundError, match="bare saved model"):
+        load_trained(out / "model")
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "training.json").write_text("{not json")
+    with pytest.raises(ValueError, match="not valid JSON.*corrupt"):
+        load_trained(broken)

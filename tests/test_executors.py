@@ -1,0 +1,205 @@
+"""Executors: in-process and Dask give the same results; units and chunks survive any completion order.
+
+The Dask tests share one real LocalCluster (2 worker processes on 127.0.0.1) per module.
+"""
+
+import importlib.util
+import json
+import operator
+import os
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from gpal.executors import Executor, InProcessExecutor, make_executor
+from gpal.experiments import run_repeated_splits, select_methods, unit_path
+
+needs_dask = pytest.mark.skipif(
+    importlib.util.find_spec("distributed") is None,
+    reason='dask.distributed is not installed (pip install -e ".[dask]")',
+)
+
+
+# ------------------------------------------------------------------ in-process
+def test_in_process_map_yields_every_task_in_order():
+    ex = make_executor()
+    assert isinstance(ex, InProcessExecutor) and ex.name == "in-process"
+    assert list(ex.map(operator.mul, [(i, 3) for i in range(4)], progress=False)) == [(0, 0), (1, 3), (2, 6), (3, 9)]
+
+
+def test_in_process_map_propagates_first_error():
+    with make_executor("in-process") as ex:
+        results = ex.map(int, [("1",), ("x",), ("3",)], progress=False)
+        assert next(results) == (0, 1)
+        with pytest.raises(ValueError, match="invalid literal"):
+            next(results)
+
+
+def test_tasks_must_be_tuples():
+    with pytest.raises(TypeError, match="task 1 is list"):
+        list(InProcessExecutor().map(int, [("1",), ["2"]], progress=False))
+
+
+@pytest.mark.parametrize("scheduler", ["dask", "tcp://", "tcp://host", "http://h:1", "local"])
+def test_unknown_scheduler_lists_valid_forms(scheduler):
+    with pytest.raises(ValueError, match="valid forms are in-process, local-dask, tcp://HOST:PORT"):
+        make_executor(scheduler)
+
+
+def test_bad_worker_counts():
+    with pytest.raises(ValueError, match="n_workers must be an integer >= 1"):
+        make_executor("local-dask", n_workers=0)
+    with pytest.raises(ValueError, match="applies only to scheduler 'local-dask'"):
+        make_executor(None, n_workers=2)
+    with pytest.raises(ValueError, match="applies only to scheduler 'local-dask'"):
+        make_executor("tcp://127.0.0.1:8786", n_workers=2)
+
+
+def test_missing_distributed_says_how_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # makes `import distributed` fail
+    with pytest.raises(ImportError, match=r'pip install -e "\.\[dask\]"'):
+        make_executor("local-dask")
+
+
+# ------------------------------------------------------------------------ dask
+@pytest.fixture(scope="module")
+def cluster_executor():
+    if importlib.util.find_spec("distributed") is None:
+        pytest.skip('dask.distributed is not installed (pip install -e ".[dask]")')
+    with make_executor("local-dask", n_workers=2) as ex:
+        # workers import TensorFlow while the driver computes the in-process reference
+        warm = [
+            ex.client.submit(importlib.import_module, "gpal.models.svgp", workers=[w], pure=False)
+            for w in ex.client.scheduler_info()["workers"]
+        ]
+        yield ex
+        del warm
+
+
+# ------------------------------------------- repeated splits: same seed, same bits
+def _units(out, methods, n_splits):
+    return {(m, k): json.loads(unit_path(out, m, k).read_text()) for m in methods for k in range(n_splits)}
+
+
+@pytest.fixture(scope="module")
+def split_runs(cluster_executor, tmp_path_factory):
+    from gpal.synthetic import synthetic_2d
+
+    # 300 training rows: more than one 256-row block of scikit-learn's k-means, whose rounding
+    # then depends on its thread count unless the executors pin it (they do)
+    data = synthetic_2d(n_train=400, n_test=1, seed=1).train
+    methods = select_methods(["MGP", "NIMGP"], epochs=2, num_inducing=6, batch_size=150, n_samples=20, progress=False)
+    local, dask = tmp_path_factory.mktemp("in_process"), tmp_path_factory.mktemp("local_dask")
+    args = dict(n_splits=1, test_size=0.25, seed=3, progress=False)
+    run_repeated_splits(data, methods, local, **args)
+    run_repeated_splits(data, methods, dask, executor=cluster_executor, **args)
+    return data, methods, args, local, dask
+
+
+@needs_dask
+def test_same_seed_same_unit_results_in_process_and_local_dask(split_runs):
+    _, methods, args, local, dask = split_runs
+    a, b = _units(local, methods, args["n_splits"]), _units(dask, methods, args["n_splits"])
+    for key in a:
+        assert a[key]["estimator_seed"] == b[key]["estimator_seed"]
+        assert a[key]["nll"] == b[key]["nll"]  # bitwise: floats survive JSON exactly
+        assert a[key]["proba"] == b[key]["proba"]
+        assert a[key]["test_ids"] == b[key]["test_ids"]
+    assert a[("MGP", 0)]["proba"] != a[("NIMGP", 0)]["proba"]  # the two methods really differ
+
+
+@needs_dask
+def test_interrupted_dask_run_recomputes_only_missing_unit(split_runs, cluster_executor):
+    data, methods, args, _, dask = split_runs
+    before = _units(dask, methods, args["n_splits"])
+    kept = unit_path(dask, "MGP", 0)
+    kept_mtime = kept.stat().st_mtime_ns
+    unit_path(dask, "NIMGP", 0).unlink()
+    run_repeated_splits(data, methods, dask, executor=cluster_executor, **args)
+    assert kept.stat().st_mtime_ns == kept_mtime  # finished unit not rewritten
+    redone = json.loads(unit_path(dask, "NIMGP", 0).read_text())
+    assert redone["proba"] == before[("NIMGP", 0)]["proba"]
+
+
+@needs_dask
+def test_recorded_failure_through_dask_keeps_other_units(cluster_executor, tmp_path):
+    from gpal.synthetic import synthetic_2d
+
+    data = synthetic_2d(n_train=60, n_test=1, seed=1).train
+    methods = {"bad": {"input_noise": "bogus"}}
+    summary = run_repeated_splits(
+        data, methods, tmp_path, n_splits=2, on_error="record", progress=False, executor=cluster_executor
+    )
+    assert summary["methods"]["bad"]["n_failed"] == 2
+    record = json.loads(unit_path(tmp_path, "bad", 1).with_suffix(".error.json").read_text())
+    assert "input_noise must be one of" in record["error"] and record["split"] == 1
+    with pytest.raises(RuntimeError, match=r"unit \(split \d, method 'bad'\) failed"):
+        run_repeated_splits(data, methods, tmp_path, n_splits=2, progress=False, executor=cluster_executor)
+
+
+# ------------------------------------------------------------ generic dask
+@needs_dask
+def test_local_dask_maps_with_results_by_index(cluster_executor):
+    ex = cluster_executor
+    assert ex.name == "local-dask" and len(ex.client.scheduler_info()["workers"]) == 2
+    shared = np.arange(10.0)  # one object used by every task: sent to the cluster once
+    got = dict(ex.map(np.multiply, [(shared, float(i)) for i in range(6)], progress=False))
+    assert sorted(got) == list(range(6))
+    for i, value in got.items():
+        np.testing.assert_array_equal(value, shared * i)
+
+
+@needs_dask
+def test_local_dask_propagates_error_and_releases_tasks(cluster_executor):
+    ex = cluster_executor
+    with pytest.raises(ZeroDivisionError):
+        list(ex.map(operator.truediv, [(1, 1), (1, 0), (1, 2), (1, 3)], progress=False))
+
+    def left_behind():
+        keys = ex.client.run_on_scheduler(lambda dask_scheduler: [str(k) for k in dask_scheduler.tasks])
+        return [k for k in keys if k.startswith("truediv-")]
+
+    deadline = time.monotonic() + 5
+    while left_behind() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert left_behind() == []  # the map's tasks are released on the cluster
+
+
+@needs_dask
+def test_workers_limit_tensorflow_threads(cluster_executor):
+    values = [v for _, v in cluster_executor.map(os.getenv, [("TF_NUM_INTRAOP_THREADS",)] * 4, progress=False)]
+    assert values == ["1"] * 4
+
+
+@needs_dask
+def test_tcp_executor_uses_existing_cluster_and_leaves_it_running(cluster_executor):
+    address = cluster_executor.cluster.scheduler_address
+    assert address.startswith("tcp://127.0.0.1:")
+    with make_executor(address) as remote:
+        assert remote.name == address and not remote.owns_cluster
+        assert sorted(remote.map(operator.add, [(1, 2), (3, 4)], progress=False)) == [(0, 3), (1, 7)]
+    assert list(cluster_executor.map(operator.neg, [(5,)], progress=False)) == [(0, -5)]  # cluster still up
+
+
+# ------------------------------------------------------------ chunked prediction
+@needs_dask
+def test_chunked_prediction_through_local_dask_equals_in_process(cluster_executor, tmp_path):
+    from gpal.classifier import NoisyGPClassifier
+    from gpal.prediction import predict_proba_chunked
+    from gpal.synthetic import synthetic_2d
+
+    problem = synthetic_2d(n_train=40, n_test=90, seed=1)
+    clf = NoisyGPClassifier(input_noise="latent", epochs=3, num_inducing=5, n_samples=20, seed=2, progress=False)
+    clf.fit(problem.train).save(tmp_path / "model")
+    kwargs = dict(chunk_size=20, progress=False)
+    local = predict_proba_chunked(tmp_path / "model", problem.test, **kwargs)
+    remote = predict_proba_chunked(tmp_path / "model", problem.test, executor=cluster_executor, **kwargs)
+    assert remote.shape == (90, 3)
+    np.testing.assert_array_equal(remote, local)
+
+
+def test_executor_is_abstract():
+    with pytest.raises(TypeError):
+        Executor()

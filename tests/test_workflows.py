@@ -1,0 +1,211 @@
+"""Declarative workflows: schema checks, overrides, tiny end-to-end runs, resume, refusal and executors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpal.persistence import OutputInUse
+from gpal.workflows import KINDS, WorkflowError, load_workflow, run_workflow
+
+SHIPPED = sorted((Path(__file__).resolve().parents[1] / "workflows").glob("*.yaml"))
+TOY = Path(__file__).resolve().parents[1] / "workflows" / "toy_1d.yaml"
+FERMI = Path(__file__).resolve().parents[1] / "workflows" / "fermi_4fgl.yaml"
+TINY_TOY = [
+    "data.n_train=60", "data.n_test=40", "training.epochs=2", "training.num_inducing=5", "training.n_samples=4",
+    "methods=[MGP, NIMGP-FO]", "plot.grid_points=20",
+]
+
+
+def _write(tmp_path: Path, text: str, name: str = "wf.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_every_shipped_workflow_loads_and_each_kind_is_shipped():
+    assert len(SHIPPED) == 6
+    kinds = {load_workflow(path).kind for path in SHIPPED}
+    assert kinds == set(KINDS)
+
+
+def test_unknown_keys_name_file_line_and_the_valid_keys(tmp_path):
+    path = _write(tmp_path, "workflow: toy_1d\nseed: 1\nsplits: 3\n")
+    with pytest.raises(WorkflowError, match=r"wf\.yaml:3: unknown key 'splits'; valid keys at top level: \[.*'data'.*'methods'"):
+        load_workflow(path)
+    path = _write(tmp_path, "workflow: toy_1d\ntraining:\n  epochs: 3\n  epoch: 4\n")
+    with pytest.raises(WorkflowError, match=r"wf\.yaml:4: unknown key 'training\.epoch'; valid keys at training: \[.*'epochs'"):
+        load_workflow(path)
+
+
+def test_invalid_values_list_what_is_valid(tmp_path):
+    path = _write(tmp_path, "workflow: repeated_splits\nprotocol:\n  splits: -1\n")
+    with pytest.raises(WorkflowError, match=r"wf\.yaml:3: protocol\.splits: expected an integer >= 1; got -1"):
+        load_workflow(path)
+    path = _write(tmp_path, "workflow: repeated_splits\nmethods: [MGP, FOO]\n")
+    with pytest.raises(WorkflowError, match=r"methods: item 1: 'FOO' is not valid; valid values are \['MGP', 'NIMGP', 'NIMGP-NN', 'NIMGP-FO'\]"):
+        load_workflow(path)
+    path = _write(tmp_path, "workflow: toy-1d\n")
+    with pytest.raises(WorkflowError, match=r"valid values are \['repeated_splits', 'toy_1d'"):
+        load_workflow(path)
+    path = _write(tmp_path, "workflow: toy_1d\ntraining: {likelihood: robust}\n")
+    with pytest.raises(WorkflowError, match=r"training\.likelihood: 'robust' is not valid; valid values are \[.*'robustmax'"):
+        load_workflow(path)
+
+
+def test_bad_yaml_syntax_names_the_line(tmp_path):
+    path = _write(tmp_path, "workflow: toy_1d\ndata:\n  n_train: [1, 2\nseed: 0\n")
+    with pytest.raises(WorkflowError, match=r"wf\.yaml:4:\d+: invalid YAML"):
+        load_workflow(path)
+
+
+def test_overrides_are_yaml_values_on_dotted_keys():
+    wf = load_workflow(FERMI, ["protocol.splits=3", "training.epochs=10", "methods=[MGP,NIMGP]", "seed=7"])
+    assert wf.config["protocol"]["splits"] == 3 and wf.config["training"]["epochs"] == 10
+    assert wf.config["methods"] == ["MGP", "NIMGP"] and wf.config["seed"] == 7
+    with pytest.raises(WorkflowError, match=r"unknown key 'training\.epoch' .*valid keys at training: \[.*'epochs'"):
+        load_workflow(FERMI, ["training.epoch=10"])
+    with pytest.raises(WorkflowError, match=r"unknown key 'protocl' .*valid keys at top level"):
+        load_workflow(FERMI, ["protocl.splits=2"])
+    with pytest.raises(WorkflowError, match="KEY=VALUE"):
+        load_workflow(FERMI, ["training.epochs"])
+    with pytest.raises(WorkflowError, match=r"protocol\.splits: expected an integer >= 1; got 'many'"):
+        load_workflow(FERMI, ["protocol.splits=many"])
+    with pytest.raises(WorkflowError, match="kind cannot be overridden"):
+        load_workflow(FERMI, ["workflow=toy_1d"])
+
+
+def test_a_section_set_whole_keeps_the_files_other_keys(tmp_path):
+    path = _write(tmp_path, "workflow: toy_1d\ntraining: {batch_size: 7, epochs: 9}\n")
+    wf = load_workflow(path, ["training={epochs: 3}"])
+    assert (wf.config["training"]["batch_size"], wf.config["training"]["epochs"]) == (7, 3)
+
+
+def test_nothing_is_written_when_validation_fails(tmp_path):
+    out = tmp_path / "out"
+    with pytest.raises(WorkflowError):
+        run_workflow(TOY, ["training.epochs=0"], out=out, progress=False)
+    assert not out.exists()
+
+
+def test_more_splits_resume_the_same_run_but_other_settings_do_not():
+    few, many = load_workflow(FERMI, ["protocol.splits=2"]), load_workflow(FERMI, ["protocol.splits=5"])
+    assert few.identity == many.identity
+    assert load_workflow(FERMI, ["training.epochs=5"]).identity != few.identity
+
+
+def test_repeated_splits_end_to_end(tmp_path):
+    out = run_workflow(
+        FERMI, ["protocol.splits=1", "training.epochs=2", "methods=[MGP]", "training.n_samples=4"],
+        out=tmp_path / "fermi", progress=False,
+    )
+    unit = json.loads((out / "units" / "MGP" / "split_0000.json").read_text())
+    assert unit["n_test"] == 46 and np.allclose(np.sum(unit["proba"], axis=1), 1.0)
+    report = (out / "report.md").read_text()
+    assert "| MGP | 1 |" in report and "0.377 ± 0.019" in report  # result beside the published number
+    for name in ("confusion_MGP.png", "confusion_MGP.pdf", "reliability.png", "summary.json", "results.csv"):
+        assert (out / name).stat().st_size > 0, name
+
+
+def _toy_results(out: Path) -> dict:
+    rows = json.loads((out / "results.json").read_text())["results"]
+    return {r["predictive"]: (r["nll"], r["error"], r["kl"]) for r in rows}
+
+
+@pytest.fixture(scope="module")
+def toy_run(tmp_path_factory):
+    """One tiny in-process toy run, shared by the tests that compare against it."""
+    return run_workflow(TOY, TINY_TOY, out=tmp_path_factory.mktemp("toy") / "toy", progress=False)
+
+
+def test_toy_end_to_end_resume_refusal_and_force(toy_run, tmp_path):
+    out = tmp_path / "toy"
+    shutil.copytree(toy_run, out)
+    for name in ("report.md", "predictive.png", "predictive.pdf", "results.json", "results.csv", "units/MGP.json"):
+        assert (out / name).is_file(), name
+    assert "| Bayes-optimal |" in (out / "report.md").read_text()
+    first = _toy_results(out)
+    assert set(first) == {"Bayes-optimal", "MGP", "NIMGP-FO"}
+
+    # Interrupted run: one unit missing -> only it is recomputed, and identically.
+    kept = out / "units" / "MGP.json"
+    stamp = kept.stat().st_mtime_ns
+    lost = json.loads((out / "units" / "NIMGP-FO.json").read_text())
+    (out / "units" / "NIMGP-FO.json").unlink()
+    run_workflow(TOY, TINY_TOY, out=out, progress=False)
+    assert kept.stat().st_mtime_ns == stamp
+    redone = json.loads((out / "units" / "NIMGP-FO.json").read_text())
+    assert redone["proba"] == lost["proba"]
+    assert _toy_results(out) == first
+
+    # Another configuration into the same folder is refused, and replaces it with force.
+    other = [*TINY_TOY, "training.epochs=3"]
+    with pytest.raises(OutputInUse, match=r"training\.epochs: 2 -> 3"):
+        run_workflow(TOY, other, out=out, progress=False)
+    assert kept.stat().st_mtime_ns == stamp
+    run_workflow(TOY, other, out=out, force=True, progress=False)
+    assert json.loads((out / "workflow.json").read_text())["training"]["epochs"] == 3
+    assert kept.stat().st_mtime_ns != stamp
+
+
+def test_local_dask_gives_the_in_process_results(toy_run, tmp_path):
+    pytest.importorskip("distributed")
+    here = toy_run
+    there = run_workflow(TOY, TINY_TOY, out=tmp_path / "there", scheduler="local-dask", progress=False)
+    for method in ("MGP", "NIMGP-FO"):
+        a = json.loads((here / "units" / f"{method}.json").read_text())
+        b = json.loads((there / "units" / f"{method}.json").read_text())
+        assert a["proba"] == b["proba"] and a["grid_proba"] == b["grid_proba"]
+
+
+def test_classify_params_follow_the_library_signature(tmp_path, monkeypatch):
+    import gpal.classify
+
+    calls = []
+
+    def fake(out_dir, *, catalog="4FGL-DR4", epochs=300, seed=0, force=False, progress=True, executor=None):
+        calls.append({"out_dir": out_dir, "catalog": catalog, "epochs": epochs, "seed": seed, "force": force})
+        return Path(out_dir) / "report.md"
+
+    monkeypatch.setattr(gpal.classify, "classify_catalog", fake)
+    path = _write(tmp_path, "workflow: classify\nseed: 3\nparams:\n  epochs: 20\n")
+    wf = load_workflow(path)
+    assert wf.config["params"] == {"catalog": "4FGL-DR4", "epochs": 20}
+    with pytest.raises(WorkflowError, match=r"unknown key 'params\.epoch'; valid keys at params: \['catalog', 'epochs'\]"):
+        load_workflow(_write(tmp_path, "workflow: classify\nparams: {epoch: 20}\n", "typo.yaml"))
+    with pytest.raises(WorkflowError, match=r"params\.epochs: expected an integer"):
+        load_workflow(path, ["params.epochs=many"])
+    out = run_workflow(path, out=tmp_path / "job", force=True, progress=False)
+    assert calls == [{"out_dir": out, "catalog": "4FGL-DR4", "epochs": 20, "seed": 3, "force": True}]
+
+
+def test_synthetic_2d_tables_with_given_and_learned_noise(tmp_path):
+    path = Path(__file__).resolve().parents[1] / "workflows" / "synthetic_2d.yaml"
+    tiny = ["repetitions=1", "data.n_train=40", "data.n_test=30", "data.noise_levels=[0.25]", "data.bayes_cells=20",
+            "methods=[MGP, NIMGP-FO]", "training.epochs=1", "training.num_inducing=4", "training.n_samples=2"]
+    out = run_workflow(path, tiny, out=tmp_path / "syn", progress=False)
+    units = sorted(p.relative_to(out / "units").as_posix() for p in (out / "units").rglob("*.json"))
+    assert units == ["rep_0000/noise_0.25/Bayes.json", "rep_0000/noise_0.25/MGP.json",
+                     "rep_0000/noise_0.25/known/NIMGP-FO.json", "rep_0000/noise_0.25/learned/NIMGP-FO.json"]
+    learned = json.loads((out / "units" / "rep_0000/noise_0.25/learned/NIMGP-FO.json").read_text())
+    assert len(learned["learned_variance"]) == 2 and min(learned["learned_variance"]) > 0
+    table = (out / "table_nll.md").read_text()
+    assert "| learned | 0.25 |" in table and "1.140 ± 0.033" in table  # published MGP NLL alongside
+    assert (out / "learned_variance.png").is_file() and "Table 3" in (out / "report.md").read_text()
+
+
+def test_active_learning_curves_and_report(tmp_path):
+    path = Path(__file__).resolve().parents[1] / "workflows" / "waveform_active_learning.yaml"
+    tiny = ["repetitions=1", "data.n_initial=30", "data.n_pool=20", "data.n_test=30", "data.noise_levels=[0.5]",
+            "strategies=[entropy, random]", "methods=[MGP]", "loop.batch_size=5", "loop.n_queries=1",
+            "loop.retrain_epochs=1", "training.epochs=1", "training.num_inducing=4", "training.n_samples=2"]
+    out = run_workflow(path, tiny, out=tmp_path / "al", progress=False)
+    curves = (out / "curves.csv").read_text().splitlines()
+    assert curves[0] == "method,noise,strategy,repetition,n_added,error,nll,ece" and len(curves) == 1 + 2 * 2
+    assert "| MGP | 0.5 |" in (out / "error_reduction.md").read_text()
+    assert (out / "checkpoints" / "MGP" / "noise_0.5" / "entropy" / "rep_0000" / "state.json").is_file()
+    assert (out / "al_waveform_error_reduction.pdf").is_file()
