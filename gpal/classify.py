@@ -208,6 +208,25 @@ def _labelled(catalog: Any, classes: Sequence[str], merge: Mapping[str, Sequence
                            min_significance=min_significance, features=features)
 
 
+def _setup(kind: str, catalog: str, classes: Sequence[str], merge: Mapping[str, Sequence[str]] | None,
+           min_significance: float | None, features: Any, estimator: Any) -> tuple[Any, dict, NoisyDataset, dict]:
+    """Catalog, merge groups, labelled data and the run identity shared by `gpal train` and the main job."""
+    from gpal.catalogs import load_catalog
+
+    cat = load_catalog(catalog)
+    merge = _merge_for(classes, merge)
+    data = _labelled(cat, classes, merge, min_significance, features)
+    identity = {
+        "kind": kind,
+        "catalog": cat.provenance(),
+        "class_spec": format_class_spec(data.class_names, merge),
+        "min_significance": min_significance,
+        "features": data.meta["features"],
+        "estimator": _estimator_record(estimator),
+    }
+    return cat, merge, data, identity
+
+
 def train_catalog_model(
     out_dir: str | os.PathLike,
     *,
@@ -230,20 +249,8 @@ def train_catalog_model(
     Rerunning with the same settings reuses the saved model; other settings on the
     same folder are refused unless ``force``.  Returns the folder.
     """
-    from gpal.catalogs import load_catalog
-
     estimator = _make_estimator(input_noise, likelihood, epochs, num_inducing, batch_size, seed, progress)
-    cat = load_catalog(catalog)
-    merge = _merge_for(classes, merge)
-    data = _labelled(cat, classes, merge, min_significance, features)
-    identity = {
-        "kind": "gpal.train",
-        "catalog": cat.provenance(),
-        "class_spec": format_class_spec(data.class_names, merge),
-        "min_significance": min_significance,
-        "features": data.meta["features"],
-        "estimator": _estimator_record(estimator),
-    }
+    _, merge, data, identity = _setup("gpal.train", catalog, classes, merge, min_significance, features, estimator)
     folder = claim_output_dir(out_dir, identity, force=force)
     if not (folder / _TRAINING).is_file():
         _fit_and_save(estimator, data, folder, merge, "all selected sources")
@@ -455,25 +462,16 @@ def classify_catalog(
     and ``report.md``, whose path it returns.  Rerunning with the same settings
     reuses the saved model; other settings are refused unless ``force``.
     """
-    from gpal.catalogs import load_catalog
-
     estimator = _make_estimator(input_noise, likelihood, epochs, num_inducing, batch_size, seed, progress)
     if isinstance(test_size, bool) or not isinstance(test_size, (int, float)) or not 0 < test_size < 1:
         raise ValueError(f"test_size must be a fraction in (0, 1); got {test_size!r}")
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be an integer >= 1 (rows per prediction task); got {chunk_size!r}")
-    cat = load_catalog(catalog)
-    merge = _merge_for(classes, merge)
-    data = _labelled(cat, classes, merge, min_significance, features)
+    cat, merge, data, identity = _setup("gpal.classify", catalog, classes, merge, min_significance, features, estimator)
     tokens = _select_tokens(select)
     _pool(cat, tokens, data.meta["features"])  # an unknown selection fails before training, not after
     identity = {
-        "kind": "gpal.classify",
-        "catalog": cat.provenance(),
-        "class_spec": format_class_spec(data.class_names, merge),
-        "min_significance": min_significance,
-        "features": data.meta["features"],
-        "estimator": _estimator_record(estimator),
+        **identity,
         "test_size": test_size,
         "seed": seed,
         "select": list(tokens),

@@ -41,7 +41,7 @@ from collections import Counter
 from typing import Any, Callable, Iterator, Sequence
 from uuid import uuid4
 
-__all__ = ["DaskExecutor", "Executor", "InProcessExecutor", "SCHEDULER_FORMS", "make_executor"]
+__all__ = ["DaskExecutor", "Executor", "InProcessExecutor", "SCHEDULER_FORMS", "as_executor", "make_executor"]
 
 #: The valid values of ``scheduler`` (and of the CLI's ``--scheduler``).
 SCHEDULER_FORMS = ("in-process", "local-dask", "tcp://HOST:PORT")
@@ -266,3 +266,12 @@ def make_executor(scheduler: str | None = None, n_workers: int | None = None) ->
             raise ConnectionError(f"could not connect to the Dask scheduler at {scheduler}: {exc}") from exc
         return DaskExecutor(client, scheduler)
     raise ValueError(f"unknown scheduler {scheduler!r}; valid forms are {', '.join(SCHEDULER_FORMS)}")
+
+
+def as_executor(executor: Executor | None) -> Executor:
+    """``executor``, or the in-process one for None; anything else is a TypeError naming what is expected."""
+    if executor is None:
+        return InProcessExecutor()
+    if not isinstance(executor, Executor):
+        raise TypeError(f"executor must be a gpal.executors.Executor (see make_executor); got {type(executor).__name__}")
+    return executor

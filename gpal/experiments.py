@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 import numpy as np
 
 from gpal.data import NoisyDataset, Split
-from gpal.executors import Executor, InProcessExecutor
+from gpal.executors import Executor, as_executor
 from gpal.metrics import confusion_matrix, error_rate, format_mean_se, mean_se, negative_log_likelihood
 from gpal.persistence import write_json_atomic, write_text_atomic
 
@@ -254,12 +254,7 @@ def run_repeated_splits(
         if not (isinstance(spec, Mapping) or callable(spec)):
             raise TypeError(f"method {name!r}: spec must be a parameter dict or a callable seed -> estimator")
 
-    if executor is None:
-        executor = InProcessExecutor()
-    elif not isinstance(executor, Executor):
-        raise TypeError(
-            f"executor must be a gpal.executors.Executor (see make_executor); got {type(executor).__name__}"
-        )
+    executor = as_executor(executor)
     out = Path(out_dir)
     splits = list(dataset.repeated_splits(n_splits, test_size=test_size, seed=seed, stratify=stratify))
     _check_config(

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from gpal.estimator import check_predict_data
-from gpal.executors import Executor, InProcessExecutor
+from gpal.executors import Executor, as_executor
 
 __all__ = ["load_estimator", "model_formats", "predict_proba_chunked"]
 
@@ -101,12 +101,7 @@ def predict_proba_chunked(
     """
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral) or chunk_size < 1:
         raise ValueError(f"chunk_size must be an integer >= 1 (rows per task); got {chunk_size!r}")
-    if executor is None:
-        executor = InProcessExecutor()
-    elif not isinstance(executor, Executor):
-        raise TypeError(
-            f"executor must be a gpal.executors.Executor (see make_executor); got {type(executor).__name__}"
-        )
+    executor = as_executor(executor)
     path = str(Path(model_dir).resolve())
     _model_format(Path(path))  # a clear error before anything is loaded
     estimator = _estimator_for(path)

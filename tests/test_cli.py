@@ -10,14 +10,9 @@ import pytest
 
 from gpal.cli import build_parser, main
 from gpal.classify import read_probability_table
-from test_classify import SMALL, write_small_catalog
+from conftest import SMALL, write_small_catalog
 
 TINY = ["--epochs", "2", "--num-inducing", "5", "--no-progress"]
-
-
-@pytest.fixture(scope="module")
-def small_catalog(tmp_path_factory):
-    return write_small_catalog(tmp_path_factory.mktemp("catalog") / "small_dr4.fits")
 
 
 @pytest.fixture(scope="module")
