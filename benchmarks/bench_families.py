@@ -124,12 +124,10 @@ def make_problem(kind: str, rows: int, test_size: float, seed: int) -> Problem:
 
 
 def _kernel_and_Z(p: Problem, num_inducing: int, seed: int) -> tuple[Any, np.ndarray]:
-    import gpflow
-
+    from gpal.models.kernels import default_kernel
     from gpal.models.svgp import kmeans_inducing
 
-    kernel = gpflow.kernels.SquaredExponential(lengthscales=np.ones(p.X.shape[1]))
-    return kernel, kmeans_inducing(p.X, min(num_inducing, p.X.shape[0]), seed)
+    return default_kernel(p.X.shape[1]), kmeans_inducing(p.X, min(num_inducing, p.X.shape[0]), seed)
 
 
 # -------------------------------------------------------------- per family

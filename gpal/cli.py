@@ -357,7 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
     workflow = verbs.add_parser("workflow", help="run a declarative workflow (workflows/*.yaml), see docs/workflows.md")
     workflow.add_argument("file", metavar="FILE.yaml", help="the workflow file")
     workflow.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                          help="override a parameter, e.g. --set splits=2 --set methods.MGP.epochs=20 (repeatable)")
+                          help="override a parameter, e.g. --set protocol.splits=2 --set training.epochs=20 (repeatable)")
     workflow.add_argument("--out", default=None, help="output folder (default: the file's 'out')")
     workflow.add_argument("--scheduler", default=None, help=_SCHEDULER_HELP.replace("prediction chunks", "units"))
     _add_common(workflow, "replace an output folder that holds a different run")
