@@ -23,7 +23,7 @@ from sklearn.base import BaseEstimator
 
 from gpal.data import NoisyDataset, Standardizer
 from gpal.estimator import GPClassifierMixin, check_fit_data, check_predict_data
-from gpal.persistence import classes_from_json, classes_to_json, load_model_dir, save_model_dir
+from gpal.persistence import load_model_dir, save_model_dir
 
 __all__ = ["NoisyGPClassifier"]
 
@@ -412,9 +412,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             return
         config = {
             "params": params,
-            "classes": classes_to_json(self.classes_),
-            "n_features_in": int(self.n_features_in_),
-            "standardizer": None if self.standardizer_ is None else self.standardizer_.to_dict(),
+            **self._fitted_state(),
             "structure": self.model_.structure(),
             "history": [float(h) for h in self.history_],
             "stopped_early": bool(self.stopped_early_),
@@ -443,9 +441,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             return clf
         model = NoisySVGP.from_structure(config["structure"])
         assign_module_values(model, arrays)
-        clf.classes_ = classes_from_json(config["classes"])
-        clf.n_features_in_ = config["n_features_in"]
-        clf.standardizer_ = None if config["standardizer"] is None else Standardizer.from_dict(config["standardizer"])
+        clf._restore_fitted_state(config)
         clf.model_ = model
         clf.history_ = list(config["history"])
         clf.stopped_early_ = config["stopped_early"]

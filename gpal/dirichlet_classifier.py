@@ -20,7 +20,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from gpal.data import NoisyDataset, Standardizer
-from gpal.persistence import classes_from_json, classes_to_json, load_model_dir, save_model_dir
+from gpal.persistence import load_model_dir, save_model_dir
 from gpal.estimator import GPClassifierMixin, check_fit_data, check_predict_data
 
 __all__ = ["DirichletGPClassifier"]
@@ -194,19 +194,15 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
             raise RuntimeError("this DirichletGPClassifier is not fitted yet; nothing to save")
         from gpal.models.state import kernel_state
 
-        params = self.get_params(deep=False)
+        # A user kernel is kept as the initial values a refit of the loaded estimator would start from.
+        params, arrays = self._params_state("template/")
         kernel_config, kernel_arrays = kernel_state(self.posterior_.kernel, "kernel/")
-        template_arrays = {}
-        if params["kernel"] is not None:  # the initial values a refit of the loaded estimator would start from
-            params["kernel"], template_arrays = kernel_state(params["kernel"], "template/")
         params["alpha_grid"] = [float(a) for a in params["alpha_grid"]]
-        arrays = {f"posterior/{k}": v for k, v in self.posterior_.arrays().items()}
-        arrays.update({**kernel_arrays, **template_arrays})
+        arrays.update({f"posterior/{k}": v for k, v in self.posterior_.arrays().items()})
+        arrays.update(kernel_arrays)
         config = {
             "params": params,
-            "classes": classes_to_json(self.classes_),
-            "n_features_in": int(self.n_features_in_),
-            "standardizer": None if self.standardizer_ is None else self.standardizer_.to_dict(),
+            **self._fitted_state(),
             "alpha_epsilon": float(self.alpha_epsilon_),
             "kernel": kernel_config,
             "history": self.history_,
@@ -220,17 +216,13 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         from gpal.models.state import kernel_from_state
 
         config, arrays = load_model_dir(path, _FORMAT, _FORMAT_VERSION)
-        params = dict(config["params"])
-        if params["kernel"] is not None:
-            params["kernel"] = kernel_from_state(params["kernel"], arrays, "template/")
+        params = cls._params_from_state(config["params"], arrays, "template/")
         params["alpha_grid"] = tuple(params["alpha_grid"])
         clf = cls(**params)
         kernel = kernel_from_state(config["kernel"], arrays, "kernel/")
         post = {k[len("posterior/") :]: v for k, v in arrays.items() if k.startswith("posterior/")}
         clf.posterior_ = DirichletPosterior(kernel, post["Z"], post["Lm"], post["LB"], post["w"])
-        clf.classes_ = classes_from_json(config["classes"])
-        clf.n_features_in_ = int(config["n_features_in"])
-        clf.standardizer_ = None if config["standardizer"] is None else Standardizer.from_dict(config["standardizer"])
+        clf._restore_fitted_state(config)
         clf.alpha_epsilon_ = float(config["alpha_epsilon"])
         clf.history_ = config["history"]
         return clf

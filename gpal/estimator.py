@@ -103,7 +103,7 @@ def check_predict_data(X: Any, X_var: Any, n_features: int, needs_variance: bool
     return Xa, _variances(Xa, X_var)
 
 
-def warn_ignored_noise(X_var: np.ndarray, owner: str) -> None:
+def warn_ignored_noise(X_var: np.ndarray, owner: str, stacklevel: int = 3) -> None:
     """Warn when a family that models exact inputs is handed non-zero variances.
 
     Such families accept ``X_var`` so they drop into the same workflows, but a
@@ -114,7 +114,7 @@ def warn_ignored_noise(X_var: np.ndarray, owner: str) -> None:
             f"{owner} ignores input noise: X_var has non-zero entries, but this family "
             "models exact inputs (use NoisyGPClassifier to use the error bars)",
             UserWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
 
 
@@ -154,3 +154,50 @@ class GPClassifierMixin(ClassifierMixin):
     def predictive_entropy(self, X: Any, X_var: Any = None) -> np.ndarray:
         """Entropy of the predictive class distribution: the active-learning acquisition score."""
         return entropy(self.predict_proba(X, X_var))
+
+    # ------------------------------------------- shared by the exact-input families
+    def _exact_inputs(self, X: Any, X_var: Any) -> np.ndarray:
+        """Checked, standardised prediction inputs of a family that models exact inputs (X_var ignored, warned)."""
+        self._check_fitted()
+        Xa, V = check_predict_data(X, X_var, self.n_features_in_, needs_variance=False)
+        warn_ignored_noise(V, type(self).__name__, stacklevel=4)  # the user's predict call
+        return Xa if self.standardizer_ is None else self.standardizer_.transform_arrays(Xa)[0]
+
+    # ------------------------------------------------------- save / load pieces
+    def _params_state(self, template_prefix: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """``get_params`` as JSON plus arrays: a user kernel template is saved under ``template_prefix``."""
+        from gpal.models.state import kernel_state
+
+        params, arrays = self.get_params(deep=False), {}
+        if params.get("kernel") is not None:
+            params["kernel"], arrays = kernel_state(params["kernel"], template_prefix)
+        return params, arrays
+
+    @staticmethod
+    def _params_from_state(params: dict[str, Any], arrays: dict[str, np.ndarray], template_prefix: str) -> dict[str, Any]:
+        """Inverse of ``_params_state``: constructor arguments with the kernel template rebuilt."""
+        from gpal.models.state import kernel_from_state
+
+        params = dict(params)
+        if params.get("kernel") is not None:
+            params["kernel"] = kernel_from_state(params["kernel"], arrays, template_prefix)
+        return params
+
+    def _fitted_state(self) -> dict[str, Any]:
+        """What every fitted family saves besides its model: labels, input width, standardiser."""
+        from gpal.persistence import classes_to_json
+
+        return {
+            "classes": classes_to_json(self.classes_),
+            "n_features_in": int(self.n_features_in_),
+            "standardizer": None if self.standardizer_ is None else self.standardizer_.to_dict(),
+        }
+
+    def _restore_fitted_state(self, config: dict[str, Any]) -> None:
+        """Inverse of ``_fitted_state``."""
+        from gpal.data import Standardizer
+        from gpal.persistence import classes_from_json
+
+        self.classes_ = classes_from_json(config["classes"])
+        self.n_features_in_ = int(config["n_features_in"])
+        self.standardizer_ = None if config["standardizer"] is None else Standardizer.from_dict(config["standardizer"])

@@ -20,8 +20,8 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from gpal.data import Standardizer
-from gpal.persistence import classes_from_json, classes_to_json, load_model_dir, save_model_dir
-from gpal.estimator import GPClassifierMixin, check_fit_data, check_predict_data, warn_ignored_noise
+from gpal.persistence import load_model_dir, save_model_dir
+from gpal.estimator import GPClassifierMixin, check_fit_data, warn_ignored_noise
 
 __all__ = ["LogisticBoundGPClassifier"]
 
@@ -157,11 +157,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:
         """(n, 2) class probabilities, columns as ``classes_``; p(y=+1) = int sigma(f) q(f) df by quadrature."""
-        self._check_fitted()
-        X, V = check_predict_data(X, X_var, self.n_features_in_, needs_variance=False)
-        warn_ignored_noise(V, "LogisticBoundGPClassifier")
-        if self.standardizer_ is not None:
-            X = self.standardizer_.transform_arrays(X)[0]
+        X = self._exact_inputs(X, X_var)
         p = np.clip(self.model_.predict_proba(X), 0.0, 1.0)  # quadrature rounding may leave 1 + 1e-16
         return np.column_stack([1.0 - p, p])
 
@@ -172,22 +168,12 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
 
         self._check_fitted()
         model = self.model_
+        params, arrays = self._params_state("kernel_template/")
         kernel_config, kernel_arrays = kernel_state(model.kernel, "kernel/")
-        arrays = {
-            "Z": model.Z.numpy(),
-            "q_mean": model.q_mean.numpy(),
-            "q_sqrt": model.q_sqrt.numpy(),
-            **kernel_arrays,
-        }
-        params = self.get_params(deep=False)
-        if params["kernel"] is not None:
-            params["kernel"], template_arrays = kernel_state(params["kernel"], "kernel_template/")
-            arrays.update(template_arrays)
+        arrays.update({"Z": model.Z.numpy(), "q_mean": model.q_mean.numpy(), "q_sqrt": model.q_sqrt.numpy(), **kernel_arrays})
         config = {
             "params": params,
-            "classes": classes_to_json(self.classes_),
-            "n_features_in": int(self.n_features_in_),
-            "standardizer": None if self.standardizer_ is None else self.standardizer_.to_dict(),
+            **self._fitted_state(),
             "kernel": kernel_config,
             "jitter": model.jitter,
             "history": [float(h) for h in self.history_],
@@ -204,16 +190,11 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         from gpal.models.state import kernel_from_state
 
         config, arrays = load_model_dir(path, _FORMAT, _FORMAT_VERSION)
-        params = dict(config["params"])
-        if params["kernel"] is not None:
-            params["kernel"] = kernel_from_state(params["kernel"], arrays, "kernel_template/")
-        clf = cls(**params)
+        clf = cls(**cls._params_from_state(config["params"], arrays, "kernel_template/"))
         model = LogisticBoundGP(kernel_from_state(config["kernel"], arrays, "kernel/"), arrays["Z"], config["jitter"])
         model.q_mean.assign(arrays["q_mean"])
         model.q_sqrt.assign(arrays["q_sqrt"])
-        clf.classes_ = classes_from_json(config["classes"])
-        clf.n_features_in_ = config["n_features_in"]
-        clf.standardizer_ = None if config["standardizer"] is None else Standardizer.from_dict(config["standardizer"])
+        clf._restore_fitted_state(config)
         clf.model_ = model
         clf.history_ = list(config["history"])
         clf.bound_history_ = list(config["bound_history"])

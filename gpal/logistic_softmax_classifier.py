@@ -21,8 +21,8 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from gpal.data import Standardizer
-from gpal.estimator import GPClassifierMixin, check_fit_data, check_predict_data, warn_ignored_noise
-from gpal.persistence import classes_from_json, classes_to_json, load_model_dir, save_model_dir
+from gpal.estimator import GPClassifierMixin, check_fit_data, warn_ignored_noise
+from gpal.persistence import load_model_dir, save_model_dir
 
 __all__ = ["LogisticSoftmaxGPClassifier"]
 
@@ -170,23 +170,15 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:
         """(n, C) class probabilities, columns as ``classes_``: E_q[p(y | f)] by seeded Monte Carlo."""
-        self._check_fitted()
-        Xa, V = check_predict_data(X, X_var, self.n_features_in_, needs_variance=False)
-        warn_ignored_noise(V, "LogisticSoftmaxGPClassifier")
-        if self.standardizer_ is not None:
-            Xa = self.standardizer_.transform_arrays(Xa)[0]
-        return self.model_.predict_proba(Xa, int(self.n_samples), int(self.seed))
+        Xs = self._exact_inputs(X, X_var)  # first: it raises the clear error when not fitted
+        return self.model_.predict_proba(Xs, int(self.n_samples), int(self.seed))
 
     def sample_proba(self, X: Any, X_var: Any = None, n_samples: int = 100) -> np.ndarray:
         """p(y | f_s) for ``n_samples`` draws of the latent marginals, (S, n, C); their mean ~ ``predict_proba``."""
-        self._check_fitted()
         if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or n_samples < 1:
             raise ValueError(f"n_samples must be an integer >= 1; got {n_samples!r}")
-        Xa, V = check_predict_data(X, X_var, self.n_features_in_, needs_variance=False)
-        warn_ignored_noise(V, "LogisticSoftmaxGPClassifier")
-        if self.standardizer_ is not None:
-            Xa = self.standardizer_.transform_arrays(Xa)[0]
-        return self.model_.sample_proba(Xa, int(n_samples), int(self.seed))
+        Xs = self._exact_inputs(X, X_var)
+        return self.model_.sample_proba(Xs, int(n_samples), int(self.seed))
 
     # ------------------------------------------------------------- save/load
     def save(self, path: str | os.PathLike) -> None:
@@ -199,22 +191,12 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
 
         self._check_fitted()
         model = self.model_
+        params, arrays = self._params_state("kernel_template/")
         kernel_config, kernel_arrays = kernel_state(model.kernel, "kernel/")
-        arrays = {
-            "Z": model.Z.numpy(),
-            "eta1": model.eta1.numpy(),
-            "precision": model.precision.numpy(),
-            **kernel_arrays,
-        }
-        params = self.get_params(deep=False)
-        if params["kernel"] is not None:
-            params["kernel"], template_arrays = kernel_state(params["kernel"], "kernel_template/")
-            arrays.update(template_arrays)
+        arrays.update({"Z": model.Z.numpy(), "eta1": model.eta1.numpy(), "precision": model.precision.numpy(), **kernel_arrays})
         config = {
             "params": params,
-            "classes": classes_to_json(self.classes_),
-            "n_features_in": int(self.n_features_in_),
-            "standardizer": None if self.standardizer_ is None else self.standardizer_.to_dict(),
+            **self._fitted_state(),
             "kernel": kernel_config,
             "jitter": model.jitter,
             "history": [float(h) for h in self.history_],
@@ -231,19 +213,13 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         from gpal.models.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP
         from gpal.models.state import kernel_from_state
 
-        params = dict(config["params"])
-        if params["kernel"] is not None:
-            params["kernel"] = kernel_from_state(params["kernel"], arrays, "kernel_template/")
-        clf = cls(**params)
-        classes = classes_from_json(config["classes"])
+        clf = cls(**cls._params_from_state(config["params"], arrays, "kernel_template/"))
+        clf._restore_fitted_state(config)
         model = AugmentedLogisticSoftmaxGP(
-            kernel_from_state(config["kernel"], arrays, "kernel/"), arrays["Z"], len(classes), config["jitter"]
+            kernel_from_state(config["kernel"], arrays, "kernel/"), arrays["Z"], len(clf.classes_), config["jitter"]
         )
         model.eta1.assign(arrays["eta1"])
         model.precision.assign(arrays["precision"])
-        clf.classes_ = classes
-        clf.n_features_in_ = int(config["n_features_in"])
-        clf.standardizer_ = None if config["standardizer"] is None else Standardizer.from_dict(config["standardizer"])
         clf.model_ = model
         clf.history_ = list(config["history"])
         return clf
