@@ -22,6 +22,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from gpal.data import NoisyDataset, Standardizer
+from gpal.early_stopping import ValidationMonitor, validation_split
 from gpal.estimator import GPClassifierMixin, check_fit_data, check_predict_data
 from gpal.persistence import load_model_dir, save_model_dir
 
@@ -106,6 +107,10 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         learn_epsilon: bool = False,
         standardize: bool = True,
         warm_start: bool = False,
+        early_stopping: bool = False,
+        validation_fraction: float = 0.1,
+        n_iter_no_change: int = 5,
+        validation_interval: int = 10,
         seed: int = 0,
         progress: bool = True,
     ):
@@ -127,6 +132,10 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         self.learn_epsilon = learn_epsilon
         self.standardize = standardize
         self.warm_start = warm_start
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_interval = validation_interval
         self.seed = seed
         self.progress = progress
 
@@ -136,7 +145,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             raise ValueError(f"input_noise must be one of {_INPUT_NOISE}; got {self.input_noise!r}")
         if self.noise_variance not in _NOISE_VARIANCE:
             raise ValueError(f"noise_variance must be one of {_NOISE_VARIANCE}; got {self.noise_variance!r}")
-        for name, minimum in [("num_inducing", 1), ("batch_size", 1), ("epochs", 0), ("n_samples", 1)]:
+        for name, minimum in [("num_inducing", 1), ("batch_size", 1), ("epochs", 0), ("n_samples", 1),
+                              ("n_iter_no_change", 1), ("validation_interval", 1)]:
             value = getattr(self, name)
             if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < minimum:
                 raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
@@ -144,6 +154,11 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             value = getattr(self, name)
             if not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
                 raise ValueError(f"{name} must be a finite number > 0; got {value!r}")
+        if not isinstance(self.early_stopping, (bool, np.bool_)):
+            raise TypeError(f"early_stopping must be True or False; got {self.early_stopping!r}")
+        fraction = self.validation_fraction
+        if isinstance(fraction, bool) or not isinstance(fraction, numbers.Real) or not 0 < fraction < 1:
+            raise ValueError(f"validation_fraction must be a fraction in (0, 1); got {fraction!r}")
         if not isinstance(self.epsilon, numbers.Real) or not 0 < self.epsilon < 1:
             raise ValueError(f"epsilon must be a probability in (0, 1); got {self.epsilon!r}")
         if not isinstance(self.seed, numbers.Integral) or self.seed < 0:
@@ -248,6 +263,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         if self.inference != "svi":
             return self._fit_augmented(data)
 
+        from gpal.models.state import assign_module_values, module_values
         from gpal.models.svgp import build_model
         from gpal.training import TrainData, train
 
@@ -257,9 +273,13 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         else:
             standardizer = Standardizer.fit(data.X) if self.standardize else None
         Z, Z_var = (data.X, data.X_var) if standardizer is None else standardizer.transform_arrays(data.X, data.X_var)
+        y = data.y
+        if self.early_stopping:
+            fit_rows, val_rows = validation_split(y, float(self.validation_fraction), int(self.seed))
+            (Z, Z_val), (Z_var, Z_var_val), (y, y_val) = ((a[fit_rows], a[val_rows]) for a in (Z, Z_var, y))
         model = build_model(
             Z,
-            data.y,
+            y,
             num_classes=len(data.classes),
             input_noise=self.input_noise,
             noise_variance=self.noise_variance,
@@ -273,22 +293,38 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         )
         if previous is not None:
             _continue_from(model, previous)
+        monitor = None
+        if self.early_stopping:
+            monitor = ValidationMonitor(
+                _validation_predictor(model, int(self.n_samples), int(self.seed)),
+                lambda: module_values(model),
+                lambda state: assign_module_values(model, state),
+                Z_val, Z_var_val, y_val,
+                interval=int(self.validation_interval), patience=int(self.n_iter_no_change), then=callback,
+            )
         result = train(
             model,
-            TrainData.from_arrays(Z, Z_var, data.y),
+            TrainData.from_arrays(Z, Z_var, y),
             epochs=int(self.epochs),
             batch_size=int(self.batch_size),
             learning_rate=float(self.learning_rate),
             seed=int(self.seed),
             progress=bool(self.progress),
-            callback=callback,
+            callback=callback if monitor is None else monitor,
         )
+        interrupted = result.stopped_early
+        if monitor is not None:
+            # The monitor's own stop is the plan, not an interruption; a user's callback or Ctrl-C still is.
+            interrupted = result.stopped_early and not monitor.exhausted
+            monitor.restore()
         self.classes_ = data.classes
         self.n_features_in_ = data.X.shape[1]
         self.standardizer_ = standardizer
         self.model_ = model
         self.history_ = (list(self.history_) if previous is not None else []) + result.history
-        self.stopped_early_ = result.stopped_early
+        self.stopped_early_ = interrupted
+        self.validation_history_ = [] if monitor is None else list(monitor.history)
+        self.best_epoch_ = len(result.history) if monitor is None else monitor.best_epoch
         self.augmented_ = None
         self._predict_fn = self._sample_fn = None
         return self
@@ -451,6 +487,15 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
 
 
 # ------------------------------------------------------------------ helpers
+def _validation_predictor(model: Any, n_samples: int, seed: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """Class probabilities of the model under training, compiled once for the validation rows."""
+    import tensorflow as tf
+
+    S = n_samples if model.strategy.stochastic_prediction else 1
+    fn = tf.function(lambda a, b: model.predict_proba(a, b, tf.constant([seed, -7], tf.int64), S), autograph=False)
+    return lambda X, X_var: fn(tf.constant(X), tf.constant(X_var)).numpy()
+
+
 def _compiled(fn: Callable, n_features: int) -> Callable:
     """``fn(X, X_var, seed)`` compiled once for any number of rows."""
     import tensorflow as tf

@@ -69,6 +69,36 @@ def test_gumbel_bound_below_monte_carlo_log_softmax():
     assert np.median((mc - bound)[60:90]) > 1.0 > np.max((mc - bound)[:30])
 
 
+def test_monte_carlo_elbo_estimates_expected_log_softmax_and_sits_above_the_bound():
+    rng = np.random.default_rng(11)
+    mu, var = _marginals(rng, 60, 3, 2.0, (0.1, 4.0))
+    y = rng.integers(0, 3, 60)
+    lik = SoftmaxLikelihood(3, elbo="monte_carlo", num_elbo_samples=4000)
+    estimate = lik.variational_expectations(*_tf(mu, var, y)).numpy()
+    samples = np.take_along_axis(log_softmax(_draws(rng, mu, var, 40_000), axis=2), y[None, :, None], 2)[..., 0]
+    reference, se = samples.mean(0), samples.std(0) / np.sqrt(len(samples))
+    # two independent Monte Carlo estimates of E_q log softmax_y(f): 4000 draws against 40000
+    assert np.mean(np.abs(estimate - reference) / (se * np.sqrt(11.0))) < 1.0
+    assert np.all(estimate > gumbel_softmax_bound(*_tf(mu, var, y)).numpy())  # Jensen's bound lies below
+
+
+def test_monte_carlo_elbo_gradients_reach_means_and_variances():
+    rng = np.random.default_rng(12)
+    mu, var = _marginals(rng, 5, 3)
+    y = rng.integers(0, 3, 5)
+    lik = SoftmaxLikelihood(3, elbo="monte_carlo", num_elbo_samples=64)
+    Fmu, Fvar = tf.Variable(mu), tf.Variable(var)
+    with tf.GradientTape() as tape:
+        total = tf.reduce_sum(lik.variational_expectations(Fmu, Fvar, tf.constant(y)))
+    g_mu, g_var = tape.gradient(total, [Fmu, Fvar])
+    h = 1e-6  # fixed draws make the estimate a smooth function of (mu, var): central differences apply
+    f = lambda m, v: float(tf.reduce_sum(lik.variational_expectations(*_tf(m, v, y))))  # noqa: E731
+    e = np.zeros_like(mu)
+    e[2, 1] = h
+    np.testing.assert_allclose(g_mu.numpy()[2, 1], (f(mu + e, var) - f(mu - e, var)) / (2 * h), rtol=1e-5)
+    np.testing.assert_allclose(g_var.numpy()[2, 1], (f(mu, var + e) - f(mu, var - e)) / (2 * h), rtol=1e-5)
+
+
 def test_gumbel_bound_and_gradients_finite_at_extremes():
     mu = tf.Variable([[1e3, -1e3, 0.0], [-1e3, 1e3, 5.0], [0.0, 0.0, 0.0], [700.0, 700.0, -700.0]], dtype=tf.float64)
     var = tf.Variable([[1e4, 1e4, 1e4], [0.0, 0.0, 0.0], [1e4, 1e-12, 0.0], [1e3, 1e3, 1e3]], dtype=tf.float64)
@@ -189,7 +219,8 @@ def registered(monkeypatch):
 
 @pytest.mark.parametrize(
     "lik",
-    [lambda: SoftmaxLikelihood(4, num_predict_samples=64, seed=3), lambda: LogisticSoftmaxLikelihood(2, 16, 32, 7)],
+    [lambda: SoftmaxLikelihood(4, num_predict_samples=64, seed=3), lambda: LogisticSoftmaxLikelihood(2, 16, 32, 7),
+     lambda: SoftmaxLikelihood(3, elbo="monte_carlo", num_elbo_samples=8)],
 )
 def test_config_round_trip(registered, lik):
     lik = lik()
@@ -220,6 +251,8 @@ def test_template_gets_class_count_at_fit(registered):
         (lambda: SoftmaxLikelihood(1), "num_classes must be an integer >= 2; got 1"),
         (lambda: SoftmaxLikelihood(3, num_predict_samples=0), "num_predict_samples must be an integer >= 1; got 0"),
         (lambda: SoftmaxLikelihood(3, seed=-1), "seed must be an integer >= 0; got -1"),
+        (lambda: SoftmaxLikelihood(3, elbo="exact"), "softmax elbo must be one of"),
+        (lambda: SoftmaxLikelihood(3, elbo="monte_carlo", num_elbo_samples=0), "num_elbo_samples must be an integer"),
         (lambda: LogisticSoftmaxLikelihood(3, num_samples=2.5), "num_samples must be an integer >= 1; got 2.5"),
         (lambda: LogisticSoftmaxLikelihood(3).num_latent(2), "built for 3 classes, not 2"),
         (lambda: SoftmaxLikelihood(2).num_latent(3), "built for 2 classes, not 3"),

@@ -11,6 +11,11 @@ which is Jensen's bound E_q[log softmax_y(f)] = -E log(1 + sum_{c != y} e^{f_c -
 It is evaluated as -softplus(log P) with log P from a log-sum-exp, so large means
 or variances neither overflow nor lose the bound's value.
 
+The bound is loose where latent variances are large, and its gap grows with them, so
+it pulls q(f) towards smaller variances than the exact ELBO would.  ``elbo="monte_carlo"``
+estimates E_q[log softmax_y(f)] itself by reparameterised, seeded draws instead
+(GPflow's choice for its softmax), at the cost of ``num_elbo_samples`` evaluations.
+
 The predictive probability (eq. 26) has no closed form; it is averaged over
 seeded, stateless Monte Carlo draws of the latent marginals.
 """
@@ -26,6 +31,8 @@ from gpal.models.expectations import check_integer, monte_carlo_mean
 from gpal.models.likelihoods import Likelihood
 
 __all__ = ["SoftmaxLikelihood", "gumbel_softmax_bound"]
+
+_ELBOS = ("bound", "monte_carlo")
 
 
 @check_shapes("Fmu: [N, C]", "Fvar: [N, C]", "Y: [N]", "return: [N]")
@@ -45,15 +52,22 @@ class SoftmaxLikelihood(Likelihood):
     num_classes : C >= 2, or None for a template whose class count is set at fit.
     num_predict_samples : Monte Carlo draws of f for the predictive probabilities.
     seed : seed of those draws (stateless: the same inputs give the same probabilities).
+    elbo : "bound" (the closed-form Gumbel bound, eq. 25) or "monte_carlo" (E_q log softmax
+        estimated from ``num_elbo_samples`` reparameterised draws).
     """
 
     kind = "softmax"
 
-    def __init__(self, num_classes: int | None = None, num_predict_samples: int = 1000, seed: int = 0):
+    def __init__(self, num_classes: int | None = None, num_predict_samples: int = 1000, seed: int = 0,
+                 elbo: str = "bound", num_elbo_samples: int = 16):
         super().__init__(name=self.kind)
+        if elbo not in _ELBOS:
+            raise ValueError(f"softmax elbo must be one of {list(_ELBOS)}; got {elbo!r}")
         self.num_classes = None if num_classes is None else check_integer("num_classes", num_classes, 2)
         self.num_predict_samples = check_integer("num_predict_samples", num_predict_samples, 1)
         self.seed = check_integer("seed", seed, 0)
+        self.elbo = elbo
+        self.num_elbo_samples = check_integer("num_elbo_samples", num_elbo_samples, 1)
 
     def num_latent(self, num_classes: int) -> int:
         if num_classes != self.num_classes:
@@ -62,7 +76,11 @@ class SoftmaxLikelihood(Likelihood):
 
     @check_shapes("Fmu: [N, C]", "Fvar: [N, C]", "Y: [N]", "return: [N]")
     def variational_expectations(self, Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor) -> tf.Tensor:
-        return gumbel_softmax_bound(Fmu, Fvar, Y)
+        if self.elbo == "bound":
+            return gumbel_softmax_bound(Fmu, Fvar, Y)
+        labels = tf.cast(Y, tf.int32)
+        log_lik = lambda F: tf.gather(tf.nn.log_softmax(F, axis=1), labels, axis=1, batch_dims=1)  # noqa: E731
+        return monte_carlo_mean(log_lik, Fmu, Fvar, self.num_elbo_samples, self.seed + 1)
 
     @check_shapes("Fmu: [N, C]", "Fvar: [N, C]", "return: [N, C]")
     def predict_proba(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
@@ -74,4 +92,6 @@ class SoftmaxLikelihood(Likelihood):
             "num_classes": self.num_classes,
             "num_predict_samples": self.num_predict_samples,
             "seed": self.seed,
+            "elbo": self.elbo,
+            "num_elbo_samples": self.num_elbo_samples,
         }
