@@ -390,16 +390,28 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             X, X_var = self.standardizer_.transform_arrays(X, X_var)
         return X, X_var
 
-    def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:
-        """Class probabilities (n, C), columns in the order of ``classes_``."""
+    def predict_proba(self, X: Any, X_var: Any = None, *, return_mc_error: bool = False) -> Any:
+        """Class probabilities (n, C), columns in the order of ``classes_``.
+
+        A source's probability depends on the model and its own X / X_var row only (the
+        Monte Carlo input draws are shared by all rows), never on which other rows are
+        predicted with it or how they are chunked.  ``return_mc_error=True`` also returns
+        each probability's Monte Carlo standard error over the input draws, (n, C): zero
+        where inputs are not sampled (input_noise "none" / "first_order").
+        """
         if getattr(self, "augmented_", None) is not None:
-            return self.augmented_.set_params(n_samples=int(self.n_samples)).predict_proba(X, X_var)
+            proba = self.augmented_.set_params(n_samples=int(self.n_samples)).predict_proba(X, X_var)
+            return (proba, np.zeros_like(proba)) if return_mc_error else proba
         X, X_var = self._inputs(X, X_var)
         model = self.model_
         S = int(self.n_samples) if model.strategy.stochastic_prediction else 1
         if getattr(self, "_predict_fn", None) is None:
-            self._predict_fn = _compiled(lambda a, b, seed: model.predict_proba(a, b, seed, S), self.n_features_in_)
-        return self._in_chunks(self._predict_fn, X, X_var, S, stream=-1)
+            import tensorflow as tf
+
+            self._predict_fn = _compiled(
+                lambda a, b, seed: tf.stack(model.predict_proba_and_error(a, b, seed, S)), self.n_features_in_)
+        both = self._in_chunks(self._predict_fn, X, X_var, S, stream=-1, axis=1)
+        return (both[0], both[1]) if return_mc_error else both[0]
 
     def sample_proba(self, X: Any, X_var: Any = None, n_samples: int = 100) -> np.ndarray:
         """p(y | f_s) for ``n_samples`` joint draws of latent functions (and noisy inputs), (S, n, C).
@@ -420,13 +432,17 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         return self._in_chunks(self._sample_fn, X, X_var, S, stream=-(10**6), axis=1)
 
     def _in_chunks(self, fn: Callable, X: np.ndarray, X_var: np.ndarray, S: int, stream: int, axis: int = 0) -> np.ndarray:
-        """Evaluate ``fn`` over row chunks so memory stays bounded; chunk k has its own seed."""
+        """Evaluate ``fn`` over row chunks so memory stays bounded; every chunk has the same seed.
+
+        The draws are shared by the rows (see ``predict_proba``), so one seed for all chunks
+        makes the result independent of the chunking.
+        """
         import tensorflow as tf
 
         rows = max(1, _PREDICT_BUDGET // (S * len(self.classes_) ** 2))
+        seed = tf.constant([int(self.seed), stream], dtype=tf.int64)  # a stream apart from training's
         out = []
-        for k, start in enumerate(range(0, X.shape[0], rows)):
-            seed = tf.constant([int(self.seed), stream - k], dtype=tf.int64)  # streams apart from training's
+        for start in range(0, X.shape[0], rows):
             out.append(fn(X[start : start + rows], X_var[start : start + rows], seed).numpy())
         return np.concatenate(out, axis=axis)
 

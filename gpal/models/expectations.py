@@ -103,14 +103,16 @@ def monte_carlo_mean(
     the same seed gives the same estimate, eager or in a ``tf.function``, at every
     training step (an XLA-compiled function draws a different, equally fixed stream).
     One draw at a time: memory stays O(N L) however large ``num_samples`` is, which
-    matters when the model predicts at many input samples.
+    matters when the model predicts at many input samples.  The draws are common to all
+    rows, so each row's estimate is a function of its own marginals and the seed alone.
     """
     sd = tf.sqrt(tf.maximum(Fvar, 0.0))
     seed = tf.constant(int(seed), tf.int64)
 
     def value(s: tf.Tensor) -> tf.Tensor:
         # Philox named, not "auto_select", so the stream does not depend on the device.
-        eps = tf.random.stateless_normal(tf.shape(Fmu), seed=tf.stack([seed, s]), dtype=Fmu.dtype, alg="philox")
+        # One draw per latent shared by every row: a row's estimate does not depend on its position.
+        eps = tf.random.stateless_normal([1, tf.shape(Fmu)[1]], seed=tf.stack([seed, s]), dtype=Fmu.dtype, alg="philox")
         return fn(Fmu + sd * eps)
 
     first = value(tf.constant(0, tf.int64))

@@ -221,7 +221,10 @@ class _GaussianInputs(InputNoise):
     def predictive_marginals(self, gp, X, V, seed, n_samples):
         mean, var = input_posterior(X, V, self.prior_variance)
         n, d = tf.shape(X)[0], tf.shape(X)[1]
-        noise = tf.random.stateless_normal([n_samples, n, d], seed=seed, dtype=X.dtype)
+        # One set of standard-normal draws shared by every row (common random numbers): a row's
+        # probability then depends on the row and the seed alone, not on its position in the call,
+        # so a source gets the same probability whatever else is predicted with it.
+        noise = tf.random.stateless_normal([n_samples, 1, d], seed=seed, dtype=X.dtype)
         samples = tf.reshape(mean[None] + tf.sqrt(var)[None] * noise, [-1, d])
         Fmu, Fvar = gp.marginals(samples)
         L = tf.shape(Fmu)[1]

@@ -147,10 +147,25 @@ class NoisySVGP(gpflow.base.Module):
     @check_shapes("X: [N, D]", "X_var: [N, D]", "seed: [2]", "return: [N, C]")
     def predict_proba(self, X: tf.Tensor, X_var: tf.Tensor, seed: tf.Tensor, n_samples: int = 300) -> tf.Tensor:
         """Class probabilities, averaged over ``n_samples`` draws of p(x* | x~*) where the strategy samples."""
+        return self.predict_proba_and_error(X, X_var, seed, n_samples)[0]
+
+    @check_shapes("X: [N, D]", "X_var: [N, D]", "seed: [2]", "return[0]: [N, C]", "return[1]: [N, C]")
+    def predict_proba_and_error(
+        self, X: tf.Tensor, X_var: tf.Tensor, seed: tf.Tensor, n_samples: int = 300
+    ) -> tuple[tf.Tensor, tf.Tensor]:
+        """Class probabilities and their Monte Carlo standard error over the input draws.
+
+        The error is std_s p_s / sqrt(S) over the S draws of p(x* | x~*): zero for the
+        strategies that do not sample inputs.
+        """
         Fmu, Fvar = self.strategy.predictive_marginals(self.gp, X, self._V(X_var), seed, n_samples)
         S, n, L = tf.shape(Fmu)[0], tf.shape(Fmu)[1], tf.shape(Fmu)[2]
         p = self.likelihood.predict_proba(tf.reshape(Fmu, [S * n, L]), tf.reshape(Fvar, [S * n, L]))
-        return tf.reduce_mean(tf.reshape(p, [S, n, self.num_classes]), axis=0)
+        p = tf.reshape(p, [S, n, self.num_classes])
+        mean = tf.reduce_mean(p, axis=0)
+        draws = tf.cast(S, p.dtype)
+        spread = tf.sqrt(tf.reduce_sum(tf.square(p - mean), axis=0) / tf.maximum(draws - 1.0, 1.0))
+        return mean, spread / tf.sqrt(draws)
 
     @check_shapes("X: [N, D]", "X_var: [N, D]", "seed: [2]", "return: [S, N, C]")
     def sample_conditional_proba(self, X: tf.Tensor, X_var: tf.Tensor, seed: tf.Tensor, n_samples: int) -> tf.Tensor:
@@ -164,7 +179,9 @@ class NoisySVGP(gpflow.base.Module):
         S_x = n_samples if self.strategy.stochastic_prediction else 1
         Fmu, Fvar = self.strategy.predictive_marginals(self.gp, X, self._V(X_var), input_seed, S_x)
         shape = [n_samples, tf.shape(X)[0], tf.shape(Fmu)[2]]
-        F = Fmu + tf.sqrt(Fvar) * tf.random.stateless_normal(shape, seed=latent_seed, dtype=X.dtype)
+        # Latent draws shared by every row, as the input draws are: nothing depends on a row's position.
+        eps = tf.random.stateless_normal([n_samples, 1, shape[2]], seed=latent_seed, dtype=X.dtype)
+        F = Fmu + tf.sqrt(Fvar) * eps
         flat = tf.reshape(F, [-1, shape[2]])
         p = self.likelihood.predict_proba(flat, tf.zeros_like(flat))
         return tf.reshape(p, [n_samples, shape[1], self.num_classes])

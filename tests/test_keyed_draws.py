@@ -1,0 +1,65 @@
+"""A probability belongs to its source: the same model gives a row the same probability whatever is predicted with it."""
+
+import numpy as np
+import pytest
+
+import gpal.classifier
+from gpal import NoisyGPClassifier
+
+FAST = dict(num_inducing=8, epochs=5, batch_size=30, progress=False)
+
+
+def _problem(n=90, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5)
+    return X, y, rng.uniform(0.05, 0.5, size=X.shape)
+
+
+@pytest.fixture(scope="module", params=[
+    dict(input_noise="latent", n_samples=40),                 # Monte Carlo over the input noise
+    dict(input_noise="none", likelihood="softmax"),           # Monte Carlo over the latent functions
+])
+def fitted(request):
+    X, y, V = _problem()
+    return NoisyGPClassifier(seed=3, **FAST, **request.param).fit(X, y, V), X, V
+
+
+def test_same_row_same_probability_alone_in_a_batch_shuffled_and_chunked(fitted, monkeypatch):
+    clf, X, V = fitted
+    full = clf.predict_proba(X, V)
+    alone = np.vstack([clf.predict_proba(X[i : i + 1], V[i : i + 1]) for i in (0, 17, 89)])
+    np.testing.assert_allclose(alone, full[[0, 17, 89]], rtol=0, atol=1e-13)
+    order = np.random.default_rng(1).permutation(len(X))
+    np.testing.assert_allclose(clf.predict_proba(X[order], V[order]), full[order], rtol=0, atol=1e-13)
+    np.testing.assert_allclose(clf.predict_proba(X[40:55], V[40:55]), full[40:55], rtol=0, atol=1e-13)
+    monkeypatch.setattr(gpal.classifier, "_PREDICT_BUDGET", 7 * clf.n_samples * 9)  # chunks of 7 rows
+    np.testing.assert_allclose(clf.predict_proba(X, V), full, rtol=0, atol=1e-13)
+
+
+def test_same_probability_after_save_and_load(fitted, tmp_path):
+    clf, X, V = fitted
+    clf.save(tmp_path / "m")
+    np.testing.assert_array_equal(NoisyGPClassifier.load(tmp_path / "m").predict_proba(X[:5], V[:5]),
+                                  clf.predict_proba(X[:5], V[:5]))
+
+
+def test_monte_carlo_error_matches_the_spread_over_independent_draw_streams():
+    X, y, V = _problem()
+    clf = NoisyGPClassifier(input_noise="latent", n_samples=30, seed=0, **FAST).fit(X, y, V)
+    proba, se = clf.predict_proba(X, V, return_mc_error=True)
+    np.testing.assert_array_equal(proba, clf.predict_proba(X, V))
+    # The prediction stream follows the seed parameter: 40 seeds give 40 independent estimates of each probability.
+    estimates = np.stack([clf.set_params(seed=s).predict_proba(X, V) for s in range(1, 41)])
+    clf.set_params(seed=0)
+    spread = estimates.std(axis=0, ddof=1)
+    ratio = se.mean() / spread.mean()
+    assert 0.8 < ratio < 1.25, ratio
+    assert np.corrcoef(se.ravel(), spread.ravel())[0, 1] > 0.8
+
+
+def test_exact_input_models_report_zero_monte_carlo_error():
+    X, y, V = _problem(40)
+    clf = NoisyGPClassifier(input_noise="first_order", **FAST).fit(X, y, V)
+    _, se = clf.predict_proba(X, V, return_mc_error=True)
+    assert se.shape == (40, 3) and np.all(se == 0)
