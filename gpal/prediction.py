@@ -19,6 +19,7 @@ up to float rounding.
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import numbers
 import os
@@ -79,8 +80,17 @@ def _estimator_for(path: str) -> Any:
 
 
 def _predict_chunk(model_dir: str, X: np.ndarray, X_var: np.ndarray) -> np.ndarray:
-    """One chunk as an executor task: the cached model's ``predict_proba`` on these rows."""
-    return np.asarray(_estimator_for(model_dir).predict_proba(X, X_var), dtype=np.float64)
+    """One chunk as an executor task: probabilities and their Monte Carlo errors, stacked (2, rows, C).
+
+    Families whose predictions involve no Monte Carlo (or do not report it) give zero errors.
+    """
+    estimator = _estimator_for(model_dir)
+    if "return_mc_error" in inspect.signature(estimator.predict_proba).parameters:
+        proba, error = estimator.predict_proba(X, X_var, return_mc_error=True)
+    else:
+        proba = estimator.predict_proba(X, X_var)
+        error = np.zeros_like(proba)
+    return np.stack([np.asarray(proba, dtype=np.float64), np.asarray(error, dtype=np.float64)])
 
 
 def predict_proba_chunked(
@@ -91,8 +101,12 @@ def predict_proba_chunked(
     chunk_size: int = 20000,
     executor: Executor | None = None,
     progress: bool = True,
-) -> np.ndarray:
+    return_mc_error: bool = False,
+) -> Any:
     """Class probabilities (N, C) of the model saved in ``model_dir``, columns in ``classes_`` order.
+
+    With ``return_mc_error`` also their Monte Carlo standard errors (N, C).  A row's
+    probability does not depend on ``chunk_size`` or on the other rows.
 
     ``X`` (N, d) and ``X_var`` (or a ``NoisyDataset`` as ``X``) are checked against the
     model before any chunk runs.  Rows go in chunks of ``chunk_size`` through
@@ -111,7 +125,7 @@ def predict_proba_chunked(
         raise ValueError("predict needs at least one row; X is empty")
     starts = range(0, n, int(chunk_size))
     tasks = [(path, Xa[s : s + chunk_size], Va[s : s + chunk_size]) for s in starts]
-    out = np.empty((n, len(estimator.classes_)))
-    for i, proba in executor.map(_predict_chunk, tasks, desc="chunks", progress=progress):
-        out[starts[i] : starts[i] + len(proba)] = proba
-    return out
+    out = np.empty((2, n, len(estimator.classes_)))
+    for i, both in executor.map(_predict_chunk, tasks, desc="chunks", progress=progress):
+        out[:, starts[i] : starts[i] + both.shape[1]] = both
+    return (out[0], out[1]) if return_mc_error else out[0]
