@@ -212,7 +212,7 @@ def test_empty_selection(fgl):
 
 
 def test_log_of_non_positive_values_without_floor(fgl):
-    with pytest.raises(ValueError, match=r"log transform of column 'LP_beta'.*non-positive.*floor"):
+    with pytest.raises(ValueError, match=r"log transform of feature 'log\(LP_beta\)'.*non-positive.*floor"):
         fgl.dataset(classes=PAPER_CLASSES, min_significance=30, features=[Feature("LP_beta", transform="log")])
 
 

@@ -191,7 +191,11 @@ class Catalog:
         for f in resolve_features(features, self.table.colnames):
             err = f"± {f.error}" if f.error else "(no error bar: variance 0)"
             floor = f", floor {f.floor}" if f.floor is not None else ""
-            lines.append(f"  {f.label:<22s} {f.transform}{floor} of {f.column} {err}")
+            source = f"{f.column}{'' if f.band is None else f' band {f.band}'}"
+            if f.combine is not None:
+                other = f"{f.other_column}{'' if f.other_band is None else f' band {f.other_band}'}"
+                source = f"{f.combine} of {source} and {other}"
+            lines.append(f"  {f.label:<22s} {f.transform}{floor} of {source} {err}")
         return "\n".join(lines)
 
     # ----------------------------------------------------------- selections
@@ -291,26 +295,26 @@ class Catalog:
         if nan_policy not in ("drop", "raise"):
             raise ValueError(f"nan_policy must be 'drop' or 'raise'; got {nan_policy!r}")
         feats = resolve_features(features, self.table.colnames)
-        values = {f: _floats(self._column(f.column)) for f in feats}
-        errors = {f: _floats(self._column(f.error)) if f.error else None for f in feats}
-        # A row is unusable when any used column is NaN or infinite, the significance included.
+        measured = {f: f.measure(lambda column: _floats(self._column(column))) for f in feats}
+        # A row is unusable when a used value is NaN or infinite (the significance included), or an
+        # error is one that the feature's upper_limit / missing_error policy says to drop.
         nonfinite: dict[int, list[str]] = {}
 
-        def flag(column: str, arr: np.ndarray) -> None:
-            bad = ~np.isfinite(arr.reshape(arr.shape[0], -1)).all(axis=1) & mask
-            for i in np.nonzero(bad)[0]:
-                nonfinite.setdefault(int(i), []).append(column)
+        def flag(column: str, bad: np.ndarray) -> None:
+            for i in np.nonzero(bad & mask)[0]:
+                columns = nonfinite.setdefault(int(i), [])
+                if column not in columns:  # several features may read one column
+                    columns.append(column)
 
         keep = mask.copy()
         if min_significance is not None:
             significance = _floats(self._column(significance_column))
-            flag(significance_column, significance)
+            flag(significance_column, ~np.isfinite(significance))
             with np.errstate(invalid="ignore"):
                 keep &= (significance > min_significance) | ~np.isfinite(significance)
         for f in feats:
-            flag(f.column, values[f])
-            if f.error:
-                flag(f.error, errors[f])
+            for column, bad in measured[f][2].items():
+                flag(column, bad)
         nonfinite = {i: cols for i, cols in nonfinite.items() if keep[i]}
         dropped = {self.names[i]: cols for i, cols in sorted(nonfinite.items())}
         if dropped:
@@ -327,7 +331,7 @@ class Catalog:
         if rows.size == 0:
             raise ValueError(f"the selection is empty in {self.release}: no source passes {cuts}")
         ids = self.names[rows]
-        columns = [f.apply(values[f][rows], None if errors[f] is None else errors[f][rows], ids) for f in feats]
+        columns = [f.transform_values(measured[f][0][rows], measured[f][1][rows], ids) for f in feats]
         X = np.column_stack([c[0] for c in columns])
         X_var = np.column_stack([c[1] for c in columns])
         return rows, X, X_var, feats, dropped
