@@ -51,6 +51,15 @@ _TRAINING = "training.json"
 _TRAINING_FORMAT = "gpal.trained_model"
 _MODEL = "model"
 _HELDOUT = "heldout.csv"
+_BASELINES = "heldout_baselines.csv"
+_SIGNIFICANCE = "Signif_Avg"
+_MODEL_NAME = "gpal"
+#: The main job's model and inputs, chosen by the selection study (docs/results.md): on 4FGL-DR4 the
+#: MGP with the softmax likelihood on the fermi_dr4 features had the best held-out NLL and calibration;
+#: the noisy-input NIMGP did not improve on it with these features (see the study).
+DEFAULT_FEATURES = "fermi_dr4"
+#: The classifiers a user would otherwise reach for, fitted on the main job's split and features.
+DEFAULT_BASELINES = ("logistic", "random_forest_isotonic")
 TABLE_FORMATS = {".csv": "csv", ".fits": "fits", ".fit": "fits"}
 #: The classes of the main job: blazars of both kinds and pulsars (young and millisecond together).
 DEFAULT_MERGE = types.MappingProxyType({"pulsar": ("psr", "msp")})
@@ -234,9 +243,9 @@ def train_catalog_model(
     classes: Sequence[str] = ("bll", "fsrq", "pulsar"),
     merge: Mapping[str, Sequence[str]] | None = DEFAULT_MERGE,
     min_significance: float | None = None,
-    features: str | Sequence[Any] | None = None,
-    input_noise: str = "latent",
-    likelihood: str = "robustmax",
+    features: str | Sequence[Any] | None = DEFAULT_FEATURES,
+    input_noise: str = "none",
+    likelihood: str = "softmax",
     epochs: int = 300,
     num_inducing: int = 50,
     batch_size: int = 200,
@@ -351,14 +360,15 @@ def predict_catalog(
     if tuple(pool.feature_names) != tuple(trained.training["feature_names"]):
         raise ValueError(f"catalog features {list(pool.feature_names)} differ from the model's "
                          f"{trained.training['feature_names']}")
-    proba = np.asarray(predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, chunk_size=chunk_size,
-                                             executor=executor, progress=progress), dtype=np.float64)
+    proba, mc_error = predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, chunk_size=chunk_size,
+                                            executor=executor, progress=progress, return_mc_error=True)
     classes = trained.classes
     frame = pd.DataFrame({"Source_Name": pool.ids, "CLASS1": pool.aux["CLASS1"]})
     for c, name in enumerate(classes):
         frame[f"p_{name}"] = proba[:, c]
     frame["predicted_class"] = np.asarray(classes, dtype=object)[np.argmax(proba, axis=1)]
     frame["entropy"] = entropy(proba)
+    frame["p_mc_se"] = mc_error.max(axis=1)  # the largest Monte Carlo standard error of the row's probabilities
     for column in ("GLON", "GLAT"):
         frame[column] = pool.aux.get(column, np.full(pool.n_samples, np.nan))
     return ClassifiedSources(frame, _table_meta(trained, cat, pool, tokens))
@@ -437,9 +447,9 @@ def classify_catalog(
     classes: Sequence[str] = ("bll", "fsrq", "pulsar"),
     merge: Mapping[str, Sequence[str]] | None = DEFAULT_MERGE,
     min_significance: float | None = None,
-    features: str | Sequence[Any] | None = None,
-    input_noise: str = "latent",
-    likelihood: str = "robustmax",
+    features: str | Sequence[Any] | None = DEFAULT_FEATURES,
+    input_noise: str = "none",
+    likelihood: str = "softmax",
     epochs: int = 300,
     num_inducing: int = 50,
     batch_size: int = 200,
@@ -447,6 +457,7 @@ def classify_catalog(
     seed: int = 0,
     select: str | Sequence[str] = ("unassociated", "bcu"),
     chunk_size: int = 20000,
+    baselines: Sequence[str] = DEFAULT_BASELINES,
     force: bool = False,
     progress: bool = True,
     executor: Any = None,
@@ -470,8 +481,14 @@ def classify_catalog(
     cat, merge, data, identity = _setup("gpal.classify", catalog, classes, merge, min_significance, features, estimator)
     tokens = _select_tokens(select)
     _pool(cat, tokens, data.meta["features"])  # an unknown selection fails before training, not after
+    from gpal.baselines import BASELINES
+
+    unknown = [b for b in baselines if b not in BASELINES]
+    if unknown:
+        raise ValueError(f"unknown baseline(s) {unknown}; valid baselines: {list(BASELINES)}")
     identity = {
         **identity,
+        "baselines": list(baselines),
         "test_size": test_size,
         "seed": seed,
         "select": list(tokens),
@@ -485,16 +502,113 @@ def classify_catalog(
     trained = load_trained(folder)
 
     proba = trained.estimator.predict_proba(test)
-    held = pd.DataFrame({"Source_Name": test.ids, "true_class": test.labels()})
+    held = pd.DataFrame({"Source_Name": test.ids, "true_class": test.labels(),
+                         _SIGNIFICANCE: _column_of(cat, _SIGNIFICANCE, test.ids)})
     for c, name in enumerate(trained.classes):
         held[f"p_{name}"] = proba[:, c]
     with atomic_output(folder / _HELDOUT) as tmp:
         held.to_csv(tmp, index=False)
+    if not (folder / _BASELINES).is_file():
+        _write_baselines(folder / _BASELINES, train, test, list(baselines), seed)
 
     table = predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor, progress=progress)
     for suffix in (".csv", ".fits"):
         write_probability_table(table, folder / f"classifications{suffix}", force=True)
     return write_classify_report(folder)
+
+
+def _column_of(catalog: Any, column: str, ids: Sequence[str]) -> np.ndarray:
+    """``column`` of the catalog rows named ``ids`` (NaN where the catalog lacks the column)."""
+    if column not in catalog.table.colnames:
+        return np.full(len(ids), np.nan)
+    row = {name: i for i, name in enumerate(catalog.names)}
+    values = np.asarray(catalog.table[column], dtype=np.float64)
+    return values[[row[name] for name in ids]]
+
+
+def _write_baselines(path: Path, train: NoisyDataset, test: NoisyDataset, names: Sequence[str], seed: int) -> None:
+    """Held-out probabilities of the baselines, fitted on the same training rows and features (values only)."""
+    from gpal.baselines import fit_baselines
+
+    probas = fit_baselines(train.X, train.y, test.X, names=list(names), random_state=seed) if names else {}
+    frames = []
+    for name, proba in probas.items():
+        frame = pd.DataFrame({"model": name, "Source_Name": test.ids, "true_class": test.labels()})
+        for c, cls in enumerate(test.class_names):
+            frame[f"p_{cls}"] = proba[:, c]
+        frames.append(frame)
+    table = pd.concat(frames) if frames else pd.DataFrame(columns=["model", "Source_Name", "true_class"])
+    with atomic_output(path) as tmp:
+        table.to_csv(tmp, index=False)
+
+
+def _comparison(folder: Path, held: pd.DataFrame, classes: Sequence[str], model_name: str) -> pd.DataFrame | None:
+    """Paired bootstrap comparison of the model with the baselines on the held-out rows (None without baselines)."""
+    from gpal.comparison import bootstrap_comparison
+
+    path = folder / _BASELINES
+    base = pd.read_csv(path, dtype={"Source_Name": str, "true_class": str}) if path.is_file() else pd.DataFrame()
+    if base.empty:
+        return None
+    y = np.array([classes.index(c) for c in held["true_class"]], dtype=np.int64)
+    columns = [f"p_{c}" for c in classes]
+    probas = {model_name: held[columns].to_numpy()}
+    for name, rows in base.groupby("model", sort=False):
+        rows = rows.set_index("Source_Name").loc[held["Source_Name"]]
+        probas[str(name)] = rows[columns].to_numpy()
+    return bootstrap_comparison(y, probas, reference=model_name, n_boot=2000, random_state=0)
+
+
+def _comparison_table(comparison: pd.DataFrame) -> pd.DataFrame:
+    """One row per model and metric: value [95% interval] and the paired difference [interval]."""
+    def interval(low: float, high: float) -> str:
+        return f"[{low:.3f}, {high:.3f}]"
+
+    return pd.DataFrame({
+        "model": comparison["model"], "metric": comparison["metric"], "value": comparison["value"].round(4),
+        "95% interval": [interval(a, b) for a, b in zip(comparison["low"], comparison["high"])],
+        "diff": comparison["diff"].round(4),
+        "diff 95% interval": [interval(a, b) for a, b in zip(comparison["diff_low"], comparison["diff_high"])],
+    })
+
+
+def _faintest_quarter(folder: Path, held: pd.DataFrame, classes: Sequence[str]) -> dict[str, Any] | None:
+    """NLL and accuracy of the model and each baseline on the held-out quarter of lowest significance.
+
+    The faintest sources have the largest error bars: where a model that uses them should gain most.
+    """
+    from gpal.metrics import error_rate, negative_log_likelihood
+
+    if _SIGNIFICANCE not in held or not np.isfinite(held[_SIGNIFICANCE]).all():
+        return None
+    cut = float(np.quantile(held[_SIGNIFICANCE], 0.25))
+    faint = held[held[_SIGNIFICANCE] <= cut]
+    columns = [f"p_{c}" for c in classes]
+    y = np.array([classes.index(c) for c in faint["true_class"]], dtype=np.int64)
+    probas = {_MODEL_NAME: faint[columns].to_numpy()}
+    path = folder / _BASELINES
+    base = pd.read_csv(path, dtype={"Source_Name": str, "true_class": str}) if path.is_file() else pd.DataFrame()
+    for name, rows in (base.groupby("model", sort=False) if not base.empty else []):
+        probas[str(name)] = rows.set_index("Source_Name").loc[faint["Source_Name"], columns].to_numpy()
+    return {"max_significance": cut, "n": int(y.size),
+            "models": {name: {"nll": negative_log_likelihood(y, p), "accuracy": 1.0 - error_rate(y, p)}
+                       for name, p in probas.items()}}
+
+
+def _population_shift(frame: pd.DataFrame, classes: Sequence[str], n_per_class: Mapping[str, int]) -> dict[str, Any] | None:
+    """The class prior of the classified sources, re-estimated by EM under label shift (a diagnostic)."""
+    from gpal.prior_shift import estimate_target_prior
+
+    counts = np.array([float(n_per_class.get(c, 0)) for c in classes])
+    if len(frame) == 0 or counts.min() <= 0:
+        return None
+    source = counts / counts.sum()
+    result = estimate_target_prior(frame[[f"p_{c}" for c in classes]].to_numpy(), source)
+    adjusted = np.asarray(classes, dtype=object)[result.proba.argmax(axis=1)]
+    return {"training_prior": dict(zip(classes, source.round(4).tolist())),
+            "estimated_prior": dict(zip(classes, np.round(result.prior, 4).tolist())),
+            "n_iter": int(result.n_iter), "converged": bool(result.converged),
+            "predicted_after_adjustment": {c: int((adjusted == c).sum()) for c in classes}}
 
 
 def _counts_table(frame: pd.DataFrame, classes: Sequence[str]) -> pd.DataFrame:
@@ -528,11 +642,14 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
     classes = [c[2:] for c in held.columns if c.startswith("p_")]
     y = np.array([classes.index(c) for c in held["true_class"]], dtype=np.int64)
     proba = held[[f"p_{c}" for c in classes]].to_numpy()
-    n_bins = 10
+    n_bins = 15
     scores = prediction_metrics(y, proba, n_bins=n_bins)
     conf = confusion_matrix(y, proba, len(classes))
     table = read_probability_table(folder / "classifications.csv")
     frame = table.frame
+    comparison = _comparison(folder, held, classes, _MODEL_NAME)
+    faint = _faintest_quarter(folder, held, classes)
+    shift = _population_shift(frame, classes, training.get("n_per_class", {}))
 
     metrics = {
         "heldout": {"n": int(y.size), "accuracy": 1.0 - scores["error"], **scores, "n_bins": n_bins,
@@ -541,6 +658,9 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
         "fit_seconds": training.get("fit_seconds"),
         "classified": {"n": int(len(frame)), "predicted": frame["predicted_class"].value_counts().to_dict(),
                        "mean_entropy": float(frame["entropy"].mean())},
+        "comparison": None if comparison is None else comparison.to_dict(orient="records"),
+        "faintest_quarter": faint,
+        "population_shift": shift,
         "dropped": {"labelled": training.get("dropped", {}),
                     "classified": [n for n in table.meta.get("DROPPED", "").split(",") if n]},
     }
@@ -569,6 +689,10 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
     uncertain = frame.nlargest(10, "entropy")[["Source_Name", "CLASS1", *[f"p_{c}" for c in classes], "entropy"]].round(3)
     tables = {
         "Held-out metrics": write_table(folder / "heldout_metrics", metric_frame),
+        **({} if comparison is None else {
+            "Held-out comparison with the baselines (same split and features; 95% paired bootstrap intervals, "
+            f"2000 resamples; diff = model - {_MODEL_NAME}, so diff > 0 means {_MODEL_NAME} is better on NLL, ECE "
+            "and Brier, worse on accuracy)": write_table(folder / "heldout_comparison", _comparison_table(comparison))}),
         "Classified sources: predicted class by catalog CLASS1": write_table(folder / "predicted_counts", counts),
         "The ten most uncertain classified sources (first candidates for follow-up)":
             write_table(folder / "most_uncertain", uncertain),
@@ -579,8 +703,9 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
     dropped_pool = metrics["dropped"]["classified"]
     lines = [
         f"Catalog **{table.meta.get('CATALOG')}** ({table.meta.get('CATFILE')}, version {table.meta.get('CATVER')}). "
-        f"Classes `{training.get('class_spec')}`; features {', '.join(f'`{f}`' for f in training['feature_names'])} "
-        f"with their catalog error bars as input noise.",
+        f"Classes `{training.get('class_spec')}`; features {', '.join(f'`{f}`' for f in training['feature_names'])}"
+        + (", with their catalog error bars as input noise." if est.get("input_noise") != "none" else
+           " (the catalog error bars are not used by this model: input_noise `none`)."),
         "",
         f"Model: `{training['estimator']['class']}` with input_noise=`{est.get('input_noise')}`, "
         f"likelihood=`{est.get('likelihood')}`, {est.get('epochs')} epochs, {est.get('num_inducing')} inducing points, "
@@ -592,6 +717,18 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
         "The model checked here is the model that classified the sources below (no refit on all labels), "
         "so these numbers describe the table.",
         "",
+        *([] if faint is None else [
+            f"**Faintest quarter** of the held-out sources (Signif_Avg <= {faint['max_significance']:.1f}, "
+            f"{faint['n']} sources, where the error bars are largest): "
+            + "; ".join(f"{name} NLL {m['nll']:.3f}, accuracy {m['accuracy']:.3f}" for name, m in faint["models"].items())
+            + ".", ""]),
+        *([] if shift is None else [
+            "**Population shift**: the classified sources are fainter than the training sources and need not share "
+            "their class proportions. Under a pure label shift (same p(features | class)), EM re-estimates their "
+            "class prior as " + ", ".join(f"{c} {v:.3f}" for c, v in shift["estimated_prior"].items())
+            + " (training: " + ", ".join(f"{c} {v:.3f}" for c, v in shift["training_prior"].items())
+            + "). The table keeps the unadjusted probabilities; `gpal.prior_shift.adjust_to_prior` applies the "
+            "estimate. Every source is forced into one of the trained classes.", ""]),
         f"**Classified**: {len(frame)} sources ({table.meta.get('SELECT')}), "
         + ", ".join(f"{k} {v}" for k, v in metrics["classified"]["predicted"].items())
         + f"; mean predictive entropy {metrics['classified']['mean_entropy']:.3f} nats (max {np.log(len(classes)):.3f}).",
@@ -604,9 +741,10 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
         "",
         "Files: [classifications.csv](classifications.csv) and [classifications.fits](classifications.fits) "
         "(one row per source: `Source_Name`, `CLASS1`, " + ", ".join(f"`p_{c}`" for c in classes)
-        + ", `predicted_class`, `entropy`, `GLON`, `GLAT`; catalog and model in the header), "
+        + ", `predicted_class`, `entropy`, `p_mc_se` (the largest Monte Carlo standard error of the row's "
+        "probabilities), `GLON`, `GLAT`; catalog and model in the header), "
         "[model/](model/) and [training.json](training.json) (reuse with `gpal predict`), "
-        "[heldout.csv](heldout.csv), [metrics.json](metrics.json).",
+        "[heldout.csv](heldout.csv), [heldout_baselines.csv](heldout_baselines.csv), [metrics.json](metrics.json).",
         "",
         f"Training catalog {cat.get('release')} {cat.get('version')}; rebuild this page with `gpal report {folder}`.",
     ]

@@ -278,8 +278,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--classes", required=True, help=class_help)
     train.add_argument("--min-significance", type=float, default=None,
                        help="keep sources with Signif_Avg above this (default: no cut)")
-    train.add_argument("--features", default=None,
-                       help="feature preset (default 'default', Villacampa-Calvo et al. 2021) or comma-separated "
+    train.add_argument("--features", default=trained["features"],
+                       help=f"feature preset (default {trained['features']!r}; 'villacampa2021' is the paper's six) or comma-separated "
                        "columns, 'log:COL' for a log transform (error bars from Unc_COL when present)")
     _add_model_options(train, trained["epochs"], trained["num_inducing"], trained["input_noise"])
     train.add_argument("--likelihood", default=trained["likelihood"],

@@ -10,6 +10,7 @@ import pytest
 
 from gpal.cli import build_parser, main
 from gpal.classify import read_probability_table
+from gpal.catalogs.features import FEATURE_PRESETS
 from conftest import SMALL, write_small_catalog
 
 TINY = ["--epochs", "2", "--num-inducing", "5", "--no-progress"]
@@ -77,7 +78,7 @@ def test_train_writes_a_model_folder_with_its_provenance(model_dir):
     assert training["class_spec"] == "bll,fsrq,pulsar=psr+msp"
     assert training["n_per_class"] == {"bll": SMALL["bll"], "fsrq": SMALL["fsrq"], "pulsar": SMALL["psr"] + SMALL["msp"]}
     assert training["catalog"]["release"] == "4FGL-DR4" and training["catalog"]["file"] == "small_dr4.fits"
-    assert training["estimator"]["params"]["epochs"] == 2 and len(training["features"]) == 6
+    assert training["estimator"]["params"]["epochs"] == 2 and len(training["features"]) == len(FEATURE_PRESETS["fermi_dr4"])
     assert (model_dir / "model" / "params.npz").is_file()
 
 
@@ -89,7 +90,7 @@ def test_predict_writes_a_table_with_metadata(model_dir, small_catalog, tmp_path
     assert code == 0, capsys.readouterr().err
     table = read_probability_table(out)
     assert list(table.frame.columns) == ["Source_Name", "CLASS1", "p_bll", "p_fsrq", "p_pulsar", "predicted_class",
-                                         "entropy", "GLON", "GLAT"]
+                                         "entropy", "p_mc_se", "GLON", "GLAT"]
     assert len(table.frame) == SMALL["bcu"] and set(table.frame["CLASS1"].str.lower()) == {"bcu"}
     np.testing.assert_allclose(table.frame[["p_bll", "p_fsrq", "p_pulsar"]].sum(axis=1), 1.0, atol=1e-9)
     assert table.meta["CATALOG"] == "4FGL-DR4" and table.meta["SELECT"] == "bcu"
