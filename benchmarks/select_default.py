@@ -30,7 +30,7 @@ SOFTMAX_MC = dict(likelihood="softmax", likelihood_options={"elbo": "monte_carlo
 CANDIDATES: dict[str, dict] = {
     "NIMGP robust-max (old default)": dict(input_noise="latent", likelihood="robustmax"),
     "MGP robust-max": dict(input_noise="none", likelihood="robustmax"),
-    "MGP softmax (Gumbel bound)": dict(input_noise="none", likelihood="softmax"),
+    "MGP softmax (Gumbel bound)": dict(input_noise="none", likelihood="softmax", likelihood_options={"elbo": "bound"}),
     "MGP softmax (MC ELBO)": dict(input_noise="none", **SOFTMAX_MC),
     "NIMGP softmax (MC ELBO)": dict(input_noise="latent", **SOFTMAX_MC),
     "NIMGP-FO softmax (MC ELBO)": dict(input_noise="first_order", **SOFTMAX_MC),
