@@ -278,7 +278,8 @@ def test_toy_1d_noise_aware_predictive_beats_mgp():
     def kl_from_bayes(p):
         return np.mean(np.sum(bayes * (np.log(np.maximum(bayes, 1e-300)) - np.log(p)), axis=1))
 
-    settings = dict(num_inducing=20, epochs=60, batch_size=50, n_samples=100, progress=False)
+    # The paper's likelihood: robust-max.
+    settings = dict(likelihood="robustmax", num_inducing=20, epochs=60, batch_size=50, n_samples=100, progress=False)
     p = {}
     for kind in ("none", "latent"):
         clf = NoisyGPClassifier(input_noise=kind, **settings).fit(problem.train)
