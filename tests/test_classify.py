@@ -4,6 +4,7 @@ import json
 import os
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from gpal.classify import (
@@ -86,8 +87,37 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     assert sum(training["n_per_class"].values()) + held["n"] == n_labelled
     text = report.read_text()
     for link in ["classifications.csv", "classifications.fits", "confusion_matrix.png", "reliability.png",
-                 "sky_classes.png", "Held-out check", "Rows left out"]:
+                 "sky_classes.png", "Held-out check", "Rows left out", "comparison with the baselines",
+                 "Faintest quarter", "Population shift"]:
         assert link in text, link
+
+
+def test_classify_compares_with_baselines_on_the_same_rows(classified):
+    out, _ = classified
+    metrics = json.loads((out / "metrics.json").read_text())
+    rows = {(r["model"], r["metric"]): r for r in metrics["comparison"]}
+    assert {m for m, _ in rows} == {"gpal", "logistic", "random_forest_isotonic"}
+    # the comparison's gpal NLL is the held-out NLL: same rows, same probabilities
+    assert rows["gpal", "nll"]["value"] == pytest.approx(metrics["heldout"]["nll"])
+    assert rows["gpal", "nll"]["diff"] == 0
+    for model in ("logistic", "random_forest_isotonic"):
+        r = rows[model, "nll"]
+        assert r["diff_low"] <= r["diff"] <= r["diff_high"]
+    held = pd.read_csv(out / "heldout.csv")
+    base = pd.read_csv(out / "heldout_baselines.csv")
+    assert set(base.groupby("model")["Source_Name"].apply(frozenset)) == {frozenset(held["Source_Name"])}
+    shift = metrics["population_shift"]
+    assert shift["converged"] and sum(shift["estimated_prior"].values()) == pytest.approx(1, abs=1e-3)
+    faint = metrics["faintest_quarter"]
+    assert faint["n"] >= len(held) // 4 and set(faint["models"]) == {"gpal", "logistic", "random_forest_isotonic"}
+    frame = read_probability_table(out / "classifications.csv").frame
+    assert (frame["p_mc_se"] >= 0).all()
+
+
+def test_unknown_baseline_is_refused_before_the_folder_is_claimed(small_catalog, tmp_path):
+    with pytest.raises(ValueError, match="unknown baseline\\(s\\) \\['svm'\\]; valid baselines"):
+        classify_catalog(tmp_path / "run", catalog=str(small_catalog), baselines=["svm"], progress=False, **TINY)
+    assert not (tmp_path / "run").exists()
 
 
 def test_rerun_with_same_settings_reuses_the_model_and_reproduces_the_table(classified, small_catalog):
