@@ -57,21 +57,23 @@ def test_agrees_with_gpflow_robustmax():
     ours = RobustMax(C, epsilon=eps).variational_expectations(tf.constant(Fmu), tf.constant(Fvar), tf.constant(Y))
     theirs = gpflow.likelihoods.MultiClass(C, invlink=gpflow.likelihoods.RobustMax(C, epsilon=eps))
     ref = theirs.variational_expectations(np.zeros((20, 1)), tf.constant(Fmu), tf.constant(Fvar), Y[:, None].astype(float))
-    # GPflow squeezes each normal CDF into [1e-4, 1 - 1e-4], which moves its values by ~1e-5.
-    np.testing.assert_allclose(ours.numpy(), ref.numpy(), rtol=0, atol=5e-5)
+    # GPflow squeezes each normal CDF into [1e-4, 1 - 1e-4], which moves its values by ~1e-5; its
+    # 20-node Gauss-Hermite rule is itself off by up to ~5e-4 in P where the classes' variances differ
+    # by more than ~5x (see tests/test_prob_largest_quadrature.py), so compare where it is accurate.
+    similar = Fvar.max(axis=1) / Fvar.min(axis=1) < 5
+    assert similar.sum() >= 10
+    np.testing.assert_allclose(ours.numpy()[similar], ref.numpy()[similar], rtol=0, atol=5e-5)
 
 
-def test_twenty_nodes_converge_for_comparable_variances():
-    """20 nodes are accurate to ~1e-5 when the classes' marginal variances are within a factor ~3.
-
-    (With ratios ~40 the step-like CDFs need more nodes: ``num_quadrature`` is configurable.)
-    """
+def test_default_panel_order_has_converged():
+    """8 Gauss-Legendre points per panel agree with 40 at any variance ratio."""
     rng = np.random.default_rng(7)
-    Fmu, Fvar, Y = rng.normal(0, 1.5, (50, C)), rng.uniform(0.5, 1.5, (50, C)), rng.integers(0, C, 50)
+    Fmu, Y = rng.normal(0, 1.5, (50, C)), rng.integers(0, C, 50)
+    Fvar = np.exp(rng.uniform(np.log(1e-3), np.log(10.0), (50, C)))  # ratios up to 1e4
     args = tf.constant(Fmu), tf.constant(Fvar), tf.constant(Y)
     coarse = RobustMax(C).variational_expectations(*args).numpy()
-    fine = RobustMax(C, num_quadrature=100).variational_expectations(*args).numpy()
-    np.testing.assert_allclose(coarse, fine, rtol=0, atol=1e-4)  # ~1e-5 in P, times |log eps| ~ 8
+    fine = RobustMax(C, num_quadrature=40).variational_expectations(*args).numpy()
+    np.testing.assert_allclose(coarse, fine, rtol=0, atol=1e-8)
 
 
 def test_confident_marginals_give_finite_values_and_gradients():

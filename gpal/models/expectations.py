@@ -4,6 +4,7 @@ The integrals that more than one likelihood needs, written once:
 
 * ``normal_cdf``: the standard normal CDF;
 * ``hermite_rule``: Gauss-Hermite nodes and weights for E_{x ~ N(0, 1)}[h(x)];
+* ``panel_rule``: Gauss-Legendre nodes and weights for each panel of ``prob_largest``;
 * ``prob_largest`` / ``argmax_probabilities``: P(g_y > g_c for all c != y) for
   independent g_c ~ N(mu_c, var_c), a 1-D integral over g_y (the S_i of paper 000
   eq. 18; robust-max is its special case with no added noise);
@@ -30,6 +31,7 @@ __all__ = [
     "check_integer",
     "normal_cdf",
     "hermite_rule",
+    "panel_rule",
     "prob_largest",
     "argmax_probabilities",
     "monte_carlo_mean",
@@ -65,26 +67,46 @@ def hermite_rule(num_points: int) -> tuple[tf.Tensor, tf.Tensor]:
     return tf.constant(t * math.sqrt(2.0), tf.float64), tf.constant(w / math.sqrt(math.pi), tf.float64)
 
 
+def panel_rule(num_points: int) -> tuple[tf.Tensor, tf.Tensor]:
+    """Gauss-Legendre nodes and weights on [-1, 1] (float64), used on every panel of ``prob_largest``."""
+    t, w = np.polynomial.legendre.leggauss(check_integer("num_quadrature", num_points, 2))
+    return tf.constant(t, tf.float64), tf.constant(w, tf.float64)
+
+
+# Panel edges at mu_c + k sd_c for every class c: each class's CDF step, and g_y's density, fall on
+# panels no wider than their own scale, whatever the ratio of the variances.
+_PANEL_EDGES = tf.constant([-8.0, -4.0, -2.0, -1.0, 0.0, 1.0, 2.0, 4.0, 8.0], tf.float64)
+
+
 @check_shapes("Fmu: [N, C]", "Fvar: [N, C]", "Y: [N]", "nodes: [K]", "weights: [K]", "return: [N]")
 def prob_largest(Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor, nodes: tf.Tensor, weights: tf.Tensor) -> tf.Tensor:
     """P(g_y > g_c for every c != y), g_c ~ N(Fmu_c, Fvar_c) independent, y = ``Y`` per row.
 
-    = E_{g_y}[prod_{c != y} Phi((g_y - mu_c) / sqrt(var_c))], one Gauss-Hermite sum over g_y.
+    = int N(t | mu_y, var_y) prod_{c != y} Phi((t - mu_c) / sd_c) dt over mu_y +- 8 sd_y, by a
+    composite Gauss-Legendre rule (``nodes``, ``weights`` from ``panel_rule``) whose panel
+    edges sit at mu_c + k sd_c of every class.  A Gauss-Hermite rule on g_y alone misses
+    the step of a class whose variance is much smaller than g_y's (errors of 0.05-0.1 at
+    variance ratios of 40-1e4); here every step lies on panels of its own width.
     """
     Y = tf.cast(Y, tf.int32)
     sd = tf.sqrt(tf.maximum(Fvar, MIN_VARIANCE))
     onehot = tf.equal(Y[:, None], tf.range(tf.shape(Fmu)[1]))  # (N, C)
     mu_y = tf.gather(Fmu, Y, axis=1, batch_dims=1)[:, None]  # (N, 1)
     sd_y = tf.gather(sd, Y, axis=1, batch_dims=1)[:, None]
-    g_y = mu_y + sd_y * nodes  # (N, K) abscissae for g_y
-    z = (g_y[:, None, :] - Fmu[:, :, None]) / sd[:, :, None]  # (N, C, K)
+    edges = tf.reshape(Fmu[:, :, None] + sd[:, :, None] * _PANEL_EDGES, [tf.shape(Fmu)[0], -1])
+    edges = tf.sort(tf.clip_by_value(edges, mu_y - 8.0 * sd_y, mu_y + 8.0 * sd_y), axis=1)  # (N, E)
+    left, width = edges[:, :-1], edges[:, 1:] - edges[:, :-1]  # (N, P) panels
+    t = tf.reshape(left[:, :, None] + 0.5 * width[:, :, None] * (nodes + 1.0), [tf.shape(Fmu)[0], -1])  # (N, P K)
+    w = tf.reshape(0.5 * width[:, :, None] * weights, tf.shape(t))
+    density = tf.exp(-0.5 * tf.square((t - mu_y) / sd_y)) / (sd_y * math.sqrt(2.0 * math.pi))
+    z = (t[:, None, :] - Fmu[:, :, None]) / sd[:, :, None]  # (N, C, P K)
     cdf = tf.where(onehot[:, :, None], tf.ones_like(z), normal_cdf(z))  # the c = y factor is 1
-    return tf.linalg.matvec(tf.reduce_prod(cdf, axis=1), weights)
+    return tf.reduce_sum(w * density * tf.reduce_prod(cdf, axis=1), axis=1)
 
 
 @check_shapes("Fmu: [N, C]", "Fvar: [N, C]", "nodes: [K]", "weights: [K]", "return: [N, C]")
 def argmax_probabilities(Fmu: tf.Tensor, Fvar: tf.Tensor, nodes: tf.Tensor, weights: tf.Tensor) -> tf.Tensor:
-    """``prob_largest`` for every class, renormalised: they sum to 1 exactly, quadrature leaves ~1e-4."""
+    """``prob_largest`` for every class, renormalised: they sum to 1 exactly, quadrature leaves ~1e-10."""
     n, num_classes = tf.shape(Fmu)[0], tf.shape(Fmu)[1]
     rows = tf.repeat(tf.range(n), num_classes)
     labels = tf.tile(tf.range(num_classes), [n])

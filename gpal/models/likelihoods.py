@@ -27,7 +27,7 @@ __all__ = ["Likelihood", "RobustMax", "make_likelihood", "likelihood_from_config
 
 from gpal.models.expectations import (
     argmax_probabilities,
-    hermite_rule,
+    panel_rule,
     prob_largest,
     robust_expected_log,
     robust_predictive,
@@ -62,13 +62,14 @@ class RobustMax(Likelihood):
     p(y | f) = 1 - epsilon if y = argmax_c f_c, else epsilon / (C - 1).  Both the
     ELBO term and the predictive probability reduce to
     P_y = int N(f_y | mu_y, nu_y) prod_{c != y} Phi((f_y - mu_c) / sqrt(nu_c)) df_y,
-    a one-dimensional integral done by Gauss-Hermite quadrature.
+    a one-dimensional integral done by composite Gauss-Legendre quadrature
+    (``num_quadrature`` points per panel; see ``gpal.models.expectations.prob_largest``).
     """
 
     kind = "robustmax"
 
     def __init__(
-        self, num_classes: int | None = None, epsilon: float = 1e-3, learn_epsilon: bool = False, num_quadrature: int = 20
+        self, num_classes: int | None = None, epsilon: float = 1e-3, learn_epsilon: bool = False, num_quadrature: int = 8
     ):
         """``num_classes=None`` makes a template for ``NoisyGPClassifier(likelihood=...)``, which sets it at fit."""
         super().__init__(name="robustmax")
@@ -84,7 +85,7 @@ class RobustMax(Likelihood):
         self.epsilon = gpflow.Parameter(
             float(epsilon), transform=tfp.bijectors.Sigmoid(), trainable=self.learn_epsilon, dtype=tf.float64
         )
-        self._nodes, self._weights = hermite_rule(self.num_quadrature)
+        self._nodes, self._weights = panel_rule(self.num_quadrature)
 
     def num_latent(self, num_classes: int) -> int:
         if num_classes != self.num_classes:
