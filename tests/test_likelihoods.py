@@ -73,7 +73,7 @@ def test_default_panel_order_has_converged():
     args = tf.constant(Fmu), tf.constant(Fvar), tf.constant(Y)
     coarse = RobustMax(C).variational_expectations(*args).numpy()
     fine = RobustMax(C, num_quadrature=40).variational_expectations(*args).numpy()
-    np.testing.assert_allclose(coarse, fine, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(coarse, fine, rtol=0, atol=1e-7)  # ~1e-9 in P, times |log eps| ~ 8
 
 
 def test_confident_marginals_give_finite_values_and_gradients():
