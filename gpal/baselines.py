@@ -1,9 +1,9 @@
-"""The classifiers a user would otherwise reach for, fitted on the same split and features as gpal.
+"""Standard scikit-learn classifiers, fitted on the same split and features as the GP models.
 
-gpal earns its place only by beating these on held-out NLL and calibration, so the main
-job and the selection study fit them beside every GP.  They see the feature values only:
-scikit-learn classifiers have no way to use the error bars, which is the point of the
-comparison.
+A GP classifier is only worth its cost if it beats what a user would try first on
+held-out NLL and calibration, so every comparison fits these beside it.  The baselines
+see the feature values X only: scikit-learn classifiers cannot use the per-source error
+bars, and whether those error bars help is exactly what the comparison measures.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ def _logistic(random_state: int) -> Any:
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
+    # Scaling first: the L2 penalty and lbfgs both behave badly on features of mixed units.
     return make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000, random_state=random_state))
 
 
@@ -27,6 +28,7 @@ def _random_forest_isotonic(random_state: int) -> Any:
     from sklearn.calibration import CalibratedClassifierCV
     from sklearn.ensemble import RandomForestClassifier
 
+    # Forests' vote fractions are poorly calibrated; isotonic recalibration makes the NLL comparison fair.
     forest = RandomForestClassifier(n_estimators=500, min_samples_leaf=2, n_jobs=1, random_state=random_state)
     return CalibratedClassifierCV(forest, method="isotonic", cv=5)
 
@@ -38,30 +40,67 @@ def _gradient_boosting_isotonic(random_state: int) -> Any:
     return CalibratedClassifierCV(HistGradientBoostingClassifier(random_state=random_state), method="isotonic", cv=5)
 
 
-#: name -> (factory of an unfitted estimator from a random_state, what it is)
+#: name -> (factory building an unfitted estimator from a random_state, one-line description)
 BASELINES: dict[str, tuple[Callable[[int], Any], str]] = {
-    "logistic": (_logistic, "standardised multinomial logistic regression"),
-    "random_forest_isotonic": (_random_forest_isotonic, "500-tree random forest, isotonic calibration (5-fold)"),
-    "gradient_boosting_isotonic": (_gradient_boosting_isotonic, "histogram gradient boosting, isotonic calibration (5-fold)"),
+    "logistic": (_logistic, "standardised features, multinomial logistic regression"),
+    "random_forest_isotonic": (
+        _random_forest_isotonic, "random forest (500 trees, min leaf 2), isotonic calibration, 5-fold"),
+    "gradient_boosting_isotonic": (
+        _gradient_boosting_isotonic, "histogram gradient boosting, isotonic calibration, 5-fold"),
 }
 
 
 def make_baseline(name: str, random_state: int = 0) -> Any:
-    """An unfitted scikit-learn estimator for baseline ``name``."""
+    """An unfitted scikit-learn estimator for the baseline called ``name``."""
     if name not in BASELINES:
         raise ValueError(f"unknown baseline {name!r}; valid baselines: {list(BASELINES)}")
+    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
+        raise ValueError(f"random_state must be an integer; got {random_state!r}")
     return BASELINES[name][0](int(random_state))
 
 
-def fit_baselines(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
-                  names: Sequence[str] = tuple(BASELINES), random_state: int = 0) -> dict[str, np.ndarray]:
-    """Held-out probabilities (n_test, C) of each named baseline, column c for class code c."""
-    y_train = np.asarray(y_train, dtype=np.int64)
-    n_classes = int(y_train.max()) + 1
-    out = {}
+def _features(X: np.ndarray, name: str) -> np.ndarray:
+    arr = np.asarray(X, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[0] == 0:
+        raise ValueError(f"{name} must be a non-empty (n, d) array of feature values; got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or inf")
+    return arr
+
+
+def fit_baselines(
+    X_train: np.ndarray,
+    y_train: np.ndarray,
+    X_test: np.ndarray,
+    names: Sequence[str] = tuple(BASELINES),
+    random_state: int = 0,
+) -> dict[str, np.ndarray]:
+    """Held-out class probabilities of each named baseline: name -> (n_test, C).
+
+    Column c is class code c, with C = max(y_train) + 1, so the columns line up with the
+    GP model's even when a code is absent from the training rows (its column is then 0).
+    Only the feature values are used, never their error bars.  Results are reproducible
+    for a fixed ``random_state``.
+    """
+    names = list(names)
+    unknown = [n for n in names if n not in BASELINES]
+    if unknown:
+        raise ValueError(f"unknown baseline(s) {unknown}; valid baselines: {list(BASELINES)}")
+    X_tr, X_te = _features(X_train, "X_train"), _features(X_test, "X_test")
+    y = np.asarray(y_train)
+    if y.ndim != 1 or y.shape[0] != X_tr.shape[0]:
+        raise ValueError(f"y_train must be 1-D with one code per row of X_train ({X_tr.shape[0]}); got {y.shape}")
+    if not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
+        raise ValueError(f"y_train must hold integer class codes >= 0; got dtype {y.dtype}")
+    if X_te.shape[1] != X_tr.shape[1]:
+        raise ValueError(f"X_test has {X_te.shape[1]} features, X_train has {X_tr.shape[1]}")
+    if np.unique(y).size < 2:
+        raise ValueError("y_train must contain at least two classes")
+    n_classes = int(y.max()) + 1
+    out: dict[str, np.ndarray] = {}
     for name in names:
-        model = make_baseline(name, random_state).fit(np.asarray(X_train, dtype=np.float64), y_train)
-        proba = np.zeros((len(X_test), n_classes))
-        proba[:, np.asarray(model.classes_, dtype=np.int64)] = model.predict_proba(np.asarray(X_test, dtype=np.float64))
+        model = make_baseline(name, random_state).fit(X_tr, y.astype(np.int64))
+        proba = np.zeros((X_te.shape[0], n_classes))
+        proba[:, np.asarray(model.classes_, dtype=np.int64)] = model.predict_proba(X_te)
         out[name] = proba
     return out

@@ -1,15 +1,20 @@
-"""Adapting class probabilities to a population with other class proportions (label shift).
+"""Adapting class probabilities to a population with different class proportions (label shift).
 
 The unassociated and bcu sources gpal classifies are not drawn like the associated
-training sources: their class proportions differ.  If only the prior changes and the
-class-conditional densities p(x | y) stay the same, Bayes' rule gives the target
-posterior p_t(y | x) ∝ p_s(y | x) π_t(y) / π_s(y), and the unknown π_t can be
-estimated from the unlabelled predictions by the EM iteration of Saerens, Latinne &
-Decaestecker (2002, Neural Computation 14, 21): π_t ← mean_i p_t(y | x_i).
+sources it is trained on: the class proportions differ.  If only the prior changes,
+π_s(y) -> π_t(y), while the class-conditional densities p(x | y) stay the same, Bayes'
+rule gives the target posterior
 
-The assumption fails in part for catalog sources: unassociated sources are also fainter,
-so p(x | y) shifts too (covariate shift).  Treat the estimate as a diagnostic of how
-different the population is, not as a calibrated correction.
+    p_t(y | x) ∝ p_s(y | x) π_t(y) / π_s(y),
+
+and the unknown π_t can be estimated from unlabelled predictions alone by the EM
+iteration of Saerens, Latinne & Decaestecker (2002, Neural Computation 14, 21):
+π_t <- mean_i p_t(y | x_i), repeated until it stops changing.
+
+The assumption holds only in part for catalog sources: unassociated sources are also
+fainter, with larger error bars, so p(x | y) shifts as well (covariate shift).  Treat the
+estimate as a diagnostic of how different the classified population is, not as a
+calibrated correction of the probabilities.
 """
 
 from __future__ import annotations
@@ -23,46 +28,76 @@ __all__ = ["PriorShiftResult", "adjust_to_prior", "estimate_target_prior"]
 
 @dataclass(frozen=True)
 class PriorShiftResult:
-    prior: np.ndarray  # the estimated target prior, (C,)
-    proba: np.ndarray  # the probabilities adjusted to it, (n, C)
-    n_iter: int
-    converged: bool
+    """EM outcome; the arrays are read-only so the frozen result cannot be changed in place."""
+
+    prior: np.ndarray  # estimated target prior, (C,)
+    proba: np.ndarray  # probabilities adjusted to that prior, (n, C)
+    n_iter: int        # EM updates performed
+    converged: bool    # the last update moved no entry of the prior by tol or more
 
 
-def _check(proba: np.ndarray, prior: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+def _check_proba(proba: np.ndarray) -> np.ndarray:
     p = np.asarray(proba, dtype=np.float64)
-    if p.ndim != 2 or p.shape[0] == 0:
-        raise ValueError(f"proba must be a non-empty (n, C) array; got shape {p.shape}")
-    if not np.all(np.isfinite(p)) or p.min() < 0:
-        raise ValueError("proba must hold finite, non-negative probabilities")
+    if p.ndim != 2 or p.shape[0] == 0 or p.shape[1] < 2:
+        raise ValueError(f"proba must be a non-empty (n, C) array with C >= 2; got shape {p.shape}")
+    if not np.all(np.isfinite(p)) or p.min() < 0 or p.max() > 1 + 1e-9:
+        raise ValueError("proba must hold finite probabilities in [0, 1]")
+    if np.any(p.sum(axis=1) <= 0):
+        raise ValueError("every row of proba needs a positive probability")
+    return p
+
+
+def _check_prior(prior: np.ndarray, n_classes: int, name: str) -> np.ndarray:
     q = np.asarray(prior, dtype=np.float64)
-    if q.shape != (p.shape[1],):
-        raise ValueError(f"{name} must have one entry per class ({p.shape[1]}); got shape {q.shape}")
+    if q.shape != (n_classes,):
+        raise ValueError(f"{name} must have one entry per class ({n_classes}); got shape {q.shape}")
     if not np.all(np.isfinite(q)) or q.min() <= 0 or abs(q.sum() - 1.0) > 1e-6:
-        raise ValueError(f"{name} must be positive and sum to 1; got {q.tolist()}")
-    return p, q
+        raise ValueError(f"{name} must be positive and sum to 1 (within 1e-6); got {q.tolist()}")
+    return q
 
 
-def adjust_to_prior(proba: np.ndarray, source_prior: np.ndarray, target_prior: np.ndarray) -> np.ndarray:
-    """p_t(y | x) ∝ p_s(y | x) π_t(y) / π_s(y), rows renormalised."""
-    p, source = _check(proba, source_prior, "source_prior")
-    _, target = _check(p, target_prior, "target_prior")
-    weighted = p * (target / source)
+def _reweight(p: np.ndarray, ratio: np.ndarray) -> np.ndarray:
+    """Bayes' rule under label shift: rows of p scaled by π_t / π_s and renormalised."""
+    weighted = p * ratio
     return weighted / weighted.sum(axis=1, keepdims=True)
 
 
-def estimate_target_prior(proba: np.ndarray, source_prior: np.ndarray, tol: float = 1e-8,
-                          max_iter: int = 1000) -> PriorShiftResult:
-    """EM estimate of the target prior from the source model's probabilities on the target rows."""
-    p, source = _check(proba, source_prior, "source_prior")
+def adjust_to_prior(proba: np.ndarray, source_prior: np.ndarray, target_prior: np.ndarray) -> np.ndarray:
+    """p_t(y | x) ∝ p_s(y | x) π_t(y) / π_s(y), each row renormalised to sum to 1."""
+    p = _check_proba(proba)
+    source = _check_prior(source_prior, p.shape[1], "source_prior")
+    target = _check_prior(target_prior, p.shape[1], "target_prior")
+    return _reweight(p, target / source)
+
+
+def estimate_target_prior(
+    proba: np.ndarray, source_prior: np.ndarray, tol: float = 1e-8, max_iter: int = 1000
+) -> PriorShiftResult:
+    """EM estimate of the target prior from the source model's probabilities on unlabelled target rows.
+
+    ``proba`` are p_s(y | x_i) of a model trained with class prior ``source_prior``.
+    Starting from π_t = π_s, each update sets π_t to the mean of the probabilities
+    adjusted to the current π_t; it stops when no entry moves by ``tol`` or more.
+    """
+    p = _check_proba(proba)
+    source = _check_prior(source_prior, p.shape[1], "source_prior")
+    if isinstance(tol, bool) or not np.isfinite(tol) or tol <= 0:
+        raise ValueError(f"tol must be a positive number; got {tol!r}")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ValueError(f"max_iter must be an integer >= 1; got {max_iter!r}")
+
     prior = source.copy()
-    adjusted = p / p.sum(axis=1, keepdims=True)
-    for n_iter in range(1, int(max_iter) + 1):
-        adjusted = adjust_to_prior(p, source, prior)
-        new = adjusted.mean(axis=0)
-        new = np.maximum(new, 1e-300) / np.maximum(new, 1e-300).sum()
-        done = np.max(np.abs(new - prior)) < tol
-        prior = new
-        if done:
-            return PriorShiftResult(prior, adjust_to_prior(p, source, prior), n_iter, True)
-    return PriorShiftResult(prior, adjusted, int(max_iter), False)
+    converged = False
+    n_iter = 0
+    while n_iter < max_iter:
+        n_iter += 1
+        updated = _reweight(p, prior / source).mean(axis=0)
+        step = np.max(np.abs(updated - prior))
+        prior = updated / updated.sum()
+        if step < tol:
+            converged = True
+            break
+    adjusted = _reweight(p, prior / source)
+    prior.flags.writeable = False
+    adjusted.flags.writeable = False
+    return PriorShiftResult(prior=prior, proba=adjusted, n_iter=n_iter, converged=converged)

@@ -1,49 +1,114 @@
-"""Paired bootstrap comparison: intervals checked against the normal approximation and known cases."""
+"""Paired bootstrap comparison: intervals against the normal approximation, paired differences, inputs."""
+
+import time
 
 import numpy as np
 import pytest
 from sklearn.metrics import balanced_accuracy_score
 
-from gpal.comparison import balanced_accuracy, bootstrap_comparison
+from gpal.calibration import brier_score, expected_calibration_error
+from gpal.comparison import METRICS, _resampled, balanced_accuracy, bootstrap_comparison
+from gpal.metrics import negative_log_likelihood
 
 
-def _case(n=400, seed=0):
+def _case(n=400, seed=0, n_classes=3):
     rng = np.random.default_rng(seed)
-    y = rng.integers(0, 3, n)
-    good = 0.7 * np.eye(3)[y] + 0.3 * rng.dirichlet([1, 1, 1], n)
-    poor = rng.dirichlet([1, 1, 1], n)
+    y = rng.integers(0, n_classes, n)
+    good = 0.7 * np.eye(n_classes)[y] + 0.3 * rng.dirichlet(np.ones(n_classes), n)
+    poor = 0.3 * np.eye(n_classes)[y] + 0.7 * rng.dirichlet(np.ones(n_classes), n)
     return y, good, poor
 
 
-def test_bootstrap_interval_of_the_nll_matches_its_standard_error():
+def _row(table, model, metric):
+    return table[(table.model == model) & (table.metric == metric)].iloc[0]
+
+
+def test_table_layout_and_full_set_values():
+    y, good, poor = _case()
+    table = bootstrap_comparison(y, {"good": good, "poor": poor}, reference="good", n_boot=200)
+    assert list(table.columns) == ["model", "metric", "value", "low", "high", "diff", "diff_low", "diff_high",
+                                   "p_below_zero"]
+    assert list(zip(table.model, table.metric)) == [(m, k) for m in ("good", "poor") for k in METRICS]
+    assert _row(table, "poor", "nll").value == pytest.approx(negative_log_likelihood(y, poor), rel=1e-12)
+    assert _row(table, "poor", "brier").value == pytest.approx(brier_score(y, poor), rel=1e-12)
+    assert _row(table, "poor", "ece").value == pytest.approx(expected_calibration_error(y, poor), rel=1e-12)
+    assert _row(table, "poor", "nll")["diff"] == pytest.approx(
+        negative_log_likelihood(y, poor) - negative_log_likelihood(y, good), rel=1e-12)
+    assert np.all(table.low <= table.high)
+
+
+def test_bootstrap_se_of_the_nll_matches_the_standard_error_of_the_mean():
     y, good, _ = _case()
     table = bootstrap_comparison(y, {"m": good}, reference="m", n_boot=4000, random_state=1)
-    row = table[(table.model == "m") & (table.metric == "nll")].iloc[0]
+    row = _row(table, "m", "nll")
     loss = -np.log(good[np.arange(y.size), y])
     se = loss.std(ddof=1) / np.sqrt(y.size)
-    assert row.value == pytest.approx(loss.mean())
-    assert (row.high - row.low) / (2 * 1.96) == pytest.approx(se, rel=0.1)
+    assert (row.high - row.low) / (2 * 1.959964) == pytest.approx(se, rel=0.1)
 
 
-def test_paired_differences():
+def test_a_model_against_itself_differs_by_exactly_zero():
     y, good, poor = _case()
-    table = bootstrap_comparison(y, {"good": good, "poor": poor, "same": good.copy()}, reference="good", n_boot=500)
-    same = table[table.model == "same"]
-    assert np.all(same["diff"] == 0) and np.all(same.diff_low == 0) and np.all(same.diff_high == 0)
-    poor_nll = table[(table.model == "poor") & (table.metric == "nll")].iloc[0]
-    assert poor_nll.diff_low > 0 and poor_nll.p_below_zero == 0  # the poor model is worse on every resample
+    table = bootstrap_comparison(y, {"good": good, "poor": poor, "copy": good.copy()}, reference="good",
+                                 n_boot=300)
+    for model in ("good", "copy"):
+        rows = table[table.model == model]
+        assert np.all(rows["diff"] == 0) and np.all(rows.diff_low == 0) and np.all(rows.diff_high == 0)
+        assert np.all(rows.p_below_zero == 0)
+
+
+def test_a_clearly_better_model_has_its_difference_interval_on_the_right_side():
+    y, good, poor = _case()
+    table = bootstrap_comparison(y, {"poor": poor, "good": good}, reference="poor", n_boot=500)
+    for metric in ("nll", "brier"):
+        row = _row(table, "good", metric)
+        assert row["diff"] < 0 and row.diff_high < 0 and row.p_below_zero == 1.0
+    for metric in ("accuracy", "balanced_accuracy"):
+        row = _row(table, "good", metric)
+        assert row["diff"] > 0 and row.diff_low > 0 and row.p_below_zero == 0.0
+
+
+def test_vectorised_resamples_match_the_metrics_on_each_resample():
+    y, _, poor = _case(n=60, n_classes=4)
+    y[:3] = 3  # class 3 rare, so some resamples miss it and balanced accuracy must skip it
+    y[3:][y[3:] == 3] = 0
+    index = np.random.default_rng(5).integers(0, y.size, size=(200, y.size))
+    assert any(3 not in y[i] for i in index)
+    draws = _resampled(y, poor, index, n_bins=15)
+    for b, i in enumerate(index):
+        assert draws["nll"][b] == pytest.approx(negative_log_likelihood(y[i], poor[i]), rel=1e-12)
+        assert draws["brier"][b] == pytest.approx(brier_score(y[i], poor[i]), rel=1e-12)
+        assert draws["accuracy"][b] == pytest.approx(np.mean(poor[i].argmax(1) == y[i]), rel=1e-12)
+        assert draws["balanced_accuracy"][b] == pytest.approx(balanced_accuracy(y[i], poor[i]), rel=1e-12)
+        assert draws["ece"][b] == expected_calibration_error(y[i], poor[i])
 
 
 def test_balanced_accuracy_matches_scikit_learn():
-    y, _, poor = _case()
-    assert balanced_accuracy(y, poor) == pytest.approx(balanced_accuracy_score(y, poor.argmax(axis=1)))
+    y, _, poor = _case(n_classes=4)
+    assert balanced_accuracy(y, poor) == pytest.approx(balanced_accuracy_score(y, poor.argmax(axis=1)), rel=1e-12)
 
 
-@pytest.mark.parametrize("probas, reference, message", [
-    ({"a": np.full((5, 3), 1 / 3)}, "b", "reference 'b' is not among"),
-    ({"a": np.full((4, 3), 1 / 3)}, "a", "must be \\(5, C\\)"),
-    ({"a": np.full((5, 3), np.nan)}, "a", "contain NaN"),
+def test_full_size_comparison_is_fast():
+    y, good, poor = _case(n=526, n_classes=4)
+    probas = {"a": good, "b": poor, "c": 0.5 * (good + poor), "d": np.full_like(good, 0.25)}
+    start = time.perf_counter()
+    bootstrap_comparison(y, probas, reference="a", n_boot=2000)
+    assert time.perf_counter() - start < 10.0
+
+
+@pytest.mark.parametrize("y, probas, reference, message", [
+    (np.zeros(5, int), {"a": np.full((5, 3), 1 / 3)}, "b", "reference 'b' is not among"),
+    (np.zeros(5, int), {"a": np.full((4, 3), 1 / 3)}, "a", r"must have shape \(5, C\)"),
+    (np.full(5, 3), {"a": np.full((5, 3), 1 / 3)}, "a", r"with C > 3"),
+    (np.zeros(5, int), {"a": np.full((5, 3), np.nan)}, "a", "contain NaN"),
+    (np.zeros(5, int), {"a": np.full((5, 3), 1.5)}, "a", r"must lie in \[0, 1\]"),
+    (np.zeros(5), {"a": np.full((5, 3), 1 / 3)}, "a", "integer class codes"),
+    (np.zeros((5, 1), int), {"a": np.full((5, 3), 1 / 3)}, "a", "1-D array"),
 ])
-def test_bad_input_is_named(probas, reference, message):
+def test_bad_input_is_named(y, probas, reference, message):
     with pytest.raises(ValueError, match=message):
-        bootstrap_comparison(np.zeros(5, dtype=int), probas, reference=reference)
+        bootstrap_comparison(y, probas, reference=reference)
+
+
+def test_too_few_resamples_are_refused():
+    with pytest.raises(ValueError, match="n_boot must be an integer >= 10"):
+        bootstrap_comparison(np.zeros(5, int), {"a": np.full((5, 3), 1 / 3)}, reference="a", n_boot=5)
