@@ -20,7 +20,7 @@ import numpy as np
 
 def _datasets(seed: int) -> dict:
     from gpal.catalogs import load_catalog
-    from gpal.synthetic import digits, waveform
+    from gpal.data.synthetic import digits, waveform
 
     dg = digits(seed=seed)
     keep = np.sort(np.random.default_rng(seed).permutation(dg.n_samples)[:500])
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--caps", default="30,100,300,1000", help="comma-separated max_iter values (default 30,100,300,1000)")
     args = p.parse_args(argv)
     from gpal import DirichletGPClassifier
-    from gpal.metrics import error_rate, negative_log_likelihood
+    from gpal.evaluation.metrics import error_rate, negative_log_likelihood
 
     caps = [int(c) for c in args.caps.split(",")]
     print("| data set | max_iter | test NLL (mean ± SE) | test error | fit s (mean) |")
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
                 t0 = time.perf_counter()
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")  # L-BFGS-B stopping at the cap warns
-                    clf = DirichletGPClassifier(num_inducing=20, max_iter=cap, progress=False, seed=k).fit(train.X, train.y)
+                    clf = DirichletGPClassifier(num_inducing=20, max_iter=cap, progress=False, random_state=k).fit(train.X, train.y)
                 secs.append(time.perf_counter() - t0)
                 proba = clf.predict_proba(test.X)
                 nll.append(negative_log_likelihood(test.y, proba))

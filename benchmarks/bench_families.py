@@ -39,7 +39,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gpal.persistence import write_json_atomic
+from gpal.runs.persistence import write_json_atomic
 
 PAPER = {
     "a": "about 10x (paper 004)",
@@ -61,7 +61,7 @@ class Trace:
     error: list[float] = field(default_factory=list)
 
     def add(self, seconds: float, iteration: int, y: np.ndarray, proba: np.ndarray) -> None:
-        from gpal.metrics import error_rate, negative_log_likelihood
+        from gpal.evaluation.metrics import error_rate, negative_log_likelihood
 
         self.seconds.append(float(seconds))
         self.iterations.append(int(iteration))
@@ -103,10 +103,10 @@ class Problem:
 # ------------------------------------------------------------------- data
 def make_problem(kind: str, rows: int, test_size: float, seed: int) -> Problem:
     """A standardised train/test problem: multi-class waveform or binary 4FGL-DR4 bll vs fsrq."""
-    from gpal.data import Standardizer
+    from gpal.data.dataset import Standardizer
 
     if kind == "multiclass":
-        from gpal.synthetic import waveform
+        from gpal.data.synthetic import waveform
 
         ds, name = waveform(n=rows, seed=seed), f"waveform (n = {rows}, d = 21, C = 3)"
     else:
@@ -137,7 +137,7 @@ def trace_svi(p: Problem, likelihood: str, epochs: int, num_inducing: int, seed:
     import tensorflow as tf
 
     from gpal.models.svgp import build_model
-    from gpal.training import TrainData, train
+    from gpal.training.svi import TrainData, train
 
     trace, clock = Trace(f"SVI {likelihood}"), Clock()
     model = build_model(p.X, p.y, num_classes=p.num_classes, likelihood=likelihood, num_inducing=num_inducing, seed=seed)
@@ -161,7 +161,7 @@ def trace_logistic_softmax(p: Problem, inference: str, budget: int, num_inducing
     ``budget`` is sweeps for CAVI and epochs for natural gradients.  Chunks continue the
     step-size schedule (``delay`` = 1 + steps done) and draw fresh minibatches (seed per chunk).
     """
-    from gpal.models.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP, AugmentedTrainer
+    from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP, AugmentedTrainer
 
     trace, clock = Trace(f"logistic-softmax {inference}"), Clock()
     kernel, Z = _kernel_and_Z(p, num_inducing, seed)
@@ -185,7 +185,7 @@ def trace_logistic_softmax(p: Problem, inference: str, budget: int, num_inducing
 def trace_dirichlet(p: Problem, alpha: float, max_iter: int, num_inducing: int, seed: int,
                     target: Callable[[Trace], bool] | None = None) -> Trace:
     """GPD refitted with L-BFGS-B max_iter on ``DIRICHLET_GRID`` (<= ``max_iter``); time = set-up + that fit."""
-    from gpal.models.dirichlet import HeteroskedasticSGPR, dirichlet_targets, fit_dirichlet_gp, mc_softmax
+    from gpal.models.families.dirichlet import HeteroskedasticSGPR, dirichlet_targets, fit_dirichlet_gp, mc_softmax
 
     trace, clock = Trace(f"Dirichlet (alpha_eps = {alpha:g})"), Clock()
     kernel, Z = _kernel_and_Z(p, num_inducing, seed)
@@ -208,7 +208,7 @@ def trace_bound(p: Problem, method: str, max_iter: int, num_inducing: int, seed:
     """vi-JJ / vi-JJ-hybrid / vi-Taylor (Algorithm 1: 3 analytic updates, 5 L-BFGS-B evaluations), evaluated every outer iteration."""
     import tensorflow as tf
 
-    from gpal.models.logistic_bounds import BoundOptimizer, LogisticBoundGP
+    from gpal.models.families.logistic_bounds import BoundOptimizer, LogisticBoundGP
 
     trace, clock = Trace(f"vi-{method}"), Clock()
     kernel, Z = _kernel_and_Z(p, num_inducing, seed)

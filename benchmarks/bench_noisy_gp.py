@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gpal.persistence import write_json_atomic
+from gpal.runs.persistence import write_json_atomic
 
 METHODS = {"MGP": "none", "NIMGP": "latent", "NIMGP-NN": "amortized", "NIMGP-FO": "first_order"}
 # Targets of the performance issue and the paper's measurements (Table 8, MNIST, Tesla P100).
@@ -64,7 +64,7 @@ def gpal_step(method: str, X, X_var, y, n_classes, num_inducing, args, noise_var
     import tensorflow as tf
 
     from gpal.models import build_model
-    from gpal.training import TrainData, make_optimizer, make_train_step
+    from gpal.training.svi import TrainData, make_optimizer, make_train_step
 
     model = build_model(
         X, y, num_classes=n_classes, input_noise=METHODS[method], noise_variance=noise_variance,
@@ -159,7 +159,7 @@ def time_prediction(method: str, X, X_var, y, n_classes, num_inducing, n_pred: i
 
     clf = NoisyGPClassifier(
         input_noise=METHODS[method], num_inducing=num_inducing, epochs=1, batch_size=args.batch,
-        n_samples=n_samples, seed=args.seed, progress=False,
+        n_samples=n_samples, random_state=args.seed, progress=False,
     )
     clf.fit(X, y, X_var=X_var)
     rng = np.random.default_rng(args.seed + 1)

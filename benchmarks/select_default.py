@@ -3,7 +3,7 @@
 
 Task: 4FGL-DR4, classes bll / fsrq / pulsar (psr + msp), every labelled source, stratified
 80/20 splits; split 0 is the main job's own held-out split (seed 0).  Every candidate
-`NoisyGPClassifier` setting and every baseline (`gpal.baselines`) is fitted on the same
+`NoisyGPClassifier` setting and every baseline (`gpal.evaluation.baselines`) is fitted on the same
 training rows and features and scored on the same held-out rows, so differences are
 paired.  Each (split, method) unit is written to ``--out`` as soon as it finishes: an
 interrupted study resumes where it stopped, and more splits extend it.
@@ -76,14 +76,14 @@ def run_unit(data, split: int, method: str, test_size: float) -> dict:
     train, test = data.split(test_size=test_size, seed=split, stratify=True)
     t0 = time.perf_counter()
     if method in BASELINES:
-        from gpal.baselines import fit_baselines
+        from gpal.evaluation.baselines import fit_baselines
 
         proba = fit_baselines(train.X, train.y, test.X, names=[method], random_state=split)[method]
         extra = {}
     else:
         settings = {**SHARED, **CANDIDATES[method]}
         settings["kernel"] = _kernel(settings.pop("kernel", None), data.X.shape[1])
-        clf = NoisyGPClassifier(seed=split, **settings).fit(train)
+        clf = NoisyGPClassifier(random_state=split, **settings).fit(train)
         proba = clf.predict_proba(test)
         extra = {"best_epoch": int(clf.best_epoch_)}
     return {"split": split, "method": method, "seconds": round(time.perf_counter() - t0, 2),
@@ -92,9 +92,9 @@ def run_unit(data, split: int, method: str, test_size: float) -> dict:
 
 def summarize(units: list[dict], reference: str = "logistic") -> str:
     """Mean over splits (± SE) of each metric, and the paired NLL difference to ``reference``."""
-    from gpal.calibration import brier_score, expected_calibration_error
-    from gpal.comparison import balanced_accuracy
-    from gpal.metrics import negative_log_likelihood
+    from gpal.evaluation.calibration import brier_score, expected_calibration_error
+    from gpal.evaluation.comparison import balanced_accuracy
+    from gpal.evaluation.metrics import negative_log_likelihood
 
     rows: dict[str, dict[int, dict]] = {}
     for u in units:
@@ -123,7 +123,7 @@ def summarize(units: list[dict], reference: str = "logistic") -> str:
 
 def faint_quarter(units: list[dict], significance: dict[str, float]) -> str:
     """NLL and accuracy per method on each split's held-out quarter of lowest Signif_Avg (largest error bars)."""
-    from gpal.metrics import negative_log_likelihood
+    from gpal.evaluation.metrics import negative_log_likelihood
 
     by_method: dict[str, list[tuple[float, float]]] = {}
     for u in units:
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--summarize", type=Path, default=None, help="only print the summary of a results file")
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")
-    from gpal.persistence import write_json_atomic
+    from gpal.runs.persistence import write_json_atomic
 
     if args.summarize:
         record = json.loads(args.summarize.read_text())

@@ -6,16 +6,16 @@ Importing gpal is cheap: TensorFlow-backed pieces load on first use.
 from importlib import import_module
 from typing import Any
 
-from gpal.data import NoisyDataset, Split, Standardizer
+from gpal.data.dataset import NoisyDataset, Split, Standardizer
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 _LAZY = {
     "load_catalog": "gpal.catalogs",
-    "NoisyGPClassifier": "gpal.classifier",
-    "DirichletGPClassifier": "gpal.dirichlet_classifier",
-    "LogisticBoundGPClassifier": "gpal.logistic_bound_classifier",
-    "LogisticSoftmaxGPClassifier": "gpal.logistic_softmax_classifier",
+    "NoisyGPClassifier": "gpal.estimators.noisy_gp",
+    "DirichletGPClassifier": "gpal.estimators.dirichlet",
+    "LogisticBoundGPClassifier": "gpal.estimators.logistic_bound",
+    "LogisticSoftmaxGPClassifier": "gpal.estimators.logistic_softmax",
 }
 
 __all__ = ["NoisyDataset", "Split", "Standardizer", *_LAZY]

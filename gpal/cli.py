@@ -14,14 +14,13 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from gpal.catalogs.catalog import DEFAULT_RELEASE, RELEASES
+from gpal.registry import ACQUISITIONS, INPUT_NOISE
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
 EXIT_LABELS_PENDING = 3
 EXIT_INTERRUPTED = 130
 
-_INPUT_NOISE = ("none", "latent", "amortized", "first_order")
-_ACQUISITIONS = ("entropy", "random", "bald", "margin", "least_confidence")
 _SCHEDULER_HELP = (
     "where prediction chunks run: 'in-process' (default), 'local-dask' (a Dask LocalCluster on this machine) "
     "or 'tcp://HOST:PORT' (an existing Dask scheduler, see docs/scaling.md)"
@@ -52,7 +51,8 @@ def _presets() -> list[str]:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from gpal.classify import parse_class_spec, train_catalog_model
+    from gpal.catalog_jobs.model_folders import train_catalog_model
+    from gpal.catalogs.classes import parse_class_spec
 
     classes, merge = parse_class_spec(args.classes)
     folder = train_catalog_model(
@@ -68,8 +68,10 @@ def _train(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- predict
 def _predict(args: argparse.Namespace) -> int:
     from gpal.catalogs import load_catalog
-    from gpal.classify import check_table_path, load_trained, predict_catalog, write_probability_table
-    from gpal.executors import make_executor
+    from gpal.catalog_jobs.model_folders import load_trained
+    from gpal.catalog_jobs.prediction import predict_catalog
+    from gpal.catalog_jobs.tables import check_table_path, write_probability_table
+    from gpal.runs.executors import make_executor
 
     out = check_table_path(args.out, args.force)  # before any work
     trained = load_trained(args.model_dir)
@@ -84,8 +86,8 @@ def _predict(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------- classify
 def _classify(args: argparse.Namespace) -> int:
-    from gpal.classify import classify_catalog
-    from gpal.executors import make_executor
+    from gpal.catalog_jobs.classify import classify_catalog
+    from gpal.runs.executors import make_executor
 
     with make_executor(args.scheduler) as executor:
         report = classify_catalog(
@@ -100,14 +102,14 @@ def _classify(args: argparse.Namespace) -> int:
 def _active(args: argparse.Namespace) -> int:
     from gpal.active import ActiveLearningLoop, FileOracle, SimulatedOracle, initial_pool_test_split, make_acquisition
     from gpal.catalogs import load_catalog
-    from gpal.classifier import NoisyGPClassifier
-    from gpal.classify import parse_class_spec
-    from gpal.persistence import claim_output_dir
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
+    from gpal.catalogs.classes import parse_class_spec
+    from gpal.runs.persistence import claim_output_dir
 
     classes, merge = parse_class_spec(args.classes)
     acquisition = make_acquisition({"name": args.acquisition, **({"seed": args.seed} if args.acquisition == "random" else {})})
     estimator = NoisyGPClassifier(input_noise=args.input_noise, epochs=args.epochs, num_inducing=args.num_inducing,
-                                  batch_size=args.batch_size_train, seed=args.seed, progress=False)
+                                  batch_size=args.batch_size_train, random_state=args.seed, progress=False)
     estimator._check_params()
     catalog = load_catalog(args.catalog)
     data = catalog.dataset(classes=list(classes), merge={k: list(v) for k, v in merge.items()},
@@ -140,8 +142,8 @@ def _report_active(folder: Path) -> Path:
     import pandas as pd
 
     from gpal.active import read_state
-    from gpal.plots import plot_learning_curves, save_figure
-    from gpal.reports import write_report, write_table
+    from gpal.evaluation.plots import plot_learning_curves, save_figure
+    from gpal.evaluation.reports import write_report, write_table
 
     checkpoint = folder / "checkpoint" if (folder / "checkpoint" / "state.json").is_file() else folder
     state = read_state(checkpoint)
@@ -171,7 +173,7 @@ def _report_experiment(folder: Path) -> Path:
     """Summary, mean confusion matrices and pooled reliability diagrams of a repeated-splits folder."""
     import json
 
-    from gpal.experiments import summarize
+    from gpal.runs.repeated_splits import summarize
     from gpal.workflows.splits import write_splits_report
 
     # A folder written by `gpal workflow` keeps its title, description and reference in workflow.json.
@@ -186,7 +188,7 @@ def _report_experiment(folder: Path) -> Path:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from gpal.classify import write_classify_report
+    from gpal.catalog_jobs.report import write_classify_report
 
     folder = Path(args.run_dir)
     if not folder.is_dir():
@@ -227,7 +229,7 @@ def _add_catalog(parser: argparse.ArgumentParser, default: str | None = DEFAULT_
 
 
 def _add_model_options(parser: argparse.ArgumentParser, epochs: int, num_inducing: int, input_noise: str) -> None:
-    parser.add_argument("--input-noise", choices=_INPUT_NOISE, default=input_noise,
+    parser.add_argument("--input-noise", choices=INPUT_NOISE.names(), default=input_noise,
                         help="how the catalog error bars enter: none (MGP), latent (NIMGP), amortized (NIMGP-NN) or "
                         f"first_order (NIMGP-FO); default {input_noise}")
     parser.add_argument("--epochs", type=int, default=epochs, help=f"training epochs (default {epochs})")
@@ -249,7 +251,10 @@ def _defaults(fn: Any) -> dict[str, Any]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from gpal.classify import DEFAULT_MERGE, classify_catalog, format_class_spec, predict_catalog, train_catalog_model
+    from gpal.catalog_jobs.classify import classify_catalog
+    from gpal.catalog_jobs.model_folders import train_catalog_model
+    from gpal.catalog_jobs.prediction import predict_catalog
+    from gpal.catalogs.classes import DEFAULT_MERGE, format_class_spec
 
     trained, main_job = _defaults(train_catalog_model), _defaults(classify_catalog)
 
@@ -329,7 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
     active.add_argument("--classes", required=True, help=class_help)
     active.add_argument("--min-significance", type=float, default=None, help="Signif_Avg cut on labelled sources")
     active.add_argument("--out", required=True, help="run folder (checkpoint/, report.md, learning curves)")
-    active.add_argument("--acquisition", choices=_ACQUISITIONS, default="entropy",
+    active.add_argument("--acquisition", choices=ACQUISITIONS.names(), default="entropy",
                         help="how the next sources are chosen (default entropy)")
     active.add_argument("--batch-size", type=int, default=1, help="sources labelled per query (default 1)")
     active.add_argument("--queries", type=int, default=10, help="number of queries (default 10)")
@@ -379,7 +384,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             print("gpal: interrupted; rerun the same command to resume", file=sys.stderr)
             return EXIT_INTERRUPTED
-        except FloatingPointError as exc:  # gpal.training.TrainingError: the ELBO became non-finite
+        except FloatingPointError as exc:  # gpal.training.svi.TrainingError: the ELBO became non-finite
             print(f"gpal: error: training failed: {exc}", file=sys.stderr)
             return EXIT_FAILED
         except (ValueError, TypeError, OSError) as exc:

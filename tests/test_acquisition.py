@@ -17,7 +17,7 @@ from gpal.active.acquisition import (
     make_acquisition,
     top_k,
 )
-from gpal.data import NoisyDataset
+from gpal.data.dataset import NoisyDataset
 
 PROBA = np.array(
     [

@@ -25,9 +25,9 @@ from gpal.active import (
     initial_pool_test_split,
     read_state,
 )
-from gpal.data import NoisyDataset
-from gpal.estimator import GPClassifierMixin, check_fit_data, check_predict_data
-from gpal.persistence import classes_from_json, classes_to_json, load_model_dir, save_model_dir
+from gpal.data.dataset import NoisyDataset
+from gpal.estimators.base import GPClassifierMixin, check_fit_data, check_predict_data
+from gpal.runs.persistence import classes_from_json, classes_to_json, load_model_dir, save_model_dir
 
 
 class LogisticStandIn(GPClassifierMixin, BaseEstimator):
@@ -235,8 +235,8 @@ def test_loop_with_file_oracle_waits_then_resumes(sets, tmp_path):
 
 
 def test_real_noisy_gp_classifier_with_bald_killed_and_resumed(tmp_path):
-    from gpal.classifier import NoisyGPClassifier
-    from gpal.synthetic import waveform
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
+    from gpal.data.synthetic import waveform
 
     initial, pool, test = initial_pool_test_split(waveform(90, seed=0), 20, 40, 30, seed=0)
     initial, pool, test = (ds.with_features(ds.X, ds.X_var + 0.1) for ds in (initial, pool, test))

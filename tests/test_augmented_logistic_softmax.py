@@ -6,10 +6,11 @@ import warnings
 import gpflow
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 import tensorflow as tf
 
-from gpal.logistic_softmax_classifier import LogisticSoftmaxGPClassifier
-from gpal.models.augmented_logistic_softmax import (
+from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
+from gpal.models.families.augmented_logistic_softmax import (
     AugmentedLogisticSoftmaxGP,
     AugmentedTrainer,
     LocalFactors,
@@ -19,8 +20,8 @@ from gpal.models.augmented_logistic_softmax import (
     optimal_locals,
     polya_gamma_mean,
 )
-from gpal.models.logistic_bounds import Quadratic, optimal_q
-from gpal.models.logistic_softmax import logistic_softmax_log_prob, logistic_softmax_probs
+from gpal.models.families.logistic_bounds import Quadratic, optimal_q
+from gpal.models.likelihoods.logistic_softmax import logistic_softmax_log_prob, logistic_softmax_probs
 
 
 def three_class(n, seed, noise=0.3):
@@ -246,7 +247,7 @@ def test_input_noise_is_ignored_with_a_warning():
         ({"inference": "natural_gradient", "batch_size": 0}, "batch_size must be None or an integer"),
         ({"num_inducing": 0}, "num_inducing must be an integer >= 1"),
         ({"nat_delay": 0.5}, "nat_delay must be a finite number >= 1"),
-        ({"nat_forgetting": 1.5}, "nat_forgetting must be a number in"),
+        ({"nat_forgetting": 1.5}, r"nat_forgetting must be a finite number >= 0 and <= 1 \(0: every step is 1\); got 1.5"),
         ({"learning_rate": -1.0}, "learning_rate must be a finite number > 0"),
     ],
 )
@@ -258,7 +259,7 @@ def test_bad_parameters_are_named(params, match):
 
 def test_bad_inputs_raise_clear_errors(fitted):
     clf, X, _ = fitted
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         LogisticSoftmaxGPClassifier().predict_proba(X)
     with pytest.raises(ValueError, match="3 features, but the model was fitted with 2"):
         clf.predict_proba(np.ones((2, 3)))

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from gpal.baselines import BASELINES, fit_baselines, make_baseline
+from gpal.evaluation.baselines import BASELINES, fit_baselines, make_baseline
 
 
 def _blobs(n=150, seed=0):

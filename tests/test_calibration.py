@@ -1,10 +1,10 @@
-"""gpal.calibration against loop implementations of the definitions, hand-computed cases and scikit-learn."""
+"""gpal.evaluation.calibration against loop implementations of the definitions, hand-computed cases and scikit-learn."""
 
 import numpy as np
 import pytest
 from sklearn.metrics import brier_score_loss
 
-from gpal.calibration import (
+from gpal.evaluation.calibration import (
     brier_score,
     class_reliability,
     classwise_ece,

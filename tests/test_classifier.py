@@ -5,11 +5,12 @@ import json
 import gpflow
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 from sklearn.base import clone
 
 from gpal import NoisyDataset, NoisyGPClassifier
 from gpal.models import RobustMax
-from gpal.training import TrainingError
+from gpal.training.svi import TrainingError
 
 FAST = dict(num_inducing=8, epochs=3, batch_size=20, n_samples=20, progress=False)
 
@@ -33,7 +34,7 @@ NAMES = ("agn", "blazar", "pulsar")
 @pytest.fixture(scope="module")
 def latent_clf(data):
     X, y, X_var = data
-    return NoisyGPClassifier(input_noise="latent", seed=1, **FAST).fit(X, y, X_var)
+    return NoisyGPClassifier(input_noise="latent", random_state=1, **FAST).fit(X, y, X_var)
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +66,7 @@ def test_probabilities_labels_and_scores(latent_clf, data):
     pred = latent_clf.predict(X, X_var)
     assert set(pred) <= set(latent_clf.classes_)
     np.testing.assert_array_equal(pred, latent_clf.classes_[p.argmax(1)])
-    assert latent_clf.score(X, y, X_var) == pytest.approx(np.mean(pred == y))
+    assert latent_clf.score(X, y, X_var=X_var) == pytest.approx(np.mean(pred == y))
     h = latent_clf.predictive_entropy(X, X_var)
     np.testing.assert_allclose(h, -np.sum(p * np.log(p), axis=1))
     assert h.shape == (60,) and (h >= 0).all() and (h <= np.log(3) + 1e-12).all()
@@ -76,7 +77,7 @@ def test_probabilities_labels_and_scores(latent_clf, data):
 def test_predictions_are_deterministic_for_a_seed(latent_clf, data):
     X, y, X_var = data
     np.testing.assert_array_equal(latent_clf.predict_proba(X, X_var), latent_clf.predict_proba(X, X_var))
-    again = NoisyGPClassifier(input_noise="latent", seed=1, **FAST).fit(X, y, X_var)
+    again = NoisyGPClassifier(input_noise="latent", random_state=1, **FAST).fit(X, y, X_var)
     np.testing.assert_array_equal(again.predict_proba(X, X_var), latent_clf.predict_proba(X, X_var))
     assert again.history_ == latent_clf.history_
 
@@ -136,7 +137,7 @@ def test_diverging_training_raises_and_leaves_no_model(data, tmp_path):
     with pytest.raises(TrainingError, match=r"epoch 0, step 0"):
         clf.fit(X, y, X_var)
     assert not hasattr(clf, "model_")
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         clf.save(tmp_path / "never")
     assert not (tmp_path / "never").exists()
 
@@ -145,7 +146,7 @@ def test_noisy_dataset_input(fo_clf, dataset, data):
     X, labels, X_var = data
     assert list(fo_clf.classes_) == list(NAMES)
     np.testing.assert_array_equal(fo_clf.predict_proba(dataset), fo_clf.predict_proba(X, X_var))
-    assert fo_clf.score(dataset) == pytest.approx(fo_clf.score(X, labels, X_var))
+    assert fo_clf.score(dataset) == pytest.approx(fo_clf.score(X, labels, X_var=X_var))
 
 
 def test_learned_noise_needs_no_error_bars(data, tmp_path):
@@ -192,13 +193,13 @@ def test_sklearn_clone_and_params():
 def test_warm_start_continues_from_the_fitted_model(data):
     """With 0 further epochs a warm start reproduces the fitted model exactly; a cold start does not."""
     X, y, X_var = data
-    clf = NoisyGPClassifier(input_noise="latent", warm_start=True, seed=3, **FAST).fit(X[:40], y[:40], X_var[:40])
+    clf = NoisyGPClassifier(input_noise="latent", warm_start=True, random_state=3, **FAST).fit(X[:40], y[:40], X_var[:40])
     before = clf.predict_proba(X, X_var)
     clf.set_params(epochs=0).fit(X, y, X_var)  # more points: the per-point table grows, globals carry over
     np.testing.assert_allclose(clf.predict_proba(X, X_var), before, rtol=0, atol=1e-12)
     assert clf.model_.strategy.q_offset.shape[0] == 60 and np.all(clf.model_.strategy.q_offset.numpy()[40:] == 0)
     assert len(clf.history_) == 3  # the first fit's epochs, none added
-    cold = NoisyGPClassifier(input_noise="latent", seed=3, **{**FAST, "epochs": 0}).fit(X, y, X_var)
+    cold = NoisyGPClassifier(input_noise="latent", random_state=3, **{**FAST, "epochs": 0}).fit(X, y, X_var)
     assert np.abs(cold.predict_proba(X, X_var) - before).max() > 1e-3
     with pytest.warns(UserWarning, match="warm_start ignored"):
         clf.fit(X, np.where(y == "agn", "blazar", y), X_var)  # one class fewer: starts afresh
@@ -255,7 +256,7 @@ def test_bad_predict_input(latent_clf, data):
         latent_clf.predict_proba(X)
     with pytest.raises(ValueError, match="shape of X"):
         latent_clf.predict_proba(X, X_var[:, :1])
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         NoisyGPClassifier().predict(X)
 
 
@@ -265,7 +266,7 @@ def test_toy_1d_noise_aware_predictive_beats_mgp():
 
     A smaller version of the paper's run (300 training points, M = 20, 60 epochs).
     """
-    from gpal.synthetic import toy_1d
+    from gpal.data.synthetic import toy_1d
 
     problem = toy_1d(n_train=300, n_test=1000, noise_std=0.1, seed=0)
     test = problem.test

@@ -7,17 +7,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpal.classify import (
-    check_table_path,
-    classify_catalog,
-    format_class_spec,
-    load_trained,
-    parse_class_spec,
-    predict_catalog,
-    read_probability_table,
-    write_probability_table,
-)
-from gpal.persistence import OutputInUse
+from gpal.catalog_jobs.classify import classify_catalog
+from gpal.catalog_jobs.model_folders import load_trained
+from gpal.catalog_jobs.prediction import predict_catalog
+from gpal.catalog_jobs.tables import check_table_path, read_probability_table, write_probability_table
+from gpal.catalogs.classes import format_class_spec, parse_class_spec
+from gpal.runs.persistence import OutputInUse
 from conftest import SMALL, write_small_catalog
 
 TINY = dict(epochs=3, num_inducing=5, batch_size=64, input_noise="first_order")

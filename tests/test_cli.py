@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gpal.cli import build_parser, main
-from gpal.classify import read_probability_table
+from gpal.catalog_jobs.tables import read_probability_table
 from gpal.catalogs.features import FEATURE_PRESETS
 from conftest import SMALL, write_small_catalog
 
@@ -182,8 +182,8 @@ class _Nearest:
 
 
 def test_report_rebuilds_a_repeated_splits_experiment(tmp_path, capsys):
-    from gpal.experiments import run_repeated_splits
-    from gpal.synthetic import waveform
+    from gpal.runs.repeated_splits import run_repeated_splits
+    from gpal.data.synthetic import waveform
 
     data = waveform(90, seed=0)
     run_repeated_splits(data, {"nearest": _Nearest}, tmp_path, n_splits=3, test_size=0.2, progress=False)

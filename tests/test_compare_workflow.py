@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpal.data import NoisyDataset
+from gpal.data.dataset import NoisyDataset
 from gpal.workflows import WorkflowError, compare, load_workflow
 
 
@@ -71,8 +71,8 @@ def test_table_and_resume(cl, tmp_path, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("recomputed a finished unit")
 
-    monkeypatch.setattr("gpal.dirichlet_classifier.DirichletGPClassifier.fit", refuse)
-    monkeypatch.setattr("gpal.logistic_bound_classifier.LogisticBoundGPClassifier.fit", refuse)
+    monkeypatch.setattr("gpal.estimators.dirichlet.DirichletGPClassifier.fit", refuse)
+    monkeypatch.setattr("gpal.estimators.logistic_bound.LogisticBoundGPClassifier.fit", refuse)
     again = cl.run_comparison(["tiny3", "tiny2"], ["dirichlet", "jj"], **kwargs)
     assert again == table
     assert not list(tmp_path.glob("*/units/*/*.error.json"))

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from sklearn.metrics import balanced_accuracy_score
 
-from gpal.calibration import brier_score, expected_calibration_error
-from gpal.comparison import METRICS, _resampled, balanced_accuracy, bootstrap_comparison
-from gpal.metrics import negative_log_likelihood
+from gpal.evaluation.calibration import brier_score, expected_calibration_error
+from gpal.evaluation.comparison import METRICS, _resampled, balanced_accuracy, bootstrap_comparison
+from gpal.evaluation.metrics import negative_log_likelihood
 
 
 def _case(n=400, seed=0, n_classes=3):

@@ -3,13 +3,14 @@
 import gpflow
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 import tensorflow as tf
 from scipy.stats import multivariate_normal
 from sklearn.datasets import make_classification
 
-from gpal.data import NoisyDataset
-from gpal.dirichlet_classifier import DirichletGPClassifier
-from gpal.models.dirichlet import (
+from gpal.data.dataset import NoisyDataset
+from gpal.estimators.dirichlet import DirichletGPClassifier
+from gpal.models.families.dirichlet import (
     HeteroskedasticSGPR,
     collapsed_bound,
     dirichlet_targets,
@@ -231,12 +232,12 @@ def test_string_labels_noisy_dataset_and_custom_kernel(tmp_path, three_class):
 @pytest.mark.parametrize(
     "params, message",
     [
-        (dict(alpha_epsilon=0.0), "alpha_epsilon must be a finite number > 0"),
-        (dict(alpha_epsilon=-0.1), "alpha_epsilon must be a finite number > 0"),
-        (dict(alpha_epsilon=float("nan")), "alpha_epsilon must be a finite number > 0"),
+        (dict(alpha_epsilon=0.0), r"alpha_epsilon must be None or a finite number > 0 \(a Dirichlet pseudo-count\)"),
+        (dict(alpha_epsilon=-0.1), r"alpha_epsilon must be None or a finite number > 0 \(a Dirichlet pseudo-count\)"),
+        (dict(alpha_epsilon=float("nan")), r"alpha_epsilon must be None or a finite number > 0 \(a Dirichlet pseudo-count\)"),
         (dict(alpha_grid=()), "alpha_grid must be a non-empty"),
-        (dict(alpha_grid=(0.1, 0.0)), "alpha_grid entries must be"),
-        (dict(input_noise="latent"), r"input_noise must be one of \('none', 'first_order'\); got 'latent'"),
+        (dict(alpha_grid=(0.1, 0.0)), r"alpha_grid must be a non-empty sequence of numbers > 0"),
+        (dict(input_noise="latent"), r"input_noise must be one of \['none', 'first_order'\]; got 'latent'"),
         (dict(num_inducing=0), "num_inducing must be an integer >= 1"),
     ],
 )
@@ -251,7 +252,7 @@ def test_first_order_needs_variances_and_other_bad_calls(fitted, first_order, th
         DirichletGPClassifier(input_noise="first_order").fit(X, y)
     with pytest.raises(ValueError, match="input_noise='first_order'.*predict needs X_var"):
         first_order.predict_proba(Xt)
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         DirichletGPClassifier().predict_proba(Xt)
     with pytest.raises(ValueError, match="has 3 features"):
         fitted.predict_proba(Xt[:, :3])

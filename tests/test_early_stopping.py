@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from gpal import NoisyGPClassifier
-from gpal.early_stopping import ValidationMonitor, validation_split
-from gpal.metrics import negative_log_likelihood
+from gpal.training.early_stopping import ValidationMonitor, validation_split
+from gpal.evaluation.metrics import negative_log_likelihood
 
 
 def test_validation_split_is_stratified_disjoint_and_complete():
@@ -65,7 +65,7 @@ def test_estimator_keeps_the_best_validation_state():
     X, y, X_var = _problem()
     clf = NoisyGPClassifier(input_noise="none", likelihood="softmax", num_inducing=10, batch_size=40, epochs=60,
                             learning_rate=0.05, early_stopping=True, validation_fraction=0.25, validation_interval=2,
-                            n_iter_no_change=3, progress=False, seed=2).fit(X, y, X_var)
+                            n_iter_no_change=3, progress=False, random_state=2).fit(X, y, X_var)
     epochs, nlls = zip(*clf.validation_history_)
     assert epochs[0] == 2 and all(b - a == 2 for a, b in zip(epochs, epochs[1:]))
     assert clf.best_epoch_ == epochs[int(np.argmin(nlls))]
@@ -77,8 +77,8 @@ def test_estimator_keeps_the_best_validation_state():
 
 
 @pytest.mark.parametrize("bad, message", [
-    (dict(validation_fraction=0.0), "validation_fraction must be a fraction"),
-    (dict(validation_fraction=1.5), "validation_fraction must be a fraction"),
+    (dict(validation_fraction=0.0), r"validation_fraction must be a finite number > 0 and < 1 \(a fraction of the training rows\)"),
+    (dict(validation_fraction=1.5), r"validation_fraction must be a finite number > 0 and < 1 \(a fraction of the training rows\)"),
     (dict(n_iter_no_change=0), "n_iter_no_change must be an integer >= 1"),
     (dict(validation_interval=0), "validation_interval must be an integer >= 1"),
     (dict(early_stopping="yes"), "early_stopping must be True or False"),

@@ -5,8 +5,8 @@ import pytest
 
 from sklearn.base import BaseEstimator
 
-from gpal.data import NoisyDataset
-from gpal.estimator import GPClassifierMixin, check_fit_data, check_predict_data, entropy
+from gpal.data.dataset import NoisyDataset
+from gpal.estimators.base import GPClassifierMixin, check_fit_data, check_predict_data, entropy
 
 
 class Fixed(GPClassifierMixin, BaseEstimator):

@@ -13,8 +13,8 @@ import time
 import numpy as np
 import pytest
 
-from gpal.executors import Executor, InProcessExecutor, make_executor
-from gpal.experiments import run_repeated_splits, select_methods, unit_path
+from gpal.runs.executors import Executor, InProcessExecutor, make_executor
+from gpal.runs.repeated_splits import run_repeated_splits, select_methods, unit_path
 
 needs_dask = pytest.mark.skipif(
     importlib.util.find_spec("distributed") is None,
@@ -85,7 +85,7 @@ def _units(out, methods, n_splits):
 
 @pytest.fixture(scope="module")
 def split_runs(cluster_executor, tmp_path_factory):
-    from gpal.synthetic import synthetic_2d
+    from gpal.data.synthetic import synthetic_2d
 
     # 300 training rows: more than one 256-row block of scikit-learn's k-means, whose rounding
     # then depends on its thread count unless the executors pin it (they do)
@@ -125,7 +125,7 @@ def test_interrupted_dask_run_recomputes_only_missing_unit(split_runs, cluster_e
 
 @needs_dask
 def test_recorded_failure_through_dask_keeps_other_units(cluster_executor, tmp_path):
-    from gpal.synthetic import synthetic_2d
+    from gpal.data.synthetic import synthetic_2d
 
     data = synthetic_2d(n_train=60, n_test=1, seed=1).train
     methods = {"bad": {"input_noise": "bogus"}}
@@ -186,12 +186,12 @@ def test_tcp_executor_uses_existing_cluster_and_leaves_it_running(cluster_execut
 # ------------------------------------------------------------ chunked prediction
 @needs_dask
 def test_chunked_prediction_through_local_dask_equals_in_process(cluster_executor, tmp_path):
-    from gpal.classifier import NoisyGPClassifier
-    from gpal.prediction import predict_proba_chunked
-    from gpal.synthetic import synthetic_2d
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
+    from gpal.catalog_jobs.prediction import predict_proba_chunked
+    from gpal.data.synthetic import synthetic_2d
 
     problem = synthetic_2d(n_train=40, n_test=90, seed=1)
-    clf = NoisyGPClassifier(input_noise="latent", epochs=3, num_inducing=5, n_samples=20, seed=2, progress=False)
+    clf = NoisyGPClassifier(input_noise="latent", epochs=3, num_inducing=5, n_samples=20, random_state=2, progress=False)
     clf.fit(problem.train).save(tmp_path / "model")
     kwargs = dict(chunk_size=20, progress=False)
     local = predict_proba_chunked(tmp_path / "model", problem.test, **kwargs)

@@ -5,10 +5,10 @@ import json
 import numpy as np
 import pytest
 
-from gpal.data import NoisyDataset
-from gpal.executors import Executor
-from gpal.experiments import run_repeated_splits, select_methods, summarize, unit_path
-from gpal.metrics import negative_log_likelihood
+from gpal.data.dataset import NoisyDataset
+from gpal.runs.executors import Executor
+from gpal.runs.repeated_splits import run_repeated_splits, select_methods, summarize, unit_path
+from gpal.evaluation.metrics import negative_log_likelihood
 
 
 def _dataset(n=60, seed=0):
@@ -227,6 +227,6 @@ def test_recorded_failure_does_not_stop_other_units_on_an_executor(tmp_path):
 
 
 def test_executor_must_be_an_executor(tmp_path):
-    with pytest.raises(TypeError, match="executor must be a gpal.executors.Executor"):
+    with pytest.raises(TypeError, match="executor must be a gpal.runs.executors.Executor"):
         run_repeated_splits(_dataset(), {"c": NoisyCentroid}, tmp_path, n_splits=1, executor="local-dask")
     assert not (tmp_path / "config.json").exists()  # refused before anything was written

@@ -13,14 +13,14 @@ from scipy.special import expit
 from scipy.stats import norm
 
 from gpal.models import likelihoods
-from gpal.models.gaussian_noise import (
+from gpal.models.likelihoods.gaussian_noise import (
     NOISE_VARIANCES,
     GaussianNoiseLikelihood,
     LogitLikelihood,
     ProbitLikelihood,
     StepLikelihood,
 )
-from gpal.models.likelihoods import RobustMax, likelihood_from_config, make_likelihood
+from gpal.models.likelihoods.base import RobustMax, likelihood_from_config, make_likelihood
 
 NOISES = ["step", "probit", "logit"]
 

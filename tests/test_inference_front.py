@@ -20,13 +20,13 @@ def data():
 @pytest.fixture(scope="module")
 def cavi(data):
     X, y = data
-    return NoisyGPClassifier(likelihood="logistic_softmax", inference="cavi", seed=2, **FAST).fit(X, y)
+    return NoisyGPClassifier(likelihood="logistic_softmax", inference="cavi", random_state=2, **FAST).fit(X, y)
 
 
 def test_cavi_front_equals_the_augmented_estimator(cavi, data):
     X, y = data
     direct = LogisticSoftmaxGPClassifier(
-        inference="cavi", num_inducing=8, max_iter=3, learning_rate=0.01, n_samples=50, seed=2, progress=False
+        inference="cavi", num_inducing=8, max_iter=3, learning_rate=0.01, n_samples=50, random_state=2, progress=False
     ).fit(X, y)
     np.testing.assert_array_equal(cavi.predict_proba(X), direct.predict_proba(X))
     assert list(cavi.classes_) == ["a", "b", "c"]
@@ -60,7 +60,7 @@ def test_cavi_front_saves_loads_and_samples(cavi, data, tmp_path):
     [
         (dict(likelihood="robustmax", inference="cavi"), "only for likelihood='logistic_softmax'"),
         (dict(likelihood="logistic_softmax", inference="cavi", input_noise="latent"), "use input_noise='none'"),
-        (dict(likelihood="logistic_softmax", inference="gibbs"), r"inference must be one of \('svi', 'cavi'"),
+        (dict(likelihood="logistic_softmax", inference="gibbs"), r"inference must be one of \['svi', 'cavi'"),
         (dict(likelihood="logistic_softmax", inference="cavi", inference_options={"rho": 1}), r"valid options are \['hyper_every'"),
         (dict(inference_options={"hyper_every": 2}), "configure inference='cavi'"),
         (dict(likelihood="logistic_softmax", inference="cavi", warm_start=True), "warm_start"),

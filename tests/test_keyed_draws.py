@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-import gpal.classifier
+import gpal.estimators.noisy_gp
 from gpal import NoisyGPClassifier
 
 FAST = dict(num_inducing=8, epochs=5, batch_size=30, progress=False)
@@ -22,7 +22,7 @@ def _problem(n=90, seed=0):
 ])
 def fitted(request):
     X, y, V = _problem()
-    return NoisyGPClassifier(seed=3, **FAST, **request.param).fit(X, y, V), X, V
+    return NoisyGPClassifier(random_state=3, **FAST, **request.param).fit(X, y, V), X, V
 
 
 def test_same_row_same_probability_alone_in_a_batch_shuffled_and_chunked(fitted, monkeypatch):
@@ -33,7 +33,7 @@ def test_same_row_same_probability_alone_in_a_batch_shuffled_and_chunked(fitted,
     order = np.random.default_rng(1).permutation(len(X))
     np.testing.assert_allclose(clf.predict_proba(X[order], V[order]), full[order], rtol=0, atol=1e-13)
     np.testing.assert_allclose(clf.predict_proba(X[40:55], V[40:55]), full[40:55], rtol=0, atol=1e-13)
-    monkeypatch.setattr(gpal.classifier, "_PREDICT_BUDGET", 7 * clf.n_samples * 9)  # chunks of 7 rows
+    monkeypatch.setattr(gpal.estimators.noisy_gp, "_PREDICT_BUDGET", 7 * clf.n_samples * 9)  # chunks of 7 rows
     np.testing.assert_allclose(clf.predict_proba(X, V), full, rtol=0, atol=1e-13)
 
 
@@ -46,12 +46,12 @@ def test_same_probability_after_save_and_load(fitted, tmp_path):
 
 def test_monte_carlo_error_matches_the_spread_over_independent_draw_streams():
     X, y, V = _problem()
-    clf = NoisyGPClassifier(input_noise="latent", n_samples=30, seed=0, **FAST).fit(X, y, V)
+    clf = NoisyGPClassifier(input_noise="latent", n_samples=30, random_state=0, **FAST).fit(X, y, V)
     proba, se = clf.predict_proba(X, V, return_mc_error=True)
     np.testing.assert_array_equal(proba, clf.predict_proba(X, V))
     # The prediction stream follows the seed parameter: 40 seeds give 40 independent estimates of each probability.
-    estimates = np.stack([clf.set_params(seed=s).predict_proba(X, V) for s in range(1, 41)])
-    clf.set_params(seed=0)
+    estimates = np.stack([clf.set_params(random_state=s).predict_proba(X, V) for s in range(1, 41)])
+    clf.set_params(random_state=0)
     spread = estimates.std(axis=0, ddof=1)
     ratio = se.mean() / spread.mean()
     assert 0.8 < ratio < 1.25, ratio

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from gpal.models.likelihoods import Likelihood, RobustMax, likelihood_from_config, make_likelihood
+from gpal.models.likelihoods.base import Likelihood, RobustMax, likelihood_from_config, make_likelihood
 
 C = 4
 

@@ -6,13 +6,14 @@ import warnings
 import gpflow
 import numpy as np
 import pytest
+from sklearn.exceptions import NotFittedError
 import tensorflow as tf
 from scipy import integrate
 from scipy.special import expit, log_expit
 
-from gpal.data import NoisyDataset
-from gpal.logistic_bound_classifier import LogisticBoundGPClassifier
-from gpal.models.logistic_bounds import (
+from gpal.data.dataset import NoisyDataset
+from gpal.estimators.logistic_bound import LogisticBoundGPClassifier
+from gpal.models.families.logistic_bounds import (
     BoundOptimizer,
     LogisticBoundGP,
     WhitenedQ,
@@ -283,7 +284,7 @@ def test_noisy_dataset_input_custom_kernel_and_ignored_noise(tmp_path):
     "kwargs, X, y, error, message",
     [
         ({}, np.zeros((6, 2)), [0, 1, 2, 0, 1, 2], ValueError, r"binary.*3 classes.*NoisyGPClassifier or DirichletGPClassifier"),
-        ({"method": "laplace"}, np.zeros((4, 1)), [0, 1, 0, 1], ValueError, r"method must be one of \('jj', 'jj-hybrid', 'taylor'\)"),
+        ({"method": "laplace"}, np.zeros((4, 1)), [0, 1, 0, 1], ValueError, r"method must be one of \['jj', 'jj-hybrid', 'taylor'\]"),
         ({"num_inducing": 0}, np.zeros((4, 1)), [0, 1, 0, 1], ValueError, "num_inducing must be an integer >= 1"),
         ({"kernel": "rbf"}, np.zeros((4, 1)), [0, 1, 0, 1], TypeError, "gpflow kernel"),
         ({}, np.array([[0.0], [np.nan]]), [0, 1], ValueError, "NaN"),
@@ -297,7 +298,7 @@ def test_bad_input_errors(kwargs, X, y, error, message):
 
 
 def test_predict_errors(fitted):
-    with pytest.raises(RuntimeError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         LogisticBoundGPClassifier().predict_proba(np.zeros((1, 2)))
     with pytest.raises(ValueError, match="has 3 features, but the model was fitted with 2"):
         fitted.predict_proba(np.zeros((1, 3)))

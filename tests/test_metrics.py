@@ -1,4 +1,4 @@
-"""gpal.metrics against hand-computed values and scikit-learn."""
+"""gpal.evaluation.metrics against hand-computed values and scikit-learn."""
 
 import math
 
@@ -7,7 +7,7 @@ import pytest
 from sklearn.metrics import confusion_matrix as sk_confusion_matrix
 from sklearn.metrics import log_loss
 
-from gpal.metrics import (
+from gpal.evaluation.metrics import (
     PROBA_FLOOR,
     confusion_matrix,
     error_rate,

@@ -10,7 +10,7 @@ from modAL.uncertainty import classifier_entropy, entropy_sampling
 import modAL.models.learners
 from gpal.active.acquisition import PredictiveEntropy
 from gpal.active.modal import NoisyInputAdapter, install_sklearn_compat, stack_inputs
-from gpal.synthetic import inject_noise, waveform
+from gpal.data.synthetic import inject_noise, waveform
 
 
 class Recorder:
@@ -59,7 +59,7 @@ def test_variances_travel_through_query_and_teach():
 
 
 def test_modal_query_teach_cycle_with_noisy_gp_classifier(data):
-    from gpal.classifier import NoisyGPClassifier
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
 
     initial, pool, test = data
     clf = NoisyGPClassifier(input_noise="first_order", noise_variance="known", num_inducing=10, epochs=10,

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from gpal.persistence import (
+from gpal.runs.persistence import (
     atomic_output,
     classes_from_json,
     classes_to_json,
@@ -90,7 +90,7 @@ def test_unsaveable_labels():
 
 # ------------------------------------------------------------ claim_output_dir
 def test_claim_output_dir_reuses_same_run_and_refuses_a_different_one(tmp_path):
-    from gpal.persistence import OutputInUse, claim_output_dir
+    from gpal.runs.persistence import OutputInUse, claim_output_dir
 
     out = tmp_path / "run"
     claim_output_dir(out, {"seed": 0, "data": {"n": 10}})
@@ -106,7 +106,7 @@ def test_claim_output_dir_reuses_same_run_and_refuses_a_different_one(tmp_path):
 
 
 def test_claim_output_dir_refuses_foreign_folder_and_bad_identity(tmp_path):
-    from gpal.persistence import OutputInUse, claim_output_dir
+    from gpal.runs.persistence import OutputInUse, claim_output_dir
 
     (tmp_path / "thesis.tex").write_text("precious")
     with pytest.raises(OutputInUse, match="not empty"):

@@ -5,9 +5,10 @@ import json
 import numpy as np
 import pytest
 
-from gpal.executors import Executor, InProcessExecutor
-from gpal.prediction import _cached_estimator, load_estimator, model_formats, predict_proba_chunked
-from gpal.synthetic import synthetic_2d
+from gpal.runs.executors import Executor, InProcessExecutor
+from gpal.catalog_jobs.prediction import _cached_estimator, load_estimator, predict_proba_chunked
+from gpal.estimators import saved_formats
+from gpal.data.synthetic import synthetic_2d
 
 
 class ReversedExecutor(Executor):
@@ -26,9 +27,9 @@ def problem():
 
 
 def _fit_save(problem, path, input_noise):
-    from gpal.classifier import NoisyGPClassifier
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
 
-    clf = NoisyGPClassifier(input_noise=input_noise, epochs=3, num_inducing=5, n_samples=20, seed=2, progress=False)
+    clf = NoisyGPClassifier(input_noise=input_noise, epochs=3, num_inducing=5, n_samples=20, random_state=2, progress=False)
     clf.fit(problem.train).save(path)
     return clf
 
@@ -46,8 +47,8 @@ def noisy_model(problem, tmp_path_factory):
 
 
 def test_load_estimator_dispatches_on_format(exact_model, problem, tmp_path):
-    from gpal.classifier import NoisyGPClassifier
-    from gpal.logistic_bound_classifier import LogisticBoundGPClassifier
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
+    from gpal.estimators.logistic_bound import LogisticBoundGPClassifier
 
     path, clf = exact_model
     loaded = load_estimator(path)
@@ -60,7 +61,7 @@ def test_load_estimator_dispatches_on_format(exact_model, problem, tmp_path):
 
 
 def test_load_estimator_errors_name_valid_formats(tmp_path):
-    formats = list(model_formats())
+    formats = list(saved_formats())
     assert "gpal.NoisyGPClassifier" in formats and len(formats) == 4
     with pytest.raises(FileNotFoundError, match="no config.json.*gpal.DirichletGPClassifier"):
         load_estimator(tmp_path)
@@ -138,7 +139,7 @@ def test_bad_input_is_refused_before_any_chunk_runs(noisy_model, problem, tmp_pa
     for size in (0, 2.5, True):
         with pytest.raises(ValueError, match="chunk_size must be an integer >= 1"):
             predict_proba_chunked(path, X, V, chunk_size=size, executor=ex, progress=False)
-    with pytest.raises(TypeError, match="executor must be a gpal.executors.Executor"):
+    with pytest.raises(TypeError, match="executor must be a gpal.runs.executors.Executor"):
         predict_proba_chunked(path, X, V, executor="local-dask", progress=False)
     with pytest.raises(FileNotFoundError, match="not a saved gpal model"):
         predict_proba_chunked(tmp_path / "nowhere", X, V, executor=ex, progress=False)

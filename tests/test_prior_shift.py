@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from gpal.prior_shift import PriorShiftResult, adjust_to_prior, estimate_target_prior
+from gpal.evaluation.prior_shift import PriorShiftResult, adjust_to_prior, estimate_target_prior
 
 # Unit-variance Gaussian classes 3 sd apart: overlapping enough for EM to matter, separated
 # enough that the EM estimate's standard error is within 1.2x of counting the labels

@@ -6,7 +6,7 @@ import tensorflow as tf
 from scipy import integrate
 from scipy.stats import norm
 
-from gpal.models.expectations import argmax_probabilities, panel_rule, prob_largest
+from gpal.models.quadrature import argmax_probabilities, panel_rule, prob_largest
 
 NODES, WEIGHTS = panel_rule(8)
 

@@ -1,13 +1,13 @@
-"""gpal.reports tables and files, and gpal.plots figures (written, laid out, atomic)."""
+"""gpal.evaluation.reports tables and files, and gpal.evaluation.plots figures (written, laid out, atomic)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from gpal.calibration import class_reliability, top_label_reliability
-from gpal.metrics import confusion_matrix, mean_se
-from gpal.plots import (
+from gpal.evaluation.calibration import class_reliability, top_label_reliability
+from gpal.evaluation.metrics import confusion_matrix, mean_se
+from gpal.evaluation.plots import (
     plot_confusion_matrix,
     plot_learning_curves,
     plot_reliability,
@@ -15,7 +15,7 @@ from gpal.plots import (
     plot_sky_values,
     save_figure,
 )
-from gpal.reports import (
+from gpal.evaluation.reports import (
     confusion_matrix_summary,
     confusion_table,
     latex_table,

@@ -11,13 +11,13 @@ import tf_keras
 from scipy.special import log_expit, log_softmax, softmax
 
 from gpal.models import likelihoods
-from gpal.models.gaussian_noise import LogitLikelihood, ProbitLikelihood
+from gpal.models.likelihoods.gaussian_noise import LogitLikelihood, ProbitLikelihood
 from gpal.models.input_noise import NoInputNoise
-from gpal.models.likelihoods import likelihood_from_config, make_likelihood
-from gpal.models.logistic_softmax import LogisticSoftmaxLikelihood, logistic_softmax_log_prob, logistic_softmax_probs
-from gpal.models.softmax import SoftmaxLikelihood, gumbel_softmax_bound
+from gpal.models.likelihoods.base import likelihood_from_config, make_likelihood
+from gpal.models.likelihoods.logistic_softmax import LogisticSoftmaxLikelihood, logistic_softmax_log_prob, logistic_softmax_probs
+from gpal.models.likelihoods.softmax import SoftmaxLikelihood, gumbel_softmax_bound
 from gpal.models.svgp import LatentGPs, NoisySVGP
-from gpal.training import TrainData, make_train_step
+from gpal.training.svi import TrainData, make_train_step
 
 
 def _marginals(rng, n, C, mean_sd=1.5, var_range=(0.05, 3.0)):

@@ -15,7 +15,7 @@ from gpal.models.input_noise import (
     input_posterior,
     kl_to_broad_prior,
 )
-from gpal.training import CholeskyError, TrainData, TrainingError, make_optimizer, make_train_step, train
+from gpal.training.svi import CholeskyError, TrainData, TrainingError, make_optimizer, make_train_step, train
 
 tfd = tfp.distributions
 C, D = 3, 2

@@ -1,11 +1,11 @@
-"""Tests for gpal.synthetic: determinism, shapes, and the Bayes predictives checked
+"""Tests for gpal.data.synthetic: determinism, shapes, and the Bayes predictives checked
 against independent brute-force simulations of the generating processes."""
 
 import numpy as np
 import pytest
 
-from gpal.data import NoisyDataset
-from gpal.synthetic import _GridLatent, digits, inject_noise, synthetic_2d, toy_1d, waveform, wine
+from gpal.data.dataset import NoisyDataset
+from gpal.data.synthetic import _GridLatent, digits, inject_noise, synthetic_2d, toy_1d, waveform, wine
 
 
 @pytest.fixture(scope="module")

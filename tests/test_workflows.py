@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpal.persistence import OutputInUse
+from gpal.runs.persistence import OutputInUse
 from gpal.workflows import KINDS, WorkflowError, load_workflow, run_workflow
 
 SHIPPED = sorted((Path(__file__).resolve().parents[1] / "workflows").glob("*.yaml"))
@@ -163,7 +163,7 @@ def test_local_dask_gives_the_in_process_results(toy_run, tmp_path):
 
 
 def test_classify_params_follow_the_library_signature(tmp_path, monkeypatch):
-    import gpal.classify
+    import gpal.catalog_jobs.classify
 
     calls = []
 
@@ -171,7 +171,7 @@ def test_classify_params_follow_the_library_signature(tmp_path, monkeypatch):
         calls.append({"out_dir": out_dir, "catalog": catalog, "epochs": epochs, "seed": seed, "force": force})
         return Path(out_dir) / "report.md"
 
-    monkeypatch.setattr(gpal.classify, "classify_catalog", fake)
+    monkeypatch.setattr(gpal.catalog_jobs.classify, "classify_catalog", fake)
     path = _write(tmp_path, "workflow: classify\nseed: 3\nparams:\n  epochs: 20\n")
     wf = load_workflow(path)
     assert wf.config["params"] == {"catalog": "4FGL-DR4", "epochs": 20}

@@ -25,10 +25,10 @@ from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from gpal.calibration import class_reliability, top_label_reliability
+from gpal.evaluation.calibration import class_reliability, top_label_reliability
 from gpal.catalogs import load_catalog
-from gpal.metrics import confusion_matrix, error_rate, negative_log_likelihood
-from gpal.plots import (
+from gpal.evaluation.metrics import confusion_matrix, error_rate, negative_log_likelihood
+from gpal.evaluation.plots import (
     plot_confusion_matrix,
     plot_learning_curves,
     plot_reliability,
@@ -36,7 +36,7 @@ from gpal.plots import (
     plot_sky_values,
     save_figure,
 )
-from gpal.reports import (
+from gpal.evaluation.reports import (
     confusion_matrix_summary,
     confusion_table,
     metric_summary,

@@ -23,8 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from gpal.data import NoisyDataset
-from gpal.estimator import entropy
+from gpal.data.dataset import NoisyDataset
+from gpal.estimators.base import entropy
+from gpal.registry import ACQUISITIONS
 
 __all__ = [
     "Acquisition",
@@ -242,9 +243,6 @@ class BALD(Acquisition):
         return np.maximum(mi, 0.0)  # >= 0 exactly; tiny negatives are round-off
 
 
-ACQUISITIONS: dict[str, type[Acquisition]] = {
-    cls.name: cls for cls in (PredictiveEntropy, RandomSampling, BALD, Margin, LeastConfidence)
-}
 
 
 def make_acquisition(spec: str | dict[str, Any] | Acquisition) -> Acquisition:

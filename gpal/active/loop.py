@@ -35,9 +35,9 @@ from sklearn.base import clone
 
 from gpal.active.acquisition import Acquisition, make_acquisition
 from gpal.active.oracles import check_labels
-from gpal.data import NoisyDataset
-from gpal.persistence import write_json_atomic
-from gpal.reports import prediction_metrics
+from gpal.data.dataset import NoisyDataset
+from gpal.runs.persistence import write_json_atomic
+from gpal.evaluation.reports import prediction_metrics
 
 __all__ = ["ActiveLearningLoop", "LoopResult", "ConfigMismatch", "initial_pool_test_split", "read_state"]
 

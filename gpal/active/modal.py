@@ -31,7 +31,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_X_y
 
-from gpal.data import NoisyDataset
+from gpal.data.dataset import NoisyDataset
 
 __all__ = ["NoisyInputAdapter", "stack_inputs", "install_sklearn_compat"]
 

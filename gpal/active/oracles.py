@@ -21,8 +21,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.data import NoisyDataset
-from gpal.persistence import atomic_output
+from gpal.data.dataset import NoisyDataset
+from gpal.runs.persistence import atomic_output
 
 __all__ = ["LabelsPending", "OracleError", "SimulatedOracle", "FileOracle", "check_labels"]
 

@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from gpal.catalogs.features import Feature, resolve_features
-from gpal.data import NoisyDataset
+from gpal.data.dataset import NoisyDataset
 
 __all__ = ["Catalog", "DroppedRowsWarning", "load_catalog", "CATALOG_DIR", "RELEASES"]
 

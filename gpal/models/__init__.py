@@ -7,7 +7,6 @@ assembled by ``NoisySVGP`` and initialised from data by ``build_model``.
 
 from gpal.models.input_noise import (
     NOISE_VARIANCE_MODES,
-    STRATEGIES,
     AmortizedInputs,
     FirstOrder,
     InputNoise,
@@ -15,23 +14,20 @@ from gpal.models.input_noise import (
     NoInputNoise,
     NoiseVariance,
 )
-from gpal.models.likelihoods import LIKELIHOODS, Likelihood, RobustMax, likelihood_from_config, make_likelihood
-from gpal.models.svgp import LatentGPs, NoisySVGP, build_model
-from gpal.models.gaussian_noise import GaussianNoiseLikelihood, LogitLikelihood, ProbitLikelihood, StepLikelihood
-from gpal.models.logistic_softmax import LogisticSoftmaxLikelihood
-from gpal.models.softmax import SoftmaxLikelihood
-
-# The likelihood family, by name, for NoisyGPClassifier(likelihood=...) and saved configs.
-for _cls in (
+from gpal.models.likelihoods import (
+    LIKELIHOODS,
     GaussianNoiseLikelihood,
-    StepLikelihood,
-    ProbitLikelihood,
-    LogitLikelihood,
-    SoftmaxLikelihood,
+    Likelihood,
     LogisticSoftmaxLikelihood,
-):
-    LIKELIHOODS[_cls.kind] = _cls
-del _cls
+    LogitLikelihood,
+    ProbitLikelihood,
+    RobustMax,
+    SoftmaxLikelihood,
+    StepLikelihood,
+    likelihood_from_config,
+    make_likelihood,
+)
+from gpal.models.svgp import LatentGPs, NoisySVGP, build_model
 
 __all__ = [
     "AmortizedInputs",
@@ -50,7 +46,6 @@ __all__ = [
     "NoisySVGP",
     "ProbitLikelihood",
     "RobustMax",
-    "STRATEGIES",
     "SoftmaxLikelihood",
     "StepLikelihood",
     "build_model",

@@ -38,6 +38,8 @@ import tensorflow as tf
 from check_shapes import check_shapes
 from gpflow.utilities import positive
 
+from gpal.registry import INPUT_NOISE
+
 __all__ = [
     "NoiseVariance",
     "InputNoise",
@@ -45,7 +47,6 @@ __all__ = [
     "LatentInputs",
     "AmortizedInputs",
     "FirstOrder",
-    "STRATEGIES",
     "NOISE_VARIANCE_MODES",
     "expected_log_observation",
     "kl_to_broad_prior",
@@ -312,18 +313,12 @@ class AmortizedInputs(_GaussianInputs):
         }
 
 
-STRATEGIES: dict[str, type[InputNoise]] = {
-    "none": NoInputNoise,
-    "latent": LatentInputs,
-    "amortized": AmortizedInputs,
-    "first_order": FirstOrder,
-}
 
 
 def strategy_from_config(config: dict[str, Any]) -> InputNoise:
     """Inverse of ``InputNoise.get_config``."""
     config = dict(config)
     name = config.pop("name", None)
-    if name not in STRATEGIES:
-        raise ValueError(f"unknown input_noise {name!r}; known: {sorted(STRATEGIES)}")
-    return STRATEGIES[name](**config)
+    if name not in INPUT_NOISE:
+        raise ValueError(f"unknown input_noise {name!r}; known: {sorted(INPUT_NOISE)}")
+    return INPUT_NOISE[name](**config)

@@ -27,7 +27,7 @@ from gpflow.kullback_leiblers import gauss_kl
 from gpflow.utilities import deepcopy, triangular
 
 from gpal.models.input_noise import (
-    STRATEGIES,
+    INPUT_NOISE,
     AmortizedInputs,
     InputNoise,
     LatentInputs,
@@ -35,7 +35,7 @@ from gpal.models.input_noise import (
     strategy_from_config,
 )
 from gpal.models.kernels import default_kernel
-from gpal.models.likelihoods import Likelihood, likelihood_from_config, make_likelihood
+from gpal.models.likelihoods.base import Likelihood, likelihood_from_config, make_likelihood
 from gpal.models.state import kernel_from_config, kernel_to_config
 
 __all__ = ["LatentGPs", "NoisySVGP", "build_model", "kmeans_inducing"]
@@ -256,8 +256,8 @@ def build_model(
     default ``gpal.models.kernels.default_kernel``.  ``likelihood_options`` go to the
     likelihood named by ``likelihood`` (e.g. ``{"epsilon": 1e-3}`` for robust-max).
     """
-    if input_noise not in STRATEGIES:
-        raise ValueError(f"input_noise must be one of {sorted(STRATEGIES)}; got {input_noise!r}")
+    if input_noise not in INPUT_NOISE:
+        raise ValueError(f"input_noise must be one of {sorted(INPUT_NOISE)}; got {input_noise!r}")
     n, d = X.shape
     lik = make_likelihood(likelihood, num_classes, **dict(likelihood_options or {}))
     L = lik.num_latent(num_classes)
@@ -269,6 +269,6 @@ def build_model(
     elif input_noise == "amortized":
         strategy = AmortizedInputs(d, num_classes, hidden_sizes, prior_variance, seed)
     else:
-        strategy = STRATEGIES[input_noise]()
+        strategy = INPUT_NOISE[input_noise]()
     nv = NoiseVariance(noise_variance, d, initial_learned_variance) if strategy.uses_noise_variance else None
     return NoisySVGP(LatentGPs(kernels, Z, jitter), strategy, lik, nv, n, num_classes)

@@ -13,9 +13,9 @@ A workflow file has a ``workflow:`` kind and the blocks that kind defines (see
 overrides and checks every key and value before anything is written; an unknown
 key or bad value is a `WorkflowError` naming the file, line, dotted key and the
 valid choices.  `run_workflow` then claims the output folder for this run
-(`gpal.persistence.claim_output_dir`: the same configuration resumes, another is
+(`gpal.runs.persistence.claim_output_dir`: the same configuration resumes, another is
 refused unless ``force``), sends the independent units to an executor
-(`gpal.executors.make_executor`) and writes results, figures and ``report.md``.
+(`gpal.runs.executors.make_executor`) and writes results, figures and ``report.md``.
 """
 
 from __future__ import annotations
@@ -107,8 +107,8 @@ def run_workflow(
     a different run.  Units finished by an earlier run into the same folder are not
     recomputed.
     """
-    from gpal.executors import make_executor
-    from gpal.persistence import claim_output_dir, write_json_atomic
+    from gpal.runs.executors import make_executor
+    from gpal.runs.persistence import claim_output_dir, write_json_atomic
 
     workflow = load_workflow(path, overrides)
     folder = Path(out) if out is not None else workflow.out

@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpal.executors import Executor
+from gpal.runs.executors import Executor
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
 from gpal.workflows.schema import Field, choice, integer, list_of, number
-from gpal.workflows.units import run_units
+from gpal.runs.units import run_units
 
 __all__ = ["curve_unit", "make_sets", "plot_error_reduction", "run", "schema"]
 
@@ -30,7 +30,7 @@ METRICS = ("error", "nll", "ece")
 
 
 def schema() -> dict[str, Any]:
-    from gpal.active.acquisition import ACQUISITIONS
+    from gpal.registry import ACQUISITIONS
 
     return {
         "data": {
@@ -40,7 +40,7 @@ def schema() -> dict[str, Any]:
             "noise_levels": Field(list_of(number(0)), [0.0, 0.1, 0.25, 0.5], "injected input-noise variances"),
         },
         "repetitions": Field(integer(1), 100, "random splits (the paper: 100)", part_of_run=False),
-        "strategies": Field(list_of(choice(sorted(ACQUISITIONS))), ["entropy", "random"], "acquisition strategies"),
+        "strategies": Field(list_of(choice(ACQUISITIONS.names())), ["entropy", "random"], "acquisition strategies"),
         "methods": methods_field(),
         "loop": {
             "batch_size": Field(integer(1), 1, "sources added per query (the paper: 1)"),
@@ -54,8 +54,8 @@ def schema() -> dict[str, Any]:
 def make_sets(seed: int, rep: int, noise: float, data: dict[str, Any]) -> tuple[Any, Any, Any]:
     """Initial / pool / test sets of repetition ``rep`` at input-noise variance ``noise``."""
     from gpal.active.loop import initial_pool_test_split
-    from gpal.data import NoisyDataset, Standardizer
-    from gpal.synthetic import inject_noise, waveform
+    from gpal.data.dataset import NoisyDataset, Standardizer
+    from gpal.data.synthetic import inject_noise, waveform
 
     seeds = np.random.SeedSequence([seed, rep]).generate_state(5)
     sizes = data["n_initial"], data["n_pool"], data["n_test"]
@@ -69,10 +69,10 @@ def curve_unit(params: dict[str, Any], strategy: str, seed: int, rep: int, noise
     """One learning curve, resumed from ``checkpoint`` if it exists; its metrics after every step."""
     from gpal.active import ActiveLearningLoop, SimulatedOracle
     from gpal.active.loop import read_state
-    from gpal.classifier import NoisyGPClassifier
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
 
     initial, pool, test = make_sets(seed, rep, noise, data)
-    estimator = NoisyGPClassifier(**params, seed=int(np.random.SeedSequence([seed, rep, 1]).generate_state(1)[0] % 2**31))
+    estimator = NoisyGPClassifier(**params, random_state=int(np.random.SeedSequence([seed, rep, 1]).generate_state(1)[0] % 2**31))
     start = time.perf_counter()
     ActiveLearningLoop(
         estimator, initial, pool, SimulatedOracle(pool), test=test, acquisition={"name": strategy},
@@ -118,10 +118,10 @@ def _error_reduction(curves: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
 
 
 def _write(config: dict[str, Any], out: Path, curves: pd.DataFrame) -> None:
-    from gpal.metrics import format_mean_se, mean_se
-    from gpal.persistence import atomic_output
-    from gpal.plots import plot_learning_curves, save_figure
-    from gpal.reports import write_report, write_table
+    from gpal.evaluation.metrics import format_mean_se, mean_se
+    from gpal.runs.persistence import atomic_output
+    from gpal.evaluation.plots import plot_learning_curves, save_figure
+    from gpal.evaluation.reports import write_report, write_table
 
     with atomic_output(out / "curves.csv") as tmp:
         curves.to_csv(tmp, index=False)
@@ -160,7 +160,7 @@ def plot_error_reduction(reduction: pd.DataFrame) -> Any:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from gpal.metrics import mean_se
+    from gpal.evaluation.metrics import mean_se
 
     strategies = list(dict.fromkeys(reduction.strategy))
     methods = list(dict.fromkeys(reduction.method))

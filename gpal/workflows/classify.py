@@ -1,4 +1,4 @@
-"""Workflow kind ``classify``: the main job, `gpal.classify.classify_catalog`, from a YAML file.
+"""Workflow kind ``classify``: the main job, `gpal.catalog_jobs.classify.classify_catalog`, from a YAML file.
 
 The ``params`` block holds classify_catalog's keyword arguments; its valid keys and
 defaults are read from the function's signature, so the workflow file and the
@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gpal.executors import Executor
+from gpal.runs.executors import Executor
 from gpal.workflows.schema import Field, boolean, integer, number
 
 __all__ = ["CLAIMS_OUTPUT_DIR", "run", "schema"]
@@ -56,7 +56,7 @@ def _plain(value: Any) -> Any:
 
 
 def schema() -> dict[str, Any]:
-    from gpal.classify import classify_catalog
+    from gpal.catalog_jobs.classify import classify_catalog
 
     params = {}
     for name, p in inspect.signature(classify_catalog).parameters.items():
@@ -67,6 +67,6 @@ def schema() -> dict[str, Any]:
 
 
 def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool, force: bool = False) -> None:
-    from gpal.classify import classify_catalog
+    from gpal.catalog_jobs.classify import classify_catalog
 
     classify_catalog(out, **config["params"], seed=config["seed"], force=force, progress=progress, executor=executor)

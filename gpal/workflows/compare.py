@@ -1,6 +1,6 @@
 """Workflow kind ``compare``: gpal's likelihoods and model families on the data sets available offline.
 
-Every (data set, method) pair runs through `gpal.experiments.run_repeated_splits`
+Every (data set, method) pair runs through `gpal.runs.repeated_splits.run_repeated_splits`
 (random stratified 90/10 splits, one resumable JSON file per split and method under
 ``<out>/<data set>/units/``).  The result is one table of test accuracy, test NLL,
 top-label ECE (15 equal-width bins) and training seconds, each as mean ± standard
@@ -37,12 +37,12 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.calibration import expected_calibration_error
-from gpal.data import NoisyDataset
-from gpal.executors import Executor
-from gpal.experiments import run_repeated_splits, summarize, unit_path
-from gpal.metrics import format_mean_se, mean_se
-from gpal.persistence import atomic_output, write_json_atomic, write_text_atomic
+from gpal.evaluation.calibration import expected_calibration_error
+from gpal.data.dataset import NoisyDataset
+from gpal.runs.executors import Executor
+from gpal.runs.repeated_splits import run_repeated_splits, summarize, unit_path
+from gpal.evaluation.metrics import format_mean_se, mean_se
+from gpal.runs.persistence import atomic_output, write_json_atomic, write_text_atomic
 from gpal.workflows.schema import Field, choice, integer, list_of
 
 __all__ = [
@@ -65,25 +65,25 @@ BATCH_SIZE = 50
 
 # ------------------------------------------------------------------ data sets
 def _synthetic_2d(n: int | None, seed: int) -> NoisyDataset:
-    from gpal.synthetic import synthetic_2d
+    from gpal.data.synthetic import synthetic_2d
 
     return synthetic_2d(n_train=n or 1000, n_test=1, noise_variance=0.1, seed=seed).train
 
 
 def _waveform(n: int | None, seed: int) -> NoisyDataset:
-    from gpal.synthetic import waveform
+    from gpal.data.synthetic import waveform
 
     return waveform(n=n or 1000, seed=seed)
 
 
 def _wine(n: int | None, seed: int) -> NoisyDataset:
-    from gpal.synthetic import wine
+    from gpal.data.synthetic import wine
 
     return wine()
 
 
 def _digits(n: int | None, seed: int) -> NoisyDataset:
-    from gpal.synthetic import digits
+    from gpal.data.synthetic import digits
 
     return digits()
 
@@ -152,7 +152,7 @@ def load_dataset(name: str, n: int | None, seed: int, registry: Mapping[str, Any
 class EstimatorFactory:
     """``seed -> unfitted estimator`` for a family outside NoisyGPClassifier.
 
-    Its ``repr`` lists every setting, and gpal.experiments stores that repr in the
+    Its ``repr`` lists every setting, and gpal.runs.repeated_splits stores that repr in the
     folder's config, so rerunning with other settings into the same folder is refused
     rather than mixed.
     """
@@ -161,13 +161,9 @@ class EstimatorFactory:
     params: tuple[tuple[str, Any], ...]
 
     def __call__(self, seed: int) -> Any:
-        if self.family == "dirichlet":
-            from gpal.dirichlet_classifier import DirichletGPClassifier as cls
-        elif self.family == "logistic_softmax":
-            from gpal.logistic_softmax_classifier import LogisticSoftmaxGPClassifier as cls
-        else:
-            from gpal.logistic_bound_classifier import LogisticBoundGPClassifier as cls
-        return cls(**dict(self.params), seed=seed, progress=False)
+        from gpal.registry import ESTIMATORS
+
+        return ESTIMATORS.get_class(self.family)(**dict(self.params), random_state=seed, progress=False)
 
 
 def method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: int) -> Any:
@@ -207,9 +203,9 @@ def check_methods(names: Sequence[str]) -> list[str]:
         raise ValueError(f"unknown method(s) {unknown}; valid names are {list(METHODS)}")
     if any(n.startswith("ls-") for n in names):
         try:
-            importlib.import_module("gpal.logistic_softmax_classifier")
+            importlib.import_module("gpal.estimators.logistic_softmax")
         except ImportError as exc:
-            raise ValueError(f"ls-cavi / ls-natgrad need gpal.logistic_softmax_classifier, which does not import: {exc}") from exc
+            raise ValueError(f"ls-cavi / ls-natgrad need gpal.estimators.logistic_softmax, which does not import: {exc}") from exc
     return names
 
 
@@ -339,8 +335,8 @@ def schema() -> dict[str, Any]:
 
 
 def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -> None:
-    from gpal.plots import save_figure
-    from gpal.reports import write_report
+    from gpal.evaluation.plots import save_figure
+    from gpal.evaluation.reports import write_report
 
     t = config["training"]
     table = run_comparison(

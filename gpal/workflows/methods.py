@@ -2,14 +2,14 @@
 
 Every noisy-input workflow names a subset of MGP / NIMGP / NIMGP-NN / NIMGP-FO and
 one ``training`` block of `gpal.NoisyGPClassifier` settings shared by them; this
-module turns both into the parameter dicts `gpal.experiments` and the classifier take.
+module turns both into the parameter dicts `gpal.runs.repeated_splits` and the classifier take.
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping
 
-from gpal.experiments import NOISY_INPUT_METHODS, select_methods
+from gpal.runs.repeated_splits import NOISY_INPUT_METHODS, select_methods
 from gpal.workflows.schema import Field, boolean, choice, integer, list_of, number
 
 __all__ = ["AUTO", "classifier_params", "methods_field", "num_inducing_for", "training_schema"]
@@ -31,7 +31,7 @@ def methods_field(default: list[str] | None = None) -> Field:
 
 def training_schema(**defaults: Any) -> dict[str, Field]:
     """NoisyGPClassifier settings shared by every method; ``defaults`` replace the classifier's own."""
-    from gpal.models.likelihoods import LIKELIHOODS
+    from gpal.registry import LIKELIHOODS
 
     d = {
         "noise_variance": "known", "likelihood": "robustmax", "num_inducing": 100, "batch_size": 50,
@@ -41,7 +41,7 @@ def training_schema(**defaults: Any) -> dict[str, Field]:
     return {
         "noise_variance": Field(choice(["known", "learned", "both"]), d["noise_variance"],
                                 "input-noise variances: the data's error bars, learned, or both"),
-        "likelihood": Field(choice(sorted(LIKELIHOODS)), d["likelihood"], "likelihood of the sparse GP"),
+        "likelihood": Field(choice(LIKELIHOODS.names()), d["likelihood"], "likelihood of the sparse GP"),
         "num_inducing": Field(_num_inducing, d["num_inducing"],
                               "inducing points per latent function, or 'auto' = min(100, 5% of the training rows)"),
         "batch_size": Field(integer(1), d["batch_size"], "Adam minibatch size"),

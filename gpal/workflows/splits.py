@@ -1,7 +1,7 @@
 """Workflow kind ``repeated_splits``: a catalog selection, the paper's classifiers, K random splits.
 
 The 4FGL reproduction of the noisy-input GP paper (Tables 9-10) is this kind.  The
-units are `gpal.experiments.run_repeated_splits`'s (split, method) files; on top of
+units are `gpal.runs.repeated_splits.run_repeated_splits`'s (split, method) files; on top of
 its ``summary.json`` / ``summary.md`` this writes a tidy ``results.csv`` (one row
 per unit), the metric table, mean confusion matrices and pooled reliability
 diagrams per method, and ``report.md``.
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpal.executors import Executor
+from gpal.runs.executors import Executor
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
 from gpal.workflows.schema import (
     Field, boolean, choice, integer, list_of, mapping, mean_se_pair, number, optional, text,
@@ -65,7 +65,7 @@ def schema() -> dict[str, Any]:
 
 def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -> None:
     from gpal.catalogs import load_catalog
-    from gpal.experiments import run_repeated_splits
+    from gpal.runs.repeated_splits import run_repeated_splits
 
     data, protocol = config["data"], config["protocol"]
     dataset = load_catalog(data["catalog"]).dataset(
@@ -104,15 +104,15 @@ def write_splits_report(
 ) -> Path:
     """``results.csv`` (a row per unit), mean confusion matrices, pooled reliability and ``report.md``.
 
-    ``summary`` is `gpal.experiments.summarize` of the folder ``out``; ``reference``
+    ``summary`` is `gpal.runs.repeated_splits.summarize` of the folder ``out``; ``reference``
     (published numbers) is shown beside the results.  Used by the workflow and by
     ``gpal report`` on any repeated-splits folder.
     """
-    from gpal.calibration import top_label_reliability
-    from gpal.experiments import summary_markdown, unit_path
-    from gpal.persistence import atomic_output
-    from gpal.plots import plot_confusion_matrix, plot_reliability, save_figure
-    from gpal.reports import write_report
+    from gpal.evaluation.calibration import top_label_reliability
+    from gpal.runs.repeated_splits import summary_markdown, unit_path
+    from gpal.runs.persistence import atomic_output
+    from gpal.evaluation.plots import plot_confusion_matrix, plot_reliability, save_figure
+    from gpal.evaluation.reports import write_report
 
     rows, pooled = [], {}
     for method, entry in summary["methods"].items():

@@ -1,6 +1,6 @@
 """Workflow kind ``synthetic_2d``: the 2-D GP-prior problems of the noisy-input GP paper (sec. 5.2, Tables 2-3).
 
-Repetition r draws its own problem (`gpal.synthetic.synthetic_2d`, three classes,
+Repetition r draws its own problem (`gpal.data.synthetic.synthetic_2d`, three classes,
 inputs in [-2.5, 2.5]^2) and observes it at every noise level.  Each method is
 trained with the injected variance given (``known``) and learned from the data
 (``learned``); MGP ignores input noise, so it is trained once per (r, level) and
@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpal.executors import Executor
+from gpal.runs.executors import Executor
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
 from gpal.workflows.schema import Field, choice, integer, list_of, mapping, mean_se_pair, number, optional
-from gpal.workflows.units import run_units
+from gpal.runs.units import run_units
 
 __all__ = ["bayes_unit", "method_unit", "run", "schema"]
 
@@ -56,7 +56,7 @@ def schema() -> dict[str, Any]:
 
 
 def _problem(kwargs: dict[str, Any]) -> Any:
-    from gpal.synthetic import synthetic_2d
+    from gpal.data.synthetic import synthetic_2d
 
     return synthetic_2d(**kwargs)
 
@@ -82,7 +82,7 @@ def _kwargs(data: dict[str, Any], problem_seed: int, noise: float) -> dict[str, 
 
 def bayes_unit(problem: dict[str, Any], n_cells: int) -> dict[str, Any]:
     """Test NLL and error of the Bayes-optimal predictive of one problem."""
-    from gpal.metrics import error_rate, negative_log_likelihood
+    from gpal.evaluation.metrics import error_rate, negative_log_likelihood
 
     p = _problem(problem)
     proba = p.bayes_proba(p.test.X, n_cells=n_cells)
@@ -91,8 +91,8 @@ def bayes_unit(problem: dict[str, Any], n_cells: int) -> dict[str, Any]:
 
 def method_unit(params: dict[str, Any], problem: dict[str, Any]) -> dict[str, Any]:
     """Train one classifier on one problem; test NLL, error and the learned input-noise variance (input units)."""
-    from gpal.classifier import NoisyGPClassifier
-    from gpal.metrics import error_rate, negative_log_likelihood
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
+    from gpal.evaluation.metrics import error_rate, negative_log_likelihood
 
     p = _problem(problem)
     clf = NoisyGPClassifier(**params)
@@ -131,7 +131,7 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
                 for method, params in classifier_params(config["methods"], training, data["n_train"]).items():
                     shared = params["input_noise"] == "none"
                     name = f"{folder}/{method}" if shared else f"{folder}/{mode}/{method}"
-                    fits[name] = ({**params, "seed": _unit_seed(seed, r)}, problem)
+                    fits[name] = ({**params, "random_state": _unit_seed(seed, r)}, problem)
                     rows.append((name, r, noise, mode, method))
     results = {**run_units(executor, bayes_unit, bayes, out, desc="Bayes-optimal", progress=progress),
                **run_units(executor, method_unit, fits, out, desc="fits", progress=progress)}
@@ -146,10 +146,10 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
 
 
 def _write(config: dict[str, Any], out: Path, frame: pd.DataFrame) -> None:
-    from gpal.metrics import format_mean_se
-    from gpal.persistence import atomic_output
-    from gpal.plots import save_figure
-    from gpal.reports import metric_summary, write_report, write_table
+    from gpal.evaluation.metrics import format_mean_se
+    from gpal.runs.persistence import atomic_output
+    from gpal.evaluation.plots import save_figure
+    from gpal.evaluation.reports import metric_summary, write_report, write_table
 
     with atomic_output(out / "results.csv") as tmp:
         frame.to_csv(tmp, index=False)
@@ -176,7 +176,7 @@ def _write(config: dict[str, Any], out: Path, frame: pd.DataFrame) -> None:
         figures["Learned input-noise variance (paper Fig. 4)"] = save_figure(_plot_learned(learned), out / "learned_variance")
     text = "\n".join([
         config["description"] or "", "",
-        f"{config['repetitions']} problems (`gpal.synthetic.synthetic_2d`, seed {config['seed']}), noise levels "
+        f"{config['repetitions']} problems (`gpal.data.synthetic.synthetic_2d`, seed {config['seed']}), noise levels "
         f"{config['data']['noise_levels']}; one row per unit in `results.csv`. MGP ignores the input noise, "
         "so its known and learned rows are the same fits.",
     ])

@@ -1,6 +1,6 @@
 """Workflow kind ``toy_1d``: the 1-D GP-prior toy of the noisy-input GP paper (sec. 5.1, Table 1, Fig. 2).
 
-Each method is one unit: it is trained on `gpal.synthetic.toy_1d` and predicts the
+Each method is one unit: it is trained on `gpal.data.synthetic.toy_1d` and predicts the
 test points and a grid over the input range.  The driver compares every predictive
 with the exact Bayes-optimal one: test NLL, error and the mean KL(Bayes || model),
 and draws Fig. 2 (each method's class probabilities against x, Bayes dashed).
@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpal.executors import Executor
+from gpal.runs.executors import Executor
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
 from gpal.workflows.schema import Field, integer, mapping, number, optional
-from gpal.workflows.units import run_units
+from gpal.runs.units import run_units
 
 __all__ = ["fit_predict", "kl_from_bayes", "run", "schema"]
 
@@ -48,7 +48,7 @@ def kl_from_bayes(bayes: np.ndarray, proba: np.ndarray) -> float:
 
 def fit_predict(params: dict[str, Any], train: Any, test: Any, grid: np.ndarray, noise_var: float) -> dict[str, Any]:
     """One unit: fit a NoisyGPClassifier, predict the test set and the grid (observed with the same noise)."""
-    from gpal.classifier import NoisyGPClassifier
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
 
     clf = NoisyGPClassifier(**params)
     start = time.perf_counter()
@@ -60,8 +60,8 @@ def fit_predict(params: dict[str, Any], train: Any, test: Any, grid: np.ndarray,
 
 
 def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -> None:
-    from gpal.metrics import error_rate, negative_log_likelihood
-    from gpal.synthetic import toy_1d
+    from gpal.evaluation.metrics import error_rate, negative_log_likelihood
+    from gpal.data.synthetic import toy_1d
 
     d = config["data"]
     problem = toy_1d(d["n_train"], d["n_test"], d["noise_std"], seed=config["seed"],
@@ -69,7 +69,7 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
     train, test = problem.train, problem.test
     grid = np.linspace(-3.0, 3.0, config["plot"]["grid_points"])[:, None]
     params = classifier_params(config["methods"], config["training"], train.n_samples)
-    units = {m: ({**p, "seed": config["seed"]}, train, test, grid, d["noise_std"] ** 2) for m, p in params.items()}
+    units = {m: ({**p, "random_state": config["seed"]}, train, test, grid, d["noise_std"] ** 2) for m, p in params.items()}
     results = run_units(executor, fit_predict, units, out, desc="methods", progress=progress)
 
     bayes = problem.bayes_proba(test.X)
@@ -87,9 +87,9 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
 
 def _write(config: dict[str, Any], out: Path, frame: pd.DataFrame, problem: Any, grid: np.ndarray,
            grid_proba: dict[str, np.ndarray]) -> None:
-    from gpal.persistence import write_json_atomic
-    from gpal.plots import save_figure
-    from gpal.reports import write_report, write_table
+    from gpal.runs.persistence import write_json_atomic
+    from gpal.evaluation.plots import save_figure
+    from gpal.evaluation.reports import write_report, write_table
 
     records = [{k: None if isinstance(v, float) and np.isnan(v) else v for k, v in row.items()}
                for row in frame.to_dict(orient="records")]
@@ -108,7 +108,7 @@ def _write(config: dict[str, Any], out: Path, frame: pd.DataFrame, problem: Any,
     d = config["data"]
     text = "\n".join([
         config["description"] or "", "",
-        f"`gpal.synthetic.toy_1d(n_train={d['n_train']}, n_test={d['n_test']}, noise_std={d['noise_std']:g}, "
+        f"`gpal.data.synthetic.toy_1d(n_train={d['n_train']}, n_test={d['n_test']}, noise_std={d['noise_std']:g}, "
         f"seed={config['seed']})`; every method trained with the settings in `workflow.json`.",
     ])
     write_report(out, config["title"], figures=figures, tables=tables, text=text)

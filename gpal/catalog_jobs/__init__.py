@@ -1,0 +1,5 @@
+"""Catalog jobs: the astronomer's verbs on a real catalog.
+
+Train a model on labelled sources, predict class probabilities for a selection,
+run the main job (train, hold out, classify the unassociated, report).
+"""

@@ -1,0 +1,138 @@
+"""The main job `classify_catalog` (``gpal classify``).
+
+Train on the associated sources, check on a held-out split against the baselines a
+user would reach for, classify the unassociated ones, write the report.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from gpal.catalog_jobs.model_folders import (
+    DEFAULT_FEATURES,
+    TRAINING_FILE,
+    fit_and_save,
+    load_trained,
+    make_catalog_estimator,
+    setup_job,
+)
+from gpal.catalog_jobs.prediction import predict_catalog, select_tokens, selection_pool
+from gpal.catalog_jobs.report import BASELINES_FILE, HELDOUT_FILE, SIGNIFICANCE_COLUMN, write_classify_report
+from gpal.catalog_jobs.tables import write_probability_table
+from gpal.catalogs.classes import DEFAULT_MERGE
+from gpal.data.dataset import NoisyDataset
+from gpal.runs.persistence import atomic_output, claim_output_dir
+
+__all__ = ["DEFAULT_BASELINES", "classify_catalog"]
+
+
+#: The classifiers a user would otherwise reach for, fitted on the main job's split and features.
+DEFAULT_BASELINES = ("logistic", "random_forest_isotonic")
+
+
+# -------------------------------------------------------------------- main job
+def classify_catalog(
+    out_dir: str | os.PathLike = "gpal-output",
+    *,
+    catalog: str = "4FGL-DR4",
+    classes: Sequence[str] = ("bll", "fsrq", "pulsar"),
+    merge: Mapping[str, Sequence[str]] | None = DEFAULT_MERGE,
+    min_significance: float | None = None,
+    features: str | Sequence[Any] | None = DEFAULT_FEATURES,
+    input_noise: str = "none",
+    likelihood: str = "softmax",
+    epochs: int = 300,
+    num_inducing: int = 50,
+    batch_size: int = 200,
+    test_size: float = 0.2,
+    seed: int = 0,
+    select: str | Sequence[str] = ("unassociated", "bcu"),
+    chunk_size: int = 20000,
+    baselines: Sequence[str] = DEFAULT_BASELINES,
+    force: bool = False,
+    progress: bool = True,
+    executor: Any = None,
+) -> Path:
+    """The main job: train on associated sources, check on a held-out split, classify the rest.
+
+    Trains a `NoisyGPClassifier` on a stratified ``1 - test_size`` share of the
+    labelled sources of ``classes`` (``merge`` groups CLASS1 codes into one class),
+    scores it on the rest (accuracy, NLL, Brier, ECE, confusion matrix, reliability
+    diagram) and, with that same model, classifies the ``select`` sources.  Writes
+    into ``out_dir`` the trained-model folder (``model/``, ``training.json``), the
+    held-out predictions, ``classifications.csv`` / ``.fits``, figures, ``metrics.json``
+    and ``report.md``, whose path it returns.  Rerunning with the same settings
+    reuses the saved model; other settings are refused unless ``force``.
+    """
+    estimator = make_catalog_estimator(input_noise, likelihood, epochs, num_inducing, batch_size, seed, progress)
+    if isinstance(test_size, bool) or not isinstance(test_size, (int, float)) or not 0 < test_size < 1:
+        raise ValueError(f"test_size must be a fraction in (0, 1); got {test_size!r}")
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be an integer >= 1 (rows per prediction task); got {chunk_size!r}")
+    cat, merge, data, identity = setup_job("gpal.catalog_jobs.classify", catalog, classes, merge, min_significance, features, estimator)
+    tokens = select_tokens(select)
+    selection_pool(cat, tokens, data.meta["features"])  # an unknown selection fails before training, not after
+    from gpal.evaluation.baselines import BASELINES
+
+    unknown = [b for b in baselines if b not in BASELINES]
+    if unknown:
+        raise ValueError(f"unknown baseline(s) {unknown}; valid baselines: {list(BASELINES)}")
+    identity = {
+        **identity,
+        "baselines": list(baselines),
+        "test_size": test_size,
+        "seed": seed,
+        "select": list(tokens),
+        "chunk_size": chunk_size,
+    }
+    folder = claim_output_dir(out_dir, identity, force=force)
+    train, test = data.split(test_size=test_size, seed=seed, stratify=True)
+    if not (folder / TRAINING_FILE).is_file():
+        trained_on = f"training split: {train.n_samples} of {data.n_samples} sources, stratified, seed {seed}"
+        fit_and_save(estimator, train, folder, merge, trained_on)
+    trained = load_trained(folder)
+
+    proba = trained.estimator.predict_proba(test)
+    held = pd.DataFrame({"Source_Name": test.ids, "true_class": test.labels(),
+                         SIGNIFICANCE_COLUMN: _column_of(cat, SIGNIFICANCE_COLUMN, test.ids)})
+    for c, name in enumerate(trained.classes):
+        held[f"p_{name}"] = proba[:, c]
+    with atomic_output(folder / HELDOUT_FILE) as tmp:
+        held.to_csv(tmp, index=False)
+    if not (folder / BASELINES_FILE).is_file():
+        _write_baselines(folder / BASELINES_FILE, train, test, list(baselines), seed)
+
+    table = predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor, progress=progress)
+    for suffix in (".csv", ".fits"):
+        write_probability_table(table, folder / f"classifications{suffix}", force=True)
+    return write_classify_report(folder)
+
+
+def _column_of(catalog: Any, column: str, ids: Sequence[str]) -> np.ndarray:
+    """``column`` of the catalog rows named ``ids`` (NaN where the catalog lacks the column)."""
+    if column not in catalog.table.colnames:
+        return np.full(len(ids), np.nan)
+    row = {name: i for i, name in enumerate(catalog.names)}
+    values = np.asarray(catalog.table[column], dtype=np.float64)
+    return values[[row[name] for name in ids]]
+
+
+def _write_baselines(path: Path, train: NoisyDataset, test: NoisyDataset, names: Sequence[str], seed: int) -> None:
+    """Held-out probabilities of the baselines, fitted on the same training rows and features (values only)."""
+    from gpal.evaluation.baselines import fit_baselines
+
+    probas = fit_baselines(train.X, train.y, test.X, names=list(names), random_state=seed) if names else {}
+    frames = []
+    for name, proba in probas.items():
+        frame = pd.DataFrame({"model": name, "Source_Name": test.ids, "true_class": test.labels()})
+        for c, cls in enumerate(test.class_names):
+            frame[f"p_{cls}"] = proba[:, c]
+        frames.append(frame)
+    table = pd.concat(frames) if frames else pd.DataFrame(columns=["model", "Source_Name", "true_class"])
+    with atomic_output(path) as tmp:
+        table.to_csv(tmp, index=False)

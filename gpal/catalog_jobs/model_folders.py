@@ -1,0 +1,189 @@
+"""Trained-model folders (``gpal train``): the estimator's own ``model/`` beside ``training.json``.
+
+``training.json`` records what the model was trained on (catalog release, classes
+and merges, feature definitions, cuts, sources per class), so that predicting on
+another catalog can check that the features exist there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from gpal.catalogs.classes import DEFAULT_MERGE, format_class_spec, merge_for
+from gpal.data.dataset import NoisyDataset
+from gpal.runs.persistence import claim_output_dir, write_json_atomic
+
+__all__ = ["DEFAULT_FEATURES", "TrainedModel", "load_trained", "train_catalog_model"]
+
+
+TRAINING_FILE = "training.json"
+TRAINING_FORMAT = "gpal.trained_model"
+MODEL_DIR = "model"
+
+
+#: The main job's model and inputs, chosen by the selection study (docs/results.md): on 4FGL-DR4 the
+#: MGP with the softmax likelihood on the fermi_dr4 features had the best held-out NLL and calibration;
+#: the noisy-input NIMGP did not improve on it with these features (see the study).
+DEFAULT_FEATURES = "fermi_dr4"
+
+
+# ------------------------------------------------------------- trained models
+def _estimator_record(estimator: Any) -> dict[str, Any]:
+    """Estimator class and parameters as JSON (objects such as a custom kernel by their type name)."""
+    params = {k: v for k, v in estimator.get_params(deep=False).items() if k not in ("progress", "warm_start")}
+    params = json.loads(json.dumps(params, default=lambda v: f"<{type(v).__module__}.{type(v).__qualname__}>"))
+    return {"class": f"{type(estimator).__module__}.{type(estimator).__qualname__}", "params": params}
+
+
+def _training_record(data: NoisyDataset, merge: Mapping[str, Sequence[str]], estimator: Any, trained_on: str,
+                     fit_seconds: float) -> dict[str, Any]:
+    cuts = data.meta.get("cuts", {})
+    return {
+        "format": TRAINING_FORMAT,
+        "version": 1,
+        "model": MODEL_DIR,
+        "catalog": {k: data.meta.get(k) for k in ("release", "version", "cds_name", "data_release", "rows", "file")},
+        "classes": list(data.class_names),
+        "merge": {k: list(v) for k, v in merge.items()},
+        "class_spec": format_class_spec(data.class_names, merge),
+        "features": list(data.meta.get("features", [])),
+        "feature_names": list(data.feature_names),
+        "min_significance": cuts.get("min_significance"),
+        "significance_column": cuts.get("significance_column"),
+        "n_per_class": data.class_counts(),
+        "dropped": dict(data.meta.get("dropped", {})),
+        "trained_on": trained_on,
+        "estimator": _estimator_record(estimator),
+        "fit_seconds": round(float(fit_seconds), 2),
+    }
+
+
+@dataclass(frozen=True)
+class TrainedModel:
+    """A trained-model folder: where the model is, what it was trained on, and the loaded estimator."""
+
+    folder: Path
+    model_dir: Path
+    training: dict[str, Any]
+    estimator: Any
+
+    @property
+    def classes(self) -> list[str]:
+        return [str(c) for c in self.estimator.classes_]
+
+
+def load_trained(folder: str | os.PathLike) -> TrainedModel:
+    """Open a folder written by `train_catalog_model` or `classify_catalog` (``training.json`` + ``model/``)."""
+    from gpal.catalog_jobs.prediction import load_estimator
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"model folder {folder} does not exist; give the --out folder of gpal train or gpal classify")
+    record_file = folder / TRAINING_FILE
+    if not record_file.is_file():
+        bare = " (it is a bare saved model: predict needs the feature definitions gpal train records)" if (
+            folder / "config.json").is_file() else ""
+        raise FileNotFoundError(
+            f"{folder} is not a trained-model folder: expected {TRAINING_FILE} and {MODEL_DIR}/ in it{bare}; "
+            "give the --out folder of gpal train or gpal classify"
+        )
+    try:
+        training = json.loads(record_file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{record_file} is not valid JSON ({exc}); the model folder is corrupt") from None
+    if not isinstance(training, dict) or training.get("format") != TRAINING_FORMAT:
+        raise ValueError(f"{record_file} is not a {TRAINING_FORMAT} record; the model folder is corrupt")
+    missing = [k for k in ("classes", "features", "feature_names", "catalog", "estimator") if k not in training]
+    if missing:
+        raise ValueError(f"{record_file} lacks {missing}; the model folder is corrupt")
+    model_dir = folder / training.get("model", MODEL_DIR)
+    estimator = load_estimator(model_dir)
+    if len(training["feature_names"]) != getattr(estimator, "n_features_in_", len(training["feature_names"])):
+        raise ValueError(
+            f"{folder}: {TRAINING_FILE} lists {len(training['feature_names'])} features but the model in {model_dir} "
+            f"takes {estimator.n_features_in_}; the folder mixes two trainings"
+        )
+    return TrainedModel(folder, model_dir, training, estimator)
+
+
+def make_catalog_estimator(input_noise: str, likelihood: str, epochs: int, num_inducing: int, batch_size: int, seed: int,
+                    progress: bool) -> Any:
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
+
+    estimator = NoisyGPClassifier(input_noise=input_noise, likelihood=likelihood, epochs=epochs,
+                                  num_inducing=num_inducing, batch_size=batch_size, random_state=seed, progress=progress)
+    estimator._check_params()  # bad settings fail here, before a catalog is read or a folder claimed
+    return estimator
+
+
+def fit_and_save(estimator: Any, data: NoisyDataset, folder: Path, merge: Mapping[str, Sequence[str]],
+                  trained_on: str) -> Any:
+    """Fit, then write ``model/`` and (last, so it marks completion) ``training.json``."""
+    t0 = time.perf_counter()
+    estimator.fit(data)
+    if getattr(estimator, "stopped_early_", False):
+        raise KeyboardInterrupt("training interrupted; nothing was saved, rerun the same command to start it again")
+    seconds = time.perf_counter() - t0
+    estimator.save(folder / MODEL_DIR)
+    write_json_atomic(folder / TRAINING_FILE, _training_record(data, merge, estimator, trained_on, seconds))
+    return estimator
+
+
+def _labelled(catalog: Any, classes: Sequence[str], merge: Mapping[str, Sequence[str]],
+              min_significance: float | None, features: Any) -> NoisyDataset:
+    return catalog.dataset(classes=list(classes), merge={k: list(v) for k, v in merge.items()},
+                           min_significance=min_significance, features=features)
+
+
+def setup_job(kind: str, catalog: str, classes: Sequence[str], merge: Mapping[str, Sequence[str]] | None,
+           min_significance: float | None, features: Any, estimator: Any) -> tuple[Any, dict, NoisyDataset, dict]:
+    """Catalog, merge groups, labelled data and the run identity shared by `gpal train` and the main job."""
+    from gpal.catalogs import load_catalog
+
+    cat = load_catalog(catalog)
+    merge = merge_for(classes, merge)
+    data = _labelled(cat, classes, merge, min_significance, features)
+    identity = {
+        "kind": kind,
+        "catalog": cat.provenance(),
+        "class_spec": format_class_spec(data.class_names, merge),
+        "min_significance": min_significance,
+        "features": data.meta["features"],
+        "estimator": _estimator_record(estimator),
+    }
+    return cat, merge, data, identity
+
+
+def train_catalog_model(
+    out_dir: str | os.PathLike,
+    *,
+    catalog: str = "4FGL-DR4",
+    classes: Sequence[str] = ("bll", "fsrq", "pulsar"),
+    merge: Mapping[str, Sequence[str]] | None = DEFAULT_MERGE,
+    min_significance: float | None = None,
+    features: str | Sequence[Any] | None = DEFAULT_FEATURES,
+    input_noise: str = "none",
+    likelihood: str = "softmax",
+    epochs: int = 300,
+    num_inducing: int = 50,
+    batch_size: int = 200,
+    seed: int = 0,
+    force: bool = False,
+    progress: bool = True,
+) -> Path:
+    """Fit a `NoisyGPClassifier` on all selected labelled sources and save it as a trained-model folder.
+
+    Rerunning with the same settings reuses the saved model; other settings on the
+    same folder are refused unless ``force``.  Returns the folder.
+    """
+    estimator = make_catalog_estimator(input_noise, likelihood, epochs, num_inducing, batch_size, seed, progress)
+    _, merge, data, identity = setup_job("gpal.train", catalog, classes, merge, min_significance, features, estimator)
+    folder = claim_output_dir(out_dir, identity, force=force)
+    if not (folder / TRAINING_FILE).is_file():
+        fit_and_save(estimator, data, folder, merge, "all selected sources")
+    return folder

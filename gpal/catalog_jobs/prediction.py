@@ -1,0 +1,221 @@
+"""Predicting with a saved model: load any gpal family, and predict millions of rows in chunks.
+
+A catalog of millions of sources does not fit one ``predict_proba`` call on one
+core, so `predict_proba_chunked` cuts the rows into chunks and sends each chunk
+through an `Executor` as the task ``(model folder, X rows, X_var rows)``.  A worker
+loads the saved model once and keeps it (keyed on the folder and the modification
+time of its ``config.json``), so chunks do not reload it.  The model folder must be
+readable at the same path on every worker (a shared file system on a cluster).
+
+Each row's probabilities depend only on the model and that row: the Monte Carlo
+draws of a stochastic prediction are common random numbers seeded by the
+estimator, so the result is the same whichever executor runs the chunks, in
+whatever order they finish, and equals one unchunked ``predict_proba`` call.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import numbers
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from gpal.catalog_jobs.model_folders import TrainedModel, load_trained
+from gpal.catalog_jobs.tables import ClassifiedSources
+from gpal.data.dataset import NoisyDataset
+from gpal.estimators import saved_formats
+from gpal.estimators.base import check_predict_data
+from gpal.runs.executors import Executor, as_executor
+
+__all__ = ["load_estimator", "predict_catalog", "predict_proba_chunked"]
+
+
+def _model_format(path: Path) -> str:
+    formats = list(saved_formats())
+    config = path / "config.json"
+    if not config.is_file():
+        raise FileNotFoundError(
+            f"{path} is not a saved gpal model: it has no config.json (a model folder written by "
+            f"an estimator's save(); known formats: {formats})"
+        )
+    try:
+        fmt = json.loads(config.read_text(encoding="utf-8")).get("format")
+    except (json.JSONDecodeError, AttributeError) as exc:
+        raise ValueError(f"{config} is not a JSON object ({exc}); the saved model is corrupt") from None
+    if fmt not in formats:
+        raise ValueError(f"{path} holds a model of unknown format {fmt!r}; valid formats are {formats}")
+    return fmt
+
+
+def load_estimator(path: str | os.PathLike) -> Any:
+    """The fitted estimator saved in folder ``path``, whichever gpal family wrote it."""
+    path = Path(path)
+    return saved_formats()[_model_format(path)].load(path)
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_estimator(path: str, config_mtime_ns: int) -> Any:
+    """One loaded model per (folder, config.json version) per process; a re-saved model is reloaded."""
+    return load_estimator(path)
+
+
+def _estimator_for(path: str) -> Any:
+    return _cached_estimator(path, (Path(path) / "config.json").stat().st_mtime_ns)
+
+
+def _predict_chunk(model_dir: str, X: np.ndarray, X_var: np.ndarray) -> np.ndarray:
+    """One chunk as an executor task: probabilities and their Monte Carlo errors, stacked (2, rows, C).
+
+    Families whose predictions involve no Monte Carlo (or do not report it) give zero errors.
+    """
+    estimator = _estimator_for(model_dir)
+    if "return_mc_error" in inspect.signature(estimator.predict_proba).parameters:
+        proba, error = estimator.predict_proba(X, X_var, return_mc_error=True)
+    else:
+        proba = estimator.predict_proba(X, X_var)
+        error = np.zeros_like(proba)
+    return np.stack([np.asarray(proba, dtype=np.float64), np.asarray(error, dtype=np.float64)])
+
+
+def predict_proba_chunked(
+    model_dir: str | os.PathLike,
+    X: Any,
+    X_var: Any = None,
+    *,
+    chunk_size: int = 20000,
+    executor: Executor | None = None,
+    progress: bool = True,
+    return_mc_error: bool = False,
+) -> Any:
+    """Class probabilities (N, C) of the model saved in ``model_dir``, columns in ``classes_`` order.
+
+    With ``return_mc_error`` also their Monte Carlo standard errors (N, C).  A row's
+    probability does not depend on ``chunk_size`` or on the other rows.
+
+    ``X`` (N, d) and ``X_var`` (or a ``NoisyDataset`` as ``X``) are checked against the
+    model before any chunk runs.  Rows go in chunks of ``chunk_size`` through
+    ``executor`` (in this process if None); the result is in row order whatever
+    order the chunks finish in.
+    """
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be an integer >= 1 (rows per task); got {chunk_size!r}")
+    executor = as_executor(executor)
+    path = str(Path(model_dir).resolve())
+    _model_format(Path(path))  # a clear error before anything is loaded
+    estimator = _estimator_for(path)
+    Xa, Va = check_predict_data(X, X_var, estimator.n_features_in_, getattr(estimator, "_needs_X_var", False))
+    n = Xa.shape[0]
+    if n == 0:
+        raise ValueError("predict needs at least one row; X is empty")
+    starts = range(0, n, int(chunk_size))
+    tasks = [(path, Xa[s : s + chunk_size], Va[s : s + chunk_size]) for s in starts]
+    out = np.empty((2, n, len(estimator.classes_)))
+    for i, both in executor.map(_predict_chunk, tasks, desc="chunks", progress=progress):
+        out[:, starts[i] : starts[i] + both.shape[1]] = both
+    return (out[0], out[1]) if return_mc_error else out[0]
+
+
+# ------------------------------------------------------------- catalog selections
+def _missing_columns(catalog: Any, features: Sequence[Any]) -> list[str]:
+    from gpal.catalogs.features import resolve_features
+
+    needed = [c for f in resolve_features(list(features)) for c in f.columns]
+    have = set(catalog.table.colnames)
+    return [c for c in dict.fromkeys(needed) if c not in have]
+
+
+def _table_meta(trained: TrainedModel, catalog: Any, pool: NoisyDataset, select: Sequence[str]) -> dict[str, str]:
+    """FITS-safe keywords (<= 8 characters), identical in the CSV header."""
+    import gpal
+
+    cfg = json.loads((trained.model_dir / "config.json").read_text(encoding="utf-8"))
+    t = trained.training
+    return {
+        "CREATOR": f"gpal {gpal.__version__}",
+        "CATALOG": catalog.release,
+        "CATVER": catalog.version,
+        "CATFILE": catalog.path.name,
+        "SELECT": ",".join(select),
+        "NSOURCES": str(pool.n_samples),
+        "DROPPED": ",".join(pool.meta.get("dropped", {})),
+        "MODEL": str(trained.folder.resolve()),
+        "MODELFMT": f"{cfg.get('format')} v{cfg.get('version')}",
+        "CLASSES": t.get("class_spec", ",".join(t["classes"])),
+        "FEATURES": ",".join(t["feature_names"]),
+        "TRAINCAT": f"{t['catalog'].get('release')} {t['catalog'].get('version')}",
+        "TRAINSEL": json.dumps({"min_significance": t.get("min_significance"), "n_per_class": t.get("n_per_class"),
+                                "trained_on": t.get("trained_on")}, sort_keys=True),
+        "FITCONF": json.dumps(t["estimator"]["params"], sort_keys=True),
+    }
+
+
+def select_tokens(select: str | Sequence[str]) -> tuple[str, ...]:
+    tokens = [select] if isinstance(select, str) else list(select)
+    out: list[str] = []
+    for token in tokens:
+        out += [t.strip().lower() for t in str(token).split(",") if t.strip()]
+    if not out:
+        raise ValueError("select must name at least one of 'unassociated', 'bcu', 'all' or a class code")
+    return tuple(dict.fromkeys(out))
+
+
+def selection_pool(catalog: Any, select: Sequence[str], features: Any) -> NoisyDataset:
+    """Sources to classify; ``all`` means every source of the catalog, labelled or not."""
+    if "all" in select:
+        if len(select) > 1:
+            raise ValueError(f"select 'all' already takes every source; do not combine it with {list(select)[1:]}")
+        codes = sorted({c or "unassociated" for c in catalog.class_codes})
+        return catalog.pool(select=codes, features=features)
+    return catalog.pool(select=list(select), features=features)
+
+
+def predict_catalog(
+    model: str | os.PathLike | TrainedModel,
+    catalog: Any = "4FGL-DR4",
+    select: str | Sequence[str] = ("unassociated",),
+    chunk_size: int = 20000,
+    executor: Any = None,
+    progress: bool = True,
+) -> ClassifiedSources:
+    """Class probabilities of the selected sources of ``catalog`` (a name, path or `Catalog`).
+
+    ``select``: ``"unassociated"``, ``"bcu"``, other CLASS1 codes, or ``"all"``.
+    The catalog must hold every column the model's features are built from.
+    Prediction is chunked (``chunk_size`` rows) and runs on ``executor``
+    (`gpal.runs.executors.make_executor`; in this process when None).
+    """
+    from gpal.catalogs import load_catalog
+    from gpal.estimators.base import entropy
+    from gpal.catalog_jobs.prediction import predict_proba_chunked
+
+    trained = model if isinstance(model, TrainedModel) else load_trained(model)
+    cat = load_catalog(catalog) if isinstance(catalog, (str, os.PathLike)) else catalog
+    missing = _missing_columns(cat, trained.training["features"])
+    if missing:
+        raise ValueError(
+            f"the catalog {cat.path.name} ({cat.release}) lacks column(s) {missing} that the model's features "
+            f"{trained.training['feature_names']} are built from; use a catalog with these columns"
+        )
+    tokens = select_tokens(select)
+    pool = selection_pool(cat, tokens, trained.training["features"])
+    if tuple(pool.feature_names) != tuple(trained.training["feature_names"]):
+        raise ValueError(f"catalog features {list(pool.feature_names)} differ from the model's "
+                         f"{trained.training['feature_names']}")
+    proba, mc_error = predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, chunk_size=chunk_size,
+                                            executor=executor, progress=progress, return_mc_error=True)
+    classes = trained.classes
+    frame = pd.DataFrame({"Source_Name": pool.ids, "CLASS1": pool.aux["CLASS1"]})
+    for c, name in enumerate(classes):
+        frame[f"p_{name}"] = proba[:, c]
+    frame["predicted_class"] = np.asarray(classes, dtype=object)[np.argmax(proba, axis=1)]
+    frame["entropy"] = entropy(proba)
+    frame["p_mc_se"] = mc_error.max(axis=1)  # the largest Monte Carlo standard error of the row's probabilities
+    for column in ("GLON", "GLAT"):
+        frame[column] = pool.aux.get(column, np.full(pool.n_samples, np.nan))
+    return ClassifiedSources(frame, _table_meta(trained, cat, pool, tokens))

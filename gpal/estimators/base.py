@@ -1,0 +1,245 @@
+"""The estimator contract every gpal classifier shares, written once.
+
+Every family (the noisy-input sparse GP, Dirichlet-based GPs, the binary
+Jaakkola-Jordan / Taylor bounds, ...) implements ``fit`` and ``predict_proba``;
+this module gives them the same input validation, label handling and the derived
+``predict`` / ``score`` / ``predictive_entropy``, so users switch families without
+changing code.  Validation happens here, before any TensorFlow work.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+from sklearn.base import ClassifierMixin
+from sklearn.exceptions import NotFittedError
+
+from gpal.data.dataset import NoisyDataset
+from gpal.estimators.params import Constraint, check_params
+
+__all__ = ["RENAMED_PARAMETERS", "FitData", "GPClassifierMixin", "check_fit_data", "check_predict_data", "entropy", "warn_ignored_noise"]
+
+
+@dataclass(frozen=True)
+class FitData:
+    """Validated training data: float64 arrays, integer codes and the original labels."""
+
+    X: np.ndarray
+    X_var: np.ndarray
+    y: np.ndarray  # codes into classes
+    classes: np.ndarray  # sorted unique original labels (any hashable type)
+    feature_names: tuple[str, ...]
+
+
+def _matrix(name: str, value: Any) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be numeric; {exc}") from None
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {arr.shape}")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        rows, cols = np.nonzero(bad)
+        raise ValueError(
+            f"{name} contains {bad.sum()} NaN or infinite value(s), first at row {rows[0]}, column {cols[0]}"
+        )
+    return arr
+
+
+def _variances(X: np.ndarray, X_var: Any) -> np.ndarray:
+    if X_var is None:
+        return np.zeros_like(X)
+    V = _matrix("X_var", X_var)
+    if V.shape != X.shape:
+        raise ValueError(f"X_var must have the shape of X {X.shape}; got {V.shape}")
+    if (V < 0).any():
+        raise ValueError("X_var holds variances and must be >= 0 (got negative entries)")
+    return V
+
+
+def check_fit_data(X: Any, y: Any = None, X_var: Any = None, min_classes: int = 2) -> FitData:
+    """Arrays or a labelled ``NoisyDataset`` -> ``FitData``; labels may be any hashable type."""
+    if isinstance(X, NoisyDataset):
+        if y is not None or X_var is not None:
+            raise TypeError("pass either a NoisyDataset or arrays X, y (and X_var), not both")
+        if not X.is_labelled:
+            raise ValueError("cannot fit on an unlabelled NoisyDataset (a pool); it has no y")
+        labels = np.asarray(X.class_names, dtype=object)[X.y]
+        data, names = (X.X, X.X_var, labels), X.feature_names
+    else:
+        if y is None:
+            raise TypeError("fit needs labels y (or a labelled NoisyDataset)")
+        data, names = (X, X_var, y), ()
+    Xa = _matrix("X", data[0])
+    V = _variances(Xa, data[1])
+    labels = np.asarray(data[2])
+    if labels.ndim != 1 or labels.shape[0] != Xa.shape[0]:
+        raise ValueError(f"y must be 1-D with one label per row of X ({Xa.shape[0]}); got shape {labels.shape}")
+    try:
+        classes, codes = np.unique(labels, return_inverse=True)
+    except TypeError as exc:
+        raise TypeError(f"labels must be mutually comparable (e.g. all strings or all ints): {exc}") from None
+    if len(classes) < min_classes:
+        raise ValueError(f"need at least {min_classes} classes to fit a classifier; y has {len(classes)}: {list(classes)}")
+    return FitData(Xa, V, codes.astype(np.int64), classes, tuple(names) or tuple(f"x{j}" for j in range(Xa.shape[1])))
+
+
+def check_predict_data(X: Any, X_var: Any, n_features: int, needs_variance: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Inputs for prediction, checked against the fitted model (arrays or a NoisyDataset)."""
+    if isinstance(X, NoisyDataset):
+        if X_var is not None:
+            raise TypeError("pass either a NoisyDataset or arrays X (and X_var), not both")
+        X, X_var = X.X, X.X_var
+    Xa = _matrix("X", X)
+    if Xa.shape[1] != n_features:
+        raise ValueError(f"X has {Xa.shape[1]} features, but the model was fitted with {n_features}")
+    if X_var is None and needs_variance:
+        raise ValueError(
+            "this model was fitted to use the inputs' measured noise: pass X_var "
+            "(per-point feature variances, 0 for exact features) or a NoisyDataset"
+        )
+    return Xa, _variances(Xa, X_var)
+
+
+def warn_ignored_noise(X_var: np.ndarray, owner: str, stacklevel: int = 3) -> None:
+    """Warn when a family that models exact inputs is handed non-zero variances.
+
+    Such families accept ``X_var`` so they drop into the same workflows, but a
+    user must not believe the error bars were used.
+    """
+    if np.any(X_var > 0):
+        warnings.warn(
+            f"{owner} ignores input noise: X_var has non-zero entries, but this family "
+            "models exact inputs (use NoisyGPClassifier to use the error bars)",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+
+
+def entropy(proba: np.ndarray) -> np.ndarray:
+    """Shannon entropy (nats) of each row of class probabilities; 0 log 0 = 0."""
+    p = np.asarray(proba, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, p * np.log(p), 0.0)
+    return -terms.sum(axis=-1)
+
+
+#: Constructor arguments renamed since models were first saved: old name -> new name.
+RENAMED_PARAMETERS = {"seed": "random_state"}
+
+
+class GPClassifierMixin(ClassifierMixin):
+    """What every family shares: declared parameters, the fitted check, predict / score / entropy.
+
+    A scikit-learn ``ClassifierMixin`` (so ``is_classifier`` and tools such as modAL
+    recognise gpal models) whose methods also take the inputs' variances ``X_var``.
+    A family declares ``_parameters`` (a constraint per constructor argument), names the
+    attribute that exists once fitted (``_fitted_attribute``) and implements ``fit`` and
+    ``predict_proba``.
+    """
+
+    _parameters: ClassVar[Mapping[str, Constraint]] = {}
+    _fitted_attribute: ClassVar[str] = "model_"
+
+    def _check_params(self) -> None:
+        """Every constructor argument against its declared constraint, then the rules that tie them."""
+        check_params(self, self._parameters)
+        self._check_combinations()
+
+    def _check_combinations(self) -> None:
+        """Rules between parameters; a family overrides it when it has some."""
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, self._fitted_attribute)
+
+    def _check_fitted(self) -> None:
+        if not self.__sklearn_is_fitted__():
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
+
+    def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def predict(self, X: Any, X_var: Any = None) -> np.ndarray:
+        """The most probable class label per row, in the labels' original type."""
+        proba = self.predict_proba(X, X_var)  # first: it raises the clear error when not fitted
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def score(self, X: Any, y: Any = None, sample_weight: Any = None, *, X_var: Any = None) -> float:
+        """Accuracy, optionally weighted, as scikit-learn's classifiers (a labelled NoisyDataset may stand for X, y)."""
+        if isinstance(X, NoisyDataset):
+            y = np.asarray(X.class_names, dtype=object)[X.y]
+        predicted = self.predict(X, X_var)
+        y = np.asarray(y)
+        if y.shape != predicted.shape:
+            raise ValueError(f"y must have one label per row ({predicted.shape[0]}); got shape {y.shape}")
+        if sample_weight is not None:
+            sample_weight = np.asarray(sample_weight, dtype=np.float64)
+            if sample_weight.shape != predicted.shape or not np.all(np.isfinite(sample_weight)) or np.any(sample_weight < 0):
+                raise ValueError(
+                    f"sample_weight must hold one finite weight >= 0 per row ({predicted.shape[0]}); "
+                    f"got shape {sample_weight.shape}"
+                )
+        return float(np.average(predicted == y, weights=sample_weight))
+
+    def predictive_entropy(self, X: Any, X_var: Any = None) -> np.ndarray:
+        """Entropy of the predictive class distribution: the active-learning acquisition score."""
+        return entropy(self.predict_proba(X, X_var))
+
+    @staticmethod
+    def _current_names(params: Mapping[str, Any]) -> dict[str, Any]:
+        """Saved constructor arguments under today's names (``seed`` was renamed ``random_state``)."""
+        for old, new in RENAMED_PARAMETERS.items():
+            if old in params and new in params:
+                raise ValueError(f"saved parameters hold both {old!r} and its new name {new!r}; the folder was edited")
+        return {RENAMED_PARAMETERS.get(name, name): value for name, value in params.items()}
+
+    # ------------------------------------------- shared by the exact-input families
+    def _exact_inputs(self, X: Any, X_var: Any) -> np.ndarray:
+        """Checked, standardised prediction inputs of a family that models exact inputs (X_var ignored, warned)."""
+        self._check_fitted()
+        Xa, V = check_predict_data(X, X_var, self.n_features_in_, needs_variance=False)
+        warn_ignored_noise(V, type(self).__name__, stacklevel=4)  # the user's predict call
+        return Xa if self.standardizer_ is None else self.standardizer_.transform_arrays(Xa)[0]
+
+    # ------------------------------------------------------- save / load pieces
+    def _params_state(self, template_prefix: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """``get_params`` as JSON plus arrays: a user kernel template is saved under ``template_prefix``."""
+        from gpal.models.state import kernel_state
+
+        params, arrays = self.get_params(deep=False), {}
+        if params.get("kernel") is not None:
+            params["kernel"], arrays = kernel_state(params["kernel"], template_prefix)
+        return params, arrays
+
+    @staticmethod
+    def _params_from_state(params: dict[str, Any], arrays: dict[str, np.ndarray], template_prefix: str) -> dict[str, Any]:
+        """Inverse of ``_params_state``: constructor arguments with the kernel template rebuilt."""
+        from gpal.models.state import kernel_from_state
+
+        params = GPClassifierMixin._current_names(params)
+        if params.get("kernel") is not None:
+            params["kernel"] = kernel_from_state(params["kernel"], arrays, template_prefix)
+        return params
+
+    def _fitted_state(self) -> dict[str, Any]:
+        """What every fitted family saves besides its model: labels, input width, standardiser."""
+        from gpal.runs.persistence import classes_to_json
+
+        return {
+            "classes": classes_to_json(self.classes_),
+            "n_features_in": int(self.n_features_in_),
+            "standardizer": None if self.standardizer_ is None else self.standardizer_.to_dict(),
+        }
+
+    def _restore_fitted_state(self, config: dict[str, Any]) -> None:
+        """Inverse of ``_fitted_state``."""
+        from gpal.data.dataset import Standardizer
+        from gpal.runs.persistence import classes_from_json
+
+        self.classes_ = classes_from_json(config["classes"])
+        self.n_features_in_ = int(config["n_features_in"])
+        self.standardizer_ = None if config["standardizer"] is None else Standardizer.from_dict(config["standardizer"])

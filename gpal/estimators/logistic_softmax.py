@@ -1,0 +1,216 @@
+"""``LogisticSoftmaxGPClassifier``: the augmented logistic-softmax GP (paper 004) behind gpal's estimator contract.
+
+Training is the conjugate scheme of ``gpal.models.families.augmented_logistic_softmax``: closed-form
+CAVI on the full batch, or natural-gradient SVI on minibatches, with the kernel (and optionally
+the inducing inputs) moved by Adam on the same bound.  Predictions average the logistic-softmax
+over Monte Carlo draws of q(f) (paper 004 sec. 4): a plug-in of the mean would be overconfident
+and bias entropy-based acquisition.  Same contract as the other gpal classifiers
+(``gpal.estimators.base``); saved as ``config.json`` + ``params.npz``, never a pickle.
+
+This family models exact inputs: a non-zero ``X_var`` is accepted (so the estimator drops
+into the same workflows) but ignored, with a warning.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from gpal.data.dataset import Standardizer
+from gpal.estimators.base import GPClassifierMixin, check_fit_data, warn_ignored_noise
+from gpal.estimators.params import KERNEL, RANDOM_STATE, Boolean, Integer, OneOf, Optional, Real
+from gpal.runs.persistence import load_model_dir, save_model_dir
+
+__all__ = ["LogisticSoftmaxGPClassifier"]
+
+_INFERENCE = ("cavi", "natural_gradient")
+
+
+class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
+    """Sparse multi-class GP classifier, logistic-softmax likelihood, conjugate updates by augmentation.
+
+    Parameters
+    ----------
+    inference : "cavi" (full-batch coordinate ascent, closed form) or "natural_gradient"
+        (stochastic natural gradient on q(u) over minibatches of ``batch_size``).
+    num_inducing : inducing inputs shared by all classes, k-means centres of the (standardised)
+        training inputs (capped at the distinct rows).
+    kernel : gpflow kernel shared by all classes (copied); ``None`` is squared exponential with one
+        length scale per feature.
+    max_iter : iterations (CAVI sweeps or minibatch steps).
+    batch_size : minibatch size for "natural_gradient"; ``None`` is the full batch ("cavi" needs ``None``).
+    learning_rate : Adam step on the kernel hyperparameters (and Z).
+    hyper_every : one Adam step every this many iterations; 0 keeps the hyperparameters fixed.
+    train_inducing : move the inducing inputs with the hyperparameters.
+    nat_delay, nat_forgetting : natural-gradient step size rho_t = (t + nat_delay)^-nat_forgetting,
+        t = 0, 1, ...; delay >= 1 keeps rho_t <= 1 (a convex blend of precisions stays positive
+        definite); forgetting in (0.5, 1] for Robbins-Monro convergence.
+    n_samples : Monte Carlo draws of the latent marginals per prediction.
+    jitter : added to the diagonal of K_mm.
+    standardize : fit a ``gpal.data.dataset.Standardizer`` on the training inputs.
+    random_state : seeds the k-means initialisation, the minibatches and the predictive draws.
+    progress : show a tqdm bar while fitting (off by default, as scikit-learn estimators are quiet).
+
+    Fitted attributes: ``classes_``, ``n_features_in_``, ``model_``
+    (``AugmentedLogisticSoftmaxGP``), ``standardizer_``, ``history_`` (the augmented ELBO after
+    each iteration's global update; minibatch estimates for "natural_gradient").
+    """
+
+    saved_format = "gpal.LogisticSoftmaxGPClassifier"  # the ``format`` of its saved folders
+    saved_version = 1
+    _parameters = {
+        "inference": OneOf(_INFERENCE),
+        "num_inducing": Integer(1),
+        "kernel": KERNEL,
+        "max_iter": Integer(1),
+        "batch_size": Optional(Integer(1)),
+        "learning_rate": Real(0, low_open=True),
+        "hyper_every": Integer(0),
+        "train_inducing": Boolean(),
+        "nat_delay": Real(1, meaning="so that every step rho_t <= 1"),
+        "nat_forgetting": Real(0, 1, meaning="0: every step is 1"),
+        "n_samples": Integer(1),
+        "jitter": Real(0, low_open=True),
+        "standardize": Boolean(),
+        "random_state": RANDOM_STATE,
+        "progress": Boolean(),
+    }
+
+    def __init__(
+        self,
+        inference: str = "cavi",
+        num_inducing: int = 100,
+        kernel: Any = None,
+        max_iter: int = 200,
+        batch_size: int | None = None,
+        learning_rate: float = 0.02,
+        hyper_every: int = 1,
+        train_inducing: bool = False,
+        nat_delay: float = 1.0,
+        nat_forgetting: float = 0.6,
+        n_samples: int = 1000,
+        jitter: float = 1e-6,
+        standardize: bool = True,
+        random_state: int = 0,
+        progress: bool = False,
+    ):
+        self.inference = inference
+        self.num_inducing = num_inducing
+        self.kernel = kernel
+        self.max_iter = max_iter
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.hyper_every = hyper_every
+        self.train_inducing = train_inducing
+        self.nat_delay = nat_delay
+        self.nat_forgetting = nat_forgetting
+        self.n_samples = n_samples
+        self.jitter = jitter
+        self.standardize = standardize
+        self.random_state = random_state
+        self.progress = progress
+
+    def _check_combinations(self) -> None:
+        if self.batch_size is not None and self.inference == "cavi":
+            raise ValueError("inference='cavi' updates on the full batch: use batch_size=None, or inference='natural_gradient'")
+
+    # ------------------------------------------------------------------- fit
+    def fit(self, X: Any, y: Any = None, X_var: Any = None) -> "LogisticSoftmaxGPClassifier":
+        """Fit on arrays ``X`` (n, d) and labels ``y`` (n,), or on a labelled ``NoisyDataset``.
+
+        ``X_var`` is accepted for a common interface and ignored (warning if non-zero).
+        """
+        self._check_params()
+        data = check_fit_data(X, y, X_var)
+        warn_ignored_noise(data.X_var, "LogisticSoftmaxGPClassifier")
+
+        import gpflow
+
+        from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP, AugmentedTrainer
+        from gpal.models.kernels import default_kernel
+        from gpal.models.svgp import kmeans_inducing
+
+        standardizer = Standardizer.fit(data.X) if self.standardize else None
+        Xs = data.X if standardizer is None else standardizer.transform_arrays(data.X)[0]
+        d = Xs.shape[1]
+        kernel = default_kernel(d) if self.kernel is None else gpflow.utilities.deepcopy(self.kernel)
+        Z = kmeans_inducing(Xs, min(int(self.num_inducing), Xs.shape[0]), int(self.random_state))
+        model = AugmentedLogisticSoftmaxGP(kernel, Z, len(data.classes), float(self.jitter))
+        trainer = AugmentedTrainer(model, Xs, data.y, float(self.learning_rate), bool(self.train_inducing))
+        history = trainer.run(
+            self.inference,
+            max_iter=int(self.max_iter),
+            batch_size=None if self.batch_size is None else int(self.batch_size),
+            hyper_every=int(self.hyper_every),
+            delay=float(self.nat_delay),
+            forgetting=float(self.nat_forgetting),
+            seed=int(self.random_state),
+            progress=bool(self.progress),
+        )
+        self.classes_ = data.classes
+        self.n_features_in_ = d
+        self.standardizer_ = standardizer
+        self.model_ = model
+        self.history_ = history
+        return self
+
+    # --------------------------------------------------------------- predict
+    def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:
+        """(n, C) class probabilities, columns as ``classes_``: E_q[p(y | f)] by seeded Monte Carlo."""
+        Xs = self._exact_inputs(X, X_var)  # first: it raises the clear error when not fitted
+        return self.model_.predict_proba(Xs, int(self.n_samples), int(self.random_state))
+
+    def sample_proba(self, X: Any, X_var: Any = None, n_samples: int = 100) -> np.ndarray:
+        """p(y | f_s) for ``n_samples`` draws of the latent marginals, (S, n, C); their mean ~ ``predict_proba``."""
+        if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or n_samples < 1:
+            raise ValueError(f"n_samples must be an integer >= 1; got {n_samples!r}")
+        Xs = self._exact_inputs(X, X_var)
+        return self.model_.sample_proba(Xs, int(n_samples), int(self.random_state))
+
+    # ------------------------------------------------------------- save/load
+    def save(self, path: str | os.PathLike) -> None:
+        """Write ``config.json`` and ``params.npz`` into directory ``path`` (replaced atomically)."""
+        save_model_dir(path, self.saved_format, self.saved_version, *self.to_state())
+
+    def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """The fitted classifier as (JSON-able config, named arrays); ``from_state`` inverts it."""
+        from gpal.models.state import kernel_state
+
+        self._check_fitted()
+        model = self.model_
+        params, arrays = self._params_state("kernel_template/")
+        kernel_config, kernel_arrays = kernel_state(model.kernel, "kernel/")
+        arrays.update({"Z": model.Z.numpy(), "eta1": model.eta1.numpy(), "precision": model.precision.numpy(), **kernel_arrays})
+        config = {
+            "params": params,
+            **self._fitted_state(),
+            "kernel": kernel_config,
+            "jitter": model.jitter,
+            "history": [float(h) for h in self.history_],
+        }
+        return config, arrays
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "LogisticSoftmaxGPClassifier":
+        """Rebuild a classifier written by ``save``; it predicts exactly as the saved one."""
+        return cls.from_state(*load_model_dir(path, cls.saved_format, cls.saved_version))
+
+    @classmethod
+    def from_state(cls, config: dict[str, Any], arrays: dict[str, np.ndarray]) -> "LogisticSoftmaxGPClassifier":
+        from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP
+        from gpal.models.state import kernel_from_state
+
+        clf = cls(**cls._params_from_state(config["params"], arrays, "kernel_template/"))
+        clf._restore_fitted_state(config)
+        model = AugmentedLogisticSoftmaxGP(
+            kernel_from_state(config["kernel"], arrays, "kernel/"), arrays["Z"], len(clf.classes_), config["jitter"]
+        )
+        model.eta1.assign(arrays["eta1"])
+        model.precision.assign(arrays["precision"])
+        clf.model_ = model
+        clf.history_ = list(config["history"])
+        return clf

@@ -1,0 +1,536 @@
+"""``NoisyGPClassifier``: the scikit-learn style front of the noisy-input GP classifiers.
+
+One estimator covers MGP, NIMGP, NIMGP-NN and NIMGP-FO (``input_noise`` =
+none / latent / amortized / first_order) with any registered likelihood, trained by
+stochastic variational inference; ``likelihood="logistic_softmax"`` can instead be
+trained by the closed-form updates of its augmented model (``inference="cavi"`` or
+``"natural_gradient"``, paper 004), which this front delegates to
+``LogisticSoftmaxGPClassifier``.  Inputs are validated and, by default,
+standardised (variances mapped by 1/scale^2) before any TensorFlow work; labels
+may be of any hashable type; a fitted model saves to a directory of plain files
+(``config.json`` + ``params.npz``), never a pickle.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from gpal.data.dataset import NoisyDataset, Standardizer
+from gpal.training.early_stopping import ValidationMonitor, validation_split
+from gpal.estimators.base import GPClassifierMixin, check_fit_data, check_predict_data
+from gpal.estimators.params import KERNEL, LIKELIHOOD, RANDOM_STATE, Boolean, Integer, OneOf, Options, Real, Satisfies
+from gpal.registry import INPUT_NOISE
+from gpal.runs.persistence import load_model_dir, save_model_dir
+
+__all__ = ["NoisyGPClassifier"]
+
+_NOISE_VARIANCE = ("known", "learned", "both")
+_INFERENCE = ("svi", "cavi", "natural_gradient")
+# Settings of the augmented model that have no SVI counterpart, passed through ``inference_options``.
+_AUGMENTED_OPTIONS = ("hyper_every", "train_inducing", "nat_delay", "nat_forgetting", "jitter")
+# Prediction evaluates the GP at (rows x n_samples) inputs; chunks keep that bounded.
+_PREDICT_BUDGET = 2**18
+
+
+class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
+    """Sparse variational multi-class GP classifier for inputs with error bars.
+
+    Parameters
+    ----------
+    input_noise : "none" | "latent" | "amortized" | "first_order"
+        How input noise enters: ignored (MGP), a Gaussian q(x_i) per training point
+        (NIMGP), q(x_i) from a network of (x~_i, y_i) (NIMGP-NN), or a first-order
+        variance correction grad(mu)^T V grad(mu) (NIMGP-FO).
+    noise_variance : "known" | "learned" | "both"
+        Input-noise variances: the measured ``X_var``, one learned per-feature
+        vector, or their sum.  Features whose measured variance is 0 are exact.
+    likelihood : a registered name ("softmax", the default, "robustmax", "step", "probit", "logit",
+        "logistic_softmax") or a configured ``gpal.models.Likelihood``.  Softmax (with its Monte
+        Carlo ELBO) is the default because it gave the best held-out NLL and calibration on the
+        4FGL-DR4 main job; robust-max makes confident mistakes where classes overlap
+        (docs/results.md, default selection study).
+    likelihood_options : keyword options of the named likelihood, e.g. ``{"delta": 0.01,
+        "learn_delta": False}`` for probit or ``{"num_samples": 50}`` for logistic-softmax
+        (robust-max takes ``epsilon`` / ``learn_epsilon`` below).
+    inference : "svi" (minibatch Adam on the ELBO, every likelihood and input-noise strategy),
+        or for ``likelihood="logistic_softmax"`` with exact inputs (``input_noise="none"``):
+        "cavi" (closed-form coordinate ascent on the full batch, ``epochs`` sweeps) or
+        "natural_gradient" (natural-gradient steps on minibatches of ``batch_size``, ``epochs``
+        passes).  Kernel hyperparameters move by Adam at ``learning_rate`` in every case.
+    inference_options : settings of the augmented model with no SVI counterpart:
+        ``hyper_every``, ``train_inducing``, ``nat_delay``, ``nat_forgetting``, ``jitter``
+        (see ``LogisticSoftmaxGPClassifier``).
+    num_inducing : inducing points per latent function (capped at the training size).
+    kernel : gpflow kernel copied per class; ``None`` is squared exponential with ARD.
+    batch_size, epochs, learning_rate : Adam minibatch optimisation of the ELBO.
+    n_samples : Monte Carlo draws of p(x* | x~*) per test point (latent, amortized).
+    prior_variance : s of the broad prior N(0, s I) on the noiseless inputs.
+    hidden_sizes : hidden layer widths of the amortisation network.
+    epsilon, learn_epsilon : label-flip probability of the robust-max likelihood.
+    standardize : fit a ``gpal.data.dataset.Standardizer`` on the training inputs.
+    warm_start : when True, a further ``fit`` continues from the fitted model (kernels,
+        inducing points, q(u), likelihood and noise parameters, amortisation network and
+        standardiser are kept; NIMGP's per-point q(x_i) restart at the observations), as
+        in the paper's active-learning retraining.  Set the retraining length with
+        ``set_params(epochs=...)``.
+    early_stopping, validation_fraction, n_iter_no_change, validation_interval : hold out a
+        stratified ``validation_fraction`` of the training rows, score their NLL every
+        ``validation_interval`` epochs, stop after ``n_iter_no_change`` checks without gain and
+        keep the best parameters (``validation_history_``, ``best_epoch_``).  Off by default: on
+        the main job the rows it holds out cost more than the stop saves (docs/results.md).
+    random_state : all randomness (k-means, network init, minibatches, MC draws) derives from it.
+    progress : show a tqdm bar while training (off by default, as scikit-learn estimators are quiet).
+
+    Fitted attributes: ``classes_``, ``n_features_in_``, ``model_`` (the
+    ``NoisySVGP`` tf.Module), ``standardizer_``, ``history_`` (per-epoch mean of the
+    minibatch negative-ELBO estimates), ``stopped_early_``.  With ``inference`` "cavi" or
+    "natural_gradient", ``augmented_`` is the fitted ``LogisticSoftmaxGPClassifier``,
+    ``model_`` its augmented model and ``history_`` its augmented ELBO per iteration.
+    """
+
+    saved_format = "gpal.NoisyGPClassifier"  # the ``format`` of its saved folders
+    saved_version = 1
+    _parameters = {
+        "input_noise": OneOf(INPUT_NOISE.names()),
+        "noise_variance": OneOf(_NOISE_VARIANCE),
+        "likelihood": LIKELIHOOD,
+        "likelihood_options": Options(),
+        "inference": OneOf(_INFERENCE),
+        "inference_options": Options(),
+        "num_inducing": Integer(1),
+        "kernel": KERNEL,
+        "batch_size": Integer(1),
+        "epochs": Integer(0),
+        "learning_rate": Real(0, low_open=True),
+        "n_samples": Integer(1),
+        "prior_variance": Real(0, low_open=True),
+        "hidden_sizes": Satisfies(lambda s: all(isinstance(h, numbers.Integral) and h >= 1 for h in s),
+                                  "a sequence of positive integers"),
+        "epsilon": Real(0, 1, low_open=True, high_open=True, meaning="a label-flip probability"),
+        "learn_epsilon": Boolean(),
+        "standardize": Boolean(),
+        "warm_start": Boolean(),
+        "early_stopping": Boolean(),
+        "validation_fraction": Real(0, 1, low_open=True, high_open=True, meaning="a fraction of the training rows"),
+        "n_iter_no_change": Integer(1),
+        "validation_interval": Integer(1),
+        "random_state": RANDOM_STATE,
+        "progress": Boolean(),
+    }
+
+    def __init__(
+        self,
+        input_noise: str = "none",
+        noise_variance: str = "known",
+        likelihood: Any = "softmax",
+        likelihood_options: dict[str, Any] | None = None,
+        inference: str = "svi",
+        inference_options: dict[str, Any] | None = None,
+        num_inducing: int = 100,
+        kernel: Any = None,
+        batch_size: int = 50,
+        epochs: int = 750,
+        learning_rate: float = 0.01,
+        n_samples: int = 300,
+        prior_variance: float = 1000.0,
+        hidden_sizes: tuple[int, ...] = (50,),
+        epsilon: float = 1e-3,
+        learn_epsilon: bool = False,
+        standardize: bool = True,
+        warm_start: bool = False,
+        early_stopping: bool = False,
+        validation_fraction: float = 0.1,
+        n_iter_no_change: int = 5,
+        validation_interval: int = 10,
+        random_state: int = 0,
+        progress: bool = False,
+    ):
+        self.input_noise = input_noise
+        self.noise_variance = noise_variance
+        self.likelihood = likelihood
+        self.likelihood_options = likelihood_options
+        self.inference = inference
+        self.inference_options = inference_options
+        self.num_inducing = num_inducing
+        self.kernel = kernel
+        self.batch_size = batch_size
+        self.epochs = epochs
+        self.learning_rate = learning_rate
+        self.n_samples = n_samples
+        self.prior_variance = prior_variance
+        self.hidden_sizes = hidden_sizes
+        self.epsilon = epsilon
+        self.learn_epsilon = learn_epsilon
+        self.standardize = standardize
+        self.warm_start = warm_start
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_interval = validation_interval
+        self.random_state = random_state
+        self.progress = progress
+
+    # ------------------------------------------------------------ validation
+    def _check_combinations(self) -> None:
+        self._check_likelihood_options()
+        self._check_inference()
+
+    def _check_likelihood_options(self) -> None:
+        options = self.likelihood_options or {}
+        clash = sorted({"epsilon", "learn_epsilon"} & set(options))
+        if clash and self._likelihood_name == "robustmax":
+            raise ValueError(f"set robust-max's {clash} with the epsilon / learn_epsilon parameters, not likelihood_options")
+        if options and self._likelihood_name is None:
+            raise ValueError("likelihood_options apply to a likelihood given by name; a Likelihood object is already configured")
+
+    def _check_inference(self) -> None:
+        if self.inference not in _INFERENCE:
+            raise ValueError(f"inference must be one of {_INFERENCE}; got {self.inference!r}")
+        options = self.inference_options or {}
+        if self.inference == "svi":
+            if options:
+                raise ValueError(
+                    f"inference_options {sorted(options)} configure inference='cavi' / 'natural_gradient'; "
+                    "SVI is set by batch_size, epochs and learning_rate"
+                )
+            return
+        if self._likelihood_name != "logistic_softmax":
+            raise ValueError(
+                f"inference={self.inference!r} is the conjugate scheme of the augmented logistic-softmax model "
+                f"and exists only for likelihood='logistic_softmax'; with likelihood={self.likelihood!r} use inference='svi'"
+            )
+        if self.input_noise != "none":
+            raise ValueError(
+                f"inference={self.inference!r} models exact inputs; use input_noise='none', or inference='svi' "
+                f"for input_noise={self.input_noise!r}"
+            )
+        if self.warm_start:
+            raise ValueError(f"warm_start continues an SVI fit; inference={self.inference!r} refits from scratch: set warm_start=False")
+        if self.epochs < 1:
+            raise ValueError(f"inference={self.inference!r} needs epochs >= 1; got {self.epochs!r}")
+        unknown = sorted(set(options) - set(_AUGMENTED_OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown inference_options {unknown}; valid options are {list(_AUGMENTED_OPTIONS)}")
+
+    @property
+    def _likelihood_name(self) -> str | None:
+        return self.likelihood.lower() if isinstance(self.likelihood, str) else None
+
+    def _likelihood_options(self) -> dict[str, Any]:
+        if self._likelihood_name == "robustmax":
+            return {"epsilon": float(self.epsilon), "learn_epsilon": bool(self.learn_epsilon)}
+        return dict(self.likelihood_options or {})
+
+    @property
+    def _needs_X_var(self) -> bool:
+        """Whether measured variances are part of the model (and so required at fit and predict)."""
+        return self.input_noise != "none" and self.noise_variance != "learned"
+
+    # ------------------------------------------------------------------- fit
+    def fit(
+        self,
+        X: Any,
+        y: Any = None,
+        X_var: Any = None,
+        callback: Callable[[int, float], bool | None] | None = None,
+    ) -> "NoisyGPClassifier":
+        """Fit on arrays ``X`` (n, d), labels ``y`` (n,), variances ``X_var`` (n, d), or on a ``NoisyDataset``.
+
+        ``callback(epoch, loss)`` runs after every epoch; returning False stops
+        training (as does Ctrl-C), keeping the parameters reached.
+        Raises ``gpal.training.svi.TrainingError`` if the ELBO becomes non-finite.
+        """
+        self._check_params()
+        if X_var is None and not isinstance(X, NoisyDataset) and self._needs_X_var:
+            raise ValueError(
+                f"input_noise={self.input_noise!r} with noise_variance={self.noise_variance!r} uses the measured "
+                "input variances, so fit needs X_var (n, d); pass zeros for exact features"
+            )
+        data = check_fit_data(X, y, X_var)
+        if self.inference != "svi":
+            return self._fit_augmented(data)
+
+        from gpal.models.state import assign_module_values, module_values
+        from gpal.models.svgp import build_model
+        from gpal.training.svi import TrainData, train
+
+        previous = self._warm_start_source(data)
+        if previous is not None:
+            standardizer = self.standardizer_
+        else:
+            standardizer = Standardizer.fit(data.X) if self.standardize else None
+        Z, Z_var = (data.X, data.X_var) if standardizer is None else standardizer.transform_arrays(data.X, data.X_var)
+        y = data.y
+        if self.early_stopping:
+            fit_rows, val_rows = validation_split(y, float(self.validation_fraction), int(self.random_state))
+            (Z, Z_val), (Z_var, Z_var_val), (y, y_val) = ((a[fit_rows], a[val_rows]) for a in (Z, Z_var, y))
+        model = build_model(
+            Z,
+            y,
+            num_classes=len(data.classes),
+            input_noise=self.input_noise,
+            noise_variance=self.noise_variance,
+            likelihood=self.likelihood,
+            num_inducing=self.num_inducing,
+            kernel=self.kernel,
+            prior_variance=float(self.prior_variance),
+            hidden_sizes=tuple(int(h) for h in self.hidden_sizes),
+            likelihood_options=self._likelihood_options(),
+            seed=int(self.random_state),
+        )
+        if previous is not None:
+            _continue_from(model, previous)
+        monitor = None
+        if self.early_stopping:
+            monitor = ValidationMonitor(
+                _validation_predictor(model, int(self.n_samples), int(self.random_state)),
+                lambda: module_values(model),
+                lambda state: assign_module_values(model, state),
+                Z_val, Z_var_val, y_val,
+                interval=int(self.validation_interval), patience=int(self.n_iter_no_change), then=callback,
+            )
+        result = train(
+            model,
+            TrainData.from_arrays(Z, Z_var, y),
+            epochs=int(self.epochs),
+            batch_size=int(self.batch_size),
+            learning_rate=float(self.learning_rate),
+            seed=int(self.random_state),
+            progress=bool(self.progress),
+            callback=callback if monitor is None else monitor,
+        )
+        interrupted = result.stopped_early
+        if monitor is not None:
+            # The monitor's own stop is the plan, not an interruption; a user's callback or Ctrl-C still is.
+            interrupted = result.stopped_early and not monitor.exhausted
+            monitor.restore()
+        self.classes_ = data.classes
+        self.n_features_in_ = data.X.shape[1]
+        self.standardizer_ = standardizer
+        self.model_ = model
+        self.history_ = (list(self.history_) if previous is not None else []) + result.history
+        self.stopped_early_ = interrupted
+        self.validation_history_ = [] if monitor is None else list(monitor.history)
+        self.best_epoch_ = len(result.history) if monitor is None else monitor.best_epoch
+        self.augmented_ = None
+        self._predict_fn = self._sample_fn = None
+        return self
+
+    def _fit_augmented(self, data: Any) -> "NoisyGPClassifier":
+        """CAVI / natural-gradient training of the augmented logistic-softmax model, in SVI's units."""
+        from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
+
+        cavi = self.inference == "cavi"
+        steps_per_epoch = 1 if cavi else -(-data.X.shape[0] // int(self.batch_size))
+        inner = LogisticSoftmaxGPClassifier(
+            inference=self.inference,
+            num_inducing=int(self.num_inducing),
+            kernel=self.kernel,
+            max_iter=int(self.epochs) * steps_per_epoch,
+            batch_size=None if cavi else int(self.batch_size),
+            learning_rate=float(self.learning_rate),
+            n_samples=int(self.n_samples),
+            standardize=bool(self.standardize),
+            random_state=int(self.random_state),
+            progress=bool(self.progress),
+            **(self.inference_options or {}),
+        ).fit(data.X, data.classes[data.y])
+        self._adopt(inner)
+        return self
+
+    def _adopt(self, inner: Any) -> None:
+        """Take the fitted state of the augmented model this front delegates to."""
+        self.augmented_ = inner
+        self.classes_ = inner.classes_
+        self.n_features_in_ = inner.n_features_in_
+        self.standardizer_ = inner.standardizer_
+        self.model_ = inner.model_
+        self.history_ = list(inner.history_)
+        self.stopped_early_ = False
+        self._predict_fn = self._sample_fn = None
+
+    def _warm_start_source(self, data: Any) -> Any:
+        """The fitted model to continue from, or None for a fresh start."""
+        if not self.warm_start or not hasattr(self, "model_") or self.augmented_ is not None:
+            return None
+        same_classes = len(data.classes) == len(self.classes_) and all(a == b for a, b in zip(data.classes, self.classes_))
+        if not same_classes or data.X.shape[1] != self.n_features_in_:
+            warnings.warn(
+                f"warm_start ignored: the data have classes {list(data.classes)} and {data.X.shape[1]} features, "
+                f"the fitted model {list(self.classes_)} and {self.n_features_in_}; starting afresh",
+                stacklevel=3,
+            )
+            return None
+        return self.model_
+
+    # --------------------------------------------------------------- predict
+    def _inputs(self, X: Any, X_var: Any) -> tuple[np.ndarray, np.ndarray]:
+        self._check_fitted()
+        X, X_var = check_predict_data(X, X_var, self.n_features_in_, self._needs_X_var)
+        if X.shape[0] == 0:
+            raise ValueError("predict needs at least one row; X is empty")
+        if self.standardizer_ is not None:
+            X, X_var = self.standardizer_.transform_arrays(X, X_var)
+        return X, X_var
+
+    def predict_proba(self, X: Any, X_var: Any = None, *, return_mc_error: bool = False) -> Any:
+        """Class probabilities (n, C), columns in the order of ``classes_``.
+
+        A source's probability depends on the model and its own X / X_var row only (the
+        Monte Carlo input draws are shared by all rows), never on which other rows are
+        predicted with it or how they are chunked.  ``return_mc_error=True`` also returns
+        each probability's Monte Carlo standard error over the input draws, (n, C): zero
+        where inputs are not sampled (input_noise "none" / "first_order").
+        """
+        if getattr(self, "augmented_", None) is not None:
+            proba = self.augmented_.set_params(n_samples=int(self.n_samples)).predict_proba(X, X_var)
+            return (proba, np.zeros_like(proba)) if return_mc_error else proba
+        X, X_var = self._inputs(X, X_var)
+        model = self.model_
+        S = int(self.n_samples) if model.strategy.stochastic_prediction else 1
+        if getattr(self, "_predict_fn", None) is None:
+            import tensorflow as tf
+
+            self._predict_fn = _compiled(
+                lambda a, b, seed: tf.stack(model.predict_proba_and_error(a, b, seed, S)), self.n_features_in_)
+        both = self._in_chunks(self._predict_fn, X, X_var, S, stream=-1, axis=1)
+        return (both[0], both[1]) if return_mc_error else both[0]
+
+    def sample_proba(self, X: Any, X_var: Any = None, n_samples: int = 100) -> np.ndarray:
+        """p(y | f_s) for ``n_samples`` joint draws of latent functions (and noisy inputs), (S, n, C).
+
+        Their mean approximates ``predict_proba``; their spread is the epistemic part
+        of the uncertainty that BALD-style acquisitions need.
+        """
+        if not isinstance(n_samples, numbers.Integral) or n_samples < 1:
+            raise ValueError(f"n_samples must be an integer >= 1; got {n_samples!r}")
+        if getattr(self, "augmented_", None) is not None:
+            return self.augmented_.sample_proba(X, X_var, n_samples)
+        X, X_var = self._inputs(X, X_var)
+        model = self.model_
+        S = int(n_samples)
+        if getattr(self, "_sample_fn", None) is None or self._sample_size != S:
+            self._sample_fn = _compiled(lambda a, b, seed: model.sample_conditional_proba(a, b, seed, S), self.n_features_in_)
+            self._sample_size = S
+        return self._in_chunks(self._sample_fn, X, X_var, S, stream=-(10**6), axis=1)
+
+    def _in_chunks(self, fn: Callable, X: np.ndarray, X_var: np.ndarray, S: int, stream: int, axis: int = 0) -> np.ndarray:
+        """Evaluate ``fn`` over row chunks so memory stays bounded; every chunk has the same seed.
+
+        The draws are shared by the rows (see ``predict_proba``), so one seed for all chunks
+        makes the result independent of the chunking.
+        """
+        import tensorflow as tf
+
+        rows = max(1, _PREDICT_BUDGET // (S * len(self.classes_) ** 2))
+        seed = tf.constant([int(self.random_state), stream], dtype=tf.int64)  # a stream apart from training's
+        out = []
+        for start in range(0, X.shape[0], rows):
+            out.append(fn(X[start : start + rows], X_var[start : start + rows], seed).numpy())
+        return np.concatenate(out, axis=axis)
+
+    # ------------------------------------------------------------- save/load
+    def save(self, path: str | os.PathLike) -> None:
+        """Write ``config.json`` and ``params.npz`` into directory ``path`` (replaced atomically)."""
+        self._check_fitted()
+        from gpal.models.state import kernel_to_config, module_values
+
+        params = {k: _plain(v) for k, v in self.get_params(deep=False).items()}
+        if params["kernel"] is not None:
+            params["kernel"] = {"kernel_config": kernel_to_config(params["kernel"])}
+        if not isinstance(params["likelihood"], str):
+            params["likelihood"] = {"likelihood_config": params["likelihood"].get_config()}
+        params["hidden_sizes"] = [int(h) for h in params["hidden_sizes"]]
+        if self.augmented_ is not None:
+            augmented_config, arrays = self.augmented_.to_state()
+            save_model_dir(path, self.saved_format, self.saved_version, {"params": params, "augmented": augmented_config}, arrays)
+            return
+        config = {
+            "params": params,
+            **self._fitted_state(),
+            "structure": self.model_.structure(),
+            "history": [float(h) for h in self.history_],
+            "stopped_early": bool(self.stopped_early_),
+        }
+        save_model_dir(path, self.saved_format, self.saved_version, config, module_values(self.model_))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "NoisyGPClassifier":
+        """Rebuild a classifier saved by ``save``; its predictions equal the saved one's."""
+        from gpal.models.likelihoods.base import likelihood_from_config
+        from gpal.models.state import assign_module_values, kernel_from_config
+        from gpal.models.svgp import NoisySVGP
+
+        config, arrays = load_model_dir(path, cls.saved_format, cls.saved_version)
+        params = cls._current_names(config["params"])
+        if isinstance(params["kernel"], dict):
+            params["kernel"] = kernel_from_config(params["kernel"]["kernel_config"])
+        if isinstance(params["likelihood"], dict):
+            params["likelihood"] = likelihood_from_config(params["likelihood"]["likelihood_config"])
+        params["hidden_sizes"] = tuple(params["hidden_sizes"])
+        clf = cls(**params)
+        if "augmented" in config:
+            from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
+
+            clf._adopt(LogisticSoftmaxGPClassifier.from_state(config["augmented"], arrays))
+            return clf
+        model = NoisySVGP.from_structure(config["structure"])
+        assign_module_values(model, arrays)
+        clf._restore_fitted_state(config)
+        clf.model_ = model
+        clf.history_ = list(config["history"])
+        clf.stopped_early_ = config["stopped_early"]
+        clf.augmented_ = None
+        clf._predict_fn = clf._sample_fn = None
+        return clf
+
+
+# ------------------------------------------------------------------ helpers
+def _validation_predictor(model: Any, n_samples: int, seed: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """Class probabilities of the model under training, compiled once for the validation rows."""
+    import tensorflow as tf
+
+    S = n_samples if model.strategy.stochastic_prediction else 1
+    fn = tf.function(lambda a, b: model.predict_proba(a, b, tf.constant([seed, -7], tf.int64), S), autograph=False)
+    return lambda X, X_var: fn(tf.constant(X), tf.constant(X_var)).numpy()
+
+
+def _compiled(fn: Callable, n_features: int) -> Callable:
+    """``fn(X, X_var, seed)`` compiled once for any number of rows."""
+    import tensorflow as tf
+
+    spec = tf.TensorSpec([None, n_features], tf.float64)
+    # autograph off: these are straight-line graphs, and autograph mis-resolved strategy methods.
+    return tf.function(fn, input_signature=[spec, spec, tf.TensorSpec([2], tf.int64)], autograph=False)
+
+
+def _continue_from(model: Any, previous: Any) -> None:
+    """Copy every global variable of ``previous`` into ``model``; per-point q(x_i) stay at their start."""
+    from gpflow.utilities import parameter_dict
+
+    from gpal.models.state import module_values
+
+    per_point = {id(v) for v in model.strategy.per_point_variables}
+    old = module_values(previous)
+    for key, var in parameter_dict(model).items():
+        raw = getattr(var, "unconstrained_variable", var)
+        if id(var) in per_point or key not in old or tuple(old[key].shape) != tuple(raw.shape):
+            continue
+        raw.assign(old[key])
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars as Python numbers, so that hyper-parameters serialise to JSON."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return value

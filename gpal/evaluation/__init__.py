@@ -1,0 +1,1 @@
+"""Evaluation: metrics, calibration, baselines, paired comparisons, prior shift, tables, figures, reports."""

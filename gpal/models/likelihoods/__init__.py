@@ -1,0 +1,29 @@
+"""Likelihoods: how labels depend on the latent functions, and nothing about inputs.
+
+Each module defines subclasses of ``Likelihood``; defining one registers it in
+``LIKELIHOODS`` by its ``kind``. A new likelihood is a new module here, imported below.
+"""
+
+from gpal.models.likelihoods.base import LIKELIHOODS, Likelihood, RobustMax, likelihood_from_config, make_likelihood
+from gpal.models.likelihoods.gaussian_noise import (
+    GaussianNoiseLikelihood,
+    LogitLikelihood,
+    ProbitLikelihood,
+    StepLikelihood,
+)
+from gpal.models.likelihoods.logistic_softmax import LogisticSoftmaxLikelihood
+from gpal.models.likelihoods.softmax import SoftmaxLikelihood
+
+__all__ = [
+    "LIKELIHOODS",
+    "GaussianNoiseLikelihood",
+    "Likelihood",
+    "LogisticSoftmaxLikelihood",
+    "LogitLikelihood",
+    "ProbitLikelihood",
+    "RobustMax",
+    "SoftmaxLikelihood",
+    "StepLikelihood",
+    "likelihood_from_config",
+    "make_likelihood",
+]

@@ -1,0 +1,176 @@
+"""Likelihoods: from latent marginals q(f_i) = N(Fmu_i, Fvar_i) to labels.
+
+A likelihood is the part of the model that knows how labels depend on the latent
+functions, and nothing about inputs or input noise.  The model hands it
+marginals and integer labels; it returns
+
+* ``variational_expectations(Fmu, Fvar, Y)``: E_q[log p(y_i | f_i)] per point, (N,);
+* ``predict_proba(Fmu, Fvar)``: predictive class probabilities, (N, num_classes);
+* ``num_latent(num_classes)``: how many latent functions it needs (C for the
+  multi-class forms, 1 for binary forms of a later issue);
+* its own trainable parameters (as a ``gpflow.base.Module``);
+* ``get_config()``: a JSON-able description that ``likelihood_from_config`` rebuilds.
+"""
+
+from __future__ import annotations
+
+import abc
+import inspect
+from typing import Any, Mapping
+
+import gpflow
+import tensorflow as tf
+import tensorflow_probability as tfp
+from check_shapes import check_shapes, inherit_check_shapes
+
+__all__ = ["Likelihood", "RobustMax", "make_likelihood", "likelihood_from_config", "LIKELIHOODS"]
+
+from gpal.registry import LIKELIHOODS
+from gpal.models.quadrature import (
+    argmax_probabilities,
+    panel_rule,
+    prob_largest,
+    robust_expected_log,
+    robust_predictive,
+)
+
+
+class Likelihood(gpflow.base.Module, abc.ABC):
+    """Base class: the contract every likelihood plugged into the model satisfies.
+
+    As in GPflow, the public methods check shapes and call the abstract private ones a
+    subclass writes; a subclass with a non-empty ``kind`` registers itself in
+    ``LIKELIHOODS`` under that name, which is how ``NoisyGPClassifier(likelihood=...)``,
+    the CLI's choices and saved configs find it.
+    """
+
+    kind: str = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "kind" in cls.__dict__ and cls.kind:
+            LIKELIHOODS.register(cls.kind, cls)
+
+    def num_latent(self, num_classes: int) -> int:
+        """Latent functions needed for ``num_classes`` classes (one per class by default)."""
+        return num_classes
+
+    @check_shapes("Fmu: [N, L]", "Fvar: [N, L]", "Y: [N]", "return: [N]")
+    def variational_expectations(self, Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor) -> tf.Tensor:
+        """E_q[log p(y_i | f_i)] under independent Gaussian marginals, shape (N,)."""
+        return self._variational_expectations(Fmu, Fvar, Y)
+
+    @check_shapes("Fmu: [N, L]", "Fvar: [N, L]", "return: [N, C]")
+    def predict_proba(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
+        """p(y_i = c) = E_q[p(y_i = c | f_i)], shape (N, num_classes)."""
+        return self._predict_proba(Fmu, Fvar)
+
+    @abc.abstractmethod
+    @check_shapes("Fmu: [N, L]", "Fvar: [N, L]", "Y: [N]", "return: [N]")
+    def _variational_expectations(self, Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor) -> tf.Tensor:
+        """The subclass's E_q[log p(y | f)]; a subclass inherits the shape checks."""
+
+    @abc.abstractmethod
+    @check_shapes("Fmu: [N, L]", "Fvar: [N, L]", "return: [N, C]")
+    def _predict_proba(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
+        """The subclass's predictive probabilities; a subclass inherits the shape checks."""
+
+    @abc.abstractmethod
+    def get_config(self) -> dict[str, Any]:
+        """JSON-able constructor arguments plus ``name`` (see ``likelihood_from_config``)."""
+
+
+class RobustMax(Likelihood):
+    """Arg-max labelling rule with label-flip probability epsilon (paper eq. 2).
+
+    p(y | f) = 1 - epsilon if y = argmax_c f_c, else epsilon / (C - 1).  Both the
+    ELBO term and the predictive probability reduce to
+    P_y = int N(f_y | mu_y, nu_y) prod_{c != y} Phi((f_y - mu_c) / sqrt(nu_c)) df_y,
+    a one-dimensional integral done by composite Gauss-Legendre quadrature
+    (``num_quadrature`` points per panel; see ``gpal.models.quadrature.prob_largest``).
+    """
+
+    kind = "robustmax"
+
+    def __init__(
+        self, num_classes: int | None = None, epsilon: float = 1e-3, learn_epsilon: bool = False, num_quadrature: int = 8
+    ):
+        """``num_classes=None`` makes a template for ``NoisyGPClassifier(likelihood=...)``, which sets it at fit."""
+        super().__init__(name="robustmax")
+        if num_classes is not None and int(num_classes) < 2:
+            raise ValueError(f"RobustMax needs at least 2 classes; got num_classes={num_classes}")
+        if not 0.0 < float(epsilon) < 1.0:
+            raise ValueError(f"epsilon is a probability in (0, 1); got {epsilon}")
+        if int(num_quadrature) < 2:
+            raise ValueError(f"num_quadrature must be >= 2; got {num_quadrature}")
+        self.num_classes = None if num_classes is None else int(num_classes)
+        self.num_quadrature = int(num_quadrature)
+        self.learn_epsilon = bool(learn_epsilon)
+        self.epsilon = gpflow.Parameter(
+            float(epsilon), transform=tfp.bijectors.Sigmoid(), trainable=self.learn_epsilon, dtype=tf.float64
+        )
+        self._nodes, self._weights = panel_rule(self.num_quadrature)
+
+    def num_latent(self, num_classes: int) -> int:
+        if num_classes != self.num_classes:
+            raise ValueError(f"this RobustMax was built for {self.num_classes} classes, not {num_classes}")
+        return num_classes
+
+    @check_shapes("Fmu: [N, C]", "Fvar: [N, C]", "Y: [N]", "return: [N]")
+    def prob_argmax(self, Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor) -> tf.Tensor:
+        """P(f_y is the largest latent value) for each point's class ``Y``, by quadrature."""
+        return prob_largest(Fmu, Fvar, Y, self._nodes, self._weights)
+
+    @inherit_check_shapes
+    def _variational_expectations(self, Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor) -> tf.Tensor:
+        p = self.prob_argmax(Fmu, Fvar, Y)
+        return robust_expected_log(p, 1.0 - p, tf.convert_to_tensor(self.epsilon), self.num_classes)
+
+    @inherit_check_shapes
+    def _predict_proba(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
+        p = argmax_probabilities(Fmu, Fvar, self._nodes, self._weights)
+        return robust_predictive(p, 1.0 - p, tf.convert_to_tensor(self.epsilon), self.num_classes)
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            "name": self.kind,
+            "num_classes": self.num_classes,
+            "epsilon": float(self.epsilon.numpy()),
+            "learn_epsilon": self.learn_epsilon,
+            "num_quadrature": self.num_quadrature,
+        }
+
+
+def make_likelihood(spec: str | Likelihood, num_classes: int, **options: Any) -> Likelihood:
+    """A fresh likelihood for ``num_classes`` classes from a name or a template object.
+
+    A template object is rebuilt from its config (with its current parameter
+    values) so that fitting never mutates the object a user passed in.
+    """
+    if isinstance(spec, Likelihood):
+        if options:
+            raise ValueError(
+                f"likelihood options {sorted(options)} apply to a likelihood given by name; "
+                f"this {type(spec).__name__} object is already configured"
+            )
+        config = spec.get_config()
+        config.pop("name", None)
+        config["num_classes"] = num_classes
+        return type(spec)(**config)
+    if not isinstance(spec, str) or spec.lower() not in LIKELIHOODS:
+        raise ValueError(f"likelihood must be one of {sorted(LIKELIHOODS)} or a Likelihood object; got {spec!r}")
+    cls = LIKELIHOODS[spec.lower()]
+    accepted = [p for p in inspect.signature(cls).parameters if p not in ("self", "num_classes")]
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise ValueError(f"likelihood {spec.lower()!r} has no option(s) {unknown}; its options are {accepted}")
+    return cls(num_classes=num_classes, **options)
+
+
+def likelihood_from_config(config: Mapping[str, Any]) -> Likelihood:
+    """Inverse of ``Likelihood.get_config``."""
+    config = dict(config)
+    name = config.pop("name", None)
+    if name not in LIKELIHOODS:
+        raise ValueError(f"unknown likelihood {name!r} in config; known: {sorted(LIKELIHOODS)}")
+    return LIKELIHOODS[name](**config)

@@ -1,0 +1,215 @@
+"""Step, probit and logit likelihoods as one: Gaussian noise of variance a on the latent functions.
+
+Paper 000 (Liu et al.) writes each of these classifiers as an internal function
+g = f + eps, eps ~ N(0, a I), read out by a robust step rule with label-flip
+probability delta:
+
+* binary, one latent f, y in {-1, +1} (the codes 0/1 map to -1/+1):
+  p(y | g) = (1 - 2 delta) H(y g) + delta                      (eq. 5);
+* C classes, one latent per class:
+  p(y | g) = (1 - C delta / (C - 1)) prod_{c != y} H(g_y - g_c) + delta / (C - 1)   (eq. 15).
+
+So p(y | g) is 1 - delta when g ranks y first and delta / (C - 1) otherwise, and
+with S = q(g ranks y first), q(g) = N(Fmu, Fvar + a) (eq. 7, 17):
+
+* E_q(g)[log p(y | g)] = S log(1 - delta) + (1 - S) log(delta / (C - 1))   (eq. 8, 18),
+* p(y | data) = (1 - delta) S + delta / (C - 1) (1 - S)                      (eq. 9, 19),
+
+with S = Phi(y mu / sqrt(a + nu)) in the binary form and, for C classes, the
+1-D integral ``prob_largest`` (composite Gauss-Legendre).  The ELBO term is the one of the
+augmented model (eq. 6, 16): by Jensen it lies below E_q(f)[log p(y | f)] of the
+marginal likelihood p(y | f) = int p(y | g) p(g | f) dg.
+
+a -> 0 gives the step likelihood, a = 1 the (multinomial) probit, a = 2.897 the
+logit (Phi(z / sqrt(2.897)) is within 0.009 of the logistic CDF, App. A).
+delta lies in (0, (C - 1) / C): at the upper end the label carries no
+information, beyond it a wrong label would be likelier than the right one.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import gpflow
+import tensorflow as tf
+import tensorflow_probability as tfp
+from check_shapes import inherit_check_shapes
+
+from gpal.models.quadrature import (
+    MIN_VARIANCE,
+    argmax_probabilities,
+    check_integer,
+    panel_rule,
+    normal_cdf,
+    prob_largest,
+    robust_expected_log,
+    robust_predictive,
+)
+from gpal.models.likelihoods.base import Likelihood
+
+__all__ = [
+    "NOISE_VARIANCES",
+    "FORMS",
+    "GaussianNoiseLikelihood",
+    "StepLikelihood",
+    "ProbitLikelihood",
+    "LogitLikelihood",
+]
+
+# Noise variance a for each named likelihood (paper 000 sec. II-A).
+NOISE_VARIANCES = {"step": 0.0, "probit": 1.0, "logit": 2.897}
+# "auto": the binary form (one latent function) for 2 classes, the multi-class form otherwise.
+FORMS = ("auto", "binary", "multiclass")
+DEFAULT_DELTA = 1e-3
+
+
+def _noise_variance(noise: Any) -> float:
+    if isinstance(noise, str):
+        if noise.lower() not in NOISE_VARIANCES:
+            raise ValueError(f"noise must be one of {sorted(NOISE_VARIANCES)} or a variance a >= 0; got {noise!r}")
+        return NOISE_VARIANCES[noise.lower()]
+    if isinstance(noise, bool) or not isinstance(noise, numbers.Real):
+        raise ValueError(f"noise must be one of {sorted(NOISE_VARIANCES)} or a variance a >= 0; got {noise!r}")
+    if not (math.isfinite(noise) and noise >= 0.0):
+        raise ValueError(f"noise variance a must be finite and >= 0 (0: step, 1: probit, 2.897: logit); got {noise}")
+    return float(noise)
+
+
+class GaussianNoiseLikelihood(Likelihood):
+    """Robust step read-out of f + N(0, a): step (a -> 0), probit (a = 1), logit (a = 2.897).
+
+    Parameters
+    ----------
+    num_classes : number of classes C >= 2, or None for a template whose class count
+        is set when it is fitted (``make_likelihood(template, C)``).
+    noise : "step", "probit", "logit" or the noise variance a >= 0 itself.
+    delta : label-flip probability, in (0, (C - 1) / C).
+    learn_delta : learn delta with the ELBO (the paper's recommendation, sec. IV-B1:
+        a fixed delta distorts the latent means and variances); kept in its range by
+        a scaled sigmoid.
+    form : "binary" (one latent function, eq. 8-9; needs C = 2), "multiclass" (one
+        latent per class, eq. 18-19) or "auto" (binary for C = 2).
+    num_quadrature : Gauss-Legendre points per panel of the multi-class S
+        (``gpal.models.quadrature.prob_largest``); 8 give <= 4e-8 for up to 5 classes and <= 4e-7 for 10, even at latent
+        variance ratios of 1e4.
+    """
+
+    kind = "gaussian_noise"
+
+    def __init__(
+        self,
+        num_classes: int | None = None,
+        noise: str | float = "probit",
+        delta: float = DEFAULT_DELTA,
+        learn_delta: bool = True,
+        form: str = "auto",
+        num_quadrature: int = 8,
+    ):
+        super().__init__(name=self.kind)
+        self.num_classes = None if num_classes is None else check_integer("num_classes", num_classes, 2)
+        self.noise_variance = _noise_variance(noise)
+        self.noise = noise.lower() if isinstance(noise, str) else self.noise_variance
+        if form not in FORMS:
+            raise ValueError(f"form must be one of {FORMS}; got {form!r}")
+        if form == "binary" and self.num_classes not in (None, 2):
+            raise ValueError(
+                f"form='binary' needs num_classes=2; got num_classes={self.num_classes}: "
+                "use form='auto' or form='multiclass'"
+            )
+        upper = 1.0 if self.num_classes is None else (self.num_classes - 1) / self.num_classes
+        if not 0.0 < float(delta) < upper:
+            raise ValueError(
+                f"delta must lie in (0, {upper:g}) = (0, (C-1)/C) for C={self.num_classes} classes; got {delta}"
+            )
+        self._nodes, self._weights = panel_rule(num_quadrature)
+        self.num_quadrature = int(num_quadrature)
+        self.form = form
+        self.binary = form == "binary" or (form == "auto" and self.num_classes == 2)
+        self.learn_delta = bool(learn_delta)
+        self.delta = gpflow.Parameter(
+            float(delta),
+            transform=tfp.bijectors.Sigmoid(low=tf.constant(0.0, tf.float64), high=tf.constant(upper, tf.float64)),
+            trainable=self.learn_delta,
+            dtype=tf.float64,
+            name="delta",
+        )
+
+    def num_latent(self, num_classes: int) -> int:
+        if num_classes != self.num_classes:
+            raise ValueError(f"this {type(self).__name__} was built for {self.num_classes} classes, not {num_classes}")
+        return 1 if self.binary else num_classes
+
+    def _binary_z(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
+        """mu / sqrt(a + nu) of the single latent function: S = Phi(y z) for y = +-1."""
+        return Fmu[:, 0] / tf.sqrt(tf.maximum(Fvar[:, 0] + self.noise_variance, MIN_VARIANCE))
+
+    @inherit_check_shapes
+    def _variational_expectations(self, Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor) -> tf.Tensor:
+        if self.binary:
+            yz = (2.0 * tf.cast(Y, Fmu.dtype) - 1.0) * self._binary_z(Fmu, Fvar)
+            S, S_other = normal_cdf(yz), normal_cdf(-yz)
+        else:
+            S = prob_largest(Fmu, Fvar + self.noise_variance, Y, self._nodes, self._weights)
+            S_other = 1.0 - S
+        return robust_expected_log(S, S_other, tf.convert_to_tensor(self.delta), self.num_classes)
+
+    @inherit_check_shapes
+    def _predict_proba(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
+        if self.binary:
+            z = self._binary_z(Fmu, Fvar)
+            S = tf.stack([normal_cdf(-z), normal_cdf(z)], axis=1)
+            S_other = S[:, ::-1]
+        else:
+            S = argmax_probabilities(Fmu, Fvar + self.noise_variance, self._nodes, self._weights)
+            S_other = 1.0 - S
+        return robust_predictive(S, S_other, tf.convert_to_tensor(self.delta), self.num_classes)
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            "name": self.kind,
+            "num_classes": self.num_classes,
+            "noise": self.noise,
+            "delta": float(self.delta.numpy()),
+            "learn_delta": self.learn_delta,
+            "form": self.form,
+            "num_quadrature": self.num_quadrature,
+        }
+
+
+class _NamedNoise(GaussianNoiseLikelihood):
+    """The Gaussian-noise likelihood with the noise variance its registry name fixes."""
+
+    def __init__(
+        self,
+        num_classes: int | None = None,
+        delta: float = DEFAULT_DELTA,
+        learn_delta: bool = True,
+        form: str = "auto",
+        num_quadrature: int = 8,
+    ):
+        super().__init__(num_classes, self.kind, delta, learn_delta, form, num_quadrature)
+
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        del config["noise"]  # implied by the name
+        return config
+
+
+class StepLikelihood(_NamedNoise):
+    """GPC-I of paper 000: the step likelihood, a -> 0 (a = 0; the latent variance keeps it finite)."""
+
+    kind = "step"
+
+
+class ProbitLikelihood(_NamedNoise):
+    """GPC-II of paper 000: the (multinomial) probit likelihood, a = 1."""
+
+    kind = "probit"
+
+
+class LogitLikelihood(_NamedNoise):
+    """GPC-III of paper 000: the (multinomial) logit likelihood approximated by a = 2.897."""
+
+    kind = "logit"

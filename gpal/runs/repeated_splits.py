@@ -1,0 +1,411 @@
+"""Repeated random train/test splits x methods, one resumable unit at a time.
+
+The paper's protocol (100 random 90/10 splits, every method trained on each split,
+test NLL / error / confusion averaged over splits) takes hours, so it is cut into
+units (split k, method m).  Each finished unit is one small JSON file written
+atomically (temp file + ``os.replace``), so an interrupted run loses at most the
+unit in flight and a rerun with the same arguments computes only what is missing.
+
+Layout of an output folder::
+
+    out/config.json                       data set fingerprint, seed, test_size, method specs
+    out/units/<method>/split_0007.json    one finished unit
+    out/units/<method>/split_0007.error.json   a unit that raised (on_error="record"); retried on rerun
+    out/summary.json, out/summary.md      written by summarize()
+
+The units are independent, so they go through a `gpal.runs.executors.Executor`: in this
+process by default, or on a Dask cluster.  Only the driver writes files, each unit
+as its result arrives, and every unit draws its randomness from its own seed, so
+the results are the same whichever executor ran them.
+
+Standardisation is the estimator's job (``standardize=True``) and sees only the
+training split, so nothing from the test rows leaks into a unit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
+
+import numpy as np
+
+from gpal.data.dataset import NoisyDataset, Split
+from gpal.runs.executors import Executor, as_executor
+from gpal.evaluation.metrics import confusion_matrix, error_rate, format_mean_se, mean_se, negative_log_likelihood
+from gpal.runs.persistence import write_json_atomic, write_text_atomic
+
+__all__ = [
+    "NOISY_INPUT_METHODS",
+    "select_methods",
+    "run_repeated_splits",
+    "summarize",
+    "summary_markdown",
+    "unit_path",
+]
+
+#: The four classifiers of the noisy-input GP paper, as NoisyGPClassifier settings.
+NOISY_INPUT_METHODS: dict[str, dict[str, Any]] = {
+    "MGP": {"input_noise": "none"},
+    "NIMGP": {"input_noise": "latent"},
+    "NIMGP-NN": {"input_noise": "amortized"},
+    "NIMGP-FO": {"input_noise": "first_order"},
+}
+
+MethodSpec = Mapping[str, Any] | Callable[[int], Any]
+_NAME_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+
+
+def select_methods(names: Iterable[str], **common: Any) -> dict[str, dict[str, Any]]:
+    """NoisyGPClassifier parameter dicts for the named paper methods, each updated with ``common``."""
+    names = list(names)
+    if not names:
+        raise ValueError(f"no methods selected; choose from {list(NOISY_INPUT_METHODS)}")
+    unknown = [n for n in names if n not in NOISY_INPUT_METHODS]
+    if unknown:
+        raise ValueError(f"unknown method(s) {unknown}; valid names are {list(NOISY_INPUT_METHODS)}")
+    return {n: {**common, **NOISY_INPUT_METHODS[n]} for n in dict.fromkeys(names)}
+
+
+def unit_path(out_dir: str | os.PathLike, method: str, split: int) -> Path:
+    """Where the result of (split, method) lives."""
+    return Path(out_dir) / "units" / method / f"split_{split:04d}.json"
+
+
+# --------------------------------------------------------------------------- files
+def _read_json(path: Path) -> Any:
+    with open(path) as fh:
+        return json.load(fh)
+
+
+# ------------------------------------------------------------------ fingerprints
+def _dataset_fingerprint(ds: NoisyDataset) -> dict[str, Any]:
+    h = hashlib.sha256()
+    for arr in (ds.X, ds.X_var, ds.y):
+        h.update(np.ascontiguousarray(arr).tobytes())
+    h.update("\n".join(ds.ids).encode())
+    return {
+        "n_samples": ds.n_samples,
+        "feature_names": list(ds.feature_names),
+        "class_names": list(ds.class_names),
+        "sha256": h.hexdigest(),
+        "release": ds.meta.get("release"),
+    }
+
+
+def _describe_spec(spec: MethodSpec) -> Any:
+    if isinstance(spec, Mapping):
+        return json.loads(json.dumps(dict(spec), default=repr, sort_keys=True))
+    return f"callable {getattr(spec, '__module__', '?')}.{getattr(spec, '__qualname__', repr(spec))}"
+
+
+def _check_config(out_dir: Path, config: dict[str, Any]) -> None:
+    """Refuse to mix results of a different data set / split protocol / method spec in one folder."""
+    path = out_dir / "config.json"
+    if path.exists():
+        old = _read_json(path)
+        for key in ("dataset", "test_size", "seed", "stratify", "use_variances"):
+            if old.get(key) != config[key]:
+                raise ValueError(
+                    f"{out_dir} holds results for a different {key!r} ({old.get(key)!r}, now {config[key]!r}); "
+                    "use another output folder or delete the old one"
+                )
+        for name, desc in config["methods"].items():
+            if name in old.get("methods", {}) and old["methods"][name] != desc:
+                raise ValueError(
+                    f"{out_dir} holds results for method {name!r} with different settings "
+                    f"({old['methods'][name]!r}, now {desc!r}); use another output folder or another method name"
+                )
+        config = {**config, "methods": {**old.get("methods", {}), **config["methods"]}}
+    write_json_atomic(path, config)
+
+
+# --------------------------------------------------------------------------- units
+def _unit_seed(seed: int, split: int) -> int:
+    """Per-split estimator seed; shared by all methods on a split (common random numbers)."""
+    return int(np.random.SeedSequence([seed, split]).generate_state(1)[0] % (2**31 - 1))
+
+
+def _make_estimator(spec: MethodSpec, seed: int) -> Any:
+    if isinstance(spec, Mapping):
+        from gpal.estimators.noisy_gp import NoisyGPClassifier
+
+        params = dict(spec)
+        params.setdefault("random_state", seed)
+        return NoisyGPClassifier(**params)
+    return spec(seed)
+
+
+def _aligned_proba(estimator: Any, proba: np.ndarray, n_test: int, n_classes: int) -> np.ndarray:
+    """Columns reordered so column c is class code c, whatever order the estimator keeps."""
+    proba = np.asarray(proba, dtype=np.float64)
+    classes = getattr(estimator, "classes_", None)
+    if classes is None:
+        classes = np.arange(proba.shape[1] if proba.ndim == 2 else 0)
+    classes = np.asarray(classes)
+    if proba.shape != (n_test, len(classes)):
+        raise ValueError(f"predict_proba returned shape {proba.shape}; expected ({n_test}, {len(classes)})")
+    out = np.zeros((n_test, n_classes))
+    out[:, classes.astype(np.int64)] = proba
+    return out
+
+
+def _run_unit(
+    dataset: NoisyDataset, split: Split, method: str, spec: MethodSpec, seed: int, use_variances: bool
+) -> dict[str, Any]:
+    train, test = dataset.subset(split.train), dataset.subset(split.test)
+    unit_seed = _unit_seed(seed, split.index)
+    estimator = _make_estimator(spec, unit_seed)
+    t0 = time.perf_counter()
+    estimator.fit(train.X, train.y, X_var=train.X_var if use_variances else None)
+    t1 = time.perf_counter()
+    raw = estimator.predict_proba(test.X, X_var=test.X_var if use_variances else None)
+    t2 = time.perf_counter()
+    proba = _aligned_proba(estimator, raw, test.n_samples, dataset.n_classes)
+    return {
+        "method": method,
+        "split": split.index,
+        "estimator_seed": unit_seed,
+        "n_train": train.n_samples,
+        "n_test": test.n_samples,
+        "nll": negative_log_likelihood(test.y, proba),
+        "error": error_rate(test.y, proba),
+        "confusion": confusion_matrix(test.y, proba, dataset.n_classes).tolist(),
+        "confusion_rows": "predicted",
+        "train_seconds": t1 - t0,
+        "predict_seconds": t2 - t1,
+        "test_ids": test.ids.tolist(),
+        "y_true": test.y.tolist(),
+        "proba": proba.tolist(),
+    }
+
+
+def _unit_task(
+    dataset: NoisyDataset, split: Split, method: str, spec: MethodSpec, seed: int, use_variances: bool, record: bool
+) -> tuple[bool, dict[str, Any]]:
+    """One unit as an executor task: ``(True, result)``, or ``(False, error record)`` when ``record``.
+
+    Catching here, on the worker, keeps one failed unit from cancelling the others.
+    """
+    try:
+        return True, _run_unit(dataset, split, method, spec, seed, use_variances)
+    except Exception as exc:
+        if not record:
+            raise RuntimeError(f"unit (split {split.index}, method {method!r}) failed: {exc}") from exc
+        return False, {"method": method, "split": split.index, "error": repr(exc), "traceback": traceback.format_exc()}
+
+
+def _finished(path: Path, test_ids: list[str]) -> bool:
+    if not path.exists():
+        return False
+    try:
+        result = _read_json(path)
+    except (OSError, json.JSONDecodeError):
+        return False  # unreadable (e.g. disk filled mid-copy): recompute
+    if result.get("test_ids") != test_ids:
+        raise ValueError(f"{path} was computed on a different test split; this folder is stale, delete it")
+    return True
+
+
+def run_repeated_splits(
+    dataset: NoisyDataset,
+    methods: Mapping[str, MethodSpec],
+    out_dir: str | os.PathLike,
+    n_splits: int = 100,
+    test_size: float = 0.1,
+    seed: int = 0,
+    stratify: bool = True,
+    use_variances: bool = True,
+    on_error: Literal["raise", "record"] = "raise",
+    progress: bool = True,
+    reference: Mapping[str, Mapping[str, Sequence[float]]] | None = None,
+    executor: Executor | None = None,
+) -> dict[str, Any]:
+    """Run every (split, method) unit not already on disk, then return ``summarize(out_dir)``.
+
+    ``methods`` maps a name to either a dict of NoisyGPClassifier parameters or a
+    callable ``seed -> unfitted estimator`` with ``fit(X, y, X_var=...)`` and
+    ``predict_proba(X, X_var=...)``.  Splits come from ``dataset.repeated_splits``
+    so the same seed gives the same splits.  Units go to ``executor.map`` (in this
+    process, in split order with all methods per split, when ``executor`` is None);
+    each result is written the moment it arrives, so an interrupted run keeps every
+    finished unit.  The executor is not closed here.
+    With ``on_error="record"`` a unit that raises is logged to an ``.error.json``
+    file and skipped (retried on the next run) instead of stopping the run.
+    ``reference`` (e.g. published numbers) is shown beside the results in summary.md.
+    """
+    if not dataset.is_labelled:
+        raise ValueError("run_repeated_splits needs a labelled data set")
+    if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) or n_splits < 1:
+        raise ValueError(f"n_splits (K) must be an integer >= 1; got {n_splits!r}")
+    if on_error not in ("raise", "record"):
+        raise ValueError(f"on_error must be 'raise' or 'record'; got {on_error!r}")
+    if not methods:
+        raise ValueError("methods is empty; give at least one name -> estimator spec")
+    for name, spec in methods.items():
+        if not isinstance(name, str) or not _NAME_OK.match(name):
+            raise ValueError(f"method name {name!r} must be letters, digits, '_', '.', '+' or '-' (it names a folder)")
+        if not (isinstance(spec, Mapping) or callable(spec)):
+            raise TypeError(f"method {name!r}: spec must be a parameter dict or a callable seed -> estimator")
+
+    executor = as_executor(executor)
+    out = Path(out_dir)
+    splits = list(dataset.repeated_splits(n_splits, test_size=test_size, seed=seed, stratify=stratify))
+    _check_config(
+        out,
+        {
+            "dataset": _dataset_fingerprint(dataset),
+            "test_size": test_size,
+            "seed": seed,
+            "stratify": stratify,
+            "use_variances": use_variances,
+            "methods": {name: _describe_spec(spec) for name, spec in methods.items()},
+        },
+    )
+    todo = [
+        (split, name)
+        for split in splits
+        for name in methods
+        if not _finished(unit_path(out, name, split.index), dataset.ids[split.test].tolist())
+    ]
+    tasks = [(dataset, split, name, methods[name], seed, use_variances, on_error == "record") for split, name in todo]
+    for i, (ok, result) in executor.map(_unit_task, tasks, desc="units", progress=progress):
+        split, name = todo[i]
+        path = unit_path(out, name, split.index)
+        error_path = path.with_suffix(".error.json")
+        if ok:
+            write_json_atomic(path, result)
+            error_path.unlink(missing_ok=True)
+        else:
+            write_json_atomic(error_path, result)
+    return summarize(out, methods=list(methods), splits=[s.index for s in splits], reference=reference)
+
+
+# ------------------------------------------------------------------------ summary
+def _load_units(out: Path, method: str, splits: Sequence[int] | None) -> dict[int, dict[str, Any]]:
+    folder = out / "units" / method
+    units = {}
+    for path in sorted(folder.glob("split_*.json")):
+        if path.name.endswith(".error.json"):
+            continue
+        result = _read_json(path)
+        if splits is None or result["split"] in splits:
+            units[result["split"]] = result
+    return units
+
+
+def _stat(values: Sequence[float]) -> dict[str, float | None]:
+    m, se = mean_se(np.asarray(values, dtype=np.float64))
+    return {"mean": m, "se": None if not math.isfinite(se) else se}
+
+
+def summarize(
+    out_dir: str | os.PathLike,
+    methods: Sequence[str] | None = None,
+    splits: Sequence[int] | None = None,
+    common_splits_only: bool = True,
+    write: bool = True,
+    reference: Mapping[str, Mapping[str, Sequence[float]]] | None = None,
+) -> dict[str, Any]:
+    """Mean ± SE of test NLL, error and timings, and the mean confusion matrix, per method.
+
+    By default only splits finished by *every* method are used, so an interrupted
+    run still compares methods on identical test sets.  Writes ``summary.json`` and
+    ``summary.md`` into ``out_dir`` unless ``write=False``; ``reference[method][metric] =
+    (mean, se)`` adds published numbers to the Markdown (by default the
+    ``reference.json`` a previous run left in the folder, if any).
+    """
+    out = Path(out_dir)
+    config = _read_json(out / "config.json")
+    if reference is None and (out / "reference.json").exists():
+        reference = _read_json(out / "reference.json")
+    names = list(methods) if methods is not None else list(config["methods"])
+    units = {m: _load_units(out, m, splits) for m in names}
+    done = {m: set(u) for m, u in units.items()}
+    common = set.intersection(*done.values()) if done else set()
+    class_names = config["dataset"]["class_names"]
+    summary: dict[str, Any] = {
+        "class_names": class_names,
+        "confusion_rows": "predicted",
+        "common_splits_only": common_splits_only,
+        "n_common_splits": len(common),
+        "methods": {},
+    }
+    for m in names:
+        use = sorted(common if common_splits_only else done[m])
+        failed = len(list((out / "units" / m).glob("split_*.error.json")))
+        entry: dict[str, Any] = {"n_splits": len(use), "n_failed": failed, "splits": use}
+        if use:
+            rows = [units[m][k] for k in use]
+            conf = np.asarray([r["confusion"] for r in rows], dtype=np.float64)
+            conf_mean, conf_se = mean_se(conf, axis=0)
+            entry.update(
+                nll=_stat([r["nll"] for r in rows]),
+                error=_stat([r["error"] for r in rows]),
+                train_seconds=_stat([r["train_seconds"] for r in rows]),
+                predict_seconds=_stat([r["predict_seconds"] for r in rows]),
+                n_test=_stat([r["n_test"] for r in rows]),
+                confusion_mean=conf_mean.tolist(),
+                confusion_se=None if len(use) < 2 else conf_se.tolist(),
+            )
+        summary["methods"][m] = entry
+    if write:
+        write_json_atomic(out / "summary.json", summary)
+        write_text_atomic(out / "summary.md", summary_markdown(summary, reference))
+        if reference:
+            write_json_atomic(out / "reference.json", reference)
+    return summary
+
+
+def summary_markdown(
+    summary: Mapping[str, Any], reference: Mapping[str, Mapping[str, Sequence[float]]] | None = None, digits: int = 3
+) -> str:
+    """Markdown tables: metrics per method (optionally beside ``reference[method][metric] = (mean, se)``)
+    and the mean confusion matrix per method, rows = predicted, columns = true (paper Table 10 layout)."""
+
+    def cell(stat: Mapping[str, Any] | None, d: int = digits) -> str:
+        if not stat:
+            return "–"
+        return format_mean_se(stat["mean"], float("nan") if stat["se"] is None else stat["se"], d)
+
+    header = "| method | splits | test NLL | test error | train s / split | predict s / split |"
+    rule = "|---|---:|---|---|---|---|"
+    if reference:
+        header += " published NLL | published error |"
+        rule += "---|---|"
+    lines = [header, rule]
+    for name, e in summary["methods"].items():
+        row = (
+            f"| {name} | {e['n_splits']} | {cell(e.get('nll'))} | {cell(e.get('error'))} "
+            f"| {cell(e.get('train_seconds'), 1)} | {cell(e.get('predict_seconds'), 2)} |"
+        )
+        if reference:
+            ref = reference.get(name, {})
+            for metric in ("nll", "error"):
+                row += f" {format_mean_se(*ref[metric], digits) if metric in ref else '–'} |"
+        lines.append(row)
+    failed = {n: e["n_failed"] for n, e in summary["methods"].items() if e["n_failed"]}
+    if failed:
+        lines += ["", f"Failed units (excluded, retried on the next run): {failed}"]
+
+    classes = summary["class_names"]
+    lines += ["", "Mean confusion matrix over splits (± SE), rows = predicted class, columns = true class:", ""]
+    lines.append("| predicted | method | " + " | ".join(f"{c} (true)" for c in classes) + " |")
+    lines.append("|---|---|" + "---:|" * len(classes))
+    for i, pred in enumerate(classes):
+        for name, e in summary["methods"].items():
+            if "confusion_mean" not in e:
+                continue
+            se = e["confusion_se"]
+            cells = [
+                format_mean_se(e["confusion_mean"][i][j], float("nan") if se is None else se[i][j], 2)
+                for j in range(len(classes))
+            ]
+            lines.append(f"| {pred} (pred.) | {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,45 @@
+"""Folders saved by gpal 0.1, before the package layout and ``random_state`` rename, still load and predict the same."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpal.catalog_jobs.model_folders import load_trained
+from gpal.catalog_jobs.prediction import load_estimator
+
+SAVED = Path(__file__).parent / "data" / "saved_v0_1"
+EXPECTED = np.load(SAVED / "expected.npz")
+MODELS = ["noisy_gp_latent", "noisy_gp_cavi", "dirichlet", "logistic_bound", "logistic_softmax"]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_saved_model_loads_and_predicts_as_before(name):
+    est = load_estimator(SAVED / name)
+    assert est.get_params()["random_state"] == 1 and "seed" not in est.get_params()
+    with np.testing.suppress_warnings() as sup:
+        sup.filter(UserWarning)
+        proba = est.predict_proba(EXPECTED["Xq"], EXPECTED["Vq"])
+    np.testing.assert_allclose(proba, EXPECTED[name], rtol=0, atol=1e-9)
+
+
+def test_trained_folder_loads_and_predicts_as_before():
+    trained = load_trained(SAVED / "trained_dr4")
+    assert trained.estimator.get_params()["random_state"] == 0
+    proba = trained.estimator.predict_proba(EXPECTED["Xq"], EXPECTED["Vq"])
+    np.testing.assert_allclose(proba, EXPECTED["trained_dr4"], rtol=0, atol=1e-9)
+
+
+def test_a_folder_with_both_names_is_refused(tmp_path):
+    import json
+
+    folder = tmp_path / "model"
+    shutil.copytree(SAVED / "noisy_gp_latent", folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["params"]["random_state"] = 5
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="both 'seed' and its new name 'random_state'"):
+        load_estimator(folder)
