@@ -4,6 +4,7 @@ The integrals that more than one likelihood needs, written once:
 
 * ``normal_cdf``: the standard normal CDF;
 * ``hermite_rule``: Gauss-Hermite nodes and weights for E_{x ~ N(0, 1)}[h(x)];
+* ``hermite_expectation``: E_{f ~ N(mean, var)}[h(f)] per point with that rule;
 * ``panel_rule``: Gauss-Legendre nodes and weights for each panel of ``prob_largest``;
 * ``prob_largest`` / ``argmax_probabilities``: P(g_y > g_c for all c != y) for
   independent g_c ~ N(mu_c, var_c), a 1-D integral over g_y (the S_i of paper 000
@@ -31,6 +32,7 @@ __all__ = [
     "check_integer",
     "normal_cdf",
     "hermite_rule",
+    "hermite_expectation",
     "panel_rule",
     "prob_largest",
     "argmax_probabilities",
@@ -65,6 +67,19 @@ def hermite_rule(num_points: int) -> tuple[tf.Tensor, tf.Tensor]:
     """
     t, w = np.polynomial.hermite.hermgauss(check_integer("num_quadrature", num_points, 2))
     return tf.constant(t * math.sqrt(2.0), tf.float64), tf.constant(w / math.sqrt(math.pi), tf.float64)
+
+
+def hermite_expectation(
+    fn: Callable[[tf.Tensor], tf.Tensor], mean: tf.Tensor, var: tf.Tensor, num_points: int
+) -> tf.Tensor:
+    """E_{N(f | mean, var)} fn(f) per element of ``mean`` by ``hermite_rule``: f = mean + sqrt(var) x_k.
+
+    ``fn`` maps the nodes f (..., K) to values (..., K), elementwise in the leading dimensions.
+    A variance rounded below 0 counts as 0.
+    """
+    x, w = hermite_rule(num_points)
+    f = mean[..., None] + tf.sqrt(tf.maximum(var, 0.0))[..., None] * tf.cast(x, mean.dtype)
+    return tf.linalg.matvec(fn(f), tf.cast(w, mean.dtype))
 
 
 def panel_rule(num_points: int) -> tuple[tf.Tensor, tf.Tensor]:

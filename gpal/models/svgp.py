@@ -23,7 +23,6 @@ import gpflow
 import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
-from gpflow.kullback_leiblers import gauss_kl
 from gpflow.utilities import deepcopy, triangular
 
 from gpal.models.input_noise import (
@@ -36,11 +35,10 @@ from gpal.models.input_noise import (
 )
 from gpal.models.kernels import default_kernel
 from gpal.models.likelihoods.base import Likelihood, likelihood_from_config, make_likelihood
+from gpal.models.sparse import DEFAULT_JITTER, cholesky_with_jitter, whiten, whitened_kl, whitened_marginals
 from gpal.models.state import kernel_from_config, kernel_to_config
 
 __all__ = ["LatentGPs", "NoisySVGP", "build_model", "kmeans_inducing"]
-
-DEFAULT_JITTER = 1e-6
 
 
 class LatentGPs(gpflow.base.Module):
@@ -66,24 +64,20 @@ class LatentGPs(gpflow.base.Module):
 
     def kl(self) -> tf.Tensor:
         """sum_c KL(q(u_c) || p(u_c)) = sum_c KL(N(m_c, S_c S_c^T) || N(0, I)) in the whitened frame."""
-        return gauss_kl(self.q_mu, self.q_sqrt)
+        return whitened_kl(tf.transpose(self.q_mu), self.q_sqrt)
 
     def cholesky_Kzz(self) -> tf.Tensor:
         """Cholesky factors of K_ZcZc + jitter I, (L, M, M)."""
         Z = tf.convert_to_tensor(self.Z)
-        Kzz = tf.stack([k(Z[c]) for c, k in enumerate(self.kernels)])
-        return tf.linalg.cholesky(Kzz + self.jitter * tf.eye(self.num_inducing, dtype=Kzz.dtype))
+        return cholesky_with_jitter(tf.stack([k(Z[c]) for c, k in enumerate(self.kernels)]), self.jitter)
 
     def _marginals(self, Xs: Sequence[tf.Tensor]) -> tuple[tf.Tensor, tf.Tensor]:
         Z = tf.convert_to_tensor(self.Z)
-        Lz = self.cholesky_Kzz()
         Kzx = tf.stack([k(Z[c], Xs[c]) for c, k in enumerate(self.kernels)])  # (L, M, N)
         kxx = tf.stack([k(Xs[c], full_cov=False) for c, k in enumerate(self.kernels)])  # (L, N)
-        A = tf.linalg.triangular_solve(Lz, Kzx, lower=True)  # (L, M, N) = Lz^-1 K_ZX
-        mean = tf.einsum("lmn,ml->nl", A, self.q_mu)
-        SA = tf.linalg.matmul(self.q_sqrt, A, transpose_a=True)  # S^T A
-        var = kxx - tf.reduce_sum(tf.square(A), axis=1) + tf.reduce_sum(tf.square(SA), axis=1)
-        return mean, tf.transpose(var)
+        proj = whiten(self.cholesky_Kzz(), Kzx, kxx)  # one projection per latent, batched
+        mean, var = whitened_marginals(proj, tf.transpose(self.q_mu), self.q_sqrt)  # (L, N) each
+        return tf.transpose(mean), tf.transpose(var)
 
     @check_shapes("X: [N, D]", "return[0]: [N, L]", "return[1]: [N, L]")
     def marginals(self, X: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:

@@ -61,9 +61,9 @@ import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
 
-from gpal.models.quadrature import monte_carlo_mean
-from gpal.models.families.logistic_bounds import Projection
 from gpal.models.likelihoods.logistic_softmax import logistic_softmax_probs
+from gpal.models.quadrature import monte_carlo_mean
+from gpal.models.sparse import DEFAULT_JITTER, Projection, inducing_variable, project, whitened_kl, whitened_marginals
 
 __all__ = [
     "AugmentedLogisticSoftmaxGP",
@@ -79,7 +79,6 @@ __all__ = [
     "step_size",
 ]
 
-DEFAULT_JITTER = 1e-6
 # Below this c, tanh(c/2) / (2c) is 0/0-prone; its series 1/4 - c^2/48 is exact to ~1e-13 there.
 _SMALL_C = 1e-4
 # Newton on h(alpha) climbs to the root from below; 5 steps reach it to ~1e-12 relative for
@@ -192,13 +191,10 @@ class AugmentedLogisticSoftmaxGP(gpflow.base.Module):
 
     def __init__(self, kernel: gpflow.kernels.Kernel, Z: np.ndarray, num_classes: int, jitter: float = DEFAULT_JITTER):
         super().__init__(name="augmented_logistic_softmax_gp")
-        Z = np.asarray(Z, dtype=np.float64)
-        if Z.ndim != 2 or Z.shape[0] < 1:
-            raise ValueError(f"Z must be a non-empty (M, d) array of inducing inputs; got shape {Z.shape}")
-        M = Z.shape[0]
         self.kernel = kernel
         self.num_classes = int(num_classes)
-        self.Z = tf.Variable(Z, name="inducing_points")
+        self.Z = inducing_variable(Z)
+        M = self.Z.shape[0]
         # q(v_c) = prior N(0, I) to start: eta1 = P m = 0, P = I.
         self.eta1 = tf.Variable(np.zeros((num_classes, M)), trainable=False, name="eta1")
         self.precision = tf.Variable(np.tile(np.eye(M), (num_classes, 1, 1)), trainable=False, name="precision")
@@ -207,10 +203,7 @@ class AugmentedLogisticSoftmaxGP(gpflow.base.Module):
 
     def project(self, X: tf.Tensor) -> Projection:
         """A = L^-1 K_mn with K_mm + jitter = L L^T, and the residual variances diag(K_nn - A^T A)."""
-        Z = tf.convert_to_tensor(self.Z)
-        L = tf.linalg.cholesky(self.kernel(Z) + self.jitter * tf.eye(tf.shape(Z)[0], dtype=Z.dtype))
-        A = tf.linalg.triangular_solve(L, self.kernel(Z, X), lower=True)
-        return Projection(A, self.kernel(X, full_cov=False) - tf.reduce_sum(tf.square(A), axis=0))
+        return project(self.kernel, tf.convert_to_tensor(self.Z), X, self.jitter)
 
     def q(self) -> GaussianQ:
         """Mean m_c = P_c^-1 eta1_c and chol(P_c)^-1 of every q(v_c), one factorisation for all uses."""
@@ -222,18 +215,14 @@ class AugmentedLogisticSoftmaxGP(gpflow.base.Module):
 
     @staticmethod
     def marginals(proj: Projection, q: GaussianQ) -> tuple[tf.Tensor, tf.Tensor]:
-        """q(f_ic) = N(a_i^T m_c, resid_i + |chol(P_c)^-1 a_i|^2), each (N, C)."""
-        mean = tf.matmul(proj.A, q.mean, transpose_a=True, transpose_b=True)
-        half = tf.matmul(q.inv_chol, proj.A)  # (C, M, N)
-        return mean, proj.resid[:, None] + tf.transpose(tf.reduce_sum(tf.square(half), axis=1))
+        """q(f_ic) = N(a_i^T m_c, resid_i + |chol(P_c)^-1 a_i|^2), each (N, C): one projection for all classes."""
+        mean, var = whitened_marginals(proj, q.mean, q.inv_chol, sqrt_transposed=True)  # (C, N) each
+        return tf.transpose(mean), tf.transpose(var)
 
     @staticmethod
     def kl(q: GaussianQ) -> tf.Tensor:
-        """sum_c KL(N(m_c, P_c^-1) || N(0, I)) = sum_c (tr P_c^-1 + m_c^T m_c - M - log|P_c^-1|) / 2."""
-        M = tf.cast(tf.shape(q.mean)[1], q.mean.dtype)
-        trace = tf.reduce_sum(tf.square(q.inv_chol), axis=[1, 2])
-        logdet_cov = 2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(q.inv_chol)), axis=1)
-        return tf.reduce_sum(0.5 * (trace + tf.reduce_sum(tf.square(q.mean), axis=1) - M - logdet_cov))
+        """sum_c KL(N(m_c, P_c^-1) || N(0, I)); P_c^-1 = S S^T with S = chol(P_c)^-T, triangular."""
+        return whitened_kl(q.mean, q.inv_chol)
 
     def elbo(self, X: tf.Tensor, onehot: tf.Tensor, scale: float | tf.Tensor = 1.0) -> tf.Tensor:
         """max over the locals of the augmented ELBO (data part of a batch scaled by ``scale`` = N/|B|)."""

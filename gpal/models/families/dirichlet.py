@@ -33,10 +33,11 @@ import gpflow
 import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
-from scipy.optimize import OptimizeResult, minimize
+from scipy.optimize import OptimizeResult
 from scipy.special import softmax
 
 from gpal.models.input_noise import FirstOrder
+from gpal.models.sparse import DEFAULT_JITTER, Projection, marginal_variance, project, whiten
 
 __all__ = [
     "DirichletPosterior",
@@ -47,8 +48,6 @@ __all__ = [
     "lognormal_moment_match",
     "mc_softmax",
 ]
-
-DEFAULT_JITTER = 1e-6
 
 
 # ------------------------------------------------------------ label transform
@@ -75,18 +74,16 @@ def dirichlet_targets(codes: np.ndarray, num_classes: int, alpha_epsilon: float)
 
 
 # --------------------------------------------------------- collapsed algebra
-def _factors(kernel, Z, X, noise, jitter):
+def _factors(kernel, Z, X, noise, jitter) -> tuple[Projection, tf.Tensor, tf.Tensor]:
     """Algebra the bound and the posterior share.
 
-    Lm = chol(K_ZZ + jitter I); A = Lm^-1 K_ZX (M, N); for every class c,
-    B_c = I + A diag(1/sigma2_c) A^T and LB_c = chol(B_c) (C, M, M).
+    The projection (Lm = chol(K_ZZ + jitter I), A = Lm^-1 K_ZX (M, N), diag(K_XX - Q)); for
+    every class c, As_c = A diag(1/sigma_c) and LB_c = chol(I + As_c As_c^T) (C, M, M).
     """
-    M = tf.shape(Z)[0]
-    Lm = tf.linalg.cholesky(kernel(Z) + jitter * tf.eye(M, dtype=Z.dtype))
-    A = tf.linalg.triangular_solve(Lm, kernel(Z, X), lower=True)
-    As = A[None] / tf.sqrt(tf.transpose(noise))[:, None, :]  # (C, M, N): A diag(sigma_c^-1)
-    LB = tf.linalg.cholesky(tf.eye(M, dtype=Z.dtype) + tf.linalg.matmul(As, As, transpose_b=True))
-    return Lm, A, As, LB
+    proj = project(kernel, Z, X, jitter)
+    As = proj.A[None] / tf.sqrt(tf.transpose(noise))[:, None, :]  # (C, M, N): A diag(sigma_c^-1)
+    LB = tf.linalg.cholesky(tf.eye(tf.shape(Z)[0], dtype=Z.dtype) + tf.linalg.matmul(As, As, transpose_b=True))
+    return proj, As, LB
 
 
 @check_shapes("Z: [M, D]", "X: [N, D]", "Y: [N, C]", "noise: [N, C]", "return: []")
@@ -99,19 +96,18 @@ def collapsed_bound(kernel, Z: tf.Tensor, X: tf.Tensor, Y: tf.Tensor, noise: tf.
     log|Q + Sigma_c| = log|Sigma_c| + log|B_c| and
     y^T (Q + Sigma_c)^-1 y = |Sigma_c^-1/2 y|^2 - |LB_c^-1 A Sigma_c^-1 y|^2.
     """
-    Lm, A, As, LB = _factors(kernel, Z, X, noise, jitter)
+    proj, As, LB = _factors(kernel, Z, X, noise, jitter)
     r = tf.transpose(Y / tf.sqrt(noise))  # (C, N) = Sigma_c^-1/2 y_c
     v = tf.linalg.triangular_solve(LB, tf.linalg.matvec(As, r)[..., None], lower=True)[..., 0]  # (C, M)
     n = tf.cast(tf.shape(X)[0], X.dtype)
     C = tf.cast(tf.shape(Y)[1], X.dtype)
-    residual = kernel(X, full_cov=False) - tf.reduce_sum(tf.square(A), axis=0)  # diag(K_XX - Q), (N,)
     return (
         -0.5 * n * C * np.log(2.0 * np.pi)
         - 0.5 * tf.reduce_sum(tf.math.log(noise))
         - tf.reduce_sum(tf.math.log(tf.linalg.diag_part(LB)))
         - 0.5 * tf.reduce_sum(tf.square(r))
         + 0.5 * tf.reduce_sum(tf.square(v))
-        - 0.5 * tf.reduce_sum(residual[:, None] / noise)
+        - 0.5 * tf.reduce_sum(proj.resid[:, None] / noise)  # tr(Sigma_c^-1 (K_XX - Q)), summed over c
     )
 
 
@@ -142,10 +138,9 @@ class DirichletPosterior(tf.Module):
     def predict_f(self, X: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         """Means and variances of the latent marginals q(f_c(x_n)), each (N, C)."""
         Kzx = self.kernel(self.Z, X)
-        A = tf.linalg.triangular_solve(self.Lm, Kzx, lower=True)  # (M, N)
-        BA = tf.linalg.triangular_solve(self.LB, A[None], lower=True)  # (C, M, N), batch broadcast
-        var = self.kernel(X, full_cov=False) - tf.reduce_sum(tf.square(A), 0) + tf.reduce_sum(tf.square(BA), 1)
-        return self._mean(X, Kzx), tf.transpose(var)
+        proj = whiten(self.Lm, Kzx, self.kernel(X, full_cov=False))
+        BA = tf.linalg.triangular_solve(self.LB, proj.A[None], lower=True)  # (C, M, N), batch broadcast
+        return self._mean(X, Kzx), tf.transpose(marginal_variance(proj, BA))
 
     def _mean(self, X: tf.Tensor, Kzx: tf.Tensor | None = None) -> tf.Tensor:
         return tf.linalg.matmul(self.kernel(self.Z, X) if Kzx is None else Kzx, self.w, transpose_a=True)
@@ -234,35 +229,22 @@ class HeteroskedasticSGPR(gpflow.base.Module):
     def optimize(self, max_iter: int) -> OptimizeResult:
         """Maximise the bound over the kernel and Z by L-BFGS-B (scipy), on unconstrained values.
 
-        Written out rather than through ``gpflow.optimizers.Scipy`` because that traces
-        a new graph on every call; here the objective is traced once per model.
+        The objective is traced once per model (``gpal.training.lbfgs``).
         """
+        from gpal.training import lbfgs  # training code still in a model module: it belongs in gpal.training
+
         variables = self.trainable_variables
-        cuts = np.cumsum([int(np.prod(v.shape)) for v in variables])[:-1]
-
-        def assign(x: np.ndarray) -> None:
-            for v, part in zip(variables, np.split(x, cuts)):
-                v.assign(part.reshape(v.shape))
-
-        def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
-            assign(x)
-            loss, grads = self._loss_and_gradients()
-            return float(loss), np.concatenate([g.numpy().ravel() for g in grads])
-
-        x0 = np.concatenate([v.numpy().ravel() for v in variables])
-        result = minimize(fun, x0, jac=True, method="L-BFGS-B", options={"maxiter": int(max_iter)})
-        assign(result.x)
-        return result
+        return lbfgs.minimize(lbfgs.make_objective(variables, self._loss_and_gradients), variables, max_iter=max_iter)
 
     def posterior(self) -> DirichletPosterior:
         """The latent posteriors at the current parameters (kernel copied, so later training leaves it alone)."""
         Z = tf.convert_to_tensor(self.Z)
-        Lm, _, As, LB = _factors(self.kernel, Z, self.X, self.noise, self.jitter)
+        proj, As, LB = _factors(self.kernel, Z, self.X, self.noise, self.jitter)
         r = tf.transpose(self.Y / tf.sqrt(self.noise))
         v = tf.linalg.triangular_solve(LB, tf.linalg.matvec(As, r)[..., None], lower=True)  # (C, M, 1)
         u = tf.linalg.triangular_solve(LB, v, lower=True, adjoint=True)
-        w = tf.linalg.triangular_solve(Lm, tf.transpose(u[..., 0]), lower=True, adjoint=True)  # (M, C)
-        return DirichletPosterior(gpflow.utilities.deepcopy(self.kernel), Z.numpy(), Lm.numpy(), LB.numpy(), w.numpy())
+        w = tf.linalg.triangular_solve(proj.L, tf.transpose(u[..., 0]), lower=True, adjoint=True)  # (M, C)
+        return DirichletPosterior(gpflow.utilities.deepcopy(self.kernel), Z.numpy(), proj.L.numpy(), LB.numpy(), w.numpy())
 
 
 # ----------------------------------------------------------------- training

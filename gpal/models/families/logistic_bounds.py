@@ -62,28 +62,27 @@ step of the loop then raises the same lower bound.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
 import gpflow
 import numpy as np
-import scipy.optimize
 import tensorflow as tf
 from check_shapes import check_shapes
+
+from gpal.models.quadrature import hermite_expectation
+from gpal.models.sparse import DEFAULT_JITTER, Projection, inducing_variable, project, whitened_kl, whitened_marginals
 
 __all__ = [
     "METHODS",
     "BoundOptimizer",
     "FitResult",
     "LogisticBoundGP",
-    "Projection",
     "Quadratic",
     "WhitenedQ",
     "collapsed_bound",
     "expected_log_sigmoid",
     "expected_quadratic",
-    "gauss_hermite",
     "jj_coefficients",
     "jj_lambda",
     "kl_whitened",
@@ -98,7 +97,6 @@ __all__ = [
 ]
 
 METHODS = ("jj", "jj-hybrid", "taylor")
-DEFAULT_JITTER = 1e-6
 NUM_QUADRATURE = 64
 # Below this |xi|, lambda(xi) = tanh(xi/2)/(4 xi) is 0/0-prone; its series 1/8 - xi^2/96 is exact to ~1e-14.
 _SMALL_XI = 1e-3
@@ -112,13 +110,6 @@ class Quadratic(NamedTuple):
     c: tf.Tensor
     b: tf.Tensor
     w: tf.Tensor
-
-
-class Projection(NamedTuple):
-    """What the bounds need of kernel and Z at inputs X: A = L^-1 K_mn (L = chol K_mm), diag(K_nn - K_nm K_mm^-1 K_mn)."""
-
-    A: tf.Tensor  # (M, N)
-    resid: tf.Tensor  # (N,)
 
 
 class WhitenedQ(NamedTuple):
@@ -169,23 +160,16 @@ def expected_quadratic(quad: Quadratic, mean: tf.Tensor, var: tf.Tensor) -> tf.T
     return quad.c + quad.b * mean - quad.w * (tf.square(mean) + var)
 
 
-def gauss_hermite(fn: Callable[[tf.Tensor], tf.Tensor], mean: tf.Tensor, var: tf.Tensor, num_points: int = NUM_QUADRATURE) -> tf.Tensor:
-    """E_{N(f|mean,var)} fn(f) per point by Gauss-Hermite: f = mean + sqrt(2 var) x, weights / sqrt(pi)."""
-    x, w = np.polynomial.hermite.hermgauss(num_points)
-    f = mean[..., None] + tf.sqrt(2.0 * tf.maximum(var, 0.0))[..., None] * tf.constant(x, mean.dtype)
-    return tf.linalg.matvec(fn(f), tf.constant(w / math.sqrt(math.pi), mean.dtype))
-
-
 @check_shapes("y: [N]", "mean: [N]", "var: [N]", "return: [N]")
 def expected_log_sigmoid(y: tf.Tensor, mean: tf.Tensor, var: tf.Tensor, num_points: int = NUM_QUADRATURE) -> tf.Tensor:
     """E_q log sigma(y_i f_i), the exact data term of the ELBO (11), by quadrature."""
-    return gauss_hermite(lambda f: log_sigmoid(y[:, None] * f), mean, var, num_points)
+    return hermite_expectation(lambda f: log_sigmoid(y[:, None] * f), mean, var, num_points)
 
 
 @check_shapes("mean: [N]", "var: [N]", "return: [N]")
 def predictive_probability(mean: tf.Tensor, var: tf.Tensor, num_points: int = NUM_QUADRATURE) -> tf.Tensor:
     """p(y = +1) = int sigma(f) N(f | mean, var) df (eq. 5), by quadrature rather than sigma(mean)."""
-    return gauss_hermite(tf.sigmoid, mean, var, num_points)
+    return hermite_expectation(tf.sigmoid, mean, var, num_points)
 
 
 # --------------------------------------------------------------- q(u) algebra
@@ -207,16 +191,12 @@ def optimal_q(A: tf.Tensor, quad: Quadratic) -> WhitenedQ:
 @check_shapes("proj.A: [M, N]", "q.mean: [M]", "q.sqrt: [M, M]", "return[0]: [N]", "return[1]: [N]")
 def marginals(proj: Projection, q: WhitenedQ) -> tuple[tf.Tensor, tf.Tensor]:
     """Means m_i and variances S_i^2 of q(f_i), eq. (10) in the whitened frame."""
-    mean = tf.linalg.matvec(proj.A, q.mean, transpose_a=True)
-    var = proj.resid + tf.reduce_sum(tf.square(tf.matmul(q.sqrt, proj.A, transpose_a=True)), axis=0)
-    return mean, var
+    return whitened_marginals(proj, q.mean, q.sqrt)
 
 
 def kl_whitened(q: WhitenedQ) -> tf.Tensor:
-    """KL(N(m, S) || N(0, I)) = (tr S + m^T m - M - log|S|) / 2 with S = sqrt sqrt^T (= KL(q(u)||p(u)))."""
-    M = tf.cast(tf.shape(q.mean)[0], q.mean.dtype)
-    logdet_sqrt = tf.linalg.slogdet(q.sqrt)[1]
-    return 0.5 * (tf.reduce_sum(tf.square(q.sqrt)) + tf.reduce_sum(tf.square(q.mean)) - M) - logdet_sqrt
+    """KL(q(v) || N(0, I)) (= KL(q(u) || p(u))); ``sqrt`` may be any square root, so log|det| by LU."""
+    return whitened_kl(q.mean, q.sqrt, triangular=False)
 
 
 @check_shapes("proj.A: [M, N]", "proj.resid: [N]", "quad.c: [N]", "quad.b: [N]", "quad.w: [N]", "return: []")
@@ -255,12 +235,9 @@ class LogisticBoundGP(gpflow.base.Module):
 
     def __init__(self, kernel: gpflow.kernels.Kernel, Z: np.ndarray, jitter: float = DEFAULT_JITTER):
         super().__init__(name="logistic_bound_gp")
-        Z = np.asarray(Z, dtype=np.float64)
-        if Z.ndim != 2 or Z.shape[0] < 1:
-            raise ValueError(f"Z must be a non-empty (M, d) array of inducing inputs; got shape {Z.shape}")
-        M = Z.shape[0]
         self.kernel = kernel
-        self.Z = tf.Variable(Z, name="inducing_points")
+        self.Z = inducing_variable(Z)
+        M = self.Z.shape[0]
         self.q_mean = tf.Variable(np.zeros(M), trainable=False, name="q_mean")
         self.q_sqrt = tf.Variable(np.eye(M), trainable=False, name="q_sqrt")
         self.jitter = float(jitter)
@@ -271,11 +248,7 @@ class LogisticBoundGP(gpflow.base.Module):
 
     def project(self, X: tf.Tensor) -> Projection:
         """K_mm = L L^T (+ jitter, fixed at construction: compiled graphs read it once), A = L^-1 K_mn."""
-        Z = tf.convert_to_tensor(self.Z)
-        Kzz = self.kernel(Z) + self.jitter * tf.eye(tf.shape(Z)[0], dtype=Z.dtype)
-        L = tf.linalg.cholesky(Kzz)
-        A = tf.linalg.triangular_solve(L, self.kernel(Z, X), lower=True)
-        return Projection(A, self.kernel(X, full_cov=False) - tf.reduce_sum(tf.square(A), axis=0))
+        return project(self.kernel, tf.convert_to_tensor(self.Z), X, self.jitter)
 
     def marginals(self, X: np.ndarray | tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         """Means and variances of q(f(x)) at the rows of X, each (N,)."""
@@ -322,7 +295,6 @@ class BoundOptimizer:
             self.variables.append(model.Z)
         if method == "jj-hybrid":
             self.variables.append(self.xi)
-        self._shapes = [tuple(v.shape) for v in self.variables]
         self._coefficients = COEFFICIENTS[method]
         graphs = {
             "state": self._state_graph,
@@ -394,14 +366,15 @@ class BoundOptimizer:
         return loss, tape.gradient(loss, self.variables, unconnected_gradients=tf.UnconnectedGradients.ZERO)
 
     def get_vector(self) -> np.ndarray:
-        return np.concatenate([v.numpy().ravel() for v in self.variables])
+        """The optimised variables packed in one vector (``gpal.training.lbfgs.pack``)."""
+        from gpal.training import lbfgs  # training code still in a model module: it belongs in gpal.training
+
+        return lbfgs.pack(self.variables)
 
     def set_vector(self, x: np.ndarray) -> None:
-        start = 0
-        for v, shape in zip(self.variables, self._shapes):
-            size = int(np.prod(shape))
-            v.assign(x[start : start + size].reshape(shape))
-            start += size
+        from gpal.training import lbfgs
+
+        lbfgs.unpack(self.variables, x)
 
     def objective(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """-J^/N and its gradient at the packed variables ``x`` (left assigned).
@@ -410,15 +383,9 @@ class BoundOptimizer:
         ``_SINGULAR_PENALTY`` with a zero gradient: L-BFGS-B's line search
         backtracks from a large finite value but gives up at inf.
         """
-        self.set_vector(x)
-        try:
-            loss, grads = self._compiled["value_and_gradient"]()
-        except tf.errors.InvalidArgumentError:
-            return _SINGULAR_PENALTY, np.zeros_like(x)
-        grad = np.concatenate([g.numpy().ravel() for g in grads])
-        if not (np.isfinite(float(loss)) and np.all(np.isfinite(grad))):
-            return _SINGULAR_PENALTY, np.zeros_like(x)
-        return float(loss), grad
+        from gpal.training import lbfgs
+
+        return lbfgs.make_objective(self.variables, self._compiled["value_and_gradient"], failure_value=_SINGULAR_PENALTY)(x)
 
     def lbfgs_step(self, max_fun: int) -> None:
         """Stage 2: L-BFGS-B on J^ with at most ``max_fun`` evaluations, keeping the best point evaluated.
@@ -427,20 +394,10 @@ class BoundOptimizer:
         returning the best evaluated point (the start is evaluated first) keeps
         J^ from decreasing.
         """
-        if not self.variables:
-            return
-        best = {"f": math.inf, "x": self.get_vector()}
+        from gpal.training import lbfgs
 
-        def fun(x: np.ndarray) -> tuple[float, np.ndarray]:
-            f, g = self.objective(x)
-            if f < best["f"]:
-                best.update(f=f, x=x.copy())
-            return f, g
-
-        try:
-            scipy.optimize.minimize(fun, best["x"], jac=True, method="L-BFGS-B", options={"maxfun": int(max_fun)})
-        finally:
-            self.set_vector(best["x"])
+        if self.variables:
+            lbfgs.minimize(self.objective, self.variables, max_fun=max_fun, keep_best=True)
 
     # --------------------------------------------------------------- the loop
     def run(
