@@ -4,8 +4,8 @@ One estimator covers MGP, NIMGP, NIMGP-NN and NIMGP-FO (``input_noise`` =
 none / latent / amortized / first_order) with any registered likelihood, trained by
 stochastic variational inference; ``likelihood="logistic_softmax"`` can instead be
 trained by the closed-form updates of its augmented model (``inference="cavi"`` or
-``"natural_gradient"``, paper 004), which this front delegates to
-``LogisticSoftmaxGPClassifier``.  Inputs are validated and, by default,
+``"natural_gradient"``, paper 004), delegated to ``LogisticSoftmaxGPClassifier``
+and then held in the same model form as SVI's.  Inputs are validated and, by default,
 standardised (variances mapped by 1/scale^2) before any TensorFlow work; labels
 may be of any hashable type; a fitted model saves to a directory of plain files
 (``config.json`` + ``params.npz``), never a pickle.
@@ -90,8 +90,9 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     Fitted attributes: ``classes_``, ``n_features_in_``, ``model_`` (the
     ``NoisySVGP`` tf.Module), ``standardizer_``, ``history_`` (per-epoch mean of the
     minibatch negative-ELBO estimates), ``stopped_early_``.  With ``inference`` "cavi" or
-    "natural_gradient", ``augmented_`` is the fitted ``LogisticSoftmaxGPClassifier``,
-    ``model_`` its augmented model and ``history_`` its augmented ELBO per iteration.
+    "natural_gradient", ``model_`` holds the q(u) found by the conjugate updates (the same
+    ``NoisySVGP`` form, so it predicts and saves as SVI's) and ``history_`` is the augmented
+    ELBO per iteration.
     """
 
     saved_format = "gpal.NoisyGPClassifier"  # the ``format`` of its saved folders
@@ -318,12 +319,16 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         self.stopped_early_ = interrupted
         self.validation_history_ = [] if monitor is None else list(monitor.history)
         self.best_epoch_ = len(result.history) if monitor is None else monitor.best_epoch
-        self.augmented_ = None
         self._predict_fn = self._sample_fn = None
         return self
 
     def _fit_augmented(self, data: Any) -> "NoisyGPClassifier":
-        """CAVI / natural-gradient training of the augmented logistic-softmax model, in SVI's units."""
+        """CAVI / natural-gradient training of the augmented logistic-softmax model, in SVI's units.
+
+        The fitted q(u) is then moved into a ``NoisySVGP`` (``as_latent_gps``), so prediction,
+        sampling and saving are the same code as after SVI.  Its predictive Monte Carlo uses
+        ``n_samples`` draws seeded by ``random_state``, as ``LogisticSoftmaxGPClassifier``'s does.
+        """
         from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
 
         cavi = self.inference == "cavi"
@@ -341,23 +346,30 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             progress=bool(self.progress),
             **(self.inference_options or {}),
         ).fit(data.X, data.classes[data.y])
-        self._adopt(inner)
+        self._adopt(inner, num_data=data.X.shape[0])
         return self
 
-    def _adopt(self, inner: Any) -> None:
-        """Take the fitted state of the augmented model this front delegates to."""
-        self.augmented_ = inner
+    def _adopt(self, inner: Any, num_data: int) -> None:
+        """Take the fitted state of an augmented-model estimator, its q(u) as a ``NoisySVGP``."""
+        from gpal.models.families.augmented_logistic_softmax import as_latent_gps
+        from gpal.models.input_noise import NoInputNoise
+        from gpal.models.likelihoods.logistic_softmax import LogisticSoftmaxLikelihood
+        from gpal.models.svgp import NoisySVGP
+
+        C = len(inner.classes_)
+        options = {"num_predict_samples": int(self.n_samples), "seed": int(self.random_state), **self._likelihood_options()}
+        likelihood = LogisticSoftmaxLikelihood(C, **options)
         self.classes_ = inner.classes_
         self.n_features_in_ = inner.n_features_in_
         self.standardizer_ = inner.standardizer_
-        self.model_ = inner.model_
+        self.model_ = NoisySVGP(as_latent_gps(inner.model_), NoInputNoise(), likelihood, None, num_data, C)
         self.history_ = list(inner.history_)
         self.stopped_early_ = False
         self._predict_fn = self._sample_fn = None
 
     def _warm_start_source(self, data: Any) -> Any:
         """The fitted model to continue from, or None for a fresh start."""
-        if not self.warm_start or not hasattr(self, "model_") or self.augmented_ is not None:
+        if not self.warm_start or not hasattr(self, "model_"):
             return None
         same_classes = len(data.classes) == len(self.classes_) and all(a == b for a, b in zip(data.classes, self.classes_))
         if not same_classes or data.X.shape[1] != self.n_features_in_:
@@ -388,9 +400,6 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         each probability's Monte Carlo standard error over the input draws, (n, C): zero
         where inputs are not sampled (input_noise "none" / "first_order").
         """
-        if getattr(self, "augmented_", None) is not None:
-            proba = self.augmented_.set_params(n_samples=int(self.n_samples)).predict_proba(X, X_var)
-            return (proba, np.zeros_like(proba)) if return_mc_error else proba
         X, X_var = self._inputs(X, X_var)
         model = self.model_
         S = int(self.n_samples) if model.strategy.stochastic_prediction else 1
@@ -410,8 +419,6 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         """
         if not isinstance(n_samples, numbers.Integral) or n_samples < 1:
             raise ValueError(f"n_samples must be an integer >= 1; got {n_samples!r}")
-        if getattr(self, "augmented_", None) is not None:
-            return self.augmented_.sample_proba(X, X_var, n_samples)
         X, X_var = self._inputs(X, X_var)
         model = self.model_
         S = int(n_samples)
@@ -447,10 +454,6 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         if not isinstance(params["likelihood"], str):
             params["likelihood"] = {"likelihood_config": params["likelihood"].get_config()}
         params["hidden_sizes"] = [int(h) for h in params["hidden_sizes"]]
-        if self.augmented_ is not None:
-            augmented_config, arrays = self.augmented_.to_state()
-            save_model_dir(path, self.saved_format, self.saved_version, {"params": params, "augmented": augmented_config}, arrays)
-            return
         config = {
             "params": params,
             **self._fitted_state(),
@@ -475,10 +478,11 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             params["likelihood"] = likelihood_from_config(params["likelihood"]["likelihood_config"])
         params["hidden_sizes"] = tuple(params["hidden_sizes"])
         clf = cls(**params)
-        if "augmented" in config:
+        if "augmented" in config:  # written by gpal <= 0.2, which kept the augmented estimator itself
             from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
 
-            clf._adopt(LogisticSoftmaxGPClassifier.from_state(config["augmented"], arrays))
+            # The training-set size was not saved; it only scales the ELBO, and a CAVI fit is never continued.
+            clf._adopt(LogisticSoftmaxGPClassifier.from_state(config["augmented"], arrays), num_data=0)
             return clf
         model = NoisySVGP.from_structure(config["structure"])
         assign_module_values(model, arrays)
@@ -486,7 +490,6 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         clf.model_ = model
         clf.history_ = list(config["history"])
         clf.stopped_early_ = config["stopped_early"]
-        clf.augmented_ = None
         clf._predict_fn = clf._sample_fn = None
         return clf
 

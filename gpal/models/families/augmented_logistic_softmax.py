@@ -54,7 +54,7 @@ papers folder prints sigma(f).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import gpflow
 import numpy as np
@@ -65,8 +65,12 @@ from gpal.models.likelihoods.logistic_softmax import logistic_softmax_probs
 from gpal.models.quadrature import monte_carlo_mean
 from gpal.models.sparse import DEFAULT_JITTER, Projection, inducing_variable, project, whitened_kl, whitened_marginals
 
+if TYPE_CHECKING:
+    from gpal.models.svgp import LatentGPs
+
 __all__ = [
     "AugmentedLogisticSoftmaxGP",
+    "as_latent_gps",
     "AugmentedTrainer",
     "GaussianQ",
     "LocalFactors",
@@ -267,6 +271,24 @@ class AugmentedLogisticSoftmaxGP(gpflow.base.Module):
             for i in range(0, X.shape[0], chunk)
         ]
         return np.concatenate(parts, axis=0) if parts else np.zeros((0, self.num_classes))
+
+
+def as_latent_gps(model: AugmentedLogisticSoftmaxGP) -> LatentGPs:
+    """The fitted q(u) in the generic model's parametrisation: one kernel copy and Z per class, q_sqrt = chol(P_c^-1).
+
+    Training by conjugate updates changes how q is found, not the model: in this form it
+    predicts through ``NoisySVGP`` exactly as an SVI-trained model does.
+    """
+    from gpflow.utilities import deepcopy
+
+    from gpal.models.svgp import LatentGPs
+
+    q = model.q()
+    covariance = tf.linalg.matmul(q.inv_chol, q.inv_chol, transpose_a=True)  # chol(P)^-T chol(P)^-1 = P^-1
+    gp = LatentGPs([deepcopy(model.kernel) for _ in range(model.num_classes)], model.Z.numpy(), model.jitter)
+    gp.q_mu.assign(tf.transpose(q.mean))
+    gp.q_sqrt.assign(tf.linalg.cholesky(covariance))
+    return gp
 
 
 def onehot_labels(y: np.ndarray, num_classes: int) -> np.ndarray:
