@@ -134,9 +134,10 @@ def test_recorded_failure_through_dask_keeps_other_units(cluster_executor, tmp_p
     )
     assert summary["methods"]["bad"]["n_failed"] == 2
     record = json.loads(unit_path(tmp_path, "bad", 1).with_suffix(".error.json").read_text())
-    assert "input_noise must be one of" in record["error"] and record["split"] == 1
-    with pytest.raises(RuntimeError, match=r"unit \(split \d, method 'bad'\) failed"):
+    assert "input_noise must be one of" in record["error"] and record["unit"] == "bad/split_0001"
+    with pytest.raises(ValueError, match="input_noise must be one of") as raised:  # its own type, through Dask
         run_repeated_splits(data, methods, tmp_path, n_splits=2, progress=False, executor=cluster_executor)
+    assert raised.value.__notes__[0].startswith("in unit 'bad/split_000")
 
 
 # ------------------------------------------------------------ generic dask

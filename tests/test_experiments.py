@@ -134,8 +134,9 @@ def test_recorded_failure_is_retried(tmp_path):
 
     s = run_repeated_splits(ds, {"f": Flaky}, tmp_path, n_splits=2, on_error="record", progress=False)
     assert s["methods"]["f"]["n_failed"] == 2 and s["methods"]["f"]["n_splits"] == 0
-    with pytest.raises(RuntimeError, match="split 0, method 'f'"):
+    with pytest.raises(FloatingPointError, match="NaN in ELBO") as raised:  # its own type: the CLI maps it to exit 1
         run_repeated_splits(ds, {"f": Flaky}, tmp_path, n_splits=2, progress=False)
+    assert raised.value.__notes__ == ["in unit 'f/split_0000'"]
     Flaky.broken = False
     s = run_repeated_splits(ds, {"f": Flaky}, tmp_path, n_splits=2, on_error="record", progress=False)
     assert s["methods"]["f"]["n_failed"] == 0 and s["methods"]["f"]["n_splits"] == 2
@@ -223,10 +224,46 @@ def test_recorded_failure_does_not_stop_other_units_on_an_executor(tmp_path):
     )
     assert s["methods"]["f"]["n_failed"] == 1 and s["methods"]["f"]["n_splits"] == 2
     record = json.loads(unit_path(tmp_path, "f", 1).with_suffix(".error.json").read_text())
-    assert record["split"] == 1 and "NaN in ELBO" in record["error"] and "FloatingPointError" in record["traceback"]
+    assert record["unit"] == "f/split_0001" and "NaN in ELBO" in record["error"] and "FloatingPointError" in record["traceback"]
 
 
 def test_executor_must_be_an_executor(tmp_path):
     with pytest.raises(TypeError, match="executor must be a gpal.runs.executors.Executor"):
         run_repeated_splits(_dataset(), {"c": NoisyCentroid}, tmp_path, n_splits=1, executor="local-dask")
     assert not (tmp_path / "config.json").exists()  # refused before anything was written
+
+
+def test_an_interrupted_fit_is_never_saved_as_a_finished_unit(tmp_path):
+    """Ctrl-C inside training keeps the parameters reached (stopped_early_); a unit must not keep that result."""
+    ds = _dataset()
+
+    class CtrlC(NoisyCentroid):
+        interrupted = True
+
+        def fit(self, X, y, X_var=None):
+            super().fit(X, y, X_var)
+            self.stopped_early_ = CtrlC.interrupted and len(NoisyCentroid.fits) == 2
+            return self
+
+    NoisyCentroid.fits.clear()
+    with pytest.raises(KeyboardInterrupt, match="training interrupted"):
+        run_repeated_splits(ds, {"c": CtrlC}, tmp_path, n_splits=3, progress=False)
+    assert unit_path(tmp_path, "c", 0).exists() and not unit_path(tmp_path, "c", 1).exists()
+    CtrlC.interrupted = False
+    NoisyCentroid.fits.clear()
+    s = run_repeated_splits(ds, {"c": CtrlC}, tmp_path, n_splits=3, progress=False)
+    assert len(NoisyCentroid.fits) == 2 and s["methods"]["c"]["n_splits"] == 3  # the rerun computed 1 and 2 only
+
+
+def test_an_interrupted_fit_is_not_recorded_as_a_failure(tmp_path):
+    ds = _dataset()
+
+    class CtrlC(NoisyCentroid):
+        def fit(self, X, y, X_var=None):
+            super().fit(X, y, X_var)
+            self.stopped_early_ = True
+            return self
+
+    with pytest.raises(KeyboardInterrupt):
+        run_repeated_splits(ds, {"c": CtrlC}, tmp_path, n_splits=1, on_error="record", progress=False)
+    assert not list((tmp_path / "units").rglob("*.json"))

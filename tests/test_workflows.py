@@ -152,6 +152,25 @@ def test_toy_end_to_end_resume_refusal_and_force(toy_run, tmp_path):
     assert kept.stat().st_mtime_ns != stamp
 
 
+def test_ctrl_c_during_a_unit_saves_nothing_and_exits_130(toy_run, tmp_path, monkeypatch):
+    """Training keeps its parameters on Ctrl-C; the unit must not be saved as done (it would never be recomputed)."""
+    from gpal.cli import EXIT_INTERRUPTED, main
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
+
+    out = tmp_path / "toy"
+    shutil.copytree(toy_run, out)
+    (out / "units" / "NIMGP-FO.json").unlink()
+    fit = NoisyGPClassifier.fit
+    # A callback returning False stops training exactly as Ctrl-C does (stopped_early_).
+    monkeypatch.setattr(NoisyGPClassifier, "fit", lambda self, X, y=None, X_var=None: fit(self, X, y, X_var, lambda *_: False))
+    args = ["workflow", str(TOY), "--out", str(out), "--no-progress", *sum((["--set", o] for o in TINY_TOY), [])]
+    assert main(args) == EXIT_INTERRUPTED
+    assert not (out / "units" / "NIMGP-FO.json").exists()
+    monkeypatch.undo()
+    assert main(args) == 0
+    assert (out / "units" / "NIMGP-FO.json").exists()
+
+
 def test_local_dask_gives_the_in_process_results(toy_run, tmp_path):
     pytest.importorskip("distributed")
     here = toy_run

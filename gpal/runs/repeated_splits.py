@@ -30,7 +30,6 @@ import math
 import os
 import re
 import time
-import traceback
 from pathlib import Path
 from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
@@ -40,6 +39,7 @@ from gpal.data.dataset import NoisyDataset, Split
 from gpal.runs.executors import Executor, as_executor
 from gpal.evaluation.metrics import confusion_matrix, error_rate, format_mean_se, mean_se, negative_log_likelihood
 from gpal.runs.persistence import write_json_atomic, write_text_atomic
+from gpal.runs.units import derived_seed, raise_if_interrupted, run_units, unit_file
 
 __all__ = [
     "NOISY_INPUT_METHODS",
@@ -71,11 +71,6 @@ def select_methods(names: Iterable[str], **common: Any) -> dict[str, dict[str, A
     if unknown:
         raise ValueError(f"unknown method(s) {unknown}; valid names are {list(NOISY_INPUT_METHODS)}")
     return {n: {**common, **NOISY_INPUT_METHODS[n]} for n in dict.fromkeys(names)}
-
-
-def unit_path(out_dir: str | os.PathLike, method: str, split: int) -> Path:
-    """Where the result of (split, method) lives."""
-    return Path(out_dir) / "units" / method / f"split_{split:04d}.json"
 
 
 # --------------------------------------------------------------------------- files
@@ -127,11 +122,6 @@ def _check_config(out_dir: Path, config: dict[str, Any]) -> None:
 
 
 # --------------------------------------------------------------------------- units
-def _unit_seed(seed: int, split: int) -> int:
-    """Per-split estimator seed; shared by all methods on a split (common random numbers)."""
-    return int(np.random.SeedSequence([seed, split]).generate_state(1)[0] % (2**31 - 1))
-
-
 def _make_estimator(spec: MethodSpec, seed: int) -> Any:
     if isinstance(spec, Mapping):
         from gpal.estimators.noisy_gp import NoisyGPClassifier
@@ -160,10 +150,11 @@ def _run_unit(
     dataset: NoisyDataset, split: Split, method: str, spec: MethodSpec, seed: int, use_variances: bool
 ) -> dict[str, Any]:
     train, test = dataset.subset(split.train), dataset.subset(split.test)
-    unit_seed = _unit_seed(seed, split.index)
+    unit_seed = derived_seed(seed, split.index)  # shared by all methods on a split (common random numbers)
     estimator = _make_estimator(spec, unit_seed)
     t0 = time.perf_counter()
     estimator.fit(train.X, train.y, X_var=train.X_var if use_variances else None)
+    raise_if_interrupted(estimator)
     t1 = time.perf_counter()
     raw = estimator.predict_proba(test.X, X_var=test.X_var if use_variances else None)
     t2 = time.perf_counter()
@@ -186,31 +177,13 @@ def _run_unit(
     }
 
 
-def _unit_task(
-    dataset: NoisyDataset, split: Split, method: str, spec: MethodSpec, seed: int, use_variances: bool, record: bool
-) -> tuple[bool, dict[str, Any]]:
-    """One unit as an executor task: ``(True, result)``, or ``(False, error record)`` when ``record``.
-
-    Catching here, on the worker, keeps one failed unit from cancelling the others.
-    """
-    try:
-        return True, _run_unit(dataset, split, method, spec, seed, use_variances)
-    except Exception as exc:
-        if not record:
-            raise RuntimeError(f"unit (split {split.index}, method {method!r}) failed: {exc}") from exc
-        return False, {"method": method, "split": split.index, "error": repr(exc), "traceback": traceback.format_exc()}
+def _unit_name(method: str, split: int) -> str:
+    return f"{method}/split_{split:04d}"
 
 
-def _finished(path: Path, test_ids: list[str]) -> bool:
-    if not path.exists():
-        return False
-    try:
-        result = _read_json(path)
-    except (OSError, json.JSONDecodeError):
-        return False  # unreadable (e.g. disk filled mid-copy): recompute
-    if result.get("test_ids") != test_ids:
-        raise ValueError(f"{path} was computed on a different test split; this folder is stale, delete it")
-    return True
+def unit_path(out_dir: str | os.PathLike, method: str, split: int) -> Path:
+    """Where the result of (split, method) lives."""
+    return unit_file(out_dir, _unit_name(method, split))
 
 
 def run_repeated_splits(
@@ -268,22 +241,15 @@ def run_repeated_splits(
             "methods": {name: _describe_spec(spec) for name, spec in methods.items()},
         },
     )
-    todo = [
-        (split, name)
-        for split in splits
-        for name in methods
-        if not _finished(unit_path(out, name, split.index), dataset.ids[split.test].tolist())
-    ]
-    tasks = [(dataset, split, name, methods[name], seed, use_variances, on_error == "record") for split, name in todo]
-    for i, (ok, result) in executor.map(_unit_task, tasks, desc="units", progress=progress):
-        split, name = todo[i]
-        path = unit_path(out, name, split.index)
-        error_path = path.with_suffix(".error.json")
-        if ok:
-            write_json_atomic(path, result)
-            error_path.unlink(missing_ok=True)
-        else:
-            write_json_atomic(error_path, result)
+    units = {_unit_name(name, split.index): (dataset, split, name, methods[name], seed, use_variances)
+             for split in splits for name in methods}
+    test_ids = {split.index: dataset.ids[split.test].tolist() for split in splits}
+
+    def same_split(unit: str, result: dict[str, Any]) -> None:
+        if result.get("test_ids") != test_ids[result.get("split")]:
+            raise ValueError(f"{unit_file(out, unit)} was computed on a different test split; this folder is stale, delete it")
+
+    run_units(executor, _run_unit, units, out, desc="units", progress=progress, on_error=on_error, check=same_split)
     return summarize(out, methods=list(methods), splits=[s.index for s in splits], reference=reference)
 
 

@@ -1,22 +1,45 @@
-"""Resumable units of a workflow: one atomic JSON file per finished unit.
+"""Resumable units of a workflow: one atomic JSON file per finished unit, the one runner every workflow uses.
 
 A workflow is cut into independent units (a method on a data set, one noise level,
-one repetition).  Each unit is a module-level function of plain arguments, so any
-executor can run it; its JSON-able result is written atomically by this process the
-moment it arrives.  A rerun computes only the units whose file is absent, so an
-interrupted run loses at most the units in flight.
+one repetition, one train/test split).  Each unit is a module-level function of plain
+arguments, so any executor can run it; its JSON-able result is written atomically by
+this process the moment it arrives.  A rerun computes only the units whose file is
+absent, so an interrupted run loses at most the units in flight.
+
+An interrupted fit is never a result: a unit whose training was stopped by Ctrl-C
+raises ``FitInterrupted`` (``raise_if_interrupted``), nothing is written for it, and
+the run stops with the interruption, to be resumed by the same command.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import traceback
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Literal, Mapping
+
+import numpy as np
 
 from gpal.runs.executors import Executor
 from gpal.runs.persistence import write_json_atomic
 
-__all__ = ["run_units", "unit_file"]
+__all__ = ["FitInterrupted", "derived_seed", "raise_if_interrupted", "run_units", "unit_file"]
+
+
+class FitInterrupted(KeyboardInterrupt):
+    """Training stopped (Ctrl-C) before its planned end; nothing built on it may be saved as done."""
+
+
+def raise_if_interrupted(estimator: Any, consequence: str = "the unit was not saved; rerun to compute it") -> None:
+    """Turn a fit that kept its parameters after Ctrl-C (``stopped_early_``) back into an interruption."""
+    if getattr(estimator, "stopped_early_", False):
+        raise FitInterrupted(f"training interrupted; {consequence}")
+
+
+def derived_seed(*keys: int) -> int:
+    """A seed for one unit from the run's seed and the unit's coordinates, independent across units."""
+    return int(np.random.SeedSequence([int(k) for k in keys]).generate_state(1)[0] % (2**31 - 1))
 
 
 def unit_file(out: str | Path, name: str) -> Path:
@@ -24,13 +47,35 @@ def unit_file(out: str | Path, name: str) -> Path:
     return Path(out) / "units" / f"{name}.json"
 
 
+def error_file(out: str | Path, name: str) -> Path:
+    """Where a unit that raised is recorded (``on_error="record"``); it is retried on the next run."""
+    return Path(out) / "units" / f"{name}.error.json"
+
+
 def _load(path: Path) -> dict[str, Any] | None:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, UnicodeDecodeError):
         return None  # unreadable (e.g. a disk that filled up): compute it again
+
+
+def _recorded(fn: Callable[..., dict[str, Any]], name: str, *args: Any) -> tuple[bool, dict[str, Any]]:
+    """Run a unit on the worker, catching its failure there so one unit cannot cancel the others."""
+    try:
+        return True, fn(*args)
+    except Exception as exc:
+        return False, {"unit": name, "error": repr(exc), "traceback": traceback.format_exc()}
+
+
+def _raised(fn: Callable[..., dict[str, Any]], name: str, *args: Any) -> tuple[bool, dict[str, Any]]:
+    """Run a unit, its failure propagating with its own type (so the CLI's exit codes hold) and the unit named."""
+    try:
+        return True, fn(*args)
+    except Exception as exc:
+        exc.add_note(f"in unit {name!r}")
+        raise
 
 
 def run_units(
@@ -41,12 +86,33 @@ def run_units(
     *,
     desc: str,
     progress: bool = True,
+    on_error: Literal["raise", "record"] = "raise",
+    check: Callable[[str, dict[str, Any]], None] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Run ``fn(*units[name])`` for every unit without a result file; return every unit's result."""
+    """Run ``fn(*units[name])`` for every unit without a result file; return every finished unit's result.
+
+    ``check(name, result)`` sees each result already on disk and raises if it belongs to
+    another run (a stale folder).  With ``on_error="record"`` a unit that raises leaves
+    ``<name>.error.json`` instead of stopping the run and is absent from the returned
+    results; a later success removes the record.
+    """
+    if on_error not in ("raise", "record"):
+        raise ValueError(f"on_error must be 'raise' or 'record'; got {on_error!r}")
     results = {name: _load(unit_file(out, name)) for name in units}
+    if check is not None:
+        for name, result in results.items():
+            if result is not None:
+                check(name, result)
     todo = [name for name, result in results.items() if result is None]
     if todo:
-        for index, result in executor.map(fn, [units[name] for name in todo], desc=desc, progress=progress):
-            write_json_atomic(unit_file(out, todo[index]), result)
-            results[todo[index]] = result
-    return results
+        guarded = functools.partial(_recorded if on_error == "record" else _raised, fn)
+        tasks = [(name, *units[name]) for name in todo]  # flat, so an executor can share big arguments
+        for index, (ok, result) in executor.map(guarded, tasks, desc=desc, progress=progress):
+            name = todo[index]
+            if ok:
+                write_json_atomic(unit_file(out, name), result)
+                error_file(out, name).unlink(missing_ok=True)
+                results[name] = result
+            else:
+                write_json_atomic(error_file(out, name), result)
+    return {name: result for name, result in results.items() if result is not None}

@@ -20,7 +20,7 @@ import pandas as pd
 from gpal.runs.executors import Executor
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
 from gpal.workflows.schema import Field, choice, integer, list_of, mapping, mean_se_pair, number, optional
-from gpal.runs.units import run_units
+from gpal.runs.units import derived_seed, raise_if_interrupted, run_units
 
 __all__ = ["bayes_unit", "method_unit", "run", "schema"]
 
@@ -98,6 +98,7 @@ def method_unit(params: dict[str, Any], problem: dict[str, Any]) -> dict[str, An
     clf = NoisyGPClassifier(**params)
     start = time.perf_counter()
     clf.fit(p.train)
+    raise_if_interrupted(clf)
     seconds = time.perf_counter() - start
     proba = clf.predict_proba(p.test)
     noise = clf.model_.noise_variance
@@ -107,10 +108,6 @@ def method_unit(params: dict[str, Any], problem: dict[str, Any]) -> dict[str, An
         learned = (np.asarray(noise.learned.numpy()) * scale**2).tolist()
     return {"nll": negative_log_likelihood(p.test.y, proba), "error": error_rate(p.test.y, proba),
             "train_seconds": seconds, "learned_variance": learned}
-
-
-def _unit_seed(seed: int, rep: int) -> int:
-    return int(np.random.SeedSequence([seed, rep, 1]).generate_state(1)[0] % (2**31 - 1))
 
 
 def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -> None:
@@ -131,7 +128,7 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
                 for method, params in classifier_params(config["methods"], training, data["n_train"]).items():
                     shared = params["input_noise"] == "none"
                     name = f"{folder}/{method}" if shared else f"{folder}/{mode}/{method}"
-                    fits[name] = ({**params, "random_state": _unit_seed(seed, r)}, problem)
+                    fits[name] = ({**params, "random_state": derived_seed(seed, r, 1)}, problem)
                     rows.append((name, r, noise, mode, method))
     results = {**run_units(executor, bayes_unit, bayes, out, desc="Bayes-optimal", progress=progress),
                **run_units(executor, method_unit, fits, out, desc="fits", progress=progress)}

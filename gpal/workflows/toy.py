@@ -18,7 +18,7 @@ import pandas as pd
 from gpal.runs.executors import Executor
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
 from gpal.workflows.schema import Field, integer, mapping, number, optional
-from gpal.runs.units import run_units
+from gpal.runs.units import raise_if_interrupted, run_units
 
 __all__ = ["fit_predict", "kl_from_bayes", "run", "schema"]
 
@@ -53,6 +53,7 @@ def fit_predict(params: dict[str, Any], train: Any, test: Any, grid: np.ndarray,
     clf = NoisyGPClassifier(**params)
     start = time.perf_counter()
     clf.fit(train)
+    raise_if_interrupted(clf)
     proba = clf.predict_proba(test)
     seconds = time.perf_counter() - start
     grid_proba = clf.predict_proba(grid, X_var=np.full_like(grid, noise_var))
