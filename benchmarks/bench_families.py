@@ -161,7 +161,8 @@ def trace_logistic_softmax(p: Problem, inference: str, budget: int, num_inducing
     ``budget`` is sweeps for CAVI and epochs for natural gradients.  Chunks continue the
     step-size schedule (``delay`` = 1 + steps done) and draw fresh minibatches (seed per chunk).
     """
-    from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP, AugmentedTrainer
+    from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP
+    from gpal.training.cavi import AugmentedTrainer
 
     trace, clock = Trace(f"logistic-softmax {inference}"), Clock()
     kernel, Z = _kernel_and_Z(p, num_inducing, seed)
@@ -185,7 +186,8 @@ def trace_logistic_softmax(p: Problem, inference: str, budget: int, num_inducing
 def trace_dirichlet(p: Problem, alpha: float, max_iter: int, num_inducing: int, seed: int,
                     target: Callable[[Trace], bool] | None = None) -> Trace:
     """GPD refitted with L-BFGS-B max_iter on ``DIRICHLET_GRID`` (<= ``max_iter``); time = set-up + that fit."""
-    from gpal.models.families.dirichlet import HeteroskedasticSGPR, dirichlet_targets, fit_dirichlet_gp, mc_softmax
+    from gpal.models.families.dirichlet import HeteroskedasticSGPR, dirichlet_targets, mc_softmax
+    from gpal.training.collapsed import fit_dirichlet_gp
 
     trace, clock = Trace(f"Dirichlet (alpha_eps = {alpha:g})"), Clock()
     kernel, Z = _kernel_and_Z(p, num_inducing, seed)
@@ -208,7 +210,8 @@ def trace_bound(p: Problem, method: str, max_iter: int, num_inducing: int, seed:
     """vi-JJ / vi-JJ-hybrid / vi-Taylor (Algorithm 1: 3 analytic updates, 5 L-BFGS-B evaluations), evaluated every outer iteration."""
     import tensorflow as tf
 
-    from gpal.models.families.logistic_bounds import BoundOptimizer, LogisticBoundGP
+    from gpal.models.families.logistic_bounds import LogisticBoundGP
+    from gpal.training.bounds import BoundOptimizer
 
     trace, clock = Trace(f"vi-{method}"), Clock()
     kernel, Z = _kernel_and_Z(p, num_inducing, seed)

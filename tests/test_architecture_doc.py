@@ -51,3 +51,27 @@ def test_registries_resolve():
     for registry in (ESTIMATORS, LIKELIHOODS, INPUT_NOISE, ACQUISITIONS):
         for name in registry.names():
             assert isinstance(registry[name], type), (registry.what, name)
+
+
+def _imported_gpal_modules(path: Path) -> set[str]:
+    """Every gpal module a file imports, at the top or inside a function."""
+    import ast
+
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+    return {n for n in names if n.startswith("gpal.")}
+
+
+def test_models_do_not_depend_on_the_layers_above_them():
+    """The model layer holds maths only: training, estimators and everything later import it, never the reverse."""
+    above = ("gpal.training", "gpal.estimators", "gpal.active", "gpal.evaluation", "gpal.runs",
+             "gpal.catalog_jobs", "gpal.workflows", "gpal.cli")
+    offenders = {
+        str(path.relative_to(Path(gpal.__file__).parent)): sorted(m for m in _imported_gpal_modules(path) if m.startswith(above))
+        for path in (Path(gpal.__file__).parent / "models").rglob("*.py")
+    }
+    assert not {k: v for k, v in offenders.items() if v}

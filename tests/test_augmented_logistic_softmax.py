@@ -12,7 +12,6 @@ import tensorflow as tf
 from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
 from gpal.models.families.augmented_logistic_softmax import (
     AugmentedLogisticSoftmaxGP,
-    AugmentedTrainer,
     LocalFactors,
     augmented_elbo_terms,
     global_natural_parameters,
@@ -21,6 +20,7 @@ from gpal.models.families.augmented_logistic_softmax import (
     polya_gamma_mean,
 )
 from gpal.models.families.logistic_bounds import Quadratic, optimal_q
+from gpal.training.cavi import AugmentedTrainer
 from gpal.models.likelihoods.logistic_softmax import logistic_softmax_log_prob, logistic_softmax_probs
 
 

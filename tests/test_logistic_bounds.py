@@ -14,7 +14,6 @@ from scipy.special import expit, log_expit
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.logistic_bound import LogisticBoundGPClassifier
 from gpal.models.families.logistic_bounds import (
-    BoundOptimizer,
     LogisticBoundGP,
     WhitenedQ,
     collapsed_bound,
@@ -28,6 +27,7 @@ from gpal.models.families.logistic_bounds import (
     surrogate_elbo,
     taylor_coefficients,
 )
+from gpal.training.bounds import BoundOptimizer
 
 T = lambda a: tf.constant(np.asarray(a, dtype=np.float64))  # noqa: E731
 

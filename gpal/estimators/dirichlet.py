@@ -129,7 +129,8 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         import gpflow
         from tqdm.auto import tqdm
 
-        from gpal.models.families.dirichlet import HeteroskedasticSGPR, dirichlet_targets, fit_dirichlet_gp
+        from gpal.models.families.dirichlet import HeteroskedasticSGPR, dirichlet_targets
+        from gpal.training.collapsed import fit_dirichlet_gp
         from gpal.models.kernels import default_kernel
         from gpal.models.svgp import kmeans_inducing
 

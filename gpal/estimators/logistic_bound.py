@@ -118,7 +118,8 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
 
         import gpflow
 
-        from gpal.models.families.logistic_bounds import BoundOptimizer, LogisticBoundGP
+        from gpal.models.families.logistic_bounds import LogisticBoundGP
+        from gpal.training.bounds import BoundOptimizer
         from gpal.models.kernels import default_kernel
         from gpal.models.svgp import kmeans_inducing
 

@@ -130,7 +130,8 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
 
         import gpflow
 
-        from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP, AugmentedTrainer
+        from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP
+        from gpal.training.cavi import AugmentedTrainer
         from gpal.models.kernels import default_kernel
         from gpal.models.svgp import kmeans_inducing
 

@@ -2,5 +2,7 @@
 
 ``svi`` (minibatch Adam on the ELBO, guarded against Cholesky failures),
 ``early_stopping`` (validation monitor), ``lbfgs`` (full-batch L-BFGS over gpflow
-parameters) and the closed-form schemes of the model families.
+parameters), and one module per closed-form scheme of the model families:
+``collapsed`` (Dirichlet GP), ``cavi`` (augmented logistic-softmax), ``bounds``
+(logistic bounds).  Models never import from here.
 """

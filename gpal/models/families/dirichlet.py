@@ -25,15 +25,12 @@ with V* is added to the latent variance.
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 import gpflow
 import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
-from scipy.optimize import OptimizeResult
 from scipy.special import softmax
 
 from gpal.models.input_noise import FirstOrder
@@ -44,7 +41,6 @@ __all__ = [
     "HeteroskedasticSGPR",
     "collapsed_bound",
     "dirichlet_targets",
-    "fit_dirichlet_gp",
     "lognormal_moment_match",
     "mc_softmax",
 ]
@@ -220,21 +216,12 @@ class HeteroskedasticSGPR(gpflow.base.Module):
         return collapsed_bound(self.kernel, tf.convert_to_tensor(self.Z), self.X, self.Y, self.noise, self.jitter)
 
     @tf.function
-    def _loss_and_gradients(self) -> tuple[tf.Tensor, list[tf.Tensor]]:
+    def loss_and_gradients(self) -> tuple[tf.Tensor, list[tf.Tensor]]:
+        """The negative bound and its gradients, compiled once per model for the optimiser."""
         with tf.GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(self.trainable_variables)
             loss = -self.bound()
         return loss, tape.gradient(loss, self.trainable_variables)
-
-    def optimize(self, max_iter: int) -> OptimizeResult:
-        """Maximise the bound over the kernel and Z by L-BFGS-B (scipy), on unconstrained values.
-
-        The objective is traced once per model (``gpal.training.lbfgs``).
-        """
-        from gpal.training import lbfgs  # training code still in a model module: it belongs in gpal.training
-
-        variables = self.trainable_variables
-        return lbfgs.minimize(lbfgs.make_objective(variables, self._loss_and_gradients), variables, max_iter=max_iter)
 
     def posterior(self) -> DirichletPosterior:
         """The latent posteriors at the current parameters (kernel copied, so later training leaves it alone)."""
@@ -245,59 +232,6 @@ class HeteroskedasticSGPR(gpflow.base.Module):
         u = tf.linalg.triangular_solve(LB, v, lower=True, adjoint=True)
         w = tf.linalg.triangular_solve(proj.L, tf.transpose(u[..., 0]), lower=True, adjoint=True)  # (M, C)
         return DirichletPosterior(gpflow.utilities.deepcopy(self.kernel), Z.numpy(), proj.L.numpy(), LB.numpy(), w.numpy())
-
-
-# ----------------------------------------------------------------- training
-@dataclass
-class FitRecord:
-    """What one fit did: per round the final negative bound, L-BFGS iterations, convergence, seconds."""
-
-    alpha_epsilon: float
-    rounds: list[dict[str, float]]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"alpha_epsilon": self.alpha_epsilon, "rounds": self.rounds}
-
-
-def fit_dirichlet_gp(
-    model: HeteroskedasticSGPR,
-    codes: np.ndarray,
-    alpha_epsilon: float,
-    *,
-    X_var: np.ndarray | None = None,
-    first_order_rounds: int = 0,
-    max_iter: int = 1000,
-) -> tuple[DirichletPosterior, FitRecord]:
-    """Fit GPD for one alpha_eps from the model's initial kernel and Z (``model.reset``).
-
-    With ``X_var`` (standardised like the model's inputs), round 0 fits with the label
-    noise sigma2 and each of the ``first_order_rounds`` refits uses
-    sigma2 + Delta(previous posterior) (module docstring).
-    """
-    Y, sigma2 = dirichlet_targets(codes, int(model.Y.shape[1]), alpha_epsilon)
-    model.reset()
-    model.set_targets(Y, sigma2)
-    record = FitRecord(float(alpha_epsilon), [])
-    for r in range(1 + (first_order_rounds if X_var is not None else 0)):
-        if r > 0:
-            model.noise.assign(sigma2 + model.posterior().extra_variance(model.X, X_var).numpy())
-        start = time.perf_counter()
-        try:
-            result = model.optimize(max_iter)
-        except tf.errors.InvalidArgumentError as err:
-            raise RuntimeError(
-                f"Cholesky failed while fitting the Dirichlet GP (alpha_epsilon={alpha_epsilon}, round {r}): "
-                f"{err.message}. Try standardising the inputs or fewer inducing points."
-            ) from None
-        record.rounds.append(
-            {
-                "neg_bound": float(result.fun),
-                "n_iter": int(result.nit),
-                "converged": bool(result.success),
-                "seconds": time.perf_counter() - start,
-            }
-        )
-    return model.posterior(), record
 
 
 # --------------------------------------------------------------- prediction

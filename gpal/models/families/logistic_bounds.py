@@ -62,7 +62,6 @@ step of the loop then raises the same lower bound.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
 import gpflow
@@ -75,8 +74,6 @@ from gpal.models.sparse import DEFAULT_JITTER, Projection, inducing_variable, pr
 
 __all__ = [
     "METHODS",
-    "BoundOptimizer",
-    "FitResult",
     "LogisticBoundGP",
     "Quadratic",
     "WhitenedQ",
@@ -100,8 +97,6 @@ METHODS = ("jj", "jj-hybrid", "taylor")
 NUM_QUADRATURE = 64
 # Below this |xi|, lambda(xi) = tanh(xi/2)/(4 xi) is 0/0-prone; its series 1/8 - xi^2/96 is exact to ~1e-14.
 _SMALL_XI = 1e-3
-# Stand-in for -J^/N where K_mm cannot be factorised (J^/N itself is O(1)).
-_SINGULAR_PENALTY = 1e10
 
 
 class Quadratic(NamedTuple):
@@ -257,192 +252,3 @@ class LogisticBoundGP(gpflow.base.Module):
     def predict_proba(self, X: np.ndarray | tf.Tensor) -> np.ndarray:
         """p(y = +1 | x) per row of X, (N,)."""
         return predictive_probability(*self.marginals(X)).numpy()
-
-
-@dataclass
-class FitResult:
-    """Per outer iteration: the ELBO (11) by quadrature, the method's own objective J^; how it ended."""
-
-    history: list[float] = field(default_factory=list)
-    bound_history: list[float] = field(default_factory=list)
-    converged: bool = False
-    stopped_early: bool = False
-
-
-class BoundOptimizer:
-    """Algorithm 1 (vi-JJ, vi-JJ-hybrid, vi-Taylor) for one ``LogisticBoundGP`` and one data set.
-
-    ``y`` holds labels in {-1, +1}.  The numerically optimised variables are the
-    kernel's trainable (unconstrained) variables, Z when ``train_inducing``, and
-    xi for vi-JJ-hybrid; ``objective`` maps them, packed in one vector, to
-    -J^/N and its gradient by autodiff.
-    """
-
-    def __init__(self, model: LogisticBoundGP, X: np.ndarray, y: np.ndarray, method: str = "jj", train_inducing: bool = True):
-        if method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}; got {method!r}")
-        y = np.asarray(y, dtype=np.float64)
-        if not np.all(np.abs(y) == 1.0):
-            raise ValueError("BoundOptimizer needs labels in {-1, +1}")
-        self.model = model
-        self.method = method
-        self.X = tf.constant(X, dtype=tf.float64)
-        self.y = tf.constant(y)
-        self.n = len(y)
-        self.xi = tf.Variable(np.zeros(self.n), name="xi")
-        self.variables = list(model.kernel.trainable_variables)
-        if train_inducing:
-            self.variables.append(model.Z)
-        if method == "jj-hybrid":
-            self.variables.append(self.xi)
-        self._coefficients = COEFFICIENTS[method]
-        graphs = {
-            "state": self._state_graph,
-            "update_xi": self._update_xi_graph,
-            "update_q": self._update_q_graph,
-            "analytic_updates": self._analytic_updates_graph,
-            "value_and_gradient": self._value_and_gradient_graph,
-        }
-        self._compiled = {name: tf.function(fn) for name, fn in graphs.items()}
-
-    # ------------------------------------------------------------ quantities
-    def coefficients(self) -> Quadratic:
-        return self._coefficients(tf.convert_to_tensor(self.xi), self.y)
-
-    def _state_graph(self) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-        proj, quad, q = self.model.project(self.X), self.coefficients(), self.model.q
-        return collapsed_bound(proj, quad), surrogate_elbo(proj, q, quad), quadrature_elbo(proj, q, self.y)
-
-    def bound(self) -> float:
-        """J^(theta, xi): the JJ lower bound (Taylor: approximation) at the optimal q for the current xi."""
-        return float(self._compiled["state"]()[0])
-
-    def surrogate_elbo(self) -> float:
-        """J(q, xi, theta) at the model's current q (equals ``bound`` right after ``update_q``)."""
-        return float(self._compiled["state"]()[1])
-
-    def elbo(self) -> float:
-        """The ELBO (11) of the current q by quadrature."""
-        return float(self._compiled["state"]()[2])
-
-    # ------------------------------------------------------- analytic updates
-    def _assign_q(self, q: WhitenedQ) -> None:
-        self.model.q_mean.assign(q.mean)
-        self.model.q_sqrt.assign(q.sqrt)
-
-    def _update_xi_graph(self) -> None:
-        self.xi.assign(update_xi(self.method, *marginals(self.model.project(self.X), self.model.q)))
-
-    def _update_q_graph(self) -> None:
-        self._assign_q(optimal_q(self.model.project(self.X).A, self.coefficients()))
-
-    def _analytic_updates_graph(self, n_updates: int) -> None:
-        proj, q = self.model.project(self.X), self.model.q  # theta is fixed in stage 1: project once
-        for _ in range(n_updates):
-            xi = update_xi(self.method, *marginals(proj, q))
-            q = optimal_q(proj.A, self._coefficients(xi, self.y))
-        self.xi.assign(xi)
-        self._assign_q(q)
-
-    def update_xi(self) -> None:
-        """xi <- xi(q) for the current q (eq. 14 / Taylor expansion point)."""
-        self._compiled["update_xi"]()
-
-    def update_q(self) -> None:
-        """q <- q^(xi) for the current xi and theta."""
-        self._compiled["update_q"]()
-
-    def analytic_updates(self, n_updates: int) -> None:
-        """Stage 1 of Algorithm 1: ``n_updates`` alternations of xi <- xi(q), q <- q^(xi)."""
-        if n_updates < 1:
-            raise ValueError(f"n_updates must be >= 1; got {n_updates}")
-        self._compiled["analytic_updates"](int(n_updates))
-
-    # ------------------------------------------------------------ L-BFGS-B
-    def _value_and_gradient_graph(self) -> tuple[tf.Tensor, list[tf.Tensor]]:
-        with tf.GradientTape(watch_accessed_variables=False) as tape:
-            tape.watch(self.variables)
-            loss = -collapsed_bound(self.model.project(self.X), self.coefficients()) / self.n
-        return loss, tape.gradient(loss, self.variables, unconnected_gradients=tf.UnconnectedGradients.ZERO)
-
-    def get_vector(self) -> np.ndarray:
-        """The optimised variables packed in one vector (``gpal.training.lbfgs.pack``)."""
-        from gpal.training import lbfgs  # training code still in a model module: it belongs in gpal.training
-
-        return lbfgs.pack(self.variables)
-
-    def set_vector(self, x: np.ndarray) -> None:
-        from gpal.training import lbfgs
-
-        lbfgs.unpack(self.variables, x)
-
-    def objective(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        """-J^/N and its gradient at the packed variables ``x`` (left assigned).
-
-        Where the Cholesky of K_mm fails (an error or NaNs, by TF version and device) it returns
-        ``_SINGULAR_PENALTY`` with a zero gradient: L-BFGS-B's line search
-        backtracks from a large finite value but gives up at inf.
-        """
-        from gpal.training import lbfgs
-
-        return lbfgs.make_objective(self.variables, self._compiled["value_and_gradient"], failure_value=_SINGULAR_PENALTY)(x)
-
-    def lbfgs_step(self, max_fun: int) -> None:
-        """Stage 2: L-BFGS-B on J^ with at most ``max_fun`` evaluations, keeping the best point evaluated.
-
-        scipy may stop on its evaluation limit at an untried line-search point;
-        returning the best evaluated point (the start is evaluated first) keeps
-        J^ from decreasing.
-        """
-        from gpal.training import lbfgs
-
-        if self.variables:
-            lbfgs.minimize(self.objective, self.variables, max_fun=max_fun, keep_best=True)
-
-    # --------------------------------------------------------------- the loop
-    def run(
-        self,
-        max_iter: int = 100,
-        n_updates: int = 3,
-        max_fun: int = 5,
-        tol: float = 1e-6,
-        progress: bool = False,
-    ) -> FitResult:
-        """Algorithm 1 from q = prior, until |delta J^| <= tol |J^| or ``max_iter`` outer iterations.
-
-        Ctrl-C stops after restoring the best hyperparameters of the interrupted
-        step.  q is left at q^(xi) for the final theta.  Raises
-        ``gpal.training.svi.TrainingError`` if J^ becomes non-finite.
-        """
-        from tqdm.auto import tqdm
-
-        from gpal.training.svi import TrainingError
-
-        self.model.q_mean.assign(tf.zeros_like(self.model.q_mean))
-        self.model.q_sqrt.assign(tf.eye(self.model.q_sqrt.shape[0], dtype=tf.float64))
-        result = FitResult()
-        bar = tqdm(range(int(max_iter)), disable=not progress, desc=f"vi-{self.method}", unit="iter")
-        try:
-            for it in bar:
-                self.analytic_updates(n_updates)
-                self.lbfgs_step(max_fun)
-                self.update_q()
-                bound, _, elbo = (float(v) for v in self._compiled["state"]())
-                if not (np.isfinite(bound) and np.isfinite(elbo)):
-                    raise TrainingError(
-                        f"vi-{self.method}: the objective became non-finite ({bound}, ELBO {elbo}) at outer "
-                        f"iteration {it}; check the inputs or use a larger jitter"
-                    )
-                previous = result.bound_history[-1] if result.bound_history else None
-                result.bound_history.append(bound)
-                result.history.append(elbo)
-                bar.set_postfix(elbo=f"{elbo:.5g}", refresh=False)
-                if previous is not None and abs(bound - previous) <= tol * abs(previous):
-                    result.converged = True
-                    break
-        except KeyboardInterrupt:
-            result.stopped_early = True
-            self.update_q()
-        finally:
-            bar.close()
-        return result
