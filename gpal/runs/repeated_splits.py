@@ -334,44 +334,45 @@ def summary_markdown(
 ) -> str:
     """Markdown tables: metrics per method (optionally beside ``reference[method][metric] = (mean, se)``)
     and the mean confusion matrix per method, rows = predicted, columns = true (paper Table 10 layout)."""
+    import pandas as pd
+
+    from gpal.evaluation.reports import markdown_table
 
     def cell(stat: Mapping[str, Any] | None, d: int = digits) -> str:
         if not stat:
             return "–"
         return format_mean_se(stat["mean"], float("nan") if stat["se"] is None else stat["se"], d)
 
-    header = "| method | splits | test NLL | test error | train s / split | predict s / split |"
-    rule = "|---|---:|---|---|---|---|"
+    methods = summary["methods"]
+    metrics = pd.DataFrame({
+        "method": list(methods),
+        "splits": [e["n_splits"] for e in methods.values()],
+        "test NLL": [cell(e.get("nll")) for e in methods.values()],
+        "test error": [cell(e.get("error")) for e in methods.values()],
+        "train s / split": [cell(e.get("train_seconds"), 1) for e in methods.values()],
+        "predict s / split": [cell(e.get("predict_seconds"), 2) for e in methods.values()],
+    })
     if reference:
-        header += " published NLL | published error |"
-        rule += "---|---|"
-    lines = [header, rule]
-    for name, e in summary["methods"].items():
-        row = (
-            f"| {name} | {e['n_splits']} | {cell(e.get('nll'))} | {cell(e.get('error'))} "
-            f"| {cell(e.get('train_seconds'), 1)} | {cell(e.get('predict_seconds'), 2)} |"
-        )
-        if reference:
-            ref = reference.get(name, {})
-            for metric in ("nll", "error"):
-                row += f" {format_mean_se(*ref[metric], digits) if metric in ref else '–'} |"
-        lines.append(row)
-    failed = {n: e["n_failed"] for n, e in summary["methods"].items() if e["n_failed"]}
+        for metric, title in (("nll", "published NLL"), ("error", "published error")):
+            metrics[title] = [format_mean_se(*reference[m][metric], digits) if metric in reference.get(m, {}) else "–"
+                              for m in methods]
+    lines = [markdown_table(metrics).rstrip("\n")]
+    failed = {n: e["n_failed"] for n, e in methods.items() if e["n_failed"]}
     if failed:
         lines += ["", f"Failed units (excluded, retried on the next run): {failed}"]
 
     classes = summary["class_names"]
-    lines += ["", "Mean confusion matrix over splits (± SE), rows = predicted class, columns = true class:", ""]
-    lines.append("| predicted | method | " + " | ".join(f"{c} (true)" for c in classes) + " |")
-    lines.append("|---|---|" + "---:|" * len(classes))
+    rows = []
     for i, pred in enumerate(classes):
-        for name, e in summary["methods"].items():
+        for name, e in methods.items():
             if "confusion_mean" not in e:
                 continue
             se = e["confusion_se"]
-            cells = [
+            rows.append([f"{pred} (pred.)", name] + [
                 format_mean_se(e["confusion_mean"][i][j], float("nan") if se is None else se[i][j], 2)
                 for j in range(len(classes))
-            ]
-            lines.append(f"| {pred} (pred.) | {name} | " + " | ".join(cells) + " |")
+            ])
+    confusion = pd.DataFrame(rows, columns=["predicted", "method", *(f"{c} (true)" for c in classes)])
+    lines += ["", "Mean confusion matrix over splits (± SE), rows = predicted class, columns = true class:", "",
+              markdown_table(confusion).rstrip("\n")]
     return "\n".join(lines) + "\n"
