@@ -50,6 +50,11 @@ def _presets() -> list[str]:
     return sorted(FEATURE_PRESETS)
 
 
+def _say(message: str) -> None:
+    """A step of the work, on stderr beside the progress bars (stdout keeps the results)."""
+    print(f"gpal: {message}", file=sys.stderr, flush=True)
+
+
 def _train(args: argparse.Namespace) -> int:
     from gpal.catalog_jobs.model_folders import train_catalog_model
     from gpal.catalogs.classes import parse_class_spec
@@ -59,7 +64,7 @@ def _train(args: argparse.Namespace) -> int:
         args.out, catalog=args.catalog, classes=classes, merge=merge, min_significance=args.min_significance,
         features=_features(args.features), input_noise=args.input_noise, likelihood=args.likelihood,
         epochs=args.epochs, num_inducing=args.num_inducing, batch_size=args.batch_size, seed=args.seed,
-        force=args.force, progress=not args.no_progress,
+        force=args.force, progress=not args.no_progress, log=_say,
     )
     print(f"model saved in {folder} (predict with: gpal predict {folder} --catalog ... --out table.csv)")
     return 0
@@ -74,26 +79,29 @@ def _predict(args: argparse.Namespace) -> int:
     from gpal.runs.executors import make_executor
 
     out = check_table_path(args.out, args.force)  # before any work
-    trained = load_trained(args.model_dir)
+    trained = load_trained(args.model_dir)  # the record only: TensorFlow loads after the catalog checks
     catalog = load_catalog(args.catalog)
     with make_executor(args.scheduler) as executor:
         table = predict_catalog(trained, catalog, args.select, chunk_size=args.chunk_size, executor=executor,
                                 progress=not args.no_progress)
     write_probability_table(table, out, force=args.force)
-    print(f"{len(table.frame)} sources -> {out}")
+    counts = table.frame["predicted_class"].value_counts()
+    print(f"{len(table.frame)} sources ({', '.join(f'{c} {n}' for c, n in counts.items())}) -> {out}")
     return 0
 
 
 # --------------------------------------------------------------- classify
 def _classify(args: argparse.Namespace) -> int:
     from gpal.catalog_jobs.classify import classify_catalog
+    from gpal.catalog_jobs.report import headline
     from gpal.runs.executors import make_executor
 
     with make_executor(args.scheduler) as executor:
         report = classify_catalog(
             args.out, catalog=args.catalog, epochs=args.epochs, num_inducing=args.num_inducing, seed=args.seed,
-            chunk_size=args.chunk_size, force=args.force, progress=not args.no_progress, executor=executor,
+            chunk_size=args.chunk_size, force=args.force, progress=not args.no_progress, executor=executor, log=_say,
         )
+    print("\n".join(headline(report.parent)))
     print(f"report: {report}")
     return 0
 
@@ -241,6 +249,8 @@ def _add_model_options(parser: argparse.ArgumentParser, epochs: int, num_inducin
 def _add_common(parser: argparse.ArgumentParser, force_help: str) -> None:
     parser.add_argument("--force", action="store_true", help=force_help)
     parser.add_argument("--no-progress", action="store_true", help="do not show progress bars")
+    parser.add_argument("--verbose", action="store_true",
+                        help="keep TensorFlow's own start-up messages (absl, CUDA probing) on stderr, for debugging")
 
 
 def _defaults(fn: Any) -> dict[str, Any]:
@@ -251,9 +261,9 @@ def _defaults(fn: Any) -> dict[str, Any]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import gpal
     from gpal.catalog_jobs.classify import classify_catalog
     from gpal.catalog_jobs.model_folders import train_catalog_model
-    from gpal.catalog_jobs.prediction import predict_catalog
     from gpal.catalogs.classes import DEFAULT_MERGE, format_class_spec
 
     trained, main_job = _defaults(train_catalog_model), _defaults(classify_catalog)
@@ -266,6 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Gaussian-process classification of Fermi-LAT catalog sources with noisy inputs. "
         "See docs/cli.md for every verb with examples.",
     )
+    parser.add_argument("--version", action="version", version=f"gpal {gpal.__version__}")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
 
     catalog = verbs.add_parser("catalog", help="inspect a 4FGL-family catalog")
@@ -298,11 +309,12 @@ def build_parser() -> argparse.ArgumentParser:
     predict = verbs.add_parser("predict", help="write class probabilities of catalog sources to CSV or FITS",
                                description="Classify catalog sources with a model from gpal train or gpal classify.")
     predict.add_argument("model_dir", metavar="MODEL_DIR", help="the --out folder of gpal train or gpal classify")
-    _add_catalog(predict, default=None)
-    predict.add_argument("--select", default="unassociated",
-                         help="which sources: 'unassociated' (default), 'bcu', any CLASS1 code, a comma-separated "
-                         "list of these, or 'all'")
-    chunk = _defaults(predict_catalog)["chunk_size"]
+    _add_catalog(predict)
+    selection = ",".join(main_job["select"])
+    predict.add_argument("--select", default=selection,
+                         help=f"which sources: 'unassociated', 'bcu', any CLASS1 code, a comma-separated list of these "
+                         f"(default {selection!r}, as gpal classify), or 'all'")
+    chunk = main_job["chunk_size"]
     predict.add_argument("--chunk-size", type=int, default=chunk, help=f"rows per prediction task (default {chunk})")
     predict.add_argument("--scheduler", default=None, help=_SCHEDULER_HELP)
     predict.add_argument("--out", required=True, help="output table, FILE.csv or FILE.fits")
@@ -373,6 +385,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from gpal.active.oracles import LabelsPending
+
+    if not getattr(args, "verbose", False):
+        from gpal.quiet import quiet_tensorflow
+
+        quiet_tensorflow()
 
     with warnings.catch_warnings():
         warnings.showwarning = lambda message, *_, **__: print(f"gpal: warning: {message}", file=sys.stderr)

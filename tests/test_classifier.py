@@ -197,13 +197,57 @@ def test_warm_start_continues_from_the_fitted_model(data):
     before = clf.predict_proba(X, X_var)
     clf.set_params(epochs=0).fit(X, y, X_var)  # more points: the per-point table grows, globals carry over
     np.testing.assert_allclose(clf.predict_proba(X, X_var), before, rtol=0, atol=1e-12)
-    assert clf.model_.strategy.q_offset.shape[0] == 60 and np.all(clf.model_.strategy.q_offset.numpy()[40:] == 0)
+    assert clf.model_.strategy.q_offset.numpy().shape[0] == 60 and np.all(clf.model_.strategy.q_offset.numpy()[40:] == 0)
     assert len(clf.history_) == 3  # the first fit's epochs, none added
     cold = NoisyGPClassifier(input_noise="latent", random_state=3, **{**FAST, "epochs": 0}).fit(X, y, X_var)
     assert np.abs(cold.predict_proba(X, X_var) - before).max() > 1e-3
     with pytest.warns(UserWarning, match="warm_start ignored"):
         clf.fit(X, np.where(y == "agn", "blazar", y), X_var)  # one class fewer: starts afresh
     assert list(clf.classes_) == ["blazar", "pulsar"]
+
+
+def test_warm_refits_and_predictions_trace_once(data):
+    """Active learning's pattern, refit on one more row then predict sets of any size, compiles each function once."""
+    X, y, X_var = data
+    clf = NoisyGPClassifier(input_noise="latent", warm_start=True, random_state=3, **FAST).fit(X[:40], y[:40], X_var[:40])
+    model = clf.model_
+    for n in range(41, 45):
+        clf.fit(X[:n], y[:n], X_var[:n])
+        for rows in (1, 7, 60):
+            clf.predict_proba(X[:rows], X_var[:rows])
+        clf.sample_proba(X[:3], X_var[:3], n_samples=5)
+    assert clf.model_ is model and clf.model_.num_data == 44
+    assert clf._svi_trainer.step.experimental_get_tracing_count() == 1
+    compiled = clf._compiled_cache[1]
+    assert sorted(compiled) == [("predict", 20), ("sample", 5)]
+    assert all(fn.experimental_get_tracing_count() == 1 for fn in compiled.values())
+
+
+@pytest.mark.parametrize("likelihood", ["softmax", "robustmax"])
+def test_predictions_equal_those_through_the_per_input_solve(data, likelihood, monkeypatch):
+    """The factored prediction path gives the probabilities of ``marginals`` (a triangular solve per input draw)."""
+    X, y, X_var = data
+    fast = NoisyGPClassifier(input_noise="latent", likelihood=likelihood, random_state=2, **FAST).fit(X, y, X_var)
+    slow = clone(fast).fit(X, y, X_var)
+    monkeypatch.setattr(slow.model_.gp, "predictive_marginals", slow.model_.gp.marginals)
+    np.testing.assert_allclose(fast.predict_proba(X, X_var), slow.predict_proba(X, X_var), rtol=0, atol=1e-12)
+
+
+def test_a_kept_model_refits_as_a_rebuilt_one(data):
+    """Keeping the model across a warm refit gives what rebuilding it and copying the fitted values gave."""
+    X, y, X_var = data
+    kept = NoisyGPClassifier(input_noise="latent", warm_start=True, random_state=3, **FAST).fit(X[:40], y[:40], X_var[:40])
+    rebuilt = clone(kept).fit(X[:40], y[:40], X_var[:40])
+    first = rebuilt.model_
+    del rebuilt._built_with  # as after a change of model parameters: build_model, then copy the values
+    model = kept.model_
+    kept.fit(X, y, X_var)
+    rebuilt.fit(X, y, X_var)
+    assert kept.model_ is model and rebuilt.model_ is not first
+    np.testing.assert_allclose(kept.history_, rebuilt.history_, rtol=1e-12)
+    np.testing.assert_allclose(kept.predict_proba(X, X_var), rebuilt.predict_proba(X, X_var), rtol=0, atol=1e-12)
+    kept.set_params(num_inducing=7).fit(X, y, X_var)  # a model parameter changed: built anew
+    assert kept.model_ is not model and kept.model_.gp.num_inducing == 7
 
 
 @pytest.mark.parametrize("input_noise", ["none", "latent"])

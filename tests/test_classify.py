@@ -65,7 +65,7 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     assert frame["GLAT"].abs().max() <= 90 and frame["GLON"].between(0, 360).all()
     assert table.meta["CATALOG"] == "4FGL-DR4" and table.meta["CATFILE"] == small_catalog.name
     assert table.meta["CLASSES"] == "bll,fsrq,pulsar=psr+msp" and table.meta["SELECT"] == "unassociated,bcu"
-    assert json.loads(table.meta["FITCONF"])["epochs"] == TINY["epochs"]
+    assert table.meta["FITCONF"]["epochs"] == TINY["epochs"] and table.meta["NSOURCES"] == len(frame)
 
     fits_table = read_probability_table(out / "classifications.fits")
     assert fits_table.meta == table.meta
@@ -81,10 +81,25 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     training = json.loads((out / "training.json").read_text())
     assert sum(training["n_per_class"].values()) + held["n"] == n_labelled
     text = report.read_text()
-    for link in ["classifications.csv", "classifications.fits", "confusion_matrix.png", "reliability.png",
-                 "sky_classes.png", "Held-out check", "Rows left out", "comparison with the baselines",
-                 "Faintest quarter", "Population shift"]:
+    for link in ["classifications.csv", "classifications.ecsv", "classifications.fits", "confusion_matrix.png",
+                 "reliability.png", "sky_classes.png", "Held-out check", "Rows left out", "comparison with the baselines",
+                 "Faintest quarter", "Population shift", "completeness and purity per class", "Monte Carlo noise",
+                 "forced into one of them", "spp", "Run: table written " + table.meta["DATE"], "confusion matrix (counts"]:
         assert link in text, link
+    # per-class completeness and purity, with intervals, match the confusion matrix
+    conf = np.asarray(held["confusion"])
+    for c, row in enumerate(held["per_class"]):
+        assert row["completeness"] == pytest.approx(conf[c, c] / conf[:, c].sum())
+        assert row["completeness_low"] <= row["completeness"] <= row["completeness_high"]
+        if conf[c, :].sum():  # a class the tiny model never predicts has no purity (None in metrics.json)
+            assert row["purity"] == pytest.approx(conf[c, c] / conf[c, :].sum())
+        else:
+            assert row["purity"] is None
+    lo, hi = held["intervals"]["accuracy"]
+    assert lo < held["accuracy"] < hi and set(held["intervals"]) >= {"nll", "brier", "ece", "accuracy"}
+    uncertain = pd.read_csv(out / "most_uncertain.csv")
+    assert {"GLON", "GLAT", "RA", "DEC", "Flux1000", "Signif_Avg"} <= set(uncertain.columns)
+    assert uncertain["Signif_Avg"].notna().all() and uncertain["entropy"].is_monotonic_decreasing
 
 
 def test_classify_compares_with_baselines_on_the_same_rows(classified):
@@ -119,8 +134,10 @@ def test_rerun_with_same_settings_reuses_the_model_and_reproduces_the_table(clas
     out, _ = classified
     params = out / "model" / "params.npz"
     before, table = params.stat().st_mtime_ns, (out / "classifications.csv").read_bytes()
-    classify_catalog(out, catalog=str(small_catalog), progress=False, **TINY)
+    said = []
+    classify_catalog(out, catalog=str(small_catalog), progress=False, log=said.append, **TINY)
     assert params.stat().st_mtime_ns == before  # not retrained
+    assert said[0].startswith(f"reusing the trained model in {out}") and not any("training on" in m for m in said)
     assert (out / "classifications.csv").read_bytes() == table
 
 
@@ -161,7 +178,10 @@ def test_predict_all_and_write_refuses_to_overwrite(classified, small_catalog, t
     write_probability_table(table, path, force=True)
     with pytest.raises(ValueError, match=r"must end in one of \['.csv', '.fit', '.fits'\]"):
         check_table_path(tmp_path / "t.txt")
-    assert sorted(os.listdir(tmp_path)) == ["t.csv"]
+    assert sorted(os.listdir(tmp_path)) == ["t.csv", "t.ecsv"]
+    (tmp_path / "u.ecsv").write_text("someone's table")
+    with pytest.raises(FileExistsError, match="u.ecsv already exists"):  # the CSV's twin is not overwritten either
+        check_table_path(tmp_path / "u.csv")
 
 
 def test_load_trained_explains_what_a_model_folder_is(classified, tmp_path):

@@ -90,12 +90,15 @@ def test_predict_writes_a_table_with_metadata(model_dir, small_catalog, tmp_path
     assert code == 0, capsys.readouterr().err
     table = read_probability_table(out)
     assert list(table.frame.columns) == ["Source_Name", "CLASS1", "p_bll", "p_fsrq", "p_pulsar", "predicted_class",
-                                         "entropy", "p_mc_se", "GLON", "GLAT"]
+                                         "entropy", "p_mc_se", "GLON", "GLAT", "RA", "DEC"]
     assert len(table.frame) == SMALL["bcu"] and set(table.frame["CLASS1"].str.lower()) == {"bcu"}
     np.testing.assert_allclose(table.frame[["p_bll", "p_fsrq", "p_pulsar"]].sum(axis=1), 1.0, atol=1e-9)
     assert table.meta["CATALOG"] == "4FGL-DR4" and table.meta["SELECT"] == "bcu"
     assert table.meta["MODEL"] == str(model_dir.resolve()) and table.meta["MODELFMT"] == "gpal.NoisyGPClassifier v1"
-    assert table.meta["FEATURES"].split(",")[0] == "log10(Flux1000)" and json.loads(table.meta["FITCONF"])["num_inducing"] == 5
+    assert table.meta["FEATURES"].split(",")[0] == "log10(Flux1000)" and table.meta["FITCONF"]["num_inducing"] == 5
+    assert table.meta["NSOURCES"] == SMALL["bcu"] and table.meta["TRAINSEL"]["n_per_class"]["fsrq"] == SMALL["fsrq"]
+    printed = capsys.readouterr().out
+    assert f"{SMALL['bcu']} sources (" in printed and str(out) in printed
 
 
 # ------------------------------------------------------------------ bad input
@@ -144,7 +147,8 @@ def test_existing_output_needs_force(model_dir, small_catalog, tmp_path, capsys)
     argv = ["predict", str(model_dir), "--catalog", str(small_catalog), "--out", str(out), "--no-progress"]
     _fails(capsys, argv, "already exists", "--force")
     assert out.read_text() == "keep me"
-    assert main([*argv, "--force"]) == 0 and len(read_probability_table(out).frame) == SMALL[""]
+    assert main([*argv, "--force"]) == 0  # the default selection is gpal classify's: unassociated and bcu
+    assert len(read_probability_table(out).frame) == SMALL[""] + SMALL["bcu"]
 
 
 def test_unknown_select_and_scheduler_and_suffix(model_dir, small_catalog, tmp_path, capsys):

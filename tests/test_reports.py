@@ -7,8 +7,11 @@ from matplotlib.figure import Figure
 
 from gpal.evaluation.calibration import class_reliability, top_label_reliability
 from gpal.evaluation.metrics import confusion_matrix, mean_se
+from gpal.evaluation.intervals import binomial_interval
 from gpal.evaluation.plots import (
+    SPARSE_BIN,
     plot_confusion_matrix,
+    plot_confusion_summary,
     plot_learning_curves,
     plot_reliability,
     plot_sky_classes,
@@ -16,6 +19,7 @@ from gpal.evaluation.plots import (
     save_figure,
 )
 from gpal.evaluation.reports import (
+    column_normalize,
     confusion_matrix_summary,
     confusion_table,
     latex_table,
@@ -249,6 +253,53 @@ def test_sky_map_has_longitude_increasing_to_the_left(projection):
     fig = plot_sky_values(np.array([1.0, 359.0]), np.zeros(2), np.array([0.0, 1.0]))
     x = scatter_display_x(fig)  # drawn in increasing value order
     assert x[0] < 0 < x[1] and abs(x[0]) < 0.1 * abs(scatter_display_x(plot_sky_values(np.array([179.0]), np.zeros(1), np.zeros(1)))[0])
+
+
+def test_sky_maps_label_longitude_0_to_360_off_the_plane_and_draw_high_entropy_last():
+    fig = plot_sky_values(np.array([10.0, 20.0, 30.0]), np.zeros(3), np.array([0.9, 0.1, 0.5]))
+    ax = fig.axes[0]
+    labels = {t.get_text(): t.get_position() for t in ax.texts}
+    assert set(labels) == {"0°", "60°", "120°", "240°", "300°"}  # no negative longitudes
+    assert all(y < np.radians(-10) for _, y in labels.values())  # below the plane, not on it
+    assert not any(t.get_text() for t in ax.get_xticklabels())
+    values = ax.collections[0].get_array()
+    np.testing.assert_array_equal(values, [0.1, 0.5, 0.9])  # the most uncertain drawn last, on top
+
+
+def test_reliability_shows_binomial_intervals_counts_and_hollow_sparse_bins():
+    rng = np.random.default_rng(0)
+    confidence = np.r_[np.full(400, 0.95), np.full(2, 0.45)]
+    correct = np.r_[rng.random(400) < 0.95, [False, False]]
+    y = np.where(correct, 0, 1)
+    proba = np.column_stack([confidence, 1 - confidence])
+    bins = top_label_reliability(y, proba, n_bins=10)
+    fig = plot_reliability(bins)
+    top = fig.axes[0]
+    bars = [c for c in top.collections if c.get_segments()]
+    segments = np.concatenate([c.get_segments() for c in bars])
+    filled = bins.counts > 0
+    k = np.round(bins.accuracy[filled] * bins.counts[filled])
+    low, high = binomial_interval(k, bins.counts[filled])
+    np.testing.assert_allclose(sorted(s[:, 1].min() for s in segments), sorted(low), atol=1e-12)
+    np.testing.assert_allclose(sorted(s[:, 1].max() for s in segments), sorted(high), atol=1e-12)
+    assert high[np.argmin(bins.counts[filled])] - low[np.argmin(bins.counts[filled])] > 0.5  # 2 sources: wide
+    texts = {t.get_text() for t in top.texts}
+    assert {str(n) for n in bins.counts[filled]} <= texts
+    hollow = [line for line in top.lines if line.get_markerfacecolor() == "white" and len(line.get_xdata())]
+    assert len(hollow) == 1 and len(hollow[0].get_xdata()) == int((bins.counts[filled] < SPARSE_BIN).sum()) == 1
+
+
+def test_confusion_summary_shows_counts_completeness_and_purity():
+    counts = np.array([[280, 32, 0], [17, 130, 1], [1, 2, 63]])
+    fig = plot_confusion_summary(counts, CLASSES)
+    heat = [ax for ax in fig.axes if ax.images]
+    assert [ax.get_title() for ax in heat] == ["counts", "completeness (columns sum to 1)", "purity (rows sum to 1)"]
+    np.testing.assert_array_equal(heat[0].images[0].get_array(), counts)
+    completeness = heat[1].images[0].get_array()
+    np.testing.assert_allclose(completeness.sum(axis=0), 1.0)
+    np.testing.assert_allclose(completeness[2, 2], 63 / 64)
+    np.testing.assert_allclose(heat[2].images[0].get_array(), row_normalize(counts))
+    np.testing.assert_allclose(column_normalize(counts), (counts / counts.sum(axis=0)))
 
 
 def test_learning_curves_plot_the_mean_per_group():

@@ -15,7 +15,7 @@ from gpal.models.input_noise import (
     input_posterior,
     kl_to_broad_prior,
 )
-from gpal.training.svi import CholeskyError, TrainData, TrainingError, make_optimizer, make_train_step, train
+from gpal.training.svi import CholeskyError, TrainData, Trainer, TrainingError, make_optimizer, make_train_step, train
 
 tfd = tfp.distributions
 C, D = 3, 2
@@ -37,7 +37,7 @@ def _randomise(model, seed=0):
     gp.q_mu.assign(rng.normal(size=(M, C)))
     gp.q_sqrt.assign(np.tril(rng.normal(0, 0.3, (C, M, M))) + np.eye(M)[None] * 0.5)
     for k in gp.kernels:
-        k.lengthscales.assign(rng.uniform(0.5, 2.0, D))
+        k.lengthscales.assign(rng.uniform(0.5, 2.0, k.lengthscales.shape))
         k.variance.assign(rng.uniform(0.5, 2.0))
     gp.Z.assign(gp.Z.numpy() + rng.normal(0, 0.1, gp.Z.shape))
 
@@ -80,6 +80,43 @@ def test_marginals_match_dense_computation():
         np.testing.assert_allclose(mean[:, c], B @ m_u, rtol=1e-7, atol=1e-9)
         dense_var = kxx - np.einsum("nm,nm->n", B, Kxz) + np.einsum("nm,mk,nk->n", B, S_u, B)
         np.testing.assert_allclose(var[:, c], dense_var, rtol=1e-6, atol=1e-9)
+
+
+def _numpy_se(Z, X, lengthscales, variance):
+    r2 = (((Z[:, None, :] - X[None, :, :]) / lengthscales) ** 2).sum(-1)
+    return variance * np.exp(-0.5 * r2)
+
+
+@pytest.mark.parametrize("kernel", ["se_ard", "se_isotropic", "matern52"])
+def test_predictive_marginals_match_numpy_and_the_solve_path(kernel):
+    """The prediction path (q(u) folded into w and Q, one GEMM; SE kernels as exp of one GEMM) against
+    numpy's textbook formulas and against ``marginals``, whose triangular solve per input it replaces."""
+    X, y, _ = _data()
+    template = {"se_ard": None, "se_isotropic": gpflow.kernels.SquaredExponential(lengthscales=1.3),
+                "matern52": gpflow.kernels.Matern52(lengthscales=[1.0, 2.0])}[kernel]
+    model = build_model(X, y, num_classes=C, num_inducing=8, kernel=template)
+    _randomise(model)
+    gp = model.gp
+    Xs = np.random.default_rng(2).normal(size=(25, D)) * 2.0
+    mean, var = (t.numpy() for t in tf.function(gp.predictive_marginals, autograph=False)(_t(Xs)))
+    solve_mean, solve_var = (t.numpy() for t in gp.marginals(_t(Xs)))
+    np.testing.assert_allclose(mean, solve_mean, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(var, solve_var, rtol=0, atol=1e-12)
+    for c, k in enumerate(gp.kernels):
+        Z = gp.Z.numpy()[c]
+        if kernel == "matern52":
+            Kxz, kxx = k(Xs, Z).numpy(), k(Xs, full_cov=False).numpy()
+            Kzz = k(Z).numpy()
+        else:
+            ls, v = np.broadcast_to(k.lengthscales.numpy(), (D,)), k.variance.numpy()
+            Kxz, kxx, Kzz = _numpy_se(Xs, Z, ls, v), np.full(len(Xs), v), _numpy_se(Z, Z, ls, v)
+        Kzz = Kzz + gp.jitter.numpy() * np.eye(8)
+        L = np.linalg.cholesky(Kzz)
+        S = gp.q_sqrt.numpy()[c]
+        B = Kxz @ np.linalg.inv(Kzz)
+        np.testing.assert_allclose(mean[:, c], B @ L @ gp.q_mu.numpy()[:, c], rtol=1e-9, atol=1e-10)
+        dense_var = kxx - np.einsum("nm,nm->n", B, Kxz) + np.einsum("nm,mk,nk->n", B, L @ S @ S.T @ L.T, B)
+        np.testing.assert_allclose(var[:, c], dense_var, rtol=1e-8, atol=1e-10)
 
 
 def test_first_order_gradients_match_finite_differences():
@@ -213,6 +250,33 @@ def test_train_step_keeps_each_rows_data_and_q_together():
     ).numpy()
     loss = step(tf.constant(idx, tf.int64), tf.constant(4, tf.int64)).numpy()
     np.testing.assert_allclose(loss, expected, rtol=1e-12)
+
+
+def test_trainer_traces_its_step_once_across_fits_on_a_growing_set():
+    """A Trainer's refits on more rows reuse its compiled step and equal a fresh ``train`` from the same start."""
+    from gpal.models.state import assign_module_values, module_values
+
+    X, y, X_var = _data(n=40)
+    model = build_model(X[:30], y[:30], num_classes=C, num_inducing=6, input_noise="latent", seed=1)
+    trainer = Trainer(model, seed=2)
+    trainer.fit(TrainData.from_arrays(X[:30], X_var[:30], y[:30]), epochs=2, batch_size=10, progress=False)
+    twin = build_model(X[:30], y[:30], num_classes=C, num_inducing=6, input_noise="latent", seed=1)
+    assign_module_values(twin, module_values(model))
+    for n in (35, 40):
+        model.strategy.restart(n)
+        result = trainer.fit(TrainData.from_arrays(X[:n], X_var[:n], y[:n]), epochs=2, batch_size=10,
+                             learning_rate=0.02, progress=False)
+    assert trainer.step.experimental_get_tracing_count() == 1
+    assert model.strategy.q_offset.numpy().shape == (40, D) and model.strategy.num_data == 40
+    with pytest.raises(ValueError, match="restart the strategy first"):
+        trainer.fit(TrainData.from_arrays(X[:20], X_var[:20], y[:20]), epochs=1, progress=False)
+    for n in (35, 40):  # the same refits, each through a fresh train(): new optimiser, new trace
+        twin.strategy.restart(n)
+        expected = train(twin, TrainData.from_arrays(X[:n], X_var[:n], y[:n]), epochs=2, batch_size=10,
+                         learning_rate=0.02, seed=2, progress=False)
+    np.testing.assert_allclose(result.history, expected.history, rtol=1e-12)
+    for key, value in module_values(twin).items():
+        np.testing.assert_allclose(module_values(model)[key], value, rtol=0, atol=1e-12, err_msg=key)
 
 
 def test_nan_loss_stops_with_step_and_keeps_parameters():

@@ -28,7 +28,7 @@ def _write(tmp_path: Path, text: str, name: str = "wf.yaml") -> Path:
 
 
 def test_every_shipped_workflow_loads_and_each_kind_is_shipped():
-    assert len(SHIPPED) == 6
+    assert len(SHIPPED) == 7
     kinds = {load_workflow(path).kind for path in SHIPPED}
     assert kinds == set(KINDS)
 

@@ -105,7 +105,13 @@ class FileOracle:
     def read(self, query: int, ids: Sequence[str], class_names: Sequence[str]) -> list[str] | None:
         """Labels in the order of ``ids``; None while some are blank; `OracleError` for bad content."""
         path = self.path(query)
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        try:
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        except ValueError as exc:  # empty (EmptyDataError), not UTF-8 (UnicodeDecodeError) or unparsable (ParserError)
+            raise OracleError(
+                f"{path} is not a readable CSV query file ({exc}); expected UTF-8 text with a {self.NAME!r} and a "
+                "'label' column, as gpal wrote it (delete it and rerun to have it written again)"
+            ) from None
         for column in (self.NAME, "label"):
             if column not in frame.columns:
                 raise OracleError(f"{path} has no {column!r} column; columns are {list(frame.columns)}")

@@ -15,15 +15,22 @@ import pandas as pd
 
 from gpal.catalog_jobs.model_folders import (
     DEFAULT_FEATURES,
-    TRAINING_FILE,
-    fit_and_save,
+    Log,
+    no_log,
+    fit_or_reuse,
     load_trained,
     make_catalog_estimator,
     setup_job,
 )
-from gpal.catalog_jobs.prediction import predict_catalog, select_tokens, selection_pool
-from gpal.catalog_jobs.report import BASELINES_FILE, HELDOUT_FILE, SIGNIFICANCE_COLUMN, write_classify_report
-from gpal.catalog_jobs.tables import write_probability_table
+from gpal.catalog_jobs.report import (
+    BASELINES_FILE,
+    CONTEXT_COLUMNS,
+    CONTEXT_FILE,
+    HELDOUT_FILE,
+    SIGNIFICANCE_COLUMN,
+    write_classify_report,
+)
+from gpal.catalog_jobs.tables import dated, write_probability_table
 from gpal.catalogs.classes import DEFAULT_MERGE
 from gpal.data.dataset import NoisyDataset
 from gpal.runs.persistence import atomic_output, claim_output_dir
@@ -57,6 +64,7 @@ def classify_catalog(
     force: bool = False,
     progress: bool = True,
     executor: Any = None,
+    log: Log = no_log,
 ) -> Path:
     """The main job: train on associated sources, check on a held-out split, classify the rest.
 
@@ -67,8 +75,11 @@ def classify_catalog(
     into ``out_dir`` the trained-model folder (``model/``, ``training.json``), the
     held-out predictions, ``classifications.csv`` / ``.fits``, figures, ``metrics.json``
     and ``report.md``, whose path it returns.  Rerunning with the same settings
-    reuses the saved model; other settings are refused unless ``force``.
+    reuses the saved model; other settings are refused unless ``force``.  ``log``
+    receives one line per step (the command prints them).
     """
+    from gpal.catalog_jobs.prediction import predict_catalog, select_tokens, selection_pool
+
     estimator = make_catalog_estimator(input_noise, likelihood, epochs, num_inducing, batch_size, seed, progress)
     if isinstance(test_size, bool) or not isinstance(test_size, (int, float)) or not 0 < test_size < 1:
         raise ValueError(f"test_size must be a fraction in (0, 1); got {test_size!r}")
@@ -92,11 +103,11 @@ def classify_catalog(
     }
     folder = claim_output_dir(out_dir, identity, force=force)
     train, test = data.split(test_size=test_size, seed=seed, stratify=True)
-    if not (folder / TRAINING_FILE).is_file():
-        trained_on = f"training split: {train.n_samples} of {data.n_samples} sources, stratified, seed {seed}"
-        fit_and_save(estimator, train, folder, merge, trained_on)
+    trained_on = f"training split: {train.n_samples} of {data.n_samples} sources, stratified, seed {seed}"
+    fit_or_reuse(estimator, train, folder, merge, trained_on, log)
     trained = load_trained(folder)
 
+    log(f"checking on {test.n_samples} held-out sources" + (f" beside {', '.join(baselines)}" if baselines else ""))
     proba = trained.estimator.predict_proba(test)
     held = pd.DataFrame({"Source_Name": test.ids, "true_class": test.labels(),
                          SIGNIFICANCE_COLUMN: _column_of(cat, SIGNIFICANCE_COLUMN, test.ids)})
@@ -107,9 +118,15 @@ def classify_catalog(
     if not (folder / BASELINES_FILE).is_file():
         _write_baselines(folder / BASELINES_FILE, train, test, list(baselines), seed)
 
-    table = predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor, progress=progress)
+    log(f"classifying the {' + '.join(tokens)} sources of {cat.release}")
+    table = dated(predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor, progress=progress))
     for suffix in (".csv", ".fits"):
         write_probability_table(table, folder / f"classifications{suffix}", force=True)
+    context = pd.DataFrame({"Source_Name": table.frame["Source_Name"],
+                            **{c: _column_of(cat, c, table.frame["Source_Name"]) for c in CONTEXT_COLUMNS}})
+    with atomic_output(folder / CONTEXT_FILE) as tmp:
+        context.to_csv(tmp, index=False)
+    log("writing the report")
     return write_classify_report(folder)
 
 

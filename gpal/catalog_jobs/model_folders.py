@@ -7,12 +7,13 @@ another catalog can check that the features exist there.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from gpal.catalogs.classes import DEFAULT_MERGE, format_class_spec, merge_for
 from gpal.data.dataset import NoisyDataset
@@ -65,22 +66,50 @@ def _training_record(data: NoisyDataset, merge: Mapping[str, Sequence[str]], est
 
 @dataclass(frozen=True)
 class TrainedModel:
-    """A trained-model folder: where the model is, what it was trained on, and the loaded estimator."""
+    """A trained-model folder: where the model is, what it was trained on, and the estimator.
+
+    The estimator (and with it TensorFlow) loads on first use, so that a catalog or a
+    selection that does not fit the record is refused first, in a second rather than ten.
+    """
 
     folder: Path
     model_dir: Path
     training: dict[str, Any]
-    estimator: Any
+
+    @functools.cached_property
+    def estimator(self) -> Any:
+        from gpal.catalog_jobs.prediction import load_estimator
+
+        estimator = load_estimator(self.model_dir)
+        names = self.training["feature_names"]
+        if len(names) != getattr(estimator, "n_features_in_", len(names)):
+            raise ValueError(
+                f"{self.folder}: {TRAINING_FILE} lists {len(names)} features but the model in {self.model_dir} "
+                f"takes {estimator.n_features_in_}; the folder mixes two trainings"
+            )
+        return estimator
 
     @property
     def classes(self) -> list[str]:
         return [str(c) for c in self.estimator.classes_]
 
 
+def confined_model_dir(folder: Path, record_file: Path, model: Any) -> Path:
+    """The model folder ``training.json`` names, refused unless it lies inside ``folder``.
+
+    An edited record must not make ``gpal predict`` load (and attribute to this folder) a model kept elsewhere.
+    """
+    path = folder / model if isinstance(model, str) and model else None
+    if path is None or Path(model).is_absolute() or not path.resolve().is_relative_to(folder.resolve()):
+        raise ValueError(
+            f"{record_file}: field 'model' must be a folder inside {folder} (as gpal writes, {MODEL_DIR!r}); "
+            f"got {model!r}; the model folder is corrupt or was edited"
+        )
+    return path
+
+
 def load_trained(folder: str | os.PathLike) -> TrainedModel:
     """Open a folder written by `train_catalog_model` or `classify_catalog` (``training.json`` + ``model/``)."""
-    from gpal.catalog_jobs.prediction import load_estimator
-
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"model folder {folder} does not exist; give the --out folder of gpal train or gpal classify")
@@ -101,14 +130,7 @@ def load_trained(folder: str | os.PathLike) -> TrainedModel:
     missing = [k for k in ("classes", "features", "feature_names", "catalog", "estimator") if k not in training]
     if missing:
         raise ValueError(f"{record_file} lacks {missing}; the model folder is corrupt")
-    model_dir = folder / training.get("model", MODEL_DIR)
-    estimator = load_estimator(model_dir)
-    if len(training["feature_names"]) != getattr(estimator, "n_features_in_", len(training["feature_names"])):
-        raise ValueError(
-            f"{folder}: {TRAINING_FILE} lists {len(training['feature_names'])} features but the model in {model_dir} "
-            f"takes {estimator.n_features_in_}; the folder mixes two trainings"
-        )
-    return TrainedModel(folder, model_dir, training, estimator)
+    return TrainedModel(folder, confined_model_dir(folder, record_file, training.get("model", MODEL_DIR)), training)
 
 
 def make_catalog_estimator(input_noise: str, likelihood: str, epochs: int, num_inducing: int, batch_size: int, seed: int,
@@ -119,6 +141,24 @@ def make_catalog_estimator(input_noise: str, likelihood: str, epochs: int, num_i
                                   num_inducing=num_inducing, batch_size=batch_size, random_state=seed, progress=progress)
     estimator._check_params()  # bad settings fail here, before a catalog is read or a folder claimed
     return estimator
+
+
+Log = Callable[[str], None]
+
+
+def no_log(message: str) -> None:
+    """The default `Log`: library calls say nothing; the command passes one that prints."""
+
+
+def fit_or_reuse(estimator: Any, data: NoisyDataset, folder: Path, merge: Mapping[str, Sequence[str]], trained_on: str,
+                 log: Log) -> None:
+    """Fit and save unless the folder already holds the finished model of this run (then say so)."""
+    if (folder / TRAINING_FILE).is_file():
+        log(f"reusing the trained model in {folder} (same settings; --force retrains)")
+        return
+    log(f"training on {data.n_samples} sources ({', '.join(f'{k} {v}' for k, v in data.class_counts().items())}), "
+        f"{trained_on}")
+    fit_and_save(estimator, data, folder, merge, trained_on)
 
 
 def fit_and_save(estimator: Any, data: NoisyDataset, folder: Path, merge: Mapping[str, Sequence[str]],
@@ -175,15 +215,16 @@ def train_catalog_model(
     seed: int = 0,
     force: bool = False,
     progress: bool = True,
+    log: Log = no_log,
 ) -> Path:
     """Fit a `NoisyGPClassifier` on all selected labelled sources and save it as a trained-model folder.
 
     Rerunning with the same settings reuses the saved model; other settings on the
-    same folder are refused unless ``force``.  Returns the folder.
+    same folder are refused unless ``force``.  ``log`` receives one line per step.
+    Returns the folder.
     """
     estimator = make_catalog_estimator(input_noise, likelihood, epochs, num_inducing, batch_size, seed, progress)
     _, merge, data, identity = setup_job("gpal.train", catalog, classes, merge, min_significance, features, estimator)
     folder = claim_output_dir(out_dir, identity, force=force)
-    if not (folder / TRAINING_FILE).is_file():
-        fit_and_save(estimator, data, folder, merge, "all selected sources")
+    fit_or_reuse(estimator, data, folder, merge, "all selected sources", log)
     return folder

@@ -83,6 +83,16 @@ def _predict_chunk(model_dir: str, X: np.ndarray, X_var: np.ndarray) -> np.ndarr
     return np.stack([np.asarray(proba, dtype=np.float64), np.asarray(error, dtype=np.float64)])
 
 
+#: With a progress bar, rows go in about this many tasks (of at least _MIN_TASK_ROWS rows), so that the bar moves.
+_PROGRESS_STEPS = 20
+_MIN_TASK_ROWS = 200
+
+
+def _progress_step(n: int, chunk_size: int) -> int:
+    """Rows per task when progress is shown: at most ``chunk_size``, small enough for the bar to move."""
+    return min(chunk_size, max(_MIN_TASK_ROWS, -(-n // _PROGRESS_STEPS)))
+
+
 def predict_proba_chunked(
     model_dir: str | os.PathLike,
     X: Any,
@@ -96,7 +106,8 @@ def predict_proba_chunked(
     """Class probabilities (N, C) of the model saved in ``model_dir``, columns in ``classes_`` order.
 
     With ``return_mc_error`` also their Monte Carlo standard errors (N, C).  A row's
-    probability does not depend on ``chunk_size`` or on the other rows.
+    probability does not depend on ``chunk_size`` or on the other rows, so with
+    ``progress`` the rows go in smaller tasks (about 20) for the bar to move.
 
     ``X`` (N, d) and ``X_var`` (or a ``NoisyDataset`` as ``X``) are checked against the
     model before any chunk runs.  Rows go in chunks of ``chunk_size`` through
@@ -113,10 +124,11 @@ def predict_proba_chunked(
     n = Xa.shape[0]
     if n == 0:
         raise ValueError("predict needs at least one row; X is empty")
-    starts = range(0, n, int(chunk_size))
-    tasks = [(path, Xa[s : s + chunk_size], Va[s : s + chunk_size]) for s in starts]
+    step = _progress_step(n, int(chunk_size)) if progress else int(chunk_size)
+    starts = range(0, n, step)
+    tasks = [(path, Xa[s : s + step], Va[s : s + step]) for s in starts]
     out = np.empty((2, n, len(estimator.classes_)))
-    for i, both in executor.map(_predict_chunk, tasks, desc="chunks", progress=progress):
+    for i, both in executor.map(_predict_chunk, tasks, desc=f"predicting {n} rows", progress=progress):
         out[:, starts[i] : starts[i] + both.shape[1]] = both
     return (out[0], out[1]) if return_mc_error else out[0]
 

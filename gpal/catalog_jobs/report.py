@@ -18,28 +18,32 @@ from gpal.catalog_jobs.model_folders import TRAINING_FILE
 from gpal.catalog_jobs.tables import read_probability_table
 from gpal.runs.persistence import write_json_atomic
 
-__all__ = ["write_classify_report"]
+__all__ = ["headline", "write_classify_report"]
 
 
 #: The main job's folder: what `classify_catalog` writes and the report reads.
 HELDOUT_FILE = "heldout.csv"
 BASELINES_FILE = "heldout_baselines.csv"
+#: Catalog columns of the classified sources that the report quotes (the table keeps to probabilities).
+CONTEXT_FILE = "classified_catalog.csv"
+CONTEXT_COLUMNS = ("Flux1000", "Signif_Avg")
 SIGNIFICANCE_COLUMN = "Signif_Avg"
 MODEL_NAME = "gpal"
+#: Populations of 4FGL that a model of other classes cannot name; the report's caveat lists those not modelled.
+OTHER_POPULATIONS = ("spp", "snr", "pwn", "glc", "unk", "bin", "hmb", "sbg", "rdg", "nlsy1")
+LEVEL = 0.95
 
 
-def _comparison(folder: Path, held: pd.DataFrame, classes: Sequence[str], model_name: str) -> pd.DataFrame | None:
-    """Paired bootstrap comparison of the model with the baselines on the held-out rows (None without baselines)."""
+def _comparison(folder: Path, held: pd.DataFrame, classes: Sequence[str], model_name: str) -> pd.DataFrame:
+    """Paired bootstrap intervals of the model's held-out metrics, and of each baseline's beside it."""
     from gpal.evaluation.comparison import bootstrap_comparison
 
     path = folder / BASELINES_FILE
     base = pd.read_csv(path, dtype={"Source_Name": str, "true_class": str}) if path.is_file() else pd.DataFrame()
-    if base.empty:
-        return None
     y = np.array([classes.index(c) for c in held["true_class"]], dtype=np.int64)
     columns = [f"p_{c}" for c in classes]
     probas = {model_name: held[columns].to_numpy()}
-    for name, rows in base.groupby("model", sort=False):
+    for name, rows in (base.groupby("model", sort=False) if not base.empty else []):
         rows = rows.set_index("Source_Name").loc[held["Source_Name"]]
         probas[str(name)] = rows[columns].to_numpy()
     return bootstrap_comparison(y, probas, reference=model_name, n_boot=2000, random_state=0)
@@ -111,12 +115,51 @@ def _counts_table(frame: pd.DataFrame, classes: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _mc_noise(frame: pd.DataFrame, classes: Sequence[str]) -> dict[str, Any]:
+    """Monte Carlo noise of the probabilities, and the sources whose top two classes it could swap."""
+    proba = np.sort(frame[[f"p_{c}" for c in classes]].to_numpy(), axis=1)
+    se = frame["p_mc_se"].to_numpy() if "p_mc_se" in frame else np.zeros(len(frame))
+    unsettled = (proba[:, -1] - proba[:, -2]) < 2.0 * se if len(classes) > 1 else np.zeros(len(frame), dtype=bool)
+    return {"median_se": float(np.median(se)) if se.size else 0.0, "max_se": float(se.max()) if se.size else 0.0,
+            "unsettled": int(unsettled.sum())}
+
+
+def _with_context(folder: Path, frame: pd.DataFrame) -> pd.DataFrame:
+    """The table with the catalog columns the report quotes (absent in folders of gpal 0.2.0)."""
+    path = folder / CONTEXT_FILE
+    if not path.is_file():
+        return frame
+    context = pd.read_csv(path, dtype={"Source_Name": str})
+    return frame.merge(context, on="Source_Name", how="left", validate="one_to_one")
+
+
+def _metric_rows(h: Mapping[str, Any]) -> pd.DataFrame:
+    """Held-out metrics, each with its 95% interval: binomial for accuracy, paired bootstrap for the others."""
+    def interval(bounds: Sequence[float] | None) -> str:
+        return "" if bounds is None else f"[{bounds[0]:.3f}, {bounds[1]:.3f}]"
+
+    names = {"accuracy": "accuracy", "balanced_accuracy": "balanced accuracy", "nll": "NLL (nats)",
+             "brier": "Brier", "ece": f"ECE ({h['n_bins']} bins; resampling biases its interval upward)"}
+    return pd.DataFrame([{"metric": label, "value": round(h[key], 4), "95% interval": interval(h["intervals"].get(key))}
+                         for key, label in names.items() if key in h])
+
+
+def _interval_text(lo: float, hi: float) -> str:
+    return "n/a" if np.isnan(lo) else f"[{lo:.2f}, {hi:.2f}]"
+
+
+def _fractions(per_class: Sequence[Mapping[str, Any]], key: str) -> str:
+    """'bll 0.94, fsrq 0.79'; n/a for a class with no true (completeness) or no predicted (purity) source."""
+    return ", ".join(f"{r['class']} " + ("n/a" if r[key] is None else f"{r[key]:.2f}") for r in per_class)
+
+
 def write_classify_report(folder: str | os.PathLike) -> Path:
     """(Re)build ``metrics.json``, the tables, figures and ``report.md`` of a `classify_catalog` folder from its files."""
     from gpal.evaluation.calibration import top_label_reliability
+    from gpal.evaluation.intervals import binomial_interval
     from gpal.evaluation.metrics import confusion_matrix
-    from gpal.evaluation.plots import plot_confusion_matrix, plot_reliability, plot_sky_classes, plot_sky_values, save_figure
-    from gpal.evaluation.reports import prediction_metrics, write_report, write_table
+    from gpal.evaluation.plots import plot_confusion_summary, plot_reliability, plot_sky_classes, plot_sky_values, save_figure
+    from gpal.evaluation.reports import completeness_purity, prediction_metrics, write_report, write_table
 
     folder = Path(folder)
     needed = [folder / TRAINING_FILE, folder / HELDOUT_FILE, folder / "classifications.csv"]
@@ -134,17 +177,31 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
     table = read_probability_table(folder / "classifications.csv")
     frame = table.frame
     comparison = _comparison(folder, held, classes, MODEL_NAME)
+    mine = comparison[comparison["model"] == MODEL_NAME].set_index("metric")
+    accuracy = 1.0 - scores["error"]
+    correct = int(np.trace(conf))
+    intervals = {m: [float(mine.at[m, "low"]), float(mine.at[m, "high"])] for m in mine.index}
+    intervals["accuracy"] = [float(b) for b in binomial_interval(correct, y.size, LEVEL)]
+    per_class = completeness_purity(conf, classes, LEVEL)
     faint = _faintest_quarter(folder, held, classes)
     shift = _population_shift(frame, classes, training.get("n_per_class", {}))
+    noise = _mc_noise(frame, classes)
+    modelled = {code for codes in training.get("merge", {}).values() for code in codes} | {c.lower() for c in classes}
+    unmodelled = [c for c in OTHER_POPULATIONS if c not in modelled]
 
     metrics = {
-        "heldout": {"n": int(y.size), "accuracy": 1.0 - scores["error"], **scores, "n_bins": n_bins,
+        "heldout": {"n": int(y.size), "accuracy": accuracy, **scores, "n_bins": n_bins,
+                    "balanced_accuracy": float(mine.at["balanced_accuracy", "value"]),
+                    "intervals": intervals, "interval_level": LEVEL,
+                    "per_class": per_class.astype(object).where(per_class.notna(), None).to_dict(orient="records"),
                     "confusion": conf.tolist(), "confusion_rows": "predicted", "classes": classes},
         "trained_on": training.get("n_per_class"),
         "fit_seconds": training.get("fit_seconds"),
-        "classified": {"n": int(len(frame)), "predicted": frame["predicted_class"].value_counts().to_dict(),
-                       "mean_entropy": float(frame["entropy"].mean())},
-        "comparison": None if comparison is None else comparison.to_dict(orient="records"),
+        "classified": {"n": int(len(frame)), "select": table.meta.get("SELECT"),
+                       "predicted": frame["predicted_class"].value_counts().to_dict(),
+                       "mean_entropy": float(frame["entropy"].mean()), "mc_noise": noise},
+        "run_date": table.meta.get("DATE"),
+        "comparison": comparison.to_dict(orient="records") if comparison["model"].nunique() > 1 else None,
         "faintest_quarter": faint,
         "population_shift": shift,
         "dropped": {"labelled": training.get("dropped", {}),
@@ -153,10 +210,11 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
     write_json_atomic(folder / "metrics.json", metrics)
 
     figures = {}
-    fig = plot_confusion_matrix(conf, classes, title=f"held-out confusion matrix ({y.size} sources)")
-    figures["Held-out confusion matrix (rows = predicted class, columns = true class)"] = save_figure(fig, folder / "confusion_matrix")
+    fig = plot_confusion_summary(conf, classes, title=f"held-out confusion matrix ({y.size} sources)")
+    figures["Held-out confusion matrix: counts, completeness and purity (rows = predicted class, columns = true class)"] = (
+        save_figure(fig, folder / "confusion_matrix"))
     fig = plot_reliability(top_label_reliability(y, proba, n_bins=n_bins), title="held-out reliability (top label)")
-    figures["Held-out reliability diagram"] = save_figure(fig, folder / "reliability")
+    figures["Held-out reliability diagram (numbers: sources per bin)"] = save_figure(fig, folder / "reliability")
     sky = frame[np.isfinite(frame["GLON"]) & np.isfinite(frame["GLAT"])]
     if len(sky):
         codes = np.array([classes.index(c) for c in sky["predicted_class"]], dtype=np.int64)
@@ -165,43 +223,77 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
         figures["Sky map of the predicted classes"] = save_figure(fig, folder / "sky_classes")
         fig = plot_sky_values(sky["GLON"].to_numpy(), sky["GLAT"].to_numpy(), sky["entropy"].to_numpy(),
                               vmin=0.0, vmax=float(np.log(len(classes))), title="predictive entropy (nats)")
-        figures["Sky map of the predictive entropy (high = uncertain)"] = save_figure(fig, folder / "sky_entropy")
+        figures["Sky map of the predictive entropy (high = uncertain, drawn on top)"] = save_figure(fig, folder / "sky_entropy")
 
     h = metrics["heldout"]
-    metric_frame = pd.DataFrame([{"n": h["n"], "accuracy": round(h["accuracy"], 4), "nll": round(h["nll"], 4),
-                                  "brier": round(h["brier"], 4), "ece": round(h["ece"], 4),
-                                  "classwise_ece": round(h["classwise_ece"], 4)}])
+    per_class_shown = pd.DataFrame({
+        "class": per_class["class"], "true": per_class["true"], "predicted": per_class["predicted"],
+        "completeness": per_class["completeness"].round(3),
+        "completeness 95%": [_interval_text(a, b) for a, b in zip(per_class["completeness_low"], per_class["completeness_high"])],
+        "purity": per_class["purity"].round(3),
+        "purity 95%": [_interval_text(a, b) for a, b in zip(per_class["purity_low"], per_class["purity_high"])],
+    })
+    confusion_shown = pd.DataFrame(conf.astype(int), columns=[f"{c} (true)" for c in classes])
+    confusion_shown.insert(0, "predicted", classes)
     counts = _counts_table(frame, classes)
-    uncertain = frame.nlargest(10, "entropy")[["Source_Name", "CLASS1", *[f"p_{c}" for c in classes], "entropy"]].round(3)
+    position = [c for c in ("GLON", "GLAT", "RA", "DEC") if c in frame]
+    uncertain = _with_context(folder, frame).nlargest(10, "entropy")
+    uncertain = uncertain[["Source_Name", "CLASS1", *position, *[c for c in CONTEXT_COLUMNS if c in uncertain],
+                           *[f"p_{c}" for c in classes], "entropy"]]
+    uncertain_shown = uncertain.round({**{c: 3 for c in uncertain.columns if c.startswith("p_") or c == "entropy"},
+                                       **{c: 2 for c in position}, SIGNIFICANCE_COLUMN: 1})
+    if "Flux1000" in uncertain_shown:
+        uncertain_shown = uncertain_shown.assign(Flux1000=[f"{v:.3g}" for v in uncertain_shown["Flux1000"]])
     tables = {
-        "Held-out metrics": write_table(folder / "heldout_metrics", metric_frame),
-        **({} if comparison is None else {
+        "Held-out metrics (95% intervals: Jeffreys binomial for accuracy, paired bootstrap of 2000 resamples for "
+        "the others)": write_table(folder / "heldout_metrics", _metric_rows(h)),
+        "Held-out completeness and purity per class (95% Jeffreys binomial intervals)":
+            write_table(folder / "heldout_per_class", per_class_shown, data=per_class),
+        "Held-out confusion matrix (counts; rows = predicted class, columns = true class)":
+            write_table(folder / "heldout_confusion", confusion_shown),
+        **({} if metrics["comparison"] is None else {
             "Held-out comparison with the baselines (same split and features; 95% paired bootstrap intervals, "
             f"2000 resamples; diff = model - {MODEL_NAME}, so diff > 0 means {MODEL_NAME} is better on NLL, ECE "
             "and Brier, worse on accuracy)": write_table(folder / "heldout_comparison", _comparison_table(comparison))}),
         "Classified sources: predicted class by catalog CLASS1": write_table(folder / "predicted_counts", counts),
-        "The ten most uncertain classified sources (first candidates for follow-up)":
-            write_table(folder / "most_uncertain", uncertain),
+        "The ten most uncertain classified sources (first candidates for follow-up; positions in degrees, "
+        "Flux1000 in photons cm^-2 s^-1, Signif_Avg in sigma)": write_table(folder / "most_uncertain", uncertain_shown,
+                                                                            data=uncertain),
     }
     est = training["estimator"]["params"]
     cat = training["catalog"]
     dropped_lab = training.get("dropped", {})
     dropped_pool = metrics["dropped"]["classified"]
+    acc_lo, acc_hi = intervals["accuracy"]
     lines = [
         f"Catalog **{table.meta.get('CATALOG')}** ({table.meta.get('CATFILE')}, version {table.meta.get('CATVER')}). "
         f"Classes `{training.get('class_spec')}`; features {', '.join(f'`{f}`' for f in training['feature_names'])}"
         + (", with their catalog error bars as input noise." if est.get("input_noise") != "none" else
            " (the catalog error bars are not used by this model: input_noise `none`)."),
         "",
+        f"Run: table written {metrics['run_date']} UTC by {table.meta.get('CREATOR')}." if metrics["run_date"] else
+        "Run: the table records no date (written by gpal 0.2.0 or earlier).",
+        "",
+        f"**What the model can say.** It knows only the classes {', '.join(f'`{c}`' for c in classes)}, and every "
+        "classified source is forced into one of them: a source of another population "
+        + (f"({', '.join(unmodelled)}, ...) " if unmodelled else "")
+        + "still gets a class from this list, often with a confident probability. Read `predicted_class` as "
+        "'most like', not as an identification.",
+        "",
         f"Model: `{training['estimator']['class']}` with input_noise=`{est.get('input_noise')}`, "
         f"likelihood=`{est.get('likelihood')}`, {est.get('epochs')} epochs, {est.get('num_inducing')} inducing points, "
-        f"batch size {est.get('batch_size')}, seed {est.get('seed')}; trained in {training.get('fit_seconds')} s on the "
-        f"{training.get('trained_on')} ({', '.join(f'{k} {v}' for k, v in training['n_per_class'].items())}).",
+        f"batch size {est.get('batch_size')}, seed {est.get('random_state')}; trained in {training.get('fit_seconds')} s "
+        f"on the {training.get('trained_on')} ({', '.join(f'{k} {v}' for k, v in training['n_per_class'].items())}).",
         "",
-        f"**Held-out check** ({h['n']} sources never seen in training): accuracy {h['accuracy']:.3f}, "
-        f"NLL {h['nll']:.3f} nats, Brier {h['brier']:.3f}, ECE {h['ece']:.3f} ({n_bins} equal-width bins). "
-        "The model checked here is the model that classified the sources below (no refit on all labels), "
-        "so these numbers describe the table.",
+        f"**Held-out check** ({h['n']} sources never seen in training; 95% intervals): accuracy {h['accuracy']:.3f} "
+        f"{_interval_text(acc_lo, acc_hi)} ({correct} of {h['n']}), NLL {h['nll']:.3f} nats "
+        f"{_interval_text(*intervals['nll'])}, Brier {h['brier']:.3f} {_interval_text(*intervals['brier'])}, "
+        f"ECE {h['ece']:.3f} ({n_bins} equal-width bins). Completeness (share of "
+        "each true class found): " + _fractions(h["per_class"], "completeness")
+        + "; purity (share of each predicted class that is right): " + _fractions(h["per_class"], "purity")
+        + ". The model checked here is the model that classified the sources below (no refit on all labels), "
+        "so these numbers describe the table. On the classified sources, which are fainter and may hold other "
+        "populations, expect worse.",
         "",
         *([] if faint is None else [
             f"**Faintest quarter** of the held-out sources (Signif_Avg <= {faint['max_significance']:.1f}, "
@@ -214,10 +306,16 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
             "class prior as " + ", ".join(f"{c} {v:.3f}" for c, v in shift["estimated_prior"].items())
             + " (training: " + ", ".join(f"{c} {v:.3f}" for c, v in shift["training_prior"].items())
             + "). The table keeps the unadjusted probabilities; `gpal.evaluation.prior_shift.adjust_to_prior` applies the "
-            "estimate. Every source is forced into one of the trained classes.", ""]),
+            "estimate.", ""]),
         f"**Classified**: {len(frame)} sources ({table.meta.get('SELECT')}), "
         + ", ".join(f"{k} {v}" for k, v in metrics["classified"]["predicted"].items())
         + f"; mean predictive entropy {metrics['classified']['mean_entropy']:.3f} nats (max {np.log(len(classes)):.3f}).",
+        "",
+        "**Monte Carlo noise** of the probabilities (`p_mc_se`): "
+        + (f"median {noise['median_se']:.1e}, largest {noise['max_se']:.1e}; {noise['unsettled']} source(s) have "
+           "their two most probable classes closer than twice that error, so their `predicted_class` is not settled "
+           "by the draws." if noise["max_se"] > 0 else
+           "none: this model's probabilities are computed without random draws (`p_mc_se` is 0)."),
         "",
         "**Rows left out** (NaN or infinite values in a used column): "
         + (f"{len(dropped_lab)} labelled source(s): " + "; ".join(f"{n} ({', '.join(c)})" for n, c in dropped_lab.items())
@@ -225,13 +323,29 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
         + "; " + (f"{len(dropped_pool)} source(s) to classify: {', '.join(dropped_pool)}" if dropped_pool
                   else "no source to classify") + ".",
         "",
-        "Files: [classifications.csv](classifications.csv) and [classifications.fits](classifications.fits) "
-        "(one row per source: `Source_Name`, `CLASS1`, " + ", ".join(f"`p_{c}`" for c in classes)
-        + ", `predicted_class`, `entropy`, `p_mc_se` (the largest Monte Carlo standard error of the row's "
-        "probabilities), `GLON`, `GLAT`; catalog and model in the header), "
+        "Files: [classifications.csv](classifications.csv) (plain CSV: `pandas.read_csv`, TOPCAT), "
+        "[classifications.ecsv](classifications.ecsv) (the same rows with units, column descriptions and provenance: "
+        "`astropy.table.Table.read`) and [classifications.fits](classifications.fits) (HDU `CLASSIFICATIONS`, "
+        "provenance in the header); one row per source: `Source_Name`, `CLASS1`, " + ", ".join(f"`p_{c}`" for c in classes)
+        + ", `predicted_class`, `entropy`, `p_mc_se`, `GLON`, `GLAT`, `RA`, `DEC`. "
         "[model/](model/) and [training.json](training.json) (reuse with `gpal predict`), "
         "[heldout.csv](heldout.csv), [heldout_baselines.csv](heldout_baselines.csv), [metrics.json](metrics.json).",
         "",
         f"Training catalog {cat.get('release')} {cat.get('version')}; rebuild this page with `gpal report {folder}`.",
     ]
     return write_report(folder, "gpal classify: " + str(table.meta.get("CATALOG")), figures, tables, "\n".join(lines))
+
+
+def headline(folder: str | os.PathLike) -> list[str]:
+    """What the terminal shows at the end of ``gpal classify``: the held-out metrics and the counts (``metrics.json``)."""
+    metrics = json.loads((Path(folder) / "metrics.json").read_text(encoding="utf-8"))
+    h, done = metrics["heldout"], metrics["classified"]
+    lo, hi = h["intervals"]["accuracy"]
+    return [
+        f"held-out check ({h['n']} sources): accuracy {h['accuracy']:.3f} [{lo:.3f}, {hi:.3f}], "
+        f"NLL {h['nll']:.3f} nats, Brier {h['brier']:.3f}, ECE {h['ece']:.3f}",
+        f"  completeness {_fractions(h['per_class'], 'completeness')}; purity {_fractions(h['per_class'], 'purity')}",
+        f"classified {done['n']} sources ({done['select']}): "
+        + ", ".join(f"{k} {v}" for k, v in done["predicted"].items())
+        + f"; mean entropy {done['mean_entropy']:.3f} nats",
+    ]

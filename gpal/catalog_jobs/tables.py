@@ -1,25 +1,83 @@
 """Probability tables (``gpal predict``): one row per source, keyed by ``Source_Name``.
 
 One ``p_<class>`` column per class, the predicted class, the predictive entropy and
-the sky position, with the catalog and the model recorded as metadata (FITS header
-keywords, or ``# KEY: value`` lines heading a CSV).
+the sky position (Galactic, and ICRS computed from it).  Each format loads with the
+default reader of pandas, astropy and TOPCAT:
+
+- ``.csv``: a plain CSV (no comment lines), byte-identical across equal runs, with an
+  ECSV twin (``.ecsv``, same rows) beside it that carries units, column descriptions
+  and the provenance;
+- ``.fits``: one binary-table HDU, ``EXTNAME = 'CLASSIFICATIONS'``, with ``TUNIT`` /
+  ``TCOMM`` per column and the provenance as typed header keywords (the estimator's
+  settings and the training selection as ``HIERARCH FITCONF.<name>`` /
+  ``HIERARCH TRAINSEL.<name>`` cards, one value each).
 """
 
 from __future__ import annotations
 
+import datetime
+import json
 import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Mapping
 
+import numpy as np
 import pandas as pd
 
 from gpal.runs.persistence import atomic_output
 
-__all__ = ["ClassifiedSources", "TABLE_FORMATS", "check_table_path", "read_probability_table", "write_probability_table"]
+__all__ = [
+    "ClassifiedSources",
+    "TABLE_FORMATS",
+    "check_table_path",
+    "dated",
+    "read_probability_table",
+    "write_probability_table",
+]
 
 
 TABLE_FORMATS = {".csv": "csv", ".fits": "fits", ".fit": "fits"}
+EXTNAME = "CLASSIFICATIONS"
+#: The ECSV twin of a CSV table: same stem, this suffix.
+TWIN_SUFFIX = ".ecsv"
+
+#: Header keywords: what each says (the FITS card comment).  Values are strings unless typed below.
+KEYWORDS = {
+    "CREATOR": "software that wrote this table",
+    "DATE": "when the table was written (UTC)",
+    "CATALOG": "release of the classified catalog",
+    "CATVER": "version of the classified catalog",
+    "CATFILE": "file of the classified catalog",
+    "SELECT": "which sources were classified",
+    "NSOURCES": "number of rows",
+    "DROPPED": "selected sources left out for NaN values",
+    "MODEL": "trained-model folder",
+    "MODELFMT": "saved-model format and version",
+    "CLASSES": "class spec of the model",
+    "FEATURES": "the model's input features",
+    "TRAINCAT": "training catalog release and version",
+    "TRAINSEL": "training selection",
+    "FITCONF": "estimator settings",
+}
+_INTEGER_KEYS = ("NSOURCES",)
+_RECORD_KEYS = ("TRAINSEL", "FITCONF")  # nested records: YAML in ECSV, one HIERARCH card per value in FITS
+
+#: Units and descriptions of the fixed columns (``p_<class>`` columns are added per table).
+COLUMNS = {
+    "Source_Name": (None, "4FGL source name, the key to the catalog"),
+    "CLASS1": (None, "the catalog's CLASS1 code (empty: unassociated)"),
+    "predicted_class": (None, "the most probable class"),
+    "entropy": ("nat", "predictive entropy in nats, 0 (certain) to ln(number of classes)"),
+    "p_mc_se": (None, "largest Monte Carlo standard error of the row's probabilities"),
+    "GLON": ("deg", "Galactic longitude"),
+    "GLAT": ("deg", "Galactic latitude"),
+    "RA": ("deg", "right ascension (ICRS), from GLON and GLAT"),
+    "DEC": ("deg", "declination (ICRS), from GLON and GLAT"),
+}
+#: FITS has no unit for nats; a FITS reader would warn on it, so there it lives in TCOMM only.
+_FITS_UNITS = {"deg"}
 
 
 # ---------------------------------------------------------- probability tables
@@ -28,7 +86,13 @@ class ClassifiedSources:
     """A probability table: one row per source, and the metadata saying where it came from."""
 
     frame: pd.DataFrame
-    meta: dict[str, str]
+    meta: dict[str, Any]
+
+
+def dated(table: ClassifiedSources) -> ClassifiedSources:
+    """The table stamped with the current UTC time as ``DATE``, so that several files of one run share it."""
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    return ClassifiedSources(table.frame, {**table.meta, "DATE": now})
 
 
 def _table_format(path: Path) -> str:
@@ -38,59 +102,184 @@ def _table_format(path: Path) -> str:
     return fmt
 
 
+def _written_paths(path: Path) -> list[Path]:
+    return [path, path.with_suffix(TWIN_SUFFIX)] if _table_format(path) == "csv" else [path]
+
+
 def check_table_path(path: str | os.PathLike, force: bool = False) -> Path:
-    """The output path, checked before any work: a known suffix, and no existing file unless ``force``."""
+    """The output path, checked before any work: a known suffix, and no existing file (nor ECSV twin) unless ``force``."""
     path = Path(path)
-    _table_format(path)
-    if path.is_dir():
-        raise IsADirectoryError(f"output {path} is a folder; give a file name ending in .csv or .fits")
-    if path.exists() and not force:
-        raise FileExistsError(f"output {path} already exists; choose another name or pass --force to overwrite it")
+    for target in _written_paths(path):
+        if target.is_dir():
+            raise IsADirectoryError(f"output {target} is a folder; give a file name ending in .csv or .fits")
+        if target.exists() and not force:
+            raise FileExistsError(f"output {target} already exists; choose another name or pass --force to overwrite it")
     return path
+
+
+def _typed(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword values as their types: counts as integers, records as dicts (old tables held them as strings)."""
+    out = dict(meta)
+    for key in _INTEGER_KEYS:
+        if isinstance(out.get(key), str):
+            out[key] = int(out[key])
+    for key in _RECORD_KEYS:
+        if isinstance(out.get(key), str):
+            out[key] = json.loads(out[key])
+    return out
+
+
+def _with_equatorial(frame: pd.DataFrame) -> pd.DataFrame:
+    """``RA``, ``DEC`` (ICRS, degrees) right after ``GLAT``, transformed from ``GLON``, ``GLAT``."""
+    from astropy import units as u
+    from astropy.coordinates import SkyCoord
+
+    sky = SkyCoord(l=frame["GLON"].to_numpy(dtype=np.float64) * u.deg, b=frame["GLAT"].to_numpy(dtype=np.float64) * u.deg,
+                   frame="galactic").icrs
+    out = frame.drop(columns=["RA", "DEC"], errors="ignore")
+    at = out.columns.get_loc("GLAT") + 1
+    out.insert(at, "RA", sky.ra.deg)
+    out.insert(at + 1, "DEC", sky.dec.deg)
+    return out
+
+
+def _column_info(name: str) -> tuple[str | None, str]:
+    if name.startswith("p_") and name != "p_mc_se":
+        return None, f"predicted probability of class {name[2:]}"
+    return COLUMNS.get(name, (None, ""))
+
+
+def _astropy_table(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
+    from astropy.table import Table
+
+    out = Table.from_pandas(frame)
+    for column in out.columns.values():
+        unit, column.description = _column_info(column.name)
+        column.unit = unit
+    out.meta.update(_ordered(meta))
+    return out
+
+
+def _ordered(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """Keywords in the order of `KEYWORDS`, any others after them."""
+    return {**{k: meta[k] for k in KEYWORDS if k in meta}, **meta}
+
+
+def _fits_hdu(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
+    """One BINTABLE HDU: TUNIT and TCOMM per column, one typed card per keyword or record value."""
+    from astropy.io import fits
+    from astropy.table import Table
+
+    table = Table.from_pandas(frame)
+    for column in table.columns.values():
+        unit = _column_info(column.name)[0]
+        column.unit = unit if unit in _FITS_UNITS else None
+    hdu = fits.table_to_hdu(table)
+    header = hdu.header
+    for i, name in enumerate(frame.columns, start=1):
+        description = _column_info(name)[1]
+        if description:
+            header.insert(f"TFORM{i}", (f"TCOMM{i}", description), after=True)
+    header["EXTNAME"] = EXTNAME
+    for key, value in _ordered(meta).items():
+        if key in _RECORD_KEYS:
+            for path, item in _flatten(value):
+                header[f"HIERARCH {key}.{path}"] = json.dumps(item) if isinstance(item, list) else item
+        else:
+            header[key] = (value, KEYWORDS.get(key, ""))
+    return hdu
+
+
+def _flatten(record: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """Nested dict -> [("a.b", value)]; lists stay whole (written as JSON)."""
+    items: list[tuple[str, Any]] = []
+    for key, value in record.items():
+        if isinstance(value, dict) and value:
+            items += _flatten(value, f"{prefix}{key}.")
+        else:
+            items.append((f"{prefix}{key}", value))
+    return items
+
+
+def _unflatten(cards: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """The record ``key`` rebuilt from its ``key.a.b`` cards (undefined values as None, JSON lists decoded)."""
+    from astropy.io.fits.card import Undefined
+
+    record: dict[str, Any] = {}
+    for name, value in cards.items():
+        if not name.startswith(f"{key}."):
+            continue
+        *parents, leaf = name[len(key) + 1 :].split(".")
+        node = record
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        if isinstance(value, Undefined):
+            value = None
+        elif isinstance(value, str) and value.startswith("["):
+            value = json.loads(value)
+        node[leaf] = value
+    return record
 
 
 def write_probability_table(table: ClassifiedSources, path: str | os.PathLike, force: bool = False) -> Path:
-    """Write CSV (``# KEY: value`` header lines) or FITS (header keywords), atomically."""
+    """Write a plain CSV and its ECSV twin, or a FITS table, atomically; returns the CSV or FITS path."""
     path = check_table_path(path, force)
+    table = table if "DATE" in table.meta else dated(table)
+    frame, meta = _with_equatorial(table.frame), _typed(table.meta)
     if _table_format(path) == "csv":
         with atomic_output(path) as tmp:
-            with open(tmp, "w", encoding="utf-8", newline="") as fh:
-                fh.writelines(f"# {k}: {v}\n" for k, v in table.meta.items())
-                table.frame.to_csv(fh, index=False)
+            frame.to_csv(tmp, index=False)
+        twin = path.with_suffix(TWIN_SUFFIX)
+        with atomic_output(twin) as tmp:
+            _astropy_table(frame, meta).write(tmp, format="ascii.ecsv", overwrite=True)
         return path
-    from astropy.table import Table
-
-    out = Table.from_pandas(table.frame)
-    out.meta.update(table.meta)
     with atomic_output(path) as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # astropy's note that long values use CONTINUE cards
-        out.write(tmp, format="fits", overwrite=True)
+        _fits_hdu(frame, meta).writeto(tmp, overwrite=True)
     return path
 
 
-def read_probability_table(path: str | os.PathLike) -> ClassifiedSources:
-    """Read a table written by `write_probability_table` (CSV or FITS) with its metadata."""
-    path = Path(path)
-    if _table_format(path) == "csv":
-        meta: dict[str, str] = {}
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                if not line.startswith("# "):
-                    break
-                key, _, value = line[2:].rstrip("\n").partition(": ")
-                meta[key] = value
-        frame = pd.read_csv(path, skiprows=len(meta), keep_default_na=False, na_values=[""],
-                            dtype={"Source_Name": str, "CLASS1": str, "predicted_class": str})
-        frame["CLASS1"] = frame["CLASS1"].fillna("")
-        return ClassifiedSources(frame, meta)
-    from astropy.table import Table
-
-    t = Table.read(path, format="fits")
-    keys = ("CREATOR", "CATALOG", "CATVER", "CATFILE", "SELECT", "NSOURCES", "DROPPED", "MODEL", "MODELFMT",
-            "CLASSES", "FEATURES", "TRAINCAT", "TRAINSEL", "FITCONF")
-    meta = {k: str(t.meta[k]) for k in keys if k in t.meta}
-    frame = t.to_pandas()
+def _strip_strings(frame: pd.DataFrame) -> pd.DataFrame:
     for column in frame.columns:
         if not pd.api.types.is_numeric_dtype(frame[column]):  # FITS pads strings and reads empty ones as masked
             frame[column] = frame[column].fillna("").astype(str).str.strip()
-    return ClassifiedSources(frame, meta)
+    return frame
+
+
+def read_probability_table(path: str | os.PathLike) -> ClassifiedSources:
+    """Read a table written by `write_probability_table` with its metadata.
+
+    A CSV takes its keywords from the ECSV twin beside it; a CSV written by gpal 0.2.0
+    (``# KEY: value`` lines before the header) is read too.
+    """
+    from astropy.table import Table
+
+    path = Path(path)
+    if _table_format(path) == "fits":
+        t = Table.read(path, hdu=EXTNAME) if _has_extname(path) else Table.read(path, format="fits")
+        meta = {k: t.meta[k] for k in KEYWORDS if k in t.meta}
+        meta.update({k: _unflatten(t.meta, k) for k in _RECORD_KEYS if any(n.startswith(f"{k}.") for n in t.meta)})
+        return ClassifiedSources(_strip_strings(t.to_pandas()), _typed(meta))
+    meta: dict[str, Any] = {}
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if not line.startswith("# "):
+                break
+            key, _, value = line[2:].rstrip("\n").partition(": ")
+            meta[key] = value
+    header_lines = len(meta)
+    twin = path.with_suffix(TWIN_SUFFIX)
+    if not header_lines and twin.is_file():
+        meta = dict(Table.read(twin, format="ascii.ecsv").meta)
+    frame = pd.read_csv(path, skiprows=header_lines, keep_default_na=False, na_values=[""],
+                        dtype={"Source_Name": str, "CLASS1": str, "predicted_class": str})
+    frame["CLASS1"] = frame["CLASS1"].fillna("")
+    return ClassifiedSources(frame, _typed(meta))
+
+
+def _has_extname(path: Path) -> bool:
+    """Tables written by gpal 0.2.0 have no EXTNAME."""
+    from astropy.io import fits
+
+    with fits.open(path) as hdus:
+        return EXTNAME in hdus

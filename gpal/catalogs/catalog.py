@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 import warnings
+import zlib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,14 +78,45 @@ def load_catalog(name_or_path: str | Path = DEFAULT_RELEASE) -> "Catalog":
     raise ValueError(f"unknown catalog release {key!r}; valid names: {list(RELEASES)} (case-insensitive), or a path to a FITS file")
 
 
+_FITS_BLOCK = 2880  # a FITS file is a whole number of 2880-byte blocks
+
+
+def _fits_bytes(path: Path) -> bytes:
+    """The file's bytes (decompressed for .gz), refused when truncated: astropy reads a cut file as fewer HDUs or rows."""
+    import gzip
+
+    data = path.read_bytes()
+    compressed = data[:2] == b"\x1f\x8b"
+    if compressed:
+        try:
+            data = gzip.decompress(data)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise ValueError(
+                f"{path} could not be read as a FITS file: it is truncated or corrupt, its gzip stream cannot be read to the end ({exc})"
+            ) from None
+    if not data:
+        raise ValueError(f"{path} could not be read as a FITS file: it is empty")
+    if len(data) % _FITS_BLOCK:
+        raise ValueError(
+            f"{path} could not be read as a FITS file: it is truncated or not FITS ({len(data)} bytes"
+            f"{' uncompressed' if compressed else ''} is not a whole number of "
+            f"{_FITS_BLOCK}-byte FITS blocks)"
+        )
+    return data
+
+
 def _read(path: Path):
+    import io
+
     from astropy.io import fits
     from astropy.table import Table
 
+    data = _fits_bytes(path)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", fits.verify.VerifyWarning)
-            with fits.open(path, memmap=False) as hdul:
+            warnings.filterwarnings("error", message=".*truncated")
+            with fits.open(io.BytesIO(data), memmap=False) as hdul:
                 names = [h.name for h in hdul]
                 if HDU_NAME.upper() not in [n.upper() for n in names]:
                     raise ValueError(
@@ -94,8 +126,10 @@ def _read(path: Path):
                 header = hdu.header.copy()
                 primary = hdul[0].header.copy()
                 table = Table.read(hdu)
-    except OSError as exc:
-        raise ValueError(f"{path} could not be read as a FITS file ({exc})") from exc
+    except (OSError, EOFError, UserWarning) as exc:
+        raise ValueError(f"{path} could not be read as a FITS file ({exc}); it may be truncated or corrupt") from exc
+    if len(table) == 0:
+        raise ValueError(f"{path} has an empty {HDU_NAME} table (0 rows); expected the catalog's sources")
     return table, header, primary
 
 
@@ -291,13 +325,24 @@ class Catalog:
             raise ValueError(f"column {name!r} is not in the {self.release} catalog ({self.path.name}){hint}")
         return self.table[name]
 
+    def _numbers(self, name: str) -> np.ndarray:
+        """Column ``name`` as floats (masked values NaN); a column of text is refused by name."""
+        column = self._column(name)
+        dtype = np.asarray(column).dtype
+        if dtype.kind not in "biuf":
+            raise ValueError(
+                f"column {name!r} of the {self.release} catalog ({self.path.name}) holds {dtype} values "
+                f"such as {str(column[0])!r}; expected numbers"
+            )
+        return _floats(column)
+
     def _select(self, mask, features, min_significance, significance_column, nan_policy, cuts):
         if nan_policy not in ("drop", "raise"):
             raise ValueError(f"nan_policy must be 'drop' or 'raise'; got {nan_policy!r}")
         feats = resolve_features(features, self.table.colnames)
-        measured = {f: f.measure(lambda column: _floats(self._column(column))) for f in feats}
-        # A row is unusable when a used value is NaN or infinite (the significance included), or an
-        # error is one that the feature's upper_limit / missing_error policy says to drop.
+        measured = {f: f.measure(self._numbers) for f in feats}
+        # A row is unusable when a used value is NaN or infinite (the significance included), an error
+        # is negative, or an error is one that the feature's upper_limit / missing_error policy says to drop.
         nonfinite: dict[int, list[str]] = {}
 
         def flag(column: str, bad: np.ndarray) -> None:
@@ -308,7 +353,7 @@ class Catalog:
 
         keep = mask.copy()
         if min_significance is not None:
-            significance = _floats(self._column(significance_column))
+            significance = self._numbers(significance_column)
             flag(significance_column, ~np.isfinite(significance))
             with np.errstate(invalid="ignore"):
                 keep &= (significance > min_significance) | ~np.isfinite(significance)
@@ -319,7 +364,7 @@ class Catalog:
         dropped = {self.names[i]: cols for i, cols in sorted(nonfinite.items())}
         if dropped:
             message = (
-                f"{len(dropped)} source(s) of the selection have NaN or infinite values in used columns: "
+                f"{len(dropped)} source(s) of the selection have NaN, infinite or invalid values in used columns: "
                 + "; ".join(f"{name} ({', '.join(cols)})" for name, cols in list(dropped.items())[:10])
                 + (" ..." if len(dropped) > 10 else "")
             )

@@ -44,7 +44,8 @@ class Feature:
                is not detected, so the catalog gives only an upper error): ``"upper_error"`` uses
                the upper error as a symmetric 1-sigma, ``"drop"`` leaves the row out (reported).
     missing_error: what a NaN or infinite error means: ``"drop"`` leaves the row out (reported),
-               ``"exact"`` treats that row's value as exact (variance 0).
+               ``"exact"`` treats that row's value as exact (variance 0).  A negative one-sided
+               error is always a fault: the row is left out (reported).
     name:      feature name in data sets; defaults to e.g. ``log(column)``, ``HR(Flux_Band[3],Flux_Band[4])``.
     """
 
@@ -156,12 +157,14 @@ class Feature:
         if error is None:
             return values, np.zeros_like(values), bad
         raw = _pick(read(error), band, error, self.label, is_error=True)
-        sigma, upper_limit, missing = _sigma(raw)
+        sigma, upper_limit, missing, negative = _sigma(raw)
         if self.upper_limit == "drop":
             bad[f"{error} (upper limit)"] = upper_limit
         if self.missing_error == "drop":
             bad[error] = missing
-        return values, np.where(missing | ~np.isfinite(sigma), 0.0, sigma), bad
+        if negative.any():  # whatever the policies: a negative 1-sigma error is no error bar at all
+            bad[f"{error} (negative)"] = negative
+        return values, np.where(~np.isfinite(sigma), 0.0, sigma), bad
 
     def transform_values(self, x: np.ndarray, sigma: np.ndarray, ids: Sequence[str] = ()) -> tuple[np.ndarray, np.ndarray]:
         """Transformed values and their delta-method variances var(g(x)) ~= g'(x)^2 sigma^2."""
@@ -192,7 +195,11 @@ class Feature:
     def apply(self, values: np.ndarray, sigma: np.ndarray | None, ids: Sequence[str] = ()) -> tuple[np.ndarray, np.ndarray]:
         """Transformed values and variances of one plain column's finite values (rows already selected)."""
         x = np.asarray(values, dtype=np.float64)
-        s = np.zeros_like(x) if sigma is None else _sigma(np.asarray(sigma, dtype=np.float64))[0]
+        if sigma is None:
+            return self.transform_values(x, np.zeros_like(x), ids)
+        s, _, _, negative = _sigma(np.asarray(sigma, dtype=np.float64))
+        if negative.any():
+            raise ValueError(f"errors of feature {self.label!r} hold {negative.sum()} negative value(s); 1-sigma errors are >= 0")
         return self.transform_values(x, s, ids)
 
 
@@ -216,18 +223,24 @@ def _pick(arr: np.ndarray, band: int | None, column: str, label: str, is_error: 
     return arr[:, band]
 
 
-def _sigma(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Symmetric 1-sigma, upper-limit rows (NaN lower, finite upper) and rows with no usable error."""
+def _sigma(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Symmetric 1-sigma, upper-limit rows (NaN lower, finite upper), rows with no usable error, rows with a negative one.
+
+    A two-sided error's lower bound is negative by convention; a one-sided error below 0 is
+    a fault in the catalog, reported rather than silently made positive.
+    """
+    negative = np.zeros(raw.shape[:1], dtype=bool)
     if raw.ndim == 2 and raw.shape[1] == 2:
         lower, upper = np.abs(raw[:, 0]), np.abs(raw[:, 1])
         upper_limit = np.isnan(lower) & np.isfinite(upper)
         sigma = np.where(upper_limit, upper, 0.5 * (lower + upper))
     elif raw.ndim == 1:
         upper_limit = np.zeros(raw.shape, dtype=bool)
-        sigma = np.abs(raw)
+        negative = np.isfinite(raw) & (raw < 0)
+        sigma = np.where(negative, np.nan, raw)
     else:
         raise ValueError(f"an error column must be (n,) or (n, 2) [lower, upper]; got shape {raw.shape}")
-    return sigma, upper_limit, ~np.isfinite(sigma)
+    return sigma, upper_limit, ~np.isfinite(sigma) & ~negative, negative
 
 
 def _combine(kind: str, a: np.ndarray, sa: np.ndarray, b: np.ndarray, sb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

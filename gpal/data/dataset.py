@@ -286,6 +286,11 @@ def _partition(y: np.ndarray | None, n: int, test_size: float, rng: np.random.Ge
         members = np.nonzero(y == cls)[0]
         test.append(rng.permutation(members)[:k])
     test_idx = np.sort(np.concatenate(test)) if test else np.array([], dtype=np.int64)
+    if test_idx.size == 0:
+        raise ValueError(
+            f"a stratified split of {n} rows with test_size={test_size} leaves the test set empty, as every class "
+            f"keeps a training row (class sizes {counts.tolist()}); use more rows or stratify=False"
+        )
     train_idx = np.setdiff1d(np.arange(n), test_idx)
     return train_idx, test_idx
 
@@ -301,6 +306,21 @@ class Standardizer:
     mean: np.ndarray
     scale: np.ndarray
     feature_names: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        """A zero, negative or non-finite scale would turn every prediction into NaN without a word: refuse it."""
+        mean, scale = np.asarray(self.mean, dtype=np.float64), np.asarray(self.scale, dtype=np.float64)
+        if mean.ndim != 1 or scale.shape != mean.shape:
+            raise ValueError(f"mean and scale must be 1-D, one value per feature; got shapes {mean.shape} and {scale.shape}")
+        if not np.all(np.isfinite(mean)):
+            raise ValueError(f"mean must be finite; got {mean.tolist()}")
+        bad = np.nonzero(~(np.isfinite(scale) & (scale > 0)))[0]
+        if bad.size:
+            raise ValueError(f"scale must be finite and > 0 for every feature; feature {bad[0]} has {scale[bad[0]]}")
+        if self.feature_names and len(self.feature_names) != mean.shape[0]:
+            raise ValueError(f"feature_names has {len(self.feature_names)} names for {mean.shape[0]} features")
+        object.__setattr__(self, "mean", mean)
+        object.__setattr__(self, "scale", scale)
 
     @classmethod
     def fit(cls, data: NoisyDataset | np.ndarray) -> "Standardizer":

@@ -61,6 +61,14 @@ def _variances(X: np.ndarray, X_var: Any) -> np.ndarray:
     return V
 
 
+def _missing_labels(labels: np.ndarray) -> np.ndarray:
+    if labels.dtype.kind == "f":
+        return np.isnan(labels)
+    if labels.dtype == object:
+        return np.array([v is None or (isinstance(v, (float, np.floating)) and np.isnan(v)) for v in labels], dtype=bool)
+    return np.zeros(labels.shape, dtype=bool)
+
+
 def check_fit_data(X: Any, y: Any = None, X_var: Any = None, min_classes: int = 2) -> FitData:
     """Arrays or a labelled ``NoisyDataset`` -> ``FitData``; labels may be any hashable type."""
     if isinstance(X, NoisyDataset):
@@ -79,6 +87,12 @@ def check_fit_data(X: Any, y: Any = None, X_var: Any = None, min_classes: int = 
     labels = np.asarray(data[2])
     if labels.ndim != 1 or labels.shape[0] != Xa.shape[0]:
         raise ValueError(f"y must be 1-D with one label per row of X ({Xa.shape[0]}); got shape {labels.shape}")
+    missing = np.nonzero(_missing_labels(labels))[0]
+    if missing.size:
+        raise ValueError(
+            f"y has {missing.size} missing label(s) (NaN or None), first at row {missing[0]}; "
+            "drop those rows or give them a class (np.unique would make NaN a class of its own)"
+        )
     try:
         classes, codes = np.unique(labels, return_inverse=True)
     except TypeError as exc:
@@ -235,11 +249,47 @@ class GPClassifierMixin(ClassifierMixin):
             "standardizer": None if self.standardizer_ is None else self.standardizer_.to_dict(),
         }
 
-    def _restore_fitted_state(self, config: dict[str, Any]) -> None:
-        """Inverse of ``_fitted_state``."""
-        from gpal.data.dataset import Standardizer
-        from gpal.runs.persistence import classes_from_json
+    def _restore_fitted_state(self, config: Mapping[str, Any]) -> None:
+        """Inverse of ``_fitted_state``, checked together with the saved constructor arguments.
 
-        self.classes_ = classes_from_json(config["classes"])
-        self.n_features_in_ = int(config["n_features_in"])
-        self.standardizer_ = None if config["standardizer"] is None else Standardizer.from_dict(config["standardizer"])
+        An edited or damaged config is refused here, naming the field, before the model
+        can predict NaN or put probabilities under the wrong class.
+        """
+        from gpal.data.dataset import Standardizer
+        from gpal.runs.persistence import classes_from_json, corrupt_field
+
+        try:
+            self._check_params()
+        except ValueError as exc:  # InvalidParameter is one
+            raise corrupt_field(config, "params", f"holds an invalid value: {exc}") from None
+        if not isinstance(config["classes"], Mapping):
+            raise corrupt_field(config, "classes", "must be {'dtype': ..., 'values': [...]}")
+        classes = classes_from_json(config["classes"])
+        if len(classes) < 2 or not _sorted_unique(classes):
+            raise corrupt_field(config, "classes", f"must list two or more distinct labels in sorted order; got {classes.tolist()}")
+        n_features = config["n_features_in"]
+        if isinstance(n_features, bool) or not isinstance(n_features, int) or n_features < 1:
+            raise corrupt_field(config, "n_features_in", f"must be an integer >= 1; got {n_features!r}")
+        standardizer = config["standardizer"]
+        if standardizer is not None:
+            try:
+                standardizer = Standardizer.from_dict(standardizer)
+            except (ValueError, TypeError, KeyError) as exc:
+                raise corrupt_field(config, "standardizer", f"is invalid: {exc}") from None
+            if standardizer.mean.shape[0] != n_features:
+                raise corrupt_field(config, "standardizer", f"has {standardizer.mean.shape[0]} features, n_features_in {n_features}")
+        structure = config.get("structure")  # the model's own sizes, where a family saves them
+        if isinstance(structure, Mapping):
+            for key, want, said in (("num_classes", len(classes), "field 'classes' lists"),
+                                    ("num_features", n_features, "field 'n_features_in' is")):
+                if structure.get(key, want) != want:
+                    raise corrupt_field(structure, key, f"is {structure[key]!r}, but {said} {want}")
+        self.classes_, self.n_features_in_, self.standardizer_ = classes, n_features, standardizer
+
+
+def _sorted_unique(classes: np.ndarray) -> bool:
+    """Whether labels are as ``fit`` leaves them (``np.unique``): the columns of every probability follow that order."""
+    try:
+        return len(classes) == len(np.unique(classes)) and bool(np.all(np.unique(classes) == classes))
+    except TypeError:
+        return False

@@ -36,6 +36,10 @@ _INFERENCE = ("svi", "cavi", "natural_gradient")
 _AUGMENTED_OPTIONS = ("hyper_every", "train_inducing", "nat_delay", "nat_forgetting", "jitter")
 # Prediction evaluates the GP at (rows x n_samples) inputs; chunks keep that bounded.
 _PREDICT_BUDGET = 2**18
+# The parameters a model is built from: a warm-started refit keeps the model itself (and its
+# compiled functions) while these are unchanged and the inducing-point count stays the same.
+_MODEL_PARAMS = ("input_noise", "noise_variance", "likelihood", "likelihood_options", "num_inducing", "kernel",
+                 "prior_variance", "hidden_sizes", "epsilon", "learn_epsilon", "random_state")
 
 
 class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
@@ -259,7 +263,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
 
         from gpal.models.state import assign_module_values, module_values
         from gpal.models.svgp import build_model
-        from gpal.training.svi import TrainData, train
+        from gpal.training.svi import TrainData
 
         previous = self._warm_start_source(data)
         if previous is not None:
@@ -271,38 +275,42 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         if self.early_stopping:
             fit_rows, val_rows = validation_split(y, float(self.validation_fraction), int(self.random_state))
             (Z, Z_val), (Z_var, Z_var_val), (y, y_val) = ((a[fit_rows], a[val_rows]) for a in (Z, Z_var, y))
-        model = build_model(
-            Z,
-            y,
-            num_classes=len(data.classes),
-            input_noise=self.input_noise,
-            noise_variance=self.noise_variance,
-            likelihood=self.likelihood,
-            num_inducing=self.num_inducing,
-            kernel=self.kernel,
-            prior_variance=float(self.prior_variance),
-            hidden_sizes=tuple(int(h) for h in self.hidden_sizes),
-            likelihood_options=self._likelihood_options(),
-            seed=int(self.random_state),
-        )
-        if previous is not None:
-            _continue_from(model, previous)
+        model = self._reusable(previous, Z)
+        if model is not None:
+            model.strategy.restart(len(y))  # NIMGP's q(x_i) start again at the observations
+            model.num_data = len(y)
+        else:
+            model = build_model(
+                Z,
+                y,
+                num_classes=len(data.classes),
+                input_noise=self.input_noise,
+                noise_variance=self.noise_variance,
+                likelihood=self.likelihood,
+                num_inducing=self.num_inducing,
+                kernel=self.kernel,
+                prior_variance=float(self.prior_variance),
+                hidden_sizes=tuple(int(h) for h in self.hidden_sizes),
+                likelihood_options=self._likelihood_options(),
+                seed=int(self.random_state),
+            )
+            if previous is not None:
+                _continue_from(model, previous)
+        self._built_with = self._model_params()
         monitor = None
         if self.early_stopping:
             monitor = ValidationMonitor(
-                _validation_predictor(model, int(self.n_samples), int(self.random_state)),
+                self._validation_predictor(model),
                 lambda: module_values(model),
                 lambda state: assign_module_values(model, state),
                 Z_val, Z_var_val, y_val,
                 interval=int(self.validation_interval), patience=int(self.n_iter_no_change), then=callback,
             )
-        result = train(
-            model,
+        result = self._trainer(model).fit(
             TrainData.from_arrays(Z, Z_var, y),
             epochs=int(self.epochs),
             batch_size=int(self.batch_size),
             learning_rate=float(self.learning_rate),
-            seed=int(self.random_state),
             progress=bool(self.progress),
             callback=callback if monitor is None else monitor,
         )
@@ -319,7 +327,6 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         self.stopped_early_ = interrupted
         self.validation_history_ = [] if monitor is None else list(monitor.history)
         self.best_epoch_ = len(result.history) if monitor is None else monitor.best_epoch
-        self._predict_fn = self._sample_fn = None
         return self
 
     def _fit_augmented(self, data: Any) -> "NoisyGPClassifier":
@@ -365,7 +372,31 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         self.model_ = NoisySVGP(as_latent_gps(inner.model_), NoInputNoise(), likelihood, None, num_data, C)
         self.history_ = list(inner.history_)
         self.stopped_early_ = False
-        self._predict_fn = self._sample_fn = None
+        self._built_with = None  # not a model build_model makes: an SVI refit never keeps it
+
+    def _model_params(self) -> dict[str, Any]:
+        return {k: v for k, v in self.get_params(deep=False).items() if k in _MODEL_PARAMS}
+
+    def _reusable(self, previous: Any, Z: np.ndarray) -> Any:
+        """``previous`` itself when a refit on inputs ``Z`` would rebuild the same model, else None.
+
+        ``build_model`` would take M = min(num_inducing, distinct rows) inducing points; while
+        that and the model's parameters are unchanged, the rebuilt model would only copy
+        ``previous``'s values, so it is kept, and with it the compiled step and predictions.
+        """
+        if previous is None or getattr(self, "_built_with", None) != self._model_params():
+            return None
+        M = min(int(self.num_inducing), len(np.unique(Z, axis=0)))
+        return previous if previous.gp.num_inducing == M else None
+
+    def _trainer(self, model: Any) -> Any:
+        """The ``Trainer`` of ``model``, made (and its step traced) once per model."""
+        from gpal.training.svi import Trainer
+
+        trainer = getattr(self, "_svi_trainer", None)
+        if trainer is None or trainer.model is not model:
+            trainer = self._svi_trainer = Trainer(model, seed=int(self.random_state))
+        return trainer
 
     def _warm_start_source(self, data: Any) -> Any:
         """The fitted model to continue from, or None for a fresh start."""
@@ -401,15 +432,43 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         where inputs are not sampled (input_noise "none" / "first_order").
         """
         X, X_var = self._inputs(X, X_var)
-        model = self.model_
-        S = int(self.n_samples) if model.strategy.stochastic_prediction else 1
-        if getattr(self, "_predict_fn", None) is None:
-            import tensorflow as tf
-
-            self._predict_fn = _compiled(
-                lambda a, b, seed: tf.stack(model.predict_proba_and_error(a, b, seed, S)), self.n_features_in_)
-        both = self._in_chunks(self._predict_fn, X, X_var, S, stream=-1, axis=1)
+        fn, S = self._predictor(self.model_)
+        both = self._in_chunks(fn, X, X_var, S, stream=-1, axis=1)
         return (both[0], both[1]) if return_mc_error else both[0]
+
+    def _predictor(self, model: Any) -> tuple[Callable, int]:
+        """Compiled ``(X, X_var, seed) -> [probabilities, MC errors]`` of ``model`` and its input draws S."""
+        import tensorflow as tf
+
+        S = int(self.n_samples) if model.strategy.stochastic_prediction else 1
+        make = lambda: lambda a, b, seed: tf.stack(model.predict_proba_and_error(a, b, seed, S))  # noqa: E731
+        return self._compiled(model, ("predict", S), make), S
+
+    def _validation_predictor(self, model: Any) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        """Class probabilities of the model under training, on the compiled prediction (its own seed stream)."""
+        import tensorflow as tf
+
+        fn, _ = self._predictor(model)
+        seed = tf.constant([int(self.random_state), -7], tf.int64)
+        return lambda X, X_var: fn(X, X_var, seed)[0].numpy()
+
+    def _compiled(self, model: Any, key: tuple, make: Callable[[], Callable]) -> Callable:
+        """``make()`` compiled for any number of rows, once per model and ``key``.
+
+        Kept while the model is (a warm-started refit keeps it), so repeated fits and
+        predictions of an active-learning loop trace nothing after the first.
+        """
+        import tensorflow as tf
+
+        cache = getattr(self, "_compiled_cache", None)
+        if cache is None or cache[0] is not model:
+            cache = self._compiled_cache = (model, {})
+        if key not in cache[1]:
+            spec = tf.TensorSpec([None, int(model.gp.Z.shape[-1])], tf.float64)
+            # autograph off: these are straight-line graphs, and autograph mis-resolved strategy methods.
+            cache[1][key] = tf.function(make(), input_signature=[spec, spec, tf.TensorSpec([2], tf.int64)],
+                                        autograph=False)
+        return cache[1][key]
 
     def sample_proba(self, X: Any, X_var: Any = None, n_samples: int = 100) -> np.ndarray:
         """p(y | f_s) for ``n_samples`` joint draws of latent functions (and noisy inputs), (S, n, C).
@@ -422,10 +481,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         X, X_var = self._inputs(X, X_var)
         model = self.model_
         S = int(n_samples)
-        if getattr(self, "_sample_fn", None) is None or self._sample_size != S:
-            self._sample_fn = _compiled(lambda a, b, seed: model.sample_conditional_proba(a, b, seed, S), self.n_features_in_)
-            self._sample_size = S
-        return self._in_chunks(self._sample_fn, X, X_var, S, stream=-(10**6), axis=1)
+        fn = self._compiled(model, ("sample", S), lambda: lambda a, b, seed: model.sample_conditional_proba(a, b, seed, S))
+        return self._in_chunks(fn, X, X_var, S, stream=-(10**6), axis=1)
 
     def _in_chunks(self, fn: Callable, X: np.ndarray, X_var: np.ndarray, S: int, stream: int, axis: int = 0) -> np.ndarray:
         """Evaluate ``fn`` over row chunks so memory stays bounded; every chunk has the same seed.
@@ -484,35 +541,17 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             # The training-set size was not saved; it only scales the ELBO, and a CAVI fit is never continued.
             clf._adopt(LogisticSoftmaxGPClassifier.from_state(config["augmented"], arrays), num_data=0)
             return clf
+        clf._restore_fitted_state(config)  # checks the saved sizes before the model is built from them
         model = NoisySVGP.from_structure(config["structure"])
         assign_module_values(model, arrays)
-        clf._restore_fitted_state(config)
         clf.model_ = model
+        clf._built_with = clf._model_params()  # a warm-started refit may keep this model
         clf.history_ = list(config["history"])
         clf.stopped_early_ = config["stopped_early"]
-        clf._predict_fn = clf._sample_fn = None
         return clf
 
 
 # ------------------------------------------------------------------ helpers
-def _validation_predictor(model: Any, n_samples: int, seed: int) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """Class probabilities of the model under training, compiled once for the validation rows."""
-    import tensorflow as tf
-
-    S = n_samples if model.strategy.stochastic_prediction else 1
-    fn = tf.function(lambda a, b: model.predict_proba(a, b, tf.constant([seed, -7], tf.int64), S), autograph=False)
-    return lambda X, X_var: fn(tf.constant(X), tf.constant(X_var)).numpy()
-
-
-def _compiled(fn: Callable, n_features: int) -> Callable:
-    """``fn(X, X_var, seed)`` compiled once for any number of rows."""
-    import tensorflow as tf
-
-    spec = tf.TensorSpec([None, n_features], tf.float64)
-    # autograph off: these are straight-line graphs, and autograph mis-resolved strategy methods.
-    return tf.function(fn, input_signature=[spec, spec, tf.TensorSpec([2], tf.int64)], autograph=False)
-
-
 def _continue_from(model: Any, previous: Any) -> None:
     """Copy every global variable of ``previous`` into ``model``; per-point q(x_i) stay at their start."""
     from gpflow.utilities import parameter_dict

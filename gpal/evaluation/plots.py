@@ -20,11 +20,15 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from gpal.evaluation.calibration import ReliabilityBins
+from gpal.evaluation.intervals import binomial_interval
 from gpal.evaluation.metrics import mean_se
+from gpal.evaluation.reports import column_normalize, row_normalize
 from gpal.runs.persistence import atomic_output
 
 __all__ = [
+    "SPARSE_BIN",
     "plot_confusion_matrix",
+    "plot_confusion_summary",
     "plot_reliability",
     "plot_learning_curves",
     "plot_sky_classes",
@@ -84,11 +88,43 @@ def plot_confusion_matrix(
     sd = None if spread is None else np.asarray(spread, dtype=np.float64)
     if sd is not None and sd.shape != m.shape:
         raise ValueError(f"spread must have the shape of matrix {m.shape}; got {sd.shape}")
-    integer = sd is None and np.all(np.isnan(m) | (m == np.round(m))) and not normalized
-    vmax = 1.0 if normalized else max(float(np.nanmax(m)) if np.isfinite(m).any() else 1.0, 1.0)
-
     fig = _figure(1.3 * k + 2.2, 1.1 * k + 1.4)
     ax = fig.add_subplot()
+    _draw_confusion(ax, m, names, sd, normalized, digits, "fraction of predicted row" if normalized else "count")
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def plot_confusion_summary(counts: np.ndarray, class_names: Sequence[str], title: str | None = None) -> Figure:
+    """Counts beside completeness (each true class's column sums to 1) and purity (each predicted row sums to 1).
+
+    Raw counts make a rare class's diagonal look pale however well it is classified;
+    the normalised panels show each class on the same 0-1 scale.
+    """
+    m = np.asarray(counts, dtype=np.float64)
+    names = [str(c) for c in class_names]
+    k = len(names)
+    if m.shape != (k, k):
+        raise ValueError(f"counts must be ({k}, {k}) for classes {names}; got shape {m.shape}")
+    fig = _figure(3 * (1.1 * k + 1.6), 1.1 * k + 1.8)
+    panels = [(m, False, "count", "counts"),
+              (column_normalize(m), True, "fraction of true class", "completeness (columns sum to 1)"),
+              (row_normalize(m), True, "fraction of predicted class", "purity (rows sum to 1)")]
+    for ax, (matrix, normalized, label, name) in zip(fig.subplots(1, 3), panels):
+        _draw_confusion(ax, matrix, names, None, normalized, 2, label)
+        ax.set_title(name, fontsize=10)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def _draw_confusion(ax, m: np.ndarray, names: list[str], sd: np.ndarray | None, normalized: bool, digits: int,
+                    label: str) -> None:
+    """One annotated heat map (rows = predicted, columns = true) and its colour bar on ``ax``."""
+    k = len(names)
+    integer = sd is None and np.all(np.isnan(m) | (m == np.round(m))) and not normalized
+    vmax = 1.0 if normalized else max(float(np.nanmax(m)) if np.isfinite(m).any() else 1.0, 1.0)
     cmap = colormaps["Blues"].with_extremes(bad="0.85")
     image = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, vmin=0.0, vmax=vmax)
     for p in range(k):
@@ -108,21 +144,25 @@ def plot_confusion_matrix(
     ax.set_yticks(range(k), names)
     ax.set_xlabel("true class")
     ax.set_ylabel("predicted class")
-    fig.colorbar(image, ax=ax, label="fraction of predicted row" if normalized else "count", shrink=0.8)
-    if title:
-        ax.set_title(title)
-    return fig
+    ax.figure.colorbar(image, ax=ax, label=label, shrink=0.8)
 
 
 # ------------------------------------------------------------------ reliability
+#: Bins with fewer points than this are drawn hollow: their frequency says little.
+SPARSE_BIN = 10
+
+
 def plot_reliability(
-    bins: ReliabilityBins | Mapping[str, ReliabilityBins], title: str | None = None, xlabel: str = "confidence"
+    bins: ReliabilityBins | Mapping[str, ReliabilityBins], title: str | None = None, xlabel: str = "confidence",
+    level: float = 0.95,
 ) -> Figure:
     """Reliability diagram: observed frequency against mean confidence per bin, points per bin below.
 
     Pass one :class:`~gpal.evaluation.calibration.ReliabilityBins` (top-label) or a mapping
     name -> bins to overlay several (per class, or several methods); each legend entry
     carries its ECE.  Points on the diagonal are calibrated; below it, over-confident.
+    Each point carries its Jeffreys binomial interval (``level``) and, for a single
+    curve, its number of points; bins of fewer than `SPARSE_BIN` points are hollow.
     """
     curves = {"top label": bins} if isinstance(bins, ReliabilityBins) else dict(bins)
     if not curves or not all(isinstance(b, ReliabilityBins) for b in curves.values()):
@@ -132,11 +172,26 @@ def plot_reliability(
     top.plot([0, 1], [0, 1], ls="--", color="0.5", lw=1, label="perfect calibration")
     for name, b in curves.items():
         filled = b.counts > 0
-        (line,) = top.plot(b.confidence[filled], b.accuracy[filled], marker="o", ms=4, label=f"{name} (ECE {b.ece:.3f})")
+        n = b.counts[filled]
+        x, freq = b.confidence[filled], b.accuracy[filled]
+        low, high = binomial_interval(np.round(freq * n), n, level)
+        (line,) = top.plot(x, freq, lw=1, label=f"{name} (ECE {b.ece:.3f})")
+        colour = line.get_color()
+        top.errorbar(x, freq, yerr=[freq - low, high - freq], fmt="none", ecolor=colour, elinewidth=1, capsize=2)
+        sparse = n < SPARSE_BIN
+        top.plot(x[~sparse], freq[~sparse], ls="none", marker="o", ms=5, color=colour)
+        top.plot(x[sparse], freq[sparse], ls="none", marker="o", ms=5, mfc="white", mec=colour)
+        if len(curves) == 1:
+            for xi, yi, ni in zip(x, freq, n):
+                right = xi > 0.85  # keep the last bin's count inside the axes
+                top.annotate(f"{ni:d}", (xi, yi), xytext=(-5 if right else 4, -9), textcoords="offset points",
+                             ha="right" if right else "left", fontsize=7, color="0.3")
         # One outlined box per bin, so the edges of equal-mass bins stay visible.
         bottom.bar(b.edges[:-1], b.counts, width=np.diff(b.edges), align="edge", fill=False, edgecolor=line.get_color(), lw=1)
     strategies = sorted({b.strategy for b in curves.values()})
-    top.set(xlim=(0, 1), ylim=(0, 1), ylabel="observed frequency")
+    top.plot([], [], ls="none", marker="o", mfc="white", mec="0.3",
+             label=f"fewer than {SPARSE_BIN} points; bars: {level:.0%} binomial interval")
+    top.set(xlim=(0, 1), ylim=(0, 1.02), ylabel="observed frequency")
     top.legend(fontsize=8, loc="upper left")
     top.set_title(title or f"reliability ({', '.join(_STRATEGY_NAMES[s] for s in strategies)} bins)", fontsize=10)
     bottom.set(xlabel=xlabel, ylabel="points per bin")
@@ -213,12 +268,18 @@ def _sky_positions(glon: np.ndarray, glat: np.ndarray) -> tuple[np.ndarray, np.n
     return np.radians(-wrapped), np.radians(b)
 
 
+_LON_LABEL_LAT = -20.0
+
+
 def _sky_axes(fig: Figure, projection: str, title: str | None):
     if projection not in ("aitoff", "mollweide", "hammer"):
         raise ValueError(f"projection must be 'aitoff', 'mollweide' or 'hammer'; got {projection!r}")
     ax = fig.add_subplot(projection=projection)
-    ticks = np.arange(-120, 121, 60)
-    ax.set_xticks(np.radians(ticks), [f"{-t:d}°".replace("-", "\u2212") for t in ticks], fontsize=8, color="0.25")
+    ticks = np.arange(-120, 121, 60)  # plot x of l = 120, 60, 0, 300, 240
+    ax.set_xticks(np.radians(ticks), [])
+    for t in ticks:  # longitudes as astronomers read them (0-360), below the plane, where few sources lie
+        ax.text(np.radians(t), np.radians(_LON_LABEL_LAT), f"{(-t) % 360:d}°", ha="center", va="center", fontsize=8,
+                color="0.2", bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.7})
     ax.set_yticks(np.radians(np.arange(-60, 61, 30)))
     ax.tick_params(axis="y", labelsize=8)
     ax.grid(alpha=0.4)

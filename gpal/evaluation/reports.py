@@ -27,12 +27,15 @@ from gpal.evaluation.calibration import (
     expected_calibration_error,
     maximum_calibration_error,
 )
+from gpal.evaluation.intervals import binomial_interval
 from gpal.evaluation.metrics import error_rate, format_mean_se, mean_se, negative_log_likelihood
 from gpal.runs.persistence import atomic_output, write_text_atomic
 
 __all__ = [
     "prediction_metrics",
     "row_normalize",
+    "column_normalize",
+    "completeness_purity",
     "confusion_matrix_summary",
     "confusion_table",
     "metric_summary",
@@ -72,6 +75,33 @@ def row_normalize(matrix: np.ndarray) -> np.ndarray:
     totals = m.sum(axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(totals > 0, m / totals, np.nan)
+
+
+def column_normalize(matrix: np.ndarray) -> np.ndarray:
+    """Divide each column by its sum: with columns = true, entry [p, t] = P(predicted p | true t).
+
+    The diagonal is each class's completeness (recall); an empty column is NaN.
+    """
+    return np.swapaxes(row_normalize(np.swapaxes(np.asarray(matrix, dtype=np.float64), -1, -2)), -1, -2)
+
+
+def completeness_purity(counts: np.ndarray, class_names: Sequence[str], level: float = 0.95) -> pd.DataFrame:
+    """Per class: completeness (share of its true sources found) and purity (share of its predictions right).
+
+    ``counts`` is one confusion matrix (rows = predicted, columns = true); each
+    fraction comes with its Jeffreys binomial interval at ``level``.
+    """
+    m = np.asarray(counts)
+    names = [str(c) for c in class_names]
+    if m.shape != (len(names), len(names)):
+        raise ValueError(f"counts must be ({len(names)}, {len(names)}) for classes {names}; got shape {m.shape}")
+    hits, true_n, predicted_n = np.diag(m), m.sum(axis=0), m.sum(axis=1)
+    rows = {"class": names, "true": true_n.astype(int), "predicted": predicted_n.astype(int)}
+    for name, n in (("completeness", true_n), ("purity", predicted_n)):
+        low, high = binomial_interval(hits, n, level)
+        rows[name] = np.where(n > 0, hits / np.maximum(n, 1), np.nan)
+        rows[f"{name}_low"], rows[f"{name}_high"] = low, high
+    return pd.DataFrame(rows)
 
 
 def confusion_matrix_summary(

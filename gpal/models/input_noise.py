@@ -122,6 +122,9 @@ class InputNoise(gpflow.base.Module):
         """Variables with one row per training point, read by row index (optimised row-wise)."""
         return ()
 
+    def restart(self, num_data: int) -> None:
+        """Per-point state back at its start, for a training set of ``num_data`` rows (a warm-started refit)."""
+
     def training_marginals(
         self, gp: Any, X: tf.Tensor, V: tf.Tensor | None, Y: tf.Tensor, idx: tf.Tensor, seed: tf.Tensor
     ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
@@ -149,7 +152,7 @@ class NoInputNoise(InputNoise):
         return Fmu, Fvar, tf.zeros((), X.dtype)
 
     def predictive_marginals(self, gp, X, V, seed, n_samples):
-        Fmu, Fvar = gp.marginals(X)
+        Fmu, Fvar = gp.predictive_marginals(X)
         return Fmu[None], Fvar[None]
 
 
@@ -227,7 +230,7 @@ class _GaussianInputs(InputNoise):
         # so a source gets the same probability whatever else is predicted with it.
         noise = tf.random.stateless_normal([n_samples, 1, d], seed=seed, dtype=X.dtype)
         samples = tf.reshape(mean[None] + tf.sqrt(var)[None] * noise, [-1, d])
-        Fmu, Fvar = gp.marginals(samples)
+        Fmu, Fvar = gp.predictive_marginals(samples)  # the S draws folded into the batch of one GEMM
         L = tf.shape(Fmu)[1]
         return tf.reshape(Fmu, [n_samples, n, L]), tf.reshape(Fvar, [n_samples, n, L])
 
@@ -246,13 +249,22 @@ class LatentInputs(_GaussianInputs):
         self.num_features = int(num_features)
         # Plain variables, not gpflow Parameters: gathering rows straight from a variable
         # keeps the gradient sparse, so a step costs O(batch) rather than O(num_data).
+        # Any row count: a warm-started refit on more rows resizes them in place (``restart``),
+        # so the compiled training step that reads them stays valid.
         zeros = np.zeros((self.num_data, self.num_features))
-        self.q_offset = tf.Variable(zeros, dtype=tf.float64, name="q_x_offset")
-        self.q_log_scale = tf.Variable(zeros, dtype=tf.float64, name="q_x_log_variance_ratio")
+        shape = [None, self.num_features]
+        self.q_offset = tf.Variable(zeros, dtype=tf.float64, shape=shape, name="q_x_offset")
+        self.q_log_scale = tf.Variable(zeros, dtype=tf.float64, shape=shape, name="q_x_log_variance_ratio")
 
     @property
     def per_point_variables(self) -> tuple[tf.Variable, ...]:
         return (self.q_offset, self.q_log_scale)
+
+    def restart(self, num_data: int) -> None:
+        """Every q(x_i) back at p(x_i | x~_i) (a = b = 0), one row per training row."""
+        self.num_data = int(num_data)
+        for table in self.per_point_variables:
+            table.assign(np.zeros((self.num_data, self.num_features)))
 
     def offsets(self, X, Y, idx):
         return tf.gather(self.q_offset, idx), tf.gather(self.q_log_scale, idx)

@@ -7,6 +7,7 @@ reloaded model predicts bit for bit as the saved one.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Mapping
 
 import gpflow
@@ -51,14 +52,46 @@ def kernel_to_config(kernel: gpflow.kernels.Kernel) -> dict[str, Any]:
     }
 
 
+def _origin(saved: Any) -> str:
+    """``"FILE: "`` when ``saved`` was read from a model folder (it carries its ``source``), so messages name the file."""
+    source = getattr(saved, "source", None)
+    return f"{source}: " if source else ""
+
+
+def _saved_kernel_class(config: Mapping[str, Any]) -> type:
+    """The gpflow class a saved kernel config names, if it is one ``kernel_to_config`` writes."""
+    name = config["class"]
+    cls = getattr(gpflow.kernels, name, None) if isinstance(name, str) else None
+    combination = "kernels" in config
+    allowed = (gpflow.kernels.Sum, gpflow.kernels.Product) if combination else (
+        gpflow.kernels.Stationary, gpflow.kernels.Linear, gpflow.kernels.Static)
+    if not (isinstance(cls, type) and issubclass(cls, allowed)) or inspect.isabstract(cls):
+        raise ValueError(
+            f"{_origin(config)}kernel class {name!r} is not one gpal saves: expected a gpflow "
+            + ("Sum or Product" if combination else "stationary kernel, Linear, Constant or White")
+        )
+    return cls
+
+
 def kernel_from_config(config: Mapping[str, Any]) -> gpflow.kernels.Kernel:
-    """Inverse of ``kernel_to_config`` (parameter values are placeholders of the right shape)."""
-    cls = getattr(gpflow.kernels, config["class"])
+    """Inverse of ``kernel_to_config`` (parameter values are placeholders of the right shape).
+
+    An edited config (unknown class, parameters the class does not have) is refused by name.
+    """
+    cls = _saved_kernel_class(config)
     if "kernels" in config:
         return cls([kernel_from_config(k) for k in config["kernels"]])
+    params = config["params"]
+    expected = sorted(p for p in _KERNEL_PARAMS if hasattr(cls(), p))
+    shapes_ok = all(isinstance(s, list) and all(isinstance(n, int) and n >= 0 for n in s) for s in params.values())
+    if sorted(params) != expected or not shapes_ok:
+        raise ValueError(
+            f"{_origin(config)}saved {cls.__name__} kernel has parameters {dict(params)}; "
+            f"expected the shapes (lists of sizes) of {expected}"
+        )
     dims = config["active_dims"]
     active = slice(*dims["slice"]) if "slice" in dims else dims["indices"]
-    kwargs = {p: np.ones(shape) if shape else 1.0 for p, shape in config["params"].items()}
+    kwargs = {p: np.ones(shape) if shape else 1.0 for p, shape in params.items()}
     return cls(active_dims=active, **kwargs)
 
 
@@ -72,15 +105,25 @@ def module_values(module: Any) -> dict[str, np.ndarray]:
 
 
 def assign_module_values(module: Any, values: Mapping[str, np.ndarray]) -> None:
-    """Inverse of ``module_values`` on a module of the same structure; mismatches are named."""
+    """Inverse of ``module_values`` on a module of the same structure; mismatched names or shapes are named."""
+    _assign(module, values, _origin(values))
+
+
+def _assign(module: Any, values: Mapping[str, np.ndarray], origin: str) -> None:
     variables = parameter_dict(module)
     if set(variables) != set(values):
         raise ValueError(
-            f"saved parameters do not match the model: missing {sorted(set(variables) - set(values))}, "
+            f"{origin}saved parameters do not match the model: missing {sorted(set(variables) - set(values))}, "
             f"unexpected {sorted(set(values) - set(variables))}"
         )
     for key, var in variables.items():
-        _raw(var).assign(values[key])
+        raw, value = _raw(var), np.asarray(values[key])
+        if not raw.shape.is_compatible_with(value.shape):
+            raise ValueError(
+                f"{origin}saved parameter {key!r} has shape {value.shape}, but the model its config describes "
+                f"has {tuple(raw.shape)}: the config and the parameters disagree"
+            )
+        raw.assign(value)
 
 
 def kernel_state(kernel: gpflow.kernels.Kernel, prefix: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -91,5 +134,5 @@ def kernel_state(kernel: gpflow.kernels.Kernel, prefix: str) -> tuple[dict[str, 
 def kernel_from_state(config: Mapping[str, Any], arrays: Mapping[str, np.ndarray], prefix: str) -> gpflow.kernels.Kernel:
     """Inverse of ``kernel_state``: the kernel rebuilt with the values saved under ``prefix``."""
     kernel = kernel_from_config(config)
-    assign_module_values(kernel, {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)})
+    _assign(kernel, {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}, _origin(arrays))
     return kernel

@@ -35,7 +35,15 @@ from gpal.models.input_noise import (
 )
 from gpal.models.kernels import default_kernel
 from gpal.models.likelihoods.base import Likelihood, likelihood_from_config, make_likelihood
-from gpal.models.sparse import DEFAULT_JITTER, cholesky_with_jitter, whiten, whitened_kl, whitened_marginals
+from gpal.models.sparse import (
+    DEFAULT_JITTER,
+    cholesky_with_jitter,
+    factored_marginals,
+    predictive_factors,
+    whiten,
+    whitened_kl,
+    whitened_marginals,
+)
 from gpal.models.state import kernel_from_config, kernel_to_config
 
 __all__ = ["LatentGPs", "NoisySVGP", "build_model", "kmeans_inducing"]
@@ -71,10 +79,15 @@ class LatentGPs(gpflow.base.Module):
         Z = tf.convert_to_tensor(self.Z)
         return cholesky_with_jitter(tf.stack([k(Z[c]) for c, k in enumerate(self.kernels)]), self.jitter)
 
-    def _marginals(self, Xs: Sequence[tf.Tensor]) -> tuple[tf.Tensor, tf.Tensor]:
+    def _kernel_blocks(self, Xs: Sequence[tf.Tensor]) -> tuple[tf.Tensor, tf.Tensor]:
+        """K_ZcX (L, M, N) and diag K_XX (L, N), one latent's kernel and inputs per slice."""
         Z = tf.convert_to_tensor(self.Z)
-        Kzx = tf.stack([k(Z[c], Xs[c]) for c, k in enumerate(self.kernels)])  # (L, M, N)
-        kxx = tf.stack([k(Xs[c], full_cov=False) for c, k in enumerate(self.kernels)])  # (L, N)
+        Kzx = tf.stack([k(Z[c], Xs[c]) for c, k in enumerate(self.kernels)])
+        kxx = tf.stack([k(Xs[c], full_cov=False) for c, k in enumerate(self.kernels)])
+        return Kzx, kxx
+
+    def _marginals(self, Xs: Sequence[tf.Tensor]) -> tuple[tf.Tensor, tf.Tensor]:
+        Kzx, kxx = self._kernel_blocks(Xs)
         proj = whiten(self.cholesky_Kzz(), Kzx, kxx)  # one projection per latent, batched
         mean, var = whitened_marginals(proj, tf.transpose(self.q_mu), self.q_sqrt)  # (L, N) each
         return tf.transpose(mean), tf.transpose(var)
@@ -83,6 +96,40 @@ class LatentGPs(gpflow.base.Module):
     def marginals(self, X: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         """Means and variances of q(f_c(x_n)), each (N, L)."""
         return self._marginals([X] * self.num_latent)
+
+    def _predictive_kernel_blocks(self, X: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """``_kernel_blocks`` at shared inputs; squared-exponential kernels (the default) in one GEMM and one exp.
+
+        sigma^2 exp(-r^2 / 2) = exp(z_a . x_a) with z_a = [z / l, log sigma^2 - |z / l|^2 / 2, -1/2] and
+        x_a = [x / l, 1, |x / l|^2]: every latent's squared distances, scale and variance come out of
+        one batched product, where a kernel call per latent makes several passes over (M, N) arrays.
+        Any other kernel takes the general path.
+        """
+        if not all(type(k) is gpflow.kernels.SquaredExponential and k.active_dims == slice(None) for k in self.kernels):
+            return self._kernel_blocks([X] * self.num_latent)
+        d = tf.shape(X)[1]
+        scales = tf.stack([tf.broadcast_to(tf.convert_to_tensor(k.lengthscales), [d]) for k in self.kernels])[:, None]
+        variances = tf.stack([tf.convert_to_tensor(k.variance) for k in self.kernels])  # (L,)
+        Zs, Xs = tf.convert_to_tensor(self.Z) / scales, X[None] / scales  # (L, M, d), (L, N, d)
+        column = lambda a, n: tf.broadcast_to(tf.constant(a, X.dtype), [self.num_latent, n, 1])  # noqa: E731
+        z_a = tf.concat([Zs, (tf.math.log(variances)[:, None] - 0.5 * tf.reduce_sum(tf.square(Zs), -1))[..., None],
+                         column(-0.5, self.num_inducing)], axis=-1)
+        x_a = tf.concat([Xs, column(1.0, tf.shape(X)[0]), tf.reduce_sum(tf.square(Xs), -1)[..., None]], axis=-1)
+        Kzx = tf.exp(tf.linalg.matmul(z_a, x_a, transpose_b=True))
+        return Kzx, tf.broadcast_to(variances[:, None], [self.num_latent, tf.shape(X)[0]])
+
+    @check_shapes("X: [N, D]", "return[0]: [N, L]", "return[1]: [N, L]")
+    def predictive_marginals(self, X: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """``marginals`` for prediction at many inputs: q(u) folded in once, then one GEMM per latent.
+
+        The training ELBO keeps ``marginals`` (a solve per input, no cancellation in the
+        variance's gradient); here the O(M^3) factors are formed once per call and every
+        input costs O(M^2) in a matrix product.  Equal to ``marginals`` up to rounding.
+        """
+        Kzx, kxx = self._predictive_kernel_blocks(X)
+        factors = predictive_factors(self.cholesky_Kzz(), tf.transpose(self.q_mu), self.q_sqrt)
+        mean, var = factored_marginals(factors, Kzx, kxx)
+        return tf.transpose(mean), tf.transpose(var)
 
     @check_shapes("X: [N, D]", "return[0]: [N, L]", "return[1]: [N, L]", "return[2]: [L, N, D]")
     def marginals_and_mean_gradients(self, X: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
@@ -131,11 +178,18 @@ class NoisySVGP(gpflow.base.Module):
         return None if self.noise_variance is None else self.noise_variance(X_var)
 
     @check_shapes("X: [B, D]", "X_var: [B, D]", "Y: [B]", "idx: [B]", "seed: [2]", "return: []")
-    def elbo(self, X: tf.Tensor, X_var: tf.Tensor, Y: tf.Tensor, idx: tf.Tensor, seed: tf.Tensor) -> tf.Tensor:
-        """Unbiased minibatch estimate of the ELBO; ``idx`` are the rows' positions in the training set."""
+    def elbo(
+        self, X: tf.Tensor, X_var: tf.Tensor, Y: tf.Tensor, idx: tf.Tensor, seed: tf.Tensor, num_data: Any = None
+    ) -> tf.Tensor:
+        """Unbiased minibatch estimate of the ELBO; ``idx`` are the rows' positions in the training set.
+
+        ``num_data`` (default ``self.num_data``) may be a tensor, so that a compiled step serves
+        a training set whose size changes between fits.
+        """
         Fmu, Fvar, extra = self.strategy.training_marginals(self.gp, X, self._V(X_var), Y, idx, seed)
         data_term = tf.reduce_sum(self.likelihood.variational_expectations(Fmu, Fvar, Y)) + extra
-        scale = tf.cast(self.num_data, X.dtype) / tf.cast(tf.shape(X)[0], X.dtype)
+        N = self.num_data if num_data is None else num_data
+        scale = tf.cast(N, X.dtype) / tf.cast(tf.shape(X)[0], X.dtype)
         return scale * data_term - self.gp.kl()
 
     @check_shapes("X: [N, D]", "X_var: [N, D]", "seed: [2]", "return: [N, C]")

@@ -15,17 +15,23 @@ import os
 import secrets
 import shutil
 import tempfile
+import zipfile
+import zlib
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 import numpy as np
 
 __all__ = [
+    "CorruptModel",
     "OutputInUse",
+    "SavedArrays",
+    "SavedConfig",
     "atomic_output",
     "claim_output_dir",
     "classes_from_json",
     "classes_to_json",
+    "corrupt_field",
     "load_model_dir",
     "save_model_dir",
     "write_json_atomic",
@@ -102,28 +108,112 @@ def save_model_dir(
     return path
 
 
-def load_model_dir(path: str | os.PathLike, fmt: str, version: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """Read a folder written by ``save_model_dir``, checking it holds a ``fmt`` model of ``version``."""
+class CorruptModel(ValueError):
+    """A saved model folder that is not as ``save_model_dir`` wrote it: damaged, truncated or edited by hand.
+
+    Its message names the file, the field and what was expected, so a user knows what broke
+    rather than meeting a ``KeyError`` or a TensorFlow error, or predictions from NaN parameters.
+    """
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def corrupt_field(config: Mapping[str, Any], key: str, problem: str) -> CorruptModel:
+    """The error for field ``key`` of ``config``, named as in ``config.json`` when it was read by ``load_model_dir``."""
+    source = getattr(config, "source", "the saved model's config")
+    field = getattr(config, "prefix", "") + str(key)
+    return CorruptModel(f"{source}: field {field!r} {problem}; the saved model is corrupt or was edited, save it again")
+
+
+class SavedConfig(dict):
+    """``config.json`` of a saved model: a field it lacks is a `CorruptModel` naming the file and the dotted field.
+
+    Nested objects are ``SavedConfig`` too, so every family's loader gets the clear error
+    for free where a plain dict would raise a bare ``KeyError``.
+    """
+
+    def __init__(self, data: Mapping[str, Any], source: Path, prefix: str = ""):
+        super().__init__({k: _saved(v, source, f"{prefix}{k}") for k, v in data.items()})
+        self.source, self.prefix = source, prefix
+
+    def __missing__(self, key: str) -> Any:
+        raise corrupt_field(self, key, "is missing")
+
+
+def _saved(value: Any, source: Path, field: str) -> Any:
+    if isinstance(value, dict):
+        return SavedConfig(value, source, field + ".")
+    if isinstance(value, list):
+        return [_saved(v, source, f"{field}[{i}]") for i, v in enumerate(value)]
+    return value
+
+
+class SavedArrays(dict):
+    """``params.npz`` of a saved model: an array it lacks is a `CorruptModel` naming the file."""
+
+    def __init__(self, data: Mapping[str, np.ndarray], source: Path):
+        super().__init__(data)
+        self.source = source
+
+    def __missing__(self, key: str) -> Any:
+        raise CorruptModel(f"{self.source}: array {key!r} is missing; the saved model is corrupt or was edited, save it again")
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"it holds {name}, which is not JSON and which a save never writes")
+
+
+def _read_config(config_file: Path) -> SavedConfig:
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8"), parse_constant=_no_constants)
+    except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError is a ValueError
+        raise CorruptModel(f"{config_file} is not valid JSON ({exc}); the saved model is corrupt") from None
+    if not isinstance(config, dict):
+        raise CorruptModel(f"{config_file} holds a JSON {type(config).__name__}, not the object a saved model has")
+    return SavedConfig(config, config_file)
+
+
+def _read_arrays(params_file: Path) -> SavedArrays:
+    """Every array of ``params.npz``, each numeric and finite: a save refuses anything else."""
+    try:
+        with np.load(params_file, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+        raise CorruptModel(f"{params_file} could not be read ({str(exc) or type(exc).__name__}); the saved model is corrupt") from None
+    for key, value in arrays.items():
+        if value.dtype.kind not in "biuf":
+            raise CorruptModel(f"{params_file}: array {key!r} holds {value.dtype} values; a saved model's arrays are numbers")
+        bad = int(np.size(value) - np.count_nonzero(np.isfinite(value)))
+        if bad:
+            raise CorruptModel(
+                f"{params_file}: array {key!r} holds {bad} NaN or infinite value(s); a saved model's parameters "
+                "are finite (a save refuses others), so the file is corrupt or was edited"
+            )
+    return SavedArrays(arrays, params_file)
+
+
+def load_model_dir(path: str | os.PathLike, fmt: str, version: int) -> tuple[SavedConfig, SavedArrays]:
+    """Read a folder written by ``save_model_dir``, checking it holds a ``fmt`` model of ``version``.
+
+    Damage is a `CorruptModel` naming the file: unreadable JSON or npz, non-finite or
+    non-numeric arrays, and (through the returned mappings) any field or array a loader
+    asks for that is missing.
+    """
     path = Path(path)
     config_file, params_file = path / "config.json", path / "params.npz"
     if not config_file.is_file():
         raise FileNotFoundError(f"{path} is not a saved gpal model: expected config.json and params.npz in it")
-    try:
-        config = json.loads(config_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{config_file} is not valid JSON ({exc}); the saved model is corrupt") from None
+    config = _read_config(config_file)
     if config.get("format") != fmt or config.get("version") != version:
         raise ValueError(
             f"{path} holds a {config.get('format')!r} v{config.get('version')} model, not a {fmt} v{version} model"
         )
     if not params_file.is_file():
         raise FileNotFoundError(f"{path} is an incomplete saved model: params.npz is missing")
-    try:
-        with np.load(params_file, allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{params_file} could not be read ({exc}); the saved model is corrupt") from None
-    return config, arrays
+    return config, _read_arrays(params_file)
 
 
 class OutputInUse(FileExistsError):
@@ -182,9 +272,20 @@ def classes_to_json(classes: np.ndarray) -> dict[str, Any]:
 
 
 def classes_from_json(item: Mapping[str, Any]) -> np.ndarray:
-    """Inverse of ``classes_to_json``: the same values with the same dtype."""
+    """Inverse of ``classes_to_json``: the same values with the same dtype (a dtype that cannot hold them is refused)."""
+    values = item["values"]
+    if not isinstance(values, list):
+        raise corrupt_field(item, "values", f"must be a list of class labels; got {_short(values)}")
     if item["dtype"] == "object":
-        out = np.empty(len(item["values"]), dtype=object)
-        out[:] = item["values"]
+        out = np.empty(len(values), dtype=object)
+        out[:] = values
         return out
-    return np.asarray(item["values"], dtype=np.dtype(item["dtype"]))
+    try:
+        out = np.asarray(values, dtype=np.dtype(item["dtype"]))
+    except (TypeError, ValueError) as exc:
+        out, why = None, f" ({exc})"
+    else:
+        why = f" (it reads them as {_short(out.tolist())})"
+    if out is None or out.tolist() != values:
+        raise corrupt_field(item, "dtype", f"must be a numpy dtype that holds the labels {_short(values)}{why}")
+    return out

@@ -75,8 +75,12 @@ def select_methods(names: Iterable[str], **common: Any) -> dict[str, dict[str, A
 
 # --------------------------------------------------------------------------- files
 def _read_json(path: Path) -> Any:
-    with open(path) as fh:
-        return json.load(fh)
+    """A saved JSON file; a damaged one is named, with the way out, instead of a decoder traceback."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} is corrupt ({exc}): delete it and rerun to recompute it") from None
 
 
 # ------------------------------------------------------------------ fingerprints

@@ -15,6 +15,10 @@ Guards:
   jitter multiplied by 10 until ``max_jitter``, then ``CholeskyError``;
 * KeyboardInterrupt or a callback returning ``False`` stops cleanly, keeping the
   parameters of the last completed step.
+
+``Trainer`` keeps one compiled step per model: the training arrays sit in variables of
+unknown row count and Adam's state is reset rather than rebuilt, so the warm-started
+refits of active learning, each on a larger training set, never trace the step again.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from gpal.models.svgp import NoisySVGP
 __all__ = [
     "TrainData",
     "TrainResult",
+    "Trainer",
     "TrainingError",
     "CholeskyError",
     "make_optimizer",
@@ -86,8 +91,15 @@ def make_train_step(
     and returns the loss (negative ELBO estimate) it was computed at; if the
     loss or any gradient is not finite, the gradients are replaced by zeros, so
     nothing non-finite reaches the parameters.  Benchmarks can time
-    this function alone (after one warm-up call that traces it).
+    this function alone (after one warm-up call that traces it).  ``data`` may
+    hold variables (``Trainer``): the step reads the rows present at each call,
+    and the ELBO's scale N / |B| takes N from them.
     """
+    return _compiled_step(model, optimizer, data, seed, jit_compile)[0]
+
+
+def _compiled_step(model, optimizer, data, seed, jit_compile) -> tuple[Callable, "_RowAdam | None"]:
+    """``make_train_step``'s step and the row-wise Adam of its per-point tables (None without any)."""
     per_point = list(model.strategy.per_point_variables)
     per_point_ids = {id(v) for v in per_point}
     shared = [v for v in model.trainable_variables if id(v) not in per_point_ids]
@@ -108,7 +120,7 @@ def make_train_step(
         y = tf.gather(data.y, idx)
         with tf.GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(variables)
-            loss = -model.elbo(X, X_var, y, idx, tf.stack([base_seed, step_number]))
+            loss = -model.elbo(X, X_var, y, idx, tf.stack([base_seed, step_number]), num_data=tf.shape(data.y)[0])
         grads = tape.gradient(loss, variables)
         finite = tf.math.is_finite(loss)
         for g in grads:
@@ -119,7 +131,7 @@ def make_train_step(
             row_adam.apply(grads[len(shared) :])
         return loss
 
-    return step
+    return step, row_adam
 
 
 class _RowAdam:
@@ -135,9 +147,17 @@ class _RowAdam:
     def __init__(self, variables: list[tf.Variable], optimizer: tf_keras.optimizers.Optimizer):
         self.variables = variables
         self.optimizer = optimizer
-        self.m = [tf.Variable(tf.zeros_like(v), trainable=False) for v in variables]
-        self.v = [tf.Variable(tf.zeros_like(v), trainable=False) for v in variables]
-        self.t = [tf.Variable(tf.zeros(v.shape[:1], v.dtype), trainable=False) for v in variables]
+        # Any row count: ``reset`` resizes them when the table grows between fits.
+        self.m = [tf.Variable(tf.zeros_like(v), trainable=False, shape=_rows_unknown(v)) for v in variables]
+        self.v = [tf.Variable(tf.zeros_like(v), trainable=False, shape=_rows_unknown(v)) for v in variables]
+        self.t = [tf.Variable(tf.zeros(tf.shape(v)[:1], v.dtype), trainable=False, shape=[None]) for v in variables]
+
+    def reset(self) -> None:
+        """Fresh moments and step counts, one row per current row of each table."""
+        for var, m, v, t in zip(self.variables, self.m, self.v, self.t):
+            m.assign(tf.zeros_like(var))
+            v.assign(tf.zeros_like(var))
+            t.assign(tf.zeros(tf.shape(var)[:1], var.dtype))
 
     def apply(self, grads: list[tf.IndexedSlices | tf.Tensor]) -> None:
         opt = self.optimizer
@@ -158,6 +178,10 @@ class _RowAdam:
             var.scatter_sub(tf.IndexedSlices(lr * correction * m_rows / (tf.sqrt(v_rows) + eps), rows))
 
 
+def _rows_unknown(v: tf.Variable) -> tf.TensorShape:
+    return tf.TensorShape([None]).concatenate(v.shape[1:])
+
+
 def _values(g: tf.Tensor | tf.IndexedSlices) -> tf.Tensor:
     return g.values if isinstance(g, tf.IndexedSlices) else g
 
@@ -174,6 +198,54 @@ def _cholesky_ok(model: NoisySVGP) -> bool:
         return bool(tf.reduce_all(tf.math.is_finite(model.gp.cholesky_Kzz())))
     except tf.errors.InvalidArgumentError:
         return False
+
+
+class Trainer:
+    """One compiled training step for ``model``, reused by every ``fit`` of it.
+
+    The step reads the training arrays from variables whose row count may change and
+    Adam's state is zeroed at the start of each fit (as a new optimiser would start),
+    so a warm-started refit on a grown training set costs its steps and no tracing.
+    Per-point tables (NIMGP's q(x_i)) must have one row per training row at each fit.
+    """
+
+    def __init__(self, model: NoisySVGP, *, seed: int = 0, jit_compile: bool = False):
+        d = int(model.gp.Z.shape[-1])
+        self.model = model
+        self.seed = int(seed)
+        self.data = TrainData(
+            tf.Variable(np.zeros((0, d)), dtype=tf.float64, shape=[None, d], trainable=False),
+            tf.Variable(np.zeros((0, d)), dtype=tf.float64, shape=[None, d], trainable=False),
+            tf.Variable(np.zeros(0, np.int64), dtype=tf.int64, shape=[None], trainable=False),
+        )
+        self.optimizer = make_optimizer()
+        self.step, self._row_adam = _compiled_step(model, self.optimizer, self.data, self.seed, jit_compile)
+
+    def fit(
+        self,
+        data: TrainData,
+        *,
+        epochs: int = 750,
+        batch_size: int = 50,
+        learning_rate: float = 0.01,
+        progress: bool = True,
+        callback: Callable[[int, float], bool | None] | None = None,
+        max_jitter: float = 1e-2,
+    ) -> TrainResult:
+        """Optimise the model on ``data`` as ``train`` does, with a fresh Adam at ``learning_rate``."""
+        n = int(data.X.shape[0])
+        for table in self.model.strategy.per_point_variables:
+            rows = int(tf.shape(table)[0])
+            if rows != n:
+                raise ValueError(f"{table.name} has {rows} rows for {n} training rows; restart the strategy first")
+        for var, value in zip(self.data, data):
+            var.assign(value)
+        for var in self.optimizer.variables:
+            var.assign(tf.zeros_like(var))
+        self.optimizer.learning_rate = learning_rate
+        if self._row_adam is not None:
+            self._row_adam.reset()
+        return _run(self.model, self.step, n, epochs, batch_size, self.seed, progress, callback, max_jitter)
 
 
 def train(
@@ -193,14 +265,20 @@ def train(
 
     ``callback(epoch, mean_loss)`` runs after every epoch; returning ``False``
     stops training.  Ctrl-C stops it too.  Both keep the last completed step's
-    parameters and set ``stopped_early``.
+    parameters and set ``stopped_early``.  One-off: fitting the same model again
+    should go through a kept ``Trainer``, which does not trace its step again.
     """
+    return Trainer(model, seed=seed, jit_compile=jit_compile).fit(
+        data, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, progress=progress,
+        callback=callback, max_jitter=max_jitter,
+    )
+
+
+def _run(model, step, n, epochs, batch_size, seed, progress, callback, max_jitter) -> TrainResult:
+    """The epoch loop: seeded shuffles, guarded steps, per-epoch history, callback and Ctrl-C."""
     from tqdm.auto import tqdm
 
-    n = int(data.X.shape[0])
     batch_size = max(1, min(int(batch_size), n))
-    optimizer = make_optimizer(learning_rate)
-    step = make_train_step(model, optimizer, data, seed=seed, jit_compile=jit_compile)
     rng = np.random.default_rng([int(seed), 1])
     result = TrainResult()
     bar = tqdm(range(int(epochs)), disable=not progress, desc=f"training ({model.strategy.kind})", unit="epoch")

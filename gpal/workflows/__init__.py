@@ -32,7 +32,8 @@ from gpal.workflows.schema import (
 
 __all__ = ["KINDS", "Workflow", "WorkflowError", "load_workflow", "run_workflow"]
 
-#: kind -> module holding its ``schema()`` and ``run(config, out, executor, progress)``.
+#: kind -> module holding its ``schema()`` and ``run(config, out, executor, progress)``; an optional
+#: ``check(config)`` raises ValueError for what no single key can check (e.g. a budget against the data).
 KINDS = {
     "repeated_splits": "gpal.workflows.splits",
     "toy_1d": "gpal.workflows.toy",
@@ -40,6 +41,7 @@ KINDS = {
     "active_learning": "gpal.workflows.active_learning",
     "compare": "gpal.workflows.compare",
     "classify": "gpal.workflows.classify",
+    "follow_up": "gpal.workflows.follow_up",
 }
 
 
@@ -84,9 +86,15 @@ def load_workflow(path: str | os.PathLike, overrides: Sequence[str] = ()) -> Wor
         kind = common["workflow"].check(doc.data["workflow"])
     except ValueError as exc:
         raise WorkflowError(f"{doc.where('workflow')}: workflow: {exc}") from None
-    schema = {**common, **import_module(KINDS[kind]).schema()}
+    module = import_module(KINDS[kind])
+    schema = {**common, **module.schema()}
     data = apply_overrides(doc.data, overrides, schema, str(doc.path))
     config = validate(data, schema, doc)
+    if hasattr(module, "check"):
+        try:
+            module.check(config)
+        except ValueError as exc:
+            raise WorkflowError(f"{doc.path}: {exc}") from None
     config["title"] = config["title"] or doc.path.stem.replace("_", " ")
     config["out"] = config["out"] or str(Path("runs") / doc.path.stem)
     return Workflow(kind, config, doc.path, schema)

@@ -210,7 +210,12 @@ def read_yaml(path: str | Path) -> Document:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"workflow file {path} does not exist")
-    source = path.read_text(encoding="utf-8")
+    raw = path.read_bytes()
+    try:
+        source = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise WorkflowError(f"{path}:{line}: not UTF-8 text (byte {raw[exc.start]:#04x}); save the workflow file as UTF-8") from None
     try:
         data = yaml.safe_load(source)
         lines: dict[str, int] = {}

@@ -1,0 +1,246 @@
+#!/usr/bin/env python
+"""Prediction and warm-refit costs of ``NoisyGPClassifier`` (issue 12): one table, optionally JSON.
+
+(a) the GP part of NIMGP prediction: sources / s of the latent marginals at S input draws per
+    source (draws folded into one batch), its matrix-product flops, and their rate against a
+    float64 ``tf.matmul`` timed in the same run, both of the prediction's own shape and square
+    (the machine's GEMM peak);
+(b) ``predict_proba`` end to end, sources / s, per likelihood: the likelihood's predictive
+    integral over the S x n marginals is timed apart from the GP part;
+(c) the fixed cost of a ``predict_proba`` call: 1 row through ``predict_proba`` against the
+    compiled function alone, and the first call after a warm refit (tracing, if any);
+(d) a warm-started refit of ``--refit-epochs`` epochs on ``--refit-n`` rows: wall time, the
+    time its optimisation steps take alone, and the difference (fixed overhead).
+
+Every timing is the median of ``--repeats`` runs; the variants of (a) are interleaved.  Run it
+against another checkout (``PYTHONPATH=/path/to/old``) to compare: it only uses APIs that
+existed before issue 12, falling back to ``LatentGPs.marginals`` where ``predictive_marginals``
+is missing.
+
+    python benchmarks/bench_prediction.py --json runs/bench/bench_prediction.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_noisy_gp import synthetic_problem  # noqa: E402
+
+from gpal.runs.persistence import write_json_atomic  # noqa: E402
+
+
+def median_seconds(fn: Callable[[], Any], repeats: int) -> float:
+    fn()  # warm-up (tracing)
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def fitted(args, likelihood: str, n: int, epochs: int, warm_start: bool = False):
+    from gpal import NoisyGPClassifier
+
+    X, X_var, y = synthetic_problem(max(n, args.train_n), args.d, args.classes, args.seed)
+    clf = NoisyGPClassifier(
+        input_noise="latent", likelihood=likelihood, num_inducing=args.inducing, epochs=epochs, batch_size=50,
+        n_samples=args.samples, random_state=args.seed, warm_start=warm_start,
+    )
+    return clf.fit(X[:n], y[:n], X_var=X_var[:n]), (X, X_var, y)
+
+
+def gp_part(args) -> dict[str, Any]:
+    """(a): the latent marginals at rows x S inputs, against float64 GEMMs of the same run."""
+    import tensorflow as tf
+
+    clf, _ = fitted(args, "softmax", args.train_n, 5)
+    gp = clf.model_.gp
+    L, M, d, S, rows = gp.num_latent, gp.num_inducing, args.d, args.samples, args.gp_rows
+    inputs = tf.constant(np.random.default_rng(args.seed).normal(size=(rows * S, d)))
+    fast = getattr(gp, "predictive_marginals", gp.marginals)
+    variants = {
+        "factored (predictive_marginals)" if fast != gp.marginals else "solve (marginals)": fast,
+        "solve (marginals)": gp.marginals,
+    }
+    def compile_variances(f: Callable) -> Callable:
+        return tf.function(lambda a: f(a)[1], autograph=False)
+
+    compiled = {k: compile_variances(f) for k, f in variants.items()}
+    A = tf.constant(np.random.default_rng(1).normal(size=(L, M + 1, M)))
+    B = tf.constant(np.random.default_rng(2).normal(size=(L, M, rows * S)))
+    big = tf.constant(np.random.default_rng(3).normal(size=(args.square, args.square)))
+    matmul = tf.function(lambda a, b: tf.matmul(a, b), autograph=False)
+    exp = tf.function(tf.exp, autograph=False)
+    calls = {**{k: (lambda f=f: f(inputs).numpy()) for k, f in compiled.items()},
+             "GEMM, prediction shape": lambda: matmul(A, B).numpy(),
+             "GEMM, square": lambda: matmul(big, big).numpy(),
+             "exp, K_zx shape": lambda: exp(B).numpy()}
+    times = {k: [] for k in calls}
+    for fn in calls.values():
+        fn()
+    for _ in range(args.repeats):  # interleaved: load from other processes hits every variant alike
+        for k, fn in calls.items():
+            t0 = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - t0)
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    # Matrix-product flops of one prediction input per latent: the distances (2 M d) and [Q; w] K_zx (2 (M + 1) M).
+    flops = rows * S * L * (2 * M * d + 2 * (M + 1) * M)
+    gemm_shape = 2 * L * (M + 1) * M * rows * S / med["GEMM, prediction shape"]
+    gemm_square = 2 * args.square**3 / med["GEMM, square"]
+    out = {"seconds": med, "all_seconds": times, "flops": flops, "exp_per_call": rows * S * L * M,
+           "gemm_flops_per_s": {"prediction shape": gemm_shape, "square": gemm_square},
+           "exp_per_s": L * M * rows * S / med["exp, K_zx shape"], "sources_per_s": {},
+           "flops_per_s": {}, "fraction_of_gemm": {}}
+    for k in variants:
+        out["sources_per_s"][k] = rows / med[k]
+        out["flops_per_s"][k] = flops / med[k]
+        out["fraction_of_gemm"][k] = {"prediction shape": flops / med[k] / gemm_shape,
+                                      "square": flops / med[k] / gemm_square}
+    return out
+
+
+def end_to_end(args, likelihood: str) -> dict[str, Any]:
+    """(b) and (c) for one likelihood."""
+    import tensorflow as tf
+
+    clf, (X, X_var, _) = fitted(args, likelihood, args.train_n, 5)
+    rows = np.random.default_rng(args.seed + 1).integers(0, len(X), args.predict_n)
+    total = median_seconds(lambda: clf.predict_proba(X[rows], X_var[rows]), args.repeats)
+    model = clf.model_
+    inputs = tf.constant(np.random.default_rng(0).normal(size=(args.samples * 100, args.d)))
+    Fmu, Fvar = tf.function(lambda a: model.gp.marginals(a), autograph=False)(inputs)
+    lik = tf.function(lambda m, v: model.likelihood.predict_proba(m, v), autograph=False)
+    lik_seconds = median_seconds(lambda: lik(Fmu, Fvar).numpy(), max(1, args.repeats // 2))
+    one = median_seconds(lambda: clf.predict_proba(X[:1], X_var[:1]), args.repeats)
+    fn = next(iter(clf._compiled_cache[1].values())) if hasattr(clf, "_compiled_cache") else clf._predict_fn
+    seed = tf.constant([args.seed, -1], tf.int64)
+    a, b = clf.standardizer_.transform_arrays(X[:1], X_var[:1])
+    bare = median_seconds(lambda: fn(a, b, seed).numpy(), args.repeats)
+    return {
+        "predict_sources_per_s": args.predict_n / total,
+        "likelihood_sources_per_s": 100 / lik_seconds,
+        "one_row_seconds": one,
+        "one_row_compiled_seconds": bare,
+        "per_call_overhead_seconds": one - bare,
+    }
+
+
+def refit(args) -> dict[str, Any]:
+    """(c) first predict after a warm refit and (d) the warm refit's fixed overhead."""
+    import tensorflow as tf
+
+    from gpal.training.svi import TrainData, make_optimizer, make_train_step
+
+    n0, n = args.refit_n - args.refit_growth * args.refits, args.refit_n
+    clf, (X, X_var, y) = fitted(args, "softmax", n0, args.refit_epochs, warm_start=True)
+    clf.predict_proba(X[:5], X_var[:5])
+    walls, first_predicts, later_predicts, sizes = [], [], [], []
+    for k in range(1, args.refits + 1):
+        m = n0 + k * args.refit_growth
+        t0 = time.perf_counter()
+        clf.fit(X[:m], y[:m], X_var=X_var[:m])
+        walls.append(time.perf_counter() - t0)
+        sizes.append(m)
+        for store in (first_predicts, later_predicts):
+            t0 = time.perf_counter()
+            clf.predict_proba(X[:5], X_var[:5])
+            store.append(time.perf_counter() - t0)
+    # The steps alone: the same model, a step compiled once and timed over one refit's worth of minibatches.
+    Z, Z_var = clf.standardizer_.transform_arrays(X[:n], X_var[:n])
+    step = make_train_step(clf.model_, make_optimizer(0.01), TrainData.from_arrays(Z, Z_var, y[:n]), seed=0)
+    batches = [tf.constant(b, tf.int64) for b in np.array_split(np.arange(n), -(-n // 50))]
+    per_refit = len(batches) * args.refit_epochs
+
+    def steps() -> None:
+        for e in range(args.refit_epochs):
+            for b in batches:
+                float(step(b, tf.constant(e, tf.int64)))
+
+    step_seconds = median_seconds(steps, args.repeats)
+    wall = float(np.median(walls[len(walls) // 2 :]))  # refits near the final size
+    return {
+        "refit_seconds": walls, "rows": sizes, "median_refit_seconds": wall, "steps_per_refit": per_refit,
+        "steps_seconds": step_seconds, "overhead_seconds": wall - step_seconds,
+        "overhead_fraction": (wall - step_seconds) / wall,
+        "first_predict_after_refit_seconds": float(np.median(first_predicts)),
+        "second_predict_after_refit_seconds": float(np.median(later_predicts)),
+    }
+
+
+def table(res: dict[str, Any]) -> str:
+    g = res["gp"]
+    lines = ["| quantity | value |", "|---|---:|"]
+    for k, v in g["sources_per_s"].items():
+        lines.append(f"| (a) GP part, {k}: sources / s | {v:,.0f} |")
+        lines.append(f"| (a) GP part, {k}: matrix-product GFLOP / s | {g['flops_per_s'][k] / 1e9:.1f} |")
+        f = g["fraction_of_gemm"][k]
+        lines.append(f"| (a) GP part, {k}: / GEMM (prediction shape; square) | {f['prediction shape']:.2f}; {f['square']:.2f} |")
+    for k, v in g["gemm_flops_per_s"].items():
+        lines.append(f"| (a) float64 tf.matmul, {k}: GFLOP / s | {v / 1e9:.1f} |")
+    lines.append(f"| (a) float64 tf.exp over an array the shape of K_zx: M exp / s | {g['exp_per_s'] / 1e6:.0f} |")
+    for lik, r in res["end_to_end"].items():
+        lines.append(f"| (b) predict_proba, {lik}: sources / s | {r['predict_sources_per_s']:,.0f} |")
+        lines.append(f"| (b) its likelihood part alone, {lik}: sources / s | {r['likelihood_sources_per_s']:,.0f} |")
+        lines.append(f"| (c) predict_proba of 1 row, {lik}: ms (compiled function alone) | "
+                     f"{1e3 * r['one_row_seconds']:.1f} ({1e3 * r['one_row_compiled_seconds']:.1f}) |")
+        lines.append(f"| (c) per-call overhead, {lik}: ms | {1e3 * r['per_call_overhead_seconds']:.1f} |")
+    r = res["refit"]
+    lines += [
+        f"| (c) first / second predict_proba (5 rows) after a warm refit: ms | "
+        f"{1e3 * r['first_predict_after_refit_seconds']:.0f} / {1e3 * r['second_predict_after_refit_seconds']:.0f} |",
+        f"| (d) warm refit, {r['steps_per_refit']} steps: s | {r['median_refit_seconds']:.3f} |",
+        f"| (d) its steps alone: s | {r['steps_seconds']:.3f} |",
+        f"| (d) fixed overhead: s (fraction of the refit) | {r['overhead_seconds']:.3f} ({r['overhead_fraction']:.0%}) |",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--d", type=int, default=6)
+    p.add_argument("--classes", type=int, default=3)
+    p.add_argument("--inducing", type=int, default=50)
+    p.add_argument("--samples", type=int, default=300, help="input draws per source (n_samples)")
+    p.add_argument("--train-n", type=int, default=408)
+    p.add_argument("--gp-rows", type=int, default=100, help="sources per call in (a)")
+    p.add_argument("--predict-n", type=int, default=200, help="sources per predict_proba call in (b)")
+    p.add_argument("--square", type=int, default=1500, help="size of the square GEMM in (a)")
+    p.add_argument("--likelihoods", default="softmax,robustmax")
+    p.add_argument("--refit-n", type=int, default=200)
+    p.add_argument("--refit-epochs", type=int, default=20)
+    p.add_argument("--refit-growth", type=int, default=1, help="rows added per refit")
+    p.add_argument("--refits", type=int, default=8)
+    p.add_argument("--repeats", type=int, default=7)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", default=None)
+    args = p.parse_args(argv)
+    import tensorflow as tf
+
+    res = {
+        "settings": vars(args),
+        "machine": {"platform": platform.platform(), "python": platform.python_version(), "tensorflow": tf.__version__,
+                    "cpus": os.cpu_count(), "load_average_start": os.getloadavg()},
+        "gp": gp_part(args),
+        "end_to_end": {lik: end_to_end(args, lik) for lik in args.likelihoods.split(",") if lik},
+        "refit": refit(args),
+    }
+    res["machine"]["load_average_end"] = os.getloadavg()
+    print(table(res))
+    print(f"load average: start {res['machine']['load_average_start']}, end {res['machine']['load_average_end']}")
+    if args.json:
+        write_json_atomic(args.json, res)
+    return res
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,369 @@
+"""Workflow kind ``follow_up``: simulated telescope follow-up of 4FGL-DR4 sources.
+
+gpal ranks unassociated sources for follow-up by how unsure its classifier is
+about them; this asks whether that ranking buys a better classifier per source
+observed than picking sources at random.  The associated sources of the main job's
+classes stand in for the unassociated ones: per repetition they are split into a
+stratified held-out test set, a small random seed set (at least one source per
+class) and a pool whose labels are revealed only when queried
+(`gpal.active.SimulatedOracle`).  Every strategy of a repetition starts from the
+same seed set, test set and initial model (a paired design), so the per-repetition
+difference to the baseline strategy carries no split-to-split noise.  A unit is one
+(strategy, repetition) learning curve: a checkpointed `gpal.active.ActiveLearningLoop`
+under ``checkpoints/`` that resumes mid-curve, and ``units/<strategy>/rep_0003.json``
+once done.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import time
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from gpal.runs.executors import Executor
+from gpal.runs.units import run_units
+from gpal.workflows.schema import Field, choice, integer, list_of, mapping, number, optional, text
+
+__all__ = [
+    "area_under_curve", "check", "follow_up_unit", "load_labelled", "make_sets", "paired_differences",
+    "plot_follow_up_curves", "plot_paired_differences", "run", "schema",
+]
+
+#: Per-step test metrics kept in ``curves.csv``; accuracy = 1 - the loop's error.
+METRICS = ("nll", "accuracy", "ece")
+_LABELS = {"nll": "held-out NLL", "accuracy": "held-out accuracy", "ece": "held-out ECE"}
+_LOWER_IS_BETTER = {"nll": True, "accuracy": False, "ece": True}
+#: Okabe-Ito colours (distinguishable in colour-blind vision and in greyscale print); the baseline is black.
+_COLOURS = {"entropy": "#0072B2", "bald": "#D55E00", "margin": "#009E73", "least_confidence": "#CC79A7"}
+_NAMES = {"entropy": "entropy", "bald": "BALD", "random": "random", "margin": "margin",
+          "least_confidence": "least confidence"}
+
+
+def _main_job_defaults() -> dict[str, Any]:
+    """The main job's own defaults (`classify_catalog`'s signature), so this study uses what users run."""
+    from gpal.catalog_jobs.classify import classify_catalog
+
+    plain = {"merge": lambda m: {k: list(v) for k, v in m.items()}, "classes": list}
+    return {name: plain.get(name, lambda v: v)(p.default)
+            for name, p in inspect.signature(classify_catalog).parameters.items()}
+
+
+def schema() -> dict[str, Any]:
+    from gpal.registry import ACQUISITIONS, INPUT_NOISE, LIKELIHOODS
+
+    main = _main_job_defaults()
+    strategy = choice(ACQUISITIONS.names())
+    return {
+        "data": {
+            "catalog": Field(text, main["catalog"], "release (4FGL-DR4, ...) or FITS path"),
+            "classes": Field(list_of(text), main["classes"], "classes, in label order (CLASS1 codes or merge keys)"),
+            "merge": Field(optional(mapping(list_of(text))), main["merge"], "class -> CLASS1 codes it groups"),
+            "min_significance": Field(optional(number(0)), main["min_significance"], "keep Signif_Avg above it"),
+            "features": Field(optional(text), main["features"], "feature preset"),
+        },
+        "protocol": {
+            "test_size": Field(number(0, 1, open_low=True, open_high=True), 0.3, "stratified held-out fraction"),
+            "n_seed": Field(integer(1), 15, "random seed set: sources labelled before any query (>= 1 per class)"),
+        },
+        "repetitions": Field(integer(1), 10, "independent (test, seed, pool) draws (extends a run)", part_of_run=False),
+        "strategies": Field(list_of(strategy), ["entropy", "bald", "random"], "acquisition strategies"),
+        "baseline": Field(strategy, "random", "the strategy the others are compared with, paired by repetition"),
+        "loop": {
+            "batch_size": Field(integer(1), 1, "sources observed per query"),
+            "n_queries": Field(integer(1), 30, "queries per curve"),
+            "retrain_epochs": Field(integer(0), 100, "epochs of each warm-started retraining after a query"),
+            "bald_samples": Field(integer(2), 30, "BALD's Monte Carlo draws per pool source (cost grows linearly)"),
+        },
+        "training": {
+            "input_noise": Field(choice(INPUT_NOISE.names()), main["input_noise"], "input-noise strategy"),
+            "likelihood": Field(choice(LIKELIHOODS.names()), main["likelihood"], "likelihood"),
+            "epochs": Field(integer(1), main["epochs"], "epochs of the initial fit on the seed set"),
+            "num_inducing": Field(integer(1), main["num_inducing"], "inducing points (capped at the labelled count)"),
+            "batch_size": Field(integer(1), main["batch_size"], "Adam minibatch"),
+        },
+    }
+
+
+# ------------------------------------------------------------------ data
+def load_labelled(data: Mapping[str, Any]) -> Any:
+    """The associated sources of the modelled classes, as the main job selects them."""
+    from gpal.catalogs import load_catalog
+    from gpal.catalogs.classes import merge_for
+
+    merge = merge_for(data["classes"], data["merge"])
+    return load_catalog(data["catalog"]).dataset(classes=data["classes"], merge=merge,
+                                                 min_significance=data["min_significance"], features=data["features"])
+
+
+def _seeds(seed: int, rep: int) -> np.ndarray:
+    """Four independent seeds of repetition ``rep``: test split, seed set, estimator, random strategy."""
+    return np.random.SeedSequence([seed, rep]).generate_state(4) % (2**31 - 1)
+
+
+def make_sets(data: Any, seed: int, rep: int, protocol: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    """(seed set, pool, test) of repetition ``rep``, the same for every strategy.
+
+    The seed set holds one random source of each class, the rest drawn uniformly from
+    the non-test sources, so a follow-up campaign starts knowing every class.
+    """
+    s = _seeds(seed, rep)
+    rest, test = data.split(protocol["test_size"], seed=int(s[0]), stratify=True)
+    rng = np.random.default_rng(int(s[1]))
+    one_each = np.array([rng.choice(np.flatnonzero(rest.y == c)) for c in range(rest.n_classes)])
+    others = rng.permutation(np.setdiff1d(np.arange(rest.n_samples), one_each))[: protocol["n_seed"] - rest.n_classes]
+    chosen = np.zeros(rest.n_samples, dtype=bool)
+    chosen[np.concatenate([one_each, others])] = True
+    return rest.subset(np.flatnonzero(chosen)), rest.subset(np.flatnonzero(~chosen)), test
+
+
+def check(config: Mapping[str, Any]) -> None:
+    """What no single key can check: the baseline, the seed set and the budget against the data."""
+    from gpal.catalog_jobs.model_folders import make_catalog_estimator
+
+    if config["baseline"] not in config["strategies"]:
+        raise ValueError(f"baseline: {config['baseline']!r} is not among strategies {config['strategies']}")
+    n_classes, n_seed = len(config["data"]["classes"]), config["protocol"]["n_seed"]
+    if n_seed < n_classes:
+        raise ValueError(f"protocol.n_seed: {n_seed} is fewer than the {n_classes} classes; "
+                         "the seed set needs at least one source per class")
+    make_catalog_estimator(**config["training"], seed=0, progress=False)  # bad combinations fail now
+    seed_set, pool, _ = make_sets(load_labelled(config["data"]), config["seed"], 0, config["protocol"])
+    loop = config["loop"]
+    if loop["n_queries"] * loop["batch_size"] > pool.n_samples:
+        raise ValueError(
+            f"loop: {loop['n_queries']} queries of {loop['batch_size']} source(s) need "
+            f"{loop['n_queries'] * loop['batch_size']}, but the pool holds {pool.n_samples} "
+            f"(after the test set and the {seed_set.n_samples}-source seed set); lower loop.n_queries or loop.batch_size"
+        )
+
+
+# ------------------------------------------------------------------ units
+def follow_up_unit(data: Any, strategy: str, seed: int, rep: int, protocol: Mapping[str, Any],
+                   loop: Mapping[str, Any], training: Mapping[str, Any], checkpoint: str) -> dict[str, Any]:
+    """One learning curve, resumed from ``checkpoint`` if it exists; the sets it used and its metrics per step."""
+    from gpal.active import ActiveLearningLoop, SimulatedOracle
+    from gpal.active.loop import read_state
+    from gpal.catalog_jobs.model_folders import make_catalog_estimator
+
+    s = _seeds(seed, rep)
+    seed_set, pool, test = make_sets(data, seed, rep, protocol)
+    estimator = make_catalog_estimator(**training, seed=int(s[2]), progress=False)
+    # The random strategy draws from its repetition's own stream, not the same positions every time.
+    options = {"random": {"seed": int(s[3])}, "bald": {"n_samples": loop["bald_samples"]}}
+    acquisition = {"name": strategy, **options.get(strategy, {})}
+    start = time.perf_counter()
+    ActiveLearningLoop(
+        estimator, seed_set, pool, SimulatedOracle(pool), test=test, acquisition=acquisition,
+        batch_size=loop["batch_size"], n_queries=loop["n_queries"], retrain_epochs=loop["retrain_epochs"],
+        checkpoint_dir=checkpoint, progress=False,
+    ).run()
+    state = read_state(checkpoint)
+    return {
+        "seed_ids": state["initial_ids"],
+        "test_ids_sha256": hashlib.sha256("\n".join(test.ids.tolist()).encode()).hexdigest(),
+        "queried": [q["ids"] for q in state["queries"]],
+        "metrics": state["metrics"],
+        "seconds": time.perf_counter() - start,
+    }
+
+
+def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -> None:
+    data = load_labelled(config["data"])
+    units, keys = {}, {}
+    for rep in range(config["repetitions"]):  # repetition-major: an interrupted run leaves whole pairs
+        for strategy in config["strategies"]:
+            name = f"{strategy}/rep_{rep:04d}"
+            units[name] = (data, strategy, config["seed"], rep, config["protocol"], config["loop"],
+                           config["training"], str(out / "checkpoints" / name))
+            keys[name] = (strategy, rep)
+    results = run_units(executor, follow_up_unit, units, out, desc="follow-up curves", progress=progress)
+    n_seed = config["protocol"]["n_seed"]
+    curves = pd.DataFrame([
+        {"strategy": s, "repetition": r, "n_observed": row["n_labelled"] - n_seed,
+         "nll": row["nll"], "accuracy": 1.0 - row["error"], "ece": row["ece"]}
+        for name, (s, r) in keys.items() for row in results[name]["metrics"]
+    ])
+    _write(config, out, curves)
+
+
+# -------------------------------------------------------------- summaries
+def paired_differences(curves: pd.DataFrame, metric: str, strategy: str, baseline: str) -> pd.DataFrame:
+    """Per budget: mean and SE over repetitions of (strategy - baseline), each repetition paired with itself."""
+    from gpal.evaluation.metrics import mean_se
+
+    wide = curves.pivot_table(index=["repetition", "n_observed"], columns="strategy", values=metric)
+    diff = (wide[strategy] - wide[baseline]).dropna().unstack("n_observed")
+    rows = [{"n_observed": b, "mean": m, "se": s, "n": int(col.size)}
+            for b, col in diff.items() for m, s in [mean_se(col.dropna().to_numpy())]]
+    return pd.DataFrame(rows)
+
+
+def area_under_curve(curves: pd.DataFrame, metric: str) -> pd.Series:
+    """Per (strategy, repetition): the metric averaged over the budget (trapezoid area / budget)."""
+    def area(frame: pd.DataFrame) -> float:
+        frame = frame.sort_values("n_observed")
+        x, y = frame["n_observed"].to_numpy(float), frame[metric].to_numpy(float)
+        return float(np.sum((y[1:] + y[:-1]) / 2 * np.diff(x)) / (x[-1] - x[0]))
+
+    return curves.groupby(["strategy", "repetition"])[["n_observed", metric]].apply(area)
+
+
+def _budgets(observed: Sequence[int]) -> list[int]:
+    """The budgets shown in the table: about a quarter, half and all of the curve."""
+    observed = np.sort(np.asarray(observed))
+    picks = [observed[np.argmin(np.abs(observed - q * observed[-1]))] for q in (0.25, 0.5, 1.0)]
+    return [int(b) for b in dict.fromkeys(picks) if b > 0]
+
+
+def _difference_table(curves: pd.DataFrame, strategies: list[str], baseline: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Shown table (mean ± SE of paired differences, 95% t-interval of the area difference) and its full data."""
+    from scipy import stats
+
+    from gpal.evaluation.metrics import format_mean_se, mean_se
+
+    budgets = _budgets(curves["n_observed"].unique())
+    shown, data = [], []
+    for strategy in (s for s in strategies if s != baseline):
+        for metric in ("nll", "accuracy"):
+            diff = paired_differences(curves, metric, strategy, baseline)
+            data.append(diff.assign(strategy=strategy, baseline=baseline, metric=metric))
+            areas = area_under_curve(curves, metric).unstack("strategy")[[strategy, baseline]].dropna()
+            d = (areas[strategy] - areas[baseline]).to_numpy()
+            m, se = mean_se(d)
+            half = stats.t.ppf(0.975, d.size - 1) * se if d.size > 1 else np.nan
+            better = int(np.sum(d < 0) if _LOWER_IS_BETTER[metric] else np.sum(d > 0))
+            row = {"difference": f"{_NAMES[strategy]} - {_NAMES[baseline]}", "metric": _LABELS[metric]}
+            for b in budgets:
+                at = diff.set_index("n_observed").loc[b]
+                row[f"at {b} observed"] = format_mean_se(at["mean"], at["se"])
+            row["area (mean over budget)"] = format_mean_se(m, se)
+            row["area 95% interval"] = f"[{m - half:.3f}, {m + half:.3f}]"
+            row["repetitions better"] = f"{better}/{d.size}"
+            shown.append(row)
+    return pd.DataFrame(shown), pd.concat(data, ignore_index=True)
+
+
+def _curve_table(curves: pd.DataFrame, strategies: list[str]) -> pd.DataFrame:
+    """Mean ± SE of each metric at the start and at the end of the budget, per strategy."""
+    from gpal.evaluation.metrics import format_mean_se, mean_se
+
+    last = curves["n_observed"].max()
+    rows = []
+    for strategy in strategies:
+        frame = curves[curves.strategy == strategy]
+        row = {"strategy": _NAMES[strategy]}
+        for metric in METRICS:
+            for b in (0, last):
+                row[f"{_LABELS[metric]}, {b} observed"] = format_mean_se(*mean_se(
+                    frame.loc[frame.n_observed == b, metric].to_numpy()))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _write(config: dict[str, Any], out: Path, curves: pd.DataFrame) -> None:
+    from gpal.evaluation.plots import save_figure
+    from gpal.evaluation.reports import write_report, write_table
+    from gpal.runs.persistence import atomic_output
+
+    with atomic_output(out / "curves.csv") as tmp:
+        curves.to_csv(tmp, index=False)
+    strategies, baseline = config["strategies"], config["baseline"]
+    reps = curves["repetition"].nunique()
+    shown, data = _difference_table(curves, strategies, baseline)
+    tables = {
+        f"Held-out metrics, mean ± SE over {reps} repetitions": write_table(out / "curves_summary",
+                                                                            _curve_table(curves, strategies)),
+        f"Paired differences against {_NAMES[baseline]}, mean ± SE over {reps} repetitions "
+        "(negative NLL / positive accuracy = the strategy is better)": write_table(out / "differences", shown, data=data),
+    }
+    figures = {
+        "Learning curves": save_figure(plot_follow_up_curves(curves, strategies, baseline), out / "follow_up_curves"),
+        "Paired differences": save_figure(plot_paired_differences(curves, strategies, baseline),
+                                          out / "follow_up_differences"),
+    }
+    p, loop = config["protocol"], config["loop"]
+    text = "\n".join([
+        config["description"] or "", "",
+        f"{reps} repetition(s); test fraction {p['test_size']:g}; seed set {p['n_seed']} sources; "
+        f"{loop['n_queries']} queries of {loop['batch_size']} source(s), {loop['retrain_epochs']} warm-started "
+        f"epochs after each; every step of every curve in `curves.csv`.  The area is the metric averaged over the "
+        f"budget (trapezoid); its interval is mean ± t(0.975, R-1) · SE of the per-repetition differences.",
+    ])
+    write_report(out, config["title"], figures=figures, tables=tables, text=text)
+
+
+# ----------------------------------------------------------------- figures
+def _style(strategy: str, baseline: str) -> dict[str, Any]:
+    if strategy == baseline:
+        return {"color": "black", "ls": "--"}
+    return {"color": _COLOURS.get(strategy, "0.4"), "ls": "-"}
+
+
+def plot_follow_up_curves(curves: pd.DataFrame, strategies: Sequence[str], baseline: str) -> Any:
+    """One panel per metric: mean over repetitions against sources observed, SE as narrow bars at a few budgets.
+
+    Error bars at about ten budgets, nudged apart per strategy, keep three strategies
+    legible in print where overlapping shaded bands would not be.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from gpal.evaluation.metrics import mean_se
+
+    fig = Figure(figsize=(3.3 * len(METRICS), 3.2), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, len(METRICS))
+    budgets = np.sort(curves["n_observed"].unique())
+    marked = budgets[np.unique(np.linspace(0, len(budgets) - 1, min(len(budgets), 11)).round().astype(int))]
+    nudge = 0.012 * (budgets[-1] - budgets[0] or 1)
+    for ax, metric in zip(axes, METRICS):
+        for k, strategy in enumerate(strategies):
+            frame = curves[curves.strategy == strategy]
+            mean, se = np.array([mean_se(frame.loc[frame.n_observed == b, metric].to_numpy()) for b in budgets]).T
+            style = _style(strategy, baseline)
+            ax.plot(budgets, mean, lw=1.6, label=_NAMES[strategy], **style)
+            at = np.isin(budgets, marked)
+            ax.errorbar(budgets[at] + (k - (len(strategies) - 1) / 2) * nudge, mean[at], yerr=se[at], fmt="none",
+                        ecolor=style["color"], elinewidth=0.9, capsize=2)
+        ax.set(xlabel="sources observed", ylabel=_LABELS[metric])
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8, frameon=False)
+    reps = curves["repetition"].nunique()
+    fig.suptitle(f"Simulated follow-up: mean ± SE over {reps} repetitions", fontsize=10)
+    return fig
+
+
+def plot_paired_differences(curves: pd.DataFrame, strategies: Sequence[str], baseline: str) -> Any:
+    """Small multiples: rows NLL and accuracy, one column per strategy; (strategy - baseline) ± SE against budget."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    others = [s for s in strategies if s != baseline]
+    metrics = ("nll", "accuracy")
+    fig = Figure(figsize=(3.4 * len(others), 2.6 * len(metrics)), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(len(metrics), len(others), sharex=True, sharey="row", squeeze=False)
+    for i, metric in enumerate(metrics):
+        for j, strategy in enumerate(others):
+            ax = axes[i, j]
+            d = paired_differences(curves, metric, strategy, baseline)
+            colour = _style(strategy, baseline)["color"]
+            se = d["se"].fillna(0).to_numpy()
+            ax.axhline(0, color="black", lw=0.8)
+            ax.fill_between(d["n_observed"], d["mean"] - se, d["mean"] + se, color=colour, alpha=0.25, lw=0)
+            ax.plot(d["n_observed"], d["mean"], color=colour, lw=1.6)
+            better = "lower is better" if _LOWER_IS_BETTER[metric] else "higher is better"
+            ax.set_ylabel(f"Δ {_LABELS[metric]}\n({better})" if j == 0 else "")
+            if i == 0:
+                ax.set_title(f"{_NAMES[strategy]} − {_NAMES[baseline]}", fontsize=10)
+            if i == len(metrics) - 1:
+                ax.set_xlabel("sources observed")
+            ax.grid(alpha=0.3)
+    reps = curves["repetition"].nunique()
+    fig.suptitle(f"Paired differences, mean ± SE over {reps} repetitions", fontsize=10)
+    return fig

@@ -1,0 +1,129 @@
+"""The follow_up workflow: end to end on a small DR4 cut, resume, pairing, paired statistics, refusal."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpal.workflows import WorkflowError, follow_up, load_workflow, run_workflow
+
+YAML = Path(__file__).resolve().parents[1] / "workflows" / "dr4_follow_up.yaml"
+TINY = ["repetitions=2", "protocol.n_seed=6", "loop.n_queries=3", "loop.batch_size=2", "loop.retrain_epochs=2",
+        "training.epochs=3", "training.num_inducing=5"]
+
+
+def _tiny(catalog: Path) -> list[str]:
+    return [*TINY, f"data.catalog={catalog}"]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(small_catalog, tmp_path_factory, monkeypatch_module):
+    """One run of the workflow, counting how often a unit is computed."""
+    calls = []
+    unit = follow_up.follow_up_unit
+
+    def counted(*args):
+        calls.append((args[1], args[3]))  # (strategy, repetition)
+        return unit(*args)
+
+    monkeypatch_module.setattr(follow_up, "follow_up_unit", counted)
+    out = run_workflow(YAML, _tiny(small_catalog), out=tmp_path_factory.mktemp("fu") / "run", progress=False)
+    return out, calls
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp
+
+
+def _units(out: Path) -> dict[tuple[str, int], dict]:
+    return {(p.parent.name, int(p.stem.split("_")[1])): json.loads(p.read_text())
+            for p in (out / "units").glob("*/rep_*.json")}
+
+
+def test_runs_end_to_end_and_writes_tables_figures_and_report(tiny_run):
+    out, calls = tiny_run
+    assert sorted(calls) == sorted((s, r) for s in ("entropy", "bald", "random") for r in (0, 1))
+    curves = pd.read_csv(out / "curves.csv")
+    assert list(curves.columns) == ["strategy", "repetition", "n_observed", "nll", "accuracy", "ece"]
+    assert len(curves) == 3 * 2 * (1 + 3)  # strategies x repetitions x (initial fit + queries)
+    assert sorted(curves.n_observed.unique()) == [0, 2, 4, 6]
+    assert curves[["nll", "ece"]].ge(0).all().all() and curves.accuracy.between(0, 1).all()
+    for name in ("follow_up_curves.png", "follow_up_differences.pdf", "differences.md", "curves_summary.md"):
+        assert (out / name).is_file(), name
+    report = (out / "report.md").read_text()
+    assert "entropy - random" in report and "BALD - random" in report and "at 6 observed" in report
+
+
+def test_resume_computes_no_finished_unit_and_only_missing_ones(tiny_run, small_catalog):
+    out, calls = tiny_run
+    before = len(calls)
+    run_workflow(YAML, _tiny(small_catalog), out=out, progress=False)
+    assert len(calls) == before  # everything was done: nothing recomputed
+    (out / "units" / "bald" / "rep_0001.json").unlink()
+    run_workflow(YAML, _tiny(small_catalog), out=out, progress=False)
+    assert calls[before:] == [("bald", 1)]
+    run_workflow(YAML, [*_tiny(small_catalog), "repetitions=3"], out=out, progress=False)  # extends the run
+    assert sorted(calls[before + 1:]) == [("bald", 2), ("entropy", 2), ("random", 2)]
+
+
+def test_units_are_paired_within_a_repetition_and_differ_across(tiny_run, small_catalog):
+    out, _ = tiny_run
+    units = _units(out)
+    data = follow_up.load_labelled(load_workflow(YAML, _tiny(small_catalog)).config["data"])
+    for rep in (0, 1):
+        seed_set, pool, test = follow_up.make_sets(data, 0, rep, {"test_size": 0.3, "n_seed": 6})
+        expected = (sorted(seed_set.ids.tolist()), hashlib.sha256("\n".join(test.ids.tolist()).encode()).hexdigest())
+        for strategy in ("entropy", "bald", "random"):
+            u = units[(strategy, rep)]
+            assert (sorted(u["seed_ids"]), u["test_ids_sha256"]) == expected
+            queried = [i for q in u["queried"] for i in q]
+            assert len(set(queried)) == 6 and set(queried) <= set(pool.ids.tolist())
+        assert min(seed_set.class_counts().values()) >= 1  # every class in the seed set
+        # same initial model: step 0 is the same fit for every strategy
+        step0 = {s: units[(s, rep)]["metrics"][0]["nll"] for s in ("entropy", "bald", "random")}
+        assert np.ptp(list(step0.values())) < 1e-9
+    assert units[("entropy", 0)]["seed_ids"] != units[("entropy", 1)]["seed_ids"]
+    assert units[("entropy", 0)]["test_ids_sha256"] != units[("entropy", 1)]["test_ids_sha256"]
+
+
+def test_paired_differences_and_areas_equal_a_numpy_computation(tiny_run):
+    out, _ = tiny_run
+    curves = pd.read_csv(out / "curves.csv")
+    reps = sorted(curves.repetition.unique())  # 2, or 3 once the resume test has extended the run
+    for strategy in ("entropy", "bald"):
+        for metric in ("nll", "accuracy"):
+            got = follow_up.paired_differences(curves, metric, strategy, "random").set_index("n_observed")
+            for budget in (2, 6):
+                at = curves[curves.n_observed == budget].set_index(["strategy", "repetition"])[metric]
+                d = np.array([at[(strategy, r)] - at[("random", r)] for r in reps])
+                assert got.loc[budget, "mean"] == pytest.approx(d.mean(), abs=1e-12)
+                assert got.loc[budget, "se"] == pytest.approx(d.std(ddof=1) / np.sqrt(len(reps)), abs=1e-12)
+                assert got.loc[budget, "n"] == len(reps)
+    areas = follow_up.area_under_curve(curves, "nll")
+    one = curves[(curves.strategy == "bald") & (curves.repetition == 1)].sort_values("n_observed")
+    y = one.nll.to_numpy()
+    assert areas[("bald", 1)] == pytest.approx((y[:-1] + y[1:]).sum() / 2 * 2 / 6)  # trapezoid, spacing 2, budget 6
+    table = pd.read_csv(out / "differences.csv")
+    row = table[(table.strategy == "entropy") & (table.metric == "accuracy") & (table.n_observed == 6)]
+    assert row["mean"].item() == pytest.approx(
+        follow_up.paired_differences(curves, "accuracy", "entropy", "random").set_index("n_observed").loc[6, "mean"])
+
+
+@pytest.mark.parametrize("override, message", [
+    ("strategies=[entropy, oracle]", "'oracle' is not valid"),
+    ("protocol.n_seed=2", "fewer than the 3 classes"),
+    ("loop.n_queries=500", "but the pool holds"),
+    ("baseline=margin", "not among strategies"),
+])
+def test_bad_configuration_is_refused_before_anything_is_written(small_catalog, tmp_path, override, message):
+    out = tmp_path / "never"
+    with pytest.raises(WorkflowError, match=message):
+        run_workflow(YAML, [*_tiny(small_catalog), override], out=out, progress=False)
+    assert not out.exists()
