@@ -246,7 +246,8 @@ def test_a_kept_model_refits_as_a_rebuilt_one(data):
     assert kept.model_ is model and rebuilt.model_ is not first
     np.testing.assert_allclose(kept.history_, rebuilt.history_, rtol=1e-12)
     np.testing.assert_allclose(kept.predict_proba(X, X_var), rebuilt.predict_proba(X, X_var), rtol=0, atol=1e-12)
-    kept.set_params(num_inducing=7).fit(X, y, X_var)  # a model parameter changed: built anew
+    with pytest.warns(UserWarning, match=r"restarted parameters whose size changed: \.gp\.Z \(3, 8, 2\) -> \(3, 7, 2\)"):
+        kept.set_params(num_inducing=7).fit(X, y, X_var)  # a model parameter changed: built anew, q(u) restarted
     assert kept.model_ is not model and kept.model_.gp.num_inducing == 7
 
 

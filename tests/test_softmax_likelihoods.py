@@ -295,3 +295,18 @@ def test_training_smoke(make, num_classes):
     proba = model.predict_proba(*_tf(X, np.zeros_like(X)), tf.constant([0, 0], tf.int64)).numpy()
     assert proba.shape == (len(X), num_classes) and np.allclose(proba.sum(1), 1.0)
     assert np.mean(proba.argmax(1) == y) > 0.8
+
+
+@pytest.mark.parametrize("kind", sorted(likelihoods.LIKELIHOODS))
+def test_conditional_proba_is_the_predictive_at_zero_variance(kind):
+    """p(y | f) (what BALD and sampling use) equals every likelihood's predictive with no latent spread."""
+    lik = make_likelihood(kind, 3)
+    F = np.random.default_rng(11).normal(scale=2.0, size=(6, lik.num_latent(3)))
+    direct = lik.conditional_proba(tf.constant(F)).numpy()
+    np.testing.assert_allclose(direct, lik.predict_proba(*_tf(F, np.zeros_like(F))).numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(direct.sum(axis=1), 1.0, rtol=1e-12)
+    if kind == "softmax":
+        np.testing.assert_allclose(direct, softmax(F, axis=1), rtol=1e-12)
+    if kind == "logistic_softmax":
+        sig = 1.0 / (1.0 + np.exp(-F))
+        np.testing.assert_allclose(direct, sig / sig.sum(axis=1, keepdims=True), rtol=1e-12)

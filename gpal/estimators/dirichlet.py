@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator
 from gpal.data.dataset import NoisyDataset, Standardizer
 from gpal.runs.persistence import load_model_dir, save_model_dir
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, check_predict_data
-from gpal.estimators.params import KERNEL, RANDOM_STATE, Boolean, Integer, OneOf, Optional, Real, Satisfies
+from gpal.estimators.params import SPARSE_GP_PARAMETERS, Integer, OneOf, Optional, Real, Satisfies
 
 __all__ = ["DirichletGPClassifier"]
 
@@ -60,18 +60,14 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
     saved_version = 1
     _fitted_attribute = "posterior_"
     _parameters = {
+        **SPARSE_GP_PARAMETERS,
         "alpha_epsilon": Optional(Real(0, low_open=True, meaning="a Dirichlet pseudo-count")),
         "alpha_grid": Satisfies(lambda g: len(g) > 0 and all(Real(0, low_open=True).ok(a) for a in g),
                                 "a non-empty sequence of numbers > 0 (Dirichlet pseudo-counts)"),
-        "num_inducing": Integer(1),
-        "kernel": KERNEL,
         "input_noise": OneOf(_INPUT_NOISE),
         "first_order_rounds": Integer(0),
         "n_samples": Integer(1),
-        "standardize": Boolean(),
         "max_iter": Integer(1),
-        "random_state": RANDOM_STATE,
-        "progress": Boolean(),
     }
 
     def __init__(

@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator
 from gpal.data.dataset import Standardizer
 from gpal.runs.persistence import load_model_dir, save_model_dir
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, warn_ignored_noise
-from gpal.estimators.params import KERNEL, RANDOM_STATE, Boolean, Integer, OneOf, Real
+from gpal.estimators.params import SPARSE_GP_PARAMETERS, Boolean, Integer, OneOf, Real
 
 __all__ = ["LogisticBoundGPClassifier"]
 
@@ -59,18 +59,14 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
     saved_format = "gpal.LogisticBoundGPClassifier"  # the ``format`` of its saved folders
     saved_version = 1
     _parameters = {
+        **SPARSE_GP_PARAMETERS,
         "method": OneOf(_METHODS),
-        "num_inducing": Integer(1),
-        "kernel": KERNEL,
         "max_iter": Integer(1),
         "n_updates": Integer(1),
         "max_fun": Integer(1),
         "tol": Real(0),
         "train_inducing": Boolean(),
         "jitter": Real(0, low_open=True),
-        "standardize": Boolean(),
-        "random_state": RANDOM_STATE,
-        "progress": Boolean(),
     }
 
     def __init__(

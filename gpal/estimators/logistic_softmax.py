@@ -22,7 +22,7 @@ from sklearn.base import BaseEstimator
 
 from gpal.data.dataset import Standardizer
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, warn_ignored_noise
-from gpal.estimators.params import KERNEL, RANDOM_STATE, Boolean, Integer, OneOf, Optional, Real
+from gpal.estimators.params import SPARSE_GP_PARAMETERS, Boolean, Integer, OneOf, Optional, Real
 from gpal.runs.persistence import load_model_dir, save_model_dir
 
 __all__ = ["LogisticSoftmaxGPClassifier"]
@@ -63,9 +63,8 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
     saved_format = "gpal.LogisticSoftmaxGPClassifier"  # the ``format`` of its saved folders
     saved_version = 1
     _parameters = {
+        **SPARSE_GP_PARAMETERS,
         "inference": OneOf(_INFERENCE),
-        "num_inducing": Integer(1),
-        "kernel": KERNEL,
         "max_iter": Integer(1),
         "batch_size": Optional(Integer(1)),
         "learning_rate": Real(0, low_open=True),
@@ -75,9 +74,6 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         "nat_forgetting": Real(0, 1, meaning="0: every step is 1"),
         "n_samples": Integer(1),
         "jitter": Real(0, low_open=True),
-        "standardize": Boolean(),
-        "random_state": RANDOM_STATE,
-        "progress": Boolean(),
     }
 
     def __init__(

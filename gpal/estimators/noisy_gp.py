@@ -24,7 +24,7 @@ from sklearn.base import BaseEstimator
 from gpal.data.dataset import NoisyDataset, Standardizer
 from gpal.training.early_stopping import ValidationMonitor, validation_split
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, check_predict_data
-from gpal.estimators.params import KERNEL, LIKELIHOOD, RANDOM_STATE, Boolean, Integer, OneOf, Options, Real, Satisfies
+from gpal.estimators.params import SPARSE_GP_PARAMETERS, LIKELIHOOD, Boolean, Integer, OneOf, Options, Real, Satisfies
 from gpal.registry import INPUT_NOISE
 from gpal.runs.persistence import load_model_dir, save_model_dir
 
@@ -102,14 +102,13 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     saved_format = "gpal.NoisyGPClassifier"  # the ``format`` of its saved folders
     saved_version = 1
     _parameters = {
+        **SPARSE_GP_PARAMETERS,
         "input_noise": OneOf(INPUT_NOISE.names()),
         "noise_variance": OneOf(_NOISE_VARIANCE),
         "likelihood": LIKELIHOOD,
         "likelihood_options": Options(),
         "inference": OneOf(_INFERENCE),
         "inference_options": Options(),
-        "num_inducing": Integer(1),
-        "kernel": KERNEL,
         "batch_size": Integer(1),
         "epochs": Integer(0),
         "learning_rate": Real(0, low_open=True),
@@ -119,14 +118,11 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
                                   "a sequence of positive integers"),
         "epsilon": Real(0, 1, low_open=True, high_open=True, meaning="a label-flip probability"),
         "learn_epsilon": Boolean(),
-        "standardize": Boolean(),
         "warm_start": Boolean(),
         "early_stopping": Boolean(),
         "validation_fraction": Real(0, 1, low_open=True, high_open=True, meaning="a fraction of the training rows"),
         "n_iter_no_change": Integer(1),
         "validation_interval": Integer(1),
-        "random_state": RANDOM_STATE,
-        "progress": Boolean(),
     }
 
     def __init__(
@@ -553,18 +549,34 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
 
 # ------------------------------------------------------------------ helpers
 def _continue_from(model: Any, previous: Any) -> None:
-    """Copy every global variable of ``previous`` into ``model``; per-point q(x_i) stay at their start."""
+    """Copy every global variable of ``previous`` into ``model``; per-point q(x_i) stay at their start.
+
+    A variable whose shape changed (the inducing points and q(u) when the number of
+    distinct training inputs passed a smaller ``num_inducing``) starts afresh, with a warning:
+    a warm start that silently restarts q(u) would look like a converged one.
+    """
     from gpflow.utilities import parameter_dict
 
     from gpal.models.state import module_values
 
     per_point = {id(v) for v in model.strategy.per_point_variables}
     old = module_values(previous)
+    restarted = []
     for key, var in parameter_dict(model).items():
         raw = getattr(var, "unconstrained_variable", var)
-        if id(var) in per_point or key not in old or tuple(old[key].shape) != tuple(raw.shape):
+        if id(var) in per_point or key not in old:
+            continue
+        if tuple(old[key].shape) != tuple(raw.shape):
+            restarted.append(f"{key} {tuple(old[key].shape)} -> {tuple(raw.shape)}")
             continue
         raw.assign(old[key])
+    if restarted:
+        warnings.warn(
+            "warm_start continued the model but restarted parameters whose size changed: "
+            + "; ".join(restarted) + " (the number of inducing points follows the distinct training inputs "
+            "up to num_inducing); give the refit enough epochs to converge again",
+            stacklevel=3,
+        )
 
 
 def _plain(value: Any) -> Any:

@@ -29,7 +29,7 @@ __all__ = [
     "check_params",
     "KERNEL",
     "LIKELIHOOD",
-    "RANDOM_STATE",
+    "SPARSE_GP_PARAMETERS",
 ]
 
 
@@ -171,9 +171,16 @@ def is_gpflow_kernel(value: Any) -> bool:
     return isinstance(value, gpflow.kernels.Kernel)
 
 
-#: Shared by every family.
 KERNEL = Satisfies(lambda k: k is None or is_gpflow_kernel(k), "None or a gpflow kernel (copied per latent function)")
-RANDOM_STATE = Integer(0)
+
+#: The arguments every sparse-GP family takes, stated once; a family adds its own beside them.
+SPARSE_GP_PARAMETERS: dict[str, Constraint] = {
+    "num_inducing": Integer(1),
+    "kernel": KERNEL,
+    "standardize": Boolean(),
+    "random_state": Integer(0),
+    "progress": Boolean(),
+}
 
 
 def _is_likelihood(value: Any) -> bool:

@@ -220,8 +220,7 @@ class NoisySVGP(gpflow.base.Module):
         """p(y | f_s) for ``n_samples`` joint draws of (x*, f*) per point, (S, N, C).
 
         Inputs are drawn from p(x* | x~*) where the strategy samples them; each draw
-        gets one latent draw from its marginals.  A likelihood's ``predict_proba`` at
-        zero latent variance is its p(y | f), so every likelihood serves unchanged.
+        gets one latent draw from its marginals, mapped through the likelihood's p(y | f).
         """
         input_seed, latent_seed = tf.unstack(tf.random.experimental.stateless_split(seed, 2))
         S_x = n_samples if self.strategy.stochastic_prediction else 1
@@ -231,7 +230,7 @@ class NoisySVGP(gpflow.base.Module):
         eps = tf.random.stateless_normal([n_samples, 1, shape[2]], seed=latent_seed, dtype=X.dtype)
         F = Fmu + tf.sqrt(Fvar) * eps
         flat = tf.reshape(F, [-1, shape[2]])
-        p = self.likelihood.predict_proba(flat, tf.zeros_like(flat))
+        p = self.likelihood.conditional_proba(flat)
         return tf.reshape(p, [n_samples, shape[1], self.num_classes])
 
     def structure(self) -> dict[str, Any]:

@@ -65,6 +65,15 @@ class Likelihood(gpflow.base.Module, abc.ABC):
         """p(y_i = c) = E_q[p(y_i = c | f_i)], shape (N, num_classes)."""
         return self._predict_proba(Fmu, Fvar)
 
+    @check_shapes("F: [N, L]", "return: [N, C]")
+    def conditional_proba(self, F: tf.Tensor) -> tf.Tensor:
+        """p(y_i = c | f_i) at given latent values, shape (N, num_classes): what BALD and sampling need."""
+        return self._conditional_proba(F)
+
+    def _conditional_proba(self, F: tf.Tensor) -> tf.Tensor:
+        """The predictive at zero latent variance; a Monte Carlo likelihood overrides it to skip its draws."""
+        return self._predict_proba(F, tf.zeros_like(F))
+
     @abc.abstractmethod
     @check_shapes("Fmu: [N, L]", "Fvar: [N, L]", "Y: [N]", "return: [N]")
     def _variational_expectations(self, Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor) -> tf.Tensor:

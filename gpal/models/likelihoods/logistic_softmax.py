@@ -76,6 +76,9 @@ class LogisticSoftmaxLikelihood(Likelihood):
     def _predict_proba(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
         return monte_carlo_mean(logistic_softmax_probs, Fmu, Fvar, self.num_predict_samples, self.seed)
 
+    def _conditional_proba(self, F: tf.Tensor) -> tf.Tensor:
+        return logistic_softmax_probs(F)
+
     def get_config(self) -> dict[str, Any]:
         return {
             "name": self.kind,

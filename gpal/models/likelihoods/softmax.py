@@ -86,7 +86,10 @@ class SoftmaxLikelihood(Likelihood):
 
     @inherit_check_shapes
     def _predict_proba(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
-        return monte_carlo_mean(lambda F: tf.nn.softmax(F, axis=1), Fmu, Fvar, self.num_predict_samples, self.seed)
+        return monte_carlo_mean(self._conditional_proba, Fmu, Fvar, self.num_predict_samples, self.seed)
+
+    def _conditional_proba(self, F: tf.Tensor) -> tf.Tensor:
+        return tf.nn.softmax(F, axis=1)
 
     def get_config(self) -> dict[str, Any]:
         return {
