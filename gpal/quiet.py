@@ -18,7 +18,7 @@ import sys
 import tempfile
 from typing import Any, Iterator
 
-__all__ = ["quiet_tensorflow"]
+__all__ = ["quiet_tensorflow", "quiet_tensorflow_if_asked"]
 
 _LOG_LEVEL = "TF_CPP_MIN_LOG_LEVEL"
 
@@ -78,3 +78,13 @@ def quiet_tensorflow() -> None:
     os.environ.setdefault(_LOG_LEVEL, "3")
     if "tensorflow" not in sys.modules and not any(isinstance(f, _QuietFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _QuietFinder())
+
+
+def quiet_tensorflow_if_asked() -> None:
+    """In a worker process: silence TensorFlow as its parent did.
+
+    A ``gpal`` command sets ``TF_CPP_MIN_LOG_LEVEL`` (unless ``--verbose``); the Dask
+    workers it starts inherit the environment, so the setting carries the choice.
+    """
+    if os.environ.get(_LOG_LEVEL, "0") not in ("", "0"):
+        quiet_tensorflow()

@@ -166,6 +166,16 @@ def test_commands_that_load_tensorflow_print_none_of_its_noise(trained_dir, smal
     assert f"{SMALL[''] + SMALL['bcu']} sources (" in done.stdout  # predict's default selection is classify's
 
 
+def test_a_worker_started_by_a_quiet_command_imports_tensorflow_quietly():
+    """Dask workers inherit TF_CPP_MIN_LOG_LEVEL from the command; their first task then silences the import too."""
+    code = ("from gpal.quiet import quiet_tensorflow_if_asked; quiet_tensorflow_if_asked(); "
+            "import tensorflow as tf; tf.constant(1.0) + 1.0; print('TF-LOADED')")
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0 and "TF-LOADED" in done.stdout, done.stderr
+    assert not [word for word in TF_NOISE if word.lower() in done.stderr.lower()], done.stderr
+
+
 def test_bad_input_is_refused_before_tensorflow_loads(trained_dir, small_catalog, tmp_path):
     done, seconds = _gpal(["train", "--catalog", str(small_catalog), "--classes", "bll,xyz", "--out", str(tmp_path / "m")])
     assert done.returncode == 2 and "unknown class code(s) ['xyz']" in done.stderr

@@ -145,6 +145,9 @@ def _run_on_worker(fn: Callable[..., Any], *args: Any) -> Any:
     """What a Dask worker executes for one task: thread limits, then ``fn(*args)``."""
     from distributed import get_worker
 
+    from gpal.quiet import quiet_tensorflow_if_asked
+
+    quiet_tensorflow_if_asked()
     _limit_tensorflow_threads(max(1, int(get_worker().state.nthreads)))
     return _call(fn, args)
 
