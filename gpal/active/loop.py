@@ -36,6 +36,7 @@ from sklearn.base import clone
 from gpal.active.acquisition import Acquisition, make_acquisition
 from gpal.active.oracles import check_labels
 from gpal.data.dataset import NoisyDataset
+from gpal.estimators.base import raise_if_interrupted
 from gpal.runs.persistence import write_json_atomic
 from gpal.evaluation.reports import prediction_metrics
 
@@ -302,9 +303,7 @@ class ActiveLearningLoop:
 
     def _fit(self, estimator: Any, data: NoisyDataset) -> None:
         estimator.fit(data.X, data.y, X_var=data.X_var)
-        if getattr(estimator, "stopped_early_", False):
-            # Training was interrupted (Ctrl-C): this model must not be checkpointed as a finished step.
-            raise KeyboardInterrupt("training interrupted; the checkpoint holds the last finished step")
+        raise_if_interrupted(estimator, "the checkpoint holds the last finished step")
 
     def _metrics(self, estimator: Any, step: int, n_labelled: int) -> dict[str, Any]:
         row: dict[str, Any] = {"step": step, "n_labelled": n_labelled}

@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from gpal.catalogs.classes import DEFAULT_MERGE, format_class_spec, merge_for
 from gpal.data.dataset import NoisyDataset
+from gpal.estimators.base import raise_if_interrupted
 from gpal.runs.persistence import claim_output_dir, write_json_atomic
 
 __all__ = ["DEFAULT_FEATURES", "TrainedModel", "load_trained", "train_catalog_model"]
@@ -166,8 +167,7 @@ def fit_and_save(estimator: Any, data: NoisyDataset, folder: Path, merge: Mappin
     """Fit, then write ``model/`` and (last, so it marks completion) ``training.json``."""
     t0 = time.perf_counter()
     estimator.fit(data)
-    if getattr(estimator, "stopped_early_", False):
-        raise KeyboardInterrupt("training interrupted; nothing was saved, rerun the same command to start it again")
+    raise_if_interrupted(estimator, "nothing was saved, rerun the same command to start it again")
     seconds = time.perf_counter() - t0
     estimator.save(folder / MODEL_DIR)
     write_json_atomic(folder / TRAINING_FILE, _training_record(data, merge, estimator, trained_on, seconds))

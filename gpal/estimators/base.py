@@ -20,7 +20,7 @@ from sklearn.exceptions import NotFittedError
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.params import Constraint, check_params
 
-__all__ = ["RENAMED_PARAMETERS", "FitData", "GPClassifierMixin", "check_fit_data", "check_predict_data", "entropy", "warn_ignored_noise"]
+__all__ = ["RENAMED_PARAMETERS", "FitData", "FitInterrupted", "GPClassifierMixin", "check_fit_data", "check_predict_data", "entropy", "raise_if_interrupted", "warn_ignored_noise"]
 
 
 @dataclass(frozen=True)
@@ -140,6 +140,20 @@ def entropy(proba: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(p > 0, p * np.log(p), 0.0)
     return -terms.sum(axis=-1)
+
+
+class FitInterrupted(KeyboardInterrupt):
+    """Training stopped (Ctrl-C) before its planned end; nothing built on it may be saved as done."""
+
+
+def raise_if_interrupted(estimator: Any, consequence: str = "nothing was saved; rerun to compute it") -> None:
+    """Turn a fit that kept its parameters after Ctrl-C (``stopped_early_``) back into an interruption.
+
+    Every caller that saves a fitted model (a workflow unit, ``gpal train``, an active-learning
+    checkpoint) calls this first, so an interrupted fit is never saved as a finished one.
+    """
+    if getattr(estimator, "stopped_early_", False):
+        raise FitInterrupted(f"training interrupted; {consequence}")
 
 
 #: Constructor arguments renamed since models were first saved: old name -> new name.

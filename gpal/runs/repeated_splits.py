@@ -39,7 +39,8 @@ from gpal.data.dataset import NoisyDataset, Split
 from gpal.runs.executors import Executor, as_executor
 from gpal.evaluation.metrics import confusion_matrix, error_rate, format_mean_se, mean_se, negative_log_likelihood
 from gpal.runs.persistence import write_json_atomic, write_text_atomic
-from gpal.runs.units import derived_seed, raise_if_interrupted, run_units, unit_file
+from gpal.estimators.base import raise_if_interrupted
+from gpal.runs.units import derived_seed, run_units, unit_file
 
 __all__ = [
     "NOISY_INPUT_METHODS",

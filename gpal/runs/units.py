@@ -7,7 +7,7 @@ this process the moment it arrives.  A rerun computes only the units whose file 
 absent, so an interrupted run loses at most the units in flight.
 
 An interrupted fit is never a result: a unit whose training was stopped by Ctrl-C
-raises ``FitInterrupted`` (``raise_if_interrupted``), nothing is written for it, and
+raises ``FitInterrupted`` (``gpal.estimators.base.raise_if_interrupted``), nothing is written for it, and
 the run stops with the interruption, to be resumed by the same command.
 """
 
@@ -24,17 +24,7 @@ import numpy as np
 from gpal.runs.executors import Executor
 from gpal.runs.persistence import write_json_atomic
 
-__all__ = ["FitInterrupted", "derived_seed", "raise_if_interrupted", "run_units", "unit_file"]
-
-
-class FitInterrupted(KeyboardInterrupt):
-    """Training stopped (Ctrl-C) before its planned end; nothing built on it may be saved as done."""
-
-
-def raise_if_interrupted(estimator: Any, consequence: str = "the unit was not saved; rerun to compute it") -> None:
-    """Turn a fit that kept its parameters after Ctrl-C (``stopped_early_``) back into an interruption."""
-    if getattr(estimator, "stopped_early_", False):
-        raise FitInterrupted(f"training interrupted; {consequence}")
+__all__ = ["derived_seed", "run_units", "unit_file"]
 
 
 def derived_seed(*keys: int) -> int:

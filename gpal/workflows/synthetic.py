@@ -20,7 +20,8 @@ import pandas as pd
 from gpal.runs.executors import Executor
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
 from gpal.workflows.schema import Field, choice, integer, list_of, mapping, mean_se_pair, number, optional
-from gpal.runs.units import derived_seed, raise_if_interrupted, run_units
+from gpal.estimators.base import raise_if_interrupted
+from gpal.runs.units import derived_seed, run_units
 
 __all__ = ["bayes_unit", "method_unit", "run", "schema"]
 

@@ -18,7 +18,8 @@ import pandas as pd
 from gpal.runs.executors import Executor
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
 from gpal.workflows.schema import Field, integer, mapping, number, optional
-from gpal.runs.units import raise_if_interrupted, run_units
+from gpal.estimators.base import raise_if_interrupted
+from gpal.runs.units import run_units
 
 __all__ = ["fit_predict", "kl_from_bayes", "run", "schema"]
 
