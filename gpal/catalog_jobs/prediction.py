@@ -230,4 +230,6 @@ def predict_catalog(
     frame["p_mc_se"] = mc_error.max(axis=1)  # the largest Monte Carlo standard error of the row's probabilities
     for column in ("GLON", "GLAT"):
         frame[column] = pool.aux.get(column, np.full(pool.n_samples, np.nan))
+    if "RAJ2000" in pool.aux and "DEJ2000" in pool.aux:  # else the table writer derives them from GLON, GLAT
+        frame["RA"], frame["DEC"] = pool.aux["RAJ2000"], pool.aux["DEJ2000"]
     return ClassifiedSources(frame, _table_meta(trained, cat, pool, tokens))

@@ -73,8 +73,8 @@ COLUMNS = {
     "p_mc_se": (None, "largest Monte Carlo standard error of the row's probabilities"),
     "GLON": ("deg", "Galactic longitude"),
     "GLAT": ("deg", "Galactic latitude"),
-    "RA": ("deg", "right ascension (ICRS), from GLON and GLAT"),
-    "DEC": ("deg", "declination (ICRS), from GLON and GLAT"),
+    "RA": ("deg", "right ascension (J2000): the catalog's RAJ2000, or from GLON and GLAT where it has none"),
+    "DEC": ("deg", "declination (J2000): the catalog's DEJ2000, or from GLON and GLAT where it has none"),
 }
 #: FITS has no unit for nats; a FITS reader would warn on it, so there it lives in TCOMM only.
 _FITS_UNITS = {"deg"}
@@ -130,16 +130,25 @@ def _typed(meta: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _with_equatorial(frame: pd.DataFrame) -> pd.DataFrame:
-    """``RA``, ``DEC`` (ICRS, degrees) right after ``GLAT``, transformed from ``GLON``, ``GLAT``."""
+    """``RA``, ``DEC`` (degrees) right after ``GLAT``: the catalog's own where given, else from ``GLON``, ``GLAT``.
+
+    The catalog's RAJ2000 / DEJ2000 are what a cross-match against it expects; the
+    transform (to ICRS, within milliarcseconds of J2000) serves frames that lack them.
+    """
     from astropy import units as u
     from astropy.coordinates import SkyCoord
 
-    sky = SkyCoord(l=frame["GLON"].to_numpy(dtype=np.float64) * u.deg, b=frame["GLAT"].to_numpy(dtype=np.float64) * u.deg,
-                   frame="galactic").icrs
+    given = {"RA", "DEC"} <= set(frame.columns)
+    if given:
+        ra, dec = frame["RA"].to_numpy(dtype=np.float64), frame["DEC"].to_numpy(dtype=np.float64)
+    else:
+        sky = SkyCoord(l=frame["GLON"].to_numpy(dtype=np.float64) * u.deg, b=frame["GLAT"].to_numpy(dtype=np.float64) * u.deg,
+                       frame="galactic").icrs
+        ra, dec = sky.ra.deg, sky.dec.deg
     out = frame.drop(columns=["RA", "DEC"], errors="ignore")
     at = out.columns.get_loc("GLAT") + 1
-    out.insert(at, "RA", sky.ra.deg)
-    out.insert(at + 1, "DEC", sky.dec.deg)
+    out.insert(at, "RA", ra)
+    out.insert(at + 1, "DEC", dec)
     return out
 
 
