@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -61,6 +62,33 @@ def test_bad_yaml_syntax_names_the_line(tmp_path):
     path = _write(tmp_path, "workflow: toy_1d\ndata:\n  n_train: [1, 2\nseed: 0\n")
     with pytest.raises(WorkflowError, match=r"wf\.yaml:4:\d+: invalid YAML"):
         load_workflow(path)
+
+
+BILLION_LAUGHS = "workflow: toy_1d\na: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)
+)
+
+
+def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path):
+    """~300 bytes standing for 9**9 values: refused from the event stream, before anything is built or copied."""
+    path = _write(tmp_path, BILLION_LAUGHS)
+    assert len(BILLION_LAUGHS) < 400
+    started = time.perf_counter()
+    with pytest.raises(WorkflowError, match=r"wf\.yaml:2:\d+: YAML anchors and aliases \(&a / \*a\) are not accepted"):
+        load_workflow(path, ["seed=1"])
+    assert time.perf_counter() - started < 1.0
+    with pytest.raises(WorkflowError, match=r"override 'seed=\[&s 1, \*s\]':1:\d+: YAML anchors and aliases"):
+        load_workflow(TOY, ["seed=[&s 1, *s]"])
+
+
+def test_a_key_given_twice_is_refused_with_both_lines(tmp_path):
+    path = _write(tmp_path, "workflow: toy_1d\ntraining:\n  epochs: 3\n  num_inducing: 5\n  epochs: 30\n")
+    with pytest.raises(WorkflowError, match=r"wf\.yaml:5: key training\.epochs is given twice \(first at line 3\)"):
+        load_workflow(path)
+    with pytest.raises(WorkflowError, match=r"key seed is given twice"):
+        load_workflow(_write(tmp_path, "seed: 1\nworkflow: toy_1d\nseed: 2\n"))
+    with pytest.raises(WorkflowError, match=r"key n_train is given twice"):
+        load_workflow(TOY, ["data={n_train: 5, n_train: 6}"])
 
 
 def test_overrides_are_yaml_values_on_dotted_keys():

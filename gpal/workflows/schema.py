@@ -196,13 +196,43 @@ class Document:
         return f"{self.path}:{line}" if line else f"{self.path}"
 
 
-def _key_lines(node: Any, prefix: str, lines: dict[str, int]) -> None:
+def _refuse_aliases(source: str, where: str) -> None:
+    """Refuse YAML anchors and aliases before anything is built from them.
+
+    An alias repeats a node; nested ones expand exponentially (a ~300-byte file can
+    stand for billions of values), and copying or validating that hangs. A workflow
+    file is short enough to write its values out, so aliases are refused outright,
+    from the event stream, which costs one pass over the text.
+    """
+    for event in yaml.parse(source, Loader=yaml.SafeLoader):
+        anchor = getattr(event, "anchor", None)
+        if isinstance(event, yaml.AliasEvent) or anchor is not None:
+            mark = event.start_mark
+            raise WorkflowError(
+                f"{where}:{mark.line + 1}:{mark.column + 1}: YAML anchors and aliases (&{anchor} / *{anchor}) are "
+                "not accepted in workflow files; write the values out"
+            )
+
+
+def _key_lines(node: Any, prefix: str, lines: dict[str, int], where: str) -> None:
+    """Record the line of every dotted key, refusing a key given twice in one mapping (YAML would keep the last)."""
     if isinstance(node, yaml.MappingNode):
+        seen: dict[str, int] = {}
         for key, value in node.value:
             if isinstance(key, yaml.ScalarNode):
+                line = key.start_mark.line + 1
+                if key.value in seen:
+                    raise WorkflowError(
+                        f"{where}:{line}: key {prefix}{key.value} is given twice (first at line {seen[key.value]}); "
+                        "keep one"
+                    )
+                seen[key.value] = line
                 dotted = f"{prefix}{key.value}"
-                lines[dotted] = key.start_mark.line + 1
-                _key_lines(value, dotted + ".", lines)
+                lines[dotted] = line
+                _key_lines(value, dotted + ".", lines, where)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _key_lines(item, prefix, {}, where)  # mappings inside lists: duplicates only, no dotted lines
 
 
 def read_yaml(path: str | Path) -> Document:
@@ -217,9 +247,10 @@ def read_yaml(path: str | Path) -> Document:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise WorkflowError(f"{path}:{line}: not UTF-8 text (byte {raw[exc.start]:#04x}); save the workflow file as UTF-8") from None
     try:
-        data = yaml.safe_load(source)
+        _refuse_aliases(source, str(path))
         lines: dict[str, int] = {}
-        _key_lines(yaml.compose(source, Loader=yaml.SafeLoader), "", lines)  # nodes only: nothing is constructed
+        _key_lines(yaml.compose(source, Loader=yaml.SafeLoader), "", lines, str(path))  # nodes only: nothing built
+        data = yaml.safe_load(source)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
@@ -249,6 +280,8 @@ def apply_overrides(data: dict[str, Any], overrides: Sequence[str], schema: Sche
         if not all(parts):
             raise WorkflowError(f"override {item!r}: the key {key!r} is not a dotted key like training.epochs")
         try:
+            _refuse_aliases(raw, f"override {item!r}")
+            _key_lines(yaml.compose(raw, Loader=yaml.SafeLoader), "", {}, f"override {item!r}")
             value = yaml.safe_load(raw) if raw.strip() else None
         except yaml.YAMLError as exc:
             raise WorkflowError(f"override {item!r}: the value is not valid YAML ({getattr(exc, 'problem', exc)})") from None
