@@ -1,6 +1,9 @@
 """Atomic writes and saved-model folders: complete or absent, never half-written."""
 
 import json
+import os
+import stat
+import time
 
 import numpy as np
 import pytest
@@ -115,3 +118,84 @@ def test_claim_output_dir_refuses_foreign_folder_and_bad_identity(tmp_path):
     with pytest.raises(ValueError):
         claim_output_dir(tmp_path / "new", {"x": float("nan")})
     assert not (tmp_path / "new").exists()
+
+
+def test_force_replaces_only_gpal_runs(tmp_path, monkeypatch):
+    """--force empties a folder holding another gpal run, never a foreign folder, the working folder or home."""
+    from gpal.runs.persistence import OutputInUse, claim_output_dir
+
+    (tmp_path / "thesis.tex").write_text("precious")
+    with pytest.raises(OutputInUse, match="no readable run.json, so it is not a gpal run folder; --force only replaces gpal runs"):
+        claim_output_dir(tmp_path, {"seed": 0}, force=True)
+    assert (tmp_path / "thesis.tex").read_text() == "precious"
+    run = tmp_path / "run"
+    claim_output_dir(run, {"seed": 0})
+    monkeypatch.chdir(run)
+    with pytest.raises(OutputInUse, match="it is the working folder or a folder above it"):
+        claim_output_dir(".", {"seed": 1}, force=True)
+    with pytest.raises(OutputInUse, match="it is the working folder or a folder above it"):
+        claim_output_dir(run, {"seed": 1}, force=True)
+    assert json.loads((run / "run.json").read_text()) == {"seed": 0}
+    monkeypatch.setenv("HOME", str(run))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(OutputInUse, match="it is the home folder or a folder above it"):
+        claim_output_dir(run, {"seed": 1}, force=True)
+
+
+def _claim_in_a_process(args):
+    from gpal.runs.persistence import OutputInUse, claim_output_dir
+
+    folder, seed, start = args
+    while time.time() < start:  # both processes leave the starting line together
+        pass
+    try:
+        claim_output_dir(folder, {"seed": seed})
+        return True
+    except OutputInUse:
+        return False
+
+
+def test_of_two_processes_claiming_a_folder_for_different_runs_exactly_one_wins(tmp_path):
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        pool.map(abs, [1, 2])  # workers started before the race
+        for trial in range(12):
+            folder = tmp_path / f"race{trial}"
+            start = time.time() + 0.3
+            won = pool.map(_claim_in_a_process, [(folder, 0, start), (folder, 1, start)])
+            assert sorted(won) == [False, True], (trial, won)
+            assert json.loads((folder / "run.json").read_text()) == {"seed": won.index(True)}
+
+
+def test_a_resumed_run_removes_what_a_killed_one_left_half_written(tmp_path):
+    from gpal.runs.persistence import claim_output_dir
+
+    out = tmp_path / "run"
+    claim_output_dir(out, {"seed": 0})
+    leftovers = [out / ".units.json.0123456789ab.tmp", out / "units" / ".split_0001.json.a1b2c3d4e5f6.tmp",
+                 out / ".model.old.k2_x9pq1"]
+    kept = [out / "units" / "split_0000.json", out / ".hidden_by_the_user", out / ".notes.tmp"]
+    for path in leftovers + kept:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}")
+    (out / ".model.k2_x9pq7").mkdir()
+    (out / ".model.k2_x9pq7" / "config.json").write_text("{")
+    claim_output_dir(out, {"seed": 0})
+    assert not any(p.exists() for p in leftovers) and not (out / ".model.k2_x9pq7").exists()
+    assert all(p.exists() for p in kept)
+
+
+def test_saved_model_folders_have_ordinary_permissions(tmp_path):
+    """A model folder is made as any other folder (umask applies), not 0700 like a private temporary one."""
+    from gpal.runs.persistence import save_model_dir
+
+    old = os.umask(0o022)
+    try:
+        save_model_dir(tmp_path / "model", "test", 1, {}, {"a": np.zeros(2)})
+        save_model_dir(tmp_path / "model", "test", 1, {}, {"a": np.ones(2)})  # replacing keeps them too
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "model").stat().st_mode) == 0o755
+    assert stat.S_IMODE((tmp_path / "model" / "params.npz").stat().st_mode) == 0o644
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]

@@ -12,9 +12,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import shutil
-import tempfile
 import zipfile
 import zlib
 from pathlib import Path
@@ -91,12 +91,18 @@ def save_model_dir(
     text = json.dumps({"format": fmt, "version": version, **config}, indent=1)  # fails before any write
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    tmp = _temporary_dir(path)
     try:
-        (tmp / "config.json").write_text(text, encoding="utf-8")
-        np.savez(tmp / "params.npz", **arrays)
+        with open(tmp / "config.json", "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        with open(tmp / "params.npz", "wb") as fh:
+            np.savez(fh, **arrays)
+            fh.flush()
+            os.fsync(fh.fileno())
         if path.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old.", dir=path.parent))
+            old = _temporary_dir(path)
             os.replace(path, old / "model")
             os.replace(tmp, path)
             shutil.rmtree(old)
@@ -106,6 +112,13 @@ def save_model_dir(
         if tmp.exists():
             shutil.rmtree(tmp)
     return path
+
+
+def _temporary_dir(beside: Path) -> Path:
+    """A new hidden folder next to ``beside``, with the permissions of any other folder (not mkdtemp's 0700)."""
+    tmp = beside.with_name(f".{beside.name}.{secrets.token_hex(6)}.tmp")
+    tmp.mkdir()
+    return tmp
 
 
 class CorruptModel(ValueError):
@@ -226,40 +239,95 @@ def _differences(old: Any, new: Any, prefix: str = "") -> list[str]:
     return [] if old == new else [f"{prefix.rstrip('.')}: {old!r} -> {new!r}"]
 
 
+#: Temporary names this module writes (``atomic_output``, ``save_model_dir``), and mkdtemp's of gpal <= 0.2.
+_TEMPORARY = re.compile(r"^\..+\.[0-9a-f]{12}\.tmp$|^\.model\.(old\.)?[A-Za-z0-9_]{8}$")
+
+
 def claim_output_dir(
     path: str | os.PathLike, identity: Mapping[str, Any], force: bool = False, marker: str = "run.json"
 ) -> Path:
     """Make ``path`` the output folder of the run described by ``identity`` (JSON-able).
 
     A folder holding the same run (same ``marker`` content) is reused, so an
-    interrupted run resumes. A folder holding a different run, or files gpal did
-    not write, is refused with the differences named, unless ``force``, which
-    empties it first. Never mixes the results of two runs in one folder.
+    interrupted run resumes; temporary files a killed run left in it are removed.
+    A folder holding a different run is refused with the differences named, unless
+    ``force``, which empties it first. A non-empty folder without ``marker`` was not
+    written by a gpal run and is refused even with ``force``, as are the working
+    folder, the home folder and their ancestors. The check and the claim hold an
+    exclusive lock on the folder, so of two processes claiming one folder for
+    different runs exactly one succeeds. Never mixes the results of two runs.
     """
     path = Path(path)
     identity = json.loads(json.dumps(identity, sort_keys=True, allow_nan=False))  # fail before touching disk
-    marker_file = path / marker
     if path.exists() and not path.is_dir():
         raise NotADirectoryError(f"output {path} exists and is not a folder")
-    if path.is_dir() and any(path.iterdir()):
-        old = None
-        if marker_file.is_file():
-            try:
-                old = json.loads(marker_file.read_text(encoding="utf-8"))
-            except json.JSONDecodeError:
-                old = None
-        if old == identity:
-            return path
-        if not force:
-            if old is None:
-                why = f"it is not empty and has no readable {marker}, so it was not written by this kind of gpal run"
-            else:
-                why = "it holds a different run (" + "; ".join(_differences(old, identity)[:8]) + ")"
-            raise OutputInUse(f"refusing to write into {path}: {why}. Choose another folder or pass --force to replace it")
-        shutil.rmtree(path)
     path.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(marker_file, identity)
+    with _folder_lock(path):
+        marker_file = path / marker
+        old = _read_marker(marker_file)
+        if old == identity:
+            _remove_temporary(path)
+            return path
+        if any(path.iterdir()):
+            if old is None:
+                raise OutputInUse(
+                    f"refusing to write into {path}: it is not empty and has no readable {marker}, so it is not a "
+                    f"gpal run folder{'; --force only replaces gpal runs' if force else ''}. Choose another folder "
+                    "or empty this one yourself"
+                )
+            if not force:
+                why = "it holds a different run (" + "; ".join(_differences(old, identity)[:8]) + ")"
+                raise OutputInUse(f"refusing to write into {path}: {why}. Choose another folder or pass --force to replace it")
+            _refuse_to_empty(path)
+            for entry in path.iterdir():
+                _delete(entry)
+        write_json_atomic(marker_file, identity)
     return path
+
+
+def _read_marker(marker_file: Path) -> Any:
+    try:
+        return json.loads(marker_file.read_text(encoding="utf-8"))
+    except (FileNotFoundError, IsADirectoryError, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+
+
+@contextlib.contextmanager
+def _folder_lock(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock on the folder itself (POSIX ``flock``), held while it is checked and claimed."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock, the check and the claim as before
+        yield
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _refuse_to_empty(path: Path) -> None:
+    """``--force`` never empties the folder a user works in, their home, or a folder above either."""
+    target = path.resolve()
+    for what, precious in (("working folder", Path.cwd().resolve()), ("home folder", Path.home().resolve())):
+        if target == precious or target in precious.parents:
+            raise OutputInUse(f"refusing to empty {path}: it is the {what} or a folder above it. Choose another output folder")
+
+
+def _remove_temporary(path: Path) -> None:
+    """Delete what a killed run left half-written (hidden temporary files and folders of this module)."""
+    for entry in sorted(path.rglob(".*"), key=lambda e: len(e.parts), reverse=True):
+        if _TEMPORARY.match(entry.name) and entry.exists():
+            _delete(entry)
+
+
+def _delete(entry: Path) -> None:
+    if entry.is_dir() and not entry.is_symlink():
+        shutil.rmtree(entry)
+    else:
+        entry.unlink()
 
 
 def classes_to_json(classes: np.ndarray) -> dict[str, Any]:
