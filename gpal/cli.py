@@ -136,10 +136,12 @@ def _active(args: argparse.Namespace) -> int:
                 "test_size": args.test_size, "select": args.select, "input_noise": args.input_noise,
                 "epochs": args.epochs, "retrain_epochs": args.retrain_epochs, "num_inducing": args.num_inducing,
                 "seed": args.seed}
-    out = claim_output_dir(args.out, identity, force=args.force)
+    # The loop checks its settings against the data here, before the folder is claimed, so a refused
+    # command leaves nothing behind and its corrected form is not "a different run".
     loop = ActiveLearningLoop(estimator, labelled, pool, oracle, test=test, acquisition=acquisition,
                               batch_size=args.batch_size, n_queries=args.queries, retrain_epochs=args.retrain_epochs,
-                              checkpoint_dir=out / "checkpoint", progress=not args.no_progress)
+                              checkpoint_dir=Path(args.out) / "checkpoint", progress=not args.no_progress)
+    out = claim_output_dir(args.out, identity, force=args.force)
     loop.run()
     print(f"report: {_report_active(out)}")
     return 0

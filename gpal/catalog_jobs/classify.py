@@ -18,6 +18,7 @@ from gpal.catalog_jobs.model_folders import (
     Log,
     no_log,
     fit_or_reuse,
+    require_per_class,
     load_trained,
     make_catalog_estimator,
     setup_job,
@@ -88,7 +89,7 @@ def classify_catalog(
     cat, merge, data, identity = setup_job("gpal.catalog_jobs.classify", catalog, classes, merge, min_significance, features, estimator)
     tokens = select_tokens(select)
     selection_pool(cat, tokens, data.meta["features"])  # an unknown selection fails before training, not after
-    from gpal.evaluation.baselines import BASELINES
+    from gpal.evaluation.baselines import BASELINES, min_training_per_class
 
     unknown = [b for b in baselines if b not in BASELINES]
     if unknown:
@@ -101,8 +102,11 @@ def classify_catalog(
         "select": list(tokens),
         "chunk_size": chunk_size,
     }
-    folder = claim_output_dir(out_dir, identity, force=force)
+    # Everything that can be refused is checked before the folder is claimed: a refused command leaves nothing.
     train, test = data.split(test_size=test_size, seed=seed, stratify=True)
+    require_per_class(train, min_training_per_class(baselines),
+                      f"the training split ({1 - test_size:.0%}) with baselines {list(baselines)}")
+    folder = claim_output_dir(out_dir, identity, force=force)
     trained_on = f"training split: {train.n_samples} of {data.n_samples} sources, stratified, seed {seed}"
     fit_or_reuse(estimator, train, folder, merge, trained_on, log)
     trained = load_trained(folder)

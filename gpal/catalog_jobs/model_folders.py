@@ -20,7 +20,7 @@ from gpal.data.dataset import NoisyDataset
 from gpal.estimators.base import raise_if_interrupted
 from gpal.runs.persistence import claim_output_dir, write_json_atomic
 
-__all__ = ["DEFAULT_FEATURES", "TrainedModel", "load_trained", "train_catalog_model"]
+__all__ = ["DEFAULT_FEATURES", "TrainedModel", "load_trained", "require_per_class", "train_catalog_model"]
 
 
 TRAINING_FILE = "training.json"
@@ -180,6 +180,18 @@ def _labelled(catalog: Any, classes: Sequence[str], merge: Mapping[str, Sequence
                            min_significance=min_significance, features=features)
 
 
+def require_per_class(data: NoisyDataset, minimum: int, needed_for: str) -> None:
+    """Refuse a selection with a class below ``minimum`` sources, before any output folder is claimed."""
+    counts = data.class_counts()
+    short = {name: n for name, n in counts.items() if n < minimum}
+    if short:
+        raise ValueError(
+            f"too few labelled sources: {', '.join(f'{k} {v}' for k, v in short.items())} "
+            f"(all: {', '.join(f'{k} {v}' for k, v in counts.items())}); {needed_for} needs at least {minimum} "
+            "per class. Lower --min-significance, choose other classes or a larger catalog"
+        )
+
+
 def setup_job(kind: str, catalog: str, classes: Sequence[str], merge: Mapping[str, Sequence[str]] | None,
            min_significance: float | None, features: Any, estimator: Any) -> tuple[Any, dict, NoisyDataset, dict]:
     """Catalog, merge groups, labelled data and the run identity shared by `gpal train` and the main job."""
@@ -225,6 +237,7 @@ def train_catalog_model(
     """
     estimator = make_catalog_estimator(input_noise, likelihood, epochs, num_inducing, batch_size, seed, progress)
     _, merge, data, identity = setup_job("gpal.train", catalog, classes, merge, min_significance, features, estimator)
+    require_per_class(data, 1, "training")
     folder = claim_output_dir(out_dir, identity, force=force)
     fit_or_reuse(estimator, data, folder, merge, "all selected sources", log)
     return folder

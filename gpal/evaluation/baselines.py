@@ -12,7 +12,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["BASELINES", "fit_baselines", "make_baseline"]
+__all__ = ["BASELINES", "fit_baselines", "make_baseline", "min_training_per_class"]
+
+#: Folds of the isotonic recalibration: every class needs at least this many training sources.
+_CALIBRATION_FOLDS = 5
 
 
 def _logistic(random_state: int) -> Any:
@@ -30,14 +33,15 @@ def _random_forest_isotonic(random_state: int) -> Any:
 
     # Forests' vote fractions are poorly calibrated; isotonic recalibration makes the NLL comparison fair.
     forest = RandomForestClassifier(n_estimators=500, min_samples_leaf=2, n_jobs=1, random_state=random_state)
-    return CalibratedClassifierCV(forest, method="isotonic", cv=5)
+    return CalibratedClassifierCV(forest, method="isotonic", cv=_CALIBRATION_FOLDS)
 
 
 def _gradient_boosting_isotonic(random_state: int) -> Any:
     from sklearn.calibration import CalibratedClassifierCV
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    return CalibratedClassifierCV(HistGradientBoostingClassifier(random_state=random_state), method="isotonic", cv=5)
+    return CalibratedClassifierCV(HistGradientBoostingClassifier(random_state=random_state), method="isotonic",
+                                  cv=_CALIBRATION_FOLDS)
 
 
 #: name -> (factory building an unfitted estimator from a random_state, one-line description)
@@ -48,6 +52,11 @@ BASELINES: dict[str, tuple[Callable[[int], Any], str]] = {
     "gradient_boosting_isotonic": (
         _gradient_boosting_isotonic, "histogram gradient boosting, isotonic calibration, 5-fold"),
 }
+
+
+def min_training_per_class(names: Sequence[str]) -> int:
+    """The fewest training sources per class that the baselines ``names`` can be fitted on."""
+    return _CALIBRATION_FOLDS if any(name.endswith("_isotonic") for name in names) else 1
 
 
 def make_baseline(name: str, random_state: int = 0) -> Any:

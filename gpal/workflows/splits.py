@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
@@ -63,16 +63,27 @@ def schema() -> dict[str, Any]:
     }
 
 
-def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -> None:
+def _dataset_and_training_size(config: Mapping[str, Any]) -> tuple[Any, int]:
     from gpal.catalogs import load_catalog
-    from gpal.runs.repeated_splits import run_repeated_splits
 
     data, protocol = config["data"], config["protocol"]
     dataset = load_catalog(data["catalog"]).dataset(
         classes=data["classes"], min_significance=data["min_significance"], features=data["features"],
         merge=data["merge"],
     )
-    n_train = dataset.n_samples - next(dataset.repeated_splits(1, protocol["test_size"], config["seed"])).test.size
+    return dataset, dataset.n_samples - next(dataset.repeated_splits(1, protocol["test_size"], config["seed"])).test.size
+
+
+def check(config: Mapping[str, Any]) -> None:
+    """The catalog, its classes and the first split, before the output folder is claimed."""
+    _dataset_and_training_size(config)
+
+
+def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -> None:
+    from gpal.runs.repeated_splits import run_repeated_splits
+
+    protocol = config["protocol"]
+    dataset, n_train = _dataset_and_training_size(config)
     summary = run_repeated_splits(
         dataset,
         classifier_params(config["methods"], config["training"], n_train),
