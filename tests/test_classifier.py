@@ -335,3 +335,10 @@ def test_toy_1d_noise_aware_predictive_beats_mgp():
     assert nll_mgp - nll_nimgp > 0.1, (nll_mgp, nll_nimgp)
     assert abs(nll_nimgp - nll_bayes) < abs(nll_mgp - nll_bayes) / 3, (nll_mgp, nll_nimgp, nll_bayes)
     assert kl_from_bayes(p["latent"]) < kl_from_bayes(p["none"]) / 3
+
+
+def test_a_bad_parameter_set_after_fit_is_named_at_predict(data):
+    X, y, X_var = data
+    clf = NoisyGPClassifier(input_noise="latent", random_state=1, **FAST).fit(X, y, X_var)
+    with pytest.raises(ValueError, match=r"n_samples must be an integer >= 1; got -1"):
+        clf.set_params(n_samples=-1).predict_proba(X, X_var)

@@ -185,8 +185,11 @@ class GPClassifierMixin(ClassifierMixin):
         return hasattr(self, self._fitted_attribute)
 
     def _check_fitted(self) -> None:
+        """Fitted, and parameters still valid: ``set_params`` does not check them (as in scikit-learn),
+        and prediction reads some (``n_samples``), so a bad one set after fit is named here."""
         if not self.__sklearn_is_fitted__():
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
+        self._check_params()
 
     def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
