@@ -121,6 +121,17 @@ def test_summary_uses_common_splits_only(tmp_path):
     assert summarize(tmp_path, common_splits_only=False, write=False)["methods"]["a"]["n_splits"] == 3
 
 
+def test_a_damaged_unit_is_named_by_the_report_and_recomputed_by_a_rerun(tmp_path):
+    ds = _dataset()
+    run_repeated_splits(ds, {"a": NoisyCentroid}, tmp_path, n_splits=2, progress=False)
+    before = json.loads(unit_path(tmp_path, "a", 1).read_text())
+    unit_path(tmp_path, "a", 1).write_bytes(b'{"split": 1, "nl\xff')  # a disk that filled up mid-write
+    with pytest.raises(ValueError, match=r"split_0001\.json is corrupt .*delete it and rerun"):
+        summarize(tmp_path, write=False)
+    run_repeated_splits(ds, {"a": NoisyCentroid}, tmp_path, n_splits=2, progress=False)  # the runner redoes it
+    assert _without_timing(json.loads(unit_path(tmp_path, "a", 1).read_text())) == _without_timing(before)
+
+
 def test_recorded_failure_is_retried(tmp_path):
     ds = _dataset()
 
