@@ -359,8 +359,9 @@ def build_parser() -> argparse.ArgumentParser:
     active.add_argument("--test", type=int, default=500, help="simulated: test sources (default 500)")
     active.add_argument("--test-size", type=float, default=0.2,
                         help="file oracle: share of labelled sources kept for testing (default 0.2)")
-    active.add_argument("--select", default="unassociated",
-                        help="file oracle: the pool, 'unassociated' (default), 'bcu' or codes, comma-separated")
+    active.add_argument("--select", default=selection,
+                        help=f"file oracle: the pool, 'unassociated', 'bcu' or CLASS1 codes, comma-separated "
+                        f"(default {selection!r}, the sources gpal classify classifies)")
     _add_model_options(active, epochs=200, num_inducing=30, input_noise=trained["input_noise"])
     active.add_argument("--retrain-epochs", type=int, default=50, help="epochs of each warm-started retraining (default 50)")
     active.add_argument("--train-batch-size", dest="batch_size_train", type=int, default=50,

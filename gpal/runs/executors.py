@@ -34,6 +34,7 @@ runtime, and Dask pausing or killing a worker mid-fit would only lose work.
 from __future__ import annotations
 
 import abc
+import logging
 import os
 import re
 import sys
@@ -250,6 +251,7 @@ def make_executor(scheduler: str | None = None, n_workers: int | None = None) ->
             host="127.0.0.1",
             dashboard_address=None,
             memory_limit=0,
+            silence_logs=logging.ERROR,  # not the nanny's "still alive after 4 s, killing" at every shutdown
         )
         try:
             client = distributed.Client(cluster)
