@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from gpal.evaluation.paired import area_under_curve, paired_differences
 from gpal.workflows import WorkflowError, follow_up, load_workflow, run_workflow
 
 YAML = Path(__file__).resolve().parents[1] / "workflows" / "dr4_follow_up.yaml"
@@ -99,21 +100,21 @@ def test_paired_differences_and_areas_equal_a_numpy_computation(tiny_run):
     reps = sorted(curves.repetition.unique())  # 2, or 3 once the resume test has extended the run
     for strategy in ("entropy", "bald"):
         for metric in ("nll", "accuracy"):
-            got = follow_up.paired_differences(curves, metric, strategy, "random").set_index("n_observed")
+            got = paired_differences(curves, metric, strategy, "random").set_index("n_observed")
             for budget in (2, 6):
                 at = curves[curves.n_observed == budget].set_index(["strategy", "repetition"])[metric]
                 d = np.array([at[(strategy, r)] - at[("random", r)] for r in reps])
                 assert got.loc[budget, "mean"] == pytest.approx(d.mean(), abs=1e-12)
                 assert got.loc[budget, "se"] == pytest.approx(d.std(ddof=1) / np.sqrt(len(reps)), abs=1e-12)
                 assert got.loc[budget, "n"] == len(reps)
-    areas = follow_up.area_under_curve(curves, "nll")
+    areas = area_under_curve(curves, "nll")
     one = curves[(curves.strategy == "bald") & (curves.repetition == 1)].sort_values("n_observed")
     y = one.nll.to_numpy()
     assert areas[("bald", 1)] == pytest.approx((y[:-1] + y[1:]).sum() / 2 * 2 / 6)  # trapezoid, spacing 2, budget 6
     table = pd.read_csv(out / "differences.csv")
     row = table[(table.strategy == "entropy") & (table.metric == "accuracy") & (table.n_observed == 6)]
     assert row["mean"].item() == pytest.approx(
-        follow_up.paired_differences(curves, "accuracy", "entropy", "random").set_index("n_observed").loc[6, "mean"])
+        paired_differences(curves, "accuracy", "entropy", "random").set_index("n_observed").loc[6, "mean"])
 
 
 @pytest.mark.parametrize("override, message", [

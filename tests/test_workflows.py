@@ -246,13 +246,34 @@ def test_synthetic_2d_tables_with_given_and_learned_noise(tmp_path):
 
 
 def test_active_learning_curves_and_report(tmp_path):
+    import pandas as pd
+
     path = Path(__file__).resolve().parents[1] / "workflows" / "waveform_active_learning.yaml"
-    tiny = ["repetitions=1", "data.n_initial=30", "data.n_pool=20", "data.n_test=30", "data.noise_levels=[0.5]",
-            "strategies=[entropy, random]", "methods=[MGP]", "loop.batch_size=5", "loop.n_queries=1",
-            "loop.retrain_epochs=1", "training.epochs=1", "training.num_inducing=4", "training.n_samples=2"]
+    tiny = ["repetitions=2", "data.n_initial=30", "data.n_pool=20", "data.n_test=30", "data.noise_levels=[0.5]",
+            "strategies=[entropy, random, bald]", "methods=[MGP]", "loop.batch_size=1", "loop.n_queries=2",
+            "loop.retrain_epochs=1", "loop.bald_samples=4", "training.epochs=1", "training.num_inducing=4",
+            "training.n_samples=2"]
     out = run_workflow(path, tiny, out=tmp_path / "al", progress=False)
-    curves = (out / "curves.csv").read_text().splitlines()
-    assert curves[0] == "method,noise,strategy,repetition,n_added,error,nll,ece" and len(curves) == 1 + 2 * 2
+    curves = pd.read_csv(out / "curves.csv")
+    assert list(curves.columns) == ["method", "noise", "strategy", "repetition", "n_added", "error", "nll", "ece"]
+    assert len(curves) == 3 * 2 * 3 and set(curves.strategy) == {"entropy", "random", "bald"}
+    # Paired design: within a repetition every strategy starts from the same initial set, fit and test metrics.
+    units = {(s, r): json.loads((out / "units" / "MGP" / "noise_0.5" / s / f"rep_{r:04d}.json").read_text())
+             for s in ("entropy", "random", "bald") for r in (0, 1)}
+    for r in (0, 1):
+        assert units["entropy", r]["initial_ids"] == units["random", r]["initial_ids"] == units["bald", r]["initial_ids"]
+        assert units["entropy", r]["metrics"][0] == units["random", r]["metrics"][0]
+        assert all(len(units[s, r]["queried"]) == 2 for s in ("entropy", "random", "bald"))
+    assert units["entropy", 0]["initial_ids"] != units["entropy", 1]["initial_ids"]
+    # The differences are taken per repetition: recompute the NLL difference after the last query by hand.
+    diff = pd.read_csv(out / "differences.csv")
+    row = diff[(diff.strategy == "entropy") & (diff.metric == "nll") & (diff.n_observed == 2)].iloc[0]
+    last = curves[curves.n_added == 2].pivot(index="repetition", columns="strategy", values="nll")
+    d = (last["entropy"] - last["random"]).to_numpy()
+    assert row["n"] == 2 and np.isclose(row["mean"], d.mean()) and np.isclose(row["se"], d.std(ddof=1) / np.sqrt(2))
+    table = (out / "differences.md").read_text()
+    assert "| MGP | 0.5 | entropy - random |" in table and "| MGP | 0.5 | BALD - random |" in table
     assert "| MGP | 0.5 |" in (out / "error_reduction.md").read_text()
-    assert (out / "checkpoints" / "MGP" / "noise_0.5" / "entropy" / "rep_0000" / "state.json").is_file()
-    assert (out / "al_waveform_error_reduction.pdf").is_file()
+    assert (out / "checkpoints" / "MGP" / "noise_0.5" / "bald" / "rep_0001" / "state.json").is_file()
+    for name in ("al_waveform_curves", "al_waveform_differences", "al_waveform_error_reduction"):
+        assert (out / f"{name}.pdf").is_file()

@@ -8,13 +8,18 @@ error, NLL and ECE after every step.  A unit is one (method, noise, strategy,
 repetition) curve: a checkpointed `gpal.active.ActiveLearningLoop` under
 ``checkpoints/`` (written by the worker, so a Dask cluster needs a shared file
 system) that resumes mid-curve, and ``units/.../rep_0003.json`` once it is done.
+
+Every strategy and method of a repetition sees the same split, the same noisy
+inputs and the same estimator seed (a paired design), so the per-repetition
+difference of a strategy to the baseline (random) carries no split-to-split noise;
+the differences, their areas and t-intervals come from `gpal.evaluation.paired`.
 """
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -24,9 +29,11 @@ from gpal.workflows.methods import classifier_params, methods_field, training_sc
 from gpal.workflows.schema import Field, choice, integer, list_of, number
 from gpal.runs.units import run_units
 
-__all__ = ["curve_unit", "make_sets", "plot_error_reduction", "run", "schema"]
+__all__ = ["curve_unit", "differences", "make_sets", "plot_al_curves", "plot_al_differences",
+           "plot_error_reduction", "run", "schema"]
 
 METRICS = ("error", "nll", "ece")
+_LABELS = {"error": "test error", "nll": "test NLL"}  # the metrics compared between strategies
 
 
 def schema() -> dict[str, Any]:
@@ -41,11 +48,14 @@ def schema() -> dict[str, Any]:
         },
         "repetitions": Field(integer(1), 100, "random splits (the paper: 100)", part_of_run=False),
         "strategies": Field(list_of(choice(ACQUISITIONS.names())), ["entropy", "random"], "acquisition strategies"),
+        "baseline": Field(choice(ACQUISITIONS.names()), "random",
+                          "the strategy the others are compared with, paired by repetition (if it is run)"),
         "methods": methods_field(),
         "loop": {
             "batch_size": Field(integer(1), 1, "sources added per query (the paper: 1)"),
             "n_queries": Field(integer(1), 100, "queries (the paper: 100)"),
             "retrain_epochs": Field(integer(0), 1000, "epochs of each retraining after a query (the paper: 1000)"),
+            "bald_samples": Field(integer(2), 30, "BALD's Monte Carlo draws per pool point (cost grows linearly)"),
         },
         "training": training_schema(noise_variance="learned", num_inducing=50, epochs=1000, learning_rate=1e-3),
     }
@@ -72,14 +82,20 @@ def curve_unit(params: dict[str, Any], strategy: str, seed: int, rep: int, noise
     from gpal.estimators.noisy_gp import NoisyGPClassifier
 
     initial, pool, test = make_sets(seed, rep, noise, data)
-    estimator = NoisyGPClassifier(**params, random_state=int(np.random.SeedSequence([seed, rep, 1]).generate_state(1)[0] % 2**31))
+    # Estimator seed and random strategy's stream depend on the repetition only: every strategy shares them.
+    model_seed, random_seed = (int(v % 2**31) for v in np.random.SeedSequence([seed, rep, 1]).generate_state(2))
+    estimator = NoisyGPClassifier(**params, random_state=model_seed)
+    options = {"random": {"seed": random_seed}, "bald": {"n_samples": loop.get("bald_samples", 30)}}
     start = time.perf_counter()
     ActiveLearningLoop(
-        estimator, initial, pool, SimulatedOracle(pool), test=test, acquisition={"name": strategy},
+        estimator, initial, pool, SimulatedOracle(pool), test=test,
+        acquisition={"name": strategy, **options.get(strategy, {})},
         batch_size=loop["batch_size"], n_queries=loop["n_queries"], retrain_epochs=loop["retrain_epochs"],
         checkpoint_dir=checkpoint, progress=False,
     ).run()
-    return {"metrics": read_state(checkpoint)["metrics"], "seconds": time.perf_counter() - start}
+    state = read_state(checkpoint)
+    return {"initial_ids": state["initial_ids"], "queried": [q["ids"] for q in state["queries"]],
+            "metrics": state["metrics"], "seconds": time.perf_counter() - start}
 
 
 def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -> None:
@@ -120,39 +136,114 @@ def _error_reduction(curves: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
 def _write(config: dict[str, Any], out: Path, curves: pd.DataFrame) -> None:
     from gpal.evaluation.metrics import format_mean_se, mean_se
     from gpal.runs.persistence import atomic_output
-    from gpal.evaluation.plots import plot_learning_curves, save_figure
+    from gpal.evaluation.plots import save_figure
     from gpal.evaluation.reports import write_report, write_table
 
     with atomic_output(out / "curves.csv") as tmp:
         curves.to_csv(tmp, index=False)
     reduction = _error_reduction(curves, config["methods"])
-    strategies = config["strategies"]
+    strategies, baseline = config["strategies"], config["baseline"]
+    compared = baseline in strategies and len(strategies) > 1
     shown = []
     for (method, noise), frame in reduction.groupby(["method", "noise"], sort=False):
         row = {"method": method, "noise var.": f"{noise:g}"}
         for strategy in strategies:
             values = frame.loc[frame.strategy == strategy, "reduction"].to_numpy()
             row[f"reduction, {strategy}"] = format_mean_se(*mean_se(values)) if values.size else "-"
-        if {"entropy", "random"} <= set(strategies):
-            pair = frame.pivot(index="repetition", columns="strategy", values="reduction").dropna()
-            diff = (pair["entropy"] - pair["random"]).to_numpy()
-            row["entropy - random"] = format_mean_se(*mean_se(diff)) if diff.size else "-"
         shown.append(row)
-    tables = {"Final test-error reduction (initial - final), mean ± SE over repetitions":
+    reps = curves["repetition"].nunique()
+    tables = {f"Final test-error reduction (initial - final), mean ± SE over {reps} repetitions":
               write_table(out / "error_reduction", pd.DataFrame(shown), data=reduction)}
-    figures = {}
-    for noise, frame in curves.groupby("noise"):
-        fig = plot_learning_curves(frame, metric="error", x="n_added", by=("method", "strategy"),
-                                   title=f"waveform, input-noise variance {noise:g}: test error")
-        figures[f"Test error, input-noise variance {noise:g}"] = save_figure(fig, out / f"al_waveform_error_noise_{noise:g}")
+    figures = {f"Learning curves, mean ± SE over {reps} repetitions": save_figure(
+        plot_al_curves(curves, strategies, baseline), out / "al_waveform_curves")}
+    if compared:
+        tables[f"Paired differences against {baseline}, mean ± SE over {reps} repetitions "
+               "(negative = the strategy is better)"] = write_table(
+            out / "differences", *differences(curves, strategies, baseline))
+        figures["Paired differences against the baseline"] = save_figure(
+            plot_al_differences(curves, strategies, baseline), out / "al_waveform_differences")
     figures["Test-error reduction per method and noise level"] = save_figure(
         plot_error_reduction(reduction), out / "al_waveform_error_reduction")
+    loop = config["loop"]
     text = "\n".join([
         config["description"] or "", "",
-        f"{config['repetitions']} repetition(s); {config['loop']['n_queries']} queries of "
-        f"{config['loop']['batch_size']}; learning curves of every unit in `curves.csv`.",
+        f"{config['repetitions']} repetition(s); {loop['n_queries']} queries of {loop['batch_size']}, "
+        f"{loop['retrain_epochs']} warm-started epochs after each; learning curves of every unit in `curves.csv`. "
+        "The area is the metric averaged over the budget (trapezoid); its interval is mean ± t(0.975, R-1) · SE "
+        "of the per-repetition differences.",
     ])
     write_report(out, config["title"], figures=figures, tables=tables, text=text)
+
+
+def _panels(curves: pd.DataFrame) -> list[tuple[str, float]]:
+    """(method, noise) panels in the order the curves hold them."""
+    return list(dict.fromkeys(zip(curves["method"], curves["noise"])))
+
+
+def _panel(curves: pd.DataFrame, method: str, noise: float) -> pd.DataFrame:
+    """One panel's curves in `gpal.evaluation.paired`'s columns (n_observed = labels added)."""
+    frame = curves[(curves.method == method) & (curves.noise == noise)]
+    return frame.rename(columns={"n_added": "n_observed"})
+
+
+def differences(curves: pd.DataFrame, strategies: list[str], baseline: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per (method, noise): paired (strategy - baseline) differences of test error and NLL, at budgets and as areas."""
+    from gpal.evaluation.paired import difference_table
+
+    shown, data = [], []
+    for method, noise in _panels(curves):
+        frame = _panel(curves, method, noise)
+        table, full = difference_table(frame, strategies, baseline, _LABELS)
+        table.insert(0, "noise var.", f"{noise:g}")
+        table.insert(0, "method", method)
+        table["repetitions paired"] = str(frame["repetition"].nunique())
+        shown.append(table)
+        data.append(full.assign(method=method, noise=noise))
+    return pd.concat(shown, ignore_index=True), pd.concat(data, ignore_index=True)
+
+
+def _small_multiples(curves: pd.DataFrame, draw: Callable[[Any, pd.DataFrame, str], None], ylabel: str,
+                     title: str) -> Any:
+    """Rows test error and NLL, one column per (method, noise); ``draw(ax, panel, metric)`` fills a panel."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    panels = _panels(curves)
+    fig = Figure(figsize=(2.7 * len(panels) + 0.6, 2.4 * len(_LABELS) + 0.5), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(len(_LABELS), len(panels), sharex=True, sharey="row", squeeze=False)
+    for j, (method, noise) in enumerate(panels):
+        for i, (metric, label) in enumerate(_LABELS.items()):
+            ax = axes[i, j]
+            draw(ax, _panel(curves, method, noise), metric)
+            if i == 0:
+                ax.set_title(f"{method}, noise var. {noise:g}", fontsize=9)
+            if j == 0:
+                ax.set_ylabel(ylabel.format(label))
+            if i == len(_LABELS) - 1:
+                ax.set_xlabel("labels added")
+    axes[0, 0].legend(fontsize=8, frameon=False)
+    fig.suptitle(title.format(reps=curves["repetition"].nunique()), fontsize=10)
+    return fig
+
+
+def plot_al_curves(curves: pd.DataFrame, strategies: list[str], baseline: str) -> Any:
+    """Test error and NLL per (method, noise): mean per strategy, SE as bars at a few budgets."""
+    from gpal.evaluation.paired import draw_strategy_curves
+
+    return _small_multiples(
+        curves, lambda ax, panel, metric: draw_strategy_curves(ax, panel, strategies, baseline, metric, n_marked=7),
+        "{}", "Waveform active learning: mean ± SE over {reps} repetitions")
+
+
+def plot_al_differences(curves: pd.DataFrame, strategies: list[str], baseline: str) -> Any:
+    """(strategy - baseline) test error and NLL per (method, noise), mean ± SE of the per-repetition differences."""
+    from gpal.evaluation.paired import draw_differences, strategy_name
+
+    return _small_multiples(
+        curves, lambda ax, panel, metric: draw_differences(ax, panel, strategies, baseline, metric),
+        f"Δ {{}}\n(below 0: better than {strategy_name(baseline)})",
+        "Paired differences per repetition, mean ± SE over {reps} repetitions")
 
 
 def plot_error_reduction(reduction: pd.DataFrame) -> Any:

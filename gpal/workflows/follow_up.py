@@ -25,23 +25,19 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from gpal.evaluation.paired import difference_table, strategy_name
 from gpal.runs.executors import Executor
 from gpal.runs.units import run_units
 from gpal.workflows.schema import Field, choice, integer, list_of, mapping, number, optional, text
 
 __all__ = [
-    "area_under_curve", "check", "follow_up_unit", "load_labelled", "make_sets", "paired_differences",
-    "plot_follow_up_curves", "plot_paired_differences", "run", "schema",
+    "check", "follow_up_unit", "load_labelled", "make_sets", "plot_follow_up_curves", "plot_paired_differences",
+    "run", "schema",
 ]
 
 #: Per-step test metrics kept in ``curves.csv``; accuracy = 1 - the loop's error.
 METRICS = ("nll", "accuracy", "ece")
 _LABELS = {"nll": "held-out NLL", "accuracy": "held-out accuracy", "ece": "held-out ECE"}
-_LOWER_IS_BETTER = {"nll": True, "accuracy": False, "ece": True}
-#: Okabe-Ito colours (distinguishable in colour-blind vision and in greyscale print); the baseline is black.
-_COLOURS = {"entropy": "#0072B2", "bald": "#D55E00", "margin": "#009E73", "least_confidence": "#CC79A7"}
-_NAMES = {"entropy": "entropy", "bald": "BALD", "random": "random", "margin": "margin",
-          "least_confidence": "least confidence"}
 
 
 def _main_job_defaults() -> dict[str, Any]:
@@ -192,62 +188,6 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
 
 
 # -------------------------------------------------------------- summaries
-def paired_differences(curves: pd.DataFrame, metric: str, strategy: str, baseline: str) -> pd.DataFrame:
-    """Per budget: mean and SE over repetitions of (strategy - baseline), each repetition paired with itself."""
-    from gpal.evaluation.metrics import mean_se
-
-    wide = curves.pivot_table(index=["repetition", "n_observed"], columns="strategy", values=metric)
-    diff = (wide[strategy] - wide[baseline]).dropna().unstack("n_observed")
-    rows = [{"n_observed": b, "mean": m, "se": s, "n": int(col.size)}
-            for b, col in diff.items() for m, s in [mean_se(col.dropna().to_numpy())]]
-    return pd.DataFrame(rows)
-
-
-def area_under_curve(curves: pd.DataFrame, metric: str) -> pd.Series:
-    """Per (strategy, repetition): the metric averaged over the budget (trapezoid area / budget)."""
-    def area(frame: pd.DataFrame) -> float:
-        frame = frame.sort_values("n_observed")
-        x, y = frame["n_observed"].to_numpy(float), frame[metric].to_numpy(float)
-        return float(np.sum((y[1:] + y[:-1]) / 2 * np.diff(x)) / (x[-1] - x[0]))
-
-    return curves.groupby(["strategy", "repetition"])[["n_observed", metric]].apply(area)
-
-
-def _budgets(observed: Sequence[int]) -> list[int]:
-    """The budgets shown in the table: about a quarter, half and all of the curve."""
-    observed = np.sort(np.asarray(observed))
-    picks = [observed[np.argmin(np.abs(observed - q * observed[-1]))] for q in (0.25, 0.5, 1.0)]
-    return [int(b) for b in dict.fromkeys(picks) if b > 0]
-
-
-def _difference_table(curves: pd.DataFrame, strategies: list[str], baseline: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Shown table (mean ± SE of paired differences, 95% t-interval of the area difference) and its full data."""
-    from scipy import stats
-
-    from gpal.evaluation.metrics import format_mean_se, mean_se
-
-    budgets = _budgets(curves["n_observed"].unique())
-    shown, data = [], []
-    for strategy in (s for s in strategies if s != baseline):
-        for metric in ("nll", "accuracy"):
-            diff = paired_differences(curves, metric, strategy, baseline)
-            data.append(diff.assign(strategy=strategy, baseline=baseline, metric=metric))
-            areas = area_under_curve(curves, metric).unstack("strategy")[[strategy, baseline]].dropna()
-            d = (areas[strategy] - areas[baseline]).to_numpy()
-            m, se = mean_se(d)
-            half = stats.t.ppf(0.975, d.size - 1) * se if d.size > 1 else np.nan
-            better = int(np.sum(d < 0) if _LOWER_IS_BETTER[metric] else np.sum(d > 0))
-            row = {"difference": f"{_NAMES[strategy]} - {_NAMES[baseline]}", "metric": _LABELS[metric]}
-            for b in budgets:
-                at = diff.set_index("n_observed").loc[b]
-                row[f"at {b} observed"] = format_mean_se(at["mean"], at["se"])
-            row["area (mean over budget)"] = format_mean_se(m, se)
-            row["area 95% interval"] = f"[{m - half:.3f}, {m + half:.3f}]"
-            row["repetitions better"] = f"{better}/{d.size}"
-            shown.append(row)
-    return pd.DataFrame(shown), pd.concat(data, ignore_index=True)
-
-
 def _curve_table(curves: pd.DataFrame, strategies: list[str]) -> pd.DataFrame:
     """Mean ± SE of each metric at the start and at the end of the budget, per strategy."""
     from gpal.evaluation.metrics import format_mean_se, mean_se
@@ -256,7 +196,7 @@ def _curve_table(curves: pd.DataFrame, strategies: list[str]) -> pd.DataFrame:
     rows = []
     for strategy in strategies:
         frame = curves[curves.strategy == strategy]
-        row = {"strategy": _NAMES[strategy]}
+        row = {"strategy": strategy_name(strategy)}
         for metric in METRICS:
             for b in (0, last):
                 row[f"{_LABELS[metric]}, {b} observed"] = format_mean_se(*mean_se(
@@ -274,11 +214,11 @@ def _write(config: dict[str, Any], out: Path, curves: pd.DataFrame) -> None:
         curves.to_csv(tmp, index=False)
     strategies, baseline = config["strategies"], config["baseline"]
     reps = curves["repetition"].nunique()
-    shown, data = _difference_table(curves, strategies, baseline)
+    shown, data = difference_table(curves, strategies, baseline, {m: _LABELS[m] for m in ("nll", "accuracy")})
     tables = {
         f"Held-out metrics, mean ± SE over {reps} repetitions": write_table(out / "curves_summary",
                                                                             _curve_table(curves, strategies)),
-        f"Paired differences against {_NAMES[baseline]}, mean ± SE over {reps} repetitions "
+        f"Paired differences against {strategy_name(baseline)}, mean ± SE over {reps} repetitions "
         "(negative NLL / positive accuracy = the strategy is better)": write_table(out / "differences", shown, data=data),
     }
     figures = {
@@ -298,40 +238,19 @@ def _write(config: dict[str, Any], out: Path, curves: pd.DataFrame) -> None:
 
 
 # ----------------------------------------------------------------- figures
-def _style(strategy: str, baseline: str) -> dict[str, Any]:
-    if strategy == baseline:
-        return {"color": "black", "ls": "--"}
-    return {"color": _COLOURS.get(strategy, "0.4"), "ls": "-"}
-
-
 def plot_follow_up_curves(curves: pd.DataFrame, strategies: Sequence[str], baseline: str) -> Any:
-    """One panel per metric: mean over repetitions against sources observed, SE as narrow bars at a few budgets.
-
-    Error bars at about ten budgets, nudged apart per strategy, keep three strategies
-    legible in print where overlapping shaded bands would not be.
-    """
+    """One panel per metric: mean over repetitions against sources observed, SE as bars at a few budgets."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from gpal.evaluation.metrics import mean_se
+    from gpal.evaluation.paired import draw_strategy_curves
 
     fig = Figure(figsize=(3.3 * len(METRICS), 3.2), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, len(METRICS))
-    budgets = np.sort(curves["n_observed"].unique())
-    marked = budgets[np.unique(np.linspace(0, len(budgets) - 1, min(len(budgets), 11)).round().astype(int))]
-    nudge = 0.012 * (budgets[-1] - budgets[0] or 1)
     for ax, metric in zip(axes, METRICS):
-        for k, strategy in enumerate(strategies):
-            frame = curves[curves.strategy == strategy]
-            mean, se = np.array([mean_se(frame.loc[frame.n_observed == b, metric].to_numpy()) for b in budgets]).T
-            style = _style(strategy, baseline)
-            ax.plot(budgets, mean, lw=1.6, label=_NAMES[strategy], **style)
-            at = np.isin(budgets, marked)
-            ax.errorbar(budgets[at] + (k - (len(strategies) - 1) / 2) * nudge, mean[at], yerr=se[at], fmt="none",
-                        ecolor=style["color"], elinewidth=0.9, capsize=2)
+        draw_strategy_curves(ax, curves, strategies, baseline, metric)
         ax.set(xlabel="sources observed", ylabel=_LABELS[metric])
-        ax.grid(alpha=0.3)
     axes[0].legend(fontsize=8, frameon=False)
     reps = curves["repetition"].nunique()
     fig.suptitle(f"Simulated follow-up: mean ± SE over {reps} repetitions", fontsize=10)
@@ -343,6 +262,8 @@ def plot_paired_differences(curves: pd.DataFrame, strategies: Sequence[str], bas
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
+    from gpal.evaluation.paired import draw_differences, strategy_name
+
     others = [s for s in strategies if s != baseline]
     metrics = ("nll", "accuracy")
     fig = Figure(figsize=(3.4 * len(others), 2.6 * len(metrics)), layout="constrained")
@@ -351,19 +272,13 @@ def plot_paired_differences(curves: pd.DataFrame, strategies: Sequence[str], bas
     for i, metric in enumerate(metrics):
         for j, strategy in enumerate(others):
             ax = axes[i, j]
-            d = paired_differences(curves, metric, strategy, baseline)
-            colour = _style(strategy, baseline)["color"]
-            se = d["se"].fillna(0).to_numpy()
-            ax.axhline(0, color="black", lw=0.8)
-            ax.fill_between(d["n_observed"], d["mean"] - se, d["mean"] + se, color=colour, alpha=0.25, lw=0)
-            ax.plot(d["n_observed"], d["mean"], color=colour, lw=1.6)
-            better = "lower is better" if _LOWER_IS_BETTER[metric] else "higher is better"
+            draw_differences(ax, curves, [strategy], baseline, metric)
+            better = "higher is better" if metric == "accuracy" else "lower is better"
             ax.set_ylabel(f"Δ {_LABELS[metric]}\n({better})" if j == 0 else "")
             if i == 0:
-                ax.set_title(f"{_NAMES[strategy]} − {_NAMES[baseline]}", fontsize=10)
+                ax.set_title(f"{strategy_name(strategy)} − {strategy_name(baseline)}", fontsize=10)
             if i == len(metrics) - 1:
                 ax.set_xlabel("sources observed")
-            ax.grid(alpha=0.3)
     reps = curves["repetition"].nunique()
     fig.suptitle(f"Paired differences, mean ± SE over {reps} repetitions", fontsize=10)
     return fig
