@@ -100,3 +100,28 @@ def test_fit_score_save_load(family, tmp_path, capsys):
     loaded = type(est).load(tmp_path / "model")
     assert loaded.get_params() == est.get_params()
     np.testing.assert_allclose(loaded.predict_proba(X), proba, atol=1e-12)
+
+
+@pytest.mark.parametrize("params", [{"family": "noisy_gp"}, {"family": "noisy_gp", "likelihood": "logistic_softmax",
+                                                             "inference": "cavi"}, {"family": "logistic_softmax"}])
+def test_fitting_several_estimators_prints_no_retracing_warning(params):
+    """A script that fits one model per split must not hear TensorFlow's 'triggered tf.function retracing'."""
+    import logging
+
+    import tensorflow as tf
+
+    params = dict(params)
+    family = params.pop("family")
+    X, y = _data(family)
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    tf.get_logger().addHandler(handler)
+    try:
+        for seed in range(7):  # TensorFlow warns from the fifth trace of one code object
+            est = _make(family, random_state=seed, **params).fit(X, y)
+            est.predict_proba(X)
+            est.predict_proba(X[:7])
+    finally:
+        tf.get_logger().removeHandler(handler)
+    assert not [r.getMessage() for r in records if "retracing" in r.getMessage()]

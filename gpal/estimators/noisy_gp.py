@@ -456,14 +456,16 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         """
         import tensorflow as tf
 
+        from gpal.models.compiled import instance_function
+
         cache = getattr(self, "_compiled_cache", None)
         if cache is None or cache[0] is not model:
             cache = self._compiled_cache = (model, {})
         if key not in cache[1]:
             spec = tf.TensorSpec([None, int(model.gp.Z.shape[-1])], tf.float64)
             # autograph off: these are straight-line graphs, and autograph mis-resolved strategy methods.
-            cache[1][key] = tf.function(make(), input_signature=[spec, spec, tf.TensorSpec([2], tf.int64)],
-                                        autograph=False)
+            cache[1][key] = instance_function(make(), input_signature=[spec, spec, tf.TensorSpec([2], tf.int64)],
+                                              autograph=False)
         return cache[1][key]
 
     def sample_proba(self, X: Any, X_var: Any = None, n_samples: int = 100) -> np.ndarray:

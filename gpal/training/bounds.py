@@ -14,6 +14,7 @@ import numpy as np
 import tensorflow as tf
 from tqdm.auto import tqdm
 
+from gpal.models.compiled import instance_function
 from gpal.models.families.logistic_bounds import (
     COEFFICIENTS,
     METHODS,
@@ -80,7 +81,7 @@ class BoundOptimizer:
             "analytic_updates": self._analytic_updates_graph,
             "value_and_gradient": self._value_and_gradient_graph,
         }
-        self._compiled = {name: tf.function(fn) for name, fn in graphs.items()}
+        self._compiled = {name: instance_function(fn) for name, fn in graphs.items()}
 
     # ------------------------------------------------------------ quantities
     def coefficients(self) -> Quadratic:

@@ -12,6 +12,7 @@ import tensorflow as tf
 import tf_keras
 from tqdm.auto import tqdm
 
+from gpal.models.compiled import instance_function
 from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP, onehot_labels
 
 __all__ = ["AugmentedTrainer", "step_size"]
@@ -46,8 +47,8 @@ class AugmentedTrainer:
         self.n = self.X.shape[0]
         self.variables = list(model.kernel.trainable_variables) + ([model.Z] if train_inducing else [])
         self.optimizer = tf_keras.optimizers.Adam(learning_rate=learning_rate)
-        self._update = tf.function(self._update_graph)
-        self._hyper = tf.function(self._hyper_graph)
+        self._update = instance_function(self._update_graph)
+        self._hyper = instance_function(self._hyper_graph)
 
     def _update_graph(self, X: tf.Tensor, onehot: tf.Tensor, scale: tf.Tensor, rho: tf.Tensor, value: bool) -> tf.Tensor:
         """Global step; then the bound at the new q when ``value`` (else 0: the hyper step will report it)."""

@@ -30,6 +30,7 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 
+from gpal.models.compiled import instance_function
 from gpal.models.svgp import NoisySVGP
 
 __all__ = [
@@ -108,12 +109,6 @@ def _compiled_step(model, optimizer, data, seed, jit_compile) -> tuple[Callable,
     row_adam = _RowAdam(per_point, optimizer) if per_point else None
     base_seed = tf.constant(int(seed), dtype=tf.int64)
 
-    @tf.function(
-        input_signature=[tf.TensorSpec([None], tf.int64), tf.TensorSpec([], tf.int64)],
-        jit_compile=jit_compile,
-        reduce_retracing=True,
-        autograph=False,
-    )
     def step(idx: tf.Tensor, step_number: tf.Tensor) -> tf.Tensor:
         X = tf.gather(data.X, idx)
         X_var = tf.gather(data.X_var, idx)
@@ -131,7 +126,10 @@ def _compiled_step(model, optimizer, data, seed, jit_compile) -> tuple[Callable,
             row_adam.apply(grads[len(shared) :])
         return loss
 
-    return step, row_adam
+    signature = [tf.TensorSpec([None], tf.int64), tf.TensorSpec([], tf.int64)]
+    return instance_function(step, input_signature=signature, jit_compile=jit_compile, reduce_retracing=True,
+                             autograph=False), row_adam
+
 
 
 class _RowAdam:

@@ -61,6 +61,7 @@ import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
 
+from gpal.models.compiled import instance_function
 from gpal.models.likelihoods.logistic_softmax import logistic_softmax_probs
 from gpal.models.quadrature import monte_carlo_mean
 from gpal.models.sparse import DEFAULT_JITTER, Projection, inducing_variable, project, whitened_kl, whitened_marginals
@@ -196,7 +197,7 @@ class AugmentedLogisticSoftmaxGP(gpflow.base.Module):
         self.eta1 = tf.Variable(np.zeros((num_classes, M)), trainable=False, name="eta1")
         self.precision = tf.Variable(np.tile(np.eye(M), (num_classes, 1, 1)), trainable=False, name="precision")
         self.jitter = float(jitter)
-        self._predict = tf.function(self._predict_graph)
+        self._predict = instance_function(self._predict_graph)
 
     def project(self, X: tf.Tensor) -> Projection:
         """A = L^-1 K_mn with K_mm + jitter = L L^T, and the residual variances diag(K_nn - A^T A)."""
