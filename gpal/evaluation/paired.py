@@ -15,14 +15,19 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
-    "area_under_curve", "difference_table", "draw_differences", "draw_strategy_curves", "paired_differences",
-    "strategy_name", "strategy_style",
+    "area_under_curve", "difference_table", "draw_differences", "draw_strategy_curves", "higher_is_better",
+    "paired_differences", "strategy_name", "strategy_style",
 ]
 
 #: Okabe-Ito colours (distinguishable in colour-blind vision and in greyscale print); the baseline is black.
 _COLOURS = {"entropy": "#0072B2", "bald": "#D55E00", "margin": "#009E73", "least_confidence": "#CC79A7"}
 _NAMES = {"bald": "BALD", "least_confidence": "least confidence"}
 _HIGHER_IS_BETTER = {"accuracy"}
+
+
+def higher_is_better(metric: str) -> bool:
+    """Whether a larger value of ``metric`` is better (accuracy) or worse (error, NLL, ECE)."""
+    return metric in _HIGHER_IS_BETTER
 
 
 def strategy_name(strategy: str) -> str:
@@ -74,16 +79,17 @@ def difference_table(curves: pd.DataFrame, strategies: Sequence[str], baseline: 
     from gpal.evaluation.metrics import format_mean_se, mean_se
 
     budgets = _budgets(curves["n_observed"].unique())
+    areas = {metric: area_under_curve(curves, metric).unstack("strategy") for metric in metrics}
     shown, data = [], []
     for strategy in (s for s in strategies if s != baseline):
         for metric, label in metrics.items():
             diff = paired_differences(curves, metric, strategy, baseline)
             data.append(diff.assign(strategy=strategy, baseline=baseline, metric=metric))
-            areas = area_under_curve(curves, metric).unstack("strategy")[[strategy, baseline]].dropna()
-            d = (areas[strategy] - areas[baseline]).to_numpy()
+            pair = areas[metric][[strategy, baseline]].dropna()
+            d = (pair[strategy] - pair[baseline]).to_numpy()
             m, se = mean_se(d)
             half = stats.t.ppf(0.975, d.size - 1) * se if d.size > 1 else np.nan
-            better = int(np.sum(d > 0) if metric in _HIGHER_IS_BETTER else np.sum(d < 0))
+            better = int(np.sum(d > 0) if higher_is_better(metric) else np.sum(d < 0))
             row = {"difference": f"{strategy_name(strategy)} - {strategy_name(baseline)}", "metric": label}
             for b in budgets:
                 at = diff.set_index("n_observed").loc[b]

@@ -131,7 +131,6 @@ def _compiled_step(model, optimizer, data, seed, jit_compile) -> tuple[Callable,
                              autograph=False), row_adam
 
 
-
 class _RowAdam:
     """Adam for per-point tables that touches only the minibatch's rows.
 

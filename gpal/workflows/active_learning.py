@@ -85,7 +85,7 @@ def curve_unit(params: dict[str, Any], strategy: str, seed: int, rep: int, noise
     # Estimator seed and random strategy's stream depend on the repetition only: every strategy shares them.
     model_seed, random_seed = (int(v % 2**31) for v in np.random.SeedSequence([seed, rep, 1]).generate_state(2))
     estimator = NoisyGPClassifier(**params, random_state=model_seed)
-    options = {"random": {"seed": random_seed}, "bald": {"n_samples": loop.get("bald_samples", 30)}}
+    options = {"random": {"seed": random_seed}, "bald": {"n_samples": loop["bald_samples"]}}
     start = time.perf_counter()
     ActiveLearningLoop(
         estimator, initial, pool, SimulatedOracle(pool), test=test,

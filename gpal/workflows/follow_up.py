@@ -262,7 +262,7 @@ def plot_paired_differences(curves: pd.DataFrame, strategies: Sequence[str], bas
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from gpal.evaluation.paired import draw_differences, strategy_name
+    from gpal.evaluation.paired import draw_differences, higher_is_better, strategy_name
 
     others = [s for s in strategies if s != baseline]
     metrics = ("nll", "accuracy")
@@ -273,7 +273,7 @@ def plot_paired_differences(curves: pd.DataFrame, strategies: Sequence[str], bas
         for j, strategy in enumerate(others):
             ax = axes[i, j]
             draw_differences(ax, curves, [strategy], baseline, metric)
-            better = "higher is better" if metric == "accuracy" else "lower is better"
+            better = "higher is better" if higher_is_better(metric) else "lower is better"
             ax.set_ylabel(f"Δ {_LABELS[metric]}\n({better})" if j == 0 else "")
             if i == 0:
                 ax.set_title(f"{strategy_name(strategy)} − {strategy_name(baseline)}", fontsize=10)
