@@ -2,9 +2,9 @@
 """Prediction and warm-refit costs of ``NoisyGPClassifier`` (issue 12): one table, optionally JSON.
 
 (a) the GP part of NIMGP prediction: sources / s of the latent marginals at S input draws per
-    source (draws folded into one batch), its matrix-product flops, and their rate against a
-    float64 ``tf.matmul`` timed in the same run, both of the prediction's own shape and square
-    (the machine's GEMM peak);
+    source (draws folded into one batch) in float64 and in float32 (what sampled inputs use), its
+    matrix-product flops, and their rate against ``tf.matmul`` of the same precision timed in the
+    same run, both of the prediction's own shape and square (the machine's GEMM peak);
 (b) ``predict_proba`` end to end, sources / s, per likelihood: the likelihood's predictive
     integral over the S x n marginals is timed apart from the GP part;
 (c) the fixed cost of a ``predict_proba`` call: 1 row through ``predict_proba`` against the
@@ -59,31 +59,40 @@ def fitted(args, likelihood: str, n: int, epochs: int, warm_start: bool = False)
 
 
 def gp_part(args) -> dict[str, Any]:
-    """(a): the latent marginals at rows x S inputs, against float64 GEMMs of the same run."""
+    """(a): the latent marginals at rows x S inputs, against GEMMs of the same run in both precisions."""
+    import inspect
+
     import tensorflow as tf
 
     clf, _ = fitted(args, "softmax", args.train_n, 5)
     gp = clf.model_.gp
     L, M, d, S, rows = gp.num_latent, gp.num_inducing, args.d, args.samples, args.gp_rows
     inputs = tf.constant(np.random.default_rng(args.seed).normal(size=(rows * S, d)))
-    fast = getattr(gp, "predictive_marginals", gp.marginals)
-    variants = {
-        "factored (predictive_marginals)" if fast != gp.marginals else "solve (marginals)": fast,
-        "solve (marginals)": gp.marginals,
-    }
+    variants = {"solve (marginals), float64": gp.marginals}
+    factored = getattr(gp, "predictive_marginals", None)
+    if factored is not None:
+        variants["factored (predictive_marginals), float64"] = factored
+        if "dtype" in inspect.signature(factored).parameters:
+            variants["factored, float32 (the sampled-input path)"] = lambda a: factored(a, tf.float32)
+
     def compile_variances(f: Callable) -> Callable:
         return tf.function(lambda a: f(a)[1], autograph=False)
 
     compiled = {k: compile_variances(f) for k, f in variants.items()}
-    A = tf.constant(np.random.default_rng(1).normal(size=(L, M + 1, M)))
-    B = tf.constant(np.random.default_rng(2).normal(size=(L, M, rows * S)))
-    big = tf.constant(np.random.default_rng(3).normal(size=(args.square, args.square)))
+    rng = np.random.default_rng(1)
     matmul = tf.function(lambda a, b: tf.matmul(a, b), autograph=False)
     exp = tf.function(tf.exp, autograph=False)
-    calls = {**{k: (lambda f=f: f(inputs).numpy()) for k, f in compiled.items()},
-             "GEMM, prediction shape": lambda: matmul(A, B).numpy(),
-             "GEMM, square": lambda: matmul(big, big).numpy(),
-             "exp, K_zx shape": lambda: exp(B).numpy()}
+    calls = {k: (lambda f=f: f(inputs).numpy()) for k, f in compiled.items()}
+    gemms = {}
+    for dtype in (tf.float64, tf.float32):
+        # The prediction's products: per latent, (rows S, M) x (M, M); and a square GEMM, the machine's peak.
+        A = tf.constant(rng.normal(size=(rows * S, M)), dtype)
+        B = tf.constant(rng.normal(size=(M, M)), dtype)
+        big = tf.constant(rng.normal(size=(args.square, args.square)), dtype)
+        gemms[dtype.name] = {"prediction shape": 2 * L * rows * S * M * M, "square": 2 * args.square**3}
+        calls[f"GEMM {dtype.name}, prediction shape"] = lambda A=A, B=B: [matmul(A, B).numpy() for _ in range(L)]
+        calls[f"GEMM {dtype.name}, square"] = lambda big=big: matmul(big, big).numpy()
+        calls[f"exp {dtype.name}, K_xz shape"] = lambda A=A: [exp(A).numpy() for _ in range(L)]
     times = {k: [] for k in calls}
     for fn in calls.values():
         fn()
@@ -93,19 +102,18 @@ def gp_part(args) -> dict[str, Any]:
             fn()
             times[k].append(time.perf_counter() - t0)
     med = {k: float(np.median(v)) for k, v in times.items()}
-    # Matrix-product flops of one prediction input per latent: the distances (2 M d) and [Q; w] K_zx (2 (M + 1) M).
-    flops = rows * S * L * (2 * M * d + 2 * (M + 1) * M)
-    gemm_shape = 2 * L * (M + 1) * M * rows * S / med["GEMM, prediction shape"]
-    gemm_square = 2 * args.square**3 / med["GEMM, square"]
+    # Matrix-product flops per prediction input and latent: the distances 2 M (d + 2) and a = W k_zx, 2 M^2.
+    flops = rows * S * L * (2 * M * (d + 2) + 2 * M * M)
+    rates = {dt: {shape: n / med[f"GEMM {dt}, {shape}"] for shape, n in shapes.items()} for dt, shapes in gemms.items()}
     out = {"seconds": med, "all_seconds": times, "flops": flops, "exp_per_call": rows * S * L * M,
-           "gemm_flops_per_s": {"prediction shape": gemm_shape, "square": gemm_square},
-           "exp_per_s": L * M * rows * S / med["exp, K_zx shape"], "sources_per_s": {},
-           "flops_per_s": {}, "fraction_of_gemm": {}}
+           "gemm_flops_per_s": rates,
+           "exp_per_s": {dt: L * M * rows * S / med[f"exp {dt}, K_xz shape"] for dt in gemms},
+           "sources_per_s": {}, "flops_per_s": {}, "fraction_of_gemm": {}}
     for k in variants:
+        dt = "float32" if "float32" in k else "float64"
         out["sources_per_s"][k] = rows / med[k]
         out["flops_per_s"][k] = flops / med[k]
-        out["fraction_of_gemm"][k] = {"prediction shape": flops / med[k] / gemm_shape,
-                                      "square": flops / med[k] / gemm_square}
+        out["fraction_of_gemm"][k] = {shape: flops / med[k] / r for shape, r in rates[dt].items()}
     return out
 
 
@@ -119,7 +127,13 @@ def end_to_end(args, likelihood: str) -> dict[str, Any]:
     model = clf.model_
     inputs = tf.constant(np.random.default_rng(0).normal(size=(args.samples * 100, args.d)))
     Fmu, Fvar = tf.function(lambda a: model.gp.marginals(a), autograph=False)(inputs)
-    lik = tf.function(lambda m, v: model.likelihood.predict_proba(m, v), autograph=False)
+    if hasattr(model.likelihood, "predict_proba_per_draw"):  # the noisy-input path: (S, 100, L) marginals
+        shape = [args.samples, 100, -1]
+        Fmu, Fvar = tf.reshape(Fmu, shape), tf.reshape(Fvar, shape)
+        seed = tf.constant([args.seed, -1], tf.int64)
+        lik = tf.function(lambda m, v: model.likelihood.predict_proba_per_draw(m, v, seed), autograph=False)
+    else:
+        lik = tf.function(lambda m, v: model.likelihood.predict_proba(m, v), autograph=False)
     lik_seconds = median_seconds(lambda: lik(Fmu, Fvar).numpy(), max(1, args.repeats // 2))
     one = median_seconds(lambda: clf.predict_proba(X[:1], X_var[:1]), args.repeats)
     fn = next(iter(clf._compiled_cache[1].values())) if hasattr(clf, "_compiled_cache") else clf._predict_fn
@@ -185,9 +199,10 @@ def table(res: dict[str, Any]) -> str:
         lines.append(f"| (a) GP part, {k}: matrix-product GFLOP / s | {g['flops_per_s'][k] / 1e9:.1f} |")
         f = g["fraction_of_gemm"][k]
         lines.append(f"| (a) GP part, {k}: / GEMM (prediction shape; square) | {f['prediction shape']:.2f}; {f['square']:.2f} |")
-    for k, v in g["gemm_flops_per_s"].items():
-        lines.append(f"| (a) float64 tf.matmul, {k}: GFLOP / s | {v / 1e9:.1f} |")
-    lines.append(f"| (a) float64 tf.exp over an array the shape of K_zx: M exp / s | {g['exp_per_s'] / 1e6:.0f} |")
+    for dt, shapes in g["gemm_flops_per_s"].items():
+        for k, v in shapes.items():
+            lines.append(f"| (a) {dt} tf.matmul, {k}: GFLOP / s | {v / 1e9:.1f} |")
+        lines.append(f"| (a) {dt} tf.exp over an array the shape of K_xz: M exp / s | {g['exp_per_s'][dt] / 1e6:.0f} |")
     for lik, r in res["end_to_end"].items():
         lines.append(f"| (b) predict_proba, {lik}: sources / s | {r['predict_sources_per_s']:,.0f} |")
         lines.append(f"| (b) its likelihood part alone, {lik}: sources / s | {r['likelihood_sources_per_s']:,.0f} |")
@@ -213,7 +228,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--samples", type=int, default=300, help="input draws per source (n_samples)")
     p.add_argument("--train-n", type=int, default=408)
     p.add_argument("--gp-rows", type=int, default=100, help="sources per call in (a)")
-    p.add_argument("--predict-n", type=int, default=200, help="sources per predict_proba call in (b)")
+    p.add_argument("--predict-n", type=int, default=2000, help="sources per predict_proba call in (b)")
     p.add_argument("--square", type=int, default=1500, help="size of the square GEMM in (a)")
     p.add_argument("--likelihoods", default="softmax,robustmax")
     p.add_argument("--refit-n", type=int, default=200)

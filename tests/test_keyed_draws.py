@@ -45,6 +45,10 @@ def test_same_probability_after_save_and_load(fitted, tmp_path):
 
 
 def test_monte_carlo_error_matches_the_spread_over_independent_draw_streams():
+    """The reported error is the spread of independent estimates, on average and row by row: about 95% of
+    40 estimates fall within 2 reported errors of their mean.  (It includes the latent draws that go with
+    each input draw, nearly the same size for every row here, so a correlation of reported and measured
+    errors across rows would measure the noise of 40-estimate spreads rather than the reported error.)"""
     X, y, V = _problem()
     clf = NoisyGPClassifier(input_noise="latent", n_samples=30, random_state=0, **FAST).fit(X, y, V)
     proba, se = clf.predict_proba(X, V, return_mc_error=True)
@@ -55,7 +59,8 @@ def test_monte_carlo_error_matches_the_spread_over_independent_draw_streams():
     spread = estimates.std(axis=0, ddof=1)
     ratio = se.mean() / spread.mean()
     assert 0.8 < ratio < 1.25, ratio
-    assert np.corrcoef(se.ravel(), spread.ravel())[0, 1] > 0.8
+    covered = np.mean(np.abs(estimates - estimates.mean(axis=0)) < 2 * se)
+    assert 0.9 < covered < 0.995, covered
 
 
 def test_exact_input_models_report_zero_monte_carlo_error():

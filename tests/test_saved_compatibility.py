@@ -18,12 +18,20 @@ MODELS = ["noisy_gp_latent", "noisy_gp_cavi", "dirichlet", "logistic_bound", "lo
 
 @pytest.mark.parametrize("name", MODELS)
 def test_saved_model_loads_and_predicts_as_before(name):
+    """The same probabilities; for the noisy-input model (sampled inputs) the same within Monte Carlo error,
+    since 0.3 spreads the softmax's latent draws over the input draws (``MonteCarloLikelihood``): within 4
+    standard errors of the difference of two such estimates, sqrt(2) x the reported one."""
     est = load_estimator(SAVED / name)
     assert est.get_params()["random_state"] == 1 and "seed" not in est.get_params()
     with np.testing.suppress_warnings() as sup:
         sup.filter(UserWarning)
         proba = est.predict_proba(EXPECTED["Xq"], EXPECTED["Vq"])
-    np.testing.assert_allclose(proba, EXPECTED[name], rtol=0, atol=1e-9)
+    if name == "noisy_gp_latent":
+        proba, se = est.predict_proba(EXPECTED["Xq"], EXPECTED["Vq"], return_mc_error=True)
+        assert se.min() > 0
+        np.testing.assert_array_less(np.abs(proba - EXPECTED[name]), 4 * np.sqrt(2) * se)
+    else:
+        np.testing.assert_allclose(proba, EXPECTED[name], rtol=0, atol=1e-9)
 
 
 def test_trained_folder_loads_and_predicts_as_before():

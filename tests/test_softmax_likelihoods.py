@@ -310,3 +310,42 @@ def test_conditional_proba_is_the_predictive_at_zero_variance(kind):
     if kind == "logistic_softmax":
         sig = 1.0 / (1.0 + np.exp(-F))
         np.testing.assert_allclose(direct, sig / sig.sum(axis=1, keepdims=True), rtol=1e-12)
+
+
+@pytest.mark.parametrize("make", [SoftmaxLikelihood, LogisticSoftmaxLikelihood])
+@pytest.mark.parametrize("per_input", [1, 3])
+def test_draws_spread_over_input_draws_estimate_the_predictive(make, per_input):
+    """At S input draws each draw gets ceil(num_predict_samples / S) latent draws of its own: the average over
+    s matches the exact per-draw predictive averaged over s (two classes: a 1-D Gauss-Hermite integral of
+    p(y = 1 | f_2 - f_1)), within 4 standard errors measured from the spread over s, and equals a numpy
+    reading of the same latent draws."""
+    rng = np.random.default_rng(8)
+    S, n = 4000, 5
+    mu = rng.normal(0.0, 1.5, (S, n, 2)) + rng.normal(0, 1.0, (1, n, 2))
+    var = rng.uniform(0.05, 3.0, (S, n, 2))
+    lik = make(2, num_predict_samples=S * per_input - 1, seed=3)
+    seed = tf.constant([7, -1], tf.int64)
+    draws = tf.function(lik.predict_proba_per_draw)(*_tf(mu, var), seed).numpy()
+    assert draws.shape == (S, n, 2)
+    estimate, se = draws.mean(0), draws.std(0, ddof=1) / np.sqrt(S)
+    t, w = np.polynomial.hermite.hermgauss(80)
+    z = np.sqrt(2.0) * t
+    d_mu, d_var = mu[..., 1] - mu[..., 0], var[..., 0] + var[..., 1]
+    g = d_mu[..., None] + np.sqrt(d_var)[..., None] * z  # f_2 - f_1 at the nodes
+    p_second = 1.0 / (1.0 + np.exp(-g)) if make is SoftmaxLikelihood else None
+    if make is LogisticSoftmaxLikelihood:  # sigma(f_2) / (sigma(f_1) + sigma(f_2)) needs both: 2-D rule
+        f1 = mu[..., 0, None, None] + np.sqrt(var[..., 0])[..., None, None] * z[:, None]
+        f2 = mu[..., 1, None, None] + np.sqrt(var[..., 1])[..., None, None] * z[None, :]
+        s1, s2 = 1 / (1 + np.exp(-f1)), 1 / (1 + np.exp(-f2))
+        exact = np.einsum("snij,i,j->sn", s2 / (s1 + s2), w, w) / np.pi
+    else:
+        exact = p_second @ w / np.sqrt(np.pi)
+    assert se[:, 1].min() > 0
+    np.testing.assert_array_less(np.abs(estimate[:, 1] - exact.mean(0)), 4 * se[:, 1])
+    # the same latent draws read in numpy: K per input draw, shared by the points
+    K = per_input
+    eps = tf.random.stateless_normal([S, 1, K, 2], seed=tf.random.experimental.stateless_fold_in(seed, 3),
+                                     dtype=tf.float64, alg="philox").numpy()
+    F = mu[:, :, None] + np.sqrt(var)[:, :, None] * eps
+    reference = lik.conditional_proba(tf.constant(F.reshape(-1, 2))).numpy().reshape(S, n, K, 2).mean(2)
+    np.testing.assert_allclose(draws, reference, rtol=1e-12)

@@ -119,6 +119,30 @@ def test_predictive_marginals_match_numpy_and_the_solve_path(kernel):
         np.testing.assert_allclose(var[:, c], dense_var, rtol=1e-8, atol=1e-10)
 
 
+@pytest.mark.parametrize("conditioning", ["fitted-like", "near-singular"])
+def test_float32_prediction_keeps_variances_to_float32_rounding_of_the_prior(conditioning):
+    """predictive_marginals in float32 against float64, where K_zz is near-singular too (two inducing points
+    1e-4 apart: condition number ~1e6, the limit the jitter sets).  There k^T Q k in float32 is off by up to
+    0.1 (Q's entries reach 4e5); the rotated whitened form keeps means and variances within 1e-4 of the
+    prior's scale (|mean| <= sqrt(k_xx) |m|)."""
+    X, y, _ = _data()
+    model = build_model(X, y, num_classes=C, num_inducing=8)
+    _randomise(model)
+    gp = model.gp
+    if conditioning == "near-singular":
+        Z = gp.Z.numpy()
+        Z[:, 1] = Z[:, 0] + 1e-4
+        gp.Z.assign(Z)
+        assert np.linalg.cond(gp.kernels[0](gp.Z[0]).numpy() + gp.jitter.numpy() * np.eye(8)) > 1e5
+    Xs = _t(np.random.default_rng(3).normal(size=(200, D)) * 1.5)
+    mean64, var64 = (t.numpy() for t in gp.predictive_marginals(Xs))
+    mean32, var32 = (t.numpy() for t in gp.predictive_marginals(Xs, tf.float32))
+    prior = np.array([k.variance.numpy() for k in gp.kernels])
+    assert var64.min() > 0 and np.ptp(mean64) > 0.5  # the comparison is not of constants
+    assert np.abs(var32 - var64).max() < 1e-4 * prior.max()
+    assert np.abs(mean32 - mean64).max() < 1e-4 * np.sqrt(prior.max()) * np.linalg.norm(gp.q_mu.numpy(), axis=0).max()
+
+
 def test_first_order_gradients_match_finite_differences():
     X, y, X_var = _data()
     model = build_model(X, y, num_classes=C, num_inducing=8, input_noise="first_order")

@@ -34,8 +34,9 @@ _NOISE_VARIANCE = ("known", "learned", "both")
 _INFERENCE = ("svi", "cavi", "natural_gradient")
 # Settings of the augmented model that have no SVI counterpart, passed through ``inference_options``.
 _AUGMENTED_OPTIONS = ("hyper_every", "train_inducing", "nat_delay", "nat_forgetting", "jitter")
-# Prediction evaluates the GP at (rows x n_samples) inputs; chunks keep that bounded.
-_PREDICT_BUDGET = 2**18
+# Prediction evaluates the GP at (rows x n_samples) inputs; chunks keep that bounded.  2^20 (388
+# sources of 300 draws, 3 classes: ~25 MB per (inputs, M) array) ran ~20% faster than 2^18 on 2 cores.
+_PREDICT_BUDGET = 2**20
 # The parameters a model is built from: a warm-started refit keeps the model itself (and its
 # compiled functions) while these are unchanged and the inducing-point count stays the same.
 _MODEL_PARAMS = ("input_noise", "noise_variance", "likelihood", "likelihood_options", "num_inducing", "kernel",
@@ -424,8 +425,9 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         A source's probability depends on the model and its own X / X_var row only (the
         Monte Carlo input draws are shared by all rows), never on which other rows are
         predicted with it or how they are chunked.  ``return_mc_error=True`` also returns
-        each probability's Monte Carlo standard error over the input draws, (n, C): zero
-        where inputs are not sampled (input_noise "none" / "first_order").
+        each probability's Monte Carlo standard error over the input draws and the latent
+        draws that go with them, (n, C): zero where inputs are not sampled (input_noise
+        "none" / "first_order").
         """
         X, X_var = self._inputs(X, X_var)
         fn, S = self._predictor(self.model_)

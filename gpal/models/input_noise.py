@@ -187,6 +187,9 @@ class _GaussianInputs(InputNoise):
     """
 
     stochastic_prediction = True
+    # The GP part of prediction at the sampled inputs runs in float32: its rounding (~1e-5 of the
+    # prior variance) is three orders below the Monte Carlo error of the input draws it averages over.
+    prediction_dtype = tf.float32
 
     def __init__(self, prior_variance: float, name: str):
         super().__init__(name=name)
@@ -230,7 +233,7 @@ class _GaussianInputs(InputNoise):
         # so a source gets the same probability whatever else is predicted with it.
         noise = tf.random.stateless_normal([n_samples, 1, d], seed=seed, dtype=X.dtype)
         samples = tf.reshape(mean[None] + tf.sqrt(var)[None] * noise, [-1, d])
-        Fmu, Fvar = gp.predictive_marginals(samples)  # the S draws folded into the batch of one GEMM
+        Fmu, Fvar = gp.predictive_marginals(samples, self.prediction_dtype)  # the S draws folded into the batch
         L = tf.shape(Fmu)[1]
         return tf.reshape(Fmu, [n_samples, n, L]), tf.reshape(Fvar, [n_samples, n, L])
 

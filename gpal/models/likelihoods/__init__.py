@@ -4,7 +4,14 @@ Each module defines subclasses of ``Likelihood``; defining one registers it in
 ``LIKELIHOODS`` by its ``kind``. A new likelihood is a new module here, imported below.
 """
 
-from gpal.models.likelihoods.base import LIKELIHOODS, Likelihood, RobustMax, likelihood_from_config, make_likelihood
+from gpal.models.likelihoods.base import (
+    LIKELIHOODS,
+    Likelihood,
+    MonteCarloLikelihood,
+    RobustMax,
+    likelihood_from_config,
+    make_likelihood,
+)
 from gpal.models.likelihoods.gaussian_noise import (
     GaussianNoiseLikelihood,
     LogitLikelihood,
@@ -20,6 +27,7 @@ __all__ = [
     "Likelihood",
     "LogisticSoftmaxLikelihood",
     "LogitLikelihood",
+    "MonteCarloLikelihood",
     "ProbitLikelihood",
     "RobustMax",
     "SoftmaxLikelihood",

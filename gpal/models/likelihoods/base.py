@@ -23,11 +23,12 @@ import tensorflow as tf
 import tensorflow_probability as tfp
 from check_shapes import check_shapes, inherit_check_shapes
 
-__all__ = ["Likelihood", "RobustMax", "make_likelihood", "likelihood_from_config", "LIKELIHOODS"]
+__all__ = ["Likelihood", "MonteCarloLikelihood", "RobustMax", "make_likelihood", "likelihood_from_config", "LIKELIHOODS"]
 
 from gpal.registry import LIKELIHOODS
 from gpal.models.quadrature import (
     argmax_probabilities,
+    monte_carlo_mean,
     panel_rule,
     prob_largest,
     robust_expected_log,
@@ -70,6 +71,22 @@ class Likelihood(gpflow.base.Module, abc.ABC):
         """p(y_i = c | f_i) at given latent values, shape (N, num_classes): what BALD and sampling need."""
         return self._conditional_proba(F)
 
+    @check_shapes("Fmu: [S, N, L]", "Fvar: [S, N, L]", "seed: [2]", "return: [S, N, C]")
+    def predict_proba_per_draw(self, Fmu: tf.Tensor, Fvar: tf.Tensor, seed: tf.Tensor) -> tf.Tensor:
+        """Estimates of p(y_i = c | x_s) at S draws x_s of each point's input, (S, N, C).
+
+        Their mean over s is the noisy-input predictive and their spread its Monte Carlo
+        error.  By default the predictive at every draw's marginals (``seed`` unused); a
+        Monte Carlo likelihood draws from ``seed``, the prediction's, so that a new seed
+        gives new draws of x and f together.
+        """
+        return self._predict_proba_per_draw(Fmu, Fvar, seed)
+
+    def _predict_proba_per_draw(self, Fmu: tf.Tensor, Fvar: tf.Tensor, seed: tf.Tensor) -> tf.Tensor:
+        S, n, L = tf.shape(Fmu)[0], tf.shape(Fmu)[1], tf.shape(Fmu)[2]
+        p = self.predict_proba(tf.reshape(Fmu, [S * n, L]), tf.reshape(Fvar, [S * n, L]))
+        return tf.reshape(p, [S, n, -1])
+
     def _conditional_proba(self, F: tf.Tensor) -> tf.Tensor:
         """The predictive at zero latent variance; a Monte Carlo likelihood overrides it to skip its draws."""
         return self._predict_proba(F, tf.zeros_like(F))
@@ -87,6 +104,38 @@ class Likelihood(gpflow.base.Module, abc.ABC):
     @abc.abstractmethod
     def get_config(self) -> dict[str, Any]:
         """JSON-able constructor arguments plus ``name`` (see ``likelihood_from_config``)."""
+
+
+class MonteCarloLikelihood(Likelihood):
+    """A likelihood whose predictive E_q[p(y | f)] has no closed form: an average over seeded draws of f.
+
+    A subclass sets ``num_predict_samples`` and ``seed`` and writes ``_conditional_proba``
+    (p(y | f) at given f).  At exact inputs every point's marginals get the same
+    ``num_predict_samples`` draws.  At S draws of noisy inputs, each input draw gets
+    ceil(num_predict_samples / S) latent draws of its own instead of all of them: (x_s, f_s)
+    are then joint draws from the predictive, the average over s is unbiased for the same
+    probability, and the spread over s measures the whole Monte Carlo error.  The full set at
+    every input draw cost S times more evaluations (300 x 300 softmaxes per source at the
+    defaults) for an error of the same order, since those latent draws were shared by the
+    input draws rather than averaged over them.
+    """
+
+    num_predict_samples: int
+    seed: int
+
+    @inherit_check_shapes
+    def _predict_proba(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
+        return monte_carlo_mean(self._conditional_proba, Fmu, Fvar, self.num_predict_samples, self.seed)
+
+    def _predict_proba_per_draw(self, Fmu: tf.Tensor, Fvar: tf.Tensor, seed: tf.Tensor) -> tf.Tensor:
+        S, n, L = tf.shape(Fmu)[0], tf.shape(Fmu)[1], tf.shape(Fmu)[2]
+        K = (self.num_predict_samples + S - 1) // S  # latent draws per input draw
+        # Shared by every point, as the input draws are; the likelihood's own seed folded into the prediction's.
+        seed = tf.random.experimental.stateless_fold_in(seed, self.seed)
+        eps = tf.random.stateless_normal(tf.stack([S, 1, K, L]), seed=seed, dtype=Fmu.dtype, alg="philox")
+        F = Fmu[:, :, None, :] + tf.sqrt(tf.maximum(Fvar, 0.0))[:, :, None, :] * eps  # (S, N, K, L)
+        p = self._conditional_proba(tf.reshape(F, [-1, L]))
+        return tf.reduce_mean(tf.reshape(p, [S, n, K, -1]), axis=2)
 
 
 class RobustMax(Likelihood):

@@ -20,7 +20,7 @@ import tensorflow as tf
 from check_shapes import check_shapes, inherit_check_shapes
 
 from gpal.models.quadrature import check_integer, monte_carlo_mean
-from gpal.models.likelihoods.base import Likelihood
+from gpal.models.likelihoods.base import MonteCarloLikelihood
 
 __all__ = ["LogisticSoftmaxLikelihood", "logistic_softmax_log_prob", "logistic_softmax_probs"]
 
@@ -39,7 +39,7 @@ def logistic_softmax_probs(F: tf.Tensor) -> tf.Tensor:
     return tf.nn.softmax(tf.math.log_sigmoid(F), axis=1)
 
 
-class LogisticSoftmaxLikelihood(Likelihood):
+class LogisticSoftmaxLikelihood(MonteCarloLikelihood):
     """Logistic-softmax labels; expectations over q(f) by seeded, stateless Monte Carlo.
 
     num_classes : C >= 2, or None for a template whose class count is set at fit.
@@ -71,10 +71,6 @@ class LogisticSoftmaxLikelihood(Likelihood):
     @inherit_check_shapes
     def _variational_expectations(self, Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor) -> tf.Tensor:
         return monte_carlo_mean(lambda F: logistic_softmax_log_prob(F, Y), Fmu, Fvar, self.num_samples, self.seed)
-
-    @inherit_check_shapes
-    def _predict_proba(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
-        return monte_carlo_mean(logistic_softmax_probs, Fmu, Fvar, self.num_predict_samples, self.seed)
 
     def _conditional_proba(self, F: tf.Tensor) -> tf.Tensor:
         return logistic_softmax_probs(F)

@@ -30,7 +30,7 @@ import tensorflow as tf
 from check_shapes import check_shapes, inherit_check_shapes
 
 from gpal.models.quadrature import check_integer, monte_carlo_mean
-from gpal.models.likelihoods.base import Likelihood
+from gpal.models.likelihoods.base import MonteCarloLikelihood
 
 __all__ = ["SoftmaxLikelihood", "gumbel_softmax_bound"]
 
@@ -48,7 +48,7 @@ def gumbel_softmax_bound(Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor) -> tf.Te
     return -tf.nn.softplus(own + tf.reduce_logsumexp(others, axis=1))  # -log(1 + P), log P = own + lse
 
 
-class SoftmaxLikelihood(Likelihood):
+class SoftmaxLikelihood(MonteCarloLikelihood):
     """Softmax labels with the Gumbel-noise closed-form ELBO bound (GPCsm, paper 000 eq. 24-26).
 
     num_classes : C >= 2, or None for a template whose class count is set at fit.
@@ -83,10 +83,6 @@ class SoftmaxLikelihood(Likelihood):
         labels = tf.cast(Y, tf.int32)
         log_lik = lambda F: tf.gather(tf.nn.log_softmax(F, axis=1), labels, axis=1, batch_dims=1)  # noqa: E731
         return monte_carlo_mean(log_lik, Fmu, Fvar, self.num_elbo_samples, self.seed + 1)
-
-    @inherit_check_shapes
-    def _predict_proba(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
-        return monte_carlo_mean(self._conditional_proba, Fmu, Fvar, self.num_predict_samples, self.seed)
 
     def _conditional_proba(self, F: tf.Tensor) -> tf.Tensor:
         return tf.nn.softmax(F, axis=1)
