@@ -102,8 +102,9 @@ def gp_part(args) -> dict[str, Any]:
             fn()
             times[k].append(time.perf_counter() - t0)
     med = {k: float(np.median(v)) for k, v in times.items()}
-    # Matrix-product flops per prediction input and latent: the distances 2 M (d + 2) and a = W k_zx, 2 M^2.
-    flops = rows * S * L * (2 * M * (d + 2) + 2 * M * M)
+    # Matrix-product flops per prediction input and latent: the exponent [x, x^2, 1] . z_a, 2 M (2 d + 1),
+    # and a = W k_zx, 2 M^2.
+    flops = rows * S * L * (2 * M * (2 * d + 1) + 2 * M * M)
     rates = {dt: {shape: n / med[f"GEMM {dt}, {shape}"] for shape, n in shapes.items()} for dt, shapes in gemms.items()}
     out = {"seconds": med, "all_seconds": times, "flops": flops, "exp_per_call": rows * S * L * M,
            "gemm_flops_per_s": rates,

@@ -21,6 +21,7 @@ from check_shapes import check_shapes, inherit_check_shapes
 
 from gpal.models.quadrature import check_integer, monte_carlo_mean
 from gpal.models.likelihoods.base import MonteCarloLikelihood
+from gpal.models.likelihoods.softmax import softmax
 
 __all__ = ["LogisticSoftmaxLikelihood", "logistic_softmax_log_prob", "logistic_softmax_probs"]
 
@@ -34,9 +35,9 @@ def logistic_softmax_log_prob(F: tf.Tensor, Y: tf.Tensor) -> tf.Tensor:
 
 
 @check_shapes("F: [N, C]", "return: [N, C]")
-def logistic_softmax_probs(F: tf.Tensor) -> tf.Tensor:
-    """p(y = k | f) for every class k."""
-    return tf.nn.softmax(tf.math.log_sigmoid(F), axis=1)
+def logistic_softmax_probs(F: tf.Tensor, axis: int = 1) -> tf.Tensor:
+    """p(y = k | f) = sigma(f_k) / sum_c sigma(f_c) for every class k, classes along ``axis``."""
+    return softmax(tf.math.log_sigmoid(F), axis)
 
 
 class LogisticSoftmaxLikelihood(MonteCarloLikelihood):
@@ -72,8 +73,8 @@ class LogisticSoftmaxLikelihood(MonteCarloLikelihood):
     def _variational_expectations(self, Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor) -> tf.Tensor:
         return monte_carlo_mean(lambda F: logistic_softmax_log_prob(F, Y), Fmu, Fvar, self.num_samples, self.seed)
 
-    def _conditional_proba(self, F: tf.Tensor) -> tf.Tensor:
-        return logistic_softmax_probs(F)
+    def _proba(self, F: tf.Tensor, axis: int) -> tf.Tensor:
+        return logistic_softmax_probs(F, axis)
 
     def get_config(self) -> dict[str, Any]:
         return {
