@@ -68,3 +68,18 @@ def test_exact_input_models_report_zero_monte_carlo_error():
     clf = NoisyGPClassifier(input_noise="first_order", **FAST).fit(X, y, V)
     _, se = clf.predict_proba(X, V, return_mc_error=True)
     assert se.shape == (40, 3) and np.all(se == 0)
+
+
+def test_chunks_shrink_with_the_latent_draws_per_input_draw(monkeypatch):
+    """One input draw and 1000 latent draws per source: the chunks hold 1000 latent values per row, not 9."""
+    X, y, V = _problem(40)
+    clf = NoisyGPClassifier(input_noise="latent", n_samples=1, random_state=0, **FAST).fit(X, y, V)
+    seen = []
+    original = clf._in_chunks
+    monkeypatch.setattr(gpal.estimators.noisy_gp, "_PREDICT_BUDGET", 10_000)
+    monkeypatch.setattr(clf, "_in_chunks", lambda *a, **k: seen.append(k["latent_draws"]) or original(*a, **k))
+    rows = []
+    monkeypatch.setattr(clf, "_predictor", lambda model, f=clf._predictor: (
+        (lambda a, b, seed, g=f(model)[0]: rows.append(len(a)) or g(a, b, seed)), f(model)[1]))
+    clf.predict_proba(X, V)
+    assert seen == [1000] and max(rows) == 10 and sum(rows) == 40

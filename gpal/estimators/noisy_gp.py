@@ -431,7 +431,10 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         """
         X, X_var = self._inputs(X, X_var)
         fn, S = self._predictor(self.model_)
-        both = self._in_chunks(fn, X, X_var, S, stream=-1, axis=1)
+        # A Monte Carlo likelihood draws ceil(num_predict_samples / S) latent values per sampled input.
+        per_input = getattr(self.model_.likelihood, "num_predict_samples", 1)
+        latent_draws = -(-per_input // S) if self.model_.strategy.stochastic_prediction else 1
+        both = self._in_chunks(fn, X, X_var, S, stream=-1, axis=1, latent_draws=latent_draws)
         return (both[0], both[1]) if return_mc_error else both[0]
 
     def _predictor(self, model: Any) -> tuple[Callable, int]:
@@ -484,15 +487,17 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         fn = self._compiled(model, ("sample", S), lambda: lambda a, b, seed: model.sample_conditional_proba(a, b, seed, S))
         return self._in_chunks(fn, X, X_var, S, stream=-(10**6), axis=1)
 
-    def _in_chunks(self, fn: Callable, X: np.ndarray, X_var: np.ndarray, S: int, stream: int, axis: int = 0) -> np.ndarray:
+    def _in_chunks(self, fn: Callable, X: np.ndarray, X_var: np.ndarray, S: int, stream: int, axis: int = 0,
+                   latent_draws: int = 1) -> np.ndarray:
         """Evaluate ``fn`` over row chunks so memory stays bounded; every chunk has the same seed.
 
         The draws are shared by the rows (see ``predict_proba``), so one seed for all chunks
-        makes the result independent of the chunking.
+        makes the result independent of the chunking.  A row holds S input draws, each with
+        C^2 quadrature terms or ``latent_draws`` latent values, whichever is more.
         """
         import tensorflow as tf
 
-        rows = max(1, _PREDICT_BUDGET // (S * len(self.classes_) ** 2))
+        rows = max(1, _PREDICT_BUDGET // (S * max(len(self.classes_) ** 2, latent_draws)))
         seed = tf.constant([int(self.random_state), stream], dtype=tf.int64)  # a stream apart from training's
         out = []
         for start in range(0, X.shape[0], rows):
