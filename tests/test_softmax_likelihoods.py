@@ -327,6 +327,8 @@ def test_draws_spread_over_input_draws_estimate_the_predictive(make, per_input):
     seed = tf.constant([7, -1], tf.int64)
     draws = tf.function(lik.predict_proba_per_draw)(*_tf(mu, var), seed).numpy()
     assert draws.shape == (S, n, 2)
+    np.testing.assert_allclose(lik.predict_proba_per_draw(*_tf(mu[:5], var[:5]), seed).numpy(),  # eager: shapes checked
+                               tf.function(lik.predict_proba_per_draw)(*_tf(mu[:5], var[:5]), seed).numpy(), rtol=1e-12)
     estimate, se = draws.mean(0), draws.std(0, ddof=1) / np.sqrt(S)
     t, w = np.polynomial.hermite.hermgauss(80)
     z = np.sqrt(2.0) * t

@@ -430,10 +430,9 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         "none" / "first_order").
         """
         X, X_var = self._inputs(X, X_var)
-        fn, S = self._predictor(self.model_)
-        # A Monte Carlo likelihood draws ceil(num_predict_samples / S) latent values per sampled input.
-        per_input = getattr(self.model_.likelihood, "num_predict_samples", 1)
-        latent_draws = -(-per_input // S) if self.model_.strategy.stochastic_prediction else 1
+        model = self.model_
+        fn, S = self._predictor(model)
+        latent_draws = model.likelihood.latent_draws_per_input(S) if model.strategy.stochastic_prediction else 1
         both = self._in_chunks(fn, X, X_var, S, stream=-1, axis=1, latent_draws=latent_draws)
         return (both[0], both[1]) if return_mc_error else both[0]
 

@@ -107,11 +107,10 @@ class LatentGPs(gpflow.base.Module):
         augmented matrices formed in float64, then cast), where a kernel call makes several
         passes over (N, M) arrays per latent.  Any other kernel takes its own K(X, Z) in float64.
         """
-        Z = tf.convert_to_tensor(self.Z)
         if not all(type(k) is gpflow.kernels.SquaredExponential and k.active_dims == slice(None) for k in self.kernels):
-            Kxz = tf.stack([k(X, Z[c]) for c, k in enumerate(self.kernels)])
-            kxx = tf.stack([k(X, full_cov=False) for k in self.kernels])
-            return tf.cast(Kxz, dtype), tf.cast(kxx, dtype)
+            Kzx, kxx = self._kernel_blocks([X] * self.num_latent)
+            return tf.cast(tf.linalg.matrix_transpose(Kzx), dtype), tf.cast(kxx, dtype)
+        Z = tf.convert_to_tensor(self.Z)
         d = tf.shape(X)[1]
         inv_sq = tf.stack([tf.broadcast_to(tf.convert_to_tensor(k.lengthscales), [d]) for k in self.kernels]) ** -2
         variances = tf.stack([tf.convert_to_tensor(k.variance) for k in self.kernels])  # (L,)

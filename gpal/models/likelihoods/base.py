@@ -82,6 +82,10 @@ class Likelihood(gpflow.base.Module, abc.ABC):
         """
         return self._predict_proba_per_draw(Fmu, Fvar, seed)
 
+    def latent_draws_per_input(self, num_input_draws: Any) -> Any:
+        """Latent draws ``predict_proba_per_draw`` makes at each of that many input draws (int or tensor)."""
+        return 1
+
     def _predict_proba_per_draw(self, Fmu: tf.Tensor, Fvar: tf.Tensor, seed: tf.Tensor) -> tf.Tensor:
         S, n, L = tf.shape(Fmu)[0], tf.shape(Fmu)[1], tf.shape(Fmu)[2]
         p = self.predict_proba(tf.reshape(Fmu, [S * n, L]), tf.reshape(Fvar, [S * n, L]))
@@ -134,9 +138,12 @@ class MonteCarloLikelihood(Likelihood):
     def _predict_proba(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
         return monte_carlo_mean(self._conditional_proba, Fmu, Fvar, self.num_predict_samples, self.seed)
 
+    def latent_draws_per_input(self, num_input_draws: Any) -> Any:
+        return (self.num_predict_samples + num_input_draws - 1) // num_input_draws  # ceil
+
     def _predict_proba_per_draw(self, Fmu: tf.Tensor, Fvar: tf.Tensor, seed: tf.Tensor) -> tf.Tensor:
         S, L = tf.shape(Fmu)[0], tf.shape(Fmu)[2]
-        K = (self.num_predict_samples + S - 1) // S  # latent draws per input draw
+        K = self.latent_draws_per_input(S)
         # Shared by every point, as the input draws are; the likelihood's own seed folded into the prediction's.
         seed = tf.random.experimental.stateless_fold_in(seed, self.seed)
         eps = tf.random.stateless_normal(tf.stack([L, K, S, 1]), seed=seed, dtype=tf.float32, alg="philox")

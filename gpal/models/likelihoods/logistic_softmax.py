@@ -34,7 +34,7 @@ def logistic_softmax_log_prob(F: tf.Tensor, Y: tf.Tensor) -> tf.Tensor:
     return own - tf.reduce_logsumexp(log_sigmoid, axis=1)
 
 
-@check_shapes("F: [N, C]", "return: [N, C]")
+@check_shapes("F: [shape...]", "return: [shape...]")
 def logistic_softmax_probs(F: tf.Tensor, axis: int = 1) -> tf.Tensor:
     """p(y = k | f) = sigma(f_k) / sum_c sigma(f_c) for every class k, classes along ``axis``."""
     return softmax(tf.math.log_sigmoid(F), axis)
