@@ -29,7 +29,8 @@ from scipy import interpolate, optimize, special
 
 from gpal.data.dataset import NoisyDataset, Standardizer
 
-__all__ = ["SyntheticProblem", "digits", "inject_noise", "synthetic_2d", "toy_1d", "waveform", "wine"]
+__all__ = ["SyntheticProblem", "digits", "inject_noise", "synthetic_2d", "toy_1d", "toy_1d_heteroscedastic", "waveform",
+           "wine"]
 
 
 @dataclass(frozen=True)
@@ -166,9 +167,11 @@ def _log_normal_interval_mass(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return log_hi + np.log1p(-np.exp(special.log_ndtr(lo) - log_hi))
 
 
-def _box_posterior_proba(X_obs: np.ndarray, noise_std: float, edges: Sequence[np.ndarray],
+def _box_posterior_proba(X_obs: np.ndarray, noise_std: Any, edges: Sequence[np.ndarray],
                          cell_labels: np.ndarray, n_classes: int, chunk: int = 1024) -> np.ndarray:
     """p(y = c | x~) when x ~ U(box), x~ = x + N(0, noise_std^2 I), labels constant on cells.
+
+    ``noise_std`` is one number, or one per row (n,) for heteroscedastic noise.
 
     The box is cut into a rectangular grid of cells (``edges[j]`` along axis j) with
     one label each.  The posterior p(x | x~) is a product of truncated normals, so the
@@ -179,11 +182,13 @@ def _box_posterior_proba(X_obs: np.ndarray, noise_std: float, edges: Sequence[np
     """
     one_hot = np.eye(n_classes)[cell_labels]  # (m_1, ..., m_d, C), first axis contracted first
     out = np.empty((X_obs.shape[0], n_classes))
+    std = np.broadcast_to(np.asarray(noise_std, dtype=np.float64), X_obs.shape[:1])
     for start in range(0, X_obs.shape[0], chunk):
         rows = X_obs[start : start + chunk]
+        row_std = std[start : start + chunk, None]
         proba = one_hot
         for j, e in enumerate(edges):
-            z = (e[None, :] - rows[:, j : j + 1]) / noise_std
+            z = (e[None, :] - rows[:, j : j + 1]) / row_std
             log_w = _log_normal_interval_mass(z[:, :-1], z[:, 1:])
             w = np.exp(log_w - special.logsumexp(log_w, axis=1, keepdims=True))
             proba = np.einsum("ni,ni...->n...", w, proba) if j else np.einsum("ni,i...->n...", w, proba)
@@ -292,6 +297,64 @@ def toy_1d(n_train: int = 1000, n_test: int = 1000, noise_std: float = 0.1, seed
 
     params = {**params, "noise_std": noise_std, "decision_boundaries": tuple(edges[1:-1].tolist())}
     return SyntheticProblem(train, test, bayes_proba, latent, params)
+
+
+# ------------------------------------------------- heteroscedastic toy 1-D
+def toy_1d_heteroscedastic(n_train: int = 800, n_test: int = 2000, seed: int = 0, *,
+                           train_noise_std: tuple[float, float] = (0.02, 1.0),
+                           test_noise_std: tuple[float, float] | None = None,
+                           variance: float = 1.0, lengthscale: float = 0.75) -> SyntheticProblem:
+    """``toy_1d`` with a noise level of its own for every point: the catalog's situation.
+
+    As `toy_1d` (same latent functions for the same seed, x ~ U[-3, 3], y the argmax at the
+    noiseless x), but point i is observed as x~_i = x_i + N(0, sd_i^2) with sd_i log-uniform
+    in ``train_noise_std`` for the training points and in ``test_noise_std`` (default: the
+    same range) for the test points, and ``X_var`` holds each sd_i^2.  Training on precise
+    points and testing on noisy ones (e.g. (0.02, 0.15) and (0.3, 1.0)) is the shift from
+    bright associated sources to faint unassociated ones.
+
+    ``bayes_proba(X_obs, X_var)`` is exact: p(x | x~_i) ∝ U[-3, 3](x) N(x~_i | x, sd_i^2),
+    integrated over the class intervals (differences of normal CDFs).
+    """
+    ranges = {"train": _check_range("train_noise_std", train_noise_std)}
+    ranges["test"] = ranges["train"] if test_noise_std is None else _check_range("test_noise_std", test_noise_std)
+    n_classes = 3
+    latent, train, test, params = _gp_prior_problem(
+        "toy_1d_heteroscedastic", "toy1dh", 1, (-3.0, 3.0), variance, lengthscale, 0.0, n_train, n_test, seed,
+        ("x",), n_classes,
+    )
+    edges, labels = _class_intervals(latent)
+    rng_train, rng_test = np.random.default_rng([_check_seed(seed), 1]).spawn(2)
+    noisy = {}
+    for split, data, rng in (("train", train, rng_train), ("test", test, rng_test)):
+        low, high = np.log(ranges[split])
+        sd = np.exp(rng.uniform(low, high, size=data.X.shape))
+        X_obs = data.aux["X_true"] + sd * rng.standard_normal(data.X.shape)
+        noisy[split] = NoisyDataset(X=X_obs, X_var=sd**2, y=data.y, class_names=data.class_names,
+                                    feature_names=data.feature_names, ids=data.ids, aux=data.aux,
+                                    meta={**data.meta, "noise_std_range": list(ranges[split])})
+
+    def bayes_proba(X_obs: Any, X_var: Any) -> np.ndarray:
+        """Bayes-optimal p(y | observed x~ with its variance), shape (n, 3)."""
+        X_obs = _as_points("X_obs", X_obs, 1)
+        var = np.asarray(X_var, dtype=np.float64).reshape(-1)
+        if var.shape != X_obs.shape[:1] or not np.all(np.isfinite(var)) or np.any(var <= 0):
+            raise ValueError(f"X_var must hold one positive variance per row ({X_obs.shape[0]}); got shape {var.shape}")
+        return _box_posterior_proba(X_obs, np.sqrt(var), [edges], labels, n_classes)
+
+    params = {**params, "noise_variance": None, "train_noise_std": list(ranges["train"]),
+              "test_noise_std": list(ranges["test"]), "decision_boundaries": tuple(edges[1:-1].tolist())}
+    return SyntheticProblem(noisy["train"], noisy["test"], bayes_proba, latent, params)
+
+
+def _check_range(name: str, value: Any) -> tuple[float, float]:
+    try:
+        low, high = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a (low, high) pair of noise standard deviations; got {value!r}") from None
+    if not (np.isfinite(low) and np.isfinite(high) and 0 < low <= high):
+        raise ValueError(f"{name} must satisfy 0 < low <= high; got {value!r}")
+    return low, high
 
 
 # -------------------------------------------------------------- synthetic 2-D

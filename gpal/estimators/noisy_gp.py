@@ -32,6 +32,7 @@ __all__ = ["NoisyGPClassifier"]
 
 _NOISE_VARIANCE = ("known", "learned", "both")
 _INFERENCE = ("svi", "cavi", "natural_gradient")
+_INPUT_PRIORS = ("broad", "population")
 # Settings of the augmented model that have no SVI counterpart, passed through ``inference_options``.
 _AUGMENTED_OPTIONS = ("hyper_every", "train_inducing", "nat_delay", "nat_forgetting", "jitter")
 # Prediction evaluates the GP at (rows x n_samples) inputs; chunks keep that bounded.  2^20 (388
@@ -40,7 +41,7 @@ _PREDICT_BUDGET = 2**20
 # The parameters a model is built from: a warm-started refit keeps the model itself (and its
 # compiled functions) while these are unchanged and the inducing-point count stays the same.
 _MODEL_PARAMS = ("input_noise", "noise_variance", "likelihood", "likelihood_options", "num_inducing", "kernel",
-                 "prior_variance", "hidden_sizes", "epsilon", "learn_epsilon", "random_state")
+                 "prior_variance", "input_prior", "prior_components", "hidden_sizes", "epsilon", "learn_epsilon", "random_state")
 
 
 class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
@@ -76,6 +77,12 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     batch_size, epochs, learning_rate : Adam minibatch optimisation of the ELBO.
     n_samples : Monte Carlo draws of p(x* | x~*) per test point (latent, amortized).
     prior_variance : s of the broad prior N(0, s I) on the noiseless inputs.
+    input_prior : "broad" | "population"
+        The prior over the noiseless inputs of "latent" / "amortized": the paper's broad
+        N(0, prior_variance I), or a Gaussian mixture of ``prior_components`` fitted to the
+        training inputs *with their error bars* by extreme deconvolution, so that a faint
+        source is averaged over where sources like it are, not over N(x~, V) (docs/methods.md).
+    prior_components : mixture components of the population prior.
     hidden_sizes : hidden layer widths of the amortisation network.
     epsilon, learn_epsilon : label-flip probability of the robust-max likelihood.
     standardize : fit a ``gpal.data.dataset.Standardizer`` on the training inputs.
@@ -115,6 +122,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         "learning_rate": Real(0, low_open=True),
         "n_samples": Integer(1),
         "prior_variance": Real(0, low_open=True),
+        "input_prior": OneOf(_INPUT_PRIORS),
+        "prior_components": Integer(1),
         "hidden_sizes": Satisfies(lambda s: all(isinstance(h, numbers.Integral) and h >= 1 for h in s),
                                   "a sequence of positive integers"),
         "epsilon": Real(0, 1, low_open=True, high_open=True, meaning="a label-flip probability"),
@@ -141,6 +150,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         learning_rate: float = 0.01,
         n_samples: int = 300,
         prior_variance: float = 1000.0,
+        input_prior: str = "broad",
+        prior_components: int = 8,
         hidden_sizes: tuple[int, ...] = (50,),
         epsilon: float = 1e-3,
         learn_epsilon: bool = False,
@@ -166,6 +177,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         self.learning_rate = learning_rate
         self.n_samples = n_samples
         self.prior_variance = prior_variance
+        self.input_prior = input_prior
+        self.prior_components = prior_components
         self.hidden_sizes = hidden_sizes
         self.epsilon = epsilon
         self.learn_epsilon = learn_epsilon
@@ -182,6 +195,17 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     def _check_combinations(self) -> None:
         self._check_likelihood_options()
         self._check_inference()
+        self._check_input_prior()
+
+    def _check_input_prior(self) -> None:
+        if self.input_prior == "broad":
+            return
+        if self.input_noise not in ("latent", "amortized"):
+            raise ValueError(f"input_prior={self.input_prior!r} is a prior over latent inputs: use input_noise='latent' "
+                             f"or 'amortized' (got {self.input_noise!r}), or input_prior='broad'")
+        if self.noise_variance == "learned":
+            raise ValueError(f"input_prior={self.input_prior!r} is fitted with the measured variances; "
+                             "use noise_variance='known' or 'both'")
 
     def _check_likelihood_options(self) -> None:
         options = self.likelihood_options or {}
@@ -287,6 +311,9 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
                 num_inducing=self.num_inducing,
                 kernel=self.kernel,
                 prior_variance=float(self.prior_variance),
+                input_prior=self.input_prior,
+                prior_components=int(self.prior_components),
+                X_var=Z_var,
                 hidden_sizes=tuple(int(h) for h in self.hidden_sizes),
                 likelihood_options=self._likelihood_options(),
                 seed=int(self.random_state),

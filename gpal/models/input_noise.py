@@ -5,7 +5,8 @@ strategy turns a batch of observed inputs (and their V, labels and row indices)
 into the marginals the likelihood consumes, plus any extra ELBO terms it owns:
 
 * ``none`` (MGP): marginals at x~_i; no extra terms.
-* ``latent`` (NIMGP): a free Gaussian q(x_i) per training row, prior N(0, s I);
+* ``latent`` (NIMGP): a free Gaussian q(x_i) per training row, prior p(x_i) the paper's N(0, s I)
+  or a population mixture (``gpal.models.input_prior``);
   marginals at one reparameterised sample of q(x_i); extra terms
   E_q log p(x~_i | x_i) - KL(q(x_i) || p(x_i)) in closed form.
 * ``amortized`` (NIMGP-NN): as ``latent`` with q(x_i) produced by a small network
@@ -20,11 +21,11 @@ A dimension whose V_ij is exactly 0 (a feature without an error bar) is
 noiseless: x_ij = x~_ij, it has no q and contributes no ELBO terms, so nothing
 ever divides by or takes the log of a zero variance.
 
-q(x_i) is parameterised relative to the label-free posterior p(x_i | x~_i) =
-N(s x~ / (V + s), V~) with V~ = V s / (V + s): mean x~ + sqrt(V~) a, variance
-V~ exp(b).  With a = b = 0 it starts at that posterior (up to the negligible
-shrinkage s / (V + s) of the mean); in noiseless dimensions V~ = 0 pins it to x~;
-and a, b stay well scaled whatever the size of the error bars.
+q(x_i) is parameterised relative to a base (m_i, V~_i), the prior's label-free posterior
+p(x_i | x~_i) (``prior.base``): mean m + sqrt(V~) a, variance V~ exp(b).  With a = b = 0
+it starts at that posterior (for the broad prior, m = x~ and V~ = V s / (V + s)); in
+noiseless dimensions V~ = 0 pins it to x~; and a, b stay well scaled whatever the size of
+the error bars.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import tensorflow as tf
 from check_shapes import check_shapes
 from gpflow.utilities import positive
 
+from gpal.models.input_prior import BroadPrior, MixturePrior, prior_from_config
 from gpal.registry import INPUT_NOISE
 
 __all__ = [
@@ -49,8 +51,6 @@ __all__ = [
     "FirstOrder",
     "NOISE_VARIANCE_MODES",
     "expected_log_observation",
-    "kl_to_broad_prior",
-    "input_posterior",
 ]
 
 NOISE_VARIANCE_MODES = ("known", "learned", "both")
@@ -93,20 +93,6 @@ def expected_log_observation(diff: tf.Tensor, q_var: tf.Tensor, V: tf.Tensor) ->
     """E_{q(x)} log N(x~ | x, V) per dimension, for q(x) = N(x~ + diff, q_var); needs V > 0."""
     return -0.5 * tf.math.log(2.0 * math.pi * V) - 0.5 * (tf.square(diff) + q_var) / V
 
-
-def kl_to_broad_prior(mean: tf.Tensor, q_var: tf.Tensor, prior_variance: float) -> tf.Tensor:
-    """KL(N(mean, q_var) || N(0, s)) per dimension; needs q_var > 0."""
-    s = tf.cast(prior_variance, mean.dtype)
-    return 0.5 * ((q_var + tf.square(mean)) / s - 1.0 + tf.math.log(s) - tf.math.log(q_var))
-
-
-def input_posterior(X: tf.Tensor, V: tf.Tensor, prior_variance: float) -> tuple[tf.Tensor, tf.Tensor]:
-    """p(x | x~) = N(s x~ / (V + s), V s / (V + s)) under the prior N(0, s I) (paper eq. 12-13).
-
-    Written so that V = 0 gives exactly N(x~, 0): no division by V.
-    """
-    s = tf.cast(prior_variance, X.dtype)
-    return s * X / (V + s), V * s / (V + s)
 
 
 # ----------------------------------------------------------------- strategies
@@ -191,14 +177,18 @@ class _GaussianInputs(InputNoise):
     # prior variance) is three orders below the Monte Carlo error of the input draws it averages over.
     prediction_dtype = tf.float32
 
-    def __init__(self, prior_variance: float, name: str):
+    def __init__(self, prior_variance: float, name: str, population_prior: "MixturePrior | dict | None" = None):
         super().__init__(name=name)
-        if not prior_variance > 0:
-            raise ValueError(f"prior_variance must be > 0; got {prior_variance}")
-        self.prior_variance = float(prior_variance)
+        broad = BroadPrior(prior_variance)  # checks the variance even where a population prior replaces it
+        self.prior_variance = broad.variance
+        if isinstance(population_prior, dict):
+            population_prior = prior_from_config(population_prior)
+        if population_prior is not None and not isinstance(population_prior, MixturePrior):
+            raise TypeError(f"population_prior must be a MixturePrior; got {type(population_prior).__name__}")
+        self.prior = population_prior if population_prior is not None else broad
 
     def offsets(self, X: tf.Tensor, Y: tf.Tensor, idx: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        """(a, b), each (B, d): q(x_i) = N(x~ + sqrt(V~) a, V~ exp(b))."""
+        """(a, b), each (B, d): q(x_i) = N(m_i + sqrt(V~_i) a, V~_i exp(b)) around the prior's base (m, V~)."""
         raise NotImplementedError
 
     @check_shapes("X: [B, D]", "V: [B, D]", "a: [B, D]", "b: [B, D]", "noise: [B, D]")
@@ -207,16 +197,18 @@ class _GaussianInputs(InputNoise):
     ) -> tuple[tf.Tensor, tf.Tensor]:
         """A reparameterised draw of x_i ~ q(x_i) and the batch sum of E_q log p(x~|x) - KL(q(x)||p(x))."""
         noisy = V > 0
-        s = self.prior_variance
-        # Noiseless dimensions compute with a stand-in V = 1 and are masked out
+        # Noiseless dimensions compute with stand-ins (mean x~, variances 1) and are masked out
         # afterwards, so that no value or gradient there meets sqrt(0) or log(0).
-        V_safe = tf.where(noisy, V, tf.ones_like(V))
-        _, V_post = input_posterior(X, V_safe, s)
-        diff = tf.sqrt(V_post) * a
-        q_var = V_post * tf.exp(b)
-        sample = tf.where(noisy, X + diff + tf.sqrt(q_var) * noise, X)
-        per_dim = expected_log_observation(diff, q_var, V_safe) - kl_to_broad_prior(X + diff, q_var, s)
-        return sample, tf.reduce_sum(tf.where(noisy, per_dim, tf.zeros_like(per_dim)))
+        ones = tf.ones_like(V)
+        base_mean, base_var = self.prior.base(X, V)
+        base_mean = tf.where(noisy, base_mean, X)
+        base_var = tf.where(noisy, base_var, ones)
+        q_mean = base_mean + tf.sqrt(base_var) * a
+        q_var = base_var * tf.exp(b)
+        sample = tf.where(noisy, q_mean + tf.sqrt(q_var) * noise, X)
+        observed = expected_log_observation(q_mean - X, q_var, tf.where(noisy, V, ones))
+        observed = tf.reduce_sum(tf.where(noisy, observed, tf.zeros_like(observed)))
+        return sample, observed + tf.reduce_sum(self.prior.neg_kl(q_mean, q_var, sample, noisy))
 
     def training_marginals(self, gp, X, V, Y, idx, seed):
         a, b = self.offsets(X, Y, idx)
@@ -226,19 +218,23 @@ class _GaussianInputs(InputNoise):
         return Fmu, Fvar, extra
 
     def predictive_marginals(self, gp, X, V, seed, n_samples):
-        mean, var = input_posterior(X, V, self.prior_variance)
         n, d = tf.shape(X)[0], tf.shape(X)[1]
-        # One set of standard-normal draws shared by every row (common random numbers): a row's
-        # probability then depends on the row and the seed alone, not on its position in the call,
-        # so a source gets the same probability whatever else is predicted with it.
+        # One set of draws shared by every row (common random numbers): a row's probability then
+        # depends on the row and the seed alone, not on its position in the call, so a source
+        # gets the same probability whatever else is predicted with it.
         noise = tf.random.stateless_normal([n_samples, 1, d], seed=seed, dtype=X.dtype)
-        samples = tf.reshape(mean[None] + tf.sqrt(var)[None] * noise, [-1, d])
+        uniform = tf.random.stateless_uniform([n_samples, 1], seed=tf.random.experimental.stateless_fold_in(seed, 1),
+                                              dtype=X.dtype)  # the mixture component of each draw
+        samples = tf.reshape(self.prior.sample(X, V, noise, uniform), [-1, d])
         Fmu, Fvar = gp.predictive_marginals(samples, self.prediction_dtype)  # the S draws folded into the batch
         L = tf.shape(Fmu)[1]
         return tf.reshape(Fmu, [n_samples, n, L]), tf.reshape(Fvar, [n_samples, n, L])
 
     def get_config(self) -> dict[str, Any]:
-        return {"name": self.kind, "prior_variance": self.prior_variance}
+        config = {"name": self.kind, "prior_variance": self.prior_variance}
+        if isinstance(self.prior, MixturePrior):
+            config["population_prior"] = self.prior.get_config()
+        return config
 
 
 class LatentInputs(_GaussianInputs):
@@ -246,8 +242,9 @@ class LatentInputs(_GaussianInputs):
 
     kind = "latent"
 
-    def __init__(self, num_data: int, num_features: int, prior_variance: float = 1000.0):
-        super().__init__(prior_variance, name="latent")
+    def __init__(self, num_data: int, num_features: int, prior_variance: float = 1000.0,
+                 population_prior: "MixturePrior | dict | None" = None):
+        super().__init__(prior_variance, name="latent", population_prior=population_prior)
         self.num_data = int(num_data)
         self.num_features = int(num_features)
         # Plain variables, not gpflow Parameters: gathering rows straight from a variable
@@ -291,8 +288,9 @@ class AmortizedInputs(_GaussianInputs):
         hidden_sizes: Sequence[int] = (50,),
         prior_variance: float = 1000.0,
         seed: int = 0,
+        population_prior: "MixturePrior | dict | None" = None,
     ):
-        super().__init__(prior_variance, name="amortized")
+        super().__init__(prior_variance, name="amortized", population_prior=population_prior)
         hidden_sizes = tuple(int(h) for h in hidden_sizes)
         if any(h < 1 for h in hidden_sizes):
             raise ValueError(f"hidden_sizes must be positive integers; got {hidden_sizes}")

@@ -33,6 +33,7 @@ from gpal.models.input_noise import (
     NoiseVariance,
     strategy_from_config,
 )
+from gpal.models.input_prior import fit_mixture_prior
 from gpal.models.kernels import default_kernel
 from gpal.models.likelihoods.base import Likelihood, likelihood_from_config, make_likelihood
 from gpal.models.sparse import (
@@ -304,6 +305,9 @@ def build_model(
     num_inducing: int = 100,
     kernel: gpflow.kernels.Kernel | None = None,
     prior_variance: float = 1000.0,
+    input_prior: str = "broad",
+    prior_components: int = 8,
+    X_var: np.ndarray | None = None,
     hidden_sizes: Sequence[int] = (50,),
     likelihood_options: Mapping[str, Any] | None = None,
     initial_learned_variance: float = 0.01,
@@ -325,10 +329,18 @@ def build_model(
     template = kernel if kernel is not None else default_kernel(d)
     kernels = [deepcopy(template) for _ in range(L)]
     Z = kmeans_inducing(X, min(int(num_inducing), n), seed)
+    population = None
+    if input_prior == "population":
+        if input_noise not in ("latent", "amortized") or X_var is None:
+            raise ValueError("input_prior='population' is a prior over latent inputs: it needs input_noise 'latent' "
+                             f"or 'amortized' and the training variances X_var; got input_noise={input_noise!r}")
+        population = fit_mixture_prior(X, X_var, prior_components, seed)
+    elif input_prior != "broad":
+        raise ValueError(f"input_prior must be 'broad' or 'population'; got {input_prior!r}")
     if input_noise == "latent":
-        strategy: InputNoise = LatentInputs(n, d, prior_variance)
+        strategy: InputNoise = LatentInputs(n, d, prior_variance, population)
     elif input_noise == "amortized":
-        strategy = AmortizedInputs(d, num_classes, hidden_sizes, prior_variance, seed)
+        strategy = AmortizedInputs(d, num_classes, hidden_sizes, prior_variance, seed, population)
     else:
         strategy = INPUT_NOISE[input_noise]()
     nv = NoiseVariance(noise_variance, d, initial_learned_variance) if strategy.uses_noise_variance else None

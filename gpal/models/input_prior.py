@@ -1,0 +1,244 @@
+"""Priors over the noiseless inputs of the noisy-input models, and the posteriors p(x | x~) they give.
+
+The paper's prior is broad, N(0, s I) with s = 1000 (paper 001 eq. 12-13): a source is then
+averaged over N(x~, V) as if sources were spread uniformly, so a faint source with wide error
+bars is blurred far outside the populated region, towards the class prior.  Astronomers answer
+heteroscedastic errors by deconvolving against the population instead (extreme deconvolution,
+Bovy, Hogg & Roweis 2011): fit a Gaussian mixture p_pop(x) = sum_k w_k N(x | mu_k, Sigma_k) to
+the observed inputs *with their error covariances*, so that it describes the noiseless inputs,
+and use it as the prior.  The posterior of a source is then itself a mixture,
+
+    p(x | x~) = sum_k r_k N(x | m_k, S_k),   r_k ∝ w_k N(x~ | mu_k, Sigma_k + V),
+    m_k = x~ - V T_k^-1 (x~ - mu_k),          S_k = V - V T_k^-1 V,   T_k = Sigma_k + V,
+
+written so that a dimension with V_jj = 0 (an exact feature) keeps x_j = x~_j exactly.
+
+Two priors share one interface, used by the Gaussian q(x_i) strategies (``input_noise.py``):
+``base`` (where q(x_i) starts), ``neg_kl`` (the ELBO's -KL(q(x_i) || p(x_i)) term, in closed form
+for the broad prior and by the reparameterised draw for the mixture) and ``sample`` (draws of
+p(x* | x~*) for prediction).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+__all__ = ["BroadPrior", "MixturePrior", "fit_mixture_prior", "prior_from_config"]
+
+_LOG_2PI = math.log(2.0 * math.pi)
+# Added to S_k's diagonal before its Cholesky factor: S_k is exactly singular in the exact
+# dimensions (whose draws are then replaced by x~) and can round to slightly indefinite.
+_SAMPLE_JITTER = 1e-10
+
+
+class BroadPrior:
+    """N(0, s I): the paper's prior; its posterior is N(s x~ / (V + s), V s / (V + s)) per dimension."""
+
+    kind = "broad"
+
+    def __init__(self, variance: float = 1000.0):
+        if not variance > 0:
+            raise ValueError(f"prior_variance must be > 0; got {variance}")
+        self.variance = float(variance)
+
+    def posterior(self, X: tf.Tensor, V: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """Mean and variance of p(x | x~) per dimension; V = 0 gives exactly N(x~, 0)."""
+        s = tf.cast(self.variance, X.dtype)
+        return s * X / (V + s), V * s / (V + s)
+
+    def base(self, X: tf.Tensor, V: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """Where q(x_i) starts: x~ with the posterior variance (the shrinkage s / (V + s) of the mean is negligible)."""
+        return X, self.posterior(X, V)[1]
+
+    def neg_kl(self, q_mean: tf.Tensor, q_var: tf.Tensor, sample: tf.Tensor, noisy: tf.Tensor) -> tf.Tensor:
+        """-KL(N(q_mean, q_var) || N(0, s)) summed over the noisy dimensions of each row, (B,)."""
+        s = tf.cast(self.variance, q_mean.dtype)
+        safe_var = tf.where(noisy, q_var, tf.ones_like(q_var))
+        kl = 0.5 * ((safe_var + tf.square(q_mean)) / s - 1.0 + tf.math.log(s) - tf.math.log(safe_var))
+        return -tf.reduce_sum(tf.where(noisy, kl, tf.zeros_like(kl)), axis=1)
+
+    def sample(self, X: tf.Tensor, V: tf.Tensor, noise: tf.Tensor, uniform: tf.Tensor) -> tf.Tensor:
+        """Draws (S, N, d) of p(x | x~) from standard normals ``noise`` (S, 1, d) shared by the rows."""
+        mean, var = self.posterior(X, V)
+        return mean[None] + tf.sqrt(var)[None] * noise
+
+    def get_config(self) -> dict[str, Any]:
+        return {"kind": self.kind, "variance": self.variance}
+
+
+class MixturePrior:
+    """A Gaussian mixture over the noiseless inputs (fitted by ``fit_mixture_prior``), held as constants."""
+
+    kind = "mixture"
+
+    def __init__(self, weights: Any, means: Any, covariances: Any):
+        weights = np.asarray(weights, dtype=np.float64)
+        means = np.asarray(means, dtype=np.float64)
+        covariances = np.asarray(covariances, dtype=np.float64)
+        K = weights.shape[0] if weights.ndim == 1 else -1
+        if K < 1 or means.ndim != 2 or means.shape[0] != K or covariances.shape != (K, means.shape[1], means.shape[1]):
+            raise ValueError(
+                f"a mixture prior needs weights (K,), means (K, d) and covariances (K, d, d); got shapes "
+                f"{weights.shape}, {means.shape}, {covariances.shape}"
+            )
+        if not (np.all(np.isfinite(weights)) and np.all(weights > 0) and abs(weights.sum() - 1.0) < 1e-6):
+            raise ValueError(f"mixture weights must be positive and sum to 1; got {weights}")
+        if not (np.all(np.isfinite(means)) and np.all(np.isfinite(covariances))):
+            raise ValueError("mixture means and covariances must be finite")
+        try:
+            np.linalg.cholesky(covariances)
+        except np.linalg.LinAlgError:
+            raise ValueError("mixture covariances must be symmetric positive definite") from None
+        self.weights, self.means, self.covariances = weights, means, covariances
+
+    @property
+    def num_components(self) -> int:
+        return self.weights.shape[0]
+
+    def _components(self, X: tf.Tensor, V: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        """Posterior log weights (B, K), means m_k (B, K, d) and covariances S_k (B, K, d, d)."""
+        mu = tf.constant(self.means, X.dtype)
+        Sigma = tf.constant(self.covariances, X.dtype)
+        T = Sigma[None] + tf.linalg.diag(V)[:, None]  # (B, K, d, d)
+        chol = tf.linalg.cholesky(T)
+        diff = X[:, None, :] - mu[None]  # (B, K, d)
+        solved = tf.linalg.cholesky_solve(chol, diff[..., None])[..., 0]  # T^-1 (x~ - mu)
+        log_det = 2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol)), axis=-1)
+        d = tf.cast(tf.shape(X)[1], X.dtype)
+        log_r = (tf.math.log(tf.constant(self.weights, X.dtype))[None]
+                 - 0.5 * (d * _LOG_2PI + log_det + tf.reduce_sum(diff * solved, axis=-1)))
+        log_r -= tf.reduce_logsumexp(log_r, axis=1, keepdims=True)
+        means = X[:, None, :] - V[:, None, :] * solved
+        T_inv_V = tf.linalg.cholesky_solve(chol, tf.broadcast_to(tf.linalg.diag(V)[:, None], tf.shape(T)))
+        covs = tf.linalg.diag(V)[:, None] - V[:, None, :, None] * T_inv_V
+        return log_r, means, 0.5 * (covs + tf.linalg.matrix_transpose(covs))
+
+    def posterior(self, X: tf.Tensor, V: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """Mean and per-dimension variance of the mixture posterior p(x | x~), each (B, d)."""
+        log_r, means, covs = self._components(X, V)
+        r = tf.exp(log_r)[..., None]
+        mean = tf.reduce_sum(r * means, axis=1)
+        var = tf.reduce_sum(r * (tf.linalg.diag_part(covs) + tf.square(means - mean[:, None])), axis=1)
+        return mean, tf.maximum(var, 0.0) * tf.cast(V > 0, X.dtype)
+
+    def base(self, X: tf.Tensor, V: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+        """Where q(x_i) starts: the moment-matched posterior, so that q needs no long walk to the population."""
+        return self.posterior(X, V)
+
+    def log_prob(self, x: tf.Tensor) -> tf.Tensor:
+        """log p_pop(x) for rows x (B, d), (B,)."""
+        mu = tf.constant(self.means, x.dtype)
+        chol = tf.constant(np.linalg.cholesky(self.covariances), x.dtype)
+        diff = (x[:, None, :] - mu[None])[..., None]  # (B, K, d, 1)
+        white = tf.linalg.triangular_solve(tf.broadcast_to(chol[None], [tf.shape(x)[0], *chol.shape]), diff)[..., 0]
+        log_det = 2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol)), axis=-1)
+        d = tf.cast(tf.shape(x)[1], x.dtype)
+        log_comp = -0.5 * (d * _LOG_2PI + log_det[None] + tf.reduce_sum(tf.square(white), axis=-1))
+        return tf.reduce_logsumexp(tf.math.log(tf.constant(self.weights, x.dtype))[None] + log_comp, axis=1)
+
+    def neg_kl(self, q_mean: tf.Tensor, q_var: tf.Tensor, sample: tf.Tensor, noisy: tf.Tensor) -> tf.Tensor:
+        """One-draw estimate of -KL(q(x_i) || p_pop) = H(q) + E_q log p_pop(x), per row (B,).
+
+        Unbiased at the reparameterised ``sample``.  p_pop is a density over all d dimensions;
+        in the exact ones the draw is x~ itself, which adds a term no parameter moves, so the
+        ELBO is right up to a constant and its gradients are exact.
+        """
+        safe_var = tf.where(noisy, q_var, tf.ones_like(q_var))
+        entropy = 0.5 * (_LOG_2PI + 1.0 + tf.math.log(safe_var))
+        return tf.reduce_sum(tf.where(noisy, entropy, tf.zeros_like(entropy)), axis=1) + self.log_prob(sample)
+
+    def sample(self, X: tf.Tensor, V: tf.Tensor, noise: tf.Tensor, uniform: tf.Tensor) -> tf.Tensor:
+        """Draws (S, N, d) of the mixture posterior: a component by inverse CDF of ``uniform`` (S, 1), then
+        m_k + chol(S_k) z with ``noise`` (S, 1, d); both shared by the rows (common random numbers)."""
+        log_r, means, covs = self._components(X, V)
+        d = tf.shape(X)[1]
+        chol = tf.linalg.cholesky(covs + _SAMPLE_JITTER * tf.eye(d, dtype=X.dtype))  # (N, K, d, d)
+        cdf = tf.math.cumsum(tf.exp(log_r), axis=1)  # (N, K)
+        last = tf.shape(cdf)[1] - 1
+        k = tf.minimum(tf.reduce_sum(tf.cast(cdf[None] < uniform[:, :, None], tf.int32), axis=-1), last)  # (S, N)
+        # Every component's draw from the shared normals, then the chosen one: (S, N, K, d) is
+        # K d values per input draw, where gathering chol(S_k) per draw would hold d^2.
+        offsets = tf.einsum("nkde,se->snkd", chol, noise[:, 0, :])
+        draws = tf.gather(means[None] + offsets, k, axis=2, batch_dims=2)  # (S, N, d)
+        return tf.where((V > 0)[None], draws, X[None])
+
+    def get_config(self) -> dict[str, Any]:
+        return {"kind": self.kind, "weights": self.weights.tolist(), "means": self.means.tolist(),
+                "covariances": self.covariances.tolist()}
+
+
+def fit_mixture_prior(X: np.ndarray, V: np.ndarray, n_components: int, random_state: int = 0, *,
+                      max_iter: int = 300, tol: float = 1e-6, reg_covar: float = 1e-3,
+                      min_per_component: int = 10) -> MixturePrior:
+    """Extreme deconvolution (Bovy, Hogg & Roweis 2011): the Gaussian mixture of the noiseless inputs.
+
+    Each observed row x~_i = x_i + e_i, e_i ~ N(0, diag V_i), x_i ~ p_pop; EM on the marginal
+    likelihood prod_i sum_k w_k N(x~_i | mu_k, Sigma_k + V_i).  E step: responsibilities and
+    each row's posterior moments b_ik, B_ik per component; M step: weights, means and
+    covariances from those moments, plus ``reg_covar`` I (components cannot collapse onto a
+    feature's floor value).  With V = 0 it is ordinary Gaussian-mixture EM.  Initialised by
+    k-means (one thread, as ``kmeans_inducing``, for the same result everywhere).
+    """
+    from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
+
+    X = np.asarray(X, dtype=np.float64)
+    V = np.asarray(V, dtype=np.float64)
+    n, d = X.shape
+    K = int(n_components)
+    if K < 1:
+        raise ValueError(f"prior_components must be >= 1; got {n_components!r}")
+    if n < K * min_per_component:
+        raise ValueError(
+            f"a {K}-component population prior needs at least {min_per_component} training rows per component "
+            f"({K * min_per_component}); got {n} rows: use fewer prior_components or input_prior='broad'"
+        )
+    if V.shape != X.shape or not np.all(np.isfinite(V)) or np.any(V < 0):
+        raise ValueError(f"input variances for the population prior must be finite, >= 0 and shaped {X.shape}")
+    with threadpool_limits(limits=1):
+        labels = KMeans(n_clusters=K, n_init=1, random_state=random_state).fit(X).labels_
+    eye = np.eye(d)
+    weights = np.array([np.mean(labels == k) for k in range(K)])
+    means = np.stack([X[labels == k].mean(axis=0) for k in range(K)])
+    covs = np.stack([np.cov(X[labels == k].T).reshape(d, d) if np.sum(labels == k) > 1 else eye for k in range(K)])
+    covs = covs + reg_covar * eye
+    diag_V = V[:, None, :, None] * eye  # (n, 1, d, d)
+    previous = -np.inf
+    for _ in range(max_iter):
+        T = covs[None] + diag_V  # (n, K, d, d)
+        chol = np.linalg.cholesky(T)
+        diff = X[:, None, :] - means[None]
+        solved = np.linalg.solve(T, diff[..., None])[..., 0]
+        log_det = 2.0 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(-1)
+        log_p = np.log(weights)[None] - 0.5 * (d * _LOG_2PI + log_det + np.einsum("nkd,nkd->nk", diff, solved))
+        total = np.logaddexp.reduce(log_p, axis=1)
+        resp = np.exp(log_p - total[:, None])
+        mean_loglik = total.mean()
+        b = means[None] + np.einsum("kde,nke->nkd", covs, solved)  # posterior means of x_i under component k
+        B = covs[None] - covs[None] @ np.linalg.solve(T, np.broadcast_to(covs[None], T.shape))
+        Nk = resp.sum(axis=0) + 1e-12
+        weights = Nk / n
+        means = np.einsum("nk,nkd->kd", resp, b) / Nk[:, None]
+        centred = b - means[None]
+        covs = (np.einsum("nk,nkd,nke->kde", resp, centred, centred) + np.einsum("nk,nkde->kde", resp, B)) / Nk[:, None, None]
+        covs = 0.5 * (covs + covs.transpose(0, 2, 1)) + reg_covar * eye
+        if mean_loglik - previous < tol:
+            break
+        previous = mean_loglik
+    weights = weights / weights.sum()
+    return MixturePrior(weights, means, covs)
+
+
+def prior_from_config(config: dict[str, Any]) -> BroadPrior | MixturePrior:
+    """Inverse of the priors' ``get_config``."""
+    config = dict(config)
+    kind = config.pop("kind", None)
+    if kind == BroadPrior.kind:
+        return BroadPrior(**config)
+    if kind == MixturePrior.kind:
+        return MixturePrior(**config)
+    raise ValueError(f"unknown input prior {kind!r}; known: {[BroadPrior.kind, MixturePrior.kind]}")

@@ -1,0 +1,128 @@
+"""Priors over the noiseless inputs: extreme deconvolution and the mixture posterior, checked independently."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from scipy import integrate, stats
+
+from gpal import NoisyGPClassifier
+from gpal.models.input_prior import BroadPrior, MixturePrior, fit_mixture_prior, prior_from_config
+
+PRIOR_1D = MixturePrior([0.3, 0.7], [[-1.0], [2.0]], [[[0.5]], [[1.5]]])
+
+
+def _t(a):
+    return tf.constant(np.asarray(a, dtype=np.float64))
+
+
+def _prior_pdf(x):
+    return 0.3 * stats.norm.pdf(x, -1.0, np.sqrt(0.5)) + 0.7 * stats.norm.pdf(x, 2.0, np.sqrt(1.5))
+
+
+def _posterior_moments_by_quadrature(x_obs, V):
+    weight = lambda x: _prior_pdf(x) * stats.norm.pdf(x_obs, x, np.sqrt(V))  # noqa: E731
+    Z = integrate.quad(weight, -20, 20, points=[-1, 2, x_obs])[0]
+    mean = integrate.quad(lambda x: x * weight(x), -20, 20, points=[-1, 2, x_obs])[0] / Z
+    var = integrate.quad(lambda x: (x - mean) ** 2 * weight(x), -20, 20, points=[-1, 2, x_obs])[0] / Z
+    return mean, var
+
+
+def test_deconvolution_without_noise_is_gaussian_mixture_em():
+    """V = 0: extreme deconvolution must be scikit-learn's full-covariance EM from the same start."""
+    from sklearn.mixture import GaussianMixture
+
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(-2, 0.5, (200, 2)), rng.normal([2, 1], [1.0, 0.3], (300, 2))])
+    ours = fit_mixture_prior(X, np.zeros_like(X), 2, random_state=0, tol=1e-12, max_iter=2000)
+    theirs = GaussianMixture(2, reg_covar=1e-3, tol=1e-12, max_iter=2000, means_init=ours.means).fit(X)
+    np.testing.assert_allclose(ours.weights, theirs.weights_, atol=1e-6)
+    np.testing.assert_allclose(ours.means, theirs.means_, atol=1e-5)
+    np.testing.assert_allclose(ours.covariances, theirs.covariances_, atol=1e-5)
+
+
+def test_deconvolution_recovers_the_noiseless_spread():
+    """One Gaussian observed through heteroscedastic noise: XD's variance is the true one, not the blurred one."""
+    rng = np.random.default_rng(1)
+    x = rng.normal(0.5, 0.4, (4000, 1))
+    V = rng.uniform(0.05, 1.0, x.shape)
+    observed = x + np.sqrt(V) * rng.normal(size=x.shape)
+    prior = fit_mixture_prior(observed, V, 1, reg_covar=1e-6)
+    assert observed.var() > 0.6  # what a fit that ignores the errors would report
+    np.testing.assert_allclose(prior.covariances[0, 0, 0], 0.16, rtol=0.1)
+    np.testing.assert_allclose(prior.means[0, 0], 0.5, atol=0.03)
+
+
+@pytest.mark.parametrize("x_obs,V", [(0.7, 0.8), (-3.0, 0.1), (5.0, 4.0)])
+def test_mixture_posterior_moments_match_quadrature(x_obs, V):
+    mean, var = (t.numpy()[0, 0] for t in PRIOR_1D.posterior(_t([[x_obs]]), _t([[V]])))
+    ref_mean, ref_var = _posterior_moments_by_quadrature(x_obs, V)
+    np.testing.assert_allclose([mean, var], [ref_mean, ref_var], rtol=1e-6)
+
+
+def test_mixture_posterior_draws_match_quadrature_and_keep_exact_dimensions():
+    """Monte Carlo draws of p(x | x~) against the quadrature moments; an exact feature stays at x~."""
+    prior = MixturePrior([0.3, 0.7], [[-1.0, 0.0], [2.0, 0.0]], [[[0.5, 0.0], [0.0, 1.0]], [[1.5, 0.0], [0.0, 1.0]]])
+    rng = np.random.default_rng(2)
+    S = 100_000
+    noise, uniform = _t(rng.normal(size=(S, 1, 2))), _t(rng.uniform(size=(S, 1)))
+    draws = prior.sample(_t([[0.7, 0.3]]), _t([[0.8, 0.0]]), noise, uniform).numpy()[:, 0]
+    ref_mean, ref_var = _posterior_moments_by_quadrature(0.7, 0.8)
+    assert abs(draws[:, 0].mean() - ref_mean) < 4 * np.sqrt(ref_var / S)
+    assert abs(draws[:, 0].var() / ref_var - 1) < 4 * np.sqrt(2 / S)
+    assert np.all(draws[:, 1] == 0.3)
+
+
+def test_mixture_log_density_and_kl_estimate():
+    x = np.array([[-0.4], [3.1]])
+    np.testing.assert_allclose(PRIOR_1D.log_prob(_t(x)).numpy(), np.log(_prior_pdf(x[:, 0])), rtol=1e-12)
+    # E over reparameterised draws of the one-draw estimate = -KL(q || p), by quadrature
+    q_mean, q_var = 0.4, 0.3
+    rng = np.random.default_rng(3)
+    draws = q_mean + np.sqrt(q_var) * rng.normal(size=(200_000, 1))
+    noisy = tf.ones((draws.shape[0], 1), tf.bool)
+    estimate = PRIOR_1D.neg_kl(_t(np.full_like(draws, q_mean)), _t(np.full_like(draws, q_var)), _t(draws), noisy).numpy()
+    q = stats.norm(q_mean, np.sqrt(q_var))
+    kl = integrate.quad(lambda x: q.pdf(x) * (q.logpdf(x) - np.log(_prior_pdf(x))), -10, 10)[0]
+    assert abs(estimate.mean() + kl) < 4 * estimate.std() / np.sqrt(estimate.size)
+
+
+def test_prior_config_round_trip_and_bad_values():
+    again = prior_from_config(PRIOR_1D.get_config())
+    np.testing.assert_array_equal(again.covariances, PRIOR_1D.covariances)
+    assert prior_from_config(BroadPrior(10.0).get_config()).variance == 10.0
+    with pytest.raises(ValueError, match="sum to 1"):
+        MixturePrior([0.5, 0.6], [[0.0], [1.0]], [[[1.0]], [[1.0]]])
+    with pytest.raises(ValueError, match="positive definite"):
+        MixturePrior([1.0], [[0.0, 0.0]], [[[1.0, 2.0], [2.0, 1.0]]])
+    with pytest.raises(ValueError, match="unknown input prior"):
+        prior_from_config({"kind": "flat"})
+
+
+def test_too_few_rows_for_the_mixture_is_refused_before_training():
+    X = np.random.default_rng(4).normal(size=(30, 2))
+    with pytest.raises(ValueError, match=r"needs at least 10 training rows per component \(80\); got 30 rows"):
+        fit_mixture_prior(X, np.full_like(X, 0.1), 8)
+
+
+def test_estimator_refuses_a_population_prior_where_it_has_no_meaning():
+    X = np.random.default_rng(5).normal(size=(40, 2))
+    y = np.arange(40) % 2
+    for bad in (dict(input_noise="none"), dict(input_noise="first_order"), dict(input_noise="latent", noise_variance="learned")):
+        with pytest.raises(ValueError, match="input_prior='population'"):
+            NoisyGPClassifier(input_prior="population", **bad).fit(X, y, np.full_like(X, 0.1))
+
+
+def test_population_prior_trains_saves_and_predicts_the_same(tmp_path):
+    from gpal.data.synthetic import toy_1d_heteroscedastic
+
+    problem = toy_1d_heteroscedastic(n_train=120, n_test=60, seed=2)
+    clf = NoisyGPClassifier(input_noise="latent", input_prior="population", prior_components=3, num_inducing=10,
+                            epochs=5, n_samples=50, random_state=0).fit(problem.train)
+    assert isinstance(clf.model_.strategy.prior, MixturePrior)
+    proba = clf.predict_proba(problem.test)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    clf.save(tmp_path / "m")
+    again = NoisyGPClassifier.load(tmp_path / "m")
+    np.testing.assert_allclose(again.predict_proba(problem.test), proba, rtol=1e-6, atol=1e-9)
+    # one row's probability does not depend on what is predicted with it (shared draws)
+    np.testing.assert_allclose(clf.predict_proba(problem.test.subset([5])), proba[5:6], rtol=1e-6, atol=1e-9)
