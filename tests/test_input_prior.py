@@ -126,3 +126,23 @@ def test_population_prior_trains_saves_and_predicts_the_same(tmp_path):
     np.testing.assert_allclose(again.predict_proba(problem.test), proba, rtol=1e-6, atol=1e-9)
     # one row's probability does not depend on what is predicted with it (shared draws)
     np.testing.assert_allclose(clf.predict_proba(problem.test.subset([5])), proba[5:6], rtol=1e-6, atol=1e-9)
+
+
+def test_unlabelled_inputs_shape_the_population_prior_only():
+    """Sources without labels join the prior's fit (their inputs pull a component over), and nothing else."""
+    rng = np.random.default_rng(6)
+    X = rng.normal(0.0, 1.0, (60, 1))
+    y = (X[:, 0] > 0).astype(int)
+    V = np.full_like(X, 0.05)
+    far = rng.normal(6.0, 0.3, (200, 1))
+    settings = dict(input_noise="latent", input_prior="population", prior_components=2, num_inducing=5, epochs=1,
+                    random_state=0)
+    alone = NoisyGPClassifier(**settings).fit(X, y, V).model_.strategy.prior
+    joint = NoisyGPClassifier(**settings).fit(X, y, V, unlabelled=(far, np.full_like(far, 0.05))).model_.strategy.prior
+    scale = X.std()
+    assert alone.means.max() * scale < 2.5
+    assert joint.means.max() * scale > 5.0  # a component sits on the unlabelled sources (standardised units)
+    with pytest.raises(ValueError, match="unlabelled inputs shape the population prior only"):
+        NoisyGPClassifier(input_noise="latent", epochs=1).fit(X, y, V, unlabelled=(far, far * 0))
+    with pytest.raises(ValueError, match="X has 2 features"):
+        NoisyGPClassifier(**settings).fit(X, y, V, unlabelled=(np.zeros((5, 2)), np.zeros((5, 2))))

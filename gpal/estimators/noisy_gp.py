@@ -265,11 +265,17 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         y: Any = None,
         X_var: Any = None,
         callback: Callable[[int, float], bool | None] | None = None,
+        *,
+        unlabelled: Any = None,
     ) -> "NoisyGPClassifier":
         """Fit on arrays ``X`` (n, d), labels ``y`` (n,), variances ``X_var`` (n, d), or on a ``NoisyDataset``.
 
         ``callback(epoch, loss)`` runs after every epoch; returning False stops
-        training (as does Ctrl-C), keeping the parameters reached.
+        training (as does Ctrl-C), keeping the parameters reached.  ``unlabelled`` (a
+        ``NoisyDataset`` pool or an ``(X, X_var)`` pair) adds the inputs of sources without
+        labels to the fit of the population prior (``input_prior="population"``): the
+        sources to be classified then shape p(x) too, as in extreme deconvolution of a
+        whole catalog; their labels are never needed.
         Raises ``gpal.training.svi.TrainingError`` if the ELBO becomes non-finite.
         """
         self._check_params()
@@ -279,6 +285,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
                 "input variances, so fit needs X_var (n, d); pass zeros for exact features"
             )
         data = check_fit_data(X, y, X_var)
+        extra = self._unlabelled_inputs(unlabelled, data.X.shape[1])
         if self.inference != "svi":
             return self._fit_augmented(data)
 
@@ -314,6 +321,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
                 input_prior=self.input_prior,
                 prior_components=int(self.prior_components),
                 X_var=Z_var,
+                prior_inputs=None if extra is None else self._standardised_prior_inputs(standardizer, Z, Z_var, *extra),
                 hidden_sizes=tuple(int(h) for h in self.hidden_sizes),
                 likelihood_options=self._likelihood_options(),
                 seed=int(self.random_state),
@@ -397,6 +405,23 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         self.history_ = list(inner.history_)
         self.stopped_early_ = False
         self._built_with = None  # not a model build_model makes: an SVI refit never keeps it
+
+    def _unlabelled_inputs(self, unlabelled: Any, n_features: int) -> tuple[np.ndarray, np.ndarray] | None:
+        if unlabelled is None:
+            return None
+        if self.input_prior != "population":
+            raise ValueError(f"unlabelled inputs shape the population prior only; input_prior={self.input_prior!r} "
+                             "does not use them (set input_prior='population' or leave unlabelled out)")
+        X_u, V_u = unlabelled if isinstance(unlabelled, tuple) else (unlabelled, None)
+        X_u, V_u = check_predict_data(X_u, V_u, n_features, needs_variance=True)
+        return X_u, V_u
+
+    @staticmethod
+    def _standardised_prior_inputs(standardizer: Any, Z: np.ndarray, Z_var: np.ndarray, X_u: np.ndarray,
+                                   V_u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if standardizer is not None:
+            X_u, V_u = standardizer.transform_arrays(X_u, V_u)
+        return np.vstack([Z, X_u]), np.vstack([Z_var, V_u])
 
     def _model_params(self) -> dict[str, Any]:
         return {k: v for k, v in self.get_params(deep=False).items() if k in _MODEL_PARAMS}

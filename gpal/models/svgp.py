@@ -308,6 +308,7 @@ def build_model(
     input_prior: str = "broad",
     prior_components: int = 8,
     X_var: np.ndarray | None = None,
+    prior_inputs: tuple[np.ndarray, np.ndarray] | None = None,
     hidden_sizes: Sequence[int] = (50,),
     likelihood_options: Mapping[str, Any] | None = None,
     initial_learned_variance: float = 0.01,
@@ -334,7 +335,7 @@ def build_model(
         if input_noise not in ("latent", "amortized") or X_var is None:
             raise ValueError("input_prior='population' is a prior over latent inputs: it needs input_noise 'latent' "
                              f"or 'amortized' and the training variances X_var; got input_noise={input_noise!r}")
-        population = fit_mixture_prior(X, X_var, prior_components, seed)
+        population = fit_mixture_prior(*(prior_inputs or (X, X_var)), prior_components, seed)
     elif input_prior != "broad":
         raise ValueError(f"input_prior must be 'broad' or 'population'; got {input_prior!r}")
     if input_noise == "latent":
