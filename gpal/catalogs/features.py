@@ -2,26 +2,40 @@
 
 A feature is data, not code: it names the columns it reads and how it maps them,
 so a data set records exactly how it was built and the same spec works on every
-4FGL release.  Error bars are carried through the transform as variances by
-first-order (delta-method) propagation: var(g(x)) ~= g'(x)^2 sigma^2.
+4FGL release.  Error bars are carried through the transform as variances, either
+to first order (delta method: var(g(x)) ~= g'(x)^2 sigma^2) or by Monte Carlo
+through the error distribution that the catalog describes: split-normal two-sided
+errors, 4FGL upper-limit bands, a physical lower bound such as flux >= 0.  The
+catalog's conventions and each preset feature's error model are in docs/catalogs.md
+("Error model of each feature").
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass, fields
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
+from scipy.special import ndtr, ndtri
 
-__all__ = ["Feature", "FEATURE_PRESETS", "resolve_features"]
+__all__ = ["Feature", "FEATURE_PRESETS", "resolve_features", "MC_DRAWS", "MC_SEED"]
 
 _TRANSFORMS = ("identity", "log", "log10", "abs", "sin_deg", "abs_sin_deg")
 _COMBINES = (None, "ratio", "hardness")
 _UPPER_LIMIT_POLICIES = ("upper_error", "drop")
 _MISSING_ERROR_POLICIES = ("drop", "exact")
-_FIELDS = ("column", "error", "transform", "floor", "name", "band", "combine", "other", "other_band", "other_error",
-           "upper_limit", "missing_error")
+_PROPAGATIONS = ("first_order", "monte_carlo")
+_TWO_SIDED = ("mean", "split_normal")
+
+#: Monte Carlo propagation: draws per source (a power of 2, as a Sobol sample needs), and the seed of
+#: their scrambled-Sobol probabilities.  Every source is propagated at the same probabilities (common
+#: random numbers), so a source's variance depends on its own catalog entries only: not on the
+#: selection, the row order or the run.
+MC_DRAWS = 2048
+MC_SEED = 20_240_622
+_MC_ROWS_PER_BLOCK = 128  # rows propagated at once: keeps the (rows, MC_DRAWS) temporaries to 2 MB each
 
 
 @dataclass(frozen=True)
@@ -30,22 +44,43 @@ class Feature:
 
     column:    the value column, e.g. ``"LP_Index"``; with ``band``, one band of a multi-band
                column such as ``Flux_Band`` (n, 8).
-    error:     its 1-sigma uncertainty column (``None``: the feature is exact, variance 0).
-               Two-sided (n, 2) or (n, bands, 2) [lower, upper] errors are symmetrised as the
-               mean of the absolute bounds.
+    error:     its 1-sigma uncertainty column (``None``: the feature is exact, variance 0):
+               one-sided (n,) / (n, bands), or two-sided (n, 2) / (n, bands, 2) [lower, upper].
     transform: ``"identity"``, ``"log"``, ``"log10"``, ``"abs"``, ``"sin_deg"`` or
                ``"abs_sin_deg"`` (|sin b| of an angle in degrees, e.g. |sin GLAT|).
     floor:     for log transforms, values below ``floor`` are raised to it first (``LP_SigCurv``
-               can be exactly 0); without a floor a non-positive value is an error.
+               can be exactly 0); without a floor a non-positive value is an error.  Monte Carlo
+               draws are floored the same way.
     combine:   ``"ratio"`` (value / other) or ``"hardness"`` ((value - other) / (value + other)),
                where ``other`` is ``other`` (default: the same column) at ``other_band``, with
                ``other_error`` (default: ``error``).  Errors are taken as independent.
-    upper_limit: what a NaN lower error with a finite upper error means (a band where the source
-               is not detected, so the catalog gives only an upper error): ``"upper_error"`` uses
-               the upper error as a symmetric 1-sigma, ``"drop"`` leaves the row out (reported).
-    missing_error: what a NaN or infinite error means: ``"drop"`` leaves the row out (reported),
-               ``"exact"`` treats that row's value as exact (variance 0).  A negative one-sided
-               error is always a fault: the row is left out (reported).
+    upper_limit: what a NaN lower error with a finite upper error means (4FGL: the band's
+               Sqrt_TS_Band < 1, and value + 2 x upper error is its 2-sigma upper limit):
+               ``"upper_error"`` takes the upper error as the Gaussian sigma on both sides of the
+               value (with ``lower_bound=0`` the Monte Carlo draws are N(value, upper^2) truncated
+               at 0, the flat-prior posterior whose 95.45% quantile is the catalog's limit when the
+               value is 0); ``"drop"`` leaves the row out (reported).
+    missing_error: what a NaN or infinite error (or ``error_sentinel``) means: ``"drop"`` leaves
+               the row out (reported), ``"exact"`` treats that row's value as exact (variance 0).
+               A negative one-sided error is a fault: first-order features leave the row out
+               (reported); Monte Carlo features refuse the column (ValueError).
+    propagation: ``"first_order"`` (delta method, one symmetric sigma per operand) or
+               ``"monte_carlo"``: MC_DRAWS draws of each operand from its error distribution are
+               combined and transformed, and the variance of the transformed draws is the
+               feature's variance.  The feature's value stays the catalog's point value through
+               the same map (not the draws' mean).  Seeded quasi-random draws (MC_SEED): deterministic.
+    two_sided: how a [lower, upper] error column is read: ``"mean"`` symmetrises it (one sigma,
+               the mean of the absolute bounds); ``"split_normal"`` (Monte Carlo only) reads the
+               4FGL convention: a finite pair is a split normal with sigma |lower| below the value
+               and upper above it (the two-piece Gaussian likelihood under a flat prior), a NaN
+               lower error an upper limit (see ``upper_limit``).  The column must then have the
+               [lower, upper] axis with lower <= 0 <= upper, and an upper-limit row a value.
+    lower_bound: Monte Carlo only: the physical lower bound of the untransformed operands (0 for
+               fluxes); the error distribution is truncated there (renormalised above it).  A
+               catalog value below the bound is an error.
+    error_sentinel: an error value that the catalog writes where it measured none (4FGL-DR4's
+               Unc_Frac_Variability is 10 where Frac_Variability is set to 0); it counts as a
+               missing error (``missing_error``).  Matched to float32 precision.
     name:      feature name in data sets; defaults to e.g. ``log(column)``, ``HR(Flux_Band[3],Flux_Band[4])``.
     """
 
@@ -61,6 +96,10 @@ class Feature:
     other_error: str | None = None
     upper_limit: str = "upper_error"
     missing_error: str = "drop"
+    propagation: str = "first_order"
+    two_sided: str = "mean"
+    lower_bound: float | None = None
+    error_sentinel: float | None = None
 
     def __post_init__(self) -> None:
         what = f"feature {self.label!r}"
@@ -73,19 +112,35 @@ class Feature:
                 raise ValueError(f"floor for {what} must be a positive number; got {self.floor}")
         if self.combine not in _COMBINES:
             raise ValueError(f"unknown combine {self.combine!r} for {what}; valid: 'ratio', 'hardness' or None")
-        if self.upper_limit not in _UPPER_LIMIT_POLICIES:
-            raise ValueError(f"unknown upper_limit policy {self.upper_limit!r} for {what}; valid: {list(_UPPER_LIMIT_POLICIES)}")
-        if self.missing_error not in _MISSING_ERROR_POLICIES:
-            raise ValueError(f"unknown missing_error policy {self.missing_error!r} for {what}; valid: {list(_MISSING_ERROR_POLICIES)}")
+        for key, valid in (("upper_limit", _UPPER_LIMIT_POLICIES), ("missing_error", _MISSING_ERROR_POLICIES),
+                           ("propagation", _PROPAGATIONS), ("two_sided", _TWO_SIDED)):
+            if getattr(self, key) not in valid:
+                kind = f"{key} policy" if key in ("upper_limit", "missing_error") else key
+                raise ValueError(f"unknown {kind} {getattr(self, key)!r} for {what}; valid: {list(valid)}")
         for key in ("band", "other_band"):
             value = getattr(self, key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0):
                 raise ValueError(f"{key} of {what} must be a band index >= 0; got {value!r}")
+        for key in ("lower_bound", "error_sentinel"):
+            value = getattr(self, key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float, np.number))
+                                      or not math.isfinite(value)):
+                raise ValueError(f"{key} of {what} must be a finite number or None; got {value!r}")
         if self.combine is None:
             if any(v is not None for v in (self.other, self.other_band, self.other_error)):
                 raise ValueError(f"other / other_band / other_error given for {what} without combine='ratio' or 'hardness'")
         elif self.other_column == self.column and self.other_band == self.band:
             raise ValueError(f"{what} combines {self.column}{_band(self.band)} with itself; give another column or other_band")
+        if self.propagation == "first_order":
+            if self.two_sided != "mean":
+                raise ValueError(f"two_sided={self.two_sided!r} for {what} needs propagation='monte_carlo' "
+                                 "(first-order propagation carries one symmetric sigma)")
+            if self.lower_bound is not None:
+                raise ValueError(f"lower_bound={self.lower_bound} for {what} needs propagation='monte_carlo' "
+                                 "(first-order propagation cannot truncate an error distribution)")
+        elif self.transform in ("log", "log10") and self.floor is None and (self.lower_bound is None or self.lower_bound < 0):
+            raise ValueError(f"Monte Carlo draws of {what} can be <= 0 before its {self.transform}; "
+                             "give lower_bound >= 0 (e.g. 0 for a flux) or a floor")
 
     @property
     def other_column(self) -> str | None:
@@ -107,8 +162,8 @@ class Feature:
         return tuple(dict.fromkeys(c for c in cols if c))
 
     def to_dict(self) -> dict[str, Any]:
-        defaults = {"transform": "identity", "upper_limit": "upper_error", "missing_error": "drop"}
-        return {k: v for k, v in asdict(self).items() if v is not None and defaults.get(k) != v}
+        """The fields that differ from their defaults (JSON-able; ``Feature.from_spec`` rebuilds the feature)."""
+        return {k: v for k, v in asdict(self).items() if v is not None and _DEFAULTS.get(k) != v}
 
     @classmethod
     def from_spec(cls, spec: "Feature | Mapping[str, Any] | str", available: Sequence[str] = ()) -> "Feature":
@@ -136,71 +191,168 @@ class Feature:
 
     # ------------------------------------------------------------ evaluation
     def measure(self, read: Callable[[str], np.ndarray]) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
-        """Untransformed values, 1-sigma errors and unusable rows of every catalog row.
+        """Untransformed values, their errors and the unusable rows of every catalog row.
 
-        ``read(column)`` returns a catalog column as floats.  The third result maps a
-        column name to the rows it makes unusable (non-finite values, or errors the
-        policies say to drop); elsewhere values and errors are finite.
+        ``read(column)`` returns a catalog column as floats.  The errors are what
+        ``transform_values`` takes: for first-order features one 1-sigma error per row (of the
+        combined value for a ratio or hardness ratio); for Monte Carlo features the error model
+        of each operand, an (n, operands, 3) array of [value, lower sigma, upper sigma].  The
+        third result maps a column name to the rows it makes unusable (non-finite values, or
+        errors the policies say to drop); elsewhere values and errors are finite.  A file that
+        breaks the declared error convention is refused with a ValueError.
         """
-        x, s, bad = self._one(read, self.column, self.band, self.error)
+        x, lo, up, bad = self._one(read, self.column, self.band, self.error)
+        operands = [(x, lo, up)]
+        value = x
+        if self.combine is not None:
+            y, lo_y, up_y, bad_other = self._one(read, self.other_column, self.other_band, self.other_error or self.error)
+            for column, rows in bad_other.items():
+                bad[column] = bad.get(column, np.zeros_like(rows)) | rows
+            operands.append((y, lo_y, up_y))
+            value = _combine_values(self.combine, x, y)
+        if self.propagation == "monte_carlo":
+            return value, np.stack([np.stack(op, axis=-1) for op in operands], axis=1), bad
+        sigmas = [0.5 * (lower + upper) for _, lower, upper in operands]  # the symmetric sigma of each operand
         if self.combine is None:
-            return x, s, bad
-        y, t, bad_other = self._one(read, self.other_column, self.other_band, self.other_error or self.error)
-        for column, rows in bad_other.items():
-            bad[column] = bad.get(column, np.zeros_like(rows)) | rows
-        value, variance = _combine(self.combine, x, s, y, t)
+            return x, sigmas[0], bad
+        value, variance = _combine(self.combine, x, sigmas[0], operands[1][0], sigmas[1])
         return value, np.sqrt(variance), bad
 
     def _one(self, read, column, band, error):
+        """Values, lower and upper 1-sigma errors (0 where exact) and unusable rows of one operand."""
         values = _pick(read(column), band, column, self.label)
         bad = {column: ~np.isfinite(values)}
+        if self.lower_bound is not None:
+            below = np.isfinite(values) & (values < self.lower_bound)  # a non-finite value is dropped anyway
+            if below.any():
+                rows = np.nonzero(below)[0]
+                raise ValueError(
+                    f"column {column!r} of feature {self.label!r} holds {rows.size} value(s) below its lower_bound "
+                    f"{self.lower_bound} (min {values[rows].min():.4g}, rows {rows[:3].tolist()}); the bound must hold "
+                    "for every catalog value"
+                )
         if error is None:
-            return values, np.zeros_like(values), bad
+            zero = np.zeros_like(values)
+            return values, zero, zero.copy(), bad
         raw = _pick(read(error), band, error, self.label, is_error=True)
-        sigma, upper_limit, missing, negative = _sigma(raw)
+        lower, upper, upper_limit, missing, negative = _read_error(raw, error, self.label, self.two_sided, self.error_sentinel)
+        if negative.any():
+            if self.propagation == "monte_carlo":
+                rows = np.nonzero(negative)[0]
+                raise ValueError(
+                    f"error column {error!r} of feature {self.label!r} holds {rows.size} negative value(s) "
+                    f"(min {raw[rows].min():.4g}, rows {rows[:3].tolist()}); a one-sided 1-sigma error must be >= 0"
+                )
+            bad[f"{error} (negative)"] = negative  # first order: the row is left out and reported
+        if self.two_sided == "split_normal":
+            orphan = upper_limit & np.isnan(values)
+            if orphan.any():
+                rows = np.nonzero(orphan)[0]
+                raise ValueError(
+                    f"feature {self.label!r}: {rows.size} row(s) of {column!r} (rows {rows[:3].tolist()}) are NaN where "
+                    f"{error!r} marks an upper limit (NaN lower, finite upper error); the 4FGL convention needs the "
+                    "best-fit value there (value + 2 x upper error is the 2-sigma limit)"
+                )
         if self.upper_limit == "drop":
             bad[f"{error} (upper limit)"] = upper_limit
         if self.missing_error == "drop":
             bad[error] = missing
-        if negative.any():  # whatever the policies: a negative 1-sigma error is no error bar at all
-            bad[f"{error} (negative)"] = negative
-        return values, np.where(~np.isfinite(sigma), 0.0, sigma), bad
+        unusable = missing | negative
+        return values, np.where(unusable, 0.0, lower), np.where(unusable, 0.0, upper), bad
 
     def transform_values(self, x: np.ndarray, sigma: np.ndarray, ids: Sequence[str] = ()) -> tuple[np.ndarray, np.ndarray]:
-        """Transformed values and their delta-method variances var(g(x)) ~= g'(x)^2 sigma^2."""
+        """Transformed values and their variances.
+
+        ``sigma`` is the error ``measure`` returns for these rows: for first-order features one
+        1-sigma error per row, propagated as var(g(x)) ~= g'(x)^2 sigma^2; for Monte Carlo
+        features the (n, operands, 3) error model, or a plain (n,) sigma read as a symmetric
+        error of the feature's one operand.  The value is the point value put through the
+        transform in both cases.
+        """
         x = np.asarray(x, dtype=np.float64)
         s = np.asarray(sigma, dtype=np.float64)
+        self._check_log_argument(x, ids)
+        if self.propagation == "monte_carlo":
+            return self._g(x), _monte_carlo_variance(self, self._error_model(x, s))
+        if s.ndim > x.ndim:
+            raise ValueError(f"feature {self.label!r} propagates to first order: sigma must be one error per value, "
+                             f"shape {x.shape}; got {s.shape}")
         if self.transform == "identity":
             return x, s**2
         if self.transform == "abs":
             return np.abs(x), s**2
         if self.transform in ("sin_deg", "abs_sin_deg"):
-            radians = np.radians(x)
-            out = np.sin(radians)
-            var = (np.cos(radians) * math.pi / 180.0 * s) ** 2  # d/dx sin(x deg) = cos(x deg) pi / 180
-            return (np.abs(out) if self.transform == "abs_sin_deg" else out), var
+            # d/dx sin(x deg) = cos(x deg) pi / 180
+            return self._g(x), (np.cos(np.radians(x)) * math.pi / 180.0 * s) ** 2
         if self.floor is not None:
             x = np.maximum(x, self.floor)
-        elif (x <= 0).any():
-            bad = np.nonzero(x <= 0)[0]
-            examples = [str(ids[i]) for i in bad[:3]] if len(ids) else bad[:3].tolist()
-            raise ValueError(
-                f"{self.transform} transform of feature {self.label!r}: {bad.size} non-positive value(s) "
-                f"(min {x.min():.4g}; e.g. {examples}) and no floor; give Feature(..., floor=...) to clip them"
-            )
         scale = 1.0 if self.transform == "log" else math.log(10.0)
         # d/dx ln(x) = 1/x: var(log x) ~= (sigma / x)^2 (and / ln(10)^2 for log10).
         return np.log(x) / scale, (s / (x * scale)) ** 2
 
     def apply(self, values: np.ndarray, sigma: np.ndarray | None, ids: Sequence[str] = ()) -> tuple[np.ndarray, np.ndarray]:
-        """Transformed values and variances of one plain column's finite values (rows already selected)."""
+        """Transformed values and variances of one plain column's finite values (rows already selected).
+
+        ``sigma`` is a one-sided (n,) or two-sided (n, 2) [lower, upper] error, read as the
+        feature reads its error column.
+        """
         x = np.asarray(values, dtype=np.float64)
         if sigma is None:
             return self.transform_values(x, np.zeros_like(x), ids)
-        s, _, _, negative = _sigma(np.asarray(sigma, dtype=np.float64))
+        lower, upper, _, _, negative = _read_error(np.asarray(sigma, dtype=np.float64), "sigma", self.label,
+                                                   self.two_sided, self.error_sentinel)
         if negative.any():
             raise ValueError(f"errors of feature {self.label!r} hold {negative.sum()} negative value(s); 1-sigma errors are >= 0")
-        return self.transform_values(x, s, ids)
+        if self.propagation == "first_order":
+            return self.transform_values(x, 0.5 * (lower + upper), ids)
+        return self.transform_values(x, np.stack([x, lower, upper], axis=-1)[:, None, :], ids)
+
+    # ------------------------------------------------------------- internals
+    def _g(self, x: np.ndarray) -> np.ndarray:
+        """The transform of values (point values or Monte Carlo draws), floored first for logs."""
+        if self.transform == "identity":
+            return x
+        if self.transform == "abs":
+            return np.abs(x)
+        if self.transform in ("sin_deg", "abs_sin_deg"):
+            out = np.sin(np.radians(x))
+            return np.abs(out) if self.transform == "abs_sin_deg" else out
+        if self.floor is not None:
+            x = np.maximum(x, self.floor)
+        return np.log(x) / (1.0 if self.transform == "log" else math.log(10.0))
+
+    def _check_log_argument(self, x: np.ndarray, ids: Sequence[str]) -> None:
+        if self.transform not in ("log", "log10") or self.floor is not None or not (x <= 0).any():
+            return
+        bad = np.nonzero(x <= 0)[0]
+        examples = [str(ids[i]) for i in bad[:3]] if len(ids) else bad[:3].tolist()
+        raise ValueError(
+            f"{self.transform} transform of feature {self.label!r}: {bad.size} non-positive value(s) "
+            f"(min {x.min():.4g}; e.g. {examples}) and no floor; give Feature(..., floor=...) to clip them"
+        )
+
+    def _error_model(self, x: np.ndarray, s: np.ndarray) -> np.ndarray:
+        """The (n, operands, 3) [value, lower sigma, upper sigma] model of a Monte Carlo feature's rows."""
+        operands = 1 if self.combine is None else 2
+        if s.shape == x.shape and operands == 1:  # a plain symmetric sigma of the one operand
+            model = np.stack([x, s, s], axis=-1)[:, None, :]
+        elif s.ndim == 3 and s.shape[0] == x.shape[0] and s.shape[1:] == (operands, 3):
+            model = s
+        else:
+            raise ValueError(
+                f"feature {self.label!r} propagates by Monte Carlo: its errors must be the ({x.shape[0]}, {operands}, 3) "
+                f"error model that Feature.measure returns" + (" or one sigma per value" if operands == 1 else "")
+                + f"; got shape {s.shape}"
+            )
+        if (model[..., 1:] < 0).any():
+            raise ValueError(f"error model of feature {self.label!r} holds negative sigmas; 1-sigma errors are >= 0")
+        if self.lower_bound is not None and (model[..., 0] < self.lower_bound).any():
+            raise ValueError(f"feature {self.label!r} has operand values below its lower_bound {self.lower_bound}")
+        return model
+
+
+_DEFAULTS = {f.name: f.default for f in fields(Feature) if f.default is not MISSING}
+_FIELDS = tuple(f.name for f in fields(Feature))
 
 
 def _band(band: int | None) -> str:
@@ -223,36 +375,117 @@ def _pick(arr: np.ndarray, band: int | None, column: str, label: str, is_error: 
     return arr[:, band]
 
 
-def _sigma(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Symmetric 1-sigma, upper-limit rows (NaN lower, finite upper), rows with no usable error, rows with a negative one.
+def _read_error(raw: np.ndarray, column: str, label: str, two_sided: str, sentinel: float | None):
+    """Lower and upper 1-sigma errors, upper-limit rows, rows without a usable error, rows with a negative one.
 
-    A two-sided error's lower bound is negative by convention; a one-sided error below 0 is
-    a fault in the catalog, reported rather than silently made positive.
+    One-sided (n,) errors are symmetric.  A two-sided (n, 2) [lower, upper] error has its lower
+    bound negative by convention; ``"mean"`` symmetrises it as the mean of the absolute bounds,
+    ``"split_normal"`` keeps both sides and refuses a wrong sign.  An upper-limit row (NaN lower,
+    finite upper) takes the upper error on both sides.  A one-sided error below 0 is a fault in
+    the catalog, reported rather than silently made positive.
     """
     negative = np.zeros(raw.shape[:1], dtype=bool)
+    upper_limit = np.zeros(raw.shape[:1], dtype=bool)
     if raw.ndim == 2 and raw.shape[1] == 2:
-        lower, upper = np.abs(raw[:, 0]), np.abs(raw[:, 1])
+        lower, upper = raw[:, 0], raw[:, 1]
+        if two_sided == "split_normal":
+            wrong = (np.isfinite(lower) & (lower > 0)) | (np.isfinite(upper) & (upper < 0))
+            if wrong.any():
+                rows = np.nonzero(wrong)[0]
+                raise ValueError(
+                    f"two-sided error column {column!r} of feature {label!r} has {rows.size} row(s) (rows "
+                    f"{rows[:3].tolist()}, e.g. {raw[rows[0]].tolist()}) outside the [lower <= 0, upper >= 0] convention"
+                )
+        lower, upper = np.abs(lower), np.abs(upper)
         upper_limit = np.isnan(lower) & np.isfinite(upper)
-        sigma = np.where(upper_limit, upper, 0.5 * (lower + upper))
+        lower = np.where(upper_limit, upper, lower)
     elif raw.ndim == 1:
-        upper_limit = np.zeros(raw.shape, dtype=bool)
+        if two_sided == "split_normal":
+            raise ValueError(
+                f"feature {label!r} reads {column!r} as two-sided 4FGL errors (two_sided='split_normal': a [lower, upper] "
+                f"pair, NaN lower for an upper limit) but the column has one error per source, shape {raw.shape}; "
+                "use two_sided='mean' for a one-sided error"
+            )
         negative = np.isfinite(raw) & (raw < 0)
-        sigma = np.where(negative, np.nan, raw)
+        lower = upper = np.where(negative, np.nan, raw)
     else:
-        raise ValueError(f"an error column must be (n,) or (n, 2) [lower, upper]; got shape {raw.shape}")
-    return sigma, upper_limit, ~np.isfinite(sigma) & ~negative, negative
+        raise ValueError(f"an error column must be (n,) or (n, 2) [lower, upper]; got shape {raw.shape} for {column!r}")
+    if sentinel is not None:  # "no error measured": as good as NaN
+        placeholder = np.isclose(upper, sentinel, rtol=1e-6, atol=0.0)
+        lower, upper = np.where(placeholder, np.nan, lower), np.where(placeholder, np.nan, upper)
+    missing = ~(np.isfinite(lower) & np.isfinite(upper)) & ~negative
+    return lower, upper, upper_limit, missing, negative
+
+
+def _combine_values(kind: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return a / b if kind == "ratio" else (a - b) / (a + b)
 
 
 def _combine(kind: str, a: np.ndarray, sa: np.ndarray, b: np.ndarray, sb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """a / b or (a - b) / (a + b) with first-order variances, the two errors independent."""
+    value = _combine_values(kind, a, b)
     with np.errstate(divide="ignore", invalid="ignore"):
         if kind == "ratio":
-            value = a / b
             # d/da = 1/b, d/db = -a/b^2
             return value, (sa / b) ** 2 + (a * sb / b**2) ** 2
-        value = (a - b) / (a + b)
         # d/da = 2b/(a+b)^2, d/db = -2a/(a+b)^2
         return value, (2.0 / (a + b) ** 2) ** 2 * (b**2 * sa**2 + a**2 * sb**2)
+
+
+# ------------------------------------------------------------------ Monte Carlo propagation
+@functools.lru_cache(maxsize=None)
+def _uniforms(draws: int, dims: int) -> np.ndarray:
+    """(draws, dims) scrambled-Sobol points from MC_SEED: each column stratifies (0, 1), the columns independent."""
+    from scipy.stats import qmc
+
+    u = qmc.Sobol(d=dims, scramble=True, seed=MC_SEED).random(draws)
+    u.setflags(write=False)
+    return u
+
+
+def _split_normal_draws(centre, lower, upper, u, bound):
+    """Draws (rows, D) of split normals at the probabilities ``u`` (D,), truncated below at ``bound`` (None: none).
+
+    A split normal with mode ``centre`` has density proportional to N(centre, lower^2) below the
+    mode and N(centre, upper^2) above it, so a fraction lower / (lower + upper) of it lies below.
+    Truncation at ``bound`` keeps the part of the lower half above the bound and renormalises.
+    Each draw is the distribution's quantile at its probability: stratified probabilities give a
+    stratified sample, exact in distribution for every row.
+    """
+    c, lo, up = centre[:, None], lower[:, None], upper[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):  # per row: where the draws fall
+        p_lower = np.where(lo + up > 0, lo / (lo + up), 0.5)
+        # Half the mass of the lower half-normal that lies above the bound: 0.5 where the bound is out of reach.
+        half = np.full_like(c, 0.5) if bound is None else ndtr(np.where(lo > 0, (c - bound) / lo, np.inf)) - 0.5
+        kept = 2.0 * half * p_lower
+        q = np.where(kept + 1.0 - p_lower > 0, kept / (kept + 1.0 - p_lower), 0.0)  # P(draw below the mode)
+        # P(0 <= Z <= |z|) of each draw's half-normal distance |z| from the mode is affine in u on each side:
+        # half (q - u) / q below the mode, (u - q) / (2 (1 - q)) above it.
+        slope_below = np.where(q > 0, half / q, 0.0)
+        slope_above = np.where(q < 1, 0.5 / (1.0 - q), 0.0)
+    u = u[None, :]
+    below = u < q
+    level = np.where(below, half - u * slope_below, u * slope_above - q * slope_above)
+    level += 0.5
+    draws = ndtri(level)
+    draws *= np.where(below, -lo, up)
+    draws += c
+    return draws if bound is None else np.maximum(draws, bound, out=draws)  # round-off never crosses the bound
+
+
+def _monte_carlo_variance(feature: Feature, model: np.ndarray) -> np.ndarray:
+    """Variance of the transformed draws of each row of an (n, operands, 3) error model."""
+    n, operands, _ = model.shape
+    u = _uniforms(MC_DRAWS, operands)
+    variance = np.empty(n)
+    for start in range(0, n, _MC_ROWS_PER_BLOCK):
+        block = model[start:start + _MC_ROWS_PER_BLOCK]
+        draws = [_split_normal_draws(block[:, k, 0], block[:, k, 1], block[:, k, 2], u[:, k], feature.lower_bound)
+                 for k in range(operands)]
+        combined = draws[0] if operands == 1 else _combine_values(feature.combine, draws[0], draws[1])
+        variance[start:start + _MC_ROWS_PER_BLOCK] = feature._g(combined).var(axis=1)
+    return variance
 
 
 # The six inputs of the Fermi-LAT experiment of Villacampa-Calvo et al. (2021, JMLR 22, sec. 5.6):
@@ -268,19 +501,28 @@ _VILLACAMPA2021 = (
     Feature("LP_beta", error="Unc_LP_beta"),
 )
 
+# The 4FGL error model of a photon or energy flux (docs/catalogs.md, "Error model of each feature"):
+# Monte Carlo through the transform, the flux bounded below by 0.
+_FLUX_ERRORS = dict(propagation="monte_carlo", lower_bound=0.0)
+
+
 def _hardness(soft: int, hard: int) -> Feature:
+    """HR of two Flux_Band bands: split-normal errors, upper-limit bands as 4FGL defines them, fluxes >= 0."""
     return Feature("Flux_Band", error="Unc_Flux_Band", band=hard, combine="hardness", other_band=soft,
-                   name=f"HR{soft}{hard}")
+                   name=f"HR{soft}{hard}", two_sided="split_normal", **_FLUX_ERRORS)
 
 
 # The main job's inputs on 4FGL-DR4 (chosen by the selection study in docs/results.md): the paper's six
 # with flux on a log scale (its long tail squashed every other source together after standardising),
 # hardness ratios of adjacent photon-flux bands from 100 MeV to 30 GeV (DR4 bands 1-6: 0.1-0.3, 0.3-1,
 # 1-3, 3-10, 10-30, 30-100 GeV; the pulsar cut-off and the blazar peaks fall there), variability,
-# energy flux, |sin b| and the single power-law index.  Bands where a source is an upper limit use
-# the upper error; a missing error (Unc_LP_beta where beta is pegged) marks that value exact.
+# energy flux, |sin b| and the single power-law index.  Errors follow the catalog's own conventions:
+# fluxes are >= 0 and reach their log or hardness ratio by Monte Carlo, a band's two-sided error is a
+# split normal, a band with Sqrt_TS_Band < 1 (NaN lower error) is the flat-prior posterior of its
+# 2-sigma upper limit, and Unc_Frac_Variability = 10 (written where Frac_Variability is set to 0) is
+# no error bar.  A missing error (Unc_LP_beta where beta is pegged) marks that value exact.
 _FERMI_DR4 = (
-    Feature("Flux1000", error="Unc_Flux1000", transform="log10", missing_error="exact"),
+    Feature("Flux1000", error="Unc_Flux1000", transform="log10", missing_error="exact", **_FLUX_ERRORS),
     Feature("Signif_Avg", transform="log"),
     Feature("LP_SigCurv", transform="log", floor=0.1),
     Feature("Pivot_Energy", transform="log"),
@@ -288,9 +530,10 @@ _FERMI_DR4 = (
     Feature("LP_beta", error="Unc_LP_beta", missing_error="exact"),
     *(_hardness(b, b + 1) for b in range(1, 6)),
     Feature("Variability_Index", transform="log", floor=1.0),
-    Feature("Energy_Flux100", error="Unc_Energy_Flux100", transform="log10", missing_error="exact"),
+    Feature("Energy_Flux100", error="Unc_Energy_Flux100", transform="log10", missing_error="exact", **_FLUX_ERRORS),
     Feature("GLAT", transform="abs_sin_deg", name="abs_sin_GLAT"),
-    Feature("Frac_Variability", error="Unc_Frac_Variability", missing_error="exact"),
+    Feature("Frac_Variability", error="Unc_Frac_Variability", missing_error="exact", error_sentinel=10.0,
+            propagation="monte_carlo", lower_bound=0.0),  # a fractional rms: >= 0 like a flux
     Feature("PL_Index", error="Unc_PL_Index", missing_error="exact"),
 )
 
