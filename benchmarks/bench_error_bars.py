@@ -212,7 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.summarize:
         run(args.task, args.reps, args.methods, args.out)
-    print(summarize(args.out))
+    text = summarize(args.out)
+    (args.out / "summary.md").write_text(text + "\n")
+    print(text)
     return 0
 
 

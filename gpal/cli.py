@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from gpal.catalogs.catalog import DEFAULT_RELEASE, RELEASES
+from gpal.estimators.params import INPUT_PRIORS
 from gpal.registry import ACQUISITIONS, INPUT_NOISE
 
 EXIT_BAD_INPUT = 2
@@ -62,7 +63,8 @@ def _train(args: argparse.Namespace) -> int:
     classes, merge = parse_class_spec(args.classes)
     folder = train_catalog_model(
         args.out, catalog=args.catalog, classes=classes, merge=merge, min_significance=args.min_significance,
-        features=_features(args.features), input_noise=args.input_noise, likelihood=args.likelihood,
+        features=_features(args.features), input_noise=args.input_noise, input_prior=args.input_prior,
+        likelihood=args.likelihood,
         epochs=args.epochs, num_inducing=args.num_inducing, batch_size=args.batch_size, seed=args.seed,
         force=args.force, progress=not args.no_progress, log=_say,
     )
@@ -116,7 +118,8 @@ def _active(args: argparse.Namespace) -> int:
 
     classes, merge = parse_class_spec(args.classes)
     acquisition = make_acquisition({"name": args.acquisition, **({"seed": args.seed} if args.acquisition == "random" else {})})
-    estimator = NoisyGPClassifier(input_noise=args.input_noise, epochs=args.epochs, num_inducing=args.num_inducing,
+    estimator = NoisyGPClassifier(input_noise=args.input_noise, input_prior=args.input_prior, epochs=args.epochs,
+                                  num_inducing=args.num_inducing,
                                   batch_size=args.batch_size_train, random_state=args.seed, progress=False)
     estimator._check_params()
     catalog = load_catalog(args.catalog)
@@ -134,6 +137,7 @@ def _active(args: argparse.Namespace) -> int:
                 "min_significance": args.min_significance, "oracle": args.oracle, "acquisition": acquisition.config(),
                 "batch_size": args.batch_size, "initial": args.initial, "pool": args.pool, "test": args.test,
                 "test_size": args.test_size, "select": args.select, "input_noise": args.input_noise,
+                "input_prior": args.input_prior,
                 "epochs": args.epochs, "retrain_epochs": args.retrain_epochs, "num_inducing": args.num_inducing,
                 "seed": args.seed}
     # The loop checks its settings against the data here, before the folder is claimed, so a refused
@@ -238,10 +242,14 @@ def _add_catalog(parser: argparse.ArgumentParser, default: str | None = DEFAULT_
     )
 
 
-def _add_model_options(parser: argparse.ArgumentParser, epochs: int, num_inducing: int, input_noise: str) -> None:
+def _add_model_options(parser: argparse.ArgumentParser, epochs: int, num_inducing: int, input_noise: str,
+                       input_prior: str) -> None:
     parser.add_argument("--input-noise", choices=INPUT_NOISE.names(), default=input_noise,
                         help="how the catalog error bars enter: none (MGP), latent (NIMGP), amortized (NIMGP-NN) or "
                         f"first_order (NIMGP-FO); default {input_noise}")
+    parser.add_argument("--input-prior", choices=INPUT_PRIORS, default=input_prior,
+                        help="prior over the noiseless inputs of latent / amortized: broad (the paper's N(0, 1000 I)) or "
+                        f"population (a mixture deconvolved from the training sources); default {input_prior}")
     parser.add_argument("--epochs", type=int, default=epochs, help=f"training epochs (default {epochs})")
     parser.add_argument("--num-inducing", type=int, default=num_inducing,
                         help=f"inducing points per latent function (default {num_inducing})")
@@ -299,7 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--features", default=trained["features"],
                        help=f"feature preset (default {trained['features']!r}; 'villacampa2021' is the paper's six) or comma-separated "
                        "columns, 'log:COL' for a log transform (error bars from Unc_COL when present)")
-    _add_model_options(train, trained["epochs"], trained["num_inducing"], trained["input_noise"])
+    _add_model_options(train, trained["epochs"], trained["num_inducing"], trained["input_noise"], trained["input_prior"])
     train.add_argument("--likelihood", default=trained["likelihood"],
                        help=f"robustmax, probit, logit, step, softmax or logistic_softmax (default {trained['likelihood']})")
     train.add_argument("--batch-size", type=int, default=trained["batch_size"],
@@ -362,7 +370,8 @@ def build_parser() -> argparse.ArgumentParser:
     active.add_argument("--select", default=selection,
                         help=f"file oracle: the pool, 'unassociated', 'bcu' or CLASS1 codes, comma-separated "
                         f"(default {selection!r}, the sources gpal classify classifies)")
-    _add_model_options(active, epochs=200, num_inducing=30, input_noise=trained["input_noise"])
+    _add_model_options(active, epochs=200, num_inducing=30, input_noise=trained["input_noise"],
+                       input_prior=trained["input_prior"])
     active.add_argument("--retrain-epochs", type=int, default=50, help="epochs of each warm-started retraining (default 50)")
     active.add_argument("--train-batch-size", dest="batch_size_train", type=int, default=50,
                         help="training minibatch size (default 50)")

@@ -104,12 +104,13 @@ def test_too_few_rows_for_the_mixture_is_refused_before_training():
         fit_mixture_prior(X, np.full_like(X, 0.1), 8)
 
 
-def test_estimator_refuses_a_population_prior_where_it_has_no_meaning():
+def test_population_prior_needs_measured_variances_and_is_ignored_without_latent_inputs():
     X = np.random.default_rng(5).normal(size=(40, 2))
     y = np.arange(40) % 2
-    for bad in (dict(input_noise="none"), dict(input_noise="first_order"), dict(input_noise="latent", noise_variance="learned")):
-        with pytest.raises(ValueError, match="input_prior='population'"):
-            NoisyGPClassifier(input_prior="population", **bad).fit(X, y, np.full_like(X, 0.1))
+    with pytest.raises(ValueError, match="input_prior='population' is fitted with the measured variances"):
+        NoisyGPClassifier(input_prior="population", input_noise="latent", noise_variance="learned").fit(X, y)
+    mgp = NoisyGPClassifier(input_prior="population", input_noise="none", num_inducing=5, epochs=1).fit(X, y)
+    assert mgp.model_.structure()["strategy"] == {"name": "none"}
 
 
 def test_population_prior_trains_saves_and_predicts_the_same(tmp_path):
@@ -144,5 +145,7 @@ def test_unlabelled_inputs_shape_the_population_prior_only():
     assert joint.means.max() * scale > 5.0  # a component sits on the unlabelled sources (standardised units)
     with pytest.raises(ValueError, match="unlabelled inputs shape the population prior only"):
         NoisyGPClassifier(input_noise="latent", epochs=1).fit(X, y, V, unlabelled=(far, far * 0))
+    with pytest.raises(ValueError, match="unlabelled inputs shape the population prior only"):
+        NoisyGPClassifier(input_noise="none", input_prior="population", epochs=1).fit(X, y, V, unlabelled=(far, far * 0))
     with pytest.raises(ValueError, match="X has 2 features"):
         NoisyGPClassifier(**settings).fit(X, y, V, unlabelled=(np.zeros((5, 2)), np.zeros((5, 2))))

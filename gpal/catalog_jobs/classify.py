@@ -53,6 +53,7 @@ def classify_catalog(
     min_significance: float | None = None,
     features: str | Sequence[Any] | None = DEFAULT_FEATURES,
     input_noise: str = "none",
+    input_prior: str = "broad",
     likelihood: str = "softmax",
     epochs: int = 300,
     num_inducing: int = 50,
@@ -81,7 +82,8 @@ def classify_catalog(
     """
     from gpal.catalog_jobs.prediction import predict_catalog, select_tokens, selection_pool
 
-    estimator = make_catalog_estimator(input_noise, likelihood, epochs, num_inducing, batch_size, seed, progress)
+    estimator = make_catalog_estimator(input_noise, likelihood, epochs, num_inducing, batch_size, seed, progress,
+                                       input_prior)
     if isinstance(test_size, bool) or not isinstance(test_size, (int, float)) or not 0 < test_size < 1:
         raise ValueError(f"test_size must be a fraction in (0, 1); got {test_size!r}")
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:

@@ -135,10 +135,10 @@ def load_trained(folder: str | os.PathLike) -> TrainedModel:
 
 
 def make_catalog_estimator(input_noise: str, likelihood: str, epochs: int, num_inducing: int, batch_size: int, seed: int,
-                    progress: bool) -> Any:
+                    progress: bool, input_prior: str = "broad") -> Any:
     from gpal.estimators.noisy_gp import NoisyGPClassifier
 
-    estimator = NoisyGPClassifier(input_noise=input_noise, likelihood=likelihood, epochs=epochs,
+    estimator = NoisyGPClassifier(input_noise=input_noise, input_prior=input_prior, likelihood=likelihood, epochs=epochs,
                                   num_inducing=num_inducing, batch_size=batch_size, random_state=seed, progress=progress)
     estimator._check_params()  # bad settings fail here, before a catalog is read or a folder claimed
     return estimator
@@ -220,6 +220,7 @@ def train_catalog_model(
     min_significance: float | None = None,
     features: str | Sequence[Any] | None = DEFAULT_FEATURES,
     input_noise: str = "none",
+    input_prior: str = "broad",
     likelihood: str = "softmax",
     epochs: int = 300,
     num_inducing: int = 50,
@@ -235,7 +236,8 @@ def train_catalog_model(
     same folder are refused unless ``force``.  ``log`` receives one line per step.
     Returns the folder.
     """
-    estimator = make_catalog_estimator(input_noise, likelihood, epochs, num_inducing, batch_size, seed, progress)
+    estimator = make_catalog_estimator(input_noise, likelihood, epochs, num_inducing, batch_size, seed, progress,
+                                       input_prior)
     _, merge, data, identity = setup_job("gpal.train", catalog, classes, merge, min_significance, features, estimator)
     require_per_class(data, 1, "training")
     folder = claim_output_dir(out_dir, identity, force=force)

@@ -24,7 +24,7 @@ from sklearn.base import BaseEstimator
 from gpal.data.dataset import NoisyDataset, Standardizer
 from gpal.training.early_stopping import ValidationMonitor, validation_split
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, check_predict_data
-from gpal.estimators.params import SPARSE_GP_PARAMETERS, LIKELIHOOD, Boolean, Integer, OneOf, Options, Real, Satisfies
+from gpal.estimators.params import INPUT_PRIORS, SPARSE_GP_PARAMETERS, LIKELIHOOD, Boolean, Integer, OneOf, Options, Real, Satisfies
 from gpal.registry import INPUT_NOISE
 from gpal.runs.persistence import load_model_dir, save_model_dir
 
@@ -32,7 +32,6 @@ __all__ = ["NoisyGPClassifier"]
 
 _NOISE_VARIANCE = ("known", "learned", "both")
 _INFERENCE = ("svi", "cavi", "natural_gradient")
-_INPUT_PRIORS = ("broad", "population")
 # Settings of the augmented model that have no SVI counterpart, passed through ``inference_options``.
 _AUGMENTED_OPTIONS = ("hyper_every", "train_inducing", "nat_delay", "nat_forgetting", "jitter")
 # Prediction evaluates the GP at (rows x n_samples) inputs; chunks keep that bounded.  2^20 (388
@@ -78,7 +77,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     n_samples : Monte Carlo draws of p(x* | x~*) per test point (latent, amortized).
     prior_variance : s of the broad prior N(0, s I) on the noiseless inputs.
     input_prior : "broad" | "population"
-        The prior over the noiseless inputs of "latent" / "amortized": the paper's broad
+        The prior over the noiseless inputs of "latent" / "amortized" (MGP and NIMGP-FO have
+        no latent inputs and ignore it): the paper's broad
         N(0, prior_variance I), or a Gaussian mixture of ``prior_components`` fitted to the
         training inputs *with their error bars* by extreme deconvolution, so that a faint
         source is averaged over where sources like it are, not over N(x~, V) (docs/methods.md).
@@ -122,7 +122,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         "learning_rate": Real(0, low_open=True),
         "n_samples": Integer(1),
         "prior_variance": Real(0, low_open=True),
-        "input_prior": OneOf(_INPUT_PRIORS),
+        "input_prior": OneOf(INPUT_PRIORS),
         "prior_components": Integer(1),
         "hidden_sizes": Satisfies(lambda s: all(isinstance(h, numbers.Integral) and h >= 1 for h in s),
                                   "a sequence of positive integers"),
@@ -198,14 +198,14 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         self._check_input_prior()
 
     def _check_input_prior(self) -> None:
-        if self.input_prior == "broad":
-            return
-        if self.input_noise not in ("latent", "amortized"):
-            raise ValueError(f"input_prior={self.input_prior!r} is a prior over latent inputs: use input_noise='latent' "
-                             f"or 'amortized' (got {self.input_noise!r}), or input_prior='broad'")
-        if self.noise_variance == "learned":
+        if self.input_prior == "population" and self._has_latent_inputs and self.noise_variance == "learned":
             raise ValueError(f"input_prior={self.input_prior!r} is fitted with the measured variances; "
                              "use noise_variance='known' or 'both'")
+
+    @property
+    def _has_latent_inputs(self) -> bool:
+        """Whether the model has latent inputs for ``input_prior`` to be a prior of (NIMGP, NIMGP-NN)."""
+        return self.input_noise in ("latent", "amortized")
 
     def _check_likelihood_options(self) -> None:
         options = self.likelihood_options or {}
@@ -318,7 +318,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
                 num_inducing=self.num_inducing,
                 kernel=self.kernel,
                 prior_variance=float(self.prior_variance),
-                input_prior=self.input_prior,
+                input_prior=self.input_prior if self._has_latent_inputs else "broad",
                 prior_components=int(self.prior_components),
                 X_var=Z_var,
                 prior_inputs=None if extra is None else self._standardised_prior_inputs(standardizer, Z, Z_var, *extra),
@@ -409,9 +409,10 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     def _unlabelled_inputs(self, unlabelled: Any, n_features: int) -> tuple[np.ndarray, np.ndarray] | None:
         if unlabelled is None:
             return None
-        if self.input_prior != "population":
-            raise ValueError(f"unlabelled inputs shape the population prior only; input_prior={self.input_prior!r} "
-                             "does not use them (set input_prior='population' or leave unlabelled out)")
+        if self.input_prior != "population" or not self._has_latent_inputs:
+            raise ValueError(f"unlabelled inputs shape the population prior only; input_noise={self.input_noise!r} "
+                             f"with input_prior={self.input_prior!r} has none (use input_noise='latent' or 'amortized' "
+                             "with input_prior='population', or leave unlabelled out)")
         X_u, V_u = unlabelled if isinstance(unlabelled, tuple) else (unlabelled, None)
         X_u, V_u = check_predict_data(X_u, V_u, n_features, needs_variance=True)
         return X_u, V_u
