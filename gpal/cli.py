@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from gpal.catalogs.catalog import DEFAULT_RELEASE, RELEASES
-from gpal.estimators.params import INPUT_PRIORS
-from gpal.registry import ACQUISITIONS, INPUT_NOISE
+from gpal.registry import ACQUISITIONS, INPUT_NOISE, INPUT_PRIORS
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1

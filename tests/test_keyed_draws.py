@@ -26,15 +26,23 @@ def fitted(request):
 
 
 def test_same_row_same_probability_alone_in_a_batch_shuffled_and_chunked(fitted, monkeypatch):
+    """A row's probability does not depend on the other rows of the call.
+
+    Exact-input models compute in float64 and agree to 1e-13.  Sampled inputs run the GP part
+    in float32, whose matrix products sum in an order that depends on the batch shape on some
+    CPUs (measured: 4.5e-9 apart on this one), so they agree to float32 rounding, 1e-6: still
+    four orders below the 1e-2 a position-dependent draw would move a probability.
+    """
     clf, X, V = fitted
+    atol = 1e-6 if clf.model_.strategy.stochastic_prediction else 1e-13
     full = clf.predict_proba(X, V)
     alone = np.vstack([clf.predict_proba(X[i : i + 1], V[i : i + 1]) for i in (0, 17, 89)])
-    np.testing.assert_allclose(alone, full[[0, 17, 89]], rtol=0, atol=1e-13)
+    np.testing.assert_allclose(alone, full[[0, 17, 89]], rtol=0, atol=atol)
     order = np.random.default_rng(1).permutation(len(X))
-    np.testing.assert_allclose(clf.predict_proba(X[order], V[order]), full[order], rtol=0, atol=1e-13)
-    np.testing.assert_allclose(clf.predict_proba(X[40:55], V[40:55]), full[40:55], rtol=0, atol=1e-13)
+    np.testing.assert_allclose(clf.predict_proba(X[order], V[order]), full[order], rtol=0, atol=atol)
+    np.testing.assert_allclose(clf.predict_proba(X[40:55], V[40:55]), full[40:55], rtol=0, atol=atol)
     monkeypatch.setattr(gpal.estimators.noisy_gp, "_PREDICT_BUDGET", 7 * clf.n_samples * 9)  # chunks of 7 rows
-    np.testing.assert_allclose(clf.predict_proba(X, V), full, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(clf.predict_proba(X, V), full, rtol=0, atol=atol)
 
 
 def test_same_probability_after_save_and_load(fitted, tmp_path):

@@ -12,7 +12,7 @@ import pytest
 from astropy.io import fits
 from astropy.table import Table
 
-from gpal.catalog_jobs.tables import ClassifiedSources, read_probability_table, write_probability_table
+from gpal.catalog_jobs.tables import ClassifiedSources, dated, read_probability_table, write_probability_table
 from gpal.evaluation.intervals import binomial_interval
 from gpal.evaluation.reports import completeness_purity
 from conftest import SMALL
@@ -39,7 +39,7 @@ def _table(n=5):
 @pytest.fixture(scope="module")
 def written(tmp_path_factory):
     folder = tmp_path_factory.mktemp("tables")
-    table = _table()
+    table = dated(_table())  # one stamp for both files, as the main job writes them (each write would stamp its own)
     return table, write_probability_table(table, folder / "t.csv"), write_probability_table(table, folder / "t.fits")
 
 

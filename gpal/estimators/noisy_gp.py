@@ -24,8 +24,8 @@ from sklearn.base import BaseEstimator
 from gpal.data.dataset import NoisyDataset, Standardizer
 from gpal.training.early_stopping import ValidationMonitor, validation_split
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, check_predict_data
-from gpal.estimators.params import INPUT_PRIORS, SPARSE_GP_PARAMETERS, LIKELIHOOD, Boolean, Integer, OneOf, Options, Real, Satisfies
-from gpal.registry import INPUT_NOISE
+from gpal.estimators.params import SPARSE_GP_PARAMETERS, LIKELIHOOD, Boolean, Integer, OneOf, Options, Real, Satisfies
+from gpal.registry import INPUT_NOISE, INPUT_PRIORS
 from gpal.runs.persistence import load_model_dir, save_model_dir
 
 __all__ = ["NoisyGPClassifier"]
@@ -477,7 +477,9 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
 
         A source's probability depends on the model and its own X / X_var row only (the
         Monte Carlo input draws are shared by all rows), never on which other rows are
-        predicted with it or how they are chunked.  ``return_mc_error=True`` also returns
+        predicted with it or how they are chunked: exactly for exact-input models, to float32
+        rounding (~1e-8) where inputs are sampled, whose float32 products may sum in an order
+        that depends on the batch shape.  ``return_mc_error=True`` also returns
         each probability's Monte Carlo standard error over the input draws and the latent
         draws that go with them, (n, C): zero where inputs are not sampled (input_noise
         "none" / "first_order").

@@ -30,11 +30,7 @@ __all__ = [
     "KERNEL",
     "LIKELIHOOD",
     "SPARSE_GP_PARAMETERS",
-    "INPUT_PRIORS",
 ]
-
-#: Priors over the noiseless inputs (``gpal.models.input_prior``): the paper's broad one, or deconvolved from the sources.
-INPUT_PRIORS = ("broad", "population")
 
 
 class InvalidParameter(ValueError, TypeError):
