@@ -369,8 +369,9 @@ def build_parser() -> argparse.ArgumentParser:
     active.add_argument("--select", default=selection,
                         help=f"file oracle: the pool, 'unassociated', 'bcu' or CLASS1 codes, comma-separated "
                         f"(default {selection!r}, the sources gpal classify classifies)")
-    _add_model_options(active, epochs=200, num_inducing=30, input_noise=trained["input_noise"],
-                       input_prior=trained["input_prior"])
+    # Exact inputs by default, not the main job's NIMGP: its population prior needs >= 80 labelled sources and a
+    # campaign starts from --initial; which model a campaign should retrain is issue 23's study.
+    _add_model_options(active, epochs=200, num_inducing=30, input_noise="none", input_prior=trained["input_prior"])
     active.add_argument("--retrain-epochs", type=int, default=50, help="epochs of each warm-started retraining (default 50)")
     active.add_argument("--train-batch-size", dest="batch_size_train", type=int, default=50,
                         help="training minibatch size (default 50)")

@@ -9,6 +9,7 @@ import pytest
 
 from gpal.catalog_jobs.classify import classify_catalog
 from gpal.catalog_jobs.model_folders import load_trained
+from gpal.catalog_jobs.report import ERROR_BLIND_MODEL
 from gpal.catalog_jobs.prediction import predict_catalog
 from gpal.catalog_jobs.tables import check_table_path, read_probability_table, write_probability_table
 from gpal.catalogs.classes import format_class_spec, parse_class_spec
@@ -106,11 +107,12 @@ def test_classify_compares_with_baselines_on_the_same_rows(classified):
     out, _ = classified
     metrics = json.loads((out / "metrics.json").read_text())
     rows = {(r["model"], r["metric"]): r for r in metrics["comparison"]}
-    assert {m for m, _ in rows} == {"gpal", "logistic", "random_forest_isotonic"}
+    # the model's twin without error bars is compared like a baseline: what the error bars bought
+    assert {m for m, _ in rows} == {"gpal", "logistic", "random_forest_isotonic", ERROR_BLIND_MODEL}
     # the comparison's gpal NLL is the held-out NLL: same rows, same probabilities
     assert rows["gpal", "nll"]["value"] == pytest.approx(metrics["heldout"]["nll"])
     assert rows["gpal", "nll"]["diff"] == 0
-    for model in ("logistic", "random_forest_isotonic"):
+    for model in ("logistic", "random_forest_isotonic", ERROR_BLIND_MODEL):
         r = rows[model, "nll"]
         assert r["diff_low"] <= r["diff"] <= r["diff_high"]
     held = pd.read_csv(out / "heldout.csv")
@@ -119,7 +121,10 @@ def test_classify_compares_with_baselines_on_the_same_rows(classified):
     shift = metrics["population_shift"]
     assert shift["converged"] and sum(shift["estimated_prior"].values()) == pytest.approx(1, abs=1e-3)
     faint = metrics["faintest_quarter"]
-    assert faint["n"] >= len(held) // 4 and set(faint["models"]) == {"gpal", "logistic", "random_forest_isotonic"}
+    assert faint["n"] >= len(held) // 4 and set(faint["models"]) == {"gpal", "logistic", "random_forest_isotonic",
+                                                                       ERROR_BLIND_MODEL}
+    bought = rows[ERROR_BLIND_MODEL, "nll"]
+    assert f"with them minus without: {-bought['diff']:+.3f} nats" in (out / "report.md").read_text()
     frame = read_probability_table(out / "classifications.csv").frame
     assert (frame["p_mc_se"] >= 0).all()
 

@@ -27,6 +27,7 @@ from gpal.catalog_jobs.report import (
     BASELINES_FILE,
     CONTEXT_COLUMNS,
     CONTEXT_FILE,
+    ERROR_BLIND_MODEL,
     HELDOUT_FILE,
     SIGNIFICANCE_COLUMN,
     write_classify_report,
@@ -52,8 +53,8 @@ def classify_catalog(
     merge: Mapping[str, Sequence[str]] | None = DEFAULT_MERGE,
     min_significance: float | None = None,
     features: str | Sequence[Any] | None = DEFAULT_FEATURES,
-    input_noise: str = "none",
-    input_prior: str = "broad",
+    input_noise: str = "latent",
+    input_prior: str = "population",
     likelihood: str = "softmax",
     epochs: int = 300,
     num_inducing: int = 50,
@@ -122,7 +123,8 @@ def classify_catalog(
     with atomic_output(folder / HELDOUT_FILE) as tmp:
         held.to_csv(tmp, index=False)
     if not (folder / BASELINES_FILE).is_file():
-        _write_baselines(folder / BASELINES_FILE, train, test, list(baselines), seed)
+        log("fitting the same GP without the error bars, to measure what they buy")
+        _write_baselines(folder / BASELINES_FILE, train, test, list(baselines), seed, _error_blind_twin(estimator))
 
     log(f"classifying the {' + '.join(tokens)} sources of {cat.release}")
     table = dated(predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor, progress=progress))
@@ -145,11 +147,24 @@ def _column_of(catalog: Any, column: str, ids: Sequence[str]) -> np.ndarray:
     return values[[row[name] for name in ids]]
 
 
-def _write_baselines(path: Path, train: NoisyDataset, test: NoisyDataset, names: Sequence[str], seed: int) -> None:
-    """Held-out probabilities of the baselines, fitted on the same training rows and features (values only)."""
+def _error_blind_twin(estimator: Any) -> dict[str, Any]:
+    """The main job's estimator with the error bars ignored (MGP), when it uses them: what they bought is the difference."""
+    from sklearn.base import clone
+
+    if estimator.input_noise == "none":
+        return {}
+    return {ERROR_BLIND_MODEL: clone(estimator).set_params(input_noise="none", progress=False)}
+
+
+def _write_baselines(path: Path, train: NoisyDataset, test: NoisyDataset, names: Sequence[str], seed: int,
+                     models: Mapping[str, Any]) -> None:
+    """Held-out probabilities of the baselines, fitted on the same training rows and features (values only),
+    and of ``models`` (unfitted gpal estimators, fitted here on the same rows with their error bars)."""
     from gpal.evaluation.baselines import fit_baselines
 
     probas = fit_baselines(train.X, train.y, test.X, names=list(names), random_state=seed) if names else {}
+    for name, model in models.items():
+        probas[name] = model.fit(train).predict_proba(test)
     frames = []
     for name, proba in probas.items():
         frame = pd.DataFrame({"model": name, "Source_Name": test.ids, "true_class": test.labels()})

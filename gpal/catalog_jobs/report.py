@@ -29,6 +29,8 @@ CONTEXT_FILE = "classified_catalog.csv"
 CONTEXT_COLUMNS = ("Flux1000", "Signif_Avg")
 SIGNIFICANCE_COLUMN = "Signif_Avg"
 MODEL_NAME = "gpal"
+#: The main job's GP refitted with input_noise "none" on the same rows: the model minus its error bars.
+ERROR_BLIND_MODEL = "gpal without error bars"
 #: Populations of 4FGL that a model of other classes cannot name; the report's caveat lists those not modelled.
 OTHER_POPULATIONS = ("spp", "snr", "pwn", "glc", "unk", "bin", "hmb", "sbg", "rdg", "nlsy1")
 LEVEL = 0.95
@@ -47,6 +49,20 @@ def _comparison(folder: Path, held: pd.DataFrame, classes: Sequence[str], model_
         rows = rows.set_index("Source_Name").loc[held["Source_Name"]]
         probas[str(name)] = rows[columns].to_numpy()
     return bootstrap_comparison(y, probas, reference=model_name, n_boot=2000, random_state=0)
+
+
+def _error_bars_bought(comparison: pd.DataFrame | None, faint: dict[str, Any] | None) -> list[str]:
+    """The paired NLL difference between the model and its twin without error bars, when the run fitted one."""
+    if comparison is None or ERROR_BLIND_MODEL not in set(comparison["model"]):
+        return []
+    row = comparison[(comparison["model"] == ERROR_BLIND_MODEL) & (comparison["metric"] == "nll")].iloc[0]
+    text = (f"**What the error bars bought**: the same GP fitted on the same sources without them (input_noise "
+            f"`none`) has held-out NLL {row['value']:.3f}; with them minus without: {-row['diff']:+.3f} nats "
+            f"(95% paired interval [{-row['diff_high']:+.3f}, {-row['diff_low']:+.3f}]; below 0: they help)")
+    if faint is not None and ERROR_BLIND_MODEL in faint["models"]:
+        text += (f"; on the faintest quarter {faint['models'][MODEL_NAME]['nll']:.3f} against "
+                 f"{faint['models'][ERROR_BLIND_MODEL]['nll']:.3f}")
+    return [text + ". docs/results.md measures the same on faint sources held out from training.", ""]
 
 
 def _comparison_table(comparison: pd.DataFrame) -> pd.DataFrame:
@@ -280,7 +296,8 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
         + "still gets a class from this list, often with a confident probability. Read `predicted_class` as "
         "'most like', not as an identification.",
         "",
-        f"Model: `{training['estimator']['class']}` with input_noise=`{est.get('input_noise')}`, "
+        f"Model: `{training['estimator']['class']}` with input_noise=`{est.get('input_noise')}`"
+        + (f", input_prior=`{est.get('input_prior')}`" if est.get("input_noise") in ("latent", "amortized") else "") + ", "
         f"likelihood=`{est.get('likelihood')}`, {est.get('epochs')} epochs, {est.get('num_inducing')} inducing points, "
         f"batch size {est.get('batch_size')}, seed {est.get('random_state')}; trained in {training.get('fit_seconds')} s "
         f"on the {training.get('trained_on')} ({', '.join(f'{k} {v}' for k, v in training['n_per_class'].items())}).",
@@ -295,6 +312,7 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
         "so these numbers describe the table. On the classified sources, which are fainter and may hold other "
         "populations, expect worse.",
         "",
+        *_error_bars_bought(comparison, faint),
         *([] if faint is None else [
             f"**Faintest quarter** of the held-out sources (Signif_Avg <= {faint['max_significance']:.1f}, "
             f"{faint['n']} sources, where the error bars are largest): "

@@ -174,7 +174,7 @@ class MixturePrior:
 
 
 def fit_mixture_prior(X: np.ndarray, V: np.ndarray, n_components: int, random_state: int = 0, *,
-                      max_iter: int = 200, tol: float = 1e-5, reg_covar: float = 1e-3,
+                      max_iter: int = 100, tol: float = 1e-4, reg_covar: float = 1e-3,
                       min_per_component: int = 10) -> MixturePrior:
     """Extreme deconvolution (Bovy, Hogg & Roweis 2011): the Gaussian mixture of the noiseless inputs.
 

@@ -76,7 +76,9 @@ def schema() -> dict[str, Any]:
             "bald_samples": Field(integer(2), 30, "BALD's Monte Carlo draws per pool source (cost grows linearly)"),
         },
         "training": {
-            "input_noise": Field(choice(INPUT_NOISE.names()), main["input_noise"], "input-noise strategy"),
+            # Exact inputs, not the main job's NIMGP: its population prior needs >= 80 labelled sources
+            # and a campaign starts from n_seed; which model a campaign should retrain is issue 23's study.
+            "input_noise": Field(choice(INPUT_NOISE.names()), "none", "input-noise strategy"),
             "likelihood": Field(choice(LIKELIHOODS.names()), main["likelihood"], "likelihood"),
             "epochs": Field(integer(1), main["epochs"], "epochs of the initial fit on the seed set"),
             "num_inducing": Field(integer(1), main["num_inducing"], "inducing points (capped at the labelled count)"),
