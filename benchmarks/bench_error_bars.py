@@ -48,6 +48,9 @@ GP_METHODS: dict[str, dict] = {
     # settings probed on the synthetic tasks (labels there are a deterministic argmax, as robust-max assumes)
     "NIMGP pop robust-max": dict(input_noise="latent", input_prior="population", likelihood="robustmax"),
     "NIMGP pop 750 epochs": dict(input_noise="latent", input_prior="population", epochs=750),
+    # probes of extrapolation (the bright task): an SE kernel reverts to the prior mean far from the data
+    "MGP SE+linear": dict(input_noise="none", kernel="se+linear"),
+    "NIMGP pop SE+linear": dict(input_noise="latent", input_prior="population", kernel="se+linear"),
 }
 BASELINES = ("logistic", "random_forest_isotonic", "gradient_boosting_isotonic")
 SYNTHETIC = {"hetero": dict(train_noise_std=(0.02, 1.0)),
@@ -104,7 +107,14 @@ def run_unit(task: str, rep: int, method: str, train, test, gp_settings: dict, u
     if method in GP_METHODS:
         from gpal import NoisyGPClassifier
 
-        clf = NoisyGPClassifier(**{**gp_settings, **GP_METHODS[method]}, random_state=rep)
+        settings = {**gp_settings, **GP_METHODS[method]}
+        if settings.get("kernel") == "se+linear":
+            import gpflow
+
+            from gpal.models.kernels import default_kernel
+
+            settings["kernel"] = default_kernel(train.X.shape[1]) + gpflow.kernels.Linear()
+        clf = NoisyGPClassifier(**settings, random_state=rep)
         clf.fit(train, unlabelled=unlabelled if method.endswith("+pool") else None)
         proba = clf.predict_proba(test)
     else:

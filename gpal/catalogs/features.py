@@ -224,13 +224,10 @@ class Feature:
         bad = {column: ~np.isfinite(values)}
         if self.lower_bound is not None:
             below = np.isfinite(values) & (values < self.lower_bound)  # a non-finite value is dropped anyway
-            if below.any():
-                rows = np.nonzero(below)[0]
-                raise ValueError(
-                    f"column {column!r} of feature {self.label!r} holds {rows.size} value(s) below its lower_bound "
-                    f"{self.lower_bound} (min {values[rows].min():.4g}, rows {rows[:3].tolist()}); the bound must hold "
-                    "for every catalog value"
-                )
+            _refuse_rows(below, lambda rows: (
+                f"column {column!r} of feature {self.label!r} holds {rows.size} value(s) below its lower_bound "
+                f"{self.lower_bound} (min {values[rows].min():.4g}, rows {rows[:3].tolist()}); the bound must hold "
+                "for every catalog value"))
         if error is None:
             zero = np.zeros_like(values)
             return values, zero, zero.copy(), bad
@@ -238,21 +235,15 @@ class Feature:
         lower, upper, upper_limit, missing, negative = _read_error(raw, error, self.label, self.two_sided, self.error_sentinel)
         if negative.any():
             if self.propagation == "monte_carlo":
-                rows = np.nonzero(negative)[0]
-                raise ValueError(
+                _refuse_rows(negative, lambda rows: (
                     f"error column {error!r} of feature {self.label!r} holds {rows.size} negative value(s) "
-                    f"(min {raw[rows].min():.4g}, rows {rows[:3].tolist()}); a one-sided 1-sigma error must be >= 0"
-                )
+                    f"(min {raw[rows].min():.4g}, rows {rows[:3].tolist()}); a one-sided 1-sigma error must be >= 0"))
             bad[f"{error} (negative)"] = negative  # first order: the row is left out and reported
         if self.two_sided == "split_normal":
-            orphan = upper_limit & np.isnan(values)
-            if orphan.any():
-                rows = np.nonzero(orphan)[0]
-                raise ValueError(
-                    f"feature {self.label!r}: {rows.size} row(s) of {column!r} (rows {rows[:3].tolist()}) are NaN where "
-                    f"{error!r} marks an upper limit (NaN lower, finite upper error); the 4FGL convention needs the "
-                    "best-fit value there (value + 2 x upper error is the 2-sigma limit)"
-                )
+            _refuse_rows(upper_limit & np.isnan(values), lambda rows: (
+                f"feature {self.label!r}: {rows.size} row(s) of {column!r} (rows {rows[:3].tolist()}) are NaN where "
+                f"{error!r} marks an upper limit (NaN lower, finite upper error); the 4FGL convention needs the "
+                "best-fit value there (value + 2 x upper error is the 2-sigma limit)"))
         if self.upper_limit == "drop":
             bad[f"{error} (upper limit)"] = upper_limit
         if self.missing_error == "drop":
@@ -353,6 +344,12 @@ class Feature:
 
 _DEFAULTS = {f.name: f.default for f in fields(Feature) if f.default is not MISSING}
 _FIELDS = tuple(f.name for f in fields(Feature))
+
+
+def _refuse_rows(mask: np.ndarray, message: Callable[[np.ndarray], str]) -> None:
+    """Raise ValueError(message(rows)) naming the catalog rows where ``mask`` holds, if any."""
+    if mask.any():
+        raise ValueError(message(np.nonzero(mask)[0]))
 
 
 def _band(band: int | None) -> str:
