@@ -116,7 +116,7 @@ def _active(args: argparse.Namespace) -> int:
     from gpal.runs.persistence import claim_output_dir
 
     classes, merge = parse_class_spec(args.classes)
-    acquisition = make_acquisition({"name": args.acquisition, **({"seed": args.seed} if args.acquisition == "random" else {})})
+    acquisition = make_acquisition({"name": args.acquisition, **_acquisition_options(args, classes)})
     estimator = NoisyGPClassifier(input_noise=args.input_noise, input_prior=args.input_prior, epochs=args.epochs,
                                   num_inducing=args.num_inducing,
                                   batch_size=args.batch_size_train, random_state=args.seed, progress=False)
@@ -150,6 +150,39 @@ def _active(args: argparse.Namespace) -> int:
     return 0
 
 
+def _acquisition_options(args: argparse.Namespace, classes: Sequence[str]) -> dict[str, Any]:
+    """The acquisition's own settings from the command line, checked before anything is read or written."""
+    if args.acquisition == "discovery":
+        if args.target is None:
+            raise ValueError(f"--acquisition discovery needs --target, one of the classes {list(classes)}")
+        if args.target not in classes:
+            raise ValueError(f"--target {args.target!r} is not one of the classes {list(classes)}")
+        return {"target": args.target, "exploration": args.exploration}
+    if args.target is not None:
+        raise ValueError(f"--target applies to --acquisition discovery, not {args.acquisition!r}")
+    return {"seed": args.seed} if args.acquisition == "random" else {}
+
+
+def _discovery_yields(state: dict[str, Any]) -> str:
+    """Expected (from the probabilities at query time) and found target sources per answered query."""
+    import numpy as np
+
+    from gpal.active import expected_yield
+
+    config = state["config"]["acquisition"]
+    if config.get("exploration"):
+        return (f" Discovery of `{config['target']}` with exploration {config['exploration']}: scores are upper "
+                "bounds, not probabilities, so no expected yield is stated.")
+    found = sum(lab == config["target"] for q in state["queries"] for lab in q["labels"])
+    scores = [s for q in state["queries"] for s in q["scores"]]
+    if not scores:
+        return ""
+    expected = expected_yield(np.clip(scores, 0.0, 1.0))
+    return (f" Discovery of `{config['target']}`: {found} of {expected['n']} observed sources were `{config['target']}`; "
+            f"the probabilities at query time expected {expected['expected']:.1f} (95% range {expected['low']}-"
+            f"{expected['high']} if they are calibrated).")
+
+
 def _report_active(folder: Path) -> Path:
     """Learning curves, the query log and report.md of an active-learning run (``checkpoint/state.json``)."""
     import pandas as pd
@@ -177,7 +210,8 @@ def _report_active(folder: Path) -> Path:
     pending = state.get("pending")
     text = (f"Active learning with acquisition `{acquisition}`, batch size {state['config']['batch_size']}: "
             f"{len(state['initial_ids'])} initial labelled sources, {len(state['queries'])} queries answered."
-            + (f" Query {pending['query']} waits for labels ({len(pending['ids'])} sources)." if pending else ""))
+            + (f" Query {pending['query']} waits for labels ({len(pending['ids'])} sources)." if pending else "")
+            + (_discovery_yields(state) if acquisition == "discovery" else ""))
     return write_report(folder, "gpal active", figures, tables, text)
 
 
@@ -356,7 +390,12 @@ def build_parser() -> argparse.ArgumentParser:
     active.add_argument("--min-significance", type=float, default=None, help="Signif_Avg cut on labelled sources")
     active.add_argument("--out", required=True, help="run folder (checkpoint/, report.md, learning curves)")
     active.add_argument("--acquisition", choices=ACQUISITIONS.names(), default="entropy",
-                        help="how the next sources are chosen (default entropy)")
+                        help="how the next sources are chosen (default entropy; discovery: the most probable sources "
+                        "of --target, for a targeted search)")
+    active.add_argument("--target", default=None, help="discovery: the class searched for, e.g. pulsar")
+    active.add_argument("--exploration", type=float, default=0.0,
+                        help="discovery: weight of the model's uncertainty about the target probability (default 0: "
+                        "plain ranking by probability)")
     active.add_argument("--batch-size", type=int, default=1, help="sources labelled per query (default 1)")
     active.add_argument("--queries", type=int, default=10, help="number of queries (default 10)")
     active.add_argument("--oracle", choices=("simulated", "file"), default="simulated",

@@ -104,4 +104,5 @@ ACQUISITIONS = Registry("acquisition", {
     "bald": "gpal.active.acquisition:BALD",
     "margin": "gpal.active.acquisition:Margin",
     "least_confidence": "gpal.active.acquisition:LeastConfidence",
+    "discovery": "gpal.active.acquisition:Discovery",
 })

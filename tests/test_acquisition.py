@@ -9,10 +9,12 @@ import pytest
 
 from gpal.active.acquisition import (
     BALD,
+    Discovery,
     LeastConfidence,
     Margin,
     PredictiveEntropy,
     RandomSampling,
+    expected_yield,
     greedy_diverse,
     make_acquisition,
     top_k,
@@ -156,3 +158,45 @@ def test_make_acquisition_round_trips_config_and_rejects_unknown():
         make_acquisition("entropie")
     with pytest.raises(ValueError, match="batch must be one of"):
         PredictiveEntropy(batch="kmeans")
+
+
+# ------------------------------------------------------------------ discovery
+def test_discovery_ranks_by_target_probability_and_explores_with_the_spread():
+    model, pool = FixedModel(PROBA), _pool(5)
+    model.classes_ = np.array(["a", "b", "c"])
+    idx, scores = Discovery(target="c")(model, pool, n_instances=3)
+    assert idx.tolist() == [2, 3, 4] and np.allclose(scores, [0.5, 1 / 3, 0.1])
+    # with exploration the score is p + beta * sd over the joint draws, the sd taken per source
+    samples = np.stack([PROBA, PROBA]).copy()
+    samples[0, 4], samples[1, 4] = [0.0, 0.0, 1.0], [0.4, 0.4, 0.2]  # source 4: p_c draws 1.0 and 0.2, sd 0.4
+    model.samples = samples
+    idx, scores = Discovery(target="c", exploration=1.5, n_samples=2)(model, pool, n_instances=1)
+    assert idx.tolist() == [4] and scores[0] == pytest.approx(0.1 + 1.5 * 0.4)  # beats source 2's 0.5
+    assert make_acquisition(Discovery("c", exploration=1.0).config()).config() == Discovery("c", exploration=1.0).config()
+
+
+def test_discovery_names_an_unknown_target_and_bad_settings():
+    model = FixedModel(PROBA)
+    model.classes_ = np.array(["bll", "fsrq", "pulsar"])
+    with pytest.raises(ValueError, match=r"discovery target 'msp' is not a class of the model; its classes are \['bll', 'fsrq', 'pulsar'\]"):
+        Discovery(target="msp")(model, _pool(5), n_instances=1)
+    with pytest.raises(ValueError, match="exploration must be a number >= 0"):
+        Discovery(target="pulsar", exploration=-1)
+    with pytest.raises(ValueError, match="cannot query 6 source"):
+        Discovery(target="pulsar")(model, _pool(5), n_instances=6)
+
+
+def test_expected_yield_is_the_poisson_binomial_checked_by_simulation():
+    p = np.array([0.9, 0.8, 0.5, 0.3, 0.05, 0.6, 0.7])
+    result = expected_yield(p)
+    assert result["expected"] == pytest.approx(p.sum()) and result["sd"] == pytest.approx(np.sqrt(np.sum(p * (1 - p))))
+    draws = (np.random.default_rng(0).random((200_000, p.size)) < p).sum(axis=1)  # independent Monte Carlo
+    assert draws.mean() == pytest.approx(result["expected"], abs=0.01)
+    assert np.mean((draws >= result["low"]) & (draws <= result["high"])) >= 0.95
+    # the interval is the narrowest central one: shrinking either end drops below 95% coverage on one side
+    assert np.mean(draws < result["low"]) <= 0.025 and np.mean(draws > result["high"]) <= 0.025
+    assert np.mean(draws <= result["low"]) > 0.025 and np.mean(draws >= result["high"]) > 0.025
+    certain = expected_yield([1.0, 1.0, 0.0])
+    assert (certain["low"], certain["high"], certain["sd"]) == (2, 2, 0.0)
+    with pytest.raises(ValueError, match="probabilities in \\[0, 1\\]"):
+        expected_yield([0.5, 1.2])

@@ -213,6 +213,23 @@ def test_active_simulated_run_resumes_and_reports(small_catalog, tmp_path, capsy
     _fails(capsys, [*base, "--retrain-epochs", "5", "--queries", "2"], "refusing to write", "retrain_epochs")
 
 
+def test_active_discovery_reports_expected_and_found_targets(small_catalog, tmp_path, capsys):
+    out = tmp_path / "search"
+    base = ["active", "--catalog", str(small_catalog), "--classes", "bll,fsrq,pulsar=psr+msp", "--out", str(out),
+            "--initial", "15", "--pool", "40", "--test", "30", "--batch-size", "3", "--queries", "1",
+            "--retrain-epochs", "1", *TINY]
+    _fails(capsys, [*base, "--acquisition", "discovery"], "needs --target, one of the classes ['bll', 'fsrq', 'pulsar']")
+    _fails(capsys, [*base, "--acquisition", "discovery", "--target", "psr"], "--target 'psr' is not one of the classes")
+    _fails(capsys, [*base, "--target", "pulsar"], "--target applies to --acquisition discovery")
+    assert not out.exists()  # refused before the folder is claimed
+    assert main([*base, "--acquisition", "discovery", "--target", "pulsar"]) == 0, capsys.readouterr().err
+    state = json.loads((out / "checkpoint" / "state.json").read_text())
+    found = sum(label == "pulsar" for label in state["queries"][0]["labels"])
+    expected = sum(state["queries"][0]["scores"])  # with no exploration the scores are the target probabilities
+    assert f"Discovery of `pulsar`: {found} of 3 observed sources were `pulsar`; the probabilities at query time " \
+           f"expected {expected:.1f}" in (out / "report.md").read_text()
+
+
 def test_workflow_errors_reach_the_user_with_exit_code_2(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text(f"workflow: classify\nout: {tmp_path / 'out'}\nparams:\n  epoch: 3\n")

@@ -32,6 +32,8 @@ __all__ = [
     "PredictiveEntropy",
     "RandomSampling",
     "BALD",
+    "Discovery",
+    "expected_yield",
     "Margin",
     "LeastConfidence",
     "ACQUISITIONS",
@@ -69,6 +71,21 @@ def _predict_proba(model: Any, X_pool: Any) -> np.ndarray:
     if isinstance(X_pool, NoisyDataset):
         return np.asarray(_estimator(model).predict_proba(X_pool.X, X_var=X_pool.X_var), dtype=np.float64)
     return np.asarray(model.predict_proba(X_pool), dtype=np.float64)
+
+
+def _sample_proba(model: Any, X_pool: Any, n_samples: int) -> np.ndarray:
+    """p(y | f_s) for joint draws of latent functions (and inputs), (S, n, C): the epistemic spread."""
+    est = _estimator(model)
+    if not callable(getattr(est, "sample_proba", None)):
+        raise TypeError(
+            f"this acquisition needs a model with sample_proba(X, X_var, n_samples) (e.g. NoisyGPClassifier); "
+            f"{type(est).__name__} has none"
+        )
+    if isinstance(X_pool, NoisyDataset):
+        samples = est.sample_proba(X_pool.X, X_var=X_pool.X_var, n_samples=n_samples)
+    else:
+        samples = est.sample_proba(X_pool, n_samples=n_samples)
+    return np.asarray(samples, dtype=np.float64)
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
@@ -131,6 +148,9 @@ class Acquisition:
 
     def scores(self, model: Any, X_pool: Any) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def bind_classes(self, class_names: Any) -> None:
+        """Told by a loop that fits its model on class codes which names the codes stand for; most ignore it."""
 
     def config(self) -> dict[str, Any]:
         """JSON description; equal configs select equal batches (the loop's resume check uses it)."""
@@ -228,21 +248,91 @@ class BALD(Acquisition):
         return {**super().config(), "n_samples": self.n_samples}
 
     def scores(self, model: Any, X_pool: Any) -> np.ndarray:
-        est = _estimator(model)
-        if not callable(getattr(est, "sample_proba", None)):
-            raise TypeError(
-                f"BALD needs a model with sample_proba(X, X_var, n_samples) (e.g. NoisyGPClassifier); "
-                f"{type(est).__name__} has none"
-            )
-        if isinstance(X_pool, NoisyDataset):
-            samples = est.sample_proba(X_pool.X, X_var=X_pool.X_var, n_samples=self.n_samples)
-        else:
-            samples = est.sample_proba(X_pool, n_samples=self.n_samples)
-        samples = np.asarray(samples, dtype=np.float64)
+        samples = _sample_proba(model, X_pool, self.n_samples)
         mi = entropy(samples.mean(axis=0)) - entropy(samples).mean(axis=0)
         return np.maximum(mi, 0.0)  # >= 0 exactly; tiny negatives are round-off
 
 
+
+
+class Discovery(Acquisition):
+    """Targeted search: rank sources by the probability of being of class ``target`` (issue 23).
+
+    score = p(target | x, D) + ``exploration`` x sd_s p(target | f_s): with ``exploration`` 0 the
+    plain ranking a radio search takes from a classifier; above 0 an upper-confidence bound
+    that also favours sources whose target probability the model is unsure of (its spread
+    over ``n_samples`` joint draws of latent functions and inputs, as BALD uses).
+    ``target`` must be one of the model's ``classes_``.  What a batch is expected to yield:
+    `expected_yield`.
+    """
+
+    name = "discovery"
+
+    def __init__(self, target: str, exploration: float = 0.0, n_samples: int = 100, batch: str = "top_k",
+                 lengthscale: float | None = None):
+        super().__init__(batch, lengthscale)
+        if not isinstance(target, str) or not target:
+            raise ValueError(f"target must be a class name such as 'pulsar'; got {target!r}")
+        if not (isinstance(exploration, numbers.Real) and not isinstance(exploration, bool) and exploration >= 0):
+            raise ValueError(f"exploration must be a number >= 0; got {exploration!r}")
+        self.target = target
+        self.exploration = float(exploration)
+        self.n_samples = _check_count("n_samples", n_samples, minimum=2)
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "target": self.target, "exploration": self.exploration, "n_samples": self.n_samples}
+
+    def bind_classes(self, class_names: Any) -> None:
+        """The model is fitted on codes of ``class_names`` (as the active-learning loop does): find the target's code."""
+        names = [str(c) for c in class_names]
+        if self.target not in names:
+            raise ValueError(f"discovery target {self.target!r} is not one of the classes {names}")
+        self._code = names.index(self.target)
+
+    def column(self, model: Any) -> int | None:
+        """The target's column in the model's probabilities (None: the model has not seen the target class yet)."""
+        classes = list(getattr(_estimator(model), "classes_", ()))
+        names = [str(c) for c in classes]
+        if self.target in names:
+            return names.index(self.target)
+        code = getattr(self, "_code", None)
+        if code is None:
+            raise ValueError(f"discovery target {self.target!r} is not a class of the model; its classes are {names}")
+        return classes.index(code) if code in classes else None
+
+    def scores(self, model: Any, X_pool: Any) -> np.ndarray:
+        c = self.column(model)
+        n_pool = len(X_pool) if isinstance(X_pool, NoisyDataset) else np.shape(X_pool)[0]
+        if c is None:  # no labelled source of the target yet: every candidate is as likely as the next
+            return np.zeros(n_pool)
+        p = _predict_proba(model, X_pool)[:, c]
+        if self.exploration == 0:
+            return p
+        return p + self.exploration * _sample_proba(model, X_pool, self.n_samples)[:, :, c].std(axis=0)
+
+
+def expected_yield(p_target: Any, level: float = 0.95) -> dict[str, float]:
+    """How many of the chosen sources turn out to be of the target class, if the probabilities are calibrated.
+
+    The count is a sum of independent Bernoulli(p_i) (Poisson-binomial): mean sum p_i, variance
+    sum p_i (1 - p_i); the interval is the exact central ``level`` interval of that
+    distribution, computed by convolution (no normal approximation, so a small batch of
+    confident candidates gets an honest, asymmetric range).
+    """
+    p = np.asarray(p_target, dtype=np.float64).reshape(-1)
+    if p.size == 0 or not np.all((p >= 0) & (p <= 1)):
+        raise ValueError(f"p_target must be a non-empty array of probabilities in [0, 1]; got {p.size} value(s)")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1); got {level!r}")
+    pmf = np.array([1.0])
+    for q in p:  # the distribution of the count, one source at a time
+        pmf = np.convolve(pmf, [1.0 - q, q])
+    cdf = np.cumsum(pmf)
+    tail = (1.0 - level) / 2.0
+    low = int(np.searchsorted(cdf, tail, side="left"))
+    high = int(np.searchsorted(cdf, 1.0 - tail, side="left"))
+    return {"n": int(p.size), "expected": float(p.sum()), "sd": float(np.sqrt(np.sum(p * (1.0 - p)))),
+            "low": low, "high": min(high, p.size), "rate": float(p.mean())}
 
 
 def make_acquisition(spec: str | dict[str, Any] | Acquisition) -> Acquisition:

@@ -218,6 +218,7 @@ class ActiveLearningLoop:
         self.estimator = estimator
         self.labelled, self.pool, self.test, self.oracle = labelled, pool, test, oracle
         self.acquisition = make_acquisition(acquisition)
+        self.acquisition.bind_classes(labelled.class_names)  # the estimator is fitted on their codes
         self.batch_size, self.n_queries = int(batch_size), int(n_queries)
         self.retrain_epochs, self.warm_start = retrain_epochs, bool(warm_start)
         self.checkpoint_dir = None if checkpoint_dir is None else Path(checkpoint_dir)
