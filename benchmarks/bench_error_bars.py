@@ -126,8 +126,8 @@ def run_unit(task: str, rep: int, method: str, train, test, gp_settings: dict, u
             has_error = np.any(train.X_var > 0, axis=0)
             X_tr, X_te = _with_errors(train.X, train.X_var, has_error), _with_errors(test.X, test.X_var, has_error)
         proba = fit_baselines(X_tr, train.y, X_te, names=[name], random_state=rep)[name]
-    return {"task": task, "rep": rep, "method": method, "proba": proba.tolist(), "y": test.y.tolist(),
-            "ids": [str(i) for i in test.ids], "seconds": time.perf_counter() - t0,
+    return {"task": task, "rep": rep, "method": method, "proba": _compact(proba), "y": test.y.tolist(),
+            **({} if task in SYNTHETIC else {"ids": [str(i) for i in test.ids]}), "seconds": time.perf_counter() - t0,
             "n_train": int(train.n_samples)}
 
 
@@ -152,7 +152,7 @@ def run(tasks: list[str], reps: int, only: list[str] | None, out: Path) -> None:
             folder.mkdir(parents=True, exist_ok=True)
             if bayes is not None and not (folder / f"rep{rep}_Bayes.json").exists():
                 _write(folder / f"rep{rep}_Bayes.json", {"task": task, "rep": rep, "method": "Bayes",
-                                                         "proba": bayes.tolist(), "y": test.y.tolist(), "seconds": 0.0})
+                                                         "proba": _compact(bayes), "y": test.y.tolist(), "seconds": 0.0})
             for method in methods_for(task, only):
                 path = folder / f"rep{rep}_{method.replace(' ', '_')}.json"
                 if path.exists():
@@ -163,9 +163,14 @@ def run(tasks: list[str], reps: int, only: list[str] | None, out: Path) -> None:
                       f"({unit['seconds']:.0f} s)", flush=True)
 
 
+def _compact(proba: np.ndarray) -> list:
+    """Probabilities to 9 significant digits (NLL unchanged to 1e-8): the unit files stay small."""
+    return [[float(f"{p:.9g}") for p in row] for row in np.asarray(proba)]
+
+
 def _write(path: Path, record: dict) -> None:
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record))
+    tmp.write_text(json.dumps(record, separators=(",", ":")))
     tmp.replace(path)
 
 
