@@ -48,6 +48,7 @@ GP_METHODS: dict[str, dict] = {
     # settings probed on the synthetic tasks (labels there are a deterministic argmax, as robust-max assumes)
     "NIMGP pop robust-max": dict(input_noise="latent", input_prior="population", likelihood="robustmax"),
     "NIMGP pop 750 epochs": dict(input_noise="latent", input_prior="population", epochs=750),
+    "NIMGP pop 2000 epochs M=50": dict(input_noise="latent", input_prior="population", epochs=2000, num_inducing=50),
     # probes of extrapolation (the bright task): an SE kernel reverts to the prior mean far from the data
     "MGP SE+linear": dict(input_noise="none", kernel="se+linear"),
     "NIMGP pop SE+linear": dict(input_noise="latent", input_prior="population", kernel="se+linear"),
