@@ -13,12 +13,15 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any, Iterator, MutableMapping
 
-__all__ = ["ACQUISITIONS", "ESTIMATORS", "INPUT_NOISE", "INPUT_PRIORS", "LIKELIHOODS", "Registry"]
+__all__ = ["ACQUISITIONS", "ESTIMATORS", "INPUT_NOISE", "INPUT_PRIORS", "LATENT_INPUT_STRATEGIES", "LIKELIHOODS",
+           "Registry"]
 
 #: Priors over the noiseless inputs (``gpal.models.input_prior``): the paper's broad N(0, s I), or a
 #: mixture deconvolved from the sources.  Two fixed choices, not an extension point, named here so the
 #: CLI offers them without importing TensorFlow.
 INPUT_PRIORS = ("broad", "population")
+#: The input-noise strategies with latent noiseless inputs, the ones an input prior is a prior of.
+LATENT_INPUT_STRATEGIES = ("latent", "amortized")
 
 
 class Registry(MutableMapping[str, type]):

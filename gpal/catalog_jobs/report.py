@@ -17,6 +17,7 @@ import pandas as pd
 from gpal.catalog_jobs.model_folders import TRAINING_FILE
 from gpal.catalog_jobs.tables import read_probability_table
 from gpal.runs.persistence import write_json_atomic
+from gpal.registry import LATENT_INPUT_STRATEGIES
 
 __all__ = ["headline", "write_classify_report"]
 
@@ -297,7 +298,7 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
         "'most like', not as an identification.",
         "",
         f"Model: `{training['estimator']['class']}` with input_noise=`{est.get('input_noise')}`"
-        + (f", input_prior=`{est.get('input_prior')}`" if est.get("input_noise") in ("latent", "amortized") else "") + ", "
+        + (f", input_prior=`{est.get('input_prior')}`" if est.get("input_noise") in LATENT_INPUT_STRATEGIES else "") + ", "
         f"likelihood=`{est.get('likelihood')}`, {est.get('epochs')} epochs, {est.get('num_inducing')} inducing points, "
         f"batch size {est.get('batch_size')}, seed {est.get('random_state')}; trained in {training.get('fit_seconds')} s "
         f"on the {training.get('trained_on')} ({', '.join(f'{k} {v}' for k, v in training['n_per_class'].items())}).",

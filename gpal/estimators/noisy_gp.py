@@ -25,7 +25,7 @@ from gpal.data.dataset import NoisyDataset, Standardizer
 from gpal.training.early_stopping import ValidationMonitor, validation_split
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, check_predict_data
 from gpal.estimators.params import SPARSE_GP_PARAMETERS, LIKELIHOOD, Boolean, Integer, OneOf, Options, Real, Satisfies
-from gpal.registry import INPUT_NOISE, INPUT_PRIORS
+from gpal.registry import INPUT_NOISE, INPUT_PRIORS, LATENT_INPUT_STRATEGIES
 from gpal.runs.persistence import load_model_dir, save_model_dir
 
 __all__ = ["NoisyGPClassifier"]
@@ -205,7 +205,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     @property
     def _has_latent_inputs(self) -> bool:
         """Whether the model has latent inputs for ``input_prior`` to be a prior of (NIMGP, NIMGP-NN)."""
-        return self.input_noise in ("latent", "amortized")
+        return self.input_noise in LATENT_INPUT_STRATEGIES
 
     def _check_likelihood_options(self) -> None:
         options = self.likelihood_options or {}

@@ -47,6 +47,7 @@ from gpal.models.sparse import (
     whitened_marginals,
 )
 from gpal.models.state import kernel_from_config, kernel_to_config
+from gpal.registry import LATENT_INPUT_STRATEGIES
 
 __all__ = ["LatentGPs", "NoisySVGP", "build_model", "kmeans_inducing"]
 
@@ -332,7 +333,7 @@ def build_model(
     Z = kmeans_inducing(X, min(int(num_inducing), n), seed)
     population = None
     if input_prior == "population":
-        if input_noise not in ("latent", "amortized") or X_var is None:
+        if input_noise not in LATENT_INPUT_STRATEGIES or X_var is None:
             raise ValueError("input_prior='population' is a prior over latent inputs: it needs input_noise 'latent' "
                              f"or 'amortized' and the training variances X_var; got input_noise={input_noise!r}")
         population = fit_mixture_prior(*(prior_inputs or (X, X_var)), prior_components, seed)
