@@ -66,6 +66,11 @@ def _pool_features(model: Any, X_pool: Any) -> np.ndarray:
     return np.asarray(X_pool, dtype=np.float64)
 
 
+def _pool_size(X_pool: Any) -> int:
+    """Rows of a pool given as a NoisyDataset or an array."""
+    return len(X_pool) if isinstance(X_pool, NoisyDataset) else np.shape(X_pool)[0]
+
+
 def _predict_proba(model: Any, X_pool: Any) -> np.ndarray:
     """Predictive class probabilities (n, C) of the pool, with its variances when it has them."""
     if isinstance(X_pool, NoisyDataset):
@@ -162,7 +167,7 @@ class Acquisition:
 
     def __call__(self, model: Any, X_pool: Any, n_instances: int = 1) -> tuple[np.ndarray, np.ndarray]:
         n_instances = _check_count("n_instances", n_instances)
-        n_pool = len(X_pool) if isinstance(X_pool, NoisyDataset) else np.shape(X_pool)[0]
+        n_pool = _pool_size(X_pool)
         if n_instances > n_pool:
             raise ValueError(
                 f"cannot query {n_instances} source(s) from a pool of {n_pool}: the pool is smaller than the batch"
@@ -224,7 +229,7 @@ class RandomSampling(Acquisition):
         return {**super().config(), "seed": self.seed}
 
     def scores(self, model: Any, X_pool: Any) -> np.ndarray:
-        n_pool = len(X_pool) if isinstance(X_pool, NoisyDataset) else np.shape(X_pool)[0]
+        n_pool = _pool_size(X_pool)
         return np.random.default_rng([self.seed, n_pool]).random(n_pool)
 
 
@@ -276,6 +281,7 @@ class Discovery(Acquisition):
         if not (isinstance(exploration, numbers.Real) and not isinstance(exploration, bool) and exploration >= 0):
             raise ValueError(f"exploration must be a number >= 0; got {exploration!r}")
         self.target = target
+        self._code: int | None = None  # the target's class code, once a loop says what its codes mean
         self.exploration = float(exploration)
         self.n_samples = _check_count("n_samples", n_samples, minimum=2)
 
@@ -295,16 +301,14 @@ class Discovery(Acquisition):
         names = [str(c) for c in classes]
         if self.target in names:
             return names.index(self.target)
-        code = getattr(self, "_code", None)
-        if code is None:
+        if self._code is None:
             raise ValueError(f"discovery target {self.target!r} is not a class of the model; its classes are {names}")
-        return classes.index(code) if code in classes else None
+        return classes.index(self._code) if self._code in classes else None
 
     def scores(self, model: Any, X_pool: Any) -> np.ndarray:
         c = self.column(model)
-        n_pool = len(X_pool) if isinstance(X_pool, NoisyDataset) else np.shape(X_pool)[0]
         if c is None:  # no labelled source of the target yet: every candidate is as likely as the next
-            return np.zeros(n_pool)
+            return np.zeros(_pool_size(X_pool))
         p = _predict_proba(model, X_pool)[:, c]
         if self.exploration == 0:
             return p
