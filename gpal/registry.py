@@ -105,6 +105,7 @@ ACQUISITIONS = Registry("acquisition", {
     "entropy": "gpal.active.acquisition:PredictiveEntropy",
     "random": "gpal.active.acquisition:RandomSampling",
     "bald": "gpal.active.acquisition:BALD",
+    "epig": "gpal.active.acquisition:EPIG",
     "margin": "gpal.active.acquisition:Margin",
     "least_confidence": "gpal.active.acquisition:LeastConfidence",
     "discovery": "gpal.active.acquisition:Discovery",

@@ -200,3 +200,122 @@ def test_expected_yield_is_the_poisson_binomial_checked_by_simulation():
     assert (certain["low"], certain["high"], certain["sd"]) == (2, 2, 0.0)
     with pytest.raises(ValueError, match="probabilities in \\[0, 1\\]"):
         expected_yield([0.5, 1.2])
+
+
+# ----------------------------------------------------------------------- EPIG
+def _brute_force_epig(P, Q):
+    """Mutual information I[y; y*] from the joint table, term by term, averaged over the targets."""
+    S, N, C = P.shape
+    out = []
+    for n in range(N):
+        total = 0.0
+        for m in range(Q.shape[1]):
+            joint = np.zeros((C, C))
+            for s in range(S):
+                joint += np.outer(P[s, n], Q[s, m]) / S
+            p, q = joint.sum(axis=1), joint.sum(axis=0)
+            total += sum(joint[a, b] * math.log(joint[a, b] / (p[a] * q[b]))
+                         for a in range(C) for b in range(C) if joint[a, b] > 0)
+        out.append(total / Q.shape[1])
+    return np.array(out)
+
+
+def test_epig_scores_equal_the_mutual_information_of_the_joint_table():
+    from gpal.active.acquisition import epig_scores
+
+    rng = np.random.default_rng(3)
+    P, Q = rng.dirichlet([0.7] * 3, size=(25, 7)), rng.dirichlet([0.7] * 3, size=(25, 4))
+    P[:, 0] = [0.2, 0.3, 0.5]  # a pool source every draw agrees on tells nothing about any target
+    scores = epig_scores(P, Q)
+    np.testing.assert_allclose(scores, _brute_force_epig(P, Q), atol=1e-12)
+    assert scores[0] == pytest.approx(0.0, abs=1e-12) and (scores >= 0).all()
+    np.testing.assert_allclose(epig_scores(P, Q, max_bytes=1), scores, atol=1e-14)  # chunking changes nothing
+    # a pool source whose label decides the target's (identical draws, deterministic labels) carries all of H[y*]
+    hard = np.zeros((2, 1, 2))
+    hard[0, 0], hard[1, 0] = [1, 0], [0, 1]
+    assert epig_scores(hard, hard)[0] == pytest.approx(math.log(2))
+    with pytest.raises(ValueError, match="must share S and C"):
+        epig_scores(P, Q[:10])
+
+
+class JointModel(FixedModel):
+    def sample_joint_proba(self, X, X_var=None, n_samples=100):
+        self.calls.append(("sample_joint_proba", np.array(X), None if X_var is None else np.array(X_var)))
+        return self.joint(np.asarray(X))
+
+
+def test_epig_prefers_the_pool_source_whose_draws_move_with_the_targets():
+    from gpal.active.acquisition import EPIG
+
+    rng = np.random.default_rng(4)
+    S = 200
+    flip = rng.random(S) < 0.5  # one posterior "coin": which class the left region belongs to
+
+    def joint(X):  # sources with x0 < 0 follow the coin; others are uncertain on their own (independent draws)
+        out = np.empty((S, X.shape[0], 3))
+        for n, x in enumerate(X):
+            if x[0] < 0:
+                out[:, n] = np.where(flip[:, None], [0.9, 0.05, 0.05], [0.05, 0.9, 0.05])
+            else:
+                own = np.random.default_rng(int(abs(x[1]) * 1e6)).random(S) < 0.5
+                out[:, n] = np.where(own[:, None], [0.9, 0.05, 0.05], [0.05, 0.9, 0.05])
+        return out
+
+    pool = _pool(6)
+    pool.X[:, 0] = [1, 1, -1, 1, 1, 1]
+    target = np.array([[-2.0, 0.3], [-3.0, 0.1]])
+    model = JointModel(None)
+    model.joint = joint
+    idx, scores = EPIG(target=target, n_samples=S)(model, pool, n_instances=1)
+    assert idx.tolist() == [2] and scores[0] > 0.3  # BALD would tie it with the other, equally uncertain sources
+    assert EPIG(target=target).config()["target"]["n"] == 2
+    assert make_acquisition({"name": "epig", "n_target": 5}).config()["n_target"] == 5
+    with pytest.raises(ValueError, match="target must be a NoisyDataset or a non-empty finite"):
+        EPIG(target=np.zeros((0, 2)))
+    with pytest.raises(TypeError, match="sample_joint_proba"):
+        EPIG()(FixedModel(PROBA), _pool(5))
+
+
+# ------------------------------------------------------------- batch rules
+def test_power_sample_draws_in_proportion_to_score_to_the_beta():
+    from gpal.active.acquisition import power_sample
+
+    scores = np.array([1.0, 2.0, 3.0, 4.0, 0.0])
+    rng = np.random.default_rng(5)
+    firsts = np.bincount([power_sample(scores, 1, 1.0, rng)[0] for _ in range(20_000)], minlength=5) / 20_000
+    np.testing.assert_allclose(firsts, scores / scores.sum(), atol=0.012)  # Gumbel-top-1 = categorical(s / sum s)
+    squared = np.bincount([power_sample(scores, 1, 2.0, rng)[0] for _ in range(20_000)], minlength=5) / 20_000
+    np.testing.assert_allclose(squared, scores**2 / np.sum(scores**2), atol=0.012)
+    batch = power_sample(scores, 5, 1.0, rng)
+    assert sorted(batch.tolist()) == [0, 1, 2, 3, 4] and batch[-1] == 4  # no repeats; the zero score comes last
+    with pytest.raises(ValueError, match="non-negative"):
+        power_sample(-scores, 1, 1.0, rng)
+
+
+def test_stochastic_batches_are_seeded_by_pool_size_and_recorded_in_the_config():
+    model, pool = FixedModel(PROBA), _pool(5)
+    acq = PredictiveEntropy(batch="stochastic", beta=3.0, batch_seed=7)
+    first, again = acq(model, pool, n_instances=3)[0], acq(model, pool, n_instances=3)[0]
+    assert first.tolist() == again.tolist() and len(set(first.tolist())) == 3
+    assert acq.config() == {"name": "entropy", "batch": "stochastic", "lengthscale": None, "beta": 3.0, "batch_seed": 7}
+    assert "beta" not in PredictiveEntropy().config()  # top-k batches do not depend on it
+    with pytest.raises(ValueError, match="beta must be a number >= 0"):
+        PredictiveEntropy(beta=-1.0)
+
+
+def test_balance_weights_scores_towards_the_target_class_mix():
+    model, pool = FixedModel(PROBA), _pool(5)
+    model.classes_ = np.array([0, 1, 2])
+    acq = PredictiveEntropy(balance=True)
+    np.testing.assert_allclose(acq.class_weights(model, pool), 1.0)  # nothing known about the labelled set yet
+    acq.observe_labelled([2] * 8 + [0])  # labelled set full of class 2
+    w = acq.class_weights(model, pool)
+    from gpal.evaluation.prior_shift import estimate_target_prior
+
+    labelled = np.array([2.0, 1.0, 9.0]) / 12.0  # counts + 1 each
+    target = estimate_target_prior(PROBA, labelled).prior
+    np.testing.assert_allclose(w, PROBA @ (target / labelled), atol=1e-12)  # independent recomputation
+    assert w[0] > w[2]  # a likely class-0 source moves the mix towards the target more than a likely class-2 one
+    idx, scores = acq(model, pool, n_instances=5)
+    np.testing.assert_allclose(scores, (PredictiveEntropy().scores(model, pool) * w)[idx], atol=1e-12)
+    assert acq.config()["balance"] is True and "balance" not in PredictiveEntropy().config()

@@ -14,7 +14,8 @@ from gpal.evaluation.paired import area_under_curve, paired_differences
 from gpal.workflows import WorkflowError, follow_up, load_workflow, run_workflow
 
 YAML = Path(__file__).resolve().parents[1] / "workflows" / "dr4_follow_up.yaml"
-TINY = ["repetitions=2", "protocol.n_seed=6", "loop.n_queries=3", "loop.batch_size=2", "loop.retrain_epochs=2",
+STRATEGIES = ("entropy", "bald", "epig+balance", "random")
+TINY = [f"strategies=[{', '.join(STRATEGIES)}]", "report_at=[2, 6]", "repetitions=2", "protocol.n_seed=6", "loop.n_queries=3", "loop.batch_size=2", "loop.retrain_epochs=2",
         "training.epochs=3", "training.num_inducing=5"]
 
 
@@ -50,16 +51,17 @@ def _units(out: Path) -> dict[tuple[str, int], dict]:
 
 def test_runs_end_to_end_and_writes_tables_figures_and_report(tiny_run):
     out, calls = tiny_run
-    assert sorted(calls) == sorted((s, r) for s in ("entropy", "bald", "random") for r in (0, 1))
+    assert sorted(calls) == sorted((s, r) for s in STRATEGIES for r in (0, 1))
     curves = pd.read_csv(out / "curves.csv")
     assert list(curves.columns) == ["strategy", "repetition", "n_observed", "nll", "accuracy", "ece"]
-    assert len(curves) == 3 * 2 * (1 + 3)  # strategies x repetitions x (initial fit + queries)
+    assert len(curves) == 4 * 2 * (1 + 3)  # strategies x repetitions x (initial fit + queries)
     assert sorted(curves.n_observed.unique()) == [0, 2, 4, 6]
     assert curves[["nll", "ece"]].ge(0).all().all() and curves.accuracy.between(0, 1).all()
     for name in ("follow_up_curves.png", "follow_up_differences.pdf", "differences.md", "curves_summary.md"):
         assert (out / name).is_file(), name
     report = (out / "report.md").read_text()
-    assert "entropy - random" in report and "BALD - random" in report and "at 6 observed" in report
+    assert "entropy - random" in report and "EPIG, balanced - random" in report and "at 6 observed" in report
+    assert "Classes of the queried sources" in report
 
 
 def test_resume_computes_no_finished_unit_and_only_missing_ones(tiny_run, small_catalog):
@@ -71,24 +73,31 @@ def test_resume_computes_no_finished_unit_and_only_missing_ones(tiny_run, small_
     run_workflow(YAML, _tiny(small_catalog), out=out, progress=False)
     assert calls[before:] == [("bald", 1)]
     run_workflow(YAML, [*_tiny(small_catalog), "repetitions=3"], out=out, progress=False)  # extends the run
-    assert sorted(calls[before + 1:]) == [("bald", 2), ("entropy", 2), ("random", 2)]
+    assert sorted(calls[before + 1:]) == sorted((s, 2) for s in STRATEGIES)
 
 
 def test_units_are_paired_within_a_repetition_and_differ_across(tiny_run, small_catalog):
     out, _ = tiny_run
     units = _units(out)
-    data = follow_up.load_labelled(load_workflow(YAML, _tiny(small_catalog)).config["data"])
+    config = load_workflow(YAML, _tiny(small_catalog)).config
+    data = follow_up.load_labelled(config["data"])
     for rep in (0, 1):
-        seed_set, pool, test = follow_up.make_sets(data, 0, rep, {"test_size": 0.3, "n_seed": 6})
+        seed_set, pool, test, target = follow_up.make_sets(data, 0, rep, config["protocol"])
         expected = (sorted(seed_set.ids.tolist()), hashlib.sha256("\n".join(test.ids.tolist()).encode()).hexdigest())
-        for strategy in ("entropy", "bald", "random"):
+        for strategy in STRATEGIES:
             u = units[(strategy, rep)]
             assert (sorted(u["seed_ids"]), u["test_ids_sha256"]) == expected
             queried = [i for q in u["queried"] for i in q]
             assert len(set(queried)) == 6 and set(queried) <= set(pool.ids.tolist())
         assert min(seed_set.class_counts().values()) >= 1  # every class in the seed set
+        # the test set is half of the faint sources; the other half stays in the pool as EPIG's target
+        faint_cut = np.quantile(data.aux["Signif_Avg"], config["protocol"]["faint_quantile"])
+        n_faint = int(np.sum(data.aux["Signif_Avg"] <= faint_cut))
+        assert test.aux["Signif_Avg"].max() <= faint_cut and test.n_samples == n_faint // 2
+        assert set(target.ids.tolist()) <= set(pool.ids.tolist()) and target.aux["Signif_Avg"].max() <= faint_cut
+        assert target.n_samples + test.n_samples + np.sum(seed_set.aux["Signif_Avg"] <= faint_cut) == n_faint
         # same initial model: step 0 is the same fit for every strategy
-        step0 = {s: units[(s, rep)]["metrics"][0]["nll"] for s in ("entropy", "bald", "random")}
+        step0 = {s: units[(s, rep)]["metrics"][0]["nll"] for s in STRATEGIES}
         assert np.ptp(list(step0.values())) < 1e-9
     assert units[("entropy", 0)]["seed_ids"] != units[("entropy", 1)]["seed_ids"]
     assert units[("entropy", 0)]["test_ids_sha256"] != units[("entropy", 1)]["test_ids_sha256"]
@@ -119,6 +128,8 @@ def test_paired_differences_and_areas_equal_a_numpy_computation(tiny_run):
 
 @pytest.mark.parametrize("override, message", [
     ("strategies=[entropy, oracle]", "'oracle' is not valid"),
+    ("strategies=[entropy+greedy, random]", "modifiers must be distinct ones of"),
+    ("protocol.test=brightest", "'brightest' is not valid"),
     ("protocol.n_seed=2", "fewer than the 3 classes"),
     ("loop.n_queries=500", "but the pool holds"),
     ("baseline=margin", "not among strategies"),

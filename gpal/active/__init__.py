@@ -7,15 +7,18 @@ The modAL adapter lives in `gpal.active.modal` and is imported only on request
 from gpal.active.acquisition import (
     ACQUISITIONS,
     BALD,
+    EPIG,
     Acquisition,
     Discovery,
     LeastConfidence,
     Margin,
     PredictiveEntropy,
     RandomSampling,
+    epig_scores,
     expected_yield,
     greedy_diverse,
     make_acquisition,
+    power_sample,
     top_k,
 )
 from gpal.active.loop import ActiveLearningLoop, ConfigMismatch, LoopResult, initial_pool_test_split, read_state
@@ -27,6 +30,9 @@ __all__ = [
     "PredictiveEntropy",
     "RandomSampling",
     "BALD",
+    "EPIG",
+    "epig_scores",
+    "power_sample",
     "Discovery",
     "expected_yield",
     "Margin",

@@ -13,11 +13,15 @@ informative, in the order chosen.
 
 Batches: ``batch="top_k"`` takes the k best scores; ``batch="diverse"`` picks
 greedily, damping each candidate's score by its similarity to the rows already
-chosen, so a batch does not spend k labels on k near-copies of one source.
+chosen, so a batch does not spend k labels on k near-copies of one source;
+``batch="stochastic"`` draws k without replacement with probability proportional
+to score^beta (power acquisition, Kirsch et al. 2023), which spreads a batch over
+the many nearly-as-good sources instead of one region of input space.
 """
 
 from __future__ import annotations
 
+import hashlib
 import numbers
 from typing import Any
 
@@ -32,6 +36,8 @@ __all__ = [
     "PredictiveEntropy",
     "RandomSampling",
     "BALD",
+    "EPIG",
+    "epig_scores",
     "Discovery",
     "expected_yield",
     "Margin",
@@ -40,9 +46,10 @@ __all__ = [
     "make_acquisition",
     "top_k",
     "greedy_diverse",
+    "power_sample",
 ]
 
-_BATCH_RULES = ("top_k", "diverse")
+_BATCH_RULES = ("top_k", "diverse", "stochastic")
 
 
 def _check_count(name: str, value: Any, minimum: int = 1) -> int:
@@ -78,18 +85,24 @@ def _predict_proba(model: Any, X_pool: Any) -> np.ndarray:
     return np.asarray(model.predict_proba(X_pool), dtype=np.float64)
 
 
-def _sample_proba(model: Any, X_pool: Any, n_samples: int) -> np.ndarray:
-    """p(y | f_s) for joint draws of latent functions (and inputs), (S, n, C): the epistemic spread."""
+def _sample_proba(model: Any, X_pool: Any, n_samples: int, joint: bool = False) -> np.ndarray:
+    """p(y | f_s) for draws of latent functions (and inputs), (S, n, C): the epistemic spread.
+
+    ``joint``: draws shared by every row and call (``sample_joint_proba``), for scores that
+    relate one source's label to another's; otherwise ``sample_proba``'s per-row draws.
+    """
     est = _estimator(model)
-    if not callable(getattr(est, "sample_proba", None)):
+    method = "sample_joint_proba" if joint else "sample_proba"
+    if not callable(getattr(est, method, None)):
         raise TypeError(
-            f"this acquisition needs a model with sample_proba(X, X_var, n_samples) (e.g. NoisyGPClassifier); "
+            f"this acquisition needs a model with {method}(X, X_var, n_samples) (e.g. NoisyGPClassifier); "
             f"{type(est).__name__} has none"
         )
+    sample = getattr(est, method)
     if isinstance(X_pool, NoisyDataset):
-        samples = est.sample_proba(X_pool.X, X_var=X_pool.X_var, n_samples=n_samples)
+        samples = sample(X_pool.X, X_var=X_pool.X_var, n_samples=n_samples)
     else:
-        samples = est.sample_proba(X_pool, n_samples=n_samples)
+        samples = sample(X_pool, n_samples=n_samples)
     return np.asarray(samples, dtype=np.float64)
 
 
@@ -134,22 +147,49 @@ def greedy_diverse(scores: np.ndarray, features: np.ndarray, k: int, lengthscale
     return cand[np.array(chosen, dtype=np.int64)]
 
 
+def power_sample(scores: np.ndarray, k: int, beta: float, rng: np.random.Generator) -> np.ndarray:
+    """k indices drawn without replacement with probability proportional to score^beta, in draw order.
+
+    Gumbel-top-k: the k largest beta log s_i + G_i with G_i standard Gumbel are an ordered draw
+    without replacement from p_i proportional to s_i^beta; beta -> infinity is top-k, beta = 0 uniform.
+    Zero scores are drawn only after every positive one.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if not 1 <= k <= scores.shape[0]:
+        raise ValueError(f"cannot draw a batch of {k} from {scores.shape[0]} candidate(s)")
+    if (scores < 0).any():
+        raise ValueError("power_sample needs non-negative scores (it draws proportionally to score^beta)")
+    with np.errstate(divide="ignore"):
+        keys = beta * np.log(scores) + rng.gumbel(size=scores.shape[0])
+    return top_k(np.where(np.isfinite(keys), keys, -np.inf), k)
+
+
 class Acquisition:
     """Base: subclasses define ``scores(model, X_pool) -> (n,)``; ``__call__`` turns them into a batch.
 
-    ``batch`` is "top_k" or "diverse" (see `greedy_diverse`; ``lengthscale`` is
-    passed on to it).
+    ``batch`` is "top_k", "diverse" (see `greedy_diverse`; ``lengthscale`` is passed on to
+    it) or "stochastic" (see `power_sample`: ``beta`` is the power, ``batch_seed`` seeds the
+    draw together with the pool size, so a resumed loop draws what an uninterrupted one would).
     """
 
     name = "acquisition"
 
-    def __init__(self, batch: str = "top_k", lengthscale: float | None = None):
+    def __init__(self, batch: str = "top_k", lengthscale: float | None = None, beta: float = 1.0,
+                 batch_seed: int = 0, balance: bool = False):
         if batch not in _BATCH_RULES:
             raise ValueError(f"batch must be one of {_BATCH_RULES}; got {batch!r}")
         if lengthscale is not None and not (isinstance(lengthscale, numbers.Real) and lengthscale > 0):
             raise ValueError(f"lengthscale must be a number > 0 or None; got {lengthscale!r}")
+        if not (isinstance(beta, numbers.Real) and not isinstance(beta, bool) and beta >= 0):
+            raise ValueError(f"beta must be a number >= 0; got {beta!r}")
         self.batch = batch
         self.lengthscale = lengthscale
+        self.beta = float(beta)
+        self.batch_seed = _check_count("batch_seed", batch_seed, minimum=0)
+        if not isinstance(balance, bool):
+            raise ValueError(f"balance must be True or False; got {balance!r}")
+        self.balance = balance
+        self._labelled_codes: np.ndarray | None = None
 
     def scores(self, model: Any, X_pool: Any) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -159,7 +199,44 @@ class Acquisition:
 
     def config(self) -> dict[str, Any]:
         """JSON description; equal configs select equal batches (the loop's resume check uses it)."""
-        return {"name": self.name, "batch": self.batch, "lengthscale": self.lengthscale}
+        config = {"name": self.name, "batch": self.batch, "lengthscale": self.lengthscale}
+        if self.batch == "stochastic":  # only then part of what decides a batch
+            config.update(beta=self.beta, batch_seed=self.batch_seed)
+        if self.balance:
+            config["balance"] = True
+        return config
+
+    def observe_labelled(self, codes: Any) -> None:
+        """Told by a loop, before each query, the class codes of the labelled set (what ``balance`` corrects)."""
+        self._labelled_codes = np.asarray(codes, dtype=np.int64)
+
+    def _target_for_prior(self, X_pool: Any) -> Any:
+        """The sources whose class mix the labelled set should follow: the pool (subclasses with a target: theirs)."""
+        return X_pool
+
+    def class_weights(self, model: Any, X_pool: Any) -> np.ndarray:
+        """w_i = sum_c p(c | x_i) pi_t(c) / pi_l(c): how much labelling x_i moves the labelled class mix towards the target's.
+
+        pi_l is the labelled set's class mix (told by ``observe_labelled``; smoothed by one source
+        per class), pi_t the target's, estimated from the model's probabilities on the target by
+        the EM of Saerens et al. (2002) with pi_l as the training prior
+        (`gpal.evaluation.prior_shift`).  Uncertainty sampling piles up the overlapping and rare
+        classes, so the retrained model's prior drifts from the population's; weighting the
+        scores by w keeps the labelled mix near the target's.  Ones before the loop has said
+        anything.
+        """
+        from gpal.evaluation.prior_shift import estimate_target_prior
+
+        n_pool = _pool_size(X_pool)
+        if self._labelled_codes is None:
+            return np.ones(n_pool)
+        classes = np.asarray(_estimator(model).classes_)
+        counts = np.array([np.sum(self._labelled_codes == c) for c in classes], dtype=np.float64) + 1.0
+        labelled_prior = counts / counts.sum()
+        target = self._target_for_prior(X_pool)
+        target_prior = estimate_target_prior(_predict_proba(model, target), labelled_prior).prior
+        proba = _predict_proba(model, X_pool)
+        return proba @ (target_prior / labelled_prior)
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.config().items() if k != "name")
@@ -176,8 +253,12 @@ class Acquisition:
         if scores.shape != (n_pool,) or not np.isfinite(scores).all():
             raise ValueError(f"{self.name} produced scores of shape {scores.shape} (finite: "
                              f"{bool(np.isfinite(scores).all())}); expected ({n_pool},) finite values")
+        if self.balance:
+            scores = scores * self.class_weights(model, X_pool)
         if self.batch == "top_k":
             idx = top_k(scores, n_instances)
+        elif self.batch == "stochastic":
+            idx = power_sample(scores, n_instances, self.beta, np.random.default_rng([self.batch_seed, n_pool]))
         else:
             idx = greedy_diverse(scores, _pool_features(model, X_pool), n_instances, self.lengthscale)
         return idx, scores[idx]
@@ -221,8 +302,8 @@ class RandomSampling(Acquisition):
 
     name = "random"
 
-    def __init__(self, seed: int = 0, batch: str = "top_k", lengthscale: float | None = None):
-        super().__init__(batch, lengthscale)
+    def __init__(self, seed: int = 0, **batching: Any):
+        super().__init__(**batching)
         self.seed = _check_count("seed", seed, minimum=0)
 
     def config(self) -> dict[str, Any]:
@@ -245,8 +326,8 @@ class BALD(Acquisition):
 
     name = "bald"
 
-    def __init__(self, n_samples: int = 100, batch: str = "top_k", lengthscale: float | None = None):
-        super().__init__(batch, lengthscale)
+    def __init__(self, n_samples: int = 100, **batching: Any):
+        super().__init__(**batching)
         self.n_samples = _check_count("n_samples", n_samples, minimum=2)
 
     def config(self) -> dict[str, Any]:
@@ -258,6 +339,83 @@ class BALD(Acquisition):
         return np.maximum(mi, 0.0)  # >= 0 exactly; tiny negatives are round-off
 
 
+def epig_scores(pool_draws: np.ndarray, target_draws: np.ndarray, max_bytes: int = 2**26) -> np.ndarray:
+    """Expected predictive information gain of each pool row about the target rows (Bickford Smith et al. 2023).
+
+    ``pool_draws`` (S, N, C) and ``target_draws`` (S, M, C) are p(y | x, draw s) for S joint
+    posterior draws (the same draws for both).  With p(y, y*) = mean_s p_s(y | x) p_s(y* | x*),
+    EPIG(x) = mean over targets x* of I[y; y*] = H[y] + H[y*] - H[y, y*]: how much labelling x
+    is expected to tell about the labels of the sources we want to classify.  Pool rows are
+    taken in chunks so that the (rows, M, C, C) joint stays below ``max_bytes``.
+    """
+    P, Q = np.asarray(pool_draws, dtype=np.float64), np.asarray(target_draws, dtype=np.float64)
+    if P.ndim != 3 or Q.ndim != 3 or P.shape[0] != Q.shape[0] or P.shape[2] != Q.shape[2]:
+        raise ValueError(f"pool_draws (S, N, C) and target_draws (S, M, C) must share S and C; got {P.shape}, {Q.shape}")
+    S, N, C = P.shape
+    M = Q.shape[1]
+    target_entropy = entropy(Q.mean(axis=0)).mean()
+    Q_flat = Q.reshape(S, M * C)
+    rows = max(1, max_bytes // (8 * M * C * C))
+    out = np.empty(N)
+    for start in range(0, N, rows):
+        part = P[:, start : start + rows]  # (S, n, C)
+        joint = (part.reshape(S, -1).T @ Q_flat / S).reshape(-1, C, M, C)  # (n, C, M, C)
+        joint_entropy = -np.sum(joint * np.log(np.maximum(joint, 1e-300)), axis=(1, 3))  # (n, M)
+        out[start : start + rows] = entropy(part.mean(axis=0)) + target_entropy - joint_entropy.mean(axis=1)
+    return np.maximum(out, 0.0)  # >= 0 exactly; tiny negatives are round-off
+
+
+class EPIG(Acquisition):
+    """Expected predictive information gain: a label's worth is what it tells about the target sources.
+
+    BALD values what a label tells about the model's parameters, wherever in input space that
+    is; EPIG (Bickford Smith et al. 2023) values what it tells about the predictions we care
+    about: those for ``target``, the sources to be classified (for gpal, the unassociated
+    ones).  ``target`` is a ``NoisyDataset`` or an (m, d) array of such sources (their labels
+    are never read); None takes the pool itself as the target.  ``n_target`` of them, drawn
+    with ``seed`` (a fresh subset whenever the target's size changes), enter each query, and
+    ``n_samples`` joint posterior draws (``sample_joint_proba``) give the joint predictive.
+    Cost O(S (N + m) M^2 + N m C^2 S) for N pool and m target rows, M inducing points.
+    """
+
+    name = "epig"
+
+    def __init__(self, target: Any = None, n_target: int = 200, n_samples: int = 100, seed: int = 0, **batching: Any):
+        super().__init__(**batching)
+        if target is not None and not isinstance(target, NoisyDataset):
+            target = np.asarray(target, dtype=np.float64)
+            if target.ndim != 2 or target.shape[0] == 0 or not np.isfinite(target).all():
+                raise ValueError(f"target must be a NoisyDataset or a non-empty finite (m, d) array; got shape "
+                                 f"{target.shape}")
+        self.target = target
+        self.n_target = _check_count("n_target", n_target)
+        self.n_samples = _check_count("n_samples", n_samples, minimum=2)
+        self.seed = _check_count("seed", seed, minimum=0)
+
+    def config(self) -> dict[str, Any]:
+        target = None
+        if self.target is not None:
+            values = self.target.X if isinstance(self.target, NoisyDataset) else self.target
+            variances = self.target.X_var if isinstance(self.target, NoisyDataset) else np.zeros_like(values)
+            digest = hashlib.sha256(np.ascontiguousarray(values).tobytes() + np.ascontiguousarray(variances).tobytes())
+            target = {"n": int(values.shape[0]), "sha256": digest.hexdigest()}
+        return {**super().config(), "target": target, "n_target": self.n_target, "n_samples": self.n_samples,
+                "seed": self.seed}
+
+    def _target_for_prior(self, X_pool: Any) -> Any:
+        return self._target_rows(X_pool)
+
+    def _target_rows(self, X_pool: Any) -> Any:
+        target = X_pool if self.target is None else self.target
+        m = _pool_size(target)
+        if m <= self.n_target:
+            return target
+        rows = np.sort(np.random.default_rng([self.seed, m]).choice(m, self.n_target, replace=False))
+        return target.subset(rows) if isinstance(target, NoisyDataset) else np.asarray(target)[rows]
+
+    def scores(self, model: Any, X_pool: Any) -> np.ndarray:
+        draws = lambda rows: _sample_proba(model, rows, self.n_samples, joint=True)  # noqa: E731
+        return epig_scores(draws(X_pool), draws(self._target_rows(X_pool)))
 
 
 class Discovery(Acquisition):
@@ -273,9 +431,8 @@ class Discovery(Acquisition):
 
     name = "discovery"
 
-    def __init__(self, target: str, exploration: float = 0.0, n_samples: int = 100, batch: str = "top_k",
-                 lengthscale: float | None = None):
-        super().__init__(batch, lengthscale)
+    def __init__(self, target: str, exploration: float = 0.0, n_samples: int = 100, **batching: Any):
+        super().__init__(**batching)
         if not isinstance(target, str) or not target:
             raise ValueError(f"target must be a class name such as 'pulsar'; got {target!r}")
         if not (isinstance(exploration, numbers.Real) and not isinstance(exploration, bool) and exploration >= 0):

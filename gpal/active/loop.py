@@ -349,6 +349,7 @@ class ActiveLearningLoop:
         pending = state["pending"]
         if pending is None or pending["query"] != query:
             remaining = self._remaining_pool(state)
+            self.acquisition.observe_labelled(self._labelled_now(state).y)
             idx, scores = self.acquisition(estimator, remaining, self.batch_size)
             chosen = remaining.subset(idx)
             pending = {

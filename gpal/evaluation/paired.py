@@ -20,8 +20,12 @@ __all__ = [
 ]
 
 #: Okabe-Ito colours (distinguishable in colour-blind vision and in greyscale print); the baseline is black.
-_COLOURS = {"entropy": "#0072B2", "bald": "#D55E00", "margin": "#009E73", "least_confidence": "#CC79A7"}
-_NAMES = {"bald": "BALD", "least_confidence": "least confidence"}
+_COLOURS = {"entropy": "#0072B2", "bald": "#D55E00", "margin": "#009E73", "least_confidence": "#CC79A7",
+            "epig": "#E69F00", "discovery": "#56B4E9"}
+_NAMES = {"bald": "BALD", "least_confidence": "least confidence", "epig": "EPIG"}
+#: Strategy modifiers (``entropy+balance``): how they are written and drawn.
+_MODIFIER_NAMES = {"balance": "balanced", "stochastic": "stochastic"}
+_MODIFIER_LINES = {"balance": ":", "stochastic": "-."}
 _HIGHER_IS_BETTER = {"accuracy"}
 
 
@@ -31,15 +35,17 @@ def higher_is_better(metric: str) -> bool:
 
 
 def strategy_name(strategy: str) -> str:
-    """How a strategy is written in tables and legends."""
-    return _NAMES.get(strategy, strategy)
+    """How a strategy (``name`` or ``name+modifier+...``) is written in tables and legends."""
+    name, *mods = strategy.split("+")
+    return ", ".join([_NAMES.get(name, name), *(_MODIFIER_NAMES.get(m, m) for m in mods)])
 
 
 def strategy_style(strategy: str, baseline: str) -> dict[str, Any]:
-    """Line colour and style: the baseline dashed black, each other strategy its own colour."""
+    """Line colour and style: the baseline dashed black, each acquisition its own colour, a modifier its own line."""
     if strategy == baseline:
         return {"color": "black", "ls": "--"}
-    return {"color": _COLOURS.get(strategy, "0.4"), "ls": "-"}
+    name, *mods = strategy.split("+")
+    return {"color": _COLOURS.get(name, "0.4"), "ls": _MODIFIER_LINES.get(mods[-1], "-") if mods else "-"}
 
 
 def paired_differences(curves: pd.DataFrame, metric: str, strategy: str, baseline: str) -> pd.DataFrame:
@@ -70,15 +76,27 @@ def _budgets(observed: Sequence[int]) -> list[int]:
     return [int(b) for b in dict.fromkeys(picks) if b > 0]
 
 
-def difference_table(curves: pd.DataFrame, strategies: Sequence[str], baseline: str,
-                     metrics: dict[str, str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Shown table (mean ± SE of paired differences at a few budgets, 95% t-interval of the area difference)
-    and its full data (every budget).  ``metrics`` maps a metric column to its label."""
+def _t_interval(d: np.ndarray) -> tuple[float, float, float, float]:
+    """Mean, SE and the 95% t-interval of paired differences ``d``."""
     from scipy import stats
 
-    from gpal.evaluation.metrics import format_mean_se, mean_se
+    from gpal.evaluation.metrics import mean_se
 
-    budgets = _budgets(curves["n_observed"].unique())
+    m, se = mean_se(d)
+    half = stats.t.ppf(0.975, d.size - 1) * se if d.size > 1 else np.nan
+    return m, se, m - half, m + half
+
+
+def difference_table(curves: pd.DataFrame, strategies: Sequence[str], baseline: str,
+                     metrics: dict[str, str], budgets: Sequence[int] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Shown table (paired differences at a few budgets, 95% t-interval of the area difference) and its full
+    data (every budget).  ``metrics`` maps a metric column to its label.  ``budgets`` (default: about a
+    quarter, half and all of the curve) are shown as mean ± SE, or, when given, with their 95% t-interval."""
+    from gpal.evaluation.metrics import format_mean_se
+
+    with_intervals = budgets is not None
+    observed = set(int(b) for b in curves["n_observed"].unique())
+    budgets = _budgets(list(observed)) if budgets is None else [int(b) for b in budgets if int(b) in observed]
     areas = {metric: area_under_curve(curves, metric).unstack("strategy") for metric in metrics}
     shown, data = [], []
     for strategy in (s for s in strategies if s != baseline):
@@ -87,15 +105,20 @@ def difference_table(curves: pd.DataFrame, strategies: Sequence[str], baseline: 
             data.append(diff.assign(strategy=strategy, baseline=baseline, metric=metric))
             pair = areas[metric][[strategy, baseline]].dropna()
             d = (pair[strategy] - pair[baseline]).to_numpy()
-            m, se = mean_se(d)
-            half = stats.t.ppf(0.975, d.size - 1) * se if d.size > 1 else np.nan
+            m, se, low, high = _t_interval(d)
             better = int(np.sum(d > 0) if higher_is_better(metric) else np.sum(d < 0))
             row = {"difference": f"{strategy_name(strategy)} - {strategy_name(baseline)}", "metric": label}
+            wide = curves.pivot_table(index=["repetition", "n_observed"], columns="strategy", values=metric)
             for b in budgets:
-                at = diff.set_index("n_observed").loc[b]
-                row[f"at {b} observed"] = format_mean_se(at["mean"], at["se"])
+                if with_intervals:
+                    at = (wide[strategy] - wide[baseline]).xs(b, level="n_observed").dropna().to_numpy()
+                    bm, _, blow, bhigh = _t_interval(at)
+                    row[f"at {b} observed [95%]"] = f"{bm:.3f} [{blow:.3f}, {bhigh:.3f}]"
+                else:
+                    at = diff.set_index("n_observed").loc[b]
+                    row[f"at {b} observed"] = format_mean_se(at["mean"], at["se"])
             row["area (mean over budget)"] = format_mean_se(m, se)
-            row["area 95% interval"] = f"[{m - half:.3f}, {m + half:.3f}]"
+            row["area 95% interval"] = f"[{low:.3f}, {high:.3f}]"
             row["repetitions better"] = f"{better}/{d.size}"
             shown.append(row)
     return pd.DataFrame(shown), pd.concat(data, ignore_index=True)

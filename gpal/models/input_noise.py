@@ -123,6 +123,10 @@ class InputNoise(gpflow.base.Module):
         """(Fmu, Fvar) of shape (S, N, L) at S draws of the test inputs (S = 1 if deterministic)."""
         raise NotImplementedError
 
+    def predictive_inputs(self, X: tf.Tensor, V: tf.Tensor | None, seed: tf.Tensor, n_samples: int) -> tf.Tensor:
+        """The inputs ``predictive_marginals`` evaluates the GP at for the same ``seed``, (S, N, D); (1, N, D) = X here."""
+        return X[None]
+
     def get_config(self) -> dict[str, Any]:
         return {"name": self.kind}
 
@@ -217,15 +221,19 @@ class _GaussianInputs(InputNoise):
         Fmu, Fvar = gp.marginals(sample)
         return Fmu, Fvar, extra
 
-    def predictive_marginals(self, gp, X, V, seed, n_samples):
-        n, d = tf.shape(X)[0], tf.shape(X)[1]
+    def predictive_inputs(self, X, V, seed, n_samples):
+        d = tf.shape(X)[1]
         # One set of draws shared by every row (common random numbers): a row's probability then
         # depends on the row and the seed alone, not on its position in the call, so a source
         # gets the same probability whatever else is predicted with it.
         noise = tf.random.stateless_normal([n_samples, 1, d], seed=seed, dtype=X.dtype)
         uniform = tf.random.stateless_uniform([n_samples, 1], seed=tf.random.experimental.stateless_fold_in(seed, 1),
                                               dtype=X.dtype)  # the mixture component of each draw
-        samples = tf.reshape(self.prior.sample(X, V, noise, uniform), [-1, d])
+        return self.prior.sample(X, V, noise, uniform)
+
+    def predictive_marginals(self, gp, X, V, seed, n_samples):
+        n, d = tf.shape(X)[0], tf.shape(X)[1]
+        samples = tf.reshape(self.predictive_inputs(X, V, seed, n_samples), [-1, d])
         Fmu, Fvar = gp.predictive_marginals(samples, self.prediction_dtype)  # the S draws folded into the batch
         L = tf.shape(Fmu)[1]
         return tf.reshape(Fmu, [n_samples, n, L]), tf.reshape(Fvar, [n_samples, n, L])

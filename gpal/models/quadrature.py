@@ -29,6 +29,7 @@ from check_shapes import check_shapes
 
 __all__ = [
     "MIN_VARIANCE",
+    "sigma_point_mean",
     "check_integer",
     "normal_cdf",
     "hermite_rule",
@@ -173,3 +174,20 @@ def robust_expected_log(S: tf.Tensor, S_other: tf.Tensor, delta: tf.Tensor, num_
 def robust_predictive(S: tf.Tensor, S_other: tf.Tensor, delta: tf.Tensor, num_classes: int) -> tf.Tensor:
     """p(y | data) = (1 - delta) S + delta / (C - 1) (1 - S) (paper 000 eq. 9, 19)."""
     return (1.0 - delta) * S + delta / (num_classes - 1) * S_other
+
+
+@check_shapes("mean: [N, L]", "var: [N, L]", "return: [N, C]")
+def sigma_point_mean(g: Any, mean: tf.Tensor, var: tf.Tensor) -> tf.Tensor:
+    """E g(f) for f ~ N(mean, diag var) by the unscented rule: exact for g of degree <= 3 per axis.
+
+    Points mean and mean +- sqrt(L + k) sd_l e_l with weights k / (L + k) and 1 / (2 (L + k)),
+    k = max(3 - L, 0) (Julier & Uhlmann 1997: k = 3 - L also matches the Gaussian's fourth
+    moments; a negative centre weight is avoided).  2L + 1 evaluations of ``g`` (N, L) -> (N, C) per row.
+    """
+    L = mean.shape[-1]
+    k = float(max(3 - L, 0))
+    offsets = np.concatenate([np.zeros((1, L)), np.sqrt(L + k) * np.eye(L), -np.sqrt(L + k) * np.eye(L)])
+    weights = np.concatenate([[k / (L + k)], np.full(2 * L, 0.5 / (L + k))])
+    F = mean[:, None, :] + tf.sqrt(var)[:, None, :] * tf.constant(offsets, mean.dtype)  # (N, 2L + 1, L)
+    p = tf.reshape(g(tf.reshape(F, [-1, L])), [tf.shape(mean)[0], 2 * L + 1, -1])
+    return tf.einsum("npc,p->nc", p, tf.constant(weights, p.dtype))

@@ -144,6 +144,13 @@ class LatentGPs(gpflow.base.Module):
             variances.append(var)
         return tf.cast(tf.stack(means, axis=1), X.dtype), tf.cast(tf.stack(variances, axis=1), X.dtype)
 
+    @check_shapes("X: [N, D]", "return: [L, M, N]")
+    def inducing_spread(self, X: tf.Tensor) -> tf.Tensor:
+        """S_c^T L_c^-1 K_ZcX: how f_c(x) moves with a draw of q(v_c) = N(m_c, S_c S_c^T), v_c = m_c + S_c e."""
+        Kzx, kxx = self._kernel_blocks([X] * self.num_latent)
+        proj = whiten(self.cholesky_Kzz(), Kzx, kxx)
+        return tf.linalg.matmul(self.q_sqrt, proj.A, transpose_a=True)
+
     @check_shapes("X: [N, D]", "return[0]: [N, L]", "return[1]: [N, L]", "return[2]: [L, N, D]")
     def marginals_and_mean_gradients(self, X: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         """Marginals plus d mu_c(x_n) / d x_n for every latent c and point n, (L, N, D).
@@ -248,6 +255,33 @@ class NoisySVGP(gpflow.base.Module):
         flat = tf.reshape(F, [-1, shape[2]])
         p = self.likelihood.conditional_proba(flat)
         return tf.reshape(p, [n_samples, shape[1], self.num_classes])
+
+    @check_shapes("X: [N, D]", "X_var: [N, D]", "seed: [2]", "return: [S, N, C]")
+    def sample_function_proba(self, X: tf.Tensor, X_var: tf.Tensor, seed: tf.Tensor, n_samples: int) -> tf.Tensor:
+        """p(y | x, v_s) for ``n_samples`` draws v_s ~ q(v) of the inducing values, (S, N, C).
+
+        A draw is shared by every row (with one input draw per v_s where inputs are sampled), so
+        rows stay correlated as the posterior makes them: E_s p(y | x, v_s) p(y* | x*, v_s) is the
+        joint predictive of two sources that EPIG needs.  Given v_s, f(x) = a(x)^T v_s plus the
+        residual k(x, x) - a^T a, whose covariance between rows (not carried by the inducing
+        points) is neglected; each row's residual is integrated by a rule that draws nothing
+        (``Likelihood.predict_proba_per_row``), so a row's draws do not depend on the other rows
+        or on chunking, and no shared noise couples two rows.
+        """
+        input_seed, v_seed = tf.unstack(tf.random.experimental.stateless_split(seed, 2))
+        V = self._V(X_var)
+        S_x = n_samples if self.strategy.stochastic_prediction else 1
+        Fmu, Fvar = self.strategy.predictive_marginals(self.gp, X, V, input_seed, S_x)  # (S_x, N, L)
+        inputs = self.strategy.predictive_inputs(X, V, input_seed, S_x)
+        n, L = tf.shape(X)[0], tf.shape(Fmu)[2]
+        spread = self.gp.inducing_spread(tf.reshape(inputs, [-1, tf.shape(X)[1]]))  # (L, M, S_x N)
+        spread = tf.transpose(tf.reshape(spread, [L, -1, S_x, n]), [2, 3, 0, 1])  # (S_x, N, L, M)
+        eps = tf.random.stateless_normal([n_samples, 1, L, self.gp.num_inducing], seed=v_seed, dtype=X.dtype)
+        mean = Fmu + tf.reduce_sum(spread * eps, axis=-1)  # (S, N, L)
+        resid = tf.maximum(Fvar - tf.reduce_sum(tf.square(spread), axis=-1), 1e-12)
+        resid = tf.broadcast_to(resid, tf.shape(mean))
+        p = self.likelihood.predict_proba_per_row(tf.reshape(mean, [-1, L]), tf.reshape(resid, [-1, L]))
+        return tf.reshape(p, [n_samples, n, self.num_classes])
 
     def structure(self) -> dict[str, Any]:
         """JSON-able description from which ``NoisySVGP.from_structure`` rebuilds an identical (untrained) model."""

@@ -35,6 +35,12 @@ __all__ = [
     "run", "schema",
 ]
 
+#: How the held-out set is drawn (see `make_sets`).
+TESTS = ("faint", "stratified")
+#: Strategy modifiers: ``+balance`` weights scores towards the target's class mix
+#: (`gpal.active.Acquisition.class_weights`); ``+stochastic`` draws batches by power sampling.
+MODIFIERS = ("balance", "stochastic")
+
 #: Per-step test metrics kept in ``curves.csv``; accuracy = 1 - the loop's error.
 METRICS = ("nll", "accuracy", "ece")
 _LABELS = {"nll": "held-out NLL", "accuracy": "held-out accuracy", "ece": "held-out ECE"}
@@ -53,7 +59,7 @@ def schema() -> dict[str, Any]:
     from gpal.registry import ACQUISITIONS, INPUT_NOISE, LIKELIHOODS
 
     main = _main_job_defaults()
-    strategy = choice(ACQUISITIONS.names())
+    strategy = strategy_spec(ACQUISITIONS.names())
     return {
         "data": {
             "catalog": Field(text, main["catalog"], "release (4FGL-DR4, ...) or FITS path"),
@@ -63,18 +69,28 @@ def schema() -> dict[str, Any]:
             "features": Field(optional(text), main["features"], "feature preset"),
         },
         "protocol": {
-            "test_size": Field(number(0, 1, open_low=True, open_high=True), 0.3, "stratified held-out fraction"),
+            "test": Field(choice(TESTS), "faint", "faint: test on a random half of the faint sources (the population "
+                          "gpal classifies); stratified: a stratified test_size share of all"),
+            "faint_quantile": Field(number(0, 1, open_low=True, open_high=True), 0.25,
+                                    "faint = Signif_Avg at or below this quantile of the labelled sources"),
+            "test_size": Field(number(0, 1, open_low=True, open_high=True), 0.3, "held-out fraction (test: stratified)"),
             "n_seed": Field(integer(1), 15, "random seed set: sources labelled before any query (>= 1 per class)"),
         },
         "repetitions": Field(integer(1), 10, "independent (test, seed, pool) draws (extends a run)", part_of_run=False),
-        "strategies": Field(list_of(strategy), ["entropy", "bald", "random"], "acquisition strategies"),
+        "strategies": Field(list_of(strategy), ["entropy", "bald", "random"],
+                            f"acquisitions, each optionally with modifiers +{' +'.join(MODIFIERS)}"),
         "baseline": Field(strategy, "random", "the strategy the others are compared with, paired by repetition"),
         "loop": {
             "batch_size": Field(integer(1), 1, "sources observed per query"),
             "n_queries": Field(integer(1), 30, "queries per curve"),
             "retrain_epochs": Field(integer(0), 100, "epochs of each warm-started retraining after a query"),
             "bald_samples": Field(integer(2), 30, "BALD's Monte Carlo draws per pool source (cost grows linearly)"),
+            "epig_samples": Field(integer(2), 50, "EPIG's joint posterior draws"),
+            "epig_targets": Field(integer(1), 200, "target sources EPIG values a label by, drawn from the faint pool "
+                                  "sources (test: faint) or the pool"),
         },
+        "report_at": Field(list_of(integer(1)), [20, 100], "budgets (sources observed) whose paired differences the "
+                           "report gives with 95% intervals", part_of_run=False),
         "training": {
             # Exact inputs, not the main job's NIMGP: its population prior needs >= 80 labelled sources
             # and a campaign starts from n_seed; which model a campaign should retrain is issue 23's study.
@@ -87,15 +103,37 @@ def schema() -> dict[str, Any]:
     }
 
 
+def strategy_spec(names: Sequence[str]) -> Any:
+    """Check of a strategy written ``name`` or ``name+modifier+...`` (modifiers: `MODIFIERS`)."""
+    def check(value: Any) -> str:
+        if not isinstance(value, str):
+            raise ValueError(f"a strategy is a name such as 'entropy' or 'entropy+balance'; got {value!r}")
+        name, *mods = value.split("+")
+        if name not in names:
+            raise ValueError(f"{name!r} is not valid; valid acquisitions are {list(names)}")
+        unknown = [m for m in mods if m not in MODIFIERS]
+        if unknown or len(set(mods)) != len(mods):
+            raise ValueError(f"{value!r}: modifiers must be distinct ones of {list(MODIFIERS)}; got {mods}")
+        return value
+
+    return check
+
+
 # ------------------------------------------------------------------ data
 def load_labelled(data: Mapping[str, Any]) -> Any:
-    """The associated sources of the modelled classes, as the main job selects them."""
+    """The associated sources of the modelled classes, as the main job selects them, with Signif_Avg in ``aux``."""
+    from dataclasses import replace
+
     from gpal.catalogs import load_catalog
     from gpal.catalogs.classes import merge_for
 
     merge = merge_for(data["classes"], data["merge"])
-    return load_catalog(data["catalog"]).dataset(classes=data["classes"], merge=merge,
-                                                 min_significance=data["min_significance"], features=data["features"])
+    catalog = load_catalog(data["catalog"])
+    labelled = catalog.dataset(classes=data["classes"], merge=merge, min_significance=data["min_significance"],
+                               features=data["features"])
+    names = [str(n).strip() for n in catalog.table["Source_Name"]]
+    significance = dict(zip(names, np.asarray(catalog.table["Signif_Avg"], dtype=np.float64)))
+    return replace(labelled, aux={**labelled.aux, "Signif_Avg": np.array([significance[i] for i in labelled.ids])})
 
 
 def _seeds(seed: int, rep: int) -> np.ndarray:
@@ -103,20 +141,54 @@ def _seeds(seed: int, rep: int) -> np.ndarray:
     return np.random.SeedSequence([seed, rep]).generate_state(4) % (2**31 - 1)
 
 
-def make_sets(data: Any, seed: int, rep: int, protocol: Mapping[str, Any]) -> tuple[Any, Any, Any]:
-    """(seed set, pool, test) of repetition ``rep``, the same for every strategy.
+def _faint_cut(data: Any, protocol: Mapping[str, Any]) -> float:
+    """The Signif_Avg at or below which a source counts as faint."""
+    return float(np.quantile(data.aux["Signif_Avg"], protocol["faint_quantile"]))
 
-    The seed set holds one random source of each class, the rest drawn uniformly from
-    the non-test sources, so a follow-up campaign starts knowing every class.
+
+def make_sets(data: Any, seed: int, rep: int, protocol: Mapping[str, Any]) -> tuple[Any, Any, Any, Any]:
+    """(seed set, pool, test, target) of repetition ``rep``, the same for every strategy.
+
+    ``test: faint``: the test set is a random half of the faint sources (the population gpal
+    classifies is fainter than the one it trains on); the other half stays in the pool and is
+    the target EPIG values labels by.  ``test: stratified``: a stratified share of all
+    sources, and the target is the pool (None).  The seed set holds one random source of
+    each class, the rest drawn uniformly from the non-test sources, so a follow-up campaign
+    starts knowing every class.
     """
     s = _seeds(seed, rep)
-    rest, test = data.split(protocol["test_size"], seed=int(s[0]), stratify=True)
+    if protocol["test"] == "faint":
+        cut = _faint_cut(data, protocol)
+        faint = np.flatnonzero(data.aux["Signif_Avg"] <= cut)
+        in_test = np.zeros(data.n_samples, dtype=bool)
+        in_test[np.random.default_rng(int(s[0])).permutation(faint)[: faint.size // 2]] = True
+        rest, test = data.subset(np.flatnonzero(~in_test)), data.subset(np.flatnonzero(in_test))
+    else:
+        rest, test = data.split(protocol["test_size"], seed=int(s[0]), stratify=True)
     rng = np.random.default_rng(int(s[1]))
     one_each = np.array([rng.choice(np.flatnonzero(rest.y == c)) for c in range(rest.n_classes)])
     others = rng.permutation(np.setdiff1d(np.arange(rest.n_samples), one_each))[: protocol["n_seed"] - rest.n_classes]
     chosen = np.zeros(rest.n_samples, dtype=bool)
     chosen[np.concatenate([one_each, others])] = True
-    return rest.subset(np.flatnonzero(chosen)), rest.subset(np.flatnonzero(~chosen)), test
+    pool = rest.subset(np.flatnonzero(~chosen))
+    if protocol["test"] != "faint":
+        return rest.subset(np.flatnonzero(chosen)), pool, test, None
+    return rest.subset(np.flatnonzero(chosen)), pool, test, pool.subset(np.flatnonzero(pool.aux["Signif_Avg"] <= cut))
+
+
+def acquisition_for(strategy: str, loop: Mapping[str, Any], target: Any, random_seed: int) -> dict[str, Any]:
+    """The acquisition config of a strategy ``name+modifier+...`` in a repetition (its random streams seeded)."""
+    name, *mods = strategy.split("+")
+    options = {
+        "random": {"seed": random_seed},
+        "bald": {"n_samples": loop["bald_samples"]},
+        "epig": {"target": target, "n_samples": loop["epig_samples"], "n_target": loop["epig_targets"]},
+    }
+    modifiers = {"balance": {"balance": True}, "stochastic": {"batch": "stochastic", "batch_seed": random_seed}}
+    acquisition = {"name": name, **options.get(name, {})}
+    for m in mods:
+        acquisition.update(modifiers[m])
+    return acquisition
 
 
 def check(config: Mapping[str, Any]) -> None:
@@ -130,7 +202,11 @@ def check(config: Mapping[str, Any]) -> None:
         raise ValueError(f"protocol.n_seed: {n_seed} is fewer than the {n_classes} classes; "
                          "the seed set needs at least one source per class")
     make_catalog_estimator(**config["training"], seed=0, progress=False)  # bad combinations fail now
-    seed_set, pool, _ = make_sets(load_labelled(config["data"]), config["seed"], 0, config["protocol"])
+    data = load_labelled(config["data"])
+    if config["protocol"]["test"] == "faint" and int(np.sum(data.aux["Signif_Avg"] <= _faint_cut(data, config["protocol"]))) < 2:
+        raise ValueError(f"protocol.faint_quantile: {config['protocol']['faint_quantile']} leaves fewer than 2 faint "
+                         f"sources of {data.n_samples}; raise it or use test: stratified")
+    seed_set, pool, _, _ = make_sets(data, config["seed"], 0, config["protocol"])
     loop = config["loop"]
     if loop["n_queries"] * loop["batch_size"] > pool.n_samples:
         raise ValueError(
@@ -149,11 +225,10 @@ def follow_up_unit(data: Any, strategy: str, seed: int, rep: int, protocol: Mapp
     from gpal.catalog_jobs.model_folders import make_catalog_estimator
 
     s = _seeds(seed, rep)
-    seed_set, pool, test = make_sets(data, seed, rep, protocol)
+    seed_set, pool, test, target = make_sets(data, seed, rep, protocol)
     estimator = make_catalog_estimator(**training, seed=int(s[2]), progress=False)
-    # The random strategy draws from its repetition's own stream, not the same positions every time.
-    options = {"random": {"seed": int(s[3])}, "bald": {"n_samples": loop["bald_samples"]}}
-    acquisition = {"name": strategy, **options.get(strategy, {})}
+    # Random draws come from the repetition's own stream, not the same positions every time.
+    acquisition = acquisition_for(strategy, loop, target, int(s[3]))
     start = time.perf_counter()
     ActiveLearningLoop(
         estimator, seed_set, pool, SimulatedOracle(pool), test=test, acquisition=acquisition,
@@ -161,8 +236,10 @@ def follow_up_unit(data: Any, strategy: str, seed: int, rep: int, protocol: Mapp
         checkpoint_dir=checkpoint, progress=False,
     ).run()
     state = read_state(checkpoint)
+    labels = [label for q in state["queries"] for label in q["labels"]]
     return {
         "seed_ids": state["initial_ids"],
+        "queried_classes": {c: labels.count(c) for c in pool.class_names},
         "test_ids_sha256": hashlib.sha256("\n".join(test.ids.tolist()).encode()).hexdigest(),
         "queried": [q["ids"] for q in state["queries"]],
         "metrics": state["metrics"],
@@ -186,10 +263,19 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
          "nll": row["nll"], "accuracy": 1.0 - row["error"], "ece": row["ece"]}
         for name, (s, r) in keys.items() for row in results[name]["metrics"]
     ])
-    _write(config, out, curves)
+    mix = pd.DataFrame([{"strategy": s, **results[name].get("queried_classes", {})} for name, (s, r) in keys.items()])
+    _write(config, out, curves, mix)
 
 
 # -------------------------------------------------------------- summaries
+def _mix_table(mix: pd.DataFrame, strategies: list[str]) -> pd.DataFrame:
+    """Per strategy: the share of each class among the sources it queried, over all repetitions."""
+    totals = mix.groupby("strategy").sum(numeric_only=True)
+    shares = totals.div(totals.sum(axis=1), axis=0)
+    return pd.DataFrame([{"strategy": strategy_name(s), **{c: f"{shares.loc[s, c]:.0%}" for c in shares.columns}}
+                         for s in strategies if s in shares.index])
+
+
 def _curve_table(curves: pd.DataFrame, strategies: list[str]) -> pd.DataFrame:
     """Mean ± SE of each metric at the start and at the end of the budget, per strategy."""
     from gpal.evaluation.metrics import format_mean_se, mean_se
@@ -207,7 +293,7 @@ def _curve_table(curves: pd.DataFrame, strategies: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _write(config: dict[str, Any], out: Path, curves: pd.DataFrame) -> None:
+def _write(config: dict[str, Any], out: Path, curves: pd.DataFrame, mix: pd.DataFrame) -> None:
     from gpal.evaluation.plots import save_figure
     from gpal.evaluation.reports import write_report, write_table
     from gpal.runs.persistence import atomic_output
@@ -216,12 +302,16 @@ def _write(config: dict[str, Any], out: Path, curves: pd.DataFrame) -> None:
         curves.to_csv(tmp, index=False)
     strategies, baseline = config["strategies"], config["baseline"]
     reps = curves["repetition"].nunique()
-    shown, data = difference_table(curves, strategies, baseline, {m: _LABELS[m] for m in ("nll", "accuracy")})
+    shown, data = difference_table(curves, strategies, baseline, {m: _LABELS[m] for m in ("nll", "accuracy")},
+                                   budgets=config["report_at"])
     tables = {
         f"Held-out metrics, mean ± SE over {reps} repetitions": write_table(out / "curves_summary",
                                                                             _curve_table(curves, strategies)),
-        f"Paired differences against {strategy_name(baseline)}, mean ± SE over {reps} repetitions "
+        f"Paired differences against {strategy_name(baseline)} over {reps} repetitions: mean [95% t-interval] at "
+        "a few budgets, mean ± SE of the area "
         "(negative NLL / positive accuracy = the strategy is better)": write_table(out / "differences", shown, data=data),
+        "Classes of the queried sources (share over all repetitions)": write_table(out / "queried_classes",
+                                                                                  _mix_table(mix, strategies)),
     }
     figures = {
         "Learning curves": save_figure(plot_follow_up_curves(curves, strategies, baseline), out / "follow_up_curves"),
@@ -231,7 +321,10 @@ def _write(config: dict[str, Any], out: Path, curves: pd.DataFrame) -> None:
     p, loop = config["protocol"], config["loop"]
     text = "\n".join([
         config["description"] or "", "",
-        f"{reps} repetition(s); test fraction {p['test_size']:g}; seed set {p['n_seed']} sources; "
+        f"{reps} repetition(s); test set: "
+        + (f"a random half of the sources with Signif_Avg in the lowest {p['faint_quantile']:.0%}, the other half "
+           "in the pool and EPIG's target; " if p["test"] == "faint" else f"a stratified {p['test_size']:.0%}; ")
+        + f"seed set {p['n_seed']} sources; "
         f"{loop['n_queries']} queries of {loop['batch_size']} source(s), {loop['retrain_epochs']} warm-started "
         f"epochs after each; every step of every curve in `curves.csv`.  The area is the metric averaged over the "
         f"budget (trapezoid); its interval is mean ± t(0.975, R-1) · SE of the per-repetition differences.",

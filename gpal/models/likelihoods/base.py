@@ -33,6 +33,7 @@ from gpal.models.quadrature import (
     prob_largest,
     robust_expected_log,
     robust_predictive,
+    sigma_point_mean,
 )
 
 
@@ -64,6 +65,15 @@ class Likelihood(gpflow.base.Module, abc.ABC):
     @check_shapes("Fmu: [N, L]", "Fvar: [N, L]", "return: [N, C]")
     def predict_proba(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
         """p(y_i = c) = E_q[p(y_i = c | f_i)], shape (N, num_classes)."""
+        return self._predict_proba(Fmu, Fvar)
+
+    @check_shapes("Fmu: [N, L]", "Fvar: [N, L]", "return: [N, C]")
+    def predict_proba_per_row(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
+        """``predict_proba`` by a rule that draws nothing, so no shared random numbers couple two rows.
+
+        What joint posterior draws need (``NoisySVGP.sample_function_proba``): the likelihood's
+        own quadrature here; a Monte Carlo likelihood uses the unscented rule instead.
+        """
         return self._predict_proba(Fmu, Fvar)
 
     @check_shapes("F: [N, L]", "return: [N, C]")
@@ -137,6 +147,10 @@ class MonteCarloLikelihood(Likelihood):
     @inherit_check_shapes
     def _predict_proba(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
         return monte_carlo_mean(self._conditional_proba, Fmu, Fvar, self.num_predict_samples, self.seed)
+
+    def predict_proba_per_row(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
+        """The unscented rule (`sigma_point_mean`): 2L + 1 evaluations of the smooth p(y | f) per row."""
+        return sigma_point_mean(self._conditional_proba, Fmu, Fvar)
 
     def latent_draws_per_input(self, num_input_draws: Any) -> Any:
         return (self.num_predict_samples + num_input_draws - 1) // num_input_draws  # ceil
