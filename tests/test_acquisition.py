@@ -47,6 +47,12 @@ class FixedModel:
         return self.samples
 
 
+class JointModel(FixedModel):
+    def sample_joint_proba(self, X, X_var=None, n_samples=100):
+        self.calls.append(("sample_joint_proba", np.array(X), None if X_var is None else np.array(X_var)))
+        return self.joint(np.asarray(X))
+
+
 def _pool(n, d=2, seed=0):
     rng = np.random.default_rng(seed)
     return NoisyDataset(X=rng.normal(size=(n, d)), X_var=rng.uniform(0.1, 0.2, size=(n, d)), y=None,
@@ -84,7 +90,8 @@ def test_bald_is_nonnegative_and_equals_entropy_of_mean_minus_mean_entropy():
     rng = np.random.default_rng(1)
     samples = rng.dirichlet([0.5, 0.5, 0.5], size=(40, 6))  # (S, n, C)
     samples[:, 0, :] = [0.2, 0.3, 0.5]  # every draw agrees: no epistemic uncertainty
-    model = FixedModel(samples.mean(axis=0), samples)
+    model = JointModel(samples.mean(axis=0), samples)
+    model.joint = lambda X: samples
     scores = BALD(n_samples=40).scores(model, _pool(6))
     hand = []
     for i in range(6):
@@ -93,15 +100,15 @@ def test_bald_is_nonnegative_and_equals_entropy_of_mean_minus_mean_entropy():
     np.testing.assert_allclose(scores, hand, atol=1e-12)
     assert (scores >= 0).all()
     assert scores[0] == pytest.approx(0.0, abs=1e-12)
-    assert model.calls[-1][0] == "sample_proba" and model.calls[-1][2] is not None
+    assert model.calls[-1][0] == "sample_joint_proba" and model.calls[-1][2] is not None
 
 
-def test_bald_needs_sample_proba():
+def test_bald_needs_sample_joint_proba():
     class NoSamples:
         def predict_proba(self, X, X_var=None):
             return PROBA
 
-    with pytest.raises(TypeError, match="sample_proba"):
+    with pytest.raises(TypeError, match="sample_joint_proba"):
         BALD()(NoSamples(), _pool(5))
 
 
@@ -236,12 +243,6 @@ def test_epig_scores_equal_the_mutual_information_of_the_joint_table():
     assert epig_scores(hard, hard)[0] == pytest.approx(math.log(2))
     with pytest.raises(ValueError, match="must share S and C"):
         epig_scores(P, Q[:10])
-
-
-class JointModel(FixedModel):
-    def sample_joint_proba(self, X, X_var=None, n_samples=100):
-        self.calls.append(("sample_joint_proba", np.array(X), None if X_var is None else np.array(X_var)))
-        return self.joint(np.asarray(X))
 
 
 def test_epig_prefers_the_pool_source_whose_draws_move_with_the_targets():

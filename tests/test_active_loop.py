@@ -103,7 +103,8 @@ def test_split_is_disjoint_without_replacement(sets):
         initial_pool_test_split(blobs(), 50, 50, 50)
 
 
-@pytest.mark.parametrize("acquisition", ["entropy", {"name": "random", "seed": 2}, {"name": "margin", "batch": "diverse"}])
+@pytest.mark.parametrize("acquisition", ["entropy", {"name": "random", "seed": 2}, {"name": "margin", "batch": "diverse"},
+                                         {"name": "entropy", "balance": True, "batch": "stochastic", "batch_seed": 3}])
 def test_killed_and_resumed_run_equals_uninterrupted(sets, tmp_path, acquisition):
     reference = make_loop(sets, tmp_path / "a", acquisition=acquisition, checkpoint_dir=None).run()
 
@@ -234,7 +235,8 @@ def test_loop_with_file_oracle_waits_then_resumes(sets, tmp_path):
     assert state["queries"][0]["ids"] == frame.Source_Name.tolist() and state["pending"]["query"] == 2
 
 
-def test_real_noisy_gp_classifier_with_bald_killed_and_resumed(tmp_path):
+@pytest.mark.parametrize("acquisition", [{"name": "bald", "n_samples": 8}, {"name": "epig", "n_samples": 8, "n_target": 10}])
+def test_real_noisy_gp_classifier_killed_and_resumed(tmp_path, acquisition):
     from gpal.estimators.noisy_gp import NoisyGPClassifier
     from gpal.data.synthetic import waveform
 
@@ -245,7 +247,7 @@ def test_real_noisy_gp_classifier_with_bald_killed_and_resumed(tmp_path):
 
     def loop(ck, **kw):
         return ActiveLearningLoop(est, initial, pool, SimulatedOracle(pool), test=test, batch_size=2, n_queries=2,
-                                  acquisition={"name": "bald", "n_samples": 8}, retrain_epochs=3,
+                                  acquisition=acquisition, retrain_epochs=3,
                                   checkpoint_dir=ck, progress=False, **kw)
 
     reference = loop(tmp_path / "ref").run()
@@ -259,7 +261,7 @@ def test_real_noisy_gp_classifier_with_bald_killed_and_resumed(tmp_path):
     assert result.labelled_ids == reference.labelled_ids and len(set(result.labelled_ids)) == 24
     pd.testing.assert_frame_equal(result.metrics, reference.metrics)
     assert result.estimator.warm_start and len(result.estimator.history_) == 8 + 3 + 3
-    assert all(min(q["scores"]) >= 0 for q in result.queries)  # BALD scores from sample_proba
+    assert all(min(q["scores"]) >= 0 for q in result.queries)  # mutual informations, from the posterior draws
 
 
 class InterruptedOnce(LogisticStandIn):

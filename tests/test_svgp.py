@@ -133,6 +133,19 @@ def test_joint_draws_average_to_the_prediction_and_keep_rows_correlated(input_no
     assert np.corrcoef(draws[:, 0, 0], draws[:, 1, 0])[0, 1] > 0.95  # near-identical sources move together
 
 
+def test_joint_draws_take_measurement_noise_for_noise_not_for_disagreement():
+    """With q(v) collapsed to a point, a noisy source's draws agree (nothing a label could teach); per-row draws don't."""
+    X, y, X_var = _data()
+    model = build_model(X, y, num_classes=C, num_inducing=8, input_noise="latent", X_var=X_var, likelihood="softmax")
+    _randomise(model)
+    model.gp.q_sqrt.assign(np.tile(1e-6 * np.eye(8)[None], (C, 1, 1)))
+    Xs, Vs = np.random.default_rng(4).normal(size=(4, D)), np.full((4, D), 1.0)  # large error bars
+    seed = tf.constant([3, 4], tf.int64)
+    joint = model.sample_function_proba(_t(Xs), _t(Vs), seed, 50, input_draws=64).numpy()
+    per_row = model.sample_conditional_proba(_t(Xs), _t(Vs), seed, 50).numpy()
+    assert joint.std(axis=0).max() < 1e-6 and per_row.std(axis=0).max() > 0.05
+
+
 def _numpy_se(Z, X, lengthscales, variance):
     r2 = (((Z[:, None, :] - X[None, :, :]) / lengthscales) ** 2).sum(-1)
     return variance * np.exp(-0.5 * r2)

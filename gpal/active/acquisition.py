@@ -315,13 +315,15 @@ class RandomSampling(Acquisition):
 
 
 class BALD(Acquisition):
-    """Mutual information I[y; f | x, D] = H[E_s p(y | f_s)] - E_s H[p(y | f_s)] (Houlsby et al. 2011).
+    """Mutual information I[y; f | x~, D] = H[E_s p(y | f_s)] - E_s H[p(y | f_s)] (Houlsby et al. 2011).
 
-    Only the epistemic part of the uncertainty: a source whose label is noisy
-    whatever the model (inputs in an overlap region) scores low.  Needs
-    ``sample_proba(X, X_var, n_samples)`` (joint draws of latent functions and, for
-    noisy-input models, of the inputs), as ``NoisyGPClassifier`` has; the draws are
-    seeded by the model's own ``seed``, so repeated calls agree.
+    Only the epistemic part of the uncertainty: a source whose label is noisy whatever the
+    model (inputs in an overlap region) scores low.  The draws f_s are posterior draws of the
+    function (``sample_joint_proba``: q(v) drawn, each draw averaged over the source's
+    noiseless inputs where the model samples them), so a source's large error bars count as
+    noise, not as disagreement a label could settle.  Needs ``sample_joint_proba(X, X_var,
+    n_samples)``, as ``NoisyGPClassifier`` has; the draws are seeded by the model's own seed,
+    so repeated calls agree.
     """
 
     name = "bald"
@@ -334,7 +336,7 @@ class BALD(Acquisition):
         return {**super().config(), "n_samples": self.n_samples}
 
     def scores(self, model: Any, X_pool: Any) -> np.ndarray:
-        samples = _sample_proba(model, X_pool, self.n_samples)
+        samples = _sample_proba(model, X_pool, self.n_samples, joint=True)
         mi = entropy(samples.mean(axis=0)) - entropy(samples).mean(axis=0)
         return np.maximum(mi, 0.0)  # >= 0 exactly; tiny negatives are round-off
 

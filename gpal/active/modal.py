@@ -99,9 +99,14 @@ class NoisyInputAdapter(ClassifierMixin, BaseEstimator):
         return self.estimator.predict(X, X_var=V)
 
     def sample_proba(self, XV: Any, n_samples: int = 100) -> np.ndarray:
-        """The wrapped classifier's ``sample_proba`` (for BALD through modAL)."""
+        """The wrapped classifier's ``sample_proba`` (for discovery's exploration through modAL)."""
         X, V = self.split_inputs(XV)
         return self.estimator.sample_proba(X, X_var=V, n_samples=n_samples)
+
+    def sample_joint_proba(self, XV: Any, n_samples: int = 100) -> np.ndarray:
+        """The wrapped classifier's ``sample_joint_proba`` (for BALD and EPIG through modAL)."""
+        X, V = self.split_inputs(XV)
+        return self.estimator.sample_joint_proba(X, X_var=V, n_samples=n_samples)
 
 
 def _check_X_y_new_keyword(*args: Any, force_all_finite: Any = True, **kwargs: Any) -> Any:

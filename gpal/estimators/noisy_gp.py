@@ -541,20 +541,25 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         fn = self._compiled(model, ("sample", S), lambda: lambda a, b, seed: model.sample_conditional_proba(a, b, seed, S))
         return self._in_chunks(fn, X, X_var, S, stream=-(10**6), axis=1)
 
-    def sample_joint_proba(self, X: Any, X_var: Any = None, n_samples: int = 100) -> np.ndarray:
+    def sample_joint_proba(self, X: Any, X_var: Any = None, n_samples: int = 100, input_draws: int = 16) -> np.ndarray:
         """p(y | x, draw s) for ``n_samples`` posterior draws shared by every row and every call, (S, n, C).
 
         Unlike ``sample_proba`` (whose draws are per-row marginal), two calls give draws of one
         posterior, so ``mean_s p_s(y | x) p_s(y* | x*)`` is the joint predictive of a pool source
-        and a target source (what EPIG needs); see ``NoisySVGP.sample_function_proba``.
+        and a target source (what EPIG needs).  Where inputs are sampled, each draw averages over
+        ``input_draws`` draws of them; see ``NoisySVGP.sample_function_proba``.
         """
-        if not isinstance(n_samples, numbers.Integral) or n_samples < 1:
-            raise ValueError(f"n_samples must be an integer >= 1; got {n_samples!r}")
+        for name, value in (("n_samples", n_samples), ("input_draws", input_draws)):
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
         X, X_var = self._inputs(X, X_var)
         model = self.model_
-        S = int(n_samples)
-        fn = self._compiled(model, ("joint", S), lambda: lambda a, b, seed: model.sample_function_proba(a, b, seed, S))
-        return self._in_chunks(fn, X, X_var, S, stream=-(10**6) - 1, axis=1)
+        S, K = int(n_samples), int(input_draws) if model.strategy.stochastic_prediction else 1
+        fn = self._compiled(model, ("joint", S, K),
+                            lambda: lambda a, b, seed: model.sample_function_proba(a, b, seed, S, K))
+        # a row holds S x K x (2L + 1) evaluations of p(y | f) at most (the unscented rule's points)
+        return self._in_chunks(fn, X, X_var, S, stream=-(10**6) - 1, axis=1,
+                               latent_draws=K * (2 * model.gp.num_latent + 1))
 
     def _in_chunks(self, fn: Callable, X: np.ndarray, X_var: np.ndarray, S: int, stream: int, axis: int = 0,
                    latent_draws: int = 1) -> np.ndarray:

@@ -257,31 +257,34 @@ class NoisySVGP(gpflow.base.Module):
         return tf.reshape(p, [n_samples, shape[1], self.num_classes])
 
     @check_shapes("X: [N, D]", "X_var: [N, D]", "seed: [2]", "return: [S, N, C]")
-    def sample_function_proba(self, X: tf.Tensor, X_var: tf.Tensor, seed: tf.Tensor, n_samples: int) -> tf.Tensor:
-        """p(y | x, v_s) for ``n_samples`` draws v_s ~ q(v) of the inducing values, (S, N, C).
+    def sample_function_proba(self, X: tf.Tensor, X_var: tf.Tensor, seed: tf.Tensor, n_samples: int,
+                              input_draws: int = 16) -> tf.Tensor:
+        """p(y | x~, v_s) for ``n_samples`` draws v_s ~ q(v) of the inducing values, (S, N, C).
 
-        A draw is shared by every row (with one input draw per v_s where inputs are sampled), so
-        rows stay correlated as the posterior makes them: E_s p(y | x, v_s) p(y* | x*, v_s) is the
-        joint predictive of two sources that EPIG needs.  Given v_s, f(x) = a(x)^T v_s plus the
-        residual k(x, x) - a^T a, whose covariance between rows (not carried by the inducing
-        points) is neglected; each row's residual is integrated by a rule that draws nothing
-        (``Likelihood.predict_proba_per_row``), so a row's draws do not depend on the other rows
-        or on chunking, and no shared noise couples two rows.
+        A draw is shared by every row, so rows stay correlated as the posterior makes them:
+        E_s p(y | x~, v_s) p(y* | x~*, v_s) is the joint predictive of two sources that EPIG needs,
+        and the spread over s is the uncertainty a label can remove (about the function, not the
+        measurement).  Given v_s, f(x) = a(x)^T v_s plus the residual k(x, x) - a^T a, whose
+        covariance between rows (not carried by the inducing points) is neglected; each row's
+        residual is integrated by a rule that draws nothing (``Likelihood.predict_proba_per_row``).
+        Where inputs are sampled, each v_s is averaged over the same ``input_draws`` draws of the
+        noiseless inputs, so the measurement noise is integrated out of every draw rather than
+        taken for disagreement.  A row's draws depend on the row and the seed alone.
         """
         input_seed, v_seed = tf.unstack(tf.random.experimental.stateless_split(seed, 2))
         V = self._V(X_var)
-        S_x = n_samples if self.strategy.stochastic_prediction else 1
-        Fmu, Fvar = self.strategy.predictive_marginals(self.gp, X, V, input_seed, S_x)  # (S_x, N, L)
-        inputs = self.strategy.predictive_inputs(X, V, input_seed, S_x)
+        K = input_draws if self.strategy.stochastic_prediction else 1
+        Fmu, Fvar = self.strategy.predictive_marginals(self.gp, X, V, input_seed, K)  # (K, N, L)
+        inputs = self.strategy.predictive_inputs(X, V, input_seed, K)
         n, L = tf.shape(X)[0], tf.shape(Fmu)[2]
-        spread = self.gp.inducing_spread(tf.reshape(inputs, [-1, tf.shape(X)[1]]))  # (L, M, S_x N)
-        spread = tf.transpose(tf.reshape(spread, [L, -1, S_x, n]), [2, 3, 0, 1])  # (S_x, N, L, M)
-        eps = tf.random.stateless_normal([n_samples, 1, L, self.gp.num_inducing], seed=v_seed, dtype=X.dtype)
-        mean = Fmu + tf.reduce_sum(spread * eps, axis=-1)  # (S, N, L)
-        resid = tf.maximum(Fvar - tf.reduce_sum(tf.square(spread), axis=-1), 1e-12)
+        spread = self.gp.inducing_spread(tf.reshape(inputs, [-1, tf.shape(X)[1]]))  # (L, M, K N)
+        spread = tf.reshape(spread, [L, -1, K, n])  # (L, M, K, N)
+        eps = tf.random.stateless_normal([n_samples, L, self.gp.num_inducing], seed=v_seed, dtype=X.dtype)
+        mean = Fmu + tf.einsum("lmkn,slm->sknl", spread, eps)  # (S, K, N, L)
+        resid = tf.maximum(Fvar - tf.transpose(tf.reduce_sum(tf.square(spread), axis=1), [1, 2, 0]), 1e-12)
         resid = tf.broadcast_to(resid, tf.shape(mean))
         p = self.likelihood.predict_proba_per_row(tf.reshape(mean, [-1, L]), tf.reshape(resid, [-1, L]))
-        return tf.reshape(p, [n_samples, n, self.num_classes])
+        return tf.reduce_mean(tf.reshape(p, [n_samples, K, n, self.num_classes]), axis=1)
 
     def structure(self) -> dict[str, Any]:
         """JSON-able description from which ``NoisySVGP.from_structure`` rebuilds an identical (untrained) model."""
