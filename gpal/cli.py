@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from gpal.catalogs.catalog import DEFAULT_RELEASE, RELEASES
-from gpal.registry import ACQUISITIONS, INPUT_NOISE, INPUT_PRIORS
+from gpal.registry import ACQUISITIONS, FOLLOW_UP_ACQUISITION, INPUT_NOISE, INPUT_PRIORS
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
@@ -389,9 +389,9 @@ def build_parser() -> argparse.ArgumentParser:
     active.add_argument("--classes", required=True, help=class_help)
     active.add_argument("--min-significance", type=float, default=None, help="Signif_Avg cut on labelled sources")
     active.add_argument("--out", required=True, help="run folder (checkpoint/, report.md, learning curves)")
-    active.add_argument("--acquisition", choices=ACQUISITIONS.names(), default="entropy",
-                        help="how the next sources are chosen (default entropy; discovery: the most probable sources "
-                        "of --target, for a targeted search)")
+    active.add_argument("--acquisition", choices=ACQUISITIONS.names(), default=FOLLOW_UP_ACQUISITION,
+                        help=f"how the next sources are chosen (default {FOLLOW_UP_ACQUISITION}, the winner of the "
+                        "simulated DR4 campaign; discovery: the most probable sources of --target, for a targeted search)")
     active.add_argument("--target", default=None, help="discovery: the class searched for, e.g. pulsar")
     active.add_argument("--exploration", type=float, default=0.0,
                         help="discovery: weight of the model's uncertainty about the target probability (default 0: "

@@ -13,8 +13,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any, Iterator, MutableMapping
 
-__all__ = ["ACQUISITIONS", "ESTIMATORS", "INPUT_NOISE", "INPUT_PRIORS", "LATENT_INPUT_STRATEGIES", "LIKELIHOODS",
-           "Registry"]
+__all__ = ["ACQUISITIONS", "ESTIMATORS", "FOLLOW_UP_ACQUISITION", "INPUT_NOISE", "INPUT_PRIORS",
+           "LATENT_INPUT_STRATEGIES", "LIKELIHOODS", "Registry"]
 
 #: Priors over the noiseless inputs (``gpal.models.input_prior``): the paper's broad N(0, s I), or a
 #: mixture deconvolved from the sources.  Two fixed choices, not an extension point, named here so the
@@ -22,6 +22,10 @@ __all__ = ["ACQUISITIONS", "ESTIMATORS", "INPUT_NOISE", "INPUT_PRIORS", "LATENT_
 INPUT_PRIORS = ("broad", "population")
 #: The input-noise strategies with latent noiseless inputs, the ones an input prior is a prior of.
 LATENT_INPUT_STRATEGIES = ("latent", "amortized")
+#: The acquisition ``gpal active`` uses by default and the main job ranks its follow-up candidates by:
+#: BALD won the simulated DR4 follow-up study (docs/active_learning.md), and it scores what a label
+#: can teach the model rather than how ambiguous a faint source is whatever we learn.
+FOLLOW_UP_ACQUISITION = "bald"
 
 
 class Registry(MutableMapping[str, type]):

@@ -101,6 +101,13 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     uncertain = pd.read_csv(out / "most_uncertain.csv")
     assert {"GLON", "GLAT", "RA", "DEC", "Flux1000", "Signif_Avg"} <= set(uncertain.columns)
     assert uncertain["Signif_Avg"].notna().all() and uncertain["entropy"].is_monotonic_decreasing
+    # the follow-up ranking: BALD of every classified source, recomputed from the saved model
+    informative = pd.read_csv(out / "most_informative.csv")
+    assert informative["information"].is_monotonic_decreasing and (informative["information"] >= 0).all()
+    frame = pd.read_csv(out / "classifications.csv")
+    assert informative["Source_Name"].tolist() == frame.nlargest(10, "information")["Source_Name"].tolist()
+    # the epistemic part of the entropy, never more (to the difference of two Monte Carlo estimates of p)
+    assert (frame["information"] <= frame["entropy"] + 0.05).all()
 
 
 def test_classify_compares_with_baselines_on_the_same_rows(classified):

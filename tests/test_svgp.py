@@ -144,6 +144,14 @@ def test_joint_draws_take_measurement_noise_for_noise_not_for_disagreement():
     joint = model.sample_function_proba(_t(Xs), _t(Vs), seed, 50, input_draws=64).numpy()
     per_row = model.sample_conditional_proba(_t(Xs), _t(Vs), seed, 50).numpy()
     assert joint.std(axis=0).max() < 1e-6 and per_row.std(axis=0).max() > 0.05
+    # per-row draws averaged over input draws (BALD's): the measurement noise leaves the spread, the latent part stays
+    averaged = model.sample_conditional_proba(_t(Xs), _t(Vs), seed, 2000, input_draws=64).numpy()
+    paired = model.sample_conditional_proba(_t(Xs), _t(Vs), seed, 2000).numpy()
+    assert np.all(averaged.std(axis=0) < paired.std(axis=0))
+    np.testing.assert_allclose(averaged.mean(0), paired.mean(0), atol=0.03)  # the same predictive, to MC error
+    exact = build_model(X, y, num_classes=C, num_inducing=8, input_noise="none", likelihood="softmax")
+    np.testing.assert_array_equal(exact.sample_conditional_proba(_t(Xs), _t(Vs), seed, 50, input_draws=7).numpy(),
+                                  exact.sample_conditional_proba(_t(Xs), _t(Vs), seed, 50).numpy())
 
 
 def _numpy_se(Z, X, lengthscales, variance):

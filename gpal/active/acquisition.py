@@ -85,11 +85,12 @@ def _predict_proba(model: Any, X_pool: Any) -> np.ndarray:
     return np.asarray(model.predict_proba(X_pool), dtype=np.float64)
 
 
-def _sample_proba(model: Any, X_pool: Any, n_samples: int, joint: bool = False) -> np.ndarray:
+def _sample_proba(model: Any, X_pool: Any, n_samples: int, joint: bool = False, **options: Any) -> np.ndarray:
     """p(y | f_s) for draws of latent functions (and inputs), (S, n, C): the epistemic spread.
 
     ``joint``: draws shared by every row and call (``sample_joint_proba``), for scores that
     relate one source's label to another's; otherwise ``sample_proba``'s per-row draws.
+    ``options`` go to that method.
     """
     est = _estimator(model)
     method = "sample_joint_proba" if joint else "sample_proba"
@@ -100,9 +101,9 @@ def _sample_proba(model: Any, X_pool: Any, n_samples: int, joint: bool = False) 
         )
     sample = getattr(est, method)
     if isinstance(X_pool, NoisyDataset):
-        samples = sample(X_pool.X, X_var=X_pool.X_var, n_samples=n_samples)
+        samples = sample(X_pool.X, X_var=X_pool.X_var, n_samples=n_samples, **options)
     else:
-        samples = sample(X_pool, n_samples=n_samples)
+        samples = sample(X_pool, n_samples=n_samples, **options)
     return np.asarray(samples, dtype=np.float64)
 
 
@@ -318,25 +319,26 @@ class BALD(Acquisition):
     """Mutual information I[y; f | x~, D] = H[E_s p(y | f_s)] - E_s H[p(y | f_s)] (Houlsby et al. 2011).
 
     Only the epistemic part of the uncertainty: a source whose label is noisy whatever the
-    model (inputs in an overlap region) scores low.  The draws f_s are posterior draws of the
-    function (``sample_joint_proba``: q(v) drawn, each draw averaged over the source's
-    noiseless inputs where the model samples them), so a source's large error bars count as
-    noise, not as disagreement a label could settle.  Needs ``sample_joint_proba(X, X_var,
-    n_samples)``, as ``NoisyGPClassifier`` has; the draws are seeded by the model's own seed,
-    so repeated calls agree.
+    model (inputs in an overlap region) scores low.  The draws f_s are draws of the source's
+    latent marginals (the residual beyond the inducing points counts: a label settles it too),
+    each averaged over ``input_draws`` draws of the noiseless inputs where the model samples
+    them, so a source's large error bars count as noise, not as disagreement a label could
+    settle.  Needs ``sample_proba(X, X_var, n_samples, input_draws)``, as ``NoisyGPClassifier``
+    has; the draws are seeded by the model's own seed, so repeated calls agree.
     """
 
     name = "bald"
 
-    def __init__(self, n_samples: int = 100, **batching: Any):
+    def __init__(self, n_samples: int = 100, input_draws: int = 16, **batching: Any):
         super().__init__(**batching)
         self.n_samples = _check_count("n_samples", n_samples, minimum=2)
+        self.input_draws = _check_count("input_draws", input_draws)
 
     def config(self) -> dict[str, Any]:
-        return {**super().config(), "n_samples": self.n_samples}
+        return {**super().config(), "n_samples": self.n_samples, "input_draws": self.input_draws}
 
     def scores(self, model: Any, X_pool: Any) -> np.ndarray:
-        samples = _sample_proba(model, X_pool, self.n_samples, joint=True)
+        samples = _sample_proba(model, X_pool, self.n_samples, input_draws=self.input_draws)
         mi = entropy(samples.mean(axis=0)) - entropy(samples).mean(axis=0)
         return np.maximum(mi, 0.0)  # >= 0 exactly; tiny negatives are round-off
 

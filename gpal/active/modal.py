@@ -98,13 +98,13 @@ class NoisyInputAdapter(ClassifierMixin, BaseEstimator):
         X, V = self.split_inputs(XV)
         return self.estimator.predict(X, X_var=V)
 
-    def sample_proba(self, XV: Any, n_samples: int = 100) -> np.ndarray:
-        """The wrapped classifier's ``sample_proba`` (for discovery's exploration through modAL)."""
+    def sample_proba(self, XV: Any, n_samples: int = 100, **options: Any) -> np.ndarray:
+        """The wrapped classifier's ``sample_proba`` (for BALD and discovery through modAL)."""
         X, V = self.split_inputs(XV)
-        return self.estimator.sample_proba(X, X_var=V, n_samples=n_samples)
+        return self.estimator.sample_proba(X, X_var=V, n_samples=n_samples, **options)
 
     def sample_joint_proba(self, XV: Any, n_samples: int = 100) -> np.ndarray:
-        """The wrapped classifier's ``sample_joint_proba`` (for BALD and EPIG through modAL)."""
+        """The wrapped classifier's ``sample_joint_proba`` (for EPIG through modAL)."""
         X, V = self.split_inputs(XV)
         return self.estimator.sample_joint_proba(X, X_var=V, n_samples=n_samples)
 

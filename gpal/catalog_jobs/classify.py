@@ -7,6 +7,7 @@ user would reach for, classify the unassociated ones, write the report.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -35,6 +36,7 @@ from gpal.catalog_jobs.report import (
 from gpal.catalog_jobs.tables import dated, write_probability_table
 from gpal.catalogs.classes import DEFAULT_MERGE
 from gpal.data.dataset import NoisyDataset
+from gpal.registry import FOLLOW_UP_ACQUISITION
 from gpal.runs.persistence import atomic_output, claim_output_dir
 
 __all__ = ["DEFAULT_BASELINES", "classify_catalog"]
@@ -128,6 +130,8 @@ def classify_catalog(
 
     log(f"classifying the {' + '.join(tokens)} sources of {cat.release}")
     table = dated(predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor, progress=progress))
+    log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model)")
+    table = _with_information(table, trained.estimator, selection_pool(cat, tokens, data.meta["features"]))
     for suffix in (".csv", ".fits"):
         write_probability_table(table, folder / f"classifications{suffix}", force=True)
     context = pd.DataFrame({"Source_Name": table.frame["Source_Name"],
@@ -136,6 +140,16 @@ def classify_catalog(
         context.to_csv(tmp, index=False)
     log("writing the report")
     return write_classify_report(folder)
+
+
+def _with_information(table: Any, estimator: Any, pool: NoisyDataset) -> Any:
+    """The table with an ``information`` column: the follow-up score (`FOLLOW_UP_ACQUISITION`) of every source."""
+    from gpal.active import make_acquisition
+
+    if pool.ids.tolist() != table.frame["Source_Name"].tolist():
+        raise RuntimeError("the classified table and the selection differ in their sources; cannot rank them")
+    scores = make_acquisition(FOLLOW_UP_ACQUISITION).scores(estimator, pool)
+    return replace(table, frame=table.frame.assign(information=scores))
 
 
 def _column_of(catalog: Any, column: str, ids: Sequence[str]) -> np.ndarray:

@@ -71,6 +71,8 @@ COLUMNS = {
     "predicted_class": (None, "the most probable class"),
     "entropy": ("nat", "predictive entropy in nats, 0 (certain) to ln(number of classes)"),
     "p_mc_se": (None, "largest Monte Carlo standard error of the row's probabilities"),
+    "information": ("nat", "follow-up score: mutual information between the source's class and the model (BALD), "
+                           "what its label would teach the model"),
     "GLON": ("deg", "Galactic longitude"),
     "GLAT": ("deg", "Galactic latitude"),
     "RA": ("deg", "right ascension (J2000): the catalog's RAJ2000, or from GLON and GLAT where it has none"),

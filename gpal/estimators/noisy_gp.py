@@ -527,19 +527,23 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
                                               autograph=False)
         return cache[1][key]
 
-    def sample_proba(self, X: Any, X_var: Any = None, n_samples: int = 100) -> np.ndarray:
-        """p(y | f_s) for ``n_samples`` joint draws of latent functions (and noisy inputs), (S, n, C).
+    def sample_proba(self, X: Any, X_var: Any = None, n_samples: int = 100, input_draws: int | None = None) -> np.ndarray:
+        """p(y | f_s) for ``n_samples`` draws of each source's latent functions (and noisy inputs), (S, n, C).
 
-        Their mean approximates ``predict_proba``; their spread is the epistemic part
-        of the uncertainty that BALD-style acquisitions need.
+        Their mean approximates ``predict_proba``; their spread is the epistemic part of the
+        uncertainty that BALD-style acquisitions need.  ``input_draws`` K: each latent draw is
+        averaged over K draws of the noiseless inputs, so the measurement noise is integrated out
+        of the spread instead of counted in it (None: one input draw per latent draw).
         """
-        if not isinstance(n_samples, numbers.Integral) or n_samples < 1:
-            raise ValueError(f"n_samples must be an integer >= 1; got {n_samples!r}")
+        for name, value in (("n_samples", n_samples), ("input_draws", 1 if input_draws is None else input_draws)):
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
         X, X_var = self._inputs(X, X_var)
         model = self.model_
-        S = int(n_samples)
-        fn = self._compiled(model, ("sample", S), lambda: lambda a, b, seed: model.sample_conditional_proba(a, b, seed, S))
-        return self._in_chunks(fn, X, X_var, S, stream=-(10**6), axis=1)
+        S, K = int(n_samples), None if input_draws is None else int(input_draws)
+        fn = self._compiled(model, ("sample", S, K),
+                            lambda: lambda a, b, seed: model.sample_conditional_proba(a, b, seed, S, K))
+        return self._in_chunks(fn, X, X_var, S, stream=-(10**6), axis=1, latent_draws=K or 1)
 
     def sample_joint_proba(self, X: Any, X_var: Any = None, n_samples: int = 100, input_draws: int = 16) -> np.ndarray:
         """p(y | x, draw s) for ``n_samples`` posterior draws shared by every row and every call, (S, n, C).

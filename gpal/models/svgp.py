@@ -239,22 +239,28 @@ class NoisySVGP(gpflow.base.Module):
         return mean, spread / tf.sqrt(draws)
 
     @check_shapes("X: [N, D]", "X_var: [N, D]", "seed: [2]", "return: [S, N, C]")
-    def sample_conditional_proba(self, X: tf.Tensor, X_var: tf.Tensor, seed: tf.Tensor, n_samples: int) -> tf.Tensor:
-        """p(y | f_s) for ``n_samples`` joint draws of (x*, f*) per point, (S, N, C).
+    def sample_conditional_proba(self, X: tf.Tensor, X_var: tf.Tensor, seed: tf.Tensor, n_samples: int,
+                                 input_draws: int | None = None) -> tf.Tensor:
+        """p(y | f_s) for ``n_samples`` draws of each point's latent marginals, (S, N, C).
 
-        Inputs are drawn from p(x* | x~*) where the strategy samples them; each draw
-        gets one latent draw from its marginals, mapped through the likelihood's p(y | f).
+        Inputs are drawn from p(x* | x~*) where the strategy samples them.  With ``input_draws``
+        None each latent draw goes with one input draw, so the spread over s holds the
+        measurement noise too; with K, every latent draw is averaged over the same K input
+        draws, so the spread is the function's alone (what BALD asks about).
         """
         input_seed, latent_seed = tf.unstack(tf.random.experimental.stateless_split(seed, 2))
-        S_x = n_samples if self.strategy.stochastic_prediction else 1
-        Fmu, Fvar = self.strategy.predictive_marginals(self.gp, X, self._V(X_var), input_seed, S_x)
-        shape = [n_samples, tf.shape(X)[0], tf.shape(Fmu)[2]]
+        V, L = self._V(X_var), self.gp.num_latent
         # Latent draws shared by every row, as the input draws are: nothing depends on a row's position.
-        eps = tf.random.stateless_normal([n_samples, 1, shape[2]], seed=latent_seed, dtype=X.dtype)
-        F = Fmu + tf.sqrt(Fvar) * eps
-        flat = tf.reshape(F, [-1, shape[2]])
-        p = self.likelihood.conditional_proba(flat)
-        return tf.reshape(p, [n_samples, shape[1], self.num_classes])
+        if input_draws is None or not self.strategy.stochastic_prediction:
+            S_x = n_samples if self.strategy.stochastic_prediction else 1
+            Fmu, Fvar = self.strategy.predictive_marginals(self.gp, X, V, input_seed, S_x)  # (S_x, N, L)
+            eps = tf.random.stateless_normal([n_samples, 1, L], seed=latent_seed, dtype=X.dtype)
+            p = self.likelihood.conditional_proba(tf.reshape(Fmu + tf.sqrt(Fvar) * eps, [-1, L]))
+            return tf.reshape(p, [n_samples, tf.shape(X)[0], self.num_classes])
+        Fmu, Fvar = self.strategy.predictive_marginals(self.gp, X, V, input_seed, input_draws)  # (K, N, L)
+        eps = tf.random.stateless_normal([n_samples, 1, 1, L], seed=latent_seed, dtype=X.dtype)
+        p = self.likelihood.conditional_proba(tf.reshape(Fmu[None] + tf.sqrt(Fvar)[None] * eps, [-1, L]))
+        return tf.reduce_mean(tf.reshape(p, [n_samples, input_draws, tf.shape(X)[0], self.num_classes]), axis=1)
 
     @check_shapes("X: [N, D]", "X_var: [N, D]", "seed: [2]", "return: [S, N, C]")
     def sample_function_proba(self, X: tf.Tensor, X_var: tf.Tensor, seed: tf.Tensor, n_samples: int,
