@@ -17,20 +17,12 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
-
-def median_seconds(fn, repeats: int) -> float:
-    fn()  # first call: tracing
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_prediction import median_seconds  # noqa: E402  (first call traces; the median of the rest)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -59,45 +59,36 @@ def test_kl_matches_tensorflow_probability():
     np.testing.assert_allclose(gp.kl().numpy(), ref, rtol=1e-10)
 
 
-def test_marginals_match_dense_computation():
-    """Whitened q(v) = N(m, S S^T), u = L v: compare with the textbook un-whitened formulas in numpy."""
+def _dense_posterior(gp, c, Xs):
+    """Latent c in the textbook un-whitened form (numpy): K_xz, diag K_xx, L = chol K_zz, m_u, S_u, B = K_xz K_zz^-1."""
+    k, Z = gp.kernels[c], gp.Z.numpy()[c]
+    M = Z.shape[0]
+    Kzz = k(Z).numpy() + gp.jitter.numpy() * np.eye(M)
+    Kxz, kxx = k(Xs, Z).numpy(), k(Xs, full_cov=False).numpy()
+    L = np.linalg.cholesky(Kzz)
+    S = gp.q_sqrt.numpy()[c]
+    return Kxz, kxx, L, L @ gp.q_mu.numpy()[:, c], L @ S @ S.T @ L.T, Kxz @ np.linalg.inv(Kzz)
+
+
+def test_marginals_and_inducing_spread_match_dense_computation():
+    """Whitened q(v) = N(m, S S^T), u = L v: compare with the textbook un-whitened formulas in numpy.
+
+    The spread S^T L^-1 K_zx carries the part B S_u B^T of Cov q(f(x), f(x')) that q(u) carries.
+    """
     X, y, _ = _data()
     model = build_model(X, y, num_classes=C, num_inducing=8)
     _randomise(model)
     gp = model.gp
     Xs = np.random.default_rng(1).normal(size=(15, D))
     mean, var = (t.numpy() for t in gp.marginals(_t(Xs)))
-    for c, k in enumerate(gp.kernels):
-        Z = gp.Z.numpy()[c]
-        Kzz = k(Z).numpy() + gp.jitter.numpy() * np.eye(8)
-        Kxz, kxx = k(Xs, Z).numpy(), k(Xs, full_cov=False).numpy()
-        L = np.linalg.cholesky(Kzz)
-        m_u = L @ gp.q_mu.numpy()[:, c]
-        S = gp.q_sqrt.numpy()[c]
-        S_u = L @ S @ S.T @ L.T
-        B = Kxz @ np.linalg.inv(Kzz)
+    spread = gp.inducing_spread(_t(Xs)).numpy()  # (L, M, N)
+    for c in range(C):
+        Kxz, kxx, _, m_u, S_u, B = _dense_posterior(gp, c, Xs)
         np.testing.assert_allclose(mean[:, c], B @ m_u, rtol=1e-7, atol=1e-9)
         dense_var = kxx - np.einsum("nm,nm->n", B, Kxz) + np.einsum("nm,mk,nk->n", B, S_u, B)
         np.testing.assert_allclose(var[:, c], dense_var, rtol=1e-6, atol=1e-9)
-
-
-def test_inducing_spread_carries_the_posterior_covariance_between_inputs():
-    """spread^T spread = B S_u B^T, the part of Cov q(f(x), f(x')) that q(u) carries (dense numpy)."""
-    X, y, _ = _data()
-    model = build_model(X, y, num_classes=C, num_inducing=8)
-    _randomise(model)
-    gp = model.gp
-    Xs = np.random.default_rng(2).normal(size=(6, D))
-    spread = gp.inducing_spread(_t(Xs)).numpy()  # (L, M, N)
-    _, var = gp.marginals(_t(Xs))
-    for c, k in enumerate(gp.kernels):
-        Z = gp.Z.numpy()[c]
-        Kzz = k(Z).numpy() + gp.jitter.numpy() * np.eye(8)
-        L = np.linalg.cholesky(Kzz)
-        S = gp.q_sqrt.numpy()[c]
-        B = k(Xs, Z).numpy() @ np.linalg.inv(Kzz)
-        np.testing.assert_allclose(spread[c].T @ spread[c], B @ L @ S @ S.T @ L.T @ B.T, rtol=1e-6, atol=1e-9)
-        assert np.all(np.sum(spread[c] ** 2, axis=0) <= var.numpy()[:, c] + 1e-12)  # the rest is the residual
+        np.testing.assert_allclose(spread[c].T @ spread[c], B @ S_u @ B.T, rtol=1e-6, atol=1e-9)
+        assert np.all(np.sum(spread[c] ** 2, axis=0) <= var[:, c] + 1e-12)  # the rest is the residual
 
 
 def test_sigma_point_mean_is_exact_for_cubics_per_axis():
