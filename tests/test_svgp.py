@@ -60,14 +60,14 @@ def test_kl_matches_tensorflow_probability():
 
 
 def _dense_posterior(gp, c, Xs):
-    """Latent c in the textbook un-whitened form (numpy): K_xz, diag K_xx, L = chol K_zz, m_u, S_u, B = K_xz K_zz^-1."""
+    """Latent c in the textbook un-whitened form (numpy): K_xz, diag K_xx, m_u, S_u and B = K_xz K_zz^-1."""
     k, Z = gp.kernels[c], gp.Z.numpy()[c]
     M = Z.shape[0]
     Kzz = k(Z).numpy() + gp.jitter.numpy() * np.eye(M)
     Kxz, kxx = k(Xs, Z).numpy(), k(Xs, full_cov=False).numpy()
     L = np.linalg.cholesky(Kzz)
     S = gp.q_sqrt.numpy()[c]
-    return Kxz, kxx, L, L @ gp.q_mu.numpy()[:, c], L @ S @ S.T @ L.T, Kxz @ np.linalg.inv(Kzz)
+    return Kxz, kxx, L @ gp.q_mu.numpy()[:, c], L @ S @ S.T @ L.T, Kxz @ np.linalg.inv(Kzz)
 
 
 def test_marginals_and_inducing_spread_match_dense_computation():
@@ -83,7 +83,7 @@ def test_marginals_and_inducing_spread_match_dense_computation():
     mean, var = (t.numpy() for t in gp.marginals(_t(Xs)))
     spread = gp.inducing_spread(_t(Xs)).numpy()  # (L, M, N)
     for c in range(C):
-        Kxz, kxx, _, m_u, S_u, B = _dense_posterior(gp, c, Xs)
+        Kxz, kxx, m_u, S_u, B = _dense_posterior(gp, c, Xs)
         np.testing.assert_allclose(mean[:, c], B @ m_u, rtol=1e-7, atol=1e-9)
         dense_var = kxx - np.einsum("nm,nm->n", B, Kxz) + np.einsum("nm,mk,nk->n", B, S_u, B)
         np.testing.assert_allclose(var[:, c], dense_var, rtol=1e-6, atol=1e-9)
