@@ -282,7 +282,7 @@ def test_ctrl_c_during_training_checkpoints_nothing_half_trained(sets, tmp_path)
 
     def loop():
         return ActiveLearningLoop(InterruptedOnce(epochs=40), initial, pool, SimulatedOracle(pool), test=test,
-                                  batch_size=3, n_queries=6, retrain_epochs=5, checkpoint_dir=tmp_path / "ck",
+                                  acquisition="entropy", batch_size=3, n_queries=6, retrain_epochs=5, checkpoint_dir=tmp_path / "ck",
                                   progress=False)
 
     with pytest.raises(KeyboardInterrupt):

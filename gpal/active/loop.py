@@ -37,6 +37,7 @@ from gpal.active.acquisition import Acquisition, make_acquisition
 from gpal.active.oracles import check_labels
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.base import raise_if_interrupted
+from gpal.registry import FOLLOW_UP_ACQUISITION
 from gpal.runs.persistence import write_json_atomic
 from gpal.evaluation.reports import prediction_metrics
 
@@ -157,7 +158,8 @@ class ActiveLearningLoop:
     oracle : ``oracle(query, queried, scores, proba, class_names) -> class names``
         (see `gpal.active.oracles`).
     test : labelled test set scored after every step (error, NLL, ECE, ...); optional.
-    acquisition : an `Acquisition`, its name or its config dict (default predictive entropy).
+    acquisition : an `Acquisition`, its name or its config dict (default
+        `gpal.registry.FOLLOW_UP_ACQUISITION`, BALD: the winner of the DR4 follow-up study).
     batch_size, n_queries : sources per query and number of queries.  ``n_queries`` may
         be raised when resuming, to ask for more labels.
     warm_start : retrain from the previous solution (needs a ``warm_start`` parameter).
@@ -172,7 +174,7 @@ class ActiveLearningLoop:
         pool: NoisyDataset,
         oracle: Callable[..., Sequence[str]],
         test: NoisyDataset | None = None,
-        acquisition: str | dict[str, Any] | Acquisition = "entropy",
+        acquisition: str | dict[str, Any] | Acquisition = FOLLOW_UP_ACQUISITION,
         batch_size: int = 1,
         n_queries: int = 10,
         retrain_epochs: int | None = None,
