@@ -224,11 +224,15 @@ def test_warm_refits_and_predictions_trace_once(data):
         clf.fit(X[:n], y[:n], X_var[:n])
         for rows in (1, 7, 60):
             clf.predict_proba(X[:rows], X_var[:rows])
-        clf.sample_proba(X[:3], X_var[:3], n_samples=5)
+        for rows in (3, 11):  # what BALD and EPIG call, on pools of any size
+            clf.sample_proba(X[:rows], X_var[:rows], n_samples=5)
+            clf.sample_proba(X[:rows], X_var[:rows], n_samples=5, input_draws=4)
+            clf.sample_joint_proba(X[:rows], X_var[:rows], n_samples=5, input_draws=4)
     assert clf.model_ is model and clf.model_.num_data == 44
     assert clf._svi_trainer.step.experimental_get_tracing_count() == 1
     compiled = clf._compiled_cache[1]
-    assert sorted(compiled) == [("predict", 20), ("sample", 5)]
+    assert sorted(compiled, key=str) == sorted([("predict", 20), ("sample", 5, None), ("sample", 5, 4),
+                                                ("joint", 5, 4)], key=str)
     assert all(fn.experimental_get_tracing_count() == 1 for fn in compiled.values())
 
 
