@@ -235,8 +235,9 @@ class Acquisition:
         counts = np.array([np.sum(self._labelled_codes == c) for c in classes], dtype=np.float64) + 1.0
         labelled_prior = counts / counts.sum()
         target = self._target_for_prior(X_pool)
-        target_prior = estimate_target_prior(_predict_proba(model, target), labelled_prior).prior
         proba = _predict_proba(model, X_pool)
+        target_proba = proba if target is X_pool else _predict_proba(model, target)
+        target_prior = estimate_target_prior(target_proba, labelled_prior).prior
         return proba @ (target_prior / labelled_prior)
 
     def __repr__(self) -> str:

@@ -93,7 +93,7 @@ def classify_catalog(
         raise ValueError(f"chunk_size must be an integer >= 1 (rows per prediction task); got {chunk_size!r}")
     cat, merge, data, identity = setup_job("gpal.catalog_jobs.classify", catalog, classes, merge, min_significance, features, estimator)
     tokens = select_tokens(select)
-    selection_pool(cat, tokens, data.meta["features"])  # an unknown selection fails before training, not after
+    pool = selection_pool(cat, tokens, data.meta["features"])  # an unknown selection fails before training, not after
     from gpal.evaluation.baselines import BASELINES, min_training_per_class
 
     unknown = [b for b in baselines if b not in BASELINES]
@@ -131,7 +131,7 @@ def classify_catalog(
     log(f"classifying the {' + '.join(tokens)} sources of {cat.release}")
     table = dated(predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor, progress=progress))
     log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model)")
-    table = _with_information(table, trained.estimator, selection_pool(cat, tokens, data.meta["features"]))
+    table = _with_information(table, trained.estimator, pool)
     for suffix in (".csv", ".fits"):
         write_probability_table(table, folder / f"classifications{suffix}", force=True)
     context = pd.DataFrame({"Source_Name": table.frame["Source_Name"],

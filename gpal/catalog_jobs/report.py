@@ -267,8 +267,9 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
     confusion_shown.insert(0, "predicted", classes)
     counts = _counts_table(frame, classes)
     position = [c for c in ("GLON", "GLAT", "RA", "DEC") if c in frame]
-    ranked = {score: _top_sources(_with_context(folder, frame), score, classes, position)
-              for score in ("information", "entropy") if score in frame}
+    quoted = _with_context(folder, frame)
+    ranked = {score: _top_sources(quoted, score, classes, position) for score in ("information", "entropy")
+              if score in frame}
     tables = {
         "Held-out metrics (95% intervals: Jeffreys binomial for accuracy, paired bootstrap of 2000 resamples for "
         "the others)": write_table(folder / "heldout_metrics", _metric_rows(h)),

@@ -76,15 +76,12 @@ def _budgets(observed: Sequence[int]) -> list[int]:
     return [int(b) for b in dict.fromkeys(picks) if b > 0]
 
 
-def _t_interval(d: np.ndarray) -> tuple[float, float, float, float]:
-    """Mean, SE and the 95% t-interval of paired differences ``d``."""
+def _t_interval(mean: float, se: float, n: int) -> tuple[float, float]:
+    """The 95% t-interval of a mean of ``n`` paired differences with standard error ``se``."""
     from scipy import stats
 
-    from gpal.evaluation.metrics import mean_se
-
-    m, se = mean_se(d)
-    half = stats.t.ppf(0.975, d.size - 1) * se if d.size > 1 else np.nan
-    return m, se, m - half, m + half
+    half = stats.t.ppf(0.975, n - 1) * se if n > 1 else np.nan
+    return mean - half, mean + half
 
 
 def difference_table(curves: pd.DataFrame, strategies: Sequence[str], baseline: str,
@@ -92,7 +89,7 @@ def difference_table(curves: pd.DataFrame, strategies: Sequence[str], baseline: 
     """Shown table (paired differences at a few budgets, 95% t-interval of the area difference) and its full
     data (every budget).  ``metrics`` maps a metric column to its label.  ``budgets`` (default: about a
     quarter, half and all of the curve) are shown as mean ± SE, or, when given, with their 95% t-interval."""
-    from gpal.evaluation.metrics import format_mean_se
+    from gpal.evaluation.metrics import format_mean_se, mean_se
 
     with_intervals = budgets is not None
     observed = set(int(b) for b in curves["n_observed"].unique())
@@ -105,17 +102,16 @@ def difference_table(curves: pd.DataFrame, strategies: Sequence[str], baseline: 
             data.append(diff.assign(strategy=strategy, baseline=baseline, metric=metric))
             pair = areas[metric][[strategy, baseline]].dropna()
             d = (pair[strategy] - pair[baseline]).to_numpy()
-            m, se, low, high = _t_interval(d)
+            m, se = mean_se(d)
+            low, high = _t_interval(m, se, d.size)
             better = int(np.sum(d > 0) if higher_is_better(metric) else np.sum(d < 0))
             row = {"difference": f"{strategy_name(strategy)} - {strategy_name(baseline)}", "metric": label}
-            wide = curves.pivot_table(index=["repetition", "n_observed"], columns="strategy", values=metric)
             for b in budgets:
+                at = diff.set_index("n_observed").loc[b]
                 if with_intervals:
-                    at = (wide[strategy] - wide[baseline]).xs(b, level="n_observed").dropna().to_numpy()
-                    bm, _, blow, bhigh = _t_interval(at)
-                    row[f"at {b} observed [95%]"] = f"{bm:.3f} [{blow:.3f}, {bhigh:.3f}]"
+                    blow, bhigh = _t_interval(at["mean"], at["se"], int(at["n"]))
+                    row[f"at {b} observed [95%]"] = f"{at['mean']:.3f} [{blow:.3f}, {bhigh:.3f}]"
                 else:
-                    at = diff.set_index("n_observed").loc[b]
                     row[f"at {b} observed"] = format_mean_se(at["mean"], at["se"])
             row["area (mean over budget)"] = format_mean_se(m, se)
             row["area 95% interval"] = f"[{low:.3f}, {high:.3f}]"
