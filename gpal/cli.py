@@ -57,9 +57,9 @@ def _say(message: str) -> None:
 
 def _train(args: argparse.Namespace) -> int:
     from gpal.catalog_jobs.model_folders import train_catalog_model
-    from gpal.catalogs.classes import parse_class_spec
+    from gpal.catalogs.schemes import resolve_classes
 
-    classes, merge = parse_class_spec(args.classes)
+    classes, merge = resolve_classes(args.classes)
     folder = train_catalog_model(
         args.out, catalog=args.catalog, classes=classes, merge=merge, min_significance=args.min_significance,
         features=_features(args.features), input_noise=args.input_noise, input_prior=args.input_prior,
@@ -99,7 +99,8 @@ def _classify(args: argparse.Namespace) -> int:
 
     with make_executor(args.scheduler) as executor:
         report = classify_catalog(
-            args.out, catalog=args.catalog, epochs=args.epochs, num_inducing=args.num_inducing, seed=args.seed,
+            args.out, catalog=args.catalog, classes=args.classes, epochs=args.epochs, num_inducing=args.num_inducing,
+            seed=args.seed,
             chunk_size=args.chunk_size, force=args.force, progress=not args.no_progress, executor=executor, log=_say,
         )
     print("\n".join(headline(report.parent)))
@@ -112,10 +113,10 @@ def _active(args: argparse.Namespace) -> int:
     from gpal.active import ActiveLearningLoop, FileOracle, SimulatedOracle, initial_pool_test_split, make_acquisition
     from gpal.catalogs import load_catalog
     from gpal.estimators.noisy_gp import NoisyGPClassifier
-    from gpal.catalogs.classes import parse_class_spec
+    from gpal.catalogs.schemes import resolve_classes
     from gpal.runs.persistence import claim_output_dir
 
-    classes, merge = parse_class_spec(args.classes)
+    classes, merge = resolve_classes(args.classes)
     acquisition = make_acquisition({"name": args.acquisition, **_acquisition_options(args, classes)})
     estimator = NoisyGPClassifier(input_noise=args.input_noise, input_prior=args.input_prior, epochs=args.epochs,
                                   num_inducing=args.num_inducing,
@@ -305,15 +306,15 @@ def _defaults(fn: Any) -> dict[str, Any]:
 
 def build_parser() -> argparse.ArgumentParser:
     import gpal
-    from gpal.catalog_jobs.classify import classify_catalog
+    from gpal.catalog_jobs.classify import DEFAULT_SELECT, classify_catalog
     from gpal.catalog_jobs.model_folders import train_catalog_model
-    from gpal.catalogs.classes import DEFAULT_MERGE, format_class_spec
+    from gpal.catalogs.schemes import CLASS_SCHEMES
 
     trained, main_job = _defaults(train_catalog_model), _defaults(classify_catalog)
 
-    default_classes = format_class_spec(("bll", "fsrq", "pulsar"), DEFAULT_MERGE)
-    class_help = (f"classes, comma-separated; NAME=CODE+CODE merges CLASS1 codes into one class "
-                  f"(e.g. {default_classes}); codes are case-insensitive")
+    class_help = (f"a class scheme ({', '.join(CLASS_SCHEMES)}: docs/catalogs.md) or classes, comma-separated, where "
+                  f"NAME=CODE+CODE merges CLASS1 codes into one class (e.g. {CLASS_SCHEMES['blazar_pulsar'].spec}); "
+                  "codes are case-insensitive")
     parser = argparse.ArgumentParser(
         prog="gpal",
         description="Gaussian-process classification of Fermi-LAT catalog sources with noisy inputs. "
@@ -353,7 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
                                description="Classify catalog sources with a model from gpal train or gpal classify.")
     predict.add_argument("model_dir", metavar="MODEL_DIR", help="the --out folder of gpal train or gpal classify")
     _add_catalog(predict)
-    selection = ",".join(main_job["select"])
+    selection = ",".join(DEFAULT_SELECT)
     predict.add_argument("--select", default=selection,
                          help=f"which sources: 'unassociated', 'bcu', any CLASS1 code, a comma-separated list of these "
                          f"(default {selection!r}, as gpal classify), or 'all'")
@@ -366,11 +367,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     classify = verbs.add_parser(
         "classify", help="the main job: train, check on held-out sources, classify the unassociated ones",
-        description="Train the default noisy-input classifier on associated bll, fsrq and pulsar (psr+msp) sources, "
-        "check it on a held-out 20% split, classify every unassociated and bcu source, and write tables, figures, "
-        "a sky map and report.md.  Rerunning with the same options reuses the trained model.")
+        description="Train the default noisy-input classifier on associated sources of the class scheme (default: bll, "
+        "fsrq and pulsar = psr+msp), check it on a held-out 20% split, classify every unassociated and bcu source, flag "
+        "those unlike every training source (ood), and write tables, figures, sky maps and report.md.  Rerunning with "
+        "the same options reuses the trained model.")
     classify.add_argument("--out", default=main_job["out_dir"], help=f"output folder (default ./{main_job['out_dir']})")
     _add_catalog(classify, default=main_job["catalog"])
+    classify.add_argument("--classes", default=main_job["classes"], help=class_help + f" (default {main_job['classes']})")
     for option, what in [("epochs", "training epochs"), ("num_inducing", "inducing points per latent function"),
                          ("seed", "seed of the split and of training"), ("chunk_size", "rows per prediction task")]:
         classify.add_argument(f"--{option.replace('_', '-')}", type=int, default=main_job[option],

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 # A few hundred DR4 rows keep every test fast: labelled sources of the three classes and sources to classify.
-SMALL = {"bll": 70, "fsrq": 50, "psr": 25, "msp": 25, "": 60, "bcu": 30}
+SMALL = {"bll": 70, "fsrq": 50, "psr": 25, "msp": 25, "": 60, "bcu": 30, "snr": 12, "spp": 3}
 
 
 def write_small_catalog(path, drop_column=None):

@@ -207,3 +207,50 @@ def test_load_trained_explains_what_a_model_folder_is(classified, tmp_path):
     (broken / "training.json").write_text("{not json")
     with pytest.raises(ValueError, match="not valid JSON.*corrupt"):
         load_trained(broken)
+
+
+# ----------------------------------------------------------- none of these
+def test_classify_flags_none_of_these_and_counts_by_latitude(classified, small_catalog):
+    """The ood flag is calibrated on the held-out split, checked on the classes left out of training
+    (the small catalog's snr and spp) and counted in and out of the plane."""
+    from gpal.catalog_jobs.none_of_these import PLANE_DEG
+
+    out, report = classified
+    frame = pd.read_csv(out / "classifications.csv")
+    assert frame["ood"].dtype == bool and np.isfinite(frame["ood_score"]).all()
+    record = json.loads((out / "ood.json").read_text())
+    assert (frame["ood"] == (frame["ood_score"] > record["threshold"])).all()
+    held = json.loads((out / "metrics.json").read_text())["heldout"]
+    assert record["calibrated_on"] == held["n"] and record["false_positive_rate"] == 0.05
+    assert record["left_out"] == {"snr": {"n": SMALL["snr"], "flagged": record["left_out"]["snr"]["flagged"]},
+                                  "spp": {"n": SMALL["spp"], "flagged": record["left_out"]["spp"]["flagged"]}}
+    by_latitude = pd.read_csv(out / "predicted_by_latitude.csv")
+    assert set(by_latitude["sources"]) == {"unassociated", "bcu"} and by_latitude["n"].sum() == len(frame)
+    assert (by_latitude[["bll", "fsrq", "pulsar"]].sum(axis=1) == by_latitude["n"]).all()
+    assert by_latitude["none of these (ood)"].sum() == frame["ood"].sum()
+    in_plane = by_latitude[by_latitude["latitude"] == f"|b| <= {PLANE_DEG:g}"]["n"].sum()
+    assert in_plane == (frame["GLAT"].abs() <= PLANE_DEG).sum()
+    text = report.read_text()
+    assert "**None of these**" in text and f"snr {record['left_out']['snr']['flagged']}/{SMALL['snr']}" in text
+    assert "in and out of the Galactic plane" in text
+
+
+def test_a_scheme_that_trains_on_bcu_classifies_only_the_unassociated(small_catalog, tmp_path):
+    out = tmp_path / "coarse"
+    classify_catalog(out, catalog=str(small_catalog), classes="bll,fsrq,pulsar=psr+msp,other=snr+bcu",
+                     baselines=["logistic"], progress=False, **TINY)
+    frame = pd.read_csv(out / "classifications.csv", keep_default_na=False)
+    assert set(frame["CLASS1"].str.lower()) == {""} and len(frame) == SMALL[""]
+    assert set(json.loads((out / "ood.json").read_text())["left_out"]) == {"spp"}  # snr and bcu are trained on
+
+
+@pytest.mark.parametrize("classes, message", [
+    ("bll,fsrq,pulsar=psr+msp,young=psr", r"'psr' is named 2 times, in pulsar and young"),
+    ("bll,fsrq,pulsar=psr+msp,remnants=gc", r"class 'remnants' \(codes \['gc'\]\) has no source"),
+    ("bll,fsrq,pulsar=psr+msp,spp", r"too few labelled sources: spp \d \(all: .*\); the training split"),
+    ("blazar_pulsr", r"unknown class scheme 'blazar_pulsr'; schemes: \['blazar_pulsar'"),
+])
+def test_bad_schemes_are_refused_naming_the_group_before_any_work(small_catalog, tmp_path, classes, message):
+    with pytest.raises(ValueError, match=message):
+        classify_catalog(tmp_path / "out", catalog=str(small_catalog), classes=classes, progress=False, **TINY)
+    assert not (tmp_path / "out").exists()

@@ -33,8 +33,9 @@ from gpal.catalog_jobs.report import (
     SIGNIFICANCE_COLUMN,
     write_classify_report,
 )
+from gpal.catalog_jobs.none_of_these import OOD_FILE, check_outliers, left_out_codes
 from gpal.catalog_jobs.tables import dated, write_probability_table
-from gpal.catalogs.classes import DEFAULT_MERGE
+from gpal.catalogs.schemes import DEFAULT_SCHEME
 from gpal.data.dataset import NoisyDataset
 from gpal.registry import FOLLOW_UP_ACQUISITION
 from gpal.runs.persistence import atomic_output, claim_output_dir
@@ -44,6 +45,8 @@ __all__ = ["DEFAULT_BASELINES", "classify_catalog"]
 
 #: The classifiers a user would otherwise reach for, fitted on the main job's split and features.
 DEFAULT_BASELINES = ("logistic", "random_forest_isotonic")
+#: What the main job classifies unless told: the sources without a physical class (less any it trains on).
+DEFAULT_SELECT = ("unassociated", "bcu")
 
 
 # -------------------------------------------------------------------- main job
@@ -51,8 +54,8 @@ def classify_catalog(
     out_dir: str | os.PathLike = "gpal-output",
     *,
     catalog: str = "4FGL-DR4",
-    classes: Sequence[str] = ("bll", "fsrq", "pulsar"),
-    merge: Mapping[str, Sequence[str]] | None = DEFAULT_MERGE,
+    classes: str | Sequence[str] = DEFAULT_SCHEME,
+    merge: Mapping[str, Sequence[str]] | None = None,
     min_significance: float | None = None,
     features: str | Sequence[Any] | None = DEFAULT_FEATURES,
     input_noise: str = "latent",
@@ -63,7 +66,7 @@ def classify_catalog(
     batch_size: int = 200,
     test_size: float = 0.2,
     seed: int = 0,
-    select: str | Sequence[str] = ("unassociated", "bcu"),
+    select: str | Sequence[str] | None = None,
     chunk_size: int = 20000,
     baselines: Sequence[str] = DEFAULT_BASELINES,
     force: bool = False,
@@ -76,7 +79,10 @@ def classify_catalog(
     Trains a `NoisyGPClassifier` on a stratified ``1 - test_size`` share of the
     labelled sources of ``classes`` (``merge`` groups CLASS1 codes into one class),
     scores it on the rest (accuracy, NLL, Brier, ECE, confusion matrix, reliability
-    diagram) and, with that same model, classifies the ``select`` sources.  Writes
+    diagram) and, with that same model, classifies the ``select`` sources (default: the unassociated and
+    bcu sources, less bcu where the classes train on them).  ``classes`` is a scheme name
+    (`gpal.catalogs.schemes.CLASS_SCHEMES`), a class spec or a list of classes.  Each classified
+    source also gets an ``ood`` flag ("none of these": `gpal.catalog_jobs.none_of_these`).  Writes
     into ``out_dir`` the trained-model folder (``model/``, ``training.json``), the
     held-out predictions, ``classifications.csv`` / ``.fits``, figures, ``metrics.json``
     and ``report.md``, whose path it returns.  Rerunning with the same settings
@@ -92,8 +98,10 @@ def classify_catalog(
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"chunk_size must be an integer >= 1 (rows per prediction task); got {chunk_size!r}")
     cat, merge, data, identity = setup_job("gpal.catalog_jobs.classify", catalog, classes, merge, min_significance, features, estimator)
-    tokens = select_tokens(select)
+    trained_codes = [code for codes in data.meta["cuts"]["classes"].values() for code in codes]
+    tokens = select_tokens([t for t in DEFAULT_SELECT if t not in trained_codes] if select is None else select)
     pool = selection_pool(cat, tokens, data.meta["features"])  # an unknown selection fails before training, not after
+    left_out = left_out_codes(cat, trained_codes, tokens)
     from gpal.evaluation.baselines import BASELINES, min_training_per_class
 
     unknown = [b for b in baselines if b not in BASELINES]
@@ -111,6 +119,7 @@ def classify_catalog(
     train, test = data.split(test_size=test_size, seed=seed, stratify=True)
     require_per_class(train, min_training_per_class(baselines),
                       f"the training split ({1 - test_size:.0%}) with baselines {list(baselines)}")
+    require_per_class(test, 1, f"the held-out check (a stratified {test_size:.0%} of each class)")
     folder = claim_output_dir(out_dir, identity, force=force)
     trained_on = f"training split: {train.n_samples} of {data.n_samples} sources, stratified, seed {seed}"
     fit_or_reuse(estimator, train, folder, merge, trained_on, log)
@@ -128,8 +137,14 @@ def classify_catalog(
         log("fitting the same GP without the error bars, to measure what they buy")
         _write_baselines(folder / BASELINES_FILE, train, test, list(baselines), seed, _error_blind_twin(estimator))
 
+    log("fitting the outlier score ('none of these') on the training split"
+        + (f", checking it on the {len(left_out)} labelled classes left out" if left_out else ""))
+    held_out_classes = cat.pool(select=left_out, features=data.meta["features"]) if left_out else None
+    ood_score, ood = check_outliers(folder / OOD_FILE, train, test, held_out_classes, pool, seed)
+
     log(f"classifying the {' + '.join(tokens)} sources of {cat.release}")
     table = dated(predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor, progress=progress))
+    table = replace(table, frame=table.frame.assign(ood_score=ood_score, ood=ood))
     log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model)")
     table = _with_information(table, trained.estimator, pool)
     for suffix in (".csv", ".fits"):

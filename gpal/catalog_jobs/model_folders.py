@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from gpal.catalogs.classes import DEFAULT_MERGE, format_class_spec, merge_for
+from gpal.catalogs.classes import format_class_spec
+from gpal.catalogs.schemes import DEFAULT_SCHEME, resolve_classes
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.base import raise_if_interrupted
 from gpal.runs.persistence import claim_output_dir, write_json_atomic
@@ -192,13 +193,16 @@ def require_per_class(data: NoisyDataset, minimum: int, needed_for: str) -> None
         )
 
 
-def setup_job(kind: str, catalog: str, classes: Sequence[str], merge: Mapping[str, Sequence[str]] | None,
+def setup_job(kind: str, catalog: str, classes: str | Sequence[str], merge: Mapping[str, Sequence[str]] | None,
            min_significance: float | None, features: Any, estimator: Any) -> tuple[Any, dict, NoisyDataset, dict]:
-    """Catalog, merge groups, labelled data and the run identity shared by `gpal train` and the main job."""
+    """Catalog, merge groups, labelled data and the run identity shared by `gpal train` and the main job.
+
+    ``classes`` is a scheme name (`gpal.catalogs.schemes`), a class spec string, or a list of classes
+    with ``merge``."""
     from gpal.catalogs import load_catalog
 
+    classes, merge = resolve_classes(classes, merge)
     cat = load_catalog(catalog)
-    merge = merge_for(classes, merge)
     data = _labelled(cat, classes, merge, min_significance, features)
     identity = {
         "kind": kind,
@@ -215,8 +219,8 @@ def train_catalog_model(
     out_dir: str | os.PathLike,
     *,
     catalog: str = "4FGL-DR4",
-    classes: Sequence[str] = ("bll", "fsrq", "pulsar"),
-    merge: Mapping[str, Sequence[str]] | None = DEFAULT_MERGE,
+    classes: str | Sequence[str] = DEFAULT_SCHEME,
+    merge: Mapping[str, Sequence[str]] | None = None,
     min_significance: float | None = None,
     features: str | Sequence[Any] | None = DEFAULT_FEATURES,
     input_noise: str = "latent",

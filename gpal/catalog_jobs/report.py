@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 
 from gpal.catalog_jobs.model_folders import TRAINING_FILE
+from gpal.catalog_jobs.none_of_these import PLANE_DEG, plane_counts
+from gpal.catalog_jobs.none_of_these import report_lines as none_of_these_lines
 from gpal.catalog_jobs.tables import read_probability_table
 from gpal.runs.persistence import write_json_atomic
 from gpal.registry import FOLLOW_UP_ACQUISITION, LATENT_INPUT_STRATEGIES
@@ -229,6 +231,7 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
         "fit_seconds": training.get("fit_seconds"),
         "classified": {"n": int(len(frame)), "select": table.meta.get("SELECT"),
                        "predicted": frame["predicted_class"].value_counts().to_dict(),
+                       "none_of_these": int(frame["ood"].sum()) if "ood" in frame else None,
                        "mean_entropy": float(frame["entropy"].mean()), "mc_noise": noise},
         "run_date": table.meta.get("DATE"),
         "comparison": comparison.to_dict(orient="records") if comparison["model"].nunique() > 1 else None,
@@ -282,6 +285,9 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
             f"2000 resamples; diff = model - {MODEL_NAME}, so diff > 0 means {MODEL_NAME} is better on NLL, ECE "
             "and Brier, worse on accuracy)": write_table(folder / "heldout_comparison", _comparison_table(comparison))}),
         "Classified sources: predicted class by catalog CLASS1": write_table(folder / "predicted_counts", counts),
+        f"Classified sources in and out of the Galactic plane (|b| <= {PLANE_DEG:g} deg): predicted class"
+        + (" and how many are flagged as none of these (counted in their predicted class too)" if "ood" in frame else ""):
+            write_table(folder / "predicted_by_latitude", plane_counts(frame, classes)),
         **({} if "information" not in ranked else {
             f"The ten most informative classified sources: the first candidates for follow-up ({FOLLOW_UP_ACQUISITION}, "
             "the nats a label would teach the model; positions in degrees, Flux1000 in photons cm^-2 s^-1, Signif_Avg "
@@ -308,7 +314,7 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
         "classified source is forced into one of them: a source of another population "
         + (f"({', '.join(unmodelled)}, ...) " if unmodelled else "")
         + "still gets a class from this list, often with a confident probability. Read `predicted_class` as "
-        "'most like', not as an identification.",
+        "'most like', not as an identification" + (", and heed `ood` (below)." if "ood" in frame else "."),
         "",
         f"Model: `{training['estimator']['class']}` with input_noise=`{est.get('input_noise')}`"
         + (f", input_prior=`{est.get('input_prior')}`" if est.get("input_noise") in LATENT_INPUT_STRATEGIES else "") + ", "
@@ -343,6 +349,7 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
         + ", ".join(f"{k} {v}" for k, v in metrics["classified"]["predicted"].items())
         + f"; mean predictive entropy {metrics['classified']['mean_entropy']:.3f} nats (max {np.log(len(classes)):.3f}).",
         "",
+        *none_of_these_lines(folder, frame, classes),
         *([] if "information" not in frame else [
             f"**Follow-up**: `information` ranks the classified sources by {FOLLOW_UP_ACQUISITION} (the mutual "
             "information between a source's class and the model: what its label would teach it). The most uncertain "
@@ -367,6 +374,7 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
         "`astropy.table.Table.read`) and [classifications.fits](classifications.fits) (HDU `CLASSIFICATIONS`, "
         "provenance in the header); one row per source: `Source_Name`, `CLASS1`, " + ", ".join(f"`p_{c}`" for c in classes)
         + ", `predicted_class`, `entropy`, `p_mc_se`, " + ("`information`, " if "information" in frame else "")
+        + ("`ood_score`, `ood`, " if "ood" in frame else "")
         + "`GLON`, `GLAT`, `RA`, `DEC`. "
         "[model/](model/) and [training.json](training.json) (reuse with `gpal predict`), "
         "[heldout.csv](heldout.csv), [heldout_baselines.csv](heldout_baselines.csv), [metrics.json](metrics.json).",
@@ -387,5 +395,6 @@ def headline(folder: str | os.PathLike) -> list[str]:
         f"  completeness {_fractions(h['per_class'], 'completeness')}; purity {_fractions(h['per_class'], 'purity')}",
         f"classified {done['n']} sources ({done['select']}): "
         + ", ".join(f"{k} {v}" for k, v in done["predicted"].items())
+        + ("" if done.get("none_of_these") is None else f"; {done['none_of_these']} flagged none of these (ood)")
         + f"; mean entropy {done['mean_entropy']:.3f} nats",
     ]

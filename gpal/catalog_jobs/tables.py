@@ -73,6 +73,9 @@ COLUMNS = {
     "p_mc_se": (None, "largest Monte Carlo standard error of the row's probabilities"),
     "information": ("nat", "follow-up score: mutual information between the source's class and the model (BALD), "
                            "what its label would teach the model"),
+    "ood_score": (None, "outlier score: squared distance of the measurement from the training population, in units "
+                        "of its spread plus the source's error bars (higher = less like any training source)"),
+    "ood": (None, "none of these: ood_score above the threshold that flags 5% of held-out sources of the trained classes"),
     "GLON": ("deg", "Galactic longitude"),
     "GLAT": ("deg", "Galactic latitude"),
     "RA": ("deg", "right ascension (J2000): the catalog's RAJ2000, or from GLON and GLAT where it has none"),

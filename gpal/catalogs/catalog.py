@@ -297,11 +297,16 @@ class Catalog:
         groups = {name: tuple(merge.get(name, [name.lower()])) for name in classes}
         if len(groups) != len(classes):
             raise ValueError(f"classes must be unique; got {list(classes)}")
-        seen = Counter(code for codes in groups.values() for code in codes)
-        twice = sorted(code for code, n in seen.items() if n > 1)
+        owners: dict[str, list[str]] = {}
+        for name, codes in groups.items():
+            for code in codes:
+                owners.setdefault(code, []).append(name)
+        twice = {code: names for code, names in owners.items() if len(names) > 1}
         if twice:
-            raise ValueError(f"class code(s) {twice} appear in more than one class of {dict(groups)}")
-        self._check_codes(set(seen))
+            raise ValueError("each CLASS1 code may belong to one class only; "
+                             + "; ".join(f"{code!r} is named {len(names)} times, in {' and '.join(names)}"
+                                         for code, names in twice.items()))
+        self._check_codes(set(owners))
         present = self.class_counts()
         for name, codes in groups.items():
             if not any(code in present for code in codes):

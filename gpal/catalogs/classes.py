@@ -54,7 +54,8 @@ def format_class_spec(classes: Sequence[str], merge: Mapping[str, Sequence[str]]
 
 
 def merge_for(classes: Sequence[str], merge: Mapping[str, Sequence[str]] | None) -> dict[str, tuple[str, ...]]:
-    """The merges to apply: the default one only where its class was chosen; any other as given (then checked).
+    """The merges to apply: the default one (also when ``merge`` is None) only where its class was chosen;
+    any other as given (then checked).
 
     ``classes`` must be a list: a bare string such as ``"bll"`` would be read letter by letter.
     """
@@ -63,7 +64,7 @@ def merge_for(classes: Sequence[str], merge: Mapping[str, Sequence[str]] | None)
             f"classes must be a list of class names such as ['bll', 'fsrq', 'pulsar'], not the string {classes!r} "
             "(in a workflow file write classes: [bll, fsrq], or --set params.classes=[bll,fsrq])"
         )
-    given = {str(k): (v,) if isinstance(v, str) else tuple(v) for k, v in (merge or {}).items()}
+    given = {str(k): (v,) if isinstance(v, str) else tuple(v) for k, v in (DEFAULT_MERGE if merge is None else merge).items()}
     if given == dict(DEFAULT_MERGE):  # also when a workflow passes the default as plain lists
         return {k: v for k, v in given.items() if k in classes}
     return given

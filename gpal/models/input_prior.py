@@ -99,8 +99,8 @@ class MixturePrior:
     def num_components(self) -> int:
         return self.weights.shape[0]
 
-    def _components(self, X: tf.Tensor, V: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-        """Posterior log weights (B, K), means m_k (B, K, d) and covariances S_k (B, K, d, d)."""
+    def _joint(self, X: tf.Tensor, V: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        """log w_k N(x~ | mu_k, T_k) (B, K), T_k = Sigma_k + V, with chol(T_k) and T_k^-1 (x~ - mu_k)."""
         mu = tf.constant(self.means, X.dtype)
         Sigma = tf.constant(self.covariances, X.dtype)
         T = Sigma[None] + tf.linalg.diag(V)[:, None]  # (B, K, d, d)
@@ -109,9 +109,29 @@ class MixturePrior:
         solved = tf.linalg.cholesky_solve(chol, diff[..., None])[..., 0]  # T^-1 (x~ - mu)
         log_det = 2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol)), axis=-1)
         d = tf.cast(tf.shape(X)[1], X.dtype)
-        log_r = (tf.math.log(tf.constant(self.weights, X.dtype))[None]
-                 - 0.5 * (d * _LOG_2PI + log_det + tf.reduce_sum(diff * solved, axis=-1)))
+        log_joint = (tf.math.log(tf.constant(self.weights, X.dtype))[None]
+                     - 0.5 * (d * _LOG_2PI + log_det + tf.reduce_sum(diff * solved, axis=-1)))
+        return log_joint, chol, solved
+
+    def mahalanobis(self, X: tf.Tensor, V: tf.Tensor) -> tf.Tensor:
+        """-2 log sum_k w_k exp(-D_k^2 / 2), D_k^2 = (x~ - mu_k)^T (Sigma_k + V)^-1 (x~ - mu_k), (B,).
+
+        The distance of a measurement from the population in units of its spread plus the error
+        bars.  For one component it is D^2, chi-squared with d degrees of freedom for sources
+        of the population whatever their error bars; the density log p(x~ | V) also falls as the error
+        bars widen (its normalisation), and so would rank faint sources as unusual for being faint.
+        """
+        log_joint, chol, _ = self._joint(X, V)
+        d = tf.cast(tf.shape(X)[1], X.dtype)
+        log_det = 2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol)), axis=-1)
+        return -2.0 * tf.reduce_logsumexp(log_joint + 0.5 * (d * _LOG_2PI + log_det), axis=1)
+
+    def _components(self, X: tf.Tensor, V: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
+        """Posterior log weights (B, K), means m_k (B, K, d) and covariances S_k (B, K, d, d)."""
+        log_r, chol, solved = self._joint(X, V)
         log_r -= tf.reduce_logsumexp(log_r, axis=1, keepdims=True)
+        Sigma = tf.constant(self.covariances, X.dtype)
+        T = Sigma[None] + tf.linalg.diag(V)[:, None]
         means = X[:, None, :] - V[:, None, :] * solved
         # S_k = V - V T^-1 V = Sigma_k T^-1 V: the product form has no difference to cancel, whether
         # an error bar is far below the population's spread or far above it.

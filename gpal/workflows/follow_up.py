@@ -50,9 +50,11 @@ def _main_job_defaults() -> dict[str, Any]:
     """The main job's own defaults (`classify_catalog`'s signature), so this study uses what users run."""
     from gpal.catalog_jobs.classify import classify_catalog
 
-    plain = {"merge": lambda m: {k: list(v) for k, v in m.items()}, "classes": list}
-    return {name: plain.get(name, lambda v: v)(p.default)
-            for name, p in inspect.signature(classify_catalog).parameters.items()}
+    from gpal.catalogs.schemes import resolve_classes
+
+    defaults = {name: p.default for name, p in inspect.signature(classify_catalog).parameters.items()}
+    classes, merge = resolve_classes(defaults["classes"], defaults["merge"])  # the default scheme, spelled out
+    return {**defaults, "classes": list(classes), "merge": {k: list(v) for k, v in merge.items()}}
 
 
 def schema() -> dict[str, Any]:

@@ -1,0 +1,222 @@
+#!/usr/bin/env python
+"""Which classes should the main job learn, and does "none of these" work?  The class-scheme study.
+
+Every labelled source of 4FGL-DR4 (all CLASS1 codes, ``fermi_dr4`` features) is split once per
+seed, stratified by CLASS1 code, 80/20.  Each scheme (`gpal.catalogs.schemes`) trains the main
+job's model (NIMGP, population prior, softmax, M = 50, 300 epochs) and the calibrated baselines
+on the training sources of its codes and is scored on the same held-out sources:
+
+* its own classes: NLL, accuracy, balanced accuracy, ECE, completeness and purity per class;
+* the main three (bll / fsrq / pulsar held-out sources): NLL of the fine class where the scheme
+  has it (the mass it puts on other classes counts against it);
+* coarse groups (AGN / pulsar / other, `coarse_group`; unk left out, its nature being unknown):
+  balanced accuracy at |b| <= 10 deg over the three groups and at |b| > 10 deg AGN vs pulsar, the
+  published comparisons (Zhu et al. 2023: 0.815 and 0.918).  A scheme without an "other" class
+  calls "other" the sources its outlier score flags (``+ood``);
+* "none of these": `PopulationOutlierScore` fitted on the scheme's training sources, threshold at
+  5% of half its held-out sources, false-positive rate measured on the other half, and the share
+  flagged of every source of the CLASS1 codes the scheme left out (bcu excepted: they are blazars).
+
+Units (seed, scheme) are saved under ``--out`` as they finish, so an interrupted run resumes;
+``--summarize`` prints the tables of docs/results.md (mean and standard error over seeds).
+
+    python benchmarks/bench_class_schemes.py --seeds 0 1 2
+    python benchmarks/bench_class_schemes.py --summarize
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+OUT = Path("docs/studies/class_schemes")
+GP = dict(input_noise="latent", input_prior="population", likelihood="softmax", num_inducing=50, batch_size=200,
+          epochs=300)
+BASELINES = ("logistic", "random_forest_isotonic", "gradient_boosting_isotonic")
+MAIN_THREE = {"bll": ("bll",), "fsrq": ("fsrq",), "pulsar": ("psr", "msp")}
+PLANE_DEG = 10.0
+
+
+def _labelled():
+    """Every labelled source of 4FGL-DR4 (one class per CLASS1 code) with the fermi_dr4 features."""
+    from gpal.catalogs import load_catalog
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        catalog = load_catalog("4FGL-DR4")
+        codes = [c for c in catalog.class_counts() if c != "unassociated"]
+        return catalog.dataset(classes=codes, features="fermi_dr4")
+
+
+def _scheme_rows(codes_of_rows: np.ndarray, scheme) -> tuple[np.ndarray, np.ndarray]:
+    """Rows whose code the scheme holds, and their class index."""
+    index = {code: k for k, codes in enumerate(scheme.codes().values()) for code in codes}
+    rows = np.nonzero([c in index for c in codes_of_rows])[0]
+    return rows, np.array([index[c] for c in codes_of_rows[rows]], dtype=np.int64)
+
+
+def run_unit(data, seed: int, scheme_name: str, epochs: int) -> dict:
+    from gpal import NoisyGPClassifier
+    from gpal.catalogs.schemes import CLASS_SCHEMES
+    from gpal.data.dataset import NoisyDataset
+    from gpal.estimators.outliers import PopulationOutlierScore
+    from gpal.evaluation.baselines import fit_baselines
+
+    scheme = CLASS_SCHEMES[scheme_name]
+    codes = np.array(data.class_names)[data.y]
+    train_all, test_all = data.split(test_size=0.2, seed=seed, stratify=True)
+    tr_rows, tr_y = _scheme_rows(np.array(data.class_names)[train_all.y], scheme)
+    train = NoisyDataset(X=train_all.X[tr_rows], X_var=train_all.X_var[tr_rows], y=tr_y,
+                         class_names=scheme.classes, feature_names=data.feature_names, ids=train_all.ids[tr_rows])
+    t0 = time.perf_counter()
+    probas = {"gp": NoisyGPClassifier(**dict(GP, epochs=epochs), random_state=seed).fit(train).predict_proba(test_all)}
+    gp_seconds = time.perf_counter() - t0
+    probas.update(fit_baselines(train.X, train.y, test_all.X, names=list(BASELINES), random_state=seed))
+
+    # "none of these": calibrated on half the in-scheme held-out sources, measured on the other half
+    te_rows, _ = _scheme_rows(np.array(data.class_names)[test_all.y], scheme)
+    halves = np.random.default_rng([seed, 5]).permutation(te_rows)
+    calib, check = np.sort(halves[: len(halves) // 2]), np.sort(halves[len(halves) // 2:])
+    scorer = PopulationOutlierScore(random_state=seed).fit(train.X, train.X_var)
+    scorer.calibrate(test_all.X[calib], test_all.X_var[calib])
+    held = set(c for k in scheme.codes().values() for c in k) | {"bcu"}
+    left_out = np.nonzero([c not in held for c in codes])[0]
+    return {
+        "seed": seed, "scheme": scheme_name, "classes": list(scheme.classes), "gp_seconds": gp_seconds,
+        "test_ids": [str(i) for i in test_all.ids], "test_codes": list(np.array(data.class_names)[test_all.y]),
+        "test_glat": test_all.aux["GLAT"].tolist(),
+        "proba": {name: np.round(p, 6).tolist() for name, p in probas.items()},
+        "ood_test_score": np.round(scorer.score(test_all.X, test_all.X_var), 4).tolist(),
+        "ood_threshold": scorer.threshold_, "ood_calibration_rows": calib.tolist(), "ood_check_rows": check.tolist(),
+        "left_out_codes": list(codes[left_out]),
+        "left_out_score": np.round(scorer.score(data.X[left_out], data.X_var[left_out]), 4).tolist(),
+    }
+
+
+# ----------------------------------------------------------------- summary
+def _balanced_accuracy(truth: np.ndarray, pred: np.ndarray, groups) -> float:
+    return float(np.mean([np.mean(pred[truth == g] == g) for g in groups if np.any(truth == g)]))
+
+
+def unit_metrics(unit: dict, model: str) -> dict:
+    from gpal.catalogs.schemes import CLASS_SCHEMES, coarse_group
+    from gpal.evaluation.calibration import expected_calibration_error
+    from gpal.evaluation.metrics import negative_log_likelihood
+
+    scheme = CLASS_SCHEMES[unit["scheme"]]
+    proba = np.asarray(unit["proba"][model])
+    proba /= proba.sum(1, keepdims=True)  # stored to 6 decimals
+    codes = np.asarray(unit["test_codes"])
+    rows, y = _scheme_rows(codes, scheme)
+    out = {"NLL": negative_log_likelihood(y, proba[rows]), "accuracy": float(np.mean(proba[rows].argmax(1) == y)),
+           "balanced accuracy": _balanced_accuracy(y, proba[rows].argmax(1), range(len(scheme.classes))),
+           "ECE": expected_calibration_error(y, proba[rows])}
+    pred, truth = proba[rows].argmax(1), y
+    for k, name in enumerate(scheme.classes):
+        out[f"completeness {name}"] = float(np.mean(pred[truth == k] == k))
+        out[f"purity {name}"] = float(np.mean(truth[pred == k] == k)) if np.any(pred == k) else float("nan")
+    # the main three classes, where the scheme has them as classes
+    if all(name in scheme.classes for name in MAIN_THREE):
+        main = np.nonzero([any(c in codes_ for codes_ in MAIN_THREE.values()) for c in codes])[0]
+        main_y = np.array([scheme.classes.index(next(n for n, cs in MAIN_THREE.items() if c in cs)) for c in codes[main]])
+        out["main-three NLL"] = negative_log_likelihood(main_y, proba[main])
+    # coarse groups
+    group_of_class = np.array([coarse_group(scheme.codes()[name][0]) for name in scheme.classes])
+    coarse = {g: proba[:, group_of_class == g].sum(1) for g in ("agn", "pulsar", "other")}
+    truth = np.array([coarse_group(c) for c in codes])
+    known = codes != "unk"
+    plane = np.abs(np.asarray(unit["test_glat"])) <= PLANE_DEG
+    stacked = np.stack([coarse["agn"], coarse["pulsar"], coarse["other"]], 1)
+    pred = np.array(["agn", "pulsar", "other"])[stacked.argmax(1)]
+    flagged = np.asarray(unit["ood_test_score"]) > unit["ood_threshold"]
+    with_ood = np.where(flagged, "other", pred)
+    rows_in = known & plane
+    has_other = "other" in group_of_class
+    out["plane AGN/pulsar/other"] = _balanced_accuracy(truth[rows_in], pred[rows_in], ("agn", "pulsar", "other")) \
+        if has_other else float("nan")
+    out["plane AGN/pulsar/other +ood"] = _balanced_accuracy(truth[rows_in], with_ood[rows_in], ("agn", "pulsar", "other"))
+    rows_out = ~plane & np.isin(truth, ["agn", "pulsar"])
+    two = np.where(coarse["agn"] >= coarse["pulsar"], "agn", "pulsar")
+    out["high-b AGN vs pulsar"] = _balanced_accuracy(truth[rows_out], two[rows_out], ("agn", "pulsar"))
+    return out
+
+
+def ood_metrics(unit: dict) -> dict:
+    score = np.asarray(unit["ood_test_score"])
+    check = np.asarray(unit["ood_check_rows"], dtype=int)
+    left = np.asarray(unit["left_out_score"]) > unit["ood_threshold"]
+    codes = np.asarray(unit["left_out_codes"])
+    out = {"false-positive rate": float(np.mean(score[check] > unit["ood_threshold"])),
+           "left-out flagged": float(np.mean(left)) if left.size else float("nan"),
+           "left-out flagged (unk excluded)": float(np.mean(left[codes != "unk"])) if np.any(codes != "unk") else float("nan")}
+    for code in sorted(set(codes)):
+        out[f"flagged {code} ({np.sum(codes == code)})"] = float(np.mean(left[codes == code]))
+    return out
+
+
+def summarize(out: Path) -> None:
+    import pandas as pd
+
+    units = [json.loads(p.read_text()) for p in sorted(out.glob("unit_*.json"))]
+    if not units:
+        raise SystemExit(f"no units in {out}; run the study first")
+    rows = [{"scheme": u["scheme"], "seed": u["seed"], "model": m, **unit_metrics(u, m)} for u in units for m in u["proba"]]
+    frame = pd.DataFrame(rows)
+    cols = ["NLL", "accuracy", "balanced accuracy", "ECE", "main-three NLL", "plane AGN/pulsar/other",
+            "plane AGN/pulsar/other +ood", "high-b AGN vs pulsar"]
+    grouped = frame.groupby(["scheme", "model"])[cols]
+    mean, se = grouped.mean(), grouped.sem()
+    table = mean.copy().astype(object)
+    for col in cols:
+        table[col] = [f"{m:.3f} ± {s:.3f}" if np.isfinite(s) else f"{m:.3f}" for m, s in zip(mean[col], se[col])]
+    print(f"## Schemes (mean ± SE over {frame.seed.nunique()} seeds)\n")
+    print(table.to_markdown())
+    per_class = [c for c in frame.columns if c.startswith(("completeness", "purity"))]
+    gp = frame[frame.model == "gp"]
+    print("\n## Completeness and purity per class (GP)\n")
+    print(gp.groupby("scheme")[per_class].mean().T.round(3).to_markdown())
+    ood = pd.DataFrame([{"scheme": u["scheme"], "seed": u["seed"], **ood_metrics(u)} for u in units])
+    print("\n## None of these (outlier score, threshold at 5% of held-out in-scheme sources)\n")
+    print(ood.groupby("scheme").mean(numeric_only=True).drop(columns="seed").T.round(3).to_markdown())
+    frame.to_csv(out / "metrics.csv", index=False)
+    ood.to_csv(out / "ood.csv", index=False)
+
+
+def main(argv=None) -> int:
+    from gpal.catalogs.schemes import CLASS_SCHEMES
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--schemes", nargs="+", default=list(CLASS_SCHEMES), choices=list(CLASS_SCHEMES))
+    parser.add_argument("--epochs", type=int, default=GP["epochs"])
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--summarize", action="store_true")
+    args = parser.parse_args(argv)
+    if args.summarize:
+        summarize(args.out)
+        return 0
+    args.out.mkdir(parents=True, exist_ok=True)
+    data = _labelled()
+    for seed in args.seeds:
+        for scheme in args.schemes:
+            path = args.out / f"unit_{scheme}_{seed}.json"
+            if path.is_file():
+                continue
+            t0 = time.perf_counter()
+            unit = run_unit(data, seed, scheme, args.epochs)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(unit))
+            tmp.replace(path)
+            print(f"{scheme} seed {seed}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    summarize(args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

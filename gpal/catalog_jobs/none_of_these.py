@@ -1,0 +1,97 @@
+"""The main job's "none of these": which classified sources lie outside the trained population.
+
+`check_outliers` fits `PopulationOutlierScore` on the training split, sets its threshold on
+the held-out split (5% of those sources flagged), measures it on the labelled sources of
+the classes the model was not trained on (what a user needs to trust a flag), and writes
+``ood.json``.  `plane_counts` and `report_lines` turn that and the classified table into
+the report's counts in and out of the Galactic plane.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from gpal.data.dataset import NoisyDataset
+from gpal.runs.persistence import write_json_atomic
+
+__all__ = ["OOD_FILE", "PLANE_DEG", "check_outliers", "plane_counts", "report_lines"]
+
+OOD_FILE = "ood.json"
+#: |b| at which the report splits the sky, as the published comparisons do.
+PLANE_DEG = 10.0
+#: Labels that say "unknown" (bcu: a blazar of unknown type) are neither trained classes nor left-out ones.
+_NOT_LEFT_OUT = ("bcu",)
+
+
+def left_out_codes(catalog: Any, trained: Sequence[str], selected: Sequence[str]) -> list[str]:
+    """CLASS1 codes with sources in the catalog that the model neither trained on nor classifies."""
+    skip = set(trained) | set(selected) | set(_NOT_LEFT_OUT)
+    return [code for code in catalog.class_counts() if code not in skip and code != "unassociated"]
+
+
+def check_outliers(path: Path, train: NoisyDataset, test: NoisyDataset, left_out: NoisyDataset | None,
+                   pool: NoisyDataset, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Fit, calibrate and measure the outlier score; write ``path`` (JSON); the pool's scores and flags."""
+    from gpal.estimators.outliers import PopulationOutlierScore
+
+    scorer = PopulationOutlierScore(random_state=seed).fit(train).calibrate(test)
+    record: dict[str, Any] = {"threshold": scorer.threshold_, "false_positive_rate": scorer.false_positive_rate,
+                              "n_components": scorer.n_components, "calibrated_on": int(test.n_samples)}
+    if left_out is not None:
+        flagged = scorer.is_outlier(left_out)
+        codes = np.char.lower(left_out.aux["CLASS1"].astype(str))
+        record["left_out"] = {code: {"n": int(np.sum(codes == code)), "flagged": int(np.sum(flagged[codes == code]))}
+                              for code in sorted(set(codes), key=lambda c: (-np.sum(codes == c), c))}
+    write_json_atomic(path, record)
+    scores = scorer.score(pool)
+    return scores, scores > scorer.threshold_
+
+
+def plane_counts(frame: pd.DataFrame, classes: Sequence[str]) -> pd.DataFrame:
+    """Predicted class (and "none of these" where ``ood``) of the unassociated and bcu sources, in and out of the plane."""
+    kinds = frame["CLASS1"].str.lower().replace("", "unassociated")
+    plane = np.where(np.abs(frame["GLAT"].to_numpy()) <= PLANE_DEG, f"|b| <= {PLANE_DEG:g}", f"|b| > {PLANE_DEG:g}")
+    label = frame["predicted_class"].astype(str)
+    rows = []
+    for kind in sorted(kinds.unique(), key=lambda k: k != "unassociated"):
+        for where in (f"|b| <= {PLANE_DEG:g}", f"|b| > {PLANE_DEG:g}"):
+            mine = (kinds == kind).to_numpy() & (plane == where)
+            row: dict[str, Any] = {"sources": kind, "latitude": where, "n": int(mine.sum())}
+            for name in classes:
+                row[name] = int(np.sum(mine & (label == name).to_numpy()))
+            if "ood" in frame:
+                row["none of these (ood)"] = int(np.sum(mine & frame["ood"].to_numpy(bool)))
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def report_lines(folder: Path, frame: pd.DataFrame, classes: Sequence[str]) -> list[str]:
+    """The report's paragraph on "none of these": the threshold, what it caught among left-out classes, the flags."""
+    path = folder / OOD_FILE
+    if not path.is_file() or "ood" not in frame:
+        return []
+    record = json.loads(path.read_text(encoding="utf-8"))
+    text = (f"**None of these**: `ood` flags a source whose measurement lies far from the training population "
+            f"given its own error bars (`ood_score`: squared distance from the population in units of its spread "
+            f"plus the source's error bars; threshold {record['threshold']:.1f}, set so "
+            f"that {record['false_positive_rate']:.0%} of the {record['calibrated_on']} held-out sources of the trained "
+            f"classes are flagged). It flags {int(frame['ood'].sum())} of the {len(frame)} classified sources")
+    left = record.get("left_out", {})
+    if left:
+        n = sum(v["n"] for v in left.values())
+        k = sum(v["flagged"] for v in left.values())
+        share = {code: v["flagged"] / v["n"] for code, v in left.items() if v["n"] >= 10}
+        caught = [c for c, f in share.items() if f >= 0.5]
+        missed = [c for c, f in share.items() if f <= 0.2]
+        text += (f". Of the {n} labelled sources of classes the model never saw it flags {k} ({k / n:.0%}): "
+                 + ", ".join(f"{code} {v['flagged']}/{v['n']}" for code, v in left.items())
+                 + (f"; it catches most {', '.join(caught)}" if caught else "")
+                 + (f" and misses most {', '.join(missed)} (populations whose features resemble the trained ones)"
+                    if missed else ""))
+    return [text + ". A source predicted as a trained class and not flagged can still belong to another population.",
+            ""]
