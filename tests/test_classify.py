@@ -51,7 +51,7 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     for name in ["classifications.csv", "classifications.fits", "heldout.csv", "metrics.json", "training.json",
                  "model/config.json", "model/params.npz", "heldout_metrics.csv", "predicted_counts.md"]:
         assert (out / name).is_file(), name
-    for figure in ["confusion_matrix", "reliability", "sky_classes", "sky_entropy"]:
+    for figure in ["confusion_matrix", "reliability", "reliability_per_class", "sky_classes", "sky_entropy"]:
         assert (out / f"{figure}.png").stat().st_size > 1000 and (out / f"{figure}.pdf").is_file()
     assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]
 

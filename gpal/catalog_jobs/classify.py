@@ -193,7 +193,8 @@ def _write_baselines(path: Path, train: NoisyDataset, test: NoisyDataset, names:
 
     probas = fit_baselines(train.X, train.y, test.X, names=list(names), random_state=seed) if names else {}
     for name, model in models.items():
-        probas[name] = model.fit(train).predict_proba(test)
+        model.fit(train)  # its columns follow model.classes_ (sorted), the baselines' the data's class order
+        probas[name] = model.predict_proba(test)[:, [list(model.classes_).index(c) for c in test.class_names]]
     frames = []
     for name, proba in probas.items():
         frame = pd.DataFrame({"model": name, "Source_Name": test.ids, "true_class": test.labels()})

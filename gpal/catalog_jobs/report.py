@@ -187,7 +187,7 @@ def _fractions(per_class: Sequence[Mapping[str, Any]], key: str) -> str:
 
 def write_classify_report(folder: str | os.PathLike) -> Path:
     """(Re)build ``metrics.json``, the tables, figures and ``report.md`` of a `classify_catalog` folder from its files."""
-    from gpal.evaluation.calibration import top_label_reliability
+    from gpal.evaluation.calibration import class_reliability, top_label_reliability
     from gpal.evaluation.intervals import binomial_interval
     from gpal.evaluation.metrics import confusion_matrix
     from gpal.evaluation.plots import plot_confusion_summary, plot_reliability, plot_sky_classes, plot_sky_values, save_figure
@@ -248,6 +248,10 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
         save_figure(fig, folder / "confusion_matrix"))
     fig = plot_reliability(top_label_reliability(y, proba, n_bins=n_bins), title="held-out reliability (top label)")
     figures["Held-out reliability diagram (numbers: sources per bin)"] = save_figure(fig, folder / "reliability")
+    fig = plot_reliability({c: class_reliability(y, proba, k, n_bins=10) for k, c in enumerate(classes)},
+                           title="held-out reliability per class", xlabel="predicted probability of the class")
+    figures["Held-out reliability of each class's probability, sparse classes included (hollow: bins of few "
+            "sources)"] = save_figure(fig, folder / "reliability_per_class")
     sky = frame[np.isfinite(frame["GLON"]) & np.isfinite(frame["GLAT"])]
     if len(sky):
         codes = np.array([classes.index(c) for c in sky["predicted_class"]], dtype=np.int64)
