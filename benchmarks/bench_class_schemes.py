@@ -226,7 +226,9 @@ def plane_probe(seeds) -> None:
 
     def rows(d, plane_only: bool, errors: bool):
         codes = np.array(data.class_names)[d.y]
-        keep = (codes != "unk") & (~plane_only | (np.abs(d.aux["GLAT"]) <= PLANE_DEG))
+        keep = codes != "unk"
+        if plane_only:
+            keep &= np.abs(d.aux["GLAT"]) <= PLANE_DEG
         X = np.hstack([d.X, np.sqrt(d.X_var)]) if errors else d.X
         return X[keep], np.array([coarse_group(c) for c in codes[keep]])
 
