@@ -24,6 +24,7 @@ Units (seed, scheme) are saved under ``--out`` as they finish, so an interrupted
     python benchmarks/bench_class_schemes.py --seeds 0 1 2
     python benchmarks/bench_class_schemes.py --summarize
     python benchmarks/bench_class_schemes.py --plane-probe --seeds 0 1 2
+    python benchmarks/bench_class_schemes.py --ood-probe --seeds 0 1 2
 """
 
 from __future__ import annotations
@@ -249,6 +250,70 @@ def plane_probe(seeds) -> None:
     print(table.round(3).to_markdown())
 
 
+def ood_probe(seeds) -> None:
+    """Which outlier score catches most left-out classes without flagging faint sources for being faint?
+
+    blazar_pulsar's training sources; threshold at 5% of the held-out ones (as the main job); the share
+    flagged of every source of the left-out codes, of the faintest quarter of the held-out sources (5%
+    for a score that is fair to faint sources) and of the unassociated sources.
+    """
+    import pandas as pd
+    from scipy.special import logsumexp
+
+    from gpal.catalogs import load_catalog
+    from gpal.catalogs.schemes import CLASS_SCHEMES
+    from gpal.estimators.outliers import PopulationOutlierScore
+
+    data = _labelled()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        unassociated = load_catalog("4FGL-DR4").pool(select=["unassociated"], features="fermi_dr4")
+    codes = np.array(data.class_names)[data.y]
+    rows, _ = _scheme_rows(codes, CLASS_SCHEMES["blazar_pulsar"])
+    main = data.subset(rows)
+    held = set(c for k in CLASS_SCHEMES["blazar_pulsar"].codes().values() for c in k) | {"bcu"}
+    left = data.subset(np.nonzero([c not in held for c in codes])[0])
+    significance = list(data.feature_names).index("log(Signif_Avg)")
+
+    def log_density(scorer, X, V):
+        """-log p(x~ | V) under the deconvolved mixture (numpy, standardized units)."""
+        Z, W = scorer.standardizer_.transform_arrays(X, V)
+        mix = scorer.density_
+        T = mix.covariances[None] + np.einsum("nd,de->nde", W, np.eye(Z.shape[1]))[:, None]
+        diff = Z[:, None] - mix.means[None]
+        D2 = np.einsum("nkd,nkd->nk", diff, np.linalg.solve(T, diff[..., None])[..., 0])
+        return -logsumexp(np.log(mix.weights)[None] - 0.5 * (np.linalg.slogdet(T)[1] + D2), axis=1)
+
+    d = data.n_features
+    full = list(range(d))
+    # name -> (components, feature columns, use the error bars, score)
+    variants = {"distance, 8 components (default)": (8, full, True, None), "distance, 4 components": (4, full, True, None),
+                "distance, 16 components": (16, full, True, None), "log density -log p(x~ | V)": (8, full, True, log_density),
+                "mixture of the noisy values (no error bars)": (8, full, False, None)}
+    variants.update({f"distance without {name}": (8, [c for c in full if c != j], True, None)
+                     for j, name in enumerate(data.feature_names)})
+    results = []
+    for seed in seeds:
+        train, test = main.split(test_size=0.2, seed=seed, stratify=True)
+        faint = test.X[:, significance] <= np.quantile(test.X[:, significance], 0.25)
+        for name, (k, cols, errors, score) in variants.items():
+            def arrays(ds):
+                return ds.X[:, cols], ds.X_var[:, cols] if errors else np.zeros_like(ds.X[:, cols])
+
+            scorer = PopulationOutlierScore(n_components=k, random_state=seed).fit(*arrays(train))
+            score_of = (lambda ds: scorer.score(*arrays(ds))) if score is None else (lambda ds: score(scorer, *arrays(ds)))
+            threshold = np.quantile(score_of(test), 0.95)
+            results.append({"variant": name, "seed": seed,
+                            "left-out flagged": np.mean(score_of(left) > threshold),
+                            "faintest held-out quarter flagged": np.mean(score_of(test)[faint] > threshold),
+                            "unassociated flagged": np.mean(score_of(unassociated) > threshold)})
+    frame = pd.DataFrame(results).drop(columns="seed").groupby("variant", sort=False)
+    table = frame.mean().round(3).astype(str) + " ± " + frame.sem().round(3).astype(str)
+    print(f"## Outlier scores: shares flagged at 5% of the held-out sources ({left.n_samples} left-out-class sources, "
+          f"{unassociated.n_samples} unassociated; mean ± SE over {len(seeds)} seeds)\n")
+    print(table.to_markdown())
+
+
 def main(argv=None) -> int:
     from gpal.catalogs.schemes import CLASS_SCHEMES
 
@@ -259,9 +324,13 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--summarize", action="store_true")
     parser.add_argument("--plane-probe", action="store_true", help="the class-balanced baselines in the plane")
+    parser.add_argument("--ood-probe", action="store_true", help="settings of the outlier score")
     args = parser.parse_args(argv)
     if args.plane_probe:
         plane_probe(args.seeds)
+        return 0
+    if args.ood_probe:
+        ood_probe(args.seeds)
         return 0
     if args.summarize:
         summarize(args.out)

@@ -16,6 +16,7 @@ _LAZY = {
     "DirichletGPClassifier": "gpal.estimators.dirichlet",
     "LogisticBoundGPClassifier": "gpal.estimators.logistic_bound",
     "LogisticSoftmaxGPClassifier": "gpal.estimators.logistic_softmax",
+    "PopulationOutlierScore": "gpal.estimators.outliers",
 }
 
 __all__ = ["NoisyDataset", "Split", "Standardizer", *_LAZY]

@@ -221,5 +221,5 @@ def test_bad_policy_and_merge(fgl):
         fgl.dataset(nan_policy="ignore")
     with pytest.raises(ValueError, match="not among classes"):
         fgl.dataset(classes=["bll"], merge={"pulsar": ["psr"]})
-    with pytest.raises(ValueError, match="more than one class"):
+    with pytest.raises(ValueError, match="'bll' is named 2 times, in a and b"):
         fgl.dataset(classes=["a", "b"], merge={"a": ["bll"], "b": ["bll", "fsrq"]})

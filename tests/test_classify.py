@@ -248,7 +248,7 @@ def test_a_scheme_that_trains_on_bcu_classifies_only_the_unassociated(small_cata
     ("bll,fsrq,pulsar=psr+msp,young=psr", r"'psr' is named 2 times, in pulsar and young"),
     ("bll,fsrq,pulsar=psr+msp,remnants=gc", r"class 'remnants' \(codes \['gc'\]\) has no source"),
     ("bll,fsrq,pulsar=psr+msp,spp", r"too few labelled sources: spp \d \(all: .*\); the training split"),
-    ("blazar_pulsr", r"unknown class scheme 'blazar_pulsr'; schemes: \['blazar_pulsar'"),
+    ("blazar_pulsr", r"unknown class scheme 'blazar_pulsr': give a scheme \(blazar_pulsar, "),
 ])
 def test_bad_schemes_are_refused_naming_the_group_before_any_work(small_catalog, tmp_path, classes, message):
     with pytest.raises(ValueError, match=message):

@@ -176,7 +176,16 @@ def _write_catalog(path, source, edit):
 
 
 def _truncated(source, path):
-    path.write_bytes(source.read_bytes()[: source.stat().st_size * 2 // 3])
+    """Cut inside a 2880-byte block: the block-count check names it."""
+    blocks = source.stat().st_size // 2880
+    path.write_bytes(source.read_bytes()[: 2880 * (blocks * 2 // 3) + 1000])
+    return path
+
+
+def _truncated_at_block(source, path):
+    """Cut at a block boundary: the table's own size (NAXIS2 rows) says it is short."""
+    blocks = source.stat().st_size // 2880
+    path.write_bytes(source.read_bytes()[: 2880 * (blocks * 2 // 3)])
     return path
 
 
@@ -198,6 +207,7 @@ def _text_column(table):
 
 CATALOG_DAMAGE = {
     "truncated_fit": (_truncated, ["truncated", "2880-byte FITS blocks"]),
+    "truncated_fit_at_block": (_truncated_at_block, ["truncated", "smaller than the expected size"]),
     "truncated_fit_gz": (_truncated_gz, ["truncated or corrupt", "gzip stream cannot be read"]),
     "empty_file": (_empty, ["it is empty"]),
     "zero_rows": (lambda src, p: _write_catalog(p, src, lambda t: t[:0]), ["empty", "(0 rows)"]),
@@ -263,9 +273,9 @@ def test_workflow_file_that_is_not_utf8_is_named(tmp_path):
         load_workflow(path)
 
 
-def test_a_string_where_classes_are_a_list_is_refused(small_catalog, tmp_path, capsys):
+def test_one_code_where_classes_are_a_list_is_refused(small_catalog, tmp_path, capsys):
     path = tmp_path / "w.yaml"
     path.write_text("workflow: classify\n")
     _fails(capsys, ["workflow", str(path), "--set", "params.classes=bll", "--set", f"params.catalog={small_catalog}",
                     "--out", str(tmp_path / "out"), "--no-progress"],
-           "classes must be a list of class names", "not the string 'bll'")
+           "'bll' is one CLASS1 code", "classes: [bll, fsrq]", "blazar_pulsar")

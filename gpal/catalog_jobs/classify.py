@@ -33,7 +33,7 @@ from gpal.catalog_jobs.report import (
     SIGNIFICANCE_COLUMN,
     write_classify_report,
 )
-from gpal.catalog_jobs.none_of_these import OOD_FILE, check_outliers, left_out_codes
+from gpal.catalog_jobs.none_of_these import OOD_FILE, check_outliers, left_out_codes, left_out_sources
 from gpal.catalog_jobs.tables import dated, write_probability_table
 from gpal.catalogs.schemes import DEFAULT_SCHEME
 from gpal.data.dataset import NoisyDataset
@@ -139,7 +139,7 @@ def classify_catalog(
 
     log("fitting the outlier score ('none of these') on the training split"
         + (f", checking it on the {len(left_out)} labelled classes left out" if left_out else ""))
-    held_out_classes = cat.pool(select=left_out, features=data.meta["features"]) if left_out else None
+    held_out_classes = left_out_sources(cat, left_out, data.meta["features"])
     ood_score, ood = check_outliers(folder / OOD_FILE, train, test, held_out_classes, pool, seed)
 
     log(f"classifying the {' + '.join(tokens)} sources of {cat.release}")

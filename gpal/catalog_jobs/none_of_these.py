@@ -19,7 +19,8 @@ import pandas as pd
 from gpal.data.dataset import NoisyDataset
 from gpal.runs.persistence import write_json_atomic
 
-__all__ = ["OOD_FILE", "PLANE_DEG", "check_outliers", "plane_counts", "report_lines"]
+__all__ = ["OOD_FILE", "PLANE_DEG", "check_outliers", "left_out_codes", "left_out_sources", "plane_counts",
+           "report_lines"]
 
 OOD_FILE = "ood.json"
 #: |b| at which the report splits the sky, as the published comparisons do.
@@ -32,6 +33,20 @@ def left_out_codes(catalog: Any, trained: Sequence[str], selected: Sequence[str]
     """CLASS1 codes with sources in the catalog that the model neither trained on nor classifies."""
     skip = set(trained) | set(selected) | set(_NOT_LEFT_OUT)
     return [code for code in catalog.class_counts() if code not in skip and code != "unassociated"]
+
+
+def left_out_sources(catalog: Any, codes: Sequence[str], features: Any) -> NoisyDataset | None:
+    """The labelled sources of ``codes`` (None if there are none); rows with missing values are left out
+    quietly here, and listed in ``ood.json``, since they are a check, not the job's selection."""
+    import warnings
+
+    from gpal.catalogs import DroppedRowsWarning
+
+    if not codes:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DroppedRowsWarning)
+        return catalog.pool(select=list(codes), features=features)
 
 
 def check_outliers(path: Path, train: NoisyDataset, test: NoisyDataset, left_out: NoisyDataset | None,
@@ -47,6 +62,7 @@ def check_outliers(path: Path, train: NoisyDataset, test: NoisyDataset, left_out
         codes = np.char.lower(left_out.aux["CLASS1"].astype(str))
         record["left_out"] = {code: {"n": int(np.sum(codes == code)), "flagged": int(np.sum(flagged[codes == code]))}
                               for code in sorted(set(codes), key=lambda c: (-np.sum(codes == c), c))}
+        record["left_out_dropped"] = sorted(left_out.meta.get("dropped", {}))
     write_json_atomic(path, record)
     scores = scorer.score(pool)
     return scores, scores > scorer.threshold_
@@ -88,7 +104,9 @@ def report_lines(folder: Path, frame: pd.DataFrame, classes: Sequence[str]) -> l
         share = {code: v["flagged"] / v["n"] for code, v in left.items() if v["n"] >= 10}
         caught = [c for c, f in share.items() if f >= 0.5]
         missed = [c for c, f in share.items() if f <= 0.2]
-        text += (f". Of the {n} labelled sources of classes the model never saw it flags {k} ({k / n:.0%}): "
+        missing = len(record.get("left_out_dropped", []))
+        text += (f". Of the {n} labelled sources of classes the model never saw"
+                 + (f" ({missing} more lack a used value)" if missing else "") + f" it flags {k} ({k / n:.0%}): "
                  + ", ".join(f"{code} {v['flagged']}/{v['n']}" for code, v in left.items())
                  + (f"; it catches most {', '.join(caught)}" if caught else "")
                  + (f" and misses most {', '.join(missed)} (populations whose features resemble the trained ones)"

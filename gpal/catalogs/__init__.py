@@ -1,15 +1,18 @@
-"""Fermi-LAT 4FGL-family catalogs: reading, release detection, features with error bars, selections."""
+"""Fermi-LAT 4FGL-family catalogs: reading, release detection, features with error bars, selections, class schemes."""
 
 from gpal.catalogs.catalog import CATALOG_DIR, RELEASES, Catalog, DroppedRowsWarning, load_catalog
 from gpal.catalogs.features import FEATURE_PRESETS, Feature, resolve_features
+from gpal.catalogs.schemes import CLASS_SCHEMES, coarse_group
 
 __all__ = [
     "CATALOG_DIR",
+    "CLASS_SCHEMES",
     "RELEASES",
     "Catalog",
     "DroppedRowsWarning",
     "FEATURE_PRESETS",
     "Feature",
+    "coarse_group",
     "load_catalog",
     "resolve_features",
 ]

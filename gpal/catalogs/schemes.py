@@ -86,8 +86,12 @@ def resolve_classes(classes: str | Sequence[str], merge: Mapping[str, Sequence[s
         if name in CLASS_SCHEMES:
             return parse_class_spec(CLASS_SCHEMES[name].spec)
         if "," not in name and "=" not in name:
-            raise ValueError(f"unknown class scheme {name!r}; schemes: {list(CLASS_SCHEMES)}, or a class spec "
-                             "such as 'bll,fsrq,pulsar=psr+msp'")
+            from gpal.catalogs.catalog import FGL_CLASS_CODES
+
+            what = (f"{name!r} is one CLASS1 code, and a classifier needs two classes or more"
+                    if name.lower() in FGL_CLASS_CODES else f"unknown class scheme {name!r}")
+            raise ValueError(f"{what}: give a scheme ({', '.join(CLASS_SCHEMES)}), a class spec such as "
+                             "'bll,fsrq,pulsar=psr+msp', or a list (in a workflow file, classes: [bll, fsrq])")
         return parse_class_spec(name)
     from gpal.catalogs.classes import merge_for
 
