@@ -71,11 +71,12 @@ def check_outliers(path: Path, train: NoisyDataset, test: NoisyDataset, left_out
 def plane_counts(frame: pd.DataFrame, classes: Sequence[str]) -> pd.DataFrame:
     """Predicted class (and "none of these" where ``ood``) of the unassociated and bcu sources, in and out of the plane."""
     kinds = frame["CLASS1"].str.lower().replace("", "unassociated")
-    plane = np.where(np.abs(frame["GLAT"].to_numpy()) <= PLANE_DEG, f"|b| <= {PLANE_DEG:g}", f"|b| > {PLANE_DEG:g}")
+    regions = (f"|b| <= {PLANE_DEG:g}", f"|b| > {PLANE_DEG:g}")
+    plane = np.where(np.abs(frame["GLAT"].to_numpy()) <= PLANE_DEG, *regions)
     label = frame["predicted_class"].astype(str)
     rows = []
     for kind in sorted(kinds.unique(), key=lambda k: k != "unassociated"):
-        for where in (f"|b| <= {PLANE_DEG:g}", f"|b| > {PLANE_DEG:g}"):
+        for where in regions:
             mine = (kinds == kind).to_numpy() & (plane == where)
             row: dict[str, Any] = {"sources": kind, "latitude": where, "n": int(mine.sum())}
             for name in classes:

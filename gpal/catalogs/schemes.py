@@ -22,7 +22,7 @@ import types
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from gpal.catalogs.classes import parse_class_spec
+from gpal.catalogs.classes import merge_for, parse_class_spec
 
 __all__ = ["CLASS_SCHEMES", "COARSE_GROUPS", "ClassScheme", "DEFAULT_SCHEME", "coarse_group", "resolve_classes"]
 
@@ -93,8 +93,6 @@ def resolve_classes(classes: str | Sequence[str], merge: Mapping[str, Sequence[s
             raise ValueError(f"{what}: give a scheme ({', '.join(CLASS_SCHEMES)}), a class spec such as "
                              "'bll,fsrq,pulsar=psr+msp', or a list (in a workflow file, classes: [bll, fsrq])")
         return parse_class_spec(name)
-    from gpal.catalogs.classes import merge_for
-
     return tuple(classes), merge_for(classes, merge)
 
 

@@ -28,25 +28,12 @@ from typing import Any
 import numpy as np
 
 from gpal.data.dataset import NoisyDataset, Standardizer
+from gpal.estimators.base import check_predict_data
 
 __all__ = ["OOD_FALSE_POSITIVE_RATE", "PopulationOutlierScore"]
 
 #: The share of held-out sources of the trained classes that the main job's threshold flags.
 OOD_FALSE_POSITIVE_RATE = 0.05
-
-
-def _arrays(X: Any, X_var: Any) -> tuple[np.ndarray, np.ndarray]:
-    if isinstance(X, NoisyDataset):
-        if X_var is not None:
-            raise ValueError("give X_var inside the NoisyDataset, not beside it")
-        return X.X, X.X_var
-    X = np.asarray(X, dtype=np.float64)
-    X_var = np.zeros_like(X) if X_var is None else np.asarray(X_var, dtype=np.float64)
-    if X.ndim != 2 or X_var.shape != X.shape:
-        raise ValueError(f"X must be (n, d) and X_var the same shape; got {X.shape} and {X_var.shape}")
-    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(X_var)) and np.all(X_var >= 0)):
-        raise ValueError("X must be finite and X_var finite and >= 0")
-    return X, X_var
 
 
 class PopulationOutlierScore:
@@ -76,7 +63,8 @@ class PopulationOutlierScore:
 
         if not 0 < self.false_positive_rate < 1:
             raise ValueError(f"false_positive_rate must be in (0, 1); got {self.false_positive_rate!r}")
-        X, X_var = _arrays(X, X_var)
+        width = np.shape(X.X if isinstance(X, NoisyDataset) else X)[-1]
+        X, X_var = check_predict_data(X, X_var, width, needs_variance=False)
         self.standardizer_ = Standardizer.fit(X)
         self.density_ = fit_mixture_prior(*self.standardizer_.transform_arrays(X, X_var), self.n_components,
                                           self.random_state)
@@ -90,9 +78,7 @@ class PopulationOutlierScore:
             from sklearn.exceptions import NotFittedError
 
             raise NotFittedError("this PopulationOutlierScore is not fitted yet; call fit(training sources) first")
-        X, X_var = _arrays(X, X_var)
-        if X.shape[1] != self.density_.means.shape[1]:
-            raise ValueError(f"X has {X.shape[1]} features; the density was fitted on {self.density_.means.shape[1]}")
+        X, X_var = check_predict_data(X, X_var, self.density_.means.shape[1], needs_variance=False)
         Z, Z_var = self.standardizer_.transform_arrays(X, X_var)
         return self.density_.mahalanobis(tf.constant(Z), tf.constant(Z_var)).numpy()
 
