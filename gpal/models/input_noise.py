@@ -111,10 +111,22 @@ class InputNoise(gpflow.base.Module):
     def restart(self, num_data: int) -> None:
         """Per-point state back at its start, for a training set of ``num_data`` rows (a warm-started refit)."""
 
+    def training_noise(self, X: tf.Tensor, seed: tf.Tensor) -> tf.Tensor | None:
+        """The standard-normal draws a training step of the batch ``X`` uses (None: the strategy draws nothing).
+
+        Drawn apart from ``training_marginals`` so that a caller evaluating many models' ELBOs in
+        one vectorised trace (``gpal.training.batched``) can draw each model's noise from its own seed.
+        """
+        return None
+
     def training_marginals(
-        self, gp: Any, X: tf.Tensor, V: tf.Tensor | None, Y: tf.Tensor, idx: tf.Tensor, seed: tf.Tensor
+        self, gp: Any, X: tf.Tensor, V: tf.Tensor | None, Y: tf.Tensor, idx: tf.Tensor, seed: tf.Tensor,
+        noise: tf.Tensor | None = None,
     ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
-        """(Fmu, Fvar) of shape (B, L) for the batch and the batch's sum of extra ELBO terms (scalar)."""
+        """(Fmu, Fvar) of shape (B, L) for the batch and the batch's sum of extra ELBO terms (scalar).
+
+        ``noise`` (default ``training_noise(X, seed)``) are the step's draws where the strategy samples.
+        """
         raise NotImplementedError
 
     def predictive_marginals(
@@ -137,7 +149,7 @@ class NoInputNoise(InputNoise):
     kind = "none"
     uses_noise_variance = False
 
-    def training_marginals(self, gp, X, V, Y, idx, seed):
+    def training_marginals(self, gp, X, V, Y, idx, seed, noise=None):
         Fmu, Fvar = gp.marginals(X)
         return Fmu, Fvar, tf.zeros((), X.dtype)
 
@@ -161,7 +173,7 @@ class FirstOrder(InputNoise):
         Fmu, Fvar, grads = gp.marginals_and_mean_gradients(X)
         return Fmu, Fvar + self.extra_variance(V, grads)
 
-    def training_marginals(self, gp, X, V, Y, idx, seed):
+    def training_marginals(self, gp, X, V, Y, idx, seed, noise=None):
         Fmu, Fvar = self._marginals(gp, X, V)
         return Fmu, Fvar, tf.zeros((), X.dtype)
 
@@ -214,9 +226,12 @@ class _GaussianInputs(InputNoise):
         observed = tf.reduce_sum(tf.where(noisy, observed, tf.zeros_like(observed)))
         return sample, observed + tf.reduce_sum(self.prior.neg_kl(q_mean, q_var, sample, noisy))
 
-    def training_marginals(self, gp, X, V, Y, idx, seed):
+    def training_noise(self, X, seed):
+        return tf.random.stateless_normal(tf.shape(X), seed=seed, dtype=X.dtype)
+
+    def training_marginals(self, gp, X, V, Y, idx, seed, noise=None):
         a, b = self.offsets(X, Y, idx)
-        noise = tf.random.stateless_normal(tf.shape(X), seed=seed, dtype=X.dtype)
+        noise = self.training_noise(X, seed) if noise is None else noise
         sample, extra = self.sample_and_terms(X, V, a, b, noise)
         Fmu, Fvar = gp.marginals(sample)
         return Fmu, Fvar, extra

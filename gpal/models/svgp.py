@@ -199,14 +199,16 @@ class NoisySVGP(gpflow.base.Module):
 
     @check_shapes("X: [B, D]", "X_var: [B, D]", "Y: [B]", "idx: [B]", "seed: [2]", "return: []")
     def elbo(
-        self, X: tf.Tensor, X_var: tf.Tensor, Y: tf.Tensor, idx: tf.Tensor, seed: tf.Tensor, num_data: Any = None
+        self, X: tf.Tensor, X_var: tf.Tensor, Y: tf.Tensor, idx: tf.Tensor, seed: tf.Tensor, num_data: Any = None,
+        noise: tf.Tensor | None = None,
     ) -> tf.Tensor:
         """Unbiased minibatch estimate of the ELBO; ``idx`` are the rows' positions in the training set.
 
         ``num_data`` (default ``self.num_data``) may be a tensor, so that a compiled step serves
-        a training set whose size changes between fits.
+        a training set whose size changes between fits.  ``noise``: the step's input draws, by
+        default ``strategy.training_noise(X, seed)``.
         """
-        Fmu, Fvar, extra = self.strategy.training_marginals(self.gp, X, self._V(X_var), Y, idx, seed)
+        Fmu, Fvar, extra = self.strategy.training_marginals(self.gp, X, self._V(X_var), Y, idx, seed, noise)
         data_term = tf.reduce_sum(self.likelihood.variational_expectations(Fmu, Fvar, Y)) + extra
         N = self.num_data if num_data is None else num_data
         scale = tf.cast(N, X.dtype) / tf.cast(tf.shape(X)[0], X.dtype)

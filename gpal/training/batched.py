@@ -1,0 +1,335 @@
+"""K independent ``NoisySVGP`` fits of one family and shape, trained as one batched model.
+
+An experiment grid (splits x methods x seeds) trains many small models, and at the Fermi
+size a training step is a few milliseconds of dispatch around little arithmetic.  Here
+every variable of the K models is stacked along a leading dimension, and one compiled step
+evaluates all K ELBOs by vectorising the model's own code (``tf.vectorized_map`` over a
+template model whose variables are read from the stacked values), takes their gradients and
+applies one Adam update.  Nothing of the model's maths is written twice.
+
+Each model follows the path it would follow alone (``gpal.training.svi``): its own minibatch
+permutations from ``default_rng([seed, 1])``, its own input draws from ``(seed, step)``, Adam
+per element (tf_keras' Adam on a stacked variable is K Adams), the row-wise Adam on per-point
+tables, the non-finite guard, the Cholesky retry with its own jitter.  So the results equal
+one-at-a-time training up to floating-point rounding (tested).  A model whose training fails
+(non-finite ELBO, Cholesky beyond ``max_jitter``) is frozen and reported; the others go on.
+On a GPU, where a failed Cholesky gives NaN rather than an error, the model whose factor
+failed skips that step (alone it would retry it).
+
+Models that differ in anything but their values (family, likelihood, shapes, training-set
+size, a per-model prior) are refused with ``NotBatchable`` naming the difference.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from typing import Any, Callable, Iterator, Sequence
+
+import gpflow
+import numpy as np
+import tensorflow as tf
+from gpflow.utilities import parameter_dict
+
+from gpal.models.compiled import instance_function
+from gpal.models.state import assign_module_values, module_values
+from gpal.models.svgp import NoisySVGP
+from gpal.training.svi import CholeskyError, TrainData, TrainingError, TrainResult, _RowAdam, make_optimizer
+
+__all__ = ["NotBatchable", "BatchedTrainer", "check_batchable", "train_batched"]
+
+
+class NotBatchable(ValueError):
+    """The models cannot share one batched step; the message names what differs."""
+
+
+# Settings that only seed a model's initial values: models that differ in them still share a step.
+_INITIAL_ONLY = {"strategy": ("seed",)}
+
+
+def _signature(model: NoisySVGP) -> dict[str, Any]:
+    structure = model.structure()
+    for part, keys in _INITIAL_ONLY.items():
+        structure[part] = {k: v for k, v in structure[part].items() if k not in keys}
+    variables = {path: (tuple(_raw(v).shape), _raw(v).dtype.name, bool(_raw(v).trainable), _transform_name(v))
+                 for path, v in parameter_dict(model).items()}
+    return {"structure": structure, "variables": variables}
+
+
+def check_batchable(models: Sequence[NoisySVGP], datas: Sequence[TrainData]) -> None:
+    """``NotBatchable`` unless every model has the first one's structure and training-set shape."""
+    if not models:
+        raise NotBatchable("no models to train")
+    if len(models) != len(datas):
+        raise NotBatchable(f"{len(models)} models but {len(datas)} training sets")
+    first, shape = _signature(models[0]), tuple(datas[0].X.shape)
+    for k, (model, data) in enumerate(zip(models, datas)):
+        if tuple(data.X.shape) != shape:
+            raise NotBatchable(f"training set {k} has shape {tuple(data.X.shape)}, training set 0 {shape}")
+        signature = _signature(model)
+        for part in ("structure", "variables"):
+            if signature[part] != first[part]:
+                raise NotBatchable(f"model {k} differs from model 0 in its {part}: {_first_difference(first[part], signature[part])}")
+
+
+def _first_difference(a: Any, b: Any, where: str = "") -> str:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b), key=str):
+            if a.get(key) != b.get(key):
+                return _first_difference(a.get(key), b.get(key), f"{where}.{key}" if where else str(key))
+    return f"{where or 'value'} is {b!r} where model 0 has {a!r}"
+
+
+def _raw(var: Any) -> tf.Variable:
+    return var.unconstrained_variable if isinstance(var, gpflow.Parameter) else var
+
+
+def _transform_name(var: Any) -> str | None:
+    transform = getattr(var, "transform", None)
+    return None if transform is None else type(transform).__name__
+
+
+# ------------------------------------------------------------ reading stacked values
+_PATH_STEP = re.compile(r"\.(\w+)|\[(\d+)\]")
+
+
+def _owner(module: Any, path: str) -> tuple[Any, str | int]:
+    """The container holding the variable at a ``parameter_dict`` path, and its attribute name or index."""
+    steps = _PATH_STEP.findall(path)
+    owner = module
+    for name, index in steps[:-1]:
+        owner = getattr(owner, name) if name else owner[int(index)]
+    name, index = steps[-1]
+    return owner, (name if name else int(index))
+
+
+@contextlib.contextmanager
+def _reading(model: NoisySVGP, values: dict[str, tf.Tensor]) -> Iterator[None]:
+    """While inside, every variable of ``model`` reads as ``values[path]`` (unconstrained, as stored).
+
+    A gpflow ``Parameter`` keeps its transform and reads the given tensor in place of its variable;
+    a plain variable (per-point tables, network weights, jitter) is swapped in its container.
+    """
+    restore = []
+    try:
+        for path, var in parameter_dict(model).items():
+            if isinstance(var, gpflow.Parameter):
+                restore.append((var, None, var._pretransformed_input))
+                var._pretransformed_input = values[path]
+            else:
+                owner, key = _owner(model, path)
+                restore.append((owner, key, var))
+                _put(owner, key, values[path])
+        yield
+    finally:
+        for owner, key, old in reversed(restore):
+            if key is None:
+                owner._pretransformed_input = old
+            else:
+                _put(owner, key, old)
+
+
+def _put(owner: Any, key: str | int, value: Any) -> None:
+    if isinstance(key, int):
+        owner[key] = value
+    else:
+        object.__setattr__(owner, key, value)  # past tf.Module's tracking: a tensor only stands in while tracing
+
+
+# ------------------------------------------------------------------- the trainer
+class BatchedTrainer:
+    """One compiled step that trains ``models`` (all of one signature) together on their own data.
+
+    ``seeds[k]`` plays the role of ``Trainer(models[k], seed=...)``'s seed.  ``fit`` leaves each
+    model with its trained values, as K ``train`` calls would.
+    """
+
+    def __init__(self, models: Sequence[NoisySVGP], datas: Sequence[TrainData], seeds: Sequence[int]):
+        check_batchable(models, datas)
+        if len(seeds) != len(models):
+            raise ValueError(f"{len(models)} models but {len(seeds)} seeds")
+        self.models = list(models)
+        self.seeds = [int(s) for s in seeds]
+        self.template = self.models[0]
+        K = len(self.models)
+        self.n = int(datas[0].X.shape[0])
+        self.data = TrainData(*(tf.constant(np.stack([np.asarray(d[i]) for d in datas])) for i in range(3)))
+        entries = parameter_dict(self.template)
+        per_point = {id(v) for v in self.template.strategy.per_point_variables}
+        self.per_point_paths = [p for p, v in entries.items() if id(v) in per_point]
+        values = [module_values(m) for m in self.models]
+        self.initial = values
+        self.stacked: dict[str, tf.Variable] = {}
+        for path, var in entries.items():
+            stacked = np.stack([v[path] for v in values])
+            if path in self.per_point_paths:  # one table of K n rows, so the row-wise Adam serves it as it is
+                stacked = stacked.reshape((K * self.n,) + stacked.shape[2:])
+            self.stacked[path] = tf.Variable(stacked, trainable=bool(_raw(var).trainable), name=f"stacked{path}")
+        self.jitter_path = next(p for p, v in entries.items() if v is self.template.gp.jitter)
+        self.active = tf.Variable(np.ones(K, bool), trainable=False, name="active_models")
+        self.shared = [v for p, v in self.stacked.items() if v.trainable and p not in self.per_point_paths]
+        self.tables = [self.stacked[p] for p in self.per_point_paths]
+        self.optimizer = make_optimizer()
+        self.optimizer.build(self.shared)
+        self.row_adam = _RowAdam(self.tables, self.optimizer) if self.tables else None
+        self.step = self._compile()
+
+    def _values(self) -> dict[str, tf.Tensor]:
+        K = len(self.models)
+        values = {}
+        for path, var in self.stacked.items():
+            value = tf.convert_to_tensor(var)
+            if path in self.per_point_paths:
+                value = tf.reshape(value, tf.concat([[K, self.n], tf.shape(value)[1:]], axis=0))
+            values[path] = value
+        return values
+
+    def _compile(self) -> Callable[[tf.Tensor, tf.Tensor], tuple[tf.Tensor, tf.Tensor]]:
+        template, data, K, n = self.template, self.data, len(self.models), self.n
+        seeds = tf.constant(self.seeds, tf.int64)
+        trainable = self.shared + self.tables
+
+        def one_model(args: tuple) -> tf.Tensor:
+            values, X, X_var, y, idx, seed, noise = args
+            with _reading(template, values):
+                return -template.elbo(X, X_var, y, idx, seed, num_data=n, noise=noise)
+
+        def step(idx: tf.Tensor, step_number: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+            X, X_var, y = (tf.gather(a, idx, batch_dims=1) for a in data)
+            step_seeds = tf.stack([seeds, tf.fill([K], step_number)], axis=1)
+            # Each model's draws from its own seed, outside the vectorised trace (stateless draws
+            # cannot be vectorised over seeds); a strategy that draws nothing gets zeros it ignores.
+            draws = [template.strategy.training_noise(X[k], step_seeds[k]) for k in range(K)]
+            noise = tf.zeros_like(X) if draws[0] is None else tf.stack(draws)
+            with tf.GradientTape(watch_accessed_variables=False) as tape:
+                tape.watch(trainable)
+                losses = tf.vectorized_map(one_model, (self._values(), X, X_var, y, idx, step_seeds, noise),
+                                           fallback_to_while_loop=False)
+                total = tf.reduce_sum(losses)
+            grads = [tf.convert_to_tensor(g) for g in tape.gradient(total, trainable)]  # leading: model (tables: K n rows)
+            finite = tf.math.is_finite(losses)
+            for g in grads:
+                finite = tf.logical_and(finite, tf.reduce_all(tf.math.is_finite(tf.reshape(g, [K, -1])), axis=1))
+            keep = tf.cast(tf.logical_and(finite, self.active), tf.float64)  # a failed or frozen model is not moved
+            grads = [g * tf.reshape(tf.repeat(keep, tf.shape(g)[0] // K), [-1] + [1] * (g.shape.rank - 1))
+                     for g in grads]
+            self.optimizer.apply_gradients(zip(grads[: len(self.shared)], self.shared))
+            if self.row_adam is not None:
+                rows = tf.reshape(idx + n * tf.range(K, dtype=idx.dtype)[:, None], [-1])
+                self.row_adam.apply([_rows_of(g, rows, K * n) for g in grads[len(self.shared):]])
+            return losses, finite
+
+        signature = [tf.TensorSpec([K, None], tf.int64), tf.TensorSpec([], tf.int64)]
+        return instance_function(step, input_signature=signature, autograph=False)
+
+    # ------------------------------------------------------------ running
+    def fit(self, *, epochs: int, batch_size: int, learning_rate: float, progress: bool = False,
+            max_jitter: float = 1e-2) -> list[TrainResult | Exception]:
+        """Train every model for ``epochs`` passes; a ``TrainResult`` per model, or the exception that stopped it."""
+        from tqdm.auto import tqdm
+
+        K, n = len(self.models), self.n
+        self.optimizer.learning_rate = learning_rate
+        batch_size = max(1, min(int(batch_size), n))
+        rngs = [np.random.default_rng([s, 1]) for s in self.seeds]
+        results: list[TrainResult | Exception] = [TrainResult() for _ in range(K)]
+        steps = 0
+        bar = tqdm(range(int(epochs)), disable=not progress, desc=f"training {K} models", unit="epoch")
+        try:
+            for epoch in bar:
+                perms = np.stack([rng.permutation(n) for rng in rngs])
+                losses = []
+                for start in range(0, n, batch_size):
+                    idx = tf.constant(perms[:, start:start + batch_size], dtype=tf.int64)
+                    losses.append(self._guarded_step(idx, steps, epoch, results, max_jitter))
+                    steps += 1
+                means = np.mean(losses, axis=0)
+                for k, result in enumerate(results):
+                    if isinstance(result, TrainResult):
+                        result.history.append(float(means[k]))
+                        result.steps = steps
+        except KeyboardInterrupt:
+            for result in results:
+                if isinstance(result, TrainResult):
+                    result.stopped_early = True
+        finally:
+            bar.close()
+            self._write_back(results)
+        return results
+
+    def _guarded_step(self, idx: tf.Tensor, step_number: int, epoch: int, results: list, max_jitter: float) -> np.ndarray:
+        while True:
+            try:
+                losses, finite = self.step(idx, tf.constant(step_number, tf.int64))
+                break
+            except tf.errors.InvalidArgumentError as err:
+                if "cholesky" not in str(err).lower() and "not invertible" not in str(err).lower():
+                    raise
+                self._raise_jitter(self._failed_choleskys(), step_number, epoch, results, max_jitter)
+        losses, finite = losses.numpy(), finite.numpy()
+        bad = [k for k in np.flatnonzero(~finite) if isinstance(results[k], TrainResult)]
+        if bad:
+            failed_factor = set(self._failed_choleskys())
+            self._raise_jitter([k for k in bad if k in failed_factor], step_number, epoch, results, max_jitter)
+            for k in bad:
+                if k not in failed_factor:
+                    self._stop(k, results, TrainingError(
+                        f"training loss became {losses[k]} at epoch {epoch}, step {step_number}; the update was not "
+                        "applied. Try a smaller learning rate or check the inputs."))
+        return losses
+
+    def _failed_choleskys(self) -> list[int]:
+        """The active models whose K_ZZ + jitter I has no Cholesky factor at their current values."""
+        values = {p: v.numpy() for p, v in self._values().items()}
+        failed = []
+        for k in np.flatnonzero(self.active.numpy()):
+            with _reading(self.template, {p: tf.constant(v[k]) for p, v in values.items()}):
+                try:
+                    ok = bool(tf.reduce_all(tf.math.is_finite(self.template.gp.cholesky_Kzz())))
+                except tf.errors.InvalidArgumentError:
+                    ok = False
+            if not ok:
+                failed.append(int(k))
+        return failed
+
+    def _raise_jitter(self, models: list[int], step_number: int, epoch: int, results: list, max_jitter: float) -> None:
+        jitter = self.stacked[self.jitter_path]
+        for k in models:
+            value = float(jitter[k].numpy())
+            if value * 10 > max_jitter:
+                self._stop(k, results, CholeskyError(
+                    f"Cholesky of the inducing-point covariance failed at epoch {epoch}, step {step_number} even with "
+                    f"jitter {value:g} (limit {max_jitter:g}); inducing points may have collapsed or kernel "
+                    "hyper-parameters degenerated."))
+            else:
+                jitter.scatter_nd_update([[k]], [value * 10])
+
+    def _stop(self, k: int, results: list, error: Exception) -> None:
+        """Freeze model k at its starting values (a valid Cholesky factor), so the others can go on."""
+        results[k] = error
+        self.active.scatter_nd_update([[k]], [False])
+        for path, var in self.stacked.items():
+            start = self.initial[k][path]
+            if path in self.per_point_paths:
+                var[k * self.n:(k + 1) * self.n].assign(start)
+            else:
+                var[k].assign(start)
+
+    def _write_back(self, results: list) -> None:
+        values = {p: v.numpy() for p, v in self._values().items()}
+        for k, model in enumerate(self.models):
+            if isinstance(results[k], TrainResult):
+                assign_module_values(model, {p: v[k] for p, v in values.items()})
+
+
+def _rows_of(g: tf.Tensor, rows: tf.Tensor, total: int) -> tf.IndexedSlices:
+    """The batch rows of a (K n, ...) table gradient, as the sparse gradient the row-wise Adam takes."""
+    return tf.IndexedSlices(tf.gather(g, rows), rows, tf.shape(g, out_type=tf.int64))
+
+
+def train_batched(models: Sequence[NoisySVGP], datas: Sequence[TrainData], *, seeds: Sequence[int], epochs: int = 750,
+                  batch_size: int = 50, learning_rate: float = 0.01, progress: bool = False,
+                  max_jitter: float = 1e-2) -> list[TrainResult | Exception]:
+    """Train ``models`` on ``datas`` together, each as ``train(model, data, seed=seed)`` would; see the module doc."""
+    return BatchedTrainer(models, datas, seeds).fit(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
+                                                    progress=progress, max_jitter=max_jitter)
