@@ -16,7 +16,7 @@ from __future__ import annotations
 import numbers
 import os
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -278,6 +278,23 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         whole catalog; their labels are never needed.
         Raises ``gpal.training.svi.TrainingError`` if the ELBO becomes non-finite.
         """
+        data, extra = self._fit_data(X, y, X_var, unlabelled)
+        if self.inference != "svi":
+            return self._fit_augmented(data)
+
+        plan = self._plan_fit(data, extra, callback)
+        result = self._trainer(plan.model).fit(
+            plan.train_data,
+            epochs=int(self.epochs),
+            batch_size=int(self.batch_size),
+            learning_rate=float(self.learning_rate),
+            progress=bool(self.progress),
+            callback=plan.callback,
+        )
+        return self._complete_fit(plan, result)
+
+    def _fit_data(self, X: Any, y: Any, X_var: Any, unlabelled: Any) -> tuple[Any, Any]:
+        """Checked parameters, then the checked training data and the unlabelled inputs of the prior (or None)."""
         self._check_params()
         if X_var is None and not isinstance(X, NoisyDataset) and self._needs_X_var:
             raise ValueError(
@@ -285,10 +302,10 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
                 "input variances, so fit needs X_var (n, d); pass zeros for exact features"
             )
         data = check_fit_data(X, y, X_var)
-        extra = self._unlabelled_inputs(unlabelled, data.X.shape[1])
-        if self.inference != "svi":
-            return self._fit_augmented(data)
+        return data, self._unlabelled_inputs(unlabelled, data.X.shape[1])
 
+    def _plan_fit(self, data: Any, extra: Any, callback: Callable | None) -> "_FitPlan":
+        """Everything before training: standardiser, model (built or kept), training arrays, validation monitor."""
         from gpal.models.state import assign_module_values, module_values
         from gpal.models.svgp import build_model
         from gpal.training.svi import TrainData
@@ -338,24 +355,22 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
                 Z_val, Z_var_val, y_val,
                 interval=int(self.validation_interval), patience=int(self.n_iter_no_change), then=callback,
             )
-        result = self._trainer(model).fit(
-            TrainData.from_arrays(Z, Z_var, y),
-            epochs=int(self.epochs),
-            batch_size=int(self.batch_size),
-            learning_rate=float(self.learning_rate),
-            progress=bool(self.progress),
-            callback=callback if monitor is None else monitor,
-        )
+        return _FitPlan(data, standardizer, model, TrainData.from_arrays(Z, Z_var, y), previous, monitor,
+                        callback if monitor is None else monitor)
+
+    def _complete_fit(self, plan: "_FitPlan", result: Any) -> "NoisyGPClassifier":
+        """The fitted attributes from a plan and its ``TrainResult``."""
+        monitor = plan.monitor
         interrupted = result.stopped_early
         if monitor is not None:
             # The monitor's own stop is the plan, not an interruption; a user's callback or Ctrl-C still is.
             interrupted = result.stopped_early and not monitor.exhausted
             monitor.restore()
-        self.classes_ = data.classes
-        self.n_features_in_ = data.X.shape[1]
-        self.standardizer_ = standardizer
-        self.model_ = model
-        self.history_ = (list(self.history_) if previous is not None else []) + result.history
+        self.classes_ = plan.data.classes
+        self.n_features_in_ = plan.data.X.shape[1]
+        self.standardizer_ = plan.standardizer
+        self.model_ = plan.model
+        self.history_ = (list(self.history_) if plan.previous is not None else []) + result.history
         self.stopped_early_ = interrupted
         self.validation_history_ = [] if monitor is None else list(monitor.history)
         self.best_epoch_ = len(result.history) if monitor is None else monitor.best_epoch
@@ -484,20 +499,27 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         draws that go with them, (n, C): zero where inputs are not sampled (input_noise
         "none" / "first_order").
         """
-        X, X_var = self._inputs(X, X_var)
-        model = self.model_
-        fn, S = self._predictor(model)
-        latent_draws = model.likelihood.latent_draws_per_input(S) if model.strategy.stochastic_prediction else 1
-        both = self._in_chunks(fn, X, X_var, S, stream=-1, axis=1, latent_draws=latent_draws)
+        fn, S = self._predictor(self.model_)
+        both = self._predict_with(fn, S, *self._inputs(X, X_var))
         return (both[0], both[1]) if return_mc_error else both[0]
+
+    def _predict_with(self, fn: Callable, S: int, X: np.ndarray, X_var: np.ndarray) -> np.ndarray:
+        """Probabilities and their MC errors, (2, n, C), from a compiled predictor of this model and S input draws."""
+        model = self.model_
+        latent_draws = model.likelihood.latent_draws_per_input(S) if model.strategy.stochastic_prediction else 1
+        return self._in_chunks(fn, X, X_var, S, stream=-1, axis=1, latent_draws=latent_draws)
 
     def _predictor(self, model: Any) -> tuple[Callable, int]:
         """Compiled ``(X, X_var, seed) -> [probabilities, MC errors]`` of ``model`` and its input draws S."""
         import tensorflow as tf
 
-        S = int(self.n_samples) if model.strategy.stochastic_prediction else 1
+        S = self._input_draws(model)
         make = lambda: lambda a, b, seed: tf.stack(model.predict_proba_and_error(a, b, seed, S))  # noqa: E731
         return self._compiled(model, ("predict", S), make), S
+
+    def _input_draws(self, model: Any) -> int:
+        """Draws of p(x* | x~*) per prediction: ``n_samples`` where the strategy samples inputs, else 1."""
+        return int(self.n_samples) if model.strategy.stochastic_prediction else 1
 
     def _validation_predictor(self, model: Any) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         """Class probabilities of the model under training, on the compiled prediction (its own seed stream)."""
@@ -635,6 +657,18 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
 
 
 # ------------------------------------------------------------------ helpers
+class _FitPlan(NamedTuple):
+    """A fit up to its training: the validated data, standardiser, model, its training arrays and callback."""
+
+    data: Any
+    standardizer: Any
+    model: Any
+    train_data: Any
+    previous: Any
+    monitor: Any
+    callback: Callable | None
+
+
 def _continue_from(model: Any, previous: Any) -> None:
     """Copy every global variable of ``previous`` into ``model``; per-point q(x_i) stay at their start.
 

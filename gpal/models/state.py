@@ -7,8 +7,10 @@ reloaded model predicts bit for bit as the saved one.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from typing import Any, Mapping
+import re
+from typing import Any, Iterator, Mapping
 
 import gpflow
 import numpy as np
@@ -21,6 +23,8 @@ __all__ = [
     "kernel_state",
     "kernel_to_config",
     "module_values",
+    "reading_values",
+    "stored_variable",
 ]
 
 _KERNEL_PARAMS = ("variance", "lengthscales", "alpha", "period")
@@ -95,13 +99,14 @@ def kernel_from_config(config: Mapping[str, Any]) -> gpflow.kernels.Kernel:
     return cls(active_dims=active, **kwargs)
 
 
-def _raw(var: Any) -> Any:
+def stored_variable(var: Any) -> Any:
+    """The variable that holds a parameter's value: a gpflow ``Parameter``'s unconstrained one, else ``var``."""
     return var.unconstrained_variable if isinstance(var, gpflow.Parameter) else var
 
 
 def module_values(module: Any) -> dict[str, np.ndarray]:
     """Every variable of a gpflow module by path; parameters in their unconstrained (stored) form."""
-    return {key: _raw(var).numpy() for key, var in parameter_dict(module).items()}
+    return {key: stored_variable(var).numpy() for key, var in parameter_dict(module).items()}
 
 
 def assign_module_values(module: Any, values: Mapping[str, np.ndarray]) -> None:
@@ -117,7 +122,7 @@ def _assign(module: Any, values: Mapping[str, np.ndarray], origin: str) -> None:
             f"unexpected {sorted(set(values) - set(variables))}"
         )
     for key, var in variables.items():
-        raw, value = _raw(var), np.asarray(values[key])
+        raw, value = stored_variable(var), np.asarray(values[key])
         if not raw.shape.is_compatible_with(value.shape):
             raise ValueError(
                 f"{origin}saved parameter {key!r} has shape {value.shape}, but the model its config describes "
@@ -136,3 +141,51 @@ def kernel_from_state(config: Mapping[str, Any], arrays: Mapping[str, np.ndarray
     kernel = kernel_from_config(config)
     _assign(kernel, {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}, _origin(arrays))
     return kernel
+
+
+_PATH_STEP = re.compile(r"\.(\w+)|\[(\d+)\]")
+
+
+def _owner(module: Any, path: str) -> tuple[Any, str | int]:
+    """The container holding the variable at a ``parameter_dict`` path, and its attribute name or index."""
+    steps = _PATH_STEP.findall(path)
+    owner = module
+    for name, index in steps[:-1]:
+        owner = getattr(owner, name) if name else owner[int(index)]
+    name, index = steps[-1]
+    return owner, (name if name else int(index))
+
+
+@contextlib.contextmanager
+def reading_values(module: Any, values: Mapping[str, Any]) -> Iterator[None]:
+    """While inside, every variable of ``module`` reads as ``values[path]`` (unconstrained, as stored).
+
+    The keys are those of ``module_values``.  A gpflow ``Parameter`` keeps its transform and reads
+    the given tensor in place of its variable; a plain variable (per-point tables, network weights,
+    jitter) is swapped in its container.  Traced inside a ``tf.function`` or ``tf.vectorized_map``,
+    one model's code then serves any values of its shape: several models share one trace.
+    """
+    restore = []
+    try:
+        for path, var in parameter_dict(module).items():
+            if isinstance(var, gpflow.Parameter):
+                restore.append((var, None, var._pretransformed_input))
+                var._pretransformed_input = values[path]
+            else:
+                owner, key = _owner(module, path)
+                restore.append((owner, key, var))
+                _put(owner, key, values[path])
+        yield
+    finally:
+        for owner, key, old in reversed(restore):
+            if key is None:
+                owner._pretransformed_input = old
+            else:
+                _put(owner, key, old)
+
+
+def _put(owner: Any, key: str | int, value: Any) -> None:
+    if isinstance(key, int):
+        owner[key] = value
+    else:
+        object.__setattr__(owner, key, value)  # past tf.Module's tracking: a tensor only stands in while tracing

@@ -22,9 +22,7 @@ size, a per-model prior) are refused with ``NotBatchable`` naming the difference
 
 from __future__ import annotations
 
-import contextlib
-import re
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import gpflow
 import numpy as np
@@ -32,11 +30,11 @@ import tensorflow as tf
 from gpflow.utilities import parameter_dict
 
 from gpal.models.compiled import instance_function
-from gpal.models.state import assign_module_values, module_values
+from gpal.models.state import assign_module_values, module_values, reading_values, stored_variable
 from gpal.models.svgp import NoisySVGP
 from gpal.training.svi import CholeskyError, TrainData, TrainingError, TrainResult, _RowAdam, make_optimizer
 
-__all__ = ["NotBatchable", "BatchedTrainer", "check_batchable", "train_batched"]
+__all__ = ["NotBatchable", "BatchedTrainer", "check_batchable", "model_signature", "train_batched"]
 
 
 class NotBatchable(ValueError):
@@ -47,11 +45,12 @@ class NotBatchable(ValueError):
 _INITIAL_ONLY = {"strategy": ("seed",)}
 
 
-def _signature(model: NoisySVGP) -> dict[str, Any]:
+def model_signature(model: NoisySVGP) -> dict[str, Any]:
+    """What models must share to be trained in one step or predicted by one trace: all but their values."""
     structure = model.structure()
     for part, keys in _INITIAL_ONLY.items():
         structure[part] = {k: v for k, v in structure[part].items() if k not in keys}
-    variables = {path: (tuple(_raw(v).shape), _raw(v).dtype.name, bool(_raw(v).trainable), _transform_name(v))
+    variables = {path: (tuple(stored_variable(v).shape), stored_variable(v).dtype.name, bool(stored_variable(v).trainable), _transform_name(v))
                  for path, v in parameter_dict(model).items()}
     return {"structure": structure, "variables": variables}
 
@@ -62,11 +61,11 @@ def check_batchable(models: Sequence[NoisySVGP], datas: Sequence[TrainData]) -> 
         raise NotBatchable("no models to train")
     if len(models) != len(datas):
         raise NotBatchable(f"{len(models)} models but {len(datas)} training sets")
-    first, shape = _signature(models[0]), tuple(datas[0].X.shape)
+    first, shape = model_signature(models[0]), tuple(datas[0].X.shape)
     for k, (model, data) in enumerate(zip(models, datas)):
         if tuple(data.X.shape) != shape:
             raise NotBatchable(f"training set {k} has shape {tuple(data.X.shape)}, training set 0 {shape}")
-        signature = _signature(model)
+        signature = model_signature(model)
         for part in ("structure", "variables"):
             if signature[part] != first[part]:
                 raise NotBatchable(f"model {k} differs from model 0 in its {part}: {_first_difference(first[part], signature[part])}")
@@ -80,60 +79,9 @@ def _first_difference(a: Any, b: Any, where: str = "") -> str:
     return f"{where or 'value'} is {b!r} where model 0 has {a!r}"
 
 
-def _raw(var: Any) -> tf.Variable:
-    return var.unconstrained_variable if isinstance(var, gpflow.Parameter) else var
-
-
 def _transform_name(var: Any) -> str | None:
     transform = getattr(var, "transform", None)
     return None if transform is None else type(transform).__name__
-
-
-# ------------------------------------------------------------ reading stacked values
-_PATH_STEP = re.compile(r"\.(\w+)|\[(\d+)\]")
-
-
-def _owner(module: Any, path: str) -> tuple[Any, str | int]:
-    """The container holding the variable at a ``parameter_dict`` path, and its attribute name or index."""
-    steps = _PATH_STEP.findall(path)
-    owner = module
-    for name, index in steps[:-1]:
-        owner = getattr(owner, name) if name else owner[int(index)]
-    name, index = steps[-1]
-    return owner, (name if name else int(index))
-
-
-@contextlib.contextmanager
-def _reading(model: NoisySVGP, values: dict[str, tf.Tensor]) -> Iterator[None]:
-    """While inside, every variable of ``model`` reads as ``values[path]`` (unconstrained, as stored).
-
-    A gpflow ``Parameter`` keeps its transform and reads the given tensor in place of its variable;
-    a plain variable (per-point tables, network weights, jitter) is swapped in its container.
-    """
-    restore = []
-    try:
-        for path, var in parameter_dict(model).items():
-            if isinstance(var, gpflow.Parameter):
-                restore.append((var, None, var._pretransformed_input))
-                var._pretransformed_input = values[path]
-            else:
-                owner, key = _owner(model, path)
-                restore.append((owner, key, var))
-                _put(owner, key, values[path])
-        yield
-    finally:
-        for owner, key, old in reversed(restore):
-            if key is None:
-                owner._pretransformed_input = old
-            else:
-                _put(owner, key, old)
-
-
-def _put(owner: Any, key: str | int, value: Any) -> None:
-    if isinstance(key, int):
-        owner[key] = value
-    else:
-        object.__setattr__(owner, key, value)  # past tf.Module's tracking: a tensor only stands in while tracing
 
 
 # ------------------------------------------------------------------- the trainer
@@ -164,7 +112,7 @@ class BatchedTrainer:
             stacked = np.stack([v[path] for v in values])
             if path in self.per_point_paths:  # one table of K n rows, so the row-wise Adam serves it as it is
                 stacked = stacked.reshape((K * self.n,) + stacked.shape[2:])
-            self.stacked[path] = tf.Variable(stacked, trainable=bool(_raw(var).trainable), name=f"stacked{path}")
+            self.stacked[path] = tf.Variable(stacked, trainable=bool(stored_variable(var).trainable), name=f"stacked{path}")
         self.jitter_path = next(p for p, v in entries.items() if v is self.template.gp.jitter)
         self.active = tf.Variable(np.ones(K, bool), trainable=False, name="active_models")
         self.shared = [v for p, v in self.stacked.items() if v.trainable and p not in self.per_point_paths]
@@ -191,7 +139,7 @@ class BatchedTrainer:
 
         def one_model(args: tuple) -> tf.Tensor:
             values, X, X_var, y, idx, seed, noise = args
-            with _reading(template, values):
+            with reading_values(template, values):
                 return -template.elbo(X, X_var, y, idx, seed, num_data=n, noise=noise)
 
         def step(idx: tf.Tensor, step_number: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
@@ -283,7 +231,7 @@ class BatchedTrainer:
         values = {p: v.numpy() for p, v in self._values().items()}
         failed = []
         for k in np.flatnonzero(self.active.numpy()):
-            with _reading(self.template, {p: tf.constant(v[k]) for p, v in values.items()}):
+            with reading_values(self.template, {p: tf.constant(v[k]) for p, v in values.items()}):
                 try:
                     ok = bool(tf.reduce_all(tf.math.is_finite(self.template.gp.cholesky_Kzz())))
                 except tf.errors.InvalidArgumentError:

@@ -1,0 +1,145 @@
+"""Many ``NoisyGPClassifier``s that differ only in their data and ``random_state``, fitted and predicted together.
+
+An experiment grid fits one estimator per (split, seed).  ``fit_batched`` trains them as one
+batched model (``gpal.training.batched``: one compiled step for all) and ``predict_proba_batched``
+predicts each with one compiled trace shared by all of them, where each alone would trace its
+own.  Results equal ``fit`` and ``predict_proba`` one at a time up to rounding; estimators that
+cannot share a step (another family, shape or training setting, early stopping, a warm start,
+conjugate inference) raise ``NotBatchable`` naming why, and the caller fits them apart.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Sequence
+
+import numpy as np
+import tensorflow as tf
+from gpflow.utilities import parameter_dict
+
+from gpal.data.dataset import NoisyDataset
+from gpal.estimators.noisy_gp import NoisyGPClassifier
+from gpal.models.compiled import instance_function
+from gpal.models.state import module_values, reading_values, stored_variable
+from gpal.training.batched import BatchedTrainer, NotBatchable, model_signature
+
+__all__ = ["NotBatchable", "fit_batched", "predict_proba_batched"]
+
+# How a step is taken: estimators trained together must agree on these.
+_TRAINING = ("epochs", "batch_size", "learning_rate")
+
+
+def _check_estimators(estimators: Sequence[Any]) -> None:
+    if not estimators:
+        raise NotBatchable("no estimators to fit")
+    for k, est in enumerate(estimators):
+        if type(est) is not NoisyGPClassifier:
+            raise NotBatchable(f"estimator {k} is a {type(est).__name__}; batched fitting is for NoisyGPClassifier")
+        if est.inference != "svi" or est.early_stopping:
+            raise NotBatchable(f"estimator {k} has inference={est.inference!r}, early_stopping={est.early_stopping!r}; "
+                               "batched fitting takes SVI steps without early stopping")
+        if est.warm_start and hasattr(est, "model_"):
+            raise NotBatchable(f"estimator {k} would continue its fitted model (warm_start); fit it alone")
+        for name in _TRAINING:
+            if getattr(est, name) != getattr(estimators[0], name):
+                raise NotBatchable(f"estimator {k} has {name}={getattr(est, name)!r}, estimator 0 "
+                                   f"{getattr(estimators[0], name)!r}")
+
+
+def _as_arrays(item: Any) -> tuple[Any, Any, Any]:
+    if isinstance(item, NoisyDataset):
+        return item, None, None
+    X, y, X_var = (tuple(item) + (None,))[:3]
+    return X, y, X_var
+
+
+def fit_batched(estimators: Sequence[NoisyGPClassifier], data: Sequence[Any], *, max_models: int = 64,
+                errors: Literal["raise", "return"] = "raise", progress: bool = False) -> list[Any]:
+    """Fit ``estimators[k]`` on ``data[k]`` (a ``NoisyDataset`` or an ``(X, y, X_var)`` tuple), all together.
+
+    Returns the fitted estimators; with ``errors="return"`` an estimator whose fit failed
+    (bad data, a non-finite ELBO) is replaced by its exception and the others are kept.
+    At most ``max_models`` share a step; a batch the device has no memory for is halved.
+
+    >>> rng = np.random.default_rng(0)
+    >>> sets = [(rng.normal(size=(40, 2)), rng.integers(0, 3, 40)) for _ in range(3)]
+    >>> fits = fit_batched([NoisyGPClassifier(num_inducing=5, epochs=2, random_state=k) for k in range(3)], sets)
+    >>> [f.predict_proba(X).shape for f, (X, _) in zip(fits, sets)]
+    [(40, 3), (40, 3), (40, 3)]
+    """
+    if errors not in ("raise", "return"):
+        raise ValueError(f"errors must be 'raise' or 'return'; got {errors!r}")
+    if len(estimators) != len(data):
+        raise ValueError(f"{len(estimators)} estimators but {len(data)} data sets")
+    _check_estimators(estimators)
+    out: list[Any] = list(estimators)
+    plans = {}
+    for k, (est, item) in enumerate(zip(estimators, data)):
+        try:
+            plans[k] = est._plan_fit(*est._fit_data(*_as_arrays(item), unlabelled=None), None)
+        except Exception as exc:  # noqa: BLE001 - reported per estimator
+            if errors == "raise":
+                raise
+            out[k] = exc
+    first = estimators[0]
+    settings = dict(epochs=int(first.epochs), batch_size=int(first.batch_size),
+                    learning_rate=float(first.learning_rate), progress=progress)
+
+    def train(ks: list[int]) -> None:
+        try:
+            trainer = BatchedTrainer([plans[k].model for k in ks], [plans[k].train_data for k in ks],
+                                     [int(estimators[k].random_state) for k in ks])
+            results = trainer.fit(**settings)
+        except tf.errors.ResourceExhaustedError:
+            if len(ks) == 1:
+                raise
+            train(ks[: len(ks) // 2])
+            train(ks[len(ks) // 2:])
+            return
+        for k, result in zip(ks, results):
+            if isinstance(result, Exception):
+                if errors == "raise":
+                    raise result
+                out[k] = result
+            else:
+                estimators[k]._complete_fit(plans[k], result)
+
+    ready = sorted(plans)
+    for start in range(0, len(ready), max(1, int(max_models))):
+        train(ready[start:start + int(max_models)])
+    return out
+
+
+def predict_proba_batched(estimators: Sequence[NoisyGPClassifier], X: Sequence[Any],
+                          X_var: Sequence[Any] | None = None) -> list[np.ndarray]:
+    """``estimators[k].predict_proba(X[k], X_var[k])`` for every k, tracing one predictor per model signature.
+
+    Each estimator's probabilities equal its own ``predict_proba`` (same draws, same arithmetic).
+    """
+    X_var = [None] * len(estimators) if X_var is None else X_var
+    if not len(estimators) == len(X) == len(X_var):
+        raise ValueError(f"{len(estimators)} estimators, {len(X)} input sets and {len(X_var)} variance sets")
+    shared: dict[str, Any] = {}
+    out = []
+    for est, rows, rows_var in zip(estimators, X, X_var):
+        inputs = est._inputs(rows, rows_var)
+        model = est.model_
+        S = est._input_draws(model)
+        key = repr((model_signature(model), S))
+        if key not in shared:
+            shared[key] = _shared_predictor(model, S)
+        values = {p: tf.constant(v) for p, v in module_values(model).items()}
+        fn = shared[key]
+        out.append(est._predict_with(lambda a, b, seed: fn(values, a, b, seed), S, *inputs)[0])
+    return out
+
+
+def _shared_predictor(template: Any, S: int) -> Any:
+    """``(values, X, X_var, seed) -> [probabilities, MC errors]`` of any model with ``template``'s signature."""
+    specs = {p: tf.TensorSpec(stored_variable(v).shape, stored_variable(v).dtype) for p, v in parameter_dict(template).items()}
+    rows = tf.TensorSpec([None, int(template.gp.Z.shape[-1])], tf.float64)
+
+    def predict(values, X, X_var, seed):
+        with reading_values(template, values):
+            return tf.stack(template.predict_proba_and_error(X, X_var, seed, S))
+
+    return instance_function(predict, input_signature=[specs, rows, rows, tf.TensorSpec([2], tf.int64)], autograph=False)
