@@ -163,19 +163,65 @@ def _run_unit(
     t1 = time.perf_counter()
     raw = estimator.predict_proba(test.X, X_var=test.X_var if use_variances else None)
     t2 = time.perf_counter()
+    return _unit_result(dataset, split, method, estimator, unit_seed, raw, t1 - t0, t2 - t1)
+
+
+def _run_batch(names: list[str], dataset: NoisyDataset, splits: list[Split], method: str, spec: MethodSpec, seed: int,
+               use_variances: bool) -> list[dict[str, Any] | Exception]:
+    """The units of one method on several splits, trained as one batched model where the method allows.
+
+    Each unit's training and prediction times are its share of the batch's.  A method that
+    cannot be batched (``NotBatchable``: a callable spec, early stopping, ...) runs one unit at a time.
+    """
+    from gpal.estimators.batched import NotBatchable, fit_batched, predict_proba_batched
+
+    seeds = [derived_seed(seed, split.index) for split in splits]
+    estimators = [_make_estimator(spec, s) for s in seeds]
+    trains = [dataset.subset(split.train) for split in splits]
+    tests = [dataset.subset(split.test) for split in splits]
+    t0 = time.perf_counter()
+    try:
+        fitted = fit_batched(estimators, [(t.X, t.y, t.X_var if use_variances else None) for t in trains],
+                             errors="return")
+    except NotBatchable:
+        return [_unit_or_error(dataset, split, method, spec, seed, use_variances) for split in splits]
+    t1 = time.perf_counter()
+    done = [k for k, f in enumerate(fitted) if not isinstance(f, Exception)]
+    for k in done:
+        raise_if_interrupted(estimators[k])
+    probas = predict_proba_batched([estimators[k] for k in done], [tests[k].X for k in done],
+                                   [tests[k].X_var if use_variances else None for k in done])
+    t2 = time.perf_counter()
+    results: list[dict[str, Any] | Exception] = list(fitted)
+    for k, raw in zip(done, probas):
+        results[k] = _unit_result(dataset, splits[k], method, estimators[k], seeds[k], raw,
+                                  (t1 - t0) / len(splits), (t2 - t1) / max(1, len(done)))
+    return results
+
+
+def _unit_or_error(*args: Any) -> dict[str, Any] | Exception:
+    try:
+        return _run_unit(*args)
+    except Exception as exc:  # noqa: BLE001 - reported per unit by the runner
+        return exc
+
+
+def _unit_result(dataset: NoisyDataset, split: Split, method: str, estimator: Any, unit_seed: int, raw: np.ndarray,
+                 train_seconds: float, predict_seconds: float) -> dict[str, Any]:
+    test = dataset.subset(split.test)
     proba = _aligned_proba(estimator, raw, test.n_samples, dataset.n_classes)
     return {
         "method": method,
         "split": split.index,
         "estimator_seed": unit_seed,
-        "n_train": train.n_samples,
+        "n_train": len(split.train),
         "n_test": test.n_samples,
         "nll": negative_log_likelihood(test.y, proba),
         "error": error_rate(test.y, proba),
         "confusion": confusion_matrix(test.y, proba, dataset.n_classes).tolist(),
         "confusion_rows": "predicted",
-        "train_seconds": t1 - t0,
-        "predict_seconds": t2 - t1,
+        "train_seconds": train_seconds,
+        "predict_seconds": predict_seconds,
         "test_ids": test.ids.tolist(),
         "y_true": test.y.tolist(),
         "proba": proba.tolist(),
@@ -204,6 +250,7 @@ def run_repeated_splits(
     progress: bool = True,
     reference: Mapping[str, Mapping[str, Sequence[float]]] | None = None,
     executor: Executor | None = None,
+    models_per_batch: int = 1,
 ) -> dict[str, Any]:
     """Run every (split, method) unit not already on disk, then return ``summarize(out_dir)``.
 
@@ -217,6 +264,9 @@ def run_repeated_splits(
     With ``on_error="record"`` a unit that raises is logged to an ``.error.json``
     file and skipped (retried on the next run) instead of stopping the run.
     ``reference`` (e.g. published numbers) is shown beside the results in summary.md.
+    ``models_per_batch`` > 1 trains up to that many splits of one method together as one batched
+    model (``gpal.estimators.batched``; same results up to rounding), a task per batch; a method
+    that cannot be batched runs its units one at a time inside the task.
     """
     if not dataset.is_labelled:
         raise ValueError("run_repeated_splits needs a labelled data set")
@@ -254,7 +304,21 @@ def run_repeated_splits(
         if result.get("test_ids") != test_ids[result.get("split")]:
             raise ValueError(f"{unit_file(out, unit)} was computed on a different test split; this folder is stale, delete it")
 
-    run_units(executor, _run_unit, units, out, desc="units", progress=progress, on_error=on_error, check=same_split)
+    if isinstance(models_per_batch, bool) or not isinstance(models_per_batch, (int, np.integer)) or models_per_batch < 1:
+        raise ValueError(f"models_per_batch must be an integer >= 1; got {models_per_batch!r}")
+
+    def batches(todo: list[str]) -> list[tuple[list[str], Callable[..., list[Any]], tuple]]:
+        planned = []
+        for name in methods:
+            mine = [unit for unit in todo if units[unit][2] == name]
+            for start in range(0, len(mine), models_per_batch):
+                group = mine[start:start + models_per_batch]
+                planned.append((group, _run_batch, (dataset, [units[u][1] for u in group], name, methods[name], seed,
+                                                    use_variances)))
+        return planned
+
+    run_units(executor, _run_unit, units, out, desc="units", progress=progress, on_error=on_error, check=same_split,
+              batches=batches if models_per_batch > 1 else None)
     return summarize(out, methods=list(methods), splits=[s.index for s in splits], reference=reference)
 
 

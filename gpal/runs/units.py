@@ -68,6 +68,28 @@ def _raised(fn: Callable[..., dict[str, Any]], name: str, *args: Any) -> tuple[b
         raise
 
 
+def _batch(fn: Callable[..., list[Any]], on_error: str, names: list[str], *args: Any) -> list[tuple[bool, dict[str, Any]]]:
+    """Run one batch of units on the worker: ``fn(names, *args)`` gives a result or an exception per unit."""
+    try:
+        results = fn(names, *args)
+    except Exception as exc:
+        if on_error == "raise":
+            exc.add_note(f"in the batch of units {names}")
+            raise
+        results = [exc] * len(names)
+    out = []
+    for name, result in zip(names, results):
+        if not isinstance(result, Exception):
+            out.append((True, result))
+        elif on_error == "raise":
+            result.add_note(f"in unit {name!r}")
+            raise result
+        else:
+            trace = "".join(traceback.format_exception(result))
+            out.append((False, {"unit": name, "error": repr(result), "traceback": trace}))
+    return out
+
+
 def run_units(
     executor: Executor,
     fn: Callable[..., dict[str, Any]],
@@ -78,13 +100,16 @@ def run_units(
     progress: bool = True,
     on_error: Literal["raise", "record"] = "raise",
     check: Callable[[str, dict[str, Any]], None] | None = None,
+    batches: Callable[[list[str]], list[tuple[list[str], Callable[..., list[Any]], tuple]]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Run ``fn(*units[name])`` for every unit without a result file; return every finished unit's result.
 
     ``check(name, result)`` sees each result already on disk and raises if it belongs to
     another run (a stale folder).  With ``on_error="record"`` a unit that raises leaves
     ``<name>.error.json`` instead of stopping the run and is absent from the returned
-    results; a later success removes the record.
+    results; a later success removes the record.  ``batches(todo)``, where given, groups the
+    missing units into ``(names, batch_fn, args)``: one task calls ``batch_fn(names, *args)``,
+    which returns a result (or the exception) per name, and each is written as it would be alone.
     """
     if on_error not in ("raise", "record"):
         raise ValueError(f"on_error must be 'raise' or 'record'; got {on_error!r}")
@@ -94,11 +119,21 @@ def run_units(
             if result is not None:
                 check(name, result)
     todo = [name for name, result in results.items() if result is None]
-    if todo:
+    if not todo:
+        return {name: result for name, result in results.items() if result is not None}
+    if batches is None:
         guarded = functools.partial(_recorded if on_error == "record" else _raised, fn)
+        groups = [[name] for name in todo]
         tasks = [(name, *units[name]) for name in todo]  # flat, so an executor can share big arguments
-        for index, (ok, result) in executor.map(guarded, tasks, desc=desc, progress=progress):
-            name = todo[index]
+        finished = ((groups[i], [done]) for i, done in executor.map(guarded, tasks, desc=desc, progress=progress))
+    else:
+        planned = batches(todo)
+        groups = [names for names, _, _ in planned]
+        tasks = [(batch_fn, on_error, names, *args) for names, batch_fn, args in planned]
+        finished = ((groups[i], done) for i, done in executor.map(_batch, tasks, desc=f"{desc} (batches)",
+                                                                   progress=progress))
+    for names, done in finished:
+        for name, (ok, result) in zip(names, done):
             if ok:
                 write_json_atomic(unit_file(out, name), result)
                 error_file(out, name).unlink(missing_ok=True)
