@@ -107,7 +107,7 @@ def prob_largest(Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor, nodes: tf.Tensor
     """
     Y = tf.cast(Y, tf.int32)
     sd = tf.sqrt(tf.maximum(Fvar, MIN_VARIANCE))
-    onehot = tf.equal(Y[:, None], tf.range(tf.shape(Fmu)[1]))  # (N, C)
+    num_classes = Fmu.shape[1] or tf.shape(Fmu)[1]  # static where known: the product below is then unrolled
     mu_y = tf.gather(Fmu, Y, axis=1, batch_dims=1)[:, None]  # (N, 1)
     sd_y = tf.gather(sd, Y, axis=1, batch_dims=1)[:, None]
     edges = tf.reshape(Fmu[:, :, None] + sd[:, :, None] * _PANEL_EDGES, [tf.shape(Fmu)[0], -1])
@@ -116,24 +116,27 @@ def prob_largest(Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor, nodes: tf.Tensor
     t = tf.reshape(left[:, :, None] + 0.5 * width[:, :, None] * (nodes + 1.0), [tf.shape(Fmu)[0], -1])  # (N, P K)
     w = tf.reshape(0.5 * width[:, :, None] * weights, tf.shape(t))
     density = tf.exp(-0.5 * tf.square((t - mu_y) / sd_y)) / (sd_y * math.sqrt(2.0 * math.pi))
-    # Phi((t - mu_c) / sd_c) = erfc((mu_c - t) / (sqrt(2) sd_c)) / 2: the halves of the C - 1 factors
-    # go into the weights, so the (N, C, P K) arrays see one subtraction, product and erfc each.
-    scaled = (Fmu[:, :, None] - t[:, None, :]) * tf.math.reciprocal(math.sqrt(2.0) * sd)[:, :, None]
-    tails = tf.where(onehot[:, :, None], tf.ones_like(scaled), tf.math.erfc(scaled))  # the c = y factor is 1
-    halves = tf.pow(tf.constant(0.5, Fmu.dtype), tf.cast(tf.shape(Fmu)[1] - 1, Fmu.dtype))
+    # The C - 1 other classes of each row, c = y + 1, ..., y + C - 1 (mod C).
+    others = tf.math.floormod(Y[:, None] + 1 + tf.range(num_classes - 1), num_classes)  # (N, C - 1)
+    mu_o = tf.gather(Fmu, others, axis=1, batch_dims=1)
+    sd_o = tf.gather(sd, others, axis=1, batch_dims=1)
+    # Phi((t - mu_c) / sd_c) = erfc((mu_c - t) / (sqrt(2) sd_c)) / 2: the halves go into the weights,
+    # so the (N, C - 1, P K) arrays see one subtraction, product and erfc each.
+    tails = tf.math.erfc((mu_o[:, :, None] - t[:, None, :]) * tf.math.reciprocal(math.sqrt(2.0) * sd_o)[:, :, None])
+    halves = tf.pow(tf.constant(0.5, Fmu.dtype), tf.cast(num_classes - 1, Fmu.dtype))
     return tf.reduce_sum((halves * w) * density * _product_over_classes(tails), axis=1)
 
 
 def _product_over_classes(factors: tf.Tensor) -> tf.Tensor:
-    """prod_c factors[:, c, :]: C - 1 multiplications where C is static, whose gradient is products too.
+    """prod_j factors[:, j, :]: plain multiplications where the count is static, whose gradient is products too.
 
     ``tf.reduce_prod``'s gradient runs two cumulative products over the whole (N, C, P K) array;
     for the few classes of a catalog the plain products cost a fraction of that.
     """
-    num_classes = factors.shape[1]
-    if num_classes is None:
+    count = factors.shape[1]
+    if count is None:
         return tf.reduce_prod(factors, axis=1)
-    return functools.reduce(tf.multiply, tf.unstack(factors, num=num_classes, axis=1))
+    return functools.reduce(tf.multiply, tf.unstack(factors, num=count, axis=1))
 
 
 @check_shapes("Fmu: [N, C]", "Fvar: [N, C]", "nodes: [K]", "weights: [K]", "return: [N, C]")
