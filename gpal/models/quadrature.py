@@ -119,24 +119,24 @@ def prob_largest(Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor, nodes: tf.Tensor
     # The C - 1 other classes of each row, c = y + 1, ..., y + C - 1 (mod C).
     others = tf.math.floormod(Y[:, None] + 1 + tf.range(num_classes - 1), num_classes)  # (N, C - 1)
     mu_o = tf.gather(Fmu, others, axis=1, batch_dims=1)
-    sd_o = tf.gather(sd, others, axis=1, batch_dims=1)
-    # Phi((t - mu_c) / sd_c) = erfc((mu_c - t) / (sqrt(2) sd_c)) / 2: the halves go into the weights,
-    # so the (N, C - 1, P K) arrays see one subtraction, product and erfc each.
-    tails = tf.math.erfc((mu_o[:, :, None] - t[:, None, :]) * tf.math.reciprocal(math.sqrt(2.0) * sd_o)[:, :, None])
+    scale_o = tf.math.reciprocal(math.sqrt(2.0) * tf.gather(sd, others, axis=1, batch_dims=1))
+    # Phi((t - mu_c) / sd_c) = erfc((mu_c - t) / (sqrt(2) sd_c)) / 2, the halves gathered into the weights.
     halves = tf.pow(tf.constant(0.5, Fmu.dtype), tf.cast(num_classes - 1, Fmu.dtype))
-    return tf.reduce_sum((halves * w) * density * _product_over_classes(tails), axis=1)
+    return tf.reduce_sum((halves * w) * density * _product_of_tails(mu_o, scale_o, t), axis=1)
 
 
-def _product_over_classes(factors: tf.Tensor) -> tf.Tensor:
-    """prod_j factors[:, j, :]: plain multiplications where the count is static, whose gradient is products too.
+def _product_of_tails(mu: tf.Tensor, scale: tf.Tensor, t: tf.Tensor) -> tf.Tensor:
+    """prod_j erfc((mu_j - t) scale_j) for ``mu``, ``scale`` (N, J) at the nodes ``t`` (N, T); (N, T).
 
-    ``tf.reduce_prod``'s gradient runs two cumulative products over the whole (N, C, P K) array;
-    for the few classes of a catalog the plain products cost a fraction of that.
+    Where J is static, one (N, T) factor at a time: the arrays that each cost a pass over memory
+    are (N, T), and the gradient is products, where ``tf.reduce_prod``'s runs two cumulative
+    products over an (N, J, T) array.
     """
-    count = factors.shape[1]
+    count = mu.shape[1]
     if count is None:
-        return tf.reduce_prod(factors, axis=1)
-    return functools.reduce(tf.multiply, tf.unstack(factors, num=count, axis=1))
+        return tf.reduce_prod(tf.math.erfc((mu[:, :, None] - t[:, None, :]) * scale[:, :, None]), axis=1)
+    tails = [tf.math.erfc((mu[:, j, None] - t) * scale[:, j, None]) for j in range(count)]
+    return functools.reduce(tf.multiply, tails)
 
 
 @check_shapes("Fmu: [N, C]", "Fvar: [N, C]", "nodes: [K]", "weights: [K]", "return: [N, C]")
