@@ -13,7 +13,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any, Iterator, MutableMapping
 
-__all__ = ["ACQUISITIONS", "ESTIMATORS", "FOLLOW_UP_ACQUISITION", "INPUT_NOISE", "INPUT_PRIORS",
+__all__ = ["ACQUISITIONS", "ESTIMATORS", "FOLLOW_UP_ACQUISITION", "INPUT_NOISE", "INPUT_PRIORS", "KERNELS",
            "LATENT_INPUT_STRATEGIES", "LIKELIHOODS", "Registry"]
 
 #: Priors over the noiseless inputs (``gpal.models.input_prior``): the paper's broad N(0, s I), or a
@@ -96,6 +96,12 @@ LIKELIHOODS = Registry("likelihood", {
     "logit": "gpal.models.likelihoods.gaussian_noise:LogitLikelihood",
     "gaussian_noise": "gpal.models.likelihoods.gaussian_noise:GaussianNoiseLikelihood",
     "logistic_softmax": "gpal.models.likelihoods.logistic_softmax:LogisticSoftmaxLikelihood",
+})
+
+#: Kernel factories ``n_features -> kernel`` by name, for settings that cannot hold a kernel object.
+KERNELS = Registry("kernel", {
+    "se_ard": "gpal.models.kernels:default_kernel",
+    "se_ard_plus_noise": "gpal.models.kernels:se_ard_plus_noise",
 })
 
 INPUT_NOISE = Registry("input_noise", {

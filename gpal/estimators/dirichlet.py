@@ -122,12 +122,11 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         self._require_variance(X, X_var, "fit")
         data = check_fit_data(X, y, X_var)
 
-        import gpflow
         from tqdm.auto import tqdm
 
         from gpal.models.families.dirichlet import HeteroskedasticSGPR, dirichlet_targets
         from gpal.training.collapsed import fit_dirichlet_gp
-        from gpal.models.kernels import default_kernel
+        from gpal.models.kernels import make_kernel
         from gpal.models.svgp import kmeans_inducing
 
         standardizer = Standardizer.fit(data.X) if self.standardize else None
@@ -136,7 +135,7 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         C = len(data.classes)
         first_order = self.input_noise == "first_order"
         Z = kmeans_inducing(Xs, min(int(self.num_inducing), n), int(self.random_state))
-        kernel = gpflow.utilities.deepcopy(self.kernel) if self.kernel is not None else default_kernel(d)
+        kernel = make_kernel(self.kernel, d)
         # One model serves every candidate: fit_dirichlet_gp resets kernel and Z and swaps the targets.
         model = HeteroskedasticSGPR(kernel, Z, Xs, *dirichlet_targets(data.y, C, alphas[0]))
         history, best = [], None

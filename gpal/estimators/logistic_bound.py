@@ -112,17 +112,16 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
             )
         warn_ignored_noise(data.X_var, "LogisticBoundGPClassifier")
 
-        import gpflow
 
         from gpal.models.families.logistic_bounds import LogisticBoundGP
         from gpal.training.bounds import BoundOptimizer
-        from gpal.models.kernels import default_kernel
+        from gpal.models.kernels import make_kernel
         from gpal.models.svgp import kmeans_inducing
 
         standardizer = Standardizer.fit(data.X) if self.standardize else None
         Xs = data.X if standardizer is None else standardizer.transform_arrays(data.X)[0]
         d = Xs.shape[1]
-        kernel = default_kernel(d) if self.kernel is None else gpflow.utilities.deepcopy(self.kernel)
+        kernel = make_kernel(self.kernel, d)
         Z = kmeans_inducing(Xs, min(int(self.num_inducing), Xs.shape[0]), int(self.random_state))
         model = LogisticBoundGP(kernel, Z, float(self.jitter))
         optimizer = BoundOptimizer(model, Xs, 2.0 * data.y - 1.0, self.method, bool(self.train_inducing))

@@ -124,17 +124,16 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         data = check_fit_data(X, y, X_var)
         warn_ignored_noise(data.X_var, "LogisticSoftmaxGPClassifier")
 
-        import gpflow
 
         from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP
         from gpal.training.cavi import AugmentedTrainer
-        from gpal.models.kernels import default_kernel
+        from gpal.models.kernels import make_kernel
         from gpal.models.svgp import kmeans_inducing
 
         standardizer = Standardizer.fit(data.X) if self.standardize else None
         Xs = data.X if standardizer is None else standardizer.transform_arrays(data.X)[0]
         d = Xs.shape[1]
-        kernel = default_kernel(d) if self.kernel is None else gpflow.utilities.deepcopy(self.kernel)
+        kernel = make_kernel(self.kernel, d)
         Z = kmeans_inducing(Xs, min(int(self.num_inducing), Xs.shape[0]), int(self.random_state))
         model = AugmentedLogisticSoftmaxGP(kernel, Z, len(data.classes), float(self.jitter))
         trainer = AugmentedTrainer(model, Xs, data.y, float(self.learning_rate), bool(self.train_inducing))

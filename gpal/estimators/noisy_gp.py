@@ -72,7 +72,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         ``hyper_every``, ``train_inducing``, ``nat_delay``, ``nat_forgetting``, ``jitter``
         (see ``LogisticSoftmaxGPClassifier``).
     num_inducing : inducing points per latent function (capped at the training size).
-    kernel : gpflow kernel copied per class; ``None`` is squared exponential with ARD.
+    kernel : gpflow kernel copied per class, or a name from ``gpal.models.kernels.KERNELS``: ``None`` /
+        "se_ard" is squared exponential with ARD, "se_ard_plus_noise" adds the paper's sigma_0^2 I[x = x'].
     batch_size, epochs, learning_rate : Adam minibatch optimisation of the ELBO.
     n_samples : Monte Carlo draws of p(x* | x~*) per test point (latent, amortized).
     prior_variance : s of the broad prior N(0, s I) on the noiseless inputs.
@@ -611,7 +612,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         from gpal.models.state import kernel_to_config, module_values
 
         params = {k: _plain(v) for k, v in self.get_params(deep=False).items()}
-        if params["kernel"] is not None:
+        if params["kernel"] is not None and not isinstance(params["kernel"], str):
             params["kernel"] = {"kernel_config": kernel_to_config(params["kernel"])}
         if not isinstance(params["likelihood"], str):
             params["likelihood"] = {"likelihood_config": params["likelihood"].get_config()}

@@ -14,7 +14,7 @@ import numbers
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from gpal.registry import LIKELIHOODS
+from gpal.registry import KERNELS, LIKELIHOODS
 
 __all__ = [
     "Boolean",
@@ -171,7 +171,11 @@ def is_gpflow_kernel(value: Any) -> bool:
     return isinstance(value, gpflow.kernels.Kernel)
 
 
-KERNEL = Satisfies(lambda k: k is None or is_gpflow_kernel(k), "None or a gpflow kernel (copied per latent function)")
+def _is_kernel(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and value in KERNELS) or is_gpflow_kernel(value)
+
+
+KERNEL = Satisfies(_is_kernel, f"None, a kernel name {list(KERNELS.names())} or a gpflow kernel (copied per latent function)")
 
 #: The arguments every sparse-GP family takes, stated once; a family adds its own beside them.
 SPARSE_GP_PARAMETERS: dict[str, Constraint] = {

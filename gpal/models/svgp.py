@@ -34,7 +34,7 @@ from gpal.models.input_noise import (
     strategy_from_config,
 )
 from gpal.models.input_prior import fit_mixture_prior
-from gpal.models.kernels import default_kernel
+from gpal.models.kernels import make_kernel
 from gpal.models.likelihoods.base import Likelihood, likelihood_from_config, make_likelihood
 from gpal.models.sparse import (
     DEFAULT_JITTER,
@@ -349,7 +349,7 @@ def build_model(
     noise_variance: str = "known",
     likelihood: str | Likelihood = "robustmax",
     num_inducing: int = 100,
-    kernel: gpflow.kernels.Kernel | None = None,
+    kernel: str | gpflow.kernels.Kernel | None = None,
     prior_variance: float = 1000.0,
     input_prior: str = "broad",
     prior_components: int = 8,
@@ -373,7 +373,7 @@ def build_model(
     n, d = X.shape
     lik = make_likelihood(likelihood, num_classes, **dict(likelihood_options or {}))
     L = lik.num_latent(num_classes)
-    template = kernel if kernel is not None else default_kernel(d)
+    template = make_kernel(kernel, d)
     kernels = [deepcopy(template) for _ in range(L)]
     Z = kmeans_inducing(X, min(int(num_inducing), n), seed)
     population = None

@@ -31,12 +31,12 @@ def methods_field(default: list[str] | None = None) -> Field:
 
 def training_schema(**defaults: Any) -> dict[str, Field]:
     """NoisyGPClassifier settings shared by every method; ``defaults`` replace the classifier's own."""
-    from gpal.registry import LIKELIHOODS
+    from gpal.registry import KERNELS, LIKELIHOODS
 
     d = {
         "noise_variance": "known", "likelihood": "robustmax", "num_inducing": 100, "batch_size": 50,
         "epochs": 750, "learning_rate": 0.01, "n_samples": 300, "prior_variance": 1000.0, "hidden_sizes": [50],
-        "epsilon": 1e-3, "learn_epsilon": False, "standardize": True, **defaults,
+        "epsilon": 1e-3, "learn_epsilon": False, "standardize": True, "kernel": "se_ard", **defaults,
     }
     return {
         "noise_variance": Field(choice(["known", "learned", "both"]), d["noise_variance"],
@@ -53,6 +53,8 @@ def training_schema(**defaults: Any) -> dict[str, Field]:
         "epsilon": Field(number(0, 1, open_low=True, open_high=True), d["epsilon"], "robust-max label-flip probability"),
         "learn_epsilon": Field(boolean, d["learn_epsilon"], "learn epsilon instead of fixing it"),
         "standardize": Field(boolean, d["standardize"], "standardise inputs on the training rows"),
+        "kernel": Field(choice(KERNELS.names()), d["kernel"], "kernel of every latent function: SE-ARD, or SE-ARD plus "
+                        "the paper's learned sigma_0^2 I[x = x'] term"),
     }
 
 
@@ -66,4 +68,6 @@ def classifier_params(methods: list[str], training: Mapping[str, Any], n_train: 
     """Method name -> NoisyGPClassifier parameters (no seed: the runner gives each unit its own)."""
     common = {**training, "num_inducing": num_inducing_for(training, n_train),
               "hidden_sizes": tuple(training["hidden_sizes"]), "progress": False}
+    if common.get("kernel") == "se_ard":  # the estimator's default, left unnamed so existing run folders still match
+        del common["kernel"]
     return select_methods(methods, **common)
