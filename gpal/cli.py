@@ -236,12 +236,14 @@ def _report_experiment(folder: Path) -> Path:
 
 
 def _report(args: argparse.Namespace) -> int:
+    from gpal.catalog_jobs.layout import HELDOUT_FILE, is_classify_folder
+    from gpal.catalog_jobs.model_folders import TRAINING_FILE
     from gpal.catalog_jobs.report import write_classify_report
 
     folder = Path(args.run_dir)
     if not folder.is_dir():
         raise FileNotFoundError(f"run folder {folder} does not exist")
-    if (folder / "heldout.csv").is_file() and (folder / "training.json").is_file():
+    if is_classify_folder(folder):
         report = write_classify_report(folder)
     elif (folder / "checkpoint" / "state.json").is_file() or (folder / "state.json").is_file():
         report = _report_active(folder)
@@ -249,8 +251,8 @@ def _report(args: argparse.Namespace) -> int:
         report = _report_experiment(folder)
     else:
         raise ValueError(
-            f"{folder} is not a gpal run folder; expected one of: a gpal classify output (training.json and "
-            "heldout.csv), an active-learning run (checkpoint/state.json or state.json), or a repeated-splits "
+            f"{folder} is not a gpal run folder; expected one of: a gpal classify output ({TRAINING_FILE} and "
+            f"{HELDOUT_FILE}), an active-learning run (checkpoint/state.json or state.json), or a repeated-splits "
             "experiment (config.json and units/)"
         )
     print(f"report: {report}")

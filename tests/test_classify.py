@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,13 @@ from gpal.runs.persistence import OutputInUse
 from conftest import SMALL, write_small_catalog
 
 TINY = dict(epochs=3, num_inducing=5, batch_size=64, input_noise="first_order")
+#: What a user finds at the top of the main job's folder; every table and figure lies beneath.
+TOP = {"classifications.csv", "classifications.ecsv", "classifications.fits", "report.md", "metrics.json", "ood.json",
+       "training.json", "model", "run.json", "tables", "figures"}
+#: The report's tables (CSV, Markdown, LaTeX) and figures (PNG, PDF).
+TABLES = ("heldout_metrics", "heldout_per_class", "heldout_confusion", "heldout_comparison", "predicted_counts",
+          "predicted_by_latitude", "most_informative", "most_uncertain")
+FIGURES = ("confusion_matrix", "reliability", "reliability_per_class", "sky_classes", "sky_entropy")
 
 
 @pytest.fixture(scope="module")
@@ -48,12 +56,18 @@ def test_bad_class_specs_are_named(spec, message):
 def test_classify_writes_table_figures_metrics_and_report(classified, small_catalog):
     out, report = classified
     assert report == out / "report.md"
-    for name in ["classifications.csv", "classifications.fits", "heldout.csv", "metrics.json", "training.json",
-                 "model/config.json", "model/params.npz", "heldout_metrics.csv", "predicted_counts.md"]:
+    for name in ["classifications.csv", "classifications.fits", "tables/heldout.csv", "metrics.json", "training.json",
+                 "model/config.json", "model/params.npz", "tables/heldout_metrics.csv", "tables/predicted_counts.md"]:
         assert (out / name).is_file(), name
     for figure in ["confusion_matrix", "reliability", "reliability_per_class", "sky_classes", "sky_entropy"]:
-        assert (out / f"{figure}.png").stat().st_size > 1000 and (out / f"{figure}.pdf").is_file()
-    assert not [p.name for p in out.iterdir() if p.name.endswith(".tmp")]
+        assert (out / "figures" / f"{figure}.png").stat().st_size > 1000 and (out / "figures" / f"{figure}.pdf").is_file()
+    assert not [p.name for p in out.rglob("*") if p.name.endswith(".tmp")]
+    # one place per kind of file: the classifications and the report at the top, tables and figures beneath
+    assert {p.name for p in out.iterdir()} == TOP
+    assert {p.name for p in (out / "tables").iterdir()} == {
+        "heldout.csv", "heldout_baselines.csv", "catalog_columns.csv", *(f"{t}.{e}" for t in TABLES for e in ("csv", "md", "tex"))}
+    assert {p.name for p in (out / "figures").iterdir()} == {f"{f}.{e}" for f in FIGURES for e in ("png", "pdf")}
+    assert list(pd.read_csv(out / "tables" / "catalog_columns.csv").columns) == ["Source_Name", "Flux1000", "Signif_Avg"]
 
     table = read_probability_table(out / "classifications.csv")
     frame = table.frame
@@ -82,8 +96,9 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     training = json.loads((out / "training.json").read_text())
     assert sum(training["n_per_class"].values()) + held["n"] == n_labelled
     text = report.read_text()
-    for link in ["classifications.csv", "classifications.ecsv", "classifications.fits", "confusion_matrix.png",
-                 "reliability.png", "sky_classes.png", "Held-out check", "Rows left out", "comparison with the baselines",
+    for link in ["](classifications.csv)", "](classifications.ecsv)", "](classifications.fits)",
+                 "](figures/confusion_matrix.png)", "](figures/reliability.png)", "](figures/sky_classes.png)",
+                 "](tables/heldout.csv)", "[CSV](tables/heldout_metrics.csv)", "Held-out check", "Rows left out", "comparison with the baselines",
                  "Faintest quarter", "Population shift", "completeness and purity per class", "Monte Carlo noise",
                  "forced into one of them", "spp", "Run: table written " + table.meta["DATE"], "confusion matrix (counts"]:
         assert link in text, link
@@ -98,11 +113,11 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
             assert row["purity"] is None
     lo, hi = held["intervals"]["accuracy"]
     assert lo < held["accuracy"] < hi and set(held["intervals"]) >= {"nll", "brier", "ece", "accuracy"}
-    uncertain = pd.read_csv(out / "most_uncertain.csv")
+    uncertain = pd.read_csv(out / "tables" / "most_uncertain.csv")
     assert {"GLON", "GLAT", "RA", "DEC", "Flux1000", "Signif_Avg"} <= set(uncertain.columns)
     assert uncertain["Signif_Avg"].notna().all() and uncertain["entropy"].is_monotonic_decreasing
     # the follow-up ranking: BALD of every classified source, recomputed from the saved model
-    informative = pd.read_csv(out / "most_informative.csv")
+    informative = pd.read_csv(out / "tables" / "most_informative.csv")
     assert informative["information"].is_monotonic_decreasing and (informative["information"] >= 0).all()
     frame = pd.read_csv(out / "classifications.csv")
     assert informative["Source_Name"].tolist() == frame.nlargest(10, "information")["Source_Name"].tolist()
@@ -122,8 +137,8 @@ def test_classify_compares_with_baselines_on_the_same_rows(classified):
     for model in ("logistic", "random_forest_isotonic", ERROR_BLIND_MODEL):
         r = rows[model, "nll"]
         assert r["diff_low"] <= r["diff"] <= r["diff_high"]
-    held = pd.read_csv(out / "heldout.csv")
-    base = pd.read_csv(out / "heldout_baselines.csv")
+    held = pd.read_csv(out / "tables" / "heldout.csv")
+    base = pd.read_csv(out / "tables" / "heldout_baselines.csv")
     assert set(base.groupby("model")["Source_Name"].apply(frozenset)) == {frozenset(held["Source_Name"])}
     shift = metrics["population_shift"]
     assert shift["converged"] and sum(shift["estimated_prior"].values()) == pytest.approx(1, abs=1e-3)
@@ -151,6 +166,53 @@ def test_rerun_with_same_settings_reuses_the_model_and_reproduces_the_table(clas
     assert params.stat().st_mtime_ns == before  # not retrained
     assert said[0].startswith(f"reusing the trained model in {out}") and not any("training on" in m for m in said)
     assert (out / "classifications.csv").read_bytes() == table
+
+
+def _files(folder):
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+def _flat_copy(folder, to):
+    """A copy of a finished run folder as earlier versions wrote it: every table and figure flat beside the
+    classifications, the catalog columns as classified_catalog.csv."""
+    shutil.copytree(folder, to)
+    for sub in ("tables", "figures"):
+        for path in (to / sub).iterdir():
+            path.rename(to / path.name)
+        (to / sub).rmdir()
+    (to / "catalog_columns.csv").rename(to / "classified_catalog.csv")
+    assert len(list(to.iterdir())) == 46 and (to / "heldout_baselines.csv").is_file()  # as gpal 0.2.0 wrote it
+    return to
+
+
+def test_rerun_into_a_folder_of_the_flat_layout_moves_it_and_reuses_the_model(classified, small_catalog, tmp_path):
+    out, _ = classified
+    old = _flat_copy(out, tmp_path / "old")
+    baselines = (old / "heldout_baselines.csv").read_bytes()
+    said = []
+    report = classify_catalog(old, catalog=str(small_catalog), progress=False, log=said.append, **TINY)
+    assert said[0] == "moved 37 files of the flat layout of earlier versions into tables/ and figures/"
+    assert said[1].startswith(f"reusing the trained model in {old}")
+    assert not any("training on" in m or "without the error bars" in m for m in said)  # neither model nor twin refitted
+    assert _files(old) == _files(out) and {p.name for p in old.iterdir()} == TOP
+    assert (old / "tables" / "heldout_baselines.csv").read_bytes() == baselines
+    assert (old / "classifications.csv").read_bytes() == (out / "classifications.csv").read_bytes()
+    assert "](figures/sky_classes.png)" in report.read_text() and "](sky_classes.png)" not in report.read_text()
+
+
+def test_report_rebuilds_a_folder_of_the_flat_layout_in_the_new_one(classified, tmp_path, capsys):
+    from gpal.cli import main
+
+    out, _ = classified
+    old = _flat_copy(out, tmp_path / "old")
+    assert main(["report", str(old)]) == 0
+    assert _files(old) == _files(out)
+    # the same page as the run's own, down to the byte, but for the folder named in its last line
+    assert (old / "report.md").read_text().replace(str(old), str(out)) == (out / "report.md").read_text()
+    assert (old / "metrics.json").read_bytes() == (out / "metrics.json").read_bytes()
+    (old / "classifications.csv").unlink()
+    assert main(["report", str(old)]) == 2
+    assert "not a finished gpal classify folder: ['classifications.csv'] missing" in capsys.readouterr().err
 
 
 def test_rerun_with_other_settings_is_refused_before_any_work(classified, small_catalog):
@@ -224,7 +286,7 @@ def test_classify_flags_none_of_these_and_counts_by_latitude(classified, small_c
     assert record["calibrated_on"] == held["n"] and record["false_positive_rate"] == 0.05
     assert record["left_out"] == {"snr": {"n": SMALL["snr"], "flagged": record["left_out"]["snr"]["flagged"]},
                                   "spp": {"n": SMALL["spp"], "flagged": record["left_out"]["spp"]["flagged"]}}
-    by_latitude = pd.read_csv(out / "predicted_by_latitude.csv")
+    by_latitude = pd.read_csv(out / "tables" / "predicted_by_latitude.csv")
     assert set(by_latitude["sources"]) == {"unassociated", "bcu"} and by_latitude["n"].sum() == len(frame)
     assert (by_latitude[["bll", "fsrq", "pulsar"]].sum(axis=1) == by_latitude["n"]).all()
     assert by_latitude["none of these (ood)"].sum() == frame["ood"].sum()

@@ -163,7 +163,8 @@ def test_unknown_select_and_scheduler_and_suffix(model_dir, small_catalog, tmp_p
 
 def test_report_on_an_unknown_folder_says_what_it_expected(tmp_path, capsys):
     (tmp_path / "notes.txt").write_text("hello")
-    _fails(capsys, ["report", str(tmp_path)], "not a gpal run folder", "heldout.csv", "state.json", "units/")
+    _fails(capsys, ["report", str(tmp_path)], "not a gpal run folder", "training.json and tables/heldout.csv", "state.json",
+           "units/")
     _fails(capsys, ["report", str(tmp_path / "missing")], "does not exist")
 
 

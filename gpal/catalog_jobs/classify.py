@@ -24,15 +24,19 @@ from gpal.catalog_jobs.model_folders import (
     make_catalog_estimator,
     setup_job,
 )
-from gpal.catalog_jobs.report import (
+from gpal.catalog_jobs.layout import (
     BASELINES_FILE,
+    CATALOG_COLUMNS_FILE,
+    CLASSIFICATIONS_CSV,
+    CLASSIFICATIONS_FITS,
     CONTEXT_COLUMNS,
-    CONTEXT_FILE,
-    ERROR_BLIND_MODEL,
+    FIGURES_DIR,
     HELDOUT_FILE,
     SIGNIFICANCE_COLUMN,
-    write_classify_report,
+    TABLES_DIR,
+    move_flat_layout,
 )
+from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, write_classify_report
 from gpal.catalog_jobs.none_of_these import OOD_FILE, check_outliers, left_out_codes, left_out_sources
 from gpal.catalog_jobs.tables import dated, write_probability_table
 from gpal.catalogs.schemes import DEFAULT_SCHEME
@@ -83,11 +87,13 @@ def classify_catalog(
     bcu sources, less bcu where the classes train on them).  ``classes`` is a scheme name
     (`gpal.catalogs.schemes.CLASS_SCHEMES`), a class spec or a list of classes.  Each classified
     source also gets an ``ood`` flag ("none of these": `gpal.catalog_jobs.none_of_these`).  Writes
-    into ``out_dir`` the trained-model folder (``model/``, ``training.json``), the
-    held-out predictions, ``classifications.csv`` / ``.fits``, figures, ``metrics.json``
-    and ``report.md``, whose path it returns.  Rerunning with the same settings
-    reuses the saved model; other settings are refused unless ``force``.  ``log``
-    receives one line per step (the command prints them).
+    into ``out_dir`` (`gpal.catalog_jobs.layout`) ``classifications.csv`` / ``.ecsv`` / ``.fits``
+    and ``report.md``, whose path it returns, beside ``metrics.json``, the trained-model folder
+    (``model/``, ``training.json``), ``tables/`` (the held-out predictions among them) and
+    ``figures/``.  Rerunning with the same settings reuses the saved model, also in a folder
+    of the flat layout of earlier versions (its files are moved to their places first);
+    other settings are refused unless ``force``.  ``log`` receives one line per step (the
+    command prints them).
     """
     from gpal.catalog_jobs.prediction import predict_catalog, select_tokens, selection_pool
 
@@ -121,6 +127,9 @@ def classify_catalog(
                       f"the training split ({1 - test_size:.0%}) with baselines {list(baselines)}")
     require_per_class(test, 1, f"the held-out check (a stratified {test_size:.0%} of each class)")
     folder = claim_output_dir(out_dir, identity, force=force)
+    moved = move_flat_layout(folder)
+    if moved:
+        log(f"moved {len(moved)} files of the flat layout of earlier versions into {TABLES_DIR}/ and {FIGURES_DIR}/")
     trained_on = f"training split: {train.n_samples} of {data.n_samples} sources, stratified, seed {seed}"
     fit_or_reuse(estimator, train, folder, merge, trained_on, log)
     trained = load_trained(folder)
@@ -147,11 +156,11 @@ def classify_catalog(
     table = replace(table, frame=table.frame.assign(ood_score=ood_score, ood=ood))
     log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model)")
     table = _with_information(table, trained.estimator, pool)
-    for suffix in (".csv", ".fits"):
-        write_probability_table(table, folder / f"classifications{suffix}", force=True)
+    for name in (CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS):
+        write_probability_table(table, folder / name, force=True)
     context = pd.DataFrame({"Source_Name": table.frame["Source_Name"],
                             **{c: _column_of(cat, c, table.frame["Source_Name"]) for c in CONTEXT_COLUMNS}})
-    with atomic_output(folder / CONTEXT_FILE) as tmp:
+    with atomic_output(folder / CATALOG_COLUMNS_FILE) as tmp:
         context.to_csv(tmp, index=False)
     log("writing the report")
     return write_classify_report(folder)

@@ -3,7 +3,7 @@
 `check_outliers` fits `PopulationOutlierScore` on the training split, sets its threshold on
 the held-out split (5% of those sources flagged), measures it on the labelled sources of
 the classes the model was not trained on (what a user needs to trust a flag), and writes
-``ood.json``.  `plane_counts` and `report_lines` turn that and the classified table into
+``ood.json``.  `plane_counts` and `report_paragraph` turn that and the classified table into
 the report's counts in and out of the Galactic plane.
 """
 
@@ -20,7 +20,7 @@ from gpal.data.dataset import NoisyDataset
 from gpal.runs.persistence import write_json_atomic
 
 __all__ = ["OOD_FILE", "PLANE_DEG", "check_outliers", "left_out_codes", "left_out_sources", "plane_counts",
-           "report_lines"]
+           "report_paragraph"]
 
 OOD_FILE = "ood.json"
 #: |b| at which the report splits the sky, as the published comparisons do.
@@ -87,11 +87,12 @@ def plane_counts(frame: pd.DataFrame, classes: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def report_lines(folder: Path, frame: pd.DataFrame, classes: Sequence[str]) -> list[str]:
-    """The report's paragraph on "none of these": the threshold, what it caught among left-out classes, the flags."""
+def report_paragraph(folder: Path, frame: pd.DataFrame, classes: Sequence[str]) -> str | None:
+    """The report's paragraph on "none of these": the threshold, what it caught among left-out classes, the flags
+    (None for a run without the flag)."""
     path = folder / OOD_FILE
     if not path.is_file() or "ood" not in frame:
-        return []
+        return None
     record = json.loads(path.read_text(encoding="utf-8"))
     text = (f"**None of these**: `ood` flags a source whose measurement lies far from the training population "
             f"given its own error bars (`ood_score`: squared distance from the population in units of its spread "
@@ -112,5 +113,4 @@ def report_lines(folder: Path, frame: pd.DataFrame, classes: Sequence[str]) -> l
                  + (f"; it catches most {', '.join(caught)}" if caught else "")
                  + (f" and misses most {', '.join(missed)} (populations whose features resemble the trained ones)"
                     if missed else ""))
-    return [text + ". A source predicted as a trained class and not flagged can still belong to another population.",
-            ""]
+    return text + ". A source predicted as a trained class and not flagged can still belong to another population."

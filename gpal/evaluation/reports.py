@@ -44,9 +44,12 @@ __all__ = [
     "latex_table",
     "write_table",
     "write_report",
+    "REPORT_FILE",
 ]
 
 Spread = Literal["std", "se"]
+#: The page `write_report` writes into a run folder unless told otherwise.
+REPORT_FILE = "report.md"
 
 
 # ----------------------------------------------------------------------- files
@@ -277,7 +280,7 @@ def write_report(
     figures: Mapping[str, Mapping[str, Path]] | None = None,
     tables: Mapping[str, Mapping[str, Path]] | None = None,
     text: str = "",
-    filename: str = "report.md",
+    filename: str = REPORT_FILE,
 ) -> Path:
     """A Markdown page: ``text``, then each table inline (with links to its CSV and LaTeX), then each figure.
 

@@ -1,0 +1,71 @@
+"""The report's figures, one function each, saved as PNG and PDF in ``figures/``: {caption: paths}."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from gpal.catalog_jobs.layout import FIGURES_DIR
+from gpal.catalog_jobs.report.inputs import FinishedRun
+from gpal.catalog_jobs.report.measures import N_BINS, HeldOutCheck
+
+__all__ = ["write_figures"]
+
+Figures = dict[str, dict[str, Path]]
+
+
+def _save(run: FinishedRun, fig: object, name: str) -> dict[str, Path]:
+    from gpal.evaluation.plots import save_figure
+
+    return save_figure(fig, run.folder / FIGURES_DIR / name)
+
+
+def _confusion(run: FinishedRun, check: HeldOutCheck) -> Figures:
+    from gpal.evaluation.plots import plot_confusion_summary
+
+    fig = plot_confusion_summary(check.conf, run.classes, title=f"held-out confusion matrix ({run.y.size} sources)")
+    return {"Held-out confusion matrix: counts, completeness and purity (rows = predicted class, columns = true class)":
+            _save(run, fig, "confusion_matrix")}
+
+
+def _reliability(run: FinishedRun) -> Figures:
+    from gpal.evaluation.calibration import top_label_reliability
+    from gpal.evaluation.plots import plot_reliability
+
+    fig = plot_reliability(top_label_reliability(run.y, run.proba, n_bins=N_BINS), title="held-out reliability (top label)")
+    return {"Held-out reliability diagram (numbers: sources per bin)": _save(run, fig, "reliability")}
+
+
+def _reliability_per_class(run: FinishedRun) -> Figures:
+    from gpal.evaluation.calibration import class_reliability
+    from gpal.evaluation.plots import plot_reliability
+
+    fig = plot_reliability({c: class_reliability(run.y, run.proba, k, n_bins=10) for k, c in enumerate(run.classes)},
+                           title="held-out reliability per class", xlabel="predicted probability of the class")
+    return {"Held-out reliability of each class's probability, sparse classes included (hollow: bins of few "
+            "sources)": _save(run, fig, "reliability_per_class")}
+
+
+def _sky_maps(run: FinishedRun) -> Figures:
+    """The predicted classes and the predictive entropy on the sky (none when no source has a position)."""
+    from gpal.evaluation.plots import plot_sky_classes, plot_sky_values
+
+    frame, classes = run.frame, run.classes
+    sky = frame[np.isfinite(frame["GLON"]) & np.isfinite(frame["GLAT"])]
+    if not len(sky):
+        return {}
+    glon, glat = sky["GLON"].to_numpy(), sky["GLAT"].to_numpy()
+    codes = np.array([classes.index(c) for c in sky["predicted_class"]], dtype=np.int64)
+    select = run.table.meta.get("SELECT", "").replace(",", " + ")
+    classes_fig = plot_sky_classes(glon, glat, codes, classes, title=f"predicted class of {len(sky)} {select} sources")
+    figures = {"Sky map of the predicted classes": _save(run, classes_fig, "sky_classes")}
+    entropy_fig = plot_sky_values(glon, glat, sky["entropy"].to_numpy(), vmin=0.0, vmax=float(np.log(len(classes))),
+                                  title="predictive entropy (nats)")
+    figures["Sky map of the predictive entropy (high = uncertain, drawn on top)"] = _save(run, entropy_fig, "sky_entropy")
+    return figures
+
+
+def write_figures(run: FinishedRun, check: HeldOutCheck) -> Figures:
+    """The held-out confusion matrix and reliability diagrams, and the sky maps of the classified sources."""
+    return {**_confusion(run, check), **_reliability(run), **_reliability_per_class(run), **_sky_maps(run)}

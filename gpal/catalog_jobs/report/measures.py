@@ -1,0 +1,167 @@
+"""The report's numbers: the held-out check with its intervals, the comparison with the baselines, the
+faintest quarter, the population shift and the Monte Carlo noise; `write_metrics` writes them to ``metrics.json``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from gpal.catalog_jobs.layout import BASELINES_FILE, METRICS_FILE, SIGNIFICANCE_COLUMN
+from gpal.catalog_jobs.report.inputs import FinishedRun
+from gpal.runs.persistence import write_json_atomic
+
+__all__ = ["ERROR_BLIND_MODEL", "LEVEL", "MODEL_NAME", "N_BINS", "HeldOutCheck", "measure", "write_metrics"]
+
+MODEL_NAME = "gpal"
+#: The main job's GP refitted with input_noise "none" on the same rows: the model minus its error bars.
+ERROR_BLIND_MODEL = "gpal without error bars"
+LEVEL = 0.95
+#: Equal-width bins of the held-out calibration error and reliability diagram.
+N_BINS = 15
+
+
+@dataclass(frozen=True)
+class HeldOutCheck:
+    """The held-out predictions measured, beside the baselines'."""
+
+    scores: dict[str, float]
+    #: Confusion matrix: rows = predicted class, columns = true class.
+    conf: np.ndarray
+    #: Paired bootstrap of the model and each baseline: one row per model and metric.
+    comparison: pd.DataFrame
+    #: 95% interval of each metric (Jeffreys binomial for accuracy, paired bootstrap for the others).
+    intervals: dict[str, list[float]]
+    #: Completeness and purity per class with their intervals.
+    per_class: pd.DataFrame
+    faint: dict[str, Any] | None
+
+    @property
+    def correct(self) -> int:
+        return int(np.trace(self.conf))
+
+
+def _model_rows(comparison: pd.DataFrame) -> pd.DataFrame:
+    """The model's own rows of the comparison, indexed by metric."""
+    return comparison[comparison["model"] == MODEL_NAME].set_index("metric")
+
+
+def _baseline_rows(run: FinishedRun) -> pd.DataFrame:
+    """The baselines' held-out probabilities (empty in a folder whose run fitted none)."""
+    path = run.folder / BASELINES_FILE
+    return pd.read_csv(path, dtype={"Source_Name": str, "true_class": str}) if path.is_file() else pd.DataFrame()
+
+
+def _comparison(run: FinishedRun) -> pd.DataFrame:
+    """Paired bootstrap intervals of the model's held-out metrics, and of each baseline's beside it."""
+    from gpal.evaluation.comparison import bootstrap_comparison
+
+    base, held, classes = _baseline_rows(run), run.held, run.classes
+    columns = [f"p_{c}" for c in classes]
+    probas = {MODEL_NAME: held[columns].to_numpy()}
+    for name, rows in (base.groupby("model", sort=False) if not base.empty else []):
+        rows = rows.set_index("Source_Name").loc[held["Source_Name"]]
+        probas[str(name)] = rows[columns].to_numpy()
+    return bootstrap_comparison(run.y, probas, reference=MODEL_NAME, n_boot=2000, random_state=0)
+
+
+def _faintest_quarter(run: FinishedRun) -> dict[str, Any] | None:
+    """NLL and accuracy of the model and each baseline on the held-out quarter of lowest significance.
+
+    The faintest sources have the largest error bars: where a model that uses them should gain most.
+    """
+    from gpal.evaluation.metrics import error_rate, negative_log_likelihood
+
+    held, classes = run.held, run.classes
+    if SIGNIFICANCE_COLUMN not in held or not np.isfinite(held[SIGNIFICANCE_COLUMN]).all():
+        return None
+    cut = float(np.quantile(held[SIGNIFICANCE_COLUMN], 0.25))
+    faint = held[held[SIGNIFICANCE_COLUMN] <= cut]
+    columns = [f"p_{c}" for c in classes]
+    y = np.array([classes.index(c) for c in faint["true_class"]], dtype=np.int64)
+    probas = {MODEL_NAME: faint[columns].to_numpy()}
+    base = _baseline_rows(run)
+    for name, rows in (base.groupby("model", sort=False) if not base.empty else []):
+        probas[str(name)] = rows.set_index("Source_Name").loc[faint["Source_Name"], columns].to_numpy()
+    return {"max_significance": cut, "n": int(y.size),
+            "models": {name: {"nll": negative_log_likelihood(y, p), "accuracy": 1.0 - error_rate(y, p)}
+                       for name, p in probas.items()}}
+
+
+def measure(run: FinishedRun) -> HeldOutCheck:
+    """Scores, confusion matrix, intervals, completeness and purity, comparison and faintest quarter."""
+    from gpal.evaluation.intervals import binomial_interval
+    from gpal.evaluation.metrics import confusion_matrix
+    from gpal.evaluation.reports import completeness_purity, prediction_metrics
+
+    scores = prediction_metrics(run.y, run.proba, n_bins=N_BINS)
+    conf = confusion_matrix(run.y, run.proba, len(run.classes))
+    comparison = _comparison(run)
+    mine = _model_rows(comparison)
+    intervals = {m: [float(mine.at[m, "low"]), float(mine.at[m, "high"])] for m in mine.index}
+    intervals["accuracy"] = [float(b) for b in binomial_interval(int(np.trace(conf)), run.y.size, LEVEL)]
+    return HeldOutCheck(scores, conf, comparison, intervals, completeness_purity(conf, run.classes, LEVEL),
+                        _faintest_quarter(run))
+
+
+def _population_shift(frame: pd.DataFrame, classes: Sequence[str], n_per_class: Mapping[str, int]) -> dict[str, Any] | None:
+    """The class prior of the classified sources, re-estimated by EM under label shift (a diagnostic)."""
+    from gpal.evaluation.prior_shift import estimate_target_prior
+
+    counts = np.array([float(n_per_class.get(c, 0)) for c in classes])
+    if len(frame) == 0 or counts.min() <= 0:
+        return None
+    source = counts / counts.sum()
+    result = estimate_target_prior(frame[[f"p_{c}" for c in classes]].to_numpy(), source)
+    adjusted = np.asarray(classes, dtype=object)[result.proba.argmax(axis=1)]
+    return {"training_prior": dict(zip(classes, source.round(4).tolist())),
+            "estimated_prior": dict(zip(classes, np.round(result.prior, 4).tolist())),
+            "n_iter": int(result.n_iter), "converged": bool(result.converged),
+            "predicted_after_adjustment": {c: int((adjusted == c).sum()) for c in classes}}
+
+
+def _mc_noise(frame: pd.DataFrame, classes: Sequence[str]) -> dict[str, Any]:
+    """Monte Carlo noise of the probabilities, and the sources whose top two classes it could swap."""
+    proba = np.sort(frame[[f"p_{c}" for c in classes]].to_numpy(), axis=1)
+    se = frame["p_mc_se"].to_numpy() if "p_mc_se" in frame else np.zeros(len(frame))
+    unsettled = (proba[:, -1] - proba[:, -2]) < 2.0 * se if len(classes) > 1 else np.zeros(len(frame), dtype=bool)
+    return {"median_se": float(np.median(se)) if se.size else 0.0, "max_se": float(se.max()) if se.size else 0.0,
+            "unsettled": int(unsettled.sum())}
+
+
+def _heldout_record(run: FinishedRun, check: HeldOutCheck) -> dict[str, Any]:
+    per_class = check.per_class
+    return {"n": int(run.y.size), "accuracy": 1.0 - check.scores["error"], **check.scores, "n_bins": N_BINS,
+            "balanced_accuracy": float(_model_rows(check.comparison).at["balanced_accuracy", "value"]),
+            "intervals": check.intervals, "interval_level": LEVEL,
+            "per_class": per_class.astype(object).where(per_class.notna(), None).to_dict(orient="records"),
+            "confusion": check.conf.tolist(), "confusion_rows": "predicted", "classes": run.classes}
+
+
+def _classified_record(run: FinishedRun) -> dict[str, Any]:
+    frame, meta = run.frame, run.table.meta
+    return {"n": int(len(frame)), "select": meta.get("SELECT"),
+            "predicted": frame["predicted_class"].value_counts().to_dict(),
+            "none_of_these": int(frame["ood"].sum()) if "ood" in frame else None,
+            "mean_entropy": float(frame["entropy"].mean()), "mc_noise": _mc_noise(frame, run.classes)}
+
+
+def write_metrics(run: FinishedRun, check: HeldOutCheck) -> dict[str, Any]:
+    """``metrics.json``: the held-out check, the classified sources, the comparison, the shifts and dropped rows."""
+    training, comparison = run.training, check.comparison
+    metrics = {
+        "heldout": _heldout_record(run, check),
+        "trained_on": training.get("n_per_class"),
+        "fit_seconds": training.get("fit_seconds"),
+        "classified": _classified_record(run),
+        "run_date": run.table.meta.get("DATE"),
+        "comparison": comparison.to_dict(orient="records") if comparison["model"].nunique() > 1 else None,
+        "faintest_quarter": check.faint,
+        "population_shift": _population_shift(run.frame, run.classes, training.get("n_per_class", {})),
+        "dropped": {"labelled": training.get("dropped", {}),
+                    "classified": [n for n in run.table.meta.get("DROPPED", "").split(",") if n]},
+    }
+    write_json_atomic(run.folder / METRICS_FILE, metrics)
+    return metrics

@@ -1,0 +1,153 @@
+"""The report's tables, one function each, written as CSV, Markdown and LaTeX in ``tables/``: {caption: paths}."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from gpal.catalog_jobs.layout import CATALOG_COLUMNS_FILE, CONTEXT_COLUMNS, SIGNIFICANCE_COLUMN, TABLES_DIR
+from gpal.catalog_jobs.none_of_these import PLANE_DEG, plane_counts
+from gpal.catalog_jobs.report.inputs import FinishedRun
+from gpal.catalog_jobs.report.measures import MODEL_NAME, HeldOutCheck
+from gpal.registry import FOLLOW_UP_ACQUISITION
+
+__all__ = ["interval_text", "write_tables"]
+
+Tables = dict[str, dict[str, Path]]
+
+
+def interval_text(lo: float, hi: float) -> str:
+    """'[0.12, 0.34]'; n/a for an interval of a fraction with nothing to count."""
+    return "n/a" if np.isnan(lo) else f"[{lo:.2f}, {hi:.2f}]"
+
+
+def _write(run: FinishedRun, name: str, table: pd.DataFrame, data: pd.DataFrame | None = None) -> dict[str, Path]:
+    from gpal.evaluation.reports import write_table
+
+    return write_table(run.folder / TABLES_DIR / name, table, data=data)
+
+
+def _metric_rows(h: Mapping[str, Any]) -> pd.DataFrame:
+    """Held-out metrics, each with its 95% interval: binomial for accuracy, paired bootstrap for the others."""
+    def interval(bounds: Sequence[float] | None) -> str:
+        return "" if bounds is None else f"[{bounds[0]:.3f}, {bounds[1]:.3f}]"
+
+    names = {"accuracy": "accuracy", "balanced_accuracy": "balanced accuracy", "nll": "NLL (nats)",
+             "brier": "Brier", "ece": f"ECE ({h['n_bins']} bins; resampling biases its interval upward)"}
+    return pd.DataFrame([{"metric": label, "value": round(h[key], 4), "95% interval": interval(h["intervals"].get(key))}
+                         for key, label in names.items() if key in h])
+
+
+def _heldout_metrics(run: FinishedRun, metrics: Mapping[str, Any]) -> Tables:
+    return {"Held-out metrics (95% intervals: Jeffreys binomial for accuracy, paired bootstrap of 2000 resamples for "
+            "the others)": _write(run, "heldout_metrics", _metric_rows(metrics["heldout"]))}
+
+
+def _heldout_per_class(run: FinishedRun, check: HeldOutCheck) -> Tables:
+    per_class = check.per_class
+    shown = pd.DataFrame({
+        "class": per_class["class"], "true": per_class["true"], "predicted": per_class["predicted"],
+        "completeness": per_class["completeness"].round(3),
+        "completeness 95%": [interval_text(a, b) for a, b in zip(per_class["completeness_low"], per_class["completeness_high"])],
+        "purity": per_class["purity"].round(3),
+        "purity 95%": [interval_text(a, b) for a, b in zip(per_class["purity_low"], per_class["purity_high"])],
+    })
+    return {"Held-out completeness and purity per class (95% Jeffreys binomial intervals)":
+            _write(run, "heldout_per_class", shown, data=per_class)}
+
+
+def _heldout_confusion(run: FinishedRun, check: HeldOutCheck) -> Tables:
+    shown = pd.DataFrame(check.conf.astype(int), columns=[f"{c} (true)" for c in run.classes])
+    shown.insert(0, "predicted", run.classes)
+    return {"Held-out confusion matrix (counts; rows = predicted class, columns = true class)":
+            _write(run, "heldout_confusion", shown)}
+
+
+def _comparison_table(comparison: pd.DataFrame) -> pd.DataFrame:
+    """One row per model and metric: value [95% interval] and the paired difference [interval]."""
+    def interval(low: float, high: float) -> str:
+        return f"[{low:.3f}, {high:.3f}]"
+
+    return pd.DataFrame({
+        "model": comparison["model"], "metric": comparison["metric"], "value": comparison["value"].round(4),
+        "95% interval": [interval(a, b) for a, b in zip(comparison["low"], comparison["high"])],
+        "diff": comparison["diff"].round(4),
+        "diff 95% interval": [interval(a, b) for a, b in zip(comparison["diff_low"], comparison["diff_high"])],
+    })
+
+
+def _heldout_comparison(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any]) -> Tables:
+    """The paired comparison with the baselines, when the run fitted any."""
+    if metrics["comparison"] is None:
+        return {}
+    return {"Held-out comparison with the baselines (same split and features; 95% paired bootstrap intervals, "
+            f"2000 resamples; diff = model - {MODEL_NAME}, so diff > 0 means {MODEL_NAME} is better on NLL, ECE "
+            "and Brier, worse on accuracy)": _write(run, "heldout_comparison", _comparison_table(check.comparison))}
+
+
+def _predicted_counts(run: FinishedRun) -> Tables:
+    """Predicted class (rows) against the catalog's CLASS1 (case-folded) of the classified sources (columns)."""
+    frame = run.frame
+    kinds = frame["CLASS1"].str.lower().replace("", "unassociated")
+    rows = []
+    for name in run.classes:
+        mine = frame["predicted_class"] == name
+        row: dict[str, Any] = {"predicted": name}
+        for kind in sorted(kinds.unique()):
+            row[kind] = int((mine & (kinds == kind)).sum())
+        row["total"] = int(mine.sum())
+        rows.append(row)
+    return {"Classified sources: predicted class by catalog CLASS1": _write(run, "predicted_counts", pd.DataFrame(rows))}
+
+
+def _predicted_by_latitude(run: FinishedRun) -> Tables:
+    flagged = " and how many are flagged as none of these (counted in their predicted class too)" if "ood" in run.frame else ""
+    return {f"Classified sources in and out of the Galactic plane (|b| <= {PLANE_DEG:g} deg): predicted class{flagged}":
+            _write(run, "predicted_by_latitude", plane_counts(run.frame, run.classes))}
+
+
+def _with_context(run: FinishedRun) -> pd.DataFrame:
+    """The classified sources with the catalog columns the report quotes (absent in folders of gpal 0.2.0)."""
+    path = run.folder / CATALOG_COLUMNS_FILE
+    if not path.is_file():
+        return run.frame
+    context = pd.read_csv(path, dtype={"Source_Name": str})
+    return run.frame.merge(context, on="Source_Name", how="left", validate="one_to_one")
+
+
+def _top_sources(frame: pd.DataFrame, score: str, classes: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ten sources with the largest ``score``: the data and the table as shown (rounded)."""
+    position = [c for c in ("GLON", "GLAT", "RA", "DEC") if c in frame]
+    top = frame.nlargest(10, score)
+    top = top[["Source_Name", "CLASS1", *position, *[c for c in CONTEXT_COLUMNS if c in top],
+               *[f"p_{c}" for c in classes], *dict.fromkeys(["entropy", score])]]
+    shown = top.round({**{c: 3 for c in top.columns if c.startswith("p_") or c in ("entropy", score)},
+                       **{c: 2 for c in position}, SIGNIFICANCE_COLUMN: 1})
+    if "Flux1000" in shown:
+        shown = shown.assign(Flux1000=[f"{v:.3g}" for v in shown["Flux1000"]])
+    return top, shown
+
+
+def _ranked_sources(run: FinishedRun) -> Tables:
+    """The ten most informative sources (follow-up candidates, when the table ranks them) and the ten most uncertain."""
+    quoted = _with_context(run)
+    tables = {}
+    if "information" in run.frame:
+        top, shown = _top_sources(quoted, "information", run.classes)
+        tables[f"The ten most informative classified sources: the first candidates for follow-up ({FOLLOW_UP_ACQUISITION}, "
+               "the nats a label would teach the model; positions in degrees, Flux1000 in photons cm^-2 s^-1, Signif_Avg "
+               "in sigma)"] = _write(run, "most_informative", shown, data=top)
+    top, shown = _top_sources(quoted, "entropy", run.classes)
+    tables["The ten most uncertain classified sources (highest predictive entropy: often ambiguous whatever we learn, "
+           "so a label teaches less than their uncertainty suggests)"] = _write(run, "most_uncertain", shown, data=top)
+    return tables
+
+
+def write_tables(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any]) -> Tables:
+    """The held-out check's tables, then the classified sources' (counts by CLASS1 and latitude, the rankings)."""
+    return {**_heldout_metrics(run, metrics), **_heldout_per_class(run, check), **_heldout_confusion(run, check),
+            **_heldout_comparison(run, check, metrics), **_predicted_counts(run), **_predicted_by_latitude(run),
+            **_ranked_sources(run)}

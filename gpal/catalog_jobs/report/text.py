@@ -1,0 +1,211 @@
+"""The words of ``report.md``, one function per paragraph (None: the paragraph does not apply), and the
+terminal's `headline`."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from gpal.catalog_jobs.layout import (
+    BASELINES_FILE,
+    CLASSIFICATIONS_CSV,
+    CLASSIFICATIONS_FITS,
+    HELDOUT_FILE,
+    METRICS_FILE,
+)
+from gpal.catalog_jobs.model_folders import MODEL_DIR, TRAINING_FILE
+from gpal.catalog_jobs.none_of_these import report_paragraph as none_of_these
+from gpal.catalog_jobs.report.inputs import FinishedRun
+from gpal.catalog_jobs.report.measures import ERROR_BLIND_MODEL, MODEL_NAME, N_BINS, HeldOutCheck
+from gpal.catalog_jobs.report.tables import interval_text
+from gpal.catalog_jobs.tables import EXTNAME, TWIN_SUFFIX
+from gpal.registry import FOLLOW_UP_ACQUISITION, LATENT_INPUT_STRATEGIES
+
+__all__ = ["headline", "report_text"]
+
+#: Populations of 4FGL that a model of other classes cannot name; the report's caveat lists those not modelled.
+OTHER_POPULATIONS = ("spp", "snr", "pwn", "glc", "unk", "bin", "hmb", "sbg", "rdg", "nlsy1")
+
+
+def _fractions(per_class: Sequence[Mapping[str, Any]], key: str) -> str:
+    """'bll 0.94, fsrq 0.79'; n/a for a class with no true (completeness) or no predicted (purity) source."""
+    return ", ".join(f"{r['class']} " + ("n/a" if r[key] is None else f"{r[key]:.2f}") for r in per_class)
+
+
+def _catalog(run: FinishedRun) -> str:
+    meta, training = run.table.meta, run.training
+    return (f"Catalog **{meta.get('CATALOG')}** ({meta.get('CATFILE')}, version {meta.get('CATVER')}). "
+            f"Classes `{training.get('class_spec')}`; features {', '.join(f'`{f}`' for f in training['feature_names'])}"
+            + (", with their catalog error bars as input noise." if _params(run).get("input_noise") != "none" else
+               " (the catalog error bars are not used by this model: input_noise `none`)."))
+
+
+def _run_date(run: FinishedRun) -> str:
+    date = run.table.meta.get("DATE")
+    if not date:
+        return "Run: the table records no date (written by gpal 0.2.0 or earlier)."
+    return f"Run: table written {date} UTC by {run.table.meta.get('CREATOR')}."
+
+
+def _what_the_model_can_say(run: FinishedRun) -> str:
+    """Every source gets one of the trained classes: the populations not modelled, and the ood flag to heed."""
+    classes = run.classes
+    modelled = {code for codes in run.training.get("merge", {}).values() for code in codes} | {c.lower() for c in classes}
+    unmodelled = [c for c in OTHER_POPULATIONS if c not in modelled]
+    return (f"**What the model can say.** It knows only the classes {', '.join(f'`{c}`' for c in classes)}, and every "
+            "classified source is forced into one of them: a source of another population "
+            + (f"({', '.join(unmodelled)}, ...) " if unmodelled else "")
+            + "still gets a class from this list, often with a confident probability. Read `predicted_class` as "
+            "'most like', not as an identification" + (", and heed `ood` (below)." if "ood" in run.frame else "."))
+
+
+def _params(run: FinishedRun) -> dict[str, Any]:
+    return run.training["estimator"]["params"]
+
+
+def _model(run: FinishedRun) -> str:
+    training, est = run.training, _params(run)
+    return (f"Model: `{training['estimator']['class']}` with input_noise=`{est.get('input_noise')}`"
+            + (f", input_prior=`{est.get('input_prior')}`" if est.get("input_noise") in LATENT_INPUT_STRATEGIES else "")
+            + ", "
+            f"likelihood=`{est.get('likelihood')}`, {est.get('epochs')} epochs, {est.get('num_inducing')} inducing points, "
+            f"batch size {est.get('batch_size')}, seed {est.get('random_state')}; trained in {training.get('fit_seconds')} s "
+            f"on the {training.get('trained_on')} ({', '.join(f'{k} {v}' for k, v in training['n_per_class'].items())}).")
+
+
+def _heldout_check(check: HeldOutCheck, h: Mapping[str, Any]) -> str:
+    intervals = check.intervals
+    return (f"**Held-out check** ({h['n']} sources never seen in training; 95% intervals): accuracy {h['accuracy']:.3f} "
+            f"{interval_text(*intervals['accuracy'])} ({check.correct} of {h['n']}), NLL {h['nll']:.3f} nats "
+            f"{interval_text(*intervals['nll'])}, Brier {h['brier']:.3f} {interval_text(*intervals['brier'])}, "
+            f"ECE {h['ece']:.3f} ({N_BINS} equal-width bins). Completeness (share of "
+            "each true class found): " + _fractions(h["per_class"], "completeness")
+            + "; purity (share of each predicted class that is right): " + _fractions(h["per_class"], "purity")
+            + ". The model checked here is the model that classified the sources below (no refit on all labels), "
+            "so these numbers describe the table. On the classified sources, which are fainter and may hold other "
+            "populations, expect worse.")
+
+
+def _error_bars_bought(check: HeldOutCheck) -> str | None:
+    """The paired NLL difference between the model and its twin without error bars, when the run fitted one."""
+    comparison, faint = check.comparison, check.faint
+    if ERROR_BLIND_MODEL not in set(comparison["model"]):
+        return None
+    row = comparison[(comparison["model"] == ERROR_BLIND_MODEL) & (comparison["metric"] == "nll")].iloc[0]
+    text = (f"**What the error bars bought**: the same GP fitted on the same sources without them (input_noise "
+            f"`none`) has held-out NLL {row['value']:.3f}; with them minus without: {-row['diff']:+.3f} nats "
+            f"(95% paired interval [{-row['diff_high']:+.3f}, {-row['diff_low']:+.3f}]; below 0: they help)")
+    if faint is not None and ERROR_BLIND_MODEL in faint["models"]:
+        text += (f"; on the faintest quarter {faint['models'][MODEL_NAME]['nll']:.3f} against "
+                 f"{faint['models'][ERROR_BLIND_MODEL]['nll']:.3f}")
+    return text + ". docs/results.md measures the same on faint sources held out from training."
+
+
+def _faintest_quarter(faint: Mapping[str, Any] | None) -> str | None:
+    if faint is None:
+        return None
+    return (f"**Faintest quarter** of the held-out sources (Signif_Avg <= {faint['max_significance']:.1f}, "
+            f"{faint['n']} sources, where the error bars are largest): "
+            + "; ".join(f"{name} NLL {m['nll']:.3f}, accuracy {m['accuracy']:.3f}" for name, m in faint["models"].items())
+            + ".")
+
+
+def _population_shift(shift: Mapping[str, Any] | None) -> str | None:
+    if shift is None:
+        return None
+    return ("**Population shift**: the classified sources are fainter than the training sources and need not share "
+            "their class proportions. Under a pure label shift (same p(features | class)), EM re-estimates their "
+            "class prior as " + ", ".join(f"{c} {v:.3f}" for c, v in shift["estimated_prior"].items())
+            + " (training: " + ", ".join(f"{c} {v:.3f}" for c, v in shift["training_prior"].items())
+            + "). The table keeps the unadjusted probabilities; `gpal.evaluation.prior_shift.adjust_to_prior` applies the "
+            "estimate.")
+
+
+def _classified(run: FinishedRun, classified: Mapping[str, Any]) -> str:
+    return (f"**Classified**: {len(run.frame)} sources ({run.table.meta.get('SELECT')}), "
+            + ", ".join(f"{k} {v}" for k, v in classified["predicted"].items())
+            + f"; mean predictive entropy {classified['mean_entropy']:.3f} nats (max {np.log(len(run.classes)):.3f}).")
+
+
+def _follow_up(frame: pd.DataFrame) -> str | None:
+    if "information" not in frame:
+        return None
+    return (f"**Follow-up**: `information` ranks the classified sources by {FOLLOW_UP_ACQUISITION} (the mutual "
+            "information between a source's class and the model: what its label would teach it). The most uncertain "
+            "sources (highest entropy) are mostly faint sources that stay ambiguous whatever we learn; in a simulated "
+            "4FGL-DR4 campaign, ranking by this score gave a better classifier of faint sources per source observed "
+            "than entropy or random picks (docs/active_learning.md). For a targeted search use `gpal active "
+            "--acquisition discovery`.")
+
+
+def _mc_noise(noise: Mapping[str, Any]) -> str:
+    return ("**Monte Carlo noise** of the probabilities (`p_mc_se`): "
+            + (f"median {noise['median_se']:.1e}, largest {noise['max_se']:.1e}; {noise['unsettled']} source(s) have "
+               "their two most probable classes closer than twice that error, so their `predicted_class` is not settled "
+               "by the draws." if noise["max_se"] > 0 else
+               "none: this model's probabilities are computed without random draws (`p_mc_se` is 0)."))
+
+
+def _rows_left_out(dropped: Mapping[str, Any]) -> str:
+    labelled, pool = dropped["labelled"], dropped["classified"]
+    return ("**Rows left out** (NaN or infinite values in a used column): "
+            + (f"{len(labelled)} labelled source(s): " + "; ".join(f"{n} ({', '.join(c)})" for n, c in labelled.items())
+               if labelled else "no labelled source")
+            + "; " + (f"{len(pool)} source(s) to classify: {', '.join(pool)}" if pool else "no source to classify") + ".")
+
+
+def _link(path: str) -> str:
+    return f"[{path}]({path})"
+
+
+def _files(run: FinishedRun) -> str:
+    """The classifications with their columns, and the other files a script reads (tables and figures follow)."""
+    frame, ecsv = run.frame, Path(CLASSIFICATIONS_CSV).with_suffix(TWIN_SUFFIX).name
+    return (f"Files: {_link(CLASSIFICATIONS_CSV)} (plain CSV: `pandas.read_csv`, TOPCAT), "
+            f"{_link(ecsv)} (the same rows with units, column descriptions and provenance: "
+            f"`astropy.table.Table.read`) and {_link(CLASSIFICATIONS_FITS)} (HDU `{EXTNAME}`, "
+            "provenance in the header); one row per source: `Source_Name`, `CLASS1`, "
+            + ", ".join(f"`p_{c}`" for c in run.classes)
+            + ", `predicted_class`, `entropy`, `p_mc_se`, " + ("`information`, " if "information" in frame else "")
+            + ("`ood_score`, `ood`, " if "ood" in frame else "")
+            + "`GLON`, `GLAT`, `RA`, `DEC`. "
+            f"{_link(MODEL_DIR + '/')} and {_link(TRAINING_FILE)} (reuse with `gpal predict`), "
+            f"{_link(HELDOUT_FILE)}, {_link(BASELINES_FILE)}, {_link(METRICS_FILE)}.")
+
+
+def _rebuild(run: FinishedRun) -> str:
+    cat = run.training["catalog"]
+    return f"Training catalog {cat.get('release')} {cat.get('version')}; rebuild this page with `gpal report {run.folder}`."
+
+
+def report_text(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any]) -> str:
+    """The text above the report's tables and figures: its paragraphs in reading order."""
+    paragraphs = [
+        _catalog(run), _run_date(run), _what_the_model_can_say(run), _model(run),
+        _heldout_check(check, metrics["heldout"]), _error_bars_bought(check), _faintest_quarter(check.faint),
+        _population_shift(metrics["population_shift"]), _classified(run, metrics["classified"]),
+        none_of_these(run.folder, run.frame, run.classes), _follow_up(run.frame),
+        _mc_noise(metrics["classified"]["mc_noise"]), _rows_left_out(metrics["dropped"]), _files(run), _rebuild(run),
+    ]
+    return "\n\n".join(p for p in paragraphs if p is not None)
+
+
+def headline(folder: str | os.PathLike) -> list[str]:
+    """What the terminal shows at the end of ``gpal classify``: the held-out metrics and the counts (``metrics.json``)."""
+    metrics = json.loads((Path(folder) / METRICS_FILE).read_text(encoding="utf-8"))
+    h, done = metrics["heldout"], metrics["classified"]
+    lo, hi = h["intervals"]["accuracy"]
+    return [
+        f"held-out check ({h['n']} sources): accuracy {h['accuracy']:.3f} [{lo:.3f}, {hi:.3f}], "
+        f"NLL {h['nll']:.3f} nats, Brier {h['brier']:.3f}, ECE {h['ece']:.3f}",
+        f"  completeness {_fractions(h['per_class'], 'completeness')}; purity {_fractions(h['per_class'], 'purity')}",
+        f"classified {done['n']} sources ({done['select']}): "
+        + ", ".join(f"{k} {v}" for k, v in done["predicted"].items())
+        + ("" if done.get("none_of_these") is None else f"; {done['none_of_these']} flagged none of these (ood)")
+        + f"; mean entropy {done['mean_entropy']:.3f} nats",
+    ]
