@@ -204,3 +204,27 @@ def test_chunked_prediction_through_local_dask_equals_in_process(cluster_executo
 def test_executor_is_abstract():
     with pytest.raises(TypeError):
         Executor()
+
+
+@needs_dask
+def test_batches_of_units_go_to_dask_workers_with_the_same_results(split_runs, cluster_executor, tmp_path):
+    data, methods, args, _, _ = split_runs
+    batched = {**args, "n_splits": 2, "models_per_batch": 2}
+    run_repeated_splits(data, methods, tmp_path / "in_process", **batched)
+    run_repeated_splits(data, methods, tmp_path / "dask", executor=cluster_executor, **batched)
+    a, b = _units(tmp_path / "in_process", methods, 2), _units(tmp_path / "dask", methods, 2)
+    for key in a:
+        assert a[key]["proba"] == b[key]["proba"]  # bitwise, as for single units
+
+
+@needs_dask
+def test_a_recorded_failure_in_a_batch_through_dask_names_its_unit(cluster_executor, tmp_path):
+    from gpal.data.synthetic import synthetic_2d
+
+    data = synthetic_2d(n_train=60, n_test=1, seed=1).train
+    methods = {"bad": {"input_noise": "bogus"}}
+    summary = run_repeated_splits(data, methods, tmp_path, n_splits=2, on_error="record", progress=False,
+                                  executor=cluster_executor, models_per_batch=2)
+    assert summary["methods"]["bad"]["n_failed"] == 2
+    record = json.loads(unit_path(tmp_path, "bad", 1).with_suffix(".error.json").read_text())
+    assert "input_noise must be one of" in record["error"] and record["unit"] == "bad/split_0001"
