@@ -197,3 +197,23 @@ def test_the_papers_kernel_by_name_trains_saves_and_clones(tmp_path):
 def test_an_unknown_kernel_name_is_refused_with_the_known_ones():
     with pytest.raises(ValueError, match=r"kernel must be None, a kernel name \['se_ard', 'se_ard_plus_noise'\]"):
         NoisyGPClassifier(kernel="matern").fit(np.zeros((4, 2)), [0, 1, 0, 1])
+
+
+def test_a_batch_the_device_has_no_memory_for_is_halved_not_crashed(monkeypatch):
+    import gpal.estimators.batched as batched
+
+    sizes = []
+    real_fit = BatchedTrainer.fit
+
+    def fit_small_batches_only(self, **settings):
+        sizes.append(len(self.models))
+        if len(self.models) > 1:
+            raise tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor")
+        return real_fit(self, **settings)
+
+    monkeypatch.setattr(batched.BatchedTrainer, "fit", fit_small_batches_only)
+    problems = _sets(3)
+    fits = fit_batched([NoisyGPClassifier(num_inducing=5, epochs=1, random_state=k) for k in range(3)],
+                       [p[0] for p in problems])
+    assert sizes == [3, 1, 2, 1, 1]
+    assert all(hasattr(f, "model_") for f in fits)
