@@ -17,6 +17,8 @@ _LAZY = {
     "LogisticBoundGPClassifier": "gpal.estimators.logistic_bound",
     "LogisticSoftmaxGPClassifier": "gpal.estimators.logistic_softmax",
     "PopulationOutlierScore": "gpal.estimators.outliers",
+    "fit_batched": "gpal.estimators.batched",
+    "predict_proba_batched": "gpal.estimators.batched",
 }
 
 __all__ = ["NoisyDataset", "Split", "Standardizer", *_LAZY]
@@ -26,3 +28,8 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'gpal' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public names, the lazily loaded ones included (tab completion and ``dir(gpal)`` list them)."""
+    return sorted(set(__all__) | {"__version__"})
