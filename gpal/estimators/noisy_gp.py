@@ -500,8 +500,9 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         draws that go with them, (n, C): zero where inputs are not sampled (input_noise
         "none" / "first_order").
         """
+        inputs = self._inputs(X, X_var)  # checks the estimator is fitted first
         fn, S = self._predictor(self.model_)
-        both = self._predict_with(fn, S, *self._inputs(X, X_var))
+        both = self._predict_with(fn, S, *inputs)
         return (both[0], both[1]) if return_mc_error else both[0]
 
     def _predict_with(self, fn: Callable, S: int, X: np.ndarray, X_var: np.ndarray) -> np.ndarray:
