@@ -180,10 +180,9 @@ class Optional(Constraint):
     def check(self, name: str, value: Any) -> Any:
         if value is None:
             return None
-        try:
+        if isinstance(self.inner, _Compound):  # its own message names the item or key that failed
             return self.inner.check(name, value)
-        except InvalidParameter as exc:
-            raise InvalidParameter(f"{exc} (or None)") from None
+        return super().check(name, value)
 
 
 @dataclass(frozen=True)

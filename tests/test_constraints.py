@@ -31,7 +31,7 @@ from gpal.constraints import (
     (OneOf((1, 2)), 1, 1, True, "n must be one of [1, 2]; got True"),
     (Boolean(), np.bool_(True), True, 1, "n must be True or False; got 1"),
     (Text(), "x", "x", "", "n must be a non-empty string; got ''"),
-    (Optional(Integer(0)), None, None, -1, "n must be an integer >= 0; got -1 (or None)"),
+    (Optional(Integer(0)), None, None, -1, "n must be None or an integer >= 0; got -1"),
     (AnyOf((OneOf(["auto"]), Integer(1))), 5, 5, "many", "n must be one of ['auto'] or an integer >= 1; got 'many'"),
     (Satisfies(lambda v: v % 2 == 0, "an even number"), 4, 4, "x", "n must be an even number; got 'x'"),
 ])
@@ -65,6 +65,8 @@ def test_lists_and_mappings_name_the_item_that_failed():
     with pytest.raises(InvalidParameter, match=r"^a key of reference must be one of \['MGP'\]; got 'GP'$"):
         reference.check("reference", {"GP": {}})
     assert not reference.ok({"GP": {}}) and reference.ok({})
+    with pytest.raises(InvalidParameter, match=r"^reference\['MGP'\]\['nll'\] must be"):
+        Optional(reference).check("reference", {"MGP": {"nll": -1}})
 
 
 def test_a_parser_keeps_its_own_words():
