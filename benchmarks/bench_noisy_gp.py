@@ -68,7 +68,7 @@ def gpal_step(method: str, X, X_var, y, n_classes, num_inducing, args, noise_var
 
     model = build_model(
         X, y, num_classes=n_classes, input_noise=METHODS[method], noise_variance=noise_variance,
-        num_inducing=num_inducing, hidden_sizes=hidden, seed=args.seed,
+        likelihood="robustmax", num_inducing=num_inducing, hidden_sizes=hidden, seed=args.seed,  # as GPflow's below
     )
     step = make_train_step(
         model, make_optimizer(0.01), TrainData.from_arrays(X, X_var, y), seed=args.seed

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from gpal.catalogs.catalog import DEFAULT_RELEASE, RELEASES
-from gpal.registry import ACQUISITIONS, FOLLOW_UP_ACQUISITION, INPUT_NOISE, INPUT_PRIORS
+from gpal.registry import ACQUISITIONS, FOLLOW_UP_ACQUISITION, INPUT_NOISE, INPUT_PRIORS, LIKELIHOODS
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
@@ -121,7 +121,7 @@ def _active(args: argparse.Namespace) -> int:
     estimator = NoisyGPClassifier(input_noise=args.input_noise, input_prior=args.input_prior, epochs=args.epochs,
                                   num_inducing=args.num_inducing,
                                   batch_size=args.batch_size_train, random_state=args.seed, progress=False)
-    estimator._check_params()
+    estimator.validate_params()
     catalog = load_catalog(args.catalog)
     data = catalog.dataset(classes=list(classes), merge={k: list(v) for k, v in merge.items()},
                            min_significance=args.min_significance)
@@ -344,8 +344,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"feature preset (default {trained['features']!r}; 'villacampa2021' is the paper's six) or comma-separated "
                        "columns, 'log:COL' for a log transform (error bars from Unc_COL when present)")
     _add_model_options(train, trained["epochs"], trained["num_inducing"], trained["input_noise"], trained["input_prior"])
-    train.add_argument("--likelihood", default=trained["likelihood"],
-                       help=f"robustmax, probit, logit, step, softmax or logistic_softmax (default {trained['likelihood']})")
+    train.add_argument("--likelihood", choices=LIKELIHOODS.names(), default=trained["likelihood"],
+                       help=f"likelihood of the sparse GP (default {trained['likelihood']}; docs/methods.md)")
     train.add_argument("--batch-size", type=int, default=trained["batch_size"],
                        help=f"minibatch size (default {trained['batch_size']})")
     train.add_argument("--out", required=True, help="folder to write the model into (model/, training.json)")

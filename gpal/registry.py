@@ -1,11 +1,15 @@
-"""The extension points, by name: estimator families, likelihoods, input-noise strategies, acquisitions.
+"""Every list of names, once: the extension points, the fixed choices and the defaults layers share.
 
-Each registry maps a name to a class. Built-in entries are written here as
-``"module:Class"`` and imported on first use, so the names (for the CLI's
-``choices=``, the workflow schemas and the docs) cost no TensorFlow import. A class
+Extension points (estimator families, likelihoods, input-noise strategies, acquisitions,
+workflow kinds) are registries mapping a name to a class (or, for workflow kinds, a
+module). Built-in entries are written here as ``"module:Class"`` (``"module"`` for a
+module) and imported on first use, so the names (for the CLI's ``choices=``, the
+workflow schemas, the constraints and the docs) cost no TensorFlow import. A class
 defined elsewhere can join with ``register`` (likelihoods and acquisitions do so
-themselves when they declare a name). Adding a built-in is one line here; nothing
-else keeps a list.
+themselves when they declare a name). Fixed choices that are not extension points
+(input priors, noise-variance modes, inference schemes, logistic bounds) are tuples
+here. Adding a built-in is one line here; nothing else keeps a list. A default that
+several layers share (the likelihood, the follow-up acquisition) is stated here once.
 """
 
 from __future__ import annotations
@@ -13,8 +17,9 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any, Iterator, MutableMapping
 
-__all__ = ["ACQUISITIONS", "ESTIMATORS", "FOLLOW_UP_ACQUISITION", "INPUT_NOISE", "INPUT_PRIORS", "KERNELS",
-           "LATENT_INPUT_STRATEGIES", "LIKELIHOODS", "Registry"]
+__all__ = ["ACQUISITIONS", "CONJUGATE_INFERENCE", "DEFAULT_LIKELIHOOD", "ESTIMATORS", "FOLLOW_UP_ACQUISITION",
+           "INFERENCE", "INPUT_NOISE", "INPUT_PRIORS", "KERNELS", "LATENT_INPUT_STRATEGIES", "LIKELIHOODS",
+           "LOGISTIC_BOUNDS", "NOISE_VARIANCE_MODES", "Registry", "WORKFLOWS"]
 
 #: Priors over the noiseless inputs (``gpal.models.input_prior``): the paper's broad N(0, s I), or a
 #: mixture deconvolved from the sources.  Two fixed choices, not an extension point, named here so the
@@ -22,32 +27,48 @@ __all__ = ["ACQUISITIONS", "ESTIMATORS", "FOLLOW_UP_ACQUISITION", "INPUT_NOISE",
 INPUT_PRIORS = ("broad", "population")
 #: The input-noise strategies with latent noiseless inputs, the ones an input prior is a prior of.
 LATENT_INPUT_STRATEGIES = ("latent", "amortized")
+#: Where the input-noise variances come from (``gpal.models.input_noise.NoiseVariance``): the data's
+#: measured ``X_var``, one learned per-feature vector, or their sum.
+NOISE_VARIANCE_MODES = ("known", "learned", "both")
+#: The conjugate schemes of the augmented logistic-softmax model (``gpal.training.cavi``).
+CONJUGATE_INFERENCE = ("cavi", "natural_gradient")
+#: How ``NoisyGPClassifier`` trains: stochastic variational inference, or a conjugate scheme.
+INFERENCE = ("svi", *CONJUGATE_INFERENCE)
+#: The bounds of the binary logistic likelihood (``gpal.models.families.logistic_bounds``): Jaakkola-Jordan,
+#: its hybrid, Taylor.
+LOGISTIC_BOUNDS = ("jj", "jj-hybrid", "taylor")
+#: The product's likelihood, the default of ``NoisyGPClassifier``, ``build_model``, the workflows'
+#: ``training`` block and the main job: softmax (Monte Carlo ELBO) gave the best held-out NLL and
+#: calibration on the 4FGL-DR4 main job; robust-max makes confident mistakes where classes overlap
+#: (docs/results.md, default selection study). The paper reproductions state ``robustmax`` themselves.
+DEFAULT_LIKELIHOOD = "softmax"
 #: The acquisition ``gpal active`` uses by default and the main job ranks its follow-up candidates by:
 #: BALD won the simulated DR4 follow-up study (docs/active_learning.md), and it scores what a label
 #: can teach the model rather than how ambiguous a faint source is whatever we learn.
 FOLLOW_UP_ACQUISITION = "bald"
 
 
-class Registry(MutableMapping[str, type]):
-    """Names -> classes; built-in entries are import paths resolved on first use."""
+class Registry(MutableMapping[str, Any]):
+    """Names -> classes (or modules); built-in entries are import paths resolved on first use."""
 
     def __init__(self, what: str, entries: dict[str, str]):
         self.what = what
-        self._entries: dict[str, type | str] = dict(entries)
+        self._entries: dict[str, Any] = dict(entries)
 
     def names(self) -> tuple[str, ...]:
         """The registered names, in registration order, without importing anything."""
         return tuple(self._entries)
 
-    def __getitem__(self, name: str) -> type:
+    def __getitem__(self, name: str) -> Any:
         entry = self._entries[name]
         if isinstance(entry, str):
-            module, attr = entry.split(":")
-            entry = self._entries[name] = getattr(import_module(module), attr)
+            module, _, attr = entry.partition(":")
+            entry = import_module(module)
+            entry = self._entries[name] = getattr(entry, attr) if attr else entry
         return entry
 
-    def get_class(self, name: Any) -> type:
-        """The class registered as ``name``, or an error listing the valid names."""
+    def get_class(self, name: Any) -> Any:
+        """The class (or module) registered as ``name``, or an error listing the valid names."""
         if not isinstance(name, str) or name not in self._entries:
             raise ValueError(f"unknown {self.what} {name!r}; choose one of {list(self._entries)}")
         return self[name]
@@ -119,4 +140,17 @@ ACQUISITIONS = Registry("acquisition", {
     "margin": "gpal.active.acquisition:Margin",
     "least_confidence": "gpal.active.acquisition:LeastConfidence",
     "discovery": "gpal.active.acquisition:Discovery",
+})
+
+#: Workflow kinds (``workflow:`` in a YAML file) -> the module holding its ``schema()`` and
+#: ``run(config, out, executor, progress)``; an optional ``check(config)`` raises ValueError for what
+#: no single key can check (e.g. a budget against the data).
+WORKFLOWS = Registry("workflow kind", {
+    "repeated_splits": "gpal.workflows.splits",
+    "toy_1d": "gpal.workflows.toy",
+    "synthetic_2d": "gpal.workflows.synthetic",
+    "active_learning": "gpal.workflows.active_learning",
+    "compare": "gpal.workflows.compare",
+    "classify": "gpal.workflows.classify",
+    "follow_up": "gpal.workflows.follow_up",
 })

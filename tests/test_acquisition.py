@@ -186,7 +186,7 @@ def test_discovery_names_an_unknown_target_and_bad_settings():
     model.classes_ = np.array(["bll", "fsrq", "pulsar"])
     with pytest.raises(ValueError, match=r"discovery target 'msp' is not a class of the model; its classes are \['bll', 'fsrq', 'pulsar'\]"):
         Discovery(target="msp")(model, _pool(5), n_instances=1)
-    with pytest.raises(ValueError, match="exploration must be a number >= 0"):
+    with pytest.raises(ValueError, match="exploration must be a finite number >= 0"):
         Discovery(target="pulsar", exploration=-1)
     with pytest.raises(ValueError, match="cannot query 6 source"):
         Discovery(target="pulsar")(model, _pool(5), n_instances=6)
@@ -299,7 +299,7 @@ def test_stochastic_batches_are_seeded_by_pool_size_and_recorded_in_the_config()
     assert first.tolist() == again.tolist() and len(set(first.tolist())) == 3
     assert acq.config() == {"name": "entropy", "batch": "stochastic", "lengthscale": None, "beta": 3.0, "batch_seed": 7}
     assert "beta" not in PredictiveEntropy().config()  # top-k batches do not depend on it
-    with pytest.raises(ValueError, match="beta must be a number >= 0"):
+    with pytest.raises(ValueError, match="beta must be a finite number >= 0"):
         PredictiveEntropy(beta=-1.0)
 
 

@@ -226,7 +226,7 @@ def test_rerun_with_other_settings_is_refused_before_any_work(classified, small_
     [({"classes": ("bll", "xyz")}, r"unknown class code\(s\) \['xyz'\]"),
      ({"select": ("unassociated", "foo")}, r"unknown class code\(s\) \['foo'\]"),
      ({"input_noise": "sideways"}, "input_noise must be one of"),
-     ({"test_size": 1.5}, r"test_size must be a fraction in \(0, 1\)")],
+     ({"test_size": 1.5}, r"test_size must be a finite number > 0 and < 1 \(the held-out fraction\); got 1.5")],
 )
 def test_bad_settings_fail_before_the_folder_is_claimed(small_catalog, tmp_path, override, message):
     with pytest.raises(ValueError, match=message):

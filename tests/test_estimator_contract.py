@@ -14,7 +14,7 @@ import pytest
 from sklearn.base import clone, is_classifier
 from sklearn.exceptions import NotFittedError
 
-from gpal.estimators.params import InvalidParameter
+from gpal.constraints import InvalidParameter
 from gpal.registry import ESTIMATORS
 
 # Small, fast settings per family; everything else at its default.

@@ -129,7 +129,7 @@ def test_paired_differences_and_areas_equal_a_numpy_computation(tiny_run):
 @pytest.mark.parametrize("override, message", [
     ("strategies=[entropy, oracle]", "'oracle' is not valid"),
     ("strategies=[entropy+greedy, random]", "modifiers must be distinct ones of"),
-    ("protocol.test=brightest", "'brightest' is not valid"),
+    ("protocol.test=brightest", r"protocol.test must be one of \['faint', 'stratified'\]; got 'brightest'"),
     ("protocol.n_seed=2", "fewer than the 3 classes"),
     ("loop.n_queries=500", "but the pool holds"),
     ("baseline=margin", "not among strategies"),

@@ -22,11 +22,11 @@ the many nearly-as-good sources instead of one region of input space.
 from __future__ import annotations
 
 import hashlib
-import numbers
 from typing import Any
 
 import numpy as np
 
+from gpal.constraints import Boolean, Integer, OneOf, Optional, Real, Text
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.base import entropy
 from gpal.registry import ACQUISITIONS
@@ -50,12 +50,8 @@ __all__ = [
 ]
 
 _BATCH_RULES = ("top_k", "diverse", "stochastic")
-
-
-def _check_count(name: str, value: Any, minimum: int = 1) -> int:
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
-    return int(value)
+#: At least two draws: the spread of one draw is no spread.
+_DRAWS = Integer(2)
 
 
 def _estimator(model: Any) -> Any:
@@ -171,25 +167,25 @@ class Acquisition:
     ``batch`` is "top_k", "diverse" (see `greedy_diverse`; ``lengthscale`` is passed on to
     it) or "stochastic" (see `power_sample`: ``beta`` is the power, ``batch_seed`` seeds the
     draw together with the pool size, so a resumed loop draws what an uninterrupted one would).
+
+    A subclass that declares its own ``name`` registers itself in `gpal.registry.ACQUISITIONS`
+    under it (a built-in must also have its line there, so the names cost no import).
     """
 
     name = "acquisition"
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__ and cls.name:
+            ACQUISITIONS.register(cls.name, cls)
+
     def __init__(self, batch: str = "top_k", lengthscale: float | None = None, beta: float = 1.0,
                  batch_seed: int = 0, balance: bool = False):
-        if batch not in _BATCH_RULES:
-            raise ValueError(f"batch must be one of {_BATCH_RULES}; got {batch!r}")
-        if lengthscale is not None and not (isinstance(lengthscale, numbers.Real) and lengthscale > 0):
-            raise ValueError(f"lengthscale must be a number > 0 or None; got {lengthscale!r}")
-        if not (isinstance(beta, numbers.Real) and not isinstance(beta, bool) and beta >= 0):
-            raise ValueError(f"beta must be a number >= 0; got {beta!r}")
-        self.batch = batch
-        self.lengthscale = lengthscale
-        self.beta = float(beta)
-        self.batch_seed = _check_count("batch_seed", batch_seed, minimum=0)
-        if not isinstance(balance, bool):
-            raise ValueError(f"balance must be True or False; got {balance!r}")
-        self.balance = balance
+        self.batch = OneOf(_BATCH_RULES).check("batch", batch)
+        self.lengthscale = Optional(Real(0, low_open=True)).check("lengthscale", lengthscale)
+        self.beta = Real(0).check("beta", beta)
+        self.batch_seed = Integer(0).check("batch_seed", batch_seed)
+        self.balance = Boolean().check("balance", balance)
         self._labelled_codes: np.ndarray | None = None
 
     def scores(self, model: Any, X_pool: Any) -> np.ndarray:  # pragma: no cover - abstract
@@ -245,7 +241,7 @@ class Acquisition:
         return f"{type(self).__name__}({args})"
 
     def __call__(self, model: Any, X_pool: Any, n_instances: int = 1) -> tuple[np.ndarray, np.ndarray]:
-        n_instances = _check_count("n_instances", n_instances)
+        n_instances = Integer(1).check("n_instances", n_instances)
         n_pool = _pool_size(X_pool)
         if n_instances > n_pool:
             raise ValueError(
@@ -306,7 +302,7 @@ class RandomSampling(Acquisition):
 
     def __init__(self, seed: int = 0, **batching: Any):
         super().__init__(**batching)
-        self.seed = _check_count("seed", seed, minimum=0)
+        self.seed = Integer(0).check("seed", seed)
 
     def config(self) -> dict[str, Any]:
         return {**super().config(), "seed": self.seed}
@@ -332,8 +328,8 @@ class BALD(Acquisition):
 
     def __init__(self, n_samples: int = 100, input_draws: int = 16, **batching: Any):
         super().__init__(**batching)
-        self.n_samples = _check_count("n_samples", n_samples, minimum=2)
-        self.input_draws = _check_count("input_draws", input_draws)
+        self.n_samples = _DRAWS.check("n_samples", n_samples)
+        self.input_draws = Integer(1).check("input_draws", input_draws)
 
     def config(self) -> dict[str, Any]:
         return {**super().config(), "n_samples": self.n_samples, "input_draws": self.input_draws}
@@ -393,9 +389,9 @@ class EPIG(Acquisition):
                 raise ValueError(f"target must be a NoisyDataset or a non-empty finite (m, d) array; got shape "
                                  f"{target.shape}")
         self.target = target
-        self.n_target = _check_count("n_target", n_target)
-        self.n_samples = _check_count("n_samples", n_samples, minimum=2)
-        self.seed = _check_count("seed", seed, minimum=0)
+        self.n_target = Integer(1).check("n_target", n_target)
+        self.n_samples = _DRAWS.check("n_samples", n_samples)
+        self.seed = Integer(0).check("seed", seed)
 
     def config(self) -> dict[str, Any]:
         target = None
@@ -438,14 +434,10 @@ class Discovery(Acquisition):
 
     def __init__(self, target: str, exploration: float = 0.0, n_samples: int = 100, **batching: Any):
         super().__init__(**batching)
-        if not isinstance(target, str) or not target:
-            raise ValueError(f"target must be a class name such as 'pulsar'; got {target!r}")
-        if not (isinstance(exploration, numbers.Real) and not isinstance(exploration, bool) and exploration >= 0):
-            raise ValueError(f"exploration must be a number >= 0; got {exploration!r}")
-        self.target = target
+        self.target = Text().check("target", target)  # a class name such as 'pulsar'
         self._code: int | None = None  # the target's class code, once a loop says what its codes mean
-        self.exploration = float(exploration)
-        self.n_samples = _check_count("n_samples", n_samples, minimum=2)
+        self.exploration = Real(0).check("exploration", exploration)
+        self.n_samples = _DRAWS.check("n_samples", n_samples)
 
     def config(self) -> dict[str, Any]:
         return {**super().config(), "target": self.target, "exploration": self.exploration, "n_samples": self.n_samples}
@@ -488,8 +480,7 @@ def expected_yield(p_target: Any, level: float = 0.95) -> dict[str, float]:
     p = np.asarray(p_target, dtype=np.float64).reshape(-1)
     if p.size == 0 or not np.all((p >= 0) & (p <= 1)):
         raise ValueError(f"p_target must be a non-empty array of probabilities in [0, 1]; got {p.size} value(s)")
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1); got {level!r}")
+    Real(0, 1, low_open=True, high_open=True).check("level", level)
     pmf = np.array([1.0])
     for q in p:  # the distribution of the count, one source at a time
         pmf = np.convolve(pmf, [1.0 - q, q])

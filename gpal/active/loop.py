@@ -35,6 +35,7 @@ from sklearn.base import clone
 
 from gpal.active.acquisition import Acquisition, make_acquisition
 from gpal.active.oracles import check_labels
+from gpal.constraints import Integer, Optional, check_values
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.base import raise_if_interrupted
 from gpal.registry import FOLLOW_UP_ACQUISITION
@@ -46,6 +47,8 @@ __all__ = ["ActiveLearningLoop", "LoopResult", "ConfigMismatch", "initial_pool_t
 _FORMAT = "gpal.active.loop"
 _VERSION = 1
 _STATE = "state.json"
+#: The loop's own numeric settings.
+_SETTINGS = {"batch_size": Integer(1), "n_queries": Integer(0), "retrain_epochs": Optional(Integer(0))}
 
 
 class ConfigMismatch(ValueError):
@@ -66,10 +69,8 @@ def initial_pool_test_split(
     dataset: NoisyDataset, n_initial: int, n_pool: int, n_test: int, seed: int = 0
 ) -> tuple[NoisyDataset, NoisyDataset, NoisyDataset]:
     """Disjoint (initial labelled, pool, test) sets drawn without replacement from one seeded permutation."""
-    sizes = {"n_initial": n_initial, "n_pool": n_pool, "n_test": n_test}
-    bad = {k: v for k, v in sizes.items() if not isinstance(v, (int, np.integer)) or v < 1}
-    if bad:
-        raise ValueError(f"split sizes must be integers >= 1; got {bad}")
+    check_values(dict.fromkeys(("n_initial", "n_pool", "n_test"), Integer(1)),
+                 {"n_initial": n_initial, "n_pool": n_pool, "n_test": n_test})
     if n_initial + n_pool + n_test > dataset.n_samples:
         raise ValueError(
             f"{n_initial} initial + {n_pool} pool + {n_test} test = {n_initial + n_pool + n_test} rows, "
@@ -184,11 +185,7 @@ class ActiveLearningLoop:
         progress: bool = True,
         callback: Callable[[int, dict[str, Any]], None] | None = None,
     ):
-        for name, value, minimum in [("batch_size", batch_size, 1), ("n_queries", n_queries, 0)]:
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < minimum:
-                raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
-        if retrain_epochs is not None and (not isinstance(retrain_epochs, (int, np.integer)) or retrain_epochs < 0):
-            raise ValueError(f"retrain_epochs must be None or an integer >= 0; got {retrain_epochs!r}")
+        check_values(_SETTINGS, {"batch_size": batch_size, "n_queries": n_queries, "retrain_epochs": retrain_epochs})
         if not isinstance(labelled, NoisyDataset) or not labelled.is_labelled:
             raise TypeError("labelled must be a labelled NoisyDataset (the initial training set)")
         if not isinstance(pool, NoisyDataset):

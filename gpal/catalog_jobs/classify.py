@@ -40,8 +40,9 @@ from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, write_classify_report
 from gpal.catalog_jobs.none_of_these import OOD_FILE, check_outliers, left_out_codes, left_out_sources
 from gpal.catalog_jobs.tables import dated, write_probability_table
 from gpal.catalogs.schemes import DEFAULT_SCHEME
+from gpal.constraints import Integer, Real, check_values
 from gpal.data.dataset import NoisyDataset
-from gpal.registry import FOLLOW_UP_ACQUISITION
+from gpal.registry import DEFAULT_LIKELIHOOD, FOLLOW_UP_ACQUISITION
 from gpal.runs.persistence import atomic_output, claim_output_dir
 
 __all__ = ["DEFAULT_BASELINES", "classify_catalog"]
@@ -51,6 +52,9 @@ __all__ = ["DEFAULT_BASELINES", "classify_catalog"]
 DEFAULT_BASELINES = ("logistic", "random_forest_isotonic")
 #: What the main job classifies unless told: the sources without a physical class (less any it trains on).
 DEFAULT_SELECT = ("unassociated", "bcu")
+#: The main job's own arguments (the estimator checks its settings itself).
+_ARGUMENTS = {"test_size": Real(0, 1, low_open=True, high_open=True, meaning="the held-out fraction"),
+              "chunk_size": Integer(1)}
 
 
 # -------------------------------------------------------------------- main job
@@ -64,7 +68,7 @@ def classify_catalog(
     features: str | Sequence[Any] | None = DEFAULT_FEATURES,
     input_noise: str = "latent",
     input_prior: str = "population",
-    likelihood: str = "softmax",
+    likelihood: str = DEFAULT_LIKELIHOOD,
     epochs: int = 300,
     num_inducing: int = 50,
     batch_size: int = 200,
@@ -99,10 +103,7 @@ def classify_catalog(
 
     estimator = make_catalog_estimator(input_noise, likelihood, epochs, num_inducing, batch_size, seed, progress,
                                        input_prior)
-    if isinstance(test_size, bool) or not isinstance(test_size, (int, float)) or not 0 < test_size < 1:
-        raise ValueError(f"test_size must be a fraction in (0, 1); got {test_size!r}")
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
-        raise ValueError(f"chunk_size must be an integer >= 1 (rows per prediction task); got {chunk_size!r}")
+    check_values(_ARGUMENTS, {"test_size": test_size, "chunk_size": chunk_size})
     cat, merge, data, identity = setup_job("gpal.catalog_jobs.classify", catalog, classes, merge, min_significance, features, estimator)
     trained_codes = [code for codes in data.meta["cuts"]["classes"].values() for code in codes]
     tokens = select_tokens([t for t in DEFAULT_SELECT if t not in trained_codes] if select is None else select)

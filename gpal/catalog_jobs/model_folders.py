@@ -19,6 +19,7 @@ from gpal.catalogs.classes import format_class_spec
 from gpal.catalogs.schemes import DEFAULT_SCHEME, resolve_classes
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.base import raise_if_interrupted
+from gpal.registry import DEFAULT_LIKELIHOOD
 from gpal.runs.persistence import claim_output_dir, write_json_atomic
 
 __all__ = ["DEFAULT_FEATURES", "TrainedModel", "load_trained", "require_per_class", "train_catalog_model"]
@@ -141,7 +142,7 @@ def make_catalog_estimator(input_noise: str, likelihood: str, epochs: int, num_i
 
     estimator = NoisyGPClassifier(input_noise=input_noise, input_prior=input_prior, likelihood=likelihood, epochs=epochs,
                                   num_inducing=num_inducing, batch_size=batch_size, random_state=seed, progress=progress)
-    estimator._check_params()  # bad settings fail here, before a catalog is read or a folder claimed
+    estimator.validate_params()  # bad settings fail here, before a catalog is read or a folder claimed
     return estimator
 
 
@@ -225,7 +226,7 @@ def train_catalog_model(
     features: str | Sequence[Any] | None = DEFAULT_FEATURES,
     input_noise: str = "latent",
     input_prior: str = "population",
-    likelihood: str = "softmax",
+    likelihood: str = DEFAULT_LIKELIHOOD,
     epochs: int = 300,
     num_inducing: int = 50,
     batch_size: int = 200,

@@ -16,9 +16,7 @@ whatever order they finish, and equals one unchunked ``predict_proba`` call.
 from __future__ import annotations
 
 import functools
-import inspect
 import json
-import numbers
 import os
 from pathlib import Path
 from typing import Any, Sequence
@@ -28,6 +26,7 @@ import pandas as pd
 
 from gpal.catalog_jobs.model_folders import TrainedModel, load_trained
 from gpal.catalog_jobs.tables import ClassifiedSources
+from gpal.constraints import Integer
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators import saved_formats
 from gpal.estimators.base import check_predict_data
@@ -75,7 +74,7 @@ def _predict_chunk(model_dir: str, X: np.ndarray, X_var: np.ndarray) -> np.ndarr
     Families whose predictions involve no Monte Carlo (or do not report it) give zero errors.
     """
     estimator = _estimator_for(model_dir)
-    if "return_mc_error" in inspect.signature(estimator.predict_proba).parameters:
+    if estimator.reports_mc_error:
         proba, error = estimator.predict_proba(X, X_var, return_mc_error=True)
     else:
         proba = estimator.predict_proba(X, X_var)
@@ -114,13 +113,12 @@ def predict_proba_chunked(
     ``executor`` (in this process if None); the result is in row order whatever
     order the chunks finish in.
     """
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral) or chunk_size < 1:
-        raise ValueError(f"chunk_size must be an integer >= 1 (rows per task); got {chunk_size!r}")
+    chunk_size = Integer(1).check("chunk_size", chunk_size)
     executor = as_executor(executor)
     path = str(Path(model_dir).resolve())
     _model_format(Path(path))  # a clear error before anything is loaded
     estimator = _estimator_for(path)
-    Xa, Va = check_predict_data(X, X_var, estimator.n_features_in_, getattr(estimator, "_needs_X_var", False))
+    Xa, Va = check_predict_data(X, X_var, estimator.n_features_in_, estimator.needs_X_var)
     n = Xa.shape[0]
     if n == 0:
         raise ValueError("predict needs at least one row; X is empty")

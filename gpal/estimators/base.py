@@ -18,7 +18,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.exceptions import NotFittedError
 
 from gpal.data.dataset import NoisyDataset
-from gpal.estimators.params import Constraint, check_params
+from gpal.constraints import Constraint, check_params
 
 __all__ = ["RENAMED_PARAMETERS", "FitData", "FitInterrupted", "GPClassifierMixin", "check_fit_data", "check_predict_data", "entropy", "raise_if_interrupted", "warn_ignored_noise"]
 
@@ -167,16 +167,37 @@ class GPClassifierMixin(ClassifierMixin):
     recognise gpal models) whose methods also take the inputs' variances ``X_var``.
     A family declares ``_parameters`` (a constraint per constructor argument), names the
     attribute that exists once fitted (``_fitted_attribute``) and implements ``fit`` and
-    ``predict_proba``.
+    ``predict_proba``.  What callers may ask of every family: ``validate_params()``,
+    ``needs_X_var`` and ``reports_mc_error``.
     """
 
     _parameters: ClassVar[Mapping[str, Constraint]] = {}
     _fitted_attribute: ClassVar[str] = "model_"
+    #: Whether ``predict_proba(X, X_var, return_mc_error=True)`` also returns the probabilities' Monte Carlo
+    #: standard errors; a family without it takes no such argument (its callers treat the errors as zero).
+    reports_mc_error: ClassVar[bool] = False
 
-    def _check_params(self) -> None:
-        """Every constructor argument against its declared constraint, then the rules that tie them."""
+    @property
+    def needs_X_var(self) -> bool:
+        """Whether, with these parameters, fit and predict need the inputs' measured variances ``X_var``.
+
+        False for the families that model exact inputs (they accept ``X_var`` and ignore it, warning).
+        """
+        return False
+
+    def validate_params(self) -> None:
+        """Check every constructor argument against its declared constraint, then the rules that tie them.
+
+        ``fit`` calls it; call it yourself to refuse bad settings before any data is read (scikit-learn's
+        ``set_params`` does not check). Raises `gpal.constraints.InvalidParameter` (a ValueError and a
+        TypeError) naming the parameter, or ValueError for a combination that does not go together.
+        """
         check_params(self, self._parameters)
         self._check_combinations()
+
+    def _check_params(self) -> None:
+        """The older private name of `validate_params`, still called by ``NoisyGPClassifier.fit``."""
+        self.validate_params()
 
     def _check_combinations(self) -> None:
         """Rules between parameters; a family overrides it when it has some."""
@@ -189,7 +210,7 @@ class GPClassifierMixin(ClassifierMixin):
         and prediction reads some (``n_samples``), so a bad one set after fit is named here."""
         if not self.__sklearn_is_fitted__():
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
-        self._check_params()
+        self.validate_params()
 
     def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -276,7 +297,7 @@ class GPClassifierMixin(ClassifierMixin):
         from gpal.runs.persistence import classes_from_json, corrupt_field
 
         try:
-            self._check_params()
+            self.validate_params()
         except ValueError as exc:  # InvalidParameter is one
             raise corrupt_field(config, "params", f"holds an invalid value: {exc}") from None
         if not isinstance(config["classes"], Mapping):

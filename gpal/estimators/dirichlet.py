@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from gpal.constraints import Integer, OneOf, Optional, Real, Satisfies
 from gpal.data.dataset import NoisyDataset, Standardizer
 from gpal.runs.persistence import load_model_dir, save_model_dir
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, check_predict_data
-from gpal.estimators.params import SPARSE_GP_PARAMETERS, Integer, OneOf, Optional, Real, Satisfies
+from gpal.estimators.params import SPARSE_GP_PARAMETERS
 
 __all__ = ["DirichletGPClassifier"]
 
@@ -117,7 +118,7 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         Without ``alpha_epsilon`` one model is fitted per ``alpha_grid`` value and the
         one with the lowest training MNLL is kept (paper 003, sec. 4.2).
         """
-        self._check_params()
+        self.validate_params()
         alphas = self._alphas()
         self._require_variance(X, X_var, "fit")
         data = check_fit_data(X, y, X_var)

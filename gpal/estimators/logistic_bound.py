@@ -18,14 +18,14 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from gpal.constraints import Boolean, Integer, OneOf, Real
 from gpal.data.dataset import Standardizer
 from gpal.runs.persistence import load_model_dir, save_model_dir
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, warn_ignored_noise
-from gpal.estimators.params import SPARSE_GP_PARAMETERS, Boolean, Integer, OneOf, Real
+from gpal.estimators.params import SPARSE_GP_PARAMETERS
+from gpal.registry import LOGISTIC_BOUNDS
 
 __all__ = ["LogisticBoundGPClassifier"]
-
-_METHODS = ("jj", "jj-hybrid", "taylor")
 
 
 class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
@@ -60,7 +60,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
     saved_version = 1
     _parameters = {
         **SPARSE_GP_PARAMETERS,
-        "method": OneOf(_METHODS),
+        "method": OneOf(LOGISTIC_BOUNDS),
         "max_iter": Integer(1),
         "n_updates": Integer(1),
         "max_fun": Integer(1),
@@ -103,7 +103,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
 
         ``X_var`` is accepted for a common interface and ignored (warning if non-zero).
         """
-        self._check_params()
+        self.validate_params()
         data = check_fit_data(X, y, X_var)
         if len(data.classes) != 2:
             raise ValueError(

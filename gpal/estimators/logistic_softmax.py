@@ -13,21 +13,20 @@ into the same workflows) but ignored, with a warning.
 
 from __future__ import annotations
 
-import numbers
 import os
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from gpal.constraints import Boolean, Integer, OneOf, Optional, Real
 from gpal.data.dataset import Standardizer
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, warn_ignored_noise
-from gpal.estimators.params import SPARSE_GP_PARAMETERS, Boolean, Integer, OneOf, Optional, Real
+from gpal.estimators.params import SPARSE_GP_PARAMETERS
+from gpal.registry import CONJUGATE_INFERENCE
 from gpal.runs.persistence import load_model_dir, save_model_dir
 
 __all__ = ["LogisticSoftmaxGPClassifier"]
-
-_INFERENCE = ("cavi", "natural_gradient")
 
 
 class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
@@ -64,7 +63,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
     saved_version = 1
     _parameters = {
         **SPARSE_GP_PARAMETERS,
-        "inference": OneOf(_INFERENCE),
+        "inference": OneOf(CONJUGATE_INFERENCE),
         "max_iter": Integer(1),
         "batch_size": Optional(Integer(1)),
         "learning_rate": Real(0, low_open=True),
@@ -120,7 +119,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
 
         ``X_var`` is accepted for a common interface and ignored (warning if non-zero).
         """
-        self._check_params()
+        self.validate_params()
         data = check_fit_data(X, y, X_var)
         warn_ignored_noise(data.X_var, "LogisticSoftmaxGPClassifier")
 
@@ -162,8 +161,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
 
     def sample_proba(self, X: Any, X_var: Any = None, n_samples: int = 100) -> np.ndarray:
         """p(y | f_s) for ``n_samples`` draws of the latent marginals, (S, n, C); their mean ~ ``predict_proba``."""
-        if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or n_samples < 1:
-            raise ValueError(f"n_samples must be an integer >= 1; got {n_samples!r}")
+        Integer(1).check("n_samples", n_samples)
         Xs = self._exact_inputs(X, X_var)
         return self.model_.sample_proba(Xs, int(n_samples), int(self.random_state))
 

@@ -21,22 +21,24 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from gpal.constraints import Boolean, Integer, OneOf, Options, Real, Satisfies, check_values
 from gpal.data.dataset import NoisyDataset, Standardizer
 from gpal.training.early_stopping import ValidationMonitor, validation_split
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, check_predict_data
-from gpal.estimators.params import SPARSE_GP_PARAMETERS, LIKELIHOOD, Boolean, Integer, OneOf, Options, Real, Satisfies
-from gpal.registry import INPUT_NOISE, INPUT_PRIORS, LATENT_INPUT_STRATEGIES
+from gpal.estimators.params import SPARSE_GP_PARAMETERS, LIKELIHOOD
+from gpal.registry import (DEFAULT_LIKELIHOOD, INFERENCE, INPUT_NOISE, INPUT_PRIORS, LATENT_INPUT_STRATEGIES,
+                           NOISE_VARIANCE_MODES)
 from gpal.runs.persistence import load_model_dir, save_model_dir
 
 __all__ = ["NoisyGPClassifier"]
 
-_NOISE_VARIANCE = ("known", "learned", "both")
-_INFERENCE = ("svi", "cavi", "natural_gradient")
 # Settings of the augmented model that have no SVI counterpart, passed through ``inference_options``.
 _AUGMENTED_OPTIONS = ("hyper_every", "train_inducing", "nat_delay", "nat_forgetting", "jitter")
 # Prediction evaluates the GP at (rows x n_samples) inputs; chunks keep that bounded.  2^20 (388
 # sources of 300 draws, 3 classes: ~25 MB per (inputs, M) array) ran ~20% faster than 2^18 on 2 cores.
 _PREDICT_BUDGET = 2**20
+# The draw counts sample_proba and sample_joint_proba take.
+_DRAWS = {"n_samples": Integer(1), "input_draws": Integer(1)}
 # The parameters a model is built from: a warm-started refit keeps the model itself (and its
 # compiled functions) while these are unchanged and the inducing-point count stays the same.
 _MODEL_PARAMS = ("input_noise", "noise_variance", "likelihood", "likelihood_options", "num_inducing", "kernel",
@@ -110,13 +112,14 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
 
     saved_format = "gpal.NoisyGPClassifier"  # the ``format`` of its saved folders
     saved_version = 1
+    reports_mc_error = True  # predict_proba(..., return_mc_error=True)
     _parameters = {
         **SPARSE_GP_PARAMETERS,
         "input_noise": OneOf(INPUT_NOISE.names()),
-        "noise_variance": OneOf(_NOISE_VARIANCE),
+        "noise_variance": OneOf(NOISE_VARIANCE_MODES),
         "likelihood": LIKELIHOOD,
         "likelihood_options": Options(),
-        "inference": OneOf(_INFERENCE),
+        "inference": OneOf(INFERENCE),
         "inference_options": Options(),
         "batch_size": Integer(1),
         "epochs": Integer(0),
@@ -140,7 +143,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         self,
         input_noise: str = "none",
         noise_variance: str = "known",
-        likelihood: Any = "softmax",
+        likelihood: Any = DEFAULT_LIKELIHOOD,
         likelihood_options: dict[str, Any] | None = None,
         inference: str = "svi",
         inference_options: dict[str, Any] | None = None,
@@ -217,8 +220,6 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             raise ValueError("likelihood_options apply to a likelihood given by name; a Likelihood object is already configured")
 
     def _check_inference(self) -> None:
-        if self.inference not in _INFERENCE:
-            raise ValueError(f"inference must be one of {_INFERENCE}; got {self.inference!r}")
         options = self.inference_options or {}
         if self.inference == "svi":
             if options:
@@ -255,9 +256,11 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         return dict(self.likelihood_options or {})
 
     @property
-    def _needs_X_var(self) -> bool:
+    def needs_X_var(self) -> bool:
         """Whether measured variances are part of the model (and so required at fit and predict)."""
         return self.input_noise != "none" and self.noise_variance != "learned"
+
+    _needs_X_var = needs_X_var  # the older private name, still read by fit
 
     # ------------------------------------------------------------------- fit
     def fit(
@@ -481,7 +484,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     # --------------------------------------------------------------- predict
     def _inputs(self, X: Any, X_var: Any) -> tuple[np.ndarray, np.ndarray]:
         self._check_fitted()
-        X, X_var = check_predict_data(X, X_var, self.n_features_in_, self._needs_X_var)
+        X, X_var = check_predict_data(X, X_var, self.n_features_in_, self.needs_X_var)
         if X.shape[0] == 0:
             raise ValueError("predict needs at least one row; X is empty")
         if self.standardizer_ is not None:
@@ -559,9 +562,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         averaged over K draws of the noiseless inputs, so the measurement noise is integrated out
         of the spread instead of counted in it (None: one input draw per latent draw).
         """
-        for name, value in (("n_samples", n_samples), ("input_draws", 1 if input_draws is None else input_draws)):
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
+        check_values(_DRAWS, {"n_samples": n_samples, "input_draws": 1 if input_draws is None else input_draws})
         X, X_var = self._inputs(X, X_var)
         model = self.model_
         S, K = int(n_samples), None if input_draws is None else int(input_draws)
@@ -577,9 +578,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         and a target source (what EPIG needs).  Where inputs are sampled, each draw averages over
         ``input_draws`` draws of them; see ``NoisySVGP.sample_function_proba``.
         """
-        for name, value in (("n_samples", n_samples), ("input_draws", input_draws)):
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1; got {value!r}")
+        check_values(_DRAWS, {"n_samples": n_samples, "input_draws": input_draws})
         X, X_var = self._inputs(X, X_var)
         model = self.model_
         S, K = int(n_samples), int(input_draws) if model.strategy.stochastic_prediction else 1

@@ -39,8 +39,9 @@ import tensorflow as tf
 from check_shapes import check_shapes
 from gpflow.utilities import positive
 
+from gpal.constraints import OneOf
 from gpal.models.input_prior import BroadPrior, MixturePrior, prior_from_config
-from gpal.registry import INPUT_NOISE
+from gpal.registry import INPUT_NOISE, NOISE_VARIANCE_MODES
 
 __all__ = [
     "NoiseVariance",
@@ -53,7 +54,6 @@ __all__ = [
     "expected_log_observation",
 ]
 
-NOISE_VARIANCE_MODES = ("known", "learned", "both")
 _LEARNED_VARIANCE_FLOOR = 1e-8  # learned variances stay strictly positive (no log 0)
 
 
@@ -62,8 +62,7 @@ class NoiseVariance(gpflow.base.Module):
 
     def __init__(self, mode: str, num_features: int, initial_learned: float = 0.01):
         super().__init__(name="noise_variance")
-        if mode not in NOISE_VARIANCE_MODES:
-            raise ValueError(f"noise_variance must be one of {NOISE_VARIANCE_MODES}; got {mode!r}")
+        OneOf(NOISE_VARIANCE_MODES).check("noise_variance", mode)
         if not initial_learned > _LEARNED_VARIANCE_FLOOR:
             raise ValueError(f"initial learned variance must be > {_LEARNED_VARIANCE_FLOOR}; got {initial_learned}")
         self.mode = mode

@@ -13,25 +13,23 @@ The integrals that more than one likelihood needs, written once:
 * ``robust_expected_log`` / ``robust_predictive``: the ELBO term and the predictive
   probability of a label-flip rule (1 - delta for the class ranked first, delta / (C - 1)
   for each other) once S = q(class ranked first) is known;
-
-and ``check_integer`` for the counts (classes, quadrature points, samples, seeds) they take.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import numbers
 from typing import Any, Callable
 
 import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
 
+from gpal.constraints import Integer
+
 __all__ = [
     "MIN_VARIANCE",
     "sigma_point_mean",
-    "check_integer",
     "normal_cdf",
     "hermite_rule",
     "hermite_expectation",
@@ -43,17 +41,11 @@ __all__ = [
     "robust_predictive",
 ]
 
+_QUADRATURE_POINTS = Integer(2)
 # Variances below this are treated as this: a zero variance would put 0/0 into
 # the standardised differences (e.g. the step likelihood, a = 0, at a point
 # where the latent variance vanishes).
 MIN_VARIANCE = 1e-12
-
-
-def check_integer(name: str, value: Any, lowest: int) -> int:
-    """``value`` as an int, or ``ValueError`` naming ``name`` unless it is an integer >= ``lowest``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < lowest:
-        raise ValueError(f"{name} must be an integer >= {lowest}; got {value!r}")
-    return int(value)
 
 
 def normal_cdf(z: tf.Tensor) -> tf.Tensor:
@@ -67,7 +59,7 @@ def hermite_rule(num_points: int) -> tuple[tf.Tensor, tf.Tensor]:
     Gauss-Hermite integrates against exp(-t^2); x = sqrt(2) t, w = w_t / sqrt(pi)
     change the weight function to the standard normal density.
     """
-    t, w = np.polynomial.hermite.hermgauss(check_integer("num_quadrature", num_points, 2))
+    t, w = np.polynomial.hermite.hermgauss(_QUADRATURE_POINTS.check("num_quadrature", num_points))
     return tf.constant(t * math.sqrt(2.0), tf.float64), tf.constant(w / math.sqrt(math.pi), tf.float64)
 
 
@@ -86,7 +78,7 @@ def hermite_expectation(
 
 def panel_rule(num_points: int) -> tuple[tf.Tensor, tf.Tensor]:
     """Gauss-Legendre nodes and weights on [-1, 1] (float64), used on every panel of ``prob_largest``."""
-    t, w = np.polynomial.legendre.leggauss(check_integer("num_quadrature", num_points, 2))
+    t, w = np.polynomial.legendre.leggauss(_QUADRATURE_POINTS.check("num_quadrature", num_points))
     return tf.constant(t, tf.float64), tf.constant(w, tf.float64)
 
 

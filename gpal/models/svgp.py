@@ -25,8 +25,8 @@ import tensorflow as tf
 from check_shapes import check_shapes
 from gpflow.utilities import deepcopy, triangular
 
+from gpal.constraints import OneOf
 from gpal.models.input_noise import (
-    INPUT_NOISE,
     AmortizedInputs,
     InputNoise,
     LatentInputs,
@@ -47,7 +47,7 @@ from gpal.models.sparse import (
     whitened_marginals,
 )
 from gpal.models.state import kernel_from_config, kernel_to_config
-from gpal.registry import LATENT_INPUT_STRATEGIES
+from gpal.registry import DEFAULT_LIKELIHOOD, INPUT_NOISE, INPUT_PRIORS, LATENT_INPUT_STRATEGIES
 
 __all__ = ["LatentGPs", "NoisySVGP", "build_model", "kmeans_inducing"]
 
@@ -347,7 +347,7 @@ def build_model(
     num_classes: int,
     input_noise: str = "none",
     noise_variance: str = "known",
-    likelihood: str | Likelihood = "robustmax",
+    likelihood: str | Likelihood = DEFAULT_LIKELIHOOD,
     num_inducing: int = 100,
     kernel: str | gpflow.kernels.Kernel | None = None,
     prior_variance: float = 1000.0,
@@ -365,11 +365,12 @@ def build_model(
 
     Inducing points: k-means on X, the same M = min(num_inducing, n) points for every
     latent function to start from.  Kernels: ``kernel`` copied per latent function,
-    default ``gpal.models.kernels.default_kernel``.  ``likelihood_options`` go to the
-    likelihood named by ``likelihood`` (e.g. ``{"epsilon": 1e-3}`` for robust-max).
+    default ``gpal.models.kernels.default_kernel``.  ``likelihood`` defaults to the product's
+    (``gpal.registry.DEFAULT_LIKELIHOOD``, as ``NoisyGPClassifier``'s); ``likelihood_options`` go to
+    the likelihood it names (e.g. ``{"epsilon": 1e-3}`` for robust-max).
     """
-    if input_noise not in INPUT_NOISE:
-        raise ValueError(f"input_noise must be one of {sorted(INPUT_NOISE)}; got {input_noise!r}")
+    OneOf(INPUT_NOISE.names()).check("input_noise", input_noise)
+    OneOf(INPUT_PRIORS).check("input_prior", input_prior)
     n, d = X.shape
     lik = make_likelihood(likelihood, num_classes, **dict(likelihood_options or {}))
     L = lik.num_latent(num_classes)
@@ -382,8 +383,6 @@ def build_model(
             raise ValueError("input_prior='population' is a prior over latent inputs: it needs input_noise 'latent' "
                              f"or 'amortized' and the training variances X_var; got input_noise={input_noise!r}")
         population = fit_mixture_prior(*(prior_inputs or (X, X_var)), prior_components, seed)
-    elif input_prior != "broad":
-        raise ValueError(f"input_prior must be 'broad' or 'population'; got {input_prior!r}")
     if input_noise == "latent":
         strategy: InputNoise = LatentInputs(n, d, prior_variance, population)
     elif input_noise == "amortized":

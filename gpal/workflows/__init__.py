@@ -1,7 +1,7 @@
 """Declarative workflows: a YAML file names an experiment, ``run_workflow`` runs it resumably.
 
-A workflow file has a ``workflow:`` kind and the blocks that kind defines (see
-``docs/workflows.md``)::
+A workflow file has a ``workflow:`` kind (a name of `gpal.registry.WORKFLOWS`) and the
+blocks that kind defines (see ``docs/workflows.md``)::
 
     workflow: repeated_splits
     title: 4FGL noisy-input reproduction
@@ -22,36 +22,23 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from importlib import import_module
 from pathlib import Path
 from typing import Any, Sequence
 
-from gpal.workflows.schema import (
-    Field, WorkflowError, apply_overrides, choice, identity, integer, optional, read_yaml, text, validate,
-)
+from gpal.constraints import Integer, OneOf, Optional, Text
+from gpal.registry import WORKFLOWS
+from gpal.workflows.schema import Field, WorkflowError, apply_overrides, identity, read_yaml, validate
 
-__all__ = ["KINDS", "Workflow", "WorkflowError", "load_workflow", "run_workflow"]
-
-#: kind -> module holding its ``schema()`` and ``run(config, out, executor, progress)``; an optional
-#: ``check(config)`` raises ValueError for what no single key can check (e.g. a budget against the data).
-KINDS = {
-    "repeated_splits": "gpal.workflows.splits",
-    "toy_1d": "gpal.workflows.toy",
-    "synthetic_2d": "gpal.workflows.synthetic",
-    "active_learning": "gpal.workflows.active_learning",
-    "compare": "gpal.workflows.compare",
-    "classify": "gpal.workflows.classify",
-    "follow_up": "gpal.workflows.follow_up",
-}
+__all__ = ["Workflow", "WorkflowError", "load_workflow", "run_workflow"]
 
 
 def _common() -> dict[str, Field]:
     return {
-        "workflow": Field(choice(list(KINDS)), doc=f"the kind of workflow, one of {list(KINDS)}"),
-        "title": Field(optional(text), None, "report title (default: the file name)", part_of_run=False),
-        "description": Field(optional(text), None, "a paragraph for the report", part_of_run=False),
-        "out": Field(optional(text), None, "output folder (default runs/<file name>)", part_of_run=False),
-        "seed": Field(integer(0), 0, "seed of data, splits and estimators"),
+        "workflow": Field(OneOf(WORKFLOWS.names()), doc=f"the kind of workflow, one of {list(WORKFLOWS.names())}"),
+        "title": Field(Optional(Text()), None, "report title (default: the file name)", part_of_run=False),
+        "description": Field(Optional(Text()), None, "a paragraph for the report", part_of_run=False),
+        "out": Field(Optional(Text()), None, "output folder (default runs/<file name>)", part_of_run=False),
+        "seed": Field(Integer(0), 0, "seed of data, splits and estimators"),
     }
 
 
@@ -79,14 +66,14 @@ def load_workflow(path: str | os.PathLike, overrides: Sequence[str] = ()) -> Wor
     doc = read_yaml(path)
     common = _common()
     if "workflow" not in doc.data:
-        raise WorkflowError(f"{doc.path}: missing required key 'workflow'; valid kinds are {list(KINDS)}")
+        raise WorkflowError(f"{doc.path}: missing required key 'workflow'; valid kinds are {list(WORKFLOWS.names())}")
     if any(str(o).split("=", 1)[0].strip() == "workflow" for o in overrides):
         raise WorkflowError("the workflow kind cannot be overridden; write another workflow file")
     try:
-        kind = common["workflow"].check(doc.data["workflow"])
+        kind = common["workflow"].constraint.check("workflow", doc.data["workflow"])
     except ValueError as exc:
-        raise WorkflowError(f"{doc.where('workflow')}: workflow: {exc}") from None
-    module = import_module(KINDS[kind])
+        raise WorkflowError(f"{doc.where('workflow')}: {exc}") from None
+    module = WORKFLOWS[kind]
     schema = {**common, **module.schema()}
     data = apply_overrides(doc.data, overrides, schema, str(doc.path))
     config = validate(data, schema, doc)
@@ -121,7 +108,7 @@ def run_workflow(
     workflow = load_workflow(path, overrides)
     folder = Path(out) if out is not None else workflow.out
     config = {**workflow.config, "out": str(folder)}
-    runner = import_module(KINDS[workflow.kind])
+    runner = WORKFLOWS[workflow.kind]
     with make_executor(scheduler) as executor:
         if getattr(runner, "CLAIMS_OUTPUT_DIR", False):  # the library function checks and claims the folder itself
             runner.run(config, folder, executor, progress, force=force)

@@ -26,7 +26,8 @@ import pandas as pd
 
 from gpal.runs.executors import Executor
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
-from gpal.workflows.schema import Field, choice, integer, list_of, number
+from gpal.constraints import Integer, ListOf, OneOf, Real
+from gpal.workflows.schema import Field
 from gpal.runs.units import run_units
 
 __all__ = ["curve_unit", "differences", "make_sets", "plot_al_curves", "plot_al_differences",
@@ -41,21 +42,21 @@ def schema() -> dict[str, Any]:
 
     return {
         "data": {
-            "n_initial": Field(integer(1), 100, "initial labelled points"),
-            "n_pool": Field(integer(1), 400, "pool points"),
-            "n_test": Field(integer(1), 500, "test points"),
-            "noise_levels": Field(list_of(number(0)), [0.0, 0.1, 0.25, 0.5], "injected input-noise variances"),
+            "n_initial": Field(Integer(1), 100, "initial labelled points"),
+            "n_pool": Field(Integer(1), 400, "pool points"),
+            "n_test": Field(Integer(1), 500, "test points"),
+            "noise_levels": Field(ListOf(Real(0)), [0.0, 0.1, 0.25, 0.5], "injected input-noise variances"),
         },
-        "repetitions": Field(integer(1), 100, "random splits (the paper: 100)", part_of_run=False),
-        "strategies": Field(list_of(choice(ACQUISITIONS.names())), ["entropy", "random"], "acquisition strategies"),
-        "baseline": Field(choice(ACQUISITIONS.names()), "random",
+        "repetitions": Field(Integer(1), 100, "random splits (the paper: 100)", part_of_run=False),
+        "strategies": Field(ListOf(OneOf(ACQUISITIONS.names())), ["entropy", "random"], "acquisition strategies"),
+        "baseline": Field(OneOf(ACQUISITIONS.names()), "random",
                           "the strategy the others are compared with, paired by repetition (if it is run)"),
         "methods": methods_field(),
         "loop": {
-            "batch_size": Field(integer(1), 1, "sources added per query (the paper: 1)"),
-            "n_queries": Field(integer(1), 100, "queries (the paper: 100)"),
-            "retrain_epochs": Field(integer(0), 1000, "epochs of each retraining after a query (the paper: 1000)"),
-            "bald_samples": Field(integer(2), 30, "BALD's Monte Carlo draws per pool point (cost grows linearly)"),
+            "batch_size": Field(Integer(1), 1, "sources added per query (the paper: 1)"),
+            "n_queries": Field(Integer(1), 100, "queries (the paper: 100)"),
+            "retrain_epochs": Field(Integer(0), 1000, "epochs of each retraining after a query (the paper: 1000)"),
+            "bald_samples": Field(Integer(2), 30, "BALD's Monte Carlo draws per pool point (cost grows linearly)"),
         },
         "training": training_schema(noise_variance="learned", num_inducing=50, epochs=1000, learning_rate=1e-3),
     }

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from gpal.runs.executors import Executor
-from gpal.workflows.schema import Field, boolean, integer, number
+from gpal.constraints import Boolean, Constraint, Integer, Real, Satisfies
+from gpal.workflows.schema import Field
 
 __all__ = ["CLAIMS_OUTPUT_DIR", "run", "schema"]
 
@@ -25,25 +26,21 @@ CLAIMS_OUTPUT_DIR = True
 _PASSED = ("out_dir", "seed", "force", "progress", "executor")
 
 
-def _loose(default: Any) -> Any:
-    """A check in the spirit of the default's type; classify_catalog validates the values themselves."""
+def _loose(default: Any) -> Constraint:
+    """A constraint in the spirit of the default's type; classify_catalog validates the values themselves."""
     if isinstance(default, bool):
-        return boolean
+        return Boolean()
     if isinstance(default, numbers.Integral):
-        return integer()
+        return Integer()
     if isinstance(default, numbers.Real):
-        return number()
-
-    def check(value: Any) -> Any:
-        if isinstance(default, str) and not isinstance(value, (str, list)):
-            raise ValueError(f"expected a string (default {default!r}); got {value!r}")
-        if isinstance(default, Sequence) and not isinstance(default, str) and not isinstance(value, (list, str)):
-            raise ValueError(f"expected a list (default {list(default)!r}); got {value!r}")
-        if isinstance(default, Mapping) and not isinstance(value, (dict, type(None))):
-            raise ValueError(f"expected a mapping or null (default {dict(default)!r}); got {value!r}")
-        return value
-
-    return check
+        return Real()
+    if isinstance(default, str):
+        return Satisfies(lambda v: isinstance(v, (str, list)), f"a string or a list (default {default!r})")
+    if isinstance(default, Sequence):
+        return Satisfies(lambda v: isinstance(v, (list, str)), f"a list or a string (default {list(default)!r})")
+    if isinstance(default, Mapping):
+        return Satisfies(lambda v: isinstance(v, (dict, type(None))), f"a mapping or None (default {dict(default)!r})")
+    return Satisfies(lambda v: True, "anything")
 
 
 def _plain(value: Any) -> Any:

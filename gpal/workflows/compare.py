@@ -8,8 +8,8 @@ error over splits: ``comparison.md`` / ``.json`` / ``.csv``, a figure and ``repo
 
 Methods:
 
-- ``svgp-<likelihood>``: ``NoisyGPClassifier(input_noise="none", likelihood=...)`` for
-  robustmax, step, probit, logit, softmax, logistic_softmax (Adam, minibatch 50, ``epochs``);
+- ``svgp-<likelihood>``: ``NoisyGPClassifier(input_noise="none", likelihood=...)`` for every
+  likelihood of `gpal.registry.LIKELIHOODS` (Adam, minibatch 50, ``epochs``);
 - ``dirichlet``: ``DirichletGPClassifier`` (alpha_eps chosen from 0.1/0.01/0.001 by training MNLL);
 - ``ls-cavi`` / ``ls-natgrad``: ``LogisticSoftmaxGPClassifier`` (augmented logistic-softmax)
   with full-batch CAVI or minibatch natural gradients;
@@ -43,17 +43,18 @@ from gpal.runs.executors import Executor
 from gpal.runs.repeated_splits import run_repeated_splits, summarize, unit_path
 from gpal.evaluation.metrics import format_mean_se, mean_se
 from gpal.runs.persistence import atomic_output, write_json_atomic, write_text_atomic
-from gpal.workflows.schema import Field, choice, integer, list_of
+from gpal.constraints import Integer, ListOf, Parsed
+from gpal.registry import LIKELIHOODS, LOGISTIC_BOUNDS
+from gpal.workflows.schema import Field
 
 __all__ = [
     "DATASETS", "METHODS", "NOT_APPLICABLE", "EstimatorFactory", "check_methods", "comparison_markdown",
     "load_dataset", "method_spec", "parse_dataset", "run", "run_comparison", "schema",
 ]
 
-SVGP_LIKELIHOODS = ("robustmax", "step", "probit", "logit", "softmax", "logistic_softmax")
-BINARY_ONLY = ("jj", "jj-hybrid", "taylor")
+BINARY_ONLY = LOGISTIC_BOUNDS
 METHODS = (
-    *(f"svgp-{lik}" for lik in SVGP_LIKELIHOODS),
+    *(f"svgp-{lik}" for lik in LIKELIHOODS.names()),
     "dirichlet",
     "ls-cavi",
     "ls-natgrad",
@@ -317,19 +318,23 @@ def _dataset_token(value: Any) -> str:
 
 
 def _method_name(value: Any) -> str:
-    return check_methods([choice(list(METHODS))(value)])[0]
+    if not isinstance(value, str):
+        raise ValueError(f"expected a method name, one of {list(METHODS)}; got {value!r}")
+    return check_methods([value])[0]
 
 
 def schema() -> dict[str, Any]:
     return {
-        "datasets": Field(list_of(_dataset_token), list(DATASETS),
+        "datasets": Field(ListOf(Parsed(_dataset_token, f"NAME or NAME:ROWS with NAME in {list(DATASETS)}")),
+                          list(DATASETS),
                           "data sets as NAME or NAME:ROWS: " + "; ".join(f"{k} = {v}" for k, v in DATASET_NOTES.items())),
-        "methods": Field(list_of(_method_name), list(METHODS), f"methods, a list from {list(METHODS)}"),
-        "protocol": {"splits": Field(integer(1), 5, "random stratified 90/10 splits", part_of_run=False)},
+        "methods": Field(ListOf(Parsed(_method_name, f"one of {list(METHODS)}")), list(METHODS),
+                         f"methods, a list from {list(METHODS)}"),
+        "protocol": {"splits": Field(Integer(1), 5, "random stratified 90/10 splits", part_of_run=False)},
         "training": {
-            "epochs": Field(integer(1), 100, "passes over the data for minibatch methods"),
-            "iters": Field(integer(1), 100, "iteration cap of full-batch methods"),
-            "num_inducing": Field(integer(1), 20, "inducing points for every method"),
+            "epochs": Field(Integer(1), 100, "passes over the data for minibatch methods"),
+            "iters": Field(Integer(1), 100, "iteration cap of full-batch methods"),
+            "num_inducing": Field(Integer(1), 20, "inducing points for every method"),
         },
     }
 

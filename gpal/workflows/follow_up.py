@@ -28,7 +28,8 @@ import pandas as pd
 from gpal.evaluation.paired import difference_table, strategy_name
 from gpal.runs.executors import Executor
 from gpal.runs.units import run_units
-from gpal.workflows.schema import Field, choice, integer, list_of, mapping, number, optional, text
+from gpal.constraints import Integer, ListOf, MappingOf, OneOf, Optional, Parsed, Real, Text
+from gpal.workflows.schema import Field
 
 __all__ = [
     "check", "follow_up_unit", "load_labelled", "make_sets", "plot_follow_up_curves", "plot_paired_differences",
@@ -64,50 +65,50 @@ def schema() -> dict[str, Any]:
     strategy = strategy_spec(ACQUISITIONS.names())
     return {
         "data": {
-            "catalog": Field(text, main["catalog"], "release (4FGL-DR4, ...) or FITS path"),
-            "classes": Field(list_of(text), main["classes"], "classes, in label order (CLASS1 codes or merge keys)"),
-            "merge": Field(optional(mapping(list_of(text))), main["merge"], "class -> CLASS1 codes it groups"),
-            "min_significance": Field(optional(number(0)), main["min_significance"], "keep Signif_Avg above it"),
-            "features": Field(optional(text), main["features"], "feature preset"),
+            "catalog": Field(Text(), main["catalog"], "release (4FGL-DR4, ...) or FITS path"),
+            "classes": Field(ListOf(Text()), main["classes"], "classes, in label order (CLASS1 codes or merge keys)"),
+            "merge": Field(Optional(MappingOf(ListOf(Text()))), main["merge"], "class -> CLASS1 codes it groups"),
+            "min_significance": Field(Optional(Real(0)), main["min_significance"], "keep Signif_Avg above it"),
+            "features": Field(Optional(Text()), main["features"], "feature preset"),
         },
         "protocol": {
-            "test": Field(choice(TESTS), "faint", "faint: test on a random half of the faint sources (the population "
+            "test": Field(OneOf(TESTS), "faint", "faint: test on a random half of the faint sources (the population "
                           "gpal classifies); stratified: a stratified test_size share of all"),
-            "faint_quantile": Field(number(0, 1, open_low=True, open_high=True), 0.25,
+            "faint_quantile": Field(Real(0, 1, low_open=True, high_open=True), 0.25,
                                     "faint = Signif_Avg at or below this quantile of the labelled sources"),
-            "test_size": Field(number(0, 1, open_low=True, open_high=True), 0.3, "held-out fraction (test: stratified)"),
-            "n_seed": Field(integer(1), 15, "random seed set: sources labelled before any query (>= 1 per class)"),
+            "test_size": Field(Real(0, 1, low_open=True, high_open=True), 0.3, "held-out fraction (test: stratified)"),
+            "n_seed": Field(Integer(1), 15, "random seed set: sources labelled before any query (>= 1 per class)"),
         },
-        "repetitions": Field(integer(1), 10, "independent (test, seed, pool) draws (extends a run)", part_of_run=False),
-        "strategies": Field(list_of(strategy), ["entropy", "bald", "random"],
+        "repetitions": Field(Integer(1), 10, "independent (test, seed, pool) draws (extends a run)", part_of_run=False),
+        "strategies": Field(ListOf(strategy), ["entropy", "bald", "random"],
                             f"acquisitions, each optionally with modifiers +{' +'.join(MODIFIERS)}"),
         "baseline": Field(strategy, "random", "the strategy the others are compared with, paired by repetition"),
         "loop": {
-            "batch_size": Field(integer(1), 1, "sources observed per query"),
-            "n_queries": Field(integer(1), 30, "queries per curve"),
-            "retrain_epochs": Field(integer(0), 100, "epochs of each warm-started retraining after a query"),
-            "bald_samples": Field(integer(2), 30, "BALD's Monte Carlo draws per pool source (cost grows linearly)"),
-            "epig_samples": Field(integer(2), 50, "EPIG's joint posterior draws"),
-            "epig_targets": Field(integer(1), 200, "target sources EPIG values a label by, drawn from the faint pool "
+            "batch_size": Field(Integer(1), 1, "sources observed per query"),
+            "n_queries": Field(Integer(1), 30, "queries per curve"),
+            "retrain_epochs": Field(Integer(0), 100, "epochs of each warm-started retraining after a query"),
+            "bald_samples": Field(Integer(2), 30, "BALD's Monte Carlo draws per pool source (cost grows linearly)"),
+            "epig_samples": Field(Integer(2), 50, "EPIG's joint posterior draws"),
+            "epig_targets": Field(Integer(1), 200, "target sources EPIG values a label by, drawn from the faint pool "
                                   "sources (test: faint) or the pool"),
         },
-        "report_at": Field(list_of(integer(1)), [20, 100], "budgets (sources observed) whose paired differences the "
+        "report_at": Field(ListOf(Integer(1)), [20, 100], "budgets (sources observed) whose paired differences the "
                            "report gives with 95% intervals", part_of_run=False),
         "training": {
             # Exact inputs, not the main job's NIMGP: its population prior needs >= 80 labelled sources
             # and a campaign starts from n_seed; which model a campaign should retrain is issue 23's study.
-            "input_noise": Field(choice(INPUT_NOISE.names()), "none", "input-noise strategy"),
-            "likelihood": Field(choice(LIKELIHOODS.names()), main["likelihood"], "likelihood"),
-            "epochs": Field(integer(1), main["epochs"], "epochs of the initial fit on the seed set"),
-            "num_inducing": Field(integer(1), main["num_inducing"], "inducing points (capped at the labelled count)"),
-            "batch_size": Field(integer(1), main["batch_size"], "Adam minibatch"),
+            "input_noise": Field(OneOf(INPUT_NOISE.names()), "none", "input-noise strategy"),
+            "likelihood": Field(OneOf(LIKELIHOODS.names()), main["likelihood"], "likelihood"),
+            "epochs": Field(Integer(1), main["epochs"], "epochs of the initial fit on the seed set"),
+            "num_inducing": Field(Integer(1), main["num_inducing"], "inducing points (capped at the labelled count)"),
+            "batch_size": Field(Integer(1), main["batch_size"], "Adam minibatch"),
         },
     }
 
 
-def strategy_spec(names: Sequence[str]) -> Any:
-    """Check of a strategy written ``name`` or ``name+modifier+...`` (modifiers: `MODIFIERS`)."""
-    def check(value: Any) -> str:
+def strategy_spec(names: Sequence[str]) -> Parsed:
+    """The constraint of a strategy written ``name`` or ``name+modifier+...`` (modifiers: `MODIFIERS`)."""
+    def parse(value: Any) -> str:
         if not isinstance(value, str):
             raise ValueError(f"a strategy is a name such as 'entropy' or 'entropy+balance'; got {value!r}")
         name, *mods = value.split("+")
@@ -118,7 +119,7 @@ def strategy_spec(names: Sequence[str]) -> Any:
             raise ValueError(f"{value!r}: modifiers must be distinct ones of {list(MODIFIERS)}; got {mods}")
         return value
 
-    return check
+    return Parsed(parse, f"an acquisition of {list(names)}, optionally with modifiers +{' +'.join(MODIFIERS)}")
 
 
 # ------------------------------------------------------------------ data

@@ -1,39 +1,33 @@
 """The small declarative schema that workflow YAML files are checked against.
 
 A schema is a nested dict: a key maps to a `Field` (one value) or to another dict
-(a section).  `validate` walks a parsed YAML document against it and returns the
-complete configuration, defaults filled in, or raises `WorkflowError` naming the
-file, the line, the dotted key and what would have been valid.  Nothing here
-touches the disk beyond reading the YAML file, so a workflow is fully checked
-before anything is written.
+(a section).  A field's rule is a `gpal.constraints.Constraint`, the vocabulary the
+estimators' parameters and the library's functions are checked with.  `validate` walks a
+parsed YAML document against the schema and returns the complete configuration,
+defaults filled in, or raises `WorkflowError` naming the file, the line, the dotted key,
+what was expected and what was given.  Nothing here touches the disk beyond reading the
+YAML file, so a workflow is fully checked before anything is written.
 """
 
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import yaml
 
+from gpal.constraints import Constraint, ListOf, MappingOf, OneOf, Real
+
 __all__ = [
+    "MEAN_SE",
+    "PUBLISHED",
     "REQUIRED",
     "Field",
     "WorkflowError",
     "apply_overrides",
-    "boolean",
-    "choice",
     "identity",
-    "integer",
-    "list_of",
-    "mapping",
-    "mean_se_pair",
-    "number",
-    "optional",
     "read_yaml",
-    "text",
     "validate",
 ]
 
@@ -49,12 +43,10 @@ class _Required:
 
 REQUIRED = _Required()
 
-Check = Callable[[Any], Any]  # returns the normalised value or raises ValueError(what was expected)
-
 
 @dataclass(frozen=True)
 class Field:
-    """One value: how it is checked, its default, and a line of documentation.
+    """One value: the constraint it must meet, its default, and a line of documentation.
 
     ``part_of_run=False`` marks a value that does not change what a unit computes
     (the number of splits or repetitions, a description): it is left out of the
@@ -62,7 +54,7 @@ class Field:
     units) instead of refusing it.
     """
 
-    check: Check
+    constraint: Constraint
     default: Any = REQUIRED
     doc: str = ""
     part_of_run: bool = True
@@ -70,116 +62,10 @@ class Field:
 
 Schema = Mapping[str, "Field | Schema"]
 
-
-# ------------------------------------------------------------------ checkers
-def integer(minimum: int | None = None) -> Check:
-    def check(value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            raise ValueError(f"expected an integer{'' if minimum is None else f' >= {minimum}'}; got {value!r}")
-        if minimum is not None and value < minimum:
-            raise ValueError(f"expected an integer >= {minimum}; got {value!r}")
-        return int(value)
-
-    return check
-
-
-def number(low: float | None = None, high: float | None = None, open_low: bool = False, open_high: bool = False) -> Check:
-    lo = "" if low is None else f"{'>' if open_low else '>='} {low:g}"
-    hi = "" if high is None else f"{'<' if open_high else '<='} {high:g}"
-    want = "a number" + (f" {lo}" if lo else "") + (" and" if lo and hi else "") + (f" {hi}" if hi else "")
-
-    def check(value: Any) -> float:
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-            raise ValueError(f"expected {want}; got {value!r}")
-        bad_low = low is not None and (value <= low if open_low else value < low)
-        bad_high = high is not None and (value >= high if open_high else value > high)
-        if bad_low or bad_high:
-            raise ValueError(f"expected {want}; got {value!r}")
-        return float(value)
-
-    return check
-
-
-def boolean(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"expected true or false; got {value!r}")
-    return value
-
-
-def text(value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"expected a non-empty string; got {value!r}")
-    return value
-
-
-def choice(options: Sequence[Any]) -> Check:
-    options = list(options)
-
-    def check(value: Any) -> Any:
-        if isinstance(value, bool) or value not in options:
-            raise ValueError(f"{value!r} is not valid; valid values are {options}")
-        return value
-
-    return check
-
-
-def optional(inner: Check) -> Check:
-    """``null`` or whatever ``inner`` accepts."""
-
-    def check(value: Any) -> Any:
-        if value is None:
-            return None
-        try:
-            return inner(value)
-        except ValueError as exc:
-            raise ValueError(f"{exc} (or null)") from None
-
-    return check
-
-
-def list_of(inner: Check, min_length: int = 1, unique: bool = True) -> Check:
-    def check(value: Any) -> list[Any]:
-        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-            raise ValueError(f"expected a list (e.g. [a, b]); got {value!r}")
-        if len(value) < min_length:
-            raise ValueError(f"expected a list of at least {min_length} item(s); got {list(value)!r}")
-        items = []
-        for k, item in enumerate(value):
-            try:
-                items.append(inner(item))
-            except ValueError as exc:
-                raise ValueError(f"item {k}: {exc}") from None
-        if unique and len({repr(i) for i in items}) != len(items):
-            raise ValueError(f"items must be distinct; got {items!r}")
-        return items
-
-    return check
-
-
-def mean_se_pair(value: Any) -> list[float]:
-    """A published result: ``[mean, standard error]``."""
-    pair = list_of(number(), min_length=2, unique=False)(value)
-    if len(pair) != 2:
-        raise ValueError(f"expected [mean, standard error]; got {value!r}")
-    return pair
-
-
-def mapping(value_check: Check, key_check: Check = text) -> Check:
-    """A free-form mapping (names chosen by the user) whose values ``value_check`` accepts."""
-
-    def check(value: Any) -> dict[str, Any]:
-        if not isinstance(value, Mapping):
-            raise ValueError(f"expected a mapping (key: value); got {value!r}")
-        out = {}
-        for k, v in value.items():
-            key = key_check(k)
-            try:
-                out[key] = value_check(v)
-            except ValueError as exc:
-                raise ValueError(f"entry {k!r}: {exc}") from None
-        return out
-
-    return check
+#: A published result: ``[mean, standard error]``.
+MEAN_SE = ListOf(Real(), min_length=2, max_length=2, unique=False)
+#: A method's published results, the metrics a unit records: ``{nll: [mean, se], error: [mean, se]}``.
+PUBLISHED = MappingOf(MEAN_SE, keys=OneOf(["nll", "error"]))
 
 
 # --------------------------------------------------------------------- YAML
@@ -347,9 +233,9 @@ def validate(data: Any, schema: Schema, doc: Document, prefix: str = "") -> dict
             out[key] = _deep_copy(spec.default)
             continue
         try:
-            out[key] = spec.check(data[key])
-        except ValueError as exc:
-            raise WorkflowError(f"{doc.where(dotted)}: {dotted}: {exc}") from None
+            out[key] = spec.constraint.check(dotted, data[key])
+        except ValueError as exc:  # InvalidParameter, or a parser's own ValueError
+            raise WorkflowError(f"{doc.where(dotted)}: {exc}") from None
     return out
 
 

@@ -18,9 +18,8 @@ import pandas as pd
 
 from gpal.runs.executors import Executor
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
-from gpal.workflows.schema import (
-    Field, boolean, choice, integer, list_of, mapping, mean_se_pair, number, optional, text,
-)
+from gpal.constraints import Boolean, Integer, ListOf, MappingOf, OneOf, Optional, Parsed, Real, Text
+from gpal.workflows.schema import PUBLISHED, Field
 
 __all__ = ["catalog_name", "run", "schema", "write_splits_report"]
 
@@ -39,7 +38,7 @@ def catalog_name(value: Any) -> str:
 MODELS_PER_BATCH = 16
 
 #: reference[method][metric] = [mean, se], shown beside the results.
-REFERENCE = optional(mapping(mapping(mean_se_pair, key_check=choice(["nll", "error"]))))
+REFERENCE = Optional(MappingOf(PUBLISHED))
 
 
 def schema() -> dict[str, Any]:
@@ -47,20 +46,21 @@ def schema() -> dict[str, Any]:
 
     return {
         "data": {
-            "catalog": Field(catalog_name, "4FGL", "catalog release name or FITS path"),
-            "classes": Field(list_of(text), ["bll", "fsrq", "psr"], "CLASS1 codes (or merge keys), in label order"),
-            "merge": Field(optional(mapping(list_of(text))), None, "class name -> CLASS1 codes it groups"),
-            "min_significance": Field(optional(number(0)), 30.0, "keep sources with Signif_Avg above this"),
-            "features": Field(optional(choice(sorted(FEATURE_PRESETS))), None, "feature preset (null: the default)"),
+            "catalog": Field(Parsed(catalog_name, "a shipped release or a FITS file"), "4FGL",
+                             "catalog release name or FITS path"),
+            "classes": Field(ListOf(Text()), ["bll", "fsrq", "psr"], "CLASS1 codes (or merge keys), in label order"),
+            "merge": Field(Optional(MappingOf(ListOf(Text()))), None, "class name -> CLASS1 codes it groups"),
+            "min_significance": Field(Optional(Real(0)), 30.0, "keep sources with Signif_Avg above this"),
+            "features": Field(Optional(OneOf(sorted(FEATURE_PRESETS))), None, "feature preset (null: the default)"),
         },
         "methods": methods_field(),
         "protocol": {
-            "splits": Field(integer(1), 100, "random train/test splits K", part_of_run=False),
-            "test_size": Field(number(0, 1, open_low=True, open_high=True), 0.1, "test fraction per split"),
-            "stratify": Field(boolean, True, "stratify splits by class"),
-            "use_variances": Field(boolean, True, "pass the catalog's feature variances to the classifiers"),
-            "on_error": Field(choice(["record", "raise"]), "record", "record a failing unit and go on, or stop"),
-            "models_per_batch": Field(integer(1), MODELS_PER_BATCH, "splits of one method trained together as one "
+            "splits": Field(Integer(1), 100, "random train/test splits K", part_of_run=False),
+            "test_size": Field(Real(0, 1, low_open=True, high_open=True), 0.1, "test fraction per split"),
+            "stratify": Field(Boolean(), True, "stratify splits by class"),
+            "use_variances": Field(Boolean(), True, "pass the catalog's feature variances to the classifiers"),
+            "on_error": Field(OneOf(["record", "raise"]), "record", "record a failing unit and go on, or stop"),
+            "models_per_batch": Field(Integer(1), MODELS_PER_BATCH, "splits of one method trained together as one "
                                       "batched model (1: one at a time; same results)", part_of_run=False),
         },
         "training": training_schema(num_inducing="auto"),

@@ -19,38 +19,39 @@ import pandas as pd
 
 from gpal.runs.executors import Executor
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
-from gpal.workflows.schema import Field, choice, integer, list_of, mapping, mean_se_pair, number, optional
+from gpal.constraints import Integer, ListOf, MappingOf, OneOf, Optional, Parsed, Real
+from gpal.registry import NOISE_VARIANCE_MODES
+from gpal.workflows.schema import PUBLISHED, Field
 from gpal.estimators.base import raise_if_interrupted
 from gpal.runs.units import derived_seed, run_units
 
 __all__ = ["bayes_unit", "method_unit", "run", "schema"]
 
-_MODES = ["known", "learned"]
+#: The paper's two: the injected variance given to the methods, or learned by them.
+_PAPER_MODES = ["known", "learned"]
 _MAX_DRAWS = 100
-
-
-def _level(value: Any) -> str:
-    return f"{number(0)(value):g}"
+_MODE = OneOf(NOISE_VARIANCE_MODES)
+#: A noise level as a reference key: a number >= 0, written as the report writes it.
+_LEVEL = Parsed(lambda value: f"{Real(0).check('a noise level', value):g}", "a noise level >= 0")
 
 
 def schema() -> dict[str, Any]:
     return {
         "data": {
-            "n_train": Field(integer(1), 1000, "training points per problem"),
-            "n_test": Field(integer(1), 1000, "test points per problem"),
-            "noise_levels": Field(list_of(number(0, open_low=True)), [0.1, 0.25, 0.5], "input-noise variances"),
-            "variance": Field(number(0, open_low=True), 0.5, "GP-prior amplitude of the latent functions"),
-            "lengthscale": Field(number(0, open_low=True), float(np.sqrt(2.0)), "GP-prior length scale"),
-            "bayes_cells": Field(integer(10), 400, "quadrature cells per axis of the Bayes-optimal predictive"),
+            "n_train": Field(Integer(1), 1000, "training points per problem"),
+            "n_test": Field(Integer(1), 1000, "test points per problem"),
+            "noise_levels": Field(ListOf(Real(0, low_open=True)), [0.1, 0.25, 0.5], "input-noise variances"),
+            "variance": Field(Real(0, low_open=True), 0.5, "GP-prior amplitude of the latent functions"),
+            "lengthscale": Field(Real(0, low_open=True), float(np.sqrt(2.0)), "GP-prior length scale"),
+            "bayes_cells": Field(Integer(10), 400, "quadrature cells per axis of the Bayes-optimal predictive"),
         },
-        "repetitions": Field(integer(1), 100, "problems drawn (the paper: 100)", part_of_run=False),
-        "noise_variance": Field(list_of(choice(_MODES)), list(_MODES),
-                                "input-noise variance given to the methods (known) and/or learned"),
+        "repetitions": Field(Integer(1), 100, "problems drawn (the paper: 100)", part_of_run=False),
+        "noise_variance": Field(ListOf(_MODE), list(_PAPER_MODES),
+                                "input-noise variance given to the methods (known), learned, or both"),
         "methods": methods_field(),
         "training": {k: f for k, f in training_schema(num_inducing=100, batch_size=200).items() if k != "noise_variance"},
         "reference": Field(
-            optional(mapping(mapping(mapping(mapping(mean_se_pair, key_check=choice(["nll", "error"]))), key_check=_level),
-                             key_check=choice(_MODES))),
+            Optional(MappingOf(MappingOf(MappingOf(PUBLISHED), keys=_LEVEL), keys=_MODE)),
             None, "published numbers: mode -> noise level -> method -> {nll: [mean, se], error: [mean, se]}",
             part_of_run=False),
     }

@@ -17,7 +17,8 @@ import pandas as pd
 
 from gpal.runs.executors import Executor
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
-from gpal.workflows.schema import Field, integer, mapping, number, optional
+from gpal.constraints import Integer, MappingOf, Optional, Real
+from gpal.workflows.schema import Field
 from gpal.estimators.base import raise_if_interrupted
 from gpal.runs.units import run_units
 
@@ -27,16 +28,16 @@ __all__ = ["fit_predict", "kl_from_bayes", "run", "schema"]
 def schema() -> dict[str, Any]:
     return {
         "data": {
-            "n_train": Field(integer(1), 1000, "training points"),
-            "n_test": Field(integer(1), 1000, "test points"),
-            "noise_std": Field(number(0), 0.1, "standard deviation of the input noise (known to every method)"),
-            "variance": Field(number(0, open_low=True), 1.0, "GP-prior amplitude of the latent functions"),
-            "lengthscale": Field(number(0, open_low=True), 0.75, "GP-prior length scale"),
+            "n_train": Field(Integer(1), 1000, "training points"),
+            "n_test": Field(Integer(1), 1000, "test points"),
+            "noise_std": Field(Real(0), 0.1, "standard deviation of the input noise (known to every method)"),
+            "variance": Field(Real(0, low_open=True), 1.0, "GP-prior amplitude of the latent functions"),
+            "lengthscale": Field(Real(0, low_open=True), 0.75, "GP-prior length scale"),
         },
         "methods": methods_field(),
         "training": training_schema(num_inducing=100, batch_size=200),
-        "plot": {"grid_points": Field(integer(2), 400, "points of the x grid of Fig. 2")},
-        "reference": Field(optional(mapping(number())), None, "published test NLL per method", part_of_run=False),
+        "plot": {"grid_points": Field(Integer(2), 400, "points of the x grid of Fig. 2")},
+        "reference": Field(Optional(MappingOf(Real())), None, "published test NLL per method", part_of_run=False),
     }
 
 

@@ -71,6 +71,7 @@ from check_shapes import check_shapes
 
 from gpal.models.quadrature import hermite_expectation
 from gpal.models.sparse import DEFAULT_JITTER, Projection, inducing_variable, project, whitened_kl, whitened_marginals
+from gpal.registry import LOGISTIC_BOUNDS
 
 __all__ = [
     "METHODS",
@@ -93,7 +94,7 @@ __all__ = [
     "update_xi",
 ]
 
-METHODS = ("jj", "jj-hybrid", "taylor")
+METHODS = LOGISTIC_BOUNDS
 NUM_QUADRATURE = 64
 # Below this |xi|, lambda(xi) = tanh(xi/2)/(4 xi) is 0/0-prone; its series 1/8 - xi^2/96 is exact to ~1e-14.
 _SMALL_XI = 1e-3

@@ -37,10 +37,10 @@ import tensorflow as tf
 import tensorflow_probability as tfp
 from check_shapes import inherit_check_shapes
 
+from gpal.constraints import Integer
 from gpal.models.quadrature import (
     MIN_VARIANCE,
     argmax_probabilities,
-    check_integer,
     panel_rule,
     normal_cdf,
     prob_largest,
@@ -108,7 +108,7 @@ class GaussianNoiseLikelihood(Likelihood):
         num_quadrature: int = 8,
     ):
         super().__init__(name=self.kind)
-        self.num_classes = None if num_classes is None else check_integer("num_classes", num_classes, 2)
+        self.num_classes = None if num_classes is None else Integer(2).check("num_classes", num_classes)
         self.noise_variance = _noise_variance(noise)
         self.noise = noise.lower() if isinstance(noise, str) else self.noise_variance
         if form not in FORMS:

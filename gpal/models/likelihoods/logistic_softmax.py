@@ -19,7 +19,8 @@ from typing import Any
 import tensorflow as tf
 from check_shapes import check_shapes, inherit_check_shapes
 
-from gpal.models.quadrature import check_integer, monte_carlo_mean
+from gpal.constraints import Integer
+from gpal.models.quadrature import monte_carlo_mean
 from gpal.models.likelihoods.base import MonteCarloLikelihood
 from gpal.models.likelihoods.softmax import softmax
 
@@ -57,10 +58,10 @@ class LogisticSoftmaxLikelihood(MonteCarloLikelihood):
         self, num_classes: int | None = None, num_samples: int = 100, num_predict_samples: int = 1000, seed: int = 0
     ):
         super().__init__(name=self.kind)
-        self.num_classes = None if num_classes is None else check_integer("num_classes", num_classes, 2)
-        self.num_samples = check_integer("num_samples", num_samples, 1)
-        self.num_predict_samples = check_integer("num_predict_samples", num_predict_samples, 1)
-        self.seed = check_integer("seed", seed, 0)
+        self.num_classes = None if num_classes is None else Integer(2).check("num_classes", num_classes)
+        self.num_samples = Integer(1).check("num_samples", num_samples)
+        self.num_predict_samples = Integer(1).check("num_predict_samples", num_predict_samples)
+        self.seed = Integer(0).check("seed", seed)
 
     def num_latent(self, num_classes: int) -> int:
         if num_classes != self.num_classes:

@@ -29,7 +29,8 @@ from typing import Any
 import tensorflow as tf
 from check_shapes import check_shapes, inherit_check_shapes
 
-from gpal.models.quadrature import check_integer, monte_carlo_mean
+from gpal.constraints import Integer
+from gpal.models.quadrature import monte_carlo_mean
 from gpal.models.likelihoods.base import MonteCarloLikelihood
 
 __all__ = ["SoftmaxLikelihood", "gumbel_softmax_bound", "softmax"]
@@ -75,11 +76,11 @@ class SoftmaxLikelihood(MonteCarloLikelihood):
         super().__init__(name=self.kind)
         if elbo not in _ELBOS:
             raise ValueError(f"softmax elbo must be one of {list(_ELBOS)}; got {elbo!r}")
-        self.num_classes = None if num_classes is None else check_integer("num_classes", num_classes, 2)
-        self.num_predict_samples = check_integer("num_predict_samples", num_predict_samples, 1)
-        self.seed = check_integer("seed", seed, 0)
+        self.num_classes = None if num_classes is None else Integer(2).check("num_classes", num_classes)
+        self.num_predict_samples = Integer(1).check("num_predict_samples", num_predict_samples)
+        self.seed = Integer(0).check("seed", seed)
         self.elbo = elbo
-        self.num_elbo_samples = check_integer("num_elbo_samples", num_elbo_samples, 1)
+        self.num_elbo_samples = Integer(1).check("num_elbo_samples", num_elbo_samples)
 
     def num_latent(self, num_classes: int) -> int:
         if num_classes != self.num_classes:

@@ -1,0 +1,161 @@
+"""Every list of names lives once (gpal.registry) and everything else reads it; each default is stated once."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import pytest
+
+from gpal.registry import (
+    ACQUISITIONS,
+    CONJUGATE_INFERENCE,
+    DEFAULT_LIKELIHOOD,
+    ESTIMATORS,
+    INFERENCE,
+    INPUT_NOISE,
+    INPUT_PRIORS,
+    LIKELIHOODS,
+    NOISE_VARIANCE_MODES,
+    WORKFLOWS,
+)
+
+WORKFLOW_FILES = Path(__file__).resolve().parents[1] / "workflows"
+
+
+def _option(parser, verb: str, flag: str):
+    """The argparse action of ``gpal VERB FLAG``."""
+    sub = next(a for a in parser._actions if a.dest == "verb").choices[verb]
+    return next(a for a in sub._actions if flag in a.option_strings)
+
+
+@pytest.mark.parametrize("verb,flag,names", [
+    ("train", "--likelihood", LIKELIHOODS.names()),
+    ("train", "--input-noise", INPUT_NOISE.names()),
+    ("train", "--input-prior", INPUT_PRIORS),
+    ("active", "--input-noise", INPUT_NOISE.names()),
+    ("active", "--acquisition", ACQUISITIONS.names()),
+])
+def test_cli_choices_are_the_registrys_names(verb, flag, names):
+    from gpal.cli import build_parser
+
+    assert tuple(_option(build_parser(), verb, flag).choices) == tuple(names)
+
+
+def test_the_cli_refuses_an_unregistered_likelihood(capsys):
+    from gpal.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["train", "--classes", "bll,fsrq", "--out", "x", "--likelihood", "robust"])
+    assert "invalid choice: 'robust'" in capsys.readouterr().err
+
+
+def test_one_default_likelihood_everywhere():
+    from gpal.catalog_jobs.classify import classify_catalog
+    from gpal.catalog_jobs.model_folders import train_catalog_model
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
+    from gpal.models.svgp import build_model
+    from gpal.workflows.methods import training_schema
+
+    assert DEFAULT_LIKELIHOOD in LIKELIHOODS
+    assert NoisyGPClassifier().likelihood == DEFAULT_LIKELIHOOD
+    for fn in (build_model, train_catalog_model, classify_catalog):
+        assert inspect.signature(fn).parameters["likelihood"].default == DEFAULT_LIKELIHOOD, fn.__qualname__
+    assert training_schema()["likelihood"].default == DEFAULT_LIKELIHOOD
+
+
+def test_the_workflows_training_block_defaults_are_the_classifiers():
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
+    from gpal.workflows.methods import training_schema
+
+    own = NoisyGPClassifier().get_params()
+    for name, field in training_schema().items():
+        expected = list(own[name]) if isinstance(own[name], tuple) else own[name]
+        assert field.default == expected, name
+    assert training_schema(batch_size=200)["batch_size"].default == 200
+    with pytest.raises(TypeError, match="not training settings"):
+        training_schema(batch=200)
+
+
+@pytest.mark.parametrize("name", ["toy_1d.yaml", "synthetic_2d.yaml", "waveform_active_learning.yaml", "fermi_4fgl.yaml"])
+def test_the_paper_reproductions_state_the_papers_likelihood(name):
+    """Their recorded numbers are robust-max's; the product default (softmax) must not change them."""
+    from gpal.workflows import load_workflow
+
+    assert load_workflow(WORKFLOW_FILES / name).config["training"]["likelihood"] == "robustmax"
+
+
+def test_fixed_choices_are_read_not_restated():
+    from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
+    from gpal.workflows.methods import training_schema
+
+    assert tuple(NoisyGPClassifier._parameters["noise_variance"].options) == NOISE_VARIANCE_MODES
+    assert tuple(training_schema()["noise_variance"].constraint.options) == NOISE_VARIANCE_MODES
+    assert tuple(training_schema()["likelihood"].constraint.options) == LIKELIHOODS.names()
+    assert tuple(NoisyGPClassifier._parameters["inference"].options) == INFERENCE
+    assert tuple(LogisticSoftmaxGPClassifier._parameters["inference"].options) == CONJUGATE_INFERENCE
+
+
+def test_noise_variance_modes_are_the_models():
+    pytest.importorskip("gpflow")
+    from gpal.models.input_noise import NoiseVariance
+
+    for mode in NOISE_VARIANCE_MODES:
+        assert NoiseVariance(mode, 2).mode == mode
+    with pytest.raises(ValueError, match=r"noise_variance must be one of \['known', 'learned', 'both'\]"):
+        NoiseVariance("measured", 2)
+
+
+def test_the_comparison_runs_every_registered_likelihood():
+    from gpal.workflows.compare import METHODS
+
+    assert [m for m in METHODS if m.startswith("svgp-")] == [f"svgp-{name}" for name in LIKELIHOODS.names()]
+
+
+def test_every_workflow_kind_is_registered_and_shipped():
+    from gpal.workflows import load_workflow
+
+    for kind in WORKFLOWS.names():
+        module = WORKFLOWS[kind]
+        assert callable(module.schema) and callable(module.run), kind
+    assert {load_workflow(path).kind for path in WORKFLOW_FILES.glob("*.yaml")} == set(WORKFLOWS.names())
+
+
+def test_acquisitions_register_where_they_are_defined():
+    from gpal.active.acquisition import Acquisition, make_acquisition
+
+    for name in ACQUISITIONS.names():
+        assert ACQUISITIONS[name].name == name
+
+    class Closest(Acquisition):
+        name = "test_closest"
+
+        def scores(self, model, X_pool):  # pragma: no cover - never called
+            raise NotImplementedError
+
+    try:
+        assert ACQUISITIONS["test_closest"] is Closest
+        assert isinstance(make_acquisition("test_closest"), Closest)
+        with pytest.raises(ValueError, match="acquisition name 'bald' is taken"):
+            type("Impostor", (Acquisition,), {"name": "bald", "scores": lambda self, m, X: None})
+    finally:
+        del ACQUISITIONS["test_closest"]
+
+
+@pytest.mark.parametrize("family", ESTIMATORS.names())
+def test_every_family_answers_what_callers_ask(family):
+    """Callers (prediction, the CLI, the main job) use the public API, never private attributes or signatures."""
+    estimator = ESTIMATORS[family]()
+    assert estimator.validate_params() is None
+    assert isinstance(estimator.needs_X_var, bool)
+    takes_error = "return_mc_error" in inspect.signature(estimator.predict_proba).parameters
+    assert estimator.reports_mc_error is takes_error
+
+
+def test_needs_X_var_follows_the_parameters():
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
+
+    assert not NoisyGPClassifier(input_noise="none").needs_X_var
+    assert NoisyGPClassifier(input_noise="latent").needs_X_var
+    assert not NoisyGPClassifier(input_noise="latent", noise_variance="learned").needs_X_var
