@@ -158,9 +158,9 @@ class BatchedTrainer:
             finite = tf.math.is_finite(losses)
             for g in grads:
                 finite = tf.logical_and(finite, tf.reduce_all(tf.math.is_finite(tf.reshape(g, [K, -1])), axis=1))
-            keep = tf.cast(tf.logical_and(finite, self.active), tf.float64)  # a failed or frozen model is not moved
-            grads = [g * tf.reshape(tf.repeat(keep, tf.shape(g)[0] // K), [-1] + [1] * (g.shape.rank - 1))
-                     for g in grads]
+            keep = tf.logical_and(finite, self.active)  # a failed or frozen model is not moved (NaN * 0 would be)
+            grads = [tf.where(tf.reshape(tf.repeat(keep, tf.shape(g)[0] // K), [-1] + [1] * (g.shape.rank - 1)),
+                              g, tf.zeros_like(g)) for g in grads]
             self.optimizer.apply_gradients(zip(grads[: len(self.shared)], self.shared))
             if self.row_adam is not None:
                 rows = tf.reshape(idx + n * tf.range(K, dtype=idx.dtype)[:, None], [-1])
