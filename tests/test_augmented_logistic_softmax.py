@@ -269,7 +269,7 @@ def test_bad_inputs_raise_clear_errors(fitted):
         LogisticSoftmaxGPClassifier(progress=False).fit(bad, np.arange(len(X)) % 2)
     with pytest.raises(ValueError, match="at least 2 classes"):
         LogisticSoftmaxGPClassifier(progress=False).fit(X, np.zeros(len(X)))
-    with pytest.raises(TypeError, match="kernel must be None or a gpflow kernel"):
+    with pytest.raises(TypeError, match=r"kernel must be None, a kernel name \[.*\] or a gpflow kernel"):
         LogisticSoftmaxGPClassifier(kernel="rbf", progress=False).fit(X, np.arange(len(X)) % 2)
 
 
