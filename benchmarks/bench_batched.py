@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from bench_noisy_gp import METHODS, environment, synthetic_problem
-from gpal.runs.persistence import write_json_atomic
+from gpal.files import write_json_atomic
 
 
 def _models(method: str, K: int, args: argparse.Namespace) -> tuple[list, list]:

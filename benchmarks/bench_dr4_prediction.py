@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from gpal.runs.persistence import write_json_atomic
+from gpal.files import write_json_atomic
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

@@ -39,7 +39,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gpal.runs.persistence import write_json_atomic
+from gpal.files import write_json_atomic
 
 PAPER = {
     "a": "about 10x (paper 004)",

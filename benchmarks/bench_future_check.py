@@ -268,7 +268,7 @@ def bcu_rows(unit: _Unit) -> list[dict]:
 def summarize(out: Path) -> None:
     import pandas as pd
 
-    from gpal.runs.persistence import write_text_atomic
+    from gpal.files import write_text_atomic
 
     units = [_Unit(json.loads(p.read_text())) for p in sorted(out.glob("unit_*.json"))]
     if not units:
@@ -316,7 +316,7 @@ def summarize(out: Path) -> None:
 
 def main(argv=None) -> int:
     from gpal.catalogs.schemes import CLASS_SCHEMES
-    from gpal.runs.persistence import write_json_atomic
+    from gpal.files import write_json_atomic
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])

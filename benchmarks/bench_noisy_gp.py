@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gpal.runs.persistence import write_json_atomic
+from gpal.files import write_json_atomic
 
 METHODS = {"MGP": "none", "NIMGP": "latent", "NIMGP-NN": "amortized", "NIMGP-FO": "first_order"}
 # Targets of the performance issue and the paper's measurements (Table 8, MNIST, Tesla P100).

@@ -34,7 +34,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_noisy_gp import synthetic_problem  # noqa: E402
 
-from gpal.runs.persistence import write_json_atomic  # noqa: E402
+from gpal.files import write_json_atomic  # noqa: E402
 
 
 def median_seconds(fn: Callable[[], Any], repeats: int) -> float:

@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{gemm:.3f} s alone ({flops / gemm / 1e9:.1f} GFLOP/s); epig_scores {parts['epig_scores']:.3f} s "
           f"(the rest is the entropy of the {N} x 200 joint tables: logs, not flops)")
     if args.json:
-        from gpal.runs.persistence import write_json_atomic
+        from gpal.files import write_json_atomic
 
         write_json_atomic(args.json, {"pool": int(pool.n_samples), "inducing": args.inducing, "query_seconds": rows,
                                       "parts_seconds": parts, "epig_gemm": {"gflop": flops / 1e9, "seconds": gemm},

@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--summarize", type=Path, default=None, help="only print the summary of a results file")
     args = p.parse_args(argv)
     warnings.simplefilter("ignore")
-    from gpal.runs.persistence import write_json_atomic
+    from gpal.files import write_json_atomic
 
     if args.summarize:
         record = json.loads(args.summarize.read_text())

@@ -13,8 +13,15 @@ import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
+import gpal
+from gpal.catalogs import load_catalog
 from gpal.catalogs.catalog import DEFAULT_RELEASE, RELEASES
+from gpal.catalogs.features import FEATURE_PRESETS
+from gpal.catalogs.schemes import CLASS_SCHEMES, resolve_classes
+from gpal.quiet import quiet_tensorflow
 from gpal.registry import ACQUISITIONS, FOLLOW_UP_ACQUISITION, INPUT_NOISE, INPUT_PRIORS, LIKELIHOODS
+from gpal.runs.executors import make_executor
+from gpal.runs.output_dir import claim_output_dir
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
@@ -29,8 +36,6 @@ _SCHEDULER_HELP = (
 
 # ---------------------------------------------------------------- catalog
 def _catalog_summary(args: argparse.Namespace) -> int:
-    from gpal.catalogs import load_catalog
-
     catalog = load_catalog(args.catalog)
     print(catalog.summary(args.features))
     return 0
@@ -45,8 +50,6 @@ def _features(value: str | None) -> Any:
 
 
 def _presets() -> list[str]:
-    from gpal.catalogs.features import FEATURE_PRESETS
-
     return sorted(FEATURE_PRESETS)
 
 
@@ -57,7 +60,6 @@ def _say(message: str) -> None:
 
 def _train(args: argparse.Namespace) -> int:
     from gpal.catalog_jobs.model_folders import train_catalog_model
-    from gpal.catalogs.schemes import resolve_classes
 
     classes, merge = resolve_classes(args.classes)
     folder = train_catalog_model(
@@ -73,11 +75,9 @@ def _train(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- predict
 def _predict(args: argparse.Namespace) -> int:
-    from gpal.catalogs import load_catalog
     from gpal.catalog_jobs.model_folders import load_trained
     from gpal.catalog_jobs.prediction import predict_catalog
     from gpal.catalog_jobs.tables import check_table_path, write_probability_table
-    from gpal.runs.executors import make_executor
 
     out = check_table_path(args.out, args.force)  # before any work
     trained = load_trained(args.model_dir)  # the record only: TensorFlow loads after the catalog checks
@@ -95,7 +95,6 @@ def _predict(args: argparse.Namespace) -> int:
 def _classify(args: argparse.Namespace) -> int:
     from gpal.catalog_jobs.classify import classify_catalog
     from gpal.catalog_jobs.report import headline
-    from gpal.runs.executors import make_executor
 
     with make_executor(args.scheduler) as executor:
         report = classify_catalog(
@@ -111,10 +110,7 @@ def _classify(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------- active
 def _active(args: argparse.Namespace) -> int:
     from gpal.active import ActiveLearningLoop, FileOracle, SimulatedOracle, initial_pool_test_split, make_acquisition
-    from gpal.catalogs import load_catalog
     from gpal.estimators.noisy_gp import NoisyGPClassifier
-    from gpal.catalogs.schemes import resolve_classes
-    from gpal.runs.persistence import claim_output_dir
 
     classes, merge = resolve_classes(args.classes)
     acquisition = make_acquisition({"name": args.acquisition, **_acquisition_options(args, classes)})
@@ -307,10 +303,8 @@ def _defaults(fn: Any) -> dict[str, Any]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    import gpal
     from gpal.catalog_jobs.classify import DEFAULT_SELECT, classify_catalog
     from gpal.catalog_jobs.model_folders import train_catalog_model
-    from gpal.catalogs.schemes import CLASS_SCHEMES
 
     trained, main_job = _defaults(train_catalog_model), _defaults(classify_catalog)
 
@@ -443,8 +437,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gpal.active.oracles import LabelsPending
 
     if not getattr(args, "verbose", False):
-        from gpal.quiet import quiet_tensorflow
-
         quiet_tensorflow()
 
     with warnings.catch_warnings():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
 import re
@@ -53,25 +54,110 @@ def test_registries_resolve():
             assert isinstance(registry[name], type), (registry.what, name)
 
 
-def _imported_gpal_modules(path: Path) -> set[str]:
-    """Every gpal module a file imports, at the top or inside a function."""
-    import ast
+# ------------------------------------------------------------------ layering
+#: The stages in pipeline order: a module imports only from its own stage and the stages before it.
+#: A module of ``gpal/<folder>/`` belongs to the folder's stage; a top-level module (``gpal/registry.py``,
+#: ``gpal/files.py``, ...) is a foundation module, which every stage may import and which imports
+#: only foundation modules; ``gpal.cli`` and the package ``gpal`` itself sit on top.
+STAGES = ("foundation", "data", "catalogs", "models", "training", "evaluation", "estimators", "active", "runs",
+          "catalog jobs", "workflows", "top")
+PACKAGE = Path(gpal.__file__).parent
 
-    names = set()
+
+def _all_modules() -> dict[str, Path]:
+    """Every module and package of gpal (``gpal`` itself included), by dotted name."""
+    modules = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
+
+
+MODULES = _all_modules()
+
+
+def stage(module: str) -> str:
+    parts = module.split(".")
+    if module in ("gpal", "gpal.cli"):
+        return "top"
+    if len(parts) == 2 and MODULES[module].name != "__init__.py":
+        return "foundation"
+    return parts[1].replace("_", " ")
+
+
+def _imports(module: str) -> list[tuple[str, int]]:
+    """The gpal modules ``module`` imports, at the top or inside a function, with their line numbers.
+
+    ``from a.b import c`` imports the module ``a.b.c`` where there is one, else ``a.b``;
+    relative imports are resolved against the module's package.
+    """
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-        elif isinstance(node, ast.Import):
-            names |= {alias.name for alias in node.names}
-    return {n for n in names if n.startswith("gpal.")}
+        if isinstance(node, ast.Import):
+            found += [(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            subs = [f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in MODULES]
+            found += [(name, node.lineno) for name in subs or [base]]
+    return [(name, line) for name, line in found if name == "gpal" or name.startswith("gpal.")]
 
 
-def test_models_do_not_depend_on_the_layers_above_them():
-    """The model layer holds maths only: training, estimators and everything later import it, never the reverse."""
-    above = ("gpal.training", "gpal.estimators", "gpal.active", "gpal.evaluation", "gpal.runs",
-             "gpal.catalog_jobs", "gpal.workflows", "gpal.cli")
-    offenders = {
-        str(path.relative_to(Path(gpal.__file__).parent)): sorted(m for m in _imported_gpal_modules(path) if m.startswith(above))
-        for path in (Path(gpal.__file__).parent / "models").rglob("*.py")
-    }
-    assert not {k: v for k, v in offenders.items() if v}
+def test_every_module_has_a_stage_in_the_map():
+    """The module map lists the stages in their order, each module in the rows of its own stage."""
+    listed, current = {}, None
+    for row in re.findall(r"^\| ([^|]*) \| (`gpal[^|]*) \|", DOC, flags=re.M):
+        current = row[0].strip() or current
+        first = re.match(r"`(gpal(?:\.\w+)+)`", row[1]).group(1)
+        listed[first] = current
+    assert list(dict.fromkeys(listed.values())) == list(STAGES), "the map's stages are not in pipeline order"
+    wrong = {m: (s, stage(m)) for m, s in listed.items() if m in MODULES and s != stage(m)}
+    assert not wrong, f"modules listed under another stage than their own (listed, actual): {wrong}"
+
+
+def test_modules_import_only_their_own_and_earlier_stages():
+    """Every import of every module (top-level and inside functions) goes to the same or an earlier stage.
+
+    Foundation modules may be imported everywhere and import only each other; ``import gpal`` (the
+    package, for ``__version__``) is free, since Python imports the package before any of its modules.
+    """
+    rank = {name: i for i, name in enumerate(STAGES)}
+    offenders = []
+    for module in sorted(MODULES):
+        for target, line in _imports(module):
+            if target == "gpal" or target not in MODULES and target.rpartition(".")[0] not in MODULES:
+                continue
+            target = target if target in MODULES else target.rpartition(".")[0]
+            if rank[stage(target)] > rank[stage(module)]:
+                offenders.append(f"{MODULES[module].relative_to(PACKAGE.parent)}:{line} ({stage(module)}) "
+                                 f"imports {target} ({stage(target)})")
+    assert not offenders, "imports from a later stage:\n" + "\n".join(offenders)
+
+
+def test_no_import_cycles():
+    """No module reaches itself through the imports of others, top-level or inside functions."""
+    graph = {m: {t for t, _ in _imports(m) if t in MODULES and t != m} for m in MODULES}
+    cycles, seen = [], set()
+    for start in sorted(graph):
+        # depth-first search for a path from a successor of ``start`` back to ``start``
+        stack, parents = [start], {start: None}
+        while stack:
+            node = stack.pop()
+            for nxt in sorted(graph[node]):
+                if nxt == start:
+                    path, at = [start], node
+                    while at is not None:
+                        path.append(at)
+                        at = parents[at]
+                    cycle = tuple(reversed(path))
+                    if frozenset(cycle) not in seen:
+                        seen.add(frozenset(cycle))
+                        cycles.append(" -> ".join(cycle))
+                elif nxt not in parents:
+                    parents[nxt] = node
+                    stack.append(nxt)
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)

@@ -14,7 +14,7 @@ from gpal.catalog_jobs.report import ERROR_BLIND_MODEL
 from gpal.catalog_jobs.prediction import predict_catalog
 from gpal.catalog_jobs.tables import check_table_path, read_probability_table, write_probability_table
 from gpal.catalogs.classes import format_class_spec, parse_class_spec
-from gpal.runs.persistence import OutputInUse
+from gpal.runs.output_dir import OutputInUse
 from conftest import SMALL, write_small_catalog
 
 TINY = dict(epochs=3, num_inducing=5, batch_size=64, input_noise="first_order")

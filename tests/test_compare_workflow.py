@@ -82,7 +82,7 @@ def test_table_and_resume(cl, tmp_path, monkeypatch):
 def test_changed_settings_are_refused_not_mixed(cl, tmp_path):
     kwargs = dict(n_splits=1, out=tmp_path, num_inducing=4, progress=False, registry=TINY)
     cl.run_comparison(["tiny2"], ["jj"], epochs=2, iters=2, **kwargs)
-    with pytest.raises(ValueError, match="different settings"):
+    with pytest.raises(ValueError, match=r"holds a different run \(methods\.jj"):
         cl.run_comparison(["tiny2"], ["jj"], epochs=2, iters=3, **kwargs)
 
 

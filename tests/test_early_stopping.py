@@ -34,7 +34,7 @@ def test_monitor_stops_after_patience_and_restores_the_best_state():
     restored = []
     monitor = ValidationMonitor(
         lambda X, V: next(scores), lambda: dict(state), lambda s: restored.append(s), np.zeros((2, 1)),
-        np.zeros((2, 1)), y, interval=2, patience=3,
+        np.zeros((2, 1)), y, nll=negative_log_likelihood, interval=2, patience=3,
     )
     decisions = []
     for epoch in range(10):
@@ -49,7 +49,8 @@ def test_monitor_stops_after_patience_and_restores_the_best_state():
 
 def test_monitor_passes_a_user_stop_through():
     monitor = ValidationMonitor(lambda X, V: np.array([[1.0, 0.0]]), dict, lambda s: None, np.zeros((1, 1)),
-                                np.zeros((1, 1)), np.array([0]), interval=5, patience=2, then=lambda e, l: e < 2)
+                                np.zeros((1, 1)), np.array([0]), nll=negative_log_likelihood, interval=5, patience=2,
+                                then=lambda e, l: e < 2)
     assert [monitor(e, 0.0) for e in range(3)] == [None, None, False]
     assert not monitor.exhausted
 

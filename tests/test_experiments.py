@@ -155,9 +155,9 @@ def test_recorded_failure_is_retried(tmp_path):
 
 def test_other_dataset_in_same_folder_is_refused(tmp_path):
     run_repeated_splits(_dataset(seed=0), {"c": NoisyCentroid}, tmp_path, n_splits=1, progress=False)
-    with pytest.raises(ValueError, match="different 'dataset'"):
+    with pytest.raises(ValueError, match=r"holds a different run \(dataset\.sha256: '[0-9a-f]+' -> '[0-9a-f]+'\)"):
         run_repeated_splits(_dataset(seed=1), {"c": NoisyCentroid}, tmp_path, n_splits=1, progress=False)
-    with pytest.raises(ValueError, match="different 'seed'"):
+    with pytest.raises(ValueError, match=r"holds a different run \(seed: 0 -> 5\)"):
         run_repeated_splits(_dataset(seed=0), {"c": NoisyCentroid}, tmp_path, n_splits=1, seed=5, progress=False)
 
 

@@ -8,7 +8,7 @@ import time
 import numpy as np
 import pytest
 
-from gpal.runs.persistence import (
+from gpal.files import (
     atomic_output,
     classes_from_json,
     classes_to_json,
@@ -93,7 +93,7 @@ def test_unsaveable_labels():
 
 # ------------------------------------------------------------ claim_output_dir
 def test_claim_output_dir_reuses_same_run_and_refuses_a_different_one(tmp_path):
-    from gpal.runs.persistence import OutputInUse, claim_output_dir
+    from gpal.runs.output_dir import OutputInUse, claim_output_dir
 
     out = tmp_path / "run"
     claim_output_dir(out, {"seed": 0, "data": {"n": 10}})
@@ -109,7 +109,7 @@ def test_claim_output_dir_reuses_same_run_and_refuses_a_different_one(tmp_path):
 
 
 def test_claim_output_dir_refuses_foreign_folder_and_bad_identity(tmp_path):
-    from gpal.runs.persistence import OutputInUse, claim_output_dir
+    from gpal.runs.output_dir import OutputInUse, claim_output_dir
 
     (tmp_path / "thesis.tex").write_text("precious")
     with pytest.raises(OutputInUse, match="not empty"):
@@ -122,7 +122,7 @@ def test_claim_output_dir_refuses_foreign_folder_and_bad_identity(tmp_path):
 
 def test_force_replaces_only_gpal_runs(tmp_path, monkeypatch):
     """--force empties a folder holding another gpal run, never a foreign folder, the working folder or home."""
-    from gpal.runs.persistence import OutputInUse, claim_output_dir
+    from gpal.runs.output_dir import OutputInUse, claim_output_dir
 
     (tmp_path / "thesis.tex").write_text("precious")
     with pytest.raises(OutputInUse, match="no readable run.json, so it is not a gpal run folder; --force only replaces gpal runs"):
@@ -143,7 +143,7 @@ def test_force_replaces_only_gpal_runs(tmp_path, monkeypatch):
 
 
 def _claim_in_a_process(args):
-    from gpal.runs.persistence import OutputInUse, claim_output_dir
+    from gpal.runs.output_dir import OutputInUse, claim_output_dir
 
     folder, seed, start = args
     while time.time() < start:  # both processes leave the starting line together
@@ -169,7 +169,7 @@ def test_of_two_processes_claiming_a_folder_for_different_runs_exactly_one_wins(
 
 
 def test_a_resumed_run_removes_what_a_killed_one_left_half_written(tmp_path):
-    from gpal.runs.persistence import claim_output_dir
+    from gpal.runs.output_dir import claim_output_dir
 
     out = tmp_path / "run"
     claim_output_dir(out, {"seed": 0})
@@ -188,7 +188,7 @@ def test_a_resumed_run_removes_what_a_killed_one_left_half_written(tmp_path):
 
 def test_saved_model_folders_have_ordinary_permissions(tmp_path):
     """A model folder is made as any other folder (umask applies), not 0700 like a private temporary one."""
-    from gpal.runs.persistence import save_model_dir
+    from gpal.files import save_model_dir
 
     old = os.umask(0o022)
     try:

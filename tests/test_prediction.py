@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from gpal.runs.executors import Executor, InProcessExecutor
-from gpal.catalog_jobs.prediction import _cached_estimator, load_estimator, predict_proba_chunked
-from gpal.estimators import saved_formats
+from gpal.catalog_jobs.prediction import _cached_estimator, predict_proba_chunked
+from gpal.estimators import load_estimator, saved_formats
 from gpal.data.synthetic import synthetic_2d
 
 

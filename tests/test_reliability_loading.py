@@ -18,13 +18,13 @@ from astropy.io import fits
 from astropy.table import Table
 
 from gpal.active.oracles import FileOracle, OracleError
-from gpal.catalog_jobs.prediction import load_estimator
+from gpal.estimators import load_estimator
 from gpal.catalogs.catalog import HDU_NAME, DroppedRowsWarning, load_catalog
 from gpal.catalogs.features import Feature
 from gpal.cli import main
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.base import check_fit_data
-from gpal.runs.persistence import CorruptModel
+from gpal.files import CorruptModel
 from gpal.workflows import load_workflow
 from gpal.workflows.schema import WorkflowError
 from conftest import SMALL

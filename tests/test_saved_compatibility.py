@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gpal.catalog_jobs.model_folders import load_trained
-from gpal.catalog_jobs.prediction import load_estimator
+from gpal.estimators import load_estimator
 
 SAVED = Path(__file__).parent / "data" / "saved_v0_1"
 EXPECTED = np.load(SAVED / "expected.npz")

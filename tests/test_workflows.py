@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpal.runs.persistence import OutputInUse
 from gpal.registry import WORKFLOWS
+from gpal.runs.output_dir import OutputInUse
 from gpal.workflows import WorkflowError, load_workflow, run_workflow
 
 SHIPPED = sorted((Path(__file__).resolve().parents[1] / "workflows").glob("*.yaml"))

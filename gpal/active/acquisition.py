@@ -21,7 +21,6 @@ the many nearly-as-good sources instead of one region of input space.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import numpy as np
@@ -29,6 +28,8 @@ import numpy as np
 from gpal.constraints import Boolean, Integer, OneOf, Optional, Real, Text
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.base import entropy
+from gpal.evaluation.prior_shift import estimate_target_prior
+from gpal.identity import digest
 from gpal.registry import ACQUISITIONS
 
 __all__ = [
@@ -222,8 +223,6 @@ class Acquisition:
         scores by w keeps the labelled mix near the target's.  Ones before the loop has said
         anything.
         """
-        from gpal.evaluation.prior_shift import estimate_target_prior
-
         n_pool = _pool_size(X_pool)
         if self._labelled_codes is None:
             return np.ones(n_pool)
@@ -398,8 +397,7 @@ class EPIG(Acquisition):
         if self.target is not None:
             values = self.target.X if isinstance(self.target, NoisyDataset) else self.target
             variances = self.target.X_var if isinstance(self.target, NoisyDataset) else np.zeros_like(values)
-            digest = hashlib.sha256(np.ascontiguousarray(values).tobytes() + np.ascontiguousarray(variances).tobytes())
-            target = {"n": int(values.shape[0]), "sha256": digest.hexdigest()}
+            target = {"n": int(values.shape[0]), "sha256": digest(values, variances)}
         return {**super().config(), "target": target, "n_target": self.n_target, "n_samples": self.n_samples,
                 "seed": self.seed}
 

@@ -22,7 +22,6 @@ checkpoint, which equals the one that was in memory).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from dataclasses import dataclass, replace
@@ -38,9 +37,11 @@ from gpal.active.oracles import check_labels
 from gpal.constraints import Integer, Optional, check_values
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.base import raise_if_interrupted
-from gpal.registry import FOLLOW_UP_ACQUISITION
-from gpal.runs.persistence import write_json_atomic
+from gpal.evaluation.metrics import proba_by_class
 from gpal.evaluation.reports import prediction_metrics
+from gpal.files import write_json_atomic
+from gpal.identity import DifferentRun, check_same_run, dataset_hashes, estimator_identity
+from gpal.registry import FOLLOW_UP_ACQUISITION
 
 __all__ = ["ActiveLearningLoop", "LoopResult", "ConfigMismatch", "initial_pool_test_split", "read_state"]
 
@@ -51,7 +52,7 @@ _STATE = "state.json"
 _SETTINGS = {"batch_size": Integer(1), "n_queries": Integer(0), "retrain_epochs": Optional(Integer(0))}
 
 
-class ConfigMismatch(ValueError):
+class ConfigMismatch(DifferentRun):
     """Resuming a checkpoint with a configuration other than the one it was started with."""
 
 
@@ -91,43 +92,6 @@ def read_state(checkpoint_dir: str | Path) -> dict[str, Any]:
     if state.get("format") != _FORMAT or state.get("version") != _VERSION:
         raise ValueError(f"{path} is not a {_FORMAT} v{_VERSION} checkpoint")
     return state
-
-
-def _fingerprint(ds: NoisyDataset, with_labels: bool) -> dict[str, Any]:
-    """Size plus hashes of ids and values: enough to notice that a different data set was passed."""
-    h = hashlib.sha256()
-    for arr in (ds.X, ds.X_var):
-        h.update(np.ascontiguousarray(arr, dtype=np.float64).tobytes())
-    if with_labels:
-        h.update(np.asarray(ds.y, dtype=np.int64).tobytes())
-    return {
-        "n": ds.n_samples,
-        "ids_sha256": hashlib.sha256("\n".join(ds.ids.tolist()).encode()).hexdigest(),
-        "values_sha256": h.hexdigest(),
-    }
-
-
-def _jsonable(value: Any) -> Any:
-    """Estimator parameters as JSON: plain values as they are, objects by their type name."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value)
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    return f"<{type(value).__module__}.{type(value).__qualname__}>"
-
-
-def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out = {}
-    for k, v in d.items():
-        key = f"{prefix}{k}"
-        out.update(_flatten(v, key + ".") if isinstance(v, dict) else {key: v})
-    return out
 
 
 def _check_disjoint(named: dict[str, NoisyDataset]) -> None:
@@ -231,10 +195,8 @@ class ActiveLearningLoop:
         Not part of it: ``n_queries`` (raise it to ask for more labels) and the oracle
         (a fixed or replaced oracle may answer the pending query; its labels are checked).
         """
-        params = {k: v for k, v in self.estimator.get_params(deep=False).items() if k != "progress"}
         return {
-            "estimator": {"class": f"{type(self.estimator).__module__}.{type(self.estimator).__qualname__}",
-                          "params": _jsonable(params)},
+            "estimator": estimator_identity(self.estimator),
             "acquisition": self.acquisition.config(),
             "batch_size": self.batch_size,
             "retrain_epochs": self.retrain_epochs,
@@ -242,22 +204,16 @@ class ActiveLearningLoop:
             "n_bins": self.n_bins,
             "class_names": list(self.class_names),
             "data": {
-                "labelled": _fingerprint(self.labelled, True),
-                "pool": _fingerprint(self.pool, False),
-                "test": None if self.test is None else _fingerprint(self.test, True),
+                "labelled": dataset_hashes(self.labelled, labels=True),
+                "pool": dataset_hashes(self.pool, labels=False),
+                "test": None if self.test is None else dataset_hashes(self.test, labels=True),
             },
         }
 
     def _check_resume(self, stored: dict[str, Any]) -> None:
-        old, new = _flatten(stored), _flatten(self.config())
-        differ = sorted(k for k in old.keys() | new.keys() if old.get(k, "<absent>") != new.get(k, "<absent>"))
-        if differ:
-            detail = "; ".join(f"{k}: stored {old.get(k, '<absent>')!r}, requested {new.get(k, '<absent>')!r}"
-                               for k in differ[:8])
-            raise ConfigMismatch(
-                f"{self.checkpoint_dir} was started with another configuration; differing keys {differ}. {detail}. "
-                "Use the original configuration to resume, or a new checkpoint_dir to start afresh."
-            )
+        check_same_run(stored, self.config(), f"cannot resume {self.checkpoint_dir}",
+                       "Use the original configuration to resume, or a new checkpoint_dir to start afresh.",
+                       ConfigMismatch)
 
     # ----------------------------------------------------------------- state
     def _save(self, state: dict[str, Any]) -> None:
@@ -296,10 +252,8 @@ class ActiveLearningLoop:
     # ------------------------------------------------------------- modelling
     def _proba(self, estimator: Any, ds: NoisyDataset) -> np.ndarray:
         """Predicted probabilities with column c = class code c (classes absent from training get 0)."""
-        raw = np.asarray(estimator.predict_proba(ds.X, X_var=ds.X_var), dtype=np.float64)
-        out = np.zeros((ds.n_samples, len(self.class_names)))
-        out[:, np.asarray(estimator.classes_, dtype=np.int64)] = raw
-        return out
+        return proba_by_class(estimator.predict_proba(ds.X, X_var=ds.X_var), estimator.classes_,
+                              range(len(self.class_names)))
 
     def _fit(self, estimator: Any, data: NoisyDataset) -> None:
         estimator.fit(data.X, data.y, X_var=data.X_var)

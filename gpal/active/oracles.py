@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from gpal.data.dataset import NoisyDataset
-from gpal.runs.persistence import atomic_output
+from gpal.files import atomic_output
 
 __all__ = ["LabelsPending", "OracleError", "SimulatedOracle", "FileOracle", "check_labels"]
 

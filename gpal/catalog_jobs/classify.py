@@ -14,36 +14,25 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.model_folders import (
-    DEFAULT_FEATURES,
-    Log,
-    no_log,
-    fit_or_reuse,
-    require_per_class,
-    load_trained,
-    make_catalog_estimator,
-    setup_job,
-)
+from gpal.active import make_acquisition
 from gpal.catalog_jobs.layout import (
-    BASELINES_FILE,
-    CATALOG_COLUMNS_FILE,
-    CLASSIFICATIONS_CSV,
-    CLASSIFICATIONS_FITS,
-    CONTEXT_COLUMNS,
-    FIGURES_DIR,
-    HELDOUT_FILE,
-    SIGNIFICANCE_COLUMN,
-    TABLES_DIR,
-    move_flat_layout,
+    BASELINES_FILE, CATALOG_COLUMNS_FILE, CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS, CONTEXT_COLUMNS, FIGURES_DIR, HELDOUT_FILE, SIGNIFICANCE_COLUMN, TABLES_DIR, move_flat_layout,
 )
-from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, write_classify_report
+from gpal.catalog_jobs.model_folders import (
+    DEFAULT_FEATURES, Log, no_log, fit_or_reuse, require_per_class, load_trained, make_catalog_estimator, setup_job,
+)
 from gpal.catalog_jobs.none_of_these import OOD_FILE, check_outliers, left_out_codes, left_out_sources
+from gpal.catalog_jobs.prediction import predict_catalog, select_tokens, selection_pool
+from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, write_classify_report
 from gpal.catalog_jobs.tables import dated, write_probability_table
 from gpal.catalogs.schemes import DEFAULT_SCHEME
 from gpal.constraints import Integer, Real, check_values
 from gpal.data.dataset import NoisyDataset
+from gpal.evaluation.baselines import BASELINES, fit_baselines, min_training_per_class
+from gpal.evaluation.metrics import proba_by_class
+from gpal.files import atomic_output
 from gpal.registry import DEFAULT_LIKELIHOOD, FOLLOW_UP_ACQUISITION
-from gpal.runs.persistence import atomic_output, claim_output_dir
+from gpal.runs.output_dir import claim_output_dir
 
 __all__ = ["DEFAULT_BASELINES", "classify_catalog"]
 
@@ -99,8 +88,6 @@ def classify_catalog(
     other settings are refused unless ``force``.  ``log`` receives one line per step (the
     command prints them).
     """
-    from gpal.catalog_jobs.prediction import predict_catalog, select_tokens, selection_pool
-
     estimator = make_catalog_estimator(input_noise, likelihood, epochs, num_inducing, batch_size, seed, progress,
                                        input_prior)
     check_values(_ARGUMENTS, {"test_size": test_size, "chunk_size": chunk_size})
@@ -109,8 +96,6 @@ def classify_catalog(
     tokens = select_tokens([t for t in DEFAULT_SELECT if t not in trained_codes] if select is None else select)
     pool = selection_pool(cat, tokens, data.meta["features"])  # an unknown selection fails before training, not after
     left_out = left_out_codes(cat, trained_codes, tokens)
-    from gpal.evaluation.baselines import BASELINES, min_training_per_class
-
     unknown = [b for b in baselines if b not in BASELINES]
     if unknown:
         raise ValueError(f"unknown baseline(s) {unknown}; valid baselines: {list(BASELINES)}")
@@ -169,8 +154,6 @@ def classify_catalog(
 
 def _with_information(table: Any, estimator: Any, pool: NoisyDataset) -> Any:
     """The table with an ``information`` column: the follow-up score (`FOLLOW_UP_ACQUISITION`) of every source."""
-    from gpal.active import make_acquisition
-
     if pool.ids.tolist() != table.frame["Source_Name"].tolist():
         raise RuntimeError("the classified table and the selection differ in their sources; cannot rank them")
     scores = make_acquisition(FOLLOW_UP_ACQUISITION).scores(estimator, pool)
@@ -199,12 +182,10 @@ def _write_baselines(path: Path, train: NoisyDataset, test: NoisyDataset, names:
                      models: Mapping[str, Any]) -> None:
     """Held-out probabilities of the baselines, fitted on the same training rows and features (values only),
     and of ``models`` (unfitted gpal estimators, fitted here on the same rows with their error bars)."""
-    from gpal.evaluation.baselines import fit_baselines
-
     probas = fit_baselines(train.X, train.y, test.X, names=list(names), random_state=seed) if names else {}
     for name, model in models.items():
         model.fit(train)  # its columns follow model.classes_ (sorted), the baselines' the data's class order
-        probas[name] = model.predict_proba(test)[:, [list(model.classes_).index(c) for c in test.class_names]]
+        probas[name] = proba_by_class(model.predict_proba(test), model.classes_, test.class_names)
     frames = []
     for name, proba in probas.items():
         frame = pd.DataFrame({"model": name, "Source_Name": test.ids, "true_class": test.labels()})

@@ -15,12 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from gpal.catalogs import load_catalog
 from gpal.catalogs.classes import format_class_spec
 from gpal.catalogs.schemes import DEFAULT_SCHEME, resolve_classes
 from gpal.data.dataset import NoisyDataset
+from gpal.estimators import load_estimator
 from gpal.estimators.base import raise_if_interrupted
+from gpal.estimators.noisy_gp import NoisyGPClassifier
+from gpal.files import write_json_atomic
+from gpal.identity import estimator_identity
 from gpal.registry import DEFAULT_LIKELIHOOD
-from gpal.runs.persistence import claim_output_dir, write_json_atomic
+from gpal.runs.output_dir import claim_output_dir
 
 __all__ = ["DEFAULT_FEATURES", "TrainedModel", "load_trained", "require_per_class", "train_catalog_model"]
 
@@ -36,14 +41,11 @@ MODEL_DIR = "model"
 DEFAULT_FEATURES = "fermi_dr4"
 
 
+#: Estimator parameters that do not decide a trained model: the progress bar, and warm starts (a folder is fitted once).
+_NOT_IDENTITY = ("progress", "warm_start")
+
+
 # ------------------------------------------------------------- trained models
-def _estimator_record(estimator: Any) -> dict[str, Any]:
-    """Estimator class and parameters as JSON (objects such as a custom kernel by their type name)."""
-    params = {k: v for k, v in estimator.get_params(deep=False).items() if k not in ("progress", "warm_start")}
-    params = json.loads(json.dumps(params, default=lambda v: f"<{type(v).__module__}.{type(v).__qualname__}>"))
-    return {"class": f"{type(estimator).__module__}.{type(estimator).__qualname__}", "params": params}
-
-
 def _training_record(data: NoisyDataset, merge: Mapping[str, Sequence[str]], estimator: Any, trained_on: str,
                      fit_seconds: float) -> dict[str, Any]:
     cuts = data.meta.get("cuts", {})
@@ -62,7 +64,7 @@ def _training_record(data: NoisyDataset, merge: Mapping[str, Sequence[str]], est
         "n_per_class": data.class_counts(),
         "dropped": dict(data.meta.get("dropped", {})),
         "trained_on": trained_on,
-        "estimator": _estimator_record(estimator),
+        "estimator": estimator_identity(estimator, leave_out=_NOT_IDENTITY),
         "fit_seconds": round(float(fit_seconds), 2),
     }
 
@@ -81,8 +83,6 @@ class TrainedModel:
 
     @functools.cached_property
     def estimator(self) -> Any:
-        from gpal.catalog_jobs.prediction import load_estimator
-
         estimator = load_estimator(self.model_dir)
         names = self.training["feature_names"]
         if len(names) != getattr(estimator, "n_features_in_", len(names)):
@@ -138,8 +138,6 @@ def load_trained(folder: str | os.PathLike) -> TrainedModel:
 
 def make_catalog_estimator(input_noise: str, likelihood: str, epochs: int, num_inducing: int, batch_size: int, seed: int,
                     progress: bool, input_prior: str = "broad") -> Any:
-    from gpal.estimators.noisy_gp import NoisyGPClassifier
-
     estimator = NoisyGPClassifier(input_noise=input_noise, input_prior=input_prior, likelihood=likelihood, epochs=epochs,
                                   num_inducing=num_inducing, batch_size=batch_size, random_state=seed, progress=progress)
     estimator.validate_params()  # bad settings fail here, before a catalog is read or a folder claimed
@@ -200,8 +198,6 @@ def setup_job(kind: str, catalog: str, classes: str | Sequence[str], merge: Mapp
 
     ``classes`` is a scheme name (`gpal.catalogs.schemes`), a class spec string, or a list of classes
     with ``merge``."""
-    from gpal.catalogs import load_catalog
-
     classes, merge = resolve_classes(classes, merge)
     cat = load_catalog(catalog)
     data = _labelled(cat, classes, merge, min_significance, features)
@@ -211,7 +207,7 @@ def setup_job(kind: str, catalog: str, classes: str | Sequence[str], merge: Mapp
         "class_spec": format_class_spec(data.class_names, merge),
         "min_significance": min_significance,
         "features": data.meta["features"],
-        "estimator": _estimator_record(estimator),
+        "estimator": estimator_identity(estimator, leave_out=_NOT_IDENTITY),
     }
     return cat, merge, data, identity
 

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from gpal.data.dataset import NoisyDataset
-from gpal.runs.persistence import write_json_atomic
+from gpal.files import write_json_atomic
 
 __all__ = ["OOD_FILE", "PLANE_DEG", "check_outliers", "left_out_codes", "left_out_sources", "plane_counts",
            "report_paragraph"]

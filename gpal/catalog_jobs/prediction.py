@@ -24,38 +24,18 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+import gpal
 from gpal.catalog_jobs.model_folders import TrainedModel, load_trained
 from gpal.catalog_jobs.tables import ClassifiedSources
+from gpal.catalogs import load_catalog
+from gpal.catalogs.features import resolve_features
 from gpal.constraints import Integer
 from gpal.data.dataset import NoisyDataset
-from gpal.estimators import saved_formats
-from gpal.estimators.base import check_predict_data
+from gpal.estimators import load_estimator, saved_format
+from gpal.estimators.base import check_predict_data, entropy
 from gpal.runs.executors import Executor, as_executor
 
-__all__ = ["load_estimator", "predict_catalog", "predict_proba_chunked"]
-
-
-def _model_format(path: Path) -> str:
-    formats = list(saved_formats())
-    config = path / "config.json"
-    if not config.is_file():
-        raise FileNotFoundError(
-            f"{path} is not a saved gpal model: it has no config.json (a model folder written by "
-            f"an estimator's save(); known formats: {formats})"
-        )
-    try:
-        fmt = json.loads(config.read_text(encoding="utf-8")).get("format")
-    except (json.JSONDecodeError, AttributeError) as exc:
-        raise ValueError(f"{config} is not a JSON object ({exc}); the saved model is corrupt") from None
-    if fmt not in formats:
-        raise ValueError(f"{path} holds a model of unknown format {fmt!r}; valid formats are {formats}")
-    return fmt
-
-
-def load_estimator(path: str | os.PathLike) -> Any:
-    """The fitted estimator saved in folder ``path``, whichever gpal family wrote it."""
-    path = Path(path)
-    return saved_formats()[_model_format(path)].load(path)
+__all__ = ["predict_catalog", "predict_proba_chunked"]
 
 
 @functools.lru_cache(maxsize=4)
@@ -116,7 +96,7 @@ def predict_proba_chunked(
     chunk_size = Integer(1).check("chunk_size", chunk_size)
     executor = as_executor(executor)
     path = str(Path(model_dir).resolve())
-    _model_format(Path(path))  # a clear error before anything is loaded
+    saved_format(Path(path))  # a clear error before anything is loaded
     estimator = _estimator_for(path)
     Xa, Va = check_predict_data(X, X_var, estimator.n_features_in_, estimator.needs_X_var)
     n = Xa.shape[0]
@@ -133,8 +113,6 @@ def predict_proba_chunked(
 
 # ------------------------------------------------------------- catalog selections
 def _missing_columns(catalog: Any, features: Sequence[Any]) -> list[str]:
-    from gpal.catalogs.features import resolve_features
-
     needed = [c for f in resolve_features(list(features)) for c in f.columns]
     have = set(catalog.table.colnames)
     return [c for c in dict.fromkeys(needed) if c not in have]
@@ -142,8 +120,6 @@ def _missing_columns(catalog: Any, features: Sequence[Any]) -> list[str]:
 
 def _table_meta(trained: TrainedModel, catalog: Any, pool: NoisyDataset, select: Sequence[str]) -> dict[str, str]:
     """FITS-safe keywords (<= 8 characters), identical in the CSV header."""
-    import gpal
-
     cfg = json.loads((trained.model_dir / "config.json").read_text(encoding="utf-8"))
     t = trained.training
     return {
@@ -200,10 +176,6 @@ def predict_catalog(
     Prediction is chunked (``chunk_size`` rows) and runs on ``executor``
     (`gpal.runs.executors.make_executor`; in this process when None).
     """
-    from gpal.catalogs import load_catalog
-    from gpal.estimators.base import entropy
-    from gpal.catalog_jobs.prediction import predict_proba_chunked
-
     trained = model if isinstance(model, TrainedModel) else load_trained(model)
     cat = load_catalog(catalog) if isinstance(catalog, (str, os.PathLike)) else catalog
     missing = _missing_columns(cat, trained.training["features"])

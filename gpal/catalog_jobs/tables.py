@@ -26,7 +26,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from gpal.runs.persistence import atomic_output
+from gpal.files import atomic_output
 
 __all__ = [
     "ClassifiedSources",

@@ -2,19 +2,47 @@
 
 One module per family, each a class built on ``gpal.estimators.base.GPClassifierMixin``
 with its parameters declared in ``_parameters``; ``gpal.registry.ESTIMATORS`` names them
-all. The saved-model loader, the contract test and docs/architecture.md read the registry.
+all. The saved-model loader (`load_estimator`), the contract test and docs/architecture.md
+read the registry.
 """
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
 from typing import Any
 
 from gpal.registry import ESTIMATORS
 
-__all__ = ["saved_formats"]
+__all__ = ["load_estimator", "saved_format", "saved_formats"]
 
 
 def saved_formats() -> dict[str, Any]:
     """Saved-model ``format`` string -> the estimator class that loads it."""
     classes = [ESTIMATORS[family] for family in ESTIMATORS]
     return {cls.saved_format: cls for cls in classes}
+
+
+def saved_format(path: Path) -> str:
+    """The ``format`` of the model saved in folder ``path``, refused unless a gpal family loads it."""
+    formats = list(saved_formats())
+    config = path / "config.json"
+    if not config.is_file():
+        raise FileNotFoundError(
+            f"{path} is not a saved gpal model: it has no config.json (a model folder written by "
+            f"an estimator's save(); known formats: {formats})"
+        )
+    try:
+        fmt = json.loads(config.read_text(encoding="utf-8")).get("format")
+    except (json.JSONDecodeError, AttributeError) as exc:
+        raise ValueError(f"{config} is not a JSON object ({exc}); the saved model is corrupt") from None
+    if fmt not in formats:
+        raise ValueError(f"{path} holds a model of unknown format {fmt!r}; valid formats are {formats}")
+    return fmt
+
+
+def load_estimator(path: str | os.PathLike) -> Any:
+    """The fitted estimator saved in folder ``path``, whichever gpal family wrote it."""
+    path = Path(path)
+    return saved_formats()[saved_format(path)].load(path)

@@ -17,8 +17,10 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.exceptions import NotFittedError
 
-from gpal.data.dataset import NoisyDataset
 from gpal.constraints import Constraint, check_params
+from gpal.data.dataset import NoisyDataset, Standardizer
+from gpal.files import classes_from_json, classes_to_json, corrupt_field
+from gpal.identity import jsonable
 
 __all__ = ["RENAMED_PARAMETERS", "FitData", "FitInterrupted", "GPClassifierMixin", "check_fit_data", "check_predict_data", "entropy", "raise_if_interrupted", "warn_ignored_noise"]
 
@@ -262,7 +264,7 @@ class GPClassifierMixin(ClassifierMixin):
         """``get_params`` as JSON plus arrays: a user kernel template is saved under ``template_prefix``."""
         from gpal.models.state import kernel_state
 
-        params, arrays = self.get_params(deep=False), {}
+        params, arrays = jsonable(self.get_params(deep=False), describe=None), {}
         if params.get("kernel") is not None:
             params["kernel"], arrays = kernel_state(params["kernel"], template_prefix)
         return params, arrays
@@ -279,8 +281,6 @@ class GPClassifierMixin(ClassifierMixin):
 
     def _fitted_state(self) -> dict[str, Any]:
         """What every fitted family saves besides its model: labels, input width, standardiser."""
-        from gpal.runs.persistence import classes_to_json
-
         return {
             "classes": classes_to_json(self.classes_),
             "n_features_in": int(self.n_features_in_),
@@ -293,9 +293,6 @@ class GPClassifierMixin(ClassifierMixin):
         An edited or damaged config is refused here, naming the field, before the model
         can predict NaN or put probabilities under the wrong class.
         """
-        from gpal.data.dataset import Standardizer
-        from gpal.runs.persistence import classes_from_json, corrupt_field
-
         try:
             self.validate_params()
         except ValueError as exc:  # InvalidParameter is one

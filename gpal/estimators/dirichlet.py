@@ -20,9 +20,9 @@ from sklearn.base import BaseEstimator
 
 from gpal.constraints import Integer, OneOf, Optional, Real, Satisfies
 from gpal.data.dataset import NoisyDataset, Standardizer
-from gpal.runs.persistence import load_model_dir, save_model_dir
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, check_predict_data
 from gpal.estimators.params import SPARSE_GP_PARAMETERS
+from gpal.files import load_model_dir, save_model_dir
 
 __all__ = ["DirichletGPClassifier"]
 

@@ -20,9 +20,9 @@ from sklearn.base import BaseEstimator
 
 from gpal.constraints import Boolean, Integer, OneOf, Real
 from gpal.data.dataset import Standardizer
-from gpal.runs.persistence import load_model_dir, save_model_dir
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, warn_ignored_noise
 from gpal.estimators.params import SPARSE_GP_PARAMETERS
+from gpal.files import load_model_dir, save_model_dir
 from gpal.registry import LOGISTIC_BOUNDS
 
 __all__ = ["LogisticBoundGPClassifier"]

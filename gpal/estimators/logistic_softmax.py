@@ -23,8 +23,8 @@ from gpal.constraints import Boolean, Integer, OneOf, Optional, Real
 from gpal.data.dataset import Standardizer
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, warn_ignored_noise
 from gpal.estimators.params import SPARSE_GP_PARAMETERS
+from gpal.files import load_model_dir, save_model_dir
 from gpal.registry import CONJUGATE_INFERENCE
-from gpal.runs.persistence import load_model_dir, save_model_dir
 
 __all__ = ["LogisticSoftmaxGPClassifier"]
 

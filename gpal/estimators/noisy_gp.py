@@ -23,12 +23,15 @@ from sklearn.base import BaseEstimator
 
 from gpal.constraints import Boolean, Integer, OneOf, Options, Real, Satisfies, check_values
 from gpal.data.dataset import NoisyDataset, Standardizer
-from gpal.training.early_stopping import ValidationMonitor, validation_split
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, check_predict_data
+from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
 from gpal.estimators.params import SPARSE_GP_PARAMETERS, LIKELIHOOD
+from gpal.evaluation.metrics import negative_log_likelihood
+from gpal.files import load_model_dir, save_model_dir
+from gpal.identity import jsonable
 from gpal.registry import (DEFAULT_LIKELIHOOD, INFERENCE, INPUT_NOISE, INPUT_PRIORS, LATENT_INPUT_STRATEGIES,
                            NOISE_VARIANCE_MODES)
-from gpal.runs.persistence import load_model_dir, save_model_dir
+from gpal.training.early_stopping import ValidationMonitor, validation_split
 
 __all__ = ["NoisyGPClassifier"]
 
@@ -357,7 +360,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
                 lambda: module_values(model),
                 lambda state: assign_module_values(model, state),
                 Z_val, Z_var_val, y_val,
-                interval=int(self.validation_interval), patience=int(self.n_iter_no_change), then=callback,
+                nll=negative_log_likelihood, interval=int(self.validation_interval),
+                patience=int(self.n_iter_no_change), then=callback,
             )
         return _FitPlan(data, standardizer, model, TrainData.from_arrays(Z, Z_var, y), previous, monitor,
                         callback if monitor is None else monitor)
@@ -387,8 +391,6 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         sampling and saving are the same code as after SVI.  Its predictive Monte Carlo uses
         ``n_samples`` draws seeded by ``random_state``, as ``LogisticSoftmaxGPClassifier``'s does.
         """
-        from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
-
         cavi = self.inference == "cavi"
         steps_per_epoch = 1 if cavi else -(-data.X.shape[0] // int(self.batch_size))
         inner = LogisticSoftmaxGPClassifier(
@@ -611,12 +613,12 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         self._check_fitted()
         from gpal.models.state import kernel_to_config, module_values
 
-        params = {k: _plain(v) for k, v in self.get_params(deep=False).items()}
+        params = jsonable(self.get_params(deep=False), describe=None)
         if params["kernel"] is not None and not isinstance(params["kernel"], str):
             params["kernel"] = {"kernel_config": kernel_to_config(params["kernel"])}
         if not isinstance(params["likelihood"], str):
             params["likelihood"] = {"likelihood_config": params["likelihood"].get_config()}
-        params["hidden_sizes"] = [int(h) for h in params["hidden_sizes"]]
+        params["hidden_sizes"] = [int(h) for h in params["hidden_sizes"]]  # any sequence of integers, an array too
         config = {
             "params": params,
             **self._fitted_state(),
@@ -642,8 +644,6 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         params["hidden_sizes"] = tuple(params["hidden_sizes"])
         clf = cls(**params)
         if "augmented" in config:  # written by gpal <= 0.2, which kept the augmented estimator itself
-            from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
-
             # The training-set size was not saved; it only scales the ELBO, and a CAVI fit is never continued.
             clf._adopt(LogisticSoftmaxGPClassifier.from_state(config["augmented"], arrays), num_data=0)
             return clf
@@ -699,14 +699,3 @@ def _continue_from(model: Any, previous: Any) -> None:
             "up to num_inducing); give the refit enough epochs to converge again",
             stacklevel=3,
         )
-
-
-def _plain(value: Any) -> Any:
-    """numpy scalars as Python numbers, so that hyper-parameters serialise to JSON."""
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        return float(value)
-    return value

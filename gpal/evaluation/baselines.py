@@ -12,6 +12,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from gpal.evaluation.metrics import proba_by_class
+
 __all__ = ["BASELINES", "fit_baselines", "make_baseline", "min_training_per_class"]
 
 #: Folds of the isotonic recalibration: every class needs at least this many training sources.
@@ -109,7 +111,5 @@ def fit_baselines(
     out: dict[str, np.ndarray] = {}
     for name in names:
         model = make_baseline(name, random_state).fit(X_tr, y.astype(np.int64))
-        proba = np.zeros((X_te.shape[0], n_classes))
-        proba[:, np.asarray(model.classes_, dtype=np.int64)] = model.predict_proba(X_te)
-        out[name] = proba
+        out[name] = proba_by_class(model.predict_proba(X_te), model.classes_, range(n_classes))
     return out

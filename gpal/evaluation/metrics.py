@@ -13,7 +13,7 @@ Conventions, fixed here once so every report agrees:
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, Sequence
 
 import numpy as np
 
@@ -24,6 +24,7 @@ __all__ = [
     "confusion_matrix",
     "mean_se",
     "format_mean_se",
+    "proba_by_class",
 ]
 
 #: Probabilities are clipped to [PROBA_FLOOR, 1] before the log, so a confident
@@ -55,6 +56,25 @@ def _proba(proba: np.ndarray, n: int) -> np.ndarray:
     if p.size and (p.min() < -1e-9 or p.max() > 1 + 1e-9):
         raise ValueError(f"proba must lie in [0, 1]; got range [{p.min():.3g}, {p.max():.3g}]")
     return p
+
+
+def proba_by_class(proba: np.ndarray, classes: Sequence[Any], wanted: Sequence[Any]) -> np.ndarray:
+    """A model's probabilities with column j for class ``wanted[j]``: the convention every metric takes.
+
+    ``classes`` labels the columns of ``proba`` (a fitted estimator's ``classes_``: codes or
+    names, in the model's order); a class of ``wanted`` the model never saw gets 0.
+    """
+    p = np.asarray(proba, dtype=np.float64)
+    classes = list(classes)
+    if p.ndim != 2 or p.shape[1] != len(classes):
+        raise ValueError(f"predict_proba returned shape {p.shape}; expected (n, {len(classes)}), one column per class")
+    column = {c: j for j, c in enumerate(wanted)}
+    unknown = [c for c in classes if c not in column]
+    if unknown:
+        raise ValueError(f"the model predicts class(es) {unknown} that are not among {list(wanted)}")
+    out = np.zeros((p.shape[0], len(wanted)))
+    out[:, [column[c] for c in classes]] = p
+    return out
 
 
 def negative_log_likelihood(y_true: np.ndarray, proba: np.ndarray, floor: float = PROBA_FLOOR) -> float:

@@ -14,6 +14,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from gpal.evaluation.metrics import format_mean_se, mean_se
+
 __all__ = [
     "area_under_curve", "difference_table", "draw_differences", "draw_strategy_curves", "higher_is_better",
     "paired_differences", "strategy_name", "strategy_style",
@@ -50,8 +52,6 @@ def strategy_style(strategy: str, baseline: str) -> dict[str, Any]:
 
 def paired_differences(curves: pd.DataFrame, metric: str, strategy: str, baseline: str) -> pd.DataFrame:
     """Per budget: mean and SE over repetitions of (strategy - baseline), each repetition paired with itself."""
-    from gpal.evaluation.metrics import mean_se
-
     wide = curves.pivot_table(index=["repetition", "n_observed"], columns="strategy", values=metric)
     diff = (wide[strategy] - wide[baseline]).dropna().unstack("n_observed")
     rows = [{"n_observed": b, "mean": m, "se": s, "n": int(col.dropna().size)}
@@ -89,8 +89,6 @@ def difference_table(curves: pd.DataFrame, strategies: Sequence[str], baseline: 
     """Shown table (paired differences at a few budgets, 95% t-interval of the area difference) and its full
     data (every budget).  ``metrics`` maps a metric column to its label.  ``budgets`` (default: about a
     quarter, half and all of the curve) are shown as mean ± SE, or, when given, with their 95% t-interval."""
-    from gpal.evaluation.metrics import format_mean_se, mean_se
-
     with_intervals = budgets is not None
     observed = set(int(b) for b in curves["n_observed"].unique())
     budgets = _budgets(list(observed)) if budgets is None else [int(b) for b in budgets if int(b) in observed]
@@ -127,8 +125,6 @@ def draw_strategy_curves(ax: Any, curves: pd.DataFrame, strategies: Sequence[str
     Bars at a few budgets, nudged apart per strategy, keep three strategies legible
     in print where overlapping shaded bands would not be.
     """
-    from gpal.evaluation.metrics import mean_se
-
     budgets = np.sort(curves["n_observed"].unique())
     marked = np.isin(budgets, budgets[np.unique(np.linspace(0, len(budgets) - 1, min(len(budgets), n_marked))
                                                  .round().astype(int))])

@@ -23,7 +23,7 @@ from gpal.evaluation.calibration import ReliabilityBins
 from gpal.evaluation.intervals import binomial_interval
 from gpal.evaluation.metrics import mean_se
 from gpal.evaluation.reports import column_normalize, row_normalize
-from gpal.runs.persistence import atomic_output
+from gpal.files import atomic_output
 
 __all__ = [
     "SPARSE_BIN",

@@ -29,7 +29,7 @@ from gpal.evaluation.calibration import (
 )
 from gpal.evaluation.intervals import binomial_interval
 from gpal.evaluation.metrics import error_rate, format_mean_se, mean_se, negative_log_likelihood
-from gpal.runs.persistence import atomic_output, write_text_atomic
+from gpal.files import atomic_output, write_text_atomic
 
 __all__ = [
     "prediction_metrics",

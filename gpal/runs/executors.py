@@ -42,6 +42,9 @@ from collections import Counter
 from typing import Any, Callable, Iterator, Sequence
 from uuid import uuid4
 
+from gpal.data.dataset import NoisyDataset
+from gpal.quiet import quiet_tensorflow_if_asked
+
 __all__ = ["DaskExecutor", "Executor", "InProcessExecutor", "SCHEDULER_FORMS", "as_executor", "make_executor"]
 
 #: The valid values of ``scheduler`` (and of the CLI's ``--scheduler``).
@@ -146,8 +149,6 @@ def _run_on_worker(fn: Callable[..., Any], *args: Any) -> Any:
     """What a Dask worker executes for one task: thread limits, then ``fn(*args)``."""
     from distributed import get_worker
 
-    from gpal.quiet import quiet_tensorflow_if_asked
-
     quiet_tensorflow_if_asked()
     _limit_tensorflow_threads(max(1, int(get_worker().state.nthreads)))
     return _call(fn, args)
@@ -156,8 +157,6 @@ def _run_on_worker(fn: Callable[..., Any], *args: Any) -> Any:
 def _shareable(arg: Any) -> bool:
     """Arguments worth sending to the cluster once when several tasks use the same object."""
     import numpy as np
-
-    from gpal.data.dataset import NoisyDataset
 
     return isinstance(arg, (np.ndarray, NoisyDataset))
 

@@ -24,7 +24,6 @@ training split, so nothing from the test rows leaks into a unit.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -36,10 +35,13 @@ from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 import numpy as np
 
 from gpal.data.dataset import NoisyDataset, Split
-from gpal.runs.executors import Executor, as_executor
-from gpal.evaluation.metrics import confusion_matrix, error_rate, format_mean_se, mean_se, negative_log_likelihood
-from gpal.runs.persistence import write_json_atomic, write_text_atomic
 from gpal.estimators.base import raise_if_interrupted
+from gpal.estimators.noisy_gp import NoisyGPClassifier
+from gpal.evaluation.metrics import (confusion_matrix, error_rate, format_mean_se, mean_se, negative_log_likelihood,
+                                     proba_by_class)
+from gpal.files import write_json_atomic, write_text_atomic
+from gpal.identity import check_same_run, dataset_fingerprint, jsonable
+from gpal.runs.executors import Executor, as_executor
 from gpal.runs.units import derived_seed, run_units, unit_file
 
 __all__ = [
@@ -74,6 +76,10 @@ def select_methods(names: Iterable[str], **common: Any) -> dict[str, dict[str, A
     return {n: {**common, **NOISY_INPUT_METHODS[n]} for n in dict.fromkeys(names)}
 
 
+#: What a repeated-splits folder is bound to; its methods may grow.
+_PROTOCOL = ("dataset", "test_size", "seed", "stratify", "use_variances")
+
+
 # --------------------------------------------------------------------------- files
 def _read_json(path: Path) -> Any:
     """A saved JSON file; a damaged one is named, with the way out, instead of a decoder traceback."""
@@ -84,44 +90,27 @@ def _read_json(path: Path) -> Any:
         raise ValueError(f"{path} is corrupt ({exc}): delete it and rerun to recompute it") from None
 
 
-# ------------------------------------------------------------------ fingerprints
-def _dataset_fingerprint(ds: NoisyDataset) -> dict[str, Any]:
-    h = hashlib.sha256()
-    for arr in (ds.X, ds.X_var, ds.y):
-        h.update(np.ascontiguousarray(arr).tobytes())
-    h.update("\n".join(ds.ids).encode())
-    return {
-        "n_samples": ds.n_samples,
-        "feature_names": list(ds.feature_names),
-        "class_names": list(ds.class_names),
-        "sha256": h.hexdigest(),
-        "release": ds.meta.get("release"),
-    }
-
-
+# ------------------------------------------------------------------ identity
 def _describe_spec(spec: MethodSpec) -> Any:
     if isinstance(spec, Mapping):
-        return json.loads(json.dumps(dict(spec), default=repr, sort_keys=True))
+        return jsonable(dict(spec), describe=repr)
     return f"callable {getattr(spec, '__module__', '?')}.{getattr(spec, '__qualname__', repr(spec))}"
 
 
 def _check_config(out_dir: Path, config: dict[str, Any]) -> None:
-    """Refuse to mix results of a different data set / split protocol / method spec in one folder."""
+    """Refuse to mix results of a different data set / split protocol / method spec in one folder.
+
+    A method the folder does not hold yet is added to it; one it holds must have the same settings.
+    """
     path = out_dir / "config.json"
     if path.exists():
         old = _read_json(path)
-        for key in ("dataset", "test_size", "seed", "stratify", "use_variances"):
-            if old.get(key) != config[key]:
-                raise ValueError(
-                    f"{out_dir} holds results for a different {key!r} ({old.get(key)!r}, now {config[key]!r}); "
-                    "use another output folder or delete the old one"
-                )
-        for name, desc in config["methods"].items():
-            if name in old.get("methods", {}) and old["methods"][name] != desc:
-                raise ValueError(
-                    f"{out_dir} holds results for method {name!r} with different settings "
-                    f"({old['methods'][name]!r}, now {desc!r}); use another output folder or another method name"
-                )
+        kept = {name: desc for name, desc in old.get("methods", {}).items() if name in config["methods"]}
+        check_same_run(
+            {**{key: old.get(key) for key in _PROTOCOL}, "methods": kept},
+            {**{key: config[key] for key in _PROTOCOL}, "methods": {name: config["methods"][name] for name in kept}},
+            str(out_dir), "Use another output folder (or another method name), or delete the old one",
+        )
         config = {**config, "methods": {**old.get("methods", {}), **config["methods"]}}
     write_json_atomic(path, config)
 
@@ -129,26 +118,10 @@ def _check_config(out_dir: Path, config: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------- units
 def _make_estimator(spec: MethodSpec, seed: int) -> Any:
     if isinstance(spec, Mapping):
-        from gpal.estimators.noisy_gp import NoisyGPClassifier
-
         params = dict(spec)
         params.setdefault("random_state", seed)
         return NoisyGPClassifier(**params)
     return spec(seed)
-
-
-def _aligned_proba(estimator: Any, proba: np.ndarray, n_test: int, n_classes: int) -> np.ndarray:
-    """Columns reordered so column c is class code c, whatever order the estimator keeps."""
-    proba = np.asarray(proba, dtype=np.float64)
-    classes = getattr(estimator, "classes_", None)
-    if classes is None:
-        classes = np.arange(proba.shape[1] if proba.ndim == 2 else 0)
-    classes = np.asarray(classes)
-    if proba.shape != (n_test, len(classes)):
-        raise ValueError(f"predict_proba returned shape {proba.shape}; expected ({n_test}, {len(classes)})")
-    out = np.zeros((n_test, n_classes))
-    out[:, classes.astype(np.int64)] = proba
-    return out
 
 
 def _run_unit(
@@ -209,7 +182,8 @@ def _unit_or_error(*args: Any) -> dict[str, Any] | Exception:
 def _unit_result(dataset: NoisyDataset, split: Split, method: str, estimator: Any, unit_seed: int, raw: np.ndarray,
                  train_seconds: float, predict_seconds: float) -> dict[str, Any]:
     test = dataset.subset(split.test)
-    proba = _aligned_proba(estimator, raw, test.n_samples, dataset.n_classes)
+    classes = getattr(estimator, "classes_", range(np.shape(raw)[-1]))  # a user's estimator may keep none
+    proba = proba_by_class(raw, classes, range(dataset.n_classes))
     return {
         "method": method,
         "split": split.index,
@@ -288,7 +262,7 @@ def run_repeated_splits(
     _check_config(
         out,
         {
-            "dataset": _dataset_fingerprint(dataset),
+            "dataset": dataset_fingerprint(dataset),
             "test_size": test_size,
             "seed": seed,
             "stratify": stratify,

@@ -21,8 +21,8 @@ from typing import Any, Callable, Literal, Mapping
 
 import numpy as np
 
+from gpal.files import write_json_atomic
 from gpal.runs.executors import Executor
-from gpal.runs.persistence import write_json_atomic
 
 __all__ = ["derived_seed", "run_units", "unit_file"]
 

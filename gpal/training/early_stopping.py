@@ -15,8 +15,6 @@ from typing import Any, Callable
 
 import numpy as np
 
-from gpal.evaluation.metrics import negative_log_likelihood
-
 __all__ = ["ValidationMonitor", "validation_split"]
 
 
@@ -47,6 +45,8 @@ class ValidationMonitor:
 
     ``predict(X, X_var)`` returns class probabilities of the model being trained;
     ``snapshot()`` / ``restore_state(state)`` copy its parameters out and back.
+    ``nll(y, proba)`` scores them: the estimator passes the metric it is judged on
+    (``gpal.evaluation.metrics.negative_log_likelihood``), so training needs no evaluation code.
     ``then`` is a further callback (the user's), called every epoch; its False stops too.
     """
 
@@ -59,13 +59,14 @@ class ValidationMonitor:
         X_var: np.ndarray,
         y: np.ndarray,
         *,
+        nll: Callable[[np.ndarray, np.ndarray], float],
         interval: int,
         patience: int,
         tol: float = 1e-4,
         then: Callable[[int, float], bool | None] | None = None,
     ):
         self._predict, self._snapshot, self._restore = predict, snapshot, restore_state
-        self._X, self._X_var, self._y = X, X_var, y
+        self._X, self._X_var, self._y, self._nll = X, X_var, y, nll
         self.interval, self.patience, self.tol, self._then = int(interval), int(patience), float(tol), then
         self.history: list[tuple[int, float]] = []  # (epochs done, validation NLL)
         self.best_nll = np.inf
@@ -82,7 +83,7 @@ class ValidationMonitor:
 
     def check(self, epochs_done: int) -> bool:
         """Score the validation rows now; False once ``patience`` checks brought no gain above ``tol``."""
-        nll = negative_log_likelihood(self._y, self._predict(self._X, self._X_var))
+        nll = self._nll(self._y, self._predict(self._X, self._X_var))
         self.history.append((int(epochs_done), float(nll)))
         if nll < self.best_nll - self.tol:
             self.best_nll, self.best_epoch = float(nll), int(epochs_done)

@@ -13,7 +13,7 @@ blocks that kind defines (see ``docs/workflows.md``)::
 overrides and checks every key and value before anything is written; an unknown
 key or bad value is a `WorkflowError` naming the file, line, dotted key and the
 valid choices.  `run_workflow` then claims the output folder for this run
-(`gpal.runs.persistence.claim_output_dir`: the same configuration resumes, another is
+(`gpal.runs.output_dir.claim_output_dir`: the same configuration resumes, another is
 refused unless ``force``), sends the independent units to an executor
 (`gpal.runs.executors.make_executor`) and writes results, figures and ``report.md``.
 """
@@ -26,7 +26,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from gpal.constraints import Integer, OneOf, Optional, Text
+from gpal.files import write_json_atomic
 from gpal.registry import WORKFLOWS
+from gpal.runs.executors import make_executor
+from gpal.runs.output_dir import claim_output_dir
 from gpal.workflows.schema import Field, WorkflowError, apply_overrides, identity, read_yaml, validate
 
 __all__ = ["Workflow", "WorkflowError", "load_workflow", "run_workflow"]
@@ -102,9 +105,6 @@ def run_workflow(
     a different run.  Units finished by an earlier run into the same folder are not
     recomputed.
     """
-    from gpal.runs.executors import make_executor
-    from gpal.runs.persistence import claim_output_dir, write_json_atomic
-
     workflow = load_workflow(path, overrides)
     folder = Path(out) if out is not None else workflow.out
     config = {**workflow.config, "out": str(folder)}

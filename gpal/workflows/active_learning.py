@@ -24,11 +24,17 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from gpal.runs.executors import Executor
-from gpal.workflows.methods import classifier_params, methods_field, training_schema
 from gpal.constraints import Integer, ListOf, OneOf, Real
-from gpal.workflows.schema import Field
+from gpal.data.dataset import NoisyDataset, Standardizer
+from gpal.estimators.noisy_gp import NoisyGPClassifier
+from gpal.evaluation.metrics import format_mean_se, mean_se
+from gpal.evaluation.paired import difference_table, draw_differences, draw_strategy_curves, strategy_name
+from gpal.files import atomic_output
+from gpal.registry import ACQUISITIONS
+from gpal.runs.executors import Executor
 from gpal.runs.units import run_units
+from gpal.workflows.methods import classifier_params, methods_field, training_schema
+from gpal.workflows.schema import Field
 
 __all__ = ["curve_unit", "differences", "make_sets", "plot_al_curves", "plot_al_differences",
            "plot_error_reduction", "run", "schema"]
@@ -38,8 +44,6 @@ _LABELS = {"error": "test error", "nll": "test NLL"}  # the metrics compared bet
 
 
 def schema() -> dict[str, Any]:
-    from gpal.registry import ACQUISITIONS
-
     return {
         "data": {
             "n_initial": Field(Integer(1), 100, "initial labelled points"),
@@ -65,7 +69,6 @@ def schema() -> dict[str, Any]:
 def make_sets(seed: int, rep: int, noise: float, data: dict[str, Any]) -> tuple[Any, Any, Any]:
     """Initial / pool / test sets of repetition ``rep`` at input-noise variance ``noise``."""
     from gpal.active.loop import initial_pool_test_split
-    from gpal.data.dataset import NoisyDataset, Standardizer
     from gpal.data.synthetic import inject_noise, waveform
 
     seeds = np.random.SeedSequence([seed, rep]).generate_state(5)
@@ -80,7 +83,6 @@ def curve_unit(params: dict[str, Any], strategy: str, seed: int, rep: int, noise
     """One learning curve, resumed from ``checkpoint`` if it exists; its metrics after every step."""
     from gpal.active import ActiveLearningLoop, SimulatedOracle
     from gpal.active.loop import read_state
-    from gpal.estimators.noisy_gp import NoisyGPClassifier
 
     initial, pool, test = make_sets(seed, rep, noise, data)
     # Estimator seed and random strategy's stream depend on the repetition only: every strategy shares them.
@@ -135,8 +137,6 @@ def _error_reduction(curves: pd.DataFrame, methods: list[str]) -> pd.DataFrame:
 
 
 def _write(config: dict[str, Any], out: Path, curves: pd.DataFrame) -> None:
-    from gpal.evaluation.metrics import format_mean_se, mean_se
-    from gpal.runs.persistence import atomic_output
     from gpal.evaluation.plots import save_figure
     from gpal.evaluation.reports import write_report, write_table
 
@@ -189,8 +189,6 @@ def _panel(curves: pd.DataFrame, method: str, noise: float) -> pd.DataFrame:
 
 def differences(curves: pd.DataFrame, strategies: list[str], baseline: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per (method, noise): paired (strategy - baseline) differences of test error and NLL, at budgets and as areas."""
-    from gpal.evaluation.paired import difference_table
-
     shown, data = [], []
     for method, noise in _panels(curves):
         frame = _panel(curves, method, noise)
@@ -230,8 +228,6 @@ def _small_multiples(curves: pd.DataFrame, draw: Callable[[Any, pd.DataFrame, st
 
 def plot_al_curves(curves: pd.DataFrame, strategies: list[str], baseline: str) -> Any:
     """Test error and NLL per (method, noise): mean per strategy, SE as bars at a few budgets."""
-    from gpal.evaluation.paired import draw_strategy_curves
-
     return _small_multiples(
         curves, lambda ax, panel, metric: draw_strategy_curves(ax, panel, strategies, baseline, metric, n_marked=7),
         "{}", "Waveform active learning: mean ± SE over {reps} repetitions")
@@ -239,8 +235,6 @@ def plot_al_curves(curves: pd.DataFrame, strategies: list[str], baseline: str) -
 
 def plot_al_differences(curves: pd.DataFrame, strategies: list[str], baseline: str) -> Any:
     """(strategy - baseline) test error and NLL per (method, noise), mean ± SE of the per-repetition differences."""
-    from gpal.evaluation.paired import draw_differences, strategy_name
-
     return _small_multiples(
         curves, lambda ax, panel, metric: draw_differences(ax, panel, strategies, baseline, metric),
         f"Δ {{}}\n(below 0: better than {strategy_name(baseline)})",
@@ -251,8 +245,6 @@ def plot_error_reduction(reduction: pd.DataFrame) -> Any:
     """Final test-error reduction (initial - final), mean ± SE: one panel per strategy, bars per method and noise."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-
-    from gpal.evaluation.metrics import mean_se
 
     strategies = list(dict.fromkeys(reduction.strategy))
     methods = list(dict.fromkeys(reduction.method))

@@ -37,14 +37,14 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.evaluation.calibration import expected_calibration_error
+from gpal.constraints import Integer, ListOf, Parsed
 from gpal.data.dataset import NoisyDataset
+from gpal.evaluation.calibration import expected_calibration_error
+from gpal.evaluation.metrics import format_mean_se, mean_se
+from gpal.files import atomic_output, write_json_atomic, write_text_atomic
+from gpal.registry import ESTIMATORS, LIKELIHOODS, LOGISTIC_BOUNDS
 from gpal.runs.executors import Executor
 from gpal.runs.repeated_splits import run_repeated_splits, summarize, unit_path
-from gpal.evaluation.metrics import format_mean_se, mean_se
-from gpal.runs.persistence import atomic_output, write_json_atomic, write_text_atomic
-from gpal.constraints import Integer, ListOf, Parsed
-from gpal.registry import LIKELIHOODS, LOGISTIC_BOUNDS
 from gpal.workflows.schema import Field
 
 __all__ = [
@@ -162,8 +162,6 @@ class EstimatorFactory:
     params: tuple[tuple[str, Any], ...]
 
     def __call__(self, seed: int) -> Any:
-        from gpal.registry import ESTIMATORS
-
         return ESTIMATORS.get_class(self.family)(**dict(self.params), random_state=seed, progress=False)
 
 

@@ -16,7 +16,6 @@ once done.
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import time
 from pathlib import Path
@@ -25,10 +24,16 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.evaluation.paired import difference_table, strategy_name
+from gpal.constraints import Integer, ListOf, MappingOf, OneOf, Optional, Parsed, Real, Text
+from gpal.evaluation.metrics import format_mean_se, mean_se
+from gpal.evaluation.paired import (
+    difference_table, draw_differences, draw_strategy_curves, higher_is_better, strategy_name,
+)
+from gpal.files import atomic_output
+from gpal.identity import digest
+from gpal.registry import ACQUISITIONS, INPUT_NOISE, LIKELIHOODS
 from gpal.runs.executors import Executor
 from gpal.runs.units import run_units
-from gpal.constraints import Integer, ListOf, MappingOf, OneOf, Optional, Parsed, Real, Text
 from gpal.workflows.schema import Field
 
 __all__ = [
@@ -59,8 +64,6 @@ def _main_job_defaults() -> dict[str, Any]:
 
 
 def schema() -> dict[str, Any]:
-    from gpal.registry import ACQUISITIONS, INPUT_NOISE, LIKELIHOODS
-
     main = _main_job_defaults()
     strategy = strategy_spec(ACQUISITIONS.names())
     return {
@@ -243,7 +246,7 @@ def follow_up_unit(data: Any, strategy: str, seed: int, rep: int, protocol: Mapp
     return {
         "seed_ids": state["initial_ids"],
         "queried_classes": {c: labels.count(c) for c in pool.class_names},
-        "test_ids_sha256": hashlib.sha256("\n".join(test.ids.tolist()).encode()).hexdigest(),
+        "test_ids_sha256": digest("\n".join(test.ids.tolist())),
         "queried": [q["ids"] for q in state["queries"]],
         "metrics": state["metrics"],
         "seconds": time.perf_counter() - start,
@@ -281,8 +284,6 @@ def _mix_table(mix: pd.DataFrame, strategies: list[str]) -> pd.DataFrame:
 
 def _curve_table(curves: pd.DataFrame, strategies: list[str]) -> pd.DataFrame:
     """Mean ± SE of each metric at the start and at the end of the budget, per strategy."""
-    from gpal.evaluation.metrics import format_mean_se, mean_se
-
     last = curves["n_observed"].max()
     rows = []
     for strategy in strategies:
@@ -299,7 +300,6 @@ def _curve_table(curves: pd.DataFrame, strategies: list[str]) -> pd.DataFrame:
 def _write(config: dict[str, Any], out: Path, curves: pd.DataFrame, mix: pd.DataFrame) -> None:
     from gpal.evaluation.plots import save_figure
     from gpal.evaluation.reports import write_report, write_table
-    from gpal.runs.persistence import atomic_output
 
     with atomic_output(out / "curves.csv") as tmp:
         curves.to_csv(tmp, index=False)
@@ -341,8 +341,6 @@ def plot_follow_up_curves(curves: pd.DataFrame, strategies: Sequence[str], basel
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    from gpal.evaluation.paired import draw_strategy_curves
-
     fig = Figure(figsize=(3.3 * len(METRICS), 3.2), layout="constrained")
     FigureCanvasAgg(fig)
     axes = fig.subplots(1, len(METRICS))
@@ -359,8 +357,6 @@ def plot_paired_differences(curves: pd.DataFrame, strategies: Sequence[str], bas
     """Small multiples: rows NLL and accuracy, one column per strategy; (strategy - baseline) ± SE against budget."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-
-    from gpal.evaluation.paired import draw_differences, higher_is_better, strategy_name
 
     others = [s for s in strategies if s != baseline]
     metrics = ("nll", "accuracy")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from gpal.constraints import AnyOf, Boolean, Integer, ListOf, OneOf, Optional, Real
+from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.registry import KERNELS, LIKELIHOODS, NOISE_VARIANCE_MODES
 from gpal.runs.repeated_splits import NOISY_INPUT_METHODS, select_methods
 from gpal.workflows.schema import Field
@@ -55,8 +56,6 @@ def _plain(value: Any) -> Any:
 
 def training_schema(**defaults: Any) -> dict[str, Field]:
     """NoisyGPClassifier settings shared by every method; ``defaults`` replace the classifier's own."""
-    from gpal.estimators.noisy_gp import NoisyGPClassifier
-
     unknown = sorted(set(defaults) - set(_TRAINING))
     if unknown:
         raise TypeError(f"training_schema got defaults for {unknown}, which are not training settings {list(_TRAINING)}")

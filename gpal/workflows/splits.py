@@ -16,7 +16,10 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
+from gpal.evaluation.calibration import top_label_reliability
+from gpal.files import atomic_output
 from gpal.runs.executors import Executor
+from gpal.runs.repeated_splits import run_repeated_splits, summary_markdown, unit_path
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
 from gpal.constraints import Boolean, Integer, ListOf, MappingOf, OneOf, Optional, Parsed, Real, Text
 from gpal.workflows.schema import PUBLISHED, Field
@@ -86,8 +89,6 @@ def check(config: Mapping[str, Any]) -> None:
 
 
 def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -> None:
-    from gpal.runs.repeated_splits import run_repeated_splits
-
     protocol = config["protocol"]
     dataset, n_train = _dataset_and_training_size(config)
     summary = run_repeated_splits(
@@ -126,9 +127,6 @@ def write_splits_report(
     (published numbers) is shown beside the results.  Used by the workflow and by
     ``gpal report`` on any repeated-splits folder.
     """
-    from gpal.evaluation.calibration import top_label_reliability
-    from gpal.runs.repeated_splits import summary_markdown, unit_path
-    from gpal.runs.persistence import atomic_output
     from gpal.evaluation.plots import plot_confusion_matrix, plot_reliability, save_figure
     from gpal.evaluation.reports import write_report
 

@@ -17,13 +17,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpal.runs.executors import Executor
-from gpal.workflows.methods import classifier_params, methods_field, training_schema
 from gpal.constraints import Integer, ListOf, MappingOf, OneOf, Optional, Parsed, Real
-from gpal.registry import NOISE_VARIANCE_MODES
-from gpal.workflows.schema import PUBLISHED, Field
 from gpal.estimators.base import raise_if_interrupted
+from gpal.estimators.noisy_gp import NoisyGPClassifier
+from gpal.evaluation.metrics import error_rate, format_mean_se, negative_log_likelihood
+from gpal.files import atomic_output
+from gpal.registry import NOISE_VARIANCE_MODES
+from gpal.runs.executors import Executor
 from gpal.runs.units import derived_seed, run_units
+from gpal.workflows.methods import classifier_params, methods_field, training_schema
+from gpal.workflows.schema import PUBLISHED, Field
 
 __all__ = ["bayes_unit", "method_unit", "run", "schema"]
 
@@ -84,8 +87,6 @@ def _kwargs(data: dict[str, Any], problem_seed: int, noise: float) -> dict[str, 
 
 def bayes_unit(problem: dict[str, Any], n_cells: int) -> dict[str, Any]:
     """Test NLL and error of the Bayes-optimal predictive of one problem."""
-    from gpal.evaluation.metrics import error_rate, negative_log_likelihood
-
     p = _problem(problem)
     proba = p.bayes_proba(p.test.X, n_cells=n_cells)
     return {"nll": negative_log_likelihood(p.test.y, proba), "error": error_rate(p.test.y, proba)}
@@ -93,9 +94,6 @@ def bayes_unit(problem: dict[str, Any], n_cells: int) -> dict[str, Any]:
 
 def method_unit(params: dict[str, Any], problem: dict[str, Any]) -> dict[str, Any]:
     """Train one classifier on one problem; test NLL, error and the learned input-noise variance (input units)."""
-    from gpal.estimators.noisy_gp import NoisyGPClassifier
-    from gpal.evaluation.metrics import error_rate, negative_log_likelihood
-
     p = _problem(problem)
     clf = NoisyGPClassifier(**params)
     start = time.perf_counter()
@@ -145,8 +143,6 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
 
 
 def _write(config: dict[str, Any], out: Path, frame: pd.DataFrame) -> None:
-    from gpal.evaluation.metrics import format_mean_se
-    from gpal.runs.persistence import atomic_output
     from gpal.evaluation.plots import save_figure
     from gpal.evaluation.reports import metric_summary, write_report, write_table
 

@@ -15,12 +15,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpal.runs.executors import Executor
-from gpal.workflows.methods import classifier_params, methods_field, training_schema
 from gpal.constraints import Integer, MappingOf, Optional, Real
-from gpal.workflows.schema import Field
 from gpal.estimators.base import raise_if_interrupted
+from gpal.estimators.noisy_gp import NoisyGPClassifier
+from gpal.evaluation.metrics import error_rate, negative_log_likelihood
+from gpal.files import write_json_atomic
+from gpal.runs.executors import Executor
 from gpal.runs.units import run_units
+from gpal.workflows.methods import classifier_params, methods_field, training_schema
+from gpal.workflows.schema import Field
 
 __all__ = ["fit_predict", "kl_from_bayes", "run", "schema"]
 
@@ -50,8 +53,6 @@ def kl_from_bayes(bayes: np.ndarray, proba: np.ndarray) -> float:
 
 def fit_predict(params: dict[str, Any], train: Any, test: Any, grid: np.ndarray, noise_var: float) -> dict[str, Any]:
     """One unit: fit a NoisyGPClassifier, predict the test set and the grid (observed with the same noise)."""
-    from gpal.estimators.noisy_gp import NoisyGPClassifier
-
     clf = NoisyGPClassifier(**params)
     start = time.perf_counter()
     clf.fit(train)
@@ -63,7 +64,6 @@ def fit_predict(params: dict[str, Any], train: Any, test: Any, grid: np.ndarray,
 
 
 def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -> None:
-    from gpal.evaluation.metrics import error_rate, negative_log_likelihood
     from gpal.data.synthetic import toy_1d
 
     d = config["data"]
@@ -90,7 +90,6 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
 
 def _write(config: dict[str, Any], out: Path, frame: pd.DataFrame, problem: Any, grid: np.ndarray,
            grid_proba: dict[str, np.ndarray]) -> None:
-    from gpal.runs.persistence import write_json_atomic
     from gpal.evaluation.plots import save_figure
     from gpal.evaluation.reports import write_report, write_table
 

@@ -24,6 +24,7 @@ from gpal.catalog_jobs.report.inputs import read_run
 from gpal.catalog_jobs.report.measures import ERROR_BLIND_MODEL, MODEL_NAME, measure, write_metrics
 from gpal.catalog_jobs.report.tables import write_tables
 from gpal.catalog_jobs.report.text import headline, report_text
+from gpal.evaluation.reports import write_report
 
 __all__ = ["ERROR_BLIND_MODEL", "MODEL_NAME", "headline", "write_classify_report"]
 
@@ -33,8 +34,6 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
 
     A folder in the flat layout of earlier versions is first moved into ``tables/`` and ``figures/``.
     """
-    from gpal.evaluation.reports import write_report
-
     folder = Path(folder)
     move_flat_layout(folder)
     run = read_run(folder)

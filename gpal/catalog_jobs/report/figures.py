@@ -9,6 +9,7 @@ import numpy as np
 from gpal.catalog_jobs.layout import FIGURES_DIR
 from gpal.catalog_jobs.report.inputs import FinishedRun
 from gpal.catalog_jobs.report.measures import N_BINS, HeldOutCheck
+from gpal.evaluation.calibration import class_reliability, top_label_reliability
 
 __all__ = ["write_figures"]
 
@@ -30,7 +31,6 @@ def _confusion(run: FinishedRun, check: HeldOutCheck) -> Figures:
 
 
 def _reliability(run: FinishedRun) -> Figures:
-    from gpal.evaluation.calibration import top_label_reliability
     from gpal.evaluation.plots import plot_reliability
 
     fig = plot_reliability(top_label_reliability(run.y, run.proba, n_bins=N_BINS), title="held-out reliability (top label)")
@@ -38,7 +38,6 @@ def _reliability(run: FinishedRun) -> Figures:
 
 
 def _reliability_per_class(run: FinishedRun) -> Figures:
-    from gpal.evaluation.calibration import class_reliability
     from gpal.evaluation.plots import plot_reliability
 
     fig = plot_reliability({c: class_reliability(run.y, run.proba, k, n_bins=10) for k, c in enumerate(run.classes)},

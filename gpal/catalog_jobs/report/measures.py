@@ -11,7 +11,12 @@ import pandas as pd
 
 from gpal.catalog_jobs.layout import BASELINES_FILE, METRICS_FILE, SIGNIFICANCE_COLUMN
 from gpal.catalog_jobs.report.inputs import FinishedRun
-from gpal.runs.persistence import write_json_atomic
+from gpal.evaluation.comparison import bootstrap_comparison
+from gpal.evaluation.intervals import binomial_interval
+from gpal.evaluation.metrics import confusion_matrix, error_rate, negative_log_likelihood
+from gpal.evaluation.prior_shift import estimate_target_prior
+from gpal.evaluation.reports import completeness_purity, prediction_metrics
+from gpal.files import write_json_atomic
 
 __all__ = ["ERROR_BLIND_MODEL", "LEVEL", "MODEL_NAME", "N_BINS", "HeldOutCheck", "measure", "write_metrics"]
 
@@ -56,8 +61,6 @@ def _baseline_rows(run: FinishedRun) -> pd.DataFrame:
 
 def _comparison(run: FinishedRun) -> pd.DataFrame:
     """Paired bootstrap intervals of the model's held-out metrics, and of each baseline's beside it."""
-    from gpal.evaluation.comparison import bootstrap_comparison
-
     base, held, classes = _baseline_rows(run), run.held, run.classes
     columns = [f"p_{c}" for c in classes]
     probas = {MODEL_NAME: held[columns].to_numpy()}
@@ -72,8 +75,6 @@ def _faintest_quarter(run: FinishedRun) -> dict[str, Any] | None:
 
     The faintest sources have the largest error bars: where a model that uses them should gain most.
     """
-    from gpal.evaluation.metrics import error_rate, negative_log_likelihood
-
     held, classes = run.held, run.classes
     if SIGNIFICANCE_COLUMN not in held or not np.isfinite(held[SIGNIFICANCE_COLUMN]).all():
         return None
@@ -92,10 +93,6 @@ def _faintest_quarter(run: FinishedRun) -> dict[str, Any] | None:
 
 def measure(run: FinishedRun) -> HeldOutCheck:
     """Scores, confusion matrix, intervals, completeness and purity, comparison and faintest quarter."""
-    from gpal.evaluation.intervals import binomial_interval
-    from gpal.evaluation.metrics import confusion_matrix
-    from gpal.evaluation.reports import completeness_purity, prediction_metrics
-
     scores = prediction_metrics(run.y, run.proba, n_bins=N_BINS)
     conf = confusion_matrix(run.y, run.proba, len(run.classes))
     comparison = _comparison(run)
@@ -108,8 +105,6 @@ def measure(run: FinishedRun) -> HeldOutCheck:
 
 def _population_shift(frame: pd.DataFrame, classes: Sequence[str], n_per_class: Mapping[str, int]) -> dict[str, Any] | None:
     """The class prior of the classified sources, re-estimated by EM under label shift (a diagnostic)."""
-    from gpal.evaluation.prior_shift import estimate_target_prior
-
     counts = np.array([float(n_per_class.get(c, 0)) for c in classes])
     if len(frame) == 0 or counts.min() <= 0:
         return None

@@ -12,6 +12,7 @@ from gpal.catalog_jobs.layout import CATALOG_COLUMNS_FILE, CONTEXT_COLUMNS, SIGN
 from gpal.catalog_jobs.none_of_these import PLANE_DEG, plane_counts
 from gpal.catalog_jobs.report.inputs import FinishedRun
 from gpal.catalog_jobs.report.measures import MODEL_NAME, HeldOutCheck
+from gpal.evaluation.reports import write_table
 from gpal.registry import FOLLOW_UP_ACQUISITION
 
 __all__ = ["interval_text", "write_tables"]
@@ -25,8 +26,6 @@ def interval_text(lo: float, hi: float) -> str:
 
 
 def _write(run: FinishedRun, name: str, table: pd.DataFrame, data: pd.DataFrame | None = None) -> dict[str, Path]:
-    from gpal.evaluation.reports import write_table
-
     return write_table(run.folder / TABLES_DIR / name, table, data=data)
 
 

@@ -54,7 +54,7 @@ papers folder prints sigma(f).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import gpflow
 import numpy as np
@@ -65,9 +65,7 @@ from gpal.models.compiled import instance_function
 from gpal.models.likelihoods.logistic_softmax import logistic_softmax_probs
 from gpal.models.quadrature import monte_carlo_mean
 from gpal.models.sparse import DEFAULT_JITTER, Projection, inducing_variable, project, whitened_kl, whitened_marginals
-
-if TYPE_CHECKING:
-    from gpal.models.svgp import LatentGPs
+from gpal.models.svgp import LatentGPs
 
 __all__ = [
     "AugmentedLogisticSoftmaxGP",
@@ -274,8 +272,6 @@ def as_latent_gps(model: AugmentedLogisticSoftmaxGP) -> LatentGPs:
     predicts through ``NoisySVGP`` exactly as an SVI-trained model does.
     """
     from gpflow.utilities import deepcopy
-
-    from gpal.models.svgp import LatentGPs
 
     q = model.q()
     covariance = tf.linalg.matmul(q.inv_chol, q.inv_chol, transpose_a=True)  # chol(P)^-T chol(P)^-1 = P^-1

@@ -1,10 +1,13 @@
-"""Plain-file persistence: atomic writes, saved-model folders, JSON-safe class labels.
+"""Files that are complete or absent: atomic writes, saved-model folders, JSON-safe class labels.
+
+A foundation module: it imports nothing from gpal, and every stage may use it.
 
 Everything gpal writes is either complete or absent: files go to a temporary
 name beside the target and are moved into place only when fully written, so an
-interrupted run never leaves a half-written table, figure or model.  Models are
-a folder holding ``config.json`` and ``params.npz``: no pickle, nothing executed
-on load.
+interrupted run never leaves a half-written table, figure or model (and
+`remove_leftovers` deletes what a killed process left under a temporary name).
+Models are a folder holding ``config.json`` and ``params.npz``: no pickle, nothing
+executed on load.
 """
 
 from __future__ import annotations
@@ -24,15 +27,15 @@ import numpy as np
 
 __all__ = [
     "CorruptModel",
-    "OutputInUse",
     "SavedArrays",
     "SavedConfig",
     "atomic_output",
-    "claim_output_dir",
     "classes_from_json",
     "classes_to_json",
     "corrupt_field",
     "load_model_dir",
+    "remove",
+    "remove_leftovers",
     "save_model_dir",
     "write_json_atomic",
     "write_text_atomic",
@@ -119,6 +122,25 @@ def _temporary_dir(beside: Path) -> Path:
     tmp = beside.with_name(f".{beside.name}.{secrets.token_hex(6)}.tmp")
     tmp.mkdir()
     return tmp
+
+
+#: Temporary names this module writes (``atomic_output``, ``save_model_dir``), and mkdtemp's of gpal <= 0.2.
+_TEMPORARY = re.compile(r"^\..+\.[0-9a-f]{12}\.tmp$|^\.model\.(old\.)?[A-Za-z0-9_]{8}$")
+
+
+def remove_leftovers(folder: Path) -> None:
+    """Delete what a killed process left half-written below ``folder`` (this module's temporary names)."""
+    for entry in sorted(folder.rglob(".*"), key=lambda e: len(e.parts), reverse=True):
+        if _TEMPORARY.match(entry.name) and entry.exists():
+            remove(entry)
+
+
+def remove(entry: Path) -> None:
+    """Delete a file, a link or a folder with everything in it."""
+    if entry.is_dir() and not entry.is_symlink():
+        shutil.rmtree(entry)
+    else:
+        entry.unlink()
 
 
 class CorruptModel(ValueError):
@@ -227,107 +249,6 @@ def load_model_dir(path: str | os.PathLike, fmt: str, version: int) -> tuple[Sav
     if not params_file.is_file():
         raise FileNotFoundError(f"{path} is an incomplete saved model: params.npz is missing")
     return config, _read_arrays(params_file)
-
-
-class OutputInUse(FileExistsError):
-    """An output folder already holds a different run; pass ``force`` to replace it."""
-
-
-def _differences(old: Any, new: Any, prefix: str = "") -> list[str]:
-    if isinstance(old, Mapping) and isinstance(new, Mapping):
-        return [d for k in sorted(set(old) | set(new), key=str) for d in _differences(old.get(k), new.get(k), f"{prefix}{k}.")]
-    return [] if old == new else [f"{prefix.rstrip('.')}: {old!r} -> {new!r}"]
-
-
-#: Temporary names this module writes (``atomic_output``, ``save_model_dir``), and mkdtemp's of gpal <= 0.2.
-_TEMPORARY = re.compile(r"^\..+\.[0-9a-f]{12}\.tmp$|^\.model\.(old\.)?[A-Za-z0-9_]{8}$")
-
-
-def claim_output_dir(
-    path: str | os.PathLike, identity: Mapping[str, Any], force: bool = False, marker: str = "run.json"
-) -> Path:
-    """Make ``path`` the output folder of the run described by ``identity`` (JSON-able).
-
-    A folder holding the same run (same ``marker`` content) is reused, so an
-    interrupted run resumes; temporary files a killed run left in it are removed.
-    A folder holding a different run is refused with the differences named, unless
-    ``force``, which empties it first. A non-empty folder without ``marker`` was not
-    written by a gpal run and is refused even with ``force``, as are the working
-    folder, the home folder and their ancestors. The check and the claim hold an
-    exclusive lock on the folder, so of two processes claiming one folder for
-    different runs exactly one succeeds. Never mixes the results of two runs.
-    """
-    path = Path(path)
-    identity = json.loads(json.dumps(identity, sort_keys=True, allow_nan=False))  # fail before touching disk
-    if path.exists() and not path.is_dir():
-        raise NotADirectoryError(f"output {path} exists and is not a folder")
-    path.mkdir(parents=True, exist_ok=True)
-    with _folder_lock(path):
-        marker_file = path / marker
-        old = _read_marker(marker_file)
-        if old == identity:
-            _remove_temporary(path)
-            return path
-        if any(path.iterdir()):
-            if old is None:
-                raise OutputInUse(
-                    f"refusing to write into {path}: it is not empty and has no readable {marker}, so it is not a "
-                    f"gpal run folder{'; --force only replaces gpal runs' if force else ''}. Choose another folder "
-                    "or empty this one yourself"
-                )
-            if not force:
-                why = "it holds a different run (" + "; ".join(_differences(old, identity)[:8]) + ")"
-                raise OutputInUse(f"refusing to write into {path}: {why}. Choose another folder or pass --force to replace it")
-            _refuse_to_empty(path)
-            for entry in path.iterdir():
-                _delete(entry)
-        write_json_atomic(marker_file, identity)
-    return path
-
-
-def _read_marker(marker_file: Path) -> Any:
-    try:
-        return json.loads(marker_file.read_text(encoding="utf-8"))
-    except (FileNotFoundError, IsADirectoryError, json.JSONDecodeError, UnicodeDecodeError):
-        return None
-
-
-@contextlib.contextmanager
-def _folder_lock(path: Path) -> Iterator[None]:
-    """An exclusive advisory lock on the folder itself (POSIX ``flock``), held while it is checked and claimed."""
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: no lock, the check and the claim as before
-        yield
-        return
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
-
-
-def _refuse_to_empty(path: Path) -> None:
-    """``--force`` never empties the folder a user works in, their home, or a folder above either."""
-    target = path.resolve()
-    for what, precious in (("working folder", Path.cwd().resolve()), ("home folder", Path.home().resolve())):
-        if target == precious or target in precious.parents:
-            raise OutputInUse(f"refusing to empty {path}: it is the {what} or a folder above it. Choose another output folder")
-
-
-def _remove_temporary(path: Path) -> None:
-    """Delete what a killed run left half-written (hidden temporary files and folders of this module)."""
-    for entry in sorted(path.rglob(".*"), key=lambda e: len(e.parts), reverse=True):
-        if _TEMPORARY.match(entry.name) and entry.exists():
-            _delete(entry)
-
-
-def _delete(entry: Path) -> None:
-    if entry.is_dir() and not entry.is_symlink():
-        shutil.rmtree(entry)
-    else:
-        entry.unlink()
 
 
 def classes_to_json(classes: np.ndarray) -> dict[str, Any]:

@@ -1,0 +1,96 @@
+"""The output folder of a run: claimed for one run, resumed by the same run, refused to another.
+
+``run.json`` in the folder records the run's identity (`gpal.identity`); a rerun of the
+same run resumes in the folder, a different one is refused with the differences named.
+Only the late stages (catalog jobs, workflows, the CLI) claim folders.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from gpal.files import remove, remove_leftovers, write_json_atomic
+from gpal.identity import check_same_run
+
+__all__ = ["OutputInUse", "claim_output_dir"]
+
+
+class OutputInUse(FileExistsError):
+    """An output folder already holds a different run; pass ``force`` to replace it."""
+
+
+def claim_output_dir(
+    path: str | os.PathLike, identity: Mapping[str, Any], force: bool = False, marker: str = "run.json"
+) -> Path:
+    """Make ``path`` the output folder of the run described by ``identity`` (JSON-able).
+
+    A folder holding the same run (same ``marker`` content) is reused, so an
+    interrupted run resumes; temporary files a killed run left in it are removed.
+    A folder holding a different run is refused with the differences named, unless
+    ``force``, which empties it first. A non-empty folder without ``marker`` was not
+    written by a gpal run and is refused even with ``force``, as are the working
+    folder, the home folder and their ancestors. The check and the claim hold an
+    exclusive lock on the folder, so of two processes claiming one folder for
+    different runs exactly one succeeds. Never mixes the results of two runs.
+    """
+    path = Path(path)
+    identity = json.loads(json.dumps(identity, sort_keys=True, allow_nan=False))  # fail before touching disk
+    if path.exists() and not path.is_dir():
+        raise NotADirectoryError(f"output {path} exists and is not a folder")
+    path.mkdir(parents=True, exist_ok=True)
+    with _folder_lock(path):
+        marker_file = path / marker
+        old = _read_marker(marker_file)
+        if old == identity:
+            remove_leftovers(path)
+            return path
+        if any(path.iterdir()):
+            if old is None:
+                raise OutputInUse(
+                    f"refusing to write into {path}: it is not empty and has no readable {marker}, so it is not a "
+                    f"gpal run folder{'; --force only replaces gpal runs' if force else ''}. Choose another folder "
+                    "or empty this one yourself"
+                )
+            if not force:
+                check_same_run(old, identity, f"refusing to write into {path}",
+                               "Choose another folder or pass --force to replace it", OutputInUse)
+            _refuse_to_empty(path)
+            for entry in path.iterdir():
+                remove(entry)
+        write_json_atomic(marker_file, identity)
+    return path
+
+
+def _read_marker(marker_file: Path) -> Any:
+    try:
+        return json.loads(marker_file.read_text(encoding="utf-8"))
+    except (FileNotFoundError, IsADirectoryError, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+
+
+@contextlib.contextmanager
+def _folder_lock(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock on the folder itself (POSIX ``flock``), held while it is checked and claimed."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock, the check and the claim as before
+        yield
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _refuse_to_empty(path: Path) -> None:
+    """``--force`` never empties the folder a user works in, their home, or a folder above either."""
+    target = path.resolve()
+    for what, precious in (("working folder", Path.cwd().resolve()), ("home folder", Path.home().resolve())):
+        if target == precious or target in precious.parents:
+            raise OutputInUse(f"refusing to empty {path}: it is the {what} or a folder above it. Choose another output folder")
