@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-import gpflow
 import numpy as np
 import tensorflow as tf
 from gpflow.utilities import parameter_dict
@@ -32,7 +31,8 @@ from gpflow.utilities import parameter_dict
 from gpal.models.compiled import instance_function
 from gpal.models.state import assign_module_values, module_values, reading_values, stored_variable
 from gpal.models.svgp import NoisySVGP
-from gpal.training.svi import CholeskyError, TrainData, TrainingError, TrainResult, _RowAdam, make_optimizer
+from gpal.training.svi import (TrainData, TrainingError, TrainResult, _RowAdam, cholesky_error, cholesky_failed,
+                               cholesky_ok, make_optimizer)
 
 __all__ = ["NotBatchable", "BatchedTrainer", "check_batchable", "model_signature", "train_batched"]
 
@@ -164,7 +164,7 @@ class BatchedTrainer:
             self.optimizer.apply_gradients(zip(grads[: len(self.shared)], self.shared))
             if self.row_adam is not None:
                 rows = tf.reshape(idx + n * tf.range(K, dtype=idx.dtype)[:, None], [-1])
-                self.row_adam.apply([_rows_of(g, rows, K * n) for g in grads[len(self.shared):]])
+                self.row_adam.apply([_rows_of(g, rows) for g in grads[len(self.shared):]])
             return losses, finite
 
         signature = [tf.TensorSpec([K, None], tf.int64), tf.TensorSpec([], tf.int64)]
@@ -211,7 +211,7 @@ class BatchedTrainer:
                 losses, finite = self.step(idx, tf.constant(step_number, tf.int64))
                 break
             except tf.errors.InvalidArgumentError as err:
-                if "cholesky" not in str(err).lower() and "not invertible" not in str(err).lower():
+                if not cholesky_failed(err):
                     raise
                 self._raise_jitter(self._failed_choleskys(), step_number, epoch, results, max_jitter)
         losses, finite = losses.numpy(), finite.numpy()
@@ -232,10 +232,7 @@ class BatchedTrainer:
         failed = []
         for k in np.flatnonzero(self.active.numpy()):
             with reading_values(self.template, {p: tf.constant(v[k]) for p, v in values.items()}):
-                try:
-                    ok = bool(tf.reduce_all(tf.math.is_finite(self.template.gp.cholesky_Kzz())))
-                except tf.errors.InvalidArgumentError:
-                    ok = False
+                ok = cholesky_ok(self.template)
             if not ok:
                 failed.append(int(k))
         return failed
@@ -245,10 +242,7 @@ class BatchedTrainer:
         for k in models:
             value = float(jitter[k].numpy())
             if value * 10 > max_jitter:
-                self._stop(k, results, CholeskyError(
-                    f"Cholesky of the inducing-point covariance failed at epoch {epoch}, step {step_number} even with "
-                    f"jitter {value:g} (limit {max_jitter:g}); inducing points may have collapsed or kernel "
-                    "hyper-parameters degenerated."))
+                self._stop(k, results, cholesky_error(epoch, step_number, value, max_jitter))
             else:
                 jitter.scatter_nd_update([[k]], [value * 10])
 
@@ -270,7 +264,7 @@ class BatchedTrainer:
                 assign_module_values(model, {p: v[k] for p, v in values.items()})
 
 
-def _rows_of(g: tf.Tensor, rows: tf.Tensor, total: int) -> tf.IndexedSlices:
+def _rows_of(g: tf.Tensor, rows: tf.Tensor) -> tf.IndexedSlices:
     """The batch rows of a (K n, ...) table gradient, as the sparse gradient the row-wise Adam takes."""
     return tf.IndexedSlices(tf.gather(g, rows), rows, tf.shape(g, out_type=tf.int64))
 

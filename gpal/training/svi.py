@@ -190,7 +190,22 @@ def _zero_unless(ok: tf.Tensor, g: tf.Tensor | tf.IndexedSlices) -> tf.Tensor | 
     return tf.where(ok, g, tf.zeros_like(g))
 
 
-def _cholesky_ok(model: NoisySVGP) -> bool:
+def cholesky_failed(err: tf.errors.InvalidArgumentError) -> bool:
+    """Whether a step's error is K_ZZ's Cholesky failing (on a CPU it raises; on a GPU it gives NaN)."""
+    return "cholesky" in str(err).lower() or "not invertible" in str(err).lower()
+
+
+def cholesky_error(epoch: int, step_number: int, jitter: float, max_jitter: float) -> CholeskyError:
+    """The error of a fit whose K_ZZ stayed singular up to ``max_jitter``."""
+    return CholeskyError(
+        f"Cholesky of the inducing-point covariance failed at epoch {epoch}, step {step_number} "
+        f"even with jitter {jitter:g} (limit {max_jitter:g}); inducing points may have collapsed or "
+        "kernel hyper-parameters degenerated. Try standardising inputs, fewer inducing points or a "
+        "smaller learning rate."
+    )
+
+
+def cholesky_ok(model: NoisySVGP) -> bool:
     try:
         return bool(tf.reduce_all(tf.math.is_finite(model.gp.cholesky_Kzz())))
     except tf.errors.InvalidArgumentError:
@@ -305,19 +320,14 @@ def _guarded_step(model, step, idx, step_number, epoch, max_jitter) -> float:
     while True:
         try:
             loss = float(step(idx, tf.constant(step_number, dtype=tf.int64)))
-            if np.isfinite(loss) or _cholesky_ok(model):
+            if np.isfinite(loss) or cholesky_ok(model):
                 break
         except tf.errors.InvalidArgumentError as err:
-            if "cholesky" not in str(err).lower() and "not invertible" not in str(err).lower():
+            if not cholesky_failed(err):
                 raise
         jitter = float(model.gp.jitter.numpy())
         if jitter * 10 > max_jitter:
-            raise CholeskyError(
-                f"Cholesky of the inducing-point covariance failed at epoch {epoch}, step {step_number} "
-                f"even with jitter {jitter:g} (limit {max_jitter:g}); inducing points may have collapsed or "
-                "kernel hyper-parameters degenerated. Try standardising inputs, fewer inducing points or a "
-                "smaller learning rate."
-            )
+            raise cholesky_error(epoch, step_number, jitter, max_jitter)
         model.gp.jitter.assign(jitter * 10)
     if not np.isfinite(loss):
         raise TrainingError(
