@@ -6,6 +6,8 @@ defaults) and any variants (``NAME=FOLDER``, each one setting changed).  Prints,
 
 * the baseline's test NLL and error (mean ± SE over its splits) beside the paper's, with the
   gap in units of the combined standard error sqrt(SE_gpal^2 + SE_paper^2);
+* each noisy-input method minus MGP, paired, and how many test predictions give the true class
+  p < 0.01 (confident mistakes) with their share of the NLL;
 * per variant, its mean and its difference from the baseline: paired over the splits both
   ran (same test sets and seeds) when the variant used the same split protocol, unpaired
   (combined SE) when it did not (``protocol.stratify=false`` draws other test sets).
@@ -75,6 +77,27 @@ def account(base: Path, variants: dict[str, Path]) -> str:
     return "\n".join(lines)
 
 
+def within_baseline(base: Path) -> str:
+    """Each noisy-input method minus MGP, paired over splits, and where the NLL comes from (confident mistakes)."""
+    units, _ = _units(base)
+    lines = ["| method | Δ NLL vs MGP (paired) | lower than MGP | Δ error vs MGP | p(true) < 0.01 | their share of NLL |",
+             "|---|---|---|---|---|---|"]
+    for method, mine in units.items():
+        p_true = np.concatenate([np.asarray(u["proba"])[np.arange(len(u["y_true"])), u["y_true"]] for u in mine.values()])
+        nll = -np.log(p_true)
+        tail = f"{int((p_true < 0.01).sum())} of {len(p_true)} | {nll[p_true < 0.01].sum() / nll.sum():.2f} |"
+        if method == "MGP" or "MGP" not in units:
+            lines.append(f"| {method} | | | | {tail}")
+            continue
+        common = sorted(set(mine) & set(units["MGP"]))
+        d_nll = np.array([mine[k]["nll"] - units["MGP"][k]["nll"] for k in common])
+        d_err = np.array([mine[k]["error"] - units["MGP"][k]["error"] for k in common])
+        (m, se), (em, ese) = _mean_se(d_nll), _mean_se(d_err)
+        lines.append(f"| {method} | {m:+.3f} ± {se:.3f} | {int((d_nll < 0).sum())} / {len(common)} | "
+                     f"{em:+.3f} ± {ese:.3f} | {tail}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("base", type=Path, help="the baseline run folder (gpal's defaults)")
@@ -87,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"variant {item!r} is not NAME=FOLDER")
         variants[name] = Path(folder)
     print(account(args.base, variants))
+    print()
+    print(within_baseline(args.base))
     return 0
 
 
