@@ -122,6 +122,39 @@ def test_fit_batched_and_predict_proba_batched_equal_the_estimators_alone():
     assert not np.allclose(got[0], got[1][: len(got[0])])
 
 
+def test_estimators_of_other_shapes_are_trained_in_groups_and_one_alone_exactly_as_fit():
+    problems = _sets(4)
+    trains = [p[0] for p in problems]
+    trains[3] = tuple(a[:30] for a in trains[3])  # another training-set size: a group of its own
+    params = [dict(num_inducing=5, epochs=2, batch_size=20, random_state=k) for k in range(4)]
+    params[2]["input_noise"] = "first_order"  # another family: a group of its own
+    fits = fit_batched([NoisyGPClassifier(**p) for p in params], trains)
+    for est, p, train in zip(fits, params, trains):
+        alone = NoisyGPClassifier(**p).fit(*train)
+        X, _, X_var = train
+        if est is fits[0] or est is fits[1]:  # trained together: equal up to rounding
+            np.testing.assert_allclose(est.predict_proba(X, X_var), alone.predict_proba(X, X_var), atol=1e-9)
+        else:
+            np.testing.assert_array_equal(est.predict_proba(X, X_var), alone.predict_proba(X, X_var))
+            assert est.history_ == alone.history_
+
+
+def test_warm_started_estimators_continue_together_as_alone():
+    params = dict(input_noise="latent", num_inducing=5, epochs=2, batch_size=20, n_samples=10, warm_start=True)
+    problems = _sets(2)
+    first = [tuple(a[:30] for a in p[0]) for p in problems]
+    alone = [NoisyGPClassifier(random_state=k, **params).fit(*f) for k, f in enumerate(first)]
+    together = fit_batched([NoisyGPClassifier(random_state=k, **params) for k in range(2)], first)
+    models = [est.model_ for est in together]
+    for est, train in zip(alone, problems):
+        est.fit(*train[0])
+    fit_batched(together, [p[0] for p in problems])
+    for a, b, model, (train, _) in zip(together, alone, models, problems):
+        assert a.model_ is model  # continued, not rebuilt
+        assert len(a.history_) == 4
+        np.testing.assert_allclose(a.predict_proba(train[0], train[2]), b.predict_proba(train[0], train[2]), atol=1e-9)
+
+
 @pytest.mark.parametrize("second, reason", [
     (dict(epochs=4), "epochs=4"),
     (dict(early_stopping=True), "early_stopping"),
@@ -215,5 +248,5 @@ def test_a_batch_the_device_has_no_memory_for_is_halved_not_crashed(monkeypatch)
     problems = _sets(3)
     fits = fit_batched([NoisyGPClassifier(num_inducing=5, epochs=1, random_state=k) for k in range(3)],
                        [p[0] for p in problems])
-    assert sizes == [3, 1, 2, 1, 1]
+    assert sizes == [3, 2]  # then its models alone, each by its own trainer
     assert all(hasattr(f, "model_") for f in fits)

@@ -3,9 +3,12 @@
 An experiment grid fits one estimator per (split, seed).  ``fit_batched`` trains them as one
 batched model (``gpal.training.batched``: one compiled step for all) and ``predict_proba_batched``
 predicts each with one compiled trace shared by all of them, where each alone would trace its
-own.  Results equal ``fit`` and ``predict_proba`` one at a time up to rounding; estimators that
-cannot share a step (another family, shape or training setting, early stopping, a warm start,
-conjugate inference) raise ``NotBatchable`` naming why, and the caller fits them apart.
+own.  Results equal ``fit`` and ``predict_proba`` one at a time up to rounding.  Estimators of
+another family or size share a call but not a step: they are trained in groups of one model
+signature (an estimator alone in its group is fitted exactly as ``fit`` would).  Estimators that
+cannot be trained this way at all (another class, training setting, early stopping, conjugate
+inference) raise ``NotBatchable`` naming why, and the caller fits them apart.  A warm-started
+estimator continues its fitted model, as its own ``fit`` would (an active-learning retraining).
 """
 
 from __future__ import annotations
@@ -37,8 +40,6 @@ def _check_estimators(estimators: Sequence[Any]) -> None:
         if est.inference != "svi" or est.early_stopping:
             raise NotBatchable(f"estimator {k} has inference={est.inference!r}, early_stopping={est.early_stopping!r}; "
                                "batched fitting takes SVI steps without early stopping")
-        if est.warm_start and hasattr(est, "model_"):
-            raise NotBatchable(f"estimator {k} would continue its fitted model (warm_start); fit it alone")
         for name in _TRAINING:
             if getattr(est, name) != getattr(estimators[0], name):
                 raise NotBatchable(f"estimator {k} has {name}={getattr(est, name)!r}, estimator 0 "
@@ -85,13 +86,23 @@ def fit_batched(estimators: Sequence[NoisyGPClassifier], data: Sequence[Any], *,
                     learning_rate=float(first.learning_rate), progress=progress)
 
     def train(ks: list[int]) -> None:
+        if len(ks) == 1:  # alone in its group: exactly its own fit
+            (k,) = ks
+            plan = plans[k]
+            try:
+                result = estimators[k]._trainer(plan.model).fit(plan.train_data, callback=plan.callback, **settings)
+            except Exception as exc:  # noqa: BLE001 - reported per estimator
+                if errors == "raise":
+                    raise
+                out[k] = exc
+                return
+            estimators[k]._complete_fit(plan, result)
+            return
         try:
             trainer = BatchedTrainer([plans[k].model for k in ks], [plans[k].train_data for k in ks],
                                      [int(estimators[k].random_state) for k in ks])
             results = trainer.fit(**settings)
         except tf.errors.ResourceExhaustedError:
-            if len(ks) == 1:
-                raise
             train(ks[: len(ks) // 2])
             train(ks[len(ks) // 2:])
             return
@@ -103,9 +114,13 @@ def fit_batched(estimators: Sequence[NoisyGPClassifier], data: Sequence[Any], *,
             else:
                 estimators[k]._complete_fit(plans[k], result)
 
-    ready = sorted(plans)
-    for start in range(0, len(ready), max(1, int(max_models))):
-        train(ready[start:start + int(max_models)])
+    groups: dict[str, list[int]] = {}
+    for k in sorted(plans):  # models that can share a step: one signature, one training-set shape
+        key = repr((model_signature(plans[k].model), tuple(plans[k].train_data.X.shape)))
+        groups.setdefault(key, []).append(k)
+    for group in groups.values():
+        for start in range(0, len(group), max(1, int(max_models))):
+            train(group[start:start + int(max_models)])
     return out
 
 
