@@ -24,6 +24,7 @@ from gpal.active import (
     SimulatedOracle,
     initial_pool_test_split,
     read_state,
+    run_together,
 )
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, check_predict_data
@@ -292,3 +293,81 @@ def test_ctrl_c_during_training_checkpoints_nothing_half_trained(sets, tmp_path)
     result = loop().run()
     assert result.labelled_ids == reference.labelled_ids
     pd.testing.assert_frame_equal(result.metrics, reference.metrics)
+
+
+# ------------------------------------------------------------------ lock step
+def _gp_loops(root, strategies, n_queries=2, oracle=None):
+    """Waveform loops of one NoisyGPClassifier (shareable steps), one per strategy, checkpointed under ``root``."""
+    from gpal.data.synthetic import waveform
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
+
+    initial, pool, test = initial_pool_test_split(waveform(80, seed=2), 16, 34, 30, seed=0)
+    est = NoisyGPClassifier(input_noise="latent", noise_variance="learned", num_inducing=6, epochs=4, batch_size=20,
+                            n_samples=8, random_state=3)
+    return [ActiveLearningLoop(est, initial, pool, oracle or SimulatedOracle(pool), test=test, acquisition=s,
+                               batch_size=2, n_queries=n_queries, retrain_epochs=2, checkpoint_dir=root / s,
+                               progress=False)
+            for s in strategies]
+
+
+@pytest.fixture
+def batched_sizes(monkeypatch):
+    """The number of models of every batched training step taken."""
+    from gpal.training.batched import BatchedTrainer
+
+    sizes, real_fit = [], BatchedTrainer.fit
+
+    def spy(self, **settings):
+        sizes.append(len(self.models))
+        return real_fit(self, **settings)
+
+    monkeypatch.setattr(BatchedTrainer, "fit", spy)
+    return sizes
+
+
+def test_loops_run_together_train_as_one_batch_and_equal_each_run_alone(tmp_path, batched_sizes):
+    strategies = ["entropy", "random", "margin"]
+    together = run_together(_gp_loops(tmp_path / "together", strategies))
+    assert batched_sizes == [3, 3, 3]  # the initial fit and two retrainings, each one batched step for all
+    for result, loop in zip(together, _gp_loops(tmp_path / "alone", strategies)):
+        alone = loop.run()
+        assert result.labelled_ids == alone.labelled_ids
+        pd.testing.assert_frame_equal(result.metrics, alone.metrics, rtol=1e-6)
+        assert len(result.estimator.history_) == 4 + 2 + 2
+
+
+def test_loops_at_different_steps_resume_together(tmp_path, batched_sizes):
+    strategies = ["entropy", "random"]
+    run_together(_gp_loops(tmp_path, strategies[:1], n_queries=1))  # entropy has a query done, random nothing
+    assert batched_sizes == []  # one loop alone trains as its own run would
+    resumed = run_together(_gp_loops(tmp_path, strategies, n_queries=2))
+    reference = [loop.run() for loop in _gp_loops(tmp_path / "reference", strategies)]
+    for result, ref in zip(resumed, reference):
+        assert result.labelled_ids == ref.labelled_ids
+        pd.testing.assert_frame_equal(result.metrics, ref.metrics, rtol=1e-6)
+    assert 2 in batched_sizes  # once both had the same training-set size, they trained together
+
+
+def test_a_loop_that_fails_gives_its_error_and_the_others_finish(tmp_path):
+    class Refuses(SimulatedOracle):
+        def __call__(self, query, queried, *args):
+            raise OracleError("the telescope is closed")
+
+    ok, bad = _gp_loops(tmp_path, ["entropy"]), _gp_loops(tmp_path / "bad", ["random"], oracle=None)
+    bad[0].oracle = Refuses(bad[0].pool)
+    results = run_together(ok + bad, errors="return")
+    assert len(results[0].metrics) == 3
+    assert isinstance(results[1], OracleError) and "closed" in str(results[1])
+    with pytest.raises(OracleError, match="closed"):
+        run_together(_gp_loops(tmp_path / "again", ["random"]) + [bad[0]])
+    with pytest.raises(ValueError, match="errors must be"):
+        run_together(ok, errors="ignore")
+
+
+def test_loops_of_an_estimator_that_cannot_batch_run_one_at_a_time(sets, tmp_path):
+    loops = [make_loop(sets, tmp_path / s, acquisition=s) for s in ("entropy", "random")]
+    together = run_together(loops)
+    for result, s in zip(together, ("entropy", "random")):
+        alone = make_loop(sets, tmp_path / f"alone_{s}", acquisition=s).run()
+        assert result.labelled_ids == alone.labelled_ids
+        pd.testing.assert_frame_equal(result.metrics, alone.metrics)

@@ -21,7 +21,8 @@ from gpal.active.acquisition import (
     power_sample,
     top_k,
 )
-from gpal.active.loop import ActiveLearningLoop, ConfigMismatch, LoopResult, initial_pool_test_split, read_state
+from gpal.active.loop import (ActiveLearningLoop, ConfigMismatch, LoopResult, initial_pool_test_split, read_state,
+                             run_together)
 from gpal.active.oracles import FileOracle, LabelsPending, OracleError, SimulatedOracle
 
 __all__ = [
@@ -45,6 +46,7 @@ __all__ = [
     "LoopResult",
     "initial_pool_test_split",
     "read_state",
+    "run_together",
     "FileOracle",
     "LabelsPending",
     "OracleError",

@@ -26,7 +26,7 @@ import json
 import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 import numpy as np
 import pandas as pd
@@ -43,7 +43,8 @@ from gpal.files import write_json_atomic
 from gpal.identity import DifferentRun, check_same_run, dataset_hashes, estimator_identity
 from gpal.registry import FOLLOW_UP_ACQUISITION
 
-__all__ = ["ActiveLearningLoop", "LoopResult", "ConfigMismatch", "initial_pool_test_split", "read_state"]
+__all__ = ["ActiveLearningLoop", "LoopResult", "ConfigMismatch", "initial_pool_test_split", "read_state",
+           "run_together"]
 
 _FORMAT = "gpal.active.loop"
 _VERSION = 1
@@ -255,10 +256,6 @@ class ActiveLearningLoop:
         return proba_by_class(estimator.predict_proba(ds.X, X_var=ds.X_var), estimator.classes_,
                               range(len(self.class_names)))
 
-    def _fit(self, estimator: Any, data: NoisyDataset) -> None:
-        estimator.fit(data.X, data.y, X_var=data.X_var)
-        raise_if_interrupted(estimator, "the checkpoint holds the last finished step")
-
     def _metrics(self, estimator: Any, step: int, n_labelled: int) -> dict[str, Any]:
         row: dict[str, Any] = {"step": step, "n_labelled": n_labelled}
         if self.test is not None:
@@ -274,16 +271,18 @@ class ActiveLearningLoop:
         estimator.set_params(**params)
 
     # ------------------------------------------------------------------- run
-    def _start(self) -> tuple[dict[str, Any], Any]:
-        """Resume from the checkpoint if there is one, else fit the initial model (step 0)."""
-        if self.checkpoint_dir is not None and (self.checkpoint_dir / _STATE).exists():
-            state = read_state(self.checkpoint_dir)
-            self._check_resume(state["config"])
-            estimator = type(self.estimator).load(self.checkpoint_dir / state["model"])
-            self._remove_stale_models(keep=state["model"])
-            return state, estimator
-        estimator = clone(self.estimator)
-        self._fit(estimator, self.labelled)
+    def _resume(self) -> tuple[dict[str, Any], Any] | None:
+        """The checkpointed state and model, or None where there is no checkpoint yet."""
+        if self.checkpoint_dir is None or not (self.checkpoint_dir / _STATE).exists():
+            return None
+        state = read_state(self.checkpoint_dir)
+        self._check_resume(state["config"])
+        estimator = type(self.estimator).load(self.checkpoint_dir / state["model"])
+        self._remove_stale_models(keep=state["model"])
+        return state, estimator
+
+    def _initial_state(self, estimator: Any) -> dict[str, Any]:
+        """Step 0's state from the model fitted on the initial labelled set, checkpointed."""
         state = {
             "format": _FORMAT,
             "version": _VERSION,
@@ -295,7 +294,7 @@ class ActiveLearningLoop:
             "model": None,
         }
         self._save_model(state, estimator, 0)
-        return state, estimator
+        return state
 
     def _ask(self, state: dict[str, Any], estimator: Any, query: int) -> None:
         """Select (or recall the pending) batch for ``query``, get its labels and record them durably."""
@@ -321,31 +320,142 @@ class ActiveLearningLoop:
         state["pending"] = None
         self._save(state)
 
-    def run(self) -> LoopResult:
-        """Run (or resume) until ``n_queries`` queries are labelled, trained on and scored."""
-        from tqdm.auto import tqdm
+    def _record(self, state: dict[str, Any], estimator: Any, query: int) -> dict[str, Any]:
+        """Score and checkpoint the model retrained after ``query``; its metrics row."""
+        row = self._metrics(estimator, query, self._labelled_now(state).n_samples)
+        state["metrics"].append(row)
+        self._save_model(state, estimator, query)
+        if self.callback is not None:
+            self.callback(query, row)
+        return row
 
-        state, estimator = self._start()
-        self._retrain_params(estimator)
-        done = len(state["metrics"]) - 1
-        with tqdm(total=self.n_queries, initial=min(done, self.n_queries), disable=not self.progress,
-                  desc=f"active learning ({self.acquisition.name})", unit="query") as bar:
-            for query in range(done + 1, self.n_queries + 1):
-                if len(state["queries"]) < query:
-                    self._ask(state, estimator, query)
-                labelled = self._labelled_now(state)
-                self._fit(estimator, labelled)
-                row = self._metrics(estimator, query, labelled.n_samples)
-                state["metrics"].append(row)
-                self._save_model(state, estimator, query)
-                bar.update(1)
-                if "error" in row:
-                    bar.set_postfix(error=f"{row['error']:.3f}", refresh=False)
-                if self.callback is not None:
-                    self.callback(query, row)
+    def _result(self, state: dict[str, Any], estimator: Any) -> LoopResult:
         return LoopResult(
             labelled_ids=state["initial_ids"] + [i for q in state["queries"] for i in q["ids"]],
             queries=state["queries"],
             metrics=pd.DataFrame(state["metrics"]),
             estimator=estimator,
         )
+
+    def run(self) -> LoopResult:
+        """Run (or resume) until ``n_queries`` queries are labelled, trained on and scored."""
+        return run_together([self], progress=self.progress)[0]
+
+
+def run_together(loops: Sequence[ActiveLearningLoop], *, max_models: int = 64,
+                 errors: Literal["raise", "return"] = "raise", progress: bool = False) -> list[Any]:
+    """Run (or resume) ``loops`` in lock step, retraining the models of one query together.
+
+    A grid of learning curves (strategies x repetitions x noise levels) retrains one small
+    model per curve and query; where the loops' estimators can share a training step
+    (`gpal.estimators.batched.fit_batched`: ``NoisyGPClassifier``s of one family and training
+    setting, on training sets of one size), each query's retrainings are one batched fit of up
+    to ``max_models`` models, the rest are fitted one at a time.  Each loop keeps its own
+    checkpoint, acquisition and oracle, and resumes where it stopped; loops resumed at different
+    queries advance the furthest behind first until they are level.  A loop fitted alone
+    follows exactly the path of its own ``run``; fitted with others, its models equal that
+    path's up to floating-point rounding, which an acquisition's ranking may amplify over
+    many queries.
+
+    Returns
+    -------
+    One ``LoopResult`` per loop, in order; with ``errors="return"`` a loop that failed (its
+    fit, acquisition or oracle raised) gives its exception instead and the others go on.
+    """
+    from tqdm.auto import tqdm
+
+    if errors not in ("raise", "return"):
+        raise ValueError(f"errors must be 'raise' or 'return'; got {errors!r}")
+    check_values({"max_models": Integer(1)}, {"max_models": max_models})
+    out: list[Any] = [None] * len(loops)
+    running: dict[int, tuple[dict[str, Any], Any]] = {}
+
+    def failed(k: int, exc: Exception) -> None:
+        if errors == "raise":
+            raise exc
+        out[k] = exc
+        running.pop(k, None)
+
+    fresh = {}
+    for k, loop in enumerate(loops):
+        try:
+            resumed = loop._resume()
+        except Exception as exc:  # noqa: BLE001 - reported per loop
+            failed(k, exc)
+            continue
+        if resumed is None:
+            fresh[k] = clone(loop.estimator)
+        else:
+            running[k] = resumed
+    for k, exc in _fit_together({k: (est, loops[k].labelled) for k, est in fresh.items()}, max_models).items():
+        failed(k, exc)
+    for k, est in fresh.items():
+        if out[k] is None:
+            running[k] = (loops[k]._initial_state(est), est)
+    for k, (_, est) in running.items():
+        loops[k]._retrain_params(est)
+
+    total = sum(loops[k].n_queries for k in running)
+    done = sum(min(len(state["metrics"]) - 1, loops[k].n_queries) for k, (state, _) in running.items())
+    with tqdm(total=total, initial=done, disable=not progress, unit="query",
+              desc=f"active learning ({', '.join(dict.fromkeys(loop.acquisition.name for loop in loops))})") as bar:
+        while True:
+            waiting = {k: len(state["metrics"]) for k, (state, _) in running.items()
+                       if len(state["metrics"]) <= loops[k].n_queries}
+            if not waiting:
+                break
+            # The loops furthest behind go first, so resumed loops catch up and then train together.
+            due = {k: query for k, query in waiting.items() if query == min(waiting.values())}
+            for k, query in due.items():
+                state, est = running[k]
+                if len(state["queries"]) < query:
+                    try:
+                        loops[k]._ask(state, est, query)
+                    except Exception as exc:  # noqa: BLE001 - reported per loop
+                        failed(k, exc)
+            retrain = {k: (running[k][1], loops[k]._labelled_now(running[k][0])) for k in due if k in running}
+            for k, exc in _fit_together(retrain, max_models).items():
+                failed(k, exc)
+            for k in retrain:
+                if k in running:
+                    row = loops[k]._record(running[k][0], running[k][1], due[k])
+                    bar.update(1)
+                    if "error" in row:
+                        bar.set_postfix(error=f"{row['error']:.3f}", refresh=False)
+    for k, (state, est) in running.items():
+        out[k] = loops[k]._result(state, est)
+    return out
+
+
+def _fit_together(work: dict[int, tuple[Any, NoisyDataset]], max_models: int) -> dict[int, Exception]:
+    """Fit each ``work[k] = (estimator, data)``, together where they can share a step; the failures by k.
+
+    An interrupted fit (Ctrl-C) raises ``FitInterrupted`` for all: the checkpoints hold the last
+    finished step.
+    """
+    from gpal.estimators.batched import NotBatchable, fit_batched
+
+    failures: dict[int, Exception] = {}
+    keys = list(work)
+    if len(keys) > 1:
+        try:
+            fitted = fit_batched([work[k][0] for k in keys], [(d.X, d.y, d.X_var) for _, d in (work[k] for k in keys)],
+                                 max_models=max_models, errors="return")
+        except NotBatchable:
+            fitted = None
+        if fitted is not None:
+            for k, result in zip(keys, fitted):
+                if isinstance(result, Exception):
+                    failures[k] = result
+                else:
+                    raise_if_interrupted(result, "the checkpoint holds the last finished step")
+            return failures
+    for k in keys:
+        estimator, data = work[k]
+        try:
+            estimator.fit(data.X, data.y, X_var=data.X_var)
+        except Exception as exc:  # noqa: BLE001 - reported per loop
+            failures[k] = exc
+            continue
+        raise_if_interrupted(estimator, "the checkpoint holds the last finished step")
+    return failures
