@@ -41,7 +41,7 @@ from gpal.evaluation.metrics import proba_by_class
 from gpal.evaluation.reports import prediction_metrics
 from gpal.files import write_json_atomic
 from gpal.identity import DifferentRun, check_same_run, dataset_hashes, estimator_identity
-from gpal.registry import FOLLOW_UP_ACQUISITION
+from gpal.registry import FOLLOW_UP_ACQUISITION, MODELS_PER_BATCH
 
 __all__ = ["ActiveLearningLoop", "LoopResult", "ConfigMismatch", "initial_pool_test_split", "read_state",
            "run_together"]
@@ -342,7 +342,7 @@ class ActiveLearningLoop:
         return run_together([self], progress=self.progress)[0]
 
 
-def run_together(loops: Sequence[ActiveLearningLoop], *, max_models: int = 64,
+def run_together(loops: Sequence[ActiveLearningLoop], *, max_models: int = MODELS_PER_BATCH,
                  errors: Literal["raise", "return"] = "raise", progress: bool = False) -> list[Any]:
     """Run (or resume) ``loops`` in lock step, retraining the models of one query together.
 
@@ -433,7 +433,7 @@ def _fit_together(work: dict[int, tuple[Any, NoisyDataset]], max_models: int) ->
     An interrupted fit (Ctrl-C) raises ``FitInterrupted`` for all: the checkpoints hold the last
     finished step.
     """
-    from gpal.estimators.batched import NotBatchable, fit_batched
+    from gpal.estimators.batched import NotBatchable, fit_batched  # TensorFlow, only when fitting
 
     failures: dict[int, Exception] = {}
     keys = list(work)

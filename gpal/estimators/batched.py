@@ -23,6 +23,7 @@ from gpal.data.dataset import NoisyDataset
 from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.models.compiled import instance_function
 from gpal.models.state import module_values, reading_values, stored_variable
+from gpal.registry import MODELS_PER_BATCH
 from gpal.training.batched import BatchedTrainer, NotBatchable, model_signature
 
 __all__ = ["NotBatchable", "fit_batched", "predict_proba_batched"]
@@ -53,7 +54,7 @@ def _as_arrays(item: Any) -> tuple[Any, Any, Any]:
     return X, y, X_var
 
 
-def fit_batched(estimators: Sequence[NoisyGPClassifier], data: Sequence[Any], *, max_models: int = 64,
+def fit_batched(estimators: Sequence[NoisyGPClassifier], data: Sequence[Any], *, max_models: int = MODELS_PER_BATCH,
                 errors: Literal["raise", "return"] = "raise", progress: bool = False) -> list[Any]:
     """Fit ``estimators[k]`` on ``data[k]`` (a ``NoisyDataset`` or an ``(X, y, X_var)`` tuple), all together.
 

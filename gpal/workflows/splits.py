@@ -16,12 +16,13 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
+from gpal.constraints import Boolean, Integer, ListOf, MappingOf, OneOf, Optional, Parsed, Real, Text
 from gpal.evaluation.calibration import top_label_reliability
 from gpal.files import atomic_output
+from gpal.registry import MODELS_PER_BATCH
 from gpal.runs.executors import Executor
 from gpal.runs.repeated_splits import run_repeated_splits, summary_markdown, unit_path
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
-from gpal.constraints import Boolean, Integer, ListOf, MappingOf, OneOf, Optional, Parsed, Real, Text
 from gpal.workflows.schema import PUBLISHED, Field
 
 __all__ = ["catalog_name", "run", "schema", "write_splits_report"]
@@ -35,10 +36,6 @@ def catalog_name(value: Any) -> str:
         return value
     raise ValueError(f"{value!r} is neither a shipped release {list(RELEASES)} nor an existing FITS file")
 
-
-#: Splits of a method trained together by default: at the Fermi size 64 models take 3.3-3.5x less CPU
-#: per step than one after another, 16 take 2.7-2.9x (docs/performance.md, "Batched training").
-MODELS_PER_BATCH = 64
 
 #: reference[method][metric] = [mean, se], shown beside the results.
 REFERENCE = Optional(MappingOf(PUBLISHED))
