@@ -25,15 +25,15 @@ def _tiny(catalog: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def tiny_run(small_catalog, tmp_path_factory, monkeypatch_module):
-    """One run of the workflow, counting how often a unit is computed."""
+    """One run of the workflow (its curves in lock step, the default), counting how often a unit is computed."""
     calls = []
-    unit = follow_up.follow_up_unit
+    make_loop = follow_up._follow_up_loop
 
     def counted(*args):
         calls.append((args[1], args[3]))  # (strategy, repetition)
-        return unit(*args)
+        return make_loop(*args)
 
-    monkeypatch_module.setattr(follow_up, "follow_up_unit", counted)
+    monkeypatch_module.setattr(follow_up, "_follow_up_loop", counted)
     out = run_workflow(YAML, _tiny(small_catalog), out=tmp_path_factory.mktemp("fu") / "run", progress=False)
     return out, calls
 
@@ -139,3 +139,12 @@ def test_bad_configuration_is_refused_before_anything_is_written(small_catalog, 
     with pytest.raises(WorkflowError, match=message):
         run_workflow(YAML, [*_tiny(small_catalog), override], out=out, progress=False)
     assert not out.exists()
+
+
+def test_curves_in_lock_step_equal_one_curve_at_a_time(tiny_run, small_catalog, tmp_path):
+    out, _ = tiny_run
+    alone = run_workflow(YAML, [*_tiny(small_catalog), "repetitions=1", "loop.models_per_batch=1"], out=tmp_path / "one",
+                         progress=False)
+    together = pd.read_csv(out / "curves.csv")
+    pd.testing.assert_frame_equal(pd.read_csv(alone / "curves.csv"),
+                                  together[together.repetition == 0].reset_index(drop=True), rtol=1e-6)

@@ -278,3 +278,6 @@ def test_active_learning_curves_and_report(tmp_path):
     assert (out / "checkpoints" / "MGP" / "noise_0.5" / "bald" / "rep_0001" / "state.json").is_file()
     for name in ("al_waveform_curves", "al_waveform_differences", "al_waveform_error_reduction"):
         assert (out / f"{name}.pdf").is_file()
+    # The curves ran in lock step, their retrainings batched; one curve at a time gives the same curves.
+    alone = run_workflow(path, tiny + ["loop.models_per_batch=1"], out=tmp_path / "alone", progress=False)
+    pd.testing.assert_frame_equal(pd.read_csv(alone / "curves.csv"), curves, rtol=1e-6)

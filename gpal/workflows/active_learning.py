@@ -30,13 +30,13 @@ from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.evaluation.metrics import format_mean_se, mean_se
 from gpal.evaluation.paired import difference_table, draw_differences, draw_strategy_curves, strategy_name
 from gpal.files import atomic_output
-from gpal.registry import ACQUISITIONS
+from gpal.registry import ACQUISITIONS, MODELS_PER_BATCH
 from gpal.runs.executors import Executor
 from gpal.runs.units import run_units
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
 from gpal.workflows.schema import Field
 
-__all__ = ["curve_unit", "differences", "make_sets", "plot_al_curves", "plot_al_differences",
+__all__ = ["curve_batch", "curve_unit", "differences", "make_sets", "plot_al_curves", "plot_al_differences",
            "plot_error_reduction", "run", "schema"]
 
 METRICS = ("error", "nll", "ece")
@@ -61,6 +61,9 @@ def schema() -> dict[str, Any]:
             "n_queries": Field(Integer(1), 100, "queries (the paper: 100)"),
             "retrain_epochs": Field(Integer(0), 1000, "epochs of each retraining after a query (the paper: 1000)"),
             "bald_samples": Field(Integer(2), 30, "BALD's Monte Carlo draws per pool point (cost grows linearly)"),
+            "models_per_batch": Field(Integer(1), MODELS_PER_BATCH, "curves of one method run in lock step, each "
+                                      "query's retrainings one batched fit (1: one curve at a time; same results "
+                                      "up to rounding)", part_of_run=False),
         },
         "training": training_schema(noise_variance="learned", num_inducing=50, epochs=1000, learning_rate=1e-3),
     }
@@ -78,27 +81,53 @@ def make_sets(seed: int, rep: int, noise: float, data: dict[str, Any]) -> tuple[
     return tuple(inject_noise(scaler.transform(ds), noise, seed=int(s)) for ds, s in zip((initial, pool, test), seeds[2:]))
 
 
-def curve_unit(params: dict[str, Any], strategy: str, seed: int, rep: int, noise: float, data: dict[str, Any],
-               loop: dict[str, Any], checkpoint: str) -> dict[str, Any]:
-    """One learning curve, resumed from ``checkpoint`` if it exists; its metrics after every step."""
+def _curve_loop(params: dict[str, Any], strategy: str, seed: int, rep: int, noise: float, data: dict[str, Any],
+                loop: dict[str, Any], checkpoint: str) -> Any:
+    """The checkpointed loop of one learning curve."""
     from gpal.active import ActiveLearningLoop, SimulatedOracle
-    from gpal.active.loop import read_state
 
     initial, pool, test = make_sets(seed, rep, noise, data)
     # Estimator seed and random strategy's stream depend on the repetition only: every strategy shares them.
     model_seed, random_seed = (int(v % 2**31) for v in np.random.SeedSequence([seed, rep, 1]).generate_state(2))
     estimator = NoisyGPClassifier(**params, random_state=model_seed)
     options = {"random": {"seed": random_seed}, "bald": {"n_samples": loop["bald_samples"]}}
-    start = time.perf_counter()
-    ActiveLearningLoop(
+    return ActiveLearningLoop(
         estimator, initial, pool, SimulatedOracle(pool), test=test,
         acquisition={"name": strategy, **options.get(strategy, {})},
         batch_size=loop["batch_size"], n_queries=loop["n_queries"], retrain_epochs=loop["retrain_epochs"],
         checkpoint_dir=checkpoint, progress=False,
-    ).run()
+    )
+
+
+def _curve(checkpoint: Any, seconds: float) -> dict[str, Any]:
+    """A finished curve's unit result, read from its checkpoint."""
+    from gpal.active.loop import read_state
+
     state = read_state(checkpoint)
     return {"initial_ids": state["initial_ids"], "queried": [q["ids"] for q in state["queries"]],
-            "metrics": state["metrics"], "seconds": time.perf_counter() - start}
+            "metrics": state["metrics"], "seconds": seconds}
+
+
+def curve_unit(params: dict[str, Any], strategy: str, seed: int, rep: int, noise: float, data: dict[str, Any],
+               loop: dict[str, Any], checkpoint: str) -> dict[str, Any]:
+    """One learning curve, resumed from ``checkpoint`` if it exists; its metrics after every step."""
+    start = time.perf_counter()
+    _curve_loop(params, strategy, seed, rep, noise, data, loop, checkpoint).run()
+    return _curve(checkpoint, time.perf_counter() - start)
+
+
+def curve_batch(names: list[str], units: list[tuple]) -> list[Any]:
+    """Several learning curves in lock step (`gpal.active.run_together`): each query's retrainings one batched fit.
+
+    Each curve's ``seconds`` is its share of the batch's time; a curve that failed gives its exception.
+    """
+    from gpal.active import run_together
+
+    start = time.perf_counter()
+    loops = [_curve_loop(*unit) for unit in units]
+    results = run_together(loops, max_models=len(loops), errors="return")
+    seconds = (time.perf_counter() - start) / len(loops)
+    return [res if isinstance(res, Exception) else _curve(loop.checkpoint_dir, seconds) for res, loop in zip(results, loops)]
 
 
 def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -> None:
@@ -113,7 +142,20 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
                     checkpoint = str(out / "checkpoints" / name)
                     units[name] = (params[method], strategy, seed, rep, noise, data, config["loop"], checkpoint)
                     keys[name] = (method, noise, strategy, rep)
-    results = run_units(executor, curve_unit, units, out, desc="learning curves", progress=progress)
+    per_batch = config["loop"]["models_per_batch"]
+
+    def batches(todo: list[str]) -> list[tuple[list[str], Any, tuple]]:
+        """The curves of one method, up to ``models_per_batch`` to a task (their models share steps)."""
+        planned = []
+        for method in config["methods"]:
+            mine = [name for name in todo if keys[name][0] == method]
+            for first in range(0, len(mine), per_batch):
+                group = mine[first:first + per_batch]
+                planned.append((group, curve_batch, ([units[name] for name in group],)))
+        return planned
+
+    results = run_units(executor, curve_unit, units, out, desc="learning curves", progress=progress,
+                        batches=batches if per_batch > 1 else None)
     curves = pd.DataFrame([
         {"method": m, "noise": v, "strategy": s, "repetition": r, "n_added": row["n_labelled"] - data["n_initial"],
          **{k: row[k] for k in METRICS}}

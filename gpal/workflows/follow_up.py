@@ -31,13 +31,13 @@ from gpal.evaluation.paired import (
 )
 from gpal.files import atomic_output
 from gpal.identity import digest
-from gpal.registry import ACQUISITIONS, INPUT_NOISE, LIKELIHOODS
+from gpal.registry import ACQUISITIONS, INPUT_NOISE, LIKELIHOODS, MODELS_PER_BATCH
 from gpal.runs.executors import Executor
 from gpal.runs.units import run_units
 from gpal.workflows.schema import Field
 
 __all__ = [
-    "check", "follow_up_unit", "load_labelled", "make_sets", "plot_follow_up_curves", "plot_paired_differences",
+    "check", "follow_up_batch", "follow_up_unit", "load_labelled", "make_sets", "plot_follow_up_curves", "plot_paired_differences",
     "run", "schema",
 ]
 
@@ -94,6 +94,9 @@ def schema() -> dict[str, Any]:
             "epig_samples": Field(Integer(2), 50, "EPIG's joint posterior draws"),
             "epig_targets": Field(Integer(1), 200, "target sources EPIG values a label by, drawn from the faint pool "
                                   "sources (test: faint) or the pool"),
+            "models_per_batch": Field(Integer(1), MODELS_PER_BATCH, "curves run in lock step, each query's retrainings "
+                                      "one batched fit (1: one curve at a time; same results up to rounding)",
+                                      part_of_run=False),
         },
         "report_at": Field(ListOf(Integer(1)), [20, 100], "budgets (sources observed) whose paired differences the "
                            "report gives with 95% intervals", part_of_run=False),
@@ -223,11 +226,10 @@ def check(config: Mapping[str, Any]) -> None:
 
 
 # ------------------------------------------------------------------ units
-def follow_up_unit(data: Any, strategy: str, seed: int, rep: int, protocol: Mapping[str, Any],
-                   loop: Mapping[str, Any], training: Mapping[str, Any], checkpoint: str) -> dict[str, Any]:
-    """One learning curve, resumed from ``checkpoint`` if it exists; the sets it used and its metrics per step."""
+def _follow_up_loop(data: Any, strategy: str, seed: int, rep: int, protocol: Mapping[str, Any],
+                    loop: Mapping[str, Any], training: Mapping[str, Any], checkpoint: str) -> tuple[Any, Any]:
+    """The checkpointed loop of one learning curve, and its held-out set."""
     from gpal.active import ActiveLearningLoop, SimulatedOracle
-    from gpal.active.loop import read_state
     from gpal.catalog_jobs.model_folders import make_catalog_estimator
 
     s = _seeds(seed, rep)
@@ -235,22 +237,51 @@ def follow_up_unit(data: Any, strategy: str, seed: int, rep: int, protocol: Mapp
     estimator = make_catalog_estimator(**training, seed=int(s[2]), progress=False)
     # Random draws come from the repetition's own stream, not the same positions every time.
     acquisition = acquisition_for(strategy, loop, target, int(s[3]))
-    start = time.perf_counter()
-    ActiveLearningLoop(
+    return ActiveLearningLoop(
         estimator, seed_set, pool, SimulatedOracle(pool), test=test, acquisition=acquisition,
         batch_size=loop["batch_size"], n_queries=loop["n_queries"], retrain_epochs=loop["retrain_epochs"],
         checkpoint_dir=checkpoint, progress=False,
-    ).run()
-    state = read_state(checkpoint)
+    ), test
+
+
+def _curve(loop: Any, test: Any, seconds: float) -> dict[str, Any]:
+    """A finished curve's unit result: the sets it used and its metrics per step, read from its checkpoint."""
+    from gpal.active.loop import read_state
+
+    state = read_state(loop.checkpoint_dir)
     labels = [label for q in state["queries"] for label in q["labels"]]
     return {
         "seed_ids": state["initial_ids"],
-        "queried_classes": {c: labels.count(c) for c in pool.class_names},
+        "queried_classes": {c: labels.count(c) for c in loop.pool.class_names},
         "test_ids_sha256": digest("\n".join(test.ids.tolist())),
         "queried": [q["ids"] for q in state["queries"]],
         "metrics": state["metrics"],
-        "seconds": time.perf_counter() - start,
+        "seconds": seconds,
     }
+
+
+def follow_up_unit(data: Any, strategy: str, seed: int, rep: int, protocol: Mapping[str, Any],
+                   loop: Mapping[str, Any], training: Mapping[str, Any], checkpoint: str) -> dict[str, Any]:
+    """One learning curve, resumed from ``checkpoint`` if it exists; the sets it used and its metrics per step."""
+    start = time.perf_counter()
+    curve, test = _follow_up_loop(data, strategy, seed, rep, protocol, loop, training, checkpoint)
+    curve.run()
+    return _curve(curve, test, time.perf_counter() - start)
+
+
+def follow_up_batch(names: list[str], units: list[tuple]) -> list[Any]:
+    """Several learning curves in lock step (`gpal.active.run_together`): each query's retrainings one batched fit.
+
+    Each curve's ``seconds`` is its share of the batch's time; a curve that failed gives its exception.
+    """
+    from gpal.active import run_together
+
+    start = time.perf_counter()
+    made = [_follow_up_loop(*unit) for unit in units]
+    results = run_together([curve for curve, _ in made], max_models=len(made), errors="return")
+    seconds = (time.perf_counter() - start) / len(made)
+    return [res if isinstance(res, Exception) else _curve(curve, test, seconds)
+            for res, (curve, test) in zip(results, made)]
 
 
 def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -> None:
@@ -262,7 +293,12 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
             units[name] = (data, strategy, config["seed"], rep, config["protocol"], config["loop"],
                            config["training"], str(out / "checkpoints" / name))
             keys[name] = (strategy, rep)
-    results = run_units(executor, follow_up_unit, units, out, desc="follow-up curves", progress=progress)
+    per_batch = config["loop"]["models_per_batch"]
+    batches = lambda todo: [(todo[first:first + per_batch], follow_up_batch,  # noqa: E731
+                             ([units[name] for name in todo[first:first + per_batch]],))
+                            for first in range(0, len(todo), per_batch)]
+    results = run_units(executor, follow_up_unit, units, out, desc="follow-up curves", progress=progress,
+                        batches=batches if per_batch > 1 else None)
     n_seed = config["protocol"]["n_seed"]
     curves = pd.DataFrame([
         {"strategy": s, "repetition": r, "n_observed": row["n_labelled"] - n_seed,
