@@ -18,6 +18,10 @@ blocks.  Wall and process CPU time are both recorded.
     .venv/bin/python benchmarks/bench_batched.py --json runs/bench/batched_fermi.json
     .venv/bin/python benchmarks/bench_batched.py --n 2000 --inducing 100 --ks 1 4 16 --json runs/bench/batched_m100.json
     .venv/bin/python benchmarks/bench_batched.py --ks 1 16 --end-to-end 50
+    .venv/bin/python benchmarks/bench_batched.py --ks 1 16 64 --breakdown --json runs/bench/batched_breakdown.json
+
+``--breakdown`` times, per K, the vectorised ELBO alone, ELBO + gradient and the whole step (CPU):
+the arithmetic per model that batching cannot share.
 """
 
 from __future__ import annotations
@@ -115,6 +119,53 @@ def time_steps(method: str, args: argparse.Namespace) -> dict[str, Any]:
             "single_units_per_second": 1 / (single * steps_per_unit), "rows": rows}
 
 
+def breakdown(method: str, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """CPU ms of the K models' vectorised ELBO, of ELBO + gradient and of the whole step, for each K.
+
+    Where the step's time goes once the per-step dispatch is shared: the forward and backward
+    arithmetic per model is what batching cannot remove.
+    """
+    import tensorflow as tf
+
+    from gpal.training.batched import BatchedTrainer
+
+    rows = []
+    for K in args.ks:
+        models, datas = _models(method, K, args)
+        trainer = BatchedTrainer(models, datas, [args.seed + k for k in range(K)])
+        trainable = trainer.shared + trainer.tables
+        forward = tf.function(lambda i, s: trainer.losses(i, s))
+
+        @tf.function
+        def backward(i, s):
+            with tf.GradientTape(watch_accessed_variables=False) as tape:
+                tape.watch(trainable)
+                total = tf.reduce_sum(trainer.losses(i, s))
+            return [tf.convert_to_tensor(g) for g in tape.gradient(total, trainable)]
+
+        idx = tf.constant(np.stack([np.arange(args.batch)] * K), tf.int64)
+        zero = tf.constant(0, tf.int64)
+        row = {"K": K}
+        for name, fn in (("elbo", lambda: forward(idx, zero).numpy()),
+                         ("elbo_and_gradient", lambda: [g.numpy() for g in backward(idx, zero)]),
+                         ("step", lambda: trainer.step(idx, zero)[0].numpy())):
+            for _ in range(args.warmup):
+                fn()
+            blocks = []
+            for _ in range(args.repeats):
+                cpu = time.process_time()
+                for _ in range(args.steps):
+                    fn()
+                blocks.append((time.process_time() - cpu) / args.steps)
+            row[f"{name}_cpu_ms"] = 1e3 * float(np.median(blocks))
+            row[f"{name}_cpu_ms_per_model"] = row[f"{name}_cpu_ms"] / K
+        print(f"  {method} K={K}: ELBO {row['elbo_cpu_ms']:.2f} ms, + gradient {row['elbo_and_gradient_cpu_ms']:.2f} ms, "
+              f"step {row['step_cpu_ms']:.2f} ms; per model {row['elbo_cpu_ms_per_model']:.3f} / "
+              f"{row['elbo_and_gradient_cpu_ms_per_model']:.3f} / {row['step_cpu_ms_per_model']:.3f} ms", flush=True)
+        rows.append(row)
+    return rows
+
+
 def end_to_end(args: argparse.Namespace) -> dict[str, Any]:
     """16 estimators on 16 4FGL splits for ``--end-to-end`` epochs: one after another, then together."""
     from gpal import NoisyGPClassifier
@@ -172,7 +223,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--end-to-end", type=int, default=0, metavar="E", help="also fit 16 4FGL splits for E epochs both ways")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json")
+    p.add_argument("--breakdown", action="store_true", help="only time ELBO, ELBO + gradient and step per K (CPU)")
     args = p.parse_args(argv)
+    if args.breakdown:
+        record = {"args": vars(args), "environment": environment(),
+                  "breakdown": {method: breakdown(method, args) for method in args.methods}}
+        if args.json:
+            write_json_atomic(args.json, record)
+        return 0
     results = []
     for method in args.methods:
         print(f"timing {method} ...", flush=True)

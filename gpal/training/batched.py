@@ -132,27 +132,32 @@ class BatchedTrainer:
             values[path] = value
         return values
 
-    def _compile(self) -> Callable[[tf.Tensor, tf.Tensor], tuple[tf.Tensor, tf.Tensor]]:
-        template, data, K, n = self.template, self.data, len(self.models), self.n
-        seeds = tf.constant(self.seeds, tf.int64)
-        trainable = self.shared + self.tables
+    def losses(self, idx: tf.Tensor, step_number: tf.Tensor) -> tf.Tensor:
+        """The K models' negative ELBOs on minibatch rows ``idx`` (K, batch) at ``step_number``, (K,)."""
+        template, K, n = self.template, len(self.models), self.n
+        X, X_var, y = (tf.gather(a, idx, batch_dims=1) for a in self.data)
+        step_seeds = tf.stack([tf.constant(self.seeds, tf.int64), tf.fill([K], step_number)], axis=1)
+        # Each model's draws from its own seed, outside the vectorised trace (stateless draws
+        # cannot be vectorised over seeds); a strategy that draws nothing gets zeros it ignores.
+        draws = [template.strategy.training_noise(X[k], step_seeds[k]) for k in range(K)]
+        noise = tf.zeros_like(X) if draws[0] is None else tf.stack(draws)
 
         def one_model(args: tuple) -> tf.Tensor:
             values, X, X_var, y, idx, seed, noise = args
             with reading_values(template, values):
                 return -template.elbo(X, X_var, y, idx, seed, num_data=n, noise=noise)
 
+        return tf.vectorized_map(one_model, (self._values(), X, X_var, y, idx, step_seeds, noise),
+                                 fallback_to_while_loop=False)
+
+    def _compile(self) -> Callable[[tf.Tensor, tf.Tensor], tuple[tf.Tensor, tf.Tensor]]:
+        K, n = len(self.models), self.n
+        trainable = self.shared + self.tables
+
         def step(idx: tf.Tensor, step_number: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-            X, X_var, y = (tf.gather(a, idx, batch_dims=1) for a in data)
-            step_seeds = tf.stack([seeds, tf.fill([K], step_number)], axis=1)
-            # Each model's draws from its own seed, outside the vectorised trace (stateless draws
-            # cannot be vectorised over seeds); a strategy that draws nothing gets zeros it ignores.
-            draws = [template.strategy.training_noise(X[k], step_seeds[k]) for k in range(K)]
-            noise = tf.zeros_like(X) if draws[0] is None else tf.stack(draws)
             with tf.GradientTape(watch_accessed_variables=False) as tape:
                 tape.watch(trainable)
-                losses = tf.vectorized_map(one_model, (self._values(), X, X_var, y, idx, step_seeds, noise),
-                                           fallback_to_while_loop=False)
+                losses = self.losses(idx, step_number)
                 total = tf.reduce_sum(losses)
             grads = [tf.convert_to_tensor(g) for g in tape.gradient(total, trainable)]  # leading: model (tables: K n rows)
             finite = tf.math.is_finite(losses)
