@@ -19,7 +19,8 @@ from typing import Any, Iterator, MutableMapping
 
 __all__ = ["ACQUISITIONS", "CONJUGATE_INFERENCE", "DEFAULT_LIKELIHOOD", "ESTIMATORS", "FOLLOW_UP_ACQUISITION",
            "INFERENCE", "INPUT_NOISE", "INPUT_PRIORS", "KERNELS", "LATENT_INPUT_STRATEGIES", "LIKELIHOODS",
-           "LOGISTIC_BOUNDS", "NOISE_VARIANCE_MODES", "Registry", "WORKFLOWS"]
+           "LOGISTIC_BOUNDS", "MODELS_PER_BATCH", "NOISE_VARIANCE_MODES", "ON_ERROR", "PER_MODEL_ERRORS", "Registry",
+           "WORKFLOWS"]
 
 #: Priors over the noiseless inputs (``gpal.models.input_prior``): the paper's broad N(0, s I), or a
 #: mixture deconvolved from the sources.  Two fixed choices, not an extension point, named here so the
@@ -34,6 +35,12 @@ NOISE_VARIANCE_MODES = ("known", "learned", "both")
 CONJUGATE_INFERENCE = ("cavi", "natural_gradient")
 #: How ``NoisyGPClassifier`` trains: stochastic variational inference, or a conjugate scheme.
 INFERENCE = ("svi", *CONJUGATE_INFERENCE)
+#: What a grid does with a failing unit (``run_units``, ``run_repeated_splits``, workflows' ``on_error``):
+#: record it and go on, or stop.
+ON_ERROR = ("record", "raise")
+#: What a call on many models does with one that fails (``fit_batched``, ``run_together``):
+#: raise it, or return it in that model's place.
+PER_MODEL_ERRORS = ("raise", "return")
 #: The bounds of the binary logistic likelihood (``gpal.models.families.logistic_bounds``): Jaakkola-Jordan,
 #: its hybrid, Taylor.
 LOGISTIC_BOUNDS = ("jj", "jj-hybrid", "taylor")

@@ -34,14 +34,14 @@ from sklearn.base import clone
 
 from gpal.active.acquisition import Acquisition, make_acquisition
 from gpal.active.oracles import check_labels
-from gpal.constraints import Integer, Optional, check_values
+from gpal.constraints import Integer, OneOf, Optional, check_values
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.base import raise_if_interrupted
 from gpal.evaluation.metrics import proba_by_class
 from gpal.evaluation.reports import prediction_metrics
 from gpal.files import write_json_atomic
 from gpal.identity import DifferentRun, check_same_run, dataset_hashes, estimator_identity
-from gpal.registry import FOLLOW_UP_ACQUISITION, MODELS_PER_BATCH
+from gpal.registry import FOLLOW_UP_ACQUISITION, MODELS_PER_BATCH, PER_MODEL_ERRORS
 
 __all__ = ["ActiveLearningLoop", "LoopResult", "ConfigMismatch", "initial_pool_test_split", "read_state",
            "run_together"]
@@ -364,9 +364,7 @@ def run_together(loops: Sequence[ActiveLearningLoop], *, max_models: int = MODEL
     """
     from tqdm.auto import tqdm
 
-    if errors not in ("raise", "return"):
-        raise ValueError(f"errors must be 'raise' or 'return'; got {errors!r}")
-    check_values({"max_models": Integer(1)}, {"max_models": max_models})
+    check_values({"max_models": Integer(1), "errors": OneOf(PER_MODEL_ERRORS)}, {"max_models": max_models, "errors": errors})
     out: list[Any] = [None] * len(loops)
     running: dict[int, tuple[dict[str, Any], Any]] = {}
 

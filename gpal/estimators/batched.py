@@ -19,11 +19,12 @@ import numpy as np
 import tensorflow as tf
 from gpflow.utilities import parameter_dict
 
+from gpal.constraints import OneOf, check_values
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.models.compiled import instance_function
 from gpal.models.state import module_values, reading_values, stored_variable
-from gpal.registry import MODELS_PER_BATCH
+from gpal.registry import MODELS_PER_BATCH, PER_MODEL_ERRORS
 from gpal.training.batched import BatchedTrainer, NotBatchable, model_signature
 
 __all__ = ["NotBatchable", "fit_batched", "predict_proba_batched"]
@@ -68,8 +69,7 @@ def fit_batched(estimators: Sequence[NoisyGPClassifier], data: Sequence[Any], *,
     >>> [f.predict_proba(X).shape for f, (X, _) in zip(fits, sets)]
     [(40, 3), (40, 3), (40, 3)]
     """
-    if errors not in ("raise", "return"):
-        raise ValueError(f"errors must be 'raise' or 'return'; got {errors!r}")
+    check_values({"errors": OneOf(PER_MODEL_ERRORS)}, {"errors": errors})
     if len(estimators) != len(data):
         raise ValueError(f"{len(estimators)} estimators but {len(data)} data sets")
     _check_estimators(estimators)

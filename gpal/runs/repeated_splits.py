@@ -34,6 +34,7 @@ from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
 import numpy as np
 
+from gpal.constraints import OneOf, check_values
 from gpal.data.dataset import NoisyDataset, Split
 from gpal.estimators.base import raise_if_interrupted
 from gpal.estimators.noisy_gp import NoisyGPClassifier
@@ -41,6 +42,7 @@ from gpal.evaluation.metrics import (confusion_matrix, error_rate, format_mean_s
                                      proba_by_class)
 from gpal.files import write_json_atomic, write_text_atomic
 from gpal.identity import check_same_run, dataset_fingerprint, jsonable
+from gpal.registry import ON_ERROR
 from gpal.runs.executors import Executor, as_executor
 from gpal.runs.units import derived_seed, run_units, unit_file
 
@@ -246,8 +248,7 @@ def run_repeated_splits(
         raise ValueError("run_repeated_splits needs a labelled data set")
     if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) or n_splits < 1:
         raise ValueError(f"n_splits (K) must be an integer >= 1; got {n_splits!r}")
-    if on_error not in ("raise", "record"):
-        raise ValueError(f"on_error must be 'raise' or 'record'; got {on_error!r}")
+    check_values({"on_error": OneOf(ON_ERROR)}, {"on_error": on_error})
     if not methods:
         raise ValueError("methods is empty; give at least one name -> estimator spec")
     for name, spec in methods.items():

@@ -21,7 +21,9 @@ from typing import Any, Callable, Literal, Mapping
 
 import numpy as np
 
+from gpal.constraints import OneOf, check_values
 from gpal.files import write_json_atomic
+from gpal.registry import ON_ERROR
 from gpal.runs.executors import Executor
 
 __all__ = ["derived_seed", "run_units", "unit_file"]
@@ -111,8 +113,7 @@ def run_units(
     missing units into ``(names, batch_fn, args)``: one task calls ``batch_fn(names, *args)``,
     which returns a result (or the exception) per name, and each is written as it would be alone.
     """
-    if on_error not in ("raise", "record"):
-        raise ValueError(f"on_error must be 'raise' or 'record'; got {on_error!r}")
+    check_values({"on_error": OneOf(ON_ERROR)}, {"on_error": on_error})
     results = {name: _load(unit_file(out, name)) for name in units}
     if check is not None:
         for name, result in results.items():

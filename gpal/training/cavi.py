@@ -12,8 +12,10 @@ import tensorflow as tf
 import tf_keras
 from tqdm.auto import tqdm
 
+from gpal.constraints import OneOf, check_values
 from gpal.models.compiled import instance_function
 from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP, onehot_labels
+from gpal.registry import CONJUGATE_INFERENCE
 
 __all__ = ["AugmentedTrainer", "step_size"]
 
@@ -77,8 +79,7 @@ class AugmentedTrainer:
         progress: bool = False,
     ) -> list[float]:
         """Run ``max_iter`` iterations and return the bound after each global step."""
-        if inference not in ("cavi", "natural_gradient"):
-            raise ValueError(f"inference must be 'cavi' or 'natural_gradient'; got {inference!r}")
+        check_values({"inference": OneOf(CONJUGATE_INFERENCE)}, {"inference": inference})
         full = batch_size is None or batch_size >= self.n
         if inference == "cavi" and not full:
             raise ValueError("CAVI updates use the full batch; pass batch_size=None or use inference='natural_gradient'")

@@ -19,7 +19,7 @@ import pandas as pd
 from gpal.constraints import Boolean, Integer, ListOf, MappingOf, OneOf, Optional, Parsed, Real, Text
 from gpal.evaluation.calibration import top_label_reliability
 from gpal.files import atomic_output
-from gpal.registry import MODELS_PER_BATCH
+from gpal.registry import MODELS_PER_BATCH, ON_ERROR
 from gpal.runs.executors import Executor
 from gpal.runs.repeated_splits import run_repeated_splits, summary_markdown, unit_path
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
@@ -59,7 +59,7 @@ def schema() -> dict[str, Any]:
             "test_size": Field(Real(0, 1, low_open=True, high_open=True), 0.1, "test fraction per split"),
             "stratify": Field(Boolean(), True, "stratify splits by class"),
             "use_variances": Field(Boolean(), True, "pass the catalog's feature variances to the classifiers"),
-            "on_error": Field(OneOf(["record", "raise"]), "record", "record a failing unit and go on, or stop"),
+            "on_error": Field(OneOf(ON_ERROR), "record", "record a failing unit and go on, or stop"),
             "models_per_batch": Field(Integer(1), MODELS_PER_BATCH, "splits of one method trained together as one "
                                       "batched model (1: one at a time; same results)", part_of_run=False),
         },
