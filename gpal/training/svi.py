@@ -293,7 +293,7 @@ def _run(model, step, n, epochs, batch_size, seed, progress, callback, max_jitte
     batch_size = max(1, min(int(batch_size), n))
     rng = np.random.default_rng([int(seed), 1])
     result = TrainResult()
-    bar = tqdm(range(int(epochs)), disable=not progress, desc=f"training ({model.strategy.kind})", unit="epoch")
+    bar = tqdm(range(int(epochs)), disable=not progress, desc=f"training ({model.strategy.name})", unit="epoch")
     try:
         for epoch in bar:
             perm = rng.permutation(n)
