@@ -425,7 +425,7 @@ class BALD(Acquisition):
     each averaged over ``input_draws`` draws of the noiseless inputs where the model samples
     them, so a source's large error bars count as noise, not as disagreement a label could
     settle.  Needs ``sample_proba(X, X_var, n_samples, input_draws)``, as ``NoisyGPClassifier``
-    has; the draws are seeded by the model's own seed, so repeated calls agree.
+    has; the draws are seeded by the model's ``random_state``, so repeated calls agree.
 
     Examples
     --------

@@ -80,7 +80,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     kernel : gpflow kernel copied per class, or a name from ``gpal.models.kernels.KERNELS``: ``None`` /
         "se_ard" is squared exponential with ARD, "se_ard_plus_noise" adds the paper's sigma_0^2 I[x = x'].
     batch_size, epochs, learning_rate : Adam minibatch optimisation of the ELBO.
-    n_samples : Monte Carlo draws of p(x* | x~*) per test point (latent, amortized).
+    n_samples : Monte Carlo draws of p(x* | x~*) per test point (NIMGP and NIMGP-NN: "latent", "amortized").
     prior_variance : s of the broad prior N(0, s I) on the noiseless inputs.
     input_prior : "broad" | "population"
         The prior over the noiseless inputs of "latent" / "amortized" (MGP and NIMGP-FO have

@@ -2,7 +2,7 @@
 
 Batching is by index: the full training arrays live once on the device and each
 step gathers rows ``idx`` of X, X_var and y together, and hands ``idx`` itself to
-the model (the ``latent`` strategy keeps one q(x_i) per row).  A point's
+the model (NIMGP's strategy, ``LatentInputs``, keeps one q(x_i) per row).  A point's
 features, error bars, label and q(x_i) therefore never come apart, whatever the
 shuffling.  Shared parameters follow tf_keras' Adam; per-point tables follow a
 row-wise Adam that touches only the batch's rows (see ``_RowAdam``).
