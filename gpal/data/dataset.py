@@ -322,7 +322,13 @@ class NoisyDataset:
 
     # ----------------------------------------------------------------- export
     def to_pandas(self):
-        """One row per source: features, their variances (``var_<name>``), label and aux columns."""
+        """One row per source: features, their variances (``var_<name>``), label and aux columns.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by ``ids`` (named ``id``).
+        """
         import pandas as pd
 
         data: dict[str, Any] = {}

@@ -289,7 +289,13 @@ class _GaussianInputs(InputNoise):
         self.prior = population_prior if population_prior is not None else broad
 
     def offsets(self, X: tf.Tensor, Y: tf.Tensor, idx: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        """(a, b), each (B, d): q(x_i) = N(m_i + sqrt(V~_i) a, V~_i exp(b)) around the prior's base (m, V~)."""
+        """(a, b), each (B, d): q(x_i) = N(m_i + sqrt(V~_i) a, V~_i exp(b)) around the prior's base (m, V~).
+
+        Returns
+        -------
+        a, b : tf.Tensor
+            (B, d) each.
+        """
         raise NotImplementedError
 
     @check_shapes("X: [B, D]", "V: [B, D]", "a: [B, D]", "b: [B, D]", "noise: [B, D]")
