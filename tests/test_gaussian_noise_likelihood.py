@@ -223,7 +223,7 @@ def test_delta_is_learnable_and_bounded():
 def registered(monkeypatch):
     """The registry entries this module's report asks for, registered for one test only."""
     for cls in (GaussianNoiseLikelihood, StepLikelihood, ProbitLikelihood, LogitLikelihood):
-        monkeypatch.setitem(likelihoods.LIKELIHOODS, cls.kind, cls)
+        monkeypatch.setitem(likelihoods.LIKELIHOODS, cls.name, cls)
 
 
 @pytest.mark.parametrize(

@@ -214,7 +214,7 @@ def test_gradients_match_finite_differences():
 @pytest.fixture
 def registered(monkeypatch):
     for cls in (SoftmaxLikelihood, LogisticSoftmaxLikelihood):
-        monkeypatch.setitem(likelihoods.LIKELIHOODS, cls.kind, cls)
+        monkeypatch.setitem(likelihoods.LIKELIHOODS, cls.name, cls)
 
 
 @pytest.mark.parametrize(

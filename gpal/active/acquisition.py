@@ -105,7 +105,13 @@ def _sample_proba(model: Any, X_pool: Any, n_samples: int, joint: bool = False, 
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the k largest scores, best first; ties go to the lower index (deterministic)."""
+    """Indices of the k largest scores, best first; ties go to the lower index (deterministic).
+
+    Returns
+    -------
+    numpy.ndarray
+        (k,) row indices.
+    """
     scores = np.asarray(scores, dtype=np.float64)
     return np.argsort(-scores, kind="stable")[:k]
 
@@ -118,6 +124,11 @@ def greedy_diverse(scores: np.ndarray, features: np.ndarray, k: int, lengthscale
     Only the ``n_candidates`` best-scored rows (default max(10 k, 100)) compete, which
     keeps the cost O(n_candidates^2).  ``lengthscale`` defaults to the median pairwise
     distance among candidates.  A chosen row is never chosen again.
+
+    Returns
+    -------
+    numpy.ndarray
+        (k,) row indices, in the order chosen.
     """
     scores = np.asarray(scores, dtype=np.float64)
     if not 1 <= k <= scores.shape[0]:
@@ -151,6 +162,11 @@ def power_sample(scores: np.ndarray, k: int, beta: float, rng: np.random.Generat
     Gumbel-top-k: the k largest beta log s_i + G_i with G_i standard Gumbel are an ordered draw
     without replacement from p_i proportional to s_i^beta; beta -> infinity is top-k, beta = 0 uniform.
     Zero scores are drawn only after every positive one.
+
+    Returns
+    -------
+    numpy.ndarray
+        (k,) row indices, in draw order.
     """
     scores = np.asarray(scores, dtype=np.float64)
     if not 1 <= k <= scores.shape[0]:
@@ -171,6 +187,23 @@ class Acquisition:
 
     A subclass that declares its own ``name`` registers itself in `gpal.registry.ACQUISITIONS`
     under it (a built-in must also have its line there, so the names cost no import).
+
+    Examples
+    --------
+    An acquisition of one's own: ``scores`` is all it writes (without a ``name`` of its
+    own it stays out of the registry).
+
+    >>> import numpy as np
+    >>> from gpal import NoisyDataset
+    >>> from gpal.active import Acquisition
+    >>> class FarFromCentre(Acquisition):
+    ...     def scores(self, model, X_pool):
+    ...         return np.linalg.norm(X_pool.X, axis=1)
+    >>> pool = NoisyDataset(X=[[0.0, 0.1], [3.0, 0.0], [0.0, -2.0]], X_var=None, y=None,
+    ...                     class_names=(), feature_names=(), ids=None)
+    >>> rows, scores = FarFromCentre()(None, pool, n_instances=2)   # (model, pool, batch size), as modAL calls it
+    >>> rows, scores
+    (array([1, 2]), array([3., 2.]))
     """
 
     name = "acquisition"
@@ -190,13 +223,26 @@ class Acquisition:
         self._labelled_codes: np.ndarray | None = None
 
     def scores(self, model: Any, X_pool: Any) -> np.ndarray:  # pragma: no cover - abstract
+        """How much a label of each pool row is worth (``model`` fitted, ``X_pool`` as the module says).
+
+        Returns
+        -------
+        numpy.ndarray
+            (n,) finite scores, one per pool row; larger = more worth a label.
+        """
         raise NotImplementedError
 
     def bind_classes(self, class_names: Any) -> None:
         """Told by a loop that fits its model on class codes which names the codes stand for; most ignore it."""
 
     def config(self) -> dict[str, Any]:
-        """JSON description; equal configs select equal batches (the loop's resume check uses it)."""
+        """JSON description; equal configs select equal batches (the loop's resume check uses it).
+
+        Returns
+        -------
+        dict
+            ``name``, the batch rule and every setting that changes what is chosen.
+        """
         config = {"name": self.name, "batch": self.batch, "lengthscale": self.lengthscale}
         if self.batch == "stochastic":  # only then part of what decides a batch
             config.update(beta=self.beta, batch_seed=self.batch_seed)
@@ -222,6 +268,11 @@ class Acquisition:
         classes, so the retrained model's prior drifts from the population's; weighting the
         scores by w keeps the labelled mix near the target's.  Ones before the loop has said
         anything.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n,) weights w_i, ones before the loop has told the labelled classes.
         """
         n_pool = _pool_size(X_pool)
         if self._labelled_codes is None:
@@ -262,7 +313,21 @@ class Acquisition:
 
 
 class PredictiveEntropy(Acquisition):
-    """H[p(y | x, D)]: the paper's criterion (sec. 5.5); total uncertainty, aleatoric included."""
+    """H[p(y | x, D)]: the paper's criterion (sec. 5.5); total uncertainty, aleatoric included.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal import NoisyDataset, NoisyGPClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> model = NoisyGPClassifier(num_inducing=5, epochs=2).fit(X[:30], np.where(X[:30, 0] > 0, "psr", "bll"))
+    >>> pool = NoisyDataset(X=X[30:], X_var=None, y=None, class_names=(), feature_names=(), ids=None)
+    >>> from gpal.active import PredictiveEntropy
+    >>> rows, scores = PredictiveEntropy()(model, pool, n_instances=3)
+    >>> rows.shape, np.allclose(scores, model.predictive_entropy(pool.X[rows]))
+    ((3,), True)
+    """
 
     name = "entropy"
 
@@ -271,7 +336,22 @@ class PredictiveEntropy(Acquisition):
 
 
 class Margin(Acquisition):
-    """1 - (p_first - p_second): high when the two most probable classes are close."""
+    """1 - (p_first - p_second): high when the two most probable classes are close.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal import NoisyDataset, NoisyGPClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> model = NoisyGPClassifier(num_inducing=5, epochs=2).fit(X[:30], np.where(X[:30, 0] > 0, "psr", "bll"))
+    >>> pool = NoisyDataset(X=X[30:], X_var=None, y=None, class_names=(), feature_names=(), ids=None)
+    >>> from gpal.active import Margin
+    >>> rows, scores = Margin()(model, pool, n_instances=3)
+    >>> p = np.sort(model.predict_proba(pool.X[rows]), axis=1)
+    >>> np.allclose(scores, 1 - (p[:, -1] - p[:, -2]))
+    True
+    """
 
     name = "margin"
 
@@ -281,7 +361,21 @@ class Margin(Acquisition):
 
 
 class LeastConfidence(Acquisition):
-    """1 - max_c p_c: high when even the best guess is unsure."""
+    """1 - max_c p_c: high when even the best guess is unsure.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal import NoisyDataset, NoisyGPClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> model = NoisyGPClassifier(num_inducing=5, epochs=2).fit(X[:30], np.where(X[:30, 0] > 0, "psr", "bll"))
+    >>> pool = NoisyDataset(X=X[30:], X_var=None, y=None, class_names=(), feature_names=(), ids=None)
+    >>> from gpal.active import LeastConfidence
+    >>> rows, scores = LeastConfidence(batch="diverse")(model, pool, n_instances=3)   # spread over the pool
+    >>> np.allclose(scores, 1 - model.predict_proba(pool.X[rows]).max(axis=1))
+    True
+    """
 
     name = "least_confidence"
 
@@ -295,6 +389,17 @@ class RandomSampling(Acquisition):
     The draw depends only on ``seed`` and the pool size, not on hidden state, so a
     resumed loop (whose pool has shrunk by exactly the labelled rows) draws what an
     uninterrupted run would have drawn.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal import NoisyDataset
+    >>> from gpal.active import RandomSampling
+    >>> pool = NoisyDataset(X=np.zeros((10, 1)), X_var=None, y=None, class_names=(), feature_names=(), ids=None)
+    >>> first, _ = RandomSampling(seed=3)(None, pool, n_instances=4)   # the model is not asked
+    >>> again, _ = RandomSampling(seed=3)(None, pool, n_instances=4)
+    >>> first.tolist() == again.tolist(), RandomSampling(seed=3).config()["name"]
+    (True, 'random')
     """
 
     name = "random"
@@ -320,7 +425,20 @@ class BALD(Acquisition):
     each averaged over ``input_draws`` draws of the noiseless inputs where the model samples
     them, so a source's large error bars count as noise, not as disagreement a label could
     settle.  Needs ``sample_proba(X, X_var, n_samples, input_draws)``, as ``NoisyGPClassifier``
-    has; the draws are seeded by the model's own seed, so repeated calls agree.
+    has; the draws are seeded by the model's ``random_state``, so repeated calls agree.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal import NoisyDataset, NoisyGPClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> model = NoisyGPClassifier(num_inducing=5, epochs=2).fit(X[:30], np.where(X[:30, 0] > 0, "psr", "bll"))
+    >>> pool = NoisyDataset(X=X[30:], X_var=None, y=None, class_names=(), feature_names=(), ids=None)
+    >>> from gpal.active import BALD
+    >>> rows, scores = BALD(n_samples=20, input_draws=4)(model, pool, n_instances=3)
+    >>> rows.shape, bool((scores >= 0).all()), bool(np.all(np.diff(scores) <= 0))   # best first
+    ((3,), True, True)
     """
 
     name = "bald"
@@ -347,6 +465,11 @@ def epig_scores(pool_draws: np.ndarray, target_draws: np.ndarray, max_bytes: int
     EPIG(x) = mean over targets x* of I[y; y*] = H[y] + H[y*] - H[y, y*]: how much labelling x
     is expected to tell about the labels of the sources we want to classify.  Pool rows are
     taken in chunks so that the (rows, M, C, C) joint stays below ``max_bytes``.
+
+    Returns
+    -------
+    numpy.ndarray
+        (N,) EPIG per pool row, >= 0.
     """
     P, Q = np.asarray(pool_draws, dtype=np.float64), np.asarray(target_draws, dtype=np.float64)
     if P.ndim != 3 or Q.ndim != 3 or P.shape[0] != Q.shape[0] or P.shape[2] != Q.shape[2]:
@@ -376,6 +499,20 @@ class EPIG(Acquisition):
     with ``seed`` (a fresh subset whenever the target's size changes), enter each query, and
     ``n_samples`` joint posterior draws (``sample_joint_proba``) give the joint predictive.
     Cost O(S (N + m) M^2 + N m C^2 S) for N pool and m target rows, M inducing points.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal import NoisyDataset, NoisyGPClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> model = NoisyGPClassifier(num_inducing=5, epochs=2).fit(X[:30], np.where(X[:30, 0] > 0, "psr", "bll"))
+    >>> pool = NoisyDataset(X=X[30:], X_var=None, y=None, class_names=(), feature_names=(), ids=None)
+    >>> from gpal.active import EPIG
+    >>> targets = rng.normal(size=(20, 2))                  # the sources we want classified
+    >>> rows, scores = EPIG(target=targets, n_target=10, n_samples=20)(model, pool, n_instances=2)
+    >>> rows.shape, bool((scores >= 0).all())
+    ((2,), True)
     """
 
     name = "epig"
@@ -426,6 +563,21 @@ class Discovery(Acquisition):
     over ``n_samples`` joint draws of latent functions and inputs, as BALD uses).
     ``target`` must be one of the model's ``classes_``.  What a batch is expected to yield:
     `expected_yield`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal import NoisyDataset, NoisyGPClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> model = NoisyGPClassifier(num_inducing=5, epochs=2).fit(X[:30], np.where(X[:30, 0] > 0, "psr", "bll"))
+    >>> pool = NoisyDataset(X=X[30:], X_var=None, y=None, class_names=(), feature_names=(), ids=None)
+    >>> from gpal.active import Discovery, expected_yield
+    >>> rows, scores = Discovery(target="psr")(model, pool, n_instances=3)   # the likeliest pulsars
+    >>> np.allclose(scores, model.predict_proba(pool.X[rows])[:, 1])         # classes_ = ['bll', 'psr']
+    True
+    >>> sorted(expected_yield(scores))
+    ['expected', 'high', 'low', 'n', 'rate', 'sd']
     """
 
     name = "discovery"
@@ -448,7 +600,13 @@ class Discovery(Acquisition):
         self._code = names.index(self.target)
 
     def column(self, model: Any) -> int | None:
-        """The target's column in the model's probabilities (None: the model has not seen the target class yet)."""
+        """The target's column in the model's probabilities (None: the model has not seen the target class yet).
+
+        Returns
+        -------
+        int or None
+            The column index, or None.
+        """
         classes = list(getattr(_estimator(model), "classes_", ()))
         names = [str(c) for c in classes]
         if self.target in names:
@@ -474,6 +632,12 @@ def expected_yield(p_target: Any, level: float = 0.95) -> dict[str, float]:
     sum p_i (1 - p_i); the interval is the exact central ``level`` interval of that
     distribution, computed by convolution (no normal approximation, so a small batch of
     confident candidates gets an honest, asymmetric range).
+
+    Returns
+    -------
+    dict
+        ``n`` (sources), ``expected`` (sum p_i), ``sd``, ``low`` and ``high`` (the interval's
+        integer bounds) and ``rate`` (mean p_i).
     """
     p = np.asarray(p_target, dtype=np.float64).reshape(-1)
     if p.size == 0 or not np.all((p >= 0) & (p <= 1)):
@@ -491,7 +655,13 @@ def expected_yield(p_target: Any, level: float = 0.95) -> dict[str, float]:
 
 
 def make_acquisition(spec: str | dict[str, Any] | Acquisition) -> Acquisition:
-    """An acquisition from its name, its ``config()`` dict, or itself."""
+    """An acquisition from its name, its ``config()`` dict, or itself.
+
+    Returns
+    -------
+    Acquisition
+        A new acquisition (``spec`` itself if it is one); a ValueError names the valid names.
+    """
     if isinstance(spec, Acquisition):
         return spec
     params = {"name": spec} if isinstance(spec, str) else dict(spec)

@@ -54,12 +54,54 @@ _SETTINGS = {"batch_size": Integer(1), "n_queries": Integer(0), "retrain_epochs"
 
 
 class ConfigMismatch(DifferentRun):
-    """Resuming a checkpoint with a configuration other than the one it was started with."""
+    """Resuming a checkpoint with a configuration other than the one it was started with.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal import NoisyDataset, NoisyGPClassifier
+    >>> from gpal.active import ActiveLearningLoop, SimulatedOracle, initial_pool_test_split
+    >>> X = np.random.default_rng(0).normal(size=(60, 2))
+    >>> data = NoisyDataset(X=X, X_var=np.full_like(X, 0.01), y=(X[:, 0] > 0).astype(np.int64),
+    ...                     class_names=("bll", "fsrq"), feature_names=(), ids=None)
+    >>> labelled, pool, test = initial_pool_test_split(data, n_initial=10, n_pool=30, n_test=20, seed=0)
+    >>> import tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> def loop(batch_size):
+    ...     return ActiveLearningLoop(NoisyGPClassifier(num_inducing=5, epochs=2), labelled, pool,
+    ...                               SimulatedOracle(data), batch_size=batch_size, n_queries=0,
+    ...                               checkpoint_dir=folder, progress=False)
+    >>> _ = loop(batch_size=1).run()       # fits the initial model and checkpoints it
+    >>> loop(batch_size=3).run()           # the same folder, another configuration
+    Traceback (most recent call last):
+        ...
+    gpal.active.loop.ConfigMismatch: cannot resume ...: it holds a different run (batch_size: 1 -> 3). ...
+    """
 
 
 @dataclass
 class LoopResult:
-    """What a finished (or resumed-and-finished) loop produced."""
+    """What a finished (or resumed-and-finished) loop produced.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal import NoisyDataset, NoisyGPClassifier
+    >>> from gpal.active import ActiveLearningLoop, SimulatedOracle, initial_pool_test_split
+    >>> X = np.random.default_rng(0).normal(size=(60, 2))
+    >>> data = NoisyDataset(X=X, X_var=np.full_like(X, 0.01), y=(X[:, 0] > 0).astype(np.int64),
+    ...                     class_names=("bll", "fsrq"), feature_names=(), ids=None)
+    >>> labelled, pool, test = initial_pool_test_split(data, n_initial=10, n_pool=30, n_test=20, seed=0)
+    >>> loop = ActiveLearningLoop(NoisyGPClassifier(num_inducing=5, epochs=2), labelled, pool,
+    ...                           SimulatedOracle(data), test=test, n_queries=0, progress=False)
+    >>> result = loop.run()                # no query: the initial fit and its test metrics only
+    >>> len(result.labelled_ids), result.queries
+    (10, [])
+    >>> list(result.metrics.columns)
+    ['step', 'n_labelled', 'nll', 'error', 'brier', 'ece', 'mce', 'classwise_ece']
+    >>> result.estimator.classes_          # the loop fits on class codes
+    array([0, 1])
+    """
 
     labelled_ids: list[str]  # initial labelled set, then queried sources in query order
     queries: list[dict[str, Any]]  # per query: number, ids, scores, proba, labels
@@ -70,7 +112,13 @@ class LoopResult:
 def initial_pool_test_split(
     dataset: NoisyDataset, n_initial: int, n_pool: int, n_test: int, seed: int = 0
 ) -> tuple[NoisyDataset, NoisyDataset, NoisyDataset]:
-    """Disjoint (initial labelled, pool, test) sets drawn without replacement from one seeded permutation."""
+    """Disjoint (initial labelled, pool, test) sets drawn without replacement from one seeded permutation.
+
+    Returns
+    -------
+    initial, pool, test : NoisyDataset
+        Disjoint subsets of ``dataset`` of the requested sizes.
+    """
     check_values(dict.fromkeys(("n_initial", "n_pool", "n_test"), Integer(1)),
                  {"n_initial": n_initial, "n_pool": n_pool, "n_test": n_test})
     if n_initial + n_pool + n_test > dataset.n_samples:
@@ -84,7 +132,13 @@ def initial_pool_test_split(
 
 
 def read_state(checkpoint_dir: str | Path) -> dict[str, Any]:
-    """The loop state stored in ``checkpoint_dir`` (``state.json``), checked for format."""
+    """The loop state stored in ``checkpoint_dir`` (``state.json``), checked for format.
+
+    Returns
+    -------
+    dict
+        The state: config, initial ids, queries, a pending query, metrics per step, the model folder.
+    """
     path = Path(checkpoint_dir) / _STATE
     try:
         state = json.loads(path.read_text(encoding="utf-8"))
@@ -131,6 +185,24 @@ class ActiveLearningLoop:
     warm_start : retrain from the previous solution (needs a ``warm_start`` parameter).
     checkpoint_dir : where the state lives; an existing checkpoint is resumed.
     callback : ``callback(query, metrics_row)`` after each checkpointed query.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal import NoisyDataset, NoisyGPClassifier
+    >>> from gpal.active import ActiveLearningLoop, SimulatedOracle, initial_pool_test_split
+    >>> X = np.random.default_rng(0).normal(size=(60, 2))
+    >>> data = NoisyDataset(X=X, X_var=np.full_like(X, 0.01), y=(X[:, 0] > 0).astype(np.int64),
+    ...                     class_names=("bll", "fsrq"), feature_names=(), ids=None)
+    >>> labelled, pool, test = initial_pool_test_split(data, n_initial=10, n_pool=30, n_test=20, seed=0)
+    >>> loop = ActiveLearningLoop(NoisyGPClassifier(num_inducing=5, epochs=2), labelled, pool,
+    ...                           SimulatedOracle(data), test=test, acquisition="entropy",
+    ...                           batch_size=2, n_queries=2, progress=False)
+    >>> result = loop.run()
+    >>> result.metrics["n_labelled"].tolist()      # after the initial fit and each query
+    [10, 12, 14]
+    >>> [len(q["ids"]) for q in result.queries], len(result.labelled_ids)
+    ([2, 2], 14)
     """
 
     def __init__(
@@ -195,6 +267,11 @@ class ActiveLearningLoop:
 
         Not part of it: ``n_queries`` (raise it to ask for more labels) and the oracle
         (a fixed or replaced oracle may answer the pending query; its labels are checked).
+
+        Returns
+        -------
+        dict
+            Estimator identity, acquisition config, loop settings, classes and data fingerprints.
         """
         return {
             "estimator": estimator_identity(self.estimator),
@@ -338,7 +415,13 @@ class ActiveLearningLoop:
         )
 
     def run(self) -> LoopResult:
-        """Run (or resume) until ``n_queries`` queries are labelled, trained on and scored."""
+        """Run (or resume) until ``n_queries`` queries are labelled, trained on and scored.
+
+        Returns
+        -------
+        LoopResult
+            Labelled ids, queries, metrics per step and the last fitted estimator.
+        """
         return run_together([self], progress=self.progress)[0]
 
 

@@ -28,15 +28,49 @@ __all__ = ["LabelsPending", "OracleError", "SimulatedOracle", "FileOracle", "che
 
 
 class OracleError(ValueError):
-    """An oracle answered with something the loop cannot use (unknown source, unknown class, ...)."""
+    """An oracle answered with something the loop cannot use (unknown source, unknown class, ...).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal import NoisyDataset
+    >>> from gpal.active import OracleError, SimulatedOracle
+    >>> truth = NoisyDataset(X=[[0.0], [1.0]], X_var=None, y=np.array([0, 1]), class_names=("bll", "fsrq"),
+    ...                      feature_names=(), ids=["a", "b"])
+    >>> stranger = NoisyDataset(X=[[2.0]], X_var=None, y=None, class_names=(), feature_names=(), ids=["c"])
+    >>> SimulatedOracle(truth)(1, stranger, None, None, truth.class_names)
+    Traceback (most recent call last):
+        ...
+    gpal.active.oracles.OracleError: simulated oracle has no label for 1 source(s), e.g. ['c']
+    """
 
 
 class LabelsPending(RuntimeError):
-    """A file oracle's labels are not all filled in yet; fill them and rerun (the loop resumes)."""
+    """A file oracle's labels are not all filled in yet; fill them and rerun (the loop resumes).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from gpal import NoisyDataset
+    >>> from gpal.active import FileOracle, LabelsPending
+    >>> queried = NoisyDataset(X=[[0.0]], X_var=None, y=None, class_names=(), feature_names=(),
+    ...                        ids=["4FGL J0001.2+4741"])
+    >>> FileOracle(tempfile.mkdtemp())(1, queried, np.array([0.9]), np.array([[0.5, 0.5]]), ("bll", "fsrq"))
+    Traceback (most recent call last):
+        ...
+    gpal.active.oracles.LabelsPending: query 1: labels missing in .../query_0001.csv; fill its 'label' column ...
+    """
 
 
 def check_labels(labels: Sequence[Any], ids: Sequence[str], class_names: Sequence[str], source: str) -> list[str]:
-    """Labels as class names, one per id, or an `OracleError` naming the offending sources."""
+    """Labels as class names, one per id, or an `OracleError` naming the offending sources.
+
+    Returns
+    -------
+    list of str
+        The labels as strings, in the order of ``ids``.
+    """
     labels = [str(v) for v in labels]
     if len(labels) != len(ids):
         raise OracleError(f"{source} returned {len(labels)} label(s) for {len(ids)} queried source(s)")
@@ -51,7 +85,19 @@ def check_labels(labels: Sequence[Any], ids: Sequence[str], class_names: Sequenc
 
 
 class SimulatedOracle:
-    """Reveals the true labels held in a labelled ``NoisyDataset`` (looked up by id)."""
+    """Reveals the true labels held in a labelled ``NoisyDataset`` (looked up by id).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal import NoisyDataset
+    >>> from gpal.active import SimulatedOracle
+    >>> truth = NoisyDataset(X=[[0.0], [1.0]], X_var=None, y=np.array([0, 1]), class_names=("bll", "fsrq"),
+    ...                      feature_names=(), ids=["a", "b"])
+    >>> oracle = SimulatedOracle(truth)
+    >>> oracle(1, truth.by_ids(["b", "a"]), None, None, truth.class_names)   # (query, queried, scores, proba, classes)
+    ['fsrq', 'bll']
+    """
 
     def __init__(self, truth: NoisyDataset):
         if not isinstance(truth, NoisyDataset) or not truth.is_labelled:
@@ -74,6 +120,30 @@ class FileOracle:
     ``timeout`` seconds (0 = do not wait) are spent polling every ``poll_interval``
     seconds; if labels are still missing, `LabelsPending` is raised and the loop's
     checkpoint keeps the pending query, so rerunning the loop later picks it up.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from gpal import NoisyDataset
+    >>> from gpal.active import FileOracle
+    >>> oracle = FileOracle(tempfile.mkdtemp())     # timeout 0: do not wait for the labels
+    >>> queried = NoisyDataset(X=[[0.0], [1.0]], X_var=None, y=None, class_names=(), feature_names=(),
+    ...                        ids=["4FGL J0001.2+4741", "4FGL J0002.1-6728"])
+    >>> scores, proba, classes = np.array([0.9, 0.7]), np.array([[0.5, 0.5], [0.8, 0.2]]), ("bll", "fsrq")
+    >>> path = oracle.write(1, queried, scores, proba, classes)
+    >>> print(path.read_text().strip())
+    Source_Name,score,p_bll,p_fsrq,label
+    4FGL J0001.2+4741,0.9,0.5,0.5,
+    4FGL J0002.1-6728,0.7,0.8,0.2,
+    >>> print(oracle.read(1, queried.ids.tolist(), classes))    # not labelled yet
+    None
+    >>> table = pd.read_csv(path)
+    >>> table["label"] = ["fsrq", "bll"]                         # what the astronomer types in
+    >>> table.to_csv(path, index=False)
+    >>> oracle(1, queried, scores, proba, classes)
+    ['fsrq', 'bll']
     """
 
     NAME = "Source_Name"
@@ -86,11 +156,24 @@ class FileOracle:
         self.poll_interval = float(poll_interval)
 
     def path(self, query: int) -> Path:
+        """Where the file of query ``query`` is.
+
+        Returns
+        -------
+        pathlib.Path
+            ``directory / "query_0007.csv"`` for query 7.
+        """
         return self.directory / f"query_{query:04d}.csv"
 
     def write(self, query: int, queried: NoisyDataset, scores: np.ndarray, proba: np.ndarray,
               class_names: Sequence[str]) -> Path:
-        """Write the query file (only if absent: a file that exists may already hold typed labels)."""
+        """Write the query file (only if absent: a file that exists may already hold typed labels).
+
+        Returns
+        -------
+        pathlib.Path
+            The query file (written now, or kept as it was).
+        """
         path = self.path(query)
         if path.exists():
             return path
@@ -103,7 +186,13 @@ class FileOracle:
         return path
 
     def read(self, query: int, ids: Sequence[str], class_names: Sequence[str]) -> list[str] | None:
-        """Labels in the order of ``ids``; None while some are blank; `OracleError` for bad content."""
+        """Labels in the order of ``ids``; None while some are blank; `OracleError` for bad content.
+
+        Returns
+        -------
+        list of str or None
+            One class name per id, or None while a label is blank.
+        """
         path = self.path(query)
         try:
             frame = pd.read_csv(path, dtype=str, keep_default_na=False)

@@ -41,7 +41,20 @@ FGL_CLASS_CODES = frozenset(
 
 
 class DroppedRowsWarning(UserWarning):
-    """Rows were left out of a data set because a used column was NaN or infinite."""
+    """Rows were left out of a data set because a used column was NaN or infinite.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from gpal.catalogs import DroppedRowsWarning, load_catalog
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     data = load_catalog("4FGL-DR4").dataset(classes=["bll", "fsrq"])
+    >>> [w.category is DroppedRowsWarning for w in caught]
+    [True]
+    >>> data.meta["dropped"]                 # the dropped source and the columns that were unusable
+    {'4FGL J2010.2-2523': ['LP_Index', 'Unc_LP_Index', 'LP_beta', 'Unc_LP_beta']}
+    """
 
 
 @dataclass(frozen=True)
@@ -58,7 +71,13 @@ class _Provenance:
 
 
 def load_catalog(name_or_path: str | Path = DEFAULT_RELEASE) -> "Catalog":
-    """Open a shipped release by name (``"4FGL"``, ``"4FGL-DR4"``) or any ``gll_psc_v*.fit[.gz]`` path."""
+    """Open a shipped release by name (``"4FGL"``, ``"4FGL-DR4"``) or any ``gll_psc_v*.fit[.gz]`` path.
+
+    Returns
+    -------
+    Catalog
+        The catalog, its release read from the file's header.
+    """
     key = str(name_or_path)
     by_name = {name.lower(): name for name in RELEASES}
     if key.lower() in by_name:
@@ -168,7 +187,22 @@ def _floats(column) -> np.ndarray:
 
 
 class Catalog:
-    """A 4FGL-family catalog: its table, its release, and selections of it."""
+    """A 4FGL-family catalog: its table, its release, and selections of it.
+
+    Examples
+    --------
+    >>> from gpal.catalogs import load_catalog
+    >>> catalog = load_catalog("4FGL")
+    >>> catalog
+    Catalog(4FGL, version=v20, rows=5066, file=gll_psc_v20.fit.gz)
+    >>> data = catalog.dataset(classes=["bll", "fsrq", "psr"], min_significance=30)  # the paper's selection
+    >>> data.n_samples, data.class_counts()
+    (454, {'bll': 184, 'fsrq': 168, 'psr': 102})
+    >>> data.feature_names[:3]
+    ('Flux1000', 'log(Signif_Avg)', 'log(LP_SigCurv)')
+    >>> catalog.class_counts()["unassociated"]   # what ``catalog.pool()`` selects by default
+    1337
+    """
 
     def __init__(self, table, provenance: _Provenance):
         self.table = table
@@ -179,6 +213,13 @@ class Catalog:
 
     @classmethod
     def from_file(cls, path: str | Path) -> "Catalog":
+        """Read a 4FGL-family FITS file (``gll_psc_v*.fit[.gz]``).
+
+        Returns
+        -------
+        Catalog
+            The catalog in ``path`` (a warning if a shipped file's row count differs from the published one).
+        """
         path = Path(path)
         table, header, primary = _read(path)
         catalog = cls(table, _provenance(path, table, header, primary))
@@ -199,6 +240,13 @@ class Catalog:
         return f"Catalog({self.release}, version={self.version}, rows={self.n_rows}, file={self.path.name})"
 
     def provenance(self) -> dict[str, Any]:
+        """Which catalog this is: what a run records to say where its sources came from.
+
+        Returns
+        -------
+        dict
+            ``release``, ``version``, ``cds_name``, ``data_release``, ``rows`` and ``file``.
+        """
         return {
             "release": self.release,
             "version": self.version,
@@ -210,11 +258,25 @@ class Catalog:
 
     # -------------------------------------------------------------- classes
     def class_counts(self) -> dict[str, int]:
-        """Sources per CLASS1 code (case-folded), most common first; empty codes count as 'unassociated'."""
+        """Sources per CLASS1 code (case-folded), most common first; empty codes count as 'unassociated'.
+
+        Returns
+        -------
+        dict
+            CLASS1 code -> number of sources.
+        """
         counts = Counter(code or UNASSOCIATED for code in self.class_codes)
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
     def summary(self, features: str | Sequence[Any] | None = None) -> str:
+        """A human-readable description of the catalog and of how ``features`` are built from it.
+
+        Returns
+        -------
+        str
+            Release, file, source count, class counts and one line per feature (the default preset
+            without ``features``).
+        """
         lines = [
             f"release   {self.release} (CDS-NAME {self.cds_name}, version {self.version}, data release {self.data_release})",
             f"file      {self.path}",
@@ -249,6 +311,12 @@ class Catalog:
         order follows ``classes``.  ``min_significance`` keeps sources with
         ``significance_column`` strictly above it, as the published selection
         (4FGL, > 30 sigma, bll/fsrq/psr: 454 sources).
+
+        Returns
+        -------
+        NoisyDataset
+            Features, their variances, class codes in the order of ``classes``, source names as
+            ids, sky positions and CLASS1 as aux columns, provenance and cuts in ``meta``.
         """
         groups = self._class_groups(classes, merge)
         code_to_label = {code: k for k, codes in enumerate(groups.values()) for code in codes}
@@ -274,6 +342,11 @@ class Catalog:
 
         ``select`` names what goes in: ``"unassociated"`` (empty CLASS1) and/or class
         codes such as ``"bcu"`` or ``"unk"``, whose physical class is not known.
+
+        Returns
+        -------
+        NoisyDataset
+            The selected sources, unlabelled (``y`` None), built as `dataset` builds its rows.
         """
         tokens = [select] if isinstance(select, str) else list(select)
         if not tokens:

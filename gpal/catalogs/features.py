@@ -82,6 +82,19 @@ class Feature:
                Unc_Frac_Variability is 10 where Frac_Variability is set to 0); it counts as a
                missing error (``missing_error``).  Matched to float32 precision.
     name:      feature name in data sets; defaults to e.g. ``log(column)``, ``HR(Flux_Band[3],Flux_Band[4])``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal.catalogs import Feature
+    >>> flux = Feature("Energy_Flux100", error="Unc_Energy_Flux100", transform="log10")
+    >>> flux.label, flux.columns
+    ('log10(Energy_Flux100)', ('Energy_Flux100', 'Unc_Energy_Flux100'))
+    >>> values, variances = flux.apply(np.array([1e-12, 1e-11]), np.array([1e-13, 1e-12]))
+    >>> values, variances.round(5)      # a 10% error is 0.043 dex: variance 0.0019
+    (array([-12., -11.]), array([0.00189, 0.00189]))
+    >>> Feature.from_spec("log10:Energy_Flux100", available=["Energy_Flux100", "Unc_Energy_Flux100"]) == flux
+    True
     """
 
     column: str
@@ -162,7 +175,13 @@ class Feature:
         return tuple(dict.fromkeys(c for c in cols if c))
 
     def to_dict(self) -> dict[str, Any]:
-        """The fields that differ from their defaults (JSON-able; ``Feature.from_spec`` rebuilds the feature)."""
+        """The fields that differ from their defaults (JSON-able; ``Feature.from_spec`` rebuilds the feature).
+
+        Returns
+        -------
+        dict
+            Field name -> value, defaults left out.
+        """
         return {k: v for k, v in asdict(self).items() if v is not None and _DEFAULTS.get(k) != v}
 
     @classmethod
@@ -171,6 +190,11 @@ class Feature:
 
         For the string form the error column is ``Unc_COL`` when ``available``
         (the catalog's column names) contains it, as in every 4FGL release.
+
+        Returns
+        -------
+        Feature
+            The feature the spec describes (``spec`` itself if it is one).
         """
         if isinstance(spec, Feature):
             return spec
@@ -200,6 +224,15 @@ class Feature:
         third result maps a column name to the rows it makes unusable (non-finite values, or
         errors the policies say to drop); elsewhere values and errors are finite.  A file that
         breaks the declared error convention is refused with a ValueError.
+
+        Returns
+        -------
+        values : numpy.ndarray
+            (n,) untransformed values (the combined value for a ratio or hardness ratio).
+        errors : numpy.ndarray
+            (n,) 1-sigma errors, or the (n, operands, 3) error model of a Monte Carlo feature.
+        unusable : dict
+            Column name -> (n,) boolean mask of the rows it makes unusable.
         """
         x, lo, up, bad = self._one(read, self.column, self.band, self.error)
         operands = [(x, lo, up)]
@@ -259,6 +292,11 @@ class Feature:
         features the (n, operands, 3) error model, or a plain (n,) sigma read as a symmetric
         error of the feature's one operand.  The value is the point value put through the
         transform in both cases.
+
+        Returns
+        -------
+        values, variances : numpy.ndarray
+            (n,) transformed values and their variances.
         """
         x = np.asarray(x, dtype=np.float64)
         s = np.asarray(sigma, dtype=np.float64)
@@ -286,6 +324,11 @@ class Feature:
 
         ``sigma`` is a one-sided (n,) or two-sided (n, 2) [lower, upper] error, read as the
         feature reads its error column.
+
+        Returns
+        -------
+        values, variances : numpy.ndarray
+            (n,) transformed values and their variances.
         """
         x = np.asarray(values, dtype=np.float64)
         if sigma is None:
@@ -542,7 +585,13 @@ FEATURE_PRESETS: dict[str, tuple[Feature, ...]] = {
 
 
 def resolve_features(features: str | Sequence[Any] | None, available: Sequence[str] = ()) -> tuple[Feature, ...]:
-    """A preset name, or a list of Feature / dict / string specs, as a tuple of Features."""
+    """A preset name, or a list of Feature / dict / string specs, as a tuple of Features.
+
+    Returns
+    -------
+    tuple of Feature
+        The features, labels unique; the ``"default"`` preset for None.
+    """
     if features is None:
         return FEATURE_PRESETS["default"]
     if isinstance(features, str):

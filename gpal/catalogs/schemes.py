@@ -96,6 +96,12 @@ def resolve_classes(classes: str | Sequence[str], merge: Mapping[str, Sequence[s
 
 
 def coarse_group(code: str) -> str:
-    """``"agn"``, ``"pulsar"`` or ``"other"`` for a CLASS1 code (any case)."""
+    """``"agn"``, ``"pulsar"`` or ``"other"`` for a CLASS1 code (any case).
+
+    Returns
+    -------
+    str
+        The group's name; ``"other"`` for a code in no group (an empty code too).
+    """
     code = code.strip().lower()
     return next((group for group, codes in COARSE_GROUPS.items() if code in codes), OTHER)

@@ -41,7 +41,20 @@ def _check_finite(name: str, arr: np.ndarray, feature_names: Sequence[str]) -> N
 
 @dataclass(frozen=True)
 class Split:
-    """One train/test partition, as index arrays into the parent data set."""
+    """One train/test partition, as index arrays into the parent data set.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal import NoisyDataset
+    >>> data = NoisyDataset(X=np.arange(20.0).reshape(10, 2), X_var=None, y=np.array([0, 1] * 5),
+    ...                     class_names=("a", "b"), feature_names=(), ids=None)
+    >>> split = next(data.repeated_splits(n_splits=3, test_size=0.2, seed=0))
+    >>> split.index, len(split.train), len(split.test)
+    (0, 8, 2)
+    >>> data.subset(split.test).class_counts()
+    {'a': 1, 'b': 1}
+    """
 
     index: int
     train: np.ndarray
@@ -56,6 +69,22 @@ class NoisyDataset:
     pool.  A feature without an error bar has variance exactly 0.  ``aux`` carries
     per-row columns that are never features (sky position, raw class code) through
     subsetting; ``meta`` records provenance (release, cuts, dropped rows).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal import NoisyDataset
+    >>> data = NoisyDataset(
+    ...     X=[[0.1, 1.0], [0.4, 2.0], [2.0, 0.5], [2.5, 0.1]],
+    ...     X_var=[[0.01, 0.0], [0.04, 0.0], [0.01, 0.0], [0.09, 0.0]],  # feature 2 is exact
+    ...     y=np.array([0, 0, 1, 1]), class_names=("bll", "fsrq"),
+    ...     feature_names=("index", "curvature"), ids=["s1", "s2", "s3", "s4"])
+    >>> data
+    NoisyDataset(n=4, features=['index', 'curvature'], classes=['bll', 'fsrq'], release=-)
+    >>> data.class_counts()
+    {'bll': 2, 'fsrq': 2}
+    >>> data.by_ids(["s3", "s1"]).labels().tolist()
+    ['fsrq', 'bll']
     """
 
     X: np.ndarray
@@ -143,11 +172,24 @@ class NoisyDataset:
         )
 
     def labels(self) -> np.ndarray:
-        """Class names per row (strings)."""
+        """Class names per row.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n,) object array of class names; a ValueError for an unlabelled pool.
+        """
         self._require_labels("labels()")
         return np.asarray(self.class_names, dtype=object)[self.y]
 
     def class_counts(self) -> dict[str, int]:
+        """Rows per class.
+
+        Returns
+        -------
+        dict
+            Class name -> number of rows, in the order of ``class_names`` (zeros included).
+        """
         self._require_labels("class_counts()")
         counts = np.bincount(self.y, minlength=self.n_classes)
         return {name: int(c) for name, c in zip(self.class_names, counts)}
@@ -158,7 +200,13 @@ class NoisyDataset:
 
     # -------------------------------------------------------- index operations
     def subset(self, index: Sequence[int] | np.ndarray) -> "NoisyDataset":
-        """Rows selected by integer index or boolean mask (order preserved, copies made)."""
+        """Rows selected by integer index or boolean mask (order preserved, copies made).
+
+        Returns
+        -------
+        NoisyDataset
+            The selected rows, with their labels, ids and aux columns.
+        """
         idx = np.asarray(index)
         if idx.dtype == bool:
             if idx.shape != (self.n_samples,):
@@ -179,7 +227,13 @@ class NoisyDataset:
         )
 
     def by_ids(self, ids: Sequence[str]) -> "NoisyDataset":
-        """Rows with the given ids, in the order given; unknown ids are an error."""
+        """Rows with the given ids, in the order given; unknown ids are a KeyError.
+
+        Returns
+        -------
+        NoisyDataset
+            Those rows, in the order of ``ids``.
+        """
         position = {name: i for i, name in enumerate(self.ids)}
         missing = [i for i in ids if i not in position]
         if missing:
@@ -188,7 +242,13 @@ class NoisyDataset:
 
     @classmethod
     def concatenate(cls, datasets: Sequence["NoisyDataset"]) -> "NoisyDataset":
-        """Stack data sets that share features and classes (meta of the first is kept)."""
+        """Stack data sets that share features and classes (meta of the first is kept).
+
+        Returns
+        -------
+        NoisyDataset
+            The rows of every data set, in the order given.
+        """
         if not datasets:
             raise ValueError("concatenate needs at least one data set")
         first = datasets[0]
@@ -216,12 +276,27 @@ class NoisyDataset:
         )
 
     def with_features(self, X: np.ndarray, X_var: np.ndarray, **meta: Any) -> "NoisyDataset":
-        """Same rows, labels and ids with new feature values (e.g. after standardising)."""
+        """Same rows, labels and ids with new feature values (e.g. after standardising).
+
+        Returns
+        -------
+        NoisyDataset
+            A copy with ``X`` and ``X_var`` replaced and ``meta`` updated by ``meta``.
+        """
         return replace(self, X=X, X_var=X_var, meta={**self.meta, **meta})
 
     # ------------------------------------------------------------------ splits
     def split(self, test_size: float = 0.1, seed: int = 0, stratify: bool = True) -> tuple["NoisyDataset", "NoisyDataset"]:
-        """One seeded train/test partition (no row in both, none sampled twice)."""
+        """One seeded train/test partition (no row in both, none sampled twice).
+
+        The test set has ``ceil(test_size * n)`` rows; ``stratify`` keeps each class's share
+        and at least one training row per class.
+
+        Returns
+        -------
+        train, test : NoisyDataset
+            The two parts, rows in their original order.
+        """
         train, test = _partition(self.y if stratify else None, self.n_samples, test_size, np.random.default_rng(seed))
         return self.subset(train), self.subset(test)
 
@@ -232,6 +307,11 @@ class NoisyDataset:
 
         Split k draws from its own stream ``default_rng([seed, k])``, so any single
         split can be recomputed alone, in any order, on any worker.
+
+        Yields
+        ------
+        Split
+            Split k (``index`` k), its train and test row indices.
         """
         if n_splits < 1:
             raise ValueError(f"n_splits must be >= 1; got {n_splits}")
@@ -242,7 +322,13 @@ class NoisyDataset:
 
     # ----------------------------------------------------------------- export
     def to_pandas(self):
-        """One row per source: features, their variances (``var_<name>``), label and aux columns."""
+        """One row per source: features, their variances (``var_<name>``), label and aux columns.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by ``ids`` (named ``id``).
+        """
         import pandas as pd
 
         data: dict[str, Any] = {}
@@ -301,6 +387,23 @@ class Standardizer:
 
     Variances follow the same map: var -> var / scale**2, so a measured error bar
     keeps its meaning in standardised units.  Constant features get scale 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal import NoisyDataset, Standardizer
+    >>> train = NoisyDataset(X=[[1.0], [3.0]], X_var=[[0.4], [0.4]], y=None, class_names=(),
+    ...                      feature_names=("flux",), ids=None)
+    >>> scaler = Standardizer.fit(train)
+    >>> scaler.mean, scaler.scale
+    (array([2.]), array([1.]))
+    >>> Z, Z_var = scaler.transform_arrays(np.array([[4.0]]), np.array([[0.4]]))
+    >>> Z, Z_var
+    (array([[2.]]), array([[0.4]]))
+    >>> scaler.inverse_transform_arrays(Z, Z_var)
+    (array([[4.]]), array([[0.4]]))
+    >>> Standardizer.from_dict(scaler.to_dict()).mean
+    array([2.])
     """
 
     mean: np.ndarray
@@ -324,6 +427,13 @@ class Standardizer:
 
     @classmethod
     def fit(cls, data: NoisyDataset | np.ndarray) -> "Standardizer":
+        """The map fitted on the features of ``data`` (a NoisyDataset or an (n, d) array).
+
+        Returns
+        -------
+        Standardizer
+            Mean and standard deviation per feature (scale 1 where a feature is constant).
+        """
         X = data.X if isinstance(data, NoisyDataset) else _as_float_matrix("X", data)
         if X.shape[0] == 0:
             raise ValueError("cannot fit a Standardizer on an empty data set")
@@ -338,6 +448,13 @@ class Standardizer:
             raise ValueError(f"expected {self.mean.shape[0]} features, got {X.shape[1]}")
 
     def transform_arrays(self, X: np.ndarray, X_var: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """Standardise plain arrays.
+
+        Returns
+        -------
+        Z, Z_var : numpy.ndarray
+            ``(X - mean) / scale`` and ``X_var / scale**2`` (None when ``X_var`` is None).
+        """
         X = _as_float_matrix("X", X)
         self._check_width(X)
         Z = (X - self.mean) / self.scale
@@ -345,6 +462,13 @@ class Standardizer:
         return Z, Z_var
 
     def inverse_transform_arrays(self, Z: np.ndarray, Z_var: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """Map standardised arrays back to the original units.
+
+        Returns
+        -------
+        X, X_var : numpy.ndarray
+            ``Z * scale + mean`` and ``Z_var * scale**2`` (None when ``Z_var`` is None).
+        """
         Z = _as_float_matrix("Z", Z)
         self._check_width(Z)
         X = Z * self.scale + self.mean
@@ -352,6 +476,13 @@ class Standardizer:
         return X, X_var
 
     def transform(self, data: NoisyDataset) -> NoisyDataset:
+        """Standardise a data set (its features must be the fitted ones).
+
+        Returns
+        -------
+        NoisyDataset
+            The same rows with standardised features and variances (``meta["standardized"]`` True).
+        """
         if self.feature_names and data.feature_names != self.feature_names:
             raise ValueError(
                 f"Standardizer was fitted on features {list(self.feature_names)}, got {list(data.feature_names)}"
@@ -360,12 +491,33 @@ class Standardizer:
         return data.with_features(Z, Z_var, standardized=True)
 
     def inverse_transform(self, data: NoisyDataset) -> NoisyDataset:
+        """Undo `transform`.
+
+        Returns
+        -------
+        NoisyDataset
+            The same rows in the original units (``meta["standardized"]`` False).
+        """
         X, X_var = self.inverse_transform_arrays(data.X, data.X_var)
         return data.with_features(X, X_var, standardized=False)
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-able form, read back by `from_dict`.
+
+        Returns
+        -------
+        dict
+            ``mean``, ``scale`` and ``feature_names`` as lists.
+        """
         return {"mean": self.mean.tolist(), "scale": self.scale.tolist(), "feature_names": list(self.feature_names)}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Standardizer":
+        """Inverse of `to_dict`.
+
+        Returns
+        -------
+        Standardizer
+            The map ``d`` describes.
+        """
         return cls(np.asarray(d["mean"], float), np.asarray(d["scale"], float), tuple(d.get("feature_names", ())))

@@ -19,13 +19,25 @@ __all__ = ["load_estimator", "saved_format", "saved_formats"]
 
 
 def saved_formats() -> dict[str, Any]:
-    """Saved-model ``format`` string -> the estimator class that loads it."""
+    """Saved-model ``format`` string -> the estimator class that loads it.
+
+    Returns
+    -------
+    dict
+        Format string (e.g. ``"gpal.NoisyGPClassifier"``) -> estimator class, one per registered family.
+    """
     classes = [ESTIMATORS[family] for family in ESTIMATORS]
     return {cls.saved_format: cls for cls in classes}
 
 
 def saved_format(path: Path) -> str:
-    """The ``format`` of the model saved in folder ``path``, refused unless a gpal family loads it."""
+    """The ``format`` of the model saved in folder ``path``, refused unless a gpal family loads it.
+
+    Returns
+    -------
+    str
+        The ``format`` in ``path/config.json``; FileNotFoundError or ValueError when there is none gpal knows.
+    """
     formats = list(saved_formats())
     config = path / "config.json"
     if not config.is_file():
@@ -43,6 +55,12 @@ def saved_format(path: Path) -> str:
 
 
 def load_estimator(path: str | os.PathLike) -> Any:
-    """The fitted estimator saved in folder ``path``, whichever gpal family wrote it."""
+    """The fitted estimator saved in folder ``path``, whichever gpal family wrote it.
+
+    Returns
+    -------
+    estimator
+        The fitted estimator of the family that wrote the folder (`saved_format` says which).
+    """
     path = Path(path)
     return saved_formats()[saved_format(path)].load(path)

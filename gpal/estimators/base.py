@@ -218,12 +218,24 @@ class GPClassifierMixin(ClassifierMixin):
         raise NotImplementedError
 
     def predict(self, X: Any, X_var: Any = None) -> np.ndarray:
-        """The most probable class label per row, in the labels' original type."""
+        """The most probable class per row.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n,) labels from ``classes_``, in the labels' original type.
+        """
         proba = self.predict_proba(X, X_var)  # first: it raises the clear error when not fitted
         return self.classes_[np.argmax(proba, axis=1)]
 
     def score(self, X: Any, y: Any = None, sample_weight: Any = None, *, X_var: Any = None) -> float:
-        """Accuracy, optionally weighted, as scikit-learn's classifiers (a labelled NoisyDataset may stand for X, y)."""
+        """Accuracy, optionally weighted, as scikit-learn's classifiers (a labelled NoisyDataset may stand for X, y).
+
+        Returns
+        -------
+        float
+            The (weighted) fraction of rows whose most probable class is ``y``.
+        """
         if isinstance(X, NoisyDataset):
             y = np.asarray(X.class_names, dtype=object)[X.y]
         predicted = self.predict(X, X_var)
@@ -240,7 +252,13 @@ class GPClassifierMixin(ClassifierMixin):
         return float(np.average(predicted == y, weights=sample_weight))
 
     def predictive_entropy(self, X: Any, X_var: Any = None) -> np.ndarray:
-        """Entropy of the predictive class distribution: the active-learning acquisition score."""
+        """Entropy of the predictive class distribution: the active-learning acquisition score.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n,) entropies in nats, from 0 (certain) to log C.
+        """
         return entropy(self.predict_proba(X, X_var))
 
     @staticmethod

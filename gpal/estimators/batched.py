@@ -59,10 +59,18 @@ def fit_batched(estimators: Sequence[NoisyGPClassifier], data: Sequence[Any], *,
                 errors: Literal["raise", "return"] = "raise", progress: bool = False) -> list[Any]:
     """Fit ``estimators[k]`` on ``data[k]`` (a ``NoisyDataset`` or an ``(X, y, X_var)`` tuple), all together.
 
-    Returns the fitted estimators; with ``errors="return"`` an estimator whose fit failed
-    (bad data, a non-finite ELBO) is replaced by its exception and the others are kept.
     At most ``max_models`` share a step; a batch the device has no memory for is halved.
 
+    Returns
+    -------
+    list
+        The fitted estimators, in order; with ``errors="return"`` an estimator whose fit
+        failed (bad data, a non-finite ELBO) is replaced by its exception and the others are kept.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal import NoisyGPClassifier, fit_batched
     >>> rng = np.random.default_rng(0)
     >>> sets = [(rng.normal(size=(40, 2)), rng.integers(0, 3, 40)) for _ in range(3)]
     >>> fits = fit_batched([NoisyGPClassifier(num_inducing=5, epochs=2, random_state=k) for k in range(3)], sets)
@@ -130,6 +138,11 @@ def predict_proba_batched(estimators: Sequence[NoisyGPClassifier], X: Sequence[A
     """``estimators[k].predict_proba(X[k], X_var[k])`` for every k, tracing one predictor per model signature.
 
     Each estimator's probabilities equal its own ``predict_proba`` (same draws, same arithmetic).
+
+    Returns
+    -------
+    list of numpy.ndarray
+        One (n_k, C) array of probabilities per estimator.
     """
     X_var = [None] * len(estimators) if X_var is None else X_var
     if not len(estimators) == len(X) == len(X_var):

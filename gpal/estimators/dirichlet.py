@@ -55,6 +55,19 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
     ``posterior_`` (a ``DirichletPosterior``), ``standardizer_``, ``history_`` (one
     dict per alpha_eps tried: per-round negative bound, iterations, seconds, and the
     training MNLL).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal import DirichletGPClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] > 0.5, "fsrq", np.where(X[:, 0] < -0.5, "bll", "psr"))
+    >>> clf = DirichletGPClassifier(alpha_epsilon=0.01, num_inducing=5, max_iter=5).fit(X, y)
+    >>> clf.classes_.tolist(), clf.alpha_epsilon_
+    (['bll', 'fsrq', 'psr'], 0.01)
+    >>> clf.predict_proba(X[:2]).shape
+    (2, 3)
     """
 
     saved_format = "gpal.DirichletGPClassifier"  # the ``format`` of its saved folders
@@ -117,6 +130,11 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
 
         Without ``alpha_epsilon`` one model is fitted per ``alpha_grid`` value and the
         one with the lowest training MNLL is kept (paper 003, sec. 4.2).
+
+        Returns
+        -------
+        DirichletGPClassifier
+            ``self``, fitted.
         """
         self.validate_params()
         alphas = self._alphas()
@@ -169,7 +187,13 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         return mc_softmax(mean, var, int(self.n_samples), [int(self.random_state), 2])
 
     def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:
-        """Class probabilities (n, C), columns in the order of ``classes_`` (eq. 8 by Monte Carlo)."""
+        """Class probabilities (n, C), columns in the order of ``classes_`` (eq. 8 by Monte Carlo).
+
+        Returns
+        -------
+        numpy.ndarray
+            (n, C) probabilities, rows summing to 1.
+        """
         self._check_fitted()
         self._require_variance(X, X_var, "predict")
         Xa, Va = check_predict_data(X, X_var, self.n_features_in_, needs_variance=False)
@@ -200,7 +224,13 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "DirichletGPClassifier":
-        """Rebuild a classifier saved by ``save``; its predictions equal the saved one's."""
+        """Rebuild a classifier saved by ``save``; its predictions equal the saved one's.
+
+        Returns
+        -------
+        DirichletGPClassifier
+            The fitted classifier saved in folder ``path``.
+        """
         from gpal.models.families.dirichlet import DirichletPosterior
         from gpal.models.state import kernel_from_state
 

@@ -54,6 +54,20 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
     ``standardizer_``, ``history_`` (ELBO (11) by quadrature per outer iteration,
     comparable with svi), ``bound_history_`` (the method's own objective J^),
     ``converged_``, ``stopped_early_``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal import LogisticBoundGPClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] + X[:, 1] > 0, "fsrq", "bll")   # binary only
+    >>> clf = LogisticBoundGPClassifier(method="jj", num_inducing=5, max_iter=3).fit(X, y)
+    >>> clf.classes_.tolist()                                # p(y = +1) models classes_[1]
+    ['bll', 'fsrq']
+    >>> proba = clf.predict_proba(X[:2])
+    >>> proba.shape, np.allclose(proba.sum(axis=1), 1.0)
+    ((2, 2), True)
     """
 
     saved_format = "gpal.LogisticBoundGPClassifier"  # the ``format`` of its saved folders
@@ -102,6 +116,11 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         """Fit on arrays ``X`` (n, d) and labels ``y`` (n,) of exactly two classes, or on a ``NoisyDataset``.
 
         ``X_var`` is accepted for a common interface and ignored (warning if non-zero).
+
+        Returns
+        -------
+        LogisticBoundGPClassifier
+            ``self``, fitted.
         """
         self.validate_params()
         data = check_fit_data(X, y, X_var)
@@ -144,7 +163,13 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
 
     # --------------------------------------------------------------- predict
     def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:
-        """(n, 2) class probabilities, columns as ``classes_``; p(y=+1) = int sigma(f) q(f) df by quadrature."""
+        """(n, 2) class probabilities, columns as ``classes_``; p(y=+1) = int sigma(f) q(f) df by quadrature.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n, 2) probabilities, rows summing to 1.
+        """
         X = self._exact_inputs(X, X_var)
         p = np.clip(self.model_.predict_proba(X), 0.0, 1.0)  # quadrature rounding may leave 1 + 1e-16
         return np.column_stack([1.0 - p, p])
@@ -173,7 +198,13 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "LogisticBoundGPClassifier":
-        """Rebuild a classifier written by ``save``; it predicts exactly as the saved one."""
+        """Rebuild a classifier written by ``save``; it predicts exactly as the saved one.
+
+        Returns
+        -------
+        LogisticBoundGPClassifier
+            The fitted classifier saved in folder ``path``.
+        """
         from gpal.models.families.logistic_bounds import LogisticBoundGP
         from gpal.models.state import kernel_from_state
 

@@ -57,6 +57,19 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
     Fitted attributes: ``classes_``, ``n_features_in_``, ``model_``
     (``AugmentedLogisticSoftmaxGP``), ``standardizer_``, ``history_`` (the augmented ELBO after
     each iteration's global update; minibatch estimates for "natural_gradient").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal import LogisticSoftmaxGPClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> y = np.where(X[:, 0] > 0.5, "fsrq", np.where(X[:, 0] < -0.5, "bll", "psr"))
+    >>> clf = LogisticSoftmaxGPClassifier(num_inducing=5, max_iter=3, n_samples=50).fit(X, y)
+    >>> clf.predict_proba(X[:2]).shape
+    (2, 3)
+    >>> clf.sample_proba(X[:2], n_samples=10).shape       # (draws, rows, classes)
+    (10, 2, 3)
     """
 
     saved_format = "gpal.LogisticSoftmaxGPClassifier"  # the ``format`` of its saved folders
@@ -118,6 +131,11 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         """Fit on arrays ``X`` (n, d) and labels ``y`` (n,), or on a labelled ``NoisyDataset``.
 
         ``X_var`` is accepted for a common interface and ignored (warning if non-zero).
+
+        Returns
+        -------
+        LogisticSoftmaxGPClassifier
+            ``self``, fitted.
         """
         self.validate_params()
         data = check_fit_data(X, y, X_var)
@@ -155,12 +173,24 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
 
     # --------------------------------------------------------------- predict
     def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:
-        """(n, C) class probabilities, columns as ``classes_``: E_q[p(y | f)] by seeded Monte Carlo."""
+        """(n, C) class probabilities, columns as ``classes_``: E_q[p(y | f)] by seeded Monte Carlo.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n, C) probabilities, rows summing to 1.
+        """
         Xs = self._exact_inputs(X, X_var)  # first: it raises the clear error when not fitted
         return self.model_.predict_proba(Xs, int(self.n_samples), int(self.random_state))
 
     def sample_proba(self, X: Any, X_var: Any = None, n_samples: int = 100) -> np.ndarray:
-        """p(y | f_s) for ``n_samples`` draws of the latent marginals, (S, n, C); their mean ~ ``predict_proba``."""
+        """p(y | f_s) for ``n_samples`` draws of the latent marginals, (S, n, C); their mean ~ ``predict_proba``.
+
+        Returns
+        -------
+        numpy.ndarray
+            (S, n, C) probabilities, one (n, C) slice per draw.
+        """
         Integer(1).check("n_samples", n_samples)
         Xs = self._exact_inputs(X, X_var)
         return self.model_.sample_proba(Xs, int(n_samples), int(self.random_state))
@@ -171,7 +201,15 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         save_model_dir(path, self.saved_format, self.saved_version, *self.to_state())
 
     def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        """The fitted classifier as (JSON-able config, named arrays); ``from_state`` inverts it."""
+        """The fitted classifier as (JSON-able config, named arrays); ``from_state`` inverts it.
+
+        Returns
+        -------
+        config : dict
+            Parameters, fitted attributes, kernel and history, JSON-able.
+        arrays : dict
+            Name -> numpy array (inducing inputs, natural parameters, kernel values).
+        """
         from gpal.models.state import kernel_state
 
         self._check_fitted()
@@ -190,11 +228,24 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "LogisticSoftmaxGPClassifier":
-        """Rebuild a classifier written by ``save``; it predicts exactly as the saved one."""
+        """Rebuild a classifier written by ``save``; it predicts exactly as the saved one.
+
+        Returns
+        -------
+        LogisticSoftmaxGPClassifier
+            The fitted classifier saved in folder ``path``.
+        """
         return cls.from_state(*load_model_dir(path, cls.saved_format, cls.saved_version))
 
     @classmethod
     def from_state(cls, config: dict[str, Any], arrays: dict[str, np.ndarray]) -> "LogisticSoftmaxGPClassifier":
+        """Inverse of `to_state`: the classifier from its (config, arrays).
+
+        Returns
+        -------
+        LogisticSoftmaxGPClassifier
+            The fitted classifier that ``to_state`` described.
+        """
         from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP
         from gpal.models.state import kernel_from_state
 

@@ -80,7 +80,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     kernel : gpflow kernel copied per class, or a name from ``gpal.models.kernels.KERNELS``: ``None`` /
         "se_ard" is squared exponential with ARD, "se_ard_plus_noise" adds the paper's sigma_0^2 I[x = x'].
     batch_size, epochs, learning_rate : Adam minibatch optimisation of the ELBO.
-    n_samples : Monte Carlo draws of p(x* | x~*) per test point (latent, amortized).
+    n_samples : Monte Carlo draws of p(x* | x~*) per test point (NIMGP and NIMGP-NN: "latent", "amortized").
     prior_variance : s of the broad prior N(0, s I) on the noiseless inputs.
     input_prior : "broad" | "population"
         The prior over the noiseless inputs of "latent" / "amortized" (MGP and NIMGP-FO have
@@ -111,6 +111,23 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     "natural_gradient", ``model_`` holds the q(u) found by the conjugate updates (the same
     ``NoisySVGP`` form, so it predicts and saves as SVI's) and ``history_`` is the augmented
     ELBO per iteration.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal import NoisyGPClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 2))
+    >>> X_var = np.full_like(X, 0.05)                  # each source's measured variances
+    >>> y = np.where(X[:, 0] > 0, "psr", "bll")
+    >>> clf = NoisyGPClassifier(input_noise="latent", num_inducing=5, epochs=2, random_state=0)  # NIMGP
+    >>> clf.fit(X, y, X_var).classes_
+    array(['bll', 'psr'], dtype='<U3')
+    >>> proba = clf.predict_proba(X[:3], X_var[:3])
+    >>> proba.shape, np.allclose(proba.sum(axis=1), 1.0)
+    ((3, 2), True)
+    >>> clf.predict(X[:3], X_var[:3]).shape
+    (3,)
     """
 
     saved_format = "gpal.NoisyGPClassifier"  # the ``format`` of its saved folders
@@ -284,6 +301,11 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         sources to be classified then shape p(x) too, as in extreme deconvolution of a
         whole catalog; their labels are never needed.
         Raises ``gpal.training.svi.TrainingError`` if the ELBO becomes non-finite.
+
+        Returns
+        -------
+        NoisyGPClassifier
+            ``self``, fitted.
         """
         data, extra = self._fit_data(X, y, X_var, unlabelled)
         if self.inference != "svi":
@@ -504,6 +526,13 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         each probability's Monte Carlo standard error over the input draws and the latent
         draws that go with them, (n, C): zero where inputs are not sampled (input_noise
         "none" / "first_order").
+
+        Returns
+        -------
+        proba : numpy.ndarray
+            (n, C) probabilities, rows summing to 1.
+        mc_error : numpy.ndarray
+            (n, C) Monte Carlo standard errors, only with ``return_mc_error=True`` (then a pair).
         """
         inputs = self._inputs(X, X_var)  # checks the estimator is fitted first
         fn, S = self._predictor(self.model_)
@@ -563,6 +592,11 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         uncertainty that BALD-style acquisitions need.  ``input_draws`` K: each latent draw is
         averaged over K draws of the noiseless inputs, so the measurement noise is integrated out
         of the spread instead of counted in it (None: one input draw per latent draw).
+
+        Returns
+        -------
+        numpy.ndarray
+            (S, n, C) probabilities, one (n, C) slice per draw.
         """
         check_values(_DRAWS, {"n_samples": n_samples, "input_draws": 1 if input_draws is None else input_draws})
         X, X_var = self._inputs(X, X_var)
@@ -579,6 +613,11 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         posterior, so ``mean_s p_s(y | x) p_s(y* | x*)`` is the joint predictive of a pool source
         and a target source (what EPIG needs).  Where inputs are sampled, each draw averages over
         ``input_draws`` draws of them; see ``NoisySVGP.sample_function_proba``.
+
+        Returns
+        -------
+        numpy.ndarray
+            (S, n, C) probabilities, one (n, C) slice per posterior draw.
         """
         check_values(_DRAWS, {"n_samples": n_samples, "input_draws": input_draws})
         X, X_var = self._inputs(X, X_var)
@@ -630,7 +669,13 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "NoisyGPClassifier":
-        """Rebuild a classifier saved by ``save``; its predictions equal the saved one's."""
+        """Rebuild a classifier saved by ``save``; its predictions equal the saved one's.
+
+        Returns
+        -------
+        NoisyGPClassifier
+            The fitted classifier saved in folder ``path``.
+        """
         from gpal.models.likelihoods.base import likelihood_from_config
         from gpal.models.state import assign_module_values, kernel_from_config
         from gpal.models.svgp import NoisySVGP

@@ -48,8 +48,18 @@ class PopulationOutlierScore:
     Fitted attributes: ``density_`` (`MixturePrior` in standardized units), ``standardizer_``,
     and after `calibrate`, ``threshold_``.
 
-    >>> scorer = PopulationOutlierScore().fit(train).calibrate(held_out)   # doctest: +SKIP
-    >>> flagged = scorer.is_outlier(pool)                                  # doctest: +SKIP
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal import PopulationOutlierScore
+    >>> rng = np.random.default_rng(0)
+    >>> train, held_out = rng.normal(size=(200, 2)), rng.normal(size=(40, 2))
+    >>> scorer = PopulationOutlierScore(n_components=2).fit(train, np.full_like(train, 0.01))
+    >>> scorer = scorer.calibrate(held_out, np.full_like(held_out, 0.01))   # flags 5% of these
+    >>> sources = np.array([[0.0, 0.0], [6.0, 6.0], [6.0, 6.0]])
+    >>> errors = np.array([[0.01, 0.01], [0.01, 0.01], [30.0, 30.0]])      # the last one is faint
+    >>> scorer.is_outlier(sources, errors).tolist()
+    [False, True, False]
     """
 
     def __init__(self, n_components: int = 8, false_positive_rate: float = OOD_FALSE_POSITIVE_RATE,
@@ -59,6 +69,13 @@ class PopulationOutlierScore:
         self.random_state = random_state
 
     def fit(self, X: Any, X_var: Any = None) -> "PopulationOutlierScore":
+        """Fit the deconvolved density of the training sources' features ``X`` with their variances ``X_var``.
+
+        Returns
+        -------
+        PopulationOutlierScore
+            ``self``, with ``density_`` and ``standardizer_``.
+        """
         from gpal.models.input_prior import fit_mixture_prior
 
         if not 0 < self.false_positive_rate < 1:
@@ -71,7 +88,13 @@ class PopulationOutlierScore:
         return self
 
     def score(self, X: Any, X_var: Any = None) -> np.ndarray:
-        """The outlier score per source (squared standardized distance): higher = less like the training sources."""
+        """The outlier score per source (squared standardized distance): higher = less like the training sources.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n,) scores; for a one-component density chi-squared with d degrees of freedom.
+        """
         import tensorflow as tf
 
         if not hasattr(self, "density_"):
@@ -83,7 +106,13 @@ class PopulationOutlierScore:
         return self.density_.mahalanobis(tf.constant(Z), tf.constant(Z_var)).numpy()
 
     def calibrate(self, X: Any, X_var: Any = None) -> "PopulationOutlierScore":
-        """Set ``threshold_`` so that ``false_positive_rate`` of these (held-out, in-population) sources score above it."""
+        """Set ``threshold_`` so that ``false_positive_rate`` of these (held-out, in-population) sources score above it.
+
+        Returns
+        -------
+        PopulationOutlierScore
+            ``self``, with ``threshold_``.
+        """
         scores = self.score(X, X_var)
         if scores.size < 1 / self.false_positive_rate:
             raise ValueError(f"calibrating a {self.false_positive_rate:.0%} false-positive rate needs at least "
@@ -92,13 +121,26 @@ class PopulationOutlierScore:
         return self
 
     def is_outlier(self, X: Any, X_var: Any = None) -> np.ndarray:
-        """True where a source scores above the calibrated threshold: "none of the trained classes"."""
+        """True where a source scores above the calibrated threshold: "none of the trained classes".
+
+        Returns
+        -------
+        numpy.ndarray
+            (n,) booleans.
+        """
         if not hasattr(self, "threshold_"):
             raise ValueError("the outlier threshold is not set; call calibrate(held-out sources) first")
         return self.score(X, X_var) > self.threshold_
 
     def get_config(self) -> dict[str, Any]:
-        """JSON-ready state: settings, standardizer, density and threshold."""
+        """JSON-ready state: settings, standardizer, density and threshold.
+
+        Returns
+        -------
+        dict
+            ``n_components``, ``false_positive_rate``, ``random_state``, ``standardizer``, ``density``
+            and ``threshold`` (None before `calibrate`).
+        """
         return {"n_components": self.n_components, "false_positive_rate": self.false_positive_rate,
                 "random_state": self.random_state, "standardizer": self.standardizer_.to_dict(),
                 "density": self.density_.get_config(), "threshold": getattr(self, "threshold_", None)}

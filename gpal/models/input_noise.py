@@ -58,7 +58,18 @@ _LEARNED_VARIANCE_FLOOR = 1e-8  # learned variances stay strictly positive (no l
 
 
 class NoiseVariance(gpflow.base.Module):
-    """The input-noise variances V (B, d) of a batch, from its measured ``X_var``."""
+    """The input-noise variances V (B, d) of a batch, from its measured ``X_var``.
+
+    Examples
+    --------
+    >>> import tensorflow as tf
+    >>> from gpal.models import NoiseVariance
+    >>> both = NoiseVariance("both", num_features=2, initial_learned=0.01)   # measured + one learned vector
+    >>> both(tf.constant([[0.04, 0.0]], tf.float64)).numpy()
+    array([[0.05, 0.01]])
+    >>> both.get_config()
+    {'mode': 'both', 'num_features': 2, 'initial_learned': 0.01}
+    """
 
     def __init__(self, mode: str, num_features: int, initial_learned: float = 0.01):
         super().__init__(name="noise_variance")
@@ -84,6 +95,13 @@ class NoiseVariance(gpflow.base.Module):
         return learned if self.mode == "learned" else X_var + learned
 
     def get_config(self) -> dict[str, Any]:
+        """JSON-able description: ``NoiseVariance(**config)`` rebuilds it.
+
+        Returns
+        -------
+        dict
+            ``mode``, ``num_features`` and ``initial_learned``: the constructor's arguments.
+        """
         return {"mode": self.mode, "num_features": self.num_features, "initial_learned": self.initial_learned}
 
 
@@ -96,9 +114,20 @@ def expected_log_observation(diff: tf.Tensor, q_var: tf.Tensor, V: tf.Tensor) ->
 
 # ----------------------------------------------------------------- strategies
 class InputNoise(gpflow.base.Module):
-    """Base class.  ``gp`` is the latent-GP part of the model (``LatentGPs``)."""
+    """Base class.  ``gp`` is the latent-GP part of the model (``LatentGPs``).
 
-    kind: str = ""
+    Examples
+    --------
+    >>> from gpal.models import InputNoise
+    >>> from gpal.registry import INPUT_NOISE
+    >>> [(name, INPUT_NOISE[name].__name__) for name in INPUT_NOISE]   # input_noise="..." -> strategy
+    [('none', 'NoInputNoise'), ('latent', 'LatentInputs'), ('amortized', 'AmortizedInputs'), ('first_order', 'FirstOrder')]
+    >>> all(issubclass(INPUT_NOISE[name], InputNoise) and INPUT_NOISE[name].name == name for name in INPUT_NOISE)
+    True
+    """
+
+    #: The registry name (``INPUT_NOISE``, the estimators' ``input_noise``), declared by each strategy.
+    name: str
     uses_noise_variance = True  # whether V must be computed for this strategy
     stochastic_prediction = False  # whether predictions average over input samples
 
@@ -115,6 +144,11 @@ class InputNoise(gpflow.base.Module):
 
         Drawn apart from ``training_marginals`` so that a caller evaluating many models' ELBOs in
         one vectorised trace (``gpal.training.batched``) can draw each model's noise from its own seed.
+
+        Returns
+        -------
+        tf.Tensor or None
+            Draws shaped as ``X``, or None.
         """
         return None
 
@@ -125,27 +159,61 @@ class InputNoise(gpflow.base.Module):
         """(Fmu, Fvar) of shape (B, L) for the batch and the batch's sum of extra ELBO terms (scalar).
 
         ``noise`` (default ``training_noise(X, seed)``) are the step's draws where the strategy samples.
+
+        Returns
+        -------
+        Fmu, Fvar : tf.Tensor
+            (B, L) latent means and variances at the batch's inputs (or at draws of them).
+        extra : tf.Tensor
+            Scalar, the batch's sum of the strategy's own ELBO terms (0 if it has none).
         """
         raise NotImplementedError
 
     def predictive_marginals(
         self, gp: Any, X: tf.Tensor, V: tf.Tensor | None, seed: tf.Tensor, n_samples: int
     ) -> tuple[tf.Tensor, tf.Tensor]:
-        """(Fmu, Fvar) of shape (S, N, L) at S draws of the test inputs (S = 1 if deterministic)."""
+        """(Fmu, Fvar) of shape (S, N, L) at S draws of the test inputs (S = 1 if deterministic).
+
+        Returns
+        -------
+        Fmu, Fvar : tf.Tensor
+            (S, N, L) latent means and variances.
+        """
         raise NotImplementedError
 
     def predictive_inputs(self, X: tf.Tensor, V: tf.Tensor | None, seed: tf.Tensor, n_samples: int) -> tf.Tensor:
-        """The inputs ``predictive_marginals`` evaluates the GP at for the same ``seed``, (S, N, D); (1, N, D) = X here."""
+        """The inputs ``predictive_marginals`` evaluates the GP at for the same ``seed``, (S, N, D); (1, N, D) = X here.
+
+        Returns
+        -------
+        tf.Tensor
+            (S, N, D) inputs.
+        """
         return X[None]
 
     def get_config(self) -> dict[str, Any]:
-        return {"name": self.kind}
+        """JSON-able description of the strategy.
+
+        Returns
+        -------
+        dict
+            ``name`` and the constructor's arguments: ``strategy_from_config`` rebuilds the strategy.
+        """
+        return {"name": self.name}
 
 
 class NoInputNoise(InputNoise):
-    """MGP: the inputs are taken as exact."""
+    """MGP: the inputs are taken as exact.
 
-    kind = "none"
+    Examples
+    --------
+    >>> from gpal.models import InputNoise, NoInputNoise
+    >>> strategy = NoInputNoise()
+    >>> isinstance(strategy, InputNoise), strategy.get_config(), strategy.uses_noise_variance
+    (True, {'name': 'none'}, False)
+    """
+
+    name = "none"
     uses_noise_variance = False
 
     def training_marginals(self, gp, X, V, Y, idx, seed, noise=None):
@@ -158,14 +226,32 @@ class NoInputNoise(InputNoise):
 
 
 class FirstOrder(InputNoise):
-    """NIMGP-FO: input noise becomes output noise through the slope of the predictive mean."""
+    """NIMGP-FO: input noise becomes output noise through the slope of the predictive mean.
 
-    kind = "first_order"
+    Examples
+    --------
+    >>> import tensorflow as tf
+    >>> from gpal.models import FirstOrder
+    >>> V = tf.constant([[0.04, 0.01]], tf.float64)                      # one point's input variances
+    >>> grads = tf.constant([[[2.0, 0.0]], [[0.0, 1.0]]], tf.float64)   # d mu_c / d x for 2 latents
+    >>> FirstOrder.extra_variance(V, grads).numpy()                    # 2^2 x 0.04 and 1^2 x 0.01
+    array([[0.16, 0.01]])
+    >>> FirstOrder().get_config()
+    {'name': 'first_order'}
+    """
+
+    name = "first_order"
 
     @staticmethod
     @check_shapes("V: [N, D]", "grads: [L, N, D]", "return: [N, L]")
     def extra_variance(V: tf.Tensor, grads: tf.Tensor) -> tf.Tensor:
-        """Delta_ic = grad(mu_c)(x~_i)^T diag(V_i) grad(mu_c)(x~_i)."""
+        """Delta_ic = grad(mu_c)(x~_i)^T diag(V_i) grad(mu_c)(x~_i).
+
+        Returns
+        -------
+        tf.Tensor
+            (N, L) variances added to the latent marginals.
+        """
         return tf.einsum("lnd,nd->nl", tf.square(grads), V)
 
     def _marginals(self, gp, X, V):
@@ -203,14 +289,28 @@ class _GaussianInputs(InputNoise):
         self.prior = population_prior if population_prior is not None else broad
 
     def offsets(self, X: tf.Tensor, Y: tf.Tensor, idx: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        """(a, b), each (B, d): q(x_i) = N(m_i + sqrt(V~_i) a, V~_i exp(b)) around the prior's base (m, V~)."""
+        """(a, b), each (B, d): q(x_i) = N(m_i + sqrt(V~_i) a, V~_i exp(b)) around the prior's base (m, V~).
+
+        Returns
+        -------
+        a, b : tf.Tensor
+            (B, d) each.
+        """
         raise NotImplementedError
 
     @check_shapes("X: [B, D]", "V: [B, D]", "a: [B, D]", "b: [B, D]", "noise: [B, D]")
     def sample_and_terms(
         self, X: tf.Tensor, V: tf.Tensor, a: tf.Tensor, b: tf.Tensor, noise: tf.Tensor
     ) -> tuple[tf.Tensor, tf.Tensor]:
-        """A reparameterised draw of x_i ~ q(x_i) and the batch sum of E_q log p(x~|x) - KL(q(x)||p(x))."""
+        """A reparameterised draw of x_i ~ q(x_i) and the batch sum of E_q log p(x~|x) - KL(q(x)||p(x)).
+
+        Returns
+        -------
+        sample : tf.Tensor
+            (B, D) draw of the noiseless inputs (x~ itself in noiseless dimensions).
+        terms : tf.Tensor
+            Scalar, the batch sum of the extra ELBO terms.
+        """
         noisy = V > 0
         # Noiseless dimensions compute with stand-ins (mean x~, variances 1) and are masked out
         # afterwards, so that no value or gradient there meets sqrt(0) or log(0).
@@ -253,20 +353,30 @@ class _GaussianInputs(InputNoise):
         return tf.reshape(Fmu, [n_samples, n, L]), tf.reshape(Fvar, [n_samples, n, L])
 
     def get_config(self) -> dict[str, Any]:
-        config = {"name": self.kind, "prior_variance": self.prior_variance}
+        config = {"name": self.name, "prior_variance": self.prior_variance}
         if isinstance(self.prior, MixturePrior):
             config["population_prior"] = self.prior.get_config()
         return config
 
 
 class LatentInputs(_GaussianInputs):
-    """NIMGP: free variational parameters (a_i, b_i) for every training row, gathered by row index."""
+    """NIMGP: free variational parameters (a_i, b_i) for every training row, gathered by row index.
 
-    kind = "latent"
+    Examples
+    --------
+    >>> from gpal.models import LatentInputs
+    >>> strategy = LatentInputs(num_data=5, num_features=2)     # what input_noise="latent" builds
+    >>> strategy.name, [tuple(v.numpy().shape) for v in strategy.per_point_variables]   # (a_i, b_i) per row
+    ('latent', [(5, 2), (5, 2)])
+    >>> strategy.get_config()
+    {'name': 'latent', 'prior_variance': 1000.0, 'num_data': 5, 'num_features': 2}
+    """
+
+    name = "latent"
 
     def __init__(self, num_data: int, num_features: int, prior_variance: float = 1000.0,
                  population_prior: "MixturePrior | dict | None" = None):
-        super().__init__(prior_variance, name="latent", population_prior=population_prior)
+        super().__init__(prior_variance, name=self.name, population_prior=population_prior)
         self.num_data = int(num_data)
         self.num_features = int(num_features)
         # Plain variables, not gpflow Parameters: gathering rows straight from a variable
@@ -299,9 +409,18 @@ class AmortizedInputs(_GaussianInputs):
     """NIMGP-NN: (a_i, b_i) = network(x~_i, one-hot y_i); a ReLU MLP with a zero output layer.
 
     The zero output layer makes q(x_i) start at N(x~_i, V~_i) for every point.
+
+    Examples
+    --------
+    >>> from gpal.models import AmortizedInputs
+    >>> strategy = AmortizedInputs(num_features=2, num_classes=3, hidden_sizes=(8,))   # input_noise="amortized"
+    >>> [tuple(w.shape) for w in strategy.weights]       # (x~, one-hot y) -> 8 -> (a, b)
+    [(5, 8), (8, 4)]
+    >>> strategy.per_point_variables                       # nothing grows with the training set
+    ()
     """
 
-    kind = "amortized"
+    name = "amortized"
 
     def __init__(
         self,
@@ -312,7 +431,7 @@ class AmortizedInputs(_GaussianInputs):
         seed: int = 0,
         population_prior: "MixturePrior | dict | None" = None,
     ):
-        super().__init__(prior_variance, name="amortized", population_prior=population_prior)
+        super().__init__(prior_variance, name=self.name, population_prior=population_prior)
         hidden_sizes = tuple(int(h) for h in hidden_sizes)
         if any(h < 1 for h in hidden_sizes):
             raise ValueError(f"hidden_sizes must be positive integers; got {hidden_sizes}")
@@ -351,7 +470,13 @@ class AmortizedInputs(_GaussianInputs):
 
 
 def strategy_from_config(config: dict[str, Any]) -> InputNoise:
-    """Inverse of ``InputNoise.get_config``."""
+    """Inverse of ``InputNoise.get_config``.
+
+    Returns
+    -------
+    InputNoise
+        The strategy registered under the config's ``name``, built from the rest of it.
+    """
     config = dict(config)
     name = config.pop("name", None)
     if name not in INPUT_NOISE:

@@ -53,7 +53,26 @@ __all__ = ["LatentGPs", "NoisySVGP", "build_model", "kmeans_inducing"]
 
 
 class LatentGPs(gpflow.base.Module):
-    """L independent sparse GPs with whitened q(u); evaluated together at shared or per-latent inputs."""
+    """L independent sparse GPs with whitened q(u); evaluated together at shared or per-latent inputs.
+
+    Examples
+    --------
+    >>> import gpflow
+    >>> import numpy as np
+    >>> import tensorflow as tf
+    >>> from gpal.models import LatentGPs
+    >>> kernels = [gpflow.kernels.SquaredExponential() for _ in range(2)]   # L = 2 latent functions
+    >>> gp = LatentGPs(kernels, Z=np.linspace(-1.0, 1.0, 4)[:, None])       # M = 4 shared inducing inputs
+    >>> gp.num_latent, gp.num_inducing
+    (2, 4)
+    >>> mean, var = gp.marginals(tf.constant([[0.0], [3.0]], tf.float64))
+    >>> mean.numpy(), var.numpy()               # q(v) starts at the prior: mean 0, the kernel's variance
+    (array([[0., 0.],
+           [0., 0.]]), array([[1., 1.],
+           [1., 1.]]))
+    >>> float(gp.kl())
+    0.0
+    """
 
     def __init__(self, kernels: Sequence[gpflow.kernels.Kernel], Z: np.ndarray, jitter: float = DEFAULT_JITTER):
         super().__init__(name="latent_gps")
@@ -74,11 +93,23 @@ class LatentGPs(gpflow.base.Module):
         self.jitter = tf.Variable(float(jitter), dtype=tf.float64, trainable=False, name="jitter")
 
     def kl(self) -> tf.Tensor:
-        """sum_c KL(q(u_c) || p(u_c)) = sum_c KL(N(m_c, S_c S_c^T) || N(0, I)) in the whitened frame."""
+        """sum_c KL(q(u_c) || p(u_c)) = sum_c KL(N(m_c, S_c S_c^T) || N(0, I)) in the whitened frame.
+
+        Returns
+        -------
+        tf.Tensor
+            Scalar KL divergence.
+        """
         return whitened_kl(tf.transpose(self.q_mu), self.q_sqrt)
 
     def cholesky_Kzz(self) -> tf.Tensor:
-        """Cholesky factors of K_ZcZc + jitter I, (L, M, M)."""
+        """Cholesky factors of K_ZcZc + jitter I, (L, M, M).
+
+        Returns
+        -------
+        tf.Tensor
+            (L, M, M) lower-triangular factors.
+        """
         Z = tf.convert_to_tensor(self.Z)
         return cholesky_with_jitter(tf.stack([k(Z[c]) for c, k in enumerate(self.kernels)]), self.jitter)
 
@@ -97,7 +128,13 @@ class LatentGPs(gpflow.base.Module):
 
     @check_shapes("X: [N, D]", "return[0]: [N, L]", "return[1]: [N, L]")
     def marginals(self, X: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
-        """Means and variances of q(f_c(x_n)), each (N, L)."""
+        """Means and variances of q(f_c(x_n)), each (N, L).
+
+        Returns
+        -------
+        mean, var : tf.Tensor
+            (N, L) each.
+        """
         return self._marginals([X] * self.num_latent)
 
     def _predictive_kernel_blocks(self, X: tf.Tensor, dtype: tf.DType) -> tuple[tf.Tensor, tf.Tensor]:
@@ -133,6 +170,11 @@ class LatentGPs(gpflow.base.Module):
         ``marginals`` up to rounding; float32 (twice the GEMM and exp rate on a CPU, more on a
         GPU) keeps means and variances to ~1e-5 of the prior variance (``PredictiveFactors``).
         Returned in float64 either way.
+
+        Returns
+        -------
+        mean, var : tf.Tensor
+            (N, L) each, in float64.
         """
         factors = predictive_factors(self.cholesky_Kzz(), tf.transpose(self.q_mu), self.q_sqrt)
         Kxz, kxx = self._predictive_kernel_blocks(X, dtype)
@@ -146,7 +188,13 @@ class LatentGPs(gpflow.base.Module):
 
     @check_shapes("X: [N, D]", "return: [L, M, N]")
     def inducing_spread(self, X: tf.Tensor) -> tf.Tensor:
-        """S_c^T L_c^-1 K_ZcX: how f_c(x) moves with a draw of q(v_c) = N(m_c, S_c S_c^T), v_c = m_c + S_c e."""
+        """S_c^T L_c^-1 K_ZcX: how f_c(x) moves with a draw of q(v_c) = N(m_c, S_c S_c^T), v_c = m_c + S_c e.
+
+        Returns
+        -------
+        tf.Tensor
+            (L, M, N): f_c(x_n) moves by its column's dot product with the draw's standard-normal e_c.
+        """
         Kzx, kxx = self._kernel_blocks([X] * self.num_latent)
         proj = whiten(self.cholesky_Kzz(), Kzx, kxx)
         return tf.linalg.matmul(self.q_sqrt, proj.A, transpose_a=True)
@@ -158,6 +206,13 @@ class LatentGPs(gpflow.base.Module):
         mu_c(x_n) depends on x_n alone, so the gradient of sum_n mu_c(x_n) with
         respect to X holds every per-point gradient.  Each latent gets its own
         copy of X, so one backward pass gives all L of them.
+
+        Returns
+        -------
+        mean, var : tf.Tensor
+            (N, L) each, as `marginals`.
+        grads : tf.Tensor
+            (L, N, D) gradients of the means.
         """
         copies = [tf.identity(X) for _ in range(self.num_latent)]
         with tf.GradientTape(watch_accessed_variables=False) as tape:
@@ -169,7 +224,28 @@ class LatentGPs(gpflow.base.Module):
 
 
 class NoisySVGP(gpflow.base.Module):
-    """Latent GPs + input-noise strategy + noise-variance spec + likelihood, and their ELBO."""
+    """Latent GPs + input-noise strategy + noise-variance spec + likelihood, and their ELBO.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import tensorflow as tf
+    >>> from gpal.models import NoisySVGP, build_model
+    >>> rng = np.random.default_rng(0)
+    >>> X, X_var = rng.normal(size=(30, 2)), np.full((30, 2), 0.05)
+    >>> y = (X[:, 0] > 0).astype(np.int64)
+    >>> model = build_model(X, y, num_classes=2, input_noise="latent", num_inducing=5, X_var=X_var)  # NIMGP
+    >>> isinstance(model, NoisySVGP), model.strategy.name, model.likelihood.name
+    (True, 'latent', 'softmax')
+    >>> seed = tf.constant([0, 1], tf.int64)
+    >>> elbo = model.elbo(tf.constant(X), tf.constant(X_var), tf.constant(y), tf.range(30), seed)
+    >>> elbo.shape, bool(elbo < 0)             # what training maximises
+    (TensorShape([]), True)
+    >>> model.predict_proba(tf.constant(X[:3]), tf.constant(X_var[:3]), seed, n_samples=20).shape
+    TensorShape([3, 2])
+    >>> NoisySVGP.from_structure(model.structure()).strategy.get_config() == model.strategy.get_config()
+    True
+    """
 
     def __init__(
         self,
@@ -182,7 +258,7 @@ class NoisySVGP(gpflow.base.Module):
     ):
         super().__init__(name="noisy_svgp")
         if strategy.uses_noise_variance and noise_variance is None:
-            raise ValueError(f"input_noise={strategy.kind!r} needs a noise-variance spec")
+            raise ValueError(f"input_noise={strategy.name!r} needs a noise-variance spec")
         if likelihood.num_latent(num_classes) != gp.num_latent:
             raise ValueError(
                 f"likelihood needs {likelihood.num_latent(num_classes)} latent functions, the GP has {gp.num_latent}"
@@ -207,6 +283,11 @@ class NoisySVGP(gpflow.base.Module):
         ``num_data`` (default ``self.num_data``) may be a tensor, so that a compiled step serves
         a training set whose size changes between fits.  ``noise``: the step's input draws, by
         default ``strategy.training_noise(X, seed)``.
+
+        Returns
+        -------
+        tf.Tensor
+            Scalar ELBO estimate.
         """
         Fmu, Fvar, extra = self.strategy.training_marginals(self.gp, X, self._V(X_var), Y, idx, seed, noise)
         data_term = tf.reduce_sum(self.likelihood.variational_expectations(Fmu, Fvar, Y)) + extra
@@ -216,7 +297,13 @@ class NoisySVGP(gpflow.base.Module):
 
     @check_shapes("X: [N, D]", "X_var: [N, D]", "seed: [2]", "return: [N, C]")
     def predict_proba(self, X: tf.Tensor, X_var: tf.Tensor, seed: tf.Tensor, n_samples: int = 300) -> tf.Tensor:
-        """Class probabilities, averaged over ``n_samples`` draws of p(x* | x~*) where the strategy samples."""
+        """Class probabilities, averaged over ``n_samples`` draws of p(x* | x~*) where the strategy samples.
+
+        Returns
+        -------
+        tf.Tensor
+            (N, C) probabilities, rows summing to 1.
+        """
         return self.predict_proba_and_error(X, X_var, seed, n_samples)[0]
 
     @check_shapes("X: [N, D]", "X_var: [N, D]", "seed: [2]", "return[0]: [N, C]", "return[1]: [N, C]")
@@ -228,6 +315,11 @@ class NoisySVGP(gpflow.base.Module):
         The error is std_s p_s / sqrt(S) over the S draws of p(x* | x~*), each p_s the
         likelihood's estimate at that draw (``Likelihood.predict_proba_per_draw``): zero for
         the strategies that do not sample inputs.
+
+        Returns
+        -------
+        proba, error : tf.Tensor
+            (N, C) each.
         """
         Fmu, Fvar = self.strategy.predictive_marginals(self.gp, X, self._V(X_var), seed, n_samples)
         if self.strategy.stochastic_prediction:  # latent draws from a stream apart from the input draws'
@@ -249,6 +341,11 @@ class NoisySVGP(gpflow.base.Module):
         None each latent draw goes with one input draw, so the spread over s holds the
         measurement noise too; with K, every latent draw is averaged over the same K input
         draws, so the spread is the function's alone (what BALD asks about).
+
+        Returns
+        -------
+        tf.Tensor
+            (S, N, C) probabilities.
         """
         input_seed, latent_seed = tf.unstack(tf.random.experimental.stateless_split(seed, 2))
         V, L = self._V(X_var), self.gp.num_latent
@@ -278,6 +375,11 @@ class NoisySVGP(gpflow.base.Module):
         Where inputs are sampled, each v_s is averaged over the same ``input_draws`` draws of the
         noiseless inputs, so the measurement noise is integrated out of every draw rather than
         taken for disagreement.  A row's draws depend on the row and the seed alone.
+
+        Returns
+        -------
+        tf.Tensor
+            (S, N, C) probabilities.
         """
         input_seed, v_seed = tf.unstack(tf.random.experimental.stateless_split(seed, 2))
         V = self._V(X_var)
@@ -295,7 +397,13 @@ class NoisySVGP(gpflow.base.Module):
         return tf.reduce_mean(tf.reshape(p, [n_samples, K, n, self.num_classes]), axis=1)
 
     def structure(self) -> dict[str, Any]:
-        """JSON-able description from which ``NoisySVGP.from_structure`` rebuilds an identical (untrained) model."""
+        """JSON-able description from which ``NoisySVGP.from_structure`` rebuilds an identical (untrained) model.
+
+        Returns
+        -------
+        dict
+            Sizes, kernels, strategy, likelihood and noise-variance configs (no trained values).
+        """
         Z = self.gp.Z
         return {
             "num_data": self.num_data,
@@ -310,6 +418,13 @@ class NoisySVGP(gpflow.base.Module):
 
     @classmethod
     def from_structure(cls, s: Mapping[str, Any]) -> "NoisySVGP":
+        """Inverse of `structure`: an untrained model of the same shape and parts.
+
+        Returns
+        -------
+        NoisySVGP
+            A model of that structure at its initial values (``gpal.models.state`` loads trained ones).
+        """
         kernels = [kernel_from_config(k) for k in s["kernels"]]
         Z = np.zeros((len(kernels), s["num_inducing"], s["num_features"]))
         nv = s["noise_variance"]
@@ -328,6 +443,11 @@ def kmeans_inducing(X: np.ndarray, num_inducing: int, seed: int) -> np.ndarray:
 
     Run on one OpenMP thread: scikit-learn's k-means gives different centres with 1 and 2
     threads, and the same seed must give the same model on a laptop or a cluster worker.
+
+    Returns
+    -------
+    numpy.ndarray
+        (M, d) inducing inputs, M <= ``num_inducing``.
     """
     from sklearn.cluster import KMeans
     from threadpoolctl import threadpool_limits
@@ -368,6 +488,11 @@ def build_model(
     default ``gpal.models.kernels.default_kernel``.  ``likelihood`` defaults to the product's
     (``gpal.registry.DEFAULT_LIKELIHOOD``, as ``NoisyGPClassifier``'s); ``likelihood_options`` go to
     the likelihood it names (e.g. ``{"epsilon": 1e-3}`` for robust-max).
+
+    Returns
+    -------
+    NoisySVGP
+        The untrained model: q(u) at the prior, per-point q(x_i) (NIMGP) at p(x_i | x~_i).
     """
     OneOf(INPUT_NOISE.names()).check("input_noise", input_noise)
     OneOf(INPUT_PRIORS).check("input_prior", input_prior)

@@ -53,7 +53,15 @@ _TCP = re.compile(r"^tcp://[^\s:/]+:\d{1,5}$")
 
 
 class Executor(abc.ABC):
-    """Runs independent tasks and yields their results as they finish."""
+    """Runs independent tasks and yields their results as they finish.
+
+    Examples
+    --------
+    >>> from gpal.runs.executors import Executor, make_executor
+    >>> with make_executor() as executor:               # None / "in-process", "local-dask" or "tcp://HOST:PORT"
+    ...     isinstance(executor, Executor), dict(executor.map(divmod, [(7, 2), (9, 4)], progress=False))
+    (True, {0: (3, 1), 1: (2, 1)})
+    """
 
     name: str
 
@@ -65,6 +73,11 @@ class Executor(abc.ABC):
 
         The first exception propagates (pending tasks are cancelled).  One tqdm bar
         counts finished tasks unless ``progress`` is false.
+
+        Yields
+        ------
+        index, result : tuple
+            The task's position in ``tasks`` and what ``fn`` returned for it.
         """
 
     def close(self) -> None:
@@ -104,13 +117,28 @@ def _bar(total: int, desc: str | None, progress: bool) -> Any:
 
 
 class InProcessExecutor(Executor):
-    """Runs tasks one after another in this process (the default; no Dask needed)."""
+    """Runs tasks one after another in this process (the default; no Dask needed).
+
+    Examples
+    --------
+    >>> from gpal.runs.executors import InProcessExecutor
+    >>> executor = InProcessExecutor()
+    >>> list(executor.map(pow, [(2, 3), (3, 2)], desc="powers", progress=False))   # in task order here
+    [(0, 8), (1, 9)]
+    """
 
     name = "in-process"
 
     def map(
         self, fn: Callable[..., Any], tasks: Sequence[tuple], *, desc: str | None = None, progress: bool = True
     ) -> Iterator[tuple[int, Any]]:
+        """Call ``fn(*tasks[i])`` for every i in turn (BLAS / OpenMP at one thread); yield ``(i, result)``.
+
+        Yields
+        ------
+        index, result : tuple
+            The task's position in ``tasks`` and what ``fn`` returned for it, in task order.
+        """
         tasks = _check_tasks(tasks)
         with _bar(len(tasks), desc, progress) as bar:
             for i, args in enumerate(tasks):
@@ -166,6 +194,14 @@ class DaskExecutor(Executor):
 
     Built by `make_executor`; ``owns_cluster`` says whether closing it also stops the
     cluster (``local-dask``) or only disconnects (``tcp://``).
+
+    Examples
+    --------
+    >>> from operator import add
+    >>> from gpal.runs.executors import make_executor
+    >>> with make_executor("local-dask", n_workers=1) as executor:    # a LocalCluster, closed on exit
+    ...     executor, executor.owns_cluster, sorted(executor.map(add, [(1, 2), (3, 4)], progress=False))
+    (DaskExecutor('local-dask'), True, [(0, 3), (1, 7)])
     """
 
     def __init__(self, client: Any, name: str, cluster: Any = None) -> None:
@@ -180,6 +216,13 @@ class DaskExecutor(Executor):
     def map(
         self, fn: Callable[..., Any], tasks: Sequence[tuple], *, desc: str | None = None, progress: bool = True
     ) -> Iterator[tuple[int, Any]]:
+        """Send every ``fn(*tasks[i])`` to the cluster (shared arguments scattered once); yield ``(i, result)`` as each finishes.
+
+        Yields
+        ------
+        index, result : tuple
+            The task's position in ``tasks`` and what ``fn`` returned for it, in completion order.
+        """
         from distributed import as_completed
 
         tasks = _check_tasks(tasks)
@@ -232,6 +275,11 @@ def make_executor(scheduler: str | None = None, n_workers: int | None = None) ->
 
     ``n_workers`` applies to "local-dask" only (default: the cores this process may
     use); the size of an existing cluster is set where it is started.
+
+    Returns
+    -------
+    Executor
+        An `InProcessExecutor` or a `DaskExecutor`; use it as a context manager so it is closed.
     """
     if scheduler is not None and not isinstance(scheduler, str):
         raise TypeError(f"scheduler must be a string, one of {list(SCHEDULER_FORMS)}; got {scheduler!r}")
@@ -273,7 +321,13 @@ def make_executor(scheduler: str | None = None, n_workers: int | None = None) ->
 
 
 def as_executor(executor: Executor | None) -> Executor:
-    """``executor``, or the in-process one for None; anything else is a TypeError naming what is expected."""
+    """``executor``, or the in-process one for None; anything else is a TypeError naming what is expected.
+
+    Returns
+    -------
+    Executor
+        ``executor`` itself, or a new `InProcessExecutor`.
+    """
     if executor is None:
         return InProcessExecutor()
     if not isinstance(executor, Executor):

@@ -2,7 +2,7 @@
 
 Batching is by index: the full training arrays live once on the device and each
 step gathers rows ``idx`` of X, X_var and y together, and hands ``idx`` itself to
-the model (the ``latent`` strategy keeps one q(x_i) per row).  A point's
+the model (NIMGP's strategy, ``LatentInputs``, keeps one q(x_i) per row).  A point's
 features, error bars, label and q(x_i) therefore never come apart, whatever the
 shuffling.  Shared parameters follow tf_keras' Adam; per-point tables follow a
 row-wise Adam that touches only the batch's rows (see ``_RowAdam``).
@@ -293,7 +293,7 @@ def _run(model, step, n, epochs, batch_size, seed, progress, callback, max_jitte
     batch_size = max(1, min(int(batch_size), n))
     rng = np.random.default_rng([int(seed), 1])
     result = TrainResult()
-    bar = tqdm(range(int(epochs)), disable=not progress, desc=f"training ({model.strategy.kind})", unit="epoch")
+    bar = tqdm(range(int(epochs)), disable=not progress, desc=f"training ({model.strategy.name})", unit="epoch")
     try:
         for epoch in bar:
             perm = rng.permutation(n)

@@ -47,7 +47,21 @@ def _common() -> dict[str, Field]:
 
 @dataclass(frozen=True)
 class Workflow:
-    """A validated workflow: its kind, its complete configuration and where it came from."""
+    """A validated workflow: its kind, its complete configuration and where it came from.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from gpal.workflows import load_workflow
+    >>> path = Path(tempfile.mkdtemp()) / "toy.yaml"
+    >>> _ = path.write_text("workflow: toy_1d\\nseed: 3\\ntraining: {epochs: 5}\\n")
+    >>> workflow = load_workflow(path, overrides=["training.epochs=7"])   # as gpal workflow --set does
+    >>> workflow.kind, workflow.config["seed"], workflow.config["training"]["epochs"]
+    ('toy_1d', 3, 7)
+    >>> workflow.out, sorted(workflow.identity)           # default folder; what decides the results
+    (PosixPath('runs/toy'), ['config', 'workflow'])
+    """
 
     kind: str
     config: dict[str, Any]
@@ -65,7 +79,13 @@ class Workflow:
 
 
 def load_workflow(path: str | os.PathLike, overrides: Sequence[str] = ()) -> Workflow:
-    """Parse, override and validate a workflow file; raises `WorkflowError` before any file is written."""
+    """Parse, override and validate a workflow file; raises `WorkflowError` before any file is written.
+
+    Returns
+    -------
+    Workflow
+        The kind, the complete configuration (defaults filled in) and the file it came from.
+    """
     doc = read_yaml(path)
     common = _common()
     if "workflow" not in doc.data:
@@ -98,12 +118,17 @@ def run_workflow(
     force: bool = False,
     progress: bool = True,
 ) -> Path:
-    """Run (or resume) the workflow in ``path``; returns its output folder.
+    """Run (or resume) the workflow in ``path``.
 
     ``out`` replaces the file's ``out``; ``scheduler`` is None / "in-process",
     "local-dask" or "tcp://HOST:PORT"; ``force`` empties an output folder that holds
     a different run.  Units finished by an earlier run into the same folder are not
     recomputed.
+
+    Returns
+    -------
+    pathlib.Path
+        The output folder: results, figures and ``report.md``.
     """
     workflow = load_workflow(path, overrides)
     folder = Path(out) if out is not None else workflow.out

@@ -10,7 +10,7 @@ repetition) curve: a checkpointed `gpal.active.ActiveLearningLoop` under
 system) that resumes mid-curve, and ``units/.../rep_0003.json`` once it is done.
 
 Every strategy and method of a repetition sees the same split, the same noisy
-inputs and the same estimator seed (a paired design), so the per-repetition
+inputs and the same estimator ``random_state`` (a paired design), so the per-repetition
 difference of a strategy to the baseline (random) carries no split-to-split noise;
 the differences, their areas and t-intervals come from `gpal.evaluation.paired`.
 """

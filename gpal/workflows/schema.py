@@ -33,7 +33,20 @@ __all__ = [
 
 
 class WorkflowError(ValueError):
-    """A workflow file or override that does not fit the schema."""
+    """A workflow file or override that does not fit the schema.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from gpal.workflows import WorkflowError, load_workflow
+    >>> path = Path(tempfile.mkdtemp()) / "bad.yaml"
+    >>> _ = path.write_text("workflow: toy_1d\\ntraining: {epochs: 0}\\n")
+    >>> load_workflow(path)
+    Traceback (most recent call last):
+        ...
+    gpal.workflows.schema.WorkflowError: .../bad.yaml:2: training.epochs must be an integer >= 1; got 0
+    """
 
 
 class _Required:

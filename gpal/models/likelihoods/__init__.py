@@ -1,7 +1,7 @@
 """Likelihoods: how labels depend on the latent functions, and nothing about inputs.
 
 Each module defines subclasses of ``Likelihood``; defining one registers it in
-``LIKELIHOODS`` by its ``kind``. A new likelihood is a new module here, imported below.
+``LIKELIHOODS`` by its ``name``. A new likelihood is a new module here, imported below.
 """
 
 from gpal.models.likelihoods.base import (

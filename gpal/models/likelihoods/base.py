@@ -41,30 +41,68 @@ class Likelihood(gpflow.base.Module, abc.ABC):
     """Base class: the contract every likelihood plugged into the model satisfies.
 
     As in GPflow, the public methods check shapes and call the abstract private ones a
-    subclass writes; a subclass with a non-empty ``kind`` registers itself in
-    ``LIKELIHOODS`` under that name, which is how ``NoisyGPClassifier(likelihood=...)``,
-    the CLI's choices and saved configs find it.
+    subclass writes; a subclass that declares a ``name`` (a class attribute) registers itself in
+    ``LIKELIHOODS`` under it, which is how ``NoisyGPClassifier(likelihood=...)``, the CLI's
+    choices and saved configs find it.  An instance's ``name`` (TensorFlow's module name) is
+    that registry name too.
+
+    Examples
+    --------
+    >>> import tensorflow as tf
+    >>> from gpal.models import Likelihood, make_likelihood
+    >>> lik = make_likelihood("robustmax", num_classes=2)        # a registered name -> a Likelihood
+    >>> isinstance(lik, Likelihood), lik.name, lik.num_latent(2)
+    (True, 'robustmax', 2)
+    >>> Fmu = tf.constant([[2.0, -1.0], [0.0, 0.0]], tf.float64)  # latent means, (N, L)
+    >>> Fvar = tf.constant([[0.1, 0.1], [1.0, 1.0]], tf.float64)  # latent variances
+    >>> lik.predict_proba(Fmu, Fvar).numpy().round(3)
+    array([[0.999, 0.001],
+           [0.5  , 0.5  ]])
+    >>> lik.variational_expectations(Fmu, Fvar, tf.constant([0, 1])).shape   # E_q log p(y | f), one per row
+    TensorShape([2])
     """
 
-    kind: str = ""
+    #: The registry name, declared by each concrete subclass (abstract bases keep tf.Module's ``name``).
+    name: str
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "kind" in cls.__dict__ and cls.kind:
-            LIKELIHOODS.register(cls.kind, cls)
+        if "kind" in cls.__dict__:
+            raise TypeError(f"{cls.__name__} declares kind = {cls.__dict__['kind']!r}: a likelihood declares its "
+                            "registry name as name (kind was gpal 0.2's word for it)")
+        if isinstance(cls.__dict__.get("name"), str) and cls.__dict__["name"]:
+            LIKELIHOODS.register(cls.name, cls)
 
     def num_latent(self, num_classes: int) -> int:
-        """Latent functions needed for ``num_classes`` classes (one per class by default)."""
+        """Latent functions needed for ``num_classes`` classes (one per class by default).
+
+        Returns
+        -------
+        int
+            L, the width of the latent marginals this likelihood reads.
+        """
         return num_classes
 
     @check_shapes("Fmu: [N, L]", "Fvar: [N, L]", "Y: [N]", "return: [N]")
     def variational_expectations(self, Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor) -> tf.Tensor:
-        """E_q[log p(y_i | f_i)] under independent Gaussian marginals, shape (N,)."""
+        """E_q[log p(y_i | f_i)] under independent Gaussian marginals, shape (N,).
+
+        Returns
+        -------
+        tf.Tensor
+            (N,) expected log-likelihoods of the labels ``Y``.
+        """
         return self._variational_expectations(Fmu, Fvar, Y)
 
     @check_shapes("Fmu: [N, L]", "Fvar: [N, L]", "return: [N, C]")
     def predict_proba(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
-        """p(y_i = c) = E_q[p(y_i = c | f_i)], shape (N, num_classes)."""
+        """p(y_i = c) = E_q[p(y_i = c | f_i)], shape (N, num_classes).
+
+        Returns
+        -------
+        tf.Tensor
+            (N, C) probabilities, rows summing to 1.
+        """
         return self._predict_proba(Fmu, Fvar)
 
     @check_shapes("Fmu: [N, L]", "Fvar: [N, L]", "return: [N, C]")
@@ -73,12 +111,23 @@ class Likelihood(gpflow.base.Module, abc.ABC):
 
         What joint posterior draws need (``NoisySVGP.sample_function_proba``): the likelihood's
         own quadrature here; a Monte Carlo likelihood uses the unscented rule instead.
+
+        Returns
+        -------
+        tf.Tensor
+            (N, C) probabilities, rows summing to 1.
         """
         return self._predict_proba(Fmu, Fvar)
 
     @check_shapes("F: [N, L]", "return: [N, C]")
     def conditional_proba(self, F: tf.Tensor) -> tf.Tensor:
-        """p(y_i = c | f_i) at given latent values, shape (N, num_classes): what BALD and sampling need."""
+        """p(y_i = c | f_i) at given latent values, shape (N, num_classes): what BALD and sampling need.
+
+        Returns
+        -------
+        tf.Tensor
+            (N, C) probabilities p(y | f).
+        """
         return self._conditional_proba(F)
 
     @check_shapes("Fmu: [S, N, L]", "Fvar: [S, N, L]", "seed: [2]", "return: [S, N, C]")
@@ -89,11 +138,22 @@ class Likelihood(gpflow.base.Module, abc.ABC):
         error.  By default the predictive at every draw's marginals (``seed`` unused); a
         Monte Carlo likelihood draws from ``seed``, the prediction's, so that a new seed
         gives new draws of x and f together.
+
+        Returns
+        -------
+        tf.Tensor
+            (S, N, C) probabilities, one (N, C) estimate per input draw.
         """
         return self._predict_proba_per_draw(Fmu, Fvar, seed)
 
     def latent_draws_per_input(self, num_input_draws: Any) -> Any:
-        """Latent draws ``predict_proba_per_draw`` makes at each of that many input draws (int or tensor)."""
+        """Latent draws ``predict_proba_per_draw`` makes at each of that many input draws (int or tensor).
+
+        Returns
+        -------
+        int or tf.Tensor
+            1 here; ceil(num_predict_samples / num_input_draws) for a Monte Carlo likelihood.
+        """
         return 1
 
     def _predict_proba_per_draw(self, Fmu: tf.Tensor, Fvar: tf.Tensor, seed: tf.Tensor) -> tf.Tensor:
@@ -117,7 +177,13 @@ class Likelihood(gpflow.base.Module, abc.ABC):
 
     @abc.abstractmethod
     def get_config(self) -> dict[str, Any]:
-        """JSON-able constructor arguments plus ``name`` (see ``likelihood_from_config``)."""
+        """JSON-able constructor arguments plus ``name`` (see ``likelihood_from_config``).
+
+        Returns
+        -------
+        dict
+            Constructor arguments (current parameter values) and ``name``: ``likelihood_from_config`` rebuilds it.
+        """
 
 
 class MonteCarloLikelihood(Likelihood):
@@ -132,6 +198,19 @@ class MonteCarloLikelihood(Likelihood):
     every input draw cost S times more evaluations (300 x 1000 softmaxes per source at the
     defaults) for an error of the same order, since those latent draws were shared by the
     input draws rather than averaged over them (``benchmarks/bench_mc_error.py``).
+
+    Examples
+    --------
+    >>> import tensorflow as tf
+    >>> from gpal.models import SoftmaxLikelihood
+    >>> from gpal.models.likelihoods import MonteCarloLikelihood
+    >>> lik = SoftmaxLikelihood(num_classes=2, num_predict_samples=1000, seed=0)
+    >>> isinstance(lik, MonteCarloLikelihood), lik.latent_draws_per_input(300)   # ceil(1000 / 300)
+    (True, 4)
+    >>> Fmu = tf.zeros([300, 5, 2], tf.float64)                # marginals at 300 draws of 5 inputs
+    >>> per_draw = lik.predict_proba_per_draw(Fmu, tf.ones_like(Fmu), tf.constant([0, 1], tf.int64))
+    >>> per_draw.shape                                          # their mean is the predictive
+    TensorShape([300, 5, 2])
     """
 
     num_predict_samples: int
@@ -149,7 +228,13 @@ class MonteCarloLikelihood(Likelihood):
         return monte_carlo_mean(self._conditional_proba, Fmu, Fvar, self.num_predict_samples, self.seed)
 
     def predict_proba_per_row(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
-        """The unscented rule (`sigma_point_mean`): 2L + 1 evaluations of the smooth p(y | f) per row."""
+        """The unscented rule (`sigma_point_mean`): 2L + 1 evaluations of the smooth p(y | f) per row.
+
+        Returns
+        -------
+        tf.Tensor
+            (N, C) probabilities, rows summing to 1.
+        """
         return sigma_point_mean(self._conditional_proba, Fmu, Fvar)
 
     def latent_draws_per_input(self, num_input_draws: Any) -> Any:
@@ -176,15 +261,28 @@ class RobustMax(Likelihood):
     P_y = int N(f_y | mu_y, nu_y) prod_{c != y} Phi((f_y - mu_c) / sqrt(nu_c)) df_y,
     a one-dimensional integral done by composite Gauss-Legendre quadrature
     (``num_quadrature`` points per panel; see ``gpal.models.quadrature.prob_largest``).
+
+    Examples
+    --------
+    >>> import tensorflow as tf
+    >>> from gpal.models import RobustMax
+    >>> lik = RobustMax(num_classes=2, epsilon=1e-3)
+    >>> Fmu = tf.constant([[2.0, -1.0], [0.0, 0.0]], tf.float64)
+    >>> Fvar = tf.constant([[0.1, 0.1], [1.0, 1.0]], tf.float64)
+    >>> lik.predict_proba(Fmu, Fvar).numpy().round(3)       # never beyond 1 - epsilon
+    array([[0.999, 0.001],
+           [0.5  , 0.5  ]])
+    >>> lik.prob_argmax(Fmu, Fvar, tf.constant([0, 1])).numpy().round(3)
+    array([1. , 0.5])
     """
 
-    kind = "robustmax"
+    name = "robustmax"
 
     def __init__(
         self, num_classes: int | None = None, epsilon: float = 1e-3, learn_epsilon: bool = False, num_quadrature: int = 8
     ):
         """``num_classes=None`` makes a template for ``NoisyGPClassifier(likelihood=...)``, which sets it at fit."""
-        super().__init__(name="robustmax")
+        super().__init__(name=self.name)
         if num_classes is not None and int(num_classes) < 2:
             raise ValueError(f"RobustMax needs at least 2 classes; got num_classes={num_classes}")
         if not 0.0 < float(epsilon) < 1.0:
@@ -206,7 +304,13 @@ class RobustMax(Likelihood):
 
     @check_shapes("Fmu: [N, C]", "Fvar: [N, C]", "Y: [N]", "return: [N]")
     def prob_argmax(self, Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor) -> tf.Tensor:
-        """P(f_y is the largest latent value) for each point's class ``Y``, by quadrature."""
+        """P(f_y is the largest latent value) for each point's class ``Y``, by quadrature.
+
+        Returns
+        -------
+        tf.Tensor
+            (N,) probabilities.
+        """
         return prob_largest(Fmu, Fvar, Y, self._nodes, self._weights)
 
     @inherit_check_shapes
@@ -221,7 +325,7 @@ class RobustMax(Likelihood):
 
     def get_config(self) -> dict[str, Any]:
         return {
-            "name": self.kind,
+            "name": self.name,
             "num_classes": self.num_classes,
             "epsilon": float(self.epsilon.numpy()),
             "learn_epsilon": self.learn_epsilon,
@@ -234,6 +338,11 @@ def make_likelihood(spec: str | Likelihood, num_classes: int, **options: Any) ->
 
     A template object is rebuilt from its config (with its current parameter
     values) so that fitting never mutates the object a user passed in.
+
+    Returns
+    -------
+    Likelihood
+        A new likelihood for ``num_classes`` classes (never ``spec`` itself).
     """
     if isinstance(spec, Likelihood):
         if options:
@@ -256,7 +365,13 @@ def make_likelihood(spec: str | Likelihood, num_classes: int, **options: Any) ->
 
 
 def likelihood_from_config(config: Mapping[str, Any]) -> Likelihood:
-    """Inverse of ``Likelihood.get_config``."""
+    """Inverse of ``Likelihood.get_config``.
+
+    Returns
+    -------
+    Likelihood
+        The likelihood of the registered ``name`` the config holds, built from the rest of it.
+    """
     config = dict(config)
     name = config.pop("name", None)
     if name not in LIKELIHOODS:

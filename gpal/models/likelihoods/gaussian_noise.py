@@ -94,9 +94,21 @@ class GaussianNoiseLikelihood(Likelihood):
     num_quadrature : Gauss-Legendre points per panel of the multi-class S
         (``gpal.models.quadrature.prob_largest``); 8 give <= 4e-8 for up to 5 classes and <= 4e-7 for 10, even at latent
         variance ratios of 1e4.
+
+    Examples
+    --------
+    >>> import tensorflow as tf
+    >>> from gpal.models import GaussianNoiseLikelihood
+    >>> lik = GaussianNoiseLikelihood(num_classes=2, noise=1.7, form="multiclass")   # any a >= 0
+    >>> lik.name, lik.num_latent(2), lik.noise_variance
+    ('gaussian_noise', 2, 1.7)
+    >>> Fmu = tf.constant([[2.0, -1.0], [0.0, 0.0]], tf.float64)
+    >>> lik.predict_proba(Fmu, tf.fill([2, 2], tf.constant(0.1, tf.float64))).numpy().round(3)
+    array([[0.942, 0.058],
+           [0.5  , 0.5  ]])
     """
 
-    kind = "gaussian_noise"
+    name = "gaussian_noise"
 
     def __init__(
         self,
@@ -107,7 +119,7 @@ class GaussianNoiseLikelihood(Likelihood):
         form: str = "auto",
         num_quadrature: int = 8,
     ):
-        super().__init__(name=self.kind)
+        super().__init__(name=self.name)
         self.num_classes = None if num_classes is None else Integer(2).check("num_classes", num_classes)
         self.noise_variance = _noise_variance(noise)
         self.noise = noise.lower() if isinstance(noise, str) else self.noise_variance
@@ -168,7 +180,7 @@ class GaussianNoiseLikelihood(Likelihood):
 
     def get_config(self) -> dict[str, Any]:
         return {
-            "name": self.kind,
+            "name": self.name,
             "num_classes": self.num_classes,
             "noise": self.noise,
             "delta": float(self.delta.numpy()),
@@ -189,7 +201,7 @@ class _NamedNoise(GaussianNoiseLikelihood):
         form: str = "auto",
         num_quadrature: int = 8,
     ):
-        super().__init__(num_classes, self.kind, delta, learn_delta, form, num_quadrature)
+        super().__init__(num_classes, self.name, delta, learn_delta, form, num_quadrature)
 
     def get_config(self) -> dict[str, Any]:
         config = super().get_config()
@@ -198,18 +210,55 @@ class _NamedNoise(GaussianNoiseLikelihood):
 
 
 class StepLikelihood(_NamedNoise):
-    """GPC-I of paper 000: the step likelihood, a -> 0 (a = 0; the latent variance keeps it finite)."""
+    """GPC-I of paper 000: the step likelihood, a -> 0 (a = 0; the latent variance keeps it finite).
 
-    kind = "step"
+    Examples
+    --------
+    >>> import tensorflow as tf
+    >>> from gpal.models import StepLikelihood
+    >>> lik = StepLikelihood(num_classes=3)          # multi-class: one latent function per class
+    >>> lik.num_latent(3), lik.noise_variance
+    (3, 0.0)
+    >>> Fmu = tf.constant([[3.0, 0.0, 0.0]], tf.float64)
+    >>> lik.predict_proba(Fmu, tf.fill([1, 3], tf.constant(0.1, tf.float64))).numpy().round(3)
+    array([[0.999, 0.001, 0.001]])
+    """
+
+    name = "step"
 
 
 class ProbitLikelihood(_NamedNoise):
-    """GPC-II of paper 000: the (multinomial) probit likelihood, a = 1."""
+    """GPC-II of paper 000: the (multinomial) probit likelihood, a = 1.
 
-    kind = "probit"
+    Examples
+    --------
+    >>> import tensorflow as tf
+    >>> from gpal.models import ProbitLikelihood
+    >>> lik = ProbitLikelihood(num_classes=2)        # two classes: the binary form, one latent function
+    >>> lik.num_latent(2), lik.binary
+    (1, True)
+    >>> Fmu, Fvar = tf.constant([[1.0], [-1.0]], tf.float64), tf.constant([[0.5], [0.5]], tf.float64)
+    >>> lik.predict_proba(Fmu, Fvar).numpy().round(3)       # Phi(mu / sqrt(1 + nu)), the second class at f > 0
+    array([[0.208, 0.792],
+           [0.792, 0.208]])
+    """
+
+    name = "probit"
 
 
 class LogitLikelihood(_NamedNoise):
-    """GPC-III of paper 000: the (multinomial) logit likelihood approximated by a = 2.897."""
+    """GPC-III of paper 000: the (multinomial) logit likelihood approximated by a = 2.897.
 
-    kind = "logit"
+    Examples
+    --------
+    >>> import tensorflow as tf
+    >>> from gpal.models import LogitLikelihood
+    >>> lik = LogitLikelihood(num_classes=2, form="multiclass")
+    >>> lik.get_config()["name"], lik.noise_variance
+    ('logit', 2.897)
+    >>> Fmu = tf.constant([[2.0, -1.0]], tf.float64)
+    >>> lik.predict_proba(Fmu, tf.fill([1, 2], tf.constant(0.1, tf.float64))).numpy().round(3)
+    array([[0.889, 0.111]])
+    """
+
+    name = "logit"

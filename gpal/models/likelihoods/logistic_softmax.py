@@ -50,14 +50,25 @@ class LogisticSoftmaxLikelihood(MonteCarloLikelihood):
         noise at every step for a given batch shape).
     num_predict_samples : draws of f for the predictive probabilities.
     seed : seed of both sets of draws.
+
+    Examples
+    --------
+    >>> import tensorflow as tf
+    >>> from gpal.models import LogisticSoftmaxLikelihood
+    >>> lik = LogisticSoftmaxLikelihood(num_classes=2, num_predict_samples=200, seed=0)
+    >>> Fmu = tf.constant([[1.0, -1.0], [0.0, 0.0]], tf.float64)
+    >>> Fvar = tf.constant([[0.1, 0.1], [1.0, 1.0]], tf.float64)
+    >>> lik.predict_proba(Fmu, Fvar).numpy().round(1)     # sigma(f_k) / sum_c sigma(f_c): flatter than softmax
+    array([[0.7, 0.3],
+           [0.5, 0.5]])
     """
 
-    kind = "logistic_softmax"
+    name = "logistic_softmax"
 
     def __init__(
         self, num_classes: int | None = None, num_samples: int = 100, num_predict_samples: int = 1000, seed: int = 0
     ):
-        super().__init__(name=self.kind)
+        super().__init__(name=self.name)
         self.num_classes = None if num_classes is None else Integer(2).check("num_classes", num_classes)
         self.num_samples = Integer(1).check("num_samples", num_samples)
         self.num_predict_samples = Integer(1).check("num_predict_samples", num_predict_samples)
@@ -79,7 +90,7 @@ class LogisticSoftmaxLikelihood(MonteCarloLikelihood):
 
     def get_config(self) -> dict[str, Any]:
         return {
-            "name": self.kind,
+            "name": self.name,
             "num_classes": self.num_classes,
             "num_samples": self.num_samples,
             "num_predict_samples": self.num_predict_samples,

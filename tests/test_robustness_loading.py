@@ -1,4 +1,4 @@
-"""Damaged, edited or odd inputs are refused with a message naming the file, the field and what was expected.
+"""Robustness (loading): damaged, edited or odd inputs are refused with a message naming the file, the field and what was expected.
 
 A table-driven sweep (issue 13): each case damages a copy of one tiny trained-model folder, a
 catalog file or an input, and checks the clear error (exit code 2 and no traceback through the CLI).
@@ -34,7 +34,7 @@ SAVED = Path(__file__).parent / "data" / "saved_v0_1"
 
 @pytest.fixture(scope="module")
 def trained(small_catalog, tmp_path_factory):
-    out = tmp_path_factory.mktemp("reliability") / "trained"
+    out = tmp_path_factory.mktemp("robustness") / "trained"
     argv = ["train", "--catalog", str(small_catalog), "--classes", "bll,fsrq,pulsar=psr+msp", "--out", str(out),
             "--epochs", "1", "--num-inducing", "3", "--features", "villacampa2021", "--no-progress"]
     assert main(argv) == 0

@@ -1,8 +1,8 @@
-"""A compact sweep of bad inputs to the CLI: each is refused with exit 2, a message naming
+"""Robustness of the CLI: a sweep of bad inputs, each refused with exit 2, a message naming
 what was wrong, no traceback, and nothing written where the output would have gone.
 
 Cases from the 307-case review (issue 13) that were refused only after the output folder
-was claimed, or not at all; the loading cases live in test_reliability_loading.py.
+was claimed, or not at all; the loading cases live in test_robustness_loading.py.
 """
 
 import pytest

@@ -1,0 +1,154 @@
+"""The public API documents itself: an example per class that runs, a Returns section per result.
+
+Public means exported: the ``__all__`` of ``gpal`` and of its packages, plus the executors
+(`PUBLIC_MODULES`).  Every public class has an ``Examples`` section whose doctest runs here
+(as does any public function's), on its own (no names but the builtins: an example imports
+what it uses, so it can be pasted as it stands).  Every public function, and every public method of a public class (defined in
+gpal, inherited ones included), whose return annotation is something other than None says
+what it returns in a numpy-style ``Returns`` section (``Yields`` for an iterator).  Properties
+are documented as attributes, without one.
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import inspect
+import re
+
+import pytest
+
+PUBLIC_MODULES = (
+    "gpal",
+    "gpal.data",
+    "gpal.catalogs",
+    "gpal.models",
+    "gpal.models.likelihoods",
+    "gpal.estimators",
+    "gpal.active",
+    "gpal.workflows",
+    "gpal.runs.executors",
+)
+FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+_SECTION = r"^\s*{}\s*\n\s*-{{3,}}\s*$"
+
+
+def _public() -> dict[str, object]:
+    """Qualified name -> object for every exported class and function, each object once (first export)."""
+    found: dict[str, object] = {}
+    seen: set[int] = set()
+    for name in PUBLIC_MODULES:
+        module = importlib.import_module(name)
+        for attr in module.__all__:
+            obj = getattr(module, attr)
+            if (inspect.isclass(obj) or inspect.isfunction(obj)) and id(obj) not in seen:
+                seen.add(id(obj))
+                found[f"{name}.{attr}"] = obj
+    return found
+
+
+PUBLIC = _public()
+CLASSES = {name: obj for name, obj in PUBLIC.items() if inspect.isclass(obj)}
+
+
+def _has_section(doc: str | None, title: str) -> bool:
+    return bool(doc) and re.search(_SECTION.format(title), inspect.cleandoc(doc), re.MULTILINE) is not None
+
+
+def _returns_something(fn: object) -> bool:
+    try:
+        annotation = inspect.signature(fn).return_annotation
+    except (TypeError, ValueError):
+        return False
+    return annotation not in (inspect.Signature.empty, None, "None")
+
+
+def _callables() -> dict[str, tuple[object, str | None]]:
+    """Public functions, and the public methods of public classes that gpal defines, each once, with their docs.
+
+    A method that overrides one without a docstring of its own has the overridden method's
+    (``inspect.getdoc``), as help() shows it.
+    """
+    out: dict[str, tuple[object, str | None]] = {}
+    seen: set[int] = set()
+
+    def add(name: str, fn: object, doc: str | None) -> None:
+        if id(fn) not in seen:
+            seen.add(id(fn))
+            out[name] = (fn, doc)
+
+    for name, obj in PUBLIC.items():
+        if not inspect.isclass(obj):
+            add(name, obj, obj.__doc__)
+            continue
+        for attr in sorted(dir(obj)):
+            if attr.startswith("_"):
+                continue
+            owner = next((c for c in obj.__mro__ if attr in vars(c)), None)
+            if owner is None or not owner.__module__.startswith("gpal"):
+                continue
+            raw = vars(owner)[attr]
+            if isinstance(raw, (staticmethod, classmethod)):
+                raw = raw.__func__
+            if inspect.isfunction(raw):
+                add(f"{owner.__module__}.{owner.__qualname__}.{attr}", raw, inspect.getdoc(getattr(owner, attr)))
+    return out
+
+
+def _examples(obj: object) -> list[doctest.DocTest]:
+    """The doctest of the docstring of a class or function, with no globals but the builtins."""
+    return [t for t in doctest.DocTestFinder(recurse=False).find(obj, obj.__qualname__, globs={}) if t.examples]
+
+
+#: Every public class, and every public function whose docstring shows an example.
+WITH_EXAMPLES = {name: obj for name, obj in PUBLIC.items() if inspect.isclass(obj) or _examples(obj)}
+
+
+def test_every_public_class_has_a_runnable_example():
+    missing = []
+    for name, cls in CLASSES.items():
+        tests = _examples(cls)
+        runnable = [e for t in tests for e in t.examples if not e.options.get(doctest.SKIP)]
+        if not _has_section(cls.__doc__, "Examples") or not runnable:
+            missing.append(name)
+    assert not missing, f"public classes without a runnable Examples section: {missing}"
+
+
+def test_every_public_function_that_returns_something_has_a_returns_section():
+    missing = [
+        name for name, (fn, doc) in _callables().items()
+        if _returns_something(fn) and not (_has_section(doc, "Returns") or _has_section(doc, "Yields"))
+    ]
+    assert not missing, f"public functions and methods without a Returns section: {missing}"
+
+
+def test_the_checks_can_fail():
+    """The section test sees a missing section, and a function without a Returns section is caught."""
+
+    def documented() -> int:
+        """One.
+
+        Returns
+        -------
+        int
+            1.
+        """
+        return 1
+
+    def undocumented() -> int:
+        """One, without saying so in a section."""
+        return 1
+
+    assert _has_section(documented.__doc__, "Returns") and not _has_section(undocumented.__doc__, "Returns")
+    assert _returns_something(undocumented) and not _returns_something(test_the_checks_can_fail)
+
+
+@pytest.mark.parametrize("name", sorted(WITH_EXAMPLES))
+def test_example_runs(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # an example that writes files writes them here
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    report: list[str] = []
+    runner = doctest.DocTestRunner(optionflags=FLAGS)
+    for test in _examples(WITH_EXAMPLES[name]):
+        runner.run(test, out=report.append)
+    assert runner.failures == 0, "".join(report)
