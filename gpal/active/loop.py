@@ -43,11 +43,12 @@ from gpal.files import write_json_atomic
 from gpal.identity import DifferentRun, check_same_run, dataset_hashes, estimator_identity
 from gpal.registry import FOLLOW_UP_ACQUISITION
 
-__all__ = ["ActiveLearningLoop", "LoopResult", "ConfigMismatch", "initial_pool_test_split", "read_state"]
+__all__ = ["ActiveLearningLoop", "LoopResult", "ConfigMismatch", "STATE_FILE", "initial_pool_test_split", "read_state"]
 
 _FORMAT = "gpal.active.loop"
 _VERSION = 1
-_STATE = "state.json"
+#: The checkpoint's state, in its folder; what marks a folder as a loop's checkpoint.
+STATE_FILE = "state.json"
 #: The loop's own numeric settings.
 _SETTINGS = {"batch_size": Integer(1), "n_queries": Integer(0), "retrain_epochs": Optional(Integer(0))}
 
@@ -84,7 +85,7 @@ def initial_pool_test_split(
 
 def read_state(checkpoint_dir: str | Path) -> dict[str, Any]:
     """The loop state stored in ``checkpoint_dir`` (``state.json``), checked for format."""
-    path = Path(checkpoint_dir) / _STATE
+    path = Path(checkpoint_dir) / STATE_FILE
     try:
         state = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
@@ -218,7 +219,7 @@ class ActiveLearningLoop:
     # ----------------------------------------------------------------- state
     def _save(self, state: dict[str, Any]) -> None:
         if self.checkpoint_dir is not None:
-            write_json_atomic(self.checkpoint_dir / _STATE, state)
+            write_json_atomic(self.checkpoint_dir / STATE_FILE, state)
 
     def _save_model(self, state: dict[str, Any], estimator: Any, step: int) -> None:
         """Model first, then the state that points at it; older model folders go last."""
@@ -276,7 +277,7 @@ class ActiveLearningLoop:
     # ------------------------------------------------------------------- run
     def _start(self) -> tuple[dict[str, Any], Any]:
         """Resume from the checkpoint if there is one, else fit the initial model (step 0)."""
-        if self.checkpoint_dir is not None and (self.checkpoint_dir / _STATE).exists():
+        if self.checkpoint_dir is not None and (self.checkpoint_dir / STATE_FILE).exists():
             state = read_state(self.checkpoint_dir)
             self._check_resume(state["config"])
             estimator = type(self.estimator).load(self.checkpoint_dir / state["model"])
