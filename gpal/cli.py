@@ -177,11 +177,14 @@ def _yaml_value(text: str) -> Any:
     """Lists and mappings as YAML: --hidden-sizes "[50, 50]", --likelihood-options "{num_samples: 50}"."""
     import yaml
 
-    return yaml.safe_load(text)
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"not valid YAML ({getattr(exc, 'problem', exc)})") from None
 
 
 def _parse_text(constraint: Constraint) -> Callable[[str], Any]:
-    """How the text of an option becomes the value ``constraint`` checks: a number, None, or a YAML value."""
+    """How the text of an option becomes the value ``constraint`` is about: a number, None, a list, or YAML."""
     if isinstance(constraint, Optional):
         inner = _parse_text(constraint.inner)
         return lambda text: None if text.lower() in ("none", "null") else inner(text)
@@ -197,7 +200,11 @@ def _parse_text(constraint: Constraint) -> Callable[[str], Any]:
 
 
 def _option(name: str, constraint: Constraint) -> dict[str, Any]:
-    """The argparse keywords of a setting: its choices, an --x / --no-x pair, or a type checked by its constraint."""
+    """The argparse keywords of a setting: its choices, an --x / --no-x pair, or a type read as its constraint says.
+
+    Only the form is checked here; the library checks the value (its range, how it goes with the others)
+    and refuses it as every bad input is refused: ``gpal: error: ...``, exit code 2.
+    """
     choices = constraint.choices()
     if choices:
         return {"choices": choices}
@@ -207,10 +214,9 @@ def _option(name: str, constraint: Constraint) -> dict[str, Any]:
 
     def value(text: str) -> Any:
         try:
-            return constraint.check(name, parse(text))
-        except (ValueError, TypeError) as exc:
-            words = str(exc) if str(exc).startswith(name) else f"{name} must be {constraint.expected}; got {text!r}"
-            raise argparse.ArgumentTypeError(words) from None
+            return parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be {constraint.expected}; got {text!r}") from None
 
     return {"type": value, "metavar": name.upper()}
 

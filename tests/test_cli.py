@@ -90,13 +90,16 @@ def test_estimator_options_take_their_types_and_ranges_from_the_constraints(caps
     expected = {"learning_rate": 0.001, "hidden_sizes": [20, 10], "standardize": False, "epochs": 7, "random_state": 4,
                 "likelihood_options": {"num_samples": 5}, "input_noise": "latent", "num_inducing": 50}
     assert {k: estimator.get_params()[k] for k in expected} == expected  # the rest: the main job's
-    for bad, message in [(["--epochs", "-1"], "epochs must be an integer >= 0; got -1"),
-                         (["--epochs", "many"], "epochs must be an integer >= 0; got 'many'"),
-                         (["--learning-rate", "0"], "learning_rate must be a finite number > 0; got 0.0"),
+    for bad, message in [(["--epochs", "many"], "epochs must be an integer >= 0; got 'many'"),  # the form: argparse
+                         (["--hidden-sizes", "[50"], "hidden_sizes must be a sequence of positive integers; got '[50'"),
                          (["--input-noise", "sideways"], "invalid choice: 'sideways'")]:
         with pytest.raises(SystemExit):
             build_parser().parse_args([*base, *bad])
         assert message in capsys.readouterr().err
+    for bad, message in [(["--epochs", "-1"], r"epochs must be an integer >= 0; got -1"),  # the value: the estimator
+                         (["--learning-rate", "0"], r"learning_rate must be a finite number > 0; got 0\.0")]:
+        with pytest.raises(ValueError, match=message):
+            _parsed_estimator([*base, *bad], main_job_estimator).validate_params()
     # gpal active: its own --batch-size is the query's, the estimator's is --train-batch-size; a campaign's defaults
     active = _parsed_estimator(["active", "--classes", "bll,fsrq", "--out", "x", "--batch-size", "3",
                                 "--train-batch-size", "20"], campaign_estimator)
@@ -141,9 +144,8 @@ def test_a_new_estimator_parameter_is_an_option_and_a_workflow_key_without_an_ed
     monkeypatch.setattr(settings, "main_job_estimator",
                         lambda **params: Tempo(**{**settings.MAIN_JOB_ESTIMATOR, **params}))
     assert _parsed_estimator(["classify", "--tempo", "7"], settings.main_job_estimator).tempo == 7
-    with pytest.raises(SystemExit):
-        build_parser().parse_args(["classify", "--tempo", "0"])
-    assert "tempo must be an integer >= 1; got 0" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="tempo must be an integer >= 1; got 0"):
+        _parsed_estimator(["classify", "--tempo", "0"], settings.main_job_estimator).validate_params()
     with pytest.raises(SystemExit):
         build_parser().parse_args(["classify", "--help"])
     assert "--tempo TEMPO how fast it learns; default 4" in " ".join(capsys.readouterr().out.split())
