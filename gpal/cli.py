@@ -3,8 +3,8 @@
 The options of a job's settings are generated from what the library declares: an
 estimator's parameters (`gpal.catalog_jobs.settings.estimator_settings`) and a job's own
 settings (``SETTINGS`` of `gpal.catalog_jobs.classify` and `gpal.catalog_jobs.active`), with
-choices from the registries, types and ranges from the constraints and defaults from the
-library; so a setting added there is an option here without an edit.
+choices from the registries, the value's form from the constraints and defaults from the
+library (which checks the values); so a setting added there is an option here without an edit.
 
 Exit codes: 0 done; 2 bad input (the message says what and what was expected);
 1 the work itself failed (training diverged); 3 an active-learning run waits for
