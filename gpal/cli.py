@@ -1,4 +1,10 @@
-"""The ``gpal`` command: each verb is a thin layer over the library.
+"""The ``gpal`` command: each verb parses its options, calls one library function and prints what it returns.
+
+The options of a job's settings are generated from what the library declares: an
+estimator's parameters (`gpal.catalog_jobs.settings.estimator_settings`) and a job's own
+settings (``SETTINGS`` of `gpal.catalog_jobs.classify` and `gpal.catalog_jobs.active`), with
+choices from the registries, the value's form from the constraints and defaults from the
+library (which checks the values); so a setting added there is an option here without an edit.
 
 Exit codes: 0 done; 2 bad input (the message says what and what was expected);
 1 the work itself failed (training diverged); 3 an active-learning run waits for
@@ -10,18 +16,16 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
-from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import gpal
 from gpal.catalogs import load_catalog
 from gpal.catalogs.catalog import DEFAULT_RELEASE, RELEASES
 from gpal.catalogs.features import FEATURE_PRESETS
-from gpal.catalogs.schemes import CLASS_SCHEMES, resolve_classes
+from gpal.catalogs.schemes import CLASS_SCHEMES
+from gpal.constraints import Boolean, Constraint, Integer, ListOf, Optional, Real
 from gpal.quiet import quiet_tensorflow
-from gpal.registry import ACQUISITIONS, FOLLOW_UP_ACQUISITION, INPUT_NOISE, INPUT_PRIORS, LIKELIHOODS
 from gpal.runs.executors import make_executor
-from gpal.runs.output_dir import claim_output_dir
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
@@ -32,6 +36,38 @@ _SCHEDULER_HELP = (
     "where prediction chunks run: 'in-process' (default), 'local-dask' (a Dask LocalCluster on this machine) "
     "or 'tcp://HOST:PORT' (an existing Dask scheduler, see docs/scaling.md)"
 )
+#: The prefixes of the ``dest`` of generated options, the estimator's and the job's, apart from the verb's own.
+_ESTIMATOR, _JOB = "estimator:", "job:"
+
+
+def _say(message: str) -> None:
+    """A step of the work, on stderr beside the progress bars (stdout keeps the results)."""
+    print(f"gpal: {message}", file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------ what a job runs on
+def _features(value: str | None) -> Any:
+    """A preset name, or comma-separated column specs such as 'LP_Index,log:Signif_Avg'."""
+    if value is None or "," not in value and ":" not in value and value.lower() in FEATURE_PRESETS:
+        return value
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _selection(args: argparse.Namespace) -> Any:
+    from gpal.catalog_jobs.selection import CatalogSelection
+
+    return CatalogSelection(catalog=args.catalog, classes=args.classes, min_significance=args.min_significance,
+                            features=_features(args.features))
+
+
+def _given(args: argparse.Namespace, prefix: str) -> dict[str, Any]:
+    """The generated options given on the command line (one not given keeps the library's default)."""
+    return {dest[len(prefix):]: value for dest, value in vars(args).items() if dest.startswith(prefix)}
+
+
+def _estimator(args: argparse.Namespace, make: Callable[..., Any], progress: bool) -> Any:
+    """The verb's estimator (``make``) with the settings given on the command line."""
+    return make(**_given(args, _ESTIMATOR), random_state=args.seed, progress=progress)
 
 
 # ---------------------------------------------------------------- catalog
@@ -42,33 +78,12 @@ def _catalog_summary(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------ train
-def _features(value: str | None) -> Any:
-    """A preset name, or comma-separated column specs such as 'LP_Index,log:Signif_Avg'."""
-    if value is None or "," not in value and ":" not in value and value.lower() in _presets():
-        return value
-    return [v.strip() for v in value.split(",") if v.strip()]
-
-
-def _presets() -> list[str]:
-    return sorted(FEATURE_PRESETS)
-
-
-def _say(message: str) -> None:
-    """A step of the work, on stderr beside the progress bars (stdout keeps the results)."""
-    print(f"gpal: {message}", file=sys.stderr, flush=True)
-
-
 def _train(args: argparse.Namespace) -> int:
     from gpal.catalog_jobs.model_folders import train_catalog_model
+    from gpal.catalog_jobs.settings import main_job_estimator
 
-    classes, merge = resolve_classes(args.classes)
-    folder = train_catalog_model(
-        args.out, catalog=args.catalog, classes=classes, merge=merge, min_significance=args.min_significance,
-        features=_features(args.features), input_noise=args.input_noise, input_prior=args.input_prior,
-        likelihood=args.likelihood,
-        epochs=args.epochs, num_inducing=args.num_inducing, batch_size=args.batch_size, seed=args.seed,
-        force=args.force, progress=not args.no_progress, log=_say,
-    )
+    folder = train_catalog_model(_selection(args), _estimator(args, main_job_estimator, not args.no_progress),
+                                 args.out, force=args.force, log=_say)
     print(f"model saved in {folder} (predict with: gpal predict {folder} --catalog ... --out table.csv)")
     return 0
 
@@ -95,13 +110,12 @@ def _predict(args: argparse.Namespace) -> int:
 def _classify(args: argparse.Namespace) -> int:
     from gpal.catalog_jobs.classify import classify_catalog
     from gpal.catalog_jobs.report import headline
+    from gpal.catalog_jobs.settings import main_job_estimator
 
+    selection, estimator = _selection(args), _estimator(args, main_job_estimator, not args.no_progress)
     with make_executor(args.scheduler) as executor:
-        report = classify_catalog(
-            args.out, catalog=args.catalog, classes=args.classes, epochs=args.epochs, num_inducing=args.num_inducing,
-            seed=args.seed,
-            chunk_size=args.chunk_size, force=args.force, progress=not args.no_progress, executor=executor, log=_say,
-        )
+        report = classify_catalog(selection, estimator, args.out, seed=args.seed, force=args.force,
+                                  progress=not args.no_progress, executor=executor, log=_say, **_given(args, _JOB))
     print("\n".join(headline(report.parent)))
     print(f"report: {report}")
     return 0
@@ -109,149 +123,19 @@ def _classify(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------- active
 def _active(args: argparse.Namespace) -> int:
-    from gpal.active import ActiveLearningLoop, FileOracle, SimulatedOracle, initial_pool_test_split, make_acquisition
-    from gpal.estimators.noisy_gp import NoisyGPClassifier
+    from gpal.catalog_jobs.active import campaign_estimator, run_active
 
-    classes, merge = resolve_classes(args.classes)
-    acquisition = make_acquisition({"name": args.acquisition, **_acquisition_options(args, classes)})
-    estimator = NoisyGPClassifier(input_noise=args.input_noise, input_prior=args.input_prior, epochs=args.epochs,
-                                  num_inducing=args.num_inducing,
-                                  batch_size=args.batch_size_train, random_state=args.seed, progress=False)
-    estimator.validate_params()
-    catalog = load_catalog(args.catalog)
-    data = catalog.dataset(classes=list(classes), merge={k: list(v) for k, v in merge.items()},
-                           min_significance=args.min_significance)
-    if args.oracle == "simulated":
-        n_pool = args.pool or data.n_samples - args.initial - args.test
-        labelled, pool, test = initial_pool_test_split(data, args.initial, n_pool, args.test, seed=args.seed)
-        oracle: Any = SimulatedOracle(pool)
-    else:
-        labelled, test = data.split(test_size=args.test_size, seed=args.seed)
-        pool = catalog.pool(select=[s.strip() for s in args.select.split(",") if s.strip()])
-        oracle = FileOracle(Path(args.out) / "queries")
-    identity = {"kind": "gpal.active", "catalog": catalog.provenance(), "classes": args.classes,
-                "min_significance": args.min_significance, "oracle": args.oracle, "acquisition": acquisition.config(),
-                "batch_size": args.batch_size, "initial": args.initial, "pool": args.pool, "test": args.test,
-                "test_size": args.test_size, "select": args.select, "input_noise": args.input_noise,
-                "input_prior": args.input_prior,
-                "epochs": args.epochs, "retrain_epochs": args.retrain_epochs, "num_inducing": args.num_inducing,
-                "seed": args.seed}
-    # The loop checks its settings against the data here, before the folder is claimed, so a refused
-    # command leaves nothing behind and its corrected form is not "a different run".
-    loop = ActiveLearningLoop(estimator, labelled, pool, oracle, test=test, acquisition=acquisition,
-                              batch_size=args.batch_size, n_queries=args.queries, retrain_epochs=args.retrain_epochs,
-                              checkpoint_dir=Path(args.out) / "checkpoint", progress=not args.no_progress)
-    out = claim_output_dir(args.out, identity, force=args.force)
-    loop.run()
-    print(f"report: {_report_active(out)}")
+    report = run_active(_selection(args), _estimator(args, campaign_estimator, progress=False), args.out,
+                        seed=args.seed, force=args.force, progress=not args.no_progress, **_given(args, _JOB))
+    print(f"report: {report}")
     return 0
 
 
-def _acquisition_options(args: argparse.Namespace, classes: Sequence[str]) -> dict[str, Any]:
-    """The acquisition's own settings from the command line, checked before anything is read or written."""
-    if args.acquisition == "discovery":
-        if args.target is None:
-            raise ValueError(f"--acquisition discovery needs --target, one of the classes {list(classes)}")
-        if args.target not in classes:
-            raise ValueError(f"--target {args.target!r} is not one of the classes {list(classes)}")
-        return {"target": args.target, "exploration": args.exploration}
-    if args.target is not None:
-        raise ValueError(f"--target applies to --acquisition discovery, not {args.acquisition!r}")
-    return {"seed": args.seed} if args.acquisition == "random" else {}
-
-
-def _discovery_yields(state: dict[str, Any]) -> str:
-    """Expected (from the probabilities at query time) and found target sources per answered query."""
-    import numpy as np
-
-    from gpal.active import expected_yield
-
-    config = state["config"]["acquisition"]
-    if config.get("exploration"):
-        return (f" Discovery of `{config['target']}` with exploration {config['exploration']}: scores are upper "
-                "bounds, not probabilities, so no expected yield is stated.")
-    found = sum(lab == config["target"] for q in state["queries"] for lab in q["labels"])
-    scores = [s for q in state["queries"] for s in q["scores"]]
-    if not scores:
-        return ""
-    expected = expected_yield(np.clip(scores, 0.0, 1.0))
-    return (f" Discovery of `{config['target']}`: {found} of {expected['n']} observed sources were `{config['target']}`; "
-            f"the probabilities at query time expected {expected['expected']:.1f} (95% range {expected['low']}-"
-            f"{expected['high']} if they are calibrated).")
-
-
-def _report_active(folder: Path) -> Path:
-    """Learning curves, the query log and report.md of an active-learning run (``checkpoint/state.json``)."""
-    import pandas as pd
-
-    from gpal.active import read_state
-    from gpal.evaluation.plots import plot_learning_curves, save_figure
-    from gpal.evaluation.reports import write_report, write_table
-
-    checkpoint = folder / "checkpoint" if (folder / "checkpoint" / "state.json").is_file() else folder
-    state = read_state(checkpoint)
-    curves = pd.DataFrame(state["metrics"])
-    acquisition = state["config"]["acquisition"]["name"]
-    tables = {"Test metrics after each query": write_table(folder / "learning_curve", curves.round(4), data=curves)}
-    queries = pd.DataFrame([{"query": q["query"], "Source_Name": i, "score": s, "label": lab}
-                            for q in state["queries"] for i, s, lab in zip(q["ids"], q["scores"], q["labels"])],
-                           columns=["query", "Source_Name", "score", "label"])
-    tables["Queried sources"] = write_table(folder / "queries_log", queries.round(4), data=queries)
-    figures = {}
-    if "error" in curves and len(curves) > 1:
-        tidy = curves.assign(method=state["config"]["estimator"]["class"].rsplit(".", 1)[-1], strategy=acquisition,
-                             repetition=0)
-        for metric in ("error", "nll"):
-            fig = plot_learning_curves(tidy, metric=metric, title=f"test {metric} against labelled sources")
-            figures[f"Learning curve: test {metric}"] = save_figure(fig, folder / f"learning_curve_{metric}")
-    pending = state.get("pending")
-    text = (f"Active learning with acquisition `{acquisition}`, batch size {state['config']['batch_size']}: "
-            f"{len(state['initial_ids'])} initial labelled sources, {len(state['queries'])} queries answered."
-            + (f" Query {pending['query']} waits for labels ({len(pending['ids'])} sources)." if pending else "")
-            + (_discovery_yields(state) if acquisition == "discovery" else ""))
-    return write_report(folder, "gpal active", figures, tables, text)
-
-
 # ----------------------------------------------------------------- report
-def _report_experiment(folder: Path) -> Path:
-    """Summary, mean confusion matrices and pooled reliability diagrams of a repeated-splits folder."""
-    import json
-
-    from gpal.runs.repeated_splits import summarize
-    from gpal.workflows.splits import write_splits_report
-
-    # A folder written by `gpal workflow` keeps its title, description and reference in workflow.json.
-    workflow = json.loads((folder / "workflow.json").read_text()) if (folder / "workflow.json").is_file() else {}
-    return write_splits_report(
-        folder,
-        summarize(folder),
-        workflow.get("title") or "gpal repeated-splits experiment",
-        workflow.get("description") or "",
-        workflow.get("reference"),
-    )
-
-
 def _report(args: argparse.Namespace) -> int:
-    from gpal.catalog_jobs.layout import HELDOUT_FILE, is_classify_folder
-    from gpal.catalog_jobs.model_folders import TRAINING_FILE
-    from gpal.catalog_jobs.report import write_classify_report
+    from gpal.workflows.run_folders import rebuild_report
 
-    folder = Path(args.run_dir)
-    if not folder.is_dir():
-        raise FileNotFoundError(f"run folder {folder} does not exist")
-    if is_classify_folder(folder):
-        report = write_classify_report(folder)
-    elif (folder / "checkpoint" / "state.json").is_file() or (folder / "state.json").is_file():
-        report = _report_active(folder)
-    elif (folder / "config.json").is_file() and (folder / "units").is_dir():
-        report = _report_experiment(folder)
-    else:
-        raise ValueError(
-            f"{folder} is not a gpal run folder; expected one of: a gpal classify output ({TRAINING_FILE} and "
-            f"{HELDOUT_FILE}), an active-learning run (checkpoint/state.json or state.json), or a repeated-splits "
-            "experiment (config.json and units/)"
-        )
-    print(f"report: {report}")
+    print(f"report: {rebuild_report(args.run_dir)}")
     return 0
 
 
@@ -266,26 +150,97 @@ def _workflow(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------- parser
-def _add_catalog(parser: argparse.ArgumentParser, default: str | None = DEFAULT_RELEASE) -> None:
+def _add_catalog(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--catalog", default=default, required=default is None,
-        help=f"a shipped release ({', '.join(RELEASES)}" + (f"; default {default}" if default else "")
-        + ") or the path of a gll_psc_v*.fit[.gz] file",
+        "--catalog", default=DEFAULT_RELEASE,
+        help=f"a shipped release ({', '.join(RELEASES)}; default {DEFAULT_RELEASE}) or the path of a gll_psc_v*.fit[.gz] file",
     )
 
 
-def _add_model_options(parser: argparse.ArgumentParser, epochs: int, num_inducing: int, input_noise: str,
-                       input_prior: str) -> None:
-    parser.add_argument("--input-noise", choices=INPUT_NOISE.names(), default=input_noise,
-                        help="how the catalog error bars enter: none (MGP), latent (NIMGP), amortized (NIMGP-NN) or "
-                        f"first_order (NIMGP-FO); default {input_noise}")
-    parser.add_argument("--input-prior", choices=INPUT_PRIORS, default=input_prior,
-                        help="prior over the noiseless inputs of latent / amortized: broad (the paper's N(0, 1000 I)) or "
-                        f"population (a mixture deconvolved from the training sources); default {input_prior}")
-    parser.add_argument("--epochs", type=int, default=epochs, help=f"training epochs (default {epochs})")
-    parser.add_argument("--num-inducing", type=int, default=num_inducing,
-                        help=f"inducing points per latent function (default {num_inducing})")
-    parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
+def _add_selection(parser: argparse.ArgumentParser, classes: str | None, features: str | None) -> None:
+    """The options of a `CatalogSelection`: ``classes`` None makes --classes required."""
+    _add_catalog(parser)
+    parser.add_argument(
+        "--classes", default=classes, required=classes is None,
+        help=f"a class scheme ({', '.join(CLASS_SCHEMES)}: docs/catalogs.md) or classes, comma-separated, where "
+        f"NAME=CODE+CODE merges CLASS1 codes into one class (e.g. {CLASS_SCHEMES['blazar_pulsar'].spec}); codes are "
+        "case-insensitive" + (f" (default {classes})" if classes else ""))
+    parser.add_argument("--min-significance", type=float, default=None,
+                        help="keep sources with Signif_Avg above this (default: no cut)")
+    shown = repr(features) if features else "the paper's six, preset 'default'"
+    parser.add_argument("--features", default=features,
+                        help=f"feature preset (default {shown}; 'villacampa2021' is the paper's six) or comma-separated "
+                        "columns, 'log:COL' for a log transform (error bars from Unc_COL when present)")
+
+
+def _yaml_value(text: str) -> Any:
+    """Lists and mappings as YAML: --hidden-sizes "[50, 50]", --likelihood-options "{num_samples: 50}"."""
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"not valid YAML ({getattr(exc, 'problem', exc)})") from None
+
+
+def _parse_text(constraint: Constraint) -> Callable[[str], Any]:
+    """How the text of an option becomes the value ``constraint`` is about: a number, None, a list, or YAML."""
+    if isinstance(constraint, Optional):
+        inner = _parse_text(constraint.inner)
+        return lambda text: None if text.lower() in ("none", "null") else inner(text)
+    if isinstance(constraint, Integer):
+        return int
+    if isinstance(constraint, Real):
+        return float
+    if isinstance(constraint, ListOf):  # also comma-separated: --baselines logistic,random_forest_isotonic
+        item = _parse_text(constraint.item)
+        return lambda text: _yaml_value(text) if text.lstrip().startswith("[") else [
+            item(t.strip()) for t in text.split(",") if t.strip()]
+    return _yaml_value
+
+
+def _option(name: str, constraint: Constraint) -> dict[str, Any]:
+    """The argparse keywords of a setting: its choices, an --x / --no-x pair, or a type read as its constraint says.
+
+    Only the form is checked here; the library checks the value (its range, how it goes with the others)
+    and refuses it as every bad input is refused: ``gpal: error: ...``, exit code 2.
+    """
+    choices = constraint.choices()
+    if choices:
+        return {"choices": choices}
+    if isinstance(constraint, Boolean):
+        return {"action": argparse.BooleanOptionalAction}
+    parse = _parse_text(constraint)
+
+    def value(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be {constraint.expected}; got {text!r}") from None
+
+    return {"type": value, "metavar": name.upper()}
+
+
+def _add_settings(group: Any, settings: Mapping[str, Any], prefix: str, flags: Mapping[str, str] | None = None) -> None:
+    """An option per `gpal.catalog_jobs.settings.Setting`, its default the library's; ``flags`` renames some."""
+    for name, setting in settings.items():
+        flag = (flags or {}).get(name, "--" + name.replace("_", "-"))
+        default = list(setting.default) if isinstance(setting.default, tuple) else setting.default
+        words = (setting.doc or name.replace("_", " ")) + ("" if default is None else f"; default {default}")
+        group.add_argument(flag, dest=prefix + name, default=argparse.SUPPRESS, help=words.replace("%", "%%"),
+                           **_option(name, setting.constraint))
+
+
+def _add_estimator(parser: argparse.ArgumentParser, estimator: Any, seed_help: str,
+                   flags: Mapping[str, str] | None = None) -> None:
+    """An option per parameter ``estimator`` declares, its value there the default; and --seed."""
+    from gpal.catalog_jobs.settings import estimator_settings
+
+    group = parser.add_argument_group(
+        f"{type(estimator).__name__} settings",
+        "every parameter the estimator declares (docs/methods.md); an option not given keeps the default shown")
+    _add_settings(group, estimator_settings(estimator), _ESTIMATOR, flags)
+    group.add_argument("--seed", type=int, default=0, help=f"{seed_help} (default 0)")
 
 
 def _add_common(parser: argparse.ArgumentParser, force_help: str) -> None:
@@ -295,22 +250,16 @@ def _add_common(parser: argparse.ArgumentParser, force_help: str) -> None:
                         help="keep TensorFlow's own start-up messages (absl, CUDA probing) on stderr, for debugging")
 
 
-def _defaults(fn: Any) -> dict[str, Any]:
-    """A library function's keyword defaults, so the command's defaults cannot drift from the library's."""
-    import inspect
-
-    return {k: p.default for k, p in inspect.signature(fn).parameters.items() if p.default is not p.empty}
-
-
 def build_parser() -> argparse.ArgumentParser:
-    from gpal.catalog_jobs.classify import DEFAULT_SELECT, classify_catalog
-    from gpal.catalog_jobs.model_folders import train_catalog_model
+    from gpal.catalog_jobs.active import CAMPAIGN_FEATURES, campaign_estimator
+    from gpal.catalog_jobs.active import SETTINGS as CAMPAIGN_SETTINGS
+    from gpal.catalog_jobs.classify import SETTINGS as MAIN_JOB_SETTINGS
+    from gpal.catalog_jobs.layout import DEFAULT_OUT_DIR
+    from gpal.catalog_jobs.prediction import DEFAULT_CHUNK_SIZE, DEFAULT_SELECT
+    from gpal.catalog_jobs.selection import CatalogSelection
+    from gpal.catalog_jobs.settings import main_job_estimator
 
-    trained, main_job = _defaults(train_catalog_model), _defaults(classify_catalog)
-
-    class_help = (f"a class scheme ({', '.join(CLASS_SCHEMES)}: docs/catalogs.md) or classes, comma-separated, where "
-                  f"NAME=CODE+CODE merges CLASS1 codes into one class (e.g. {CLASS_SCHEMES['blazar_pulsar'].spec}); "
-                  "codes are case-insensitive")
+    main_job = CatalogSelection()
     parser = argparse.ArgumentParser(
         prog="gpal",
         description="Gaussian-process classification of Fermi-LAT catalog sources with noisy inputs. "
@@ -328,21 +277,12 @@ def build_parser() -> argparse.ArgumentParser:
     summary.set_defaults(run=_catalog_summary)
 
     train = verbs.add_parser("train", help="train a classifier on labelled catalog sources and save it",
-                             description="Fit a NoisyGPClassifier on every selected labelled source and save it with "
-                             "a record of what it was trained on (training.json).")
-    _add_catalog(train)
-    train.add_argument("--classes", required=True, help=class_help)
-    train.add_argument("--min-significance", type=float, default=None,
-                       help="keep sources with Signif_Avg above this (default: no cut)")
-    train.add_argument("--features", default=trained["features"],
-                       help=f"feature preset (default {trained['features']!r}; 'villacampa2021' is the paper's six) or comma-separated "
-                       "columns, 'log:COL' for a log transform (error bars from Unc_COL when present)")
-    _add_model_options(train, trained["epochs"], trained["num_inducing"], trained["input_noise"], trained["input_prior"])
-    train.add_argument("--likelihood", choices=LIKELIHOODS.names(), default=trained["likelihood"],
-                       help=f"likelihood of the sparse GP (default {trained['likelihood']}; docs/methods.md)")
-    train.add_argument("--batch-size", type=int, default=trained["batch_size"],
-                       help=f"minibatch size (default {trained['batch_size']})")
+                             description="Fit a NoisyGPClassifier (the main job's settings unless given) on every "
+                             "selected labelled source and save it with a record of what it was trained on "
+                             "(training.json).")
+    _add_selection(train, classes=None, features=main_job.features)
     train.add_argument("--out", required=True, help="folder to write the model into (model/, training.json)")
+    _add_estimator(train, main_job_estimator(), "seed of every random choice")
     _add_common(train, "replace a folder that holds a different model")
     train.set_defaults(run=_train)
 
@@ -354,8 +294,8 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--select", default=selection,
                          help=f"which sources: 'unassociated', 'bcu', any CLASS1 code, a comma-separated list of these "
                          f"(default {selection!r}, as gpal classify), or 'all'")
-    chunk = main_job["chunk_size"]
-    predict.add_argument("--chunk-size", type=int, default=chunk, help=f"rows per prediction task (default {chunk})")
+    predict.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE,
+                         help=f"rows per prediction task (default {DEFAULT_CHUNK_SIZE})")
     predict.add_argument("--scheduler", default=None, help=_SCHEDULER_HELP)
     predict.add_argument("--out", required=True, help="output table, FILE.csv or FILE.fits")
     _add_common(predict, "overwrite an existing output file")
@@ -367,14 +307,11 @@ def build_parser() -> argparse.ArgumentParser:
         "fsrq and pulsar = psr+msp), check it on a held-out 20% split, classify every unassociated and bcu source, flag "
         "those unlike every training source (ood), and write tables, figures, sky maps and report.md.  Rerunning with "
         "the same options reuses the trained model.")
-    classify.add_argument("--out", default=main_job["out_dir"], help=f"output folder (default ./{main_job['out_dir']})")
-    _add_catalog(classify, default=main_job["catalog"])
-    classify.add_argument("--classes", default=main_job["classes"], help=class_help + f" (default {main_job['classes']})")
-    for option, what in [("epochs", "training epochs"), ("num_inducing", "inducing points per latent function"),
-                         ("seed", "seed of the split and of training"), ("chunk_size", "rows per prediction task")]:
-        classify.add_argument(f"--{option.replace('_', '-')}", type=int, default=main_job[option],
-                              help=f"{what} (default {main_job[option]})")
+    classify.add_argument("--out", default=DEFAULT_OUT_DIR, help=f"output folder (default ./{DEFAULT_OUT_DIR})")
+    _add_selection(classify, classes=main_job.classes, features=main_job.features)
+    _add_settings(classify.add_argument_group("main job settings"), MAIN_JOB_SETTINGS, _JOB)
     classify.add_argument("--scheduler", default=None, help=_SCHEDULER_HELP)
+    _add_estimator(classify, main_job_estimator(), "seed of the split and of training")
     _add_common(classify, "replace an output folder that holds a different run")
     classify.set_defaults(run=_classify)
 
@@ -384,35 +321,10 @@ def build_parser() -> argparse.ArgumentParser:
         "(raise --queries to continue). --oracle simulated hides the labels of labelled catalog sources and reveals "
         "them on request; --oracle file writes DIR/queries/query_NNNN.csv for the observers to fill in (exit code 3 "
         "until they have).")
-    _add_catalog(active)
-    active.add_argument("--classes", required=True, help=class_help)
-    active.add_argument("--min-significance", type=float, default=None, help="Signif_Avg cut on labelled sources")
+    _add_selection(active, classes=None, features=CAMPAIGN_FEATURES)
     active.add_argument("--out", required=True, help="run folder (checkpoint/, report.md, learning curves)")
-    active.add_argument("--acquisition", choices=ACQUISITIONS.names(), default=FOLLOW_UP_ACQUISITION,
-                        help=f"how the next sources are chosen (default {FOLLOW_UP_ACQUISITION}, the winner of the "
-                        "simulated DR4 campaign; discovery: the most probable sources of --target, for a targeted search)")
-    active.add_argument("--target", default=None, help="discovery: the class searched for, e.g. pulsar")
-    active.add_argument("--exploration", type=float, default=0.0,
-                        help="discovery: weight of the model's uncertainty about the target probability (default 0: "
-                        "plain ranking by probability)")
-    active.add_argument("--batch-size", type=int, default=1, help="sources labelled per query (default 1)")
-    active.add_argument("--queries", type=int, default=10, help="number of queries (default 10)")
-    active.add_argument("--oracle", choices=("simulated", "file"), default="simulated",
-                        help="who labels: simulated (catalog labels) or file (you, in DIR/queries/*.csv)")
-    active.add_argument("--initial", type=int, default=30, help="simulated: initially labelled sources (default 30)")
-    active.add_argument("--pool", type=int, default=None, help="simulated: pool size (default: all the rest)")
-    active.add_argument("--test", type=int, default=500, help="simulated: test sources (default 500)")
-    active.add_argument("--test-size", type=float, default=0.2,
-                        help="file oracle: share of labelled sources kept for testing (default 0.2)")
-    active.add_argument("--select", default=selection,
-                        help=f"file oracle: the pool, 'unassociated', 'bcu' or CLASS1 codes, comma-separated "
-                        f"(default {selection!r}, the sources gpal classify classifies)")
-    # Exact inputs by default, not the main job's NIMGP: its population prior needs >= 80 labelled sources and a
-    # campaign starts from --initial; which model a campaign should retrain is issue 23's study.
-    _add_model_options(active, epochs=200, num_inducing=30, input_noise="none", input_prior=trained["input_prior"])
-    active.add_argument("--retrain-epochs", type=int, default=50, help="epochs of each warm-started retraining (default 50)")
-    active.add_argument("--train-batch-size", dest="batch_size_train", type=int, default=50,
-                        help="training minibatch size (default 50)")
+    _add_settings(active.add_argument_group("campaign settings"), CAMPAIGN_SETTINGS, _JOB)
+    _add_estimator(active, campaign_estimator(), "seed of every random choice", flags={"batch_size": "--train-batch-size"})
     _add_common(active, "replace a folder that holds a different run")
     active.set_defaults(run=_active)
 

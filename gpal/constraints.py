@@ -61,6 +61,10 @@ class Constraint(abc.ABC):
             raise InvalidParameter(f"{name} must be {self.expected}; got {value!r}")
         return self.plain(value)
 
+    def choices(self) -> tuple[str, ...] | None:
+        """The names it accepts where they can be listed (a command line offers them as choices), else None."""
+        return None
+
 
 class _Compound(Constraint):
     """A constraint whose check names the part that failed (an item, a key); ``ok`` is "check passes"."""
@@ -146,6 +150,9 @@ class OneOf(Constraint):
     def ok(self, value: Any) -> bool:
         return any(value == option and type(value) is type(option) for option in self.options)
 
+    def choices(self) -> tuple[str, ...] | None:
+        return tuple(self.options) if all(isinstance(o, str) for o in self.options) else None
+
 
 class Boolean(Constraint):
     expected = "True or False"
@@ -184,6 +191,9 @@ class Optional(Constraint):
             return self.inner.check(name, value)
         return super().check(name, value)
 
+    def choices(self) -> tuple[str, ...] | None:
+        return self.inner.choices()
+
 
 @dataclass(frozen=True)
 class AnyOf(Constraint):
@@ -213,10 +223,15 @@ class Options(Constraint):
 
 @dataclass(frozen=True)
 class Satisfies(Constraint):
-    """Any rule written as a predicate, with the words that describe it."""
+    """Any rule written as a predicate, with the words that describe it.
+
+    ``names``: the strings it accepts, where the rule also takes objects but its names can be
+    listed (a registry's): a command line offers them as its choices.
+    """
 
     predicate: Callable[[Any], bool]
     description: str
+    names: tuple[str, ...] = ()
 
     @property
     def expected(self) -> str:  # type: ignore[override]
@@ -227,6 +242,9 @@ class Satisfies(Constraint):
             return bool(self.predicate(value))
         except (TypeError, ValueError):
             return False
+
+    def choices(self) -> tuple[str, ...] | None:
+        return tuple(self.names) or None
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ import pandas as pd
 import pytest
 
 from gpal.catalog_jobs.classify import classify_catalog
+from gpal.catalog_jobs.selection import CatalogSelection
+from gpal.catalog_jobs.settings import main_job_estimator
 from gpal.catalog_jobs.model_folders import load_trained
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL
 from gpal.catalog_jobs.prediction import predict_catalog
@@ -27,10 +29,18 @@ TABLES = ("heldout_metrics", "heldout_per_class", "heldout_confusion", "heldout_
 FIGURES = ("confusion_matrix", "reliability", "reliability_per_class", "sky_classes", "sky_entropy")
 
 
+def _classify(out, catalog, estimator=TINY, **job):
+    """The main job on ``catalog`` with a tiny estimator; ``classes`` goes to the selection, the rest to the job."""
+    selection = CatalogSelection(catalog=str(catalog), **({"classes": job.pop("classes")} if "classes" in job else {}))
+    return classify_catalog(selection, main_job_estimator(**estimator), out, progress=False, **job)
+
+
 @pytest.fixture(scope="module")
 def classified(small_catalog, tmp_path_factory):
     out = tmp_path_factory.mktemp("classify") / "run"
-    report = classify_catalog(out, catalog=str(small_catalog), progress=False, **TINY)
+    estimator = main_job_estimator(**TINY)
+    report = classify_catalog(CatalogSelection(catalog=str(small_catalog)), estimator, out, progress=False)
+    assert not hasattr(estimator, "classes_")  # the job fits a copy
     return out, report
 
 
@@ -50,6 +60,32 @@ def test_class_spec_parses_merges_and_round_trips():
 def test_bad_class_specs_are_named(spec, message):
     with pytest.raises(ValueError, match=message):
         parse_class_spec(spec)
+
+
+# ------------------------------------------------------------------ selections
+@pytest.mark.parametrize("fields, message", [
+    ({"classes": "blazar_pulsr"}, r"unknown class scheme 'blazar_pulsr'"),
+    ({"classes": "bll,pulsar=psr+"}, r"bad class 'pulsar=psr\+'"),
+    ({"classes": "bll,fsrq", "merge": {"pulsar": ["psr"]}}, "give merges inside the class spec or scheme"),
+    ({"min_significance": "high"}, r"min_significance must be None or a finite number; got 'high'"),
+    ({"features": "fermi_dr5"}, r"unknown feature preset 'fermi_dr5'"),
+    ({"features": ["LP_Index", 3]}, r"features must be None or a non-empty string or a list .*; got \['LP_Index', 3\]"),
+    ({"catalog": ""}, r"catalog must be a release name \(4FGL, 4FGL-DR4\) or the path"),
+])
+def test_a_selection_is_checked_when_made(fields, message):
+    with pytest.raises(ValueError, match=message):
+        CatalogSelection(**fields)
+
+
+def test_a_selection_keeps_its_values_and_resolves_its_classes():
+    assert CatalogSelection().class_spec == "bll,fsrq,pulsar=psr+msp"  # the main job's scheme
+    listed = CatalogSelection(classes=["bll", "fsrq", "pulsar"], features=["LP_Index", "log:Signif_Avg"])
+    assert listed.classes == ("bll", "fsrq", "pulsar") and listed.features == ("LP_Index", "log:Signif_Avg")
+    assert listed.class_groups() == (("bll", "fsrq", "pulsar"), {"pulsar": ("psr", "msp")})  # the default merge
+    assert CatalogSelection(classes="blazar_psr_msp").class_spec == "bll,fsrq,psr,msp"
+    assert {name: s.default for name, s in CatalogSelection.settings().items()} == {
+        "catalog": "4FGL-DR4", "classes": "blazar_pulsar", "merge": None, "min_significance": None,
+        "features": "fermi_dr4"}
 
 
 # ----------------------------------------------------------------- the main job
@@ -153,7 +189,7 @@ def test_classify_compares_with_baselines_on_the_same_rows(classified):
 
 def test_unknown_baseline_is_refused_before_the_folder_is_claimed(small_catalog, tmp_path):
     with pytest.raises(ValueError, match="unknown baseline\\(s\\) \\['svm'\\]; valid baselines"):
-        classify_catalog(tmp_path / "run", catalog=str(small_catalog), baselines=["svm"], progress=False, **TINY)
+        _classify(tmp_path / "run", small_catalog, baselines=["svm"])
     assert not (tmp_path / "run").exists()
 
 
@@ -162,7 +198,7 @@ def test_rerun_with_same_settings_reuses_the_model_and_reproduces_the_table(clas
     params = out / "model" / "params.npz"
     before, table = params.stat().st_mtime_ns, (out / "classifications.csv").read_bytes()
     said = []
-    classify_catalog(out, catalog=str(small_catalog), progress=False, log=said.append, **TINY)
+    _classify(out, small_catalog, log=said.append)
     assert params.stat().st_mtime_ns == before  # not retrained
     assert said[0].startswith(f"reusing the trained model in {out}") and not any("training on" in m for m in said)
     assert (out / "classifications.csv").read_bytes() == table
@@ -190,7 +226,7 @@ def test_rerun_into_a_folder_of_the_flat_layout_moves_it_and_reuses_the_model(cl
     old = _flat_copy(out, tmp_path / "old")
     baselines = (old / "heldout_baselines.csv").read_bytes()
     said = []
-    report = classify_catalog(old, catalog=str(small_catalog), progress=False, log=said.append, **TINY)
+    report = _classify(old, small_catalog, log=said.append)
     assert said[0] == "moved 37 files of the flat layout of earlier versions into tables/ and figures/"
     assert said[1].startswith(f"reusing the trained model in {old}")
     assert not any("training on" in m or "without the error bars" in m for m in said)  # neither model nor twin refitted
@@ -218,19 +254,19 @@ def test_report_rebuilds_a_folder_of_the_flat_layout_in_the_new_one(classified, 
 def test_rerun_with_other_settings_is_refused_before_any_work(classified, small_catalog):
     out, _ = classified
     with pytest.raises(OutputInUse, match=r"estimator.params.epochs: 3 -> 4.*--force"):
-        classify_catalog(out, catalog=str(small_catalog), progress=False, **{**TINY, "epochs": 4})
+        _classify(out, small_catalog, estimator={**TINY, "epochs": 4})
 
 
 @pytest.mark.parametrize(
-    "override, message",
-    [({"classes": ("bll", "xyz")}, r"unknown class code\(s\) \['xyz'\]"),
-     ({"select": ("unassociated", "foo")}, r"unknown class code\(s\) \['foo'\]"),
-     ({"input_noise": "sideways"}, "input_noise must be one of"),
-     ({"test_size": 1.5}, r"test_size must be a finite number > 0 and < 1 \(the held-out fraction\); got 1.5")],
+    "estimator, job, message",
+    [({}, {"classes": ("bll", "xyz")}, r"unknown class code\(s\) \['xyz'\]"),
+     ({}, {"select": ("unassociated", "foo")}, r"unknown class code\(s\) \['foo'\]"),
+     ({"input_noise": "sideways"}, {}, "input_noise must be one of"),
+     ({}, {"test_size": 1.5}, r"test_size must be a finite number > 0 and < 1 \(the held-out fraction\); got 1.5")],
 )
-def test_bad_settings_fail_before_the_folder_is_claimed(small_catalog, tmp_path, override, message):
+def test_bad_settings_fail_before_the_folder_is_claimed(small_catalog, tmp_path, estimator, job, message):
     with pytest.raises(ValueError, match=message):
-        classify_catalog(tmp_path / "out", catalog=str(small_catalog), progress=False, **{**TINY, **override})
+        _classify(tmp_path / "out", small_catalog, estimator={**TINY, **estimator}, **job)
     assert not (tmp_path / "out").exists()
 
 
@@ -299,8 +335,7 @@ def test_classify_flags_none_of_these_and_counts_by_latitude(classified, small_c
 
 def test_a_scheme_that_trains_on_bcu_classifies_only_the_unassociated(small_catalog, tmp_path):
     out = tmp_path / "coarse"
-    classify_catalog(out, catalog=str(small_catalog), classes="bll,fsrq,pulsar=psr+msp,other=snr+bcu",
-                     baselines=["logistic"], progress=False, **TINY)
+    _classify(out, small_catalog, classes="bll,fsrq,pulsar=psr+msp,other=snr+bcu", baselines=["logistic"])
     frame = pd.read_csv(out / "classifications.csv", keep_default_na=False)
     assert set(frame["CLASS1"].str.lower()) == {""} and len(frame) == SMALL[""]
     assert set(json.loads((out / "ood.json").read_text())["left_out"]) == {"spp"}  # snr and bcu are trained on
@@ -314,5 +349,5 @@ def test_a_scheme_that_trains_on_bcu_classifies_only_the_unassociated(small_cata
 ])
 def test_bad_schemes_are_refused_naming_the_group_before_any_work(small_catalog, tmp_path, classes, message):
     with pytest.raises(ValueError, match=message):
-        classify_catalog(tmp_path / "out", catalog=str(small_catalog), classes=classes, progress=False, **TINY)
+        _classify(tmp_path / "out", small_catalog, classes=classes)
     assert not (tmp_path / "out").exists()

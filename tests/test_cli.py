@@ -72,6 +72,87 @@ def test_workflow_arguments_reach_run_workflow():
     assert build_parser().parse_args(["workflow", "w.yaml"]).set == []
 
 
+# --------------------------------------------------------- estimator options
+def _parsed_estimator(argv, make):
+    import gpal.cli
+
+    return gpal.cli._estimator(build_parser().parse_args(argv), make, progress=False)
+
+
+def test_estimator_options_take_their_types_and_ranges_from_the_constraints(capsys):
+    from gpal.catalog_jobs.active import campaign_estimator
+    from gpal.catalog_jobs.settings import main_job_estimator
+
+    base = ["train", "--classes", "bll,fsrq", "--out", "x"]
+    estimator = _parsed_estimator([*base, "--learning-rate", "1e-3", "--hidden-sizes", "[20, 10]", "--no-standardize",
+                                   "--likelihood-options", "{num_samples: 5}", "--epochs", "7", "--seed", "4"],
+                                  main_job_estimator)
+    expected = {"learning_rate": 0.001, "hidden_sizes": [20, 10], "standardize": False, "epochs": 7, "random_state": 4,
+                "likelihood_options": {"num_samples": 5}, "input_noise": "latent", "num_inducing": 50}
+    assert {k: estimator.get_params()[k] for k in expected} == expected  # the rest: the main job's
+    for bad, message in [(["--epochs", "many"], "epochs must be an integer >= 0; got 'many'"),  # the form: argparse
+                         (["--hidden-sizes", "[50"], "hidden_sizes must be a sequence of positive integers; got '[50'"),
+                         (["--input-noise", "sideways"], "invalid choice: 'sideways'")]:
+        with pytest.raises(SystemExit):
+            build_parser().parse_args([*base, *bad])
+        assert message in capsys.readouterr().err
+    for bad, message in [(["--epochs", "-1"], r"epochs must be an integer >= 0; got -1"),  # the value: the estimator
+                         (["--learning-rate", "0"], r"learning_rate must be a finite number > 0; got 0\.0")]:
+        with pytest.raises(ValueError, match=message):
+            _parsed_estimator([*base, *bad], main_job_estimator).validate_params()
+    # gpal active: its own --batch-size is the query's, the estimator's is --train-batch-size; a campaign's defaults
+    active = _parsed_estimator(["active", "--classes", "bll,fsrq", "--out", "x", "--batch-size", "3",
+                                "--train-batch-size", "20"], campaign_estimator)
+    assert (active.batch_size, active.input_noise, active.epochs, active.num_inducing) == (20, "none", 200, 30)
+
+
+def test_job_options_are_generated_from_the_jobs_declared_settings():
+    import gpal.cli
+
+    args = build_parser().parse_args(["classify", "--select", "bcu", "--baselines", "logistic", "--test-size", "0.3"])
+    assert gpal.cli._given(args, gpal.cli._JOB) == {"select": "bcu", "baselines": ["logistic"], "test_size": 0.3}
+    args = build_parser().parse_args(["active", "--classes", "bll,fsrq", "--out", "x", "--oracle", "file",
+                                      "--queries", "3", "--pool", "none"])
+    assert gpal.cli._given(args, gpal.cli._JOB) == {"oracle": "file", "queries": 3, "pool": None}
+
+
+def test_a_new_estimator_parameter_is_an_option_and_a_workflow_key_without_an_edit(monkeypatch, capsys):
+    import inspect
+
+    import gpal.catalog_jobs.settings as settings
+    from gpal.constraints import Integer
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
+    from gpal.workflows.classify import schema
+
+    class Tempo(NoisyGPClassifier):
+        """A classifier with one more parameter.
+
+        Parameters
+        ----------
+        tempo : how fast it learns.
+        """
+
+        _parameters = {**NoisyGPClassifier._parameters, "tempo": Integer(1)}
+
+        def __init__(self, tempo=4, **params):
+            super().__init__(**params)
+            self.tempo = tempo
+
+    signature = inspect.signature(NoisyGPClassifier.__init__)
+    Tempo.__init__.__signature__ = signature.replace(parameters=[
+        *signature.parameters.values(), inspect.Parameter("tempo", inspect.Parameter.KEYWORD_ONLY, default=4)])
+    monkeypatch.setattr(settings, "main_job_estimator",
+                        lambda **params: Tempo(**{**settings.MAIN_JOB_ESTIMATOR, **params}))
+    assert _parsed_estimator(["classify", "--tempo", "7"], settings.main_job_estimator).tempo == 7
+    with pytest.raises(ValueError, match="tempo must be an integer >= 1; got 0"):
+        _parsed_estimator(["classify", "--tempo", "0"], settings.main_job_estimator).validate_params()
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["classify", "--help"])
+    assert "--tempo TEMPO how fast it learns; default 4" in " ".join(capsys.readouterr().out.split())
+    field = schema()["params"]["tempo"]
+    assert (field.default, field.doc) == (4, "how fast it learns")
+
+
 # ------------------------------------------------------------- train / predict
 def test_train_writes_a_model_folder_with_its_provenance(model_dir):
     training = json.loads((model_dir / "training.json").read_text())

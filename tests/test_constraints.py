@@ -96,3 +96,10 @@ def test_the_same_words_in_a_workflow_file(tmp_path):
     with pytest.raises(WorkflowError, match=r"wf\.yaml:3: training\.num_inducing must be one of \['auto'\] or an integer "
                                             r">= 1; got 0$"):
         load_workflow(path)
+
+
+def test_choices_are_the_names_a_command_line_offers():
+    assert OneOf(("a", "b")).choices() == ("a", "b") and OneOf((1, 2)).choices() is None
+    assert Optional(OneOf(("a",))).choices() == ("a",) and Integer(1).choices() is None
+    named = Satisfies(lambda v: isinstance(v, str) or callable(v), "a name or a function", names=("x", "y"))
+    assert named.choices() == ("x", "y") and Satisfies(bool, "truthy").choices() is None

@@ -15,6 +15,7 @@ from gpal.registry import (
     INFERENCE,
     INPUT_NOISE,
     INPUT_PRIORS,
+    KERNELS,
     LIKELIHOODS,
     NOISE_VARIANCE_MODES,
     WORKFLOWS,
@@ -35,6 +36,10 @@ def _option(parser, verb: str, flag: str):
     ("train", "--input-prior", INPUT_PRIORS),
     ("active", "--input-noise", INPUT_NOISE.names()),
     ("active", "--acquisition", ACQUISITIONS.names()),
+    ("classify", "--likelihood", LIKELIHOODS.names()),
+    ("classify", "--noise-variance", NOISE_VARIANCE_MODES),
+    ("classify", "--inference", INFERENCE),
+    ("train", "--kernel", KERNELS.names()),
 ])
 def test_cli_choices_are_the_registrys_names(verb, flag, names):
     from gpal.cli import build_parser
@@ -51,16 +56,16 @@ def test_the_cli_refuses_an_unregistered_likelihood(capsys):
 
 
 def test_one_default_likelihood_everywhere():
-    from gpal.catalog_jobs.classify import classify_catalog
-    from gpal.catalog_jobs.model_folders import train_catalog_model
+    from gpal.catalog_jobs.active import campaign_estimator
+    from gpal.catalog_jobs.settings import main_job_estimator
     from gpal.estimators.noisy_gp import NoisyGPClassifier
     from gpal.models.svgp import build_model
     from gpal.workflows.methods import training_schema
 
     assert DEFAULT_LIKELIHOOD in LIKELIHOODS
     assert NoisyGPClassifier().likelihood == DEFAULT_LIKELIHOOD
-    for fn in (build_model, train_catalog_model, classify_catalog):
-        assert inspect.signature(fn).parameters["likelihood"].default == DEFAULT_LIKELIHOOD, fn.__qualname__
+    assert inspect.signature(build_model).parameters["likelihood"].default == DEFAULT_LIKELIHOOD
+    assert main_job_estimator().likelihood == campaign_estimator().likelihood == DEFAULT_LIKELIHOOD
     assert training_schema()["likelihood"].default == DEFAULT_LIKELIHOOD
 
 

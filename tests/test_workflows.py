@@ -210,25 +210,40 @@ def test_local_dask_gives_the_in_process_results(toy_run, tmp_path):
         assert a["proba"] == b["proba"] and a["grid_proba"] == b["grid_proba"]
 
 
-def test_classify_params_follow_the_library_signature(tmp_path, monkeypatch):
+def test_classify_params_are_the_selection_the_estimator_and_the_job(tmp_path, monkeypatch):
+    """The params block is generated from what the job declares; the runner builds the objects the job takes."""
     import gpal.catalog_jobs.classify
+    from gpal.catalog_jobs.selection import CatalogSelection
+    from gpal.catalog_jobs.settings import estimator_settings, main_job_estimator
+    from gpal.identity import estimator_identity
 
     calls = []
 
-    def fake(out_dir, *, catalog="4FGL-DR4", epochs=300, seed=0, force=False, progress=True, executor=None):
-        calls.append({"out_dir": out_dir, "catalog": catalog, "epochs": epochs, "seed": seed, "force": force})
+    def fake(selection, estimator, out_dir, *, seed, force, progress, executor, **job):
+        calls.append({"selection": selection, "estimator": estimator_identity(estimator), "out_dir": out_dir,
+                      "seed": seed, "force": force, **job})
         return Path(out_dir) / "report.md"
 
     monkeypatch.setattr(gpal.catalog_jobs.classify, "classify_catalog", fake)
-    path = _write(tmp_path, "workflow: classify\nseed: 3\nparams:\n  epochs: 20\n")
-    wf = load_workflow(path)
-    assert wf.config["params"] == {"catalog": "4FGL-DR4", "epochs": 20}
-    with pytest.raises(WorkflowError, match=r"unknown key 'params\.epoch'; valid keys at params: \['catalog', 'epochs'\]"):
+    path = _write(tmp_path, "workflow: classify\nseed: 3\nparams:\n  epochs: 20\n  classes: [bll, fsrq]\n"
+                            "  learning_rate: 0.02\n")
+    params = load_workflow(path).config["params"]
+    assert set(params) == {*CatalogSelection.settings(), *estimator_settings(main_job_estimator()),
+                           *gpal.catalog_jobs.classify.SETTINGS}
+    assert (params["epochs"], params["input_noise"], params["features"], params["test_size"]) == (20, "latent",
+                                                                                               "fermi_dr4", 0.2)
+    with pytest.raises(WorkflowError, match=r"unknown key 'params\.epoch'; valid keys at params: \[.*'epochs'"):
         load_workflow(_write(tmp_path, "workflow: classify\nparams: {epoch: 20}\n", "typo.yaml"))
-    with pytest.raises(WorkflowError, match=r"params\.epochs must be an integer; got 'many'"):
+    with pytest.raises(WorkflowError, match=r"params\.epochs must be an integer >= 0; got 'many'"):
         load_workflow(path, ["params.epochs=many"])
+    with pytest.raises(WorkflowError, match=r"params\.input_noise must be one of \['none', 'latent'"):
+        load_workflow(path, ["params.input_noise=sideways"])
     out = run_workflow(path, out=tmp_path / "job", force=True, progress=False)
-    assert calls == [{"out_dir": out, "catalog": "4FGL-DR4", "epochs": 20, "seed": 3, "force": True}]
+    call = calls.pop()
+    assert call.pop("selection") == CatalogSelection(classes=("bll", "fsrq"))
+    assert call.pop("estimator") == estimator_identity(main_job_estimator(epochs=20, learning_rate=0.02, random_state=3))
+    assert call == {"out_dir": out, "seed": 3, "force": True, "test_size": 0.2, "select": None, "chunk_size": 20000,
+                    "baselines": ["logistic", "random_forest_isotonic"]}
 
 
 def test_synthetic_2d_tables_with_given_and_learned_noise(tmp_path):

@@ -17,7 +17,6 @@ round-off.
 from __future__ import annotations
 
 import argparse
-import inspect
 from pathlib import Path
 
 import numpy as np
@@ -25,8 +24,7 @@ import pandas as pd
 from scipy.stats import entropy
 
 from gpal.active import ActiveLearningLoop, SimulatedOracle, initial_pool_test_split
-from gpal.catalog_jobs.classify import classify_catalog
-from gpal.catalog_jobs.model_folders import make_catalog_estimator
+from gpal.catalog_jobs.settings import main_job_estimator
 from gpal.evaluation.baselines import make_baseline
 from gpal.evaluation.calibration import class_reliability, top_label_reliability
 from gpal.catalogs import load_catalog
@@ -56,10 +54,8 @@ GP = "gpal GP (main job)"
 
 
 def gp_classifier(seed: int):
-    """A classifier with `gpal classify`'s own defaults (read from its signature, so they cannot drift)."""
-    d = {name: p.default for name, p in inspect.signature(classify_catalog).parameters.items()}
-    return make_catalog_estimator(d["input_noise"], d["likelihood"], d["epochs"], d["num_inducing"], d["batch_size"],
-                                  seed, progress=False)
+    """A classifier with `gpal classify`'s own settings (`main_job_estimator`, so they cannot drift)."""
+    return main_job_estimator(random_state=seed)
 
 
 MODELS = {GP: gp_classifier, "logistic regression": lambda seed: make_baseline("logistic", seed)}

@@ -43,12 +43,13 @@ from gpal.files import write_json_atomic
 from gpal.identity import DifferentRun, check_same_run, dataset_hashes, estimator_identity
 from gpal.registry import FOLLOW_UP_ACQUISITION, MODELS_PER_BATCH, PER_MODEL_ERRORS
 
-__all__ = ["ActiveLearningLoop", "LoopResult", "ConfigMismatch", "initial_pool_test_split", "read_state",
+__all__ = ["ActiveLearningLoop", "LoopResult", "ConfigMismatch", "STATE_FILE", "initial_pool_test_split", "read_state",
            "run_together"]
 
 _FORMAT = "gpal.active.loop"
 _VERSION = 1
-_STATE = "state.json"
+#: The checkpoint's state, in its folder; what marks a folder as a loop's checkpoint.
+STATE_FILE = "state.json"
 #: The loop's own numeric settings.
 _SETTINGS = {"batch_size": Integer(1), "n_queries": Integer(0), "retrain_epochs": Optional(Integer(0))}
 
@@ -139,7 +140,7 @@ def read_state(checkpoint_dir: str | Path) -> dict[str, Any]:
     dict
         The state: config, initial ids, queries, a pending query, metrics per step, the model folder.
     """
-    path = Path(checkpoint_dir) / _STATE
+    path = Path(checkpoint_dir) / STATE_FILE
     try:
         state = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
@@ -296,7 +297,7 @@ class ActiveLearningLoop:
     # ----------------------------------------------------------------- state
     def _save(self, state: dict[str, Any]) -> None:
         if self.checkpoint_dir is not None:
-            write_json_atomic(self.checkpoint_dir / _STATE, state)
+            write_json_atomic(self.checkpoint_dir / STATE_FILE, state)
 
     def _save_model(self, state: dict[str, Any], estimator: Any, step: int) -> None:
         """Model first, then the state that points at it; older model folders go last."""
@@ -350,7 +351,7 @@ class ActiveLearningLoop:
     # ------------------------------------------------------------------- run
     def _resume(self) -> tuple[dict[str, Any], Any] | None:
         """The checkpointed state and model, or None where there is no checkpoint yet."""
-        if self.checkpoint_dir is None or not (self.checkpoint_dir / _STATE).exists():
+        if self.checkpoint_dir is None or not (self.checkpoint_dir / STATE_FILE).exists():
             return None
         state = read_state(self.checkpoint_dir)
         self._check_resume(state["config"])

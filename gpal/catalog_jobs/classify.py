@@ -16,55 +16,58 @@ import pandas as pd
 
 from gpal.active import make_acquisition
 from gpal.catalog_jobs.layout import (
-    BASELINES_FILE, CATALOG_COLUMNS_FILE, CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS, CONTEXT_COLUMNS, FIGURES_DIR, HELDOUT_FILE, SIGNIFICANCE_COLUMN, TABLES_DIR, move_flat_layout,
+    BASELINES_FILE, CATALOG_COLUMNS_FILE, CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS, CONTEXT_COLUMNS, DEFAULT_OUT_DIR,
+    FIGURES_DIR, HELDOUT_FILE, SIGNIFICANCE_COLUMN, TABLES_DIR, move_flat_layout,
 )
 from gpal.catalog_jobs.model_folders import (
-    DEFAULT_FEATURES, Log, no_log, fit_or_reuse, require_per_class, load_trained, make_catalog_estimator, setup_job,
+    Log, no_log, fit_or_reuse, job_estimator, load_trained, open_job, require_per_class,
 )
 from gpal.catalog_jobs.none_of_these import OOD_FILE, check_outliers, left_out_codes, left_out_sources
-from gpal.catalog_jobs.prediction import predict_catalog, select_tokens, selection_pool
+from gpal.catalog_jobs.prediction import (
+    DEFAULT_CHUNK_SIZE, DEFAULT_SELECT, predict_catalog, select_tokens, selection_pool,
+)
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, write_classify_report
+from gpal.catalog_jobs.selection import CatalogSelection
+from gpal.catalog_jobs.settings import Setting
 from gpal.catalog_jobs.tables import dated, write_probability_table
-from gpal.catalogs.schemes import DEFAULT_SCHEME
-from gpal.constraints import Integer, Real, check_values
+from gpal.constraints import AnyOf, Integer, ListOf, OneOf, Optional, Real, Text, check_values
 from gpal.data.dataset import NoisyDataset
 from gpal.evaluation.baselines import BASELINES, fit_baselines, min_training_per_class
 from gpal.evaluation.metrics import proba_by_class
 from gpal.files import atomic_output
-from gpal.registry import DEFAULT_LIKELIHOOD, FOLLOW_UP_ACQUISITION
+from gpal.registry import FOLLOW_UP_ACQUISITION
 from gpal.runs.output_dir import claim_output_dir
 
-__all__ = ["DEFAULT_BASELINES", "classify_catalog"]
+__all__ = ["DEFAULT_BASELINES", "SETTINGS", "classify_catalog"]
 
 
 #: The classifiers a user would otherwise reach for, fitted on the main job's split and features.
 DEFAULT_BASELINES = ("logistic", "random_forest_isotonic")
-#: What the main job classifies unless told: the sources without a physical class (less any it trains on).
-DEFAULT_SELECT = ("unassociated", "bcu")
-#: The main job's own arguments (the estimator checks its settings itself).
-_ARGUMENTS = {"test_size": Real(0, 1, low_open=True, high_open=True, meaning="the held-out fraction"),
-              "chunk_size": Integer(1)}
+#: The share of the labelled sources held out to check the model.
+DEFAULT_TEST_SIZE = 0.2
+#: The main job's own settings beside the selection and the estimator (the ``classify`` workflow offers them).
+SETTINGS = {
+    "test_size": Setting(Real(0, 1, low_open=True, high_open=True, meaning="the held-out fraction"), DEFAULT_TEST_SIZE,
+                         "share of each class held out to check the model (stratified)"),
+    "select": Setting(Optional(AnyOf((Text(), ListOf(Text())))), None,
+                      "the sources to classify: 'unassociated', 'bcu', CLASS1 codes or 'all' (None: "
+                      f"{' and '.join(DEFAULT_SELECT)}, less any code the classes train on)"),
+    "chunk_size": Setting(Integer(1), DEFAULT_CHUNK_SIZE, "rows per prediction task"),
+    "baselines": Setting(ListOf(OneOf(tuple(BASELINES)), min_length=0), DEFAULT_BASELINES,
+                         "classifiers fitted on the same rows and compared with the model"),
+}
 
 
 # -------------------------------------------------------------------- main job
 def classify_catalog(
-    out_dir: str | os.PathLike = "gpal-output",
+    selection: CatalogSelection,
+    estimator: Any,
+    out_dir: str | os.PathLike = DEFAULT_OUT_DIR,
     *,
-    catalog: str = "4FGL-DR4",
-    classes: str | Sequence[str] = DEFAULT_SCHEME,
-    merge: Mapping[str, Sequence[str]] | None = None,
-    min_significance: float | None = None,
-    features: str | Sequence[Any] | None = DEFAULT_FEATURES,
-    input_noise: str = "latent",
-    input_prior: str = "population",
-    likelihood: str = DEFAULT_LIKELIHOOD,
-    epochs: int = 300,
-    num_inducing: int = 50,
-    batch_size: int = 200,
-    test_size: float = 0.2,
+    test_size: float = DEFAULT_TEST_SIZE,
     seed: int = 0,
     select: str | Sequence[str] | None = None,
-    chunk_size: int = 20000,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
     baselines: Sequence[str] = DEFAULT_BASELINES,
     force: bool = False,
     progress: bool = True,
@@ -73,25 +76,29 @@ def classify_catalog(
 ) -> Path:
     """The main job: train on associated sources, check on a held-out split, classify the rest.
 
-    Trains a `NoisyGPClassifier` on a stratified ``1 - test_size`` share of the
-    labelled sources of ``classes`` (``merge`` groups CLASS1 codes into one class),
-    scores it on the rest (accuracy, NLL, Brier, ECE, confusion matrix, reliability
-    diagram) and, with that same model, classifies the ``select`` sources (default: the unassociated and
-    bcu sources, less bcu where the classes train on them).  ``classes`` is a scheme name
-    (`gpal.catalogs.schemes.CLASS_SCHEMES`), a class spec or a list of classes.  Each classified
-    source also gets an ``ood`` flag ("none of these": `gpal.catalog_jobs.none_of_these`).  Writes
-    into ``out_dir`` (`gpal.catalog_jobs.layout`) ``classifications.csv`` / ``.ecsv`` / ``.fits``
+    Trains a copy of ``estimator`` (the main job's is
+    `gpal.catalog_jobs.settings.main_job_estimator`) on a stratified ``1 - test_size`` share
+    of the labelled sources of ``selection`` (`CatalogSelection`: catalog, classes, cut,
+    features), scores it on the rest (accuracy, NLL, Brier, ECE, confusion matrix, reliability
+    diagram) beside the ``baselines`` and, with that same model, classifies the ``select``
+    sources (default: the unassociated and bcu sources, less bcu where the classes train on
+    them).  ``seed`` draws the split and seeds the baselines and the outlier score; the
+    estimator's own seed is its ``random_state``.  Each classified source also gets an
+    ``ood`` flag ("none of these": `gpal.catalog_jobs.none_of_these`).  Writes into
+    ``out_dir`` (`gpal.catalog_jobs.layout`) ``classifications.csv`` / ``.ecsv`` / ``.fits``
     and ``report.md``, whose path it returns, beside ``metrics.json``, the trained-model folder
     (``model/``, ``training.json``), ``tables/`` (the held-out predictions among them) and
     ``figures/``.  Rerunning with the same settings reuses the saved model, also in a folder
     of the flat layout of earlier versions (its files are moved to their places first);
-    other settings are refused unless ``force``.  ``log`` receives one line per step (the
+    other settings are refused unless ``force``.  ``progress`` shows the prediction's bar
+    (the estimator's ``progress`` its training's); ``log`` receives one line per step (the
     command prints them).
     """
-    estimator = make_catalog_estimator(input_noise, likelihood, epochs, num_inducing, batch_size, seed, progress,
-                                       input_prior)
-    check_values(_ARGUMENTS, {"test_size": test_size, "chunk_size": chunk_size})
-    cat, merge, data, identity = setup_job("gpal.catalog_jobs.classify", catalog, classes, merge, min_significance, features, estimator)
+    estimator = job_estimator(estimator)
+    check_values({name: SETTINGS[name].constraint for name in ("test_size", "chunk_size")},
+                 {"test_size": test_size, "chunk_size": chunk_size})
+    cat, data, identity = open_job("gpal.catalog_jobs.classify", selection, estimator)
+    merge = selection.class_groups()[1]
     trained_codes = [code for codes in data.meta["cuts"]["classes"].values() for code in codes]
     tokens = select_tokens([t for t in DEFAULT_SELECT if t not in trained_codes] if select is None else select)
     pool = selection_pool(cat, tokens, data.meta["features"])  # an unknown selection fails before training, not after
@@ -173,7 +180,7 @@ def _error_blind_twin(estimator: Any) -> dict[str, Any]:
     """The main job's estimator with the error bars ignored (MGP), when it uses them: what they bought is the difference."""
     from sklearn.base import clone
 
-    if estimator.input_noise == "none":
+    if getattr(estimator, "input_noise", "none") == "none":
         return {}
     return {ERROR_BLIND_MODEL: clone(estimator).set_params(input_noise="none", progress=False)}
 

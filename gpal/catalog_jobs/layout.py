@@ -32,7 +32,9 @@ __all__ = [
     "CATALOG_COLUMNS_FILE",
     "CLASSIFICATIONS_CSV",
     "CLASSIFICATIONS_FITS",
+    "CLASSIFY_FOLDER",
     "CONTEXT_COLUMNS",
+    "DEFAULT_OUT_DIR",
     "FIGURES_DIR",
     "HELDOUT_FILE",
     "METRICS_FILE",
@@ -43,6 +45,8 @@ __all__ = [
     "move_flat_layout",
 ]
 
+#: Where the main job writes unless told.
+DEFAULT_OUT_DIR = "gpal-output"
 #: The classified sources, what a user opens first: the CSV (with its ECSV twin, `gpal.catalog_jobs.tables`) and FITS.
 CLASSIFICATIONS_CSV = "classifications.csv"
 CLASSIFICATIONS_FITS = "classifications.fits"
@@ -73,6 +77,10 @@ _FLAT_LAYOUT = {
     **{f"{stem}.{ext}": f"{TABLES_DIR}/{stem}.{ext}" for stem in _FLAT_TABLES for ext in ("csv", "md", "tex")},
     **{f"{stem}.{ext}": f"{FIGURES_DIR}/{stem}.{ext}" for stem in _FLAT_FIGURES for ext in ("png", "pdf")},
 }
+
+
+#: What marks a finished classify folder, in words (``gpal report`` names it when a folder is none of its kinds).
+CLASSIFY_FOLDER = f"a gpal classify output ({TRAINING_FILE} and {HELDOUT_FILE})"
 
 
 def is_classify_folder(folder: Path) -> bool:

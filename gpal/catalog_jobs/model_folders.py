@@ -15,30 +15,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from gpal.catalogs import load_catalog
+from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalogs.classes import format_class_spec
-from gpal.catalogs.schemes import DEFAULT_SCHEME, resolve_classes
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators import load_estimator
 from gpal.estimators.base import raise_if_interrupted
-from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.files import write_json_atomic
 from gpal.identity import estimator_identity
-from gpal.registry import DEFAULT_LIKELIHOOD
 from gpal.runs.output_dir import claim_output_dir
 
-__all__ = ["DEFAULT_FEATURES", "TrainedModel", "load_trained", "require_per_class", "train_catalog_model"]
+__all__ = ["TrainedModel", "load_trained", "require_per_class", "train_catalog_model"]
 
 
 TRAINING_FILE = "training.json"
 TRAINING_FORMAT = "gpal.trained_model"
 MODEL_DIR = "model"
-
-
-#: The main job's model and inputs, chosen by the selection study (docs/results.md): on 4FGL-DR4 the
-#: MGP with the softmax likelihood on the fermi_dr4 features had the best held-out NLL and calibration;
-#: the noisy-input NIMGP did not improve on it with these features (see the study).
-DEFAULT_FEATURES = "fermi_dr4"
 
 
 #: Estimator parameters that do not decide a trained model: the progress bar, and warm starts (a folder is fitted once).
@@ -136,11 +127,13 @@ def load_trained(folder: str | os.PathLike) -> TrainedModel:
     return TrainedModel(folder, confined_model_dir(folder, record_file, training.get("model", MODEL_DIR)), training)
 
 
-def make_catalog_estimator(input_noise: str, likelihood: str, epochs: int, num_inducing: int, batch_size: int, seed: int,
-                    progress: bool, input_prior: str = "broad") -> Any:
-    estimator = NoisyGPClassifier(input_noise=input_noise, input_prior=input_prior, likelihood=likelihood, epochs=epochs,
-                                  num_inducing=num_inducing, batch_size=batch_size, random_state=seed, progress=progress)
-    estimator.validate_params()  # bad settings fail here, before a catalog is read or a folder claimed
+def job_estimator(estimator: Any) -> Any:
+    """An unfitted copy of ``estimator`` (the caller's is left as it was), its settings checked now:
+    bad settings fail before a catalog is read or a folder claimed."""
+    from sklearn.base import clone
+
+    estimator = clone(estimator)
+    estimator.validate_params()
     return estimator
 
 
@@ -174,12 +167,6 @@ def fit_and_save(estimator: Any, data: NoisyDataset, folder: Path, merge: Mappin
     return estimator
 
 
-def _labelled(catalog: Any, classes: Sequence[str], merge: Mapping[str, Sequence[str]],
-              min_significance: float | None, features: Any) -> NoisyDataset:
-    return catalog.dataset(classes=list(classes), merge={k: list(v) for k, v in merge.items()},
-                           min_significance=min_significance, features=features)
-
-
 def require_per_class(data: NoisyDataset, minimum: int, needed_for: str) -> None:
     """Refuse a selection with a class below ``minimum`` sources, before any output folder is claimed."""
     counts = data.class_counts()
@@ -192,55 +179,25 @@ def require_per_class(data: NoisyDataset, minimum: int, needed_for: str) -> None
         )
 
 
-def setup_job(kind: str, catalog: str, classes: str | Sequence[str], merge: Mapping[str, Sequence[str]] | None,
-           min_significance: float | None, features: Any, estimator: Any) -> tuple[Any, dict, NoisyDataset, dict]:
-    """Catalog, merge groups, labelled data and the run identity shared by `gpal train` and the main job.
-
-    ``classes`` is a scheme name (`gpal.catalogs.schemes`), a class spec string, or a list of classes
-    with ``merge``."""
-    classes, merge = resolve_classes(classes, merge)
-    cat = load_catalog(catalog)
-    data = _labelled(cat, classes, merge, min_significance, features)
-    identity = {
-        "kind": kind,
-        "catalog": cat.provenance(),
-        "class_spec": format_class_spec(data.class_names, merge),
-        "min_significance": min_significance,
-        "features": data.meta["features"],
-        "estimator": estimator_identity(estimator, leave_out=_NOT_IDENTITY),
-    }
-    return cat, merge, data, identity
+def open_job(kind: str, selection: CatalogSelection, estimator: Any) -> tuple[Any, NoisyDataset, dict[str, Any]]:
+    """The catalog, its labelled data and the run identity shared by `gpal train` and the main job."""
+    catalog, data = selection.load()
+    identity = {"kind": kind, **selection.identity(catalog, data),
+                "estimator": estimator_identity(estimator, leave_out=_NOT_IDENTITY)}
+    return catalog, data, identity
 
 
-def train_catalog_model(
-    out_dir: str | os.PathLike,
-    *,
-    catalog: str = "4FGL-DR4",
-    classes: str | Sequence[str] = DEFAULT_SCHEME,
-    merge: Mapping[str, Sequence[str]] | None = None,
-    min_significance: float | None = None,
-    features: str | Sequence[Any] | None = DEFAULT_FEATURES,
-    input_noise: str = "latent",
-    input_prior: str = "population",
-    likelihood: str = DEFAULT_LIKELIHOOD,
-    epochs: int = 300,
-    num_inducing: int = 50,
-    batch_size: int = 200,
-    seed: int = 0,
-    force: bool = False,
-    progress: bool = True,
-    log: Log = no_log,
-) -> Path:
-    """Fit a `NoisyGPClassifier` on all selected labelled sources and save it as a trained-model folder.
+def train_catalog_model(selection: CatalogSelection, estimator: Any, out_dir: str | os.PathLike, *,
+                        force: bool = False, log: Log = no_log) -> Path:
+    """Fit ``estimator`` (a copy) on every labelled source of ``selection`` and save it as a trained-model folder.
 
-    Rerunning with the same settings reuses the saved model; other settings on the
+    Rerunning with the same selection and settings reuses the saved model; others on the
     same folder are refused unless ``force``.  ``log`` receives one line per step.
     Returns the folder.
     """
-    estimator = make_catalog_estimator(input_noise, likelihood, epochs, num_inducing, batch_size, seed, progress,
-                                       input_prior)
-    _, merge, data, identity = setup_job("gpal.train", catalog, classes, merge, min_significance, features, estimator)
+    estimator = job_estimator(estimator)
+    _, data, identity = open_job("gpal.train", selection, estimator)
     require_per_class(data, 1, "training")
     folder = claim_output_dir(out_dir, identity, force=force)
-    fit_or_reuse(estimator, data, folder, merge, "all selected sources", log)
+    fit_or_reuse(estimator, data, folder, selection.class_groups()[1], "all selected sources", log)
     return folder

@@ -35,7 +35,12 @@ from gpal.estimators import load_estimator, saved_format
 from gpal.estimators.base import check_predict_data, entropy
 from gpal.runs.executors import Executor, as_executor
 
-__all__ = ["predict_catalog", "predict_proba_chunked"]
+__all__ = ["DEFAULT_CHUNK_SIZE", "DEFAULT_SELECT", "predict_catalog", "predict_proba_chunked"]
+
+#: What ``gpal predict`` and the main job classify unless told: the sources without a physical class.
+DEFAULT_SELECT = ("unassociated", "bcu")
+#: Rows per prediction task: seconds of work for a noisy-input model, several tasks per worker (docs/scaling.md).
+DEFAULT_CHUNK_SIZE = 20000
 
 
 @functools.lru_cache(maxsize=4)
@@ -77,7 +82,7 @@ def predict_proba_chunked(
     X: Any,
     X_var: Any = None,
     *,
-    chunk_size: int = 20000,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
     executor: Executor | None = None,
     progress: bool = True,
     return_mc_error: bool = False,
@@ -165,7 +170,7 @@ def predict_catalog(
     model: str | os.PathLike | TrainedModel,
     catalog: Any = "4FGL-DR4",
     select: str | Sequence[str] = ("unassociated",),
-    chunk_size: int = 20000,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
     executor: Any = None,
     progress: bool = True,
 ) -> ClassifiedSources:

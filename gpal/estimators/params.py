@@ -28,7 +28,8 @@ def _is_kernel(value: Any) -> bool:
     return value is None or (isinstance(value, str) and value in KERNELS) or is_gpflow_kernel(value)
 
 
-KERNEL = Satisfies(_is_kernel, f"None, a kernel name {list(KERNELS.names())} or a gpflow kernel (copied per latent function)")
+KERNEL = Satisfies(_is_kernel, f"None, a kernel name {list(KERNELS.names())} or a gpflow kernel (copied per latent function)",
+                   names=KERNELS.names())
 
 #: The arguments every sparse-GP family takes, stated once; a family adds its own beside them.
 SPARSE_GP_PARAMETERS: dict[str, Constraint] = {
@@ -48,4 +49,5 @@ def _is_likelihood(value: Any) -> bool:
     return isinstance(value, Likelihood)
 
 
-LIKELIHOOD = Satisfies(_is_likelihood, f"a likelihood name {list(LIKELIHOODS.names())} or a gpal.models.Likelihood")
+LIKELIHOOD = Satisfies(_is_likelihood, f"a likelihood name {list(LIKELIHOODS.names())} or a gpal.models.Likelihood",
+                       names=LIKELIHOODS.names())

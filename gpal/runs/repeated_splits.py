@@ -8,7 +8,7 @@ unit in flight and a rerun with the same arguments computes only what is missing
 
 Layout of an output folder::
 
-    out/config.json                       data set fingerprint, seed, test_size, method specs
+    out/config.json                       data set fingerprint, seed, test_size, method specs (CONFIG_FILE)
     out/units/<method>/split_0007.json    one finished unit
     out/units/<method>/split_0007.error.json   a unit that raised (on_error="record"); retried on rerun
     out/summary.json, out/summary.md      written by summarize()
@@ -44,10 +44,13 @@ from gpal.files import write_json_atomic, write_text_atomic
 from gpal.identity import check_same_run, dataset_fingerprint, jsonable
 from gpal.registry import ON_ERROR
 from gpal.runs.executors import Executor, as_executor
-from gpal.runs.units import derived_seed, run_units, unit_file
+from gpal.runs.units import UNITS_DIR, derived_seed, run_units, unit_file
 
 __all__ = [
+    "CONFIG_FILE",
     "NOISY_INPUT_METHODS",
+    "REPEATED_SPLITS_FOLDER",
+    "is_repeated_splits_folder",
     "select_methods",
     "run_repeated_splits",
     "summarize",
@@ -80,6 +83,15 @@ def select_methods(names: Iterable[str], **common: Any) -> dict[str, dict[str, A
 
 #: What a repeated-splits folder is bound to; its methods may grow.
 _PROTOCOL = ("dataset", "test_size", "seed", "stratify", "use_variances")
+#: The folder's record of its data set, protocol and methods; with the units, what marks the folder.
+CONFIG_FILE = "config.json"
+#: What marks a repeated-splits folder, in words (``gpal report`` names it when a folder is none of its kinds).
+REPEATED_SPLITS_FOLDER = f"a repeated-splits experiment ({CONFIG_FILE} and {UNITS_DIR}/)"
+
+
+def is_repeated_splits_folder(folder: Path) -> bool:
+    """Whether ``folder`` is the output folder of `run_repeated_splits` (finished or not)."""
+    return (folder / CONFIG_FILE).is_file() and (folder / UNITS_DIR).is_dir()
 
 
 # --------------------------------------------------------------------------- files
@@ -104,7 +116,7 @@ def _check_config(out_dir: Path, config: dict[str, Any]) -> None:
 
     A method the folder does not hold yet is added to it; one it holds must have the same settings.
     """
-    path = out_dir / "config.json"
+    path = out_dir / CONFIG_FILE
     if path.exists():
         old = _read_json(path)
         kept = {name: desc for name, desc in old.get("methods", {}).items() if name in config["methods"]}
@@ -299,7 +311,7 @@ def run_repeated_splits(
 
 # ------------------------------------------------------------------------ summary
 def _load_units(out: Path, method: str, splits: Sequence[int] | None) -> dict[int, dict[str, Any]]:
-    folder = out / "units" / method
+    folder = out / UNITS_DIR / method
     units = {}
     for path in sorted(folder.glob("split_*.json")):
         if path.name.endswith(".error.json"):
@@ -332,7 +344,7 @@ def summarize(
     ``reference.json`` a previous run left in the folder, if any).
     """
     out = Path(out_dir)
-    config = _read_json(out / "config.json")
+    config = _read_json(out / CONFIG_FILE)
     if reference is None and (out / "reference.json").exists():
         reference = _read_json(out / "reference.json")
     names = list(methods) if methods is not None else list(config["methods"])
@@ -349,7 +361,7 @@ def summarize(
     }
     for m in names:
         use = sorted(common if common_splits_only else done[m])
-        failed = len(list((out / "units" / m).glob("split_*.error.json")))
+        failed = len(list((out / UNITS_DIR / m).glob("split_*.error.json")))
         entry: dict[str, Any] = {"n_splits": len(use), "n_failed": failed, "splits": use}
         if use:
             rows = [units[m][k] for k in use]

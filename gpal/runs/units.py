@@ -26,7 +26,10 @@ from gpal.files import write_json_atomic
 from gpal.registry import ON_ERROR
 from gpal.runs.executors import Executor
 
-__all__ = ["derived_seed", "run_units", "unit_file"]
+__all__ = ["UNITS_DIR", "derived_seed", "run_units", "unit_file"]
+
+#: The folder of a run's finished units, inside its output folder.
+UNITS_DIR = "units"
 
 
 def derived_seed(*keys: int) -> int:
@@ -36,12 +39,12 @@ def derived_seed(*keys: int) -> int:
 
 def unit_file(out: str | Path, name: str) -> Path:
     """Where the result of unit ``name`` (a relative path like ``noise_0.1/known/NIMGP``) lives."""
-    return Path(out) / "units" / f"{name}.json"
+    return Path(out) / UNITS_DIR / f"{name}.json"
 
 
 def error_file(out: str | Path, name: str) -> Path:
     """Where a unit that raised is recorded (``on_error="record"``); it is retried on the next run."""
-    return Path(out) / "units" / f"{name}.error.json"
+    return Path(out) / UNITS_DIR / f"{name}.error.json"
 
 
 def _load(path: Path) -> dict[str, Any] | None:

@@ -32,7 +32,11 @@ from gpal.runs.executors import make_executor
 from gpal.runs.output_dir import claim_output_dir
 from gpal.workflows.schema import Field, WorkflowError, apply_overrides, identity, read_yaml, validate
 
-__all__ = ["Workflow", "WorkflowError", "load_workflow", "run_workflow"]
+__all__ = ["WORKFLOW_FILE", "Workflow", "WorkflowError", "load_workflow", "run_workflow"]
+
+#: The workflow's complete configuration and source file, in the output folder of every kind that does not
+#: claim its folder itself; the report of a rebuilt folder takes its title, description and reference from it.
+WORKFLOW_FILE = "workflow.json"
 
 
 def _common() -> dict[str, Field]:
@@ -139,6 +143,6 @@ def run_workflow(
             runner.run(config, folder, executor, progress, force=force)
             return folder
         claim_output_dir(folder, workflow.identity, force=force)
-        write_json_atomic(folder / "workflow.json", {"source": str(workflow.path), **config})
+        write_json_atomic(folder / WORKFLOW_FILE, {"source": str(workflow.path), **config})
         runner.run(config, folder, executor, progress)
     return folder

@@ -1,50 +1,31 @@
 """Workflow kind ``classify``: the main job, `gpal.catalog_jobs.classify.classify_catalog`, from a YAML file.
 
-The ``params`` block holds classify_catalog's keyword arguments; its valid keys and
-defaults are read from the function's signature, so the workflow file and the
-library cannot drift apart.  classify_catalog claims and writes its output folder
-itself (model, probability table, figures, ``report.md``), with the same
-resume / refuse / ``force`` rules as every workflow.
+The ``params`` block is generated from what the job declares, never from a function's
+signature: the fields of `gpal.catalog_jobs.selection.CatalogSelection`, every
+parameter the main job's estimator declares (`gpal.catalog_jobs.settings.estimator_settings`,
+defaults the main job's) and the job's own settings (`gpal.catalog_jobs.classify.SETTINGS`),
+each with its constraint, default and meaning.  A parameter added to the estimator is a
+key here without an edit.  classify_catalog claims and writes its output folder itself
+(model, probability table, figures, ``report.md``), with the same resume / refuse /
+``force`` rules as every workflow.
 """
 
 from __future__ import annotations
 
-import inspect
-import numbers
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from gpal.runs.executors import Executor
-from gpal.constraints import Boolean, Constraint, Integer, Real, Satisfies
 from gpal.workflows.schema import Field
 
 __all__ = ["CLAIMS_OUTPUT_DIR", "run", "schema"]
 
 CLAIMS_OUTPUT_DIR = True
-#: classify_catalog arguments a workflow does not set in ``params``: the runner passes them.
-_PASSED = ("out_dir", "seed", "force", "progress", "executor")
-
-
-def _loose(default: Any) -> Constraint:
-    """A constraint in the spirit of the default's type; classify_catalog validates the values themselves."""
-    if isinstance(default, bool):
-        return Boolean()
-    if isinstance(default, numbers.Integral):
-        return Integer()
-    if isinstance(default, numbers.Real):
-        return Real()
-    if isinstance(default, str):
-        return Satisfies(lambda v: isinstance(v, (str, list)), f"a string or a list (default {default!r})")
-    if isinstance(default, Sequence):
-        return Satisfies(lambda v: isinstance(v, (list, str)), f"a list or a string (default {list(default)!r})")
-    if isinstance(default, Mapping):
-        return Satisfies(lambda v: isinstance(v, (dict, type(None))), f"a mapping or None (default {dict(default)!r})")
-    return Satisfies(lambda v: True, "anything")
 
 
 def _plain(value: Any) -> Any:
-    """The default as a plain YAML-like value (tuples become lists, mapping proxies dicts)."""
+    """A default as a YAML file would write it (tuples as lists, mapping proxies as dicts)."""
     if isinstance(value, Mapping):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, Sequence) and not isinstance(value, str):
@@ -52,18 +33,31 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def schema() -> dict[str, Any]:
-    from gpal.catalog_jobs.classify import classify_catalog
+def _parts() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The selection's, the estimator's and the job's settings, by name."""
+    from gpal.catalog_jobs.classify import SETTINGS
+    from gpal.catalog_jobs.selection import CatalogSelection
+    from gpal.catalog_jobs.settings import estimator_settings, main_job_estimator
 
-    params = {}
-    for name, p in inspect.signature(classify_catalog).parameters.items():
-        if name in _PASSED or p.kind not in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD):
-            continue
-        params[name] = Field(_loose(p.default), _plain(p.default), f"classify_catalog's {name} (default {p.default!r})")
+    return CatalogSelection.settings(), estimator_settings(main_job_estimator()), SETTINGS
+
+
+def schema() -> dict[str, Any]:
+    params: dict[str, Field] = {}
+    for part in _parts():
+        shared = sorted(set(params) & set(part))
+        if shared:
+            raise RuntimeError(f"the classify workflow's params {shared} are named twice (selection, estimator, job)")
+        params.update({name: Field(s.constraint, _plain(s.default), s.doc) for name, s in part.items()})
     return {"params": params}
 
 
 def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool, force: bool = False) -> None:
     from gpal.catalog_jobs.classify import classify_catalog
+    from gpal.catalog_jobs.selection import CatalogSelection
+    from gpal.catalog_jobs.settings import main_job_estimator
 
-    classify_catalog(out, **config["params"], seed=config["seed"], force=force, progress=progress, executor=executor)
+    selection, estimator, job = ({name: config["params"][name] for name in part} for part in _parts())
+    classify_catalog(CatalogSelection(**selection), main_job_estimator(**estimator, random_state=config["seed"],
+                                                                       progress=progress),
+                     out, **job, seed=config["seed"], force=force, progress=progress, executor=executor)

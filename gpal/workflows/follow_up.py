@@ -16,7 +16,6 @@ once done.
 
 from __future__ import annotations
 
-import inspect
 import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -53,14 +52,15 @@ _LABELS = {"nll": "held-out NLL", "accuracy": "held-out accuracy", "ece": "held-
 
 
 def _main_job_defaults() -> dict[str, Any]:
-    """The main job's own defaults (`classify_catalog`'s signature), so this study uses what users run."""
-    from gpal.catalog_jobs.classify import classify_catalog
+    """The main job's selection (its classes spelled out) and estimator settings, so this study uses what users run."""
+    from gpal.catalog_jobs.selection import CatalogSelection
+    from gpal.catalog_jobs.settings import main_job_estimator
 
-    from gpal.catalogs.schemes import resolve_classes
-
-    defaults = {name: p.default for name, p in inspect.signature(classify_catalog).parameters.items()}
-    classes, merge = resolve_classes(defaults["classes"], defaults["merge"])  # the default scheme, spelled out
-    return {**defaults, "classes": list(classes), "merge": {k: list(v) for k, v in merge.items()}}
+    selection = CatalogSelection()
+    classes, merge = selection.class_groups()
+    return {"catalog": selection.catalog, "classes": list(classes), "merge": {k: list(v) for k, v in merge.items()},
+            "min_significance": selection.min_significance, "features": selection.features,
+            **main_job_estimator().get_params(deep=False)}
 
 
 def schema() -> dict[str, Any]:
@@ -133,13 +133,9 @@ def load_labelled(data: Mapping[str, Any]) -> Any:
     """The associated sources of the modelled classes, as the main job selects them, with Signif_Avg in ``aux``."""
     from dataclasses import replace
 
-    from gpal.catalogs import load_catalog
-    from gpal.catalogs.classes import merge_for
+    from gpal.catalog_jobs.selection import CatalogSelection
 
-    merge = merge_for(data["classes"], data["merge"])
-    catalog = load_catalog(data["catalog"])
-    labelled = catalog.dataset(classes=data["classes"], merge=merge, min_significance=data["min_significance"],
-                               features=data["features"])
+    catalog, labelled = CatalogSelection(**data).load()
     names = [str(n).strip() for n in catalog.table["Source_Name"]]
     significance = dict(zip(names, np.asarray(catalog.table["Signif_Avg"], dtype=np.float64)))
     return replace(labelled, aux={**labelled.aux, "Signif_Avg": np.array([significance[i] for i in labelled.ids])})
@@ -202,15 +198,13 @@ def acquisition_for(strategy: str, loop: Mapping[str, Any], target: Any, random_
 
 def check(config: Mapping[str, Any]) -> None:
     """What no single key can check: the baseline, the seed set and the budget against the data."""
-    from gpal.catalog_jobs.model_folders import make_catalog_estimator
-
     if config["baseline"] not in config["strategies"]:
         raise ValueError(f"baseline: {config['baseline']!r} is not among strategies {config['strategies']}")
     n_classes, n_seed = len(config["data"]["classes"]), config["protocol"]["n_seed"]
     if n_seed < n_classes:
         raise ValueError(f"protocol.n_seed: {n_seed} is fewer than the {n_classes} classes; "
                          "the seed set needs at least one source per class")
-    make_catalog_estimator(**config["training"], seed=0, progress=False)  # bad combinations fail now
+    _estimator(config["training"], seed=0)  # bad combinations fail now
     data = load_labelled(config["data"])
     if config["protocol"]["test"] == "faint" and int(np.sum(data.aux["Signif_Avg"] <= _faint_cut(data, config["protocol"]))) < 2:
         raise ValueError(f"protocol.faint_quantile: {config['protocol']['faint_quantile']} leaves fewer than 2 faint "
@@ -226,15 +220,23 @@ def check(config: Mapping[str, Any]) -> None:
 
 
 # ------------------------------------------------------------------ units
+def _estimator(training: Mapping[str, Any], seed: int) -> Any:
+    """The campaign's NoisyGPClassifier from the ``training`` block, its settings checked."""
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
+
+    estimator = NoisyGPClassifier(**training, random_state=seed, progress=False)
+    estimator.validate_params()
+    return estimator
+
+
 def _follow_up_loop(data: Any, strategy: str, seed: int, rep: int, protocol: Mapping[str, Any],
                     loop: Mapping[str, Any], training: Mapping[str, Any], checkpoint: str) -> tuple[Any, Any]:
     """The checkpointed loop of one learning curve, and its held-out set."""
     from gpal.active import ActiveLearningLoop, SimulatedOracle
-    from gpal.catalog_jobs.model_folders import make_catalog_estimator
 
     s = _seeds(seed, rep)
     seed_set, pool, test, target = make_sets(data, seed, rep, protocol)
-    estimator = make_catalog_estimator(**training, seed=int(s[2]), progress=False)
+    estimator = _estimator(training, seed=int(s[2]))
     # Random draws come from the repetition's own stream, not the same positions every time.
     acquisition = acquisition_for(strategy, loop, target, int(s[3]))
     return ActiveLearningLoop(

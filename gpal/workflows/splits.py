@@ -21,11 +21,12 @@ from gpal.evaluation.calibration import top_label_reliability
 from gpal.files import atomic_output
 from gpal.registry import MODELS_PER_BATCH, ON_ERROR
 from gpal.runs.executors import Executor
-from gpal.runs.repeated_splits import run_repeated_splits, summary_markdown, unit_path
+from gpal.runs.repeated_splits import run_repeated_splits, summarize, summary_markdown, unit_path
+from gpal.workflows import WORKFLOW_FILE
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
 from gpal.workflows.schema import PUBLISHED, Field
 
-__all__ = ["catalog_name", "run", "schema", "write_splits_report"]
+__all__ = ["catalog_name", "rebuild_splits_report", "run", "schema", "write_splits_report"]
 
 
 def catalog_name(value: Any) -> str:
@@ -155,3 +156,18 @@ def write_splits_report(
         figures["Reliability (pooled over splits)"] = save_figure(fig, out / "reliability")
     text = "\n".join([intro, "", "## Test NLL and error (mean ± SE over splits)", "", summary_markdown(summary, reference)])
     return write_report(out, title, figures=figures, text=text)
+
+
+def rebuild_splits_report(folder: Path) -> Path:
+    """`write_splits_report` of any repeated-splits folder, from its files (``gpal report``).
+
+    A folder written by ``gpal workflow`` keeps its title, description and reference in `WORKFLOW_FILE`.
+    """
+    workflow = json.loads((folder / WORKFLOW_FILE).read_text()) if (folder / WORKFLOW_FILE).is_file() else {}
+    return write_splits_report(
+        folder,
+        summarize(folder),
+        workflow.get("title") or "gpal repeated-splits experiment",
+        workflow.get("description") or "",
+        workflow.get("reference"),
+    )

@@ -1,0 +1,79 @@
+"""The report of an active-learning run, rebuilt from its checkpoint: learning curves, the query log, report.md.
+
+A run folder of ``gpal active`` holds the loop's checkpoint in `CHECKPOINT_DIR` (and, with
+the file oracle, the query files in ``queries/``); `write_active_report` also reads a bare
+checkpoint folder, one with the loop's `STATE_FILE` at its top.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from gpal.active.acquisition import expected_yield
+from gpal.active.loop import STATE_FILE, read_state
+
+__all__ = ["ACTIVE_FOLDER", "CHECKPOINT_DIR", "is_active_folder", "write_active_report"]
+
+#: The loop's checkpoint inside a run folder of ``gpal active``.
+CHECKPOINT_DIR = "checkpoint"
+#: What marks an active-learning run folder, in words (``gpal report`` names it when a folder is none of its kinds).
+ACTIVE_FOLDER = f"an active-learning run ({CHECKPOINT_DIR}/{STATE_FILE} or {STATE_FILE})"
+
+
+def _checkpoint(folder: Path) -> Path:
+    return folder / CHECKPOINT_DIR if (folder / CHECKPOINT_DIR / STATE_FILE).is_file() else folder
+
+
+def is_active_folder(folder: Path) -> bool:
+    """Whether ``folder`` is a run folder of ``gpal active`` or a bare checkpoint of the loop."""
+    return (_checkpoint(folder) / STATE_FILE).is_file()
+
+
+def write_active_report(folder: str | Path) -> Path:
+    """Learning curves, the query log and ``report.md`` of an active-learning run, from its checkpoint."""
+    import pandas as pd
+
+    from gpal.evaluation.plots import plot_learning_curves, save_figure
+    from gpal.evaluation.reports import write_report, write_table
+
+    folder = Path(folder)
+    state = read_state(_checkpoint(folder))
+    curves = pd.DataFrame(state["metrics"])
+    acquisition = state["config"]["acquisition"]["name"]
+    tables = {"Test metrics after each query": write_table(folder / "learning_curve", curves.round(4), data=curves)}
+    queries = pd.DataFrame([{"query": q["query"], "Source_Name": i, "score": s, "label": lab}
+                            for q in state["queries"] for i, s, lab in zip(q["ids"], q["scores"], q["labels"])],
+                           columns=["query", "Source_Name", "score", "label"])
+    tables["Queried sources"] = write_table(folder / "queries_log", queries.round(4), data=queries)
+    figures = {}
+    if "error" in curves and len(curves) > 1:
+        tidy = curves.assign(method=state["config"]["estimator"]["class"].rsplit(".", 1)[-1], strategy=acquisition,
+                             repetition=0)
+        for metric in ("error", "nll"):
+            fig = plot_learning_curves(tidy, metric=metric, title=f"test {metric} against labelled sources")
+            figures[f"Learning curve: test {metric}"] = save_figure(fig, folder / f"learning_curve_{metric}")
+    pending = state.get("pending")
+    text = (f"Active learning with acquisition `{acquisition}`, batch size {state['config']['batch_size']}: "
+            f"{len(state['initial_ids'])} initial labelled sources, {len(state['queries'])} queries answered."
+            + (f" Query {pending['query']} waits for labels ({len(pending['ids'])} sources)." if pending else "")
+            + (_discovery_yields(state) if acquisition == "discovery" else ""))
+    return write_report(folder, "gpal active", figures, tables, text)
+
+
+def _discovery_yields(state: dict[str, Any]) -> str:
+    """Expected (from the probabilities at query time) and found target sources per answered query."""
+    import numpy as np
+
+    config = state["config"]["acquisition"]
+    if config.get("exploration"):
+        return (f" Discovery of `{config['target']}` with exploration {config['exploration']}: scores are upper "
+                "bounds, not probabilities, so no expected yield is stated.")
+    found = sum(lab == config["target"] for q in state["queries"] for lab in q["labels"])
+    scores = [s for q in state["queries"] for s in q["scores"]]
+    if not scores:
+        return ""
+    expected = expected_yield(np.clip(scores, 0.0, 1.0))
+    return (f" Discovery of `{config['target']}`: {found} of {expected['n']} observed sources were `{config['target']}`; "
+            f"the probabilities at query time expected {expected['expected']:.1f} (95% range {expected['low']}-"
+            f"{expected['high']} if they are calibrated).")

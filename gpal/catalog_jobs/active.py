@@ -1,0 +1,136 @@
+"""``gpal active``: choose which catalog sources to label next, with labels simulated or typed into files.
+
+A run folder holds the loop's checkpoint (`gpal.active.report.CHECKPOINT_DIR`), with the
+file oracle the query files (`QUERIES_DIR`), and the report `gpal.active.report` builds.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+from pathlib import Path
+from typing import Any, Sequence
+
+from gpal.active import ActiveLearningLoop, FileOracle, SimulatedOracle, initial_pool_test_split, make_acquisition
+from gpal.active.report import CHECKPOINT_DIR, write_active_report
+from gpal.catalog_jobs.model_folders import job_estimator
+from gpal.catalog_jobs.prediction import DEFAULT_SELECT
+from gpal.catalog_jobs.selection import CatalogSelection
+from gpal.catalog_jobs.settings import MAIN_JOB_ESTIMATOR, Setting
+from gpal.constraints import Integer, OneOf, Optional, Real, Text, check_values
+from gpal.estimators.noisy_gp import NoisyGPClassifier
+from gpal.registry import ACQUISITIONS, FOLLOW_UP_ACQUISITION
+from gpal.runs.output_dir import claim_output_dir
+
+__all__ = ["CAMPAIGN_ESTIMATOR", "CAMPAIGN_FEATURES", "ORACLES", "QUERIES_DIR", "SETTINGS", "acquisition_config",
+           "campaign_estimator", "run_active"]
+
+#: Who labels: the catalog's own labels, hidden until asked for, or the observers, in query files.
+ORACLES = ("simulated", "file")
+#: The estimator a campaign retrains, where it differs from NoisyGPClassifier's defaults: exact inputs,
+#: not the main job's NIMGP, whose population prior needs >= 80 labelled sources while a campaign
+#: starts from a few (which model a campaign should retrain is issue 23's study).
+CAMPAIGN_ESTIMATOR = types.MappingProxyType(
+    {"input_noise": "none", "input_prior": MAIN_JOB_ESTIMATOR["input_prior"], "epochs": 200, "num_inducing": 30})
+#: The features a campaign describes sources by: the ``default`` preset (the paper's six), not the main job's.
+CAMPAIGN_FEATURES = None
+#: The file oracle's query files, inside the run folder.
+QUERIES_DIR = "queries"
+#: A campaign's own settings, beside the selection and the estimator: what ``gpal active`` offers.
+SETTINGS = {
+    "acquisition": Setting(OneOf(ACQUISITIONS.names()), FOLLOW_UP_ACQUISITION,
+                           f"how the next sources are chosen ({FOLLOW_UP_ACQUISITION}: the winner of the simulated DR4 "
+                           "campaign; discovery: the most probable sources of target, for a targeted search)"),
+    "target": Setting(Optional(Text()), None, "discovery: the class searched for, e.g. pulsar"),
+    "exploration": Setting(Real(0), 0.0, "discovery: weight of the model's uncertainty about the target probability "
+                           "(0: plain ranking by probability)"),
+    "oracle": Setting(OneOf(ORACLES), "simulated",
+                      f"who labels: simulated (catalog labels) or file (you, in DIR/{QUERIES_DIR}/*.csv)"),
+    "batch_size": Setting(Integer(1), 1, "sources labelled per query"),
+    "queries": Setting(Integer(0), 10, "number of queries in all (raise it to continue a run)"),
+    "retrain_epochs": Setting(Integer(0), 50, "epochs of each warm-started retraining"),
+    "initial": Setting(Integer(1), 30, "simulated: initially labelled sources"),
+    "pool": Setting(Optional(Integer(1)), None, "simulated: pool size (none: all the rest)"),
+    "test": Setting(Integer(1), 500, "simulated: test sources"),
+    "test_size": Setting(Real(0, 1, low_open=True, high_open=True, meaning="a fraction"), 0.2,
+                         "file oracle: share of the labelled sources kept for testing"),
+    "select": Setting(Text(), ",".join(DEFAULT_SELECT), "file oracle: the pool, 'unassociated', 'bcu' or CLASS1 codes, "
+                      "comma-separated (the default: the sources gpal classify classifies)"),
+}
+#: What ``run.json`` records beside the loop's checkpoint (which holds every estimator parameter and the
+#: data): these settings and estimator parameters, kept as they were so that the folders of earlier versions resume.
+_RECORDED = ("oracle", "batch_size", "initial", "pool", "test", "test_size", "select", "retrain_epochs")
+_RECORDED_ESTIMATOR = ("input_noise", "input_prior", "epochs", "num_inducing")
+
+
+def campaign_estimator(**params: Any) -> NoisyGPClassifier:
+    """The NoisyGPClassifier a campaign retrains, ``params`` replacing its settings."""
+    return NoisyGPClassifier(**{**CAMPAIGN_ESTIMATOR, **params})
+
+
+def acquisition_config(name: str, classes: Sequence[str], *, target: str | None = None, exploration: float = 0.0,
+                       seed: int = 0) -> dict[str, Any]:
+    """The acquisition ``name`` with its own settings, checked before anything is read or written."""
+    if name == "discovery":
+        if target is None:
+            raise ValueError(f"--acquisition discovery needs --target, one of the classes {list(classes)}")
+        if target not in classes:
+            raise ValueError(f"--target {target!r} is not one of the classes {list(classes)}")
+        return {"name": name, "target": target, "exploration": exploration}
+    if target is not None:
+        raise ValueError(f"--target applies to --acquisition discovery, not {name!r}")
+    return {"name": name, **({"seed": seed} if name == "random" else {})}
+
+
+def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.PathLike, *, seed: int = 0,
+               force: bool = False, progress: bool = True, **settings: Any) -> Path:
+    """Pool-based active learning on the labelled sources of ``selection``, checkpointed after every query.
+
+    ``settings`` are the campaign's own (`SETTINGS`, each checked against its constraint;
+    any left out keeps its default).  ``oracle="simulated"``: the sources are split into
+    ``initial`` labelled ones, a pool of ``pool`` (default: all the rest) whose labels are
+    revealed when queried, and ``test`` sources that score the model after each query.
+    ``oracle="file"``: the sources are the initial training set (``test_size`` of them held
+    out), the pool is ``select`` and each query is a file in `QUERIES_DIR` for the observers
+    to fill in (`gpal.active.LabelsPending` until they have).  ``queries`` is how many to ask
+    in all: rerunning with more continues the same run; other settings are refused unless
+    ``force``.  ``seed`` draws the split, the initial set and random acquisitions; the
+    estimator's own is its ``random_state``.  Returns the path of ``report.md``.
+    """
+    unknown = sorted(set(settings) - set(SETTINGS))
+    if unknown:
+        raise TypeError(f"run_active got unknown settings {unknown}; valid ones: {list(SETTINGS)}")
+    s = check_values({name: setting.constraint for name, setting in SETTINGS.items()},
+                     {name: settings.get(name, setting.default) for name, setting in SETTINGS.items()})
+    classes, _ = selection.class_groups()
+    acquisition = make_acquisition(acquisition_config(s["acquisition"], classes, target=s["target"],
+                                                      exploration=s["exploration"], seed=seed))
+    estimator = job_estimator(estimator)
+    catalog, data = selection.load()
+    out = Path(out_dir)
+    if s["oracle"] == "simulated":
+        n_pool = s["pool"] or data.n_samples - s["initial"] - s["test"]
+        labelled, pool, test = initial_pool_test_split(data, s["initial"], n_pool, s["test"], seed=seed)
+        oracle: Any = SimulatedOracle(pool)
+    else:
+        labelled, test = data.split(test_size=s["test_size"], seed=seed)
+        pool = catalog.pool(select=[t.strip() for t in s["select"].split(",") if t.strip()])
+        oracle = FileOracle(out / QUERIES_DIR)
+    params = estimator.get_params(deep=False)
+    identity = {"kind": "gpal.active", "catalog": catalog.provenance(), "classes": _plain(selection.classes),
+                "min_significance": selection.min_significance, "acquisition": acquisition.config(),
+                **{name: s[name] for name in _RECORDED}, **{name: params.get(name) for name in _RECORDED_ESTIMATOR},
+                "seed": seed}
+    # The loop checks its settings against the data here, before the folder is claimed, so a refused
+    # command leaves nothing behind and its corrected form is not "a different run".
+    loop = ActiveLearningLoop(estimator, labelled, pool, oracle, test=test, acquisition=acquisition,
+                              batch_size=s["batch_size"], n_queries=s["queries"], retrain_epochs=s["retrain_epochs"],
+                              checkpoint_dir=out / CHECKPOINT_DIR, progress=progress)
+    claim_output_dir(out, identity, force=force)
+    loop.run()
+    return write_active_report(out)
+
+
+def _plain(value: Any) -> Any:
+    """A value as the record keeps it: a string as written, a sequence as a list."""
+    return value if isinstance(value, str) or value is None else list(value)
