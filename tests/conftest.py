@@ -39,3 +39,9 @@ def write_small_catalog(path, drop_column=None):
 @pytest.fixture(scope="session")
 def small_catalog(tmp_path_factory):
     return write_small_catalog(tmp_path_factory.mktemp("catalog") / "small_dr4.fits")
+
+
+#: ~300 bytes of YAML standing for 9**9 values through nested aliases (refused at once).
+BILLION_LAUGHS = "workflow: toy_1d\na: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)
+)

@@ -8,7 +8,7 @@ was claimed, or not at all; the loading cases live in test_robustness_loading.py
 import pytest
 
 from gpal.cli import main
-from test_workflows import BILLION_LAUGHS
+from conftest import BILLION_LAUGHS
 
 TINY = ["--epochs", "2", "--num-inducing", "5", "--no-progress"]
 

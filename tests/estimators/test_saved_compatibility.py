@@ -11,7 +11,7 @@ import pytest
 from gpal.catalog_jobs.model_folders import load_trained
 from gpal.estimators import load_estimator
 
-SAVED = Path(__file__).parent / "data" / "saved_v0_1"
+SAVED = Path(__file__).resolve().parents[1] / "fixtures" / "saved_v0_1"
 EXPECTED = np.load(SAVED / "expected.npz")
 MODELS = ["noisy_gp_latent", "noisy_gp_cavi", "dirichlet", "logistic_bound", "logistic_softmax"]
 

@@ -10,13 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import BILLION_LAUGHS
 from gpal.registry import WORKFLOWS
 from gpal.runs.output_dir import OutputInUse
 from gpal.workflows import WorkflowError, load_workflow, run_workflow
 
-SHIPPED = sorted((Path(__file__).resolve().parents[1] / "workflows").glob("*.yaml"))
-TOY = Path(__file__).resolve().parents[1] / "workflows" / "toy_1d.yaml"
-FERMI = Path(__file__).resolve().parents[1] / "workflows" / "fermi_4fgl.yaml"
+SHIPPED = sorted((Path(__file__).resolve().parents[2] / "workflows").glob("*.yaml"))
+TOY = Path(__file__).resolve().parents[2] / "workflows" / "toy_1d.yaml"
+FERMI = Path(__file__).resolve().parents[2] / "workflows" / "fermi_4fgl.yaml"
 TINY_TOY = [
     "data.n_train=60", "data.n_test=40", "training.epochs=2", "training.num_inducing=5", "training.n_samples=4",
     "methods=[MGP, NIMGP-FO]", "plot.grid_points=20",
@@ -63,11 +64,6 @@ def test_bad_yaml_syntax_names_the_line(tmp_path):
     path = _write(tmp_path, "workflow: toy_1d\ndata:\n  n_train: [1, 2\nseed: 0\n")
     with pytest.raises(WorkflowError, match=r"wf\.yaml:4:\d+: invalid YAML"):
         load_workflow(path)
-
-
-BILLION_LAUGHS = "workflow: toy_1d\na: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)
-)
 
 
 def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path):
@@ -247,7 +243,7 @@ def test_classify_params_are_the_selection_the_estimator_and_the_job(tmp_path, m
 
 
 def test_synthetic_2d_tables_with_given_and_learned_noise(tmp_path):
-    path = Path(__file__).resolve().parents[1] / "workflows" / "synthetic_2d.yaml"
+    path = Path(__file__).resolve().parents[2] / "workflows" / "synthetic_2d.yaml"
     tiny = ["repetitions=1", "data.n_train=40", "data.n_test=30", "data.noise_levels=[0.25]", "data.bayes_cells=20",
             "methods=[MGP, NIMGP-FO]", "training.epochs=1", "training.num_inducing=4", "training.n_samples=2"]
     out = run_workflow(path, tiny, out=tmp_path / "syn", progress=False)
@@ -264,7 +260,7 @@ def test_synthetic_2d_tables_with_given_and_learned_noise(tmp_path):
 def test_active_learning_curves_and_report(tmp_path):
     import pandas as pd
 
-    path = Path(__file__).resolve().parents[1] / "workflows" / "waveform_active_learning.yaml"
+    path = Path(__file__).resolve().parents[2] / "workflows" / "waveform_active_learning.yaml"
     tiny = ["repetitions=2", "data.n_initial=30", "data.n_pool=20", "data.n_test=30", "data.noise_levels=[0.5]",
             "strategies=[entropy, random, bald]", "methods=[MGP]", "loop.batch_size=1", "loop.n_queries=2",
             "loop.retrain_epochs=1", "loop.bald_samples=4", "training.epochs=1", "training.num_inducing=4",

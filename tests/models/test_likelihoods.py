@@ -59,7 +59,7 @@ def test_agrees_with_gpflow_robustmax():
     ref = theirs.variational_expectations(np.zeros((20, 1)), tf.constant(Fmu), tf.constant(Fvar), Y[:, None].astype(float))
     # GPflow squeezes each normal CDF into [1e-4, 1 - 1e-4], which moves its values by ~1e-5; its
     # 20-node Gauss-Hermite rule is itself off by up to ~5e-4 in P where the classes' variances differ
-    # by more than ~5x (see tests/test_prob_largest_quadrature.py), so compare where it is accurate.
+    # by more than ~5x (see tests/models/test_quadrature.py), so compare where it is accurate.
     similar = Fvar.max(axis=1) / Fvar.min(axis=1) < 5
     assert similar.sum() >= 10
     np.testing.assert_allclose(ours.numpy()[similar], ref.numpy()[similar], rtol=0, atol=5e-5)
