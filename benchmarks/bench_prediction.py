@@ -137,7 +137,7 @@ def end_to_end(args, likelihood: str) -> dict[str, Any]:
         lik = tf.function(lambda m, v: model.likelihood.predict_proba(m, v), autograph=False)
     lik_seconds = median_seconds(lambda: lik(Fmu, Fvar).numpy(), max(1, args.repeats // 2))
     one = median_seconds(lambda: clf.predict_proba(X[:1], X_var[:1]), args.repeats)
-    fn = next(iter(clf._compiled_cache[1].values())) if hasattr(clf, "_compiled_cache") else clf._predict_fn
+    fn = next(iter(clf._session.compiled.values())) if hasattr(clf, "_session") else clf._predict_fn
     seed = tf.constant([args.seed, -1], tf.int64)
     a, b = clf.standardizer_.transform_arrays(X[:1], X_var[:1])
     bare = median_seconds(lambda: fn(a, b, seed).numpy(), args.repeats)

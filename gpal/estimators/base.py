@@ -9,6 +9,7 @@ changing code.  Validation happens here, before any TensorFlow work.
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
@@ -19,7 +20,7 @@ from sklearn.exceptions import NotFittedError
 
 from gpal.constraints import Constraint, check_params
 from gpal.data.dataset import NoisyDataset, Standardizer
-from gpal.files import classes_from_json, classes_to_json, corrupt_field
+from gpal.files import classes_from_json, classes_to_json, corrupt_field, load_model_dir, save_model_dir
 from gpal.identity import jsonable
 
 __all__ = ["RENAMED_PARAMETERS", "FitData", "FitInterrupted", "GPClassifierMixin", "check_fit_data", "check_predict_data", "entropy", "raise_if_interrupted", "warn_ignored_noise"]
@@ -167,14 +168,17 @@ class GPClassifierMixin(ClassifierMixin):
 
     A scikit-learn ``ClassifierMixin`` (so ``is_classifier`` and tools such as modAL
     recognise gpal models) whose methods also take the inputs' variances ``X_var``.
-    A family declares ``_parameters`` (a constraint per constructor argument), names the
-    attribute that exists once fitted (``_fitted_attribute``) and implements ``fit`` and
-    ``predict_proba``.  What callers may ask of every family: ``validate_params()``,
+    A family declares ``_parameters`` (a constraint per constructor argument, all of them
+    keyword-only), names the attribute that exists once fitted (``_fitted_attribute``) and
+    implements ``fit``, ``predict_proba``, and ``to_state`` / ``from_state``, which ``save`` and
+    ``load`` write and read.  What callers may ask of every family: ``validate_params()``,
     ``needs_X_var`` and ``reports_mc_error``.
     """
 
     _parameters: ClassVar[Mapping[str, Constraint]] = {}
     _fitted_attribute: ClassVar[str] = "model_"
+    saved_format: ClassVar[str]  # the ``format`` of its saved folders (``config.json``), never a module path
+    saved_version: ClassVar[int]
     #: Whether ``predict_proba(X, X_var, return_mc_error=True)`` also returns the probabilities' Monte Carlo
     #: standard errors; a family without it takes no such argument (its callers treat the errors as zero).
     reports_mc_error: ClassVar[bool] = False
@@ -196,10 +200,6 @@ class GPClassifierMixin(ClassifierMixin):
         """
         check_params(self, self._parameters)
         self._check_combinations()
-
-    def _check_params(self) -> None:
-        """The older private name of `validate_params`, still called by ``NoisyGPClassifier.fit``."""
-        self.validate_params()
 
     def _check_combinations(self) -> None:
         """Rules between parameters; a family overrides it when it has some."""
@@ -269,15 +269,79 @@ class GPClassifierMixin(ClassifierMixin):
                 raise ValueError(f"saved parameters hold both {old!r} and its new name {new!r}; the folder was edited")
         return {RENAMED_PARAMETERS.get(name, name): value for name, value in params.items()}
 
-    # ------------------------------------------- shared by the exact-input families
+    # ------------------------------------------------- the steps every family takes
+    def _standardize_fit(self, data: FitData, keep: bool = False) -> tuple[Standardizer | None, np.ndarray, np.ndarray]:
+        """The fit's standardiser and the training inputs and variances in its units.
+
+        A fresh one (None unless ``standardize``), or with ``keep`` (a warm start) the fitted one.
+        """
+        standardizer = self.standardizer_ if keep else Standardizer.fit(data.X) if self.standardize else None
+        X, X_var = (data.X, data.X_var) if standardizer is None else standardizer.transform_arrays(data.X, data.X_var)
+        return standardizer, X, X_var
+
+    def _sparse_start(self, X: np.ndarray) -> tuple[Any, np.ndarray]:
+        """The kernel (``kernel`` or the default, for X's width) and the k-means inducing inputs a sparse fit starts from."""
+        from gpal.models.kernels import make_kernel
+        from gpal.models.svgp import kmeans_inducing
+
+        n, d = X.shape
+        return make_kernel(self.kernel, d), kmeans_inducing(X, min(int(self.num_inducing), n), int(self.random_state))
+
+    def _set_fitted(self, classes: np.ndarray, n_features: int, standardizer: Standardizer | None) -> None:
+        """The fitted attributes every family has: labels, input width, standardiser."""
+        self.classes_, self.n_features_in_, self.standardizer_ = classes, n_features, standardizer
+
+    def _prediction_inputs(self, X: Any, X_var: Any, needs_variance: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Prediction inputs and variances checked against the fitted model, in its standardised units."""
+        X, X_var = check_predict_data(X, X_var, self.n_features_in_, needs_variance)
+        return (X, X_var) if self.standardizer_ is None else self.standardizer_.transform_arrays(X, X_var)
+
     def _exact_inputs(self, X: Any, X_var: Any) -> np.ndarray:
         """Checked, standardised prediction inputs of a family that models exact inputs (X_var ignored, warned)."""
         self._check_fitted()
-        Xa, V = check_predict_data(X, X_var, self.n_features_in_, needs_variance=False)
+        Xs, V = self._prediction_inputs(X, X_var)
         warn_ignored_noise(V, type(self).__name__, stacklevel=4)  # the user's predict call
-        return Xa if self.standardizer_ is None else self.standardizer_.transform_arrays(Xa)[0]
+        return Xs
 
-    # ------------------------------------------------------- save / load pieces
+    # ------------------------------------------------------------------ save / load
+    def save(self, path: str | os.PathLike) -> None:
+        """Write ``config.json`` and ``params.npz`` into directory ``path`` (replaced atomically)."""
+        save_model_dir(path, self.saved_format, self.saved_version, *self.to_state())
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Any:
+        """Rebuild an estimator written by ``save``; it predicts exactly as the saved one.
+
+        Returns
+        -------
+        GPClassifierMixin
+            The fitted estimator (of this class) saved in folder ``path``.
+        """
+        return cls.from_state(*load_model_dir(path, cls.saved_format, cls.saved_version))
+
+    def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:  # pragma: no cover - abstract
+        """The fitted estimator as plain data, what ``save`` writes; ``from_state`` inverts it.
+
+        Returns
+        -------
+        config : dict
+            Parameters, fitted attributes and history, JSON-able.
+        arrays : dict
+            Name -> numpy array (the model's values).
+        """
+        raise NotImplementedError
+
+    @classmethod
+    def from_state(cls, config: dict[str, Any], arrays: dict[str, np.ndarray]) -> Any:  # pragma: no cover - abstract
+        """Inverse of ``to_state``: the estimator from its (config, arrays), what ``load`` reads.
+
+        Returns
+        -------
+        GPClassifierMixin
+            The fitted estimator (of this class) that ``to_state`` described.
+        """
+        raise NotImplementedError
+
     def _params_state(self, template_prefix: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         """``get_params`` as JSON plus arrays: a user kernel template is saved under ``template_prefix``."""
         from gpal.models.state import kernel_state

@@ -99,7 +99,7 @@ def fit_batched(estimators: Sequence[NoisyGPClassifier], data: Sequence[Any], *,
             (k,) = ks
             plan = plans[k]
             try:
-                result = estimators[k]._trainer(plan.model).fit(plan.train_data, callback=plan.callback, **settings)
+                result = plan.session.trainer().fit(plan.train_data, callback=plan.callback, **settings)
             except Exception as exc:  # noqa: BLE001 - reported per estimator
                 if errors == "raise":
                     raise

@@ -12,17 +12,15 @@ variances mapped by 1/scale^2; a fitted model saves to ``config.json`` +
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from gpal.constraints import Integer, OneOf, Optional, Real, Satisfies
-from gpal.data.dataset import NoisyDataset, Standardizer
-from gpal.estimators.base import GPClassifierMixin, check_fit_data, check_predict_data
+from gpal.data.dataset import NoisyDataset
+from gpal.estimators.base import GPClassifierMixin, check_fit_data
 from gpal.estimators.params import SPARSE_GP_PARAMETERS
-from gpal.files import load_model_dir, save_model_dir
 
 __all__ = ["DirichletGPClassifier"]
 
@@ -86,6 +84,7 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
+        *,
         alpha_epsilon: float | None = None,
         alpha_grid: tuple[float, ...] = _PAPER_GRID,
         num_inducing: int = 100,
@@ -145,16 +144,12 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
 
         from gpal.models.families.dirichlet import HeteroskedasticSGPR, dirichlet_targets
         from gpal.training.collapsed import fit_dirichlet_gp
-        from gpal.models.kernels import make_kernel
-        from gpal.models.svgp import kmeans_inducing
 
-        standardizer = Standardizer.fit(data.X) if self.standardize else None
-        Xs, Vs = (data.X, data.X_var) if standardizer is None else standardizer.transform_arrays(data.X, data.X_var)
+        standardizer, Xs, Vs = self._standardize_fit(data)
         n, d = Xs.shape
         C = len(data.classes)
         first_order = self.input_noise == "first_order"
-        Z = kmeans_inducing(Xs, min(int(self.num_inducing), n), int(self.random_state))
-        kernel = make_kernel(self.kernel, d)
+        kernel, Z = self._sparse_start(Xs)
         # One model serves every candidate: fit_dirichlet_gp resets kernel and Z and swaps the targets.
         model = HeteroskedasticSGPR(kernel, Z, Xs, *dirichlet_targets(data.y, C, alphas[0]))
         history, best = [], None
@@ -171,9 +166,7 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
             if best is None or mnll < best[0]:
                 best = (mnll, alpha, posterior)
 
-        self.classes_ = data.classes
-        self.n_features_in_ = d
-        self.standardizer_ = standardizer
+        self._set_fitted(data.classes, d, standardizer)
         self.alpha_epsilon_ = best[1]
         self.posterior_ = best[2]
         self.history_ = history
@@ -196,14 +189,11 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         """
         self._check_fitted()
         self._require_variance(X, X_var, "predict")
-        Xa, Va = check_predict_data(X, X_var, self.n_features_in_, needs_variance=False)
-        if self.standardizer_ is not None:
-            Xa, Va = self.standardizer_.transform_arrays(Xa, Va)
+        Xa, Va = self._prediction_inputs(X, X_var)
         return self._proba(self.posterior_, Xa, Va if self.input_noise == "first_order" else None)
 
     # ------------------------------------------------------------- save/load
-    def save(self, path: str | os.PathLike) -> None:
-        """Write ``config.json`` and ``params.npz`` into directory ``path`` (replaced atomically)."""
+    def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         self._check_fitted()
         from gpal.models.state import kernel_state
 
@@ -220,21 +210,13 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
             "kernel": kernel_config,
             "history": self.history_,
         }
-        save_model_dir(path, self.saved_format, self.saved_version, config, arrays)
+        return config, arrays
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "DirichletGPClassifier":
-        """Rebuild a classifier saved by ``save``; its predictions equal the saved one's.
-
-        Returns
-        -------
-        DirichletGPClassifier
-            The fitted classifier saved in folder ``path``.
-        """
+    def from_state(cls, config: dict[str, Any], arrays: dict[str, np.ndarray]) -> "DirichletGPClassifier":
         from gpal.models.families.dirichlet import DirichletPosterior
         from gpal.models.state import kernel_from_state
 
-        config, arrays = load_model_dir(path, cls.saved_format, cls.saved_version)
         params = cls._params_from_state(config["params"], arrays, "template/")
         params["alpha_grid"] = tuple(params["alpha_grid"])
         clf = cls(**params)
@@ -245,6 +227,3 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         clf.alpha_epsilon_ = float(config["alpha_epsilon"])
         clf.history_ = config["history"]
         return clf
-
-
-# ------------------------------------------------------------------ helpers

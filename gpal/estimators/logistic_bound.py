@@ -12,17 +12,14 @@ estimator drops into the same workflows) but ignored, with a warning.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from gpal.constraints import Boolean, Integer, OneOf, Real
-from gpal.data.dataset import Standardizer
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, warn_ignored_noise
 from gpal.estimators.params import SPARSE_GP_PARAMETERS
-from gpal.files import load_model_dir, save_model_dir
 from gpal.registry import LOGISTIC_BOUNDS
 
 __all__ = ["LogisticBoundGPClassifier"]
@@ -85,6 +82,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
+        *,
         method: str = "jj",
         num_inducing: int = 100,
         kernel: Any = None,
@@ -131,17 +129,11 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
             )
         warn_ignored_noise(data.X_var, "LogisticBoundGPClassifier")
 
-
         from gpal.models.families.logistic_bounds import LogisticBoundGP
         from gpal.training.bounds import BoundOptimizer
-        from gpal.models.kernels import make_kernel
-        from gpal.models.svgp import kmeans_inducing
 
-        standardizer = Standardizer.fit(data.X) if self.standardize else None
-        Xs = data.X if standardizer is None else standardizer.transform_arrays(data.X)[0]
-        d = Xs.shape[1]
-        kernel = make_kernel(self.kernel, d)
-        Z = kmeans_inducing(Xs, min(int(self.num_inducing), Xs.shape[0]), int(self.random_state))
+        standardizer, Xs, _ = self._standardize_fit(data)
+        kernel, Z = self._sparse_start(Xs)
         model = LogisticBoundGP(kernel, Z, float(self.jitter))
         optimizer = BoundOptimizer(model, Xs, 2.0 * data.y - 1.0, self.method, bool(self.train_inducing))
         result = optimizer.run(
@@ -151,9 +143,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
             tol=float(self.tol),
             progress=bool(self.progress),
         )
-        self.classes_ = data.classes
-        self.n_features_in_ = d
-        self.standardizer_ = standardizer
+        self._set_fitted(data.classes, Xs.shape[1], standardizer)
         self.model_ = model
         self.history_ = result.history
         self.bound_history_ = result.bound_history
@@ -175,8 +165,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         return np.column_stack([1.0 - p, p])
 
     # ------------------------------------------------------------- save/load
-    def save(self, path: str | os.PathLike) -> None:
-        """Write ``config.json`` and ``params.npz`` into directory ``path`` (replaced atomically)."""
+    def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         from gpal.models.state import kernel_state
 
         self._check_fitted()
@@ -194,21 +183,13 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
             "converged": bool(self.converged_),
             "stopped_early": bool(self.stopped_early_),
         }
-        save_model_dir(path, self.saved_format, self.saved_version, config, arrays)
+        return config, arrays
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "LogisticBoundGPClassifier":
-        """Rebuild a classifier written by ``save``; it predicts exactly as the saved one.
-
-        Returns
-        -------
-        LogisticBoundGPClassifier
-            The fitted classifier saved in folder ``path``.
-        """
+    def from_state(cls, config: dict[str, Any], arrays: dict[str, np.ndarray]) -> "LogisticBoundGPClassifier":
         from gpal.models.families.logistic_bounds import LogisticBoundGP
         from gpal.models.state import kernel_from_state
 
-        config, arrays = load_model_dir(path, cls.saved_format, cls.saved_version)
         clf = cls(**cls._params_from_state(config["params"], arrays, "kernel_template/"))
         model = LogisticBoundGP(kernel_from_state(config["kernel"], arrays, "kernel/"), arrays["Z"], config["jitter"])
         model.q_mean.assign(arrays["q_mean"])

@@ -13,17 +13,14 @@ into the same workflows) but ignored, with a warning.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from gpal.constraints import Boolean, Integer, OneOf, Optional, Real
-from gpal.data.dataset import Standardizer
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, warn_ignored_noise
 from gpal.estimators.params import SPARSE_GP_PARAMETERS
-from gpal.files import load_model_dir, save_model_dir
 from gpal.registry import CONJUGATE_INFERENCE
 
 __all__ = ["LogisticSoftmaxGPClassifier"]
@@ -90,6 +87,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
+        *,
         inference: str = "cavi",
         num_inducing: int = 100,
         kernel: Any = None,
@@ -141,17 +139,11 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         data = check_fit_data(X, y, X_var)
         warn_ignored_noise(data.X_var, "LogisticSoftmaxGPClassifier")
 
-
         from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP
         from gpal.training.cavi import AugmentedTrainer
-        from gpal.models.kernels import make_kernel
-        from gpal.models.svgp import kmeans_inducing
 
-        standardizer = Standardizer.fit(data.X) if self.standardize else None
-        Xs = data.X if standardizer is None else standardizer.transform_arrays(data.X)[0]
-        d = Xs.shape[1]
-        kernel = make_kernel(self.kernel, d)
-        Z = kmeans_inducing(Xs, min(int(self.num_inducing), Xs.shape[0]), int(self.random_state))
+        standardizer, Xs, _ = self._standardize_fit(data)
+        kernel, Z = self._sparse_start(Xs)
         model = AugmentedLogisticSoftmaxGP(kernel, Z, len(data.classes), float(self.jitter))
         trainer = AugmentedTrainer(model, Xs, data.y, float(self.learning_rate), bool(self.train_inducing))
         history = trainer.run(
@@ -164,9 +156,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
             seed=int(self.random_state),
             progress=bool(self.progress),
         )
-        self.classes_ = data.classes
-        self.n_features_in_ = d
-        self.standardizer_ = standardizer
+        self._set_fitted(data.classes, Xs.shape[1], standardizer)
         self.model_ = model
         self.history_ = history
         return self
@@ -196,10 +186,6 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         return self.model_.sample_proba(Xs, int(n_samples), int(self.random_state))
 
     # ------------------------------------------------------------- save/load
-    def save(self, path: str | os.PathLike) -> None:
-        """Write ``config.json`` and ``params.npz`` into directory ``path`` (replaced atomically)."""
-        save_model_dir(path, self.saved_format, self.saved_version, *self.to_state())
-
     def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         """The fitted classifier as (JSON-able config, named arrays); ``from_state`` inverts it.
 
@@ -225,17 +211,6 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
             "history": [float(h) for h in self.history_],
         }
         return config, arrays
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> "LogisticSoftmaxGPClassifier":
-        """Rebuild a classifier written by ``save``; it predicts exactly as the saved one.
-
-        Returns
-        -------
-        LogisticSoftmaxGPClassifier
-            The fitted classifier saved in folder ``path``.
-        """
-        return cls.from_state(*load_model_dir(path, cls.saved_format, cls.saved_version))
 
     @classmethod
     def from_state(cls, config: dict[str, Any], arrays: dict[str, np.ndarray]) -> "LogisticSoftmaxGPClassifier":

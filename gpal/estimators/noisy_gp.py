@@ -9,43 +9,38 @@ and then held in the same model form as SVI's.  Inputs are validated and, by def
 standardised (variances mapped by 1/scale^2) before any TensorFlow work; labels
 may be of any hashable type; a fitted model saves to a directory of plain files
 (``config.json`` + ``params.npz``), never a pickle.
+
+This module is parameter glue: the model, its trainer and its compiled functions live in a
+``gpal.training.session.ModelSession`` (kept across warm refits), prediction runs in row
+chunks by ``gpal.models.chunked``.
 """
 
 from __future__ import annotations
 
 import numbers
-import os
-import warnings
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from gpal.constraints import Boolean, Integer, OneOf, Options, Real, Satisfies, check_values
-from gpal.data.dataset import NoisyDataset, Standardizer
+from gpal.data.dataset import NoisyDataset
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, check_predict_data
 from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
 from gpal.estimators.params import SPARSE_GP_PARAMETERS, LIKELIHOOD
 from gpal.evaluation.metrics import negative_log_likelihood
-from gpal.files import load_model_dir, save_model_dir
 from gpal.identity import jsonable
 from gpal.registry import (DEFAULT_LIKELIHOOD, INFERENCE, INPUT_NOISE, INPUT_PRIORS, LATENT_INPUT_STRATEGIES,
                            NOISE_VARIANCE_MODES)
-from gpal.training.early_stopping import ValidationMonitor, validation_split
+from gpal.training.early_stopping import validation_split
+from gpal.training.session import ModelSession
 
 __all__ = ["NoisyGPClassifier"]
 
 # Settings of the augmented model that have no SVI counterpart, passed through ``inference_options``.
 _AUGMENTED_OPTIONS = ("hyper_every", "train_inducing", "nat_delay", "nat_forgetting", "jitter")
-# Prediction evaluates the GP at (rows x n_samples) inputs; chunks keep that bounded.  2^20 (388
-# sources of 300 draws, 3 classes: ~25 MB per (inputs, M) array) ran ~20% faster than 2^18 on 2 cores.
-_PREDICT_BUDGET = 2**20
 # The draw counts sample_proba and sample_joint_proba take.
 _DRAWS = {"n_samples": Integer(1), "input_draws": Integer(1)}
-# The parameters a model is built from: a warm-started refit keeps the model itself (and its
-# compiled functions) while these are unchanged and the inducing-point count stays the same.
-_MODEL_PARAMS = ("input_noise", "noise_variance", "likelihood", "likelihood_options", "num_inducing", "kernel",
-                 "prior_variance", "input_prior", "prior_components", "hidden_sizes", "epsilon", "learn_epsilon", "random_state")
 
 
 class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
@@ -161,6 +156,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
+        *,
         input_noise: str = "none",
         noise_variance: str = "known",
         likelihood: Any = DEFAULT_LIKELIHOOD,
@@ -270,28 +266,14 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     def _likelihood_name(self) -> str | None:
         return self.likelihood.lower() if isinstance(self.likelihood, str) else None
 
-    def _likelihood_options(self) -> dict[str, Any]:
-        if self._likelihood_name == "robustmax":
-            return {"epsilon": float(self.epsilon), "learn_epsilon": bool(self.learn_epsilon)}
-        return dict(self.likelihood_options or {})
-
     @property
     def needs_X_var(self) -> bool:
         """Whether measured variances are part of the model (and so required at fit and predict)."""
         return self.input_noise != "none" and self.noise_variance != "learned"
 
-    _needs_X_var = needs_X_var  # the older private name, still read by fit
-
     # ------------------------------------------------------------------- fit
-    def fit(
-        self,
-        X: Any,
-        y: Any = None,
-        X_var: Any = None,
-        callback: Callable[[int, float], bool | None] | None = None,
-        *,
-        unlabelled: Any = None,
-    ) -> "NoisyGPClassifier":
+    def fit(self, X: Any, y: Any = None, X_var: Any = None, callback: Callable[[int, float], bool | None] | None = None,
+            *, unlabelled: Any = None) -> "NoisyGPClassifier":
         """Fit on arrays ``X`` (n, d), labels ``y`` (n,), variances ``X_var`` (n, d), or on a ``NoisyDataset``.
 
         ``callback(epoch, loss)`` runs after every epoch; returning False stops
@@ -310,22 +292,16 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         data, extra = self._fit_data(X, y, X_var, unlabelled)
         if self.inference != "svi":
             return self._fit_augmented(data)
-
         plan = self._plan_fit(data, extra, callback)
-        result = self._trainer(plan.model).fit(
-            plan.train_data,
-            epochs=int(self.epochs),
-            batch_size=int(self.batch_size),
-            learning_rate=float(self.learning_rate),
-            progress=bool(self.progress),
-            callback=plan.callback,
-        )
+        result = plan.session.trainer().fit(plan.train_data, epochs=int(self.epochs), batch_size=int(self.batch_size),
+                                            learning_rate=float(self.learning_rate), progress=bool(self.progress),
+                                            callback=plan.callback)
         return self._complete_fit(plan, result)
 
     def _fit_data(self, X: Any, y: Any, X_var: Any, unlabelled: Any) -> tuple[Any, Any]:
         """Checked parameters, then the checked training data and the unlabelled inputs of the prior (or None)."""
-        self._check_params()
-        if X_var is None and not isinstance(X, NoisyDataset) and self._needs_X_var:
+        self.validate_params()
+        if X_var is None and not isinstance(X, NoisyDataset) and self.needs_X_var:
             raise ValueError(
                 f"input_noise={self.input_noise!r} with noise_variance={self.noise_variance!r} uses the measured "
                 "input variances, so fit needs X_var (n, d); pass zeros for exact features"
@@ -334,58 +310,28 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         return data, self._unlabelled_inputs(unlabelled, data.X.shape[1])
 
     def _plan_fit(self, data: Any, extra: Any, callback: Callable | None) -> "_FitPlan":
-        """Everything before training: standardiser, model (built or kept), training arrays, validation monitor."""
-        from gpal.models.state import assign_module_values, module_values
-        from gpal.models.svgp import build_model
+        """Everything before training: standardiser, model session (kept or new), training arrays, validation monitor."""
         from gpal.training.svi import TrainData
 
-        previous = self._warm_start_source(data)
-        if previous is not None:
-            standardizer = self.standardizer_
-        else:
-            standardizer = Standardizer.fit(data.X) if self.standardize else None
-        Z, Z_var = (data.X, data.X_var) if standardizer is None else standardizer.transform_arrays(data.X, data.X_var)
+        previous = getattr(self, "_session", None) if self.warm_start else None
+        if previous is not None and not previous.can_continue(data.classes, data.X.shape[1]):
+            previous = None
+        standardizer, Z, Z_var = self._standardize_fit(data, keep=previous is not None)
         y = data.y
         if self.early_stopping:
             fit_rows, val_rows = validation_split(y, float(self.validation_fraction), int(self.random_state))
             (Z, Z_val), (Z_var, Z_var_val), (y, y_val) = ((a[fit_rows], a[val_rows]) for a in (Z, Z_var, y))
-        model = self._reusable(previous, Z)
-        if model is not None:
-            model.strategy.restart(len(y))  # NIMGP's q(x_i) start again at the observations
-            model.num_data = len(y)
-        else:
-            model = build_model(
-                Z,
-                y,
-                num_classes=len(data.classes),
-                input_noise=self.input_noise,
-                noise_variance=self.noise_variance,
-                likelihood=self.likelihood,
-                num_inducing=self.num_inducing,
-                kernel=self.kernel,
-                prior_variance=float(self.prior_variance),
-                input_prior=self.input_prior if self._has_latent_inputs else "broad",
-                prior_components=int(self.prior_components),
-                X_var=Z_var,
-                prior_inputs=None if extra is None else self._standardised_prior_inputs(standardizer, Z, Z_var, *extra),
-                hidden_sizes=tuple(int(h) for h in self.hidden_sizes),
-                likelihood_options=self._likelihood_options(),
-                seed=int(self.random_state),
-            )
-            if previous is not None:
-                _continue_from(model, previous)
-        self._built_with = self._model_params()
+        prior_inputs = None if extra is None else self._standardised_prior_inputs(standardizer, Z, Z_var, *extra)
+        session = ModelSession.for_fit(self.get_params(deep=False), data.classes, Z, Z_var, y,
+                                       prior_inputs=prior_inputs, previous=previous)
         monitor = None
         if self.early_stopping:
-            monitor = ValidationMonitor(
-                self._validation_predictor(model),
-                lambda: module_values(model),
-                lambda state: assign_module_values(model, state),
-                Z_val, Z_var_val, y_val,
+            monitor = session.validation_monitor(
+                self._input_draws(session.model), Z_val, Z_var_val, y_val,
                 nll=negative_log_likelihood, interval=int(self.validation_interval),
                 patience=int(self.n_iter_no_change), then=callback,
             )
-        return _FitPlan(data, standardizer, model, TrainData.from_arrays(Z, Z_var, y), previous, monitor,
+        return _FitPlan(data, standardizer, session, TrainData.from_arrays(Z, Z_var, y), previous is not None, monitor,
                         callback if monitor is None else monitor)
 
     def _complete_fit(self, plan: "_FitPlan", result: Any) -> "NoisyGPClassifier":
@@ -396,12 +342,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             # The monitor's own stop is the plan, not an interruption; a user's callback or Ctrl-C still is.
             interrupted = result.stopped_early and not monitor.exhausted
             monitor.restore()
-        self.classes_ = plan.data.classes
-        self.n_features_in_ = plan.data.X.shape[1]
-        self.standardizer_ = plan.standardizer
-        self.model_ = plan.model
-        self.history_ = (list(self.history_) if plan.previous is not None else []) + result.history
-        self.stopped_early_ = interrupted
+        history = (list(self.history_) if plan.continued else []) + result.history
+        self._keep(plan.session, plan.data.X.shape[1], plan.standardizer, history, interrupted)
         self.validation_history_ = [] if monitor is None else list(monitor.history)
         self.best_epoch_ = len(result.history) if monitor is None else monitor.best_epoch
         return self
@@ -409,9 +351,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     def _fit_augmented(self, data: Any) -> "NoisyGPClassifier":
         """CAVI / natural-gradient training of the augmented logistic-softmax model, in SVI's units.
 
-        The fitted q(u) is then moved into a ``NoisySVGP`` (``as_latent_gps``), so prediction,
-        sampling and saving are the same code as after SVI.  Its predictive Monte Carlo uses
-        ``n_samples`` draws seeded by ``random_state``, as ``LogisticSoftmaxGPClassifier``'s does.
+        The fitted q(u) is then held as a ``NoisySVGP`` (``ModelSession.of_augmented``), so
+        prediction, sampling and saving are the same code as after SVI.
         """
         cavi = self.inference == "cavi"
         steps_per_epoch = 1 if cavi else -(-data.X.shape[0] // int(self.batch_size))
@@ -431,23 +372,16 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         self._adopt(inner, num_data=data.X.shape[0])
         return self
 
-    def _adopt(self, inner: Any, num_data: int) -> None:
+    def _adopt(self, inner: LogisticSoftmaxGPClassifier, num_data: int) -> None:
         """Take the fitted state of an augmented-model estimator, its q(u) as a ``NoisySVGP``."""
-        from gpal.models.families.augmented_logistic_softmax import as_latent_gps
-        from gpal.models.input_noise import NoInputNoise
-        from gpal.models.likelihoods.logistic_softmax import LogisticSoftmaxLikelihood
-        from gpal.models.svgp import NoisySVGP
+        session = ModelSession.of_augmented(inner.model_, inner.classes_, self.get_params(deep=False), num_data)
+        self._keep(session, inner.n_features_in_, inner.standardizer_, inner.history_, False)
 
-        C = len(inner.classes_)
-        options = {"num_predict_samples": int(self.n_samples), "seed": int(self.random_state), **self._likelihood_options()}
-        likelihood = LogisticSoftmaxLikelihood(C, **options)
-        self.classes_ = inner.classes_
-        self.n_features_in_ = inner.n_features_in_
-        self.standardizer_ = inner.standardizer_
-        self.model_ = NoisySVGP(as_latent_gps(inner.model_), NoInputNoise(), likelihood, None, num_data, C)
-        self.history_ = list(inner.history_)
-        self.stopped_early_ = False
-        self._built_with = None  # not a model build_model makes: an SVI refit never keeps it
+    def _keep(self, session: ModelSession, n_features: int, standardizer: Any, history: list, stopped_early: bool) -> None:
+        """The fitted state: the session's model and classes, and what they were fitted with."""
+        self._set_fitted(session.classes, n_features, standardizer)
+        self._session, self.model_ = session, session.model
+        self.history_, self.stopped_early_ = list(history), stopped_early
 
     def _unlabelled_inputs(self, unlabelled: Any, n_features: int) -> tuple[np.ndarray, np.ndarray] | None:
         if unlabelled is None:
@@ -467,53 +401,17 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             X_u, V_u = standardizer.transform_arrays(X_u, V_u)
         return np.vstack([Z, X_u]), np.vstack([Z_var, V_u])
 
-    def _model_params(self) -> dict[str, Any]:
-        return {k: v for k, v in self.get_params(deep=False).items() if k in _MODEL_PARAMS}
-
-    def _reusable(self, previous: Any, Z: np.ndarray) -> Any:
-        """``previous`` itself when a refit on inputs ``Z`` would rebuild the same model, else None.
-
-        ``build_model`` would take M = min(num_inducing, distinct rows) inducing points; while
-        that and the model's parameters are unchanged, the rebuilt model would only copy
-        ``previous``'s values, so it is kept, and with it the compiled step and predictions.
-        """
-        if previous is None or getattr(self, "_built_with", None) != self._model_params():
-            return None
-        M = min(int(self.num_inducing), len(np.unique(Z, axis=0)))
-        return previous if previous.gp.num_inducing == M else None
-
-    def _trainer(self, model: Any) -> Any:
-        """The ``Trainer`` of ``model``, made (and its step traced) once per model."""
-        from gpal.training.svi import Trainer
-
-        trainer = getattr(self, "_svi_trainer", None)
-        if trainer is None or trainer.model is not model:
-            trainer = self._svi_trainer = Trainer(model, seed=int(self.random_state))
-        return trainer
-
-    def _warm_start_source(self, data: Any) -> Any:
-        """The fitted model to continue from, or None for a fresh start."""
-        if not self.warm_start or not hasattr(self, "model_"):
-            return None
-        same_classes = len(data.classes) == len(self.classes_) and all(a == b for a, b in zip(data.classes, self.classes_))
-        if not same_classes or data.X.shape[1] != self.n_features_in_:
-            warnings.warn(
-                f"warm_start ignored: the data have classes {list(data.classes)} and {data.X.shape[1]} features, "
-                f"the fitted model {list(self.classes_)} and {self.n_features_in_}; starting afresh",
-                stacklevel=3,
-            )
-            return None
-        return self.model_
-
     # --------------------------------------------------------------- predict
     def _inputs(self, X: Any, X_var: Any) -> tuple[np.ndarray, np.ndarray]:
         self._check_fitted()
-        X, X_var = check_predict_data(X, X_var, self.n_features_in_, self.needs_X_var)
+        X, X_var = self._prediction_inputs(X, X_var, self.needs_X_var)
         if X.shape[0] == 0:
             raise ValueError("predict needs at least one row; X is empty")
-        if self.standardizer_ is not None:
-            X, X_var = self.standardizer_.transform_arrays(X, X_var)
         return X, X_var
+
+    def _input_draws(self, model: Any) -> int:
+        """Draws of p(x* | x~*) per prediction: ``n_samples`` where the strategy samples inputs, else 1."""
+        return int(self.n_samples) if model.strategy.stochastic_prediction else 1
 
     def predict_proba(self, X: Any, X_var: Any = None, *, return_mc_error: bool = False) -> Any:
         """Class probabilities (n, C), columns in the order of ``classes_``.
@@ -535,55 +433,15 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             (n, C) Monte Carlo standard errors, only with ``return_mc_error=True`` (then a pair).
         """
         inputs = self._inputs(X, X_var)  # checks the estimator is fitted first
-        fn, S = self._predictor(self.model_)
-        both = self._predict_with(fn, S, *inputs)
+        S = self._input_draws(self.model_)
+        both = self._predict_with(self._session.predictor(S), S, *inputs)
         return (both[0], both[1]) if return_mc_error else both[0]
 
     def _predict_with(self, fn: Callable, S: int, X: np.ndarray, X_var: np.ndarray) -> np.ndarray:
         """Probabilities and their MC errors, (2, n, C), from a compiled predictor of this model and S input draws."""
         model = self.model_
         latent_draws = model.likelihood.latent_draws_per_input(S) if model.strategy.stochastic_prediction else 1
-        return self._in_chunks(fn, X, X_var, S, stream=-1, axis=1, latent_draws=latent_draws)
-
-    def _predictor(self, model: Any) -> tuple[Callable, int]:
-        """Compiled ``(X, X_var, seed) -> [probabilities, MC errors]`` of ``model`` and its input draws S."""
-        import tensorflow as tf
-
-        S = self._input_draws(model)
-        make = lambda: lambda a, b, seed: tf.stack(model.predict_proba_and_error(a, b, seed, S))  # noqa: E731
-        return self._compiled(model, ("predict", S), make), S
-
-    def _input_draws(self, model: Any) -> int:
-        """Draws of p(x* | x~*) per prediction: ``n_samples`` where the strategy samples inputs, else 1."""
-        return int(self.n_samples) if model.strategy.stochastic_prediction else 1
-
-    def _validation_predictor(self, model: Any) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-        """Class probabilities of the model under training, on the compiled prediction (its own seed stream)."""
-        import tensorflow as tf
-
-        fn, _ = self._predictor(model)
-        seed = tf.constant([int(self.random_state), -7], tf.int64)
-        return lambda X, X_var: fn(X, X_var, seed)[0].numpy()
-
-    def _compiled(self, model: Any, key: tuple, make: Callable[[], Callable]) -> Callable:
-        """``make()`` compiled for any number of rows, once per model and ``key``.
-
-        Kept while the model is (a warm-started refit keeps it), so repeated fits and
-        predictions of an active-learning loop trace nothing after the first.
-        """
-        import tensorflow as tf
-
-        from gpal.models.compiled import instance_function
-
-        cache = getattr(self, "_compiled_cache", None)
-        if cache is None or cache[0] is not model:
-            cache = self._compiled_cache = (model, {})
-        if key not in cache[1]:
-            spec = tf.TensorSpec([None, int(model.gp.Z.shape[-1])], tf.float64)
-            # autograph off: these are straight-line graphs, and autograph mis-resolved strategy methods.
-            cache[1][key] = instance_function(make(), input_signature=[spec, spec, tf.TensorSpec([2], tf.int64)],
-                                              autograph=False)
-        return cache[1][key]
+        return self._in_chunks(fn, X, X_var, S, "predict", latent_draws=latent_draws)
 
     def sample_proba(self, X: Any, X_var: Any = None, n_samples: int = 100, input_draws: int | None = None) -> np.ndarray:
         """p(y | f_s) for ``n_samples`` draws of each source's latent functions (and noisy inputs), (S, n, C).
@@ -600,11 +458,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         """
         check_values(_DRAWS, {"n_samples": n_samples, "input_draws": 1 if input_draws is None else input_draws})
         X, X_var = self._inputs(X, X_var)
-        model = self.model_
         S, K = int(n_samples), None if input_draws is None else int(input_draws)
-        fn = self._compiled(model, ("sample", S, K),
-                            lambda: lambda a, b, seed: model.sample_conditional_proba(a, b, seed, S, K))
-        return self._in_chunks(fn, X, X_var, S, stream=-(10**6), axis=1, latent_draws=K or 1)
+        return self._in_chunks(self._session.sampler(S, K), X, X_var, S, "sample", latent_draws=K or 1)
 
     def sample_joint_proba(self, X: Any, X_var: Any = None, n_samples: int = 100, input_draws: int = 16) -> np.ndarray:
         """p(y | x, draw s) for ``n_samples`` posterior draws shared by every row and every call, (S, n, C).
@@ -621,34 +476,21 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         """
         check_values(_DRAWS, {"n_samples": n_samples, "input_draws": input_draws})
         X, X_var = self._inputs(X, X_var)
-        model = self.model_
-        S, K = int(n_samples), int(input_draws) if model.strategy.stochastic_prediction else 1
-        fn = self._compiled(model, ("joint", S, K),
-                            lambda: lambda a, b, seed: model.sample_function_proba(a, b, seed, S, K))
+        S, K = int(n_samples), int(input_draws) if self.model_.strategy.stochastic_prediction else 1
         # a row holds S x K x (2L + 1) evaluations of p(y | f) at most (the unscented rule's points)
-        return self._in_chunks(fn, X, X_var, S, stream=-(10**6) - 1, axis=1,
-                               latent_draws=K * (2 * model.gp.num_latent + 1))
+        return self._in_chunks(self._session.joint_sampler(S, K), X, X_var, S, "joint",
+                               latent_draws=K * (2 * self.model_.gp.num_latent + 1))
 
-    def _in_chunks(self, fn: Callable, X: np.ndarray, X_var: np.ndarray, S: int, stream: int, axis: int = 0,
-                   latent_draws: int = 1) -> np.ndarray:
-        """Evaluate ``fn`` over row chunks so memory stays bounded; every chunk has the same seed.
+    def _in_chunks(self, fn: Callable, X: np.ndarray, X_var: np.ndarray, S: int, stream: str, *,
+                   latent_draws: int) -> np.ndarray:
+        """``fn`` over row chunks, every chunk on the seed of ``random_state`` and ``stream`` (``gpal.models.chunked``)."""
+        from gpal.models.chunked import in_chunks, stream_seed
 
-        The draws are shared by the rows (see ``predict_proba``), so one seed for all chunks
-        makes the result independent of the chunking.  A row holds S input draws, each with
-        C^2 quadrature terms or ``latent_draws`` latent values, whichever is more.
-        """
-        import tensorflow as tf
-
-        rows = max(1, _PREDICT_BUDGET // (S * max(len(self.classes_) ** 2, latent_draws)))
-        seed = tf.constant([int(self.random_state), stream], dtype=tf.int64)  # a stream apart from training's
-        out = []
-        for start in range(0, X.shape[0], rows):
-            out.append(fn(X[start : start + rows], X_var[start : start + rows], seed).numpy())
-        return np.concatenate(out, axis=axis)
+        return in_chunks(fn, X, X_var, stream_seed(self.random_state, stream), input_draws=S,
+                         num_classes=len(self.classes_), latent_draws=latent_draws)
 
     # ------------------------------------------------------------- save/load
-    def save(self, path: str | os.PathLike) -> None:
-        """Write ``config.json`` and ``params.npz`` into directory ``path`` (replaced atomically)."""
+    def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         self._check_fitted()
         from gpal.models.state import kernel_to_config, module_values
 
@@ -665,22 +507,14 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             "history": [float(h) for h in self.history_],
             "stopped_early": bool(self.stopped_early_),
         }
-        save_model_dir(path, self.saved_format, self.saved_version, config, module_values(self.model_))
+        return config, module_values(self.model_)
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "NoisyGPClassifier":
-        """Rebuild a classifier saved by ``save``; its predictions equal the saved one's.
-
-        Returns
-        -------
-        NoisyGPClassifier
-            The fitted classifier saved in folder ``path``.
-        """
+    def from_state(cls, config: dict[str, Any], arrays: dict[str, np.ndarray]) -> "NoisyGPClassifier":
         from gpal.models.likelihoods.base import likelihood_from_config
         from gpal.models.state import assign_module_values, kernel_from_config
         from gpal.models.svgp import NoisySVGP
 
-        config, arrays = load_model_dir(path, cls.saved_format, cls.saved_version)
         params = cls._current_names(config["params"])
         if isinstance(params["kernel"], dict):
             params["kernel"] = kernel_from_config(params["kernel"]["kernel_config"])
@@ -695,52 +529,22 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         clf._restore_fitted_state(config)  # checks the saved sizes before the model is built from them
         model = NoisySVGP.from_structure(config["structure"])
         assign_module_values(model, arrays)
-        clf.model_ = model
-        clf._built_with = clf._model_params()  # a warm-started refit may keep this model
-        clf.history_ = list(config["history"])
-        clf.stopped_early_ = config["stopped_early"]
+        session = ModelSession.loaded(model, clf.classes_, clf.get_params(deep=False))
+        clf._keep(session, clf.n_features_in_, clf.standardizer_, config["history"], config["stopped_early"])
         return clf
 
 
-# ------------------------------------------------------------------ helpers
 class _FitPlan(NamedTuple):
-    """A fit up to its training: the validated data, standardiser, model, its training arrays and callback."""
+    """A fit up to its training: the validated data, standardiser, model session, training arrays and callback."""
 
     data: Any
     standardizer: Any
-    model: Any
+    session: ModelSession
     train_data: Any
-    previous: Any
+    continued: bool  # a warm start: the history goes on
     monitor: Any
     callback: Callable | None
 
-
-def _continue_from(model: Any, previous: Any) -> None:
-    """Copy every global variable of ``previous`` into ``model``; per-point q(x_i) stay at their start.
-
-    A variable whose shape changed (the inducing points and q(u) when the number of
-    distinct training inputs passed a smaller ``num_inducing``) starts afresh, with a warning:
-    a warm start that silently restarts q(u) would look like a converged one.
-    """
-    from gpflow.utilities import parameter_dict
-
-    from gpal.models.state import module_values
-
-    per_point = {id(v) for v in model.strategy.per_point_variables}
-    old = module_values(previous)
-    restarted = []
-    for key, var in parameter_dict(model).items():
-        raw = getattr(var, "unconstrained_variable", var)
-        if id(var) in per_point or key not in old:
-            continue
-        if tuple(old[key].shape) != tuple(raw.shape):
-            restarted.append(f"{key} {tuple(old[key].shape)} -> {tuple(raw.shape)}")
-            continue
-        raw.assign(old[key])
-    if restarted:
-        warnings.warn(
-            "warm_start continued the model but restarted parameters whose size changed: "
-            + "; ".join(restarted) + " (the number of inducing points follows the distinct training inputs "
-            "up to num_inducing); give the refit enough epochs to converge again",
-            stacklevel=3,
-        )
+    @property
+    def model(self) -> Any:
+        return self.session.model

@@ -62,7 +62,7 @@ class PopulationOutlierScore:
     [False, True, False]
     """
 
-    def __init__(self, n_components: int = 8, false_positive_rate: float = OOD_FALSE_POSITIVE_RATE,
+    def __init__(self, *, n_components: int = 8, false_positive_rate: float = OOD_FALSE_POSITIVE_RATE,
                  random_state: int = 0):
         self.n_components = n_components
         self.false_positive_rate = false_positive_rate

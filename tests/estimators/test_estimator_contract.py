@@ -59,6 +59,16 @@ def test_parameters_are_declared_once_and_round_trip(family):
 
 
 @pytest.mark.parametrize("family", FAMILIES)
+def test_constructor_arguments_are_keyword_only(family):
+    """Settings are named at every call, so adding or reordering one never shifts another."""
+    cls = ESTIMATORS[family]
+    kinds = {p.kind for name, p in inspect.signature(cls.__init__).parameters.items() if name != "self"}
+    assert kinds == {inspect.Parameter.KEYWORD_ONLY}
+    with pytest.raises(TypeError, match="positional"):
+        cls(5)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("name", ["random_state", "num_inducing"])
 def test_bad_parameter_is_named_before_any_work(family, name):
     est = _make(family, **{name: -3})

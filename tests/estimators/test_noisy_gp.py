@@ -229,8 +229,8 @@ def test_warm_refits_and_predictions_trace_once(data):
             clf.sample_proba(X[:rows], X_var[:rows], n_samples=5, input_draws=4)
             clf.sample_joint_proba(X[:rows], X_var[:rows], n_samples=5, input_draws=4)
     assert clf.model_ is model and clf.model_.num_data == 44
-    assert clf._svi_trainer.step.experimental_get_tracing_count() == 1
-    compiled = clf._compiled_cache[1]
+    assert clf._session.trainer().step.experimental_get_tracing_count() == 1
+    compiled = clf._session.compiled
     assert sorted(compiled, key=str) == sorted([("predict", 20), ("sample", 5, None), ("sample", 5, 4),
                                                 ("joint", 5, 4)], key=str)
     assert all(fn.experimental_get_tracing_count() == 1 for fn in compiled.values())
@@ -244,7 +244,7 @@ def test_predictions_equal_those_through_the_per_input_solve(data, likelihood, m
     slow = clone(fast).fit(X, y, X_var)
     float32 = fast.predict_proba(X, X_var)
     monkeypatch.setattr(fast.model_.strategy, "prediction_dtype", tf.float64)
-    fast._compiled_cache = None
+    fast._session.compiled.clear()
     monkeypatch.setattr(slow.model_.gp, "predictive_marginals", lambda X, dtype: slow.model_.gp.marginals(X))
     np.testing.assert_allclose(fast.predict_proba(X, X_var), slow.predict_proba(X, X_var), rtol=0, atol=1e-12)
     np.testing.assert_allclose(float32, slow.predict_proba(X, X_var), rtol=0, atol=1e-5)
@@ -256,7 +256,7 @@ def test_a_kept_model_refits_as_a_rebuilt_one(data):
     kept = NoisyGPClassifier(input_noise="latent", warm_start=True, random_state=3, **FAST).fit(X[:40], y[:40], X_var[:40])
     rebuilt = clone(kept).fit(X[:40], y[:40], X_var[:40])
     first = rebuilt.model_
-    del rebuilt._built_with  # as after a change of model parameters: build_model, then copy the values
+    rebuilt._session.built_with = None  # as after a change of model parameters: build_model, then copy the values
     model = kept.model_
     kept.fit(X, y, X_var)
     rebuilt.fit(X, y, X_var)

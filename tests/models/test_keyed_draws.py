@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-import gpal.estimators.noisy_gp
+import gpal.models.chunked
 from gpal import NoisyGPClassifier
 
 FAST = dict(num_inducing=8, epochs=5, batch_size=30, progress=False)
@@ -41,7 +41,7 @@ def test_same_row_same_probability_alone_in_a_batch_shuffled_and_chunked(fitted,
     order = np.random.default_rng(1).permutation(len(X))
     np.testing.assert_allclose(clf.predict_proba(X[order], V[order]), full[order], rtol=0, atol=atol)
     np.testing.assert_allclose(clf.predict_proba(X[40:55], V[40:55]), full[40:55], rtol=0, atol=atol)
-    monkeypatch.setattr(gpal.estimators.noisy_gp, "_PREDICT_BUDGET", 7 * clf.n_samples * 9)  # chunks of 7 rows
+    monkeypatch.setattr(gpal.models.chunked, "PREDICT_BUDGET", 7 * clf.n_samples * 9)  # chunks of 7 rows
     np.testing.assert_allclose(clf.predict_proba(X, V), full, rtol=0, atol=atol)
 
 
@@ -84,10 +84,10 @@ def test_chunks_shrink_with_the_latent_draws_per_input_draw(monkeypatch):
     clf = NoisyGPClassifier(input_noise="latent", n_samples=1, random_state=0, **FAST).fit(X, y, V)
     seen = []
     original = clf._in_chunks
-    monkeypatch.setattr(gpal.estimators.noisy_gp, "_PREDICT_BUDGET", 10_000)
+    monkeypatch.setattr(gpal.models.chunked, "PREDICT_BUDGET", 10_000)
     monkeypatch.setattr(clf, "_in_chunks", lambda *a, **k: seen.append(k["latent_draws"]) or original(*a, **k))
     rows = []
-    monkeypatch.setattr(clf, "_predictor", lambda model, f=clf._predictor: (
-        (lambda a, b, seed, g=f(model)[0]: rows.append(len(a)) or g(a, b, seed)), f(model)[1]))
+    monkeypatch.setattr(clf._session, "predictor", lambda S, f=clf._session.predictor: (
+        lambda a, b, seed, g=f(S): rows.append(len(a)) or g(a, b, seed)))
     clf.predict_proba(X, V)
     assert seen == [1000] and max(rows) == 10 and sum(rows) == 40

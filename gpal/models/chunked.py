@@ -1,0 +1,44 @@
+"""A compiled prediction evaluated over row chunks, and the seed streams that keep its draws apart.
+
+Prediction evaluates the GP at (rows x input draws) inputs, so a catalog predicted at once
+would not fit in memory; chunks of rows keep it bounded.  A compiled predictor takes
+``(X, X_var, seed)`` and its draws are shared by all the rows of a call, so giving every
+chunk the same seed makes a source's probability independent of the chunking and of the
+other rows predicted with it.  Each kind of prediction has a seed stream of its own (the
+second word of the seed), apart from each other and from training's, whose steps are
+numbered from 0.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import tensorflow as tf
+
+__all__ = ["PREDICT_BUDGET", "STREAMS", "in_chunks", "stream_seed"]
+
+# Evaluations per chunk.  2^20 (388 sources of 300 draws, 3 classes: ~25 MB per (inputs, M) array)
+# ran ~20% faster than 2^18 on 2 cores.
+PREDICT_BUDGET = 2**20
+
+#: The second word of the seed of each kind of prediction: predict_proba, early stopping's validation
+#: predictions, per-row latent draws (sample_proba), posterior draws shared by every call (sample_joint_proba).
+STREAMS = {"predict": -1, "validation": -7, "sample": -(10**6), "joint": -(10**6) - 1}
+
+
+def stream_seed(random_state: int, stream: str) -> tf.Tensor:
+    """The ``[random_state, STREAMS[stream]]`` seed tensor of a compiled prediction."""
+    return tf.constant([int(random_state), STREAMS[stream]], dtype=tf.int64)
+
+
+def in_chunks(fn: Callable, X: np.ndarray, X_var: np.ndarray, seed: tf.Tensor, *, input_draws: int, num_classes: int,
+              latent_draws: int) -> np.ndarray:
+    """``fn(X, X_var, seed)`` over row chunks, concatenated along its row axis (axis 1: draws or parts come first).
+
+    A row holds ``input_draws`` input draws, each with C^2 quadrature terms or ``latent_draws``
+    latent values, whichever is more; chunks hold ``PREDICT_BUDGET`` of those evaluations.
+    """
+    rows = max(1, PREDICT_BUDGET // (input_draws * max(num_classes**2, latent_draws)))
+    out = [fn(X[start : start + rows], X_var[start : start + rows], seed).numpy() for start in range(0, X.shape[0], rows)]
+    return np.concatenate(out, axis=1)

@@ -1,0 +1,220 @@
+"""A noisy-input sparse GP kept together with its trainer and compiled functions, across refits and predictions.
+
+An active-learning loop refits one estimator on one more row, then predicts pools of any
+size, hundreds of times; tracing a training step or a predictor costs more than running it.
+A ``ModelSession`` holds one ``NoisySVGP``, the estimator parameters it was built from, its
+``Trainer`` and its compiled predictors.  A warm-started refit that would build the same model
+again keeps the session, and so traces nothing; any other fit starts a new one, so nothing
+compiled for one model is ever called with another.  ``MODEL_PARAMS`` are the parameters a
+model is built from, the only ones ``_build`` reads.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from gpal.registry import LATENT_INPUT_STRATEGIES
+from gpal.training.early_stopping import ValidationMonitor
+
+__all__ = ["MODEL_PARAMS", "ModelSession"]
+
+MODEL_PARAMS = ("input_noise", "noise_variance", "likelihood", "likelihood_options", "num_inducing", "kernel",
+                "prior_variance", "input_prior", "prior_components", "hidden_sizes", "epsilon", "learn_epsilon",
+                "random_state")
+
+
+def _model_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters among ``params`` (an estimator's ``get_params``) that a model is built from."""
+    return {name: params[name] for name in MODEL_PARAMS}
+
+
+def _likelihood_options(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The options of the named likelihood: robust-max's are ``epsilon`` / ``learn_epsilon``, any other's ``likelihood_options``."""
+    if isinstance(params["likelihood"], str) and params["likelihood"].lower() == "robustmax":
+        return {"epsilon": float(params["epsilon"]), "learn_epsilon": bool(params["learn_epsilon"])}
+    return dict(params["likelihood_options"] or {})
+
+
+def _build(params: Mapping[str, Any], num_classes: int, Z: np.ndarray, Z_var: np.ndarray, y: np.ndarray,
+                      prior_inputs: tuple[np.ndarray, np.ndarray] | None = None) -> Any:
+    """``build_model`` on standardised training arrays, set by the ``MODEL_PARAMS`` of ``params``."""
+    from gpal.models.svgp import build_model
+
+    p = _model_params(params)
+    return build_model(
+        Z,
+        y,
+        num_classes=num_classes,
+        input_noise=p["input_noise"],
+        noise_variance=p["noise_variance"],
+        likelihood=p["likelihood"],
+        num_inducing=p["num_inducing"],
+        kernel=p["kernel"],
+        prior_variance=float(p["prior_variance"]),
+        input_prior=p["input_prior"] if p["input_noise"] in LATENT_INPUT_STRATEGIES else "broad",
+        prior_components=int(p["prior_components"]),
+        X_var=Z_var,
+        prior_inputs=prior_inputs,
+        hidden_sizes=tuple(int(h) for h in p["hidden_sizes"]),
+        likelihood_options=_likelihood_options(p),
+        seed=int(p["random_state"]),
+    )
+
+
+class ModelSession:
+    """One model, the ``MODEL_PARAMS`` it was built from (None: not built from parameters, never kept), the
+    class labels its latent functions stand for, its ``Trainer`` and its compiled functions."""
+
+    def __init__(self, model: Any, classes: np.ndarray, *, seed: int, built_with: dict[str, Any] | None = None):
+        self.model = model
+        self.classes = classes
+        self.seed = int(seed)
+        self.built_with = built_with
+        self.compiled: dict[tuple, Callable] = {}
+        self._trainer: Any = None
+
+    @classmethod
+    def for_fit(cls, params: Mapping[str, Any], classes: np.ndarray, Z: np.ndarray, Z_var: np.ndarray, y: np.ndarray,
+                *, prior_inputs: tuple[np.ndarray, np.ndarray] | None = None,
+                previous: "ModelSession | None" = None) -> "ModelSession":
+        """The session a fit on standardised ``Z``, ``Z_var``, codes ``y`` trains.
+
+        ``previous`` (a warm start's) is kept while rebuilding would make the same model (the same
+        ``MODEL_PARAMS`` and M = min(num_inducing, distinct rows) inducing points), its per-point
+        q(x_i) restarted at the observations; otherwise a model is built and continues from its values.
+        """
+        built_with = _model_params(params)
+        if previous is not None and previous._rebuilds_as_itself(built_with, Z):
+            previous.model.strategy.restart(len(y))  # NIMGP's q(x_i) start again at the observations
+            previous.model.num_data = len(y)
+            previous.classes = classes
+            return previous
+        model = _build(params, len(classes), Z, Z_var, y, prior_inputs)
+        if previous is not None:
+            _continue_from(model, previous.model)
+        return cls(model, classes, seed=int(params["random_state"]), built_with=built_with)
+
+    def _rebuilds_as_itself(self, built_with: dict[str, Any], Z: np.ndarray) -> bool:
+        """Whether ``_build`` on inputs ``Z`` would make this model again (to be filled with its values)."""
+        if self.built_with != built_with:
+            return False
+        return self.model.gp.num_inducing == min(int(built_with["num_inducing"]), len(np.unique(Z, axis=0)))
+
+    @classmethod
+    def loaded(cls, model: Any, classes: np.ndarray, params: Mapping[str, Any]) -> "ModelSession":
+        """A saved model, built from ``params`` as a fit would: a warm-started refit may keep it."""
+        return cls(model, classes, seed=int(params["random_state"]), built_with=_model_params(params))
+
+    @classmethod
+    def of_augmented(cls, augmented: Any, classes: np.ndarray, params: Mapping[str, Any], num_data: int) -> "ModelSession":
+        """The q(u) of an augmented logistic-softmax fit (CAVI, natural gradient) as a ``NoisySVGP`` of exact inputs.
+
+        Its predictive Monte Carlo takes ``n_samples`` draws seeded by ``random_state``, as the
+        augmented estimator's does.  Not built from ``MODEL_PARAMS``, so a refit never keeps it.
+        """
+        from gpal.models.families.augmented_logistic_softmax import as_latent_gps
+        from gpal.models.input_noise import NoInputNoise
+        from gpal.models.likelihoods.logistic_softmax import LogisticSoftmaxLikelihood
+        from gpal.models.svgp import NoisySVGP
+
+        C, seed = len(classes), int(params["random_state"])
+        options = {"num_predict_samples": int(params["n_samples"]), "seed": seed, **_likelihood_options(params)}
+        likelihood = LogisticSoftmaxLikelihood(C, **options)
+        return cls(NoisySVGP(as_latent_gps(augmented), NoInputNoise(), likelihood, None, num_data, C), classes, seed=seed)
+
+    def can_continue(self, classes: np.ndarray, n_features: int) -> bool:
+        """Whether a warm start on data of these classes and features may continue this model (warns when not)."""
+        width = int(self.model.gp.Z.shape[-1])
+        if len(classes) == len(self.classes) and all(a == b for a, b in zip(classes, self.classes)) and n_features == width:
+            return True
+        warnings.warn(
+            f"warm_start ignored: the data have classes {list(classes)} and {n_features} features, "
+            f"the fitted model {list(self.classes)} and {width}; starting afresh",
+            stacklevel=3,
+        )
+        return False
+
+    def trainer(self) -> Any:
+        """The model's ``gpal.training.svi.Trainer``, made (and its step traced) once."""
+        if self._trainer is None:
+            from gpal.training.svi import Trainer
+
+            self._trainer = Trainer(self.model, seed=self.seed)
+        return self._trainer
+
+    def function(self, key: tuple, make: Callable[[], Callable]) -> Callable:
+        """``make()``, an ``(X, X_var, seed)`` function of the model, compiled for any number of rows once per ``key``."""
+        if key not in self.compiled:
+            import tensorflow as tf
+
+            from gpal.models.compiled import instance_function
+
+            spec = tf.TensorSpec([None, int(self.model.gp.Z.shape[-1])], tf.float64)
+            # autograph off: these are straight-line graphs, and autograph mis-resolved strategy methods.
+            self.compiled[key] = instance_function(make(), input_signature=[spec, spec, tf.TensorSpec([2], tf.int64)],
+                                                   autograph=False)
+        return self.compiled[key]
+
+    def predictor(self, input_draws: int) -> Callable:
+        """Compiled ``(X, X_var, seed) -> [probabilities, MC errors]`` over ``input_draws`` draws of each input."""
+        import tensorflow as tf
+
+        model, S = self.model, int(input_draws)
+        return self.function(("predict", S), lambda: lambda a, b, seed: tf.stack(model.predict_proba_and_error(a, b, seed, S)))
+
+    def sampler(self, n_samples: int, input_draws: int | None) -> Callable:
+        """Compiled per-row draws of p(y | f) (``NoisySVGP.sample_conditional_proba``)."""
+        model, S, K = self.model, int(n_samples), input_draws
+        return self.function(("sample", S, K), lambda: lambda a, b, seed: model.sample_conditional_proba(a, b, seed, S, K))
+
+    def joint_sampler(self, n_samples: int, input_draws: int) -> Callable:
+        """Compiled posterior draws of p(y | x) shared by every row (``NoisySVGP.sample_function_proba``)."""
+        model, S, K = self.model, int(n_samples), int(input_draws)
+        return self.function(("joint", S, K), lambda: lambda a, b, seed: model.sample_function_proba(a, b, seed, S, K))
+
+    def validation_monitor(self, input_draws: int, X: np.ndarray, X_var: np.ndarray, y: np.ndarray,
+                           **settings: Any) -> ValidationMonitor:
+        """Early stopping of the model's training on held-out rows, scored by its compiled predictions.
+
+        The predictions take a seed stream of their own; ``settings`` are ``ValidationMonitor``'s.
+        """
+        from gpal.models.chunked import stream_seed
+        from gpal.models.state import assign_module_values, module_values
+
+        fn, seed = self.predictor(input_draws), stream_seed(self.seed, "validation")
+        return ValidationMonitor(lambda A, B: fn(A, B, seed)[0].numpy(), lambda: module_values(self.model),
+                                 lambda state: assign_module_values(self.model, state), X, X_var, y, **settings)
+
+
+def _continue_from(model: Any, previous: Any) -> None:
+    """Copy every global variable of ``previous`` into ``model``; per-point q(x_i) stay at their start.
+
+    A variable whose shape changed (the inducing points and q(u) when the number of
+    distinct training inputs passed a smaller ``num_inducing``) starts afresh, with a warning:
+    a warm start that silently restarts q(u) would look like a converged one.
+    """
+    from gpflow.utilities import parameter_dict
+
+    from gpal.models.state import module_values
+
+    per_point = {id(v) for v in model.strategy.per_point_variables}
+    old = module_values(previous)
+    restarted = []
+    for key, var in parameter_dict(model).items():
+        raw = getattr(var, "unconstrained_variable", var)
+        if id(var) in per_point or key not in old:
+            continue
+        if tuple(old[key].shape) != tuple(raw.shape):
+            restarted.append(f"{key} {tuple(old[key].shape)} -> {tuple(raw.shape)}")
+            continue
+        raw.assign(old[key])
+    if restarted:
+        warnings.warn(
+            "warm_start continued the model but restarted parameters whose size changed: "
+            + "; ".join(restarted) + " (the number of inducing points follows the distinct training inputs "
+            "up to num_inducing); give the refit enough epochs to converge again",
+            stacklevel=4,
+        )
