@@ -107,9 +107,16 @@ def fit_batched(estimators: Sequence[NoisyGPClassifier], data: Sequence[Any], *,
                 return
             estimators[k]._complete_fit(plan, result)
             return
+        models, datas = [plans[k].model for k in ks], [plans[k].train_data for k in ks]
+        seeds = [int(estimators[k].random_state) for k in ks]
         try:
-            trainer = BatchedTrainer([plans[k].model for k in ks], [plans[k].train_data for k in ks],
-                                     [int(estimators[k].random_state) for k in ks])
+            trainer = _kept_trainer([plans[k].session for k in ks], models, seeds)
+            if trainer is None:
+                trainer = BatchedTrainer(models, datas, seeds)
+            else:
+                trainer.load(datas)
+            for k in ks:
+                plans[k].session.batched_trainer = trainer
             results = trainer.fit(**settings)
         except tf.errors.ResourceExhaustedError:
             train(ks[: len(ks) // 2])
@@ -131,6 +138,15 @@ def fit_batched(estimators: Sequence[NoisyGPClassifier], data: Sequence[Any], *,
         for start in range(0, len(group), max(1, int(max_models))):
             train(group[start:start + int(max_models)])
     return out
+
+
+def _kept_trainer(sessions: Sequence[Any], models: Sequence[Any], seeds: Sequence[int]) -> BatchedTrainer | None:
+    """The batched trainer these very models (same objects, order and seeds) were last trained in, if any."""
+    trainer = sessions[0].batched_trainer
+    if trainer is None or any(s.batched_trainer is not trainer for s in sessions):
+        return None
+    same = len(trainer.models) == len(models) and all(a is b for a, b in zip(trainer.models, models))
+    return trainer if same and trainer.seeds == list(seeds) else None
 
 
 def predict_proba_batched(estimators: Sequence[NoisyGPClassifier], X: Sequence[Any],

@@ -89,7 +89,9 @@ class BatchedTrainer:
     """One compiled step that trains ``models`` (all of one signature) together on their own data.
 
     ``seeds[k]`` plays the role of ``Trainer(models[k], seed=...)``'s seed.  ``fit`` leaves each
-    model with its trained values, as K ``train`` calls would.
+    model with its trained values, as K ``train`` calls would.  Like ``Trainer``, the step reads
+    training arrays and per-point tables whose row count may change: ``load`` gives the same
+    models new training sets (a warm-started refit on a grown set) without tracing again.
     """
 
     def __init__(self, models: Sequence[NoisySVGP], datas: Sequence[TrainData], seeds: Sequence[int]):
@@ -99,20 +101,25 @@ class BatchedTrainer:
         self.models = list(models)
         self.seeds = [int(s) for s in seeds]
         self.template = self.models[0]
-        K = len(self.models)
-        self.n = int(datas[0].X.shape[0])
-        self.data = TrainData(*(tf.constant(np.stack([np.asarray(d[i]) for d in datas])) for i in range(3)))
+        K, d = len(self.models), int(datas[0].X.shape[1])
+        self.data = TrainData(
+            tf.Variable(np.zeros((K, 0, d)), trainable=False, shape=[K, None, d]),
+            tf.Variable(np.zeros((K, 0, d)), trainable=False, shape=[K, None, d]),
+            tf.Variable(np.zeros((K, 0), np.int64), trainable=False, shape=[K, None]),
+        )
         entries = parameter_dict(self.template)
         per_point = {id(v) for v in self.template.strategy.per_point_variables}
         self.per_point_paths = [p for p, v in entries.items() if id(v) in per_point]
-        values = [module_values(m) for m in self.models]
-        self.initial = values
         self.stacked: dict[str, tf.Variable] = {}
         for path, var in entries.items():
-            stacked = np.stack([v[path] for v in values])
+            stored = stored_variable(var)
             if path in self.per_point_paths:  # one table of K n rows, so the row-wise Adam serves it as it is
-                stacked = stacked.reshape((K * self.n,) + stacked.shape[2:])
-            self.stacked[path] = tf.Variable(stacked, trainable=bool(stored_variable(var).trainable), name=f"stacked{path}")
+                shape = tf.TensorShape([None]).concatenate(stored.shape[1:])
+                start = np.zeros((0,) + tuple(stored.shape[1:]), stored.dtype.as_numpy_dtype)
+            else:
+                shape = tf.TensorShape([K]).concatenate(stored.shape)
+                start = np.zeros(shape, stored.dtype.as_numpy_dtype)
+            self.stacked[path] = tf.Variable(start, trainable=bool(stored.trainable), shape=shape, name=f"stacked{path}")
         self.jitter_path = next(p for p, v in entries.items() if v is self.template.gp.jitter)
         self.active = tf.Variable(np.ones(K, bool), trainable=False, name="active_models")
         self.shared = [v for p, v in self.stacked.items() if v.trainable and p not in self.per_point_paths]
@@ -120,7 +127,31 @@ class BatchedTrainer:
         self.optimizer = make_optimizer()
         self.optimizer.build(self.shared)
         self.row_adam = _RowAdam(self.tables, self.optimizer) if self.tables else None
+        self.load(datas)
         self.step = self._compile()
+
+    def load(self, datas: Sequence[TrainData]) -> None:
+        """Start a fit of the same models on ``datas``: their current values, fresh Adam, every model active.
+
+        The models may have been refitted or restarted since (a warm start's per-point tables
+        have one row per new training row); they must still share one signature.
+        """
+        check_batchable(self.models, datas)
+        K = len(self.models)
+        self.n = int(datas[0].X.shape[0])
+        for var, i in zip(self.data, range(3)):
+            var.assign(np.stack([np.asarray(d[i]) for d in datas]))
+        self.initial = [module_values(m) for m in self.models]
+        for path, var in self.stacked.items():
+            stacked = np.stack([v[path] for v in self.initial])
+            if path in self.per_point_paths:
+                stacked = stacked.reshape((K * self.n,) + stacked.shape[2:])
+            var.assign(stacked)
+        for var in self.optimizer.variables:
+            var.assign(tf.zeros_like(var))
+        if self.row_adam is not None:
+            self.row_adam.reset()
+        self.active.assign(np.ones(K, bool))
 
     def _values(self) -> dict[str, tf.Tensor]:
         K = len(self.models)
@@ -128,13 +159,13 @@ class BatchedTrainer:
         for path, var in self.stacked.items():
             value = tf.convert_to_tensor(var)
             if path in self.per_point_paths:
-                value = tf.reshape(value, tf.concat([[K, self.n], tf.shape(value)[1:]], axis=0))
+                value = tf.reshape(value, tf.concat([[K, tf.shape(value)[0] // K], tf.shape(value)[1:]], axis=0))
             values[path] = value
         return values
 
     def losses(self, idx: tf.Tensor, step_number: tf.Tensor) -> tf.Tensor:
         """The K models' negative ELBOs on minibatch rows ``idx`` (K, batch) at ``step_number``, (K,)."""
-        template, K, n = self.template, len(self.models), self.n
+        template, K, n = self.template, len(self.models), tf.shape(self.data.X)[1]
         X, X_var, y = (tf.gather(a, idx, batch_dims=1) for a in self.data)
         step_seeds = tf.stack([tf.constant(self.seeds, tf.int64), tf.fill([K], step_number)], axis=1)
         # Each model's draws from its own seed, outside the vectorised trace (stateless draws
@@ -151,7 +182,7 @@ class BatchedTrainer:
                                  fallback_to_while_loop=False)
 
     def _compile(self) -> Callable[[tf.Tensor, tf.Tensor], tuple[tf.Tensor, tf.Tensor]]:
-        K, n = len(self.models), self.n
+        K = len(self.models)
         trainable = self.shared + self.tables
 
         def step(idx: tf.Tensor, step_number: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
@@ -168,6 +199,7 @@ class BatchedTrainer:
                               g, tf.zeros_like(g)) for g in grads]
             self.optimizer.apply_gradients(zip(grads[: len(self.shared)], self.shared))
             if self.row_adam is not None:
+                n = tf.shape(self.data.X, out_type=idx.dtype)[1]
                 rows = tf.reshape(idx + n * tf.range(K, dtype=idx.dtype)[:, None], [-1])
                 self.row_adam.apply([_rows_of(g, rows) for g in grads[len(self.shared):]])
             return losses, finite

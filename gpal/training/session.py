@@ -75,6 +75,9 @@ class ModelSession:
         self.built_with = built_with
         self.compiled: dict[tuple, Callable] = {}
         self._trainer: Any = None
+        #: The ``BatchedTrainer`` this model was last trained in with others (``fit_batched``), kept so
+        #: that the same group refitted (active-learning curves in lock step) traces nothing again.
+        self.batched_trainer: Any = None
 
     @classmethod
     def for_fit(cls, params: Mapping[str, Any], classes: np.ndarray, Z: np.ndarray, Z_var: np.ndarray, y: np.ndarray,

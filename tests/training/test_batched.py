@@ -146,9 +146,13 @@ def test_warm_started_estimators_continue_together_as_alone():
     alone = [NoisyGPClassifier(random_state=k, **params).fit(*f) for k, f in enumerate(first)]
     together = fit_batched([NoisyGPClassifier(random_state=k, **params) for k in range(2)], first)
     models = [est.model_ for est in together]
+    trainer = together[0]._session.batched_trainer
+    step = trainer.step
     for est, train in zip(alone, problems):
         est.fit(*train[0])
-    fit_batched(together, [p[0] for p in problems])
+    fit_batched(together, [p[0] for p in problems])  # 40 rows now, not 30
+    assert all(est._session.batched_trainer is trainer for est in together)  # the same group: kept, not traced again
+    assert trainer.step is step and trainer.step.experimental_get_tracing_count() == 1
     for a, b, model, (train, _) in zip(together, alone, models, problems):
         assert a.model_ is model  # continued, not rebuilt
         assert len(a.history_) == 4
