@@ -517,27 +517,26 @@ def _fit_together(work: dict[int, tuple[Any, NoisyDataset]], max_models: int) ->
     """
     from gpal.estimators.batched import NotBatchable, fit_batched  # TensorFlow, only when fitting
 
+    kept = "the checkpoint holds the last finished step"
     failures: dict[int, Exception] = {}
-    keys = list(work)
-    if len(keys) > 1:
+    if len(work) > 1:
         try:
-            fitted = fit_batched([work[k][0] for k in keys], [(d.X, d.y, d.X_var) for _, d in (work[k] for k in keys)],
+            fitted = fit_batched([est for est, _ in work.values()], [(d.X, d.y, d.X_var) for _, d in work.values()],
                                  max_models=max_models, errors="return")
         except NotBatchable:
             fitted = None
         if fitted is not None:
-            for k, result in zip(keys, fitted):
+            for k, result in zip(work, fitted):
                 if isinstance(result, Exception):
                     failures[k] = result
                 else:
-                    raise_if_interrupted(result, "the checkpoint holds the last finished step")
+                    raise_if_interrupted(result, kept)
             return failures
-    for k in keys:
-        estimator, data = work[k]
+    for k, (estimator, data) in work.items():
         try:
             estimator.fit(data.X, data.y, X_var=data.X_var)
         except Exception as exc:  # noqa: BLE001 - reported per loop
             failures[k] = exc
             continue
-        raise_if_interrupted(estimator, "the checkpoint holds the last finished step")
+        raise_if_interrupted(estimator, kept)
     return failures

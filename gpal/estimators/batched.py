@@ -82,14 +82,18 @@ def fit_batched(estimators: Sequence[NoisyGPClassifier], data: Sequence[Any], *,
         raise ValueError(f"{len(estimators)} estimators but {len(data)} data sets")
     _check_estimators(estimators)
     out: list[Any] = list(estimators)
+
+    def failed(k: int, exc: Exception) -> None:
+        if errors == "raise":
+            raise exc
+        out[k] = exc
+
     plans = {}
     for k, (est, item) in enumerate(zip(estimators, data)):
         try:
             plans[k] = est._plan_fit(*est._fit_data(*_as_arrays(item), unlabelled=None), None)
         except Exception as exc:  # noqa: BLE001 - reported per estimator
-            if errors == "raise":
-                raise
-            out[k] = exc
+            failed(k, exc)
     first = estimators[0]
     settings = dict(epochs=int(first.epochs), batch_size=int(first.batch_size),
                     learning_rate=float(first.learning_rate), progress=progress)
@@ -97,15 +101,10 @@ def fit_batched(estimators: Sequence[NoisyGPClassifier], data: Sequence[Any], *,
     def train(ks: list[int]) -> None:
         if len(ks) == 1:  # alone in its group: exactly its own fit
             (k,) = ks
-            plan = plans[k]
             try:
-                result = plan.session.trainer().fit(plan.train_data, callback=plan.callback, **settings)
+                estimators[k]._train(plans[k], progress=progress)
             except Exception as exc:  # noqa: BLE001 - reported per estimator
-                if errors == "raise":
-                    raise
-                out[k] = exc
-                return
-            estimators[k]._complete_fit(plan, result)
+                failed(k, exc)
             return
         models, datas = [plans[k].model for k in ks], [plans[k].train_data for k in ks]
         seeds = [int(estimators[k].random_state) for k in ks]
@@ -124,9 +123,7 @@ def fit_batched(estimators: Sequence[NoisyGPClassifier], data: Sequence[Any], *,
             return
         for k, result in zip(ks, results):
             if isinstance(result, Exception):
-                if errors == "raise":
-                    raise result
-                out[k] = result
+                failed(k, result)
             else:
                 estimators[k]._complete_fit(plans[k], result)
 

@@ -292,9 +292,12 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         data, extra = self._fit_data(X, y, X_var, unlabelled)
         if self.inference != "svi":
             return self._fit_augmented(data)
-        plan = self._plan_fit(data, extra, callback)
+        return self._train(self._plan_fit(data, extra, callback), progress=bool(self.progress))
+
+    def _train(self, plan: "_FitPlan", progress: bool) -> "NoisyGPClassifier":
+        """SVI on a planned fit by the model's own trainer, then the fitted attributes."""
         result = plan.session.trainer().fit(plan.train_data, epochs=int(self.epochs), batch_size=int(self.batch_size),
-                                            learning_rate=float(self.learning_rate), progress=bool(self.progress),
+                                            learning_rate=float(self.learning_rate), progress=progress,
                                             callback=plan.callback)
         return self._complete_fit(plan, result)
 

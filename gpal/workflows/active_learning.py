@@ -33,10 +33,11 @@ from gpal.files import atomic_output
 from gpal.registry import ACQUISITIONS, MODELS_PER_BATCH
 from gpal.runs.executors import Executor
 from gpal.runs.units import run_units
+from gpal.workflows.curves import curves_in_lock_step
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
 from gpal.workflows.schema import Field
 
-__all__ = ["curve_batch", "curve_unit", "differences", "make_sets", "plot_al_curves", "plot_al_differences",
+__all__ = ["curve_unit", "differences", "make_sets", "plot_al_curves", "plot_al_differences",
            "plot_error_reduction", "run", "schema"]
 
 METRICS = ("error", "nll", "ece")
@@ -99,11 +100,11 @@ def _curve_loop(params: dict[str, Any], strategy: str, seed: int, rep: int, nois
     )
 
 
-def _curve(checkpoint: Any, seconds: float) -> dict[str, Any]:
+def _curve(loop: Any, seconds: float) -> dict[str, Any]:
     """A finished curve's unit result, read from its checkpoint."""
     from gpal.active.loop import read_state
 
-    state = read_state(checkpoint)
+    state = read_state(loop.checkpoint_dir)
     return {"initial_ids": state["initial_ids"], "queried": [q["ids"] for q in state["queries"]],
             "metrics": state["metrics"], "seconds": seconds}
 
@@ -112,22 +113,9 @@ def curve_unit(params: dict[str, Any], strategy: str, seed: int, rep: int, noise
                loop: dict[str, Any], checkpoint: str) -> dict[str, Any]:
     """One learning curve, resumed from ``checkpoint`` if it exists; its metrics after every step."""
     start = time.perf_counter()
-    _curve_loop(params, strategy, seed, rep, noise, data, loop, checkpoint).run()
-    return _curve(checkpoint, time.perf_counter() - start)
-
-
-def curve_batch(names: list[str], units: list[tuple]) -> list[Any]:
-    """Several learning curves in lock step (`gpal.active.run_together`): each query's retrainings one batched fit.
-
-    Each curve's ``seconds`` is its share of the batch's time; a curve that failed gives its exception.
-    """
-    from gpal.active import run_together
-
-    start = time.perf_counter()
-    loops = [_curve_loop(*unit) for unit in units]
-    results = run_together(loops, max_models=len(loops), errors="return")
-    seconds = (time.perf_counter() - start) / len(loops)
-    return [res if isinstance(res, Exception) else _curve(loop.checkpoint_dir, seconds) for res, loop in zip(results, loops)]
+    curve = _curve_loop(params, strategy, seed, rep, noise, data, loop, checkpoint)
+    curve.run()
+    return _curve(curve, time.perf_counter() - start)
 
 
 def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -> None:
@@ -151,7 +139,7 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
             mine = [name for name in todo if keys[name][0] == method]
             for first in range(0, len(mine), per_batch):
                 group = mine[first:first + per_batch]
-                planned.append((group, curve_batch, ([units[name] for name in group],)))
+                planned.append((group, curves_in_lock_step, ([units[name] for name in group], _curve_loop, _curve)))
         return planned
 
     results = run_units(executor, curve_unit, units, out, desc="learning curves", progress=progress,

@@ -33,10 +33,11 @@ from gpal.identity import digest
 from gpal.registry import ACQUISITIONS, INPUT_NOISE, LIKELIHOODS, MODELS_PER_BATCH
 from gpal.runs.executors import Executor
 from gpal.runs.units import run_units
+from gpal.workflows.curves import curves_in_lock_step
 from gpal.workflows.schema import Field
 
 __all__ = [
-    "check", "follow_up_batch", "follow_up_unit", "load_labelled", "make_sets", "plot_follow_up_curves", "plot_paired_differences",
+    "check", "follow_up_unit", "load_labelled", "make_sets", "plot_follow_up_curves", "plot_paired_differences",
     "run", "schema",
 ]
 
@@ -230,8 +231,8 @@ def _estimator(training: Mapping[str, Any], seed: int) -> Any:
 
 
 def _follow_up_loop(data: Any, strategy: str, seed: int, rep: int, protocol: Mapping[str, Any],
-                    loop: Mapping[str, Any], training: Mapping[str, Any], checkpoint: str) -> tuple[Any, Any]:
-    """The checkpointed loop of one learning curve, and its held-out set."""
+                    loop: Mapping[str, Any], training: Mapping[str, Any], checkpoint: str) -> Any:
+    """The checkpointed loop of one learning curve."""
     from gpal.active import ActiveLearningLoop, SimulatedOracle
 
     s = _seeds(seed, rep)
@@ -243,10 +244,10 @@ def _follow_up_loop(data: Any, strategy: str, seed: int, rep: int, protocol: Map
         estimator, seed_set, pool, SimulatedOracle(pool), test=test, acquisition=acquisition,
         batch_size=loop["batch_size"], n_queries=loop["n_queries"], retrain_epochs=loop["retrain_epochs"],
         checkpoint_dir=checkpoint, progress=False,
-    ), test
+    )
 
 
-def _curve(loop: Any, test: Any, seconds: float) -> dict[str, Any]:
+def _curve(loop: Any, seconds: float) -> dict[str, Any]:
     """A finished curve's unit result: the sets it used and its metrics per step, read from its checkpoint."""
     from gpal.active.loop import read_state
 
@@ -255,7 +256,7 @@ def _curve(loop: Any, test: Any, seconds: float) -> dict[str, Any]:
     return {
         "seed_ids": state["initial_ids"],
         "queried_classes": {c: labels.count(c) for c in loop.pool.class_names},
-        "test_ids_sha256": digest("\n".join(test.ids.tolist())),
+        "test_ids_sha256": digest("\n".join(loop.test.ids.tolist())),
         "queried": [q["ids"] for q in state["queries"]],
         "metrics": state["metrics"],
         "seconds": seconds,
@@ -266,24 +267,9 @@ def follow_up_unit(data: Any, strategy: str, seed: int, rep: int, protocol: Mapp
                    loop: Mapping[str, Any], training: Mapping[str, Any], checkpoint: str) -> dict[str, Any]:
     """One learning curve, resumed from ``checkpoint`` if it exists; the sets it used and its metrics per step."""
     start = time.perf_counter()
-    curve, test = _follow_up_loop(data, strategy, seed, rep, protocol, loop, training, checkpoint)
+    curve = _follow_up_loop(data, strategy, seed, rep, protocol, loop, training, checkpoint)
     curve.run()
-    return _curve(curve, test, time.perf_counter() - start)
-
-
-def follow_up_batch(names: list[str], units: list[tuple]) -> list[Any]:
-    """Several learning curves in lock step (`gpal.active.run_together`): each query's retrainings one batched fit.
-
-    Each curve's ``seconds`` is its share of the batch's time; a curve that failed gives its exception.
-    """
-    from gpal.active import run_together
-
-    start = time.perf_counter()
-    made = [_follow_up_loop(*unit) for unit in units]
-    results = run_together([curve for curve, _ in made], max_models=len(made), errors="return")
-    seconds = (time.perf_counter() - start) / len(made)
-    return [res if isinstance(res, Exception) else _curve(curve, test, seconds)
-            for res, (curve, test) in zip(results, made)]
+    return _curve(curve, time.perf_counter() - start)
 
 
 def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -> None:
@@ -296,8 +282,8 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
                            config["training"], str(out / "checkpoints" / name))
             keys[name] = (strategy, rep)
     per_batch = config["loop"]["models_per_batch"]
-    batches = lambda todo: [(todo[first:first + per_batch], follow_up_batch,  # noqa: E731
-                             ([units[name] for name in todo[first:first + per_batch]],))
+    batches = lambda todo: [(todo[first:first + per_batch], curves_in_lock_step,  # noqa: E731
+                             ([units[name] for name in todo[first:first + per_batch]], _follow_up_loop, _curve))
                             for first in range(0, len(todo), per_batch)]
     results = run_units(executor, follow_up_unit, units, out, desc="follow-up curves", progress=progress,
                         batches=batches if per_batch > 1 else None)
