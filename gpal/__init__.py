@@ -8,7 +8,7 @@ from typing import Any
 
 from gpal.data.dataset import NoisyDataset, Split, Standardizer
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 _LAZY = {
     "load_catalog": "gpal.catalogs",

@@ -27,6 +27,8 @@ import numpy as np
 
 __all__ = [
     "CorruptModel",
+    "MANIFEST",
+    "NotAModelFolder",
     "SavedArrays",
     "SavedConfig",
     "atomic_output",
@@ -36,10 +38,63 @@ __all__ = [
     "load_model_dir",
     "remove",
     "remove_leftovers",
+    "remove_written",
     "save_model_dir",
     "write_json_atomic",
     "write_text_atomic",
 ]
+
+
+#: A run folder's list of what gpal wrote in it, one relative path a line: all that ``--force`` may remove.
+MANIFEST = ".gpal-written"
+
+
+def note_written(path: str | os.PathLike) -> None:
+    """List ``path`` in the manifest of the run folder that holds it (if any), before it is written.
+
+    Listed first, written second: a process killed in between leaves a listed name with no
+    file, never a gpal file that ``--force`` would not know to remove.
+    """
+    path = Path(os.path.abspath(path))
+    for folder in path.parents:
+        manifest = folder / MANIFEST
+        if manifest.is_file():
+            with open(manifest, "a", encoding="utf-8") as fh:
+                fh.write(path.relative_to(folder).as_posix() + "\n")
+            return
+
+
+def remove_written(folder: Path) -> list[Path]:
+    """Delete what gpal listed in ``folder``'s manifest, then the manifest; nothing else is touched.
+
+    Folders are removed only when they held gpal's files and are left empty. A listed name
+    that leads outside ``folder`` (an edited manifest, a link) is skipped. Returns what
+    remains in ``folder``: the files gpal did not write.
+    """
+    folder = Path(folder)
+    manifest = folder / MANIFEST
+    root = folder.resolve()
+    listed = dict.fromkeys(line for line in manifest.read_text(encoding="utf-8").splitlines() if line.strip())
+    parents: set[Path] = set()
+    for name in listed:
+        entry = folder / name
+        if Path(name).is_absolute() or ".." in Path(name).parts or not _inside(entry, root):
+            continue
+        if entry.exists() or entry.is_symlink():
+            remove(entry)
+        parents.update(p for p in entry.parents if p != folder and folder in p.parents)
+    for parent in sorted(parents, key=lambda p: len(p.parts), reverse=True):
+        if parent.is_dir() and not parent.is_symlink() and not any(parent.iterdir()):
+            parent.rmdir()
+    remove_leftovers(folder)
+    manifest.unlink()
+    return sorted(folder.iterdir())
+
+
+def _inside(entry: Path, root: Path) -> bool:
+    """Whether ``entry``'s folder, links resolved, lies in ``root`` (the entry itself may be a link: it is unlinked, not followed)."""
+    parent = entry.parent.resolve()
+    return parent == root or root in parent.parents
 
 
 @contextlib.contextmanager
@@ -47,6 +102,7 @@ def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; it replaces ``path`` only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    note_written(path)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     # Created as an ordinary file would be (mode 0o666 minus the umask), unlike mkstemp's 0o600.
     os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
@@ -84,16 +140,19 @@ def save_model_dir(
 ) -> Path:
     """Write ``config.json`` + ``params.npz`` as a folder that appears complete or not at all.
 
-    An existing folder at ``path`` is replaced only after the new one is fully
-    written, so a failed save leaves the previous model intact; a model with
-    NaN or infinite parameters is refused, so none ever reaches disk.
+    An existing model folder at ``path`` is replaced only after the new one is fully
+    written, so a failed save leaves the previous model intact; anything else at
+    ``path`` (a user's file or folder) is refused with `NotAModelFolder`, never
+    replaced. A model with NaN or infinite parameters is refused, so none ever reaches disk.
     """
     bad = [k for k, v in arrays.items() if np.asarray(v).dtype.kind == "f" and not np.all(np.isfinite(v))]
     if bad:
         raise ValueError(f"refusing to save a model with non-finite parameters: {bad}")
     text = json.dumps({"format": fmt, "version": version, **config}, indent=1)  # fails before any write
     path = Path(path)
+    _refuse_to_replace(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    note_written(path)
     tmp = _temporary_dir(path)
     try:
         with open(tmp / "config.json", "w", encoding="utf-8") as fh:
@@ -115,6 +174,36 @@ def save_model_dir(
         if tmp.exists():
             shutil.rmtree(tmp)
     return path
+
+
+class NotAModelFolder(FileExistsError):
+    """A save would replace something that is not a saved model: a user's file or folder."""
+
+
+_MODEL_FILES = {"config.json", "params.npz"}
+
+
+def _refuse_to_replace(path: Path) -> None:
+    """Only a model folder (``config.json`` with a format, ``params.npz``, nothing else) may be replaced by a save."""
+    if not (path.exists() or path.is_symlink()):
+        return
+    if path.is_symlink() or not path.is_dir():
+        raise NotAModelFolder(f"refusing to save a model at {path}: it exists and is not a model folder. "
+                              "Choose a new path, or remove it yourself")
+    names = {entry.name for entry in path.iterdir()}
+    if names and not (names <= _MODEL_FILES and _has_format(path / "config.json")):
+        raise NotAModelFolder(
+            f"refusing to save a model at {path}: it is a folder that holds other files than a saved model "
+            f"({', '.join(sorted(names - _MODEL_FILES)) or 'a config.json without a model format'}). "
+            "Choose a new path, or remove it yourself"
+        )
+
+
+def _has_format(config: Path) -> bool:
+    try:
+        return isinstance(json.loads(config.read_text(encoding="utf-8")).get("format"), str)
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _temporary_dir(beside: Path) -> Path:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from gpal.files import (
+    write_json_atomic,
     atomic_output,
     classes_from_json,
     classes_to_json,
@@ -97,7 +98,7 @@ def test_claim_output_dir_reuses_same_run_and_refuses_a_different_one(tmp_path):
 
     out = tmp_path / "run"
     claim_output_dir(out, {"seed": 0, "data": {"n": 10}})
-    (out / "result.json").write_text("{}")
+    write_json_atomic(out / "result.json", {})
     assert claim_output_dir(out, {"seed": 0, "data": {"n": 10}}) == out  # resume keeps results
     assert (out / "result.json").exists()
     with pytest.raises(OutputInUse, match=r"data\.n: 10 -> 11"):
@@ -105,7 +106,7 @@ def test_claim_output_dir_reuses_same_run_and_refuses_a_different_one(tmp_path):
     assert (out / "result.json").exists()  # refusal touches nothing
     claim_output_dir(out, {"seed": 0, "data": {"n": 11}}, force=True)
     assert not (out / "result.json").exists()
-    assert json.loads((out / "run.json").read_text()) == {"seed": 0, "data": {"n": 11}}
+    assert json.loads((out / "run.json").read_text())["identity"] == {"seed": 0, "data": {"n": 11}}
 
 
 def test_claim_output_dir_refuses_foreign_folder_and_bad_identity(tmp_path):
@@ -125,7 +126,7 @@ def test_force_replaces_only_gpal_runs(tmp_path, monkeypatch):
     from gpal.runs.output_dir import OutputInUse, claim_output_dir
 
     (tmp_path / "thesis.tex").write_text("precious")
-    with pytest.raises(OutputInUse, match="no readable run.json, so it is not a gpal run folder; --force only replaces gpal runs"):
+    with pytest.raises(OutputInUse, match="holds no record of a gpal run .*; --force only replaces gpal runs"):
         claim_output_dir(tmp_path, {"seed": 0}, force=True)
     assert (tmp_path / "thesis.tex").read_text() == "precious"
     run = tmp_path / "run"
@@ -135,7 +136,7 @@ def test_force_replaces_only_gpal_runs(tmp_path, monkeypatch):
         claim_output_dir(".", {"seed": 1}, force=True)
     with pytest.raises(OutputInUse, match="it is the working folder or a folder above it"):
         claim_output_dir(run, {"seed": 1}, force=True)
-    assert json.loads((run / "run.json").read_text()) == {"seed": 0}
+    assert json.loads((run / "run.json").read_text())["identity"] == {"seed": 0}
     monkeypatch.setenv("HOME", str(run))
     monkeypatch.chdir(tmp_path)
     with pytest.raises(OutputInUse, match="it is the home folder or a folder above it"):
@@ -165,7 +166,7 @@ def test_of_two_processes_claiming_a_folder_for_different_runs_exactly_one_wins(
             start = time.time() + 0.3
             won = pool.map(_claim_in_a_process, [(folder, 0, start), (folder, 1, start)])
             assert sorted(won) == [False, True], (trial, won)
-            assert json.loads((folder / "run.json").read_text()) == {"seed": won.index(True)}
+            assert json.loads((folder / "run.json").read_text())["identity"] == {"seed": won.index(True)}
 
 
 def test_a_resumed_run_removes_what_a_killed_one_left_half_written(tmp_path):

@@ -17,7 +17,7 @@ import pandas as pd
 from gpal.active import make_acquisition
 from gpal.catalog_jobs.layout import (
     BASELINES_FILE, CATALOG_COLUMNS_FILE, CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS, CONTEXT_COLUMNS, DEFAULT_OUT_DIR,
-    FIGURES_DIR, HELDOUT_FILE, SIGNIFICANCE_COLUMN, TABLES_DIR, move_flat_layout,
+    HELDOUT_FILE, SIGNIFICANCE_COLUMN,
 )
 from gpal.catalog_jobs.model_folders import (
     Log, no_log, fit_or_reuse, job_estimator, load_trained, open_job, require_per_class,
@@ -88,9 +88,8 @@ def classify_catalog(
     ``out_dir`` (`gpal.catalog_jobs.layout`) ``classifications.csv`` / ``.ecsv`` / ``.fits``
     and ``report.md``, whose path it returns, beside ``metrics.json``, the trained-model folder
     (``model/``, ``training.json``), ``tables/`` (the held-out predictions among them) and
-    ``figures/``.  Rerunning with the same settings reuses the saved model, also in a folder
-    of the flat layout of earlier versions (its files are moved to their places first);
-    other settings are refused unless ``force``.  ``progress`` shows the prediction's bar
+    ``figures/``.  Rerunning with the same settings reuses the saved model; other settings
+    are refused unless ``force``.  ``progress`` shows the prediction's bar
     (the estimator's ``progress`` its training's); ``log`` receives one line per step (the
     command prints them).
     """
@@ -120,9 +119,6 @@ def classify_catalog(
                       f"the training split ({1 - test_size:.0%}) with baselines {list(baselines)}")
     require_per_class(test, 1, f"the held-out check (a stratified {test_size:.0%} of each class)")
     folder = claim_output_dir(out_dir, identity, force=force)
-    moved = move_flat_layout(folder)
-    if moved:
-        log(f"moved {len(moved)} files of the flat layout of earlier versions into {TABLES_DIR}/ and {FIGURES_DIR}/")
     trained_on = f"training split: {train.n_samples} of {data.n_samples} sources, stratified, seed {seed}"
     fit_or_reuse(estimator, train, folder, merge, trained_on, log)
     trained = load_trained(folder)

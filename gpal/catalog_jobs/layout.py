@@ -10,18 +10,14 @@
       metrics.json               the report's numbers, for scripts
       ood.json                   the "none of these" threshold and what it caught
       training.json, model/      the trained model (``gpal predict gpal-output ...``)
-      run.json                   the run's settings, which recognise a rerun
+      run.json                   the run's settings, which recognise a rerun (signed by gpal)
+      .gpal-written              what gpal wrote here: all that --force may remove
       tables/                    the report's tables (.csv, .md, .tex), the held-out predictions
       figures/                   the report's figures (.png, .pdf)
-
-Folders written before ``tables/`` and ``figures/`` existed held every file flat beside the
-classifications; `move_flat_layout` moves such a folder's files to their places, so that a
-rerun of the same command resumes it (the trained model reused) and ``gpal report`` rebuilds it.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from gpal.catalog_jobs.model_folders import TRAINING_FILE
@@ -42,7 +38,6 @@ __all__ = [
     "SIGNIFICANCE_COLUMN",
     "TABLES_DIR",
     "is_classify_folder",
-    "move_flat_layout",
 ]
 
 #: Where the main job writes unless told.
@@ -65,41 +60,10 @@ CONTEXT_COLUMNS = ("Flux1000", "Signif_Avg")
 #: The catalog column that ranks sources by how faint they are; heldout.csv keeps it for the faintest-quarter check.
 SIGNIFICANCE_COLUMN = "Signif_Avg"
 
-# The flat layout, a record of what earlier folders hold (do not follow renames here): old name -> current path.
-_FLAT_HELDOUT = "heldout.csv"
-_FLAT_TABLES = ("heldout_metrics", "heldout_per_class", "heldout_confusion", "heldout_comparison", "predicted_counts",
-                "predicted_by_latitude", "most_informative", "most_uncertain")
-_FLAT_FIGURES = ("confusion_matrix", "reliability", "reliability_per_class", "sky_classes", "sky_entropy")
-_FLAT_LAYOUT = {
-    _FLAT_HELDOUT: HELDOUT_FILE,
-    "heldout_baselines.csv": BASELINES_FILE,
-    "classified_catalog.csv": CATALOG_COLUMNS_FILE,
-    **{f"{stem}.{ext}": f"{TABLES_DIR}/{stem}.{ext}" for stem in _FLAT_TABLES for ext in ("csv", "md", "tex")},
-    **{f"{stem}.{ext}": f"{FIGURES_DIR}/{stem}.{ext}" for stem in _FLAT_FIGURES for ext in ("png", "pdf")},
-}
-
-
 #: What marks a finished classify folder, in words (``gpal report`` names it when a folder is none of its kinds).
 CLASSIFY_FOLDER = f"a gpal classify output ({TRAINING_FILE} and {HELDOUT_FILE})"
 
 
 def is_classify_folder(folder: Path) -> bool:
-    """Whether ``folder`` holds a finished model and held-out predictions of the main job, in either layout."""
-    return (folder / TRAINING_FILE).is_file() and any(
-        (folder / name).is_file() for name in (HELDOUT_FILE, _FLAT_HELDOUT))
-
-
-def move_flat_layout(folder: Path) -> list[str]:
-    """Move the files of a flat classify folder to their places in ``tables/`` and ``figures/``; the names moved.
-
-    The held-out predictions of the model and baselines keep their values, so nothing is refitted;
-    the report's tables, figures and ``report.md`` are rewritten by whatever moves them.
-    A file at both places is taken from the flat one: only an earlier gpal, run after this one, writes there.
-    """
-    moved = []
-    for old, new in _FLAT_LAYOUT.items():
-        if (folder / old).is_file():
-            (folder / new).parent.mkdir(exist_ok=True)
-            os.replace(folder / old, folder / new)
-            moved.append(old)
-    return moved
+    """Whether ``folder`` holds a finished model and held-out predictions of the main job."""
+    return (folder / TRAINING_FILE).is_file() and (folder / HELDOUT_FILE).is_file()

@@ -20,6 +20,7 @@ from gpal.catalogs.features import Feature, resolve_features
 from gpal.catalogs.schemes import DEFAULT_SCHEME, resolve_classes
 from gpal.constraints import AnyOf, ListOf, MappingOf, Optional, Real, Satisfies, Text, check_values
 from gpal.data.dataset import NoisyDataset
+from gpal.identity import dataset_fingerprint
 
 __all__ = ["CatalogSelection", "DEFAULT_FEATURES"]
 
@@ -99,10 +100,12 @@ class CatalogSelection:
         return catalog, data
 
     def identity(self, catalog: Any, data: NoisyDataset) -> dict[str, Any]:
-        """What a run records of the selection: the catalog read, the classes, the cut and the resolved features."""
+        """What a run records of the selection: the catalog read (with its checksum), the classes, the cut, the
+        resolved features and a fingerprint of the selected rows, so a changed file is never taken for the same run."""
         return {
             "catalog": catalog.provenance(),
             "class_spec": format_class_spec(data.class_names, self.class_groups()[1]),
             "min_significance": self.min_significance,
             "features": data.meta["features"],
+            "data": dataset_fingerprint(data),
         }

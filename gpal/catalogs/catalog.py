@@ -8,7 +8,9 @@ and reported (``nan_policy="drop"``) or stops the build (``"raise"``).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import hashlib
 import re
 import warnings
 import zlib
@@ -64,6 +66,7 @@ class _Provenance:
     version: str
     data_release: int
     n_rows: int
+    sha256: str = ""  # of the file's bytes as stored: a run's identity holds what the catalog held, not only its name
 
     @property
     def release(self) -> str:
@@ -169,6 +172,14 @@ def _provenance(path: Path, table, header, primary) -> _Provenance:
     return _Provenance(path, cds.upper(), version, int(data_release), len(table))
 
 
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def _listing(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{code} ({n})" for code, n in counts.items())
 
@@ -222,7 +233,7 @@ class Catalog:
         """
         path = Path(path)
         table, header, primary = _read(path)
-        catalog = cls(table, _provenance(path, table, header, primary))
+        catalog = cls(table, dataclasses.replace(_provenance(path, table, header, primary), sha256=_file_sha256(path)))
         expected = {fname: rows for fname, rows in RELEASES.values()}.get(path.name)
         if expected is not None and expected != catalog.n_rows:
             warnings.warn(f"{path.name} has {catalog.n_rows} rows; the published file has {expected}", stacklevel=2)
@@ -245,7 +256,8 @@ class Catalog:
         Returns
         -------
         dict
-            ``release``, ``version``, ``cds_name``, ``data_release``, ``rows`` and ``file``.
+            ``release``, ``version``, ``cds_name``, ``data_release``, ``rows``, ``file`` and ``sha256``
+            (of the file's bytes).
         """
         return {
             "release": self.release,
@@ -254,6 +266,7 @@ class Catalog:
             "data_release": self.data_release,
             "rows": self.n_rows,
             "file": self.path.name,
+            "sha256": self._prov.sha256,
         }
 
     # -------------------------------------------------------------- classes

@@ -1,19 +1,23 @@
 """The output folder of a run: claimed for one run, resumed by the same run, refused to another.
 
-``run.json`` in the folder records the run's identity (`gpal.identity`); a rerun of the
-same run resumes in the folder, a different one is refused with the differences named.
-Only the late stages (catalog jobs, workflows, the CLI) claim folders.
+``run.json`` in the folder records the run's identity (`gpal.identity`), signed so that
+no other tool's file of that name passes for it; a rerun of the same run resumes in the
+folder, a different one is refused with the differences named. ``--force`` replaces a
+run by removing what gpal listed as written there (`gpal.files.MANIFEST`) and nothing
+else: a user's files in the folder are never deleted. Only the late stages (catalog
+jobs, workflows, the CLI) claim folders.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from gpal.files import remove, remove_leftovers, write_json_atomic
+from gpal.files import MANIFEST, remove_leftovers, remove_written, write_json_atomic
 from gpal.identity import check_same_run
 
 __all__ = ["OutputInUse", "claim_output_dir"]
@@ -28,14 +32,15 @@ def claim_output_dir(
 ) -> Path:
     """Make ``path`` the output folder of the run described by ``identity`` (JSON-able).
 
-    A folder holding the same run (same ``marker`` content) is reused, so an
+    A folder holding the same run (same identity in ``marker``) is reused, so an
     interrupted run resumes; temporary files a killed run left in it are removed.
     A folder holding a different run is refused with the differences named, unless
-    ``force``, which empties it first. A non-empty folder without ``marker`` was not
-    written by a gpal run and is refused even with ``force``, as are the working
-    folder, the home folder and their ancestors. The check and the claim hold an
-    exclusive lock on the folder, so of two processes claiming one folder for
-    different runs exactly one succeeds. Never mixes the results of two runs.
+    ``force``, which removes the files that run wrote (and only those). A non-empty
+    folder without gpal's signed ``marker`` and manifest was not written by a gpal run
+    and is refused even with ``force``, as are the working folder, the home folder and
+    their ancestors. The check and the claim hold an exclusive lock on the folder, so
+    of two processes claiming one folder for different runs exactly one succeeds.
+    Never mixes the results of two runs.
     """
     path = Path(path)
     identity = json.loads(json.dumps(identity, sort_keys=True, allow_nan=False))  # fail before touching disk
@@ -44,32 +49,51 @@ def claim_output_dir(
     path.mkdir(parents=True, exist_ok=True)
     with _folder_lock(path):
         marker_file = path / marker
-        old = _read_marker(marker_file)
+        old = _read_marker(marker_file) if (path / MANIFEST).is_file() else None
         if old == identity:
             remove_leftovers(path)
             return path
         if any(path.iterdir()):
             if old is None:
                 raise OutputInUse(
-                    f"refusing to write into {path}: it is not empty and has no readable {marker}, so it is not a "
-                    f"gpal run folder{'; --force only replaces gpal runs' if force else ''}. Choose another folder "
+                    f"refusing to write into {path}: it is not empty and holds no record of a gpal run "
+                    f"({marker} signed by gpal, and {MANIFEST}), so it is not a gpal run folder"
+                    f"{'; --force only replaces gpal runs' if force else ''}. Choose another folder "
                     "or empty this one yourself"
                 )
             if not force:
                 check_same_run(old, identity, f"refusing to write into {path}",
                                "Choose another folder or pass --force to replace it", OutputInUse)
             _refuse_to_empty(path)
-            for entry in path.iterdir():
-                remove(entry)
-        write_json_atomic(marker_file, identity)
+            remove_written(path)
+        (path / MANIFEST).touch()
+        write_json_atomic(marker_file, _signed(identity))
     return path
 
 
+#: What signs a run record: a key no other tool writes, over gpal's own canonical form of the identity.
+_SIGNATURE = "gpal_run_signature"
+
+
+def _signature(identity: Any) -> str:
+    return hashlib.sha256(("gpal run\n" + json.dumps(identity, sort_keys=True)).encode()).hexdigest()
+
+
+def _signed(identity: Any) -> dict[str, Any]:
+    from gpal import __version__
+
+    return {_SIGNATURE: _signature(identity), "gpal_version": __version__, "identity": identity}
+
+
 def _read_marker(marker_file: Path) -> Any:
+    """The identity a gpal run recorded, or None where the file is missing, unreadable or not signed by gpal."""
     try:
-        return json.loads(marker_file.read_text(encoding="utf-8"))
-    except (FileNotFoundError, IsADirectoryError, json.JSONDecodeError, UnicodeDecodeError):
+        record = json.loads(marker_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
         return None
+    if not isinstance(record, dict) or "identity" not in record or record.get(_SIGNATURE) != _signature(record["identity"]):
+        return None
+    return record["identity"]
 
 
 @contextlib.contextmanager

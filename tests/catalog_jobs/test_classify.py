@@ -2,7 +2,6 @@
 
 import json
 import os
-import shutil
 
 import numpy as np
 import pandas as pd
@@ -22,7 +21,7 @@ from conftest import SMALL, write_small_catalog
 TINY = dict(epochs=3, num_inducing=5, batch_size=64, input_noise="first_order")
 #: What a user finds at the top of the main job's folder; every table and figure lies beneath.
 TOP = {"classifications.csv", "classifications.ecsv", "classifications.fits", "report.md", "metrics.json", "ood.json",
-       "training.json", "model", "run.json", "tables", "figures"}
+       "training.json", "model", "run.json", ".gpal-written", "tables", "figures"}
 #: The report's tables (CSV, Markdown, LaTeX) and figures (PNG, PDF).
 TABLES = ("heldout_metrics", "heldout_per_class", "heldout_confusion", "heldout_comparison", "predicted_counts",
           "predicted_by_latitude", "most_informative", "most_uncertain")
@@ -206,49 +205,6 @@ def test_rerun_with_same_settings_reuses_the_model_and_reproduces_the_table(clas
 
 def _files(folder):
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
-
-
-def _flat_copy(folder, to):
-    """A copy of a finished run folder as earlier versions wrote it: every table and figure flat beside the
-    classifications, the catalog columns as classified_catalog.csv."""
-    shutil.copytree(folder, to)
-    for sub in ("tables", "figures"):
-        for path in (to / sub).iterdir():
-            path.rename(to / path.name)
-        (to / sub).rmdir()
-    (to / "catalog_columns.csv").rename(to / "classified_catalog.csv")
-    assert len(list(to.iterdir())) == 46 and (to / "heldout_baselines.csv").is_file()  # as gpal 0.2.0 wrote it
-    return to
-
-
-def test_rerun_into_a_folder_of_the_flat_layout_moves_it_and_reuses_the_model(classified, small_catalog, tmp_path):
-    out, _ = classified
-    old = _flat_copy(out, tmp_path / "old")
-    baselines = (old / "heldout_baselines.csv").read_bytes()
-    said = []
-    report = _classify(old, small_catalog, log=said.append)
-    assert said[0] == "moved 37 files of the flat layout of earlier versions into tables/ and figures/"
-    assert said[1].startswith(f"reusing the trained model in {old}")
-    assert not any("training on" in m or "without the error bars" in m for m in said)  # neither model nor twin refitted
-    assert _files(old) == _files(out) and {p.name for p in old.iterdir()} == TOP
-    assert (old / "tables" / "heldout_baselines.csv").read_bytes() == baselines
-    assert (old / "classifications.csv").read_bytes() == (out / "classifications.csv").read_bytes()
-    assert "](figures/sky_classes.png)" in report.read_text() and "](sky_classes.png)" not in report.read_text()
-
-
-def test_report_rebuilds_a_folder_of_the_flat_layout_in_the_new_one(classified, tmp_path, capsys):
-    from gpal.cli import main
-
-    out, _ = classified
-    old = _flat_copy(out, tmp_path / "old")
-    assert main(["report", str(old)]) == 0
-    assert _files(old) == _files(out)
-    # the same page as the run's own, down to the byte, but for the folder named in its last line
-    assert (old / "report.md").read_text().replace(str(old), str(out)) == (out / "report.md").read_text()
-    assert (old / "metrics.json").read_bytes() == (out / "metrics.json").read_bytes()
-    (old / "classifications.csv").unlink()
-    assert main(["report", str(old)]) == 2
-    assert "not a finished gpal classify folder: ['classifications.csv'] missing" in capsys.readouterr().err
 
 
 def test_rerun_with_other_settings_is_refused_before_any_work(classified, small_catalog):

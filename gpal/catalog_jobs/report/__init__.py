@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gpal.catalog_jobs.layout import REPORT_FILE, move_flat_layout
+from gpal.catalog_jobs.layout import REPORT_FILE
 from gpal.catalog_jobs.report.figures import write_figures
 from gpal.catalog_jobs.report.inputs import read_run
 from gpal.catalog_jobs.report.measures import ERROR_BLIND_MODEL, MODEL_NAME, measure, write_metrics
@@ -30,12 +30,8 @@ __all__ = ["ERROR_BLIND_MODEL", "MODEL_NAME", "headline", "write_classify_report
 
 
 def write_classify_report(folder: str | os.PathLike) -> Path:
-    """(Re)build ``metrics.json``, the tables, figures and ``report.md`` of a `classify_catalog` folder from its files.
-
-    A folder in the flat layout of earlier versions is first moved into ``tables/`` and ``figures/``.
-    """
+    """(Re)build ``metrics.json``, the tables, figures and ``report.md`` of a `classify_catalog` folder from its files."""
     folder = Path(folder)
-    move_flat_layout(folder)
     run = read_run(folder)
     check = measure(run)
     metrics = write_metrics(run, check)
