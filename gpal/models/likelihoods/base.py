@@ -67,9 +67,6 @@ class Likelihood(gpflow.base.Module, abc.ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "kind" in cls.__dict__:
-            raise TypeError(f"{cls.__name__} declares kind = {cls.__dict__['kind']!r}: a likelihood declares its "
-                            "registry name as name (kind was gpal 0.2's word for it)")
         if isinstance(cls.__dict__.get("name"), str) and cls.__dict__["name"]:
             LIKELIHOODS.register(cls.name, cls)
 
