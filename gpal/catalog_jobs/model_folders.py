@@ -11,6 +11,7 @@ import functools
 import json
 import os
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -179,6 +180,17 @@ def require_per_class(data: NoisyDataset, minimum: int, needed_for: str) -> None
         )
 
 
+def check_sizes(estimator: Any, data: NoisyDataset) -> None:
+    """The estimator's sizes weighed against ``data`` and the machine (refused or warned of), before a folder is claimed.
+
+    An ``num_inducing`` above the training rows is said: the model uses one inducing point per row, no more.
+    """
+    estimator.check_sizes(data.n_samples, data.X.shape[1], len(data.class_names))
+    if estimator.num_inducing > data.n_samples:
+        warnings.warn(f"num_inducing={estimator.num_inducing} is more than the {data.n_samples} training sources; "
+                      f"the model uses {data.n_samples} inducing points per class", stacklevel=2)
+
+
 def open_job(kind: str, selection: CatalogSelection, estimator: Any) -> tuple[Any, NoisyDataset, dict[str, Any]]:
     """The catalog, its labelled data and the run identity shared by `gpal train` and the main job."""
     catalog, data = selection.load()
@@ -198,6 +210,7 @@ def train_catalog_model(selection: CatalogSelection, estimator: Any, out_dir: st
     estimator = job_estimator(estimator)
     _, data, identity = open_job("gpal.train", selection, estimator)
     require_per_class(data, 1, "training")
+    check_sizes(estimator, data)
     folder = claim_output_dir(out_dir, identity, force=force)
     fit_or_reuse(estimator, data, folder, selection.class_groups()[1], "all selected sources", log)
     return folder
