@@ -560,7 +560,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     @classmethod
     def from_state(cls, config: dict[str, Any], arrays: dict[str, np.ndarray]) -> "NoisyGPClassifier":
         from gpal.models.likelihoods.base import likelihood_from_config
-        from gpal.models.state import assign_module_values, kernel_from_config
+        from gpal.files import CorruptModel
+        from gpal.models.state import assign_saved_values, kernel_from_config
         from gpal.models.svgp import NoisySVGP
 
         params = cls._current_names(config["params"])
@@ -576,7 +577,10 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             return clf
         clf._restore_fitted_state(config)  # checks the saved sizes before the model is built from them
         model = NoisySVGP.from_structure(config["structure"])
-        assign_module_values(model, arrays)
+        assign_saved_values(model, arrays)
+        if not float(model.gp.jitter.numpy()) > 0:
+            raise CorruptModel(f"{getattr(arrays, 'source', 'params.npz')}: array '.gp.jitter' must be > 0 (the "
+                               f"Cholesky jitter); got {model.gp.jitter.numpy()!r}: the file is corrupt or was edited")
         session = ModelSession.loaded(model, clf.classes_, clf.get_params(deep=False))
         clf._keep(session, clf.n_features_in_, clf.standardizer_, config["history"], config["stopped_early"])
         return clf
