@@ -365,8 +365,41 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"gpal: error: training failed: {exc}", file=sys.stderr)
             return EXIT_FAILED
         except (ValueError, TypeError, OSError) as exc:
-            print(f"gpal: error: {exc}", file=sys.stderr)
+            _error(str(exc))
             return EXIT_BAD_INPUT
+        except Exception as exc:
+            why = _user_caused(exc)
+            if why is None:
+                raise
+            _error(why)
+            return EXIT_BAD_INPUT
+
+
+def _error(message: str) -> None:
+    """One ``gpal: error:`` line, however many lines the message had."""
+    print(f"gpal: error: {' '.join(message.split())}", file=sys.stderr)
+
+
+def _user_caused(exc: Exception) -> str | None:
+    """What to say of a failure the input caused (the settings asked for too much), or None for a bug.
+
+    The library bounds sizes before any work (`gpal.training.budget`); this is the net under it:
+    a Cholesky failure (settings the model cannot train with), memory or TensorFlow's resource
+    limits, a number or a nesting past Python's.
+    """
+    from gpal.training.svi import CholeskyError
+
+    if isinstance(exc, CholeskyError):
+        return f"training failed: {exc}"
+    if isinstance(exc, MemoryError) or type(exc).__name__ == "ResourceExhaustedError":
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        return (f"out of memory ({first}); lower the sizes asked for (--n-samples, --num-inducing, --hidden-sizes, "
+                "--batch-size, --chunk-size)")
+    if isinstance(exc, OverflowError):
+        return f"a value is too large for the computation ({exc}); give smaller settings"
+    if isinstance(exc, RecursionError):
+        return "an input is nested too deeply to read (a list or mapping inside thousands of others)"
+    return None
 
 
 if __name__ == "__main__":

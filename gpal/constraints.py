@@ -31,6 +31,7 @@ __all__ = [
     "Options",
     "Parsed",
     "Real",
+    "SEED",
     "Satisfies",
     "Text",
     "check_params",
@@ -91,19 +92,26 @@ def _is_real(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class Integer(Constraint):
-    """An integer (not a bool), at least ``minimum`` when one is given."""
+    """An integer (not a bool), at least ``minimum`` and at most ``maximum`` when they are given."""
 
     minimum: int | None = None
+    maximum: int | None = None
 
     @property
     def expected(self) -> str:  # type: ignore[override]
-        return "an integer" if self.minimum is None else f"an integer >= {self.minimum}"
+        bounds = [f">= {self.minimum}"] * (self.minimum is not None) + [f"<= {self.maximum}"] * (self.maximum is not None)
+        return " and ".join(["an integer " + bounds[0], *bounds[1:]]) if bounds else "an integer"
 
     def ok(self, value: Any) -> bool:
-        return _is_int(value) and (self.minimum is None or value >= self.minimum)
+        return (_is_int(value) and (self.minimum is None or value >= self.minimum)
+                and (self.maximum is None or value <= self.maximum))
 
     def plain(self, value: Any) -> int:
         return int(value)
+
+
+#: A seed: k-means (scikit-learn) and numpy's legacy generators take 32-bit seeds, so a larger one is refused here.
+SEED = Integer(0, 2**32 - 1)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Files that are complete or absent: atomic writes, saved-model folders, JSON-safe class labels.
+"""Files that are complete or absent, and read within bounds: atomic writes, saved-model folders, bounded reads.
 
 A foundation module: it imports nothing from gpal, and every stage may use it.
 
@@ -7,17 +7,23 @@ name beside the target and are moved into place only when fully written, so an
 interrupted run never leaves a half-written table, figure or model (and
 `remove_leftovers` deletes what a killed process left under a temporary name).
 Models are a folder holding ``config.json`` and ``params.npz``: no pickle, nothing
-executed on load.
+executed on load.  Every file gpal reads goes through a bound (`read_bytes`, `read_json`,
+the npz member check): a FIFO, a device, a symlink loop, a gzip or zip bomb or JSON nested
+past `MAX_JSON_DEPTH` is a ValueError naming the file, never a hang, a MemoryError or a
+RecursionError.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import io
 import json
 import os
 import re
 import secrets
 import shutil
+import stat
 import zipfile
 import zlib
 from pathlib import Path
@@ -36,6 +42,10 @@ __all__ = [
     "classes_to_json",
     "corrupt_field",
     "load_model_dir",
+    "memory_bytes",
+    "read_bytes",
+    "read_json",
+    "regular_file",
     "remove",
     "remove_leftovers",
     "remove_written",
@@ -232,6 +242,96 @@ def remove(entry: Path) -> None:
         entry.unlink()
 
 
+# ------------------------------------------------------------------ bounded reads
+#: A record gpal writes (config.json, training.json, run.json) is a few kB; nothing it reads nests deeper than this.
+MAX_JSON_DEPTH = 64
+MAX_JSON_BYTES = 64 * 2**20
+
+
+def memory_bytes() -> int:
+    """The machine's physical memory: the bound of any one read or allocation gpal makes."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # not POSIX: assume a small machine
+        return 8 * 2**30
+
+
+def regular_file(path: str | os.PathLike, what: str = "file") -> Path:
+    """``path`` if it is a regular file (after links); a FIFO, a device, a folder or a link loop is a clear error.
+
+    A missing file is a FileNotFoundError; anything else that is not a file a ValueError
+    naming it, so that nothing blocks on a FIFO or reads /dev/zero forever.
+    """
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ValueError(f"{what} {path} is a symbolic link loop; expected a regular file") from None
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR) and not path.is_symlink():
+            raise FileNotFoundError(f"{what} not found: {path}") from None
+        if exc.errno == errno.ENOENT:
+            raise FileNotFoundError(f"{what} {path} is a symbolic link to a missing file") from None
+        raise
+    if not stat.S_ISREG(mode):
+        kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO (named pipe)" if stat.S_ISFIFO(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+                else "not a regular file")
+        raise ValueError(f"{what} {path} is {kind}; expected a regular file")
+    return path
+
+
+def read_bytes(path: str | os.PathLike, what: str = "file", limit: int | None = None) -> bytes:
+    """A regular file's bytes, decompressed when it is gzip, refused when it (or its content) passes ``limit``.
+
+    ``limit`` defaults to a quarter of `memory_bytes`: a gzip bomb stops at the bound, not at a MemoryError.
+    """
+    import gzip
+
+    path = regular_file(path, what)
+    limit = memory_bytes() // 4 if limit is None else limit
+    bound = f"the {limit / 2**20:.0f} MiB gpal reads as a {what}"
+    size = path.stat().st_size
+    if size > limit:
+        raise ValueError(f"{what} {path} holds {size / 2**20:.0f} MiB, more than {bound}")
+    data = path.read_bytes()
+    if data[:2] != b"\x1f\x8b":
+        return data
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+            out = stream.read(limit + 1)
+    except (EOFError, OSError, zlib.error) as exc:
+        raise ValueError(f"{what} {path} is truncated or corrupt: its gzip stream cannot be read to the end ({exc})") from None
+    if len(out) > limit:
+        raise ValueError(f"{what} {path} decompresses to more than {bound}: a gzip bomb or not such a file")
+    return out
+
+
+def _json_depth(text: str) -> int:
+    """How deep ``text``'s arrays and objects nest (brackets inside strings do not count)."""
+    bare = re.sub(r'"(?:[^"\\]|\\.)*"', "", text).encode()
+    step = np.frombuffer(bare, dtype=np.uint8)
+    step = np.isin(step, (ord("["), ord("{"))).astype(np.int64) - np.isin(step, (ord("]"), ord("}")))
+    return int(np.cumsum(step).max(initial=0))
+
+
+def read_json(path: str | os.PathLike, what: str = "JSON file", **options: Any) -> Any:
+    """A JSON file read within bounds: a ValueError naming it when it is unreadable, too large or too deeply nested."""
+    path = Path(path)
+    data = read_bytes(path, what, limit=MAX_JSON_BYTES)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON: it is not UTF-8 text ({exc})") from None
+    depth = _json_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        raise ValueError(f"{path} is not a record gpal writes: it nests {depth} levels deep (at most {MAX_JSON_DEPTH})")
+    try:
+        return json.loads(text, **options)
+    except ValueError as exc:  # JSONDecodeError is a ValueError
+        raise ValueError(f"{path} is not valid JSON ({exc})") from None
+
+
 class CorruptModel(ValueError):
     """A saved model folder that is not as ``save_model_dir`` wrote it: damaged, truncated or edited by hand.
 
@@ -292,24 +392,55 @@ def _no_constants(name: str) -> Any:
 
 def _read_config(config_file: Path) -> SavedConfig:
     try:
-        config = json.loads(config_file.read_text(encoding="utf-8"), parse_constant=_no_constants)
-    except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError is a ValueError
-        raise CorruptModel(f"{config_file} is not valid JSON ({exc}); the saved model is corrupt") from None
+        config = read_json(config_file, "saved model config", parse_constant=_no_constants)
+    except ValueError as exc:
+        raise CorruptModel(f"{exc}; the saved model is corrupt") from None
     if not isinstance(config, dict):
         raise CorruptModel(f"{config_file} holds a JSON {type(config).__name__}, not the object a saved model has")
     return SavedConfig(config, config_file)
 
 
+_NPY_HEADERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+
+
+def _check_members(params_file: Path) -> None:
+    """Every member of ``params.npz`` a ``.npy`` array of numbers, their sizes together within a quarter of memory.
+
+    Read from the headers before any data: a zip bomb or a pickled member is refused unread.
+    """
+    limit, total = memory_bytes() // 4, 0
+    with zipfile.ZipFile(params_file) as archive:
+        for info in archive.infolist():
+            with archive.open(info) as member:
+                try:
+                    read_header = _NPY_HEADERS.get(np.lib.format.read_magic(member))
+                    if read_header is None:
+                        raise ValueError("a .npy format version numpy.savez does not write")
+                    shape, _, dtype = read_header(member)
+                except (ValueError, EOFError) as exc:
+                    raise CorruptModel(f"{params_file}: member {info.filename!r} is not a numpy array ({exc}); "
+                                       "the saved model is corrupt or was edited") from None
+            if dtype.hasobject or dtype.kind not in "biuf":
+                raise CorruptModel(f"{params_file}: array {info.filename.removesuffix('.npy')!r} holds {dtype} values "
+                                   "(pickled objects are never read); a saved model's arrays are numbers")
+            total += int(np.prod(shape, dtype=object)) * dtype.itemsize
+            if total > limit:
+                raise CorruptModel(f"{params_file}: its arrays hold more than {limit} bytes (1/4 of memory); "
+                                   "a saved model is far smaller, the file is corrupt or was edited")
+
+
 def _read_arrays(params_file: Path) -> SavedArrays:
     """Every array of ``params.npz``, each numeric and finite: a save refuses anything else."""
+    regular_file(params_file, "saved model parameters")
     try:
+        _check_members(params_file)
         with np.load(params_file, allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
+    except CorruptModel:
+        raise
     except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
         raise CorruptModel(f"{params_file} could not be read ({str(exc) or type(exc).__name__}); the saved model is corrupt") from None
-    for key, value in arrays.items():
-        if value.dtype.kind not in "biuf":
-            raise CorruptModel(f"{params_file}: array {key!r} holds {value.dtype} values; a saved model's arrays are numbers")
+    for key, value in arrays.items():  # numbers: _check_members read their dtypes
         bad = int(np.size(value) - np.count_nonzero(np.isfinite(value)))
         if bad:
             raise CorruptModel(
@@ -328,6 +459,8 @@ def load_model_dir(path: str | os.PathLike, fmt: str, version: int) -> tuple[Sav
     """
     path = Path(path)
     config_file, params_file = path / "config.json", path / "params.npz"
+    if not config_file.is_file() and os.path.lexists(config_file):
+        regular_file(config_file, "saved model config")  # a link loop, a FIFO or a folder: say which
     if not config_file.is_file():
         raise FileNotFoundError(f"{path} is not a saved gpal model: expected config.json and params.npz in it")
     config = _read_config(config_file)

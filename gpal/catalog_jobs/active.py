@@ -126,6 +126,7 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     loop = ActiveLearningLoop(estimator, labelled, pool, oracle, test=test, acquisition=acquisition,
                               batch_size=s["batch_size"], n_queries=s["queries"], retrain_epochs=s["retrain_epochs"],
                               checkpoint_dir=out / CHECKPOINT_DIR, progress=progress)
+    estimator.check_sizes(labelled.n_samples, labelled.X.shape[1], len(labelled.class_names))  # the first fit's
     claim_output_dir(out, identity, force=force)
     loop.run()
     return write_active_report(out)

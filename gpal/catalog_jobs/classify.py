@@ -20,7 +20,7 @@ from gpal.catalog_jobs.layout import (
     HELDOUT_FILE, SIGNIFICANCE_COLUMN,
 )
 from gpal.catalog_jobs.model_folders import (
-    Log, no_log, fit_or_reuse, job_estimator, load_trained, open_job, require_per_class,
+    Log, check_sizes, no_log, fit_or_reuse, job_estimator, load_trained, open_job, require_per_class,
 )
 from gpal.catalog_jobs.none_of_these import OOD_FILE, check_outliers, left_out_codes, left_out_sources
 from gpal.catalog_jobs.prediction import (
@@ -118,6 +118,7 @@ def classify_catalog(
     require_per_class(train, min_training_per_class(baselines),
                       f"the training split ({1 - test_size:.0%}) with baselines {list(baselines)}")
     require_per_class(test, 1, f"the held-out check (a stratified {test_size:.0%} of each class)")
+    check_sizes(estimator, train)
     folder = claim_output_dir(out_dir, identity, force=force)
     trained_on = f"training split: {train.n_samples} of {data.n_samples} sources, stratified, seed {seed}"
     fit_or_reuse(estimator, train, folder, merge, trained_on, log)

@@ -8,9 +8,9 @@ another catalog can check that the features exist there.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -20,7 +20,8 @@ from gpal.catalogs.classes import format_class_spec
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators import load_estimator
 from gpal.estimators.base import raise_if_interrupted
-from gpal.files import write_json_atomic
+from gpal.catalogs.features import resolve_features
+from gpal.files import read_json, write_json_atomic
 from gpal.identity import estimator_identity
 from gpal.runs.output_dir import claim_output_dir
 
@@ -75,6 +76,11 @@ class TrainedModel:
     @functools.cached_property
     def estimator(self) -> Any:
         estimator = load_estimator(self.model_dir)
+        if sorted(self.training["classes"]) != sorted(str(c) for c in estimator.classes_):
+            raise ValueError(
+                f"{self.folder}: {TRAINING_FILE} lists classes {self.training['classes']} but the model in "
+                f"{self.model_dir} classifies {[str(c) for c in estimator.classes_]}; the folder mixes two trainings"
+            )
         names = self.training["feature_names"]
         if len(names) != getattr(estimator, "n_features_in_", len(names)):
             raise ValueError(
@@ -94,7 +100,12 @@ def confined_model_dir(folder: Path, record_file: Path, model: Any) -> Path:
     An edited record must not make ``gpal predict`` load (and attribute to this folder) a model kept elsewhere.
     """
     path = folder / model if isinstance(model, str) and model else None
-    if path is None or Path(model).is_absolute() or not path.resolve().is_relative_to(folder.resolve()):
+    try:
+        inside = path is not None and not Path(model).is_absolute() and path.resolve().is_relative_to(folder.resolve())
+    except (RuntimeError, OSError):  # a symbolic link loop (RuntimeError before Python 3.13)
+        raise ValueError(f"{path} (field 'model' of {record_file}) is a symbolic link loop; expected the model folder "
+                         "gpal saved") from None
+    if not inside:
         raise ValueError(
             f"{record_file}: field 'model' must be a folder inside {folder} (as gpal writes, {MODEL_DIR!r}); "
             f"got {model!r}; the model folder is corrupt or was edited"
@@ -115,16 +126,54 @@ def load_trained(folder: str | os.PathLike) -> TrainedModel:
             f"{folder} is not a trained-model folder: expected {TRAINING_FILE} and {MODEL_DIR}/ in it{bare}; "
             "give the --out folder of gpal train or gpal classify"
         )
-    try:
-        training = json.loads(record_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{record_file} is not valid JSON ({exc}); the model folder is corrupt") from None
+    training = read_training_record(record_file)
+    return TrainedModel(folder, confined_model_dir(folder, record_file, training.get("model", MODEL_DIR)), training)
+
+
+def _names(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) and v for v in value) and len(set(value)) == len(value)
+
+
+#: The fields of ``training.json`` a reader uses, each with what it must be (as `_training_record` writes them).
+_RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "classes": (lambda v: _names(v) and len(v) >= 2, "a list of 2 or more distinct class names"),
+    "features": (lambda v: isinstance(v, list) and len(v) >= 1, "a non-empty list of feature definitions"),
+    "feature_names": (lambda v: _names(v) and len(v) >= 1, "a non-empty list of distinct column names"),
+    "n_per_class": (lambda v: isinstance(v, dict) and all(isinstance(n, int) and n >= 1 for n in v.values()),
+                    "a mapping of class -> sources trained on"),
+    "catalog": (lambda v: isinstance(v, dict), "a mapping describing the catalog"),
+    "estimator": (lambda v: isinstance(v, dict), "a mapping of the estimator's settings"),
+}
+
+
+def read_training_record(record_file: Path) -> dict[str, Any]:
+    """``training.json`` read within bounds and checked field by field: a damaged or edited record is named here,
+    never met later as a KeyError or a table whose columns no longer match the classes."""
+    training = read_json(record_file, TRAINING_FILE)
     if not isinstance(training, dict) or training.get("format") != TRAINING_FORMAT:
-        raise ValueError(f"{record_file} is not a {TRAINING_FORMAT} record; the model folder is corrupt")
-    missing = [k for k in ("classes", "features", "feature_names", "catalog", "estimator") if k not in training]
+        raise ValueError(f"{record_file} is not a {TRAINING_FORMAT} record (field 'format' is not "
+                         f"{TRAINING_FORMAT!r}); the model folder is corrupt")
+    missing = [k for k in _RECORD_FIELDS if k not in training]
     if missing:
         raise ValueError(f"{record_file} lacks {missing}; the model folder is corrupt")
-    return TrainedModel(folder, confined_model_dir(folder, record_file, training.get("model", MODEL_DIR)), training)
+    for key, (ok, expected) in _RECORD_FIELDS.items():
+        if not ok(training[key]):
+            raise ValueError(f"{record_file}: field {key!r} must be {expected}; got {_short(training[key])}; "
+                             "the model folder is corrupt or was edited")
+    if list(training["n_per_class"]) != training["classes"]:
+        raise ValueError(f"{record_file}: field 'classes' is {training['classes']} but 'n_per_class' counts "
+                         f"{list(training['n_per_class'])}; the record was edited")
+    try:
+        resolve_features(training["features"])
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{record_file}: field 'features' must hold feature definitions ({exc}); "
+                         "the model folder is corrupt or was edited") from None
+    return training
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def job_estimator(estimator: Any) -> Any:
@@ -179,6 +228,17 @@ def require_per_class(data: NoisyDataset, minimum: int, needed_for: str) -> None
         )
 
 
+def check_sizes(estimator: Any, data: NoisyDataset) -> None:
+    """The estimator's sizes weighed against ``data`` and the machine (refused or warned of), before a folder is claimed.
+
+    An ``num_inducing`` above the training rows is said: the model uses one inducing point per row, no more.
+    """
+    estimator.check_sizes(data.n_samples, data.X.shape[1], len(data.class_names))
+    if estimator.num_inducing > data.n_samples:
+        warnings.warn(f"num_inducing={estimator.num_inducing} is more than the {data.n_samples} training sources; "
+                      f"the model uses {data.n_samples} inducing points per class", stacklevel=2)
+
+
 def open_job(kind: str, selection: CatalogSelection, estimator: Any) -> tuple[Any, NoisyDataset, dict[str, Any]]:
     """The catalog, its labelled data and the run identity shared by `gpal train` and the main job."""
     catalog, data = selection.load()
@@ -198,6 +258,7 @@ def train_catalog_model(selection: CatalogSelection, estimator: Any, out_dir: st
     estimator = job_estimator(estimator)
     _, data, identity = open_job("gpal.train", selection, estimator)
     require_per_class(data, 1, "training")
+    check_sizes(estimator, data)
     folder = claim_output_dir(out_dir, identity, force=force)
     fit_or_reuse(estimator, data, folder, selection.class_groups()[1], "all selected sources", log)
     return folder

@@ -33,6 +33,7 @@ from gpal.constraints import Integer
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators import load_estimator, saved_format
 from gpal.estimators.base import check_predict_data, entropy
+from gpal.files import read_json
 from gpal.runs.executors import Executor, as_executor
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "DEFAULT_SELECT", "predict_catalog", "predict_proba_chunked"]
@@ -125,7 +126,7 @@ def _missing_columns(catalog: Any, features: Sequence[Any]) -> list[str]:
 
 def _table_meta(trained: TrainedModel, catalog: Any, pool: NoisyDataset, select: Sequence[str]) -> dict[str, str]:
     """FITS-safe keywords (<= 8 characters), identical in the CSV header."""
-    cfg = json.loads((trained.model_dir / "config.json").read_text(encoding="utf-8"))
+    cfg = read_json(trained.model_dir / "config.json", "saved model config")
     t = trained.training
     return {
         "CREATOR": f"gpal {gpal.__version__}",

@@ -13,7 +13,7 @@ import difflib
 import hashlib
 import re
 import warnings
-import zlib
+import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +23,7 @@ import numpy as np
 
 from gpal.catalogs.features import Feature, resolve_features
 from gpal.data.dataset import NoisyDataset
+from gpal.files import read_bytes
 
 __all__ = ["Catalog", "DroppedRowsWarning", "load_catalog", "CATALOG_DIR", "RELEASES"]
 
@@ -93,7 +94,7 @@ def load_catalog(name_or_path: str | Path = DEFAULT_RELEASE) -> "Catalog":
             )
         return Catalog.from_file(path)
     path = Path(key).expanduser()
-    if path.is_file():
+    if path.is_file() or os.path.lexists(path):  # a FIFO, a device or a link loop is named by regular_file
         return Catalog.from_file(path)
     if path.suffix in {".fit", ".fits", ".gz"} or "/" in key or "\\" in key:
         raise FileNotFoundError(f"catalog file not found: {path}")
@@ -101,21 +102,19 @@ def load_catalog(name_or_path: str | Path = DEFAULT_RELEASE) -> "Catalog":
 
 
 _FITS_BLOCK = 2880  # a FITS file is a whole number of 2880-byte blocks
+#: The most a catalog decompresses to: 30 times the largest release (FL16Y, 8 MB).
+MAX_CATALOG_BYTES = 2**28
 
 
 def _fits_bytes(path: Path) -> bytes:
-    """The file's bytes (decompressed for .gz), refused when truncated: astropy reads a cut file as fewer HDUs or rows."""
-    import gzip
-
-    data = path.read_bytes()
-    compressed = data[:2] == b"\x1f\x8b"
-    if compressed:
-        try:
-            data = gzip.decompress(data)
-        except (EOFError, OSError, zlib.error) as exc:
-            raise ValueError(
-                f"{path} could not be read as a FITS file: it is truncated or corrupt, its gzip stream cannot be read to the end ({exc})"
-            ) from None
+    """The file's bytes (decompressed for .gz, within gpal's read bound), refused when truncated: astropy reads a
+    cut file as fewer HDUs or rows."""
+    try:
+        data = read_bytes(path, "catalog file", limit=MAX_CATALOG_BYTES)
+    except ValueError as exc:
+        raise ValueError(f"{exc}; it could not be read as a FITS file") from None
+    with open(path, "rb") as fh:
+        compressed = fh.read(2) == b"\x1f\x8b"
     if not data:
         raise ValueError(f"{path} could not be read as a FITS file: it is empty")
     if len(data) % _FITS_BLOCK:
@@ -145,6 +144,9 @@ def _read(path: Path):
                         f"{path} is not a 4FGL-family catalog: it has no {HDU_NAME} HDU (HDUs: {names})"
                     )
                 hdu = hdul[HDU_NAME]
+                if not isinstance(hdu, (fits.BinTableHDU, fits.TableHDU)):
+                    raise ValueError(f"{path} is not a 4FGL-family catalog: its {HDU_NAME} HDU is "
+                                     f"{type(hdu).__name__}, expected a table (BinTableHDU)")
                 header = hdu.header.copy()
                 primary = hdul[0].header.copy()
                 table = Table.read(hdu)

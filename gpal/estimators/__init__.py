@@ -8,11 +8,11 @@ read the registry.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
+from gpal.files import read_json
 from gpal.registry import ESTIMATORS
 
 __all__ = ["load_estimator", "saved_format", "saved_formats"]
@@ -45,10 +45,10 @@ def saved_format(path: Path) -> str:
             f"{path} is not a saved gpal model: it has no config.json (a model folder written by "
             f"an estimator's save(); known formats: {formats})"
         )
-    try:
-        fmt = json.loads(config.read_text(encoding="utf-8")).get("format")
-    except (json.JSONDecodeError, AttributeError) as exc:
-        raise ValueError(f"{config} is not a JSON object ({exc}); the saved model is corrupt") from None
+    record = read_json(config, "saved model config")
+    if not isinstance(record, dict):
+        raise ValueError(f"{config} holds a JSON {type(record).__name__}, not an object; the saved model is corrupt")
+    fmt = record.get("format")
     if fmt not in formats:
         raise ValueError(f"{path} holds a model of unknown format {fmt!r}; valid formats are {formats}")
     return fmt

@@ -138,7 +138,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         "inference_options": Options(),
         "batch_size": Integer(1),
         "epochs": Integer(0),
-        "learning_rate": Real(0, low_open=True),
+        "learning_rate": Real(0, 1, low_open=True, meaning="Adam's step size"),
         "n_samples": Integer(1),
         "prior_variance": Real(0, low_open=True),
         "input_prior": OneOf(INPUT_PRIORS),
@@ -234,6 +234,10 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             raise ValueError(f"set robust-max's {clash} with the epsilon / learn_epsilon parameters, not likelihood_options")
         if options and self._likelihood_name is None:
             raise ValueError("likelihood_options apply to a likelihood given by name; a Likelihood object is already configured")
+        if options:
+            from gpal.models.likelihoods.base import check_likelihood_options
+
+            check_likelihood_options(self._likelihood_name, options)
 
     def _check_inference(self) -> None:
         options = self.inference_options or {}
@@ -310,7 +314,47 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
                 "input variances, so fit needs X_var (n, d); pass zeros for exact features"
             )
         data = check_fit_data(X, y, X_var)
-        return data, self._unlabelled_inputs(unlabelled, data.X.shape[1])
+        extra = self._unlabelled_inputs(unlabelled, data.X.shape[1])
+        n = data.X.shape[0]
+        self.check_sizes(n, data.X.shape[1], len(data.classes), n_prior_rows=n + (0 if extra is None else len(extra[0])))
+        return data, extra
+
+    def check_sizes(self, n_rows: int, n_features: int, n_classes: int, *, n_prior_rows: int | None = None) -> None:
+        """Refuse settings whose memory or time a fit on ``n_rows`` (and predictions) would not fit in this machine,
+        and warn of a fit expected to take long (`gpal.training.budget`); ``fit`` calls it, a job calls it first so
+        that nothing is written.  ``n_prior_rows``: the rows the population prior is fitted to (default ``n_rows``)."""
+        from gpal.models.input_prior import check_prior_rows
+        from gpal.training.budget import STEP_SECONDS, FLOPS, check_memory, check_time
+
+        self.validate_params()
+        n, d, C = int(n_rows), int(n_features), int(n_classes)
+        M, B = min(int(self.num_inducing), n), min(int(self.batch_size), n)
+        network = activations = 0
+        if self.input_noise == "amortized":
+            widths = [2 * d + C, *(int(h) for h in self.hidden_sizes), 2 * d]
+            network, activations = sum(a * b for a, b in zip(widths, widths[1:])), B * sum(widths)
+        if self.input_prior == "population" and self._has_latent_inputs:
+            check_prior_rows(n if n_prior_rows is None else int(n_prior_rows), int(self.prior_components))
+        # floats throughout: a setting may be beyond any machine integer
+        check_memory(8.0 * (C * M * (6.0 * M + 4 * d + 4 * B) + 8.0 * n * d + 4.0 * network + 4.0 * activations),
+                     f"training with num_inducing={self.num_inducing}, batch_size={self.batch_size}"
+                     + (f", hidden_sizes={list(self.hidden_sizes)}" if network else "") + f" on {n} rows of {d} features",
+                     "lower these settings")
+        self._check_prediction_memory(int(self.n_samples) if self._has_latent_inputs else 1, C, 1, M, d)
+        flops = 3.0 * (C * (2.0 * B * M * d + float(B) * M * M + float(M) ** 3 / 3) + 2.0 * B * network)
+        steps = float(self.epochs) * -(-n // B)
+        check_time(steps * (STEP_SECONDS + flops / FLOPS),
+                   f"training for epochs={self.epochs} ({steps:.3g} steps of {B} rows) with {M} inducing points "
+                   f"(num_inducing={self.num_inducing}, at most the {n} training rows)",
+                   "lower epochs or num_inducing")
+
+    def _check_prediction_memory(self, input_draws: int, num_classes: int, latent_draws: int, M: int, d: int) -> None:
+        """Refuse an ``n_samples`` whose draws for one source alone (a prediction chunk's least) exceed the memory."""
+        from gpal.models.chunked import chunk_evaluations
+        from gpal.training.budget import check_memory
+
+        check_memory(8.0 * 4 * (M + d) * chunk_evaluations(input_draws, num_classes, latent_draws),
+                     f"prediction with n_samples={self.n_samples} (Monte Carlo draws per source)", "lower n_samples")
 
     def _plan_fit(self, data: Any, extra: Any, callback: Callable | None) -> "_FitPlan":
         """Everything before training: standardiser, model session (kept or new), training arrays, validation monitor."""
@@ -444,6 +488,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         """Probabilities and their MC errors, (2, n, C), from a compiled predictor of this model and S input draws."""
         model = self.model_
         latent_draws = model.likelihood.latent_draws_per_input(S) if model.strategy.stochastic_prediction else 1
+        self._check_prediction_memory(S, len(self.classes_), latent_draws, int(model.gp.num_inducing), X.shape[1])
         return self._in_chunks(fn, X, X_var, S, "predict", latent_draws=latent_draws)
 
     def sample_proba(self, X: Any, X_var: Any = None, n_samples: int = 100, input_draws: int | None = None) -> np.ndarray:
@@ -515,7 +560,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     @classmethod
     def from_state(cls, config: dict[str, Any], arrays: dict[str, np.ndarray]) -> "NoisyGPClassifier":
         from gpal.models.likelihoods.base import likelihood_from_config
-        from gpal.models.state import assign_module_values, kernel_from_config
+        from gpal.files import CorruptModel
+        from gpal.models.state import assign_saved_values, kernel_from_config
         from gpal.models.svgp import NoisySVGP
 
         params = cls._current_names(config["params"])
@@ -531,7 +577,10 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             return clf
         clf._restore_fitted_state(config)  # checks the saved sizes before the model is built from them
         model = NoisySVGP.from_structure(config["structure"])
-        assign_module_values(model, arrays)
+        assign_saved_values(model, arrays)
+        if not float(model.gp.jitter.numpy()) > 0:
+            raise CorruptModel(f"{getattr(arrays, 'source', 'params.npz')}: array '.gp.jitter' must be > 0 (the "
+                               f"Cholesky jitter); got {model.gp.jitter.numpy()!r}: the file is corrupt or was edited")
         session = ModelSession.loaded(model, clf.classes_, clf.get_params(deep=False))
         clf._keep(session, clf.n_features_in_, clf.standardizer_, config["history"], config["stopped_early"])
         return clf

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpal.constraints import Boolean, Constraint, Integer, Satisfies
+from gpal.constraints import SEED, Boolean, Constraint, Integer, Satisfies
 from gpal.registry import KERNELS, LIKELIHOODS
 
 __all__ = ["KERNEL", "LIKELIHOOD", "SPARSE_GP_PARAMETERS"]
@@ -36,7 +36,7 @@ SPARSE_GP_PARAMETERS: dict[str, Constraint] = {
     "num_inducing": Integer(1),
     "kernel": KERNEL,
     "standardize": Boolean(),
-    "random_state": Integer(0),
+    "random_state": SEED,
     "progress": Boolean(),
 }
 

@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 import tensorflow as tf
 
-__all__ = ["PREDICT_BUDGET", "STREAMS", "in_chunks", "stream_seed"]
+__all__ = ["PREDICT_BUDGET", "STREAMS", "chunk_evaluations", "in_chunks", "stream_seed"]
 
 # Evaluations per chunk.  2^20 (388 sources of 300 draws, 3 classes: ~25 MB per (inputs, M) array)
 # ran ~20% faster than 2^18 on 2 cores.
@@ -32,6 +32,15 @@ def stream_seed(random_state: int, stream: str) -> tf.Tensor:
     return tf.constant([int(random_state), STREAMS[stream]], dtype=tf.int64)
 
 
+def _row_evaluations(input_draws: int, num_classes: int, latent_draws: int) -> int:
+    return input_draws * max(num_classes**2, latent_draws)
+
+
+def chunk_evaluations(input_draws: int, num_classes: int, latent_draws: int) -> int:
+    """The evaluations of the largest chunk `in_chunks` makes: ``PREDICT_BUDGET``, or one row when a row holds more."""
+    return max(PREDICT_BUDGET, _row_evaluations(input_draws, num_classes, latent_draws))
+
+
 def in_chunks(fn: Callable, X: np.ndarray, X_var: np.ndarray, seed: tf.Tensor, *, input_draws: int, num_classes: int,
               latent_draws: int) -> np.ndarray:
     """``fn(X, X_var, seed)`` over row chunks, concatenated along its row axis (axis 1: draws or parts come first).
@@ -39,6 +48,6 @@ def in_chunks(fn: Callable, X: np.ndarray, X_var: np.ndarray, seed: tf.Tensor, *
     A row holds ``input_draws`` input draws, each with C^2 quadrature terms or ``latent_draws``
     latent values, whichever is more; chunks hold ``PREDICT_BUDGET`` of those evaluations.
     """
-    rows = max(1, PREDICT_BUDGET // (input_draws * max(num_classes**2, latent_draws)))
+    rows = max(1, PREDICT_BUDGET // _row_evaluations(input_draws, num_classes, latent_draws))
     out = [fn(X[start : start + rows], X_var[start : start + rows], seed).numpy() for start in range(0, X.shape[0], rows)]
     return np.concatenate(out, axis=1)

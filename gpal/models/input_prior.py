@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-__all__ = ["BroadPrior", "MixturePrior", "fit_mixture_prior", "prior_from_config"]
+__all__ = ["BroadPrior", "MixturePrior", "check_prior_rows", "fit_mixture_prior", "prior_from_config"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 # Added to S_k's diagonal before its Cholesky factor: S_k is exactly singular in the exact
@@ -193,6 +193,18 @@ class MixturePrior:
                 "covariances": self.covariances.tolist()}
 
 
+def check_prior_rows(n: int, n_components: int, min_per_component: int = 10) -> None:
+    """Refuse a mixture of more components than ``n`` rows can fit (``min_per_component`` each)."""
+    if n_components < 1:
+        raise ValueError(f"prior_components must be >= 1; got {n_components!r}")
+    if n < n_components * min_per_component:
+        raise ValueError(
+            f"a {n_components}-component population prior needs at least {min_per_component} training rows per "
+            f"component ({n_components * min_per_component}); got {n} rows: use fewer prior_components or "
+            "input_prior='broad'"
+        )
+
+
 def fit_mixture_prior(X: np.ndarray, V: np.ndarray, n_components: int, random_state: int = 0, *,
                       max_iter: int = 100, tol: float = 1e-4, reg_covar: float = 1e-3,
                       min_per_component: int = 10) -> MixturePrior:
@@ -214,13 +226,7 @@ def fit_mixture_prior(X: np.ndarray, V: np.ndarray, n_components: int, random_st
     V = np.asarray(V, dtype=np.float64)
     n, d = X.shape
     K = int(n_components)
-    if K < 1:
-        raise ValueError(f"prior_components must be >= 1; got {n_components!r}")
-    if n < K * min_per_component:
-        raise ValueError(
-            f"a {K}-component population prior needs at least {min_per_component} training rows per component "
-            f"({K * min_per_component}); got {n} rows: use fewer prior_components or input_prior='broad'"
-        )
+    check_prior_rows(n, K, min_per_component)
     if V.shape != X.shape or not np.all(np.isfinite(V)) or np.any(V < 0):
         raise ValueError(f"input variances for the population prior must be finite, >= 0 and shaped {X.shape}")
     with threadpool_limits(limits=1):

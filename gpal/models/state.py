@@ -18,6 +18,7 @@ from gpflow.utilities import parameter_dict
 
 __all__ = [
     "assign_module_values",
+    "assign_saved_values",
     "kernel_from_config",
     "kernel_from_state",
     "kernel_state",
@@ -114,6 +115,22 @@ def assign_module_values(module: Any, values: Mapping[str, np.ndarray]) -> None:
     _assign(module, values, _origin(values))
 
 
+def assign_saved_values(module: Any, values: Mapping[str, np.ndarray], origin: str | None = None) -> None:
+    """`assign_module_values` for values read from a file: each array must also have its variable's dtype
+    (float64, not integers or booleans cast silently) and its exact current shape (a per-point table's rows too)."""
+    origin = _origin(values) if origin is None else origin
+    variables = parameter_dict(module)
+    for key in sorted(set(variables) & set(values)):
+        raw, value = stored_variable(variables[key]), np.asarray(values[key])
+        if value.dtype != raw.dtype.as_numpy_dtype:
+            raise ValueError(f"{origin}saved parameter {key!r} holds {value.dtype} values; the model stores "
+                             f"{raw.dtype.name}: the file is corrupt or was edited")
+        if value.shape != tuple(raw.value().shape):
+            raise ValueError(f"{origin}saved parameter {key!r} has shape {value.shape}, but the model its config "
+                             f"describes has {tuple(raw.value().shape)}: the config and the parameters disagree")
+    _assign(module, values, origin)
+
+
 def _assign(module: Any, values: Mapping[str, np.ndarray], origin: str) -> None:
     variables = parameter_dict(module)
     if set(variables) != set(values):
@@ -139,7 +156,7 @@ def kernel_state(kernel: gpflow.kernels.Kernel, prefix: str) -> tuple[dict[str, 
 def kernel_from_state(config: Mapping[str, Any], arrays: Mapping[str, np.ndarray], prefix: str) -> gpflow.kernels.Kernel:
     """Inverse of ``kernel_state``: the kernel rebuilt with the values saved under ``prefix``."""
     kernel = kernel_from_config(config)
-    _assign(kernel, {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}, _origin(arrays))
+    assign_saved_values(kernel, {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}, _origin(arrays))
     return kernel
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from gpal.constraints import Integer, OneOf, Optional, Text
+from gpal.constraints import SEED, OneOf, Optional, Text
 from gpal.files import write_json_atomic
 from gpal.registry import WORKFLOWS
 from gpal.runs.executors import make_executor
@@ -45,7 +45,7 @@ def _common() -> dict[str, Field]:
         "title": Field(Optional(Text()), None, "report title (default: the file name)", part_of_run=False),
         "description": Field(Optional(Text()), None, "a paragraph for the report", part_of_run=False),
         "out": Field(Optional(Text()), None, "output folder (default runs/<file name>)", part_of_run=False),
-        "seed": Field(Integer(0), 0, "seed of data, splits and estimators"),
+        "seed": Field(SEED, 0, "seed of data, splits and estimators"),
     }
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-import json
+import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,8 +12,9 @@ import numpy as np
 import pandas as pd
 
 from gpal.catalog_jobs.layout import CLASSIFICATIONS_CSV, HELDOUT_FILE
-from gpal.catalog_jobs.model_folders import TRAINING_FILE
+from gpal.catalog_jobs.model_folders import TRAINING_FILE, read_training_record
 from gpal.catalog_jobs.tables import ClassifiedSources, read_probability_table
+from gpal.files import read_bytes
 
 __all__ = ["FinishedRun", "read_run"]
 
@@ -54,9 +55,37 @@ def read_run(folder: Path) -> FinishedRun:
     missing = [str(p.relative_to(folder)) for p in needed if not p.is_file()]
     if missing:
         raise FileNotFoundError(f"{folder} is not a finished gpal classify folder: {missing} missing; rerun gpal classify")
-    return FinishedRun(
-        folder,
-        json.loads((folder / TRAINING_FILE).read_text(encoding="utf-8")),
-        pd.read_csv(folder / HELDOUT_FILE, dtype={"Source_Name": str, "true_class": str}),
-        read_probability_table(folder / CLASSIFICATIONS_CSV),
-    )
+    training = read_training_record(folder / TRAINING_FILE)
+    return FinishedRun(folder, training, read_heldout(folder / HELDOUT_FILE, training["classes"]),
+                       read_probability_table(folder / CLASSIFICATIONS_CSV))
+
+
+def read_heldout(path: Path, classes: list[str]) -> pd.DataFrame:
+    """``tables/heldout.csv`` checked against the run's classes: its columns, true classes and probabilities.
+
+    An edited or corrupt table is named (file, column, row and value) rather than met as a
+    ``list.index`` error or NaN metrics deep in the report.
+    """
+    where = f"{path} (a table gpal classify writes; rerun it to rewrite the table)"
+    try:
+        held = pd.read_csv(io.BytesIO(read_bytes(path, "held-out table")), dtype={"Source_Name": str, "true_class": str})
+    except (UnicodeDecodeError, ValueError, pd.errors.ParserError) as exc:
+        raise ValueError(f"{where} could not be read as CSV ({' '.join(str(exc).split())})") from None
+    columns = ["Source_Name", "true_class", *(f"p_{c}" for c in classes)]
+    missing = [c for c in columns if c not in held.columns]
+    extra = [c for c in held.columns if c.startswith("p_") and c not in columns]
+    if missing or extra:
+        raise ValueError(f"{where}: expected the columns {columns}; missing {missing}, unexpected {extra}")
+    unknown = ~held["true_class"].isin(classes)
+    if unknown.any():
+        row = int(np.argmax(unknown.to_numpy()))
+        raise ValueError(f"{where}: true_class on row {row + 2} is {held['true_class'].iloc[row]!r}; expected one of {classes}")
+    for column in columns[2:]:
+        values = pd.to_numeric(held[column], errors="coerce").to_numpy(dtype=float)
+        bad = ~(np.isfinite(values) & (values >= 0) & (values <= 1))
+        if bad.any():
+            row = int(np.argmax(bad))
+            raise ValueError(f"{where}: column {column} on row {row + 2} is {held[column].iloc[row]!r}; "
+                             "expected a probability in [0, 1]")
+        held[column] = values
+    return held

@@ -351,14 +351,18 @@ def make_likelihood(spec: str | Likelihood, num_classes: int, **options: Any) ->
         config.pop("name", None)
         config["num_classes"] = num_classes
         return type(spec)(**config)
+    check_likelihood_options(spec, options)
+    return LIKELIHOODS[spec.lower()](num_classes=num_classes, **options)
+
+
+def check_likelihood_options(spec: str, options: Mapping[str, Any]) -> None:
+    """Refuse an unknown likelihood name or an option its class does not take (before any model is built)."""
     if not isinstance(spec, str) or spec.lower() not in LIKELIHOODS:
         raise ValueError(f"likelihood must be one of {sorted(LIKELIHOODS)} or a Likelihood object; got {spec!r}")
-    cls = LIKELIHOODS[spec.lower()]
-    accepted = [p for p in inspect.signature(cls).parameters if p not in ("self", "num_classes")]
+    accepted = [p for p in inspect.signature(LIKELIHOODS[spec.lower()]).parameters if p not in ("self", "num_classes")]
     unknown = sorted(set(options) - set(accepted))
     if unknown:
         raise ValueError(f"likelihood {spec.lower()!r} has no option(s) {unknown}; its options are {accepted}")
-    return cls(num_classes=num_classes, **options)
 
 
 def likelihood_from_config(config: Mapping[str, Any]) -> Likelihood:

@@ -1,0 +1,61 @@
+"""Bounds on the memory and time a fit or a prediction asks for, checked before it starts.
+
+Settings valid one by one (``epochs`` 10^9, a billion hidden units, inducing points or
+Monte Carlo draws) can ask for years of training or terabytes of memory: TensorFlow then
+dies with an allocation error after the output folder is claimed, or trains on for ever.
+Every size is instead weighed here against the data and the machine, before any work:
+memory over half of the machine's is refused; a run expected to take over `WARN_SECONDS`
+is warned of with its expected time, and one over `REFUSE_SECONDS` is refused.  The
+estimates are coarse (a fixed cost per optimiser step plus the floating-point work at
+`FLOPS`, calibrated on the main job: 300 epochs of 15 steps in 2-4 minutes on 2 cores), so
+the bounds are set far from any run a user means to make.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from gpal.files import memory_bytes
+
+__all__ = ["FLOPS", "REFUSE_SECONDS", "STEP_SECONDS", "WARN_SECONDS", "check_memory", "check_time", "duration"]
+
+#: Fixed cost of one optimiser step (Python, TensorFlow dispatch) and the floating-point rate of its arithmetic.
+STEP_SECONDS = 0.02
+FLOPS = 1e9
+#: Expected times above which a run is warned of, and refused.
+WARN_SECONDS = 3600.0
+REFUSE_SECONDS = 30 * 24 * 3600.0
+#: The share of the machine's memory one allocation may take.
+MEMORY_SHARE = 0.5
+
+
+def duration(seconds: float) -> str:
+    """``seconds`` in the unit a person reads: "40 min", "3.2 h", "5.1e+07 years"."""
+    for unit, size in (("years", 365.25 * 86400), ("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.2g} s"
+
+
+def _bytes(n: float) -> str:
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.0f} bytes"
+
+
+def check_memory(nbytes: float, what: str, fix: str) -> None:
+    """Refuse ``what`` (the settings that ask, by name) when it needs more than half the machine's memory."""
+    limit = memory_bytes() * MEMORY_SHARE
+    if nbytes > limit:
+        raise ValueError(f"{what} needs about {_bytes(nbytes)} of memory, more than half of this machine's "
+                         f"{_bytes(memory_bytes())}; {fix}")
+
+
+def check_time(seconds: float, what: str, fix: str) -> None:
+    """Refuse ``what`` when expected to take over `REFUSE_SECONDS`; warn with the expected time over `WARN_SECONDS`."""
+    if seconds > REFUSE_SECONDS:
+        raise ValueError(f"{what} would take about {duration(seconds)} (gpal refuses runs expected to take over "
+                         f"{duration(REFUSE_SECONDS)}); {fix}")
+    if seconds > WARN_SECONDS:
+        warnings.warn(f"{what} is expected to take about {duration(seconds)}; {fix} for a shorter run", stacklevel=3)
