@@ -21,9 +21,11 @@ from typing import Any, Callable, Mapping, Sequence
 import gpal
 from gpal.catalogs import load_catalog
 from gpal.catalogs.catalog import DEFAULT_RELEASE, RELEASES
-from gpal.catalogs.features import FEATURE_PRESETS
+from gpal.catalogs.releases import NEWEST_RELEASE
+from gpal.catalogs.features import FEATURE_PRESETS, RELEASE_PRESET
 from gpal.catalogs.schemes import CLASS_SCHEMES
 from gpal.constraints import Boolean, Constraint, Integer, ListOf, Optional, Real
+from gpal.evaluation.baselines import BASELINES
 from gpal.quiet import quiet_tensorflow
 from gpal.runs.executors import make_executor
 
@@ -48,7 +50,7 @@ def _say(message: str) -> None:
 # ------------------------------------------------------------ what a job runs on
 def _features(value: str | None) -> Any:
     """A preset name, or comma-separated column specs such as 'LP_Index,log:Signif_Avg'."""
-    if value is None or "," not in value and ":" not in value and value.lower() in FEATURE_PRESETS:
+    if value is None or "," not in value and ":" not in value and value.lower() in {*FEATURE_PRESETS, RELEASE_PRESET}:
         return value
     return [v.strip() for v in value.split(",") if v.strip()]
 
@@ -121,6 +123,18 @@ def _classify(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------ check-later
+def _check_later(args: argparse.Namespace) -> int:
+    from gpal.catalog_jobs.later_check import check_later, write_later_check
+
+    baselines = [b.strip() for b in args.baselines.split(",") if b.strip()]
+    check = check_later(args.trained, args.later, earlier=args.earlier, baselines=baselines, seed=args.seed)
+    path = write_later_check(check, args.out or args.trained)
+    print(check.markdown())
+    print(f"tables: {path} (and .md; the scored sources beside them)")
+    return 0
+
+
 # ----------------------------------------------------------------- active
 def _active(args: argparse.Namespace) -> int:
     from gpal.catalog_jobs.active import campaign_estimator, run_active
@@ -167,7 +181,8 @@ def _add_selection(parser: argparse.ArgumentParser, classes: str | None, feature
         "case-insensitive" + (f" (default {classes})" if classes else ""))
     parser.add_argument("--min-significance", type=float, default=None,
                         help="keep sources with Signif_Avg above this (default: no cut)")
-    shown = repr(features) if features else "the paper's six, preset 'default'"
+    shown = ("'release': the catalog release's own preset, fermi_dr4 on 4FGL layouts, fermi_3fgl on 3FGL"
+             if features == RELEASE_PRESET else repr(features) if features else "the paper's six, preset 'default'")
     parser.add_argument("--features", default=features,
                         help=f"feature preset (default {shown}; 'villacampa2021' is the paper's six) or comma-separated "
                         "columns, 'log:COL' for a log transform (error bars from Unc_COL when present)")
@@ -268,7 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gpal {gpal.__version__}")
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
 
-    catalog = verbs.add_parser("catalog", help="inspect a 4FGL-family catalog")
+    catalog = verbs.add_parser("catalog", help="inspect a LAT catalog (any shipped release or FITS file)")
     catalog_verbs = catalog.add_subparsers(dest="catalog_verb", required=True, metavar="ACTION")
     summary = catalog_verbs.add_parser("summary", help="print the release, its class counts and the feature preset")
     _add_catalog(summary)
@@ -314,6 +329,22 @@ def build_parser() -> argparse.ArgumentParser:
     _add_estimator(classify, main_job_estimator(), "seed of the split and of training")
     _add_common(classify, "replace an output folder that holds a different run")
     classify.set_defaults(run=_classify)
+
+    later = verbs.add_parser(
+        "check-later", help="score a trained model's classifications by the classes a later release gives them",
+        description="Classify the unassociated and bcu sources of the model's release, link them to a later release "
+        "(ASSOC_FGL or kept names) and score the model beside baselines refitted on its training rows: 3-class NLL and "
+        "balanced accuracy, AGN-vs-pulsar AUC, the none-of-these flag on later 'other' sources, top-k pulsar yield, "
+        "with paired bootstrap intervals.")
+    later.add_argument("--trained", required=True, help="the --out folder of gpal classify or gpal train")
+    later.add_argument("--later", default=NEWEST_RELEASE,
+                       help=f"the later release ({', '.join(RELEASES)}; default {NEWEST_RELEASE}) or its file")
+    later.add_argument("--earlier", default=None,
+                       help="the model's catalog file, where it was trained on a file that is not a shipped release")
+    later.add_argument("--baselines", default=",".join(BASELINES), help=f"comma-separated, from {', '.join(BASELINES)}")
+    later.add_argument("--seed", type=int, default=0, help="seed of the baselines and the bootstrap")
+    later.add_argument("--out", default=None, help="folder for tables/later_check.* (default: the --trained folder)")
+    later.set_defaults(run=_check_later)
 
     active = verbs.add_parser(
         "active", help="choose which sources to label next (simulated or with labels typed into files)",

@@ -18,7 +18,7 @@ def write_small_catalog(path, drop_column=None):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with fits.open(CATALOG_DIR / RELEASES["4FGL-DR4"][0]) as hdul:
+        with fits.open(CATALOG_DIR / RELEASES["4FGL-DR4"].file) as hdul:
             header = hdul[HDU_NAME].header
             table = Table.read(hdul[HDU_NAME])
             keys = {k: header[k] for k in ("CDS-NAME", "VERSION", "DataRelease") if k in header}

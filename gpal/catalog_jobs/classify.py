@@ -11,7 +11,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
 from gpal.active import make_acquisition
@@ -22,6 +21,7 @@ from gpal.catalog_jobs.layout import (
 from gpal.catalog_jobs.model_folders import (
     Log, check_sizes, no_log, fit_or_reuse, job_estimator, load_trained, open_job, require_per_class,
 )
+from gpal.catalog_jobs.later_check import check_later, later_release_of, write_later_check
 from gpal.catalog_jobs.none_of_these import OOD_FILE, check_outliers, left_out_codes, left_out_sources
 from gpal.catalog_jobs.prediction import (
     DEFAULT_CHUNK_SIZE, DEFAULT_SELECT, predict_catalog, select_tokens, selection_pool,
@@ -127,7 +127,7 @@ def classify_catalog(
     log(f"checking on {test.n_samples} held-out sources" + (f" beside {', '.join(baselines)}" if baselines else ""))
     proba = trained.estimator.predict_proba(test)
     held = pd.DataFrame({"Source_Name": test.ids, "true_class": test.labels(),
-                         SIGNIFICANCE_COLUMN: _column_of(cat, SIGNIFICANCE_COLUMN, test.ids)})
+                         SIGNIFICANCE_COLUMN: cat.values_of(CONTEXT_COLUMNS[SIGNIFICANCE_COLUMN], test.ids)})
     for c, name in enumerate(trained.classes):
         held[f"p_{name}"] = proba[:, c]
     with atomic_output(folder / HELDOUT_FILE) as tmp:
@@ -149,9 +149,13 @@ def classify_catalog(
     for name in (CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS):
         write_probability_table(table, folder / name, force=True)
     context = pd.DataFrame({"Source_Name": table.frame["Source_Name"],
-                            **{c: _column_of(cat, c, table.frame["Source_Name"]) for c in CONTEXT_COLUMNS}})
+                            **{c: cat.values_of(role, table.frame["Source_Name"]) for c, role in CONTEXT_COLUMNS.items()}})
     with atomic_output(folder / CATALOG_COLUMNS_FILE) as tmp:
         context.to_csv(tmp, index=False)
+    later = later_release_of(cat.release)
+    if later is not None:  # a release older than the newest shipped: score the classifications by what it found
+        log(f"checking the classifications against {later} (gpal check-later)")
+        write_later_check(check_later(trained, later, earlier=cat.path, baselines=baselines, seed=seed), folder)
     log("writing the report")
     return write_classify_report(folder)
 
@@ -162,15 +166,6 @@ def _with_information(table: Any, estimator: Any, pool: NoisyDataset) -> Any:
         raise RuntimeError("the classified table and the selection differ in their sources; cannot rank them")
     scores = make_acquisition(FOLLOW_UP_ACQUISITION).scores(estimator, pool)
     return replace(table, frame=table.frame.assign(information=scores))
-
-
-def _column_of(catalog: Any, column: str, ids: Sequence[str]) -> np.ndarray:
-    """``column`` of the catalog rows named ``ids`` (NaN where the catalog lacks the column)."""
-    if column not in catalog.table.colnames:
-        return np.full(len(ids), np.nan)
-    row = {name: i for i, name in enumerate(catalog.names)}
-    values = np.asarray(catalog.table[column], dtype=np.float64)
-    return values[[row[name] for name in ids]]
 
 
 def _error_blind_twin(estimator: Any) -> dict[str, Any]:

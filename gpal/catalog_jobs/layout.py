@@ -32,6 +32,7 @@ __all__ = [
     "CONTEXT_COLUMNS",
     "DEFAULT_OUT_DIR",
     "FIGURES_DIR",
+    "FLUX_COLUMN",
     "HELDOUT_FILE",
     "METRICS_FILE",
     "REPORT_FILE",
@@ -56,9 +57,14 @@ HELDOUT_FILE = f"{TABLES_DIR}/heldout.csv"
 BASELINES_FILE = f"{TABLES_DIR}/heldout_baselines.csv"
 #: Catalog columns of the classified sources that the report quotes (the classifications keep to probabilities).
 CATALOG_COLUMNS_FILE = f"{TABLES_DIR}/catalog_columns.csv"
-CONTEXT_COLUMNS = ("Flux1000", "Signif_Avg")
-#: The catalog column that ranks sources by how faint they are; heldout.csv keeps it for the faintest-quarter check.
+#: The columns of catalog_columns.csv -> the release-record role each is read from (`gpal.catalogs.releases.Columns`).
+#: The file's names are gpal's, fixed so that folders of every release (and of earlier versions) read alike.
+CONTEXT_COLUMNS = {"Flux1000": "flux", "Signif_Avg": "significance"}
+#: The heldout.csv column of each source's detection significance (the record's ``significance`` role), kept for
+#: the faintest-quarter check.
 SIGNIFICANCE_COLUMN = "Signif_Avg"
+#: The catalog_columns.csv column of the photon flux (printed in scientific notation).
+FLUX_COLUMN = "Flux1000"
 
 #: What marks a finished classify folder, in words (``gpal report`` names it when a folder is none of its kinds).
 CLASSIFY_FOLDER = f"a gpal classify output ({TRAINING_FILE} and {HELDOUT_FILE})"

@@ -14,9 +14,9 @@ from typing import Any
 
 from gpal.catalog_jobs.settings import Setting
 from gpal.catalogs import load_catalog
-from gpal.catalogs.catalog import DEFAULT_RELEASE, RELEASES
 from gpal.catalogs.classes import format_class_spec
-from gpal.catalogs.features import Feature, resolve_features
+from gpal.catalogs.features import RELEASE_PRESET, Feature, resolve_features
+from gpal.catalogs.releases import DEFAULT_RELEASE, RELEASES
 from gpal.catalogs.schemes import DEFAULT_SCHEME, resolve_classes
 from gpal.constraints import AnyOf, ListOf, MappingOf, Optional, Real, Satisfies, Text, check_values
 from gpal.data.dataset import NoisyDataset
@@ -24,9 +24,10 @@ from gpal.identity import dataset_fingerprint
 
 __all__ = ["CatalogSelection", "DEFAULT_FEATURES"]
 
-#: The main job's features, chosen by the selection study (docs/results.md, "Features first"): on
-#: 4FGL-DR4 the 16 fermi_dr4 features take every model from ~0.31 to ~0.27 held-out NLL.
-DEFAULT_FEATURES = "fermi_dr4"
+#: The main job's features: the preset of the catalog's release record (`gpal.catalogs.releases`): fermi_dr4
+#: on every 4FGL-layout release, chosen by the selection study (docs/results.md, "Features first": on
+#: 4FGL-DR4 the 16 fermi_dr4 features take every model from ~0.31 to ~0.27 held-out NLL); fermi_3fgl on 3FGL.
+DEFAULT_FEATURES = RELEASE_PRESET
 
 _NAMES = AnyOf((Text(), ListOf(Text())))
 _FEATURE_SPEC = Satisfies(lambda f: isinstance(f, (str, Mapping, Feature)),
@@ -35,13 +36,14 @@ _FEATURE_SPEC = Satisfies(lambda f: isinstance(f, (str, Mapping, Feature)),
 _FIELDS = {
     "catalog": (Satisfies(lambda v: isinstance(v, (str, os.PathLike)) and bool(str(v)),
                           f"a release name ({', '.join(RELEASES)}) or the path of a gll_psc_v*.fit[.gz] file"),
-                "a shipped release or the path of a 4FGL-family FITS file"),
+                "a shipped release or the path of a LAT catalog FITS file"),
     "classes": (_NAMES, "a class scheme (docs/catalogs.md), a class spec such as 'bll,fsrq,pulsar=psr+msp', "
                         "or a list of classes"),
     "merge": (Optional(MappingOf(_NAMES)), "with a list of classes: class -> the CLASS1 codes it groups"),
     "min_significance": (Optional(Real()), "keep the sources with Signif_Avg above it (None: no cut)"),
     "features": (Optional(AnyOf((Text(), ListOf(_FEATURE_SPEC, unique=False)))),
-                 "a feature preset or a list of feature specs (docs/catalogs.md)"),
+                 f"a feature preset ('{RELEASE_PRESET}': the catalog release's own) or a list of feature specs "
+                 "(docs/catalogs.md)"),
 }
 
 
@@ -75,7 +77,8 @@ class CatalogSelection:
             if value is not None and not isinstance(value, str):
                 object.__setattr__(self, name, tuple(value))
         self.class_groups()  # a bad scheme, spec or merge fails here
-        resolve_features(self.features)  # an unknown preset or a malformed spec fails here
+        if self.features != RELEASE_PRESET:  # the catalog resolves its release's preset when read
+            resolve_features(self.features)  # an unknown preset or a malformed spec fails here
 
     @classmethod
     def settings(cls) -> dict[str, Setting]:

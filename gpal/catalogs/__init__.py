@@ -1,7 +1,8 @@
-"""Fermi-LAT 4FGL-family catalogs: reading, release detection, features with error bars, selections, class schemes."""
+"""Fermi-LAT catalogs: release records, reading, features with error bars, selections, class schemes."""
 
 from gpal.catalogs.catalog import CATALOG_DIR, RELEASES, Catalog, DroppedRowsWarning, load_catalog
 from gpal.catalogs.features import FEATURE_PRESETS, Feature, resolve_features
+from gpal.catalogs.releases import NEWEST_RELEASE, Release, release_by_name
 from gpal.catalogs.schemes import CLASS_SCHEMES, coarse_group
 
 __all__ = [
@@ -12,7 +13,10 @@ __all__ = [
     "DroppedRowsWarning",
     "FEATURE_PRESETS",
     "Feature",
+    "NEWEST_RELEASE",
+    "Release",
     "coarse_group",
     "load_catalog",
+    "release_by_name",
     "resolve_features",
 ]

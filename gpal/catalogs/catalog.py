@@ -1,4 +1,4 @@
-"""Reading 4FGL-family FITS catalogs and turning selections into NoisyDatasets.
+"""Reading LAT catalog FITS files (every release in `gpal.catalogs.releases`) and turning selections into NoisyDatasets.
 
 The catalog object keeps the astropy Table at the edge; everything it hands on is
 plain arrays in a validated `NoisyDataset`.  Selections are explicit about what
@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import hashlib
+import importlib.resources
 import re
 import warnings
 import os
@@ -21,26 +22,19 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from gpal.catalogs.features import Feature, resolve_features
+from gpal.catalogs.features import RELEASE_PRESET, Feature, resolve_features
+from gpal.catalogs.releases import DEFAULT_RELEASE, LAT_CLASS_CODES, RELEASES, Release, identify_release, release_by_name
 from gpal.data.dataset import NoisyDataset
 from gpal.files import read_bytes
 
 __all__ = ["Catalog", "DroppedRowsWarning", "load_catalog", "CATALOG_DIR", "RELEASES"]
 
 HDU_NAME = "LAT_Point_Source_Catalog"
-CATALOG_DIR = Path(__file__).resolve().parents[2] / "catalogs"
-# Releases shipped with gpal: name -> (file, expected rows).
-RELEASES: dict[str, tuple[str, int]] = {
-    "4FGL": ("gll_psc_v20.fit.gz", 5066),
-    "4FGL-DR4": ("gll_psc_v35.fit.gz", 7195),
-}
-DEFAULT_RELEASE = "4FGL-DR4"
+#: The shipped catalog files: package data, found the same way in a checkout, an editable or a plain install.
+CATALOG_DIR = Path(str(importlib.resources.files("gpal.catalogs") / "data"))
 UNASSOCIATED = "unassociated"
-_AUX_COLUMNS = ("GLON", "GLAT", "RAJ2000", "DEJ2000")
-# CLASS1 codes defined by the 4FGL papers (Abdollahi et al. 2020; Ballet et al. 2023), case-folded.
-FGL_CLASS_CODES = frozenset(
-    "psr msp pwn snr spp glc sfr hmb lmb bin nov gc bll fsrq rdg agn ssrq css bcu nlsy1 sey sbg gal unk".split()
-)
+#: aux key of a data set -> the `Columns` role it is read from (the keys are gpal's, the same for every release).
+_AUX_COLUMNS = {"GLON": "glon", "GLAT": "glat", "RAJ2000": "ra", "DEJ2000": "dec"}
 
 
 class DroppedRowsWarning(UserWarning):
@@ -63,19 +57,18 @@ class DroppedRowsWarning(UserWarning):
 @dataclass(frozen=True)
 class _Provenance:
     path: Path
-    cds_name: str
+    record: Release
     version: str
-    data_release: int
     n_rows: int
     sha256: str = ""  # of the file's bytes as stored: a run's identity holds what the catalog held, not only its name
 
-    @property
-    def release(self) -> str:
-        return self.cds_name if self.data_release <= 1 else f"{self.cds_name}-DR{self.data_release}"
+    release = property(lambda self: self.record.name)
+    cds_name = property(lambda self: self.record.family)
+    data_release = property(lambda self: self.record.data_release)
 
 
 def load_catalog(name_or_path: str | Path = DEFAULT_RELEASE) -> "Catalog":
-    """Open a shipped release by name (``"4FGL"``, ``"4FGL-DR4"``) or any ``gll_psc_v*.fit[.gz]`` path.
+    """Open a shipped release by name (``"3FGL"``, ``"4FGL"``, ``"4FGL-DR2"``, ``"4FGL-DR4"``, ``"FL16Y"``) or a path.
 
     Returns
     -------
@@ -83,14 +76,13 @@ def load_catalog(name_or_path: str | Path = DEFAULT_RELEASE) -> "Catalog":
         The catalog, its release read from the file's header.
     """
     key = str(name_or_path)
-    by_name = {name.lower(): name for name in RELEASES}
-    if key.lower() in by_name:
-        filename, _ = RELEASES[by_name[key.lower()]]
-        path = CATALOG_DIR / filename
+    record = release_by_name(key)
+    if record is not None:
+        path = CATALOG_DIR / record.file
         if not path.is_file():
             raise FileNotFoundError(
-                f"the {by_name[key.lower()]} catalog should ship at {path} but is missing; "
-                "gpal reads catalogs from the catalogs/ folder of its checkout (install with pip install -e .)"
+                f"the {record.name} catalog should ship at {path} (package data of gpal.catalogs) but is missing; "
+                "reinstall gpal"
             )
         return Catalog.from_file(path)
     path = Path(key).expanduser()
@@ -141,11 +133,11 @@ def _read(path: Path):
                 names = [h.name for h in hdul]
                 if HDU_NAME.upper() not in [n.upper() for n in names]:
                     raise ValueError(
-                        f"{path} is not a 4FGL-family catalog: it has no {HDU_NAME} HDU (HDUs: {names})"
+                        f"{path} is not a LAT catalog: it has no {HDU_NAME} HDU (HDUs: {names})"
                     )
                 hdu = hdul[HDU_NAME]
                 if not isinstance(hdu, (fits.BinTableHDU, fits.TableHDU)):
-                    raise ValueError(f"{path} is not a 4FGL-family catalog: its {HDU_NAME} HDU is "
+                    raise ValueError(f"{path} is not a LAT catalog: its {HDU_NAME} HDU is "
                                      f"{type(hdu).__name__}, expected a table (BinTableHDU)")
                 header = hdu.header.copy()
                 primary = hdul[0].header.copy()
@@ -159,11 +151,6 @@ def _read(path: Path):
 
 def _provenance(path: Path, table, header, primary) -> _Provenance:
     cds = str(header.get("CDS-NAME", primary.get("CDS-NAME", ""))).strip()
-    if not cds.upper().startswith("4FGL"):
-        raise ValueError(f"{path} is not a 4FGL-family catalog: header CDS-NAME is {cds or 'missing'!r}, expected '4FGL'")
-    for column in ("Source_Name", "CLASS1"):
-        if column not in table.colnames:
-            raise ValueError(f"{path} is not a 4FGL-family catalog: column {column!r} is missing")
     version = str(header.get("VERSION", primary.get("VERSION", ""))).strip()
     if not version:
         match = re.search(r"gll_psc_(v\d+)", path.name)
@@ -171,7 +158,8 @@ def _provenance(path: Path, table, header, primary) -> _Provenance:
     data_release = header.get("DataRelease", primary.get("DataRelease"))
     if data_release is None:
         data_release = int(np.max(table["DataRelease"])) if "DataRelease" in table.colnames else 1
-    return _Provenance(path, cds.upper(), version, int(data_release), len(table))
+    record = identify_release(str(path), cds, int(data_release), table.colnames)
+    return _Provenance(path, record, version, len(table))
 
 
 def _file_sha256(path: Path) -> str:
@@ -200,7 +188,7 @@ def _floats(column) -> np.ndarray:
 
 
 class Catalog:
-    """A 4FGL-family catalog: its table, its release, and selections of it.
+    """A LAT catalog: its table, its release record, and selections of it.
 
     Examples
     --------
@@ -220,13 +208,20 @@ class Catalog:
     def __init__(self, table, provenance: _Provenance):
         self.table = table
         self._prov = provenance
-        self.names = _strings(table["Source_Name"])
+        self.record = provenance.record
+        self.columns = self.record.columns
+        if self.record.null is not None:  # the release's "not measured" value in float columns reads as NaN
+            for name in table.colnames:
+                if table[name].dtype.kind == "f":
+                    values = np.asarray(table[name])
+                    values[values == self.record.null] = np.nan
+        self.names = _strings(table[self.columns.name])
         # Upper case marks an identification, lower case an association: gpal compares case-insensitively.
-        self.class_codes = np.char.lower(_strings(table["CLASS1"]))
+        self.class_codes = np.char.lower(_strings(table[self.columns.class_code]))
 
     @classmethod
     def from_file(cls, path: str | Path) -> "Catalog":
-        """Read a 4FGL-family FITS file (``gll_psc_v*.fit[.gz]``).
+        """Read a LAT catalog FITS file (``gll_psc_v*.fit[.gz]``) of any release gpal knows.
 
         Returns
         -------
@@ -236,7 +231,7 @@ class Catalog:
         path = Path(path)
         table, header, primary = _read(path)
         catalog = cls(table, dataclasses.replace(_provenance(path, table, header, primary), sha256=_file_sha256(path)))
-        expected = {fname: rows for fname, rows in RELEASES.values()}.get(path.name)
+        expected = {r.file: r.rows for r in RELEASES.values()}.get(path.name)
         if expected is not None and expected != catalog.n_rows:
             warnings.warn(f"{path.name} has {catalog.n_rows} rows; the published file has {expected}", stacklevel=2)
         return catalog
@@ -299,7 +294,7 @@ class Catalog:
             "classes   " + ", ".join(f"{code} {n}" for code, n in self.class_counts().items()),
             "features  (preset 'default', as in Villacampa-Calvo et al. 2021)" if features is None else "features",
         ]
-        for f in resolve_features(features, self.table.colnames):
+        for f in self.features(features):
             err = f"± {f.error}" if f.error else "(no error bar: variance 0)"
             floor = f", floor {f.floor}" if f.floor is not None else ""
             source = f"{f.column}{'' if f.band is None else f' band {f.band}'}"
@@ -317,15 +312,16 @@ class Catalog:
         features: str | Sequence[Any] | None = None,
         merge: Mapping[str, Sequence[str]] | None = None,
         nan_policy: str = "drop",
-        significance_column: str = "Signif_Avg",
+        significance_column: str | None = None,
     ) -> NoisyDataset:
         """Labelled sources of the given classes as a NoisyDataset.
 
         ``classes`` lists class names; each is a CLASS1 code (any case) or a key of
         ``merge``, which groups codes (``{"pulsar": ["psr", "msp"]}``).  The label
         order follows ``classes``.  ``min_significance`` keeps sources with
-        ``significance_column`` strictly above it, as the published selection
-        (4FGL, > 30 sigma, bll/fsrq/psr: 454 sources).
+        ``significance_column`` (default: the release's significance column) strictly above it, as
+        the published selection (4FGL, > 30 sigma, bll/fsrq/psr: 454 sources).  ``features`` may be
+        ``"release"``: the main-job preset of the catalog's release record.
 
         Returns
         -------
@@ -336,6 +332,7 @@ class Catalog:
         groups = self._class_groups(classes, merge)
         code_to_label = {code: k for k, codes in enumerate(groups.values()) for code in codes}
         mask = np.isin(self.class_codes, list(code_to_label))
+        significance_column = significance_column or self.columns.significance
         cuts = {
             "classes": {name: list(codes) for name, codes in groups.items()},
             "min_significance": min_significance,
@@ -351,7 +348,7 @@ class Catalog:
         min_significance: float | None = None,
         features: str | Sequence[Any] | None = None,
         nan_policy: str = "drop",
-        significance_column: str = "Signif_Avg",
+        significance_column: str | None = None,
     ) -> NoisyDataset:
         """Unlabelled sources for prediction and active learning.
 
@@ -369,6 +366,7 @@ class Catalog:
         wanted = {"" if t.lower() == UNASSOCIATED else t.lower() for t in tokens}
         self._check_codes(wanted - {""})
         mask = np.isin(self.class_codes, list(wanted))
+        significance_column = significance_column or self.columns.significance
         cuts = {"select": tokens, "min_significance": min_significance, "significance_column": significance_column}
         rows, X, X_var, feats, dropped = self._select(mask, features, min_significance, significance_column, nan_policy, cuts)
         return self._build(rows, X, X_var, None, (), feats, dropped, cuts)
@@ -404,10 +402,25 @@ class Catalog:
                 )
         return groups
 
+    def values_of(self, role: str, ids: Sequence[str]) -> np.ndarray:
+        """The release's column for ``role`` (a `Columns` field: ``"significance"``, ``"flux"`` ...) as floats, at
+        the sources named ``ids``; NaN throughout where the release has no such column."""
+        column = getattr(self.columns, role)
+        if column is None or column not in self.table.colnames:
+            return np.full(len(ids), np.nan)
+        row = {name: i for i, name in enumerate(self.names)}
+        return self._numbers(column)[[row[str(name)] for name in ids]]
+
+    def features(self, features: str | Sequence[Any] | None) -> tuple[Feature, ...]:
+        """``features`` resolved against this catalog (`resolve_features`); ``"release"``: its release's preset."""
+        if isinstance(features, str) and features.lower() == RELEASE_PRESET:
+            features = self.record.preset
+        return resolve_features(features, self.table.colnames)
+
     def _check_codes(self, codes: set[str]) -> None:
-        """Codes must be present here, or be 4FGL-family codes another release uses (msp before DR3)."""
+        """Codes must be present here, or be LAT codes another release uses (msp on 3FGL)."""
         present = self.class_counts()
-        unknown = sorted(c for c in codes if c == UNASSOCIATED or (c not in present and c not in FGL_CLASS_CODES))
+        unknown = sorted(c for c in codes if c == UNASSOCIATED or (c not in present and c not in LAT_CLASS_CODES))
         if unknown:
             raise ValueError(f"unknown class code(s) {unknown} in {self.release}; codes present (count): {_listing(present)}")
 
@@ -432,7 +445,7 @@ class Catalog:
     def _select(self, mask, features, min_significance, significance_column, nan_policy, cuts):
         if nan_policy not in ("drop", "raise"):
             raise ValueError(f"nan_policy must be 'drop' or 'raise'; got {nan_policy!r}")
-        feats = resolve_features(features, self.table.colnames)
+        feats = self.features(features)
         measured = {f: f.measure(self._numbers) for f in feats}
         # A row is unusable when a used value is NaN or infinite (the significance included), an error
         # is negative, or an error is one that the feature's upper_limit / missing_error policy says to drop.
@@ -475,8 +488,9 @@ class Catalog:
         return rows, X, X_var, feats, dropped
 
     def _build(self, rows, X, X_var, y, class_names, feats: Sequence[Feature], dropped, cuts) -> NoisyDataset:
-        aux = {name: _floats(self.table[name])[rows] for name in _AUX_COLUMNS if name in self.table.colnames}
-        aux["CLASS1"] = _strings(self.table["CLASS1"])[rows]
+        columns = {key: getattr(self.columns, role) for key, role in _AUX_COLUMNS.items()}
+        aux = {key: _floats(self.table[name])[rows] for key, name in columns.items() if name in self.table.colnames}
+        aux["CLASS1"] = _strings(self.table[self.columns.class_code])[rows]
         meta = {
             **self.provenance(),
             "cuts": cuts,

@@ -20,7 +20,13 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-__all__ = ["Feature", "FEATURE_PRESETS", "resolve_features", "MC_DRAWS", "MC_SEED"]
+from gpal.catalogs.releases import FGL3_COLUMNS
+
+__all__ = ["Feature", "FEATURE_PRESETS", "RELEASE_PRESET", "resolve_features", "MC_DRAWS", "MC_SEED"]
+
+#: The preset name that stands for "the preset of the catalog's release" (`gpal.catalogs.releases`), resolved
+#: by the catalog that reads it.
+RELEASE_PRESET = "release"
 
 _TRANSFORMS = ("identity", "log", "log10", "abs", "sin_deg", "abs_sin_deg")
 _COMBINES = (None, "ratio", "hardness")
@@ -577,9 +583,42 @@ _FERMI_DR4 = (
     Feature("PL_Index", error="Unc_PL_Index", missing_error="exact"),
 )
 
+
+
+def _hardness_3fgl(soft: int) -> Feature:
+    """HR of two adjacent 3FGL band columns, the same error model as `_hardness`, named as DR4's band pair.
+
+    3FGL band k (0.1-0.3, 0.3-1, 1-3, 3-10, 10-100 GeV) is DR4 band k + 1, so HR12 compares the same
+    energies in both layouts (HR45's hard band is 10-100 GeV here, 10-30 GeV in DR4).
+    """
+    bands, errors = FGL3_COLUMNS.band_flux, FGL3_COLUMNS.band_flux_error
+    return Feature(bands[soft + 1], error=errors[soft + 1], combine="hardness", other=bands[soft],
+                   other_error=errors[soft], name=f"HR{soft + 1}{soft + 2}", two_sided="split_normal", **_FLUX_ERRORS)
+
+
+# The main job's inputs on 3FGL: fermi_dr4's quantities as 3FGL has them, under the same error rules
+# (docs/catalogs.md, "3FGL"): the index and curvature significance of 3FGL's chosen spectral model
+# (Spectral_Index, Signif_Curve) stand for LP_Index and LP_SigCurv; its bands are separate columns whose
+# NaN lower error marks Sqrt_TS < 1 exactly as in 4FGL; PowerLaw_Index has no error column (exact).
+# beta is left out: 3FGL fits it only for its 395 LogParabola sources (-inf, "not fitted", elsewhere), and
+# Signif_Curve carries the curvature of every source; 3FGL has no Frac_Variability.
+_FERMI_3FGL = (
+    Feature("Flux1000", error="Unc_Flux1000", transform="log10", missing_error="exact", **_FLUX_ERRORS),
+    Feature("Signif_Avg", transform="log"),
+    Feature("Signif_Curve", transform="log", floor=0.1),
+    Feature("Pivot_Energy", transform="log"),
+    Feature("Spectral_Index", error="Unc_Spectral_Index", missing_error="exact"),
+    *(_hardness_3fgl(b) for b in range(4)),
+    Feature("Variability_Index", transform="log", floor=1.0),
+    Feature("Energy_Flux100", error="Unc_Energy_Flux100", transform="log10", missing_error="exact", **_FLUX_ERRORS),
+    Feature("GLAT", transform="abs_sin_deg", name="abs_sin_GLAT"),
+    Feature("PowerLaw_Index"),
+)
+
 FEATURE_PRESETS: dict[str, tuple[Feature, ...]] = {
     "villacampa2021": _VILLACAMPA2021,
     "fermi_dr4": _FERMI_DR4,
+    "fermi_3fgl": _FERMI_3FGL,
     "default": _VILLACAMPA2021,
 }
 

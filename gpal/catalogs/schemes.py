@@ -22,7 +22,7 @@ import types
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from gpal.catalogs.catalog import FGL_CLASS_CODES
+from gpal.catalogs.releases import LAT_CLASS_CODES
 from gpal.catalogs.classes import merge_for, parse_class_spec
 
 __all__ = ["CLASS_SCHEMES", "COARSE_GROUPS", "ClassScheme", "DEFAULT_SCHEME", "coarse_group", "resolve_classes"]
@@ -88,7 +88,7 @@ def resolve_classes(classes: str | Sequence[str], merge: Mapping[str, Sequence[s
             return parse_class_spec(CLASS_SCHEMES[name].spec)
         if "," not in name and "=" not in name:
             what = (f"{name!r} is one CLASS1 code, and a classifier needs two classes or more"
-                    if name.lower() in FGL_CLASS_CODES else f"unknown class scheme {name!r}")
+                    if name.lower() in LAT_CLASS_CODES else f"unknown class scheme {name!r}")
             raise ValueError(f"{what}: give a scheme ({', '.join(CLASS_SCHEMES)}), a class spec such as "
                              "'bll,fsrq,pulsar=psr+msp', or a list (in a workflow file, classes: [bll, fsrq])")
         return parse_class_spec(name)

@@ -137,9 +137,7 @@ def load_labelled(data: Mapping[str, Any]) -> Any:
     from gpal.catalog_jobs.selection import CatalogSelection
 
     catalog, labelled = CatalogSelection(**data).load()
-    names = [str(n).strip() for n in catalog.table["Source_Name"]]
-    significance = dict(zip(names, np.asarray(catalog.table["Signif_Avg"], dtype=np.float64)))
-    return replace(labelled, aux={**labelled.aux, "Signif_Avg": np.array([significance[i] for i in labelled.ids])})
+    return replace(labelled, aux={**labelled.aux, "Signif_Avg": catalog.values_of("significance", labelled.ids)})
 
 
 def _seeds(seed: int, rep: int) -> np.ndarray:

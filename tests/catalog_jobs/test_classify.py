@@ -69,7 +69,7 @@ def test_bad_class_specs_are_named(spec, message):
     ({"min_significance": "high"}, r"min_significance must be None or a finite number; got 'high'"),
     ({"features": "fermi_dr5"}, r"unknown feature preset 'fermi_dr5'"),
     ({"features": ["LP_Index", 3]}, r"features must be None or a non-empty string or a list .*; got \['LP_Index', 3\]"),
-    ({"catalog": ""}, r"catalog must be a release name \(4FGL, 4FGL-DR4\) or the path"),
+    ({"catalog": ""}, r"catalog must be a release name \(3FGL, 4FGL, 4FGL-DR2, 4FGL-DR4, FL16Y\) or the path"),
 ])
 def test_a_selection_is_checked_when_made(fields, message):
     with pytest.raises(ValueError, match=message):
@@ -84,7 +84,11 @@ def test_a_selection_keeps_its_values_and_resolves_its_classes():
     assert CatalogSelection(classes="blazar_psr_msp").class_spec == "bll,fsrq,psr,msp"
     assert {name: s.default for name, s in CatalogSelection.settings().items()} == {
         "catalog": "4FGL-DR4", "classes": "blazar_pulsar", "merge": None, "min_significance": None,
-        "features": "fermi_dr4"}
+        "features": "release"}
+    # the release's preset: on every 4FGL-layout release the main job's features are fermi_dr4's, as before
+    from gpal.catalogs import FEATURE_PRESETS, load_catalog
+    assert load_catalog("4FGL-DR4").features(CatalogSelection().features) == FEATURE_PRESETS["fermi_dr4"]
+    assert load_catalog("3FGL").features(CatalogSelection().features) == FEATURE_PRESETS["fermi_3fgl"]
 
 
 # ----------------------------------------------------------------- the main job

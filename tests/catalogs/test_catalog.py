@@ -11,7 +11,7 @@ from astropy.table import Table
 
 from gpal.catalogs import CATALOG_DIR, DroppedRowsWarning, Feature, load_catalog
 
-# Published checksums of the shipped files (catalogs/README.md).
+# Published checksums of the shipped files (gpal/catalogs/data/README.md).
 SHA256 = {
     "gll_psc_v20.fit.gz": "2142ae898fb30d17736f21648975ea8057a90a0b3ee452c46805f0b4ec52e913",
     "gll_psc_v35.fit.gz": "eae68e5c25eb31b835fe19969f742e52535049d320699459646f7e785f8f8180",
@@ -188,11 +188,13 @@ def test_fits_without_the_catalog_table(tmp_path):
 
 
 def test_fits_of_another_catalog_family(tmp_path):
-    path = tmp_path / "gll_psc_3fgl.fits"
-    hdu = fits.BinTableHDU(Table({"Source_Name": ["3FGL J0000.1+6545"], "CLASS1": [""]}), name="LAT_Point_Source_Catalog")
-    hdu.header["CDS-NAME"] = "3FGL"
+    path = tmp_path / "gll_psc_2fgl.fits"
+    hdu = fits.BinTableHDU(Table({"Source_Name": ["2FGL J0000.1+6545"], "CLASS1": [""]}), name="LAT_Point_Source_Catalog")
+    hdu.header["CDS-NAME"] = "2FGL"
     fits.HDUList([fits.PrimaryHDU(), hdu]).writeto(path)
-    with pytest.raises(ValueError, match="CDS-NAME is '3FGL'"):
+    # the message names the file, what its header says and every family looked for
+    with pytest.raises(ValueError, match=r"gll_psc_2fgl\.fits is not a catalog gpal can read: header CDS-NAME is "
+                                         r"'2FGL'; expected one of \['3FGL', '4FGL', 'FL16Y'\]"):
         load_catalog(path)
 
 

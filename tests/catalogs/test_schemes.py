@@ -12,13 +12,13 @@ def test_the_default_scheme_is_the_main_jobs_three_classes():
 
 @pytest.mark.parametrize("name", list(CLASS_SCHEMES))
 def test_every_scheme_resolves_and_its_codes_are_known_and_held_once(name):
-    from gpal.catalogs.catalog import FGL_CLASS_CODES
+    from gpal.catalogs.releases import LAT_CLASS_CODES
 
     scheme = CLASS_SCHEMES[name]
     classes, merge = resolve_classes(name)
     assert classes == scheme.classes and format_class_spec(classes, merge) == scheme.spec
     codes = [c for held in scheme.codes().values() for c in held]
-    assert len(codes) == len(set(codes)) and set(codes) <= FGL_CLASS_CODES
+    assert len(codes) == len(set(codes)) and set(codes) <= LAT_CLASS_CODES
     assert "unk" not in codes  # "unknown nature" is never a training label
 
 

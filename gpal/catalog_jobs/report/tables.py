@@ -8,7 +8,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.layout import CATALOG_COLUMNS_FILE, CONTEXT_COLUMNS, SIGNIFICANCE_COLUMN, TABLES_DIR
+from gpal.catalog_jobs.later_check import read_later_check, shown_measures
+from gpal.catalog_jobs.layout import CATALOG_COLUMNS_FILE, CONTEXT_COLUMNS, FLUX_COLUMN, SIGNIFICANCE_COLUMN, TABLES_DIR
 from gpal.catalog_jobs.none_of_these import PLANE_DEG, plane_counts
 from gpal.catalog_jobs.report.inputs import FinishedRun
 from gpal.catalog_jobs.report.measures import MODEL_NAME, HeldOutCheck
@@ -125,8 +126,8 @@ def _top_sources(frame: pd.DataFrame, score: str, classes: Sequence[str]) -> tup
                *[f"p_{c}" for c in classes], *dict.fromkeys(["entropy", score])]]
     shown = top.round({**{c: 3 for c in top.columns if c.startswith("p_") or c in ("entropy", score)},
                        **{c: 2 for c in position}, SIGNIFICANCE_COLUMN: 1})
-    if "Flux1000" in shown:
-        shown = shown.assign(Flux1000=[f"{v:.3g}" for v in shown["Flux1000"]])
+    if FLUX_COLUMN in shown:
+        shown = shown.assign(**{FLUX_COLUMN: [f"{v:.3g}" for v in shown[FLUX_COLUMN]]})
     return top, shown
 
 
@@ -137,8 +138,8 @@ def _ranked_sources(run: FinishedRun) -> Tables:
     if "information" in run.frame:
         top, shown = _top_sources(quoted, "information", run.classes)
         tables[f"The ten most informative classified sources: the first candidates for follow-up ({FOLLOW_UP_ACQUISITION}, "
-               "the nats a label would teach the model; positions in degrees, Flux1000 in photons cm^-2 s^-1, Signif_Avg "
-               "in sigma)"] = _write(run, "most_informative", shown, data=top)
+               f"the nats a label would teach the model; positions in degrees, {FLUX_COLUMN} in photons cm^-2 s^-1, "
+               f"{SIGNIFICANCE_COLUMN} in sigma)"] = _write(run, "most_informative", shown, data=top)
     top, shown = _top_sources(quoted, "entropy", run.classes)
     tables["The ten most uncertain classified sources (highest predictive entropy: often ambiguous whatever we learn, "
            "so a label teaches less than their uncertainty suggests)"] = _write(run, "most_uncertain", shown, data=top)
@@ -149,4 +150,16 @@ def write_tables(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, An
     """The held-out check's tables, then the classified sources' (counts by CLASS1 and latitude, the rankings)."""
     return {**_heldout_metrics(run, metrics), **_heldout_per_class(run, check), **_heldout_confusion(run, check),
             **_heldout_comparison(run, check, metrics), **_predicted_counts(run), **_predicted_by_latitude(run),
-            **_ranked_sources(run)}
+            **_ranked_sources(run), **_later_check(run)}
+
+
+def _later_check(run: FinishedRun) -> Tables:
+    """What a later release found the classified sources to be, scored (`gpal.catalog_jobs.later_check`), if checked."""
+    measures = read_later_check(run.folder)
+    if measures is None:
+        return {}
+    earlier, later = measures["earlier"].iloc[0], measures["later"].iloc[0]
+    table = shown_measures(measures.drop(columns=["earlier", "later"]))
+    return {f"Checked against a later release: {earlier} classifications scored by the classes {later} gives the same "
+            "sources, beside the baselines refitted on the same training rows (95% intervals: paired bootstrap, "
+            "Jeffreys for rates; diff = model - gpal)": _write(run, "later_release_check", table)}

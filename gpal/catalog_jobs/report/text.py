@@ -18,6 +18,7 @@ from gpal.catalog_jobs.layout import (
     HELDOUT_FILE,
     METRICS_FILE,
 )
+from gpal.catalog_jobs.later_check import MODEL, read_later_check
 from gpal.catalog_jobs.model_folders import MODEL_DIR, TRAINING_FILE
 from gpal.catalog_jobs.none_of_these import report_paragraph as none_of_these
 from gpal.catalog_jobs.report.inputs import FinishedRun
@@ -132,6 +133,23 @@ def _classified(run: FinishedRun, classified: Mapping[str, Any]) -> str:
             + f"; mean predictive entropy {classified['mean_entropy']:.3f} nats (max {np.log(len(run.classes)):.3f}).")
 
 
+def _later_release(run: FinishedRun) -> str | None:
+    """What a later release found: the 3-class NLL of the model and of the best baseline, if the folder was checked."""
+    measures = read_later_check(run.folder)
+    if measures is None:
+        return None
+    nll = measures[measures["measure"] == "3-class nll"].set_index("model")
+    if nll.empty:
+        return None
+    best = nll.drop(index=MODEL)["value"].idxmin() if len(nll) > 1 else None
+    versus = "" if best is None else (f", {best} {nll.loc[best, 'value']:.3f} (difference {nll.loc[best, 'diff']:+.3f}, "
+                                      f"95% [{nll.loc[best, 'diff_low']:+.3f}, {nll.loc[best, 'diff_high']:+.3f}])")
+    return (f"**Checked against a later release**: {measures['later'].iloc[0]} gives {int(nll['n'].iloc[0])} of the "
+            f"classified {measures['earlier'].iloc[0]} sources one of the model's classes ({nll['sources'].iloc[0]}). "
+            f"On them the 3-class NLL is {nll.loc[MODEL, 'value']:.3f} nats for the model{versus}; the table "
+            "\"Checked against a later release\" gives every measure (`gpal check-later`).")
+
+
 def _follow_up(frame: pd.DataFrame) -> str | None:
     if "information" not in frame:
         return None
@@ -189,7 +207,7 @@ def report_text(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any
         _catalog(run), _run_date(run), _what_the_model_can_say(run), _model(run),
         _heldout_check(check, metrics["heldout"]), _error_bars_bought(check), _faintest_quarter(check.faint),
         _population_shift(metrics["population_shift"]), _classified(run, metrics["classified"]),
-        none_of_these(run.folder, run.frame, run.classes), _follow_up(run.frame),
+        none_of_these(run.folder, run.frame, run.classes), _later_release(run), _follow_up(run.frame),
         _mc_noise(metrics["classified"]["mc_noise"]), _rows_left_out(metrics["dropped"]), _files(run), _rebuild(run),
     ]
     return "\n\n".join(p for p in paragraphs if p is not None)

@@ -1,0 +1,263 @@
+"""The later-release check (``gpal check-later``): a model's classifications scored by what a later release found.
+
+A held-out split measures a classifier on sources like the associated ones; the sources it is
+for are the unassociated ones, fainter and more often in the Galactic plane.  A later release
+associates some of them, which tests the predictions on the population they were made for
+(Bhat & Malyshev 2022 did it from 3FGL to 4FGL-DR2).  The check takes a trained-model folder
+(``gpal classify`` or ``gpal train``), classifies its release's unassociated and bcu sources,
+links each to the later release (`gpal.catalogs.links`) and scores, beside the baselines
+(`gpal.evaluation.baselines`, feature values only) refitted on the model's own training rows:
+
+- **3-class**: the sources the later release puts in one of the model's classes (a later
+  bll, fsrq, psr or msp for the main job): NLL, accuracy and balanced accuracy, with paired
+  bootstrap intervals (`gpal.evaluation.comparison.bootstrap_comparison`);
+- **AGN vs pulsar**: the earlier *unassociated* sources the later release associates with an
+  AGN or a pulsar (coarse groups, `gpal.catalogs.schemes.coarse_group`): ROC AUC of
+  p(pulsar), paired bootstrap of the difference to the model;
+- **none of these**: the rate at which the model's outlier flag (``ood`` of a classify folder)
+  fires on sources the later release calls "other" (neither AGN nor pulsar), beside its rate on
+  the later AGN and pulsars; Jeffreys 95% intervals;
+- **top-k pulsar yield**: of the k sources with the highest p(pulsar), how many the later
+  release calls a pulsar (all classified sources are ranked: what a search would observe).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from gpal.catalog_jobs.layout import CLASSIFICATIONS_CSV, TABLES_DIR
+from gpal.catalog_jobs.model_folders import TrainedModel, load_trained
+from gpal.catalog_jobs.prediction import DEFAULT_SELECT, predict_proba_chunked, selection_pool
+from gpal.catalog_jobs.selection import CatalogSelection
+from gpal.catalogs import load_catalog
+from gpal.catalogs.links import link_later
+from gpal.catalogs.releases import NEWEST_RELEASE, RELEASES, link_path
+from gpal.catalogs.schemes import coarse_group
+from gpal.evaluation.baselines import BASELINES, fit_baselines
+from gpal.evaluation.comparison import bootstrap_comparison
+from gpal.evaluation.intervals import binomial_interval
+from gpal.files import atomic_output
+
+__all__ = ["LATER_CHECK_FILE", "LaterCheck", "MODEL", "check_later", "later_release_of", "read_later_check",
+           "write_later_check"]
+
+#: The model's name in the check's tables.
+MODEL = "gpal"
+#: The check's measures in a model folder; the scored sources beside them.
+LATER_CHECK_FILE = f"{TABLES_DIR}/later_check.csv"
+_SOURCES_FILE = f"{TABLES_DIR}/later_check_sources.csv"
+#: What the later release says where it has no class: no row linked, or a row with an empty / unk CLASS1.
+_NO_LATER_CLASS = ("missing", "", "unk")
+TOP_K = (10, 25, 50)
+N_BOOT = 2000
+
+
+@dataclass(frozen=True)
+class LaterCheck:
+    """What the check found: the scored sources (one row per classified source) and one row per model and measure."""
+
+    earlier: dict
+    later: dict
+    through: list
+    sources: pd.DataFrame
+    measures: pd.DataFrame
+
+    def markdown(self) -> str:
+        """The measures as a Markdown table, with a line saying what was scored."""
+        via = f" (linked through {', '.join(self.through)})" if self.through else ""
+        return (f"{self.earlier['release']} ({self.earlier['file']}) classifications scored by the classes "
+                f"{self.later['release']} ({self.later['file']}) gives the same sources{via}; intervals: 95%, "
+                f"paired bootstrap of {N_BOOT} resamples (Jeffreys for rates); diff = model - {MODEL}.\n\n"
+                + shown_measures(self.measures).to_markdown(index=False))
+
+
+def later_release_of(release: str) -> str | None:
+    """The newest shipped release later than ``release`` that can be linked to it, or None (``release`` is newest)."""
+    names = list(RELEASES)
+    if release not in names or release == names[-1]:
+        return None
+    later = RELEASES[names[-1]]
+    try:
+        link_path(RELEASES[release], later)
+    except ValueError:
+        return None
+    return later.name
+
+
+def _training_rows(trained: TrainedModel, earlier: Any) -> Any:
+    """The labelled sources the model was fitted on, rebuilt from its folder: its selection, less the held-out
+    split of a classify run (``run.json``'s test_size and seed); refused when the rebuilt rows differ."""
+    t = trained.training
+    selection = CatalogSelection(catalog=str(earlier.path), classes=t.get("class_spec", ",".join(t["classes"])),
+                                 min_significance=t.get("min_significance"), features=tuple(t["features"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # rows the model's features cannot use were reported when it was trained
+        _, data = selection.load()
+    run_file = trained.folder / "run.json"
+    run = json.loads(run_file.read_text(encoding="utf-8")) if run_file.is_file() else {}
+    if "test_size" in run:
+        data = data.split(test_size=run["test_size"], seed=run["seed"], stratify=True)[0]
+    if data.class_counts() != t.get("n_per_class", data.class_counts()):
+        raise ValueError(f"{trained.folder}: the training rows rebuilt from {earlier.path.name} ({data.class_counts()}) "
+                         f"differ from those the model records ({t['n_per_class']}); the baselines need the same rows")
+    return data
+
+
+def _auc(truth: np.ndarray, score: np.ndarray) -> float:
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(truth, score)) if 0 < truth.sum() < truth.size else float("nan")
+
+
+def _rate(k: int, n: int) -> dict:
+    low, high = binomial_interval(k, n)
+    return {"n": int(n), "value": k / n if n else float("nan"), "low": float(low), "high": float(high)}
+
+
+def check_later(
+    model: str | os.PathLike | TrainedModel,
+    later: str | os.PathLike = NEWEST_RELEASE,
+    *,
+    earlier: str | os.PathLike | None = None,
+    baselines: Sequence[str] = tuple(BASELINES),
+    seed: int = 0,
+    top_k: Sequence[int] = TOP_K,
+) -> LaterCheck:
+    """Score the model's classifications of its release's unassociated and bcu sources by a later release.
+
+    ``model``: a ``gpal classify`` or ``gpal train`` folder; its release is read again (a shipped
+    release by name, else ``earlier``, the path of its file).  ``later``: a shipped release or a
+    file of one whose record links to the earlier release (directly, or through a shipped
+    release: 3FGL -> 4FGL-DR4 -> FL16Y).  ``baselines`` are refitted on the model's training rows
+    with ``seed``.  Everything that can be refused (no link, no overlap, missing columns) is
+    refused before any fitting.
+    """
+    trained = model if isinstance(model, TrainedModel) else load_trained(model)
+    record = trained.training["catalog"]
+    source = earlier if earlier is not None else record.get("release")
+    if earlier is None and (source not in RELEASES or RELEASES[source].file != record.get("file")):
+        raise ValueError(f"{trained.folder} was trained on {record.get('file')} ({record.get('release')}), not a shipped "
+                         "release file; give earlier=<the path of that file>")
+    first = load_catalog(source)
+    last = load_catalog(later)
+    if last.release == first.release:
+        raise ValueError(f"the later release {last.release} ({last.path.name}) is the model's own release; "
+                         "give a later one (shipped: " + ", ".join(RELEASES) + ")")
+    through = [load_catalog(r.name) for r in link_path(first.record, last.record)]
+    index = link_later(first, last, through)
+    features = trained.training["features"]
+    pool = selection_pool(first, DEFAULT_SELECT, features)
+    rows = {name: i for i, name in enumerate(first.names)}
+    linked = index[[rows[str(n)] for n in pool.ids]]
+    later_code = np.where(linked >= 0, last.class_codes[np.maximum(linked, 0)], "missing")
+    train = _training_rows(trained, first)
+
+    classes = list(trained.classes)
+    merge = trained.training.get("merge", {})
+    codes = {c: tuple(merge.get(c, (c.lower(),))) for c in classes}
+    proba = {MODEL: predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, progress=False)}
+    proba.update(fit_baselines(train.X, train.y, pool.X, names=list(baselines), random_state=seed))
+
+    sources = pd.DataFrame({"Source_Name": pool.ids, "CLASS1": pool.aux["CLASS1"],
+                            "later_name": np.where(linked >= 0, last.names[np.maximum(linked, 0)], ""),
+                            "later_class": later_code})
+    for name, p in proba.items():
+        for c, cls in enumerate(classes):
+            sources[f"p_{cls}_{name}"] = p[:, c]
+    flagged = _ood_flags(trained.folder, pool.ids)
+    if flagged is not None:
+        sources["ood"] = flagged
+
+    rows_out: list[dict] = []
+    # 3-class: later class among the model's
+    label = np.array([next((k for k, c in enumerate(classes) if code in codes[c]), -1) for code in later_code])
+    scored = label >= 0
+    if scored.sum() >= 2:
+        table = bootstrap_comparison(label[scored], {m: p[scored] for m, p in proba.items()}, reference=MODEL,
+                                     n_boot=N_BOOT, random_state=seed)
+        counts = ", ".join(f"{int(np.sum(label[scored] == k))} {c}" for k, c in enumerate(classes))
+        for r in table[table.metric.isin(["nll", "accuracy", "balanced_accuracy"])].to_dict("records"):
+            rows_out.append({"measure": f"3-class {r['metric']}", "sources": counts, "n": int(scored.sum()), **{
+                k: r[k] for k in ("model", "value", "low", "high", "diff", "diff_low", "diff_high")}})
+    # AGN vs pulsar among the earlier unassociated sources the later release associates
+    pulsar_classes = [k for k, c in enumerate(classes) if coarse_group(codes[c][0]) == "pulsar"]
+    group = np.array([coarse_group(c) if c not in _NO_LATER_CLASS else "" for c in later_code])
+    if pulsar_classes:
+        score = {m: p[:, pulsar_classes].sum(axis=1) for m, p in proba.items()}
+        auc_rows = (np.asarray(pool.aux["CLASS1"]) == "") & np.isin(group, ["agn", "pulsar"])
+        truth = (group[auc_rows] == "pulsar").astype(int)
+        both = 0 < truth.sum() < truth.size  # an AUC needs both groups
+        draws = np.random.default_rng(seed).integers(0, truth.size, (N_BOOT, truth.size)) if both else None
+        boot = {m: np.array([_auc(truth[d], s[auc_rows][d]) for d in draws]) for m, s in score.items()} if both else {}
+        for m, s in score.items():
+            row = {"measure": "AGN-vs-pulsar AUC", "model": m, "n": int(truth.size),
+                   "sources": f"{int(truth.size - truth.sum())} AGN, {int(truth.sum())} pulsars",
+                   "value": _auc(truth, s[auc_rows])}
+            if both:
+                diff = boot[m] - boot[MODEL]
+                row.update(low=np.nanpercentile(boot[m], 2.5), high=np.nanpercentile(boot[m], 97.5),
+                           diff=row["value"] - _auc(truth, score[MODEL][auc_rows]),
+                           diff_low=np.nanpercentile(diff, 2.5), diff_high=np.nanpercentile(diff, 97.5))
+            rows_out.append(row)
+        later_pulsar = group == "pulsar"
+        for k in top_k:
+            for m, s in score.items():
+                top = np.argsort(-s, kind="stable")[:k]
+                rows_out.append({"measure": f"top-{k} pulsar yield", "model": m, "sources": "all classified",
+                                 **_rate(int(later_pulsar[top].sum()), len(top))})
+    if flagged is not None:
+        other, known = group == "other", np.isin(group, ["agn", "pulsar"])
+        rows_out.append({"measure": "none-of-these rate, later other", "model": MODEL,
+                         "sources": ", ".join(f"{n} {c}" for c, n in pd.Series(later_code[other]).value_counts().items()),
+                         **_rate(int(flagged[other].sum()), int(other.sum()))})
+        rows_out.append({"measure": "none-of-these rate, later AGN+pulsar", "model": MODEL, "sources": "",
+                         **_rate(int(flagged[known].sum()), int(known.sum()))})
+    columns = ["measure", "model", "sources", "n", "value", "low", "high", "diff", "diff_low", "diff_high"]
+    return LaterCheck(first.provenance(), last.provenance(), [c.release for c in through], sources,
+                      pd.DataFrame(rows_out).reindex(columns=columns))
+
+
+def _ood_flags(folder: Path, ids: Sequence[str]) -> np.ndarray | None:
+    """The ``ood`` flag of a classify folder's classifications, at ``ids``; None where the folder has none."""
+    path = folder / CLASSIFICATIONS_CSV
+    if not path.is_file():
+        return None
+    table = pd.read_csv(path, comment="#", dtype={"Source_Name": str})
+    if "ood" not in table:
+        return None
+    flags = dict(zip(table["Source_Name"].str.strip(), table["ood"].astype(bool)))
+    if not all(str(i) in flags for i in ids):
+        return None
+    return np.array([flags[str(i)] for i in ids])
+
+
+def shown_measures(measures: pd.DataFrame) -> pd.DataFrame:
+    """The measures as a table shows them: numbers to three decimals, blank where there is none."""
+    shown = measures.copy()
+    for c in ("value", "low", "high", "diff", "diff_low", "diff_high"):
+        shown[c] = shown[c].map(lambda v: "" if pd.isna(v) else f"{v:.3f}")
+    return shown
+
+
+def read_later_check(folder: str | os.PathLike) -> pd.DataFrame | None:
+    """The measures a folder's later-release check wrote (with ``earlier`` and ``later`` columns), or None."""
+    path = Path(folder) / LATER_CHECK_FILE
+    return pd.read_csv(path, keep_default_na=False, na_values=[""]) if path.is_file() else None
+
+
+def write_later_check(check: LaterCheck, folder: str | os.PathLike) -> Path:
+    """The check's measures (``tables/later_check.csv``) and scored sources into ``folder``; the measures' path."""
+    folder = Path(folder)
+    with atomic_output(folder / _SOURCES_FILE) as tmp:
+        check.sources.to_csv(tmp, index=False)
+    with atomic_output(folder / LATER_CHECK_FILE) as tmp:
+        check.measures.assign(earlier=check.earlier["release"], later=check.later["release"]).to_csv(tmp, index=False)
+    return folder / LATER_CHECK_FILE

@@ -1,0 +1,201 @@
+"""Fermi-LAT catalog releases as data: one record per release, the only place a column name is written.
+
+A release says how its file is recognised (header ``CDS-NAME``, a data release number, the
+columns every file of it has), which CLASS1 codes its paper defines, which column holds each
+quantity gpal reads (position, significance, flux, spectral shape, their errors, the columns a
+follow-up target list needs), its main-job feature preset and how it links to earlier
+releases.  Everything above `gpal.catalogs` asks a record (``catalog.record.columns.X``)
+instead of naming a column, so adding a release is one record here and, for a new layout, a
+`Columns` and a preset in `gpal.catalogs.features` (docs/architecture.md, "Adding a release").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+from dataclasses import dataclass, field
+from typing import Mapping
+
+__all__ = [
+    "Columns", "DEFAULT_RELEASE", "FAMILIES", "LAT_CLASS_CODES", "NEWEST_RELEASE", "RELEASES", "Release",
+    "identify_release", "link_path", "release_by_name",
+]
+
+# CLASS1 codes of the 4FGL papers (Abdollahi et al. 2020; Ballet et al. 2023), case-folded.
+_FGL4_CODES = frozenset(
+    "psr msp pwn snr spp glc sfr hmb lmb bin nov gc bll fsrq rdg agn ssrq css bcu nlsy1 sey sbg gal unk".split())
+# 3FGL (Acero et al. 2015): no msp (every pulsar is psr), lmb or unk; its other codes are 4FGL's.
+_FGL3_CODES = _FGL4_CODES - {"msp", "lmb", "unk"}
+#: Every CLASS1 code a LAT release defines: a class spec may name a code another release uses (msp on 3FGL).
+LAT_CLASS_CODES = _FGL4_CODES | _FGL3_CODES
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Column names of one catalog layout; None where the layout has no such column.
+
+    ``band_flux`` is one multi-band column (4FGL's ``Flux_Band`` (n, 8)) or a tuple of one
+    column per band (3FGL's ``Flux100_300`` ...); ``band_flux_error`` likewise, two-sided.
+    """
+
+    name: str = "Source_Name"
+    class_code: str = "CLASS1"
+    ra: str = "RAJ2000"
+    dec: str = "DEJ2000"
+    glon: str = "GLON"
+    glat: str = "GLAT"
+    significance: str = "Signif_Avg"
+    flux: str = "Flux1000"
+    flux_error: str | None = "Unc_Flux1000"
+    energy_flux: str | None = "Energy_Flux100"
+    energy_flux_error: str | None = "Unc_Energy_Flux100"
+    pivot_energy: str | None = "Pivot_Energy"
+    spectral_index: str | None = "LP_Index"
+    spectral_index_error: str | None = "Unc_LP_Index"
+    power_law_index: str | None = "PL_Index"
+    curvature_significance: str | None = "LP_SigCurv"
+    beta: str | None = "LP_beta"
+    beta_error: str | None = "Unc_LP_beta"
+    variability: str | None = "Variability_Index"
+    band_flux: str | tuple[str, ...] | None = "Flux_Band"
+    band_flux_error: str | tuple[str, ...] | None = "Unc_Flux_Band"
+    # what a follow-up target list needs
+    conf95_semimajor: str | None = "Conf_95_SemiMajor"
+    conf95_semiminor: str | None = "Conf_95_SemiMinor"
+    conf95_posang: str | None = "Conf_95_PosAng"
+    assoc1: str | None = "ASSOC1"
+    flags: str | None = "Flags"
+    extended_name: str | None = "Extended_Source_Name"
+    #: the column naming a source's counterpart in an earlier release (e.g. ``"3FGL J0001.0+6314"``)
+    earlier_name: str | None = "ASSOC_FGL"
+
+    def targets(self) -> dict[str, str | None]:
+        """The target-list columns by role (significance and flux included): what follow-up tables read."""
+        roles = ("name", "ra", "dec", "conf95_semimajor", "conf95_semiminor", "conf95_posang", "assoc1", "flags",
+                 "significance", "flux", "extended_name")
+        return {role: getattr(self, role) for role in roles}
+
+
+#: The 4FGL layout (4FGL, DR2, DR3, DR4 and FL16Y).
+FGL4_COLUMNS = Columns()
+#: The 3FGL layout: band fluxes as one column per band with two-sided errors, the index of the chosen spectral
+#: model, Signif_Curve, beta only for LogParabola sources, no earlier-release column (its 2FGL_Name is not
+#: read: gpal ships no 2FGL).
+FGL3_COLUMNS = Columns(
+    spectral_index="Spectral_Index", spectral_index_error="Unc_Spectral_Index", power_law_index="PowerLaw_Index",
+    curvature_significance="Signif_Curve", beta="beta", beta_error="Unc_beta",
+    band_flux=("Flux100_300", "Flux300_1000", "Flux1000_3000", "Flux3000_10000", "Flux10000_100000"),
+    band_flux_error=("Unc_Flux100_300", "Unc_Flux300_1000", "Unc_Flux1000_3000", "Unc_Flux3000_10000",
+                     "Unc_Flux10000_100000"),
+    earlier_name=None,
+)
+
+
+@dataclass(frozen=True)
+class Release:
+    """One LAT catalog release: how its file is recognised and read, and how it links to earlier ones.
+
+    ``family`` is the header's ``CDS-NAME``; ``data_release`` tells the 4FGL data releases apart
+    (the file's ``DataRelease`` keyword or column; 1 without one).  ``file`` and ``rows`` describe
+    the shipped file.  ``null`` is the value the file writes for "not measured" in float columns
+    (3FGL writes -inf), read as NaN.  ``links`` maps an earlier family to the column of this
+    release that names its sources there (``columns.name`` for the same family: 4FGL names are
+    kept between data releases).  ``preset`` is the main job's feature preset for this release.
+    """
+
+    name: str
+    family: str
+    data_release: int
+    file: str | None
+    rows: int | None
+    columns: Columns
+    preset: str
+    name_prefix: str
+    class_codes: frozenset = _FGL4_CODES
+    links: Mapping[str, str] = field(default_factory=dict)
+    null: float | None = None
+    description: str = ""
+
+    def required(self) -> tuple[str, ...]:
+        """The columns a file of this release must have to be read at all."""
+        return (self.columns.name, self.columns.class_code)
+
+    def link_column(self, earlier: "Release") -> str:
+        """The column of this release that names the sources of ``earlier``; ValueError when there is none."""
+        if earlier.family not in self.links:
+            raise ValueError(
+                f"{self.name} does not link to {earlier.name}: it names counterparts in "
+                f"{', '.join(self.links) or 'no earlier release'}; expected a later release of "
+                f"{earlier.name} ({earlier.family} names in one of its columns)")
+        return self.links[earlier.family]
+
+
+def _fgl4(name: str, dr: int, file: str | None, rows: int | None, description: str) -> Release:
+    return Release(name, "4FGL", dr, file, rows, FGL4_COLUMNS, "fermi_dr4", "4FGL J",
+                   links=types.MappingProxyType({"4FGL": "Source_Name", "3FGL": "ASSOC_FGL"}), description=description)
+
+
+#: Shipped releases, oldest first: name -> record.
+RELEASES: Mapping[str, Release] = types.MappingProxyType({r.name: r for r in (
+    Release("3FGL", "3FGL", 1, "gll_psc_v16.fit.gz", 3034, FGL3_COLUMNS, "fermi_3fgl", "3FGL J",
+            class_codes=_FGL3_CODES, null=float("-inf"),
+            description="3FGL, 4 years (Acero et al. 2015, ApJS 218, 23)"),
+    _fgl4("4FGL", 1, "gll_psc_v20.fit.gz", 5066, "4FGL, 8 years (Abdollahi et al. 2020, ApJS 247, 33)"),
+    _fgl4("4FGL-DR2", 2, "gll_psc_v27.fit.gz", 5788, "4FGL-DR2, 10 years (Ballet et al. 2020, arXiv:2005.11208)"),
+    _fgl4("4FGL-DR4", 4, "gll_psc_v35.fit.gz", 7195, "4FGL-DR4, 14 years (Ballet et al. 2023, arXiv:2307.12546)"),
+    # FL16Y: DR4's layout less DataRelease / ASSOC_4FGL, plus PriorSigma_Band; ASSOC_FGL holds 4FGL names (and
+    # 41 older ones, 26 of them 3FGL, for sources 4FGL lost: too few to link 3FGL by, which goes through 4FGL).
+    Release("FL16Y", "FL16Y", 1, "gll_psc_v41.fit.gz", 7224, FGL4_COLUMNS, "fermi_dr4", "FL16Y J",
+            links=types.MappingProxyType({"4FGL": "ASSOC_FGL"}),
+            description="FL16Y, the Fermi-LAT 16-year source list (file of 2025-11-19)"),
+)})
+#: The newest shipped release.
+NEWEST_RELEASE = "FL16Y"
+#: What the main job reads unless told.
+DEFAULT_RELEASE = "4FGL-DR4"
+#: The header CDS-NAME of each family gpal reads.
+FAMILIES = tuple(dict.fromkeys(r.family for r in RELEASES.values()))
+
+
+def link_path(earlier: Release, later: Release) -> tuple[Release, ...]:
+    """The shipped releases a link from ``earlier`` to ``later`` goes through: none when ``later`` names
+    ``earlier``'s sources itself, else the newest shipped release that ``later`` links to and that links to
+    ``earlier`` (3FGL -> FL16Y goes through 4FGL-DR4).  ValueError when there is no such path."""
+    if earlier.family in later.links:
+        return ()
+    between = [r for r in RELEASES.values() if r.name not in (earlier.name, later.name)
+               and r.family in later.links and earlier.family in r.links]
+    if not between:
+        later.link_column(earlier)  # raises, naming what later links to
+    return (between[-1],)
+
+
+def release_by_name(name: str) -> Release | None:
+    """The shipped release called ``name`` (any case), or None."""
+    by_name = {key.lower(): record for key, record in RELEASES.items()}
+    return by_name.get(str(name).lower())
+
+
+def identify_release(where: str, cds_name: str, data_release: int, colnames) -> Release:
+    """The release of a file from its header CDS-NAME and data release; ValueError naming what was looked for.
+
+    A data release of a known family that gpal does not ship (4FGL-DR3) gets its family's record
+    under its own name.  ``where`` names the file in messages.
+    """
+    family = [r for r in RELEASES.values() if r.family == cds_name.upper()]
+    if not family:
+        raise ValueError(
+            f"{where} is not a catalog gpal can read: header CDS-NAME is {cds_name or 'missing'!r}; expected one of "
+            f"{list(FAMILIES)} (releases {', '.join(f'{r.name} ({r.file})' for r in RELEASES.values())}), in a "
+            f"LAT_Point_Source_Catalog HDU with columns {[Columns().name, Columns().class_code]}")
+    exact = [r for r in family if r.data_release == data_release]
+    if exact:
+        record = exact[0]
+    else:
+        record = dataclasses.replace(family[-1], name=f"{family[-1].family}-DR{data_release}", data_release=data_release,
+                                     file=None, rows=None)
+    missing = [c for c in record.required() if c not in colnames]
+    if missing:
+        raise ValueError(f"{where} is not a {record.name} catalog: column(s) {missing} are missing "
+                         f"(a {record.family} file has {list(record.required())})")
+    return record

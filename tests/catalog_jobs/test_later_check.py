@@ -1,0 +1,162 @@
+"""The later-release check: links between releases, their refusals, and the measures against independent computations."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from astropy.io import fits
+from astropy.table import Table
+
+from gpal.catalog_jobs.later_check import MODEL, check_later, later_release_of, read_later_check, write_later_check
+from gpal.catalog_jobs.model_folders import train_catalog_model
+from gpal.catalog_jobs.selection import CatalogSelection
+from gpal.catalog_jobs.settings import main_job_estimator
+from gpal.catalogs import RELEASES, load_catalog
+from gpal.catalogs.links import AmbiguousLinkWarning, link_later
+from gpal.catalogs.releases import link_path
+from gpal.catalogs.schemes import AGN_CODES, PULSAR_CODES
+
+TINY = dict(epochs=3, num_inducing=5, batch_size=64, input_noise="first_order")
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {name: load_catalog(name) for name in ("3FGL", "4FGL", "4FGL-DR4", "FL16Y")}
+
+
+def _write_rows(catalog, rows, path, drop=None, edit=None):
+    """Rows of a shipped catalog as a FITS file with its header keywords; a column dropped or edited."""
+    table = Table(catalog.table[rows])
+    if drop:
+        table.remove_column(drop)
+    if edit:
+        edit(table)
+    hdu = fits.table_to_hdu(table)
+    hdu.name = "LAT_Point_Source_Catalog"
+    hdu.header["CDS-NAME"] = catalog.cds_name
+    hdu.header["VERSION"] = catalog.version
+    fits.HDUList([fits.PrimaryHDU(), hdu]).writeto(path)
+    return path
+
+
+def _later_codes(earlier, later):
+    """The later CLASS1 of each earlier source by a pandas merge on FL16Y's ASSOC_FGL: the independent link."""
+    frame = pd.DataFrame({"link": np.char.strip(np.asarray(later.table["ASSOC_FGL"]).astype(str)),
+                          "later": later.class_codes})
+    frame = frame[frame.link != ""]
+    frame = frame[~frame.link.duplicated(keep=False)]
+    merged = pd.DataFrame({"link": earlier.names}).merge(frame, on="link", how="left")
+    return merged["later"].fillna("missing").to_numpy()
+
+
+def test_dr4_to_fl16y_links_the_sources_counted_by_hand(shipped):
+    dr4, fl16y = shipped["4FGL-DR4"], shipped["FL16Y"]
+    with pytest.warns(AmbiguousLinkWarning, match=r"gll_psc_v41\.fit\.gz \(FL16Y\): 11 4FGL-DR4 source\(s\) are named "
+                                                  r"by more than one row of column 'ASSOC_FGL'"):
+        index = link_later(dr4, fl16y)
+    codes = np.where(index >= 0, fl16y.class_codes[np.maximum(index, 0)], "missing")
+    np.testing.assert_array_equal(codes, _later_codes(dr4, fl16y))
+    pool = np.isin(dr4.class_codes, ["", "bcu"])
+    counts = {k: int(np.sum(pool & np.isin(codes, v))) for k, v in
+              {"bll": ["bll"], "fsrq": ["fsrq"], "pulsar": ["psr", "msp"]}.items()}
+    assert counts == {"bll": 302, "fsrq": 24, "pulsar": 24}  # issue 34's hand count: 350 sources
+
+
+def test_3fgl_links_to_fl16y_through_dr4(shipped):
+    assert [r.name for r in link_path(RELEASES["3FGL"], RELEASES["FL16Y"])] == ["4FGL-DR4"]
+    assert link_path(RELEASES["4FGL"], RELEASES["FL16Y"]) == ()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AmbiguousLinkWarning)
+        index = link_later(shipped["3FGL"], shipped["FL16Y"], [shipped["4FGL-DR4"]])
+        step1, step2 = link_later(shipped["3FGL"], shipped["4FGL-DR4"]), link_later(shipped["4FGL-DR4"], shipped["FL16Y"])
+    linked = index >= 0
+    assert linked.sum() > 2000
+    np.testing.assert_array_equal(index[linked], step2[step1[linked]])
+    assert (index[~linked] == -1).all() and ((step1[~linked] < 0) | (step2[np.maximum(step1[~linked], 0)] < 0)).all()
+
+
+def test_later_releases_without_a_link_are_refused_by_file_and_column(shipped, tmp_path):
+    dr4, fl16y = shipped["4FGL-DR4"], shipped["FL16Y"]
+    no_column = load_catalog(_write_rows(fl16y, slice(0, 300), tmp_path / "fl16y_cut.fits", drop="ASSOC_FGL"))
+    with pytest.raises(ValueError, match=r"fl16y_cut\.fits \(FL16Y\) has no column 'ASSOC_FGL'; it should name the "
+                                         r"4FGL-DR4 counterpart of each source"):
+        link_later(dr4, no_column)
+
+    def rename(table):
+        table["ASSOC_FGL"] = [f"4FGL J9999.{i % 10}+0000" if str(v).strip() else "" for i, v in
+                              enumerate(table["ASSOC_FGL"])]
+    no_overlap = load_catalog(_write_rows(fl16y, slice(0, 300), tmp_path / "fl16y_renamed.fits", edit=rename))
+    with pytest.raises(ValueError, match=r"no source of gll_psc_v35\.fit\.gz \(4FGL-DR4\) is named in column "
+                                         r"'ASSOC_FGL' of fl16y_renamed\.fits"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", AmbiguousLinkWarning)
+            link_later(dr4, no_overlap)
+    with pytest.raises(ValueError, match="3FGL does not link to 4FGL-DR4"):
+        link_later(dr4, shipped["3FGL"])
+
+
+def test_two_rows_naming_one_source_leave_it_unlinked(shipped, tmp_path):
+    dr4, fl16y = shipped["4FGL-DR4"], shipped["FL16Y"]
+    rows = np.nonzero(np.char.strip(np.asarray(fl16y.table["ASSOC_FGL"]).astype(str)) != "")[0][:50]
+    target = str(fl16y.table["ASSOC_FGL"][rows[1]]).strip()
+
+    def duplicate(table):
+        table["ASSOC_FGL"][0] = target
+    later = load_catalog(_write_rows(fl16y, rows, tmp_path / "dup.fits", edit=duplicate))
+    with pytest.warns(AmbiguousLinkWarning, match=rf"{target} <- {fl16y.names[rows[0]]}, {fl16y.names[rows[1]]}"):
+        index = link_later(dr4, later)
+    assert index[list(dr4.names).index(target)] == -1
+    assert (index >= 0).sum() == 48  # the other 48 of the 50 rows still link
+
+
+def test_later_release_of_names_the_newest_shipped():
+    assert [later_release_of(r) for r in RELEASES] == ["FL16Y", "FL16Y", "FL16Y", "FL16Y", None]
+
+
+@pytest.fixture(scope="module")
+def trained(small_catalog, tmp_path_factory):
+    out = tmp_path_factory.mktemp("later") / "model"
+    return train_catalog_model(CatalogSelection(catalog=str(small_catalog)), main_job_estimator(**TINY), out)
+
+
+def test_check_later_measures_match_independent_computations(trained, small_catalog, shipped, tmp_path):
+    from sklearn.metrics import roc_auc_score
+
+    with pytest.raises(ValueError, match=r"was trained on small_dr4\.fits \(4FGL-DR4\), not a shipped release file; "
+                                         r"give earlier="):
+        check_later(trained, "FL16Y")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AmbiguousLinkWarning)
+        check = check_later(trained, "FL16Y", earlier=small_catalog, baselines=["logistic"], top_k=(5,))
+    sources, measures = check.sources, check.measures.set_index(["measure", "model"])
+    small = load_catalog(small_catalog)
+    expected = dict(zip(small.names, _later_codes(small, shipped["FL16Y"])))
+    assert sources["later_class"].tolist() == [expected[n] for n in sources["Source_Name"]]
+    assert set(sources["CLASS1"].str.lower()) <= {"", "bcu"}
+    classes = ["bll", "fsrq", "pulsar"]
+    truth = sources["later_class"].map({"bll": 0, "fsrq": 1, "psr": 2, "msp": 2})
+    scored = truth.notna().to_numpy()
+    for model in (MODEL, "logistic"):
+        p = sources[[f"p_{c}_{model}" for c in classes]].to_numpy()
+        np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-6)
+        y = truth[scored].astype(int).to_numpy()
+        nll = -np.mean(np.log(np.clip(p[scored][np.arange(y.size), y], 1e-12, 1)))
+        assert measures.loc[("3-class nll", model), "value"] == pytest.approx(nll, rel=1e-6)
+        assert measures.loc[("3-class nll", model), "n"] == scored.sum()
+        group = sources["later_class"].map({**dict.fromkeys(AGN_CODES, 0), **dict.fromkeys(PULSAR_CODES, 1)})
+        rows = (sources["CLASS1"] == "").to_numpy() & group.notna().to_numpy()
+        if 0 < group[rows].sum() < rows.sum():
+            assert measures.loc[("AGN-vs-pulsar AUC", model), "value"] == pytest.approx(
+                roc_auc_score(group[rows].astype(int), p[rows, 2]))
+        top = np.argsort(-p[:, 2], kind="stable")[:5]
+        assert measures.loc[("top-5 pulsar yield", model), "value"] == pytest.approx(
+            np.isin(sources["later_class"].to_numpy()[top], ["psr", "msp"]).mean())
+    assert measures.loc[("3-class nll", MODEL), "diff"] == 0
+    low, high = measures.loc[("3-class nll", "logistic"), ["diff_low", "diff_high"]]
+    assert low <= measures.loc[("3-class nll", "logistic"), "diff"] <= high
+    path = write_later_check(check, tmp_path)
+    back = read_later_check(tmp_path)
+    assert path.is_file() and back["later"].eq("FL16Y").all() and len(back) == len(check.measures)
