@@ -1,7 +1,7 @@
 """The ``gpal`` command: each verb parses its options, calls one library function and prints what it returns.
 
 The options of a job's settings are generated from what the library declares: an
-estimator's parameters (`gpal.catalog_jobs.settings.estimator_settings`) and a job's own
+estimator's parameters (`gpal.estimators.settings.estimator_settings`) and a job's own
 settings (``SETTINGS`` of `gpal.catalog_jobs.classify` and `gpal.catalog_jobs.active`), with
 choices from the registries, the value's form from the constraints and defaults from the
 library (which checks the values); so a setting added there is an option here without an edit.
@@ -249,7 +249,7 @@ def _add_settings(group: Any, settings: Mapping[str, Any], prefix: str, flags: M
 def _add_estimator(parser: argparse.ArgumentParser, estimator: Any, seed_help: str,
                    flags: Mapping[str, str] | None = None) -> None:
     """An option per parameter ``estimator`` declares, its value there the default; and --seed."""
-    from gpal.catalog_jobs.settings import estimator_settings
+    from gpal.estimators.settings import estimator_settings
 
     group = parser.add_argument_group(
         f"{type(estimator).__name__} settings",

@@ -16,7 +16,8 @@ from gpal.active.report import CHECKPOINT_DIR, write_active_report
 from gpal.catalog_jobs.model_folders import job_estimator
 from gpal.catalog_jobs.prediction import DEFAULT_SELECT
 from gpal.catalog_jobs.selection import CatalogSelection
-from gpal.catalog_jobs.settings import MAIN_JOB_ESTIMATOR, Setting
+from gpal.catalog_jobs.settings import MAIN_JOB_ESTIMATOR
+from gpal.estimators.settings import Setting
 from gpal.constraints import Integer, OneOf, Optional, Real, Text, check_values
 from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.registry import ACQUISITIONS, FOLLOW_UP_ACQUISITION

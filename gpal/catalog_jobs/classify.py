@@ -28,7 +28,7 @@ from gpal.catalog_jobs.prediction import (
 )
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, write_classify_report
 from gpal.catalog_jobs.selection import CatalogSelection
-from gpal.catalog_jobs.settings import Setting
+from gpal.estimators.settings import Setting
 from gpal.catalog_jobs.tables import dated, write_probability_table
 from gpal.constraints import AnyOf, Integer, ListOf, OneOf, Optional, Real, Text, check_values
 from gpal.data.dataset import NoisyDataset

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from gpal.catalog_jobs.settings import Setting
+from gpal.estimators.settings import Setting
 from gpal.catalogs import load_catalog
 from gpal.catalogs.classes import format_class_spec
 from gpal.catalogs.features import RELEASE_PRESET, Feature, resolve_features

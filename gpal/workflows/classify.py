@@ -2,7 +2,7 @@
 
 The ``params`` block is generated from what the job declares, never from a function's
 signature: the fields of `gpal.catalog_jobs.selection.CatalogSelection`, every
-parameter the main job's estimator declares (`gpal.catalog_jobs.settings.estimator_settings`,
+parameter the main job's estimator declares (`gpal.estimators.settings.estimator_settings`,
 defaults the main job's) and the job's own settings (`gpal.catalog_jobs.classify.SETTINGS`),
 each with its constraint, default and meaning.  A parameter added to the estimator is a
 key here without an edit.  classify_catalog claims and writes its output folder itself
@@ -12,32 +12,23 @@ key here without an edit.  classify_catalog claims and writes its output folder 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from gpal.runs.executors import Executor
-from gpal.workflows.schema import Field
+from gpal.workflows.schema import Field, fields_from_settings
 
 __all__ = ["CLAIMS_OUTPUT_DIR", "run", "schema"]
 
 CLAIMS_OUTPUT_DIR = True
 
 
-def _plain(value: Any) -> Any:
-    """A default as a YAML file would write it (tuples as lists, mapping proxies as dicts)."""
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, Sequence) and not isinstance(value, str):
-        return [_plain(v) for v in value]
-    return value
-
-
 def _parts() -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """The selection's, the estimator's and the job's settings, by name."""
     from gpal.catalog_jobs.classify import SETTINGS
     from gpal.catalog_jobs.selection import CatalogSelection
-    from gpal.catalog_jobs.settings import estimator_settings, main_job_estimator
+    from gpal.catalog_jobs.settings import main_job_estimator
+    from gpal.estimators.settings import estimator_settings
 
     return CatalogSelection.settings(), estimator_settings(main_job_estimator()), SETTINGS
 
@@ -48,7 +39,7 @@ def schema() -> dict[str, Any]:
         shared = sorted(set(params) & set(part))
         if shared:
             raise RuntimeError(f"the classify workflow's params {shared} are named twice (selection, estimator, job)")
-        params.update({name: Field(s.constraint, _plain(s.default), s.doc) for name, s in part.items()})
+        params.update(fields_from_settings(part))
     return {"params": params}
 
 

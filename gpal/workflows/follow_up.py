@@ -30,11 +30,11 @@ from gpal.evaluation.paired import (
 )
 from gpal.files import atomic_output
 from gpal.identity import digest
-from gpal.registry import ACQUISITIONS, INPUT_NOISE, LIKELIHOODS, MODELS_PER_BATCH
+from gpal.registry import ACQUISITIONS, MODELS_PER_BATCH
 from gpal.runs.executors import Executor
 from gpal.runs.units import run_units
 from gpal.workflows.curves import curves_in_lock_step
-from gpal.workflows.schema import Field
+from gpal.workflows.schema import Field, fields_from_settings
 
 __all__ = [
     "check", "follow_up_unit", "load_labelled", "make_sets", "plot_follow_up_curves", "plot_paired_differences",
@@ -65,6 +65,9 @@ def _main_job_defaults() -> dict[str, Any]:
 
 
 def schema() -> dict[str, Any]:
+    from gpal.catalog_jobs.settings import main_job_estimator
+    from gpal.estimators.settings import estimator_settings
+
     main = _main_job_defaults()
     strategy = strategy_spec(ACQUISITIONS.names())
     return {
@@ -101,15 +104,11 @@ def schema() -> dict[str, Any]:
         },
         "report_at": Field(ListOf(Integer(1)), [20, 100], "budgets (sources observed) whose paired differences the "
                            "report gives with 95% intervals", part_of_run=False),
-        "training": {
-            # Exact inputs, not the main job's NIMGP: its population prior needs >= 80 labelled sources
-            # and a campaign starts from n_seed; which model a campaign should retrain is issue 23's study.
-            "input_noise": Field(OneOf(INPUT_NOISE.names()), "none", "input-noise strategy"),
-            "likelihood": Field(OneOf(LIKELIHOODS.names()), main["likelihood"], "likelihood"),
-            "epochs": Field(Integer(1), main["epochs"], "epochs of the initial fit on the seed set"),
-            "num_inducing": Field(Integer(1), main["num_inducing"], "inducing points (capped at the labelled count)"),
-            "batch_size": Field(Integer(1), main["batch_size"], "Adam minibatch"),
-        },
+        # Exact inputs, not the main job's NIMGP: its population prior needs >= 80 labelled sources
+        # and a campaign starts from n_seed; which model a campaign should retrain is issue 23's study.
+        "training": fields_from_settings(
+            estimator_settings(main_job_estimator(), ("input_noise", "likelihood", "epochs", "num_inducing", "batch_size")),
+            input_noise="none"),
     }
 
 

@@ -3,42 +3,31 @@
 Every noisy-input workflow names a subset of MGP / NIMGP / NIMGP-NN / NIMGP-FO and
 one ``training`` block of `gpal.NoisyGPClassifier` settings shared by them; this
 module turns both into the parameter dicts `gpal.runs.repeated_splits` and the classifier take.
-The block's defaults are the classifier's own (a kind replaces some, e.g. the paper's
-batch size), so a setting a workflow file leaves out is what ``NoisyGPClassifier()`` uses.
+The block is generated from what the classifier declares (constraints, defaults, meanings:
+`gpal.estimators.settings`); a kind replaces some defaults (e.g. the paper's batch size), so a
+setting a workflow file leaves out is what ``NoisyGPClassifier()`` uses.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Mapping
 
-from gpal.constraints import AnyOf, Boolean, Integer, ListOf, OneOf, Optional, Real
+from gpal.constraints import AnyOf, ListOf, OneOf
 from gpal.estimators.noisy_gp import NoisyGPClassifier
-from gpal.registry import KERNELS, LIKELIHOODS, NOISE_VARIANCE_MODES
+from gpal.estimators.settings import estimator_settings
 from gpal.runs.repeated_splits import NOISY_INPUT_METHODS, select_methods
-from gpal.workflows.schema import Field
+from gpal.workflows.schema import Field, fields_from_settings
 
-__all__ = ["AUTO", "classifier_params", "methods_field", "num_inducing_for", "training_schema"]
+__all__ = ["AUTO", "TRAINING", "classifier_params", "methods_field", "num_inducing_for", "training_schema"]
 
 AUTO = "auto"
 
-#: The ``training`` block: NoisyGPClassifier parameter -> (constraint, documentation).
-_TRAINING = {
-    "noise_variance": (OneOf(NOISE_VARIANCE_MODES), "input-noise variances: the data's error bars, learned, or both"),
-    "likelihood": (OneOf(LIKELIHOODS.names()), "likelihood of the sparse GP"),
-    "num_inducing": (AnyOf((OneOf([AUTO]), Integer(1))),
-                     "inducing points per latent function, or 'auto' = min(100, 5% of the training rows)"),
-    "batch_size": (Integer(1), "Adam minibatch size"),
-    "epochs": (Integer(1), "training epochs"),
-    "learning_rate": (Real(0, low_open=True), "Adam learning rate"),
-    "n_samples": (Integer(1), "Monte Carlo input samples at prediction"),
-    "prior_variance": (Real(0, low_open=True), "variance of the prior on noiseless inputs"),
-    "hidden_sizes": (ListOf(Integer(1), unique=False), "hidden layers of NIMGP-NN's network"),
-    "epsilon": (Real(0, 1, low_open=True, high_open=True), "robust-max label-flip probability"),
-    "learn_epsilon": (Boolean(), "learn epsilon instead of fixing it"),
-    "standardize": (Boolean(), "standardise inputs on the training rows"),
-    "kernel": (Optional(OneOf(KERNELS.names())), "kernel of every latent function by name: null or se_ard is SE-ARD, "
-               "se_ard_plus_noise adds the paper's learned sigma_0^2 I[x = x'] term"),
-}
+#: The ``training`` block: the NoisyGPClassifier parameters a noisy-input workflow may set. Each field's
+#: constraint, default and meaning are the estimator's own (`gpal.estimators.settings`); ``num_inducing``
+#: also takes 'auto', the paper's rule (`num_inducing_for`).
+TRAINING = ("noise_variance", "likelihood", "num_inducing", "batch_size", "epochs", "learning_rate", "n_samples",
+            "prior_variance", "hidden_sizes", "epsilon", "learn_epsilon", "standardize", "kernel")
 
 
 def methods_field(default: list[str] | None = None) -> Field:
@@ -49,19 +38,16 @@ def methods_field(default: list[str] | None = None) -> Field:
     )
 
 
-def _plain(value: Any) -> Any:
-    """A default as a YAML file would write it (a tuple as a list)."""
-    return list(value) if isinstance(value, tuple) else value
-
-
 def training_schema(**defaults: Any) -> dict[str, Field]:
     """NoisyGPClassifier settings shared by every method; ``defaults`` replace the classifier's own."""
-    unknown = sorted(set(defaults) - set(_TRAINING))
+    unknown = sorted(set(defaults) - set(TRAINING))
     if unknown:
-        raise TypeError(f"training_schema got defaults for {unknown}, which are not training settings {list(_TRAINING)}")
-    own = NoisyGPClassifier().get_params(deep=False)
-    d = {name: _plain(own[name]) for name in _TRAINING} | defaults
-    return {name: Field(constraint, d[name], doc) for name, (constraint, doc) in _TRAINING.items()}
+        raise TypeError(f"training_schema got defaults for {unknown}, which are not training settings {list(TRAINING)}")
+    fields = fields_from_settings(estimator_settings(NoisyGPClassifier(), TRAINING), **defaults)
+    inducing = fields["num_inducing"]
+    fields["num_inducing"] = replace(inducing, constraint=AnyOf((OneOf([AUTO]), inducing.constraint)),
+                                     doc=f"{inducing.doc}; or '{AUTO}' = min(100, 5% of the training rows)")
+    return fields
 
 
 def num_inducing_for(training: Mapping[str, Any], n_train: int) -> int:

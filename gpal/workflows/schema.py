@@ -26,6 +26,7 @@ __all__ = [
     "Field",
     "WorkflowError",
     "apply_overrides",
+    "fields_from_settings",
     "identity",
     "read_yaml",
     "validate",
@@ -74,6 +75,27 @@ class Field:
 
 
 Schema = Mapping[str, "Field | Schema"]
+
+
+def yaml_form(value: Any) -> Any:
+    """A default as a YAML file would write it (tuples as lists, mapping proxies as dicts)."""
+    if isinstance(value, Mapping):
+        return {k: yaml_form(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return [yaml_form(v) for v in value]
+    return value
+
+
+def fields_from_settings(settings: Mapping[str, Any], **defaults: Any) -> dict[str, Field]:
+    """Workflow fields from declared settings (`gpal.estimators.settings.Setting`: constraint, default, meaning).
+
+    ``defaults`` replace a setting's own default; the constraint and the meaning stay the declaration's,
+    so a workflow never restates what the estimator or the selection declares.
+    """
+    unknown = sorted(set(defaults) - set(settings))
+    if unknown:
+        raise TypeError(f"defaults for {unknown}, which are not among the settings {list(settings)}")
+    return {name: Field(s.constraint, yaml_form(defaults.get(name, s.default)), s.doc) for name, s in settings.items()}
 
 #: A published result: ``[mean, standard error]``.
 MEAN_SE = ListOf(Real(), min_length=2, max_length=2, unique=False)
