@@ -446,7 +446,7 @@ def run_together(loops: Sequence[ActiveLearningLoop], *, max_models: int = MODEL
     One ``LoopResult`` per loop, in order; with ``errors="return"`` a loop that failed (its
     fit, acquisition or oracle raised) gives its exception instead and the others go on.
     """
-    from tqdm.auto import tqdm
+    from gpal.progress import progress_bar
 
     check_values({"max_models": Integer(1), "errors": OneOf(PER_MODEL_ERRORS)}, {"max_models": max_models, "errors": errors})
     out: list[Any] = [None] * len(loops)
@@ -479,7 +479,7 @@ def run_together(loops: Sequence[ActiveLearningLoop], *, max_models: int = MODEL
 
     total = sum(loops[k].n_queries for k in running)
     done = sum(min(len(state["metrics"]) - 1, loops[k].n_queries) for k, (state, _) in running.items())
-    with tqdm(total=total, initial=done, disable=not progress, unit="query",
+    with progress_bar(total=total, initial=done, disable=not progress, unit="query",
               desc=f"active learning ({', '.join(dict.fromkeys(loop.acquisition.name for loop in loops))})") as bar:
         while True:
             waiting = {k: len(state["metrics"]) for k, (state, _) in running.items()

@@ -142,7 +142,8 @@ def classify_catalog(
     ood_score, ood = check_outliers(folder / OOD_FILE, train, test, held_out_classes, pool, seed)
 
     log(f"classifying the {' + '.join(tokens)} sources of {cat.release}")
-    table = dated(predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor, progress=progress))
+    table = dated(predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor, progress=progress,
+                                  pool=pool))
     table = replace(table, frame=table.frame.assign(ood_score=ood_score, ood=ood))
     log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model)")
     table = _with_information(table, trained.estimator, pool)

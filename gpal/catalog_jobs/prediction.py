@@ -174,13 +174,16 @@ def predict_catalog(
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     executor: Any = None,
     progress: bool = True,
+    pool: NoisyDataset | None = None,
 ) -> ClassifiedSources:
     """Class probabilities of the selected sources of ``catalog`` (a name, path or `Catalog`).
 
     ``select``: ``"unassociated"``, ``"bcu"``, other CLASS1 codes, or ``"all"``.
     The catalog must hold every column the model's features are built from.
     Prediction is chunked (``chunk_size`` rows) and runs on ``executor``
-    (`gpal.runs.executors.make_executor`; in this process when None).
+    (`gpal.runs.executors.make_executor`; in this process when None).  ``pool``: the
+    selection already built from this catalog with the model's features (`selection_pool`),
+    so a caller that has it does not build it twice.
     """
     trained = model if isinstance(model, TrainedModel) else load_trained(model)
     cat = load_catalog(catalog) if isinstance(catalog, (str, os.PathLike)) else catalog
@@ -191,7 +194,8 @@ def predict_catalog(
             f"{trained.training['feature_names']} are built from; use a catalog with these columns"
         )
     tokens = select_tokens(select)
-    pool = selection_pool(cat, tokens, trained.training["features"])
+    if pool is None:
+        pool = selection_pool(cat, tokens, trained.training["features"])
     if tuple(pool.feature_names) != tuple(trained.training["feature_names"]):
         raise ValueError(f"catalog features {list(pool.feature_names)} differ from the model's "
                          f"{trained.training['feature_names']}")

@@ -140,7 +140,7 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         self._require_variance(X, X_var, "fit")
         data = check_fit_data(X, y, X_var)
 
-        from tqdm.auto import tqdm
+        from gpal.progress import progress_bar
 
         from gpal.models.families.dirichlet import HeteroskedasticSGPR, dirichlet_targets
         from gpal.training.collapsed import fit_dirichlet_gp
@@ -153,7 +153,7 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         # One model serves every candidate: fit_dirichlet_gp resets kernel and Z and swaps the targets.
         model = HeteroskedasticSGPR(kernel, Z, Xs, *dirichlet_targets(data.y, C, alphas[0]))
         history, best = [], None
-        for alpha in tqdm(alphas, disable=not self.progress, desc="Dirichlet GP (alpha_eps)", unit="fit"):
+        for alpha in progress_bar(alphas, disable=not self.progress, desc="Dirichlet GP (alpha_eps)", unit="fit"):
             posterior, record = fit_dirichlet_gp(
                 model, data.y, alpha,
                 X_var=Vs if first_order else None,

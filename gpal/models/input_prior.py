@@ -21,7 +21,9 @@ p(x* | x~*) for prediction).
 
 from __future__ import annotations
 
+import hashlib
 import math
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -218,10 +220,8 @@ def fit_mixture_prior(X: np.ndarray, V: np.ndarray, n_components: int, random_st
     mean log-likelihood per row gains less than ``tol`` nats.  Initialised by k-means (one
     thread, as ``kmeans_inducing``, for the same result everywhere).  The n K small (d, d)
     factorisations of a step run batched in TensorFlow (4x numpy's per-matrix LAPACK calls).
+    A fit repeated on the same inputs and settings in one process is not run again.
     """
-    from sklearn.cluster import KMeans
-    from threadpoolctl import threadpool_limits
-
     X = np.asarray(X, dtype=np.float64)
     V = np.asarray(V, dtype=np.float64)
     n, d = X.shape
@@ -229,6 +229,27 @@ def fit_mixture_prior(X: np.ndarray, V: np.ndarray, n_components: int, random_st
     check_prior_rows(n, K, min_per_component)
     if V.shape != X.shape or not np.all(np.isfinite(V)) or np.any(V < 0):
         raise ValueError(f"input variances for the population prior must be finite, >= 0 and shaped {X.shape}")
+    key = (hashlib.sha256(X.tobytes() + V.tobytes()).hexdigest(), X.shape, K, int(random_state), int(max_iter),
+           float(tol), float(reg_covar))
+    if key not in _FITTED:
+        _FITTED[key] = _deconvolve(X, V, K, random_state, max_iter, tol, reg_covar)
+        while len(_FITTED) > _FITTED_KEPT:
+            _FITTED.popitem(last=False)
+    return MixturePrior(*(a.copy() for a in _FITTED[key]))
+
+
+#: The last few fits by their inputs and settings: the main job fits the model's prior and the outlier
+#: score's density on the same standardised training rows, and a fit is seconds of EM.
+_FITTED: "OrderedDict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]]" = OrderedDict()
+_FITTED_KEPT = 4
+
+
+def _deconvolve(X, V, K, random_state, max_iter, tol, reg_covar) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The EM of ``fit_mixture_prior`` on checked inputs: weights (normalised), means, covariances."""
+    from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
+
+    d = X.shape[1]
     with threadpool_limits(limits=1):
         labels = KMeans(n_clusters=K, n_init=1, random_state=random_state).fit(X).labels_
     eye = np.eye(d)
@@ -244,7 +265,7 @@ def fit_mixture_prior(X: np.ndarray, V: np.ndarray, n_components: int, random_st
             break
         previous = float(mean_loglik)
     weights, means, covs = (a.numpy() for a in state)
-    return MixturePrior(weights / weights.sum(), means, covs)
+    return weights / weights.sum(), means, covs
 
 
 @tf.function(autograph=False, reduce_retracing=True)

@@ -111,9 +111,9 @@ def _call(fn: Callable[..., Any], args: tuple) -> Any:
 
 
 def _bar(total: int, desc: str | None, progress: bool) -> Any:
-    from tqdm.auto import tqdm
+    from gpal.progress import progress_bar
 
-    return tqdm(total=total, desc=desc or "tasks", unit="task", disable=not progress)
+    return progress_bar(total=total, desc=desc or "tasks", unit="task", disable=not progress)
 
 
 class InProcessExecutor(Executor):

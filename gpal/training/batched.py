@@ -211,7 +211,7 @@ class BatchedTrainer:
     def fit(self, *, epochs: int, batch_size: int, learning_rate: float, progress: bool = False,
             max_jitter: float = 1e-2) -> list[TrainResult | Exception]:
         """Train every model for ``epochs`` passes; a ``TrainResult`` per model, or the exception that stopped it."""
-        from tqdm.auto import tqdm
+        from gpal.progress import progress_bar
 
         K, n = len(self.models), self.n
         self.optimizer.learning_rate = learning_rate
@@ -219,7 +219,7 @@ class BatchedTrainer:
         rngs = [np.random.default_rng([s, 1]) for s in self.seeds]
         results: list[TrainResult | Exception] = [TrainResult() for _ in range(K)]
         steps = 0
-        bar = tqdm(range(int(epochs)), disable=not progress, desc=f"training {K} models", unit="epoch")
+        bar = progress_bar(range(int(epochs)), disable=not progress, desc=f"training {K} models", unit="epoch")
         try:
             for epoch in bar:
                 perms = np.stack([rng.permutation(n) for rng in rngs])

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import tensorflow as tf
-from tqdm.auto import tqdm
+from gpal.progress import progress_bar
 
 from gpal.models.compiled import instance_function
 from gpal.models.families.logistic_bounds import (
@@ -191,7 +191,7 @@ class BoundOptimizer:
         self.model.q_mean.assign(tf.zeros_like(self.model.q_mean))
         self.model.q_sqrt.assign(tf.eye(self.model.q_sqrt.shape[0], dtype=tf.float64))
         result = FitResult()
-        bar = tqdm(range(int(max_iter)), disable=not progress, desc=f"vi-{self.method}", unit="iter")
+        bar = progress_bar(range(int(max_iter)), disable=not progress, desc=f"vi-{self.method}", unit="iter")
         try:
             for it in bar:
                 self.analytic_updates(n_updates)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 import tf_keras
-from tqdm.auto import tqdm
+from gpal.progress import progress_bar
 
 from gpal.constraints import OneOf, check_values
 from gpal.models.compiled import instance_function
@@ -88,7 +88,7 @@ class AugmentedTrainer:
         rng = np.random.default_rng(seed)
         X_all, Y_all = tf.constant(self.X), tf.constant(self.onehot)
         history = []
-        bar = tqdm(range(max_iter), disable=not progress, desc=f"logistic-softmax ({inference})", unit="it")
+        bar = progress_bar(range(max_iter), disable=not progress, desc=f"logistic-softmax ({inference})", unit="it")
         for t in bar:
             if full:
                 Xb, Yb = X_all, Y_all

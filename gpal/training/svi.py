@@ -288,12 +288,12 @@ def train(
 
 def _run(model, step, n, epochs, batch_size, seed, progress, callback, max_jitter) -> TrainResult:
     """The epoch loop: seeded shuffles, guarded steps, per-epoch history, callback and Ctrl-C."""
-    from tqdm.auto import tqdm
+    from gpal.progress import progress_bar
 
     batch_size = max(1, min(int(batch_size), n))
     rng = np.random.default_rng([int(seed), 1])
     result = TrainResult()
-    bar = tqdm(range(int(epochs)), disable=not progress, desc=f"training ({model.strategy.name})", unit="epoch")
+    bar = progress_bar(range(int(epochs)), disable=not progress, desc=f"training ({model.strategy.name})", unit="epoch")
     try:
         for epoch in bar:
             perm = rng.permutation(n)

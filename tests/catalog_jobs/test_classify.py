@@ -254,6 +254,21 @@ def test_predict_all_and_write_refuses_to_overwrite(classified, small_catalog, t
         check_table_path(tmp_path / "u.csv")
 
 
+def test_predict_takes_the_selection_already_built(classified, small_catalog, monkeypatch):
+    """The main job builds its selection once and hands it over: the table is the one prediction would build."""
+    from gpal.catalog_jobs import prediction
+    from gpal.catalogs import load_catalog
+
+    out, _ = classified
+    trained, cat = load_trained(out), load_catalog(str(small_catalog))
+    built = predict_catalog(trained, cat, "unassociated", progress=False)
+    pool = prediction.selection_pool(cat, ("unassociated",), trained.training["features"])
+    monkeypatch.setattr(prediction, "selection_pool", lambda *a: pytest.fail("the selection was built again"))
+    given = predict_catalog(trained, cat, "unassociated", progress=False, pool=pool)
+    pd.testing.assert_frame_equal(given.frame, built.frame)
+    assert given.meta == built.meta and len(given.frame) == SMALL[""]
+
+
 def test_load_trained_explains_what_a_model_folder_is(classified, tmp_path):
     out, _ = classified
     with pytest.raises(FileNotFoundError, match="does not exist"):

@@ -1,0 +1,334 @@
+#!/usr/bin/env python
+"""The main job (``gpal classify``) end to end, its time broken down by part; one SVI step against its GEMMs.
+
+(a) The job: ``gpal.cli.main(["classify", "--out", NEW_DIR, "--no-progress", *EXTRA])`` in this
+    process, after timing the import of the command line and of TensorFlow (what a fresh
+    ``gpal classify`` pays first).  Each part is timed by wrapping the function that does it
+    (explicit timers, no profiler, so the parts run at their own speed): inclusive wall and
+    process-CPU seconds and calls.  Parts nest (the GP fit holds the prior's EM, the model
+    build and the SVI loop); the table says which.  The SVI loop's steps are counted, so the
+    job's own seconds per step come out too.
+(b) ``--step``: one SVI step of the main job's model alone (``make_train_step`` on a
+    synthetic problem of the job's shapes: N = 2103, d = 16, C = 3, M = 50, batch 200,
+    NIMGP with an 8-component population prior), median over blocks of steps, against the
+    floating-point work of its shapes: the flops counted below, timed as the same GEMMs in
+    NumPy on this machine, and at the rate of one large GEMM.
+
+    PYTHONPATH=$PWD python benchmarks/bench_main_job.py --step --json runs/bench/main_job.json
+    PYTHONPATH=$PWD python benchmarks/bench_main_job.py -- --epochs 100     # options for gpal classify after --
+
+Flops of one step (forward; backward counted as twice the forward, the usual rule for
+matrix products), per latent function c (C of them), batch B, M inducing points, d features:
+K_zz 2 M^2 d, chol(K_zz) M^3 / 3, K_zx 2 M B d, A = L^-1 K_zx M^2 B, S^T A 2 M^2 B, A^T m 2 M B;
+and for the population prior of K mixture components over the batch's sampled inputs 2 K d^2 B.
+The elementwise work (kernel exponentials, quadrature of the likelihood, Adam) is left out:
+it is O(M B + M^2) per latent, small beside these.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import inspect
+import os
+import sys
+import tempfile
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+# (label, ["module:attribute path", ...]): inclusive timers on the functions that do each part.  A part
+# called inside another is recorded under it ("GP fit (model) / SVI loop"), so the tree shows where time goes.
+PARTS = [
+    ("selection and features", ["gpal.catalogs.catalog:Catalog.dataset", "gpal.catalogs.catalog:Catalog.pool"]),
+    ("GP fit (model)", ["gpal.catalog_jobs.classify:fit_or_reuse"]),
+    ("GP fit (error-blind twin)", ["gpal.estimators.noisy_gp:NoisyGPClassifier.fit"]),
+    ("model set-up (standardise, prior, build)", ["gpal.training.session:ModelSession.for_fit"]),
+    ("extreme deconvolution (EM)", ["gpal.models.svgp:fit_mixture_prior", "gpal.models.input_prior:fit_mixture_prior"]),
+    ("SVI loop", ["gpal.training.svi:Trainer.fit", "gpal.training.batched:BatchedTrainer.fit"]),
+    ("load the saved model", ["gpal.catalog_jobs.classify:load_trained"]),
+    ("GP prediction", ["gpal.estimators.noisy_gp:NoisyGPClassifier.predict_proba"]),
+    ("baselines and error-blind twin", ["gpal.catalog_jobs.classify:_write_baselines"]),
+    ("scikit-learn baselines", ["gpal.catalog_jobs.classify:fit_baselines"]),
+    ("outlier score", ["gpal.catalog_jobs.classify:check_outliers"]),
+    ("classify the selection", ["gpal.catalog_jobs.classify:predict_catalog"]),
+    ("follow-up ranking", ["gpal.catalog_jobs.classify:_with_information"]),
+    ("report", ["gpal.catalog_jobs.classify:write_classify_report"]),
+]
+
+MAIN_JOB_SHAPES = {"n": 2103, "d": 16, "classes": 3, "inducing": 50, "batch": 200, "prior_components": 8}
+
+
+class Timers:
+    """Inclusive wall / CPU seconds and calls per path of parts ("outer / inner"); a part inside itself counts once."""
+
+    def __init__(self) -> None:
+        self.wall: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
+        self.calls: dict[str, int] = {}
+        self.steps: dict[str, int] = {}
+        self._stack: list[str] = []
+        self._undo: list[Callable[[], None]] = []
+
+    def wrap(self, label: str, target: str) -> bool:
+        """Time ``target`` ("module:Class.attr" or "module:function") under ``label``; False where it is absent."""
+        import importlib
+
+        module_name, path = target.split(":")
+        owner: Any = importlib.import_module(module_name)
+        *outer, attr = path.split(".")
+        for name in outer:
+            owner = getattr(owner, name, None)
+        if owner is None or not hasattr(owner, attr):
+            return False
+        raw = inspect.getattr_static(owner, attr)
+        kind = type(raw) if isinstance(raw, (classmethod, staticmethod)) else None
+        fn = raw.__func__ if kind else raw
+
+        @functools.wraps(fn)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            if label in self._stack:  # the same part inside itself (a method calling its base's)
+                return fn(*args, **kwargs)
+            if label == "GP fit (error-blind twin)" and "baselines and error-blind twin" not in self._stack:
+                return fn(*args, **kwargs)  # NoisyGPClassifier.fit times the twin only; the model is fit_or_reuse
+            key = " / ".join(self._stack + [label])
+            self._stack.append(label)
+            w0, c0 = time.perf_counter(), time.process_time()
+            try:
+                result = fn(*args, **kwargs)
+            finally:
+                self._stack.pop()
+                self.wall[key] = self.wall.get(key, 0.0) + time.perf_counter() - w0
+                self.cpu[key] = self.cpu.get(key, 0.0) + time.process_time() - c0
+                self.calls[key] = self.calls.get(key, 0) + 1
+            if label == "SVI loop":
+                runs = result if isinstance(result, list) else [result]
+                self.steps[key] = self.steps.get(key, 0) + max((getattr(r, "steps", 0) for r in runs), default=0)
+            return result
+
+        setattr(owner, attr, kind(timed) if kind else timed)
+        self._undo.append(lambda: setattr(owner, attr, raw))
+        return True
+
+    def restore(self) -> None:
+        for undo in reversed(self._undo):
+            undo()
+        self._undo.clear()
+
+
+def run_main_job(extra: list[str], keep: str | None = None) -> dict[str, Any]:
+    """Import, then the job with every part timed (into a fresh folder ``keep``, else a temporary one); a dict of seconds."""
+    w0, c0 = time.perf_counter(), time.process_time()
+    import gpal.cli  # what `gpal classify` imports before it parses
+    import_cli = (time.perf_counter() - w0, time.process_time() - c0)
+    from gpal.quiet import quiet_tensorflow
+
+    quiet_tensorflow()
+    w0, c0 = time.perf_counter(), time.process_time()
+    import gpal.catalog_jobs.classify  # noqa: F401  (TensorFlow, GPflow, the models: what the job itself imports)
+    import tensorflow  # noqa: F401
+    import_job = (time.perf_counter() - w0, time.process_time() - c0)
+
+    timers = Timers()
+    missing = [t for label, targets in PARTS for t in targets if not timers.wrap(label, t)]
+    with tempfile.TemporaryDirectory(prefix="bench_main_job_") as tmp:
+        out = keep or tmp
+        w0, c0 = time.perf_counter(), time.process_time()
+        try:
+            code = gpal.cli.main(["classify", "--out", out, "--no-progress", *extra])
+        finally:
+            timers.restore()
+        job = (time.perf_counter() - w0, time.process_time() - c0)
+        metrics = _held_out_metrics(out) if code == 0 else {}
+    if code != 0:
+        raise SystemExit(f"gpal classify exited {code}")
+    return {"import_cli": import_cli, "import_job": import_job, "job": job, "parts": timers, "missing": missing,
+            "metrics": metrics}
+
+
+def _held_out_metrics(out: str) -> dict[str, Any]:
+    import json
+    from pathlib import Path
+
+    found = sorted(Path(out).rglob("metrics.json"))
+    return json.loads(found[0].read_text()) if found else {}
+
+
+# ------------------------------------------------------------------ (b) one step against its GEMMs
+def step_flops(n_latent: int, B: int, M: int, d: int, K: int) -> dict[str, float]:
+    """Forward flops of one step by term (see the module docstring); ``total`` counts backward as 2x forward."""
+    terms = {
+        "K_zz": 2 * M * M * d * n_latent,
+        "chol(K_zz)": M**3 / 3 * n_latent,
+        "K_zx": 2 * M * B * d * n_latent,
+        "L^-1 K_zx": M * M * B * n_latent,
+        "S^T A": 2 * M * M * B * n_latent,
+        "A^T m": 2 * M * B * n_latent,
+        "prior (mixture)": 2 * K * d * d * B,
+    }
+    terms["forward"] = sum(terms.values())
+    terms["total"] = 3 * terms["forward"]
+    return terms
+
+
+def gemm_seconds(n_latent: int, B: int, M: int, d: int, K: int, repeats: int = 200) -> float:
+    """CPU seconds of the step's matrix products as NumPy calls of the same shapes on one core (forward + 2x backward), median."""
+    import scipy.linalg as sl
+
+    rng = np.random.default_rng(0)
+    Zd = rng.normal(size=(n_latent, M, d))
+    Xd = rng.normal(size=(n_latent, d, B))
+    Kzz = np.eye(M)[None] * M + rng.normal(size=(n_latent, M, M)) * 0.01
+    Kzz = Kzz @ np.swapaxes(Kzz, 1, 2)
+    S = np.tril(rng.normal(size=(n_latent, M, M)))
+    Kzx = rng.normal(size=(n_latent, M, B))
+    m = rng.normal(size=(n_latent, M, 1))
+    Pd = rng.normal(size=(K, d, d))
+    Xs = rng.normal(size=(K, d, B))
+
+    def forward() -> None:
+        Zd @ np.swapaxes(Zd, 1, 2)
+        Zd @ Xd
+        for c in range(n_latent):
+            L = np.linalg.cholesky(Kzz[c])
+            sl.solve_triangular(L, Kzx[c], lower=True, check_finite=False)
+        np.swapaxes(S, 1, 2) @ Kzx
+        np.swapaxes(Kzx, 1, 2) @ m
+        Pd @ Xs
+
+    from threadpoolctl import threadpool_limits
+
+    times = []
+    with threadpool_limits(limits=1):  # matrices this small are one core's work; threads only wait on each other
+        for _ in range(5):
+            t0 = time.process_time()
+            for _ in range(repeats):
+                forward(); forward(); forward()  # noqa: E702  forward + backward (2x)
+            times.append((time.process_time() - t0) / repeats)
+    return float(np.median(times))
+
+
+def large_gemm_rate(n: int = 1024) -> float:
+    """Flops per CPU second of one n x n float64 GEMM on one core (median of 5): this machine's arithmetic rate."""
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(n, n)), rng.normal(size=(n, n))
+    times = []
+    with threadpool_limits(limits=1):
+        a @ b
+        for _ in range(5):
+            t0 = time.process_time()
+            a @ b
+            times.append(time.process_time() - t0)
+    return 2 * n**3 / float(np.median(times))
+
+
+def step_seconds(steps: int, repeats: int) -> tuple[float, float]:
+    """Median wall and CPU seconds of one compiled step of the main job's model (synthetic data, same shapes)."""
+    import tensorflow as tf
+
+    from bench_noisy_gp import synthetic_problem
+    from gpal.models.svgp import build_model
+    from gpal.training.svi import TrainData, make_optimizer, make_train_step
+
+    s = MAIN_JOB_SHAPES
+    X, X_var, y = synthetic_problem(s["n"], s["d"], s["classes"], 0)
+    model = build_model(X, y, num_classes=s["classes"], input_noise="latent", input_prior="population",
+                        prior_components=s["prior_components"], num_inducing=s["inducing"], X_var=X_var, seed=0)
+    step = make_train_step(model, make_optimizer(0.01), TrainData.from_arrays(X, X_var, y), seed=0)
+    rng = np.random.default_rng(0)
+    batches = [tf.constant(rng.choice(s["n"], s["batch"], replace=False), tf.int64) for _ in range(steps)]
+    float(step(batches[0], tf.constant(0, tf.int64)))  # trace
+    walls, cpus = [], []
+    for _ in range(repeats):
+        w0, c0 = time.perf_counter(), time.process_time()
+        for i, idx in enumerate(batches):
+            float(step(idx, tf.constant(i, tf.int64)))  # the loss fetched to the host, as the training loop does
+        walls.append((time.perf_counter() - w0) / steps)
+        cpus.append((time.process_time() - c0) / steps)
+    return float(np.median(walls)), float(np.median(cpus))
+
+
+# ------------------------------------------------------------------ output
+def _row(label: str, wall: float, cpu: float, extra: str = "") -> str:
+    return f"| {label:<46s} | {wall:8.2f} | {cpu:8.2f} | {extra} |"
+
+
+def print_job(result: dict[str, Any]) -> None:
+    timers: Timers = result["parts"]
+    print("| part | wall s | CPU s | calls |")
+    print("|---|---|---|---|")
+    print(_row("import gpal.cli", *result["import_cli"]))
+    print(_row("import TensorFlow, GPflow, gpal's models", *result["import_job"]))
+    for key in sorted(timers.wall, key=lambda k: [_order(p) for p in k.split(" / ")]):
+        depth = key.count(" / ")
+        print(_row("  " * depth + key.split(" / ")[-1], timers.wall[key], timers.cpu[key], str(timers.calls[key])))
+    top = [key for key in timers.wall if " / " not in key]
+    job_wall, job_cpu = result["job"]
+    print(_row("other (CLI, data split, tables, writes)", job_wall - sum(timers.wall[k] for k in top),
+               job_cpu - sum(timers.cpu[k] for k in top)))
+    total_wall = job_wall + result["import_cli"][0] + result["import_job"][0]
+    total_cpu = job_cpu + result["import_cli"][1] + result["import_job"][1]
+    print(_row("**total**", total_wall, total_cpu))
+    for key, steps in timers.steps.items():
+        print(f"{key}: {steps} steps, {1e3 * timers.wall[key] / steps:.2f} ms wall "
+              f"({1e3 * timers.cpu[key] / steps:.2f} ms CPU) per step, loop overhead included")
+    if result["missing"]:
+        print(f"not found (not timed): {result['missing']}")
+    held = result["metrics"].get("heldout", {})
+    print("held-out:", {k: round(held[k], 4) for k in ("accuracy", "balanced_accuracy", "nll", "brier", "ece") if k in held})
+
+
+def _order(label: str) -> int:
+    return next(i for i, (name, _) in enumerate(PARTS) if name == label)
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    argv = argv[: argv.index("--")] if "--" in argv else argv
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--step", action="store_true", help="also time one SVI step against its GEMMs")
+    parser.add_argument("--no-job", action="store_true", help="skip the main job (with --step)")
+    parser.add_argument("--steps", type=int, default=100, help="steps per timed block (--step)")
+    parser.add_argument("--repeats", type=int, default=7, help="timed blocks (--step)")
+    parser.add_argument("--json", help="write every figure to this JSON file")
+    parser.add_argument("--out", help="keep the job's folder here (default: a temporary one, removed)")
+    args = parser.parse_args(argv)
+    if args.out and os.path.exists(args.out):
+        parser.error(f"--out {args.out} exists; the job must run from scratch, not reuse a trained model")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    record: dict[str, Any] = {"load_average_at_start": os.getloadavg(), "extra_args": extra}
+    if not args.no_job:
+        result = run_main_job(extra, args.out)
+        print_job(result)
+        t: Timers = result["parts"]
+        record["job"] = {"import_cli": result["import_cli"], "import_job": result["import_job"], "job": result["job"],
+                         "parts": {k: {"wall": t.wall[k], "cpu": t.cpu[k], "calls": t.calls[k]} for k in t.wall},
+                         "svi_steps": t.steps, "metrics": result["metrics"]}
+    if args.step:
+        s = MAIN_JOB_SHAPES
+        wall, cpu = step_seconds(args.steps, args.repeats)
+        flops = step_flops(s["classes"], s["batch"], s["inducing"], s["d"], s["prior_components"])
+        gemm = gemm_seconds(s["classes"], s["batch"], s["inducing"], s["d"], s["prior_components"])
+        rate = large_gemm_rate()
+        at_rate = flops["total"] / rate
+        print(f"\none SVI step ({s}): {1e3 * wall:.3f} ms wall ({1e3 * cpu:.3f} ms CPU)")
+        print(f"flops per step: {flops['total'] / 1e6:.2f} M (forward {flops['forward'] / 1e6:.2f} M: "
+              + ", ".join(f"{k} {v / 1e6:.2f} M" for k, v in flops.items() if k not in ("forward", "total")) + ")")
+        print(f"the step's GEMMs in NumPy, one core: {1e3 * gemm:.3f} ms CPU -> step CPU / GEMM = {cpu / gemm:.1f}")
+        print(f"large-GEMM rate {rate / 1e9:.1f} GFLOP/s (one core) -> the flops at that rate {1e3 * at_rate:.3f} ms "
+              f"-> step CPU / arithmetic = {cpu / at_rate:.1f}")
+        record["step"] = {"shapes": s, "wall_s": wall, "cpu_s": cpu, "flops": flops, "gemm_s": gemm,
+                          "large_gemm_flops_per_s": rate, "step_cpu_over_gemm": cpu / gemm,
+                          "step_cpu_over_rate": cpu / at_rate}
+    if args.json:
+        from gpal.files import write_json_atomic
+
+        write_json_atomic(args.json, record)
+
+
+if __name__ == "__main__":
+    main()
