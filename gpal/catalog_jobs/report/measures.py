@@ -11,6 +11,7 @@ import pandas as pd
 
 from gpal.catalog_jobs.layout import BASELINES_FILE, METRICS_FILE, SIGNIFICANCE_COLUMN
 from gpal.catalog_jobs.report.inputs import FinishedRun
+from gpal.catalog_jobs.tables import EXTENDED
 from gpal.evaluation.comparison import bootstrap_comparison
 from gpal.evaluation.intervals import binomial_interval
 from gpal.evaluation.metrics import confusion_matrix, error_rate, negative_log_likelihood
@@ -154,7 +155,8 @@ def write_metrics(run: FinishedRun, check: HeldOutCheck) -> dict[str, Any]:
         "run_date": run.table.meta.get("DATE"),
         "comparison": comparison.to_dict(orient="records") if comparison["model"].nunique() > 1 else None,
         "faintest_quarter": check.faint,
-        "population_shift": _population_shift(run.frame, run.classes, training.get("n_per_class", {})),
+        "population_shift": _population_shift(run.frame[run.frame["predicted_class"] != EXTENDED], run.classes,
+                                              training.get("n_per_class", {})),
         "dropped": {"labelled": training.get("dropped", {}),
                     "classified": [n for n in run.table.meta.get("DROPPED", "").split(",") if n]},
     }
