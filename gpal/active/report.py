@@ -48,8 +48,10 @@ def write_active_report(folder: str | Path) -> Path:
     tables["Queried sources"] = write_table(folder / "queries_log", queries.round(4), data=queries)
     figures = {}
     if "error" in curves and len(curves) > 1:
-        tidy = curves.assign(method=state["config"]["estimator"]["class"].rsplit(".", 1)[-1], strategy=acquisition,
-                             repetition=0)
+        # a query whose sources were all outcomes outside the classes trains on nothing new: its point is the last
+        # model at that number of labelled sources
+        tidy = curves.drop_duplicates("n_labelled", keep="last").assign(
+            method=state["config"]["estimator"]["class"].rsplit(".", 1)[-1], strategy=acquisition, repetition=0)
         for metric in ("error", "nll"):
             fig = plot_learning_curves(tidy, metric=metric, title=f"test {metric} against labelled sources")
             figures[f"Learning curve: test {metric}"] = save_figure(fig, folder / f"learning_curve_{metric}")

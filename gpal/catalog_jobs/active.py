@@ -46,7 +46,8 @@ SETTINGS = {
     "acquisition": Setting(OneOf(ACQUISITIONS.names()), FOLLOW_UP_ACQUISITION,
                            f"how the next sources are chosen ({FOLLOW_UP_ACQUISITION}: the winner of the simulated DR4 "
                            "campaign; discovery: the most probable sources of target, for a targeted search)"),
-    "target": Setting(Optional(Text()), None, "discovery: the class searched for, e.g. pulsar"),
+    "target": Setting(Optional(Text()), None, f"discovery: the class searched for, e.g. pulsar; {FOLLOW_UP_ACQUISITION}: "
+                      "the class a label should teach about, as gpal classify --target (None: every class)"),
     "exploration": Setting(Real(0), 0.0, "discovery: weight of the model's uncertainty about the target probability "
                            "(0: plain ranking by probability)"),
     "oracle": Setting(OneOf(ORACLES), "simulated",
@@ -82,9 +83,11 @@ def acquisition_config(name: str, classes: Sequence[str], *, target: str | None 
         if target not in classes:
             raise ValueError(f"--target {target!r} is not one of the classes {list(classes)}")
         return {"name": name, "target": target, "exploration": exploration}
-    if target is not None:
-        raise ValueError(f"--target applies to --acquisition discovery, not {name!r}")
-    return {"name": name, **({"seed": seed} if name == "random" else {})}
+    if target is not None and name != FOLLOW_UP_ACQUISITION:
+        raise ValueError(f"--target applies to --acquisition discovery or {FOLLOW_UP_ACQUISITION}, not {name!r}")
+    if target is not None and target not in classes:
+        raise ValueError(f"--target {target!r} is not one of the classes {list(classes)}")
+    return {"name": name, **({"seed": seed} if name == "random" else {}), **({"target": target} if target else {})}
 
 
 def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.PathLike, *, seed: int = 0,
