@@ -169,6 +169,17 @@ def test_classify_compares_with_baselines_on_the_same_rows(classified):
     for model in ("logistic", "random_forest_isotonic", ERROR_BLIND_MODEL):
         r = rows[model, "nll"]
         assert r["diff_low"] <= r["diff"] <= r["diff_high"]
+    # one interval per statistic, each holding its value: the report's held-out intervals are the comparison's
+    for r in rows.values():
+        assert r["low"] <= r["value"] <= r["high"] and r["diff_low"] <= r["diff"] <= r["diff_high"], r
+    for metric, (low, high) in metrics["heldout"]["intervals"].items():
+        assert [rows["gpal", metric]["low"], rows["gpal", metric]["high"]] == [low, high]
+        assert low <= metrics["heldout"][metric] <= high, metric
+    from gpal.evaluation.intervals import binomial_interval
+    n = metrics["heldout"]["n"]
+    for model in ("gpal", "logistic"):
+        correct = round(rows[model, "accuracy"]["value"] * n)
+        assert [rows[model, "accuracy"]["low"], rows[model, "accuracy"]["high"]] == list(binomial_interval(correct, n, 0.95))
     held = pd.read_csv(out / "tables" / "heldout.csv")
     base = pd.read_csv(out / "tables" / "heldout_baselines.csv")
     assert set(base.groupby("model")["Source_Name"].apply(frozenset)) == {frozenset(held["Source_Name"])}

@@ -38,7 +38,7 @@ class HeldOutCheck:
     conf: np.ndarray
     #: Paired bootstrap of the model and each baseline: one row per model and metric.
     comparison: pd.DataFrame
-    #: 95% interval of each metric (Jeffreys binomial for accuracy, paired bootstrap for the others).
+    #: 95% interval of each metric (Jeffreys binomial for accuracy, bias-corrected bootstrap for the others).
     intervals: dict[str, list[float]]
     #: Completeness and purity per class with their intervals.
     per_class: pd.DataFrame
@@ -68,7 +68,13 @@ def _comparison(run: FinishedRun) -> pd.DataFrame:
     for name, rows in (base.groupby("model", sort=False) if not base.empty else []):
         rows = rows.set_index("Source_Name").loc[held["Source_Name"]]
         probas[str(name)] = rows[columns].to_numpy()
-    return bootstrap_comparison(run.y, probas, reference=MODEL_NAME, n_boot=2000, random_state=0)
+    comparison = bootstrap_comparison(run.y, probas, reference=MODEL_NAME, n_boot=2000, random_state=0)
+    # one interval method per statistic: accuracy, a count of correct sources, gets its binomial interval everywhere
+    n = run.y.size
+    for i in np.flatnonzero(comparison["metric"].to_numpy() == "accuracy"):
+        correct = int(round(comparison.at[i, "value"] * n))
+        comparison.loc[i, ["low", "high"]] = [float(b) for b in binomial_interval(correct, n, LEVEL)]
+    return comparison
 
 
 def _faintest_quarter(run: FinishedRun) -> dict[str, Any] | None:
@@ -99,7 +105,6 @@ def measure(run: FinishedRun) -> HeldOutCheck:
     comparison = _comparison(run)
     mine = _model_rows(comparison)
     intervals = {m: [float(mine.at[m, "low"]), float(mine.at[m, "high"])] for m in mine.index}
-    intervals["accuracy"] = [float(b) for b in binomial_interval(int(np.trace(conf)), run.y.size, LEVEL)]
     return HeldOutCheck(scores, conf, comparison, intervals, completeness_purity(conf, run.classes, LEVEL),
                         _faintest_quarter(run))
 
