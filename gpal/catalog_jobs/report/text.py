@@ -86,7 +86,7 @@ def _heldout_check(check: HeldOutCheck, h: Mapping[str, Any]) -> str:
     return (f"**Held-out check** ({h['n']} sources never seen in training; 95% intervals): accuracy {h['accuracy']:.3f} "
             f"{interval_text(*intervals['accuracy'])} ({check.correct} of {h['n']}), NLL {h['nll']:.3f} nats "
             f"{interval_text(*intervals['nll'])}, Brier {h['brier']:.3f} {interval_text(*intervals['brier'])}, "
-            f"ECE {h['ece']:.3f} ({N_BINS} equal-width bins). Completeness (share of "
+            f"ECE {h['ece']:.3f} {interval_text(*intervals['ece'])} ({N_BINS} equal-width bins). Completeness (share of "
             "each true class found): " + _fractions(h["per_class"], "completeness")
             + "; purity (share of each predicted class that is right): " + _fractions(h["per_class"], "purity")
             + ". The model checked here is the model that classified the sources below (no refit on all labels), "
