@@ -11,6 +11,7 @@ import pytest
 from gpal.cli import build_parser, main
 from gpal.catalog_jobs.tables import read_probability_table
 from gpal.catalogs.features import FEATURE_PRESETS
+from gpal.catalogs.targets import TARGET_COLUMNS
 from conftest import SMALL, write_small_catalog
 
 TINY = ["--epochs", "2", "--num-inducing", "5", "--no-progress"]
@@ -171,7 +172,7 @@ def test_predict_writes_a_table_with_metadata(model_dir, small_catalog, tmp_path
     assert code == 0, capsys.readouterr().err
     table = read_probability_table(out)
     assert list(table.frame.columns) == ["Source_Name", "CLASS1", "p_bll", "p_fsrq", "p_pulsar", "predicted_class",
-                                         "entropy", "p_mc_se", "GLON", "GLAT", "RA", "DEC"]
+                                         "entropy", "p_mc_se", *TARGET_COLUMNS]
     assert len(table.frame) == SMALL["bcu"] and set(table.frame["CLASS1"].str.lower()) == {"bcu"}
     np.testing.assert_allclose(table.frame[["p_bll", "p_fsrq", "p_pulsar"]].sum(axis=1), 1.0, atol=1e-9)
     assert table.meta["CATALOG"] == "4FGL-DR4" and table.meta["SELECT"] == "bcu"
@@ -302,7 +303,8 @@ def test_active_discovery_reports_expected_and_found_targets(small_catalog, tmp_
             "--retrain-epochs", "1", *TINY]
     _fails(capsys, [*base, "--acquisition", "discovery"], "needs --target, one of the classes ['bll', 'fsrq', 'pulsar']")
     _fails(capsys, [*base, "--acquisition", "discovery", "--target", "psr"], "--target 'psr' is not one of the classes")
-    _fails(capsys, [*base, "--target", "pulsar"], "--target applies to --acquisition discovery")
+    _fails(capsys, [*base, "--acquisition", "entropy", "--target", "pulsar"], "--target applies to --acquisition discovery or bald")
+    _fails(capsys, [*base, "--target", "psr"], "--target 'psr' is not one of the classes")
     assert not out.exists()  # refused before the folder is claimed
     assert main([*base, "--acquisition", "discovery", "--target", "pulsar"]) == 0, capsys.readouterr().err
     state = json.loads((out / "checkpoint" / "state.json").read_text())

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from gpal.files import (
-    write_json_atomic,
     atomic_output,
     classes_from_json,
     classes_to_json,

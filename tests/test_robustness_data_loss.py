@@ -1,7 +1,6 @@
 """Nothing of a user's is ever deleted or replaced, and a changed input is never taken for the same run (issue 33, items 1-2)."""
 
 import json
-import shutil
 
 import numpy as np
 import pytest

@@ -416,7 +416,39 @@ class RandomSampling(Acquisition):
         return np.random.default_rng([self.seed, n_pool]).random(n_pool)
 
 
-class BALD(Acquisition):
+class _Targeted:
+    """The column of a target class (``self.target``, a class name) in a model's probabilities."""
+
+    target: str | None
+    _code: int | None = None  # the target's class code, once a loop says what its codes mean
+
+    def bind_classes(self, class_names: Any) -> None:
+        """The model is fitted on codes of ``class_names`` (as the active-learning loop does): find the target's code."""
+        if self.target is None:
+            return
+        names = [str(c) for c in class_names]
+        if self.target not in names:
+            raise ValueError(f"{self.name} target {self.target!r} is not one of the classes {names}")
+        self._code = names.index(self.target)
+
+    def column(self, model: Any) -> int | None:
+        """The target's column in the model's probabilities (None: the model has not seen the target class yet).
+
+        Returns
+        -------
+        int or None
+            The column index, or None.
+        """
+        classes = list(getattr(_estimator(model), "classes_", ()))
+        names = [str(c) for c in classes]
+        if self.target in names:
+            return names.index(self.target)
+        if self._code is None:
+            raise ValueError(f"{self.name} target {self.target!r} is not a class of the model; its classes are {names}")
+        return classes.index(self._code) if self._code in classes else None
+
+
+class BALD(_Targeted, Acquisition):
     """Mutual information I[y; f | x~, D] = H[E_s p(y | f_s)] - E_s H[p(y | f_s)] (Houlsby et al. 2011).
 
     Only the epistemic part of the uncertainty: a source whose label is noisy whatever the
@@ -426,6 +458,11 @@ class BALD(Acquisition):
     them, so a source's large error bars count as noise, not as disagreement a label could
     settle.  Needs ``sample_proba(X, X_var, n_samples, input_draws)``, as ``NoisyGPClassifier``
     has; the draws are seeded by the model's ``random_state``, so repeated calls agree.
+
+    With a ``target`` class (e.g. ``"pulsar"``) the label asked about is only "target or not":
+    y is replaced by [y = target], whose probabilities are (p_target, 1 - p_target), so a source
+    scores high where a label would settle whether it is of the target class, not where it
+    would tell two other classes apart.  A model that has not seen the target scores 0.
 
     Examples
     --------
@@ -443,16 +480,23 @@ class BALD(Acquisition):
 
     name = "bald"
 
-    def __init__(self, n_samples: int = 100, input_draws: int = 16, **batching: Any):
+    def __init__(self, n_samples: int = 100, input_draws: int = 16, target: str | None = None, **batching: Any):
         super().__init__(**batching)
         self.n_samples = _DRAWS.check("n_samples", n_samples)
         self.input_draws = Integer(1).check("input_draws", input_draws)
+        self.target = Optional(Text()).check("target", target)
 
     def config(self) -> dict[str, Any]:
-        return {**super().config(), "n_samples": self.n_samples, "input_draws": self.input_draws}
+        return {**super().config(), "n_samples": self.n_samples, "input_draws": self.input_draws,
+                **({} if self.target is None else {"target": self.target})}
 
     def scores(self, model: Any, X_pool: Any) -> np.ndarray:
+        c = None if self.target is None else self.column(model)
+        if self.target is not None and c is None:  # the model has not seen the target: p_target = 0, nothing to learn
+            return np.zeros(_pool_size(X_pool))
         samples = _sample_proba(model, X_pool, self.n_samples, input_draws=self.input_draws)
+        if c is not None:
+            samples = np.stack([samples[..., c], 1.0 - samples[..., c]], axis=-1)
         mi = entropy(samples.mean(axis=0)) - entropy(samples).mean(axis=0)
         return np.maximum(mi, 0.0)  # >= 0 exactly; tiny negatives are round-off
 
@@ -554,7 +598,7 @@ class EPIG(Acquisition):
         return epig_scores(draws(X_pool), draws(self._target_rows(X_pool)))
 
 
-class Discovery(Acquisition):
+class Discovery(_Targeted, Acquisition):
     """Targeted search: rank sources by the probability of being of class ``target`` (issue 23).
 
     score = p(target | x, D) + ``exploration`` x sd_s p(target | f_s): with ``exploration`` 0 the
@@ -585,35 +629,11 @@ class Discovery(Acquisition):
     def __init__(self, target: str, exploration: float = 0.0, n_samples: int = 100, **batching: Any):
         super().__init__(**batching)
         self.target = Text().check("target", target)  # a class name such as 'pulsar'
-        self._code: int | None = None  # the target's class code, once a loop says what its codes mean
         self.exploration = Real(0).check("exploration", exploration)
         self.n_samples = _DRAWS.check("n_samples", n_samples)
 
     def config(self) -> dict[str, Any]:
         return {**super().config(), "target": self.target, "exploration": self.exploration, "n_samples": self.n_samples}
-
-    def bind_classes(self, class_names: Any) -> None:
-        """The model is fitted on codes of ``class_names`` (as the active-learning loop does): find the target's code."""
-        names = [str(c) for c in class_names]
-        if self.target not in names:
-            raise ValueError(f"discovery target {self.target!r} is not one of the classes {names}")
-        self._code = names.index(self.target)
-
-    def column(self, model: Any) -> int | None:
-        """The target's column in the model's probabilities (None: the model has not seen the target class yet).
-
-        Returns
-        -------
-        int or None
-            The column index, or None.
-        """
-        classes = list(getattr(_estimator(model), "classes_", ()))
-        names = [str(c) for c in classes]
-        if self.target in names:
-            return names.index(self.target)
-        if self._code is None:
-            raise ValueError(f"discovery target {self.target!r} is not a class of the model; its classes are {names}")
-        return classes.index(self._code) if self._code in classes else None
 
     def scores(self, model: Any, X_pool: Any) -> np.ndarray:
         c = self.column(model)

@@ -26,7 +26,7 @@ import json
 import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -150,6 +150,20 @@ def read_state(checkpoint_dir: str | Path) -> dict[str, Any]:
     return state
 
 
+def _checked_outcomes(outcomes: Mapping[str, str | None] | None, class_names: Sequence[str]) -> dict[str, str | None]:
+    """The outcomes as a dict, each mapped to a class or None; a clear error for one that is a class or maps to none."""
+    out = dict(outcomes or {})
+    for label, trained_as in out.items():
+        if not isinstance(label, str) or not label:
+            raise ValueError(f"an outcome must be a non-empty label; got {label!r}")
+        if label in class_names:
+            raise ValueError(f"outcome {label!r} is already one of the classes {list(class_names)}")
+        if trained_as is not None and trained_as not in class_names:
+            raise ValueError(f"outcome {label!r} maps to {trained_as!r}, which is not one of the classes "
+                             f"{list(class_names)} (None: recorded, never trained on)")
+    return out
+
+
 def _check_disjoint(named: dict[str, NoisyDataset]) -> None:
     for name, ds in named.items():
         ids = ds.ids.tolist()
@@ -177,7 +191,8 @@ class ActiveLearningLoop:
     labelled : the initial labelled ``NoisyDataset``; its ``class_names`` are the classes.
     pool : unlabelled candidates (its ``y``, if any, is ignored: labels come from the oracle).
     oracle : ``oracle(query, queried, scores, proba, class_names) -> class names``
-        (see `gpal.active.oracles`).
+        (see `gpal.active.oracles`); given ``outcomes``, it is also passed ``outcomes=``
+        (the labels it may answer beyond the classes).
     test : labelled test set scored after every step (error, NLL, ECE, ...); optional.
     acquisition : an `Acquisition`, its name or its config dict (default
         `gpal.registry.FOLLOW_UP_ACQUISITION`, BALD: the winner of the DR4 follow-up study).
@@ -185,6 +200,10 @@ class ActiveLearningLoop:
         be raised when resuming, to ask for more labels.
     warm_start : retrain from the previous solution (needs a ``warm_start`` parameter).
     checkpoint_dir : where the state lives; an existing checkpoint is resumed.
+    outcomes : labels a follow-up may give beyond the classes, each mapped to the class it is
+        trained on (e.g. ``{"psr": "pulsar", "snr": "other"}``) or to None: recorded, out of the
+        pool, never trained on (another population the model has no class for, or
+        `gpal.active.oracles.NOTHING_FOUND`).  None: only the classes.
     callback : ``callback(query, metrics_row)`` after each checkpointed query.
 
     Examples
@@ -222,6 +241,7 @@ class ActiveLearningLoop:
         n_bins: int = 15,
         progress: bool = True,
         callback: Callable[[int, dict[str, Any]], None] | None = None,
+        outcomes: Mapping[str, str | None] | None = None,
     ):
         check_values(_SETTINGS, {"batch_size": batch_size, "n_queries": n_queries, "retrain_epochs": retrain_epochs})
         if not isinstance(labelled, NoisyDataset) or not labelled.is_labelled:
@@ -261,6 +281,7 @@ class ActiveLearningLoop:
         self.checkpoint_dir = None if checkpoint_dir is None else Path(checkpoint_dir)
         self.n_bins, self.progress, self.callback = n_bins, progress, callback
         self.class_names = labelled.class_names
+        self.outcomes = _checked_outcomes(outcomes, self.class_names)
 
     # ---------------------------------------------------------------- config
     def config(self) -> dict[str, Any]:
@@ -275,6 +296,7 @@ class ActiveLearningLoop:
             Estimator identity, acquisition config, loop settings, classes and data fingerprints.
         """
         return {
+            **({"outcomes": dict(sorted(self.outcomes.items()))} if self.outcomes else {}),
             "estimator": estimator_identity(self.estimator),
             "acquisition": self.acquisition.config(),
             "batch_size": self.batch_size,
@@ -315,13 +337,17 @@ class ActiveLearningLoop:
                 shutil.rmtree(path)
 
     def _labelled_now(self, state: dict[str, Any]) -> NoisyDataset:
-        """Initial labelled set plus every answered query, in query order (aux columns dropped: not features)."""
+        """Initial labelled set plus every answered query's sources of a trained class (an outcome counts as the class
+        it maps to; one mapped to None is left out), in query order (aux columns dropped: not features)."""
         parts = [replace(self.labelled, aux={})]
         code = {c: k for k, c in enumerate(self.class_names)}
+        trained_as = {**{c: c for c in self.class_names}, **self.outcomes}
         for q in state["queries"]:
-            rows = self.pool.by_ids(q["ids"])
-            y = np.array([code[c] for c in q["labels"]], dtype=np.int64)
-            parts.append(replace(rows, y=y, class_names=self.class_names, aux={}))
+            kept = [(i, trained_as[label]) for i, label in zip(q["ids"], q["labels"]) if trained_as[label] is not None]
+            if kept:
+                rows = self.pool.by_ids([i for i, _ in kept])
+                y = np.array([code[c] for _, c in kept], dtype=np.int64)
+                parts.append(replace(rows, y=y, class_names=self.class_names, aux={}))
         return NoisyDataset.concatenate(parts)
 
     def _remaining_pool(self, state: dict[str, Any]) -> NoisyDataset:
@@ -391,9 +417,10 @@ class ActiveLearningLoop:
             state["pending"] = pending
             self._save(state)
         queried = self.pool.by_ids(pending["ids"])
+        outcomes = {"outcomes": sorted(self.outcomes)} if self.outcomes else {}
         labels = self.oracle(query, queried, np.asarray(pending["scores"]), np.asarray(pending["proba"]),
-                             self.class_names)
-        labels = check_labels(labels, pending["ids"], self.class_names, f"oracle (query {query})")
+                             self.class_names, **outcomes)
+        labels = check_labels(labels, pending["ids"], self.class_names, f"oracle (query {query})", sorted(self.outcomes))
         state["queries"].append({**pending, "labels": labels})
         state["pending"] = None
         self._save(state)

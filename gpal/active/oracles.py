@@ -7,16 +7,21 @@ their predicted class probabilities (columns = ``class_names``).
 
 - `SimulatedOracle` reads labels from a labelled ``NoisyDataset`` (benchmarks).
 - `FileOracle` is for real follow-up: it writes ``query_0007.csv`` (Source_Name,
-  score, one probability column per class, an empty ``label`` column), then waits
-  until every label is filled in.  The file is never overwritten once written, so
-  labels typed into it survive a crash; a rerun reads it again.
+  score, one probability column per class, the columns ``describe`` gives such as the
+  position and error ellipse, an empty ``label`` column), then waits until every label
+  is filled in.  The file is never overwritten once written, so labels typed into it
+  survive a crash; a rerun reads it again.
+
+A label is a class name as the loop spells it (case matters: ``snr``, not ``SNR``; a
+near miss is named), or one of the loop's ``outcomes``: what a follow-up can find beyond
+the trained classes, such as another population, or `NOTHING_FOUND`.
 """
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -24,7 +29,10 @@ import pandas as pd
 from gpal.data.dataset import NoisyDataset
 from gpal.files import atomic_output
 
-__all__ = ["LabelsPending", "OracleError", "SimulatedOracle", "FileOracle", "check_labels"]
+__all__ = ["NOTHING_FOUND", "LabelsPending", "OracleError", "SimulatedOracle", "FileOracle", "check_labels"]
+
+#: The label of a source observed with nothing found: recorded, out of the pool, never trained on.
+NOTHING_FOUND = "nothing"
 
 
 class OracleError(ValueError):
@@ -63,8 +71,9 @@ class LabelsPending(RuntimeError):
     """
 
 
-def check_labels(labels: Sequence[Any], ids: Sequence[str], class_names: Sequence[str], source: str) -> list[str]:
-    """Labels as class names, one per id, or an `OracleError` naming the offending sources.
+def check_labels(labels: Sequence[Any], ids: Sequence[str], class_names: Sequence[str], source: str,
+                 outcomes: Sequence[str] = ()) -> list[str]:
+    """Labels as class names or ``outcomes``, one per id, or an `OracleError` naming the offending sources.
 
     Returns
     -------
@@ -74,12 +83,16 @@ def check_labels(labels: Sequence[Any], ids: Sequence[str], class_names: Sequenc
     labels = [str(v) for v in labels]
     if len(labels) != len(ids):
         raise OracleError(f"{source} returned {len(labels)} label(s) for {len(ids)} queried source(s)")
-    known = set(class_names)
+    known = list(dict.fromkeys([*class_names, *outcomes]))
     bad = [(i, v) for i, v in zip(ids, labels) if v not in known]
     if bad:
+        folded = {k.lower(): k for k in known}
         raise OracleError(
-            f"{source}: label(s) outside the known classes {list(class_names)} for {len(bad)} source(s): "
-            + ", ".join(f"{i}={v!r}" for i, v in bad[:10])
+            f"{source}: label(s) outside the known classes {list(class_names)}"
+            + (f" and outcomes {[o for o in known if o not in class_names]}" if len(known) > len(class_names) else "")
+            + f" for {len(bad)} source(s): "
+            + ", ".join(f"{i}={v!r}" + (f" (did you mean {folded[v.lower()]!r}? case matters)"
+                                        if v.lower() in folded else "") for i, v in bad[:10])
         )
     return labels
 
@@ -106,12 +119,12 @@ class SimulatedOracle:
         self._label = dict(zip(truth.ids.tolist(), truth.labels().tolist()))
 
     def __call__(self, query: int, queried: NoisyDataset, scores: np.ndarray, proba: np.ndarray,
-                 class_names: Sequence[str]) -> list[str]:
+                 class_names: Sequence[str], outcomes: Sequence[str] = ()) -> list[str]:
         missing = [i for i in queried.ids.tolist() if i not in self._label]
         if missing:
             raise OracleError(f"simulated oracle has no label for {len(missing)} source(s), e.g. {missing[:5]}")
         return check_labels([self._label[i] for i in queried.ids.tolist()], queried.ids.tolist(), class_names,
-                            "simulated oracle")
+                            "simulated oracle", outcomes)
 
 
 class FileOracle:
@@ -120,6 +133,9 @@ class FileOracle:
     ``timeout`` seconds (0 = do not wait) are spent polling every ``poll_interval``
     seconds; if labels are still missing, `LabelsPending` is raised and the loop's
     checkpoint keeps the pending query, so rerunning the loop later picks it up.
+    ``describe(ids)``, if given, returns a frame of more columns for those sources (one row
+    each, in order; for a catalog: `gpal.catalogs.targets.target_columns`), written after
+    the probabilities.
 
     Examples
     --------
@@ -148,9 +164,11 @@ class FileOracle:
 
     NAME = "Source_Name"
 
-    def __init__(self, directory: str | Path, timeout: float = 0.0, poll_interval: float = 5.0):
+    def __init__(self, directory: str | Path, timeout: float = 0.0, poll_interval: float = 5.0,
+                 describe: Callable[[list[str]], pd.DataFrame] | None = None):
         if timeout < 0 or poll_interval <= 0:
             raise ValueError(f"timeout must be >= 0 and poll_interval > 0; got {timeout!r}, {poll_interval!r}")
+        self.describe = describe
         self.directory = Path(directory)
         self.timeout = float(timeout)
         self.poll_interval = float(poll_interval)
@@ -180,12 +198,16 @@ class FileOracle:
         frame = pd.DataFrame({self.NAME: queried.ids, "score": np.asarray(scores, dtype=np.float64)})
         for c, name in enumerate(class_names):
             frame[f"p_{name}"] = np.asarray(proba, dtype=np.float64)[:, c]
+        if self.describe is not None:
+            more = self.describe(queried.ids.tolist()).drop(columns=[self.NAME], errors="ignore")
+            frame = pd.concat([frame, more.drop(columns=[c for c in more if c in frame]).reset_index(drop=True)], axis=1)
         frame["label"] = ""
         with atomic_output(path) as tmp:
             frame.to_csv(tmp, index=False)
         return path
 
-    def read(self, query: int, ids: Sequence[str], class_names: Sequence[str]) -> list[str] | None:
+    def read(self, query: int, ids: Sequence[str], class_names: Sequence[str],
+             outcomes: Sequence[str] = ()) -> list[str] | None:
         """Labels in the order of ``ids``; None while some are blank; `OracleError` for bad content.
 
         Returns
@@ -205,7 +227,14 @@ class FileOracle:
             if column not in frame.columns:
                 raise OracleError(f"{path} has no {column!r} column; columns are {list(frame.columns)}")
         names = frame[self.NAME].str.strip().tolist()
-        duplicated = sorted({n for n in names if names.count(n) > 1})
+        given = frame["label"].str.strip().tolist()
+        twice = {n: sorted({v for m, v in zip(names, given) if m == n and v}) for n in set(names) if names.count(n) > 1}
+        conflicting = {n: v for n, v in twice.items() if len(v) > 1}
+        if conflicting:
+            raise OracleError(f"{path}: source(s) labelled twice with different classes: "
+                              + "; ".join(f"{n}: {v}" for n, v in sorted(conflicting.items())[:10])
+                              + "; keep one row per source with the class the follow-up found")
+        duplicated = sorted(twice)
         unknown = sorted(set(names) - set(ids))
         missing = sorted(set(ids) - set(names))
         if duplicated or unknown or missing:
@@ -221,20 +250,22 @@ class FileOracle:
         label = dict(zip(names, frame["label"].str.strip()))
         if any(label[i] == "" for i in ids):
             return None
-        return check_labels([label[i] for i in ids], ids, class_names, str(path))
+        return check_labels([label[i] for i in ids], ids, class_names, str(path), outcomes)
 
     def __call__(self, query: int, queried: NoisyDataset, scores: np.ndarray, proba: np.ndarray,
-                 class_names: Sequence[str]) -> list[str]:
+                 class_names: Sequence[str], outcomes: Sequence[str] = ()) -> list[str]:
         path = self.write(query, queried, scores, proba, class_names)
         ids = queried.ids.tolist()
         deadline = time.monotonic() + self.timeout
         while True:
-            labels = self.read(query, ids, class_names)
+            labels = self.read(query, ids, class_names, outcomes)
             if labels is not None:
                 return labels
             if time.monotonic() >= deadline:
                 raise LabelsPending(
                     f"query {query}: labels missing in {path}; fill its 'label' column with one of "
-                    f"{list(class_names)} for every source and run again (the loop resumes at this query)"
+                    f"{list(class_names)} for every source" + (f" (or an outcome beyond them: {NOTHING_FOUND!r} when "
+                    "nothing was found, another class code such as 'snr')" if outcomes else "")
+                    + " and run again (the loop resumes at this query)"
                 )
             time.sleep(self.poll_interval)

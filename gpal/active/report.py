@@ -48,8 +48,10 @@ def write_active_report(folder: str | Path) -> Path:
     tables["Queried sources"] = write_table(folder / "queries_log", queries.round(4), data=queries)
     figures = {}
     if "error" in curves and len(curves) > 1:
-        tidy = curves.assign(method=state["config"]["estimator"]["class"].rsplit(".", 1)[-1], strategy=acquisition,
-                             repetition=0)
+        # a query whose sources were all outcomes outside the classes trains on nothing new: its point is the last
+        # model at that number of labelled sources
+        tidy = curves.drop_duplicates("n_labelled", keep="last").assign(
+            method=state["config"]["estimator"]["class"].rsplit(".", 1)[-1], strategy=acquisition, repetition=0)
         for metric in ("error", "nll"):
             fig = plot_learning_curves(tidy, metric=metric, title=f"test {metric} against labelled sources")
             figures[f"Learning curve: test {metric}"] = save_figure(fig, folder / f"learning_curve_{metric}")
@@ -57,8 +59,22 @@ def write_active_report(folder: str | Path) -> Path:
     text = (f"Active learning with acquisition `{acquisition}`, batch size {state['config']['batch_size']}: "
             f"{len(state['initial_ids'])} initial labelled sources, {len(state['queries'])} queries answered."
             + (f" Query {pending['query']} waits for labels ({len(pending['ids'])} sources)." if pending else "")
+            + _outcomes(state)
             + (_discovery_yields(state) if acquisition == "discovery" else ""))
     return write_report(folder, "gpal active", figures, tables, text)
+
+
+def _outcomes(state: dict[str, Any]) -> str:
+    """What the answered queries found beyond the classes, and whether the model trained on it."""
+    outcomes = state["config"].get("outcomes", {})
+    found = [lab for q in state["queries"] for lab in q["labels"] if lab in outcomes]
+    if not found:
+        return ""
+    counts = {lab: found.count(lab) for lab in sorted(set(found), key=lambda v: (-found.count(v), v))}
+    return (f" {len(found)} observed source(s) turned out to be outside the classes: "
+            + ", ".join(f"{lab} {n}" + (f" (trained on as {outcomes[lab]})" if outcomes[lab] else "")
+                        for lab, n in counts.items())
+            + "; they left the pool, and those not mapped to a class are in no training set.")
 
 
 def _discovery_yields(state: dict[str, Any]) -> str:

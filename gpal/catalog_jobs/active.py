@@ -9,22 +9,25 @@ from __future__ import annotations
 import os
 import types
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from gpal.active import ActiveLearningLoop, FileOracle, SimulatedOracle, initial_pool_test_split, make_acquisition
+from gpal.active.oracles import NOTHING_FOUND
 from gpal.active.report import CHECKPOINT_DIR, write_active_report
 from gpal.catalog_jobs.model_folders import job_estimator
 from gpal.catalog_jobs.prediction import DEFAULT_SELECT
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.settings import MAIN_JOB_ESTIMATOR
+from gpal.catalogs.releases import LAT_CLASS_CODES
+from gpal.catalogs.targets import target_columns
 from gpal.estimators.settings import Setting
 from gpal.constraints import Integer, OneOf, Optional, Real, Text, check_values
 from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.registry import ACQUISITIONS, FOLLOW_UP_ACQUISITION
 from gpal.runs.output_dir import claim_output_dir
 
-__all__ = ["CAMPAIGN_ESTIMATOR", "CAMPAIGN_FEATURES", "ORACLES", "QUERIES_DIR", "SETTINGS", "acquisition_config",
-           "campaign_estimator", "run_active"]
+__all__ = ["CAMPAIGN_ESTIMATOR", "CAMPAIGN_FEATURES", "ORACLES", "OTHER", "QUERIES_DIR", "SETTINGS", "acquisition_config",
+           "campaign_estimator", "follow_up_outcomes", "run_active"]
 
 #: Who labels: the catalog's own labels, hidden until asked for, or the observers, in query files.
 ORACLES = ("simulated", "file")
@@ -35,6 +38,8 @@ CAMPAIGN_ESTIMATOR = types.MappingProxyType(
     {"input_noise": "none", "input_prior": MAIN_JOB_ESTIMATOR["input_prior"], "epochs": 200, "num_inducing": 30})
 #: The features a campaign describes sources by: the ``default`` preset (the paper's six), not the main job's.
 CAMPAIGN_FEATURES = None
+#: The label of the catch-all class of a scheme (``with_other``), which outcomes beyond the classes are trained as.
+OTHER = "other"
 #: The file oracle's query files, inside the run folder.
 QUERIES_DIR = "queries"
 #: A campaign's own settings, beside the selection and the estimator: what ``gpal active`` offers.
@@ -42,7 +47,8 @@ SETTINGS = {
     "acquisition": Setting(OneOf(ACQUISITIONS.names()), FOLLOW_UP_ACQUISITION,
                            f"how the next sources are chosen ({FOLLOW_UP_ACQUISITION}: the winner of the simulated DR4 "
                            "campaign; discovery: the most probable sources of target, for a targeted search)"),
-    "target": Setting(Optional(Text()), None, "discovery: the class searched for, e.g. pulsar"),
+    "target": Setting(Optional(Text()), None, f"discovery: the class searched for, e.g. pulsar; {FOLLOW_UP_ACQUISITION}: "
+                      "the class a label should teach about, as gpal classify --target (None: every class)"),
     "exploration": Setting(Real(0), 0.0, "discovery: weight of the model's uncertainty about the target probability "
                            "(0: plain ranking by probability)"),
     "oracle": Setting(OneOf(ORACLES), "simulated",
@@ -78,9 +84,11 @@ def acquisition_config(name: str, classes: Sequence[str], *, target: str | None 
         if target not in classes:
             raise ValueError(f"--target {target!r} is not one of the classes {list(classes)}")
         return {"name": name, "target": target, "exploration": exploration}
-    if target is not None:
-        raise ValueError(f"--target applies to --acquisition discovery, not {name!r}")
-    return {"name": name, **({"seed": seed} if name == "random" else {})}
+    if target is not None and name != FOLLOW_UP_ACQUISITION:
+        raise ValueError(f"--target applies to --acquisition discovery or {FOLLOW_UP_ACQUISITION}, not {name!r}")
+    if target is not None and target not in classes:
+        raise ValueError(f"--target {target!r} is not one of the classes {list(classes)}")
+    return {"name": name, **({"seed": seed} if name == "random" else {}), **({"target": target} if target else {})}
 
 
 def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.PathLike, *, seed: int = 0,
@@ -113,10 +121,12 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
         n_pool = s["pool"] or data.n_samples - s["initial"] - s["test"]
         labelled, pool, test = initial_pool_test_split(data, s["initial"], n_pool, s["test"], seed=seed)
         oracle: Any = SimulatedOracle(pool)
+        outcomes = None  # the catalog's labels are the classes
     else:
         labelled, test = data.split(test_size=s["test_size"], seed=seed)
         pool = catalog.pool(select=[t.strip() for t in s["select"].split(",") if t.strip()])
-        oracle = FileOracle(out / QUERIES_DIR)
+        oracle = FileOracle(out / QUERIES_DIR, describe=lambda ids: target_columns(catalog, ids))
+        outcomes = follow_up_outcomes(*selection.class_groups())
     params = estimator.get_params(deep=False)
     identity = {"kind": "gpal.active", "catalog": catalog.provenance(), "classes": _plain(selection.classes),
                 "min_significance": selection.min_significance, "acquisition": acquisition.config(),
@@ -126,11 +136,28 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     # command leaves nothing behind and its corrected form is not "a different run".
     loop = ActiveLearningLoop(estimator, labelled, pool, oracle, test=test, acquisition=acquisition,
                               batch_size=s["batch_size"], n_queries=s["queries"], retrain_epochs=s["retrain_epochs"],
-                              checkpoint_dir=out / CHECKPOINT_DIR, progress=progress)
+                              checkpoint_dir=out / CHECKPOINT_DIR, progress=progress, outcomes=outcomes)
     estimator.check_sizes(labelled.n_samples, labelled.X.shape[1], len(labelled.class_names))  # the first fit's
     claim_output_dir(out, identity, force=force)
     loop.run()
     return write_active_report(out)
+
+
+def follow_up_outcomes(classes: Sequence[str], merge: Mapping[str, Sequence[str]]) -> dict[str, str | None]:
+    """What an observer may label a source beyond the classes, and the class each is trained on.
+
+    A CLASS1 code merged into a class (``psr`` of ``pulsar=psr+msp``) is that class; any other
+    4FGL CLASS1 code, lower case (``snr``, ``pwn``, ...), and ``other`` are the class ``other``
+    when the scheme has one, else recorded and not trained on; `NOTHING_FOUND` (observed,
+    nothing found) is recorded and never trained on.  Every such source leaves the pool.
+    """
+    other = OTHER if OTHER in classes else None
+    out: dict[str, str | None] = {code: name for name, codes in merge.items() for code in codes if code not in classes}
+    for code in [*sorted(LAT_CLASS_CODES), OTHER]:
+        if code not in classes:
+            out.setdefault(code, other)
+    out[NOTHING_FOUND] = None
+    return out
 
 
 def _plain(value: Any) -> Any:

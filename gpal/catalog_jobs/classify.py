@@ -14,9 +14,9 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from gpal.active import make_acquisition
+from gpal.catalog_jobs.follow_up import DEFAULT_MIN_SIGNIFICANCE, DEFAULT_TARGET, check_target
 from gpal.catalog_jobs.layout import (
-    BASELINES_FILE, CATALOG_COLUMNS_FILE, CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS, CONTEXT_COLUMNS, DEFAULT_OUT_DIR,
-    HELDOUT_FILE, SIGNIFICANCE_COLUMN,
+    BASELINES_FILE, CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS, DEFAULT_OUT_DIR, HELDOUT_FILE, SIGNIFICANCE_COLUMN,
 )
 from gpal.catalog_jobs.model_folders import (
     Log, check_sizes, no_log, fit_or_reuse, job_estimator, load_trained, open_job, require_per_class,
@@ -30,6 +30,7 @@ from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, write_classify_report
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.estimators.settings import Setting
 from gpal.catalog_jobs.tables import dated, write_probability_table
+from gpal.catalogs.targets import target_columns
 from gpal.constraints import AnyOf, Integer, ListOf, OneOf, Optional, Real, Text, check_values
 from gpal.data.dataset import NoisyDataset
 from gpal.evaluation.baselines import BASELINES, fit_baselines, min_training_per_class
@@ -55,6 +56,12 @@ SETTINGS = {
     "chunk_size": Setting(Integer(1), DEFAULT_CHUNK_SIZE, "rows per prediction task"),
     "baselines": Setting(ListOf(OneOf(tuple(BASELINES)), min_length=0), DEFAULT_BASELINES,
                          "classifiers fitted on the same rows and compared with the model"),
+    "target": Setting(Optional(Text()), DEFAULT_TARGET,
+                      "the class the follow-up list asks about, e.g. pulsar: its sources are ranked by what a label "
+                      "would teach about that class (None: about every trained class)"),
+    "follow_up_significance": Setting(Real(0), DEFAULT_MIN_SIGNIFICANCE,
+                                      "Signif_Avg (sigma) below which a source is in neither follow-up list: two "
+                                      "in three DR4 unassociated sources below 4 are gone from FL16Y"),
 }
 
 
@@ -69,6 +76,8 @@ def classify_catalog(
     select: str | Sequence[str] | None = None,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     baselines: Sequence[str] = DEFAULT_BASELINES,
+    target: str | None = DEFAULT_TARGET,
+    follow_up_significance: float = DEFAULT_MIN_SIGNIFICANCE,
     force: bool = False,
     progress: bool = True,
     executor: Any = None,
@@ -84,9 +93,12 @@ def classify_catalog(
     sources (default: the unassociated and bcu sources, less bcu where the classes train on
     them).  ``seed`` draws the split and seeds the baselines and the outlier score; the
     estimator's own seed is its ``random_state``.  Each classified source also gets an
-    ``ood`` flag ("none of these": `gpal.catalog_jobs.none_of_these`).  Writes into
-    ``out_dir`` (`gpal.catalog_jobs.layout`) ``classifications.csv`` / ``.ecsv`` / ``.fits``
-    and ``report.md``, whose path it returns, beside ``metrics.json``, the trained-model folder
+    ``ood`` flag ("none of these": `gpal.catalog_jobs.none_of_these`), its target columns
+    (`gpal.catalogs.targets`) and ``information``, what its label would teach about ``target``
+    (every class when None); an extended source's ``predicted_class`` is ``extended``.  Writes into
+    ``out_dir`` (`gpal.catalog_jobs.layout`) ``classifications.csv`` / ``.ecsv`` / ``.fits``,
+    the follow-up lists (`gpal.catalog_jobs.follow_up`: sources of ``follow_up_significance``
+    sigma or more) and ``report.md``, whose path it returns, beside ``metrics.json``, the trained-model folder
     (``model/``, ``training.json``), ``tables/`` (the held-out predictions among them) and
     ``figures/``.  Rerunning with the same settings reuses the saved model; other settings
     are refused unless ``force``.  ``progress`` shows the prediction's bar
@@ -94,8 +106,10 @@ def classify_catalog(
     command prints them).
     """
     estimator = job_estimator(estimator)
-    check_values({name: SETTINGS[name].constraint for name in ("test_size", "chunk_size")},
-                 {"test_size": test_size, "chunk_size": chunk_size})
+    names = ("test_size", "chunk_size", "target", "follow_up_significance")
+    check_values({name: SETTINGS[name].constraint for name in names},
+                 dict(zip(names, (test_size, chunk_size, target, follow_up_significance))))
+    check_target(target, selection.class_groups()[0])
     cat, data, identity = open_job("gpal.catalog_jobs.classify", selection, estimator)
     merge = selection.class_groups()[1]
     trained_codes = [code for codes in data.meta["cuts"]["classes"].values() for code in codes]
@@ -112,6 +126,8 @@ def classify_catalog(
         "seed": seed,
         "select": list(tokens),
         "chunk_size": chunk_size,
+        "target": target,
+        "follow_up_significance": follow_up_significance,
     }
     # Everything that can be refused is checked before the folder is claimed: a refused command leaves nothing.
     train, test = data.split(test_size=test_size, seed=seed, stratify=True)
@@ -127,7 +143,7 @@ def classify_catalog(
     log(f"checking on {test.n_samples} held-out sources" + (f" beside {', '.join(baselines)}" if baselines else ""))
     proba = trained.estimator.predict_proba(test)
     held = pd.DataFrame({"Source_Name": test.ids, "true_class": test.labels(),
-                         SIGNIFICANCE_COLUMN: cat.values_of(CONTEXT_COLUMNS[SIGNIFICANCE_COLUMN], test.ids)})
+                         SIGNIFICANCE_COLUMN: target_columns(cat, test.ids.tolist())[SIGNIFICANCE_COLUMN]})
     for c, name in enumerate(trained.classes):
         held[f"p_{name}"] = proba[:, c]
     with atomic_output(folder / HELDOUT_FILE) as tmp:
@@ -144,28 +160,26 @@ def classify_catalog(
     log(f"classifying the {' + '.join(tokens)} sources of {cat.release}")
     table = dated(predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor, progress=progress,
                                   pool=pool))
-    table = replace(table, frame=table.frame.assign(ood_score=ood_score, ood=ood))
-    log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model)")
-    table = _with_information(table, trained.estimator, pool)
+    table = replace(table, frame=table.frame.assign(ood_score=ood_score, ood=ood),
+                    meta={**table.meta, "TARGET": target or "", "MINSIG": follow_up_significance})
+    log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model about "
+        + (f"{target})" if target else "every class)"))
+    table = _with_information(table, trained.estimator, pool, target)
     for name in (CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS):
         write_probability_table(table, folder / name, force=True)
-    context = pd.DataFrame({"Source_Name": table.frame["Source_Name"],
-                            **{c: cat.values_of(role, table.frame["Source_Name"]) for c, role in CONTEXT_COLUMNS.items()}})
-    with atomic_output(folder / CATALOG_COLUMNS_FILE) as tmp:
-        context.to_csv(tmp, index=False)
     later = later_release_of(cat.release)
     if later is not None:  # a release older than the newest shipped: score the classifications by what it found
         log(f"checking the classifications against {later} (gpal check-later)")
         write_later_check(check_later(trained, later, earlier=cat.path, baselines=baselines, seed=seed), folder)
-    log("writing the report")
+    log("writing the follow-up lists and the report")
     return write_classify_report(folder)
 
 
-def _with_information(table: Any, estimator: Any, pool: NoisyDataset) -> Any:
-    """The table with an ``information`` column: the follow-up score (`FOLLOW_UP_ACQUISITION`) of every source."""
+def _with_information(table: Any, estimator: Any, pool: NoisyDataset, target: str | None) -> Any:
+    """The table with an ``information`` column: the follow-up score (`FOLLOW_UP_ACQUISITION`, about ``target``)."""
     if pool.ids.tolist() != table.frame["Source_Name"].tolist():
         raise RuntimeError("the classified table and the selection differ in their sources; cannot rank them")
-    scores = make_acquisition(FOLLOW_UP_ACQUISITION).scores(estimator, pool)
+    scores = make_acquisition({"name": FOLLOW_UP_ACQUISITION, "target": target}).scores(estimator, pool)
     return replace(table, frame=table.frame.assign(information=scores))
 
 

@@ -6,6 +6,8 @@
       classifications.csv        the classified sources: plain CSV
       classifications.ecsv       the same rows with units, column descriptions and provenance
       classifications.fits       the same rows as a FITS table
+      follow_up.csv, .ecsv       classification follow-up list; discovery.csv / extended.csv beside it,
+      follow_up.reg              its 95% error ellipses for DS9 (names: `gpal.catalog_jobs.follow_up`)
       report.md                  the page that reads them: metrics, tables, figures
       metrics.json               the report's numbers, for scripts
       ood.json                   the "none of these" threshold and what it caught

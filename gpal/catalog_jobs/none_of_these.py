@@ -16,6 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from gpal.catalog_jobs.tables import EXTENDED
 from gpal.data.dataset import NoisyDataset
 from gpal.files import write_json_atomic
 
@@ -69,17 +70,19 @@ def check_outliers(path: Path, train: NoisyDataset, test: NoisyDataset, left_out
 
 
 def plane_counts(frame: pd.DataFrame, classes: Sequence[str]) -> pd.DataFrame:
-    """Predicted class (and "none of these" where ``ood``) of the unassociated and bcu sources, in and out of the plane."""
+    """Predicted class (``extended`` apart, and "none of these" where ``ood``) of the unassociated and bcu sources, in
+    and out of the plane."""
     kinds = frame["CLASS1"].str.lower().replace("", "unassociated")
     regions = (f"|b| <= {PLANE_DEG:g}", f"|b| > {PLANE_DEG:g}")
     plane = np.where(np.abs(frame["GLAT"].to_numpy()) <= PLANE_DEG, *regions)
     label = frame["predicted_class"].astype(str)
+    names = [*classes, *([EXTENDED] if (label == EXTENDED).any() else [])]
     rows = []
     for kind in sorted(kinds.unique(), key=lambda k: k != "unassociated"):
         for where in regions:
             mine = (kinds == kind).to_numpy() & (plane == where)
             row: dict[str, Any] = {"sources": kind, "latitude": where, "n": int(mine.sum())}
-            for name in classes:
+            for name in names:
                 row[name] = int(np.sum(mine & (label == name).to_numpy()))
             if "ood" in frame:
                 row["none of these (ood)"] = int(np.sum(mine & frame["ood"].to_numpy(bool)))

@@ -26,9 +26,10 @@ import pandas as pd
 
 import gpal
 from gpal.catalog_jobs.model_folders import TrainedModel, load_trained
-from gpal.catalog_jobs.tables import ClassifiedSources
+from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 from gpal.catalogs import load_catalog
 from gpal.catalogs.features import resolve_features
+from gpal.catalogs.targets import target_columns
 from gpal.constraints import Integer
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators import load_estimator, saved_format
@@ -205,11 +206,10 @@ def predict_catalog(
     frame = pd.DataFrame({"Source_Name": pool.ids, "CLASS1": pool.aux["CLASS1"]})
     for c, name in enumerate(classes):
         frame[f"p_{name}"] = proba[:, c]
-    frame["predicted_class"] = np.asarray(classes, dtype=object)[np.argmax(proba, axis=1)]
+    targets = target_columns(cat, pool.ids.tolist())
+    frame["predicted_class"] = np.where(targets["extended"], EXTENDED,
+                                        np.asarray(classes, dtype=object)[np.argmax(proba, axis=1)])
     frame["entropy"] = entropy(proba)
     frame["p_mc_se"] = mc_error.max(axis=1)  # the largest Monte Carlo standard error of the row's probabilities
-    for column in ("GLON", "GLAT"):
-        frame[column] = pool.aux.get(column, np.full(pool.n_samples, np.nan))
-    if "RAJ2000" in pool.aux and "DEJ2000" in pool.aux:  # else the table writer derives them from GLON, GLAT
-        frame["RA"], frame["DEC"] = pool.aux["RAJ2000"], pool.aux["DEJ2000"]
+    frame = pd.concat([frame, targets.drop(columns="Source_Name")], axis=1)
     return ClassifiedSources(frame, _table_meta(trained, cat, pool, tokens))

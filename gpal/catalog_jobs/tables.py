@@ -26,10 +26,12 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
+from gpal.catalogs.targets import TARGET_COLUMNS
 from gpal.files import atomic_output
 
 __all__ = [
     "ClassifiedSources",
+    "EXTENDED",
     "TABLE_FORMATS",
     "check_table_path",
     "dated",
@@ -60,15 +62,21 @@ KEYWORDS = {
     "TRAINCAT": "training catalog release and version",
     "TRAINSEL": "training selection",
     "FITCONF": "estimator settings",
+    "TARGET": "class the information column is about (empty: all)",
+    "MINSIG": "Signif_Avg below which no follow-up list holds a source",
+    "LIST": "which follow-up list this is",
 }
 _INTEGER_KEYS = ("NSOURCES",)
 _RECORD_KEYS = ("TRAINSEL", "FITCONF")  # nested records: YAML in ECSV, one HIERARCH card per value in FITS
 
+#: ``predicted_class`` of an extended source: the trained point-source classes never name one.
+EXTENDED = "extended"
 #: Units and descriptions of the fixed columns (``p_<class>`` columns are added per table).
 COLUMNS = {
     "Source_Name": (None, "4FGL source name, the key to the catalog"),
     "CLASS1": (None, "the catalog's CLASS1 code (empty: unassociated)"),
-    "predicted_class": (None, "the most probable class"),
+    "predicted_class": (None, f"the most probable class; {EXTENDED!r} for an extended source, which the point-source "
+                              "classes do not describe (its p_<class> columns say what it resembles)"),
     "entropy": ("nat", "predictive entropy in nats, 0 (certain) to ln(number of classes)"),
     "p_mc_se": (None, "largest Monte Carlo standard error of the row's probabilities"),
     "information": ("nat", "follow-up score: mutual information between the source's class and the model (BALD), "
@@ -76,13 +84,14 @@ COLUMNS = {
     "ood_score": (None, "outlier score: squared distance of the measurement from the training population, in units "
                         "of its spread plus the source's error bars (higher = less like any training source)"),
     "ood": (None, "none of these: ood_score above the threshold that flags 5% of held-out sources of the trained classes"),
-    "GLON": ("deg", "Galactic longitude"),
-    "GLAT": ("deg", "Galactic latitude"),
+    **{name: (unit, description) for name, (_, unit, description) in TARGET_COLUMNS.items()},
     "RA": ("deg", "right ascension (J2000): the catalog's RAJ2000, or from GLON and GLAT where it has none"),
     "DEC": ("deg", "declination (J2000): the catalog's DEJ2000, or from GLON and GLAT where it has none"),
 }
+#: Columns of text (an empty value is "", not NaN).
+_TEXT_COLUMNS = ("Source_Name", "CLASS1", "predicted_class", "ASSOC1")
 #: FITS has no unit for nats; a FITS reader would warn on it, so there it lives in TCOMM only.
-_FITS_UNITS = {"deg"}
+_FITS_UNITS = {"deg", "ph cm-2 s-1"}
 
 
 # ---------------------------------------------------------- probability tables
@@ -135,7 +144,7 @@ def _typed(meta: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _with_equatorial(frame: pd.DataFrame) -> pd.DataFrame:
-    """``RA``, ``DEC`` (degrees) right after ``GLAT``: the catalog's own where given, else from ``GLON``, ``GLAT``.
+    """``RA``, ``DEC`` (degrees) right after ``GLAT``: the catalog's own where given, else (NaN) from ``GLON``, ``GLAT``.
 
     The catalog's RAJ2000 / DEJ2000 are what a cross-match against it expects; the
     transform (to ICRS, within milliarcseconds of J2000) serves frames that lack them.
@@ -143,13 +152,15 @@ def _with_equatorial(frame: pd.DataFrame) -> pd.DataFrame:
     from astropy import units as u
     from astropy.coordinates import SkyCoord
 
-    given = {"RA", "DEC"} <= set(frame.columns)
-    if given:
-        ra, dec = frame["RA"].to_numpy(dtype=np.float64), frame["DEC"].to_numpy(dtype=np.float64)
-    else:
-        sky = SkyCoord(l=frame["GLON"].to_numpy(dtype=np.float64) * u.deg, b=frame["GLAT"].to_numpy(dtype=np.float64) * u.deg,
-                       frame="galactic").icrs
-        ra, dec = sky.ra.deg, sky.dec.deg
+    n = len(frame)
+    ra = frame["RA"].to_numpy(dtype=np.float64) if "RA" in frame else np.full(n, np.nan)
+    dec = frame["DEC"].to_numpy(dtype=np.float64) if "DEC" in frame else np.full(n, np.nan)
+    derive = np.isnan(ra) | np.isnan(dec)
+    if derive.any():
+        sky = SkyCoord(l=frame["GLON"].to_numpy(dtype=np.float64)[derive] * u.deg,
+                       b=frame["GLAT"].to_numpy(dtype=np.float64)[derive] * u.deg, frame="galactic").icrs
+        ra, dec = ra.copy(), dec.copy()
+        ra[derive], dec[derive] = sky.ra.deg, sky.dec.deg
     out = frame.drop(columns=["RA", "DEC"], errors="ignore")
     at = out.columns.get_loc("GLAT") + 1
     out.insert(at, "RA", ra)
@@ -285,9 +296,10 @@ def read_probability_table(path: str | os.PathLike) -> ClassifiedSources:
     twin = path.with_suffix(TWIN_SUFFIX)
     if not header_lines and twin.is_file():
         meta = dict(Table.read(twin, format="ascii.ecsv").meta)
-    frame = pd.read_csv(path, skiprows=header_lines, keep_default_na=False, na_values=[""],
-                        dtype={"Source_Name": str, "CLASS1": str, "predicted_class": str})
-    frame["CLASS1"] = frame["CLASS1"].fillna("")
+    text = {name: str for name in _TEXT_COLUMNS}
+    frame = pd.read_csv(path, skiprows=header_lines, keep_default_na=False, na_values=[""], dtype=text)
+    for name in set(_TEXT_COLUMNS) & set(frame.columns):
+        frame[name] = frame[name].fillna("")
     return ClassifiedSources(frame, _typed(meta))
 
 

@@ -80,6 +80,13 @@ def _resampled(y: np.ndarray, p: np.ndarray, index: np.ndarray, n_bins: int) -> 
     return out
 
 
+def _bias_corrected(draws: np.ndarray, value: float) -> tuple[float, float]:
+    """The 95% percentile interval of ``draws`` shifted by their bias (median - value): it holds ``value``."""
+    low, median, high = np.percentile(draws, [2.5, 50.0, 97.5])
+    bias = median - value
+    return float(low - bias), float(high - bias)
+
+
 def bootstrap_comparison(
     y: np.ndarray,
     probas: Mapping[str, np.ndarray],
@@ -90,10 +97,12 @@ def bootstrap_comparison(
 ) -> pd.DataFrame:
     """One row per (model, metric) with the full-set value, its interval and the paired difference.
 
-    Columns: ``model``, ``metric``, ``value`` (on all rows), ``low``/``high`` (2.5 and
-    97.5 percentiles over ``n_boot`` resamples of the rows), ``diff`` (model − reference
-    on all rows; 0 for the reference), ``diff_low``/``diff_high`` (percentile interval of
-    the difference, both models scored on the same resampled rows) and ``p_below_zero``
+    Columns: ``model``, ``metric``, ``value`` (on all rows), ``low``/``high`` (the 2.5 and
+    97.5 percentiles over ``n_boot`` resamples of the rows, bias-corrected: shifted by the
+    resamples' median minus ``value``, so that a metric a resample biases, such as the ECE,
+    gets an interval that holds its value), ``diff`` (model − reference on all rows; 0 for
+    the reference), ``diff_low``/``diff_high`` (the same interval of the difference, both
+    models scored on the same resampled rows) and ``p_below_zero``
     (fraction of resamples where the difference is negative).  ``ece`` uses ``n_bins``
     equal-width bins of the top-label confidence.
     """
@@ -122,13 +131,14 @@ def bootstrap_comparison(
     records = []
     for name in checked:
         for metric in METRICS:
-            low, high = np.percentile(draws[name][metric], [2.5, 97.5])
+            value, diff = values[name][metric], values[name][metric] - values[reference][metric]
+            low, high = _bias_corrected(draws[name][metric], value)
             delta = draws[name][metric] - draws[reference][metric]
-            diff_low, diff_high = np.percentile(delta, [2.5, 97.5])
+            diff_low, diff_high = _bias_corrected(delta, diff)
             records.append({
-                "model": name, "metric": metric, "value": values[name][metric],
+                "model": name, "metric": metric, "value": value,
                 "low": float(low), "high": float(high),
-                "diff": values[name][metric] - values[reference][metric],
+                "diff": diff,
                 "diff_low": float(diff_low), "diff_high": float(diff_high),
                 "p_below_zero": float(np.mean(delta < 0)),
             })

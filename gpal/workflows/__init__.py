@@ -30,7 +30,7 @@ from gpal.files import write_json_atomic
 from gpal.registry import WORKFLOWS
 from gpal.runs.executors import make_executor
 from gpal.runs.output_dir import claim_output_dir
-from gpal.workflows.schema import Field, WorkflowError, apply_overrides, identity, read_yaml, validate
+from gpal.workflows.schema import Field, WorkflowError, apply_overrides, fill_settings, identity, read_yaml, validate
 
 __all__ = ["WORKFLOW_FILE", "Workflow", "WorkflowError", "load_workflow", "run_workflow"]
 
@@ -109,6 +109,8 @@ def load_workflow(path: str | os.PathLike, overrides: Sequence[str] = ()) -> Wor
             module.check(config)
         except ValueError as exc:
             raise WorkflowError(f"{doc.path}: {exc}") from None
+    if config["description"]:
+        config["description"] = fill_settings(config["description"], config, doc.where("description"))
     config["title"] = config["title"] or doc.path.stem.replace("_", " ")
     config["out"] = config["out"] or str(Path("runs") / doc.path.stem)
     return Workflow(kind, config, doc.path, schema)

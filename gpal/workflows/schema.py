@@ -11,6 +11,7 @@ YAML file, so a workflow is fully checked before anything is written.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -27,6 +28,7 @@ __all__ = [
     "WorkflowError",
     "apply_overrides",
     "fields_from_settings",
+    "fill_settings",
     "identity",
     "read_yaml",
     "validate",
@@ -284,3 +286,25 @@ def identity(config: Mapping[str, Any], schema: Schema) -> dict[str, Any]:
         elif not (isinstance(spec, Field) and not spec.part_of_run):
             out[key] = value
     return out
+
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+)\}")
+
+
+def fill_settings(text: str, config: Mapping[str, Any], where: str) -> str:
+    """``text`` with each ``{section.key}`` replaced by that setting's value in ``config`` (overrides included).
+
+    A report's words then state the run's own settings: a description that writes
+    ``{training.epochs} epochs`` says 20 for a run given ``--set training.epochs=20``.  A
+    placeholder that names no setting is a `WorkflowError` naming it.
+    """
+    def value(match: re.Match) -> str:
+        node: Any = config
+        for part in match.group(1).split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                raise WorkflowError(f"{where}: {{{match.group(1)}}} names no setting of this workflow; write "
+                                    "{section.key} of a key the file or its defaults have, e.g. {training.epochs}")
+            node = node[part]
+        return str(node)
+
+    return _PLACEHOLDER.sub(value, text)

@@ -102,6 +102,32 @@ def test_bald_is_nonnegative_and_equals_entropy_of_mean_minus_mean_entropy():
     assert model.calls[-1][0] == "sample_proba" and model.calls[-1][2] is not None
 
 
+def test_bald_about_a_target_is_the_information_of_target_or_not():
+    """With a target, y becomes [y = target]: binary entropies of p_target, computed here by hand."""
+    rng = np.random.default_rng(2)
+    samples = rng.dirichlet([0.5, 0.5, 0.5], size=(30, 5))  # (S, n, C)
+    samples[:, 1, :] = samples[:, 1, [0]] * [1.0, 0.0, 0.0] + [0.0, 0.5, 0.5] * (1 - samples[:, 1, [0]])
+    samples[:, 2, :] = [0.1, 0.45, 0.45]  # draws disagree on nothing
+    samples[:, 3, 0] = 0.2  # draws agree on the target, disagree on the others
+    samples[:, 3, 1] = rng.uniform(0, 0.8, size=30)
+    samples[:, 3, 2] = 0.8 - samples[:, 3, 1]
+    model = FixedModel(samples.mean(axis=0), samples)
+    model.classes_ = np.array(["a", "b", "c"])
+
+    def binary(p):
+        return _hand_entropy([p, 1 - p])
+
+    scores = BALD(n_samples=30, target="a").scores(model, _pool(5))
+    hand = [binary(sum(samples[s, i, 0] for s in range(30)) / 30) - sum(binary(samples[s, i, 0]) for s in range(30)) / 30
+            for i in range(5)]
+    np.testing.assert_allclose(scores, hand, atol=1e-12)
+    assert scores[2] == pytest.approx(0.0, abs=1e-12) and scores[3] == pytest.approx(0.0, abs=1e-12)
+    assert BALD(n_samples=30).scores(model, _pool(5))[3] > 0.05  # about every class, source 3 still teaches
+    with pytest.raises(ValueError, match=r"bald target 'psr' is not a class of the model; its classes are \['a', 'b', 'c'\]"):
+        BALD(target="psr").scores(model, _pool(5))
+    assert make_acquisition(BALD(target="a").config()).config() == BALD(target="a").config()
+
+
 def test_bald_needs_sample_proba():
     class NoSamples:
         def predict_proba(self, X, X_var=None):

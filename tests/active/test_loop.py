@@ -186,6 +186,57 @@ def test_oracle_label_outside_classes_keeps_what_was_labelled(sets, tmp_path):
     assert make_loop(sets, tmp_path).run().labelled_ids == make_loop(sets, tmp_path / "b").run().labelled_ids
 
 
+OUTCOMES = {"pwn": None, "nothing": None, "blazar": "agn"}
+
+
+def test_a_follow_up_of_another_class_is_recorded_and_the_loop_goes_on(sets, tmp_path):
+    """An outcome beyond the classes: recorded, out of the pool, trained on as its mapped class or not at all."""
+    truth = dict(zip(sets[1].ids, sets[1].labels()))
+    found = {}
+
+    def observer(query, queried, scores, proba, class_names, outcomes=()):
+        labels = [truth[i] for i in queried.ids]
+        labels[0] = {1: "pwn", 2: "nothing", 3: "blazar"}.get(query, labels[0])
+        found.update({queried.ids[0]: labels[0]})
+        assert set(outcomes) == set(OUTCOMES)
+        return labels
+
+    result = make_loop(sets, tmp_path, oracle=observer, n_queries=4, outcomes=OUTCOMES).run()
+    assert [q["labels"][0] for q in result.queries[:3]] == ["pwn", "nothing", "blazar"]
+    queried = [i for q in result.queries for i in q["ids"]]
+    assert len(queried) == len(set(queried)) == 12  # every queried source left the pool, none asked twice
+    # trained on: the initial 15 and every query's sources but the pwn and the nothing-found (the blazar as agn)
+    assert result.metrics["n_labelled"].tolist() == [15, 17, 19, 22, 25]
+    state = read_state(tmp_path / "ck")
+    loop = make_loop(sets, tmp_path, oracle=observer, n_queries=4, outcomes=OUTCOMES)
+    trained = loop._labelled_now(state)
+    by_label = {lab: i for i, lab in found.items()}
+    assert by_label["pwn"] not in trained.ids and by_label["nothing"] not in trained.ids
+    assert trained.labels()[trained.ids.tolist().index(by_label["blazar"])] == "agn"
+    # without the outcomes, the same checkpoint is another run
+    with pytest.raises(ConfigMismatch, match="outcomes"):
+        make_loop(sets, tmp_path, oracle=observer, n_queries=4).run()
+
+
+def test_a_near_miss_of_a_class_or_outcome_is_named(sets, tmp_path):
+    def shouting(query, queried, scores, proba, class_names, outcomes=()):
+        return ["PWN"] + ["agn"] * (len(queried) - 1)
+
+    with pytest.raises(OracleError, match=r"outside the known classes \['agn', 'psr', 'snr'\] and outcomes "
+                                          r"\['blazar', 'nothing', 'pwn'\].*'PWN' \(did you mean 'pwn'\? case matters\)"):
+        make_loop(sets, tmp_path, oracle=shouting, outcomes=OUTCOMES).run()
+
+
+@pytest.mark.parametrize("outcomes, message", [
+    ({"psr": None}, "outcome 'psr' is already one of the classes"),
+    ({"pwn": "pulsar"}, "outcome 'pwn' maps to 'pulsar', which is not one of the classes"),
+    ({"": None}, "an outcome must be a non-empty label"),
+])
+def test_bad_outcomes_are_refused(sets, tmp_path, outcomes, message):
+    with pytest.raises(ValueError, match=message):
+        make_loop(sets, tmp_path, outcomes=outcomes)
+
+
 def test_file_oracle_round_trip_and_errors(sets, tmp_path):
     pool = sets[1]
     queried = pool.subset([0, 1, 2])
@@ -218,6 +269,13 @@ def test_file_oracle_round_trip_and_errors(sets, tmp_path):
         oracle(1, queried, np.zeros(3), proba, classes)
     fill(["psr", "snr", "agn"], names=[queried.ids[0], queried.ids[1], "4FGL J9999.9+9999"])
     with pytest.raises(OracleError, match=r"unknown \(not queried\).*J9999.*missing.*" + queried.ids[2]):
+        oracle(1, queried, np.zeros(3), proba, classes)
+    fill(["psr", "snr", "agn"], names=[queried.ids[0], queried.ids[1], queried.ids[0]])
+    with pytest.raises(OracleError, match=f"labelled twice with different classes: {queried.ids[0]}: \\['agn', 'psr'\\]"):
+        oracle(1, queried, np.zeros(3), proba, classes)
+    fill(["psr", "pwn", "nothing"])  # outcomes beyond the classes, where the loop allows them
+    assert oracle(1, queried, np.zeros(3), proba, classes, outcomes=["nothing", "pwn"]) == ["psr", "pwn", "nothing"]
+    with pytest.raises(OracleError, match="outside the known classes"):
         oracle(1, queried, np.zeros(3), proba, classes)
 
 

@@ -1,6 +1,7 @@
 """The main job and its parts: class specs, trained-model folders, probability tables, classify_catalog."""
 
 import json
+import shutil
 import os
 
 import numpy as np
@@ -21,10 +22,11 @@ from conftest import SMALL, write_small_catalog
 TINY = dict(epochs=3, num_inducing=5, batch_size=64, input_noise="first_order")
 #: What a user finds at the top of the main job's folder; every table and figure lies beneath.
 TOP = {"classifications.csv", "classifications.ecsv", "classifications.fits", "report.md", "metrics.json", "ood.json",
-       "training.json", "model", "run.json", ".gpal-written", "tables", "figures"}
+       "training.json", "model", "run.json", ".gpal-written", "tables", "figures", "follow_up.reg",
+       *(f"{name}.{ext}" for name in ("follow_up", "discovery", "extended") for ext in ("csv", "ecsv"))}
 #: The report's tables (CSV, Markdown, LaTeX) and figures (PNG, PDF).
 TABLES = ("heldout_metrics", "heldout_per_class", "heldout_confusion", "heldout_comparison", "predicted_counts",
-          "predicted_by_latitude", "most_informative", "most_uncertain")
+          "predicted_by_latitude", "follow_up_top10", "discovery_top10", "most_uncertain")
 FIGURES = ("confusion_matrix", "reliability", "reliability_per_class", "sky_classes", "sky_entropy")
 
 
@@ -104,9 +106,8 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     # one place per kind of file: the classifications and the report at the top, tables and figures beneath
     assert {p.name for p in out.iterdir()} == TOP
     assert {p.name for p in (out / "tables").iterdir()} == {
-        "heldout.csv", "heldout_baselines.csv", "catalog_columns.csv", *(f"{t}.{e}" for t in TABLES for e in ("csv", "md", "tex"))}
+        "heldout.csv", "heldout_baselines.csv", *(f"{t}.{e}" for t in TABLES for e in ("csv", "md", "tex"))}
     assert {p.name for p in (out / "figures").iterdir()} == {f"{f}.{e}" for f in FIGURES for e in ("png", "pdf")}
-    assert list(pd.read_csv(out / "tables" / "catalog_columns.csv").columns) == ["Source_Name", "Flux1000", "Signif_Avg"]
 
     table = read_probability_table(out / "classifications.csv")
     frame = table.frame
@@ -153,15 +154,11 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     lo, hi = held["intervals"]["accuracy"]
     assert lo < held["accuracy"] < hi and set(held["intervals"]) >= {"nll", "brier", "ece", "accuracy"}
     uncertain = pd.read_csv(out / "tables" / "most_uncertain.csv")
-    assert {"GLON", "GLAT", "RA", "DEC", "Flux1000", "Signif_Avg"} <= set(uncertain.columns)
+    assert {"RA", "DEC", "Conf_95_SemiMajor", "Flux1000", "Signif_Avg", "Flags"} <= set(uncertain.columns)
     assert uncertain["Signif_Avg"].notna().all() and uncertain["entropy"].is_monotonic_decreasing
-    # the follow-up ranking: BALD of every classified source, recomputed from the saved model
-    informative = pd.read_csv(out / "tables" / "most_informative.csv")
-    assert informative["information"].is_monotonic_decreasing and (informative["information"] >= 0).all()
-    frame = pd.read_csv(out / "classifications.csv")
-    assert informative["Source_Name"].tolist() == frame.nlargest(10, "information")["Source_Name"].tolist()
+    frame = pd.read_csv(out / "classifications.csv", keep_default_na=False, na_values=[""])
     # the epistemic part of the entropy, never more (to the difference of two Monte Carlo estimates of p)
-    assert (frame["information"] <= frame["entropy"] + 0.05).all()
+    assert (frame["information"] >= 0).all() and (frame["information"] <= frame["entropy"] + 0.05).all()
 
 
 def test_classify_compares_with_baselines_on_the_same_rows(classified):
@@ -176,6 +173,17 @@ def test_classify_compares_with_baselines_on_the_same_rows(classified):
     for model in ("logistic", "random_forest_isotonic", ERROR_BLIND_MODEL):
         r = rows[model, "nll"]
         assert r["diff_low"] <= r["diff"] <= r["diff_high"]
+    # one interval per statistic, each holding its value: the report's held-out intervals are the comparison's
+    for r in rows.values():
+        assert r["low"] <= r["value"] <= r["high"] and r["diff_low"] <= r["diff"] <= r["diff_high"], r
+    for metric, (low, high) in metrics["heldout"]["intervals"].items():
+        assert [rows["gpal", metric]["low"], rows["gpal", metric]["high"]] == [low, high]
+        assert low <= metrics["heldout"][metric] <= high, metric
+    from gpal.evaluation.intervals import binomial_interval
+    n = metrics["heldout"]["n"]
+    for model in ("gpal", "logistic"):
+        correct = round(rows[model, "accuracy"]["value"] * n)
+        assert [rows[model, "accuracy"]["low"], rows[model, "accuracy"]["high"]] == list(binomial_interval(correct, n, 0.95))
     held = pd.read_csv(out / "tables" / "heldout.csv")
     base = pd.read_csv(out / "tables" / "heldout_baselines.csv")
     assert set(base.groupby("model")["Source_Name"].apply(frozenset)) == {frozenset(held["Source_Name"])}
@@ -209,6 +217,19 @@ def test_rerun_with_same_settings_reuses_the_model_and_reproduces_the_table(clas
 
 def _files(folder):
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+def test_report_refuses_a_folder_missing_its_classifications(classified, tmp_path, capsys):
+    from gpal.cli import main
+
+    out, _ = classified
+    old = tmp_path / "copy"
+    shutil.copytree(out, old)
+    assert main(["report", str(old)]) == 0
+    assert (old / "metrics.json").read_bytes() == (out / "metrics.json").read_bytes()
+    (old / "classifications.csv").unlink()
+    assert main(["report", str(old)]) == 2
+    assert "not a finished gpal classify folder: ['classifications.csv'] missing" in capsys.readouterr().err
 
 
 def test_rerun_with_other_settings_is_refused_before_any_work(classified, small_catalog):
@@ -306,6 +327,65 @@ def test_classify_flags_none_of_these_and_counts_by_latitude(classified, small_c
     text = report.read_text()
     assert "**None of these**" in text and f"snr {record['left_out']['snr']['flagged']}/{SMALL['snr']}" in text
     assert "in and out of the Galactic plane" in text
+
+
+# ------------------------------------------------------------ follow-up lists
+def test_the_follow_up_lists_are_read_from_the_classifications(classified):
+    """List (a) holds no ood, extended or faint source, ranked by information; (b) only ood ones, by ood_score;
+    both carry the classifications' columns (target columns with units among them) and are in the report."""
+    from astropy.table import Table
+
+    out, report = classified
+    classified_sources = read_probability_table(out / "classifications.csv")
+    frame, minsig = classified_sources.frame, classified_sources.meta["MINSIG"]
+    assert minsig == 4.0 and classified_sources.meta["TARGET"] == ""
+    follow, found = (read_probability_table(out / name).frame for name in ("follow_up.csv", "discovery.csv"))
+    eligible = frame[~frame["ood"] & ~frame["extended"] & (frame["Signif_Avg"] >= minsig)]
+    assert len(follow) == len(eligible) > 10 and not follow["ood"].any() and not follow["extended"].any()
+    assert follow["Source_Name"].tolist() == eligible.sort_values("information", ascending=False)["Source_Name"].tolist()
+    assert found["ood"].all() and set(found["Source_Name"]) == set(frame[frame["ood"] & (frame["Signif_Avg"] >= minsig)]["Source_Name"])
+    assert found["ood_score"].is_monotonic_decreasing and list(follow.columns) == ["rank", *frame.columns]
+    same = follow.merge(frame, on="Source_Name", suffixes=("", "_classified"))
+    for column in ("information", "p_pulsar", "RA", "Conf_95_PosAng", "Flags"):
+        np.testing.assert_array_equal(same[column], same[f"{column}_classified"])
+    units = {c.name: str(c.unit) for c in Table.read(out / "follow_up.ecsv", format="ascii.ecsv").columns.values()}
+    assert units["RA"] == units["Conf_95_SemiMajor"] == "deg" and units["Flux1000"] == "ph / (s cm2)"
+    ellipses = (out / "follow_up.reg").read_text().splitlines()[3:]
+    assert len(ellipses) == follow["Conf_95_SemiMajor"].notna().sum() and follow["Source_Name"][0] in ellipses[0]
+    text = report.read_text()
+    for caption in ("Classification follow-up (follow_up.csv", "Discovery (discovery.csv", "](follow_up.reg)"):
+        assert caption in text, caption
+    shown = pd.read_csv(out / "tables" / "follow_up_top10.csv")
+    assert shown["Source_Name"].tolist() == follow["Source_Name"][:10].tolist() and not shown["ood"].any()
+
+
+def test_classifications_carry_the_target_columns_at_the_catalogs_digits(classified, small_catalog):
+    from gpal.catalogs import load_catalog
+    from gpal.catalogs.targets import TARGET_COLUMNS, target_columns
+
+    out, _ = classified
+    frame = pd.read_csv(out / "classifications.csv", keep_default_na=False, na_values=[""])
+    assert set(TARGET_COLUMNS) <= set(frame.columns)
+    expected = target_columns(load_catalog(small_catalog), frame["Source_Name"].tolist())
+    np.testing.assert_array_equal(frame["RA"], expected["RA"])  # read back from the CSV's text: the same float64
+    text = (out / "classifications.csv").read_text()
+    assert "0.09830000251531601" not in text and ",0.0983,-73.922," in text  # 4FGL J0000.3-7355, as the catalog has it
+
+
+def test_extended_sources_are_not_given_a_point_source_class(classified, small_catalog):
+    """The small catalog's snr rows include extended sources: predicted as 'extended', never as a trained class."""
+    out, _ = classified
+    table = predict_catalog(out, str(small_catalog), "snr", progress=False).frame
+    extended = table["extended"].to_numpy(bool)
+    assert 0 < extended.sum() < len(table)
+    assert (table["predicted_class"][extended] == "extended").all()
+    assert table["predicted_class"][~extended].isin(["bll", "fsrq", "pulsar"]).all()
+
+
+def test_a_target_the_classes_lack_is_refused_before_the_folder_is_claimed(small_catalog, tmp_path):
+    with pytest.raises(ValueError, match=r"target 'psr' is not a class of the model; its classes are \['bll', 'fsrq', 'pulsar'\]"):
+        _classify(tmp_path / "run", small_catalog, target="psr")
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_scheme_that_trains_on_bcu_classifies_only_the_unassociated(small_catalog, tmp_path):

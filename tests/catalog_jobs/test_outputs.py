@@ -167,13 +167,15 @@ def test_commands_that_load_tensorflow_print_none_of_its_noise(trained_dir, smal
     # positions are the catalog's own RAJ2000 / DEJ2000, which a cross-match against it expects
     catalog = Table.read(small_catalog)
     positions = pd.DataFrame({"Source_Name": np.char.strip(np.asarray(catalog["Source_Name"], dtype=str)),
-                              "RAJ2000": np.asarray(catalog["RAJ2000"], dtype=np.float64),
-                              "DEJ2000": np.asarray(catalog["DEJ2000"], dtype=np.float64)})
+                              "RAJ2000": np.asarray(catalog["RAJ2000"], dtype=np.float32),
+                              "DEJ2000": np.asarray(catalog["DEJ2000"], dtype=np.float32)})
     merged = pd.read_csv(out).merge(positions, on="Source_Name", validate="1:1")
     assert len(merged) == SMALL[""] + SMALL["bcu"]
-    # to the CSV's 15 significant digits; the GLON/GLAT transform would differ by ~1e-5 degrees
-    np.testing.assert_allclose(merged["RA"].to_numpy(), merged["RAJ2000"].to_numpy(), rtol=1e-13, atol=0)
-    np.testing.assert_allclose(merged["DEC"].to_numpy(), merged["DEJ2000"].to_numpy(), rtol=1e-13, atol=1e-13)
+    # the catalog's float32 values written at the digits it has (0.0983, not 0.09830000251531601): they round back to
+    # the catalog's exactly; the GLON/GLAT transform would differ by ~1e-5 degrees
+    for ours, theirs in (("RA", "RAJ2000"), ("DEC", "DEJ2000")):
+        np.testing.assert_array_equal(merged[ours].to_numpy().astype(np.float32), merged[theirs].to_numpy())
+        assert [repr(v) for v in merged[ours]] == merged[theirs].to_numpy(np.float32).astype(str).tolist()
 
 
 def test_a_worker_started_by_a_quiet_command_imports_tensorflow_quietly():

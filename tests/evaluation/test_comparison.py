@@ -46,6 +46,23 @@ def test_bootstrap_se_of_the_nll_matches_the_standard_error_of_the_mean():
     assert (row.high - row.low) / (2 * 1.959964) == pytest.approx(se, rel=0.1)
 
 
+def test_every_interval_holds_its_value_the_ece_too():
+    """The ECE of a resample exceeds the sample's (binning noise adds miscalibration): a plain percentile interval
+    can miss the value; the bias-corrected one is the percentile interval shifted by median - value."""
+    y, good, poor = _case()
+    table = bootstrap_comparison(y, {"good": good, "poor": poor}, reference="good", n_boot=500, random_state=3)
+    assert np.all((table.low <= table.value) & (table.value <= table.high))
+    assert np.all((table.diff_low <= table["diff"]) & (table["diff"] <= table.diff_high))
+    # by hand for the ECE of "good": the same resamples, percentiles shifted by their median's bias
+    index = np.random.default_rng(3).integers(0, y.size, size=(500, y.size))
+    draws = np.array([expected_calibration_error(y[i], good[i]) for i in index])
+    value = expected_calibration_error(y, good)
+    assert np.median(draws) > value  # resampling biases the ECE upward
+    low, mid, high = np.percentile(draws, [2.5, 50, 97.5])
+    row = _row(table, "good", "ece")
+    assert (row.low, row.high) == pytest.approx((low - (mid - value), high - (mid - value)), rel=1e-12)
+
+
 def test_a_model_against_itself_differs_by_exactly_zero():
     y, good, poor = _case()
     table = bootstrap_comparison(y, {"good": good, "poor": poor, "copy": good.copy()}, reference="good",

@@ -110,6 +110,14 @@ def test_a_section_set_whole_keeps_the_files_other_keys(tmp_path):
     assert (wf.config["training"]["batch_size"], wf.config["training"]["epochs"]) == (7, 3)
 
 
+def test_a_description_placeholder_is_the_runs_setting_or_a_clear_error(tmp_path):
+    text = "workflow: toy_1d\ndescription: M = {training.num_inducing}, {training.epochs} epochs\n"
+    workflow = load_workflow(_write(tmp_path, text), ["training.epochs=20"])
+    assert workflow.config["description"] == "M = 100, 20 epochs"
+    with pytest.raises(WorkflowError, match=r"wf.yaml.*\{training.epoch\} names no setting of this workflow"):
+        load_workflow(_write(tmp_path, text.replace("{training.epochs}", "{training.epoch}")))
+
+
 def test_nothing_is_written_when_validation_fails(tmp_path):
     out = tmp_path / "out"
     with pytest.raises(WorkflowError):
@@ -132,6 +140,8 @@ def test_repeated_splits_end_to_end(tmp_path):
     assert unit["n_test"] == 46 and np.allclose(np.sum(unit["proba"], axis=1), 1.0)
     report = (out / "report.md").read_text()
     assert "| MGP | 1 |" in report and "0.377 ± 0.019" in report  # result beside the published number
+    # the header states this run's settings, overrides included, not the file's defaults
+    assert "batch 50, 2 epochs," in report and "750 epochs" not in report and "4 Monte Carlo input samples" in report
     for name in ("confusion_MGP.png", "confusion_MGP.pdf", "reliability.png", "summary.json", "results.csv"):
         assert (out / name).stat().st_size > 0, name
 

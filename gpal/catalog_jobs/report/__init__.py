@@ -5,6 +5,7 @@ Everything is rebuilt from the files of a finished `classify_catalog` folder
 refitting anything.  One module per part, in the order `write_classify_report` builds them:
 
 - `gpal.catalog_jobs.report.inputs`: the folder's files, read once (`FinishedRun`);
+- `gpal.catalog_jobs.follow_up`: the follow-up lists, written beside the classifications;
 - `gpal.catalog_jobs.report.measures`: the held-out check, the comparison with the
   baselines, the faintest quarter, the population shift; ``metrics.json``;
 - `gpal.catalog_jobs.report.figures`: one function per figure (``figures/``);
@@ -18,6 +19,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from gpal.catalog_jobs.follow_up import write_follow_up_lists
 from gpal.catalog_jobs.layout import REPORT_FILE
 from gpal.catalog_jobs.report.figures import write_figures
 from gpal.catalog_jobs.report.inputs import read_run
@@ -33,9 +35,10 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
     """(Re)build ``metrics.json``, the tables, figures and ``report.md`` of a `classify_catalog` folder from its files."""
     folder = Path(folder)
     run = read_run(folder)
+    lists = write_follow_up_lists(run.table, folder)
     check = measure(run)
     metrics = write_metrics(run, check)
     figures = write_figures(run, check)
-    tables = write_tables(run, check, metrics)
+    tables = write_tables(run, check, metrics, lists)
     return write_report(folder, "gpal classify: " + str(run.table.meta.get("CATALOG")), figures, tables,
                         report_text(run, check, metrics), filename=REPORT_FILE)

@@ -47,11 +47,12 @@ def _reliability_per_class(run: FinishedRun) -> Figures:
 
 
 def _sky_maps(run: FinishedRun) -> Figures:
-    """The predicted classes and the predictive entropy on the sky (none when no source has a position)."""
+    """The predicted classes and the predictive entropy of the point sources on the sky (none when no source has a
+    position; extended sources have no point-source class)."""
     from gpal.evaluation.plots import plot_sky_classes, plot_sky_values
 
     frame, classes = run.frame, run.classes
-    sky = frame[np.isfinite(frame["GLON"]) & np.isfinite(frame["GLAT"])]
+    sky = frame[np.isfinite(frame["GLON"]) & np.isfinite(frame["GLAT"]) & frame["predicted_class"].isin(classes)]
     if not len(sky):
         return {}
     glon, glat = sky["GLON"].to_numpy(), sky["GLAT"].to_numpy()

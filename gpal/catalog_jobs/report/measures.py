@@ -11,6 +11,7 @@ import pandas as pd
 
 from gpal.catalog_jobs.layout import BASELINES_FILE, METRICS_FILE, SIGNIFICANCE_COLUMN
 from gpal.catalog_jobs.report.inputs import FinishedRun
+from gpal.catalog_jobs.tables import EXTENDED
 from gpal.evaluation.comparison import bootstrap_comparison
 from gpal.evaluation.intervals import binomial_interval
 from gpal.evaluation.metrics import confusion_matrix, error_rate, negative_log_likelihood
@@ -37,7 +38,7 @@ class HeldOutCheck:
     conf: np.ndarray
     #: Paired bootstrap of the model and each baseline: one row per model and metric.
     comparison: pd.DataFrame
-    #: 95% interval of each metric (Jeffreys binomial for accuracy, paired bootstrap for the others).
+    #: 95% interval of each metric (Jeffreys binomial for accuracy, bias-corrected bootstrap for the others).
     intervals: dict[str, list[float]]
     #: Completeness and purity per class with their intervals.
     per_class: pd.DataFrame
@@ -67,7 +68,13 @@ def _comparison(run: FinishedRun) -> pd.DataFrame:
     for name, rows in (base.groupby("model", sort=False) if not base.empty else []):
         rows = rows.set_index("Source_Name").loc[held["Source_Name"]]
         probas[str(name)] = rows[columns].to_numpy()
-    return bootstrap_comparison(run.y, probas, reference=MODEL_NAME, n_boot=2000, random_state=0)
+    comparison = bootstrap_comparison(run.y, probas, reference=MODEL_NAME, n_boot=2000, random_state=0)
+    # one interval method per statistic: accuracy, a count of correct sources, gets its binomial interval everywhere
+    n = run.y.size
+    for i in np.flatnonzero(comparison["metric"].to_numpy() == "accuracy"):
+        correct = int(round(comparison.at[i, "value"] * n))
+        comparison.loc[i, ["low", "high"]] = [float(b) for b in binomial_interval(correct, n, LEVEL)]
+    return comparison
 
 
 def _faintest_quarter(run: FinishedRun) -> dict[str, Any] | None:
@@ -98,7 +105,6 @@ def measure(run: FinishedRun) -> HeldOutCheck:
     comparison = _comparison(run)
     mine = _model_rows(comparison)
     intervals = {m: [float(mine.at[m, "low"]), float(mine.at[m, "high"])] for m in mine.index}
-    intervals["accuracy"] = [float(b) for b in binomial_interval(int(np.trace(conf)), run.y.size, LEVEL)]
     return HeldOutCheck(scores, conf, comparison, intervals, completeness_purity(conf, run.classes, LEVEL),
                         _faintest_quarter(run))
 
@@ -154,7 +160,8 @@ def write_metrics(run: FinishedRun, check: HeldOutCheck) -> dict[str, Any]:
         "run_date": run.table.meta.get("DATE"),
         "comparison": comparison.to_dict(orient="records") if comparison["model"].nunique() > 1 else None,
         "faintest_quarter": check.faint,
-        "population_shift": _population_shift(run.frame, run.classes, training.get("n_per_class", {})),
+        "population_shift": _population_shift(run.frame[run.frame["predicted_class"] != EXTENDED], run.classes,
+                                              training.get("n_per_class", {})),
         "dropped": {"labelled": training.get("dropped", {}),
                     "classified": [n for n in run.table.meta.get("DROPPED", "").split(",") if n]},
     }

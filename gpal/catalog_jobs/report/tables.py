@@ -8,11 +8,13 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from gpal.catalog_jobs.follow_up import DEFAULT_MIN_SIGNIFICANCE, DISCOVERY_FILE, EXTENDED_FILE, FOLLOW_UP_FILE
 from gpal.catalog_jobs.later_check import read_later_check, shown_measures
 from gpal.catalog_jobs.layout import CATALOG_COLUMNS_FILE, CONTEXT_COLUMNS, FLUX_COLUMN, SIGNIFICANCE_COLUMN, TABLES_DIR
 from gpal.catalog_jobs.none_of_these import PLANE_DEG, plane_counts
 from gpal.catalog_jobs.report.inputs import FinishedRun
 from gpal.catalog_jobs.report.measures import MODEL_NAME, HeldOutCheck
+from gpal.catalog_jobs.tables import EXTENDED
 from gpal.evaluation.reports import write_table
 from gpal.registry import FOLLOW_UP_ACQUISITION
 
@@ -31,19 +33,20 @@ def _write(run: FinishedRun, name: str, table: pd.DataFrame, data: pd.DataFrame 
 
 
 def _metric_rows(h: Mapping[str, Any]) -> pd.DataFrame:
-    """Held-out metrics, each with its 95% interval: binomial for accuracy, paired bootstrap for the others."""
+    """Held-out metrics, each with its 95% interval: binomial for accuracy, bias-corrected bootstrap for the others."""
     def interval(bounds: Sequence[float] | None) -> str:
         return "" if bounds is None else f"[{bounds[0]:.3f}, {bounds[1]:.3f}]"
 
     names = {"accuracy": "accuracy", "balanced_accuracy": "balanced accuracy", "nll": "NLL (nats)",
-             "brier": "Brier", "ece": f"ECE ({h['n_bins']} bins; resampling biases its interval upward)"}
+             "brier": "Brier", "ece": f"ECE ({h['n_bins']} bins)"}
     return pd.DataFrame([{"metric": label, "value": round(h[key], 4), "95% interval": interval(h["intervals"].get(key))}
                          for key, label in names.items() if key in h])
 
 
 def _heldout_metrics(run: FinishedRun, metrics: Mapping[str, Any]) -> Tables:
-    return {"Held-out metrics (95% intervals: Jeffreys binomial for accuracy, paired bootstrap of 2000 resamples for "
-            "the others)": _write(run, "heldout_metrics", _metric_rows(metrics["heldout"]))}
+    return {"Held-out metrics (95% intervals: Jeffreys binomial for accuracy, bias-corrected bootstrap of 2000 "
+            "resamples for the others: the percentile interval shifted by the resamples' median bias, so that it holds "
+            "the value)": _write(run, "heldout_metrics", _metric_rows(metrics["heldout"]))}
 
 
 def _heldout_per_class(run: FinishedRun, check: HeldOutCheck) -> Tables:
@@ -83,8 +86,9 @@ def _heldout_comparison(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[
     """The paired comparison with the baselines, when the run fitted any."""
     if metrics["comparison"] is None:
         return {}
-    return {"Held-out comparison with the baselines (same split and features; 95% paired bootstrap intervals, "
-            f"2000 resamples; diff = model - {MODEL_NAME}, so diff > 0 means {MODEL_NAME} is better on NLL, ECE "
+    return {"Held-out comparison with the baselines (same split and features; 95% intervals as in the metrics "
+            "table: Jeffreys binomial for accuracy, bias-corrected bootstrap of 2000 paired resamples for the others and "
+            f"for every diff; diff = model - {MODEL_NAME}, so diff > 0 means {MODEL_NAME} is better on NLL, ECE "
             "and Brier, worse on accuracy)": _write(run, "heldout_comparison", _comparison_table(check.comparison))}
 
 
@@ -93,7 +97,7 @@ def _predicted_counts(run: FinishedRun) -> Tables:
     frame = run.frame
     kinds = frame["CLASS1"].str.lower().replace("", "unassociated")
     rows = []
-    for name in run.classes:
+    for name in [*run.classes, *([EXTENDED] if (frame["predicted_class"] == EXTENDED).any() else [])]:
         mine = frame["predicted_class"] == name
         row: dict[str, Any] = {"predicted": name}
         for kind in sorted(kinds.unique()):
@@ -110,47 +114,77 @@ def _predicted_by_latitude(run: FinishedRun) -> Tables:
 
 
 def _with_context(run: FinishedRun) -> pd.DataFrame:
-    """The classified sources with the catalog columns the report quotes (absent in folders of gpal 0.2.0)."""
+    """The classified sources with the catalog columns the report quotes (folders of gpal <= 0.3 kept them apart)."""
     path = run.folder / CATALOG_COLUMNS_FILE
-    if not path.is_file():
+    if not path.is_file() or set(CONTEXT_COLUMNS) <= set(run.frame.columns):
         return run.frame
     context = pd.read_csv(path, dtype={"Source_Name": str})
     return run.frame.merge(context, on="Source_Name", how="left", validate="one_to_one")
 
 
-def _top_sources(frame: pd.DataFrame, score: str, classes: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The ten sources with the largest ``score``: the data and the table as shown (rounded)."""
-    position = [c for c in ("GLON", "GLAT", "RA", "DEC") if c in frame]
-    top = frame.nlargest(10, score)
-    top = top[["Source_Name", "CLASS1", *position, *[c for c in CONTEXT_COLUMNS if c in top],
-               *[f"p_{c}" for c in classes], *dict.fromkeys(["entropy", score])]]
-    shown = top.round({**{c: 3 for c in top.columns if c.startswith("p_") or c in ("entropy", score)},
-                       **{c: 2 for c in position}, SIGNIFICANCE_COLUMN: 1})
+def _shown(rows: pd.DataFrame, scores: Sequence[str], classes: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The first ten ``rows`` as data and as shown (rounded): names, position, ellipse, context, probabilities, ``scores``."""
+    position = [c for c in ("RA", "DEC", "Conf_95_SemiMajor") if c in rows]
+    context = [c for c in ("ASSOC1", *CONTEXT_COLUMNS, "Flags") if c in rows]
+    columns = dict.fromkeys(["rank", "Source_Name", "CLASS1", *position, *context, *[f"p_{c}" for c in classes],
+                             "predicted_class", *scores, "ood"])
+    top = rows.head(10)[[c for c in columns if c in rows]]
+    shown = top.round({**{c: 3 for c in top.columns if c.startswith("p_") or c in ("entropy", *scores)},
+                       **{c: 3 for c in position}, SIGNIFICANCE_COLUMN: 1})
     if FLUX_COLUMN in shown:
         shown = shown.assign(**{FLUX_COLUMN: [f"{v:.3g}" for v in shown[FLUX_COLUMN]]})
     return top, shown
 
 
-def _ranked_sources(run: FinishedRun) -> Tables:
-    """The ten most informative sources (follow-up candidates, when the table ranks them) and the ten most uncertain."""
-    quoted = _with_context(run)
-    tables = {}
-    if "information" in run.frame:
-        top, shown = _top_sources(quoted, "information", run.classes)
-        tables[f"The ten most informative classified sources: the first candidates for follow-up ({FOLLOW_UP_ACQUISITION}, "
-               f"the nats a label would teach the model; positions in degrees, {FLUX_COLUMN} in photons cm^-2 s^-1, "
-               f"{SIGNIFICANCE_COLUMN} in sigma)"] = _write(run, "most_informative", shown, data=top)
-    top, shown = _top_sources(quoted, "entropy", run.classes)
-    tables["The ten most uncertain classified sources (highest predictive entropy: often ambiguous whatever we learn, "
-           "so a label teaches less than their uncertainty suggests)"] = _write(run, "most_uncertain", shown, data=top)
+def _top_sources(frame: pd.DataFrame, score: str, classes: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ten sources with the largest ``score``: the data and the table as shown (rounded)."""
+    ranked = frame.sort_values(score, ascending=False, kind="stable").reset_index(drop=True)
+    ranked.insert(0, "rank", range(1, len(ranked) + 1))
+    return _shown(ranked, ["entropy", score], classes)
+
+
+def _follow_up(run: FinishedRun, lists: Mapping[str, pd.DataFrame]) -> Tables:
+    """The head of each follow-up list (`gpal.catalog_jobs.follow_up`), when the run made them."""
+    if not lists:
+        return {}
+    target = run.table.meta.get("TARGET") or None
+    minsig = float(run.table.meta.get("MINSIG", DEFAULT_MIN_SIGNIFICANCE))
+    about = f"whether it is {target}" if target else "its class"
+    units = ("RA, DEC and the 95% ellipse's semi-major axis in degrees, Flux1000 in photons cm^-2 s^-1, Signif_Avg "
+             "in sigma; every row in full, with the ellipse, in the CSV")
+    follow = lists[FOLLOW_UP_FILE]
+    top, shown = _shown(follow, ["information"], run.classes)
+    tables = {f"Classification follow-up ({FOLLOW_UP_FILE}, {len(follow)} sources): point sources of the trained "
+              f"population (not ood, not extended, Signif_Avg >= {minsig:g}) ranked by `information`, what a label "
+              f"would teach the model about {about} ({FOLLOW_UP_ACQUISITION}; {units})":
+              _write(run, "follow_up_top10", shown, data=top)}
+    found = lists[DISCOVERY_FILE]
+    top, shown = _shown(found, ["ood_score"], run.classes)
+    tables[f"Discovery ({DISCOVERY_FILE}, {len(found)} sources): the none-of-these (ood) point sources with "
+           f"Signif_Avg >= {minsig:g}, most unlike the training set first; `predicted_class` is the trained class "
+           f"each is most like ({units})"] = _write(run, "discovery_top10", shown, data=top)
+    extended = lists[EXTENDED_FILE]
+    if len(extended):
+        top, shown = _shown(extended, ["ood_score"], run.classes)
+        tables[f"Extended sources ({EXTENDED_FILE}, {len(extended)}, brightest first): outside the point-source "
+               "classes, in neither list; the probabilities say only what each resembles"] = _write(
+            run, "extended_top10", shown, data=top)
     return tables
 
 
-def write_tables(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any]) -> Tables:
-    """The held-out check's tables, then the classified sources' (counts by CLASS1 and latitude, the rankings)."""
+def _ranked_sources(run: FinishedRun) -> Tables:
+    """The ten most uncertain sources."""
+    top, shown = _top_sources(_with_context(run), "entropy", run.classes)
+    return {"The ten most uncertain classified sources (highest predictive entropy: often ambiguous whatever we learn, "
+            "so a label teaches less than their uncertainty suggests)": _write(run, "most_uncertain", shown, data=top)}
+
+
+def write_tables(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any],
+                 lists: Mapping[str, pd.DataFrame]) -> Tables:
+    """The held-out check's tables, then the classified sources' (counts by CLASS1 and latitude, the lists)."""
     return {**_heldout_metrics(run, metrics), **_heldout_per_class(run, check), **_heldout_confusion(run, check),
             **_heldout_comparison(run, check, metrics), **_predicted_counts(run), **_predicted_by_latitude(run),
-            **_ranked_sources(run), **_later_check(run)}
+            **_follow_up(run, lists), **_ranked_sources(run), **_later_check(run)}
 
 
 def _later_check(run: FinishedRun) -> Tables:

@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
+from gpal.catalog_jobs.follow_up import (
+    DEFAULT_MIN_SIGNIFICANCE, DISCOVERY_FILE, EXTENDED_FILE, FOLLOW_UP_FILE, NEEDED, REGION_FILE,
+)
 from gpal.catalog_jobs.layout import (
     BASELINES_FILE,
     CLASSIFICATIONS_CSV,
@@ -25,6 +27,7 @@ from gpal.catalog_jobs.report.inputs import FinishedRun
 from gpal.catalog_jobs.report.measures import ERROR_BLIND_MODEL, MODEL_NAME, N_BINS, HeldOutCheck
 from gpal.catalog_jobs.report.tables import interval_text
 from gpal.catalog_jobs.tables import EXTNAME, TWIN_SUFFIX
+from gpal.catalogs.targets import TARGET_COLUMNS
 from gpal.registry import FOLLOW_UP_ACQUISITION, LATENT_INPUT_STRATEGIES
 
 __all__ = ["headline", "report_text"]
@@ -84,7 +87,7 @@ def _heldout_check(check: HeldOutCheck, h: Mapping[str, Any]) -> str:
     return (f"**Held-out check** ({h['n']} sources never seen in training; 95% intervals): accuracy {h['accuracy']:.3f} "
             f"{interval_text(*intervals['accuracy'])} ({check.correct} of {h['n']}), NLL {h['nll']:.3f} nats "
             f"{interval_text(*intervals['nll'])}, Brier {h['brier']:.3f} {interval_text(*intervals['brier'])}, "
-            f"ECE {h['ece']:.3f} ({N_BINS} equal-width bins). Completeness (share of "
+            f"ECE {h['ece']:.3f} {interval_text(*intervals['ece'])} ({N_BINS} equal-width bins). Completeness (share of "
             "each true class found): " + _fractions(h["per_class"], "completeness")
             + "; purity (share of each predicted class that is right): " + _fractions(h["per_class"], "purity")
             + ". The model checked here is the model that classified the sources below (no refit on all labels), "
@@ -150,15 +153,28 @@ def _later_release(run: FinishedRun) -> str | None:
             "\"Checked against a later release\" gives every measure (`gpal check-later`).")
 
 
-def _follow_up(frame: pd.DataFrame) -> str | None:
-    if "information" not in frame:
+def _follow_up(run: FinishedRun) -> str | None:
+    """How the two follow-up lists are made, and which sources are in neither (None for a run without them)."""
+    frame = run.frame
+    if not set(NEEDED) <= set(frame.columns):
         return None
-    return (f"**Follow-up**: `information` ranks the classified sources by {FOLLOW_UP_ACQUISITION} (the mutual "
-            "information between a source's class and the model: what its label would teach it). The most uncertain "
-            "sources (highest entropy) are mostly faint sources that stay ambiguous whatever we learn; in a simulated "
-            "4FGL-DR4 campaign, ranking by this score gave a better classifier of faint sources per source observed "
-            "than entropy or random picks (docs/active_learning.md). For a targeted search use `gpal active "
-            "--acquisition discovery`.")
+    target = run.table.meta.get("TARGET") or None
+    minsig = float(run.table.meta.get("MINSIG", DEFAULT_MIN_SIGNIFICANCE))
+    faint = int((~(frame["Signif_Avg"].to_numpy(float) >= minsig) & ~frame["extended"].to_numpy(bool)).sum())
+    return (f"**Follow-up, one list per proposal.** BALD's information ({FOLLOW_UP_ACQUISITION}) is highest where "
+            "the model has seen nothing alike, which makes the unknowns look like the best candidates; so the sources "
+            f"are split. {_link(FOLLOW_UP_FILE)} (classification follow-up) holds the point sources of the trained "
+            "population (not `ood`) ranked by `information`, what a label would teach the model about "
+            + (f"whether the source is `{target}` (`p_{target}` beside it)" if target else
+               "its class (all trained classes; `--target CLASS` asks about one, e.g. pulsar)")
+            + f"; {_link(DISCOVERY_FILE)} (discovery) holds the `ood` point sources ranked by `ood_score`, how unlike "
+            "the training set they are, with the class each is most like (`predicted_class`); "
+            f"{_link(EXTENDED_FILE)} lists the {int(frame['extended'].sum())} extended source(s) apart "
+            "(`predicted_class` `extended`: no point-source class describes them, and neither list ranks them). "
+            f"{faint} point source(s) with Signif_Avg below {minsig:g} are in neither list (`--follow-up-significance`); "
+            "the catalog's `Flags` are carried for the observer to weigh. Every list has the columns of "
+            f"{_link(CLASSIFICATIONS_CSV)} plus `rank`; {_link(REGION_FILE)} draws the follow-up list's 95% error "
+            "ellipses for DS9.")
 
 
 def _mc_noise(noise: Mapping[str, Any]) -> str:
@@ -191,7 +207,8 @@ def _files(run: FinishedRun) -> str:
             + ", ".join(f"`p_{c}`" for c in run.classes)
             + ", `predicted_class`, `entropy`, `p_mc_se`, " + ("`information`, " if "information" in frame else "")
             + ("`ood_score`, `ood`, " if "ood" in frame else "")
-            + "`GLON`, `GLAT`, `RA`, `DEC`. "
+            + ", ".join(f"`{c}`" for c in TARGET_COLUMNS if c in frame)
+            + " (the target columns, units in the ECSV and FITS). "
             f"{_link(MODEL_DIR + '/')} and {_link(TRAINING_FILE)} (reuse with `gpal predict`), "
             f"{_link(HELDOUT_FILE)}, {_link(BASELINES_FILE)}, {_link(METRICS_FILE)}.")
 
@@ -207,7 +224,7 @@ def report_text(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any
         _catalog(run), _run_date(run), _what_the_model_can_say(run), _model(run),
         _heldout_check(check, metrics["heldout"]), _error_bars_bought(check), _faintest_quarter(check.faint),
         _population_shift(metrics["population_shift"]), _classified(run, metrics["classified"]),
-        none_of_these(run.folder, run.frame, run.classes), _later_release(run), _follow_up(run.frame),
+        none_of_these(run.folder, run.frame, run.classes), _later_release(run), _follow_up(run),
         _mc_noise(metrics["classified"]["mc_noise"]), _rows_left_out(metrics["dropped"]), _files(run), _rebuild(run),
     ]
     return "\n\n".join(p for p in paragraphs if p is not None)

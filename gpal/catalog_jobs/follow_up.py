@@ -1,0 +1,126 @@
+"""The main job's follow-up lists, one per observing proposal, read from the columns of ``classifications.csv``.
+
+BALD's information is highest where the model has never seen anything alike: right for the
+model, wrong for a proposal.  So the classified sources are split by what a proposal wants:
+
+- **classification follow-up** (`FOLLOW_UP_FILE`): point sources of the trained population
+  (not ``ood``, not extended, ``Signif_Avg`` >= ``min_significance``), ranked by ``information``,
+  what a label would teach the model about the ``target`` class (all classes when None);
+- **discovery** (`DISCOVERY_FILE`): the ``ood`` point sources at that significance, ranked by
+  ``ood_score`` (how unlike the training set), ``predicted_class`` the class each is most like;
+- **extended** (`EXTENDED_FILE`): extended sources, which the point-source classes do not
+  describe (``predicted_class`` ``extended``); neither list ranks them.
+
+Each list keeps every column of the classifications (the target columns among them) and adds
+``rank``; `write_region` draws a list's 95% error ellipses for DS9.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from gpal.catalog_jobs.tables import ClassifiedSources, write_probability_table
+from gpal.files import atomic_output
+
+__all__ = ["DEFAULT_MIN_SIGNIFICANCE", "DEFAULT_TARGET", "DISCOVERY_FILE", "EXTENDED_FILE", "FOLLOW_UP_FILE",
+           "LISTS", "NEEDED", "REGION_FILE", "check_target", "follow_up_lists", "write_follow_up_lists", "write_region"]
+
+#: What the classification follow-up ranks for unless told: None, every trained class (plain BALD).
+DEFAULT_TARGET = None
+#: Signif_Avg below which a source is in no list: the LAT's detection threshold (TS 25, about 4 sigma).
+#: Of the 4FGL-DR4 unassociated point sources below 4 sigma only 33% are still in FL16Y, against 70% at
+#: 4-5 sigma and 88-98% above (docs/reports.md, "Which sources a list leaves out").
+DEFAULT_MIN_SIGNIFICANCE = 4.0
+FOLLOW_UP_FILE = "follow_up.csv"
+DISCOVERY_FILE = "discovery.csv"
+EXTENDED_FILE = "extended.csv"
+#: The classification follow-up list's 95% error ellipses, for DS9.
+REGION_FILE = "follow_up.reg"
+#: Each list's file and what its rows are, in words (the FITS / ECSV keyword ``LIST``).
+LISTS = {
+    FOLLOW_UP_FILE: "classification follow-up: in-population point sources ranked by information",
+    DISCOVERY_FILE: "discovery: none-of-these point sources ranked by ood_score",
+    EXTENDED_FILE: "extended sources, outside the point-source classes",
+}
+
+
+def check_target(target: str | None, classes: Sequence[str]) -> str | None:
+    """``target`` if it is one of the model's ``classes`` (or None); else a ValueError naming them."""
+    if target is not None and target not in classes:
+        raise ValueError(f"target {target!r} is not a class of the model; its classes are {list(classes)} "
+                         "(or leave target unset to rank by what a label teaches about all of them)")
+    return target
+
+
+def _ranked(rows: pd.DataFrame, by: str) -> pd.DataFrame:
+    out = rows.sort_values(by, ascending=False, kind="stable").reset_index(drop=True)
+    out.insert(0, "rank", np.arange(1, len(out) + 1))
+    return out
+
+
+def follow_up_lists(frame: pd.DataFrame, min_significance: float) -> dict[str, pd.DataFrame]:
+    """The three lists (`LISTS`) of a classifications frame, by file name.
+
+    A source whose ``Signif_Avg`` is below ``min_significance`` (or unknown) is in neither ranked list.
+    """
+    extended = frame["extended"].to_numpy(bool)
+    significance = frame["Signif_Avg"].to_numpy(np.float64)
+    bright = np.nan_to_num(significance, nan=-np.inf) >= min_significance
+    ood = frame["ood"].to_numpy(bool)
+    return {
+        FOLLOW_UP_FILE: _ranked(frame[~ood & ~extended & bright], "information"),
+        DISCOVERY_FILE: _ranked(frame[ood & ~extended & bright], "ood_score"),
+        EXTENDED_FILE: _ranked(frame[extended], "Signif_Avg"),
+    }
+
+
+#: The columns the lists are read from; a classifications table of an earlier gpal may lack some.
+NEEDED = ("extended", "Signif_Avg", "ood", "ood_score", "information")
+
+
+def write_follow_up_lists(table: ClassifiedSources, folder: str | os.PathLike) -> dict[str, pd.DataFrame]:
+    """Write the lists of a classifications table into ``folder`` (CSV + ECSV each) and the region file.
+
+    The table's ``MINSIG`` keyword is the significance cut; ``TARGET`` the class ``information``
+    is about.  Returns the lists by file name; none for a table without the `NEEDED` columns.
+    """
+    if not set(NEEDED) <= set(table.frame.columns):
+        return {}
+    folder = Path(folder)
+    lists = follow_up_lists(table.frame, float(table.meta.get("MINSIG", DEFAULT_MIN_SIGNIFICANCE)))
+    for name, rows in lists.items():
+        meta = {**table.meta, "LIST": LISTS[name], "NSOURCES": len(rows)}
+        write_probability_table(replace(table, frame=rows, meta=meta), folder / name, force=True)
+    write_region(lists[FOLLOW_UP_FILE], folder / REGION_FILE)
+    return lists
+
+
+def write_region(rows: pd.DataFrame, path: str | os.PathLike) -> Path:
+    """A DS9 region file: each source's 95% error ellipse (a circle of the semi-major axis where the catalog gives
+    no angle), labelled with its rank and name.
+
+    DS9 measures an ellipse's angle counter-clockwise from the x axis (west on a north-up sky), the catalog's
+    ``Conf_95_PosAng`` east of north: DS9 angle = PosAng + 90.  Sources without an ellipse are left out.
+    """
+    lines = ["# Region file format: DS9 version 4.1", "# gpal follow-up list: 95% error ellipses", "fk5"]
+    for row in rows.itertuples(index=False):
+        a, b, angle = row.Conf_95_SemiMajor, row.Conf_95_SemiMinor, row.Conf_95_PosAng
+        if not (np.isfinite(a) and np.isfinite(row.RA) and np.isfinite(row.DEC)):
+            continue
+        label = f"# text={{{row.rank} {row.Source_Name}}}"
+        if np.isfinite(b) and np.isfinite(angle):
+            lines.append(f'ellipse({row.RA:.5f},{row.DEC:.5f},{a * 3600:.2f}",{b * 3600:.2f}",{angle + 90:.2f}) {label}')
+        else:
+            lines.append(f'circle({row.RA:.5f},{row.DEC:.5f},{a * 3600:.2f}") {label}')
+    path = Path(path)
+    with atomic_output(path) as tmp:
+        Path(tmp).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+

@@ -1,0 +1,91 @@
+"""What an observer needs to point at a source: the catalog columns every table of sources carries.
+
+A table that names sources (classifications, follow-up lists, active-learning queries) is a
+target list: it carries the position, the 95% error ellipse, the counterpart, the significance,
+the flux and the analysis flags, with units.  Every catalog column name of that list lives here
+(`TARGET_COLUMNS`); `target_columns` reads them for given source names.
+
+Fallback for a layout that lacks a column: a number is NaN (a table writer derives a missing
+``RA`` / ``DEC`` from ``GLON`` / ``GLAT``), ``ASSOC1`` is empty, ``Flags`` is
+-1 ("not given"), and ``extended`` is read from the name (the 3FGL / 4FGL convention: an
+extended source's name ends in ``e``).  Float32 values are given at the digits the catalog
+wrote (0.0983, not 0.09830000251531601), as float64.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["EXTENDED_MARKER", "FLAGS_NOT_GIVEN", "TARGET_COLUMNS", "target_columns"]
+
+#: Output column -> (catalog column, unit, description).  Units are astropy strings.
+TARGET_COLUMNS: dict[str, tuple[str, str | None, str]] = {
+    "GLON": ("GLON", "deg", "Galactic longitude"),
+    "GLAT": ("GLAT", "deg", "Galactic latitude"),
+    "RA": ("RAJ2000", "deg", "right ascension (J2000) of the catalog position"),
+    "DEC": ("DEJ2000", "deg", "declination (J2000) of the catalog position"),
+    "Conf_95_SemiMajor": ("Conf_95_SemiMajor", "deg", "semi-major axis of the 95% position error ellipse"),
+    "Conf_95_SemiMinor": ("Conf_95_SemiMinor", "deg", "semi-minor axis of the 95% position error ellipse"),
+    "Conf_95_PosAng": ("Conf_95_PosAng", "deg", "position angle of the 95% ellipse's major axis, east of north"),
+    "ASSOC1": ("ASSOC1", None, "the catalog's most probable counterpart (empty: none)"),
+    "Signif_Avg": ("Signif_Avg", None, "detection significance in sigma over the catalog's time range"),
+    "Flux1000": ("Flux1000", "ph cm-2 s-1", "photon flux from 1 to 100 GeV"),
+    "Flags": ("Flags", None, "the catalog's analysis flags (bit mask; 0: no caveat; -1: the catalog has no Flags)"),
+    "extended": ("Extended_Source_Name", None, "an extended source (the catalog names its spatial template)"),
+}
+#: The catalog column that marks an extended source (non-empty: extended).
+EXTENDED_MARKER = TARGET_COLUMNS["extended"][0]
+#: ``Flags`` of a source whose catalog has no such column.
+FLAGS_NOT_GIVEN = -1
+
+
+def _shortest(values: Any) -> np.ndarray:
+    """Numbers as float64; float32 ones at the decimal digits that round-trip them (what the catalog wrote)."""
+    filled = values.filled(np.nan) if hasattr(values, "filled") else values
+    array = np.asarray(filled)
+    if array.dtype.kind == "f" and array.dtype.itemsize == 4:  # of either byte order (FITS is big-endian)
+        return np.asarray(array.astype(str), dtype=np.float64)
+    return np.asarray(array, dtype=np.float64)
+
+
+def _text(values: Any) -> np.ndarray:
+    filled = values.filled("") if hasattr(values, "filled") else values
+    array = np.asarray(filled)
+    if array.dtype.kind == "S":
+        array = np.char.decode(array, "ascii", errors="replace")
+    return np.char.strip(array.astype(str))
+
+
+def target_columns(catalog: Any, ids: Sequence[str]) -> pd.DataFrame:
+    """The `TARGET_COLUMNS` of the catalog rows named ``ids`` (a `gpal.catalogs.Catalog`), in that order.
+
+    A name the catalog lacks is a ``KeyError`` naming it; a column the layout lacks takes the
+    fallback of this module's docstring.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per id, ``Source_Name`` then the `TARGET_COLUMNS` in their order.
+    """
+    table = catalog.table
+    row = {name: i for i, name in enumerate(catalog.names)}
+    missing = [name for name in ids if name not in row]
+    if missing:
+        raise KeyError(f"source(s) {missing[:5]} are not in the catalog {catalog.path.name}")
+    rows = np.array([row[name] for name in ids], dtype=np.int64)
+    out = pd.DataFrame({"Source_Name": list(ids)})
+    for name, (column, _, _) in TARGET_COLUMNS.items():
+        have = column in table.colnames
+        if name == "ASSOC1":
+            out[name] = _text(table[column])[rows] if have else ""
+        elif name == "Flags":
+            out[name] = np.asarray(table[column], dtype=np.int64)[rows] if have else FLAGS_NOT_GIVEN
+        elif name == "extended":
+            out[name] = (_text(table[column])[rows] != "") if have else np.char.endswith(
+                np.asarray(list(ids), dtype=str), "e")
+        else:
+            out[name] = _shortest(table[column])[rows] if have else np.nan
+    return out

@@ -1,0 +1,77 @@
+"""``gpal active`` with the file oracle: query files an observer can act on, and outcomes of any class."""
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from gpal.catalog_jobs.active import follow_up_outcomes
+from gpal.catalogs.targets import TARGET_COLUMNS
+
+TINY = ["--epochs", "2", "--num-inducing", "5", "--no-progress", "--retrain-epochs", "1"]
+
+
+def _argv(catalog, out, queries):
+    return ["active", "--catalog", str(catalog), "--classes", "bll,fsrq,pulsar=psr+msp", "--out", str(out),
+            "--oracle", "file", "--select", "unassociated", "--batch-size", "2", "--queries", str(queries), *TINY]
+
+
+def _label(path, labels):
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    frame["label"] = labels
+    frame.to_csv(path, index=False)
+    return frame
+
+
+def test_a_campaign_goes_on_after_a_follow_up_finds_another_class(small_catalog, tmp_path, capsys):
+    from gpal.cli import main
+
+    out = tmp_path / "obs"
+    assert main(_argv(small_catalog, out, 2)) == 3, capsys.readouterr().err  # query 1 waits for the observers
+    first = out / "queries" / "query_0001.csv"
+    frame = pd.read_csv(first, keep_default_na=False, na_values=[""])
+    assert set(TARGET_COLUMNS) <= set(frame.columns) and frame["RA"].notna().all()  # a target list, with units of
+    assert list(frame.columns)[-1] == "label"                                         # TARGET_COLUMNS
+    _label(first, ["snr", "nothing"])  # a supernova remnant, and a source where nothing was found
+    assert main(_argv(small_catalog, out, 2)) == 3, capsys.readouterr().err  # goes on: query 2 waits
+    state = json.loads((out / "checkpoint" / "state.json").read_text())
+    assert state["queries"][0]["labels"] == ["snr", "nothing"] and state["pending"]["query"] == 2
+    assert not set(state["pending"]["ids"]) & set(state["queries"][0]["ids"])  # they left the pool
+    assert [m["n_labelled"] for m in state["metrics"]] == [state["metrics"][0]["n_labelled"]] * 2  # in no training set
+    second = pd.read_csv(out / "queries" / "query_0002.csv", dtype=str, keep_default_na=False)
+    _label(out / "queries" / "query_0002.csv", ["psr", "bll"])  # a CLASS1 code merged into a class is that class
+    assert main(_argv(small_catalog, out, 2)) == 0, capsys.readouterr().err
+    state = json.loads((out / "checkpoint" / "state.json").read_text())
+    assert state["metrics"][-1]["n_labelled"] == state["metrics"][0]["n_labelled"] + 2
+    assert second["Source_Name"].tolist() == state["queries"][1]["ids"]
+    text = (out / "report.md").read_text()
+    assert "3 observed source(s) turned out to be outside the classes: nothing 1, psr 1 (trained on as pulsar), " \
+           "snr 1; they left the pool" in text
+
+
+def test_a_label_file_with_a_bad_spelling_or_a_double_label_is_refused(small_catalog, tmp_path, capsys):
+    from gpal.cli import main
+
+    out = tmp_path / "obs"
+    assert main(_argv(small_catalog, out, 1)) == 3
+    path = out / "queries" / "query_0001.csv"
+    frame = _label(path, ["SNR", "bll"])
+    assert main(_argv(small_catalog, out, 1)) == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err.startswith("gpal: error: ") and f"{frame['Source_Name'][0]}='SNR' (did you mean 'snr'? case matters)" in err
+    doubled = pd.concat([frame.assign(label=["snr", "bll"]), frame.iloc[[0]].assign(label="psr")])
+    doubled.to_csv(path, index=False)
+    assert main(_argv(small_catalog, out, 1)) == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert f"labelled twice with different classes: {frame['Source_Name'][0]}: ['psr', 'snr']" in err
+    state = json.loads((out / "checkpoint" / "state.json").read_text())
+    assert state["queries"] == [] and state["pending"]["query"] == 1  # nothing recorded from a refused file
+
+
+def test_outcomes_map_merged_codes_to_their_class_and_the_rest_to_other_or_nothing():
+    plain = follow_up_outcomes(("bll", "fsrq", "pulsar"), {"pulsar": ("psr", "msp")})
+    assert plain["psr"] == plain["msp"] == "pulsar" and plain["snr"] is None and plain["nothing"] is None
+    assert "bll" not in plain and plain["other"] is None
+    with_other = follow_up_outcomes(("bll", "fsrq", "other"), {"other": ("spp",)})
+    assert with_other["snr"] == with_other["spp"] == "other" and with_other["nothing"] is None
+    assert np.all([v in (None, "bll", "fsrq", "other") for v in with_other.values()])

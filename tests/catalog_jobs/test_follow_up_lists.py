@@ -1,0 +1,55 @@
+"""The follow-up lists: which sources each holds, in which order, and the DS9 region of the first."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpal.catalog_jobs.follow_up import (
+    DISCOVERY_FILE, EXTENDED_FILE, FOLLOW_UP_FILE, check_target, follow_up_lists, write_region,
+)
+
+
+def _frame():
+    """Six sources: in-population bright, faint, unknown significance, ood, ood faint, extended."""
+    return pd.DataFrame({
+        "Source_Name": ["a", "b", "c", "d", "e", "fe"],
+        "predicted_class": ["bll", "pulsar", "bll", "fsrq", "pulsar", "extended"],
+        "Signif_Avg": [9.0, 3.2, np.nan, 6.0, 2.0, 30.0],
+        "ood": [False, False, False, True, True, False],
+        "ood_score": [1.0, 2.0, 3.0, 50.0, 90.0, 5.0],
+        "information": [0.1, 0.5, 0.4, 0.9, 0.8, 0.7],
+        "extended": [False, False, False, False, False, True],
+    })
+
+
+def test_each_list_holds_its_sources_in_its_order():
+    lists = follow_up_lists(_frame(), min_significance=4.0)
+    follow, found, extended = lists[FOLLOW_UP_FILE], lists[DISCOVERY_FILE], lists[EXTENDED_FILE]
+    assert follow["Source_Name"].tolist() == ["a"]  # b is faint, c of unknown significance, d ood, fe extended
+    assert found["Source_Name"].tolist() == ["d"] and found["ood"].all()  # e is ood but faint
+    assert extended["Source_Name"].tolist() == ["fe"]
+    looser = follow_up_lists(_frame(), min_significance=0.0)
+    assert looser[FOLLOW_UP_FILE]["Source_Name"].tolist() == ["b", "a"]  # by information; c's NaN never passes
+    assert looser[DISCOVERY_FILE]["Source_Name"].tolist() == ["e", "d"]  # by ood_score
+    for rows in looser.values():
+        assert rows["rank"].tolist() == list(range(1, len(rows) + 1))
+        assert list(rows.columns) == ["rank", *_frame().columns]  # the classifications' columns, and rank
+
+
+def test_the_region_draws_each_95_percent_ellipse_in_ds9_convention(tmp_path):
+    rows = pd.DataFrame({"rank": [1, 2, 3], "Source_Name": ["4FGL J0000.3-7355", "x", "y"],
+                         "RA": [0.0983, 10.0, 20.0], "DEC": [-73.922, 5.0, np.nan],
+                         "Conf_95_SemiMajor": [0.0525, 0.1, 0.2], "Conf_95_SemiMinor": [0.051, np.nan, 0.1],
+                         "Conf_95_PosAng": [-62.7, np.nan, 30.0]})
+    lines = write_region(rows, tmp_path / "f.reg").read_text().splitlines()
+    assert lines[:3] == ["# Region file format: DS9 version 4.1", "# gpal follow-up list: 95% error ellipses", "fk5"]
+    # arcseconds; DS9's angle is from west (the x axis of a north-up sky), the catalog's from north: +90 degrees
+    assert lines[3] == 'ellipse(0.09830,-73.92200,189.00",183.60",27.30) # text={1 4FGL J0000.3-7355}'
+    assert lines[4] == 'circle(10.00000,5.00000,360.00") # text={2 x}'  # no angle: the semi-major axis as a circle
+    assert len(lines) == 5  # y has no position
+
+
+def test_a_target_the_model_lacks_is_refused_naming_its_classes():
+    assert check_target(None, ["bll", "pulsar"]) is None and check_target("pulsar", ["bll", "pulsar"]) == "pulsar"
+    with pytest.raises(ValueError, match=r"target 'psr' is not a class of the model; its classes are \['bll', 'pulsar'\]"):
+        check_target("psr", ["bll", "pulsar"])

@@ -1,0 +1,67 @@
+"""Target columns: what an observer needs to point at a source, read from the catalog with a stated fallback."""
+
+import numpy as np
+import pytest
+from astropy.table import Table
+
+from gpal.catalogs import load_catalog
+from gpal.catalogs.targets import FLAGS_NOT_GIVEN, TARGET_COLUMNS, target_columns
+from conftest import write_small_catalog
+
+
+def _raw(path):
+    from gpal.catalogs.catalog import HDU_NAME
+
+    return Table.read(path, hdu=HDU_NAME)
+
+
+def test_target_columns_are_the_catalogs_values_at_the_digits_it_wrote(small_catalog):
+    catalog, raw = load_catalog(small_catalog), _raw(small_catalog)
+    ids = [catalog.names[5], catalog.names[0]]  # any order, as asked
+    out = target_columns(catalog, ids)
+    assert list(out.columns) == ["Source_Name", *TARGET_COLUMNS] and out["Source_Name"].tolist() == ids
+    for name, (column, _, _) in TARGET_COLUMNS.items():
+        if name in ("ASSOC1", "Flags", "extended"):
+            continue
+        values = np.asarray(raw[column])[[5, 0]]
+        assert out[name].dtype == np.float64
+        # float32 in the file: the float64 written is the shortest decimal that rounds back to it
+        assert [repr(float(v)) for v in out[name]] == [str(v) for v in values], name
+        np.testing.assert_array_equal(out[name].to_numpy().astype(np.float32), values)
+    assert repr(float(target_columns(catalog, ["4FGL J0000.3-7355"])["RA"][0])) == "0.0983"
+    assert out["Flags"].tolist() == np.asarray(raw["Flags"])[[5, 0]].tolist()
+    assert out["ASSOC1"].tolist() == [v.decode().strip() for v in np.asarray(raw["ASSOC1"])[[5, 0]]] == ["FBQS J0001-0011", ""]
+
+
+def test_extended_sources_are_those_the_catalog_names_a_template_for(small_catalog):
+    catalog, raw = load_catalog(small_catalog), _raw(small_catalog)
+    marker = np.char.strip(np.asarray(raw["Extended_Source_Name"]).astype(str)) != ""
+    assert 0 < marker.sum() < len(raw)  # the small catalog's snr rows hold some
+    out = target_columns(catalog, catalog.names.tolist())
+    assert (out["extended"].to_numpy() == marker).all()
+    assert all(name.endswith("e") for name in out["Source_Name"][out["extended"]])
+
+
+@pytest.mark.parametrize("column, name, expected", [
+    ("Conf_95_SemiMajor", "Conf_95_SemiMajor", "nan"),
+    ("Flags", "Flags", FLAGS_NOT_GIVEN),
+    ("ASSOC1", "ASSOC1", ""),
+])
+def test_a_layout_without_a_column_gets_the_stated_fallback(tmp_path, column, name, expected):
+    catalog = load_catalog(write_small_catalog(tmp_path / "older.fits", drop_column=column))
+    out = target_columns(catalog, catalog.names[:3].tolist())
+    if expected == "nan":
+        assert out[name].isna().all()
+    else:
+        assert (out[name] == expected).all()
+
+
+def test_without_the_template_column_an_extended_source_is_told_by_its_name(tmp_path):
+    catalog = load_catalog(write_small_catalog(tmp_path / "older.fits", drop_column="Extended_Source_Name"))
+    out = target_columns(catalog, catalog.names.tolist())
+    assert (out["extended"] == np.char.endswith(catalog.names.astype(str), "e")).all() and out["extended"].any()
+
+
+def test_a_source_the_catalog_lacks_is_named(small_catalog):
+    with pytest.raises(KeyError, match=r"4FGL J9999.9\+9999.*not in the catalog small_dr4.fits"):
+        target_columns(load_catalog(small_catalog), ["4FGL J9999.9+9999"])
