@@ -454,7 +454,10 @@ class Catalog:
             keep[list(nonfinite)] = False
         rows = np.nonzero(keep)[0]
         if rows.size == 0:
-            raise ValueError(f"the selection is empty in {self.release}: no source passes {cuts}")
+            counts = Counter(c for cols in dropped.values() for c in cols)
+            why = (f"; all {len(dropped)} source(s) left were dropped for NaN, infinite or invalid values in "
+                   + ", ".join(f"{c} ({n})" for c, n in counts.most_common())) if dropped else ""
+            raise ValueError(f"the selection is empty in {self.release}: no source passes {cuts}{why}")
         ids = self.names[rows]
         columns = [f.transform_values(measured[f][0][rows], measured[f][1][rows], ids) for f in feats]
         X = np.column_stack([c[0] for c in columns])
