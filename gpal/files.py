@@ -60,7 +60,10 @@ def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     # Created as an ordinary file would be (mode 0o666 minus the umask), unlike mkstemp's 0o600.
-    os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+    try:
+        os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+    except OSError as exc:  # named by the file the user asked for, not by the temporary one
+        raise type(exc)(exc.errno, f"cannot write {path} ({exc.strerror}): check the folder {path.parent} is writable") from None
     try:
         yield tmp
         os.replace(tmp, path)
@@ -131,7 +134,11 @@ def save_model_dir(
 def _temporary_dir(beside: Path) -> Path:
     """A new hidden folder next to ``beside``, with the permissions of any other folder (not mkdtemp's 0700)."""
     tmp = beside.with_name(f".{beside.name}.{secrets.token_hex(6)}.tmp")
-    tmp.mkdir()
+    try:
+        tmp.mkdir()
+    except OSError as exc:
+        raise type(exc)(exc.errno, f"cannot write {beside} ({exc.strerror}): check the folder {beside.parent} is "
+                        "writable") from None
     return tmp
 
 

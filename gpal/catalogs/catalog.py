@@ -161,6 +161,15 @@ def _provenance(path: Path, table, header, primary) -> _Provenance:
     for column in ("Source_Name", "CLASS1"):
         if column not in table.colnames:
             raise ValueError(f"{path} is not a 4FGL-family catalog: column {column!r} is missing")
+        kind = np.asarray(table[column]).dtype.kind
+        if kind not in "SU":
+            raise ValueError(f"{path} is not a 4FGL-family catalog: column {column!r} holds "
+                             f"{np.asarray(table[column]).dtype} values; expected text (source names, class codes)")
+    names, counts = np.unique(_strings(table["Source_Name"]), return_counts=True)
+    if (counts > 1).any():
+        twice = names[counts > 1]
+        raise ValueError(f"{path}: column 'Source_Name' names {twice.size} source(s) more than once (e.g. "
+                         f"{', '.join(twice[:3])}); a catalog lists each source once")
     version = str(header.get("VERSION", primary.get("VERSION", ""))).strip()
     if not version:
         match = re.search(r"gll_psc_(v\d+)", path.name)
@@ -409,7 +418,7 @@ class Catalog:
         """Column ``name`` as floats (masked values NaN); a column of text is refused by name."""
         column = self._column(name)
         dtype = np.asarray(column).dtype
-        if dtype.kind not in "biuf":
+        if dtype.kind not in "iuf":  # booleans are not measurements either
             raise ValueError(
                 f"column {name!r} of the {self.release} catalog ({self.path.name}) holds {dtype} values "
                 f"such as {str(column[0])!r}; expected numbers"
