@@ -161,10 +161,10 @@ def _provenance(path: Path, table, header, primary) -> _Provenance:
     for column in ("Source_Name", "CLASS1"):
         if column not in table.colnames:
             raise ValueError(f"{path} is not a 4FGL-family catalog: column {column!r} is missing")
-        kind = np.asarray(table[column]).dtype.kind
-        if kind not in "SU":
-            raise ValueError(f"{path} is not a 4FGL-family catalog: column {column!r} holds "
-                             f"{np.asarray(table[column]).dtype} values; expected text (source names, class codes)")
+        dtype = np.asarray(table[column]).dtype
+        if dtype.kind not in "SU":
+            raise ValueError(f"{path} is not a 4FGL-family catalog: column {column!r} holds {dtype.name} values; "
+                             "expected text (source names, class codes)")
     names, counts = np.unique(_strings(table["Source_Name"]), return_counts=True)
     if (counts > 1).any():
         twice = names[counts > 1]
