@@ -46,7 +46,7 @@ class WorkflowError(ValueError):
     >>> load_workflow(path)
     Traceback (most recent call last):
         ...
-    gpal.workflows.schema.WorkflowError: .../bad.yaml:2: training.epochs must be an integer >= 1; got 0
+    gpal.workflows.schema.WorkflowError: .../bad.yaml:2: training.epochs must be an integer >= 1 and <= 1000000; got 0
     """
 
 
