@@ -189,13 +189,11 @@ def _add_selection(parser: argparse.ArgumentParser, classes: str | None, feature
 
 
 def _yaml_value(text: str) -> Any:
-    """Lists and mappings as YAML: --hidden-sizes "[50, 50]", --likelihood-options "{num_samples: 50}"."""
-    import yaml
+    """Lists and mappings as YAML: --hidden-sizes "[50, 50]", --likelihood-options "{num_samples: 50}" (read as
+    workflow files are: no anchors or aliases, which could stand for billions of values)."""
+    from gpal.workflows.schema import parse_value
 
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ValueError(f"not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    return parse_value(text, "the value")
 
 
 def _parse_text(constraint: Constraint) -> Callable[[str], Any]:
@@ -230,8 +228,10 @@ def _option(name: str, constraint: Constraint) -> dict[str, Any]:
     def value(text: str) -> Any:
         try:
             return parse(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be {constraint.expected}; got {text!r}") from None
+        except ValueError as exc:
+            shown = repr(text) if len(text) <= 80 else repr(text[:77]) + "..."
+            why = f" ({str(exc).removeprefix('the value: ')})" if str(exc).startswith("the value") else ""
+            raise argparse.ArgumentTypeError(f"{name} must be {constraint.expected}; got {shown}{why}") from None
 
     return {"type": value, "metavar": name.upper()}
 

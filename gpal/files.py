@@ -9,7 +9,7 @@ interrupted run never leaves a half-written table, figure or model (and
 Models are a folder holding ``config.json`` and ``params.npz``: no pickle, nothing
 executed on load.  Every file gpal reads goes through a bound (`read_bytes`, `read_json`,
 the npz member check): a FIFO, a device, a symlink loop, a gzip or zip bomb or JSON nested
-past `MAX_JSON_DEPTH` is a ValueError naming the file, never a hang, a MemoryError or a
+past `MAX_DEPTH` is a ValueError naming the file, never a hang, a MemoryError or a
 RecursionError.
 """
 
@@ -43,6 +43,7 @@ __all__ = [
     "corrupt_field",
     "load_model_dir",
     "memory_bytes",
+    "nesting_depth",
     "read_bytes",
     "read_json",
     "regular_file",
@@ -115,7 +116,10 @@ def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
     note_written(path)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     # Created as an ordinary file would be (mode 0o666 minus the umask), unlike mkstemp's 0o600.
-    os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+    try:
+        os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+    except OSError as exc:  # named by the file the user asked for, not by the temporary one
+        raise type(exc)(exc.errno, f"cannot write {path} ({exc.strerror}): check the folder {path.parent} is writable") from None
     try:
         yield tmp
         os.replace(tmp, path)
@@ -219,7 +223,11 @@ def _has_format(config: Path) -> bool:
 def _temporary_dir(beside: Path) -> Path:
     """A new hidden folder next to ``beside``, with the permissions of any other folder (not mkdtemp's 0700)."""
     tmp = beside.with_name(f".{beside.name}.{secrets.token_hex(6)}.tmp")
-    tmp.mkdir()
+    try:
+        tmp.mkdir()
+    except OSError as exc:
+        raise type(exc)(exc.errno, f"cannot write {beside} ({exc.strerror}): check the folder {beside.parent} is "
+                        "writable") from None
     return tmp
 
 
@@ -244,7 +252,7 @@ def remove(entry: Path) -> None:
 
 # ------------------------------------------------------------------ bounded reads
 #: A record gpal writes (config.json, training.json, run.json) is a few kB; nothing it reads nests deeper than this.
-MAX_JSON_DEPTH = 64
+MAX_DEPTH = 64
 MAX_JSON_BYTES = 64 * 2**20
 
 
@@ -307,9 +315,11 @@ def read_bytes(path: str | os.PathLike, what: str = "file", limit: int | None = 
     return out
 
 
-def _json_depth(text: str) -> int:
-    """How deep ``text``'s arrays and objects nest (brackets inside strings do not count)."""
-    bare = re.sub(r'"(?:[^"\\]|\\.)*"', "", text).encode()
+def nesting_depth(text: str) -> int:
+    """How deep the ``[`` / ``{`` of JSON or flow-style YAML ``text`` nest (brackets inside quoted strings do not
+    count): measured in one vectorised pass, where a parser would recurse (and PyYAML's scanner slow
+    quadratically) into RecursionError."""
+    bare = re.sub(r"'[^']*'", "", re.sub(r'"(?:[^"\\]|\\.)*"', "", text)).encode()
     step = np.frombuffer(bare, dtype=np.uint8)
     step = np.isin(step, (ord("["), ord("{"))).astype(np.int64) - np.isin(step, (ord("]"), ord("}")))
     return int(np.cumsum(step).max(initial=0))
@@ -323,9 +333,9 @@ def read_json(path: str | os.PathLike, what: str = "JSON file", **options: Any) 
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path} is not valid JSON: it is not UTF-8 text ({exc})") from None
-    depth = _json_depth(text)
-    if depth > MAX_JSON_DEPTH:
-        raise ValueError(f"{path} is not a record gpal writes: it nests {depth} levels deep (at most {MAX_JSON_DEPTH})")
+    depth = nesting_depth(text)
+    if depth > MAX_DEPTH:
+        raise ValueError(f"{path} is not a record gpal writes: it nests {depth} levels deep (at most {MAX_DEPTH})")
     try:
         return json.loads(text, **options)
     except ValueError as exc:  # JSONDecodeError is a ValueError

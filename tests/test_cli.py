@@ -98,7 +98,7 @@ def test_estimator_options_take_their_types_and_ranges_from_the_constraints(caps
             build_parser().parse_args([*base, *bad])
         assert message in capsys.readouterr().err
     for bad, message in [(["--epochs", "-1"], r"epochs must be an integer >= 0; got -1"),  # the value: the estimator
-                         (["--learning-rate", "0"], r"learning_rate must be a finite number > 0; got 0\.0")]:
+                         (["--learning-rate", "0"], r"learning_rate must be a finite number > 0 and <= 1 \(Adam's step size\); got 0\.0")]:
         with pytest.raises(ValueError, match=message):
             _parsed_estimator([*base, *bad], main_job_estimator).validate_params()
     # gpal active: its own --batch-size is the query's, the estimator's is --train-batch-size; a campaign's defaults

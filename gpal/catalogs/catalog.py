@@ -159,7 +159,23 @@ def _provenance(path: Path, table, header, primary) -> _Provenance:
     if data_release is None:
         data_release = int(np.max(table["DataRelease"])) if "DataRelease" in table.colnames else 1
     record = identify_release(str(path), cds, int(data_release), table.colnames)
+    _check_keys(path, table, record)
     return _Provenance(path, record, version, len(table))
+
+
+def _check_keys(path: Path, table, record: Release) -> None:
+    """Source names and class codes are text, and each source is listed once (the key of every output table)."""
+    name_column = record.columns.name
+    for column in (name_column, record.columns.class_code):
+        dtype = np.asarray(table[column]).dtype
+        if dtype.kind not in "SU":
+            raise ValueError(f"{path} is not a LAT catalog: column {column!r} holds {dtype.name} values; "
+                             "expected text (source names, class codes)")
+    names, counts = np.unique(_strings(table[name_column]), return_counts=True)
+    if (counts > 1).any():
+        twice = names[counts > 1]
+        raise ValueError(f"{path}: column {name_column!r} names {twice.size} source(s) more than once (e.g. "
+                         f"{', '.join(twice[:3])}); a catalog lists each source once")
 
 
 def _file_sha256(path: Path) -> str:
@@ -435,7 +451,7 @@ class Catalog:
         """Column ``name`` as floats (masked values NaN); a column of text is refused by name."""
         column = self._column(name)
         dtype = np.asarray(column).dtype
-        if dtype.kind not in "biuf":
+        if dtype.kind not in "iuf":  # booleans are not measurements either
             raise ValueError(
                 f"column {name!r} of the {self.release} catalog ({self.path.name}) holds {dtype} values "
                 f"such as {str(column[0])!r}; expected numbers"
@@ -480,7 +496,10 @@ class Catalog:
             keep[list(nonfinite)] = False
         rows = np.nonzero(keep)[0]
         if rows.size == 0:
-            raise ValueError(f"the selection is empty in {self.release}: no source passes {cuts}")
+            counts = Counter(c for cols in dropped.values() for c in cols)
+            why = (f"; all {len(dropped)} source(s) left were dropped for NaN, infinite or invalid values in "
+                   + ", ".join(f"{c} ({n})" for c, n in counts.most_common())) if dropped else ""
+            raise ValueError(f"the selection is empty in {self.release}: no source passes {cuts}{why}")
         ids = self.names[rows]
         columns = [f.transform_values(measured[f][0][rows], measured[f][1][rows], ids) for f in feats]
         X = np.column_stack([c[0] for c in columns])

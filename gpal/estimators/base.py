@@ -38,6 +38,11 @@ class FitData:
 
 
 def _matrix(name: str, value: Any) -> np.ndarray:
+    raw = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=object)
+    if raw.dtype.kind in "USV" or (raw.dtype == object and any(isinstance(v, (str, bytes)) for v in raw.ravel())):
+        # as scikit-learn: numbers given as text are a mistake upstream, not something to parse silently
+        raise TypeError(f"{name} must be numeric; got {'text' if raw.dtype.kind != 'V' else 'records'} "
+                        f"(dtype {raw.dtype}): convert it to numbers first")
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:

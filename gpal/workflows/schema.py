@@ -18,7 +18,8 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
-from gpal.constraints import Constraint, ListOf, MappingOf, OneOf, Real
+from gpal.constraints import Constraint, Integer, ListOf, MappingOf, OneOf, Real
+from gpal.files import MAX_DEPTH, nesting_depth
 
 __all__ = [
     "MEAN_SE",
@@ -48,7 +49,7 @@ class WorkflowError(ValueError):
     >>> load_workflow(path)
     Traceback (most recent call last):
         ...
-    gpal.workflows.schema.WorkflowError: .../bad.yaml:2: training.epochs must be an integer >= 1; got 0
+    gpal.workflows.schema.WorkflowError: .../bad.yaml:2: training.epochs must be an integer >= 1 and <= 1000000; got 0
     """
 
 
@@ -74,6 +75,20 @@ class Field:
     default: Any = REQUIRED
     doc: str = ""
     part_of_run: bool = True
+
+    def bounded(self) -> Constraint:
+        """The constraint with gpal's ceiling on counts: an integer without a maximum of its own is at most
+        `MAX_COUNT`, and `MAX_UNITS` where it counts units (splits, repetitions: ``part_of_run=False``), so a
+        typo of a few zeros is refused at once rather than run for months or out of memory."""
+        c = self.constraint
+        if isinstance(c, Integer) and c.maximum is None:
+            return Integer(c.minimum, MAX_COUNT if self.part_of_run else MAX_UNITS)
+        return c
+
+
+#: The most any count in a workflow file may be (sizes, epochs, queries), and the most units a run may have.
+MAX_COUNT = 10**6
+MAX_UNITS = 1000
 
 
 Schema = Mapping[str, "Field | Schema"]
@@ -117,6 +132,13 @@ class Document:
     def where(self, dotted: str) -> str:
         line = self.lines.get(dotted)
         return f"{self.path}:{line}" if line else f"{self.path}"
+
+
+def _refuse_deep_nesting(source: str, where: str) -> None:
+    """Refuse lists or mappings nested past `gpal.files.MAX_DEPTH` before the parser meets them."""
+    depth = nesting_depth(source)
+    if depth > MAX_DEPTH:
+        raise WorkflowError(f"{where}: lists or mappings nest {depth} levels deep (at most {MAX_DEPTH})")
 
 
 def _refuse_aliases(source: str, where: str) -> None:
@@ -169,11 +191,14 @@ def read_yaml(path: str | Path) -> Document:
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise WorkflowError(f"{path}:{line}: not UTF-8 text (byte {raw[exc.start]:#04x}); save the workflow file as UTF-8") from None
+    _refuse_deep_nesting(source, str(path))
     try:
         _refuse_aliases(source, str(path))
         lines: dict[str, int] = {}
         _key_lines(yaml.compose(source, Loader=yaml.SafeLoader), "", lines, str(path))  # nodes only: nothing built
         data = yaml.safe_load(source)
+    except RecursionError:
+        raise WorkflowError(f"{path}: invalid YAML: lists or mappings nested thousands deep") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
@@ -185,6 +210,21 @@ def read_yaml(path: str | Path) -> Document:
 
 
 # ---------------------------------------------------------------- overrides
+def parse_value(raw: str, where: str) -> Any:
+    """A value written as YAML (an override, a command-line option) read as a workflow file is: no aliases,
+    no key twice, no nesting past Python's; a WorkflowError (a ValueError) naming ``where`` otherwise."""
+    _refuse_deep_nesting(raw, where)
+    try:
+        _refuse_aliases(raw, where)
+        _key_lines(yaml.compose(raw, Loader=yaml.SafeLoader), "", {}, where)
+        return yaml.safe_load(raw) if raw.strip() else None
+    except RecursionError:
+        raise WorkflowError(f"{where}: the value nests lists or mappings thousands deep") from None
+    except yaml.YAMLError as exc:
+        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
+        raise WorkflowError(f"{where}: the value is not valid YAML ({problem})") from None
+
+
 def apply_overrides(data: dict[str, Any], overrides: Sequence[str], schema: Schema, source: str) -> dict[str, Any]:
     """Return a copy of ``data`` with each ``"dotted.key=VALUE"`` set (VALUE parsed as YAML).
 
@@ -202,12 +242,7 @@ def apply_overrides(data: dict[str, Any], overrides: Sequence[str], schema: Sche
         parts = key.strip().split(".")
         if not all(parts):
             raise WorkflowError(f"override {item!r}: the key {key!r} is not a dotted key like training.epochs")
-        try:
-            _refuse_aliases(raw, f"override {item!r}")
-            _key_lines(yaml.compose(raw, Loader=yaml.SafeLoader), "", {}, f"override {item!r}")
-            value = yaml.safe_load(raw) if raw.strip() else None
-        except yaml.YAMLError as exc:
-            raise WorkflowError(f"override {item!r}: the value is not valid YAML ({getattr(exc, 'problem', exc)})") from None
+        value = parse_value(raw, f"override {item!r}")
         level: Any = schema
         target = data
         for depth, part in enumerate(parts):
@@ -270,7 +305,7 @@ def validate(data: Any, schema: Schema, doc: Document, prefix: str = "") -> dict
             out[key] = _deep_copy(spec.default)
             continue
         try:
-            out[key] = spec.constraint.check(dotted, data[key])
+            out[key] = spec.bounded().check(dotted, data[key])
         except ValueError as exc:  # InvalidParameter, or a parser's own ValueError
             raise WorkflowError(f"{doc.where(dotted)}: {exc}") from None
     return out

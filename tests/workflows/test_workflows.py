@@ -47,7 +47,7 @@ def test_unknown_keys_name_file_line_and_the_valid_keys(tmp_path):
 
 def test_invalid_values_list_what_is_valid(tmp_path):
     path = _write(tmp_path, "workflow: repeated_splits\nprotocol:\n  splits: -1\n")
-    with pytest.raises(WorkflowError, match=r"wf\.yaml:3: protocol\.splits must be an integer >= 1; got -1"):
+    with pytest.raises(WorkflowError, match=r"wf\.yaml:3: protocol\.splits must be an integer >= 1 and <= 1000; got -1"):
         load_workflow(path)
     path = _write(tmp_path, "workflow: repeated_splits\nmethods: [MGP, FOO]\n")
     with pytest.raises(WorkflowError, match=r"methods\[1\] must be one of \['MGP', 'NIMGP', 'NIMGP-NN', 'NIMGP-FO'\]; got 'FOO'"):
@@ -98,7 +98,7 @@ def test_overrides_are_yaml_values_on_dotted_keys():
         load_workflow(FERMI, ["protocl.splits=2"])
     with pytest.raises(WorkflowError, match="KEY=VALUE"):
         load_workflow(FERMI, ["training.epochs"])
-    with pytest.raises(WorkflowError, match=r"protocol\.splits must be an integer >= 1; got 'many'"):
+    with pytest.raises(WorkflowError, match=r"protocol\.splits must be an integer >= 1 and <= 1000; got 'many'"):
         load_workflow(FERMI, ["protocol.splits=many"])
     with pytest.raises(WorkflowError, match="kind cannot be overridden"):
         load_workflow(FERMI, ["workflow=toy_1d"])
@@ -241,7 +241,7 @@ def test_classify_params_are_the_selection_the_estimator_and_the_job(tmp_path, m
                                                                                                "fermi_dr4", 0.2)
     with pytest.raises(WorkflowError, match=r"unknown key 'params\.epoch'; valid keys at params: \[.*'epochs'"):
         load_workflow(_write(tmp_path, "workflow: classify\nparams: {epoch: 20}\n", "typo.yaml"))
-    with pytest.raises(WorkflowError, match=r"params\.epochs must be an integer >= 0; got 'many'"):
+    with pytest.raises(WorkflowError, match=r"params\.epochs must be an integer >= 0 and <= 1000000; got 'many'"):
         load_workflow(path, ["params.epochs=many"])
     with pytest.raises(WorkflowError, match=r"params\.input_noise must be one of \['none', 'latent'"):
         load_workflow(path, ["params.input_noise=sideways"])
