@@ -23,7 +23,6 @@ links each to the later release (`gpal.catalogs.links`) and scores, beside the b
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from dataclasses import dataclass
@@ -45,6 +44,7 @@ from gpal.evaluation.baselines import BASELINES, fit_baselines
 from gpal.evaluation.comparison import bootstrap_comparison
 from gpal.evaluation.intervals import binomial_interval
 from gpal.files import atomic_output
+from gpal.runs.output_dir import recorded_identity
 
 __all__ = ["LATER_CHECK_FILE", "LaterCheck", "MODEL", "check_later", "later_release_of", "read_later_check",
            "write_later_check"]
@@ -94,15 +94,14 @@ def later_release_of(release: str) -> str | None:
 
 def _training_rows(trained: TrainedModel, earlier: Any) -> Any:
     """The labelled sources the model was fitted on, rebuilt from its folder: its selection, less the held-out
-    split of a classify run (``run.json``'s test_size and seed); refused when the rebuilt rows differ."""
+    split of a classify run (the test_size and seed its run record holds); refused when the rebuilt rows differ."""
     t = trained.training
     selection = CatalogSelection(catalog=str(earlier.path), classes=t.get("class_spec", ",".join(t["classes"])),
                                  min_significance=t.get("min_significance"), features=tuple(t["features"]))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # rows the model's features cannot use were reported when it was trained
         _, data = selection.load()
-    run_file = trained.folder / "run.json"
-    run = json.loads(run_file.read_text(encoding="utf-8")) if run_file.is_file() else {}
+    run = recorded_identity(trained.folder) or {}
     if "test_size" in run:
         data = data.split(test_size=run["test_size"], seed=run["seed"], stratify=True)[0]
     if data.class_counts() != t.get("n_per_class", data.class_counts()):

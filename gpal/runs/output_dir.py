@@ -20,7 +20,11 @@ from typing import Any, Iterator, Mapping
 from gpal.files import MANIFEST, remove_leftovers, remove_written, write_json_atomic
 from gpal.identity import check_same_run
 
-__all__ = ["OutputInUse", "claim_output_dir"]
+__all__ = ["RUN_RECORD", "OutputInUse", "claim_output_dir", "recorded_identity"]
+
+
+#: The file in a run folder that records (and signs) the run's identity.
+RUN_RECORD = "run.json"
 
 
 class OutputInUse(FileExistsError):
@@ -28,7 +32,7 @@ class OutputInUse(FileExistsError):
 
 
 def claim_output_dir(
-    path: str | os.PathLike, identity: Mapping[str, Any], force: bool = False, marker: str = "run.json"
+    path: str | os.PathLike, identity: Mapping[str, Any], force: bool = False, marker: str = RUN_RECORD
 ) -> Path:
     """Make ``path`` the output folder of the run described by ``identity`` (JSON-able).
 
@@ -83,6 +87,11 @@ def _signed(identity: Any) -> dict[str, Any]:
     from gpal import __version__
 
     return {_SIGNATURE: _signature(identity), "gpal_version": __version__, "identity": identity}
+
+
+def recorded_identity(folder: str | os.PathLike) -> Any:
+    """The identity the gpal run in ``folder`` recorded, or None where there is no run gpal signed."""
+    return _read_marker(Path(folder) / RUN_RECORD)
 
 
 def _read_marker(marker_file: Path) -> Any:
