@@ -221,12 +221,19 @@ def _flat_copy(folder, to):
     """A copy of a finished run folder as earlier versions wrote it: every table and figure flat beside the
     classifications, the catalog columns as classified_catalog.csv."""
     shutil.copytree(folder, to)
-    for sub in ("tables", "figures"):
-        for path in (to / sub).iterdir():
+    # gpal 0.2.0 had no later-release check: its data stays in tables/ (as gpal check-later on such a folder leaves
+    # it), its rendered table goes (the report rebuilds it)
+    later = ("later_check.csv", "later_check_sources.csv")
+    for path in (to / "figures").iterdir():
+        path.rename(to / path.name)
+    (to / "figures").rmdir()
+    for path in (to / "tables").iterdir():
+        if path.name.startswith("later_release_check."):
+            path.unlink()
+        elif path.name not in later:
             path.rename(to / path.name)
-        (to / sub).rmdir()
     (to / "catalog_columns.csv").rename(to / "classified_catalog.csv")
-    assert len(list(to.iterdir())) == 46 and (to / "heldout_baselines.csv").is_file()  # as gpal 0.2.0 wrote it
+    assert len(list(to.iterdir())) == 46 + 1 and (to / "heldout_baselines.csv").is_file()  # as gpal 0.2.0 wrote it
     return to
 
 
