@@ -19,7 +19,9 @@ For each scheme (`gpal.catalogs.schemes`, ``--schemes``) and seed (``--seeds``):
    alike.  v20 has every column it reads, but its last Flux_Band band is 30-300 GeV (DR4's is
    30-100 GeV), so HR56 compares 10-30 GeV with 30-300 GeV here.
 4. Prediction: every v20 source with CLASS1 "" (unassociated) or "bcu", matched to DR4 by
-   ``Source_Name`` (a source keeps its name between data releases; those DR4 dropped are counted).
+   ``Source_Name`` (a source keeps its name between data releases; those DR4 dropped are counted), the link
+   of the release records (`gpal.catalogs.links`).  ``gpal check-later`` is the same check of a trained
+   main-job folder against any later release; this study keeps the per-scheme and per-region tables.
    Its later class is the DR4 CLASS1 code.  Scored:
 
    * v20 unassociated that DR4 associates: coarse truth AGN / pulsar / other (`coarse_group`);
@@ -76,10 +78,16 @@ def _catalogs():
     return load_catalog("4FGL"), load_catalog("4FGL-DR4")
 
 
-def _later_codes(ids: np.ndarray, later) -> list[str | None]:
-    """The later catalog's CLASS1 code of each source name ("" unassociated), None where it has no such source."""
-    index = {name: i for i, name in enumerate(later.names)}
-    return [str(later.class_codes[index[name]]) if name in index else None for name in ids]
+def _later_codes(ids: np.ndarray, earlier, later) -> list[str | None]:
+    """The later catalog's CLASS1 code of each source ("" unassociated), None where none (or several) links to it.
+
+    The link is the release records' (`gpal.catalogs.links.link_later`), as ``gpal check-later`` reads it.
+    """
+    from gpal.catalogs.links import link_later
+
+    index = link_later(earlier, later)
+    row = {name: i for i, name in enumerate(earlier.names)}
+    return [str(later.class_codes[index[row[n]]]) if index[row[n]] >= 0 else None for n in ids]
 
 
 def run_unit(earlier, later, pool, scheme_name: str, seed: int, epochs: int) -> dict:
@@ -108,7 +116,7 @@ def run_unit(earlier, later, pool, scheme_name: str, seed: int, epochs: int) -> 
         "n_train_per_class": np.bincount(train.y, minlength=len(scheme.classes)).tolist(),
         "n_calibration": calibration.n_samples, "gp_seconds": gp_seconds,
         "ids": [str(i) for i in pool.ids], "codes": [str(c).lower() for c in pool.aux["CLASS1"]],
-        "later_codes": _later_codes(pool.ids, later), "glat": pool.aux["GLAT"].tolist(),
+        "later_codes": _later_codes(pool.ids, earlier, later), "glat": pool.aux["GLAT"].tolist(),
         "proba": {name: np.round(p, 6).tolist() for name, p in probas.items()},
         "ood_score": np.round(scorer.score(pool), 4).tolist(), "ood_threshold": scorer.threshold_,
     }

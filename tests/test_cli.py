@@ -54,6 +54,7 @@ def test_entry_point_runs_as_a_program():
      (["classify"], ["--out", "gpal-output", "--epochs", "--seed", "--force", "--no-progress"]),
      (["active"], ["--acquisition", "bald", "--oracle", "--queries", "--batch-size", "exit code 3"]),
      (["report"], ["RUN_DIR", "experiment folder", "active-learning run"]),
+     (["check-later"], ["--trained", "--later", "FL16Y", "--earlier", "--baselines", "paired bootstrap"]),
      (["workflow"], ["FILE.yaml", "--set", "KEY=VALUE", "--scheduler", "--out", "--force"])],
 )
 def test_help_explains_every_verb(capsys, verb, options):
@@ -191,6 +192,13 @@ def _fails(capsys, argv, *phrases):
     assert err.splitlines()[-1].startswith("gpal: error: ") and "Traceback" not in err
     for phrase in phrases:
         assert phrase in err, (phrase, err)
+
+
+def test_check_later_refuses_a_release_without_a_link_before_any_fitting(model_dir, small_catalog, capsys):
+    assert main(["check-later", "--trained", str(model_dir), "--earlier", str(small_catalog), "--later", "3FGL"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gpal: error: 3FGL does not link to 4FGL-DR4") and err.count("\n") == 1
+    assert not (model_dir / "tables").exists()  # nothing written
 
 
 def test_unknown_class_code(small_catalog, tmp_path, capsys):

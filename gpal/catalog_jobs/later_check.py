@@ -240,7 +240,7 @@ def _ood_flags(folder: Path, ids: Sequence[str]) -> np.ndarray | None:
 
 def shown_measures(measures: pd.DataFrame) -> pd.DataFrame:
     """The measures as a table shows them: numbers to three decimals, blank where there is none."""
-    shown = measures.copy()
+    shown = measures.assign(sources=measures["sources"].fillna(""))
     for c in ("value", "low", "high", "diff", "diff_low", "diff_high"):
         shown[c] = shown[c].map(lambda v: "" if pd.isna(v) else f"{v:.3f}")
     return shown

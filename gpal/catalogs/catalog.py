@@ -420,7 +420,13 @@ class Catalog:
 
     def values_of(self, role: str, ids: Sequence[str]) -> np.ndarray:
         """The release's column for ``role`` (a `Columns` field: ``"significance"``, ``"flux"`` ...) as floats, at
-        the sources named ``ids``; NaN throughout where the release has no such column."""
+        the sources named ``ids``; NaN throughout where the release has no such column.
+
+        Returns
+        -------
+        numpy.ndarray
+            (len(ids),) floats.
+        """
         column = getattr(self.columns, role)
         if column is None or column not in self.table.colnames:
             return np.full(len(ids), np.nan)
@@ -428,7 +434,13 @@ class Catalog:
         return self._numbers(column)[[row[str(name)] for name in ids]]
 
     def features(self, features: str | Sequence[Any] | None) -> tuple[Feature, ...]:
-        """``features`` resolved against this catalog (`resolve_features`); ``"release"``: its release's preset."""
+        """``features`` resolved against this catalog (`resolve_features`); ``"release"``: its release's preset.
+
+        Returns
+        -------
+        tuple of Feature
+            The features.
+        """
         if isinstance(features, str) and features.lower() == RELEASE_PRESET:
             features = self.record.preset
         return resolve_features(features, self.table.colnames)

@@ -101,6 +101,15 @@ class Release:
     (3FGL writes -inf), read as NaN.  ``links`` maps an earlier family to the column of this
     release that names its sources there (``columns.name`` for the same family: 4FGL names are
     kept between data releases).  ``preset`` is the main job's feature preset for this release.
+
+    Examples
+    --------
+    >>> from gpal.catalogs import RELEASES
+    >>> fl16y = RELEASES["FL16Y"]
+    >>> fl16y.family, fl16y.file, fl16y.preset, fl16y.columns.conf95_semimajor
+    ('FL16Y', 'gll_psc_v41.fit.gz', 'fermi_dr4', 'Conf_95_SemiMajor')
+    >>> fl16y.link_column(RELEASES["4FGL-DR4"]), RELEASES["3FGL"].columns.band_flux[0]
+    ('ASSOC_FGL', 'Flux100_300')
     """
 
     name: str
@@ -117,11 +126,23 @@ class Release:
     description: str = ""
 
     def required(self) -> tuple[str, ...]:
-        """The columns a file of this release must have to be read at all."""
+        """The columns a file of this release must have to be read at all.
+
+        Returns
+        -------
+        tuple of str
+            Column names.
+        """
         return (self.columns.name, self.columns.class_code)
 
     def link_column(self, earlier: "Release") -> str:
-        """The column of this release that names the sources of ``earlier``; ValueError when there is none."""
+        """The column of this release that names the sources of ``earlier``; ValueError when there is none.
+
+        Returns
+        -------
+        str
+            The column name.
+        """
         if earlier.family not in self.links:
             raise ValueError(
                 f"{self.name} does not link to {earlier.name}: it names counterparts in "
@@ -171,7 +192,13 @@ def link_path(earlier: Release, later: Release) -> tuple[Release, ...]:
 
 
 def release_by_name(name: str) -> Release | None:
-    """The shipped release called ``name`` (any case), or None."""
+    """The shipped release called ``name`` (any case), or None.
+
+    Returns
+    -------
+    Release or None
+        Its record.
+    """
     by_name = {key.lower(): record for key, record in RELEASES.items()}
     return by_name.get(str(name).lower())
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpal.catalog_jobs.classify import classify_catalog
+from gpal.catalog_jobs.classify import DEFAULT_BASELINES, classify_catalog
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.settings import main_job_estimator
 from gpal.catalog_jobs.model_folders import load_trained
@@ -105,8 +105,13 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     assert not [p.name for p in out.rglob("*") if p.name.endswith(".tmp")]
     # one place per kind of file: the classifications and the report at the top, tables and figures beneath
     assert {p.name for p in out.iterdir()} == TOP
+    # a DR4 run is older than the newest shipped release (FL16Y): the later-release check runs and is shown
     assert {p.name for p in (out / "tables").iterdir()} == {
-        "heldout.csv", "heldout_baselines.csv", *(f"{t}.{e}" for t in TABLES for e in ("csv", "md", "tex"))}
+        "heldout.csv", "heldout_baselines.csv", "later_check.csv", "later_check_sources.csv",
+        *(f"{t}.{e}" for t in (*TABLES, "later_release_check") for e in ("csv", "md", "tex"))}
+    later = pd.read_csv(out / "tables" / "later_check.csv")
+    assert set(later["later"]) == {"FL16Y"} and set(later["model"]) == {"gpal", *DEFAULT_BASELINES}
+    assert "**Checked against a later release**: FL16Y gives" in report.read_text()
     assert {p.name for p in (out / "figures").iterdir()} == {f"{f}.{e}" for f in FIGURES for e in ("png", "pdf")}
 
     table = read_probability_table(out / "classifications.csv")

@@ -145,8 +145,9 @@ def _later_release(run: FinishedRun) -> str | None:
     if nll.empty:
         return None
     best = nll.drop(index=MODEL)["value"].idxmin() if len(nll) > 1 else None
-    versus = "" if best is None else (f", {best} {nll.loc[best, 'value']:.3f} (difference {nll.loc[best, 'diff']:+.3f}, "
-                                      f"95% [{nll.loc[best, 'diff_low']:+.3f}, {nll.loc[best, 'diff_high']:+.3f}])")
+    versus = "" if best is None else (f", the best baseline's ({best}) {nll.loc[best, 'value']:.3f} ({best} minus "
+                                      f"model {nll.loc[best, 'diff']:+.3f}, paired 95% [{nll.loc[best, 'diff_low']:+.3f}, "
+                                      f"{nll.loc[best, 'diff_high']:+.3f}])")
     return (f"**Checked against a later release**: {measures['later'].iloc[0]} gives {int(nll['n'].iloc[0])} of the "
             f"classified {measures['earlier'].iloc[0]} sources one of the model's classes ({nll['sources'].iloc[0]}). "
             f"On them the 3-class NLL is {nll.loc[MODEL, 'value']:.3f} nats for the model{versus}; the table "
