@@ -325,21 +325,25 @@ def nesting_depth(text: str) -> int:
     return int(np.cumsum(step).max(initial=0))
 
 
-def read_json(path: str | os.PathLike, what: str = "JSON file", **options: Any) -> Any:
-    """A JSON file read within bounds: a ValueError naming it when it is unreadable, too large or too deeply nested."""
+def read_json(path: str | os.PathLike, what: str = "JSON file", *, damaged: str = "", **options: Any) -> Any:
+    """A JSON file read within bounds: a ValueError naming it when it is unreadable, too large or too deeply nested.
+
+    ``damaged`` ends each message where the file belongs to something larger (``"the model folder is corrupt"``).
+    """
     path = Path(path)
+    tail = f"; {damaged}" if damaged else ""
     data = read_bytes(path, what, limit=MAX_JSON_BYTES)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{path} is not valid JSON: it is not UTF-8 text ({exc})") from None
+        raise ValueError(f"{path} is not valid JSON: it is not UTF-8 text ({exc}){tail}") from None
     depth = nesting_depth(text)
     if depth > MAX_DEPTH:
-        raise ValueError(f"{path} is not a record gpal writes: it nests {depth} levels deep (at most {MAX_DEPTH})")
+        raise ValueError(f"{path} is not a record gpal writes: it nests {depth} levels deep (at most {MAX_DEPTH}){tail}")
     try:
         return json.loads(text, **options)
     except ValueError as exc:  # JSONDecodeError is a ValueError
-        raise ValueError(f"{path} is not valid JSON ({exc})") from None
+        raise ValueError(f"{path} is not valid JSON ({exc}){tail}") from None
 
 
 class CorruptModel(ValueError):
@@ -402,7 +406,8 @@ def _no_constants(name: str) -> Any:
 
 def _read_config(config_file: Path) -> SavedConfig:
     try:
-        config = read_json(config_file, "saved model config", parse_constant=_no_constants)
+        config = read_json(config_file, "saved model config", damaged="the saved model is corrupt",
+                           parse_constant=_no_constants)
     except ValueError as exc:
         raise CorruptModel(f"{exc}; the saved model is corrupt") from None
     if not isinstance(config, dict):

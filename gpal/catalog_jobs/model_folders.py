@@ -149,7 +149,7 @@ _RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
 def read_training_record(record_file: Path) -> dict[str, Any]:
     """``training.json`` read within bounds and checked field by field: a damaged or edited record is named here,
     never met later as a KeyError or a table whose columns no longer match the classes."""
-    training = read_json(record_file, TRAINING_FILE)
+    training = read_json(record_file, TRAINING_FILE, damaged="the model folder is corrupt")
     if not isinstance(training, dict) or training.get("format") != TRAINING_FORMAT:
         raise ValueError(f"{record_file} is not a {TRAINING_FORMAT} record (field 'format' is not "
                          f"{TRAINING_FORMAT!r}); the model folder is corrupt")

@@ -45,7 +45,7 @@ def saved_format(path: Path) -> str:
             f"{path} is not a saved gpal model: it has no config.json (a model folder written by "
             f"an estimator's save(); known formats: {formats})"
         )
-    record = read_json(config, "saved model config")
+    record = read_json(config, "saved model config", damaged="the saved model is corrupt")
     if not isinstance(record, dict):
         raise ValueError(f"{config} holds a JSON {type(record).__name__}, not an object; the saved model is corrupt")
     fmt = record.get("format")

@@ -45,11 +45,11 @@ class WorkflowError(ValueError):
     >>> from pathlib import Path
     >>> from gpal.workflows import WorkflowError, load_workflow
     >>> path = Path(tempfile.mkdtemp()) / "bad.yaml"
-    >>> _ = path.write_text("workflow: toy_1d\\ntraining: {epochs: 0}\\n")
+    >>> _ = path.write_text("workflow: toy_1d\\ntraining: {epochs: -1}\\n")
     >>> load_workflow(path)
     Traceback (most recent call last):
         ...
-    gpal.workflows.schema.WorkflowError: .../bad.yaml:2: training.epochs must be an integer >= 1 and <= 1000000; got 0
+    gpal.workflows.schema.WorkflowError: .../bad.yaml:2: training.epochs must be an integer >= 0 and <= 1000000; got -1
     """
 
 

@@ -238,7 +238,7 @@ def test_classify_params_are_the_selection_the_estimator_and_the_job(tmp_path, m
     assert set(params) == {*CatalogSelection.settings(), *estimator_settings(main_job_estimator()),
                            *gpal.catalog_jobs.classify.SETTINGS}
     assert (params["epochs"], params["input_noise"], params["features"], params["test_size"]) == (20, "latent",
-                                                                                               "fermi_dr4", 0.2)
+                                                                                               "release", 0.2)  # the release's own preset
     with pytest.raises(WorkflowError, match=r"unknown key 'params\.epoch'; valid keys at params: \[.*'epochs'"):
         load_workflow(_write(tmp_path, "workflow: classify\nparams: {epoch: 20}\n", "typo.yaml"))
     with pytest.raises(WorkflowError, match=r"params\.epochs must be an integer >= 0 and <= 1000000; got 'many'"):
