@@ -171,7 +171,7 @@ def _check_keys(path: Path, table, record: Release) -> None:
         if dtype.kind not in "SU":
             raise ValueError(f"{path} is not a LAT catalog: column {column!r} holds {dtype.name} values; "
                              "expected text (source names, class codes)")
-    names, counts = np.unique(_strings(table[name_column]), return_counts=True)
+    names, counts = np.unique(text_values(table[name_column]), return_counts=True)
     if (counts > 1).any():
         twice = names[counts > 1]
         raise ValueError(f"{path}: column {name_column!r} names {twice.size} source(s) more than once (e.g. "
@@ -190,7 +190,14 @@ def _listing(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{code} ({n})" for code, n in counts.items())
 
 
-def _strings(column) -> np.ndarray:
+def text_values(column) -> np.ndarray:
+    """A FITS text column as stripped str (masked entries empty, bytes decoded as ASCII).
+
+    Returns
+    -------
+    numpy.ndarray
+        The column's values as a str array.
+    """
     values = column.filled(b"") if hasattr(column, "filled") else column
     arr = np.asarray(values)
     if arr.dtype.kind == "S":
@@ -231,9 +238,9 @@ class Catalog:
                 if table[name].dtype.kind == "f":
                     values = np.asarray(table[name])
                     values[values == self.record.null] = np.nan
-        self.names = _strings(table[self.columns.name])
+        self.names = text_values(table[self.columns.name])
         # Upper case marks an identification, lower case an association: gpal compares case-insensitively.
-        self.class_codes = np.char.lower(_strings(table[self.columns.class_code]))
+        self.class_codes = np.char.lower(text_values(table[self.columns.class_code]))
 
     @classmethod
     def from_file(cls, path: str | Path) -> "Catalog":
@@ -521,7 +528,7 @@ class Catalog:
     def _build(self, rows, X, X_var, y, class_names, feats: Sequence[Feature], dropped, cuts) -> NoisyDataset:
         columns = {key: getattr(self.columns, role) for key, role in _AUX_COLUMNS.items()}
         aux = {key: _floats(self.table[name])[rows] for key, name in columns.items() if name in self.table.colnames}
-        aux["CLASS1"] = _strings(self.table[self.columns.class_code])[rows]
+        aux["CLASS1"] = text_values(self.table[self.columns.class_code])[rows]
         meta = {
             **self.provenance(),
             "cuts": cuts,

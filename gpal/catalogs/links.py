@@ -14,19 +14,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from gpal.catalogs.catalog import text_values
+
 __all__ = ["AmbiguousLinkWarning", "link_later"]
 
 
 class AmbiguousLinkWarning(UserWarning):
     """Two or more rows of a later release name the same earlier source; that source is left unlinked."""
-
-
-def _names(column: Any) -> np.ndarray:
-    values = column.filled("") if hasattr(column, "filled") else column
-    arr = np.asarray(values)
-    if arr.dtype.kind == "S":
-        arr = np.char.decode(arr, "ascii", errors="replace")
-    return np.char.strip(arr.astype(str))
 
 
 def link_later(earlier: Any, later: Any, through: Sequence[Any] = ()) -> np.ndarray:
@@ -55,7 +49,7 @@ def _link(earlier: Any, later: Any) -> np.ndarray:
     if column not in later.table.colnames:
         raise ValueError(f"{later.path.name} ({later.release}) has no column {column!r}; it should name the "
                          f"{earlier.release} counterpart of each source (e.g. {earlier.names[0]!r})")
-    linked = _names(later.table[column])
+    linked = text_values(later.table[column])
     rows: dict[str, list[int]] = {}
     for i, name in enumerate(linked):
         if name:

@@ -69,12 +69,6 @@ class Columns:
     #: the column naming a source's counterpart in an earlier release (e.g. ``"3FGL J0001.0+6314"``)
     earlier_name: str | None = "ASSOC_FGL"
 
-    def targets(self) -> dict[str, str | None]:
-        """The target-list columns by role (significance and flux included): what follow-up tables read."""
-        roles = ("name", "ra", "dec", "conf95_semimajor", "conf95_semiminor", "conf95_posang", "assoc1", "flags",
-                 "significance", "flux", "extended_name")
-        return {role: getattr(self, role) for role in roles}
-
 
 #: The 4FGL layout (4FGL, DR2, DR3, DR4 and FL16Y).
 FGL4_COLUMNS = Columns()

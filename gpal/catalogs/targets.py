@@ -2,8 +2,10 @@
 
 A table that names sources (classifications, follow-up lists, active-learning queries) is a
 target list: it carries the position, the 95% error ellipse, the counterpart, the significance,
-the flux and the analysis flags, with units.  Every catalog column name of that list lives here
-(`TARGET_COLUMNS`); `target_columns` reads them for given source names.
+the flux and the analysis flags, with units.  `TARGET_COLUMNS` names the output columns, their
+units and meanings; the catalog column behind each is the release record's (`Columns`, by role:
+`gpal.catalogs.releases`), so a release with other names needs no edit here; `target_columns`
+reads them for given source names.
 
 Fallback for a layout that lacks a column: a number is NaN (a table writer derives a missing
 ``RA`` / ``DEC`` from ``GLON`` / ``GLAT``), ``ASSOC1`` is empty, ``Flags`` is
@@ -19,25 +21,26 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["EXTENDED_MARKER", "FLAGS_NOT_GIVEN", "TARGET_COLUMNS", "target_columns"]
+from gpal.catalogs.catalog import text_values
 
-#: Output column -> (catalog column, unit, description).  Units are astropy strings.
+__all__ = ["FLAGS_NOT_GIVEN", "TARGET_COLUMNS", "target_columns"]
+
+#: Output column -> (role of its catalog column in the release record's `Columns`, unit, description).
+#: Units are astropy strings.
 TARGET_COLUMNS: dict[str, tuple[str, str | None, str]] = {
-    "GLON": ("GLON", "deg", "Galactic longitude"),
-    "GLAT": ("GLAT", "deg", "Galactic latitude"),
-    "RA": ("RAJ2000", "deg", "right ascension (J2000) of the catalog position"),
-    "DEC": ("DEJ2000", "deg", "declination (J2000) of the catalog position"),
-    "Conf_95_SemiMajor": ("Conf_95_SemiMajor", "deg", "semi-major axis of the 95% position error ellipse"),
-    "Conf_95_SemiMinor": ("Conf_95_SemiMinor", "deg", "semi-minor axis of the 95% position error ellipse"),
-    "Conf_95_PosAng": ("Conf_95_PosAng", "deg", "position angle of the 95% ellipse's major axis, east of north"),
-    "ASSOC1": ("ASSOC1", None, "the catalog's most probable counterpart (empty: none)"),
-    "Signif_Avg": ("Signif_Avg", None, "detection significance in sigma over the catalog's time range"),
-    "Flux1000": ("Flux1000", "ph cm-2 s-1", "photon flux from 1 to 100 GeV"),
-    "Flags": ("Flags", None, "the catalog's analysis flags (bit mask; 0: no caveat; -1: the catalog has no Flags)"),
-    "extended": ("Extended_Source_Name", None, "an extended source (the catalog names its spatial template)"),
+    "GLON": ("glon", "deg", "Galactic longitude"),
+    "GLAT": ("glat", "deg", "Galactic latitude"),
+    "RA": ("ra", "deg", "right ascension (J2000) of the catalog position"),
+    "DEC": ("dec", "deg", "declination (J2000) of the catalog position"),
+    "Conf_95_SemiMajor": ("conf95_semimajor", "deg", "semi-major axis of the 95% position error ellipse"),
+    "Conf_95_SemiMinor": ("conf95_semiminor", "deg", "semi-minor axis of the 95% position error ellipse"),
+    "Conf_95_PosAng": ("conf95_posang", "deg", "position angle of the 95% ellipse's major axis, east of north"),
+    "ASSOC1": ("assoc1", None, "the catalog's most probable counterpart (empty: none)"),
+    "Signif_Avg": ("significance", None, "detection significance in sigma over the catalog's time range"),
+    "Flux1000": ("flux", "ph cm-2 s-1", "photon flux from 1 to 100 GeV"),
+    "Flags": ("flags", None, "the catalog's analysis flags (bit mask; 0: no caveat; -1: the catalog has no Flags)"),
+    "extended": ("extended_name", None, "an extended source (the catalog names its spatial template)"),
 }
-#: The catalog column that marks an extended source (non-empty: extended).
-EXTENDED_MARKER = TARGET_COLUMNS["extended"][0]
 #: ``Flags`` of a source whose catalog has no such column.
 FLAGS_NOT_GIVEN = -1
 
@@ -49,14 +52,6 @@ def _shortest(values: Any) -> np.ndarray:
     if array.dtype.kind == "f" and array.dtype.itemsize == 4:  # of either byte order (FITS is big-endian)
         return np.asarray(array.astype(str), dtype=np.float64)
     return np.asarray(array, dtype=np.float64)
-
-
-def _text(values: Any) -> np.ndarray:
-    filled = values.filled("") if hasattr(values, "filled") else values
-    array = np.asarray(filled)
-    if array.dtype.kind == "S":
-        array = np.char.decode(array, "ascii", errors="replace")
-    return np.char.strip(array.astype(str))
 
 
 def target_columns(catalog: Any, ids: Sequence[str]) -> pd.DataFrame:
@@ -77,14 +72,15 @@ def target_columns(catalog: Any, ids: Sequence[str]) -> pd.DataFrame:
         raise KeyError(f"source(s) {missing[:5]} are not in the catalog {catalog.path.name}")
     rows = np.array([row[name] for name in ids], dtype=np.int64)
     out = pd.DataFrame({"Source_Name": list(ids)})
-    for name, (column, _, _) in TARGET_COLUMNS.items():
-        have = column in table.colnames
+    for name, (role, _, _) in TARGET_COLUMNS.items():
+        column = getattr(catalog.columns, role)
+        have = column is not None and column in table.colnames
         if name == "ASSOC1":
-            out[name] = _text(table[column])[rows] if have else ""
+            out[name] = text_values(table[column])[rows] if have else ""
         elif name == "Flags":
             out[name] = np.asarray(table[column], dtype=np.int64)[rows] if have else FLAGS_NOT_GIVEN
         elif name == "extended":
-            out[name] = (_text(table[column])[rows] != "") if have else np.char.endswith(
+            out[name] = (text_values(table[column])[rows] != "") if have else np.char.endswith(
                 np.asarray(list(ids), dtype=str), "e")
         else:
             out[name] = _shortest(table[column])[rows] if have else np.nan
