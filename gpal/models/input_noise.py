@@ -105,6 +105,10 @@ class NoiseVariance(gpflow.base.Module):
         return {"mode": self.mode, "num_features": self.num_features, "initial_learned": self.initial_learned}
 
 
+# Rows whose base (p(x_i | x~_i) under a population prior) is computed at once: (rows, K, d, d) temporaries.
+_BASE_ROWS_PER_BLOCK = 1024
+
+
 # ----------------------------------------------------------------- closed forms
 def expected_log_observation(diff: tf.Tensor, q_var: tf.Tensor, V: tf.Tensor) -> tf.Tensor:
     """E_{q(x)} log N(x~ | x, V) per dimension, for q(x) = N(x~ + diff, q_var); needs V > 0."""
@@ -152,13 +156,22 @@ class InputNoise(gpflow.base.Module):
         """
         return None
 
+    def base_table(self, X: tf.Tensor, V: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor] | None:
+        """Per-row constants of training that depend on the rows alone, computed once per fit (None: none).
+
+        A trainer passes the batch's rows of them to ``training_marginals`` as ``base``, so that a
+        step does not recompute, per row, what no parameter moves.
+        """
+        return None
+
     def training_marginals(
         self, gp: Any, X: tf.Tensor, V: tf.Tensor | None, Y: tf.Tensor, idx: tf.Tensor, seed: tf.Tensor,
-        noise: tf.Tensor | None = None,
+        noise: tf.Tensor | None = None, base: tuple[tf.Tensor, tf.Tensor] | None = None,
     ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         """(Fmu, Fvar) of shape (B, L) for the batch and the batch's sum of extra ELBO terms (scalar).
 
-        ``noise`` (default ``training_noise(X, seed)``) are the step's draws where the strategy samples.
+        ``noise`` (default ``training_noise(X, seed)``) are the step's draws where the strategy samples;
+        ``base``: the batch's rows of ``base_table`` (default: computed from X and V).
 
         Returns
         -------
@@ -216,7 +229,7 @@ class NoInputNoise(InputNoise):
     name = "none"
     uses_noise_variance = False
 
-    def training_marginals(self, gp, X, V, Y, idx, seed, noise=None):
+    def training_marginals(self, gp, X, V, Y, idx, seed, noise=None, base=None):
         Fmu, Fvar = gp.marginals(X)
         return Fmu, Fvar, tf.zeros((), X.dtype)
 
@@ -258,7 +271,7 @@ class FirstOrder(InputNoise):
         Fmu, Fvar, grads = gp.marginals_and_mean_gradients(X)
         return Fmu, Fvar + self.extra_variance(V, grads)
 
-    def training_marginals(self, gp, X, V, Y, idx, seed, noise=None):
+    def training_marginals(self, gp, X, V, Y, idx, seed, noise=None, base=None):
         Fmu, Fvar = self._marginals(gp, X, V)
         return Fmu, Fvar, tf.zeros((), X.dtype)
 
@@ -298,11 +311,23 @@ class _GaussianInputs(InputNoise):
         """
         raise NotImplementedError
 
+    def base_table(self, X, V):
+        """Where each row's q(x_i) starts, p(x_i | x~_i) moment-matched: per row, K (d, d) solves under a
+        population prior, which would otherwise be most of a training step.  The broad prior's is elementwise."""
+        if not isinstance(self.prior, MixturePrior):
+            return None
+        parts = [self.prior.base(X[i:i + _BASE_ROWS_PER_BLOCK], V[i:i + _BASE_ROWS_PER_BLOCK])
+                 for i in range(0, int(tf.shape(X)[0]), _BASE_ROWS_PER_BLOCK)]
+        return tuple(tf.concat([part[j] for part in parts], axis=0) for j in range(2)) if parts else (X, V)
+
     @check_shapes("X: [B, D]", "V: [B, D]", "a: [B, D]", "b: [B, D]", "noise: [B, D]")
     def sample_and_terms(
-        self, X: tf.Tensor, V: tf.Tensor, a: tf.Tensor, b: tf.Tensor, noise: tf.Tensor
+        self, X: tf.Tensor, V: tf.Tensor, a: tf.Tensor, b: tf.Tensor, noise: tf.Tensor,
+        base: tuple[tf.Tensor, tf.Tensor] | None = None,
     ) -> tuple[tf.Tensor, tf.Tensor]:
         """A reparameterised draw of x_i ~ q(x_i) and the batch sum of E_q log p(x~|x) - KL(q(x)||p(x)).
+
+        ``base``: the rows' ``base_table`` entries (default: the prior's base, computed here).
 
         Returns
         -------
@@ -315,7 +340,7 @@ class _GaussianInputs(InputNoise):
         # Noiseless dimensions compute with stand-ins (mean x~, variances 1) and are masked out
         # afterwards, so that no value or gradient there meets sqrt(0) or log(0).
         ones = tf.ones_like(V)
-        base_mean, base_var = self.prior.base(X, V)
+        base_mean, base_var = self.prior.base(X, V) if base is None else base
         base_mean = tf.where(noisy, base_mean, X)
         base_var = tf.where(noisy, base_var, ones)
         q_mean = base_mean + tf.sqrt(base_var) * a
@@ -328,10 +353,10 @@ class _GaussianInputs(InputNoise):
     def training_noise(self, X, seed):
         return tf.random.stateless_normal(tf.shape(X), seed=seed, dtype=X.dtype)
 
-    def training_marginals(self, gp, X, V, Y, idx, seed, noise=None):
+    def training_marginals(self, gp, X, V, Y, idx, seed, noise=None, base=None):
         a, b = self.offsets(X, Y, idx)
         noise = self.training_noise(X, seed) if noise is None else noise
-        sample, extra = self.sample_and_terms(X, V, a, b, noise)
+        sample, extra = self.sample_and_terms(X, V, a, b, noise, base)
         Fmu, Fvar = gp.marginals(sample)
         return Fmu, Fvar, extra
 

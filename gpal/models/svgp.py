@@ -273,23 +273,31 @@ class NoisySVGP(gpflow.base.Module):
     def _V(self, X_var: tf.Tensor) -> tf.Tensor | None:
         return None if self.noise_variance is None else self.noise_variance(X_var)
 
+    def training_base(self, X: tf.Tensor, X_var: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor] | None:
+        """The strategy's per-row constants of training (``InputNoise.base_table``) for the training rows,
+        or None where it has none or they would move with a learned noise variance."""
+        if self.noise_variance is not None and self.noise_variance.trainable_variables:
+            return None
+        return self.strategy.base_table(X, self._V(X_var))
+
     @check_shapes("X: [B, D]", "X_var: [B, D]", "Y: [B]", "idx: [B]", "seed: [2]", "return: []")
     def elbo(
         self, X: tf.Tensor, X_var: tf.Tensor, Y: tf.Tensor, idx: tf.Tensor, seed: tf.Tensor, num_data: Any = None,
-        noise: tf.Tensor | None = None,
+        noise: tf.Tensor | None = None, base: tuple[tf.Tensor, tf.Tensor] | None = None,
     ) -> tf.Tensor:
         """Unbiased minibatch estimate of the ELBO; ``idx`` are the rows' positions in the training set.
 
         ``num_data`` (default ``self.num_data``) may be a tensor, so that a compiled step serves
         a training set whose size changes between fits.  ``noise``: the step's input draws, by
-        default ``strategy.training_noise(X, seed)``.
+        default ``strategy.training_noise(X, seed)``.  ``base``: the batch's rows of
+        ``training_base`` (default: computed from the batch).
 
         Returns
         -------
         tf.Tensor
             Scalar ELBO estimate.
         """
-        Fmu, Fvar, extra = self.strategy.training_marginals(self.gp, X, self._V(X_var), Y, idx, seed, noise)
+        Fmu, Fvar, extra = self.strategy.training_marginals(self.gp, X, self._V(X_var), Y, idx, seed, noise, base)
         data_term = tf.reduce_sum(self.likelihood.variational_expectations(Fmu, Fvar, Y)) + extra
         N = self.num_data if num_data is None else num_data
         scale = tf.cast(N, X.dtype) / tf.cast(tf.shape(X)[0], X.dtype)

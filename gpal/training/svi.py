@@ -96,11 +96,12 @@ def make_train_step(
     hold variables (``Trainer``): the step reads the rows present at each call,
     and the ELBO's scale N / |B| takes N from them.
     """
-    return _compiled_step(model, optimizer, data, seed, jit_compile)[0]
+    return _compiled_step(model, optimizer, data, model.training_base(data.X, data.X_var), seed, jit_compile)[0]
 
 
-def _compiled_step(model, optimizer, data, seed, jit_compile) -> tuple[Callable, "_RowAdam | None"]:
-    """``make_train_step``'s step and the row-wise Adam of its per-point tables (None without any)."""
+def _compiled_step(model, optimizer, data, base, seed, jit_compile) -> tuple[Callable, "_RowAdam | None"]:
+    """``make_train_step``'s step and the row-wise Adam of its per-point tables (None without any);
+    ``base``: the model's ``training_base`` of ``data`` (tensors or variables), whose rows each step gathers."""
     per_point = list(model.strategy.per_point_variables)
     per_point_ids = {id(v) for v in per_point}
     shared = [v for v in model.trainable_variables if id(v) not in per_point_ids]
@@ -113,9 +114,11 @@ def _compiled_step(model, optimizer, data, seed, jit_compile) -> tuple[Callable,
         X = tf.gather(data.X, idx)
         X_var = tf.gather(data.X_var, idx)
         y = tf.gather(data.y, idx)
+        rows_base = None if base is None else tuple(tf.gather(table, idx) for table in base)
         with tf.GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(variables)
-            loss = -model.elbo(X, X_var, y, idx, tf.stack([base_seed, step_number]), num_data=tf.shape(data.y)[0])
+            loss = -model.elbo(X, X_var, y, idx, tf.stack([base_seed, step_number]), num_data=tf.shape(data.y)[0],
+                               base=rows_base)
         grads = tape.gradient(loss, variables)
         finite = tf.math.is_finite(loss)
         for g in grads:
@@ -231,7 +234,11 @@ class Trainer:
             tf.Variable(np.zeros(0, np.int64), dtype=tf.int64, shape=[None], trainable=False),
         )
         self.optimizer = make_optimizer()
-        self.step, self._row_adam = _compiled_step(model, self.optimizer, self.data, self.seed, jit_compile)
+        # The per-row constants of training (`NoisySVGP.training_base`), refreshed at each fit, when the model has any.
+        empty = model.training_base(self.data.X, self.data.X_var)
+        self.base = None if empty is None else tuple(
+            tf.Variable(table, dtype=tf.float64, shape=[None, d], trainable=False) for table in empty)
+        self.step, self._row_adam = _compiled_step(model, self.optimizer, self.data, self.base, self.seed, jit_compile)
 
     def fit(
         self,
@@ -252,6 +259,9 @@ class Trainer:
                 raise ValueError(f"{table.name} has {rows} rows for {n} training rows; restart the strategy first")
         for var, value in zip(self.data, data):
             var.assign(value)
+        if self.base is not None:
+            for var, value in zip(self.base, self.model.training_base(data.X, data.X_var)):
+                var.assign(value)
         for var in self.optimizer.variables:
             var.assign(tf.zeros_like(var))
         self.optimizer.learning_rate = learning_rate
