@@ -27,7 +27,7 @@ import pandas as pd
 import gpal
 from gpal.catalog_jobs.model_folders import TrainedModel, load_trained
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
-from gpal.catalogs import load_catalog
+from gpal.catalogs import load_catalog, repaired_text
 from gpal.catalogs.features import resolve_features
 from gpal.catalogs.targets import target_columns
 from gpal.constraints import Integer
@@ -137,6 +137,7 @@ def _table_meta(trained: TrainedModel, catalog: Any, pool: NoisyDataset, select:
         "SELECT": ",".join(select),
         "NSOURCES": str(pool.n_samples),
         "DROPPED": ",".join(pool.meta.get("dropped", {})),
+        "REPAIRED": repaired_text(pool.meta.get("repaired", {})),
         "MODEL": str(trained.folder.resolve()),
         "MODELFMT": f"{cfg.get('format')} v{cfg.get('version')}",
         "CLASSES": t.get("class_spec", ",".join(t["classes"])),

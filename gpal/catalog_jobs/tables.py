@@ -55,6 +55,7 @@ KEYWORDS = {
     "SELECT": "which sources were classified",
     "NSOURCES": "number of rows",
     "DROPPED": "selected sources left out for NaN values",
+    "REPAIRED": "missing errors read as exact, per error column",
     "MODEL": "trained-model folder",
     "MODELFMT": "saved-model format and version",
     "CLASSES": "class spec of the model",
@@ -209,10 +210,18 @@ def _fits_hdu(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
     for key, value in _ordered(meta).items():
         if key in _RECORD_KEYS:
             for path, item in _flatten(value):
-                header[f"HIERARCH {key}.{path}"] = json.dumps(item) if isinstance(item, list) else item
+                header[f"HIERARCH {key}.{path}"] = _fits_text(json.dumps(item) if isinstance(item, list) else item)
         else:
-            header[key] = (value, KEYWORDS.get(key, ""))
+            header[key] = (_fits_text(value), KEYWORDS.get(key, ""))
     return hdu
+
+
+def _fits_text(value: Any) -> Any:
+    """A header value as FITS allows it, printable ASCII: any other character (a path through a folder named
+    ``résultats``) as its Python escape, ``\\xe9``; the CSV and ECSV keep it as written."""
+    if not isinstance(value, str):
+        return value
+    return "".join(c if " " <= c <= "~" else c.encode("unicode_escape").decode("ascii") for c in value)
 
 
 def _flatten(record: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
