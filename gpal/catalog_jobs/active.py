@@ -69,7 +69,7 @@ SETTINGS = {
                                       "in gpal classify's follow-up list"),
 }
 #: What ``run.json`` records beside the loop's checkpoint (which holds every estimator parameter and the
-#: data): these settings and estimator parameters, kept as they were so that the folders of earlier versions resume.
+#: data): these settings and estimator parameters (``follow_up_significance`` since 0.3.0, which changes the pool).
 _RECORDED = ("oracle", "batch_size", "initial", "pool", "test", "test_size", "select", "retrain_epochs",
              "follow_up_significance")
 _RECORDED_ESTIMATOR = ("input_noise", "input_prior", "epochs", "num_inducing")
@@ -103,8 +103,8 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     out), the pool is ``select`` less what the main job's follow-up list leaves out (extended,
     below ``follow_up_significance``, "none of these"), and each query is a file in `QUERIES_DIR`
     for the observers to fill in (`gpal.active.LabelsPending` until they have).  ``queries`` is
-    how many to ask in all: rerunning with more continues the same run; other settings are refused unless
-    ``force``.  ``seed`` draws the split, the initial set and random acquisitions; the
+    how many to ask in all: rerunning with more continues the same run; other settings are
+    refused unless ``force``.  ``seed`` draws the split, the initial set and random acquisitions; the
     estimator's own is its ``random_state``.  Returns the path of ``report.md``.
     """
     unknown = sorted(set(settings) - set(SETTINGS))
@@ -125,7 +125,8 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
         outcomes = None  # the catalog's labels are the classes
     else:
         labelled, test = data.split(test_size=s["test_size"], seed=seed)
-        pool = catalog.pool(select=[t.strip() for t in s["select"].split(",") if t.strip()], features=selection.features)
+        pool = catalog.pool(select=[t.strip() for t in s["select"].split(",") if t.strip()],
+                            features=selection.features)
         pool, described = _follow_up_pool(catalog, pool, labelled, test, s["follow_up_significance"], seed)
         oracle = FileOracle(out / QUERIES_DIR, describe=lambda ids: described.loc[ids].reset_index())
         outcomes = follow_up_outcomes(*selection.class_groups())

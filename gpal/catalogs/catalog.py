@@ -39,7 +39,8 @@ _AUX_COLUMNS = {"GLON": "glon", "GLAT": "glat", "RAJ2000": "ra", "DEJ2000": "dec
 
 
 def repaired_text(counts: Mapping[str, int]) -> str:
-    """A data set's ``meta["repaired"]`` (error column -> values read as exact) in words, as the terminal and reports say it.
+    """A data set's ``meta["repaired"]`` (error column -> values read as exact) in words, as the terminal and
+    reports say it.
 
     Returns
     -------
@@ -50,7 +51,8 @@ def repaired_text(counts: Mapping[str, int]) -> str:
 
 
 class RepairedRowsWarning(UserWarning):
-    """Rows were kept with a missing error read as exact (variance 0), as their feature's ``missing_error="exact"`` says.
+    """Rows were kept with a missing error read as exact (variance 0), as their feature's ``missing_error="exact"``
+    says: a repair, counted as dropped rows are (`DroppedRowsWarning`).
 
     Examples
     --------
@@ -563,9 +565,9 @@ class Catalog:
         counts = {column: int(mask.sum()) for column, mask in hit.items() if mask.any()}
         if counts:
             n = int(np.logical_or.reduce([mask for mask in hit.values()]).sum())
-            warnings.warn(f"{n} source(s) of the selection have an error the catalog does not give (NaN or its 'not "
-                          f"measured' value) read as exact, variance 0 (missing_error='exact'): {repaired_text(counts)} "
-                          "-- kept", RepairedRowsWarning, stacklevel=4)
+            warnings.warn(f"{n} source(s) of the selection have an error the catalog does not give (NaN or its "
+                          "'not measured' value) read as exact, variance 0 (missing_error='exact'): "
+                          f"{repaired_text(counts)} -- kept", RepairedRowsWarning, stacklevel=4)
         return counts
 
     def _build(self, rows, X, X_var, y, class_names, feats: Sequence[Feature], left, cuts) -> NoisyDataset:

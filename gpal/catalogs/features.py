@@ -266,7 +266,9 @@ class Feature:
         dict
             Error column name -> (n,) boolean mask; empty when the feature drops such rows instead.
         """
-        operands = [(self.band, self.error)] + ([(self.other_band, self.other_error or self.error)] if self.combine else [])
+        operands = [(self.band, self.error)]
+        if self.combine is not None:
+            operands.append((self.other_band, self.other_error or self.error))
         out: dict[str, np.ndarray] = {}
         for band, error in operands if self.missing_error == "exact" else ():
             if error is not None:
