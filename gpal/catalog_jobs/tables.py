@@ -74,7 +74,7 @@ _RECORD_KEYS = ("TRAINSEL", "FITCONF")  # nested records: YAML in ECSV, one HIER
 EXTENDED = "extended"
 #: Units and descriptions of the fixed columns (``p_<class>`` columns are added per table).
 COLUMNS = {
-    "Source_Name": (None, "4FGL source name, the key to the catalog"),
+    "Source_Name": (None, "the catalog's source name (4FGL J..., FL16Y J...), the key to the catalog"),
     "CLASS1": (None, "the catalog's CLASS1 code (empty: unassociated)"),
     "predicted_class": (None, f"the most probable class; {EXTENDED!r} for an extended source, which the point-source "
                               "classes do not describe (its p_<class> columns say what it resembles)"),
