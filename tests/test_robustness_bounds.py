@@ -13,14 +13,12 @@ import pickle
 import shutil
 import warnings
 import zipfile
-from pathlib import Path
 
 import numpy as np
 import pytest
 from astropy.io import fits
 from astropy.table import Table
 
-import gpal
 import gpal.catalogs.catalog as catalog_module
 from gpal import NoisyGPClassifier
 from gpal.catalogs.catalog import HDU_NAME, load_catalog
@@ -378,22 +376,6 @@ def finished(small_catalog, tmp_path_factory):
     out = tmp_path_factory.mktemp("bounds") / "run"
     assert main(["classify", "--catalog", str(small_catalog), *TINY, "--out", str(out)]) == 0
     return out
-
-
-def test_a_folder_with_a_non_ascii_name_works_under_an_ascii_locale(trained, small_catalog, tmp_path):
-    """The issue's ``résultats`` under LC_ALL=C: the path reaches the FITS header, which holds printable ASCII only,
-    escaped there (the CSV and ECSV keep it as written)."""
-    import subprocess
-    import sys
-
-    folder = tmp_path / "résultats"
-    shutil.copytree(trained, folder)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONIOENCODING", "PYTHONUTF8", "LANG", "LC_CTYPE")}
-    done = subprocess.run([sys.executable, "-c", "import sys; from gpal.cli import main; sys.exit(main())", "predict",
-                           str(folder), "--catalog", str(small_catalog), "--out", str(folder / "table.fits")],
-                          env={**env, "LC_ALL": "C"}, cwd=Path(gpal.__file__).parents[1], capture_output=True)
-    assert done.returncode == 0, done.stderr.decode(errors="replace")
-    assert Table.read(folder / "table.fits").meta["MODEL"] == str(folder.resolve()).replace("é", "\\xe9")
 
 
 def _held(edit):
