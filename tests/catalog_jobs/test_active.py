@@ -75,6 +75,22 @@ def test_a_label_file_with_a_bad_spelling_or_a_double_label_is_refused(small_cat
     assert state["queries"] == [] and state["pending"]["query"] == 1  # nothing recorded from a refused file
 
 
+def test_the_file_oracle_asks_only_about_what_the_follow_up_list_ranks(small_catalog):
+    from gpal.catalog_jobs.active import _follow_up_pool
+    from gpal.catalogs.targets import target_columns
+
+    selection = CatalogSelection(catalog=str(small_catalog), classes="bll,fsrq,pulsar=psr+msp")
+    catalog, data = selection.load()
+    train, test = data.split(test_size=0.2, seed=0)
+    pool = catalog.pool(select=["unassociated"], features=selection.features)
+    kept, described = _follow_up_pool(catalog, pool, train, test, DEFAULT_MIN_SIGNIFICANCE, seed=0)
+    targets = target_columns(catalog, pool.ids.tolist())
+    faint = set(targets.loc[targets["Signif_Avg"] < DEFAULT_MIN_SIGNIFICANCE, "Source_Name"])
+    assert faint and not faint & set(kept.ids)  # below the follow-up list's cut: never asked about
+    assert described.index.tolist() == kept.ids.tolist() and not described["ood"].any()
+    assert np.array_equal(kept.X, pool.X[np.isin(pool.ids, kept.ids)])  # the pool's own rows, features unchanged
+
+
 def test_a_simulated_campaign_too_small_for_the_main_jobs_prior_is_refused_before_any_write(small_catalog, tmp_path):
     selection = CatalogSelection(catalog=str(small_catalog), classes="bll,fsrq")
     with pytest.raises(ValueError, match=r"population prior needs at least 10 training rows per component \(80\); "
