@@ -12,6 +12,8 @@ from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.settings import main_job_estimator
 from gpal.catalogs.targets import TARGET_COLUMNS
 
+#: Small settings; the default features (the release's 16, not catalog.pool's default six, so a pool read without
+#: the selection's features fails).
 TINY = ["--epochs", "2", "--num-inducing", "5", "--no-progress", "--retrain-epochs", "1", "--input-noise", "none"]
 
 
