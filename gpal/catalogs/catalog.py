@@ -392,9 +392,9 @@ class Catalog:
             "min_significance": min_significance,
             "significance_column": significance_column,
         }
-        rows, X, X_var, feats, left = self._select(mask, features, min_significance, significance_column, nan_policy, cuts)
+        rows, X, X_var, feats, counted = self._select(mask, features, min_significance, significance_column, nan_policy, cuts)
         y = np.array([code_to_label[c] for c in self.class_codes[rows]], dtype=np.int64)
-        return self._build(rows, X, X_var, y, tuple(groups), feats, left, cuts)
+        return self._build(rows, X, X_var, y, tuple(groups), feats, counted, cuts)
 
     def pool(
         self,
@@ -422,8 +422,8 @@ class Catalog:
         mask = np.isin(self.class_codes, list(wanted))
         significance_column = significance_column or self.columns.significance
         cuts = {"select": tokens, "min_significance": min_significance, "significance_column": significance_column}
-        rows, X, X_var, feats, left = self._select(mask, features, min_significance, significance_column, nan_policy, cuts)
-        return self._build(rows, X, X_var, None, (), feats, left, cuts)
+        rows, X, X_var, feats, counted = self._select(mask, features, min_significance, significance_column, nan_policy, cuts)
+        return self._build(rows, X, X_var, None, (), feats, counted, cuts)
 
     def _class_groups(self, classes: Sequence[str], merge: Mapping[str, Sequence[str]] | None) -> dict[str, tuple[str, ...]]:
         if isinstance(classes, str):
@@ -570,7 +570,7 @@ class Catalog:
                           f"{repaired_text(counts)} -- kept", RepairedRowsWarning, stacklevel=4)
         return counts
 
-    def _build(self, rows, X, X_var, y, class_names, feats: Sequence[Feature], left, cuts) -> NoisyDataset:
+    def _build(self, rows, X, X_var, y, class_names, feats: Sequence[Feature], counted, cuts) -> NoisyDataset:
         columns = {key: getattr(self.columns, role) for key, role in _AUX_COLUMNS.items()}
         aux = {key: _floats(self.table[name])[rows] for key, name in columns.items() if name in self.table.colnames}
         aux["CLASS1"] = text_values(self.table[self.columns.class_code])[rows]
@@ -578,7 +578,7 @@ class Catalog:
             **self.provenance(),
             "cuts": cuts,
             "features": [f.to_dict() for f in feats],
-            **left,
+            **counted,  # rows dropped and values repaired
         }
         return NoisyDataset(
             X=X,
