@@ -43,7 +43,8 @@ def test_unknown_catalog_is_a_clear_error_with_exit_code_2(capsys):
 def test_entry_point_runs_as_a_program():
     done = subprocess.run([sys.executable, "-m", "gpal.cli", "catalog", "summary"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "4FGL-DR4" in done.stdout and "msp 179" in done.stdout
+    # the default catalog is the newest release, FL16Y, with its 2114 unassociated sources (issue 34's count)
+    assert "release   FL16Y" in done.stdout and "unassociated 2114" in done.stdout
 
 
 @pytest.mark.parametrize(
