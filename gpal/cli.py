@@ -137,9 +137,10 @@ def _check_later(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------- active
 def _active(args: argparse.Namespace) -> int:
-    from gpal.catalog_jobs.active import campaign_estimator, run_active
+    from gpal.catalog_jobs.active import run_active
+    from gpal.catalog_jobs.settings import main_job_estimator
 
-    report = run_active(_selection(args), _estimator(args, campaign_estimator, progress=False), args.out,
+    report = run_active(_selection(args), _estimator(args, main_job_estimator, progress=False), args.out,
                         seed=args.seed, force=args.force, progress=not args.no_progress, **_given(args, _JOB))
     print(f"report: {report}")
     return 0
@@ -266,7 +267,6 @@ def _add_common(parser: argparse.ArgumentParser, force_help: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from gpal.catalog_jobs.active import CAMPAIGN_FEATURES, campaign_estimator
     from gpal.catalog_jobs.active import SETTINGS as CAMPAIGN_SETTINGS
     from gpal.catalog_jobs.classify import SETTINGS as MAIN_JOB_SETTINGS
     from gpal.catalog_jobs.layout import DEFAULT_OUT_DIR
@@ -352,10 +352,10 @@ def build_parser() -> argparse.ArgumentParser:
         "(raise --queries to continue). --oracle simulated hides the labels of labelled catalog sources and reveals "
         "them on request; --oracle file writes DIR/queries/query_NNNN.csv for the observers to fill in (exit code 3 "
         "until they have).")
-    _add_selection(active, classes=None, features=CAMPAIGN_FEATURES)
+    _add_selection(active, classes=main_job.classes, features=main_job.features)
     active.add_argument("--out", required=True, help="run folder (checkpoint/, report.md, learning curves)")
     _add_settings(active.add_argument_group("campaign settings"), CAMPAIGN_SETTINGS, _JOB)
-    _add_estimator(active, campaign_estimator(), "seed of every random choice", flags={"batch_size": "--train-batch-size"})
+    _add_estimator(active, main_job_estimator(), "seed of every random choice", flags={"batch_size": "--train-batch-size"})
     _add_common(active, "replace a folder that holds a different run")
     active.set_defaults(run=_active)
 

@@ -43,7 +43,8 @@ def test_unknown_catalog_is_a_clear_error_with_exit_code_2(capsys):
 def test_entry_point_runs_as_a_program():
     done = subprocess.run([sys.executable, "-m", "gpal.cli", "catalog", "summary"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "4FGL-DR4" in done.stdout and "msp 179" in done.stdout
+    # the default catalog is the newest release, FL16Y, with its 2114 unassociated sources (issue 34's count)
+    assert "release   FL16Y" in done.stdout and "unassociated 2114" in done.stdout
 
 
 @pytest.mark.parametrize(
@@ -82,7 +83,6 @@ def _parsed_estimator(argv, make):
 
 
 def test_estimator_options_take_their_types_and_ranges_from_the_constraints(capsys):
-    from gpal.catalog_jobs.active import campaign_estimator
     from gpal.catalog_jobs.settings import main_job_estimator
 
     base = ["train", "--classes", "bll,fsrq", "--out", "x"]
@@ -102,10 +102,24 @@ def test_estimator_options_take_their_types_and_ranges_from_the_constraints(caps
                          (["--learning-rate", "0"], r"learning_rate must be a finite number > 0 and <= 1 \(Adam's step size\); got 0\.0")]:
         with pytest.raises(ValueError, match=message):
             _parsed_estimator([*base, *bad], main_job_estimator).validate_params()
-    # gpal active: its own --batch-size is the query's, the estimator's is --train-batch-size; a campaign's defaults
+    # gpal active: its own --batch-size is the query's, the estimator's is --train-batch-size
     active = _parsed_estimator(["active", "--classes", "bll,fsrq", "--out", "x", "--batch-size", "3",
-                                "--train-batch-size", "20"], campaign_estimator)
-    assert (active.batch_size, active.input_noise, active.epochs, active.num_inducing) == (20, "none", 200, 30)
+                                "--train-batch-size", "20"], main_job_estimator)
+    assert active.batch_size == 20
+
+
+def test_active_retrains_the_main_jobs_model_on_its_selection(monkeypatch, tmp_path, capsys):
+    """One answer to "which source next": gpal active's defaults are gpal classify's model, classes and features."""
+    import gpal.catalog_jobs.active as active
+    from gpal.catalog_jobs.selection import CatalogSelection
+    from gpal.catalog_jobs.settings import main_job_estimator
+
+    seen = {}
+    monkeypatch.setattr(active, "run_active", lambda selection, estimator, out, **settings: seen.update(
+        selection=selection, estimator=estimator, settings=settings) or tmp_path / "report.md")
+    assert main(["active", "--out", str(tmp_path / "x"), "--no-progress"]) == 0, capsys.readouterr().err
+    assert seen["selection"] == CatalogSelection()
+    assert seen["estimator"].get_params() == main_job_estimator(random_state=0, progress=False).get_params()
 
 
 def test_job_options_are_generated_from_the_jobs_declared_settings():
@@ -291,7 +305,7 @@ def test_report_rebuilds_a_repeated_splits_experiment(tmp_path, capsys):
 def test_active_simulated_run_resumes_and_reports(small_catalog, tmp_path, capsys):
     out = tmp_path / "al"
     base = ["active", "--catalog", str(small_catalog), "--classes", "bll,fsrq", "--out", str(out), "--initial", "10",
-            "--pool", "20", "--test", "30", "--batch-size", "2", *TINY]
+            "--pool", "20", "--test", "30", "--batch-size", "2", "--input-noise", "none", *TINY]
     argv = [*base, "--retrain-epochs", "1"]
     assert main([*argv, "--queries", "1"]) == 0, capsys.readouterr().err
     first = json.loads((out / "checkpoint" / "state.json").read_text())
@@ -308,7 +322,7 @@ def test_active_discovery_reports_expected_and_found_targets(small_catalog, tmp_
     out = tmp_path / "search"
     base = ["active", "--catalog", str(small_catalog), "--classes", "bll,fsrq,pulsar=psr+msp", "--out", str(out),
             "--initial", "15", "--pool", "40", "--test", "30", "--batch-size", "3", "--queries", "1",
-            "--retrain-epochs", "1", *TINY]
+            "--retrain-epochs", "1", "--input-noise", "none", *TINY]
     _fails(capsys, [*base, "--acquisition", "discovery"], "needs --target, one of the classes ['bll', 'fsrq', 'pulsar']")
     _fails(capsys, [*base, "--acquisition", "discovery", "--target", "psr"], "--target 'psr' is not one of the classes")
     _fails(capsys, [*base, "--acquisition", "entropy", "--target", "pulsar"], "--target applies to --acquisition discovery or bald")

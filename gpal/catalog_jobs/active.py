@@ -1,5 +1,12 @@
 """``gpal active``: choose which catalog sources to label next, with labels simulated or typed into files.
 
+A campaign retrains the main job's model (`gpal.catalog_jobs.settings.main_job_estimator`, on the
+main job's classes and features unless told), so that ``gpal classify`` and ``gpal active`` give
+one answer to "which source next".  With the file oracle (real follow-up) the pool is what the main
+job's classification follow-up list ranks: point sources at ``follow_up_significance`` or more that
+are not "none of these" (`gpal.catalog_jobs.follow_up.bright_point_sources`, the outlier flag fitted
+and calibrated as the main job's); each query file carries the target columns and the ``ood`` flag.
+
 A run folder holds the loop's checkpoint (`gpal.active.report.CHECKPOINT_DIR`), with the
 file oracle the query files (`QUERIES_DIR`), and the report `gpal.active.report` builds.
 """
@@ -7,37 +14,30 @@ file oracle the query files (`QUERIES_DIR`), and the report `gpal.active.report`
 from __future__ import annotations
 
 import os
-import types
 from pathlib import Path
 from typing import Any, Mapping, Sequence
+
+import numpy as np
 
 from gpal.active import ActiveLearningLoop, FileOracle, SimulatedOracle, initial_pool_test_split, make_acquisition
 from gpal.active.oracles import NOTHING_FOUND
 from gpal.active.report import CHECKPOINT_DIR, write_active_report
+from gpal.catalog_jobs.follow_up import DEFAULT_MIN_SIGNIFICANCE, bright_point_sources
 from gpal.catalog_jobs.model_folders import job_estimator
 from gpal.catalog_jobs.prediction import DEFAULT_SELECT
 from gpal.catalog_jobs.selection import CatalogSelection
-from gpal.catalog_jobs.settings import MAIN_JOB_ESTIMATOR
 from gpal.catalogs.releases import LAT_CLASS_CODES
-from gpal.catalogs.targets import target_columns
+from gpal.catalogs.targets import TARGET_COLUMNS, target_columns
+from gpal.data.dataset import NoisyDataset
 from gpal.estimators.settings import Setting
 from gpal.constraints import Integer, OneOf, Optional, Real, Text, check_values
-from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.registry import ACQUISITIONS, FOLLOW_UP_ACQUISITION
 from gpal.runs.output_dir import claim_output_dir
 
-__all__ = ["CAMPAIGN_ESTIMATOR", "CAMPAIGN_FEATURES", "ORACLES", "OTHER", "QUERIES_DIR", "SETTINGS", "acquisition_config",
-           "campaign_estimator", "follow_up_outcomes", "run_active"]
+__all__ = ["ORACLES", "OTHER", "QUERIES_DIR", "SETTINGS", "acquisition_config", "follow_up_outcomes", "run_active"]
 
 #: Who labels: the catalog's own labels, hidden until asked for, or the observers, in query files.
 ORACLES = ("simulated", "file")
-#: The estimator a campaign retrains, where it differs from NoisyGPClassifier's defaults: exact inputs,
-#: not the main job's NIMGP, whose population prior needs >= 80 labelled sources while a campaign
-#: starts from a few (which model a campaign should retrain is issue 23's study).
-CAMPAIGN_ESTIMATOR = types.MappingProxyType(
-    {"input_noise": "none", "input_prior": MAIN_JOB_ESTIMATOR["input_prior"], "epochs": 200, "num_inducing": 30})
-#: The features a campaign describes sources by: the ``default`` preset (the paper's six), not the main job's.
-CAMPAIGN_FEATURES = None
 #: The label of the catch-all class of a scheme (``with_other``), which outcomes beyond the classes are trained as.
 OTHER = "other"
 #: The file oracle's query files, inside the run folder.
@@ -56,23 +56,23 @@ SETTINGS = {
     "batch_size": Setting(Integer(1), 1, "sources labelled per query"),
     "queries": Setting(Integer(0), 10, "number of queries in all (raise it to continue a run)"),
     "retrain_epochs": Setting(Integer(0), 50, "epochs of each warm-started retraining"),
-    "initial": Setting(Integer(1), 30, "simulated: initially labelled sources"),
+    "initial": Setting(Integer(1), 100, "simulated: initially labelled sources (the main job's population prior "
+                       "needs 10 per component, 80 in all)"),
     "pool": Setting(Optional(Integer(1)), None, "simulated: pool size (none: all the rest)"),
     "test": Setting(Integer(1), 500, "simulated: test sources"),
     "test_size": Setting(Real(0, 1, low_open=True, high_open=True, meaning="a fraction"), 0.2,
                          "file oracle: share of the labelled sources kept for testing"),
     "select": Setting(Text(), ",".join(DEFAULT_SELECT), "file oracle: the pool, 'unassociated', 'bcu' or CLASS1 codes, "
                       "comma-separated (the default: the sources gpal classify classifies)"),
+    "follow_up_significance": Setting(Real(0), DEFAULT_MIN_SIGNIFICANCE,
+                                      "file oracle: Signif_Avg (sigma) below which a source is not asked about, as "
+                                      "in gpal classify's follow-up list"),
 }
 #: What ``run.json`` records beside the loop's checkpoint (which holds every estimator parameter and the
-#: data): these settings and estimator parameters, kept as they were so that the folders of earlier versions resume.
-_RECORDED = ("oracle", "batch_size", "initial", "pool", "test", "test_size", "select", "retrain_epochs")
+#: data): these settings and estimator parameters (``follow_up_significance`` since 0.3.0, which changes the pool).
+_RECORDED = ("oracle", "batch_size", "initial", "pool", "test", "test_size", "select", "retrain_epochs",
+             "follow_up_significance")
 _RECORDED_ESTIMATOR = ("input_noise", "input_prior", "epochs", "num_inducing")
-
-
-def campaign_estimator(**params: Any) -> NoisyGPClassifier:
-    """The NoisyGPClassifier a campaign retrains, ``params`` replacing its settings."""
-    return NoisyGPClassifier(**{**CAMPAIGN_ESTIMATOR, **params})
 
 
 def acquisition_config(name: str, classes: Sequence[str], *, target: str | None = None, exploration: float = 0.0,
@@ -100,10 +100,11 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     ``initial`` labelled ones, a pool of ``pool`` (default: all the rest) whose labels are
     revealed when queried, and ``test`` sources that score the model after each query.
     ``oracle="file"``: the sources are the initial training set (``test_size`` of them held
-    out), the pool is ``select`` and each query is a file in `QUERIES_DIR` for the observers
-    to fill in (`gpal.active.LabelsPending` until they have).  ``queries`` is how many to ask
-    in all: rerunning with more continues the same run; other settings are refused unless
-    ``force``.  ``seed`` draws the split, the initial set and random acquisitions; the
+    out), the pool is ``select`` less what the main job's follow-up list leaves out (extended,
+    below ``follow_up_significance``, "none of these"), and each query is a file in `QUERIES_DIR`
+    for the observers to fill in (`gpal.active.LabelsPending` until they have).  ``queries`` is
+    how many to ask in all: rerunning with more continues the same run; other settings are
+    refused unless ``force``.  ``seed`` draws the split, the initial set and random acquisitions; the
     estimator's own is its ``random_state``.  Returns the path of ``report.md``.
     """
     unknown = sorted(set(settings) - set(SETTINGS))
@@ -124,8 +125,10 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
         outcomes = None  # the catalog's labels are the classes
     else:
         labelled, test = data.split(test_size=s["test_size"], seed=seed)
-        pool = catalog.pool(select=[t.strip() for t in s["select"].split(",") if t.strip()])
-        oracle = FileOracle(out / QUERIES_DIR, describe=lambda ids: target_columns(catalog, ids))
+        pool = catalog.pool(select=[t.strip() for t in s["select"].split(",") if t.strip()],
+                            features=selection.features)
+        pool, described = _follow_up_pool(catalog, pool, labelled, test, s["follow_up_significance"], seed)
+        oracle = FileOracle(out / QUERIES_DIR, describe=lambda ids: described.loc[ids].reset_index())
         outcomes = follow_up_outcomes(*selection.class_groups())
     params = estimator.get_params(deep=False)
     identity = {"kind": "gpal.active", "catalog": catalog.provenance(), "classes": _plain(selection.classes),
@@ -141,6 +144,25 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     claim_output_dir(out, identity, force=force)
     loop.run()
     return write_active_report(out)
+
+
+def _follow_up_pool(catalog: Any, pool: NoisyDataset, train: NoisyDataset, test: NoisyDataset,
+                    min_significance: float, seed: int) -> tuple[NoisyDataset, Any]:
+    """The pool the main job's follow-up list would rank, and what a query file says of each of its sources
+    (``ood_score``, ``ood`` and the target columns, indexed by ``Source_Name``).
+
+    The "none of these" score is fitted on ``train`` and its threshold set on ``test``, as the main
+    job's (`gpal.catalog_jobs.none_of_these.check_outliers`), so a query file reads as its lists do.
+    """
+    from gpal.estimators.outliers import PopulationOutlierScore
+
+    scorer = PopulationOutlierScore(random_state=seed).fit(train).calibrate(test)
+    targets = target_columns(catalog, pool.ids.tolist())
+    targets["ood_score"] = scorer.score(pool)
+    targets["ood"] = targets["ood_score"].to_numpy() > scorer.threshold_
+    keep = bright_point_sources(targets, min_significance) & ~targets["ood"].to_numpy(bool)
+    described = targets.loc[keep, ["Source_Name", "ood_score", "ood", *TARGET_COLUMNS]].set_index("Source_Name")
+    return pool.subset(np.nonzero(keep)[0]), described
 
 
 def follow_up_outcomes(classes: Sequence[str], merge: Mapping[str, Sequence[str]]) -> dict[str, str | None]:

@@ -29,7 +29,8 @@ from gpal.catalog_jobs.tables import ClassifiedSources, write_probability_table
 from gpal.files import atomic_output
 
 __all__ = ["DEFAULT_MIN_SIGNIFICANCE", "DEFAULT_TARGET", "DISCOVERY_FILE", "EXTENDED_FILE", "FOLLOW_UP_FILE",
-           "LISTS", "NEEDED", "REGION_FILE", "check_target", "follow_up_lists", "write_follow_up_lists", "write_region"]
+           "LISTS", "NEEDED", "REGION_FILE", "bright_point_sources", "check_target", "follow_up_lists",
+           "write_follow_up_lists", "write_region"]
 
 #: What the classification follow-up ranks for unless told: None, every trained class (plain BALD).
 DEFAULT_TARGET = None
@@ -64,19 +65,30 @@ def _ranked(rows: pd.DataFrame, by: str) -> pd.DataFrame:
     return out
 
 
+def bright_point_sources(frame: pd.DataFrame, min_significance: float) -> np.ndarray:
+    """Which rows (``extended``, ``Signif_Avg`` columns) are point sources at ``min_significance`` or more: what
+    either ranked list, and ``gpal active``'s pool, may hold (a significance unknown is below any cut).
+
+    Returns
+    -------
+    numpy.ndarray
+        (n,) boolean mask over the frame's rows.
+    """
+    significance = frame["Signif_Avg"].to_numpy(np.float64)
+    return ~frame["extended"].to_numpy(bool) & (np.nan_to_num(significance, nan=-np.inf) >= min_significance)
+
+
 def follow_up_lists(frame: pd.DataFrame, min_significance: float) -> dict[str, pd.DataFrame]:
     """The three lists (`LISTS`) of a classifications frame, by file name.
 
     A source whose ``Signif_Avg`` is below ``min_significance`` (or unknown) is in neither ranked list.
     """
-    extended = frame["extended"].to_numpy(bool)
-    significance = frame["Signif_Avg"].to_numpy(np.float64)
-    bright = np.nan_to_num(significance, nan=-np.inf) >= min_significance
+    candidates = bright_point_sources(frame, min_significance)
     ood = frame["ood"].to_numpy(bool)
     return {
-        FOLLOW_UP_FILE: _ranked(frame[~ood & ~extended & bright], "information"),
-        DISCOVERY_FILE: _ranked(frame[ood & ~extended & bright], "ood_score"),
-        EXTENDED_FILE: _ranked(frame[extended], "Signif_Avg"),
+        FOLLOW_UP_FILE: _ranked(frame[~ood & candidates], "information"),
+        DISCOVERY_FILE: _ranked(frame[ood & candidates], "ood_score"),
+        EXTENDED_FILE: _ranked(frame[frame["extended"].to_numpy(bool)], "Signif_Avg"),
     }
 
 

@@ -55,6 +55,7 @@ def _training_record(data: NoisyDataset, merge: Mapping[str, Sequence[str]], est
         "significance_column": cuts.get("significance_column"),
         "n_per_class": data.class_counts(),
         "dropped": dict(data.meta.get("dropped", {})),
+        "repaired": dict(data.meta.get("repaired", {})),
         "trained_on": trained_on,
         "estimator": estimator_identity(estimator, leave_out=_NOT_IDENTITY),
         "fit_seconds": round(float(fit_seconds), 2),

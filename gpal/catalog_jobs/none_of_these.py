@@ -37,16 +37,17 @@ def left_out_codes(catalog: Any, trained: Sequence[str], selected: Sequence[str]
 
 
 def left_out_sources(catalog: Any, codes: Sequence[str], features: Any) -> NoisyDataset | None:
-    """The labelled sources of ``codes`` (None if there are none); rows with missing values are left out
-    quietly here, and listed in ``ood.json``, since they are a check, not the job's selection."""
+    """The labelled sources of ``codes`` (None if there are none); rows with missing values are left out (or
+    repaired) quietly here, and the left out listed in ``ood.json``, since they are a check, not the job's selection."""
     import warnings
 
-    from gpal.catalogs import DroppedRowsWarning
+    from gpal.catalogs import DroppedRowsWarning, RepairedRowsWarning
 
     if not codes:
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DroppedRowsWarning)
+        warnings.simplefilter("ignore", RepairedRowsWarning)
         return catalog.pool(select=list(codes), features=features)
 
 

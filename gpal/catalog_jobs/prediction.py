@@ -27,8 +27,9 @@ import pandas as pd
 import gpal
 from gpal.catalog_jobs.model_folders import TrainedModel, load_trained
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
-from gpal.catalogs import load_catalog
+from gpal.catalogs import load_catalog, repaired_text
 from gpal.catalogs.features import resolve_features
+from gpal.catalogs.releases import DEFAULT_RELEASE
 from gpal.catalogs.targets import target_columns
 from gpal.constraints import Integer
 from gpal.data.dataset import NoisyDataset
@@ -137,6 +138,7 @@ def _table_meta(trained: TrainedModel, catalog: Any, pool: NoisyDataset, select:
         "SELECT": ",".join(select),
         "NSOURCES": str(pool.n_samples),
         "DROPPED": ",".join(pool.meta.get("dropped", {})),
+        "REPAIRED": repaired_text(pool.meta.get("repaired", {})),
         "MODEL": str(trained.folder.resolve()),
         "MODELFMT": f"{cfg.get('format')} v{cfg.get('version')}",
         "CLASSES": t.get("class_spec", ",".join(t["classes"])),
@@ -170,7 +172,7 @@ def selection_pool(catalog: Any, select: Sequence[str], features: Any) -> NoisyD
 
 def predict_catalog(
     model: str | os.PathLike | TrainedModel,
-    catalog: Any = "4FGL-DR4",
+    catalog: Any = DEFAULT_RELEASE,
     select: str | Sequence[str] = ("unassociated",),
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     executor: Any = None,

@@ -55,6 +55,7 @@ KEYWORDS = {
     "SELECT": "which sources were classified",
     "NSOURCES": "number of rows",
     "DROPPED": "selected sources left out for NaN values",
+    "REPAIRED": "missing errors read as exact, per error column",
     "MODEL": "trained-model folder",
     "MODELFMT": "saved-model format and version",
     "CLASSES": "class spec of the model",
@@ -73,7 +74,7 @@ _RECORD_KEYS = ("TRAINSEL", "FITCONF")  # nested records: YAML in ECSV, one HIER
 EXTENDED = "extended"
 #: Units and descriptions of the fixed columns (``p_<class>`` columns are added per table).
 COLUMNS = {
-    "Source_Name": (None, "4FGL source name, the key to the catalog"),
+    "Source_Name": (None, "the catalog's source name (4FGL J..., FL16Y J...), the key to the catalog"),
     "CLASS1": (None, "the catalog's CLASS1 code (empty: unassociated)"),
     "predicted_class": (None, f"the most probable class; {EXTENDED!r} for an extended source, which the point-source "
                               "classes do not describe (its p_<class> columns say what it resembles)"),
@@ -209,10 +210,18 @@ def _fits_hdu(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
     for key, value in _ordered(meta).items():
         if key in _RECORD_KEYS:
             for path, item in _flatten(value):
-                header[f"HIERARCH {key}.{path}"] = json.dumps(item) if isinstance(item, list) else item
+                header[f"HIERARCH {key}.{path}"] = _fits_text(json.dumps(item) if isinstance(item, list) else item)
         else:
-            header[key] = (value, KEYWORDS.get(key, ""))
+            header[key] = (_fits_text(value), KEYWORDS.get(key, ""))
     return hdu
+
+
+def _fits_text(value: Any) -> Any:
+    """A header value as FITS allows it, printable ASCII: any other character (a path through a folder named
+    ``résultats``) as its Python escape, ``\\xe9``; the CSV and ECSV keep it as written."""
+    if not isinstance(value, str):
+        return value
+    return "".join(c if " " <= c <= "~" else c.encode("unicode_escape").decode("ascii") for c in value)
 
 
 def _flatten(record: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:

@@ -27,7 +27,8 @@ from gpal.catalogs.releases import DEFAULT_RELEASE, LAT_CLASS_CODES, RELEASES, R
 from gpal.data.dataset import NoisyDataset
 from gpal.files import read_bytes
 
-__all__ = ["Catalog", "DroppedRowsWarning", "load_catalog", "CATALOG_DIR", "RELEASES"]
+__all__ = ["Catalog", "DroppedRowsWarning", "RepairedRowsWarning", "load_catalog", "repaired_text", "CATALOG_DIR",
+           "RELEASES"]
 
 HDU_NAME = "LAT_Point_Source_Catalog"
 #: The shipped catalog files: package data, found the same way in a checkout, an editable or a plain install.
@@ -35,6 +36,36 @@ CATALOG_DIR = Path(str(importlib.resources.files("gpal.catalogs") / "data"))
 UNASSOCIATED = "unassociated"
 #: aux key of a data set -> the `Columns` role it is read from (the keys are gpal's, the same for every release).
 _AUX_COLUMNS = {"GLON": "glon", "GLAT": "glat", "RAJ2000": "ra", "DEJ2000": "dec"}
+
+
+def repaired_text(counts: Mapping[str, int]) -> str:
+    """A data set's ``meta["repaired"]`` (error column -> values read as exact) in words, as the terminal and
+    reports say it.
+
+    Returns
+    -------
+    str
+        ``"Unc_LP_beta 12, Unc_Frac_Variability 3"``; empty when nothing was repaired.
+    """
+    return ", ".join(f"{column} {n}" for column, n in counts.items())
+
+
+class RepairedRowsWarning(UserWarning):
+    """Rows were kept with a missing error read as exact (variance 0), as their feature's ``missing_error="exact"``
+    says: a repair, counted as dropped rows are (`DroppedRowsWarning`).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from gpal.catalogs import RepairedRowsWarning, load_catalog
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     data = load_catalog("4FGL-DR4").dataset(classes=["bll", "fsrq"], features="fermi_dr4")
+    >>> any(w.category is RepairedRowsWarning for w in caught)
+    True
+    >>> data.meta["repaired"]                          # error column -> values read as exact
+    {'Unc_Frac_Variability': 451, 'Unc_PL_Index': 1}
+    """
 
 
 class DroppedRowsWarning(UserWarning):
@@ -361,9 +392,9 @@ class Catalog:
             "min_significance": min_significance,
             "significance_column": significance_column,
         }
-        rows, X, X_var, feats, dropped = self._select(mask, features, min_significance, significance_column, nan_policy, cuts)
+        rows, X, X_var, feats, counted = self._select(mask, features, min_significance, significance_column, nan_policy, cuts)
         y = np.array([code_to_label[c] for c in self.class_codes[rows]], dtype=np.int64)
-        return self._build(rows, X, X_var, y, tuple(groups), feats, dropped, cuts)
+        return self._build(rows, X, X_var, y, tuple(groups), feats, counted, cuts)
 
     def pool(
         self,
@@ -391,8 +422,8 @@ class Catalog:
         mask = np.isin(self.class_codes, list(wanted))
         significance_column = significance_column or self.columns.significance
         cuts = {"select": tokens, "min_significance": min_significance, "significance_column": significance_column}
-        rows, X, X_var, feats, dropped = self._select(mask, features, min_significance, significance_column, nan_policy, cuts)
-        return self._build(rows, X, X_var, None, (), feats, dropped, cuts)
+        rows, X, X_var, feats, counted = self._select(mask, features, min_significance, significance_column, nan_policy, cuts)
+        return self._build(rows, X, X_var, None, (), feats, counted, cuts)
 
     def _class_groups(self, classes: Sequence[str], merge: Mapping[str, Sequence[str]] | None) -> dict[str, tuple[str, ...]]:
         if isinstance(classes, str):
@@ -523,9 +554,23 @@ class Catalog:
         columns = [f.transform_values(measured[f][0][rows], measured[f][1][rows], ids) for f in feats]
         X = np.column_stack([c[0] for c in columns])
         X_var = np.column_stack([c[1] for c in columns])
-        return rows, X, X_var, feats, dropped
+        return rows, X, X_var, feats, {"dropped": dropped, "repaired": self._repaired(feats, rows)}
 
-    def _build(self, rows, X, X_var, y, class_names, feats: Sequence[Feature], dropped, cuts) -> NoisyDataset:
+    def _repaired(self, feats: Sequence[Feature], rows: np.ndarray) -> dict[str, int]:
+        """Error column -> how many of the selected ``rows`` had a missing error read as exact, said in a warning."""
+        hit: dict[str, np.ndarray] = {}
+        for f in feats:
+            for column, missing in f.read_as_exact(self._numbers).items():
+                hit[column] = hit.get(column, np.zeros(rows.size, dtype=bool)) | missing[rows]
+        counts = {column: int(mask.sum()) for column, mask in hit.items() if mask.any()}
+        if counts:
+            n = int(np.logical_or.reduce([mask for mask in hit.values()]).sum())
+            warnings.warn(f"{n} source(s) of the selection have an error the catalog does not give (NaN or its "
+                          "'not measured' value) read as exact, variance 0 (missing_error='exact'): "
+                          f"{repaired_text(counts)} -- kept", RepairedRowsWarning, stacklevel=4)
+        return counts
+
+    def _build(self, rows, X, X_var, y, class_names, feats: Sequence[Feature], counted, cuts) -> NoisyDataset:
         columns = {key: getattr(self.columns, role) for key, role in _AUX_COLUMNS.items()}
         aux = {key: _floats(self.table[name])[rows] for key, name in columns.items() if name in self.table.colnames}
         aux["CLASS1"] = text_values(self.table[self.columns.class_code])[rows]
@@ -533,7 +578,7 @@ class Catalog:
             **self.provenance(),
             "cuts": cuts,
             "features": [f.to_dict() for f in feats],
-            "dropped": dropped,
+            **counted,  # rows dropped and values repaired
         }
         return NoisyDataset(
             X=X,

@@ -257,6 +257,26 @@ class Feature:
         value, variance = _combine(self.combine, x, sigmas[0], operands[1][0], sigmas[1])
         return value, np.sqrt(variance), bad
 
+    def read_as_exact(self, read: Callable[[str], np.ndarray]) -> dict[str, np.ndarray]:
+        """Error column -> the rows whose missing error ``missing_error="exact"`` reads as exact (variance 0): rows
+        repaired rather than dropped, which a job counts as it counts dropped ones.
+
+        Returns
+        -------
+        dict
+            Error column name -> (n,) boolean mask; empty when the feature drops such rows instead.
+        """
+        operands = [(self.band, self.error)]
+        if self.combine is not None:
+            operands.append((self.other_band, self.other_error or self.error))
+        out: dict[str, np.ndarray] = {}
+        for band, error in operands if self.missing_error == "exact" else ():
+            if error is not None:
+                raw = _pick(read(error), band, error, self.label, is_error=True)
+                missing = _read_error(raw, error, self.label, self.two_sided, self.error_sentinel)[3]
+                out[error] = out.get(error, np.zeros_like(missing)) | missing
+        return out
+
     def _one(self, read, column, band, error):
         """Values, lower and upper 1-sigma errors (0 where exact) and unusable rows of one operand."""
         values = _pick(read(column), band, column, self.label)

@@ -167,7 +167,7 @@ RELEASES: Mapping[str, Release] = types.MappingProxyType({r.name: r for r in (
 #: The newest shipped release.
 NEWEST_RELEASE = "FL16Y"
 #: What the main job reads unless told.
-DEFAULT_RELEASE = "4FGL-DR4"
+DEFAULT_RELEASE = NEWEST_RELEASE
 #: The header CDS-NAME of each family gpal reads.
 FAMILIES = tuple(dict.fromkeys(r.family for r in RELEASES.values()))
 

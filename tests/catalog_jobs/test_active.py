@@ -4,11 +4,17 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 
-from gpal.catalog_jobs.active import follow_up_outcomes
+from gpal.catalog_jobs.active import follow_up_outcomes, run_active
+from gpal.catalog_jobs.follow_up import DEFAULT_MIN_SIGNIFICANCE
+from gpal.catalog_jobs.selection import CatalogSelection
+from gpal.catalog_jobs.settings import main_job_estimator
 from gpal.catalogs.targets import TARGET_COLUMNS
 
-TINY = ["--epochs", "2", "--num-inducing", "5", "--no-progress", "--retrain-epochs", "1"]
+#: Small settings; the default features (the release's 16, not catalog.pool's default six, so a pool read without
+#: the selection's features fails).
+TINY = ["--epochs", "2", "--num-inducing", "5", "--no-progress", "--retrain-epochs", "1", "--input-noise", "none"]
 
 
 def _argv(catalog, out, queries):
@@ -32,6 +38,9 @@ def test_a_campaign_goes_on_after_a_follow_up_finds_another_class(small_catalog,
     frame = pd.read_csv(first, keep_default_na=False, na_values=[""])
     assert set(TARGET_COLUMNS) <= set(frame.columns) and frame["RA"].notna().all()  # a target list, with units of
     assert list(frame.columns)[-1] == "label"                                         # TARGET_COLUMNS
+    # asked only about what gpal classify's follow-up list ranks: bright in-population point sources
+    assert {"ood", "ood_score"} <= set(frame.columns) and not frame["ood"].any() and not frame["extended"].any()
+    assert (frame["Signif_Avg"] >= DEFAULT_MIN_SIGNIFICANCE).all() and frame["RA"].dtype == np.float64
     _label(first, ["snr", "nothing"])  # a supernova remnant, and a source where nothing was found
     assert main(_argv(small_catalog, out, 2)) == 3, capsys.readouterr().err  # goes on: query 2 waits
     state = json.loads((out / "checkpoint" / "state.json").read_text())
@@ -66,6 +75,30 @@ def test_a_label_file_with_a_bad_spelling_or_a_double_label_is_refused(small_cat
     assert f"labelled twice with different classes: {frame['Source_Name'][0]}: ['psr', 'snr']" in err
     state = json.loads((out / "checkpoint" / "state.json").read_text())
     assert state["queries"] == [] and state["pending"]["query"] == 1  # nothing recorded from a refused file
+
+
+def test_the_file_oracle_asks_only_about_what_the_follow_up_list_ranks(small_catalog):
+    from gpal.catalog_jobs.active import _follow_up_pool
+    from gpal.catalogs.targets import target_columns
+
+    selection = CatalogSelection(catalog=str(small_catalog), classes="bll,fsrq,pulsar=psr+msp")
+    catalog, data = selection.load()
+    train, test = data.split(test_size=0.2, seed=0)
+    pool = catalog.pool(select=["unassociated"], features=selection.features)
+    kept, described = _follow_up_pool(catalog, pool, train, test, DEFAULT_MIN_SIGNIFICANCE, seed=0)
+    targets = target_columns(catalog, pool.ids.tolist())
+    faint = set(targets.loc[targets["Signif_Avg"] < DEFAULT_MIN_SIGNIFICANCE, "Source_Name"])
+    assert faint and not faint & set(kept.ids)  # below the follow-up list's cut: never asked about
+    assert described.index.tolist() == kept.ids.tolist() and not described["ood"].any()
+    assert np.array_equal(kept.X, pool.X[np.isin(pool.ids, kept.ids)])  # the pool's own rows, features unchanged
+
+
+def test_a_simulated_campaign_too_small_for_the_main_jobs_prior_is_refused_before_any_write(small_catalog, tmp_path):
+    selection = CatalogSelection(catalog=str(small_catalog), classes="bll,fsrq")
+    with pytest.raises(ValueError, match=r"population prior needs at least 10 training rows per component \(80\); "
+                                         r"got 30 rows"):
+        run_active(selection, main_job_estimator(), tmp_path / "al", initial=30, test=30, progress=False)
+    assert not (tmp_path / "al").exists()
 
 
 def test_outcomes_map_merged_codes_to_their_class_and_the_rest_to_other_or_nothing():

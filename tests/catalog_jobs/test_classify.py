@@ -15,6 +15,7 @@ from gpal.catalog_jobs.model_folders import load_trained
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL
 from gpal.catalog_jobs.prediction import predict_catalog
 from gpal.catalog_jobs.tables import check_table_path, read_probability_table, write_probability_table
+from gpal.catalogs import repaired_text
 from gpal.catalogs.classes import format_class_spec, parse_class_spec
 from gpal.runs.output_dir import OutputInUse
 from conftest import SMALL, write_small_catalog
@@ -85,7 +86,7 @@ def test_a_selection_keeps_its_values_and_resolves_its_classes():
     assert listed.class_groups() == (("bll", "fsrq", "pulsar"), {"pulsar": ("psr", "msp")})  # the default merge
     assert CatalogSelection(classes="blazar_psr_msp").class_spec == "bll,fsrq,psr,msp"
     assert {name: s.default for name, s in CatalogSelection.settings().items()} == {
-        "catalog": "4FGL-DR4", "classes": "blazar_pulsar", "merge": None, "min_significance": None,
+        "catalog": "FL16Y", "classes": "blazar_pulsar", "merge": None, "min_significance": None,
         "features": "release"}
     # the release's preset: on every 4FGL-layout release the main job's features are fermi_dr4's, as before
     from gpal.catalogs import FEATURE_PRESETS, load_catalog
@@ -112,6 +113,11 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     later = pd.read_csv(out / "tables" / "later_check.csv")
     assert set(later["later"]) == {"FL16Y"} and set(later["model"]) == {"gpal", *DEFAULT_BASELINES}
     assert "**Checked against a later release**: FL16Y gives" in report.read_text()
+    # values read as exact are counted, as dropped rows are: in training.json, metrics.json and the report
+    repaired = json.loads((out / "metrics.json").read_text())["repaired"]
+    assert repaired["labelled"] == repaired_text(json.loads((out / "training.json").read_text())["repaired"]) != ""
+    assert (f"labelled sources {repaired['labelled']}; sources to classify {repaired['classified'] or 'none'}."
+            in report.read_text())
     assert {p.name for p in (out / "figures").iterdir()} == {f"{f}.{e}" for f in FIGURES for e in ("png", "pdf")}
 
     table = read_probability_table(out / "classifications.csv")

@@ -14,6 +14,7 @@ from gpal.catalog_jobs.model_folders import train_catalog_model
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.settings import main_job_estimator
 from gpal.catalogs import RELEASES, load_catalog
+from gpal.catalogs.releases import DEFAULT_RELEASE
 from gpal.catalogs.links import AmbiguousLinkWarning, link_later
 from gpal.catalogs.releases import link_path
 from gpal.catalogs.schemes import AGN_CODES, PULSAR_CODES
@@ -117,6 +118,7 @@ def test_two_rows_naming_one_source_leave_it_unlinked(shipped, tmp_path):
 
 def test_later_release_of_names_the_newest_shipped():
     assert [later_release_of(r) for r in RELEASES] == ["FL16Y", "FL16Y", "FL16Y", "FL16Y", None]
+    assert later_release_of(DEFAULT_RELEASE) is None  # the main job's default is the newest: no later-release section
 
 
 @pytest.fixture(scope="module")

@@ -151,16 +151,22 @@ def _gpal(args, timeout=300, env=None):
 def trained_dir(small_catalog, tmp_path_factory):
     from gpal.cli import main
 
-    out = tmp_path_factory.mktemp("quiet") / "model"
+    out = tmp_path_factory.mktemp("quiet") / "résultats"  # a folder name that is not ASCII (issue 33)
     assert main(["train", "--catalog", str(small_catalog), "--classes", "bll,fsrq", "--out", str(out), "--epochs", "2",
                  "--num-inducing", "5", "--no-progress"]) == 0
     return out
 
 
 def test_commands_that_load_tensorflow_print_none_of_its_noise(trained_dir, small_catalog, tmp_path):
-    out = tmp_path / "t.csv"
-    done, _ = _gpal(["predict", str(trained_dir), "--catalog", str(small_catalog), "--out", str(out), "--no-progress"])
+    """... also under an ASCII locale (LC_ALL=C, PYTHONIOENCODING unset), with the model in a folder named
+    ``résultats``: the path reaches the FITS header, which holds printable ASCII only (escaped there)."""
+    out = tmp_path / "t.fits"
+    ascii_locale = {k: v for k, v in os.environ.items() if k not in ("PYTHONIOENCODING", "PYTHONUTF8", "LANG", "LC_CTYPE")}
+    done, _ = _gpal(["predict", str(trained_dir), "--catalog", str(small_catalog), "--out", str(out), "--no-progress"],
+                    env={**ascii_locale, "LC_ALL": "C"})
     assert done.returncode == 0, done.stderr
+    table = read_probability_table(out)
+    assert table.meta["MODEL"] == str(trained_dir.resolve()).replace("é", "\\xe9")
     assert "TF-LOADED" in done.stdout  # TensorFlow did load, quietly
     assert not [word for word in TF_NOISE if word.lower() in done.stderr.lower()], done.stderr
     assert f"{SMALL[''] + SMALL['bcu']} sources (" in done.stdout  # predict's default selection is classify's
@@ -169,7 +175,7 @@ def test_commands_that_load_tensorflow_print_none_of_its_noise(trained_dir, smal
     positions = pd.DataFrame({"Source_Name": np.char.strip(np.asarray(catalog["Source_Name"], dtype=str)),
                               "RAJ2000": np.asarray(catalog["RAJ2000"], dtype=np.float32),
                               "DEJ2000": np.asarray(catalog["DEJ2000"], dtype=np.float32)})
-    merged = pd.read_csv(out).merge(positions, on="Source_Name", validate="1:1")
+    merged = table.frame.merge(positions, on="Source_Name", validate="1:1")
     assert len(merged) == SMALL[""] + SMALL["bcu"]
     # the catalog's float32 values written at the digits it has (0.0983, not 0.09830000251531601): they round back to
     # the catalog's exactly; the GLON/GLAT transform would differ by ~1e-5 degrees

@@ -1,5 +1,6 @@
 """Catalog loading, release detection, selections and their error handling, on the real 4FGL files."""
 
+import dataclasses
 import hashlib
 import shutil
 import warnings
@@ -9,7 +10,8 @@ import pytest
 from astropy.io import fits
 from astropy.table import Table
 
-from gpal.catalogs import CATALOG_DIR, DroppedRowsWarning, Feature, load_catalog
+from gpal.catalogs import (CATALOG_DIR, FEATURE_PRESETS, RELEASES, DroppedRowsWarning, Feature, RepairedRowsWarning,
+                           load_catalog)
 
 # Published checksums of the shipped files (gpal/catalogs/data/README.md).
 SHA256 = {
@@ -39,7 +41,7 @@ def test_shipped_files_are_found_without_configuration_and_intact():
 def test_release_detection(fgl, dr4):
     assert (fgl.release, fgl.version, fgl.data_release, fgl.n_rows) == ("4FGL", "v20", 1, 5066)
     assert (dr4.release, dr4.version, dr4.data_release, dr4.n_rows) == ("4FGL-DR4", "v35", 4, 7195)
-    assert load_catalog().release == "4FGL-DR4"  # the default
+    assert load_catalog().release == list(RELEASES)[-1] == "FL16Y"  # the default: the newest shipped release
     assert load_catalog("4fgl-dr4").version == "v35"  # names are case-insensitive
 
 
@@ -138,6 +140,23 @@ def test_nan_uncertainties_are_dropped_and_counted(fgl):
     assert not pool.is_labelled and np.all(np.isfinite(pool.X_var))
     with pytest.raises(ValueError, match="Unc_LP_beta"):
         fgl.pool(nan_policy="raise")
+
+
+def test_errors_read_as_exact_are_counted_as_dropped_rows_are(dr4):
+    """A missing error that missing_error='exact' reads as exact is a repair: warned of with its count, and recorded."""
+    feature = next(f for f in FEATURE_PRESETS["fermi_dr4"] if f.column == "Frac_Variability")
+    with pytest.warns(RepairedRowsWarning) as record:
+        ds = dr4.dataset(classes=["bll", "fsrq"], features=[feature])
+    index = {name: i for i, name in enumerate(dr4.names)}
+    unc = np.ma.filled(np.asarray(dr4.table["Unc_Frac_Variability"], float), np.nan)[[index[n] for n in ds.ids]]
+    expected = int(np.sum(~np.isfinite(unc) | np.isclose(unc, 10.0, rtol=1e-6)))  # NaN or the 'not measured' 10
+    assert expected > 0 and ds.meta["repaired"] == {"Unc_Frac_Variability": expected}
+    assert f"{expected} source(s) of the selection have an error" in str(record[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RepairedRowsWarning)  # dropped instead: nothing repaired, nothing said of it
+        warnings.simplefilter("ignore", DroppedRowsWarning)
+        dropping = dr4.dataset(classes=["bll", "fsrq"], features=[dataclasses.replace(feature, missing_error="drop")])
+    assert dropping.meta["repaired"] == {} and len(dropping) == len(ds) - expected
 
 
 def test_pool_selects_unassociated_and_optional_codes(dr4):

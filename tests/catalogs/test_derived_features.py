@@ -67,6 +67,9 @@ def test_upper_limits_and_missing_errors_follow_the_policies():
     np.testing.assert_allclose(s[:2], [0.1, 0.2])
     _, s, bad = Feature("F", error="U", band=0, missing_error="exact").measure(read)
     assert not bad["F"].any() and "U" not in bad and s[2] == 0.0
+    # read as exact is a repair, reported per error column (what a selection counts), and only under that policy
+    assert Feature("F", error="U", band=0, missing_error="exact").read_as_exact(read)["U"].tolist() == [False, False, True]
+    assert Feature("F", error="U", band=0).read_as_exact(read) == {}
 
 
 @pytest.mark.parametrize("spec, message", [
@@ -113,7 +116,9 @@ def test_main_job_preset_on_dr4():
     assert np.all(np.isfinite(data.X)) and np.all(np.isfinite(data.X_var)) and np.all(data.X_var >= 0)
     assert data.n_features == len(FEATURE_PRESETS["fermi_dr4"])
     # Only a source with a NaN value is lost: upper-limit bands and missing errors keep their rows.
-    assert list(data.meta["dropped"]) == ["4FGL J2010.2-2523"] and len(caught) == 1
+    # The rows kept with a missing error read as exact are said too, by error column.
+    assert list(data.meta["dropped"]) == ["4FGL J2010.2-2523"] and data.meta["repaired"]
+    assert sorted(w.category.__name__ for w in caught) == ["DroppedRowsWarning", "RepairedRowsWarning"]
     strict = catalog.dataset(**MAIN, features=[Feature("Flux_Band", error="Unc_Flux_Band", band=5, combine="hardness",
                                                        other_band=4, upper_limit="drop")])
     lower = np.asarray(catalog.table["Unc_Flux_Band"])[:, :, 0]
