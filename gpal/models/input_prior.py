@@ -224,8 +224,9 @@ def fit_mixture_prior(X: np.ndarray, V: np.ndarray, n_components: int, random_st
     covariances from those moments, plus ``reg_covar`` I (components cannot collapse onto a
     feature's floor value).  With V = 0 it is ordinary Gaussian-mixture EM.  Stops when the
     mean log-likelihood per row gains less than ``tol`` nats.  Initialised by k-means (one
-    thread, as ``kmeans_inducing``, for the same result everywhere).  The n K small (d, d)
-    factorisations of a step run batched in TensorFlow (4x numpy's per-matrix LAPACK calls).
+    thread, as ``kmeans_inducing``, for the same result everywhere).  The n K small
+    factorisations of a step run batched in TensorFlow (4x numpy's per-matrix LAPACK calls), of the
+    dimensions that carry an error bar only (``_deconvolve``).
     A fit repeated on the same inputs and settings in one process is not run again.
     """
     X = np.asarray(X, dtype=np.float64)
@@ -251,7 +252,13 @@ _FITTED_KEPT = 4
 
 
 def _deconvolve(X, V, K, random_state, max_iter, tol, reg_covar) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The EM of ``fit_mixture_prior`` on checked inputs: weights (normalised), means, covariances."""
+    """The EM of ``fit_mixture_prior`` on checked inputs: weights (normalised), means, covariances.
+
+    Dimensions exact in every row (V = 0: a significance, a latitude) are observed without noise, so
+    each row's posterior there is its value, and only the other dimensions need a per-row factorisation:
+    the EM runs with the exact dimensions first, conditions on them per component, and factorises the
+    (d - e)-square Schur complement per row and component instead of the d-square T_ik.
+    """
     from sklearn.cluster import KMeans
     from threadpoolctl import threadpool_limits
 
@@ -262,8 +269,10 @@ def _deconvolve(X, V, K, random_state, max_iter, tol, reg_covar) -> tuple[np.nda
     weights = np.array([np.mean(labels == k) for k in range(K)])
     means = np.stack([X[labels == k].mean(axis=0) for k in range(K)])
     covs = np.stack([np.cov(X[labels == k].T).reshape(d, d) if np.sum(labels == k) > 1 else eye for k in range(K)])
-    state = [tf.constant(a) for a in (weights, means, covs + reg_covar * eye)]
-    X_t, V_t = tf.constant(X), tf.constant(V)
+    exact = np.all(V == 0, axis=0)
+    order = np.concatenate([np.flatnonzero(exact), np.flatnonzero(~exact)])  # exact dimensions first
+    state = [tf.constant(a) for a in (weights, means[:, order], (covs + reg_covar * eye)[:, order][:, :, order])]
+    X_t, V_t = tf.constant(X[:, order]), tf.constant(V[:, order][:, int(exact.sum()):])
     previous = -np.inf
     for _ in range(max_iter):
         *state, mean_loglik = _deconvolution_step(X_t, V_t, *state, tf.constant(reg_covar, tf.float64))
@@ -271,30 +280,50 @@ def _deconvolve(X, V, K, random_state, max_iter, tol, reg_covar) -> tuple[np.nda
             break
         previous = float(mean_loglik)
     weights, means, covs = (a.numpy() for a in state)
-    return weights / weights.sum(), means, covs
+    back = np.argsort(order)
+    return weights / weights.sum(), means[:, back], covs[:, back][:, :, back]
 
 
 @tf.function(autograph=False, reduce_retracing=True)
-def _deconvolution_step(X, V, weights, means, covs, reg_covar):
+def _deconvolution_step(X, V_noisy, weights, means, covs, reg_covar):
     """One EM step of extreme deconvolution; returns the new (weights, means, covariances) and the
-    mean log-likelihood per row under the old ones."""
+    mean log-likelihood per row under the old ones.
+
+    The first e = d - V_noisy.shape[1] dimensions of X are exact.  Per component, with Sigma = [[A, B],
+    [B^T, C]] split there: x~_e ~ N(mu_e, A), and given it the rest is N(m_ik, G_k) with
+    m_ik = mu_r + B^T A^-1 (x~_e - mu_e), G_k = C - B^T A^-1 B, observed with noise V_i: x~_r ~ N(m_ik, S_ik),
+    S_ik = G_k + V_i.  The posterior of x_i is x~_e in the exact dimensions and, in the rest, mean
+    m_ik + G_k S_ik^-1 (x~_r - m_ik) and covariance G_k - G_k S_ik^-1 G_k.
+    """
     n, d = tf.shape(X)[0], tf.shape(X)[1]
-    T = covs[None] + tf.linalg.diag(V)[:, None]  # (n, K, d, d)
-    chol = tf.linalg.cholesky(T)
-    diff = X[:, None, :] - means[None]
-    solved = tf.linalg.cholesky_solve(chol, diff[..., None])[..., 0]  # T^-1 (x~ - mu)
-    log_det = 2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol)), axis=-1)
-    log_p = tf.math.log(weights)[None] - 0.5 * (tf.cast(d, X.dtype) * _LOG_2PI + log_det
-                                                + tf.reduce_sum(diff * solved, axis=-1))
+    e = d - tf.shape(V_noisy)[1]
+    A, B, C = covs[:, :e, :e], covs[:, :e, e:], covs[:, e:, e:]
+    chol_A = tf.linalg.cholesky(A)  # (K, e, e): per component, not per row
+    A_inv_B = tf.linalg.cholesky_solve(chol_A, B)
+    G = C - tf.linalg.matmul(B, A_inv_B, transpose_a=True)
+    diff_e = X[:, None, :e] - means[None, :, :e]  # (n, K, e)
+    A_inv_diff_e = tf.transpose(tf.linalg.cholesky_solve(chol_A, tf.transpose(diff_e, [1, 2, 0])), [2, 0, 1])
+    m = means[None, :, e:] + tf.einsum("kef,nke->nkf", B, A_inv_diff_e)  # (n, K, d - e)
+    chol_S = tf.linalg.cholesky(G[None] + tf.linalg.diag(V_noisy)[:, None])  # (n, K, d - e, d - e)
+    diff_r = X[:, None, e:] - m
+    S_inv_diff_r = tf.linalg.cholesky_solve(chol_S, diff_r[..., None])[..., 0]
+    log_det = (2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol_A)), axis=-1)[None]
+               + 2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol_S)), axis=-1))
+    mahalanobis = tf.reduce_sum(diff_e * A_inv_diff_e, axis=-1) + tf.reduce_sum(diff_r * S_inv_diff_r, axis=-1)
+    log_p = tf.math.log(weights)[None] - 0.5 * (tf.cast(d, X.dtype) * _LOG_2PI + log_det + mahalanobis)
     total = tf.reduce_logsumexp(log_p, axis=1)
     resp = tf.exp(log_p - total[:, None])  # (n, K)
-    b = means[None] + tf.linalg.matvec(covs[None], solved)  # E[x_i | x~_i, k]
-    W = tf.linalg.triangular_solve(chol, tf.broadcast_to(covs[None], tf.shape(T)))
-    B = covs[None] - tf.linalg.matmul(W, W, transpose_a=True)  # Cov[x_i | x~_i, k] = Sigma - Sigma T^-1 Sigma
+    b = tf.concat([tf.broadcast_to(X[:, None, :e], tf.shape(diff_e)), m + tf.linalg.matvec(G[None], S_inv_diff_r)],
+                  axis=-1)  # E[x_i | x~_i, k]
     Nk = tf.reduce_sum(resp, axis=0) + 1e-12
+    # sum_i r_ik Cov[x_i | x~_i, k] in the noisy block: N_k G_k - G_k (sum_i r_ik S_ik^-1) G_k
+    S_inv = tf.linalg.cholesky_solve(chol_S, tf.broadcast_to(tf.eye(d - e, dtype=X.dtype), tf.shape(chol_S)))
+    posterior_cov = Nk[:, None, None] * G - tf.linalg.matmul(G, tf.einsum("nk,nkfg->kfg", resp, S_inv) @ G)
     new_means = tf.einsum("nk,nkd->kd", resp, b) / Nk[:, None]
     centred = b - new_means[None]
-    new_covs = (tf.einsum("nk,nkd,nke->kde", resp, centred, centred) + tf.einsum("nk,nkde->kde", resp, B)) / Nk[:, None, None]
+    spread = tf.einsum("nk,nkd,nke->kde", resp, centred, centred)
+    spread += tf.pad(posterior_cov, [[0, 0], [e, 0], [e, 0]])
+    new_covs = spread / Nk[:, None, None]
     new_covs = 0.5 * (new_covs + tf.linalg.matrix_transpose(new_covs)) + reg_covar * tf.eye(d, dtype=X.dtype)
     return Nk / tf.cast(n, X.dtype), new_means, new_covs, tf.reduce_mean(total)
 

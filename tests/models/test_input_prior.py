@@ -52,6 +52,24 @@ def test_deconvolution_recovers_the_noiseless_spread():
     np.testing.assert_allclose(prior.means[0, 0], 0.5, atol=0.03)
 
 
+def test_deconvolution_conditions_on_exact_dimensions_as_the_limit_of_tiny_errors():
+    """Dimensions exact in every row take the conditioned (Schur-complement) path; error bars of 1e-12 there take
+    the general one: both must give the same mixture, exact dimensions in any position."""
+    rng = np.random.default_rng(2)
+    X = np.concatenate([rng.normal(-1, 0.6, (150, 4)), rng.normal([1, 0, 2, -1], 0.8, (150, 4))])
+    X[:, 1] += 0.5 * X[:, 3]  # correlated across the exact / noisy split
+    V = rng.uniform(0.02, 0.6, X.shape)
+    V[:, [0, 2]] = 0.0
+    V[:5, 3] = 0.0  # a noisy dimension with one exact row is not an exact dimension
+    exact = fit_mixture_prior(X, V, 2, random_state=0, max_iter=15, tol=0.0)
+    tiny_V = V.copy()
+    tiny_V[:, [0, 2]] = 1e-12
+    tiny = fit_mixture_prior(X, tiny_V, 2, random_state=0, max_iter=15, tol=0.0)
+    np.testing.assert_allclose(exact.weights, tiny.weights, atol=1e-8)
+    np.testing.assert_allclose(exact.means, tiny.means, atol=1e-8)
+    np.testing.assert_allclose(exact.covariances, tiny.covariances, atol=1e-8)
+
+
 def test_deconvolution_repeated_on_the_same_inputs_runs_once(monkeypatch):
     """The main job fits the model's prior and the outlier density on the same rows: the second fit is the first's."""
     import gpal.models.input_prior as input_prior
