@@ -443,3 +443,14 @@ def test_first_order_extra_variance_uses_the_variances():
     V = _t(np.array([[0.5, 0.0], [0.0, 2.0]]))
     grads = _t(np.array([[[1.0, 3.0], [2.0, 1.0]]]))  # one latent, two points
     np.testing.assert_allclose(FirstOrder.extra_variance(V, grads).numpy(), [[0.5], [2.0]])
+
+
+def test_gpflow_is_imported_without_docstring_rewriting_and_shapes_are_still_checked():
+    """gpal.models turns check_shapes' import-time docstring parsing off (seconds per process), not its checks."""
+    import check_shapes
+
+    from gpal.models import NoiseVariance
+
+    assert check_shapes.get_rewrite_docstrings() == check_shapes.DocstringFormat.NONE
+    with pytest.raises(check_shapes.exceptions.ShapeMismatchError):
+        NoiseVariance("known", num_features=2)(tf.zeros([3], tf.float64))

@@ -1,0 +1,106 @@
+"""How many SVI steps the main job needs: held-out and later-release numbers by epochs and learning rate.
+
+For each setting and seed, two fits of the main job's estimator (`gpal.catalog_jobs.settings`):
+
+- **held out**: the default release's labelled sources (FL16Y), stratified 80/20 split by the seed,
+  NLL and accuracy on the 20%;
+- **later labels**: every labelled 4FGL-DR4 source (`gpal train`), scored by `gpal check-later`
+  against the classes FL16Y gives DR4's unassociated and bcu sources (3-class NLL, AGN-vs-pulsar AUC),
+  beside logistic regression refitted on the same rows.
+
+Each (setting, seed) is written to ``--out`` as one JSON file when done and skipped when present, so an
+interrupted study resumes.  The summary prints each setting's mean over seeds and its paired
+difference to the reference setting (the first), per seed.
+
+    PYTHONPATH=$PWD python benchmarks/bench_training_length.py --out runs/training_length \
+        --settings 300:0.01 100:0.01 50:0.01 50:0.03 25:0.03 --seeds 0 1 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def _unit(epochs: int, learning_rate: float, seed: int) -> dict:
+    from gpal.catalog_jobs.later_check import check_later
+    from gpal.catalog_jobs.model_folders import train_catalog_model
+    from gpal.catalog_jobs.selection import CatalogSelection
+    from gpal.catalog_jobs.settings import main_job_estimator
+    from gpal.evaluation.metrics import negative_log_likelihood, proba_by_class
+
+    settings = dict(epochs=epochs, learning_rate=learning_rate, random_state=seed, progress=False)
+    row: dict = {"epochs": epochs, "learning_rate": learning_rate, "seed": seed}
+    t0, c0 = time.perf_counter(), time.process_time()
+    _, data = CatalogSelection().load()
+    train, test = data.split(test_size=0.2, seed=seed, stratify=True)
+    clf = main_job_estimator(**settings).fit(train)
+    proba = proba_by_class(clf.predict_proba(test), clf.classes_, test.class_names)
+    row["heldout_nll"] = negative_log_likelihood(test.y, proba)
+    row["heldout_accuracy"] = float(np.mean(np.argmax(proba, axis=1) == test.y))
+    row["heldout_fit_cpu_s"] = time.process_time() - c0
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "dr4"
+        train_catalog_model(CatalogSelection(catalog="4FGL-DR4"), main_job_estimator(**settings), folder)
+        check = check_later(folder, "FL16Y", baselines=["logistic"], seed=seed)
+    m = check.measures
+    for model in ("gpal", "logistic"):
+        for measure, key in (("3-class nll", "later_nll"), ("AGN-vs-pulsar AUC", "later_auc")):
+            hit = m[(m["model"] == model) & (m["measure"] == measure)]
+            row[f"{key}_{model}"] = float(hit["value"].iloc[0]) if len(hit) else float("nan")
+    row["wall_s"], row["cpu_s"] = time.perf_counter() - t0, time.process_time() - c0
+    return row
+
+
+def _summary(rows: list[dict]) -> str:
+    keys = ["heldout_nll", "heldout_accuracy", "later_nll_gpal", "later_nll_logistic", "later_auc_gpal", "cpu_s"]
+    settings = list(dict.fromkeys((r["epochs"], r["learning_rate"]) for r in rows))
+    reference = settings[0]
+    by = {(r["epochs"], r["learning_rate"], r["seed"]): r for r in rows}
+    lines = ["| epochs | lr | seeds | " + " | ".join(keys) + " | held-out NLL - ref | later NLL - ref |",
+             "|" + "---|" * (len(keys) + 5)]
+    for s in settings:
+        seeds = sorted(k[2] for k in by if k[:2] == s)
+        means = [np.mean([by[(*s, seed)][k] for seed in seeds]) for k in keys]
+        paired = [seed for seed in seeds if (*reference, seed) in by]
+
+        def diff(key: str) -> str:
+            d = [by[(*s, seed)][key] - by[(*reference, seed)][key] for seed in paired]
+            return f"{np.mean(d):+.4f} ({', '.join(f'{x:+.3f}' for x in d)})" if d else ""
+
+        lines.append(f"| {s[0]} | {s[1]} | {len(seeds)} | " + " | ".join(f"{v:.4f}" for v in means)
+                     + f" | {diff('heldout_nll')} | {diff('later_nll_gpal')} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="folder of one JSON file per (setting, seed)")
+    parser.add_argument("--settings", nargs="+", default=["300:0.01", "100:0.01", "50:0.03"],
+                        help="EPOCHS:LEARNING_RATE, the first is the reference")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for seed in args.seeds:
+        for spec in args.settings:
+            epochs, lr = int(spec.split(":")[0]), float(spec.split(":")[1])
+            path = out / f"e{epochs}_lr{lr:g}_s{seed}.json"
+            if not path.is_file():
+                row = _unit(epochs, lr, seed)
+                tmp = path.with_suffix(".tmp")
+                tmp.write_text(json.dumps(row, indent=1))
+                tmp.replace(path)
+                print(json.dumps(row), flush=True)
+            rows.append(json.loads(path.read_text()))
+    print(_summary(rows))
+
+
+if __name__ == "__main__":
+    main()
