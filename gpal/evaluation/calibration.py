@@ -30,6 +30,7 @@ __all__ = [
     "top_label_reliability",
     "class_reliability",
     "expected_calibration_error",
+    "resampled_calibration_errors",
     "maximum_calibration_error",
     "classwise_ece",
     "brier_score",
@@ -201,6 +202,23 @@ def expected_calibration_error(
 ) -> float:
     """Top-label ECE: mean |accuracy - confidence| over bins, weighted by bin size."""
     return top_label_reliability(y_true, proba, n_bins, strategy).ece
+
+
+def resampled_calibration_errors(y_true: np.ndarray, proba: np.ndarray, index: np.ndarray, n_bins: int = 15) -> np.ndarray:
+    """Top-label ECE (equal-width bins) of each resample of the rows, ``index`` (n_boot, n): (n_boot,).
+
+    A row's bin and its gap (hit - confidence) do not depend on the resample, and the ECE is
+    sum over bins of |sum of the bin's gaps| / n, so every resample is one weighted count: a
+    bootstrap of the ECE at the cost of its other metrics', where a call per resample was most of it.
+    """
+    y, p = _check_predictions(y_true, proba)
+    predicted = np.argmax(p, axis=1)
+    confidence = p[np.arange(y.size), predicted]
+    bins, _ = _bin_index(confidence, n_bins, "uniform")
+    gap = (predicted == y) - confidence
+    flat = (np.arange(index.shape[0])[:, None] * n_bins + bins[index]).ravel()
+    sums = np.bincount(flat, weights=gap[index].ravel(), minlength=index.shape[0] * n_bins)
+    return np.abs(sums.reshape(-1, n_bins)).sum(axis=1) / index.shape[1]
 
 
 def maximum_calibration_error(

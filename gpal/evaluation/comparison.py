@@ -14,7 +14,7 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from gpal.evaluation.calibration import brier_score, expected_calibration_error
+from gpal.evaluation.calibration import brier_score, expected_calibration_error, resampled_calibration_errors
 from gpal.evaluation.metrics import PROBA_FLOOR, error_rate, negative_log_likelihood
 
 __all__ = ["METRICS", "balanced_accuracy", "bootstrap_comparison"]
@@ -76,7 +76,7 @@ def _resampled(y: np.ndarray, p: np.ndarray, index: np.ndarray, n_bins: int) -> 
     present = count > 0
     recall = np.divide(hits, count, out=np.zeros_like(hits), where=present)
     out["balanced_accuracy"] = recall.sum(axis=1) / present.sum(axis=1)
-    out["ece"] = np.array([expected_calibration_error(y[i], p[i], n_bins=n_bins) for i in index])
+    out["ece"] = resampled_calibration_errors(y, p, index, n_bins)
     return out
 
 

@@ -5,6 +5,7 @@ import pytest
 from sklearn.metrics import brier_score_loss
 
 from gpal.evaluation.calibration import (
+    resampled_calibration_errors,
     brier_score,
     class_reliability,
     classwise_ece,
@@ -189,3 +190,15 @@ def test_bad_binning_arguments_raise():
         class_reliability(Y, P, 3)
     with pytest.raises(ValueError, match="outcomes must be 0/1"):
         reliability_bins(np.array([0.2, 0.4]), np.array([0, 2]))
+
+
+def test_resampled_calibration_errors_equal_the_ece_of_each_resample():
+    """The one-count form of the bootstrap's ECE against the ECE computed on each resample itself."""
+    rng = np.random.default_rng(7)
+    proba = rng.dirichlet([0.7, 0.7, 0.7], size=120)
+    proba[:5] = [1.0, 0.0, 0.0]  # confidence exactly 1: the last bin's closing edge
+    y = rng.integers(0, 3, size=120)
+    index = rng.integers(0, 120, size=(50, 120))
+    expected = [expected_calibration_error(y[i], proba[i], n_bins=7) for i in index]
+    np.testing.assert_allclose(resampled_calibration_errors(y, proba, index, n_bins=7), expected, rtol=1e-12,
+                               atol=1e-15)
