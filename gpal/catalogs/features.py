@@ -135,9 +135,11 @@ class Feature:
     centre: str = "point"
 
     def __post_init__(self) -> None:
-        if self.bands is not None and not isinstance(self.bands, tuple):  # a list from JSON or YAML
-            object.__setattr__(self, "bands", tuple(self.bands))
         what = f"feature {self.label!r}"
+        if self.bands is not None:
+            if not isinstance(self.bands, (tuple, list)):
+                raise ValueError(f"bands of {what} must be a list of band indices; got {self.bands!r}")
+            object.__setattr__(self, "bands", tuple(self.bands))  # a list from JSON or YAML; hashable
         if self.transform not in _TRANSFORMS:
             raise ValueError(f"unknown transform {self.transform!r} for {what}; valid: {list(_TRANSFORMS)}")
         if self.floor is not None:

@@ -54,16 +54,19 @@ class CholeskyError(RuntimeError):
 
 
 class TrainData(NamedTuple):
-    """Full training arrays as float64/int64 tensors: X (n, d), X_var (n, d), y (n,)."""
+    """Full training arrays as float64/int64 tensors: X (n, d), X_var (n, d), y (n,), sample_weight (n,) or None."""
 
     X: tf.Tensor
     X_var: tf.Tensor
     y: tf.Tensor
+    sample_weight: tf.Tensor | None = None
 
     @classmethod
-    def from_arrays(cls, X: np.ndarray, X_var: np.ndarray, y: np.ndarray) -> "TrainData":
+    def from_arrays(cls, X: np.ndarray, X_var: np.ndarray, y: np.ndarray,
+                    sample_weight: np.ndarray | None = None) -> "TrainData":
         return cls(
-            tf.constant(X, dtype=tf.float64), tf.constant(X_var, dtype=tf.float64), tf.constant(y, dtype=tf.int64)
+            tf.constant(X, dtype=tf.float64), tf.constant(X_var, dtype=tf.float64), tf.constant(y, dtype=tf.int64),
+            None if sample_weight is None else tf.constant(sample_weight, dtype=tf.float64),
         )
 
 
@@ -113,9 +116,11 @@ def _compiled_step(model, optimizer, data, seed, jit_compile) -> tuple[Callable,
         X = tf.gather(data.X, idx)
         X_var = tf.gather(data.X_var, idx)
         y = tf.gather(data.y, idx)
+        weight = None if data.sample_weight is None else tf.gather(data.sample_weight, idx)
         with tf.GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(variables)
-            loss = -model.elbo(X, X_var, y, idx, tf.stack([base_seed, step_number]), num_data=tf.shape(data.y)[0])
+            loss = -model.elbo(X, X_var, y, idx, tf.stack([base_seed, step_number]), num_data=tf.shape(data.y)[0],
+                               sample_weight=weight)
         grads = tape.gradient(loss, variables)
         finite = tf.math.is_finite(loss)
         for g in grads:
@@ -229,6 +234,7 @@ class Trainer:
             tf.Variable(np.zeros((0, d)), dtype=tf.float64, shape=[None, d], trainable=False),
             tf.Variable(np.zeros((0, d)), dtype=tf.float64, shape=[None, d], trainable=False),
             tf.Variable(np.zeros(0, np.int64), dtype=tf.int64, shape=[None], trainable=False),
+            tf.Variable(np.zeros(0), dtype=tf.float64, shape=[None], trainable=False),
         )
         self.optimizer = make_optimizer()
         self.step, self._row_adam = _compiled_step(model, self.optimizer, self.data, self.seed, jit_compile)
@@ -250,6 +256,8 @@ class Trainer:
             rows = int(tf.shape(table)[0])
             if rows != n:
                 raise ValueError(f"{table.name} has {rows} rows for {n} training rows; restart the strategy first")
+        if data.sample_weight is None:  # weights of 1 give the unweighted ELBO exactly
+            data = data._replace(sample_weight=tf.ones([n], tf.float64))
         for var, value in zip(self.data, data):
             var.assign(value)
         for var in self.optimizer.variables:

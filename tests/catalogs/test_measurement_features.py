@@ -82,6 +82,7 @@ def test_a_band_without_any_error_leaves_the_row_out():
     (dict(reduce="cv", bands=(1,)), "two or more distinct"),
     (dict(reduce="mean"), "unknown reduce"),
     (dict(bands=(0, 1)), "without reduce"),
+    (dict(reduce="cv", bands=2), "must be a list of band indices"),
 ])
 def test_contradictory_reduce_specs_are_refused(spec, message):
     with pytest.raises(ValueError, match=message):
