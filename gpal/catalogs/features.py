@@ -455,7 +455,7 @@ class Feature:
 
     def _error_model(self, x: np.ndarray, s: np.ndarray) -> np.ndarray:
         """The (n, operands, 3) [value, lower sigma, upper sigma] model of a Monte Carlo feature's rows."""
-        operands = 2 if self.combine is not None else 1 if self.reduce is None else s.shape[1] if s.ndim == 3 else -1
+        operands = 2 if self.combine is not None else 1 if self.reduce is None else s.shape[1] if s.ndim == 3 else "bands"
         if s.shape == x.shape and operands == 1:  # a plain symmetric sigma of the one operand
             model = np.stack([x, s, s], axis=-1)[:, None, :]
         elif s.ndim == 3 and s.shape[0] == x.shape[0] and s.shape[1:] == (operands, 3):
@@ -607,7 +607,7 @@ def _monte_carlo_moments(feature: Feature, model: np.ndarray) -> tuple[np.ndarra
     n, operands, _ = model.shape
     u = _uniforms(MC_DRAWS, operands)
     mean, variance = np.empty(n), np.empty(n)
-    rows = max(1, 2 * _MC_ROWS_PER_BLOCK // operands)  # many-band features: the same memory per block
+    rows = max(1, 2 * _MC_ROWS_PER_BLOCK // max(operands, 2))  # many-band features: no more memory than two operands
     for start in range(0, n, rows):
         block = model[start:start + rows]
         draws = [_split_normal_draws(block[:, k, 0], block[:, k, 1], block[:, k, 2], u[:, k], feature.lower_bound)
