@@ -51,8 +51,11 @@ def _log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-def run_pair(earlier: str, later: str, presets, seed: int, epochs: int | None) -> dict:
-    """Fit every model of one pair and seed; the probabilities of the scored sources, by model name."""
+def run_pair(earlier: str, later: str, presets, seed: int, epochs: int | None, partial: Path) -> dict:
+    """Fit every model of one pair and seed; the probabilities of the scored sources, by model name.
+
+    Each finished model's probabilities go to ``partial`` at once, and a model found there is not fitted
+    again: an interrupted run resumes."""
     from gpal.catalog_jobs.settings import main_job_estimator
     from gpal.catalogs import load_catalog
     from gpal.catalogs.links import link_later
@@ -98,24 +101,34 @@ def run_pair(earlier: str, later: str, presets, seed: int, epochs: int | None) -
                                    random_state=seed)
     _log(f"shift weights: min {weight.min():.3g}, median {np.median(weight):.3g}, max {weight.max():.3g}, "
          f"effective rows {weight.sum() ** 2 / (weight ** 2).sum():.0f} of {weight.size}")
-    proba = {}
+    proba = dict(np.load(partial)) if partial.exists() else {}
+
+    def keep(new: dict) -> None:
+        proba.update(new)
+        np.savez(partial, **proba)
+
     for preset, (train, pool) in sets.items():
         tr, te = rows(train, train_order), rows(pool, scored_ids)
         X, V, y = train.X[tr], train.X_var[tr], train.y[tr]
         Xp, Vp = pool.X[te], pool.X_var[te]
         for weighted in (False, True):
+            name = f"gp{'+w' if weighted else ''}|{preset}"
+            if name in proba:
+                continue
             t = time.time()
             params = {"random_state": seed, "progress": False, **({} if epochs is None else {"epochs": epochs})}
             clf = main_job_estimator(**params).fit(X, y, V, sample_weight=weight if weighted else None)
-            proba[f"gp{'+w' if weighted else ''}|{preset}"] = clf.predict_proba(Xp, Vp)
+            keep({name: clf.predict_proba(Xp, Vp)})
             _log(f"gp {preset} weighted={weighted}: {time.time() - t:.0f} s")
         added = [k for k, name in enumerate(train.feature_names) if name not in base_train.feature_names]
         extra_train = np.sqrt(train.X_var[tr][:, added])
         extra_pool = np.sqrt(pool.X_var[te][:, added])
+        if all(f"{name}|{preset}" in proba for name in BASELINES):
+            continue
         t = time.time()
         fitted = fit_baselines(np.hstack([X, extra_train]), y, np.hstack([Xp, extra_pool]), names=list(BASELINES),
                                random_state=seed)
-        proba.update({f"{name}|{preset}": p for name, p in fitted.items()})
+        keep({f"{name}|{preset}": p for name, p in fitted.items()})
         _log(f"baselines {preset}: {time.time() - t:.0f} s")
     return {"y": y_scored, "significance": significance, "ids": np.array(scored_ids), **proba}
 
@@ -167,7 +180,9 @@ def main() -> None:
         for seed in args.seeds:
             path = args.out / f"{earlier}_{later}_seed{seed}.npz"
             if not args.summarize and not path.exists():
-                np.savez(path, **run_pair(earlier, later, tuple(args.presets), seed, args.epochs))
+                partial = path.with_suffix(".partial.npz")
+                np.savez(path, **run_pair(earlier, later, tuple(args.presets), seed, args.epochs, partial))
+                partial.unlink()
             results = dict(np.load(path))
             table = summarize(results, tuple(args.presets))
             counts = ", ".join(f"{int((results['y'] == k).sum())} {c}" for k, c in enumerate(CLASSES))
