@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from gpal.catalogs.releases import FGL3_COLUMNS
+from gpal.catalogs.releases import FGL3_COLUMNS, FGL4_COLUMNS
 
 __all__ = ["Feature", "FEATURE_PRESETS", "RELEASE_PRESET", "resolve_features", "MC_DRAWS", "MC_SEED"]
 
@@ -30,10 +30,12 @@ RELEASE_PRESET = "release"
 
 _TRANSFORMS = ("identity", "log", "log10", "abs", "sin_deg", "abs_sin_deg")
 _COMBINES = (None, "ratio", "hardness")
+_REDUCES = (None, "share", "max_over_mean", "cv")
 _UPPER_LIMIT_POLICIES = ("upper_error", "drop")
 _MISSING_ERROR_POLICIES = ("drop", "exact")
 _PROPAGATIONS = ("first_order", "monte_carlo")
 _TWO_SIDED = ("mean", "split_normal")
+_CENTRES = ("point", "draw_mean")
 
 #: Monte Carlo propagation: draws per source (a power of 2, as a Sobol sample needs), and the seed of
 #: their scrambled-Sobol probabilities.  Every source is propagated at the same probabilities (common
@@ -87,6 +89,15 @@ class Feature:
     error_sentinel: an error value that the catalog writes where it measured none (4FGL-DR4's
                Unc_Frac_Variability is 10 where Frac_Variability is set to 0); it counts as a
                missing error (``missing_error``).  Matched to float32 precision.
+    reduce:    a feature of many bands of one multi-band column at once (Monte Carlo only), each band an
+               operand with its own error model: ``"share"`` is band ``band``'s fraction of the sum over
+               ``bands`` (a band spectrum's shape), ``"max_over_mean"`` and ``"cv"`` (sample standard
+               deviation over mean) summarise the bands as a light curve.  Computed per draw, so the
+               error bars and upper limits of every band reach the feature's variance.
+    bands:     the bands ``reduce`` reads (default: all of the column's bands).
+    centre:    Monte Carlo only: the feature's value is the catalog's point value through the map
+               (``"point"``) or the mean of the transformed draws (``"draw_mean"``), for maps whose
+               point value sits at the edge of its draws (the log share of a band whose best fit is ~0).
     name:      feature name in data sets; defaults to e.g. ``log(column)``, ``HR(Flux_Band[3],Flux_Band[4])``.
 
     Examples
@@ -119,9 +130,16 @@ class Feature:
     two_sided: str = "mean"
     lower_bound: float | None = None
     error_sentinel: float | None = None
+    reduce: str | None = None
+    bands: tuple[int, ...] | None = None
+    centre: str = "point"
 
     def __post_init__(self) -> None:
         what = f"feature {self.label!r}"
+        if self.bands is not None:
+            if not isinstance(self.bands, (tuple, list)):
+                raise ValueError(f"bands of {what} must be a list of band indices; got {self.bands!r}")
+            object.__setattr__(self, "bands", tuple(self.bands))  # a list from JSON or YAML; hashable
         if self.transform not in _TRANSFORMS:
             raise ValueError(f"unknown transform {self.transform!r} for {what}; valid: {list(_TRANSFORMS)}")
         if self.floor is not None:
@@ -132,7 +150,7 @@ class Feature:
         if self.combine not in _COMBINES:
             raise ValueError(f"unknown combine {self.combine!r} for {what}; valid: 'ratio', 'hardness' or None")
         for key, valid in (("upper_limit", _UPPER_LIMIT_POLICIES), ("missing_error", _MISSING_ERROR_POLICIES),
-                           ("propagation", _PROPAGATIONS), ("two_sided", _TWO_SIDED)):
+                           ("propagation", _PROPAGATIONS), ("two_sided", _TWO_SIDED), ("centre", _CENTRES)):
             if getattr(self, key) not in valid:
                 kind = f"{key} policy" if key in ("upper_limit", "missing_error") else key
                 raise ValueError(f"unknown {kind} {getattr(self, key)!r} for {what}; valid: {list(valid)}")
@@ -145,6 +163,7 @@ class Feature:
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float, np.number))
                                       or not math.isfinite(value)):
                 raise ValueError(f"{key} of {what} must be a finite number or None; got {value!r}")
+        self._check_reduce(what)
         if self.combine is None:
             if any(v is not None for v in (self.other, self.other_band, self.other_error)):
                 raise ValueError(f"other / other_band / other_error given for {what} without combine='ratio' or 'hardness'")
@@ -157,9 +176,29 @@ class Feature:
             if self.lower_bound is not None:
                 raise ValueError(f"lower_bound={self.lower_bound} for {what} needs propagation='monte_carlo' "
                                  "(first-order propagation cannot truncate an error distribution)")
+            if self.centre != "point":
+                raise ValueError(f"centre={self.centre!r} for {what} needs propagation='monte_carlo' (it is a mean of draws)")
         elif self.transform in ("log", "log10") and self.floor is None and (self.lower_bound is None or self.lower_bound < 0):
             raise ValueError(f"Monte Carlo draws of {what} can be <= 0 before its {self.transform}; "
                              "give lower_bound >= 0 (e.g. 0 for a flux) or a floor")
+
+    def _check_reduce(self, what: str) -> None:
+        if self.reduce not in _REDUCES:
+            raise ValueError(f"unknown reduce {self.reduce!r} for {what}; valid: {list(_REDUCES)}")
+        if self.reduce is None:
+            if self.bands is not None:
+                raise ValueError(f"bands={self.bands} given for {what} without reduce")
+            return
+        if self.combine is not None or self.propagation != "monte_carlo":
+            raise ValueError(f"reduce={self.reduce!r} for {what} needs propagation='monte_carlo' and no combine")
+        if self.bands is not None and (len(self.bands) < 2 or len(set(self.bands)) != len(self.bands) or any(
+                isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 0 for b in self.bands)):
+            raise ValueError(f"bands of {what} must be two or more distinct band indices >= 0; got {self.bands}")
+        if self.reduce == "share":
+            if self.band is None or (self.bands is not None and self.band not in self.bands):
+                raise ValueError(f"reduce='share' for {what} needs band, one of its bands {self.bands}; got {self.band}")
+        elif self.band is not None:
+            raise ValueError(f"reduce={self.reduce!r} for {what} summarises several bands; give bands, not band")
 
     @property
     def other_column(self) -> str | None:
@@ -170,6 +209,8 @@ class Feature:
         if self.name:
             return self.name
         base = f"{self.column}{_band(self.band)}"
+        if self.reduce is not None:
+            base = f"{self.reduce}({base})"
         if self.combine is not None:
             other = f"{self.other or self.column}{_band(self.other_band)}"
             base = f"HR({other},{base})" if self.combine == "hardness" else f"{base}/{other}"
@@ -240,6 +281,8 @@ class Feature:
         unusable : dict
             Column name -> (n,) boolean mask of the rows it makes unusable.
         """
+        if self.reduce is not None:
+            return self._measure_bands(read)
         x, lo, up, bad = self._one(read, self.column, self.band, self.error)
         operands = [(x, lo, up)]
         value = x
@@ -269,6 +312,8 @@ class Feature:
         operands = [(self.band, self.error)]
         if self.combine is not None:
             operands.append((self.other_band, self.other_error or self.error))
+        if self.reduce is not None:
+            operands = [(b, self.error) for b in self._bands(np.shape(read(self.column))[1])]
         out: dict[str, np.ndarray] = {}
         for band, error in operands if self.missing_error == "exact" else ():
             if error is not None:
@@ -276,6 +321,41 @@ class Feature:
                 missing = _read_error(raw, error, self.label, self.two_sided, self.error_sentinel)[3]
                 out[error] = out.get(error, np.zeros_like(missing)) | missing
         return out
+
+    def _measure_bands(self, read):
+        """``measure`` of a ``reduce`` feature: every band of ``bands`` is an operand of the error model."""
+        n_bands = np.shape(read(self.column))
+        if len(n_bands) != 2:
+            raise ValueError(f"feature {self.label!r} reduces the bands of {self.column!r}, which needs a multi-band "
+                             f"(n, bands) column; got shape {n_bands}")
+        bands = self._bands(n_bands[1])
+        operands, bad = [], {}
+        for b in bands:
+            x, lo, up, bad_b = self._one(read, self.column, b, self.error)
+            operands.append(np.stack([x, lo, up], axis=-1))
+            for column, rows in bad_b.items():
+                bad[column] = bad.get(column, np.zeros_like(rows)) | rows
+        model = np.stack(operands, axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = self._reduce(model[..., 0])
+        return value, model, bad
+
+    def _bands(self, n_bands: int) -> tuple[int, ...]:
+        bands = self.bands if self.bands is not None else tuple(range(n_bands))
+        if max(bands) >= n_bands:
+            raise ValueError(f"feature {self.label!r} asks for bands {list(bands)} but {self.column!r} has {n_bands} "
+                             f"bands (0..{n_bands - 1})")
+        return bands
+
+    def _reduce(self, x: np.ndarray) -> np.ndarray:
+        """The reduction of band values x (n, bands, ...) over the bands axis: the one formula for values and draws."""
+        if self.reduce == "share":
+            position = (self.bands or tuple(range(x.shape[1]))).index(self.band)
+            return x[:, position] / x.sum(axis=1)
+        mean = x.mean(axis=1)
+        if self.reduce == "max_over_mean":
+            return x.max(axis=1) / mean
+        return x.std(axis=1, ddof=1) / mean
 
     def _one(self, read, column, band, error):
         """Values, lower and upper 1-sigma errors (0 where exact) and unusable rows of one operand."""
@@ -328,7 +408,8 @@ class Feature:
         s = np.asarray(sigma, dtype=np.float64)
         self._check_log_argument(x, ids)
         if self.propagation == "monte_carlo":
-            return self._g(x), _monte_carlo_variance(self, self._error_model(x, s))
+            mean, variance = _monte_carlo_moments(self, self._error_model(x, s))
+            return (mean if self.centre == "draw_mean" else self._g(x)), variance
         if s.ndim > x.ndim:
             raise ValueError(f"feature {self.label!r} propagates to first order: sigma must be one error per value, "
                              f"shape {x.shape}; got {s.shape}")
@@ -356,6 +437,9 @@ class Feature:
         values, variances : numpy.ndarray
             (n,) transformed values and their variances.
         """
+        if self.reduce is not None:
+            raise ValueError(f"feature {self.label!r} reduces several bands: build it from a catalog (Feature.measure), "
+                             "not from one plain column")
         x = np.asarray(values, dtype=np.float64)
         if sigma is None:
             return self.transform_values(x, np.zeros_like(x), ids)
@@ -393,7 +477,7 @@ class Feature:
 
     def _error_model(self, x: np.ndarray, s: np.ndarray) -> np.ndarray:
         """The (n, operands, 3) [value, lower sigma, upper sigma] model of a Monte Carlo feature's rows."""
-        operands = 1 if self.combine is None else 2
+        operands = 2 if self.combine is not None else 1 if self.reduce is None else s.shape[1] if s.ndim == 3 else "bands"
         if s.shape == x.shape and operands == 1:  # a plain symmetric sigma of the one operand
             model = np.stack([x, s, s], axis=-1)[:, None, :]
         elif s.ndim == 3 and s.shape[0] == x.shape[0] and s.shape[1:] == (operands, 3):
@@ -540,18 +624,24 @@ def _split_normal_draws(centre, lower, upper, u, bound):
     return draws if bound is None else np.maximum(draws, bound, out=draws)  # round-off never crosses the bound
 
 
-def _monte_carlo_variance(feature: Feature, model: np.ndarray) -> np.ndarray:
-    """Variance of the transformed draws of each row of an (n, operands, 3) error model."""
+def _monte_carlo_moments(feature: Feature, model: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and variance of the transformed draws of each row of an (n, operands, 3) error model."""
     n, operands, _ = model.shape
     u = _uniforms(MC_DRAWS, operands)
-    variance = np.empty(n)
-    for start in range(0, n, _MC_ROWS_PER_BLOCK):
-        block = model[start:start + _MC_ROWS_PER_BLOCK]
+    mean, variance = np.empty(n), np.empty(n)
+    rows = max(1, 2 * _MC_ROWS_PER_BLOCK // max(operands, 2))  # many-band features: no more memory than two operands
+    for start in range(0, n, rows):
+        block = model[start:start + rows]
         draws = [_split_normal_draws(block[:, k, 0], block[:, k, 1], block[:, k, 2], u[:, k], feature.lower_bound)
                  for k in range(operands)]
-        combined = draws[0] if operands == 1 else _combine_values(feature.combine, draws[0], draws[1])
-        variance[start:start + _MC_ROWS_PER_BLOCK] = feature._g(combined).var(axis=1)
-    return variance
+        if feature.reduce is not None:
+            combined = feature._reduce(np.stack(draws, axis=1))
+        else:
+            combined = draws[0] if operands == 1 else _combine_values(feature.combine, draws[0], draws[1])
+        transformed = feature._g(combined)
+        mean[start:start + rows] = transformed.mean(axis=1)
+        variance[start:start + rows] = transformed.var(axis=1)
+    return mean, variance
 
 
 # The six inputs of the Fermi-LAT experiment of Villacampa-Calvo et al. (2021, JMLR 22, sec. 5.6):
@@ -635,9 +725,37 @@ _FERMI_3FGL = (
     Feature("PowerLaw_Index"),
 )
 
+# The measurements behind the summaries (issue 36; docs/catalogs.md, "Band spectra and light curves"), read
+# through the 4FGL layout's roles (4FGL, DR2, DR4, FL16Y).  Band spectrum: each 0.1-100 GeV band's share of
+# the photon flux summed over those bands (DR4 bands 1-6, present in every 4FGL release; the 50-100 MeV
+# and TeV bands are mostly upper limits), log10, floored at 1e-4; its value is the mean of the log draws,
+# since a band whose best fit is ~0 (Sqrt_TS_Band = 0) has a point value at the floor.  Light curve:
+# the yearly fluxes' max / mean and coefficient of variation, log10 (cv floored at 0.01: a steady source).
+# Every band and year is an operand with the fermi_dr4 error model (split normal, upper limit where the
+# lower error is NaN, >= 0), reduced per Monte Carlo draw, so the errors reach the features' variances.
+_SHARE_BANDS = tuple(range(1, 7))
+
+
+def _share(band: int) -> Feature:
+    return Feature(FGL4_COLUMNS.band_flux, error=FGL4_COLUMNS.band_flux_error, band=band, reduce="share",
+                   bands=_SHARE_BANDS, transform="log10", floor=1e-4, two_sided="split_normal", centre="draw_mean",
+                   name=f"log10_share{band}", **_FLUX_ERRORS)
+
+
+def _light_curve(reduce: str, floor: float | None) -> Feature:
+    return Feature(FGL4_COLUMNS.history_flux, error=FGL4_COLUMNS.history_flux_error, reduce=reduce,
+                   transform="log10", floor=floor, two_sided="split_normal", name=f"log10_lc_{reduce}", **_FLUX_ERRORS)
+
+
+_BAND_SPECTRUM = tuple(_share(b) for b in _SHARE_BANDS)
+_LIGHT_CURVE = (_light_curve("max_over_mean", None), _light_curve("cv", 0.01))
+
 FEATURE_PRESETS: dict[str, tuple[Feature, ...]] = {
     "villacampa2021": _VILLACAMPA2021,
     "fermi_dr4": _FERMI_DR4,
+    "fermi_dr4_bands": _FERMI_DR4 + _BAND_SPECTRUM,
+    "fermi_dr4_lightcurve": _FERMI_DR4 + _LIGHT_CURVE,
+    "fermi_dr4_measurements": _FERMI_DR4 + _BAND_SPECTRUM + _LIGHT_CURVE,
     "fermi_3fgl": _FERMI_3FGL,
     "default": _VILLACAMPA2021,
 }

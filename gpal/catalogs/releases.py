@@ -59,6 +59,9 @@ class Columns:
     variability: str | None = "Variability_Index"
     band_flux: str | tuple[str, ...] | None = "Flux_Band"
     band_flux_error: str | tuple[str, ...] | None = "Unc_Flux_Band"
+    #: the light curve: photon flux per time bin (n, bins) and its two-sided error (n, bins, 2)
+    history_flux: str | None = "Flux_History"
+    history_flux_error: str | None = "Unc_Flux_History"
     # what a follow-up target list needs
     conf95_semimajor: str | None = "Conf_95_SemiMajor"
     conf95_semiminor: str | None = "Conf_95_SemiMinor"

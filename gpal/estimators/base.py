@@ -23,7 +23,7 @@ from gpal.data.dataset import NoisyDataset, Standardizer
 from gpal.files import classes_from_json, classes_to_json, corrupt_field, load_model_dir, save_model_dir
 from gpal.identity import jsonable
 
-__all__ = ["RENAMED_PARAMETERS", "FitData", "FitInterrupted", "GPClassifierMixin", "check_fit_data", "check_predict_data", "entropy", "raise_if_interrupted", "warn_ignored_noise"]
+__all__ = ["RENAMED_PARAMETERS", "FitData", "FitInterrupted", "GPClassifierMixin", "check_fit_data", "check_predict_data", "check_sample_weight", "entropy", "raise_if_interrupted", "warn_ignored_noise"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,24 @@ def _missing_labels(labels: np.ndarray) -> np.ndarray:
     if labels.dtype == object:
         return np.array([v is None or (isinstance(v, (float, np.floating)) and np.isnan(v)) for v in labels], dtype=bool)
     return np.zeros(labels.shape, dtype=bool)
+
+
+def check_sample_weight(sample_weight: Any, n_rows: int) -> np.ndarray | None:
+    """None, or ``sample_weight`` as (n_rows,) float64: finite, >= 0, not all 0 (ValueError otherwise).
+
+    Returns
+    -------
+    numpy.ndarray or None
+        The weights.
+    """
+    if sample_weight is None:
+        return None
+    weight = np.asarray(sample_weight, dtype=np.float64)
+    if weight.shape != (n_rows,) or not np.all(np.isfinite(weight)) or np.any(weight < 0) or not np.any(weight > 0):
+        raise ValueError(f"sample_weight must hold one finite weight >= 0 per row ({n_rows}), not all 0; "
+                         f"got shape {weight.shape}" + (f", min {weight.min():.4g}, max {weight.max():.4g}"
+                                                         if weight.size and weight.ndim == 1 else ""))
+    return weight
 
 
 def check_fit_data(X: Any, y: Any = None, X_var: Any = None, min_classes: int = 2) -> FitData:
@@ -247,14 +265,7 @@ class GPClassifierMixin(ClassifierMixin):
         y = np.asarray(y)
         if y.shape != predicted.shape:
             raise ValueError(f"y must have one label per row ({predicted.shape[0]}); got shape {y.shape}")
-        if sample_weight is not None:
-            sample_weight = np.asarray(sample_weight, dtype=np.float64)
-            if sample_weight.shape != predicted.shape or not np.all(np.isfinite(sample_weight)) or np.any(sample_weight < 0):
-                raise ValueError(
-                    f"sample_weight must hold one finite weight >= 0 per row ({predicted.shape[0]}); "
-                    f"got shape {sample_weight.shape}"
-                )
-        return float(np.average(predicted == y, weights=sample_weight))
+        return float(np.average(predicted == y, weights=check_sample_weight(sample_weight, predicted.shape[0])))
 
     def predictive_entropy(self, X: Any, X_var: Any = None) -> np.ndarray:
         """Entropy of the predictive class distribution: the active-learning acquisition score.

@@ -25,7 +25,7 @@ from sklearn.base import BaseEstimator
 
 from gpal.constraints import Boolean, Integer, OneOf, Options, Real, Satisfies, check_values
 from gpal.data.dataset import NoisyDataset
-from gpal.estimators.base import GPClassifierMixin, check_fit_data, check_predict_data
+from gpal.estimators.base import GPClassifierMixin, check_fit_data, check_predict_data, check_sample_weight
 from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
 from gpal.estimators.params import SPARSE_GP_PARAMETERS, LIKELIHOOD
 from gpal.evaluation.metrics import negative_log_likelihood
@@ -277,7 +277,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any = None, X_var: Any = None, callback: Callable[[int, float], bool | None] | None = None,
-            *, unlabelled: Any = None) -> "NoisyGPClassifier":
+            *, unlabelled: Any = None, sample_weight: Any = None) -> "NoisyGPClassifier":
         """Fit on arrays ``X`` (n, d), labels ``y`` (n,), variances ``X_var`` (n, d), or on a ``NoisyDataset``.
 
         ``callback(epoch, loss)`` runs after every epoch; returning False stops
@@ -285,7 +285,10 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         ``NoisyDataset`` pool or an ``(X, X_var)`` pair) adds the inputs of sources without
         labels to the fit of the population prior (``input_prior="population"``): the
         sources to be classified then shape p(x) too, as in extreme deconvolution of a
-        whole catalog; their labels are never needed.
+        whole catalog; their labels are never needed.  ``sample_weight`` (n,): each row's terms
+        of the ELBO times its weight (an integer weight is the row repeated, in expectation), e.g.
+        density-ratio weights against a selection shift (`gpal.evaluation.shift`); None: unweighted.
+        The validation NLL of early stopping and the population prior stay unweighted.
         Raises ``gpal.training.svi.TrainingError`` if the ELBO becomes non-finite.
 
         Returns
@@ -294,9 +297,12 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             ``self``, fitted.
         """
         data, extra = self._fit_data(X, y, X_var, unlabelled)
+        weight = check_sample_weight(sample_weight, data.X.shape[0])
         if self.inference != "svi":
+            if weight is not None:
+                raise ValueError(f"sample_weight needs inference='svi'; got inference={self.inference!r}")
             return self._fit_augmented(data)
-        return self._train(self._plan_fit(data, extra, callback), progress=bool(self.progress))
+        return self._train(self._plan_fit(data, extra, callback, weight), progress=bool(self.progress))
 
     def _train(self, plan: "_FitPlan", progress: bool) -> "NoisyGPClassifier":
         """SVI on a planned fit by the model's own trainer, then the fitted attributes."""
@@ -356,7 +362,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         check_memory(8.0 * 4 * (M + d) * chunk_evaluations(input_draws, num_classes, latent_draws),
                      f"prediction with n_samples={self.n_samples} (Monte Carlo draws per source)", "lower n_samples")
 
-    def _plan_fit(self, data: Any, extra: Any, callback: Callable | None) -> "_FitPlan":
+    def _plan_fit(self, data: Any, extra: Any, callback: Callable | None, weight: Any = None) -> "_FitPlan":
         """Everything before training: standardiser, model session (kept or new), training arrays, validation monitor."""
         from gpal.training.svi import TrainData
 
@@ -368,6 +374,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         if self.early_stopping:
             fit_rows, val_rows = validation_split(y, float(self.validation_fraction), int(self.random_state))
             (Z, Z_val), (Z_var, Z_var_val), (y, y_val) = ((a[fit_rows], a[val_rows]) for a in (Z, Z_var, y))
+            weight = None if weight is None else weight[fit_rows]
         prior_inputs = None if extra is None else self._standardised_prior_inputs(standardizer, Z, Z_var, *extra)
         session = ModelSession.for_fit(self.get_params(deep=False), data.classes, Z, Z_var, y,
                                        prior_inputs=prior_inputs, previous=previous)
@@ -378,7 +385,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
                 nll=negative_log_likelihood, interval=int(self.validation_interval),
                 patience=int(self.n_iter_no_change), then=callback,
             )
-        return _FitPlan(data, standardizer, session, TrainData.from_arrays(Z, Z_var, y), previous is not None, monitor,
+        return _FitPlan(data, standardizer, session, TrainData.from_arrays(Z, Z_var, y, weight), previous is not None, monitor,
                         callback if monitor is None else monitor)
 
     def _complete_fit(self, plan: "_FitPlan", result: Any) -> "NoisyGPClassifier":

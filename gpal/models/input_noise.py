@@ -166,12 +166,15 @@ class InputNoise(gpflow.base.Module):
 
     def training_marginals(
         self, gp: Any, X: tf.Tensor, V: tf.Tensor | None, Y: tf.Tensor, idx: tf.Tensor, seed: tf.Tensor,
-        noise: tf.Tensor | None = None, base: tuple[tf.Tensor, tf.Tensor] | None = None,
+        noise: tf.Tensor | None = None, sample_weight: tf.Tensor | None = None,
+        base: tuple[tf.Tensor, tf.Tensor] | None = None,
     ) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         """(Fmu, Fvar) of shape (B, L) for the batch and the batch's sum of extra ELBO terms (scalar).
 
-        ``noise`` (default ``training_noise(X, seed)``) are the step's draws where the strategy samples;
-        ``base``: the batch's rows of ``base_table`` (default: computed from X and V).
+        ``noise`` (default ``training_noise(X, seed)``) are the step's draws where the strategy samples.
+        ``sample_weight`` (B,) multiplies each row's extra terms (a row's own part of the ELBO, as its
+        likelihood term is); None: unweighted.  ``base``: the batch's rows of ``base_table`` (default:
+        computed from X and V).
 
         Returns
         -------
@@ -229,7 +232,7 @@ class NoInputNoise(InputNoise):
     name = "none"
     uses_noise_variance = False
 
-    def training_marginals(self, gp, X, V, Y, idx, seed, noise=None, base=None):
+    def training_marginals(self, gp, X, V, Y, idx, seed, noise=None, sample_weight=None, base=None):
         Fmu, Fvar = gp.marginals(X)
         return Fmu, Fvar, tf.zeros((), X.dtype)
 
@@ -271,7 +274,7 @@ class FirstOrder(InputNoise):
         Fmu, Fvar, grads = gp.marginals_and_mean_gradients(X)
         return Fmu, Fvar + self.extra_variance(V, grads)
 
-    def training_marginals(self, gp, X, V, Y, idx, seed, noise=None, base=None):
+    def training_marginals(self, gp, X, V, Y, idx, seed, noise=None, sample_weight=None, base=None):
         Fmu, Fvar = self._marginals(gp, X, V)
         return Fmu, Fvar, tf.zeros((), X.dtype)
 
@@ -323,9 +326,10 @@ class _GaussianInputs(InputNoise):
     @check_shapes("X: [B, D]", "V: [B, D]", "a: [B, D]", "b: [B, D]", "noise: [B, D]")
     def sample_and_terms(
         self, X: tf.Tensor, V: tf.Tensor, a: tf.Tensor, b: tf.Tensor, noise: tf.Tensor,
-        base: tuple[tf.Tensor, tf.Tensor] | None = None,
+        sample_weight: tf.Tensor | None = None, base: tuple[tf.Tensor, tf.Tensor] | None = None,
     ) -> tuple[tf.Tensor, tf.Tensor]:
-        """A reparameterised draw of x_i ~ q(x_i) and the batch sum of E_q log p(x~|x) - KL(q(x)||p(x)).
+        """A reparameterised draw of x_i ~ q(x_i) and the batch sum of E_q log p(x~|x) - KL(q(x)||p(x)),
+        each row's terms times its ``sample_weight`` (B,) when given.
 
         ``base``: the rows' ``base_table`` entries (default: the prior's base, computed here).
 
@@ -347,16 +351,19 @@ class _GaussianInputs(InputNoise):
         q_var = base_var * tf.exp(b)
         sample = tf.where(noisy, q_mean + tf.sqrt(q_var) * noise, X)
         observed = expected_log_observation(q_mean - X, q_var, tf.where(noisy, V, ones))
-        observed = tf.reduce_sum(tf.where(noisy, observed, tf.zeros_like(observed)))
-        return sample, observed + tf.reduce_sum(self.prior.neg_kl(q_mean, q_var, sample, noisy))
+        observed = tf.where(noisy, observed, tf.zeros_like(observed))
+        neg_kl = self.prior.neg_kl(q_mean, q_var, sample, noisy)
+        if sample_weight is not None:
+            observed, neg_kl = observed * sample_weight[:, None], neg_kl * sample_weight
+        return sample, tf.reduce_sum(observed) + tf.reduce_sum(neg_kl)
 
     def training_noise(self, X, seed):
         return tf.random.stateless_normal(tf.shape(X), seed=seed, dtype=X.dtype)
 
-    def training_marginals(self, gp, X, V, Y, idx, seed, noise=None, base=None):
+    def training_marginals(self, gp, X, V, Y, idx, seed, noise=None, sample_weight=None, base=None):
         a, b = self.offsets(X, Y, idx)
         noise = self.training_noise(X, seed) if noise is None else noise
-        sample, extra = self.sample_and_terms(X, V, a, b, noise, base)
+        sample, extra = self.sample_and_terms(X, V, a, b, noise, sample_weight, base)
         Fmu, Fvar = gp.marginals(sample)
         return Fmu, Fvar, extra
 

@@ -283,22 +283,29 @@ class NoisySVGP(gpflow.base.Module):
     @check_shapes("X: [B, D]", "X_var: [B, D]", "Y: [B]", "idx: [B]", "seed: [2]", "return: []")
     def elbo(
         self, X: tf.Tensor, X_var: tf.Tensor, Y: tf.Tensor, idx: tf.Tensor, seed: tf.Tensor, num_data: Any = None,
-        noise: tf.Tensor | None = None, base: tuple[tf.Tensor, tf.Tensor] | None = None,
+        noise: tf.Tensor | None = None, sample_weight: tf.Tensor | None = None,
+        base: tuple[tf.Tensor, tf.Tensor] | None = None,
     ) -> tf.Tensor:
         """Unbiased minibatch estimate of the ELBO; ``idx`` are the rows' positions in the training set.
 
         ``num_data`` (default ``self.num_data``) may be a tensor, so that a compiled step serves
         a training set whose size changes between fits.  ``noise``: the step's input draws, by
-        default ``strategy.training_noise(X, seed)``.  ``base``: the batch's rows of
-        ``training_base`` (default: computed from the batch).
+        default ``strategy.training_noise(X, seed)``.  ``sample_weight`` (B,): each row's terms
+        (expected log-likelihood and its input terms) times its weight, so that an integer weight
+        is that row repeated, in expectation over minibatches; None: unweighted.
+        ``base``: the batch's rows of ``training_base`` (default: computed from the batch).
 
         Returns
         -------
         tf.Tensor
             Scalar ELBO estimate.
         """
-        Fmu, Fvar, extra = self.strategy.training_marginals(self.gp, X, self._V(X_var), Y, idx, seed, noise, base)
-        data_term = tf.reduce_sum(self.likelihood.variational_expectations(Fmu, Fvar, Y)) + extra
+        Fmu, Fvar, extra = self.strategy.training_marginals(self.gp, X, self._V(X_var), Y, idx, seed, noise,
+                                                            sample_weight, base)
+        expected = self.likelihood.variational_expectations(Fmu, Fvar, Y)
+        if sample_weight is not None:
+            expected = expected * sample_weight
+        data_term = tf.reduce_sum(expected) + extra
         N = self.num_data if num_data is None else num_data
         scale = tf.cast(N, X.dtype) / tf.cast(tf.shape(X)[0], X.dtype)
         return scale * data_term - self.gp.kl()

@@ -54,16 +54,19 @@ class CholeskyError(RuntimeError):
 
 
 class TrainData(NamedTuple):
-    """Full training arrays as float64/int64 tensors: X (n, d), X_var (n, d), y (n,)."""
+    """Full training arrays as float64/int64 tensors: X (n, d), X_var (n, d), y (n,), sample_weight (n,) or None."""
 
     X: tf.Tensor
     X_var: tf.Tensor
     y: tf.Tensor
+    sample_weight: tf.Tensor | None = None
 
     @classmethod
-    def from_arrays(cls, X: np.ndarray, X_var: np.ndarray, y: np.ndarray) -> "TrainData":
+    def from_arrays(cls, X: np.ndarray, X_var: np.ndarray, y: np.ndarray,
+                    sample_weight: np.ndarray | None = None) -> "TrainData":
         return cls(
-            tf.constant(X, dtype=tf.float64), tf.constant(X_var, dtype=tf.float64), tf.constant(y, dtype=tf.int64)
+            tf.constant(X, dtype=tf.float64), tf.constant(X_var, dtype=tf.float64), tf.constant(y, dtype=tf.int64),
+            None if sample_weight is None else tf.constant(sample_weight, dtype=tf.float64),
         )
 
 
@@ -114,11 +117,12 @@ def _compiled_step(model, optimizer, data, base, seed, jit_compile) -> tuple[Cal
         X = tf.gather(data.X, idx)
         X_var = tf.gather(data.X_var, idx)
         y = tf.gather(data.y, idx)
+        weight = None if data.sample_weight is None else tf.gather(data.sample_weight, idx)
         rows_base = None if base is None else tuple(tf.gather(table, idx) for table in base)
         with tf.GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(variables)
             loss = -model.elbo(X, X_var, y, idx, tf.stack([base_seed, step_number]), num_data=tf.shape(data.y)[0],
-                               base=rows_base)
+                               sample_weight=weight, base=rows_base)
         grads = tape.gradient(loss, variables)
         finite = tf.math.is_finite(loss)
         for g in grads:
@@ -232,6 +236,7 @@ class Trainer:
             tf.Variable(np.zeros((0, d)), dtype=tf.float64, shape=[None, d], trainable=False),
             tf.Variable(np.zeros((0, d)), dtype=tf.float64, shape=[None, d], trainable=False),
             tf.Variable(np.zeros(0, np.int64), dtype=tf.int64, shape=[None], trainable=False),
+            tf.Variable(np.zeros(0), dtype=tf.float64, shape=[None], trainable=False),
         )
         self.optimizer = make_optimizer()
         # The per-row constants of training (`NoisySVGP.training_base`), refreshed at each fit, when the model has any.
@@ -257,6 +262,8 @@ class Trainer:
             rows = int(tf.shape(table)[0])
             if rows != n:
                 raise ValueError(f"{table.name} has {rows} rows for {n} training rows; restart the strategy first")
+        if data.sample_weight is None:  # weights of 1 give the unweighted ELBO exactly
+            data = data._replace(sample_weight=tf.ones([n], tf.float64))
         for var, value in zip(self.data, data):
             var.assign(value)
         if self.base is not None:

@@ -98,8 +98,8 @@ def test_bad_feature_specs_are_named(spec, message):
 
 
 def test_unknown_dict_keys_are_named():
-    with pytest.raises(ValueError, match="unknown: \\['bands'\\]"):
-        Feature.from_spec({"column": "Flux_Band", "bands": 2})
+    with pytest.raises(ValueError, match="unknown: \\['bandz'\\]"):
+        Feature.from_spec({"column": "Flux_Band", "bandz": 2})
 
 
 def test_new_kinds_round_trip_through_json():

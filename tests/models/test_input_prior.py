@@ -223,7 +223,7 @@ def test_trainer_reads_the_rows_base_from_its_table_with_the_same_elbo():
     trainer.fit(data, epochs=1, batch_size=30, progress=False)
     idx = tf.constant([5, 71, 0, 33], tf.int64)
     seed = tf.constant([1, 2], tf.int64)
-    batch = [tf.gather(t, idx) for t in data]
+    batch = [tf.gather(t, idx) for t in (data.X, data.X_var, data.y)]
     from_table = model.elbo(*batch, idx, seed, base=tuple(tf.gather(t, idx) for t in trainer.base))
     np.testing.assert_allclose(from_table.numpy(), model.elbo(*batch, idx, seed).numpy(), rtol=1e-12)
     # the table follows the data of the latest fit
