@@ -27,15 +27,18 @@ from pathlib import Path
 import numpy as np
 
 
-def _unit(epochs: int, learning_rate: float, seed: int) -> dict:
+def _unit(epochs: int, learning_rate: float, seed: int, em_steps: int) -> dict:
     from gpal.catalog_jobs.later_check import check_later
     from gpal.catalog_jobs.model_folders import train_catalog_model
     from gpal.catalog_jobs.selection import CatalogSelection
     from gpal.catalog_jobs.settings import main_job_estimator
     from gpal.evaluation.metrics import negative_log_likelihood, proba_by_class
+    from gpal.models.input_prior import fit_mixture_prior
+
+    fit_mixture_prior.__kwdefaults__["max_iter"] = em_steps  # the population prior's EM steps (a study knob)
 
     settings = dict(epochs=epochs, learning_rate=learning_rate, random_state=seed, progress=False)
-    row: dict = {"epochs": epochs, "learning_rate": learning_rate, "seed": seed}
+    row: dict = {"epochs": epochs, "learning_rate": learning_rate, "seed": seed, "em_steps": em_steps}
     t0, c0 = time.perf_counter(), time.process_time()
     _, data = CatalogSelection().load()
     train, test = data.split(test_size=0.2, seed=seed, stratify=True)
@@ -84,6 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--settings", nargs="+", default=["300:0.01", "100:0.01", "50:0.03"],
                         help="EPOCHS:LEARNING_RATE, the first is the reference")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--em-steps", type=int, default=100, help="the population prior's EM steps (fit_mixture_prior)")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -91,9 +95,10 @@ def main(argv: list[str] | None = None) -> None:
     for seed in args.seeds:
         for spec in args.settings:
             epochs, lr = int(spec.split(":")[0]), float(spec.split(":")[1])
-            path = out / f"e{epochs}_lr{lr:g}_s{seed}.json"
+            path = out / (f"e{epochs}_lr{lr:g}_s{seed}.json" if args.em_steps == 100
+                          else f"e{epochs}_lr{lr:g}_em{args.em_steps}_s{seed}.json")
             if not path.is_file():
-                row = _unit(epochs, lr, seed)
+                row = _unit(epochs, lr, seed, args.em_steps)
                 tmp = path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(row, indent=1))
                 tmp.replace(path)
