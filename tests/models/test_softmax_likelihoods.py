@@ -220,7 +220,7 @@ def registered(monkeypatch):
 @pytest.mark.parametrize(
     "lik",
     [lambda: SoftmaxLikelihood(4, num_predict_samples=64, seed=3), lambda: LogisticSoftmaxLikelihood(2, 16, 32, 7),
-     lambda: SoftmaxLikelihood(3, elbo="monte_carlo", num_elbo_samples=8)],
+     lambda: SoftmaxLikelihood(3, num_predict_samples=24, elbo="monte_carlo", num_elbo_samples=8)],
 )
 def test_config_round_trip(registered, lik):
     lik = lik()
