@@ -74,7 +74,9 @@ def test_monte_carlo_elbo_estimates_expected_log_softmax_and_sits_above_the_boun
     mu, var = _marginals(rng, 60, 3, 2.0, (0.1, 4.0))
     y = rng.integers(0, 3, 60)
     lik = SoftmaxLikelihood(3, elbo="monte_carlo", num_elbo_samples=4000)
-    estimate = lik.variational_expectations(*_tf(mu, var, y)).numpy()
+    # compiled: the 4000 draws as a graph loop, not 4000 eager iterations; the same draws and value as eager
+    # (monte_carlo_mean is stateless; test_softmax_prediction_matches_monte_carlo checks eager against compiled)
+    estimate = tf.function(lik.variational_expectations)(*_tf(mu, var, y)).numpy()
     samples = np.take_along_axis(log_softmax(_draws(rng, mu, var, 40_000), axis=2), y[None, :, None], 2)[..., 0]
     reference, se = samples.mean(0), samples.std(0) / np.sqrt(len(samples))
     # two independent Monte Carlo estimates of E_q log softmax_y(f): 4000 draws against 40000
@@ -220,7 +222,7 @@ def registered(monkeypatch):
 @pytest.mark.parametrize(
     "lik",
     [lambda: SoftmaxLikelihood(4, num_predict_samples=64, seed=3), lambda: LogisticSoftmaxLikelihood(2, 16, 32, 7),
-     lambda: SoftmaxLikelihood(3, elbo="monte_carlo", num_elbo_samples=8)],
+     lambda: SoftmaxLikelihood(3, num_predict_samples=24, elbo="monte_carlo", num_elbo_samples=8)],
 )
 def test_config_round_trip(registered, lik):
     lik = lik()
@@ -303,7 +305,9 @@ def test_conditional_proba_is_the_predictive_at_zero_variance(kind):
     lik = make_likelihood(kind, 3)
     F = np.random.default_rng(11).normal(scale=2.0, size=(6, lik.num_latent(3)))
     direct = lik.conditional_proba(tf.constant(F)).numpy()
-    np.testing.assert_allclose(direct, lik.predict_proba(*_tf(F, np.zeros_like(F))).numpy(), rtol=1e-12, atol=1e-14)
+    # compiled: a Monte Carlo likelihood's default 1000 draws as a graph loop, not 1000 eager iterations (same value)
+    predictive = tf.function(lik.predict_proba)(*_tf(F, np.zeros_like(F))).numpy()
+    np.testing.assert_allclose(direct, predictive, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(direct.sum(axis=1), 1.0, rtol=1e-12)
     if kind == "softmax":
         np.testing.assert_allclose(direct, softmax(F, axis=1), rtol=1e-12)
