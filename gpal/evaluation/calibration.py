@@ -210,6 +210,11 @@ def resampled_calibration_errors(y_true: np.ndarray, proba: np.ndarray, index: n
     A row's bin and its gap (hit - confidence) do not depend on the resample, and the ECE is
     sum over bins of |sum of the bin's gaps| / n, so every resample is one weighted count: a
     bootstrap of the ECE at the cost of its other metrics', where a call per resample was most of it.
+
+    Returns
+    -------
+    np.ndarray
+        (n_boot,) ECE of each resample.
     """
     y, p = _check_predictions(y_true, proba)
     predicted = np.argmax(p, axis=1)

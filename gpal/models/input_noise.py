@@ -161,6 +161,11 @@ class InputNoise(gpflow.base.Module):
 
         A trainer passes the batch's rows of them to ``training_marginals`` as ``base``, so that a
         step does not recompute, per row, what no parameter moves.
+
+        Returns
+        -------
+        tuple of tf.Tensor or None
+            (mean, variance), each (n, d), of where each row's q(x_i) starts; None here.
         """
         return None
 
@@ -316,7 +321,13 @@ class _GaussianInputs(InputNoise):
 
     def base_table(self, X, V):
         """Where each row's q(x_i) starts, p(x_i | x~_i) moment-matched: per row, K (d, d) solves under a
-        population prior, which would otherwise be most of a training step.  The broad prior's is elementwise."""
+        population prior, which would otherwise be most of a training step.  The broad prior's is elementwise.
+
+        Returns
+        -------
+        tuple of tf.Tensor or None
+            (mean, variance), each (n, d), under a population prior; None under the broad one.
+        """
         if not isinstance(self.prior, MixturePrior):
             return None
         parts = [self.prior.base(X[i:i + _BASE_ROWS_PER_BLOCK], V[i:i + _BASE_ROWS_PER_BLOCK])

@@ -275,7 +275,13 @@ class NoisySVGP(gpflow.base.Module):
 
     def training_base(self, X: tf.Tensor, X_var: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor] | None:
         """The strategy's per-row constants of training (``InputNoise.base_table``) for the training rows,
-        or None where it has none or they would move with a learned noise variance."""
+        or None where it has none or they would move with a learned noise variance.
+
+        Returns
+        -------
+        tuple of tf.Tensor or None
+            (mean, variance), each (n, d), or None.
+        """
         if self.noise_variance is not None and self.noise_variance.trainable_variables:
             return None
         return self.strategy.base_table(X, self._V(X_var))

@@ -63,6 +63,8 @@ def check_batchable(models: Sequence[NoisySVGP], datas: Sequence[TrainData]) -> 
         raise NotBatchable(f"{len(models)} models but {len(datas)} training sets")
     first, shape = model_signature(models[0]), tuple(datas[0].X.shape)
     for k, (model, data) in enumerate(zip(models, datas)):
+        if data.sample_weight is not None:
+            raise NotBatchable(f"training set {k} has sample weights, which batched training does not apply")
         if tuple(data.X.shape) != shape:
             raise NotBatchable(f"training set {k} has shape {tuple(data.X.shape)}, training set 0 {shape}")
         signature = model_signature(model)
@@ -166,7 +168,7 @@ class BatchedTrainer:
     def losses(self, idx: tf.Tensor, step_number: tf.Tensor) -> tf.Tensor:
         """The K models' negative ELBOs on minibatch rows ``idx`` (K, batch) at ``step_number``, (K,)."""
         template, K, n = self.template, len(self.models), tf.shape(self.data.X)[1]
-        X, X_var, y = (tf.gather(a, idx, batch_dims=1) for a in self.data)
+        X, X_var, y = (tf.gather(a, idx, batch_dims=1) for a in (self.data.X, self.data.X_var, self.data.y))
         step_seeds = tf.stack([tf.constant(self.seeds, tf.int64), tf.fill([K], step_number)], axis=1)
         # Each model's draws from its own seed, outside the vectorised trace (stateless draws
         # cannot be vectorised over seeds); a strategy that draws nothing gets zeros it ignores.
