@@ -92,10 +92,15 @@ class MixturePrior:
         if not (np.all(np.isfinite(means)) and np.all(np.isfinite(covariances))):
             raise ValueError("mixture means and covariances must be finite")
         try:
-            np.linalg.cholesky(covariances)
+            chol = np.linalg.cholesky(covariances)
         except np.linalg.LinAlgError:
             raise ValueError("mixture covariances must be symmetric positive definite") from None
         self.weights, self.means, self.covariances = weights, means, covariances
+        # log_prob's constants, from the factor the check above computed: each component's whitening
+        # W_k = chol(Sigma_k)^-1 (lower triangular), W_k mu_k, and log det Sigma_k.
+        self._whiten = np.linalg.inv(chol)
+        self._whitened_means = np.einsum("kde,ke->kd", self._whiten, means)
+        self._log_det = 2.0 * np.sum(np.log(np.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)
 
     @property
     def num_components(self) -> int:
@@ -160,12 +165,9 @@ class MixturePrior:
         W_k (x - mu_k) for all rows and components is one matrix product (B, d) x (d, K d), where a
         triangular solve per row and component is B K small ops in every training step.
         """
-        chol = np.linalg.cholesky(self.covariances)
-        whiten = np.linalg.inv(chol)  # (K, d, d), lower triangular
-        W = tf.constant(whiten, x.dtype)
-        shift = tf.constant(np.einsum("kde,ke->kd", whiten, self.means), x.dtype)
-        white = tf.einsum("kde,be->bkd", W, x) - shift[None]  # (B, K, d)
-        log_det = tf.constant(2.0 * np.sum(np.log(np.diagonal(chol, axis1=-2, axis2=-1)), axis=-1), x.dtype)
+        W = tf.constant(self._whiten, x.dtype)
+        white = tf.einsum("kde,be->bkd", W, x) - tf.constant(self._whitened_means, x.dtype)[None]  # (B, K, d)
+        log_det = tf.constant(self._log_det, x.dtype)
         d = tf.cast(tf.shape(x)[1], x.dtype)
         log_comp = -0.5 * (d * _LOG_2PI + log_det[None] + tf.reduce_sum(tf.square(white), axis=-1))
         return tf.reduce_logsumexp(tf.math.log(tf.constant(self.weights, x.dtype))[None] + log_comp, axis=1)
