@@ -7,7 +7,9 @@ user would reach for, classify the unassociated ones, write the report.
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -37,6 +39,7 @@ from gpal.evaluation.baselines import BASELINES, fit_baselines, min_training_per
 from gpal.evaluation.metrics import proba_by_class
 from gpal.files import atomic_output
 from gpal.registry import FOLLOW_UP_ACQUISITION
+from gpal.runs.background import abandon_if, alongside
 from gpal.runs.output_dir import claim_output_dir
 
 __all__ = ["DEFAULT_BASELINES", "SETTINGS", "classify_catalog"]
@@ -137,20 +140,24 @@ def classify_catalog(
     check_sizes(estimator, train)
     folder = claim_output_dir(out_dir, identity, force=force)
     trained_on = f"training split: {train.n_samples} of {data.n_samples} sources, stratified, seed {seed}"
-    fit_or_reuse(estimator, train, folder, merge, trained_on, log)
-    trained = load_trained(folder)
-
-    log(f"checking on {test.n_samples} held-out sources" + (f" beside {', '.join(baselines)}" if baselines else ""))
-    proba = trained.estimator.predict_proba(test)
-    held = pd.DataFrame({"Source_Name": test.ids, "true_class": test.labels(),
-                         SIGNIFICANCE_COLUMN: target_columns(cat, test.ids.tolist())[SIGNIFICANCE_COLUMN]})
-    for c, name in enumerate(trained.classes):
-        held[f"p_{name}"] = proba[:, c]
-    with atomic_output(folder / HELDOUT_FILE) as tmp:
-        held.to_csv(tmp, index=False)
+    comparison = None
     if not (folder / BASELINES_FILE).is_file():
-        log("fitting the same GP without the error bars, to measure what they buy")
-        _write_baselines(folder / BASELINES_FILE, train, test, list(baselines), seed, _error_blind_twin(estimator))
+        log("fitting, alongside the model, the baselines and the same GP without the error bars, to measure what "
+            "they buy")
+        comparison = partial(_write_baselines, folder / BASELINES_FILE, train, test, list(baselines), seed,
+                             _error_blind_twin(estimator))
+    with alongside(comparison) as comparison_done:
+        fit_or_reuse(estimator, train, folder, merge, trained_on, log)
+        trained = load_trained(folder)
+        log(f"checking on {test.n_samples} held-out sources" + (f" beside {', '.join(baselines)}" if baselines else ""))
+        proba = trained.estimator.predict_proba(test)
+        held = pd.DataFrame({"Source_Name": test.ids, "true_class": test.labels(),
+                             SIGNIFICANCE_COLUMN: target_columns(cat, test.ids.tolist())[SIGNIFICANCE_COLUMN]})
+        for c, name in enumerate(trained.classes):
+            held[f"p_{name}"] = proba[:, c]
+        with atomic_output(folder / HELDOUT_FILE) as tmp:
+            held.to_csv(tmp, index=False)
+        comparison_done()
 
     log("fitting the outlier score ('none of these') on the training split"
         + (f", checking it on the {len(left_out)} labelled classes left out" if left_out else ""))
@@ -193,12 +200,16 @@ def _error_blind_twin(estimator: Any) -> dict[str, Any]:
 
 
 def _write_baselines(path: Path, train: NoisyDataset, test: NoisyDataset, names: Sequence[str], seed: int,
-                     models: Mapping[str, Any]) -> None:
+                     models: Mapping[str, Any], stop: threading.Event) -> None:
     """Held-out probabilities of the baselines, fitted on the same training rows and features (values only),
-    and of ``models`` (unfitted gpal estimators, fitted here on the same rows with their error bars)."""
+    and of ``models`` (unfitted gpal estimators, fitted here on the same rows with their error bars).
+
+    Once ``stop`` is set (the model's fit beside it failed or was interrupted), a model's training ends at its next
+    epoch by raising `Abandoned`, and nothing is written."""
     probas = fit_baselines(train.X, train.y, test.X, names=list(names), random_state=seed) if names else {}
     for name, model in models.items():
-        model.fit(train)  # its columns follow model.classes_ (sorted), the baselines' the data's class order
+        # its columns follow model.classes_ (sorted), the baselines' the data's class order
+        model.fit(train, callback=lambda epoch, loss: abandon_if(stop))
         probas[name] = proba_by_class(model.predict_proba(test), model.classes_, test.class_names)
     frames = []
     for name, proba in probas.items():

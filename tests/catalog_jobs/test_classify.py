@@ -12,6 +12,7 @@ from gpal.catalog_jobs.classify import DEFAULT_BASELINES, classify_catalog
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.settings import main_job_estimator
 from gpal.catalog_jobs.model_folders import load_trained
+from gpal.catalog_jobs.layout import BASELINES_FILE
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL
 from gpal.catalog_jobs.prediction import predict_catalog
 from gpal.catalog_jobs.tables import check_table_path, read_probability_table, write_probability_table
@@ -224,6 +225,21 @@ def test_rerun_with_same_settings_reuses_the_model_and_reproduces_the_table(clas
     assert params.stat().st_mtime_ns == before  # not retrained
     assert said[0].startswith(f"reusing the trained model in {out}") and not any("training on" in m for m in said)
     assert (out / "classifications.csv").read_bytes() == table
+
+
+def test_a_failed_model_fit_stops_the_comparison_fitted_beside_it(small_catalog, tmp_path, monkeypatch):
+    """The baselines and the error-blind twin train in a second thread beside the model: when the model's fit
+    fails (or is interrupted), the twin stops and no comparison table is written for a run without its model."""
+    import gpal.catalog_jobs.classify as job
+
+    def failing_fit(*args, **kwargs):
+        raise RuntimeError("the model's fit failed")
+
+    monkeypatch.setattr(job, "fit_or_reuse", failing_fit)
+    with pytest.raises(RuntimeError, match="the model's fit failed"):
+        _classify(tmp_path / "run", small_catalog)
+    assert not (tmp_path / "run" / BASELINES_FILE).exists()
+    assert not (tmp_path / "run" / "training.json").exists()
 
 
 def _files(folder):

@@ -1,0 +1,54 @@
+"""Independent work run in a second thread while the main thread does its own.
+
+On a 2-core laptop a compiled TensorFlow step or a NumPy array operation releases the GIL, so two
+fits in two threads take about the time of one: the main job trains the error-blind twin and the
+baselines beside the model this way.  Work in the background must be stoppable: when the block
+beside it fails or is interrupted, the work is told to stop (`abandon_if` raises `Abandoned` at
+its next check) and waited for, so nothing is written after the run gave up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Iterator, Optional
+
+__all__ = ["Abandoned", "abandon_if", "alongside"]
+
+
+class Abandoned(Exception):
+    """Raised inside background work whose run has stopped: it ends without writing anything."""
+
+
+def abandon_if(stop: threading.Event) -> None:
+    """Raise `Abandoned` once ``stop`` is set; a training callback or a loop calls it between units of work."""
+    if stop.is_set():
+        raise Abandoned("the run beside this work stopped")
+
+
+@contextlib.contextmanager
+def alongside(work: Optional[Callable[[threading.Event], None]]) -> Iterator[Callable[[], None]]:
+    """Run ``work(stop)`` in a second thread during the block; yields ``wait``.
+
+    ``wait()`` returns once the work is done and raises what it raised; the block calls it where it needs
+    the work's result.  ``work`` None yields a ``wait`` that does nothing.  Leaving the block by an
+    exception sets ``stop``, waits for the work to end and re-raises the block's exception.
+
+    Yields
+    ------
+    Callable[[], None]
+        ``wait``: blocks until the work has finished and re-raises its exception, if any.
+    """
+    if work is None:
+        yield lambda: None
+        return
+    stop = threading.Event()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpal-alongside") as pool:
+        future = pool.submit(work, stop)
+        try:
+            yield future.result
+        except BaseException:
+            stop.set()
+            raise
+        future.result()  # a block that never waited still hears of the work's failure

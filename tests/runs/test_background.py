@@ -1,0 +1,81 @@
+"""`gpal.runs.background.alongside`: work beside the main thread ends, fails and stops as it says."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from gpal.runs.background import Abandoned, abandon_if, alongside
+
+
+def test_work_runs_in_another_thread_while_the_block_runs():
+    started, seen = threading.Event(), {}
+
+    def work(stop):
+        seen["thread"] = threading.current_thread().name
+        started.set()
+
+    with alongside(work) as wait:
+        assert started.wait(5), "the work did not start while the block ran"
+        wait()
+    assert seen["thread"] != threading.current_thread().name
+
+
+def test_wait_raises_what_the_work_raised():
+    def work(stop):
+        raise ValueError("bad baseline")
+
+    with pytest.raises(ValueError, match="bad baseline"):
+        with alongside(work) as wait:
+            wait()
+
+
+def test_a_failure_is_heard_even_when_the_block_never_waited():
+    def work(stop):
+        raise ValueError("lost otherwise")
+
+    with pytest.raises(ValueError, match="lost otherwise"):
+        with alongside(work):
+            pass
+
+
+def test_a_failing_block_stops_the_work_before_it_writes(tmp_path):
+    out = tmp_path / "written"
+    ended = {}
+
+    def work(stop):
+        try:
+            for _ in range(500):  # a training loop that checks between epochs
+                abandon_if(stop)
+                time.sleep(0.01)
+            out.write_text("finished")
+        except Abandoned:
+            ended["abandoned"] = True
+            raise
+
+    with pytest.raises(KeyboardInterrupt):
+        with alongside(work):
+            time.sleep(0.05)
+            raise KeyboardInterrupt
+    assert ended == {"abandoned": True}  # the block's exit waited for the work to end
+    assert not out.exists()
+
+
+def test_a_gp_fit_stopped_from_outside_raises_abandoned():
+    """The twin's training honours ``stop`` at the end of an epoch: the callback route the main job uses."""
+    from gpal import NoisyGPClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    stop = threading.Event()
+    stop.set()
+    clf = NoisyGPClassifier(input_noise="none", epochs=3, num_inducing=5, progress=False)
+    with pytest.raises(Abandoned):
+        clf.fit(X, y, callback=lambda epoch, loss: abandon_if(stop))
+
+
+def test_no_work_gives_a_wait_that_does_nothing():
+    with alongside(None) as wait:
+        assert wait() is None
