@@ -18,7 +18,8 @@ import pandas as pd
 from gpal.active import make_acquisition
 from gpal.catalog_jobs.follow_up import DEFAULT_MIN_SIGNIFICANCE, DEFAULT_TARGET, check_target
 from gpal.catalog_jobs.layout import (
-    BASELINES_FILE, CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS, DEFAULT_OUT_DIR, HELDOUT_FILE, SIGNIFICANCE_COLUMN,
+    BASELINES_FILE, CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS, DEFAULT_OUT_DIR, ERROR_BLIND_MODEL_DIR, HELDOUT_FILE,
+    SIGNIFICANCE_COLUMN,
 )
 from gpal.catalog_jobs.model_folders import (
     Log, check_sizes, no_log, fit_or_reuse, job_estimator, load_trained, open_job, require_per_class,
@@ -47,6 +48,8 @@ __all__ = ["DEFAULT_BASELINES", "SETTINGS", "classify_catalog"]
 
 #: The classifiers a user would otherwise reach for, fitted on the main job's split and features.
 DEFAULT_BASELINES = ("logistic", "random_forest_isotonic")
+#: The gpal models fitted beside the main one for comparison -> the folder each is saved in.
+COMPARED_MODEL_DIRS = {ERROR_BLIND_MODEL: ERROR_BLIND_MODEL_DIR}
 #: The share of the labelled sources held out to check the model.
 DEFAULT_TEST_SIZE = 0.2
 #: The main job's own settings beside the selection and the estimator (the ``classify`` workflow offers them).
@@ -144,8 +147,7 @@ def classify_catalog(
     if not (folder / BASELINES_FILE).is_file():
         log("fitting, alongside the model, the baselines and the same GP without the error bars, to measure what "
             "they buy")
-        comparison = partial(_write_baselines, folder / BASELINES_FILE, train, test, list(baselines), seed,
-                             _error_blind_twin(estimator))
+        comparison = partial(_write_baselines, folder, train, test, list(baselines), seed, _error_blind_twin(estimator))
     with alongside(comparison) as comparison_done:
         fit_or_reuse(estimator, train, folder, merge, trained_on, log)
         trained = load_trained(folder)
@@ -177,7 +179,9 @@ def classify_catalog(
     later = later_release_of(cat.release)
     if later is not None:  # a release older than the newest shipped: score the classifications by what it found
         log(f"checking the classifications against {later} (gpal check-later)")
-        write_later_check(check_later(trained, later, earlier=cat.path, baselines=baselines, seed=seed), folder)
+        compared = {name: folder / sub for name, sub in COMPARED_MODEL_DIRS.items() if (folder / sub).is_dir()}
+        write_later_check(check_later(trained, later, earlier=cat.path, baselines=baselines, seed=seed,
+                                      compared=compared), folder)
     log("writing the follow-up lists and the report")
     return write_classify_report(folder)
 
@@ -199,17 +203,19 @@ def _error_blind_twin(estimator: Any) -> dict[str, Any]:
     return {ERROR_BLIND_MODEL: clone(estimator).set_params(input_noise="none", progress=False)}
 
 
-def _write_baselines(path: Path, train: NoisyDataset, test: NoisyDataset, names: Sequence[str], seed: int,
+def _write_baselines(folder: Path, train: NoisyDataset, test: NoisyDataset, names: Sequence[str], seed: int,
                      models: Mapping[str, Any], stop: threading.Event) -> None:
     """Held-out probabilities of the baselines, fitted on the same training rows and features (values only),
-    and of ``models`` (unfitted gpal estimators, fitted here on the same rows with their error bars).
+    and of ``models`` (unfitted gpal estimators, fitted here on the same rows with their error bars, and saved
+    in ``COMPARED_MODEL_DIRS`` for the later-release check); the table, written last, marks them all done.
 
     Once ``stop`` is set (the model's fit beside it failed or was interrupted), a model's training ends at its next
     epoch by raising `Abandoned`, and nothing is written."""
     probas = fit_baselines(train.X, train.y, test.X, names=list(names), random_state=seed) if names else {}
     for name, model in models.items():
-        # its columns follow model.classes_ (sorted), the baselines' the data's class order
         model.fit(train, callback=lambda epoch, loss: abandon_if(stop))
+        model.save(folder / COMPARED_MODEL_DIRS[name])
+        # its columns follow model.classes_ (sorted), the baselines' the data's class order
         probas[name] = proba_by_class(model.predict_proba(test), model.classes_, test.class_names)
     frames = []
     for name, proba in probas.items():
@@ -218,5 +224,5 @@ def _write_baselines(path: Path, train: NoisyDataset, test: NoisyDataset, names:
             frame[f"p_{cls}"] = proba[:, c]
         frames.append(frame)
     table = pd.concat(frames) if frames else pd.DataFrame(columns=["model", "Source_Name", "true_class"])
-    with atomic_output(path) as tmp:
+    with atomic_output(folder / BASELINES_FILE) as tmp:
         table.to_csv(tmp, index=False)

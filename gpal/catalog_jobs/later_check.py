@@ -27,7 +27,7 @@ import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -40,6 +40,7 @@ from gpal.catalogs import load_catalog
 from gpal.catalogs.links import link_later
 from gpal.catalogs.releases import NEWEST_RELEASE, RELEASES, link_path
 from gpal.catalogs.schemes import coarse_group
+from gpal.estimators import load_estimator
 from gpal.evaluation.baselines import BASELINES, fit_baselines
 from gpal.evaluation.comparison import bootstrap_comparison
 from gpal.evaluation.intervals import binomial_interval
@@ -129,6 +130,7 @@ def check_later(
     baselines: Sequence[str] = tuple(BASELINES),
     seed: int = 0,
     top_k: Sequence[int] = TOP_K,
+    compared: Mapping[str, str | os.PathLike] | None = None,
 ) -> LaterCheck:
     """Score the model's classifications of its release's unassociated and bcu sources by a later release.
 
@@ -136,8 +138,9 @@ def check_later(
     release by name, else ``earlier``, the path of its file).  ``later``: a shipped release or a
     file of one whose record links to the earlier release (directly, or through a shipped
     release: 3FGL -> 4FGL-DR4 -> FL16Y).  ``baselines`` are refitted on the model's training rows
-    with ``seed``.  Everything that can be refused (no link, no overlap, missing columns) is
-    refused before any fitting.
+    with ``seed``.  ``compared``: name -> folder of other saved gpal models of the same classes and
+    features (the main job's error-blind twin), scored beside them.  Everything that can be refused
+    (no link, no overlap, missing columns, a compared model of other classes) is refused before any fitting.
     """
     trained = model if isinstance(model, TrainedModel) else load_trained(model)
     record = trained.training["catalog"]
@@ -158,11 +161,19 @@ def check_later(
     linked = index[[rows[str(n)] for n in pool.ids]]
     later_code = np.where(linked >= 0, last.class_codes[np.maximum(linked, 0)], "missing")
     train = _training_rows(trained, first)
+    compared = dict(compared or {})
+    for name, path in compared.items():
+        other = load_estimator(path)
+        if list(other.classes_) != list(trained.classes) or other.n_features_in_ != pool.X.shape[1]:
+            raise ValueError(f"compared model {name!r} ({path}) has classes {list(other.classes_)} and "
+                             f"{other.n_features_in_} features; the model has {list(trained.classes)} and "
+                             f"{pool.X.shape[1]}")
 
     classes = list(trained.classes)
     merge = trained.training.get("merge", {})
     codes = {c: tuple(merge.get(c, (c.lower(),))) for c in classes}
     proba = {MODEL: predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, progress=False)}
+    proba.update({name: predict_proba_chunked(path, pool.X, pool.X_var, progress=False) for name, path in compared.items()})
     proba.update(fit_baselines(train.X, train.y, pool.X, names=list(baselines), random_state=seed))
 
     sources = pd.DataFrame({"Source_Name": pool.ids, "CLASS1": pool.aux["CLASS1"],

@@ -27,6 +27,7 @@ from gpal.evaluation.reports import REPORT_FILE
 
 __all__ = [
     "BASELINES_FILE",
+    "ERROR_BLIND_MODEL_DIR",
     "CATALOG_COLUMNS_FILE",
     "CLASSIFICATIONS_CSV",
     "CLASSIFICATIONS_FITS",
@@ -57,6 +58,8 @@ FIGURES_DIR = "figures"
 HELDOUT_FILE = f"{TABLES_DIR}/heldout.csv"
 #: The baselines' (and the error-blind twin's) held-out predictions, fitted once per run folder.
 BASELINES_FILE = f"{TABLES_DIR}/heldout_baselines.csv"
+#: The error-blind twin's saved model (`gpal.estimators.load_estimator`), so the later-release check scores it too.
+ERROR_BLIND_MODEL_DIR = "model_error_blind"
 #: Catalog columns of the classified sources that the report quotes (the classifications keep to probabilities).
 CATALOG_COLUMNS_FILE = f"{TABLES_DIR}/catalog_columns.csv"
 #: The columns of catalog_columns.csv -> the release-record role each is read from (`gpal.catalogs.releases.Columns`).

@@ -13,6 +13,7 @@ from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.settings import main_job_estimator
 from gpal.catalog_jobs.model_folders import load_trained
 from gpal.catalog_jobs.layout import BASELINES_FILE
+from gpal.estimators import load_estimator
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL
 from gpal.catalog_jobs.prediction import predict_catalog
 from gpal.catalog_jobs.tables import check_table_path, read_probability_table, write_probability_table
@@ -24,7 +25,7 @@ from conftest import SMALL, write_small_catalog
 TINY = dict(epochs=3, num_inducing=5, batch_size=64, input_noise="first_order")
 #: What a user finds at the top of the main job's folder; every table and figure lies beneath.
 TOP = {"classifications.csv", "classifications.ecsv", "classifications.fits", "report.md", "metrics.json", "ood.json",
-       "training.json", "model", "run.json", ".gpal-written", "tables", "figures", "follow_up.reg",
+       "training.json", "model", "model_error_blind", "run.json", ".gpal-written", "tables", "figures", "follow_up.reg",
        *(f"{name}.{ext}" for name in ("follow_up", "discovery", "extended") for ext in ("csv", "ecsv"))}
 #: The report's tables (CSV, Markdown, LaTeX) and figures (PNG, PDF).
 TABLES = ("heldout_metrics", "heldout_per_class", "heldout_confusion", "heldout_comparison", "predicted_counts",
@@ -112,7 +113,15 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
         "heldout.csv", "heldout_baselines.csv", "later_check.csv", "later_check_sources.csv",
         *(f"{t}.{e}" for t in (*TABLES, "later_release_check") for e in ("csv", "md", "tex"))}
     later = pd.read_csv(out / "tables" / "later_check.csv")
-    assert set(later["later"]) == {"FL16Y"} and set(later["model"]) == {"gpal", *DEFAULT_BASELINES}
+    assert set(later["later"]) == {"FL16Y"} and set(later["model"]) == {"gpal", ERROR_BLIND_MODEL, *DEFAULT_BASELINES}
+    # what the error bars bought, measured on the later labels too: the twin saved by the run, scored like the model
+    twin = later[(later["model"] == ERROR_BLIND_MODEL) & (later["measure"] == "3-class nll")].iloc[0]
+    sources = pd.read_csv(out / "tables" / "later_check_sources.csv")
+    blind = load_estimator(out / "model_error_blind")
+    assert list(blind.classes_) == ["bll", "fsrq", "pulsar"] and blind.input_noise == "none"
+    assert (f"later classified, 3-class NLL" in report.read_text()
+            and f"with minus without {-twin['diff']:+.3f}" in report.read_text())
+    assert np.isfinite(sources[f"p_bll_{ERROR_BLIND_MODEL}"]).all()
     assert "**Checked against a later release**: FL16Y gives" in report.read_text()
     # values read as exact are counted, as dropped rows are: in training.json, metrics.json and the report
     repaired = json.loads((out / "metrics.json").read_text())["repaired"]

@@ -95,8 +95,9 @@ def _heldout_check(check: HeldOutCheck, h: Mapping[str, Any]) -> str:
             "populations, expect worse.")
 
 
-def _error_bars_bought(check: HeldOutCheck) -> str | None:
-    """The paired NLL difference between the model and its twin without error bars, when the run fitted one."""
+def _error_bars_bought(run: FinishedRun, check: HeldOutCheck) -> str | None:
+    """The paired NLL difference between the model and its twin without error bars, when the run fitted one: held
+    out, on the faintest quarter, and on the later release's labels where the run was checked against one."""
     comparison, faint = check.comparison, check.faint
     if ERROR_BLIND_MODEL not in set(comparison["model"]):
         return None
@@ -107,6 +108,14 @@ def _error_bars_bought(check: HeldOutCheck) -> str | None:
     if faint is not None and ERROR_BLIND_MODEL in faint["models"]:
         text += (f"; on the faintest quarter {faint['models'][MODEL_NAME]['nll']:.3f} against "
                  f"{faint['models'][ERROR_BLIND_MODEL]['nll']:.3f}")
+    later = read_later_check(run.folder)
+    if later is not None:
+        nll = later[later["measure"] == "3-class nll"].set_index("model")
+        if ERROR_BLIND_MODEL in nll.index:
+            twin = nll.loc[ERROR_BLIND_MODEL]
+            text += (f"; on the {int(twin['n'])} sources {later['later'].iloc[0]} later classified, 3-class NLL "
+                     f"{nll.loc[MODEL, 'value']:.3f} with them and {twin['value']:.3f} without, with minus without "
+                     f"{-twin['diff']:+.3f} (paired 95% [{-twin['diff_high']:+.3f}, {-twin['diff_low']:+.3f}])")
     return text + ". docs/results.md measures the same on faint sources held out from training."
 
 
@@ -144,7 +153,8 @@ def _later_release(run: FinishedRun) -> str | None:
     nll = measures[measures["measure"] == "3-class nll"].set_index("model")
     if nll.empty:
         return None
-    best = nll.drop(index=MODEL)["value"].idxmin() if len(nll) > 1 else None
+    baselines = nll.drop(index=[MODEL, ERROR_BLIND_MODEL], errors="ignore")
+    best = baselines["value"].idxmin() if len(baselines) else None
     versus = "" if best is None else (f", the best baseline's ({best}) {nll.loc[best, 'value']:.3f} ({best} minus "
                                       f"model {nll.loc[best, 'diff']:+.3f}, paired 95% [{nll.loc[best, 'diff_low']:+.3f}, "
                                       f"{nll.loc[best, 'diff_high']:+.3f}])")
@@ -232,7 +242,7 @@ def report_text(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any
     """The text above the report's tables and figures: its paragraphs in reading order."""
     paragraphs = [
         _catalog(run), _run_date(run), _what_the_model_can_say(run), _model(run),
-        _heldout_check(check, metrics["heldout"]), _error_bars_bought(check), _faintest_quarter(check.faint),
+        _heldout_check(check, metrics["heldout"]), _error_bars_bought(run, check), _faintest_quarter(check.faint),
         _population_shift(metrics["population_shift"]), _classified(run, metrics["classified"]),
         none_of_these(run.folder, run.frame, run.classes), _later_release(run), _follow_up(run),
         _mc_noise(metrics["classified"]["mc_noise"]), _rows_left_out(metrics["dropped"]),
