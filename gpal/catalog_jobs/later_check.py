@@ -40,6 +40,7 @@ from gpal.catalogs import load_catalog
 from gpal.catalogs.links import link_later
 from gpal.catalogs.releases import NEWEST_RELEASE, RELEASES, link_path
 from gpal.catalogs.schemes import coarse_group
+from gpal.data.dataset import NoisyDataset
 from gpal.estimators import load_estimator
 from gpal.evaluation.baselines import BASELINES, fit_baselines
 from gpal.evaluation.comparison import bootstrap_comparison
@@ -105,10 +106,16 @@ def _training_rows(trained: TrainedModel, earlier: Any) -> Any:
     run = recorded_identity(trained.folder) or {}
     if "test_size" in run:
         data = data.split(test_size=run["test_size"], seed=run["seed"], stratify=True)[0]
-    if data.class_counts() != t.get("n_per_class", data.class_counts()):
-        raise ValueError(f"{trained.folder}: the training rows rebuilt from {earlier.path.name} ({data.class_counts()}) "
-                         f"differ from those the model records ({t['n_per_class']}); the baselines need the same rows")
-    return data
+    return _same_rows(data, trained, f"rebuilt from {earlier.path.name}")
+
+
+def _same_rows(train: NoisyDataset, trained: TrainedModel, how: str = "given") -> NoisyDataset:
+    """``train``, refused unless its rows are those the model records."""
+    recorded = trained.training.get("n_per_class", train.class_counts())
+    if train.class_counts() != recorded:
+        raise ValueError(f"{trained.folder}: the training rows {how} ({train.class_counts()}) differ from those the "
+                         f"model records ({recorded}); the baselines need the same rows")
+    return train
 
 
 def _auc(truth: np.ndarray, score: np.ndarray) -> float:
@@ -131,6 +138,7 @@ def check_later(
     seed: int = 0,
     top_k: Sequence[int] = TOP_K,
     compared: Mapping[str, str | os.PathLike] | None = None,
+    built: tuple[NoisyDataset, np.ndarray, NoisyDataset] | None = None,
 ) -> LaterCheck:
     """Score the model's classifications of its release's unassociated and bcu sources by a later release.
 
@@ -141,6 +149,9 @@ def check_later(
     with ``seed``.  ``compared``: name -> folder of other saved gpal models of the same classes and
     features (the main job's error-blind twin), scored beside them.  Everything that can be refused
     (no link, no overlap, missing columns, a compared model of other classes) is refused before any fitting.
+    ``built``: what the caller (the main job) already has, so nothing is computed twice: the
+    release's unassociated and bcu sources with the model's features, the model's probabilities of
+    them, and its training rows.
     """
     trained = model if isinstance(model, TrainedModel) else load_trained(model)
     record = trained.training["catalog"]
@@ -156,11 +167,15 @@ def check_later(
     through = [load_catalog(r.name) for r in link_path(first.record, last.record)]
     index = link_later(first, last, through)
     features = trained.training["features"]
-    pool = selection_pool(first, DEFAULT_SELECT, features)
+    pool, model_proba, train = built if built is not None else (selection_pool(first, DEFAULT_SELECT, features), None,
+                                                                 None)
+    if tuple(pool.feature_names) != tuple(trained.training["feature_names"]):
+        raise ValueError(f"the sources to score have features {list(pool.feature_names)}; the model was trained on "
+                         f"{trained.training['feature_names']}")
     rows = {name: i for i, name in enumerate(first.names)}
     linked = index[[rows[str(n)] for n in pool.ids]]
     later_code = np.where(linked >= 0, last.class_codes[np.maximum(linked, 0)], "missing")
-    train = _training_rows(trained, first)
+    train = _training_rows(trained, first) if train is None else _same_rows(train, trained)
     compared = dict(compared or {})
     for name, path in compared.items():
         other = load_estimator(path)
@@ -172,7 +187,8 @@ def check_later(
     classes = list(trained.classes)
     merge = trained.training.get("merge", {})
     codes = {c: tuple(merge.get(c, (c.lower(),))) for c in classes}
-    proba = {MODEL: predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, progress=False)}
+    proba = {MODEL: predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, progress=False)
+             if model_proba is None else model_proba}
     proba.update({name: predict_proba_chunked(path, pool.X, pool.X_var, progress=False) for name, path in compared.items()})
     proba.update(fit_baselines(train.X, train.y, pool.X, names=list(baselines), random_state=seed))
 

@@ -178,3 +178,23 @@ def test_a_compared_model_of_other_classes_is_refused_before_fitting(trained, sm
         with pytest.raises(ValueError, match=r"compared model 'two classes' \(.*\) has classes \['bll', 'fsrq'\] and "
                                              r"\d+ features; the model has \['bll', 'fsrq', 'pulsar'\]"):
             check_later(trained, "FL16Y", earlier=small_catalog, compared={"two classes": other / "model"})
+
+
+def test_what_the_main_job_already_built_gives_the_same_check(trained, small_catalog):
+    """The main job passes its pool, its probabilities and its training rows instead of building them again."""
+    from gpal.catalog_jobs.model_folders import load_trained
+    from gpal.catalog_jobs.prediction import DEFAULT_SELECT, predict_proba_chunked, selection_pool
+
+    model = load_trained(trained)
+    small = load_catalog(small_catalog)
+    pool = selection_pool(small, DEFAULT_SELECT, model.training["features"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, train = CatalogSelection(catalog=str(small_catalog)).load()
+        proba = predict_proba_chunked(model.model_dir, pool.X, pool.X_var, progress=False)
+        run = dict(earlier=small_catalog, baselines=["logistic"], top_k=(5,))
+        own, given = check_later(model, "FL16Y", **run), check_later(model, "FL16Y", **run, built=(pool, proba, train))
+        pd.testing.assert_frame_equal(own.measures, given.measures)
+        fewer = train.split(test_size=0.5, seed=0, stratify=True)[0]
+        with pytest.raises(ValueError, match=r"the training rows given \(.*\) differ from those the model records"):
+            check_later(model, "FL16Y", **run, built=(pool, proba, fewer))
