@@ -2,10 +2,12 @@
 
 A campaign retrains the main job's model (`gpal.catalog_jobs.settings.main_job_estimator`, on the
 main job's classes and features unless told), so that ``gpal classify`` and ``gpal active`` give
-one answer to "which source next".  With the file oracle (real follow-up) the pool is what the main
-job's classification follow-up list ranks: point sources at ``follow_up_significance`` or more that
-are not "none of these" (`gpal.catalog_jobs.follow_up.bright_point_sources`, the outlier flag fitted
-and calibrated as the main job's); each query file carries the target columns and the ``ood`` flag.
+one answer to "which source next".  With either oracle the pool is what the main job's
+classification follow-up list ranks: point sources at ``follow_up_significance`` or more that are
+not "none of these" (`gpal.catalog_jobs.follow_up.bright_point_sources`, the outlier flag fitted on
+the labelled sources and calibrated on the test ones, as the main job's), so that a simulated
+campaign measures the campaign a real one would run.  Each query file carries the target columns
+and the ``ood`` flag, with an ECSV twin giving their units (`gpal.catalog_jobs.tables.write_ecsv_twin`).
 
 A run folder holds the loop's checkpoint (`gpal.active.report.CHECKPOINT_DIR`), with the
 file oracle the query files (`QUERIES_DIR`), and the report `gpal.active.report` builds.
@@ -18,6 +20,9 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+import pandas as pd
+
+import gpal
 
 from gpal.active import ActiveLearningLoop, FileOracle, SimulatedOracle, initial_pool_test_split, make_acquisition
 from gpal.active.oracles import NOTHING_FOUND
@@ -26,6 +31,7 @@ from gpal.catalog_jobs.follow_up import DEFAULT_MIN_SIGNIFICANCE, bright_point_s
 from gpal.catalog_jobs.model_folders import job_estimator
 from gpal.catalog_jobs.prediction import DEFAULT_SELECT
 from gpal.catalog_jobs.selection import CatalogSelection
+from gpal.catalog_jobs.tables import write_ecsv_twin
 from gpal.catalogs.releases import LAT_CLASS_CODES
 from gpal.catalogs.targets import TARGET_COLUMNS, target_columns
 from gpal.data.dataset import NoisyDataset
@@ -65,8 +71,8 @@ SETTINGS = {
     "select": Setting(Text(), ",".join(DEFAULT_SELECT), "file oracle: the pool, 'unassociated', 'bcu' or CLASS1 codes, "
                       "comma-separated (the default: the sources gpal classify classifies)"),
     "follow_up_significance": Setting(Real(0), DEFAULT_MIN_SIGNIFICANCE,
-                                      "file oracle: Signif_Avg (sigma) below which a source is not asked about, as "
-                                      "in gpal classify's follow-up list"),
+                                      "Signif_Avg (sigma) below which a pool source is not asked about, as in gpal "
+                                      "classify's follow-up list"),
 }
 #: What ``run.json`` records beside the loop's checkpoint (which holds every estimator parameter and the
 #: data): these settings and estimator parameters (``follow_up_significance`` since 0.3.0, which changes the pool).
@@ -100,9 +106,10 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     ``initial`` labelled ones, a pool of ``pool`` (default: all the rest) whose labels are
     revealed when queried, and ``test`` sources that score the model after each query.
     ``oracle="file"``: the sources are the initial training set (``test_size`` of them held
-    out), the pool is ``select`` less what the main job's follow-up list leaves out (extended,
-    below ``follow_up_significance``, "none of these"), and each query is a file in `QUERIES_DIR`
-    for the observers to fill in (`gpal.active.LabelsPending` until they have).  ``queries`` is
+    out), the pool is ``select``, and each query is a file in `QUERIES_DIR` for the observers
+    to fill in (`gpal.active.LabelsPending` until they have).  Either pool is then cut to what
+    the main job's follow-up list ranks (`_follow_up_pool`: no extended source, none below
+    ``follow_up_significance``, none "none of these").  ``queries`` is
     how many to ask in all: rerunning with more continues the same run; other settings are
     refused unless ``force``.  ``seed`` draws the split, the initial set and random acquisitions; the
     estimator's own is its ``random_state``.  Returns the path of ``report.md``.
@@ -121,6 +128,7 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     if s["oracle"] == "simulated":
         n_pool = s["pool"] or data.n_samples - s["initial"] - s["test"]
         labelled, pool, test = initial_pool_test_split(data, s["initial"], n_pool, s["test"], seed=seed)
+        pool, _ = _follow_up_pool(catalog, pool, labelled, test, s["follow_up_significance"], seed)
         oracle: Any = SimulatedOracle(pool)
         outcomes = None  # the catalog's labels are the classes
     else:
@@ -128,7 +136,8 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
         pool = catalog.pool(select=[t.strip() for t in s["select"].split(",") if t.strip()],
                             features=selection.features)
         pool, described = _follow_up_pool(catalog, pool, labelled, test, s["follow_up_significance"], seed)
-        oracle = FileOracle(out / QUERIES_DIR, describe=lambda ids: described.loc[ids].reset_index())
+        oracle = FileOracle(out / QUERIES_DIR, describe=lambda ids: described.loc[ids].reset_index(),
+                            twin=_query_twin)
         outcomes = follow_up_outcomes(*selection.class_groups())
     params = estimator.get_params(deep=False)
     identity = {"kind": "gpal.active", "catalog": catalog.provenance(), "classes": _plain(selection.classes),
@@ -163,6 +172,12 @@ def _follow_up_pool(catalog: Any, pool: NoisyDataset, train: NoisyDataset, test:
     keep = bright_point_sources(targets, min_significance) & ~targets["ood"].to_numpy(bool)
     described = targets.loc[keep, ["Source_Name", "ood_score", "ood", *TARGET_COLUMNS]].set_index("Source_Name")
     return pool.subset(np.nonzero(keep)[0]), described
+
+
+def _query_twin(frame: pd.DataFrame, path: Path) -> Path:
+    """The ECSV twin of a query file: its rows with units and descriptions, naming the file the labels go in."""
+    return write_ecsv_twin(frame, path, {"CREATOR": f"gpal {gpal.__version__}", "LIST": "gpal active query",
+                                         "NSOURCES": len(frame), "LABELS": path.name})
 
 
 def follow_up_outcomes(classes: Sequence[str], merge: Mapping[str, Sequence[str]]) -> dict[str, str | None]:
