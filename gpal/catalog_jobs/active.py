@@ -2,12 +2,16 @@
 
 A campaign retrains the main job's model (`gpal.catalog_jobs.settings.main_job_estimator`, on the
 main job's classes and features unless told), so that ``gpal classify`` and ``gpal active`` give
-one answer to "which source next".  With either oracle the pool is what the main job's
-classification follow-up list ranks: point sources at ``follow_up_significance`` or more that are
-not "none of these" (`gpal.catalog_jobs.follow_up.bright_point_sources`, the outlier flag fitted on
-the labelled sources and calibrated on the test ones, as the main job's), so that a simulated
-campaign measures the campaign a real one would run.  Each query file carries the target columns
-and the ``ood`` flag, with an ECSV twin giving their units (`gpal.catalog_jobs.tables.write_ecsv_twin`).
+one answer to "which source next".  The pool is cut by the main job's follow-up list's rule:
+with either oracle, point sources at ``follow_up_significance`` or more
+(`gpal.catalog_jobs.follow_up.bright_point_sources`), so that a simulated campaign asks about the
+sources a real one would; with the file oracle, also none "none of these" (the outlier flag fitted
+on the labelled sources and calibrated on the test ones, as the main job's).  A simulated pool is
+left unflagged: it is made of the trained classes, so it holds no population the flag is for (its
+flags there would be the 5% false positives its threshold allows), and the flag's density needs 10
+labelled rows per component (80), more than a campaign that starts small has.  Each query file
+carries the target columns and the ``ood`` flag, with an ECSV twin giving their units
+(`gpal.catalog_jobs.tables.write_ecsv_twin`).
 
 A run folder holds the loop's checkpoint (`gpal.active.report.CHECKPOINT_DIR`), with the
 file oracle the query files (`QUERIES_DIR`), and the report `gpal.active.report` builds.
@@ -107,9 +111,9 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     revealed when queried, and ``test`` sources that score the model after each query.
     ``oracle="file"``: the sources are the initial training set (``test_size`` of them held
     out), the pool is ``select``, and each query is a file in `QUERIES_DIR` for the observers
-    to fill in (`gpal.active.LabelsPending` until they have).  Either pool is then cut to what
-    the main job's follow-up list ranks (`_follow_up_pool`: no extended source, none below
-    ``follow_up_significance``, none "none of these").  ``queries`` is
+    to fill in (`gpal.active.LabelsPending` until they have).  Either pool is then cut by the
+    follow-up list's rule: no extended source, none below ``follow_up_significance``, and for
+    the file oracle none "none of these" (see the module docstring).  ``queries`` is
     how many to ask in all: rerunning with more continues the same run; other settings are
     refused unless ``force``.  ``seed`` draws the split, the initial set and random acquisitions; the
     estimator's own is its ``random_state``.  Returns the path of ``report.md``.
@@ -128,7 +132,7 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     if s["oracle"] == "simulated":
         n_pool = s["pool"] or data.n_samples - s["initial"] - s["test"]
         labelled, pool, test = initial_pool_test_split(data, s["initial"], n_pool, s["test"], seed=seed)
-        pool, _ = _follow_up_pool(catalog, pool, labelled, test, s["follow_up_significance"], seed)
+        pool, _ = _bright_pool(catalog, pool, s["follow_up_significance"])
         oracle: Any = SimulatedOracle(pool)
         outcomes = None  # the catalog's labels are the classes
     else:
@@ -155,21 +159,30 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     return write_active_report(out)
 
 
+def _bright_pool(catalog: Any, pool: NoisyDataset, min_significance: float) -> tuple[NoisyDataset, Any]:
+    """The pool less what the follow-up list never ranks (extended, below ``min_significance``), the rule of
+    both oracles, and the target columns of the sources kept, in their order."""
+    targets = target_columns(catalog, pool.ids.tolist())
+    keep = np.nonzero(bright_point_sources(targets, min_significance))[0]
+    return pool.subset(keep), targets.iloc[keep].reset_index(drop=True)
+
+
 def _follow_up_pool(catalog: Any, pool: NoisyDataset, train: NoisyDataset, test: NoisyDataset,
                     min_significance: float, seed: int) -> tuple[NoisyDataset, Any]:
     """The pool the main job's follow-up list would rank, and what a query file says of each of its sources
     (``ood_score``, ``ood`` and the target columns, indexed by ``Source_Name``).
 
-    The "none of these" score is fitted on ``train`` and its threshold set on ``test``, as the main
-    job's (`gpal.catalog_jobs.none_of_these.check_outliers`), so a query file reads as its lists do.
+    `_bright_pool`, less the "none of these" sources: the score is fitted on ``train`` and its
+    threshold set on ``test``, as the main job's (`gpal.catalog_jobs.none_of_these.check_outliers`),
+    so a query file reads as its lists do.
     """
     from gpal.estimators.outliers import PopulationOutlierScore
 
+    pool, targets = _bright_pool(catalog, pool, min_significance)
     scorer = PopulationOutlierScore(random_state=seed).fit(train).calibrate(test)
-    targets = target_columns(catalog, pool.ids.tolist())
     targets["ood_score"] = scorer.score(pool)
     targets["ood"] = targets["ood_score"].to_numpy() > scorer.threshold_
-    keep = bright_point_sources(targets, min_significance) & ~targets["ood"].to_numpy(bool)
+    keep = ~targets["ood"].to_numpy(bool)
     described = targets.loc[keep, ["Source_Name", "ood_score", "ood", *TARGET_COLUMNS]].set_index("Source_Name")
     return pool.subset(np.nonzero(keep)[0]), described
 

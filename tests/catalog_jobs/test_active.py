@@ -100,10 +100,10 @@ def test_the_file_oracle_asks_only_about_what_the_follow_up_list_ranks(small_cat
     assert np.array_equal(kept.X, pool.X[np.isin(pool.ids, kept.ids)])  # the pool's own rows, features unchanged
 
 
-def test_a_simulated_campaign_asks_only_about_what_the_follow_up_list_ranks(small_catalog, tmp_path, monkeypatch):
-    """One pool rule for both oracles: the simulated pool is cut as the file oracle's, so it measures that campaign."""
+def test_a_simulated_campaign_asks_only_about_bright_point_sources(small_catalog, tmp_path, monkeypatch):
+    """The follow-up list's significance and extended rule cuts the simulated pool too; the ood flag does not (a pool
+    of the trained classes has no population for it, and a campaign starting from 10 sources could not fit it)."""
     import gpal.catalog_jobs.active as active
-    from gpal.catalog_jobs.active import _follow_up_pool
     from gpal.catalogs.targets import target_columns
 
     class Built(Exception):
@@ -118,16 +118,15 @@ def test_a_simulated_campaign_asks_only_about_what_the_follow_up_list_ranks(smal
     monkeypatch.setattr(active, "ActiveLearningLoop", loop)
     selection = CatalogSelection(catalog=str(small_catalog), classes="bll,fsrq,pulsar=psr+msp")
     with pytest.raises(Built):
-        run_active(selection, main_job_estimator(), tmp_path / "al", initial=80, test=30, follow_up_significance=6.0,
-                   progress=False)
+        run_active(selection, main_job_estimator(input_prior="broad"), tmp_path / "al", initial=10, test=30,
+                   follow_up_significance=6.0, progress=False)
     catalog, data = selection.load()
-    labelled, drawn, test = initial_pool_test_split(data, 80, data.n_samples - 110, 30, seed=0)
-    expected, described = _follow_up_pool(catalog, drawn, labelled, test, 6.0, seed=0)
+    _, drawn, _ = initial_pool_test_split(data, 10, data.n_samples - 40, 30, seed=0)
     targets = target_columns(catalog, drawn.ids.tolist())
-    faint = set(targets.loc[targets["Signif_Avg"] < 6.0, "Source_Name"])
-    assert faint and not faint & set(seen["pool"].ids) and seen["pool"].n_samples > 0
-    assert seen["pool"].ids.tolist() == expected.ids.tolist()
-    assert not described["ood"].any() and not described["extended"].any()
+    bright = targets[(targets["Signif_Avg"] >= 6.0) & ~targets["extended"]]
+    assert 0 < len(bright) < len(targets)  # the cut leaves some out
+    assert seen["pool"].ids.tolist() == bright["Source_Name"].tolist()  # and only those, in the drawn order
+    assert np.array_equal(seen["pool"].X, drawn.X[bright.index.to_numpy()])
     assert seen["oracle"].truth is seen["pool"]  # labels come only from that pool
     assert not (tmp_path / "al").exists()
 
