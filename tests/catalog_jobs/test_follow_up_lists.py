@@ -37,16 +37,16 @@ def test_each_list_holds_its_sources_in_its_order():
 
 
 def test_the_region_draws_each_95_percent_ellipse_in_ds9_convention(tmp_path):
-    rows = pd.DataFrame({"rank": [1, 2, 3], "Source_Name": ["4FGL J0000.3-7355", "x", "y"],
-                         "RA": [0.0983, 10.0, 20.0], "DEC": [-73.922, 5.0, np.nan],
-                         "Conf_95_SemiMajor": [0.0525, 0.1, 0.2], "Conf_95_SemiMinor": [0.051, np.nan, 0.1],
-                         "Conf_95_PosAng": [-62.7, np.nan, 30.0]})
+    rows = pd.DataFrame({"rank": [1, 2, 3, 4], "Source_Name": ["4FGL J0000.3-7355", "x", "y", "z"],
+                         "RA": [0.0983, 10.0, 20.0, 30.0], "DEC": [-73.922, 5.0, np.nan, 6.0],
+                         "Conf_95_SemiMajor": [0.0525, 0.1, 0.2, np.nan], "Conf_95_SemiMinor": [0.051, np.nan, 0.1, np.nan],
+                         "Conf_95_PosAng": [-62.7, np.nan, 30.0, np.nan]})
     lines = write_region(rows, tmp_path / "f.reg").read_text().splitlines()
     assert lines[:3] == ["# Region file format: DS9 version 4.1", "# gpal follow-up list: 95% error ellipses", "fk5"]
     # arcseconds; DS9's angle is from west (the x axis of a north-up sky), the catalog's from north: +90 degrees
     assert lines[3] == 'ellipse(0.09830,-73.92200,189.00",183.60",27.30) # text={1 4FGL J0000.3-7355}'
     assert lines[4] == 'circle(10.00000,5.00000,360.00") # text={2 x}'  # no angle: the semi-major axis as a circle
-    assert len(lines) == 5  # y has no position
+    assert len(lines) == 5  # y has no position, z no ellipse (an older layout without the columns): both left out
 
 
 def test_a_target_the_model_lacks_is_refused_naming_its_classes():
