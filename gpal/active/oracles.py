@@ -208,6 +208,7 @@ class FileOracle:
             more = self.describe(queried.ids.tolist()).drop(columns=[self.NAME], errors="ignore")
             frame = pd.concat([frame, more.drop(columns=[c for c in more if c in frame]).reset_index(drop=True)], axis=1)
         if self.twin is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)  # the twin's folder, as atomic_output makes the query's
             self.twin(frame, path)
         frame["label"] = ""
         with atomic_output(path) as tmp:
