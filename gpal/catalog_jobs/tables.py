@@ -66,6 +66,7 @@ KEYWORDS = {
     "FITCONF": "estimator settings",
     "TARGET": "class the information column is about (empty: all)",
     "MINSIG": "Signif_Avg below which no follow-up list holds a source",
+    "XFLAGS": "catalog Flags (numbers) that leave a source out of the follow-up lists",
     "LIST": "which follow-up list this is",
     "LABELS": "the file whose label column the observers fill in",
 }

@@ -101,8 +101,8 @@ def test_the_file_oracle_asks_only_about_what_the_follow_up_list_ranks(small_cat
 
 
 def test_a_simulated_campaign_asks_only_about_bright_point_sources(small_catalog, tmp_path, monkeypatch):
-    """The follow-up list's significance and extended rule cuts the simulated pool too; the ood flag does not (a pool
-    of the trained classes has no population for it, and a campaign starting from 10 sources could not fit it)."""
+    """The follow-up list's significance, Flags and extended rule cuts the simulated pool too; the ood flag does not (a
+    pool of the trained classes has no population for it, and a campaign starting from 10 sources could not fit it)."""
     import gpal.catalog_jobs.active as active
     from gpal.catalogs.targets import target_columns
 
@@ -119,12 +119,12 @@ def test_a_simulated_campaign_asks_only_about_bright_point_sources(small_catalog
     selection = CatalogSelection(catalog=str(small_catalog), classes="bll,fsrq,pulsar=psr+msp")
     with pytest.raises(Built):
         run_active(selection, main_job_estimator(input_prior="broad"), tmp_path / "al", initial=10, test=30,
-                   follow_up_significance=6.0, progress=False)
+                   follow_up_significance=6.0, follow_up_flags=list(range(1, 15)), progress=False)
     catalog, data = selection.load()
     _, drawn, _ = initial_pool_test_split(data, 10, data.n_samples - 40, 30, seed=0)
     targets = target_columns(catalog, drawn.ids.tolist())
-    bright = targets[(targets["Signif_Avg"] >= 6.0) & ~targets["extended"]]
-    assert 0 < len(bright) < len(targets)  # the cut leaves some out
+    bright = targets[(targets["Signif_Avg"] >= 6.0) & ~targets["extended"] & (targets["Flags"] == 0)]
+    assert 0 < len(bright) < len(targets[(targets["Signif_Avg"] >= 6.0)])  # both cuts leave some out
     assert seen["pool"].ids.tolist() == bright["Source_Name"].tolist()  # and only those, in the drawn order
     assert np.array_equal(seen["pool"].X, drawn.X[bright.index.to_numpy()])
     assert seen["oracle"].truth is seen["pool"]  # labels come only from that pool

@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 
 from gpal.catalog_jobs.follow_up import (
-    DISCOVERY_FILE, EXTENDED_FILE, FOLLOW_UP_FILE, check_target, follow_up_lists, write_region,
+    DISCOVERY_FILE, EXTENDED_FILE, FOLLOW_UP_FILE, bright_point_sources, check_target, excluded_flags_of,
+    follow_up_lists, write_region,
 )
 
 
@@ -53,3 +54,17 @@ def test_a_target_the_model_lacks_is_refused_naming_its_classes():
     assert check_target(None, ["bll", "pulsar"]) is None and check_target("pulsar", ["bll", "pulsar"]) == "pulsar"
     with pytest.raises(ValueError, match=r"target 'psr' is not a class of the model; its classes are \['bll', 'pulsar'\]"):
         check_target("psr", ["bll", "pulsar"])
+
+
+def test_excluded_flags_leave_out_the_sources_that_carry_any_of_them():
+    """Flag n is bit value 2**(n-1), as the catalogs number them; Flags -1 (the catalog has none) excludes nothing."""
+    frame = pd.DataFrame({"Source_Name": list("abcdef"), "Signif_Avg": [9.0] * 5 + [3.0], "extended": [False] * 6,
+                          "Flags": [0, 1, 4, 5, -1, 0], "ood": [False] * 6, "ood_score": np.zeros(6),
+                          "information": np.linspace(1, 0, 6)})
+    assert bright_point_sources(frame, 4.0).tolist() == [True] * 5 + [False]  # by default no flag excludes
+    assert bright_point_sources(frame, 4.0, (3,)).tolist() == [True, True, False, False, True, False]
+    assert bright_point_sources(frame, 4.0, (1, 3)).tolist() == [True, False, False, False, True, False]
+    assert bright_point_sources(frame, 4.0, (2, 14)).tolist() == [True] * 5 + [False]
+    assert follow_up_lists(frame, 4.0, (1,))[FOLLOW_UP_FILE]["Source_Name"].tolist() == ["a", "c", "e"]
+    assert excluded_flags_of({"XFLAGS": "3,14"}) == (3, 14) and excluded_flags_of({"XFLAGS": ""}) == ()
+    assert excluded_flags_of({}) == ()  # a table of an earlier gpal
