@@ -1,63 +1,84 @@
-"""How many of the main job's top pulsar candidates FL16Y calls pulsars: list (a), p_pulsar alone, logistic regression.
+"""How many of the main job's top candidates of its target class a later release confirms: list (a), the
+class probability alone, logistic regression.
 
-Reads a finished ``gpal classify --target pulsar`` folder on 4FGL-DR4, refits the logistic-regression
-baseline on the same training split and features, and counts, among the top 20 / 50 sources of each
-ranking, those that FL16Y (v41) associates with a pulsar (psr or msp), matched by FL16Y's ``ASSOC_FGL``.
-Rankings: list (a) (``follow_up.csv``: in-population point sources by what a label teaches about
-pulsar), the same sources by ``p_pulsar``, and every classified point source by ``p_pulsar`` and by
-logistic regression's probability.
+Reads a finished ``gpal classify --target pulsar`` folder of a release older than the newest shipped
+(4FGL v20, 4FGL-DR4, ...): its classifications, its classification follow-up list (``follow_up.csv``)
+and the later-release check classify wrote for it (``tables/later_check_sources.csv``: each
+classified source's class in the later release, linked by the release links of
+`gpal.catalogs.links`, and the logistic-regression baseline refitted on the model's own training
+rows).  For a folder without that file, run ``gpal check-later --trained FOLDER`` first.
 
-    python benchmarks/bench_follow_up_precision.py RUN_FOLDER PATH/gll_psc_v41.fit.gz
+Among the top 20 / 50 sources of each ranking it counts those the later release puts in the target
+class (its CLASS1 codes, e.g. psr or msp for ``pulsar=psr+msp``), those it associates at all, and
+those it still lists.  Rankings: list (a) (in-population point sources by what a label teaches about
+the target), the same sources by ``p_<target>``, and every classified point source by ``p_<target>``
+and by logistic regression's probability.
+
+    python benchmarks/bench_follow_up_precision.py RUN_FOLDER [TOP ...]
 """
 
-import json
 import sys
-import warnings
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
-from astropy.table import Table
 
 from gpal.catalog_jobs.selection import CatalogSelection
-from gpal.evaluation.baselines import fit_baselines
+from gpal.evaluation.intervals import binomial_interval
+from gpal.runs.output_dir import recorded_identity
 
-PULSARS = ("psr", "msp")
+#: What the later-release check writes where the later release has no row for a source, or no class.
+UNLISTED, NO_CLASS = "missing", ("", "unk")
 
 
-def main(folder, fl16y_path, top=(20, 50)):
-    warnings.simplefilter("ignore")
+def rankings(folder):
+    """The ranked source names of each ranking, the target's CLASS1 codes, and each source's later class."""
     folder = Path(folder)
-    fl16y = Table.read(fl16y_path, hdu="LAT_Point_Source_Catalog")
-    text = lambda name: np.char.strip(np.asarray(fl16y[name]).astype(str))  # noqa: E731
-    later = dict(zip(text("ASSOC_FGL"), np.char.lower(text("CLASS1"))))
-    run = json.loads((folder / "run.json").read_text())
-    frame = pd.read_csv(folder / "classifications.csv", keep_default_na=False, na_values=[""])
-    follow = pd.read_csv(folder / "follow_up.csv", keep_default_na=False, na_values=[""])
-    points = frame[~frame["extended"]]
-
-    selection = CatalogSelection()  # the main job's defaults, as the folder's run used them
-    catalog, data = selection.load()
-    train, _ = data.split(test_size=run.get("test_size", 0.2), seed=run.get("seed", 0), stratify=True)
-    pool = catalog.pool(select=["unassociated", "bcu"], features=data.meta["features"]).by_ids(points["Source_Name"].tolist())
-    logistic = fit_baselines(train.X, train.y, pool.X, names=["logistic"], random_state=0)["logistic"]
-    p_logistic = pd.Series(logistic[:, list(data.class_names).index("pulsar")], index=pool.ids)
-
-    rankings = {
-        "list (a): information about pulsar": follow["Source_Name"],
-        "list (a)'s sources by p_pulsar": follow.sort_values("p_pulsar", ascending=False)["Source_Name"],
-        "every point source by p_pulsar": points.sort_values("p_pulsar", ascending=False)["Source_Name"],
-        "every point source by logistic regression": p_logistic.sort_values(ascending=False).index.to_series(),
+    run = recorded_identity(folder) or {}
+    target = run.get("target")
+    if not target:
+        raise SystemExit(f"{folder} was classified without --target; rerun gpal classify with --target pulsar")
+    checked = folder / "tables" / "later_check_sources.csv"
+    if not checked.is_file():
+        raise SystemExit(f"{checked} is missing: the folder's release is the newest, or it predates the check; "
+                         f"run gpal check-later --trained {folder}")
+    read = lambda path: pd.read_csv(path, keep_default_na=False, na_values=[""], dtype={"CLASS1": str})  # noqa: E731
+    frame, follow, later = read(folder / "classifications.csv"), read(folder / "follow_up.csv"), read(checked)
+    later = later.set_index("Source_Name")
+    classes, merge = CatalogSelection(classes=run["class_spec"]).class_groups()
+    codes = tuple(merge.get(target, (target.lower(),)))
+    points = frame[~frame["extended"].astype(bool)]
+    p, p_logistic = f"p_{target}", later.loc[points["Source_Name"], f"p_{target}_logistic"]
+    ranked = {
+        f"list (a): information about {target}": follow["Source_Name"],
+        f"list (a)'s sources by {p}": follow.sort_values(p, ascending=False, kind="stable")["Source_Name"],
+        f"every classified point source by {p}": points.sort_values(p, ascending=False, kind="stable")["Source_Name"],
+        "every classified point source by logistic regression (same training rows and features)":
+            p_logistic.sort_values(ascending=False, kind="stable").index.to_series(),
     }
-    print("| ranking | " + " | ".join(f"top {k}: FL16Y pulsars / associated / listed" for k in top) + " |")
-    for name, ids in rankings.items():
+    return ranked, codes, later["later_class"].fillna("")
+
+
+def main(folder, *top):
+    top = tuple(int(k) for k in top) or (20, 50)
+    ranked, codes, later_class = rankings(folder)
+    print(f"{folder}: among the first k of each ranking, the later release's {'/'.join(codes)} (precision, "
+          "Jeffreys 95%), and the sources it associates / still lists")
+    print("| ranking | " + " | ".join(f"top {k}: {'/'.join(codes)} | top {k}: associated / listed" for k in top) + " |")
+    print("|---|" + "---|---|" * len(top))
+    for name, ids in ranked.items():
         cells = []
         for k in top:
-            found = [later.get(i) for i in list(ids)[:k]]
-            pulsars = sum(c in PULSARS for c in found)
-            associated = sum(bool(c) for c in found)
-            cells.append(f"{pulsars} / {associated} / {sum(c is not None for c in found)}")
+            found = later_class.loc[list(ids)[:k]]
+            listed = found != UNLISTED
+            associated = listed & ~found.isin(NO_CLASS)
+            hits = int(found.isin(codes).sum())
+            low, high = binomial_interval(hits, len(found))
+            cells += [f"{hits} ({hits / len(found):.2f} [{low:.2f}, {high:.2f}])",
+                      f"{int(associated.sum())} / {int(listed.sum())}"]
         print(f"| {name} | " + " | ".join(cells) + " |")
+    base = int(later_class.isin(codes).sum())
+    print(f"later {'/'.join(codes)} among all {len(later_class)} classified sources: {base} "
+          f"({base / len(later_class):.3f})")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ SMALL = {"bll": 70, "fsrq": 50, "psr": 25, "msp": 25, "": 60, "bcu": 30, "snr": 
 
 
 def write_small_catalog(path, drop_column=None):
-    """A DR4 FITS file with the rows of SMALL (first n of each CLASS1 code), optionally without one column."""
+    """A DR4 FITS file with the rows of SMALL (first n of each CLASS1 code), optionally without one column (a name)
+    or several (a tuple of names)."""
     from astropy.io import fits
     from astropy.table import Table
 
@@ -26,7 +27,7 @@ def write_small_catalog(path, drop_column=None):
     rows = np.concatenate([np.nonzero(codes == code)[0][:n] for code, n in SMALL.items()])
     small = table[np.sort(rows)]
     if drop_column is not None:
-        small.remove_column(drop_column)
+        small.remove_columns([drop_column] if isinstance(drop_column, str) else list(drop_column))
     hdu = fits.table_to_hdu(small)
     hdu.name = HDU_NAME
     hdu.header.update(keys)

@@ -10,7 +10,8 @@ their predicted class probabilities (columns = ``class_names``).
   score, one probability column per class, the columns ``describe`` gives such as the
   position and error ellipse, an empty ``label`` column), then waits until every label
   is filled in.  The file is never overwritten once written, so labels typed into it
-  survive a crash; a rerun reads it again.
+  survive a crash; a rerun reads it again.  ``twin``, if given, writes a described copy
+  of the query beside it first (for a catalog: an ECSV with the columns' units).
 
 A label is a class name as the loop spells it (case matters: ``snr``, not ``SNR``; a
 near miss is named), or one of the loop's ``outcomes``: what a follow-up can find beyond
@@ -135,7 +136,10 @@ class FileOracle:
     checkpoint keeps the pending query, so rerunning the loop later picks it up.
     ``describe(ids)``, if given, returns a frame of more columns for those sources (one row
     each, in order; for a catalog: `gpal.catalogs.targets.target_columns`), written after
-    the probabilities.
+    the probabilities.  ``twin(frame, path)``, if given, writes the query's rows less the
+    ``label`` column beside ``path`` (for a catalog: `gpal.catalog_jobs.tables.write_ecsv_twin`,
+    whose units a plain CSV cannot hold); it is written before the CSV, whose presence marks
+    the query as asked, so a crash between the two leaves no query without its twin.
 
     Examples
     --------
@@ -165,10 +169,12 @@ class FileOracle:
     NAME = "Source_Name"
 
     def __init__(self, directory: str | Path, timeout: float = 0.0, poll_interval: float = 5.0,
-                 describe: Callable[[list[str]], pd.DataFrame] | None = None):
+                 describe: Callable[[list[str]], pd.DataFrame] | None = None,
+                 twin: Callable[[pd.DataFrame, Path], Any] | None = None):
         if timeout < 0 or poll_interval <= 0:
             raise ValueError(f"timeout must be >= 0 and poll_interval > 0; got {timeout!r}, {poll_interval!r}")
         self.describe = describe
+        self.twin = twin
         self.directory = Path(directory)
         self.timeout = float(timeout)
         self.poll_interval = float(poll_interval)
@@ -201,6 +207,9 @@ class FileOracle:
         if self.describe is not None:
             more = self.describe(queried.ids.tolist()).drop(columns=[self.NAME], errors="ignore")
             frame = pd.concat([frame, more.drop(columns=[c for c in more if c in frame]).reset_index(drop=True)], axis=1)
+        if self.twin is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)  # the twin's folder, as atomic_output makes the query's
+            self.twin(frame, path)
         frame["label"] = ""
         with atomic_output(path) as tmp:
             frame.to_csv(tmp, index=False)

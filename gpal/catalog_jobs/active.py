@@ -2,10 +2,17 @@
 
 A campaign retrains the main job's model (`gpal.catalog_jobs.settings.main_job_estimator`, on the
 main job's classes and features unless told), so that ``gpal classify`` and ``gpal active`` give
-one answer to "which source next".  With the file oracle (real follow-up) the pool is what the main
-job's classification follow-up list ranks: point sources at ``follow_up_significance`` or more that
-are not "none of these" (`gpal.catalog_jobs.follow_up.bright_point_sources`, the outlier flag fitted
-and calibrated as the main job's); each query file carries the target columns and the ``ood`` flag.
+one answer to "which source next".  The pool is cut by the main job's follow-up list's rule:
+with either oracle, point sources at ``follow_up_significance`` or more carrying none of
+``follow_up_flags`` (`gpal.catalog_jobs.follow_up.bright_point_sources`), so that a simulated
+campaign asks about the sources a real one would; with the file oracle, also none "none of
+these" (the outlier flag fitted on the labelled sources and calibrated on the test ones, as the
+main job's).  A simulated pool is
+left unflagged: it is made of the trained classes, so it holds no population the flag is for (its
+flags there would be the 5% false positives its threshold allows), and the flag's density needs 10
+labelled rows per component (80), more than a campaign that starts small has.  Each query file
+carries the target columns and the ``ood`` flag, with an ECSV twin giving their units
+(`gpal.catalog_jobs.tables.write_ecsv_twin`).
 
 A run folder holds the loop's checkpoint (`gpal.active.report.CHECKPOINT_DIR`), with the
 file oracle the query files (`QUERIES_DIR`), and the report `gpal.active.report` builds.
@@ -18,19 +25,25 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+import pandas as pd
+
+import gpal
 
 from gpal.active import ActiveLearningLoop, FileOracle, SimulatedOracle, initial_pool_test_split, make_acquisition
 from gpal.active.oracles import NOTHING_FOUND
 from gpal.active.report import CHECKPOINT_DIR, write_active_report
-from gpal.catalog_jobs.follow_up import DEFAULT_MIN_SIGNIFICANCE, bright_point_sources
+from gpal.catalog_jobs.follow_up import (
+    DEFAULT_EXCLUDED_FLAGS, DEFAULT_MIN_SIGNIFICANCE, FLAG_NUMBERS, bright_point_sources,
+)
 from gpal.catalog_jobs.model_folders import job_estimator
 from gpal.catalog_jobs.prediction import DEFAULT_SELECT
 from gpal.catalog_jobs.selection import CatalogSelection
+from gpal.catalog_jobs.tables import write_ecsv_twin
 from gpal.catalogs.releases import LAT_CLASS_CODES
 from gpal.catalogs.targets import TARGET_COLUMNS, target_columns
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.settings import Setting
-from gpal.constraints import Integer, OneOf, Optional, Real, Text, check_values
+from gpal.constraints import Integer, ListOf, OneOf, Optional, Real, Text, check_values
 from gpal.registry import ACQUISITIONS, FOLLOW_UP_ACQUISITION
 from gpal.runs.output_dir import claim_output_dir
 
@@ -65,8 +78,11 @@ SETTINGS = {
     "select": Setting(Text(), ",".join(DEFAULT_SELECT), "file oracle: the pool, 'unassociated', 'bcu' or CLASS1 codes, "
                       "comma-separated (the default: the sources gpal classify classifies)"),
     "follow_up_significance": Setting(Real(0), DEFAULT_MIN_SIGNIFICANCE,
-                                      "file oracle: Signif_Avg (sigma) below which a source is not asked about, as "
-                                      "in gpal classify's follow-up list"),
+                                      "Signif_Avg (sigma) below which a pool source is not asked about, as in gpal "
+                                      "classify's follow-up list"),
+    "follow_up_flags": Setting(ListOf(FLAG_NUMBERS, min_length=0), DEFAULT_EXCLUDED_FLAGS,
+                               "the catalog's Flags (numbers, e.g. 5,6,14) that leave a pool source out, as in gpal "
+                               "classify's follow-up list (none by default)"),
 }
 #: What ``run.json`` records beside the loop's checkpoint (which holds every estimator parameter and the
 #: data): these settings and estimator parameters (``follow_up_significance`` since 0.3.0, which changes the pool).
@@ -100,9 +116,11 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     ``initial`` labelled ones, a pool of ``pool`` (default: all the rest) whose labels are
     revealed when queried, and ``test`` sources that score the model after each query.
     ``oracle="file"``: the sources are the initial training set (``test_size`` of them held
-    out), the pool is ``select`` less what the main job's follow-up list leaves out (extended,
-    below ``follow_up_significance``, "none of these"), and each query is a file in `QUERIES_DIR`
-    for the observers to fill in (`gpal.active.LabelsPending` until they have).  ``queries`` is
+    out), the pool is ``select``, and each query is a file in `QUERIES_DIR` for the observers
+    to fill in (`gpal.active.LabelsPending` until they have).  Either pool is then cut by the
+    follow-up list's rule: no extended source, none below ``follow_up_significance`` or with one of
+    ``follow_up_flags``, and for
+    the file oracle none "none of these" (see the module docstring).  ``queries`` is
     how many to ask in all: rerunning with more continues the same run; other settings are
     refused unless ``force``.  ``seed`` draws the split, the initial set and random acquisitions; the
     estimator's own is its ``random_state``.  Returns the path of ``report.md``.
@@ -121,19 +139,24 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     if s["oracle"] == "simulated":
         n_pool = s["pool"] or data.n_samples - s["initial"] - s["test"]
         labelled, pool, test = initial_pool_test_split(data, s["initial"], n_pool, s["test"], seed=seed)
+        pool, _ = _bright_pool(catalog, pool, s["follow_up_significance"], s["follow_up_flags"])
         oracle: Any = SimulatedOracle(pool)
         outcomes = None  # the catalog's labels are the classes
     else:
         labelled, test = data.split(test_size=s["test_size"], seed=seed)
         pool = catalog.pool(select=[t.strip() for t in s["select"].split(",") if t.strip()],
                             features=selection.features)
-        pool, described = _follow_up_pool(catalog, pool, labelled, test, s["follow_up_significance"], seed)
-        oracle = FileOracle(out / QUERIES_DIR, describe=lambda ids: described.loc[ids].reset_index())
+        pool, described = _follow_up_pool(catalog, pool, labelled, test, s["follow_up_significance"], seed,
+                                           s["follow_up_flags"])
+        oracle = FileOracle(out / QUERIES_DIR, describe=lambda ids: described.loc[ids].reset_index(),
+                            twin=_query_twin)
         outcomes = follow_up_outcomes(*selection.class_groups())
     params = estimator.get_params(deep=False)
     identity = {"kind": "gpal.active", "catalog": catalog.provenance(), "classes": _plain(selection.classes),
                 "min_significance": selection.min_significance, "acquisition": acquisition.config(),
                 **{name: s[name] for name in _RECORDED}, **{name: params.get(name) for name in _RECORDED_ESTIMATOR},
+                # recorded when given: a run without excluded flags is the run an earlier gpal made
+                **({"follow_up_flags": sorted(set(s["follow_up_flags"]))} if s["follow_up_flags"] else {}),
                 "seed": seed}
     # The loop checks its settings against the data here, before the folder is claimed, so a refused
     # command leaves nothing behind and its corrected form is not "a different run".
@@ -146,23 +169,40 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     return write_active_report(out)
 
 
+def _bright_pool(catalog: Any, pool: NoisyDataset, min_significance: float,
+                 excluded_flags: Sequence[int] = DEFAULT_EXCLUDED_FLAGS) -> tuple[NoisyDataset, Any]:
+    """The pool less what the follow-up list never ranks (extended, below ``min_significance``, flagged with one
+    of ``excluded_flags``), the rule of both oracles, and the target columns of the sources kept, in their order."""
+    targets = target_columns(catalog, pool.ids.tolist())
+    keep = np.nonzero(bright_point_sources(targets, min_significance, excluded_flags))[0]
+    return pool.subset(keep), targets.iloc[keep].reset_index(drop=True)
+
+
 def _follow_up_pool(catalog: Any, pool: NoisyDataset, train: NoisyDataset, test: NoisyDataset,
-                    min_significance: float, seed: int) -> tuple[NoisyDataset, Any]:
+                    min_significance: float, seed: int,
+                    excluded_flags: Sequence[int] = DEFAULT_EXCLUDED_FLAGS) -> tuple[NoisyDataset, Any]:
     """The pool the main job's follow-up list would rank, and what a query file says of each of its sources
     (``ood_score``, ``ood`` and the target columns, indexed by ``Source_Name``).
 
-    The "none of these" score is fitted on ``train`` and its threshold set on ``test``, as the main
-    job's (`gpal.catalog_jobs.none_of_these.check_outliers`), so a query file reads as its lists do.
+    `_bright_pool`, less the "none of these" sources: the score is fitted on ``train`` and its
+    threshold set on ``test``, as the main job's (`gpal.catalog_jobs.none_of_these.check_outliers`),
+    so a query file reads as its lists do.
     """
     from gpal.estimators.outliers import PopulationOutlierScore
 
+    pool, targets = _bright_pool(catalog, pool, min_significance, excluded_flags)
     scorer = PopulationOutlierScore(random_state=seed).fit(train).calibrate(test)
-    targets = target_columns(catalog, pool.ids.tolist())
     targets["ood_score"] = scorer.score(pool)
     targets["ood"] = targets["ood_score"].to_numpy() > scorer.threshold_
-    keep = bright_point_sources(targets, min_significance) & ~targets["ood"].to_numpy(bool)
+    keep = ~targets["ood"].to_numpy(bool)
     described = targets.loc[keep, ["Source_Name", "ood_score", "ood", *TARGET_COLUMNS]].set_index("Source_Name")
     return pool.subset(np.nonzero(keep)[0]), described
+
+
+def _query_twin(frame: pd.DataFrame, path: Path) -> Path:
+    """The ECSV twin of a query file: its rows with units and descriptions, naming the file the labels go in."""
+    return write_ecsv_twin(frame, path, {"CREATOR": f"gpal {gpal.__version__}", "LIST": "gpal active query",
+                                         "NSOURCES": len(frame), "LABELS": path.name})
 
 
 def follow_up_outcomes(classes: Sequence[str], merge: Mapping[str, Sequence[str]]) -> dict[str, str | None]:

@@ -16,7 +16,9 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from gpal.active import make_acquisition
-from gpal.catalog_jobs.follow_up import DEFAULT_MIN_SIGNIFICANCE, DEFAULT_TARGET, check_target
+from gpal.catalog_jobs.follow_up import (
+    DEFAULT_EXCLUDED_FLAGS, DEFAULT_MIN_SIGNIFICANCE, DEFAULT_TARGET, FLAG_NUMBERS, check_target,
+)
 from gpal.catalog_jobs.layout import (
     BASELINES_FILE, CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS, DEFAULT_OUT_DIR, ERROR_BLIND_MODEL_DIR, HELDOUT_FILE,
     SIGNIFICANCE_COLUMN,
@@ -68,6 +70,10 @@ SETTINGS = {
     "follow_up_significance": Setting(Real(0), DEFAULT_MIN_SIGNIFICANCE,
                                       "Signif_Avg (sigma) below which a source is in neither follow-up list: two "
                                       "in three DR4 unassociated sources below 4 are gone from FL16Y"),
+    "follow_up_flags": Setting(ListOf(FLAG_NUMBERS, min_length=0), DEFAULT_EXCLUDED_FLAGS,
+                               "the catalog's Flags (numbers, e.g. 5,6,14) that leave a source out of both follow-up "
+                               "lists; none by default: flagged sources keep their class less often (91% against "
+                               "98.5% in FL16Y) but are half the unassociated ones, so the lists carry Flags instead"),
 }
 
 
@@ -84,6 +90,7 @@ def classify_catalog(
     baselines: Sequence[str] = DEFAULT_BASELINES,
     target: str | None = DEFAULT_TARGET,
     follow_up_significance: float = DEFAULT_MIN_SIGNIFICANCE,
+    follow_up_flags: Sequence[int] = DEFAULT_EXCLUDED_FLAGS,
     force: bool = False,
     progress: bool = True,
     executor: Any = None,
@@ -104,7 +111,7 @@ def classify_catalog(
     (every class when None); an extended source's ``predicted_class`` is ``extended``.  Writes into
     ``out_dir`` (`gpal.catalog_jobs.layout`) ``classifications.csv`` / ``.ecsv`` / ``.fits``,
     the follow-up lists (`gpal.catalog_jobs.follow_up`: sources of ``follow_up_significance``
-    sigma or more) and ``report.md``, whose path it returns, beside ``metrics.json``, the trained-model folder
+    sigma or more, none of the ``follow_up_flags``) and ``report.md``, whose path it returns, beside ``metrics.json``, the trained-model folder
     (``model/``, ``training.json``), ``tables/`` (the held-out predictions among them) and
     ``figures/``.  Rerunning with the same settings reuses the saved model; other settings
     are refused unless ``force``.  ``progress`` shows the prediction's bar
@@ -112,9 +119,9 @@ def classify_catalog(
     command prints them).
     """
     estimator = job_estimator(estimator)
-    names = ("test_size", "chunk_size", "target", "follow_up_significance")
+    names = ("test_size", "chunk_size", "target", "follow_up_significance", "follow_up_flags")
     check_values({name: SETTINGS[name].constraint for name in names},
-                 dict(zip(names, (test_size, chunk_size, target, follow_up_significance))))
+                 dict(zip(names, (test_size, chunk_size, target, follow_up_significance, list(follow_up_flags)))))
     check_target(target, selection.class_groups()[0])
     cat, data, identity = open_job("gpal.catalog_jobs.classify", selection, estimator)
     merge = selection.class_groups()[1]
@@ -134,6 +141,8 @@ def classify_catalog(
         "chunk_size": chunk_size,
         "target": target,
         "follow_up_significance": follow_up_significance,
+        # recorded when given: a run without excluded flags is the run an earlier gpal made
+        **({"follow_up_flags": sorted(set(follow_up_flags))} if follow_up_flags else {}),
     }
     # Everything that can be refused is checked before the folder is claimed: a refused command leaves nothing.
     train, test = data.split(test_size=test_size, seed=seed, stratify=True)
@@ -170,7 +179,8 @@ def classify_catalog(
     table = dated(predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor, progress=progress,
                                   pool=pool))
     table = replace(table, frame=table.frame.assign(ood_score=ood_score, ood=ood),
-                    meta={**table.meta, "TARGET": target or "", "MINSIG": follow_up_significance})
+                    meta={**table.meta, "TARGET": target or "", "MINSIG": follow_up_significance,
+                          "XFLAGS": ",".join(str(flag) for flag in sorted(set(follow_up_flags)))})
     log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model about "
         + (f"{target})" if target else "every class)"))
     table = _with_information(table, trained.estimator, pool, target)

@@ -36,6 +36,7 @@ __all__ = [
     "check_table_path",
     "dated",
     "read_probability_table",
+    "write_ecsv_twin",
     "write_probability_table",
 ]
 
@@ -65,7 +66,9 @@ KEYWORDS = {
     "FITCONF": "estimator settings",
     "TARGET": "class the information column is about (empty: all)",
     "MINSIG": "Signif_Avg below which no follow-up list holds a source",
+    "XFLAGS": "catalog Flags (numbers) that leave a source out of the follow-up lists",
     "LIST": "which follow-up list this is",
+    "LABELS": "the file whose label column the observers fill in",
 }
 _INTEGER_KEYS = ("NSOURCES",)
 _RECORD_KEYS = ("TRAINSEL", "FITCONF")  # nested records: YAML in ECSV, one HIERARCH card per value in FITS
@@ -88,6 +91,7 @@ COLUMNS = {
     **{name: (unit, description) for name, (_, unit, description) in TARGET_COLUMNS.items()},
     "RA": ("deg", "right ascension (J2000): the catalog's RAJ2000, or from GLON and GLAT where it has none"),
     "DEC": ("deg", "declination (J2000): the catalog's DEJ2000, or from GLON and GLAT where it has none"),
+    "score": (None, "gpal active's acquisition score at query time (higher: asked first)"),
 }
 #: Columns of text (an empty value is "", not NaN).
 _TEXT_COLUMNS = ("Source_Name", "CLASS1", "predicted_class", "ASSOC1")
@@ -263,14 +267,29 @@ def write_probability_table(table: ClassifiedSources, path: str | os.PathLike, f
     if _table_format(path) == "csv":
         with atomic_output(path) as tmp:
             frame.to_csv(tmp, index=False)
-        twin = path.with_suffix(TWIN_SUFFIX)
-        with atomic_output(twin) as tmp:
-            _astropy_table(frame, meta).write(tmp, format="ascii.ecsv", overwrite=True)
+        write_ecsv_twin(frame, path, meta)
         return path
     with atomic_output(path) as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # astropy's note that long values use CONTINUE cards
         _fits_hdu(frame, meta).writeto(tmp, overwrite=True)
     return path
+
+
+def write_ecsv_twin(frame: pd.DataFrame, path: str | os.PathLike, meta: Mapping[str, Any]) -> Path:
+    """Write the ECSV twin of the CSV ``path`` (same stem, `TWIN_SUFFIX`), atomically: the same rows with each
+    column's unit and description (`COLUMNS`, ``p_<class>``), and ``meta`` as its keywords.
+
+    The CSV stays plain for ``pandas.read_csv``; the twin is what carries the units.
+
+    Returns
+    -------
+    pathlib.Path
+        The twin's path.
+    """
+    twin = Path(path).with_suffix(TWIN_SUFFIX)
+    with atomic_output(twin) as tmp:
+        _astropy_table(frame, meta).write(tmp, format="ascii.ecsv", overwrite=True)
+    return twin
 
 
 def _strip_strings(frame: pd.DataFrame) -> pd.DataFrame:

@@ -237,6 +237,26 @@ def test_bad_outcomes_are_refused(sets, tmp_path, outcomes, message):
         make_loop(sets, tmp_path, outcomes=outcomes)
 
 
+def test_file_oracle_writes_the_twin_before_the_query_so_no_query_lacks_it(sets, tmp_path):
+    queried = sets[1].subset([0, 1])
+    args = (np.array([0.3, 0.2]), np.full((2, 2), 0.5), ("agn", "psr"))
+    seen = []
+
+    def failing(frame, path):
+        seen.append(list(frame.columns))
+        raise OSError("disk full")
+
+    oracle = FileOracle(tmp_path / "labels", twin=failing)
+    with pytest.raises(OSError, match="disk full"):
+        oracle(1, queried, *args)
+    assert seen == [["Source_Name", "score", "p_agn", "p_psr"]]  # the rows less label
+    assert not oracle.path(1).exists()  # the query is not asked without its twin; a rerun writes both
+    oracle.twin = lambda frame, path: frame.to_csv(path.with_suffix(".twin"), index=False)
+    with pytest.raises(LabelsPending):
+        oracle(1, queried, *args)
+    assert pd.read_csv(oracle.path(1).with_suffix(".twin"))["Source_Name"].tolist() == queried.ids.tolist()
+
+
 def test_file_oracle_round_trip_and_errors(sets, tmp_path):
     pool = sets[1]
     queried = pool.subset([0, 1, 2])

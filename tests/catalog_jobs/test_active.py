@@ -5,7 +5,9 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from astropy.table import Table
 
+from gpal.active import initial_pool_test_split
 from gpal.catalog_jobs.active import follow_up_outcomes, run_active
 from gpal.catalog_jobs.follow_up import DEFAULT_MIN_SIGNIFICANCE
 from gpal.catalog_jobs.selection import CatalogSelection
@@ -41,6 +43,11 @@ def test_a_campaign_goes_on_after_a_follow_up_finds_another_class(small_catalog,
     # asked only about what gpal classify's follow-up list ranks: bright in-population point sources
     assert {"ood", "ood_score"} <= set(frame.columns) and not frame["ood"].any() and not frame["extended"].any()
     assert (frame["Signif_Avg"] >= DEFAULT_MIN_SIGNIFICANCE).all() and frame["RA"].dtype == np.float64
+    twin = Table.read(first.with_suffix(".ecsv"), format="ascii.ecsv")  # the units a plain CSV cannot hold
+    assert twin.colnames == list(frame.columns)[:-1] and twin.meta["LABELS"] == first.name  # labels go in the CSV
+    assert list(twin["Source_Name"]) == frame["Source_Name"].tolist() and np.array_equal(twin["RA"], frame["RA"])
+    assert all(twin[name].unit == unit for name, (_, unit, _) in TARGET_COLUMNS.items() if unit)
+    assert twin["RA"].unit == "deg" and twin["Flux1000"].unit == "ph cm-2 s-1" and twin["Signif_Avg"].description
     _label(first, ["snr", "nothing"])  # a supernova remnant, and a source where nothing was found
     assert main(_argv(small_catalog, out, 2)) == 3, capsys.readouterr().err  # goes on: query 2 waits
     state = json.loads((out / "checkpoint" / "state.json").read_text())
@@ -91,6 +98,37 @@ def test_the_file_oracle_asks_only_about_what_the_follow_up_list_ranks(small_cat
     assert faint and not faint & set(kept.ids)  # below the follow-up list's cut: never asked about
     assert described.index.tolist() == kept.ids.tolist() and not described["ood"].any()
     assert np.array_equal(kept.X, pool.X[np.isin(pool.ids, kept.ids)])  # the pool's own rows, features unchanged
+
+
+def test_a_simulated_campaign_asks_only_about_bright_point_sources(small_catalog, tmp_path, monkeypatch):
+    """The follow-up list's significance, Flags and extended rule cuts the simulated pool too; the ood flag does not (a
+    pool of the trained classes has no population for it, and a campaign starting from 10 sources could not fit it)."""
+    import gpal.catalog_jobs.active as active
+    from gpal.catalogs.targets import target_columns
+
+    class Built(Exception):
+        pass
+
+    seen = {}
+
+    def loop(estimator, labelled, pool, oracle, **kwargs):
+        seen.update(pool=pool, oracle=oracle)
+        raise Built
+
+    monkeypatch.setattr(active, "ActiveLearningLoop", loop)
+    selection = CatalogSelection(catalog=str(small_catalog), classes="bll,fsrq,pulsar=psr+msp")
+    with pytest.raises(Built):
+        run_active(selection, main_job_estimator(input_prior="broad"), tmp_path / "al", initial=10, test=30,
+                   follow_up_significance=6.0, follow_up_flags=list(range(1, 15)), progress=False)
+    catalog, data = selection.load()
+    _, drawn, _ = initial_pool_test_split(data, 10, data.n_samples - 40, 30, seed=0)
+    targets = target_columns(catalog, drawn.ids.tolist())
+    bright = targets[(targets["Signif_Avg"] >= 6.0) & ~targets["extended"] & (targets["Flags"] == 0)]
+    assert 0 < len(bright) < len(targets[(targets["Signif_Avg"] >= 6.0)])  # both cuts leave some out
+    assert seen["pool"].ids.tolist() == bright["Source_Name"].tolist()  # and only those, in the drawn order
+    assert np.array_equal(seen["pool"].X, drawn.X[bright.index.to_numpy()])
+    assert seen["oracle"].truth is seen["pool"]  # labels come only from that pool
+    assert not (tmp_path / "al").exists()
 
 
 def test_a_simulated_campaign_too_small_for_the_main_jobs_prior_is_refused_before_any_write(small_catalog, tmp_path):

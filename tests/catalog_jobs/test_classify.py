@@ -418,6 +418,39 @@ def test_extended_sources_are_not_given_a_point_source_class(classified, small_c
     assert table["predicted_class"][~extended].isin(["bll", "fsrq", "pulsar"]).all()
 
 
+def test_a_catalog_without_the_ellipse_columns_gets_the_stated_fallback(tmp_path):
+    """An older layout without Conf_95_*: the ellipse columns are NaN (units kept), the region file holds no source
+    (it draws only ellipses it has), and the run writes every file."""
+    from astropy.table import Table
+
+    ellipse = ("Conf_95_SemiMajor", "Conf_95_SemiMinor", "Conf_95_PosAng")
+    out = tmp_path / "run"
+    _classify(out, write_small_catalog(tmp_path / "older.fits", drop_column=ellipse))
+    assert {p.name for p in out.iterdir()} == TOP
+    frame = pd.read_csv(out / "follow_up.csv", keep_default_na=False, na_values=[""])
+    assert len(frame) > 0 and frame[list(ellipse)].isna().all().all() and frame["RA"].notna().all()
+    assert Table.read(out / "follow_up.ecsv", format="ascii.ecsv")["Conf_95_SemiMajor"].unit == "deg"
+    assert (out / "follow_up.reg").read_text().splitlines() == [
+        "# Region file format: DS9 version 4.1", "# gpal follow-up list: 95% error ellipses", "fk5"]
+
+
+def test_excluded_flags_leave_flagged_sources_out_of_both_lists_and_the_report_says_so(small_catalog, tmp_path):
+    out = tmp_path / "run"
+    with pytest.raises(ValueError, match=r"follow_up_flags\[0\] must be an integer >= 1 and <= 32; got 0"):
+        _classify(out, small_catalog, follow_up_flags=[0])
+    assert not out.exists()
+    report = _classify(out, small_catalog, follow_up_flags=list(range(1, 15)))
+    frame = read_probability_table(out / "classifications.csv")
+    assert frame.meta["XFLAGS"] == ",".join(map(str, range(1, 15)))
+    flagged = frame.frame[(frame.frame["Flags"] > 0) & (frame.frame["Signif_Avg"] >= 4) & ~frame.frame["extended"]]
+    assert len(flagged) > 0  # sources the default lists would hold
+    for name in ("follow_up.csv", "discovery.csv"):
+        rows = pd.read_csv(out / name, keep_default_na=False, na_values=[""])
+        assert len(rows) > 0 and (rows["Flags"] <= 0).all(), name
+    assert f"nor are {len(flagged)} more that carry one of the catalog's Flags 1, 2," in report.read_text()
+    assert json.loads((out / "run.json").read_text())["identity"]["follow_up_flags"] == list(range(1, 15))
+
+
 def test_a_target_the_classes_lack_is_refused_before_the_folder_is_claimed(small_catalog, tmp_path):
     with pytest.raises(ValueError, match=r"target 'psr' is not a class of the model; its classes are \['bll', 'fsrq', 'pulsar'\]"):
         _classify(tmp_path / "run", small_catalog, target="psr")

@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 
 from gpal.catalog_jobs.follow_up import (
-    DISCOVERY_FILE, EXTENDED_FILE, FOLLOW_UP_FILE, check_target, follow_up_lists, write_region,
+    DISCOVERY_FILE, EXTENDED_FILE, FOLLOW_UP_FILE, bright_point_sources, check_target, excluded_flags_of,
+    follow_up_lists, write_region,
 )
 
 
@@ -37,19 +38,33 @@ def test_each_list_holds_its_sources_in_its_order():
 
 
 def test_the_region_draws_each_95_percent_ellipse_in_ds9_convention(tmp_path):
-    rows = pd.DataFrame({"rank": [1, 2, 3], "Source_Name": ["4FGL J0000.3-7355", "x", "y"],
-                         "RA": [0.0983, 10.0, 20.0], "DEC": [-73.922, 5.0, np.nan],
-                         "Conf_95_SemiMajor": [0.0525, 0.1, 0.2], "Conf_95_SemiMinor": [0.051, np.nan, 0.1],
-                         "Conf_95_PosAng": [-62.7, np.nan, 30.0]})
+    rows = pd.DataFrame({"rank": [1, 2, 3, 4], "Source_Name": ["4FGL J0000.3-7355", "x", "y", "z"],
+                         "RA": [0.0983, 10.0, 20.0, 30.0], "DEC": [-73.922, 5.0, np.nan, 6.0],
+                         "Conf_95_SemiMajor": [0.0525, 0.1, 0.2, np.nan], "Conf_95_SemiMinor": [0.051, np.nan, 0.1, np.nan],
+                         "Conf_95_PosAng": [-62.7, np.nan, 30.0, np.nan]})
     lines = write_region(rows, tmp_path / "f.reg").read_text().splitlines()
     assert lines[:3] == ["# Region file format: DS9 version 4.1", "# gpal follow-up list: 95% error ellipses", "fk5"]
     # arcseconds; DS9's angle is from west (the x axis of a north-up sky), the catalog's from north: +90 degrees
     assert lines[3] == 'ellipse(0.09830,-73.92200,189.00",183.60",27.30) # text={1 4FGL J0000.3-7355}'
     assert lines[4] == 'circle(10.00000,5.00000,360.00") # text={2 x}'  # no angle: the semi-major axis as a circle
-    assert len(lines) == 5  # y has no position
+    assert len(lines) == 5  # y has no position, z no ellipse (an older layout without the columns): both left out
 
 
 def test_a_target_the_model_lacks_is_refused_naming_its_classes():
     assert check_target(None, ["bll", "pulsar"]) is None and check_target("pulsar", ["bll", "pulsar"]) == "pulsar"
     with pytest.raises(ValueError, match=r"target 'psr' is not a class of the model; its classes are \['bll', 'pulsar'\]"):
         check_target("psr", ["bll", "pulsar"])
+
+
+def test_excluded_flags_leave_out_the_sources_that_carry_any_of_them():
+    """Flag n is bit value 2**(n-1), as the catalogs number them; Flags -1 (the catalog has none) excludes nothing."""
+    frame = pd.DataFrame({"Source_Name": list("abcdef"), "Signif_Avg": [9.0] * 5 + [3.0], "extended": [False] * 6,
+                          "Flags": [0, 1, 4, 5, -1, 0], "ood": [False] * 6, "ood_score": np.zeros(6),
+                          "information": np.linspace(1, 0, 6)})
+    assert bright_point_sources(frame, 4.0).tolist() == [True] * 5 + [False]  # by default no flag excludes
+    assert bright_point_sources(frame, 4.0, (3,)).tolist() == [True, True, False, False, True, False]
+    assert bright_point_sources(frame, 4.0, (1, 3)).tolist() == [True, False, False, False, True, False]
+    assert bright_point_sources(frame, 4.0, (2, 14)).tolist() == [True] * 5 + [False]
+    assert follow_up_lists(frame, 4.0, (1,))[FOLLOW_UP_FILE]["Source_Name"].tolist() == ["a", "c", "e"]
+    assert excluded_flags_of({"XFLAGS": "3,14"}) == (3, 14) and excluded_flags_of({"XFLAGS": ""}) == ()
+    assert excluded_flags_of({}) == ()  # a table of an earlier gpal

@@ -8,7 +8,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.follow_up import DEFAULT_MIN_SIGNIFICANCE, DISCOVERY_FILE, EXTENDED_FILE, FOLLOW_UP_FILE
+from gpal.catalog_jobs.follow_up import (
+    DEFAULT_MIN_SIGNIFICANCE, DISCOVERY_FILE, EXTENDED_FILE, FOLLOW_UP_FILE, excluded_flags_of,
+)
 from gpal.catalog_jobs.later_check import read_later_check, shown_measures
 from gpal.catalog_jobs.layout import CATALOG_COLUMNS_FILE, CONTEXT_COLUMNS, FLUX_COLUMN, SIGNIFICANCE_COLUMN, TABLES_DIR
 from gpal.catalog_jobs.none_of_these import PLANE_DEG, plane_counts
@@ -150,18 +152,20 @@ def _follow_up(run: FinishedRun, lists: Mapping[str, pd.DataFrame]) -> Tables:
     target = run.table.meta.get("TARGET") or None
     minsig = float(run.table.meta.get("MINSIG", DEFAULT_MIN_SIGNIFICANCE))
     about = f"whether it is {target}" if target else "its class"
+    excluded = excluded_flags_of(run.table.meta)
+    flags = f", none of Flags {', '.join(map(str, excluded))}" if excluded else ""
     units = ("RA, DEC and the 95% ellipse's semi-major axis in degrees, Flux1000 in photons cm^-2 s^-1, Signif_Avg "
              "in sigma; every row in full, with the ellipse, in the CSV")
     follow = lists[FOLLOW_UP_FILE]
     top, shown = _shown(follow, ["information"], run.classes)
     tables = {f"Classification follow-up ({FOLLOW_UP_FILE}, {len(follow)} sources): point sources of the trained "
-              f"population (not ood, not extended, Signif_Avg >= {minsig:g}) ranked by `information`, what a label "
+              f"population (not ood, not extended, Signif_Avg >= {minsig:g}{flags}) ranked by `information`, what a label "
               f"would teach the model about {about} ({FOLLOW_UP_ACQUISITION}; {units})":
               _write(run, "follow_up_top10", shown, data=top)}
     found = lists[DISCOVERY_FILE]
     top, shown = _shown(found, ["ood_score"], run.classes)
     tables[f"Discovery ({DISCOVERY_FILE}, {len(found)} sources): the none-of-these (ood) point sources with "
-           f"Signif_Avg >= {minsig:g}, most unlike the training set first; `predicted_class` is the trained class "
+           f"Signif_Avg >= {minsig:g}{flags}, most unlike the training set first; `predicted_class` is the trained class "
            f"each is most like ({units})"] = _write(run, "discovery_top10", shown, data=top)
     extended = lists[EXTENDED_FILE]
     if len(extended):

@@ -11,7 +11,8 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from gpal.catalog_jobs.follow_up import (
-    DEFAULT_MIN_SIGNIFICANCE, DISCOVERY_FILE, EXTENDED_FILE, FOLLOW_UP_FILE, NEEDED, REGION_FILE,
+    DEFAULT_MIN_SIGNIFICANCE, DISCOVERY_FILE, EXTENDED_FILE, FOLLOW_UP_FILE, NEEDED, REGION_FILE, bright_point_sources,
+    excluded_flags_of,
 )
 from gpal.catalog_jobs.layout import (
     BASELINES_FILE,
@@ -172,6 +173,8 @@ def _follow_up(run: FinishedRun) -> str | None:
     target = run.table.meta.get("TARGET") or None
     minsig = float(run.table.meta.get("MINSIG", DEFAULT_MIN_SIGNIFICANCE))
     faint = int((~(frame["Signif_Avg"].to_numpy(float) >= minsig) & ~frame["extended"].to_numpy(bool)).sum())
+    excluded = excluded_flags_of(run.table.meta)
+    flagged = int((bright_point_sources(frame, minsig) & ~bright_point_sources(frame, minsig, excluded)).sum())
     return (f"**Follow-up, one list per proposal.** BALD's information ({FOLLOW_UP_ACQUISITION}) is highest where "
             "the model has seen nothing alike, which makes the unknowns look like the best candidates; so the sources "
             f"are split. {_link(FOLLOW_UP_FILE)} (classification follow-up) holds the point sources of the trained "
@@ -183,7 +186,11 @@ def _follow_up(run: FinishedRun) -> str | None:
             f"{_link(EXTENDED_FILE)} lists the {int(frame['extended'].sum())} extended source(s) apart "
             "(`predicted_class` `extended`: no point-source class describes them, and neither list ranks them). "
             f"{faint} point source(s) with Signif_Avg below {minsig:g} are in neither list (`--follow-up-significance`); "
-            "the catalog's `Flags` are carried for the observer to weigh. Every list has the columns of "
+            + (f"nor are {flagged} more that carry one of the catalog's Flags {', '.join(map(str, excluded))} "
+               "(`--follow-up-flags`). " if excluded else
+               "the catalog's `Flags` are carried for the observer to weigh (`--follow-up-flags` leaves flagged "
+               "sources out). ")
+            + "Every list has the columns of "
             f"{_link(CLASSIFICATIONS_CSV)} plus `rank`; {_link(REGION_FILE)} draws the follow-up list's 95% error "
             "ellipses for DS9.")
 
