@@ -30,8 +30,7 @@ from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
 from gpal.estimators.params import SPARSE_GP_PARAMETERS, LIKELIHOOD
 from gpal.evaluation.metrics import negative_log_likelihood
 from gpal.identity import jsonable
-from gpal.registry import (DEFAULT_LIKELIHOOD, INFERENCE, INPUT_NOISE, INPUT_PRIORS, LATENT_INPUT_STRATEGIES,
-                           NOISE_VARIANCE_MODES)
+from gpal.registry import DEFAULT_LIKELIHOOD, INFERENCE, INPUT_NOISE, INPUT_PRIORS, NOISE_VARIANCE_MODES
 from gpal.training.early_stopping import validation_split
 from gpal.training.session import ModelSession
 
@@ -218,14 +217,14 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         self._check_input_prior()
 
     def _check_input_prior(self) -> None:
-        if self.input_prior == "population" and self._has_latent_inputs and self.noise_variance == "learned":
+        if self.input_prior == "population" and self.noise_variance == "learned" and self._has_latent_inputs:
             raise ValueError(f"input_prior={self.input_prior!r} is fitted with the measured variances; "
                              "use noise_variance='known' or 'both'")
 
     @property
     def _has_latent_inputs(self) -> bool:
         """Whether the model has latent inputs for ``input_prior`` to be a prior of (NIMGP, NIMGP-NN)."""
-        return self.input_noise in LATENT_INPUT_STRATEGIES
+        return INPUT_NOISE[self.input_noise].latent_inputs
 
     def _check_likelihood_options(self) -> None:
         options = self.likelihood_options or {}
@@ -253,10 +252,10 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
                 f"inference={self.inference!r} is the conjugate scheme of the augmented logistic-softmax model "
                 f"and exists only for likelihood='logistic_softmax'; with likelihood={self.likelihood!r} use inference='svi'"
             )
-        if self.input_noise != "none":
+        if not INPUT_NOISE[self.input_noise].conjugate_inference:
             raise ValueError(
-                f"inference={self.inference!r} models exact inputs; use input_noise='none', or inference='svi' "
-                f"for input_noise={self.input_noise!r}"
+                f"inference={self.inference!r} models exact inputs; use an input_noise of "
+                f"{list(INPUT_NOISE.having('conjugate_inference'))}, or inference='svi' for input_noise={self.input_noise!r}"
             )
         if self.warm_start:
             raise ValueError(f"warm_start continues an SVI fit; inference={self.inference!r} refits from scratch: set warm_start=False")
@@ -273,7 +272,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     @property
     def needs_X_var(self) -> bool:
         """Whether measured variances are part of the model (and so required at fit and predict)."""
-        return self.input_noise != "none" and self.noise_variance != "learned"
+        return self.noise_variance != "learned" and INPUT_NOISE[self.input_noise].uses_noise_variance
 
     # ------------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any = None, X_var: Any = None, callback: Callable[[int, float], bool | None] | None = None,
@@ -442,8 +441,9 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             return None
         if self.input_prior != "population" or not self._has_latent_inputs:
             raise ValueError(f"unlabelled inputs shape the population prior only; input_noise={self.input_noise!r} "
-                             f"with input_prior={self.input_prior!r} has none (use input_noise='latent' or 'amortized' "
-                             "with input_prior='population', or leave unlabelled out)")
+                             f"with input_prior={self.input_prior!r} has none (use an input_noise of "
+                             f"{list(INPUT_NOISE.having('latent_inputs'))} with input_prior='population', "
+                             "or leave unlabelled out)")
         X_u, V_u = unlabelled if isinstance(unlabelled, tuple) else (unlabelled, None)
         X_u, V_u = check_predict_data(X_u, V_u, n_features, needs_variance=True)
         return X_u, V_u
