@@ -15,7 +15,7 @@ from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
 from gpal.registry import INPUT_NOISE
 from gpal.training.session import ModelSession
 
-__all__ = ["AUGMENTED_OPTIONS", "adopt_augmented", "check_conjugate", "fit_augmented"]
+__all__ = ["AUGMENTED_OPTIONS", "check_conjugate", "fit_augmented"]
 
 #: Settings of the augmented model that have no SVI counterpart, passed through ``inference_options``.
 AUGMENTED_OPTIONS = ("hyper_every", "train_inducing", "nat_delay", "nat_forgetting", "jitter")
@@ -73,11 +73,6 @@ def fit_augmented(est: Any, data: FitData) -> Any:
         progress=bool(est.progress),
         **(est.inference_options or {}),
     ).fit(data.X, data.classes[data.y])
-    adopt_augmented(est, inner, num_data=data.X.shape[0])
-    return est
-
-
-def adopt_augmented(est: Any, inner: LogisticSoftmaxGPClassifier, num_data: int) -> None:
-    """Give ``est`` the fitted state of an augmented-model estimator, its q(u) as a ``NoisySVGP``."""
-    session = ModelSession.of_augmented(inner.model_, inner.classes_, est.get_params(deep=False), num_data)
+    session = ModelSession.of_augmented(inner.model_, inner.classes_, est.get_params(deep=False), data.X.shape[0])
     est._keep(session, inner.n_features_in_, inner.standardizer_, inner.history_, False)
+    return est

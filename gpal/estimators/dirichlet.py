@@ -70,7 +70,7 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
     """
 
     saved_format = "gpal.DirichletGPClassifier"  # the ``format`` of its saved folders
-    saved_version = 1
+    saved_version = 2
     _fitted_attribute = "posterior_"
     _parameters = {
         **SPARSE_GP_PARAMETERS,

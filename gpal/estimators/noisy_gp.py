@@ -10,27 +10,29 @@ standardised (variances mapped by 1/scale^2) before any TensorFlow work; labels
 may be of any hashable type; a fitted model saves to a directory of plain files
 (``config.json`` + ``params.npz``), never a pickle.
 
-This module is parameter glue: the model, its trainer and its compiled functions live in a
-``gpal.training.session.ModelSession`` (kept across warm refits), prediction runs in row
-chunks by ``gpal.models.chunked``.
+This module is parameter glue: the parameters and the rules between them are declared in
+``gpal.estimators.params``; a fit's steps are ``gpal.estimators.fit_plan``'s (or, for the
+conjugate schemes, ``gpal.estimators.conjugate``'s); the model, its trainer and its compiled
+functions live in a ``gpal.training.session.ModelSession`` (kept across warm refits);
+prediction runs in row chunks by ``gpal.models.chunked``; saving is
+``gpal.estimators.noisy_gp_state``'s.
 """
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, Callable
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from gpal.constraints import Boolean, Integer, OneOf, Options, Real, Satisfies, check_values
+from gpal.constraints import Integer, check_values
 from gpal.estimators.base import GPClassifierMixin, check_sample_weight
 from gpal.estimators.conjugate import check_conjugate, fit_augmented
 from gpal.estimators.fit_plan import fit_data, plan_fit, train_plan
-from gpal.estimators.params import SPARSE_GP_PARAMETERS, LIKELIHOOD
 from gpal.estimators.noisy_gp_state import noisy_gp_from_state, noisy_gp_state
+from gpal.estimators.params import NOISY_GP_PARAMETERS, check_input_prior, check_named_likelihood_options
 from gpal.estimators.sizes import check_fit_sizes, check_prediction_memory
-from gpal.registry import DEFAULT_LIKELIHOOD, INFERENCE, INPUT_NOISE, INPUT_PRIORS, NOISE_VARIANCE_MODES
+from gpal.registry import DEFAULT_LIKELIHOOD, INPUT_NOISE
 from gpal.training.session import ModelSession
 
 __all__ = ["NoisyGPClassifier"]
@@ -122,33 +124,9 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     """
 
     saved_format = "gpal.NoisyGPClassifier"  # the ``format`` of its saved folders
-    saved_version = 1
+    saved_version = 2
     reports_mc_error = True  # predict_proba(..., return_mc_error=True)
-    _parameters = {
-        **SPARSE_GP_PARAMETERS,
-        "input_noise": OneOf(INPUT_NOISE.names()),
-        "noise_variance": OneOf(NOISE_VARIANCE_MODES),
-        "likelihood": LIKELIHOOD,
-        "likelihood_options": Options(),
-        "inference": OneOf(INFERENCE),
-        "inference_options": Options(),
-        "batch_size": Integer(1),
-        "epochs": Integer(0),
-        "learning_rate": Real(0, 1, low_open=True, meaning="Adam's step size"),
-        "n_samples": Integer(1),
-        "prior_variance": Real(0, low_open=True),
-        "input_prior": OneOf(INPUT_PRIORS),
-        "prior_components": Integer(1),
-        "hidden_sizes": Satisfies(lambda s: all(isinstance(h, numbers.Integral) and h >= 1 for h in s),
-                                  "a sequence of positive integers"),
-        "epsilon": Real(0, 1, low_open=True, high_open=True, meaning="a label-flip probability"),
-        "learn_epsilon": Boolean(),
-        "warm_start": Boolean(),
-        "early_stopping": Boolean(),
-        "validation_fraction": Real(0, 1, low_open=True, high_open=True, meaning="a fraction of the training rows"),
-        "n_iter_no_change": Integer(1),
-        "validation_interval": Integer(1),
-    }
+    _parameters = NOISY_GP_PARAMETERS
 
     def __init__(
         self,
@@ -209,34 +187,9 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------ validation
     def _check_combinations(self) -> None:
-        self._check_likelihood_options()
-        self._check_inference()
-        self._check_input_prior()
-
-    def _check_input_prior(self) -> None:
-        if self.input_prior == "population" and self.noise_variance == "learned" and self._has_latent_inputs:
-            raise ValueError(f"input_prior={self.input_prior!r} is fitted with the measured variances; "
-                             "use noise_variance='known' or 'both'")
-
-    @property
-    def _has_latent_inputs(self) -> bool:
-        """Whether the model has latent inputs for ``input_prior`` to be a prior of (NIMGP, NIMGP-NN)."""
-        return INPUT_NOISE[self.input_noise].latent_inputs
-
-    def _check_likelihood_options(self) -> None:
-        options = self.likelihood_options or {}
-        clash = sorted({"epsilon", "learn_epsilon"} & set(options))
-        if clash and self._likelihood_name == "robustmax":
-            raise ValueError(f"set robust-max's {clash} with the epsilon / learn_epsilon parameters, not likelihood_options")
-        if options and self._likelihood_name is None:
-            raise ValueError("likelihood_options apply to a likelihood given by name; a Likelihood object is already configured")
-        if options:
-            from gpal.models.likelihoods.base import check_likelihood_options
-
-            check_likelihood_options(self._likelihood_name, options)
-
-    def _check_inference(self) -> None:
+        check_named_likelihood_options(self, self._likelihood_name)
         check_conjugate(self, self._likelihood_name)
+        check_input_prior(self)
 
     @property
     def _likelihood_name(self) -> str | None:
@@ -288,7 +241,6 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         self._set_fitted(session.classes, n_features, standardizer)
         self._session, self.model_ = session, session.model
         self.history_, self.stopped_early_ = list(history), stopped_early
-
 
     # --------------------------------------------------------------- predict
     def _inputs(self, X: Any, X_var: Any) -> tuple[np.ndarray, np.ndarray]:

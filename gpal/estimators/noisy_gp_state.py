@@ -7,8 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from gpal.estimators.conjugate import adopt_augmented
-from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
 from gpal.identity import jsonable
 from gpal.training.session import ModelSession
 
@@ -56,17 +54,13 @@ def noisy_gp_from_state(cls: type, config: dict[str, Any], arrays: dict[str, np.
     from gpal.models.state import assign_saved_values, kernel_from_config
     from gpal.models.svgp import NoisySVGP
 
-    params = cls._current_names(config["params"])
+    params = dict(config["params"])
     if isinstance(params["kernel"], dict):
         params["kernel"] = kernel_from_config(params["kernel"]["kernel_config"])
     if isinstance(params["likelihood"], dict):
         params["likelihood"] = likelihood_from_config(params["likelihood"]["likelihood_config"])
     params["hidden_sizes"] = tuple(params["hidden_sizes"])
     clf = cls(**params)
-    if "augmented" in config:  # written by gpal <= 0.2, which kept the augmented estimator itself
-        # The training-set size was not saved; it only scales the ELBO, and a CAVI fit is never continued.
-        adopt_augmented(clf, LogisticSoftmaxGPClassifier.from_state(config["augmented"], arrays), num_data=0)
-        return clf
     clf._restore_fitted_state(config)  # checks the saved sizes before the model is built from them
     model = NoisySVGP.from_structure(config["structure"])
     assign_saved_values(model, arrays)

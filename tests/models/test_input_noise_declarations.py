@@ -34,9 +34,13 @@ def test_the_declarations_say_what_each_strategy_is():
 @pytest.mark.parametrize("name", INPUT_NOISE.names())
 def test_the_estimator_reads_the_declarations(name):
     kind = INPUT_NOISE[name]
-    clf = NoisyGPClassifier(input_noise=name)
-    assert clf._has_latent_inputs is kind.latent_inputs
-    assert clf.needs_X_var is kind.uses_noise_variance
+    assert NoisyGPClassifier(input_noise=name).needs_X_var is kind.uses_noise_variance
+    population = NoisyGPClassifier(input_noise=name, input_prior="population", noise_variance="learned")
+    if kind.latent_inputs:  # the population prior is fitted with the measured variances it would not have
+        with pytest.raises(ValueError, match="is fitted with the measured variances"):
+            population.validate_params()
+    else:  # no prior of latent inputs: the setting is ignored
+        population.validate_params()
     augmented = NoisyGPClassifier(input_noise=name, likelihood="logistic_softmax", inference="cavi")
     if kind.conjugate_inference:
         augmented.validate_params()
