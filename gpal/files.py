@@ -480,8 +480,10 @@ def load_model_dir(path: str | os.PathLike, fmt: str, version: int) -> tuple[Sav
         raise FileNotFoundError(f"{path} is not a saved gpal model: expected config.json and params.npz in it")
     config = _read_config(config_file)
     if config.get("format") != fmt or config.get("version") != version:
+        older = config.get("format") == fmt and isinstance(config.get("version"), int) and config["version"] < version
         raise ValueError(
             f"{path} holds a {config.get('format')!r} v{config.get('version')} model, not a {fmt} v{version} model"
+            + ("; an earlier gpal saved it (CHANGELOG.md lists the breaks): refit it with this one" if older else "")
         )
     if not params_file.is_file():
         raise FileNotFoundError(f"{path} is an incomplete saved model: params.npz is missing")

@@ -18,7 +18,7 @@ from importlib import import_module
 from typing import Any, Iterator, MutableMapping
 
 __all__ = ["ACQUISITIONS", "CONJUGATE_INFERENCE", "DEFAULT_LIKELIHOOD", "ESTIMATORS", "FOLLOW_UP_ACQUISITION",
-           "INFERENCE", "INPUT_NOISE", "INPUT_PRIORS", "KERNELS", "LATENT_INPUT_STRATEGIES", "LIKELIHOODS",
+           "INFERENCE", "INPUT_NOISE", "INPUT_PRIORS", "KERNELS", "LIKELIHOODS",
            "LOGISTIC_BOUNDS", "MODELS_PER_BATCH", "NOISE_VARIANCE_MODES", "ON_ERROR", "PER_MODEL_ERRORS", "Registry",
            "WORKFLOWS"]
 
@@ -26,8 +26,6 @@ __all__ = ["ACQUISITIONS", "CONJUGATE_INFERENCE", "DEFAULT_LIKELIHOOD", "ESTIMAT
 #: mixture deconvolved from the sources.  Two fixed choices, not an extension point, named here so the
 #: CLI offers them without importing TensorFlow.
 INPUT_PRIORS = ("broad", "population")
-#: The input-noise strategies with latent noiseless inputs, the ones an input prior is a prior of.
-LATENT_INPUT_STRATEGIES = ("latent", "amortized")
 #: Where the input-noise variances come from (``gpal.models.input_noise.NoiseVariance``): the data's
 #: measured ``X_var``, one learned per-feature vector, or their sum.
 NOISE_VARIANCE_MODES = ("known", "learned", "both")
@@ -84,6 +82,18 @@ class Registry(MutableMapping[str, Any]):
             raise ValueError(f"unknown {self.what} {name!r}; choose one of {list(self._entries)}")
         return self[name]
 
+    def having(self, capability: str) -> tuple[str, ...]:
+        """The names whose class declares ``capability`` true (e.g. ``INPUT_NOISE.having("latent_inputs")``).
+
+        A capability is a class attribute, so this imports the classes: call it where they are used.
+
+        Returns
+        -------
+        tuple of str
+            Those names, in registration order.
+        """
+        return tuple(name for name in self._entries if getattr(self[name], capability))
+
     def register(self, name: str, cls: type) -> None:
         """Add ``cls`` as ``name``; the built-in entry of that name must be this very class."""
         entry = self._entries.get(name)
@@ -136,6 +146,8 @@ KERNELS = Registry("kernel", {
     "se_ard_plus_noise": "gpal.models.kernels:se_ard_plus_noise",
 })
 
+#: Input-noise strategies (``gpal.models.input_noise.InputNoise``); each declares what it is (latent
+#: inputs, use of the noise variances, conjugate inference) and builds itself, see docs/architecture.md.
 INPUT_NOISE = Registry("input_noise", {
     "none": "gpal.models.input_noise:NoInputNoise",
     "latent": "gpal.models.input_noise:LatentInputs",

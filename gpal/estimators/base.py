@@ -23,7 +23,7 @@ from gpal.data.dataset import NoisyDataset, Standardizer
 from gpal.files import classes_from_json, classes_to_json, corrupt_field, load_model_dir, save_model_dir
 from gpal.identity import jsonable
 
-__all__ = ["RENAMED_PARAMETERS", "FitData", "FitInterrupted", "GPClassifierMixin", "check_fit_data", "check_predict_data", "check_sample_weight", "entropy", "raise_if_interrupted", "warn_ignored_noise"]
+__all__ = ["FitData", "FitInterrupted", "GPClassifierMixin", "check_fit_data", "check_predict_data", "check_sample_weight", "entropy", "raise_if_interrupted", "warn_ignored_noise"]
 
 
 @dataclass(frozen=True)
@@ -182,10 +182,6 @@ def raise_if_interrupted(estimator: Any, consequence: str = "nothing was saved; 
         raise FitInterrupted(f"training interrupted; {consequence}")
 
 
-#: Constructor arguments renamed since models were first saved: old name -> new name.
-RENAMED_PARAMETERS = {"seed": "random_state"}
-
-
 class GPClassifierMixin(ClassifierMixin):
     """What every family shares: declared parameters, the fitted check, predict / score / entropy.
 
@@ -277,14 +273,6 @@ class GPClassifierMixin(ClassifierMixin):
         """
         return entropy(self.predict_proba(X, X_var))
 
-    @staticmethod
-    def _current_names(params: Mapping[str, Any]) -> dict[str, Any]:
-        """Saved constructor arguments under today's names (``seed`` was renamed ``random_state``)."""
-        for old, new in RENAMED_PARAMETERS.items():
-            if old in params and new in params:
-                raise ValueError(f"saved parameters hold both {old!r} and its new name {new!r}; the folder was edited")
-        return {RENAMED_PARAMETERS.get(name, name): value for name, value in params.items()}
-
     # ------------------------------------------------- the steps every family takes
     def _standardize_fit(self, data: FitData, keep: bool = False) -> tuple[Standardizer | None, np.ndarray, np.ndarray]:
         """The fit's standardiser and the training inputs and variances in its units.
@@ -372,7 +360,7 @@ class GPClassifierMixin(ClassifierMixin):
         """Inverse of ``_params_state``: constructor arguments with the kernel template rebuilt."""
         from gpal.models.state import kernel_from_state
 
-        params = GPClassifierMixin._current_names(params)
+        params = dict(params)
         if params.get("kernel") is not None:
             params["kernel"] = kernel_from_state(params["kernel"], arrays, template_prefix)
         return params

@@ -21,6 +21,7 @@ from gpflow.utilities import parameter_dict
 
 from gpal.constraints import OneOf, check_values
 from gpal.data.dataset import NoisyDataset
+from gpal.estimators.fit_plan import complete_fit, fit_data, plan_fit, train_plan
 from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.models.compiled import instance_function
 from gpal.models.state import module_values, reading_values, stored_variable
@@ -91,7 +92,7 @@ def fit_batched(estimators: Sequence[NoisyGPClassifier], data: Sequence[Any], *,
     plans = {}
     for k, (est, item) in enumerate(zip(estimators, data)):
         try:
-            plans[k] = est._plan_fit(*est._fit_data(*_as_arrays(item), unlabelled=None), None)
+            plans[k] = plan_fit(est, *fit_data(est, *_as_arrays(item)))
         except Exception as exc:  # noqa: BLE001 - reported per estimator
             failed(k, exc)
     first = estimators[0]
@@ -102,7 +103,7 @@ def fit_batched(estimators: Sequence[NoisyGPClassifier], data: Sequence[Any], *,
         if len(ks) == 1:  # alone in its group: exactly its own fit
             (k,) = ks
             try:
-                estimators[k]._train(plans[k], progress=progress)
+                train_plan(plans[k], progress=progress)
             except Exception as exc:  # noqa: BLE001 - reported per estimator
                 failed(k, exc)
             return
@@ -125,7 +126,7 @@ def fit_batched(estimators: Sequence[NoisyGPClassifier], data: Sequence[Any], *,
             if isinstance(result, Exception):
                 failed(k, result)
             else:
-                estimators[k]._complete_fit(plans[k], result)
+                complete_fit(plans[k], result)
 
     groups: dict[str, list[int]] = {}
     for k in sorted(plans):  # models that can share a step: one signature, one training-set shape

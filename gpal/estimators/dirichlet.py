@@ -24,6 +24,7 @@ from gpal.estimators.params import SPARSE_GP_PARAMETERS
 
 __all__ = ["DirichletGPClassifier"]
 
+# GPD's own closed-form versions of two ``INPUT_NOISE`` strategies (written here, not their classes).
 _INPUT_NOISE = ("none", "first_order")
 # The alpha_eps values paper 003 explores and selects from (sec. 4.2, Fig. 3; sec. 5 picks 0.1, 0.01 or 0.001).
 _PAPER_GRID = (0.1, 0.01, 0.001)
@@ -69,7 +70,7 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
     """
 
     saved_format = "gpal.DirichletGPClassifier"  # the ``format`` of its saved folders
-    saved_version = 1
+    saved_version = 2
     _fitted_attribute = "posterior_"
     _parameters = {
         **SPARSE_GP_PARAMETERS,

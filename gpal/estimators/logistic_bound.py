@@ -68,7 +68,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
     """
 
     saved_format = "gpal.LogisticBoundGPClassifier"  # the ``format`` of its saved folders
-    saved_version = 1
+    saved_version = 2
     _parameters = {
         **SPARSE_GP_PARAMETERS,
         "method": OneOf(LOGISTIC_BOUNDS),

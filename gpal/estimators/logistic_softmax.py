@@ -70,7 +70,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
     """
 
     saved_format = "gpal.LogisticSoftmaxGPClassifier"  # the ``format`` of its saved folders
-    saved_version = 1
+    saved_version = 2
     _parameters = {
         **SPARSE_GP_PARAMETERS,
         "inference": OneOf(CONJUGATE_INFERENCE),

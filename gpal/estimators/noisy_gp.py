@@ -10,35 +10,33 @@ standardised (variances mapped by 1/scale^2) before any TensorFlow work; labels
 may be of any hashable type; a fitted model saves to a directory of plain files
 (``config.json`` + ``params.npz``), never a pickle.
 
-This module is parameter glue: the model, its trainer and its compiled functions live in a
-``gpal.training.session.ModelSession`` (kept across warm refits), prediction runs in row
-chunks by ``gpal.models.chunked``.
+This module is parameter glue: the parameters and the rules between them are declared in
+``gpal.estimators.params``; a fit's steps are ``gpal.estimators.fit_plan``'s (or, for the
+conjugate schemes, ``gpal.estimators.conjugate``'s); the model, its trainer and its compiled
+functions live in a ``gpal.training.session.ModelSession`` (kept across warm refits);
+prediction runs in row chunks by ``gpal.models.chunked``; saving is
+``gpal.estimators.noisy_gp_state``'s.
 """
 
 from __future__ import annotations
 
-import numbers
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from gpal.constraints import Boolean, Integer, OneOf, Options, Real, Satisfies, check_values
-from gpal.data.dataset import NoisyDataset
-from gpal.estimators.base import GPClassifierMixin, check_fit_data, check_predict_data, check_sample_weight
-from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
-from gpal.estimators.params import SPARSE_GP_PARAMETERS, LIKELIHOOD
-from gpal.evaluation.metrics import negative_log_likelihood
-from gpal.identity import jsonable
-from gpal.registry import (DEFAULT_LIKELIHOOD, INFERENCE, INPUT_NOISE, INPUT_PRIORS, LATENT_INPUT_STRATEGIES,
-                           NOISE_VARIANCE_MODES)
-from gpal.training.early_stopping import validation_split
+from gpal.constraints import Integer, check_values
+from gpal.estimators.base import GPClassifierMixin, check_sample_weight
+from gpal.estimators.conjugate import check_conjugate, fit_augmented
+from gpal.estimators.fit_plan import fit_data, plan_fit, train_plan
+from gpal.estimators.noisy_gp_state import noisy_gp_from_state, noisy_gp_state
+from gpal.estimators.params import NOISY_GP_PARAMETERS, check_input_prior, check_named_likelihood_options
+from gpal.estimators.sizes import check_fit_sizes, check_prediction_memory
+from gpal.registry import DEFAULT_LIKELIHOOD, INPUT_NOISE
 from gpal.training.session import ModelSession
 
 __all__ = ["NoisyGPClassifier"]
 
-# Settings of the augmented model that have no SVI counterpart, passed through ``inference_options``.
-_AUGMENTED_OPTIONS = ("hyper_every", "train_inducing", "nat_delay", "nat_forgetting", "jitter")
 # The draw counts sample_proba and sample_joint_proba take.
 _DRAWS = {"n_samples": Integer(1), "input_draws": Integer(1)}
 
@@ -126,33 +124,9 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     """
 
     saved_format = "gpal.NoisyGPClassifier"  # the ``format`` of its saved folders
-    saved_version = 1
+    saved_version = 2
     reports_mc_error = True  # predict_proba(..., return_mc_error=True)
-    _parameters = {
-        **SPARSE_GP_PARAMETERS,
-        "input_noise": OneOf(INPUT_NOISE.names()),
-        "noise_variance": OneOf(NOISE_VARIANCE_MODES),
-        "likelihood": LIKELIHOOD,
-        "likelihood_options": Options(),
-        "inference": OneOf(INFERENCE),
-        "inference_options": Options(),
-        "batch_size": Integer(1),
-        "epochs": Integer(0),
-        "learning_rate": Real(0, 1, low_open=True, meaning="Adam's step size"),
-        "n_samples": Integer(1),
-        "prior_variance": Real(0, low_open=True),
-        "input_prior": OneOf(INPUT_PRIORS),
-        "prior_components": Integer(1),
-        "hidden_sizes": Satisfies(lambda s: all(isinstance(h, numbers.Integral) and h >= 1 for h in s),
-                                  "a sequence of positive integers"),
-        "epsilon": Real(0, 1, low_open=True, high_open=True, meaning="a label-flip probability"),
-        "learn_epsilon": Boolean(),
-        "warm_start": Boolean(),
-        "early_stopping": Boolean(),
-        "validation_fraction": Real(0, 1, low_open=True, high_open=True, meaning="a fraction of the training rows"),
-        "n_iter_no_change": Integer(1),
-        "validation_interval": Integer(1),
-    }
+    _parameters = NOISY_GP_PARAMETERS
 
     def __init__(
         self,
@@ -213,58 +187,9 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------ validation
     def _check_combinations(self) -> None:
-        self._check_likelihood_options()
-        self._check_inference()
-        self._check_input_prior()
-
-    def _check_input_prior(self) -> None:
-        if self.input_prior == "population" and self._has_latent_inputs and self.noise_variance == "learned":
-            raise ValueError(f"input_prior={self.input_prior!r} is fitted with the measured variances; "
-                             "use noise_variance='known' or 'both'")
-
-    @property
-    def _has_latent_inputs(self) -> bool:
-        """Whether the model has latent inputs for ``input_prior`` to be a prior of (NIMGP, NIMGP-NN)."""
-        return self.input_noise in LATENT_INPUT_STRATEGIES
-
-    def _check_likelihood_options(self) -> None:
-        options = self.likelihood_options or {}
-        clash = sorted({"epsilon", "learn_epsilon"} & set(options))
-        if clash and self._likelihood_name == "robustmax":
-            raise ValueError(f"set robust-max's {clash} with the epsilon / learn_epsilon parameters, not likelihood_options")
-        if options and self._likelihood_name is None:
-            raise ValueError("likelihood_options apply to a likelihood given by name; a Likelihood object is already configured")
-        if options:
-            from gpal.models.likelihoods.base import check_likelihood_options
-
-            check_likelihood_options(self._likelihood_name, options)
-
-    def _check_inference(self) -> None:
-        options = self.inference_options or {}
-        if self.inference == "svi":
-            if options:
-                raise ValueError(
-                    f"inference_options {sorted(options)} configure inference='cavi' / 'natural_gradient'; "
-                    "SVI is set by batch_size, epochs and learning_rate"
-                )
-            return
-        if self._likelihood_name != "logistic_softmax":
-            raise ValueError(
-                f"inference={self.inference!r} is the conjugate scheme of the augmented logistic-softmax model "
-                f"and exists only for likelihood='logistic_softmax'; with likelihood={self.likelihood!r} use inference='svi'"
-            )
-        if self.input_noise != "none":
-            raise ValueError(
-                f"inference={self.inference!r} models exact inputs; use input_noise='none', or inference='svi' "
-                f"for input_noise={self.input_noise!r}"
-            )
-        if self.warm_start:
-            raise ValueError(f"warm_start continues an SVI fit; inference={self.inference!r} refits from scratch: set warm_start=False")
-        if self.epochs < 1:
-            raise ValueError(f"inference={self.inference!r} needs epochs >= 1; got {self.epochs!r}")
-        unknown = sorted(set(options) - set(_AUGMENTED_OPTIONS))
-        if unknown:
-            raise ValueError(f"unknown inference_options {unknown}; valid options are {list(_AUGMENTED_OPTIONS)}")
+        check_named_likelihood_options(self, self._likelihood_name)
+        check_conjugate(self, self._likelihood_name)
+        check_input_prior(self)
 
     @property
     def _likelihood_name(self) -> str | None:
@@ -273,7 +198,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     @property
     def needs_X_var(self) -> bool:
         """Whether measured variances are part of the model (and so required at fit and predict)."""
-        return self.input_noise != "none" and self.noise_variance != "learned"
+        return self.noise_variance != "learned" and INPUT_NOISE[self.input_noise].uses_noise_variance
 
     # ------------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any = None, X_var: Any = None, callback: Callable[[int, float], bool | None] | None = None,
@@ -296,164 +221,26 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         NoisyGPClassifier
             ``self``, fitted.
         """
-        data, extra = self._fit_data(X, y, X_var, unlabelled)
+        data, extra = fit_data(self, X, y, X_var, unlabelled)
         weight = check_sample_weight(sample_weight, data.X.shape[0])
         if self.inference != "svi":
             if weight is not None:
                 raise ValueError(f"sample_weight needs inference='svi'; got inference={self.inference!r}")
-            return self._fit_augmented(data)
-        return self._train(self._plan_fit(data, extra, callback, weight), progress=bool(self.progress))
-
-    def _train(self, plan: "_FitPlan", progress: bool) -> "NoisyGPClassifier":
-        """SVI on a planned fit by the model's own trainer, then the fitted attributes."""
-        result = plan.session.trainer().fit(plan.train_data, epochs=int(self.epochs), batch_size=int(self.batch_size),
-                                            learning_rate=float(self.learning_rate), progress=progress,
-                                            callback=plan.callback)
-        return self._complete_fit(plan, result)
-
-    def _fit_data(self, X: Any, y: Any, X_var: Any, unlabelled: Any) -> tuple[Any, Any]:
-        """Checked parameters, then the checked training data and the unlabelled inputs of the prior (or None)."""
-        self.validate_params()
-        if X_var is None and not isinstance(X, NoisyDataset) and self.needs_X_var:
-            raise ValueError(
-                f"input_noise={self.input_noise!r} with noise_variance={self.noise_variance!r} uses the measured "
-                "input variances, so fit needs X_var (n, d); pass zeros for exact features"
-            )
-        data = check_fit_data(X, y, X_var)
-        extra = self._unlabelled_inputs(unlabelled, data.X.shape[1])
-        n = data.X.shape[0]
-        self.check_sizes(n, data.X.shape[1], len(data.classes), n_prior_rows=n + (0 if extra is None else len(extra[0])))
-        return data, extra
+            return fit_augmented(self, data)
+        return train_plan(plan_fit(self, data, extra, callback, weight), progress=bool(self.progress))
 
     def check_sizes(self, n_rows: int, n_features: int, n_classes: int, *, n_prior_rows: int | None = None) -> None:
         """Refuse settings whose memory or time a fit on ``n_rows`` (and predictions) would not fit in this machine,
         and warn of a fit expected to take long (`gpal.training.budget`); ``fit`` calls it, a job calls it first so
         that nothing is written.  ``n_prior_rows``: the rows the population prior is fitted to (default ``n_rows``)."""
-        from gpal.models.input_prior import check_prior_rows
-        from gpal.training.budget import STEP_SECONDS, FLOPS, check_memory, check_time
-
         self.validate_params()
-        n, d, C = int(n_rows), int(n_features), int(n_classes)
-        M, B = min(int(self.num_inducing), n), min(int(self.batch_size), n)
-        network = activations = 0
-        if self.input_noise == "amortized":
-            widths = [2 * d + C, *(int(h) for h in self.hidden_sizes), 2 * d]
-            network, activations = sum(a * b for a, b in zip(widths, widths[1:])), B * sum(widths)
-        if self.input_prior == "population" and self._has_latent_inputs:
-            check_prior_rows(n if n_prior_rows is None else int(n_prior_rows), int(self.prior_components))
-        # floats throughout: a setting may be beyond any machine integer
-        check_memory(8.0 * (C * M * (6.0 * M + 4 * d + 4 * B) + 8.0 * n * d + 4.0 * network + 4.0 * activations),
-                     f"training with num_inducing={self.num_inducing}, batch_size={self.batch_size}"
-                     + (f", hidden_sizes={list(self.hidden_sizes)}" if network else "") + f" on {n} rows of {d} features",
-                     "lower these settings")
-        self._check_prediction_memory(int(self.n_samples) if self._has_latent_inputs else 1, C, 1, M, d)
-        flops = 3.0 * (C * (2.0 * B * M * d + float(B) * M * M + float(M) ** 3 / 3) + 2.0 * B * network)
-        steps = float(self.epochs) * -(-n // B)
-        check_time(steps * (STEP_SECONDS + flops / FLOPS),
-                   f"training for epochs={self.epochs} ({steps:.3g} steps of {B} rows) with {M} inducing points "
-                   f"(num_inducing={self.num_inducing}, at most the {n} training rows)",
-                   "lower epochs or num_inducing")
-
-    def _check_prediction_memory(self, input_draws: int, num_classes: int, latent_draws: int, M: int, d: int) -> None:
-        """Refuse an ``n_samples`` whose draws for one source alone (a prediction chunk's least) exceed the memory."""
-        from gpal.models.chunked import chunk_evaluations
-        from gpal.training.budget import check_memory
-
-        check_memory(8.0 * 4 * (M + d) * chunk_evaluations(input_draws, num_classes, latent_draws),
-                     f"prediction with n_samples={self.n_samples} (Monte Carlo draws per source)", "lower n_samples")
-
-    def _plan_fit(self, data: Any, extra: Any, callback: Callable | None, weight: Any = None) -> "_FitPlan":
-        """Everything before training: standardiser, model session (kept or new), training arrays, validation monitor."""
-        from gpal.training.svi import TrainData
-
-        previous = getattr(self, "_session", None) if self.warm_start else None
-        if previous is not None and not previous.can_continue(data.classes, data.X.shape[1]):
-            previous = None
-        standardizer, Z, Z_var = self._standardize_fit(data, keep=previous is not None)
-        y = data.y
-        if self.early_stopping:
-            fit_rows, val_rows = validation_split(y, float(self.validation_fraction), int(self.random_state))
-            (Z, Z_val), (Z_var, Z_var_val), (y, y_val) = ((a[fit_rows], a[val_rows]) for a in (Z, Z_var, y))
-            weight = None if weight is None else weight[fit_rows]
-        prior_inputs = None if extra is None else self._standardised_prior_inputs(standardizer, Z, Z_var, *extra)
-        session = ModelSession.for_fit(self.get_params(deep=False), data.classes, Z, Z_var, y,
-                                       prior_inputs=prior_inputs, previous=previous)
-        monitor = None
-        if self.early_stopping:
-            monitor = session.validation_monitor(
-                self._input_draws(session.model), Z_val, Z_var_val, y_val,
-                nll=negative_log_likelihood, interval=int(self.validation_interval),
-                patience=int(self.n_iter_no_change), then=callback,
-            )
-        return _FitPlan(data, standardizer, session, TrainData.from_arrays(Z, Z_var, y, weight), previous is not None, monitor,
-                        callback if monitor is None else monitor)
-
-    def _complete_fit(self, plan: "_FitPlan", result: Any) -> "NoisyGPClassifier":
-        """The fitted attributes from a plan and its ``TrainResult``."""
-        monitor = plan.monitor
-        interrupted = result.stopped_early
-        if monitor is not None:
-            # The monitor's own stop is the plan, not an interruption; a user's callback or Ctrl-C still is.
-            interrupted = result.stopped_early and not monitor.exhausted
-            monitor.restore()
-        history = (list(self.history_) if plan.continued else []) + result.history
-        self._keep(plan.session, plan.data.X.shape[1], plan.standardizer, history, interrupted)
-        self.validation_history_ = [] if monitor is None else list(monitor.history)
-        self.best_epoch_ = len(result.history) if monitor is None else monitor.best_epoch
-        return self
-
-    def _fit_augmented(self, data: Any) -> "NoisyGPClassifier":
-        """CAVI / natural-gradient training of the augmented logistic-softmax model, in SVI's units.
-
-        The fitted q(u) is then held as a ``NoisySVGP`` (``ModelSession.of_augmented``), so
-        prediction, sampling and saving are the same code as after SVI.
-        """
-        cavi = self.inference == "cavi"
-        steps_per_epoch = 1 if cavi else -(-data.X.shape[0] // int(self.batch_size))
-        inner = LogisticSoftmaxGPClassifier(
-            inference=self.inference,
-            num_inducing=int(self.num_inducing),
-            kernel=self.kernel,
-            max_iter=int(self.epochs) * steps_per_epoch,
-            batch_size=None if cavi else int(self.batch_size),
-            learning_rate=float(self.learning_rate),
-            n_samples=int(self.n_samples),
-            standardize=bool(self.standardize),
-            random_state=int(self.random_state),
-            progress=bool(self.progress),
-            **(self.inference_options or {}),
-        ).fit(data.X, data.classes[data.y])
-        self._adopt(inner, num_data=data.X.shape[0])
-        return self
-
-    def _adopt(self, inner: LogisticSoftmaxGPClassifier, num_data: int) -> None:
-        """Take the fitted state of an augmented-model estimator, its q(u) as a ``NoisySVGP``."""
-        session = ModelSession.of_augmented(inner.model_, inner.classes_, self.get_params(deep=False), num_data)
-        self._keep(session, inner.n_features_in_, inner.standardizer_, inner.history_, False)
+        check_fit_sizes(self, n_rows, n_features, n_classes, n_prior_rows)
 
     def _keep(self, session: ModelSession, n_features: int, standardizer: Any, history: list, stopped_early: bool) -> None:
         """The fitted state: the session's model and classes, and what they were fitted with."""
         self._set_fitted(session.classes, n_features, standardizer)
         self._session, self.model_ = session, session.model
         self.history_, self.stopped_early_ = list(history), stopped_early
-
-    def _unlabelled_inputs(self, unlabelled: Any, n_features: int) -> tuple[np.ndarray, np.ndarray] | None:
-        if unlabelled is None:
-            return None
-        if self.input_prior != "population" or not self._has_latent_inputs:
-            raise ValueError(f"unlabelled inputs shape the population prior only; input_noise={self.input_noise!r} "
-                             f"with input_prior={self.input_prior!r} has none (use input_noise='latent' or 'amortized' "
-                             "with input_prior='population', or leave unlabelled out)")
-        X_u, V_u = unlabelled if isinstance(unlabelled, tuple) else (unlabelled, None)
-        X_u, V_u = check_predict_data(X_u, V_u, n_features, needs_variance=True)
-        return X_u, V_u
-
-    @staticmethod
-    def _standardised_prior_inputs(standardizer: Any, Z: np.ndarray, Z_var: np.ndarray, X_u: np.ndarray,
-                                   V_u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if standardizer is not None:
-            X_u, V_u = standardizer.transform_arrays(X_u, V_u)
-        return np.vstack([Z, X_u]), np.vstack([Z_var, V_u])
 
     # --------------------------------------------------------------- predict
     def _inputs(self, X: Any, X_var: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -495,7 +282,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         """Probabilities and their MC errors, (2, n, C), from a compiled predictor of this model and S input draws."""
         model = self.model_
         latent_draws = model.likelihood.latent_draws_per_input(S) if model.strategy.stochastic_prediction else 1
-        self._check_prediction_memory(S, len(self.classes_), latent_draws, int(model.gp.num_inducing), X.shape[1])
+        check_prediction_memory(self.n_samples, S, len(self.classes_), latent_draws, int(model.gp.num_inducing), X.shape[1])
         return self._in_chunks(fn, X, X_var, S, "predict", latent_draws=latent_draws)
 
     def sample_proba(self, X: Any, X_var: Any = None, n_samples: int = 100, input_draws: int | None = None) -> np.ndarray:
@@ -547,63 +334,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------- save/load
     def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         self._check_fitted()
-        from gpal.models.state import kernel_to_config, module_values
-
-        params = jsonable(self.get_params(deep=False), describe=None)
-        if params["kernel"] is not None and not isinstance(params["kernel"], str):
-            params["kernel"] = {"kernel_config": kernel_to_config(params["kernel"])}
-        if not isinstance(params["likelihood"], str):
-            params["likelihood"] = {"likelihood_config": params["likelihood"].get_config()}
-        params["hidden_sizes"] = [int(h) for h in params["hidden_sizes"]]  # any sequence of integers, an array too
-        config = {
-            "params": params,
-            **self._fitted_state(),
-            "structure": self.model_.structure(),
-            "history": [float(h) for h in self.history_],
-            "stopped_early": bool(self.stopped_early_),
-        }
-        return config, module_values(self.model_)
+        return noisy_gp_state(self)
 
     @classmethod
     def from_state(cls, config: dict[str, Any], arrays: dict[str, np.ndarray]) -> "NoisyGPClassifier":
-        from gpal.models.likelihoods.base import likelihood_from_config
-        from gpal.files import CorruptModel
-        from gpal.models.state import assign_saved_values, kernel_from_config
-        from gpal.models.svgp import NoisySVGP
-
-        params = cls._current_names(config["params"])
-        if isinstance(params["kernel"], dict):
-            params["kernel"] = kernel_from_config(params["kernel"]["kernel_config"])
-        if isinstance(params["likelihood"], dict):
-            params["likelihood"] = likelihood_from_config(params["likelihood"]["likelihood_config"])
-        params["hidden_sizes"] = tuple(params["hidden_sizes"])
-        clf = cls(**params)
-        if "augmented" in config:  # written by gpal <= 0.2, which kept the augmented estimator itself
-            # The training-set size was not saved; it only scales the ELBO, and a CAVI fit is never continued.
-            clf._adopt(LogisticSoftmaxGPClassifier.from_state(config["augmented"], arrays), num_data=0)
-            return clf
-        clf._restore_fitted_state(config)  # checks the saved sizes before the model is built from them
-        model = NoisySVGP.from_structure(config["structure"])
-        assign_saved_values(model, arrays)
-        if not float(model.gp.jitter.numpy()) > 0:
-            raise CorruptModel(f"{getattr(arrays, 'source', 'params.npz')}: array '.gp.jitter' must be > 0 (the "
-                               f"Cholesky jitter); got {model.gp.jitter.numpy()!r}: the file is corrupt or was edited")
-        session = ModelSession.loaded(model, clf.classes_, clf.get_params(deep=False))
-        clf._keep(session, clf.n_features_in_, clf.standardizer_, config["history"], config["stopped_early"])
-        return clf
-
-
-class _FitPlan(NamedTuple):
-    """A fit up to its training: the validated data, standardiser, model session, training arrays and callback."""
-
-    data: Any
-    standardizer: Any
-    session: ModelSession
-    train_data: Any
-    continued: bool  # a warm start: the history goes on
-    monitor: Any
-    callback: Callable | None
-
-    @property
-    def model(self) -> Any:
-        return self.session.model
+        return noisy_gp_from_state(cls, config, arrays)

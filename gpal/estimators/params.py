@@ -5,17 +5,20 @@ Each estimator class lists a constraint per constructor argument in ``_parameter
 all before any TensorFlow work and raises one clear message: the parameter, what was
 expected, what was given. The contract test checks that every constructor argument has
 a constraint, so a new parameter cannot go unchecked.  Here: the constraints several
-families use (the kernel, the likelihood, the sparse-GP arguments).
+families use (the kernel, the likelihood, the sparse-GP arguments), and ``NoisyGPClassifier``'s
+(which the workflows' training block reads too) with the rules between them.
 """
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
-from gpal.constraints import SEED, Boolean, Constraint, Integer, Satisfies
-from gpal.registry import KERNELS, LIKELIHOODS
+from gpal.constraints import SEED, Boolean, Constraint, Integer, OneOf, Options, Real, Satisfies
+from gpal.registry import INFERENCE, INPUT_NOISE, INPUT_PRIORS, KERNELS, LIKELIHOODS, NOISE_VARIANCE_MODES
 
-__all__ = ["KERNEL", "LIKELIHOOD", "SPARSE_GP_PARAMETERS"]
+__all__ = ["KERNEL", "LIKELIHOOD", "NOISY_GP_PARAMETERS", "SPARSE_GP_PARAMETERS", "check_input_prior",
+           "check_named_likelihood_options"]
 
 
 def is_gpflow_kernel(value: Any) -> bool:
@@ -51,3 +54,52 @@ def _is_likelihood(value: Any) -> bool:
 
 LIKELIHOOD = Satisfies(_is_likelihood, f"a likelihood name {list(LIKELIHOODS.names())} or a gpal.models.Likelihood",
                        names=LIKELIHOODS.names())
+
+#: ``NoisyGPClassifier``'s constructor arguments.
+NOISY_GP_PARAMETERS: dict[str, Constraint] = {
+    **SPARSE_GP_PARAMETERS,
+    "input_noise": OneOf(INPUT_NOISE.names()),
+    "noise_variance": OneOf(NOISE_VARIANCE_MODES),
+    "likelihood": LIKELIHOOD,
+    "likelihood_options": Options(),
+    "inference": OneOf(INFERENCE),
+    "inference_options": Options(),
+    "batch_size": Integer(1),
+    "epochs": Integer(0),
+    "learning_rate": Real(0, 1, low_open=True, meaning="Adam's step size"),
+    "n_samples": Integer(1),
+    "prior_variance": Real(0, low_open=True),
+    "input_prior": OneOf(INPUT_PRIORS),
+    "prior_components": Integer(1),
+    "hidden_sizes": Satisfies(lambda s: all(isinstance(h, numbers.Integral) and h >= 1 for h in s),
+                              "a sequence of positive integers"),
+    "epsilon": Real(0, 1, low_open=True, high_open=True, meaning="a label-flip probability"),
+    "learn_epsilon": Boolean(),
+    "warm_start": Boolean(),
+    "early_stopping": Boolean(),
+    "validation_fraction": Real(0, 1, low_open=True, high_open=True, meaning="a fraction of the training rows"),
+    "n_iter_no_change": Integer(1),
+    "validation_interval": Integer(1),
+}
+
+
+def check_input_prior(est: Any) -> None:
+    """Refuse a population prior, fitted with the measured variances, where the variances are learned instead."""
+    if est.input_prior == "population" and est.noise_variance == "learned" and INPUT_NOISE[est.input_noise].latent_inputs:
+        raise ValueError(f"input_prior={est.input_prior!r} is fitted with the measured variances; "
+                         "use noise_variance='known' or 'both'")
+
+
+def check_named_likelihood_options(est: Any, likelihood_name: str | None) -> None:
+    """Refuse ``likelihood_options`` that clash with robust-max's own parameters, go with a configured
+    ``Likelihood`` object, or that the named likelihood does not take."""
+    options = est.likelihood_options or {}
+    clash = sorted({"epsilon", "learn_epsilon"} & set(options))
+    if clash and likelihood_name == "robustmax":
+        raise ValueError(f"set robust-max's {clash} with the epsilon / learn_epsilon parameters, not likelihood_options")
+    if options and likelihood_name is None:
+        raise ValueError("likelihood_options apply to a likelihood given by name; a Likelihood object is already configured")
+    if options:
+        from gpal.models.likelihoods.base import check_likelihood_options
+
+        check_likelihood_options(likelihood_name, options)

@@ -132,8 +132,35 @@ class InputNoise(gpflow.base.Module):
 
     #: The registry name (``INPUT_NOISE``, the estimators' ``input_noise``), declared by each strategy.
     name: str
-    uses_noise_variance = True  # whether V must be computed for this strategy
-    stochastic_prediction = False  # whether predictions average over input samples
+    # What the strategy is, declared once here; estimators, the model builder and reports read these
+    # (``INPUT_NOISE.having``) instead of keeping lists of names.
+    #: Whether the noiseless inputs are latent variables with a prior (``input_prior`` applies to them).
+    latent_inputs = False
+    #: Whether the strategy uses the input-noise variances V (and so the measured ``X_var``, unless learned).
+    uses_noise_variance = True
+    #: Whether predictions average over draws of the inputs (``n_samples``).
+    stochastic_prediction = False
+    #: Whether the conjugate schemes of the augmented logistic-softmax model (``inference="cavi"`` /
+    #: ``"natural_gradient"``), which model exact inputs, can train a model of this strategy.
+    conjugate_inference = False
+
+    @classmethod
+    def build(cls, *, num_data: int, num_features: int, num_classes: int, prior_variance: float,
+              population_prior: "MixturePrior | None", hidden_sizes: Sequence[int], seed: int) -> "InputNoise":
+        """The strategy for a training set of ``num_data`` rows, ``num_features`` features and
+        ``num_classes`` classes; each strategy takes the settings it has (``build_model`` passes all).
+
+        Returns
+        -------
+        InputNoise
+            The untrained strategy.
+        """
+        return cls()
+
+    @property
+    def has_base_table(self) -> bool:
+        """Whether ``base_table`` gives per-row constants (a trainer then keeps a table of them)."""
+        return False
 
     @property
     def per_point_variables(self) -> tuple[tf.Variable, ...]:
@@ -236,6 +263,7 @@ class NoInputNoise(InputNoise):
 
     name = "none"
     uses_noise_variance = False
+    conjugate_inference = True
 
     def training_marginals(self, gp, X, V, Y, idx, seed, noise=None, sample_weight=None, base=None):
         Fmu, Fvar = gp.marginals(X)
@@ -294,6 +322,7 @@ class _GaussianInputs(InputNoise):
     Subclasses only say where the offsets (a, b) of q(x_i) come from.
     """
 
+    latent_inputs = True
     stochastic_prediction = True
     # The GP part of prediction at the sampled inputs runs in float32: its rounding (~1e-5 of the
     # prior variance) is three orders below the Monte Carlo error of the input draws it averages over.
@@ -328,11 +357,16 @@ class _GaussianInputs(InputNoise):
         tuple of tf.Tensor or None
             (mean, variance), each (n, d), under a population prior; None under the broad one.
         """
-        if not isinstance(self.prior, MixturePrior):
+        if not self.has_base_table:
             return None
         parts = [self.prior.base(X[i:i + _BASE_ROWS_PER_BLOCK], V[i:i + _BASE_ROWS_PER_BLOCK])
                  for i in range(0, int(tf.shape(X)[0]), _BASE_ROWS_PER_BLOCK)]
-        return tuple(tf.concat([part[j] for part in parts], axis=0) for j in range(2)) if parts else (X, V)
+        return tuple(tf.concat([part[j] for part in parts], axis=0) for j in range(2))
+
+    @property
+    def has_base_table(self) -> bool:
+        """Under a population prior: p(x_i | x~_i) costs K (d, d) solves per row, kept in a table."""
+        return isinstance(self.prior, MixturePrior)
 
     @check_shapes("X: [B, D]", "V: [B, D]", "a: [B, D]", "b: [B, D]", "noise: [B, D]")
     def sample_and_terms(
@@ -431,6 +465,10 @@ class LatentInputs(_GaussianInputs):
         self.q_offset = tf.Variable(zeros, dtype=tf.float64, shape=shape, name="q_x_offset")
         self.q_log_scale = tf.Variable(zeros, dtype=tf.float64, shape=shape, name="q_x_log_variance_ratio")
 
+    @classmethod
+    def build(cls, *, num_data, num_features, num_classes, prior_variance, population_prior, hidden_sizes, seed):
+        return cls(num_data, num_features, prior_variance, population_prior)
+
     @property
     def per_point_variables(self) -> tuple[tf.Variable, ...]:
         return (self.q_offset, self.q_log_scale)
@@ -492,6 +530,10 @@ class AmortizedInputs(_GaussianInputs):
             biases.append(tf.Variable(np.zeros(n_out), dtype=tf.float64, name=f"b{k}"))
         self.weights = weights
         self.biases = biases
+
+    @classmethod
+    def build(cls, *, num_data, num_features, num_classes, prior_variance, population_prior, hidden_sizes, seed):
+        return cls(num_features, num_classes, hidden_sizes, prior_variance, seed, population_prior)
 
     def offsets(self, X, Y, idx):
         h = tf.concat([X, tf.one_hot(tf.cast(Y, tf.int32), self.num_classes, dtype=X.dtype)], axis=1)

@@ -26,13 +26,7 @@ from check_shapes import check_shapes
 from gpflow.utilities import deepcopy, triangular
 
 from gpal.constraints import OneOf
-from gpal.models.input_noise import (
-    AmortizedInputs,
-    InputNoise,
-    LatentInputs,
-    NoiseVariance,
-    strategy_from_config,
-)
+from gpal.models.input_noise import InputNoise, NoiseVariance, strategy_from_config
 from gpal.models.input_prior import fit_mixture_prior
 from gpal.models.kernels import make_kernel
 from gpal.models.likelihoods.base import Likelihood, likelihood_from_config, make_likelihood
@@ -47,7 +41,7 @@ from gpal.models.sparse import (
     whitened_marginals,
 )
 from gpal.models.state import kernel_from_config, kernel_to_config
-from gpal.registry import DEFAULT_LIKELIHOOD, INPUT_NOISE, INPUT_PRIORS, LATENT_INPUT_STRATEGIES
+from gpal.registry import DEFAULT_LIKELIHOOD, INPUT_NOISE, INPUT_PRIORS
 
 __all__ = ["LatentGPs", "NoisySVGP", "build_model", "kmeans_inducing"]
 
@@ -273,18 +267,22 @@ class NoisySVGP(gpflow.base.Module):
     def _V(self, X_var: tf.Tensor) -> tf.Tensor | None:
         return None if self.noise_variance is None else self.noise_variance(X_var)
 
+    @property
+    def has_training_base(self) -> bool:
+        """Whether ``training_base`` gives a table: the strategy has one, and no learned noise variance moves it."""
+        learned = self.noise_variance is not None and bool(self.noise_variance.trainable_variables)
+        return self.strategy.has_base_table and not learned
+
     def training_base(self, X: tf.Tensor, X_var: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor] | None:
         """The strategy's per-row constants of training (``InputNoise.base_table``) for the training rows,
-        or None where it has none or they would move with a learned noise variance.
+        or None unless ``has_training_base``.
 
         Returns
         -------
         tuple of tf.Tensor or None
             (mean, variance), each (n, d), or None.
         """
-        if self.noise_variance is not None and self.noise_variance.trainable_variables:
-            return None
-        return self.strategy.base_table(X, self._V(X_var))
+        return self.strategy.base_table(X, self._V(X_var)) if self.has_training_base else None
 
     @check_shapes("X: [B, D]", "X_var: [B, D]", "Y: [B]", "idx: [B]", "seed: [2]", "return: []")
     def elbo(
@@ -523,17 +521,15 @@ def build_model(
     template = make_kernel(kernel, d)
     kernels = [deepcopy(template) for _ in range(L)]
     Z = kmeans_inducing(X, min(int(num_inducing), n), seed)
+    kind = INPUT_NOISE[input_noise]
     population = None
     if input_prior == "population":
-        if input_noise not in LATENT_INPUT_STRATEGIES or X_var is None:
-            raise ValueError("input_prior='population' is a prior over latent inputs: it needs input_noise 'latent' "
-                             f"or 'amortized' and the training variances X_var; got input_noise={input_noise!r}")
+        if not kind.latent_inputs or X_var is None:
+            raise ValueError(f"input_prior='population' is a prior over latent inputs: it needs an input_noise of "
+                             f"{list(INPUT_NOISE.having('latent_inputs'))} and the training variances X_var; "
+                             f"got input_noise={input_noise!r}")
         population = fit_mixture_prior(*(prior_inputs or (X, X_var)), prior_components, seed)
-    if input_noise == "latent":
-        strategy: InputNoise = LatentInputs(n, d, prior_variance, population)
-    elif input_noise == "amortized":
-        strategy = AmortizedInputs(d, num_classes, hidden_sizes, prior_variance, seed, population)
-    else:
-        strategy = INPUT_NOISE[input_noise]()
+    strategy = kind.build(num_data=n, num_features=d, num_classes=num_classes, prior_variance=prior_variance,
+                          population_prior=population, hidden_sizes=hidden_sizes, seed=seed)
     nv = NoiseVariance(noise_variance, d, initial_learned_variance) if strategy.uses_noise_variance else None
     return NoisySVGP(LatentGPs(kernels, Z, jitter), strategy, lik, nv, n, num_classes)

@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from gpal.registry import LATENT_INPUT_STRATEGIES
+from gpal.registry import INPUT_NOISE
 from gpal.training.early_stopping import ValidationMonitor
 
 __all__ = ["MODEL_PARAMS", "ModelSession"]
@@ -54,7 +54,7 @@ def _build(params: Mapping[str, Any], num_classes: int, Z: np.ndarray, Z_var: np
         num_inducing=p["num_inducing"],
         kernel=p["kernel"],
         prior_variance=float(p["prior_variance"]),
-        input_prior=p["input_prior"] if p["input_noise"] in LATENT_INPUT_STRATEGIES else "broad",
+        input_prior=p["input_prior"] if INPUT_NOISE[p["input_noise"]].latent_inputs else "broad",  # others ignore it
         prior_components=int(p["prior_components"]),
         X_var=Z_var,
         prior_inputs=prior_inputs,

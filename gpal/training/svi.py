@@ -240,9 +240,8 @@ class Trainer:
         )
         self.optimizer = make_optimizer()
         # The per-row constants of training (`NoisySVGP.training_base`), refreshed at each fit, when the model has any.
-        empty = model.training_base(self.data.X, self.data.X_var)
-        self.base = None if empty is None else tuple(
-            tf.Variable(table, dtype=tf.float64, shape=[None, d], trainable=False) for table in empty)
+        self.base = None if not model.has_training_base else tuple(
+            tf.Variable(np.zeros((0, d)), dtype=tf.float64, shape=[None, d], trainable=False) for _ in range(2))
         self.step, self._row_adam = _compiled_step(model, self.optimizer, self.data, self.base, self.seed, jit_compile)
 
     def fit(

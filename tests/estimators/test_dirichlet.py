@@ -196,7 +196,7 @@ def test_save_load_gives_identical_predictions(tmp_path, three_class, first_orde
     assert again.history_ == first_order.history_
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "config.json").write_text('{"format": "x"}')
-    with pytest.raises(ValueError, match="not a gpal.DirichletGPClassifier v1 model"):
+    with pytest.raises(ValueError, match="not a gpal.DirichletGPClassifier v2 model"):
         DirichletGPClassifier.load(tmp_path / "other")
 
 

@@ -64,7 +64,7 @@ def test_cavi_front_saves_loads_and_samples(cavi, data, tmp_path):
     "params, match",
     [
         (dict(likelihood="robustmax", inference="cavi"), "only for likelihood='logistic_softmax'"),
-        (dict(likelihood="logistic_softmax", inference="cavi", input_noise="latent"), "use input_noise='none'"),
+        (dict(likelihood="logistic_softmax", inference="cavi", input_noise="latent"), r"use an input_noise of \['none'\]"),
         (dict(likelihood="logistic_softmax", inference="gibbs"), r"inference must be one of \['svi', 'cavi'"),
         (dict(likelihood="logistic_softmax", inference="cavi", inference_options={"rho": 1}), r"valid options are \['hyper_every'"),
         (dict(inference_options={"hyper_every": 2}), "configure inference='cavi'"),

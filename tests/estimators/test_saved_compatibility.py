@@ -1,8 +1,8 @@
-"""Folders saved by gpal 0.1, before the package layout and ``random_state`` rename, still load and predict the same."""
+"""Folders saved by gpal 0.3 load and predict the same; folders of an earlier format are refused, saying so."""
 
 from __future__ import annotations
 
-import shutil
+import json
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +11,8 @@ import pytest
 from gpal.catalog_jobs.model_folders import load_trained
 from gpal.estimators import load_estimator
 
-SAVED = Path(__file__).resolve().parents[1] / "fixtures" / "saved_v0_1"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+SAVED = FIXTURES / "saved_v0_3"
 EXPECTED = np.load(SAVED / "expected.npz")
 MODELS = ["noisy_gp_latent", "noisy_gp_cavi", "dirichlet", "logistic_bound", "logistic_softmax"]
 
@@ -22,7 +23,7 @@ def test_saved_model_loads_and_predicts_as_before(name):
     since 0.3 spreads the softmax's latent draws over the input draws (``MonteCarloLikelihood``): within 4
     standard errors of the difference of two such estimates, sqrt(2) x the reported one."""
     est = load_estimator(SAVED / name)
-    assert est.get_params()["random_state"] == 1 and "seed" not in est.get_params()
+    assert est.get_params()["random_state"] == 1
     with np.testing.suppress_warnings() as sup:
         sup.filter(UserWarning)
         proba = est.predict_proba(EXPECTED["Xq"], EXPECTED["Vq"])
@@ -41,13 +42,10 @@ def test_trained_folder_loads_and_predicts_as_before():
     np.testing.assert_allclose(proba, EXPECTED["trained_dr4"], rtol=0, atol=1e-9)
 
 
-def test_a_folder_with_both_names_is_refused(tmp_path):
-    import json
-
-    folder = tmp_path / "model"
-    shutil.copytree(SAVED / "noisy_gp_latent", folder)
-    config = json.loads((folder / "config.json").read_text())
-    config["params"]["random_state"] = 5
-    (folder / "config.json").write_text(json.dumps(config))
-    with pytest.raises(ValueError, match="both 'seed' and its new name 'random_state'"):
-        load_estimator(folder)
+@pytest.mark.parametrize("name", [*MODELS, "trained_dr4/model"])
+def test_a_folder_of_gpal_0_1_is_refused_as_an_earlier_format(name):
+    old = FIXTURES / "saved_v0_1" / name
+    fmt = json.loads((old / "config.json").read_text())["format"]
+    with pytest.raises(ValueError, match=rf"holds a '{fmt}' v1 model, not a {fmt} v2 model; an earlier gpal "
+                                         r"saved it .*: refit it with this one"):
+        load_estimator(old)

@@ -29,7 +29,7 @@ from gpal.workflows import load_workflow
 from gpal.workflows.schema import WorkflowError
 from conftest import SMALL
 
-SAVED = Path(__file__).resolve().parents[1] / "fixtures" / "saved_v0_1"
+SAVED = Path(__file__).resolve().parents[1] / "fixtures" / "saved_v0_3"
 
 
 @pytest.fixture(scope="module")

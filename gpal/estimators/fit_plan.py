@@ -1,0 +1,157 @@
+"""A ``NoisyGPClassifier`` SVI fit in public steps, so that a caller can train many of them together.
+
+``fit_data`` checks the parameters and data; ``plan_fit`` does everything else before training
+(standardiser, model session, training arrays, validation monitor); the plan's model is then
+trained on its ``train_data``, by its own trainer (``train_plan``) or in one step with others
+(``gpal.estimators.batched.fit_batched``); ``complete_fit`` sets the fitted attributes from the
+``TrainResult``.  ``NoisyGPClassifier.fit`` is these in a row.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+from gpal.data.dataset import NoisyDataset
+from gpal.estimators.base import FitData, check_fit_data, check_predict_data
+from gpal.evaluation.metrics import negative_log_likelihood
+from gpal.registry import INPUT_NOISE
+from gpal.training.early_stopping import validation_split
+from gpal.training.session import ModelSession
+
+__all__ = ["FitPlan", "complete_fit", "fit_data", "plan_fit", "train_plan"]
+
+
+class FitPlan(NamedTuple):
+    """A fit up to its training: the estimator, its validated data, standardiser, model session, training
+    arrays and callback."""
+
+    estimator: Any
+    data: FitData
+    standardizer: Any
+    session: ModelSession
+    train_data: Any
+    continued: bool  # a warm start: the history goes on
+    monitor: Any
+    callback: Callable | None
+
+    @property
+    def model(self) -> Any:
+        """The model to train."""
+        return self.session.model
+
+
+def fit_data(estimator: Any, X: Any, y: Any, X_var: Any, unlabelled: Any = None) -> tuple[FitData, Any]:
+    """Checked parameters, then the checked training data and the unlabelled inputs of the prior.
+
+    Returns
+    -------
+    data : FitData
+        The training data.
+    extra : tuple of numpy.ndarray or None
+        (X_u, V_u) of the unlabelled sources the population prior is also fitted to, or None.
+    """
+    est = estimator
+    est.validate_params()
+    if X_var is None and not isinstance(X, NoisyDataset) and est.needs_X_var:
+        raise ValueError(
+            f"input_noise={est.input_noise!r} with noise_variance={est.noise_variance!r} uses the measured "
+            "input variances, so fit needs X_var (n, d); pass zeros for exact features"
+        )
+    data = check_fit_data(X, y, X_var)
+    extra = _unlabelled_inputs(est, unlabelled, data.X.shape[1])
+    n = data.X.shape[0]
+    est.check_sizes(n, data.X.shape[1], len(data.classes), n_prior_rows=n + (0 if extra is None else len(extra[0])))
+    return data, extra
+
+
+def plan_fit(estimator: Any, data: FitData, extra: Any = None, callback: Callable | None = None,
+             weight: np.ndarray | None = None) -> FitPlan:
+    """Everything before training ``data`` (from ``fit_data``): standardiser, model session (kept or new),
+    training arrays, validation monitor.
+
+    Returns
+    -------
+    FitPlan
+        The plan; its ``model`` is to be trained on its ``train_data``.
+    """
+    from gpal.training.svi import TrainData
+
+    est = estimator
+    previous = getattr(est, "_session", None) if est.warm_start else None
+    if previous is not None and not previous.can_continue(data.classes, data.X.shape[1]):
+        previous = None
+    standardizer, Z, Z_var = est._standardize_fit(data, keep=previous is not None)
+    y = data.y
+    if est.early_stopping:
+        fit_rows, val_rows = validation_split(y, float(est.validation_fraction), int(est.random_state))
+        (Z, Z_val), (Z_var, Z_var_val), (y, y_val) = ((a[fit_rows], a[val_rows]) for a in (Z, Z_var, y))
+        weight = None if weight is None else weight[fit_rows]
+    prior_inputs = None if extra is None else _standardised_prior_inputs(standardizer, Z, Z_var, *extra)
+    session = ModelSession.for_fit(est.get_params(deep=False), data.classes, Z, Z_var, y,
+                                   prior_inputs=prior_inputs, previous=previous)
+    monitor = None
+    if est.early_stopping:
+        monitor = session.validation_monitor(
+            est._input_draws(session.model), Z_val, Z_var_val, y_val,
+            nll=negative_log_likelihood, interval=int(est.validation_interval),
+            patience=int(est.n_iter_no_change), then=callback,
+        )
+    return FitPlan(est, data, standardizer, session, TrainData.from_arrays(Z, Z_var, y, weight), previous is not None,
+                   monitor, callback if monitor is None else monitor)
+
+
+def train_plan(plan: FitPlan, progress: bool) -> Any:
+    """SVI on a planned fit by the model's own trainer, then the fitted attributes.
+
+    Returns
+    -------
+    NoisyGPClassifier
+        The plan's estimator, fitted.
+    """
+    est = plan.estimator
+    result = plan.session.trainer().fit(plan.train_data, epochs=int(est.epochs), batch_size=int(est.batch_size),
+                                        learning_rate=float(est.learning_rate), progress=progress,
+                                        callback=plan.callback)
+    return complete_fit(plan, result)
+
+
+def complete_fit(plan: FitPlan, result: Any) -> Any:
+    """The fitted attributes of the plan's estimator from its ``TrainResult``.
+
+    Returns
+    -------
+    NoisyGPClassifier
+        The plan's estimator, fitted.
+    """
+    est, monitor = plan.estimator, plan.monitor
+    interrupted = result.stopped_early
+    if monitor is not None:
+        # The monitor's own stop is the plan, not an interruption; a user's callback or Ctrl-C still is.
+        interrupted = result.stopped_early and not monitor.exhausted
+        monitor.restore()
+    history = (list(est.history_) if plan.continued else []) + result.history
+    est._keep(plan.session, plan.data.X.shape[1], plan.standardizer, history, interrupted)
+    est.validation_history_ = [] if monitor is None else list(monitor.history)
+    est.best_epoch_ = len(result.history) if monitor is None else monitor.best_epoch
+    return est
+
+
+def _unlabelled_inputs(est: Any, unlabelled: Any, n_features: int) -> tuple[np.ndarray, np.ndarray] | None:
+    if unlabelled is None:
+        return None
+    if est.input_prior != "population" or not INPUT_NOISE[est.input_noise].latent_inputs:
+        raise ValueError(f"unlabelled inputs shape the population prior only; input_noise={est.input_noise!r} "
+                         f"with input_prior={est.input_prior!r} has none (use an input_noise of "
+                         f"{list(INPUT_NOISE.having('latent_inputs'))} with input_prior='population', "
+                         "or leave unlabelled out)")
+    X_u, V_u = unlabelled if isinstance(unlabelled, tuple) else (unlabelled, None)
+    return check_predict_data(X_u, V_u, n_features, needs_variance=True)
+
+
+def _standardised_prior_inputs(standardizer: Any, Z: np.ndarray, Z_var: np.ndarray, X_u: np.ndarray,
+                               V_u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if standardizer is not None:
+        X_u, V_u = standardizer.transform_arrays(X_u, V_u)
+    return np.vstack([Z, X_u]), np.vstack([Z_var, V_u])

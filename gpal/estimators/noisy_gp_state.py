@@ -1,0 +1,72 @@
+"""A fitted ``NoisyGPClassifier`` as plain data and back: ``config.json`` (parameters, fitted
+attributes, the model's structure) and ``params.npz`` (the model's values), never a pickle."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gpal.identity import jsonable
+from gpal.training.session import ModelSession
+
+__all__ = ["noisy_gp_from_state", "noisy_gp_state"]
+
+
+def noisy_gp_state(est: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The fitted ``est`` as plain data.
+
+    Returns
+    -------
+    config : dict
+        JSON-able parameters, fitted attributes, model structure and training history.
+    arrays : dict of numpy.ndarray
+        The model's values by path.
+    """
+    from gpal.models.state import kernel_to_config, module_values
+
+    params = jsonable(est.get_params(deep=False), describe=None)
+    if params["kernel"] is not None and not isinstance(params["kernel"], str):
+        params["kernel"] = {"kernel_config": kernel_to_config(params["kernel"])}
+    if not isinstance(params["likelihood"], str):
+        params["likelihood"] = {"likelihood_config": params["likelihood"].get_config()}
+    params["hidden_sizes"] = [int(h) for h in params["hidden_sizes"]]  # any sequence of integers, an array too
+    config = {
+        "params": params,
+        **est._fitted_state(),
+        "structure": est.model_.structure(),
+        "history": [float(h) for h in est.history_],
+        "stopped_early": bool(est.stopped_early_),
+    }
+    return config, module_values(est.model_)
+
+
+def noisy_gp_from_state(cls: type, config: dict[str, Any], arrays: dict[str, np.ndarray]) -> Any:
+    """Inverse of ``noisy_gp_state``: an estimator of class ``cls``, fitted.
+
+    Returns
+    -------
+    NoisyGPClassifier
+        The estimator, with its model's saved values.
+    """
+    from gpal.files import CorruptModel
+    from gpal.models.likelihoods.base import likelihood_from_config
+    from gpal.models.state import assign_saved_values, kernel_from_config
+    from gpal.models.svgp import NoisySVGP
+
+    params = dict(config["params"])
+    if isinstance(params["kernel"], dict):
+        params["kernel"] = kernel_from_config(params["kernel"]["kernel_config"])
+    if isinstance(params["likelihood"], dict):
+        params["likelihood"] = likelihood_from_config(params["likelihood"]["likelihood_config"])
+    params["hidden_sizes"] = tuple(params["hidden_sizes"])
+    clf = cls(**params)
+    clf._restore_fitted_state(config)  # checks the saved sizes before the model is built from them
+    model = NoisySVGP.from_structure(config["structure"])
+    assign_saved_values(model, arrays)
+    if not float(model.gp.jitter.numpy()) > 0:
+        raise CorruptModel(f"{getattr(arrays, 'source', 'params.npz')}: array '.gp.jitter' must be > 0 (the "
+                           f"Cholesky jitter); got {model.gp.jitter.numpy()!r}: the file is corrupt or was edited")
+    session = ModelSession.loaded(model, clf.classes_, clf.get_params(deep=False))
+    clf._keep(session, clf.n_features_in_, clf.standardizer_, config["history"], config["stopped_early"])
+    return clf

@@ -1,0 +1,51 @@
+"""What a ``NoisyGPClassifier`` fit and its predictions would cost, refused before any work when too much.
+
+The estimates and limits are `gpal.training.budget`'s; this module says what a fit of the
+noisy-input sparse GP holds in memory and computes per step.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpal.registry import INPUT_NOISE
+
+__all__ = ["check_fit_sizes", "check_prediction_memory"]
+
+
+def check_fit_sizes(est: Any, n_rows: int, n_features: int, n_classes: int, n_prior_rows: int | None = None) -> None:
+    """Refuse the settings of ``est`` whose training on ``n_rows`` (or predictions) would not fit in this machine,
+    and warn of a fit expected to take long; ``n_prior_rows``: the rows the population prior is fitted to."""
+    from gpal.models.input_prior import check_prior_rows
+    from gpal.training.budget import STEP_SECONDS, FLOPS, check_memory, check_time
+
+    n, d, C = int(n_rows), int(n_features), int(n_classes)
+    M, B = min(int(est.num_inducing), n), min(int(est.batch_size), n)
+    latent_inputs = INPUT_NOISE[est.input_noise].latent_inputs
+    network = activations = 0
+    if est.input_noise == "amortized":
+        widths = [2 * d + C, *(int(h) for h in est.hidden_sizes), 2 * d]
+        network, activations = sum(a * b for a, b in zip(widths, widths[1:])), B * sum(widths)
+    if est.input_prior == "population" and latent_inputs:
+        check_prior_rows(n if n_prior_rows is None else int(n_prior_rows), int(est.prior_components))
+    # floats throughout: a setting may be beyond any machine integer
+    check_memory(8.0 * (C * M * (6.0 * M + 4 * d + 4 * B) + 8.0 * n * d + 4.0 * network + 4.0 * activations),
+                 f"training with num_inducing={est.num_inducing}, batch_size={est.batch_size}"
+                 + (f", hidden_sizes={list(est.hidden_sizes)}" if network else "") + f" on {n} rows of {d} features",
+                 "lower these settings")
+    check_prediction_memory(est.n_samples, int(est.n_samples) if latent_inputs else 1, C, 1, M, d)
+    flops = 3.0 * (C * (2.0 * B * M * d + float(B) * M * M + float(M) ** 3 / 3) + 2.0 * B * network)
+    steps = float(est.epochs) * -(-n // B)
+    check_time(steps * (STEP_SECONDS + flops / FLOPS),
+               f"training for epochs={est.epochs} ({steps:.3g} steps of {B} rows) with {M} inducing points "
+               f"(num_inducing={est.num_inducing}, at most the {n} training rows)",
+               "lower epochs or num_inducing")
+
+
+def check_prediction_memory(n_samples: Any, input_draws: int, num_classes: int, latent_draws: int, M: int, d: int) -> None:
+    """Refuse an ``n_samples`` whose draws for one source alone (a prediction chunk's least) exceed the memory."""
+    from gpal.models.chunked import chunk_evaluations
+    from gpal.training.budget import check_memory
+
+    check_memory(8.0 * 4 * (M + d) * chunk_evaluations(input_draws, num_classes, latent_draws),
+                 f"prediction with n_samples={n_samples} (Monte Carlo draws per source)", "lower n_samples")
