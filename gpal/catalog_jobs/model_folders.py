@@ -58,8 +58,18 @@ def _training_record(data: NoisyDataset, merge: Mapping[str, Sequence[str]], est
         "repaired": dict(data.meta.get("repaired", {})),
         "trained_on": trained_on,
         "estimator": estimator_identity(estimator, leave_out=_NOT_IDENTITY),
+        # the population of the latent inputs, where the model has them: a report says it without loading the model
+        "input_prior_used": _input_prior_used(estimator),
         "fit_seconds": round(float(fit_seconds), 2),
     }
+
+
+def _input_prior_used(estimator: Any) -> str | None:
+    """The fitted estimator's ``input_prior`` if its input-noise strategy samples latent inputs, else None."""
+    from gpal.registry import INPUT_NOISE
+
+    noise = getattr(estimator, "input_noise", None)
+    return estimator.input_prior if noise in INPUT_NOISE.having("latent_inputs") else None
 
 
 @dataclass(frozen=True)

@@ -475,3 +475,22 @@ def test_bad_schemes_are_refused_naming_the_group_before_any_work(small_catalog,
     with pytest.raises(ValueError, match=message):
         _classify(tmp_path / "out", small_catalog, classes=classes)
     assert not (tmp_path / "out").exists()
+
+
+def test_the_report_is_rebuilt_without_loading_tensorflow(classified):
+    """``gpal report`` reads what the run recorded (the input prior it used among them); it never loads the model."""
+    import subprocess
+    import sys
+
+    out, report = classified
+    before = report.read_text()
+    code = ("import sys; from gpal.cli import main; code = main(['report', sys.argv[1]]); "
+            "print('TF-LOADED' if 'tensorflow' in sys.modules else 'TF-ABSENT'); sys.exit(code)")
+    done = subprocess.run([sys.executable, "-c", code, str(out)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "TF-ABSENT" in done.stdout, done.stderr
+    training = json.loads((out / "training.json").read_text())
+    assert training["input_prior_used"] is None  # TINY's first_order inputs are not sampled: no prior to state
+    assert "input_prior=" not in report.read_text() and "input_prior=" not in before
+    from gpal.catalog_jobs.model_folders import _input_prior_used
+
+    assert _input_prior_used(main_job_estimator()) == main_job_estimator().input_prior  # NIMGP samples its inputs

@@ -29,7 +29,7 @@ from gpal.catalog_jobs.report.measures import ERROR_BLIND_MODEL, MODEL_NAME, N_B
 from gpal.catalog_jobs.report.tables import interval_text
 from gpal.catalog_jobs.tables import EXTNAME, TWIN_SUFFIX
 from gpal.catalogs.targets import TARGET_COLUMNS
-from gpal.registry import FOLLOW_UP_ACQUISITION, INPUT_NOISE
+from gpal.registry import FOLLOW_UP_ACQUISITION
 
 __all__ = ["headline", "report_text"]
 
@@ -76,7 +76,7 @@ def _params(run: FinishedRun) -> dict[str, Any]:
 def _model(run: FinishedRun) -> str:
     training, est = run.training, _params(run)
     return (f"Model: `{training['estimator']['class']}` with input_noise=`{est.get('input_noise')}`"
-            + (f", input_prior=`{est.get('input_prior')}`" if est.get("input_noise") in INPUT_NOISE.having("latent_inputs") else "")
+            + (f", input_prior=`{training['input_prior_used']}`" if training.get("input_prior_used") else "")
             + ", "
             f"likelihood=`{est.get('likelihood')}`, {est.get('epochs')} epochs, {est.get('num_inducing')} inducing points, "
             f"batch size {est.get('batch_size')}, seed {est.get('random_state')}; trained in {training.get('fit_seconds')} s "
