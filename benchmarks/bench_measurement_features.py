@@ -139,13 +139,14 @@ def run_pair(earlier: str, later: str, presets, models, seeds, epochs: int | Non
     linked = index[[row_of[n] for n in pool_order]]
     later_code = np.where(linked >= 0, last.class_codes[np.maximum(linked, 0)], "missing")
     class1 = np.asarray(base_pool.aux["CLASS1"])[[i for i, n in enumerate(base_pool.ids) if str(n) in pool_ids]]
-    meta = {"ids": np.array(pool_order), "class1": class1.astype(str), "later_code": later_code.astype(str),
-            "significance": first.values_of("significance", pool_order), "glat": first.values_of("glat", pool_order)}
 
     def rows(data, ids):
         at = {str(n): i for i, n in enumerate(data.ids)}
         return np.array([at[i] for i in ids])
 
+    meta = {"ids": np.array(pool_order), "class1": class1.astype(str), "later_code": later_code.astype(str),
+            "significance": first.values_of("significance", pool_order), "glat": first.values_of("glat", pool_order),
+            "train_counts": np.bincount(base_train.y[rows(base_train, train_order)], minlength=len(CLASSES))}
     for seed in seeds:
         path = out / f"{earlier}_{later}_seed{seed}.npz"
         proba = dict(np.load(path)) if path.exists() else {}
@@ -212,7 +213,7 @@ def run_task(task: str, presets, models, seeds, epochs: int | None, out: Path, c
         train, test = data.subset(np.nonzero(~faint)[0]), data.subset(np.nonzero(faint)[0])
     train_ids, test_ids = [str(n) for n in train.ids], [str(n) for n in test.ids]
     meta = {"ids": np.array(test_ids), "y": test.y, "significance": catalog.values_of("significance", test_ids),
-            "glat": catalog.values_of("glat", test_ids)}
+            "glat": catalog.values_of("glat", test_ids), "train_counts": np.bincount(train.y, minlength=len(CLASSES))}
 
     def rows(d, wanted):
         at = {str(n): i for i, n in enumerate(d.ids)}
@@ -259,7 +260,8 @@ def load_task(task: str, seeds, out: Path) -> dict | None:
                 models.setdefault(f"{model}|{SUMMARY_ALIAS.get(preset, preset)}", {})[seed] = p
     return {"check": task, "label": label, "agn_psr": np.ones(label.size, bool),
             "is_pulsar": label == CLASSES.index("pulsar"), "significance": first["significance"],
-            "glat": first["glat"], "models": models}
+            "glat": first["glat"],
+            "models": _with_pool_prior(_with_averages(models), np.zeros(label.size, str), first["train_counts"])}
 
 
 def run_plane(presets, models, seeds, epochs: int | None, out: Path, cache: Path | None) -> None:
@@ -332,6 +334,59 @@ def summarize_plane(seeds, out: Path) -> pd.DataFrame | None:
     return pd.DataFrame(rows)
 
 
+def _with_averages(models: dict) -> dict:
+    """``models`` and their averages (issue 36's model averaging), seed by seed: the GP over the summary and the
+    measurement preset (``gp|avg presets``), and the GP with logistic regression on the summary features
+    (``gp+logistic|summary``)."""
+    pairs = {"gp|avg presets": ("gp|summary", "gp|fermi_dr4_measurements"),
+             "gp+logistic|summary": ("gp|summary", "logistic|summary")}
+    out = dict(models)
+    for name, (a, b) in pairs.items():
+        if a in models and b in models and (seeds := sorted(set(models[a]) & set(models[b]))):
+            out[name] = {s: (models[a][s] + models[b][s]) / 2 for s in seeds}
+    return out
+
+
+def prior_adjusted(proba: np.ndarray, train_prior: np.ndarray, n_iter: int = 200, tol: float = 1e-8) -> np.ndarray:
+    """``proba`` moved to the class mix of its own rows (Saerens, Latinne & Decaestecker 2002): the mix pi is the
+    EM fixed point of pi = mean over rows of p(c | x) pi_c / pi_train,c (renormalised); no labels are used.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n, C) probabilities under the estimated mix."""
+    ratio, pi = np.ones_like(train_prior), train_prior
+    for _ in range(n_iter):
+        q = proba * ratio
+        q /= q.sum(axis=1, keepdims=True)
+        new = q.mean(axis=0)
+        done = np.abs(new - pi).max() < tol
+        pi, ratio = new, new / train_prior
+        if done:
+            break
+    q = proba * ratio
+    return q / q.sum(axis=1, keepdims=True)
+
+
+def _with_pool_prior(models: dict, class1: np.ndarray, train_counts: np.ndarray) -> dict:
+    """``models`` and, as ``<model>@prior``, the GP and logistic regression moved to the class mix of each group of
+    sources to classify (unassociated; bcu) by `prior_adjusted`: what the pool itself says, no later labels."""
+    prior = train_counts / train_counts.sum()
+    out = dict(models)
+    for name in ("gp|summary", "gp|fermi_dr4_measurements", "logistic|summary"):
+        if name in models:
+            kind, preset = name.split("|")
+            adjusted = {}
+            for seed, p in models[name].items():
+                q = p.copy()
+                for group in np.unique(class1):
+                    rows = class1 == group
+                    q[rows] = prior_adjusted(p[rows], prior)
+                adjusted[seed] = q
+            out[f"{kind}@prior|{preset}"] = adjusted
+    return out
+
+
 def load_check(earlier: str, later: str, seeds, out: Path) -> dict | None:
     """The saved runs of one pair: sources, labels and, per model, its probabilities by seed (None: nothing saved).
 
@@ -357,12 +412,14 @@ def load_check(earlier: str, later: str, seeds, out: Path) -> dict | None:
                 model, preset = key.split("|")
                 models.setdefault(f"{model}|{SUMMARY_ALIAS.get(preset, preset)}", {})[seed] = p
     return {"check": f"{earlier} -> {later}", "label": label, "agn_psr": agn_psr, "is_pulsar": group == "pulsar",
-            "significance": first["significance"], "glat": first["glat"], "models": models}
+            "significance": first["significance"], "glat": first["glat"],
+            "models": _with_pool_prior(_with_averages(models), first["class1"], first["train_counts"])
+            if "train_counts" in first else _with_averages(models)}
 
 
 def pooled(checks: list[dict]) -> dict:
     """The checks' sources together (a source scored by two checks counts twice), with the models every check has."""
-    names = set.intersection(*(set(c["models"]) for c in checks))
+    names = [m for m in checks[0]["models"] if all(m in c["models"] for c in checks)]
     seeds = {m: sorted(set.intersection(*(set(c["models"][m]) for c in checks))) for m in names}
     # the fainter half of each check, so that one release's faint sources do not decide the pooled half
     fainter = np.concatenate([_fainter(c) for c in checks])
@@ -449,7 +506,8 @@ def shown(table: pd.DataFrame) -> pd.DataFrame:
                         for d, lo, hi in zip(out[col], out[f"{col}_low"], out[f"{col}_high"])]
             out = out.drop(columns=[f"{col}_low", f"{col}_high"])
     if "nll_sd" in out:
-        out["nll"] = [f"{v:.3f} ± {s:.3f}" if np.isfinite(s) else f"{v:.3f}" for v, s in zip(out.nll, out.nll_sd)]
+        out["nll"] = [f"{v:.3f} ± {s:.3f}" if np.isfinite(s) else (f"{v:.3f}" if np.isfinite(v) else "")
+                      for v, s in zip(out.nll, out.nll_sd)]
         out = out.drop(columns="nll_sd")
     out = out.dropna(axis=1, how="all")
     return out.apply(lambda c: c.map(lambda v: f"{v:.3f}" if isinstance(v, float) and np.isfinite(v) else
