@@ -167,7 +167,7 @@ def run_pair(earlier: str, later: str, presets, models, seeds, epochs: int | Non
 
         def keep(new: dict) -> None:
             proba.update(new)
-            np.savez(path, **proba)
+            np.savez_compressed(path, **proba)
 
         for preset in presets:
             train, pool = sets[preset]
@@ -240,7 +240,7 @@ def run_task(task: str, presets, models, seeds, epochs: int | None, out: Path, c
                     proba.update({n: _fit_baseline(b, seed, Xb, y, Xbp, None) for n, b in zip(names, BASELINES)})
                 else:
                     proba[names[0]] = _estimator(model, seed, epochs).fit(X, y, V).predict_proba(Xp, Vp)
-                np.savez(path, **proba)
+                np.savez_compressed(path, **proba)
                 _log(f"{task} seed {seed} {model} {preset}: {time.time() - t:.0f} s")
 
 
@@ -305,7 +305,7 @@ def run_plane(presets, models, seeds, epochs: int | None, out: Path, cache: Path
                     proba.update({n: _fit_baseline(b, seed, Xb, y, Xbp, None) for n, b in zip(names, BASELINES)})
                 else:
                     proba[names[0]] = _estimator(model, seed, epochs).fit(X, y, V).predict_proba(Xp, Vp)
-                np.savez(path, **proba)
+                np.savez_compressed(path, **proba)
                 _log(f"plane seed {seed} {model} {preset}: {time.time() - t:.0f} s ({len(train_ids)} training)")
 
 
