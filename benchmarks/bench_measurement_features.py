@@ -34,7 +34,7 @@ logistic regression.
 
     nice -n 10 python benchmarks/bench_measurement_features.py --pairs 4FGL-DR4:FL16Y 4FGL:FL16Y \
         --presets fermi_dr4 fermi_dr4_measurements --models gp baselines --seeds 0 1 2 --cache /tmp/cache
-    python benchmarks/bench_measurement_features.py --pairs 4FGL-DR4:FL16Y 4FGL:FL16Y --seeds 0 1 2 --summarize
+    python benchmarks/bench_measurement_features.py --pairs 4FGL-DR4:FL16Y 4FGL:FL16Y --summarize
 """
 
 from __future__ import annotations
@@ -244,10 +244,17 @@ def run_task(task: str, presets, models, seeds, epochs: int | None, out: Path, c
                 _log(f"{task} seed {seed} {model} {preset}: {time.time() - t:.0f} s")
 
 
-def load_task(task: str, seeds, out: Path) -> dict | None:
+def _saved_runs(out: Path, stem: str) -> dict[int, dict]:
+    """Every saved seed of one check or task, by seed: the summaries use all of them, whatever ``--seeds`` fitted."""
+    found = {int(p.stem.rsplit("_seed", 1)[1]): p for p in out.glob(f"{stem}_seed*.npz")
+             if p.stem.rsplit("_seed", 1)[1].isdigit()}
+    return {s: dict(np.load(found[s])) for s in sorted(found)}
+
+
+def load_task(task: str, out: Path) -> dict | None:
     """The saved runs of a within-release task in `load_check`'s form (every test source scored; AGN vs pulsar:
     the bll and fsrq against the pulsars)."""
-    runs = {s: dict(np.load(p)) for s in seeds if (p := out / f"{task}_seed{s}.npz").exists()}
+    runs = _saved_runs(out, task)
     if not runs:
         return None
     first = next(iter(runs.values()))
@@ -309,10 +316,10 @@ def run_plane(presets, models, seeds, epochs: int | None, out: Path, cache: Path
                 _log(f"plane seed {seed} {model} {preset}: {time.time() - t:.0f} s ({len(train_ids)} training)")
 
 
-def summarize_plane(seeds, out: Path) -> pd.DataFrame | None:
+def summarize_plane(out: Path) -> pd.DataFrame | None:
     """Balanced accuracy over AGN / pulsar / other at |b| <= 10 deg, by argmax and by the balanced decision
     argmax p(group | x) / p(group) (group shares of the training sources), mean and spread over seeds, and the NLL."""
-    runs = {s: dict(np.load(p)) for s in seeds if (p := out / f"plane_seed{s}.npz").exists()}
+    runs = _saved_runs(out, "plane")
     if not runs:
         return None
     scores: dict[str, list] = {}
@@ -387,7 +394,7 @@ def _with_pool_prior(models: dict, class1: np.ndarray, train_counts: np.ndarray)
     return out
 
 
-def load_check(earlier: str, later: str, seeds, out: Path) -> dict | None:
+def load_check(earlier: str, later: str, out: Path) -> dict | None:
     """The saved runs of one pair: sources, labels and, per model, its probabilities by seed (None: nothing saved).
 
     The 3-class label is the later class among bll / fsrq / pulsar (-1 otherwise); the AGN-vs-pulsar rows are the
@@ -396,7 +403,7 @@ def load_check(earlier: str, later: str, seeds, out: Path) -> dict | None:
     from releases with other summary presets (3FGL's) pool."""
     from gpal.catalogs.schemes import coarse_group
 
-    runs = {s: dict(np.load(p)) for s in seeds if (p := out / f"{earlier}_{later}_seed{s}.npz").exists()}
+    runs = _saved_runs(out, f"{earlier}_{later}")
     if not runs:
         return None
     first = next(iter(runs.values()))
@@ -520,7 +527,7 @@ def main() -> None:
     parser.add_argument("--presets", nargs="+", default=list(PRESETS), help="the first is the reference (summary) preset")
     parser.add_argument("--models", nargs="+", default=["gp", "baselines"], choices=MODELS)
     parser.add_argument("--tasks", nargs="+", default=[], choices=TASKS, help="within-release tasks (4FGL-DR4)")
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0], help="seeds to fit; summaries use every saved seed")
     parser.add_argument("--epochs", type=int, default=None, help="GP epochs (default: the main job's)")
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--cache", type=Path, default=None, help="folder keeping the built data sets between runs")
@@ -539,12 +546,12 @@ def main() -> None:
                 run_plane(tuple(args.presets), args.models, args.seeds, args.epochs, args.out, args.cache)
                 continue
             run_task(task, tuple(args.presets), args.models, args.seeds, args.epochs, args.out, args.cache)
-    checks = [c for pair in args.pairs if (c := load_check(*pair.split(":"), args.seeds, args.out)) is not None]
+    checks = [c for pair in args.pairs if (c := load_check(*pair.split(":"), args.out)) is not None]
     if len(checks) > 1:
         checks.append(pooled(checks))
-    checks += [c for task in args.tasks if task != "plane" and (c := load_task(task, args.seeds, args.out)) is not None]
+    checks += [c for task in args.tasks if task != "plane" and (c := load_task(task, args.out)) is not None]
     tables = [summarize(c) for c in checks]
-    if "plane" in args.tasks and (plane := summarize_plane(args.seeds, args.out)) is not None:
+    if "plane" in args.tasks and (plane := summarize_plane(args.out)) is not None:
         tables.append(plane)
     for table in tables:
         print(f"\n## {table.check.iloc[0]}\n")
