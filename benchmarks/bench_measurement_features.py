@@ -1,36 +1,46 @@
 #!/usr/bin/env python
 """Issue 36: do the measurements (band spectrum, light curve, with their errors) and shift weighting help
-on a later-release check?
+on the later-release checks, and what do they do within a release?
 
-For an earlier / later release pair (``--pairs 4FGL-DR4:FL16Y``), as the later-release check does
-(`gpal.catalog_jobs.later_check`): every labelled bll / fsrq / pulsar (psr + msp) source of the earlier
-release trains; its unassociated and bcu sources are classified and scored by the class the later
-release gives them (linked by `gpal.catalogs.links.link_later`), where that class is one of the three.
+For an earlier / later release pair (``--pairs 4FGL-DR4:FL16Y 4FGL:FL16Y ...``), as the later-release check
+does (`gpal.catalog_jobs.later_check`): every labelled bll / fsrq / pulsar (psr + msp) source of the earlier
+release trains; its unassociated and bcu sources are classified and scored by the class the later release gives
+them (linked by `gpal.catalogs.links.link_later`) where that class is one of the three (3-class NLL), and the
+earlier unassociated sources the later release calls an AGN or a pulsar give the AGN-vs-pulsar AUC.  Within
+4FGL-DR4 (``--tasks``): ``heldout`` (the main job's 80/20 split), ``faint`` (train on the brighter three quarters,
+test on the faintest), ``plane`` (AGN / pulsar / other, balanced accuracy at |b| <= 10 deg).
 
-Models, all on the same training rows:
+Models (``--models``), all on the same training rows of a check:
 
-* the main job's estimator (`gpal.catalog_jobs.settings.main_job_estimator`, ``random_state`` = seed)
-  with each feature preset (``--presets``: ``fermi_dr4`` and the measurement presets of
-  `gpal.catalogs.features`), unweighted and shift-weighted: ``sample_weight`` = the density ratio
-  unassociated / associated of the ``fermi_dr4`` features (`gpal.evaluation.shift.density_ratio_weights`,
-  Malyshev 2024), the same weights for every preset;
-* the baselines (`gpal.evaluation.baselines`: logistic regression, isotonic random forest, isotonic
-  gradient boosting) given the same information: the preset's feature values, plus, for the
-  measurement presets, the measurement features' propagated errors (their standard deviations) as
-  extra columns (the baselines cannot use error bars otherwise).  Unweighted.
+* ``gp``: the main job's estimator (`gpal.catalog_jobs.settings.main_job_estimator`: NIMGP, ``random_state`` =
+  seed) on each preset (``--presets``: the first is the summary preset, ``fermi_dr4`` or 3FGL's ``fermi_3fgl``;
+  then the measurement presets of `gpal.catalogs.features`); ``mgp``: the same without latent inputs (MGP, the
+  error bars unused);
+* ``baselines``: logistic regression, isotonic random forest, isotonic gradient boosting
+  (`gpal.evaluation.baselines`) on the preset's feature values plus, for the measurement presets, the added
+  features' propagated standard deviations as extra columns;
+* ``+w`` (``gp+w``, ``mgp+w``, ``baselines+w``): fitted with ``sample_weight`` = the density ratio unassociated /
+  associated on the summary features (`gpal.evaluation.shift.density_ratio_weights`, Malyshev 2024), the same
+  weights for every preset.
 
-Printed: 3-class NLL overall, per later class and on the fainter half (``Signif_Avg`` below the scored
-sources' median), each model minus logistic regression on the same preset with a paired bootstrap 95%
-interval (`gpal.evaluation.comparison.bootstrap_comparison`), and the GP on each preset minus the GP on
-``fermi_dr4``.  Probabilities are saved under ``--out`` (one .npz per pair and seed), so ``--summarize``
-prints again without fitting.
+Probabilities of every pool source go to ``--out`` (one .npz per check and seed) as each model finishes; a model
+found there is not fitted again, so a run resumes, and further models or seeds add to the same files.  Printed
+(and written to ``summary_<checks>.csv``): per check, and pooled over the pairs given, the 3-class NLL overall, on
+the fainter half (``Signif_Avg`` below the scored sources' median, per check), per later class and at |b| <= 10
+deg, as the mean over seeds; the paired difference of the seed-averaged per-source NLL to logistic regression on
+the summary features (``diff``) and to the GP on them (``diff_gp``) with bootstrap 95% intervals over sources
+(2000 resamples); balanced accuracy at argmax; the AGN-vs-pulsar AUC of P(pulsar) with the same interval against
+logistic regression.
 
-    nice -n 15 python benchmarks/bench_measurement_features.py --pairs 4FGL-DR4:FL16Y --seeds 0
+    nice -n 10 python benchmarks/bench_measurement_features.py --pairs 4FGL-DR4:FL16Y 4FGL:FL16Y \
+        --presets fermi_dr4 fermi_dr4_measurements --models gp baselines --seeds 0 1 2 --cache /tmp/cache
+    python benchmarks/bench_measurement_features.py --pairs 4FGL-DR4:FL16Y 4FGL:FL16Y --summarize
 """
 
 from __future__ import annotations
 
 import argparse
+import pickle
 import time
 import warnings
 from pathlib import Path
@@ -38,12 +48,23 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from gpal.evaluation.comparison import balanced_accuracy
+from gpal.evaluation.metrics import PROBA_FLOOR
+
 OUT = Path("docs/studies/measurement_features")
 PRESETS = ("fermi_dr4", "fermi_dr4_bands", "fermi_dr4_lightcurve", "fermi_dr4_measurements")
 CLASSES = ("bll", "fsrq", "pulsar")
 MERGE = {"pulsar": ["psr", "msp"]}
 BASELINES = ("logistic", "random_forest_isotonic", "gradient_boosting_isotonic")
 SELECT = ("unassociated", "bcu")
+#: The GP models: the main job's (NIMGP) and MGP, the same without latent inputs (the error bars unused).
+GP_MODELS = {"gp": {}, "mgp": {"input_noise": "none", "input_prior": "broad"}}
+#: Presets that play the summary preset's part in a pooled set (3FGL has no fermi_dr4).
+SUMMARY_ALIAS = {"fermi_dr4": "summary", "fermi_3fgl": "summary"}
+TASKS = ("heldout", "faint", "plane")
+PLANE_SCHEME = "agn_pulsar_other"
+PLANE_DEG = 10.0
+MODELS = ("gp", "mgp", "gp+w", "mgp+w", "baselines", "baselines+w")
 N_BOOT = 2000
 
 
@@ -51,147 +72,493 @@ def _log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-def run_pair(earlier: str, later: str, presets, seed: int, epochs: int | None, partial: Path) -> dict:
-    """Fit every model of one pair and seed; the probabilities of the scored sources, by model name.
+def _datasets(catalog, release: str, preset: str, cache: Path | None, scheme: str | None = None):
+    """The labelled training set (bll / fsrq / pulsar, or the class scheme ``scheme``) and the unassociated + bcu
+    pool (None with a scheme) of ``release`` with ``preset``, from ``cache`` when built before (the measurement
+    presets take minutes to build)."""
+    from gpal.catalogs.schemes import resolve_classes
 
-    Each finished model's probabilities go to ``partial`` at once, and a model found there is not fitted
-    again: an interrupted run resumes."""
+    path = None if cache is None else cache / f"{release}_{preset}{'' if scheme is None else '_' + scheme}.pkl"
+    if path is not None and path.exists():
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    t = time.time()
+    classes, merge = (CLASSES, MERGE) if scheme is None else resolve_classes(scheme)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        built = (catalog.dataset(classes=list(classes), merge=merge, features=preset),
+                 None if scheme is not None else catalog.pool(select=list(SELECT), features=preset))
+    _log(f"{release} {preset} {scheme or ''}: {built[0].n_samples} training sources ({time.time() - t:.0f} s)")
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as f:
+            pickle.dump(built, f)
+    return built
+
+
+def _estimator(model: str, seed: int, epochs: int | None):
+    """The main job's estimator (``gp``: NIMGP) or the same without latent inputs (``mgp``)."""
     from gpal.catalog_jobs.settings import main_job_estimator
+
+    params = {"random_state": seed, "progress": False, **GP_MODELS[model], **({} if epochs is None else {"epochs": epochs})}
+    return main_job_estimator(**params)
+
+
+def _fit_baseline(name: str, seed: int, X, y, Xp, weight):
+    """One baseline's probabilities of ``Xp``, fitted with ``sample_weight`` = ``weight`` when given."""
+    from gpal.evaluation.baselines import make_baseline
+    from gpal.evaluation.metrics import proba_by_class
+
+    model = make_baseline(name, seed)
+    fit_params = {} if weight is None else (
+        {"logisticregression__sample_weight": weight} if name == "logistic" else {"sample_weight": weight})
+    model.fit(X, y, **fit_params)
+    return proba_by_class(model.predict_proba(Xp), model.classes_, range(len(CLASSES)))
+
+
+def run_pair(earlier: str, later: str, presets, models, seeds, epochs: int | None, out: Path, cache: Path | None):
+    """Fit the ``models`` on every preset and seed of one pair; their probabilities of the whole pool go to
+    ``out/<earlier>_<later>_seed<seed>.npz`` one model at a time, and a model found there is not fitted again."""
     from gpal.catalogs import load_catalog
     from gpal.catalogs.links import link_later
     from gpal.catalogs.releases import link_path
-    from gpal.evaluation.baselines import fit_baselines
     from gpal.evaluation.shift import density_ratio_weights
 
     first, last = load_catalog(earlier), load_catalog(later)
     index = link_later(first, last, [load_catalog(r.name) for r in link_path(first.record, last.record)])
-    row_of = {name: i for i, name in enumerate(first.names)}
-    codes = {c: tuple(MERGE.get(c, (c,))) for c in CLASSES}
-    sets = {}
-    for preset in presets:
-        t = time.time()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            train = first.dataset(classes=list(CLASSES), merge=MERGE, features=preset)
-            pool = first.pool(select=list(SELECT), features=preset)
-        sets[preset] = (train, pool)
-        _log(f"{earlier} {preset}: {train.n_samples} training, {pool.n_samples} pool sources ({time.time() - t:.0f} s)")
-    # The same scored sources and training rows for every preset: those every preset keeps.
+    # The same training rows and pool sources for every preset and every run: those that the summary preset and,
+    # on a release with band spectra and light curves, fermi_dr4_measurements both keep.
+    row_presets = list(dict.fromkeys([presets[0], *presets, *(["fermi_dr4_measurements"] if presets[0] == "fermi_dr4" else [])]))
+    sets = {p: _datasets(first, earlier, p, cache) for p in row_presets}
+    base_train, base_pool = sets[presets[0]]
     train_ids = set.intersection(*(set(map(str, s[0].ids)) for s in sets.values()))
     pool_ids = set.intersection(*(set(map(str, s[1].ids)) for s in sets.values()))
-    base_train, base_pool = sets[presets[0]]
-    linked = index[[row_of[str(n)] for n in base_pool.ids]]
-    later_code = np.where(linked >= 0, last.class_codes[np.maximum(linked, 0)], "")
-    label = np.array([next((k for k, c in enumerate(CLASSES) if code in codes[c]), -1) for code in later_code])
-    scored_ids = [str(n) for n, lab in zip(base_pool.ids, label) if lab >= 0 and str(n) in pool_ids]
-    y_scored = label[[i for i, n in enumerate(base_pool.ids) if str(n) in set(scored_ids)]]
-    significance = first.values_of("significance", scored_ids)
+    train_order = [str(n) for n in base_train.ids if str(n) in train_ids]
+    pool_order = [str(n) for n in base_pool.ids if str(n) in pool_ids]
+    row_of = {name: i for i, name in enumerate(first.names)}
+    linked = index[[row_of[n] for n in pool_order]]
+    later_code = np.where(linked >= 0, last.class_codes[np.maximum(linked, 0)], "missing")
+    class1 = np.asarray(base_pool.aux["CLASS1"])[[i for i, n in enumerate(base_pool.ids) if str(n) in pool_ids]]
 
     def rows(data, ids):
         at = {str(n): i for i, n in enumerate(data.ids)}
         return np.array([at[i] for i in ids])
 
-    train_order = [str(n) for n in base_train.ids if str(n) in train_ids]
-    # Shift weights: unassociated / associated, on the summary features (fermi_dr4), the same for every preset.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        summary_train = first.dataset(classes=list(CLASSES), merge=MERGE, features="fermi_dr4")
-        summary_unassociated = first.pool(select=["unassociated"], features="fermi_dr4")
-    weight = density_ratio_weights(summary_train.X[rows(summary_train, train_order)], summary_unassociated.X,
-                                   random_state=seed)
-    _log(f"shift weights: min {weight.min():.3g}, median {np.median(weight):.3g}, max {weight.max():.3g}, "
-         f"effective rows {weight.sum() ** 2 / (weight ** 2).sum():.0f} of {weight.size}")
-    proba = dict(np.load(partial)) if partial.exists() else {}
+    meta = {"ids": np.array(pool_order), "class1": class1.astype(str), "later_code": later_code.astype(str),
+            "significance": first.values_of("significance", pool_order), "glat": first.values_of("glat", pool_order),
+            "train_counts": np.bincount(base_train.y[rows(base_train, train_order)], minlength=len(CLASSES))}
+    for seed in seeds:
+        path = out / f"{earlier}_{later}_seed{seed}.npz"
+        proba = dict(np.load(path)) if path.exists() else {}
+        for key, value in meta.items():
+            if key in proba and not np.array_equal(proba[key], value):
+                raise RuntimeError(f"{path} was made on other sources ({key} differs); move it away to start again")
+        proba.update(meta)
+        weight = None
+        if any(m.endswith("+w") for m in models):
+            summary_train = sets[presets[0]][0]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                unassociated = first.pool(select=["unassociated"], features=presets[0])
+            weight = density_ratio_weights(summary_train.X[rows(summary_train, train_order)], unassociated.X,
+                                           random_state=seed)
+            _log(f"shift weights: min {weight.min():.3g}, median {np.median(weight):.3g}, max {weight.max():.3g}, "
+                 f"effective rows {weight.sum() ** 2 / (weight ** 2).sum():.0f} of {weight.size}")
 
-    def keep(new: dict) -> None:
-        proba.update(new)
-        np.savez(partial, **proba)
+        def keep(new: dict) -> None:
+            proba.update(new)
+            np.savez_compressed(path, **proba)
 
-    for preset, (train, pool) in sets.items():
-        tr, te = rows(train, train_order), rows(pool, scored_ids)
-        X, V, y = train.X[tr], train.X_var[tr], train.y[tr]
-        Xp, Vp = pool.X[te], pool.X_var[te]
-        for weighted in (False, True):
-            name = f"gp{'+w' if weighted else ''}|{preset}"
-            if name in proba:
-                continue
-            t = time.time()
-            params = {"random_state": seed, "progress": False, **({} if epochs is None else {"epochs": epochs})}
-            clf = main_job_estimator(**params).fit(X, y, V, sample_weight=weight if weighted else None)
-            keep({name: clf.predict_proba(Xp, Vp)})
-            _log(f"gp {preset} weighted={weighted}: {time.time() - t:.0f} s")
-        added = [k for k, name in enumerate(train.feature_names) if name not in base_train.feature_names]
-        extra_train = np.sqrt(train.X_var[tr][:, added])
-        extra_pool = np.sqrt(pool.X_var[te][:, added])
-        if all(f"{name}|{preset}" in proba for name in BASELINES):
-            continue
-        t = time.time()
-        fitted = fit_baselines(np.hstack([X, extra_train]), y, np.hstack([Xp, extra_pool]), names=list(BASELINES),
-                               random_state=seed)
-        keep({f"{name}|{preset}": p for name, p in fitted.items()})
-        _log(f"baselines {preset}: {time.time() - t:.0f} s")
-    return {"y": y_scored, "significance": significance, "ids": np.array(scored_ids), **proba}
-
-
-def summarize(results: dict, presets) -> pd.DataFrame:
-    """One row per model and subset: NLL and the paired difference to a reference: logistic regression on the same
-    preset, or (rows ``gp vs fermi_dr4``) the same GP on fermi_dr4."""
-    from gpal.evaluation.comparison import bootstrap_comparison
-
-    y, significance = results["y"], results["significance"]
-    models = [k for k in results if "|" in k]
-    subsets = {"all": np.ones(y.size, bool), "fainter half": significance < np.median(significance),
-               **{f"later {c}": y == k for k, c in enumerate(CLASSES)}}
-    out = []
-    for subset, mask in subsets.items():
         for preset in presets:
-            probas = {m.split("|")[0]: results[m][mask] for m in models if m.endswith(f"|{preset}")}
-            table = bootstrap_comparison(y[mask], probas, reference="logistic", n_boot=N_BOOT, random_state=0)
-            for r in table[table.metric == "nll"].to_dict("records"):
-                out.append({"subset": subset, "n": int(mask.sum()), "preset": preset, "model": r["model"],
-                            "nll": r["value"], "reference": "logistic", "diff": r["diff"], "low": r["diff_low"],
-                            "high": r["diff_high"]})
-        # each GP preset against the GP on fermi_dr4
-        for kind in ("gp", "gp+w"):
-            probas = {p: results[f"{kind}|{p}"][mask] for p in presets}
-            table = bootstrap_comparison(y[mask], probas, reference=presets[0], n_boot=N_BOOT, random_state=0)
-            for r in table[(table.metric == "nll") & (table.model != presets[0])].to_dict("records"):
-                out.append({"subset": subset, "n": int(mask.sum()), "preset": r["model"], "model": kind, "nll": r["value"],
-                            "reference": f"{kind} {presets[0]}", "diff": r["diff"], "low": r["diff_low"],
-                            "high": r["diff_high"]})
-    return pd.DataFrame(out)
+            train, pool = sets[preset]
+            tr, te = rows(train, train_order), rows(pool, pool_order)
+            X, V, y = train.X[tr], train.X_var[tr], train.y[tr]
+            Xp, Vp = pool.X[te], pool.X_var[te]
+            added = [k for k, name in enumerate(train.feature_names) if name not in base_train.feature_names]
+            Xb, Xbp = np.hstack([X, np.sqrt(V[:, added])]), np.hstack([Xp, np.sqrt(Vp[:, added])])
+            for model in models:
+                weighted = model.endswith("+w")
+                kind = model.removesuffix("+w")
+                names = [f"{b}{'+w' if weighted else ''}|{preset}" for b in BASELINES] if kind == "baselines" \
+                    else [f"{model}|{preset}"]
+                if all(n in proba for n in names):
+                    continue
+                t = time.time()
+                w = weight if weighted else None
+                if kind == "baselines":
+                    keep({n: _fit_baseline(b, seed, Xb, y, Xbp, w) for n, b in zip(names, BASELINES)})
+                else:
+                    clf = _estimator(kind, seed, epochs).fit(X, y, V, sample_weight=w)
+                    keep({names[0]: clf.predict_proba(Xp, Vp)})
+                _log(f"{earlier}->{later} seed {seed} {model} {preset}: {time.time() - t:.0f} s")
+
+
+def run_task(task: str, presets, models, seeds, epochs: int | None, out: Path, cache: Path | None) -> None:
+    """Within 4FGL-DR4 (bll / fsrq / pulsar): ``heldout``, the main job's 80/20 split (seed 0), or ``faint``, the
+    faintest quarter by ``Signif_Avg`` held out and the brighter three quarters trained on (issue 22's tasks,
+    without its 90% subsamples); probabilities to ``out/<task>_seed<seed>.npz`` as `run_pair` saves them."""
+    from gpal.catalogs import load_catalog
+
+    catalog = load_catalog("4FGL-DR4")
+    row_presets = list(dict.fromkeys([*presets, "fermi_dr4_measurements"]))
+    sets = {p: _datasets(catalog, "4FGL-DR4", p, cache)[0] for p in row_presets}
+    base = sets[presets[0]]
+    ids = set.intersection(*(set(map(str, s.ids)) for s in sets.values()))
+    data = base.subset(np.nonzero([str(n) in ids for n in base.ids])[0])
+    significance = catalog.values_of("significance", [str(n) for n in data.ids])
+    if task == "heldout":
+        train, test = data.split(test_size=0.2, seed=0)
+    else:
+        faint = significance <= np.quantile(significance, 0.25)
+        train, test = data.subset(np.nonzero(~faint)[0]), data.subset(np.nonzero(faint)[0])
+    train_ids, test_ids = [str(n) for n in train.ids], [str(n) for n in test.ids]
+    meta = {"ids": np.array(test_ids), "y": test.y, "significance": catalog.values_of("significance", test_ids),
+            "glat": catalog.values_of("glat", test_ids), "train_counts": np.bincount(train.y, minlength=len(CLASSES))}
+
+    def rows(d, wanted):
+        at = {str(n): i for i, n in enumerate(d.ids)}
+        return np.array([at[i] for i in wanted])
+
+    for seed in seeds:
+        path = out / f"{task}_seed{seed}.npz"
+        proba = dict(np.load(path)) if path.exists() else {}
+        proba.update(meta)
+        for preset in presets:
+            d = sets[preset]
+            tr, te = rows(d, train_ids), rows(d, test_ids)
+            X, V, y, Xp, Vp = d.X[tr], d.X_var[tr], d.y[tr], d.X[te], d.X_var[te]
+            added = [k for k, name in enumerate(d.feature_names) if name not in base.feature_names]
+            for model in models:
+                if model.endswith("+w"):
+                    raise ValueError(f"task {task}: no shift weights within one release; drop {model}")
+                names = [f"{b}|{preset}" for b in BASELINES] if model == "baselines" else [f"{model}|{preset}"]
+                if all(n in proba for n in names):
+                    continue
+                t = time.time()
+                if model == "baselines":
+                    Xb, Xbp = np.hstack([X, np.sqrt(V[:, added])]), np.hstack([Xp, np.sqrt(Vp[:, added])])
+                    proba.update({n: _fit_baseline(b, seed, Xb, y, Xbp, None) for n, b in zip(names, BASELINES)})
+                else:
+                    proba[names[0]] = _estimator(model, seed, epochs).fit(X, y, V).predict_proba(Xp, Vp)
+                np.savez_compressed(path, **proba)
+                _log(f"{task} seed {seed} {model} {preset}: {time.time() - t:.0f} s")
+
+
+def _saved_runs(out: Path, stem: str) -> dict[int, dict]:
+    """Every saved seed of one check or task, by seed: the summaries use all of them, whatever ``--seeds`` fitted."""
+    found = {int(p.stem.rsplit("_seed", 1)[1]): p for p in out.glob(f"{stem}_seed*.npz")
+             if p.stem.rsplit("_seed", 1)[1].isdigit()}
+    return {s: dict(np.load(found[s])) for s in sorted(found)}
+
+
+def load_task(task: str, out: Path) -> dict | None:
+    """The saved runs of a within-release task in `load_check`'s form (every test source scored; AGN vs pulsar:
+    the bll and fsrq against the pulsars)."""
+    runs = _saved_runs(out, task)
+    if not runs:
+        return None
+    first = next(iter(runs.values()))
+    label = first["y"].astype(int)
+    models: dict[str, dict[int, np.ndarray]] = {}
+    for seed, run in runs.items():
+        for key, p in run.items():
+            if "|" in key:
+                model, preset = key.split("|")
+                models.setdefault(f"{model}|{SUMMARY_ALIAS.get(preset, preset)}", {})[seed] = p
+    return {"check": task, "label": label, "agn_psr": np.ones(label.size, bool),
+            "is_pulsar": label == CLASSES.index("pulsar"), "significance": first["significance"],
+            "glat": first["glat"],
+            "models": _with_pool_prior(_with_averages(models), np.zeros(label.size, str), first["train_counts"])}
+
+
+def run_plane(presets, models, seeds, epochs: int | None, out: Path, cache: Path | None) -> None:
+    """The Galactic plane: every labelled 4FGL-DR4 source in the coarse groups AGN / pulsar / other (scheme
+    ``agn_pulsar_other``), the class-scheme study's stratified 80/20 split (seed = the seed), scored on the held-out
+    sources at |b| <= 10 deg; probabilities to ``out/plane_seed<seed>.npz``."""
+    from gpal.catalogs import load_catalog
+
+    catalog = load_catalog("4FGL-DR4")
+    row_presets = list(dict.fromkeys([*presets, "fermi_dr4_measurements"]))
+    sets = {p: _datasets(catalog, "4FGL-DR4", p, cache, PLANE_SCHEME)[0] for p in row_presets}
+    base = sets[presets[0]]
+    ids = set.intersection(*(set(map(str, s.ids)) for s in sets.values()))
+    data = base.subset(np.nonzero([str(n) in ids for n in base.ids])[0])
+
+    def rows(d, wanted):
+        at = {str(n): i for i, n in enumerate(d.ids)}
+        return np.array([at[i] for i in wanted])
+
+    for seed in seeds:
+        train, test = data.split(test_size=0.2, seed=seed, stratify=True)
+        glat = catalog.values_of("glat", [str(n) for n in test.ids])
+        test_ids = [str(n) for n, b in zip(test.ids, glat) if abs(b) <= PLANE_DEG]
+        train_ids = [str(n) for n in train.ids]
+        path = out / f"plane_seed{seed}.npz"
+        proba = dict(np.load(path)) if path.exists() else {}
+        proba.update({"ids": np.array(test_ids), "y": test.y[rows(test, test_ids)],
+                      "prior": np.bincount(train.y, minlength=3) / train.y.size})
+        for preset in presets:
+            d = sets[preset]
+            tr, te = rows(d, train_ids), rows(d, test_ids)
+            X, V, y, Xp, Vp = d.X[tr], d.X_var[tr], d.y[tr], d.X[te], d.X_var[te]
+            added = [k for k, name in enumerate(d.feature_names) if name not in base.feature_names]
+            for model in models:
+                names = [f"{b}|{preset}" for b in BASELINES] if model == "baselines" else [f"{model}|{preset}"]
+                if all(n in proba for n in names):
+                    continue
+                t = time.time()
+                if model == "baselines":
+                    Xb, Xbp = np.hstack([X, np.sqrt(V[:, added])]), np.hstack([Xp, np.sqrt(Vp[:, added])])
+                    proba.update({n: _fit_baseline(b, seed, Xb, y, Xbp, None) for n, b in zip(names, BASELINES)})
+                else:
+                    proba[names[0]] = _estimator(model, seed, epochs).fit(X, y, V).predict_proba(Xp, Vp)
+                np.savez_compressed(path, **proba)
+                _log(f"plane seed {seed} {model} {preset}: {time.time() - t:.0f} s ({len(train_ids)} training)")
+
+
+def summarize_plane(out: Path) -> pd.DataFrame | None:
+    """Balanced accuracy over AGN / pulsar / other at |b| <= 10 deg, by argmax and by the balanced decision
+    argmax p(group | x) / p(group) (group shares of the training sources), mean and spread over seeds, and the NLL."""
+    runs = _saved_runs(out, "plane")
+    if not runs:
+        return None
+    scores: dict[str, list] = {}
+    for run in runs.values():
+        y = run["y"].astype(int)
+        for key, p in run.items():
+            if "|" not in key:
+                continue
+            recall = lambda pred: float(np.mean([np.mean(pred[y == k] == k) for k in np.unique(y)]))
+            scores.setdefault(key, []).append((recall(p.argmax(1)), recall((p / run["prior"]).argmax(1)),
+                                               float(-np.log(np.clip(p[np.arange(y.size), y], PROBA_FLOOR, 1)).mean())))
+    n = next(iter(runs.values()))["y"]
+    rows = [{"check": "plane", "subset": f"|b| <= {PLANE_DEG:g}: " + ", ".join(f"{int(np.sum(n == k))} {g}" for k, g in
+                                                                              enumerate(("agn", "pulsar", "other"))),
+             "model": key, "seeds": len(v), **{f"{m}": float(np.mean([s[i] for s in v])) for i, m in
+                                               enumerate(("balanced_accuracy", "balanced_accuracy_balanced", "nll"))},
+             "balanced_accuracy_balanced_sd": float(np.std([s[1] for s in v], ddof=1)) if len(v) > 1 else np.nan}
+            for key, v in scores.items()]
+    return pd.DataFrame(rows)
+
+
+def _with_averages(models: dict) -> dict:
+    """``models`` and their averages (issue 36's model averaging), seed by seed: the GP over the summary and the
+    measurement preset (``gp|avg presets``), and the GP with logistic regression on the summary features
+    (``gp+logistic|summary``)."""
+    pairs = {"gp|avg presets": ("gp|summary", "gp|fermi_dr4_measurements"),
+             "gp+logistic|summary": ("gp|summary", "logistic|summary")}
+    out = dict(models)
+    for name, (a, b) in pairs.items():
+        if a in models and b in models and (seeds := sorted(set(models[a]) & set(models[b]))):
+            out[name] = {s: (models[a][s] + models[b][s]) / 2 for s in seeds}
+    return out
+
+
+def prior_adjusted(proba: np.ndarray, train_prior: np.ndarray, n_iter: int = 200, tol: float = 1e-8) -> np.ndarray:
+    """``proba`` moved to the class mix of its own rows (Saerens, Latinne & Decaestecker 2002): the mix pi is the
+    EM fixed point of pi = mean over rows of p(c | x) pi_c / pi_train,c (renormalised); no labels are used.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n, C) probabilities under the estimated mix."""
+    ratio, pi = np.ones_like(train_prior), train_prior
+    for _ in range(n_iter):
+        q = proba * ratio
+        q /= q.sum(axis=1, keepdims=True)
+        new = q.mean(axis=0)
+        done = np.abs(new - pi).max() < tol
+        pi, ratio = new, new / train_prior
+        if done:
+            break
+    q = proba * ratio
+    return q / q.sum(axis=1, keepdims=True)
+
+
+def _with_pool_prior(models: dict, class1: np.ndarray, train_counts: np.ndarray) -> dict:
+    """``models`` and, as ``<model>@prior``, the GP and logistic regression moved to the class mix of each group of
+    sources to classify (unassociated; bcu) by `prior_adjusted`: what the pool itself says, no later labels."""
+    prior = train_counts / train_counts.sum()
+    out = dict(models)
+    for name in ("gp|summary", "gp|fermi_dr4_measurements", "logistic|summary"):
+        if name in models:
+            kind, preset = name.split("|")
+            adjusted = {}
+            for seed, p in models[name].items():
+                q = p.copy()
+                for group in np.unique(class1):
+                    rows = class1 == group
+                    q[rows] = prior_adjusted(p[rows], prior)
+                adjusted[seed] = q
+            out[f"{kind}@prior|{preset}"] = adjusted
+    return out
+
+
+def load_check(earlier: str, later: str, out: Path) -> dict | None:
+    """The saved runs of one pair: sources, labels and, per model, its probabilities by seed (None: nothing saved).
+
+    The 3-class label is the later class among bll / fsrq / pulsar (-1 otherwise); the AGN-vs-pulsar rows are the
+    earlier *unassociated* sources the later release associates with an AGN or a pulsar, as `gpal check-later`
+    scores them.  Models are named ``model|preset``, the first (summary) preset renamed ``summary`` so that checks
+    from releases with other summary presets (3FGL's) pool."""
+    from gpal.catalogs.schemes import coarse_group
+
+    runs = _saved_runs(out, f"{earlier}_{later}")
+    if not runs:
+        return None
+    first = next(iter(runs.values()))
+    codes = {k: tuple(MERGE.get(c, (c,))) for k, c in enumerate(CLASSES)}
+    later_code = np.char.lower(first["later_code"].astype(str))
+    label = np.array([next((k for k, c in codes.items() if code in c), -1) for code in later_code])
+    group = np.array([coarse_group(c) if c not in ("missing", "", "unk") else "" for c in later_code])
+    agn_psr = (first["class1"] == "") & np.isin(group, ["agn", "pulsar"])
+    models: dict[str, dict[int, np.ndarray]] = {}
+    for seed, run in runs.items():
+        for key, p in run.items():
+            if "|" in key:
+                model, preset = key.split("|")
+                models.setdefault(f"{model}|{SUMMARY_ALIAS.get(preset, preset)}", {})[seed] = p
+    return {"check": f"{earlier} -> {later}", "label": label, "agn_psr": agn_psr, "is_pulsar": group == "pulsar",
+            "significance": first["significance"], "glat": first["glat"],
+            "models": _with_pool_prior(_with_averages(models), first["class1"], first["train_counts"])
+            if "train_counts" in first else _with_averages(models)}
+
+
+def pooled(checks: list[dict]) -> dict:
+    """The checks' sources together (a source scored by two checks counts twice), with the models every check has."""
+    names = [m for m in checks[0]["models"] if all(m in c["models"] for c in checks)]
+    seeds = {m: sorted(set.intersection(*(set(c["models"][m]) for c in checks))) for m in names}
+    # the fainter half of each check, so that one release's faint sources do not decide the pooled half
+    fainter = np.concatenate([_fainter(c) for c in checks])
+    return {"check": "pooled: " + " + ".join(c["check"] for c in checks),
+            **{k: np.concatenate([c[k] for c in checks]) for k in ("label", "agn_psr", "is_pulsar", "significance", "glat")},
+            "fainter": fainter,
+            "models": {m: {s: np.concatenate([c["models"][m][s] for c in checks]) for s in seeds[m]} for m in names if seeds[m]}}
+
+
+def _fainter(check: dict) -> np.ndarray:
+    """The scored sources below their median significance."""
+    scored = check["label"] >= 0
+    return scored & (check["significance"] < np.median(check["significance"][scored]))
+
+
+def _auc(truth: np.ndarray, score: np.ndarray) -> float:
+    """ROC AUC by ranks (ties counted half)."""
+    from scipy.stats import rankdata
+
+    ranks = rankdata(score)
+    n_pos = truth.sum()
+    return float((ranks[truth].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * (truth.size - n_pos)))
+
+
+def summarize(check: dict, reference: str = "logistic|summary", gp_reference: str = "gp|summary") -> pd.DataFrame:
+    """One row per subset and model: NLL (mean and spread over seeds), the paired difference of the seed-averaged
+    per-source NLL to logistic regression on the summary features (``diff``) and to the GP on them (``diff_gp``) with
+    bootstrap 95% intervals over sources; balanced accuracy; and the AGN-vs-pulsar AUC (``auc``) with the same
+    paired interval against logistic regression."""
+    label, models = check["label"], check["models"]
+    scored = label >= 0
+    fainter = check.get("fainter", _fainter(check))
+    subsets = {"all": scored, "fainter half": fainter, **{f"later {c}": label == k for k, c in enumerate(CLASSES)},
+               "|b| <= 10": scored & (np.abs(check["glat"]) <= 10)}
+    rng = np.random.default_rng(0)
+    rows = []
+    for subset, mask in subsets.items():
+        y = label[mask]
+        if y.size < 2:
+            continue
+        draws = rng.integers(0, y.size, (N_BOOT, y.size))
+        loss = {m: np.mean([-np.log(np.clip(p[mask][np.arange(y.size), y], PROBA_FLOOR, 1.0)) for p in by_seed.values()],
+                           axis=0) for m, by_seed in models.items()}
+        for m, by_seed in models.items():
+            per_seed = [float(-np.log(np.clip(p[mask][np.arange(y.size), y], PROBA_FLOOR, 1.0)).mean()) for p in by_seed.values()]
+            row = {"check": check["check"], "subset": subset, "n": int(y.size), "model": m, "seeds": len(by_seed),
+                   "nll": float(np.mean(per_seed)), "nll_sd": float(np.std(per_seed, ddof=1)) if len(per_seed) > 1 else np.nan,
+                   "balanced_accuracy": float(np.mean([balanced_accuracy(y, p[mask]) for p in by_seed.values()]))
+                   if np.unique(y).size > 1 else np.nan}
+            for ref, col in ((reference, "diff"), (gp_reference, "diff_gp")):
+                if ref in loss and ref != m:
+                    delta = loss[m] - loss[ref]
+                    boot = delta[draws].mean(axis=1)
+                    row.update({col: float(delta.mean()), f"{col}_low": float(np.percentile(boot, 2.5)),
+                                f"{col}_high": float(np.percentile(boot, 97.5))})
+            rows.append(row)
+    # AGN vs pulsar among the earlier unassociated sources, P(pulsar) as the score
+    rows_auc = check["agn_psr"]
+    truth = check["is_pulsar"][rows_auc]
+    if 0 < truth.sum() < truth.size:
+        draws = rng.integers(0, truth.size, (N_BOOT, truth.size))
+        draws = draws[[0 < truth[d].sum() < truth.size for d in draws]]
+        pulsar = CLASSES.index("pulsar")
+        boot = {m: np.array([[_auc(truth[d], p[rows_auc][d, pulsar]) for d in draws] for p in by_seed.values()]).mean(axis=0)
+                for m, by_seed in models.items()}
+        for m, by_seed in models.items():
+            row = {"check": check["check"], "subset": "AGN vs pulsar (unassociated)", "n": int(truth.size),
+                   "n_pulsar": int(truth.sum()), "model": m, "seeds": len(by_seed),
+                   "auc": float(np.mean([_auc(truth, p[rows_auc, pulsar]) for p in by_seed.values()]))}
+            if reference in boot and m != reference:
+                row["auc_diff"] = row["auc"] - float(np.mean([_auc(truth, p[rows_auc, pulsar])
+                                                              for p in models[reference].values()]))
+                row["auc_diff_low"], row["auc_diff_high"] = np.percentile(boot[m] - boot[reference], [2.5, 97.5])
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def shown(table: pd.DataFrame) -> pd.DataFrame:
+    """The summary as printed: values to 3 decimals, each difference with its interval in one cell."""
+    out = table.drop(columns="check").copy()
+    for col in ("diff", "diff_gp", "auc_diff"):
+        if col in out:
+            out[col] = [f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" if np.isfinite(d) else ""
+                        for d, lo, hi in zip(out[col], out[f"{col}_low"], out[f"{col}_high"])]
+            out = out.drop(columns=[f"{col}_low", f"{col}_high"])
+    if "nll_sd" in out:
+        out["nll"] = [f"{v:.3f} ± {s:.3f}" if np.isfinite(s) else (f"{v:.3f}" if np.isfinite(v) else "")
+                      for v, s in zip(out.nll, out.nll_sd)]
+        out = out.drop(columns="nll_sd")
+    out = out.dropna(axis=1, how="all")
+    return out.apply(lambda c: c.map(lambda v: f"{v:.3f}" if isinstance(v, float) and np.isfinite(v) else
+                                      ("" if isinstance(v, float) else v)))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pairs", nargs="+", default=["4FGL-DR4:FL16Y"], help="earlier:later release pairs")
-    parser.add_argument("--presets", nargs="+", default=list(PRESETS))
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
+    parser.add_argument("--pairs", nargs="+", default=[], help="earlier:later release pairs (4FGL-DR4:FL16Y ...)")
+    parser.add_argument("--presets", nargs="+", default=list(PRESETS), help="the first is the reference (summary) preset")
+    parser.add_argument("--models", nargs="+", default=["gp", "baselines"], choices=MODELS)
+    parser.add_argument("--tasks", nargs="+", default=[], choices=TASKS, help="within-release tasks (4FGL-DR4)")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0], help="seeds to fit; summaries use every saved seed")
     parser.add_argument("--epochs", type=int, default=None, help="GP epochs (default: the main job's)")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--cache", type=Path, default=None, help="folder keeping the built data sets between runs")
     parser.add_argument("--summarize", action="store_true", help="print from the saved probabilities only")
     args = parser.parse_args()
-    if args.presets[0] != "fermi_dr4":
-        parser.error("the first preset must be fermi_dr4 (the reference of the preset comparison)")
+    if not args.pairs and not args.tasks:
+        parser.error("name --pairs or --tasks")
     args.out.mkdir(parents=True, exist_ok=True)
     pd.set_option("display.width", 200)
-    for pair in args.pairs:
-        earlier, later = pair.split(":")
-        for seed in args.seeds:
-            path = args.out / f"{earlier}_{later}_seed{seed}.npz"
-            if not args.summarize and not path.exists():
-                partial = path.with_suffix(".partial.npz")
-                np.savez(path, **run_pair(earlier, later, tuple(args.presets), seed, args.epochs, partial))
-                partial.unlink()
-            results = dict(np.load(path))
-            table = summarize(results, tuple(args.presets))
-            counts = ", ".join(f"{int((results['y'] == k).sum())} {c}" for k, c in enumerate(CLASSES))
-            print(f"\n## {earlier} -> {later}, seed {seed}: {results['y'].size} scored sources ({counts})\n")
-            shown = table.copy()
-            for c in ("nll", "diff", "low", "high"):
-                shown[c] = shown[c].map(lambda v: f"{v:+.3f}" if c != "nll" else f"{v:.3f}")
-            print(shown.to_markdown(index=False))
-            table.to_csv(args.out / f"{earlier}_{later}_seed{seed}.csv", index=False)
+    if not args.summarize:
+        for pair in args.pairs:
+            earlier, later = pair.split(":")
+            run_pair(earlier, later, tuple(args.presets), args.models, args.seeds, args.epochs, args.out, args.cache)
+        for task in args.tasks:
+            if task == "plane":
+                run_plane(tuple(args.presets), args.models, args.seeds, args.epochs, args.out, args.cache)
+                continue
+            run_task(task, tuple(args.presets), args.models, args.seeds, args.epochs, args.out, args.cache)
+    checks = [c for pair in args.pairs if (c := load_check(*pair.split(":"), args.out)) is not None]
+    if len(checks) > 1:
+        checks.append(pooled(checks))
+    checks += [c for task in args.tasks if task != "plane" and (c := load_task(task, args.out)) is not None]
+    tables = [summarize(c) for c in checks]
+    if "plane" in args.tasks and (plane := summarize_plane(args.out)) is not None:
+        tables.append(plane)
+    for table in tables:
+        print(f"\n## {table.check.iloc[0]}\n")
+        print(shown(table).to_markdown(index=False))
+    if tables:
+        name = "summary_" + "+".join([p.replace(":", "_") for p in args.pairs] + args.tasks) + ".csv"
+        pd.concat(tables).to_csv(args.out / name, index=False)
 
 
 if __name__ == "__main__":
