@@ -12,6 +12,8 @@ from typing import Any
 
 from gpal.active.acquisition import expected_yield
 from gpal.active.loop import STATE_FILE, read_state
+from gpal.active.oracles import NOTHING_FOUND
+from gpal.runs.output_dir import recorded_identity
 
 __all__ = ["ACTIVE_FOLDER", "CHECKPOINT_DIR", "is_active_folder", "write_active_report"]
 
@@ -59,22 +61,32 @@ def write_active_report(folder: str | Path) -> Path:
     text = (f"Active learning with acquisition `{acquisition}`, batch size {state['config']['batch_size']}: "
             f"{len(state['initial_ids'])} initial labelled sources, {len(state['queries'])} queries answered."
             + (f" Query {pending['query']} waits for labels ({len(pending['ids'])} sources)." if pending else "")
-            + _outcomes(state)
+            + _outcomes(state, recorded_identity(folder) or {})
             + (_discovery_yields(state) if acquisition == "discovery" else ""))
     return write_report(folder, "gpal active", figures, tables, text)
 
 
-def _outcomes(state: dict[str, Any]) -> str:
-    """What the answered queries found beyond the classes, and whether the model trained on it."""
+def _outcomes(state: dict[str, Any], run: dict[str, Any]) -> str:
+    """What the answered queries found beyond the classes, whether the model trained on it, and, for a catalog
+    campaign whose pool the "none of these" flag had cut (``gpal active --oracle file``), that each was a miss of
+    the flag."""
     outcomes = state["config"].get("outcomes", {})
     found = [lab for q in state["queries"] for lab in q["labels"] if lab in outcomes]
     if not found:
         return ""
     counts = {lab: found.count(lab) for lab in sorted(set(found), key=lambda v: (-found.count(v), v))}
-    return (f" {len(found)} observed source(s) turned out to be outside the classes: "
+    text = (f" {len(found)} observed source(s) turned out to be outside the classes: "
             + ", ".join(f"{lab} {n}" + (f" (trained on as {outcomes[lab]})" if outcomes[lab] else "")
                         for lab, n in counts.items())
             + "; they left the pool, and those not mapped to a class are in no training set.")
+    if run.get("kind") == "gpal.active" and run.get("oracle") == "file":
+        beyond = [lab for lab in found if lab != NOTHING_FOUND and outcomes[lab] is None]  # in no trained class
+        answered = sum(len(q["labels"]) for q in state["queries"])
+        text += (f" The pool held only sources the \"none of these\" flag had not flagged, so each of the "
+                 f"{len(beyond)} of another population is a source the flag missed ({len(beyond)} of {answered} "
+                 "answered; each query file gives its `ood_score` against the threshold); the flag is not refitted "
+                 "on them.")
+    return text
 
 
 def _discovery_yields(state: dict[str, Any]) -> str:
