@@ -19,12 +19,18 @@ Guards:
 ``Trainer`` keeps one compiled step per model: the training arrays sit in variables of
 unknown row count and Adam's state is reset rather than rebuilt, so the warm-started
 refits of active learning, each on a larger training set, never trace the step again.
+``SharedTrainer`` goes further: every model of one signature (all but its values) is trained
+by one ``Trainer`` of a template model, because tracing the step costs as much as several
+hundred small steps (docs/performance.md, "Tracing against eager steps").
 """
 
 from __future__ import annotations
 
+import json
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 import tensorflow as tf
@@ -36,6 +42,7 @@ from gpal.models.svgp import NoisySVGP
 __all__ = [
     "TrainData",
     "TrainResult",
+    "SharedTrainer",
     "Trainer",
     "TrainingError",
     "CholeskyError",
@@ -99,19 +106,20 @@ def make_train_step(
     hold variables (``Trainer``): the step reads the rows present at each call,
     and the ELBO's scale N / |B| takes N from them.
     """
-    return _compiled_step(model, optimizer, data, model.training_base(data.X, data.X_var), seed, jit_compile)[0]
+    base_seed = tf.constant(int(seed), dtype=tf.int64)
+    return _compiled_step(model, optimizer, data, model.training_base(data.X, data.X_var), base_seed, jit_compile)[0]
 
 
-def _compiled_step(model, optimizer, data, base, seed, jit_compile) -> tuple[Callable, "_RowAdam | None"]:
+def _compiled_step(model, optimizer, data, base, base_seed, jit_compile) -> tuple[Callable, "_RowAdam | None"]:
     """``make_train_step``'s step and the row-wise Adam of its per-point tables (None without any);
-    ``base``: the model's ``training_base`` of ``data`` (tensors or variables), whose rows each step gathers."""
+    ``base``: the model's ``training_base`` of ``data`` (tensors or variables), whose rows each step gathers;
+    ``base_seed``: an int64 scalar tensor or variable (read at each step)."""
     per_point = list(model.strategy.per_point_variables)
     per_point_ids = {id(v) for v in per_point}
     shared = [v for v in model.trainable_variables if id(v) not in per_point_ids]
     variables = shared + per_point
     optimizer.build(shared)  # slots made eagerly, so the step is traced once, not twice
     row_adam = _RowAdam(per_point, optimizer) if per_point else None
-    base_seed = tf.constant(int(seed), dtype=tf.int64)
 
     def step(idx: tf.Tensor, step_number: tf.Tensor) -> tf.Tensor:
         X = tf.gather(data.X, idx)
@@ -243,7 +251,10 @@ class Trainer:
         empty = model.training_base(self.data.X, self.data.X_var)
         self.base = None if empty is None else tuple(
             tf.Variable(table, dtype=tf.float64, shape=[None, d], trainable=False) for table in empty)
-        self.step, self._row_adam = _compiled_step(model, self.optimizer, self.data, self.base, self.seed, jit_compile)
+        # A variable, so that ``seed`` may change between fits (``SharedTrainer``) without a new trace.
+        self._base_seed = tf.Variable(self.seed, dtype=tf.int64, trainable=False)
+        self.step, self._row_adam = _compiled_step(model, self.optimizer, self.data, self.base, self._base_seed,
+                                                   jit_compile)
 
     def fit(
         self,
@@ -274,7 +285,77 @@ class Trainer:
         self.optimizer.learning_rate = learning_rate
         if self._row_adam is not None:
             self._row_adam.reset()
+        self._base_seed.assign(self.seed)
         return _run(self.model, self.step, n, epochs, batch_size, self.seed, progress, callback, max_jitter)
+
+
+class SharedTrainer:
+    """``Trainer.fit`` for ``model``, run by the one ``Trainer`` kept for all models of its signature.
+
+    Models that differ only in their values (``gpal.training.batched.model_signature``: same
+    structure, likelihood, prior, shapes and training-set size) trace the same step, so a
+    ``Trainer`` of a private template model, built from ``model.structure()``, serves them all:
+    a fit copies the model's values into the template, trains it with the model's ``seed``
+    and copies the values back, also before each ``callback`` call (and back in after it, as
+    a callback may restore a state) and when training stops with an error.  The results equal
+    a ``Trainer`` of the model's own bit for bit (tested).  A fit finding its signature's
+    trainer busy in another thread uses a template of its own.
+    """
+
+    def __init__(self, model: NoisySVGP, *, seed: int = 0):
+        self.model = model
+        self.seed = int(seed)
+
+    def fit(self, data: TrainData, *, callback: Callable[[int, float], bool | None] | None = None,
+            **settings: Any) -> TrainResult:
+        """``Trainer.fit``'s training of ``self.model`` on ``data``; ``settings`` are its keyword arguments."""
+        from gpal.models.state import assign_module_values, module_values
+
+        trainer, lock = _signature_trainer(self.model)
+        template = trainer.model
+
+        def synced(epoch: int, loss: float) -> bool | None:
+            assign_module_values(self.model, module_values(template))
+            keep_going = callback(epoch, loss)
+            assign_module_values(template, module_values(self.model))
+            return keep_going
+
+        try:
+            assign_module_values(template, module_values(self.model))
+            trainer.seed = self.seed
+            try:
+                return trainer.fit(data, callback=None if callback is None else synced, **settings)
+            finally:
+                assign_module_values(self.model, module_values(template))
+        finally:
+            lock.release()
+
+
+# Signature -> (lock, Trainer of a template model), most recently used last; a few kept per process.
+_TRAINERS: "OrderedDict[str, tuple[threading.Lock, Trainer]]" = OrderedDict()
+_TRAINERS_KEPT = 8
+_TRAINERS_LOCK = threading.Lock()
+
+
+def _signature_trainer(model: NoisySVGP) -> tuple[Trainer, threading.Lock]:
+    """The kept ``Trainer`` of ``model``'s signature with its lock held (a new one if it is busy or absent)."""
+    from gpal.training.batched import model_signature
+
+    key = json.dumps(model_signature(model), sort_keys=True, default=str)
+    with _TRAINERS_LOCK:
+        entry = _TRAINERS.get(key)
+        if entry is not None and entry[0].acquire(blocking=False):
+            _TRAINERS.move_to_end(key)
+            return entry[1], entry[0]
+    lock = threading.Lock()
+    lock.acquire()
+    trainer = Trainer(NoisySVGP.from_structure(model.structure()))
+    with _TRAINERS_LOCK:
+        if key not in _TRAINERS:
+            _TRAINERS[key] = (lock, trainer)
+            while len(_TRAINERS) > _TRAINERS_KEPT:
+                _TRAINERS.popitem(last=False)
+    return trainer, lock
 
 
 def train(
