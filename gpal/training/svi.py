@@ -292,8 +292,8 @@ class Trainer:
 class SharedTrainer:
     """``Trainer.fit`` for ``model``, run by the one ``Trainer`` kept for all models of its signature.
 
-    Models that differ only in their values (``gpal.training.batched.model_signature``: same
-    structure, likelihood, prior, shapes and training-set size) trace the same step, so a
+    Models that differ only in their values and training-set size (``gpal.training.batched.model_signature``
+    but ``num_data``: same structure, likelihood, prior and shapes) trace the same step, so a
     ``Trainer`` of a private template model, built from ``model.structure()``, serves them all:
     a fit copies the model's values into the template, trains it with the model's ``seed``
     and copies the values back, also before each ``callback`` call (and back in after it, as
@@ -341,7 +341,10 @@ def _signature_trainer(model: NoisySVGP) -> tuple[Trainer, threading.Lock]:
     """The kept ``Trainer`` of ``model``'s signature with its lock held (a new one if it is busy or absent)."""
     from gpal.training.batched import model_signature
 
-    key = json.dumps(model_signature(model), sort_keys=True, default=str)
+    signature = model_signature(model)
+    for part in (signature["structure"], signature["structure"]["strategy"]):
+        part.pop("num_data", None)  # it only sizes the per-point tables, which the step reads at any row count
+    key = json.dumps(signature, sort_keys=True, default=str)
     with _TRAINERS_LOCK:
         entry = _TRAINERS.get(key)
         if entry is not None and entry[0].acquire(blocking=False):

@@ -1,4 +1,5 @@
-"""Models of one signature share one compiled training step and train exactly as with a step of their own."""
+"""Models of one signature, on training sets of any size, share one compiled training step and train exactly as with
+a step of their own."""
 
 import numpy as np
 import pytest
@@ -27,8 +28,8 @@ def _assert_same_values(got, expected):
 @pytest.mark.parametrize("strategy", ["none", "latent"])  # without and with per-point q(x_i) tables
 def test_models_of_one_signature_share_a_step_and_train_bit_for_bit_as_alone(strategy):
     settings = dict(epochs=2, batch_size=10, learning_rate=0.03, progress=False)
-    (own, own_data), (first, first_data), (second, second_data) = _model(0, strategy), _model(0, strategy), _model(1, strategy)
-    second_alone, _ = _model(1, strategy)
+    (own, own_data), (first, first_data), (second, second_data) = _model(0, strategy), _model(0, strategy), _model(1, strategy, 36)
+    second_alone, _ = _model(1, strategy, 36)
     expected = Trainer(own, seed=5).fit(own_data, **settings)
     expected_second = Trainer(second_alone, seed=6).fit(second_data, **settings)
 
