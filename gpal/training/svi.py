@@ -306,6 +306,13 @@ class SharedTrainer:
         self.model = model
         self.seed = int(seed)
 
+    @property
+    def step(self) -> Callable[[tf.Tensor, tf.Tensor], tf.Tensor]:
+        """The compiled step (``Trainer.step``) that trains this model and the others of its signature."""
+        trainer, lock = _signature_trainer(self.model)
+        lock.release()
+        return trainer.step
+
     def fit(self, data: TrainData, *, callback: Callable[[int, float], bool | None] | None = None,
             **settings: Any) -> TrainResult:
         """``Trainer.fit``'s training of ``self.model`` on ``data``; ``settings`` are its keyword arguments."""
