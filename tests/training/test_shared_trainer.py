@@ -73,3 +73,15 @@ def test_a_callback_sees_and_may_set_the_model_being_trained():
     assert not np.array_equal(seen["shared"][0], start[".gp.q_mu"])  # the callback saw the trained values
     _assert_same_values(runs["shared"][0], runs["own"][0])
     assert not np.array_equal(seen["unrestored"][-1], seen["shared"][-1])  # the restore reached the training
+
+
+def test_a_part_of_another_class_under_the_same_config_gets_a_step_of_its_own():
+    (model, _), (other, _) = _model(3, "none"), _model(4, "none")
+    trainer, lock = _signature_trainer(model)
+    lock.release()
+    same, lock = _signature_trainer(other)
+    lock.release()
+    other.likelihood.__class__ = type("Subclassed", (type(other.likelihood),), {})  # e.g. a plugged-in likelihood
+    own, lock = _signature_trainer(other)
+    lock.release()
+    assert same is trainer and own is not trainer
