@@ -295,9 +295,8 @@ class SharedTrainer:
 
     Models that differ only in their values and training-set size (``gpal.training.batched.model_signature``
     but ``num_data``, and the classes of their parts: same structure, likelihood, prior and shapes) trace
-    the same step, so a
-    ``Trainer`` of a private template model (a copy of the first such model) serves them all:
-    a fit copies the model's values into the template, trains it with the model's ``seed``
+    the same step, so a ``Trainer`` of a private template model (a copy of the first such model) serves
+    them all: a fit copies the model's values into the template, trains it with the model's ``seed``
     and copies the values back, also before each ``callback`` call (and back in after it, as
     a callback may restore a state) and when training stops with an error.  The results equal
     a ``Trainer`` of the model's own bit for bit (tested).  A fit finding its signature's
