@@ -3,7 +3,7 @@
 An active-learning loop refits one estimator on one more row, then predicts pools of any
 size, hundreds of times; tracing a training step or a predictor costs more than running it.
 A ``ModelSession`` holds one ``NoisySVGP``, the estimator parameters it was built from, its
-``Trainer`` and its compiled predictors.  A warm-started refit that would build the same model
+trainer (whose compiled step serves every model of the same signature) and its compiled predictors.  A warm-started refit that would build the same model
 again keeps the session, and so traces nothing; any other fit starts a new one, so nothing
 compiled for one model is ever called with another.  ``MODEL_PARAMS`` are the parameters a
 model is built from, the only ones ``_build`` reads.
@@ -66,7 +66,7 @@ def _build(params: Mapping[str, Any], num_classes: int, Z: np.ndarray, Z_var: np
 
 class ModelSession:
     """One model, the ``MODEL_PARAMS`` it was built from (None: not built from parameters, never kept), the
-    class labels its latent functions stand for, its ``Trainer`` and its compiled functions."""
+    class labels its latent functions stand for, its trainer and its compiled functions."""
 
     def __init__(self, model: Any, classes: np.ndarray, *, seed: int, built_with: dict[str, Any] | None = None):
         self.model = model
@@ -141,11 +141,11 @@ class ModelSession:
         return False
 
     def trainer(self) -> Any:
-        """The model's ``gpal.training.svi.Trainer``, made (and its step traced) once."""
+        """The model's ``gpal.training.svi.SharedTrainer``: its step is traced once per model signature."""
         if self._trainer is None:
-            from gpal.training.svi import Trainer
+            from gpal.training.svi import SharedTrainer
 
-            self._trainer = Trainer(self.model, seed=self.seed)
+            self._trainer = SharedTrainer(self.model, seed=self.seed)
         return self._trainer
 
     def function(self, key: tuple, make: Callable[[], Callable]) -> Callable:

@@ -19,13 +19,20 @@ Guards:
 ``Trainer`` keeps one compiled step per model: the training arrays sit in variables of
 unknown row count and Adam's state is reset rather than rebuilt, so the warm-started
 refits of active learning, each on a larger training set, never trace the step again.
+``SharedTrainer`` goes further: every model of one signature (all but its values) is trained
+by one ``Trainer`` of a template model, because tracing the step costs as much as several
+hundred small steps (docs/performance.md, "Tracing against eager steps").
 """
 
 from __future__ import annotations
 
+import json
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
+import gpflow
 import numpy as np
 import tensorflow as tf
 import tf_keras
@@ -36,6 +43,7 @@ from gpal.models.svgp import NoisySVGP
 __all__ = [
     "TrainData",
     "TrainResult",
+    "SharedTrainer",
     "Trainer",
     "TrainingError",
     "CholeskyError",
@@ -99,19 +107,20 @@ def make_train_step(
     hold variables (``Trainer``): the step reads the rows present at each call,
     and the ELBO's scale N / |B| takes N from them.
     """
-    return _compiled_step(model, optimizer, data, model.training_base(data.X, data.X_var), seed, jit_compile)[0]
+    base_seed = tf.constant(int(seed), dtype=tf.int64)
+    return _compiled_step(model, optimizer, data, model.training_base(data.X, data.X_var), base_seed, jit_compile)[0]
 
 
-def _compiled_step(model, optimizer, data, base, seed, jit_compile) -> tuple[Callable, "_RowAdam | None"]:
+def _compiled_step(model, optimizer, data, base, base_seed, jit_compile) -> tuple[Callable, "_RowAdam | None"]:
     """``make_train_step``'s step and the row-wise Adam of its per-point tables (None without any);
-    ``base``: the model's ``training_base`` of ``data`` (tensors or variables), whose rows each step gathers."""
+    ``base``: the model's ``training_base`` of ``data`` (tensors or variables), whose rows each step gathers;
+    ``base_seed``: an int64 scalar tensor or variable (read at each step)."""
     per_point = list(model.strategy.per_point_variables)
     per_point_ids = {id(v) for v in per_point}
     shared = [v for v in model.trainable_variables if id(v) not in per_point_ids]
     variables = shared + per_point
     optimizer.build(shared)  # slots made eagerly, so the step is traced once, not twice
     row_adam = _RowAdam(per_point, optimizer) if per_point else None
-    base_seed = tf.constant(int(seed), dtype=tf.int64)
 
     def step(idx: tf.Tensor, step_number: tf.Tensor) -> tf.Tensor:
         X = tf.gather(data.X, idx)
@@ -242,7 +251,10 @@ class Trainer:
         # The per-row constants of training (`NoisySVGP.training_base`), refreshed at each fit, when the model has any.
         self.base = None if not model.has_training_base else tuple(
             tf.Variable(np.zeros((0, d)), dtype=tf.float64, shape=[None, d], trainable=False) for _ in range(2))
-        self.step, self._row_adam = _compiled_step(model, self.optimizer, self.data, self.base, self.seed, jit_compile)
+        # A variable, so that ``seed`` may change between fits (``SharedTrainer``) without a new trace.
+        self._base_seed = tf.Variable(self.seed, dtype=tf.int64, trainable=False)
+        self.step, self._row_adam = _compiled_step(model, self.optimizer, self.data, self.base, self._base_seed,
+                                                   jit_compile)
 
     def fit(
         self,
@@ -273,7 +285,89 @@ class Trainer:
         self.optimizer.learning_rate = learning_rate
         if self._row_adam is not None:
             self._row_adam.reset()
+        self._base_seed.assign(self.seed)
         return _run(self.model, self.step, n, epochs, batch_size, self.seed, progress, callback, max_jitter)
+
+
+class SharedTrainer:
+    """``Trainer.fit`` for ``model``, run by the one ``Trainer`` kept for all models of its signature.
+
+    Models that differ only in their values and training-set size (``gpal.training.batched.model_signature``
+    but ``num_data``, and the classes of their parts: same structure, likelihood, prior and shapes) trace
+    the same step, so a ``Trainer`` of a private template model (a copy of the first such model) serves
+    them all: a fit copies the model's values into the template, trains it with the model's ``seed``
+    and copies the values back, also before each ``callback`` call (and back in after it, as
+    a callback may restore a state) and when training stops with an error.  The results equal
+    a ``Trainer`` of the model's own bit for bit (tested).  A fit finding its signature's
+    trainer busy in another thread uses a template of its own.
+    """
+
+    def __init__(self, model: NoisySVGP, *, seed: int = 0):
+        self.model = model
+        self.seed = int(seed)
+
+    @property
+    def step(self) -> Callable[[tf.Tensor, tf.Tensor], tf.Tensor]:
+        """The compiled step (``Trainer.step``) that trains this model and the others of its signature."""
+        trainer, lock = _signature_trainer(self.model)
+        lock.release()
+        return trainer.step
+
+    def fit(self, data: TrainData, *, callback: Callable[[int, float], bool | None] | None = None,
+            **settings: Any) -> TrainResult:
+        """``Trainer.fit``'s training of ``self.model`` on ``data``; ``settings`` are its keyword arguments."""
+        from gpal.models.state import assign_module_values, module_values
+
+        trainer, lock = _signature_trainer(self.model)
+        template = trainer.model
+
+        def synced(epoch: int, loss: float) -> bool | None:
+            assign_module_values(self.model, module_values(template))
+            keep_going = callback(epoch, loss)
+            assign_module_values(template, module_values(self.model))
+            return keep_going
+
+        try:
+            assign_module_values(template, module_values(self.model))
+            trainer.seed = self.seed
+            try:
+                return trainer.fit(data, callback=None if callback is None else synced, **settings)
+            finally:
+                assign_module_values(self.model, module_values(template))
+        finally:
+            lock.release()
+
+
+# Signature -> (lock, Trainer of a template model), most recently used last; a few kept per process.
+_TRAINERS: "OrderedDict[str, tuple[threading.Lock, Trainer]]" = OrderedDict()
+_TRAINERS_KEPT = 8
+_TRAINERS_LOCK = threading.Lock()
+
+
+def _signature_trainer(model: NoisySVGP) -> tuple[Trainer, threading.Lock]:
+    """The kept ``Trainer`` of ``model``'s signature with its lock held (a new one if it is busy or absent)."""
+    from gpal.training.batched import model_signature
+
+    signature = model_signature(model)
+    for part in (signature["structure"], signature["structure"]["strategy"]):
+        part.pop("num_data", None)  # it only sizes the per-point tables, which the step reads at any row count
+    # The classes of its parts too: a subclass (a plugged-in likelihood) may compute otherwise under the same config.
+    signature["classes"] = sorted({f"{type(m).__module__}.{type(m).__qualname__}@{id(type(m))}" for m in model.submodules})
+    key = json.dumps(signature, sort_keys=True, default=str)
+    with _TRAINERS_LOCK:
+        entry = _TRAINERS.get(key)
+        if entry is not None and entry[0].acquire(blocking=False):
+            _TRAINERS.move_to_end(key)
+            return entry[1], entry[0]
+    lock = threading.Lock()
+    lock.acquire()
+    trainer = Trainer(_template(model))
+    with _TRAINERS_LOCK:
+        if key not in _TRAINERS:
+            _TRAINERS[key] = (lock, trainer)
+            while len(_TRAINERS) > _TRAINERS_KEPT:
+                _TRAINERS.popitem(last=False)
+    return trainer, lock
 
 
 def train(
@@ -351,3 +445,11 @@ def _guarded_step(model, step, idx, step_number, epoch, max_jitter) -> float:
             "model keeps the parameters of the previous step. Try a smaller learning rate or check the inputs."
         )
     return loss
+
+
+def _template(model: NoisySVGP) -> NoisySVGP:
+    """A copy of ``model`` (20 times faster to make than ``NoisySVGP.from_structure``'s build) whose variables of
+    unknown row count (per-point tables) stay so, as a plain deep copy would fix them at their present rows."""
+    memo = {id(v): tf.Variable(v, shape=v.shape, trainable=v.trainable, name=v.name.split(":")[0])
+            for v in model.variables if not v.shape.is_fully_defined()}
+    return gpflow.utilities.deepcopy(model, memo)

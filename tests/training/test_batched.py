@@ -13,7 +13,7 @@ from gpal.models.state import module_values
 from gpal.models.svgp import build_model
 from gpal.runs.repeated_splits import run_repeated_splits, select_methods, unit_path
 from gpal.training.batched import BatchedTrainer, train_batched
-from gpal.training.svi import TrainData, Trainer, TrainingError
+from gpal.training.svi import SharedTrainer, TrainData, TrainingError
 
 STRATEGIES = ["none", "latent", "amortized", "first_order"]
 
@@ -36,13 +36,13 @@ def _model(k, strategy, likelihood="robustmax", num_inducing=6):
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_batched_training_equals_training_one_at_a_time(strategy):
-    # Two models: each equality below is per model, and a third adds a separately traced Trainer but no code path
+    # Two models: each equality below is per model, and a third adds a model but no code path
     # (K > 1 is vectorised the same way; test_a_failing_model... batches three).
     settings = dict(epochs=3, batch_size=16, learning_rate=0.01)
     alone = []
     for k in range(2):
         model, data = _model(k, strategy)
-        alone.append((model, Trainer(model, seed=10 + k).fit(data, progress=False, **settings)))
+        alone.append((model, SharedTrainer(model, seed=10 + k).fit(data, progress=False, **settings)))
     pairs = [_model(k, strategy) for k in range(2)]
     results = train_batched([m for m, _ in pairs], [d for _, d in pairs], seeds=[10, 11], **settings)
     for (model, result), (batched, _), got in zip(alone, pairs, results):
@@ -60,7 +60,7 @@ def test_batched_training_equals_training_one_at_a_time(strategy):
 def test_softmax_monte_carlo_elbo_batches_too():
     alone, _ = _model(0, "latent", likelihood="softmax")
     data = _model(0, "latent", likelihood="softmax")[1]
-    Trainer(alone, seed=5).fit(data, epochs=2, batch_size=20, progress=False)
+    SharedTrainer(alone, seed=5).fit(data, epochs=2, batch_size=20, progress=False)
     pairs = [_model(k, "latent", likelihood="softmax") for k in range(2)]
     train_batched([m for m, _ in pairs], [d for _, d in pairs], seeds=[5, 6], epochs=2, batch_size=20)
     np.testing.assert_allclose(module_values(pairs[0][0])[".gp.q_mu"], module_values(alone)[".gp.q_mu"], atol=1e-10)
@@ -97,7 +97,7 @@ def test_a_failing_model_is_reported_and_the_others_train_as_alone():
     for path, value in module_values(pairs[1][0]).items():  # left at its start, not half-trained
         np.testing.assert_array_equal(value, start[path])
     alone, data = _model(2, "none")
-    Trainer(alone, seed=2).fit(data, epochs=2, batch_size=16, progress=False)
+    SharedTrainer(alone, seed=2).fit(data, epochs=2, batch_size=16, progress=False)
     np.testing.assert_allclose(module_values(pairs[2][0])[".gp.q_mu"], module_values(alone)[".gp.q_mu"], atol=1e-10)
 
 

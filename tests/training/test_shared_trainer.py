@@ -1,0 +1,87 @@
+"""Models of one signature, on training sets of any size, share one compiled training step and train exactly as with
+a step of their own."""
+
+import numpy as np
+import pytest
+
+from gpal.models.state import assign_module_values, module_values
+from gpal.models.svgp import build_model
+from gpal.training.svi import SharedTrainer, TrainData, Trainer, _signature_trainer
+
+
+def _model(seed, strategy, n=30):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    X_var = rng.uniform(0.01, 0.2, size=(n, 2))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5)
+    model = build_model(X, y, num_classes=3, input_noise=strategy, num_inducing=5, X_var=X_var, seed=seed)
+    return model, TrainData.from_arrays(X, X_var, y)
+
+
+def _assert_same_values(got, expected):
+    got, expected = module_values(got), module_values(expected)
+    assert set(got) == set(expected)
+    for path in expected:
+        np.testing.assert_array_equal(got[path], expected[path], err_msg=path)
+
+
+@pytest.mark.parametrize("strategy", ["none", "latent"])  # without and with per-point q(x_i) tables
+def test_models_of_one_signature_share_a_step_and_train_bit_for_bit_as_alone(strategy):
+    settings = dict(epochs=2, batch_size=10, learning_rate=0.03, progress=False)
+    (own, own_data), (first, first_data), (second, second_data) = _model(0, strategy), _model(0, strategy), _model(1, strategy, 36)
+    second_alone, _ = _model(1, strategy, 36)
+    expected = Trainer(own, seed=5).fit(own_data, **settings)
+    expected_second = Trainer(second_alone, seed=6).fit(second_data, **settings)
+
+    got = SharedTrainer(first, seed=5).fit(first_data, **settings)
+    kept = module_values(first)
+    got_second = SharedTrainer(second, seed=6).fit(second_data, **settings)
+
+    assert got.history == expected.history and got_second.history == expected_second.history
+    _assert_same_values(first, own)
+    _assert_same_values(second, second_alone)
+    assert all(np.array_equal(v, module_values(first)[k]) for k, v in kept.items())  # the other fit left it alone
+    trainer, lock = _signature_trainer(second)
+    lock.release()
+    assert trainer.step.experimental_get_tracing_count() == 1
+    assert trainer.model is not first and trainer.model is not second
+
+
+def test_a_callback_sees_and_may_set_the_model_being_trained():
+    settings = dict(epochs=4, batch_size=10, learning_rate=0.03, progress=False)
+    runs = {name: _model(2, "none") for name in ("own", "shared", "unrestored")}
+    start = module_values(runs["own"][0])
+    seen = {name: [] for name in runs}
+
+    def watching(name, restore=True):
+        model = runs[name][0]
+
+        def callback(epoch, loss):
+            seen[name].append(module_values(model)[".gp.q_mu"])
+            if epoch == 0 and restore:  # a callback that sets a state (as early stopping restores one) moves training
+                assign_module_values(model, start)
+            return epoch < 2
+        return callback
+
+    Trainer(runs["own"][0], seed=0).fit(runs["own"][1], callback=watching("own"), **settings)
+    result = SharedTrainer(runs["shared"][0], seed=0).fit(runs["shared"][1], callback=watching("shared"), **settings)
+    SharedTrainer(runs["unrestored"][0], seed=0).fit(runs["unrestored"][1], callback=watching("unrestored", False),
+                                                     **settings)
+    assert result.stopped_early and len(seen["shared"]) == 3
+    for got, expected in zip(seen["shared"], seen["own"]):
+        np.testing.assert_array_equal(got, expected)
+    assert not np.array_equal(seen["shared"][0], start[".gp.q_mu"])  # the callback saw the trained values
+    _assert_same_values(runs["shared"][0], runs["own"][0])
+    assert not np.array_equal(seen["unrestored"][-1], seen["shared"][-1])  # the restore reached the training
+
+
+def test_a_part_of_another_class_under_the_same_config_gets_a_step_of_its_own():
+    (model, _), (other, _) = _model(3, "none"), _model(4, "none")
+    trainer, lock = _signature_trainer(model)
+    lock.release()
+    same, lock = _signature_trainer(other)
+    lock.release()
+    other.likelihood.__class__ = type("Subclassed", (type(other.likelihood),), {})  # e.g. a plugged-in likelihood
+    own, lock = _signature_trainer(other)
+    lock.release()
+    assert same is trainer and own is not trainer
