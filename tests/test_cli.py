@@ -191,7 +191,7 @@ def test_predict_writes_a_table_with_metadata(model_dir, small_catalog, tmp_path
     assert len(table.frame) == SMALL["bcu"] and set(table.frame["CLASS1"].str.lower()) == {"bcu"}
     np.testing.assert_allclose(table.frame[["p_bll", "p_fsrq", "p_pulsar"]].sum(axis=1), 1.0, atol=1e-9)
     assert table.meta["CATALOG"] == "4FGL-DR4" and table.meta["SELECT"] == "bcu"
-    assert table.meta["MODEL"] == str(model_dir.resolve()) and table.meta["MODELFMT"] == "gpal.NoisyGPClassifier v1"
+    assert table.meta["MODEL"] == str(model_dir.resolve()) and table.meta["MODELFMT"] == "gpal.NoisyGPClassifier v2"
     assert table.meta["FEATURES"].split(",")[0] == "log10(Flux1000)" and table.meta["FITCONF"]["num_inducing"] == 5
     assert table.meta["NSOURCES"] == SMALL["bcu"] and table.meta["TRAINSEL"]["n_per_class"]["fsrq"] == SMALL["fsrq"]
     printed = capsys.readouterr().out
