@@ -13,7 +13,6 @@ from typing import Any
 from gpal.active.acquisition import expected_yield
 from gpal.active.loop import STATE_FILE, read_state
 from gpal.active.oracles import NOTHING_FOUND
-from gpal.runs.output_dir import recorded_identity
 
 __all__ = ["ACTIVE_FOLDER", "CHECKPOINT_DIR", "is_active_folder", "write_active_report"]
 
@@ -32,8 +31,11 @@ def is_active_folder(folder: Path) -> bool:
     return (_checkpoint(folder) / STATE_FILE).is_file()
 
 
-def write_active_report(folder: str | Path) -> Path:
-    """Learning curves, the query log and ``report.md`` of an active-learning run, from its checkpoint."""
+def write_active_report(folder: str | Path, *, pool_cut_by_flag: bool = False) -> Path:
+    """Learning curves, the query log and ``report.md`` of an active-learning run, from its checkpoint.
+
+    ``pool_cut_by_flag``: the pool held only sources a "none of these" flag had left in (``gpal active
+    --oracle file``), so an outcome in no trained class is named as a miss of that flag."""
     import pandas as pd
 
     from gpal.evaluation.plots import plot_learning_curves, save_figure
@@ -61,15 +63,14 @@ def write_active_report(folder: str | Path) -> Path:
     text = (f"Active learning with acquisition `{acquisition}`, batch size {state['config']['batch_size']}: "
             f"{len(state['initial_ids'])} initial labelled sources, {len(state['queries'])} queries answered."
             + (f" Query {pending['query']} waits for labels ({len(pending['ids'])} sources)." if pending else "")
-            + _outcomes(state, recorded_identity(folder) or {})
+            + _outcomes(state, pool_cut_by_flag)
             + (_discovery_yields(state) if acquisition == "discovery" else ""))
     return write_report(folder, "gpal active", figures, tables, text)
 
 
-def _outcomes(state: dict[str, Any], run: dict[str, Any]) -> str:
-    """What the answered queries found beyond the classes, whether the model trained on it, and, for a catalog
-    campaign whose pool the "none of these" flag had cut (``gpal active --oracle file``), that each was a miss of
-    the flag."""
+def _outcomes(state: dict[str, Any], pool_cut_by_flag: bool) -> str:
+    """What the answered queries found beyond the classes, whether the model trained on it, and, where the
+    "none of these" flag had cut the pool, that each was a miss of the flag."""
     outcomes = state["config"].get("outcomes", {})
     found = [lab for q in state["queries"] for lab in q["labels"] if lab in outcomes]
     if not found:
@@ -79,7 +80,7 @@ def _outcomes(state: dict[str, Any], run: dict[str, Any]) -> str:
             + ", ".join(f"{lab} {n}" + (f" (trained on as {outcomes[lab]})" if outcomes[lab] else "")
                         for lab, n in counts.items())
             + "; they left the pool, and those not mapped to a class are in no training set.")
-    if run.get("kind") == "gpal.active" and run.get("oracle") == "file":
+    if pool_cut_by_flag:
         beyond = [lab for lab in found if lab != NOTHING_FOUND and outcomes[lab] is None]  # in no trained class
         answered = sum(len(q["labels"]) for q in state["queries"])
         text += (f" The pool held only sources the \"none of these\" flag had not flagged, so each of the "

@@ -45,9 +45,10 @@ from gpal.data.dataset import NoisyDataset
 from gpal.estimators.settings import Setting
 from gpal.constraints import Integer, ListOf, OneOf, Optional, Real, Text, check_values
 from gpal.registry import ACQUISITIONS, FOLLOW_UP_ACQUISITION
-from gpal.runs.output_dir import claim_output_dir
+from gpal.runs.output_dir import claim_output_dir, recorded_identity
 
-__all__ = ["ORACLES", "OTHER", "QUERIES_DIR", "SETTINGS", "acquisition_config", "follow_up_outcomes", "run_active"]
+__all__ = ["ORACLES", "OTHER", "QUERIES_DIR", "SETTINGS", "acquisition_config", "follow_up_outcomes", "run_active",
+           "write_campaign_report"]
 
 #: Who labels: the catalog's own labels, hidden until asked for, or the observers, in query files.
 ORACLES = ("simulated", "file")
@@ -166,7 +167,21 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     estimator.check_sizes(labelled.n_samples, labelled.X.shape[1], len(labelled.class_names))  # the first fit's
     claim_output_dir(out, identity, force=force)
     loop.run()
-    return write_active_report(out)
+    return write_campaign_report(out)
+
+
+def write_campaign_report(folder: str | os.PathLike) -> Path:
+    """The report of a `run_active` folder (any active-learning folder): a file-oracle campaign's pool held only
+    sources the "none of these" flag left in, which the report says of the outcomes beyond the classes.
+
+    Returns
+    -------
+    Path
+        The report's path.
+    """
+    run = recorded_identity(folder) or {}
+    file_oracle = run.get("kind") == "gpal.active" and run.get("oracle") == "file"
+    return write_active_report(folder, pool_cut_by_flag=file_oracle)
 
 
 def _bright_pool(catalog: Any, pool: NoisyDataset, min_significance: float,

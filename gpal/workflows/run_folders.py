@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gpal.active.report import ACTIVE_FOLDER, is_active_folder, write_active_report
+from gpal.active.report import ACTIVE_FOLDER, is_active_folder
+from gpal.catalog_jobs.active import write_campaign_report
 from gpal.catalog_jobs.layout import CLASSIFY_FOLDER, is_classify_folder
 from gpal.catalog_jobs.report import write_classify_report
 from gpal.runs.repeated_splits import REPEATED_SPLITS_FOLDER, is_repeated_splits_folder
@@ -20,7 +21,7 @@ __all__ = ["rebuild_report"]
 #: Each kind of run folder: what marks it (in words), the test, the report's builder; the first match wins.
 _KINDS = (
     (CLASSIFY_FOLDER, is_classify_folder, write_classify_report),
-    (ACTIVE_FOLDER, is_active_folder, write_active_report),
+    (ACTIVE_FOLDER, is_active_folder, write_campaign_report),
     (REPEATED_SPLITS_FOLDER, is_repeated_splits_folder, rebuild_splits_report),
 )
 
