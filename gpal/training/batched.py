@@ -34,7 +34,7 @@ from gpal.models.svgp import NoisySVGP
 from gpal.training.svi import (TrainData, TrainingError, TrainResult, _RowAdam, cholesky_error, cholesky_failed,
                                cholesky_ok, make_optimizer)
 
-__all__ = ["NotBatchable", "BatchedTrainer", "check_batchable", "model_signature", "train_batched"]
+__all__ = ["NotBatchable", "BatchedTrainer", "check_batchable", "model_signature"]
 
 
 class NotBatchable(ValueError):
@@ -91,7 +91,7 @@ class BatchedTrainer:
     """One compiled step that trains ``models`` (all of one signature) together on their own data.
 
     ``seeds[k]`` plays the role of ``Trainer(models[k], seed=...)``'s seed.  ``fit`` leaves each
-    model with its trained values, as K ``train`` calls would.  Like ``Trainer``, the step reads
+    model with its trained values, as K ``Trainer.fit`` calls would.  Like ``Trainer``, the step reads
     training arrays and per-point tables whose row count may change: ``load`` gives the same
     models new training sets (a warm-started refit on a grown set) without tracing again.
     """
@@ -307,10 +307,3 @@ def _rows_of(g: tf.Tensor, rows: tf.Tensor) -> tf.IndexedSlices:
     """The batch rows of a (K n, ...) table gradient, as the sparse gradient the row-wise Adam takes."""
     return tf.IndexedSlices(tf.gather(g, rows), rows, tf.shape(g, out_type=tf.int64))
 
-
-def train_batched(models: Sequence[NoisySVGP], datas: Sequence[TrainData], *, seeds: Sequence[int], epochs: int = 750,
-                  batch_size: int = 50, learning_rate: float = 0.01, progress: bool = False,
-                  max_jitter: float = 1e-2) -> list[TrainResult | Exception]:
-    """Train ``models`` on ``datas`` together, each as ``train(model, data, seed=seed)`` would; see the module doc."""
-    return BatchedTrainer(models, datas, seeds).fit(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
-                                                    progress=progress, max_jitter=max_jitter)

@@ -48,8 +48,6 @@ __all__ = [
     "TrainingError",
     "CholeskyError",
     "make_optimizer",
-    "make_train_step",
-    "train",
 ]
 
 
@@ -92,29 +90,18 @@ def make_optimizer(learning_rate: float = 0.01) -> tf_keras.optimizers.Adam:
     return tf_keras.optimizers.Adam(learning_rate=learning_rate)
 
 
-def make_train_step(
-    model: NoisySVGP, optimizer: tf_keras.optimizers.Optimizer, data: TrainData, *, seed: int = 0, jit_compile: bool = False
-) -> Callable[[tf.Tensor, tf.Tensor], tf.Tensor]:
-    """The compiled training step ``step(idx, step_number) -> loss``.
+def _compiled_step(model, optimizer, data, base, base_seed) -> tuple[Callable, "_RowAdam | None"]:
+    """The compiled training step ``step(idx, step_number) -> loss`` and the row-wise Adam of its per-point tables
+    (None without any).
 
-    ``idx`` (int64, (B,)) selects the minibatch rows of ``data``; ``step_number``
-    (int64 scalar) with ``seed`` fixes the reparameterisation noise, so a run is
-    reproducible.  The step applies one Adam update of all trainable variables
-    and returns the loss (negative ELBO estimate) it was computed at; if the
-    loss or any gradient is not finite, the gradients are replaced by zeros, so
-    nothing non-finite reaches the parameters.  Benchmarks can time
-    this function alone (after one warm-up call that traces it).  ``data`` may
-    hold variables (``Trainer``): the step reads the rows present at each call,
-    and the ELBO's scale N / |B| takes N from them.
+    ``idx`` (int64, (B,)) selects the minibatch rows of ``data``; ``step_number`` (int64 scalar) with
+    ``base_seed`` fixes the reparameterisation noise, so a run is reproducible.  The step applies one Adam
+    update of all trainable variables and returns the loss (negative ELBO estimate) it was computed at; if the
+    loss or any gradient is not finite, the gradients are replaced by zeros, so nothing non-finite reaches the
+    parameters.  ``data`` holds variables: the step reads the rows present at each call, and the ELBO's scale
+    N / |B| takes N from them.  ``base``: the model's ``training_base`` of ``data`` (variables), whose rows each
+    step gathers; ``base_seed``: an int64 scalar variable (read at each step).
     """
-    base_seed = tf.constant(int(seed), dtype=tf.int64)
-    return _compiled_step(model, optimizer, data, model.training_base(data.X, data.X_var), base_seed, jit_compile)[0]
-
-
-def _compiled_step(model, optimizer, data, base, base_seed, jit_compile) -> tuple[Callable, "_RowAdam | None"]:
-    """``make_train_step``'s step and the row-wise Adam of its per-point tables (None without any);
-    ``base``: the model's ``training_base`` of ``data`` (tensors or variables), whose rows each step gathers;
-    ``base_seed``: an int64 scalar tensor or variable (read at each step)."""
     per_point = list(model.strategy.per_point_variables)
     per_point_ids = {id(v) for v in per_point}
     shared = [v for v in model.trainable_variables if id(v) not in per_point_ids]
@@ -143,7 +130,7 @@ def _compiled_step(model, optimizer, data, base, base_seed, jit_compile) -> tupl
         return loss
 
     signature = [tf.TensorSpec([None], tf.int64), tf.TensorSpec([], tf.int64)]
-    return instance_function(step, input_signature=signature, jit_compile=jit_compile, reduce_retracing=True,
+    return instance_function(step, input_signature=signature, reduce_retracing=True,
                              autograph=False), row_adam
 
 
@@ -237,7 +224,7 @@ class Trainer:
     Per-point tables (NIMGP's q(x_i)) must have one row per training row at each fit.
     """
 
-    def __init__(self, model: NoisySVGP, *, seed: int = 0, jit_compile: bool = False):
+    def __init__(self, model: NoisySVGP, *, seed: int = 0):
         d = int(model.gp.Z.shape[-1])
         self.model = model
         self.seed = int(seed)
@@ -253,21 +240,11 @@ class Trainer:
             tf.Variable(np.zeros((0, d)), dtype=tf.float64, shape=[None, d], trainable=False) for _ in range(2))
         # A variable, so that ``seed`` may change between fits (``SharedTrainer``) without a new trace.
         self._base_seed = tf.Variable(self.seed, dtype=tf.int64, trainable=False)
-        self.step, self._row_adam = _compiled_step(model, self.optimizer, self.data, self.base, self._base_seed,
-                                                   jit_compile)
+        self.step, self._row_adam = _compiled_step(model, self.optimizer, self.data, self.base, self._base_seed)
 
-    def fit(
-        self,
-        data: TrainData,
-        *,
-        epochs: int = 750,
-        batch_size: int = 50,
-        learning_rate: float = 0.01,
-        progress: bool = True,
-        callback: Callable[[int, float], bool | None] | None = None,
-        max_jitter: float = 1e-2,
-    ) -> TrainResult:
-        """Optimise the model on ``data`` as ``train`` does, with a fresh Adam at ``learning_rate``."""
+    def load(self, data: TrainData, *, learning_rate: float) -> int:
+        """Start a fit on ``data``: its arrays (and training base) into the step's variables, Adam at
+        ``learning_rate`` with zero state, so ``step`` may then run (or be timed) alone; returns the row count."""
         n = int(data.X.shape[0])
         for table in self.model.strategy.per_point_variables:
             rows = int(tf.shape(table)[0])
@@ -286,6 +263,25 @@ class Trainer:
         if self._row_adam is not None:
             self._row_adam.reset()
         self._base_seed.assign(self.seed)
+        return n
+
+    def fit(
+        self,
+        data: TrainData,
+        *,
+        epochs: int = 750,
+        batch_size: int = 50,
+        learning_rate: float = 0.01,
+        progress: bool = True,
+        callback: Callable[[int, float], bool | None] | None = None,
+        max_jitter: float = 1e-2,
+    ) -> TrainResult:
+        """Optimise the model for ``epochs`` passes over ``data`` in shuffled minibatches, with a fresh Adam.
+
+        ``callback(epoch, mean_loss)`` runs after every epoch; returning ``False`` stops training.
+        Ctrl-C stops it too.  Both keep the last completed step's parameters and set ``stopped_early``.
+        """
+        n = self.load(data, learning_rate=learning_rate)
         return _run(self.model, self.step, n, epochs, batch_size, self.seed, progress, callback, max_jitter)
 
 
@@ -368,32 +364,6 @@ def _signature_trainer(model: NoisySVGP) -> tuple[Trainer, threading.Lock]:
             while len(_TRAINERS) > _TRAINERS_KEPT:
                 _TRAINERS.popitem(last=False)
     return trainer, lock
-
-
-def train(
-    model: NoisySVGP,
-    data: TrainData,
-    *,
-    epochs: int = 750,
-    batch_size: int = 50,
-    learning_rate: float = 0.01,
-    seed: int = 0,
-    progress: bool = True,
-    callback: Callable[[int, float], bool | None] | None = None,
-    max_jitter: float = 1e-2,
-    jit_compile: bool = False,
-) -> TrainResult:
-    """Optimise ``model`` for ``epochs`` passes over ``data`` in shuffled minibatches.
-
-    ``callback(epoch, mean_loss)`` runs after every epoch; returning ``False``
-    stops training.  Ctrl-C stops it too.  Both keep the last completed step's
-    parameters and set ``stopped_early``.  One-off: fitting the same model again
-    should go through a kept ``Trainer``, which does not trace its step again.
-    """
-    return Trainer(model, seed=seed, jit_compile=jit_compile).fit(
-        data, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, progress=progress,
-        callback=callback, max_jitter=max_jitter,
-    )
 
 
 def _run(model, step, n, epochs, batch_size, seed, progress, callback, max_jitter) -> TrainResult:
