@@ -7,8 +7,8 @@ evaluates all K ELBOs by vectorising the model's own code (``tf.vectorized_map``
 template model whose variables are read from the stacked values), takes their gradients and
 applies one Adam update.  Nothing of the model's maths is written twice.
 
-Each model follows the path it would follow alone (``gpal.training.svi``): its own minibatch
-permutations from ``default_rng([seed, 1])``, its own input draws from ``(seed, step)``, Adam
+Each model follows the path it would follow alone (``gpal.training.svi``, whose epoch loop
+``run_epochs`` serves both): its own minibatch permutations from ``default_rng([seed, 1])``, its own input draws from ``(seed, step)``, Adam
 per element (tf_keras' Adam on a stacked variable is K Adams), the row-wise Adam on per-point
 tables, the non-finite guard, the Cholesky retry with its own jitter.  So the results equal
 one-at-a-time training up to floating-point rounding (tested).  A model whose training fails
@@ -32,7 +32,7 @@ from gpal.models.compiled import instance_function
 from gpal.models.state import assign_module_values, module_values, reading_values, stored_variable
 from gpal.models.svgp import NoisySVGP
 from gpal.training.svi import (TrainData, TrainingError, TrainResult, _RowAdam, cholesky_error, cholesky_failed,
-                               cholesky_ok, make_optimizer)
+                               cholesky_ok, make_optimizer, run_epochs)
 
 __all__ = ["NotBatchable", "BatchedTrainer", "check_batchable", "model_signature"]
 
@@ -213,34 +213,17 @@ class BatchedTrainer:
     def fit(self, *, epochs: int, batch_size: int, learning_rate: float, progress: bool = False,
             max_jitter: float = 1e-2) -> list[TrainResult | Exception]:
         """Train every model for ``epochs`` passes; a ``TrainResult`` per model, or the exception that stopped it."""
-        from gpal.progress import progress_bar
-
-        K, n = len(self.models), self.n
+        K = len(self.models)
         self.optimizer.learning_rate = learning_rate
-        batch_size = max(1, min(int(batch_size), n))
-        rngs = [np.random.default_rng([s, 1]) for s in self.seeds]
         results: list[TrainResult | Exception] = [TrainResult() for _ in range(K)]
-        steps = 0
-        bar = progress_bar(range(int(epochs)), disable=not progress, desc=f"training {K} models", unit="epoch")
+
+        def guarded_step(rows: np.ndarray, step_number: int, epoch: int) -> np.ndarray:
+            return self._guarded_step(tf.constant(rows, dtype=tf.int64), step_number, epoch, results, max_jitter)
+
         try:
-            for epoch in bar:
-                perms = np.stack([rng.permutation(n) for rng in rngs])
-                losses = []
-                for start in range(0, n, batch_size):
-                    idx = tf.constant(perms[:, start:start + batch_size], dtype=tf.int64)
-                    losses.append(self._guarded_step(idx, steps, epoch, results, max_jitter))
-                    steps += 1
-                means = np.mean(losses, axis=0)
-                for k, result in enumerate(results):
-                    if isinstance(result, TrainResult):
-                        result.history.append(float(means[k]))
-                        result.steps = steps
-        except KeyboardInterrupt:
-            for result in results:
-                if isinstance(result, TrainResult):
-                    result.stopped_early = True
+            run_epochs(guarded_step, self.n, self.seeds, results, epochs=epochs, batch_size=batch_size,
+                       progress=progress, desc=f"training {K} models")
         finally:
-            bar.close()
             self._write_back(results)
         return results
 

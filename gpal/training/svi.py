@@ -48,6 +48,7 @@ __all__ = [
     "TrainingError",
     "CholeskyError",
     "make_optimizer",
+    "run_epochs",
 ]
 
 
@@ -282,7 +283,16 @@ class Trainer:
         Ctrl-C stops it too.  Both keep the last completed step's parameters and set ``stopped_early``.
         """
         n = self.load(data, learning_rate=learning_rate)
-        return _run(self.model, self.step, n, epochs, batch_size, self.seed, progress, callback, max_jitter)
+        result = TrainResult()
+
+        def guarded_step(rows: np.ndarray, step_number: int, epoch: int) -> np.ndarray:
+            idx = tf.constant(rows[0], dtype=tf.int64)
+            return np.array([_guarded_step(self.model, self.step, idx, step_number, epoch, max_jitter)])
+
+        run_epochs(guarded_step, n, [self.seed], [result], epochs=epochs, batch_size=batch_size, progress=progress,
+                   desc=f"training ({self.model.strategy.name})",
+                   callback=None if callback is None else lambda epoch, losses: callback(epoch, float(losses[0])))
+        return result
 
 
 class SharedTrainer:
@@ -366,33 +376,60 @@ def _signature_trainer(model: NoisySVGP) -> tuple[Trainer, threading.Lock]:
     return trainer, lock
 
 
-def _run(model, step, n, epochs, batch_size, seed, progress, callback, max_jitter) -> TrainResult:
-    """The epoch loop: seeded shuffles, guarded steps, per-epoch history, callback and Ctrl-C."""
+def run_epochs(
+    guarded_step: Callable[[np.ndarray, int, int], np.ndarray],
+    n: int,
+    seeds: list[int],
+    results: list[TrainResult | Exception],
+    *,
+    epochs: int,
+    batch_size: int,
+    progress: bool,
+    desc: str,
+    callback: Callable[[int, np.ndarray], bool | None] | None = None,
+) -> None:
+    """The epoch loop of K models trained one at a time (K = 1, ``Trainer``) or together (``BatchedTrainer``).
+
+    Each epoch, model k's minibatches come from its own permutation of the ``n`` rows, drawn from
+    ``default_rng([seeds[k], 1])``; ``guarded_step(rows, step_number, epoch)`` takes one step on
+    ``rows`` (K, B), row k model k's minibatch, and returns the K losses.  It raises for a model
+    trained alone, and may instead put the exception in ``results[k]`` to freeze model k.  The loop
+    appends each epoch's mean loss to the ``results`` still ``TrainResult``, counts their steps and
+    sets their ``stopped_early`` when ``callback(epoch, mean_losses)`` returns ``False`` or on Ctrl-C.
+    """
     from gpal.progress import progress_bar
 
     batch_size = max(1, min(int(batch_size), n))
-    rng = np.random.default_rng([int(seed), 1])
-    result = TrainResult()
-    bar = progress_bar(range(int(epochs)), disable=not progress, desc=f"training ({model.strategy.name})", unit="epoch")
+    rngs = [np.random.default_rng([int(seed), 1]) for seed in seeds]
+    training = [r for r in results if isinstance(r, TrainResult)]
+    bar = progress_bar(range(int(epochs)), disable=not progress, desc=desc, unit="epoch")
+    steps = 0
     try:
         for epoch in bar:
-            perm = rng.permutation(n)
+            perms = np.stack([rng.permutation(n) for rng in rngs])
             losses = []
             for start in range(0, n, batch_size):
-                idx = tf.constant(perm[start : start + batch_size], dtype=tf.int64)
-                loss = _guarded_step(model, step, idx, result.steps, epoch, max_jitter)
-                losses.append(loss)
-                result.steps += 1
-            result.history.append(float(np.mean(losses)))
-            bar.set_postfix(loss=f"{result.history[-1]:.4g}", refresh=False)
-            if callback is not None and callback(epoch, result.history[-1]) is False:
-                result.stopped_early = True
+                losses.append(guarded_step(perms[:, start : start + batch_size], steps, epoch))
+                steps += 1
+                training = [r for r in results if isinstance(r, TrainResult)]
+                for result in training:
+                    result.steps = steps
+            means = np.mean(losses, axis=0)  # for K = 1 the same bits as the mean of the one model's losses
+            for k, result in enumerate(results):
+                if isinstance(result, TrainResult):
+                    result.history.append(float(means[k]))
+            if training:
+                bar.set_postfix(loss=f"{np.mean([r.history[-1] for r in training]):.4g}", refresh=False)
+            if callback is not None and callback(epoch, means) is False:
+                for result in training:
+                    result.stopped_early = True
                 break
     except KeyboardInterrupt:
-        result.stopped_early = True
+        for result in results:
+            if isinstance(result, TrainResult):
+                result.stopped_early = True
     finally:
         bar.close()
-    return result
 
 
 def _guarded_step(model, step, idx, step_number, epoch, max_jitter) -> float:
