@@ -32,27 +32,13 @@ from gpal.models.compiled import instance_function
 from gpal.models.state import assign_module_values, module_values, reading_values, stored_variable
 from gpal.models.svgp import NoisySVGP
 from gpal.training.svi import (TrainData, TrainingError, TrainResult, _RowAdam, cholesky_error, cholesky_failed,
-                               cholesky_ok, make_optimizer, run_epochs)
+                               cholesky_ok, make_optimizer, model_signature, run_epochs)
 
 __all__ = ["NotBatchable", "BatchedTrainer", "check_batchable", "model_signature"]
 
 
 class NotBatchable(ValueError):
     """The models cannot share one batched step; the message names what differs."""
-
-
-# Settings that only seed a model's initial values: models that differ in them still share a step.
-_INITIAL_ONLY = {"strategy": ("seed",)}
-
-
-def model_signature(model: NoisySVGP) -> dict[str, Any]:
-    """What models must share to be trained in one step or predicted by one trace: all but their values."""
-    structure = model.structure()
-    for part, keys in _INITIAL_ONLY.items():
-        structure[part] = {k: v for k, v in structure[part].items() if k not in keys}
-    variables = {path: (tuple(stored_variable(v).shape), stored_variable(v).dtype.name, bool(stored_variable(v).trainable), _transform_name(v))
-                 for path, v in parameter_dict(model).items()}
-    return {"structure": structure, "variables": variables}
 
 
 def check_batchable(models: Sequence[NoisySVGP], datas: Sequence[TrainData]) -> None:
@@ -79,11 +65,6 @@ def _first_difference(a: Any, b: Any, where: str = "") -> str:
             if a.get(key) != b.get(key):
                 return _first_difference(a.get(key), b.get(key), f"{where}.{key}" if where else str(key))
     return f"{where or 'value'} is {b!r} where model 0 has {a!r}"
-
-
-def _transform_name(var: Any) -> str | None:
-    transform = getattr(var, "transform", None)
-    return None if transform is None else type(transform).__name__
 
 
 # ------------------------------------------------------------------- the trainer

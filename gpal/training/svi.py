@@ -36,8 +36,10 @@ import gpflow
 import numpy as np
 import tensorflow as tf
 import tf_keras
+from gpflow.utilities import parameter_dict
 
 from gpal.models.compiled import instance_function
+from gpal.models.state import stored_variable
 from gpal.models.svgp import NoisySVGP
 
 __all__ = [
@@ -48,6 +50,7 @@ __all__ = [
     "TrainingError",
     "CholeskyError",
     "make_optimizer",
+    "model_signature",
     "run_epochs",
 ]
 
@@ -216,6 +219,25 @@ def cholesky_ok(model: NoisySVGP) -> bool:
         return False
 
 
+# Settings that only seed a model's initial values: models that differ in them still share a step.
+_INITIAL_ONLY = {"strategy": ("seed",)}
+
+
+def model_signature(model: NoisySVGP) -> dict[str, Any]:
+    """What models must share to be trained in one step or predicted by one trace: all but their values."""
+    structure = model.structure()
+    for part, keys in _INITIAL_ONLY.items():
+        structure[part] = {k: v for k, v in structure[part].items() if k not in keys}
+    variables = {path: (tuple(stored_variable(v).shape), stored_variable(v).dtype.name, bool(stored_variable(v).trainable), _transform_name(v))
+                 for path, v in parameter_dict(model).items()}
+    return {"structure": structure, "variables": variables}
+
+
+def _transform_name(var: Any) -> str | None:
+    transform = getattr(var, "transform", None)
+    return None if transform is None else type(transform).__name__
+
+
 class Trainer:
     """One compiled training step for ``model``, reused by every ``fit`` of it.
 
@@ -298,7 +320,7 @@ class Trainer:
 class SharedTrainer:
     """``Trainer.fit`` for ``model``, run by the one ``Trainer`` kept for all models of its signature.
 
-    Models that differ only in their values and training-set size (``gpal.training.batched.model_signature``
+    Models that differ only in their values and training-set size (``model_signature``
     but ``num_data``, and the classes of their parts: same structure, likelihood, prior and shapes) trace
     the same step, so a ``Trainer`` of a private template model (a copy of the first such model) serves
     them all: a fit copies the model's values into the template, trains it with the model's ``seed``
@@ -352,8 +374,6 @@ _TRAINERS_LOCK = threading.Lock()
 
 def _signature_trainer(model: NoisySVGP) -> tuple[Trainer, threading.Lock]:
     """The kept ``Trainer`` of ``model``'s signature with its lock held (a new one if it is busy or absent)."""
-    from gpal.training.batched import model_signature
-
     signature = model_signature(model)
     for part in (signature["structure"], signature["structure"]["strategy"]):
         part.pop("num_data", None)  # it only sizes the per-point tables, which the step reads at any row count
