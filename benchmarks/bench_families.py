@@ -137,7 +137,7 @@ def trace_svi(p: Problem, likelihood: str, epochs: int, num_inducing: int, seed:
     import tensorflow as tf
 
     from gpal.models.svgp import build_model
-    from gpal.training.svi import TrainData, train
+    from gpal.training.svi import TrainData, Trainer
 
     trace, clock = Trace(f"SVI {likelihood}"), Clock()
     model = build_model(p.X, p.y, num_classes=p.num_classes, likelihood=likelihood, num_inducing=num_inducing, seed=seed)
@@ -149,8 +149,8 @@ def trace_svi(p: Problem, likelihood: str, epochs: int, num_inducing: int, seed:
         clock.resume()
         return not (target and target(trace))
 
-    train(model, TrainData.from_arrays(p.X, np.zeros_like(p.X), p.y), epochs=epochs, batch_size=BATCH_SIZE,
-          learning_rate=0.01, seed=seed, progress=False, callback=callback)
+    Trainer(model, seed=seed).fit(TrainData.from_arrays(p.X, np.zeros_like(p.X), p.y), epochs=epochs,
+                                  batch_size=BATCH_SIZE, learning_rate=0.01, progress=False, callback=callback)
     return trace
 
 

@@ -8,7 +8,7 @@
     process-CPU seconds and calls.  Parts nest (the GP fit holds the prior's EM, the model
     build and the SVI loop); the table says which.  The SVI loop's steps are counted, so the
     job's own seconds per step come out too.
-(b) ``--step``: one SVI step of the main job's model alone (``make_train_step`` on a
+(b) ``--step``: one SVI step of the main job's model alone (``Trainer.step`` on a
     synthetic problem of the job's shapes: N = 2103, d = 16, C = 3, M = 50, batch 200,
     NIMGP with an 8-component population prior), median over blocks of steps, against the
     floating-point work of its shapes: the flops counted below, timed as the same GEMMs in
@@ -231,13 +231,15 @@ def step_seconds(steps: int, repeats: int) -> tuple[float, float]:
 
     from bench_noisy_gp import synthetic_problem
     from gpal.models.svgp import build_model
-    from gpal.training.svi import TrainData, make_optimizer, make_train_step
+    from gpal.training.svi import TrainData, Trainer
 
     s = MAIN_JOB_SHAPES
     X, X_var, y = synthetic_problem(s["n"], s["d"], s["classes"], 0)
     model = build_model(X, y, num_classes=s["classes"], input_noise="latent", input_prior="population",
                         prior_components=s["prior_components"], num_inducing=s["inducing"], X_var=X_var, seed=0)
-    step = make_train_step(model, make_optimizer(0.01), TrainData.from_arrays(X, X_var, y), seed=0)
+    trainer = Trainer(model, seed=0)
+    trainer.load(TrainData.from_arrays(X, X_var, y), learning_rate=0.01)
+    step = trainer.step
     rng = np.random.default_rng(0)
     batches = [tf.constant(rng.choice(s["n"], s["batch"], replace=False), tf.int64) for _ in range(steps)]
     float(step(batches[0], tf.constant(0, tf.int64)))  # trace

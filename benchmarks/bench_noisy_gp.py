@@ -64,15 +64,15 @@ def gpal_step(method: str, X, X_var, y, n_classes, num_inducing, args, noise_var
     import tensorflow as tf
 
     from gpal.models import build_model
-    from gpal.training.svi import TrainData, make_optimizer, make_train_step
+    from gpal.training.svi import TrainData, Trainer
 
     model = build_model(
         X, y, num_classes=n_classes, input_noise=METHODS[method], noise_variance=noise_variance,
         likelihood="robustmax", num_inducing=num_inducing, hidden_sizes=hidden, seed=args.seed,  # as GPflow's below
     )
-    step = make_train_step(
-        model, make_optimizer(0.01), TrainData.from_arrays(X, X_var, y), seed=args.seed
-    )
+    trainer = Trainer(model, seed=args.seed)
+    trainer.load(TrainData.from_arrays(X, X_var, y), learning_rate=0.01)
+    step = trainer.step
     batches = _batches(len(y), args.batch, args.seed)
     counter = iter(range(10**12))
 

@@ -154,7 +154,7 @@ def refit(args) -> dict[str, Any]:
     """(c) first predict after a warm refit and (d) the warm refit's fixed overhead."""
     import tensorflow as tf
 
-    from gpal.training.svi import TrainData, make_optimizer, make_train_step
+    from gpal.training.svi import TrainData, Trainer
 
     n0, n = args.refit_n - args.refit_growth * args.refits, args.refit_n
     clf, (X, X_var, y) = fitted(args, "softmax", n0, args.refit_epochs, warm_start=True)
@@ -172,7 +172,9 @@ def refit(args) -> dict[str, Any]:
             store.append(time.perf_counter() - t0)
     # The steps alone: the same model, a step compiled once and timed over one refit's worth of minibatches.
     Z, Z_var = clf.standardizer_.transform_arrays(X[:n], X_var[:n])
-    step = make_train_step(clf.model_, make_optimizer(0.01), TrainData.from_arrays(Z, Z_var, y[:n]), seed=0)
+    trainer = Trainer(clf.model_, seed=0)
+    trainer.load(TrainData.from_arrays(Z, Z_var, y[:n]), learning_rate=0.01)
+    step = trainer.step
     batches = [tf.constant(b, tf.int64) for b in np.array_split(np.arange(n), -(-n // 50))]
     per_refit = len(batches) * args.refit_epochs
 

@@ -163,16 +163,15 @@ def predict_proba_batched(estimators: Sequence[NoisyGPClassifier], X: Sequence[A
         raise ValueError(f"{len(estimators)} estimators, {len(X)} input sets and {len(X_var)} variance sets")
     shared: dict[str, Any] = {}
     out = []
-    for est, rows, rows_var in zip(estimators, X, X_var):
-        inputs = est._inputs(rows, rows_var)
-        model = est.model_
-        S = est._input_draws(model)
+    def predictor(model: Any, S: int) -> Any:
         key = repr((model_signature(model), S))
         if key not in shared:
             shared[key] = _shared_predictor(model, S)
-        values = {p: tf.constant(v) for p, v in module_values(model).items()}
-        fn = shared[key]
-        out.append(est._predict_with(lambda a, b, seed: fn(values, a, b, seed), S, *inputs)[0])
+        values, fn = {p: tf.constant(v) for p, v in module_values(model).items()}, shared[key]
+        return lambda a, b, seed: fn(values, a, b, seed)
+
+    for est, rows, rows_var in zip(estimators, X, X_var):
+        out.append(est.predict_proba_with(lambda S: predictor(est.model_, S), rows, rows_var)[0])  # called at once
     return out
 
 

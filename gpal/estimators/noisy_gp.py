@@ -273,14 +273,22 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         mc_error : numpy.ndarray
             (n, C) Monte Carlo standard errors, only with ``return_mc_error=True`` (then a pair).
         """
-        inputs = self._inputs(X, X_var)  # checks the estimator is fitted first
-        S = self._input_draws(self.model_)
-        both = self._predict_with(self._session.predictor(S), S, *inputs)
+        both = self.predict_proba_with(self._session.predictor, X, X_var)
         return (both[0], both[1]) if return_mc_error else both[0]
 
-    def _predict_with(self, fn: Callable, S: int, X: np.ndarray, X_var: np.ndarray) -> np.ndarray:
-        """Probabilities and their MC errors, (2, n, C), from a compiled predictor of this model and S input draws."""
+    def predict_proba_with(self, predictor: Callable[[int], Callable], X: Any, X_var: Any = None) -> np.ndarray:
+        """``predict_proba``'s probabilities and MC errors by ``predictor(S)``, a compiled ``(X, X_var, seed) ->
+        [proba, error]`` of this model with S input draws: ``predict_proba_batched`` passes one shared by a signature.
+
+        Returns
+        -------
+        numpy.ndarray
+            (2, n, C): the probabilities, then their Monte Carlo standard errors.
+        """
+        X, X_var = self._inputs(X, X_var)  # checks the estimator is fitted first
         model = self.model_
+        S = self._input_draws(model)
+        fn = predictor(S)
         latent_draws = model.likelihood.latent_draws_per_input(S) if model.strategy.stochastic_prediction else 1
         check_prediction_memory(self.n_samples, S, len(self.classes_), latent_draws, int(model.gp.num_inducing), X.shape[1])
         return self._in_chunks(fn, X, X_var, S, "predict", latent_draws=latent_draws)

@@ -7,8 +7,8 @@ evaluates all K ELBOs by vectorising the model's own code (``tf.vectorized_map``
 template model whose variables are read from the stacked values), takes their gradients and
 applies one Adam update.  Nothing of the model's maths is written twice.
 
-Each model follows the path it would follow alone (``gpal.training.svi``): its own minibatch
-permutations from ``default_rng([seed, 1])``, its own input draws from ``(seed, step)``, Adam
+Each model follows the path it would follow alone (``gpal.training.svi``, whose epoch loop
+``run_epochs`` serves both): its own minibatch permutations from ``default_rng([seed, 1])``, its own input draws from ``(seed, step)``, Adam
 per element (tf_keras' Adam on a stacked variable is K Adams), the row-wise Adam on per-point
 tables, the non-finite guard, the Cholesky retry with its own jitter.  So the results equal
 one-at-a-time training up to floating-point rounding (tested).  A model whose training fails
@@ -32,27 +32,13 @@ from gpal.models.compiled import instance_function
 from gpal.models.state import assign_module_values, module_values, reading_values, stored_variable
 from gpal.models.svgp import NoisySVGP
 from gpal.training.svi import (TrainData, TrainingError, TrainResult, _RowAdam, cholesky_error, cholesky_failed,
-                               cholesky_ok, make_optimizer)
+                               cholesky_ok, make_optimizer, model_signature, run_epochs)
 
-__all__ = ["NotBatchable", "BatchedTrainer", "check_batchable", "model_signature", "train_batched"]
+__all__ = ["NotBatchable", "BatchedTrainer", "check_batchable", "model_signature"]
 
 
 class NotBatchable(ValueError):
     """The models cannot share one batched step; the message names what differs."""
-
-
-# Settings that only seed a model's initial values: models that differ in them still share a step.
-_INITIAL_ONLY = {"strategy": ("seed",)}
-
-
-def model_signature(model: NoisySVGP) -> dict[str, Any]:
-    """What models must share to be trained in one step or predicted by one trace: all but their values."""
-    structure = model.structure()
-    for part, keys in _INITIAL_ONLY.items():
-        structure[part] = {k: v for k, v in structure[part].items() if k not in keys}
-    variables = {path: (tuple(stored_variable(v).shape), stored_variable(v).dtype.name, bool(stored_variable(v).trainable), _transform_name(v))
-                 for path, v in parameter_dict(model).items()}
-    return {"structure": structure, "variables": variables}
 
 
 def check_batchable(models: Sequence[NoisySVGP], datas: Sequence[TrainData]) -> None:
@@ -81,17 +67,12 @@ def _first_difference(a: Any, b: Any, where: str = "") -> str:
     return f"{where or 'value'} is {b!r} where model 0 has {a!r}"
 
 
-def _transform_name(var: Any) -> str | None:
-    transform = getattr(var, "transform", None)
-    return None if transform is None else type(transform).__name__
-
-
 # ------------------------------------------------------------------- the trainer
 class BatchedTrainer:
     """One compiled step that trains ``models`` (all of one signature) together on their own data.
 
     ``seeds[k]`` plays the role of ``Trainer(models[k], seed=...)``'s seed.  ``fit`` leaves each
-    model with its trained values, as K ``train`` calls would.  Like ``Trainer``, the step reads
+    model with its trained values, as K ``Trainer.fit`` calls would.  Like ``Trainer``, the step reads
     training arrays and per-point tables whose row count may change: ``load`` gives the same
     models new training sets (a warm-started refit on a grown set) without tracing again.
     """
@@ -213,34 +194,17 @@ class BatchedTrainer:
     def fit(self, *, epochs: int, batch_size: int, learning_rate: float, progress: bool = False,
             max_jitter: float = 1e-2) -> list[TrainResult | Exception]:
         """Train every model for ``epochs`` passes; a ``TrainResult`` per model, or the exception that stopped it."""
-        from gpal.progress import progress_bar
-
-        K, n = len(self.models), self.n
+        K = len(self.models)
         self.optimizer.learning_rate = learning_rate
-        batch_size = max(1, min(int(batch_size), n))
-        rngs = [np.random.default_rng([s, 1]) for s in self.seeds]
         results: list[TrainResult | Exception] = [TrainResult() for _ in range(K)]
-        steps = 0
-        bar = progress_bar(range(int(epochs)), disable=not progress, desc=f"training {K} models", unit="epoch")
+
+        def guarded_step(rows: np.ndarray, step_number: int, epoch: int) -> np.ndarray:
+            return self._guarded_step(tf.constant(rows, dtype=tf.int64), step_number, epoch, results, max_jitter)
+
         try:
-            for epoch in bar:
-                perms = np.stack([rng.permutation(n) for rng in rngs])
-                losses = []
-                for start in range(0, n, batch_size):
-                    idx = tf.constant(perms[:, start:start + batch_size], dtype=tf.int64)
-                    losses.append(self._guarded_step(idx, steps, epoch, results, max_jitter))
-                    steps += 1
-                means = np.mean(losses, axis=0)
-                for k, result in enumerate(results):
-                    if isinstance(result, TrainResult):
-                        result.history.append(float(means[k]))
-                        result.steps = steps
-        except KeyboardInterrupt:
-            for result in results:
-                if isinstance(result, TrainResult):
-                    result.stopped_early = True
+            run_epochs(guarded_step, self.n, self.seeds, results, epochs=epochs, batch_size=batch_size,
+                       progress=progress, desc=f"training {K} models")
         finally:
-            bar.close()
             self._write_back(results)
         return results
 
@@ -307,10 +271,3 @@ def _rows_of(g: tf.Tensor, rows: tf.Tensor) -> tf.IndexedSlices:
     """The batch rows of a (K n, ...) table gradient, as the sparse gradient the row-wise Adam takes."""
     return tf.IndexedSlices(tf.gather(g, rows), rows, tf.shape(g, out_type=tf.int64))
 
-
-def train_batched(models: Sequence[NoisySVGP], datas: Sequence[TrainData], *, seeds: Sequence[int], epochs: int = 750,
-                  batch_size: int = 50, learning_rate: float = 0.01, progress: bool = False,
-                  max_jitter: float = 1e-2) -> list[TrainResult | Exception]:
-    """Train ``models`` on ``datas`` together, each as ``train(model, data, seed=seed)`` would; see the module doc."""
-    return BatchedTrainer(models, datas, seeds).fit(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
-                                                    progress=progress, max_jitter=max_jitter)

@@ -36,8 +36,10 @@ import gpflow
 import numpy as np
 import tensorflow as tf
 import tf_keras
+from gpflow.utilities import parameter_dict
 
 from gpal.models.compiled import instance_function
+from gpal.models.state import stored_variable
 from gpal.models.svgp import NoisySVGP
 
 __all__ = [
@@ -48,8 +50,8 @@ __all__ = [
     "TrainingError",
     "CholeskyError",
     "make_optimizer",
-    "make_train_step",
-    "train",
+    "model_signature",
+    "run_epochs",
 ]
 
 
@@ -92,29 +94,18 @@ def make_optimizer(learning_rate: float = 0.01) -> tf_keras.optimizers.Adam:
     return tf_keras.optimizers.Adam(learning_rate=learning_rate)
 
 
-def make_train_step(
-    model: NoisySVGP, optimizer: tf_keras.optimizers.Optimizer, data: TrainData, *, seed: int = 0, jit_compile: bool = False
-) -> Callable[[tf.Tensor, tf.Tensor], tf.Tensor]:
-    """The compiled training step ``step(idx, step_number) -> loss``.
+def _compiled_step(model, optimizer, data, base, base_seed) -> tuple[Callable, "_RowAdam | None"]:
+    """The compiled training step ``step(idx, step_number) -> loss`` and the row-wise Adam of its per-point tables
+    (None without any).
 
-    ``idx`` (int64, (B,)) selects the minibatch rows of ``data``; ``step_number``
-    (int64 scalar) with ``seed`` fixes the reparameterisation noise, so a run is
-    reproducible.  The step applies one Adam update of all trainable variables
-    and returns the loss (negative ELBO estimate) it was computed at; if the
-    loss or any gradient is not finite, the gradients are replaced by zeros, so
-    nothing non-finite reaches the parameters.  Benchmarks can time
-    this function alone (after one warm-up call that traces it).  ``data`` may
-    hold variables (``Trainer``): the step reads the rows present at each call,
-    and the ELBO's scale N / |B| takes N from them.
+    ``idx`` (int64, (B,)) selects the minibatch rows of ``data``; ``step_number`` (int64 scalar) with
+    ``base_seed`` fixes the reparameterisation noise, so a run is reproducible.  The step applies one Adam
+    update of all trainable variables and returns the loss (negative ELBO estimate) it was computed at; if the
+    loss or any gradient is not finite, the gradients are replaced by zeros, so nothing non-finite reaches the
+    parameters.  ``data`` holds variables: the step reads the rows present at each call, and the ELBO's scale
+    N / |B| takes N from them.  ``base``: the model's ``training_base`` of ``data`` (variables), whose rows each
+    step gathers; ``base_seed``: an int64 scalar variable (read at each step).
     """
-    base_seed = tf.constant(int(seed), dtype=tf.int64)
-    return _compiled_step(model, optimizer, data, model.training_base(data.X, data.X_var), base_seed, jit_compile)[0]
-
-
-def _compiled_step(model, optimizer, data, base, base_seed, jit_compile) -> tuple[Callable, "_RowAdam | None"]:
-    """``make_train_step``'s step and the row-wise Adam of its per-point tables (None without any);
-    ``base``: the model's ``training_base`` of ``data`` (tensors or variables), whose rows each step gathers;
-    ``base_seed``: an int64 scalar tensor or variable (read at each step)."""
     per_point = list(model.strategy.per_point_variables)
     per_point_ids = {id(v) for v in per_point}
     shared = [v for v in model.trainable_variables if id(v) not in per_point_ids]
@@ -143,7 +134,7 @@ def _compiled_step(model, optimizer, data, base, base_seed, jit_compile) -> tupl
         return loss
 
     signature = [tf.TensorSpec([None], tf.int64), tf.TensorSpec([], tf.int64)]
-    return instance_function(step, input_signature=signature, jit_compile=jit_compile, reduce_retracing=True,
+    return instance_function(step, input_signature=signature, reduce_retracing=True,
                              autograph=False), row_adam
 
 
@@ -228,6 +219,25 @@ def cholesky_ok(model: NoisySVGP) -> bool:
         return False
 
 
+# Settings that only seed a model's initial values: models that differ in them still share a step.
+_INITIAL_ONLY = {"strategy": ("seed",)}
+
+
+def model_signature(model: NoisySVGP) -> dict[str, Any]:
+    """What models must share to be trained in one step or predicted by one trace: all but their values."""
+    structure = model.structure()
+    for part, keys in _INITIAL_ONLY.items():
+        structure[part] = {k: v for k, v in structure[part].items() if k not in keys}
+    variables = {path: (tuple(stored_variable(v).shape), stored_variable(v).dtype.name, bool(stored_variable(v).trainable), _transform_name(v))
+                 for path, v in parameter_dict(model).items()}
+    return {"structure": structure, "variables": variables}
+
+
+def _transform_name(var: Any) -> str | None:
+    transform = getattr(var, "transform", None)
+    return None if transform is None else type(transform).__name__
+
+
 class Trainer:
     """One compiled training step for ``model``, reused by every ``fit`` of it.
 
@@ -237,7 +247,7 @@ class Trainer:
     Per-point tables (NIMGP's q(x_i)) must have one row per training row at each fit.
     """
 
-    def __init__(self, model: NoisySVGP, *, seed: int = 0, jit_compile: bool = False):
+    def __init__(self, model: NoisySVGP, *, seed: int = 0):
         d = int(model.gp.Z.shape[-1])
         self.model = model
         self.seed = int(seed)
@@ -253,21 +263,11 @@ class Trainer:
             tf.Variable(np.zeros((0, d)), dtype=tf.float64, shape=[None, d], trainable=False) for _ in range(2))
         # A variable, so that ``seed`` may change between fits (``SharedTrainer``) without a new trace.
         self._base_seed = tf.Variable(self.seed, dtype=tf.int64, trainable=False)
-        self.step, self._row_adam = _compiled_step(model, self.optimizer, self.data, self.base, self._base_seed,
-                                                   jit_compile)
+        self.step, self._row_adam = _compiled_step(model, self.optimizer, self.data, self.base, self._base_seed)
 
-    def fit(
-        self,
-        data: TrainData,
-        *,
-        epochs: int = 750,
-        batch_size: int = 50,
-        learning_rate: float = 0.01,
-        progress: bool = True,
-        callback: Callable[[int, float], bool | None] | None = None,
-        max_jitter: float = 1e-2,
-    ) -> TrainResult:
-        """Optimise the model on ``data`` as ``train`` does, with a fresh Adam at ``learning_rate``."""
+    def load(self, data: TrainData, *, learning_rate: float) -> int:
+        """Start a fit on ``data``: its arrays (and training base) into the step's variables, Adam at
+        ``learning_rate`` with zero state, so ``step`` may then run (or be timed) alone; returns the row count."""
         n = int(data.X.shape[0])
         for table in self.model.strategy.per_point_variables:
             rows = int(tf.shape(table)[0])
@@ -286,13 +286,41 @@ class Trainer:
         if self._row_adam is not None:
             self._row_adam.reset()
         self._base_seed.assign(self.seed)
-        return _run(self.model, self.step, n, epochs, batch_size, self.seed, progress, callback, max_jitter)
+        return n
+
+    def fit(
+        self,
+        data: TrainData,
+        *,
+        epochs: int = 750,
+        batch_size: int = 50,
+        learning_rate: float = 0.01,
+        progress: bool = True,
+        callback: Callable[[int, float], bool | None] | None = None,
+        max_jitter: float = 1e-2,
+    ) -> TrainResult:
+        """Optimise the model for ``epochs`` passes over ``data`` in shuffled minibatches, with a fresh Adam.
+
+        ``callback(epoch, mean_loss)`` runs after every epoch; returning ``False`` stops training.
+        Ctrl-C stops it too.  Both keep the last completed step's parameters and set ``stopped_early``.
+        """
+        n = self.load(data, learning_rate=learning_rate)
+        result = TrainResult()
+
+        def guarded_step(rows: np.ndarray, step_number: int, epoch: int) -> np.ndarray:
+            idx = tf.constant(rows[0], dtype=tf.int64)
+            return np.array([_guarded_step(self.model, self.step, idx, step_number, epoch, max_jitter)])
+
+        run_epochs(guarded_step, n, [self.seed], [result], epochs=epochs, batch_size=batch_size, progress=progress,
+                   desc=f"training ({self.model.strategy.name})",
+                   callback=None if callback is None else lambda epoch, losses: callback(epoch, float(losses[0])))
+        return result
 
 
 class SharedTrainer:
     """``Trainer.fit`` for ``model``, run by the one ``Trainer`` kept for all models of its signature.
 
-    Models that differ only in their values and training-set size (``gpal.training.batched.model_signature``
+    Models that differ only in their values and training-set size (``model_signature``
     but ``num_data``, and the classes of their parts: same structure, likelihood, prior and shapes) trace
     the same step, so a ``Trainer`` of a private template model (a copy of the first such model) serves
     them all: a fit copies the model's values into the template, trains it with the model's ``seed``
@@ -346,8 +374,6 @@ _TRAINERS_LOCK = threading.Lock()
 
 def _signature_trainer(model: NoisySVGP) -> tuple[Trainer, threading.Lock]:
     """The kept ``Trainer`` of ``model``'s signature with its lock held (a new one if it is busy or absent)."""
-    from gpal.training.batched import model_signature
-
     signature = model_signature(model)
     for part in (signature["structure"], signature["structure"]["strategy"]):
         part.pop("num_data", None)  # it only sizes the per-point tables, which the step reads at any row count
@@ -370,59 +396,60 @@ def _signature_trainer(model: NoisySVGP) -> tuple[Trainer, threading.Lock]:
     return trainer, lock
 
 
-def train(
-    model: NoisySVGP,
-    data: TrainData,
+def run_epochs(
+    guarded_step: Callable[[np.ndarray, int, int], np.ndarray],
+    n: int,
+    seeds: list[int],
+    results: list[TrainResult | Exception],
     *,
-    epochs: int = 750,
-    batch_size: int = 50,
-    learning_rate: float = 0.01,
-    seed: int = 0,
-    progress: bool = True,
-    callback: Callable[[int, float], bool | None] | None = None,
-    max_jitter: float = 1e-2,
-    jit_compile: bool = False,
-) -> TrainResult:
-    """Optimise ``model`` for ``epochs`` passes over ``data`` in shuffled minibatches.
+    epochs: int,
+    batch_size: int,
+    progress: bool,
+    desc: str,
+    callback: Callable[[int, np.ndarray], bool | None] | None = None,
+) -> None:
+    """The epoch loop of K models trained one at a time (K = 1, ``Trainer``) or together (``BatchedTrainer``).
 
-    ``callback(epoch, mean_loss)`` runs after every epoch; returning ``False``
-    stops training.  Ctrl-C stops it too.  Both keep the last completed step's
-    parameters and set ``stopped_early``.  One-off: fitting the same model again
-    should go through a kept ``Trainer``, which does not trace its step again.
+    Each epoch, model k's minibatches come from its own permutation of the ``n`` rows, drawn from
+    ``default_rng([seeds[k], 1])``; ``guarded_step(rows, step_number, epoch)`` takes one step on
+    ``rows`` (K, B), row k model k's minibatch, and returns the K losses.  It raises for a model
+    trained alone, and may instead put the exception in ``results[k]`` to freeze model k.  The loop
+    appends each epoch's mean loss to the ``results`` still ``TrainResult``, counts their steps and
+    sets their ``stopped_early`` when ``callback(epoch, mean_losses)`` returns ``False`` or on Ctrl-C.
     """
-    return Trainer(model, seed=seed, jit_compile=jit_compile).fit(
-        data, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, progress=progress,
-        callback=callback, max_jitter=max_jitter,
-    )
-
-
-def _run(model, step, n, epochs, batch_size, seed, progress, callback, max_jitter) -> TrainResult:
-    """The epoch loop: seeded shuffles, guarded steps, per-epoch history, callback and Ctrl-C."""
     from gpal.progress import progress_bar
 
     batch_size = max(1, min(int(batch_size), n))
-    rng = np.random.default_rng([int(seed), 1])
-    result = TrainResult()
-    bar = progress_bar(range(int(epochs)), disable=not progress, desc=f"training ({model.strategy.name})", unit="epoch")
+    rngs = [np.random.default_rng([int(seed), 1]) for seed in seeds]
+    training = [r for r in results if isinstance(r, TrainResult)]
+    bar = progress_bar(range(int(epochs)), disable=not progress, desc=desc, unit="epoch")
+    steps = 0
     try:
         for epoch in bar:
-            perm = rng.permutation(n)
+            perms = np.stack([rng.permutation(n) for rng in rngs])
             losses = []
             for start in range(0, n, batch_size):
-                idx = tf.constant(perm[start : start + batch_size], dtype=tf.int64)
-                loss = _guarded_step(model, step, idx, result.steps, epoch, max_jitter)
-                losses.append(loss)
-                result.steps += 1
-            result.history.append(float(np.mean(losses)))
-            bar.set_postfix(loss=f"{result.history[-1]:.4g}", refresh=False)
-            if callback is not None and callback(epoch, result.history[-1]) is False:
-                result.stopped_early = True
+                losses.append(guarded_step(perms[:, start : start + batch_size], steps, epoch))
+                steps += 1
+                training = [r for r in results if isinstance(r, TrainResult)]
+                for result in training:
+                    result.steps = steps
+            means = np.mean(losses, axis=0)  # for K = 1 the same bits as the mean of the one model's losses
+            for k, result in enumerate(results):
+                if isinstance(result, TrainResult):
+                    result.history.append(float(means[k]))
+            if training:
+                bar.set_postfix(loss=f"{np.mean([r.history[-1] for r in training]):.4g}", refresh=False)
+            if callback is not None and callback(epoch, means) is False:
+                for result in training:
+                    result.stopped_early = True
                 break
     except KeyboardInterrupt:
-        result.stopped_early = True
+        for result in results:
+            if isinstance(result, TrainResult):
+                result.stopped_early = True
     finally:
         bar.close()
-    return result
 
 
 def _guarded_step(model, step, idx, step_number, epoch, max_jitter) -> float:

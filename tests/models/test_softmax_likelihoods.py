@@ -7,7 +7,6 @@ import gpflow
 import numpy as np
 import pytest
 import tensorflow as tf
-import tf_keras
 from scipy.special import log_expit, log_softmax, softmax
 
 from gpal.models import likelihoods
@@ -17,7 +16,7 @@ from gpal.models.likelihoods.base import likelihood_from_config, make_likelihood
 from gpal.models.likelihoods.logistic_softmax import LogisticSoftmaxLikelihood, logistic_softmax_log_prob, logistic_softmax_probs
 from gpal.models.likelihoods.softmax import SoftmaxLikelihood, gumbel_softmax_bound
 from gpal.models.svgp import LatentGPs, NoisySVGP
-from gpal.training.svi import TrainData, make_train_step
+from gpal.training.svi import TrainData, Trainer
 
 
 def _marginals(rng, n, C, mean_sd=1.5, var_range=(0.05, 3.0)):
@@ -289,9 +288,9 @@ def test_training_smoke(make, num_classes):
     L = lik.num_latent(num_classes)
     kernels = [gpflow.kernels.SquaredExponential(lengthscales=np.ones(2)) for _ in range(L)]
     model = NoisySVGP(LatentGPs(kernels, X[::4]), NoInputNoise(), lik, None, len(X), num_classes)
-    step = make_train_step(model, tf_keras.optimizers.Adam(0.05), TrainData.from_arrays(X, np.zeros_like(X), y))
-    idx = tf.range(len(X), dtype=tf.int64)
-    elbos = np.array([-float(step(idx, tf.constant(i, tf.int64))) for i in range(30)])
+    trainer = Trainer(model)  # one full-batch step an epoch, 30 of them
+    elbos = -np.array(trainer.fit(TrainData.from_arrays(X, np.zeros_like(X), y), epochs=30, batch_size=len(X),
+                                  learning_rate=0.05, progress=False).history)
     assert np.all(np.isfinite(elbos))
     assert elbos[-10:].mean() > elbos[:10].mean()
     proba = model.predict_proba(*_tf(X, np.zeros_like(X)), tf.constant([0, 0], tf.int64)).numpy()

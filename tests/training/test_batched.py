@@ -12,7 +12,7 @@ from gpal.estimators.batched import NotBatchable, fit_batched, predict_proba_bat
 from gpal.models.state import module_values
 from gpal.models.svgp import build_model
 from gpal.runs.repeated_splits import run_repeated_splits, select_methods, unit_path
-from gpal.training.batched import BatchedTrainer, train_batched
+from gpal.training.batched import BatchedTrainer
 from gpal.training.svi import SharedTrainer, TrainData, TrainingError
 
 STRATEGIES = ["none", "latent", "amortized", "first_order"]
@@ -44,7 +44,7 @@ def test_batched_training_equals_training_one_at_a_time(strategy):
         model, data = _model(k, strategy)
         alone.append((model, SharedTrainer(model, seed=10 + k).fit(data, progress=False, **settings)))
     pairs = [_model(k, strategy) for k in range(2)]
-    results = train_batched([m for m, _ in pairs], [d for _, d in pairs], seeds=[10, 11], **settings)
+    results = BatchedTrainer([m for m, _ in pairs], [d for _, d in pairs], [10, 11]).fit(**settings)
     for (model, result), (batched, _), got in zip(alone, pairs, results):
         expected, values = module_values(model), module_values(batched)
         assert set(values) == set(expected)
@@ -62,7 +62,7 @@ def test_softmax_monte_carlo_elbo_batches_too():
     data = _model(0, "latent", likelihood="softmax")[1]
     SharedTrainer(alone, seed=5).fit(data, epochs=2, batch_size=20, progress=False)
     pairs = [_model(k, "latent", likelihood="softmax") for k in range(2)]
-    train_batched([m for m, _ in pairs], [d for _, d in pairs], seeds=[5, 6], epochs=2, batch_size=20)
+    BatchedTrainer([m for m, _ in pairs], [d for _, d in pairs], [5, 6]).fit(epochs=2, batch_size=20, learning_rate=0.01)
     np.testing.assert_allclose(module_values(pairs[0][0])[".gp.q_mu"], module_values(alone)[".gp.q_mu"], atol=1e-10)
 
 
@@ -92,7 +92,8 @@ def test_a_failing_model_is_reported_and_the_others_train_as_alone():
     X[5, 0] = np.nan  # model 1's loss turns NaN at the first minibatch holding row 5
     pairs[1] = (pairs[1][0], TrainData.from_arrays(X, X_var, y))
     start = module_values(pairs[1][0])
-    results = train_batched([m for m, _ in pairs], [d for _, d in pairs], seeds=[0, 1, 2], epochs=2, batch_size=16)
+    results = BatchedTrainer([m for m, _ in pairs], [d for _, d in pairs], [0, 1, 2]).fit(epochs=2, batch_size=16,
+                                                                                        learning_rate=0.01)
     assert isinstance(results[1], TrainingError) and "epoch 0" in str(results[1])
     for path, value in module_values(pairs[1][0]).items():  # left at its start, not half-trained
         np.testing.assert_array_equal(value, start[path])
