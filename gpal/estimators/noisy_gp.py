@@ -273,7 +273,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         mc_error : numpy.ndarray
             (n, C) Monte Carlo standard errors, only with ``return_mc_error=True`` (then a pair).
         """
-        both = self.predict_proba_with(self._session.predictor, X, X_var)
+        both = self.predict_proba_with(lambda S: self._session.predictor(S), X, X_var)  # the session once fitted
         return (both[0], both[1]) if return_mc_error else both[0]
 
     def predict_proba_with(self, predictor: Callable[[int], Callable], X: Any, X_var: Any = None) -> np.ndarray:
