@@ -140,13 +140,9 @@ def run_pair(earlier: str, later: str, presets, models, seeds, epochs: int | Non
     later_code = np.where(linked >= 0, last.class_codes[np.maximum(linked, 0)], "missing")
     class1 = np.asarray(base_pool.aux["CLASS1"])[[i for i, n in enumerate(base_pool.ids) if str(n) in pool_ids]]
 
-    def rows(data, ids):
-        at = {str(n): i for i, n in enumerate(data.ids)}
-        return np.array([at[i] for i in ids])
-
     meta = {"ids": np.array(pool_order), "class1": class1.astype(str), "later_code": later_code.astype(str),
             "significance": first.values_of("significance", pool_order), "glat": first.values_of("glat", pool_order),
-            "train_counts": np.bincount(base_train.y[rows(base_train, train_order)], minlength=len(CLASSES))}
+            "train_counts": np.bincount(base_train.y[_rows(base_train, train_order)], minlength=len(CLASSES))}
     for seed in seeds:
         path = out / f"{earlier}_{later}_seed{seed}.npz"
         proba = dict(np.load(path)) if path.exists() else {}
@@ -160,7 +156,7 @@ def run_pair(earlier: str, later: str, presets, models, seeds, epochs: int | Non
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 unassociated = first.pool(select=["unassociated"], features=presets[0])
-            weight = density_ratio_weights(summary_train.X[rows(summary_train, train_order)], unassociated.X,
+            weight = density_ratio_weights(summary_train.X[_rows(summary_train, train_order)], unassociated.X,
                                            random_state=seed)
             _log(f"shift weights: min {weight.min():.3g}, median {np.median(weight):.3g}, max {weight.max():.3g}, "
                  f"effective rows {weight.sum() ** 2 / (weight ** 2).sum():.0f} of {weight.size}")
@@ -171,7 +167,7 @@ def run_pair(earlier: str, later: str, presets, models, seeds, epochs: int | Non
 
         for preset in presets:
             train, pool = sets[preset]
-            tr, te = rows(train, train_order), rows(pool, pool_order)
+            tr, te = _rows(train, train_order), _rows(pool, pool_order)
             X, V, y = train.X[tr], train.X_var[tr], train.y[tr]
             Xp, Vp = pool.X[te], pool.X_var[te]
             added = [k for k, name in enumerate(train.feature_names) if name not in base_train.feature_names]
@@ -199,6 +195,9 @@ def run_task(task: str, presets, models, seeds, epochs: int | None, out: Path, c
     without its 90% subsamples); probabilities to ``out/<task>_seed<seed>.npz`` as `run_pair` saves them."""
     from gpal.catalogs import load_catalog
 
+    weighted = [m for m in models if m.endswith("+w")]
+    if weighted:
+        raise ValueError(f"task {task}: no shift weights within one release; drop {weighted}")
     catalog = load_catalog("4FGL-DR4")
     row_presets = list(dict.fromkeys([*presets, "fermi_dr4_measurements"]))
     sets = {p: _datasets(catalog, "4FGL-DR4", p, cache)[0] for p in row_presets}
@@ -215,33 +214,40 @@ def run_task(task: str, presets, models, seeds, epochs: int | None, out: Path, c
     meta = {"ids": np.array(test_ids), "y": test.y, "significance": catalog.values_of("significance", test_ids),
             "glat": catalog.values_of("glat", test_ids), "train_counts": np.bincount(train.y, minlength=len(CLASSES))}
 
-    def rows(d, wanted):
-        at = {str(n): i for i, n in enumerate(d.ids)}
-        return np.array([at[i] for i in wanted])
-
     for seed in seeds:
         path = out / f"{task}_seed{seed}.npz"
         proba = dict(np.load(path)) if path.exists() else {}
         proba.update(meta)
-        for preset in presets:
-            d = sets[preset]
-            tr, te = rows(d, train_ids), rows(d, test_ids)
-            X, V, y, Xp, Vp = d.X[tr], d.X_var[tr], d.y[tr], d.X[te], d.X_var[te]
-            added = [k for k, name in enumerate(d.feature_names) if name not in base.feature_names]
-            for model in models:
-                if model.endswith("+w"):
-                    raise ValueError(f"task {task}: no shift weights within one release; drop {model}")
-                names = [f"{b}|{preset}" for b in BASELINES] if model == "baselines" else [f"{model}|{preset}"]
-                if all(n in proba for n in names):
-                    continue
-                t = time.time()
-                if model == "baselines":
-                    Xb, Xbp = np.hstack([X, np.sqrt(V[:, added])]), np.hstack([Xp, np.sqrt(Vp[:, added])])
-                    proba.update({n: _fit_baseline(b, seed, Xb, y, Xbp, None) for n, b in zip(names, BASELINES)})
-                else:
-                    proba[names[0]] = _estimator(model, seed, epochs).fit(X, y, V).predict_proba(Xp, Vp)
-                np.savez_compressed(path, **proba)
-                _log(f"{task} seed {seed} {model} {preset}: {time.time() - t:.0f} s")
+        _fit_within(proba, path, sets, base, presets, models, train_ids, test_ids, seed, epochs, f"{task} seed {seed}")
+
+
+def _rows(d, wanted):
+    """The rows of data set ``d`` holding the sources named ``wanted``, in that order."""
+    at = {str(n): i for i, n in enumerate(d.ids)}
+    return np.array([at[i] for i in wanted])
+
+
+def _fit_within(proba: dict, path: Path, sets: dict, base, presets, models, train_ids, test_ids, seed: int,
+                epochs: int | None, label: str) -> None:
+    """Every model on every preset of one within-release split, trained on ``train_ids`` and scored on ``test_ids``;
+    each into ``proba`` and saved to ``path`` as it finishes, one found there not fitted again (the runs resume)."""
+    for preset in presets:
+        d = sets[preset]
+        tr, te = _rows(d, train_ids), _rows(d, test_ids)
+        X, V, y, Xp, Vp = d.X[tr], d.X_var[tr], d.y[tr], d.X[te], d.X_var[te]
+        added = [k for k, name in enumerate(d.feature_names) if name not in base.feature_names]
+        for model in models:
+            names = [f"{b}|{preset}" for b in BASELINES] if model == "baselines" else [f"{model}|{preset}"]
+            if all(n in proba for n in names):
+                continue
+            t = time.time()
+            if model == "baselines":
+                Xb, Xbp = np.hstack([X, np.sqrt(V[:, added])]), np.hstack([Xp, np.sqrt(Vp[:, added])])
+                proba.update({n: _fit_baseline(b, seed, Xb, y, Xbp, None) for n, b in zip(names, BASELINES)})
+            else:
+                proba[names[0]] = _estimator(model, seed, epochs).fit(X, y, V).predict_proba(Xp, Vp)
+            np.savez_compressed(path, **proba)
+            _log(f"{label} {model} {preset}: {time.time() - t:.0f} s ({len(train_ids)} training)")
 
 
 def _saved_runs(out: Path, stem: str) -> dict[int, dict]:
@@ -284,10 +290,6 @@ def run_plane(presets, models, seeds, epochs: int | None, out: Path, cache: Path
     ids = set.intersection(*(set(map(str, s.ids)) for s in sets.values()))
     data = base.subset(np.nonzero([str(n) in ids for n in base.ids])[0])
 
-    def rows(d, wanted):
-        at = {str(n): i for i, n in enumerate(d.ids)}
-        return np.array([at[i] for i in wanted])
-
     for seed in seeds:
         train, test = data.split(test_size=0.2, seed=seed, stratify=True)
         glat = catalog.values_of("glat", [str(n) for n in test.ids])
@@ -295,25 +297,9 @@ def run_plane(presets, models, seeds, epochs: int | None, out: Path, cache: Path
         train_ids = [str(n) for n in train.ids]
         path = out / f"plane_seed{seed}.npz"
         proba = dict(np.load(path)) if path.exists() else {}
-        proba.update({"ids": np.array(test_ids), "y": test.y[rows(test, test_ids)],
+        proba.update({"ids": np.array(test_ids), "y": test.y[_rows(test, test_ids)],
                       "prior": np.bincount(train.y, minlength=3) / train.y.size})
-        for preset in presets:
-            d = sets[preset]
-            tr, te = rows(d, train_ids), rows(d, test_ids)
-            X, V, y, Xp, Vp = d.X[tr], d.X_var[tr], d.y[tr], d.X[te], d.X_var[te]
-            added = [k for k, name in enumerate(d.feature_names) if name not in base.feature_names]
-            for model in models:
-                names = [f"{b}|{preset}" for b in BASELINES] if model == "baselines" else [f"{model}|{preset}"]
-                if all(n in proba for n in names):
-                    continue
-                t = time.time()
-                if model == "baselines":
-                    Xb, Xbp = np.hstack([X, np.sqrt(V[:, added])]), np.hstack([Xp, np.sqrt(Vp[:, added])])
-                    proba.update({n: _fit_baseline(b, seed, Xb, y, Xbp, None) for n, b in zip(names, BASELINES)})
-                else:
-                    proba[names[0]] = _estimator(model, seed, epochs).fit(X, y, V).predict_proba(Xp, Vp)
-                np.savez_compressed(path, **proba)
-                _log(f"plane seed {seed} {model} {preset}: {time.time() - t:.0f} s ({len(train_ids)} training)")
+        _fit_within(proba, path, sets, base, presets, models, train_ids, test_ids, seed, epochs, f"plane seed {seed}")
 
 
 def summarize_plane(out: Path) -> pd.DataFrame | None:
