@@ -257,6 +257,17 @@ def _saved_runs(out: Path, stem: str) -> dict[int, dict]:
     return {s: dict(np.load(found[s])) for s in sorted(found)}
 
 
+def _models_by_seed(runs: dict[int, dict]) -> dict[str, dict[int, np.ndarray]]:
+    """The saved probabilities as ``"model|preset"`` (presets under their summary alias) -> seed -> array."""
+    models: dict[str, dict[int, np.ndarray]] = {}
+    for seed, run in runs.items():
+        for key, p in run.items():
+            if "|" in key:
+                model, preset = key.split("|")
+                models.setdefault(f"{model}|{SUMMARY_ALIAS.get(preset, preset)}", {})[seed] = p
+    return models
+
+
 def load_task(task: str, out: Path) -> dict | None:
     """The saved runs of a within-release task in `load_check`'s form (every test source scored; AGN vs pulsar:
     the bll and fsrq against the pulsars)."""
@@ -265,12 +276,7 @@ def load_task(task: str, out: Path) -> dict | None:
         return None
     first = next(iter(runs.values()))
     label = first["y"].astype(int)
-    models: dict[str, dict[int, np.ndarray]] = {}
-    for seed, run in runs.items():
-        for key, p in run.items():
-            if "|" in key:
-                model, preset = key.split("|")
-                models.setdefault(f"{model}|{SUMMARY_ALIAS.get(preset, preset)}", {})[seed] = p
+    models = _models_by_seed(runs)
     return {"check": task, "label": label, "agn_psr": np.ones(label.size, bool),
             "is_pulsar": label == CLASSES.index("pulsar"), "significance": first["significance"],
             "glat": first["glat"],
@@ -398,12 +404,7 @@ def load_check(earlier: str, later: str, out: Path) -> dict | None:
     label = np.array([next((k for k, c in codes.items() if code in c), -1) for code in later_code])
     group = np.array([coarse_group(c) if c not in ("missing", "", "unk") else "" for c in later_code])
     agn_psr = (first["class1"] == "") & np.isin(group, ["agn", "pulsar"])
-    models: dict[str, dict[int, np.ndarray]] = {}
-    for seed, run in runs.items():
-        for key, p in run.items():
-            if "|" in key:
-                model, preset = key.split("|")
-                models.setdefault(f"{model}|{SUMMARY_ALIAS.get(preset, preset)}", {})[seed] = p
+    models = _models_by_seed(runs)
     return {"check": f"{earlier} -> {later}", "label": label, "agn_psr": agn_psr, "is_pulsar": group == "pulsar",
             "significance": first["significance"], "glat": first["glat"],
             "models": _with_pool_prior(_with_averages(models), first["class1"], first["train_counts"])
