@@ -421,7 +421,6 @@ def run_epochs(
 
     batch_size = max(1, min(int(batch_size), n))
     rngs = [np.random.default_rng([int(seed), 1]) for seed in seeds]
-    training = [r for r in results if isinstance(r, TrainResult)]
     bar = progress_bar(range(int(epochs)), disable=not progress, desc=desc, unit="epoch")
     steps = 0
     try:
@@ -431,10 +430,8 @@ def run_epochs(
             for start in range(0, n, batch_size):
                 losses.append(guarded_step(perms[:, start : start + batch_size], steps, epoch))
                 steps += 1
-                training = [r for r in results if isinstance(r, TrainResult)]
-                for result in training:
-                    result.steps = steps
             means = np.mean(losses, axis=0)  # for K = 1 the same bits as the mean of the one model's losses
+            training = [r for r in results if isinstance(r, TrainResult)]  # a failed model's slot holds its error
             for k, result in enumerate(results):
                 if isinstance(result, TrainResult):
                     result.history.append(float(means[k]))
@@ -449,6 +446,9 @@ def run_epochs(
             if isinstance(result, TrainResult):
                 result.stopped_early = True
     finally:
+        for result in results:  # the steps taken, a partial epoch's included (Ctrl-C)
+            if isinstance(result, TrainResult):
+                result.steps = steps
         bar.close()
 
 
