@@ -190,8 +190,9 @@ def classify_catalog(
     if later is not None:  # a release older than the newest shipped: score the classifications by what it found
         log(f"checking the classifications against {later} (gpal check-later)")
         compared = {name: folder / sub for name, sub in COMPARED_MODEL_DIRS.items() if (folder / sub).is_dir()}
-        proba = table.frame[[f"p_{c}" for c in trained.classes]].to_numpy()
-        built = (pool, proba, train) if list(tokens) == list(DEFAULT_SELECT) else None  # else the check builds its own
+        pool_proba = table.frame[[f"p_{c}" for c in trained.classes]].to_numpy()
+        # the check scores the unassociated + bcu sources: reuse them where the job classified exactly those
+        built = (pool, pool_proba, train) if list(tokens) == list(DEFAULT_SELECT) else None
         write_later_check(check_later(trained, later, earlier=cat.path, baselines=baselines, seed=seed,
                                       compared=compared, built=built), folder)
     log("writing the follow-up lists and the report")
