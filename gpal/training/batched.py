@@ -31,7 +31,7 @@ from gpflow.utilities import parameter_dict
 from gpal.models.compiled import instance_function
 from gpal.models.state import assign_module_values, module_values, reading_values, stored_variable
 from gpal.models.svgp import NoisySVGP
-from gpal.training.svi import (TrainData, TrainingError, TrainResult, _RowAdam, cholesky_error, cholesky_failed,
+from gpal.training.svi import (TrainData, TrainingError, TrainResult, RowAdam, cholesky_error, cholesky_failed,
                                cholesky_ok, make_optimizer, model_signature, run_epochs)
 
 __all__ = ["NotBatchable", "BatchedTrainer", "check_batchable", "model_signature"]
@@ -109,7 +109,7 @@ class BatchedTrainer:
         self.tables = [self.stacked[p] for p in self.per_point_paths]
         self.optimizer = make_optimizer()
         self.optimizer.build(self.shared)
-        self.row_adam = _RowAdam(self.tables, self.optimizer) if self.tables else None
+        self.row_adam = RowAdam(self.tables, self.optimizer) if self.tables else None
         self.load(datas)
         self.step = self._compile()
 

@@ -5,7 +5,7 @@ step gathers rows ``idx`` of X, X_var and y together, and hands ``idx`` itself t
 the model (NIMGP's strategy, ``LatentInputs``, keeps one q(x_i) per row).  A point's
 features, error bars, label and q(x_i) therefore never come apart, whatever the
 shuffling.  Shared parameters follow tf_keras' Adam; per-point tables follow a
-row-wise Adam that touches only the batch's rows (see ``_RowAdam``).
+row-wise Adam that touches only the batch's rows (see ``RowAdam``).
 
 Guards:
 
@@ -50,6 +50,7 @@ __all__ = [
     "TrainingError",
     "CholeskyError",
     "make_optimizer",
+    "RowAdam",
     "model_signature",
     "run_epochs",
 ]
@@ -94,7 +95,7 @@ def make_optimizer(learning_rate: float = 0.01) -> tf_keras.optimizers.Adam:
     return tf_keras.optimizers.Adam(learning_rate=learning_rate)
 
 
-def _compiled_step(model, optimizer, data, base, base_seed) -> tuple[Callable, "_RowAdam | None"]:
+def _compiled_step(model, optimizer, data, base, base_seed) -> tuple[Callable, "RowAdam | None"]:
     """The compiled training step ``step(idx, step_number) -> loss`` and the row-wise Adam of its per-point tables
     (None without any).
 
@@ -111,7 +112,7 @@ def _compiled_step(model, optimizer, data, base, base_seed) -> tuple[Callable, "
     shared = [v for v in model.trainable_variables if id(v) not in per_point_ids]
     variables = shared + per_point
     optimizer.build(shared)  # slots made eagerly, so the step is traced once, not twice
-    row_adam = _RowAdam(per_point, optimizer) if per_point else None
+    row_adam = RowAdam(per_point, optimizer) if per_point else None
 
     def step(idx: tf.Tensor, step_number: tf.Tensor) -> tf.Tensor:
         X = tf.gather(data.X, idx)
@@ -138,7 +139,7 @@ def _compiled_step(model, optimizer, data, base, base_seed) -> tuple[Callable, "
                              autograph=False), row_adam
 
 
-class _RowAdam:
+class RowAdam:
     """Adam for per-point tables that touches only the minibatch's rows.
 
     tf_keras' Adam decays every row's moments and moves every row on every step,
@@ -164,6 +165,7 @@ class _RowAdam:
             t.assign(tf.zeros(tf.shape(var)[:1], var.dtype))
 
     def apply(self, grads: list[tf.IndexedSlices | tf.Tensor]) -> None:
+        """One Adam update of the rows each gradient names (a dense gradient names every row)."""
         opt = self.optimizer
         lr = tf.cast(opt.learning_rate, tf.float64)
         b1, b2, eps = (tf.constant(float(x), tf.float64) for x in (opt.beta_1, opt.beta_2, opt.epsilon))
