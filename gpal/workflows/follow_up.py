@@ -23,7 +23,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.constraints import Integer, ListOf, MappingOf, OneOf, Optional, Parsed, Real, Text
+from gpal.constraints import Integer, ListOf, OneOf, Parsed, Real
 from gpal.evaluation.metrics import format_mean_se, mean_se
 from gpal.evaluation.paired import (
     difference_table, draw_differences, draw_strategy_curves, higher_is_better, strategy_name,
@@ -52,32 +52,22 @@ METRICS = ("nll", "accuracy", "ece")
 _LABELS = {"nll": "held-out NLL", "accuracy": "held-out accuracy", "ece": "held-out ECE"}
 
 
-def _main_job_defaults() -> dict[str, Any]:
-    """The main job's selection (its classes spelled out) and estimator settings, so this study uses what users run."""
+def _data_fields() -> dict[str, Field]:
+    """The main job's selection (`gpal.catalog_jobs.selection.CatalogSelection`), its classes spelled out as
+    codes and merges, so this study uses what users run."""
     from gpal.catalog_jobs.selection import CatalogSelection
-    from gpal.catalog_jobs.settings import main_job_estimator
 
-    selection = CatalogSelection()
-    classes, merge = selection.class_groups()
-    return {"catalog": selection.catalog, "classes": list(classes), "merge": {k: list(v) for k, v in merge.items()},
-            "min_significance": selection.min_significance, "features": selection.features,
-            **main_job_estimator().get_params(deep=False)}
+    classes, merge = CatalogSelection().class_groups()
+    return fields_from_settings(CatalogSelection.settings(), classes=list(classes), merge=merge)
 
 
 def schema() -> dict[str, Any]:
     from gpal.catalog_jobs.settings import main_job_estimator
     from gpal.estimators.settings import estimator_settings
 
-    main = _main_job_defaults()
     strategy = strategy_spec(ACQUISITIONS.names())
     return {
-        "data": {
-            "catalog": Field(Text(), main["catalog"], "release (4FGL-DR4, ...) or FITS path"),
-            "classes": Field(ListOf(Text()), main["classes"], "classes, in label order (CLASS1 codes or merge keys)"),
-            "merge": Field(Optional(MappingOf(ListOf(Text()))), main["merge"], "class -> CLASS1 codes it groups"),
-            "min_significance": Field(Optional(Real(0)), main["min_significance"], "keep Signif_Avg above it"),
-            "features": Field(Optional(Text()), main["features"], "feature preset"),
-        },
+        "data": _data_fields(),
         "protocol": {
             "test": Field(OneOf(TESTS), "faint", "faint: test on a random half of the faint sources (the population "
                           "gpal classifies); stratified: a stratified test_size share of all"),

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from gpal.constraints import Boolean, Integer, ListOf, MappingOf, OneOf, Optional, Parsed, Real, Text
+from gpal.constraints import Boolean, Integer, MappingOf, OneOf, Optional, Real
 from gpal.evaluation.calibration import top_label_reliability
 from gpal.files import atomic_output
 from gpal.registry import MODELS_PER_BATCH, ON_ERROR
@@ -24,18 +24,13 @@ from gpal.runs.executors import Executor
 from gpal.runs.repeated_splits import run_repeated_splits, summarize, summary_markdown, unit_path
 from gpal.workflows import WORKFLOW_FILE
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
-from gpal.workflows.schema import PUBLISHED, Field
+from gpal.workflows.schema import PUBLISHED, Field, fields_from_settings
 
-__all__ = ["catalog_name", "rebuild_splits_report", "run", "schema", "write_splits_report"]
+__all__ = ["rebuild_splits_report", "run", "schema", "write_splits_report"]
 
-
-def catalog_name(value: Any) -> str:
-    """A shipped release (any case) or the path of a catalog FITS file."""
-    from gpal.catalogs import RELEASES
-
-    if isinstance(value, str) and (value.lower() in {r.lower() for r in RELEASES} or Path(value).is_file()):
-        return value
-    raise ValueError(f"{value!r} is neither a shipped release {list(RELEASES)} nor an existing FITS file")
+#: The ``data`` block (a `gpal.catalog_jobs.selection.CatalogSelection`) where it differs from the main job's:
+#: the paper's 454 4FGL sources above 30 sigma of three classes and its six features (None: the 'default' preset).
+DATA = {"catalog": "4FGL", "classes": ["bll", "fsrq", "psr"], "min_significance": 30.0, "features": None}
 
 
 #: reference[method][metric] = [mean, se], shown beside the results.
@@ -43,17 +38,10 @@ REFERENCE = Optional(MappingOf(PUBLISHED))
 
 
 def schema() -> dict[str, Any]:
-    from gpal.catalogs import FEATURE_PRESETS
+    from gpal.catalog_jobs.selection import CatalogSelection
 
     return {
-        "data": {
-            "catalog": Field(Parsed(catalog_name, "a shipped release or a FITS file"), "4FGL",
-                             "catalog release name or FITS path"),
-            "classes": Field(ListOf(Text()), ["bll", "fsrq", "psr"], "CLASS1 codes (or merge keys), in label order"),
-            "merge": Field(Optional(MappingOf(ListOf(Text()))), None, "class name -> CLASS1 codes it groups"),
-            "min_significance": Field(Optional(Real(0)), 30.0, "keep sources with Signif_Avg above this"),
-            "features": Field(Optional(OneOf(sorted(FEATURE_PRESETS))), None, "feature preset (null: the default)"),
-        },
+        "data": fields_from_settings(CatalogSelection.settings(), **DATA),
         "methods": methods_field(),
         "protocol": {
             "splits": Field(Integer(1), 100, "random train/test splits K", part_of_run=False),
@@ -71,13 +59,10 @@ def schema() -> dict[str, Any]:
 
 
 def _dataset_and_training_size(config: Mapping[str, Any]) -> tuple[Any, int]:
-    from gpal.catalogs import load_catalog
+    from gpal.catalog_jobs.selection import CatalogSelection
 
-    data, protocol = config["data"], config["protocol"]
-    dataset = load_catalog(data["catalog"]).dataset(
-        classes=data["classes"], min_significance=data["min_significance"], features=data["features"],
-        merge=data["merge"],
-    )
+    protocol = config["protocol"]
+    _, dataset = CatalogSelection(**config["data"]).load()
     return dataset, dataset.n_samples - next(dataset.repeated_splits(1, protocol["test_size"], config["seed"])).test.size
 
 
