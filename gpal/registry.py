@@ -17,8 +17,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any, Iterator, MutableMapping
 
-__all__ = ["ACQUISITIONS", "CONJUGATE_INFERENCE", "DEFAULT_LIKELIHOOD", "ESTIMATORS", "FOLLOW_UP_ACQUISITION",
-           "INFERENCE", "INPUT_NOISE", "INPUT_PRIORS", "KERNELS", "LIKELIHOODS",
+__all__ = ["ACQUISITIONS", "BROAD_PRIOR_VARIANCE", "CONJUGATE_INFERENCE", "DEFAULT_LIKELIHOOD", "ESTIMATORS",
+           "FOLLOW_UP_ACQUISITION", "INFERENCE", "INPUT_NOISE", "INPUT_PRIORS", "KERNELS", "LIKELIHOODS",
            "LOGISTIC_BOUNDS", "MODELS_PER_BATCH", "NOISE_VARIANCE_MODES", "ON_ERROR", "PER_MODEL_ERRORS", "Registry",
            "WORKFLOWS"]
 
@@ -26,6 +26,9 @@ __all__ = ["ACQUISITIONS", "CONJUGATE_INFERENCE", "DEFAULT_LIKELIHOOD", "ESTIMAT
 #: mixture deconvolved from the sources.  Two fixed choices, not an extension point, named here so the
 #: CLI offers them without importing TensorFlow.
 INPUT_PRIORS = ("broad", "population")
+#: The variance s of the paper's broad prior N(0, s I) on the noiseless inputs, the default of
+#: ``NoisyGPClassifier``, ``build_model`` and the strategies with latent inputs (wide against standardised inputs).
+BROAD_PRIOR_VARIANCE = 1000.0
 #: Where the input-noise variances come from (``gpal.models.input_noise.NoiseVariance``): the data's
 #: measured ``X_var``, one learned per-feature vector, or their sum.
 NOISE_VARIANCE_MODES = ("known", "learned", "both")

@@ -20,6 +20,7 @@ from gpal.catalogs.classes import format_class_spec
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators import load_estimator
 from gpal.estimators.base import raise_if_interrupted
+from gpal.estimators.params import input_prior_used
 from gpal.catalogs.features import resolve_features
 from gpal.files import read_json, write_json_atomic
 from gpal.identity import estimator_identity
@@ -59,17 +60,9 @@ def _training_record(data: NoisyDataset, merge: Mapping[str, Sequence[str]], est
         "trained_on": trained_on,
         "estimator": estimator_identity(estimator, leave_out=_NOT_IDENTITY),
         # the population of the latent inputs, where the model has them: a report says it without loading the model
-        "input_prior_used": _input_prior_used(estimator),
+        "input_prior_used": input_prior_used(estimator) if hasattr(estimator, "input_prior") else None,
         "fit_seconds": round(float(fit_seconds), 2),
     }
-
-
-def _input_prior_used(estimator: Any) -> str | None:
-    """The fitted estimator's ``input_prior`` if its input-noise strategy samples latent inputs, else None."""
-    from gpal.registry import INPUT_NOISE
-
-    noise = getattr(estimator, "input_noise", None)
-    return estimator.input_prior if noise in INPUT_NOISE.having("latent_inputs") else None
 
 
 @dataclass(frozen=True)

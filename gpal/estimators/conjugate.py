@@ -12,10 +12,11 @@ from typing import Any
 
 from gpal.estimators.base import FitData
 from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
+from gpal.estimators.params import model_spec
 from gpal.registry import INPUT_NOISE
 from gpal.training.session import ModelSession
 
-__all__ = ["AUGMENTED_OPTIONS", "check_conjugate", "fit_augmented"]
+__all__ = ["AUGMENTED_OPTIONS", "check_conjugate", "fit_augmented", "minibatch_steps"]
 
 #: Settings of the augmented model that have no SVI counterpart, passed through ``inference_options``.
 AUGMENTED_OPTIONS = ("hyper_every", "train_inducing", "nat_delay", "nat_forgetting", "jitter")
@@ -50,6 +51,17 @@ def check_conjugate(est: Any, likelihood_name: str | None) -> None:
         raise ValueError(f"unknown inference_options {unknown}; valid options are {list(AUGMENTED_OPTIONS)}")
 
 
+def minibatch_steps(epochs: int, n_rows: int, batch_size: int) -> int:
+    """The steps of ``epochs`` passes over ``n_rows`` in minibatches of ``batch_size`` (the last one partial).
+
+    Returns
+    -------
+    int
+        ``epochs * ceil(n_rows / batch_size)``.
+    """
+    return int(epochs) * -(-int(n_rows) // int(batch_size))
+
+
 def fit_augmented(est: Any, data: FitData) -> Any:
     """CAVI / natural-gradient training of the augmented model on ``data``, ``epochs`` sweeps or passes.
 
@@ -59,12 +71,11 @@ def fit_augmented(est: Any, data: FitData) -> Any:
         ``est``, fitted.
     """
     cavi = est.inference == "cavi"
-    steps_per_epoch = 1 if cavi else -(-data.X.shape[0] // int(est.batch_size))
     inner = LogisticSoftmaxGPClassifier(
         inference=est.inference,
         num_inducing=int(est.num_inducing),
         kernel=est.kernel,
-        max_iter=int(est.epochs) * steps_per_epoch,
+        max_iter=int(est.epochs) if cavi else minibatch_steps(est.epochs, data.X.shape[0], est.batch_size),
         batch_size=None if cavi else int(est.batch_size),
         learning_rate=float(est.learning_rate),
         n_samples=int(est.n_samples),
@@ -73,6 +84,6 @@ def fit_augmented(est: Any, data: FitData) -> Any:
         progress=bool(est.progress),
         **(est.inference_options or {}),
     ).fit(data.X, data.classes[data.y])
-    session = ModelSession.of_augmented(inner.model_, inner.classes_, est.get_params(deep=False), data.X.shape[0])
+    session = ModelSession.of_augmented(inner.model_, inner.classes_, model_spec(est), est.n_samples, data.X.shape[0])
     est._keep(session, inner.n_features_in_, inner.standardizer_, inner.history_, False)
     return est

@@ -15,6 +15,7 @@ import numpy as np
 
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.base import FitData, check_fit_data, check_predict_data
+from gpal.estimators.params import input_prior_used, model_spec
 from gpal.evaluation.metrics import negative_log_likelihood
 from gpal.registry import INPUT_NOISE
 from gpal.training.early_stopping import validation_split
@@ -89,12 +90,12 @@ def plan_fit(estimator: Any, data: FitData, extra: Any = None, callback: Callabl
         (Z, Z_val), (Z_var, Z_var_val), (y, y_val) = ((a[fit_rows], a[val_rows]) for a in (Z, Z_var, y))
         weight = None if weight is None else weight[fit_rows]
     prior_inputs = None if extra is None else _standardised_prior_inputs(standardizer, Z, Z_var, *extra)
-    session = ModelSession.for_fit(est.get_params(deep=False), data.classes, Z, Z_var, y,
+    session = ModelSession.for_fit(model_spec(est), data.classes, Z, Z_var, y,
                                    prior_inputs=prior_inputs, previous=previous)
     monitor = None
     if est.early_stopping:
         monitor = session.validation_monitor(
-            est._input_draws(session.model), Z_val, Z_var_val, y_val,
+            session.input_draws(est.n_samples), Z_val, Z_var_val, y_val,
             nll=negative_log_likelihood, interval=int(est.validation_interval),
             patience=int(est.n_iter_no_change), then=callback,
         )
@@ -141,7 +142,7 @@ def complete_fit(plan: FitPlan, result: Any) -> Any:
 def _unlabelled_inputs(est: Any, unlabelled: Any, n_features: int) -> tuple[np.ndarray, np.ndarray] | None:
     if unlabelled is None:
         return None
-    if est.input_prior != "population" or not INPUT_NOISE[est.input_noise].latent_inputs:
+    if input_prior_used(est) != "population":
         raise ValueError(f"unlabelled inputs shape the population prior only; input_noise={est.input_noise!r} "
                          f"with input_prior={est.input_prior!r} has none (use an input_noise of "
                          f"{list(INPUT_NOISE.having('latent_inputs'))} with input_prior='population', "

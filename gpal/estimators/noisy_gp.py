@@ -32,7 +32,7 @@ from gpal.estimators.fit_plan import fit_data, plan_fit, train_plan
 from gpal.estimators.noisy_gp_state import noisy_gp_from_state, noisy_gp_state
 from gpal.estimators.params import NOISY_GP_PARAMETERS, check_input_prior, check_named_likelihood_options
 from gpal.estimators.sizes import check_fit_sizes, check_prediction_memory
-from gpal.registry import DEFAULT_LIKELIHOOD, INPUT_NOISE
+from gpal.registry import BROAD_PRIOR_VARIANCE, DEFAULT_LIKELIHOOD, INPUT_NOISE
 from gpal.training.session import ModelSession
 
 __all__ = ["NoisyGPClassifier"]
@@ -143,7 +143,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         epochs: int = 750,
         learning_rate: float = 0.01,
         n_samples: int = 300,
-        prior_variance: float = 1000.0,
+        prior_variance: float = BROAD_PRIOR_VARIANCE,
         input_prior: str = "broad",
         prior_components: int = 8,
         hidden_sizes: tuple[int, ...] = (50,),
@@ -250,10 +250,6 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             raise ValueError("predict needs at least one row; X is empty")
         return X, X_var
 
-    def _input_draws(self, model: Any) -> int:
-        """Draws of p(x* | x~*) per prediction: ``n_samples`` where the strategy samples inputs, else 1."""
-        return int(self.n_samples) if model.strategy.stochastic_prediction else 1
-
     def predict_proba(self, X: Any, X_var: Any = None, *, return_mc_error: bool = False) -> Any:
         """Class probabilities (n, C), columns in the order of ``classes_``.
 
@@ -287,7 +283,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         """
         X, X_var = self._inputs(X, X_var)  # checks the estimator is fitted first
         model = self.model_
-        S = self._input_draws(model)
+        S = self._session.input_draws(self.n_samples)
         fn = predictor(S)
         latent_draws = model.likelihood.latent_draws_per_input(S) if model.strategy.stochastic_prediction else 1
         check_prediction_memory(self.n_samples, S, len(self.classes_), latent_draws, int(model.gp.num_inducing), X.shape[1])
@@ -326,7 +322,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         """
         check_values(_DRAWS, {"n_samples": n_samples, "input_draws": input_draws})
         X, X_var = self._inputs(X, X_var)
-        S, K = int(n_samples), int(input_draws) if self.model_.strategy.stochastic_prediction else 1
+        S, K = int(n_samples), self._session.input_draws(input_draws)
         # a row holds S x K x (2L + 1) evaluations of p(y | f) at most (the unscented rule's points)
         return self._in_chunks(self._session.joint_sampler(S, K), X, X_var, S, "joint",
                                latent_draws=K * (2 * self.model_.gp.num_latent + 1))

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from gpal.estimators.params import model_spec
 from gpal.identity import jsonable
 from gpal.training.session import ModelSession
 
@@ -67,6 +68,6 @@ def noisy_gp_from_state(cls: type, config: dict[str, Any], arrays: dict[str, np.
     if not float(model.gp.jitter.numpy()) > 0:
         raise CorruptModel(f"{getattr(arrays, 'source', 'params.npz')}: array '.gp.jitter' must be > 0 (the "
                            f"Cholesky jitter); got {model.gp.jitter.numpy()!r}: the file is corrupt or was edited")
-    session = ModelSession.loaded(model, clf.classes_, clf.get_params(deep=False))
+    session = ModelSession.loaded(model, clf.classes_, model_spec(clf))
     clf._keep(session, clf.n_features_in_, clf.standardizer_, config["history"], config["stopped_early"])
     return clf

@@ -15,10 +15,11 @@ import numbers
 from typing import Any
 
 from gpal.constraints import SEED, Boolean, Constraint, Integer, OneOf, Options, Real, Satisfies
+from gpal.training.session import ModelSpec
 from gpal.registry import INFERENCE, INPUT_NOISE, INPUT_PRIORS, KERNELS, LIKELIHOODS, NOISE_VARIANCE_MODES
 
 __all__ = ["KERNEL", "LIKELIHOOD", "NOISY_GP_PARAMETERS", "SPARSE_GP_PARAMETERS", "check_input_prior",
-           "check_named_likelihood_options"]
+           "check_named_likelihood_options", "input_prior_used", "model_spec"]
 
 
 def is_gpflow_kernel(value: Any) -> bool:
@@ -83,9 +84,41 @@ NOISY_GP_PARAMETERS: dict[str, Constraint] = {
 }
 
 
+def input_prior_used(est: Any) -> str | None:
+    """The prior over noiseless inputs ``est``'s model applies: its ``input_prior`` where the input-noise strategy
+    has latent inputs, None where it has none (MGP, NIMGP-FO ignore ``input_prior``).
+
+    Returns
+    -------
+    str or None
+        "broad", "population" or None.
+    """
+    return est.input_prior if INPUT_NOISE[est.input_noise].latent_inputs else None
+
+
+def model_spec(est: Any) -> ModelSpec:
+    """``est``'s model parameters resolved into what ``build_model`` takes, once: robust-max's ``epsilon`` /
+    ``learn_epsilon`` as its likelihood options (any other named likelihood takes ``likelihood_options``), the
+    input prior as `input_prior_used` says (broad where unused).
+
+    Returns
+    -------
+    gpal.training.session.ModelSpec
+        The spec; equal specs build the same model from the same rows.
+    """
+    named = est.likelihood.lower() if isinstance(est.likelihood, str) else None
+    options = ({"epsilon": float(est.epsilon), "learn_epsilon": bool(est.learn_epsilon)}
+               if named == "robustmax" else dict(est.likelihood_options or {}))
+    return ModelSpec(input_noise=est.input_noise, noise_variance=est.noise_variance, likelihood=est.likelihood,
+                     likelihood_options=options, num_inducing=est.num_inducing, kernel=est.kernel,
+                     prior_variance=float(est.prior_variance), input_prior=input_prior_used(est) or "broad",
+                     prior_components=int(est.prior_components), hidden_sizes=tuple(int(h) for h in est.hidden_sizes),
+                     seed=int(est.random_state))
+
+
 def check_input_prior(est: Any) -> None:
     """Refuse a population prior, fitted with the measured variances, where the variances are learned instead."""
-    if est.input_prior == "population" and est.noise_variance == "learned" and INPUT_NOISE[est.input_noise].latent_inputs:
+    if input_prior_used(est) == "population" and est.noise_variance == "learned":
         raise ValueError(f"input_prior={est.input_prior!r} is fitted with the measured variances; "
                          "use noise_variance='known' or 'both'")
 

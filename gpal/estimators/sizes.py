@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpal.estimators.params import input_prior_used
 from gpal.registry import INPUT_NOISE
 
 __all__ = ["check_fit_sizes", "check_prediction_memory"]
@@ -26,7 +27,7 @@ def check_fit_sizes(est: Any, n_rows: int, n_features: int, n_classes: int, n_pr
     if est.input_noise == "amortized":
         widths = [2 * d + C, *(int(h) for h in est.hidden_sizes), 2 * d]
         network, activations = sum(a * b for a, b in zip(widths, widths[1:])), B * sum(widths)
-    if est.input_prior == "population" and latent_inputs:
+    if input_prior_used(est) == "population":
         check_prior_rows(n if n_prior_rows is None else int(n_prior_rows), int(est.prior_components))
     # floats throughout: a setting may be beyond any machine integer
     check_memory(8.0 * (C * M * (6.0 * M + 4 * d + 4 * B) + 8.0 * n * d + 4.0 * network + 4.0 * activations),

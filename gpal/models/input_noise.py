@@ -41,7 +41,7 @@ from gpflow.utilities import positive
 
 from gpal.constraints import OneOf
 from gpal.models.input_prior import BroadPrior, MixturePrior, prior_from_config
-from gpal.registry import INPUT_NOISE, NOISE_VARIANCE_MODES
+from gpal.registry import BROAD_PRIOR_VARIANCE, INPUT_NOISE, NOISE_VARIANCE_MODES
 
 __all__ = [
     "NoiseVariance",
@@ -451,7 +451,7 @@ class LatentInputs(_GaussianInputs):
 
     name = "latent"
 
-    def __init__(self, num_data: int, num_features: int, prior_variance: float = 1000.0,
+    def __init__(self, num_data: int, num_features: int, prior_variance: float = BROAD_PRIOR_VARIANCE,
                  population_prior: "MixturePrior | dict | None" = None):
         super().__init__(prior_variance, name=self.name, population_prior=population_prior)
         self.num_data = int(num_data)
@@ -508,7 +508,7 @@ class AmortizedInputs(_GaussianInputs):
         num_features: int,
         num_classes: int,
         hidden_sizes: Sequence[int] = (50,),
-        prior_variance: float = 1000.0,
+        prior_variance: float = BROAD_PRIOR_VARIANCE,
         seed: int = 0,
         population_prior: "MixturePrior | dict | None" = None,
     ):

@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from gpal.registry import BROAD_PRIOR_VARIANCE
+
 __all__ = ["BroadPrior", "MixturePrior", "check_prior_rows", "fit_mixture_prior", "prior_from_config"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
@@ -42,7 +44,7 @@ class BroadPrior:
 
     kind = "broad"
 
-    def __init__(self, variance: float = 1000.0):
+    def __init__(self, variance: float = BROAD_PRIOR_VARIANCE):
         if not variance > 0:
             raise ValueError(f"prior_variance must be > 0; got {variance}")
         self.variance = float(variance)

@@ -41,7 +41,7 @@ from gpal.models.sparse import (
     whitened_marginals,
 )
 from gpal.models.state import kernel_from_config, kernel_to_config
-from gpal.registry import DEFAULT_LIKELIHOOD, INPUT_NOISE, INPUT_PRIORS
+from gpal.registry import BROAD_PRIOR_VARIANCE, DEFAULT_LIKELIHOOD, INPUT_NOISE, INPUT_PRIORS
 
 __all__ = ["LatentGPs", "NoisySVGP", "build_model", "kmeans_inducing"]
 
@@ -489,7 +489,7 @@ def build_model(
     likelihood: str | Likelihood = DEFAULT_LIKELIHOOD,
     num_inducing: int = 100,
     kernel: str | gpflow.kernels.Kernel | None = None,
-    prior_variance: float = 1000.0,
+    prior_variance: float = BROAD_PRIOR_VARIANCE,
     input_prior: str = "broad",
     prior_components: int = 8,
     X_var: np.ndarray | None = None,

@@ -2,73 +2,67 @@
 
 An active-learning loop refits one estimator on one more row, then predicts pools of any
 size, hundreds of times; tracing a training step or a predictor costs more than running it.
-A ``ModelSession`` holds one ``NoisySVGP``, the estimator parameters it was built from, its
+A ``ModelSession`` holds one ``NoisySVGP``, the ``ModelSpec`` it was built from, its
 trainer (whose compiled step serves every model of the same signature) and its compiled predictors.  A warm-started refit that would build the same model
 again keeps the session, and so traces nothing; any other fit starts a new one, so nothing
-compiled for one model is ever called with another.  ``MODEL_PARAMS`` are the parameters a
-model is built from, the only ones ``_build`` reads.
+compiled for one model is ever called with another.  A ``ModelSpec`` is what the estimator
+says a model is built from (``NoisyGPClassifier.model_spec``), its fields ``build_model``'s keywords.
 """
 
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass, fields
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from gpal.registry import INPUT_NOISE
 from gpal.training.early_stopping import ValidationMonitor
 
-__all__ = ["MODEL_PARAMS", "ModelSession"]
-
-MODEL_PARAMS = ("input_noise", "noise_variance", "likelihood", "likelihood_options", "num_inducing", "kernel",
-                "prior_variance", "input_prior", "prior_components", "hidden_sizes", "epsilon", "learn_epsilon",
-                "random_state")
+__all__ = ["ModelSession", "ModelSpec"]
 
 
-def _model_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The parameters among ``params`` (an estimator's ``get_params``) that a model is built from."""
-    return {name: params[name] for name in MODEL_PARAMS}
+@dataclass(frozen=True)
+class ModelSpec:
+    """What a ``NoisySVGP`` is built from beside its training data: ``build_model``'s keywords, each field one.
 
+    The estimator resolves its parameters into one (``NoisyGPClassifier.model_spec``): robust-max's
+    ``epsilon`` / ``learn_epsilon`` as its likelihood options, the input prior as the strategy applies it.
+    Two equal specs build the same model from the same rows, so a warm refit may keep a session.
+    """
 
-def _likelihood_options(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The options of the named likelihood: robust-max's are ``epsilon`` / ``learn_epsilon``, any other's ``likelihood_options``."""
-    if isinstance(params["likelihood"], str) and params["likelihood"].lower() == "robustmax":
-        return {"epsilon": float(params["epsilon"]), "learn_epsilon": bool(params["learn_epsilon"])}
-    return dict(params["likelihood_options"] or {})
+    input_noise: str
+    noise_variance: str
+    likelihood: Any
+    likelihood_options: Mapping[str, Any]
+    num_inducing: int
+    kernel: Any
+    prior_variance: float
+    input_prior: str
+    prior_components: int
+    hidden_sizes: tuple[int, ...]
+    seed: int
 
+    def build(self, Z: np.ndarray, Z_var: np.ndarray, y: np.ndarray, num_classes: int,
+              prior_inputs: tuple[np.ndarray, np.ndarray] | None = None) -> Any:
+        """``build_model`` of this spec on standardised training arrays.
 
-def _build(params: Mapping[str, Any], num_classes: int, Z: np.ndarray, Z_var: np.ndarray, y: np.ndarray,
-                      prior_inputs: tuple[np.ndarray, np.ndarray] | None = None) -> Any:
-    """``build_model`` on standardised training arrays, set by the ``MODEL_PARAMS`` of ``params``."""
-    from gpal.models.svgp import build_model
+        Returns
+        -------
+        NoisySVGP
+            The untrained model.
+        """
+        from gpal.models.svgp import build_model
 
-    p = _model_params(params)
-    return build_model(
-        Z,
-        y,
-        num_classes=num_classes,
-        input_noise=p["input_noise"],
-        noise_variance=p["noise_variance"],
-        likelihood=p["likelihood"],
-        num_inducing=p["num_inducing"],
-        kernel=p["kernel"],
-        prior_variance=float(p["prior_variance"]),
-        input_prior=p["input_prior"] if INPUT_NOISE[p["input_noise"]].latent_inputs else "broad",  # others ignore it
-        prior_components=int(p["prior_components"]),
-        X_var=Z_var,
-        prior_inputs=prior_inputs,
-        hidden_sizes=tuple(int(h) for h in p["hidden_sizes"]),
-        likelihood_options=_likelihood_options(p),
-        seed=int(p["random_state"]),
-    )
+        return build_model(Z, y, num_classes=num_classes, X_var=Z_var, prior_inputs=prior_inputs,
+                           **{f.name: getattr(self, f.name) for f in fields(self)})
 
 
 class ModelSession:
-    """One model, the ``MODEL_PARAMS`` it was built from (None: not built from parameters, never kept), the
+    """One model, the ``ModelSpec`` it was built from (None: not built from one, never kept), the
     class labels its latent functions stand for, its trainer and its compiled functions."""
 
-    def __init__(self, model: Any, classes: np.ndarray, *, seed: int, built_with: dict[str, Any] | None = None):
+    def __init__(self, model: Any, classes: np.ndarray, *, seed: int, built_with: ModelSpec | None = None):
         self.model = model
         self.classes = classes
         self.seed = int(seed)
@@ -80,51 +74,51 @@ class ModelSession:
         self.batched_trainer: Any = None
 
     @classmethod
-    def for_fit(cls, params: Mapping[str, Any], classes: np.ndarray, Z: np.ndarray, Z_var: np.ndarray, y: np.ndarray,
+    def for_fit(cls, spec: ModelSpec, classes: np.ndarray, Z: np.ndarray, Z_var: np.ndarray, y: np.ndarray,
                 *, prior_inputs: tuple[np.ndarray, np.ndarray] | None = None,
                 previous: "ModelSession | None" = None) -> "ModelSession":
         """The session a fit on standardised ``Z``, ``Z_var``, codes ``y`` trains.
 
-        ``previous`` (a warm start's) is kept while rebuilding would make the same model (the same
-        ``MODEL_PARAMS`` and M = min(num_inducing, distinct rows) inducing points), its per-point
+        ``previous`` (a warm start's) is kept while rebuilding would make the same model (an equal
+        ``spec`` and M = min(num_inducing, distinct rows) inducing points), its per-point
         q(x_i) restarted at the observations; otherwise a model is built and continues from its values.
         """
-        built_with = _model_params(params)
-        if previous is not None and previous._rebuilds_as_itself(built_with, Z):
+        if previous is not None and previous._rebuilds_as_itself(spec, Z):
             previous.model.strategy.restart(len(y))  # NIMGP's q(x_i) start again at the observations
             previous.model.num_data = len(y)
             previous.classes = classes
             return previous
-        model = _build(params, len(classes), Z, Z_var, y, prior_inputs)
+        model = spec.build(Z, Z_var, y, len(classes), prior_inputs)
         if previous is not None:
             _continue_from(model, previous.model)
-        return cls(model, classes, seed=int(params["random_state"]), built_with=built_with)
+        return cls(model, classes, seed=spec.seed, built_with=spec)
 
-    def _rebuilds_as_itself(self, built_with: dict[str, Any], Z: np.ndarray) -> bool:
-        """Whether ``_build`` on inputs ``Z`` would make this model again (to be filled with its values)."""
-        if self.built_with != built_with:
+    def _rebuilds_as_itself(self, spec: ModelSpec, Z: np.ndarray) -> bool:
+        """Whether ``spec.build`` on inputs ``Z`` would make this model again (to be filled with its values)."""
+        if self.built_with != spec:
             return False
-        return self.model.gp.num_inducing == min(int(built_with["num_inducing"]), len(np.unique(Z, axis=0)))
+        return self.model.gp.num_inducing == min(int(spec.num_inducing), len(np.unique(Z, axis=0)))
 
     @classmethod
-    def loaded(cls, model: Any, classes: np.ndarray, params: Mapping[str, Any]) -> "ModelSession":
-        """A saved model, built from ``params`` as a fit would: a warm-started refit may keep it."""
-        return cls(model, classes, seed=int(params["random_state"]), built_with=_model_params(params))
+    def loaded(cls, model: Any, classes: np.ndarray, spec: ModelSpec) -> "ModelSession":
+        """A saved model, built from ``spec`` as a fit would: a warm-started refit may keep it."""
+        return cls(model, classes, seed=spec.seed, built_with=spec)
 
     @classmethod
-    def of_augmented(cls, augmented: Any, classes: np.ndarray, params: Mapping[str, Any], num_data: int) -> "ModelSession":
+    def of_augmented(cls, augmented: Any, classes: np.ndarray, spec: ModelSpec, n_samples: int,
+                     num_data: int) -> "ModelSession":
         """The q(u) of an augmented logistic-softmax fit (CAVI, natural gradient) as a ``NoisySVGP`` of exact inputs.
 
-        Its predictive Monte Carlo takes ``n_samples`` draws seeded by ``random_state``, as the
-        augmented estimator's does.  Not built from ``MODEL_PARAMS``, so a refit never keeps it.
+        Its predictive Monte Carlo takes ``n_samples`` draws seeded by the spec's seed, as the
+        augmented estimator's does.  Not built from ``spec`` by ``build_model``, so a refit never keeps it.
         """
         from gpal.models.families.augmented_logistic_softmax import as_latent_gps
         from gpal.models.input_noise import NoInputNoise
         from gpal.models.likelihoods.logistic_softmax import LogisticSoftmaxLikelihood
         from gpal.models.svgp import NoisySVGP
 
-        C, seed = len(classes), int(params["random_state"])
-        options = {"num_predict_samples": int(params["n_samples"]), "seed": seed, **_likelihood_options(params)}
+        C, seed = len(classes), spec.seed
+        options = {"num_predict_samples": int(n_samples), "seed": seed, **spec.likelihood_options}
         likelihood = LogisticSoftmaxLikelihood(C, **options)
         return cls(NoisySVGP(as_latent_gps(augmented), NoInputNoise(), likelihood, None, num_data, C), classes, seed=seed)
 
@@ -160,6 +154,16 @@ class ModelSession:
             self.compiled[key] = instance_function(make(), input_signature=[spec, spec, tf.TensorSpec([2], tf.int64)],
                                                    autograph=False)
         return self.compiled[key]
+
+    def input_draws(self, n_draws: int) -> int:
+        """Draws of p(x | x~) per prediction: ``n_draws`` where the model's strategy samples its inputs, else 1.
+
+        Returns
+        -------
+        int
+            The number of input draws.
+        """
+        return int(n_draws) if self.model.strategy.stochastic_prediction else 1
 
     def predictor(self, input_draws: int) -> Callable:
         """Compiled ``(X, X_var, seed) -> [probabilities, MC errors]`` over ``input_draws`` draws of each input."""

@@ -184,7 +184,9 @@ def method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: 
     if name == "ls-cavi":
         return EstimatorFactory("logistic_softmax", (("inference", "cavi"), ("num_inducing", num_inducing), ("max_iter", iters)))
     if name == "ls-natgrad":
-        steps = epochs * math.ceil(n_train / BATCH_SIZE)
+        from gpal.estimators.conjugate import minibatch_steps
+
+        steps = minibatch_steps(epochs, n_train, BATCH_SIZE)  # NoisyGPClassifier(inference="natural_gradient")'s rule
         return EstimatorFactory(
             "logistic_softmax",
             (("inference", "natural_gradient"), ("batch_size", BATCH_SIZE), ("num_inducing", num_inducing), ("max_iter", steps)),
