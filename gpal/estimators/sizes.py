@@ -18,6 +18,7 @@ def check_fit_sizes(est: Any, n_rows: int, n_features: int, n_classes: int, n_pr
     """Refuse the settings of ``est`` whose training on ``n_rows`` (or predictions) would not fit in this machine,
     and warn of a fit expected to take long; ``n_prior_rows``: the rows the population prior is fitted to."""
     from gpal.models.input_prior import check_prior_rows
+    from gpal.estimators.conjugate import minibatch_steps
     from gpal.training.budget import STEP_SECONDS, FLOPS, check_memory, check_time
 
     n, d, C = int(n_rows), int(n_features), int(n_classes)
@@ -36,7 +37,7 @@ def check_fit_sizes(est: Any, n_rows: int, n_features: int, n_classes: int, n_pr
                  "lower these settings")
     check_prediction_memory(est.n_samples, int(est.n_samples) if latent_inputs else 1, C, 1, M, d)
     flops = 3.0 * (C * (2.0 * B * M * d + float(B) * M * M + float(M) ** 3 / 3) + 2.0 * B * network)
-    steps = float(est.epochs) * -(-n // B)
+    steps = float(minibatch_steps(est.epochs, n, B))
     check_time(steps * (STEP_SECONDS + flops / FLOPS),
                f"training for epochs={est.epochs} ({steps:.3g} steps of {B} rows) with {M} inducing points "
                f"(num_inducing={est.num_inducing}, at most the {n} training rows)",
