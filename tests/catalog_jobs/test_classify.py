@@ -491,6 +491,6 @@ def test_the_report_is_rebuilt_without_loading_tensorflow(classified):
     training = json.loads((out / "training.json").read_text())
     assert training["input_prior_used"] is None  # TINY's first_order inputs are not sampled: no prior to state
     assert "input_prior=" not in report.read_text() and "input_prior=" not in before
-    from gpal.catalog_jobs.model_folders import _input_prior_used
+    from gpal.estimators.params import input_prior_used
 
-    assert _input_prior_used(main_job_estimator()) == main_job_estimator().input_prior  # NIMGP samples its inputs
+    assert input_prior_used(main_job_estimator()) == main_job_estimator().input_prior  # NIMGP samples its inputs
