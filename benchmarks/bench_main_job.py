@@ -45,7 +45,7 @@ SIZE_CHECK = "size check (imports TensorFlow or waits for its import)"
 # (label, ["module:attribute path", ...]): inclusive timers on the functions that do each part.  A part
 # called inside another is recorded under it ("GP fit (model) / SVI loop"), so the tree shows where time goes.
 PARTS = [
-    ("imports beside the features (TensorFlow, GPflow, gpal's models; astropy's ECSV)", ["gpal.runs.background:_import"]),
+    ("import TensorFlow, GPflow, gpal's models", ["gpal.runs.background:_import"]),
     (SIZE_CHECK, ["gpal.catalog_jobs.classify:check_sizes"]),
     ("selection and features", ["gpal.catalogs.catalog:Catalog.dataset", "gpal.catalogs.catalog:Catalog.pool"]),
     ("GP fit (model)", ["gpal.catalog_jobs.classify:fit_or_reuse"]),

@@ -116,8 +116,7 @@ def _classify(args: argparse.Namespace) -> int:
     from gpal.catalog_jobs.settings import main_job_estimator
 
     selection, estimator = _selection(args), _estimator(args, main_job_estimator, not args.no_progress)
-    # beside the selection's features: TensorFlow (the job trains or loads a model), then the classifications' ECSV writer
-    preload("gpal.models", "astropy.io.ascii")
+    preload("gpal.models")  # TensorFlow, beside the selection's features: the job trains or loads a model
     with make_executor(args.scheduler) as executor:
         report = classify_catalog(selection, estimator, args.out, seed=args.seed, force=args.force,
                                   progress=not args.no_progress, executor=executor, log=_say, **_given(args, _JOB))

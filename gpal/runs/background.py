@@ -56,28 +56,27 @@ def alongside(work: Optional[Callable[[threading.Event], None]]) -> Iterator[Cal
         future.result()  # a block that never waited still hears of the work's failure
 
 
-def preload(*modules: str) -> threading.Thread:
-    """Start importing ``modules``, in order, in a second thread; the main thread's own import of one waits for it.
+def preload(module: str) -> threading.Thread:
+    """Start importing ``module`` in a second thread; the main thread's own import of it then waits for it.
 
     A job that will train imports TensorFlow (seconds of mostly Python work) beside its feature
     computation (NumPy and SciPy ufuncs, which release the GIL), so the two share the cores.  The
-    thread is not a daemon: a process that ends early (a refused input) waits for the imports to
+    thread is not a daemon: a process that ends early (a refused input) waits for the import to
     finish rather than tear an extension down half loaded.  A failed import is left to the main
     thread's own, which raises it where the module is needed.
 
     Returns
     -------
     threading.Thread
-        The started thread (join it to wait for the imports).
+        The started thread (join it to wait for the import).
     """
-    thread = threading.Thread(target=_import, args=modules, name="gpal-preload")
+    thread = threading.Thread(target=_import, args=(module,), name="gpal-preload")
     thread.start()
     return thread
 
 
-def _import(*modules: str) -> None:
-    for module in modules:
-        try:
-            importlib.import_module(module)
-        except Exception:  # noqa: BLE001  the main thread imports it again and reports the failure there
-            pass
+def _import(module: str) -> None:
+    try:
+        importlib.import_module(module)
+    except Exception:  # noqa: BLE001  the main thread imports it again and reports the failure there
+        pass
