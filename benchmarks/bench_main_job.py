@@ -2,12 +2,14 @@
 """The main job (``gpal classify``) end to end, its time broken down by part; one SVI step against its GEMMs.
 
 (a) The job: ``gpal.cli.main(["classify", "--out", NEW_DIR, "--no-progress", *EXTRA])`` in this
-    process, after timing the import of the command line and of TensorFlow (what a fresh
-    ``gpal classify`` pays first).  Each part is timed by wrapping the function that does it
-    (explicit timers, no profiler, so the parts run at their own speed): inclusive wall and
-    process-CPU seconds and calls.  Parts nest (the GP fit holds the prior's EM, the model
-    build and the SVI loop); the table says which.  The SVI loop's steps are counted, so the
-    job's own seconds per step come out too.
+    process, after timing the import of the command line and of the command's modules (what a
+    fresh ``gpal classify`` pays before it parses; TensorFlow is imported inside the job, where
+    the command imports it).  Each part is timed by wrapping the function that does it
+    (explicit timers, no profiler, so the parts run at their own speed): inclusive wall seconds,
+    the CPU seconds of its own thread and of the process while it ran, and calls.  Parts nest
+    per thread (the GP fit holds the prior's EM, the model build and the SVI loop; the twin and
+    the baselines run in a second thread); the table says which.  The SVI loop's steps are
+    counted, so the job's own seconds per step come out too.
 (b) ``--step``: one SVI step of the main job's model alone (``Trainer.step`` on a
     synthetic problem of the job's shapes: N = 2103, d = 16, C = 3, M = 50, batch 200,
     NIMGP with an 8-component population prior), median over blocks of steps, against the
