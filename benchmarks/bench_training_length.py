@@ -1,4 +1,4 @@
-"""How many SVI steps the main job needs: held-out and later-release numbers by epochs and learning rate.
+"""How many SVI steps the main job needs: held-out and later-release numbers by epochs, learning rate and batch.
 
 For each setting and seed, two fits of the main job's estimator (`gpal.catalog_jobs.settings`):
 
@@ -10,10 +10,13 @@ For each setting and seed, two fits of the main job's estimator (`gpal.catalog_j
 
 Each (setting, seed) is written to ``--out`` as one JSON file when done and skipped when present, so an
 interrupted study resumes.  The summary prints each setting's mean over seeds and its paired
-difference to the reference setting (the first), per seed.
+difference to the reference setting (the first), per seed.  A setting is EPOCHS:LEARNING_RATE, or
+EPOCHS:LEARNING_RATE:BATCH_SIZE for a minibatch other than the main job's.
 
     PYTHONPATH=$PWD python benchmarks/bench_training_length.py --out runs/training_length \
         --settings 300:0.01 100:0.01 50:0.01 50:0.03 25:0.03 --seeds 0 1 2
+    PYTHONPATH=$PWD python benchmarks/bench_training_length.py --out runs/training_length --em-steps 30 \
+        --settings 50:0.03 50:0.03:400 --seeds 0 1 2
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 
-def _unit(epochs: int, learning_rate: float, seed: int, em_steps: int) -> dict:
+def _unit(epochs: int, learning_rate: float, batch_size: int, seed: int, em_steps: int) -> dict:
     from gpal.catalog_jobs.later_check import check_later
     from gpal.catalog_jobs.model_folders import train_catalog_model
     from gpal.catalog_jobs.selection import CatalogSelection
@@ -37,8 +40,9 @@ def _unit(epochs: int, learning_rate: float, seed: int, em_steps: int) -> dict:
 
     fit_mixture_prior.__kwdefaults__["max_iter"] = em_steps  # the population prior's EM steps (a study knob)
 
-    settings = dict(epochs=epochs, learning_rate=learning_rate, random_state=seed, progress=False)
-    row: dict = {"epochs": epochs, "learning_rate": learning_rate, "seed": seed, "em_steps": em_steps}
+    settings = dict(epochs=epochs, learning_rate=learning_rate, batch_size=batch_size, random_state=seed, progress=False)
+    row: dict = {"epochs": epochs, "learning_rate": learning_rate, "batch_size": batch_size, "seed": seed,
+                 "em_steps": em_steps}
     t0, c0 = time.perf_counter(), time.process_time()
     _, data = CatalogSelection().load()
     train, test = data.split(test_size=0.2, seed=seed, stratify=True)
@@ -47,6 +51,7 @@ def _unit(epochs: int, learning_rate: float, seed: int, em_steps: int) -> dict:
     row["heldout_nll"] = negative_log_likelihood(test.y, proba)
     row["heldout_accuracy"] = float(np.mean(np.argmax(proba, axis=1) == test.y))
     row["heldout_fit_cpu_s"] = time.process_time() - c0
+    row["heldout_fit_wall_s"] = time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "dr4"
         train_catalog_model(CatalogSelection(catalog="4FGL-DR4"), main_job_estimator(**settings), folder)
@@ -61,14 +66,15 @@ def _unit(epochs: int, learning_rate: float, seed: int, em_steps: int) -> dict:
 
 
 def _summary(rows: list[dict]) -> str:
-    keys = ["heldout_nll", "heldout_accuracy", "later_nll_gpal", "later_nll_logistic", "later_auc_gpal", "cpu_s"]
-    settings = list(dict.fromkeys((r["epochs"], r["learning_rate"]) for r in rows))
+    keys = ["heldout_nll", "heldout_accuracy", "later_nll_gpal", "later_nll_logistic", "later_auc_gpal",
+            "heldout_fit_cpu_s", "cpu_s"]
+    settings = list(dict.fromkeys(_setting(r) for r in rows))
     reference = settings[0]
-    by = {(r["epochs"], r["learning_rate"], r["seed"]): r for r in rows}
-    lines = ["| epochs | lr | seeds | " + " | ".join(keys) + " | held-out NLL - ref | later NLL - ref |",
-             "|" + "---|" * (len(keys) + 5)]
+    by = {(*_setting(r), r["seed"]): r for r in rows}
+    lines = ["| epochs | lr | batch | seeds | " + " | ".join(keys) + " | held-out NLL - ref | later NLL - ref |",
+             "|" + "---|" * (len(keys) + 6)]
     for s in settings:
-        seeds = sorted(k[2] for k in by if k[:2] == s)
+        seeds = sorted(k[-1] for k in by if k[:-1] == s)
         means = [np.mean([by[(*s, seed)][k] for seed in seeds]) for k in keys]
         paired = [seed for seed in seeds if (*reference, seed) in by]
 
@@ -76,29 +82,41 @@ def _summary(rows: list[dict]) -> str:
             d = [by[(*s, seed)][key] - by[(*reference, seed)][key] for seed in paired]
             return f"{np.mean(d):+.4f} ({', '.join(f'{x:+.3f}' for x in d)})" if d else ""
 
-        lines.append(f"| {s[0]} | {s[1]} | {len(seeds)} | " + " | ".join(f"{v:.4f}" for v in means)
+        lines.append(f"| {s[0]} | {s[1]} | {s[2]} | {len(seeds)} | " + " | ".join(f"{v:.4f}" for v in means)
                      + f" | {diff('heldout_nll')} | {diff('later_nll_gpal')} |")
     return "\n".join(lines)
+
+
+def _setting(row: dict) -> tuple:
+    """(epochs, learning rate, batch size) of a result; the files written before batch sizes varied used the main
+    job's."""
+    from gpal.catalog_jobs.settings import MAIN_JOB_ESTIMATOR
+
+    return row["epochs"], row["learning_rate"], row.get("batch_size", MAIN_JOB_ESTIMATOR["batch_size"])
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="folder of one JSON file per (setting, seed)")
     parser.add_argument("--settings", nargs="+", default=["300:0.01", "100:0.01", "50:0.03"],
-                        help="EPOCHS:LEARNING_RATE, the first is the reference")
+                        help="EPOCHS:LEARNING_RATE[:BATCH_SIZE], the first is the reference")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--em-steps", type=int, default=100, help="the population prior's EM steps (fit_mixture_prior)")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    from gpal.catalog_jobs.settings import MAIN_JOB_ESTIMATOR
+
     rows = []
     for seed in args.seeds:
         for spec in args.settings:
-            epochs, lr = int(spec.split(":")[0]), float(spec.split(":")[1])
-            path = out / (f"e{epochs}_lr{lr:g}_s{seed}.json" if args.em_steps == 100
-                          else f"e{epochs}_lr{lr:g}_em{args.em_steps}_s{seed}.json")
+            parts = spec.split(":")
+            epochs, lr = int(parts[0]), float(parts[1])
+            batch = int(parts[2]) if len(parts) > 2 else MAIN_JOB_ESTIMATOR["batch_size"]
+            name = f"e{epochs}_lr{lr:g}" + ("" if batch == MAIN_JOB_ESTIMATOR["batch_size"] else f"_b{batch}")
+            path = out / (f"{name}_s{seed}.json" if args.em_steps == 100 else f"{name}_em{args.em_steps}_s{seed}.json")
             if not path.is_file():
-                row = _unit(epochs, lr, seed, args.em_steps)
+                row = _unit(epochs, lr, batch, seed, args.em_steps)
                 tmp = path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(row, indent=1))
                 tmp.replace(path)

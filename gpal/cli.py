@@ -27,6 +27,7 @@ from gpal.catalogs.schemes import CLASS_SCHEMES
 from gpal.constraints import Boolean, Constraint, Integer, ListOf, Optional, Real
 from gpal.evaluation.baselines import BASELINES
 from gpal.quiet import quiet_tensorflow
+from gpal.runs.background import preload
 from gpal.runs.executors import make_executor
 
 EXIT_BAD_INPUT = 2
@@ -115,6 +116,7 @@ def _classify(args: argparse.Namespace) -> int:
     from gpal.catalog_jobs.settings import main_job_estimator
 
     selection, estimator = _selection(args), _estimator(args, main_job_estimator, not args.no_progress)
+    preload("gpal.models")  # TensorFlow, beside the selection's features: the job trains or loads a model
     with make_executor(args.scheduler) as executor:
         report = classify_catalog(selection, estimator, args.out, seed=args.seed, force=args.force,
                                   progress=not args.no_progress, executor=executor, log=_say, **_given(args, _JOB))

@@ -5,7 +5,9 @@ On a machine without GPU, importing TensorFlow prints absl and CUDA lines
 ``TF_CPP_MIN_LOG_LEVEL`` silences the C++ runtime's later messages but not the lines
 written before absl's logging starts, so the import itself runs with the process's
 native stderr (file descriptor 2) captured; if the import fails, what it printed is
-replayed before the error.  TensorFlow still loads lazily, on its first import.
+replayed before the error.  TensorFlow still loads lazily, on its first import.  The import may
+run in a background thread (`gpal.runs.background.preload`) while the main thread reports its
+own work: what other threads write to ``sys.stderr`` meanwhile still reaches the terminal.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import importlib.machinery
 import os
 import sys
 import tempfile
+import threading
 from typing import Any, Iterator
 
 __all__ = ["quiet_tensorflow", "quiet_tensorflow_if_asked"]
@@ -23,11 +26,42 @@ __all__ = ["quiet_tensorflow", "quiet_tensorflow_if_asked"]
 _LOG_LEVEL = "TF_CPP_MIN_LOG_LEVEL"
 
 
+class _OtherThreadsThrough:
+    """``sys.stderr`` while one thread's native stderr is captured: that thread writes into the capture as
+    before, every other thread to ``elsewhere`` (the real stderr), so a warning of the main thread is not lost."""
+
+    def __init__(self, stream: Any, elsewhere: Any) -> None:
+        self._stream, self._elsewhere, self._thread = stream, elsewhere, threading.get_ident()
+
+    def _target(self) -> Any:
+        return self._stream if threading.get_ident() == self._thread else self._elsewhere
+
+    def write(self, text: str) -> int:
+        return self._target().write(text)
+
+    def flush(self) -> None:
+        self._target().flush()
+
+    def __getattr__(self, name: str) -> Any:  # encoding, isatty, fileno, ... of the stream itself
+        return getattr(self._target(), name)
+
+
+def _writes_to_fd2(stream: Any) -> bool:
+    try:
+        return stream.fileno() == 2
+    except (AttributeError, OSError, ValueError):  # a stream in memory (a test's capture): not the descriptor
+        return False
+
+
 @contextlib.contextmanager
 def _native_stderr_captured() -> Iterator[None]:
-    """Route file descriptor 2 (C++ and Python writes alike) to a temp file; replay it if the block raises."""
+    """Route file descriptor 2 (C++ and this thread's Python writes) to a temp file; replay it if the block raises."""
     sys.stderr.flush()
     saved = os.dup(2)
+    stream = sys.stderr
+    elsewhere = open(os.dup(saved), "w", encoding=stream.encoding, errors=stream.errors, buffering=1) \
+        if _writes_to_fd2(stream) else stream
+    sys.stderr = routed = _OtherThreadsThrough(stream, elsewhere)
     with tempfile.TemporaryFile() as sink:
         os.dup2(sink.fileno(), 2)
         try:
@@ -38,9 +72,13 @@ def _native_stderr_captured() -> Iterator[None]:
             os.write(2, sink.read())
             raise
         finally:
-            sys.stderr.flush()
+            stream.flush()
             os.dup2(saved, 2)
             os.close(saved)
+            if sys.stderr is routed:  # else someone replaced it meanwhile: theirs stays
+                sys.stderr = stream
+            if elsewhere is not stream:
+                elsewhere.close()
 
 
 class _QuietLoader(importlib.abc.Loader):

@@ -79,3 +79,32 @@ def test_a_gp_fit_stopped_from_outside_raises_abandoned():
 def test_no_work_gives_a_wait_that_does_nothing():
     with alongside(None) as wait:
         assert wait() is None
+
+
+def test_preload_imports_in_another_thread_and_the_main_thread_gets_the_module(tmp_path, monkeypatch):
+    import sys
+
+    from gpal.runs.background import preload
+
+    (tmp_path / "gpal_preload_probe.py").write_text("import threading\nTHREAD = threading.current_thread().name\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "gpal_preload_probe", raising=False)
+    preload("gpal_preload_probe").join(30)
+    import gpal_preload_probe
+
+    assert gpal_preload_probe.THREAD == "gpal-preload" != threading.current_thread().name
+
+
+def test_a_failed_preload_is_raised_by_the_main_threads_own_import(tmp_path, monkeypatch, capsys):
+    import sys
+
+    from gpal.runs.background import preload
+
+    (tmp_path / "gpal_preload_broken.py").write_text("raise RuntimeError('half-installed extension')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "gpal_preload_broken", raising=False)
+    preload("gpal_preload_broken").join(30)
+    assert "gpal_preload_broken" not in sys.modules
+    assert "half-installed" not in capsys.readouterr().err  # nothing printed from the thread
+    with pytest.raises(RuntimeError, match="half-installed extension"):
+        import gpal_preload_broken  # noqa: F401
