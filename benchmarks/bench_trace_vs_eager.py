@@ -32,10 +32,10 @@ def main() -> None:
         model = build_model(X, y, num_classes=3, input_noise=strategy, num_inducing=10, X_var=X_var, seed=0)
         trainer = Trainer(model)
         start = time.perf_counter()
-        trainer.fit(data, epochs=1, progress=False)
+        trainer.fit(data, epochs=1, batch_size=50, learning_rate=0.01, progress=False)
         first = time.perf_counter() - start
         start = time.perf_counter()
-        steps = trainer.fit(data, epochs=20, progress=False).steps
+        steps = trainer.fit(data, epochs=20, batch_size=50, learning_rate=0.01, progress=False).steps
         compiled = (time.perf_counter() - start) / steps
         eager = trainer.step.python_function
         eager(idx, tf.constant(0, tf.int64))

@@ -21,6 +21,7 @@ the many nearly-as-good sources instead of one region of input space.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ import numpy as np
 from gpal.constraints import Boolean, Integer, OneOf, Optional, Real, Text
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.base import entropy
+from gpal.estimators.settings import Setting, parameter_docs
 from gpal.evaluation.prior_shift import estimate_target_prior
 from gpal.identity import digest
 from gpal.registry import ACQUISITIONS
@@ -44,6 +46,7 @@ __all__ = [
     "Margin",
     "LeastConfidence",
     "ACQUISITIONS",
+    "acquisition_settings",
     "make_acquisition",
     "top_k",
     "greedy_diverse",
@@ -207,6 +210,10 @@ class Acquisition:
     """
 
     name = "acquisition"
+    #: The constraint of each option a subclass adds to the batch rule's (its constructor's keyword
+    #: arguments, each documented under "Parameters"): `acquisition_settings` reads them, and with
+    #: them the command line and the workflows.
+    _parameters: dict[str, Any] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -221,6 +228,11 @@ class Acquisition:
         self.batch_seed = Integer(0).check("batch_seed", batch_seed)
         self.balance = Boolean().check("balance", balance)
         self._labelled_codes: np.ndarray | None = None
+
+    def _set_options(self, **values: Any) -> None:
+        """Each option checked against its declared constraint (`_parameters`) and kept as an attribute."""
+        for option, value in values.items():
+            setattr(self, option, self._parameters[option].check(option, value))
 
     def scores(self, model: Any, X_pool: Any) -> np.ndarray:  # pragma: no cover - abstract
         """How much a label of each pool row is worth (``model`` fitted, ``X_pool`` as the module says).
@@ -390,6 +402,10 @@ class RandomSampling(Acquisition):
     resumed loop (whose pool has shrunk by exactly the labelled rows) draws what an
     uninterrupted run would have drawn.
 
+    Parameters
+    ----------
+    seed : the seed of the draw (with the pool size).
+
     Examples
     --------
     >>> import numpy as np
@@ -403,10 +419,11 @@ class RandomSampling(Acquisition):
     """
 
     name = "random"
+    _parameters = {"seed": Integer(0)}
 
     def __init__(self, seed: int = 0, **batching: Any):
         super().__init__(**batching)
-        self.seed = Integer(0).check("seed", seed)
+        self._set_options(seed=seed)
 
     def config(self) -> dict[str, Any]:
         return {**super().config(), "seed": self.seed}
@@ -464,6 +481,12 @@ class BALD(_Targeted, Acquisition):
     scores high where a label would settle whether it is of the target class, not where it
     would tell two other classes apart.  A model that has not seen the target scores 0.
 
+    Parameters
+    ----------
+    n_samples : Monte Carlo draws of the latent functions per pool source (cost grows linearly).
+    input_draws : draws of the noiseless inputs each latent draw is averaged over.
+    target : the class a label should teach about, as gpal classify --target (None: every class).
+
     Examples
     --------
     >>> import numpy as np
@@ -479,12 +502,11 @@ class BALD(_Targeted, Acquisition):
     """
 
     name = "bald"
+    _parameters = {"n_samples": _DRAWS, "input_draws": Integer(1), "target": Optional(Text())}
 
     def __init__(self, n_samples: int = 100, input_draws: int = 16, target: str | None = None, **batching: Any):
         super().__init__(**batching)
-        self.n_samples = _DRAWS.check("n_samples", n_samples)
-        self.input_draws = Integer(1).check("input_draws", input_draws)
-        self.target = Optional(Text()).check("target", target)
+        self._set_options(n_samples=n_samples, input_draws=input_draws, target=target)
 
     def config(self) -> dict[str, Any]:
         return {**super().config(), "n_samples": self.n_samples, "input_draws": self.input_draws,
@@ -544,6 +566,12 @@ class EPIG(Acquisition):
     ``n_samples`` joint posterior draws (``sample_joint_proba``) give the joint predictive.
     Cost O(S (N + m) M^2 + N m C^2 S) for N pool and m target rows, M inducing points.
 
+    Parameters
+    ----------
+    n_target : target sources a label is valued by in each query (drawn at random from more).
+    n_samples : joint posterior draws that give the joint predictive.
+    seed : the seed of the draw of the target sources.
+
     Examples
     --------
     >>> import numpy as np
@@ -560,6 +588,7 @@ class EPIG(Acquisition):
     """
 
     name = "epig"
+    _parameters = {"n_target": Integer(1), "n_samples": _DRAWS, "seed": Integer(0)}  # target: data, checked below
 
     def __init__(self, target: Any = None, n_target: int = 200, n_samples: int = 100, seed: int = 0, **batching: Any):
         super().__init__(**batching)
@@ -569,9 +598,7 @@ class EPIG(Acquisition):
                 raise ValueError(f"target must be a NoisyDataset or a non-empty finite (m, d) array; got shape "
                                  f"{target.shape}")
         self.target = target
-        self.n_target = Integer(1).check("n_target", n_target)
-        self.n_samples = _DRAWS.check("n_samples", n_samples)
-        self.seed = Integer(0).check("seed", seed)
+        self._set_options(n_target=n_target, n_samples=n_samples, seed=seed)
 
     def config(self) -> dict[str, Any]:
         target = None
@@ -608,6 +635,12 @@ class Discovery(_Targeted, Acquisition):
     ``target`` must be one of the model's ``classes_``.  What a batch is expected to yield:
     `expected_yield`.
 
+    Parameters
+    ----------
+    target : the class searched for, e.g. pulsar.
+    exploration : weight of the model's uncertainty about the target probability (0: plain ranking by probability).
+    n_samples : joint draws of latent functions and inputs the uncertainty is the spread over.
+
     Examples
     --------
     >>> import numpy as np
@@ -625,12 +658,11 @@ class Discovery(_Targeted, Acquisition):
     """
 
     name = "discovery"
+    _parameters = {"target": Text(), "exploration": Real(0), "n_samples": _DRAWS}
 
     def __init__(self, target: str, exploration: float = 0.0, n_samples: int = 100, **batching: Any):
         super().__init__(**batching)
-        self.target = Text().check("target", target)  # a class name such as 'pulsar'
-        self.exploration = Real(0).check("exploration", exploration)
-        self.n_samples = _DRAWS.check("n_samples", n_samples)
+        self._set_options(target=target, exploration=exploration, n_samples=n_samples)
 
     def config(self) -> dict[str, Any]:
         return {**super().config(), "target": self.target, "exploration": self.exploration, "n_samples": self.n_samples}
@@ -672,6 +704,27 @@ def expected_yield(p_target: Any, level: float = 0.95) -> dict[str, float]:
     high = int(np.searchsorted(cdf, 1.0 - tail, side="left"))
     return {"n": int(p.size), "expected": float(p.sum()), "sd": float(np.sqrt(np.sum(p * (1.0 - p)))),
             "low": low, "high": min(high, p.size), "rate": float(p.mean())}
+
+
+def acquisition_settings(name: str) -> dict[str, Setting]:
+    """The options acquisition ``name`` adds to the batch rule's, as the command line and the workflows offer them.
+
+    Each joins its declared constraint (``_parameters``), its constructor default
+    (``inspect.Parameter.empty`` where it has none) and the first sentence of its "Parameters"
+    entry, so an option is declared once, beside its acquisition.
+
+    Returns
+    -------
+    dict
+        Option name -> `gpal.estimators.settings.Setting`; a ValueError names the valid acquisitions.
+    """
+    if name not in ACQUISITIONS:
+        raise ValueError(f"unknown acquisition {name!r}; choose one of {sorted(ACQUISITIONS)}")
+    cls = ACQUISITIONS[name]
+    defaults = inspect.signature(cls.__init__).parameters
+    docs = parameter_docs(cls)
+    return {option: Setting(constraint, defaults[option].default, docs.get(option, ""))
+            for option, constraint in cls._parameters.items()}
 
 
 def make_acquisition(spec: str | dict[str, Any] | Acquisition) -> Acquisition:

@@ -20,6 +20,7 @@ file oracle the query files (`QUERIES_DIR`), and the report `gpal.active.report`
 
 from __future__ import annotations
 
+import inspect
 import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -29,7 +30,9 @@ import pandas as pd
 
 import gpal
 
-from gpal.active import ActiveLearningLoop, FileOracle, SimulatedOracle, initial_pool_test_split, make_acquisition
+from gpal.active import (
+    ActiveLearningLoop, FileOracle, SimulatedOracle, acquisition_settings, initial_pool_test_split, make_acquisition,
+)
 from gpal.active.oracles import NOTHING_FOUND
 from gpal.active.report import CHECKPOINT_DIR, write_active_report
 from gpal.catalog_jobs.follow_up import (
@@ -47,8 +50,8 @@ from gpal.constraints import Integer, ListOf, OneOf, Optional, Real, Text, check
 from gpal.registry import ACQUISITIONS, FOLLOW_UP_ACQUISITION
 from gpal.runs.output_dir import claim_output_dir, recorded_identity
 
-__all__ = ["ORACLES", "OTHER", "QUERIES_DIR", "SETTINGS", "acquisition_config", "follow_up_outcomes", "run_active",
-           "write_campaign_report"]
+__all__ = ["ACQUISITION_OPTIONS", "ORACLES", "OTHER", "QUERIES_DIR", "SETTINGS", "acquisition_config",
+           "follow_up_outcomes", "run_active", "write_campaign_report"]
 
 #: Who labels: the catalog's own labels, hidden until asked for, or the observers, in query files.
 ORACLES = ("simulated", "file")
@@ -56,15 +59,38 @@ ORACLES = ("simulated", "file")
 OTHER = "other"
 #: The file oracle's query files, inside the run folder.
 QUERIES_DIR = "queries"
+#: The acquisitions' options a campaign offers, each declared by the acquisitions that take it.
+ACQUISITION_OPTIONS = ("target", "exploration")
+
+
+def _takers(option: str) -> dict[str, Setting]:
+    """Acquisition name -> its declaration of ``option``, for every acquisition that takes it."""
+    return {name: acquisition_settings(name)[option] for name in ACQUISITIONS.names()
+            if option in acquisition_settings(name)}
+
+
+def _acquisition_option(option: str) -> Setting:
+    """``option`` as one campaign setting: the constraint and default its acquisitions share (None allowed where one
+    has no default), and each one's meaning after its name."""
+    takers = _takers(option)
+    inner = {name: s.constraint.inner if isinstance(s.constraint, Optional) else s.constraint
+             for name, s in takers.items()}
+    defaults = {s.default for s in takers.values() if s.default is not inspect.Parameter.empty}
+    if len({(type(c), c.expected) for c in inner.values()}) != 1 or len(defaults) > 1:
+        raise TypeError(f"the acquisitions {list(takers)} declare {option!r} differently; one campaign option "
+                        "needs one constraint and one default")
+    default = defaults.pop() if defaults else None
+    constraint = next(iter(inner.values()))
+    return Setting(Optional(constraint) if default is None else constraint, default,
+                   "; ".join(f"{name}: {s.doc}" for name, s in takers.items()))
+
+
 #: A campaign's own settings, beside the selection and the estimator: what ``gpal active`` offers.
 SETTINGS = {
     "acquisition": Setting(OneOf(ACQUISITIONS.names()), FOLLOW_UP_ACQUISITION,
                            f"how the next sources are chosen ({FOLLOW_UP_ACQUISITION}: the winner of the simulated DR4 "
                            "campaign; discovery: the most probable sources of target, for a targeted search)"),
-    "target": Setting(Optional(Text()), None, f"discovery: the class searched for, e.g. pulsar; {FOLLOW_UP_ACQUISITION}: "
-                      "the class a label should teach about, as gpal classify --target (None: every class)"),
-    "exploration": Setting(Real(0), 0.0, "discovery: weight of the model's uncertainty about the target probability "
-                           "(0: plain ranking by probability)"),
+    **{option: _acquisition_option(option) for option in ACQUISITION_OPTIONS},
     "oracle": Setting(OneOf(ORACLES), "simulated",
                       f"who labels: simulated (catalog labels) or file (you, in DIR/{QUERIES_DIR}/*.csv)"),
     "batch_size": Setting(Integer(1), 1, "sources labelled per query"),
@@ -92,20 +118,20 @@ _RECORDED = ("oracle", "batch_size", "initial", "pool", "test", "test_size", "se
 _RECORDED_ESTIMATOR = ("input_noise", "input_prior", "epochs", "num_inducing")
 
 
-def acquisition_config(name: str, classes: Sequence[str], *, target: str | None = None, exploration: float = 0.0,
-                       seed: int = 0) -> dict[str, Any]:
-    """The acquisition ``name`` with its own settings, checked before anything is read or written."""
-    if name == "discovery":
-        if target is None:
-            raise ValueError(f"--acquisition discovery needs --target, one of the classes {list(classes)}")
-        if target not in classes:
-            raise ValueError(f"--target {target!r} is not one of the classes {list(classes)}")
-        return {"name": name, "target": target, "exploration": exploration}
-    if target is not None and name != FOLLOW_UP_ACQUISITION:
-        raise ValueError(f"--target applies to --acquisition discovery or {FOLLOW_UP_ACQUISITION}, not {name!r}")
-    if target is not None and target not in classes:
-        raise ValueError(f"--target {target!r} is not one of the classes {list(classes)}")
-    return {"name": name, **({"seed": seed} if name == "random" else {}), **({"target": target} if target else {})}
+def acquisition_config(name: str, classes: Sequence[str], *, seed: int = 0, **options: Any) -> dict[str, Any]:
+    """The acquisition ``name`` with the campaign's `ACQUISITION_OPTIONS` (those left at their default are the
+    acquisition's), checked before anything is read or written: an option ``name`` does not take is refused."""
+    declared = acquisition_settings(name)
+    given = {option: value for option, value in options.items() if value != SETTINGS[option].default}
+    for option in given:
+        if option not in declared:
+            raise ValueError(f"--{option.replace('_', '-')} applies to --acquisition {' or '.join(_takers(option))}, "
+                             f"not {name!r}")
+    if name == "discovery" and given.get("target") is None:
+        raise ValueError(f"--acquisition discovery needs --target, one of the classes {list(classes)}")
+    if given.get("target") is not None and given["target"] not in classes:
+        raise ValueError(f"--target {given['target']!r} is not one of the classes {list(classes)}")
+    return {"name": name, **({"seed": seed} if name == "random" else {}), **given}
 
 
 def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.PathLike, *, seed: int = 0,
@@ -132,8 +158,8 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     s = check_values({name: setting.constraint for name, setting in SETTINGS.items()},
                      {name: settings.get(name, setting.default) for name, setting in SETTINGS.items()})
     classes, _ = selection.class_groups()
-    acquisition = make_acquisition(acquisition_config(s["acquisition"], classes, target=s["target"],
-                                                      exploration=s["exploration"], seed=seed))
+    acquisition = make_acquisition(acquisition_config(s["acquisition"], classes, seed=seed,
+                                                      **{option: s[option] for option in ACQUISITION_OPTIONS}))
     estimator = job_estimator(estimator)
     catalog, data = selection.load()
     out = Path(out_dir)

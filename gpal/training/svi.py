@@ -294,14 +294,17 @@ class Trainer:
         self,
         data: TrainData,
         *,
-        epochs: int = 750,
-        batch_size: int = 50,
-        learning_rate: float = 0.01,
+        epochs: int,
+        batch_size: int,
+        learning_rate: float,
         progress: bool = True,
         callback: Callable[[int, float], bool | None] | None = None,
         max_jitter: float = 1e-2,
     ) -> TrainResult:
         """Optimise the model for ``epochs`` passes over ``data`` in shuffled minibatches, with a fresh Adam.
+
+        ``epochs``, ``batch_size`` and ``learning_rate`` have no defaults here: the estimator's
+        (`gpal.NoisyGPClassifier`) are the library's, stated there once.
 
         ``callback(epoch, mean_loss)`` runs after every epoch; returning ``False`` stops training.
         Ctrl-C stops it too.  Both keep the last completed step's parameters and set ``stopped_early``.

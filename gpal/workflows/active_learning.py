@@ -33,7 +33,7 @@ from gpal.files import atomic_output
 from gpal.registry import ACQUISITIONS, MODELS_PER_BATCH
 from gpal.runs.executors import Executor
 from gpal.runs.units import run_units
-from gpal.workflows.curves import curves_in_lock_step
+from gpal.workflows.curves import acquisition_fields, acquisition_options, curves_in_lock_step
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
 from gpal.workflows.schema import Field
 
@@ -42,6 +42,8 @@ __all__ = ["curve_unit", "differences", "make_sets", "plot_al_curves", "plot_al_
 
 METRICS = ("error", "nll", "ece")
 _LABELS = {"error": "test error", "nll": "test NLL"}  # the metrics compared between strategies
+#: The acquisitions' options this study offers, as ``loop`` keys: key -> (acquisition, option).
+ACQUISITION_OPTIONS = {"bald_samples": ("bald", "n_samples")}
 
 
 def schema() -> dict[str, Any]:
@@ -61,7 +63,7 @@ def schema() -> dict[str, Any]:
             "batch_size": Field(Integer(1), 1, "sources added per query (the paper: 1)"),
             "n_queries": Field(Integer(1), 100, "queries (the paper: 100)"),
             "retrain_epochs": Field(Integer(0), 1000, "epochs of each retraining after a query (the paper: 1000)"),
-            "bald_samples": Field(Integer(2), 30, "BALD's Monte Carlo draws per pool point (cost grows linearly)"),
+            **acquisition_fields(ACQUISITION_OPTIONS, bald_samples=30),
             "models_per_batch": Field(Integer(1), MODELS_PER_BATCH, "curves of one method run in lock step, each "
                                       "query's retrainings one batched fit (1: one curve at a time; same results "
                                       "up to rounding)", part_of_run=False),
@@ -91,7 +93,7 @@ def _curve_loop(params: dict[str, Any], strategy: str, seed: int, rep: int, nois
     # Estimator seed and random strategy's stream depend on the repetition only: every strategy shares them.
     model_seed, random_seed = (int(v % 2**31) for v in np.random.SeedSequence([seed, rep, 1]).generate_state(2))
     estimator = NoisyGPClassifier(**params, random_state=model_seed)
-    options = {"random": {"seed": random_seed}, "bald": {"n_samples": loop["bald_samples"]}}
+    options = {"random": {"seed": random_seed}, **acquisition_options(ACQUISITION_OPTIONS, loop)}
     return ActiveLearningLoop(
         estimator, initial, pool, SimulatedOracle(pool), test=test,
         acquisition={"name": strategy, **options.get(strategy, {})},

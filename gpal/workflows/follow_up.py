@@ -33,7 +33,7 @@ from gpal.identity import digest
 from gpal.registry import ACQUISITIONS, MODELS_PER_BATCH
 from gpal.runs.executors import Executor
 from gpal.runs.units import run_units
-from gpal.workflows.curves import curves_in_lock_step
+from gpal.workflows.curves import acquisition_fields, acquisition_options, curves_in_lock_step
 from gpal.workflows.schema import Field, fields_from_settings
 
 __all__ = [
@@ -46,6 +46,9 @@ TESTS = ("faint", "stratified")
 #: Strategy modifiers: ``+balance`` weights scores towards the target's class mix
 #: (`gpal.active.Acquisition.class_weights`); ``+stochastic`` draws batches by power sampling.
 MODIFIERS = ("balance", "stochastic")
+#: The acquisitions' options this study offers, as ``loop`` keys: key -> (acquisition, option).
+ACQUISITION_OPTIONS = {"bald_samples": ("bald", "n_samples"), "epig_samples": ("epig", "n_samples"),
+                       "epig_targets": ("epig", "n_target")}
 
 #: Per-step test metrics kept in ``curves.csv``; accuracy = 1 - the loop's error.
 METRICS = ("nll", "accuracy", "ece")
@@ -84,10 +87,8 @@ def schema() -> dict[str, Any]:
             "batch_size": Field(Integer(1), 1, "sources observed per query"),
             "n_queries": Field(Integer(1), 30, "queries per curve"),
             "retrain_epochs": Field(Integer(0), 100, "epochs of each warm-started retraining after a query"),
-            "bald_samples": Field(Integer(2), 30, "BALD's Monte Carlo draws per pool source (cost grows linearly)"),
-            "epig_samples": Field(Integer(2), 50, "EPIG's joint posterior draws"),
-            "epig_targets": Field(Integer(1), 200, "target sources EPIG values a label by, drawn from the faint pool "
-                                  "sources (test: faint) or the pool"),
+            # EPIG's target sources are drawn from the faint pool sources (test: faint) or the pool.
+            **acquisition_fields(ACQUISITION_OPTIONS, bald_samples=30, epig_samples=50),
             "models_per_batch": Field(Integer(1), MODELS_PER_BATCH, "curves run in lock step, each query's retrainings "
                                       "one batched fit (1: one curve at a time; same results up to rounding)",
                                       part_of_run=False),
@@ -172,11 +173,9 @@ def make_sets(data: Any, seed: int, rep: int, protocol: Mapping[str, Any]) -> tu
 def acquisition_for(strategy: str, loop: Mapping[str, Any], target: Any, random_seed: int) -> dict[str, Any]:
     """The acquisition config of a strategy ``name+modifier+...`` in a repetition (its random streams seeded)."""
     name, *mods = strategy.split("+")
-    options = {
-        "random": {"seed": random_seed},
-        "bald": {"n_samples": loop["bald_samples"]},
-        "epig": {"target": target, "n_samples": loop["epig_samples"], "n_target": loop["epig_targets"]},
-    }
+    options = acquisition_options(ACQUISITION_OPTIONS, loop)
+    options["random"] = {"seed": random_seed}
+    options["epig"] = {"target": target, **options["epig"]}
     modifiers = {"balance": {"balance": True}, "stochastic": {"batch": "stochastic", "batch_seed": random_seed}}
     acquisition = {"name": name, **options.get(name, {})}
     for m in mods:

@@ -70,7 +70,7 @@ def test_a_new_strategy_is_its_class_and_its_registration():
     try:
         model = build_model(X, y, num_classes=2, input_noise="test_halved", num_inducing=4, X_var=X_var)
         assert isinstance(model.strategy, _Halved) and model.noise_variance is None and not model.has_training_base
-        result = Trainer(model).fit(TrainData.from_arrays(X, X_var, y), epochs=2, batch_size=20, progress=False)
+        result = Trainer(model).fit(TrainData.from_arrays(X, X_var, y), epochs=2, batch_size=20, learning_rate=0.01, progress=False)
         assert len(result.history) == 2 and np.all(np.isfinite(result.history))
         # the model evaluates its GP where the strategy says: at x~ / 2
         proba = model.predict_proba(tf.constant(X), tf.constant(X_var), tf.constant([1, 2]), n_samples=1).numpy()

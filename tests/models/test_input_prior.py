@@ -220,7 +220,7 @@ def test_trainer_reads_the_rows_base_from_its_table_with_the_same_elbo():
                         num_inducing=6, X_var=X_var, seed=0)
     trainer = Trainer(model, seed=0)
     data = TrainData.from_arrays(X, X_var, y)
-    trainer.fit(data, epochs=1, batch_size=30, progress=False)
+    trainer.fit(data, epochs=1, batch_size=30, learning_rate=0.01, progress=False)
     idx = tf.constant([5, 71, 0, 33], tf.int64)
     seed = tf.constant([1, 2], tf.int64)
     batch = [tf.gather(t, idx) for t in (data.X, data.X_var, data.y)]
@@ -228,5 +228,5 @@ def test_trainer_reads_the_rows_base_from_its_table_with_the_same_elbo():
     np.testing.assert_allclose(from_table.numpy(), model.elbo(*batch, idx, seed).numpy(), rtol=1e-12)
     # the table follows the data of the latest fit
     model.strategy.restart(60)
-    trainer.fit(TrainData.from_arrays(X[:60], X_var[:60], y[:60]), epochs=1, batch_size=30, progress=False)
+    trainer.fit(TrainData.from_arrays(X[:60], X_var[:60], y[:60]), epochs=1, batch_size=30, learning_rate=0.01, progress=False)
     assert int(tf.shape(trainer.base[0])[0]) == 60

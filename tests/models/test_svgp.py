@@ -350,7 +350,7 @@ def test_trainer_traces_its_step_once_across_fits_on_a_growing_set():
     X, y, X_var = _data(n=40)
     model = build_model(X[:30], y[:30], num_classes=C, num_inducing=6, input_noise="latent", seed=1)
     trainer = Trainer(model, seed=2)
-    trainer.fit(TrainData.from_arrays(X[:30], X_var[:30], y[:30]), epochs=2, batch_size=10, progress=False)
+    trainer.fit(TrainData.from_arrays(X[:30], X_var[:30], y[:30]), epochs=2, batch_size=10, learning_rate=0.01, progress=False)
     twin = build_model(X[:30], y[:30], num_classes=C, num_inducing=6, input_noise="latent", seed=1)
     assign_module_values(twin, module_values(model))
     for n in (35, 40):
@@ -360,7 +360,8 @@ def test_trainer_traces_its_step_once_across_fits_on_a_growing_set():
     assert trainer.step.experimental_get_tracing_count() == 1
     assert model.strategy.q_offset.numpy().shape == (40, D) and model.strategy.num_data == 40
     with pytest.raises(ValueError, match="restart the strategy first"):
-        trainer.fit(TrainData.from_arrays(X[:20], X_var[:20], y[:20]), epochs=1, progress=False)
+        trainer.fit(TrainData.from_arrays(X[:20], X_var[:20], y[:20]), epochs=1, batch_size=20, learning_rate=0.01,
+                    progress=False)
     for n in (35, 40):  # the same refits, each through a fresh Trainer: new optimiser, new trace
         twin.strategy.restart(n)
         expected = Trainer(twin, seed=2).fit(TrainData.from_arrays(X[:n], X_var[:n], y[:n]), epochs=2, batch_size=10,
@@ -376,7 +377,7 @@ def test_nan_loss_stops_with_step_and_keeps_parameters():
     model = build_model(np.nan_to_num(X), y, num_classes=C, num_inducing=6)
     before = [v.numpy().copy() for v in model.trainable_variables]
     with pytest.raises(TrainingError, match=r"epoch 0, step \d+"):
-        Trainer(model).fit(TrainData.from_arrays(X, X_var, y), epochs=1, batch_size=10, progress=False)
+        Trainer(model).fit(TrainData.from_arrays(X, X_var, y), epochs=1, batch_size=10, learning_rate=0.01, progress=False)
     for b, v in zip(before, model.trainable_variables):
         assert np.isfinite(v.numpy()).all()
         np.testing.assert_array_equal(v.numpy(), b)  # first step failed: Adam applied nothing
@@ -398,7 +399,7 @@ def test_cholesky_failure_retries_with_growing_jitter():
     X, y, X_var = _data(n=30)
     model = build_model(X, y, num_classes=C, num_inducing=6, kernel=_IndefiniteSE(2e-5, lengthscales=np.ones(D)))
     model.gp.Z.assign(np.zeros((C, 6, D)))  # K_ZZ = 1 1^T - 2e-5 I: eigenvalues -2e-5 (x5) and 6 - 2e-5
-    result = Trainer(model).fit(TrainData.from_arrays(X, X_var, y), epochs=2, batch_size=10, progress=False)
+    result = Trainer(model).fit(TrainData.from_arrays(X, X_var, y), epochs=2, batch_size=10, learning_rate=0.01, progress=False)
     assert len(result.history) == 2 and np.isfinite(result.history).all()
     np.testing.assert_allclose(model.gp.jitter.numpy(), 1e-4)  # 1e-6 and 1e-5 failed, 1e-4 works
 
@@ -407,21 +408,21 @@ def test_cholesky_failure_beyond_the_cap_is_a_clear_error():
     X, y, X_var = _data(n=30)
     model = build_model(X, y, num_classes=C, num_inducing=6, kernel=_IndefiniteSE(1.0, lengthscales=np.ones(D)))
     with pytest.raises(CholeskyError, match="Cholesky .* failed at epoch 0, step 0 even with jitter"):
-        Trainer(model).fit(TrainData.from_arrays(X, X_var, y), epochs=1, batch_size=10, progress=False, max_jitter=1e-2)
+        Trainer(model).fit(TrainData.from_arrays(X, X_var, y), epochs=1, batch_size=10, learning_rate=0.01, progress=False, max_jitter=1e-2)
 
 
 def test_callback_and_interrupt_stop_cleanly():
     X, y, X_var = _data(n=30)
     data = TrainData.from_arrays(X, X_var, y)
     model = build_model(X, y, num_classes=C, num_inducing=6)
-    result = Trainer(model).fit(data, epochs=50, batch_size=10, progress=False, callback=lambda epoch, loss: epoch < 2)
+    result = Trainer(model).fit(data, epochs=50, batch_size=10, learning_rate=0.01, progress=False, callback=lambda epoch, loss: epoch < 2)
     assert result.stopped_early and len(result.history) == 3
 
     def interrupt(epoch, loss):
         if epoch == 1:
             raise KeyboardInterrupt
 
-    result = Trainer(model).fit(data, epochs=50, batch_size=10, progress=False, callback=interrupt)
+    result = Trainer(model).fit(data, epochs=50, batch_size=10, learning_rate=0.01, progress=False, callback=interrupt)
     assert result.stopped_early and len(result.history) == 2
     assert all(np.isfinite(v.numpy()).all() for v in model.trainable_variables)
 
@@ -432,7 +433,7 @@ def test_every_strategy_trains_and_predicts_normalised_probabilities():
     combos = [("none", "known"), ("latent", "known"), ("amortized", "learned"), ("first_order", "both")]
     for kind, mode in combos:
         model = build_model(X, y, num_classes=C, num_inducing=6, input_noise=kind, noise_variance=mode)
-        result = Trainer(model).fit(TrainData.from_arrays(X, X_var, y), epochs=3, batch_size=20, progress=False)
+        result = Trainer(model).fit(TrainData.from_arrays(X, X_var, y), epochs=3, batch_size=20, learning_rate=0.01, progress=False)
         assert np.isfinite(result.history).all(), (kind, mode)
         assert result.history[-1] < result.history[0], (kind, mode)
         p = model.predict_proba(_t(X), _t(X_var), tf.constant([0, 1], tf.int64), n_samples=5).numpy()

@@ -60,7 +60,7 @@ def test_batched_training_equals_training_one_at_a_time(strategy):
 def test_softmax_monte_carlo_elbo_batches_too():
     alone, _ = _model(0, "latent", likelihood="softmax")
     data = _model(0, "latent", likelihood="softmax")[1]
-    SharedTrainer(alone, seed=5).fit(data, epochs=2, batch_size=20, progress=False)
+    SharedTrainer(alone, seed=5).fit(data, epochs=2, batch_size=20, learning_rate=0.01, progress=False)
     pairs = [_model(k, "latent", likelihood="softmax") for k in range(2)]
     BatchedTrainer([m for m, _ in pairs], [d for _, d in pairs], [5, 6]).fit(epochs=2, batch_size=20, learning_rate=0.01)
     np.testing.assert_allclose(module_values(pairs[0][0])[".gp.q_mu"], module_values(alone)[".gp.q_mu"], atol=1e-10)
@@ -98,7 +98,7 @@ def test_a_failing_model_is_reported_and_the_others_train_as_alone():
     for path, value in module_values(pairs[1][0]).items():  # left at its start, not half-trained
         np.testing.assert_array_equal(value, start[path])
     alone, data = _model(2, "none")
-    SharedTrainer(alone, seed=2).fit(data, epochs=2, batch_size=16, progress=False)
+    SharedTrainer(alone, seed=2).fit(data, epochs=2, batch_size=16, learning_rate=0.01, progress=False)
     np.testing.assert_allclose(module_values(pairs[2][0])[".gp.q_mu"], module_values(alone)[".gp.q_mu"], atol=1e-10)
 
 
