@@ -17,7 +17,9 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any, Iterator, MutableMapping
 
-__all__ = ["ACQUISITIONS", "BROAD_PRIOR_VARIANCE", "CONJUGATE_INFERENCE", "DEFAULT_LIKELIHOOD", "ESTIMATORS",
+__all__ = ["ACQUISITIONS", "BROAD_PRIOR_VARIANCE", "CONJUGATE_INFERENCE", "DEFAULT_HIDDEN_SIZES",
+           "DEFAULT_INPUT_NOISE", "DEFAULT_INPUT_PRIOR", "DEFAULT_LIKELIHOOD", "DEFAULT_NOISE_VARIANCE",
+           "DEFAULT_NUM_INDUCING", "DEFAULT_PRIOR_COMPONENTS", "ESTIMATORS",
            "FOLLOW_UP_ACQUISITION", "INFERENCE", "INPUT_NOISE", "INPUT_PRIORS", "KERNELS", "LIKELIHOODS",
            "LOGISTIC_BOUNDS", "MODELS_PER_BATCH", "NOISE_VARIANCE_MODES", "ON_ERROR", "PER_MODEL_ERRORS", "Registry",
            "WORKFLOWS"]
@@ -32,6 +34,20 @@ BROAD_PRIOR_VARIANCE = 1000.0
 #: Where the input-noise variances come from (``gpal.models.input_noise.NoiseVariance``): the data's
 #: measured ``X_var``, one learned per-feature vector, or their sum.
 NOISE_VARIANCE_MODES = ("known", "learned", "both")
+#: The model's defaults, each stated here once: ``NoisyGPClassifier``'s (and the other GP
+#: estimators' inducing points) and ``build_model``'s, its API without an estimator.
+#: Exact inputs (MGP): the input-noise strategy a model has unless asked for another.
+DEFAULT_INPUT_NOISE = "none"
+#: The input-noise variances are the data's measured ``X_var``.
+DEFAULT_NOISE_VARIANCE = NOISE_VARIANCE_MODES[0]
+#: The paper's broad prior on the noiseless inputs.
+DEFAULT_INPUT_PRIOR = INPUT_PRIORS[0]
+#: Inducing points per latent function (fewer when there are fewer training rows).
+DEFAULT_NUM_INDUCING = 100
+#: Components of the population prior's deconvolved mixture.
+DEFAULT_PRIOR_COMPONENTS = 8
+#: Hidden-layer widths of NIMGP-NN's amortised q(x_i | x~_i) network.
+DEFAULT_HIDDEN_SIZES = (50,)
 #: The conjugate schemes of the augmented logistic-softmax model (``gpal.training.cavi``).
 CONJUGATE_INFERENCE = ("cavi", "natural_gradient")
 #: How ``NoisyGPClassifier`` trains: stochastic variational inference, or a conjugate scheme.

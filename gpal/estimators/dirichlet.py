@@ -21,6 +21,7 @@ from gpal.constraints import Integer, OneOf, Optional, Real, Satisfies
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.base import GPClassifierMixin, check_fit_data
 from gpal.estimators.params import SPARSE_GP_PARAMETERS
+from gpal.registry import DEFAULT_INPUT_NOISE, DEFAULT_NUM_INDUCING
 
 __all__ = ["DirichletGPClassifier"]
 
@@ -88,9 +89,9 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         *,
         alpha_epsilon: float | None = None,
         alpha_grid: tuple[float, ...] = _PAPER_GRID,
-        num_inducing: int = 100,
+        num_inducing: int = DEFAULT_NUM_INDUCING,
         kernel: Any = None,
-        input_noise: str = "none",
+        input_noise: str = DEFAULT_INPUT_NOISE,
         first_order_rounds: int = 2,
         n_samples: int = 1000,
         standardize: bool = True,

@@ -20,7 +20,7 @@ from sklearn.base import BaseEstimator
 from gpal.constraints import Boolean, Integer, OneOf, Real
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, warn_ignored_noise
 from gpal.estimators.params import SPARSE_GP_PARAMETERS
-from gpal.registry import LOGISTIC_BOUNDS
+from gpal.registry import DEFAULT_NUM_INDUCING, LOGISTIC_BOUNDS
 
 __all__ = ["LogisticBoundGPClassifier"]
 
@@ -84,7 +84,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         self,
         *,
         method: str = "jj",
-        num_inducing: int = 100,
+        num_inducing: int = DEFAULT_NUM_INDUCING,
         kernel: Any = None,
         max_iter: int = 100,
         n_updates: int = 3,

@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator
 from gpal.constraints import Boolean, Integer, OneOf, Optional, Real
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, warn_ignored_noise
 from gpal.estimators.params import SPARSE_GP_PARAMETERS
-from gpal.registry import CONJUGATE_INFERENCE
+from gpal.registry import CONJUGATE_INFERENCE, DEFAULT_NUM_INDUCING
 
 __all__ = ["LogisticSoftmaxGPClassifier"]
 
@@ -89,7 +89,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         self,
         *,
         inference: str = "cavi",
-        num_inducing: int = 100,
+        num_inducing: int = DEFAULT_NUM_INDUCING,
         kernel: Any = None,
         max_iter: int = 200,
         batch_size: int | None = None,

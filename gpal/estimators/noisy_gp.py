@@ -32,7 +32,9 @@ from gpal.estimators.fit_plan import fit_data, plan_fit, train_plan
 from gpal.estimators.noisy_gp_state import noisy_gp_from_state, noisy_gp_state
 from gpal.estimators.params import NOISY_GP_PARAMETERS, check_input_prior, check_named_likelihood_options
 from gpal.estimators.sizes import check_fit_sizes, check_prediction_memory
-from gpal.registry import BROAD_PRIOR_VARIANCE, DEFAULT_LIKELIHOOD, INPUT_NOISE
+from gpal.registry import (BROAD_PRIOR_VARIANCE, DEFAULT_HIDDEN_SIZES, DEFAULT_INPUT_NOISE, DEFAULT_INPUT_PRIOR,
+                           DEFAULT_LIKELIHOOD, DEFAULT_NOISE_VARIANCE, DEFAULT_NUM_INDUCING,
+                           DEFAULT_PRIOR_COMPONENTS, INPUT_NOISE)
 from gpal.training.session import ModelSession
 
 __all__ = ["NoisyGPClassifier"]
@@ -131,22 +133,22 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     def __init__(
         self,
         *,
-        input_noise: str = "none",
-        noise_variance: str = "known",
+        input_noise: str = DEFAULT_INPUT_NOISE,
+        noise_variance: str = DEFAULT_NOISE_VARIANCE,
         likelihood: Any = DEFAULT_LIKELIHOOD,
         likelihood_options: dict[str, Any] | None = None,
         inference: str = "svi",
         inference_options: dict[str, Any] | None = None,
-        num_inducing: int = 100,
+        num_inducing: int = DEFAULT_NUM_INDUCING,
         kernel: Any = None,
         batch_size: int = 50,
         epochs: int = 750,
         learning_rate: float = 0.01,
         n_samples: int = 300,
         prior_variance: float = BROAD_PRIOR_VARIANCE,
-        input_prior: str = "broad",
-        prior_components: int = 8,
-        hidden_sizes: tuple[int, ...] = (50,),
+        input_prior: str = DEFAULT_INPUT_PRIOR,
+        prior_components: int = DEFAULT_PRIOR_COMPONENTS,
+        hidden_sizes: tuple[int, ...] = DEFAULT_HIDDEN_SIZES,
         epsilon: float = 1e-3,
         learn_epsilon: bool = False,
         standardize: bool = True,

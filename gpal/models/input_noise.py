@@ -41,7 +41,7 @@ from gpflow.utilities import positive
 
 from gpal.constraints import OneOf
 from gpal.models.input_prior import BroadPrior, MixturePrior, prior_from_config
-from gpal.registry import BROAD_PRIOR_VARIANCE, INPUT_NOISE, NOISE_VARIANCE_MODES
+from gpal.registry import BROAD_PRIOR_VARIANCE, DEFAULT_HIDDEN_SIZES, INPUT_NOISE, NOISE_VARIANCE_MODES
 
 __all__ = [
     "NoiseVariance",
@@ -507,7 +507,7 @@ class AmortizedInputs(_GaussianInputs):
         self,
         num_features: int,
         num_classes: int,
-        hidden_sizes: Sequence[int] = (50,),
+        hidden_sizes: Sequence[int] = DEFAULT_HIDDEN_SIZES,
         prior_variance: float = BROAD_PRIOR_VARIANCE,
         seed: int = 0,
         population_prior: "MixturePrior | dict | None" = None,

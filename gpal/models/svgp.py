@@ -41,7 +41,18 @@ from gpal.models.sparse import (
     whitened_marginals,
 )
 from gpal.models.state import kernel_from_config, kernel_to_config
-from gpal.registry import BROAD_PRIOR_VARIANCE, DEFAULT_LIKELIHOOD, INPUT_NOISE, INPUT_PRIORS
+from gpal.registry import (
+    BROAD_PRIOR_VARIANCE,
+    DEFAULT_HIDDEN_SIZES,
+    DEFAULT_INPUT_NOISE,
+    DEFAULT_INPUT_PRIOR,
+    DEFAULT_LIKELIHOOD,
+    DEFAULT_NOISE_VARIANCE,
+    DEFAULT_NUM_INDUCING,
+    DEFAULT_PRIOR_COMPONENTS,
+    INPUT_NOISE,
+    INPUT_PRIORS,
+)
 
 __all__ = ["LatentGPs", "NoisySVGP", "build_model", "kmeans_inducing"]
 
@@ -484,17 +495,17 @@ def build_model(
     y: np.ndarray,
     *,
     num_classes: int,
-    input_noise: str = "none",
-    noise_variance: str = "known",
+    input_noise: str = DEFAULT_INPUT_NOISE,
+    noise_variance: str = DEFAULT_NOISE_VARIANCE,
     likelihood: str | Likelihood = DEFAULT_LIKELIHOOD,
-    num_inducing: int = 100,
+    num_inducing: int = DEFAULT_NUM_INDUCING,
     kernel: str | gpflow.kernels.Kernel | None = None,
     prior_variance: float = BROAD_PRIOR_VARIANCE,
-    input_prior: str = "broad",
-    prior_components: int = 8,
+    input_prior: str = DEFAULT_INPUT_PRIOR,
+    prior_components: int = DEFAULT_PRIOR_COMPONENTS,
     X_var: np.ndarray | None = None,
     prior_inputs: tuple[np.ndarray, np.ndarray] | None = None,
-    hidden_sizes: Sequence[int] = (50,),
+    hidden_sizes: Sequence[int] = DEFAULT_HIDDEN_SIZES,
     likelihood_options: Mapping[str, Any] | None = None,
     initial_learned_variance: float = 0.01,
     jitter: float = DEFAULT_JITTER,
