@@ -43,6 +43,13 @@ def pytest_configure(config):
     # are sent first (xdist orders them by size), and the other tests are spread one at a time as under --dist load.
     if config.getoption("dist", "no") == "load":
         config.option.dist = "loadgroup"
+    if getattr(config, "workerinput", {}).get("loadgroup"):  # a worker re-parses the command line: told by the node hook
+        config.option.loadgroup = True
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    node.workerinput["loadgroup"] = node.config.getoption("dist") == "loadgroup"
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the marks
