@@ -37,6 +37,31 @@ def write_small_catalog(path, drop_column=None):
     return path
 
 
+def pytest_configure(config):
+    # With -n (pytest-xdist), tests that share a module-scoped fixture go to one worker (pytest_collection_modifyitems),
+    # so the fixture (a fitted model, a finished run, a Dask cluster) is made once, not once per worker; those groups
+    # are sent first (xdist orders them by size), and the other tests are spread one at a time as under --dist load.
+    if config.getoption("dist", "no") == "load":
+        config.option.dist = "loadgroup"
+    if getattr(config, "workerinput", {}).get("loadgroup"):  # a worker re-parses the command line: told by the node hook
+        config.option.loadgroup = True
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    node.workerinput["loadgroup"] = node.config.getoption("dist") == "loadgroup"
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the marks
+def pytest_collection_modifyitems(config, items):
+    if not getattr(config.option, "loadgroup", False):  # what xdist sets on its workers under --dist loadgroup
+        return
+    for item in items:
+        fixtures = getattr(item, "_fixtureinfo", None)
+        if fixtures and any(defs[-1].scope == "module" for defs in fixtures.name2fixturedefs.values()):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
 @pytest.fixture(scope="session")
 def small_catalog(tmp_path_factory):
     return write_small_catalog(tmp_path_factory.mktemp("catalog") / "small_dr4.fits")

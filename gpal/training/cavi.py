@@ -7,6 +7,11 @@ them (step sizes rho_t, minibatches) and interleaves Adam steps on the kernel.
 
 from __future__ import annotations
 
+import json
+import threading
+from collections import OrderedDict
+from typing import Any
+
 import numpy as np
 import tensorflow as tf
 import tf_keras
@@ -33,6 +38,11 @@ class AugmentedTrainer:
     when ``train_inducing``) ascending the same bound; ``hyper_every = 0`` keeps them fixed.
     The bound after the global step is recorded each iteration: exact for CAVI (it never decreases
     while the hyperparameters are fixed), a minibatch estimate scaled by N/|B| for SVI.
+
+    The compiled updates are traced once per model signature and batch shape (``_SharedUpdates``;
+    shapes left unknown changed the last bits of the Adam step), as tracing costs more than a small fit: ``run`` sets a private template model to this model's values and
+    the shared Adam to this trainer's state, updates, and copies both back, so the results equal
+    updates traced for this model alone (tested) and the Adam state carries over between ``run`` calls.
     """
 
     def __init__(
@@ -47,25 +57,9 @@ class AugmentedTrainer:
         self.X = np.asarray(X, dtype=np.float64)
         self.onehot = onehot_labels(y, model.num_classes)
         self.n = self.X.shape[0]
-        self.variables = list(model.kernel.trainable_variables) + ([model.Z] if train_inducing else [])
-        self.optimizer = tf_keras.optimizers.Adam(learning_rate=learning_rate)
-        self._update = instance_function(self._update_graph)
-        self._hyper = instance_function(self._hyper_graph)
-
-    def _update_graph(self, X: tf.Tensor, onehot: tf.Tensor, scale: tf.Tensor, rho: tf.Tensor, value: bool) -> tf.Tensor:
-        """Global step; then the bound at the new q when ``value`` (else 0: the hyper step will report it)."""
-        self.model.natural_gradient_step(X, onehot, scale, rho)
-        return self.model.elbo(X, onehot, scale) if value else tf.zeros([], tf.float64)
-
-    def _hyper_graph(self, X: tf.Tensor, onehot: tf.Tensor, scale: tf.Tensor) -> tf.Tensor:
-        """One Adam step on the kernel variables (and Z) ascending the bound; returns the bound before it."""
-        with tf.GradientTape(watch_accessed_variables=False) as tape:
-            tape.watch(self.variables)
-            value = self.model.elbo(X, onehot, scale)
-            loss = -value / self.n
-        grads = tape.gradient(loss, self.variables, unconnected_gradients=tf.UnconnectedGradients.ZERO)
-        self.optimizer.apply_gradients(zip(grads, self.variables))
-        return value
+        self.learning_rate = float(learning_rate)
+        self.train_inducing = bool(train_inducing)
+        self._adam_state: list[np.ndarray] | None = None  # None: a fresh Adam
 
     def run(
         self,
@@ -84,23 +78,129 @@ class AugmentedTrainer:
         if inference == "cavi" and not full:
             raise ValueError("CAVI updates use the full batch; pass batch_size=None or use inference='natural_gradient'")
         size = self.n if full else int(batch_size)
-        scale = tf.constant(self.n / size, tf.float64)
+        scale, n = tf.constant(self.n / size, tf.float64), tf.constant(float(self.n), tf.float64)
         rng = np.random.default_rng(seed)
         X_all, Y_all = tf.constant(self.X), tf.constant(self.onehot)
-        history = []
-        bar = progress_bar(range(max_iter), disable=not progress, desc=f"logistic-softmax ({inference})", unit="it")
-        for t in bar:
-            if full:
-                Xb, Yb = X_all, Y_all
-            else:
-                idx = rng.choice(self.n, size, replace=False)
-                Xb, Yb = tf.constant(self.X[idx]), tf.constant(self.onehot[idx])
-            rho = 1.0 if inference == "cavi" else step_size(t, delay, forgetting)
-            hyper = bool(hyper_every) and (t + 1) % hyper_every == 0
-            value = self._update(Xb, Yb, scale, tf.constant(rho, tf.float64), not hyper)
-            value = float(self._hyper(Xb, Yb, scale) if hyper else value)
-            if not np.isfinite(value):
-                raise FloatingPointError(f"the augmented ELBO became {value} at iteration {t}; try a larger jitter")
-            history.append(value)
-            bar.set_postfix(elbo=f"{value:.4g}", refresh=False)
+        history: list[float] = []
+        shared, lock = _signature_updates(self.model, self.train_inducing)
+        try:
+            shared.load(self.model, self.learning_rate, self._adam_state)
+            try:
+                bar = progress_bar(range(max_iter), disable=not progress, desc=f"logistic-softmax ({inference})", unit="it")
+                for t in bar:
+                    if full:
+                        Xb, Yb = X_all, Y_all
+                    else:
+                        idx = rng.choice(self.n, size, replace=False)
+                        Xb, Yb = tf.constant(self.X[idx]), tf.constant(self.onehot[idx])
+                    rho = tf.constant(1.0 if inference == "cavi" else step_size(t, delay, forgetting), tf.float64)
+                    hyper = bool(hyper_every) and (t + 1) % hyper_every == 0
+                    if hyper:
+                        shared.update(Xb, Yb, scale, rho)
+                        value = float(shared.hyper(Xb, Yb, scale, n))
+                    else:
+                        value = float(shared.update_and_value(Xb, Yb, scale, rho))
+                    if not np.isfinite(value):
+                        raise FloatingPointError(f"the augmented ELBO became {value} at iteration {t}; try a larger jitter")
+                    history.append(value)
+                    bar.set_postfix(elbo=f"{value:.4g}", refresh=False)
+            finally:
+                self._adam_state = shared.save(self.model)
+        finally:
+            lock.release()
         return history
+
+
+class _SharedUpdates:
+    """The compiled CAVI / natural-gradient updates and Adam step of a template model, for every model of its signature."""
+
+    def __init__(self, model: AugmentedLogisticSoftmaxGP, train_inducing: bool):
+        import gpflow
+
+        self.model = AugmentedLogisticSoftmaxGP(gpflow.utilities.deepcopy(model.kernel), model.Z.numpy(),
+                                                model.num_classes, model.jitter)
+        self.variables = list(self.model.kernel.trainable_variables) + ([self.model.Z] if train_inducing else [])
+        self.optimizer = tf_keras.optimizers.Adam()
+        self.optimizer.build(self.variables)
+        self.update = instance_function(self._update_graph)
+        self.update_and_value = instance_function(self._update_and_value_graph)
+        self.hyper = instance_function(self._hyper_graph)
+
+    def load(self, model: AugmentedLogisticSoftmaxGP, learning_rate: float, adam_state: list[np.ndarray] | None) -> None:
+        """The template at ``model``'s values, Adam at ``learning_rate`` and ``adam_state`` (None: fresh)."""
+        from gpal.models.state import assign_module_values, module_values
+
+        assign_module_values(self.model, module_values(model))
+        for k, var in enumerate(self.optimizer.variables):
+            var.assign(tf.zeros_like(var) if adam_state is None else adam_state[k])
+        self.optimizer.learning_rate = learning_rate
+
+    def save(self, model: AugmentedLogisticSoftmaxGP) -> list[np.ndarray]:
+        """Copy the template's values into ``model``; Adam's state, for the next ``load``."""
+        from gpal.models.state import assign_module_values, module_values
+
+        assign_module_values(model, module_values(self.model))
+        return [var.numpy() for var in self.optimizer.variables]
+
+    def _update_graph(self, X: tf.Tensor, onehot: tf.Tensor, scale: tf.Tensor, rho: tf.Tensor) -> tf.Tensor:
+        """Global step (before a hyper step, which reports the bound)."""
+        self.model.natural_gradient_step(X, onehot, scale, rho)
+        return tf.zeros([], tf.float64)
+
+    def _update_and_value_graph(self, X: tf.Tensor, onehot: tf.Tensor, scale: tf.Tensor, rho: tf.Tensor) -> tf.Tensor:
+        """Global step; then the bound at the new q."""
+        self.model.natural_gradient_step(X, onehot, scale, rho)
+        return self.model.elbo(X, onehot, scale)
+
+    def _hyper_graph(self, X: tf.Tensor, onehot: tf.Tensor, scale: tf.Tensor, n: tf.Tensor) -> tf.Tensor:
+        """One Adam step on the kernel variables (and Z) ascending the bound per training row; returns the bound before it."""
+        with tf.GradientTape(watch_accessed_variables=False) as tape:
+            tape.watch(self.variables)
+            value = self.model.elbo(X, onehot, scale)
+            loss = -value / n
+        grads = tape.gradient(loss, self.variables, unconnected_gradients=tf.UnconnectedGradients.ZERO)
+        self.optimizer.apply_gradients(zip(grads, self.variables))
+        return value
+
+
+# Signature -> (lock, _SharedUpdates), most recently used last; a few kept per process.
+_UPDATES: "OrderedDict[str, tuple[threading.Lock, _SharedUpdates]]" = OrderedDict()
+_UPDATES_KEPT = 8
+_UPDATES_LOCK = threading.Lock()
+
+
+def _signature_updates(model: AugmentedLogisticSoftmaxGP, train_inducing: bool) -> tuple[_SharedUpdates, threading.Lock]:
+    """The kept updates of ``model``'s signature with their lock held (new ones if busy or absent).
+
+    The signature is all a trace depends on but values: the kernel's structure, the shapes, the
+    jitter, whether Z trains and the classes of the model's parts.  A kernel the structure cannot
+    describe gets updates of its own model.
+    """
+    from gpflow.utilities import parameter_dict
+
+    from gpal.models.state import kernel_to_config, stored_variable
+
+    try:
+        kernel: Any = kernel_to_config(model.kernel)
+    except NotImplementedError:
+        kernel = f"unshared@{id(model)}"
+    key = json.dumps({
+        "kernel": kernel, "jitter": model.jitter, "num_classes": model.num_classes, "train_inducing": train_inducing,
+        "variables": {p: (tuple(stored_variable(v).shape), stored_variable(v).dtype.name, bool(stored_variable(v).trainable))
+                      for p, v in parameter_dict(model).items()},
+        "classes": sorted(f"{type(m).__module__}.{type(m).__qualname__}@{id(type(m))}" for m in (model, *model.submodules)),
+    }, sort_keys=True, default=str)
+    with _UPDATES_LOCK:
+        entry = _UPDATES.get(key)
+        if entry is not None and entry[0].acquire(blocking=False):
+            _UPDATES.move_to_end(key)
+            return entry[1], entry[0]
+    lock = threading.Lock()
+    lock.acquire()
+    updates = _SharedUpdates(model, train_inducing)
+    with _UPDATES_LOCK:
+        if key not in _UPDATES:
+            _UPDATES[key] = (lock, updates)
+            while len(_UPDATES) > _UPDATES_KEPT:
+                _UPDATES.popitem(last=False)
+    return updates, lock

@@ -3,15 +3,19 @@
 An active-learning loop refits one estimator on one more row, then predicts pools of any
 size, hundreds of times; tracing a training step or a predictor costs more than running it.
 A ``ModelSession`` holds one ``NoisySVGP``, the ``ModelSpec`` it was built from, its
-trainer (whose compiled step serves every model of the same signature) and its compiled predictors.  A warm-started refit that would build the same model
-again keeps the session, and so traces nothing; any other fit starts a new one, so nothing
-compiled for one model is ever called with another.  A ``ModelSpec`` is what the estimator
+trainer and its compiled predictors, each traced once per model signature and serving every
+model of that signature with its own values.  A warm-started refit that would build the same
+model again keeps the session; any other fit starts a new one.  A ``ModelSpec`` is what the estimator
 says a model is built from (``NoisyGPClassifier.model_spec``), its fields ``build_model``'s keywords.
 """
 
 from __future__ import annotations
 
+import functools
+import json
+import threading
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Mapping
 
@@ -142,17 +146,16 @@ class ModelSession:
             self._trainer = SharedTrainer(self.model, seed=self.seed)
         return self._trainer
 
-    def function(self, key: tuple, make: Callable[[], Callable]) -> Callable:
-        """``make()``, an ``(X, X_var, seed)`` function of the model, compiled for any number of rows once per ``key``."""
+    def function(self, key: tuple, make: Callable[[Any], Callable]) -> Callable:
+        """``make(model)``, an ``(X, X_var, seed)`` function of a model, compiled for any number of rows once per
+        ``key`` and model ``trace_key`` (``_shared_function``), called on this session's model."""
         if key not in self.compiled:
-            import tensorflow as tf
+            from gpal.models.state import stored_variable
 
-            from gpal.models.compiled import instance_function
+            from gpflow.utilities import parameter_dict
 
-            spec = tf.TensorSpec([None, int(self.model.gp.Z.shape[-1])], tf.float64)
-            # autograph off: these are straight-line graphs, and autograph mis-resolved strategy methods.
-            self.compiled[key] = instance_function(make(), input_signature=[spec, spec, tf.TensorSpec([2], tf.int64)],
-                                                   autograph=False)
+            values = {path: stored_variable(var) for path, var in parameter_dict(self.model).items()}
+            self.compiled[key] = functools.partial(_shared_function(self.model, key, make), values)
         return self.compiled[key]
 
     def input_draws(self, n_draws: int) -> int:
@@ -169,18 +172,18 @@ class ModelSession:
         """Compiled ``(X, X_var, seed) -> [probabilities, MC errors]`` over ``input_draws`` draws of each input."""
         import tensorflow as tf
 
-        model, S = self.model, int(input_draws)
-        return self.function(("predict", S), lambda: lambda a, b, seed: tf.stack(model.predict_proba_and_error(a, b, seed, S)))
+        S = int(input_draws)
+        return self.function(("predict", S), lambda model: lambda a, b, seed: tf.stack(model.predict_proba_and_error(a, b, seed, S)))
 
     def sampler(self, n_samples: int, input_draws: int | None) -> Callable:
         """Compiled per-row draws of p(y | f) (``NoisySVGP.sample_conditional_proba``)."""
-        model, S, K = self.model, int(n_samples), input_draws
-        return self.function(("sample", S, K), lambda: lambda a, b, seed: model.sample_conditional_proba(a, b, seed, S, K))
+        S, K = int(n_samples), input_draws
+        return self.function(("sample", S, K), lambda model: lambda a, b, seed: model.sample_conditional_proba(a, b, seed, S, K))
 
     def joint_sampler(self, n_samples: int, input_draws: int) -> Callable:
         """Compiled posterior draws of p(y | x) shared by every row (``NoisySVGP.sample_function_proba``)."""
-        model, S, K = self.model, int(n_samples), int(input_draws)
-        return self.function(("joint", S, K), lambda: lambda a, b, seed: model.sample_function_proba(a, b, seed, S, K))
+        S, K = int(n_samples), int(input_draws)
+        return self.function(("joint", S, K), lambda model: lambda a, b, seed: model.sample_function_proba(a, b, seed, S, K))
 
     def validation_monitor(self, input_draws: int, X: np.ndarray, X_var: np.ndarray, y: np.ndarray,
                            **settings: Any) -> ValidationMonitor:
@@ -194,6 +197,54 @@ class ModelSession:
         fn, seed = self.predictor(input_draws), stream_seed(self.seed, "validation")
         return ValidationMonitor(lambda A, B: fn(A, B, seed)[0].numpy(), lambda: module_values(self.model),
                                  lambda state: assign_module_values(self.model, state), X, X_var, y, **settings)
+
+
+# (trace key, function key) -> compiled (values, X, X_var, seed) function, most recently used last; a few kept per process.
+_SHARED: "OrderedDict[str, Callable]" = OrderedDict()
+_SHARED_KEPT = 32
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared_function(model: Any, key: tuple, make: Callable[[Any], Callable]) -> Callable:
+    """``(values, X, X_var, seed) -> make(model)(X, X_var, seed)`` for any model of ``model``'s ``trace_key``.
+
+    Tracing a predictor costs as much as hundreds of calls, and an experiment fits many models that
+    differ only in their values.  The function is traced once on a private copy of the first such
+    model, reading the variables given as ``values`` (``module_values``' paths) in place of its own
+    (``reading_values``), so each call computes with the caller's model: the same arithmetic as a
+    function of that model's own (tested bit for bit).
+    """
+    import tensorflow as tf
+
+    from gpflow.utilities import parameter_dict
+
+    from gpal.models.compiled import instance_function
+    from gpal.models.state import reading_values, stored_variable
+    from gpal.training.svi import _template, trace_key
+
+    full_key = json.dumps([trace_key(model), repr(key)])
+    with _SHARED_LOCK:
+        if full_key in _SHARED:
+            _SHARED.move_to_end(full_key)
+            return _SHARED[full_key]
+    template = _template(model)
+    fn = make(template)
+
+    def call(values: dict[str, Any], X: Any, X_var: Any, seed: Any) -> Any:
+        with reading_values(template, values):
+            return fn(X, X_var, seed)
+
+    specs = {path: tf.TensorSpec(stored_variable(var).shape, stored_variable(var).dtype)
+             for path, var in parameter_dict(template).items()}
+    rows = tf.TensorSpec([None, int(template.gp.Z.shape[-1])], tf.float64)
+    # autograph off: these are straight-line graphs, and autograph mis-resolved strategy methods.
+    compiled = instance_function(call, input_signature=[specs, rows, rows, tf.TensorSpec([2], tf.int64)], autograph=False)
+    with _SHARED_LOCK:
+        compiled = _SHARED.setdefault(full_key, compiled)
+        _SHARED.move_to_end(full_key)
+        while len(_SHARED) > _SHARED_KEPT:
+            _SHARED.popitem(last=False)
+    return compiled
 
 
 def _continue_from(model: Any, previous: Any) -> None:

@@ -53,6 +53,7 @@ __all__ = [
     "RowAdam",
     "model_signature",
     "run_epochs",
+    "trace_key",
 ]
 
 
@@ -377,14 +378,27 @@ _TRAINERS_KEPT = 8
 _TRAINERS_LOCK = threading.Lock()
 
 
-def _signature_trainer(model: NoisySVGP) -> tuple[Trainer, threading.Lock]:
-    """The kept ``Trainer`` of ``model``'s signature with its lock held (a new one if it is busy or absent)."""
+def trace_key(model: NoisySVGP) -> str:
+    """What a compiled function of ``model`` depends on but its values and training-set size, as a string.
+
+    Models of one key compute alike, so one trace serves them all (``SharedTrainer``, ``ModelSession.function``):
+    the ``model_signature`` without ``num_data`` (it only sizes the per-point tables, which compiled functions
+    read at any row count), the classes of the model's parts (a plugged-in subclass computes otherwise under
+    the same config) and any attribute a part sets over its class's (a patched method or setting).
+    """
     signature = model_signature(model)
     for part in (signature["structure"], signature["structure"]["strategy"]):
-        part.pop("num_data", None)  # it only sizes the per-point tables, which the step reads at any row count
-    # The classes of its parts too: a subclass (a plugged-in likelihood) may compute otherwise under the same config.
-    signature["classes"] = sorted({f"{type(m).__module__}.{type(m).__qualname__}@{id(type(m))}" for m in model.submodules})
-    key = json.dumps(signature, sort_keys=True, default=str)
+        part.pop("num_data", None)
+    parts = [model, *model.submodules]
+    signature["classes"] = sorted({f"{type(m).__module__}.{type(m).__qualname__}@{id(type(m))}" for m in parts})
+    signature["overrides"] = sorted(f"{type(m).__qualname__}.{name}={value!r}@{id(value)}" for m in parts
+                                    for name, value in vars(m).items() if hasattr(type(m), name))
+    return json.dumps(signature, sort_keys=True, default=str)
+
+
+def _signature_trainer(model: NoisySVGP) -> tuple[Trainer, threading.Lock]:
+    """The kept ``Trainer`` of ``model``'s signature with its lock held (a new one if it is busy or absent)."""
+    key = trace_key(model)
     with _TRAINERS_LOCK:
         entry = _TRAINERS.get(key)
         if entry is not None and entry[0].acquire(blocking=False):

@@ -75,6 +75,70 @@ def test_hyperparameter_steps_raise_the_bound_and_move_the_inducing_inputs():
     assert final[1] > final[0] + 1.0
 
 
+def _natural_gradient_alone(model, X, y, runs, learning_rate, batch_size, hyper_every):
+    """Natural-gradient runs (Z trained) by updates traced for ``model`` alone with one Adam of its own, as
+    ``AugmentedTrainer`` computed before it shared them; each run is (max_iter, delay, seed)."""
+    import tf_keras
+
+    from gpal.models.compiled import instance_function
+    from gpal.training.cavi import step_size
+
+    onehot = onehot_labels(y, model.num_classes)
+    variables = list(model.kernel.trainable_variables) + [model.Z]
+    adam = tf_keras.optimizers.Adam(learning_rate=learning_rate)
+
+    def update(Xb, Yb, scale, rho, value):
+        model.natural_gradient_step(Xb, Yb, scale, rho)
+        return model.elbo(Xb, Yb, scale) if value else tf.zeros([], tf.float64)
+
+    def hyper(Xb, Yb, scale):
+        with tf.GradientTape(watch_accessed_variables=False) as tape:
+            tape.watch(variables)
+            value = model.elbo(Xb, Yb, scale)
+            loss = -value / len(X)
+        adam.apply_gradients(zip(tape.gradient(loss, variables, unconnected_gradients="zero"), variables))
+        return value
+
+    update, hyper = instance_function(update), instance_function(hyper)
+    scale, history = tf.constant(len(X) / batch_size, tf.float64), []
+    for max_iter, delay, seed in runs:
+        rng = np.random.default_rng(seed)
+        for t in range(max_iter):
+            idx = rng.choice(len(X), batch_size, replace=False)
+            Xb, Yb = tf.constant(X[idx]), tf.constant(onehot[idx])
+            is_hyper = (t + 1) % hyper_every == 0
+            value = update(Xb, Yb, scale, tf.constant(step_size(t, delay, 0.6), tf.float64), not is_hyper)
+            history.append(float(hyper(Xb, Yb, scale) if is_hyper else value))
+    return history
+
+
+def test_models_of_one_signature_share_the_updates_and_train_bit_for_bit_as_alone():
+    """Two data sets of other sizes, two runs on one trainer (Adam carries over): every bound and value exactly equal."""
+    from gpal.models.state import module_values
+    from gpal.training.cavi import _signature_updates
+
+    def model(X):
+        return AugmentedLogisticSoftmaxGP(gpflow.kernels.SquaredExponential(lengthscales=[2.0, 2.0]), X[::10], 3)
+
+    runs = [(6, 1.0, 0), (4, 7.0, 1)]
+    for n, seed in [(120, 7), (90, 8)]:
+        X, y = three_class(n, seed)
+        alone, shared = model(X), model(X)
+        expected = _natural_gradient_alone(alone, X, y, runs, 0.05, 30, 2)
+        trainer = AugmentedTrainer(shared, X, y, learning_rate=0.05, train_inducing=True)
+        got = sum((trainer.run("natural_gradient", max_iter=m, batch_size=30, hyper_every=2, delay=d, seed=s)
+                   for m, d, s in runs), [])
+        assert got == expected
+        values = module_values(shared)
+        for path, value in module_values(alone).items():
+            np.testing.assert_array_equal(values[path], value, err_msg=path)
+        assert not np.array_equal(values[".Z"], X[::10])  # the hyper steps ran
+    updates, lock = _signature_updates(shared, True)
+    lock.release()
+    assert updates.model is not shared
+    assert all(fn.experimental_get_tracing_count() == 1 for fn in (updates.update, updates.update_and_value, updates.hyper))
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_each_local_update_is_a_stationary_maximum(seed):
     mean, var, onehot = random_marginals(seed)

@@ -85,3 +85,60 @@ def test_a_part_of_another_class_under_the_same_config_gets_a_step_of_its_own():
     own, lock = _signature_trainer(other)
     lock.release()
     assert same is trainer and own is not trainer
+
+
+# ------------------------------------------------------------------ predictors
+def _own_function(model, kind):
+    """The model's own compiled function of ``kind``, as each session traced before predictors were shared."""
+    import tensorflow as tf
+
+    from gpal.models.compiled import instance_function
+
+    fn = {"predict": lambda a, b, seed: tf.stack(model.predict_proba_and_error(a, b, seed, 4)),
+          "sample": lambda a, b, seed: model.sample_conditional_proba(a, b, seed, 3, 2),
+          "joint": lambda a, b, seed: model.sample_function_proba(a, b, seed, 3, 2)}[kind]
+    spec = tf.TensorSpec([None, 2], tf.float64)
+    return instance_function(fn, input_signature=[spec, spec, tf.TensorSpec([2], tf.int64)], autograph=False)
+
+
+def _session_function(session, kind):
+    return {"predict": lambda: session.predictor(4), "sample": lambda: session.sampler(3, 2),
+            "joint": lambda: session.joint_sampler(3, 2)}[kind]()
+
+
+@pytest.mark.parametrize("strategy, kinds", [
+    ("none", ["predict"]),
+    ("latent", ["predict", "sample", "joint"]),  # per-point tables of another row count in the second model
+    ("amortized", ["predict"]),  # network weights
+    ("first_order", ["predict"]),
+])
+def test_models_of_one_signature_share_predictors_and_predict_bit_for_bit_as_alone(strategy, kinds):
+    import tensorflow as tf
+
+    from gpal.training.session import ModelSession
+
+    classes = np.arange(3)
+    (first, data), (second, _) = _model(7, strategy), _model(8, strategy, 36)
+    SharedTrainer(first, seed=1).fit(data, epochs=1, batch_size=10, progress=False)  # values apart from the start
+    X, X_var = np.asarray(data.X)[:9], np.asarray(data.X_var)[:9]
+    seed = tf.constant([3, 4], tf.int64)
+    sessions = [ModelSession(m, classes, seed=0) for m in (first, second)]
+    for kind in kinds:
+        got = [_session_function(s, kind) for s in sessions]
+        assert got[0].func is got[1].func and got[0].func.experimental_get_tracing_count() <= 1
+        for fn, model in zip(got, (first, second)):
+            np.testing.assert_array_equal(fn(X, X_var, seed).numpy(), _own_function(model, kind)(X, X_var, seed).numpy())
+        assert not np.array_equal(got[0](X, X_var, seed).numpy(), got[1](X, X_var, seed).numpy())
+        assert got[0].func.experimental_get_tracing_count() == 1
+
+
+def test_a_model_with_a_patched_attribute_gets_a_predictor_of_its_own():
+    import tensorflow as tf
+
+    from gpal.training.session import ModelSession
+
+    (model, _), (patched, _) = _model(9, "latent"), _model(10, "latent")
+    shared = ModelSession(model, np.arange(3), seed=0).predictor(4).func
+    patched.strategy.prediction_dtype = tf.float64  # over its class's float32
+    assert ModelSession(patched, np.arange(3), seed=0).predictor(4).func is not shared
+    assert ModelSession(_model(11, "latent")[0], np.arange(3), seed=0).predictor(4).func is shared
