@@ -119,7 +119,7 @@ def test_models_of_one_signature_share_predictors_and_predict_bit_for_bit_as_alo
 
     classes = np.arange(3)
     (first, data), (second, _) = _model(7, strategy), _model(8, strategy, 36)
-    SharedTrainer(first, seed=1).fit(data, epochs=1, batch_size=10, progress=False)  # values apart from the start
+    SharedTrainer(first, seed=1).fit(data, epochs=1, batch_size=10, learning_rate=0.01, progress=False)  # values apart from the start
     X, X_var = np.asarray(data.X)[:9], np.asarray(data.X_var)[:9]
     seed = tf.constant([3, 4], tf.int64)
     sessions = [ModelSession(m, classes, seed=0) for m in (first, second)]
