@@ -25,8 +25,8 @@ from gpal.estimators.base import entropy
 from gpal.evaluation.prior_shift import estimate_target_prior
 from gpal.files import read_json, write_json_atomic
 
-__all__ = ["POOL_PRIOR_FILE", "PoolPrior", "adjust_table", "adjust_to_pool", "pool_groups", "read_pool_prior", "training_prior",
-           "write_pool_prior"]
+__all__ = ["POOL_PRIOR_FILE", "PoolPrior", "adjust_table", "adjust_to_pool", "pool_groups", "read_pool_prior",
+           "training_prior", "write_pool_prior"]
 
 #: The estimated mixes in a classify folder, written when the pool prior was applied.
 POOL_PRIOR_FILE = "pool_prior.json"
