@@ -579,6 +579,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--cache", type=Path, default=None, help="folder keeping the built data sets between runs")
     parser.add_argument("--summarize", action="store_true", help="print from the saved probabilities only")
+    parser.add_argument("--fit-only", action="store_true",
+                        help="fit and save, print no tables (their bootstrap takes minutes; --summarize prints them)")
     args = parser.parse_args()
     if not args.pairs and not args.tasks:
         parser.error("name --pairs or --tasks")
@@ -596,6 +598,8 @@ def main() -> None:
                 run_plane(tuple(args.presets), args.models, args.seeds, args.epochs, args.out, args.cache)
                 continue
             run_task(task, tuple(args.presets), args.models, args.seeds, args.epochs, args.out, args.cache)
+        if args.fit_only:
+            return
     checks = [c for pair in args.pairs if (c := load_check(*pair.split(":"), args.out)) is not None]
     if len(checks) > 1:
         checks.append(pooled(checks))
