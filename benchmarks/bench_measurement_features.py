@@ -489,13 +489,13 @@ def _fainter(check: dict) -> np.ndarray:
     return scored & (check["significance"] < np.median(check["significance"][scored]))
 
 
-def _auc(truth: np.ndarray, score: np.ndarray) -> float:
-    """ROC AUC by ranks (ties counted half)."""
+def _auc(truth: np.ndarray, score: np.ndarray):
+    """ROC AUC by ranks (ties counted half) along the last axis: one per row of (draws, n) arrays."""
     from scipy.stats import rankdata
 
-    ranks = rankdata(score)
-    n_pos = truth.sum()
-    return float((ranks[truth].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * (truth.size - n_pos)))
+    ranks = rankdata(score, axis=-1)
+    n_pos = truth.sum(axis=-1)
+    return (np.sum(ranks * truth, axis=-1) - n_pos * (n_pos + 1) / 2) / (n_pos * (truth.shape[-1] - n_pos))
 
 
 def summarize(check: dict, reference: str = "logistic|summary", gp_reference: str = "gp|summary") -> pd.DataFrame:
@@ -537,7 +537,7 @@ def summarize(check: dict, reference: str = "logistic|summary", gp_reference: st
         draws = rng.integers(0, truth.size, (N_BOOT, truth.size))
         draws = draws[[0 < truth[d].sum() < truth.size for d in draws]]
         pulsar = CLASSES.index("pulsar")
-        boot = {m: np.array([[_auc(truth[d], p[rows_auc][d, pulsar]) for d in draws] for p in by_seed.values()]).mean(axis=0)
+        boot = {m: np.mean([_auc(truth[draws], p[rows_auc, pulsar][draws]) for p in by_seed.values()], axis=0)
                 for m, by_seed in models.items()}
         for m, by_seed in models.items():
             row = {"check": check["check"], "subset": "AGN vs pulsar (unassociated)", "n": int(truth.size),
