@@ -117,10 +117,10 @@ def classify_catalog(
     (every class when None); an extended source's ``predicted_class`` is ``extended``.  Writes into
     ``out_dir`` (`gpal.catalog_jobs.layout`) ``classifications.csv`` / ``.ecsv`` / ``.fits``,
     the follow-up lists (`gpal.catalog_jobs.follow_up`: sources of ``follow_up_significance``
-    sigma or more, none of the ``follow_up_flags``) and ``report.md``; with ``pool_prior`` the classified
-    probabilities are moved to each group's own class mix (`gpal.catalog_jobs.pool_prior`, ``pool_prior.json``), whose path it returns, beside ``metrics.json``, the trained-model folder
+    sigma or more, none of the ``follow_up_flags``) and ``report.md``, whose path it returns, beside ``metrics.json``, the trained-model folder
     (``model/``, ``training.json``), ``tables/`` (the held-out predictions among them) and
-    ``figures/``.  Rerunning with the same settings reuses the saved model; other settings
+    ``figures/``.  With ``pool_prior`` the classified probabilities are moved to each group's own class
+    mix (`gpal.catalog_jobs.pool_prior`, ``pool_prior.json``; off by default).  Rerunning with the same settings reuses the saved model; other settings
     are refused unless ``force``.  ``progress`` shows the prediction's bar
     (the estimator's ``progress`` its training's); ``log`` receives one line per step (the
     command prints them).
@@ -190,7 +190,7 @@ def classify_catalog(
     table = replace(table, frame=table.frame.assign(ood_score=ood_score, ood=ood),
                     meta={**table.meta, "TARGET": target or "", "MINSIG": follow_up_significance,
                           "XFLAGS": ",".join(str(flag) for flag in sorted(set(follow_up_flags)))})
-    model_proba = table.frame[[f"p_{c}" for c in trained.classes]].to_numpy()  # the later check adjusts its own
+    pool_proba = table.frame[[f"p_{c}" for c in trained.classes]].to_numpy()  # the later check moves its own
     if pool_prior:
         table, moved = adjust_table(table, trained.classes, training_prior(trained.training["n_per_class"],
                                                                            trained.classes))
@@ -207,7 +207,7 @@ def classify_catalog(
         log(f"checking the classifications against {later} (gpal check-later)")
         compared = {name: folder / sub for name, sub in COMPARED_MODEL_DIRS.items() if (folder / sub).is_dir()}
         # the check scores the unassociated + bcu sources: reuse them where the job classified exactly those
-        built = (pool, model_proba, train) if list(tokens) == list(DEFAULT_SELECT) else None
+        built = (pool, pool_proba, train) if list(tokens) == list(DEFAULT_SELECT) else None
         write_later_check(check_later(trained, later, earlier=cat.path, baselines=baselines, seed=seed,
                                       compared=compared, built=built, pool_prior=pool_prior), folder)
     log("writing the follow-up lists and the report")
