@@ -8,7 +8,8 @@ release trains; its unassociated and bcu sources are classified and scored by th
 them (linked by `gpal.catalogs.links.link_later`) where that class is one of the three (3-class NLL), and the
 earlier unassociated sources the later release calls an AGN or a pulsar give the AGN-vs-pulsar AUC.  Within
 4FGL-DR4 (``--tasks``): ``heldout`` (the main job's 80/20 split), ``faint`` (train on the brighter three quarters,
-test on the faintest), ``plane`` (AGN / pulsar / other, balanced accuracy at |b| <= 10 deg).
+test on the faintest), ``plane`` (AGN / pulsar / other, balanced accuracy at |b| <= 10 deg), ``ood`` ("none of
+these": the outlier score given each preset, `run_ood`).
 
 Models (``--models``), all on the same training rows of a check:
 
@@ -61,7 +62,7 @@ SELECT = ("unassociated", "bcu")
 GP_MODELS = {"gp": {}, "mgp": {"input_noise": "none", "input_prior": "broad"}}
 #: Presets that play the summary preset's part in a pooled set (3FGL has no fermi_dr4).
 SUMMARY_ALIAS = {"fermi_dr4": "summary", "fermi_3fgl": "summary"}
-TASKS = ("heldout", "faint", "plane")
+TASKS = ("heldout", "faint", "plane", "ood")
 PLANE_SCHEME = "agn_pulsar_other"
 PLANE_DEG = 10.0
 MODELS = ("gp", "mgp", "gp+w", "mgp+w", "baselines", "baselines+w")
@@ -94,6 +95,89 @@ def _datasets(catalog, release: str, preset: str, cache: Path | None, scheme: st
         with open(path, "wb") as f:
             pickle.dump(built, f)
     return built
+
+
+def _all_codes(catalog, preset: str, cache: Path | None):
+    """Every labelled 4FGL-DR4 source, one class per CLASS1 code, with ``preset``, from ``cache`` when built before."""
+    path = None if cache is None else cache / f"4FGL-DR4_{preset}_all_codes.pkl"
+    if path is not None and path.exists():
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    t = time.time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        built = catalog.dataset(classes=[c for c in catalog.class_counts() if c != "unassociated"], features=preset)
+    _log(f"4FGL-DR4 {preset} every code: {built.n_samples} labelled sources ({time.time() - t:.0f} s)")
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as f:
+            pickle.dump(built, f)
+    return built
+
+
+def run_ood(presets, seeds, out: Path, cache: Path | None) -> pd.DataFrame:
+    """"None of these" with each preset, by the class-scheme study's protocol (issue 24, scheme ``blazar_pulsar``):
+    every labelled 4FGL-DR4 source split 80/20 per seed, stratified by CLASS1 code; `PopulationOutlierScore` fitted on
+    the bll / fsrq / psr / msp training sources, its threshold at 5% of half of their held-out sources, the
+    false-positive rate on the other half; the share flagged of every source of the codes left out (bcu excepted)
+    and, as the main job's later-release check counts it, of the 4FGL-DR4 unassociated and bcu sources that FL16Y
+    calls neither AGN nor pulsar.  The rows are those every preset keeps.  Written to ``out/summary_ood.csv``."""
+    from gpal.catalogs import load_catalog
+    from gpal.catalogs.links import link_later
+    from gpal.catalogs.schemes import coarse_group
+    from gpal.estimators.outliers import PopulationOutlierScore
+
+    catalog, later = load_catalog("4FGL-DR4"), load_catalog("FL16Y")
+    sets = {p: _all_codes(catalog, p, cache) for p in presets}
+    pools = {p: _datasets(catalog, "4FGL-DR4", p, cache)[1] for p in presets}
+    ids = set.intersection(*(set(map(str, s.ids)) for s in sets.values()))
+    pool_ids = set.intersection(*(set(map(str, s.ids)) for s in pools.values()))
+    base = sets[presets[0]]
+    order = [str(n) for n in base.ids if str(n) in ids]
+    pool_order = [str(n) for n in pools[presets[0]].ids if str(n) in pool_ids]
+    codes = np.array(base.class_names)[base.y[_rows(base, order)]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        index = link_later(catalog, later)
+    row_of = {name: i for i, name in enumerate(catalog.names)}
+    linked = index[[row_of[n] for n in pool_order]]
+    later_code = np.char.lower(np.char.strip(np.where(linked >= 0, later.class_codes[np.maximum(linked, 0)], "").astype(str)))
+    later_other = np.array([c not in ("", "unk") and coarse_group(c) == "other" for c in later_code])
+    first_pool = pools[presets[0]]
+    unassociated = np.char.strip(first_pool.aux["CLASS1"][_rows(first_pool, pool_order)].astype(str)) == ""
+    trained = np.isin(codes, ["bll", "fsrq", "psr", "msp"])
+    left_out = ~trained & (codes != "bcu")
+    rows = []
+    for seed in seeds:
+        train, test = base.subset(_rows(base, order)).split(test_size=0.2, seed=seed, stratify=True)
+        train_in = [str(n) for n, c in zip(train.ids, np.array(base.class_names)[train.y]) if c in
+                    ("bll", "fsrq", "psr", "msp")]
+        test_in = np.array([str(n) for n, c in zip(test.ids, np.array(base.class_names)[test.y]) if c in
+                            ("bll", "fsrq", "psr", "msp")])
+        halves = np.random.default_rng([seed, 5]).permutation(test_in.size)
+        calib, check = test_in[np.sort(halves[: test_in.size // 2])], test_in[np.sort(halves[test_in.size // 2:])]
+        for preset, d in sets.items():
+            t = time.time()
+            part = lambda names: (d.X[_rows(d, names)], d.X_var[_rows(d, names)])
+            scorer = PopulationOutlierScore(random_state=seed).fit(*part(train_in)).calibrate(*part(list(calib)))
+            flagged = scorer.is_outlier(*part(order))
+            pool = pools[preset]
+            pool_flagged = scorer.is_outlier(pool.X[_rows(pool, pool_order)], pool.X_var[_rows(pool, pool_order)])
+            row = {"seed": seed, "preset": preset, "features": d.n_features,
+                   "false-positive rate": float(np.mean(scorer.is_outlier(*part(list(check))))),
+                   f"left-out flagged ({left_out.sum()})": float(np.mean(flagged[left_out])),
+                   f"left-out flagged, unk excluded ({np.sum(left_out & (codes != 'unk'))})":
+                       float(np.mean(flagged[left_out & (codes != "unk")])),
+                   f"DR4 unassociated + bcu FL16Y calls other ({later_other.sum()})": float(np.mean(pool_flagged[later_other])),
+                   f"DR4 unassociated flagged ({unassociated.sum()})": float(np.mean(pool_flagged[unassociated]))}
+            for code in ("spp", "unk", "rdg", "snr", "glc", "pwn", "hmb", "bin"):
+                row[f"{code} ({np.sum(codes == code)})"] = float(np.mean(flagged[codes == code]))
+            rows.append(row)
+            _log(f"ood seed {seed} {preset}: left-out flagged {row[f'left-out flagged ({left_out.sum()})']:.3f} "
+                 f"({time.time() - t:.0f} s)")
+    table = pd.DataFrame(rows)
+    table.to_csv(out / "summary_ood.csv", index=False)
+    return table
 
 
 def _estimator(model: str, seed: int, epochs: int | None):
@@ -346,43 +430,19 @@ def _with_averages(models: dict) -> dict:
     return out
 
 
-def prior_adjusted(proba: np.ndarray, train_prior: np.ndarray, n_iter: int = 200, tol: float = 1e-8) -> np.ndarray:
-    """``proba`` moved to the class mix of its own rows (Saerens, Latinne & Decaestecker 2002): the mix pi is the
-    EM fixed point of pi = mean over rows of p(c | x) pi_c / pi_train,c (renormalised); no labels are used.
-
-    Returns
-    -------
-    numpy.ndarray
-        (n, C) probabilities under the estimated mix."""
-    ratio, pi = np.ones_like(train_prior), train_prior
-    for _ in range(n_iter):
-        q = proba * ratio
-        q /= q.sum(axis=1, keepdims=True)
-        new = q.mean(axis=0)
-        done = np.abs(new - pi).max() < tol
-        pi, ratio = new, new / train_prior
-        if done:
-            break
-    q = proba * ratio
-    return q / q.sum(axis=1, keepdims=True)
-
-
 def _with_pool_prior(models: dict, class1: np.ndarray, train_counts: np.ndarray) -> dict:
     """``models`` and, as ``<model>@prior``, the GP and logistic regression moved to the class mix of each group of
-    sources to classify (unassociated; bcu) by `prior_adjusted`: what the pool itself says, no later labels."""
-    prior = train_counts / train_counts.sum()
+    sources to classify (unassociated; bcu) by `gpal.catalog_jobs.pool_prior` (``gpal classify --pool-prior``): what
+    the pool itself says, no later labels."""
+    from gpal.catalog_jobs.pool_prior import adjust_to_pool, pool_groups
+
+    prior, groups = train_counts / train_counts.sum(), pool_groups(class1)
     out = dict(models)
     for name in ("gp|summary", "gp|fermi_dr4_measurements", "logistic|summary"):
         if name in models:
             kind, preset = name.split("|")
-            adjusted = {}
-            for seed, p in models[name].items():
-                q = p.copy()
-                for group in np.unique(class1):
-                    rows = class1 == group
-                    q[rows] = prior_adjusted(p[rows], prior)
-                adjusted[seed] = q
-            out[f"{kind}@prior|{preset}"] = adjusted
+            out[f"{kind}@prior|{preset}"] = {seed: adjust_to_pool(p, groups, prior, CLASSES).proba
+                                             for seed, p in models[name].items()}
     return out
 
 
@@ -429,13 +489,13 @@ def _fainter(check: dict) -> np.ndarray:
     return scored & (check["significance"] < np.median(check["significance"][scored]))
 
 
-def _auc(truth: np.ndarray, score: np.ndarray) -> float:
-    """ROC AUC by ranks (ties counted half)."""
+def _auc(truth: np.ndarray, score: np.ndarray):
+    """ROC AUC by ranks (ties counted half) along the last axis: one per row of (draws, n) arrays."""
     from scipy.stats import rankdata
 
-    ranks = rankdata(score)
-    n_pos = truth.sum()
-    return float((ranks[truth].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * (truth.size - n_pos)))
+    ranks = rankdata(score, axis=-1)
+    n_pos = truth.sum(axis=-1)
+    return (np.sum(ranks * truth, axis=-1) - n_pos * (n_pos + 1) / 2) / (n_pos * (truth.shape[-1] - n_pos))
 
 
 def summarize(check: dict, reference: str = "logistic|summary", gp_reference: str = "gp|summary") -> pd.DataFrame:
@@ -477,7 +537,7 @@ def summarize(check: dict, reference: str = "logistic|summary", gp_reference: st
         draws = rng.integers(0, truth.size, (N_BOOT, truth.size))
         draws = draws[[0 < truth[d].sum() < truth.size for d in draws]]
         pulsar = CLASSES.index("pulsar")
-        boot = {m: np.array([[_auc(truth[d], p[rows_auc][d, pulsar]) for d in draws] for p in by_seed.values()]).mean(axis=0)
+        boot = {m: np.mean([_auc(truth[draws], p[rows_auc, pulsar][draws]) for p in by_seed.values()], axis=0)
                 for m, by_seed in models.items()}
         for m, by_seed in models.items():
             row = {"check": check["check"], "subset": "AGN vs pulsar (unassociated)", "n": int(truth.size),
@@ -519,6 +579,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--cache", type=Path, default=None, help="folder keeping the built data sets between runs")
     parser.add_argument("--summarize", action="store_true", help="print from the saved probabilities only")
+    parser.add_argument("--fit-only", action="store_true",
+                        help="fit and save, print no tables (their bootstrap takes minutes; --summarize prints them)")
     args = parser.parse_args()
     if not args.pairs and not args.tasks:
         parser.error("name --pairs or --tasks")
@@ -529,20 +591,29 @@ def main() -> None:
             earlier, later = pair.split(":")
             run_pair(earlier, later, tuple(args.presets), args.models, args.seeds, args.epochs, args.out, args.cache)
         for task in args.tasks:
+            if task == "ood":
+                run_ood(tuple(args.presets), args.seeds, args.out, args.cache)
+                continue
             if task == "plane":
                 run_plane(tuple(args.presets), args.models, args.seeds, args.epochs, args.out, args.cache)
                 continue
             run_task(task, tuple(args.presets), args.models, args.seeds, args.epochs, args.out, args.cache)
+        if args.fit_only:
+            return
     checks = [c for pair in args.pairs if (c := load_check(*pair.split(":"), args.out)) is not None]
     if len(checks) > 1:
         checks.append(pooled(checks))
-    checks += [c for task in args.tasks if task != "plane" and (c := load_task(task, args.out)) is not None]
+    checks += [c for task in args.tasks if task not in ("plane", "ood") and (c := load_task(task, args.out)) is not None]
     tables = [summarize(c) for c in checks]
     if "plane" in args.tasks and (plane := summarize_plane(args.out)) is not None:
         tables.append(plane)
     for table in tables:
         print(f"\n## {table.check.iloc[0]}\n")
         print(shown(table).to_markdown(index=False))
+    if "ood" in args.tasks and (args.out / "summary_ood.csv").exists():
+        ood = pd.read_csv(args.out / "summary_ood.csv").drop(columns="seed").groupby("preset", sort=False)
+        print("\n## None of these (outlier score; mean ± SD over seeds)\n")
+        print((ood.mean().round(3).astype(str) + " ± " + ood.std().round(3).astype(str)).T.to_markdown())
     if tables:
         name = "summary_" + "+".join([p.replace(":", "_") for p in args.pairs] + args.tasks) + ".csv"
         pd.concat(tables).to_csv(args.out / name, index=False)

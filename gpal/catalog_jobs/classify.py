@@ -28,6 +28,7 @@ from gpal.catalog_jobs.model_folders import (
 )
 from gpal.catalog_jobs.later_check import check_later, later_release_of, write_later_check
 from gpal.catalog_jobs.none_of_these import OOD_FILE, check_outliers, left_out_codes, left_out_sources
+from gpal.catalog_jobs.pool_prior import adjust_table, training_prior, write_pool_prior
 from gpal.catalog_jobs.prediction import (
     DEFAULT_CHUNK_SIZE, DEFAULT_SELECT, predict_catalog, select_tokens, selection_pool,
 )
@@ -36,7 +37,7 @@ from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.estimators.settings import Setting
 from gpal.catalog_jobs.tables import dated, write_probability_table
 from gpal.catalogs.targets import target_columns
-from gpal.constraints import AnyOf, Integer, ListOf, OneOf, Optional, Real, Text, check_values
+from gpal.constraints import AnyOf, Boolean, Integer, ListOf, OneOf, Optional, Real, Text, check_values
 from gpal.data.dataset import NoisyDataset
 from gpal.evaluation.baselines import BASELINES, fit_baselines, min_training_per_class
 from gpal.evaluation.metrics import proba_by_class
@@ -74,6 +75,10 @@ SETTINGS = {
                                "the catalog's Flags (numbers, e.g. 5,6,14) that leave a source out of both follow-up "
                                "lists; none by default: flagged sources keep their class less often (91% against "
                                "98.5% in FL16Y) but are half the unassociated ones, so the lists carry Flags instead"),
+    "pool_prior": Setting(Boolean(), False,
+                          "move each group's classifications (unassociated; bcu) to its own class mix, estimated by EM "
+                          "(gpal.catalog_jobs.pool_prior); off by default: on later labels it helps the pulsars and "
+                          "hurts the FSRQs (docs/results.md, issue 36)"),
 }
 
 
@@ -91,6 +96,7 @@ def classify_catalog(
     target: str | None = DEFAULT_TARGET,
     follow_up_significance: float = DEFAULT_MIN_SIGNIFICANCE,
     follow_up_flags: Sequence[int] = DEFAULT_EXCLUDED_FLAGS,
+    pool_prior: bool = False,
     force: bool = False,
     progress: bool = True,
     executor: Any = None,
@@ -113,15 +119,17 @@ def classify_catalog(
     the follow-up lists (`gpal.catalog_jobs.follow_up`: sources of ``follow_up_significance``
     sigma or more, none of the ``follow_up_flags``) and ``report.md``, whose path it returns, beside ``metrics.json``, the trained-model folder
     (``model/``, ``training.json``), ``tables/`` (the held-out predictions among them) and
-    ``figures/``.  Rerunning with the same settings reuses the saved model; other settings
+    ``figures/``.  With ``pool_prior`` the classified probabilities are moved to each group's own class
+    mix (`gpal.catalog_jobs.pool_prior`, ``pool_prior.json``; off by default).  Rerunning with the same settings reuses the saved model; other settings
     are refused unless ``force``.  ``progress`` shows the prediction's bar
     (the estimator's ``progress`` its training's); ``log`` receives one line per step (the
     command prints them).
     """
     estimator = job_estimator(estimator)
-    names = ("test_size", "chunk_size", "target", "follow_up_significance", "follow_up_flags")
+    names = ("test_size", "chunk_size", "target", "follow_up_significance", "follow_up_flags", "pool_prior")
     check_values({name: SETTINGS[name].constraint for name in names},
-                 dict(zip(names, (test_size, chunk_size, target, follow_up_significance, list(follow_up_flags)))))
+                 dict(zip(names, (test_size, chunk_size, target, follow_up_significance, list(follow_up_flags),
+                                  pool_prior))))
     check_target(target, selection.class_groups()[0])
     cat, data, identity = open_job("gpal.catalog_jobs.classify", selection, estimator)
     merge = selection.class_groups()[1]
@@ -143,6 +151,7 @@ def classify_catalog(
         "follow_up_significance": follow_up_significance,
         # recorded when given: a run without excluded flags is the run an earlier gpal made
         **({"follow_up_flags": sorted(set(follow_up_flags))} if follow_up_flags else {}),
+        **({"pool_prior": True} if pool_prior else {}),
     }
     # Everything that can be refused is checked before the folder is claimed: a refused command leaves nothing.
     train, test = data.split(test_size=test_size, seed=seed, stratify=True)
@@ -181,6 +190,13 @@ def classify_catalog(
     table = replace(table, frame=table.frame.assign(ood_score=ood_score, ood=ood),
                     meta={**table.meta, "TARGET": target or "", "MINSIG": follow_up_significance,
                           "XFLAGS": ",".join(str(flag) for flag in sorted(set(follow_up_flags)))})
+    pool_proba = table.frame[[f"p_{c}" for c in trained.classes]].to_numpy()  # the later check moves its own
+    if pool_prior:
+        table, moved = adjust_table(table, trained.classes, training_prior(trained.training["n_per_class"],
+                                                                           trained.classes))
+        write_pool_prior(folder, moved)
+        log("moved the classifications to each group's own class mix (pool prior): " + "; ".join(
+            f"{group} " + ", ".join(f"{c} {v:.2f}" for c, v in g["prior"].items()) for group, g in moved.groups.items()))
     log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model about "
         + (f"{target})" if target else "every class)"))
     table = _with_information(table, trained.estimator, pool, target)
@@ -190,11 +206,10 @@ def classify_catalog(
     if later is not None:  # a release older than the newest shipped: score the classifications by what it found
         log(f"checking the classifications against {later} (gpal check-later)")
         compared = {name: folder / sub for name, sub in COMPARED_MODEL_DIRS.items() if (folder / sub).is_dir()}
-        pool_proba = table.frame[[f"p_{c}" for c in trained.classes]].to_numpy()
         # the check scores the unassociated + bcu sources: reuse them where the job classified exactly those
         built = (pool, pool_proba, train) if list(tokens) == list(DEFAULT_SELECT) else None
         write_later_check(check_later(trained, later, earlier=cat.path, baselines=baselines, seed=seed,
-                                      compared=compared, built=built), folder)
+                                      compared=compared, built=built, pool_prior=pool_prior), folder)
     log("writing the follow-up lists and the report")
     return write_classify_report(folder)
 

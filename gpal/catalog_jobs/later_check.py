@@ -34,6 +34,7 @@ import pandas as pd
 
 from gpal.catalog_jobs.layout import CLASSIFICATIONS_CSV, TABLES_DIR
 from gpal.catalog_jobs.model_folders import TrainedModel, load_trained
+from gpal.catalog_jobs.pool_prior import adjust_to_pool, pool_groups, training_prior
 from gpal.catalog_jobs.prediction import DEFAULT_SELECT, predict_proba_chunked, selection_pool
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalogs import load_catalog
@@ -71,12 +72,18 @@ class LaterCheck:
     through: list
     sources: pd.DataFrame
     measures: pd.DataFrame
+    #: Group -> the class mix gpal's probabilities were moved to (`gpal.catalog_jobs.pool_prior`); None: not moved.
+    pool_prior: dict | None = None
 
     def markdown(self) -> str:
         """The measures as a Markdown table, with a line saying what was scored."""
         via = f" (linked through {', '.join(self.through)})" if self.through else ""
+        moved = "" if self.pool_prior is None else (
+            "; gpal's probabilities moved to each group's own class mix (pool prior: " + "; ".join(
+                f"{group} " + ", ".join(f"{c} {v:.2f}" for c, v in g["prior"].items())
+                for group, g in self.pool_prior.items()) + ")")
         return (f"{self.earlier['release']} ({self.earlier['file']}) classifications scored by the classes "
-                f"{self.later['release']} ({self.later['file']}) gives the same sources{via}; intervals: 95%, "
+                f"{self.later['release']} ({self.later['file']}) gives the same sources{via}{moved}; intervals: 95%, "
                 f"paired bootstrap of {N_BOOT} resamples (Jeffreys for rates); diff = model - {MODEL}.\n\n"
                 + shown_measures(self.measures).to_markdown(index=False))
 
@@ -139,6 +146,7 @@ def check_later(
     top_k: Sequence[int] = TOP_K,
     compared: Mapping[str, str | os.PathLike] | None = None,
     built: tuple[NoisyDataset, np.ndarray, NoisyDataset] | None = None,
+    pool_prior: bool | None = None,
 ) -> LaterCheck:
     """Score the model's classifications of its release's unassociated and bcu sources by a later release.
 
@@ -151,7 +159,10 @@ def check_later(
     (no link, no overlap, missing columns, a compared model of other classes) is refused before any fitting.
     ``built``: what the caller (the main job) already has, so nothing is computed twice: the
     release's unassociated and bcu sources with the model's features, the model's probabilities of
-    them, and its training rows.
+    them, and its training rows.  ``pool_prior``: score gpal's probabilities (the model's and the compared
+    models') moved to each group's own class mix, as ``gpal classify --pool-prior`` classifies
+    (`gpal.catalog_jobs.pool_prior`; the baselines are left as a user would fit them); None: as the
+    folder's classify run did.
     """
     trained = model if isinstance(model, TrainedModel) else load_trained(model)
     record = trained.training["catalog"]
@@ -190,6 +201,12 @@ def check_later(
     proba = {MODEL: predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, progress=False)
              if model_proba is None else model_proba}
     proba.update({name: predict_proba_chunked(path, pool.X, pool.X_var, progress=False) for name, path in compared.items()})
+    moved = None
+    if pool_prior or (pool_prior is None and (recorded_identity(trained.folder) or {}).get("pool_prior")):
+        groups, prior = pool_groups(pool.aux["CLASS1"]), training_prior(trained.training["n_per_class"], classes)
+        adjusted = {name: adjust_to_pool(proba[name], groups, prior, classes) for name in (MODEL, *compared)}
+        proba.update({name: result.proba for name, result in adjusted.items()})
+        moved = adjusted[MODEL].groups
     proba.update(fit_baselines(train.X, train.y, pool.X, names=list(baselines), random_state=seed))
 
     sources = pd.DataFrame({"Source_Name": pool.ids, "CLASS1": pool.aux["CLASS1"],
@@ -248,7 +265,7 @@ def check_later(
                          **_rate(int(flagged[known].sum()), int(known.sum()))})
     columns = ["measure", "model", "sources", "n", "value", "low", "high", "diff", "diff_low", "diff_high"]
     return LaterCheck(first.provenance(), last.provenance(), [c.release for c in through], sources,
-                      pd.DataFrame(rows_out).reindex(columns=columns))
+                      pd.DataFrame(rows_out).reindex(columns=columns), moved)
 
 
 def _ood_flags(folder: Path, ids: Sequence[str]) -> np.ndarray | None:

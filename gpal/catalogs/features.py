@@ -757,6 +757,9 @@ FEATURE_PRESETS: dict[str, tuple[Feature, ...]] = {
     "fermi_dr4_lightcurve": _FERMI_DR4 + _LIGHT_CURVE,
     "fermi_dr4_measurements": _FERMI_DR4 + _BAND_SPECTRUM + _LIGHT_CURVE,
     "fermi_3fgl": _FERMI_3FGL,
+    # 3FGL's light curve has fermi_dr4's layout (monthly, 48 bins); its bands are five separate columns, which
+    # ``reduce`` (one multi-band column) does not read, so 3FGL has no band-share preset
+    "fermi_3fgl_lightcurve": _FERMI_3FGL + _LIGHT_CURVE,
     "default": _VILLACAMPA2021,
 }
 

@@ -494,3 +494,50 @@ def test_the_report_is_rebuilt_without_loading_tensorflow(classified):
     from gpal.estimators.params import input_prior_used
 
     assert input_prior_used(main_job_estimator()) == main_job_estimator().input_prior  # NIMGP samples its inputs
+
+
+def test_the_pool_prior_moves_only_the_classified_sources_to_their_own_mix(classified, small_catalog, tmp_path):
+    import warnings
+
+    from gpal.catalog_jobs.later_check import check_later
+    from gpal.catalog_jobs.pool_prior import adjust_to_pool, pool_groups, training_prior
+
+    plain, _ = classified
+    out = tmp_path / "run"
+    report = _classify(out, small_catalog, pool_prior=True)
+    classes = ["bll", "fsrq", "pulsar"]
+    columns = [f"p_{c}" for c in classes]
+    # the held-out check is the run without it: the same model, nothing refitted
+    pd.testing.assert_frame_equal(pd.read_csv(out / "tables" / "heldout.csv"), pd.read_csv(plain / "tables" / "heldout.csv"))
+    before = read_probability_table(plain / "classifications.csv").frame
+    after = read_probability_table(out / "classifications.csv").frame
+    prior = training_prior(load_trained(out).training["n_per_class"], classes)
+    expected = adjust_to_pool(before[columns].to_numpy(), pool_groups(before["CLASS1"]), prior, classes)
+    np.testing.assert_allclose(after[columns].to_numpy(), expected.proba, atol=1e-6)  # the table's printed digits
+    assert not np.allclose(after[columns].to_numpy(), before[columns].to_numpy(), atol=1e-3)
+    point = after["predicted_class"] != "extended"
+    assert (after.loc[point, "predicted_class"] == np.asarray(classes)[expected.proba[point.to_numpy()].argmax(1)]).all()
+    record = json.loads((out / "pool_prior.json").read_text())
+    assert record == expected.record() == json.loads((out / "metrics.json").read_text())["pool_prior"]
+    assert set(record["groups"]) == {"unassociated", "bcu"}
+    assert json.loads((out / "run.json").read_text())["identity"]["pool_prior"] is True
+    text = report.read_text()
+    unassociated = record["groups"]["unassociated"]
+    assert ("**Pool prior applied**" in text and f"unassociated ({unassociated['n']} sources) bll "
+            f"{unassociated['prior']['bll']:.3f}" in text and "**Population shift**" not in text)
+    # the later-release check scores the moved probabilities of gpal, and the baselines as fitted
+    sources = pd.read_csv(out / "tables" / "later_check_sources.csv", keep_default_na=False)
+    plain_sources = pd.read_csv(plain / "tables" / "later_check_sources.csv", keep_default_na=False)
+    got = sources[[f"{c}_gpal" for c in columns]].to_numpy()
+    moved = adjust_to_pool(plain_sources[[f"{c}_gpal" for c in columns]].to_numpy(), pool_groups(sources["CLASS1"]),
+                           prior, classes).proba
+    np.testing.assert_allclose(got, moved, atol=1e-12)
+    np.testing.assert_allclose(sources[[f"{c}_logistic" for c in columns]], plain_sources[[f"{c}_logistic" for c in columns]])
+    assert "pool_prior" not in json.loads((plain / "run.json").read_text())["identity"]  # off: the run record as before
+    # gpal check-later on the folder moves them as its run did, and says so
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        again = check_later(out, "FL16Y", earlier=small_catalog, baselines=["logistic"])
+    np.testing.assert_allclose(again.sources[[f"{c}_gpal" for c in columns]].to_numpy(), got, atol=1e-12)
+    assert again.pool_prior == record["groups"]
+    assert f"(pool prior: unassociated bll {unassociated['prior']['bll']:.2f}" in again.markdown()

@@ -251,7 +251,7 @@ def test_classify_params_are_the_selection_the_estimator_and_the_job(tmp_path, m
     assert call.pop("estimator") == estimator_identity(main_job_estimator(epochs=20, learning_rate=0.02, random_state=3))
     assert call == {"out_dir": out, "seed": 3, "force": True, "test_size": 0.2, "select": None, "chunk_size": 20000,
                     "baselines": ["logistic", "random_forest_isotonic"], "target": None, "follow_up_significance": 4.0,
-                    "follow_up_flags": []}
+                    "follow_up_flags": [], "pool_prior": False}
 
 
 def test_synthetic_2d_tables_with_given_and_learned_noise(tmp_path):

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from gpal.catalog_jobs.layout import BASELINES_FILE, METRICS_FILE, SIGNIFICANCE_COLUMN
+from gpal.catalog_jobs.pool_prior import read_pool_prior
 from gpal.catalog_jobs.report.inputs import FinishedRun
 from gpal.catalog_jobs.tables import EXTENDED
 from gpal.catalogs import repaired_text
@@ -153,6 +154,7 @@ def _classified_record(run: FinishedRun) -> dict[str, Any]:
 def write_metrics(run: FinishedRun, check: HeldOutCheck) -> dict[str, Any]:
     """``metrics.json``: the held-out check, the classified sources, the comparison, the shifts and dropped rows."""
     training, comparison = run.training, check.comparison
+    moved = read_pool_prior(run.folder)
     metrics = {
         "heldout": _heldout_record(run, check),
         "trained_on": training.get("n_per_class"),
@@ -161,8 +163,10 @@ def write_metrics(run: FinishedRun, check: HeldOutCheck) -> dict[str, Any]:
         "run_date": run.table.meta.get("DATE"),
         "comparison": comparison.to_dict(orient="records") if comparison["model"].nunique() > 1 else None,
         "faintest_quarter": check.faint,
-        "population_shift": _population_shift(run.frame[run.frame["predicted_class"] != EXTENDED], run.classes,
-                                              training.get("n_per_class", {})),
+        # with the pool prior applied the table's probabilities are already moved: its mixes replace the diagnostic
+        "population_shift": None if moved else _population_shift(run.frame[run.frame["predicted_class"] != EXTENDED],
+                                                                 run.classes, training.get("n_per_class", {})),
+        "pool_prior": moved,
         "dropped": {"labelled": training.get("dropped", {}),
                     "classified": [n for n in run.table.meta.get("DROPPED", "").split(",") if n]},
         "repaired": {"labelled": repaired_text(training["repaired"]) if "repaired" in training else None,

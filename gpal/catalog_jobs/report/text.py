@@ -140,6 +140,19 @@ def _population_shift(shift: Mapping[str, Any] | None) -> str | None:
             "estimate.")
 
 
+def _pool_prior(moved: Mapping[str, Any] | None) -> str | None:
+    if not moved:
+        return None
+    return ("**Pool prior applied** (`--pool-prior`): each group's probabilities were moved to its own class mix, "
+            "estimated by EM from the model's probabilities alone (training: "
+            + ", ".join(f"{c} {v:.3f}" for c, v in moved["training_prior"].items()) + "): "
+            + "; ".join(f"{group} ({g['n']} sources) " + ", ".join(f"{c} {v:.3f}" for c, v in g["prior"].items())
+                        for group, g in moved["groups"].items())
+            + ". The held-out check is unchanged; the classifications and the later-release check use the moved "
+            "probabilities (the follow-up lists' ranking does not depend on them). Off by default: on later labels it helps the pulsars and hurts the FSRQs "
+            "(docs/results.md, issue 36).")
+
+
 def _classified(run: FinishedRun, classified: Mapping[str, Any]) -> str:
     return (f"**Classified**: {len(run.frame)} sources ({run.table.meta.get('SELECT')}), "
             + ", ".join(f"{k} {v}" for k, v in classified["predicted"].items())
@@ -250,7 +263,8 @@ def report_text(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any
     paragraphs = [
         _catalog(run), _run_date(run), _what_the_model_can_say(run), _model(run),
         _heldout_check(check, metrics["heldout"]), _error_bars_bought(run, check), _faintest_quarter(check.faint),
-        _population_shift(metrics["population_shift"]), _classified(run, metrics["classified"]),
+        _population_shift(metrics["population_shift"]), _pool_prior(metrics.get("pool_prior")),
+        _classified(run, metrics["classified"]),
         none_of_these(run.folder, run.frame, run.classes), _later_release(run), _follow_up(run),
         _mc_noise(metrics["classified"]["mc_noise"]), _rows_left_out(metrics["dropped"]),
         _values_read_as_exact(metrics["repaired"]), _files(run), _rebuild(run),
