@@ -117,8 +117,11 @@ def model_spec(est: Any) -> ModelSpec:
 
 
 def check_input_prior(est: Any) -> None:
-    """Refuse a population prior, fitted with the measured variances, where the variances are learned instead."""
-    if input_prior_used(est) == "population" and est.noise_variance == "learned":
+    """Refuse a population prior, fitted with the measured variances, where the variances are learned instead.
+
+    The strategy (whose registry entry imports TensorFlow) is asked last, so a valid estimator is checked
+    without loading it: a command refuses bad input before TensorFlow loads."""
+    if est.input_prior == "population" and est.noise_variance == "learned" and input_prior_used(est) == "population":
         raise ValueError(f"input_prior={est.input_prior!r} is fitted with the measured variances; "
                          "use noise_variance='known' or 'both'")
 
