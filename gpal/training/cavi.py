@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -21,6 +20,7 @@ from gpal.constraints import OneOf, check_values
 from gpal.models.compiled import instance_function
 from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP, onehot_labels
 from gpal.registry import CONJUGATE_INFERENCE
+from gpal.training.shared import LentBySignature
 
 __all__ = ["AugmentedTrainer", "step_size"]
 
@@ -163,10 +163,8 @@ class _SharedUpdates:
         return value
 
 
-# Signature -> (lock, _SharedUpdates), most recently used last; a few kept per process.
-_UPDATES: "OrderedDict[str, tuple[threading.Lock, _SharedUpdates]]" = OrderedDict()
-_UPDATES_KEPT = 8
-_UPDATES_LOCK = threading.Lock()
+# Signature -> the updates traced on a template model, lent to one run at a time; a few kept per process.
+_UPDATES: LentBySignature[_SharedUpdates] = LentBySignature(8)
 
 
 def _signature_updates(model: AugmentedLogisticSoftmaxGP, train_inducing: bool) -> tuple[_SharedUpdates, threading.Lock]:
@@ -190,17 +188,4 @@ def _signature_updates(model: AugmentedLogisticSoftmaxGP, train_inducing: bool) 
                       for p, v in parameter_dict(model).items()},
         "classes": sorted(f"{type(m).__module__}.{type(m).__qualname__}@{id(type(m))}" for m in (model, *model.submodules)),
     }, sort_keys=True, default=str)
-    with _UPDATES_LOCK:
-        entry = _UPDATES.get(key)
-        if entry is not None and entry[0].acquire(blocking=False):
-            _UPDATES.move_to_end(key)
-            return entry[1], entry[0]
-    lock = threading.Lock()
-    lock.acquire()
-    updates = _SharedUpdates(model, train_inducing)
-    with _UPDATES_LOCK:
-        if key not in _UPDATES:
-            _UPDATES[key] = (lock, updates)
-            while len(_UPDATES) > _UPDATES_KEPT:
-                _UPDATES.popitem(last=False)
-    return updates, lock
+    return _UPDATES.borrow(key, lambda: _SharedUpdates(model, train_inducing))

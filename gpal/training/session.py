@@ -220,14 +220,14 @@ def _shared_function(model: Any, key: tuple, make: Callable[[Any], Callable]) ->
 
     from gpal.models.compiled import instance_function
     from gpal.models.state import reading_values, stored_variable
-    from gpal.training.svi import _template, trace_key
+    from gpal.training.svi import template_copy, trace_key
 
     full_key = json.dumps([trace_key(model), repr(key)])
     with _SHARED_LOCK:
         if full_key in _SHARED:
             _SHARED.move_to_end(full_key)
             return _SHARED[full_key]
-    template = _template(model)
+    template = template_copy(model)
     fn = make(template)
 
     def call(values: dict[str, Any], X: Any, X_var: Any, seed: Any) -> Any:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple
 
@@ -41,6 +40,7 @@ from gpflow.utilities import parameter_dict
 from gpal.models.compiled import instance_function
 from gpal.models.state import stored_variable
 from gpal.models.svgp import NoisySVGP
+from gpal.training.shared import LentBySignature
 
 __all__ = [
     "TrainData",
@@ -53,6 +53,7 @@ __all__ = [
     "RowAdam",
     "model_signature",
     "run_epochs",
+    "template_copy",
     "trace_key",
 ]
 
@@ -372,10 +373,8 @@ class SharedTrainer:
             lock.release()
 
 
-# Signature -> (lock, Trainer of a template model), most recently used last; a few kept per process.
-_TRAINERS: "OrderedDict[str, tuple[threading.Lock, Trainer]]" = OrderedDict()
-_TRAINERS_KEPT = 8
-_TRAINERS_LOCK = threading.Lock()
+# Signature -> the Trainer of a template model, lent to one fit at a time; a few kept per process.
+_TRAINERS: LentBySignature[Trainer] = LentBySignature(8)
 
 
 def trace_key(model: NoisySVGP) -> str:
@@ -398,21 +397,7 @@ def trace_key(model: NoisySVGP) -> str:
 
 def _signature_trainer(model: NoisySVGP) -> tuple[Trainer, threading.Lock]:
     """The kept ``Trainer`` of ``model``'s signature with its lock held (a new one if it is busy or absent)."""
-    key = trace_key(model)
-    with _TRAINERS_LOCK:
-        entry = _TRAINERS.get(key)
-        if entry is not None and entry[0].acquire(blocking=False):
-            _TRAINERS.move_to_end(key)
-            return entry[1], entry[0]
-    lock = threading.Lock()
-    lock.acquire()
-    trainer = Trainer(_template(model))
-    with _TRAINERS_LOCK:
-        if key not in _TRAINERS:
-            _TRAINERS[key] = (lock, trainer)
-            while len(_TRAINERS) > _TRAINERS_KEPT:
-                _TRAINERS.popitem(last=False)
-    return trainer, lock
+    return _TRAINERS.borrow(trace_key(model), lambda: Trainer(template_copy(model)))
 
 
 def run_epochs(
@@ -493,7 +478,7 @@ def _guarded_step(model, step, idx, step_number, epoch, max_jitter) -> float:
     return loss
 
 
-def _template(model: NoisySVGP) -> NoisySVGP:
+def template_copy(model: NoisySVGP) -> NoisySVGP:
     """A copy of ``model`` (20 times faster to make than ``NoisySVGP.from_structure``'s build) whose variables of
     unknown row count (per-point tables) stay so, as a plain deep copy would fix them at their present rows."""
     memo = {id(v): tf.Variable(v, shape=v.shape, trainable=v.trainable, name=v.name.split(":")[0])
