@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from gpal.catalogs.releases import FGL3_COLUMNS, FGL4_COLUMNS
+from gpal.catalogs.releases import FGL3_COLUMNS, FGL4_COLUMNS, Columns
 
 __all__ = ["Feature", "FEATURE_PRESETS", "RELEASE_PRESET", "resolve_features", "MC_DRAWS", "MC_SEED"]
 
@@ -51,9 +51,11 @@ class Feature:
     """One model input built from catalog columns, with its error bar carried along.
 
     column:    the value column, e.g. ``"LP_Index"``; with ``band``, one band of a multi-band
-               column such as ``Flux_Band`` (n, 8).
+               column such as ``Flux_Band`` (n, 8).  With ``reduce``, a tuple of one column per band
+               (3FGL's ``Flux100_300`` ...) reads as the bands of one multi-band column.
     error:     its 1-sigma uncertainty column (``None``: the feature is exact, variance 0):
-               one-sided (n,) / (n, bands), or two-sided (n, 2) / (n, bands, 2) [lower, upper].
+               one-sided (n,) / (n, bands), or two-sided (n, 2) / (n, bands, 2) [lower, upper];
+               a tuple of one error column per band where ``column`` is a tuple.
     transform: ``"identity"``, ``"log"``, ``"log10"``, ``"abs"``, ``"sin_deg"`` or
                ``"abs_sin_deg"`` (|sin b| of an angle in degrees, e.g. |sin GLAT|).
     floor:     for log transforms, values below ``floor`` are raised to it first (``LP_SigCurv``
@@ -114,8 +116,8 @@ class Feature:
     True
     """
 
-    column: str
-    error: str | None = None
+    column: str | tuple[str, ...]
+    error: str | tuple[str, ...] | None = None
     transform: str = "identity"
     floor: float | None = None
     name: str | None = None
@@ -140,6 +142,9 @@ class Feature:
             if not isinstance(self.bands, (tuple, list)):
                 raise ValueError(f"bands of {what} must be a list of band indices; got {self.bands!r}")
             object.__setattr__(self, "bands", tuple(self.bands))  # a list from JSON or YAML; hashable
+        for key in ("column", "error"):
+            if isinstance(getattr(self, key), list):
+                object.__setattr__(self, key, tuple(getattr(self, key)))
         if self.transform not in _TRANSFORMS:
             raise ValueError(f"unknown transform {self.transform!r} for {what}; valid: {list(_TRANSFORMS)}")
         if self.floor is not None:
@@ -185,10 +190,23 @@ class Feature:
     def _check_reduce(self, what: str) -> None:
         if self.reduce not in _REDUCES:
             raise ValueError(f"unknown reduce {self.reduce!r} for {what}; valid: {list(_REDUCES)}")
+        per_band = isinstance(self.column, tuple)
+        if per_band and (len(self.column) < 2 or not all(isinstance(c, str) for c in self.column)):
+            raise ValueError(f"column of {what} must be a column name or, with reduce, two or more band column "
+                             f"names; got {self.column!r}")
+        if isinstance(self.error, tuple) and not (per_band and len(self.error) == len(self.column)
+                                                  and all(isinstance(c, str) for c in self.error)):
+            raise ValueError(f"error of {what} is a tuple {self.error!r}: it needs a tuple column of as many band "
+                             f"columns, one error column each; column is {self.column!r}")
         if self.reduce is None:
             if self.bands is not None:
                 raise ValueError(f"bands={self.bands} given for {what} without reduce")
+            if per_band:
+                raise ValueError(f"column of {what} is a tuple of band columns {self.column!r}, which needs reduce")
             return
+        if per_band and self.error is not None and not isinstance(self.error, tuple):
+            raise ValueError(f"{what} reads the band columns {self.column!r}: give one error column per band, "
+                             f"not {self.error!r}")
         if self.combine is not None or self.propagation != "monte_carlo":
             raise ValueError(f"reduce={self.reduce!r} for {what} needs propagation='monte_carlo' and no combine")
         if self.bands is not None and (len(self.bands) < 2 or len(set(self.bands)) != len(self.bands) or any(
@@ -208,7 +226,8 @@ class Feature:
     def label(self) -> str:
         if self.name:
             return self.name
-        base = f"{self.column}{_band(self.band)}"
+        column = "|".join(self.column) if isinstance(self.column, tuple) else self.column
+        base = f"{column}{_band(self.band)}"
         if self.reduce is not None:
             base = f"{self.reduce}({base})"
         if self.combine is not None:
@@ -219,7 +238,8 @@ class Feature:
     @property
     def columns(self) -> tuple[str, ...]:
         cols = [self.column, self.error, self.other_column, self.other_error or (self.error if self.combine else None)]
-        return tuple(dict.fromkeys(c for c in cols if c))
+        flat = (name for c in cols if c for name in (c if isinstance(c, tuple) else (c,)))
+        return tuple(dict.fromkeys(flat))
 
     def to_dict(self) -> dict[str, Any]:
         """The fields that differ from their defaults (JSON-able; ``Feature.from_spec`` rebuilds the feature).
@@ -313,7 +333,7 @@ class Feature:
         if self.combine is not None:
             operands.append((self.other_band, self.other_error or self.error))
         if self.reduce is not None:
-            operands = [(b, self.error) for b in self._bands(np.shape(read(self.column))[1])]
+            operands = [(b, error) for _, b, error in self._band_operands(read)]
         out: dict[str, np.ndarray] = {}
         for band, error in operands if self.missing_error == "exact" else ():
             if error is not None:
@@ -322,19 +342,26 @@ class Feature:
                 out[error] = out.get(error, np.zeros_like(missing)) | missing
         return out
 
-    def _measure_bands(self, read):
-        """``measure`` of a ``reduce`` feature: every band of ``bands`` is an operand of the error model."""
+    def _band_operands(self, read) -> list[tuple[str, int | None, str | None]]:
+        """(column, band within it, error column) of every band of ``bands``: one multi-band column's bands, or
+        the band columns of a tuple ``column``, so that both layouts reach the one reduction."""
+        if isinstance(self.column, tuple):
+            errors = self.error or (None,) * len(self.column)
+            return [(self.column[b], None, errors[b]) for b in self._bands(len(self.column))]
         n_bands = np.shape(read(self.column))
         if len(n_bands) != 2:
             raise ValueError(f"feature {self.label!r} reduces the bands of {self.column!r}, which needs a multi-band "
                              f"(n, bands) column; got shape {n_bands}")
-        bands = self._bands(n_bands[1])
+        return [(self.column, b, self.error) for b in self._bands(n_bands[1])]
+
+    def _measure_bands(self, read):
+        """``measure`` of a ``reduce`` feature: every band of ``bands`` is an operand of the error model."""
         operands, bad = [], {}
-        for b in bands:
-            x, lo, up, bad_b = self._one(read, self.column, b, self.error)
+        for column, b, error in self._band_operands(read):
+            x, lo, up, bad_b = self._one(read, column, b, error)
             operands.append(np.stack([x, lo, up], axis=-1))
-            for column, rows in bad_b.items():
-                bad[column] = bad.get(column, np.zeros_like(rows)) | rows
+            for name, rows in bad_b.items():
+                bad[name] = bad.get(name, np.zeros_like(rows)) | rows
         model = np.stack(operands, axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             value = self._reduce(model[..., 0])
@@ -733,13 +760,16 @@ _FERMI_3FGL = (
 # the yearly fluxes' max / mean and coefficient of variation, log10 (cv floored at 0.01: a steady source).
 # Every band and year is an operand with the fermi_dr4 error model (split normal, upper limit where the
 # lower error is NaN, >= 0), reduced per Monte Carlo draw, so the errors reach the features' variances.
+# 3FGL's five band columns span the same 0.1-100 GeV: its band k is DR4 band k + 1 (named so, as its
+# hardness ratios are), its 10-100 GeV band DR4's bands 5 and 6 together (log10_share56).
 _SHARE_BANDS = tuple(range(1, 7))
 
 
-def _share(band: int) -> Feature:
-    return Feature(FGL4_COLUMNS.band_flux, error=FGL4_COLUMNS.band_flux_error, band=band, reduce="share",
-                   bands=_SHARE_BANDS, transform="log10", floor=1e-4, two_sided="split_normal", centre="draw_mean",
-                   name=f"log10_share{band}", **_FLUX_ERRORS)
+def _share(layout: Columns, band: int, bands: tuple[int, ...] | None, name: str) -> Feature:
+    """Band ``band``'s share of the flux over ``bands`` of a release's band columns: one definition for every layout."""
+    return Feature(layout.band_flux, error=layout.band_flux_error, band=band, reduce="share", bands=bands,
+                   transform="log10", floor=1e-4, two_sided="split_normal", centre="draw_mean", name=name,
+                   **_FLUX_ERRORS)
 
 
 def _light_curve(reduce: str, floor: float | None) -> Feature:
@@ -747,7 +777,9 @@ def _light_curve(reduce: str, floor: float | None) -> Feature:
                    transform="log10", floor=floor, two_sided="split_normal", name=f"log10_lc_{reduce}", **_FLUX_ERRORS)
 
 
-_BAND_SPECTRUM = tuple(_share(b) for b in _SHARE_BANDS)
+_BAND_SPECTRUM = tuple(_share(FGL4_COLUMNS, b, _SHARE_BANDS, f"log10_share{b}") for b in _SHARE_BANDS)
+_BAND_SPECTRUM_3FGL = tuple(_share(FGL3_COLUMNS, b, None, f"log10_share{b + 1}" if b < 4 else "log10_share56")
+                            for b in range(len(FGL3_COLUMNS.band_flux)))
 _LIGHT_CURVE = (_light_curve("max_over_mean", None), _light_curve("cv", 0.01))
 
 FEATURE_PRESETS: dict[str, tuple[Feature, ...]] = {
@@ -757,9 +789,9 @@ FEATURE_PRESETS: dict[str, tuple[Feature, ...]] = {
     "fermi_dr4_lightcurve": _FERMI_DR4 + _LIGHT_CURVE,
     "fermi_dr4_measurements": _FERMI_DR4 + _BAND_SPECTRUM + _LIGHT_CURVE,
     "fermi_3fgl": _FERMI_3FGL,
-    # 3FGL's light curve has fermi_dr4's layout (monthly, 48 bins); its bands are five separate columns, which
-    # ``reduce`` (one multi-band column) does not read, so 3FGL has no band-share preset
+    # 3FGL's light curve has fermi_dr4's layout (monthly, 48 bins)
     "fermi_3fgl_lightcurve": _FERMI_3FGL + _LIGHT_CURVE,
+    "fermi_3fgl_measurements": _FERMI_3FGL + _BAND_SPECTRUM_3FGL + _LIGHT_CURVE,
     "default": _VILLACAMPA2021,
 }
 
