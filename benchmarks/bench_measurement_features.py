@@ -73,46 +73,42 @@ def _log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-def _datasets(catalog, release: str, preset: str, cache: Path | None, scheme: str | None = None):
-    """The labelled training set (bll / fsrq / pulsar, or the class scheme ``scheme``) and the unassociated + bcu
-    pool (None with a scheme) of ``release`` with ``preset``, from ``cache`` when built before (the measurement
-    presets take minutes to build)."""
-    from gpal.catalogs.schemes import resolve_classes
-
-    path = None if cache is None else cache / f"{release}_{preset}{'' if scheme is None else '_' + scheme}.pkl"
+def _cached(path: Path | None, build, describe):
+    """``build()``, read from the pickle at ``path`` when built before and written there after (the
+    measurement presets take minutes to build); ``describe(built)`` is logged with the build time."""
     if path is not None and path.exists():
         with open(path, "rb") as f:
             return pickle.load(f)
     t = time.time()
-    classes, merge = (CLASSES, MERGE) if scheme is None else resolve_classes(scheme)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        built = (catalog.dataset(classes=list(classes), merge=merge, features=preset),
-                 None if scheme is not None else catalog.pool(select=list(SELECT), features=preset))
-    _log(f"{release} {preset} {scheme or ''}: {built[0].n_samples} training sources ({time.time() - t:.0f} s)")
+        built = build()
+    _log(f"{describe(built)} ({time.time() - t:.0f} s)")
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "wb") as f:
             pickle.dump(built, f)
     return built
+
+
+def _datasets(catalog, release: str, preset: str, cache: Path | None, scheme: str | None = None):
+    """The labelled training set (bll / fsrq / pulsar, or the class scheme ``scheme``) and the unassociated + bcu
+    pool (None with a scheme) of ``release`` with ``preset``, from ``cache`` when built before."""
+    from gpal.catalogs.schemes import resolve_classes
+
+    path = None if cache is None else cache / f"{release}_{preset}{'' if scheme is None else '_' + scheme}.pkl"
+    classes, merge = (CLASSES, MERGE) if scheme is None else resolve_classes(scheme)
+    return _cached(path, lambda: (catalog.dataset(classes=list(classes), merge=merge, features=preset),
+                                  None if scheme is not None else catalog.pool(select=list(SELECT), features=preset)),
+                   lambda built: f"{release} {preset} {scheme or ''}: {built[0].n_samples} training sources")
 
 
 def _all_codes(catalog, preset: str, cache: Path | None):
     """Every labelled 4FGL-DR4 source, one class per CLASS1 code, with ``preset``, from ``cache`` when built before."""
     path = None if cache is None else cache / f"4FGL-DR4_{preset}_all_codes.pkl"
-    if path is not None and path.exists():
-        with open(path, "rb") as f:
-            return pickle.load(f)
-    t = time.time()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        built = catalog.dataset(classes=[c for c in catalog.class_counts() if c != "unassociated"], features=preset)
-    _log(f"4FGL-DR4 {preset} every code: {built.n_samples} labelled sources ({time.time() - t:.0f} s)")
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "wb") as f:
-            pickle.dump(built, f)
-    return built
+    return _cached(path, lambda: catalog.dataset(classes=[c for c in catalog.class_counts() if c != "unassociated"],
+                                                 features=preset),
+                   lambda built: f"4FGL-DR4 {preset} every code: {built.n_samples} labelled sources")
 
 
 def run_ood(presets, seeds, out: Path, cache: Path | None) -> pd.DataFrame:
