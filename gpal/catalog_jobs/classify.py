@@ -28,7 +28,7 @@ from gpal.catalog_jobs.model_folders import (
 )
 from gpal.catalog_jobs.later_check import check_later, later_release_of, write_later_check
 from gpal.catalog_jobs.none_of_these import OOD_FILE, check_outliers, left_out_codes, left_out_sources
-from gpal.catalog_jobs.pool_prior import adjust_table, training_prior, write_pool_prior
+from gpal.catalog_jobs.pool_prior import adjust_table, mixes_text, training_prior, write_pool_prior
 from gpal.catalog_jobs.prediction import (
     DEFAULT_CHUNK_SIZE, DEFAULT_SELECT, predict_catalog, select_tokens, selection_pool,
 )
@@ -195,8 +195,7 @@ def classify_catalog(
         table, moved = adjust_table(table, trained.classes, training_prior(trained.training["n_per_class"],
                                                                            trained.classes))
         write_pool_prior(folder, moved)
-        log("moved the classifications to each group's own class mix (pool prior): " + "; ".join(
-            f"{group} " + ", ".join(f"{c} {v:.2f}" for c, v in g["prior"].items()) for group, g in moved.groups.items()))
+        log(f"moved the classifications to each group's own class mix (pool prior): {mixes_text(moved.groups)}")
     log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model about "
         + (f"{target})" if target else "every class)"))
     table = _with_information(table, trained.estimator, pool, target)

@@ -34,7 +34,7 @@ import pandas as pd
 
 from gpal.catalog_jobs.layout import CLASSIFICATIONS_CSV, TABLES_DIR
 from gpal.catalog_jobs.model_folders import TrainedModel, load_trained
-from gpal.catalog_jobs.pool_prior import adjust_to_pool, pool_groups, training_prior
+from gpal.catalog_jobs.pool_prior import adjust_to_pool, mixes_text, pool_groups, training_prior
 from gpal.catalog_jobs.prediction import DEFAULT_SELECT, predict_proba_chunked, selection_pool
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalogs import load_catalog
@@ -79,9 +79,7 @@ class LaterCheck:
         """The measures as a Markdown table, with a line saying what was scored."""
         via = f" (linked through {', '.join(self.through)})" if self.through else ""
         moved = "" if self.pool_prior is None else (
-            "; gpal's probabilities moved to each group's own class mix (pool prior: " + "; ".join(
-                f"{group} " + ", ".join(f"{c} {v:.2f}" for c, v in g["prior"].items())
-                for group, g in self.pool_prior.items()) + ")")
+            f"; gpal's probabilities moved to each group's own class mix (pool prior: {mixes_text(self.pool_prior)})")
         return (f"{self.earlier['release']} ({self.earlier['file']}) classifications scored by the classes "
                 f"{self.later['release']} ({self.later['file']}) gives the same sources{via}{moved}; intervals: 95%, "
                 f"paired bootstrap of {N_BOOT} resamples (Jeffreys for rates); diff = model - {MODEL}.\n\n"

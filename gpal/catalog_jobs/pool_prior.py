@@ -25,7 +25,7 @@ from gpal.estimators.base import entropy
 from gpal.evaluation.prior_shift import estimate_target_prior
 from gpal.files import read_json, write_json_atomic
 
-__all__ = ["POOL_PRIOR_FILE", "PoolPrior", "adjust_table", "adjust_to_pool", "pool_groups", "read_pool_prior",
+__all__ = ["POOL_PRIOR_FILE", "PoolPrior", "adjust_table", "adjust_to_pool", "mixes_text", "pool_groups", "read_pool_prior",
            "training_prior", "write_pool_prior"]
 
 #: The estimated mixes in a classify folder, written when the pool prior was applied.
@@ -104,6 +104,23 @@ def adjust_to_pool(proba: np.ndarray, groups: Sequence[Any], prior: np.ndarray,
         found[str(group)] = {"n": int(rows.sum()), "prior": dict(zip(classes, np.round(result.prior, 4).tolist())),
                              "n_iter": int(result.n_iter), "converged": bool(result.converged)}
     return PoolPrior(adjusted, dict(zip(classes, np.round(np.asarray(prior, float), 4).tolist())), found)
+
+
+def mixes_text(groups: Mapping[str, Mapping[str, Any]], digits: int = 2, counts: bool = False) -> str:
+    """Each group's estimated mix as text (``PoolPrior.groups``), e.g. "unassociated bll 0.31, fsrq 0.09, pulsar
+    0.60; bcu ...", with each group's number of sources where ``counts``: the one wording of the log, the later
+    check and the report.
+
+    Returns
+    -------
+    str
+        The groups' mixes, "; "-separated.
+    """
+    parts = []
+    for group, g in groups.items():
+        size = f" ({g['n']} sources)" if counts else ""
+        parts.append(f"{group}{size} " + ", ".join(f"{c} {v:.{digits}f}" for c, v in g["prior"].items()))
+    return "; ".join(parts)
 
 
 def adjust_table(table: ClassifiedSources, classes: Sequence[str], prior: np.ndarray) -> tuple[ClassifiedSources,

@@ -24,6 +24,7 @@ from gpal.catalog_jobs.layout import (
 from gpal.catalog_jobs.later_check import MODEL, read_later_check
 from gpal.catalog_jobs.model_folders import MODEL_DIR, TRAINING_FILE
 from gpal.catalog_jobs.none_of_these import report_paragraph as none_of_these
+from gpal.catalog_jobs.pool_prior import mixes_text
 from gpal.catalog_jobs.report.inputs import FinishedRun
 from gpal.catalog_jobs.report.measures import ERROR_BLIND_MODEL, MODEL_NAME, N_BINS, HeldOutCheck
 from gpal.catalog_jobs.report.tables import interval_text
@@ -146,8 +147,7 @@ def _pool_prior(moved: Mapping[str, Any] | None) -> str | None:
     return ("**Pool prior applied** (`--pool-prior`): each group's probabilities were moved to its own class mix, "
             "estimated by EM from the model's probabilities alone (training: "
             + ", ".join(f"{c} {v:.3f}" for c, v in moved["training_prior"].items()) + "): "
-            + "; ".join(f"{group} ({g['n']} sources) " + ", ".join(f"{c} {v:.3f}" for c, v in g["prior"].items())
-                        for group, g in moved["groups"].items())
+            + mixes_text(moved["groups"], digits=3, counts=True)
             + ". The held-out check is unchanged; the classifications and the later-release check use the moved "
             "probabilities (the follow-up lists' ranking does not depend on them). Off by default: on later labels it helps the pulsars and hurts the FSRQs "
             "(docs/results.md, issue 36).")
