@@ -116,7 +116,8 @@ def _classify(args: argparse.Namespace) -> int:
     from gpal.catalog_jobs.settings import main_job_estimator
 
     selection, estimator = _selection(args), _estimator(args, main_job_estimator, not args.no_progress)
-    preload("gpal.models")  # TensorFlow, beside the selection's features: the job trains or loads a model
+    # TensorFlow beside the selection's features (the job trains or loads a model), then the report's matplotlib
+    preload("gpal.models", "gpal.evaluation.plots")
     with make_executor(args.scheduler) as executor:
         report = classify_catalog(selection, estimator, args.out, seed=args.seed, force=args.force,
                                   progress=not args.no_progress, executor=executor, log=_say, **_given(args, _JOB))

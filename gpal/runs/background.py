@@ -4,8 +4,8 @@ On a 2-core laptop a compiled TensorFlow step or a NumPy array operation release
 fits in two threads take about the time of one: the main job trains the error-blind twin and the
 baselines beside the model this way.  Work in the background must be stoppable: when the block
 beside it fails or is interrupted, the work is told to stop (`abandon_if` raises `Abandoned` at
-its next check) and waited for, so nothing is written after the run gave up.  `preload` imports a heavy
-module (TensorFlow and the models) in a second thread while the main thread builds its data.
+its next check) and waited for, so nothing is written after the run gave up.  `preload` imports heavy
+modules (TensorFlow and the models) in a second thread while the main thread builds its data.
 """
 
 from __future__ import annotations
@@ -56,27 +56,30 @@ def alongside(work: Optional[Callable[[threading.Event], None]]) -> Iterator[Cal
         future.result()  # a block that never waited still hears of the work's failure
 
 
-def preload(module: str) -> threading.Thread:
-    """Start importing ``module`` in a second thread; the main thread's own import of it then waits for it.
+def preload(*modules: str) -> threading.Thread:
+    """Start importing ``modules``, one after the other, in a second thread; the main thread's own import of one
+    then waits for it.
 
     A job that will train imports TensorFlow (seconds of mostly Python work) beside its feature
-    computation (NumPy and SciPy ufuncs, which release the GIL), so the two share the cores.  The
-    thread is not a daemon: a process that ends early (a refused input) waits for the import to
-    finish rather than tear an extension down half loaded.  A failed import is left to the main
-    thread's own, which raises it where the module is needed.
+    computation (NumPy and SciPy ufuncs, which release the GIL), so the two share the cores; what the
+    job's end needs (its figures' matplotlib) can follow in the same thread.  The thread is not a daemon:
+    a process that ends early (a refused input) waits for the imports to finish rather than tear an
+    extension down half loaded.  A failed import is left to the main thread's own, which raises it where
+    the module is needed; the modules after it are still imported.
 
     Returns
     -------
     threading.Thread
-        The started thread (join it to wait for the import).
+        The started thread (join it to wait for the imports).
     """
-    thread = threading.Thread(target=_import, args=(module,), name="gpal-preload")
+    thread = threading.Thread(target=_import, args=modules, name="gpal-preload")
     thread.start()
     return thread
 
 
-def _import(module: str) -> None:
-    try:
-        importlib.import_module(module)
-    except Exception:  # noqa: BLE001  the main thread imports it again and reports the failure there
-        pass
+def _import(*modules: str) -> None:
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except Exception:  # noqa: BLE001  the main thread imports it again and reports the failure there
+            pass

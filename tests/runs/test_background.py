@@ -101,10 +101,13 @@ def test_a_failed_preload_is_raised_by_the_main_threads_own_import(tmp_path, mon
     from gpal.runs.background import preload
 
     (tmp_path / "gpal_preload_broken.py").write_text("raise RuntimeError('half-installed extension')\n")
+    (tmp_path / "gpal_preload_after.py").write_text("import threading\nTHREAD = threading.current_thread().name\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "gpal_preload_broken", raising=False)
-    preload("gpal_preload_broken").join(30)
+    for name in ("gpal_preload_broken", "gpal_preload_after"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    preload("gpal_preload_broken", "gpal_preload_after").join(30)
     assert "gpal_preload_broken" not in sys.modules
+    assert sys.modules["gpal_preload_after"].THREAD == "gpal-preload"  # the modules after a failed one still load
     assert "half-installed" not in capsys.readouterr().err  # nothing printed from the thread
     with pytest.raises(RuntimeError, match="half-installed extension"):
         import gpal_preload_broken  # noqa: F401
