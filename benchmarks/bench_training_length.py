@@ -17,6 +17,8 @@ EPOCHS:LEARNING_RATE:BATCH_SIZE for a minibatch other than the main job's.
         --settings 300:0.01 100:0.01 50:0.01 50:0.03 25:0.03 --seeds 0 1 2
     PYTHONPATH=$PWD python benchmarks/bench_training_length.py --out runs/training_length --em-steps 30 \
         --settings 50:0.03 50:0.03:400 --seeds 0 1 2
+    PYTHONPATH=$PWD python benchmarks/bench_training_length.py --out runs/training_length --em-steps 30 \
+        --input-noise none --settings 50:0.03 20:0.03 10:0.03 --seeds 0 1 2     # the error-blind twin
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 
-def _unit(epochs: int, learning_rate: float, batch_size: int, seed: int, em_steps: int) -> dict:
+def _unit(epochs: int, learning_rate: float, batch_size: int, seed: int, em_steps: int, input_noise: str | None) -> dict:
     from gpal.catalog_jobs.later_check import check_later
     from gpal.catalog_jobs.model_folders import train_catalog_model
     from gpal.catalog_jobs.selection import CatalogSelection
@@ -40,9 +42,10 @@ def _unit(epochs: int, learning_rate: float, batch_size: int, seed: int, em_step
 
     fit_mixture_prior.__kwdefaults__["max_iter"] = em_steps  # the population prior's EM steps (a study knob)
 
-    settings = dict(epochs=epochs, learning_rate=learning_rate, batch_size=batch_size, random_state=seed, progress=False)
+    settings = dict(epochs=epochs, learning_rate=learning_rate, batch_size=batch_size, random_state=seed, progress=False,
+                    **({} if input_noise is None else {"input_noise": input_noise}))
     row: dict = {"epochs": epochs, "learning_rate": learning_rate, "batch_size": batch_size, "seed": seed,
-                 "em_steps": em_steps}
+                 "em_steps": em_steps, **({} if input_noise is None else {"input_noise": input_noise})}
     t0, c0 = time.perf_counter(), time.process_time()
     _, data = CatalogSelection().load()
     train, test = data.split(test_size=0.2, seed=seed, stratify=True)
@@ -102,6 +105,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="EPOCHS:LEARNING_RATE[:BATCH_SIZE], the first is the reference")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--em-steps", type=int, default=100, help="the population prior's EM steps (fit_mixture_prior)")
+    parser.add_argument("--input-noise", default=None,
+                        help="the estimator's input_noise (default: the main job's); 'none' is its error-blind twin")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -114,9 +119,11 @@ def main(argv: list[str] | None = None) -> None:
             epochs, lr = int(parts[0]), float(parts[1])
             batch = int(parts[2]) if len(parts) > 2 else MAIN_JOB_ESTIMATOR["batch_size"]
             name = f"e{epochs}_lr{lr:g}" + ("" if batch == MAIN_JOB_ESTIMATOR["batch_size"] else f"_b{batch}")
-            path = out / (f"{name}_s{seed}.json" if args.em_steps == 100 else f"{name}_em{args.em_steps}_s{seed}.json")
+            name += "" if args.em_steps == 100 else f"_em{args.em_steps}"
+            name += "" if args.input_noise is None else f"_{args.input_noise}"
+            path = out / f"{name}_s{seed}.json"
             if not path.is_file():
-                row = _unit(epochs, lr, batch, seed, args.em_steps)
+                row = _unit(epochs, lr, batch, seed, args.em_steps, args.input_noise)
                 tmp = path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(row, indent=1))
                 tmp.replace(path)

@@ -312,6 +312,19 @@ def _write_ecsv(table: Any, frame: pd.DataFrame, path: Path) -> None:
                  lineterminator="\n")
 
 
+def _ecsv_header(path: Path) -> Any:
+    """An ECSV file's header and column names read as a table of no rows: its keywords without parsing its rows."""
+    from astropy.table import Table
+
+    lines = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            lines.append(line)
+            if not line.startswith("#"):  # the column names' line ends the header
+                break
+    return Table.read("".join(lines), format="ascii.ecsv")
+
+
 def _strip_strings(frame: pd.DataFrame) -> pd.DataFrame:
     for column in frame.columns:
         if not pd.api.types.is_numeric_dtype(frame[column]):  # FITS pads strings and reads empty ones as masked
@@ -343,7 +356,7 @@ def read_probability_table(path: str | os.PathLike) -> ClassifiedSources:
     header_lines = len(meta)
     twin = path.with_suffix(TWIN_SUFFIX)
     if not header_lines and twin.is_file():
-        meta = dict(Table.read(twin, format="ascii.ecsv").meta)
+        meta = dict(_ecsv_header(twin).meta)
     text = {name: str for name in _TEXT_COLUMNS}
     frame = pd.read_csv(path, skiprows=header_lines, keep_default_na=False, na_values=[""], dtype=text)
     for name in set(_TEXT_COLUMNS) & set(frame.columns):
