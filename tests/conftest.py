@@ -1,9 +1,13 @@
 """Shared test data: a small 4FGL-DR4 FITS file cut from the shipped catalog."""
 
+import os
 import warnings
 
 import numpy as np
 import pytest
+
+# As the command's process does (gpal.cli.main): TensorFlow's import loads tf_keras, not Keras 3, in every worker.
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
 # A few hundred DR4 rows keep every test fast: labelled sources of the three classes and sources to classify.
 SMALL = {"bll": 70, "fsrq": 50, "psr": 25, "msp": 25, "": 60, "bcu": 30, "snr": 12, "spp": 3}

@@ -342,3 +342,16 @@ def test_workflow_errors_reach_the_user_with_exit_code_2(tmp_path, capsys):
     _fails(capsys, ["workflow", str(bad)], "unknown key 'params.epoch'", "epochs")
     _fails(capsys, ["workflow", str(tmp_path / "nope.yaml")], "does not exist")
     assert not (tmp_path / "out").exists()
+
+
+def test_the_command_asks_tensorflow_for_tf_keras_unless_the_user_chose(monkeypatch, capsys):
+    """Keras 3, which gpal never uses, is a quarter of TensorFlow's import: the command's process skips it, but an
+    environment that chose otherwise keeps its choice."""
+    import os
+
+    monkeypatch.delenv("TF_USE_LEGACY_KERAS", raising=False)
+    assert main(["catalog", "summary", "--catalog", "4FGL"]) == 0
+    assert os.environ["TF_USE_LEGACY_KERAS"] == "1"
+    monkeypatch.setenv("TF_USE_LEGACY_KERAS", "0")
+    assert main(["catalog", "summary", "--catalog", "4FGL"]) == 0
+    assert os.environ["TF_USE_LEGACY_KERAS"] == "0"
