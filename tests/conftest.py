@@ -42,9 +42,10 @@ def write_small_catalog(path, drop_column=None):
 
 
 def pytest_configure(config):
-    # With -n (pytest-xdist), tests that share a module-scoped fixture go to one worker (pytest_collection_modifyitems),
-    # so the fixture (a fitted model, a finished run, a Dask cluster) is made once, not once per worker; those groups
-    # are sent first (xdist orders them by size), and the other tests are spread one at a time as under --dist load.
+    # With -n (pytest-xdist), tests that share a module-scoped fixture or one of SHARED_RUNS go to one worker
+    # (pytest_collection_modifyitems), so the fixture (a fitted model, a finished run, a Dask cluster) is made once,
+    # not once per worker; those groups are sent first (xdist orders them by size), and the other tests are spread
+    # one at a time as under --dist load.
     if config.getoption("dist", "no") == "load":
         config.option.dist = "loadgroup"
     if getattr(config, "workerinput", {}).get("loadgroup"):  # a worker re-parses the command line: told by the node hook
@@ -56,14 +57,34 @@ def pytest_configure_node(node):
     node.workerinput["loadgroup"] = node.config.getoption("dist") == "loadgroup"
 
 
+#: Session-scoped fixtures that cost a run of their own: the tests that read one go to one worker, with them.
+SHARED_RUNS = ("main_job_run", "two_class_model")
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the marks
 def pytest_collection_modifyitems(config, items):
     if not getattr(config.option, "loadgroup", False):  # what xdist sets on its workers under --dist loadgroup
         return
+    # A test's group keys: its module where it reads a module-scoped fixture, each shared run it reads.  Keys that
+    # one test holds together are one group (union-find), so no fixture is made on two workers.
+    keys, parent = {}, {}
+
+    def root(key):
+        while parent.setdefault(key, key) != key:
+            key = parent[key]
+        return key
+
     for item in items:
         fixtures = getattr(item, "_fixtureinfo", None)
-        if fixtures and any(defs[-1].scope == "module" for defs in fixtures.name2fixturedefs.values()):
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+        defs = fixtures.name2fixturedefs if fixtures else {}
+        held = [item.nodeid.split("::")[0]] if any(d[-1].scope == "module" for d in defs.values()) else []
+        held += [name for name in SHARED_RUNS if name in defs]
+        for key in held[1:]:
+            parent[root(key)] = root(held[0])
+        keys[item] = held
+    for item, held in keys.items():
+        if held:
+            item.add_marker(pytest.mark.xdist_group(root(held[0])))
 
 
 @pytest.fixture(scope="session")
@@ -71,7 +92,36 @@ def small_catalog(tmp_path_factory):
     return write_small_catalog(tmp_path_factory.mktemp("catalog") / "small_dr4.fits")
 
 
+#: The smallest main-job estimator the tests of a finished run need (their assertions do not read the fit's quality).
+TINY_ESTIMATOR = dict(epochs=3, num_inducing=5, batch_size=64, input_noise="first_order")
+
+
+@pytest.fixture(scope="session")
+def main_job_run(small_catalog, tmp_path_factory):
+    """A finished ``gpal classify`` of the small catalog with TINY_ESTIMATOR, read by the tests of several modules:
+    one that changes the folder works on a copy (``shutil.copytree`` into its ``tmp_path``).  Returns the folder."""
+    from gpal.cli import main
+
+    out = tmp_path_factory.mktemp("main_job") / "run"
+    options = [f"--{name.replace('_', '-')}={value}" for name, value in TINY_ESTIMATOR.items()]
+    assert main(["classify", "--catalog", str(small_catalog), *options, "--no-progress", "--out", str(out)]) == 0
+    return out
+
+
 #: ~300 bytes of YAML standing for 9**9 values through nested aliases (refused at once).
 BILLION_LAUGHS = "workflow: toy_1d\na: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)
 )
+
+
+@pytest.fixture(scope="session")
+def two_class_model(small_catalog, tmp_path_factory):
+    """A ``gpal train`` folder of the main job's estimator (NIMGP) on bll and fsrq, one epoch, 3 inducing points,
+    in a folder whose name is not ASCII (issue 33), read by the tests of several modules (damaged on copies).
+    Returns the folder."""
+    from gpal.cli import main
+
+    out = tmp_path_factory.mktemp("two_classes") / "résultats"
+    assert main(["train", "--catalog", str(small_catalog), "--classes", "bll,fsrq", "--epochs", "1",
+                 "--num-inducing", "3", "--no-progress", "--out", str(out)]) == 0
+    return out

@@ -20,9 +20,8 @@ from gpal.catalog_jobs.tables import check_table_path, read_probability_table, w
 from gpal.catalogs import repaired_text
 from gpal.catalogs.classes import format_class_spec, parse_class_spec
 from gpal.runs.output_dir import OutputInUse
-from conftest import SMALL, write_small_catalog
+from conftest import SMALL, TINY_ESTIMATOR as TINY, write_small_catalog
 
-TINY = dict(epochs=3, num_inducing=5, batch_size=64, input_noise="first_order")
 #: What a user finds at the top of the main job's folder; every table and figure lies beneath.
 TOP = {"classifications.csv", "classifications.ecsv", "classifications.fits", "report.md", "metrics.json", "ood.json",
        "training.json", "model", "model_error_blind", "run.json", ".gpal-written", "tables", "figures", "follow_up.reg",
@@ -39,13 +38,10 @@ def _classify(out, catalog, estimator=TINY, **job):
     return classify_catalog(selection, main_job_estimator(**estimator), out, progress=False, **job)
 
 
-@pytest.fixture(scope="module")
-def classified(small_catalog, tmp_path_factory):
-    out = tmp_path_factory.mktemp("classify") / "run"
-    estimator = main_job_estimator(**TINY)
-    report = classify_catalog(CatalogSelection(catalog=str(small_catalog)), estimator, out, progress=False)
-    assert not hasattr(estimator, "classes_")  # the job fits a copy
-    return out, report
+@pytest.fixture
+def classified(main_job_run):
+    """The session's finished main job (conftest.py), read only, and its report."""
+    return main_job_run, main_job_run / "report.md"
 
 
 # ------------------------------------------------------------------ class specs
@@ -99,7 +95,6 @@ def test_a_selection_keeps_its_values_and_resolves_its_classes():
 # ----------------------------------------------------------------- the main job
 def test_classify_writes_table_figures_metrics_and_report(classified, small_catalog):
     out, report = classified
-    assert report == out / "report.md"
     for name in ["classifications.csv", "classifications.fits", "tables/heldout.csv", "metrics.json", "training.json",
                  "model/config.json", "model/params.npz", "tables/heldout_metrics.csv", "tables/predicted_counts.md"]:
         assert (out / name).is_file(), name
@@ -225,8 +220,9 @@ def test_unknown_baseline_is_refused_before_the_folder_is_claimed(small_catalog,
     assert not (tmp_path / "run").exists()
 
 
-def test_rerun_with_same_settings_reuses_the_model_and_reproduces_the_table(classified, small_catalog):
-    out, _ = classified
+def test_rerun_with_same_settings_reuses_the_model_and_reproduces_the_table(classified, small_catalog, tmp_path):
+    out = tmp_path / "run"  # the run of the command line, rerun through the API
+    shutil.copytree(classified[0], out)
     params = out / "model" / "params.npz"
     before, table = params.stat().st_mtime_ns, (out / "classifications.csv").read_bytes()
     said = []
@@ -253,19 +249,6 @@ def test_a_failed_model_fit_stops_the_comparison_fitted_beside_it(small_catalog,
 
 def _files(folder):
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
-
-
-def test_report_refuses_a_folder_missing_its_classifications(classified, tmp_path, capsys):
-    from gpal.cli import main
-
-    out, _ = classified
-    old = tmp_path / "copy"
-    shutil.copytree(out, old)
-    assert main(["report", str(old)]) == 0
-    assert (old / "metrics.json").read_bytes() == (out / "metrics.json").read_bytes()
-    (old / "classifications.csv").unlink()
-    assert main(["report", str(old)]) == 2
-    assert "not a finished gpal classify folder: ['classifications.csv'] missing" in capsys.readouterr().err
 
 
 def test_rerun_with_other_settings_is_refused_before_any_work(classified, small_catalog):
@@ -418,37 +401,53 @@ def test_extended_sources_are_not_given_a_point_source_class(classified, small_c
     assert table["predicted_class"][~extended].isin(["bll", "fsrq", "pulsar"]).all()
 
 
-def test_a_catalog_without_the_ellipse_columns_gets_the_stated_fallback(tmp_path):
+#: The error ellipse's columns, which an older catalog layout lacks.
+ELLIPSE = ("Conf_95_SemiMajor", "Conf_95_SemiMinor", "Conf_95_PosAng")
+#: The follow-up flags the optioned run excludes.
+FLAGS = list(range(1, 15))
+
+
+@pytest.fixture(scope="module")
+def optioned_run(small_catalog, tmp_path_factory):
+    """One main job for three tests (the ellipse fallback, the excluded flags, the pool prior): a catalog without
+    the ellipse columns (not features: the rows, features and estimator are the session run's, so the model is too),
+    FLAGS excluded, the pool prior on; the logistic baseline alone (the tests compare no other).
+    Returns the folder, the report and the catalog."""
+    folder = tmp_path_factory.mktemp("options")
+    catalog = write_small_catalog(folder / "older.fits", drop_column=ELLIPSE)
+    out = folder / "run"
+    return out, _classify(out, catalog, follow_up_flags=FLAGS, pool_prior=True, baselines=["logistic"]), catalog
+
+
+def test_a_catalog_without_the_ellipse_columns_gets_the_stated_fallback(optioned_run):
     """An older layout without Conf_95_*: the ellipse columns are NaN (units kept), the region file holds no source
     (it draws only ellipses it has), and the run writes every file."""
     from astropy.table import Table
 
-    ellipse = ("Conf_95_SemiMajor", "Conf_95_SemiMinor", "Conf_95_PosAng")
-    out = tmp_path / "run"
-    _classify(out, write_small_catalog(tmp_path / "older.fits", drop_column=ellipse))
-    assert {p.name for p in out.iterdir()} == TOP
+    out, _, _ = optioned_run
+    assert {p.name for p in out.iterdir()} == TOP | {"pool_prior.json"}  # the pool prior's record beside them
     frame = pd.read_csv(out / "follow_up.csv", keep_default_na=False, na_values=[""])
-    assert len(frame) > 0 and frame[list(ellipse)].isna().all().all() and frame["RA"].notna().all()
+    assert len(frame) > 0 and frame[list(ELLIPSE)].isna().all().all() and frame["RA"].notna().all()
     assert Table.read(out / "follow_up.ecsv", format="ascii.ecsv")["Conf_95_SemiMajor"].unit == "deg"
     assert (out / "follow_up.reg").read_text().splitlines() == [
         "# Region file format: DS9 version 4.1", "# gpal follow-up list: 95% error ellipses", "fk5"]
 
 
-def test_excluded_flags_leave_flagged_sources_out_of_both_lists_and_the_report_says_so(small_catalog, tmp_path):
-    out = tmp_path / "run"
+def test_excluded_flags_leave_flagged_sources_out_of_both_lists_and_the_report_says_so(optioned_run, small_catalog,
+                                                                                         tmp_path):
     with pytest.raises(ValueError, match=r"follow_up_flags\[0\] must be an integer >= 1 and <= 32; got 0"):
-        _classify(out, small_catalog, follow_up_flags=[0])
-    assert not out.exists()
-    report = _classify(out, small_catalog, follow_up_flags=list(range(1, 15)))
+        _classify(tmp_path / "run", small_catalog, follow_up_flags=[0])
+    assert not (tmp_path / "run").exists()
+    out, report, _ = optioned_run
     frame = read_probability_table(out / "classifications.csv")
-    assert frame.meta["XFLAGS"] == ",".join(map(str, range(1, 15)))
+    assert frame.meta["XFLAGS"] == ",".join(map(str, FLAGS))
     flagged = frame.frame[(frame.frame["Flags"] > 0) & (frame.frame["Signif_Avg"] >= 4) & ~frame.frame["extended"]]
     assert len(flagged) > 0  # sources the default lists would hold
     for name in ("follow_up.csv", "discovery.csv"):
         rows = pd.read_csv(out / name, keep_default_na=False, na_values=[""])
         assert len(rows) > 0 and (rows["Flags"] <= 0).all(), name
     assert f"nor are {len(flagged)} more that carry one of the catalog's Flags 1, 2," in report.read_text()
-    assert json.loads((out / "run.json").read_text())["identity"]["follow_up_flags"] == list(range(1, 15))
+    assert json.loads((out / "run.json").read_text())["identity"]["follow_up_flags"] == FLAGS
 
 
 def test_a_target_the_classes_lack_is_refused_before_the_folder_is_claimed(small_catalog, tmp_path):
@@ -458,8 +457,13 @@ def test_a_target_the_classes_lack_is_refused_before_the_folder_is_claimed(small
 
 
 def test_a_scheme_that_trains_on_bcu_classifies_only_the_unassociated(small_catalog, tmp_path):
+    """Also what the API returns and leaves alone.  The error-blind model (no twin: one GP fit) and a single
+    baseline: nothing here reads the fit."""
     out = tmp_path / "coarse"
-    _classify(out, small_catalog, classes="bll,fsrq,pulsar=psr+msp,other=snr+bcu", baselines=["logistic"])
+    estimator = main_job_estimator(**{**TINY, "input_noise": "none"})
+    selection = CatalogSelection(catalog=str(small_catalog), classes="bll,fsrq,pulsar=psr+msp,other=snr+bcu")
+    assert classify_catalog(selection, estimator, out, progress=False, baselines=["logistic"]) == out / "report.md"
+    assert not hasattr(estimator, "classes_")  # the job fits a copy
     frame = pd.read_csv(out / "classifications.csv", keep_default_na=False)
     assert set(frame["CLASS1"].str.lower()) == {""} and len(frame) == SMALL[""]
     assert set(json.loads((out / "ood.json").read_text())["left_out"]) == {"spp"}  # snr and bcu are trained on
@@ -477,34 +481,44 @@ def test_bad_schemes_are_refused_naming_the_group_before_any_work(small_catalog,
     assert not (tmp_path / "out").exists()
 
 
-def test_the_report_is_rebuilt_without_loading_tensorflow(classified):
-    """``gpal report`` reads what the run recorded (the input prior it used among them); it never loads the model."""
+def test_the_report_is_rebuilt_without_loading_tensorflow_and_refuses_a_folder_missing_its_classifications(
+        classified, tmp_path, capsys):
+    """``gpal report`` reads what the run recorded (the input prior it used among them); it never loads the model.
+    One rebuild (in a fresh interpreter, the costly part) serves both checks."""
     import subprocess
     import sys
 
-    out, report = classified
+    from gpal.cli import main
+
+    run, _ = classified
+    out = tmp_path / "copy"
+    shutil.copytree(run, out)
+    report = out / "report.md"
     before = report.read_text()
     code = ("import sys; from gpal.cli import main; code = main(['report', sys.argv[1]]); "
             "print('TF-LOADED' if 'tensorflow' in sys.modules else 'TF-ABSENT'); sys.exit(code)")
     done = subprocess.run([sys.executable, "-c", code, str(out)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "TF-ABSENT" in done.stdout, done.stderr
+    assert (out / "metrics.json").read_bytes() == (run / "metrics.json").read_bytes()
     training = json.loads((out / "training.json").read_text())
     assert training["input_prior_used"] is None  # TINY's first_order inputs are not sampled: no prior to state
     assert "input_prior=" not in report.read_text() and "input_prior=" not in before
     from gpal.estimators.params import input_prior_used
 
     assert input_prior_used(main_job_estimator()) == main_job_estimator().input_prior  # NIMGP samples its inputs
+    (out / "classifications.csv").unlink()
+    assert main(["report", str(out)]) == 2
+    assert "not a finished gpal classify folder: ['classifications.csv'] missing" in capsys.readouterr().err
 
 
-def test_the_pool_prior_moves_only_the_classified_sources_to_their_own_mix(classified, small_catalog, tmp_path):
+def test_the_pool_prior_moves_only_the_classified_sources_to_their_own_mix(classified, optioned_run):
     import warnings
 
     from gpal.catalog_jobs.later_check import check_later
     from gpal.catalog_jobs.pool_prior import adjust_to_pool, pool_groups, training_prior
 
     plain, _ = classified
-    out = tmp_path / "run"
-    report = _classify(out, small_catalog, pool_prior=True)
+    out, report, catalog = optioned_run
     classes = ["bll", "fsrq", "pulsar"]
     columns = [f"p_{c}" for c in classes]
     # the held-out check is the run without it: the same model, nothing refitted
@@ -537,7 +551,7 @@ def test_the_pool_prior_moves_only_the_classified_sources_to_their_own_mix(class
     # gpal check-later on the folder moves them as its run did, and says so
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        again = check_later(out, "FL16Y", earlier=small_catalog, baselines=["logistic"])
+        again = check_later(out, "FL16Y", earlier=catalog, baselines=["logistic"])
     np.testing.assert_allclose(again.sources[[f"{c}_gpal" for c in columns]].to_numpy(), got, atol=1e-12)
     assert again.pool_prior == record["groups"]
     assert f"(pool prior: unassociated bll {unassociated['prior']['bll']:.2f}" in again.markdown()

@@ -167,17 +167,16 @@ def test_check_later_measures_match_independent_computations(trained, small_cata
     assert path.is_file() and back["later"].eq("FL16Y").all() and len(back) == len(check.measures)
 
 
-def test_a_compared_model_of_other_classes_is_refused_before_fitting(trained, small_catalog, tmp_path, monkeypatch):
+def test_a_compared_model_of_other_classes_is_refused_before_fitting(trained, two_class_model, small_catalog,
+                                                                   monkeypatch):
     import gpal.catalog_jobs.later_check as later_check
 
-    other = train_catalog_model(CatalogSelection(catalog=str(small_catalog), classes="bll,fsrq"),
-                                main_job_estimator(**TINY), tmp_path / "two_classes")
     monkeypatch.setattr(later_check, "fit_baselines", lambda *a, **k: pytest.fail("fitted before refusing"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", AmbiguousLinkWarning)
         with pytest.raises(ValueError, match=r"compared model 'two classes' \(.*\) has classes \['bll', 'fsrq'\] and "
                                              r"\d+ features; the model has \['bll', 'fsrq', 'pulsar'\]"):
-            check_later(trained, "FL16Y", earlier=small_catalog, compared={"two classes": other / "model"})
+            check_later(trained, "FL16Y", earlier=small_catalog, compared={"two classes": two_class_model / "model"})
 
 
 def test_what_the_main_job_already_built_gives_the_same_check(trained, small_catalog):

@@ -147,26 +147,16 @@ def _gpal(args, timeout=300, env=None):
     return done, time.perf_counter() - t0
 
 
-@pytest.fixture(scope="module")
-def trained_dir(small_catalog, tmp_path_factory):
-    from gpal.cli import main
-
-    out = tmp_path_factory.mktemp("quiet") / "résultats"  # a folder name that is not ASCII (issue 33)
-    assert main(["train", "--catalog", str(small_catalog), "--classes", "bll,fsrq", "--out", str(out), "--epochs", "2",
-                 "--num-inducing", "5", "--no-progress"]) == 0
-    return out
-
-
-def test_commands_that_load_tensorflow_print_none_of_its_noise(trained_dir, small_catalog, tmp_path):
+def test_commands_that_load_tensorflow_print_none_of_its_noise(two_class_model, small_catalog, tmp_path):
     """... also under an ASCII locale (LC_ALL=C, PYTHONIOENCODING unset), with the model in a folder named
     ``résultats``: the path reaches the FITS header, which holds printable ASCII only (escaped there)."""
     out = tmp_path / "t.fits"
     ascii_locale = {k: v for k, v in os.environ.items() if k not in ("PYTHONIOENCODING", "PYTHONUTF8", "LANG", "LC_CTYPE")}
-    done, _ = _gpal(["predict", str(trained_dir), "--catalog", str(small_catalog), "--out", str(out), "--no-progress"],
+    done, _ = _gpal(["predict", str(two_class_model), "--catalog", str(small_catalog), "--out", str(out), "--no-progress"],
                     env={**ascii_locale, "LC_ALL": "C"})
     assert done.returncode == 0, done.stderr
     table = read_probability_table(out)
-    assert table.meta["MODEL"] == str(trained_dir.resolve()).replace("é", "\\xe9")
+    assert table.meta["MODEL"] == str(two_class_model.resolve()).replace("é", "\\xe9")
     assert "TF-LOADED" in done.stdout  # TensorFlow did load, quietly
     assert not [word for word in TF_NOISE if word.lower() in done.stderr.lower()], done.stderr
     assert f"{SMALL[''] + SMALL['bcu']} sources (" in done.stdout  # predict's default selection is classify's
@@ -194,12 +184,12 @@ def test_a_worker_started_by_a_quiet_command_imports_tensorflow_quietly():
     assert not [word for word in TF_NOISE if word.lower() in done.stderr.lower()], done.stderr
 
 
-def test_bad_input_is_refused_before_tensorflow_loads(trained_dir, small_catalog, tmp_path):
+def test_bad_input_is_refused_before_tensorflow_loads(two_class_model, small_catalog, tmp_path):
     done, seconds = _gpal(["train", "--catalog", str(small_catalog), "--classes", "bll,xyz", "--out", str(tmp_path / "m")])
     assert done.returncode == 2 and "unknown class code(s) ['xyz']" in done.stderr
     assert "TF-ABSENT" in done.stdout
     print(f"bad class code refused in {seconds:.1f} s")  # benchmark (was 12 s when TensorFlow loaded first)
-    done, seconds = _gpal(["predict", str(trained_dir), "--catalog", str(small_catalog), "--select", "nebula",
+    done, seconds = _gpal(["predict", str(two_class_model), "--catalog", str(small_catalog), "--select", "nebula",
                            "--out", str(tmp_path / "t.csv")])
     assert done.returncode == 2 and "unknown class code(s) ['nebula']" in done.stderr
     assert "TF-ABSENT" in done.stdout
