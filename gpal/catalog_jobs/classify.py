@@ -33,6 +33,8 @@ from gpal.catalog_jobs.prediction import (
     DEFAULT_CHUNK_SIZE, DEFAULT_SELECT, predict_catalog, select_tokens, selection_pool,
 )
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, write_classify_report
+from gpal.catalog_jobs.report.figures import held_out_figures
+from gpal.catalog_jobs.report.inputs import read_held_out
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.estimators.settings import Setting
 from gpal.catalog_jobs.tables import dated, write_probability_table
@@ -179,28 +181,36 @@ def classify_catalog(
             held.to_csv(tmp, index=False)
         comparison_done()
 
-    log("fitting the outlier score ('none of these') on the training split"
-        + (f", checking it on the {len(left_out)} labelled classes left out" if left_out else ""))
-    held_out_classes = left_out_sources(cat, left_out, data.meta["features"])
-    ood_score, ood = check_outliers(folder / OOD_FILE, train, test, held_out_classes, pool, seed)
+    figures: dict[str, Any] = {}
 
-    log(f"classifying the {' + '.join(tokens)} sources of {cat.release}")
-    table = dated(predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor, progress=progress,
-                                  pool=pool))
-    table = replace(table, frame=table.frame.assign(ood_score=ood_score, ood=ood),
-                    meta={**table.meta, "TARGET": target or "", "MINSIG": follow_up_significance,
-                          "XFLAGS": ",".join(str(flag) for flag in sorted(set(follow_up_flags)))})
-    pool_proba = table.frame[[f"p_{c}" for c in trained.classes]].to_numpy()  # the later check moves its own
-    if pool_prior:
-        table, moved = adjust_table(table, trained.classes, training_prior(trained.training["n_per_class"],
-                                                                           trained.classes))
-        write_pool_prior(folder, moved)
-        log(f"moved the classifications to each group's own class mix (pool prior): {mixes_text(moved.groups)}")
-    log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model about "
-        + (f"{target})" if target else "every class)"))
-    table = _with_information(table, trained.estimator, pool, target)
-    for name in (CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS):
-        write_probability_table(table, folder / name, force=True)
+    def draw_held_out(stop: threading.Event) -> None:  # beside what follows: its NumPy and TensorFlow free the GIL
+        figures.update(held_out_figures(read_held_out(folder), partial(abandon_if, stop)))
+
+    with alongside(draw_held_out) as figures_done:
+        log("fitting the outlier score ('none of these') on the training split"
+            + (f", checking it on the {len(left_out)} labelled classes left out" if left_out else ""))
+        held_out_classes = left_out_sources(cat, left_out, data.meta["features"])
+        ood_score, ood = check_outliers(folder / OOD_FILE, train, test, held_out_classes, pool, seed)
+
+        log(f"classifying the {' + '.join(tokens)} sources of {cat.release}")
+        table = dated(predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor,
+                                      progress=progress, pool=pool))
+        table = replace(table, frame=table.frame.assign(ood_score=ood_score, ood=ood),
+                        meta={**table.meta, "TARGET": target or "", "MINSIG": follow_up_significance,
+                              "XFLAGS": ",".join(str(flag) for flag in sorted(set(follow_up_flags)))})
+        pool_proba = table.frame[[f"p_{c}" for c in trained.classes]].to_numpy()  # the later check moves its own
+        if pool_prior:
+            table, moved = adjust_table(table, trained.classes, training_prior(trained.training["n_per_class"],
+                                                                               trained.classes))
+            write_pool_prior(folder, moved)
+            log(f"moved the classifications to each group's own class mix (pool prior): {mixes_text(moved.groups)}")
+        log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model about "
+            + (f"{target})" if target else "every class)"))
+        table = _with_information(table, trained.estimator, pool, target)
+        for name in (CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS):
+            write_probability_table(table, folder / name, force=True)
+        figures_done()
+
     later = later_release_of(cat.release)
     if later is not None:  # a release older than the newest shipped: score the classifications by what it found
         log(f"checking the classifications against {later} (gpal check-later)")
@@ -210,7 +220,7 @@ def classify_catalog(
         write_later_check(check_later(trained, later, earlier=cat.path, baselines=baselines, seed=seed,
                                       compared=compared, built=built, pool_prior=pool_prior), folder)
     log("writing the follow-up lists and the report")
-    return write_classify_report(folder)
+    return write_classify_report(folder, held_out_figures=figures)
 
 
 def _with_information(table: Any, estimator: Any, pool: NoisyDataset, target: str | None) -> Any:

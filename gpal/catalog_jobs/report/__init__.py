@@ -21,7 +21,7 @@ from pathlib import Path
 
 from gpal.catalog_jobs.follow_up import write_follow_up_lists
 from gpal.catalog_jobs.layout import REPORT_FILE
-from gpal.catalog_jobs.report.figures import write_figures
+from gpal.catalog_jobs.report.figures import Figures, write_figures
 from gpal.catalog_jobs.report.inputs import read_run
 from gpal.catalog_jobs.report.measures import ERROR_BLIND_MODEL, MODEL_NAME, measure, write_metrics
 from gpal.catalog_jobs.report.tables import write_tables
@@ -31,14 +31,15 @@ from gpal.evaluation.reports import write_report
 __all__ = ["ERROR_BLIND_MODEL", "MODEL_NAME", "headline", "write_classify_report"]
 
 
-def write_classify_report(folder: str | os.PathLike) -> Path:
-    """(Re)build ``metrics.json``, the tables, figures and ``report.md`` of a `classify_catalog` folder from its files."""
+def write_classify_report(folder: str | os.PathLike, held_out_figures: Figures | None = None) -> Path:
+    """(Re)build ``metrics.json``, the tables, figures and ``report.md`` of a `classify_catalog` folder from its files;
+    ``held_out_figures``: those already drawn (`gpal.catalog_jobs.report.figures.held_out_figures`)."""
     folder = Path(folder)
     run = read_run(folder)
     lists = write_follow_up_lists(run.table, folder)
     check = measure(run)
     metrics = write_metrics(run, check)
-    figures = write_figures(run, check)
+    figures = write_figures(run, held_out_figures)
     tables = write_tables(run, check, metrics, lists)
     return write_report(folder, "gpal classify: " + str(run.table.meta.get("CATALOG")), figures, tables,
                         report_text(run, check, metrics), filename=REPORT_FILE)

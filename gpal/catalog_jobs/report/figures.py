@@ -1,43 +1,49 @@
-"""The report's figures, one function each, saved as PNG and PDF in ``figures/``: {caption: paths}."""
+"""The report's figures, one function each, saved as PNG and PDF in ``figures/``: {caption: paths}.
+
+The held-out ones need only the held-out table (`HeldOutRun`), so the main job draws them in a second
+thread while it classifies the catalog (TensorFlow, GIL released); the sky maps wait for the classifications.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
 from gpal.catalog_jobs.layout import FIGURES_DIR
-from gpal.catalog_jobs.report.inputs import FinishedRun
-from gpal.catalog_jobs.report.measures import N_BINS, HeldOutCheck
+from gpal.catalog_jobs.report.inputs import FinishedRun, HeldOutRun
+from gpal.catalog_jobs.report.measures import N_BINS
 from gpal.evaluation.calibration import class_reliability, top_label_reliability
+from gpal.evaluation.metrics import confusion_matrix
 
-__all__ = ["write_figures"]
+__all__ = ["held_out_figures", "write_figures"]
 
 Figures = dict[str, dict[str, Path]]
 
 
-def _save(run: FinishedRun, fig: object, name: str) -> dict[str, Path]:
+def _save(run: HeldOutRun, fig: object, name: str) -> dict[str, Path]:
     from gpal.evaluation.plots import save_figure
 
     return save_figure(fig, run.folder / FIGURES_DIR / name)
 
 
-def _confusion(run: FinishedRun, check: HeldOutCheck) -> Figures:
+def _confusion(run: HeldOutRun) -> Figures:
     from gpal.evaluation.plots import plot_confusion_summary
 
-    fig = plot_confusion_summary(check.conf, run.classes, title=f"held-out confusion matrix ({run.y.size} sources)")
+    fig = plot_confusion_summary(confusion_matrix(run.y, run.proba, len(run.classes)), run.classes, title=f"held-out confusion matrix ({run.y.size} sources)")
     return {"Held-out confusion matrix: counts, completeness and purity (rows = predicted class, columns = true class)":
             _save(run, fig, "confusion_matrix")}
 
 
-def _reliability(run: FinishedRun) -> Figures:
+def _reliability(run: HeldOutRun) -> Figures:
     from gpal.evaluation.plots import plot_reliability
 
     fig = plot_reliability(top_label_reliability(run.y, run.proba, n_bins=N_BINS), title="held-out reliability (top label)")
     return {"Held-out reliability diagram (numbers: sources per bin)": _save(run, fig, "reliability")}
 
 
-def _reliability_per_class(run: FinishedRun) -> Figures:
+def _reliability_per_class(run: HeldOutRun) -> Figures:
     from gpal.evaluation.plots import plot_reliability
 
     fig = plot_reliability({c: class_reliability(run.y, run.proba, k, n_bins=10) for k, c in enumerate(run.classes)},
@@ -66,6 +72,16 @@ def _sky_maps(run: FinishedRun) -> Figures:
     return figures
 
 
-def write_figures(run: FinishedRun, check: HeldOutCheck) -> Figures:
-    """The held-out confusion matrix and reliability diagrams, and the sky maps of the classified sources."""
-    return {**_confusion(run, check), **_reliability(run), **_reliability_per_class(run), **_sky_maps(run)}
+def held_out_figures(run: HeldOutRun, stop: Callable[[], None] = lambda: None) -> Figures:
+    """The held-out confusion matrix and reliability diagrams; ``stop()`` is called before each (it raises to stop)."""
+    figures: Figures = {}
+    for draw in (_confusion, _reliability, _reliability_per_class):
+        stop()
+        figures.update(draw(run))
+    return figures
+
+
+def write_figures(run: FinishedRun, held_out: Figures | None = None) -> Figures:
+    """The held-out figures (drawn here unless ``held_out`` holds them already), and the sky maps of the classified
+    sources."""
+    return {**(held_out_figures(run) if held_out is None else held_out), **_sky_maps(run)}

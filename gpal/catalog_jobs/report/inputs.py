@@ -16,18 +16,17 @@ from gpal.catalog_jobs.model_folders import TRAINING_FILE, read_training_record
 from gpal.catalog_jobs.tables import ClassifiedSources, read_probability_table
 from gpal.files import read_bytes
 
-__all__ = ["FinishedRun", "read_run"]
+__all__ = ["FinishedRun", "HeldOutRun", "read_held_out", "read_run"]
 
 
 @dataclass(frozen=True)
-class FinishedRun:
-    """A finished main-job folder: its training record, held-out predictions and classified sources."""
+class HeldOutRun:
+    """A main-job folder's held-out predictions: what the held-out figures are drawn from, before the rest is done."""
 
     folder: Path
     training: dict[str, Any]
     #: ``tables/heldout.csv``: Source_Name, true_class, Signif_Avg and p_<class> of every held-out source.
     held: pd.DataFrame
-    table: ClassifiedSources
 
     @functools.cached_property
     def classes(self) -> list[str]:
@@ -43,21 +42,37 @@ class FinishedRun:
         """The model's held-out probabilities, one column per class."""
         return self.held[[f"p_{c}" for c in self.classes]].to_numpy()
 
+
+@dataclass(frozen=True)
+class FinishedRun(HeldOutRun):
+    """A finished main-job folder: its training record, held-out predictions and classified sources."""
+
+    table: ClassifiedSources
+
     @property
     def frame(self) -> pd.DataFrame:
         """The classified sources (``classifications.csv``)."""
         return self.table.frame
 
 
+def read_held_out(folder: Path) -> HeldOutRun:
+    """The training record and held-out table of a main-job folder, refused with what to do when missing."""
+    _require(folder, [TRAINING_FILE, HELDOUT_FILE])
+    training = read_training_record(folder / TRAINING_FILE)
+    return HeldOutRun(folder, training, read_heldout(folder / HELDOUT_FILE, training["classes"]))
+
+
 def read_run(folder: Path) -> FinishedRun:
     """The files a report needs, refused with what to do when the run did not finish."""
-    needed = [folder / TRAINING_FILE, folder / HELDOUT_FILE, folder / CLASSIFICATIONS_CSV]
-    missing = [str(p.relative_to(folder)) for p in needed if not p.is_file()]
+    _require(folder, [TRAINING_FILE, HELDOUT_FILE, CLASSIFICATIONS_CSV])
+    held_out = read_held_out(folder)
+    return FinishedRun(folder, held_out.training, held_out.held, read_probability_table(folder / CLASSIFICATIONS_CSV))
+
+
+def _require(folder: Path, names: list[str]) -> None:
+    missing = [name for name in names if not (folder / name).is_file()]
     if missing:
         raise FileNotFoundError(f"{folder} is not a finished gpal classify folder: {missing} missing; rerun gpal classify")
-    training = read_training_record(folder / TRAINING_FILE)
-    return FinishedRun(folder, training, read_heldout(folder / HELDOUT_FILE, training["classes"]),
-                       read_probability_table(folder / CLASSIFICATIONS_CSV))
 
 
 def read_heldout(path: Path, classes: list[str]) -> pd.DataFrame:
