@@ -144,7 +144,7 @@ def argmax_probabilities(Fmu: tf.Tensor, Fvar: tf.Tensor, nodes: tf.Tensor, weig
 
 @check_shapes("Fmu: [N, L]", "Fvar: [N, L]")
 def monte_carlo_mean(
-    fn: Callable[[tf.Tensor], tf.Tensor], Fmu: tf.Tensor, Fvar: tf.Tensor, num_samples: int, seed: int
+    fn: Callable[[tf.Tensor], tf.Tensor], Fmu: tf.Tensor, Fvar: tf.Tensor, num_samples: int, seed: int | tf.Tensor
 ) -> tf.Tensor:
     """(1/S) sum_s fn(Fmu + sqrt(Fvar) eps_s), eps_s ~ N(0, I) drawn statelessly from (seed, s).
 
@@ -156,7 +156,8 @@ def monte_carlo_mean(
     rows, so each row's estimate is a function of its own marginals and the seed alone.
     """
     sd = tf.sqrt(tf.maximum(Fvar, 0.0))
-    seed = tf.constant(int(seed), tf.int64)
+    # A scalar tensor seed lets one trace serve any seed (the augmented model's shared predictor).
+    seed = tf.cast(seed, tf.int64) if isinstance(seed, tf.Tensor) else tf.constant(int(seed), tf.int64)
 
     def value(s: tf.Tensor) -> tf.Tensor:
         # Philox named, not "auto_select", so the stream does not depend on the device.

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -18,7 +17,7 @@ from gpal.progress import progress_bar
 
 from gpal.constraints import OneOf, check_values
 from gpal.models.compiled import instance_function
-from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP, onehot_labels
+from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP, onehot_labels, signature_key
 from gpal.registry import CONJUGATE_INFERENCE
 from gpal.training.shared import LentBySignature
 
@@ -168,24 +167,7 @@ _UPDATES: LentBySignature[_SharedUpdates] = LentBySignature(8)
 
 
 def _signature_updates(model: AugmentedLogisticSoftmaxGP, train_inducing: bool) -> tuple[_SharedUpdates, threading.Lock]:
-    """The kept updates of ``model``'s signature with their lock held (new ones if busy or absent).
-
-    The signature is all a trace depends on but values: the kernel's structure, the shapes, the
-    jitter, whether Z trains and the classes of the model's parts.  A kernel the structure cannot
-    describe gets updates of its own model.
-    """
-    from gpflow.utilities import parameter_dict
-
-    from gpal.models.state import kernel_to_config, stored_variable
-
-    try:
-        kernel: Any = kernel_to_config(model.kernel)
-    except NotImplementedError:
-        kernel = f"unshared@{id(model)}"
-    key = json.dumps({
-        "kernel": kernel, "jitter": model.jitter, "num_classes": model.num_classes, "train_inducing": train_inducing,
-        "variables": {p: (tuple(stored_variable(v).shape), stored_variable(v).dtype.name, bool(stored_variable(v).trainable))
-                      for p, v in parameter_dict(model).items()},
-        "classes": sorted(f"{type(m).__module__}.{type(m).__qualname__}@{id(type(m))}" for m in (model, *model.submodules)),
-    }, sort_keys=True, default=str)
+    """The kept updates of ``model``'s signature (``signature_key``) and of whether Z trains, with their lock
+    held (new ones if busy or absent)."""
+    key = json.dumps({"model": signature_key(model), "train_inducing": train_inducing})
     return _UPDATES.borrow(key, lambda: _SharedUpdates(model, train_inducing))

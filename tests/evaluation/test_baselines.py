@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_limits
 
 from gpal.evaluation.baselines import BASELINES, fit_baselines, make_baseline
 
@@ -22,8 +23,11 @@ def test_registry_names_and_descriptions():
 @pytest.mark.parametrize("name", list(BASELINES))
 def test_each_baseline_learns_and_repeats_exactly(name):
     X, y = _blobs()
-    first = fit_baselines(X[:100], y[:100], X[100:], names=[name], random_state=3)
-    again = fit_baselines(X[:100], y[:100], X[100:], names=[name], random_state=3)
+    # One OpenMP thread: on a loaded machine the boosting's threads spin-wait at every barrier (its 10
+    # small fits here took 30 s of CPU with scikit-learn's threads and 0.9 s with one, the same probabilities).
+    with threadpool_limits(1):
+        first = fit_baselines(X[:100], y[:100], X[100:], names=[name], random_state=3)
+        again = fit_baselines(X[:100], y[:100], X[100:], names=[name], random_state=3)
     assert list(first) == [name]
     proba = first[name]
     assert proba.shape == (50, 3)

@@ -241,6 +241,26 @@ def test_natural_gradient_step_blends_natural_parameters():
 
 
 # ------------------------------------------------------------------ estimator
+def test_models_of_one_signature_share_one_predictor_and_predict_bit_for_bit_as_alone():
+    """Two models, three row counts and a call in chunks, two seeds: each equals the model's own trace exactly."""
+    from gpal.models.families.augmented_logistic_softmax import _shared_predictor
+    from gpal.models.quadrature import monte_carlo_mean
+
+    rows = np.random.default_rng(5).normal(size=(23, 2))
+    for model_seed in (0, 1):
+        model, _, _ = random_model(model_seed)
+        for seed in (3, 12):
+            alone = tf.function(lambda X: monte_carlo_mean(logistic_softmax_probs, *model.predict_f(X), 50, seed),
+                                input_signature=[tf.TensorSpec([None, 2], tf.float64)])
+            for n in (23, 7, 1):
+                np.testing.assert_array_equal(model.predict_proba(rows[:n], 50, seed), alone(tf.constant(rows[:n])).numpy())
+            chunks = [alone(tf.constant(rows[i : i + 10])).numpy() for i in (0, 10, 20)]
+            np.testing.assert_array_equal(model.predict_proba(rows, 50, seed, chunk=10), np.concatenate(chunks))
+    predictor = _shared_predictor(model, 50)
+    assert predictor.experimental_get_tracing_count() == 1  # not per model, row count or seed
+    assert _shared_predictor(model, 51) is not predictor  # the draws shape the loop: a trace each
+
+
 @pytest.fixture(scope="module")
 def fitted():
     X, y = three_class(150, 0)

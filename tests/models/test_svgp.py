@@ -45,6 +45,11 @@ def _t(a):
     return tf.constant(a, dtype=tf.float64)
 
 
+def _compiled_proba(model, X, X_var, seed, n_samples):
+    """``model.predict_proba`` in a ``tf.function``: a Monte Carlo likelihood's 1000-draw loop costs seconds eagerly."""
+    return tf.function(lambda a, b, s: model.predict_proba(a, b, s, n_samples), autograph=False)(X, X_var, seed)
+
+
 # ------------------------------------------------------------------ GP core
 def test_kl_matches_tensorflow_probability():
     X, y, _ = _data()
@@ -119,7 +124,7 @@ def test_joint_draws_average_to_the_prediction_and_keep_rows_correlated(input_no
     np.testing.assert_allclose(draws.sum(-1), 1.0, atol=1e-12)
     # the draws average to the predictive probabilities: to Monte Carlo error (SE <= 0.008 at 4000 shared
     # draws), the softmax's Monte Carlo prediction and its unscented rule's bias (exact to cubics)
-    p = model.predict_proba(_t(Xs), _t(Vs), seed, 2000).numpy()
+    p = _compiled_proba(model, _t(Xs), _t(Vs), seed, 2000).numpy()
     np.testing.assert_allclose(draws.mean(0), p, atol=0.025)
     assert np.corrcoef(draws[:, 0, 0], draws[:, 1, 0])[0, 1] > 0.95  # near-identical sources move together
 
@@ -415,14 +420,15 @@ def test_callback_and_interrupt_stop_cleanly():
     X, y, X_var = _data(n=30)
     data = TrainData.from_arrays(X, X_var, y)
     model = build_model(X, y, num_classes=C, num_inducing=6)
-    result = Trainer(model).fit(data, epochs=50, batch_size=10, learning_rate=0.01, progress=False, callback=lambda epoch, loss: epoch < 2)
+    trainer = Trainer(model)  # each fit starts afresh (data, Adam, seed), as a new Trainer's would, without a new trace
+    result = trainer.fit(data, epochs=50, batch_size=10, learning_rate=0.01, progress=False, callback=lambda epoch, loss: epoch < 2)
     assert result.stopped_early and len(result.history) == 3
 
     def interrupt(epoch, loss):
         if epoch == 1:
             raise KeyboardInterrupt
 
-    result = Trainer(model).fit(data, epochs=50, batch_size=10, learning_rate=0.01, progress=False, callback=interrupt)
+    result = trainer.fit(data, epochs=50, batch_size=10, learning_rate=0.01, progress=False, callback=interrupt)
     assert result.stopped_early and len(result.history) == 2
     assert all(np.isfinite(v.numpy()).all() for v in model.trainable_variables)
 
@@ -436,7 +442,7 @@ def test_every_strategy_trains_and_predicts_normalised_probabilities():
         result = Trainer(model).fit(TrainData.from_arrays(X, X_var, y), epochs=3, batch_size=20, learning_rate=0.01, progress=False)
         assert np.isfinite(result.history).all(), (kind, mode)
         assert result.history[-1] < result.history[0], (kind, mode)
-        p = model.predict_proba(_t(X), _t(X_var), tf.constant([0, 1], tf.int64), n_samples=5).numpy()
+        p = _compiled_proba(model, _t(X), _t(X_var), tf.constant([0, 1], tf.int64), 5).numpy()
         np.testing.assert_allclose(p.sum(1), 1.0, atol=1e-12)
         assert (p > 0).all()
 

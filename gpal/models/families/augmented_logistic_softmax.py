@@ -54,7 +54,10 @@ papers folder prints sigma(f).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import json
+import threading
+from collections import OrderedDict
+from typing import Any, Callable, NamedTuple
 
 import gpflow
 import numpy as np
@@ -78,6 +81,7 @@ __all__ = [
     "onehot_labels",
     "optimal_locals",
     "polya_gamma_mean",
+    "signature_key",
 ]
 
 # Below this c, tanh(c/2) / (2c) is 0/0-prone; its series 1/4 - c^2/48 is exact to ~1e-13 there.
@@ -195,7 +199,6 @@ class AugmentedLogisticSoftmaxGP(gpflow.base.Module):
         self.eta1 = tf.Variable(np.zeros((num_classes, M)), trainable=False, name="eta1")
         self.precision = tf.Variable(np.tile(np.eye(M), (num_classes, 1, 1)), trainable=False, name="precision")
         self.jitter = float(jitter)
-        self._predict = instance_function(self._predict_graph)
 
     def project(self, X: tf.Tensor) -> Projection:
         """A = L^-1 K_mn with K_mm + jitter = L L^T, and the residual variances diag(K_nn - A^T A)."""
@@ -239,10 +242,6 @@ class AugmentedLogisticSoftmaxGP(gpflow.base.Module):
         """Means and variances of q(f_c(x)), each (N, C)."""
         return self.marginals(self.project(tf.convert_to_tensor(X, tf.float64)), self.q())
 
-    def _predict_graph(self, X: tf.Tensor, num_samples: int, seed: int) -> tf.Tensor:
-        mean, var = self.predict_f(X)
-        return monte_carlo_mean(logistic_softmax_probs, mean, var, num_samples, seed)
-
     def sample_proba(self, X: np.ndarray, num_samples: int, seed: int) -> np.ndarray:
         """p(y | f_s) at ``num_samples`` seeded draws of the latent marginals q(f(x)), (S, N, C).
 
@@ -256,13 +255,93 @@ class AugmentedLogisticSoftmaxGP(gpflow.base.Module):
         return logistic_softmax_probs(tf.reshape(draws, (S * N, C))).numpy().reshape(S, N, C)
 
     def predict_proba(self, X: np.ndarray, num_samples: int, seed: int, chunk: int = 4096) -> np.ndarray:
-        """E_q p(y | f) by seeded Monte Carlo over the latent marginals, not a plug-in of the mean."""
+        """E_q p(y | f) by seeded Monte Carlo over the latent marginals, not a plug-in of the mean.
+
+        Compiled once per ``signature_key`` and ``num_samples`` for any rows and seed (``_shared_predictor``).
+        """
+        from gpflow.utilities import parameter_dict
+
+        from gpal.models.state import stored_variable
+
         X = np.asarray(X, dtype=np.float64)
-        parts = [
-            self._predict(tf.constant(X[i : i + chunk]), int(num_samples), int(seed)).numpy()
-            for i in range(0, X.shape[0], chunk)
-        ]
+        predict = _shared_predictor(self, int(num_samples))
+        values = {path: stored_variable(var) for path, var in parameter_dict(self).items()}
+        seed = tf.constant(int(seed), tf.int64)
+        parts = [predict(values, tf.constant(X[i : i + chunk]), seed).numpy() for i in range(0, X.shape[0], chunk)]
         return np.concatenate(parts, axis=0) if parts else np.zeros((0, self.num_classes))
+
+
+def signature_key(model: AugmentedLogisticSoftmaxGP) -> str:
+    """What a compiled function of ``model`` depends on but its values, as a string.
+
+    The kernel's structure, the shapes, the jitter, the classes of the model's parts and any attribute a
+    part sets over its class's (a patched method).  A kernel the structure cannot describe is unshared.
+
+    Returns
+    -------
+    str
+        JSON text, equal for models that one trace serves (the shared predictor and CAVI updates).
+    """
+    from gpflow.utilities import parameter_dict
+
+    from gpal.models.state import kernel_to_config, stored_variable
+
+    try:
+        kernel: Any = kernel_to_config(model.kernel)
+    except NotImplementedError:
+        kernel = f"unshared@{id(model)}"
+    parts = [model, *model.submodules]
+    return json.dumps({
+        "kernel": kernel, "jitter": model.jitter, "num_classes": model.num_classes,
+        "variables": {p: (tuple(stored_variable(v).shape), stored_variable(v).dtype.name, bool(stored_variable(v).trainable))
+                      for p, v in parameter_dict(model).items()},
+        "classes": sorted(f"{type(m).__module__}.{type(m).__qualname__}@{id(type(m))}" for m in parts),
+        "overrides": sorted(f"{type(m).__qualname__}.{name}={value!r}@{id(value)}" for m in parts
+                            for name, value in vars(m).items() if hasattr(type(m), name)),
+    }, sort_keys=True, default=str)
+
+
+# (signature key, draws) -> compiled (values, X, seed) prediction, most recently used last; a few kept per process.
+_PREDICTORS: "OrderedDict[str, Callable]" = OrderedDict()
+_PREDICTORS_KEPT = 16
+_PREDICTORS_LOCK = threading.Lock()
+
+
+def _shared_predictor(model: AugmentedLogisticSoftmaxGP, num_samples: int) -> Callable:
+    """``(values, X, seed) -> E_q p(y | f)`` at ``X`` for any model of ``model``'s ``signature_key``.
+
+    Tracing costs more than a small fit's predictions, and a script fits many models that differ
+    only in their values: the prediction is traced once, on a private copy of the first model of
+    its key, reading the variables given as ``values`` in place of its own (``reading_values``).
+    Rows and seed are arguments, so neither retraces; the results equal a trace of the model's own
+    bit for bit (tested).
+    """
+    from gpflow.utilities import parameter_dict
+
+    from gpal.models.state import reading_values, stored_variable
+
+    key = json.dumps([signature_key(model), int(num_samples)])
+    with _PREDICTORS_LOCK:
+        if key in _PREDICTORS:
+            _PREDICTORS.move_to_end(key)
+            return _PREDICTORS[key]
+    template = gpflow.utilities.deepcopy(model)
+
+    def predict(values: dict[str, Any], X: tf.Tensor, seed: tf.Tensor) -> tf.Tensor:
+        with reading_values(template, values):
+            mean, var = template.predict_f(X)
+            return monte_carlo_mean(logistic_softmax_probs, mean, var, num_samples, seed)
+
+    specs = {path: tf.TensorSpec(stored_variable(var).shape, stored_variable(var).dtype)
+             for path, var in parameter_dict(template).items()}
+    rows = tf.TensorSpec([None, int(template.Z.shape[-1])], tf.float64)
+    compiled = instance_function(predict, input_signature=[specs, rows, tf.TensorSpec([], tf.int64)], autograph=False)
+    with _PREDICTORS_LOCK:
+        compiled = _PREDICTORS.setdefault(key, compiled)
+        _PREDICTORS.move_to_end(key)
+        while len(_PREDICTORS) > _PREDICTORS_KEPT:
+            _PREDICTORS.popitem(last=False)
+    return compiled
 
 
 def as_latent_gps(model: AugmentedLogisticSoftmaxGP) -> LatentGPs:
