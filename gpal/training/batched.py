@@ -18,11 +18,18 @@ failed skips that step (alone it would retry it).
 
 Models that differ in anything but their values (family, likelihood, shapes, training-set
 size, a per-model prior) are refused with ``NotBatchable`` naming the difference.
+
+Tracing the step costs as much as hundreds of steps, so it is traced once per group signature
+(the models' ``trace_key`` and their number K), as ``SharedTrainer`` does for one model: a
+``BatchedTrainer`` borrows the kept step of its signature for each fit, copying its models'
+values, data and seeds into the step's variables and the trained values back.  The results equal
+a step traced for the group alone bit for bit (tested).
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+import contextlib
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -31,10 +38,11 @@ from gpflow.utilities import parameter_dict
 from gpal.models.compiled import instance_function
 from gpal.models.state import assign_module_values, module_values, reading_values, stored_variable
 from gpal.models.svgp import NoisySVGP
+from gpal.training.shared import LentBySignature
 from gpal.training.svi import (TrainData, TrainingError, TrainResult, RowAdam, cholesky_error, cholesky_failed,
-                               cholesky_ok, make_optimizer, model_signature, run_epochs)
+                               cholesky_ok, make_optimizer, model_signature, run_epochs, template_copy, trace_key)
 
-__all__ = ["NotBatchable", "BatchedTrainer", "check_batchable", "model_signature"]
+__all__ = ["NotBatchable", "BatchedTrainer", "GroupStep", "check_batchable", "model_signature"]
 
 
 class NotBatchable(ValueError):
@@ -72,24 +80,84 @@ class BatchedTrainer:
     """One compiled step that trains ``models`` (all of one signature) together on their own data.
 
     ``seeds[k]`` plays the role of ``Trainer(models[k], seed=...)``'s seed.  ``fit`` leaves each
-    model with its trained values, as K ``Trainer.fit`` calls would.  Like ``Trainer``, the step reads
-    training arrays and per-point tables whose row count may change: ``load`` gives the same
-    models new training sets (a warm-started refit on a grown set) without tracing again.
+    model with its trained values, as K ``Trainer.fit`` calls would.  The step is the one kept for
+    every group of the models' signature and size (``GroupStep``), so another group, or the same
+    models given new training sets by ``load`` (a warm-started refit on a grown set), trace nothing.
     """
 
     def __init__(self, models: Sequence[NoisySVGP], datas: Sequence[TrainData], seeds: Sequence[int]):
-        check_batchable(models, datas)
         if len(seeds) != len(models):
             raise ValueError(f"{len(models)} models but {len(seeds)} seeds")
         self.models = list(models)
         self.seeds = [int(s) for s in seeds]
-        self.template = self.models[0]
-        K, d = len(self.models), int(datas[0].X.shape[1])
+        self.load(datas)
+
+    def load(self, datas: Sequence[TrainData]) -> None:
+        """Train on ``datas`` at the next fit, from the models' values then, with a fresh Adam.
+
+        The models may have been refitted or restarted since (a warm start's per-point tables
+        have one row per new training row); they must still share one signature.
+        """
+        check_batchable(self.models, datas)
+        self.datas = list(datas)
+
+    @property
+    def step(self) -> Callable[[tf.Tensor, tf.Tensor], tuple[tf.Tensor, tf.Tensor]]:
+        """The compiled step (``GroupStep.step``) that trains these models and every group of their signature."""
+        group, lock = self._borrow()
+        lock.release()
+        return group.step
+
+    def _borrow(self) -> tuple["GroupStep", Any]:
+        first = self.models[0]
+        return _GROUP_STEPS.borrow(f"{len(self.models)} models of {trace_key(first)}",
+                                   lambda: GroupStep(template_copy(first), len(self.models)))
+
+    @contextlib.contextmanager
+    def loaded(self) -> Iterator["GroupStep"]:
+        """The kept step of this group's signature, lent for the block with these models, data and seeds loaded.
+
+        Yields
+        ------
+        GroupStep
+            Whose ``step`` and ``losses`` then act on these models (their values are written back by ``fit``).
+        """
+        group, lock = self._borrow()
+        try:
+            group.load(self.models, self.datas, self.seeds)
+            yield group
+        finally:
+            group.models = group.initial = []  # the kept step holds no user model between fits
+            lock.release()
+
+    def fit(self, *, epochs: int, batch_size: int, learning_rate: float, progress: bool = False,
+            max_jitter: float = 1e-2) -> list[TrainResult | Exception]:
+        """Train every model for ``epochs`` passes; a ``TrainResult`` per model, or the exception that stopped it."""
+        with self.loaded() as group:
+            return group.fit(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, progress=progress,
+                             max_jitter=max_jitter)
+
+
+class GroupStep:
+    """The stacked variables, Adam and compiled step of K models of one signature, lent to one group at a time.
+
+    ``template`` is a private model of the signature: the step reads its code with the stacked
+    values in place of its variables, so its own values never matter.  Seeds and training sets
+    sit in variables (of any row count), so a group of other values, seeds or size ``n`` trains
+    through the same trace.
+    """
+
+    def __init__(self, template: NoisySVGP, K: int):
+        self.template = template
+        self.K = K
+        d = int(template.gp.Z.shape[-1])
+        self.models: list[NoisySVGP] = []
         self.data = TrainData(
             tf.Variable(np.zeros((K, 0, d)), trainable=False, shape=[K, None, d]),
             tf.Variable(np.zeros((K, 0, d)), trainable=False, shape=[K, None, d]),
             tf.Variable(np.zeros((K, 0), np.int64), trainable=False, shape=[K, None]),
         )
+        self.seeds = tf.Variable(np.zeros(K, np.int64), trainable=False, name="model_seeds")
         entries = parameter_dict(self.template)
         per_point = {id(v) for v in self.template.strategy.per_point_variables}
         self.per_point_paths = [p for p, v in entries.items() if id(v) in per_point]
@@ -110,17 +178,13 @@ class BatchedTrainer:
         self.optimizer = make_optimizer()
         self.optimizer.build(self.shared)
         self.row_adam = RowAdam(self.tables, self.optimizer) if self.tables else None
-        self.load(datas)
         self.step = self._compile()
 
-    def load(self, datas: Sequence[TrainData]) -> None:
-        """Start a fit of the same models on ``datas``: their current values, fresh Adam, every model active.
-
-        The models may have been refitted or restarted since (a warm start's per-point tables
-        have one row per new training row); they must still share one signature.
-        """
-        check_batchable(self.models, datas)
-        K = len(self.models)
+    def load(self, models: Sequence[NoisySVGP], datas: Sequence[TrainData], seeds: Sequence[int]) -> None:
+        """Start a fit of ``models`` on ``datas``: their current values and seeds, fresh Adam, every model active."""
+        K = self.K
+        self.models = list(models)
+        self.seeds.assign(np.asarray(seeds, np.int64))
         self.n = int(datas[0].X.shape[0])
         for var, i in zip(self.data, range(3)):
             var.assign(np.stack([np.asarray(d[i]) for d in datas]))
@@ -137,7 +201,7 @@ class BatchedTrainer:
         self.active.assign(np.ones(K, bool))
 
     def _values(self) -> dict[str, tf.Tensor]:
-        K = len(self.models)
+        K = self.K
         values = {}
         for path, var in self.stacked.items():
             value = tf.convert_to_tensor(var)
@@ -148,9 +212,9 @@ class BatchedTrainer:
 
     def losses(self, idx: tf.Tensor, step_number: tf.Tensor) -> tf.Tensor:
         """The K models' negative ELBOs on minibatch rows ``idx`` (K, batch) at ``step_number``, (K,)."""
-        template, K, n = self.template, len(self.models), tf.shape(self.data.X)[1]
+        template, K, n = self.template, self.K, tf.shape(self.data.X)[1]
         X, X_var, y = (tf.gather(a, idx, batch_dims=1) for a in (self.data.X, self.data.X_var, self.data.y))
-        step_seeds = tf.stack([tf.constant(self.seeds, tf.int64), tf.fill([K], step_number)], axis=1)
+        step_seeds = tf.stack([tf.convert_to_tensor(self.seeds), tf.fill([K], step_number)], axis=1)
         # Each model's draws from its own seed, outside the vectorised trace (stateless draws
         # cannot be vectorised over seeds); a strategy that draws nothing gets zeros it ignores.
         draws = [template.strategy.training_noise(X[k], step_seeds[k]) for k in range(K)]
@@ -165,7 +229,7 @@ class BatchedTrainer:
                                  fallback_to_while_loop=False)
 
     def _compile(self) -> Callable[[tf.Tensor, tf.Tensor], tuple[tf.Tensor, tf.Tensor]]:
-        K = len(self.models)
+        K = self.K
         trainable = self.shared + self.tables
 
         def step(idx: tf.Tensor, step_number: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
@@ -193,8 +257,8 @@ class BatchedTrainer:
     # ------------------------------------------------------------ running
     def fit(self, *, epochs: int, batch_size: int, learning_rate: float, progress: bool = False,
             max_jitter: float = 1e-2) -> list[TrainResult | Exception]:
-        """Train every model for ``epochs`` passes; a ``TrainResult`` per model, or the exception that stopped it."""
-        K = len(self.models)
+        """Train the loaded models for ``epochs`` passes; a ``TrainResult`` per model, or the exception that stopped it."""
+        K = self.K
         self.optimizer.learning_rate = learning_rate
         results: list[TrainResult | Exception] = [TrainResult() for _ in range(K)]
 
@@ -202,8 +266,8 @@ class BatchedTrainer:
             return self._guarded_step(tf.constant(rows, dtype=tf.int64), step_number, epoch, results, max_jitter)
 
         try:
-            run_epochs(guarded_step, self.n, self.seeds, results, epochs=epochs, batch_size=batch_size,
-                       progress=progress, desc=f"training {K} models")
+            run_epochs(guarded_step, self.n, self.seeds.numpy().tolist(), results, epochs=epochs,
+                       batch_size=batch_size, progress=progress, desc=f"training {K} models")
         finally:
             self._write_back(results)
         return results
@@ -265,6 +329,10 @@ class BatchedTrainer:
         for k, model in enumerate(self.models):
             if isinstance(results[k], TrainResult):
                 assign_module_values(model, {p: v[k] for p, v in values.items()})
+
+
+# "K models of <trace key>" -> the step of such groups, lent to one fit at a time; a few kept per process.
+_GROUP_STEPS: LentBySignature[GroupStep] = LentBySignature(8)
 
 
 def _rows_of(g: tf.Tensor, rows: tf.Tensor) -> tf.IndexedSlices:

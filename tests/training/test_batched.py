@@ -27,8 +27,8 @@ def _problem(k, n=40, d=3, C=3):
     return X, X_var, y
 
 
-def _model(k, strategy, likelihood="robustmax", num_inducing=6):
-    X, X_var, y = _problem(k)
+def _model(k, strategy, likelihood="robustmax", num_inducing=6, n=40):
+    X, X_var, y = _problem(k, n=n)
     model = build_model(X, y, num_classes=3, input_noise=strategy, likelihood=likelihood, num_inducing=num_inducing,
                         X_var=X_var, seed=k)
     return model, TrainData.from_arrays(X, X_var, y)
@@ -55,6 +55,31 @@ def test_batched_training_equals_training_one_at_a_time(strategy):
     # the models really moved, and apart: equal values would hide a step applied to the wrong model
     first, second = module_values(pairs[0][0]), module_values(pairs[1][0])
     assert not np.allclose(first[".gp.q_mu"], second[".gp.q_mu"])
+
+
+def test_groups_of_one_signature_share_one_traced_step_bit_for_bit(monkeypatch):
+    import gpal.training.batched as batched
+    from gpal.training.shared import LentBySignature
+
+    settings = dict(epochs=2, batch_size=16, learning_rate=0.01)
+
+    def group(ks, seeds, n):
+        pairs = [_model(k, "latent", n=n) for k in ks]  # NIMGP: per-point tables whose row count differs below
+        trainer = BatchedTrainer([m for m, _ in pairs], [d for _, d in pairs], seeds)
+        return trainer.fit(**settings), [module_values(m) for m, _ in pairs], trainer.step
+
+    monkeypatch.setattr(batched, "_GROUP_STEPS", LentBySignature(8))  # no step kept from other tests
+    _, _, first = group([0, 1], [10, 11], n=40)
+    shared_results, shared_values, shared = group([2, 3], [12, 13], n=30)  # other values, seeds and rows
+    assert shared is first and shared.experimental_get_tracing_count() == 1
+    monkeypatch.setattr(batched, "_GROUP_STEPS", LentBySignature(8))
+    own_results, own_values, own = group([2, 3], [12, 13], n=30)  # the same group, its step traced for it alone
+    assert own is not shared and own.experimental_get_tracing_count() == 1
+    for got, expected, got_result, expected_result in zip(shared_values, own_values, shared_results, own_results):
+        assert set(got) == set(expected)
+        for path in expected:
+            np.testing.assert_array_equal(got[path], expected[path], err_msg=path)
+        assert got_result.history == expected_result.history and got_result.steps == expected_result.steps == 4
 
 
 def test_softmax_monte_carlo_elbo_batches_too():
