@@ -2,13 +2,13 @@
 
 An experiment grid fits one estimator per (split, seed).  ``fit_batched`` trains them as one
 batched model (``gpal.training.batched``: one compiled step for all) and ``predict_proba_batched``
-predicts each with one compiled trace shared by all of them, where each alone would trace its
-own.  Results equal ``fit`` and ``predict_proba`` one at a time up to rounding.  Estimators of
-another family or size share a call but not a step: they are trained in groups of one model
-signature (an estimator alone in its group is fitted exactly as ``fit`` would).  Estimators that
-cannot be trained this way at all (another class, training setting, early stopping, conjugate
-inference) raise ``NotBatchable`` naming why, and the caller fits them apart.  A warm-started
-estimator continues its fitted model, as its own ``fit`` would (an active-learning retraining).
+predicts each by the one compiled trace kept per model signature.  Results equal ``fit`` and
+``predict_proba`` one at a time up to rounding.  Estimators of another family or size share a
+call but not a step: they are trained in groups of one model signature (an estimator alone in
+its group is fitted exactly as ``fit`` would).  Estimators that cannot be trained this way at
+all (another class, training setting, early stopping, conjugate inference) raise
+``NotBatchable`` naming why, and the caller fits them apart.  A warm-started estimator
+continues its fitted model, as its own ``fit`` would (an active-learning retraining).
 """
 
 from __future__ import annotations
@@ -17,14 +17,11 @@ from typing import Any, Literal, Sequence
 
 import numpy as np
 import tensorflow as tf
-from gpflow.utilities import parameter_dict
 
 from gpal.constraints import OneOf, check_values
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.fit_plan import complete_fit, fit_data, plan_fit, train_plan
 from gpal.estimators.noisy_gp import NoisyGPClassifier
-from gpal.models.compiled import instance_function
-from gpal.models.state import module_values, reading_values, stored_variable
 from gpal.registry import MODELS_PER_BATCH, PER_MODEL_ERRORS
 from gpal.training.batched import BatchedTrainer, NotBatchable, model_signature
 
@@ -149,9 +146,10 @@ def _kept_trainer(sessions: Sequence[Any], models: Sequence[Any], seeds: Sequenc
 
 def predict_proba_batched(estimators: Sequence[NoisyGPClassifier], X: Sequence[Any],
                           X_var: Sequence[Any] | None = None) -> list[np.ndarray]:
-    """``estimators[k].predict_proba(X[k], X_var[k])`` for every k, tracing one predictor per model signature.
+    """``estimators[k].predict_proba(X[k], X_var[k])`` for every k.
 
-    Each estimator's probabilities equal its own ``predict_proba`` (same draws, same arithmetic).
+    Each estimator's predictor is already the one trace kept per model signature
+    (``ModelSession.function``), so the estimators of one batch trace it once between them.
 
     Returns
     -------
@@ -161,27 +159,4 @@ def predict_proba_batched(estimators: Sequence[NoisyGPClassifier], X: Sequence[A
     X_var = [None] * len(estimators) if X_var is None else X_var
     if not len(estimators) == len(X) == len(X_var):
         raise ValueError(f"{len(estimators)} estimators, {len(X)} input sets and {len(X_var)} variance sets")
-    shared: dict[str, Any] = {}
-    out = []
-    def predictor(model: Any, S: int) -> Any:
-        key = repr((model_signature(model), S))
-        if key not in shared:
-            shared[key] = _shared_predictor(model, S)
-        values, fn = {p: tf.constant(v) for p, v in module_values(model).items()}, shared[key]
-        return lambda a, b, seed: fn(values, a, b, seed)
-
-    for est, rows, rows_var in zip(estimators, X, X_var):
-        out.append(est.predict_proba_with(lambda S: predictor(est.model_, S), rows, rows_var)[0])  # called at once
-    return out
-
-
-def _shared_predictor(template: Any, S: int) -> Any:
-    """``(values, X, X_var, seed) -> [probabilities, MC errors]`` of any model with ``template``'s signature."""
-    specs = {p: tf.TensorSpec(stored_variable(v).shape, stored_variable(v).dtype) for p, v in parameter_dict(template).items()}
-    rows = tf.TensorSpec([None, int(template.gp.Z.shape[-1])], tf.float64)
-
-    def predict(values, X, X_var, seed):
-        with reading_values(template, values):
-            return tf.stack(template.predict_proba_and_error(X, X_var, seed, S))
-
-    return instance_function(predict, input_signature=[specs, rows, rows, tf.TensorSpec([2], tf.int64)], autograph=False)
+    return [est.predict_proba(rows, rows_var) for est, rows, rows_var in zip(estimators, X, X_var)]

@@ -276,7 +276,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
 
     def predict_proba_with(self, predictor: Callable[[int], Callable], X: Any, X_var: Any = None) -> np.ndarray:
         """``predict_proba``'s probabilities and MC errors by ``predictor(S)``, a compiled ``(X, X_var, seed) ->
-        [proba, error]`` of this model with S input draws: ``predict_proba_batched`` passes one shared by a signature.
+        [proba, error]`` of this model with S input draws (``predict_proba``: the session's, shared by a signature).
 
         Returns
         -------

@@ -388,6 +388,13 @@ def _gp_loops(root, strategies, n_queries=2, oracle=None):
             for s in strategies]
 
 
+@pytest.fixture(scope="module")
+def gp_alone(tmp_path_factory):
+    """Each strategy's loop of ``_gp_loops`` (two queries) run alone: the lock-step tests' reference (read only)."""
+    strategies = ["entropy", "random", "margin"]
+    return dict(zip(strategies, (loop.run() for loop in _gp_loops(tmp_path_factory.mktemp("alone"), strategies))))
+
+
 @pytest.fixture
 def batched_sizes(monkeypatch):
     """The number of models of every batched training step taken."""
@@ -403,24 +410,23 @@ def batched_sizes(monkeypatch):
     return sizes
 
 
-def test_loops_run_together_train_as_one_batch_and_equal_each_run_alone(tmp_path, batched_sizes):
+def test_loops_run_together_train_as_one_batch_and_equal_each_run_alone(tmp_path, batched_sizes, gp_alone):
     strategies = ["entropy", "random", "margin"]
     together = run_together(_gp_loops(tmp_path / "together", strategies))
     assert batched_sizes == [3, 3, 3]  # the initial fit and two retrainings, each one batched step for all
-    for result, loop in zip(together, _gp_loops(tmp_path / "alone", strategies)):
-        alone = loop.run()
+    for result, s in zip(together, strategies):
+        alone = gp_alone[s]
         assert result.labelled_ids == alone.labelled_ids
         pd.testing.assert_frame_equal(result.metrics, alone.metrics, rtol=1e-6)
         assert len(result.estimator.history_) == 4 + 2 + 2
 
 
-def test_loops_at_different_steps_resume_together(tmp_path, batched_sizes):
+def test_loops_at_different_steps_resume_together(tmp_path, batched_sizes, gp_alone):
     strategies = ["entropy", "random"]
     run_together(_gp_loops(tmp_path, strategies[:1], n_queries=1))  # entropy has a query done, random nothing
     assert batched_sizes == []  # one loop alone trains as its own run would
     resumed = run_together(_gp_loops(tmp_path, strategies, n_queries=2))
-    reference = [loop.run() for loop in _gp_loops(tmp_path / "reference", strategies)]
-    for result, ref in zip(resumed, reference):
+    for result, ref in zip(resumed, (gp_alone[s] for s in strategies)):
         assert result.labelled_ids == ref.labelled_ids
         pd.testing.assert_frame_equal(result.metrics, ref.metrics, rtol=1e-6)
     assert 2 in batched_sizes  # once both had the same training-set size, they trained together
