@@ -127,7 +127,7 @@ class BatchedTrainer:
             group.load(self.models, self.datas, self.seeds)
             yield group
         finally:
-            group.models = group.initial = []  # the kept step holds no user model between fits
+            group.unload()
             lock.release()
 
     def fit(self, *, epochs: int, batch_size: int, learning_rate: float, progress: bool = False,
@@ -199,6 +199,16 @@ class GroupStep:
         if self.row_adam is not None:
             self.row_adam.reset()
         self.active.assign(np.ones(K, bool))
+
+    def unload(self) -> None:
+        """Drop the models and the per-row arrays: a kept step holds no user model or training set between fits."""
+        self.models, self.initial = [], []
+        for var in self.data[:3]:  # X, X_var, y (no sample weights)
+            var.assign(tf.zeros([self.K, 0, *var.shape[2:]], var.dtype))
+        for var in self.tables:
+            var.assign(tf.zeros([0, *var.shape[1:]], var.dtype))
+        if self.row_adam is not None:
+            self.row_adam.reset()
 
     def _values(self) -> dict[str, tf.Tensor]:
         K = self.K
