@@ -57,8 +57,9 @@ def pytest_configure_node(node):
     node.workerinput["loadgroup"] = node.config.getoption("dist") == "loadgroup"
 
 
-#: Session-scoped fixtures that cost a run of their own: the tests that read one go to one worker, with them.
-SHARED_RUNS = ("main_job_run", "two_class_model")
+#: Session-scoped fixtures that cost a run (or a Dask cluster) of their own: the tests that read one go to one worker,
+#: with them.
+SHARED_RUNS = ("main_job_run", "two_class_model", "dask_cluster")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the marks
@@ -85,6 +86,22 @@ def pytest_collection_modifyitems(config, items):
     for item, held in keys.items():
         if held:
             item.add_marker(pytest.mark.xdist_group(root(held[0])))
+
+
+@pytest.fixture(scope="session")
+def dask_cluster():
+    """One local Dask cluster (2 worker processes, loopback) for the session: its workers import TensorFlow once."""
+    import importlib
+
+    pytest.importorskip("distributed", reason='dask.distributed is not installed (pip install -e ".[dask]")')
+    from gpal.runs.executors import make_executor
+
+    with make_executor("local-dask", n_workers=2) as executor:
+        # the workers import TensorFlow while the driver goes on
+        warm = [executor.client.submit(importlib.import_module, "gpal.models.svgp", workers=[w], pure=False)
+                for w in executor.client.scheduler_info()["workers"]]
+        yield executor
+        del warm
 
 
 @pytest.fixture(scope="session")
