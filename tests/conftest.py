@@ -57,8 +57,9 @@ def pytest_configure_node(node):
     node.workerinput["loadgroup"] = node.config.getoption("dist") == "loadgroup"
 
 
-#: Session-scoped fixtures that cost a run of their own: the tests that read one go to one worker, with them.
-SHARED_RUNS = ("main_job_run", "two_class_model")
+#: Session-scoped fixtures that cost a run (or a Dask cluster) of their own: the tests that read one go to one worker,
+#: with them.
+SHARED_RUNS = ("main_job_run", "two_class_model", "dask_cluster")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the marks
@@ -85,6 +86,46 @@ def pytest_collection_modifyitems(config, items):
     for item, held in keys.items():
         if held:
             item.add_marker(pytest.mark.xdist_group(root(held[0])))
+
+
+#: The session's Dask executor while tests still need it, and the node ids of the tests still to use it.
+_DASK = {"users": set()}
+
+
+def pytest_collection_finish(session):
+    _DASK["users"] = {item.nodeid for item in session.items if "dask_cluster" in item.fixturenames}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    yield
+    # The cluster closes after its last test, not at the session's end: idle, it costs about 0.1 CPU s a second.
+    _DASK["users"].discard(item.nodeid)
+    if not _DASK["users"]:
+        _close_dask()
+
+
+def _close_dask():
+    _DASK.pop("warm", None)
+    executor = _DASK.pop("executor", None)
+    if executor is not None:
+        executor.close()
+
+
+@pytest.fixture(scope="session")
+def dask_cluster():
+    """One local Dask cluster (2 worker processes, loopback) for the session: its workers import TensorFlow once."""
+    import importlib
+
+    pytest.importorskip("distributed", reason='dask.distributed is not installed (pip install -e ".[dask]")')
+    from gpal.runs.executors import make_executor
+
+    executor = _DASK["executor"] = make_executor("local-dask", n_workers=2)
+    # the workers import TensorFlow while the driver goes on (the futures are kept so the imports are not cancelled)
+    _DASK["warm"] = [executor.client.submit(importlib.import_module, "gpal.models.svgp", workers=[w], pure=False)
+                     for w in executor.client.scheduler_info()["workers"]]
+    yield executor
+    _close_dask()
 
 
 @pytest.fixture(scope="session")

@@ -302,9 +302,13 @@ def test_report_rebuilds_a_repeated_splits_experiment(tmp_path, capsys):
     assert (tmp_path / "confusion_nearest.pdf").is_file()
 
 
+#: The classes of both gpal active tests: their models then share one trace of each compiled function.
+ACTIVE_CLASSES = "bll,fsrq,pulsar=psr+msp"
+
+
 def test_active_simulated_run_resumes_and_reports(small_catalog, tmp_path, capsys):
     out = tmp_path / "al"
-    base = ["active", "--catalog", str(small_catalog), "--classes", "bll,fsrq", "--out", str(out), "--initial", "10",
+    base = ["active", "--catalog", str(small_catalog), "--classes", ACTIVE_CLASSES, "--out", str(out), "--initial", "10",
             "--pool", "20", "--test", "30", "--batch-size", "2", "--input-noise", "none", *TINY]
     argv = [*base, "--retrain-epochs", "1"]
     assert main([*argv, "--queries", "1"]) == 0, capsys.readouterr().err
@@ -320,7 +324,7 @@ def test_active_simulated_run_resumes_and_reports(small_catalog, tmp_path, capsy
 
 def test_active_discovery_reports_expected_and_found_targets(small_catalog, tmp_path, capsys):
     out = tmp_path / "search"
-    base = ["active", "--catalog", str(small_catalog), "--classes", "bll,fsrq,pulsar=psr+msp", "--out", str(out),
+    base = ["active", "--catalog", str(small_catalog), "--classes", ACTIVE_CLASSES, "--out", str(out),
             "--initial", "15", "--pool", "40", "--test", "30", "--batch-size", "3", "--queries", "1",
             "--retrain-epochs", "1", "--input-noise", "none", *TINY]
     _fails(capsys, [*base, "--acquisition", "discovery"], "needs --target, one of the classes ['bll', 'fsrq', 'pulsar']")

@@ -1,6 +1,7 @@
 """Executors: in-process and Dask give the same results; units and chunks survive any completion order.
 
-The Dask tests share one real LocalCluster (2 worker processes on 127.0.0.1) per module.
+The Dask tests share one real LocalCluster (2 worker processes on 127.0.0.1) per session
+(tests/conftest.py's ``dask_cluster``).
 """
 
 import importlib.util
@@ -63,28 +64,13 @@ def test_missing_distributed_says_how_to_install(monkeypatch):
         make_executor("local-dask")
 
 
-# ------------------------------------------------------------------------ dask
-@pytest.fixture(scope="module")
-def cluster_executor():
-    if importlib.util.find_spec("distributed") is None:
-        pytest.skip('dask.distributed is not installed (pip install -e ".[dask]")')
-    with make_executor("local-dask", n_workers=2) as ex:
-        # workers import TensorFlow while the driver computes the in-process reference
-        warm = [
-            ex.client.submit(importlib.import_module, "gpal.models.svgp", workers=[w], pure=False)
-            for w in ex.client.scheduler_info()["workers"]
-        ]
-        yield ex
-        del warm
-
-
 # ------------------------------------------- repeated splits: same seed, same bits
 def _units(out, methods, n_splits):
     return {(m, k): json.loads(unit_path(out, m, k).read_text()) for m in methods for k in range(n_splits)}
 
 
 @pytest.fixture(scope="module")
-def split_runs(cluster_executor, tmp_path_factory):
+def split_runs(dask_cluster, tmp_path_factory):
     from gpal.data.synthetic import synthetic_2d
 
     # 300 training rows: more than one 256-row block of scikit-learn's k-means, whose rounding
@@ -94,7 +80,7 @@ def split_runs(cluster_executor, tmp_path_factory):
     local, dask = tmp_path_factory.mktemp("in_process"), tmp_path_factory.mktemp("local_dask")
     args = dict(n_splits=1, test_size=0.25, seed=3, progress=False)
     run_repeated_splits(data, methods, local, **args)
-    run_repeated_splits(data, methods, dask, executor=cluster_executor, **args)
+    run_repeated_splits(data, methods, dask, executor=dask_cluster, **args)
     return data, methods, args, local, dask
 
 
@@ -111,39 +97,39 @@ def test_same_seed_same_unit_results_in_process_and_local_dask(split_runs):
 
 
 @needs_dask
-def test_interrupted_dask_run_recomputes_only_missing_unit(split_runs, cluster_executor):
+def test_interrupted_dask_run_recomputes_only_missing_unit(split_runs, dask_cluster):
     data, methods, args, _, dask = split_runs
     before = _units(dask, methods, args["n_splits"])
     kept = unit_path(dask, "MGP", 0)
     kept_mtime = kept.stat().st_mtime_ns
     unit_path(dask, "NIMGP", 0).unlink()
-    run_repeated_splits(data, methods, dask, executor=cluster_executor, **args)
+    run_repeated_splits(data, methods, dask, executor=dask_cluster, **args)
     assert kept.stat().st_mtime_ns == kept_mtime  # finished unit not rewritten
     redone = json.loads(unit_path(dask, "NIMGP", 0).read_text())
     assert redone["proba"] == before[("NIMGP", 0)]["proba"]
 
 
 @needs_dask
-def test_recorded_failure_through_dask_keeps_other_units(cluster_executor, tmp_path):
+def test_recorded_failure_through_dask_keeps_other_units(dask_cluster, tmp_path):
     from gpal.data.synthetic import synthetic_2d
 
     data = synthetic_2d(n_train=60, n_test=1, seed=1).train
     methods = {"bad": {"input_noise": "bogus"}}
     summary = run_repeated_splits(
-        data, methods, tmp_path, n_splits=2, on_error="record", progress=False, executor=cluster_executor
+        data, methods, tmp_path, n_splits=2, on_error="record", progress=False, executor=dask_cluster
     )
     assert summary["methods"]["bad"]["n_failed"] == 2
     record = json.loads(unit_path(tmp_path, "bad", 1).with_suffix(".error.json").read_text())
     assert "input_noise must be one of" in record["error"] and record["unit"] == "bad/split_0001"
     with pytest.raises(ValueError, match="input_noise must be one of") as raised:  # its own type, through Dask
-        run_repeated_splits(data, methods, tmp_path, n_splits=2, progress=False, executor=cluster_executor)
+        run_repeated_splits(data, methods, tmp_path, n_splits=2, progress=False, executor=dask_cluster)
     assert raised.value.__notes__[0].startswith("in unit 'bad/split_000")
 
 
 # ------------------------------------------------------------ generic dask
 @needs_dask
-def test_local_dask_maps_with_results_by_index(cluster_executor):
-    ex = cluster_executor
+def test_local_dask_maps_with_results_by_index(dask_cluster):
+    ex = dask_cluster
     assert ex.name == "local-dask" and len(ex.client.scheduler_info()["workers"]) == 2
     shared = np.arange(10.0)  # one object used by every task: sent to the cluster once
     got = dict(ex.map(np.multiply, [(shared, float(i)) for i in range(6)], progress=False))
@@ -153,8 +139,8 @@ def test_local_dask_maps_with_results_by_index(cluster_executor):
 
 
 @needs_dask
-def test_local_dask_propagates_error_and_releases_tasks(cluster_executor):
-    ex = cluster_executor
+def test_local_dask_propagates_error_and_releases_tasks(dask_cluster):
+    ex = dask_cluster
     with pytest.raises(ZeroDivisionError):
         list(ex.map(operator.truediv, [(1, 1), (1, 0), (1, 2), (1, 3)], progress=False))
 
@@ -169,34 +155,35 @@ def test_local_dask_propagates_error_and_releases_tasks(cluster_executor):
 
 
 @needs_dask
-def test_workers_limit_tensorflow_threads(cluster_executor):
-    values = [v for _, v in cluster_executor.map(os.getenv, [("TF_NUM_INTRAOP_THREADS",)] * 4, progress=False)]
+def test_workers_limit_tensorflow_threads(dask_cluster):
+    values = [v for _, v in dask_cluster.map(os.getenv, [("TF_NUM_INTRAOP_THREADS",)] * 4, progress=False)]
     assert values == ["1"] * 4
 
 
 @needs_dask
-def test_tcp_executor_uses_existing_cluster_and_leaves_it_running(cluster_executor):
-    address = cluster_executor.cluster.scheduler_address
+def test_tcp_executor_uses_existing_cluster_and_leaves_it_running(dask_cluster):
+    address = dask_cluster.cluster.scheduler_address
     assert address.startswith("tcp://127.0.0.1:")
     with make_executor(address) as remote:
         assert remote.name == address and not remote.owns_cluster
         assert sorted(remote.map(operator.add, [(1, 2), (3, 4)], progress=False)) == [(0, 3), (1, 7)]
-    assert list(cluster_executor.map(operator.neg, [(5,)], progress=False)) == [(0, -5)]  # cluster still up
+    assert list(dask_cluster.map(operator.neg, [(5,)], progress=False)) == [(0, -5)]  # cluster still up
 
 
 # ------------------------------------------------------------ chunked prediction
 @needs_dask
-def test_chunked_prediction_through_local_dask_equals_in_process(cluster_executor, tmp_path):
+def test_chunked_prediction_through_local_dask_equals_in_process(dask_cluster, tmp_path):
     from gpal.estimators.noisy_gp import NoisyGPClassifier
     from gpal.catalog_jobs.prediction import predict_proba_chunked
     from gpal.data.synthetic import synthetic_2d
 
     problem = synthetic_2d(n_train=40, n_test=90, seed=1)
-    clf = NoisyGPClassifier(input_noise="latent", epochs=3, num_inducing=5, n_samples=20, random_state=2, progress=False)
+    # split_runs' NIMGP model (M = 6): its traces, in this process and on a worker, serve this one too
+    clf = NoisyGPClassifier(input_noise="latent", epochs=3, num_inducing=6, n_samples=20, random_state=2, progress=False)
     clf.fit(problem.train).save(tmp_path / "model")
     kwargs = dict(chunk_size=20, progress=False)
     local = predict_proba_chunked(tmp_path / "model", problem.test, **kwargs)
-    remote = predict_proba_chunked(tmp_path / "model", problem.test, executor=cluster_executor, **kwargs)
+    remote = predict_proba_chunked(tmp_path / "model", problem.test, executor=dask_cluster, **kwargs)
     assert remote.shape == (90, 3)
     np.testing.assert_array_equal(remote, local)
 
@@ -207,24 +194,24 @@ def test_executor_is_abstract():
 
 
 @needs_dask
-def test_batches_of_units_go_to_dask_workers_with_the_same_results(split_runs, cluster_executor, tmp_path):
+def test_batches_of_units_go_to_dask_workers_with_the_same_results(split_runs, dask_cluster, tmp_path):
     data, methods, args, _, _ = split_runs
     batched = {**args, "n_splits": 2, "models_per_batch": 2}
     run_repeated_splits(data, methods, tmp_path / "in_process", **batched)
-    run_repeated_splits(data, methods, tmp_path / "dask", executor=cluster_executor, **batched)
+    run_repeated_splits(data, methods, tmp_path / "dask", executor=dask_cluster, **batched)
     a, b = _units(tmp_path / "in_process", methods, 2), _units(tmp_path / "dask", methods, 2)
     for key in a:
         assert a[key]["proba"] == b[key]["proba"]  # bitwise, as for single units
 
 
 @needs_dask
-def test_a_recorded_failure_in_a_batch_through_dask_names_its_unit(cluster_executor, tmp_path):
+def test_a_recorded_failure_in_a_batch_through_dask_names_its_unit(dask_cluster, tmp_path):
     from gpal.data.synthetic import synthetic_2d
 
     data = synthetic_2d(n_train=60, n_test=1, seed=1).train
     methods = {"bad": {"input_noise": "bogus"}}
     summary = run_repeated_splits(data, methods, tmp_path, n_splits=2, on_error="record", progress=False,
-                                  executor=cluster_executor, models_per_batch=2)
+                                  executor=dask_cluster, models_per_batch=2)
     assert summary["methods"]["bad"]["n_failed"] == 2
     record = json.loads(unit_path(tmp_path, "bad", 1).with_suffix(".error.json").read_text())
     assert "input_noise must be one of" in record["error"] and record["unit"] == "bad/split_0001"

@@ -206,10 +206,12 @@ def test_ctrl_c_during_a_unit_saves_nothing_and_exits_130(toy_run, tmp_path, mon
     assert (out / "units" / "NIMGP-FO.json").exists()
 
 
-def test_local_dask_gives_the_in_process_results(toy_run, tmp_path):
-    pytest.importorskip("distributed")
+def test_a_dask_cluster_gives_the_in_process_results(toy_run, dask_cluster, tmp_path):
+    """Through ``scheduler``: the session's local cluster (tests/conftest.py), named by its address (the tcp://
+    form), so that its workers, TensorFlow imported, serve the Dask tests of tests/runs too."""
     here = toy_run
-    there = run_workflow(TOY, TINY_TOY, out=tmp_path / "there", scheduler="local-dask", progress=False)
+    there = run_workflow(TOY, TINY_TOY, out=tmp_path / "there", scheduler=dask_cluster.cluster.scheduler_address,
+                         progress=False)
     for method in ("MGP", "NIMGP-FO"):
         a = json.loads((here / "units" / f"{method}.json").read_text())
         b = json.loads((there / "units" / f"{method}.json").read_text())
