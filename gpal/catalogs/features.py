@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import functools
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import MISSING, asdict, dataclass, fields
 from typing import Any, Callable, Mapping, Sequence
 
@@ -652,12 +654,18 @@ def _split_normal_draws(centre, lower, upper, u, bound):
 
 
 def _monte_carlo_moments(feature: Feature, model: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and variance of the transformed draws of each row of an (n, operands, 3) error model."""
+    """Mean and variance of the transformed draws of each row of an (n, operands, 3) error model.
+
+    Blocks of rows are propagated in `_MC_THREADS` threads (SciPy's quantile and NumPy's ufuncs release
+    the GIL; each block's arithmetic is the same, so the results are too): the main job's features
+    then use the core that TensorFlow's import, beside them, leaves idle once it is done.
+    """
     n, operands, _ = model.shape
     u = _uniforms(MC_DRAWS, operands)
     mean, variance = np.empty(n), np.empty(n)
     rows = max(1, 2 * _MC_ROWS_PER_BLOCK // max(operands, 2))  # many-band features: no more memory than two operands
-    for start in range(0, n, rows):
+
+    def propagate(start: int) -> None:
         block = model[start:start + rows]
         draws = [_split_normal_draws(block[:, k, 0], block[:, k, 1], block[:, k, 2], u[:, k], feature.lower_bound)
                  for k in range(operands)]
@@ -668,7 +676,23 @@ def _monte_carlo_moments(feature: Feature, model: np.ndarray) -> tuple[np.ndarra
         transformed = feature._g(combined)
         mean[start:start + rows] = transformed.mean(axis=1)
         variance[start:start + rows] = transformed.var(axis=1)
+
+    starts = range(0, n, rows)
+    if len(starts) > 1 and _MC_THREADS > 1:
+        list(_block_pool().map(propagate, starts))  # list(): a block's exception is raised here
+    else:
+        for start in starts:
+            propagate(start)
     return mean, variance
+
+
+#: Threads that propagate blocks of rows at once (at most 4: the blocks' temporaries are ~20 MB each).
+_MC_THREADS = min(4, os.cpu_count() or 1)
+
+
+@functools.lru_cache(maxsize=None)
+def _block_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=_MC_THREADS, thread_name_prefix="gpal-features")
 
 
 # The six inputs of the Fermi-LAT experiment of Villacampa-Calvo et al. (2021, JMLR 22, sec. 5.6):

@@ -203,3 +203,23 @@ def test_error_model_fields_round_trip_and_default_to_the_old_model():
     old = Feature.from_spec({"column": "Flux_Band", "error": "Unc_Flux_Band", "band": 2})
     assert (old.propagation, old.two_sided, old.lower_bound) == ("first_order", "mean", None)
     assert all(f.propagation == "first_order" for f in FEATURE_PRESETS["villacampa2021"])
+
+
+def test_blocks_propagated_in_threads_give_the_single_thread_moments_bit_for_bit(monkeypatch):
+    """The Monte Carlo's row blocks run in a thread pool: each block's arithmetic is the same, so are its moments."""
+    import gpal.catalogs.features as features
+
+    rng = np.random.default_rng(5)
+    n = 700  # several blocks of a two-operand feature
+    soft, hard = rng.uniform(0.1, 3.0, n), rng.uniform(0.0, 2.0, n)
+    model = np.stack([np.stack([soft, 0.3 * soft, 0.4 * soft], axis=1),
+                      np.stack([hard, np.where(rng.random(n) < 0.2, np.nan, 0.5), np.full(n, 0.6)], axis=1)], axis=1)
+    model[:, 1, 1] = np.nan_to_num(model[:, 1, 1], nan=0.0)
+    hr = FEATURE_PRESETS["fermi_dr4"][[f.label for f in FEATURE_PRESETS["fermi_dr4"]].index("HR23")]
+    monkeypatch.setattr(features, "_MC_THREADS", 1)
+    alone = features._monte_carlo_moments(hr, model)
+    monkeypatch.setattr(features, "_MC_THREADS", 2)
+    threaded = features._monte_carlo_moments(hr, model)
+    assert n > 2 * features._MC_ROWS_PER_BLOCK
+    for a, b in zip(alone, threaded):
+        assert np.all(np.isfinite(a)) and np.array_equal(a, b)
