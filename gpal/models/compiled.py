@@ -10,13 +10,56 @@ own traces and the warning keeps its meaning: the same model traced again.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+import threading
+from collections import OrderedDict
+from typing import Any, Callable, Hashable
 
 import tensorflow as tf
 
-__all__ = ["instance_function"]
+__all__ = ["KeptFunctions", "instance_function", "variable_specs"]
 
 
 def instance_function(fn: Callable, **options: Any) -> Callable:
     """``tf.function(fn, **options)`` whose traces are counted apart from other instances' of the same code."""
     return tf.function(functools.partial(fn), **options)
+
+
+def variable_specs(model: Any) -> dict[str, tf.TensorSpec]:
+    """One ``TensorSpec`` per parameter of ``model`` by its path: the signature of a function traced on one model
+    that reads another's values (``reading_values``)."""
+    from gpflow.utilities import parameter_dict
+
+    from gpal.models.state import stored_variable
+
+    return {path: tf.TensorSpec(stored_variable(var).shape, stored_variable(var).dtype)
+            for path, var in parameter_dict(model).items()}
+
+
+class KeptFunctions:
+    """The last ``kept`` compiled functions by key, most recently used last, shared by a process's threads.
+
+    A function traced once per model signature serves every later model of it; a few are kept so
+    that a long script's memory does not grow with each signature it met once.
+    """
+
+    def __init__(self, kept: int):
+        self.kept = kept
+        self._functions: "OrderedDict[Hashable, Callable]" = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> Callable | None:
+        """The function kept for ``key`` (now the most recently used), or None."""
+        with self._lock:
+            if key not in self._functions:
+                return None
+            self._functions.move_to_end(key)
+            return self._functions[key]
+
+    def keep(self, key: Hashable, fn: Callable) -> Callable:
+        """Keep ``fn`` for ``key`` unless another thread kept one first; returns the kept one."""
+        with self._lock:
+            fn = self._functions.setdefault(key, fn)
+            self._functions.move_to_end(key)
+            while len(self._functions) > self.kept:
+                self._functions.popitem(last=False)
+            return fn

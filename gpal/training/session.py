@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
-import threading
 import warnings
-from collections import OrderedDict
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Mapping
 
@@ -199,10 +197,13 @@ class ModelSession:
                                  lambda state: assign_module_values(self.model, state), X, X_var, y, **settings)
 
 
-# (trace key, function key) -> compiled (values, X, X_var, seed) function, most recently used last; a few kept per process.
-_SHARED: "OrderedDict[str, Callable]" = OrderedDict()
-_SHARED_KEPT = 32
-_SHARED_LOCK = threading.Lock()
+@functools.lru_cache(maxsize=None)
+def _shared() -> Any:
+    """(trace key, function key) -> compiled (values, X, X_var, seed) function, a few kept per process (made on first
+    use: gpal.models imports TensorFlow)."""
+    from gpal.models.compiled import KeptFunctions
+
+    return KeptFunctions(kept=32)
 
 
 def _shared_function(model: Any, key: tuple, make: Callable[[Any], Callable]) -> Callable:
@@ -216,17 +217,15 @@ def _shared_function(model: Any, key: tuple, make: Callable[[Any], Callable]) ->
     """
     import tensorflow as tf
 
-    from gpflow.utilities import parameter_dict
-
-    from gpal.models.compiled import instance_function
-    from gpal.models.state import reading_values, stored_variable
+    from gpal.models.compiled import instance_function, variable_specs
+    from gpal.models.state import reading_values
     from gpal.training.svi import template_copy, trace_key
 
+    shared = _shared()
     full_key = json.dumps([trace_key(model), repr(key)])
-    with _SHARED_LOCK:
-        if full_key in _SHARED:
-            _SHARED.move_to_end(full_key)
-            return _SHARED[full_key]
+    kept = shared.get(full_key)
+    if kept is not None:
+        return kept
     template = template_copy(model)
     fn = make(template)
 
@@ -234,17 +233,10 @@ def _shared_function(model: Any, key: tuple, make: Callable[[Any], Callable]) ->
         with reading_values(template, values):
             return fn(X, X_var, seed)
 
-    specs = {path: tf.TensorSpec(stored_variable(var).shape, stored_variable(var).dtype)
-             for path, var in parameter_dict(template).items()}
     rows = tf.TensorSpec([None, int(template.gp.Z.shape[-1])], tf.float64)
     # autograph off: these are straight-line graphs, and autograph mis-resolved strategy methods.
-    compiled = instance_function(call, input_signature=[specs, rows, rows, tf.TensorSpec([2], tf.int64)], autograph=False)
-    with _SHARED_LOCK:
-        compiled = _SHARED.setdefault(full_key, compiled)
-        _SHARED.move_to_end(full_key)
-        while len(_SHARED) > _SHARED_KEPT:
-            _SHARED.popitem(last=False)
-    return compiled
+    return shared.keep(full_key, instance_function(call, autograph=False, input_signature=[
+        variable_specs(template), rows, rows, tf.TensorSpec([2], tf.int64)]))
 
 
 def _continue_from(model: Any, previous: Any) -> None:

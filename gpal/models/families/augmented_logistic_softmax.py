@@ -55,8 +55,6 @@ papers folder prints sigma(f).
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from typing import Any, Callable, NamedTuple
 
 import gpflow
@@ -64,7 +62,7 @@ import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
 
-from gpal.models.compiled import instance_function
+from gpal.models.compiled import KeptFunctions, instance_function, variable_specs
 from gpal.models.likelihoods.logistic_softmax import logistic_softmax_probs
 from gpal.models.quadrature import monte_carlo_mean
 from gpal.models.sparse import DEFAULT_JITTER, Projection, inducing_variable, project, whitened_kl, whitened_marginals
@@ -301,10 +299,8 @@ def signature_key(model: AugmentedLogisticSoftmaxGP) -> str:
     }, sort_keys=True, default=str)
 
 
-# (signature key, draws) -> compiled (values, X, seed) prediction, most recently used last; a few kept per process.
-_PREDICTORS: "OrderedDict[str, Callable]" = OrderedDict()
-_PREDICTORS_KEPT = 16
-_PREDICTORS_LOCK = threading.Lock()
+# (signature key, draws) -> compiled (values, X, seed) prediction; a few kept per process.
+_PREDICTORS = KeptFunctions(kept=16)
 
 
 def _shared_predictor(model: AugmentedLogisticSoftmaxGP, num_samples: int) -> Callable:
@@ -316,15 +312,12 @@ def _shared_predictor(model: AugmentedLogisticSoftmaxGP, num_samples: int) -> Ca
     Rows and seed are arguments, so neither retraces; the results equal a trace of the model's own
     bit for bit (tested).
     """
-    from gpflow.utilities import parameter_dict
-
-    from gpal.models.state import reading_values, stored_variable
+    from gpal.models.state import reading_values
 
     key = json.dumps([signature_key(model), int(num_samples)])
-    with _PREDICTORS_LOCK:
-        if key in _PREDICTORS:
-            _PREDICTORS.move_to_end(key)
-            return _PREDICTORS[key]
+    kept = _PREDICTORS.get(key)
+    if kept is not None:
+        return kept
     template = gpflow.utilities.deepcopy(model)
 
     def predict(values: dict[str, Any], X: tf.Tensor, seed: tf.Tensor) -> tf.Tensor:
@@ -332,16 +325,9 @@ def _shared_predictor(model: AugmentedLogisticSoftmaxGP, num_samples: int) -> Ca
             mean, var = template.predict_f(X)
             return monte_carlo_mean(logistic_softmax_probs, mean, var, num_samples, seed)
 
-    specs = {path: tf.TensorSpec(stored_variable(var).shape, stored_variable(var).dtype)
-             for path, var in parameter_dict(template).items()}
     rows = tf.TensorSpec([None, int(template.Z.shape[-1])], tf.float64)
-    compiled = instance_function(predict, input_signature=[specs, rows, tf.TensorSpec([], tf.int64)], autograph=False)
-    with _PREDICTORS_LOCK:
-        compiled = _PREDICTORS.setdefault(key, compiled)
-        _PREDICTORS.move_to_end(key)
-        while len(_PREDICTORS) > _PREDICTORS_KEPT:
-            _PREDICTORS.popitem(last=False)
-    return compiled
+    return _PREDICTORS.keep(key, instance_function(predict, autograph=False, input_signature=[
+        variable_specs(template), rows, tf.TensorSpec([], tf.int64)]))
 
 
 def as_latent_gps(model: AugmentedLogisticSoftmaxGP) -> LatentGPs:
