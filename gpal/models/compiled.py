@@ -27,12 +27,9 @@ def instance_function(fn: Callable, **options: Any) -> Callable:
 def variable_specs(model: Any) -> dict[str, tf.TensorSpec]:
     """One ``TensorSpec`` per parameter of ``model`` by its path: the signature of a function traced on one model
     that reads another's values (``reading_values``)."""
-    from gpflow.utilities import parameter_dict
+    from gpal.models.state import module_variables
 
-    from gpal.models.state import stored_variable
-
-    return {path: tf.TensorSpec(stored_variable(var).shape, stored_variable(var).dtype)
-            for path, var in parameter_dict(model).items()}
+    return {path: tf.TensorSpec(var.shape, var.dtype) for path, var in module_variables(model).items()}
 
 
 class KeptFunctions:

@@ -24,6 +24,7 @@ __all__ = [
     "kernel_state",
     "kernel_to_config",
     "module_values",
+    "module_variables",
     "reading_values",
     "stored_variable",
 ]
@@ -105,9 +106,15 @@ def stored_variable(var: Any) -> Any:
     return var.unconstrained_variable if isinstance(var, gpflow.Parameter) else var
 
 
+def module_variables(module: Any) -> dict[str, Any]:
+    """Every variable of a gpflow module by path, as stored (a parameter's unconstrained variable): what
+    ``reading_values`` takes from another model of the same structure."""
+    return {key: stored_variable(var) for key, var in parameter_dict(module).items()}
+
+
 def module_values(module: Any) -> dict[str, np.ndarray]:
     """Every variable of a gpflow module by path; parameters in their unconstrained (stored) form."""
-    return {key: stored_variable(var).numpy() for key, var in parameter_dict(module).items()}
+    return {key: var.numpy() for key, var in module_variables(module).items()}
 
 
 def assign_module_values(module: Any, values: Mapping[str, np.ndarray]) -> None:

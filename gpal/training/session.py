@@ -148,12 +148,9 @@ class ModelSession:
         """``make(model)``, an ``(X, X_var, seed)`` function of a model, compiled for any number of rows once per
         ``key`` and model ``trace_key`` (``_shared_function``), called on this session's model."""
         if key not in self.compiled:
-            from gpal.models.state import stored_variable
+            from gpal.models.state import module_variables
 
-            from gpflow.utilities import parameter_dict
-
-            values = {path: stored_variable(var) for path, var in parameter_dict(self.model).items()}
-            self.compiled[key] = functools.partial(_shared_function(self.model, key, make), values)
+            self.compiled[key] = functools.partial(_shared_function(self.model, key, make), module_variables(self.model))
         return self.compiled[key]
 
     def input_draws(self, n_draws: int) -> int:

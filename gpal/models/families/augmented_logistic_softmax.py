@@ -257,13 +257,11 @@ class AugmentedLogisticSoftmaxGP(gpflow.base.Module):
 
         Compiled once per ``signature_key`` and ``num_samples`` for any rows and seed (``_shared_predictor``).
         """
-        from gpflow.utilities import parameter_dict
-
-        from gpal.models.state import stored_variable
+        from gpal.models.state import module_variables
 
         X = np.asarray(X, dtype=np.float64)
         predict = _shared_predictor(self, int(num_samples))
-        values = {path: stored_variable(var) for path, var in parameter_dict(self).items()}
+        values = module_variables(self)
         seed = tf.constant(int(seed), tf.int64)
         parts = [predict(values, tf.constant(X[i : i + chunk]), seed).numpy() for i in range(0, X.shape[0], chunk)]
         return np.concatenate(parts, axis=0) if parts else np.zeros((0, self.num_classes))
@@ -280,9 +278,7 @@ def signature_key(model: AugmentedLogisticSoftmaxGP) -> str:
     str
         JSON text, equal for models that one trace serves (the shared predictor and CAVI updates).
     """
-    from gpflow.utilities import parameter_dict
-
-    from gpal.models.state import kernel_to_config, stored_variable
+    from gpal.models.state import kernel_to_config, module_variables
 
     try:
         kernel: Any = kernel_to_config(model.kernel)
@@ -291,8 +287,7 @@ def signature_key(model: AugmentedLogisticSoftmaxGP) -> str:
     parts = [model, *model.submodules]
     return json.dumps({
         "kernel": kernel, "jitter": model.jitter, "num_classes": model.num_classes,
-        "variables": {p: (tuple(stored_variable(v).shape), stored_variable(v).dtype.name, bool(stored_variable(v).trainable))
-                      for p, v in parameter_dict(model).items()},
+        "variables": {p: (tuple(v.shape), v.dtype.name, bool(v.trainable)) for p, v in module_variables(model).items()},
         "classes": sorted(f"{type(m).__module__}.{type(m).__qualname__}@{id(type(m))}" for m in parts),
         "overrides": sorted(f"{type(m).__qualname__}.{name}={value!r}@{id(value)}" for m in parts
                             for name, value in vars(m).items() if hasattr(type(m), name)),
