@@ -88,6 +88,8 @@ class Timers:
         self._local = threading.local()
         self._undo: list[Callable[[], None]] = []
         self._deferred: list[tuple[str, str]] = []
+        self.origin = time.perf_counter()  # reset when the job starts
+        self.spans: list[tuple[str, str, float, float]] = []  # (part path, thread, start, end) from ``origin``
 
     @property
     def _stack(self) -> list[str]:
@@ -133,6 +135,7 @@ class Timers:
                 result = fn(*args, **kwargs)
             finally:
                 self._stack.pop()
+                self.spans.append((key, threading.current_thread().name, w0 - self.origin, time.perf_counter() - self.origin))
                 self.wall[key] = self.wall.get(key, 0.0) + time.perf_counter() - w0
                 self.cpu[key] = self.cpu.get(key, 0.0) + time.thread_time() - c0
                 self.process_cpu[key] = self.process_cpu.get(key, 0.0) + time.process_time() - p0
@@ -157,6 +160,29 @@ class Timers:
         self._undo.clear()
 
 
+class CoreSampler:
+    """The process's cores in use (CPU seconds per wall second) in each second of the job, from a sampling thread:
+    where the job leaves a core idle."""
+
+    def __init__(self, origin: float, interval: float = 1.0) -> None:
+        self.cores: list[float] = []
+        self._done = threading.Event()
+        self._origin, self._interval = origin, interval
+        self._thread = threading.Thread(target=self._run, name="core-sampler", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        wall, cpu = self._origin, time.process_time()
+        while not self._done.wait(self._interval - (time.perf_counter() - wall) % self._interval):
+            now_wall, now_cpu = time.perf_counter(), time.process_time()
+            self.cores.append((now_cpu - cpu) / (now_wall - wall))
+            wall, cpu = now_wall, now_cpu
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+
 def run_main_job(extra: list[str], keep: str | None = None) -> dict[str, Any]:
     """The job with every part timed (into a fresh folder ``keep``, else a temporary one); a dict of seconds.
 
@@ -178,15 +204,18 @@ def run_main_job(extra: list[str], keep: str | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench_main_job_") as tmp:
         out = keep or tmp
         w0, c0 = time.perf_counter(), time.process_time()
+        timers.origin = w0
+        sampler = CoreSampler(w0)
         try:
             code = gpal.cli.main(["classify", "--out", out, "--no-progress", *extra])
         finally:
             timers.restore()
+            sampler.stop()
         job = (time.perf_counter() - w0, time.process_time() - c0)
         metrics = _held_out_metrics(out) if code == 0 else {}
     if code != 0:
         raise SystemExit(f"gpal classify exited {code}")
-    return {"import_cli": import_cli, "import_job": import_job, "job": job, "parts": timers,
+    return {"import_cli": import_cli, "import_job": import_job, "job": job, "parts": timers, "cores": sampler.cores,
             "missing": timers.missing, "metrics": metrics}
 
 
@@ -324,6 +353,11 @@ def print_job(result: dict[str, Any]) -> None:
     for key, steps in timers.steps.items():
         print(f"{key}: {steps} steps, {1e3 * timers.wall[key] / steps:.2f} ms wall "
               f"({1e3 * timers.cpu[key] / steps:.2f} ms CPU of its thread) per step, loop overhead included")
+    print("\ntimeline (seconds from the job's start; each part's thread):")
+    for key, thread, start, end in sorted(timers.spans, key=lambda span: span[2]):
+        print(f"  {start:6.2f} -> {end:6.2f}  {thread[:16]:16s} {key}")
+    cores = result["cores"]
+    print("cores in use, second by second: " + " ".join(f"{c:.1f}" for c in cores))
     if result["missing"]:
         print(f"not found (not timed): {result['missing']}")
     held = result["metrics"].get("heldout", {})
@@ -358,7 +392,9 @@ def main(argv: list[str] | None = None) -> None:
                          "parts": {k: {"wall": t.wall[k], "cpu": t.cpu[k], "process_cpu": t.process_cpu[k],
                                        "calls": t.calls[k],
                                        "second_thread": k in t.off_main} for k in t.wall},
-                         "svi_steps": t.steps, "metrics": result["metrics"]}
+                         "svi_steps": t.steps, "metrics": result["metrics"],
+                         "cores_per_second": result["cores"],
+                         "timeline": [{"part": k, "thread": th, "start": a, "end": b} for k, th, a, b in t.spans]}
     if args.step:
         s = MAIN_JOB_SHAPES
         wall, cpu = step_seconds(args.steps, args.repeats)

@@ -179,37 +179,38 @@ def classify_catalog(
             held[f"p_{name}"] = proba[:, c]
         with atomic_output(folder / HELDOUT_FILE) as tmp:
             held.to_csv(tmp, index=False)
-        comparison_done()
 
-    figures: dict[str, Any] = {}
+        figures: dict[str, Any] = {}
 
-    def draw_held_out(stop: threading.Event) -> None:  # beside what follows: its NumPy and TensorFlow free the GIL
-        figures.update(held_out_figures(read_held_out(folder), partial(abandon_if, stop)))
+        def draw_held_out(stop: threading.Event) -> None:  # beside what follows: its NumPy and TensorFlow free the GIL
+            figures.update(held_out_figures(read_held_out(folder), partial(abandon_if, stop)))
 
-    with alongside(draw_held_out) as figures_done:
-        log("fitting the outlier score ('none of these') on the training split"
-            + (f", checking it on the {len(left_out)} labelled classes left out" if left_out else ""))
-        held_out_classes = left_out_sources(cat, left_out, data.meta["features"])
-        ood_score, ood = check_outliers(folder / OOD_FILE, train, test, held_out_classes, pool, seed)
+        with alongside(draw_held_out) as figures_done:
+            log("fitting the outlier score ('none of these') on the training split"
+                + (f", checking it on the {len(left_out)} labelled classes left out" if left_out else ""))
+            held_out_classes = left_out_sources(cat, left_out, data.meta["features"])
+            ood_score, ood = check_outliers(folder / OOD_FILE, train, test, held_out_classes, pool, seed)
 
-        log(f"classifying the {' + '.join(tokens)} sources of {cat.release}")
-        table = dated(predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor,
-                                      progress=progress, pool=pool))
-        table = replace(table, frame=table.frame.assign(ood_score=ood_score, ood=ood),
-                        meta={**table.meta, "TARGET": target or "", "MINSIG": follow_up_significance,
-                              "XFLAGS": ",".join(str(flag) for flag in sorted(set(follow_up_flags)))})
-        pool_proba = table.frame[[f"p_{c}" for c in trained.classes]].to_numpy()  # the later check moves its own
-        if pool_prior:
-            table, moved = adjust_table(table, trained.classes, training_prior(trained.training["n_per_class"],
-                                                                               trained.classes))
-            write_pool_prior(folder, moved)
-            log(f"moved the classifications to each group's own class mix (pool prior): {mixes_text(moved.groups)}")
-        log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model about "
-            + (f"{target})" if target else "every class)"))
-        table = _with_information(table, trained.estimator, pool, target)
-        for name in (CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS):
-            write_probability_table(table, folder / name, force=True)
-        figures_done()
+            log(f"classifying the {' + '.join(tokens)} sources of {cat.release}")
+            table = dated(predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor,
+                                          progress=progress, pool=pool))
+            table = replace(table, frame=table.frame.assign(ood_score=ood_score, ood=ood),
+                            meta={**table.meta, "TARGET": target or "", "MINSIG": follow_up_significance,
+                                  "XFLAGS": ",".join(str(flag) for flag in sorted(set(follow_up_flags)))})
+            pool_proba = table.frame[[f"p_{c}" for c in trained.classes]].to_numpy()  # the later check moves its own
+            if pool_prior:
+                table, moved = adjust_table(table, trained.classes, training_prior(trained.training["n_per_class"],
+                                                                                   trained.classes))
+                write_pool_prior(folder, moved)
+                log("moved the classifications to each group's own class mix (pool prior): "
+                    f"{mixes_text(moved.groups)}")
+            log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model about "
+                + (f"{target})" if target else "every class)"))
+            table = _with_information(table, trained.estimator, pool, target)
+            for name in (CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS):
+                write_probability_table(table, folder / name, force=True)
+            figures_done()
+        comparison_done()  # the twin may train on through all the above: it keeps the second core busy
 
     later = later_release_of(cat.release)
     if later is not None:  # a release older than the newest shipped: score the classifications by what it found

@@ -154,14 +154,14 @@ def _with_equatorial(frame: pd.DataFrame) -> pd.DataFrame:
     The catalog's RAJ2000 / DEJ2000 are what a cross-match against it expects; the
     transform (to ICRS, within milliarcseconds of J2000) serves frames that lack them.
     """
-    from astropy import units as u
-    from astropy.coordinates import SkyCoord
-
     n = len(frame)
     ra = frame["RA"].to_numpy(dtype=np.float64) if "RA" in frame else np.full(n, np.nan)
     dec = frame["DEC"].to_numpy(dtype=np.float64) if "DEC" in frame else np.full(n, np.nan)
     derive = np.isnan(ra) | np.isnan(dec)
-    if derive.any():
+    if derive.any():  # astropy.coordinates (a second's import) only where a frame lacks the catalog's positions
+        from astropy import units as u
+        from astropy.coordinates import SkyCoord
+
         sky = SkyCoord(l=frame["GLON"].to_numpy(dtype=np.float64)[derive] * u.deg,
                        b=frame["GLAT"].to_numpy(dtype=np.float64)[derive] * u.deg, frame="galactic").icrs
         ra, dec = ra.copy(), dec.copy()
