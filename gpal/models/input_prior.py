@@ -167,10 +167,10 @@ class MixturePrior:
         W_k (x - mu_k) for all rows and components is one matrix product (B, d) x (d, K d), where a
         triangular solve per row and component is B K small ops in every training step.
         """
-        W = tf.constant(self._whiten, x.dtype)
-        white = tf.einsum("kde,be->bkd", W, x) - tf.constant(self._whitened_means, x.dtype)[None]  # (B, K, d)
+        K, d = self._whiten.shape[:2]
+        W = tf.constant(np.transpose(self._whiten, (2, 0, 1)).reshape(d, K * d), x.dtype)  # (e, K d): W_k[d, e]
+        white = tf.reshape(tf.linalg.matmul(x, W), [-1, K, d]) - tf.constant(self._whitened_means, x.dtype)[None]
         log_det = tf.constant(self._log_det, x.dtype)
-        d = tf.cast(tf.shape(x)[1], x.dtype)
         log_comp = -0.5 * (d * _LOG_2PI + log_det[None] + tf.reduce_sum(tf.square(white), axis=-1))
         return tf.reduce_logsumexp(tf.math.log(tf.constant(self.weights, x.dtype))[None] + log_comp, axis=1)
 

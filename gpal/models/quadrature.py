@@ -144,26 +144,49 @@ def argmax_probabilities(Fmu: tf.Tensor, Fvar: tf.Tensor, nodes: tf.Tensor, weig
 
 @check_shapes("Fmu: [N, L]", "Fvar: [N, L]")
 def monte_carlo_mean(
-    fn: Callable[[tf.Tensor], tf.Tensor], Fmu: tf.Tensor, Fvar: tf.Tensor, num_samples: int, seed: int | tf.Tensor
+    fn: Callable[[tf.Tensor], tf.Tensor], Fmu: tf.Tensor, Fvar: tf.Tensor, num_samples: int, seed: int | tf.Tensor,
+    *, at_once: bool = False,
 ) -> tf.Tensor:
     """(1/S) sum_s fn(Fmu + sqrt(Fvar) eps_s), eps_s ~ N(0, I) drawn statelessly from (seed, s).
 
     Reparameterised, so gradients reach Fmu and Fvar.  Deterministic for given inputs:
     the same seed gives the same estimate, eager or in a ``tf.function``, at every
     training step (an XLA-compiled function draws a different, equally fixed stream).
-    One draw at a time: memory stays O(N L) however large ``num_samples`` is, which
-    matters when the model predicts at many input samples.  The draws are common to all
-    rows, so each row's estimate is a function of its own marginals and the seed alone.
+    The draws are common to all rows, so each row's estimate is a function of its own
+    marginals and the seed alone.
+
+    By default one draw at a time, in a loop: memory stays O(N L) however large
+    ``num_samples`` is, which matters when the model predicts at many input samples.
+    ``at_once`` evaluates the S draws in one call of ``fn`` on the (S N, L) stack of them
+    (row s N + i is draw s of row i; ``fn`` must be row-wise, any per-row data it holds tiled S
+    times): the same draws, summed in another order, for a training ELBO whose batch is small,
+    where a loop's per-iteration dispatch (forward and backward) would cost more than its
+    arithmetic (docs/performance.md, session 19).
     """
     sd = tf.sqrt(tf.maximum(Fvar, 0.0))
+
+    def draw(seed: tf.Tensor, s: int | tf.Tensor, latents: Any) -> tf.Tensor:
+        # Philox named, not "auto_select", so the stream does not depend on the device.
+        # One draw per latent shared by every row: a row's estimate does not depend on its position.
+        return tf.random.stateless_normal([1, latents], seed=tf.stack([seed, tf.cast(s, tf.int64)]), dtype=Fmu.dtype,
+                                          alg="philox")
+
+    if at_once:
+        if not isinstance(seed, tf.Tensor) and Fmu.shape[1] is not None:
+            with tf.init_scope():  # a fixed seed: the draws are a constant of the trace, not S ops of every step
+                fixed = tf.constant(int(seed), tf.int64)
+                eps = tf.stack([draw(fixed, s, Fmu.shape[1]) for s in range(num_samples)])  # (S, 1, L)
+        else:
+            eps = tf.stack([draw(tf.cast(seed, tf.int64), s, tf.shape(Fmu)[1]) for s in range(num_samples)])
+        values = fn(tf.reshape(Fmu[None] + sd[None] * eps, [-1, tf.shape(Fmu)[1]]))
+        values = tf.reshape(values, tf.concat([[num_samples, tf.shape(Fmu)[0]], tf.shape(values)[1:]], axis=0))
+        return tf.reduce_sum(values, axis=0) / tf.cast(num_samples, Fmu.dtype)
+
     # A scalar tensor seed lets one trace serve any seed (the augmented model's shared predictor).
     seed = tf.cast(seed, tf.int64) if isinstance(seed, tf.Tensor) else tf.constant(int(seed), tf.int64)
 
     def value(s: tf.Tensor) -> tf.Tensor:
-        # Philox named, not "auto_select", so the stream does not depend on the device.
-        # One draw per latent shared by every row: a row's estimate does not depend on its position.
-        eps = tf.random.stateless_normal([1, tf.shape(Fmu)[1]], seed=tf.stack([seed, s]), dtype=Fmu.dtype, alg="philox")
-        return fn(Fmu + sd * eps)
+        return fn(Fmu + sd * draw(seed, s, tf.shape(Fmu)[1]))
 
     first = value(tf.constant(0, tf.int64))
     _, total = tf.while_loop(

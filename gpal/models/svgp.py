@@ -115,19 +115,54 @@ class LatentGPs(gpflow.base.Module):
         tf.Tensor
             (L, M, M) lower-triangular factors.
         """
-        Z = tf.convert_to_tensor(self.Z)
-        return cholesky_with_jitter(tf.stack([k(Z[c]) for c, k in enumerate(self.kernels)]), self.jitter)
+        return cholesky_with_jitter(self._Kzz(self._stacked_se()), self.jitter)
 
-    def _kernel_blocks(self, Xs: Sequence[tf.Tensor]) -> tuple[tf.Tensor, tf.Tensor]:
-        """K_ZcX (L, M, N) and diag K_XX (L, N), one latent's kernel and inputs per slice."""
+    def _stacked_se(self) -> tuple[tf.Tensor, tf.Tensor] | None:
+        """Every latent's lengthscales (L, d) and variance (L,) when all L kernels are squared exponentials over
+        all features (the library's kernel), read once; None for any other kernel, which computes on its own.
+
+        A training step is dispatch-bound: L kernel calls, each reading and transforming its parameters again,
+        are several hundred graph operations where one batched computation of the same formulas is a few dozen.
+        """
+        if not all(type(k) is gpflow.kernels.SquaredExponential and k.active_dims == slice(None) for k in self.kernels):
+            return None
+        d = tf.shape(self.Z)[-1]
+        lengthscales = tf.stack([tf.broadcast_to(tf.convert_to_tensor(k.lengthscales), [d]) for k in self.kernels])
+        return lengthscales, tf.stack([tf.convert_to_tensor(k.variance) for k in self.kernels])
+
+    def _Kzz(self, se: tuple[tf.Tensor, tf.Tensor] | None) -> tf.Tensor:
+        """K_ZcZc (L, M, M); with ``se``, GPflow's squared-exponential arithmetic batched over the latents."""
         Z = tf.convert_to_tensor(self.Z)
-        Kzx = tf.stack([k(Z[c], Xs[c]) for c, k in enumerate(self.kernels)])
-        kxx = tf.stack([k(Xs[c], full_cov=False) for c, k in enumerate(self.kernels)])
-        return Kzx, kxx
+        if se is None:
+            return tf.stack([k(Z[c]) for c, k in enumerate(self.kernels)])
+        lengthscales, variances = se
+        Zs = Z / lengthscales[:, None, :]
+        norms = tf.reduce_sum(tf.square(Zs), axis=-1, keepdims=True)
+        dist = -2 * tf.linalg.matmul(Zs, Zs, transpose_b=True)
+        dist += norms + tf.linalg.adjoint(norms)
+        return variances[:, None, None] * tf.exp(-0.5 * dist)
+
+    def _kernel_blocks(self, Xs: Sequence[tf.Tensor],
+                       se: tuple[tf.Tensor, tf.Tensor] | None = None) -> tuple[tf.Tensor, tf.Tensor]:
+        """K_ZcX (L, M, N) and diag K_XX (L, N), one latent's kernel and inputs per slice (``se``: ``_stacked_se``)."""
+        Z = tf.convert_to_tensor(self.Z)
+        if se is None:
+            Kzx = tf.stack([k(Z[c], Xs[c]) for c, k in enumerate(self.kernels)])
+            kxx = tf.stack([k(Xs[c], full_cov=False) for c, k in enumerate(self.kernels)])
+            return Kzx, kxx
+        lengthscales, variances = se
+        shared = all(X is Xs[0] for X in Xs)  # one input for every latent: scaled by broadcasting, not stacked
+        X = Xs[0][None] if shared else tf.stack(Xs)
+        Zs, Xsc = Z / lengthscales[:, None, :], X / lengthscales[:, None, :]
+        dist = -2 * tf.linalg.matmul(Zs, Xsc, transpose_b=True)
+        dist += tf.reduce_sum(tf.square(Zs), axis=-1)[:, :, None] + tf.reduce_sum(tf.square(Xsc), axis=-1)[:, None, :]
+        kxx = tf.broadcast_to(variances[:, None], [self.num_latent, tf.shape(X)[1]])
+        return variances[:, None, None] * tf.exp(-0.5 * dist), kxx
 
     def _marginals(self, Xs: Sequence[tf.Tensor]) -> tuple[tf.Tensor, tf.Tensor]:
-        Kzx, kxx = self._kernel_blocks(Xs)
-        proj = whiten(self.cholesky_Kzz(), Kzx, kxx)  # one projection per latent, batched
+        se = self._stacked_se()
+        Kzx, kxx = self._kernel_blocks(Xs, se)
+        proj = whiten(cholesky_with_jitter(self._Kzz(se), self.jitter), Kzx, kxx)  # one projection per latent, batched
         mean, var = whitened_marginals(proj, tf.transpose(self.q_mu), self.q_sqrt)  # (L, N) each
         return tf.transpose(mean), tf.transpose(var)
 
@@ -151,13 +186,13 @@ class LatentGPs(gpflow.base.Module):
         augmented matrices formed in float64, then cast), where a kernel call makes several
         passes over (N, M) arrays per latent.  Any other kernel takes its own K(X, Z) in float64.
         """
-        if not all(type(k) is gpflow.kernels.SquaredExponential and k.active_dims == slice(None) for k in self.kernels):
+        se = self._stacked_se()
+        if se is None:
             Kzx, kxx = self._kernel_blocks([X] * self.num_latent)
             return tf.cast(tf.linalg.matrix_transpose(Kzx), dtype), tf.cast(kxx, dtype)
         Z = tf.convert_to_tensor(self.Z)
-        d = tf.shape(X)[1]
-        inv_sq = tf.stack([tf.broadcast_to(tf.convert_to_tensor(k.lengthscales), [d]) for k in self.kernels]) ** -2
-        variances = tf.stack([tf.convert_to_tensor(k.variance) for k in self.kernels])  # (L,)
+        lengthscales, variances = se
+        inv_sq = lengthscales ** -2
         offsets = tf.math.log(variances)[:, None] - 0.5 * tf.reduce_sum(tf.square(Z) * inv_sq[:, None], -1)  # (L, M)
         z_a = tf.concat([Z * inv_sq[:, None], tf.broadcast_to(-0.5 * inv_sq[:, None], tf.shape(Z)),
                          offsets[..., None]], axis=-1)  # (L, M, 2 d + 1)
@@ -200,8 +235,9 @@ class LatentGPs(gpflow.base.Module):
         tf.Tensor
             (L, M, N): f_c(x_n) moves by its column's dot product with the draw's standard-normal e_c.
         """
-        Kzx, kxx = self._kernel_blocks([X] * self.num_latent)
-        proj = whiten(self.cholesky_Kzz(), Kzx, kxx)
+        se = self._stacked_se()
+        Kzx, kxx = self._kernel_blocks([X] * self.num_latent, se)
+        proj = whiten(cholesky_with_jitter(self._Kzz(se), self.jitter), Kzx, kxx)
         return tf.linalg.matmul(self.q_sqrt, proj.A, transpose_a=True)
 
     @check_shapes("X: [N, D]", "return[0]: [N, L]", "return[1]: [N, L]", "return[2]: [L, N, D]")

@@ -12,13 +12,13 @@ import threading
 
 import numpy as np
 import tensorflow as tf
-import tf_keras
 from gpal.progress import progress_bar
 
 from gpal.constraints import OneOf, check_values
 from gpal.models.compiled import instance_function
 from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP, onehot_labels, signature_key
 from gpal.registry import CONJUGATE_INFERENCE
+from gpal.training.adam import Adam
 from gpal.training.shared import LentBySignature
 
 __all__ = ["AugmentedTrainer", "step_size"]
@@ -119,7 +119,7 @@ class _SharedUpdates:
         self.model = AugmentedLogisticSoftmaxGP(gpflow.utilities.deepcopy(model.kernel), model.Z.numpy(),
                                                 model.num_classes, model.jitter)
         self.variables = list(self.model.kernel.trainable_variables) + ([self.model.Z] if train_inducing else [])
-        self.optimizer = tf_keras.optimizers.Adam()
+        self.optimizer = Adam()
         self.optimizer.build(self.variables)
         self.update = instance_function(self._update_graph)
         self.update_and_value = instance_function(self._update_and_value_graph)

@@ -4,7 +4,7 @@ Batching is by index: the full training arrays live once on the device and each
 step gathers rows ``idx`` of X, X_var and y together, and hands ``idx`` itself to
 the model (NIMGP's strategy, ``LatentInputs``, keeps one q(x_i) per row).  A point's
 features, error bars, label and q(x_i) therefore never come apart, whatever the
-shuffling.  Shared parameters follow tf_keras' Adam; per-point tables follow a
+shuffling.  Shared parameters follow tf_keras' Adam arithmetic (``gpal.training.adam``); per-point tables follow a
 row-wise Adam that touches only the batch's rows (see ``RowAdam``).
 
 Guards:
@@ -34,12 +34,12 @@ from typing import Any, Callable, NamedTuple
 import gpflow
 import numpy as np
 import tensorflow as tf
-import tf_keras
 from gpflow.utilities import parameter_dict
 
 from gpal.models.compiled import instance_function
 from gpal.models.state import stored_variable
 from gpal.models.svgp import NoisySVGP
+from gpal.training.adam import Adam
 from gpal.training.shared import LentBySignature
 
 __all__ = [
@@ -92,9 +92,9 @@ class TrainResult:
     steps: int = 0
 
 
-def make_optimizer(learning_rate: float = 0.01) -> tf_keras.optimizers.Adam:
-    """Adam from tf_keras (Keras 3 optimisers lack ``minimize``); default betas as in the paper."""
-    return tf_keras.optimizers.Adam(learning_rate=learning_rate)
+def make_optimizer(learning_rate: float = 0.01) -> Adam:
+    """Adam with tf_keras' arithmetic in a few operations (``gpal.training.adam``); default betas as in the paper."""
+    return Adam(learning_rate=learning_rate)
 
 
 def _compiled_step(model, optimizer, data, base, base_seed) -> tuple[Callable, "RowAdam | None"]:
@@ -151,7 +151,7 @@ class RowAdam:
     those of the shared optimiser.
     """
 
-    def __init__(self, variables: list[tf.Variable], optimizer: tf_keras.optimizers.Optimizer):
+    def __init__(self, variables: list[tf.Variable], optimizer: Adam):
         self.variables = variables
         self.optimizer = optimizer
         # Any row count: ``reset`` resizes them when the table grows between fits.

@@ -172,3 +172,35 @@ def test_lbfgs_failures_and_keep_best():
 
     lbfgs.minimize(recording, [v], max_fun=3, keep_best=True)
     assert (float(v[0]) - 1.0) ** 2 == pytest.approx(min(evaluated))  # left at the best point evaluated
+
+
+def test_latent_gps_batched_squared_exponentials_equal_gpflows_kernels_one_by_one():
+    """``LatentGPs`` computes L squared-exponential kernels as one batched formula: its marginals, K_ZZ factors and
+    their gradients (ARD lengthscales, variances, Z, inputs) equal GPflow's kernels called one latent at a time."""
+    from gpal.models.svgp import LatentGPs
+
+    class Plain(gpflow.kernels.SquaredExponential):
+        """The same kernel under another class: LatentGPs takes GPflow's own per-kernel path for it."""
+
+    rng = np.random.default_rng(7)
+    d, L = 3, 3
+    Z = rng.normal(size=(L, 6, d))
+    params = [(rng.uniform(0.5, 2.0, d), rng.uniform(0.5, 2.0)) for _ in range(L)]
+    models = [LatentGPs([cls(variance=v, lengthscales=ls) for ls, v in params], Z) for cls in
+              (gpflow.kernels.SquaredExponential, Plain)]
+    for gp in models:
+        gp.q_mu.assign(rng.normal(size=gp.q_mu.shape)) if gp is models[0] else gp.q_mu.assign(models[0].q_mu)
+        gp.q_sqrt.assign(models[0].q_sqrt if gp is not models[0] else 0.3 * np.tril(rng.normal(size=(L, 6, 6))) +
+                         np.eye(6))
+    X = tf.constant(rng.normal(size=(9, d)))
+    assert models[0]._stacked_se() is not None and models[1]._stacked_se() is None
+    outputs = []
+    for gp in models:
+        with tf.GradientTape() as tape:
+            tape.watch(X)
+            mean, var, spread_grads = gp.marginals_and_mean_gradients(X)
+            total = tf.reduce_sum(mean ** 2) + tf.reduce_sum(var) + tf.reduce_sum(gp.cholesky_Kzz())
+        grads = tape.gradient(total, [X, *gp.trainable_variables])
+        outputs.append([mean, var, spread_grads, gp.inducing_spread(X), *grads])
+    for batched, one_by_one in zip(*outputs):
+        np.testing.assert_allclose(batched, one_by_one, rtol=1e-11, atol=1e-13)

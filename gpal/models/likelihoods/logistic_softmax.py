@@ -83,7 +83,9 @@ class LogisticSoftmaxLikelihood(MonteCarloLikelihood):
 
     @inherit_check_shapes
     def _variational_expectations(self, Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor) -> tf.Tensor:
-        return monte_carlo_mean(lambda F: logistic_softmax_log_prob(F, Y), Fmu, Fvar, self.num_samples, self.seed)
+        labels = tf.tile(Y, [self.num_samples])  # a label per row of every draw
+        return monte_carlo_mean(lambda F: logistic_softmax_log_prob(F, labels), Fmu, Fvar, self.num_samples, self.seed,
+                                at_once=True)
 
     def _proba(self, F: tf.Tensor, axis: int) -> tf.Tensor:
         return logistic_softmax_probs(F, axis)

@@ -104,9 +104,9 @@ class SoftmaxLikelihood(MonteCarloLikelihood):
     def _variational_expectations(self, Fmu: tf.Tensor, Fvar: tf.Tensor, Y: tf.Tensor) -> tf.Tensor:
         if self.elbo == "bound":
             return gumbel_softmax_bound(Fmu, Fvar, Y)
-        labels = tf.cast(Y, tf.int32)
+        labels = tf.tile(tf.cast(Y, tf.int32), [self.num_elbo_samples])  # a label per row of every draw
         log_lik = lambda F: tf.gather(tf.nn.log_softmax(F, axis=1), labels, axis=1, batch_dims=1)  # noqa: E731
-        return monte_carlo_mean(log_lik, Fmu, Fvar, self.num_elbo_samples, self.seed + 1)
+        return monte_carlo_mean(log_lik, Fmu, Fvar, self.num_elbo_samples, self.seed + 1, at_once=True)
 
     def _proba(self, F: tf.Tensor, axis: int) -> tf.Tensor:
         return softmax(F, axis)
