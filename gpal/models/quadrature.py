@@ -164,20 +164,12 @@ def monte_carlo_mean(
     arithmetic (docs/performance.md, session 19).
     """
     sd = tf.sqrt(tf.maximum(Fvar, 0.0))
-
-    def draw(seed: tf.Tensor, s: int | tf.Tensor, latents: Any) -> tf.Tensor:
-        # Philox named, not "auto_select", so the stream does not depend on the device.
-        # One draw per latent shared by every row: a row's estimate does not depend on its position.
-        return tf.random.stateless_normal([1, latents], seed=tf.stack([seed, tf.cast(s, tf.int64)]), dtype=Fmu.dtype,
-                                          alg="philox")
-
     if at_once:
         if not isinstance(seed, tf.Tensor) and Fmu.shape[1] is not None:
-            with tf.init_scope():  # a fixed seed: the draws are a constant of the trace, not S ops of every step
-                fixed = tf.constant(int(seed), tf.int64)
-                eps = tf.stack([draw(fixed, s, Fmu.shape[1]) for s in range(num_samples)])  # (S, 1, L)
+            with tf.init_scope():  # a fixed seed: the draws are a constant of the trace, not ops of every step
+                eps = _stacked_draws(tf.constant(int(seed), tf.int64), num_samples, Fmu.shape[1], Fmu.dtype)
         else:
-            eps = tf.stack([draw(tf.cast(seed, tf.int64), s, tf.shape(Fmu)[1]) for s in range(num_samples)])
+            eps = _stacked_draws(tf.cast(seed, tf.int64), num_samples, tf.shape(Fmu)[1], Fmu.dtype)
         values = fn(tf.reshape(Fmu[None] + sd[None] * eps, [-1, tf.shape(Fmu)[1]]))
         values = tf.reshape(values, tf.concat([[num_samples, tf.shape(Fmu)[0]], tf.shape(values)[1:]], axis=0))
         return tf.reduce_sum(values, axis=0) / tf.cast(num_samples, Fmu.dtype)
@@ -186,7 +178,7 @@ def monte_carlo_mean(
     seed = tf.cast(seed, tf.int64) if isinstance(seed, tf.Tensor) else tf.constant(int(seed), tf.int64)
 
     def value(s: tf.Tensor) -> tf.Tensor:
-        return fn(Fmu + sd * draw(seed, s, tf.shape(Fmu)[1]))
+        return fn(Fmu + sd * _draw(seed, s, tf.shape(Fmu)[1], Fmu.dtype))
 
     first = value(tf.constant(0, tf.int64))
     _, total = tf.while_loop(
@@ -196,6 +188,21 @@ def monte_carlo_mean(
         maximum_iterations=num_samples,  # a static bound lets XLA differentiate through the loop
     )
     return total / tf.cast(num_samples, Fmu.dtype)
+
+
+def _draw(seed: tf.Tensor, s: tf.Tensor, latents: Any, dtype: tf.DType) -> tf.Tensor:
+    """Draw s of ``monte_carlo_mean``, (1, latents): one value per latent, shared by every row, so that a row's
+    estimate does not depend on its position.  Philox named, not "auto_select", so the stream does not depend on
+    the device."""
+    return tf.random.stateless_normal([1, latents], seed=tf.stack([seed, s]), dtype=dtype, alg="philox")
+
+
+@tf.function(autograph=False, reduce_retracing=True)
+def _stacked_draws(seed: tf.Tensor, num_samples: Any, latents: Any, dtype: tf.DType) -> tf.Tensor:
+    """Draws 0 .. S - 1 of ``monte_carlo_mean`` stacked, (S, 1, latents): compiled, as S eager draws cost
+    milliseconds each."""
+    return tf.map_fn(lambda s: _draw(seed, s, latents, dtype), tf.range(num_samples, dtype=tf.int64),
+                     fn_output_signature=dtype)
 
 
 def robust_expected_log(S: tf.Tensor, S_other: tf.Tensor, delta: tf.Tensor, num_classes: int) -> tf.Tensor:
