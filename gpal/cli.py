@@ -117,6 +117,11 @@ def _classify(args: argparse.Namespace) -> int:
     from gpal.catalog_jobs.settings import main_job_estimator
 
     selection, estimator = _selection(args), _estimator(args, main_job_estimator, not args.no_progress)
+    # The catalog reader's astropy first: each of its config items scans every loaded module (inspect.getmodule),
+    # and beside TensorFlow's thousands of modules arriving that import spent 4 s in os.path.realpath
+    import astropy.io.fits  # noqa: F401
+    import astropy.table  # noqa: F401
+
     # TensorFlow beside the selection's features (the job trains or loads a model), then the report's matplotlib
     preload("gpal.models", "gpal.evaluation.plots")
     with make_executor(args.scheduler) as executor:

@@ -306,27 +306,32 @@ def _deconvolution_step(X, V_noisy, weights, means, covs, reg_covar):
     chol_A = tf.linalg.cholesky(A)  # (K, e, e): per component, not per row
     A_inv_B = tf.linalg.cholesky_solve(chol_A, B)
     G = C - tf.linalg.matmul(B, A_inv_B, transpose_a=True)
-    diff_e = X[:, None, :e] - means[None, :, :e]  # (n, K, e)
-    A_inv_diff_e = tf.transpose(tf.linalg.cholesky_solve(chol_A, tf.transpose(diff_e, [1, 2, 0])), [2, 0, 1])
-    m = means[None, :, e:] + tf.einsum("kef,nke->nkf", B, A_inv_diff_e)  # (n, K, d - e)
-    chol_S = tf.linalg.cholesky(G[None] + tf.linalg.diag(V_noisy)[:, None])  # (n, K, d - e, d - e)
-    diff_r = X[:, None, e:] - m
-    S_inv_diff_r = tf.linalg.cholesky_solve(chol_S, diff_r[..., None])[..., 0]
-    log_det = (2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol_A)), axis=-1)[None]
+    diff_e = tf.transpose(X[:, None, :e] - means[None, :, :e], [1, 0, 2])  # (K, n, e): per component, the rows
+    A_inv_diff_e = tf.linalg.matrix_transpose(tf.linalg.cholesky_solve(chol_A, tf.linalg.matrix_transpose(diff_e)))
+    m = means[:, None, e:] + tf.linalg.matmul(A_inv_diff_e, B)  # (K, n, d - e)
+    chol_S = tf.linalg.cholesky(G[:, None] + tf.linalg.diag(V_noisy)[None])  # (K, n, d - e, d - e)
+    # One triangular inverse per row and component serves every product with S_ik^-1 = L^-T L^-1 (a
+    # small batched solve costs the same whatever its right-hand side, so solving once is four times cheaper).
+    L_inv = tf.linalg.triangular_solve(chol_S, tf.broadcast_to(tf.eye(d - e, dtype=X.dtype), tf.shape(chol_S)))
+    diff_r = X[None, :, e:] - m
+    white_r = tf.linalg.matvec(L_inv, diff_r)  # L^-1 (x~_r - m_ik)
+    S_inv_diff_r = tf.linalg.matvec(L_inv, white_r, transpose_a=True)
+    log_det = (2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol_A)), axis=-1)[:, None]
                + 2.0 * tf.reduce_sum(tf.math.log(tf.linalg.diag_part(chol_S)), axis=-1))
-    mahalanobis = tf.reduce_sum(diff_e * A_inv_diff_e, axis=-1) + tf.reduce_sum(diff_r * S_inv_diff_r, axis=-1)
-    log_p = tf.math.log(weights)[None] - 0.5 * (tf.cast(d, X.dtype) * _LOG_2PI + log_det + mahalanobis)
-    total = tf.reduce_logsumexp(log_p, axis=1)
-    resp = tf.exp(log_p - total[:, None])  # (n, K)
-    b = tf.concat([tf.broadcast_to(X[:, None, :e], tf.shape(diff_e)), m + tf.linalg.matvec(G[None], S_inv_diff_r)],
-                  axis=-1)  # E[x_i | x~_i, k]
-    Nk = tf.reduce_sum(resp, axis=0) + 1e-12
-    # sum_i r_ik Cov[x_i | x~_i, k] in the noisy block: N_k G_k - G_k (sum_i r_ik S_ik^-1) G_k
-    S_inv = tf.linalg.cholesky_solve(chol_S, tf.broadcast_to(tf.eye(d - e, dtype=X.dtype), tf.shape(chol_S)))
-    posterior_cov = Nk[:, None, None] * G - tf.linalg.matmul(G, tf.einsum("nk,nkfg->kfg", resp, S_inv) @ G)
-    new_means = tf.einsum("nk,nkd->kd", resp, b) / Nk[:, None]
-    centred = b - new_means[None]
-    spread = tf.einsum("nk,nkd,nke->kde", resp, centred, centred)
+    mahalanobis = tf.reduce_sum(diff_e * A_inv_diff_e, axis=-1) + tf.reduce_sum(tf.square(white_r), axis=-1)
+    log_p = tf.math.log(weights)[:, None] - 0.5 * (tf.cast(d, X.dtype) * _LOG_2PI + log_det + mahalanobis)  # (K, n)
+    total = tf.reduce_logsumexp(log_p, axis=0)
+    resp = tf.exp(log_p - total[None])  # (K, n)
+    b = tf.concat([tf.broadcast_to(X[None, :, :e], tf.shape(diff_e)), m + tf.linalg.matmul(S_inv_diff_r, G, transpose_b=True)],
+                  axis=-1)  # E[x_i | x~_i, k], (K, n, d)
+    Nk = tf.reduce_sum(resp, axis=1) + 1e-12
+    # sum_i r_ik Cov[x_i | x~_i, k] in the noisy block: N_k G_k - G_k (sum_i r_ik S_ik^-1) G_k, the sum one
+    # product per component over the rows' weighted inverse factors
+    weighted = tf.reshape(tf.sqrt(resp)[..., None, None] * L_inv, [tf.shape(resp)[0], -1, d - e])
+    posterior_cov = Nk[:, None, None] * G - G @ tf.linalg.matmul(weighted, weighted, transpose_a=True) @ G
+    new_means = tf.linalg.matvec(b, resp, transpose_a=True) / Nk[:, None]
+    centred = b - new_means[:, None]
+    spread = tf.linalg.matmul(resp[..., None] * centred, centred, transpose_a=True)
     spread += tf.pad(posterior_cov, [[0, 0], [e, 0], [e, 0]])
     new_covs = spread / Nk[:, None, None]
     new_covs = 0.5 * (new_covs + tf.linalg.matrix_transpose(new_covs)) + reg_covar * tf.eye(d, dtype=X.dtype)

@@ -40,6 +40,44 @@ def test_deconvolution_without_noise_is_gaussian_mixture_em():
     np.testing.assert_allclose(ours.covariances, theirs.covariances_, atol=1e-5)
 
 
+def test_one_deconvolution_step_matches_the_textbook_update_row_by_row():
+    """One EM step (exact dimensions conditioned on, one triangular inverse per row and component) against Bovy et
+    al.'s update written out in NumPy a row and a component at a time on the full d-square T_ik = Sigma_k + V_i."""
+    from gpal.models.input_prior import _deconvolution_step
+
+    rng = np.random.default_rng(5)
+    n, d, K, e = 40, 4, 3, 1  # the first e dimensions exact
+    X = rng.normal(size=(n, d))
+    V = rng.uniform(0.05, 0.5, (n, d))
+    V[:, :e] = 0.0
+    weights = np.array([0.2, 0.5, 0.3])
+    means = rng.normal(size=(K, d))
+    covs = np.stack([a @ a.T + np.eye(d) for a in rng.normal(size=(K, d, d))])
+    reg = 1e-3
+    got = [a.numpy() for a in _deconvolution_step(*(tf.constant(a) for a in (X, V[:, e:], weights, means, covs)),
+                                                  tf.constant(reg, tf.float64))]
+    log_p, b, Bcov = np.zeros((n, K)), np.zeros((n, K, d)), np.zeros((n, K, d, d))
+    for i in range(n):
+        for k in range(K):
+            T = covs[k] + np.diag(V[i])
+            log_p[i, k] = np.log(weights[k]) + stats.multivariate_normal(means[k], T).logpdf(X[i])
+            gain = covs[k] @ np.linalg.inv(T)
+            b[i, k] = means[k] + gain @ (X[i] - means[k])
+            Bcov[i, k] = covs[k] - gain @ covs[k]
+    total = np.logaddexp.reduce(log_p, axis=1)
+    r = np.exp(log_p - total[:, None])
+    Nk = r.sum(0)
+    new_means = np.einsum("nk,nkd->kd", r, b) / Nk[:, None]
+    centred = b - new_means[None]
+    new_covs = (np.einsum("nk,nkd,nke->kde", r, centred, centred) + np.einsum("nk,nkde->kde", r, Bcov)) / Nk[:, None,
+                                                                                                            None]
+    new_covs += reg * np.eye(d)
+    np.testing.assert_allclose(got[0], Nk / n, rtol=1e-10)
+    np.testing.assert_allclose(got[1], new_means, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(got[2], new_covs, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(got[3], total.mean(), rtol=1e-12)
+
+
 def test_deconvolution_recovers_the_noiseless_spread():
     """One Gaussian observed through heteroscedastic noise: XD's variance is the true one, not the blurred one."""
     rng = np.random.default_rng(1)
