@@ -194,10 +194,14 @@ class MixturePrior:
         cdf = tf.math.cumsum(tf.exp(log_r), axis=1)  # (N, K)
         last = tf.shape(cdf)[1] - 1
         k = tf.minimum(tf.reduce_sum(tf.cast(cdf[None] < uniform[:, :, None], tf.int32), axis=-1), last)  # (S, N)
-        # Every component's draw from the shared normals, then the chosen one: (S, N, K, d) is
-        # K d values per input draw, where gathering chol(S_k) per draw would hold d^2.
-        offsets = tf.einsum("nkde,se->snkd", chol, noise[:, 0, :])
-        draws = tf.gather(means[None] + offsets, k, axis=2, batch_dims=2)  # (S, N, d)
+        # Every component's draw from the shared normals, then the chosen one: (S, N, K, d) is K d values per
+        # input draw, where gathering chol(S_k) per draw would hold d^2.  One GEMM, (S, d) x (d, N K d), writes
+        # them in that layout (an einsum transposed its result, and a GEMM per row was slower still).
+        n, K = tf.shape(X)[0], tf.shape(log_r)[1]
+        factors = tf.reshape(tf.transpose(chol, [3, 0, 1, 2]), [d, -1])  # [e, (i K + k) d + j] = chol_ik[j, e]
+        offsets = tf.reshape(tf.linalg.matmul(noise[:, 0, :], factors), [-1, n, K, d])
+        chosen_means = tf.transpose(tf.gather(means, tf.transpose(k), axis=1, batch_dims=1), [1, 0, 2])
+        draws = chosen_means + tf.gather(offsets, k, axis=2, batch_dims=2)  # (S, N, d)
         return tf.where((V > 0)[None], draws, X[None])
 
     def get_config(self) -> dict[str, Any]:
