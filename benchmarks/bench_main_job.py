@@ -17,6 +17,7 @@
     NumPy on this machine, and at the rate of one large GEMM.
 
     PYTHONPATH=$PWD python benchmarks/bench_main_job.py --step --json runs/bench/main_job.json
+    PYTHONPATH=$PWD python benchmarks/bench_main_job.py --step --kernels --no-job   # + the kernels a step runs
     PYTHONPATH=$PWD python benchmarks/bench_main_job.py -- --epochs 100     # options for gpal classify after --
 
 Flops of one step (forward; backward counted as twice the forward, the usual rule for
@@ -297,8 +298,8 @@ def large_gemm_rate(n: int = 1024) -> float:
     return 2 * n**3 / float(np.median(times))
 
 
-def step_seconds(steps: int, repeats: int) -> tuple[float, float]:
-    """Median wall and CPU seconds of one compiled step of the main job's model (synthetic data, same shapes)."""
+def _main_job_step(steps: int) -> tuple[Callable, list]:
+    """The compiled step of the main job's model on a synthetic problem of its shapes, traced, and ``steps`` batches."""
     import tensorflow as tf
 
     from bench_noisy_gp import synthetic_problem
@@ -315,6 +316,46 @@ def step_seconds(steps: int, repeats: int) -> tuple[float, float]:
     rng = np.random.default_rng(0)
     batches = [tf.constant(rng.choice(s["n"], s["batch"], replace=False), tf.int64) for _ in range(steps)]
     float(step(batches[0], tf.constant(0, tf.int64)))  # trace
+    return step, batches
+
+
+def step_kernels(steps: int = 50, top: int = 12) -> dict[str, Any]:
+    """TensorFlow kernels one step executes (TensorFlow's profiler over ``steps`` steps): how many, and the
+    ``top`` kernel types by time (per step; the profiler's own overhead inflates the times, not the counts)."""
+    import collections
+    import glob
+
+    import tensorflow as tf
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    step, batches = _main_job_step(steps)
+    with tempfile.TemporaryDirectory(prefix="bench_step_kernels_") as logdir:
+        tf.profiler.experimental.start(logdir)
+        for i, idx in enumerate(batches):
+            float(step(idx, tf.constant(i, tf.int64)))
+        tf.profiler.experimental.stop()
+        space = xplane_pb2.XSpace()
+        space.ParseFromString(open(glob.glob(f"{logdir}/**/*.xplane.pb", recursive=True)[0], "rb").read())
+    counts, micros = collections.Counter(), collections.Counter()
+    for plane in space.planes:
+        for line in plane.lines:
+            if not line.name.startswith(("tf_Compute", "tf_numa", "python")):
+                continue
+            for event in line.events:
+                name = plane.event_metadata[event.metadata_id].name
+                if ":" in name:  # a kernel is "op_name:OpType"; the rest are the runtime's own spans
+                    kind = name.rsplit(":", 1)[1]
+                    counts[kind] += 1
+                    micros[kind] += event.duration_ps / 1e6
+    return {"kernels_per_step": sum(counts.values()) / steps,
+            "top": [(kind, counts[kind] / steps, micros[kind] / steps) for kind, _ in micros.most_common(top)]}
+
+
+def step_seconds(steps: int, repeats: int) -> tuple[float, float]:
+    """Median wall and CPU seconds of one compiled step of the main job's model (synthetic data, same shapes)."""
+    import tensorflow as tf
+
+    step, batches = _main_job_step(steps)
     walls, cpus = [], []
     for _ in range(repeats):
         w0, c0 = time.perf_counter(), time.process_time()
@@ -377,6 +418,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-job", action="store_true", help="skip the main job (with --step)")
     parser.add_argument("--steps", type=int, default=100, help="steps per timed block (--step)")
     parser.add_argument("--repeats", type=int, default=7, help="timed blocks (--step)")
+    parser.add_argument("--kernels", action="store_true",
+                        help="with --step: the kernels a step executes, from TensorFlow's profiler")
     parser.add_argument("--json", help="write every figure to this JSON file")
     parser.add_argument("--out", help="keep the job's folder here (default: a temporary one, removed)")
     args = parser.parse_args(argv)
@@ -411,6 +454,11 @@ def main(argv: list[str] | None = None) -> None:
         record["step"] = {"shapes": s, "wall_s": wall, "cpu_s": cpu, "flops": flops, "gemm_s": gemm,
                           "large_gemm_flops_per_s": rate, "step_cpu_over_gemm": cpu / gemm,
                           "step_cpu_over_rate": cpu / at_rate}
+        if args.kernels:
+            kernels = step_kernels()
+            print(f"kernels executed per step: {kernels['kernels_per_step']:.0f}; the most time (per step, "
+                  "profiled): " + ", ".join(f"{k} {n:.0f} x {t:.0f} us" for k, n, t in kernels["top"]))
+            record["step"]["kernels"] = kernels
     if args.json:
         from gpal.files import write_json_atomic
 

@@ -9,7 +9,7 @@ applies one Adam update.  Nothing of the model's maths is written twice.
 
 Each model follows the path it would follow alone (``gpal.training.svi``, whose epoch loop
 ``run_epochs`` serves both): its own minibatch permutations from ``default_rng([seed, 1])``, its own input draws from ``(seed, step)``, Adam
-per element (tf_keras' Adam on a stacked variable is K Adams), the row-wise Adam on per-point
+per element (Adam, with tf_keras' arithmetic, on a stacked variable is K Adams), the row-wise Adam on per-point
 tables, the non-finite guard, the Cholesky retry with its own jitter.  So the results equal
 one-at-a-time training up to floating-point rounding (tested).  A model whose training fails
 (non-finite ELBO, Cholesky beyond ``max_jitter``) is frozen and reported; the others go on.
