@@ -319,6 +319,11 @@ def _main_job_step(steps: int) -> tuple[Callable, list]:
     return step, batches
 
 
+#: What TensorFlow's profiler records beside the kernels: the executor's and the eager runtime's own spans.
+_RUNTIME_SPANS = {"Process", "Run", "FunctionRun", "ExecutorDoneCallback", "ParallelFor", "EagerExecute",
+                  "EagerKernelExecute", "TFE_Py_ExecuteCancelable", "function"}
+
+
 def step_kernels(steps: int = 50, top: int = 12) -> dict[str, Any]:
     """TensorFlow kernels one step executes (TensorFlow's profiler over ``steps`` steps): how many, and the
     ``top`` kernel types by time (per step; the profiler's own overhead inflates the times, not the counts)."""
@@ -343,9 +348,9 @@ def step_kernels(steps: int = 50, top: int = 12) -> dict[str, Any]:
                 continue
             for event in line.events:
                 name = plane.event_metadata[event.metadata_id].name
-                if ":" in name:  # a kernel is "op_name:OpType"; the rest are the runtime's own spans
-                    kind = name.rsplit(":", 1)[1]
-                    counts[kind] += 1
+                kind = name.rsplit(":", 1)[-1].strip()
+                if ":" in name and kind not in _RUNTIME_SPANS and not kind.startswith("__inference"):
+                    counts[kind] += 1  # a kernel is "op_name:OpType"; the rest are the runtime's own spans
                     micros[kind] += event.duration_ps / 1e6
     return {"kernels_per_step": sum(counts.values()) / steps,
             "top": [(kind, counts[kind] / steps, micros[kind] / steps) for kind, _ in micros.most_common(top)]}
