@@ -340,7 +340,8 @@ def step_kernels(steps: int = 50, top: int = 12) -> dict[str, Any]:
             float(step(idx, tf.constant(i, tf.int64)))
         tf.profiler.experimental.stop()
         space = xplane_pb2.XSpace()
-        space.ParseFromString(open(glob.glob(f"{logdir}/**/*.xplane.pb", recursive=True)[0], "rb").read())
+        with open(glob.glob(f"{logdir}/**/*.xplane.pb", recursive=True)[0], "rb") as trace:
+            space.ParseFromString(trace.read())
     counts, micros = collections.Counter(), collections.Counter()
     for plane in space.planes:
         for line in plane.lines:

@@ -326,8 +326,8 @@ def _deconvolution_step(X, V_noisy, weights, means, covs, reg_covar):
     log_p = tf.math.log(weights)[:, None] - 0.5 * (tf.cast(d, X.dtype) * _LOG_2PI + log_det + mahalanobis)  # (K, n)
     total = tf.reduce_logsumexp(log_p, axis=0)
     resp = tf.exp(log_p - total[None])  # (K, n)
-    b = tf.concat([tf.broadcast_to(X[None, :, :e], tf.shape(diff_e)), m + tf.linalg.matmul(S_inv_diff_r, G, transpose_b=True)],
-                  axis=-1)  # E[x_i | x~_i, k], (K, n, d)
+    b = tf.concat([tf.broadcast_to(X[None, :, :e], tf.shape(diff_e)),
+                   m + tf.linalg.matmul(S_inv_diff_r, G, transpose_b=True)], axis=-1)  # E[x_i | x~_i, k], (K, n, d)
     Nk = tf.reduce_sum(resp, axis=1) + 1e-12
     # sum_i r_ik Cov[x_i | x~_i, k] in the noisy block: N_k G_k - G_k (sum_i r_ik S_ik^-1) G_k, the sum one
     # product per component over the rows' weighted inverse factors

@@ -33,6 +33,7 @@ from gpal.models.likelihoods.base import Likelihood, likelihood_from_config, mak
 from gpal.models.sparse import (
     DEFAULT_JITTER,
     PredictiveFactors,
+    Projection,
     cholesky_with_jitter,
     factored_marginals,
     predictive_factors,
@@ -159,11 +160,14 @@ class LatentGPs(gpflow.base.Module):
         kxx = tf.broadcast_to(variances[:, None], [self.num_latent, tf.shape(X)[1]])
         return variances[:, None, None] * tf.exp(-0.5 * dist), kxx
 
-    def _marginals(self, Xs: Sequence[tf.Tensor]) -> tuple[tf.Tensor, tf.Tensor]:
+    def _projection(self, Xs: Sequence[tf.Tensor]) -> Projection:
+        """One projection per latent at its inputs, batched, the kernels' parameters read once."""
         se = self._stacked_se()
         Kzx, kxx = self._kernel_blocks(Xs, se)
-        proj = whiten(cholesky_with_jitter(self._Kzz(se), self.jitter), Kzx, kxx)  # one projection per latent, batched
-        mean, var = whitened_marginals(proj, tf.transpose(self.q_mu), self.q_sqrt)  # (L, N) each
+        return whiten(cholesky_with_jitter(self._Kzz(se), self.jitter), Kzx, kxx)
+
+    def _marginals(self, Xs: Sequence[tf.Tensor]) -> tuple[tf.Tensor, tf.Tensor]:
+        mean, var = whitened_marginals(self._projection(Xs), tf.transpose(self.q_mu), self.q_sqrt)  # (L, N) each
         return tf.transpose(mean), tf.transpose(var)
 
     @check_shapes("X: [N, D]", "return[0]: [N, L]", "return[1]: [N, L]")
@@ -235,10 +239,7 @@ class LatentGPs(gpflow.base.Module):
         tf.Tensor
             (L, M, N): f_c(x_n) moves by its column's dot product with the draw's standard-normal e_c.
         """
-        se = self._stacked_se()
-        Kzx, kxx = self._kernel_blocks([X] * self.num_latent, se)
-        proj = whiten(cholesky_with_jitter(self._Kzz(se), self.jitter), Kzx, kxx)
-        return tf.linalg.matmul(self.q_sqrt, proj.A, transpose_a=True)
+        return tf.linalg.matmul(self.q_sqrt, self._projection([X] * self.num_latent).A, transpose_a=True)
 
     @check_shapes("X: [N, D]", "return[0]: [N, L]", "return[1]: [N, L]", "return[2]: [L, N, D]")
     def marginals_and_mean_gradients(self, X: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
