@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import threading
-from contextlib import ExitStack
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -34,8 +33,8 @@ from gpal.catalog_jobs.prediction import (
     DEFAULT_CHUNK_SIZE, DEFAULT_SELECT, predict_catalog, select_tokens, selection_pool,
 )
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, write_classify_report
-from gpal.catalog_jobs.report.figures import held_out_figures, sky_maps
-from gpal.catalog_jobs.report.inputs import FinishedRun, read_held_out
+from gpal.catalog_jobs.report.figures import held_out_figures
+from gpal.catalog_jobs.report.inputs import read_held_out
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.estimators.settings import Setting
 from gpal.catalog_jobs.tables import dated, write_probability_table
@@ -169,22 +168,7 @@ def classify_catalog(
         log("fitting, alongside the model, the baselines and the same GP without the error bars, to measure what "
             "they buy")
         comparison = partial(_write_baselines, folder, train, test, list(baselines), seed, _error_blind_twin(estimator))
-    outliers: dict[str, Any] = {}
-
-    def score_outliers(stop: threading.Event) -> None:  # needs no GP: beside the fit, its features' ufuncs free the GIL
-        held_out_classes = left_out_sources(cat, left_out, data.meta["features"])
-        abandon_if(stop)
-        outliers["pool"] = check_outliers(folder / OOD_FILE, train, test, held_out_classes, pool, seed)
-
-    sky: dict[str, Any] = {}
-
-    def draw_sky_maps(table: Any, stop: threading.Event) -> None:  # beside the ranking and the later check
-        held_out = read_held_out(folder)
-        abandon_if(stop)
-        sky.update(sky_maps(FinishedRun(folder, held_out.training, held_out.held, table)))
-
-    with ExitStack() as beside, alongside(comparison) as comparison_done, \
-            alongside(score_outliers) as outliers_done:
+    with alongside(comparison) as comparison_done:
         fit_or_reuse(estimator, train, folder, merge, trained_on, log)
         trained = load_trained(folder)
         log(f"checking on {test.n_samples} held-out sources" + (f" beside {', '.join(baselines)}" if baselines else ""))
@@ -202,13 +186,14 @@ def classify_catalog(
             figures.update(held_out_figures(read_held_out(folder), partial(abandon_if, stop)))
 
         with alongside(draw_held_out) as figures_done:
+            log("fitting the outlier score ('none of these') on the training split"
+                + (f", checking it on the {len(left_out)} labelled classes left out" if left_out else ""))
+            held_out_classes = left_out_sources(cat, left_out, data.meta["features"])
+            ood_score, ood = check_outliers(folder / OOD_FILE, train, test, held_out_classes, pool, seed)
+
             log(f"classifying the {' + '.join(tokens)} sources of {cat.release}")
             table = dated(predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor,
                                           progress=progress, pool=pool))
-            outliers_done()
-            ood_score, ood = outliers["pool"]
-            log("fitted the outlier score ('none of these') beside the model, on the training split"
-                + (f"; checked it on the {len(left_out)} labelled classes left out" if left_out else ""))
             table = replace(table, frame=table.frame.assign(ood_score=ood_score, ood=ood),
                             meta={**table.meta, "TARGET": target or "", "MINSIG": follow_up_significance,
                                   "XFLAGS": ",".join(str(flag) for flag in sorted(set(follow_up_flags)))})
@@ -219,7 +204,6 @@ def classify_catalog(
                 write_pool_prior(folder, moved)
                 log("moved the classifications to each group's own class mix (pool prior): "
                     f"{mixes_text(moved.groups)}")
-            sky_done = beside.enter_context(alongside(partial(draw_sky_maps, table)))
             log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model about "
                 + (f"{target})" if target else "every class)"))
             table = _with_information(table, trained.estimator, pool, target)
@@ -228,17 +212,16 @@ def classify_catalog(
             figures_done()
         comparison_done()  # the twin may train on through all the above: it keeps the second core busy
 
-        later = later_release_of(cat.release)
-        if later is not None:  # a release older than the newest shipped: score the classifications by what it found
-            log(f"checking the classifications against {later} (gpal check-later)")
-            compared = {name: folder / sub for name, sub in COMPARED_MODEL_DIRS.items() if (folder / sub).is_dir()}
-            # the check scores the unassociated + bcu sources: reuse them where the job classified exactly those
-            built = (pool, pool_proba, train) if list(tokens) == list(DEFAULT_SELECT) else None
-            write_later_check(check_later(trained, later, earlier=cat.path, baselines=baselines, seed=seed,
-                                          compared=compared, built=built, pool_prior=pool_prior), folder)
-        sky_done()
+    later = later_release_of(cat.release)
+    if later is not None:  # a release older than the newest shipped: score the classifications by what it found
+        log(f"checking the classifications against {later} (gpal check-later)")
+        compared = {name: folder / sub for name, sub in COMPARED_MODEL_DIRS.items() if (folder / sub).is_dir()}
+        # the check scores the unassociated + bcu sources: reuse them where the job classified exactly those
+        built = (pool, pool_proba, train) if list(tokens) == list(DEFAULT_SELECT) else None
+        write_later_check(check_later(trained, later, earlier=cat.path, baselines=baselines, seed=seed,
+                                      compared=compared, built=built, pool_prior=pool_prior), folder)
     log("writing the follow-up lists and the report")
-    return write_classify_report(folder, held_out_figures=figures, sky_figures=sky)
+    return write_classify_report(folder, held_out_figures=figures)
 
 
 def _with_information(table: Any, estimator: Any, pool: NoisyDataset, target: str | None) -> Any:

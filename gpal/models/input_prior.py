@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-import threading
 from collections import OrderedDict
-from concurrent.futures import Future
 from typing import Any
 
 import numpy as np
@@ -238,8 +236,7 @@ def fit_mixture_prior(X: np.ndarray, V: np.ndarray, n_components: int, random_st
     thread, as ``kmeans_inducing``, for the same result everywhere).  The n K small
     factorisations of a step run batched in TensorFlow (4x numpy's per-matrix LAPACK calls), of the
     dimensions that carry an error bar only (``_deconvolve``).
-    A fit repeated on the same inputs and settings in one process is not run again (a second thread asking
-    for a fit under way waits for it).
+    A fit repeated on the same inputs and settings in one process is not run again.
     """
     X = np.asarray(X, dtype=np.float64)
     V = np.asarray(V, dtype=np.float64)
@@ -250,31 +247,17 @@ def fit_mixture_prior(X: np.ndarray, V: np.ndarray, n_components: int, random_st
         raise ValueError(f"input variances for the population prior must be finite, >= 0 and shaped {X.shape}")
     key = (hashlib.sha256(X.tobytes() + V.tobytes()).hexdigest(), X.shape, K, int(random_state), int(max_iter),
            float(tol), float(reg_covar))
-    with _FITTED_LOCK:
-        fitted = _FITTED.get(key)
-        mine = fitted is None
-        if mine:
-            fitted = _FITTED[key] = Future()
-            while len(_FITTED) > _FITTED_KEPT:
-                _FITTED.popitem(last=False)
-    if mine:
-        try:
-            fitted.set_result(_deconvolve(X, V, K, random_state, max_iter, tol, reg_covar))
-        except BaseException as err:
-            with _FITTED_LOCK:
-                if _FITTED.get(key) is fitted:
-                    del _FITTED[key]
-            fitted.set_exception(err)
-            raise
-    return MixturePrior(*(a.copy() for a in fitted.result()))
+    if key not in _FITTED:
+        _FITTED[key] = _deconvolve(X, V, K, random_state, max_iter, tol, reg_covar)
+        while len(_FITTED) > _FITTED_KEPT:
+            _FITTED.popitem(last=False)
+    return MixturePrior(*(a.copy() for a in _FITTED[key]))
 
 
 #: The last few fits by their inputs and settings: the main job fits the model's prior and the outlier
-#: score's density on the same standardised training rows (in two threads: the second waits for the
-#: first's fit), and a fit is seconds of EM.
-_FITTED: "OrderedDict[tuple, Future]" = OrderedDict()
+#: score's density on the same standardised training rows, and a fit is seconds of EM.
+_FITTED: "OrderedDict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]]" = OrderedDict()
 _FITTED_KEPT = 4
-_FITTED_LOCK = threading.Lock()
 
 
 def _deconvolve(X, V, K, random_state, max_iter, tol, reg_covar) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -133,52 +133,6 @@ def test_deconvolution_repeated_on_the_same_inputs_runs_once(monkeypatch):
     assert len(runs) == 4
 
 
-def test_a_fit_asked_for_while_another_thread_runs_it_waits_for_that_fit(monkeypatch):
-    """The main job's outlier score asks for the model's prior fit from a second thread: one EM, not two; and a
-    failed fit is not kept, so the next caller runs it again."""
-    import threading
-
-    import gpal.models.input_prior as input_prior
-
-    started, release, runs = threading.Event(), threading.Event(), []
-    real = input_prior._deconvolve
-
-    def slow(*a):
-        runs.append(a)
-        started.set()
-        release.wait(10)
-        return real(*a)
-
-    monkeypatch.setattr(input_prior, "_deconvolve", slow)
-    monkeypatch.setattr(input_prior, "_FITTED", type(input_prior._FITTED)())
-    rng = np.random.default_rng(3)
-    X = np.concatenate([rng.normal(-2, 0.5, (100, 2)), rng.normal(2, 0.5, (100, 2))])
-    V = rng.uniform(0.01, 0.1, X.shape)
-    results = {}
-    first = threading.Thread(target=lambda: results.update(first=fit_mixture_prior(X, V, 2)))
-    first.start()
-    assert started.wait(10)
-    second = threading.Thread(target=lambda: results.update(second=fit_mixture_prior(X, V, 2)))
-    second.start()
-    second.join(0.3)
-    assert second.is_alive()  # waiting for the first thread's fit, not fitting again
-    release.set()
-    first.join(10)
-    second.join(10)
-    assert len(runs) == 1
-    np.testing.assert_array_equal(results["first"].means, results["second"].means)
-
-    def failing(*a):
-        runs.append(a)
-        raise FloatingPointError("EM diverged")
-
-    monkeypatch.setattr(input_prior, "_deconvolve", failing)
-    for _ in range(2):
-        with pytest.raises(FloatingPointError, match="EM diverged"):
-            fit_mixture_prior(X, V, 3)
-    assert len(runs) == 3
-
-
 @pytest.mark.parametrize("x_obs,V", [(0.7, 0.8), (-3.0, 0.1), (5.0, 4.0)])
 def test_mixture_posterior_moments_match_quadrature(x_obs, V):
     mean, var = (t.numpy()[0, 0] for t in PRIOR_1D.posterior(_t([[x_obs]]), _t([[V]])))

@@ -31,17 +31,15 @@ from gpal.evaluation.reports import write_report
 __all__ = ["ERROR_BLIND_MODEL", "MODEL_NAME", "headline", "write_classify_report"]
 
 
-def write_classify_report(folder: str | os.PathLike, held_out_figures: Figures | None = None,
-                          sky_figures: Figures | None = None) -> Path:
+def write_classify_report(folder: str | os.PathLike, held_out_figures: Figures | None = None) -> Path:
     """(Re)build ``metrics.json``, the tables, figures and ``report.md`` of a `classify_catalog` folder from its files;
-    ``held_out_figures``, ``sky_figures``: those already drawn (`gpal.catalog_jobs.report.figures.held_out_figures`,
-    `~gpal.catalog_jobs.report.figures.sky_maps`)."""
+    ``held_out_figures``: those already drawn (`gpal.catalog_jobs.report.figures.held_out_figures`)."""
     folder = Path(folder)
     run = read_run(folder)
     lists = write_follow_up_lists(run.table, folder)
     check = measure(run)
     metrics = write_metrics(run, check)
-    figures = write_figures(run, held_out_figures, sky_figures)
+    figures = write_figures(run, held_out_figures)
     tables = write_tables(run, check, metrics, lists)
     return write_report(folder, "gpal classify: " + str(run.table.meta.get("CATALOG")), figures, tables,
                         report_text(run, check, metrics), filename=REPORT_FILE)

@@ -1,8 +1,7 @@
 """The report's figures, one function each, saved as PNG and PDF in ``figures/``: {caption: paths}.
 
 The held-out ones need only the held-out table (`HeldOutRun`), so the main job draws them in a second
-thread while it classifies the catalog (TensorFlow, GIL released); the sky maps wait for the classifications,
-and the main job draws them in a second thread while it ranks the sources for follow-up.
+thread while it classifies the catalog (TensorFlow, GIL released); the sky maps wait for the classifications.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from gpal.catalog_jobs.report.measures import N_BINS
 from gpal.evaluation.calibration import class_reliability, top_label_reliability
 from gpal.evaluation.metrics import confusion_matrix
 
-__all__ = ["held_out_figures", "sky_maps", "write_figures"]
+__all__ = ["held_out_figures", "write_figures"]
 
 Figures = dict[str, dict[str, Path]]
 
@@ -53,7 +52,7 @@ def _reliability_per_class(run: HeldOutRun) -> Figures:
             "sources)": _save(run, fig, "reliability_per_class")}
 
 
-def sky_maps(run: FinishedRun) -> Figures:
+def _sky_maps(run: FinishedRun) -> Figures:
     """The predicted classes and the predictive entropy of the point sources on the sky (none when no source has a
     position; extended sources have no point-source class)."""
     from gpal.evaluation.plots import plot_sky_classes, plot_sky_values
@@ -82,7 +81,7 @@ def held_out_figures(run: HeldOutRun, stop: Callable[[], None] = lambda: None) -
     return figures
 
 
-def write_figures(run: FinishedRun, held_out: Figures | None = None, sky: Figures | None = None) -> Figures:
-    """The held-out figures and the sky maps of the classified sources, each drawn here unless ``held_out`` /
-    ``sky`` holds them already."""
-    return {**(held_out_figures(run) if held_out is None else held_out), **(sky_maps(run) if sky is None else sky)}
+def write_figures(run: FinishedRun, held_out: Figures | None = None) -> Figures:
+    """The held-out figures (drawn here unless ``held_out`` holds them already), and the sky maps of the classified
+    sources."""
+    return {**(held_out_figures(run) if held_out is None else held_out), **_sky_maps(run)}
