@@ -184,6 +184,28 @@ class CoreSampler:
         self._thread.join()
 
 
+def thread_cpu() -> dict[str, float]:
+    """CPU seconds of this process's live threads from /proc (empty where there is none), summed by thread name
+    (Python's, else the OS's; a trailing number dropped, so a pool's threads count together): which pools did the
+    work (TensorFlow's ``tf_Compute`` runs a function's kernels, its unnamed Eigen threads their parallel parts)."""
+    import re
+    from collections import Counter
+
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    python_names = {t.native_id: t.name for t in threading.enumerate()}  # the OS calls every Python thread "python"
+    totals: Counter = Counter()
+    for task in (os.listdir("/proc/self/task") if os.path.isdir("/proc/self/task") else []):
+        try:
+            with open(f"/proc/self/task/{task}/comm") as f:
+                name = re.sub(r"[-_]?\d+$", "", python_names.get(int(task), f.read().strip()))
+            with open(f"/proc/self/task/{task}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended meanwhile
+            continue
+        totals[name] += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    return dict(totals)
+
+
 def run_main_job(extra: list[str], keep: str | None = None) -> dict[str, Any]:
     """The job with every part timed (into a fresh folder ``keep``, else a temporary one); a dict of seconds.
 
@@ -207,17 +229,19 @@ def run_main_job(extra: list[str], keep: str | None = None) -> dict[str, Any]:
         w0, c0 = time.perf_counter(), time.process_time()
         timers.origin = w0
         sampler = CoreSampler(w0)
+        threads_before = thread_cpu()
         try:
             code = gpal.cli.main(["classify", "--out", out, "--no-progress", *extra])
         finally:
             timers.restore()
             sampler.stop()
         job = (time.perf_counter() - w0, time.process_time() - c0)
+        threads = {name: cpu - threads_before.get(name, 0.0) for name, cpu in thread_cpu().items()}
         metrics = _held_out_metrics(out) if code == 0 else {}
     if code != 0:
         raise SystemExit(f"gpal classify exited {code}")
     return {"import_cli": import_cli, "import_job": import_job, "job": job, "parts": timers, "cores": sampler.cores,
-            "missing": timers.missing, "metrics": metrics}
+            "missing": timers.missing, "metrics": metrics, "threads": threads}
 
 
 def _held_out_metrics(out: str) -> dict[str, Any]:
@@ -403,6 +427,8 @@ def print_job(result: dict[str, Any]) -> None:
     print("\ntimeline (seconds from the job's start; each part's thread):")
     for key, thread, start, end in sorted(timers.spans, key=lambda span: span[2]):
         print(f"  {start:6.2f} -> {end:6.2f}  {thread[:16]:16s} {key}")
+    print("CPU s of the threads alive at the job's end, by name (threads that ended are left out): " + ", ".join(
+        f"{name} {cpu:.1f}" for name, cpu in sorted(result["threads"].items(), key=lambda kv: -kv[1]) if cpu >= 0.05))
     cores = result["cores"]
     print("cores in use, second by second: " + " ".join(f"{c:.1f}" for c in cores))
     if result["missing"]:
@@ -442,7 +468,7 @@ def main(argv: list[str] | None = None) -> None:
                                        "calls": t.calls[k],
                                        "second_thread": k in t.off_main} for k in t.wall},
                          "svi_steps": t.steps, "metrics": result["metrics"],
-                         "cores_per_second": result["cores"],
+                         "cores_per_second": result["cores"], "thread_cpu": result["threads"],
                          "timeline": [{"part": k, "thread": th, "start": a, "end": b} for k, th, a, b in t.spans]}
     if args.step:
         s = MAIN_JOB_SHAPES
