@@ -131,6 +131,78 @@ def parallel(steps: int = 200) -> None:
         print(f"{name}: {steps} steps each, {time.perf_counter() - w0:.2f} s wall, {time.process_time() - c0:.2f} s CPU")
 
 
+def _epoch_loop(step):
+    """``step`` run over the rows of an (k, B) index matrix in one call: a ``tf.while_loop`` inside one compiled
+    function, so Python dispatches once per k steps; the losses of the k steps."""
+    import tensorflow as tf
+
+    @tf.function(autograph=False, input_signature=[tf.TensorSpec([None, None], tf.int64), tf.TensorSpec([], tf.int64)])
+    def loop(idx, first):
+        k = tf.shape(idx)[0]
+
+        def body(i, losses):
+            return i + 1, losses.write(i, step(idx[i], first + tf.cast(i, tf.int64)))
+
+        _, losses = tf.while_loop(lambda i, _: i < k, body, (tf.constant(0), tf.TensorArray(tf.float64, size=k)))
+        return losses.stack()
+
+    return loop
+
+
+def epoch_loop(steps: int = 240, per_call: int = 12) -> None:
+    """Steps dispatched one call each against ``per_call`` steps per call (a ``tf.while_loop``): the same values
+    (from one saved state, both ways), and the time alone and with the twin beside it in a second thread."""
+    import tensorflow as tf
+
+    from gpal.models.state import assign_module_values, module_values
+
+    jobs = []
+    for noise, seed in (("latent", 0), ("none", 1)):
+        trainer, s = _trainer(noise, seed)
+        batches = _batches(s["n"], s["batch"], steps, seed)
+        float(trainer.step(batches[0], tf.constant(0, tf.int64)))
+        loop = _epoch_loop(trainer.step)
+        blocks = [tf.stack(batches[i:i + per_call]) for i in range(0, steps, per_call)]
+        loop(blocks[0], tf.constant(0, tf.int64))  # trace
+        jobs.append((trainer, batches, loop, blocks))
+
+    trainer, batches, loop, blocks = jobs[0]
+    row_adam = trainer._row_adam
+    state = list(trainer.optimizer.variables) + ([] if row_adam is None else [*row_adam.m, *row_adam.v, *row_adam.t])
+    start, state_start = module_values(trainer.model), [v.numpy() for v in state]
+    one = [float(trainer.step(idx, tf.constant(i, tf.int64))) for i, idx in enumerate(batches[:per_call])]
+    after_one = module_values(trainer.model)
+    assign_module_values(trainer.model, start)
+    for v, value in zip(state, state_start):
+        v.assign(value)
+    many = loop(blocks[0], tf.constant(0, tf.int64)).numpy().tolist()
+    after_many = module_values(trainer.model)
+    worst = max(float(np.max(np.abs(after_one[k] - after_many[k]))) for k in after_one)
+    print(f"{per_call} steps one call each against one call: losses equal bit for bit {one == many}, "
+          f"parameters' largest difference {worst:.3g}")
+
+    def one_call_each(job):
+        trainer, batches, _, _ = job
+        for i, idx in enumerate(batches):
+            float(trainer.step(idx, tf.constant(i, tf.int64)))
+
+    def loop_calls(job):
+        _, _, loop, blocks = job
+        for b, block in enumerate(blocks):
+            loop(block, tf.constant(b * per_call, tf.int64)).numpy()
+
+    for name, run in (("one call per step", one_call_each), (f"{per_call} steps per call", loop_calls)):
+        for label, which in (("model alone", [0]), ("model and twin in two threads", [0, 1])):
+            w0, c0 = time.perf_counter(), time.process_time()
+            threads = [threading.Thread(target=run, args=(jobs[k],)) for k in which]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            print(f"{name}, {label}: {steps} steps each, {time.perf_counter() - w0:.2f} s wall, "
+                  f"{time.process_time() - c0:.2f} s CPU")
+
+
 def fused_adam(steps: int = 200) -> None:
     import tensorflow as tf
     import tf_keras
@@ -172,6 +244,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--xla", action="store_true", help="the step's ELBO and gradient compiled by XLA")
     parser.add_argument("--parallel", action="store_true", help="the model's and the twin's steps in two threads")
     parser.add_argument("--fused-adam", action="store_true", help="ResourceApplyAdam against tf_keras' Adam")
+    parser.add_argument("--epoch-loop", action="store_true", help="12 steps per call (a tf.while_loop) against one")
     args = parser.parse_args(argv)
     if args.xla:
         xla()
@@ -179,6 +252,8 @@ def main(argv: list[str] | None = None) -> None:
         parallel()
     if args.fused_adam:
         fused_adam()
+    if args.epoch_loop:
+        epoch_loop()
 
 
 if __name__ == "__main__":

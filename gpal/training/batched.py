@@ -40,7 +40,8 @@ from gpal.models.state import assign_module_values, module_values, reading_value
 from gpal.models.svgp import NoisySVGP
 from gpal.training.shared import LentBySignature
 from gpal.training.svi import (TrainData, TrainingError, TrainResult, RowAdam, cholesky_error, cholesky_failed,
-                               cholesky_ok, make_optimizer, model_signature, run_epochs, template_copy, trace_key)
+                               cholesky_ok, make_optimizer, model_signature, one_step_at_a_time, run_epochs,
+                               template_copy, trace_key)
 
 __all__ = ["NotBatchable", "BatchedTrainer", "GroupStep", "check_batchable", "model_signature"]
 
@@ -276,7 +277,7 @@ class GroupStep:
             return self._guarded_step(tf.constant(rows, dtype=tf.int64), step_number, epoch, results, max_jitter)
 
         try:
-            run_epochs(guarded_step, self.n, self.seeds.numpy().tolist(), results, epochs=epochs,
+            run_epochs(one_step_at_a_time(guarded_step), self.n, self.seeds.numpy().tolist(), results, epochs=epochs,
                        batch_size=batch_size, progress=progress, desc=f"training {K} models")
         finally:
             self._write_back(results)

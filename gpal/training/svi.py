@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable, NamedTuple
 
 import gpflow
@@ -52,6 +53,7 @@ __all__ = [
     "make_optimizer",
     "RowAdam",
     "model_signature",
+    "one_step_at_a_time",
     "run_epochs",
     "template_copy",
     "trace_key",
@@ -139,6 +141,38 @@ def _compiled_step(model, optimizer, data, base, base_seed) -> tuple[Callable, "
     signature = [tf.TensorSpec([None], tf.int64), tf.TensorSpec([], tf.int64)]
     return instance_function(step, input_signature=signature, reduce_retracing=True,
                              autograph=False), row_adam
+
+
+def _compiled_steps(step: Callable, done: tf.Variable, losses: tf.Variable) -> Callable:
+    """``steps(perm, batch_size, first_batch, count, first_step)``: ``count`` of ``step``'s updates in one call, on
+    the minibatches ``perm[j B : (j + 1) B]`` from ``j = first_batch`` on, numbered from ``first_step``.
+
+    One Python call and one dispatch for an epoch's steps instead of one per step: the same updates in the same
+    order, equal to rounding (tested: TensorFlow optimises the step inside the loop's graph, and a sum may
+    round otherwise, 1e-17 after a few steps), at a fifth to a third less time where a second fit shares
+    the cores (docs/performance.md, session 20).  The loop stops after the first non-finite loss, whose step (gradients
+    zeroed) has run, so that the caller can retry it as a step alone would be retried; ``done`` counts the
+    steps completed and ``losses`` holds their losses, read by the caller however the call ended (a failed
+    Cholesky raises out of the loop; the steps before it have been applied).
+    """
+
+    def steps(perm: tf.Tensor, batch_size: tf.Tensor, first_batch: tf.Tensor, count: tf.Tensor,
+              first_step: tf.Tensor) -> None:
+        done.assign(tf.zeros([], tf.int64))
+        losses.assign(tf.zeros(tf.reshape(count, [1]), tf.float64))
+
+        def body(j: tf.Tensor, finite: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+            start = (first_batch + j) * batch_size
+            loss = step(perm[start:start + batch_size], first_step + j)
+            losses.scatter_nd_update(tf.reshape(j, [1, 1]), tf.reshape(loss, [1]))
+            done.assign_add(tf.ones([], tf.int64))
+            return j + 1, tf.math.is_finite(loss)
+
+        tf.while_loop(lambda j, finite: tf.logical_and(j < count, finite), body,
+                      (tf.zeros([], tf.int64), tf.constant(True)), parallel_iterations=1)
+
+    signature = [tf.TensorSpec([None], tf.int64)] + [tf.TensorSpec([], tf.int64)] * 4
+    return instance_function(steps, input_signature=signature, autograph=False)
 
 
 class RowAdam:
@@ -268,6 +302,10 @@ class Trainer:
         # A variable, so that ``seed`` may change between fits (``SharedTrainer``) without a new trace.
         self._base_seed = tf.Variable(self.seed, dtype=tf.int64, trainable=False)
         self.step, self._row_adam = _compiled_step(model, self.optimizer, self.data, self.base, self._base_seed)
+        # What a call of ``steps`` completed, read however it ended.
+        self._done = tf.Variable(0, dtype=tf.int64, trainable=False)
+        self._losses = tf.Variable(np.zeros(0), dtype=tf.float64, shape=[None], trainable=False)
+        self.steps = _compiled_steps(self.step, self._done, self._losses)
 
     def load(self, data: TrainData, *, learning_rate: float) -> int:
         """Start a fit on ``data``: its arrays (and training base) into the step's variables, Adam at
@@ -313,15 +351,41 @@ class Trainer:
         """
         n = self.load(data, learning_rate=learning_rate)
         result = TrainResult()
-
-        def guarded_step(rows: np.ndarray, step_number: int, epoch: int) -> np.ndarray:
-            idx = tf.constant(rows[0], dtype=tf.int64)
-            return np.array([_guarded_step(self.model, self.step, idx, step_number, epoch, max_jitter)])
-
-        run_epochs(guarded_step, n, [self.seed], [result], epochs=epochs, batch_size=batch_size, progress=progress,
-                   desc=f"training ({self.model.strategy.name})",
+        run_epochs(partial(self._epoch_steps, max_jitter=max_jitter), n, [self.seed], [result], epochs=epochs,
+                   batch_size=batch_size, progress=progress, desc=f"training ({self.model.strategy.name})",
                    callback=None if callback is None else lambda epoch, losses: callback(epoch, float(losses[0])))
         return result
+
+    def _epoch_steps(self, perms: np.ndarray, batch_size: int, first_step: int, epoch: int, done: list[np.ndarray],
+                     *, max_jitter: float) -> None:
+        """An epoch's steps in as few calls of ``steps`` as the guards allow; each completed step's loss goes to
+        ``done`` (``run_epochs``), and a failed step is retried as ``_guarded_step`` retries a step alone."""
+        perm = tf.constant(perms[0], dtype=tf.int64)
+        batches = -(-perm.shape[0] // batch_size)
+        j = 0
+        while j < batches:
+            cholesky_failed_here = False
+            try:
+                self.steps(perm, *(tf.constant(v, tf.int64) for v in (batch_size, j, batches - j, first_step + j)))
+            except tf.errors.InvalidArgumentError as err:
+                if not cholesky_failed(err):
+                    raise
+                cholesky_failed_here = True
+            finally:
+                completed = self._losses.numpy()[: int(self._done.numpy())]
+                done.extend(np.array([loss]) for loss in completed)
+                j += completed.size
+            if not cholesky_failed_here and (completed.size == 0 or np.isfinite(completed[-1])):
+                continue  # every step of the call was finite (j == batches)
+            if not cholesky_failed_here:  # the last step's loss was not finite: its zeroed update has run
+                done.pop()
+                j -= 1
+                if cholesky_ok(self.model):
+                    raise _training_error(float(completed[-1]), epoch, first_step + j)
+            _raise_jitter(self.model, epoch, first_step + j, max_jitter)
+            idx = perm[j * batch_size:(j + 1) * batch_size]
+            done.append(np.array([_guarded_step(self.model, self.step, idx, first_step + j, epoch, max_jitter)]))
+            j += 1
 
 
 class SharedTrainer:
@@ -400,8 +464,18 @@ def _signature_trainer(model: NoisySVGP) -> tuple[Trainer, threading.Lock]:
     return _TRAINERS.borrow(trace_key(model), lambda: Trainer(template_copy(model)))
 
 
+def one_step_at_a_time(guarded_step: Callable[[np.ndarray, int, int], np.ndarray]) -> Callable:
+    """``run_epochs``' epoch of ``guarded_step(rows, step_number, epoch) -> losses`` called once per minibatch."""
+
+    def epoch_steps(perms: np.ndarray, batch_size: int, first_step: int, epoch: int, done: list[np.ndarray]) -> None:
+        for j, start in enumerate(range(0, perms.shape[1], batch_size)):
+            done.append(guarded_step(perms[:, start : start + batch_size], first_step + j, epoch))
+
+    return epoch_steps
+
+
 def run_epochs(
-    guarded_step: Callable[[np.ndarray, int, int], np.ndarray],
+    epoch_steps: Callable[[np.ndarray, int, int, int, list[np.ndarray]], None],
     n: int,
     seeds: list[int],
     results: list[TrainResult | Exception],
@@ -415,8 +489,10 @@ def run_epochs(
     """The epoch loop of K models trained one at a time (K = 1, ``Trainer``) or together (``BatchedTrainer``).
 
     Each epoch, model k's minibatches come from its own permutation of the ``n`` rows, drawn from
-    ``default_rng([seeds[k], 1])``; ``guarded_step(rows, step_number, epoch)`` takes one step on
-    ``rows`` (K, B), row k model k's minibatch, and returns the K losses.  It raises for a model
+    ``default_rng([seeds[k], 1])``; ``epoch_steps(perms, batch_size, first_step, epoch, done)`` takes the
+    epoch's steps, step j on the rows ``perms[:, j B : (j + 1) B]`` (K, B), row k model k's minibatch, numbered
+    ``first_step + j``, and appends each completed step's K losses to ``done`` as it goes (so a Ctrl-C counts
+    what was done; `one_step_at_a_time` makes it of a one-step function).  It raises for a model
     trained alone, and may instead put the exception in ``results[k]`` to freeze model k.  The loop
     appends each epoch's mean loss to the ``results`` still ``TrainResult``, counts their steps and
     sets their ``stopped_early`` when ``callback(epoch, mean_losses)`` returns ``False`` or on Ctrl-C.
@@ -430,10 +506,11 @@ def run_epochs(
     try:
         for epoch in bar:
             perms = np.stack([rng.permutation(n) for rng in rngs])
-            losses = []
-            for start in range(0, n, batch_size):
-                losses.append(guarded_step(perms[:, start : start + batch_size], steps, epoch))
-                steps += 1
+            losses: list[np.ndarray] = []
+            try:
+                epoch_steps(perms, batch_size, steps, epoch, losses)
+            finally:
+                steps += len(losses)
             means = np.mean(losses, axis=0)  # for K = 1 the same bits as the mean of the one model's losses
             training = [r for r in results if isinstance(r, TrainResult)]  # a failed model's slot holds its error
             for k, result in enumerate(results):
@@ -466,16 +543,26 @@ def _guarded_step(model, step, idx, step_number, epoch, max_jitter) -> float:
         except tf.errors.InvalidArgumentError as err:
             if not cholesky_failed(err):
                 raise
-        jitter = float(model.gp.jitter.numpy())
-        if jitter * 10 > max_jitter:
-            raise cholesky_error(epoch, step_number, jitter, max_jitter)
-        model.gp.jitter.assign(jitter * 10)
+        _raise_jitter(model, epoch, step_number, max_jitter)
     if not np.isfinite(loss):
-        raise TrainingError(
-            f"training loss became {loss} at epoch {epoch}, step {step_number}; the update was not applied and the "
-            "model keeps the parameters of the previous step. Try a smaller learning rate or check the inputs."
-        )
+        raise _training_error(loss, epoch, step_number)
     return loss
+
+
+def _raise_jitter(model: NoisySVGP, epoch: int, step_number: int, max_jitter: float) -> None:
+    """K_ZZ's jitter times 10 after a failed factorisation; `CholeskyError` past ``max_jitter``."""
+    jitter = float(model.gp.jitter.numpy())
+    if jitter * 10 > max_jitter:
+        raise cholesky_error(epoch, step_number, jitter, max_jitter)
+    model.gp.jitter.assign(jitter * 10)
+
+
+def _training_error(loss: float, epoch: int, step_number: int) -> TrainingError:
+    """The error that stops training at a non-finite loss (a failed factorisation ruled out)."""
+    return TrainingError(
+        f"training loss became {loss} at epoch {epoch}, step {step_number}; the update was not applied and the "
+        "model keeps the parameters of the previous step. Try a smaller learning rate or check the inputs."
+    )
 
 
 def template_copy(model: NoisySVGP) -> NoisySVGP:
