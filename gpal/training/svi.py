@@ -19,6 +19,8 @@ Guards:
 ``Trainer`` keeps one compiled step per model: the training arrays sit in variables of
 unknown row count and Adam's state is reset rather than rebuilt, so the warm-started
 refits of active learning, each on a larger training set, never trace the step again.
+An epoch's steps run in one compiled call (``Trainer.steps``), so Python dispatches once an epoch,
+not once a step; a step that fails a guard is retried alone.
 ``SharedTrainer`` goes further: every model of one signature (all but its values) is trained
 by one ``Trainer`` of a template model, because tracing the step costs as much as several
 hundred small steps (docs/performance.md, "Tracing against eager steps").
@@ -141,6 +143,12 @@ def _compiled_step(model, optimizer, data, base, base_seed) -> tuple[Callable, "
     signature = [tf.TensorSpec([None], tf.int64), tf.TensorSpec([], tf.int64)]
     return instance_function(step, input_signature=signature, reduce_retracing=True,
                              autograph=False), row_adam
+
+
+#: The fewest steps in a fit for which ``Trainer.fit`` runs an epoch's steps in one call (``Trainer.steps``): the
+#: loop's first call costs 0.35-0.5 s more per model signature than a step's, and saves 2-3 ms a step
+#: (docs/performance.md, session 20), so shorter fits (the tests', active learning's refits) take one call a step.
+LOOP_MIN_STEPS = 200
 
 
 def _compiled_steps(step: Callable, done: tf.Variable, losses: tf.Variable) -> Callable:
@@ -341,7 +349,8 @@ class Trainer:
         callback: Callable[[int, float], bool | None] | None = None,
         max_jitter: float = 1e-2,
     ) -> TrainResult:
-        """Optimise the model for ``epochs`` passes over ``data`` in shuffled minibatches, with a fresh Adam.
+        """Optimise the model for ``epochs`` passes over ``data`` in shuffled minibatches, with a fresh Adam; a fit of
+        `LOOP_MIN_STEPS` steps or more runs an epoch in one compiled call (``steps``).
 
         ``epochs``, ``batch_size`` and ``learning_rate`` have no defaults here: the estimator's
         (`gpal.NoisyGPClassifier`) are the library's, stated there once.
@@ -351,8 +360,15 @@ class Trainer:
         """
         n = self.load(data, learning_rate=learning_rate)
         result = TrainResult()
-        run_epochs(partial(self._epoch_steps, max_jitter=max_jitter), n, [self.seed], [result], epochs=epochs,
-                   batch_size=batch_size, progress=progress, desc=f"training ({self.model.strategy.name})",
+
+        def guarded_step(rows: np.ndarray, step_number: int, epoch: int) -> np.ndarray:
+            idx = tf.constant(rows[0], dtype=tf.int64)
+            return np.array([_guarded_step(self.model, self.step, idx, step_number, epoch, max_jitter)])
+
+        looped = epochs * -(-n // max(1, min(int(batch_size), n))) >= LOOP_MIN_STEPS
+        run_epochs(partial(self._epoch_steps, max_jitter=max_jitter) if looped else one_step_at_a_time(guarded_step),
+                   n, [self.seed], [result], epochs=epochs, batch_size=batch_size, progress=progress,
+                   desc=f"training ({self.model.strategy.name})",
                    callback=None if callback is None else lambda epoch, losses: callback(epoch, float(losses[0])))
         return result
 
@@ -384,8 +400,15 @@ class Trainer:
                     raise _training_error(float(completed[-1]), epoch, first_step + j)
             _raise_jitter(self.model, epoch, first_step + j, max_jitter)
             idx = perm[j * batch_size:(j + 1) * batch_size]
-            done.append(np.array([_guarded_step(self.model, self.step, idx, first_step + j, epoch, max_jitter)]))
+            done.append(np.array([_guarded_step(self.model, self._step_alone, idx, first_step + j, epoch, max_jitter)]))
             j += 1
+
+    def _step_alone(self, idx: tf.Tensor, step_number: tf.Tensor) -> tf.Tensor:
+        """One step, through ``steps``: the one compiled function that training runs, so that no second one is
+        made ready to run (half a second or more a signature, docs/performance.md)."""
+        one = tf.constant(1, tf.int64)
+        self.steps(idx, tf.constant(int(idx.shape[0]), tf.int64), tf.constant(0, tf.int64), one, step_number)
+        return self._losses[0]
 
 
 class SharedTrainer:
