@@ -8,7 +8,9 @@ Each check builds the main job's model on a synthetic problem of its shapes (``M
   as the main job runs them; set ``TF_NUM_INTRAOP_THREADS`` / ``TF_NUM_INTEROP_THREADS`` in the
   environment to compare TensorFlow's thread pools;
 - ``--fused-adam``: TensorFlow's fused ``ResourceApplyAdam`` against tf_keras' Adam on float64
-  variables with the same hyper-parameters: the largest difference after 200 steps.
+  variables with the same hyper-parameters: the largest difference after 200 steps;
+- ``--epoch-loop``: ``Trainer.steps`` (an epoch's steps in one call) against ``Trainer.step`` once a
+  minibatch (session 20).
 
     PYTHONPATH=$PWD python benchmarks/bench_step_variants.py --xla --parallel --fused-adam
     TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 PYTHONPATH=$PWD python benchmarks/bench_step_variants.py --parallel
@@ -122,36 +124,24 @@ def parallel(steps: int = 200) -> None:
     print(f"TF_NUM_INTRAOP_THREADS={os.environ.get('TF_NUM_INTRAOP_THREADS', 'default')}, "
           f"TF_NUM_INTEROP_THREADS={os.environ.get('TF_NUM_INTEROP_THREADS', 'default')}")
     for name, which in (("model alone", [0]), ("twin alone", [1]), ("both in two threads", [0, 1])):
-        w0, c0 = time.perf_counter(), time.process_time()
-        threads = [threading.Thread(target=run, args=(jobs[k],)) for k in which]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        print(f"{name}: {steps} steps each, {time.perf_counter() - w0:.2f} s wall, {time.process_time() - c0:.2f} s CPU")
+        wall, cpu = _timed_threads(run, jobs, which)
+        print(f"{name}: {steps} steps each, {wall:.2f} s wall, {cpu:.2f} s CPU")
 
 
-def _epoch_loop(step):
-    """``step`` run over the rows of an (k, B) index matrix in one call: a ``tf.while_loop`` inside one compiled
-    function, so Python dispatches once per k steps; the losses of the k steps."""
-    import tensorflow as tf
-
-    @tf.function(autograph=False, input_signature=[tf.TensorSpec([None, None], tf.int64), tf.TensorSpec([], tf.int64)])
-    def loop(idx, first):
-        k = tf.shape(idx)[0]
-
-        def body(i, losses):
-            return i + 1, losses.write(i, step(idx[i], first + tf.cast(i, tf.int64)))
-
-        _, losses = tf.while_loop(lambda i, _: i < k, body, (tf.constant(0), tf.TensorArray(tf.float64, size=k)))
-        return losses.stack()
-
-    return loop
+def _timed_threads(run, jobs, which) -> tuple[float, float]:
+    """Wall and process CPU seconds of ``run(jobs[k])`` for each k of ``which``, one thread each, all at once."""
+    w0, c0 = time.perf_counter(), time.process_time()
+    threads = [threading.Thread(target=run, args=(jobs[k],)) for k in which]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - w0, time.process_time() - c0
 
 
-def epoch_loop(steps: int = 240, per_call: int = 12) -> None:
-    """Steps dispatched one call each against ``per_call`` steps per call (a ``tf.while_loop``): the same values
-    (from one saved state, both ways), and the time alone and with the twin beside it in a second thread."""
+def epoch_loop(epochs: int = 20) -> None:
+    """``Trainer.steps`` (an epoch's steps in one call) against ``Trainer.step`` called once a minibatch: the values
+    after one epoch from one state, and the time alone and with the twin beside it in a second thread."""
     import tensorflow as tf
 
     from gpal.models.state import assign_module_values, module_values
@@ -159,48 +149,42 @@ def epoch_loop(steps: int = 240, per_call: int = 12) -> None:
     jobs = []
     for noise, seed in (("latent", 0), ("none", 1)):
         trainer, s = _trainer(noise, seed)
-        batches = _batches(s["n"], s["batch"], steps, seed)
-        float(trainer.step(batches[0], tf.constant(0, tf.int64)))
-        loop = _epoch_loop(trainer.step)
-        blocks = [tf.stack(batches[i:i + per_call]) for i in range(0, steps, per_call)]
-        loop(blocks[0], tf.constant(0, tf.int64))  # trace
-        jobs.append((trainer, batches, loop, blocks))
+        rng = np.random.default_rng(seed)
+        perms = [tf.constant(rng.permutation(s["n"]), tf.int64) for _ in range(epochs)]
+        B, count = s["batch"], -(-s["n"] // s["batch"])
+        trainer.steps(perms[0], *(tf.constant(v, tf.int64) for v in (B, 0, count, 0)))  # both functions made ready
+        float(trainer.step(perms[0][:B], tf.constant(0, tf.int64)))
+        jobs.append((trainer, perms, B, count))
 
-    trainer, batches, loop, blocks = jobs[0]
+    def one_call_each(job):
+        trainer, perms, B, count = job
+        for e, perm in enumerate(perms):
+            for j in range(count):
+                float(trainer.step(perm[j * B:(j + 1) * B], tf.constant(e * count + j, tf.int64)))
+
+    def loop_calls(job):
+        trainer, perms, B, count = job
+        for e, perm in enumerate(perms):
+            trainer.steps(perm, *(tf.constant(v, tf.int64) for v in (B, 0, count, e * count)))
+            trainer._losses.numpy()
+
+    trainer, perms, B, count = jobs[0]
     row_adam = trainer._row_adam
     state = list(trainer.optimizer.variables) + ([] if row_adam is None else [*row_adam.m, *row_adam.v, *row_adam.t])
     start, state_start = module_values(trainer.model), [v.numpy() for v in state]
-    one = [float(trainer.step(idx, tf.constant(i, tf.int64))) for i, idx in enumerate(batches[:per_call])]
+    one_call_each((trainer, perms[:1], B, count))
     after_one = module_values(trainer.model)
     assign_module_values(trainer.model, start)
     for v, value in zip(state, state_start):
         v.assign(value)
-    many = loop(blocks[0], tf.constant(0, tf.int64)).numpy().tolist()
-    after_many = module_values(trainer.model)
-    worst = max(float(np.max(np.abs(after_one[k] - after_many[k]))) for k in after_one)
-    print(f"{per_call} steps one call each against one call: losses equal bit for bit {one == many}, "
-          f"parameters' largest difference {worst:.3g}")
-
-    def one_call_each(job):
-        trainer, batches, _, _ = job
-        for i, idx in enumerate(batches):
-            float(trainer.step(idx, tf.constant(i, tf.int64)))
-
-    def loop_calls(job):
-        _, _, loop, blocks = job
-        for b, block in enumerate(blocks):
-            loop(block, tf.constant(b * per_call, tf.int64)).numpy()
-
-    for name, run in (("one call per step", one_call_each), (f"{per_call} steps per call", loop_calls)):
+    loop_calls((trainer, perms[:1], B, count))
+    after_loop = module_values(trainer.model)
+    worst = max(float(np.max(np.abs(after_one[k] - after_loop[k]))) for k in after_one)
+    print(f"one epoch ({count} steps) one call a step against one call: parameters' largest difference {worst:.3g}")
+    for name, run in (("one call per step", one_call_each), ("an epoch per call", loop_calls)):
         for label, which in (("model alone", [0]), ("model and twin in two threads", [0, 1])):
-            w0, c0 = time.perf_counter(), time.process_time()
-            threads = [threading.Thread(target=run, args=(jobs[k],)) for k in which]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            print(f"{name}, {label}: {steps} steps each, {time.perf_counter() - w0:.2f} s wall, "
-                  f"{time.process_time() - c0:.2f} s CPU")
+            wall, cpu = _timed_threads(run, jobs, which)
+            print(f"{name}, {label}: {epochs * count} steps each, {wall:.2f} s wall, {cpu:.2f} s CPU")
 
 
 def fused_adam(steps: int = 200) -> None:
@@ -244,7 +228,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--xla", action="store_true", help="the step's ELBO and gradient compiled by XLA")
     parser.add_argument("--parallel", action="store_true", help="the model's and the twin's steps in two threads")
     parser.add_argument("--fused-adam", action="store_true", help="ResourceApplyAdam against tf_keras' Adam")
-    parser.add_argument("--epoch-loop", action="store_true", help="12 steps per call (a tf.while_loop) against one")
+    parser.add_argument("--epoch-loop", action="store_true", help="Trainer.steps (an epoch a call) against Trainer.step")
     args = parser.parse_args(argv)
     if args.xla:
         xla()
