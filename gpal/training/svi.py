@@ -381,6 +381,7 @@ class Trainer:
         j = 0
         while j < batches:
             cholesky_failed_here = False
+            self._done.assign(0)  # an error before the call's own reset leaves no count of the last call's behind
             try:
                 self.steps(perm, *(tf.constant(v, tf.int64) for v in (batch_size, j, batches - j, first_step + j)))
             except tf.errors.InvalidArgumentError as err:
