@@ -46,6 +46,7 @@ from gpal.training.adam import Adam
 from gpal.training.shared import LentBySignature
 
 __all__ = [
+    "LOOP_MIN_STEPS",
     "TrainData",
     "TrainResult",
     "SharedTrainer",
