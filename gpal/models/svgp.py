@@ -58,6 +58,14 @@ from gpal.registry import (
 __all__ = ["LatentGPs", "NoisySVGP", "build_model", "kmeans_inducing"]
 
 
+def _scaled_se(A: tf.Tensor, B: tf.Tensor, variances: tf.Tensor) -> tf.Tensor:
+    """The squared-exponential kernel (L, M, N) between inputs already divided by their lengthscales, A (L, M, d)
+    and B (L or 1, N, d), batched over the L latents: GPflow's arithmetic (squared distances by a GEMM)."""
+    dist = -2 * tf.linalg.matmul(A, B, transpose_b=True)
+    dist += tf.reduce_sum(tf.square(A), axis=-1)[:, :, None] + tf.reduce_sum(tf.square(B), axis=-1)[:, None, :]
+    return variances[:, None, None] * tf.exp(-0.5 * dist)
+
+
 class LatentGPs(gpflow.base.Module):
     """L independent sparse GPs with whitened q(u); evaluated together at shared or per-latent inputs.
 
@@ -138,10 +146,7 @@ class LatentGPs(gpflow.base.Module):
             return tf.stack([k(Z[c]) for c, k in enumerate(self.kernels)])
         lengthscales, variances = se
         Zs = Z / lengthscales[:, None, :]
-        norms = tf.reduce_sum(tf.square(Zs), axis=-1, keepdims=True)
-        dist = -2 * tf.linalg.matmul(Zs, Zs, transpose_b=True)
-        dist += norms + tf.linalg.adjoint(norms)
-        return variances[:, None, None] * tf.exp(-0.5 * dist)
+        return _scaled_se(Zs, Zs, variances)
 
     def _kernel_blocks(self, Xs: Sequence[tf.Tensor],
                        se: tuple[tf.Tensor, tf.Tensor] | None = None) -> tuple[tf.Tensor, tf.Tensor]:
@@ -154,11 +159,8 @@ class LatentGPs(gpflow.base.Module):
         lengthscales, variances = se
         shared = all(X is Xs[0] for X in Xs)  # one input for every latent: scaled by broadcasting, not stacked
         X = Xs[0][None] if shared else tf.stack(Xs)
-        Zs, Xsc = Z / lengthscales[:, None, :], X / lengthscales[:, None, :]
-        dist = -2 * tf.linalg.matmul(Zs, Xsc, transpose_b=True)
-        dist += tf.reduce_sum(tf.square(Zs), axis=-1)[:, :, None] + tf.reduce_sum(tf.square(Xsc), axis=-1)[:, None, :]
         kxx = tf.broadcast_to(variances[:, None], [self.num_latent, tf.shape(X)[1]])
-        return variances[:, None, None] * tf.exp(-0.5 * dist), kxx
+        return _scaled_se(Z / lengthscales[:, None, :], X / lengthscales[:, None, :], variances), kxx
 
     def _projection(self, Xs: Sequence[tf.Tensor]) -> Projection:
         """One projection per latent at its inputs, batched, the kernels' parameters read once."""

@@ -393,10 +393,10 @@ class Trainer:
                 completed = self._losses.numpy()[: int(self._done.numpy())]
                 done.extend(np.array([loss]) for loss in completed)
                 j += completed.size
-            if not cholesky_failed_here and (completed.size == 0 or np.isfinite(completed[-1])):
-                continue  # every step of the call was finite (j == batches)
-            if not cholesky_failed_here:  # the last step's loss was not finite: its zeroed update has run
-                done.pop()
+            if not cholesky_failed_here:
+                if completed.size == 0 or np.isfinite(completed[-1]):
+                    continue  # every step of the call was finite (j == batches)
+                done.pop()  # the last step's loss was not finite: its zeroed update has run, and it is retried
                 j -= 1
                 if cholesky_ok(self.model):
                     raise _training_error(float(completed[-1]), epoch, first_step + j)
