@@ -359,3 +359,17 @@ def test_the_command_asks_tensorflow_for_tf_keras_unless_the_user_chose(monkeypa
     monkeypatch.setenv("TF_USE_LEGACY_KERAS", "0")
     assert main(["catalog", "summary", "--catalog", "4FGL"]) == 0
     assert os.environ["TF_USE_LEGACY_KERAS"] == "0"
+
+
+def test_the_process_command_freezes_its_objects_before_python_exits(monkeypatch, capsys):
+    """Python's exit would otherwise walk TensorFlow's objects in one last collection (2.6 s after the main job);
+    an in-process call (a test, a notebook) goes on living and is left alone."""
+    import gc
+
+    froze = []
+    monkeypatch.setattr(gc, "freeze", lambda: froze.append(True))
+    assert main(["catalog", "summary", "--catalog", "4FGL"]) == 0 and froze == []
+    monkeypatch.setattr(sys, "argv", ["gpal", "catalog", "summary", "--catalog", "4FGL"])
+    assert main() == 0 and froze == [True]
+    monkeypatch.setattr(sys, "argv", ["gpal", "catalog", "summary", "--catalog", "5FGL"])
+    assert main() == 2 and froze == [True, True]  # a refused command ends the process too

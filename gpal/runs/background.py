@@ -11,7 +11,9 @@ modules (TensorFlow and the models) in a second thread while the main thread bui
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterator, Optional
@@ -56,7 +58,7 @@ def alongside(work: Optional[Callable[[threading.Event], None]]) -> Iterator[Cal
         future.result()  # a block that never waited still hears of the work's failure
 
 
-def preload(*modules: str) -> threading.Thread:
+def preload(*modules: str, lifelong: bool = False) -> threading.Thread:
     """Start importing ``modules``, one after the other, in a second thread; the main thread's own import of one
     then waits for it.
 
@@ -67,19 +69,33 @@ def preload(*modules: str) -> threading.Thread:
     extension down half loaded.  A failed import is left to the main thread's own, which raises it where
     the module is needed; the modules after it are still imported.
 
+    ``lifelong`` (a command's own process, whose modules live until it ends): Python's cyclic garbage
+    collector pauses while the modules import, and their objects then leave its collections
+    (`gc.freeze`).  TensorFlow brings millions of objects, and every full collection walked them all again,
+    holding the GIL: 1.0 s of the main job's import phase and 0.3-0.4 s per collection after it
+    (docs/performance.md).  Nothing changes when the modules are already imported.
+
     Returns
     -------
     threading.Thread
         The started thread (join it to wait for the imports).
     """
-    thread = threading.Thread(target=_import, args=modules, name="gpal-preload")
+    thread = threading.Thread(target=_import, args=modules, kwargs={"lifelong": lifelong}, name="gpal-preload")
     thread.start()
     return thread
 
 
-def _import(*modules: str) -> None:
-    for module in modules:
-        try:
-            importlib.import_module(module)
-        except Exception:  # noqa: BLE001  the main thread imports it again and reports the failure there
-            pass
+def _import(*modules: str, lifelong: bool = False) -> None:
+    pause = lifelong and gc.isenabled() and not all(module in sys.modules for module in modules)
+    if pause:
+        gc.disable()
+    try:
+        for module in modules:
+            try:
+                importlib.import_module(module)
+            except Exception:  # noqa: BLE001  the main thread imports it again and reports the failure there
+                pass
+    finally:
+        if pause:
+            gc.freeze()
+            gc.enable()

@@ -111,3 +111,46 @@ def test_a_failed_preload_is_raised_by_the_main_threads_own_import(tmp_path, mon
     assert "half-installed" not in capsys.readouterr().err  # nothing printed from the thread
     with pytest.raises(RuntimeError, match="half-installed extension"):
         import gpal_preload_broken  # noqa: F401
+
+
+_LIFELONG_PROBE = """
+import gc, json, sys
+sys.path.insert(0, sys.argv[1])
+from gpal.runs.background import preload
+
+def frozen(obj):  # a frozen object is in none of the collector's generations
+    return not any(o is obj for o in gc.get_objects())
+
+seen = {"frozen_before": gc.get_freeze_count()}
+preload("probe_plain").join(30)  # not lifelong: the collector is left alone
+import probe_plain
+seen.update(plain_during=probe_plain.COLLECTING, plain_frozen=frozen(probe_plain.CYCLE))
+preload("probe_broken", "probe_lifelong", lifelong=True).join(30)  # a failed import on the way changes nothing
+import probe_lifelong
+seen.update(during=probe_lifelong.COLLECTING, after=gc.isenabled(), frozen=frozen(probe_lifelong.CYCLE))
+count = gc.get_freeze_count()
+preload("probe_lifelong", lifelong=True).join(30)  # already imported: nothing to pause or freeze
+seen.update(again_frozen_more=gc.get_freeze_count() - count)
+print(json.dumps(seen))
+"""
+
+
+def test_a_lifelong_preload_pauses_the_collector_and_freezes_what_it_imported(tmp_path):
+    """The command's preload: no full collection walks TensorFlow's objects during or after their import."""
+    import json
+    import subprocess
+    import sys
+
+    module = "import gc\nCOLLECTING = gc.isenabled()\nCYCLE = []\nCYCLE.append(CYCLE)\n"
+    (tmp_path / "probe_plain.py").write_text(module)
+    (tmp_path / "probe_lifelong.py").write_text(module)
+    (tmp_path / "probe_broken.py").write_text("raise RuntimeError('half-installed extension')\n")
+    done = subprocess.run([sys.executable, "-c", _LIFELONG_PROBE, str(tmp_path)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert seen["plain_during"] is True and seen["plain_frozen"] is False
+    assert seen["during"] is False  # paused while importing, though a module before it failed
+    assert seen["after"] is True  # and collecting again once the imports are done
+    assert seen["frozen"] is True  # the imported module's objects are out of the collector's generations
+    assert seen["again_frozen_more"] == 0
