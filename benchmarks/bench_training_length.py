@@ -19,12 +19,19 @@ EPOCHS:LEARNING_RATE:BATCH_SIZE for a minibatch other than the main job's.
         --settings 50:0.03 50:0.03:400 --seeds 0 1 2
     PYTHONPATH=$PWD python benchmarks/bench_training_length.py --out runs/training_length --em-steps 30 \
         --input-noise none --settings 50:0.03 20:0.03 10:0.03 --seeds 0 1 2     # the error-blind twin
+    PYTHONPATH=$PWD python benchmarks/bench_training_length.py --out runs/training_length --em-steps 30 \
+        --settings 50:0.03 25:0.05@cosine 25:0.08@cosine 35:0.05@cosine --seeds 0 1 2    # Adam's step decayed
+
+A setting ending in ``@cosine`` decays Adam's step each epoch from its learning rate to a twentieth of it at the
+last epoch (half a cosine), where the estimator keeps it constant: a study of whether a schedule reaches the
+same numbers in fewer steps (docs/performance.md, session 21).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import tempfile
 import time
 from pathlib import Path
@@ -32,7 +39,41 @@ from pathlib import Path
 import numpy as np
 
 
-def _unit(epochs: int, learning_rate: float, batch_size: int, seed: int, em_steps: int, input_noise: str | None) -> dict:
+def _cosine(epoch: int, epochs: int, peak: float) -> float:
+    """Adam's step in ``epoch`` (0-based) of a half-cosine from ``peak`` to ``peak`` / 20 at the last epoch."""
+    low = peak / 20
+    return low + 0.5 * (peak - low) * (1 + math.cos(math.pi * epoch / max(epochs - 1, 1)))
+
+
+#: The schedule of the unit being fitted ("constant": the estimator's own); `_with_schedules` reads it.
+_SCHEDULE = {"name": "constant"}
+
+
+def _with_schedules() -> None:
+    """`Trainer.fit` sets Adam's step from `_cosine` after each epoch while ``_SCHEDULE`` says ``cosine`` (a study
+    knob, not an option: the learning rate is a variable of the compiled step, so nothing is traced again)."""
+    from gpal.training import svi
+
+    fit = svi.Trainer.fit
+    if getattr(fit, "with_schedules", False):
+        return
+
+    def scheduled_fit(self, data, *, epochs, learning_rate, callback=None, **kwargs):
+        if _SCHEDULE["name"] == "constant":
+            return fit(self, data, epochs=epochs, learning_rate=learning_rate, callback=callback, **kwargs)
+
+        def next_step_size(epoch, loss):
+            self.optimizer.learning_rate = _cosine(epoch + 1, epochs, learning_rate)
+            return None if callback is None else callback(epoch, loss)
+
+        return fit(self, data, epochs=epochs, learning_rate=learning_rate, callback=next_step_size, **kwargs)
+
+    scheduled_fit.with_schedules = True
+    svi.Trainer.fit = scheduled_fit
+
+
+def _unit(epochs: int, learning_rate: float, batch_size: int, seed: int, em_steps: int, input_noise: str | None,
+          schedule: str = "constant") -> dict:
     from gpal.catalog_jobs.later_check import check_later
     from gpal.catalog_jobs.model_folders import train_catalog_model
     from gpal.catalog_jobs.selection import CatalogSelection
@@ -41,11 +82,14 @@ def _unit(epochs: int, learning_rate: float, batch_size: int, seed: int, em_step
     from gpal.models.input_prior import fit_mixture_prior
 
     fit_mixture_prior.__kwdefaults__["max_iter"] = em_steps  # the population prior's EM steps (a study knob)
+    _with_schedules()
+    _SCHEDULE["name"] = schedule
 
     settings = dict(epochs=epochs, learning_rate=learning_rate, batch_size=batch_size, random_state=seed, progress=False,
                     **({} if input_noise is None else {"input_noise": input_noise}))
     row: dict = {"epochs": epochs, "learning_rate": learning_rate, "batch_size": batch_size, "seed": seed,
-                 "em_steps": em_steps, **({} if input_noise is None else {"input_noise": input_noise})}
+                 "em_steps": em_steps, **({} if input_noise is None else {"input_noise": input_noise}),
+                 **({} if schedule == "constant" else {"schedule": schedule})}
     t0, c0 = time.perf_counter(), time.process_time()
     _, data = CatalogSelection().load()
     train, test = data.split(test_size=0.2, seed=seed, stratify=True)
@@ -74,8 +118,8 @@ def _summary(rows: list[dict]) -> str:
     settings = list(dict.fromkeys(_setting(r) for r in rows))
     reference = settings[0]
     by = {(*_setting(r), r["seed"]): r for r in rows}
-    lines = ["| epochs | lr | batch | seeds | " + " | ".join(keys) + " | held-out NLL - ref | later NLL - ref |",
-             "|" + "---|" * (len(keys) + 6)]
+    lines = ["| epochs | lr | batch | schedule | seeds | " + " | ".join(keys) + " | held-out NLL - ref | later NLL - ref |",
+             "|" + "---|" * (len(keys) + 7)]
     for s in settings:
         seeds = sorted(k[-1] for k in by if k[:-1] == s)
         means = [np.mean([by[(*s, seed)][k] for seed in seeds]) for k in keys]
@@ -85,24 +129,25 @@ def _summary(rows: list[dict]) -> str:
             d = [by[(*s, seed)][key] - by[(*reference, seed)][key] for seed in paired]
             return f"{np.mean(d):+.4f} ({', '.join(f'{x:+.3f}' for x in d)})" if d else ""
 
-        lines.append(f"| {s[0]} | {s[1]} | {s[2]} | {len(seeds)} | " + " | ".join(f"{v:.4f}" for v in means)
+        lines.append(f"| {s[0]} | {s[1]} | {s[2]} | {s[3]} | {len(seeds)} | " + " | ".join(f"{v:.4f}" for v in means)
                      + f" | {diff('heldout_nll')} | {diff('later_nll_gpal')} |")
     return "\n".join(lines)
 
 
 def _setting(row: dict) -> tuple:
-    """(epochs, learning rate, batch size) of a result; the files written before batch sizes varied used the main
-    job's."""
+    """(epochs, learning rate, batch size, schedule) of a result; the files written before batch sizes or schedules
+    varied used the main job's."""
     from gpal.catalog_jobs.settings import MAIN_JOB_ESTIMATOR
 
-    return row["epochs"], row["learning_rate"], row.get("batch_size", MAIN_JOB_ESTIMATOR["batch_size"])
+    return (row["epochs"], row["learning_rate"], row.get("batch_size", MAIN_JOB_ESTIMATOR["batch_size"]),
+            row.get("schedule", "constant"))
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, help="folder of one JSON file per (setting, seed)")
     parser.add_argument("--settings", nargs="+", default=["300:0.01", "100:0.01", "50:0.03"],
-                        help="EPOCHS:LEARNING_RATE[:BATCH_SIZE], the first is the reference")
+                        help="EPOCHS:LEARNING_RATE[:BATCH_SIZE][@cosine], the first is the reference")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--em-steps", type=int, default=100, help="the population prior's EM steps (fit_mixture_prior)")
     parser.add_argument("--input-noise", default=None,
@@ -115,15 +160,20 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     for seed in args.seeds:
         for spec in args.settings:
+            spec, _, schedule = spec.partition("@")
+            schedule = schedule or "constant"
+            if schedule not in ("constant", "cosine"):
+                raise SystemExit(f"unknown schedule {schedule!r} in --settings: constant or cosine")
             parts = spec.split(":")
             epochs, lr = int(parts[0]), float(parts[1])
             batch = int(parts[2]) if len(parts) > 2 else MAIN_JOB_ESTIMATOR["batch_size"]
             name = f"e{epochs}_lr{lr:g}" + ("" if batch == MAIN_JOB_ESTIMATOR["batch_size"] else f"_b{batch}")
             name += "" if args.em_steps == 100 else f"_em{args.em_steps}"
             name += "" if args.input_noise is None else f"_{args.input_noise}"
+            name += "" if schedule == "constant" else f"_{schedule}"
             path = out / f"{name}_s{seed}.json"
             if not path.is_file():
-                row = _unit(epochs, lr, batch, seed, args.em_steps, args.input_noise)
+                row = _unit(epochs, lr, batch, seed, args.em_steps, args.input_noise, schedule)
                 tmp = path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(row, indent=1))
                 tmp.replace(path)
