@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from gpal.catalogs.features import RELEASE_PRESET, Feature, resolve_features
+from gpal.catalogs.features import RELEASE_PRESET, Feature, resolve_features, transform_all
 from gpal.catalogs.releases import DEFAULT_RELEASE, LAT_CLASS_CODES, RELEASES, Release, identify_release, release_by_name
 from gpal.data.dataset import NoisyDataset
 from gpal.files import read_bytes
@@ -551,7 +551,7 @@ class Catalog:
                    + ", ".join(f"{c} ({n})" for c, n in counts.most_common())) if dropped else ""
             raise ValueError(f"the selection is empty in {self.release}: no source passes {cuts}{why}")
         ids = self.names[rows]
-        columns = [f.transform_values(measured[f][0][rows], measured[f][1][rows], ids) for f in feats]
+        columns = transform_all(feats, [measured[f][0][rows] for f in feats], [measured[f][1][rows] for f in feats], ids)
         X = np.column_stack([c[0] for c in columns])
         X_var = np.column_stack([c[1] for c in columns])
         return rows, X, X_var, feats, {"dropped": dropped, "repaired": self._repaired(feats, rows)}

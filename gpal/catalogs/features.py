@@ -13,6 +13,7 @@ catalog's conventions and each preset feature's error model are in docs/catalogs
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -24,7 +25,7 @@ from scipy.special import ndtr, ndtri
 
 from gpal.catalogs.releases import FGL3_COLUMNS, FGL4_COLUMNS, Columns
 
-__all__ = ["Feature", "FEATURE_PRESETS", "RELEASE_PRESET", "resolve_features", "MC_DRAWS", "MC_SEED"]
+__all__ = ["Feature", "FEATURE_PRESETS", "RELEASE_PRESET", "resolve_features", "transform_all", "MC_DRAWS", "MC_SEED"]
 
 #: The preset name that stands for "the preset of the catalog's release" (`gpal.catalogs.releases`), resolved
 #: by the catalog that reads it.
@@ -433,12 +434,11 @@ class Feature:
         values, variances : numpy.ndarray
             (n,) transformed values and their variances.
         """
+        if self.propagation == "monte_carlo":
+            return transform_all([self], [x], [sigma], ids)[0]
         x = np.asarray(x, dtype=np.float64)
         s = np.asarray(sigma, dtype=np.float64)
         self._check_log_argument(x, ids)
-        if self.propagation == "monte_carlo":
-            mean, variance = _monte_carlo_moments(self, self._error_model(x, s))
-            return (mean if self.centre == "draw_mean" else self._g(x)), variance
         if s.ndim > x.ndim:
             raise ValueError(f"feature {self.label!r} propagates to first order: sigma must be one error per value, "
                              f"shape {x.shape}; got {s.shape}")
@@ -653,29 +653,68 @@ def _split_normal_draws(centre, lower, upper, u, bound):
     return draws if bound is None else np.maximum(draws, bound, out=draws)  # round-off never crosses the bound
 
 
-def _monte_carlo_moments(feature: Feature, model: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and variance of the transformed draws of each row of an (n, operands, 3) error model.
+def transform_all(features: Sequence[Feature], values: Sequence[np.ndarray], errors: Sequence[np.ndarray],
+                  ids: Sequence[str] = ()) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``Feature.transform_values`` of each feature (its ``values`` and ``errors``, the same rows for all).
+
+    Monte Carlo features of one error model and lower bound draw it once: the five band shares of one
+    spectrum, the two summaries of one light curve.  Their draws are the same to the bit either way (each
+    operand's draws depend on its row and `_uniforms` only), so only the time changes.
+
+    Returns
+    -------
+    list of (values, variances)
+        One (n,) pair per feature, in order.
+    """
+    out: list[Any] = [None] * len(features)
+    groups: dict[tuple, list[int]] = {}
+    models: dict[tuple, np.ndarray] = {}
+    for i, (feature, x, sigma) in enumerate(zip(features, values, errors)):
+        if feature.propagation != "monte_carlo":
+            out[i] = feature.transform_values(x, sigma, ids)
+            continue
+        x = np.asarray(x, dtype=np.float64)
+        feature._check_log_argument(x, ids)
+        model = feature._error_model(x, np.asarray(sigma, dtype=np.float64))
+        key = (model.shape, feature.lower_bound, hashlib.sha256(np.ascontiguousarray(model).tobytes()).digest())
+        groups.setdefault(key, []).append(i)
+        models[key] = model
+    for key, members in groups.items():
+        for i, (mean, variance) in zip(members, _monte_carlo_moments([features[i] for i in members], models[key])):
+            feature = features[i]
+            out[i] = (mean if feature.centre == "draw_mean" else feature._g(np.asarray(values[i], np.float64))), variance
+    return out
+
+
+def _monte_carlo_moments(features: Sequence[Feature], model: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Mean and variance of each feature's transformed draws, for each row of their shared (n, operands, 3) error
+    model (the features share its lower bound too): the operands are drawn once for all of them.
 
     Blocks of rows are propagated in `_MC_THREADS` threads (SciPy's quantile and NumPy's ufuncs release
     the GIL; each block's arithmetic is the same, so the results are too): the main job's features
     then use the core that TensorFlow's import, beside them, leaves idle once it is done.
     """
     n, operands, _ = model.shape
+    bound = features[0].lower_bound
+    if any(feature.lower_bound != bound for feature in features):
+        raise ValueError("features drawn together must share their lower_bound")
     u = _uniforms(MC_DRAWS, operands)
-    mean, variance = np.empty(n), np.empty(n)
+    moments = [(np.empty(n), np.empty(n)) for _ in features]
     rows = max(1, 2 * _MC_ROWS_PER_BLOCK // max(operands, 2))  # many-band features: no more memory than two operands
 
     def propagate(start: int) -> None:
         block = model[start:start + rows]
-        draws = [_split_normal_draws(block[:, k, 0], block[:, k, 1], block[:, k, 2], u[:, k], feature.lower_bound)
+        draws = [_split_normal_draws(block[:, k, 0], block[:, k, 1], block[:, k, 2], u[:, k], bound)
                  for k in range(operands)]
-        if feature.reduce is not None:
-            combined = feature._reduce(np.stack(draws, axis=1))
-        else:
-            combined = draws[0] if operands == 1 else _combine_values(feature.combine, draws[0], draws[1])
-        transformed = feature._g(combined)
-        mean[start:start + rows] = transformed.mean(axis=1)
-        variance[start:start + rows] = transformed.var(axis=1)
+        stacked = np.stack(draws, axis=1) if any(feature.reduce is not None for feature in features) else None
+        for feature, (mean, variance) in zip(features, moments):
+            if feature.reduce is not None:
+                combined = feature._reduce(stacked)
+            else:
+                combined = draws[0] if operands == 1 else _combine_values(feature.combine, draws[0], draws[1])
+            transformed = feature._g(combined)
+            mean[start:start + rows] = transformed.mean(axis=1)
+            variance[start:start + rows] = transformed.var(axis=1)
 
     starts = range(0, n, rows)
     if len(starts) > 1 and _MC_THREADS > 1:
@@ -683,7 +722,7 @@ def _monte_carlo_moments(feature: Feature, model: np.ndarray) -> tuple[np.ndarra
     else:
         for start in starts:
             propagate(start)
-    return mean, variance
+    return moments
 
 
 #: Threads that propagate blocks of rows at once (at most 4: the blocks' temporaries are ~20 MB each).

@@ -217,9 +217,9 @@ def test_blocks_propagated_in_threads_give_the_single_thread_moments_bit_for_bit
     model[:, 1, 1] = np.nan_to_num(model[:, 1, 1], nan=0.0)
     hr = FEATURE_PRESETS["fermi_dr4"][[f.label for f in FEATURE_PRESETS["fermi_dr4"]].index("HR23")]
     monkeypatch.setattr(features, "_MC_THREADS", 1)
-    alone = features._monte_carlo_moments(hr, model)
+    alone = features._monte_carlo_moments([hr], model)[0]
     monkeypatch.setattr(features, "_MC_THREADS", 2)
-    threaded = features._monte_carlo_moments(hr, model)
+    threaded = features._monte_carlo_moments([hr], model)[0]
     assert n > 2 * features._MC_ROWS_PER_BLOCK
     for a, b in zip(alone, threaded):
         assert np.all(np.isfinite(a)) and np.array_equal(a, b)

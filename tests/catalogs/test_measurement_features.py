@@ -214,3 +214,28 @@ def test_3fgl_band_shares_match_an_independent_monte_carlo(fgl3):
     # the pseudo-random standard errors of 2048 draws, which quasi-random draws do not exceed
     np.testing.assert_allclose(data.X[i, k:k + 5], logs.mean(axis=0), rtol=0, atol=(3 * sd / np.sqrt(2048)).max())
     np.testing.assert_allclose(data.X_var[i, k:k + 5], sd**2, rtol=3 * np.sqrt(2 / 2048))
+
+
+def test_features_of_one_error_model_draw_it_once_to_the_same_bits(monkeypatch):
+    """Three band shares and two summaries of the same four bands: one set of draws serves all five, each feature's
+    moments equal to the bit those it gets alone; a feature with another lower bound draws its own."""
+    import gpal.catalogs.features as features
+
+    rng = np.random.default_rng(11)
+    flux = rng.uniform(0.1, 4.0, (40, 4))
+    error = _two_sided(0.2 * flux, 0.3 * flux)
+    error[::7, 3, 0] = np.nan  # upper limits: a truncated normal of the upper error
+    read = {"F": flux, "U": error}.__getitem__
+    shared = [Feature("F", error="U", transform="log10", reduce="share", band=b, **FLUX) for b in (0, 1, 3)]
+    shared += [Feature("F", error="U", transform="log10", reduce=r, **FLUX) for r in ("max_over_mean", "cv")]
+    unbounded = Feature("F", error="U", reduce="share", band=2, propagation="monte_carlo", two_sided="split_normal")
+    feats = shared + [unbounded]
+    measured = [f.measure(read)[:2] for f in feats]
+    alone = [f.transform_values(x, model) for f, (x, model) in zip(feats, measured)]
+    calls = []
+    draws = features._split_normal_draws
+    monkeypatch.setattr(features, "_split_normal_draws", lambda *a: calls.append(1) or draws(*a))
+    together = features.transform_all(feats, [x for x, _ in measured], [m for _, m in measured])
+    assert len(calls) == 2 * 4  # two error models (bound 0 and none) of four bands, in one block of 40 rows each
+    for (a_value, a_var), (b_value, b_var) in zip(alone, together):
+        assert np.all(np.isfinite(a_var)) and np.array_equal(a_value, b_value) and np.array_equal(a_var, b_var)
