@@ -366,7 +366,7 @@ class Trainer:
             idx = tf.constant(rows[0], dtype=tf.int64)
             return np.array([_guarded_step(self.model, self.step, idx, step_number, epoch, max_jitter)])
 
-        looped = epochs * -(-n // max(1, min(int(batch_size), n))) >= LOOP_MIN_STEPS
+        looped = epochs * -(-n // _minibatch_size(batch_size, n)) >= LOOP_MIN_STEPS
         run_epochs(partial(self._epoch_steps, max_jitter=max_jitter) if looped else one_step_at_a_time(guarded_step),
                    n, [self.seed], [result], epochs=epochs, batch_size=batch_size, progress=progress,
                    desc=f"training ({self.model.strategy.name})",
@@ -499,6 +499,11 @@ def one_step_at_a_time(guarded_step: Callable[[np.ndarray, int, int], np.ndarray
     return epoch_steps
 
 
+def _minibatch_size(batch_size: int, n: int) -> int:
+    """The rows a step takes: ``batch_size``, at most the ``n`` rows there are, at least one."""
+    return max(1, min(int(batch_size), n))
+
+
 def run_epochs(
     epoch_steps: Callable[[np.ndarray, int, int, int, list[np.ndarray]], None],
     n: int,
@@ -524,7 +529,7 @@ def run_epochs(
     """
     from gpal.progress import progress_bar
 
-    batch_size = max(1, min(int(batch_size), n))
+    batch_size = _minibatch_size(batch_size, n)
     rngs = [np.random.default_rng([int(seed), 1]) for seed in seeds]
     bar = progress_bar(range(int(epochs)), disable=not progress, desc=desc, unit="epoch")
     steps = 0
