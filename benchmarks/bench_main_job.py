@@ -187,6 +187,32 @@ class CoreSampler:
         self._thread.join()
 
 
+class CollectorTimer:
+    """Seconds and count of Python's cyclic garbage collections by generation while it is installed (``gc.callbacks``):
+    each holds the GIL, and a full one walks every object the process tracks."""
+
+    def __init__(self) -> None:
+        import gc
+
+        self.seconds: dict[int, float] = {}
+        self.counts: dict[int, int] = {}
+        self._started: dict[int, float] = {}
+        self._gc = gc
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict) -> None:
+        thread = threading.get_ident()
+        if phase == "start":
+            self._started[thread] = time.perf_counter()
+        elif thread in self._started:
+            generation = info["generation"]
+            self.seconds[generation] = self.seconds.get(generation, 0.0) + time.perf_counter() - self._started.pop(thread)
+            self.counts[generation] = self.counts.get(generation, 0) + 1
+
+    def stop(self) -> None:
+        self._gc.callbacks.remove(self._callback)
+
+
 def thread_cpu() -> dict[str, float]:
     """CPU seconds of this process's live threads from /proc (empty where there is none), summed by thread name
     (Python's, else the OS's; a trailing number dropped, so a pool's threads count together): which pools did the
@@ -231,20 +257,22 @@ def run_main_job(extra: list[str], keep: str | None = None) -> dict[str, Any]:
         out = keep or tmp
         w0, c0 = time.perf_counter(), time.process_time()
         timers.origin = w0
-        sampler = CoreSampler(w0)
+        sampler, collector = CoreSampler(w0), CollectorTimer()
         threads_before = thread_cpu()
         try:
             code = gpal.cli.main(["classify", "--out", out, "--no-progress", *extra])
         finally:
             timers.restore()
             sampler.stop()
+            collector.stop()
         job = (time.perf_counter() - w0, time.process_time() - c0)
         threads = {name: cpu - threads_before.get(name, 0.0) for name, cpu in thread_cpu().items()}
         metrics = _held_out_metrics(out) if code == 0 else {}
     if code != 0:
         raise SystemExit(f"gpal classify exited {code}")
     return {"import_cli": import_cli, "import_job": import_job, "job": job, "parts": timers, "cores": sampler.cores,
-            "missing": timers.missing, "metrics": metrics, "threads": threads}
+            "missing": timers.missing, "metrics": metrics, "threads": threads,
+            "collections": {g: (collector.seconds[g], collector.counts[g]) for g in sorted(collector.seconds)}}
 
 
 def _held_out_metrics(out: str) -> dict[str, Any]:
@@ -432,6 +460,8 @@ def print_job(result: dict[str, Any]) -> None:
         print(f"  {start:6.2f} -> {end:6.2f}  {thread[:16]:16s} {key}")
     print("CPU s of the threads alive at the job's end, by name (threads that ended are left out): " + ", ".join(
         f"{name} {cpu:.1f}" for name, cpu in sorted(result["threads"].items(), key=lambda kv: -kv[1]) if cpu >= 0.05))
+    print("garbage collections during the job (generation: seconds, count): " + ", ".join(
+        f"{g}: {seconds:.2f} s, {count}" for g, (seconds, count) in result["collections"].items()))
     cores = result["cores"]
     print("cores in use, second by second: " + " ".join(f"{c:.1f}" for c in cores))
     if result["missing"]:
@@ -472,6 +502,7 @@ def main(argv: list[str] | None = None) -> None:
                                        "second_thread": k in t.off_main} for k in t.wall},
                          "svi_steps": t.steps, "metrics": result["metrics"],
                          "cores_per_second": result["cores"], "thread_cpu": result["threads"],
+                         "collections": result["collections"],
                          "timeline": [{"part": k, "thread": th, "start": a, "end": b} for k, th, a, b in t.spans]}
     if args.step:
         s = MAIN_JOB_SHAPES
