@@ -9,6 +9,25 @@ import pytest
 # As the command's process does (gpal.cli.main): TensorFlow's import loads tf_keras, not Keras 3, in every worker.
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
+#: TensorFlow's environment variables for the sizes of its thread pools.
+TF_POOLS = ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS")
+
+
+def _share_the_cores_among_workers():
+    """Under pytest-xdist, size each worker's TensorFlow pools to its share of the cores, not to the whole machine:
+    two workers on two cores, each with pools of two, spend a tenth of the suite's CPU on threads waiting for a core.
+    Variables set by whoever runs the suite win.  Returns the names of those it set."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))  # set by xdist before a worker loads this file
+    if workers <= 1:
+        return ()
+    ours = tuple(v for v in TF_POOLS if v not in os.environ)
+    os.environ.update({v: str(max(1, (os.cpu_count() or 1) // workers)) for v in ours})
+    return ours
+
+
+#: The pool sizes this file set (and the Dask cluster's workers do not inherit).
+POOLS_SET_HERE = _share_the_cores_among_workers()
+
 # A few hundred DR4 rows keep every test fast: labelled sources of the three classes and sources to classify.
 SMALL = {"bll": 70, "fsrq": 50, "psr": 25, "msp": 25, "": 60, "bcu": 30, "snr": 12, "spp": 3}
 
@@ -120,7 +139,13 @@ def dask_cluster():
     pytest.importorskip("distributed", reason='dask.distributed is not installed (pip install -e ".[dask]")')
     from gpal.runs.executors import make_executor
 
-    executor = _DASK["executor"] = make_executor("local-dask", n_workers=2)
+    # The cluster's workers size TensorFlow's pools themselves (what test_workers_limit_tensorflow_threads checks):
+    # they start without the variables this process set for itself.
+    ours = {v: os.environ.pop(v) for v in POOLS_SET_HERE}
+    try:
+        executor = _DASK["executor"] = make_executor("local-dask", n_workers=2)
+    finally:
+        os.environ.update(ours)
     # the workers import TensorFlow while the driver goes on (the futures are kept so the imports are not cancelled)
     _DASK["warm"] = [executor.client.submit(importlib.import_module, "gpal.models.svgp", workers=[w], pure=False)
                      for w in executor.client.scheduler_info()["workers"]]
