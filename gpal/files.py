@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import io
 import json
 import os
 import re
@@ -294,8 +293,6 @@ def read_bytes(path: str | os.PathLike, what: str = "file", limit: int | None = 
 
     ``limit`` defaults to a quarter of `memory_bytes`: a gzip bomb stops at the bound, not at a MemoryError.
     """
-    import gzip
-
     path = regular_file(path, what)
     limit = memory_bytes() // 4 if limit is None else limit
     bound = f"the {limit / 2**20:.0f} MiB gpal reads as a {what}"
@@ -303,16 +300,39 @@ def read_bytes(path: str | os.PathLike, what: str = "file", limit: int | None = 
     if size > limit:
         raise ValueError(f"{what} {path} holds {size / 2**20:.0f} MiB, more than {bound}")
     data = path.read_bytes()
-    if data[:2] != b"\x1f\x8b":
+    if data[:2] != _GZIP_MAGIC:
         return data
     try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
-            out = stream.read(limit + 1)
-    except (EOFError, OSError, zlib.error) as exc:
+        out = _gunzip(data, limit)
+    except (EOFError, zlib.error) as exc:
         raise ValueError(f"{what} {path} is truncated or corrupt: its gzip stream cannot be read to the end ({exc})") from None
     if len(out) > limit:
         raise ValueError(f"{what} {path} decompresses to more than {bound}: a gzip bomb or not such a file")
     return out
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _gunzip(data: bytes, limit: int) -> bytes:
+    """The gzip ``data`` decompressed as `gzip.decompress` does (members one after another, zero padding after the
+    last), stopping once past ``limit`` bytes.
+
+    Each member is one call into zlib, which releases the GIL for all of it: `gzip.GzipFile` reads in chunks and
+    takes the GIL back for each, so beside a thread holding it (the main job's TensorFlow import) its 8 MB of
+    catalog took 0.9 s instead of 0.06 s."""
+    out = bytearray()
+    while data:
+        member = zlib.decompressobj(wbits=31)  # 16 + 15: a gzip header and trailer around the deflate stream
+        out += member.decompress(data, limit + 1 - len(out))
+        if len(out) > limit:
+            break
+        if not member.eof:
+            raise EOFError("the stream ends before the end-of-member marker")
+        data = member.unused_data.lstrip(b"\0")
+        if data and data[:2] != _GZIP_MAGIC:
+            raise zlib.error("data after the last member is not a gzip member")
+    return bytes(out)
 
 
 def nesting_depth(text: str) -> int:

@@ -1,5 +1,7 @@
 """Atomic writes and saved-model folders: complete or absent, never half-written."""
 
+import contextlib
+import gzip
 import json
 import os
 import stat
@@ -13,6 +15,7 @@ from gpal.files import (
     classes_from_json,
     classes_to_json,
     load_model_dir,
+    read_bytes,
     save_model_dir,
     write_json_atomic,
 )
@@ -27,6 +30,33 @@ def test_atomic_output_keeps_old_content_when_interrupted(tmp_path):
             raise KeyboardInterrupt
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["table.csv"]  # no temporary left behind
+
+
+def test_gzip_files_read_as_gzip_itself_reads_them(tmp_path):
+    rng = np.random.default_rng(0)
+    first, second = rng.integers(0, 4, 300_000, dtype=np.uint8).tobytes(), b"a second member"
+    cases = {
+        "one.gz": gzip.compress(first),
+        "two_members.gz": gzip.compress(first) + gzip.compress(second),
+        "zero_padded.gz": gzip.compress(first) + gzip.compress(second) + b"\0" * 512,  # a tape's padding
+    }
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+        assert read_bytes(tmp_path / name) == gzip.decompress(data), name
+    assert read_bytes(tmp_path / "one.gz", limit=len(first)) == first  # a file exactly at the bound is read
+
+    bad = {
+        "truncated.gz": (cases["one.gz"][:-100], "truncated or corrupt"),
+        "trailing_junk.gz": (cases["one.gz"] + b"not gzip", "truncated or corrupt"),
+        "bad_crc.gz": (cases["one.gz"][:-8] + bytes(4) + cases["one.gz"][-4:], "truncated or corrupt"),
+        "bomb.gz": (cases["two_members.gz"], "decompresses to more than"),
+    }
+    for name, (data, message) in bad.items():
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(ValueError, match=message):
+            read_bytes(tmp_path / name, limit=len(first) + len(second) - 1)
+        with pytest.raises((OSError, EOFError)) if name != "bomb.gz" else contextlib.nullcontext():
+            gzip.decompress(data)  # gzip refuses the same files
 
 
 def test_unserialisable_json_writes_nothing(tmp_path):

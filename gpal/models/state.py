@@ -8,6 +8,7 @@ reloaded model predicts bit for bit as the saved one.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import re
 from typing import Any, Iterator, Mapping
@@ -79,6 +80,14 @@ def _saved_kernel_class(config: Mapping[str, Any]) -> type:
     return cls
 
 
+@functools.lru_cache(maxsize=None)
+def _kernel_param_names(cls: type) -> tuple[str, ...]:
+    """The saved parameters a kernel class has, sorted: read off one default instance per class, since building a
+    kernel creates its parameters (TensorFlow variables and their transforms, milliseconds each)."""
+    probe = cls()
+    return tuple(sorted(p for p in _KERNEL_PARAMS if hasattr(probe, p)))
+
+
 def kernel_from_config(config: Mapping[str, Any]) -> gpflow.kernels.Kernel:
     """Inverse of ``kernel_to_config`` (parameter values are placeholders of the right shape).
 
@@ -88,7 +97,7 @@ def kernel_from_config(config: Mapping[str, Any]) -> gpflow.kernels.Kernel:
     if "kernels" in config:
         return cls([kernel_from_config(k) for k in config["kernels"]])
     params = config["params"]
-    expected = sorted(p for p in _KERNEL_PARAMS if hasattr(cls(), p))
+    expected = list(_kernel_param_names(cls))
     shapes_ok = all(isinstance(s, list) and all(isinstance(n, int) and n >= 0 for n in s) for s in params.values())
     if sorted(params) != expected or not shapes_ok:
         raise ValueError(
