@@ -669,11 +669,12 @@ def transform_all(features: Sequence[Feature], values: Sequence[np.ndarray], err
     out: list[Any] = [None] * len(features)
     groups: dict[tuple, list[int]] = {}
     models: dict[tuple, np.ndarray] = {}
+    points: dict[int, np.ndarray] = {}  # each Monte Carlo feature's values as float64, for its centre
     for i, (feature, x, sigma) in enumerate(zip(features, values, errors)):
         if feature.propagation != "monte_carlo":
             out[i] = feature.transform_values(x, sigma, ids)
             continue
-        x = np.asarray(x, dtype=np.float64)
+        x = points[i] = np.asarray(x, dtype=np.float64)
         feature._check_log_argument(x, ids)
         model = feature._error_model(x, np.asarray(sigma, dtype=np.float64))
         key = (model.shape, feature.lower_bound, hashlib.sha256(np.ascontiguousarray(model).tobytes()).digest())
@@ -682,7 +683,7 @@ def transform_all(features: Sequence[Feature], values: Sequence[np.ndarray], err
     for key, members in groups.items():
         for i, (mean, variance) in zip(members, _monte_carlo_moments([features[i] for i in members], models[key])):
             feature = features[i]
-            out[i] = (mean if feature.centre == "draw_mean" else feature._g(np.asarray(values[i], np.float64))), variance
+            out[i] = (mean if feature.centre == "draw_mean" else feature._g(points[i])), variance
     return out
 
 
