@@ -22,6 +22,9 @@ EPOCHS:LEARNING_RATE:BATCH_SIZE for a minibatch other than the main job's.
     PYTHONPATH=$PWD python benchmarks/bench_training_length.py --out runs/training_length --em-steps 30 \
         --settings 50:0.03 25:0.05@cosine 25:0.08@cosine 35:0.05@cosine --seeds 0 1 2    # Adam's step decayed
 
+    PYTHONPATH=$PWD python benchmarks/bench_training_length.py --out runs/training_length --em-steps 30 \
+        --input-noise none --natgrad 0.03 --settings 50:0.03 20:0.03 --seeds 0 1 2    # natural gradients for q(u)
+
 A setting ending in ``@cosine`` decays Adam's step each epoch from its learning rate to a twentieth of it at the
 last epoch (half a cosine), where the estimator keeps it constant: a study of whether a schedule reaches the
 same numbers in fewer steps (docs/performance.md, session 21).
@@ -70,6 +73,40 @@ def _with_schedules() -> None:
 
     scheduled_fit.with_schedules = True
     svi.Trainer.fit = scheduled_fit
+
+
+def _with_natural_gradients(gamma: float) -> None:
+    """Every trainer made from now on moves q(u) by a natural-gradient step of size ``gamma`` (Salimbeni et al.
+    2018, GPflow's ``NaturalGradient`` on the step's own gradients) and everything else by Adam, where Adam moves
+    all: a study of whether q(u) is what needs the steps (docs/performance.md, session 23).  For a whole run of the
+    script (``--natgrad``), since trainers are kept per model signature."""
+    import tensorflow as tf
+    from gpflow.optimizers import NaturalGradient
+
+    from gpal.training import svi
+    from gpal.training.adam import Adam
+
+    class NaturalGradientAdam(Adam):
+        natural: tuple = ()  # (q_mu, q_sqrt, NaturalGradient), set when the step is made
+
+        def apply_gradients(self, grads_and_vars):
+            pairs = list(grads_and_vars)
+            q_mu, q_sqrt, natgrad = self.natural
+            by_var = {id(v): g for g, v in pairs}
+            natgrad._natgrad_apply_gradients(by_var[id(q_mu.unconstrained_variable)],
+                                             by_var[id(q_sqrt.unconstrained_variable)], q_mu, q_sqrt)
+            moved = {id(q_mu.unconstrained_variable), id(q_sqrt.unconstrained_variable)}
+            # zero gradients keep Adam's moments, and so its moves, at zero for q(u)
+            super().apply_gradients([(tf.zeros_like(g) if id(v) in moved else g, v) for g, v in pairs])
+
+    compiled_step = svi._compiled_step
+
+    def natural_step(model, optimizer, *args):
+        optimizer.natural = (model.gp.q_mu, model.gp.q_sqrt, NaturalGradient(gamma))
+        return compiled_step(model, optimizer, *args)
+
+    svi.make_optimizer = lambda learning_rate=0.01: NaturalGradientAdam(learning_rate=learning_rate)
+    svi._compiled_step = natural_step
 
 
 def _unit(epochs: int, learning_rate: float, batch_size: int, seed: int, em_steps: int, input_noise: str | None,
@@ -140,7 +177,7 @@ def _setting(row: dict) -> tuple:
     from gpal.catalog_jobs.settings import MAIN_JOB_ESTIMATOR
 
     return (row["epochs"], row["learning_rate"], row.get("batch_size", MAIN_JOB_ESTIMATOR["batch_size"]),
-            row.get("schedule", "constant"))
+            row.get("schedule", "constant") + (f", natgrad {row['natgrad']:g}" if "natgrad" in row else ""))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -152,7 +189,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--em-steps", type=int, default=100, help="the population prior's EM steps (fit_mixture_prior)")
     parser.add_argument("--input-noise", default=None,
                         help="the estimator's input_noise (default: the main job's); 'none' is its error-blind twin")
+    parser.add_argument("--natgrad", type=float, default=None, metavar="GAMMA",
+                        help="q(u) by natural-gradient steps of this size, the rest by Adam, in every setting")
     args = parser.parse_args(argv)
+    if args.natgrad is not None:
+        _with_natural_gradients(args.natgrad)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     from gpal.catalog_jobs.settings import MAIN_JOB_ESTIMATOR
@@ -171,9 +212,11 @@ def main(argv: list[str] | None = None) -> None:
             name += "" if args.em_steps == 100 else f"_em{args.em_steps}"
             name += "" if args.input_noise is None else f"_{args.input_noise}"
             name += "" if schedule == "constant" else f"_{schedule}"
+            name += "" if args.natgrad is None else f"_natgrad{args.natgrad:g}"
             path = out / f"{name}_s{seed}.json"
             if not path.is_file():
                 row = _unit(epochs, lr, batch, seed, args.em_steps, args.input_noise, schedule)
+                row.update({} if args.natgrad is None else {"natgrad": args.natgrad})
                 tmp = path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(row, indent=1))
                 tmp.replace(path)
