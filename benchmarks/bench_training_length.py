@@ -109,6 +109,27 @@ def _with_natural_gradients(gamma: float) -> None:
     svi._compiled_step = natural_step
 
 
+def _with_row_step_scaled(scale: float) -> None:
+    """Every trainer made from now on moves the per-row tables (NIMGP's q(x_i)) by Adam at ``scale`` times the
+    learning rate, everything else at the learning rate: a row is in one minibatch an epoch, so a study of whether
+    its few updates are what a shorter fit lacks (docs/performance.md, session 23).  For a whole run (``--row-lr-scale``)."""
+    from gpal.training import svi
+
+    class Scaled:
+        def __init__(self, optimizer):
+            self.optimizer = optimizer
+
+        def __getattr__(self, name):
+            return getattr(self.optimizer, name)
+
+        @property
+        def learning_rate(self):
+            return self.optimizer.learning_rate * scale
+
+    init = svi.RowAdam.__init__
+    svi.RowAdam.__init__ = lambda self, variables, optimizer: init(self, variables, Scaled(optimizer))
+
+
 def _unit(epochs: int, learning_rate: float, batch_size: int, seed: int, em_steps: int, input_noise: str | None,
           schedule: str = "constant") -> dict:
     from gpal.catalog_jobs.later_check import check_later
@@ -177,7 +198,8 @@ def _setting(row: dict) -> tuple:
     from gpal.catalog_jobs.settings import MAIN_JOB_ESTIMATOR
 
     return (row["epochs"], row["learning_rate"], row.get("batch_size", MAIN_JOB_ESTIMATOR["batch_size"]),
-            row.get("schedule", "constant") + (f", natgrad {row['natgrad']:g}" if "natgrad" in row else ""))
+            row.get("schedule", "constant") + (f", natgrad {row['natgrad']:g}" if "natgrad" in row else "")
+            + (f", rows x{row['row_lr_scale']:g}" if "row_lr_scale" in row else ""))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -191,9 +213,13 @@ def main(argv: list[str] | None = None) -> None:
                         help="the estimator's input_noise (default: the main job's); 'none' is its error-blind twin")
     parser.add_argument("--natgrad", type=float, default=None, metavar="GAMMA",
                         help="q(u) by natural-gradient steps of this size, the rest by Adam, in every setting")
+    parser.add_argument("--row-lr-scale", type=float, default=None, metavar="K",
+                        help="the per-row tables q(x_i) by Adam at K times the learning rate, in every setting")
     args = parser.parse_args(argv)
     if args.natgrad is not None:
         _with_natural_gradients(args.natgrad)
+    if args.row_lr_scale is not None:
+        _with_row_step_scaled(args.row_lr_scale)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     from gpal.catalog_jobs.settings import MAIN_JOB_ESTIMATOR
@@ -213,10 +239,12 @@ def main(argv: list[str] | None = None) -> None:
             name += "" if args.input_noise is None else f"_{args.input_noise}"
             name += "" if schedule == "constant" else f"_{schedule}"
             name += "" if args.natgrad is None else f"_natgrad{args.natgrad:g}"
+            name += "" if args.row_lr_scale is None else f"_rows{args.row_lr_scale:g}"
             path = out / f"{name}_s{seed}.json"
             if not path.is_file():
                 row = _unit(epochs, lr, batch, seed, args.em_steps, args.input_noise, schedule)
                 row.update({} if args.natgrad is None else {"natgrad": args.natgrad})
+                row.update({} if args.row_lr_scale is None else {"row_lr_scale": args.row_lr_scale})
                 tmp = path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(row, indent=1))
                 tmp.replace(path)
