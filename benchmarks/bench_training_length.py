@@ -130,6 +130,37 @@ def _with_row_step_scaled(scale: float) -> None:
     svi.RowAdam.__init__ = lambda self, variables, optimizer: init(self, variables, Scaled(optimizer))
 
 
+def _with_kernel_step_scaled(scale: float) -> None:
+    """Every trainer made from now on moves the kernels' hyperparameters by ``scale`` times Adam's move, everything
+    else by Adam's: with Adam each parameter moves by about the learning rate a step, and the main job's variances and
+    length scales are still drifting steadily at its last epoch (docs/performance.md, session 23).  For a whole run
+    (``--kernel-lr-scale``)."""
+    from gpal.training import svi
+    from gpal.training.adam import Adam
+
+    class KernelScaledAdam(Adam):
+        kernel_ids: frozenset = frozenset()  # the kernels' unconstrained variables, set when the step is made
+
+        def apply_gradients(self, grads_and_vars):
+            pairs = list(grads_and_vars)
+            before = [(v, tf.identity(v)) for _, v in pairs if id(v) in self.kernel_ids]
+            super().apply_gradients(pairs)
+            for var, old in before:
+                var.assign(old + scale * (var - old))
+
+    import tensorflow as tf
+
+    compiled_step = svi._compiled_step
+
+    def kernel_step(model, optimizer, *args):
+        optimizer.kernel_ids = frozenset(id(p.unconstrained_variable) for kernel in model.gp.kernels
+                                         for p in kernel.parameters)
+        return compiled_step(model, optimizer, *args)
+
+    svi.make_optimizer = lambda learning_rate=0.01: KernelScaledAdam(learning_rate=learning_rate)
+    svi._compiled_step = kernel_step
+
+
 def _unit(epochs: int, learning_rate: float, batch_size: int, seed: int, em_steps: int, input_noise: str | None,
           schedule: str = "constant") -> dict:
     from gpal.catalog_jobs.later_check import check_later
@@ -199,7 +230,8 @@ def _setting(row: dict) -> tuple:
 
     return (row["epochs"], row["learning_rate"], row.get("batch_size", MAIN_JOB_ESTIMATOR["batch_size"]),
             row.get("schedule", "constant") + (f", natgrad {row['natgrad']:g}" if "natgrad" in row else "")
-            + (f", rows x{row['row_lr_scale']:g}" if "row_lr_scale" in row else ""))
+            + (f", rows x{row['row_lr_scale']:g}" if "row_lr_scale" in row else "")
+            + (f", kernels x{row['kernel_lr_scale']:g}" if "kernel_lr_scale" in row else ""))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -213,6 +245,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="the estimator's input_noise (default: the main job's); 'none' is its error-blind twin")
     parser.add_argument("--natgrad", type=float, default=None, metavar="GAMMA",
                         help="q(u) by natural-gradient steps of this size, the rest by Adam, in every setting")
+    parser.add_argument("--kernel-lr-scale", type=float, default=None, metavar="K",
+                        help="the kernels' hyperparameters moved K times Adam's move, in every setting")
     parser.add_argument("--row-lr-scale", type=float, default=None, metavar="K",
                         help="the per-row tables q(x_i) by Adam at K times the learning rate, in every setting")
     args = parser.parse_args(argv)
@@ -220,6 +254,8 @@ def main(argv: list[str] | None = None) -> None:
         _with_natural_gradients(args.natgrad)
     if args.row_lr_scale is not None:
         _with_row_step_scaled(args.row_lr_scale)
+    if args.kernel_lr_scale is not None:
+        _with_kernel_step_scaled(args.kernel_lr_scale)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     from gpal.catalog_jobs.settings import MAIN_JOB_ESTIMATOR
@@ -240,11 +276,13 @@ def main(argv: list[str] | None = None) -> None:
             name += "" if schedule == "constant" else f"_{schedule}"
             name += "" if args.natgrad is None else f"_natgrad{args.natgrad:g}"
             name += "" if args.row_lr_scale is None else f"_rows{args.row_lr_scale:g}"
+            name += "" if args.kernel_lr_scale is None else f"_kernels{args.kernel_lr_scale:g}"
             path = out / f"{name}_s{seed}.json"
             if not path.is_file():
                 row = _unit(epochs, lr, batch, seed, args.em_steps, args.input_noise, schedule)
                 row.update({} if args.natgrad is None else {"natgrad": args.natgrad})
                 row.update({} if args.row_lr_scale is None else {"row_lr_scale": args.row_lr_scale})
+                row.update({} if args.kernel_lr_scale is None else {"kernel_lr_scale": args.kernel_lr_scale})
                 tmp = path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(row, indent=1))
                 tmp.replace(path)
