@@ -135,6 +135,8 @@ def _with_kernel_step_scaled(scale: float) -> None:
     else by Adam's: with Adam each parameter moves by about the learning rate a step, and the main job's variances and
     length scales are still drifting steadily at its last epoch (docs/performance.md, session 23).  For a whole run
     (``--kernel-lr-scale``)."""
+    import tensorflow as tf
+
     from gpal.training import svi
     from gpal.training.adam import Adam
 
@@ -147,8 +149,6 @@ def _with_kernel_step_scaled(scale: float) -> None:
             super().apply_gradients(pairs)
             for var, old in before:
                 var.assign(old + scale * (var - old))
-
-    import tensorflow as tf
 
     compiled_step = svi._compiled_step
 
