@@ -21,9 +21,13 @@ EPOCHS:LEARNING_RATE:BATCH_SIZE for a minibatch other than the main job's.
         --input-noise none --settings 50:0.03 20:0.03 10:0.03 --seeds 0 1 2     # the error-blind twin
     PYTHONPATH=$PWD python benchmarks/bench_training_length.py --out runs/training_length --em-steps 30 \
         --settings 50:0.03 25:0.05@cosine 25:0.08@cosine 35:0.05@cosine --seeds 0 1 2    # Adam's step decayed
-
     PYTHONPATH=$PWD python benchmarks/bench_training_length.py --out runs/training_length --em-steps 30 \
         --input-noise none --natgrad 0.03 --settings 50:0.03 20:0.03 --seeds 0 1 2    # natural gradients for q(u)
+    PYTHONPATH=$PWD python benchmarks/bench_training_length.py --out runs/training_length --em-steps 30 \
+        --row-lr-scale 3 --settings 25:0.03 --seeds 0 1 2         # q(x_i) at 3x the step (or --kernel-lr-scale 3)
+
+``--natgrad``, ``--row-lr-scale`` and ``--kernel-lr-scale`` change how every fit of the run trains (docs/performance.md,
+session 23); their files are named apart.
 
 A setting ending in ``@cosine`` decays Adam's step each epoch from its learning rate to a twentieth of it at the
 last epoch (half a cosine), where the estimator keeps it constant: a study of whether a schedule reaches the
