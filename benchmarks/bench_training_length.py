@@ -26,7 +26,7 @@ EPOCHS:LEARNING_RATE:BATCH_SIZE for a minibatch other than the main job's.
     PYTHONPATH=$PWD python benchmarks/bench_training_length.py --out runs/training_length --em-steps 30 \
         --row-lr-scale 3 --settings 25:0.03 --seeds 0 1 2         # q(x_i) at 3x the step (or --kernel-lr-scale 3)
 
-``--natgrad``, ``--row-lr-scale`` and ``--kernel-lr-scale`` change how every fit of the run trains (docs/performance.md,
+``--natgrad``, ``--row-lr-scale``, ``--kernel-lr-scale`` and ``--lbfgs`` change how every fit of the run trains (docs/performance.md,
 session 23); their files are named apart.
 
 A setting ending in ``@cosine`` decays Adam's step each epoch from its learning rate to a twentieth of it at the
@@ -165,6 +165,44 @@ def _with_kernel_step_scaled(scale: float) -> None:
     svi._compiled_step = kernel_step
 
 
+def _with_lbfgs(max_iter: int) -> None:
+    """Every fit from now on minimises the full-data negative ELBO, its Monte Carlo draws fixed (the step's seed at
+    step 0), by SciPy's L-BFGS-B for at most ``max_iter`` iterations, where Adam takes minibatch steps: issue 37's
+    "L-BFGS on a fixed-draw objective" (docs/performance.md, session 23).  Epochs, batch and learning rate are
+    ignored.  For a whole run (``--lbfgs``)."""
+    import scipy.optimize
+    import tensorflow as tf
+
+    from gpal.training import svi
+
+    def fit(self, data, *, epochs, batch_size, learning_rate, progress=True, callback=None, max_jitter=1e-2):
+        n = self.load(data, learning_rate=learning_rate)
+        model, variables = self.model, list(self.model.trainable_variables)
+        rows, seed = tf.range(n, dtype=tf.int64), tf.constant([self.seed, 0], tf.int64)
+
+        @tf.function(autograph=False)
+        def loss_and_gradients():
+            with tf.GradientTape() as tape:
+                loss = -model.elbo(self.data.X, self.data.X_var, self.data.y, rows, seed, num_data=n,
+                                   sample_weight=self.data.sample_weight, base=self.base)
+            return loss, tape.gradient(loss, variables)
+
+        sizes = [int(np.prod(v.shape)) for v in variables]
+
+        def objective(x):
+            for var, part in zip(variables, np.split(x, np.cumsum(sizes)[:-1])):
+                var.assign(part.reshape(var.shape))
+            loss, grads = loss_and_gradients()
+            return float(loss), np.concatenate([g.numpy().ravel() for g in grads])
+
+        x0 = np.concatenate([v.numpy().ravel() for v in variables])
+        found = scipy.optimize.minimize(objective, x0, jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
+        objective(found.x)
+        return svi.TrainResult(history=[float(found.fun)], steps=int(found.nfev))
+
+    svi.Trainer.fit = fit
+
+
 def _unit(epochs: int, learning_rate: float, batch_size: int, seed: int, em_steps: int, input_noise: str | None,
           schedule: str = "constant") -> dict:
     from gpal.catalog_jobs.later_check import check_later
@@ -235,7 +273,8 @@ def _setting(row: dict) -> tuple:
     return (row["epochs"], row["learning_rate"], row.get("batch_size", MAIN_JOB_ESTIMATOR["batch_size"]),
             row.get("schedule", "constant") + (f", natgrad {row['natgrad']:g}" if "natgrad" in row else "")
             + (f", rows x{row['row_lr_scale']:g}" if "row_lr_scale" in row else "")
-            + (f", kernels x{row['kernel_lr_scale']:g}" if "kernel_lr_scale" in row else ""))
+            + (f", kernels x{row['kernel_lr_scale']:g}" if "kernel_lr_scale" in row else "")
+            + (f", L-BFGS {row['lbfgs']}" if "lbfgs" in row else ""))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -251,6 +290,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="q(u) by natural-gradient steps of this size, the rest by Adam, in every setting")
     parser.add_argument("--kernel-lr-scale", type=float, default=None, metavar="K",
                         help="the kernels' hyperparameters moved K times Adam's move, in every setting")
+    parser.add_argument("--lbfgs", type=int, default=None, metavar="ITERATIONS",
+                        help="every fit by L-BFGS-B on the full-data ELBO (draws fixed) for at most this many iterations")
     parser.add_argument("--row-lr-scale", type=float, default=None, metavar="K",
                         help="the per-row tables q(x_i) by Adam at K times the learning rate, in every setting")
     args = parser.parse_args(argv)
@@ -260,6 +301,8 @@ def main(argv: list[str] | None = None) -> None:
         _with_row_step_scaled(args.row_lr_scale)
     if args.kernel_lr_scale is not None:
         _with_kernel_step_scaled(args.kernel_lr_scale)
+    if args.lbfgs is not None:
+        _with_lbfgs(args.lbfgs)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     from gpal.catalog_jobs.settings import MAIN_JOB_ESTIMATOR
@@ -281,12 +324,14 @@ def main(argv: list[str] | None = None) -> None:
             name += "" if args.natgrad is None else f"_natgrad{args.natgrad:g}"
             name += "" if args.row_lr_scale is None else f"_rows{args.row_lr_scale:g}"
             name += "" if args.kernel_lr_scale is None else f"_kernels{args.kernel_lr_scale:g}"
+            name += "" if args.lbfgs is None else f"_lbfgs{args.lbfgs}"
             path = out / f"{name}_s{seed}.json"
             if not path.is_file():
                 row = _unit(epochs, lr, batch, seed, args.em_steps, args.input_noise, schedule)
                 row.update({} if args.natgrad is None else {"natgrad": args.natgrad})
                 row.update({} if args.row_lr_scale is None else {"row_lr_scale": args.row_lr_scale})
                 row.update({} if args.kernel_lr_scale is None else {"kernel_lr_scale": args.kernel_lr_scale})
+                row.update({} if args.lbfgs is None else {"lbfgs": args.lbfgs})
                 tmp = path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(row, indent=1))
                 tmp.replace(path)
