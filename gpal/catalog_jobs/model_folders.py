@@ -26,7 +26,7 @@ from gpal.files import read_json, write_json_atomic
 from gpal.identity import estimator_identity
 from gpal.runs.output_dir import claim_output_dir
 
-__all__ = ["TrainedModel", "load_trained", "require_per_class", "train_catalog_model"]
+__all__ = ["TrainedModel", "load_trained", "loaded_estimator", "require_per_class", "train_catalog_model"]
 
 
 TRAINING_FILE = "training.json"
@@ -79,7 +79,9 @@ class TrainedModel:
 
     @functools.cached_property
     def estimator(self) -> Any:
-        estimator = load_estimator(self.model_dir)
+        """The saved estimator, loaded once per process and folder version (`loaded_estimator`): the chunked
+        prediction of the same folder uses this very object.  Read it; ``clone`` it to train another."""
+        estimator = loaded_estimator(self.model_dir)
         if sorted(self.training["classes"]) != sorted(str(c) for c in estimator.classes_):
             raise ValueError(
                 f"{self.folder}: {TRAINING_FILE} lists classes {self.training['classes']} but the model in "
@@ -96,6 +98,19 @@ class TrainedModel:
     @property
     def classes(self) -> list[str]:
         return [str(c) for c in self.estimator.classes_]
+
+
+def loaded_estimator(model_dir: str | os.PathLike) -> Any:
+    """The estimator saved in ``model_dir``, loaded once per process and version of its ``config.json`` (a model
+    saved again there is loaded again): the main job's held-out check, its chunked prediction and an executor's
+    chunks all use one loaded model rather than one each."""
+    path = Path(model_dir).resolve()
+    return _loaded(str(path), (path / "config.json").stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4)
+def _loaded(path: str, config_mtime_ns: int) -> Any:
+    return load_estimator(path)
 
 
 def confined_model_dir(folder: Path, record_file: Path, model: Any) -> Path:

@@ -3,8 +3,9 @@
 A catalog of millions of sources does not fit one ``predict_proba`` call on one
 core, so `predict_proba_chunked` cuts the rows into chunks and sends each chunk
 through an `Executor` as the task ``(model folder, X rows, X_var rows)``.  A worker
-loads the saved model once and keeps it (keyed on the folder and the modification
-time of its ``config.json``), so chunks do not reload it.  The model folder must be
+loads the saved model once and keeps it (`loaded_estimator`: keyed on the folder and the
+modification time of its ``config.json``), so chunks do not reload it; in the process that
+read the folder's record (`load_trained`), its estimator is that same loaded model.  The model folder must be
 readable at the same path on every worker (a shared file system on a cluster).
 
 Each row's probabilities depend only on the model and that row: the Monte Carlo
@@ -15,7 +16,6 @@ whatever order they finish, and equals one unchunked ``predict_proba`` call.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 from pathlib import Path
@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 import gpal
-from gpal.catalog_jobs.model_folders import TrainedModel, load_trained
+from gpal.catalog_jobs.model_folders import TrainedModel, load_trained, loaded_estimator
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 from gpal.catalogs import load_catalog, repaired_text
 from gpal.catalogs.features import resolve_features
@@ -33,7 +33,7 @@ from gpal.catalogs.releases import DEFAULT_RELEASE
 from gpal.catalogs.targets import target_columns
 from gpal.constraints import Integer
 from gpal.data.dataset import NoisyDataset
-from gpal.estimators import load_estimator, saved_format
+from gpal.estimators import saved_format
 from gpal.estimators.base import check_predict_data, entropy
 from gpal.files import read_json
 from gpal.runs.executors import Executor, as_executor
@@ -46,22 +46,12 @@ DEFAULT_SELECT = ("unassociated", "bcu")
 DEFAULT_CHUNK_SIZE = 20000
 
 
-@functools.lru_cache(maxsize=4)
-def _cached_estimator(path: str, config_mtime_ns: int) -> Any:
-    """One loaded model per (folder, config.json version) per process; a re-saved model is reloaded."""
-    return load_estimator(path)
-
-
-def _estimator_for(path: str) -> Any:
-    return _cached_estimator(path, (Path(path) / "config.json").stat().st_mtime_ns)
-
-
 def _predict_chunk(model_dir: str, X: np.ndarray, X_var: np.ndarray) -> np.ndarray:
     """One chunk as an executor task: probabilities and their Monte Carlo errors, stacked (2, rows, C).
 
     Families whose predictions involve no Monte Carlo (or do not report it) give zero errors.
     """
-    estimator = _estimator_for(model_dir)
+    estimator = loaded_estimator(model_dir)
     if estimator.reports_mc_error:
         proba, error = estimator.predict_proba(X, X_var, return_mc_error=True)
     else:
@@ -105,7 +95,7 @@ def predict_proba_chunked(
     executor = as_executor(executor)
     path = str(Path(model_dir).resolve())
     saved_format(Path(path))  # a clear error before anything is loaded
-    estimator = _estimator_for(path)
+    estimator = loaded_estimator(path)
     Xa, Va = check_predict_data(X, X_var, estimator.n_features_in_, estimator.needs_X_var)
     n = Xa.shape[0]
     if n == 0:

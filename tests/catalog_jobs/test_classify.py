@@ -309,6 +309,22 @@ def test_predict_takes_the_selection_already_built(classified, small_catalog, mo
     assert given.meta == built.meta and len(given.frame) == SMALL[""]
 
 
+def test_the_held_out_check_and_the_chunked_prediction_share_one_loaded_model(classified):
+    """The job reads its saved model once: the record's estimator is the object chunked prediction loads."""
+    from gpal.catalog_jobs.model_folders import _loaded, loaded_estimator
+    from gpal.catalog_jobs.prediction import predict_proba_chunked
+
+    out, _ = classified
+    trained = load_trained(out)
+    assert trained.estimator is loaded_estimator(trained.model_dir)
+    assert load_trained(out).estimator is trained.estimator  # another record of the same folder: the same load
+    misses = _loaded.cache_info().misses
+    X = np.zeros((4, trained.estimator.n_features_in_))
+    proba = predict_proba_chunked(trained.model_dir, X, np.zeros_like(X), chunk_size=2, progress=False)
+    assert _loaded.cache_info().misses == misses
+    np.testing.assert_array_equal(proba, trained.estimator.predict_proba(X, np.zeros_like(X)))
+
+
 def test_load_trained_explains_what_a_model_folder_is(classified, tmp_path):
     out, _ = classified
     with pytest.raises(FileNotFoundError, match="does not exist"):

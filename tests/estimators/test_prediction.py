@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from gpal.runs.executors import Executor, InProcessExecutor
-from gpal.catalog_jobs.prediction import _cached_estimator, predict_proba_chunked
+from gpal.catalog_jobs.model_folders import _loaded
+from gpal.catalog_jobs.prediction import predict_proba_chunked
 from gpal.estimators import load_estimator, saved_formats
 from gpal.data.synthetic import synthetic_2d
 
@@ -98,18 +99,18 @@ def test_monte_carlo_chunks_do_not_depend_on_completion_order(noisy_model, probl
 def test_model_is_loaded_once_per_process_and_reloaded_when_saved_again(exact_model, problem, tmp_path):
     path, clf = exact_model
     predict_proba_chunked(path, problem.test, chunk_size=10, progress=False)
-    before = _cached_estimator.cache_info()
+    before = _loaded.cache_info()
     predict_proba_chunked(path, problem.test, chunk_size=10, progress=False)
-    after = _cached_estimator.cache_info()
+    after = _loaded.cache_info()
     assert after.misses == before.misses and after.hits == before.hits + 9  # 8 chunks + the driver's check
 
     copy = tmp_path / "model"
     clf.save(copy)
     predict_proba_chunked(copy, problem.test, chunk_size=100, progress=False)
     clf.save(copy)  # a new config.json: the next call must load the new model
-    misses = _cached_estimator.cache_info().misses
+    misses = _loaded.cache_info().misses
     predict_proba_chunked(copy, problem.test, chunk_size=100, progress=False)
-    assert _cached_estimator.cache_info().misses == misses + 1
+    assert _loaded.cache_info().misses == misses + 1
 
 
 class CountingExecutor(InProcessExecutor):
