@@ -203,6 +203,15 @@ def _with_lbfgs(max_iter: int) -> None:
     svi.Trainer.fit = fit
 
 
+#: The study knobs that change how every fit of a run trains: (option's key, file-name tag, summary label, installer).
+_KNOBS = (
+    ("natgrad", "natgrad", "natgrad ", _with_natural_gradients),
+    ("row_lr_scale", "rows", "rows x", _with_row_step_scaled),
+    ("kernel_lr_scale", "kernels", "kernels x", _with_kernel_step_scaled),
+    ("lbfgs", "lbfgs", "L-BFGS ", _with_lbfgs),
+)
+
+
 def _unit(epochs: int, learning_rate: float, batch_size: int, seed: int, em_steps: int, input_noise: str | None,
           schedule: str = "constant") -> dict:
     from gpal.catalog_jobs.later_check import check_later
@@ -271,10 +280,8 @@ def _setting(row: dict) -> tuple:
     from gpal.catalog_jobs.settings import MAIN_JOB_ESTIMATOR
 
     return (row["epochs"], row["learning_rate"], row.get("batch_size", MAIN_JOB_ESTIMATOR["batch_size"]),
-            row.get("schedule", "constant") + (f", natgrad {row['natgrad']:g}" if "natgrad" in row else "")
-            + (f", rows x{row['row_lr_scale']:g}" if "row_lr_scale" in row else "")
-            + (f", kernels x{row['kernel_lr_scale']:g}" if "kernel_lr_scale" in row else "")
-            + (f", L-BFGS {row['lbfgs']}" if "lbfgs" in row else ""))
+            row.get("schedule", "constant")
+            + "".join(f", {label}{row[key]:g}" for key, _, label, _ in _KNOBS if key in row))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -295,14 +302,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--row-lr-scale", type=float, default=None, metavar="K",
                         help="the per-row tables q(x_i) by Adam at K times the learning rate, in every setting")
     args = parser.parse_args(argv)
-    if args.natgrad is not None:
-        _with_natural_gradients(args.natgrad)
-    if args.row_lr_scale is not None:
-        _with_row_step_scaled(args.row_lr_scale)
-    if args.kernel_lr_scale is not None:
-        _with_kernel_step_scaled(args.kernel_lr_scale)
-    if args.lbfgs is not None:
-        _with_lbfgs(args.lbfgs)
+    knobs = {key: getattr(args, key) for key, *_ in _KNOBS if getattr(args, key) is not None}
+    if "natgrad" in knobs and "kernel_lr_scale" in knobs:  # both replace Adam: one would silently undo the other
+        parser.error("--natgrad and --kernel-lr-scale cannot be combined")
+    for key, _, _, install in _KNOBS:
+        if key in knobs:
+            install(knobs[key])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     from gpal.catalog_jobs.settings import MAIN_JOB_ESTIMATOR
@@ -321,17 +326,11 @@ def main(argv: list[str] | None = None) -> None:
             name += "" if args.em_steps == 100 else f"_em{args.em_steps}"
             name += "" if args.input_noise is None else f"_{args.input_noise}"
             name += "" if schedule == "constant" else f"_{schedule}"
-            name += "" if args.natgrad is None else f"_natgrad{args.natgrad:g}"
-            name += "" if args.row_lr_scale is None else f"_rows{args.row_lr_scale:g}"
-            name += "" if args.kernel_lr_scale is None else f"_kernels{args.kernel_lr_scale:g}"
-            name += "" if args.lbfgs is None else f"_lbfgs{args.lbfgs}"
+            name += "".join(f"_{tag}{knobs[key]:g}" for key, tag, _, _ in _KNOBS if key in knobs)
             path = out / f"{name}_s{seed}.json"
             if not path.is_file():
                 row = _unit(epochs, lr, batch, seed, args.em_steps, args.input_noise, schedule)
-                row.update({} if args.natgrad is None else {"natgrad": args.natgrad})
-                row.update({} if args.row_lr_scale is None else {"row_lr_scale": args.row_lr_scale})
-                row.update({} if args.kernel_lr_scale is None else {"kernel_lr_scale": args.kernel_lr_scale})
-                row.update({} if args.lbfgs is None else {"lbfgs": args.lbfgs})
+                row.update(knobs)
                 tmp = path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(row, indent=1))
                 tmp.replace(path)
