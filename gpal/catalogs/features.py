@@ -17,7 +17,7 @@ import hashlib
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import MISSING, asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -349,13 +349,32 @@ class Feature:
         """(column, band within it, error column) of every band of ``bands``: one multi-band column's bands, or
         the band columns of a tuple ``column``, so that both layouts reach the one reduction."""
         if isinstance(self.column, tuple):
-            errors = self.error or (None,) * len(self.column)
-            return [(self.column[b], None, errors[b]) for b in self._bands(len(self.column))]
+            return self._band_reads(len(self.column))
         n_bands = np.shape(read(self.column))
         if len(n_bands) != 2:
             raise ValueError(f"feature {self.label!r} reduces the bands of {self.column!r}, which needs a multi-band "
                              f"(n, bands) column; got shape {n_bands}")
-        return [(self.column, b, self.error) for b in self._bands(n_bands[1])]
+        return self._band_reads(n_bands[1])
+
+    def _band_reads(self, n_bands: int) -> list[tuple[str, int | None, str | None]]:
+        if isinstance(self.column, tuple):
+            errors = self.error or (None,) * len(self.column)
+            return [(self.column[b], None, errors[b]) for b in self._bands(n_bands)]
+        return [(self.column, b, self.error) for b in self._bands(n_bands)]
+
+    def _operand_sources(self, operands: int) -> list[tuple]:
+        """What each of the error model's ``operands`` is read from, and by which error rules: features that name
+        the same operand may draw it once (`transform_all`), and operands read from other columns never merge."""
+        if self.reduce is not None:
+            n_bands = len(self.column) if isinstance(self.column, tuple) else (
+                max(self.bands) + 1 if self.bands is not None else operands)
+            reads = self._band_reads(n_bands)
+        else:
+            reads = [(self.column, self.band, self.error)]
+            if self.combine is not None:
+                reads.append((self.other_column, self.other_band, self.other_error or self.error))
+        rules = (self.two_sided, self.upper_limit, self.missing_error, self.error_sentinel, self.lower_bound)
+        return [read + rules for read in reads]
 
     def _measure_bands(self, read):
         """``measure`` of a ``reduce`` feature: every band of ``bands`` is an operand of the error model."""
@@ -657,9 +676,12 @@ def transform_all(features: Sequence[Feature], values: Sequence[np.ndarray], err
                   ids: Sequence[str] = ()) -> list[tuple[np.ndarray, np.ndarray]]:
     """``Feature.transform_values`` of each feature (its ``values`` and ``errors``, the same rows for all).
 
-    Monte Carlo features of one error model and lower bound draw it once: the five band shares of one
-    spectrum, the two summaries of one light curve.  Their draws are the same to the bit either way (each
-    operand's draws depend on its row and `_uniforms` only), so only the time changes.
+    Monte Carlo features that share an operand (the same column, band and error rules, the same values and
+    errors) are drawn together, each operand once (`_draw_groups`): the band shares of one spectrum, the two
+    summaries of one light curve, the hardness ratios of adjacent bands (band 2 is HR12's soft band and HR23's
+    hard one).  A feature of k operands reads the first k quasi-random columns, as it does alone, so a feature
+    drawn with others gets the same stratified sample; where its columns come in another order (HR23 beside
+    HR12), its variance moves within its Monte Carlo error (docs/performance.md, session 24).
 
     Returns
     -------
@@ -667,52 +689,108 @@ def transform_all(features: Sequence[Feature], values: Sequence[np.ndarray], err
         One (n,) pair per feature, in order.
     """
     out: list[Any] = [None] * len(features)
-    groups: dict[tuple, list[int]] = {}
-    models: dict[tuple, np.ndarray] = {}
     points: dict[int, np.ndarray] = {}  # each Monte Carlo feature's values as float64, for its centre
+    models: dict[int, np.ndarray] = {}
+    operand_keys: dict[int, list[tuple]] = {}
     for i, (feature, x, sigma) in enumerate(zip(features, values, errors)):
         if feature.propagation != "monte_carlo":
             out[i] = feature.transform_values(x, sigma, ids)
             continue
         x = points[i] = np.asarray(x, dtype=np.float64)
         feature._check_log_argument(x, ids)
-        model = feature._error_model(x, np.asarray(sigma, dtype=np.float64))
-        key = (model.shape, feature.lower_bound, hashlib.sha256(np.ascontiguousarray(model).tobytes()).digest())
-        groups.setdefault(key, []).append(i)
-        models[key] = model
-    for key, members in groups.items():
-        for i, (mean, variance) in zip(members, _monte_carlo_moments([features[i] for i in members], models[key])):
-            feature = features[i]
-            out[i] = (mean if feature.centre == "draw_mean" else feature._g(points[i])), variance
+        model = models[i] = feature._error_model(x, np.asarray(sigma, dtype=np.float64))
+        # an operand is shared by what it is read from and by its values: a feature given other arrays than its
+        # catalog's (a user's, or another selection's rows) never borrows another's draws
+        keys = [source + (hashlib.sha256(np.ascontiguousarray(model[:, k]).tobytes()).digest(),)
+                for k, source in enumerate(feature._operand_sources(model.shape[1]))]
+        operand_keys[i] = [key + (keys[:k].count(key),) for k, key in enumerate(keys)]  # a repeat is its own operand
+    for group in _draw_groups(operand_keys):
+        model = np.stack([models[i][:, k] for i, k in group.operands], axis=1)
+        members = list(group.reads)
+        moments = _monte_carlo_moments([features[i] for i in members], model, list(group.reads.values()), group.columns)
+        for i, (mean, variance) in zip(members, moments):
+            out[i] = (mean if features[i].centre == "draw_mean" else features[i]._g(points[i])), variance
     return out
 
 
-def _monte_carlo_moments(features: Sequence[Feature], model: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Mean and variance of each feature's transformed draws, for each row of their shared (n, operands, 3) error
-    model (the features share its lower bound too): the operands are drawn once for all of them.
+@dataclass
+class _DrawGroup:
+    """Monte Carlo features drawn together: ``operands[j]`` = (feature, its operand) first naming operand j of the
+    group's draws, ``columns[j]`` its column of `_uniforms`, ``reads[i]`` feature i's operands (positions in order)."""
+
+    operands: list[tuple[int, int]] = field(default_factory=list)
+    columns: list[int] = field(default_factory=list)
+    reads: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    keys: dict[tuple, int] = field(default_factory=dict)
+
+    def place(self, i: int, keys: list[tuple]) -> bool:
+        """Add feature ``i`` of operand ``keys`` if the group is empty, or if it shares an operand with the group and
+        its operands can sit at columns 0 .. k - 1 of the quasi-random set, each at its own, as alone; whether it was
+        added."""
+        shared = [self.columns[self.keys[key]] for key in keys if key in self.keys]
+        if self.keys and (not shared or len(set(shared)) < len(shared) or max(shared) >= len(keys)):
+            return False
+        free = iter(c for c in range(len(keys)) if c not in shared)
+        for k, key in enumerate(keys):
+            if key not in self.keys:
+                self.keys[key] = len(self.operands)
+                self.operands.append((i, k))
+                self.columns.append(next(free))
+        self.reads[i] = tuple(self.keys[key] for key in keys)
+        return True
+
+
+def _draw_groups(operand_keys: dict[int, list[tuple]]) -> list[_DrawGroup]:
+    """The Monte Carlo features (widest first) in groups that draw each shared operand once.
+
+    A feature of k operands reads columns 0 .. k - 1 of `_uniforms`, in some order, as it does alone: the same
+    stratified point set, so sharing draws never coarsens a feature's sample.  Adjacent hardness ratios fit (their
+    bands alternate between two columns); a ratio whose bands a band-share group already holds at columns beyond
+    its two draws them again in a group of its own.
+    """
+    groups: list[_DrawGroup] = []
+    for i in sorted(operand_keys, key=lambda i: -len(operand_keys[i])):  # stable: in the features' order otherwise
+        keys = operand_keys[i]
+        if not any(group.place(i, keys) for group in groups):
+            groups.append(_DrawGroup())
+            groups[-1].place(i, keys)
+    return groups
+
+
+def _monte_carlo_moments(features: Sequence[Feature], model: np.ndarray, reads: Sequence[tuple[int, ...]] | None = None,
+                         columns: Sequence[int] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Mean and variance of each feature's transformed draws, for each row of the (n, operands, 3) error model of
+    their operands (the features share its lower bound too): each operand is drawn once for all of them.
+    ``reads[j]``: the operands of ``features[j]``, in its order (default: all of them); ``columns[k]``: the column of
+    `_uniforms` operand k is drawn at (default: k).
 
     Blocks of rows are propagated in `_MC_THREADS` threads (SciPy's quantile and NumPy's ufuncs release
     the GIL; each block's arithmetic is the same, so the results are too): the main job's features
     then use the core that TensorFlow's import, beside them, leaves idle once it is done.
     """
     n, operands, _ = model.shape
+    reads = [tuple(range(operands))] * len(features) if reads is None else reads
+    columns = list(range(operands)) if columns is None else columns
     bound = features[0].lower_bound
     if any(feature.lower_bound != bound for feature in features):
         raise ValueError("features drawn together must share their lower_bound")
-    u = _uniforms(MC_DRAWS, operands)
+    u = _uniforms(MC_DRAWS, max(columns) + 1)
     moments = [(np.empty(n), np.empty(n)) for _ in features]
     rows = max(1, 2 * _MC_ROWS_PER_BLOCK // max(operands, 2))  # many-band features: no more memory than two operands
 
     def propagate(start: int) -> None:
         block = model[start:start + rows]
-        draws = [_split_normal_draws(block[:, k, 0], block[:, k, 1], block[:, k, 2], u[:, k], bound)
+        draws = [_split_normal_draws(block[:, k, 0], block[:, k, 1], block[:, k, 2], u[:, columns[k]], bound)
                  for k in range(operands)]
-        stacked = np.stack(draws, axis=1) if any(feature.reduce is not None for feature in features) else None
-        for feature, (mean, variance) in zip(features, moments):
+        stacked: dict[tuple[int, ...], np.ndarray] = {}  # the band shares of one spectrum stack their bands once
+        for feature, read, (mean, variance) in zip(features, reads, moments):
             if feature.reduce is not None:
-                combined = feature._reduce(stacked)
+                if read not in stacked:
+                    stacked[read] = np.stack([draws[k] for k in read], axis=1)
+                combined = feature._reduce(stacked[read])
             else:
-                combined = draws[0] if operands == 1 else _combine_values(feature.combine, draws[0], draws[1])
+                combined = draws[read[0]] if len(read) == 1 else _combine_values(feature.combine, draws[read[0]],
+                                                                                draws[read[1]])
             transformed = feature._g(combined)
             mean[start:start + rows] = transformed.mean(axis=1)
             variance[start:start + rows] = transformed.var(axis=1)

@@ -239,3 +239,56 @@ def test_features_of_one_error_model_draw_it_once_to_the_same_bits(monkeypatch):
     assert len(calls) == 2 * 4  # two error models (bound 0 and none) of four bands, in one block of 40 rows each
     for (a_value, a_var), (b_value, b_var) in zip(alone, together):
         assert np.all(np.isfinite(a_var)) and np.array_equal(a_value, b_value) and np.array_equal(a_var, b_var)
+
+
+def test_a_chain_of_hardness_ratios_draws_each_band_once_at_two_sobol_columns(monkeypatch):
+    """HR01 ... HR34 of five bands: five operand draws, not eight, at two quasi-random columns (odd and even bands), so
+    each ratio reads the two-dimensional Sobol set it reads alone (HR01 the same bits; HR12 its columns swapped);
+    every ratio's variance agrees with an independent Monte Carlo of the split normals (scipy, 400 000 draws)."""
+    import gpal.catalogs.features as features
+
+    rng = np.random.default_rng(5)
+    flux = rng.uniform(0.5, 3.0, (30, 5))
+    lower, upper = 0.15 * flux, 0.25 * flux
+    read = {"F": flux, "U": _two_sided(lower, upper)}.__getitem__
+    ratios = [Feature("F", error="U", band=b + 1, combine="hardness", other_band=b, **FLUX) for b in range(4)]
+    measured = [f.measure(read)[:2] for f in ratios]
+    alone = [f.transform_values(x, model) for f, (x, model) in zip(ratios, measured)]
+    calls = []
+    draws = features._split_normal_draws
+    monkeypatch.setattr(features, "_split_normal_draws", lambda *a: calls.append(a[3]) or draws(*a))
+    together = features.transform_all(ratios, [x for x, _ in measured], [m for _, m in measured])
+    assert len(calls) == 5  # one draw of each band, in one block of 30 rows
+    sobol = features._uniforms(features.MC_DRAWS, 2)
+    # drawn in the order the ratios name them (bands 1, 0, 2, 3, 4); bands 1 and 3 at column 0, 0, 2 and 4 at column 1
+    assert all(np.array_equal(u, sobol[:, column]) for u, column in zip(calls, (0, 1, 1, 0, 1)))
+    assert np.array_equal(together[0][1], alone[0][1])
+    assert not np.array_equal(together[1][1], alone[1][1])  # the same Sobol set, its columns the other way round
+    n = 400_000
+    gen = np.random.default_rng(6)
+    z, side = np.abs(gen.standard_normal((n, 5))), gen.uniform(size=(n, 5))
+    for b, (value, variance) in enumerate(together):
+        assert np.array_equal(value, alone[b][0])  # a hardness ratio's value is its point value
+        for i in range(0, 30, 7):
+            # a split normal: below its mode (the value) with probability lower / (lower + upper), a half-normal of
+            # scale lower there, of scale upper above (the bound 0 lies beyond 6 sigma here)
+            hard, soft = (np.where(side[:, j] < lower[i, j] / (lower[i, j] + upper[i, j]), -lower[i, j], upper[i, j])
+                          * z[:, j] + flux[i, j] for j in (b + 1, b))
+            assert variance[i] == pytest.approx(((hard - soft) / (hard + soft)).var(), rel=0.02)
+
+
+def test_features_drawn_together_read_the_first_columns_they_read_alone():
+    """Six band shares (each reads bands 1-6) and the five hardness ratios of the same bands: the ratio whose bands the
+    shares hold at columns 0 and 1 joins them, the others draw their bands in a group of their own at two columns;
+    every feature reads columns 0 .. k - 1 of its group's quasi-random set, one each, as it would alone."""
+    from gpal.catalogs.features import _draw_groups
+
+    keys = {i: [f"b{b}" for b in range(1, 7)] for i in range(6)}  # the shares
+    keys.update({6 + k: [f"b{k + 2}", f"b{k + 1}"] for k in range(5)})  # HR12 ... HR56: hard band, soft band
+    groups = _draw_groups(keys)
+    assert [sorted(g.reads) for g in groups] == [[0, 1, 2, 3, 4, 5, 6], [7, 8, 9, 10]]
+    assert [len(g.operands) for g in groups] == [6, 5]  # 11 band draws, where sharing only whole error models drew 16
+    for group in groups:
+        for i, read in group.reads.items():
+            assert [keys[i][k] for k in range(len(read))] == [keys[j][k] for j, k in (group.operands[p] for p in read)]
+            assert sorted(group.columns[p] for p in read) == list(range(len(keys[i])))
