@@ -680,8 +680,8 @@ def transform_all(features: Sequence[Feature], values: Sequence[np.ndarray], err
     errors) are drawn together, each operand once (`_draw_groups`): the band shares of one spectrum, the two
     summaries of one light curve, the hardness ratios of adjacent bands (band 2 is HR12's soft band and HR23's
     hard one).  A feature of k operands reads the first k quasi-random columns, as it does alone, so a feature
-    drawn with others gets the same stratified sample; where its columns come in another order (HR23 beside
-    HR12), its variance moves within its Monte Carlo error (docs/performance.md, session 24).
+    drawn with others gets a sample as finely stratified; where its columns come in another order (HR23 beside
+    HR12) or from a wider set, its variance moves within its Monte Carlo error (docs/performance.md, session 24).
 
     Returns
     -------
@@ -743,8 +743,8 @@ class _DrawGroup:
 def _draw_groups(operand_keys: dict[int, list[tuple]]) -> list[_DrawGroup]:
     """The Monte Carlo features (widest first) in groups that draw each shared operand once.
 
-    A feature of k operands reads columns 0 .. k - 1 of `_uniforms`, in some order, as it does alone: the same
-    stratified point set, so sharing draws never coarsens a feature's sample.  Adjacent hardness ratios fit (their
+    A feature of k operands reads columns 0 .. k - 1 of `_uniforms`, in some order, as it does alone: the first k
+    dimensions of a Sobol set, whose strata are the finest, so sharing draws never coarsens a feature's sample.  Adjacent hardness ratios fit (their
     bands alternate between two columns); a ratio whose bands a band-share group already holds at columns beyond
     its two draws them again in a group of its own.
     """
