@@ -349,26 +349,24 @@ class Feature:
         """(column, band within it, error column) of every band of ``bands``: one multi-band column's bands, or
         the band columns of a tuple ``column``, so that both layouts reach the one reduction."""
         if isinstance(self.column, tuple):
-            return self._band_reads(len(self.column))
+            return self._band_reads(self._bands(len(self.column)))
         n_bands = np.shape(read(self.column))
         if len(n_bands) != 2:
             raise ValueError(f"feature {self.label!r} reduces the bands of {self.column!r}, which needs a multi-band "
                              f"(n, bands) column; got shape {n_bands}")
-        return self._band_reads(n_bands[1])
+        return self._band_reads(self._bands(n_bands[1]))
 
-    def _band_reads(self, n_bands: int) -> list[tuple[str, int | None, str | None]]:
+    def _band_reads(self, bands: Sequence[int]) -> list[tuple[str, int | None, str | None]]:
         if isinstance(self.column, tuple):
             errors = self.error or (None,) * len(self.column)
-            return [(self.column[b], None, errors[b]) for b in self._bands(n_bands)]
-        return [(self.column, b, self.error) for b in self._bands(n_bands)]
+            return [(self.column[b], None, errors[b]) for b in bands]
+        return [(self.column, b, self.error) for b in bands]
 
     def _operand_sources(self, operands: int) -> list[tuple]:
         """What each of the error model's ``operands`` is read from, and by which error rules: features that name
         the same operand may draw it once (`transform_all`), and operands read from other columns never merge."""
-        if self.reduce is not None:
-            n_bands = len(self.column) if isinstance(self.column, tuple) else (
-                max(self.bands) + 1 if self.bands is not None else operands)
-            reads = self._band_reads(n_bands)
+        if self.reduce is not None:  # the model's operands are ``bands``, or all the column's bands in order
+            reads = self._band_reads(self.bands if self.bands is not None else range(operands))
         else:
             reads = [(self.column, self.band, self.error)]
             if self.combine is not None:
@@ -744,9 +742,9 @@ def _draw_groups(operand_keys: dict[int, list[tuple]]) -> list[_DrawGroup]:
     """The Monte Carlo features (widest first) in groups that draw each shared operand once.
 
     A feature of k operands reads columns 0 .. k - 1 of `_uniforms`, in some order, as it does alone: the first k
-    dimensions of a Sobol set, whose strata are the finest, so sharing draws never coarsens a feature's sample.  Adjacent hardness ratios fit (their
-    bands alternate between two columns); a ratio whose bands a band-share group already holds at columns beyond
-    its two draws them again in a group of its own.
+    dimensions of a Sobol set, whose strata are the finest, so sharing draws never coarsens a feature's sample.
+    Adjacent hardness ratios fit (their bands alternate between two columns); a ratio whose bands a band-share
+    group already holds at columns beyond its two draws them again in a group of its own.
     """
     groups: list[_DrawGroup] = []
     for i in sorted(operand_keys, key=lambda i: -len(operand_keys[i])):  # stable: in the features' order otherwise
