@@ -20,8 +20,12 @@ __all__ = ["KeptFunctions", "instance_function", "variable_specs"]
 
 
 def instance_function(fn: Callable, **options: Any) -> Callable:
-    """``tf.function(fn, **options)`` whose traces are counted apart from other instances' of the same code."""
-    return tf.function(functools.partial(fn), **options)
+    """``tf.function(fn, **options)`` whose traces are counted apart from other instances' of the same code.
+
+    AutoGraph is off unless ``options`` turn it on: gpal's compiled functions are straight-line graphs (their
+    Python loops run over Python values, and unroll alike either way), and converting the code they call
+    cost 3-4 s of a first L-BFGS fit's 7 s (docs/performance.md, session 25)."""
+    return tf.function(functools.partial(fn), **{"autograph": False, **options})
 
 
 def variable_specs(model: Any) -> dict[str, tf.TensorSpec]:

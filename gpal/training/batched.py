@@ -263,7 +263,7 @@ class GroupStep:
             return losses, finite
 
         signature = [tf.TensorSpec([K, None], tf.int64), tf.TensorSpec([], tf.int64)]
-        return instance_function(step, input_signature=signature, autograph=False)
+        return instance_function(step, input_signature=signature)
 
     # ------------------------------------------------------------ running
     def fit(self, *, epochs: int, batch_size: int, learning_rate: float, progress: bool = False,

@@ -231,8 +231,7 @@ def _shared_function(model: Any, key: tuple, make: Callable[[Any], Callable]) ->
             return fn(X, X_var, seed)
 
     rows = tf.TensorSpec([None, int(template.gp.Z.shape[-1])], tf.float64)
-    # autograph off: these are straight-line graphs, and autograph mis-resolved strategy methods.
-    return shared.keep(full_key, instance_function(call, autograph=False, input_signature=[
+    return shared.keep(full_key, instance_function(call, input_signature=[
         variable_specs(template), rows, rows, tf.TensorSpec([2], tf.int64)]))
 
 

@@ -142,8 +142,7 @@ def _compiled_step(model, optimizer, data, base, base_seed) -> tuple[Callable, "
         return loss
 
     signature = [tf.TensorSpec([None], tf.int64), tf.TensorSpec([], tf.int64)]
-    return instance_function(step, input_signature=signature, reduce_retracing=True,
-                             autograph=False), row_adam
+    return instance_function(step, input_signature=signature, reduce_retracing=True), row_adam
 
 
 #: The fewest steps in a fit for which ``Trainer.fit`` runs an epoch's steps in one call (``Trainer.steps``): the
@@ -181,7 +180,7 @@ def _compiled_steps(step: Callable, done: tf.Variable, losses: tf.Variable) -> C
                       (tf.zeros([], tf.int64), tf.constant(True)), parallel_iterations=1)
 
     signature = [tf.TensorSpec([None], tf.int64)] + [tf.TensorSpec([], tf.int64)] * 4
-    return instance_function(steps, input_signature=signature, autograph=False)
+    return instance_function(steps, input_signature=signature)
 
 
 class RowAdam:

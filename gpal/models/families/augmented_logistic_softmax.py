@@ -321,7 +321,7 @@ def _shared_predictor(model: AugmentedLogisticSoftmaxGP, num_samples: int) -> Ca
             return monte_carlo_mean(logistic_softmax_probs, mean, var, num_samples, seed)
 
     rows = tf.TensorSpec([None, int(template.Z.shape[-1])], tf.float64)
-    return _PREDICTORS.keep(key, instance_function(predict, autograph=False, input_signature=[
+    return _PREDICTORS.keep(key, instance_function(predict, input_signature=[
         variable_specs(template), rows, tf.TensorSpec([], tf.int64)]))
 
 

@@ -215,7 +215,7 @@ class HeteroskedasticSGPR(gpflow.base.Module):
         """The collapsed lower bound on log p(Y), summed over classes."""
         return collapsed_bound(self.kernel, tf.convert_to_tensor(self.Z), self.X, self.Y, self.noise, self.jitter)
 
-    @tf.function
+    @tf.function(autograph=False)  # a straight-line graph: nothing for AutoGraph to convert
     def loss_and_gradients(self) -> tuple[tf.Tensor, list[tf.Tensor]]:
         """The negative bound and its gradients, compiled once per model for the optimiser."""
         with tf.GradientTape(watch_accessed_variables=False) as tape:
