@@ -1,0 +1,19 @@
+"""The test suite's own arrangement under pytest-xdist (``-n 2``): tests that share a fitted run go to one worker."""
+
+import pytest
+
+
+def test_tests_that_share_a_run_are_sent_to_one_worker(request):
+    """conftest.py marks the tests that read one session- or module-scoped run (a fitted model, the main job, the Dask
+    cluster) with one ``xdist_group``; pytest-xdist tells its scheduler by appending ``@group`` to their node ids.
+    pytest 9.2 no longer reads the attribute that pytest-xdist 3.8 sets, and then every worker builds each run again
+    (about a minute of the suite, docs/performance.md, session 25)."""
+    if not getattr(request.config.option, "loadgroup", False):
+        pytest.skip("checks the grouping under pytest-xdist (-n 2)")
+    grouped = [item for item in request.session.items if item.get_closest_marker("xdist_group")]
+    if not grouped:
+        pytest.skip("no test of this run shares a run with another")
+    lost = [item.nodeid for item in grouped if "@" not in item.nodeid]
+    assert not lost, (f"{len(lost)} grouped tests reach pytest-xdist's scheduler without their group (e.g. {lost[0]}): "
+                      "this pytest and pytest-xdist do not work together under --dist loadgroup; install the "
+                      'versions the test extras allow (pip install -e ".[test]")')
