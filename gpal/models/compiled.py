@@ -23,8 +23,8 @@ def instance_function(fn: Callable, **options: Any) -> Callable:
     """``tf.function(fn, **options)`` whose traces are counted apart from other instances' of the same code.
 
     AutoGraph is off unless ``options`` turn it on: gpal's compiled functions are straight-line graphs (their
-    Python loops run over Python values, and unroll alike either way).  Converting the code they call cost 3-4 s
-    of a first L-BFGS fit's 7 s (docs/performance.md, session 25), and it once mis-resolved the strategies' methods
+    Python loops run over Python values, and unroll alike either way).  Converting the code they call cost 3.5-4 s
+    of a first L-BFGS fit's 9.5 s (docs/performance.md, session 25), and it once mis-resolved the strategies' methods
     in the predictors."""
     return tf.function(functools.partial(fn), **{"autograph": False, **options})
 
