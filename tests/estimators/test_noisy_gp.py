@@ -50,11 +50,23 @@ def dataset(data):
     return NoisyDataset(X, X_var, np.searchsorted(NAMES, labels), NAMES, ("flux", "index"), None)
 
 
+def _custom_first_order():
+    """NIMGP-FO with a kernel, a likelihood object and a noise variance of its own: fo_clf and the custom save/load
+    test fit this one model signature, whose training step and predictor are traced once."""
+    return NoisyGPClassifier(
+        input_noise="first_order",
+        noise_variance="both",
+        kernel=gpflow.kernels.Matern32(lengthscales=np.ones(2)),
+        likelihood=RobustMax(epsilon=0.01, learn_epsilon=True),
+        **FAST,
+    )
+
+
 @pytest.fixture(scope="module")
 def fo_clf(dataset):
     # Robust-max: wider latent marginals always flatten its probabilities, which the error-bar tests rely on
     # (a softmax a few epochs from its uniform start can move either way).
-    return NoisyGPClassifier(input_noise="first_order", likelihood="robustmax", **FAST).fit(dataset)
+    return _custom_first_order().fit(dataset)
 
 
 # ----------------------------------------------------------------- contract
@@ -100,13 +112,7 @@ def test_save_load_round_trip(latent_clf, data, tmp_path):
 def test_save_load_with_custom_kernel_likelihood_and_integer_labels(data, tmp_path):
     X, labels, X_var = data
     y = np.searchsorted(np.unique(labels), labels) * 10 + 10  # 10, 20, 30
-    clf = NoisyGPClassifier(
-        input_noise="first_order",
-        noise_variance="both",
-        kernel=gpflow.kernels.Matern32(lengthscales=np.ones(2)),
-        likelihood=RobustMax(epsilon=0.01, learn_epsilon=True),
-        **FAST,
-    ).fit(X, y, X_var)
+    clf = _custom_first_order().fit(X, y, X_var)
     clf.save(tmp_path / "fo")
     loaded = NoisyGPClassifier.load(tmp_path / "fo")
     np.testing.assert_array_equal(loaded.predict_proba(X, X_var), clf.predict_proba(X, X_var))
@@ -264,7 +270,8 @@ def test_a_kept_model_refits_as_a_rebuilt_one(data):
     np.testing.assert_allclose(kept.history_, rebuilt.history_, rtol=1e-12)
     np.testing.assert_allclose(kept.predict_proba(X, X_var), rebuilt.predict_proba(X, X_var), rtol=0, atol=1e-12)
     with pytest.warns(UserWarning, match=r"restarted parameters whose size changed: \.gp\.Z \(3, 8, 2\) -> \(3, 7, 2\)"):
-        kept.set_params(num_inducing=7).fit(X, y, X_var)  # a model parameter changed: built anew, q(u) restarted
+        # a model parameter changed: built anew, q(u) restarted (at the build: no epoch needed, nor a new step traced)
+        kept.set_params(num_inducing=7, epochs=0).fit(X, y, X_var)
     assert kept.model_ is not model and kept.model_.gp.num_inducing == 7
 
 
@@ -341,8 +348,9 @@ def test_toy_1d_noise_aware_predictive_beats_mgp():
     def kl_from_bayes(p):
         return np.mean(np.sum(bayes * (np.log(np.maximum(bayes, 1e-300)) - np.log(p)), axis=1))
 
-    # The paper's likelihood: robust-max.
-    settings = dict(likelihood="robustmax", num_inducing=20, epochs=60, batch_size=50, n_samples=100, progress=False)
+    # The paper's likelihood: robust-max.  50 draws of each noisy test input: the NLL and KL move by under 0.01 from
+    # 100 draws' (far inside the margins below) at half the prediction's cost.
+    settings = dict(likelihood="robustmax", num_inducing=20, epochs=60, batch_size=50, n_samples=50, progress=False)
     p = {}
     for kind in ("none", "latent"):
         clf = NoisyGPClassifier(input_noise=kind, **settings).fit(problem.train)

@@ -14,7 +14,7 @@ from gpal.models.input_noise import (
     NoiseVariance,
     expected_log_observation,
 )
-from gpal.training.svi import CholeskyError, TrainData, Trainer, TrainingError
+from gpal.training.svi import CholeskyError, SharedTrainer, TrainData, Trainer, TrainingError
 
 tfd = tfp.distributions
 C, D = 3, 2
@@ -45,8 +45,11 @@ def _t(a):
     return tf.constant(a, dtype=tf.float64)
 
 
-def _compiled_proba(model, X, X_var, seed, n_samples):
-    """``model.predict_proba`` in a ``tf.function``: a Monte Carlo likelihood's 1000-draw loop costs seconds eagerly."""
+def _proba(model, X, X_var, seed, n_samples):
+    """``model.predict_proba``, in a ``tf.function`` for a Monte Carlo likelihood: its 1000-draw loop costs seconds
+    eagerly, a trace half a second; a quadrature (robust-max) costs a tenth of that eagerly."""
+    if model.likelihood.latent_draws_per_input(1) == 1:
+        return model.predict_proba(X, X_var, seed, n_samples)
     return tf.function(lambda a, b, s: model.predict_proba(a, b, s, n_samples), autograph=False)(X, X_var, seed)
 
 
@@ -124,7 +127,7 @@ def test_joint_draws_average_to_the_prediction_and_keep_rows_correlated(input_no
     np.testing.assert_allclose(draws.sum(-1), 1.0, atol=1e-12)
     # the draws average to the predictive probabilities: to Monte Carlo error (SE <= 0.008 at 4000 shared
     # draws), the softmax's Monte Carlo prediction and its unscented rule's bias (exact to cubics)
-    p = _compiled_proba(model, _t(Xs), _t(Vs), seed, 2000).numpy()
+    p = _proba(model, _t(Xs), _t(Vs), seed, 2000).numpy()
     np.testing.assert_allclose(draws.mean(0), p, atol=0.025)
     assert np.corrcoef(draws[:, 0, 0], draws[:, 1, 0])[0, 1] > 0.95  # near-identical sources move together
 
@@ -381,8 +384,9 @@ def test_nan_loss_stops_with_step_and_keeps_parameters():
     X[25, 0] = np.nan  # reaches the model only through this low-level path; fit validates inputs
     model = build_model(np.nan_to_num(X), y, num_classes=C, num_inducing=6)
     before = [v.numpy().copy() for v in model.trainable_variables]
-    with pytest.raises(TrainingError, match=r"epoch 0, step \d+"):
-        Trainer(model).fit(TrainData.from_arrays(X, X_var, y), epochs=1, batch_size=10, learning_rate=0.01, progress=False)
+    with pytest.raises(TrainingError, match=r"epoch 0, step \d+"):  # in the one step of this signature's models
+        SharedTrainer(model).fit(TrainData.from_arrays(X, X_var, y), epochs=1, batch_size=10, learning_rate=0.01,
+                                 progress=False)
     for b, v in zip(before, model.trainable_variables):
         assert np.isfinite(v.numpy()).all()
         np.testing.assert_array_equal(v.numpy(), b)  # first step failed: Adam applied nothing
@@ -420,7 +424,8 @@ def test_callback_and_interrupt_stop_cleanly():
     X, y, X_var = _data(n=30)
     data = TrainData.from_arrays(X, X_var, y)
     model = build_model(X, y, num_classes=C, num_inducing=6)
-    trainer = Trainer(model)  # each fit starts afresh (data, Adam, seed), as a new Trainer's would, without a new trace
+    # each fit starts afresh (data, Adam, seed), as a new Trainer's would, in the one step of this signature's models
+    trainer = SharedTrainer(model)
     result = trainer.fit(data, epochs=50, batch_size=10, learning_rate=0.01, progress=False, callback=lambda epoch, loss: epoch < 2)
     assert result.stopped_early and len(result.history) == 3
 
@@ -439,10 +444,12 @@ def test_every_strategy_trains_and_predicts_normalised_probabilities():
     combos = [("none", "known"), ("latent", "known"), ("amortized", "learned"), ("first_order", "both")]
     for kind, mode in combos:
         model = build_model(X, y, num_classes=C, num_inducing=6, input_noise=kind, noise_variance=mode)
-        result = Trainer(model).fit(TrainData.from_arrays(X, X_var, y), epochs=3, batch_size=20, learning_rate=0.01, progress=False)
+        # the one step of each signature's models (traced once; the none model's serves the NaN and callback tests too)
+        result = SharedTrainer(model).fit(TrainData.from_arrays(X, X_var, y), epochs=3, batch_size=20,
+                                          learning_rate=0.01, progress=False)
         assert np.isfinite(result.history).all(), (kind, mode)
         assert result.history[-1] < result.history[0], (kind, mode)
-        p = _compiled_proba(model, _t(X), _t(X_var), tf.constant([0, 1], tf.int64), 5).numpy()
+        p = _proba(model, _t(X), _t(X_var), tf.constant([0, 1], tf.int64), 5).numpy()
         np.testing.assert_allclose(p.sum(1), 1.0, atol=1e-12)
         assert (p > 0).all()
 

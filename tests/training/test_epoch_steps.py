@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from gpal.models.state import module_values
+from gpal.models.state import assign_module_values, module_values
 from gpal.models.svgp import build_model
 from gpal.training import svi
 from gpal.training.svi import TrainData, Trainer, TrainingError
@@ -21,6 +21,15 @@ def _model(X, y, X_var):
     return build_model(X, y, num_classes=3, num_inducing=5, input_noise="latent", X_var=X_var, seed=0)
 
 
+@pytest.fixture(scope="module")
+def latent():
+    """A trainer of the latent model, the model's start (each fit here starts from it) and its training set: the
+    tests that fit the model share its step, traced once."""
+    X, y, X_var = _problem()
+    model = _model(X, y, X_var)
+    return Trainer(model, seed=3), module_values(model), TrainData.from_arrays(X, X_var, y)
+
+
 def _one_call_per_step(trainer, perms, batch_size, first_step, epoch, done, *, max_jitter):
     """The epoch as training ran it before ``Trainer.steps``: one guarded call of ``Trainer.step`` per minibatch."""
     for j, start in enumerate(range(0, perms.shape[1], batch_size)):
@@ -28,28 +37,27 @@ def _one_call_per_step(trainer, perms, batch_size, first_step, epoch, done, *, m
         done.append(np.array([svi._guarded_step(trainer.model, trainer.step, idx, first_step + j, epoch, max_jitter)]))
 
 
-def test_an_epoch_in_one_call_equals_one_call_per_step_to_rounding(monkeypatch):
+def test_an_epoch_in_one_call_equals_one_call_per_step_to_rounding(monkeypatch, latent):
     """Equal to rounding, not bit for bit: inside the loop TensorFlow optimises and runs the step as a function of
     the loop's graph, and a per-point table's update can round otherwise (1e-17 here; the main job's model gives
     the same bits over an epoch, `benchmarks/bench_step_variants.py --epoch-loop`)."""
-    X, y, X_var = _problem()
-    data = TrainData.from_arrays(X, X_var, y)
+    trainer, start, data = latent
     settings = dict(epochs=3, batch_size=8, learning_rate=0.02, progress=False)  # 4 minibatches, the last of 6 rows
     monkeypatch.setattr(svi, "LOOP_MIN_STEPS", 12)  # this fit's 12 steps in 3 calls
     calls = []
-    looped = _model(X, y, X_var)
-    trainer = Trainer(looped, seed=3)
+    assign_module_values(trainer.model, start)
     steps = trainer.steps
     monkeypatch.setattr(trainer, "steps", lambda *args: calls.append(args) or steps(*args))
     got = trainer.fit(data, **settings)
     assert len(calls) == 3
-    stepped = _model(X, y, X_var)
+    looped = module_values(trainer.model)
+    assign_module_values(trainer.model, start)  # again from the start, one call a step
     monkeypatch.setattr(Trainer, "_epoch_steps", _one_call_per_step)
-    expected = Trainer(stepped, seed=3).fit(data, **settings)
+    expected = trainer.fit(data, **settings)
     np.testing.assert_allclose(got.history, expected.history, rtol=1e-13)
     assert got.steps == expected.steps == 12
-    for key, value in module_values(stepped).items():
-        np.testing.assert_allclose(module_values(looped)[key], value, rtol=0, atol=1e-13, err_msg=key)
+    for key, value in module_values(trainer.model).items():
+        np.testing.assert_allclose(looped[key], value, rtol=0, atol=1e-13, err_msg=key)
 
 
 class _ScriptedSteps:
@@ -97,12 +105,11 @@ def test_a_non_finite_loss_mid_epoch_is_a_training_error_naming_its_step(monkeyp
     assert [float(d[0]) for d in done] == [1.0, 2.0] and len(scripted.calls) == 1  # K_ZZ factorises: no retry
 
 
-def test_a_short_fit_takes_one_call_a_step(monkeypatch):
-    X, y, X_var = _problem()
-    trainer = Trainer(_model(X, y, X_var))
+def test_a_short_fit_takes_one_call_a_step(monkeypatch, latent):
+    trainer, start, data = latent
+    assign_module_values(trainer.model, start)
     monkeypatch.setattr(trainer, "steps", lambda *args: pytest.fail("a 12-step fit compiled the epoch loop"))
-    result = trainer.fit(TrainData.from_arrays(X, X_var, y), epochs=3, batch_size=8, learning_rate=0.02,
-                         progress=False)
+    result = trainer.fit(data, epochs=3, batch_size=8, learning_rate=0.02, progress=False)
     assert result.steps == 12 and np.isfinite(result.history).all()
 
 
