@@ -18,10 +18,9 @@ from gpal.training.svi import SharedTrainer, TrainData, TrainingError
 STRATEGIES = ["none", "latent", "amortized", "first_order"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_worker():
-    """Under -n, conftest.py sends the tests that read a module-scoped fixture to one worker: here all of them, which
-    train models of a few signatures, so that each step the process keeps is traced once, not once per worker."""
+# Under -n, every test here goes to one worker (the group conftest.py gives the tests of the module fixture), so that
+# each step of the few signatures they train is traced once in a process, not once per worker.
+pytestmark = pytest.mark.xdist_group("tests/training/test_batched.py")
 
 
 def _problem(k, n=40, d=3, C=3):
