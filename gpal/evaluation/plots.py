@@ -59,9 +59,23 @@ def save_figure(
     paths = {fmt: stem.with_name(f"{stem.name}.{fmt}") for fmt in formats}
     with contextlib.ExitStack() as stack:
         temps = [stack.enter_context(atomic_output(p)) for p in paths.values()]
-        for fmt, tmp in zip(paths, temps):
+        for i, (fmt, tmp) in enumerate(zip(paths, temps)):
             fig.savefig(tmp, format=fmt, dpi=dpi, metadata=_METADATA[fmt])
+            if i == 0:
+                stack.enter_context(_layout_kept(fig))
     return paths
+
+
+@contextlib.contextmanager
+def _layout_kept(fig: Figure):
+    """The layout the first format's save computed, kept for the others: a save under a layout engine draws the
+    figure twice to place it, and that is a fifth of a figure's cost (docs/performance.md, session 27)."""
+    engine = fig.get_layout_engine()
+    fig.set_layout_engine("none")
+    try:
+        yield
+    finally:
+        fig.set_layout_engine(engine)
 
 
 # ---------------------------------------------------------- confusion matrix

@@ -234,6 +234,22 @@ def test_save_figure_writes_nothing_if_one_format_fails(tmp_path, monkeypatch):
         save_figure(fig, tmp_path / "fig.png")
 
 
+def test_save_figure_lays_the_figure_out_once_for_all_formats(tmp_path, monkeypatch):
+    """The layout computed while saving the PNG places the PDF too; the figure keeps its layout engine."""
+    fig = plot_reliability(top_label_reliability(np.array([0, 1]), np.array([[0.6, 0.4], [0.3, 0.7]]), 2))
+    engine = fig.get_layout_engine()
+    runs, saves = [], []
+    monkeypatch.setattr(type(engine), "execute", lambda self, f, real=type(engine).execute: runs.append(len(saves)) or real(self, f))
+    real = fig.savefig
+    monkeypatch.setattr(fig, "savefig", lambda path, format, **kw: saves.append(format) or real(path, format=format, **kw))
+    save_figure(fig, tmp_path / "fig")
+    assert saves == ["png", "pdf"] and runs and set(runs) == {1}  # every layout pass inside the PNG's save
+    placed = [ax.get_position().bounds for ax in fig.axes]
+    assert fig.get_layout_engine() is engine
+    fig.savefig(tmp_path / "again.pdf", format="pdf")
+    np.testing.assert_allclose([ax.get_position().bounds for ax in fig.axes], placed, atol=0.01)  # the PDF's own layout
+
+
 def scatter_display_x(fig):
     ax = fig.axes[0]
     points = np.concatenate([c.get_offsets() for c in ax.collections])
