@@ -105,6 +105,10 @@ def pytest_collection_modifyitems(config, items):
     for item, held in keys.items():
         if held:
             item.add_marker(pytest.mark.xdist_group(root(held[0])))
+    # xdist sends the groups first, then single tests in collection order: slow single tests go first among those,
+    # so that no worker ends on a 10 s test while the other waits.  Only tests of no group move, so no module's
+    # fixture is made twice.
+    items.sort(key=lambda item: bool(keys[item]) or item.get_closest_marker("slow") is None)
 
 
 #: The session's Dask executor while tests still need it, and the node ids of the tests still to use it.

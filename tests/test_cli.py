@@ -306,6 +306,7 @@ def test_report_rebuilds_a_repeated_splits_experiment(tmp_path, capsys):
 ACTIVE_CLASSES = "bll,fsrq,pulsar=psr+msp"
 
 
+@pytest.mark.slow
 def test_active_simulated_run_resumes_and_reports(small_catalog, tmp_path, capsys):
     out = tmp_path / "al"
     base = ["active", "--catalog", str(small_catalog), "--classes", ACTIVE_CLASSES, "--out", str(out), "--initial", "10",

@@ -17,3 +17,15 @@ def test_tests_that_share_a_run_are_sent_to_one_worker(request):
     assert not lost, (f"{len(lost)} grouped tests reach pytest-xdist's scheduler without their group (e.g. {lost[0]}): "
                       "this pytest and pytest-xdist do not work together under --dist loadgroup; install the "
                       'versions the test extras allow (pip install -e ".[test]")')
+
+
+def test_slow_tests_of_no_group_are_sent_before_the_other_single_tests(request):
+    """pytest-xdist sends the groups first, then single tests in collection order; conftest.py puts the tests marked
+    ``slow`` first among the single tests, so that the run does not end with one worker on a 10 s test."""
+    if not getattr(request.config.option, "loadgroup", False):
+        pytest.skip("checks the order under pytest-xdist (-n 2)")
+    singles = [item for item in request.session.items if not item.get_closest_marker("xdist_group")]
+    slow = [i for i, item in enumerate(singles) if item.get_closest_marker("slow")]
+    if not slow or len(slow) == len(singles):
+        pytest.skip("this run has no slow single test, or only slow ones")
+    assert slow == list(range(len(slow))), f"a single test precedes the slow one {singles[slow[-1]].nodeid}"

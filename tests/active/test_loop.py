@@ -314,6 +314,7 @@ def test_loop_with_file_oracle_waits_then_resumes(sets, tmp_path):
     assert state["queries"][0]["ids"] == frame.Source_Name.tolist() and state["pending"]["query"] == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("acquisition", [{"name": "bald", "n_samples": 8}, {"name": "epig", "n_samples": 8, "n_target": 10}])
 def test_real_noisy_gp_classifier_killed_and_resumed(tmp_path, acquisition):
     from gpal.estimators.noisy_gp import NoisyGPClassifier

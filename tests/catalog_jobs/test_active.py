@@ -31,6 +31,7 @@ def _label(path, labels):
     return frame
 
 
+@pytest.mark.slow
 def test_a_campaign_goes_on_after_a_follow_up_finds_another_class(small_catalog, tmp_path, capsys):
     from gpal.cli import main
 

@@ -473,6 +473,7 @@ def test_a_target_the_classes_lack_is_refused_before_the_folder_is_claimed(small
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.slow
 def test_a_scheme_that_trains_on_bcu_classifies_only_the_unassociated(small_catalog, tmp_path):
     """Also what the API returns and leaves alone.  The error-blind model (no twin: one GP fit) and a single
     baseline: nothing here reads the fit."""

@@ -174,6 +174,7 @@ def test_commands_that_load_tensorflow_print_none_of_its_noise(two_class_model, 
         assert [repr(v) for v in merged[ours]] == merged[theirs].to_numpy(np.float32).astype(str).tolist()
 
 
+@pytest.mark.slow
 def test_a_worker_started_by_a_quiet_command_imports_tensorflow_quietly():
     """Dask workers inherit TF_CPP_MIN_LOG_LEVEL from the command; their first task then silences the import too."""
     code = ("from gpal.quiet import quiet_tensorflow_if_asked; quiet_tensorflow_if_asked(); "

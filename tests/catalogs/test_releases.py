@@ -156,6 +156,7 @@ def test_a_release_file_missing_a_preset_column_is_refused_by_name(tmp_path, cat
         load_catalog(path).dataset(classes=["bll", "fsrq"], features="release")
 
 
+@pytest.mark.slow
 def test_a_non_editable_install_finds_the_catalogs(tmp_path):
     """pip install --target (a plain, non-editable install) and load a catalog from another folder."""
     root = Path(__file__).resolve().parents[2]

@@ -114,6 +114,7 @@ def test_fit_score_save_load(family, tmp_path, capsys):
 
 @pytest.mark.parametrize("params", [{"family": "noisy_gp"}, {"family": "noisy_gp", "likelihood": "logistic_softmax",
                                                              "inference": "cavi"}, {"family": "logistic_softmax"}])
+@pytest.mark.slow
 def test_fitting_several_estimators_prints_no_retracing_warning(params):
     """A script that fits one model per split must not hear TensorFlow's 'triggered tf.function retracing'."""
     import logging

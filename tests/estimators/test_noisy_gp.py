@@ -330,6 +330,7 @@ def test_bad_predict_input(latent_clf, data):
 
 
 # ---------------------------------------------------------------- 1-D toy
+@pytest.mark.slow
 def test_toy_1d_noise_aware_predictive_beats_mgp():
     """Sec. 5.1: NIMGP's test NLL is clearly below MGP's and close to the Bayes-optimal predictive.
 

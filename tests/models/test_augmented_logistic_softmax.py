@@ -113,6 +113,7 @@ def _natural_gradient_alone(model, X, y, runs, learning_rate, batch_size, hyper_
     return history
 
 
+@pytest.mark.slow
 def test_models_of_one_signature_share_the_updates_and_train_bit_for_bit_as_alone(monkeypatch):
     """Two data sets of other sizes, two runs on one trainer (Adam carries over): every bound and value exactly equal."""
     import gpal.training.cavi as cavi
@@ -245,6 +246,7 @@ def test_natural_gradient_step_blends_natural_parameters():
 
 
 # ------------------------------------------------------------------ estimator
+@pytest.mark.slow
 def test_models_of_one_signature_share_one_predictor_and_predict_bit_for_bit_as_alone():
     """Two models, three row counts and a call in chunks, two seeds: each equals the model's own trace exactly."""
     from gpal.models.families.augmented_logistic_softmax import _shared_predictor

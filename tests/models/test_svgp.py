@@ -351,6 +351,7 @@ def test_train_step_keeps_each_rows_data_and_q_together():
     np.testing.assert_allclose(loss, expected, rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_trainer_traces_its_step_once_across_fits_on_a_growing_set():
     """A Trainer's refits on more rows reuse its compiled step and equal a fresh Trainer's from the same start."""
     from gpal.models.state import assign_module_values, module_values
@@ -438,6 +439,7 @@ def test_callback_and_interrupt_stop_cleanly():
     assert all(np.isfinite(v.numpy()).all() for v in model.trainable_variables)
 
 
+@pytest.mark.slow
 def test_every_strategy_trains_and_predicts_normalised_probabilities():
     X, y, X_var = _data(n=40)
     X_var[:, 1] = 0.0  # one exact feature

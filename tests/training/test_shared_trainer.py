@@ -25,6 +25,7 @@ def _assert_same_values(got, expected):
         np.testing.assert_array_equal(got[path], expected[path], err_msg=path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["none", "latent"])  # without and with per-point q(x_i) tables
 def test_models_of_one_signature_share_a_step_and_train_bit_for_bit_as_alone(strategy):
     settings = dict(epochs=2, batch_size=10, learning_rate=0.03, progress=False)
@@ -121,6 +122,7 @@ def _session_function(session, kind):
     ("amortized", ["predict"]),  # network weights
     ("first_order", ["predict"]),
 ])
+@pytest.mark.slow
 def test_models_of_one_signature_share_predictors_and_predict_bit_for_bit_as_alone(strategy, kinds):
     import tensorflow as tf
 

@@ -131,6 +131,7 @@ def test_more_splits_resume_the_same_run_but_other_settings_do_not():
     assert load_workflow(FERMI, ["training.epochs=5"]).identity != few.identity
 
 
+@pytest.mark.slow
 def test_repeated_splits_end_to_end(tmp_path):
     out = run_workflow(
         FERMI, ["protocol.splits=1", "training.epochs=2", "methods=[MGP]", "training.n_samples=4"],
@@ -256,6 +257,7 @@ def test_classify_params_are_the_selection_the_estimator_and_the_job(tmp_path, m
                     "follow_up_flags": [], "pool_prior": False}
 
 
+@pytest.mark.slow
 def test_synthetic_2d_tables_with_given_and_learned_noise(tmp_path):
     path = Path(__file__).resolve().parents[2] / "workflows" / "synthetic_2d.yaml"
     tiny = ["repetitions=1", "data.n_train=40", "data.n_test=30", "data.noise_levels=[0.25]", "data.bayes_cells=20",
@@ -271,6 +273,7 @@ def test_synthetic_2d_tables_with_given_and_learned_noise(tmp_path):
     assert (out / "learned_variance.png").is_file() and "Table 3" in (out / "report.md").read_text()
 
 
+@pytest.mark.slow
 def test_active_learning_curves_and_report(tmp_path):
     import pandas as pd
 
