@@ -47,6 +47,9 @@ _CENTRES = ("point", "draw_mean")
 MC_DRAWS = 2048
 MC_SEED = 20_240_622
 _MC_ROWS_PER_BLOCK = 128  # rows propagated at once: keeps the (rows, MC_DRAWS) temporaries to 2 MB each
+#: Rows propagated at once however many operands a feature has (3FGL's 48-month light curves would otherwise take
+#: 5 rows a block, and spend 40% of their time in Python's per-block calls: docs/performance.md, session 27).
+_MC_MIN_ROWS = 16
 
 
 @dataclass(frozen=True)
@@ -774,7 +777,7 @@ def _monte_carlo_moments(features: Sequence[Feature], model: np.ndarray, reads: 
         raise ValueError("features drawn together must share their lower_bound")
     u = _uniforms(MC_DRAWS, max(columns) + 1)
     moments = [(np.empty(n), np.empty(n)) for _ in features]
-    rows = max(1, 2 * _MC_ROWS_PER_BLOCK // max(operands, 2))  # many-band features: no more memory than two operands
+    rows = max(_MC_MIN_ROWS, 2 * _MC_ROWS_PER_BLOCK // max(operands, 2))
 
     def propagate(start: int) -> None:
         block = model[start:start + rows]
