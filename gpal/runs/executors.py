@@ -291,15 +291,21 @@ def make_executor(scheduler: str | None = None, n_workers: int | None = None) ->
         return InProcessExecutor()
     if scheduler == "local-dask":
         distributed = _import_distributed()
-        cluster = distributed.LocalCluster(
-            n_workers=n_workers or _default_workers(),
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-            memory_limit=0,
-            silence_logs=logging.ERROR,  # not the nanny's "still alive after 4 s, killing" at every shutdown
-        )
+        import dask
+
+        # No dashboard, so no use for the workers' statistical profiler: every 10 ms it walks the running task's
+        # stack and reads its source lines, which made TensorFlow's import in a worker 9.0 s instead of 6.5 s
+        # (docs/performance.md, session 27).  Each worker's nanny keeps the configuration it was started with.
+        with dask.config.set({"distributed.worker.profile.enabled": False}):
+            cluster = distributed.LocalCluster(
+                n_workers=n_workers or _default_workers(),
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                memory_limit=0,
+                silence_logs=logging.ERROR,  # not the nanny's "still alive after 4 s, killing" at every shutdown
+            )
         try:
             client = distributed.Client(cluster)
         except BaseException:

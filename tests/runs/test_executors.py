@@ -161,6 +161,16 @@ def test_workers_limit_tensorflow_threads(dask_cluster):
 
 
 @needs_dask
+def test_local_dask_workers_run_without_the_statistical_profiler(dask_cluster):
+    """Nothing shows its samples (no dashboard), and it slowed a worker's TensorFlow import by a third."""
+    import dask
+
+    assert dask.config.get("distributed.worker.profile.enabled")  # this process's default: the setting is the cluster's
+    states = dask_cluster.client.run(lambda: dask.config.get("distributed.worker.profile.enabled"))
+    assert len(states) == 2 and not any(states.values())
+
+
+@needs_dask
 def test_tcp_executor_uses_existing_cluster_and_leaves_it_running(dask_cluster):
     address = dask_cluster.cluster.scheduler_address
     assert address.startswith("tcp://127.0.0.1:")
