@@ -13,6 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from gpal.active import make_acquisition
@@ -41,7 +42,7 @@ from gpal.catalog_jobs.tables import dated, write_probability_table
 from gpal.catalogs.targets import target_columns
 from gpal.constraints import AnyOf, Boolean, Integer, ListOf, OneOf, Optional, Real, Text, check_values
 from gpal.data.dataset import NoisyDataset
-from gpal.evaluation.baselines import BASELINES, fit_baselines, min_training_per_class
+from gpal.evaluation.baselines import BASELINES, fit_baselines_on, min_training_per_class
 from gpal.evaluation.metrics import proba_by_class
 from gpal.files import atomic_output
 from gpal.registry import FOLLOW_UP_ACQUISITION
@@ -163,11 +164,16 @@ def classify_catalog(
     check_sizes(estimator, train)
     folder = claim_output_dir(out_dir, identity, force=force)
     trained_on = f"training split: {train.n_samples} of {data.n_samples} sources, stratified, seed {seed}"
+    later = later_release_of(cat.release)
+    # the later check scores the unassociated + bcu sources: reuse them where the job classifies exactly those
+    later_pool = pool if later is not None and list(tokens) == list(DEFAULT_SELECT) else None
+    later_baselines: dict[str, np.ndarray] = {}  # the baselines' probabilities of later_pool, fitted once with the rest
     comparison = None
     if not (folder / BASELINES_FILE).is_file():
         log("fitting, alongside the model, the baselines and the same GP without the error bars, to measure what "
             "they buy")
-        comparison = partial(_write_baselines, folder, train, test, list(baselines), seed, _error_blind_twin(estimator))
+        comparison = partial(_write_baselines, folder, train, test, list(baselines), seed, _error_blind_twin(estimator),
+                             later_pool, later_baselines)
     with alongside(comparison) as comparison_done:
         fit_or_reuse(estimator, train, folder, merge, trained_on, log)
         trained = load_trained(folder)
@@ -212,14 +218,13 @@ def classify_catalog(
             figures_done()
         comparison_done()  # the twin may train on through all the above: it keeps the second core busy
 
-    later = later_release_of(cat.release)
     if later is not None:  # a release older than the newest shipped: score the classifications by what it found
         log(f"checking the classifications against {later} (gpal check-later)")
         compared = {name: folder / sub for name, sub in COMPARED_MODEL_DIRS.items() if (folder / sub).is_dir()}
-        # the check scores the unassociated + bcu sources: reuse them where the job classified exactly those
-        built = (pool, pool_proba, train) if list(tokens) == list(DEFAULT_SELECT) else None
+        built = (pool, pool_proba, train) if later_pool is not None else None
         write_later_check(check_later(trained, later, earlier=cat.path, baselines=baselines, seed=seed,
-                                      compared=compared, built=built, pool_prior=pool_prior), folder)
+                                      compared=compared, built=built, pool_prior=pool_prior,
+                                      baseline_proba=later_baselines or None), folder)
     log("writing the follow-up lists and the report")
     return write_classify_report(folder, held_out_figures=figures)
 
@@ -242,15 +247,21 @@ def _error_blind_twin(estimator: Any) -> dict[str, Any]:
 
 
 def _write_baselines(folder: Path, train: NoisyDataset, test: NoisyDataset, names: Sequence[str], seed: int,
-                     models: Mapping[str, Any], stop: threading.Event) -> None:
+                     models: Mapping[str, Any], later_pool: NoisyDataset | None, later_baselines: dict[str, np.ndarray],
+                     stop: threading.Event) -> None:
     """Held-out probabilities of the baselines, fitted on the same training rows and features (values only),
     and of ``models`` (unfitted gpal estimators, fitted here on the same rows with their error bars, and saved
     in ``COMPARED_MODEL_DIRS`` for the later-release check); the table, written last, marks them all done.
+    The same fitted baselines' probabilities of ``later_pool`` (None: no later check will score it) go into
+    ``later_baselines``: the later check fits nothing again.
 
     Once ``stop`` is set (the model's fit beside it failed or was interrupted), a model's training ends at its next
     epoch by raising `Abandoned`, and nothing is written.  (The baselines in a thread of their own beside the twin
     measured no faster: the two fits already keep both cores busy, docs/performance.md.)"""
-    probas = fit_baselines(train.X, train.y, test.X, names=list(names), random_state=seed) if names else {}
+    tests = [test.X] if later_pool is None else [test.X, later_pool.X]
+    fitted = fit_baselines_on(train.X, train.y, tests, names=list(names), random_state=seed) if names else {}
+    probas = {name: proba[0] for name, proba in fitted.items()}
+    later_baselines.update({name: proba[1] for name, proba in fitted.items() if later_pool is not None})
     for name, model in models.items():
         model.fit(train, callback=lambda epoch, loss: abandon_if(stop))
         model.save(folder / COMPARED_MODEL_DIRS[name])

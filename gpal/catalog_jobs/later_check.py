@@ -123,10 +123,21 @@ def _same_rows(train: NoisyDataset, trained: TrainedModel, how: str = "given") -
     return train
 
 
-def _auc(truth: np.ndarray, score: np.ndarray) -> float:
-    from sklearn.metrics import roc_auc_score
+def _auc(truth: np.ndarray, score: np.ndarray) -> Any:
+    """Area under the ROC curve of ``score`` for the positives of ``truth`` (0 / 1) along the last axis, NaN without
+    both classes: the Mann-Whitney statistic from average ranks (a tie counts one half), which is scikit-learn's
+    ``roc_auc_score``, for all bootstrap draws in one call (2000 draws x 4 models through ``roc_auc_score`` took
+    about 20 s of a 4FGL-DR4 main job, in its input checks: docs/performance.md, session 27)."""
+    from scipy.stats import rankdata
 
-    return float(roc_auc_score(truth, score)) if 0 < truth.sum() < truth.size else float("nan")
+    truth = np.asarray(truth).astype(bool)
+    positives = truth.sum(axis=-1)
+    negatives = truth.shape[-1] - positives
+    ranks = rankdata(np.asarray(score, dtype=np.float64), method="average", axis=-1)
+    u = np.where(truth, ranks, 0.0).sum(axis=-1) - positives * (positives + 1) / 2.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        auc = np.where((positives > 0) & (negatives > 0), u / (positives * negatives), np.nan)
+    return float(auc) if auc.ndim == 0 else auc
 
 
 def _rate(k: int, n: int) -> dict:
@@ -145,6 +156,7 @@ def check_later(
     compared: Mapping[str, str | os.PathLike] | None = None,
     built: tuple[NoisyDataset, np.ndarray, NoisyDataset] | None = None,
     pool_prior: bool | None = None,
+    baseline_proba: Mapping[str, np.ndarray] | None = None,
 ) -> LaterCheck:
     """Score the model's classifications of its release's unassociated and bcu sources by a later release.
 
@@ -160,7 +172,8 @@ def check_later(
     them, and its training rows.  ``pool_prior``: score gpal's probabilities (the model's and the compared
     models') moved to each group's own class mix, as ``gpal classify --pool-prior`` classifies
     (`gpal.catalog_jobs.pool_prior`; the baselines are left as a user would fit them); None: as the
-    folder's classify run did.
+    folder's classify run did.  ``baseline_proba``: with ``built``, the ``baselines``' probabilities of its sources,
+    fitted on its training rows with ``seed`` (the main job fits them once, for its held-out check and this one).
     """
     trained = model if isinstance(model, TrainedModel) else load_trained(model)
     record = trained.training["catalog"]
@@ -185,6 +198,9 @@ def check_later(
     linked = index[[rows[str(n)] for n in pool.ids]]
     later_code = np.where(linked >= 0, last.class_codes[np.maximum(linked, 0)], "missing")
     train = _training_rows(trained, first) if train is None else _same_rows(train, trained)
+    if baseline_proba is not None and (built is None or list(baseline_proba) != list(baselines)):
+        raise ValueError(f"baseline_proba must come with built and name the baselines {list(baselines)}; got "
+                         f"{list(baseline_proba)}" + ("" if built is not None else " without built"))
     compared = dict(compared or {})
     for name, path in compared.items():
         other = load_estimator(path)
@@ -205,7 +221,8 @@ def check_later(
         adjusted = {name: adjust_to_pool(proba[name], groups, prior, classes) for name in (MODEL, *compared)}
         proba.update({name: result.proba for name, result in adjusted.items()})
         moved = adjusted[MODEL].groups
-    proba.update(fit_baselines(train.X, train.y, pool.X, names=list(baselines), random_state=seed))
+    proba.update(fit_baselines(train.X, train.y, pool.X, names=list(baselines), random_state=seed)
+                 if baseline_proba is None else baseline_proba)
 
     sources = pd.DataFrame({"Source_Name": pool.ids, "CLASS1": pool.aux["CLASS1"],
                             "later_name": np.where(linked >= 0, last.names[np.maximum(linked, 0)], ""),
@@ -237,7 +254,7 @@ def check_later(
         truth = (group[auc_rows] == "pulsar").astype(int)
         both = 0 < truth.sum() < truth.size  # an AUC needs both groups
         draws = np.random.default_rng(seed).integers(0, truth.size, (N_BOOT, truth.size)) if both else None
-        boot = {m: np.array([_auc(truth[d], s[auc_rows][d]) for d in draws]) for m, s in score.items()} if both else {}
+        boot = {m: _auc(truth[draws], s[auc_rows][draws]) for m, s in score.items()} if both else {}
         for m, s in score.items():
             row = {"measure": "AGN-vs-pulsar AUC", "model": m, "n": int(truth.size),
                    "sources": f"{int(truth.size - truth.sum())} AGN, {int(truth.sum())} pulsars",

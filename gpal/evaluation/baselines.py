@@ -14,7 +14,7 @@ import numpy as np
 
 from gpal.evaluation.metrics import proba_by_class
 
-__all__ = ["BASELINES", "fit_baselines", "make_baseline", "min_training_per_class"]
+__all__ = ["BASELINES", "fit_baselines", "fit_baselines_on", "make_baseline", "min_training_per_class"]
 
 #: Folds of the isotonic recalibration: every class needs at least this many training sources.
 _CALIBRATION_FOLDS = 5
@@ -97,23 +97,39 @@ def fit_baselines(
     Only the feature values are used, never their error bars.  Results are reproducible
     for a fixed ``random_state``.
     """
+    return {name: probas[0] for name, probas in
+            fit_baselines_on(X_train, y_train, [X_test], names=names, random_state=random_state).items()}
+
+
+def fit_baselines_on(
+    X_train: np.ndarray,
+    y_train: np.ndarray,
+    tests: Sequence[np.ndarray],
+    names: Sequence[str] = tuple(BASELINES),
+    random_state: int = 0,
+) -> dict[str, list[np.ndarray]]:
+    """`fit_baselines` for several sets of rows: each baseline is fitted once and gives its probabilities of each
+    array of ``tests``, in order (the main job's held-out rows and the sources its later-release check scores).
+    Each set is predicted on its own, so its probabilities are those `fit_baselines` gives it alone."""
     names = list(names)
     unknown = [n for n in names if n not in BASELINES]
     if unknown:
         raise ValueError(f"unknown baseline(s) {unknown}; valid baselines: {list(BASELINES)}")
-    X_tr, X_te = _features(X_train, "X_train"), _features(X_test, "X_test")
+    X_tr = _features(X_train, "X_train")
+    X_tes = [_features(X, "X_test") for X in tests]
     y = np.asarray(y_train)
     if y.ndim != 1 or y.shape[0] != X_tr.shape[0]:
         raise ValueError(f"y_train must be 1-D with one code per row of X_train ({X_tr.shape[0]}); got {y.shape}")
     if not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
         raise ValueError(f"y_train must hold integer class codes >= 0; got dtype {y.dtype}")
-    if X_te.shape[1] != X_tr.shape[1]:
-        raise ValueError(f"X_test has {X_te.shape[1]} features, X_train has {X_tr.shape[1]}")
+    for X_te in X_tes:
+        if X_te.shape[1] != X_tr.shape[1]:
+            raise ValueError(f"X_test has {X_te.shape[1]} features, X_train has {X_tr.shape[1]}")
     if np.unique(y).size < 2:
         raise ValueError("y_train must contain at least two classes")
     n_classes = int(y.max()) + 1
-    out: dict[str, np.ndarray] = {}
+    out: dict[str, list[np.ndarray]] = {}
     for name in names:
         model = make_baseline(name, random_state).fit(X_tr, y.astype(np.int64))
-        out[name] = proba_by_class(model.predict_proba(X_te), model.classes_, range(n_classes))
+        out[name] = [proba_by_class(model.predict_proba(X_te), model.classes_, range(n_classes)) for X_te in X_tes]
     return out

@@ -429,11 +429,17 @@ def optioned_run(small_catalog, tmp_path_factory):
     """One main job for three tests (the ellipse fallback, the excluded flags, the pool prior): a catalog without
     the ellipse columns (not features: the rows, features and estimator are the session run's, so the model is too),
     FLAGS excluded, the pool prior on; the logistic baseline alone (the tests compare no other).
-    Returns the folder, the report and the catalog."""
+    Returns the folder, the report, the catalog and the name of each baseline the run fitted, once per fit."""
+    import gpal.evaluation.baselines as baselines
+
     folder = tmp_path_factory.mktemp("options")
     catalog = write_small_catalog(folder / "older.fits", drop_column=ELLIPSE)
     out = folder / "run"
-    return out, _classify(out, catalog, follow_up_flags=FLAGS, pool_prior=True, baselines=["logistic"]), catalog
+    fits, make = [], baselines.make_baseline
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(baselines, "make_baseline", lambda name, random_state=0: fits.append(name) or make(name, random_state))
+        report = _classify(out, catalog, follow_up_flags=FLAGS, pool_prior=True, baselines=["logistic"])
+    return out, report, catalog, fits
 
 
 def test_a_catalog_without_the_ellipse_columns_gets_the_stated_fallback(optioned_run):
@@ -441,7 +447,7 @@ def test_a_catalog_without_the_ellipse_columns_gets_the_stated_fallback(optioned
     (it draws only ellipses it has), and the run writes every file."""
     from astropy.table import Table
 
-    out, _, _ = optioned_run
+    out, _, _, _ = optioned_run
     assert {p.name for p in out.iterdir()} == TOP | {"pool_prior.json"}  # the pool prior's record beside them
     frame = pd.read_csv(out / "follow_up.csv", keep_default_na=False, na_values=[""])
     assert len(frame) > 0 and frame[list(ELLIPSE)].isna().all().all() and frame["RA"].notna().all()
@@ -455,7 +461,7 @@ def test_excluded_flags_leave_flagged_sources_out_of_both_lists_and_the_report_s
     with pytest.raises(ValueError, match=r"follow_up_flags\[0\] must be an integer >= 1 and <= 32; got 0"):
         _classify(tmp_path / "run", small_catalog, follow_up_flags=[0])
     assert not (tmp_path / "run").exists()
-    out, report, _ = optioned_run
+    out, report, _, _ = optioned_run
     frame = read_probability_table(out / "classifications.csv")
     assert frame.meta["XFLAGS"] == ",".join(map(str, FLAGS))
     flagged = frame.frame[(frame.frame["Flags"] > 0) & (frame.frame["Signif_Avg"] >= 4) & ~frame.frame["extended"]]
@@ -536,7 +542,8 @@ def test_the_pool_prior_moves_only_the_classified_sources_to_their_own_mix(class
     from gpal.catalog_jobs.pool_prior import adjust_to_pool, pool_groups, training_prior
 
     plain, _ = classified
-    out, report, catalog = optioned_run
+    out, report, catalog, fits = optioned_run
+    assert fits == ["logistic"]  # one fit for the held-out check and the later-release check
     classes = ["bll", "fsrq", "pulsar"]
     columns = [f"p_{c}" for c in classes]
     # the held-out check is the run without it: the same model, nothing refitted
@@ -571,5 +578,9 @@ def test_the_pool_prior_moves_only_the_classified_sources_to_their_own_mix(class
         warnings.simplefilter("ignore")
         again = check_later(out, "FL16Y", earlier=catalog, baselines=["logistic"])
     np.testing.assert_allclose(again.sources[[f"{c}_gpal" for c in columns]].to_numpy(), got, atol=1e-12)
+    # the baseline the job fitted once, against one fitted on its own (on the training rows and sources read again:
+    # the fit and its prediction round otherwise, 1e-16; the job's files are the bytes an earlier build wrote)
+    logistic = [f"{c}_logistic" for c in columns]
+    np.testing.assert_allclose(again.sources[logistic].to_numpy(), sources[logistic].to_numpy(), rtol=1e-12, atol=0)
     assert again.pool_prior == record["groups"]
     assert f"(pool prior: unassociated bll {unassociated['prior']['bll']:.2f}" in again.markdown()

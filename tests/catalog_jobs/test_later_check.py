@@ -179,10 +179,27 @@ def test_a_compared_model_of_other_classes_is_refused_before_fitting(trained, tw
             check_later(trained, "FL16Y", earlier=small_catalog, compared={"two classes": two_class_model / "model"})
 
 
+def test_the_auc_of_many_bootstrap_draws_at_once_is_scikit_learns():
+    """Ranks (ties half) for every draw in one call, against roc_auc_score draw by draw; NaN without both classes."""
+    from sklearn.metrics import roc_auc_score
+
+    from gpal.catalog_jobs.later_check import _auc
+
+    rng = np.random.default_rng(3)
+    truth, score = rng.integers(0, 2, 40), np.round(rng.random(40), 1)  # one decimal: many ties
+    draws = rng.integers(0, 40, (300, 40))
+    draws[0] = np.flatnonzero(truth)[0]  # a draw of one class
+    got = _auc(truth[draws], score[draws])
+    assert got.shape == (300,) and np.isnan(got[0]) and np.isnan(_auc(np.ones(3), np.arange(3.0)))
+    np.testing.assert_allclose(got[1:], [roc_auc_score(truth[d], score[d]) for d in draws[1:]], rtol=0, atol=1e-14)
+    assert _auc(truth, score) == pytest.approx(roc_auc_score(truth, score), abs=1e-14)
+
+
 def test_what_the_main_job_already_built_gives_the_same_check(trained, small_catalog):
     """The main job passes its pool, its probabilities and its training rows instead of building them again."""
     from gpal.catalog_jobs.model_folders import load_trained
     from gpal.catalog_jobs.prediction import DEFAULT_SELECT, predict_proba_chunked, selection_pool
+    from gpal.evaluation.baselines import fit_baselines_on
 
     model = load_trained(trained)
     small = load_catalog(small_catalog)
@@ -194,6 +211,13 @@ def test_what_the_main_job_already_built_gives_the_same_check(trained, small_cat
         run = dict(earlier=small_catalog, baselines=["logistic"], top_k=(5,))
         own, given = check_later(model, "FL16Y", **run), check_later(model, "FL16Y", **run, built=(pool, proba, train))
         pd.testing.assert_frame_equal(own.measures, given.measures)
+        # the baselines fitted once for the job's held-out rows and these sources: the same check
+        fitted = {name: p[1] for name, p in fit_baselines_on(train.X, train.y, [train.X[:3], pool.X], ["logistic"]).items()}
+        once = check_later(model, "FL16Y", **run, built=(pool, proba, train), baseline_proba=fitted)
+        pd.testing.assert_frame_equal(own.measures, once.measures)
+        pd.testing.assert_frame_equal(own.sources, once.sources)
+        with pytest.raises(ValueError, match=r"baseline_proba must come with built and name the baselines \['logistic'\]"):
+            check_later(model, "FL16Y", **run, baseline_proba=fitted)
         fewer = train.split(test_size=0.5, seed=0, stratify=True)[0]
         with pytest.raises(ValueError, match=r"the training rows given \(.*\) differ from those the model records"):
             check_later(model, "FL16Y", **run, built=(pool, proba, fewer))

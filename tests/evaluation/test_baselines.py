@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from threadpoolctl import threadpool_limits
 
-from gpal.evaluation.baselines import BASELINES, fit_baselines, make_baseline
+from gpal.evaluation.baselines import BASELINES, fit_baselines, fit_baselines_on, make_baseline
 
 
 def _blobs(n=150, seed=0):
@@ -18,6 +18,24 @@ def test_registry_names_and_descriptions():
     assert list(BASELINES) == ["logistic", "random_forest_isotonic", "gradient_boosting_isotonic"]
     for factory, description in BASELINES.values():
         assert callable(factory) and description
+
+
+def test_one_fit_gives_each_set_of_rows_what_a_fit_for_it_alone_gives(monkeypatch):
+    """The main job's held-out rows and its later check's sources: one fit of each baseline, the same bits."""
+    import gpal.evaluation.baselines as baselines
+
+    X, y = _blobs()
+    names = ["logistic", "random_forest_isotonic"]
+    fits, make = [], baselines.make_baseline
+    monkeypatch.setattr(baselines, "make_baseline", lambda name, random_state=0: fits.append(name) or make(name, random_state))
+    both = fit_baselines_on(X[:100], y[:100], [X[100:120], X[120:]], names=names, random_state=3)
+    assert fits == names and list(both) == names
+    for k, rows in enumerate((X[100:120], X[120:])):
+        alone = fit_baselines(X[:100], y[:100], rows, names=names, random_state=3)
+        for name in names:
+            np.testing.assert_array_equal(both[name][k], alone[name])
+    with pytest.raises(ValueError, match="X_test has 1 features, X_train has 2"):
+        fit_baselines_on(X, y, [X, X[:, :1]], names=["logistic"])
 
 
 @pytest.mark.parametrize("name", list(BASELINES))
