@@ -261,7 +261,8 @@ def _write_baselines(folder: Path, train: NoisyDataset, test: NoisyDataset, name
     tests = [test.X] if later_pool is None else [test.X, later_pool.X]
     fitted = fit_baselines_on(train.X, train.y, tests, names=list(names), random_state=seed) if names else {}
     probas = {name: proba[0] for name, proba in fitted.items()}
-    later_baselines.update({name: proba[1] for name, proba in fitted.items() if later_pool is not None})
+    if later_pool is not None:
+        later_baselines.update({name: proba[1] for name, proba in fitted.items()})
     for name, model in models.items():
         model.fit(train, callback=lambda epoch, loss: abandon_if(stop))
         model.save(folder / COMPARED_MODEL_DIRS[name])
