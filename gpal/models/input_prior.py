@@ -282,9 +282,10 @@ def _deconvolve(X, V, K, random_state, max_iter, tol, reg_covar) -> tuple[np.nda
     order = np.concatenate([np.flatnonzero(exact), np.flatnonzero(~exact)])  # exact dimensions first
     state = [tf.constant(a) for a in (weights, means[:, order], (covs + reg_covar * eye)[:, order][:, :, order])]
     X_t, V_t = tf.constant(X[:, order]), tf.constant(V[:, order][:, int(exact.sum()):])
+    V_diag = tf.linalg.diag(V_t)
     previous = -np.inf
     for _ in range(max_iter):
-        *state, mean_loglik = _deconvolution_step(X_t, V_t, *state, tf.constant(reg_covar, tf.float64))
+        *state, mean_loglik = _deconvolution_step(X_t, V_diag, *state, tf.constant(reg_covar, tf.float64))
         if float(mean_loglik) - previous < tol:
             break
         previous = float(mean_loglik)
@@ -294,18 +295,19 @@ def _deconvolve(X, V, K, random_state, max_iter, tol, reg_covar) -> tuple[np.nda
 
 
 @tf.function(autograph=False, reduce_retracing=True)
-def _deconvolution_step(X, V_noisy, weights, means, covs, reg_covar):
+def _deconvolution_step(X, V_diag, weights, means, covs, reg_covar):
     """One EM step of extreme deconvolution; returns the new (weights, means, covariances) and the
     mean log-likelihood per row under the old ones.
 
-    The first e = d - V_noisy.shape[1] dimensions of X are exact.  Per component, with Sigma = [[A, B],
+    ``V_diag`` (n, d - e, d - e): the noise variances of the last d - e dimensions as diagonal matrices, built once
+    for every step; the first e dimensions of X are exact.  Per component, with Sigma = [[A, B],
     [B^T, C]] split there: x~_e ~ N(mu_e, A), and given it the rest is N(m_ik, G_k) with
     m_ik = mu_r + B^T A^-1 (x~_e - mu_e), G_k = C - B^T A^-1 B, observed with noise V_i: x~_r ~ N(m_ik, S_ik),
     S_ik = G_k + V_i.  The posterior of x_i is x~_e in the exact dimensions and, in the rest, mean
     m_ik + G_k S_ik^-1 (x~_r - m_ik) and covariance G_k - G_k S_ik^-1 G_k.
     """
     n, d = tf.shape(X)[0], tf.shape(X)[1]
-    e = d - tf.shape(V_noisy)[1]
+    e = d - tf.shape(V_diag)[1]
     A, B, C = covs[:, :e, :e], covs[:, :e, e:], covs[:, e:, e:]
     chol_A = tf.linalg.cholesky(A)  # (K, e, e): per component, not per row
     A_inv_B = tf.linalg.cholesky_solve(chol_A, B)
@@ -313,10 +315,11 @@ def _deconvolution_step(X, V_noisy, weights, means, covs, reg_covar):
     diff_e = tf.transpose(X[:, None, :e] - means[None, :, :e], [1, 0, 2])  # (K, n, e): per component, the rows
     A_inv_diff_e = tf.linalg.matrix_transpose(tf.linalg.cholesky_solve(chol_A, tf.linalg.matrix_transpose(diff_e)))
     m = means[:, None, e:] + tf.linalg.matmul(A_inv_diff_e, B)  # (K, n, d - e)
-    chol_S = tf.linalg.cholesky(G[:, None] + tf.linalg.diag(V_noisy)[None])  # (K, n, d - e, d - e)
+    chol_S = tf.linalg.cholesky(G[:, None] + V_diag[None])  # (K, n, d - e, d - e)
     # One triangular inverse per row and component serves every product with S_ik^-1 = L^-T L^-1 (a
-    # small batched solve costs the same whatever its right-hand side, so solving once is four times cheaper).
-    L_inv = tf.linalg.triangular_solve(chol_S, tf.broadcast_to(tf.eye(d - e, dtype=X.dtype), tf.shape(chol_S)))
+    # small batched solve costs the same whatever its right-hand side, so solving once is four times cheaper); the
+    # identity broadcast by the solve, not materialised per row and component.
+    L_inv = tf.linalg.triangular_solve(chol_S, tf.eye(d - e, batch_shape=[1, 1], dtype=X.dtype))
     diff_r = X[None, :, e:] - m
     white_r = tf.linalg.matvec(L_inv, diff_r)  # L^-1 (x~_r - m_ik)
     S_inv_diff_r = tf.linalg.matvec(L_inv, white_r, transpose_a=True)

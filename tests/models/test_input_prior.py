@@ -54,8 +54,9 @@ def test_one_deconvolution_step_matches_the_textbook_update_row_by_row():
     means = rng.normal(size=(K, d))
     covs = np.stack([a @ a.T + np.eye(d) for a in rng.normal(size=(K, d, d))])
     reg = 1e-3
-    got = [a.numpy() for a in _deconvolution_step(*(tf.constant(a) for a in (X, V[:, e:], weights, means, covs)),
-                                                  tf.constant(reg, tf.float64))]
+    V_diag = tf.linalg.diag(tf.constant(V[:, e:]))
+    state = [tf.constant(a) for a in (weights, means, covs)]
+    got = [a.numpy() for a in _deconvolution_step(tf.constant(X), V_diag, *state, tf.constant(reg, tf.float64))]
     log_p, b, Bcov = np.zeros((n, K)), np.zeros((n, K, d)), np.zeros((n, K, d, d))
     for i in range(n):
         for k in range(K):
