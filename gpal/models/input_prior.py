@@ -140,12 +140,12 @@ class MixturePrior:
         log_r, chol, solved = self._joint(X, V)
         log_r -= tf.reduce_logsumexp(log_r, axis=1, keepdims=True)
         Sigma = tf.constant(self.covariances, X.dtype)
-        T = Sigma[None] + tf.linalg.diag(V)[:, None]
         means = X[:, None, :] - V[:, None, :] * solved
         # S_k = V - V T^-1 V = Sigma_k T^-1 V: the product form has no difference to cancel, whether
         # an error bar is far below the population's spread or far above it.
-        T_inv_V = tf.linalg.cholesky_solve(chol, tf.broadcast_to(tf.linalg.diag(V)[:, None], tf.shape(T)))
-        covs = tf.linalg.matmul(tf.broadcast_to(Sigma[None], tf.shape(T)), T_inv_V)
+        # (the solve and the product broadcast V over the components and Sigma over the rows themselves)
+        T_inv_V = tf.linalg.cholesky_solve(chol, tf.linalg.diag(V)[:, None])
+        covs = tf.linalg.matmul(Sigma[None], T_inv_V)
         return log_r, means, 0.5 * (covs + tf.linalg.matrix_transpose(covs))
 
     def posterior(self, X: tf.Tensor, V: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
