@@ -1,5 +1,6 @@
 """Shared test data: a small 4FGL-DR4 FITS file cut from the shipped catalog."""
 
+import gc
 import os
 import warnings
 
@@ -75,6 +76,14 @@ def pytest_configure(config):
         config.option.dist = "loadgroup"
     if getattr(config, "workerinput", {}).get("loadgroup"):  # a worker re-parses the command line: told by the node hook
         config.option.loadgroup = True
+
+
+def pytest_unconfigure(config):
+    # The tests are done: Python's exit would otherwise run one last collection over every object the process
+    # holds (TensorFlow's and the suite's traces, millions), 3-10 s a worker before pytest-xdist can report.
+    # Frozen objects are left out of it; exit handlers and the modules' teardown still run.  (gpal.cli.main does
+    # the same after a command.)
+    gc.freeze()
 
 
 @pytest.hookimpl(optionalhook=True)
