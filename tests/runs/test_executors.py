@@ -170,6 +170,23 @@ def test_local_dask_workers_run_without_the_statistical_profiler(dask_cluster):
     assert len(states) == 2 and not any(states.values())
 
 
+def _tensorflow_loaded_and_frozen_objects() -> tuple[bool, int]:
+    import gc
+    import sys
+
+    return "tensorflow" in sys.modules, gc.get_freeze_count()
+
+
+@needs_dask
+def test_a_worker_keeps_its_modules_out_of_the_collector_once_a_task_loaded_tensorflow(dask_cluster):
+    """Each full collection (the one at the worker's exit among them) would walk TensorFlow's millions of objects."""
+    assert len(list(dask_cluster.map(importlib.import_module, [("tensorflow",)] * 4, progress=False))) == 4
+    states = dask_cluster.client.run(_tensorflow_loaded_and_frozen_objects)
+    frozen = [count for loaded, count in states.values() if count]
+    assert frozen and all(loaded for loaded, count in states.values() if count), states
+    assert all(count > 100_000 for count in frozen), states  # TensorFlow's objects among them
+
+
 @needs_dask
 def test_tcp_executor_uses_existing_cluster_and_leaves_it_running(dask_cluster):
     address = dask_cluster.cluster.scheduler_address
