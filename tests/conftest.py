@@ -62,12 +62,6 @@ def write_small_catalog(path, drop_column=None):
 
 
 def pytest_configure(config):
-    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):  # not xdist's controller
-        # As gpal.models does before GPflow loads: a test module that imports gpflow first would otherwise have
-        # check_shapes parse every GPflow docstring (about 2 s of each worker's collection).
-        import check_shapes
-
-        check_shapes.set_rewrite_docstrings(None)
     # With -n (pytest-xdist), tests that share a module-scoped fixture or one of SHARED_RUNS go to one worker
     # (pytest_collection_modifyitems), so the fixture (a fitted model, a finished run, a Dask cluster) is made once,
     # not once per worker; those groups are sent first (xdist orders them by size), and the other tests are spread
