@@ -72,6 +72,20 @@ def pytest_configure(config):
         config.option.loadgroup = True
 
 
+#: The test directories whose modules import gpflow themselves, before gpal.models has turned check_shapes' docstring
+#: rewriting off (gpal/models/__init__.py); otherwise each GPflow docstring is parsed at import, about 2 s a process.
+GPFLOW_TEST_DIRS = ("models", "estimators")
+
+
+def pytest_pycollect_makemodule(module_path, parent):
+    # Turned off just before such a module is imported, not at start-up: check_shapes imports TensorFlow, which a run
+    # of other tests need not load.  (A conftest in those directories would shadow this one's `from conftest import`.)
+    if module_path.parent.name in GPFLOW_TEST_DIRS:
+        import check_shapes
+
+        check_shapes.set_rewrite_docstrings(None)
+
+
 def pytest_unconfigure(config):
     # The tests are done: Python's exit would otherwise run one last collection over every object the process
     # holds (TensorFlow's and the suite's traces, millions), 3-10 s a worker before pytest-xdist can report.
