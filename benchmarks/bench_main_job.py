@@ -377,6 +377,9 @@ def _main_job_step(steps: int) -> tuple[Callable, list]:
 #: What TensorFlow's profiler records beside the kernels: the executor's and the eager runtime's own spans.
 _RUNTIME_SPANS = {"Process", "Run", "FunctionRun", "ExecutorDoneCallback", "ParallelFor", "EagerExecute",
                   "EagerKernelExecute", "TFE_Py_ExecuteCancelable", "function"}
+#: The profiler's thread-pool listener: one ``Record`` per task handed to a pool, a Start/StopRegion pair per task run
+#: (zero-length markers, not kernels; before session 30 they were counted as kernels, doubling the count).
+_POOL_EVENTS = "ThreadpoolListener::"
 
 
 def step_kernels(steps: int = 50, top: int = 12) -> dict[str, Any]:
@@ -397,18 +400,21 @@ def step_kernels(steps: int = 50, top: int = 12) -> dict[str, Any]:
         space = xplane_pb2.XSpace()
         with open(glob.glob(f"{logdir}/**/*.xplane.pb", recursive=True)[0], "rb") as trace:
             space.ParseFromString(trace.read())
-    counts, micros = collections.Counter(), collections.Counter()
+    counts, micros, pool_tasks = collections.Counter(), collections.Counter(), 0
     for plane in space.planes:
         for line in plane.lines:
             if not line.name.startswith(("tf_Compute", "tf_numa", "python")):
                 continue
             for event in line.events:
                 name = plane.event_metadata[event.metadata_id].name
+                if name.startswith(_POOL_EVENTS):
+                    pool_tasks += name == _POOL_EVENTS + "Record"
+                    continue
                 kind = name.rsplit(":", 1)[-1].strip()
                 if ":" in name and kind not in _RUNTIME_SPANS and not kind.startswith("__inference"):
                     counts[kind] += 1  # a kernel is "op_name:OpType"; the rest are the runtime's own spans
                     micros[kind] += event.duration_ps / 1e6
-    return {"kernels_per_step": sum(counts.values()) / steps,
+    return {"kernels_per_step": sum(counts.values()) / steps, "pool_tasks_per_step": pool_tasks / steps,
             "top": [(kind, counts[kind] / steps, micros[kind] / steps) for kind, _ in micros.most_common(top)]}
 
 
@@ -522,7 +528,8 @@ def main(argv: list[str] | None = None) -> None:
                           "step_cpu_over_rate": cpu / at_rate}
         if args.kernels:
             kernels = step_kernels()
-            print(f"kernels executed per step: {kernels['kernels_per_step']:.0f}; the most time (per step, "
+            print(f"kernels executed per step: {kernels['kernels_per_step']:.0f} (tasks handed to TensorFlow's thread "
+                  f"pools: {kernels['pool_tasks_per_step']:.0f}); the most time (per step, "
                   "profiled): " + ", ".join(f"{k} {n:.0f} x {t:.0f} us" for k, n, t in kernels["top"]))
             record["step"]["kernels"] = kernels
     if args.json:
