@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.settings import MAIN_JOB_ESTIMATOR
 
 README = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
@@ -18,7 +19,7 @@ def test_the_main_job_description_gives_the_declared_inducing_points_epochs_and_
     assert stated == {key: MAIN_JOB_ESTIMATOR[key] for key in stated}
 
 
-def test_the_table_example_reads_back_the_declared_epochs():
+def test_the_table_example_reads_back_the_default_catalog_and_the_declared_epochs():
     found = re.search(r'table\.meta\["FITCONF"\]\["epochs"\]\s+# \'(\w+)\', (\d+)', README)
     assert found, "the README's astropy example no longer reads FITCONF's epochs"
-    assert int(found[2]) == MAIN_JOB_ESTIMATOR["epochs"]
+    assert (found[1], int(found[2])) == (CatalogSelection().catalog, MAIN_JOB_ESTIMATOR["epochs"])
