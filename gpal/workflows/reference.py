@@ -215,7 +215,8 @@ def comparison_rows(reference: Mapping[str, Any], measured: Mapping[tuple[str, s
                     row["verdict"] = "not run"
                 elif p_se is not None and math.isfinite(g_se):
                     combined = math.hypot(p_se, g_se)
-                    row["z"] = abs(g_mean - p_mean) / combined if combined > 0 else math.inf
+                    gap = abs(g_mean - p_mean)
+                    row["z"] = gap / combined if combined > 0 else (0.0 if gap == 0 else math.inf)
                     row["verdict"] = "reproduced" if row["z"] <= AGREEMENT else "differs"
                 else:
                     row["verdict"] = order.get((setting, metric), "no spread; single method")
