@@ -168,8 +168,13 @@ def workload_problem(workload: Workload, seed: int = 0) -> tuple[np.ndarray, np.
     return X, y, np.full_like(X, 0.05)
 
 
-def time_training_step(workload: Workload, device: str = "/CPU:0", epochs: int = 3) -> StepTiming:
-    """Fit ``workload`` for ``epochs`` on ``device``; a step's seconds from the epochs after the first (which traces)."""
+def time_training_step(workload: Workload, device: str = "/CPU:0", epochs: int = 3,
+                       clock: Callable[[], float] = time.perf_counter) -> StepTiming:
+    """Fit ``workload`` for ``epochs`` on ``device``; a step's seconds from the epochs after the first (which traces).
+
+    ``clock`` is wall time by default; ``time.process_time`` (the CPU seconds of all of the process's
+    threads) makes ratios between fits robust to other processes sharing the machine.
+    """
     import tensorflow as tf
 
     from gpal.estimators.noisy_gp import NoisyGPClassifier
@@ -178,7 +183,7 @@ def time_training_step(workload: Workload, device: str = "/CPU:0", epochs: int =
     stamps: list[float] = []
     clf = NoisyGPClassifier(**{**workload.params, "epochs": epochs, "random_state": 0})
     with tf.device(device):
-        clf.fit(X, y, X_var=X_var, callback=lambda epoch, elbo: stamps.append(time.perf_counter()))
+        clf.fit(X, y, X_var=X_var, callback=lambda epoch, elbo: stamps.append(clock()))
     steps = math.ceil(workload.n_rows / clf.batch_size)
     per_step = float(np.median(np.diff(stamps))) / steps  # the first epoch traces the step: left out by the diff
     full_steps = workload.full_epoch_steps or steps

@@ -376,9 +376,11 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
     )
     figures = {"Test NLL per data set and method (mean ± SE over splits)": save_figure(plot_nll(table), out / "nll")}
     measured = measured_values(out, config["datasets"], config["methods"], config["protocol"]["splits"], levels)
-    noisy_only = all(m in NOISY_INPUT_METHODS for m in config["methods"])
-    epochs = config["noisy_input"]["epochs"] if noisy_only else t["epochs"]
-    comparison = write_comparison(out, config, measured, {"splits": config["protocol"]["splits"], "epochs": epochs})
+    noisy = config["noisy_input"]
+    budget = {"splits": config["protocol"]["splits"], "epochs": t["epochs"]}
+    if all(m in NOISY_INPUT_METHODS for m in config["methods"]):  # the noisy-input paper's budget is its block's
+        budget.update(epochs=noisy["epochs"], n_samples=noisy["n_samples"])
+    comparison = write_comparison(out, config, measured, budget)
     text = "\n".join([
         config["description"] or "", "",
         f"{config['protocol']['splits']} split(s); minibatch methods {t['epochs']} epochs, full-batch methods at most "

@@ -176,7 +176,8 @@ def _write(config: dict[str, Any], out: Path, frame: pd.DataFrame) -> None:
                 for (mode, noise, method), part in frame.groupby(["mode", "noise", "method"], sort=False)
                 for metric in ("nll", "error", "learned_variance")}
     comparison = write_comparison(out, config, measured, {"repeats": config["repetitions"],
-                                                          "epochs": config["training"]["epochs"]})
+                                                          "epochs": config["training"]["epochs"],
+                                                          "n_samples": config["training"]["n_samples"]})
     text = "\n".join([
         config["description"] or "", "",
         f"{config['repetitions']} problems (`gpal.data.synthetic.synthetic_2d`, seed {config['seed']}), noise levels "

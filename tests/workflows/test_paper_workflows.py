@@ -58,7 +58,7 @@ def test_uci_input_noise_tiny(tmp_path):
     clean, noisy = (json.loads((out / "wine" / f"noise_{v}" / "units" / "MGP" / "split_0000.json").read_text())
                     for v in ("0", "0.5"))
     assert clean["test_ids"] == noisy["test_ids"] and clean["proba"] != noisy["proba"]
-    assert "splits 2 (paper 100), epochs 1 (paper 1000): reduced" in (out / "paper_comparison.md").read_text()
+    assert "splits 2 (paper 100), epochs 1 (paper 1000), n_samples 2 (paper 300): reduced" in (out / "paper_comparison.md").read_text()
 
 
 @pytest.mark.slow
@@ -76,3 +76,7 @@ def test_epoch_times_tiny(tmp_path):
     assert units == ["rep_0000/MGP.json", "rep_0000/NIMGP-FO.json", "rep_0001/MGP.json", "rep_0001/NIMGP-FO.json"]
     unit = json.loads((out / "units" / "rep_0000" / "NIMGP-FO.json").read_text())
     assert unit["steps_per_epoch"] == 4 and unit["epoch_seconds"] == pytest.approx(4 * unit["seconds_per_step"])
+    assert unit["epoch_cpu_seconds"] > 0
+    frame = __import__("pandas").read_csv(out / "epoch_times.csv")  # the ratio is of CPU seconds within a repeat
+    fo, mgp = (frame[frame["method"] == m].set_index("repeat")["epoch_cpu_seconds"] for m in ("NIMGP-FO", "MGP"))
+    assert rows[("epoch", "NIMGP-FO", "ratio_to_MGP")]["gpal_mean"] == pytest.approx(float((fo / mgp).mean()))
