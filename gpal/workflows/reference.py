@@ -228,8 +228,9 @@ def orderings(reference: Mapping[str, Any], measured: Mapping[tuple[str, str, st
     """Per (setting, metric) with two or more published methods run: the paper's order of the methods and gpal's.
 
     Methods are ordered by mean, best first (lowest, except accuracy: highest).  Every pair the
-    paper orders strictly (ties say nothing) is checked against gpal's means; the verdict is
-    "ordering reproduced" when gpal orders all of them the same way.
+    paper orders strictly (its ties say nothing) is checked against gpal's means, where a tie does
+    not count as agreeing; the verdict is "ordering reproduced" when gpal orders all of them the
+    same way.
     """
     out = []
     for setting in reference["values"]:
@@ -242,7 +243,7 @@ def orderings(reference: Mapping[str, Any], measured: Mapping[tuple[str, str, st
             paper = {m: sign * table[m][metric][0] for m in methods}
             gpal = {m: sign * _stat(measured[(setting, m, metric)])[0] for m in methods}
             strict = [(a, b) for i, a in enumerate(methods) for b in methods[i + 1:] if paper[a] != paper[b]]
-            agree = sum((paper[a] < paper[b]) == (gpal[a] < gpal[b]) for a, b in strict)
+            agree = sum((paper[a] - paper[b]) * (gpal[a] - gpal[b]) > 0 for a, b in strict)  # a gpal tie: no
             out.append({"setting": setting, "metric": metric, "paper": _ranked(paper), "gpal": _ranked(gpal),
                         "pairs": f"{agree}/{len(strict)}",
                         "verdict": "ordering reproduced" if agree == len(strict) else "ordering differs"})

@@ -71,6 +71,8 @@ def test_ties_in_the_paper_order_nothing():
     assert (o["paper"], o["gpal"], o["pairs"], o["verdict"]) == ("C < A = B", "C < B < A", "2/2", "ordering reproduced")
     measured[("a", "C", "error")] = [0.26]  # now worse than B: one of the two strict pairs flips
     assert orderings(ref, measured)[0]["pairs"] == "1/2"
+    measured[("a", "C", "error")] = [0.25]  # tied with B in gpal, where the paper orders them: not agreeing
+    assert orderings(ref, measured)[0]["pairs"] == "1/2"
 
 
 def test_budget_line_says_when_it_is_reduced():
