@@ -305,7 +305,7 @@ def comparison_markdown(result: Mapping[str, Any], digits: int = 3) -> str:
             lines.append(f"| {o['setting']} | {o['metric']} | {o['paper']} | {o['gpal']} | {o['pairs']} | {o['verdict']} |")
     if result["corrections"]:
         lines += ["", "Corrected published numbers:"]
-        lines += [f"- {key}: printed {_fmt(*fix['printed'], digits)}; {fix['reason']}"
+        lines += [f"- {key}: printed {fix['printed'][0]:g} ± {fix['printed'][1]:g}; {fix['reason']}"
                   for key, fix in result["corrections"].items()]
     counts = pd.Series([r["verdict"] for r in result["rows"]]).value_counts()
     lines += ["", "Verdicts: " + ", ".join(f"{v} {c}" for v, c in counts.items()) + "."]
