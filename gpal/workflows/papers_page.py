@@ -54,9 +54,8 @@ def render(records: Path) -> str:
     for paper in sorted(dict.fromkeys(p for p, _, _ in results)):
         lines += [f"## {paper}", ""]
         for _, name, result in [r for r in results if r[0] == paper]:
-            source = result["source"]
             lines += [
-                f"### {result.get('title') or name} ({source['table']})", "",
+                f"### {result.get('title') or name}", "",
                 "```bash", result["command"], "```", "",
                 f"Commit `{result['commit']}`.",
                 "",

@@ -69,8 +69,8 @@ def test_epoch_times_tiny(tmp_path):
     out = run_workflow(PAPERS / "001_epoch_times.yaml", tiny, out=tmp_path / "et", progress=False)
     rows = _rows(out)
     assert rows[("epoch", "MGP", "ratio_to_MGP")]["gpal_mean"] == 1.0  # within each repeat, by construction
-    fo = rows[("epoch", "NIMGP-FO", "epoch_seconds")]
-    assert fo["n"] == 2 and fo["gpal_mean"] > 0 and fo["verdict"] in ("reproduced", "differs")
+    fo = rows[("epoch", "NIMGP-FO", "ratio_to_MGP")]
+    assert fo["n"] == 2 and fo["gpal_mean"] > 0 and fo["verdict"].startswith("ordering")  # no published spread
     assert rows[("epoch", "NIMGP", "ratio_to_MGP")]["verdict"] == "not run"
     units = sorted(p.relative_to(out / "units").as_posix() for p in (out / "units").rglob("*.json"))
     assert units == ["rep_0000/MGP.json", "rep_0000/NIMGP-FO.json", "rep_0001/MGP.json", "rep_0001/NIMGP-FO.json"]
