@@ -147,6 +147,7 @@ ESTIMATORS = Registry("estimator family", {
     "dirichlet": "gpal.estimators.dirichlet:DirichletGPClassifier",
     "logistic_bound": "gpal.estimators.logistic_bound:LogisticBoundGPClassifier",
     "logistic_softmax": "gpal.estimators.logistic_softmax:LogisticSoftmaxGPClassifier",
+    "gpr_platt": "gpal.estimators.gpr_platt:GPRPlattClassifier",
 })
 
 LIKELIHOODS = Registry("likelihood", {

@@ -11,15 +11,17 @@ Methods:
 - ``svgp-<likelihood>``: ``NoisyGPClassifier(input_noise="none", likelihood=...)`` for every
   likelihood of `gpal.registry.LIKELIHOODS` (Adam, minibatch 50, ``epochs``);
 - ``dirichlet``: ``DirichletGPClassifier`` (alpha_eps chosen from 0.1/0.01/0.001 by training MNLL);
+- ``gpr-platt``: ``GPRPlattClassifier`` (GP regression on the labels, Platt-scaled on 20 % of the
+  training rows: paper 003's baseline);
 - ``ls-cavi`` / ``ls-natgrad``: ``LogisticSoftmaxGPClassifier`` (augmented logistic-softmax)
   with full-batch CAVI or minibatch natural gradients;
-- ``jj``, ``jj-hybrid``, ``taylor``: ``LogisticBoundGPClassifier`` (binary only; the table
+- ``jj``, ``jj-full``, ``jj-hybrid``, ``taylor``: ``LogisticBoundGPClassifier`` (binary only; the table
   says "n/a (binary only)" on multi-class data sets).
 
 The comparison is about likelihoods, so every method sees exact inputs: measured
 input variances are not passed to any estimator (``use_variances=False``).
 Iteration budgets: minibatch methods run ``epochs`` passes over the training rows;
-full-batch methods (CAVI sweeps, vi-JJ/Taylor outer iterations, Dirichlet L-BFGS)
+full-batch methods (CAVI sweeps, vi-JJ/Taylor outer iterations, Dirichlet and GPR L-BFGS)
 stop at ``iters`` iterations or earlier on their own convergence test.  Data sets
 take an optional ``:N`` suffix: generators draw N rows, fixed sets are subsampled
 (seeded, stratified) to at most N rows.
@@ -56,6 +58,7 @@ BINARY_ONLY = LOGISTIC_BOUNDS
 METHODS = (
     *(f"svgp-{lik}" for lik in LIKELIHOODS.names()),
     "dirichlet",
+    "gpr-platt",
     "ls-cavi",
     "ls-natgrad",
     *BINARY_ONLY,
@@ -181,6 +184,8 @@ def method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: 
         }
     if name == "dirichlet":
         return EstimatorFactory("dirichlet", (("num_inducing", num_inducing), ("max_iter", iters)))
+    if name == "gpr-platt":
+        return EstimatorFactory("gpr_platt", (("num_inducing", num_inducing), ("max_iter", iters)))
     if name == "ls-cavi":
         return EstimatorFactory("logistic_softmax", (("inference", "cavi"), ("num_inducing", num_inducing), ("max_iter", iters)))
     if name == "ls-natgrad":
