@@ -1,7 +1,7 @@
 """Workflow kind ``compare``: gpal's likelihoods and model families on the data sets available offline.
 
 Every (data set, method) pair runs through `gpal.runs.repeated_splits.run_repeated_splits`
-(random stratified 90/10 splits, one resumable JSON file per split and method under
+(random stratified splits, 90/10 unless ``protocol.test_size`` says otherwise, one resumable JSON file per split and method under
 ``<out>/<data set>/units/``).  The result is one table of test accuracy, test NLL,
 top-label ECE (15 equal-width bins) and training seconds, each as mean ± standard
 error over splits: ``comparison.md`` / ``.json`` / ``.csv``, a figure and ``report.md``.
@@ -39,7 +39,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.constraints import Integer, ListOf, Parsed
+from gpal.constraints import Integer, ListOf, Parsed, Real
 from gpal.data.dataset import NoisyDataset
 from gpal.data.registry import DATASETS as BENCHMARK_DATASETS
 from gpal.data.registry import DatasetEntry, load_dataset, parse_dataset
@@ -183,6 +183,7 @@ def run_comparison(
     progress: bool = True,
     registry: Mapping[str, DatasetEntry] = DATASETS,
     executor: Executor | None = None,
+    test_size: float = 0.1,
 ) -> list[dict[str, Any]]:
     """Run (or resume) every method x data set and write ``comparison.md`` / ``.json`` / ``.csv``.
 
@@ -201,13 +202,13 @@ def run_comparison(
     for name, n in parsed:
         ds = load_dataset(name, n=n, seed=seed, registry=registry)
         tag = name if n is None else f"{name}-n{n}"
-        n_train = ds.n_samples - next(ds.repeated_splits(1, 0.1, seed)).test.size
+        n_train = ds.n_samples - next(ds.repeated_splits(1, test_size, seed)).test.size
         usable = [m for m in methods if ds.n_classes == 2 or m not in BINARY_ONLY]
         specs = {m: method_spec(m, n_train, epochs, iters, num_inducing) for m in usable}
         folder = out / tag
         if specs:
             run_repeated_splits(
-                ds, specs, folder, n_splits=n_splits, test_size=0.1, seed=seed,
+                ds, specs, folder, n_splits=n_splits, test_size=test_size, seed=seed,
                 use_variances=False, on_error="record", progress=progress, executor=executor,
             )
             summary = summarize(folder, methods=list(specs), splits=list(range(n_splits)), common_splits_only=False)
@@ -276,7 +277,8 @@ def schema() -> dict[str, Any]:
                           + "; ".join(f"{k} = {e.description}" for k, e in DATASETS.items())),
         "methods": Field(ListOf(Parsed(_method_name, f"one of {list(METHODS)}")), list(METHODS),
                          f"methods, a list from {list(METHODS)}"),
-        "protocol": {"splits": Field(Integer(1), 5, "random stratified 90/10 splits", part_of_run=False)},
+        "protocol": {"splits": Field(Integer(1), 5, "random stratified splits", part_of_run=False),
+                     "test_size": Field(Real(0, 1, low_open=True, high_open=True), 0.1, "test fraction of each split")},
         "training": {
             "epochs": Field(Integer(1), 100, "passes over the data for minibatch methods"),
             "iters": Field(Integer(1), 100, "iteration cap of full-batch methods"),
@@ -293,11 +295,12 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
     table = run_comparison(
         config["datasets"], config["methods"], config["protocol"]["splits"], t["epochs"], out, seed=config["seed"],
         iters=t["iters"], num_inducing=t["num_inducing"], progress=progress, executor=executor,
+        test_size=config["protocol"]["test_size"],
     )
     figures = {"Test NLL per data set and method (mean ± SE over splits)": save_figure(plot_nll(table), out / "nll")}
     text = "\n".join([
         config["description"] or "", "",
-        f"{config['protocol']['splits']} split(s); minibatch methods {t['epochs']} epochs, full-batch methods at most "
+        f"{config['protocol']['splits']} split(s), test fraction {config['protocol']['test_size']:g}; minibatch methods {t['epochs']} epochs, full-batch methods at most "
         f"{t['iters']} iterations, M = {t['num_inducing']}. Also as `comparison.csv` / `comparison.json`.", "",
         comparison_markdown(table),
     ])
