@@ -20,6 +20,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_paper_workflow_runs_tiny_and_tables_every_method(name, tmp_path):
     path = PAPERS / name
