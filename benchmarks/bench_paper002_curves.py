@@ -22,7 +22,7 @@ The paper's claims, checked per data set on the traces (tolerances are this scri
   target before svi; vi-JJ-hybrid starts better than both; vi-JJ-full ends at least 0.02 below the best final
   accuracy ("cannot converge to a reasonable quality").
 
-    PYTHONPATH=$PWD python benchmarks/bench_paper002_curves.py --datasets german:50,magic:100 \
+    PYTHONPATH=$PWD python benchmarks/bench_paper002_curves.py --datasets german:50,magic:100:6000 \
         --json runs/paper002_curves.json --figure runs/paper002_curves.png
 """
 
@@ -77,11 +77,12 @@ class Problem:
     y_test: np.ndarray
 
 
-def make_problem(name: str, seed: int, test_size: float = 0.2) -> Problem:
+def make_problem(name: str, seed: int, rows: int | None = None, test_size: float = 0.2) -> Problem:
+    """An 80/20 stratified split of ``name`` (capped at ``rows``, seeded and stratified), standardised on its training rows."""
     from gpal.data import load_dataset
     from gpal.data.dataset import Standardizer
 
-    ds = load_dataset(name)
+    ds = load_dataset(name, n=rows, seed=seed)
     if ds.n_classes != 2:
         raise ValueError(f"paper 002's methods are binary; {name} has {ds.n_classes} classes")
     train, test = ds.split(test_size=test_size, seed=seed)
@@ -174,16 +175,16 @@ def claims(name: str, traces: dict[str, Trace]) -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    specs = [token.split(":") for token in args.datasets.split(",")]
-    warm = make_problem(specs[0][0], args.seed)
+    specs = [(token.split(":") + [None])[:3] for token in args.datasets.split(",")]
+    warm = make_problem(specs[0][0], args.seed, 200)
     tiny = Problem("warm-up", warm.X[:100], warm.y[:100], warm.X_test[:20], warm.y_test[:20])
     for m in VI_METHODS:
         trace_vi(tiny, m, 1, 5, args.seed)
     trace_svi(tiny, 1, 5, 50, args.seed)
     results = []
-    for name, M in specs:
+    for name, M, rows in specs:
         for split in range(args.splits):
-            p = make_problem(name, args.seed + split)
+            p = make_problem(name, args.seed + split, None if rows is None else int(rows))
             traces = {f"vi-{m}": trace_vi(p, m, args.iters, int(M), args.seed + split) for m in VI_METHODS}
             traces["svi"] = trace_svi(p, args.svi_epochs, int(M), paper_batch_size(len(p.y)), args.seed + split)
             for t in traces.values():
@@ -229,7 +230,8 @@ def figure(result: dict[str, Any], path: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--datasets", default="german:50,magic:100", help="NAME:M pairs (default german:50,magic:100)")
+    p.add_argument("--datasets", default="german:50,magic:100",
+                   help="NAME:M or NAME:M:ROWS (ROWS: a seeded stratified subsample), comma-separated (default german:50,magic:100)")
     p.add_argument("--iters", type=int, default=50, help="outer iterations of the vi methods (default 50)")
     p.add_argument("--svi-epochs", type=int, default=50, help="svi epochs (default 50)")
     p.add_argument("--splits", type=int, default=1, help="80/20 splits per data set (default 1)")
