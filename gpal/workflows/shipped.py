@@ -102,6 +102,7 @@ def resolve_workflow(name_or_path: str | os.PathLike) -> Path:
         if candidate in shipped:
             return shipped[candidate]
     raise FileNotFoundError(
-        f"workflow {str(name_or_path)!r} is neither a file nor a shipped workflow; shipped workflows are "
+        f"workflow {str(name_or_path)!r} does not exist: no such file and no shipped workflow of that name; "
+        f"shipped workflows are "
         f"{list(shipped)} (gpal workflow --list shows their titles)"
     )

@@ -31,8 +31,8 @@ def test_names_paths_and_unknown_names(tmp_path, monkeypatch):
     own = tmp_path / "mine.yaml"
     own.write_text("workflow: toy_1d\n")
     assert resolve_workflow(own) == own and resolve_workflow("mine.yaml") == Path("mine.yaml")
-    with pytest.raises(FileNotFoundError, match=r"'papers/999_nothing' is neither a file nor a shipped workflow; "
-                                                r"shipped workflows are \[.*'fermi_4fgl'"):
+    with pytest.raises(FileNotFoundError, match=r"'papers/999_nothing' does not exist: no such file and no shipped "
+                                                r"workflow of that name; shipped workflows are \[.*'fermi_4fgl'"):
         resolve_workflow("papers/999_nothing")
 
 
@@ -57,7 +57,7 @@ def test_cli_lists_names_and_titles_and_refuses_unknown_names(capsys):
     assert "Tables 9-10" in row
     assert main(["workflow", "no_such_workflow"]) == 2
     err = capsys.readouterr().err
-    assert "gpal: error: workflow 'no_such_workflow' is neither a file nor a shipped workflow" in err
+    assert "gpal: error: workflow 'no_such_workflow' does not exist: no such file and no shipped workflow" in err
     assert "toy_1d" in err
     assert main(["workflow"]) == 2
     assert "gpal workflow --list" in capsys.readouterr().err
