@@ -169,10 +169,20 @@ def _report(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------- workflow
 def _workflow(args: argparse.Namespace) -> int:
+    from gpal.workflows.shipped import resolve_workflow, shipped_workflows, workflow_title
+
+    if args.list:
+        shipped = shipped_workflows()
+        width = max(map(len, shipped), default=0)
+        for name, path in shipped.items():
+            print(f"{name:<{width}}  {workflow_title(path)}")
+        return 0
+    if args.file is None:
+        raise ValueError("give a workflow: a shipped name (gpal workflow --list) or a FILE.yaml")
     from gpal.workflows import run_workflow
 
-    folder = run_workflow(args.file, overrides=args.set, out=args.out, scheduler=args.scheduler, force=args.force,
-                          progress=not args.no_progress)
+    folder = run_workflow(resolve_workflow(args.file), overrides=args.set, out=args.out, scheduler=args.scheduler,
+                          force=args.force, progress=not args.no_progress)
     print(f"results in {folder}")
     return 0
 
@@ -389,8 +399,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a gpal classify output, an active-learning run or a repeated-splits experiment folder")
     report.set_defaults(run=_report)
 
-    workflow = verbs.add_parser("workflow", help="run a declarative workflow (workflows/*.yaml), see docs/workflows.md")
-    workflow.add_argument("file", metavar="FILE.yaml", help="the workflow file")
+    workflow = verbs.add_parser("workflow", help="run a declarative workflow, shipped (by name) or a YAML file; "
+                                "see docs/workflows.md")
+    workflow.add_argument("file", metavar="NAME|FILE.yaml", nargs="?",
+                          help="a shipped workflow's name (e.g. fermi_4fgl; --list shows them) or a workflow file")
+    workflow.add_argument("--list", action="store_true", help="list the shipped workflows (name and title) and exit")
     workflow.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                           help="override a parameter, e.g. --set protocol.splits=2 --set training.epochs=20 (repeatable)")
     workflow.add_argument("--out", default=None, help="output folder (default: the file's 'out')")
