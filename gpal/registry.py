@@ -195,4 +195,5 @@ WORKFLOWS = Registry("workflow kind", {
     "compare": "gpal.workflows.compare",
     "classify": "gpal.workflows.classify",
     "follow_up": "gpal.workflows.follow_up",
+    "epoch_times": "gpal.workflows.epoch_times",
 })
