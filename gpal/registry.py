@@ -58,9 +58,9 @@ ON_ERROR = ("record", "raise")
 #: What a call on many models does with one that fails (``fit_batched``, ``run_together``):
 #: raise it, or return it in that model's place.
 PER_MODEL_ERRORS = ("raise", "return")
-#: The bounds of the binary logistic likelihood (``gpal.models.families.logistic_bounds``): Jaakkola-Jordan,
-#: its hybrid, Taylor.
-LOGISTIC_BOUNDS = ("jj", "jj-hybrid", "taylor")
+#: The bounds of the binary logistic likelihood (``gpal.models.families.logistic_bounds``): Jaakkola-Jordan
+#: (xi analytic, or numerical with the hyperparameters: full, or both: hybrid), Taylor.
+LOGISTIC_BOUNDS = ("jj", "jj-full", "jj-hybrid", "taylor")
 #: The product's likelihood, the default of ``NoisyGPClassifier``, ``build_model``, the workflows'
 #: ``training`` block and the main job: softmax (Monte Carlo ELBO) gave the best held-out NLL and
 #: calibration on the 4FGL-DR4 main job; robust-max makes confident mistakes where classes overlap
@@ -147,6 +147,7 @@ ESTIMATORS = Registry("estimator family", {
     "dirichlet": "gpal.estimators.dirichlet:DirichletGPClassifier",
     "logistic_bound": "gpal.estimators.logistic_bound:LogisticBoundGPClassifier",
     "logistic_softmax": "gpal.estimators.logistic_softmax:LogisticSoftmaxGPClassifier",
+    "gpr_platt": "gpal.estimators.gpr_platt:GPRPlattClassifier",
 })
 
 LIKELIHOODS = Registry("likelihood", {
