@@ -35,7 +35,9 @@ import pandas as pd
 from gpal.catalog_jobs.layout import CLASSIFICATIONS_CSV, TABLES_DIR
 from gpal.catalog_jobs.model_folders import TrainedModel, load_trained
 from gpal.catalog_jobs.pool_prior import adjust_to_pool, mixes_text, pool_groups, training_prior
-from gpal.catalog_jobs.prediction import DEFAULT_SELECT, predict_proba_chunked, selection_pool
+from gpal.catalog_jobs.prediction import (
+    DEFAULT_SELECT, known_class_probabilities, predict_proba_chunked, selection_pool,
+)
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalogs import load_catalog
 from gpal.catalogs.links import link_later
@@ -215,14 +217,19 @@ def check_later(
     proba = {MODEL: predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, progress=False)
              if model_proba is None else model_proba}
     proba.update({name: predict_proba_chunked(path, pool.X, pool.X_var, progress=False) for name, path in compared.items()})
+    if baseline_proba is None:
+        proba.update(fit_baselines(train.X, train.y, pool.X, names=list(baselines), random_state=seed))
+    else:
+        proba.update(baseline_proba)
+    # what the catalog knows (a bcu is a blazar) applies to every model alike; the main job's table already has it
+    proba.update({name: known_class_probabilities(trained, pool.aux["CLASS1"], p)[0] for name, p in proba.items()
+                  if not (name == MODEL and model_proba is not None)})
     moved = None
     if pool_prior or (pool_prior is None and (recorded_identity(trained.folder) or {}).get("pool_prior")):
         groups, prior = pool_groups(pool.aux["CLASS1"]), training_prior(trained.training["n_per_class"], classes)
         adjusted = {name: adjust_to_pool(proba[name], groups, prior, classes) for name in (MODEL, *compared)}
         proba.update({name: result.proba for name, result in adjusted.items()})
         moved = adjusted[MODEL].groups
-    proba.update(fit_baselines(train.X, train.y, pool.X, names=list(baselines), random_state=seed)
-                 if baseline_proba is None else baseline_proba)
 
     sources = pd.DataFrame({"Source_Name": pool.ids, "CLASS1": pool.aux["CLASS1"],
                             "later_name": np.where(linked >= 0, last.names[np.maximum(linked, 0)], ""),

@@ -26,6 +26,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
+from gpal.catalog_jobs.candidates import CUTS
 from gpal.catalogs.targets import TARGET_COLUMNS
 from gpal.files import atomic_output
 
@@ -64,10 +65,12 @@ KEYWORDS = {
     "TRAINCAT": "training catalog release and version",
     "TRAINSEL": "training selection",
     "FITCONF": "estimator settings",
+    "KNOWNCLS": "what the catalog label changed (bcu: a blazar)",
     "TARGET": "class the information column is about (empty: all)",
     "MINSIG": "Signif_Avg below which no follow-up list holds a source",
     "XFLAGS": "catalog Flags (numbers) that leave a source out of the follow-up lists",
-    "LIST": "which follow-up list this is",
+    **{cut.keyword: cut.comment for cut in CUTS.values()},
+    "LIST": "which source list this is",
     "LABELS": "the file whose label column the observers fill in",
 }
 _INTEGER_KEYS = ("NSOURCES",)
@@ -94,7 +97,7 @@ COLUMNS = {
     "score": (None, "gpal active's acquisition score at query time (higher: asked first)"),
 }
 #: Columns of text (an empty value is "", not NaN).
-_TEXT_COLUMNS = ("Source_Name", "CLASS1", "predicted_class", "ASSOC1")
+_TEXT_COLUMNS = ("Source_Name", "CLASS1", "predicted_class", "ASSOC1", "Flag_Words", "Extended_Source_Name")
 #: FITS has no unit for nats; a FITS reader would warn on it, so there it lives in TCOMM only.
 _FITS_UNITS = {"deg", "ph cm-2 s-1"}
 
