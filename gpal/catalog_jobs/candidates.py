@@ -154,17 +154,18 @@ def followable(frame: pd.DataFrame, cuts: Mapping[str, Any]) -> np.ndarray:
 
 def candidate_lists(frame: pd.DataFrame, classes: Sequence[str], merge: Mapping[str, Sequence[str]],
                     cuts: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
-    """Each class's target list (class -> its rows, ``rank`` first, most probable first); ``classes`` those to list,
-    ``merge`` the CLASS1 codes each class holds (where it is not one code).
+    """Each class's target list (class -> its rows, ``rank`` first, most probable first); ``classes`` those to list
+    (the model's are the frame's ``p_<class>`` columns), ``merge`` the CLASS1 codes each holds (where not one code).
 
     A list the cuts leave empty is an empty frame with every column (its file then holds the header).
     """
     keep = followable(frame, cuts)
     predicted = frame["predicted_class"].to_numpy()
-    excluded = outside_group(frame["CLASS1"].fillna("").to_numpy(str), classes, merge)
+    model_classes = [c[2:] for c in frame.columns if c.startswith("p_") and c != "p_mc_se"]
+    excluded = outside_group(frame["CLASS1"].fillna("").to_numpy(str), model_classes, merge)
     lists = {}
-    for k, cls in enumerate(classes):
-        rows = frame[keep & (predicted == cls) & ~excluded[:, k]]
+    for cls in classes:
+        rows = frame[keep & (predicted == cls) & ~excluded[:, model_classes.index(cls)]]
         rows = rows.sort_values(f"p_{cls}", ascending=False, kind="stable").reset_index(drop=True)
         rows.insert(0, "rank", np.arange(1, len(rows) + 1))
         lists[cls] = rows

@@ -138,7 +138,7 @@ def follow_up_lists(frame: pd.DataFrame, min_significance: float,
 
 
 #: The columns the lists are read from; a classifications table of an earlier gpal may lack some.
-NEEDED = ("extended", "Signif_Avg", "ood", "ood_score", "information")
+NEEDED = ("CLASS1", "extended", "Signif_Avg", "Conf_95_SemiMajor", "Flags", "ood", "ood_score", "information")
 
 
 def listed_classes(table: ClassifiedSources) -> list[str]:
