@@ -203,15 +203,14 @@ def classify_catalog(
             log("fitting the outlier score ('none of these') on the training split"
                 + (f", checking it on the {len(left_out)} labelled classes left out" if left_out else ""))
             held_out_classes = left_out_sources(cat, left_out, data.meta["features"])
-            ood_score, ood = check_outliers(folder / OOD_FILE, train, test, held_out_classes, pool, seed)
+            check_outliers(folder / OOD_FILE, train, test, held_out_classes, seed)
 
             log(f"classifying the {' + '.join(tokens)} sources of {cat.release}")
             table = dated(predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor,
                                           progress=progress, pool=pool))
-            table = replace(table, frame=table.frame.assign(ood_score=ood_score, ood=ood),
-                            meta={**table.meta, "TARGET": target or "", "MINSIG": follow_up_significance,
-                                  "XFLAGS": ",".join(str(flag) for flag in sorted(set(follow_up_flags))),
-                                  **cuts_meta(cuts)})
+            table = replace(table, meta={**table.meta, "TARGET": target or "", "MINSIG": follow_up_significance,
+                                         "XFLAGS": ",".join(str(flag) for flag in sorted(set(follow_up_flags))),
+                                         **cuts_meta(cuts)})
             pool_proba = table.frame[[f"p_{c}" for c in trained.classes]].to_numpy()  # the later check moves its own
             if pool_prior:
                 table, moved = adjust_table(table, trained.classes, training_prior(trained.training["n_per_class"],

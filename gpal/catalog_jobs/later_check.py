@@ -19,6 +19,10 @@ links each to the later release (`gpal.catalogs.links`) and scores, beside the b
   the later AGN and pulsars; Jeffreys 95% intervals;
 - **top-k pulsar yield**: of the k sources with the highest p(pulsar), how many the later
   release calls a pulsar (all classified sources are ranked: what a search would observe).
+
+Every model's probabilities of a bcu source are scored as the main job gives them, with what the
+catalog knows applied (a bcu is a blazar: `gpal.catalogs.known_classes`), so the comparison stays like
+for like.
 """
 
 from __future__ import annotations
@@ -51,14 +55,14 @@ from gpal.evaluation.intervals import binomial_interval
 from gpal.files import atomic_output
 from gpal.runs.output_dir import recorded_identity
 
-__all__ = ["LATER_CHECK_FILE", "LaterCheck", "MODEL", "check_later", "later_release_of", "read_later_check",
-           "write_later_check"]
+__all__ = ["LATER_CHECK_FILE", "LATER_CHECK_SOURCES_FILE", "LaterCheck", "MODEL", "check_later", "later_release_of",
+           "read_later_check", "write_later_check"]
 
 #: The model's name in the check's tables.
 MODEL = "gpal"
 #: The check's measures in a model folder; the scored sources beside them.
 LATER_CHECK_FILE = f"{TABLES_DIR}/later_check.csv"
-_SOURCES_FILE = f"{TABLES_DIR}/later_check_sources.csv"
+LATER_CHECK_SOURCES_FILE = f"{TABLES_DIR}/later_check_sources.csv"
 #: What the later release says where it has no class: no row linked, or a row with an empty / unk CLASS1.
 _NO_LATER_CLASS = ("missing", "", "unk")
 TOP_K = (10, 25, 50)
@@ -321,7 +325,7 @@ def read_later_check(folder: str | os.PathLike) -> pd.DataFrame | None:
 def write_later_check(check: LaterCheck, folder: str | os.PathLike) -> Path:
     """The check's measures (``tables/later_check.csv``) and scored sources into ``folder``; the measures' path."""
     folder = Path(folder)
-    with atomic_output(folder / _SOURCES_FILE) as tmp:
+    with atomic_output(folder / LATER_CHECK_SOURCES_FILE) as tmp:
         check.sources.to_csv(tmp, index=False)
     with atomic_output(folder / LATER_CHECK_FILE) as tmp:
         check.measures.assign(earlier=check.earlier["release"], later=check.later["release"]).to_csv(tmp, index=False)

@@ -26,6 +26,7 @@ import pandas as pd
 
 import gpal
 from gpal.catalog_jobs.model_folders import TrainedModel, load_trained, loaded_estimator
+from gpal.catalog_jobs.none_of_these import saved_outliers
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 from gpal.catalogs import load_catalog, repaired_text
 from gpal.catalogs.features import resolve_features
@@ -185,7 +186,9 @@ def predict_catalog(
     """Class probabilities of the selected sources of ``catalog`` (a name, path or `Catalog`).
 
     ``select``: ``"unassociated"``, ``"bcu"``, other CLASS1 codes, or ``"all"``.  A source the catalog
-    labels bcu is classified as the blazar it is (`known_class_probabilities`; keyword ``KNOWNCLS``).
+    labels bcu is classified as the blazar it is (`known_class_probabilities`; keyword ``KNOWNCLS``).  A model
+    folder of ``gpal classify`` adds each source's ``ood_score`` and ``ood`` ("none of these": the score the
+    folder saved, `gpal.catalog_jobs.none_of_these.saved_outliers`).
     The catalog must hold every column the model's features are built from.
     Prediction is chunked (``chunk_size`` rows) and runs on ``executor``
     (`gpal.runs.executors.make_executor`; in this process when None).  ``pool``: the
@@ -219,4 +222,7 @@ def predict_catalog(
     frame["entropy"] = entropy(proba)
     frame["p_mc_se"] = mc_error  # the largest Monte Carlo standard error of the row's probabilities
     frame = pd.concat([frame, targets.drop(columns="Source_Name")], axis=1)
+    outliers = saved_outliers(trained.folder, pool)  # "none of these", where the folder saved its score
+    if outliers is not None:
+        frame["ood_score"], frame["ood"] = outliers
     return ClassifiedSources(frame, _table_meta(trained, cat, pool, tokens))

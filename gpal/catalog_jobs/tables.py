@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,6 +74,8 @@ KEYWORDS = {
     "LIST": "which source list this is",
     "LABELS": "the file whose label column the observers fill in",
 }
+#: The legend of the Flags column: ``FLAG<n>`` -> what flag n means (`gpal.catalogs.targets.flag_legend`).
+_FLAG_KEY = re.compile(r"FLAG\d{1,2}")
 _INTEGER_KEYS = ("NSOURCES",)
 _RECORD_KEYS = ("TRAINSEL", "FITCONF")  # nested records: YAML in ECSV, one HIERARCH card per value in FITS
 
@@ -219,7 +222,8 @@ def _fits_hdu(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
             for path, item in _flatten(value):
                 header[f"HIERARCH {key}.{path}"] = _fits_text(json.dumps(item) if isinstance(item, list) else item)
         else:
-            header[key] = (_fits_text(value), KEYWORDS.get(key, ""))
+            comment = "what this analysis flag of Flags means" if _FLAG_KEY.fullmatch(key) else KEYWORDS.get(key, "")
+            header[key] = (_fits_text(value), comment)
     return hdu
 
 
@@ -347,6 +351,7 @@ def read_probability_table(path: str | os.PathLike) -> ClassifiedSources:
     if _table_format(path) == "fits":
         t = Table.read(path, hdu=EXTNAME) if _has_extname(path) else Table.read(path, format="fits")
         meta = {k: t.meta[k] for k in KEYWORDS if k in t.meta}
+        meta.update({k: v for k, v in t.meta.items() if _FLAG_KEY.fullmatch(k)})
         meta.update({k: _unflatten(t.meta, k) for k in _RECORD_KEYS if any(n.startswith(f"{k}.") for n in t.meta)})
         return ClassifiedSources(_strip_strings(t.to_pandas()), _typed(meta))
     meta: dict[str, Any] = {}
