@@ -107,8 +107,9 @@ def _error_bars_bought(run: FinishedRun, check: HeldOutCheck) -> str | None:
         return None
     row = comparison[(comparison["model"] == ERROR_BLIND_MODEL) & (comparison["metric"] == "nll")].iloc[0]
     text = (f"**What the error bars bought**: the same GP fitted on the same sources without them (input_noise "
-            f"`none`) has held-out NLL {row['value']:.3f}; with them minus without: {-row['diff']:+.3f} nats "
-            f"(95% paired interval [{-row['diff_high']:+.3f}, {-row['diff_low']:+.3f}]; below 0: they help)")
+            f"`none`) has held-out NLL {row['value']:.3f}; without them minus with them (the tables' sign: other "
+            f"model minus gpal): {row['diff']:+.3f} nats (95% paired interval [{row['diff_low']:+.3f}, "
+            f"{row['diff_high']:+.3f}]; above 0: they help)")
     if faint is not None and ERROR_BLIND_MODEL in faint["models"]:
         text += (f"; on the faintest quarter {faint['models'][MODEL_NAME]['nll']:.3f} against "
                  f"{faint['models'][ERROR_BLIND_MODEL]['nll']:.3f}")
@@ -118,9 +119,32 @@ def _error_bars_bought(run: FinishedRun, check: HeldOutCheck) -> str | None:
         if ERROR_BLIND_MODEL in nll.index:
             twin = nll.loc[ERROR_BLIND_MODEL]
             text += (f"; on the {int(twin['n'])} sources {later['later'].iloc[0]} later classified, 3-class NLL "
-                     f"{nll.loc[MODEL, 'value']:.3f} with them and {twin['value']:.3f} without, with minus without "
-                     f"{-twin['diff']:+.3f} (paired 95% [{-twin['diff_high']:+.3f}, {-twin['diff_low']:+.3f}])")
+                     f"{nll.loc[MODEL, 'value']:.3f} with them and {twin['value']:.3f} without, without minus with "
+                     f"{twin['diff']:+.3f} (paired 95% [{twin['diff_low']:+.3f}, {twin['diff_high']:+.3f}])")
     return text + ". docs/results.md measures the same on faint sources held out from training."
+
+
+#: Measures where lower is better (the others, accuracy and balanced accuracy, higher).
+_LOWER_IS_BETTER = ("nll", "ece", "brier")
+
+
+def _where_others_are_better(check: HeldOutCheck) -> str | None:
+    """The measures on which a compared model beats gpal held out, its paired interval clear of 0 (None: no
+    comparison); said as plainly as where gpal is better."""
+    comparison = check.comparison
+    if comparison is None or comparison.empty:
+        return None
+    others = comparison[comparison["model"] != MODEL_NAME]
+    better = others[np.where(others["metric"].isin(_LOWER_IS_BETTER), others["diff_high"] < 0, others["diff_low"] > 0)]
+    mine = comparison[comparison["model"] == MODEL_NAME].set_index("metric")["value"]
+    if better.empty:
+        return ("**Where another model is better**: on no held-out measure does a compared model beat gpal with its "
+                "paired 95% interval clear of 0 (table \"Held-out comparison with the baselines\").")
+    return ("**Where another model is better** (held out, paired 95% interval of the difference clear of 0; diff = "
+            f"model - {MODEL_NAME}): "
+            + "; ".join(f"{r.model} {r.metric} {r.value:.3f} against {MODEL_NAME}'s {mine[r.metric]:.3f} (diff "
+                        f"{r.diff:+.3f} [{r.diff_low:+.3f}, {r.diff_high:+.3f}])" for r in better.itertuples())
+            + ". The table \"Held-out comparison with the baselines\" gives every measure.")
 
 
 def _faintest_quarter(faint: Mapping[str, Any] | None) -> str | None:
@@ -295,7 +319,8 @@ def report_text(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any
     """The text above the report's tables and figures: its paragraphs in reading order."""
     paragraphs = [
         _catalog(run), _target_lists(run), _run_date(run), _what_the_model_can_say(run), _model(run),
-        _heldout_check(check, metrics["heldout"]), _error_bars_bought(run, check), _faintest_quarter(check.faint),
+        _heldout_check(check, metrics["heldout"]), _where_others_are_better(check), _error_bars_bought(run, check),
+        _faintest_quarter(check.faint),
         _population_shift(metrics["population_shift"]), _pool_prior(metrics.get("pool_prior")),
         _classified(run, metrics["classified"]),
         none_of_these(run.folder, run.frame, run.classes), _later_release(run), _follow_up(run),
