@@ -2,7 +2,10 @@
 
 Reads a finished ``gpal classify`` folder of a release older than the newest shipped (4FGL-DR4,
 4FGL v20): its classifications and the later-release check it wrote (``tables/later_check_sources.csv``:
-each classified source's FL16Y class, and every model's probabilities of it, before any rule).
+each classified source's FL16Y class, and every model's probabilities of it).  A folder of a gpal
+before the bcu rule (no ``KNOWNCLS`` keyword) holds the probabilities as the models gave them, and the
+rule is applied here with the library's function; a later folder has it applied already (``bcu``
+needs the former).
 Prints, for docs/targets.md:
 
 1. ``bcu``: the bcu sources FL16Y puts in a trained class, scored with the probabilities as the
@@ -54,9 +57,12 @@ def load(folder):
     later = later.loc[frame["Source_Name"]].reset_index()
     models = sorted({c[len(f"p_{classes[0]}_"):] for c in later.columns if c.startswith(f"p_{classes[0]}_")})
     raw = {m: later[[f"p_{c}_{m}" for c in classes]].to_numpy() for m in models}
-    training = json.loads((folder / "training.json").read_text())
-    weights = class_weights(classes, merge, training["n_per_class"])
-    ruled = {m: apply_known_classes(p, frame["CLASS1"].fillna(""), weights)[0] for m, p in raw.items()}
+    if "KNOWNCLS" in (folder / "classifications.ecsv").read_text(encoding="utf-8").split("\n# schema", 1)[0]:
+        ruled, raw = raw, None  # a run of gpal with the rule: its probabilities have it already
+    else:
+        training = json.loads((folder / "training.json").read_text())
+        weights = class_weights(classes, merge, training["n_per_class"])
+        ruled = {m: apply_known_classes(p, frame["CLASS1"].fillna(""), weights)[0] for m, p in raw.items()}
     codes = {c: tuple(merge.get(c, (c,))) for c in classes}
     label = np.array([next((k for k, c in enumerate(classes) if code in codes[c]), -1)
                       for code in later["later_class"].fillna("").str.lower()])
@@ -64,6 +70,8 @@ def load(folder):
 
 
 def bcu(frame, classes, merge, raw, ruled, label, folder):
+    if raw is None:
+        raise SystemExit(f"{folder}: its probabilities have the bcu rule already; give a run of gpal before it")
     is_bcu = frame["CLASS1"].fillna("").str.lower().to_numpy() == "bcu"
     scored = is_bcu & (label >= 0)
     counts = ", ".join(f"{int(np.sum(label[scored] == k))} {c}" for k, c in enumerate(classes))
@@ -76,6 +84,12 @@ def bcu(frame, classes, merge, raw, ruled, label, folder):
         print(f"| {r.model} | {r.metric} | {r.value:.3f} | [{r.low:.3f}, {r.high:.3f}] | {r.diff:+.3f} | "
               f"[{r.diff_low:+.3f}, {r.diff_high:+.3f}] |")
     nonblazar = [k for k, w in enumerate(class_weights(classes, merge, {c: 1 for c in classes})["bcu"]) if w != 1]
+    blazar = scored & ~np.isin(label, nonblazar)
+    from sklearn.metrics import balanced_accuracy_score
+
+    for name, p in (("as given", raw["gpal"]), ("bcu rule", ruled["gpal"])):
+        print(f"gpal {name}: balanced accuracy on the {blazar.sum()} later blazars (bll, fsrq) alone: "
+              f"{balanced_accuracy_score(label[blazar], np.argmax(p[blazar], axis=1)):.3f}")
     for name, p in (("as given", raw["gpal"]), ("bcu rule", ruled["gpal"])):
         predicted = np.argmax(p[is_bcu], axis=1)
         print(f"gpal {name}: {int(np.isin(predicted, nonblazar).sum())} of {is_bcu.sum()} bcu predicted "
