@@ -15,8 +15,8 @@ Prints, for docs/targets.md:
    share of those FL16Y classifies that it puts in the candidate's class;
 3. ``top``: among the first 50 sources FL16Y classifies of each ranking, the share in the class:
    the target list (default cuts), every classified point source by p_<class> alone, by logistic
-   regression's probability, and the BALD list (follow_up.csv, by information) of sources predicted
-   in the class; with the base rate (the class's share among every classified source FL16Y classifies).
+   regression's probability, and the BALD list (most_informative.csv, by information) of sources
+   predicted in the class; with the base rate (the class's share among every classified source FL16Y classifies).
 
     python benchmarks/bench_target_lists.py RUN_FOLDER [bcu|cuts|top ...]
 """
@@ -132,7 +132,8 @@ def cuts(frame, classes, merge, raw, ruled, label, folder):
 
 def top(frame, classes, merge, raw, ruled, label, folder):
     table = _with_rule(frame, classes, ruled).assign(_label=label)
-    follow = _read(folder / "follow_up.csv").set_index("Source_Name")
+    informative = next(p for p in (folder / "most_informative.csv", folder / "follow_up.csv") if p.is_file())
+    follow = _read(informative).set_index("Source_Name")  # follow_up.csv: its name before gpal 0.4
     cut = check_cuts({})
     lists = candidate_lists(table, classes, merge, cut)
     point = ~table["extended"].astype(bool).to_numpy()
