@@ -138,13 +138,15 @@ def _classify(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------ check-later
 def _check_later(args: argparse.Namespace) -> int:
-    from gpal.catalog_jobs.later_check import check_later, write_later_check
+    from pathlib import Path
+
+    from gpal.catalog_jobs.later_check import LATER_CHECK_SOURCES_FILE, check_later, write_later_check
 
     baselines = [b.strip() for b in args.baselines.split(",") if b.strip()]
     check = check_later(args.trained, args.later, earlier=args.earlier, baselines=baselines, seed=args.seed)
     path = write_later_check(check, args.out or args.trained)
     print(check.markdown())
-    print(f"tables: {path} (and .md; the scored sources beside them)")
+    print(f"tables: {path} (the scored sources beside it, {Path(LATER_CHECK_SOURCES_FILE).name})")
     return 0
 
 
@@ -378,7 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the model's catalog file, where it was trained on a file that is not a shipped release")
     later.add_argument("--baselines", default=",".join(BASELINES), help=f"comma-separated, from {', '.join(BASELINES)}")
     later.add_argument("--seed", type=int, default=0, help="seed of the baselines and the bootstrap")
-    later.add_argument("--out", default=None, help="folder for tables/later_check.* (default: the --trained folder)")
+    later.add_argument("--out", default=None, help="folder for tables/later_check.csv and later_check_sources.csv "
+                       "(default: the --trained folder)")
     later.set_defaults(run=_check_later)
 
     active = verbs.add_parser(
