@@ -379,6 +379,10 @@ class GPClassifierMixin(ClassifierMixin):
         An edited or damaged config is refused here, naming the field, before the model
         can predict NaN or put probabilities under the wrong class.
         """
+        params = config.get("params")
+        for name, constraint in self._parameters.items():  # each named as its field, e.g. 'params.num_inducing'
+            if isinstance(params, Mapping) and name in params and not constraint.ok(getattr(self, name)):
+                raise corrupt_field(params, name, f"must be {constraint.expected}; got {getattr(self, name)!r}")
         try:
             self.validate_params()
         except ValueError as exc:  # InvalidParameter is one
@@ -401,6 +405,10 @@ class GPClassifierMixin(ClassifierMixin):
                 raise corrupt_field(config, "standardizer", f"has {standardizer.mean.shape[0]} features, n_features_in {n_features}")
         structure = config.get("structure")  # the model's own sizes, where a family saves them
         if isinstance(structure, Mapping):
+            for key in ("num_data", "num_classes", "num_features", "num_inducing"):
+                size = structure.get(key, 1)
+                if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+                    raise corrupt_field(structure, key, f"must be an integer >= 1; got {size!r}")
             for key, want, said in (("num_classes", len(classes), "field 'classes' lists"),
                                     ("num_features", n_features, "field 'n_features_in' is")):
                 if structure.get(key, want) != want:
