@@ -40,6 +40,7 @@ __all__ = [
     "atomic_output",
     "classes_from_json",
     "array_sha256",
+    "check_array_checksums",
     "classes_to_json",
     "corrupt_field",
     "file_sha256",
@@ -530,9 +531,10 @@ def _read_arrays(params_file: Path) -> SavedArrays:
     return SavedArrays(arrays, params_file)
 
 
-def _check_checksums(config: SavedConfig, arrays: SavedArrays) -> None:
+def check_array_checksums(config: SavedConfig, arrays: SavedArrays) -> None:
     """The arrays are those the save of ``config`` wrote: each checksum it records matches (a config saved before
-    the checksums were recorded has none to check)."""
+    the checksums were recorded has none to check).  A loader calls it once the values passed its own checks, which
+    say more (an array's dtype, its shape, a value out of range)."""
     if ARRAY_CHECKSUMS not in config:
         return
     recorded = config[ARRAY_CHECKSUMS]
@@ -554,8 +556,8 @@ def load_model_dir(path: str | os.PathLike, fmt: str, version: int) -> tuple[Sav
     """Read a folder written by ``save_model_dir``, checking it holds a ``fmt`` model of ``version``.
 
     Damage is a `CorruptModel` naming the file: unreadable JSON or npz, non-finite or
-    non-numeric arrays, an array whose checksum differs from the one the config records,
-    and (through the returned mappings) any field or array a loader asks for that is missing.
+    non-numeric arrays, and (through the returned mappings) any field or array a loader
+    asks for that is missing.  The loader then calls `check_array_checksums`.
     """
     path = Path(path)
     config_file, params_file = path / "config.json", path / "params.npz"
@@ -572,9 +574,7 @@ def load_model_dir(path: str | os.PathLike, fmt: str, version: int) -> tuple[Sav
         )
     if not params_file.is_file():
         raise FileNotFoundError(f"{path} is an incomplete saved model: params.npz is missing")
-    arrays = _read_arrays(params_file)
-    _check_checksums(config, arrays)
-    return config, arrays
+    return config, _read_arrays(params_file)
 
 
 def classes_to_json(classes: np.ndarray) -> dict[str, Any]:

@@ -151,8 +151,10 @@ def load_trained(folder: str | os.PathLike) -> TrainedModel:
             f"{folder} is not a trained-model folder: expected {TRAINING_FILE} and {MODEL_DIR}/ in it{bare}; "
             "give the --out folder of gpal train or gpal classify"
         )
-    training = read_training_record(record_file)
-    return TrainedModel(folder, confined_model_dir(folder, record_file, training.get("model", MODEL_DIR)), training)
+    training = read_training_record(record_file, checksums=False)
+    model_dir = confined_model_dir(folder, record_file, training.get("model", MODEL_DIR))
+    check_field_checksums(record_file, training)
+    return TrainedModel(folder, model_dir, training)
 
 
 def _names(value: Any) -> bool:
@@ -171,9 +173,10 @@ _RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
-def read_training_record(record_file: Path) -> dict[str, Any]:
+def read_training_record(record_file: Path, checksums: bool = True) -> dict[str, Any]:
     """``training.json`` read within bounds and checked field by field: a damaged or edited record is named here,
-    never met later as a KeyError or a table whose columns no longer match the classes."""
+    never met later as a KeyError or a table whose columns no longer match the classes.  ``checksums`` False leaves
+    the fields' checksums to the caller (`load_trained` checks the model folder the record names first)."""
     training = read_json(record_file, TRAINING_FILE, damaged="the model folder is corrupt")
     if not isinstance(training, dict) or training.get("format") != TRAINING_FORMAT:
         raise ValueError(f"{record_file} is not a {TRAINING_FORMAT} record (field 'format' is not "
@@ -193,7 +196,8 @@ def read_training_record(record_file: Path) -> dict[str, Any]:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{record_file}: field 'features' must hold feature definitions ({exc}); "
                          "the model folder is corrupt or was edited") from None
-    check_field_checksums(record_file, training)  # last: a field of the wrong form is named with what it must be
+    if checksums:  # last: a field of the wrong form is named with what it must be
+        check_field_checksums(record_file, training)
     return training
 
 
