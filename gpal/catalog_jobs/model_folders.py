@@ -26,6 +26,7 @@ from gpal.estimators.params import input_prior_used
 from gpal.catalogs.features import resolve_features
 from gpal.files import file_sha256, read_json, write_json_atomic
 from gpal.identity import estimator_identity
+from gpal.interrupts import check_stop
 from gpal.runs.output_dir import claim_output_dir
 
 __all__ = ["TrainedModel", "load_trained", "loaded_estimator", "require_per_class", "train_catalog_model"]
@@ -325,6 +326,7 @@ def check_sizes(estimator: Any, data: NoisyDataset) -> None:
 def open_job(kind: str, selection: CatalogSelection, estimator: Any) -> tuple[Any, NoisyDataset, dict[str, Any]]:
     """The catalog, its labelled data and the run identity shared by `gpal train` and the main job."""
     catalog, data = selection.load()
+    check_stop()  # Ctrl-C in a command: the catalog is read, nothing is written
     identity = {"kind": kind, **selection.identity(catalog, data),
                 "estimator": estimator_identity(estimator, leave_out=_NOT_IDENTITY)}
     return catalog, data, identity

@@ -19,6 +19,7 @@ from typing import Any, Iterator, Mapping
 
 from gpal.files import MANIFEST, remove_leftovers, remove_written, write_json_atomic
 from gpal.identity import check_same_run
+from gpal.interrupts import check_stop
 
 __all__ = ["RUN_RECORD", "OutputInUse", "claim_output_dir", "discard_unused_claims", "forget_claims",
            "recorded_identity"]
@@ -47,6 +48,7 @@ def claim_output_dir(
     of two processes claiming one folder for different runs exactly one succeeds.
     Never mixes the results of two runs.
     """
+    check_stop()  # Ctrl-C in a command: nothing of this run is written yet
     path = Path(path)
     identity = json.loads(json.dumps(identity, sort_keys=True, allow_nan=False))  # fail before touching disk
     if path.exists() and not path.is_dir():
