@@ -22,7 +22,7 @@ __all__ = ["ACQUISITIONS", "BROAD_PRIOR_VARIANCE", "CONJUGATE_INFERENCE", "DEFAU
            "DEFAULT_NUM_INDUCING", "DEFAULT_PRIOR_COMPONENTS", "ESTIMATORS",
            "FOLLOW_UP_ACQUISITION", "INFERENCE", "INPUT_NOISE", "INPUT_PRIORS", "KERNELS", "LIKELIHOODS",
            "LOGISTIC_BOUNDS", "MODELS_PER_BATCH", "NOISE_VARIANCE_MODES", "ON_ERROR", "PER_MODEL_ERRORS", "Registry",
-           "WORKFLOWS"]
+           "WORKFLOWS", "ROWS_PER_PRIOR_COMPONENT"]
 
 #: Priors over the noiseless inputs (``gpal.models.input_prior``): the paper's broad N(0, s I), or a
 #: mixture deconvolved from the sources.  Two fixed choices, not an extension point, named here so the
@@ -46,6 +46,8 @@ DEFAULT_INPUT_PRIOR = INPUT_PRIORS[0]
 DEFAULT_NUM_INDUCING = 100
 #: Components of the population prior's deconvolved mixture.
 DEFAULT_PRIOR_COMPONENTS = 8
+#: Training rows the population prior's mixture needs per component (``check_prior_rows``).
+ROWS_PER_PRIOR_COMPONENT = 10
 #: Hidden-layer widths of NIMGP-NN's amortised q(x_i | x~_i) network.
 DEFAULT_HIDDEN_SIZES = (50,)
 #: The conjugate schemes of the augmented logistic-softmax model (``gpal.training.cavi``).
