@@ -17,6 +17,8 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# The tutorials run the `gpal` command: the one installed beside the Python that builds the docs.
+os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
 
 import gpal  # noqa: E402
 
@@ -43,6 +45,7 @@ myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 4
 nb_execution_mode = "force"          # every tutorial runs at every build: an example that broke fails the build
 nb_execution_timeout = 240
+nb_execution_in_temp = True       # the tutorials write their run folders in a temporary folder, not in docs/
 nb_execution_raise_on_error = True   # a cell that raises fails the build and names the notebook
 nb_execution_show_tb = True
 nb_merge_streams = True
