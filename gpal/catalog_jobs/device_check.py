@@ -34,7 +34,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-__all__ = ["WORKLOADS", "Workload", "check_devices", "format_check", "main_job_workload", "write_record"]
+__all__ = [
+    "WORKLOADS", "StepTiming", "Workload", "check_devices", "format_check", "main_job_workload", "time_training_step",
+    "workload_problem", "write_record",
+]
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,9 @@ WORKLOADS: dict[str, Callable[[int], Workload]] = {
 
 
 @dataclass
-class _Timing:
+class StepTiming:
+    """One workload's training step timed on one device (`time_training_step`)."""
+
     workload: str
     device: str
     placed_on: str
@@ -154,7 +159,7 @@ def _gemm_rate(tf: Any, device: str, n: int, repeats: int) -> dict[str, Any]:
     return {"device": device, "n": n, "seconds": median, "gflops": 2 * n**3 / median / 1e9}
 
 
-def _problem(workload: Workload, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def workload_problem(workload: Workload, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Rows of the workload's shapes: Gaussian inputs, labels from a random linear map, small input variances."""
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((workload.n_rows, workload.n_features))
@@ -163,10 +168,13 @@ def _problem(workload: Workload, seed: int = 0) -> tuple[np.ndarray, np.ndarray,
     return X, y, np.full_like(X, 0.05)
 
 
-def _time_workload(tf: Any, workload: Workload, device: str, epochs: int) -> _Timing:
+def time_training_step(workload: Workload, device: str = "/CPU:0", epochs: int = 3) -> StepTiming:
+    """Fit ``workload`` for ``epochs`` on ``device``; a step's seconds from the epochs after the first (which traces)."""
+    import tensorflow as tf
+
     from gpal.estimators.noisy_gp import NoisyGPClassifier
 
-    X, y, X_var = _problem(workload)
+    X, y, X_var = workload_problem(workload)
     stamps: list[float] = []
     clf = NoisyGPClassifier(**{**workload.params, "epochs": epochs, "random_state": 0})
     with tf.device(device):
@@ -174,7 +182,7 @@ def _time_workload(tf: Any, workload: Workload, device: str, epochs: int) -> _Ti
     steps = math.ceil(workload.n_rows / clf.batch_size)
     per_step = float(np.median(np.diff(stamps))) / steps  # the first epoch traces the step: left out by the diff
     full_steps = workload.full_epoch_steps or steps
-    return _Timing(workload.name, device, clf.model_.trainable_variables[0].device, per_step, full_steps,
+    return StepTiming(workload.name, device, clf.model_.trainable_variables[0].device, per_step, full_steps,
                    per_step * full_steps, workload.published_epoch_seconds, workload.published_on)
 
 
@@ -203,7 +211,7 @@ def check_devices(workloads: Sequence[str] = ("main_job", "mnist_mgp", "mnist_ni
         for name in workloads:
             workload = WORKLOADS[name](mnist_steps)
             say(f"{device}: {workload.what}, {epochs} epochs")
-            check.timings.append(_time_workload(tf, workload, device, epochs).record())
+            check.timings.append(time_training_step(workload, device, epochs).record())
     return {"format": "gpal.device_check", "version": 1, **check.__dict__}
 
 
