@@ -58,6 +58,7 @@ autosummary_ignore_module_all = False
 autodoc_default_options = {"members": True}
 autodoc_typehints = "none"           # numpydoc's Parameters sections carry the types
 autodoc_member_order = "bysource"
+autodoc_preserve_defaults = True   # a default shows as written, not as the repr of the object it names
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_validation_checks: set[str] = set()

@@ -98,7 +98,7 @@ class Feature:
     two_sided
         how a [lower, upper] error column is read: ``"mean"`` symmetrises it (one sigma,
         the mean of the absolute bounds); ``"split_normal"`` (Monte Carlo only) reads the
-        4FGL convention: a finite pair is a split normal with sigma |lower| below the value
+        4FGL convention: a finite pair is a split normal with sigma ``|lower|`` below the value
         and upper above it (the two-piece Gaussian likelihood under a flat prior), a NaN
         lower error an upper limit (see ``upper_limit``).  The column must then have the
         [lower, upper] axis with lower <= 0 <= upper, and an upper-limit row a value.
