@@ -60,8 +60,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         Carlo ELBO) is the default because it gave the best held-out NLL and calibration on the
         4FGL-DR4 main job; robust-max makes confident mistakes where classes overlap
         (docs/results.md, default selection study).
-    likelihood_options : keyword options of the named likelihood, e.g. ``{"delta": 0.01,
-        "learn_delta": False}`` for probit or ``{"num_samples": 50}`` for logistic-softmax
+    likelihood_options : keyword options of the named likelihood
+        e.g. ``{"delta": 0.01, "learn_delta": False}`` for probit or ``{"num_samples": 50}`` for logistic-softmax
         (robust-max takes ``epsilon`` / ``learn_epsilon`` below).
     inference : "svi" (minibatch Adam on the ELBO, every likelihood and input-noise strategy),
         or for ``likelihood="logistic_softmax"`` with exact inputs (``input_noise="none"``):
