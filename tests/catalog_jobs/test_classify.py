@@ -624,3 +624,20 @@ def test_the_pool_prior_moves_only_the_classified_sources_to_their_own_mix(class
     np.testing.assert_allclose(again.sources[logistic].to_numpy(), sources[logistic].to_numpy(), rtol=1e-12, atol=0)
     assert again.pool_prior == record["groups"]
     assert f"(pool prior: unassociated bll {unassociated['prior']['bll']:.2f}" in again.markdown()
+
+
+def test_predict_with_a_classify_folder_writes_the_columns_classify_does(classified, small_catalog):
+    """`gpal predict` with the folder flags "none of these" by the score the run saved, as classify did: every
+    column of classifications.csv but `information` (what a label teaches, a main-job ranking) is the same."""
+    from gpal.catalog_jobs.prediction import DEFAULT_SELECT
+
+    out, _ = classified
+    classified_sources = read_probability_table(out / "classifications.csv").frame
+    predicted = predict_catalog(out, str(small_catalog), DEFAULT_SELECT, progress=False).frame
+    assert list(predicted.columns) == [c for c in classified_sources.columns if c not in ("information",)]
+    same = predicted.merge(classified_sources, on="Source_Name", suffixes=("", "_classify"), validate="one_to_one")
+    assert len(same) == len(classified_sources)
+    np.testing.assert_allclose(same["ood_score"], same["ood_score_classify"], rtol=1e-12)
+    assert (same["ood"] == same["ood_classify"]).all() and same["ood"].any()
+    np.testing.assert_allclose(same["p_pulsar"], same["p_pulsar_classify"], rtol=1e-12)
+    assert (same["Flag_Words"] == same["Flag_Words_classify"]).all()
