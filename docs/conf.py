@@ -85,7 +85,8 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
-html_sidebars = {"index": [], "changelog": []}
+# Pages without sub-pages need no section navigation beside them.
+html_sidebars = {page: [] for page in ("index", "getting_started", "results", "papers", "performance", "changelog")}
 
 
 # ---------------------------------------------------------------- the API index, from the packages' __all__
