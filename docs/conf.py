@@ -44,7 +44,7 @@ root_doc = "index"
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 4
 nb_execution_mode = "force"          # every tutorial runs at every build: an example that broke fails the build
-nb_execution_timeout = 240
+nb_execution_timeout = 900       # a guard against a hung cell, not a speed check: a busy machine slows the main-job cell several-fold
 nb_execution_in_temp = True       # the tutorials write their run folders in a temporary folder, not in docs/
 nb_execution_raise_on_error = True   # a cell that raises fails the build and names the notebook
 nb_execution_show_tb = True
@@ -85,7 +85,8 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
-html_sidebars = {"index": [], "changelog": []}
+# Pages without sub-pages need no section navigation beside them.
+html_sidebars = {page: [] for page in ("index", "getting_started", "results", "papers", "performance", "changelog")}
 
 
 # ---------------------------------------------------------------- the API index, from the packages' __all__
