@@ -12,6 +12,7 @@ import tensorflow as tf
 from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
 from gpal.models.families.augmented_logistic_softmax import (
     AugmentedLogisticSoftmaxGP,
+    GaussianQ,
     LocalFactors,
     augmented_elbo_terms,
     collapsed_elbo_terms,
@@ -22,6 +23,7 @@ from gpal.models.families.augmented_logistic_softmax import (
     polya_gamma_mean,
 )
 from gpal.models.families.logistic_bounds import Quadratic, optimal_q
+from gpal.models.sparse import whitened_kl
 from gpal.training.cavi import AugmentedTrainer
 from gpal.models.likelihoods.logistic_softmax import logistic_softmax_log_prob, logistic_softmax_probs
 
@@ -252,6 +254,42 @@ def test_global_update_is_a_stationary_maximum_for_fixed_locals():
         model.precision.assign(precision_hat * (1.0 + 1e-2 * rng.choice([-1.0, 1.0])))
         assert bound() < best
         model.precision.assign(precision_hat)
+
+
+@pytest.mark.parametrize("locals_family", ["collapsed", "mean_field"])
+def test_cavi_reaches_the_maximum_a_direct_optimiser_finds(locals_family):
+    """Fixed kernel: CAVI's q(u) and bound equal L-BFGS on the same bound over (m, chol S) from another start.
+
+    The bound optimised by L-BFGS is the model's (locals at their optimum for each q), so a CAVI
+    fixed point that were not its maximum (a wrong update) would show as a gap.
+    """
+    from scipy.optimize import minimize
+
+    X, y = three_class(60, 9)
+    model = AugmentedLogisticSoftmaxGP(gpflow.kernels.SquaredExponential(lengthscales=[0.9, 0.9], variance=3.0), X[::6], 3,
+                                       locals_family=locals_family)
+    Xt, onehot = tf.constant(X), tf.constant(onehot_labels(y, 3))
+    AugmentedTrainer(model, X, y).run("cavi", max_iter=200, hyper_every=0)
+    cavi_bound, cavi_mean = float(model.elbo(Xt, onehot)), model.q().mean.numpy()
+    C, M = 3, model.Z.shape[0]
+    proj = model.project(Xt)
+
+    def negative_bound(x):
+        x = tf.constant(x)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            mean = tf.reshape(x[: C * M], (C, M))
+            sqrt = tf.linalg.band_part(tf.reshape(x[C * M :], (C, M, M)), -1, 0)
+            f_mean, f_var = model.marginals(proj, GaussianQ(mean, tf.linalg.matrix_transpose(sqrt)))
+            loc = LocalFactors(*[tf.stop_gradient(t) for t in model.optimal_locals(f_mean, f_var)])
+            kl = whitened_kl(mean, sqrt)
+            value = -(tf.reduce_sum(model.elbo_terms(f_mean, f_var, onehot, loc)) - kl)
+        return value.numpy(), tape.gradient(value, x).numpy()
+
+    start = np.concatenate([np.full(C * M, 0.3), np.tile(np.eye(M), (C, 1, 1)).ravel() * 0.5])
+    result = minimize(negative_bound, start, jac=True, method="L-BFGS-B", options={"maxiter": 5000, "gtol": 1e-9})
+    assert abs(-result.fun - cavi_bound) < 1e-5 * abs(cavi_bound), (-result.fun, cavi_bound)
+    np.testing.assert_allclose(result.x[: C * M].reshape(C, M), cavi_mean, atol=2e-3)
 
 
 @pytest.mark.parametrize("locals_family", ["collapsed", "mean_field"])
