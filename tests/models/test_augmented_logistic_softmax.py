@@ -528,3 +528,56 @@ def test_save_load_with_a_user_kernel(tmp_path):
     assert isinstance(loaded.kernel, gpflow.kernels.Matern32) and isinstance(loaded.model_.kernel, gpflow.kernels.Matern32)
     np.testing.assert_array_equal(loaded.kernel.lengthscales.numpy(), [0.7, 1.3])
     assert not np.allclose(loaded.model_.kernel.lengthscales.numpy(), [0.7, 1.3])  # fitted copy, template untouched
+
+
+def test_cavi_against_the_true_elbo_optimum_at_a_fixed_kernel():
+    """The cause of the gap to SVI, on a small problem: each augmented bound's optimum against the true ELBO's.
+
+    The true ELBO (sum_i E_q log p(y_i | f_i) - KL, 300 fixed Monte Carlo draws) is maximised over q(u) by
+    L-BFGS -- SVI's objective at the same kernel.  Integrating lambda out brings CAVI's q(u) to within the
+    issue's 0.02 of the true optimum's test NLL here (measured 0.007: what is left is the Polya-Gamma
+    bound's looseness); the paper's mean field stays well outside (measured 0.096).
+    """
+    from scipy.optimize import minimize
+
+    X, y = three_class(80, 11, noise=0.15)
+    X_test, y_test = three_class(400, 12, noise=0.15)
+    kernel = gpflow.kernels.SquaredExponential(lengthscales=[0.8, 0.8], variance=8.0)
+    fitted = {}
+    for family in ("collapsed", "mean_field"):
+        fitted[family] = AugmentedLogisticSoftmaxGP(gpflow.utilities.deepcopy(kernel), X[::8], 3, locals_family=family)
+        AugmentedTrainer(fitted[family], X, y).run("cavi", max_iter=150, hyper_every=0)
+    model, (C, M) = fitted["collapsed"], fitted["collapsed"].eta1.shape
+    proj, proj_test = model.project(tf.constant(X)), model.project(tf.constant(X_test))
+    eps = tf.constant(np.random.default_rng(0).normal(size=(300, len(X), C)))
+    labels = tf.constant(np.tile(y, 300))
+
+    def true_elbo(q):
+        mean, var = model.marginals(proj, q)
+        draws = tf.reshape(mean[None] + tf.sqrt(var)[None] * eps, (-1, C))
+        return tf.reduce_sum(logistic_softmax_log_prob(draws, labels)) / 300 - model.kl(q)
+
+    def unpack(x):
+        sqrt = tf.linalg.band_part(tf.reshape(x[C * M :], (C, M, M)), -1, 0)
+        return GaussianQ(tf.reshape(x[: C * M], (C, M)), tf.linalg.matrix_transpose(sqrt))
+
+    def negative(x):
+        x = tf.constant(x)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            value = -true_elbo(unpack(x))
+        return value.numpy(), tape.gradient(value, x).numpy()
+
+    def test_nll(q):
+        mean, var = model.marginals(proj_test, q)
+        draws = mean.numpy()[None] + np.sqrt(var.numpy())[None] * np.random.default_rng(3).normal(size=(2000,) + tuple(mean.shape))
+        proba = logistic_softmax_probs(tf.constant(draws.reshape(-1, C))).numpy().reshape(draws.shape).mean(axis=0)
+        return -np.mean(np.log(proba[np.arange(len(y_test)), y_test]))
+
+    q = model.q()
+    start = np.concatenate([q.mean.numpy().ravel(), np.transpose(q.inv_chol.numpy(), (0, 2, 1)).ravel()])
+    best = unpack(minimize(negative, start, jac=True, method="L-BFGS-B", options={"maxiter": 3000}).x)
+    qc, qm = fitted["collapsed"].q(), fitted["mean_field"].q()
+    assert float(true_elbo(best)) > float(true_elbo(qc)) > float(true_elbo(qm))
+    assert abs(test_nll(qc) - test_nll(best)) < 0.02
+    assert abs(test_nll(qm) - test_nll(best)) > 0.05
