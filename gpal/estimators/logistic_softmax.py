@@ -232,7 +232,9 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP
         from gpal.models.state import kernel_from_state
 
-        clf = cls(**cls._params_from_state(config["params"], arrays, "kernel_template/"))
+        # A folder saved before lambda could be integrated out was fitted with the paper's mean field.
+        params = {"locals_family": "mean_field", **config["params"]}
+        clf = cls(**cls._params_from_state(params, arrays, "kernel_template/"))
         clf._restore_fitted_state(config)
         model = AugmentedLogisticSoftmaxGP(
             kernel_from_state(config["kernel"], arrays, "kernel/"), arrays["Z"], len(clf.classes_), config["jitter"],
