@@ -17,12 +17,12 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any, Iterator, MutableMapping
 
-__all__ = ["ACQUISITIONS", "BROAD_PRIOR_VARIANCE", "CONJUGATE_INFERENCE", "DEFAULT_HIDDEN_SIZES",
+__all__ = ["ACQUISITIONS", "BROAD_PRIOR_VARIANCE", "CONJUGATE_INFERENCE", "LOCALS_FAMILIES", "DEFAULT_HIDDEN_SIZES",
            "DEFAULT_INPUT_NOISE", "DEFAULT_INPUT_PRIOR", "DEFAULT_LIKELIHOOD", "DEFAULT_NOISE_VARIANCE",
            "DEFAULT_NUM_INDUCING", "DEFAULT_PRIOR_COMPONENTS", "ESTIMATORS",
            "FOLLOW_UP_ACQUISITION", "INFERENCE", "INPUT_NOISE", "INPUT_PRIORS", "KERNELS", "LIKELIHOODS",
            "LOGISTIC_BOUNDS", "MODELS_PER_BATCH", "NOISE_VARIANCE_MODES", "ON_ERROR", "PER_MODEL_ERRORS", "Registry",
-           "WORKFLOWS"]
+           "WORKFLOWS", "ROWS_PER_PRIOR_COMPONENT"]
 
 #: Priors over the noiseless inputs (``gpal.models.input_prior``): the paper's broad N(0, s I), or a
 #: mixture deconvolved from the sources.  Two fixed choices, not an extension point, named here so the
@@ -46,10 +46,14 @@ DEFAULT_INPUT_PRIOR = INPUT_PRIORS[0]
 DEFAULT_NUM_INDUCING = 100
 #: Components of the population prior's deconvolved mixture.
 DEFAULT_PRIOR_COMPONENTS = 8
+#: Training rows the population prior's mixture needs per component (``check_prior_rows``).
+ROWS_PER_PRIOR_COMPONENT = 10
 #: Hidden-layer widths of NIMGP-NN's amortised q(x_i | x~_i) network.
 DEFAULT_HIDDEN_SIZES = (50,)
 #: The conjugate schemes of the augmented logistic-softmax model (``gpal.training.cavi``).
 CONJUGATE_INFERENCE = ("cavi", "natural_gradient")
+#: q(lambda, n) of the augmented logistic-softmax model: lambda integrated out, or the paper's mean field.
+LOCALS_FAMILIES = ("collapsed", "mean_field")
 #: How ``NoisyGPClassifier`` trains: stochastic variational inference, or a conjugate scheme.
 INFERENCE = ("svi", *CONJUGATE_INFERENCE)
 #: What a grid does with a failing unit (``run_units``, ``run_repeated_splits``, workflows' ``on_error``):
@@ -196,4 +200,5 @@ WORKFLOWS = Registry("workflow kind", {
     "compare": "gpal.workflows.compare",
     "classify": "gpal.workflows.classify",
     "follow_up": "gpal.workflows.follow_up",
+    "epoch_times": "gpal.workflows.epoch_times",
 })

@@ -17,6 +17,7 @@ import numpy as np
 import tensorflow as tf
 from gpal.progress import progress_bar
 
+from gpal.interrupts import check_stop
 from gpal.models.compiled import instance_function
 from gpal.models.families.logistic_bounds import (
     COEFFICIENTS,
@@ -207,6 +208,7 @@ class BoundOptimizer:
         bar = progress_bar(range(int(max_iter)), disable=not progress, desc=f"vi-{self.method}", unit="iter")
         try:
             for it in bar:
+                check_stop()
                 if not full:
                     self.analytic_updates(n_updates)
                 self.lbfgs_step(max_fun)
