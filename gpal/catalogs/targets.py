@@ -9,7 +9,8 @@ units and meanings; the catalog column behind each is the release record's (`Col
 reads them for given source names.
 
 Fallback for a layout that lacks a column: a number is NaN (a table writer derives a missing
-``RA`` / ``DEC`` from ``GLON`` / ``GLAT``; 3FGL gives no counterpart position or association
+``RA`` / ``DEC`` from ``GLON`` / ``GLAT``, and ``GLON`` / ``GLAT`` are derived here from the catalog's
+``RA`` / ``DEC`` where it has those but not these; 3FGL gives no counterpart position or association
 probability: NaN), a name is empty (``ASSOC1``, ``Extended_Source_Name``), ``Flags`` is
 -1 ("not given") with ``Flag_Words`` empty, and ``extended`` is read from the name (the 3FGL / 4FGL
 convention: an extended source's name ends in ``e``).  Float32 values are given at the digits the catalog
@@ -119,4 +120,18 @@ def target_columns(catalog: Any, ids: Sequence[str]) -> pd.DataFrame:
                 np.asarray(list(ids), dtype=str), "e")
         else:
             out[name] = _shortest(table[column])[rows] if have else np.nan
+    return _with_galactic(out)
+
+
+def _with_galactic(out: pd.DataFrame) -> pd.DataFrame:
+    """``GLON`` / ``GLAT`` from ``RA`` / ``DEC`` (J2000, taken as ICRS: within milliarcseconds) where only those are
+    known: a table of sources always says where they are in both frames when the catalog says it in one."""
+    derive = (out["GLON"].isna() | out["GLAT"].isna()) & out["RA"].notna() & out["DEC"].notna()
+    if derive.any():
+        from astropy import units as u
+        from astropy.coordinates import SkyCoord
+
+        sky = SkyCoord(ra=out.loc[derive, "RA"].to_numpy() * u.deg, dec=out.loc[derive, "DEC"].to_numpy() * u.deg,
+                       frame="icrs").galactic
+        out.loc[derive, "GLON"], out.loc[derive, "GLAT"] = sky.l.deg, sky.b.deg
     return out

@@ -60,8 +60,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         Carlo ELBO) is the default because it gave the best held-out NLL and calibration on the
         4FGL-DR4 main job; robust-max makes confident mistakes where classes overlap
         (docs/results.md, default selection study).
-    likelihood_options : keyword options of the named likelihood, e.g. ``{"delta": 0.01,
-        "learn_delta": False}`` for probit or ``{"num_samples": 50}`` for logistic-softmax
+    likelihood_options : keyword options of the named likelihood
+        e.g. ``{"delta": 0.01, "learn_delta": False}`` for probit or ``{"num_samples": 50}`` for logistic-softmax
         (robust-max takes ``epsilon`` / ``learn_epsilon`` below).
     inference : "svi" (minibatch Adam on the ELBO, every likelihood and input-noise strategy),
         or for ``likelihood="logistic_softmax"`` with exact inputs (``input_noise="none"``):
@@ -69,7 +69,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         "natural_gradient" (natural-gradient steps on minibatches of ``batch_size``, ``epochs``
         passes).  Kernel hyperparameters move by Adam at ``learning_rate`` in every case.
     inference_options : settings of the augmented model with no SVI counterpart:
-        ``hyper_every``, ``train_inducing``, ``nat_delay``, ``nat_forgetting``, ``jitter``
+        ``hyper_every``, ``train_inducing``, ``nat_delay``, ``nat_forgetting``, ``jitter``, ``locals_family``
         (see ``LogisticSoftmaxGPClassifier``).
     num_inducing : inducing points per latent function (capped at the training size).
     kernel : a name, None / "se_ard" (squared exponential with ARD) or "se_ard_plus_noise" (adding the paper's
