@@ -218,8 +218,9 @@ def test_classify_compares_with_baselines_on_the_same_rows(classified):
     assert "**Where another model is better**" in text  # said either way, as plainly as where gpal is better
     frame = read_probability_table(out / "classifications.csv").frame
     extended = int(frame["extended"].sum())
-    assert extended > 0 and (f"## Sky map of the predicted classes: {len(frame) - extended} of the {len(frame)} "
-                             f"classified unassociated + bcu sources ({extended} extended left out)") in text
+    left = f" ({extended} extended left out)" if extended else ""  # a title counts what it draws, names the rest
+    assert (f"## Sky map of the predicted classes: {len(frame) - extended} of the {len(frame)} classified "
+            f"unassociated + bcu sources{left}\n") in text
     frame = read_probability_table(out / "classifications.csv").frame
     assert (frame["p_mc_se"] >= 0).all()
 
@@ -648,3 +649,21 @@ def test_predict_with_a_classify_folder_writes_the_columns_classify_does(classif
     assert (same["ood"] == same["ood_classify"]).all() and same["ood"].any()
     np.testing.assert_allclose(same["p_pulsar"], same["p_pulsar_classify"], rtol=1e-12)
     assert (same["Flag_Words"] == same["Flag_Words_classify"]).all()
+
+
+def test_sky_maps_say_what_they_leave_out(classified, small_catalog):
+    """Drawn from a table holding extended sources (the snr selection has some), a sky map's title counts the point
+    sources it draws out of all and names the extended ones it leaves out."""
+    from dataclasses import replace
+
+    from gpal.catalog_jobs.report.figures import write_figures
+    from gpal.catalog_jobs.report.inputs import read_run
+
+    out, _ = classified
+    run = read_run(out)
+    snr = predict_catalog(out, str(small_catalog), "snr", progress=False)
+    extended = int(snr.frame["extended"].sum())
+    assert extended > 0
+    figures = write_figures(replace(run, table=replace(snr, meta={**snr.meta, "SELECT": "snr"})), held_out={})
+    assert (f"Sky map of the predicted classes: {len(snr.frame) - extended} of the {len(snr.frame)} classified snr "
+            f"sources ({extended} extended left out)") in figures
