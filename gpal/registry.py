@@ -17,12 +17,12 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any, Iterator, MutableMapping
 
-__all__ = ["ACQUISITIONS", "BROAD_PRIOR_VARIANCE", "CONJUGATE_INFERENCE", "LOCALS_FAMILIES", "DEFAULT_HIDDEN_SIZES",
+__all__ = ["ACQUISITIONS", "BROAD_PRIOR_VARIANCE", "CONJUGATE_INFERENCE", "DEFAULT_HIDDEN_SIZES",
            "DEFAULT_INPUT_NOISE", "DEFAULT_INPUT_PRIOR", "DEFAULT_LIKELIHOOD", "DEFAULT_NOISE_VARIANCE",
            "DEFAULT_NUM_INDUCING", "DEFAULT_PRIOR_COMPONENTS", "ESTIMATORS",
            "FOLLOW_UP_ACQUISITION", "INFERENCE", "INPUT_NOISE", "INPUT_PRIORS", "KERNELS", "LIKELIHOODS",
-           "LOGISTIC_BOUNDS", "MODELS_PER_BATCH", "NOISE_VARIANCE_MODES", "ON_ERROR", "PER_MODEL_ERRORS", "Registry",
-           "WORKFLOWS", "ROWS_PER_PRIOR_COMPONENT"]
+           "LOCALS_FAMILIES", "LOGISTIC_BOUNDS", "MODELS_PER_BATCH", "NOISE_VARIANCE_MODES", "ON_ERROR",
+           "PER_MODEL_ERRORS", "ROWS_PER_PRIOR_COMPONENT", "Registry", "WORKFLOWS"]
 
 #: Priors over the noiseless inputs (``gpal.models.input_prior``): the paper's broad N(0, s I), or a
 #: mixture deconvolved from the sources.  Two fixed choices, not an extension point, named here so the
