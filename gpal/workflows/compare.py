@@ -1,7 +1,7 @@
 """Workflow kind ``compare``: gpal's likelihoods and model families on the data sets available offline.
 
 Every (data set, method) pair runs through `gpal.runs.repeated_splits.run_repeated_splits`
-(random stratified 90/10 splits, one resumable JSON file per split and method under
+(random stratified splits, 90/10 unless ``protocol.test_size`` says otherwise, one resumable JSON file per split and method under
 ``<out>/<data set>/units/``).  The result is one table of test accuracy, test NLL,
 top-label ECE (15 equal-width bins) and training seconds, each as mean ± standard
 error over splits: ``comparison.md`` / ``.json`` / ``.csv``, a figure and ``report.md``.
@@ -14,9 +14,11 @@ Methods:
 - ``svgp-<likelihood>``: ``NoisyGPClassifier(input_noise="none", likelihood=...)`` for every
   likelihood of `gpal.registry.LIKELIHOODS` (Adam, minibatch 50, ``epochs``);
 - ``dirichlet``: ``DirichletGPClassifier`` (alpha_eps chosen from 0.1/0.01/0.001 by training MNLL);
+- ``gpr-platt``: ``GPRPlattClassifier`` (GP regression on the labels, Platt-scaled on 20 % of the
+  training rows: paper 003's baseline);
 - ``ls-cavi`` / ``ls-natgrad``: ``LogisticSoftmaxGPClassifier`` (augmented logistic-softmax)
   with full-batch CAVI or minibatch natural gradients;
-- ``jj``, ``jj-hybrid``, ``taylor``: ``LogisticBoundGPClassifier`` (binary only; the table
+- ``jj``, ``jj-full``, ``jj-hybrid``, ``taylor``: ``LogisticBoundGPClassifier`` (binary only; the table
   says "n/a (binary only)" on multi-class data sets).
 
 Measured input variances are not passed to any estimator (``use_variances=False``): the
@@ -25,7 +27,7 @@ likelihood comparison sees exact inputs, and the noisy-input methods learn the n
 that variance (in units of the training split's standard deviation) added to the train and test
 rows of each split; a reference then names settings ``NAME/LEVEL``.
 Iteration budgets: minibatch methods run ``epochs`` passes over the training rows;
-full-batch methods (CAVI sweeps, vi-JJ/Taylor outer iterations, Dirichlet L-BFGS)
+full-batch methods (CAVI sweeps, vi-JJ/Taylor outer iterations, Dirichlet and GPR L-BFGS)
 stop at ``iters`` iterations or earlier on their own convergence test.  Data sets
 take an optional ``:N`` suffix: generators draw N rows, fixed sets are subsampled
 (seeded, stratified) to at most N rows.
@@ -69,6 +71,7 @@ METHODS = (
     *NOISY_INPUT_METHODS,
     *(f"svgp-{lik}" for lik in LIKELIHOODS.names()),
     "dirichlet",
+    "gpr-platt",
     "ls-cavi",
     "ls-natgrad",
     *BINARY_ONLY,
@@ -142,6 +145,8 @@ def method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: 
         }
     if name == "dirichlet":
         return EstimatorFactory("dirichlet", (("num_inducing", num_inducing), ("max_iter", iters)))
+    if name == "gpr-platt":
+        return EstimatorFactory("gpr_platt", (("num_inducing", num_inducing), ("max_iter", iters)))
     if name == "ls-cavi":
         return EstimatorFactory("logistic_softmax", (("inference", "cavi"), ("num_inducing", num_inducing), ("max_iter", iters)))
     if name == "ls-natgrad":
@@ -250,6 +255,7 @@ def run_comparison(
     executor: Executor | None = None,
     injected_noise: Sequence[float] = (0.0,),
     noisy_input: Mapping[str, Any] | None = None,
+    test_size: float = 0.1,
 ) -> list[dict[str, Any]]:
     """Run (or resume) every method x data set and write ``comparison.md`` / ``.json`` / ``.csv``.
 
@@ -270,13 +276,13 @@ def run_comparison(
     for name, n, level, _ in settings_of(datasets, injected_noise, registry):
         ds = loaded.get((name, n)) or loaded.setdefault((name, n), load_dataset(name, n=n, seed=seed, registry=registry))
         tag = _tag(name, n, level)
-        n_train = ds.n_samples - next(ds.repeated_splits(1, 0.1, seed)).test.size
+        n_train = ds.n_samples - next(ds.repeated_splits(1, test_size, seed)).test.size
         usable = [m for m in methods if ds.n_classes == 2 or m not in BINARY_ONLY]
         specs = {m: method_spec(m, n_train, epochs, iters, num_inducing, noisy_input) for m in usable}
         folder = out / tag
         if specs:
             run_repeated_splits(
-                ds, specs, folder, n_splits=n_splits, test_size=0.1, seed=seed,
+                ds, specs, folder, n_splits=n_splits, test_size=test_size, seed=seed,
                 use_variances=False, on_error="record", progress=progress, executor=executor,
                 injected_variance=level or 0.0,
             )
@@ -347,7 +353,8 @@ def schema() -> dict[str, Any]:
         "methods": Field(ListOf(Parsed(_method_name, f"one of {list(METHODS)}")), list(METHODS),
                          f"methods, a list from {list(METHODS)}"),
         "protocol": {
-            "splits": Field(Integer(1), 5, "random stratified 90/10 splits", part_of_run=False),
+            "splits": Field(Integer(1), 5, "random stratified splits", part_of_run=False),
+            "test_size": Field(Real(0, 1, low_open=True, high_open=True), 0.1, "test fraction of each split"),
             "injected_noise": Field(ListOf(Real(0)), [0.0], "input-noise variances injected into train and test "
                                     "rows, in units of the training split's standard deviation (paper 001, sec. 5.3)"),
         },
@@ -372,7 +379,7 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
     table = run_comparison(
         config["datasets"], config["methods"], config["protocol"]["splits"], t["epochs"], out, seed=config["seed"],
         iters=t["iters"], num_inducing=t["num_inducing"], progress=progress, executor=executor,
-        injected_noise=levels, noisy_input=config["noisy_input"],
+        injected_noise=levels, noisy_input=config["noisy_input"], test_size=config["protocol"]["test_size"],
     )
     figures = {"Test NLL per data set and method (mean ± SE over splits)": save_figure(plot_nll(table), out / "nll")}
     measured = measured_values(out, config["datasets"], config["methods"], config["protocol"]["splits"], levels)
@@ -383,7 +390,8 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
     comparison = write_comparison(out, config, measured, budget)
     text = "\n".join([
         config["description"] or "", "",
-        f"{config['protocol']['splits']} split(s); minibatch methods {t['epochs']} epochs, full-batch methods at most "
+        f"{config['protocol']['splits']} split(s), test fraction {config['protocol']['test_size']:g}; "
+        f"minibatch methods {t['epochs']} epochs, full-batch methods at most "
         f"{t['iters']} iterations, M = {t['num_inducing']}. Also as `comparison.csv` / `comparison.json`.", "",
         comparison_markdown(table),
         *([] if comparison is None else ["", "## Beside the paper", "", reference_markdown(comparison)]),

@@ -302,7 +302,9 @@ def comparison_markdown(result: Mapping[str, Any], digits: int = 3) -> str:
         lines += ["", "| setting | metric | paper's order (best first) | gpal's order | pairs agreeing | verdict |",
                   "|---|---|---|---|---:|---|"]
         for o in result["orderings"]:
-            lines.append(f"| {o['setting']} | {o['metric']} | {o['paper']} | {o['gpal']} | {o['pairs']} | {o['verdict']} |")
+            # files recorded before pairs were counted hold the orders as lists and no pair count
+            paper, gpal = (" < ".join(x) if isinstance(x, list) else x for x in (o["paper"], o["gpal"]))
+            lines.append(f"| {o['setting']} | {o['metric']} | {paper} | {gpal} | {o.get('pairs', '–')} | {o['verdict']} |")
     if result["corrections"]:
         lines += ["", "Corrected published numbers:"]
         lines += [f"- {key}: printed {fix['printed'][0]:g} ± {fix['printed'][1]:g}; {fix['reason']}"
