@@ -146,13 +146,15 @@ def _classify(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------ check-later
 def _check_later(args: argparse.Namespace) -> int:
-    from gpal.catalog_jobs.later_check import check_later, write_later_check
+    from pathlib import Path
+
+    from gpal.catalog_jobs.later_check import LATER_CHECK_SOURCES_FILE, check_later, write_later_check
 
     baselines = [b.strip() for b in args.baselines.split(",") if b.strip()]
     check = check_later(args.trained, args.later, earlier=args.earlier, baselines=baselines, seed=args.seed)
     path = write_later_check(check, args.out or args.trained)
     print(check.markdown())
-    print(f"tables: {path} (and .md; the scored sources beside them)")
+    print(f"tables: {path} (the scored sources beside it, {Path(LATER_CHECK_SOURCES_FILE).name})")
     return 0
 
 
@@ -177,11 +179,33 @@ def _report(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------- workflow
 def _workflow(args: argparse.Namespace) -> int:
+    from gpal.workflows.shipped import resolve_workflow, shipped_workflows, workflow_title
+
+    if args.list:
+        shipped = shipped_workflows()
+        width = max(map(len, shipped), default=0)
+        for name, path in shipped.items():
+            print(f"{name:<{width}}  {workflow_title(path)}")
+        return 0
+    if args.file is None:
+        raise ValueError("give a workflow: a shipped name (gpal workflow --list) or a FILE.yaml")
     from gpal.workflows import run_workflow
 
-    folder = run_workflow(args.file, overrides=args.set, out=args.out, scheduler=args.scheduler, force=args.force,
-                          progress=not args.no_progress)
+    folder = run_workflow(resolve_workflow(args.file), overrides=args.set, out=args.out, scheduler=args.scheduler,
+                          force=args.force, progress=not args.no_progress)
     print(f"results in {folder}")
+    return 0
+
+
+# ------------------------------------------------------------- gpu-check
+def _gpu_check(args: argparse.Namespace) -> int:
+    from gpal.catalog_jobs.device_check import check_devices, format_check, write_record
+
+    record = check_devices(args.workloads, epochs=args.epochs, mnist_steps=args.mnist_steps, cpu=not args.gpu_only,
+                           say=_say if not args.no_progress else (lambda message: None))
+    print(format_check(record))
+    if args.json:
+        print(f"record: {write_record(record, args.json)}")
     return 0
 
 
@@ -379,7 +403,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the model's catalog file, where it was trained on a file that is not a shipped release")
     later.add_argument("--baselines", default=",".join(BASELINES), help=f"comma-separated, from {', '.join(BASELINES)}")
     later.add_argument("--seed", type=int, default=0, help="seed of the baselines and the bootstrap")
-    later.add_argument("--out", default=None, help="folder for tables/later_check.* (default: the --trained folder)")
+    later.add_argument("--out", default=None, help="folder for tables/later_check.csv and later_check_sources.csv "
+                       "(default: the --trained folder)")
     later.set_defaults(run=_check_later)
 
     active = verbs.add_parser(
@@ -400,14 +425,32 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a gpal classify output, an active-learning run or a repeated-splits experiment folder")
     report.set_defaults(run=_report)
 
-    workflow = verbs.add_parser("workflow", help="run a declarative workflow (workflows/*.yaml), see docs/workflows.md")
-    workflow.add_argument("file", metavar="FILE.yaml", help="the workflow file")
+    workflow = verbs.add_parser("workflow", help="run a declarative workflow, shipped (by name) or a YAML file; "
+                                "see docs/workflows.md")
+    workflow.add_argument("file", metavar="NAME|FILE.yaml", nargs="?",
+                          help="a shipped workflow's name (e.g. fermi_4fgl; --list shows them) or a workflow file")
+    workflow.add_argument("--list", action="store_true", help="list the shipped workflows (name and title) and exit")
     workflow.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                           help="override a parameter, e.g. --set protocol.splits=2 --set training.epochs=20 (repeatable)")
     workflow.add_argument("--out", default=None, help="output folder (default: the file's 'out')")
     workflow.add_argument("--scheduler", default=None, help=_SCHEDULER_HELP.replace("prediction chunks", "units"))
     _add_common(workflow, "replace an output folder that holds a different run")
     workflow.set_defaults(run=_workflow)
+
+    from gpal.catalog_jobs.device_check import WORKLOADS
+
+    gpu = verbs.add_parser("gpu-check", help="say whether TensorFlow sees a GPU and time gpal's training step on it "
+                           "(and on the CPU); without a GPU it says so and exits 0, see docs/gpu.md")
+    gpu.add_argument("--workloads", type=lambda text: [w.strip() for w in text.split(",") if w.strip()],
+                     default=list(WORKLOADS), metavar="NAME,...",
+                     help=f"what to time, among {', '.join(WORKLOADS)} (default: all)")
+    gpu.add_argument("--epochs", type=int, default=4, help="epochs of each timed fit; the first is left out (default 4)")
+    gpu.add_argument("--mnist-steps", type=int, default=20,
+                     help="mini-batches of a timed MNIST epoch, scaled to the 300 of a full one (default 20)")
+    gpu.add_argument("--gpu-only", action="store_true", help="do not time the CPU beside the GPUs")
+    gpu.add_argument("--json", default=None, metavar="FILE", help="also write the record as JSON")
+    gpu.add_argument("--no-progress", action="store_true", help="do not print each step on stderr")
+    gpu.set_defaults(run=_gpu_check)
     return parser
 
 
