@@ -134,12 +134,16 @@ def test_a_simulated_campaign_asks_only_about_bright_point_sources(small_catalog
     assert not (tmp_path / "al").exists()
 
 
-def test_a_simulated_campaign_too_small_for_the_main_jobs_prior_is_refused_before_any_write(small_catalog, tmp_path):
+def test_a_simulated_campaign_too_small_for_the_main_jobs_prior_adapts_and_records_it(small_catalog, tmp_path):
+    """30 labelled rows fit a 3-component population prior, not the main job's 8 (was refused, issue 63)."""
+    from gpal.catalog_jobs.settings import FewRowsWarning
+
     selection = CatalogSelection(catalog=str(small_catalog), classes="bll,fsrq")
-    with pytest.raises(ValueError, match=r"population prior needs at least 10 training rows per component \(80\); "
-                                         r"got 30 rows"):
-        run_active(selection, main_job_estimator(), tmp_path / "al", initial=30, test=30, progress=False)
-    assert not (tmp_path / "al").exists()
+    with pytest.warns(FewRowsWarning, match=r"30 training rows are too few for a 8-component population prior"):
+        run_active(selection, main_job_estimator(epochs=1, num_inducing=3), tmp_path / "al", initial=30, test=30,
+                   queries=0, progress=False)
+    identity = json.loads((tmp_path / "al" / "run.json").read_text())["identity"]
+    assert identity["adapted_to_few_rows"] == {"prior_components": 3}
 
 
 def test_outcomes_map_merged_codes_to_their_class_and_the_rest_to_other_or_nothing():
