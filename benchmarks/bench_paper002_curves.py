@@ -177,7 +177,8 @@ def claims(name: str, traces: dict[str, Trace]) -> list[dict[str, Any]]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     specs = [(token.split(":") + [None])[:3] for token in args.datasets.split(",")]
     warm = make_problem(specs[0][0], args.seed, 200)
-    tiny = Problem("warm-up", warm.X[:100], warm.y[:100], warm.X_test[:20], warm.y_test[:20])
+    rows = np.random.default_rng(args.seed).permutation(len(warm.y))[:100]  # both classes, whatever the row order
+    tiny = Problem("warm-up", warm.X[rows], warm.y[rows], warm.X_test[:20], warm.y_test[:20])
     for m in VI_METHODS:
         trace_vi(tiny, m, 1, 5, args.seed)
     trace_svi(tiny, 1, 5, 50, args.seed)

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.candidates import CANDIDATE_SETTINGS, candidate_lists, check_cuts
+from gpal.catalog_jobs.candidates import candidate_lists, check_cuts
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalogs.known_classes import apply_known_classes, class_weights
 from gpal.evaluation.comparison import bootstrap_comparison

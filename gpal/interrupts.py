@@ -5,7 +5,7 @@ TensorFlow's callbacks and list operations too (``SystemError: Objects/listobjec
 were the result, and a second Ctrl-C aborted the interpreter during its shutdown).  A command installs
 `stopping_at_safe_points` instead: the first Ctrl-C only sets a flag, which the work reads at safe points
 (`check_stop`: between training epochs, prediction chunks and the steps of a job) and answers by raising
-`StopRequested` there, so that what is saved is whole and a rerun resumes; the second Ctrl-C meets the
+`StopRequested` there, in the main thread (work beside it in a second thread is then stopped as after any failure), so that what is saved is whole and a rerun resumes; the second Ctrl-C meets the
 system's default action and ends the process then, whatever the main thread is doing.  A library user keeps
 Python's behaviour: without the handler, `check_stop` never raises.
 """
@@ -34,8 +34,12 @@ def stop_requested() -> bool:
 
 
 def check_stop() -> None:
-    """A safe point: raise `StopRequested` (a ``KeyboardInterrupt``) once Ctrl-C has asked to stop."""
-    if _REQUESTED.is_set():
+    """A safe point of the main thread: raise `StopRequested` (a ``KeyboardInterrupt``) once Ctrl-C has asked to stop.
+
+    Elsewhere it does nothing: work in a second thread (`gpal.runs.background.alongside`) is stopped by the main
+    thread once that has stopped, as any failure beside it stops it, so that it never takes the request for the end
+    of its own work (a fit stopped early is not saved as finished)."""
+    if _REQUESTED.is_set() and threading.current_thread() is threading.main_thread():
         raise StopRequested("stopped at a safe point after Ctrl-C")
 
 

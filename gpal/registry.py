@@ -21,8 +21,8 @@ __all__ = ["ACQUISITIONS", "BROAD_PRIOR_VARIANCE", "CONJUGATE_INFERENCE", "DEFAU
            "DEFAULT_INPUT_NOISE", "DEFAULT_INPUT_PRIOR", "DEFAULT_LIKELIHOOD", "DEFAULT_NOISE_VARIANCE",
            "DEFAULT_NUM_INDUCING", "DEFAULT_PRIOR_COMPONENTS", "ESTIMATORS",
            "FOLLOW_UP_ACQUISITION", "INFERENCE", "INPUT_NOISE", "INPUT_PRIORS", "KERNELS", "LIKELIHOODS",
-           "LOGISTIC_BOUNDS", "MODELS_PER_BATCH", "NOISE_VARIANCE_MODES", "ON_ERROR", "PER_MODEL_ERRORS", "Registry",
-           "WORKFLOWS", "ROWS_PER_PRIOR_COMPONENT"]
+           "LOCALS_FAMILIES", "LOGISTIC_BOUNDS", "MODELS_PER_BATCH", "NOISE_VARIANCE_MODES", "ON_ERROR",
+           "PER_MODEL_ERRORS", "ROWS_PER_PRIOR_COMPONENT", "Registry", "WORKFLOWS"]
 
 #: Priors over the noiseless inputs (``gpal.models.input_prior``): the paper's broad N(0, s I), or a
 #: mixture deconvolved from the sources.  Two fixed choices, not an extension point, named here so the
@@ -52,6 +52,8 @@ ROWS_PER_PRIOR_COMPONENT = 10
 DEFAULT_HIDDEN_SIZES = (50,)
 #: The conjugate schemes of the augmented logistic-softmax model (``gpal.training.cavi``).
 CONJUGATE_INFERENCE = ("cavi", "natural_gradient")
+#: q(lambda, n) of the augmented logistic-softmax model: lambda integrated out, or the paper's mean field.
+LOCALS_FAMILIES = ("collapsed", "mean_field")
 #: How ``NoisyGPClassifier`` trains: stochastic variational inference, or a conjugate scheme.
 INFERENCE = ("svi", *CONJUGATE_INFERENCE)
 #: What a grid does with a failing unit (``run_units``, ``run_repeated_splits``, workflows' ``on_error``):

@@ -114,5 +114,17 @@ def test_safe_points_raise_only_once_asked_and_only_under_the_handler():
         assert stop_requested()
         with pytest.raises(StopRequested):
             check_stop()
+        raised = []
+
+        def probe():
+            try:
+                check_stop()
+            except StopRequested:
+                raised.append(True)
+
+        beside = threading.Thread(target=probe)  # a second thread is stopped by the main one, never here
+        beside.start()
+        beside.join()
+        assert raised == []
         assert signal.getsignal(signal.SIGINT) is signal.SIG_DFL  # the second Ctrl-C is the system's
     assert not stop_requested() and signal.getsignal(signal.SIGINT) is before

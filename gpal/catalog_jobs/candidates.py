@@ -32,8 +32,8 @@ from gpal.catalogs.known_classes import outside_group
 from gpal.constraints import Integer, ListOf, Real, check_values
 from gpal.estimators.settings import Setting
 
-__all__ = ["CUTS", "CANDIDATE_SETTINGS", "Cut", "candidate_file", "candidate_lists", "check_cuts", "cuts_from_meta",
-           "cuts_identity", "cuts_meta", "cuts_text", "flag_mask", "passes_flags"]
+__all__ = ["CANDIDATE_SETTINGS", "CUTS", "Cut", "FLAG_NUMBERS", "candidate_file", "candidate_lists", "check_cuts",
+           "cuts_from_meta", "cuts_identity", "cuts_meta", "cuts_text", "flag_mask", "followable", "passes_flags"]
 
 #: A flag number: the LAT catalogs document flags 1 to 14; a Flags column holds at most 32 bits.
 FLAG_NUMBERS = Integer(1, 32)

@@ -83,8 +83,9 @@ SETTINGS = {
                                "class less often (91% against 98.5% in FL16Y) but are half the unassociated ones, so "
                                "the lists carry Flags instead"),
     "pool_prior": Setting(Boolean(), False,
-                          "move each group's classifications (unassociated; bcu) to its own class mix, estimated by EM; "
-                          "off by default: on later labels it helps the pulsars and hurts the FSRQs (docs/results.md)"),
+                          "move each group's classifications (unassociated; bcu) to its own class mix, estimated by "
+                          "EM; off by default: on later labels it helps the pulsars and hurts the FSRQs "
+                          "(docs/results.md)"),
 }
 
 

@@ -175,7 +175,8 @@ def check_later(
     (no link, no overlap, missing columns, a compared model of other classes) is refused before any fitting.
     ``built``: what the caller (the main job) already has, so nothing is computed twice: the
     release's unassociated and bcu sources with the model's features, the model's probabilities of
-    them, and its training rows.  ``pool_prior``: score gpal's probabilities (the model's and the compared
+    them as its table gives them (what the catalog knows applied: `known_class_probabilities`), and its
+    training rows.  ``pool_prior``: score gpal's probabilities (the model's and the compared
     models') moved to each group's own class mix, as ``gpal classify --pool-prior`` classifies
     (`gpal.catalog_jobs.pool_prior`; the baselines are left as a user would fit them); None: as the
     folder's classify run did.  ``baseline_proba``: with ``built``, the ``baselines``' probabilities of its sources,

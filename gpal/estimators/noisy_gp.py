@@ -69,7 +69,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         "natural_gradient" (natural-gradient steps on minibatches of ``batch_size``, ``epochs``
         passes).  Kernel hyperparameters move by Adam at ``learning_rate`` in every case.
     inference_options : settings of the augmented model with no SVI counterpart:
-        ``hyper_every``, ``train_inducing``, ``nat_delay``, ``nat_forgetting``, ``jitter``
+        ``hyper_every``, ``train_inducing``, ``nat_delay``, ``nat_forgetting``, ``jitter``, ``locals_family``
         (see ``LogisticSoftmaxGPClassifier``).
     num_inducing : inducing points per latent function (capped at the training size).
     kernel : a name, None / "se_ard" (squared exponential with ARD) or "se_ard_plus_noise" (adding the paper's

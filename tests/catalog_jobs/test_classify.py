@@ -118,7 +118,7 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     blind = load_estimator(out / "model_error_blind")
     assert list(blind.classes_) == ["bll", "fsrq", "pulsar"] and blind.input_noise == "none"
     assert (f"later classified, 3-class NLL" in report.read_text()
-            and f"with minus without {-twin['diff']:+.3f}" in report.read_text())
+            and f"without minus with {twin['diff']:+.3f}" in report.read_text())  # the tables' sign
     assert np.isfinite(sources[f"p_bll_{ERROR_BLIND_MODEL}"]).all()
     assert "**Checked against a later release**: FL16Y gives" in report.read_text()
     # values read as exact are counted, as dropped rows are: in training.json, metrics.json and the report
@@ -212,7 +212,15 @@ def test_classify_compares_with_baselines_on_the_same_rows(classified):
     assert faint["n"] >= len(held) // 4 and set(faint["models"]) == {"gpal", "logistic", "random_forest_isotonic",
                                                                        ERROR_BLIND_MODEL}
     bought = rows[ERROR_BLIND_MODEL, "nll"]
-    assert f"with them minus without: {-bought['diff']:+.3f} nats" in (out / "report.md").read_text()
+    text = (out / "report.md").read_text()
+    # one sign for differences, the tables' (other model minus gpal), in the words too
+    assert f"without them minus with them (the tables' sign: other model minus gpal): {bought['diff']:+.3f}" in text
+    assert "**Where another model is better**" in text  # said either way, as plainly as where gpal is better
+    frame = read_probability_table(out / "classifications.csv").frame
+    extended = int(frame["extended"].sum())
+    left = f" ({extended} extended left out)" if extended else ""  # a title counts what it draws, names the rest
+    assert (f"## Sky map of the predicted classes: {len(frame) - extended} of the {len(frame)} classified "
+            f"unassociated + bcu sources{left}\n") in text
     frame = read_probability_table(out / "classifications.csv").frame
     assert (frame["p_mc_se"] >= 0).all()
 
@@ -624,3 +632,38 @@ def test_the_pool_prior_moves_only_the_classified_sources_to_their_own_mix(class
     np.testing.assert_allclose(again.sources[logistic].to_numpy(), sources[logistic].to_numpy(), rtol=1e-12, atol=0)
     assert again.pool_prior == record["groups"]
     assert f"(pool prior: unassociated bll {unassociated['prior']['bll']:.2f}" in again.markdown()
+
+
+def test_predict_with_a_classify_folder_writes_the_columns_classify_does(classified, small_catalog):
+    """`gpal predict` with the folder flags "none of these" by the score the run saved, as classify did: every
+    column of classifications.csv but `information` (what a label teaches, a main-job ranking) is the same."""
+    from gpal.catalog_jobs.prediction import DEFAULT_SELECT
+
+    out, _ = classified
+    classified_sources = read_probability_table(out / "classifications.csv").frame
+    predicted = predict_catalog(out, str(small_catalog), DEFAULT_SELECT, progress=False).frame
+    assert list(predicted.columns) == [c for c in classified_sources.columns if c not in ("information",)]
+    same = predicted.merge(classified_sources, on="Source_Name", suffixes=("", "_classify"), validate="one_to_one")
+    assert len(same) == len(classified_sources)
+    np.testing.assert_allclose(same["ood_score"], same["ood_score_classify"], rtol=1e-12)
+    assert (same["ood"] == same["ood_classify"]).all() and same["ood"].any()
+    np.testing.assert_allclose(same["p_pulsar"], same["p_pulsar_classify"], rtol=1e-12)
+    assert (same["Flag_Words"] == same["Flag_Words_classify"]).all()
+
+
+def test_sky_maps_say_what_they_leave_out(classified, small_catalog):
+    """Drawn from a table holding extended sources (the snr selection has some), a sky map's title counts the point
+    sources it draws out of all and names the extended ones it leaves out."""
+    from dataclasses import replace
+
+    from gpal.catalog_jobs.report.figures import write_figures
+    from gpal.catalog_jobs.report.inputs import read_run
+
+    out, _ = classified
+    run = read_run(out)
+    snr = predict_catalog(out, str(small_catalog), "snr", progress=False)
+    extended = int(snr.frame["extended"].sum())
+    assert extended > 0
+    figures = write_figures(replace(run, table=replace(snr, meta={**snr.meta, "SELECT": "snr"})), held_out={})
+    assert (f"Sky map of the predicted classes: {len(snr.frame) - extended} of the {len(snr.frame)} classified snr "
+            f"sources ({extended} extended left out)") in figures

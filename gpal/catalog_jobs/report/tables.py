@@ -138,7 +138,8 @@ def _shown(rows: pd.DataFrame, scores: Sequence[str], classes: Sequence[str],
                              "predicted_class", *scores, "ood"])
     top = rows.head(10)[[c for c in columns if c in rows]]
     shown = top.round({**{c: 3 for c in top.columns if c.startswith("p_") or c in ("entropy", *scores)},
-                       **{c: 3 for c in position}, SIGNIFICANCE_COLUMN: 1})
+                       **{c: 3 for c in position}, SIGNIFICANCE_COLUMN: 1,
+                       "p_mc_se": 4})  # a Monte Carlo error of a few 1e-3 would read 0.0 at three decimals
     if FLUX_COLUMN in shown:
         shown = shown.assign(**{FLUX_COLUMN: [f"{v:.3g}" for v in shown[FLUX_COLUMN]]})
     return top, shown
