@@ -36,7 +36,8 @@ extensions = [
     "numpydoc",
 ]
 
-exclude_patterns = ["_build", "studies", "figures/*.py", "Thumbs.db", ".DS_Store", "jupyter_execute"]
+# studies/ and papers/ hold the inputs that results.md and papers.md are written from, not pages.
+exclude_patterns = ["_build", "studies", "papers/*", "figures/*.py", "Thumbs.db", ".DS_Store", "jupyter_execute"]
 templates_path = ["_templates"]
 root_doc = "index"
 

@@ -626,7 +626,7 @@ class EPIG(Acquisition):
 
 
 class Discovery(_Targeted, Acquisition):
-    """Targeted search: rank sources by the probability of being of class ``target`` (issue 23).
+    """Targeted search: rank sources by the probability of being of class ``target``.
 
     score = p(target | x, D) + ``exploration`` x sd_s p(target | f_s): with ``exploration`` 0 the
     plain ranking a radio search takes from a classifier; above 0 an upper-confidence bound

@@ -133,7 +133,7 @@ def _auc(truth: np.ndarray, score: np.ndarray) -> Any:
     """Area under the ROC curve of ``score`` for the positives of ``truth`` (0 / 1) along the last axis, NaN without
     both classes: the Mann-Whitney statistic from average ranks (a tie counts one half), which is scikit-learn's
     ``roc_auc_score``, for all bootstrap draws in one call (2000 draws x 4 models through ``roc_auc_score``, mostly
-    its input checks, made ``gpal check-later`` on a 4FGL-DR4 run 46 s instead of 18 s: docs/performance.md, session 27)."""
+    its input checks, made ``gpal check-later`` on a 4FGL-DR4 run 46 s instead of 18 s)."""
     from scipy.stats import rankdata
 
     truth = np.asarray(truth).astype(bool)

@@ -6,7 +6,7 @@ and the bcu sources it classifies are mixed otherwise.  Each group of them (one 
 unassociated, the bcu) gets its own mix, estimated from the model's probabilities alone by the EM of
 Saerens, Latinne & Decaestecker (2002; `gpal.evaluation.prior_shift`), and its probabilities are moved to
 that mix.  Nothing is refitted and no label is used, so the held-out check is unchanged.  Off by default
-(docs/results.md, issue 36): on later labels it divides the later pulsars' NLL by three but makes the later
+(docs/results.md): on later labels it divides the later pulsars' NLL by three but makes the later
 FSRQs worse, and part of the unassociated sources' "pulsar" share is the other Galactic sources a model of
 bll / fsrq / pulsar has nowhere else to put.
 """

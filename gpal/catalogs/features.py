@@ -48,7 +48,7 @@ MC_DRAWS = 2048
 MC_SEED = 20_240_622
 _MC_ROWS_PER_BLOCK = 128  # rows propagated at once: keeps the (rows, MC_DRAWS) temporaries to 2 MB each
 #: Rows propagated at once however many operands a feature has (3FGL's 48-month light curves would otherwise take
-#: 5 rows a block, and spend 40% of their time in Python's per-block calls: docs/performance.md, session 27).
+#: 5 rows a block, and spend 40% of their time in Python's per-block calls).
 _MC_MIN_ROWS = 16
 
 
@@ -699,7 +699,7 @@ def transform_all(features: Sequence[Feature], values: Sequence[np.ndarray], err
     summaries of one light curve, the hardness ratios of adjacent bands (band 2 is HR12's soft band and HR23's
     hard one).  A feature of k operands reads the first k quasi-random columns, as it does alone, so a feature
     drawn with others gets a sample as finely stratified; where its columns come in another order (HR23 beside
-    HR12) or from a wider set, its variance moves within its Monte Carlo error (docs/performance.md, session 24).
+    HR12) or from a wider set, its variance moves within its Monte Carlo error.
 
     Returns
     -------
@@ -912,7 +912,7 @@ _FERMI_3FGL = (
     Feature("PowerLaw_Index"),
 )
 
-# The measurements behind the summaries (issue 36; docs/catalogs.md, "Band spectra and light curves"), read
+# The measurements behind the summaries (docs/catalogs.md, "Band spectra and light curves"), read
 # through the 4FGL layout's roles (4FGL, DR2, DR4, FL16Y).  Band spectrum: each 0.1-100 GeV band's share of
 # the photon flux summed over those bands (DR4 bands 1-6, present in every 4FGL release; the 50-100 MeV
 # and TeV bands are mostly upper limits), log10, floored at 1e-4; its value is the mean of the log draws,

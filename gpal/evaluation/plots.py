@@ -69,7 +69,7 @@ def save_figure(
 @contextlib.contextmanager
 def _layout_kept(fig: Figure):
     """The layout the first format's save computed, kept for the others: a save under a layout engine draws the
-    figure twice to place it, and that is a fifth of a figure's cost (docs/performance.md, session 27)."""
+    figure twice to place it, and that is a fifth of a figure's cost."""
     engine = fig.get_layout_engine()
     fig.set_layout_engine("none")
     try:

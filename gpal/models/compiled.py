@@ -24,7 +24,7 @@ def instance_function(fn: Callable, **options: Any) -> Callable:
 
     AutoGraph is off unless ``options`` turn it on: gpal's compiled functions are straight-line graphs (their
     Python loops run over Python values, and unroll alike either way).  Converting the code they call cost 3.5-4 s
-    of a first L-BFGS fit's 9.5 s (docs/performance.md, session 25), and it once mis-resolved the strategies' methods
+    of a first L-BFGS fit's 9.5 s, and it once mis-resolved the strategies' methods
     in the predictors."""
     return tf.function(functools.partial(fn), **{"autograph": False, **options})
 

@@ -161,7 +161,7 @@ def monte_carlo_mean(
     (row s N + i is draw s of row i; ``fn`` must be row-wise, any per-row data it holds tiled S
     times): the same draws, summed in another order, for a training ELBO whose batch is small,
     where a loop's per-iteration dispatch (forward and backward) would cost more than its
-    arithmetic (docs/performance.md, session 19).
+    arithmetic.
     """
     sd = tf.sqrt(tf.maximum(Fvar, 0.0))
     if at_once:

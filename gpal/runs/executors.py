@@ -183,7 +183,7 @@ def _freeze_modules_once_tensorflow_loaded() -> None:
     """Once a task has loaded TensorFlow in this worker, move the objects alive now (its modules', millions) out
     of Python's cyclic collector (`gc.freeze`, once): they live as long as the worker, and every full collection,
     the one at the worker's exit among them, walked them all again.  A local cluster whose two workers loaded
-    gpal's models closed in 1.5 s, 0.2 s frozen (docs/performance.md, session 29)."""
+    gpal's models closed in 1.5 s, 0.2 s frozen."""
     global _modules_frozen
     if _modules_frozen or "tensorflow" not in sys.modules:
         return
@@ -318,7 +318,7 @@ def make_executor(scheduler: str | None = None, n_workers: int | None = None) ->
 
         # No dashboard, so no use for the workers' statistical profiler: every 10 ms it walks the running task's
         # stack and reads its source lines, which made TensorFlow's import in a worker 9.0 s instead of 6.5 s
-        # (docs/performance.md, session 27).  Each worker's nanny keeps the configuration it was started with.
+        # on a 2-core machine.  Each worker's nanny keeps the configuration it was started with.
         with dask.config.set({"distributed.worker.profile.enabled": False}):
             cluster = distributed.LocalCluster(
                 n_workers=n_workers or _default_workers(),

@@ -148,7 +148,7 @@ def _compiled_step(model, optimizer, data, base, base_seed) -> tuple[Callable, "
 
 #: The fewest steps in a fit for which ``Trainer.fit`` runs an epoch's steps in one call (``Trainer.steps``): the
 #: loop's first call costs 0.35-0.5 s more per model signature than a step's, and saves 2-3 ms a step
-#: (docs/performance.md, session 20), so shorter fits (the tests', active learning's refits) take one call a step.
+#: so shorter fits (the tests', active learning's refits) take one call a step.
 LOOP_MIN_STEPS = 200
 
 
@@ -159,7 +159,7 @@ def _compiled_steps(step: Callable, done: tf.Variable, losses: tf.Variable) -> C
     One Python call and one dispatch for an epoch's steps instead of one per step: the same updates in the same
     order, equal to rounding (tested: TensorFlow optimises the step inside the loop's graph, and a sum may
     round otherwise, 1e-17 after a few steps), at a fifth to a third less time where a second fit shares
-    the cores (docs/performance.md, session 20).  The loop stops after the first non-finite loss, whose step (gradients
+    the cores.  The loop stops after the first non-finite loss, whose step (gradients
     zeroed) has run, so that the caller can retry it as a step alone would be retried; ``done`` counts the
     steps completed and ``losses`` holds their losses, read by the caller however the call ended (a failed
     Cholesky raises out of the loop; the steps before it have been applied).

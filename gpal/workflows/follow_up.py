@@ -96,7 +96,7 @@ def schema() -> dict[str, Any]:
         "report_at": Field(ListOf(Integer(1)), [20, 100], "budgets (sources observed) whose paired differences the "
                            "report gives with 95% intervals", part_of_run=False),
         # Exact inputs, not the main job's NIMGP: its population prior needs >= 80 labelled sources
-        # and a campaign starts from n_seed; which model a campaign should retrain is issue 23's study.
+        # and a campaign starts from n_seed (docs/active_learning.md, the simulated campaign on 4FGL-DR4).
         "training": fields_from_settings(
             estimator_settings(main_job_estimator(), ("input_noise", "likelihood", "epochs", "num_inducing", "batch_size")),
             input_noise="none"),
