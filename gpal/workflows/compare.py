@@ -10,6 +10,8 @@ Methods:
 
 - ``svgp-<likelihood>``: ``NoisyGPClassifier(input_noise="none", likelihood=...)`` for every
   likelihood of `gpal.registry.LIKELIHOODS` (Adam, minibatch 50, ``epochs``);
+- ``svgp-<step|probit|logit>-fixed-delta``: the same with the label-flip delta held at its
+  starting value 1e-3 instead of learned (paper 000, sec. IV-B1 and Fig. 4);
 - ``dirichlet``: ``DirichletGPClassifier`` (alpha_eps chosen from 0.1/0.01/0.001 by training MNLL);
 - ``ls-cavi`` / ``ls-natgrad``: ``LogisticSoftmaxGPClassifier`` (augmented logistic-softmax)
   with full-batch CAVI or minibatch natural gradients;
@@ -53,8 +55,12 @@ __all__ = [
 ]
 
 BINARY_ONLY = LOGISTIC_BOUNDS
+#: The Gaussian-noise likelihoods whose label-flip delta a method may hold fixed (paper 000, Fig. 4).
+FIXED_DELTA = ("step", "probit", "logit")
+FIXED_DELTA_SUFFIX = "-fixed-delta"
 METHODS = (
     *(f"svgp-{lik}" for lik in LIKELIHOODS.names()),
+    *(f"svgp-{lik}{FIXED_DELTA_SUFFIX}" for lik in FIXED_DELTA),
     "dirichlet",
     "ls-cavi",
     "ls-natgrad",
@@ -169,11 +175,16 @@ def method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: 
     """The experiments-runner spec (parameter dict or factory) of one method on ``n_train`` rows."""
     if name.startswith("svgp-"):
         likelihood = name[len("svgp-") :]
+        options = {}
+        if likelihood == "softmax":  # paper 000's GPCsm trains softmax through its closed-form Gumbel bound
+            options = {"likelihood_options": {"elbo": "bound"}}
+        elif likelihood.endswith(FIXED_DELTA_SUFFIX):  # delta stays at the likelihood's starting 1e-3
+            likelihood = likelihood[: -len(FIXED_DELTA_SUFFIX)]
+            options = {"likelihood_options": {"learn_delta": False}}
         return {
             "input_noise": "none",
             "likelihood": likelihood,
-            # paper 000's GPCsm trains softmax through its closed-form Gumbel bound
-            **({"likelihood_options": {"elbo": "bound"}} if likelihood == "softmax" else {}),
+            **options,
             "num_inducing": num_inducing,
             "batch_size": BATCH_SIZE,
             "epochs": epochs,
