@@ -73,7 +73,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         (see ``LogisticSoftmaxGPClassifier``).
     num_inducing : inducing points per latent function (capped at the training size).
     kernel : gpflow kernel copied per class, or a name from ``gpal.models.kernels.KERNELS``: ``None`` /
-        "se_ard" is squared exponential with ARD, "se_ard_plus_noise" adds the paper's sigma_0^2 I[x = x'].
+        "se_ard" is squared exponential with ARD, "se_ard_plus_noise" adds the paper's sigma_0^2 I[x = x'],
+        "matern52_plus_se" is paper 000's Table V kernel.
     batch_size, epochs, learning_rate : Adam minibatch optimisation of the ELBO.
     n_samples : Monte Carlo draws of p(x* | x~*) per test point (NIMGP and NIMGP-NN: "latent", "amortized").
     prior_variance : s of the broad prior N(0, s I) on the noiseless inputs.

@@ -39,12 +39,12 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.constraints import Integer, ListOf, Parsed
+from gpal.constraints import Integer, ListOf, OneOf, Optional, Parsed
 from gpal.data.dataset import NoisyDataset
 from gpal.evaluation.calibration import expected_calibration_error
 from gpal.evaluation.metrics import format_mean_se, mean_se
 from gpal.files import atomic_output, write_json_atomic, write_text_atomic
-from gpal.registry import ESTIMATORS, LIKELIHOODS, LOGISTIC_BOUNDS
+from gpal.registry import ESTIMATORS, KERNELS, LIKELIHOODS, LOGISTIC_BOUNDS
 from gpal.runs.executors import Executor
 from gpal.runs.repeated_splits import run_repeated_splits, summarize, unit_path
 from gpal.workflows.schema import Field
@@ -171,8 +171,14 @@ class EstimatorFactory:
         return ESTIMATORS.get_class(self.family)(**dict(self.params), random_state=seed, progress=False)
 
 
-def method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: int) -> Any:
-    """The experiments-runner spec (parameter dict or factory) of one method on ``n_train`` rows."""
+def method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: int, kernel: str | None = None) -> Any:
+    """The experiments-runner spec (parameter dict or factory) of one method on ``n_train`` rows.
+
+    ``kernel``: a name from `gpal.registry.KERNELS` for the ``svgp-`` methods (None: their default SE-ARD);
+    the other families have kernels of their own, so naming one for them is refused.
+    """
+    if kernel is not None and not name.startswith("svgp-"):
+        raise ValueError(f"method {name!r} has its own kernel; a kernel ({kernel!r}) can only be set for the svgp- methods")
     if name.startswith("svgp-"):
         likelihood = name[len("svgp-") :]
         options = {}
@@ -186,6 +192,7 @@ def method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: 
             "likelihood": likelihood,
             **options,
             "num_inducing": num_inducing,
+            **({} if kernel is None else {"kernel": kernel}),  # left out by default: earlier runs' specs still match
             "batch_size": BATCH_SIZE,
             "epochs": epochs,
             "progress": False,
@@ -248,11 +255,13 @@ def run_comparison(
     progress: bool = True,
     registry: Mapping[str, Any] = DATASETS,
     executor: Executor | None = None,
+    kernel: str | None = None,
 ) -> list[dict[str, Any]]:
     """Run (or resume) every method x data set and write ``comparison.md`` / ``.json`` / ``.csv``.
 
     ``registry`` maps data-set names to ``(loader(n, seed), generated)`` (default ``DATASETS``);
-    ``executor`` runs the units (default: in this process).
+    ``executor`` runs the units (default: in this process); ``kernel`` names the ``svgp-`` methods'
+    kernel (`method_spec`).
 
     Returns one row per (data set, method): metric cells as "mean ± SE" strings, or
     ``NOT_APPLICABLE`` for a binary-only method on a multi-class data set.  Failed
@@ -267,7 +276,7 @@ def run_comparison(
         tag = name if n is None else f"{name}-n{n}"
         n_train = ds.n_samples - next(ds.repeated_splits(1, 0.1, seed)).test.size
         usable = [m for m in methods if ds.n_classes == 2 or m not in BINARY_ONLY]
-        specs = {m: method_spec(m, n_train, epochs, iters, num_inducing) for m in usable}
+        specs = {m: method_spec(m, n_train, epochs, iters, num_inducing, kernel) for m in usable}
         folder = out / tag
         if specs:
             run_repeated_splits(
@@ -346,6 +355,9 @@ def schema() -> dict[str, Any]:
             "epochs": Field(Integer(1), 100, "passes over the data for minibatch methods"),
             "iters": Field(Integer(1), 100, "iteration cap of full-batch methods"),
             "num_inducing": Field(Integer(1), 20, "inducing points for every method"),
+            "kernel": Field(Optional(OneOf(list(KERNELS.names()))), None,
+                            f"kernel of the svgp- methods, one of {list(KERNELS.names())} (null: SE-ARD); "
+                            "the other families keep their own"),
         },
     }
 
@@ -357,7 +369,7 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
     t = config["training"]
     table = run_comparison(
         config["datasets"], config["methods"], config["protocol"]["splits"], t["epochs"], out, seed=config["seed"],
-        iters=t["iters"], num_inducing=t["num_inducing"], progress=progress, executor=executor,
+        iters=t["iters"], num_inducing=t["num_inducing"], progress=progress, executor=executor, kernel=t["kernel"],
     )
     figures = {"Test NLL per data set and method (mean ± SE over splits)": save_figure(plot_nll(table), out / "nll")}
     text = "\n".join([

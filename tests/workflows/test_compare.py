@@ -110,3 +110,11 @@ def test_fixed_delta_methods_hold_delta_and_the_others_learn_it(cl, likelihood):
     assert deltas[f"svgp-{likelihood}-fixed-delta"] == (pytest.approx(DEFAULT_DELTA, rel=1e-12), False)
     learned, trainable = deltas[f"svgp-{likelihood}"]
     assert trainable and abs(learned - DEFAULT_DELTA) > 1e-5
+
+
+def test_kernel_setting_reaches_the_svgp_methods_only(cl):
+    spec = cl.method_spec("svgp-probit", 100, 2, 10, 5, kernel="matern52_plus_se")
+    assert spec["kernel"] == "matern52_plus_se"
+    assert "kernel" not in cl.method_spec("svgp-probit", 100, 2, 10, 5)  # default specs unchanged
+    with pytest.raises(ValueError, match=r"method 'dirichlet' has its own kernel"):
+        cl.method_spec("dirichlet", 100, 2, 10, 5, kernel="matern52_plus_se")
