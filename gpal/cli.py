@@ -177,6 +177,18 @@ def _workflow(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------- gpu-check
+def _gpu_check(args: argparse.Namespace) -> int:
+    from gpal.catalog_jobs.device_check import check_devices, format_check, write_record
+
+    record = check_devices(args.workloads, epochs=args.epochs, mnist_steps=args.mnist_steps, cpu=not args.gpu_only,
+                           say=_say if not args.no_progress else (lambda message: None))
+    print(format_check(record))
+    if args.json:
+        print(f"record: {write_record(record, args.json)}")
+    return 0
+
+
 # ----------------------------------------------------------------- parser
 def _add_catalog(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -385,6 +397,21 @@ def build_parser() -> argparse.ArgumentParser:
     workflow.add_argument("--scheduler", default=None, help=_SCHEDULER_HELP.replace("prediction chunks", "units"))
     _add_common(workflow, "replace an output folder that holds a different run")
     workflow.set_defaults(run=_workflow)
+
+    from gpal.catalog_jobs.device_check import WORKLOADS
+
+    gpu = verbs.add_parser("gpu-check", help="say whether TensorFlow sees a GPU and time gpal's training step on it "
+                           "(and on the CPU); without a GPU it says so and exits 0, see docs/gpu.md")
+    gpu.add_argument("--workloads", type=lambda text: [w.strip() for w in text.split(",") if w.strip()],
+                     default=list(WORKLOADS), metavar="NAME,...",
+                     help=f"what to time, among {', '.join(WORKLOADS)} (default: all)")
+    gpu.add_argument("--epochs", type=int, default=4, help="epochs of each timed fit; the first is left out (default 4)")
+    gpu.add_argument("--mnist-steps", type=int, default=20,
+                     help="mini-batches of a timed MNIST epoch, scaled to the 300 of a full one (default 20)")
+    gpu.add_argument("--gpu-only", action="store_true", help="do not time the CPU beside the GPUs")
+    gpu.add_argument("--json", default=None, metavar="FILE", help="also write the record as JSON")
+    gpu.add_argument("--no-progress", action="store_true", help="do not print each step on stderr")
+    gpu.set_defaults(run=_gpu_check)
     return parser
 
 

@@ -1,9 +1,11 @@
-"""Data: noisy data sets (features, their variances, labels), splits, standardisation, generators.
+"""Data: noisy data sets (features, their variances, labels), splits, standardisation, named sets.
 
-``gpal.data.synthetic`` makes the generated problems (GP-prior toys, waveform) and the
-offline sets shipped with scikit-learn (wine, digits).
+``load_dataset(name)`` / ``dataset_names()`` (`gpal.data.registry`) give every data set gpal has
+offline: the UCI sets shipped as KEEL copies (`gpal.data.keel`), scikit-learn's bundled sets,
+the generators (`gpal.data.synthetic`, `gpal.data.breiman`) and the Fermi-LAT catalogs.
 """
 
 from gpal.data.dataset import NoisyDataset, Split, Standardizer
+from gpal.data.registry import dataset_names, load_dataset, parse_dataset
 
-__all__ = ["NoisyDataset", "Split", "Standardizer"]
+__all__ = ["NoisyDataset", "Split", "Standardizer", "dataset_names", "load_dataset", "parse_dataset"]

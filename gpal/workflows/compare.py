@@ -34,13 +34,15 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from gpal.constraints import Integer, ListOf, OneOf, Optional, Parsed
 from gpal.data.dataset import NoisyDataset
+from gpal.data.registry import DATASETS as BENCHMARK_DATASETS
+from gpal.data.registry import DatasetEntry, load_dataset, parse_dataset
 from gpal.evaluation.calibration import expected_calibration_error
 from gpal.evaluation.metrics import format_mean_se, mean_se
 from gpal.files import atomic_output, write_json_atomic, write_text_atomic
@@ -50,8 +52,8 @@ from gpal.runs.repeated_splits import run_repeated_splits, summarize, unit_path
 from gpal.workflows.schema import Field
 
 __all__ = [
-    "DATASETS", "METHODS", "NOT_APPLICABLE", "EstimatorFactory", "check_methods", "comparison_markdown",
-    "load_dataset", "method_spec", "parse_dataset", "run", "run_comparison", "schema",
+    "DATASETS", "DEFAULT_DATASETS", "METHODS", "NOT_APPLICABLE", "EstimatorFactory", "check_methods", "comparison_markdown",
+    "method_spec", "run", "run_comparison", "schema",
 ]
 
 BINARY_ONLY = LOGISTIC_BOUNDS
@@ -71,30 +73,6 @@ BATCH_SIZE = 50
 
 
 # ------------------------------------------------------------------ data sets
-def _synthetic_2d(n: int | None, seed: int) -> NoisyDataset:
-    from gpal.data.synthetic import synthetic_2d
-
-    return synthetic_2d(n_train=n or 1000, n_test=1, noise_variance=0.1, seed=seed).train
-
-
-def _waveform(n: int | None, seed: int) -> NoisyDataset:
-    from gpal.data.synthetic import waveform
-
-    return waveform(n=n or 1000, seed=seed)
-
-
-def _wine(n: int | None, seed: int) -> NoisyDataset:
-    from gpal.data.synthetic import wine
-
-    return wine()
-
-
-def _digits(n: int | None, seed: int) -> NoisyDataset:
-    from gpal.data.synthetic import digits
-
-    return digits()
-
-
 def _fgl(n: int | None, seed: int) -> NoisyDataset:
     from gpal.catalogs import load_catalog
 
@@ -107,51 +85,14 @@ def _fgl_dr4(n: int | None, seed: int) -> NoisyDataset:
     return load_catalog("4FGL-DR4").dataset(classes=["bll", "fsrq"])
 
 
-#: name -> (loader(n, seed), whether n sets the generated size rather than a subsample cap)
-DATASETS: dict[str, tuple[Callable[[int | None, int], NoisyDataset], bool]] = {
-    "synthetic_2d": (_synthetic_2d, True),
-    "waveform": (_waveform, True),
-    "wine": (_wine, False),
-    "digits": (_digits, False),
-    "4fgl": (_fgl, False),
-    "4fgl-dr4": (_fgl_dr4, False),
+#: gpal.data's data sets and two catalog selections (catalogs come after gpal.data in the pipeline)
+DATASETS: dict[str, DatasetEntry] = {
+    **BENCHMARK_DATASETS,
+    "4fgl": DatasetEntry(_fgl, "4FGL, Signif_Avg > 30, bll/fsrq/psr, 6 features"),
+    "4fgl-dr4": DatasetEntry(_fgl_dr4, "4FGL-DR4, all significances, bll vs fsrq, 6 features"),
 }
-DATASET_NOTES = {
-    "synthetic_2d": "GP-prior draw (sec. 5.2), 3 classes, input noise variance 0.1",
-    "waveform": "Breiman waveform, 21 features, 3 classes",
-    "wine": "UCI wine, 13 features, 3 classes",
-    "digits": "8x8 digits, 64 features, 10 classes",
-    "4fgl": "4FGL, Signif_Avg > 30, bll/fsrq/psr, 6 features",
-    "4fgl-dr4": "4FGL-DR4, all significances, bll vs fsrq, 6 features",
-}
-
-
-def _stratified_cap(ds: NoisyDataset, n: int, seed: int) -> NoisyDataset:
-    """At most ``n`` rows, each class keeping its share (seeded)."""
-    if n >= ds.n_samples:
-        return ds
-    keep, _ = ds.split(test_size=1.0 - n / ds.n_samples, seed=seed)
-    return keep
-
-
-def parse_dataset(token: str, registry: Mapping[str, Any] = DATASETS) -> tuple[str, int | None]:
-    """``"digits:600"`` -> ("digits", 600); unknown names list the valid ones."""
-    name, _, size = token.strip().partition(":")
-    name = name.strip().lower()
-    if name not in registry:
-        raise ValueError(f"unknown data set {name!r}; valid names are {list(registry)} (optionally NAME:ROWS)")
-    if not size:
-        return name, None
-    if not size.isdigit() or int(size) < 20:
-        raise ValueError(f"data set {token!r}: the row count after ':' must be an integer >= 20")
-    return name, int(size)
-
-
-def load_dataset(name: str, n: int | None, seed: int, registry: Mapping[str, Any] = DATASETS) -> NoisyDataset:
-    """The named data set at the requested size."""
-    loader, generated = registry[name]
-    ds = loader(n, seed)
-    return ds if generated or n is None else _stratified_cap(ds, n, seed)
+#: what the workflow runs when its file names no data sets
+DEFAULT_DATASETS = ("synthetic_2d", "waveform", "wine", "digits", "4fgl", "4fgl-dr4")
 
 
 # -------------------------------------------------------------------- methods
@@ -253,15 +194,15 @@ def run_comparison(
     iters: int = 100,
     num_inducing: int = 20,
     progress: bool = True,
-    registry: Mapping[str, Any] = DATASETS,
+    registry: Mapping[str, DatasetEntry] = DATASETS,
     executor: Executor | None = None,
     kernel: str | None = None,
 ) -> list[dict[str, Any]]:
     """Run (or resume) every method x data set and write ``comparison.md`` / ``.json`` / ``.csv``.
 
-    ``registry`` maps data-set names to ``(loader(n, seed), generated)`` (default ``DATASETS``);
-    ``executor`` runs the units (default: in this process); ``kernel`` names the ``svgp-`` methods'
-    kernel (`method_spec`).
+    ``registry`` maps data-set names to `gpal.data.registry.DatasetEntry` (default ``DATASETS``:
+    gpal.data's sets and the two catalog selections); ``executor`` runs the units (default: in this
+    process); ``kernel`` names the ``svgp-`` methods' kernel (`method_spec`).
 
     Returns one row per (data set, method): metric cells as "mean ± SE" strings, or
     ``NOT_APPLICABLE`` for a binary-only method on a multi-class data set.  Failed
@@ -272,7 +213,7 @@ def run_comparison(
     out = Path(out)
     table = []
     for name, n in parsed:
-        ds = load_dataset(name, n, seed, registry)
+        ds = load_dataset(name, n=n, seed=seed, registry=registry)
         tag = name if n is None else f"{name}-n{n}"
         n_train = ds.n_samples - next(ds.repeated_splits(1, 0.1, seed)).test.size
         usable = [m for m in methods if ds.n_classes == 2 or m not in BINARY_ONLY]
@@ -331,9 +272,7 @@ def comparison_markdown(table: Sequence[Mapping[str, Any]]) -> str:
 
 # ------------------------------------------------------------------ workflow
 def _dataset_token(value: Any) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"expected NAME or NAME:ROWS with NAME in {list(DATASETS)}; got {value!r}")
-    parse_dataset(value)
+    parse_dataset(value, DATASETS)
     return value
 
 
@@ -346,8 +285,9 @@ def _method_name(value: Any) -> str:
 def schema() -> dict[str, Any]:
     return {
         "datasets": Field(ListOf(Parsed(_dataset_token, f"NAME or NAME:ROWS with NAME in {list(DATASETS)}")),
-                          list(DATASETS),
-                          "data sets as NAME or NAME:ROWS: " + "; ".join(f"{k} = {v}" for k, v in DATASET_NOTES.items())),
+                          list(DEFAULT_DATASETS),
+                          "data sets as NAME or NAME:ROWS (docs/datasets.md): "
+                          + "; ".join(f"{k} = {e.description}" for k, e in DATASETS.items())),
         "methods": Field(ListOf(Parsed(_method_name, f"one of {list(METHODS)}")), list(METHODS),
                          f"methods, a list from {list(METHODS)}"),
         "protocol": {"splits": Field(Integer(1), 5, "random stratified 90/10 splits", part_of_run=False)},

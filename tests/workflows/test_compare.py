@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from gpal.data.dataset import NoisyDataset
+from gpal.data.registry import DatasetEntry
 from gpal.workflows import WorkflowError, compare, load_workflow
 
 
@@ -26,14 +27,15 @@ def _blobs(n_classes: int, n: int = 40) -> NoisyDataset:
     )
 
 
-TINY = {"tiny3": (lambda n, seed: _blobs(3), True), "tiny2": (lambda n, seed: _blobs(2), True)}
+TINY = {"tiny3": DatasetEntry(lambda n, seed: _blobs(3), "3 blobs", 40),
+        "tiny2": DatasetEntry(lambda n, seed: _blobs(2), "2 blobs", 40)}
 
 
 def test_unknown_names_list_the_valid_ones(cl):
     with pytest.raises(ValueError, match="valid names are .*svgp-robustmax.*jj"):
         cl.check_methods(["svgp-robustmax", "svgp-nope"])
     with pytest.raises(ValueError, match="valid names are .*waveform.*4fgl-dr4"):
-        cl.parse_dataset("mnist")
+        cl.parse_dataset("mnist", cl.DATASETS)
     with pytest.raises(ValueError, match="row count"):
         cl.parse_dataset("digits:ten")
     assert cl.parse_dataset("Digits:600") == ("digits", 600)
