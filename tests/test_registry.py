@@ -81,7 +81,7 @@ def test_the_workflows_training_block_defaults_are_the_classifiers():
         training_schema(batch=200)
 
 
-@pytest.mark.parametrize("name", ["toy_1d.yaml", "synthetic_2d.yaml", "waveform_active_learning.yaml", "fermi_4fgl.yaml"])
+@pytest.mark.parametrize("name", ["toy_1d.yaml", "papers/001_synthetic_2d.yaml", "waveform_active_learning.yaml", "fermi_4fgl.yaml"])
 def test_the_paper_reproductions_state_the_papers_likelihood(name):
     """Their recorded numbers are robust-max's; the product default (softmax) must not change them."""
     from gpal.workflows import load_workflow

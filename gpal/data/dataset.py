@@ -439,9 +439,11 @@ class Standardizer:
             raise ValueError("cannot fit a Standardizer on an empty data set")
         names = data.feature_names if isinstance(data, NoisyDataset) else ()
         _check_finite("X", X, names or [f"x{j}" for j in range(X.shape[1])])
-        scale = X.std(axis=0)
-        scale = np.where(scale > 0, scale, 1.0)
-        return cls(mean=X.mean(axis=0), scale=scale, feature_names=tuple(names))
+        spread = X.std(axis=0)
+        # Identical values whose mean is not exactly representable leave a spread of rounding error, which as a
+        # scale would blow the variances up by 1e300: such a feature is constant.
+        constant = spread <= 8 * np.finfo(np.float64).eps * np.abs(X).max(axis=0)
+        return cls(mean=X.mean(axis=0), scale=np.where(constant, 1.0, spread), feature_names=tuple(names))
 
     def _check_width(self, X: np.ndarray) -> None:
         if X.shape[1] != self.mean.shape[0]:

@@ -49,11 +49,13 @@ from gpal.files import atomic_output, write_json_atomic, write_text_atomic
 from gpal.registry import ESTIMATORS, KERNELS, LIKELIHOODS, LOGISTIC_BOUNDS
 from gpal.runs.executors import Executor
 from gpal.runs.repeated_splits import run_repeated_splits, summarize, unit_path
+from gpal.workflows.reference import REFERENCE, Produced, write_comparison
+from gpal.workflows.reference import comparison_markdown as reference_markdown
 from gpal.workflows.schema import Field
 
 __all__ = [
-    "DATASETS", "DEFAULT_DATASETS", "METHODS", "NOT_APPLICABLE", "EstimatorFactory", "check_methods", "comparison_markdown",
-    "method_spec", "run", "run_comparison", "schema",
+    "DATASETS", "DEFAULT_DATASETS", "METHODS", "NOT_APPLICABLE", "EstimatorFactory", "check_methods",
+    "comparison_markdown", "measured_values", "method_spec", "produces", "run", "run_comparison", "schema",
 ]
 
 BINARY_ONLY = LOGISTIC_BOUNDS
@@ -175,6 +177,39 @@ def _cell(values: Sequence[float], digits: int) -> str:
     return format_mean_se(m, se, digits)
 
 
+def _tag(name: str, n: int | None) -> str:
+    """The folder and table name of a data set at a size."""
+    return name if n is None else f"{name}-n{n}"
+
+
+#: The per-split metrics a reference may name (`gpal.workflows.reference`).
+METRICS = ("accuracy", "error", "nll", "ece", "train_seconds")
+
+
+def _unit_metrics(unit: Mapping[str, Any]) -> dict[str, float]:
+    return {"accuracy": 1.0 - unit["error"], "error": unit["error"], "nll": unit["nll"],
+            "ece": expected_calibration_error(np.asarray(unit["y_true"]), np.asarray(unit["proba"])),
+            "train_seconds": unit["train_seconds"]}
+
+
+def measured_values(out: str | Path, datasets: Sequence[str], methods: Sequence[str], n_splits: int,
+                    registry: Mapping[str, Any] = DATASETS) -> dict[tuple[str, str, str], list[float]]:
+    """``(data set, method, metric) -> value per finished split`` of a comparison folder (data set without ``:N``)."""
+    measured: dict[tuple[str, str, str], list[float]] = {}
+    for token in datasets:
+        name, n = parse_dataset(token, registry)
+        for m in methods:
+            for unit in _rows_for(Path(out) / _tag(name, n), m, range(n_splits)):
+                for metric, value in _unit_metrics(unit).items():
+                    measured.setdefault((name, m, metric), []).append(value)
+    return measured
+
+
+def produces(config: Mapping[str, Any]) -> Produced:
+    """The data sets (without ``:N``), methods and metrics a reference may name."""
+    return Produced([parse_dataset(d, DATASETS)[0] for d in config["datasets"]], config["methods"], METRICS)
+
+
 def _rows_for(out: Path, method: str, splits: Sequence[int]) -> list[dict[str, Any]]:
     rows = []
     for k in splits:
@@ -214,7 +249,7 @@ def run_comparison(
     table = []
     for name, n in parsed:
         ds = load_dataset(name, n=n, seed=seed, registry=registry)
-        tag = name if n is None else f"{name}-n{n}"
+        tag = _tag(name, n)
         n_train = ds.n_samples - next(ds.repeated_splits(1, 0.1, seed)).test.size
         usable = [m for m in methods if ds.n_classes == 2 or m not in BINARY_ONLY]
         specs = {m: method_spec(m, n_train, epochs, iters, num_inducing, kernel) for m in usable}
@@ -299,6 +334,8 @@ def schema() -> dict[str, Any]:
                             f"kernel of the svgp- methods, one of {list(KERNELS.names())} (null: SE-ARD); "
                             "the other families keep their own"),
         },
+        "reference": Field(Optional(REFERENCE), None, "published numbers (gpal.workflows.reference): data set -> "
+                           f"method -> metric ({', '.join(METRICS)}) -> [mean, spread]", part_of_run=False),
     }
 
 
@@ -312,11 +349,14 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
         iters=t["iters"], num_inducing=t["num_inducing"], progress=progress, executor=executor, kernel=t["kernel"],
     )
     figures = {"Test NLL per data set and method (mean ± SE over splits)": save_figure(plot_nll(table), out / "nll")}
+    measured = measured_values(out, config["datasets"], config["methods"], config["protocol"]["splits"])
+    comparison = write_comparison(out, config, measured, {"splits": config["protocol"]["splits"], "epochs": t["epochs"]})
     text = "\n".join([
         config["description"] or "", "",
         f"{config['protocol']['splits']} split(s); minibatch methods {t['epochs']} epochs, full-batch methods at most "
         f"{t['iters']} iterations, M = {t['num_inducing']}. Also as `comparison.csv` / `comparison.json`.", "",
         comparison_markdown(table),
+        *([] if comparison is None else ["", "## Beside the paper", "", reference_markdown(comparison)]),
     ])
     write_report(out, config["title"], figures=figures, text=text)
 

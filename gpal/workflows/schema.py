@@ -18,12 +18,10 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
-from gpal.constraints import Constraint, Integer, ListOf, MappingOf, OneOf, Real
+from gpal.constraints import Constraint, Integer
 from gpal.files import MAX_DEPTH, nesting_depth
 
 __all__ = [
-    "MEAN_SE",
-    "PUBLISHED",
     "REQUIRED",
     "Field",
     "WorkflowError",
@@ -113,11 +111,6 @@ def fields_from_settings(settings: Mapping[str, Any], **defaults: Any) -> dict[s
     if unknown:
         raise TypeError(f"defaults for {unknown}, which are not among the settings {list(settings)}")
     return {name: Field(s.constraint, yaml_form(defaults.get(name, s.default)), s.doc) for name, s in settings.items()}
-
-#: A published result: ``[mean, standard error]``.
-MEAN_SE = ListOf(Real(), min_length=2, max_length=2, unique=False)
-#: A method's published results, the metrics a unit records: ``{nll: [mean, se], error: [mean, se]}``.
-PUBLISHED = MappingOf(MEAN_SE, keys=OneOf(["nll", "error"]))
 
 
 # --------------------------------------------------------------------- YAML

@@ -10,13 +10,14 @@ diagrams per method, and ``report.md``.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
 
-from gpal.constraints import Boolean, Integer, MappingOf, OneOf, Optional, Real
+from gpal.constraints import Boolean, Integer, OneOf, Optional, Real
 from gpal.evaluation.calibration import top_label_reliability
 from gpal.files import atomic_output
 from gpal.registry import MODELS_PER_BATCH, ON_ERROR
@@ -24,17 +25,18 @@ from gpal.runs.executors import Executor
 from gpal.runs.repeated_splits import run_repeated_splits, summarize, summary_markdown, unit_path
 from gpal.workflows import WORKFLOW_FILE
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
-from gpal.workflows.schema import PUBLISHED, Field, fields_from_settings
+from gpal.workflows.reference import REFERENCE, Produced, comparison_markdown, published, write_comparison
+from gpal.workflows.schema import Field, fields_from_settings
 
-__all__ = ["rebuild_splits_report", "run", "schema", "write_splits_report"]
+__all__ = ["produces", "rebuild_splits_report", "run", "schema", "write_splits_report"]
 
 #: The ``data`` block (a `gpal.catalog_jobs.selection.CatalogSelection`) where it differs from the main job's:
 #: the paper's 454 4FGL sources above 30 sigma of three classes and its six features (None: the 'default' preset).
 DATA = {"catalog": "4FGL", "classes": ["bll", "fsrq", "psr"], "min_significance": 30.0, "features": None}
 
 
-#: reference[method][metric] = [mean, se], shown beside the results.
-REFERENCE = Optional(MappingOf(PUBLISHED))
+#: The metrics of a unit a reference may name.
+METRICS = ("nll", "error", "train_seconds")
 
 
 def schema() -> dict[str, Any]:
@@ -53,9 +55,22 @@ def schema() -> dict[str, Any]:
                                       "batched model (1: one at a time; same results)", part_of_run=False),
         },
         "training": training_schema(num_inducing="auto"),
-        "reference": Field(REFERENCE, None, "published numbers: method -> {nll: [mean, se], error: [mean, se]}",
+        "reference": Field(Optional(REFERENCE), None, "published numbers (gpal.workflows.reference): the catalog "
+                           f"(e.g. 4FGL) -> method -> metric ({', '.join(METRICS)}) -> [mean, spread]",
                            part_of_run=False),
     }
+
+
+def produces(config: Mapping[str, Any]) -> Produced:
+    """One setting, the catalog; the configured methods; the metrics of a unit."""
+    return Produced([config["data"]["catalog"]], config["methods"], METRICS)
+
+
+def _summary_reference(config: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The catalog's published numbers as `gpal.runs.repeated_splits.summary_markdown` shows them."""
+    table = published(config.get("reference"), config["data"]["catalog"])
+    return {m: {k: (v[0], math.nan if v[1] is None else v[1]) for k, v in metrics.items()}
+            for m, metrics in table.items()} or None
 
 
 def _dataset_and_training_size(config: Mapping[str, Any]) -> tuple[Any, int]:
@@ -85,11 +100,21 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
         use_variances=protocol["use_variances"],
         on_error=protocol["on_error"],
         progress=progress,
-        reference=config["reference"],
+        reference=_summary_reference(config),
         executor=executor,
         models_per_batch=protocol["models_per_batch"],
     )
     _report(config, out, summary, f"{dataset}")
+
+
+def _measured(out: Path, summary: Mapping[str, Any], setting: str) -> dict[tuple[str, str, str], list[float]]:
+    measured: dict[tuple[str, str, str], list[float]] = {}
+    for method, entry in summary["methods"].items():
+        for k in entry["splits"]:
+            unit = json.loads(unit_path(out, method, k).read_text(encoding="utf-8"))
+            for metric in METRICS:
+                measured.setdefault((setting, method, metric), []).append(unit[metric])
+    return measured
 
 
 def _report(config: dict[str, Any], out: Path, summary: dict[str, Any], data_line: str) -> None:
@@ -98,7 +123,11 @@ def _report(config: dict[str, Any], out: Path, summary: dict[str, Any], data_lin
         f"Data: {data_line}. Splits: {config['protocol']['splits']} (test fraction {config['protocol']['test_size']}), "
         f"seed {config['seed']}. Units, `summary.json` and a row per unit in `results.csv` are in this folder.",
     ])
-    write_splits_report(out, summary, config["title"], intro, config["reference"])
+    budget = {"splits": config["protocol"]["splits"], "epochs": config["training"]["epochs"]}
+    comparison = write_comparison(out, config, _measured(out, summary, config["data"]["catalog"]), budget)
+    if comparison is not None:
+        intro += "\n\n## Beside the paper\n\n" + comparison_markdown(comparison)
+    write_splits_report(out, summary, config["title"], intro, _summary_reference(config))
 
 
 def write_splits_report(
@@ -149,10 +178,11 @@ def rebuild_splits_report(folder: Path) -> Path:
     A folder written by ``gpal workflow`` keeps its title, description and reference in `WORKFLOW_FILE`.
     """
     workflow = json.loads((folder / WORKFLOW_FILE).read_text()) if (folder / WORKFLOW_FILE).is_file() else {}
+    reference = _summary_reference(workflow) if workflow.get("reference") and "data" in workflow else None
     return write_splits_report(
         folder,
         summarize(folder),
         workflow.get("title") or "gpal repeated-splits experiment",
         workflow.get("description") or "",
-        workflow.get("reference"),
+        reference,
     )

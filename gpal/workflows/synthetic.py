@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpal.constraints import Integer, ListOf, MappingOf, OneOf, Optional, Parsed, Real
+from gpal.constraints import Integer, ListOf, OneOf, Optional, Real
 from gpal.estimators.base import raise_if_interrupted
 from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.evaluation.metrics import error_rate, format_mean_se, negative_log_likelihood
@@ -26,16 +26,15 @@ from gpal.registry import NOISE_VARIANCE_MODES
 from gpal.runs.executors import Executor
 from gpal.runs.units import derived_seed, run_units
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
-from gpal.workflows.schema import PUBLISHED, Field
+from gpal.workflows.reference import REFERENCE, Produced, comparison_markdown, write_comparison
+from gpal.workflows.schema import Field
 
-__all__ = ["bayes_unit", "method_unit", "run", "schema"]
+__all__ = ["bayes_unit", "method_unit", "produces", "run", "schema"]
 
 #: The paper's two: the injected variance given to the methods, or learned by them.
 _PAPER_MODES = ["known", "learned"]
 _MAX_DRAWS = 100
 _MODE = OneOf(NOISE_VARIANCE_MODES)
-#: A noise level as a reference key: a number >= 0, written as the report writes it.
-_LEVEL = Parsed(lambda value: f"{Real(0).check('a noise level', value):g}", "a noise level >= 0")
 
 
 def schema() -> dict[str, Any]:
@@ -53,11 +52,19 @@ def schema() -> dict[str, Any]:
                                 "input-noise variance given to the methods (known), learned, or both"),
         "methods": methods_field(),
         "training": {k: f for k, f in training_schema(num_inducing=100, batch_size=200).items() if k != "noise_variance"},
-        "reference": Field(
-            Optional(MappingOf(MappingOf(MappingOf(PUBLISHED), keys=_LEVEL), keys=_MODE)),
-            None, "published numbers: mode -> noise level -> method -> {nll: [mean, se], error: [mean, se]}",
-            part_of_run=False),
+        "reference": Field(Optional(REFERENCE), None, "published numbers (gpal.workflows.reference): setting "
+                           "MODE/LEVEL (e.g. known/0.1) -> method -> nll / error -> [mean, spread]", part_of_run=False),
     }
+
+
+def _setting(mode: str, noise: float) -> str:
+    """The reference's name of one row of Tables 2-3: the noise mode and the injected variance."""
+    return f"{mode}/{noise:g}"
+
+
+def produces(config: dict[str, Any]) -> Produced:
+    settings = [_setting(mode, level) for mode in config["noise_variance"] for level in config["data"]["noise_levels"]]
+    return Produced(settings, ["Bayes", *config["methods"]], ["nll", "error", "learned_variance"])
 
 
 def _problem(kwargs: dict[str, Any]) -> Any:
@@ -149,7 +156,6 @@ def _write(config: dict[str, Any], out: Path, frame: pd.DataFrame) -> None:
     with atomic_output(out / "results.csv") as tmp:
         frame.to_csv(tmp, index=False)
     summary = metric_summary(frame, ["nll", "error"], by=["mode", "noise", "method"])
-    reference = config["reference"] or {}
     methods = ["Bayes", *config["methods"]]
     tables = {}
     for metric, label in (("nll", "Test NLL (Table 2)"), ("error", "Test error (Table 3)")):
@@ -159,9 +165,6 @@ def _write(config: dict[str, Any], out: Path, frame: pd.DataFrame) -> None:
             for m in methods:
                 s = summary.loc[(mode, noise, m)]
                 row[m] = format_mean_se(s[f"{metric}_mean"], s[f"{metric}_se"])
-                published = reference.get(mode, {}).get(f"{noise:g}", {}).get(m, {}).get(metric)
-                if m != "Bayes" and reference:
-                    row[f"{m} (paper)"] = format_mean_se(*published) if published else "–"
             shown.append(row)
         tables[f"{label}, mean ± SE over {config['repetitions']} problems"] = write_table(
             out / f"table_{metric}", pd.DataFrame(shown), data=summary.reset_index())
@@ -169,11 +172,17 @@ def _write(config: dict[str, Any], out: Path, frame: pd.DataFrame) -> None:
     learned = frame.dropna(subset=["learned_variance"])
     if not learned.empty:
         figures["Learned input-noise variance (paper Fig. 4)"] = save_figure(_plot_learned(learned), out / "learned_variance")
+    measured = {(_setting(mode, noise), method, metric): list(part[metric].dropna())
+                for (mode, noise, method), part in frame.groupby(["mode", "noise", "method"], sort=False)
+                for metric in ("nll", "error", "learned_variance")}
+    comparison = write_comparison(out, config, measured, {"repeats": config["repetitions"],
+                                                          "epochs": config["training"]["epochs"]})
     text = "\n".join([
         config["description"] or "", "",
         f"{config['repetitions']} problems (`gpal.data.synthetic.synthetic_2d`, seed {config['seed']}), noise levels "
         f"{config['data']['noise_levels']}; one row per unit in `results.csv`. MGP ignores the input noise, "
         "so its known and learned rows are the same fits.",
+        *([] if comparison is None else ["", "## Beside the paper", "", comparison_markdown(comparison)]),
     ])
     write_report(out, config["title"], figures=figures, tables=tables, text=text)
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpal.constraints import Integer, MappingOf, Optional, Real
+from gpal.constraints import Integer, Optional, Real
 from gpal.estimators.base import raise_if_interrupted
 from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.evaluation.metrics import error_rate, negative_log_likelihood
@@ -23,9 +23,10 @@ from gpal.files import write_json_atomic
 from gpal.runs.executors import Executor
 from gpal.runs.units import run_units
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
+from gpal.workflows.reference import REFERENCE, Produced, comparison_markdown, write_comparison
 from gpal.workflows.schema import Field
 
-__all__ = ["fit_predict", "kl_from_bayes", "run", "schema"]
+__all__ = ["fit_predict", "kl_from_bayes", "produces", "run", "schema"]
 
 
 def schema() -> dict[str, Any]:
@@ -40,8 +41,17 @@ def schema() -> dict[str, Any]:
         "methods": methods_field(),
         "training": training_schema(num_inducing=100, batch_size=200),
         "plot": {"grid_points": Field(Integer(2), 400, "points of the x grid of Fig. 2")},
-        "reference": Field(Optional(MappingOf(Real())), None, "published test NLL per method", part_of_run=False),
+        "reference": Field(Optional(REFERENCE), None, "published numbers (gpal.workflows.reference): setting "
+                           f"{SETTING} -> method -> nll / error -> [mean, spread]", part_of_run=False),
     }
+
+
+#: The one setting of Table 1, as a reference names it.
+SETTING = "toy_1d"
+
+
+def produces(config: dict[str, Any]) -> Produced:
+    return Produced([SETTING], ["Bayes-optimal", *config["methods"]], ["nll", "error", "kl"])
 
 
 def kl_from_bayes(bayes: np.ndarray, proba: np.ndarray) -> float:
@@ -76,7 +86,6 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
     results = run_units(executor, fit_predict, units, out, desc="methods", progress=progress)
 
     bayes = problem.bayes_proba(test.X)
-    reference = config["reference"] or {}
     rows = [{"predictive": "Bayes-optimal", "nll": negative_log_likelihood(test.y, bayes),
              "error": error_rate(test.y, bayes), "kl": 0.0, "seconds": float("nan")}]
     for name, r in results.items():
@@ -84,7 +93,6 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
         rows.append({"predictive": name, "nll": negative_log_likelihood(test.y, proba), "error": error_rate(test.y, proba),
                      "kl": kl_from_bayes(bayes, proba), "seconds": r["seconds"]})
     frame = pd.DataFrame(rows)
-    frame["published_nll"] = [reference.get(p, float("nan")) for p in frame["predictive"]]
     _write(config, out, frame, problem, grid, {m: np.asarray(r["grid_proba"]) for m, r in results.items()})
 
 
@@ -101,17 +109,20 @@ def _write(config: dict[str, Any], out: Path, frame: pd.DataFrame, problem: Any,
         "test NLL": frame["nll"].map(lambda v: f"{v:.3f}"),
         "test error": frame["error"].map(lambda v: f"{v:.3f}"),
         "KL(Bayes ‖ model)": frame["kl"].map(lambda v: f"{v:.3f}"),
-        "published NLL": frame["published_nll"].map(lambda v: "–" if np.isnan(v) else f"{v:.3f}"),
     })
     tables = {"Test NLL, error and distance from the Bayes-optimal predictive": write_table(
         out / "results", shown, data=frame)}
     fig = plot_toy_predictives(grid[:, 0], problem.bayes_proba(grid), grid_proba, problem.train)
     figures = {"Predictive probabilities against x (Bayes-optimal dashed)": save_figure(fig, out / "predictive")}
     d = config["data"]
+    measured = {(SETTING, row["predictive"], metric): [row[metric]]
+                for row in frame.to_dict(orient="records") for metric in ("nll", "error", "kl")}
+    comparison = write_comparison(out, config, measured, {"repeats": 1, "epochs": config["training"]["epochs"]})
     text = "\n".join([
         config["description"] or "", "",
         f"`gpal.data.synthetic.toy_1d(n_train={d['n_train']}, n_test={d['n_test']}, noise_std={d['noise_std']:g}, "
         f"seed={config['seed']})`; every method trained with the settings in `workflow.json`.",
+        *([] if comparison is None else ["", "## Beside the paper", "", comparison_markdown(comparison)]),
     ])
     write_report(out, config["title"], figures=figures, tables=tables, text=text)
 

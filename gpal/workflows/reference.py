@@ -1,0 +1,364 @@
+"""Published numbers beside gpal's: the ``reference`` block every workflow kind shares, and its comparison table.
+
+A workflow that reproduces a paper's table carries the table in one format::
+
+    reference:
+      source: {paper: "Villacampa-Calvo et al. (2021)", table: "Table 9", spread: SE, repeats: 100,
+               budget: {splits: 100, epochs: 750}}
+      values:                          # setting -> method -> metric -> [mean, spread] (or a bare mean)
+        4FGL:
+          MGP: {nll: [0.377, 0.0194], error: [0.075, 0.0043]}
+      corrections:                     # optional: a printed number the comparison does not use, and why
+        known/0.1/NIMGP/nll: {printed: [0.0256, 0.007], reason: "..."}
+      notes: "..."                     # optional: what explains the differences, for docs/papers.md
+
+``spread`` says what the paper's ± is: a standard error (SE) or a standard deviation (SD) over
+``repeats`` splits (an SD is turned into an SE by dividing by sqrt(repeats)).  A *setting* is
+what one row of the paper's table varies (a data set, a noise level); each kind names its
+settings, methods and metrics (its ``produces(config)``), and `check_reference` refuses,
+when the workflow is loaded, any key the run would not produce, so a typo is an error and
+not a blank cell.
+
+`comparison_rows` sets each published number against gpal's mean ± SE over the run's
+repeats: the difference in combined standard errors |d| / sqrt(se_p² + se_g²) and a verdict
+("reproduced" within `AGREEMENT` combined SEs, otherwise "differs").  Where the paper gives no
+spread, or gpal has a single repeat, the ordering of the methods is compared instead.
+`write_comparison` writes the table as ``paper_comparison.csv`` / ``.md`` / ``.json`` (with the
+commit, the command, the settings and the budget run against the paper's).
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from gpal.constraints import Parsed
+from gpal.files import atomic_output, write_json_atomic, write_text_atomic
+
+__all__ = [
+    "AGREEMENT", "COMPARISON_FILE", "REFERENCE", "Produced", "check_reference", "comparison_markdown",
+    "comparison_rows", "git_commit", "orderings", "published", "write_comparison",
+]
+
+#: Within this many combined standard errors a published number counts as reproduced.
+AGREEMENT = 2.0
+#: The stem of the files `write_comparison` writes into a run's folder.
+COMPARISON_FILE = "paper_comparison"
+SPREADS = ("SE", "SD")
+_SOURCE_KEYS = {"paper", "table", "spread", "repeats", "budget"}
+
+
+@dataclass(frozen=True)
+class Produced:
+    """What a configured workflow measures: the settings, methods and metrics a reference may name."""
+
+    settings: Sequence[str]
+    methods: Sequence[str]
+    metrics: Sequence[str]
+
+
+def _number(where: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{where} must be a finite number; got {value!r}")
+    return float(value)
+
+
+def _mean_spread(where: str, value: Any) -> list[float | None]:
+    """``[mean, spread]``, ``[mean, null]`` or a bare mean -> ``[mean, spread or None]``."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != 2:
+            raise ValueError(f"{where} must be [mean, spread] or a bare mean; got {value!r}")
+        mean = _number(f"{where}[0]", value[0])
+        spread = None if value[1] is None else _number(f"{where}[1]", value[1])
+        if spread is not None and spread < 0:
+            raise ValueError(f"{where}[1] (the spread) must be >= 0; got {spread}")
+        return [mean, spread]
+    return [_number(where, value), None]
+
+
+def _mapping(where: str, value: Any) -> dict[str, Any]:
+    if not isinstance(value, Mapping) or not value:
+        raise ValueError(f"{where} must be a non-empty mapping; got {value!r}")
+    return {str(k): v for k, v in value.items()}
+
+
+def _parse_source(value: Any) -> dict[str, Any]:
+    source = _mapping("reference.source", value)
+    missing = sorted({"paper", "table", "spread", "repeats"} - set(source))
+    unknown = sorted(set(source) - _SOURCE_KEYS)
+    if missing or unknown:
+        raise ValueError(f"reference.source needs keys {sorted(_SOURCE_KEYS - {'budget'})} (and optionally "
+                         f"'budget'); missing {missing}, unknown {unknown}")
+    for key in ("paper", "table"):
+        if not isinstance(source[key], str) or not source[key].strip():
+            raise ValueError(f"reference.source.{key} must be a non-empty text; got {source[key]!r}")
+    if source["spread"] not in SPREADS:
+        raise ValueError(f"reference.source.spread must be one of {list(SPREADS)} (what the paper's ± is); "
+                         f"got {source['spread']!r}")
+    repeats = source["repeats"]
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"reference.source.repeats (splits or problems the paper averaged) must be an integer "
+                         f">= 1; got {repeats!r}")
+    budget = {}
+    for key, count in _mapping("reference.source.budget", source.get("budget") or {"repeats": repeats}).items():
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise ValueError(f"reference.source.budget.{key} must be an integer >= 1; got {count!r}")
+        budget[key] = count
+    return {**source, "budget": budget}
+
+
+def parse_reference(value: Any) -> dict[str, Any]:
+    """The reference block in its plain form (setting, method, metric keys as text), or ValueError naming the key."""
+    block = _mapping("reference", value)
+    unknown = sorted(set(block) - {"source", "values", "corrections", "notes"})
+    if unknown or "source" not in block or "values" not in block:
+        raise ValueError(f"reference needs 'source' and 'values' (optionally 'corrections', 'notes'); "
+                         f"got keys {sorted(block)}")
+    values: dict[str, dict[str, dict[str, list]]] = {}
+    for setting, methods in _mapping("reference.values", block["values"]).items():
+        values[setting] = {}
+        for method, metrics in _mapping(f"reference.values.{setting}", methods).items():
+            values[setting][method] = {
+                metric: _mean_spread(f"reference.values.{setting}.{method}.{metric}", pair)
+                for metric, pair in _mapping(f"reference.values.{setting}.{method}", metrics).items()
+            }
+    corrections = {}
+    for key, fix in (block.get("corrections") or {}).items():
+        where = f"reference.corrections[{key!r}]"
+        fix = _mapping(where, fix)
+        if set(fix) != {"printed", "reason"} or not isinstance(fix["reason"], str):
+            raise ValueError(f"{where} must be {{printed: [mean, spread], reason: text}}; got {fix!r}")
+        setting, method, metric = _split_key(str(key), where)
+        if metric not in values.get(setting, {}).get(method, {}):
+            raise ValueError(f"{where} corrects {key!r}, which reference.values does not hold")
+        corrections[str(key)] = {"printed": _mean_spread(f"{where}.printed", fix["printed"]), "reason": fix["reason"]}
+    notes = block.get("notes") or ""
+    if not isinstance(notes, str):
+        raise ValueError(f"reference.notes must be text; got {notes!r}")
+    return {"source": _parse_source(block["source"]), "values": values, "corrections": corrections, "notes": notes}
+
+
+def _split_key(key: str, where: str) -> tuple[str, str, str]:
+    """``"known/0.1/NIMGP/nll"`` -> ("known/0.1", "NIMGP", "nll"): the setting may itself hold '/'."""
+    parts = key.rsplit("/", 2)
+    if len(parts) != 3 or not all(parts):
+        raise ValueError(f"{where}: a correction key is SETTING/METHOD/METRIC; got {key!r}")
+    return parts[0], parts[1], parts[2]
+
+
+#: The ``reference`` field's constraint, shared by every kind.
+REFERENCE = Parsed(parse_reference, "a reference block {source: {paper, table, spread, repeats, budget}, "
+                                    "values: {setting: {method: {metric: [mean, spread]}}}}")
+
+
+def check_reference(reference: Mapping[str, Any] | None, produced: Produced) -> None:
+    """Refuse a setting, method or metric the run will not produce (ValueError naming the dotted key)."""
+    if not reference:
+        return
+    for setting, methods in reference["values"].items():
+        if setting not in produced.settings:
+            raise ValueError(f"reference.values.{setting}: this workflow produces no setting {setting!r}; "
+                             f"its settings are {list(produced.settings)}")
+        for method, metrics in methods.items():
+            if method not in produced.methods:
+                raise ValueError(f"reference.values.{setting}.{method}: this workflow runs no method {method!r}; "
+                                 f"its methods are {list(produced.methods)}")
+            for metric in metrics:
+                if metric not in produced.metrics:
+                    raise ValueError(f"reference.values.{setting}.{method}.{metric}: this workflow records no "
+                                     f"metric {metric!r}; its metrics are {list(produced.metrics)}")
+
+
+def published(reference: Mapping[str, Any] | None, setting: str) -> dict[str, dict[str, list]]:
+    """One setting's published numbers, ``method -> metric -> [mean, se]`` (SD turned into SE)."""
+    if not reference:
+        return {}
+    source = reference["source"]
+    scale = 1.0 if source["spread"] == "SE" else 1.0 / math.sqrt(source["repeats"])
+    return {m: {k: [v[0], None if v[1] is None else v[1] * scale] for k, v in metrics.items()}
+            for m, metrics in reference["values"].get(setting, {}).items()}
+
+
+def _stat(values: Sequence[float]) -> tuple[float, float, int]:
+    v = np.asarray([x for x in values if x is not None], dtype=np.float64)
+    if v.size == 0:
+        return math.nan, math.nan, 0
+    se = float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan
+    return float(v.mean()), se, int(v.size)
+
+
+def comparison_rows(reference: Mapping[str, Any], measured: Mapping[tuple[str, str, str], Sequence[float]]) -> list[dict]:
+    """One row per published number: the paper's mean and SE, gpal's mean, SE and n, the difference and verdict.
+
+    ``measured[(setting, method, metric)]`` holds gpal's value of every repeat (split, problem).
+    A published number with no spread, or a gpal cell of one repeat, gets no z and the verdict
+    of the ordering of its (setting, metric) group (`orderings`).
+    """
+    order = {(o["setting"], o["metric"]): o["verdict"] for o in orderings(reference, measured)}
+    rows = []
+    for setting in reference["values"]:
+        for method, metrics in published(reference, setting).items():
+            for metric, (p_mean, p_se) in metrics.items():
+                g_mean, g_se, n = _stat(measured.get((setting, method, metric), ()))
+                row = {"setting": setting, "method": method, "metric": metric, "paper_mean": p_mean, "paper_se": p_se,
+                       "gpal_mean": g_mean, "gpal_se": g_se, "n": n, "difference": g_mean - p_mean, "z": math.nan}
+                correction = reference["corrections"].get(f"{setting}/{method}/{metric}")
+                row["printed"] = None if correction is None else correction["printed"][0]
+                if n == 0:
+                    row["verdict"] = "not run"
+                elif p_se is not None and math.isfinite(g_se):
+                    combined = math.hypot(p_se, g_se)
+                    row["z"] = abs(g_mean - p_mean) / combined if combined > 0 else math.inf
+                    row["verdict"] = "reproduced" if row["z"] <= AGREEMENT else "differs"
+                else:
+                    row["verdict"] = order.get((setting, metric), "no spread; single method")
+                rows.append(row)
+    return rows
+
+
+def orderings(reference: Mapping[str, Any], measured: Mapping[tuple[str, str, str], Sequence[float]]) -> list[dict]:
+    """Per (setting, metric) with two or more published methods: the paper's order of the methods and gpal's.
+
+    Methods are ordered by mean, lowest first (every metric here is better low except accuracy,
+    which is ordered highest first).  The verdict is "ordering reproduced" when gpal ranks the
+    methods the same way.
+    """
+    out = []
+    for setting in reference["values"]:
+        table = published(reference, setting)
+        for metric in dict.fromkeys(k for metrics in table.values() for k in metrics):
+            methods = [m for m in table if metric in table[m] and _stat(measured.get((setting, m, metric), ()))[2]]
+            if len(methods) < 2:
+                continue
+            sign = -1.0 if metric == "accuracy" else 1.0
+            paper = sorted(methods, key=lambda m: sign * table[m][metric][0])
+            gpal = sorted(methods, key=lambda m: sign * _stat(measured[(setting, m, metric)])[0])
+            out.append({"setting": setting, "metric": metric, "paper": paper, "gpal": gpal,
+                        "verdict": "ordering reproduced" if paper == gpal else "ordering differs"})
+    return out
+
+
+def _fmt(mean: float, se: float | None, digits: int = 3) -> str:
+    if mean is None or not math.isfinite(mean):
+        return "–"
+    if se is None or not math.isfinite(se):
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {se:.{digits}f}"
+
+
+def budget_line(run_budget: Mapping[str, int], paper_budget: Mapping[str, int]) -> str:
+    """'splits 10 (paper 100), epochs 200 (paper 750): reduced' -- the budget run against the paper's."""
+    parts, reduced = [], False
+    for key in dict.fromkeys([*paper_budget, *run_budget]):
+        ran, paper = run_budget.get(key), paper_budget.get(key)
+        if ran is not None and paper is not None and ran != paper:
+            reduced = reduced or ran < paper
+            parts.append(f"{key} {ran} (paper {paper})")
+        else:
+            parts.append(f"{key} {ran if ran is not None else paper}")
+    return ", ".join(parts) + (": reduced from the paper's" if reduced else ": the paper's")
+
+
+def comparison_markdown(result: Mapping[str, Any], digits: int = 3) -> str:
+    """The comparison as Markdown: source, budget, a row per published number, the orderings."""
+    source = result["source"]
+    lines = [
+        f"Source: {source['paper']}, {source['table']} (± is the {source['spread']} over {source['repeats']} "
+        f"repeats; shown here as SE).",
+        f"Budget run: {budget_line(result['budget']['run'], result['budget']['paper'])}.",
+        "",
+        "| setting | method | metric | paper | gpal (n) | |d| / combined SE | verdict |",
+        "|---|---|---|---|---|---:|---|",
+    ]
+    for r in result["rows"]:
+        paper = _fmt(r["paper_mean"], r["paper_se"], digits)
+        if r["printed"] is not None:
+            paper += f" (printed {r['printed']:g})"
+        z = "–" if r["z"] is None or not math.isfinite(r["z"]) else f"{r['z']:.1f}"
+        lines.append(f"| {r['setting']} | {r['method']} | {r['metric']} | {paper} | "
+                     f"{_fmt(r['gpal_mean'], r['gpal_se'], digits)} ({r['n']}) | {z} | {r['verdict']} |")
+    if result["orderings"]:
+        lines += ["", "| setting | metric | paper's order (best first) | gpal's order | verdict |", "|---|---|---|---|---|"]
+        for o in result["orderings"]:
+            lines.append(f"| {o['setting']} | {o['metric']} | {' < '.join(o['paper'])} | {' < '.join(o['gpal'])} "
+                         f"| {o['verdict']} |")
+    if result["corrections"]:
+        lines += ["", "Corrected published numbers:"]
+        lines += [f"- {key}: printed {_fmt(*fix['printed'], digits)}; {fix['reason']}"
+                  for key, fix in result["corrections"].items()]
+    counts = pd.Series([r["verdict"] for r in result["rows"]]).value_counts()
+    lines += ["", "Verdicts: " + ", ".join(f"{v} {c}" for v, c in counts.items()) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def git_commit() -> str:
+    """The commit of the gpal source that ran (``+dirty`` when it has uncommitted changes), or 'unknown'."""
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=here, capture_output=True, text=True,
+                              check=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+                               capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
+
+
+def _command(config: Mapping[str, Any]) -> str:
+    invocation = config.get("invocation") or {}
+    words = ["gpal", "workflow", str(invocation.get("source", "?"))]
+    for item in invocation.get("overrides", ()):
+        words += ["--set", str(item)]
+    return shlex.join(words)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def write_comparison(
+    out: Path,
+    config: Mapping[str, Any],
+    measured: Mapping[tuple[str, str, str], Sequence[float]],
+    run_budget: Mapping[str, int],
+) -> dict[str, Any] | None:
+    """``paper_comparison.csv`` / ``.md`` / ``.json`` in ``out`` for a workflow with a reference (None without).
+
+    ``measured[(setting, method, metric)]`` holds gpal's value of each repeat; ``run_budget`` the
+    counts this run used under the names of the source's ``budget`` (splits, epochs, ...).
+    """
+    reference = config.get("reference")
+    if not reference:
+        return None
+    result = {
+        "workflow": Path(str((config.get("invocation") or {}).get("source", "workflow"))).stem,
+        "title": config.get("title"),
+        "command": _command(config),
+        "commit": git_commit(),
+        "settings": {k: v for k, v in config.items() if k not in ("reference", "invocation", "description")},
+        "source": reference["source"],
+        "budget": {"run": dict(run_budget), "paper": reference["source"]["budget"]},
+        "rows": comparison_rows(reference, measured),
+        "orderings": orderings(reference, measured),
+        "corrections": reference["corrections"],
+        "notes": reference["notes"],
+    }
+    result = _plain(result)
+    write_json_atomic(out / f"{COMPARISON_FILE}.json", result)
+    write_text_atomic(out / f"{COMPARISON_FILE}.md", comparison_markdown(result))
+    with atomic_output(out / f"{COMPARISON_FILE}.csv") as tmp:
+        pd.DataFrame(result["rows"]).to_csv(tmp, index=False)
+    return result

@@ -1,0 +1,117 @@
+"""The shared reference block: parsing, load-time key checks, the comparison numbers and the papers page."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from gpal.workflows import WorkflowError, load_workflow, run_workflow
+from gpal.workflows.papers_page import main as papers_page_main
+from gpal.workflows.papers_page import render
+from gpal.workflows.reference import (Produced, budget_line, check_reference, comparison_rows, orderings,
+                                      parse_reference, published)
+
+SOURCE = {"paper": "P", "table": "T1", "spread": "SE", "repeats": 4}
+
+
+def _ref(values, **extra):
+    return parse_reference({"source": {**SOURCE, **extra.pop("source", {})}, "values": values, **extra})
+
+
+def test_parse_names_the_bad_key():
+    with pytest.raises(ValueError, match=r"reference\.values\.a\.MGP\.nll\[1\] \(the spread\) must be >= 0"):
+        _ref({"a": {"MGP": {"nll": [1.0, -0.1]}}})
+    with pytest.raises(ValueError, match=r"reference\.source\.spread must be one of \['SE', 'SD'\]"):
+        _ref({"a": {"MGP": {"nll": 1.0}}}, source={"spread": "CI"})
+    with pytest.raises(ValueError, match=r"corrects 'a/NIMGP/nll', which reference\.values does not hold"):
+        _ref({"a": {"MGP": {"nll": 1.0}}}, corrections={"a/NIMGP/nll": {"printed": [9.0, 1.0], "reason": "x"}})
+    ref = _ref({0.1: {"MGP": {"nll": 0.5}}})
+    assert ref["values"] == {"0.1": {"MGP": {"nll": [0.5, None]}}}  # a bare mean has no spread
+    assert ref["source"]["budget"] == {"repeats": 4}
+
+
+def test_check_reference_refuses_what_is_not_produced():
+    produced = Produced(["a"], ["MGP", "NIMGP"], ["nll", "error"])
+    check_reference(_ref({"a": {"MGP": {"nll": 1.0}}}), produced)
+    for values, key in (({"b": {"MGP": {"nll": 1.0}}}, r"reference\.values\.b: .*no setting 'b'"),
+                        ({"a": {"GP": {"nll": 1.0}}}, r"reference\.values\.a\.GP: .*no method 'GP'"),
+                        ({"a": {"MGP": {"ece": 1.0}}}, r"reference\.values\.a\.MGP\.ece: .*no metric 'ece'")):
+        with pytest.raises(ValueError, match=key):
+            check_reference(_ref(values), produced)
+
+
+def test_rows_match_a_hand_computation_and_sd_becomes_se():
+    ref = _ref({"a": {"MGP": {"nll": [1.0, 0.4]}, "NIMGP": {"nll": [0.5, 0.04]}}}, source={"spread": "SD"})
+    assert published(ref, "a")["MGP"]["nll"] == [1.0, 0.2]  # SD 0.4 over 4 repeats -> SE 0.2
+    mgp, nimgp = [1.1, 1.3, 1.2, 1.4], [0.2, 0.3, 0.1, 0.2]
+    rows = {r["method"]: r for r in comparison_rows(ref, {("a", "MGP", "nll"): mgp, ("a", "NIMGP", "nll"): nimgp})}
+    se = np.std(mgp, ddof=1) / 2
+    assert rows["MGP"]["gpal_se"] == pytest.approx(se) and rows["MGP"]["n"] == 4
+    assert rows["MGP"]["z"] == pytest.approx(0.25 / math.sqrt(0.2**2 + se**2))
+    assert rows["MGP"]["verdict"] == "reproduced"
+    assert rows["NIMGP"]["z"] > 2 and rows["NIMGP"]["verdict"] == "differs"  # 0.2 vs 0.5 with SEs 0.02 and 0.04
+    assert orderings(ref, {("a", "MGP", "nll"): [1.0], ("a", "NIMGP", "nll"): [2.0]})[0]["verdict"] == "ordering differs"
+
+
+def test_without_spread_the_ordering_decides():
+    ref = _ref({"a": {"MGP": {"nll": 0.9, "accuracy": 0.8}, "NIMGP": {"nll": 0.3, "accuracy": 0.9}}})
+    measured = {("a", "MGP", "nll"): [0.7], ("a", "NIMGP", "nll"): [0.2],
+                ("a", "MGP", "accuracy"): [0.95], ("a", "NIMGP", "accuracy"): [0.9]}
+    verdicts = {(r["method"], r["metric"]): r["verdict"] for r in comparison_rows(ref, measured)}
+    assert verdicts[("MGP", "nll")] == "ordering reproduced"
+    assert verdicts[("MGP", "accuracy")] == "ordering differs"  # accuracy is ranked highest first
+    assert comparison_rows(ref, {})[0]["verdict"] == "not run"
+
+
+def test_budget_line_says_when_it_is_reduced():
+    assert budget_line({"splits": 10, "epochs": 750}, {"splits": 100, "epochs": 750}) == \
+        "splits 10 (paper 100), epochs 750: reduced from the paper's"
+    assert budget_line({"splits": 100}, {"splits": 100}) == "splits 100: the paper's"
+
+
+def _toy_file(tmp_path, values):
+    lines = ["workflow: toy_1d", "methods: [MGP, NIMGP-FO]", "reference:",
+             "  source: {paper: P, table: T1, spread: SE, repeats: 1, budget: {repeats: 1, epochs: 750}}",
+             f"  values: {json.dumps(values)}", "  notes: the explanation"]
+    path = tmp_path / "toy_ref.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_bad_reference_key_fails_at_load_with_its_line(tmp_path):
+    path = _toy_file(tmp_path, {"toy_1d": {"NIMGP": {"nll": [0.3, 0.02]}}})
+    with pytest.raises(WorkflowError, match=r"toy_ref\.yaml:3: reference\.values\.toy_1d\.NIMGP: .*no method 'NIMGP'"):
+        load_workflow(path)
+    # an override that narrows the methods leaves a key the file itself produces valid ("not run")
+    load_workflow(_toy_file(tmp_path, {"toy_1d": {"NIMGP-FO": {"nll": 0.3}}}), ["methods=[MGP]"])
+
+
+def test_a_run_writes_the_comparison_and_the_page_is_built_from_it(tmp_path):
+    path = _toy_file(tmp_path, {"toy_1d": {"MGP": {"nll": [0.88, 0.08], "error": 0.125},
+                                           "NIMGP-FO": {"nll": [0.49, 0.05], "error": 0.128}}})
+    tiny = ["data.n_train=60", "data.n_test=40", "training.epochs=2", "training.num_inducing=5",
+            "training.n_samples=4", "plot.grid_points=20"]
+    out = run_workflow(path, tiny, out=tmp_path / "run", progress=False)
+    result = json.loads((out / "paper_comparison.json").read_text())
+    assert result["command"].startswith(f"gpal workflow {path} --set data.n_train=60")
+    assert result["budget"] == {"run": {"repeats": 1, "epochs": 2}, "paper": {"repeats": 1, "epochs": 750}}
+    assert [(r["method"], r["metric"], r["n"]) for r in result["rows"]] == [
+        ("MGP", "nll", 1), ("MGP", "error", 1), ("NIMGP-FO", "nll", 1), ("NIMGP-FO", "error", 1)]
+    assert all(r["verdict"].startswith("ordering") for r in result["rows"])  # one problem: no gpal SE
+    assert "epochs 2 (paper 750): reduced" in (out / "paper_comparison.md").read_text()
+    assert (out / "paper_comparison.csv").read_text().startswith("setting,method,metric,paper_mean")
+    docs = tmp_path / "docs"
+    assert papers_page_main(["--docs", str(docs), "--record", str(out)]) == 0
+    page = (docs / "papers.md").read_text()
+    assert "## P" in page and "the explanation" in page and result["commit"] in page
+    assert papers_page_main(["--docs", str(docs), "--check"]) == 0
+    (docs / "papers" / "toy_ref.md").write_text("Why the numbers differ.\n")
+    assert papers_page_main(["--docs", str(docs), "--check"]) == 1  # a new explanation makes the page stale
+
+
+def test_the_papers_page_is_up_to_date_with_its_records():
+    from gpal.workflows.papers_page import DOCS
+
+    assert (DOCS / "papers.md").read_text(encoding="utf-8") == render(DOCS / "papers"), \
+        "docs/papers.md is stale: run python -m gpal.workflows.papers_page"
