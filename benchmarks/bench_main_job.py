@@ -63,7 +63,7 @@ PARTS = [
     ("GP prediction (twin)", []),
     ("baselines and error-blind twin", ["gpal.catalog_jobs.classify:_write_baselines"]),
     ("scikit-learn baselines", ["gpal.catalog_jobs.classify:fit_baselines_on"]),
-    ("outlier score", ["gpal.catalog_jobs.classify:check_outliers"]),
+    ("outlier score", ["gpal.catalog_jobs.classify:check_outliers", "gpal.catalog_jobs.prediction:saved_outliers"]),
     ("classify the selection", ["gpal.catalog_jobs.classify:predict_catalog"]),
     ("follow-up ranking", ["gpal.catalog_jobs.classify:_with_information"]),
     ("report", ["gpal.catalog_jobs.classify:write_classify_report"]),

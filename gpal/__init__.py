@@ -16,6 +16,7 @@ _LAZY = {
     "DirichletGPClassifier": "gpal.estimators.dirichlet",
     "LogisticBoundGPClassifier": "gpal.estimators.logistic_bound",
     "LogisticSoftmaxGPClassifier": "gpal.estimators.logistic_softmax",
+    "GPRPlattClassifier": "gpal.estimators.gpr_platt",
     "PopulationOutlierScore": "gpal.estimators.outliers",
     "fit_batched": "gpal.estimators.batched",
     "predict_proba_batched": "gpal.estimators.batched",

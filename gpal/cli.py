@@ -14,23 +14,22 @@ labels; 130 interrupted (rerun the same command to resume).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
+import io
 import os
 import sys
 import warnings
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import gpal
-from gpal.catalogs import load_catalog
-from gpal.catalogs.catalog import DEFAULT_RELEASE, RELEASES
-from gpal.catalogs.releases import NEWEST_RELEASE
-from gpal.catalogs.features import FEATURE_PRESETS, RELEASE_PRESET
-from gpal.catalogs.schemes import CLASS_SCHEMES
-from gpal.constraints import Boolean, Constraint, Integer, ListOf, Optional, Real
-from gpal.evaluation.baselines import BASELINES
-from gpal.quiet import quiet_tensorflow
-from gpal.runs.background import preload
-from gpal.runs.executors import make_executor
+from gpal.interrupts import check_stop, stopping_at_safe_points
+
+if TYPE_CHECKING:
+    from gpal.constraints import Constraint
+
+# The rest of gpal is imported inside the functions, after `main` has taken Ctrl-C over: an interruption while the
+# catalog and SciPy modules load (seconds on a busy machine) is then a clean stop, not a traceback.
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
@@ -46,13 +45,16 @@ _ESTIMATOR, _JOB = "estimator:", "job:"
 
 
 def _say(message: str) -> None:
-    """A step of the work, on stderr beside the progress bars (stdout keeps the results)."""
+    """A step of the work, on stderr beside the progress bars (stdout keeps the results); a safe point to stop at."""
+    check_stop()
     print(f"gpal: {message}", file=sys.stderr, flush=True)
 
 
 # ------------------------------------------------------------ what a job runs on
 def _features(value: str | None) -> Any:
     """A preset name, or comma-separated column specs such as 'LP_Index,log:Signif_Avg'."""
+    from gpal.catalogs.features import FEATURE_PRESETS, RELEASE_PRESET
+
     if value is None or "," not in value and ":" not in value and value.lower() in {*FEATURE_PRESETS, RELEASE_PRESET}:
         return value
     return [v.strip() for v in value.split(",") if v.strip()]
@@ -77,6 +79,8 @@ def _estimator(args: argparse.Namespace, make: Callable[..., Any], progress: boo
 
 # ---------------------------------------------------------------- catalog
 def _catalog_summary(args: argparse.Namespace) -> int:
+    from gpal.catalogs import load_catalog
+
     catalog = load_catalog(args.catalog)
     print(catalog.summary(args.features))
     return 0
@@ -98,6 +102,8 @@ def _predict(args: argparse.Namespace) -> int:
     from gpal.catalog_jobs.model_folders import load_trained
     from gpal.catalog_jobs.prediction import predict_catalog
     from gpal.catalog_jobs.tables import check_table_path, write_probability_table
+    from gpal.catalogs import load_catalog
+    from gpal.runs.executors import make_executor
 
     out = check_table_path(args.out, args.force)  # before any work
     trained = load_trained(args.model_dir)  # the record only: TensorFlow loads after the catalog checks
@@ -116,6 +122,8 @@ def _classify(args: argparse.Namespace) -> int:
     from gpal.catalog_jobs.classify import classify_catalog
     from gpal.catalog_jobs.report import headline
     from gpal.catalog_jobs.settings import main_job_estimator
+    from gpal.runs.background import preload
+    from gpal.runs.executors import make_executor
 
     selection, estimator = _selection(args), _estimator(args, main_job_estimator, not args.no_progress)
     # The job's astropy first (the catalog reader's; the ECSV writer's YAML, which loads astropy.coordinates): each
@@ -138,13 +146,15 @@ def _classify(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------ check-later
 def _check_later(args: argparse.Namespace) -> int:
-    from gpal.catalog_jobs.later_check import check_later, write_later_check
+    from pathlib import Path
+
+    from gpal.catalog_jobs.later_check import LATER_CHECK_SOURCES_FILE, check_later, write_later_check
 
     baselines = [b.strip() for b in args.baselines.split(",") if b.strip()]
     check = check_later(args.trained, args.later, earlier=args.earlier, baselines=baselines, seed=args.seed)
     path = write_later_check(check, args.out or args.trained)
     print(check.markdown())
-    print(f"tables: {path} (and .md; the scored sources beside them)")
+    print(f"tables: {path} (the scored sources beside it, {Path(LATER_CHECK_SOURCES_FILE).name})")
     return 0
 
 
@@ -169,10 +179,20 @@ def _report(args: argparse.Namespace) -> int:
 
 # --------------------------------------------------------------- workflow
 def _workflow(args: argparse.Namespace) -> int:
+    from gpal.workflows.shipped import resolve_workflow, shipped_workflows, workflow_title
+
+    if args.list:
+        shipped = shipped_workflows()
+        width = max(map(len, shipped), default=0)
+        for name, path in shipped.items():
+            print(f"{name:<{width}}  {workflow_title(path)}")
+        return 0
+    if args.file is None:
+        raise ValueError("give a workflow: a shipped name (gpal workflow --list) or a FILE.yaml")
     from gpal.workflows import run_workflow
 
-    folder = run_workflow(args.file, overrides=args.set, out=args.out, scheduler=args.scheduler, force=args.force,
-                          progress=not args.no_progress)
+    folder = run_workflow(resolve_workflow(args.file), overrides=args.set, out=args.out, scheduler=args.scheduler,
+                          force=args.force, progress=not args.no_progress)
     print(f"results in {folder}")
     return 0
 
@@ -191,6 +211,8 @@ def _gpu_check(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------- parser
 def _add_catalog(parser: argparse.ArgumentParser) -> None:
+    from gpal.catalogs.catalog import DEFAULT_RELEASE, RELEASES
+
     parser.add_argument(
         "--catalog", default=DEFAULT_RELEASE,
         help=f"a shipped release ({', '.join(RELEASES)}; default {DEFAULT_RELEASE}) or the path of a gll_psc_v*.fit[.gz] file",
@@ -199,6 +221,9 @@ def _add_catalog(parser: argparse.ArgumentParser) -> None:
 
 def _add_selection(parser: argparse.ArgumentParser, classes: str | None, features: str | None) -> None:
     """The options of a `CatalogSelection`: ``classes`` None makes --classes required."""
+    from gpal.catalogs.features import RELEASE_PRESET
+    from gpal.catalogs.schemes import CLASS_SCHEMES
+
     _add_catalog(parser)
     parser.add_argument(
         "--classes", default=classes, required=classes is None,
@@ -224,6 +249,8 @@ def _yaml_value(text: str) -> Any:
 
 def _parse_text(constraint: Constraint) -> Callable[[str], Any]:
     """How the text of an option becomes the value ``constraint`` is about: a number, None, a list, or YAML."""
+    from gpal.constraints import Integer, ListOf, Optional, Real
+
     if isinstance(constraint, Optional):
         inner = _parse_text(constraint.inner)
         return lambda text: None if text.lower() in ("none", "null") else inner(text)
@@ -244,6 +271,8 @@ def _option(name: str, constraint: Constraint) -> dict[str, Any]:
     Only the form is checked here; the library checks the value (its range, how it goes with the others)
     and refuses it as every bad input is refused: ``gpal: error: ...``, exit code 2.
     """
+    from gpal.constraints import Boolean
+
     choices = constraint.choices()
     if choices:
         return {"choices": choices}
@@ -287,11 +316,17 @@ def _add_estimator(parser: argparse.ArgumentParser, estimator: Any, seed_help: s
 def _add_common(parser: argparse.ArgumentParser, force_help: str) -> None:
     parser.add_argument("--force", action="store_true", help=force_help)
     parser.add_argument("--no-progress", action="store_true", help="do not show progress bars")
+    parser.add_argument("--quiet", action="store_true",
+                        help="do not print what was done to the data (rows dropped for NaN values, missing errors read "
+                        "as exact, ambiguous links), which is printed whatever PYTHONWARNINGS says")
     parser.add_argument("--verbose", action="store_true",
                         help="keep TensorFlow's own start-up messages (absl, CUDA probing) on stderr, for debugging")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from gpal.catalogs.catalog import RELEASES
+    from gpal.catalogs.releases import NEWEST_RELEASE
+    from gpal.evaluation.baselines import BASELINES
     from gpal.catalog_jobs.active import SETTINGS as CAMPAIGN_SETTINGS
     from gpal.catalog_jobs.classify import SETTINGS as MAIN_JOB_SETTINGS
     from gpal.catalog_jobs.layout import DEFAULT_OUT_DIR
@@ -368,7 +403,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the model's catalog file, where it was trained on a file that is not a shipped release")
     later.add_argument("--baselines", default=",".join(BASELINES), help=f"comma-separated, from {', '.join(BASELINES)}")
     later.add_argument("--seed", type=int, default=0, help="seed of the baselines and the bootstrap")
-    later.add_argument("--out", default=None, help="folder for tables/later_check.* (default: the --trained folder)")
+    later.add_argument("--out", default=None, help="folder for tables/later_check.csv and later_check_sources.csv "
+                       "(default: the --trained folder)")
     later.set_defaults(run=_check_later)
 
     active = verbs.add_parser(
@@ -389,8 +425,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a gpal classify output, an active-learning run or a repeated-splits experiment folder")
     report.set_defaults(run=_report)
 
-    workflow = verbs.add_parser("workflow", help="run a declarative workflow (workflows/*.yaml), see docs/workflows.md")
-    workflow.add_argument("file", metavar="FILE.yaml", help="the workflow file")
+    workflow = verbs.add_parser("workflow", help="run a declarative workflow, shipped (by name) or a YAML file; "
+                                "see docs/workflows.md")
+    workflow.add_argument("file", metavar="NAME|FILE.yaml", nargs="?",
+                          help="a shipped workflow's name (e.g. fermi_4fgl; --list shows them) or a workflow file")
+    workflow.add_argument("--list", action="store_true", help="list the shipped workflows (name and title) and exit")
     workflow.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                           help="override a parameter, e.g. --set protocol.splits=2 --set training.epochs=20 (repeatable)")
     workflow.add_argument("--out", default=None, help="output folder (default: the file's 'out')")
@@ -423,10 +462,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     the main job (0.3 s frozen).  Nothing that needs finalising is among them: outputs are written and closed
     before a command returns, and exit handlers (`atexit`, `weakref.finalize`) still run.
     """
-    code = _run(argv)
+    # the process's own command keeps the handler to its end: Python's exit waits for the threads still importing
+    # (`preload`), and a Ctrl-C meanwhile is the system's at once rather than a KeyboardInterrupt in that wait
+    with stopping_at_safe_points(restore=argv is not None), _escaping_what_cannot_be_shown():
+        code = _run(argv)
     if argv is None:
         gc.freeze()
     return code
+
+
+@contextlib.contextmanager
+def _escaping_what_cannot_be_shown() -> Any:
+    """Messages reach any terminal: a character its encoding lacks (an ASCII terminal, a folder named 'résultats')
+    is written as an escape (r\\xe9sultats) instead of failing the command after its work was done."""
+    changed = []
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
+            changed.append(stream)
+    try:
+        yield
+    finally:
+        for stream in changed:
+            stream.reconfigure(errors="strict")
 
 
 def _run(argv: Sequence[str] | None) -> int:
@@ -437,18 +495,39 @@ def _run(argv: Sequence[str] | None) -> int:
     from gpal.active.oracles import LabelsPending
 
     if not getattr(args, "verbose", False):
+        from gpal.quiet import quiet_tensorflow
+
         quiet_tensorflow()
+
+    from gpal.runs.output_dir import discard_unused_claims, forget_claims
+
+    forget_claims()
+    code = _run_verb(args, LabelsPending)
+    if code in (EXIT_BAD_INPUT, EXIT_FAILED):
+        discard_unused_claims()  # a refusal leaves no folder it created
+    return code
+
+
+def _run_verb(args: argparse.Namespace, LabelsPending: type) -> int:
+    from gpal.catalog_jobs.settings import FewRowsWarning
+    from gpal.catalogs.catalog import DroppedRowsWarning, RepairedRowsWarning
+    from gpal.catalogs.links import AmbiguousLinkWarning
 
     with warnings.catch_warnings():
         warnings.showwarning = lambda message, *_, **__: print(f"gpal: warning: {message}", file=sys.stderr)
+        # what was done to the data is said whatever Python's warning filters say (PYTHONWARNINGS=ignore is common
+        # on clusters); --quiet is the way to silence it.  The library keeps them Python warnings.
+        for category in (DroppedRowsWarning, RepairedRowsWarning, AmbiguousLinkWarning, FewRowsWarning):
+            warnings.filterwarnings("ignore" if getattr(args, "quiet", False) else "default", category=category)
         try:
-            return args.run(args)
+            code = args.run(args)
+            check_stop()  # Ctrl-C during the last step: the work is done, and a rerun says so at once
+            return code
         except LabelsPending as exc:
             print(f"gpal: waiting for labels: {exc}", file=sys.stderr)
             return EXIT_LABELS_PENDING
         except KeyboardInterrupt:
-            print("gpal: interrupted; rerun the same command to resume", file=sys.stderr)
-            return EXIT_INTERRUPTED
+            return _interrupted()
         except FloatingPointError as exc:  # gpal.training.svi.TrainingError: the ELBO became non-finite
             print(f"gpal: error: training failed: {exc}", file=sys.stderr)
             return EXIT_FAILED
@@ -461,6 +540,11 @@ def _run(argv: Sequence[str] | None) -> int:
                 raise
             _error(why)
             return EXIT_BAD_INPUT
+
+
+def _interrupted() -> int:
+    print("gpal: interrupted; rerun the same command to resume", file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 def _error(message: str) -> None:

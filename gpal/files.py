@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import re
@@ -38,8 +39,11 @@ __all__ = [
     "SavedConfig",
     "atomic_output",
     "classes_from_json",
+    "array_sha256",
+    "check_array_checksums",
     "classes_to_json",
     "corrupt_field",
+    "file_sha256",
     "load_model_dir",
     "memory_bytes",
     "nesting_depth",
@@ -161,7 +165,9 @@ def save_model_dir(
     bad = [k for k, v in arrays.items() if np.asarray(v).dtype.kind == "f" and not np.all(np.isfinite(v))]
     if bad:
         raise ValueError(f"refusing to save a model with non-finite parameters: {bad}")
-    text = json.dumps({"format": fmt, "version": version, **config}, indent=1)  # fails before any write
+    # each array's checksum in the config binds the two files: a params.npz edited or taken from another save is named
+    checksums = {name: array_sha256(value) for name, value in arrays.items()}
+    text = json.dumps({"format": fmt, "version": version, **config, ARRAY_CHECKSUMS: checksums}, indent=1)  # fails before any write
     path = Path(path)
     _refuse_to_replace(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -437,15 +443,52 @@ def _read_config(config_file: Path) -> SavedConfig:
 
 _NPY_HEADERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
 
+#: ``config.json``'s field holding the checksum of each array of ``params.npz`` (`array_sha256`), written by a save.
+ARRAY_CHECKSUMS = "array_sha256"
+#: How much larger than its compressed bytes a member of ``params.npz`` may declare itself.  A save writes its
+#: members uncompressed (``numpy.savez``), so this only lets a re-compressed file through; with it a file under
+#: 50 MB on disk is refused, or read, within 200 MB, where a compressed run of zeros would expand a thousandfold.
+MAX_EXPANSION = 4
+
+
+def array_sha256(value: Any) -> str:
+    """The checksum of an array as a save writes it: its dtype, shape and bytes (C order)."""
+    value = np.ascontiguousarray(value)
+    digest = hashlib.sha256(f"{value.dtype.str}{value.shape}".encode())
+    digest.update(value.tobytes())
+    return digest.hexdigest()
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """The checksum of a file's bytes, read in blocks (a file of any size in bounded memory)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(2**20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
 
 def _check_members(params_file: Path) -> None:
-    """Every member of ``params.npz`` a ``.npy`` array of numbers, their sizes together within a quarter of memory.
+    """Every member of ``params.npz`` a ``.npy`` array of numbers, within bounds, judged before any data is read.
 
-    Read from the headers before any data: a zip bomb or a pickled member is refused unread.
+    The zip directory's declared sizes first (a member that would expand past `MAX_EXPANSION` times its compressed
+    bytes, or all of them past a quarter of memory, is refused unopened), then each ``.npy`` header (the array it
+    announces must fit in the bytes its member declares): a zip bomb or a pickled member is refused unread.
     """
-    limit, total = memory_bytes() // 4, 0
+    limit = memory_bytes() // 4
     with zipfile.ZipFile(params_file) as archive:
-        for info in archive.infolist():
+        members = archive.infolist()
+        for info in members:
+            if info.compress_type != zipfile.ZIP_STORED and info.file_size > MAX_EXPANSION * max(info.compress_size, 1):
+                raise CorruptModel(
+                    f"{params_file}: member {info.filename!r} would expand from {info.compress_size} to "
+                    f"{info.file_size} bytes, more than {MAX_EXPANSION} times (a save writes its arrays uncompressed); "
+                    "the file is corrupt or was edited, and is not read")
+        declared = sum(info.file_size for info in members)
+        if declared > limit:
+            raise CorruptModel(f"{params_file}: its arrays hold more than {limit} bytes (1/4 of memory); "
+                               "a saved model is far smaller, the file is corrupt or was edited")
+        for info in members:
             with archive.open(info) as member:
                 try:
                     read_header = _NPY_HEADERS.get(np.lib.format.read_magic(member))
@@ -455,13 +498,16 @@ def _check_members(params_file: Path) -> None:
                 except (ValueError, EOFError) as exc:
                     raise CorruptModel(f"{params_file}: member {info.filename!r} is not a numpy array ({exc}); "
                                        "the saved model is corrupt or was edited") from None
+                header_bytes = member.tell()
             if dtype.hasobject or dtype.kind not in "biuf":
                 raise CorruptModel(f"{params_file}: array {info.filename.removesuffix('.npy')!r} holds {dtype} values "
                                    "(pickled objects are never read); a saved model's arrays are numbers")
-            total += int(np.prod(shape, dtype=object)) * dtype.itemsize
-            if total > limit:
-                raise CorruptModel(f"{params_file}: its arrays hold more than {limit} bytes (1/4 of memory); "
-                                   "a saved model is far smaller, the file is corrupt or was edited")
+            data_bytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
+            if data_bytes != info.file_size - header_bytes:
+                raise CorruptModel(
+                    f"{params_file}: array {info.filename.removesuffix('.npy')!r} announces shape {shape} of {dtype} "
+                    f"({data_bytes} bytes) but its member holds {info.file_size - header_bytes}; the saved model is "
+                    "corrupt or was edited")
 
 
 def _read_arrays(params_file: Path) -> SavedArrays:
@@ -485,12 +531,33 @@ def _read_arrays(params_file: Path) -> SavedArrays:
     return SavedArrays(arrays, params_file)
 
 
+def check_array_checksums(config: SavedConfig, arrays: SavedArrays) -> None:
+    """The arrays are those the save of ``config`` wrote: each checksum it records matches (a config saved before
+    the checksums were recorded has none to check).  A loader calls it once the values passed its own checks, which
+    say more (an array's dtype, its shape, a value out of range)."""
+    if ARRAY_CHECKSUMS not in config:
+        return
+    recorded = config[ARRAY_CHECKSUMS]
+    if not isinstance(recorded, Mapping) or not all(isinstance(v, str) for v in recorded.values()):
+        raise corrupt_field(config, ARRAY_CHECKSUMS, "must map each array of params.npz to its sha256")
+    if set(recorded) != set(arrays):
+        raise CorruptModel(
+            f"{arrays.source}: holds arrays {sorted(set(arrays) - set(recorded))} the save did not write and lacks "
+            f"{sorted(set(recorded) - set(arrays))} (field {ARRAY_CHECKSUMS!r} of {config.source}); the folder mixes "
+            "two saves or was edited, save it again")
+    for name in sorted(recorded):
+        if array_sha256(arrays[name]) != recorded[name]:
+            raise CorruptModel(
+                f"{arrays.source}: array {name!r} is not the one saved with {config.source} (its checksum differs "
+                f"from field {ARRAY_CHECKSUMS}[{name!r}]); the folder mixes two saves or was edited, save it again")
+
+
 def load_model_dir(path: str | os.PathLike, fmt: str, version: int) -> tuple[SavedConfig, SavedArrays]:
     """Read a folder written by ``save_model_dir``, checking it holds a ``fmt`` model of ``version``.
 
     Damage is a `CorruptModel` naming the file: unreadable JSON or npz, non-finite or
     non-numeric arrays, and (through the returned mappings) any field or array a loader
-    asks for that is missing.
+    asks for that is missing.  The loader then calls `check_array_checksums`.
     """
     path = Path(path)
     config_file, params_file = path / "config.json", path / "params.npz"

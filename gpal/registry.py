@@ -21,8 +21,8 @@ __all__ = ["ACQUISITIONS", "BROAD_PRIOR_VARIANCE", "CONJUGATE_INFERENCE", "DEFAU
            "DEFAULT_INPUT_NOISE", "DEFAULT_INPUT_PRIOR", "DEFAULT_LIKELIHOOD", "DEFAULT_NOISE_VARIANCE",
            "DEFAULT_NUM_INDUCING", "DEFAULT_PRIOR_COMPONENTS", "ESTIMATORS",
            "FOLLOW_UP_ACQUISITION", "INFERENCE", "INPUT_NOISE", "INPUT_PRIORS", "KERNELS", "LIKELIHOODS",
-           "LOGISTIC_BOUNDS", "MODELS_PER_BATCH", "NOISE_VARIANCE_MODES", "ON_ERROR", "PER_MODEL_ERRORS", "Registry",
-           "WORKFLOWS"]
+           "LOCALS_FAMILIES", "LOGISTIC_BOUNDS", "MODELS_PER_BATCH", "NOISE_VARIANCE_MODES", "ON_ERROR",
+           "PER_MODEL_ERRORS", "ROWS_PER_PRIOR_COMPONENT", "Registry", "WORKFLOWS"]
 
 #: Priors over the noiseless inputs (``gpal.models.input_prior``): the paper's broad N(0, s I), or a
 #: mixture deconvolved from the sources.  Two fixed choices, not an extension point, named here so the
@@ -46,10 +46,14 @@ DEFAULT_INPUT_PRIOR = INPUT_PRIORS[0]
 DEFAULT_NUM_INDUCING = 100
 #: Components of the population prior's deconvolved mixture.
 DEFAULT_PRIOR_COMPONENTS = 8
+#: Training rows the population prior's mixture needs per component (``check_prior_rows``).
+ROWS_PER_PRIOR_COMPONENT = 10
 #: Hidden-layer widths of NIMGP-NN's amortised q(x_i | x~_i) network.
 DEFAULT_HIDDEN_SIZES = (50,)
 #: The conjugate schemes of the augmented logistic-softmax model (``gpal.training.cavi``).
 CONJUGATE_INFERENCE = ("cavi", "natural_gradient")
+#: q(lambda, n) of the augmented logistic-softmax model: lambda integrated out, or the paper's mean field.
+LOCALS_FAMILIES = ("collapsed", "mean_field")
 #: How ``NoisyGPClassifier`` trains: stochastic variational inference, or a conjugate scheme.
 INFERENCE = ("svi", *CONJUGATE_INFERENCE)
 #: What a grid does with a failing unit (``run_units``, ``run_repeated_splits``, workflows' ``on_error``):
@@ -58,9 +62,9 @@ ON_ERROR = ("record", "raise")
 #: What a call on many models does with one that fails (``fit_batched``, ``run_together``):
 #: raise it, or return it in that model's place.
 PER_MODEL_ERRORS = ("raise", "return")
-#: The bounds of the binary logistic likelihood (``gpal.models.families.logistic_bounds``): Jaakkola-Jordan,
-#: its hybrid, Taylor.
-LOGISTIC_BOUNDS = ("jj", "jj-hybrid", "taylor")
+#: The bounds of the binary logistic likelihood (``gpal.models.families.logistic_bounds``): Jaakkola-Jordan
+#: (xi analytic, or numerical with the hyperparameters: full, or both: hybrid), Taylor.
+LOGISTIC_BOUNDS = ("jj", "jj-full", "jj-hybrid", "taylor")
 #: The product's likelihood, the default of ``NoisyGPClassifier``, ``build_model``, the workflows'
 #: ``training`` block and the main job: softmax (Monte Carlo ELBO) gave the best held-out NLL and
 #: calibration on the 4FGL-DR4 main job; robust-max makes confident mistakes where classes overlap
@@ -147,6 +151,7 @@ ESTIMATORS = Registry("estimator family", {
     "dirichlet": "gpal.estimators.dirichlet:DirichletGPClassifier",
     "logistic_bound": "gpal.estimators.logistic_bound:LogisticBoundGPClassifier",
     "logistic_softmax": "gpal.estimators.logistic_softmax:LogisticSoftmaxGPClassifier",
+    "gpr_platt": "gpal.estimators.gpr_platt:GPRPlattClassifier",
 })
 
 LIKELIHOODS = Registry("likelihood", {
@@ -196,4 +201,5 @@ WORKFLOWS = Registry("workflow kind", {
     "compare": "gpal.workflows.compare",
     "classify": "gpal.workflows.classify",
     "follow_up": "gpal.workflows.follow_up",
+    "epoch_times": "gpal.workflows.epoch_times",
 })

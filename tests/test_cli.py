@@ -56,7 +56,7 @@ def test_entry_point_runs_as_a_program():
      (["active"], ["--acquisition", "bald", "--oracle", "--queries", "--batch-size", "exit code 3"]),
      (["report"], ["RUN_DIR", "experiment folder", "active-learning run"]),
      (["check-later"], ["--trained", "--later", "FL16Y", "--earlier", "--baselines", "paired bootstrap"]),
-     (["workflow"], ["FILE.yaml", "--set", "KEY=VALUE", "--scheduler", "--out", "--force"])],
+     (["workflow"], ["NAME|FILE.yaml", "--list", "--set", "KEY=VALUE", "--scheduler", "--out", "--force"])],
 )
 def test_help_explains_every_verb(capsys, verb, options):
     with pytest.raises(SystemExit) as done:

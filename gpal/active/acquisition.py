@@ -121,7 +121,7 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
 
 def greedy_diverse(scores: np.ndarray, features: np.ndarray, k: int, lengthscale: float | None = None,
                    n_candidates: int | None = None) -> np.ndarray:
-    """Greedy batch: repeatedly take argmax of score_i * (1 - max_j exp(-|x_i - x_j|^2 / 2 l^2)) over chosen j.
+    """Greedy batch: repeatedly take argmax of ``score_i * (1 - max_j exp(-|x_i - x_j|^2 / 2 l^2))`` over chosen j.
 
     Distances are measured on features scaled by the candidates' standard deviation.
     Only the ``n_candidates`` best-scored rows (default max(10 k, 100)) compete, which

@@ -41,6 +41,7 @@ from gpal.catalog_jobs.follow_up import (
 from gpal.catalog_jobs.model_folders import job_estimator
 from gpal.catalog_jobs.prediction import DEFAULT_SELECT
 from gpal.catalog_jobs.selection import CatalogSelection
+from gpal.catalog_jobs.settings import prior_for_rows
 from gpal.catalog_jobs.tables import write_ecsv_twin
 from gpal.catalogs.releases import LAT_CLASS_CODES
 from gpal.catalogs.targets import TARGET_COLUMNS, target_columns
@@ -97,7 +98,8 @@ SETTINGS = {
     "queries": Setting(Integer(0), 10, "number of queries in all (raise it to continue a run)"),
     "retrain_epochs": Setting(Integer(0), 50, "epochs of each warm-started retraining"),
     "initial": Setting(Integer(1), 100, "simulated: initially labelled sources (the main job's population prior "
-                       "needs 10 per component, 80 in all)"),
+                       "needs 10 per component, 80 in all; with fewer it has fewer components, below 10 the broad "
+                       "prior)"),
     "pool": Setting(Optional(Integer(1)), None, "simulated: pool size (none: all the rest)"),
     "test": Setting(Integer(1), 500, "simulated: test sources"),
     "test_size": Setting(Real(0, 1, low_open=True, high_open=True, meaning="a fraction"), 0.2,
@@ -178,12 +180,14 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
         oracle = FileOracle(out / QUERIES_DIR, describe=lambda ids: described.loc[ids].reset_index(),
                             twin=_query_twin)
         outcomes = follow_up_outcomes(*selection.class_groups())
+    adapted = prior_for_rows(estimator, labelled.n_samples)  # the first fit's rows: a campaign may start small
     params = estimator.get_params(deep=False)
     identity = {"kind": "gpal.active", "catalog": catalog.provenance(), "classes": _plain(selection.classes),
                 "min_significance": selection.min_significance, "acquisition": acquisition.config(),
                 **{name: s[name] for name in _RECORDED}, **{name: params.get(name) for name in _RECORDED_ESTIMATOR},
                 # recorded when given: a run without excluded flags is the run an earlier gpal made
                 **({"follow_up_flags": sorted(set(s["follow_up_flags"]))} if s["follow_up_flags"] else {}),
+                **({"adapted_to_few_rows": adapted} if adapted else {}),
                 "seed": seed}
     # The loop checks its settings against the data here, before the folder is claimed, so a refused
     # command leaves nothing behind and its corrected form is not "a different run".

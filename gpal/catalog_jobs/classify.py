@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from gpal.active import make_acquisition
+from gpal.catalog_jobs.candidates import CANDIDATE_SETTINGS, check_cuts, cuts_identity, cuts_meta
 from gpal.catalog_jobs.follow_up import (
     DEFAULT_EXCLUDED_FLAGS, DEFAULT_MIN_SIGNIFICANCE, DEFAULT_TARGET, FLAG_NUMBERS, check_target,
 )
@@ -69,19 +70,22 @@ SETTINGS = {
     "baselines": Setting(ListOf(OneOf(tuple(BASELINES)), min_length=0), DEFAULT_BASELINES,
                          "classifiers fitted on the same rows and compared with the model"),
     "target": Setting(Optional(Text()), DEFAULT_TARGET,
-                      "the class the follow-up list asks about, e.g. pulsar: its sources are ranked by what a label "
-                      "would teach about that class (None: about every trained class)"),
+                      "the class to list candidates of (candidates_CLASS.csv) and that most_informative.csv ranks by "
+                      "what a label would teach about it, e.g. pulsar (None: every trained class)"),
+    **CANDIDATE_SETTINGS,
     "follow_up_significance": Setting(Real(0), DEFAULT_MIN_SIGNIFICANCE,
-                                      "Signif_Avg (sigma) below which a source is in neither follow-up list: two "
-                                      "in three DR4 unassociated sources below 4 are gone from FL16Y"),
+                                      "Signif_Avg (sigma) below which a source is in neither most_informative.csv nor "
+                                      "discovery.csv: two in three DR4 unassociated sources below 4 are gone from "
+                                      "FL16Y"),
     "follow_up_flags": Setting(ListOf(FLAG_NUMBERS, min_length=0), DEFAULT_EXCLUDED_FLAGS,
-                               "the catalog's Flags (numbers, e.g. 5,6,14) that leave a source out of both follow-up "
-                               "lists; none by default: flagged sources keep their class less often (91% against "
-                               "98.5% in FL16Y) but are half the unassociated ones, so the lists carry Flags instead"),
+                               "the catalog's Flags (numbers, e.g. 5,6,14) that leave a source out of "
+                               "most_informative.csv and discovery.csv; none by default: flagged sources keep their "
+                               "class less often (91% against 98.5% in FL16Y) but are half the unassociated ones, so "
+                               "the lists carry Flags instead"),
     "pool_prior": Setting(Boolean(), False,
-                          "move each group's classifications (unassociated; bcu) to its own class mix, estimated by EM "
-                          "(gpal.catalog_jobs.pool_prior); off by default: on later labels it helps the pulsars and "
-                          "hurts the FSRQs (docs/results.md, issue 36)"),
+                          "move each group's classifications (unassociated; bcu) to its own class mix, estimated by "
+                          "EM; off by default: on later labels it helps the pulsars and hurts the FSRQs "
+                          "(docs/results.md)"),
 }
 
 
@@ -104,6 +108,7 @@ def classify_catalog(
     progress: bool = True,
     executor: Any = None,
     log: Log = no_log,
+    **candidate_cuts: Any,
 ) -> Path:
     """The main job: train on associated sources, check on a held-out split, classify the rest.
 
@@ -119,8 +124,10 @@ def classify_catalog(
     (`gpal.catalogs.targets`) and ``information``, what its label would teach about ``target``
     (every class when None); an extended source's ``predicted_class`` is ``extended``.  Writes into
     ``out_dir`` (`gpal.catalog_jobs.layout`) ``classifications.csv`` / ``.ecsv`` / ``.fits``,
-    the follow-up lists (`gpal.catalog_jobs.follow_up`: sources of ``follow_up_significance``
-    sigma or more, none of the ``follow_up_flags``) and ``report.md``, whose path it returns, beside ``metrics.json``, the trained-model folder
+    the target lists (`gpal.catalog_jobs.candidates`: per class, or the ``target`` class, the sources most
+    probably of it through the ``candidate_cuts``, `gpal.catalog_jobs.candidates.CUTS`), the other lists
+    (`gpal.catalog_jobs.follow_up`: sources of ``follow_up_significance`` sigma or more, none of the
+    ``follow_up_flags``) and ``report.md``, whose path it returns, beside ``metrics.json``, the trained-model folder
     (``model/``, ``training.json``), ``tables/`` (the held-out predictions among them) and
     ``figures/``.  With ``pool_prior`` the classified probabilities are moved to each group's own class
     mix (`gpal.catalog_jobs.pool_prior`, ``pool_prior.json``; off by default).  Rerunning with the same settings reuses the saved model; other settings
@@ -134,6 +141,7 @@ def classify_catalog(
                  dict(zip(names, (test_size, chunk_size, target, follow_up_significance, list(follow_up_flags),
                                   pool_prior))))
     check_target(target, selection.class_groups()[0])
+    cuts = check_cuts(candidate_cuts)
     cat, data, identity = open_job("gpal.catalog_jobs.classify", selection, estimator)
     merge = selection.class_groups()[1]
     trained_codes = [code for codes in data.meta["cuts"]["classes"].values() for code in codes]
@@ -155,6 +163,7 @@ def classify_catalog(
         # recorded when given: a run without excluded flags is the run an earlier gpal made
         **({"follow_up_flags": sorted(set(follow_up_flags))} if follow_up_flags else {}),
         **({"pool_prior": True} if pool_prior else {}),
+        **cuts_identity(cuts),
     }
     # Everything that can be refused is checked before the folder is claimed: a refused command leaves nothing.
     train, test = data.split(test_size=test_size, seed=seed, stratify=True)
@@ -195,14 +204,14 @@ def classify_catalog(
             log("fitting the outlier score ('none of these') on the training split"
                 + (f", checking it on the {len(left_out)} labelled classes left out" if left_out else ""))
             held_out_classes = left_out_sources(cat, left_out, data.meta["features"])
-            ood_score, ood = check_outliers(folder / OOD_FILE, train, test, held_out_classes, pool, seed)
+            check_outliers(folder / OOD_FILE, train, test, held_out_classes, seed)
 
             log(f"classifying the {' + '.join(tokens)} sources of {cat.release}")
             table = dated(predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor,
                                           progress=progress, pool=pool))
-            table = replace(table, frame=table.frame.assign(ood_score=ood_score, ood=ood),
-                            meta={**table.meta, "TARGET": target or "", "MINSIG": follow_up_significance,
-                                  "XFLAGS": ",".join(str(flag) for flag in sorted(set(follow_up_flags)))})
+            table = replace(table, meta={**table.meta, "TARGET": target or "", "MINSIG": follow_up_significance,
+                                         "XFLAGS": ",".join(str(flag) for flag in sorted(set(follow_up_flags))),
+                                         **cuts_meta(cuts)})
             pool_proba = table.frame[[f"p_{c}" for c in trained.classes]].to_numpy()  # the later check moves its own
             if pool_prior:
                 table, moved = adjust_table(table, trained.classes, training_prior(trained.training["n_per_class"],
@@ -225,7 +234,7 @@ def classify_catalog(
         write_later_check(check_later(trained, later, earlier=cat.path, baselines=baselines, seed=seed,
                                       compared=compared, built=built, pool_prior=pool_prior,
                                       baseline_proba=later_baselines or None), folder)
-    log("writing the follow-up lists and the report")
+    log("writing the target lists, the other lists and the report")
     return write_classify_report(folder, held_out_figures=figures)
 
 

@@ -1,16 +1,19 @@
-"""The main job's follow-up lists, one per observing proposal, read from the columns of ``classifications.csv``.
+"""The main job's source lists, one per observing proposal, read from the columns of ``classifications.csv``.
 
-BALD's information is highest where the model has never seen anything alike: right for the
-model, wrong for a proposal.  So the classified sources are split by what a proposal wants:
-
-- **classification follow-up** (`FOLLOW_UP_FILE`): point sources of the trained population
-  (not ``ood``, not extended, ``Signif_Avg`` >= ``min_significance``, none of the
-  ``excluded_flags``), ranked by ``information``,
-  what a label would teach the model about the ``target`` class (all classes when None);
-- **discovery** (`DISCOVERY_FILE`): the ``ood`` point sources of those cuts, ranked by
-  ``ood_score`` (how unlike the training set), ``predicted_class`` the class each is most like;
+- **target lists** (`gpal.catalog_jobs.candidates`, ``candidates_<class>.csv`` and ``.reg``): per trained
+  class (or the ``target`` class), the sources most probably of it that can be followed up; what a
+  proposal submits;
+- **most informative** (`INFORMATIVE_FILE`): point sources of the trained population (not ``ood``,
+  not extended, ``Signif_Avg`` >= ``min_significance``, none of the ``excluded_flags``), ranked by
+  ``information``, what a label would teach the model about the ``target`` class (all classes when
+  None): the sources whose label would teach the model most (BALD), not the likeliest members of a class;
+- **discovery** (`DISCOVERY_FILE`): the unassociated ``ood`` point sources of those cuts, ranked by
+  ``ood_score`` (how unlike the training set), ``predicted_class`` the class each is most like.  A
+  source with a counterpart (a bcu) is no unknown, and one the catalog flags as confused with a
+  brighter neighbour or sitting on a defect of the diffuse model (`DISCOVERY_LEAVES_OUT`: a point
+  source beside IC 443 topped the FL16Y list) is unlike the training set for reasons of its own;
 - **extended** (`EXTENDED_FILE`): extended sources, which the point-source classes do not
-  describe (``predicted_class`` ``extended``); neither list ranks them.
+  describe (``predicted_class`` ``extended``); no list ranks them.
 
 Each list keeps every column of the classifications (the target columns among them) and adds
 ``rank``; `write_region` draws a list's 95% error ellipses for DS9.
@@ -19,20 +22,24 @@ Each list keeps every column of the classifications (the target columns among th
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import replace
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
+from gpal.catalog_jobs.candidates import (
+    FLAG_NUMBERS, candidate_file, candidate_lists, cuts_from_meta, cuts_text, passes_flags,
+)
 from gpal.catalog_jobs.tables import ClassifiedSources, write_probability_table
-from gpal.constraints import Integer
 from gpal.files import atomic_output
 
-__all__ = ["DEFAULT_EXCLUDED_FLAGS", "DEFAULT_MIN_SIGNIFICANCE", "DEFAULT_TARGET", "DISCOVERY_FILE", "EXTENDED_FILE",
-           "FLAG_NUMBERS", "FOLLOW_UP_FILE", "LISTS", "NEEDED", "REGION_FILE", "bright_point_sources", "check_target",
-           "excluded_flags_of", "follow_up_lists", "write_follow_up_lists", "write_region"]
+__all__ = ["DEFAULT_EXCLUDED_FLAGS", "DEFAULT_MIN_SIGNIFICANCE", "DEFAULT_TARGET", "DISCOVERY_FILE",
+           "DISCOVERY_LEAVES_OUT", "EXTENDED_FILE", "FLAG_NUMBERS", "INFORMATIVE_FILE", "LISTS", "NEEDED",
+           "REGION_FILE", "bright_point_sources", "check_target", "excluded_flags_of", "follow_up_lists",
+           "listed_classes", "region_file", "write_follow_up_lists", "write_region"]
 
 #: What the classification follow-up ranks for unless told: None, every trained class (plain BALD).
 DEFAULT_TARGET = None
@@ -45,19 +52,28 @@ DEFAULT_MIN_SIGNIFICANCE = 4.0
 #: their class less often (91% against 98.5%), but leaving them out would drop half the unassociated sources, so
 #: the lists carry ``Flags`` for the observer to weigh (docs/reports.md, "Which sources a list leaves out").
 DEFAULT_EXCLUDED_FLAGS: tuple[int, ...] = ()
-#: A flag number: the LAT catalogs document flags 1 to 14; a Flags column holds at most 32 bits.
-FLAG_NUMBERS = Integer(1, 32)
-FOLLOW_UP_FILE = "follow_up.csv"
+INFORMATIVE_FILE = "most_informative.csv"
 DISCOVERY_FILE = "discovery.csv"
 EXTENDED_FILE = "extended.csv"
-#: The classification follow-up list's 95% error ellipses, for DS9.
-REGION_FILE = "follow_up.reg"
+#: The flags (numbers) that keep a source out of the discovery list: 5, confused with a brighter neighbour; 6, on an
+#: interstellar gas clump or a defect of the diffuse model ("c" sources).  Same meaning in 3FGL and 4FGL
+#: (`gpal.catalogs.releases`, ``flag_meanings``).
+DISCOVERY_LEAVES_OUT = (5, 6)
 #: Each list's file and what its rows are, in words (the FITS / ECSV keyword ``LIST``).
 LISTS = {
-    FOLLOW_UP_FILE: "classification follow-up: in-population point sources ranked by information",
-    DISCOVERY_FILE: "discovery: none-of-these point sources ranked by ood_score",
+    INFORMATIVE_FILE: "most informative: in-population point sources whose label would teach the model most",
+    DISCOVERY_FILE: "discovery: unassociated none-of-these point sources ranked by ood_score",
     EXTENDED_FILE: "extended sources, outside the point-source classes",
 }
+
+
+def region_file(list_file: str) -> str:
+    """The DS9 region file drawn beside a list: same stem, ``.reg``."""
+    return str(Path(list_file).with_suffix(".reg"))
+
+
+#: The most-informative list's 95% error ellipses, for DS9.
+REGION_FILE = region_file(INFORMATIVE_FILE)
 
 
 def check_target(target: str | None, classes: Sequence[str]) -> str | None:
@@ -88,11 +104,7 @@ def bright_point_sources(frame: pd.DataFrame, min_significance: float,
     """
     significance = frame["Signif_Avg"].to_numpy(np.float64)
     keep = ~frame["extended"].to_numpy(bool) & (np.nan_to_num(significance, nan=-np.inf) >= min_significance)
-    if excluded_flags:
-        flags = frame["Flags"].to_numpy(np.int64)
-        mask = sum(1 << (flag - 1) for flag in set(excluded_flags))
-        keep &= (flags < 0) | (flags & mask == 0)
-    return keep
+    return keep & passes_flags(frame["Flags"].to_numpy(np.int64), excluded_flags)
 
 
 def excluded_flags_of(meta: dict) -> tuple[int, ...]:
@@ -111,48 +123,73 @@ def follow_up_lists(frame: pd.DataFrame, min_significance: float,
     """The three lists (`LISTS`) of a classifications frame, by file name.
 
     A point source whose ``Signif_Avg`` is below ``min_significance`` (or unknown), or that carries
-    one of the ``excluded_flags``, is in neither ranked list (`bright_point_sources`).
+    one of the ``excluded_flags``, is in neither ranked list (`bright_point_sources`); the discovery
+    list holds only unassociated sources, none of `DISCOVERY_LEAVES_OUT`.
     """
     candidates = bright_point_sources(frame, min_significance, excluded_flags)
     ood = frame["ood"].to_numpy(bool)
+    unknown = (frame["CLASS1"].fillna("").to_numpy(str) == "") & passes_flags(frame["Flags"].to_numpy(np.int64),
+                                                                                 DISCOVERY_LEAVES_OUT)
     return {
-        FOLLOW_UP_FILE: _ranked(frame[~ood & candidates], "information"),
-        DISCOVERY_FILE: _ranked(frame[ood & candidates], "ood_score"),
+        INFORMATIVE_FILE: _ranked(frame[~ood & candidates], "information"),
+        DISCOVERY_FILE: _ranked(frame[ood & candidates & unknown], "ood_score"),
         EXTENDED_FILE: _ranked(frame[frame["extended"].to_numpy(bool)], "Signif_Avg"),
     }
 
 
 #: The columns the lists are read from; a classifications table of an earlier gpal may lack some.
-NEEDED = ("extended", "Signif_Avg", "ood", "ood_score", "information")
+NEEDED = ("CLASS1", "extended", "Signif_Avg", "Conf_95_SemiMajor", "Flags", "ood", "ood_score", "information")
 
 
-def write_follow_up_lists(table: ClassifiedSources, folder: str | os.PathLike) -> dict[str, pd.DataFrame]:
-    """Write the lists of a classifications table into ``folder`` (CSV + ECSV each) and the region file.
+def listed_classes(table: ClassifiedSources) -> list[str]:
+    """The classes a table's target lists are for: its ``TARGET`` class, else every class it has a ``p_`` column of."""
+    target = table.meta.get("TARGET") or None
+    classes = [c[2:] for c in table.frame.columns if c.startswith("p_") and c != "p_mc_se"]
+    return [target] if target in classes else classes
 
-    The table's ``MINSIG`` keyword is the significance cut, ``XFLAGS`` the excluded flags;
-    ``TARGET`` the class ``information`` is about.  Returns the lists by file name; none for a
-    table without the `NEEDED` columns.
+
+def write_follow_up_lists(table: ClassifiedSources, folder: str | os.PathLike,
+                          merge: Mapping[str, Sequence[str]] | None = None) -> dict[str, pd.DataFrame]:
+    """Write the lists of a classifications table into ``folder`` (CSV + ECSV each) and their region files.
+
+    The target lists first (`gpal.catalog_jobs.candidates`: one per `listed_classes`, cuts from the table's
+    keywords; ``merge``: the CLASS1 codes of each merged class), then `LISTS`.  The table's ``MINSIG`` keyword is
+    the significance cut of the latter, ``XFLAGS`` their excluded flags; ``TARGET`` the class ``information`` is
+    about.  A target list the cuts leave empty is written with its header alone, and a warning says so.  Returns
+    the lists by file name; none for a table without the `NEEDED` columns.
     """
     if not set(NEEDED) <= set(table.frame.columns):
         return {}
     folder = Path(folder)
-    lists = follow_up_lists(table.frame, float(table.meta.get("MINSIG", DEFAULT_MIN_SIGNIFICANCE)),
-                            excluded_flags_of(table.meta))
+    cuts = cuts_from_meta(table.meta)
+    targets = candidate_lists(table.frame, listed_classes(table), merge or {}, cuts)
+    lists = {candidate_file(cls): rows for cls, rows in targets.items()}
+    classes_of = {candidate_file(cls): cls for cls in targets}
+    drawn = {*lists, INFORMATIVE_FILE}  # the lists a proposal points at get region files
+    empty = [name for name, rows in lists.items() if rows.empty]
+    if empty:
+        warnings.warn(f"the target-list cuts ({cuts_text(cuts)}) leave no source in {', '.join(empty)}: "
+                      "written with the header alone; loosen --candidate-significance, --candidate-max-ellipse or "
+                      "--candidate-flags", stacklevel=2)
+    lists.update(follow_up_lists(table.frame, float(table.meta.get("MINSIG", DEFAULT_MIN_SIGNIFICANCE)),
+                                 excluded_flags_of(table.meta)))
     for name, rows in lists.items():
-        meta = {**table.meta, "LIST": LISTS[name], "NSOURCES": len(rows)}
+        what = LISTS.get(name) or f"target list: the most probable {classes_of[name]} sources to follow up"
+        meta = {**table.meta, "LIST": what, "NSOURCES": len(rows)}
         write_probability_table(replace(table, frame=rows, meta=meta), folder / name, force=True)
-    write_region(lists[FOLLOW_UP_FILE], folder / REGION_FILE)
+        if name in drawn:
+            write_region(rows, folder / region_file(name), what)
     return lists
 
 
-def write_region(rows: pd.DataFrame, path: str | os.PathLike) -> Path:
+def write_region(rows: pd.DataFrame, path: str | os.PathLike, title: str = "gpal source list") -> Path:
     """A DS9 region file: each source's 95% error ellipse (a circle of the semi-major axis where the catalog gives
     no angle), labelled with its rank and name.
 
     DS9 measures an ellipse's angle counter-clockwise from the x axis (west on a north-up sky), the catalog's
     ``Conf_95_PosAng`` east of north: DS9 angle = PosAng + 90.  Sources without an ellipse are left out.
     """
-    lines = ["# Region file format: DS9 version 4.1", "# gpal follow-up list: 95% error ellipses", "fk5"]
+    lines = ["# Region file format: DS9 version 4.1", f"# {title}: 95% error ellipses", "fk5"]
     for row in rows.itertuples(index=False):
         a, b, angle = row.Conf_95_SemiMajor, row.Conf_95_SemiMinor, row.Conf_95_PosAng
         if not (np.isfinite(a) and np.isfinite(row.RA) and np.isfinite(row.DEC)):

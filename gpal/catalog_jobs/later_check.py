@@ -19,6 +19,10 @@ links each to the later release (`gpal.catalogs.links`) and scores, beside the b
   the later AGN and pulsars; Jeffreys 95% intervals;
 - **top-k pulsar yield**: of the k sources with the highest p(pulsar), how many the later
   release calls a pulsar (all classified sources are ranked: what a search would observe).
+
+Every model's probabilities of a bcu source are scored as the main job gives them, with what the
+catalog knows applied (a bcu is a blazar: `gpal.catalogs.known_classes`), so the comparison stays like
+for like.
 """
 
 from __future__ import annotations
@@ -35,7 +39,9 @@ import pandas as pd
 from gpal.catalog_jobs.layout import CLASSIFICATIONS_CSV, TABLES_DIR
 from gpal.catalog_jobs.model_folders import TrainedModel, load_trained
 from gpal.catalog_jobs.pool_prior import adjust_to_pool, mixes_text, pool_groups, training_prior
-from gpal.catalog_jobs.prediction import DEFAULT_SELECT, predict_proba_chunked, selection_pool
+from gpal.catalog_jobs.prediction import (
+    DEFAULT_SELECT, known_class_probabilities, predict_proba_chunked, selection_pool,
+)
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalogs import load_catalog
 from gpal.catalogs.links import link_later
@@ -49,14 +55,14 @@ from gpal.evaluation.intervals import binomial_interval
 from gpal.files import atomic_output
 from gpal.runs.output_dir import recorded_identity
 
-__all__ = ["LATER_CHECK_FILE", "LaterCheck", "MODEL", "check_later", "later_release_of", "read_later_check",
-           "write_later_check"]
+__all__ = ["LATER_CHECK_FILE", "LATER_CHECK_SOURCES_FILE", "LaterCheck", "MODEL", "check_later", "later_release_of",
+           "read_later_check", "write_later_check"]
 
 #: The model's name in the check's tables.
 MODEL = "gpal"
 #: The check's measures in a model folder; the scored sources beside them.
 LATER_CHECK_FILE = f"{TABLES_DIR}/later_check.csv"
-_SOURCES_FILE = f"{TABLES_DIR}/later_check_sources.csv"
+LATER_CHECK_SOURCES_FILE = f"{TABLES_DIR}/later_check_sources.csv"
 #: What the later release says where it has no class: no row linked, or a row with an empty / unk CLASS1.
 _NO_LATER_CLASS = ("missing", "", "unk")
 TOP_K = (10, 25, 50)
@@ -169,7 +175,8 @@ def check_later(
     (no link, no overlap, missing columns, a compared model of other classes) is refused before any fitting.
     ``built``: what the caller (the main job) already has, so nothing is computed twice: the
     release's unassociated and bcu sources with the model's features, the model's probabilities of
-    them, and its training rows.  ``pool_prior``: score gpal's probabilities (the model's and the compared
+    them as its table gives them (what the catalog knows applied: `known_class_probabilities`), and its
+    training rows.  ``pool_prior``: score gpal's probabilities (the model's and the compared
     models') moved to each group's own class mix, as ``gpal classify --pool-prior`` classifies
     (`gpal.catalog_jobs.pool_prior`; the baselines are left as a user would fit them); None: as the
     folder's classify run did.  ``baseline_proba``: with ``built``, the ``baselines``' probabilities of its sources,
@@ -215,14 +222,19 @@ def check_later(
     proba = {MODEL: predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, progress=False)
              if model_proba is None else model_proba}
     proba.update({name: predict_proba_chunked(path, pool.X, pool.X_var, progress=False) for name, path in compared.items()})
+    if baseline_proba is None:
+        proba.update(fit_baselines(train.X, train.y, pool.X, names=list(baselines), random_state=seed))
+    else:
+        proba.update(baseline_proba)
+    # what the catalog knows (a bcu is a blazar) applies to every model alike; the main job's table already has it
+    proba.update({name: known_class_probabilities(trained, pool.aux["CLASS1"], p)[0] for name, p in proba.items()
+                  if not (name == MODEL and model_proba is not None)})
     moved = None
     if pool_prior or (pool_prior is None and (recorded_identity(trained.folder) or {}).get("pool_prior")):
         groups, prior = pool_groups(pool.aux["CLASS1"]), training_prior(trained.training["n_per_class"], classes)
         adjusted = {name: adjust_to_pool(proba[name], groups, prior, classes) for name in (MODEL, *compared)}
         proba.update({name: result.proba for name, result in adjusted.items()})
         moved = adjusted[MODEL].groups
-    proba.update(fit_baselines(train.X, train.y, pool.X, names=list(baselines), random_state=seed)
-                 if baseline_proba is None else baseline_proba)
 
     sources = pd.DataFrame({"Source_Name": pool.ids, "CLASS1": pool.aux["CLASS1"],
                             "later_name": np.where(linked >= 0, last.names[np.maximum(linked, 0)], ""),
@@ -314,7 +326,7 @@ def read_later_check(folder: str | os.PathLike) -> pd.DataFrame | None:
 def write_later_check(check: LaterCheck, folder: str | os.PathLike) -> Path:
     """The check's measures (``tables/later_check.csv``) and scored sources into ``folder``; the measures' path."""
     folder = Path(folder)
-    with atomic_output(folder / _SOURCES_FILE) as tmp:
+    with atomic_output(folder / LATER_CHECK_SOURCES_FILE) as tmp:
         check.sources.to_csv(tmp, index=False)
     with atomic_output(folder / LATER_CHECK_FILE) as tmp:
         check.measures.assign(earlier=check.earlier["release"], later=check.later["release"]).to_csv(tmp, index=False)

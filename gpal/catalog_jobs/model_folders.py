@@ -8,6 +8,8 @@ another catalog can check that the features exist there.
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import os
 import time
 import warnings
@@ -22,8 +24,9 @@ from gpal.estimators import load_estimator
 from gpal.estimators.base import raise_if_interrupted
 from gpal.estimators.params import input_prior_used
 from gpal.catalogs.features import resolve_features
-from gpal.files import read_json, write_json_atomic
+from gpal.files import file_sha256, read_json, write_json_atomic
 from gpal.identity import estimator_identity
+from gpal.interrupts import check_stop
 from gpal.runs.output_dir import claim_output_dir
 
 __all__ = ["TrainedModel", "load_trained", "loaded_estimator", "require_per_class", "train_catalog_model"]
@@ -32,6 +35,9 @@ __all__ = ["TrainedModel", "load_trained", "loaded_estimator", "require_per_clas
 TRAINING_FILE = "training.json"
 TRAINING_FORMAT = "gpal.trained_model"
 MODEL_DIR = "model"
+#: The record's fields that bind the folder into one thing: the size and checksum of each file of ``model/``, and a
+#: checksum of each of its own fields, so that an edited field or a model from another training is named.
+MODEL_FILES, FIELD_CHECKSUMS = "model_files", "field_sha256"
 
 
 #: Estimator parameters that do not decide a trained model: the progress bar, and warm starts (a folder is fitted once).
@@ -81,7 +87,8 @@ class TrainedModel:
     def estimator(self) -> Any:
         """The saved estimator, loaded once per process and folder version (`loaded_estimator`): the chunked
         prediction of the same folder uses this very object.  Read it; ``clone`` it to train another."""
-        estimator = loaded_estimator(self.model_dir)
+        estimator = loaded_estimator(self.model_dir)  # first: a damaged field is named as it loads
+        check_model_files(self.folder, self.model_dir, self.training)
         if sorted(self.training["classes"]) != sorted(str(c) for c in estimator.classes_):
             raise ValueError(
                 f"{self.folder}: {TRAINING_FILE} lists classes {self.training['classes']} but the model in "
@@ -145,8 +152,10 @@ def load_trained(folder: str | os.PathLike) -> TrainedModel:
             f"{folder} is not a trained-model folder: expected {TRAINING_FILE} and {MODEL_DIR}/ in it{bare}; "
             "give the --out folder of gpal train or gpal classify"
         )
-    training = read_training_record(record_file)
-    return TrainedModel(folder, confined_model_dir(folder, record_file, training.get("model", MODEL_DIR)), training)
+    training = read_training_record(record_file, checksums=False)
+    model_dir = confined_model_dir(folder, record_file, training.get("model", MODEL_DIR))
+    check_field_checksums(record_file, training)
+    return TrainedModel(folder, model_dir, training)
 
 
 def _names(value: Any) -> bool:
@@ -165,9 +174,10 @@ _RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
-def read_training_record(record_file: Path) -> dict[str, Any]:
+def read_training_record(record_file: Path, checksums: bool = True) -> dict[str, Any]:
     """``training.json`` read within bounds and checked field by field: a damaged or edited record is named here,
-    never met later as a KeyError or a table whose columns no longer match the classes."""
+    never met later as a KeyError or a table whose columns no longer match the classes.  ``checksums`` False leaves
+    the fields' checksums to the caller (`load_trained` checks the model folder the record names first)."""
     training = read_json(record_file, TRAINING_FILE, damaged="the model folder is corrupt")
     if not isinstance(training, dict) or training.get("format") != TRAINING_FORMAT:
         raise ValueError(f"{record_file} is not a {TRAINING_FORMAT} record (field 'format' is not "
@@ -187,6 +197,8 @@ def read_training_record(record_file: Path) -> dict[str, Any]:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{record_file}: field 'features' must hold feature definitions ({exc}); "
                          "the model folder is corrupt or was edited") from None
+    if checksums:  # last: a field of the wrong form is named with what it must be
+        check_field_checksums(record_file, training)
     return training
 
 
@@ -231,8 +243,61 @@ def fit_and_save(estimator: Any, data: NoisyDataset, folder: Path, merge: Mappin
     raise_if_interrupted(estimator, "nothing was saved, rerun the same command to start it again")
     seconds = time.perf_counter() - t0
     estimator.save(folder / MODEL_DIR)
-    write_json_atomic(folder / TRAINING_FILE, _training_record(data, merge, estimator, trained_on, seconds))
+    record = _training_record(data, merge, estimator, trained_on, seconds)
+    record[MODEL_FILES] = {entry.name: {"bytes": entry.stat().st_size, "sha256": file_sha256(entry)}
+                           for entry in sorted((folder / MODEL_DIR).iterdir())}
+    record[FIELD_CHECKSUMS] = {key: _field_sha256(value) for key, value in record.items()}
+    write_json_atomic(folder / TRAINING_FILE, record)
     return estimator
+
+
+def _field_sha256(value: Any) -> str:
+    """The checksum of a field of the record as JSON writes it (a reordered list or mapping differs)."""
+    return hashlib.sha256(json.dumps(value, allow_nan=False).encode()).hexdigest()
+
+
+def check_field_checksums(record_file: Path, training: Mapping[str, Any]) -> None:
+    """Every field of the record as gpal wrote it, where the record holds their checksums (gpal <= 0.3's do not)."""
+    if FIELD_CHECKSUMS not in training:
+        return
+    recorded = training[FIELD_CHECKSUMS]
+    if not isinstance(recorded, dict) or not all(isinstance(v, str) for v in recorded.values()):
+        raise ValueError(f"{record_file}: field {FIELD_CHECKSUMS!r} must map each field to its sha256; got "
+                         f"{_short(recorded)}; the model folder is corrupt or was edited")
+    edited = [key for key in training if key != FIELD_CHECKSUMS and (
+        key not in recorded or _field_sha256(training[key]) != recorded[key])]
+    edited += [key for key in recorded if key not in training]
+    if edited:
+        raise ValueError(
+            f"{record_file}: field{'s' if len(edited) > 1 else ''} {', '.join(map(repr, edited))} "
+            f"{'are' if len(edited) > 1 else 'is'} not as gpal wrote {'them' if len(edited) > 1 else 'it'} "
+            f"(the checksums of field {FIELD_CHECKSUMS!r} differ); the record was edited: train again, or restore it")
+
+
+def check_model_files(folder: Path, model_dir: Path, training: Mapping[str, Any]) -> None:
+    """The files of ``model/`` are those this record was written with (sizes first, then checksums): a model saved
+    by another training, or edited where it still loads, is refused."""
+    files = training.get(MODEL_FILES)
+    if files is None:  # a record of gpal <= 0.3
+        return
+    record_file = folder / TRAINING_FILE
+    ok = isinstance(files, dict) and all(isinstance(v, dict) and isinstance(v.get("bytes"), int)
+                                         and isinstance(v.get("sha256"), str) for v in files.values())
+    if not ok or not files:
+        raise ValueError(f"{record_file}: field {MODEL_FILES!r} must map each file of the model folder to its "
+                         f"bytes and sha256; got {_short(files)}; the model folder is corrupt or was edited")
+    present = sorted(entry.name for entry in model_dir.iterdir()) if model_dir.is_dir() else []
+    if present != sorted(files):
+        raise ValueError(f"{model_dir} holds {present} but {record_file} (field {MODEL_FILES!r}) lists "
+                         f"{sorted(files)}; the model folder is incomplete or mixes two trainings")
+    for name, expected in files.items():
+        path = model_dir / name
+        size = path.stat().st_size
+        if size != expected["bytes"] or file_sha256(path) != expected["sha256"]:
+            raise ValueError(
+                f"{path} is not the file {record_file} was written with (field {MODEL_FILES!r}[{name!r}]: "
+                + (f"{expected['bytes']} bytes, it holds {size}" if size != expected["bytes"] else "its sha256 differs")
+                + "); the model folder mixes two trainings or was edited: train again, or restore it")
 
 
 def require_per_class(data: NoisyDataset, minimum: int, needed_for: str) -> None:
@@ -261,6 +326,7 @@ def check_sizes(estimator: Any, data: NoisyDataset) -> None:
 def open_job(kind: str, selection: CatalogSelection, estimator: Any) -> tuple[Any, NoisyDataset, dict[str, Any]]:
     """The catalog, its labelled data and the run identity shared by `gpal train` and the main job."""
     catalog, data = selection.load()
+    check_stop()  # Ctrl-C in a command: the catalog is read, nothing is written
     identity = {"kind": kind, **selection.identity(catalog, data),
                 "estimator": estimator_identity(estimator, leave_out=_NOT_IDENTITY)}
     return catalog, data, identity

@@ -3,7 +3,8 @@
 `check_outliers` fits `PopulationOutlierScore` on the training split, sets its threshold on
 the held-out split (5% of those sources flagged), measures it on the labelled sources of
 the classes the model was not trained on (what a user needs to trust a flag), and writes
-``ood.json``.  `plane_counts` and `report_paragraph` turn that and the classified table into
+``ood.json`` with the fitted score, which `saved_outliers` reads to flag the sources any
+prediction with the folder classifies (``gpal classify`` and ``gpal predict`` alike).  `plane_counts` and `report_paragraph` turn that and the classified table into
 the report's counts in and out of the Galactic plane.
 """
 
@@ -21,7 +22,7 @@ from gpal.data.dataset import NoisyDataset
 from gpal.files import write_json_atomic
 
 __all__ = ["OOD_FILE", "PLANE_DEG", "check_outliers", "left_out_codes", "left_out_sources", "plane_counts",
-           "report_paragraph"]
+           "report_paragraph", "saved_outliers"]
 
 OOD_FILE = "ood.json"
 #: |b| at which the report splits the sky, as the published comparisons do.
@@ -52,13 +53,15 @@ def left_out_sources(catalog: Any, codes: Sequence[str], features: Any) -> Noisy
 
 
 def check_outliers(path: Path, train: NoisyDataset, test: NoisyDataset, left_out: NoisyDataset | None,
-                   pool: NoisyDataset, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Fit, calibrate and measure the outlier score; write ``path`` (JSON); the pool's scores and flags."""
+                   seed: int) -> None:
+    """Fit, calibrate and measure the outlier score; write ``path`` (JSON), the fitted score with it (`saved_outliers`
+    scores the sources to classify by it)."""
     from gpal.estimators.outliers import PopulationOutlierScore
 
     scorer = PopulationOutlierScore(random_state=seed).fit(train).calibrate(test)
     record: dict[str, Any] = {"threshold": scorer.threshold_, "false_positive_rate": scorer.false_positive_rate,
-                              "n_components": scorer.n_components, "calibrated_on": int(test.n_samples)}
+                              "n_components": scorer.n_components, "calibrated_on": int(test.n_samples),
+                              "scorer": scorer.get_config()}
     if left_out is not None:
         flagged = scorer.is_outlier(left_out)
         codes = np.char.lower(left_out.aux["CLASS1"].astype(str))
@@ -66,6 +69,21 @@ def check_outliers(path: Path, train: NoisyDataset, test: NoisyDataset, left_out
                               for code in sorted(set(codes), key=lambda c: (-np.sum(codes == c), c))}
         record["left_out_dropped"] = sorted(left_out.meta.get("dropped", {}))
     write_json_atomic(path, record)
+
+
+def saved_outliers(folder: Path, pool: NoisyDataset) -> tuple[np.ndarray, np.ndarray] | None:
+    """The outlier score and flag of ``pool``'s sources by the score a main job saved in ``folder`` (its
+    ``ood.json``), so that ``gpal predict`` with a classify folder flags what ``gpal classify`` flags; None for a
+    folder without one (``gpal train``, or a classify folder of gpal <= 0.3)."""
+    from gpal.estimators.outliers import PopulationOutlierScore
+
+    path = Path(folder) / OOD_FILE
+    if not path.is_file():
+        return None
+    record = json.loads(path.read_text(encoding="utf-8"))
+    if "scorer" not in record:
+        return None
+    scorer = PopulationOutlierScore.from_config(record["scorer"])
     scores = scorer.score(pool)
     return scores, scores > scorer.threshold_
 

@@ -26,11 +26,13 @@ import pandas as pd
 
 import gpal
 from gpal.catalog_jobs.model_folders import TrainedModel, load_trained, loaded_estimator
+from gpal.catalog_jobs.none_of_these import saved_outliers
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 from gpal.catalogs import load_catalog, repaired_text
 from gpal.catalogs.features import resolve_features
+from gpal.catalogs.known_classes import apply_known_classes, class_weights, known_class_rule
 from gpal.catalogs.releases import DEFAULT_RELEASE
-from gpal.catalogs.targets import target_columns
+from gpal.catalogs.targets import flag_legend, target_columns
 from gpal.constraints import Integer
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators import saved_format
@@ -38,7 +40,8 @@ from gpal.estimators.base import check_predict_data, entropy
 from gpal.files import read_json
 from gpal.runs.executors import Executor, as_executor
 
-__all__ = ["DEFAULT_CHUNK_SIZE", "DEFAULT_SELECT", "predict_catalog", "predict_proba_chunked"]
+__all__ = ["DEFAULT_CHUNK_SIZE", "DEFAULT_SELECT", "known_class_probabilities", "predict_catalog",
+           "predict_proba_chunked"]
 
 #: What ``gpal predict`` and the main job classify unless told: the sources without a physical class.
 DEFAULT_SELECT = ("unassociated", "bcu")
@@ -137,6 +140,8 @@ def _table_meta(trained: TrainedModel, catalog: Any, pool: NoisyDataset, select:
         "TRAINSEL": json.dumps({"min_significance": t.get("min_significance"), "n_per_class": t.get("n_per_class"),
                                 "trained_on": t.get("trained_on")}, sort_keys=True),
         "FITCONF": json.dumps(t["estimator"]["params"], sort_keys=True),
+        "KNOWNCLS": known_class_rule(trained.classes, t.get("merge", {}), t["n_per_class"]) or "",
+        **flag_legend(catalog.record.flag_meanings),
     }
 
 
@@ -160,6 +165,15 @@ def selection_pool(catalog: Any, select: Sequence[str], features: Any) -> NoisyD
     return catalog.pool(select=list(select), features=features)
 
 
+def known_class_probabilities(trained: TrainedModel, class1: Any, proba: np.ndarray,
+                              mc_error: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """The model's probabilities of sources labelled ``class1`` with what the catalog knows applied (a bcu is a
+    blazar: `gpal.catalogs.known_classes`), and the rows' Monte Carlo errors scaled alike."""
+    t = trained.training
+    weights = class_weights(trained.classes, t.get("merge", {}), t["n_per_class"])
+    return apply_known_classes(proba, np.asarray(class1, dtype=str), weights, mc_error)
+
+
 def predict_catalog(
     model: str | os.PathLike | TrainedModel,
     catalog: Any = DEFAULT_RELEASE,
@@ -171,7 +185,10 @@ def predict_catalog(
 ) -> ClassifiedSources:
     """Class probabilities of the selected sources of ``catalog`` (a name, path or `Catalog`).
 
-    ``select``: ``"unassociated"``, ``"bcu"``, other CLASS1 codes, or ``"all"``.
+    ``select``: ``"unassociated"``, ``"bcu"``, other CLASS1 codes, or ``"all"``.  A source the catalog
+    labels bcu is classified as the blazar it is (`known_class_probabilities`; keyword ``KNOWNCLS``).  A model
+    folder of ``gpal classify`` adds each source's ``ood_score`` and ``ood`` ("none of these": the score the
+    folder saved, `gpal.catalog_jobs.none_of_these.saved_outliers`).
     The catalog must hold every column the model's features are built from.
     Prediction is chunked (``chunk_size`` rows) and runs on ``executor``
     (`gpal.runs.executors.make_executor`; in this process when None).  ``pool``: the
@@ -195,6 +212,7 @@ def predict_catalog(
     proba, mc_error = predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, chunk_size=chunk_size,
                                             executor=executor, progress=progress, return_mc_error=True)
     classes = trained.classes
+    proba, mc_error = known_class_probabilities(trained, pool.aux["CLASS1"], proba, mc_error.max(axis=1))
     frame = pd.DataFrame({"Source_Name": pool.ids, "CLASS1": pool.aux["CLASS1"]})
     for c, name in enumerate(classes):
         frame[f"p_{name}"] = proba[:, c]
@@ -202,6 +220,9 @@ def predict_catalog(
     frame["predicted_class"] = np.where(targets["extended"], EXTENDED,
                                         np.asarray(classes, dtype=object)[np.argmax(proba, axis=1)])
     frame["entropy"] = entropy(proba)
-    frame["p_mc_se"] = mc_error.max(axis=1)  # the largest Monte Carlo standard error of the row's probabilities
+    frame["p_mc_se"] = mc_error  # the largest Monte Carlo standard error of the row's probabilities
     frame = pd.concat([frame, targets.drop(columns="Source_Name")], axis=1)
+    outliers = saved_outliers(trained.folder, pool)  # "none of these", where the folder saved its score
+    if outliers is not None:
+        frame["ood_score"], frame["ood"] = outliers
     return ClassifiedSources(frame, _table_meta(trained, cat, pool, tokens))

@@ -8,11 +8,14 @@ object and never names one of its parameters.
 from __future__ import annotations
 
 import types
+import warnings
 from typing import Any
 
 from gpal.estimators.noisy_gp import NoisyGPClassifier
+from gpal.estimators.params import input_prior_used
+from gpal.registry import ROWS_PER_PRIOR_COMPONENT
 
-__all__ = ["MAIN_JOB_ESTIMATOR", "main_job_estimator"]
+__all__ = ["MAIN_JOB_ESTIMATOR", "FewRowsWarning", "main_job_estimator", "prior_for_rows"]
 
 #: The main job's estimator (``gpal classify``, ``gpal train``, the ``classify`` workflow) where it differs
 #: from NoisyGPClassifier's defaults: NIMGP with the population prior over the noiseless inputs, chosen by
@@ -26,3 +29,30 @@ MAIN_JOB_ESTIMATOR = types.MappingProxyType(
 def main_job_estimator(**params: Any) -> NoisyGPClassifier:
     """The main job's NoisyGPClassifier, ``params`` replacing its settings."""
     return NoisyGPClassifier(**{**MAIN_JOB_ESTIMATOR, **params})
+
+
+class FewRowsWarning(UserWarning):
+    """The model was adapted to the few training rows it has (a smaller population prior, or the broad prior)."""
+
+
+def prior_for_rows(estimator: Any, n_rows: int) -> dict[str, Any] | None:
+    """Adapt ``estimator`` (in place) to ``n_rows`` training rows: a population prior of fewer components where its
+    ``prior_components`` need more rows than there are (`ROWS_PER_PRIOR_COMPONENT` each), the broad prior below
+    one component's rows; said in a `FewRowsWarning`.  A campaign starts from a handful of labels.
+
+    Returns
+    -------
+    dict or None
+        The parameters changed (for the run's record), None where the prior fits the rows as it is.
+    """
+    asked = int(estimator.prior_components)
+    fits = int(n_rows) // ROWS_PER_PRIOR_COMPONENT
+    if input_prior_used(estimator) != "population" or fits >= asked:
+        return None
+    changed = {"prior_components": fits} if fits >= 1 else {"input_prior": "broad"}
+    estimator.set_params(**changed)
+    now = f"a {fits}-component population prior" if fits >= 1 else "the broad prior N(0, prior_variance I)"
+    warnings.warn(f"{n_rows} training rows are too few for a {asked}-component population prior "
+                  f"({ROWS_PER_PRIOR_COMPONENT} rows per component); the model uses {now}", FewRowsWarning,
+                  stacklevel=2)
+    return changed

@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
+from gpal.catalog_jobs.candidates import CUTS
 from gpal.catalogs.targets import TARGET_COLUMNS
 from gpal.files import atomic_output
 
@@ -64,12 +66,16 @@ KEYWORDS = {
     "TRAINCAT": "training catalog release and version",
     "TRAINSEL": "training selection",
     "FITCONF": "estimator settings",
+    "KNOWNCLS": "what the catalog label changed (bcu: a blazar)",
     "TARGET": "class the information column is about (empty: all)",
     "MINSIG": "Signif_Avg below which no follow-up list holds a source",
     "XFLAGS": "catalog Flags (numbers) that leave a source out of the follow-up lists",
-    "LIST": "which follow-up list this is",
+    **{cut.keyword: cut.comment for cut in CUTS.values()},
+    "LIST": "which source list this is",
     "LABELS": "the file whose label column the observers fill in",
 }
+#: The legend of the Flags column: ``FLAG<n>`` -> what flag n means (`gpal.catalogs.targets.flag_legend`).
+_FLAG_KEY = re.compile(r"FLAG\d{1,2}")
 _INTEGER_KEYS = ("NSOURCES",)
 _RECORD_KEYS = ("TRAINSEL", "FITCONF")  # nested records: YAML in ECSV, one HIERARCH card per value in FITS
 
@@ -94,7 +100,7 @@ COLUMNS = {
     "score": (None, "gpal active's acquisition score at query time (higher: asked first)"),
 }
 #: Columns of text (an empty value is "", not NaN).
-_TEXT_COLUMNS = ("Source_Name", "CLASS1", "predicted_class", "ASSOC1")
+_TEXT_COLUMNS = ("Source_Name", "CLASS1", "predicted_class", "ASSOC1", "Flag_Words", "Extended_Source_Name")
 #: FITS has no unit for nats; a FITS reader would warn on it, so there it lives in TCOMM only.
 _FITS_UNITS = {"deg", "ph cm-2 s-1"}
 
@@ -216,7 +222,8 @@ def _fits_hdu(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
             for path, item in _flatten(value):
                 header[f"HIERARCH {key}.{path}"] = _fits_text(json.dumps(item) if isinstance(item, list) else item)
         else:
-            header[key] = (_fits_text(value), KEYWORDS.get(key, ""))
+            comment = "what this analysis flag of Flags means" if _FLAG_KEY.fullmatch(key) else KEYWORDS.get(key, "")
+            header[key] = (_fits_text(value), comment)
     return hdu
 
 
@@ -344,6 +351,7 @@ def read_probability_table(path: str | os.PathLike) -> ClassifiedSources:
     if _table_format(path) == "fits":
         t = Table.read(path, hdu=EXTNAME) if _has_extname(path) else Table.read(path, format="fits")
         meta = {k: t.meta[k] for k in KEYWORDS if k in t.meta}
+        meta.update({k: v for k, v in t.meta.items() if _FLAG_KEY.fullmatch(k)})
         meta.update({k: _unflatten(t.meta, k) for k in _RECORD_KEYS if any(n.startswith(f"{k}.") for n in t.meta)})
         return ClassifiedSources(_strip_strings(t.to_pandas()), _typed(meta))
     meta: dict[str, Any] = {}

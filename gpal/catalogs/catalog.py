@@ -117,7 +117,13 @@ def load_catalog(name_or_path: str | Path = DEFAULT_RELEASE) -> "Catalog":
             )
         return Catalog.from_file(path)
     path = Path(key).expanduser()
-    if path.is_file() or os.path.lexists(path):  # a FIFO, a device or a link loop is named by regular_file
+    try:
+        found = path.is_file() or os.path.lexists(path)
+    except OSError as exc:  # a name longer than the system takes (ENAMETOOLONG), met before any file is read
+        shown = key if len(key) <= 80 else f"{key[:40]}...{key[-30:]}"
+        raise OSError(exc.errno, f"the catalog path (--catalog) {shown!r} ({len(key)} characters) cannot be used: "
+                      f"{exc.strerror}; give a shorter path") from None
+    if found:  # a FIFO, a device or a link loop is named by regular_file
         return Catalog.from_file(path)
     if path.suffix in {".fit", ".fits", ".gz"} or "/" in key or "\\" in key:
         raise FileNotFoundError(f"catalog file not found: {path}")

@@ -56,57 +56,74 @@ _MC_MIN_ROWS = 16
 class Feature:
     """One model input built from catalog columns, with its error bar carried along.
 
-    column:    the value column, e.g. ``"LP_Index"``; with ``band``, one band of a multi-band
-               column such as ``Flux_Band`` (n, 8).  With ``reduce``, a tuple of one column per band
-               (3FGL's ``Flux100_300`` ...) reads as the bands of one multi-band column.
-    error:     its 1-sigma uncertainty column (``None``: the feature is exact, variance 0):
-               one-sided (n,) / (n, bands), or two-sided (n, 2) / (n, bands, 2) [lower, upper];
-               a tuple of one error column per band where ``column`` is a tuple.
-    transform: ``"identity"``, ``"log"``, ``"log10"``, ``"abs"``, ``"sin_deg"`` or
-               ``"abs_sin_deg"`` (|sin b| of an angle in degrees, e.g. |sin GLAT|).
-    floor:     for log transforms, values below ``floor`` are raised to it first (``LP_SigCurv``
-               can be exactly 0); without a floor a non-positive value is an error.  Monte Carlo
-               draws are floored the same way.
-    combine:   ``"ratio"`` (value / other) or ``"hardness"`` ((value - other) / (value + other)),
-               where ``other`` is ``other`` (default: the same column) at ``other_band``, with
-               ``other_error`` (default: ``error``).  Errors are taken as independent.
-    upper_limit: what a NaN lower error with a finite upper error means (4FGL: the band's
-               Sqrt_TS_Band < 1, and value + 2 x upper error is its 2-sigma upper limit):
-               ``"upper_error"`` takes the upper error as the Gaussian sigma on both sides of the
-               value (with ``lower_bound=0`` the Monte Carlo draws are N(value, upper^2) truncated
-               at 0, the flat-prior posterior whose 95.45% quantile is the catalog's limit when the
-               value is 0); ``"drop"`` leaves the row out (reported).
-    missing_error: what a NaN or infinite error (or ``error_sentinel``) means: ``"drop"`` leaves
-               the row out (reported), ``"exact"`` treats that row's value as exact (variance 0).
-               A negative one-sided error is a fault: first-order features leave the row out
-               (reported); Monte Carlo features refuse the column (ValueError).
-    propagation: ``"first_order"`` (delta method, one symmetric sigma per operand) or
-               ``"monte_carlo"``: MC_DRAWS draws of each operand from its error distribution are
-               combined and transformed, and the variance of the transformed draws is the
-               feature's variance.  The feature's value stays the catalog's point value through
-               the same map (not the draws' mean).  Seeded quasi-random draws (MC_SEED): deterministic.
-    two_sided: how a [lower, upper] error column is read: ``"mean"`` symmetrises it (one sigma,
-               the mean of the absolute bounds); ``"split_normal"`` (Monte Carlo only) reads the
-               4FGL convention: a finite pair is a split normal with sigma |lower| below the value
-               and upper above it (the two-piece Gaussian likelihood under a flat prior), a NaN
-               lower error an upper limit (see ``upper_limit``).  The column must then have the
-               [lower, upper] axis with lower <= 0 <= upper, and an upper-limit row a value.
-    lower_bound: Monte Carlo only: the physical lower bound of the untransformed operands (0 for
-               fluxes); the error distribution is truncated there (renormalised above it).  A
-               catalog value below the bound is an error.
-    error_sentinel: an error value that the catalog writes where it measured none (4FGL-DR4's
-               Unc_Frac_Variability is 10 where Frac_Variability is set to 0); it counts as a
-               missing error (``missing_error``).  Matched to float32 precision.
-    reduce:    a feature of many bands of one multi-band column at once (Monte Carlo only), each band an
-               operand with its own error model: ``"share"`` is band ``band``'s fraction of the sum over
-               ``bands`` (a band spectrum's shape), ``"max_over_mean"`` and ``"cv"`` (sample standard
-               deviation over mean) summarise the bands as a light curve.  Computed per draw, so the
-               error bars and upper limits of every band reach the feature's variance.
-    bands:     the bands ``reduce`` reads (default: all of the column's bands).
-    centre:    Monte Carlo only: the feature's value is the catalog's point value through the map
-               (``"point"``) or the mean of the transformed draws (``"draw_mean"``), for maps whose
-               point value sits at the edge of its draws (the log share of a band whose best fit is ~0).
-    name:      feature name in data sets; defaults to e.g. ``log(column)``, ``HR(Flux_Band[3],Flux_Band[4])``.
+    Parameters
+    ----------
+    column
+        the value column, e.g. ``"LP_Index"``; with ``band``, one band of a multi-band
+        column such as ``Flux_Band`` (n, 8).  With ``reduce``, a tuple of one column per band
+        (3FGL's ``Flux100_300`` ...) reads as the bands of one multi-band column.
+    error
+        its 1-sigma uncertainty column (``None``: the feature is exact, variance 0):
+        one-sided (n,) / (n, bands), or two-sided (n, 2) / (n, bands, 2) [lower, upper];
+        a tuple of one error column per band where ``column`` is a tuple.
+    transform
+        ``"identity"``, ``"log"``, ``"log10"``, ``"abs"``, ``"sin_deg"`` or
+        ``"abs_sin_deg"`` (``|sin b|`` of an angle in degrees, e.g. ``|sin GLAT|``).
+    floor
+        for log transforms, values below ``floor`` are raised to it first (``LP_SigCurv``
+        can be exactly 0); without a floor a non-positive value is an error.  Monte Carlo
+        draws are floored the same way.
+    combine
+        ``"ratio"`` (value / other) or ``"hardness"`` ((value - other) / (value + other)),
+        where ``other`` is ``other`` (default: the same column) at ``other_band``, with
+        ``other_error`` (default: ``error``).  Errors are taken as independent.
+    upper_limit
+        what a NaN lower error with a finite upper error means (4FGL: the band's
+        Sqrt_TS_Band < 1, and value + 2 x upper error is its 2-sigma upper limit):
+        ``"upper_error"`` takes the upper error as the Gaussian sigma on both sides of the
+        value (with ``lower_bound=0`` the Monte Carlo draws are N(value, upper^2) truncated
+        at 0, the flat-prior posterior whose 95.45% quantile is the catalog's limit when the
+        value is 0); ``"drop"`` leaves the row out (reported).
+    missing_error
+        what a NaN or infinite error (or ``error_sentinel``) means: ``"drop"`` leaves
+        the row out (reported), ``"exact"`` treats that row's value as exact (variance 0).
+        A negative one-sided error is a fault: first-order features leave the row out
+        (reported); Monte Carlo features refuse the column (ValueError).
+    propagation
+        ``"first_order"`` (delta method, one symmetric sigma per operand) or
+        ``"monte_carlo"``: MC_DRAWS draws of each operand from its error distribution are
+        combined and transformed, and the variance of the transformed draws is the
+        feature's variance.  The feature's value stays the catalog's point value through
+        the same map (not the draws' mean).  Seeded quasi-random draws (MC_SEED): deterministic.
+    two_sided
+        how a [lower, upper] error column is read: ``"mean"`` symmetrises it (one sigma,
+        the mean of the absolute bounds); ``"split_normal"`` (Monte Carlo only) reads the
+        4FGL convention: a finite pair is a split normal with sigma ``|lower|`` below the value
+        and upper above it (the two-piece Gaussian likelihood under a flat prior), a NaN
+        lower error an upper limit (see ``upper_limit``).  The column must then have the
+        [lower, upper] axis with lower <= 0 <= upper, and an upper-limit row a value.
+    lower_bound
+        Monte Carlo only: the physical lower bound of the untransformed operands (0 for
+        fluxes); the error distribution is truncated there (renormalised above it).  A
+        catalog value below the bound is an error.
+    error_sentinel
+        an error value that the catalog writes where it measured none (4FGL-DR4's
+        Unc_Frac_Variability is 10 where Frac_Variability is set to 0); it counts as a
+        missing error (``missing_error``).  Matched to float32 precision.
+    reduce
+        a feature of many bands of one multi-band column at once (Monte Carlo only), each band an
+        operand with its own error model: ``"share"`` is band ``band``'s fraction of the sum over
+        ``bands`` (a band spectrum's shape), ``"max_over_mean"`` and ``"cv"`` (sample standard
+        deviation over mean) summarise the bands as a light curve.  Computed per draw, so the
+        error bars and upper limits of every band reach the feature's variance.
+    bands
+        the bands ``reduce`` reads (default: all of the column's bands).
+    centre
+        Monte Carlo only: the feature's value is the catalog's point value through the map
+        (``"point"``) or the mean of the transformed draws (``"draw_mean"``), for maps whose
+        point value sits at the edge of its draws (the log share of a band whose best fit is ~0).
+    name
+        feature name in data sets; defaults to e.g. ``log(column)``, ``HR(Flux_Band[3],Flux_Band[4])``.
 
     Examples
     --------

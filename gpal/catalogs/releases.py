@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 __all__ = [
-    "Columns", "DEFAULT_RELEASE", "FAMILIES", "LAT_CLASS_CODES", "NEWEST_RELEASE", "RELEASES", "Release",
+    "Columns", "DEFAULT_RELEASE", "FAMILIES", "FGL3_FLAGS", "FGL4_FLAGS", "LAT_CLASS_CODES", "NEWEST_RELEASE", "RELEASES", "Release",
     "identify_release", "link_path", "release_by_name",
 ]
 
@@ -69,6 +69,11 @@ class Columns:
     assoc1: str | None = "ASSOC1"
     flags: str | None = "Flags"
     extended_name: str | None = "Extended_Source_Name"
+    #: the counterpart's position (J2000, deg) and the association probabilities of the two methods
+    counterpart_ra: str | None = "RA_Counterpart"
+    counterpart_dec: str | None = "DEC_Counterpart"
+    assoc_prob_bay: str | None = "ASSOC_PROB_BAY"
+    assoc_prob_lr: str | None = "ASSOC_PROB_LR"
     #: the column naming a source's counterpart in an earlier release (e.g. ``"3FGL J0001.0+6314"``)
     earlier_name: str | None = "ASSOC_FGL"
 
@@ -84,8 +89,36 @@ FGL3_COLUMNS = Columns(
     band_flux=("Flux100_300", "Flux300_1000", "Flux1000_3000", "Flux3000_10000", "Flux10000_100000"),
     band_flux_error=("Unc_Flux100_300", "Unc_Flux300_1000", "Unc_Flux1000_3000", "Unc_Flux3000_10000",
                      "Unc_Flux10000_100000"),
-    earlier_name=None,
+    earlier_name=None, counterpart_ra=None, counterpart_dec=None, assoc_prob_bay=None, assoc_prob_lr=None,
 )
+
+# What each analysis flag means (flag n is bit value 2**(n-1) of ``Flags``), in short words of ours.
+# 4FGL: Abdollahi et al. 2020, ApJS 247, 33, Table 5 (flags 1-6, 9, 10, 12, 14; 7, 8, 11 unused); flag 13 came with
+# the data releases (Ballet et al. 2020, 4FGL-DR2, and the DR3 / DR4 papers): TS below 25 over the release's longer
+# data, a source kept from the earlier release.  FL16Y has no paper yet: its flags are read as 4FGL-DR4's (same
+# layout and analysis).  3FGL: Acero et al. 2015, ApJS 218, 23, Table 3 (2 and 8 unused).
+_FLAGS_COMMON = {
+    1: "TS fell below 25 with another diffuse model or analysis method",
+    3: "flux changed by > 3 sigma with another diffuse model or analysis method",
+    4: "source-to-background ratio below 10%",
+    5: "closer than theta_ref to a brighter neighbour (confused)",
+    6: "on an interstellar gas clump or diffuse-model defect (c source)",
+    9: "poor localization (pointlike quality > 8 or 95% major axis > 0.25 deg)",
+    12: "highly curved spectrum (shape parameter fixed at its limit)",
+}
+FGL4_FLAGS = types.MappingProxyType({
+    **_FLAGS_COMMON,
+    2: "moved beyond its 95% ellipse with another diffuse model",
+    10: "bad spectral fit quality",
+    13: "TS below 25 over this release's data (kept from an earlier release)",
+    14: "soft Galactic unassociated source",
+})
+FGL3_FLAGS = types.MappingProxyType({
+    **_FLAGS_COMMON,
+    7: "unstable position (gtfindsrc outside the pointlike 95% ellipse)",
+    10: "spectral fit quality > 16.3",
+    11: "possibly due to the Sun",
+})
 
 
 @dataclass(frozen=True)
@@ -121,6 +154,8 @@ class Release:
     links: Mapping[str, str] = field(default_factory=dict)
     null: float | None = None
     description: str = ""
+    #: flag number -> its meaning (`FGL4_FLAGS`, `FGL3_FLAGS`)
+    flag_meanings: Mapping[int, str] = field(default_factory=lambda: FGL4_FLAGS)
 
     def required(self) -> tuple[str, ...]:
         """The columns a file of this release must have to be read at all.
@@ -156,7 +191,7 @@ def _fgl4(name: str, dr: int, file: str | None, rows: int | None, description: s
 #: Shipped releases, oldest first: name -> record.
 RELEASES: Mapping[str, Release] = types.MappingProxyType({r.name: r for r in (
     Release("3FGL", "3FGL", 1, "gll_psc_v16.fit.gz", 3034, FGL3_COLUMNS, "fermi_3fgl", "3FGL J",
-            class_codes=_FGL3_CODES, null=float("-inf"),
+            class_codes=_FGL3_CODES, null=float("-inf"), flag_meanings=FGL3_FLAGS,
             description="3FGL, 4 years (Acero et al. 2015, ApJS 218, 23)"),
     _fgl4("4FGL", 1, "gll_psc_v20.fit.gz", 5066, "4FGL, 8 years (Abdollahi et al. 2020, ApJS 247, 33)"),
     _fgl4("4FGL-DR2", 2, "gll_psc_v27.fit.gz", 5788, "4FGL-DR2, 10 years (Ballet et al. 2020, arXiv:2005.11208)"),

@@ -1,29 +1,32 @@
 """What an observer needs to point at a source: the catalog columns every table of sources carries.
 
 A table that names sources (classifications, follow-up lists, active-learning queries) is a
-target list: it carries the position, the 95% error ellipse, the counterpart, the significance,
-the flux and the analysis flags, with units.  `TARGET_COLUMNS` names the output columns, their
+target list: it carries the position, the 95% error ellipse, the counterpart (name, position,
+association probabilities), the significance, the flux, the analysis flags (as the bit mask and in
+words, from the release record's ``flag_meanings``) and the extended source's template, with units.  `TARGET_COLUMNS` names the output columns, their
 units and meanings; the catalog column behind each is the release record's (`Columns`, by role:
 `gpal.catalogs.releases`), so a release with other names needs no edit here; `target_columns`
 reads them for given source names.
 
 Fallback for a layout that lacks a column: a number is NaN (a table writer derives a missing
-``RA`` / ``DEC`` from ``GLON`` / ``GLAT``), ``ASSOC1`` is empty, ``Flags`` is
--1 ("not given"), and ``extended`` is read from the name (the 3FGL / 4FGL convention: an
-extended source's name ends in ``e``).  Float32 values are given at the digits the catalog
+``RA`` / ``DEC`` from ``GLON`` / ``GLAT``, and ``GLON`` / ``GLAT`` are derived here from the catalog's
+``RA`` / ``DEC`` where it has those but not these; 3FGL gives no counterpart position or association
+probability: NaN), a name is empty (``ASSOC1``, ``Extended_Source_Name``), ``Flags`` is
+-1 ("not given") with ``Flag_Words`` empty, and ``extended`` is read from the name (the 3FGL / 4FGL
+convention: an extended source's name ends in ``e``).  Float32 values are given at the digits the catalog
 wrote (0.0983, not 0.09830000251531601), as float64.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from gpal.catalogs.catalog import text_values
 
-__all__ = ["FLAGS_NOT_GIVEN", "TARGET_COLUMNS", "target_columns"]
+__all__ = ["FLAGS_NOT_GIVEN", "TARGET_COLUMNS", "flag_legend", "flag_words", "target_columns"]
 
 #: Output column -> (role of its catalog column in the release record's `Columns`, unit, description).
 #: Units are astropy strings.
@@ -36,10 +39,17 @@ TARGET_COLUMNS: dict[str, tuple[str, str | None, str]] = {
     "Conf_95_SemiMinor": ("conf95_semiminor", "deg", "semi-minor axis of the 95% position error ellipse"),
     "Conf_95_PosAng": ("conf95_posang", "deg", "position angle of the 95% ellipse's major axis, east of north"),
     "ASSOC1": ("assoc1", None, "the catalog's most probable counterpart (empty: none)"),
+    "RA_Counterpart": ("counterpart_ra", "deg", "right ascension (J2000) of the counterpart ASSOC1 (NaN: none given)"),
+    "DEC_Counterpart": ("counterpart_dec", "deg", "declination (J2000) of the counterpart ASSOC1 (NaN: none given)"),
+    "ASSOC_PROB_BAY": ("assoc_prob_bay", None, "association probability of ASSOC1, Bayesian method (NaN: none given)"),
+    "ASSOC_PROB_LR": ("assoc_prob_lr", None, "association probability of ASSOC1, likelihood-ratio method (NaN: none)"),
     "Signif_Avg": ("significance", None, "detection significance in sigma over the catalog's time range"),
     "Flux1000": ("flux", "ph cm-2 s-1", "photon flux from 1 to 100 GeV"),
     "Flags": ("flags", None, "the catalog's analysis flags (bit mask; 0: no caveat; -1: the catalog has no Flags)"),
+    "Flag_Words": ("flags", None, "the Flags in words, 'n: meaning' per flag set, '; '-separated (legend: the FLAGn "
+                                  "keywords; empty: no flag, or no Flags column)"),
     "extended": ("extended_name", None, "an extended source (the catalog names its spatial template)"),
+    "Extended_Source_Name": ("extended_name", None, "the extended source's spatial template (empty: a point source)"),
 }
 #: ``Flags`` of a source whose catalog has no such column.
 FLAGS_NOT_GIVEN = -1
@@ -52,6 +62,30 @@ def _shortest(values: Any) -> np.ndarray:
     if array.dtype.kind == "f" and array.dtype.itemsize == 4:  # of either byte order (FITS is big-endian)
         return np.asarray(array.astype(str), dtype=np.float64)
     return np.asarray(array, dtype=np.float64)
+
+
+def flag_words(flags: Any, meanings: Mapping[int, str]) -> np.ndarray:
+    """Each ``Flags`` bit mask in words: 'n: meaning' per flag set, '; '-separated ('' for 0 or -1, not given); a
+    flag the release does not document reads 'n: undocumented'.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n,) strings.
+    """
+    out = []
+    for value in np.asarray(flags, dtype=np.int64):
+        if value <= 0:
+            out.append("")
+            continue
+        set_flags = [n for n in range(1, 33) if value >> (n - 1) & 1]
+        out.append("; ".join(f"{n}: {meanings.get(n, 'undocumented')}" for n in set_flags))
+    return np.asarray(out, dtype=object)
+
+
+def flag_legend(meanings: Mapping[int, str]) -> dict[str, str]:
+    """The table keywords explaining the flags: ``FLAG<n>`` -> meaning, in flag order."""
+    return {f"FLAG{n}": meanings[n] for n in sorted(meanings)}
 
 
 def target_columns(catalog: Any, ids: Sequence[str]) -> pd.DataFrame:
@@ -75,13 +109,29 @@ def target_columns(catalog: Any, ids: Sequence[str]) -> pd.DataFrame:
     for name, (role, _, _) in TARGET_COLUMNS.items():
         column = getattr(catalog.columns, role)
         have = column is not None and column in table.colnames
-        if name == "ASSOC1":
+        if name in ("ASSOC1", "Extended_Source_Name"):
             out[name] = text_values(table[column])[rows] if have else ""
         elif name == "Flags":
             out[name] = np.asarray(table[column], dtype=np.int64)[rows] if have else FLAGS_NOT_GIVEN
+        elif name == "Flag_Words":
+            out[name] = flag_words(out["Flags"], catalog.record.flag_meanings)
         elif name == "extended":
             out[name] = (text_values(table[column])[rows] != "") if have else np.char.endswith(
                 np.asarray(list(ids), dtype=str), "e")
         else:
             out[name] = _shortest(table[column])[rows] if have else np.nan
+    return _with_galactic(out)
+
+
+def _with_galactic(out: pd.DataFrame) -> pd.DataFrame:
+    """``GLON`` / ``GLAT`` from ``RA`` / ``DEC`` (J2000, taken as ICRS: within milliarcseconds) where only those are
+    known: a table of sources always says where they are in both frames when the catalog says it in one."""
+    derive = (out["GLON"].isna() | out["GLAT"].isna()) & out["RA"].notna() & out["DEC"].notna()
+    if derive.any():
+        from astropy import units as u
+        from astropy.coordinates import SkyCoord
+
+        sky = SkyCoord(ra=out.loc[derive, "RA"].to_numpy() * u.deg, dec=out.loc[derive, "DEC"].to_numpy() * u.deg,
+                       frame="icrs").galactic
+        out.loc[derive, "GLON"], out.loc[derive, "GLAT"] = sky.l.deg, sky.b.deg
     return out

@@ -148,7 +148,7 @@ def keel_dataset(name: str, resource: Any = None) -> NoisyDataset:
         ids=np.array([f"{name}-{i:06d}" for i in range(len(y))]),
         meta={
             "dataset": name, "source": f"{manifest()['source']['package']} {manifest()['source']['version']}: "
-            f"{entry['wheel_path']}", "uci_name": entry["uci_name"], "sha256": entry["sha256"],
+            f"{entry['wheel_path']}", "original": entry["original"], "sha256": entry["sha256"],
             "dropped_columns": {f"a{int(j) + 1}": why for j, why in entry["drop_columns"].items()},
             "constant_nominal_columns_left_out": constant,
         },

@@ -20,7 +20,8 @@ from sklearn.exceptions import NotFittedError
 
 from gpal.constraints import Constraint, check_params
 from gpal.data.dataset import NoisyDataset, Standardizer
-from gpal.files import classes_from_json, classes_to_json, corrupt_field, load_model_dir, save_model_dir
+from gpal.files import (check_array_checksums, classes_from_json, classes_to_json, corrupt_field, load_model_dir,
+                        save_model_dir)
 from gpal.identity import jsonable
 
 __all__ = ["FitData", "FitInterrupted", "GPClassifierMixin", "check_fit_data", "check_predict_data", "check_sample_weight", "entropy", "raise_if_interrupted", "warn_ignored_noise"]
@@ -321,7 +322,10 @@ class GPClassifierMixin(ClassifierMixin):
         GPClassifierMixin
             The fitted estimator (of this class) saved in folder ``path``.
         """
-        return cls.from_state(*load_model_dir(path, cls.saved_format, cls.saved_version))
+        config, arrays = load_model_dir(path, cls.saved_format, cls.saved_version)
+        estimator = cls.from_state(config, arrays)
+        check_array_checksums(config, arrays)  # last: an array of the wrong form is named with what it must be
+        return estimator
 
     def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:  # pragma: no cover - abstract
         """The fitted estimator as plain data, what ``save`` writes; ``from_state`` inverts it.
@@ -379,6 +383,10 @@ class GPClassifierMixin(ClassifierMixin):
         An edited or damaged config is refused here, naming the field, before the model
         can predict NaN or put probabilities under the wrong class.
         """
+        params = config.get("params")
+        for name, constraint in self._parameters.items():  # each named as its field, e.g. 'params.num_inducing'
+            if isinstance(params, Mapping) and name in params and not constraint.ok(getattr(self, name)):
+                raise corrupt_field(params, name, f"must be {constraint.expected}; got {getattr(self, name)!r}")
         try:
             self.validate_params()
         except ValueError as exc:  # InvalidParameter is one
@@ -401,6 +409,10 @@ class GPClassifierMixin(ClassifierMixin):
                 raise corrupt_field(config, "standardizer", f"has {standardizer.mean.shape[0]} features, n_features_in {n_features}")
         structure = config.get("structure")  # the model's own sizes, where a family saves them
         if isinstance(structure, Mapping):
+            for key, least in (("num_data", 0), ("num_classes", 1), ("num_features", 1), ("num_inducing", 1)):
+                size = structure.get(key, least)
+                if isinstance(size, bool) or not isinstance(size, int) or size < least:
+                    raise corrupt_field(structure, key, f"must be an integer >= {least}; got {size!r}")
             for key, want, said in (("num_classes", len(classes), "field 'classes' lists"),
                                     ("num_features", n_features, "field 'n_features_in' is")):
                 if structure.get(key, want) != want:

@@ -19,7 +19,7 @@ from gpal.training.session import ModelSession
 __all__ = ["AUGMENTED_OPTIONS", "check_conjugate", "fit_augmented", "minibatch_steps"]
 
 #: Settings of the augmented model that have no SVI counterpart, passed through ``inference_options``.
-AUGMENTED_OPTIONS = ("hyper_every", "train_inducing", "nat_delay", "nat_forgetting", "jitter")
+AUGMENTED_OPTIONS = ("hyper_every", "train_inducing", "nat_delay", "nat_forgetting", "jitter", "locals_family")
 
 
 def check_conjugate(est: Any, likelihood_name: str | None) -> None:

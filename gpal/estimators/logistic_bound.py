@@ -1,7 +1,7 @@
 """``LogisticBoundGPClassifier``: binary logistic GP classification with analytic q(u).
 
 The estimator front of ``gpal.models.families.logistic_bounds`` (paper 002): vi-JJ,
-vi-JJ-hybrid and vi-Taylor.  Same contract as the other gpal classifiers
+vi-JJ-full, vi-JJ-hybrid and vi-Taylor.  Same contract as the other gpal classifiers
 (``gpal.estimators.base``): fit on arrays or a labelled ``NoisyDataset``, labels of any
 sortable type, ``predict_proba`` -> (n, 2) in the order of ``classes_``, and
 save/load as ``config.json`` + ``params.npz`` (no pickle).
@@ -12,7 +12,7 @@ estimator drops into the same workflows) but ignored, with a warning.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -30,15 +30,16 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    method : "jj" | "jj-hybrid" | "taylor"
-        vi-JJ (Jaakkola-Jordan bound, xi by eq. 14), vi-JJ-hybrid (xi also in the
-        L-BFGS-B step) or vi-Taylor (second-order expansion at the marginal means).
+    method : "jj" | "jj-full" | "jj-hybrid" | "taylor"
+        vi-JJ (Jaakkola-Jordan bound, xi by eq. 14), vi-JJ-full (xi by L-BFGS-B with
+        the hyperparameters, no analytic stage), vi-JJ-hybrid (xi by eq. 14, then also
+        in the L-BFGS-B step) or vi-Taylor (second-order expansion at the marginal means).
     num_inducing : inducing inputs, k-means centres of the (standardised) training inputs.
     kernel : gpflow kernel (copied); ``None`` is squared exponential with one length scale per feature.
     max_iter : outer iterations of Algorithm 1 (stops earlier when the objective
         changes by less than ``tol`` relative).
     n_updates, max_fun : analytic xi/q(u) alternations and L-BFGS-B evaluations per
-        outer iteration (the paper's n_upd = 3, n_fun = 5).
+        outer iteration (the paper's n_upd = 3, n_fun = 5; vi-JJ-full has no analytic stage).
     train_inducing : optimise the inducing inputs with the kernel hyperparameters
         (the paper keeps the k-means centres: ``False``).
     jitter : added to the diagonal of K_mm.
@@ -110,10 +111,14 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         self.progress = progress
 
     # ------------------------------------------------------------------- fit
-    def fit(self, X: Any, y: Any = None, X_var: Any = None) -> "LogisticBoundGPClassifier":
+    def fit(self, X: Any, y: Any = None, X_var: Any = None,
+            callback: Callable[[int, float], bool | None] | None = None) -> "LogisticBoundGPClassifier":
         """Fit on arrays ``X`` (n, d) and labels ``y`` (n,) of exactly two classes, or on a ``NoisyDataset``.
 
         ``X_var`` is accepted for a common interface and ignored (warning if non-zero).
+        ``callback(iteration, bound)`` runs after every outer iteration, when the estimator
+        already predicts with the state reached (so a caller can trace test quality against
+        time, as paper 002 plots it); returning False stops training, keeping that state.
 
         Returns
         -------
@@ -136,13 +141,21 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         kernel, Z = self._sparse_start(Xs)
         model = LogisticBoundGP(kernel, Z, float(self.jitter))
         optimizer = BoundOptimizer(model, Xs, 2.0 * data.y - 1.0, self.method, bool(self.train_inducing))
-        result = optimizer.run(
-            max_iter=int(self.max_iter),
-            n_updates=int(self.n_updates),
-            max_fun=int(self.max_fun),
-            tol=float(self.tol),
-            progress=bool(self.progress),
-        )
+        if callback is not None:  # what predict_proba reads, so that the callback can predict
+            self._set_fitted(data.classes, Xs.shape[1], standardizer)
+            self.model_ = model
+        try:
+            result = optimizer.run(
+                max_iter=int(self.max_iter),
+                n_updates=int(self.n_updates),
+                max_fun=int(self.max_fun),
+                tol=float(self.tol),
+                progress=bool(self.progress),
+                callback=callback,
+            )
+        except BaseException:
+            self.__dict__.pop("model_", None)  # a failed fit leaves no half-trained model to predict with
+            raise
         self._set_fitted(data.classes, Xs.shape[1], standardizer)
         self.model_ = model
         self.history_ = result.history

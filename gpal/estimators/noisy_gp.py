@@ -56,12 +56,12 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         Input-noise variances: the measured ``X_var``, one learned per-feature
         vector, or their sum.  Features whose measured variance is 0 are exact.
     likelihood : a registered name ("softmax", the default, "robustmax", "step", "probit", "logit",
-        "logistic_softmax") or a configured ``gpal.models.Likelihood``.  Softmax (with its Monte
+        "logistic_softmax") or a configured likelihood object.  Such an object is a ``gpal.models.Likelihood``.  Softmax (with its Monte
         Carlo ELBO) is the default because it gave the best held-out NLL and calibration on the
         4FGL-DR4 main job; robust-max makes confident mistakes where classes overlap
         (docs/results.md, default selection study).
-    likelihood_options : keyword options of the named likelihood, e.g. ``{"delta": 0.01,
-        "learn_delta": False}`` for probit or ``{"num_samples": 50}`` for logistic-softmax
+    likelihood_options : keyword options of the named likelihood
+        e.g. ``{"delta": 0.01, "learn_delta": False}`` for probit or ``{"num_samples": 50}`` for logistic-softmax
         (robust-max takes ``epsilon`` / ``learn_epsilon`` below).
     inference : "svi" (minibatch Adam on the ELBO, every likelihood and input-noise strategy),
         or for ``likelihood="logistic_softmax"`` with exact inputs (``input_noise="none"``):
@@ -69,12 +69,12 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         "natural_gradient" (natural-gradient steps on minibatches of ``batch_size``, ``epochs``
         passes).  Kernel hyperparameters move by Adam at ``learning_rate`` in every case.
     inference_options : settings of the augmented model with no SVI counterpart:
-        ``hyper_every``, ``train_inducing``, ``nat_delay``, ``nat_forgetting``, ``jitter``
+        ``hyper_every``, ``train_inducing``, ``nat_delay``, ``nat_forgetting``, ``jitter``, ``locals_family``
         (see ``LogisticSoftmaxGPClassifier``).
     num_inducing : inducing points per latent function (capped at the training size).
-    kernel : gpflow kernel copied per class, or a name from ``gpal.models.kernels.KERNELS``: ``None`` /
-        "se_ard" is squared exponential with ARD, "se_ard_plus_noise" adds the paper's sigma_0^2 I[x = x'],
-        "matern52_plus_se" is paper 000's Table V kernel.
+    kernel : a name, None / "se_ard" (squared exponential with ARD), "se_ard_plus_noise" (adding the paper's
+        sigma_0^2 I[x = x']) or "matern52_plus_se" (paper 000's Table V kernel), or a gpflow kernel, copied per
+        class.  The names are ``gpal.models.kernels.KERNELS``.
     batch_size, epochs, learning_rate : Adam minibatch optimisation of the ELBO.
     n_samples : Monte Carlo draws of p(x* | x~*) per test point (NIMGP and NIMGP-NN: "latent", "amortized").
     prior_variance : s of the broad prior N(0, s I) on the noiseless inputs.
@@ -87,7 +87,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     prior_components : mixture components of the population prior.
     hidden_sizes : hidden layer widths of the amortisation network.
     epsilon, learn_epsilon : label-flip probability of the robust-max likelihood.
-    standardize : fit a ``gpal.data.dataset.Standardizer`` on the training inputs.
+    standardize : scale each input to the training inputs' mean and spread (their variances with them).  The
+        scaling is a ``gpal.data.dataset.Standardizer``.
     warm_start : when True, a further ``fit`` continues from the fitted model (kernels,
         inducing points, q(u), likelihood and noise parameters, amortisation network and
         standardiser are kept; NIMGP's per-point q(x_i) restart at the observations), as

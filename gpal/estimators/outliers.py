@@ -144,3 +144,22 @@ class PopulationOutlierScore:
         return {"n_components": self.n_components, "false_positive_rate": self.false_positive_rate,
                 "random_state": self.random_state, "standardizer": self.standardizer_.to_dict(),
                 "density": self.density_.get_config(), "threshold": getattr(self, "threshold_", None)}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> "PopulationOutlierScore":
+        """Inverse of `get_config`: the fitted (and, with a threshold, calibrated) score, as saved.
+
+        Returns
+        -------
+        PopulationOutlierScore
+            Ready to `score` (and `is_outlier` when the config holds a threshold).
+        """
+        from gpal.models.input_prior import prior_from_config
+
+        scorer = cls(n_components=config["n_components"], false_positive_rate=config["false_positive_rate"],
+                     random_state=config["random_state"])
+        scorer.standardizer_ = Standardizer.from_dict(config["standardizer"])
+        scorer.density_ = prior_from_config(config["density"])
+        if config.get("threshold") is not None:
+            scorer.threshold_ = float(config["threshold"])
+        return scorer

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from gpal.registry import BROAD_PRIOR_VARIANCE
+from gpal.registry import BROAD_PRIOR_VARIANCE, ROWS_PER_PRIOR_COMPONENT
 
 __all__ = ["BroadPrior", "MixturePrior", "check_prior_rows", "fit_mixture_prior", "prior_from_config"]
 
@@ -209,7 +209,7 @@ class MixturePrior:
                 "covariances": self.covariances.tolist()}
 
 
-def check_prior_rows(n: int, n_components: int, min_per_component: int = 10) -> None:
+def check_prior_rows(n: int, n_components: int, min_per_component: int = ROWS_PER_PRIOR_COMPONENT) -> None:
     """Refuse a mixture of more components than ``n`` rows can fit (``min_per_component`` each)."""
     if n_components < 1:
         raise ValueError(f"prior_components must be >= 1; got {n_components!r}")
@@ -223,7 +223,7 @@ def check_prior_rows(n: int, n_components: int, min_per_component: int = 10) -> 
 
 def fit_mixture_prior(X: np.ndarray, V: np.ndarray, n_components: int, random_state: int = 0, *,
                       max_iter: int = 30, tol: float = 1e-4, reg_covar: float = 1e-3,
-                      min_per_component: int = 10) -> MixturePrior:
+                      min_per_component: int = ROWS_PER_PRIOR_COMPONENT) -> MixturePrior:
     """Extreme deconvolution (Bovy, Hogg & Roweis 2011): the Gaussian mixture of the noiseless inputs.
 
     Each observed row x~_i = x_i + e_i, e_i ~ N(0, diag V_i), x_i ~ p_pop; EM on the marginal

@@ -145,6 +145,27 @@ def assign_saved_values(module: Any, values: Mapping[str, np.ndarray], origin: s
             raise ValueError(f"{origin}saved parameter {key!r} has shape {value.shape}, but the model its config "
                              f"describes has {tuple(raw.value().shape)}: the config and the parameters disagree")
     _assign(module, values, origin)
+    for key, var in variables.items():
+        if isinstance(var, gpflow.Parameter) and _positive(var.transform) and not np.all(var.numpy() > 0):
+            raise ValueError(f"{origin}saved parameter {key!r} is a positive quantity (a variance, a lengthscale) but "
+                             f"its stored value {_shown(values[key])} makes it {_shown(var.numpy())}: the file is "
+                             "corrupt or was edited")
+
+
+def _positive(transform: Any) -> bool:
+    """Whether a parameter's transform maps onto the positive numbers (gpflow's ``positive()``: a softplus or an
+    exponential, shifted by a lower bound >= 0)."""
+    import tensorflow_probability as tfp
+
+    bijectors = transform.bijectors if isinstance(transform, tfp.bijectors.Chain) else [transform]
+    return any(isinstance(b, (tfp.bijectors.Softplus, tfp.bijectors.Exp)) for b in bijectors) and all(
+        isinstance(b, (tfp.bijectors.Softplus, tfp.bijectors.Exp))
+        or isinstance(b, tfp.bijectors.Shift) and np.all(np.asarray(b.shift) >= 0) for b in bijectors)
+
+
+def _shown(value: Any) -> str:
+    value = np.asarray(value)
+    return repr(value.item()) if value.size == 1 else f"min {value.min():.4g}"
 
 
 def _assign(module: Any, values: Mapping[str, np.ndarray], origin: str) -> None:

@@ -44,6 +44,7 @@ from typing import Any, Callable, Iterator, Sequence
 from uuid import uuid4
 
 from gpal.data.dataset import NoisyDataset
+from gpal.interrupts import check_stop
 from gpal.quiet import quiet_tensorflow_if_asked
 
 __all__ = ["DaskExecutor", "Executor", "InProcessExecutor", "SCHEDULER_FORMS", "as_executor", "make_executor"]
@@ -143,6 +144,7 @@ class InProcessExecutor(Executor):
         tasks = _check_tasks(tasks)
         with _bar(len(tasks), desc, progress) as bar:
             for i, args in enumerate(tasks):
+                check_stop()  # Ctrl-C in a command: between chunks
                 result = _call(fn, args)
                 bar.update(1)
                 yield i, result
@@ -263,6 +265,7 @@ class DaskExecutor(Executor):
         try:
             with _bar(len(tasks), desc, progress) as bar:
                 for future in as_completed(futures):
+                    check_stop()
                     result = future.result()  # re-raises the task's exception here
                     bar.update(1)
                     yield index[future.key], result

@@ -19,8 +19,10 @@ from typing import Any, Iterator, Mapping
 
 from gpal.files import MANIFEST, remove_leftovers, remove_written, write_json_atomic
 from gpal.identity import check_same_run
+from gpal.interrupts import check_stop
 
-__all__ = ["RUN_RECORD", "OutputInUse", "claim_output_dir", "recorded_identity"]
+__all__ = ["RUN_RECORD", "OutputInUse", "claim_output_dir", "discard_unused_claims", "forget_claims",
+           "recorded_identity"]
 
 
 #: The file in a run folder that records (and signs) the run's identity.
@@ -46,10 +48,13 @@ def claim_output_dir(
     of two processes claiming one folder for different runs exactly one succeeds.
     Never mixes the results of two runs.
     """
+    check_stop()  # Ctrl-C in a command: nothing of this run is written yet
     path = Path(path)
     identity = json.loads(json.dumps(identity, sort_keys=True, allow_nan=False))  # fail before touching disk
     if path.exists() and not path.is_dir():
         raise NotADirectoryError(f"output {path} exists and is not a folder")
+    if not path.exists():
+        _CREATED.append(path.absolute())
     path.mkdir(parents=True, exist_ok=True)
     with _folder_lock(path):
         marker_file = path / marker
@@ -73,6 +78,35 @@ def claim_output_dir(
         (path / MANIFEST).touch()
         write_json_atomic(marker_file, _signed(identity))
     return path
+
+
+#: The output folders this process created, which `discard_unused_claims` may remove again.
+_CREATED: list[Path] = []
+
+
+def forget_claims() -> None:
+    """Start a command afresh: the folders earlier commands of this process created are theirs to keep."""
+    _CREATED.clear()
+
+
+def discard_unused_claims() -> list[Path]:
+    """Remove the output folders this process created and wrote nothing in but the claim (``run.json`` and the
+    manifest): a command refused after claiming its folder leaves none behind.  Returns those removed."""
+    removed = []
+    while _CREATED:
+        path = _CREATED.pop()
+        try:
+            names = {entry.name for entry in path.iterdir()}
+        except OSError:
+            continue
+        if names <= {RUN_RECORD, MANIFEST} and (path / MANIFEST).is_file() and not any(
+                line.strip() and line.strip() != RUN_RECORD
+                for line in (path / MANIFEST).read_text(encoding="utf-8").splitlines()):
+            for name in names:
+                (path / name).unlink()
+            path.rmdir()
+            removed.append(path)
+    return removed
 
 
 #: What signs a run record: a key no other tool writes, over gpal's own canonical form of the identity.

@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
 import numpy as np
 
-from gpal.constraints import OneOf, check_values
+from gpal.constraints import OneOf, Real, check_values
 from gpal.data.dataset import NoisyDataset, Split
 from gpal.estimators.base import raise_if_interrupted
 from gpal.estimators.noisy_gp import NoisyGPClassifier
@@ -138,11 +138,30 @@ def _make_estimator(spec: MethodSpec, seed: int) -> Any:
     return spec(seed)
 
 
-def _run_unit(
-    dataset: NoisyDataset, split: Split, method: str, spec: MethodSpec, seed: int, use_variances: bool
-) -> dict[str, Any]:
+def _split_data(dataset: NoisyDataset, split: Split, injected_variance: float, unit_seed: int) -> tuple[Any, Any]:
+    """The split's train and test rows, with the paper's injected input noise (sec. 5.3) when asked.
+
+    N(0, injected_variance) in standardised units is N(0, injected_variance * s²) in the data's,
+    s the training split's standard deviation per feature; train and test get independent draws,
+    seeded by the unit's seed, so every method on a split sees the same noisy rows.
+    """
     train, test = dataset.subset(split.train), dataset.subset(split.test)
+    if not injected_variance:
+        return train, test
+    from gpal.data.dataset import Standardizer
+    from gpal.data.synthetic import inject_noise
+
+    per_feature = injected_variance * Standardizer.fit(train).scale ** 2
+    return (inject_noise(train, per_feature, seed=derived_seed(unit_seed, 1)),
+            inject_noise(test, per_feature, seed=derived_seed(unit_seed, 2)))
+
+
+def _run_unit(
+    dataset: NoisyDataset, split: Split, method: str, spec: MethodSpec, seed: int, use_variances: bool,
+    injected_variance: float = 0.0,
+) -> dict[str, Any]:
     unit_seed = derived_seed(seed, split.index)  # shared by all methods on a split (common random numbers)
+    train, test = _split_data(dataset, split, injected_variance, unit_seed)
     estimator = _make_estimator(spec, unit_seed)
     t0 = time.perf_counter()
     estimator.fit(train.X, train.y, X_var=train.X_var if use_variances else None)
@@ -154,7 +173,7 @@ def _run_unit(
 
 
 def _run_batch(names: list[str], dataset: NoisyDataset, splits: list[Split], method: str, spec: MethodSpec, seed: int,
-               use_variances: bool) -> list[dict[str, Any] | Exception]:
+               use_variances: bool, injected_variance: float = 0.0) -> list[dict[str, Any] | Exception]:
     """The units of one method on several splits, trained as one batched model where the method allows.
 
     Each unit's training and prediction times are its share of the batch's.  A method that
@@ -164,14 +183,13 @@ def _run_batch(names: list[str], dataset: NoisyDataset, splits: list[Split], met
 
     seeds = [derived_seed(seed, split.index) for split in splits]
     estimators = [_make_estimator(spec, s) for s in seeds]
-    trains = [dataset.subset(split.train) for split in splits]
-    tests = [dataset.subset(split.test) for split in splits]
+    trains, tests = map(list, zip(*[_split_data(dataset, split, injected_variance, s) for split, s in zip(splits, seeds)]))
     t0 = time.perf_counter()
     try:
         fitted = fit_batched(estimators, [(t.X, t.y, t.X_var if use_variances else None) for t in trains],
                              errors="return")
     except NotBatchable:
-        return [_unit_or_error(dataset, split, method, spec, seed, use_variances) for split in splits]
+        return [_unit_or_error(dataset, split, method, spec, seed, use_variances, injected_variance) for split in splits]
     t1 = time.perf_counter()
     done = [k for k, f in enumerate(fitted) if not isinstance(f, Exception)]
     for k in done:
@@ -239,6 +257,7 @@ def run_repeated_splits(
     reference: Mapping[str, Mapping[str, Sequence[float]]] | None = None,
     executor: Executor | None = None,
     models_per_batch: int = 1,
+    injected_variance: float = 0.0,
 ) -> dict[str, Any]:
     """Run every (split, method) unit not already on disk, then return ``summarize(out_dir)``.
 
@@ -255,12 +274,15 @@ def run_repeated_splits(
     ``models_per_batch`` > 1 trains up to that many splits of one method together as one batched
     model (``gpal.estimators.batched``; same results up to rounding), a task per batch; a method
     that cannot be batched runs its units one at a time inside the task.
+    ``injected_variance`` > 0 adds Gaussian input noise of that variance, in units of the training
+    split's standard deviation, to the train and test rows of every split (paper 001, sec. 5.3).
     """
     if not dataset.is_labelled:
         raise ValueError("run_repeated_splits needs a labelled data set")
     if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) or n_splits < 1:
         raise ValueError(f"n_splits (K) must be an integer >= 1; got {n_splits!r}")
-    check_values({"on_error": OneOf(ON_ERROR)}, {"on_error": on_error})
+    check_values({"on_error": OneOf(ON_ERROR), "injected_variance": Real(0)},
+                 {"on_error": on_error, "injected_variance": injected_variance})
     if not methods:
         raise ValueError("methods is empty; give at least one name -> estimator spec")
     for name, spec in methods.items():
@@ -281,9 +303,10 @@ def run_repeated_splits(
             "stratify": stratify,
             "use_variances": use_variances,
             "methods": {name: _describe_spec(spec) for name, spec in methods.items()},
+            **({"injected_variance": injected_variance} if injected_variance else {}),
         },
     )
-    units = {_unit_name(name, split.index): (dataset, split, name, methods[name], seed, use_variances)
+    units = {_unit_name(name, split.index): (dataset, split, name, methods[name], seed, use_variances, injected_variance)
              for split in splits for name in methods}
     test_ids = {split.index: dataset.ids[split.test].tolist() for split in splits}
 
@@ -301,7 +324,7 @@ def run_repeated_splits(
             for start in range(0, len(mine), models_per_batch):
                 group = mine[start:start + models_per_batch]
                 planned.append((group, _run_batch, (dataset, [units[u][1] for u in group], name, methods[name], seed,
-                                                    use_variances)))
+                                                    use_variances, injected_variance)))
         return planned
 
     run_units(executor, _run_unit, units, out, desc="units", progress=progress, on_error=on_error, check=same_split,

@@ -1,5 +1,7 @@
 """Algorithm 1 of the logistic-bounds paper: alternate the analytic xi and q(u) updates with L-BFGS on theta.
 
+vi-JJ-full skips the analytic stage: L-BFGS-B moves xi with theta.
+
 The bounds themselves (Jaakkola-Jordan, Taylor), the optimal q(u) for fixed xi and the
 collapsed objective J^ are the model's (``gpal.models.families.logistic_bounds``); this
 module only decides the order of the updates, packs the numerically optimised variables
@@ -9,11 +11,13 @@ for ``gpal.training.lbfgs`` and stops on convergence or Ctrl-C.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 import tensorflow as tf
 from gpal.progress import progress_bar
 
+from gpal.interrupts import check_stop
 from gpal.models.compiled import instance_function
 from gpal.models.families.logistic_bounds import (
     COEFFICIENTS,
@@ -33,6 +37,8 @@ from gpal.training.svi import TrainingError
 
 __all__ = ["BoundOptimizer", "FitResult"]
 
+# The methods whose xi L-BFGS-B moves with theta (sec. 5.1's table); vi-JJ-full moves it only so.
+NUMERICAL_XI = ("jj-hybrid", "jj-full")
 # Stand-in for -J^/N where K_mm cannot be factorised (J^/N itself is O(1)).
 _SINGULAR_PENALTY = 1e10
 
@@ -48,12 +54,12 @@ class FitResult:
 
 
 class BoundOptimizer:
-    """Algorithm 1 (vi-JJ, vi-JJ-hybrid, vi-Taylor) for one ``LogisticBoundGP`` and one data set.
+    """Algorithm 1 (vi-JJ, vi-JJ-hybrid, vi-Taylor) or vi-JJ-full for one ``LogisticBoundGP`` and one data set.
 
     ``y`` holds labels in {-1, +1}.  The numerically optimised variables are the
     kernel's trainable (unconstrained) variables, Z when ``train_inducing``, and
-    xi for vi-JJ-hybrid; ``objective`` maps them, packed in one vector, to
-    -J^/N and its gradient by autodiff.
+    xi for vi-JJ-hybrid and vi-JJ-full; ``objective`` maps them, packed in one
+    vector, to -J^/N and its gradient by autodiff.
     """
 
     def __init__(self, model: LogisticBoundGP, X: np.ndarray, y: np.ndarray, method: str = "jj", train_inducing: bool = True):
@@ -71,7 +77,7 @@ class BoundOptimizer:
         self.variables = list(model.kernel.trainable_variables)
         if train_inducing:
             self.variables.append(model.Z)
-        if method == "jj-hybrid":
+        if method in NUMERICAL_XI:
             self.variables.append(self.xi)
         self._coefficients = COEFFICIENTS[method]
         graphs = {
@@ -181,20 +187,30 @@ class BoundOptimizer:
         max_fun: int = 5,
         tol: float = 1e-6,
         progress: bool = False,
+        callback: Callable[[int, float], bool | None] | None = None,
     ) -> FitResult:
         """Algorithm 1 from q = prior, until |delta J^| <= tol |J^| or ``max_iter`` outer iterations.
 
+        vi-JJ-full's outer iteration is the L-BFGS-B stage alone, from xi of eq. (14) under
+        the prior (xi_i^2 = k_ii) rather than xi = 0, where every lambda(xi) is 1/8 whatever
+        the kernel.  ``callback(iteration, bound)``, if given, runs after each outer iteration
+        with q at q^(xi) for the current theta; returning False stops (``stopped_early``).
         Ctrl-C stops after restoring the best hyperparameters of the interrupted
         step.  q is left at q^(xi) for the final theta.  Raises
         ``TrainingError`` if J^ becomes non-finite.
         """
         self.model.q_mean.assign(tf.zeros_like(self.model.q_mean))
         self.model.q_sqrt.assign(tf.eye(self.model.q_sqrt.shape[0], dtype=tf.float64))
+        full = self.method == "jj-full"
+        if full:
+            self.update_xi()
         result = FitResult()
         bar = progress_bar(range(int(max_iter)), disable=not progress, desc=f"vi-{self.method}", unit="iter")
         try:
             for it in bar:
-                self.analytic_updates(n_updates)
+                check_stop()
+                if not full:
+                    self.analytic_updates(n_updates)
                 self.lbfgs_step(max_fun)
                 self.update_q()
                 bound, _, elbo = (float(v) for v in self._compiled["state"]())
@@ -207,6 +223,9 @@ class BoundOptimizer:
                 result.bound_history.append(bound)
                 result.history.append(elbo)
                 bar.set_postfix(elbo=f"{elbo:.5g}", refresh=False)
+                if callback is not None and callback(it, bound) is False:
+                    result.stopped_early = True
+                    break
                 if previous is not None and abs(bound - previous) <= tol * abs(previous):
                     result.converged = True
                     break

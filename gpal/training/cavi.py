@@ -117,7 +117,7 @@ class _SharedUpdates:
         import gpflow
 
         self.model = AugmentedLogisticSoftmaxGP(gpflow.utilities.deepcopy(model.kernel), model.Z.numpy(),
-                                                model.num_classes, model.jitter)
+                                                model.num_classes, model.jitter, model.locals_family)
         self.variables = list(self.model.kernel.trainable_variables) + ([self.model.Z] if train_inducing else [])
         self.optimizer = Adam()
         self.optimizer.build(self.variables)

@@ -39,6 +39,7 @@ import numpy as np
 import tensorflow as tf
 from gpflow.utilities import parameter_dict
 
+from gpal.interrupts import check_stop
 from gpal.models.compiled import instance_function
 from gpal.models.state import stored_variable
 from gpal.models.svgp import NoisySVGP
@@ -534,6 +535,7 @@ def run_epochs(
     steps = 0
     try:
         for epoch in bar:
+            check_stop()  # Ctrl-C in a command: between epochs (in either thread of the main job)
             perms = np.stack([rng.permutation(n) for rng in rngs])
             losses: list[np.ndarray] = []
             try:

@@ -1,27 +1,35 @@
 """Workflow kind ``compare``: gpal's likelihoods and model families on the data sets available offline.
 
 Every (data set, method) pair runs through `gpal.runs.repeated_splits.run_repeated_splits`
-(random stratified 90/10 splits, one resumable JSON file per split and method under
+(random stratified splits, 90/10 unless ``protocol.test_size`` says otherwise, one resumable JSON file per split and method under
 ``<out>/<data set>/units/``).  The result is one table of test accuracy, test NLL,
 top-label ECE (15 equal-width bins) and training seconds, each as mean ± standard
 error over splits: ``comparison.md`` / ``.json`` / ``.csv``, a figure and ``report.md``.
 
 Methods:
 
+- ``MGP``, ``NIMGP``, ``NIMGP-NN``, ``NIMGP-FO``: the noisy-input paper's four classifiers with
+  the settings of the ``noisy_input`` block (its sec. 5.3: robust-max, batch 50, input-noise
+  variance learned), for its Tables 5-6 with ``protocol.injected_noise``;
 - ``svgp-<likelihood>``: ``NoisyGPClassifier(input_noise="none", likelihood=...)`` for every
   likelihood of `gpal.registry.LIKELIHOODS` (Adam, minibatch 50, ``epochs``);
 - ``svgp-<step|probit|logit>-fixed-delta``: the same with the label-flip delta held at its
   starting value 1e-3 instead of learned (paper 000, sec. IV-B1 and Fig. 4);
 - ``dirichlet``: ``DirichletGPClassifier`` (alpha_eps chosen from 0.1/0.01/0.001 by training MNLL);
+- ``gpr-platt``: ``GPRPlattClassifier`` (GP regression on the labels, Platt-scaled on 20 % of the
+  training rows: paper 003's baseline);
 - ``ls-cavi`` / ``ls-natgrad``: ``LogisticSoftmaxGPClassifier`` (augmented logistic-softmax)
   with full-batch CAVI or minibatch natural gradients;
-- ``jj``, ``jj-hybrid``, ``taylor``: ``LogisticBoundGPClassifier`` (binary only; the table
+- ``jj``, ``jj-full``, ``jj-hybrid``, ``taylor``: ``LogisticBoundGPClassifier`` (binary only; the table
   says "n/a (binary only)" on multi-class data sets).
 
-The comparison is about likelihoods, so every method sees exact inputs: measured
-input variances are not passed to any estimator (``use_variances=False``).
+Measured input variances are not passed to any estimator (``use_variances=False``): the
+likelihood comparison sees exact inputs, and the noisy-input methods learn the noise level.
+``protocol.injected_noise`` runs every data set once per listed variance, with Gaussian noise of
+that variance (in units of the training split's standard deviation) added to the train and test
+rows of each split; a reference then names settings ``NAME/LEVEL``.
 Iteration budgets: minibatch methods run ``epochs`` passes over the training rows;
-full-batch methods (CAVI sweeps, vi-JJ/Taylor outer iterations, Dirichlet L-BFGS)
+full-batch methods (CAVI sweeps, vi-JJ/Taylor outer iterations, Dirichlet and GPR L-BFGS)
 stop at ``iters`` iterations or earlier on their own convergence test.  Data sets
 take an optional ``:N`` suffix: generators draw N rows, fixed sets are subsampled
 (seeded, stratified) to at most N rows.
@@ -39,7 +47,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.constraints import Integer, ListOf, OneOf, Optional, Parsed
+from gpal.constraints import Integer, ListOf, OneOf, Optional, Parsed, Real
 from gpal.data.dataset import NoisyDataset
 from gpal.data.registry import DATASETS as BENCHMARK_DATASETS
 from gpal.data.registry import DatasetEntry, load_dataset, parse_dataset
@@ -48,7 +56,8 @@ from gpal.evaluation.metrics import format_mean_se, mean_se
 from gpal.files import atomic_output, write_json_atomic, write_text_atomic
 from gpal.registry import ESTIMATORS, KERNELS, LIKELIHOODS, LOGISTIC_BOUNDS
 from gpal.runs.executors import Executor
-from gpal.runs.repeated_splits import run_repeated_splits, summarize, unit_path
+from gpal.runs.repeated_splits import NOISY_INPUT_METHODS, run_repeated_splits, summarize, unit_path
+from gpal.workflows.methods import classifier_params, training_schema
 from gpal.workflows.reference import REFERENCE, Produced, write_comparison
 from gpal.workflows.reference import comparison_markdown as reference_markdown
 from gpal.workflows.schema import Field
@@ -56,6 +65,7 @@ from gpal.workflows.schema import Field
 __all__ = [
     "DATASETS", "DEFAULT_DATASETS", "METHODS", "NOT_APPLICABLE", "EstimatorFactory", "check_methods",
     "comparison_markdown", "measured_values", "method_spec", "produces", "run", "run_comparison", "schema",
+    "settings_of",
 ]
 
 BINARY_ONLY = LOGISTIC_BOUNDS
@@ -63,9 +73,11 @@ BINARY_ONLY = LOGISTIC_BOUNDS
 FIXED_DELTA = ("step", "probit", "logit")
 FIXED_DELTA_SUFFIX = "-fixed-delta"
 METHODS = (
+    *NOISY_INPUT_METHODS,
     *(f"svgp-{lik}" for lik in LIKELIHOODS.names()),
     *(f"svgp-{lik}{FIXED_DELTA_SUFFIX}" for lik in FIXED_DELTA),
     "dirichlet",
+    "gpr-platt",
     "ls-cavi",
     "ls-natgrad",
     *BINARY_ONLY,
@@ -114,14 +126,21 @@ class EstimatorFactory:
         return ESTIMATORS.get_class(self.family)(**dict(self.params), random_state=seed, progress=False)
 
 
-def method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: int, kernel: str | None = None) -> Any:
+def method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: int,
+                noisy_input: Mapping[str, Any] | None = None, kernel: str | None = None) -> Any:
     """The experiments-runner spec (parameter dict or factory) of one method on ``n_train`` rows.
 
+    The noisy-input paper's methods (MGP, NIMGP, NIMGP-NN, NIMGP-FO) take every setting from
+    ``noisy_input`` (the workflow's ``noisy_input`` block), not from ``epochs`` / ``num_inducing``.
     ``kernel``: a name from `gpal.registry.KERNELS` for the ``svgp-`` methods (None: their default SE-ARD);
     the other families have kernels of their own, so naming one for them is refused.
     """
     if kernel is not None and not name.startswith("svgp-"):
         raise ValueError(f"method {name!r} has its own kernel; a kernel ({kernel!r}) can only be set for the svgp- methods")
+    if name in NOISY_INPUT_METHODS:
+        if noisy_input is None:
+            raise ValueError(f"method {name!r} needs the noisy_input settings (the workflow's noisy_input block)")
+        return classifier_params([name], dict(noisy_input), n_train)[name]
     if name.startswith("svgp-"):
         likelihood = name[len("svgp-") :]
         options = {}
@@ -142,6 +161,8 @@ def method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: 
         }
     if name == "dirichlet":
         return EstimatorFactory("dirichlet", (("num_inducing", num_inducing), ("max_iter", iters)))
+    if name == "gpr-platt":
+        return EstimatorFactory("gpr_platt", (("num_inducing", num_inducing), ("max_iter", iters)))
     if name == "ls-cavi":
         return EstimatorFactory("logistic_softmax", (("inference", "cavi"), ("num_inducing", num_inducing), ("max_iter", iters)))
     if name == "ls-natgrad":
@@ -177,9 +198,25 @@ def _cell(values: Sequence[float], digits: int) -> str:
     return format_mean_se(m, se, digits)
 
 
-def _tag(name: str, n: int | None) -> str:
-    """The folder and table name of a data set at a size."""
-    return name if n is None else f"{name}-n{n}"
+def _tag(name: str, n: int | None, level: float | None = None) -> str:
+    """The folder and table name of a data set at a size (and injected noise level, when the run has levels)."""
+    return (name if n is None else f"{name}-n{n}") + ("" if level is None else f"/noise_{level:g}")
+
+
+def settings_of(datasets: Sequence[str], injected_noise: Sequence[float],
+                registry: Mapping[str, DatasetEntry] = DATASETS) -> list[tuple[str, int | None, float | None, str]]:
+    """``(name, rows, level, setting)`` per data set and injected level; the setting is what a reference names.
+
+    Without injected noise (levels ``[0]``) a setting is the data set's name; with levels it is
+    ``NAME/LEVEL`` (``vehicle/0.25``) and the level is part of the folder.
+    """
+    levelled = list(injected_noise) != [0.0]
+    out = []
+    for token in datasets:
+        name, n = parse_dataset(token, registry)
+        for level in injected_noise:
+            out.append((name, n, level if levelled else None, f"{name}/{level:g}" if levelled else name))
+    return out
 
 
 #: The per-split metrics a reference may name (`gpal.workflows.reference`).
@@ -193,21 +230,22 @@ def _unit_metrics(unit: Mapping[str, Any]) -> dict[str, float]:
 
 
 def measured_values(out: str | Path, datasets: Sequence[str], methods: Sequence[str], n_splits: int,
-                    registry: Mapping[str, Any] = DATASETS) -> dict[tuple[str, str, str], list[float]]:
-    """``(data set, method, metric) -> value per finished split`` of a comparison folder (data set without ``:N``)."""
+                    injected_noise: Sequence[float] = (0.0,),
+                    registry: Mapping[str, DatasetEntry] = DATASETS) -> dict[tuple[str, str, str], list[float]]:
+    """``(setting, method, metric) -> value per finished split`` of a comparison folder (`settings_of`)."""
     measured: dict[tuple[str, str, str], list[float]] = {}
-    for token in datasets:
-        name, n = parse_dataset(token, registry)
+    for name, n, level, setting in settings_of(datasets, injected_noise, registry):
         for m in methods:
-            for unit in _rows_for(Path(out) / _tag(name, n), m, range(n_splits)):
+            for unit in _rows_for(Path(out) / _tag(name, n, level), m, range(n_splits)):
                 for metric, value in _unit_metrics(unit).items():
-                    measured.setdefault((name, m, metric), []).append(value)
+                    measured.setdefault((setting, m, metric), []).append(value)
     return measured
 
 
 def produces(config: Mapping[str, Any]) -> Produced:
-    """The data sets (without ``:N``), methods and metrics a reference may name."""
-    return Produced([parse_dataset(d, DATASETS)[0] for d in config["datasets"]], config["methods"], METRICS)
+    """The settings (data set, or data set/level), methods and metrics a reference may name."""
+    settings = [s[-1] for s in settings_of(config["datasets"], config["protocol"]["injected_noise"])]
+    return Produced(settings, config["methods"], METRICS)
 
 
 def _rows_for(out: Path, method: str, splits: Sequence[int]) -> list[dict[str, Any]]:
@@ -231,33 +269,40 @@ def run_comparison(
     progress: bool = True,
     registry: Mapping[str, DatasetEntry] = DATASETS,
     executor: Executor | None = None,
+    injected_noise: Sequence[float] = (0.0,),
+    noisy_input: Mapping[str, Any] | None = None,
+    test_size: float = 0.1,
     kernel: str | None = None,
 ) -> list[dict[str, Any]]:
     """Run (or resume) every method x data set and write ``comparison.md`` / ``.json`` / ``.csv``.
 
     ``registry`` maps data-set names to `gpal.data.registry.DatasetEntry` (default ``DATASETS``:
     gpal.data's sets and the two catalog selections); ``executor`` runs the units (default: in this
-    process); ``kernel`` names the ``svgp-`` methods' kernel (`method_spec`).
+    process).  Each data set runs once per ``injected_noise`` variance (input noise added to train
+    and test rows in units of the training split's standard deviation, paper 001 sec. 5.3);
+    ``noisy_input`` holds the settings of the noisy-input methods and ``kernel`` names the ``svgp-``
+    methods' kernel (`method_spec`).
 
     Returns one row per (data set, method): metric cells as "mean ± SE" strings, or
     ``NOT_APPLICABLE`` for a binary-only method on a multi-class data set.  Failed
     units are recorded by the runner and retried on the next call.
     """
     methods = check_methods(methods)
-    parsed = [parse_dataset(d, registry) for d in datasets]
     out = Path(out)
     table = []
-    for name, n in parsed:
-        ds = load_dataset(name, n=n, seed=seed, registry=registry)
-        tag = _tag(name, n)
-        n_train = ds.n_samples - next(ds.repeated_splits(1, 0.1, seed)).test.size
+    loaded: dict[tuple[str, int | None], NoisyDataset] = {}
+    for name, n, level, _ in settings_of(datasets, injected_noise, registry):
+        ds = loaded.get((name, n)) or loaded.setdefault((name, n), load_dataset(name, n=n, seed=seed, registry=registry))
+        tag = _tag(name, n, level)
+        n_train = ds.n_samples - next(ds.repeated_splits(1, test_size, seed)).test.size
         usable = [m for m in methods if ds.n_classes == 2 or m not in BINARY_ONLY]
-        specs = {m: method_spec(m, n_train, epochs, iters, num_inducing, kernel) for m in usable}
+        specs = {m: method_spec(m, n_train, epochs, iters, num_inducing, noisy_input, kernel) for m in usable}
         folder = out / tag
         if specs:
             run_repeated_splits(
-                ds, specs, folder, n_splits=n_splits, test_size=0.1, seed=seed,
+                ds, specs, folder, n_splits=n_splits, test_size=test_size, seed=seed,
                 use_variances=False, on_error="record", progress=progress, executor=executor,
+                injected_variance=level or 0.0,
             )
             summary = summarize(folder, methods=list(specs), splits=list(range(n_splits)), common_splits_only=False)
         for m in methods:
@@ -325,15 +370,23 @@ def schema() -> dict[str, Any]:
                           + "; ".join(f"{k} = {e.description}" for k, e in DATASETS.items())),
         "methods": Field(ListOf(Parsed(_method_name, f"one of {list(METHODS)}")), list(METHODS),
                          f"methods, a list from {list(METHODS)}"),
-        "protocol": {"splits": Field(Integer(1), 5, "random stratified 90/10 splits", part_of_run=False)},
+        "protocol": {
+            "splits": Field(Integer(1), 5, "random stratified splits", part_of_run=False),
+            "test_size": Field(Real(0, 1, low_open=True, high_open=True), 0.1, "test fraction of each split"),
+            "injected_noise": Field(ListOf(Real(0)), [0.0], "input-noise variances injected into train and test "
+                                    "rows, in units of the training split's standard deviation (paper 001, sec. 5.3)"),
+        },
         "training": {
             "epochs": Field(Integer(1), 100, "passes over the data for minibatch methods"),
             "iters": Field(Integer(1), 100, "iteration cap of full-batch methods"),
-            "num_inducing": Field(Integer(1), 20, "inducing points for every method"),
+            "num_inducing": Field(Integer(1), 20, "inducing points for every method but the noisy-input ones"),
             "kernel": Field(Optional(OneOf(list(KERNELS.names()))), None,
                             f"kernel of the svgp- methods, one of {list(KERNELS.names())} (null: SE-ARD); "
                             "the other families keep their own"),
         },
+        # paper 001's sec. 5.3 settings: robust-max, label flips 1e-3 fixed, batch 50, input-noise variance learned
+        "noisy_input": training_schema(likelihood="robustmax", epsilon=1e-3, learn_epsilon=False, batch_size=50,
+                                       noise_variance="learned", num_inducing="auto", epochs=1000),
         "reference": Field(Optional(REFERENCE), None, "published numbers (gpal.workflows.reference): data set -> "
                            f"method -> metric ({', '.join(METRICS)}) -> [mean, spread]", part_of_run=False),
     }
@@ -343,17 +396,22 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
     from gpal.evaluation.plots import save_figure
     from gpal.evaluation.reports import write_report
 
-    t = config["training"]
+    t, levels = config["training"], config["protocol"]["injected_noise"]
     table = run_comparison(
         config["datasets"], config["methods"], config["protocol"]["splits"], t["epochs"], out, seed=config["seed"],
-        iters=t["iters"], num_inducing=t["num_inducing"], progress=progress, executor=executor, kernel=t["kernel"],
+        iters=t["iters"], num_inducing=t["num_inducing"], progress=progress, executor=executor,
+        injected_noise=levels, noisy_input=config["noisy_input"], test_size=config["protocol"]["test_size"],
+        kernel=t["kernel"],
     )
     figures = {"Test NLL per data set and method (mean ± SE over splits)": save_figure(plot_nll(table), out / "nll")}
-    measured = measured_values(out, config["datasets"], config["methods"], config["protocol"]["splits"])
-    comparison = write_comparison(out, config, measured, {"splits": config["protocol"]["splits"], "epochs": t["epochs"]})
+    measured = measured_values(out, config["datasets"], config["methods"], config["protocol"]["splits"], levels)
+    noisy_only = all(m in NOISY_INPUT_METHODS for m in config["methods"])
+    epochs = config["noisy_input"]["epochs"] if noisy_only else t["epochs"]
+    comparison = write_comparison(out, config, measured, {"splits": config["protocol"]["splits"], "epochs": epochs})
     text = "\n".join([
         config["description"] or "", "",
-        f"{config['protocol']['splits']} split(s); minibatch methods {t['epochs']} epochs, full-batch methods at most "
+        f"{config['protocol']['splits']} split(s), test fraction {config['protocol']['test_size']:g}; "
+        f"minibatch methods {t['epochs']} epochs, full-batch methods at most "
         f"{t['iters']} iterations, M = {t['num_inducing']}. Also as `comparison.csv` / `comparison.json`.", "",
         comparison_markdown(table),
         *([] if comparison is None else ["", "## Beside the paper", "", reference_markdown(comparison)]),

@@ -215,7 +215,8 @@ def comparison_rows(reference: Mapping[str, Any], measured: Mapping[tuple[str, s
                     row["verdict"] = "not run"
                 elif p_se is not None and math.isfinite(g_se):
                     combined = math.hypot(p_se, g_se)
-                    row["z"] = abs(g_mean - p_mean) / combined if combined > 0 else math.inf
+                    gap = abs(g_mean - p_mean)
+                    row["z"] = gap / combined if combined > 0 else (0.0 if gap == 0 else math.inf)
                     row["verdict"] = "reproduced" if row["z"] <= AGREEMENT else "differs"
                 else:
                     row["verdict"] = order.get((setting, metric), "no spread; single method")
@@ -224,11 +225,11 @@ def comparison_rows(reference: Mapping[str, Any], measured: Mapping[tuple[str, s
 
 
 def orderings(reference: Mapping[str, Any], measured: Mapping[tuple[str, str, str], Sequence[float]]) -> list[dict]:
-    """Per (setting, metric) with two or more published methods: the paper's order of the methods and gpal's.
+    """Per (setting, metric) with two or more published methods run: the paper's order of the methods and gpal's.
 
-    Methods are ordered by mean, lowest first (every metric here is better low except accuracy,
-    which is ordered highest first).  The verdict is "ordering reproduced" when gpal ranks the
-    methods the same way.
+    Methods are ordered by mean, best first (lowest, except accuracy: highest).  Every pair the
+    paper orders strictly (ties say nothing) is checked against gpal's means; the verdict is
+    "ordering reproduced" when gpal orders all of them the same way.
     """
     out = []
     for setting in reference["values"]:
@@ -238,11 +239,23 @@ def orderings(reference: Mapping[str, Any], measured: Mapping[tuple[str, str, st
             if len(methods) < 2:
                 continue
             sign = -1.0 if metric == "accuracy" else 1.0
-            paper = sorted(methods, key=lambda m: sign * table[m][metric][0])
-            gpal = sorted(methods, key=lambda m: sign * _stat(measured[(setting, m, metric)])[0])
-            out.append({"setting": setting, "metric": metric, "paper": paper, "gpal": gpal,
-                        "verdict": "ordering reproduced" if paper == gpal else "ordering differs"})
+            paper = {m: sign * table[m][metric][0] for m in methods}
+            gpal = {m: sign * _stat(measured[(setting, m, metric)])[0] for m in methods}
+            strict = [(a, b) for i, a in enumerate(methods) for b in methods[i + 1:] if paper[a] != paper[b]]
+            agree = sum((paper[a] < paper[b]) == (gpal[a] < gpal[b]) for a, b in strict)
+            out.append({"setting": setting, "metric": metric, "paper": _ranked(paper), "gpal": _ranked(gpal),
+                        "pairs": f"{agree}/{len(strict)}",
+                        "verdict": "ordering reproduced" if agree == len(strict) else "ordering differs"})
     return out
+
+
+def _ranked(means: Mapping[str, float]) -> str:
+    """'NIMGP < NIMGP-NN = NIMGP-FO < MGP': best first, ties shown."""
+    names = sorted(means, key=means.get)
+    text = names[0]
+    for before, name in zip(names, names[1:]):
+        text += (" = " if means[name] == means[before] else " < ") + name
+    return text
 
 
 def _fmt(mean: float, se: float | None, digits: int = 3) -> str:
@@ -285,10 +298,10 @@ def comparison_markdown(result: Mapping[str, Any], digits: int = 3) -> str:
         lines.append(f"| {r['setting']} | {r['method']} | {r['metric']} | {paper} | "
                      f"{_fmt(r['gpal_mean'], r['gpal_se'], digits)} ({r['n']}) | {z} | {r['verdict']} |")
     if result["orderings"]:
-        lines += ["", "| setting | metric | paper's order (best first) | gpal's order | verdict |", "|---|---|---|---|---|"]
+        lines += ["", "| setting | metric | paper's order (best first) | gpal's order | pairs agreeing | verdict |",
+                  "|---|---|---|---|---:|---|"]
         for o in result["orderings"]:
-            lines.append(f"| {o['setting']} | {o['metric']} | {' < '.join(o['paper'])} | {' < '.join(o['gpal'])} "
-                         f"| {o['verdict']} |")
+            lines.append(f"| {o['setting']} | {o['metric']} | {o['paper']} | {o['gpal']} | {o['pairs']} | {o['verdict']} |")
     if result["corrections"]:
         lines += ["", "Corrected published numbers:"]
         lines += [f"- {key}: printed {_fmt(*fix['printed'], digits)}; {fix['reason']}"

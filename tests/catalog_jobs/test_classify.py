@@ -24,11 +24,14 @@ from conftest import SMALL, TINY_ESTIMATOR as TINY, write_small_catalog
 
 #: What a user finds at the top of the main job's folder; every table and figure lies beneath.
 TOP = {"classifications.csv", "classifications.ecsv", "classifications.fits", "report.md", "metrics.json", "ood.json",
-       "training.json", "model", "model_error_blind", "run.json", ".gpal-written", "tables", "figures", "follow_up.reg",
-       *(f"{name}.{ext}" for name in ("follow_up", "discovery", "extended") for ext in ("csv", "ecsv"))}
+       "training.json", "model", "model_error_blind", "run.json", ".gpal-written", "tables", "figures",
+       *(f"{name}.{ext}" for name in ("most_informative", "discovery", "extended") for ext in ("csv", "ecsv")),
+       *(f"candidates_{c}.{ext}" for c in ("bll", "fsrq", "pulsar") for ext in ("csv", "ecsv", "reg")),
+       "most_informative.reg"}
 #: The report's tables (CSV, Markdown, LaTeX) and figures (PNG, PDF).
-TABLES = ("heldout_metrics", "heldout_per_class", "heldout_confusion", "heldout_comparison", "predicted_counts",
-          "predicted_by_latitude", "follow_up_top10", "discovery_top10", "most_uncertain")
+TABLES = ("candidates_bll_top10", "candidates_fsrq_top10", "candidates_pulsar_top10", "heldout_metrics",
+          "heldout_per_class", "heldout_confusion", "heldout_comparison", "predicted_counts", "predicted_by_latitude",
+          "most_informative_top10", "discovery_top10", "most_uncertain")
 FIGURES = ("confusion_matrix", "reliability", "reliability_per_class", "sky_classes", "sky_entropy")
 
 
@@ -115,7 +118,7 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     blind = load_estimator(out / "model_error_blind")
     assert list(blind.classes_) == ["bll", "fsrq", "pulsar"] and blind.input_noise == "none"
     assert (f"later classified, 3-class NLL" in report.read_text()
-            and f"with minus without {-twin['diff']:+.3f}" in report.read_text())
+            and f"without minus with {twin['diff']:+.3f}" in report.read_text())  # the tables' sign
     assert np.isfinite(sources[f"p_bll_{ERROR_BLIND_MODEL}"]).all()
     assert "**Checked against a later release**: FL16Y gives" in report.read_text()
     # values read as exact are counted, as dropped rows are: in training.json, metrics.json and the report
@@ -209,7 +212,15 @@ def test_classify_compares_with_baselines_on_the_same_rows(classified):
     assert faint["n"] >= len(held) // 4 and set(faint["models"]) == {"gpal", "logistic", "random_forest_isotonic",
                                                                        ERROR_BLIND_MODEL}
     bought = rows[ERROR_BLIND_MODEL, "nll"]
-    assert f"with them minus without: {-bought['diff']:+.3f} nats" in (out / "report.md").read_text()
+    text = (out / "report.md").read_text()
+    # one sign for differences, the tables' (other model minus gpal), in the words too
+    assert f"without them minus with them (the tables' sign: other model minus gpal): {bought['diff']:+.3f}" in text
+    assert "**Where another model is better**" in text  # said either way, as plainly as where gpal is better
+    frame = read_probability_table(out / "classifications.csv").frame
+    extended = int(frame["extended"].sum())
+    left = f" ({extended} extended left out)" if extended else ""  # a title counts what it draws, names the rest
+    assert (f"## Sky map of the predicted classes: {len(frame) - extended} of the {len(frame)} classified "
+            f"unassociated + bcu sources{left}\n") in text
     frame = read_probability_table(out / "classifications.csv").frame
     assert (frame["p_mc_se"] >= 0).all()
 
@@ -365,33 +376,65 @@ def test_classify_flags_none_of_these_and_counts_by_latitude(classified, small_c
     assert "in and out of the Galactic plane" in text
 
 
-# ------------------------------------------------------------ follow-up lists
-def test_the_follow_up_lists_are_read_from_the_classifications(classified):
-    """List (a) holds no ood, extended or faint source, ranked by information; (b) only ood ones, by ood_score;
-    both carry the classifications' columns (target columns with units among them) and are in the report."""
+# ------------------------------------------------------------ source lists
+def test_the_target_lists_come_first_and_hold_the_most_probable_followable_sources(classified):
+    """One list per class, the class's followable sources most probable first, no bcu among the pulsars; their
+    table leads the report's tables, with the counterpart's position; the flags' legend is in the header."""
+    from astropy.table import Table
+
+    from gpal.catalog_jobs.candidates import candidate_lists, check_cuts
+
+    out, report = classified
+    classified_sources = read_probability_table(out / "classifications.csv")
+    frame = classified_sources.frame
+    expected = candidate_lists(frame, ["bll", "fsrq", "pulsar"], {"pulsar": ("psr", "msp")}, check_cuts({}))
+    for cls, rows in expected.items():
+        listed = read_probability_table(out / f"candidates_{cls}.csv").frame
+        assert listed["Source_Name"].tolist() == rows["Source_Name"].tolist(), cls
+        assert listed[f"p_{cls}"].is_monotonic_decreasing and (listed["predicted_class"] == cls).all()
+        assert (listed["Signif_Avg"] >= 5).all() and (listed["Conf_95_SemiMajor"] <= 0.1).all() and not listed["ood"].any()
+        regions = (out / f"candidates_{cls}.reg").read_text().splitlines()
+        assert len(regions) == 3 + len(listed) and "target list" in regions[1]
+    assert len(expected["bll"]) > 0 and not (expected["pulsar"]["CLASS1"] == "bcu").any()
+    text = report.read_text()
+    first_table = text.index("\n## ")
+    assert text[first_table:].startswith("\n## Target list: bll (candidates_bll.csv")
+    assert text.index("**Target lists, one per class**") < text.index("**Held-out check**")
+    shown = pd.read_csv(out / "tables" / "candidates_bll_top10.csv")
+    assert {"RA_Counterpart", "DEC_Counterpart", "p_mc_se"} <= set(shown.columns)
+    meta = Table.read(out / "candidates_bll.ecsv", format="ascii.ecsv").meta
+    assert meta["FLAG5"].startswith("closer than theta_ref") and meta["CSIG"] == 5.0 and "bcu" in meta["KNOWNCLS"]
+
+
+def test_the_other_lists_are_read_from_the_classifications(classified):
+    """The most informative list holds no ood, extended or faint source, ranked by information; discovery only
+    unassociated ood ones without flags 5 or 6, by ood_score; both carry the classifications' columns (target columns
+    with units among them) and are in the report."""
     from astropy.table import Table
 
     out, report = classified
     classified_sources = read_probability_table(out / "classifications.csv")
     frame, minsig = classified_sources.frame, classified_sources.meta["MINSIG"]
     assert minsig == 4.0 and classified_sources.meta["TARGET"] == ""
-    follow, found = (read_probability_table(out / name).frame for name in ("follow_up.csv", "discovery.csv"))
+    follow, found = (read_probability_table(out / name).frame for name in ("most_informative.csv", "discovery.csv"))
     eligible = frame[~frame["ood"] & ~frame["extended"] & (frame["Signif_Avg"] >= minsig)]
     assert len(follow) == len(eligible) > 10 and not follow["ood"].any() and not follow["extended"].any()
     assert follow["Source_Name"].tolist() == eligible.sort_values("information", ascending=False)["Source_Name"].tolist()
-    assert found["ood"].all() and set(found["Source_Name"]) == set(frame[frame["ood"] & (frame["Signif_Avg"] >= minsig)]["Source_Name"])
+    unknown = (frame["CLASS1"] == "") & (frame["Flags"] & (16 + 32) == 0)
+    assert found["ood"].all() and set(found["Source_Name"]) == set(
+        frame[frame["ood"] & (frame["Signif_Avg"] >= minsig) & unknown & ~frame["extended"]]["Source_Name"])
     assert found["ood_score"].is_monotonic_decreasing and list(follow.columns) == ["rank", *frame.columns]
     same = follow.merge(frame, on="Source_Name", suffixes=("", "_classified"))
     for column in ("information", "p_pulsar", "RA", "Conf_95_PosAng", "Flags"):
         np.testing.assert_array_equal(same[column], same[f"{column}_classified"])
-    units = {c.name: str(c.unit) for c in Table.read(out / "follow_up.ecsv", format="ascii.ecsv").columns.values()}
+    units = {c.name: str(c.unit) for c in Table.read(out / "most_informative.ecsv", format="ascii.ecsv").columns.values()}
     assert units["RA"] == units["Conf_95_SemiMajor"] == "deg" and units["Flux1000"] == "ph / (s cm2)"
-    ellipses = (out / "follow_up.reg").read_text().splitlines()[3:]
+    ellipses = (out / "most_informative.reg").read_text().splitlines()[3:]
     assert len(ellipses) == follow["Conf_95_SemiMajor"].notna().sum() and follow["Source_Name"][0] in ellipses[0]
     text = report.read_text()
-    for caption in ("Classification follow-up (follow_up.csv", "Discovery (discovery.csv", "](follow_up.reg)"):
+    for caption in ("Most informative (most_informative.csv", "Discovery (discovery.csv", "](most_informative.reg)"):
         assert caption in text, caption
-    shown = pd.read_csv(out / "tables" / "follow_up_top10.csv")
+    shown = pd.read_csv(out / "tables" / "most_informative_top10.csv")
     assert shown["Source_Name"].tolist() == follow["Source_Name"][:10].tolist() and not shown["ood"].any()
 
 
@@ -438,7 +481,9 @@ def optioned_run(small_catalog, tmp_path_factory):
     fits, make = [], baselines.make_baseline
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(baselines, "make_baseline", lambda name, random_state=0: fits.append(name) or make(name, random_state))
-        report = _classify(out, catalog, follow_up_flags=FLAGS, pool_prior=True, baselines=["logistic"])
+        with pytest.warns(UserWarning, match=r"leave no source in candidates_bll.csv, candidates_fsrq.csv, "
+                          r"candidates_pulsar.csv: written with the header alone"):
+            report = _classify(out, catalog, follow_up_flags=FLAGS, pool_prior=True, baselines=["logistic"])
     return out, report, catalog, fits
 
 
@@ -449,11 +494,14 @@ def test_a_catalog_without_the_ellipse_columns_gets_the_stated_fallback(optioned
 
     out, _, _, _ = optioned_run
     assert {p.name for p in out.iterdir()} == TOP | {"pool_prior.json"}  # the pool prior's record beside them
-    frame = pd.read_csv(out / "follow_up.csv", keep_default_na=False, na_values=[""])
+    frame = pd.read_csv(out / "most_informative.csv", keep_default_na=False, na_values=[""])
     assert len(frame) > 0 and frame[list(ELLIPSE)].isna().all().all() and frame["RA"].notna().all()
-    assert Table.read(out / "follow_up.ecsv", format="ascii.ecsv")["Conf_95_SemiMajor"].unit == "deg"
-    assert (out / "follow_up.reg").read_text().splitlines() == [
-        "# Region file format: DS9 version 4.1", "# gpal follow-up list: 95% error ellipses", "fk5"]
+    assert Table.read(out / "most_informative.ecsv", format="ascii.ecsv")["Conf_95_SemiMajor"].unit == "deg"
+    assert (out / "most_informative.reg").read_text().splitlines()[2:] == ["fk5"]
+    # no ellipse passes the target lists' ellipse cut: each is its header alone, with units
+    empty = Table.read(out / "candidates_pulsar.ecsv", format="ascii.ecsv")
+    assert len(empty) == 0 and empty["Conf_95_SemiMajor"].unit == "deg" and "p_pulsar" in empty.colnames
+    assert pd.read_csv(out / "candidates_pulsar.csv").empty
 
 
 def test_excluded_flags_leave_flagged_sources_out_of_both_lists_and_the_report_says_so(optioned_run, small_catalog,
@@ -466,7 +514,7 @@ def test_excluded_flags_leave_flagged_sources_out_of_both_lists_and_the_report_s
     assert frame.meta["XFLAGS"] == ",".join(map(str, FLAGS))
     flagged = frame.frame[(frame.frame["Flags"] > 0) & (frame.frame["Signif_Avg"] >= 4) & ~frame.frame["extended"]]
     assert len(flagged) > 0  # sources the default lists would hold
-    for name in ("follow_up.csv", "discovery.csv"):
+    for name in ("most_informative.csv", "discovery.csv"):
         rows = pd.read_csv(out / name, keep_default_na=False, na_values=[""])
         assert len(rows) > 0 and (rows["Flags"] <= 0).all(), name
     assert f"nor are {len(flagged)} more that carry one of the catalog's Flags 1, 2," in report.read_text()
@@ -584,3 +632,38 @@ def test_the_pool_prior_moves_only_the_classified_sources_to_their_own_mix(class
     np.testing.assert_allclose(again.sources[logistic].to_numpy(), sources[logistic].to_numpy(), rtol=1e-12, atol=0)
     assert again.pool_prior == record["groups"]
     assert f"(pool prior: unassociated bll {unassociated['prior']['bll']:.2f}" in again.markdown()
+
+
+def test_predict_with_a_classify_folder_writes_the_columns_classify_does(classified, small_catalog):
+    """`gpal predict` with the folder flags "none of these" by the score the run saved, as classify did: every
+    column of classifications.csv but `information` (what a label teaches, a main-job ranking) is the same."""
+    from gpal.catalog_jobs.prediction import DEFAULT_SELECT
+
+    out, _ = classified
+    classified_sources = read_probability_table(out / "classifications.csv").frame
+    predicted = predict_catalog(out, str(small_catalog), DEFAULT_SELECT, progress=False).frame
+    assert list(predicted.columns) == [c for c in classified_sources.columns if c not in ("information",)]
+    same = predicted.merge(classified_sources, on="Source_Name", suffixes=("", "_classify"), validate="one_to_one")
+    assert len(same) == len(classified_sources)
+    np.testing.assert_allclose(same["ood_score"], same["ood_score_classify"], rtol=1e-12)
+    assert (same["ood"] == same["ood_classify"]).all() and same["ood"].any()
+    np.testing.assert_allclose(same["p_pulsar"], same["p_pulsar_classify"], rtol=1e-12)
+    assert (same["Flag_Words"] == same["Flag_Words_classify"]).all()
+
+
+def test_sky_maps_say_what_they_leave_out(classified, small_catalog):
+    """Drawn from a table holding extended sources (the snr selection has some), a sky map's title counts the point
+    sources it draws out of all and names the extended ones it leaves out."""
+    from dataclasses import replace
+
+    from gpal.catalog_jobs.report.figures import write_figures
+    from gpal.catalog_jobs.report.inputs import read_run
+
+    out, _ = classified
+    run = read_run(out)
+    snr = predict_catalog(out, str(small_catalog), "snr", progress=False)
+    extended = int(snr.frame["extended"].sum())
+    assert extended > 0
+    figures = write_figures(replace(run, table=replace(snr, meta={**snr.meta, "SELECT": "snr"})), held_out={})
+    assert (f"Sky map of the predicted classes: {len(snr.frame) - extended} of the {len(snr.frame)} classified snr "
+            f"sources ({extended} extended left out)") in figures

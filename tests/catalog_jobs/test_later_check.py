@@ -196,9 +196,12 @@ def test_the_auc_of_many_bootstrap_draws_at_once_is_scikit_learns():
 
 
 def test_what_the_main_job_already_built_gives_the_same_check(trained, small_catalog):
-    """The main job passes its pool, its probabilities and its training rows instead of building them again."""
+    """The main job passes its pool, its probabilities (as its table has them: the bcu rule applied) and its training
+    rows instead of building them again."""
     from gpal.catalog_jobs.model_folders import load_trained
-    from gpal.catalog_jobs.prediction import DEFAULT_SELECT, predict_proba_chunked, selection_pool
+    from gpal.catalog_jobs.prediction import (
+        DEFAULT_SELECT, known_class_probabilities, predict_proba_chunked, selection_pool,
+    )
     from gpal.evaluation.baselines import fit_baselines_on
 
     model = load_trained(trained)
@@ -207,7 +210,8 @@ def test_what_the_main_job_already_built_gives_the_same_check(trained, small_cat
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _, train = CatalogSelection(catalog=str(small_catalog)).load()
-        proba = predict_proba_chunked(model.model_dir, pool.X, pool.X_var, progress=False)
+        proba = known_class_probabilities(model, pool.aux["CLASS1"],
+                                          predict_proba_chunked(model.model_dir, pool.X, pool.X_var, progress=False))[0]
         run = dict(earlier=small_catalog, baselines=["logistic"], top_k=(5,))
         own, given = check_later(model, "FL16Y", **run), check_later(model, "FL16Y", **run, built=(pool, proba, train))
         pd.testing.assert_frame_equal(own.measures, given.measures)

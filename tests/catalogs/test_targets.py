@@ -5,7 +5,8 @@ import pytest
 from astropy.table import Table
 
 from gpal.catalogs import load_catalog
-from gpal.catalogs.targets import FLAGS_NOT_GIVEN, TARGET_COLUMNS, target_columns
+from gpal.catalogs.releases import FGL3_FLAGS, FGL4_FLAGS
+from gpal.catalogs.targets import FLAGS_NOT_GIVEN, TARGET_COLUMNS, flag_legend, flag_words, target_columns
 from conftest import write_small_catalog
 
 
@@ -21,7 +22,7 @@ def test_target_columns_are_the_catalogs_values_at_the_digits_it_wrote(small_cat
     out = target_columns(catalog, ids)
     assert list(out.columns) == ["Source_Name", *TARGET_COLUMNS] and out["Source_Name"].tolist() == ids
     for name, (role, _, _) in TARGET_COLUMNS.items():
-        if name in ("ASSOC1", "Flags", "extended"):
+        if name in ("ASSOC1", "Flags", "Flag_Words", "extended", "Extended_Source_Name"):
             continue
         values = np.asarray(raw[getattr(catalog.columns, role)])[[5, 0]]  # the release record names the column
         assert out[name].dtype == np.float64
@@ -45,7 +46,11 @@ def test_extended_sources_are_those_the_catalog_names_a_template_for(small_catal
 @pytest.mark.parametrize("column, name, expected", [
     ("Conf_95_SemiMajor", "Conf_95_SemiMajor", "nan"),
     ("Flags", "Flags", FLAGS_NOT_GIVEN),
+    ("Flags", "Flag_Words", ""),
     ("ASSOC1", "ASSOC1", ""),
+    ("RA_Counterpart", "RA_Counterpart", "nan"),
+    ("ASSOC_PROB_BAY", "ASSOC_PROB_BAY", "nan"),
+    ("Extended_Source_Name", "Extended_Source_Name", ""),
 ])
 def test_a_layout_without_a_column_gets_the_stated_fallback(tmp_path, column, name, expected):
     catalog = load_catalog(write_small_catalog(tmp_path / "older.fits", drop_column=column))
@@ -65,3 +70,22 @@ def test_without_the_template_column_an_extended_source_is_told_by_its_name(tmp_
 def test_a_source_the_catalog_lacks_is_named(small_catalog):
     with pytest.raises(KeyError, match=r"4FGL J9999.9\+9999.*not in the catalog small_dr4.fits"):
         target_columns(load_catalog(small_catalog), ["4FGL J9999.9+9999"])
+
+
+def test_flags_read_in_words_from_the_release_record():
+    """Flag n is bit 2**(n-1); the words are the release's (4FGL and 3FGL number some flags differently)."""
+    words = flag_words([0, 16 + 8192, -1, 1 << 20], FGL4_FLAGS)
+    assert words[0] == "" and words[2] == ""  # no flag; the catalog has no Flags
+    assert words[1] == f"5: {FGL4_FLAGS[5]}; 14: {FGL4_FLAGS[14]}"
+    assert words[3] == "21: undocumented"
+    assert flag_words([1 << 10], FGL3_FLAGS)[0] == f"11: {FGL3_FLAGS[11]}" and 11 not in FGL4_FLAGS
+    assert list(flag_legend(FGL4_FLAGS))[:2] == ["FLAG1", "FLAG2"] and flag_legend(FGL4_FLAGS)["FLAG14"] == FGL4_FLAGS[14]
+
+
+def test_3fgl_has_no_counterpart_position_nor_association_probability():
+    """The older layout's stated fallback: NaN where the release record names no column, its own flag words."""
+    catalog = load_catalog("3FGL")
+    flagged = next(name for name, flags in zip(catalog.names, np.asarray(catalog.table["Flags"])) if flags & 64)
+    out = target_columns(catalog, [flagged])
+    assert out[["RA_Counterpart", "DEC_Counterpart", "ASSOC_PROB_BAY", "ASSOC_PROB_LR"]].isna().all(axis=None)
+    assert f"7: {FGL3_FLAGS[7]}" in out["Flag_Words"][0]  # flag 7 is 3FGL's alone

@@ -23,6 +23,7 @@ SMALL = {
     "dirichlet": {"num_inducing": 5, "max_iter": 5, "n_samples": 64, "alpha_epsilon": 0.01},
     "logistic_bound": {"num_inducing": 5, "max_iter": 2},
     "logistic_softmax": {"num_inducing": 5, "max_iter": 3, "n_samples": 64},
+    "gpr_platt": {"num_inducing": 5, "max_iter": 20},
 }
 FAMILIES = ESTIMATORS.names()
 

@@ -39,6 +39,18 @@ def test_cavi_front_equals_the_augmented_estimator(cavi, data):
     assert np.all(np.diff(cavi.history_) > -1e-6 * np.abs(cavi.history_[:-1]))  # hyper steps are small; ELBO rises
 
 
+def test_cavi_front_passes_the_locals_family(data):
+    X, y = data
+    front = NoisyGPClassifier(likelihood="logistic_softmax", inference="cavi", random_state=2,
+                              inference_options={"locals_family": "mean_field"}, **FAST).fit(X, y)
+    direct = LogisticSoftmaxGPClassifier(inference="cavi", num_inducing=8, max_iter=3, learning_rate=0.01, n_samples=50,
+                                         random_state=2, progress=False, locals_family="mean_field").fit(X, y)
+    collapsed = LogisticSoftmaxGPClassifier(inference="cavi", num_inducing=8, max_iter=3, learning_rate=0.01,
+                                            n_samples=50, random_state=2, progress=False).fit(X, y)
+    np.testing.assert_allclose(front.predict_proba(X), direct.predict_proba(X), rtol=0, atol=1e-12)
+    assert np.max(np.abs(front.predict_proba(X) - collapsed.predict_proba(X))) > 1e-4
+
+
 def test_natural_gradient_runs_epochs_of_minibatch_steps(data):
     X, y = data
     clf = NoisyGPClassifier(likelihood="logistic_softmax", inference="natural_gradient", **{**FAST, "epochs": 2}).fit(X, y)

@@ -1,4 +1,4 @@
-"""vi-JJ / vi-JJ-hybrid / vi-Taylor (paper 002): the maths against independent computations, and the estimator."""
+"""vi-JJ / vi-JJ-full / vi-JJ-hybrid / vi-Taylor (paper 002): the maths against independent computations, and the estimator."""
 
 import json
 import warnings
@@ -178,14 +178,14 @@ def test_analytic_updates_never_decrease_the_jj_bound():
     assert opt.bound() < opt.elbo()  # the JJ bound lies below the quadrature ELBO at the optimal q too
 
 
-@pytest.mark.parametrize("method, train_inducing", [("jj", True), ("jj-hybrid", True), ("taylor", False)])
+@pytest.mark.parametrize("method, train_inducing", [("jj", True), ("jj-hybrid", True), ("jj-full", True), ("taylor", False)])
 def test_lbfgs_gradient_matches_finite_differences(method, train_inducing):
     X, y, model, _, rng = problem(n=30, m=5, seed=4)
     opt = BoundOptimizer(model, X, y, method, train_inducing)
     opt.analytic_updates(2)
     x0 = opt.get_vector()
     n_kernel = sum(int(np.prod(v.shape)) for v in model.kernel.trainable_variables)
-    assert x0.size == n_kernel + train_inducing * model.Z.numpy().size + (method == "jj-hybrid") * len(y)
+    assert x0.size == n_kernel + train_inducing * model.Z.numpy().size + (method in ("jj-hybrid", "jj-full")) * len(y)
     f0, g = opt.objective(x0)
     h = 1e-5
     for _ in range(4):
@@ -204,13 +204,55 @@ def test_failed_cholesky_gives_a_finite_penalty():
     assert f == 1e10 and g.shape == (3 + 8,) and not g.any()  # kernel + Z
 
 
-@pytest.mark.parametrize("method", ["jj", "jj-hybrid"])
+@pytest.mark.parametrize("method", ["jj", "jj-hybrid", "jj-full"])
 def test_vi_jj_objective_rises_every_outer_iteration(method):
     X, y, model, _, _ = problem(n=60, m=8, seed=5)
     result = BoundOptimizer(model, X, y, method).run(max_iter=8, tol=0.0)
     assert len(result.bound_history) == 8
     assert np.all(np.diff(result.bound_history) >= -1e-9 * np.abs(result.bound_history[:-1]))
     assert np.all(np.array(result.bound_history) < np.array(result.history))  # lower bound of the ELBO (11)
+
+
+def test_vi_jj_full_converges_to_the_analytic_optimum_at_fixed_hyperparameters():
+    """With theta fixed, L-BFGS-B on J^(xi) (vi-JJ-full) and the analytic fixed point of xi and q (vi-JJ's stage 1)
+    maximise the same bound: both reach its maximum over xi, and the xi found are the same up to sign."""
+    X, y, model, _, _ = problem(n=50, m=6, seed=7)
+    gpflow.set_trainable(model.kernel, False)
+    analytic = BoundOptimizer(model, X, y, "jj", train_inducing=False)
+    analytic.update_xi()  # from the prior, as vi-JJ-full starts
+    previous = -np.inf
+    for _ in range(2000):
+        analytic.analytic_updates(1)
+        if abs(analytic.bound() - previous) < 1e-13 * abs(previous):
+            break
+        previous = analytic.bound()
+    at_fixed_point = analytic.bound()
+    full = BoundOptimizer(model, X, y, "jj-full", train_inducing=False)
+    assert full.get_vector().size == len(y)  # xi alone is numerical
+    result = full.run(max_iter=400, max_fun=20, tol=1e-14)
+    # Both reach the same maximum.  Tolerance: scipy's L-BFGS-B stops once every gradient component of J^/N is
+    # below 1e-5 (its pgtol), which leaves J^ (~ -31 here) ~1e-7 relative short of it; the fixed point is 1e-13 close.
+    assert result.bound_history[-1] <= at_fixed_point + 1e-9
+    assert result.bound_history[-1] == pytest.approx(at_fixed_point, rel=1e-6)
+    np.testing.assert_allclose(np.abs(full.xi.numpy()), np.abs(analytic.xi.numpy()), rtol=0, atol=2e-2)
+    _, g = full.objective(analytic.xi.numpy())  # the gradient of J^/N in xi at the analytic fixed point
+    assert np.max(np.abs(g)) < 1e-8
+
+
+def test_callback_sees_a_predicting_estimator_and_can_stop_it():
+    X, y = two_moons(120, 0)
+    seen = []
+    clf = LogisticBoundGPClassifier(method="jj-full", num_inducing=8, max_iter=10, progress=False)
+
+    def callback(iteration, bound):
+        seen.append((iteration, bound, clf.predict_proba(X[:5])))
+        return iteration < 2
+
+    clf.fit(X, y, callback=callback)
+    assert [s[0] for s in seen] == [0, 1, 2] and clf.stopped_early_ and len(clf.bound_history_) == 3
+    assert [s[1] for s in seen] == clf.bound_history_
+    np.testing.assert_array_equal(seen[-1][2], clf.predict_proba(X[:5]))  # the state the callback saw is the fit
+    assert not np.array_equal(seen[0][2], seen[-1][2])
 
 
 # ---------------------------------------------------------------- estimator
@@ -230,7 +272,7 @@ def fitted():
     return LogisticBoundGPClassifier(**FAST).fit(X, y)
 
 
-@pytest.mark.parametrize("method", ["jj", "jj-hybrid", "taylor"])
+@pytest.mark.parametrize("method", ["jj", "jj-full", "jj-hybrid", "taylor"])
 def test_small_binary_problem_reaches_sensible_accuracy(method, fitted):
     clf = fitted if method == "jj" else LogisticBoundGPClassifier(method=method, **FAST).fit(*two_moons(200, 0))
     X_test, y_test = two_moons(300, 1)
@@ -284,7 +326,7 @@ def test_noisy_dataset_input_custom_kernel_and_ignored_noise(tmp_path):
     "kwargs, X, y, error, message",
     [
         ({}, np.zeros((6, 2)), [0, 1, 2, 0, 1, 2], ValueError, r"binary.*3 classes.*NoisyGPClassifier or DirichletGPClassifier"),
-        ({"method": "laplace"}, np.zeros((4, 1)), [0, 1, 0, 1], ValueError, r"method must be one of \['jj', 'jj-hybrid', 'taylor'\]"),
+        ({"method": "laplace"}, np.zeros((4, 1)), [0, 1, 0, 1], ValueError, r"method must be one of \['jj', 'jj-full', 'jj-hybrid', 'taylor'\]"),
         ({"num_inducing": 0}, np.zeros((4, 1)), [0, 1, 0, 1], ValueError, "num_inducing must be an integer >= 1"),
         ({"kernel": "rbf"}, np.zeros((4, 1)), [0, 1, 0, 1], TypeError, "gpflow kernel"),
         ({}, np.array([[0.0], [np.nan]]), [0, 1], ValueError, "NaN"),

@@ -35,6 +35,13 @@ def test_saved_model_loads_and_predicts_as_before(name):
         np.testing.assert_allclose(proba, EXPECTED[name], rtol=0, atol=1e-9)
 
 
+def test_a_logistic_softmax_folder_of_0_3_says_it_was_fitted_with_the_mean_field():
+    """0.3 knew only the paper's q(lambda) q(n); its folders hold no locals_family and must not claim the newer default."""
+    assert "locals_family" not in json.loads((SAVED / "logistic_softmax" / "config.json").read_text())["params"]
+    est = load_estimator(SAVED / "logistic_softmax")
+    assert est.locals_family == "mean_field" and est.model_.locals_family == "mean_field"
+
+
 def test_trained_folder_loads_and_predicts_as_before():
     trained = load_trained(SAVED / "trained_dr4")
     assert trained.estimator.get_params()["random_state"] == 0

@@ -12,14 +12,18 @@ import tensorflow as tf
 from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
 from gpal.models.families.augmented_logistic_softmax import (
     AugmentedLogisticSoftmaxGP,
+    GaussianQ,
     LocalFactors,
     augmented_elbo_terms,
+    collapsed_elbo_terms,
+    collapsed_locals,
     global_natural_parameters,
     onehot_labels,
     optimal_locals,
     polya_gamma_mean,
 )
 from gpal.models.families.logistic_bounds import Quadratic, optimal_q
+from gpal.models.sparse import whitened_kl
 from gpal.training.cavi import AugmentedTrainer
 from gpal.models.likelihoods.logistic_softmax import logistic_softmax_log_prob, logistic_softmax_probs
 
@@ -32,11 +36,12 @@ def three_class(n, seed, noise=0.3):
     return X, ((angle + np.pi) // (2 * np.pi / 3)).astype(int) % 3
 
 
-def random_model(seed, n=40, m=8, num_classes=3):
+def random_model(seed, n=40, m=8, num_classes=3, locals_family="collapsed"):
     """A model with a random (non-prior) q(v) and the data it is evaluated on."""
     rng = np.random.default_rng(seed)
     X, y = three_class(n, seed)
-    model = AugmentedLogisticSoftmaxGP(gpflow.kernels.SquaredExponential(lengthscales=[0.8, 1.2]), X[:m], num_classes)
+    model = AugmentedLogisticSoftmaxGP(gpflow.kernels.SquaredExponential(lengthscales=[0.8, 1.2]), X[:m], num_classes,
+                                       locals_family=locals_family)
     R = rng.normal(size=(num_classes, m, m)) / math.sqrt(m)
     model.precision.assign(np.eye(m) + np.einsum("cij,ckj->cik", R, R) * 3.0)
     model.eta1.assign(rng.normal(size=(num_classes, m)) * 2.0)
@@ -52,10 +57,12 @@ def random_marginals(seed, n=30, num_classes=4):
 
 
 # ------------------------------------------------------------------ the bound
+@pytest.mark.parametrize("locals_family", ["collapsed", "mean_field"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_cavi_never_decreases_the_elbo(seed):
+def test_cavi_never_decreases_the_elbo(seed, locals_family):
     X, y = three_class(120, seed)
-    model = AugmentedLogisticSoftmaxGP(gpflow.kernels.SquaredExponential(lengthscales=[1.0, 1.0]), X[::8], 3)
+    model = AugmentedLogisticSoftmaxGP(gpflow.kernels.SquaredExponential(lengthscales=[1.0, 1.0]), X[::8], 3,
+                                       locals_family=locals_family)
     history = AugmentedTrainer(model, X, y).run("cavi", max_iter=12, hyper_every=0)
     steps = np.diff(history)
     assert np.all(steps >= -1e-9 * np.abs(history[1:])), steps
@@ -156,6 +163,74 @@ def test_each_local_update_is_a_stationary_maximum(seed):
             assert np.all(lower < best), (field, factor)
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_each_collapsed_local_is_a_stationary_maximum(seed):
+    mean, var, onehot = random_marginals(seed)
+    loc = collapsed_locals(mean, var)
+    best = collapsed_elbo_terms(mean, var, onehot, loc).numpy()
+    for field in ("c", "gamma"):
+        for factor in (1.0 - 1e-3, 1.0 + 1e-3):
+            moved = loc._replace(**{field: getattr(loc, field) * factor})
+            assert np.all(collapsed_elbo_terms(mean, var, onehot, moved).numpy() < best), (field, factor)
+
+
+def test_collapsed_bound_at_its_optimum_is_the_sum_over_all_counts():
+    """max over q(n) = log sum_n p(n) prod_c a_c^n_c, p(n) = N! / prod n_c! C^-(N+1), summed term by term (C = 3)."""
+    from scipy.special import gammaln, logsumexp
+
+    mean, var, onehot = random_marginals(3, n=5, num_classes=3)
+    loc = collapsed_locals(mean, var)
+    closed = collapsed_elbo_terms(mean, var, onehot, loc).numpy()
+    m, c, yy = mean.numpy(), loc.c.numpy(), onehot.numpy()
+    l2c = np.abs(c) / 2 + np.log1p(np.exp(-np.abs(c)))
+    log_a = -m / 2 - l2c
+    counts = np.stack(np.meshgrid(*[np.arange(151)] * 3, indexing="ij"), -1).reshape(-1, 3)
+    counts = counts[counts.sum(1) <= 150]  # every count vector of total <= 150
+    total = counts.sum(1)
+    # The terms of total N sum to ratio^N / C: what is omitted is < 0.85^151 / 0.15 ~ 1e-10 of the whole.
+    assert np.exp(log_a).sum(1).max() / 3 < 0.85
+    log_prior = gammaln(total + 1) - gammaln(counts + 1).sum(1) - (total + 1) * np.log(3)
+    for i in range(len(closed)):
+        brute = logsumexp(log_prior + counts @ log_a[i]) + np.sum(yy[i] * (m[i] / 2 - l2c[i]))
+        np.testing.assert_allclose(closed[i], brute, rtol=1e-9)
+
+
+def test_collapsed_bound_matches_monte_carlo_over_the_counts():
+    """Any gamma: q(n) is N ~ geometric, n | N ~ multinomial (scipy's densities); the n-dependent terms by sampling."""
+    from scipy import stats
+    from scipy.special import gammaln
+
+    mean, var, onehot = random_marginals(4, n=4, num_classes=3)
+    loc = collapsed_locals(mean, var)
+    rng = np.random.default_rng(5)
+    loc = loc._replace(gamma=loc.gamma * rng.uniform(0.5, 1.5, size=loc.gamma.shape),
+                       c=loc.c * rng.uniform(0.8, 1.3, size=loc.c.shape))
+    closed = collapsed_elbo_terms(mean, var, onehot, loc).numpy()
+    m, second, yy, c, g = mean.numpy(), (mean**2 + var).numpy(), onehot.numpy(), loc.c.numpy(), loc.gamma.numpy()
+    t = np.tanh(c / 2) / (2 * c)
+    tilt = np.log(2 * np.cosh(c / 2)) + t * (second - c**2) / 2  # E_q(omega | n) of the PG terms, per unit count
+    S = 100000
+    for i in range(len(closed)):
+        a_hat = g[i] * 3 / (1 + g[i].sum())  # q(n) = p(n) prod a_hat^n / normaliser, E n = gamma
+        ratio = a_hat.sum() / 3
+        N = rng.geometric(1 - ratio, size=S) - 1  # numpy's geometric starts at 1
+        n = rng.multinomial(N, a_hat / a_hat.sum())
+        log_q = stats.geom.logpmf(N + 1, 1 - ratio) + stats.multinomial.logpmf(n, N, a_hat / a_hat.sum())
+        log_p = gammaln(N + 1) - gammaln(n + 1).sum(1) - (N + 1) * np.log(3)
+        per_draw = log_p - log_q + n @ (-m[i] / 2 - tilt[i]) + np.sum(yy[i] * (m[i] / 2 - tilt[i]))
+        se = per_draw.std() / math.sqrt(S)
+        assert abs(per_draw.mean() - closed[i]) < 4 * se + 1e-12, (i, per_draw.mean(), closed[i], se)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_collapsed_bound_is_never_below_the_mean_field_bound(seed):
+    mean, var, onehot = random_marginals(seed)
+    collapsed = collapsed_elbo_terms(mean, var, onehot, collapsed_locals(mean, var)).numpy()
+    mean_field = augmented_elbo_terms(mean, var, onehot, optimal_locals(mean, var)).numpy()
+    assert np.all(collapsed >= mean_field - 1e-12)
+    assert np.mean(collapsed - mean_field) > 0.05  # strictly tighter on these marginals, not the same bound
+
+
 def test_global_update_is_a_stationary_maximum_for_fixed_locals():
     model, X, y = random_model(3)
     onehot = tf.constant(onehot_labels(y, 3))
@@ -181,10 +256,47 @@ def test_global_update_is_a_stationary_maximum_for_fixed_locals():
         model.precision.assign(precision_hat)
 
 
+@pytest.mark.parametrize("locals_family", ["collapsed", "mean_field"])
+def test_cavi_reaches_the_maximum_a_direct_optimiser_finds(locals_family):
+    """Fixed kernel: CAVI's q(u) and bound equal L-BFGS on the same bound over (m, chol S) from another start.
+
+    The bound optimised by L-BFGS is the model's (locals at their optimum for each q), so a CAVI
+    fixed point that were not its maximum (a wrong update) would show as a gap.
+    """
+    from scipy.optimize import minimize
+
+    X, y = three_class(60, 9)
+    model = AugmentedLogisticSoftmaxGP(gpflow.kernels.SquaredExponential(lengthscales=[0.9, 0.9], variance=3.0), X[::6], 3,
+                                       locals_family=locals_family)
+    Xt, onehot = tf.constant(X), tf.constant(onehot_labels(y, 3))
+    AugmentedTrainer(model, X, y).run("cavi", max_iter=200, hyper_every=0)
+    cavi_bound, cavi_mean = float(model.elbo(Xt, onehot)), model.q().mean.numpy()
+    C, M = 3, model.Z.shape[0]
+    proj = model.project(Xt)
+
+    def negative_bound(x):
+        x = tf.constant(x)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            mean = tf.reshape(x[: C * M], (C, M))
+            sqrt = tf.linalg.band_part(tf.reshape(x[C * M :], (C, M, M)), -1, 0)
+            f_mean, f_var = model.marginals(proj, GaussianQ(mean, tf.linalg.matrix_transpose(sqrt)))
+            loc = LocalFactors(*[tf.stop_gradient(t) for t in model.optimal_locals(f_mean, f_var)])
+            kl = whitened_kl(mean, sqrt)
+            value = -(tf.reduce_sum(model.elbo_terms(f_mean, f_var, onehot, loc)) - kl)
+        return value.numpy(), tape.gradient(value, x).numpy()
+
+    start = np.concatenate([np.full(C * M, 0.3), np.tile(np.eye(M), (C, 1, 1)).ravel() * 0.5])
+    result = minimize(negative_bound, start, jac=True, method="L-BFGS-B", options={"maxiter": 5000, "gtol": 1e-9})
+    assert abs(-result.fun - cavi_bound) < 1e-5 * abs(cavi_bound), (-result.fun, cavi_bound)
+    np.testing.assert_allclose(result.x[: C * M].reshape(C, M), cavi_mean, atol=2e-3)
+
+
+@pytest.mark.parametrize("locals_family", ["collapsed", "mean_field"])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_augmented_elbo_is_below_the_monte_carlo_elbo(seed):
+def test_augmented_elbo_is_below_the_monte_carlo_elbo(seed, locals_family):
     """Jensen: max over the locals of the augmented bound <= sum_i E_q log p(y_i | f_i) - KL, same q(u)."""
-    model, X, y = random_model(seed)
+    model, X, y = random_model(seed, locals_family=locals_family)
     mean, var = model.predict_f(X)
     rng = np.random.default_rng(seed + 10)
     f = mean.numpy()[None] + np.sqrt(var.numpy())[None] * rng.normal(size=(4000,) + tuple(mean.shape))
@@ -217,11 +329,12 @@ def test_polya_gamma_mean_is_smooth_at_zero():
     np.testing.assert_allclose(values, 0.25 - c.numpy() ** 2 / 48.0, rtol=1e-10)
 
 
-def test_natural_gradient_step_one_on_full_batch_is_the_cavi_update():
-    model, X, y = random_model(4)
+@pytest.mark.parametrize("locals_family", ["collapsed", "mean_field"])
+def test_natural_gradient_step_one_on_full_batch_is_the_cavi_update(locals_family):
+    model, X, y = random_model(4, locals_family=locals_family)
     Xt, onehot = tf.constant(X), tf.constant(onehot_labels(y, 3))
     proj = model.project(Xt)
-    loc = optimal_locals(*model.marginals(proj, model.q()))
+    loc = model.optimal_locals(*model.marginals(proj, model.q()))
     theta = polya_gamma_mean(onehot + loc.gamma, loc.c)
     model.natural_gradient_step(Xt, onehot, 1.0, 1.0)
     q = model.q()
@@ -239,7 +352,7 @@ def test_natural_gradient_step_blends_natural_parameters():
     Xt, onehot = tf.constant(X[:16]), tf.constant(onehot_labels(y[:16], 3))
     eta1, precision = model.eta1.numpy(), model.precision.numpy()
     proj = model.project(Xt)
-    hat = global_natural_parameters(proj.A, onehot, optimal_locals(*model.marginals(proj, model.q())), 2.5)
+    hat = global_natural_parameters(proj.A, onehot, model.optimal_locals(*model.marginals(proj, model.q())), 2.5)
     model.natural_gradient_step(Xt, onehot, 2.5, 0.3)
     np.testing.assert_allclose(model.eta1.numpy(), 0.7 * eta1 + 0.3 * hat[0].numpy(), rtol=1e-10)
     np.testing.assert_allclose(model.precision.numpy(), 0.7 * precision + 0.3 * hat[1].numpy(), rtol=1e-10)
@@ -415,3 +528,56 @@ def test_save_load_with_a_user_kernel(tmp_path):
     assert isinstance(loaded.kernel, gpflow.kernels.Matern32) and isinstance(loaded.model_.kernel, gpflow.kernels.Matern32)
     np.testing.assert_array_equal(loaded.kernel.lengthscales.numpy(), [0.7, 1.3])
     assert not np.allclose(loaded.model_.kernel.lengthscales.numpy(), [0.7, 1.3])  # fitted copy, template untouched
+
+
+def test_cavi_against_the_true_elbo_optimum_at_a_fixed_kernel():
+    """The cause of the gap to SVI, on a small problem: each augmented bound's optimum against the true ELBO's.
+
+    The true ELBO (sum_i E_q log p(y_i | f_i) - KL, 300 fixed Monte Carlo draws) is maximised over q(u) by
+    L-BFGS -- SVI's objective at the same kernel.  Integrating lambda out brings CAVI's q(u) to within the
+    issue's 0.02 of the true optimum's test NLL here (measured 0.007: what is left is the Polya-Gamma
+    bound's looseness); the paper's mean field stays well outside (measured 0.096).
+    """
+    from scipy.optimize import minimize
+
+    X, y = three_class(80, 11, noise=0.15)
+    X_test, y_test = three_class(400, 12, noise=0.15)
+    kernel = gpflow.kernels.SquaredExponential(lengthscales=[0.8, 0.8], variance=8.0)
+    fitted = {}
+    for family in ("collapsed", "mean_field"):
+        fitted[family] = AugmentedLogisticSoftmaxGP(gpflow.utilities.deepcopy(kernel), X[::8], 3, locals_family=family)
+        AugmentedTrainer(fitted[family], X, y).run("cavi", max_iter=150, hyper_every=0)
+    model, (C, M) = fitted["collapsed"], fitted["collapsed"].eta1.shape
+    proj, proj_test = model.project(tf.constant(X)), model.project(tf.constant(X_test))
+    eps = tf.constant(np.random.default_rng(0).normal(size=(300, len(X), C)))
+    labels = tf.constant(np.tile(y, 300))
+
+    def true_elbo(q):
+        mean, var = model.marginals(proj, q)
+        draws = tf.reshape(mean[None] + tf.sqrt(var)[None] * eps, (-1, C))
+        return tf.reduce_sum(logistic_softmax_log_prob(draws, labels)) / 300 - model.kl(q)
+
+    def unpack(x):
+        sqrt = tf.linalg.band_part(tf.reshape(x[C * M :], (C, M, M)), -1, 0)
+        return GaussianQ(tf.reshape(x[: C * M], (C, M)), tf.linalg.matrix_transpose(sqrt))
+
+    def negative(x):
+        x = tf.constant(x)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            value = -true_elbo(unpack(x))
+        return value.numpy(), tape.gradient(value, x).numpy()
+
+    def test_nll(q):
+        mean, var = model.marginals(proj_test, q)
+        draws = mean.numpy()[None] + np.sqrt(var.numpy())[None] * np.random.default_rng(3).normal(size=(2000,) + tuple(mean.shape))
+        proba = logistic_softmax_probs(tf.constant(draws.reshape(-1, C))).numpy().reshape(draws.shape).mean(axis=0)
+        return -np.mean(np.log(proba[np.arange(len(y_test)), y_test]))
+
+    q = model.q()
+    start = np.concatenate([q.mean.numpy().ravel(), np.transpose(q.inv_chol.numpy(), (0, 2, 1)).ravel()])
+    best = unpack(minimize(negative, start, jac=True, method="L-BFGS-B", options={"maxiter": 3000}).x)
+    qc, qm = fitted["collapsed"].q(), fitted["mean_field"].q()
+    assert float(true_elbo(best)) > float(true_elbo(qc)) > float(true_elbo(qm))
+    assert abs(test_nll(qc) - test_nll(best)) < 0.02
+    assert abs(test_nll(qm) - test_nll(best)) > 0.05

@@ -64,6 +64,15 @@ def test_without_spread_the_ordering_decides():
     assert comparison_rows(ref, {})[0]["verdict"] == "not run"
 
 
+def test_ties_in_the_paper_order_nothing():
+    ref = _ref({"a": {"A": {"error": 0.2}, "B": {"error": 0.2}, "C": {"error": 0.1}}})
+    measured = {("a", "A", "error"): [0.3], ("a", "B", "error"): [0.25], ("a", "C", "error"): [0.05]}
+    (o,) = orderings(ref, measured)
+    assert (o["paper"], o["gpal"], o["pairs"], o["verdict"]) == ("C < A = B", "C < B < A", "2/2", "ordering reproduced")
+    measured[("a", "C", "error")] = [0.26]  # now worse than B: one of the two strict pairs flips
+    assert orderings(ref, measured)[0]["pairs"] == "1/2"
+
+
 def test_budget_line_says_when_it_is_reduced():
     assert budget_line({"splits": 10, "epochs": 750}, {"splits": 100, "epochs": 750}) == \
         "splits 10 (paper 100), epochs 750: reduced from the paper's"

@@ -104,7 +104,7 @@ MODEL_DAMAGE = {
     "garbage_npz": (_npz_bytes(lambda b: b"PK\x03\x04" + b"\x00" * 64), ["params.npz could not be read"]),
     "no_structure": (_config(lambda c: c.pop("structure")), ["config.json", "field 'structure' is missing"]),
     "negative_n_samples": (_config(_set(-3, "params", "n_samples")),
-                           ["config.json", "'params'", "n_samples must be an integer >= 1; got -3"]),
+                           ["config.json", "'params.n_samples'", "must be an integer >= 1; got -3"]),
     "inducing_shape": (_config(_set(4, "structure", "num_inducing")),
                        ["params.npz", "'.gp.Z'", "shape (3, 3, 6)", "(3, 4, 6)"]),
     "lengthscale_shape": (_config(_set([5], "structure", "kernels", 0, "params", "lengthscales")),

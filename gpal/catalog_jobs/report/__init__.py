@@ -36,7 +36,7 @@ def write_classify_report(folder: str | os.PathLike, held_out_figures: Figures |
     ``held_out_figures``: those already drawn (`gpal.catalog_jobs.report.figures.held_out_figures`)."""
     folder = Path(folder)
     run = read_run(folder)
-    lists = write_follow_up_lists(run.table, folder)
+    lists = write_follow_up_lists(run.table, folder, run.training.get("merge", {}))
     check = measure(run)
     metrics = write_metrics(run, check)
     figures = write_figures(run, held_out_figures)

@@ -7,7 +7,7 @@ thread while it classifies the catalog (TensorFlow, GIL released); the sky maps 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -16,6 +16,9 @@ from gpal.catalog_jobs.report.inputs import FinishedRun, HeldOutRun
 from gpal.catalog_jobs.report.measures import N_BINS
 from gpal.evaluation.calibration import class_reliability, top_label_reliability
 from gpal.evaluation.metrics import confusion_matrix
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["held_out_figures", "write_figures"]
 
@@ -58,18 +61,33 @@ def _sky_maps(run: FinishedRun) -> Figures:
     from gpal.evaluation.plots import plot_sky_classes, plot_sky_values
 
     frame, classes = run.frame, run.classes
-    sky = frame[np.isfinite(frame["GLON"]) & np.isfinite(frame["GLAT"]) & frame["predicted_class"].isin(classes)]
+    placed = np.isfinite(frame["GLON"]) & np.isfinite(frame["GLAT"])
+    sky = frame[placed & frame["predicted_class"].isin(classes)]
     if not len(sky):
         return {}
     glon, glat = sky["GLON"].to_numpy(), sky["GLAT"].to_numpy()
     codes = np.array([classes.index(c) for c in sky["predicted_class"]], dtype=np.int64)
     select = run.table.meta.get("SELECT", "").replace(",", " + ")
-    classes_fig = plot_sky_classes(glon, glat, codes, classes, title=f"predicted class of {len(sky)} {select} sources")
-    figures = {"Sky map of the predicted classes": _save(run, classes_fig, "sky_classes")}
+    left = _left_out(frame, placed, classes)
+    drawn = f"{len(sky)} of the {len(frame)} classified {select} sources" + (f" ({left} left out)" if left else "")
+    classes_fig = plot_sky_classes(glon, glat, codes, classes, title=f"predicted class of {drawn}")
+    figures = {f"Sky map of the predicted classes: {drawn}": _save(run, classes_fig, "sky_classes")}
     entropy_fig = plot_sky_values(glon, glat, sky["entropy"].to_numpy(), vmin=0.0, vmax=float(np.log(len(classes))),
-                                  title="predictive entropy (nats)")
-    figures["Sky map of the predictive entropy (high = uncertain, drawn on top)"] = _save(run, entropy_fig, "sky_entropy")
+                                  title=f"predictive entropy (nats) of {drawn}")
+    figures[f"Sky map of the predictive entropy (high = uncertain, drawn on top): {drawn}"] = _save(
+        run, entropy_fig, "sky_entropy")
     return figures
+
+
+def _left_out(frame: "pd.DataFrame", placed: "pd.Series", classes: list[str]) -> str:
+    """What a sky map leaves out, in words: the extended sources (no point-source class) and any without a position."""
+    parts = []
+    extended = int((placed & ~frame["predicted_class"].isin(classes)).sum())
+    if extended:
+        parts.append(f"{extended} extended")
+    if int((~placed).sum()):
+        parts.append(f"{int((~placed).sum())} without a position")
+    return ", ".join(parts)
 
 
 def held_out_figures(run: HeldOutRun, stop: Callable[[], None] = lambda: None) -> Figures:

@@ -8,8 +8,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from gpal.catalog_jobs.candidates import cuts_from_meta, cuts_text
 from gpal.catalog_jobs.follow_up import (
-    DEFAULT_MIN_SIGNIFICANCE, DISCOVERY_FILE, EXTENDED_FILE, FOLLOW_UP_FILE, excluded_flags_of,
+    DEFAULT_MIN_SIGNIFICANCE, DISCOVERY_FILE, DISCOVERY_LEAVES_OUT, EXTENDED_FILE, INFORMATIVE_FILE,
+    excluded_flags_of,
 )
 from gpal.catalog_jobs.later_check import read_later_check, shown_measures
 from gpal.catalog_jobs.layout import CATALOG_COLUMNS_FILE, CONTEXT_COLUMNS, FLUX_COLUMN, SIGNIFICANCE_COLUMN, TABLES_DIR
@@ -23,6 +25,8 @@ from gpal.registry import FOLLOW_UP_ACQUISITION
 __all__ = ["interval_text", "write_tables"]
 
 Tables = dict[str, dict[str, Path]]
+#: The counterpart's position, shown beside the source's in the target lists' tables.
+COUNTERPART = ("RA_Counterpart", "DEC_Counterpart")
 
 
 def interval_text(lo: float, hi: float) -> str:
@@ -124,15 +128,18 @@ def _with_context(run: FinishedRun) -> pd.DataFrame:
     return run.frame.merge(context, on="Source_Name", how="left", validate="one_to_one")
 
 
-def _shown(rows: pd.DataFrame, scores: Sequence[str], classes: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The first ten ``rows`` as data and as shown (rounded): names, position, ellipse, context, probabilities, ``scores``."""
-    position = [c for c in ("RA", "DEC", "Conf_95_SemiMajor") if c in rows]
+def _shown(rows: pd.DataFrame, scores: Sequence[str], classes: Sequence[str],
+           counterpart: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The first ten ``rows`` as data and as shown (rounded): names, position, ellipse, context (with ``counterpart``
+    its position), probabilities, ``scores``."""
+    position = [c for c in ("RA", "DEC", "Conf_95_SemiMajor", *(COUNTERPART if counterpart else ())) if c in rows]
     context = [c for c in ("ASSOC1", *CONTEXT_COLUMNS, "Flags") if c in rows]
     columns = dict.fromkeys(["rank", "Source_Name", "CLASS1", *position, *context, *[f"p_{c}" for c in classes],
                              "predicted_class", *scores, "ood"])
     top = rows.head(10)[[c for c in columns if c in rows]]
     shown = top.round({**{c: 3 for c in top.columns if c.startswith("p_") or c in ("entropy", *scores)},
-                       **{c: 3 for c in position}, SIGNIFICANCE_COLUMN: 1})
+                       **{c: 3 for c in position}, SIGNIFICANCE_COLUMN: 1,
+                       "p_mc_se": 4})  # a Monte Carlo error of a few 1e-3 would read 0.0 at three decimals
     if FLUX_COLUMN in shown:
         shown = shown.assign(**{FLUX_COLUMN: [f"{v:.3g}" for v in shown[FLUX_COLUMN]]})
     return top, shown
@@ -145,8 +152,26 @@ def _top_sources(frame: pd.DataFrame, score: str, classes: Sequence[str]) -> tup
     return _shown(ranked, ["entropy", score], classes)
 
 
+def _target_lists(run: FinishedRun, lists: Mapping[str, pd.DataFrame]) -> Tables:
+    """The head of each target list (`gpal.catalog_jobs.candidates`), first among the tables, when the run made them."""
+    if not lists:
+        return {}
+    cuts = cuts_text(cuts_from_meta(run.table.meta))
+    tables = {}
+    for name, rows in lists.items():
+        if not name.startswith("candidates_"):
+            continue
+        cls = name[len("candidates_"):-len(".csv")]
+        top, shown = _shown(rows, ["p_mc_se"], run.classes, counterpart=True)
+        tables[f"Target list: {cls} ({name}, {len(rows)} sources): point sources of the trained population that the "
+               f"model puts in {cls}, {cuts}, most probable first (RA, DEC, the ellipse's semi-major axis and the "
+               "counterpart's position in degrees; every row in full, with the ellipse and the association "
+               "probabilities, in the CSV)"] = _write(run, f"{Path(name).stem}_top10", shown, data=top)
+    return tables
+
+
 def _follow_up(run: FinishedRun, lists: Mapping[str, pd.DataFrame]) -> Tables:
-    """The head of each follow-up list (`gpal.catalog_jobs.follow_up`), when the run made them."""
+    """The head of each other list (`gpal.catalog_jobs.follow_up`), when the run made them."""
     if not lists:
         return {}
     target = run.table.meta.get("TARGET") or None
@@ -156,17 +181,18 @@ def _follow_up(run: FinishedRun, lists: Mapping[str, pd.DataFrame]) -> Tables:
     flags = f", none of Flags {', '.join(map(str, excluded))}" if excluded else ""
     units = ("RA, DEC and the 95% ellipse's semi-major axis in degrees, Flux1000 in photons cm^-2 s^-1, Signif_Avg "
              "in sigma; every row in full, with the ellipse, in the CSV")
-    follow = lists[FOLLOW_UP_FILE]
+    follow = lists[INFORMATIVE_FILE]
     top, shown = _shown(follow, ["information"], run.classes)
-    tables = {f"Classification follow-up ({FOLLOW_UP_FILE}, {len(follow)} sources): point sources of the trained "
-              f"population (not ood, not extended, Signif_Avg >= {minsig:g}{flags}) ranked by `information`, what a label "
-              f"would teach the model about {about} ({FOLLOW_UP_ACQUISITION}; {units})":
-              _write(run, "follow_up_top10", shown, data=top)}
+    tables = {f"Most informative ({INFORMATIVE_FILE}, {len(follow)} sources): point sources of the trained "
+              f"population (not ood, not extended, Signif_Avg >= {minsig:g}{flags}) whose label would teach the model "
+              f"most about {about} (`information`, {FOLLOW_UP_ACQUISITION}; {units})":
+              _write(run, "most_informative_top10", shown, data=top)}
     found = lists[DISCOVERY_FILE]
     top, shown = _shown(found, ["ood_score"], run.classes)
-    tables[f"Discovery ({DISCOVERY_FILE}, {len(found)} sources): the none-of-these (ood) point sources with "
-           f"Signif_Avg >= {minsig:g}{flags}, most unlike the training set first; `predicted_class` is the trained class "
-           f"each is most like ({units})"] = _write(run, "discovery_top10", shown, data=top)
+    tables[f"Discovery ({DISCOVERY_FILE}, {len(found)} sources): the unassociated none-of-these (ood) point sources "
+           f"with Signif_Avg >= {minsig:g}{flags}, none of Flags {', '.join(map(str, DISCOVERY_LEAVES_OUT))}, most unlike "
+           f"the training set first; `predicted_class` is the trained class each is most like ({units})"] = _write(
+        run, "discovery_top10", shown, data=top)
     extended = lists[EXTENDED_FILE]
     if len(extended):
         top, shown = _shown(extended, ["ood_score"], run.classes)
@@ -185,8 +211,9 @@ def _ranked_sources(run: FinishedRun) -> Tables:
 
 def write_tables(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any],
                  lists: Mapping[str, pd.DataFrame]) -> Tables:
-    """The held-out check's tables, then the classified sources' (counts by CLASS1 and latitude, the lists)."""
-    return {**_heldout_metrics(run, metrics), **_heldout_per_class(run, check), **_heldout_confusion(run, check),
+    """The target lists first, the held-out check's tables, then the classified sources' (counts by CLASS1 and latitude, the other lists)."""
+    return {**_target_lists(run, lists), **_heldout_metrics(run, metrics), **_heldout_per_class(run, check),
+            **_heldout_confusion(run, check),
             **_heldout_comparison(run, check, metrics), **_predicted_counts(run), **_predicted_by_latitude(run),
             **_follow_up(run, lists), **_ranked_sources(run), **_later_check(run)}
 

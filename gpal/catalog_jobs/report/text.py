@@ -10,9 +10,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from gpal.catalog_jobs.candidates import candidate_file, candidate_lists, cuts_from_meta, cuts_text
 from gpal.catalog_jobs.follow_up import (
-    DEFAULT_MIN_SIGNIFICANCE, DISCOVERY_FILE, EXTENDED_FILE, FOLLOW_UP_FILE, NEEDED, REGION_FILE, bright_point_sources,
-    excluded_flags_of,
+    DEFAULT_MIN_SIGNIFICANCE, DISCOVERY_FILE, DISCOVERY_LEAVES_OUT, EXTENDED_FILE, INFORMATIVE_FILE, NEEDED,
+    REGION_FILE, bright_point_sources, excluded_flags_of, listed_classes, region_file,
 )
 from gpal.catalog_jobs.layout import (
     BASELINES_FILE,
@@ -29,6 +30,7 @@ from gpal.catalog_jobs.report.inputs import FinishedRun
 from gpal.catalog_jobs.report.measures import ERROR_BLIND_MODEL, MODEL_NAME, N_BINS, HeldOutCheck
 from gpal.catalog_jobs.report.tables import interval_text
 from gpal.catalog_jobs.tables import EXTNAME, TWIN_SUFFIX
+from gpal.catalogs.known_classes import known_class_rule
 from gpal.catalogs.targets import TARGET_COLUMNS
 from gpal.registry import FOLLOW_UP_ACQUISITION
 
@@ -105,8 +107,9 @@ def _error_bars_bought(run: FinishedRun, check: HeldOutCheck) -> str | None:
         return None
     row = comparison[(comparison["model"] == ERROR_BLIND_MODEL) & (comparison["metric"] == "nll")].iloc[0]
     text = (f"**What the error bars bought**: the same GP fitted on the same sources without them (input_noise "
-            f"`none`) has held-out NLL {row['value']:.3f}; with them minus without: {-row['diff']:+.3f} nats "
-            f"(95% paired interval [{-row['diff_high']:+.3f}, {-row['diff_low']:+.3f}]; below 0: they help)")
+            f"`none`) has held-out NLL {row['value']:.3f}; without them minus with them (the tables' sign: other "
+            f"model minus gpal): {row['diff']:+.3f} nats (95% paired interval [{row['diff_low']:+.3f}, "
+            f"{row['diff_high']:+.3f}]; above 0: they help)")
     if faint is not None and ERROR_BLIND_MODEL in faint["models"]:
         text += (f"; on the faintest quarter {faint['models'][MODEL_NAME]['nll']:.3f} against "
                  f"{faint['models'][ERROR_BLIND_MODEL]['nll']:.3f}")
@@ -116,9 +119,32 @@ def _error_bars_bought(run: FinishedRun, check: HeldOutCheck) -> str | None:
         if ERROR_BLIND_MODEL in nll.index:
             twin = nll.loc[ERROR_BLIND_MODEL]
             text += (f"; on the {int(twin['n'])} sources {later['later'].iloc[0]} later classified, 3-class NLL "
-                     f"{nll.loc[MODEL, 'value']:.3f} with them and {twin['value']:.3f} without, with minus without "
-                     f"{-twin['diff']:+.3f} (paired 95% [{-twin['diff_high']:+.3f}, {-twin['diff_low']:+.3f}])")
+                     f"{nll.loc[MODEL, 'value']:.3f} with them and {twin['value']:.3f} without, without minus with "
+                     f"{twin['diff']:+.3f} (paired 95% [{twin['diff_low']:+.3f}, {twin['diff_high']:+.3f}])")
     return text + ". docs/results.md measures the same on faint sources held out from training."
+
+
+#: Measures where lower is better (the others, accuracy and balanced accuracy, higher).
+_LOWER_IS_BETTER = ("nll", "ece", "brier")
+
+
+def _where_others_are_better(check: HeldOutCheck) -> str | None:
+    """The measures on which a compared model beats gpal held out, its paired interval clear of 0 (None: no
+    comparison); said as plainly as where gpal is better."""
+    comparison = check.comparison
+    if comparison is None or comparison.empty:
+        return None
+    others = comparison[comparison["model"] != MODEL_NAME]
+    better = others[np.where(others["metric"].isin(_LOWER_IS_BETTER), others["diff_high"] < 0, others["diff_low"] > 0)]
+    mine = comparison[comparison["model"] == MODEL_NAME].set_index("metric")["value"]
+    if better.empty:
+        return ("**Where another model is better**: on no held-out measure does a compared model beat gpal with its "
+                "paired 95% interval clear of 0 (table \"Held-out comparison with the baselines\").")
+    return ("**Where another model is better** (held out, paired 95% interval of the difference clear of 0; diff = "
+            f"model - {MODEL_NAME}): "
+            + "; ".join(f"{r.model} {r.metric} {r.value:.3f} against {MODEL_NAME}'s {mine[r.metric]:.3f} (diff "
+                        f"{r.diff:+.3f} [{r.diff_low:+.3f}, {r.diff_high:+.3f}])" for r in better.itertuples())
+            + ". The table \"Held-out comparison with the baselines\" gives every measure.")
 
 
 def _faintest_quarter(faint: Mapping[str, Any] | None) -> str | None:
@@ -149,8 +175,8 @@ def _pool_prior(moved: Mapping[str, Any] | None) -> str | None:
             + ", ".join(f"{c} {v:.3f}" for c, v in moved["training_prior"].items()) + "): "
             + mixes_text(moved["groups"], digits=3, counts=True)
             + ". The held-out check is unchanged; the classifications and the later-release check use the moved "
-            "probabilities (the follow-up lists' ranking does not depend on them). Off by default: on later labels it helps the pulsars and hurts the FSRQs "
-            "(docs/results.md, issue 36).")
+            "probabilities (the lists of most informative and discovery sources do not depend on them). Off by default: on later labels it helps the pulsars and hurts the FSRQs "
+            "(docs/results.md).")
 
 
 def _classified(run: FinishedRun, classified: Mapping[str, Any]) -> str:
@@ -178,8 +204,35 @@ def _later_release(run: FinishedRun) -> str | None:
             "\"Checked against a later release\" gives every measure (`gpal check-later`).")
 
 
+def _target_lists(run: FinishedRun) -> str | None:
+    """The target lists, what an observer submits: how they are cut and ranked, and how long each is (None for a
+    run without them)."""
+    frame = run.frame
+    if not set(NEEDED) <= set(frame.columns):
+        return None
+    cuts = cuts_from_meta(run.table.meta)
+    classes = listed_classes(run.table)
+    merge = run.training.get("merge", {})
+    lists = candidate_lists(frame, classes, merge, cuts)
+    rule = known_class_rule(run.classes, merge, run.training["n_per_class"])
+    return ("**Target lists, one per class** (what a proposal submits): "
+            + ", ".join(f"{_link(candidate_file(cls))} ({len(rows)} sources, regions in "
+                        f"{_link(region_file(candidate_file(cls)))})" for cls, rows in lists.items())
+            + ". Each holds the point sources of the trained population (not `ood`) that the model puts in the class "
+            f"(`predicted_class`), through the cuts {cuts_text(cuts)} (`--candidate-significance`, "
+            "`--candidate-max-ellipse`, `--candidate-flags`; defaults chosen on later labels, docs/targets.md), "
+            "most probable first, with `p_mc_se`, the Monte Carlo error of the probabilities, beside `p_<class>`. "
+            "They carry what to point at: the catalog position and 95% ellipse, the counterpart (`ASSOC1`, "
+            "`RA_Counterpart`, `DEC_Counterpart`, `ASSOC_PROB_BAY`, `ASSOC_PROB_LR`) and the `Flags` in words "
+            "(`Flag_Words`). "
+            + (f"What the catalog already knows enters the probabilities: {rule}; so no bcu is a candidate of a class "
+               "outside the blazars. " if rule else "")
+            + ("`--target` lists one class only." if len(classes) == 1 and len(run.classes) > 1 else
+               "`--target CLASS` lists one class only."))
+
+
 def _follow_up(run: FinishedRun) -> str | None:
-    """How the two follow-up lists are made, and which sources are in neither (None for a run without them)."""
+    """How the other lists are made, and which sources are in neither (None for a run without them)."""
     frame = run.frame
     if not set(NEEDED) <= set(frame.columns):
         return None
@@ -188,23 +241,27 @@ def _follow_up(run: FinishedRun) -> str | None:
     faint = int((~(frame["Signif_Avg"].to_numpy(float) >= minsig) & ~frame["extended"].to_numpy(bool)).sum())
     excluded = excluded_flags_of(run.table.meta)
     flagged = int((bright_point_sources(frame, minsig) & ~bright_point_sources(frame, minsig, excluded)).sum())
-    return (f"**Follow-up, one list per proposal.** BALD's information ({FOLLOW_UP_ACQUISITION}) is highest where "
-            "the model has seen nothing alike, which makes the unknowns look like the best candidates; so the sources "
-            f"are split. {_link(FOLLOW_UP_FILE)} (classification follow-up) holds the point sources of the trained "
-            "population (not `ood`) ranked by `information`, what a label would teach the model about "
+    return (f"**The other lists.** {_link(INFORMATIVE_FILE)} holds the point sources of the trained population "
+            f"(not `ood`) ranked by `information` ({FOLLOW_UP_ACQUISITION}), what a label would teach the model about "
             + (f"whether the source is `{target}` (`p_{target}` beside it)" if target else
-               "its class (all trained classes; `--target CLASS` asks about one, e.g. pulsar)")
-            + f"; {_link(DISCOVERY_FILE)} (discovery) holds the `ood` point sources ranked by `ood_score`, how unlike "
-            "the training set they are, with the class each is most like (`predicted_class`); "
+               "its class (all trained classes; `--target CLASS` asks about one)")
+            + ": the sources whose label would teach the model most, often faint and poorly localised, not the "
+            "likeliest members of a class (the target lists are those). "
+            f"{_link(DISCOVERY_FILE)} (discovery) holds the unassociated `ood` point sources ranked by `ood_score`, how "
+            "unlike the training set they are, with the class each is most like (`predicted_class`); a source with a "
+            "counterpart (bcu) is no unknown, and one the catalog flags "
+            + " or ".join(f"{flag}" for flag in DISCOVERY_LEAVES_OUT)
+            + " (confused with a brighter neighbour; on a defect of the diffuse model) is left out. "
             f"{_link(EXTENDED_FILE)} lists the {int(frame['extended'].sum())} extended source(s) apart "
-            "(`predicted_class` `extended`: no point-source class describes them, and neither list ranks them). "
+            "(`predicted_class` `extended`, template in `Extended_Source_Name`: no point-source class describes them, "
+            "and no list ranks them). "
             f"{faint} point source(s) with Signif_Avg below {minsig:g} are in neither list (`--follow-up-significance`); "
             + (f"nor are {flagged} more that carry one of the catalog's Flags {', '.join(map(str, excluded))} "
                "(`--follow-up-flags`). " if excluded else
                "the catalog's `Flags` are carried for the observer to weigh (`--follow-up-flags` leaves flagged "
                "sources out). ")
             + "Every list has the columns of "
-            f"{_link(CLASSIFICATIONS_CSV)} plus `rank`; {_link(REGION_FILE)} draws the follow-up list's 95% error "
+            f"{_link(CLASSIFICATIONS_CSV)} plus `rank`; {_link(REGION_FILE)} draws {INFORMATIVE_FILE}'s 95% error "
             "ellipses for DS9.")
 
 
@@ -261,8 +318,9 @@ def _rebuild(run: FinishedRun) -> str:
 def report_text(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any]) -> str:
     """The text above the report's tables and figures: its paragraphs in reading order."""
     paragraphs = [
-        _catalog(run), _run_date(run), _what_the_model_can_say(run), _model(run),
-        _heldout_check(check, metrics["heldout"]), _error_bars_bought(run, check), _faintest_quarter(check.faint),
+        _catalog(run), _target_lists(run), _run_date(run), _what_the_model_can_say(run), _model(run),
+        _heldout_check(check, metrics["heldout"]), _where_others_are_better(check), _error_bars_bought(run, check),
+        _faintest_quarter(check.faint),
         _population_shift(metrics["population_shift"]), _pool_prior(metrics.get("pool_prior")),
         _classified(run, metrics["classified"]),
         none_of_these(run.folder, run.frame, run.classes), _later_release(run), _follow_up(run),

@@ -45,6 +45,24 @@ never decreases the bound.  The locals are always re-optimised for the current q
 bound reported is max over the locals; gradients of it w.r.t. the kernel hyperparameters (and Z)
 need not pass through the locals (envelope theorem), hence ``stop_gradient`` on them.
 
+Collapsed lambda (``locals_family="collapsed"``, the default).  The mean-field q(lambda) q(n) above
+is loose where it matters: given f the exact conditional of N = sum_c n_c is geometric with ratio
+sum_c sigma(-f_c) / C, close to 1 for a confident point, and lambda | n ~ Gamma(1 + N, C) depends on it
+strongly; mean field halves E n there (e^psi(alpha) ~ alpha - 1/2), which weakens the push of every
+wrong class's latent down and leaves the fit underconfident.  Integrating lambda out exactly,
+    p(n_i) = N! / prod_c n_ic! C^-(N+1)   (a geometric number of counts spread uniformly over classes),
+and taking q(n_i) of the same form tilted by a_ic (its optimum), i.e. q(n | N) multinomial and q(N) geometric,
+the bound per point becomes, for q(n) with means gamma_ic (G_i = sum_c gamma_ic),
+    sum_c [-(y' + gamma) (log 2cosh(c/2) + t(c) (E f^2 - c^2) / 2) + (y' - gamma) E f / 2 - gamma log gamma]
+    + (1 + G) log((1 + G) / C),        t(c) = tanh(c/2) / (2c),
+maximised by c = sqrt(E f^2) and gamma_ic = a_ic / (C - sum_c a_ic), where it equals
+    sum_c y'_c (E f_c / 2 - log 2cosh(c_c / 2)) - log(C - sum_c a_ic):
+the Polya-Gamma bound of the logistic-softmax with only E sigma(-f_c) replaced by a_ic, no mean-field
+loss from lambda.  It is never below the mean-field bound (for each n, log of the exact integral over
+lambda is at least the mean-field's E_q(lambda) log p(.., lambda) + H[q(lambda)], by Jensen; and q(n) is free
+here), and the global update is the same closed form with these gamma, so CAVI stays conjugate
+and monotone.  ``locals_family="mean_field"`` keeps the paper's factorisation.
+
 Design: one kernel and one set of M inducing inputs shared by all classes, one q(v_c) per class.
 The paper allows a kernel per class; sharing keeps A = L^-1 K_mn (O(N M^2)) and chol(K_mm) one
 computation per step whatever C, and the hyperparameter count independent of C.
@@ -67,6 +85,7 @@ from gpal.models.likelihoods.logistic_softmax import logistic_softmax_probs
 from gpal.models.quadrature import monte_carlo_mean
 from gpal.models.sparse import DEFAULT_JITTER, Projection, inducing_variable, project, whitened_kl, whitened_marginals
 from gpal.models.svgp import LatentGPs
+from gpal.registry import LOCALS_FAMILIES
 
 __all__ = [
     "AugmentedLogisticSoftmaxGP",
@@ -74,6 +93,8 @@ __all__ = [
     "GaussianQ",
     "LocalFactors",
     "augmented_elbo_terms",
+    "collapsed_elbo_terms",
+    "collapsed_locals",
     "global_natural_parameters",
     "log_two_cosh_half",
     "onehot_labels",
@@ -171,6 +192,40 @@ def augmented_elbo_terms(mean: tf.Tensor, var: tf.Tensor, onehot: tf.Tensor, loc
     return tf.reduce_sum(per_class, axis=1) - num_classes * e_lambda + gamma_entropy
 
 
+@check_shapes("mean: [N, C]", "var: [N, C]")
+def collapsed_locals(mean: tf.Tensor, var: tf.Tensor) -> LocalFactors:
+    """argmax of the collapsed bound (lambda integrated out) over c and q(n) for q(f_ic) = N(mean, var).
+
+    gamma_ic = a_ic / (C - sum_c a_ic); alpha = 1 + sum_c gamma_ic, beta = C describe the exact
+    q(lambda | n) = Gamma(1 + N, C) at the mean count (reported, not used by the bound).
+    """
+    num_classes = tf.cast(tf.shape(mean)[1], mean.dtype)
+    c = tf.sqrt(tf.square(mean) + tf.maximum(var, 0.0))
+    log_a = -mean / 2.0 - log_two_cosh_half(c)
+    # C - sum a = sum_c (1 - a_c), each > 0 (a_c < 1 as c > |mean|): summed without cancellation.
+    log_norm = tf.math.log(tf.reduce_sum(-tf.math.expm1(log_a), axis=1))
+    gamma = tf.exp(log_a - log_norm[:, None])
+    alpha = 1.0 + tf.reduce_sum(gamma, axis=1)
+    return LocalFactors(c, gamma, alpha, tf.fill(tf.shape(alpha), num_classes))
+
+
+@check_shapes(
+    "mean: [N, C]", "var: [N, C]", "onehot: [N, C]", "loc.c: [N, C]", "loc.gamma: [N, C]", "return: [N]",
+)
+def collapsed_elbo_terms(mean: tf.Tensor, var: tf.Tensor, onehot: tf.Tensor, loc: LocalFactors) -> tf.Tensor:
+    """Per point: the collapsed bound (module docstring) at c = ``loc.c``, E n = ``loc.gamma``; alpha, beta unused.
+
+    A lower bound on E_q log p(y_i | f_i) for any c > 0 and gamma > 0, never below ``augmented_elbo_terms``
+    at the same q(f).
+    """
+    num_classes = tf.cast(tf.shape(mean)[1], mean.dtype)
+    b = onehot + loc.gamma
+    tilt = log_two_cosh_half(loc.c) + polya_gamma_mean(tf.ones_like(loc.c), loc.c) * (tf.square(mean) + var - tf.square(loc.c)) / 2.0
+    per_class = -b * tilt + (onehot - loc.gamma) * mean / 2.0 - tf.math.xlogy(loc.gamma, loc.gamma)
+    count = 1.0 + tf.reduce_sum(loc.gamma, axis=1)
+    return tf.reduce_sum(per_class, axis=1) + count * (tf.math.log(count) - tf.math.log(num_classes))
+
+
 @check_shapes("A: [M, N]", "onehot: [N, C]", "loc.c: [N, C]", "loc.gamma: [N, C]", "return[0]: [C, M]", "return[1]: [C, M, M]")
 def global_natural_parameters(A: tf.Tensor, onehot: tf.Tensor, loc: LocalFactors, scale: float | tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
     """The optimal q(v_c) for the locals, as natural parameters (P m, P), data sums scaled by ``scale``.
@@ -187,8 +242,12 @@ def global_natural_parameters(A: tf.Tensor, onehot: tf.Tensor, loc: LocalFactors
 class AugmentedLogisticSoftmaxGP(gpflow.base.Module):
     """Shared kernel and inducing inputs Z, one whitened q(v_c) per class held as natural parameters."""
 
-    def __init__(self, kernel: gpflow.kernels.Kernel, Z: np.ndarray, num_classes: int, jitter: float = DEFAULT_JITTER):
+    def __init__(self, kernel: gpflow.kernels.Kernel, Z: np.ndarray, num_classes: int, jitter: float = DEFAULT_JITTER,
+                 locals_family: str = "collapsed"):
         super().__init__(name="augmented_logistic_softmax_gp")
+        if locals_family not in LOCALS_FAMILIES:
+            raise ValueError(f"locals_family must be one of {list(LOCALS_FAMILIES)}; got {locals_family!r}")
+        self.locals_family = locals_family
         self.kernel = kernel
         self.num_classes = int(num_classes)
         self.Z = inducing_variable(Z)
@@ -225,13 +284,22 @@ class AugmentedLogisticSoftmaxGP(gpflow.base.Module):
         """max over the locals of the augmented ELBO (data part of a batch scaled by ``scale`` = N/|B|)."""
         q = self.q()
         mean, var = self.marginals(self.project(X), q)
-        loc = LocalFactors(*[tf.stop_gradient(t) for t in optimal_locals(mean, var)])
-        return scale * tf.reduce_sum(augmented_elbo_terms(mean, var, onehot, loc)) - self.kl(q)
+        loc = LocalFactors(*[tf.stop_gradient(t) for t in self.optimal_locals(mean, var)])
+        return scale * tf.reduce_sum(self.elbo_terms(mean, var, onehot, loc)) - self.kl(q)
+
+    def optimal_locals(self, mean: tf.Tensor, var: tf.Tensor) -> LocalFactors:
+        """The optimal local factors of this model's ``locals_family`` for marginals q(f) = N(mean, var)."""
+        return collapsed_locals(mean, var) if self.locals_family == "collapsed" else optimal_locals(mean, var)
+
+    def elbo_terms(self, mean: tf.Tensor, var: tf.Tensor, onehot: tf.Tensor, loc: LocalFactors) -> tf.Tensor:
+        """Per-point bound of this model's ``locals_family`` at the given locals."""
+        terms = collapsed_elbo_terms if self.locals_family == "collapsed" else augmented_elbo_terms
+        return terms(mean, var, onehot, loc)
 
     def natural_gradient_step(self, X: tf.Tensor, onehot: tf.Tensor, scale: float | tf.Tensor, rho: float | tf.Tensor) -> None:
         """Optimal locals for the batch, then eta <- (1 - rho) eta + rho eta_hat (rho = 1, full batch: CAVI)."""
         proj = self.project(X)
-        loc = optimal_locals(*self.marginals(proj, self.q()))
+        loc = self.optimal_locals(*self.marginals(proj, self.q()))
         eta1_hat, precision_hat = global_natural_parameters(proj.A, onehot, loc, scale)
         self.eta1.assign((1.0 - rho) * self.eta1 + rho * eta1_hat)
         self.precision.assign((1.0 - rho) * self.precision + rho * precision_hat)
@@ -286,7 +354,7 @@ def signature_key(model: AugmentedLogisticSoftmaxGP) -> str:
         kernel = f"unshared@{id(model)}"
     parts = [model, *model.submodules]
     return json.dumps({
-        "kernel": kernel, "jitter": model.jitter, "num_classes": model.num_classes,
+        "kernel": kernel, "jitter": model.jitter, "num_classes": model.num_classes, "locals": model.locals_family,
         "variables": {p: (tuple(v.shape), v.dtype.name, bool(v.trainable)) for p, v in module_variables(model).items()},
         "classes": sorted(f"{type(m).__module__}.{type(m).__qualname__}@{id(type(m))}" for m in parts),
         "overrides": sorted(f"{type(m).__qualname__}.{name}={value!r}@{id(value)}" for m in parts

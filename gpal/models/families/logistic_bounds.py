@@ -1,4 +1,4 @@
-"""Binary logistic GP classification with analytic q(u): vi-JJ, vi-JJ-hybrid, vi-Taylor.
+"""Binary logistic GP classification with analytic q(u): vi-JJ, vi-JJ-full, vi-JJ-hybrid, vi-Taylor.
 
 Izmailov & Kropotov, "Faster variational inducing input GP classification"
 (paper 002), sections 3-4.  Labels y_i in {-1, +1}, p(y_i | f_i) = sigma(y_i f_i).
@@ -55,9 +55,12 @@ Algorithm 1, from q = p (the paper starts from mu, Sigma = 0, I): stage 1 altern
 xi = m for Taylor) and q <- q^(xi) ``n_updates`` times; stage 2 runs L-BFGS-B
 with at most ``max_fun`` evaluations on J^ over the kernel hyperparameters and
 (optionally) the inducing inputs Z, with xi fixed (vi-JJ, vi-Taylor) or free
-(vi-JJ-hybrid, sec. 4.1).  After stage 2 q is reset to q^(xi) under the new
-theta, the q the collapsed objective assumed; for vi-JJ and vi-JJ-hybrid every
-step of the loop then raises the same lower bound.
+(vi-JJ-hybrid, sec. 4.1).  vi-JJ-full (sec. 4.1, the table of sec. 5.1) has no
+stage 1: q(u) stays eliminated (J^ is already maximal over it) and xi is
+optimised numerically with theta, by L-BFGS-B on J^(theta, xi) alone.  After
+stage 2 q is reset to q^(xi) under the new theta, the q the collapsed objective
+assumed; for the three JJ methods every step of the loop then raises the same
+lower bound.
 """
 
 from __future__ import annotations
@@ -146,6 +149,7 @@ def taylor_coefficients(xi: tf.Tensor, y: tf.Tensor) -> Quadratic:
 
 COEFFICIENTS: dict[str, Callable[[tf.Tensor, tf.Tensor], Quadratic]] = {
     "jj": jj_coefficients,
+    "jj-full": jj_coefficients,
     "jj-hybrid": jj_coefficients,
     "taylor": taylor_coefficients,
 }

@@ -44,6 +44,8 @@ def logistic_softmax_probs(F: tf.Tensor, axis: int = 1) -> tf.Tensor:
 class LogisticSoftmaxLikelihood(MonteCarloLikelihood):
     """Logistic-softmax labels; expectations over q(f) by seeded, stateless Monte Carlo.
 
+    Parameters
+    ----------
     num_classes : C >= 2, or None for a template whose class count is set at fit.
     num_samples : draws of f per point for E_q[log p(y | f)] in the ELBO.  The draws
         are fixed by ``seed``, so the training objective is deterministic (the same

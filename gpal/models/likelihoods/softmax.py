@@ -62,6 +62,8 @@ def softmax(F: tf.Tensor, axis: int) -> tf.Tensor:
 class SoftmaxLikelihood(MonteCarloLikelihood):
     """Softmax labels: a Monte Carlo ELBO, or the Gumbel-noise closed-form bound (GPCsm, paper 000 eq. 24-26).
 
+    Parameters
+    ----------
     num_classes : C >= 2, or None for a template whose class count is set at fit.
     num_predict_samples : Monte Carlo draws of f for the predictive probabilities.
     seed : seed of those draws (stateless: the same inputs give the same probabilities).

@@ -1,0 +1,217 @@
+#!/usr/bin/env python
+"""Why the augmented logistic-softmax GP (paper 004) lags SVI with the same likelihood: two measurements.
+
+``fixed``: SVI (``NoisyGPClassifier(likelihood="logistic_softmax")``) is fitted on digits (500 train /
+1000 test, stratified, seed 0, M = 50); then, at SVI's own kernels and inducing inputs (one per class,
+as SVI learns them), CAVI runs from the prior with the paper's mean-field q(lambda) q(n) and with lambda
+integrated out.  For each q(u) -- SVI's and the two CAVI optima -- it prints the true ELBO
+(sum_i E_q log p(y_i | f_i) by Monte Carlo, minus KL), both augmented bounds and the test NLL (Monte Carlo
+over q(f*)).  The hyperparameters being fixed, any NLL gap left is the variational objective's.
+
+``time``: test NLL, accuracy and wall time (construction, tracing and training) of the augmented model
+(CAVI, both locals families) and of SVI with logistic-softmax, softmax and robust-max on digits,
+vehicle and satimage, methods alternated within each data set after one warm-up fit of each family
+on 100 rows (TensorFlow's start-up then falls on none of them).  The machine's load is printed with
+each row: on a shared machine the times are comparable within a data set only.
+
+    python benchmarks/bench_augmented_gap.py fixed
+    python benchmarks/bench_augmented_gap.py time --datasets digits vehicle satimage
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+import numpy as np
+
+SPLITS = {"digits": (500, 1000), "vehicle": (500, 346), "satimage": (1000, 2000)}
+
+
+def split(name: str, seed: int = 0):
+    """The data set's stratified train/test split of ``SPLITS`` sizes (raw features; estimators standardise)."""
+    from sklearn.model_selection import train_test_split
+
+    from gpal.data import load_dataset
+
+    ds = load_dataset(name)
+    n_train, n_test = SPLITS[name]
+    return train_test_split(ds.X, ds.y, train_size=n_train, test_size=n_test, stratify=ds.y, random_state=seed)
+
+
+def test_nll(proba: np.ndarray, y: np.ndarray, classes: np.ndarray) -> float:
+    idx = np.searchsorted(classes, y)
+    return float(-np.mean(np.log(np.clip(proba[np.arange(len(y)), idx], 1e-300, None))))
+
+
+class PerClassQ:
+    """Whitened q(v_c) per class at fixed per-class kernels and inducing inputs, held as (eta1, P)."""
+
+    def __init__(self, kernels, Z: np.ndarray, X: np.ndarray, jitter: float = 1e-6):
+        import tensorflow as tf
+
+        from gpal.models.sparse import project
+
+        self.proj = [project(k, tf.constant(Z[c]), tf.constant(X), jitter) for c, k in enumerate(kernels)]
+        self.kernels, self.Z, self.jitter = kernels, Z, jitter
+        C, M = len(kernels), Z.shape[1]
+        self.eta1, self.P = np.zeros((C, M)), np.tile(np.eye(M), (C, 1, 1))
+
+    def set_moments(self, mean: np.ndarray, cov: np.ndarray) -> None:
+        self.P = np.linalg.inv(cov)
+        self.eta1 = np.einsum("cij,cj->ci", self.P, mean)
+
+    def marginals(self, proj=None) -> tuple[np.ndarray, np.ndarray]:
+        proj = self.proj if proj is None else proj
+        S = np.linalg.inv(self.P)
+        m = np.einsum("cij,cj->ci", S, self.eta1)
+        mean = np.stack([p.A.numpy().T @ m[c] for c, p in enumerate(proj)], 1)
+        var = np.stack([p.resid.numpy() + np.einsum("mn,mk,kn->n", p.A.numpy(), S[c], p.A.numpy())
+                        for c, p in enumerate(proj)], 1)
+        return mean, var
+
+    def kl(self) -> float:
+        S = np.linalg.inv(self.P)
+        m = np.einsum("cij,cj->ci", S, self.eta1)
+        return float(sum(0.5 * (np.trace(S[c]) + m[c] @ m[c] - len(m[c]) - np.linalg.slogdet(S[c])[1])
+                         for c in range(len(m))))
+
+    def bound(self, onehot: np.ndarray, family: str) -> float:
+        import tensorflow as tf
+
+        from gpal.models.families import augmented_logistic_softmax as aug
+
+        mean, var = (tf.constant(a) for a in self.marginals())
+        locals_, terms = ((aug.collapsed_locals, aug.collapsed_elbo_terms) if family == "collapsed"
+                          else (aug.optimal_locals, aug.augmented_elbo_terms))
+        return float(tf.reduce_sum(terms(mean, var, tf.constant(onehot), locals_(mean, var)))) - self.kl()
+
+    def cavi_sweep(self, onehot: np.ndarray, family: str) -> None:
+        import tensorflow as tf
+
+        from gpal.models.families import augmented_logistic_softmax as aug
+
+        mean, var = (tf.constant(a) for a in self.marginals())
+        loc = (aug.collapsed_locals if family == "collapsed" else aug.optimal_locals)(mean, var)
+        for c, p in enumerate(self.proj):
+            eta1, P = aug.global_natural_parameters(p.A, tf.constant(onehot), loc, 1.0)
+            self.eta1[c], self.P[c] = eta1.numpy()[c], P.numpy()[c]
+
+    def mc_log_lik(self, mean: np.ndarray, var: np.ndarray, onehot: np.ndarray, draws: int, seed: int) -> float:
+        """sum_i E_q log p(y_i | f_i), Monte Carlo over the marginals."""
+        import tensorflow as tf
+
+        from gpal.models.likelihoods.logistic_softmax import logistic_softmax_probs
+
+        rng, total = np.random.default_rng(seed), 0.0
+        for _ in range(draws // 100):
+            F = mean + np.sqrt(var) * rng.standard_normal((100,) + mean.shape)
+            logp = np.log(logistic_softmax_probs(tf.constant(F.reshape(-1, mean.shape[1]))).numpy()).reshape(F.shape)
+            total += float((logp * onehot).sum())
+        return total / (draws // 100 * 100)
+
+    def predict(self, X: np.ndarray, draws: int = 2000, seed: int = 0) -> np.ndarray:
+        import tensorflow as tf
+
+        from gpal.models.likelihoods.logistic_softmax import logistic_softmax_probs
+        from gpal.models.sparse import project
+
+        proj = [project(k, tf.constant(self.Z[c]), tf.constant(X), self.jitter) for c, k in enumerate(self.kernels)]
+        mean, var = self.marginals(proj)
+        rng, acc = np.random.default_rng(seed), 0.0
+        for _ in range(draws // 100):
+            F = mean + np.sqrt(var) * rng.standard_normal((100,) + mean.shape)
+            acc = acc + logistic_softmax_probs(tf.constant(F.reshape(-1, mean.shape[1]))).numpy().reshape(F.shape).sum(0)
+        return acc / (draws // 100 * 100)
+
+
+def fixed(args: argparse.Namespace) -> None:
+    import gpflow
+
+    from gpal import NoisyGPClassifier
+    from gpal.models.families.augmented_logistic_softmax import onehot_labels
+
+    Xtr, Xte, ytr, yte = split("digits")
+    svi = NoisyGPClassifier(input_noise="none", likelihood="logistic_softmax", num_inducing=50,
+                            epochs=args.svi_epochs).fit(Xtr, ytr)
+    print(f"SVI estimator's own test NLL {test_nll(svi.predict_proba(Xte), yte, svi.classes_):.4f}")
+    gp = next(m for m in svi.model_.submodules if type(m).__name__ == "LatentGPs")
+    kernels = [gpflow.kernels.SquaredExponential(variance=float(k.variance.numpy()), lengthscales=k.lengthscales.numpy())
+               for k in gp.kernels]
+    print("SVI kernel variances", np.round([float(k.variance.numpy()) for k in gp.kernels], 2))
+    Xs, Xts = svi.standardizer_.transform_arrays(Xtr)[0], svi.standardizer_.transform_arrays(Xte)[0]
+    onehot = onehot_labels(np.searchsorted(svi.classes_, ytr), len(svi.classes_))
+    q = PerClassQ(kernels, gp.Z.numpy(), Xs)
+    L = np.tril(gp.q_sqrt.numpy())
+    starts = {"SVI's q(u)": (gp.q_mu.numpy().T, L @ np.transpose(L, (0, 2, 1)))}
+    rows = []
+    for label in ("SVI's q(u)", "CAVI, mean field", "CAVI, collapsed"):
+        if label in starts:
+            q.set_moments(*starts[label])
+        else:
+            family = "mean_field" if "mean" in label else "collapsed"
+            q.eta1[:], q.P[:] = 0.0, np.eye(q.P.shape[1])
+            for _ in range(args.sweeps):
+                q.cavi_sweep(onehot, family)
+        mean, var = q.marginals()
+        true_elbo = q.mc_log_lik(mean, var, onehot, 2000, 1) - q.kl()
+        rows.append({"q": label, "true_elbo": round(true_elbo, 1), "collapsed_bound": round(q.bound(onehot, "collapsed"), 1),
+                     "mean_field_bound": round(q.bound(onehot, "mean_field"), 1),
+                     "test_nll": round(test_nll(q.predict(Xts), yte, svi.classes_), 4)})
+        print(json.dumps(rows[-1]), flush=True)
+
+
+METHODS = {
+    "cavi_collapsed": ("ls", {"inference": "cavi", "max_iter": 200}),
+    "cavi_mean_field": ("ls", {"inference": "cavi", "max_iter": 200, "locals_family": "mean_field"}),
+    "cavi_paper_defaults": ("ls", {"inference": "cavi", "max_iter": 100, "locals_family": "mean_field",
+                                   "learning_rate": 0.02}),
+    "svi_logistic_softmax": ("svi", {"likelihood": "logistic_softmax"}),
+    "svi_softmax": ("svi", {"likelihood": "softmax"}),
+    "svi_robustmax": ("svi", {"likelihood": "robustmax"}),
+}
+
+
+def make(method: str, epochs: int):
+    from gpal import LogisticSoftmaxGPClassifier, NoisyGPClassifier
+
+    family, params = METHODS[method]
+    if family == "ls":
+        return LogisticSoftmaxGPClassifier(num_inducing=50, **params)
+    return NoisyGPClassifier(input_noise="none", num_inducing=50, epochs=epochs, **params)
+
+
+def timing(args: argparse.Namespace) -> None:
+    for name in args.datasets:
+        Xtr, Xte, ytr, yte = split(name)
+        for method in args.methods:  # warm-up: TensorFlow's start-up and shared traces of each family
+            make(method, 1).set_params(**({"max_iter": 2} if METHODS[method][0] == "ls" else {})).fit(Xtr[:100], ytr[:100])
+        for method in args.methods:
+            load = os.getloadavg()[0]
+            start = time.perf_counter()
+            clf = make(method, args.svi_epochs).fit(Xtr, ytr)
+            seconds = time.perf_counter() - start
+            proba = clf.predict_proba(Xte)
+            print(json.dumps({"data": name, "method": method, "test_nll": round(test_nll(proba, yte, clf.classes_), 4),
+                              "accuracy": round(float(np.mean(clf.classes_[proba.argmax(1)] == yte)), 4),
+                              "seconds": round(seconds, 1), "load_1min": round(load, 1)}), flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    f = sub.add_parser("fixed", help="CAVI at SVI's hyperparameters on digits")
+    f.add_argument("--svi-epochs", type=int, default=300)
+    f.add_argument("--sweeps", type=int, default=100)
+    t = sub.add_parser("time", help="test NLL and wall time, methods alternated")
+    t.add_argument("--datasets", nargs="+", default=list(SPLITS), choices=list(SPLITS))
+    t.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
+    t.add_argument("--svi-epochs", type=int, default=300)
+    args = parser.parse_args()
+    fixed(args) if args.command == "fixed" else timing(args)
+
+
+if __name__ == "__main__":
+    main()

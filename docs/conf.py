@@ -1,0 +1,140 @@
+"""Sphinx configuration of gpal's documentation site (``python -m sphinx -W --keep-going docs docs/_build/html``).
+
+The pages are MyST Markdown (myst-nb reads them, and executes the tutorials, which are notebooks in
+MyST text form); the API reference is generated from the docstrings, which are numpy-style.
+Nothing is fetched from the network while building: no intersphinx.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE.parent))
+os.environ.setdefault("MPLBACKEND", "Agg")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# The tutorials run the `gpal` command: the one installed beside the Python that builds the docs.
+os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+
+import gpal  # noqa: E402
+
+project = "gpal"
+author = "the gpal developers"
+copyright = "the gpal developers, BSD-3-Clause"
+release = gpal.__version__
+version = release
+
+extensions = [
+    "myst_nb",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+]
+
+exclude_patterns = ["_build", "studies", "figures/*.py", "Thumbs.db", ".DS_Store", "jupyter_execute"]
+templates_path = ["_templates"]
+root_doc = "index"
+
+# ---------------------------------------------------------------- MyST and notebook execution
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+myst_heading_anchors = 4
+nb_execution_mode = "force"          # every tutorial runs at every build: an example that broke fails the build
+nb_execution_timeout = 900       # a guard against a hung cell, not a speed check: a busy machine slows the main-job cell several-fold
+nb_execution_in_temp = True       # the tutorials write their run folders in a temporary folder, not in docs/
+nb_execution_raise_on_error = True   # a cell that raises fails the build and names the notebook
+nb_execution_show_tb = True
+nb_merge_streams = True
+nb_number_source_lines = False
+suppress_warnings = ["mystnb.unknown_mime_type"]
+
+# ---------------------------------------------------------------- API reference
+autosummary_generate = True
+autosummary_ignore_module_all = False
+autodoc_default_options = {"members": True}
+autodoc_typehints = "none"           # numpydoc's Parameters sections carry the types
+autodoc_member_order = "bysource"
+autodoc_preserve_defaults = True   # a default shows as written, not as the repr of the object it names
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_validation_checks: set[str] = set()
+
+# Every internal reference must resolve; names from other projects are left plain (no intersphinx offline).
+nitpicky = True
+nitpick_ignore_regex = [
+    (r"py:.*", r"(numpy|np|scipy|tensorflow|tf|gpflow|astropy|pandas|pd|sklearn|matplotlib|dask|distributed"
+               r"|pathlib|collections|typing|abc|concurrent|enum|builtins)(\..*)?"),
+    (r"py:.*", r"(str|int|float|bool|dict|list|tuple|set|None|object|callable|bytes|type|Path|Any|Mapping"
+               r"|Sequence|Iterable|Iterator|Callable|ndarray|array|array-like|array_like|optional|default)"),
+]
+
+# ---------------------------------------------------------------- theme
+html_theme = "pydata_sphinx_theme"
+html_title = f"gpal {release}"
+html_static_path: list[str] = []
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "navbar_align": "left",
+    "header_links_before_dropdown": 6,
+    "secondary_sidebar_items": ["page-toc"],
+    "footer_start": ["copyright"],
+    "footer_end": ["sphinx-version"],
+}
+# Pages without sub-pages need no section navigation beside them.
+html_sidebars = {page: [] for page in ("index", "getting_started", "results", "papers", "performance", "changelog")}
+
+
+# ---------------------------------------------------------------- the API index, from the packages' __all__
+#: The public packages, in the order their pages appear; an object exported by several is documented once,
+#: under the first package listed here that exports it (``gpal`` itself last: it re-exports the others).
+PUBLIC_PACKAGES = ("gpal.data", "gpal.catalogs", "gpal.estimators", "gpal.models", "gpal.models.likelihoods",
+                   "gpal.active", "gpal.workflows", "gpal.runs.executors", "gpal")
+
+
+def _write_api_index() -> None:
+    """Write api/index.rst: one autosummary table per public package, each class or function once."""
+    seen: set[int] = set()
+    out = ["API reference", "=============", "",
+           "Every class and function that gpal's packages export (their ``__all__``), generated from the",
+           "docstrings. The estimators are also importable from ``gpal`` itself.", ""]
+    for name in PUBLIC_PACKAGES:
+        module = importlib.import_module(name)
+        members = []
+        for attr in module.__all__:
+            obj = getattr(module, attr)
+            if (inspect.isclass(obj) or inspect.isfunction(obj)) and id(obj) not in seen:
+                seen.add(id(obj))
+                members.append(attr)
+        if not members:
+            continue
+        first = (inspect.getdoc(module) or "").split("\n\n")[0].replace("\n", " ")
+        title = f"``{name}``"
+        out += [title, "-" * len(title), "", first, "", f".. currentmodule:: {name}", "",
+                ".. autosummary::", "   :toctree: generated", "   :nosignatures:", ""]
+        out += [f"   {attr}" for attr in sorted(members, key=lambda a: (not inspect.isclass(getattr(module, a)), a))]
+        out.append("")
+    (HERE / "api").mkdir(exist_ok=True)
+    text = "\n".join(out)
+    path = HERE / "api" / "index.rst"
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.write_text(text, encoding="utf-8")
+
+
+_write_api_index()
+
+
+def _skip_foreign(app, what, name, obj, skip, options):
+    """Leave out members another library put on gpal's classes (scikit-learn's ``set_*_request``)."""
+    module = getattr(getattr(obj, "__func__", obj), "__module__", None) or ""
+    if callable(obj) and module and not module.startswith("gpal"):
+        return True
+    return None
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_foreign)

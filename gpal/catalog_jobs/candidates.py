@@ -1,0 +1,172 @@
+"""Target lists, one per class: the sources most probably of that class that a telescope can follow up.
+
+A proposal (a radio pulsar search, optical spectroscopy of blazar candidates) wants sources
+that are probably of its class *and* can be found at other wavelengths.  The candidates of a
+class are the classified sources that
+
+- lie in the trained population (not ``ood``) and are point sources (not ``extended``);
+- have ``predicted_class`` that class (its probability is the largest), and a catalog label that does not put
+  the class outside the source's group (a bcu, a blazar with a counterpart, is never a pulsar candidate:
+  `gpal.catalogs.known_classes.outside_group`);
+- pass the cuts of `CUTS`: ``Signif_Avg`` at least ``candidate_significance``, a 95% ellipse
+  whose semi-major axis is at most ``candidate_max_ellipse`` degrees (a source without one is
+  left out), none of the catalog ``Flags`` in ``candidate_flags``;
+
+ranked by that class's probability, most probable first (``p_mc_se`` beside it: the Monte Carlo
+error of the probabilities).  The cuts are declared once, in `CUTS`: the main job's settings
+(`gpal.catalog_jobs.classify.SETTINGS`, hence the command line and the workflows), the run's
+identity, the table keywords `gpal report` rebuilds the lists from, and the report's words all
+read them there.  Their defaults were chosen on later labels: candidates of a 4FGL-DR4 run
+scored by the classes FL16Y gives them (docs/targets.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from gpal.catalogs.known_classes import outside_group
+from gpal.constraints import Integer, ListOf, Real, check_values
+from gpal.estimators.settings import Setting
+
+__all__ = ["CANDIDATE_SETTINGS", "CUTS", "Cut", "FLAG_NUMBERS", "candidate_file", "candidate_lists", "check_cuts",
+           "cuts_from_meta", "cuts_identity", "cuts_meta", "cuts_text", "flag_mask", "followable", "passes_flags"]
+
+#: A flag number: the LAT catalogs document flags 1 to 14; a Flags column holds at most 32 bits.
+FLAG_NUMBERS = Integer(1, 32)
+
+
+@dataclass(frozen=True)
+class Cut:
+    """One cut of the target lists: its setting, the table keyword that records it (FITS: 8 characters at most)
+    with the keyword's comment, and how the report states it."""
+
+    setting: Setting
+    keyword: str
+    comment: str
+    words: Callable[[Any], str]
+
+
+def _flags_words(flags: Sequence[int]) -> str:
+    return f"none of Flags {', '.join(map(str, flags))}" if flags else "any Flags"
+
+
+#: The cuts, by setting name (measured in docs/targets.md: share of each list's sources FL16Y later classifies
+#: that keep the class, DR4 run at the commit recorded there).
+CUTS: Mapping[str, Cut] = {
+    "candidate_significance": Cut(
+        Setting(Real(0), 5.0, "Signif_Avg (sigma) below which a source is in no target list (candidates_<class>.csv)"),
+        "CSIG", "Signif_Avg below which no target list holds a source", lambda v: f"Signif_Avg >= {v:g}"),
+    "candidate_max_ellipse": Cut(
+        Setting(Real(0, low_open=True), 0.1,
+                "largest semi-major axis (deg) of the 95% error ellipse of a source in a target list"),
+        "CMAXELL", "largest 95% semi-major axis (deg) in a target list", lambda v: f"95% semi-major axis <= {v:g} deg"),
+    "candidate_flags": Cut(
+        Setting(ListOf(FLAG_NUMBERS, min_length=0), (),
+                "the catalog's Flags (numbers, e.g. 5,6,14) that leave a source out of the target lists"),
+        "CXFLAGS", "catalog Flags (numbers) that leave a source out of the target lists", _flags_words),
+}
+#: The cuts as settings (`gpal.catalog_jobs.classify.SETTINGS` holds them).
+CANDIDATE_SETTINGS = {name: cut.setting for name, cut in CUTS.items()}
+
+
+def check_cuts(given: Mapping[str, Any]) -> dict[str, Any]:
+    """Every cut's value: the ``given`` ones checked against their constraints, the others their defaults.
+
+    A name that is not a cut is a TypeError naming the cuts.
+    """
+    unknown = sorted(set(given) - set(CUTS))
+    if unknown:
+        raise TypeError(f"unknown target-list cut(s) {unknown}; the cuts are {list(CUTS)}")
+    values = {name: given.get(name, cut.setting.default) for name, cut in CUTS.items()}
+    values = {name: list(v) if isinstance(v, tuple) else v for name, v in values.items()}
+    checked = check_values({name: cut.setting.constraint for name, cut in CUTS.items()}, values)
+    checked["candidate_flags"] = tuple(sorted(set(checked["candidate_flags"])))
+    return checked
+
+
+def cuts_identity(cuts: Mapping[str, Any]) -> dict[str, Any]:
+    """What a run records of its cuts: those that differ from the defaults (a run at the defaults is recorded as an
+    earlier gpal recorded it, so its folder is reused)."""
+    return {name: list(value) if isinstance(value, tuple) else value for name, value in cuts.items()
+            if tuple(np.atleast_1d(value)) != tuple(np.atleast_1d(CUTS[name].setting.default))}
+
+
+def cuts_meta(cuts: Mapping[str, Any]) -> dict[str, Any]:
+    """The table keywords recording the cuts (so `gpal report` rebuilds the lists the run made)."""
+    return {CUTS[name].keyword: ",".join(map(str, value)) if isinstance(value, (tuple, list)) else value
+            for name, value in cuts.items()}
+
+
+def cuts_from_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The cuts a table's keywords record (a table of an earlier gpal records none: the defaults)."""
+    given: dict[str, Any] = {}
+    for name, cut in CUTS.items():
+        if cut.keyword not in meta:
+            continue
+        value = meta[cut.keyword]
+        if isinstance(cut.setting.constraint, ListOf):
+            given[name] = [int(v) for v in str(value).split(",") if v.strip()]
+        else:
+            given[name] = float(value)
+    return check_cuts(given)
+
+
+def cuts_text(cuts: Mapping[str, Any]) -> str:
+    """The cuts in words: 'Signif_Avg >= 5, 95% semi-major axis <= 0.1 deg, any Flags'."""
+    return ", ".join(CUTS[name].words(value) for name, value in cuts.items())
+
+
+def flag_mask(flags: Sequence[int]) -> int:
+    """The bit mask of flag numbers (flag n is bit value 2**(n-1), as the catalogs number them)."""
+    return sum(1 << (flag - 1) for flag in set(flags))
+
+
+def passes_flags(values: np.ndarray, flags: Sequence[int]) -> np.ndarray:
+    """Which ``Flags`` values carry none of ``flags``; -1 (the catalog gives no Flags) passes: nothing to cut by."""
+    values = np.asarray(values, dtype=np.int64)
+    return (values < 0) | (values & flag_mask(flags) == 0)
+
+
+def candidate_file(cls: str) -> str:
+    """The target list of class ``cls``: ``candidates_<cls>.csv`` (with its ``.ecsv`` twin and ``.reg``)."""
+    return f"candidates_{cls}.csv"
+
+
+def followable(frame: pd.DataFrame, cuts: Mapping[str, Any]) -> np.ndarray:
+    """Which rows a target list may hold, whatever their class: in the trained population, point sources, through
+    the cuts.  A significance or ellipse the catalog does not give fails its cut.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n,) boolean mask.
+    """
+    significance = np.nan_to_num(frame["Signif_Avg"].to_numpy(np.float64), nan=-np.inf)
+    ellipse = np.nan_to_num(frame["Conf_95_SemiMajor"].to_numpy(np.float64), nan=np.inf)
+    keep = ~frame["ood"].to_numpy(bool) & ~frame["extended"].to_numpy(bool)
+    keep &= (significance >= cuts["candidate_significance"]) & (ellipse <= cuts["candidate_max_ellipse"])
+    return keep & passes_flags(frame["Flags"].to_numpy(np.int64), cuts["candidate_flags"])
+
+
+def candidate_lists(frame: pd.DataFrame, classes: Sequence[str], merge: Mapping[str, Sequence[str]],
+                    cuts: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
+    """Each class's target list (class -> its rows, ``rank`` first, most probable first); ``classes`` those to list
+    (the model's are the frame's ``p_<class>`` columns), ``merge`` the CLASS1 codes each holds (where not one code).
+
+    A list the cuts leave empty is an empty frame with every column (its file then holds the header).
+    """
+    keep = followable(frame, cuts)
+    predicted = frame["predicted_class"].to_numpy()
+    model_classes = [c[2:] for c in frame.columns if c.startswith("p_") and c != "p_mc_se"]
+    excluded = outside_group(frame["CLASS1"].fillna("").to_numpy(str), model_classes, merge)
+    lists = {}
+    for cls in classes:
+        rows = frame[keep & (predicted == cls) & ~excluded[:, model_classes.index(cls)]]
+        rows = rows.sort_values(f"p_{cls}", ascending=False, kind="stable").reset_index(drop=True)
+        rows.insert(0, "rank", np.arange(1, len(rows) + 1))
+        lists[cls] = rows
+    return lists

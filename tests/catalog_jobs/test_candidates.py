@@ -1,0 +1,74 @@
+"""The target lists: which sources each class's list holds, in which order, through which cuts, and how the cuts
+are declared once (settings, identity, table keywords, words)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from gpal.catalog_jobs.candidates import (
+    CANDIDATE_SETTINGS, CUTS, candidate_lists, check_cuts, cuts_from_meta, cuts_identity, cuts_meta, cuts_text,
+    passes_flags,
+)
+from gpal.catalog_jobs.classify import SETTINGS
+
+MERGE = {"pulsar": ("psr", "msp")}
+
+
+def _frame():
+    """Eight sources around the default cuts (5 sigma, 0.1 deg, no flag excluded)."""
+    return pd.DataFrame({
+        "Source_Name": ["a", "b", "c", "d", "e", "f", "g", "he"],
+        "CLASS1": ["", "", "bcu", "", "", "", "bcu", ""],
+        "predicted_class": ["pulsar", "pulsar", "pulsar", "pulsar", "pulsar", "bll", "bll", "extended"],
+        "p_bll": [0.05, 0.02, 0.1, 0.1, 0.0, 0.9, 0.7, 0.9],
+        "p_pulsar": [0.95, 0.98, 0.9, 0.9, 1.0, 0.1, 0.3, 0.1],
+        "p_mc_se": [0.01] * 8,
+        "Signif_Avg": [9.0, 6.0, 20.0, 4.9, 30.0, 7.0, 8.0, 40.0],
+        "Conf_95_SemiMajor": [0.05, 0.08, 0.03, 0.05, np.nan, 0.1, 0.2, np.nan],
+        "Flags": [0, 32, 0, 0, 0, 0, 0, 0],
+        "ood": [False] * 8,
+        "extended": [False] * 7 + [True],
+    })
+
+
+def test_each_class_lists_its_followable_sources_most_probable_first():
+    lists = candidate_lists(_frame(), ["bll", "pulsar"], MERGE, check_cuts({}))
+    # c is a bcu (a blazar: never a pulsar candidate), d is below 5 sigma, e has no ellipse, he is extended
+    assert lists["pulsar"]["Source_Name"].tolist() == ["b", "a"]
+    assert lists["pulsar"]["rank"].tolist() == [1, 2]
+    assert lists["bll"]["Source_Name"].tolist() == ["f"]  # g's ellipse (0.2 deg) is too large; 0.1 passes
+    flagged = candidate_lists(_frame(), ["pulsar"], MERGE, check_cuts({"candidate_flags": [6]}))
+    assert list(flagged) == ["pulsar"] and flagged["pulsar"]["Source_Name"].tolist() == ["a"]  # b carries flag 6
+    looser = candidate_lists(_frame(), ["bll"], MERGE, check_cuts({"candidate_max_ellipse": 0.5}))
+    assert looser["bll"]["Source_Name"].tolist() == ["f", "g"]
+
+
+def test_cuts_that_leave_nothing_give_an_empty_list_with_every_column():
+    lists = candidate_lists(_frame(), ["pulsar"], MERGE, check_cuts({"candidate_significance": 100.0}))
+    assert lists["pulsar"].empty and list(lists["pulsar"].columns) == ["rank", *_frame().columns]
+
+
+def test_flags_pass_unless_they_carry_an_excluded_flag():
+    """Flag n is bit 2**(n-1); -1 (the catalog has no Flags) has nothing to cut by."""
+    assert passes_flags(np.array([0, 1, 2, 3, 8192, -1]), (1, 14)).tolist() == [True, False, True, False, False, True]
+
+
+def test_the_cuts_are_declared_once_and_read_back_from_the_table_keywords():
+    assert {name: SETTINGS[name] for name in CUTS} == CANDIDATE_SETTINGS  # the main job's settings hold them
+    cuts = check_cuts({"candidate_significance": 6, "candidate_flags": [14, 5]})
+    assert cuts == {"candidate_significance": 6, "candidate_max_ellipse": 0.1, "candidate_flags": (5, 14)}
+    assert cuts_from_meta(cuts_meta(cuts)) == cuts
+    assert cuts_from_meta({}) == check_cuts({})  # a table of an earlier gpal: the defaults
+    assert cuts_identity(check_cuts({})) == {}  # a run at the defaults is recorded as before
+    assert cuts_identity(cuts) == {"candidate_significance": 6, "candidate_flags": [5, 14]}
+    assert cuts_text(cuts) == "Signif_Avg >= 6, 95% semi-major axis <= 0.1 deg, none of Flags 5, 14"
+    assert all(len(cut.keyword) <= 8 for cut in CUTS.values())  # FITS keywords
+
+
+def test_bad_cuts_are_refused_naming_the_cut():
+    with pytest.raises(TypeError, match=r"unknown target-list cut\(s\) \['candidate_sig'\]; the cuts are"):
+        check_cuts({"candidate_sig": 5})
+    with pytest.raises(ValueError, match="candidate_max_ellipse"):
+        check_cuts({"candidate_max_ellipse": 0.0})
+    with pytest.raises(ValueError, match=r"candidate_flags\[0\]"):
+        check_cuts({"candidate_flags": [0]})

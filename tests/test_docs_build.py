@@ -1,0 +1,56 @@
+"""The documentation site builds with warnings as errors, in nitpicky mode, with every tutorial executed: an
+example that stopped working, a broken cross-reference or a docstring that is not valid reStructuredText fails
+this test and the build names it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+DOCS = ROOT / "docs"
+TUTORIALS = sorted(p.stem for p in (DOCS / "tutorials").glob("*.md") if p.stem != "index")
+
+
+def _sphinx(source: Path, out: Path) -> subprocess.CompletedProcess:
+    """``python -m sphinx -W --keep-going -n`` as contributing.md gives it, with this Python's `gpal` on PATH."""
+    env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), "MPLBACKEND": "Agg"}
+    return subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-n", "-q", "-b", "html",
+                           str(source), str(out)], capture_output=True, text=True, env=env, cwd=ROOT)
+
+
+@pytest.mark.slow
+def test_the_site_builds_without_warnings_with_every_tutorial_executed(tmp_path):
+    built = _sphinx(DOCS, tmp_path / "html")
+    assert built.returncode == 0, f"the docs build failed:\n{built.stderr[-6000:]}"
+    assert TUTORIALS, "no tutorials found in docs/tutorials"
+    for name in TUTORIALS:
+        page = (tmp_path / "html" / "tutorials" / f"{name}.html").read_text(encoding="utf-8")
+        assert "cell_output" in page, f"the tutorial {name} has no executed output"
+    api = (tmp_path / "html" / "api" / "generated" / "gpal.NoisyGPClassifier.html")
+    assert "input_noise" in api.read_text(encoding="utf-8"), "the API page of NoisyGPClassifier lacks its parameters"
+    assert "fit" in (tmp_path / "html" / "api" / "index.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_a_broken_link_and_a_failing_tutorial_fail_the_build_by_name(tmp_path):
+    """The site's own configuration, on a two-page site with one broken link and one cell that raises."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "conf.py").write_text(
+        f"__file__ = {str(DOCS / 'conf.py')!r}\nexec(compile(open(__file__).read(), __file__, 'exec'))\n"
+        "exclude_patterns = ['_build']\n", encoding="utf-8")
+    (site / "index.md").write_text("# Site\n\nSee [the missing page](missing.md).\n\n```{toctree}\nbroken\n```\n",
+                                   encoding="utf-8")
+    (site / "broken.md").write_text(
+        "---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n# Broken\n\n"
+        "```{code-cell} ipython3\nraise RuntimeError('this tutorial broke')\n```\n", encoding="utf-8")
+    built = _sphinx(site, tmp_path / "html")
+    assert built.returncode != 0
+    assert "missing" in built.stderr and "index.md" in built.stderr, built.stderr[-3000:]
+    assert "broken" in built.stderr and "this tutorial broke" in built.stderr, built.stderr[-3000:]

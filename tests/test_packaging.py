@@ -1,0 +1,49 @@
+"""The build ships what gpal reads at run time: the workflow files and the data files (no wheel is built here:
+that needs the package index; docs/workflows.md records the wheel check)."""
+
+from __future__ import annotations
+
+import runpy
+import tomllib
+from fnmatch import fnmatch
+from pathlib import Path
+
+import setuptools
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _setup_kwargs(monkeypatch) -> dict:
+    captured = {}
+    monkeypatch.setattr(setuptools, "setup", lambda **kwargs: captured.update(kwargs))
+    monkeypatch.chdir(ROOT)
+    runpy.run_path(str(ROOT / "setup.py"))
+    return captured
+
+
+def _package_data(package: str) -> list[str]:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][package]
+
+
+def test_every_workflow_file_is_packaged(monkeypatch):
+    kwargs = _setup_kwargs(monkeypatch)
+    assert kwargs["package_dir"] == {"gpal.workflow_files": "workflows"}
+    folders = {p.parent.relative_to(ROOT / "workflows") for p in (ROOT / "workflows").rglob("*.yaml")}
+    for folder in folders:
+        package = ".".join(["gpal.workflow_files", *folder.parts])
+        assert package in kwargs["packages"], package
+    patterns = _package_data("gpal.workflow_files")
+    for path in (ROOT / "workflows").rglob("*.yaml"):
+        relative = path.relative_to(ROOT / "workflows").as_posix()
+        assert any(fnmatch(relative, p) or fnmatch(relative, p.removeprefix("**/")) for p in patterns), relative
+
+
+def test_every_gpal_package_and_data_file_is_packaged(monkeypatch):
+    packages = set(_setup_kwargs(monkeypatch)["packages"])
+    on_disk = {".".join(p.relative_to(ROOT).parts) for p in (ROOT / "gpal").rglob("*")
+               if p.is_dir() and p.name != "__pycache__"} | {"gpal"}
+    assert on_disk <= packages, sorted(on_disk - packages)
+    keel = ROOT / "gpal" / "data" / "keel_files"
+    patterns = _package_data("gpal.data")
+    for path in keel.iterdir():
+        assert any(fnmatch(f"keel_files/{path.name}", p) for p in patterns), path.name

@@ -1,0 +1,63 @@
+"""gpal.workflows.shipped: the shipped workflows are listed and run by name; unknown names list them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import gpal
+from gpal.cli import main
+from gpal.workflows import load_workflow
+from gpal.workflows.shipped import resolve_workflow, shipped_dir, shipped_workflows, workflow_title
+
+REPO_WORKFLOWS = Path(__file__).resolve().parents[2] / "workflows"
+
+
+def test_every_yaml_of_the_repository_folder_is_shipped_by_name():
+    shipped = shipped_workflows()
+    expected = {p.relative_to(REPO_WORKFLOWS).with_suffix("").as_posix() for p in REPO_WORKFLOWS.rglob("*.yaml")}
+    assert set(shipped) == expected and "fermi_4fgl" in shipped
+    for name, path in shipped.items():
+        assert load_workflow(path).kind  # each one is a valid workflow file
+
+
+def test_names_paths_and_unknown_names(tmp_path, monkeypatch):
+    fermi = shipped_workflows()["fermi_4fgl"]
+    assert resolve_workflow("fermi_4fgl") == fermi == resolve_workflow("fermi_4fgl.yaml")
+    monkeypatch.chdir(tmp_path)  # outside the clone, the path the docs write still names the shipped file
+    assert resolve_workflow("workflows/fermi_4fgl.yaml") == fermi
+    own = tmp_path / "mine.yaml"
+    own.write_text("workflow: toy_1d\n")
+    assert resolve_workflow(own) == own and resolve_workflow("mine.yaml") == Path("mine.yaml")
+    with pytest.raises(FileNotFoundError, match=r"'papers/999_nothing' does not exist: no such file and no shipped "
+                                                r"workflow of that name; shipped workflows are \[.*'fermi_4fgl'"):
+        resolve_workflow("papers/999_nothing")
+
+
+def test_installed_package_is_preferred_to_the_checkout(tmp_path, monkeypatch):
+    installed = tmp_path / "site" / "gpal" / "workflow_files"
+    (installed / "papers").mkdir(parents=True)
+    (installed / "papers" / "001_table5.yaml").write_text("workflow: compare\ntitle: Table 5\n")
+    monkeypatch.setattr(gpal, "__path__", [*gpal.__path__, str(installed.parent)])
+    for name in [m for m in sys.modules if m.startswith("gpal.workflow_files")]:
+        monkeypatch.delitem(sys.modules, name)
+    assert shipped_dir() == installed
+    assert list(shipped_workflows()) == ["papers/001_table5"]
+    assert workflow_title(shipped_workflows()["papers/001_table5"]) == "Table 5"
+
+
+def test_cli_lists_names_and_titles_and_refuses_unknown_names(capsys):
+    assert main(["workflow", "--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(shipped_workflows())
+    row = next(line for line in lines if line.startswith("fermi_4fgl "))
+    assert row.split(None, 1)[1] == workflow_title(shipped_workflows()["fermi_4fgl"])
+    assert "Tables 9-10" in row
+    assert main(["workflow", "no_such_workflow"]) == 2
+    err = capsys.readouterr().err
+    assert "gpal: error: workflow 'no_such_workflow' does not exist: no such file and no shipped workflow" in err
+    assert "toy_1d" in err
+    assert main(["workflow"]) == 2
+    assert "gpal workflow --list" in capsys.readouterr().err
