@@ -168,6 +168,7 @@ LIKELIHOODS = Registry("likelihood", {
 KERNELS = Registry("kernel", {
     "se_ard": "gpal.models.kernels:default_kernel",
     "se_ard_plus_noise": "gpal.models.kernels:se_ard_plus_noise",
+    "matern52_plus_se": "gpal.models.kernels:matern52_plus_se",
 })
 
 #: Input-noise strategies (``gpal.models.input_noise.InputNoise``); each declares what it is (latent

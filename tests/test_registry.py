@@ -116,9 +116,12 @@ def test_noise_variance_modes_are_the_models():
 
 
 def test_the_comparison_runs_every_registered_likelihood():
-    from gpal.workflows.compare import METHODS
+    from gpal.workflows.compare import FIXED_DELTA, FIXED_DELTA_SUFFIX, METHODS
 
-    assert [m for m in METHODS if m.startswith("svgp-")] == [f"svgp-{name}" for name in LIKELIHOODS.names()]
+    fixed = [m for m in METHODS if m.endswith(FIXED_DELTA_SUFFIX)]
+    assert [m for m in METHODS if m.startswith("svgp-") and m not in fixed] == [f"svgp-{n}" for n in LIKELIHOODS.names()]
+    # paper 000's fixed-delta variants: of registered likelihoods only
+    assert fixed == [f"svgp-{n}{FIXED_DELTA_SUFFIX}" for n in FIXED_DELTA] and set(FIXED_DELTA) <= set(LIKELIHOODS.names())
 
 
 def test_every_workflow_kind_is_registered():

@@ -72,8 +72,9 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         ``hyper_every``, ``train_inducing``, ``nat_delay``, ``nat_forgetting``, ``jitter``, ``locals_family``
         (see ``LogisticSoftmaxGPClassifier``).
     num_inducing : inducing points per latent function (capped at the training size).
-    kernel : a name, None / "se_ard" (squared exponential with ARD) or "se_ard_plus_noise" (adding the paper's
-        sigma_0^2 I[x = x']), or a gpflow kernel, copied per class.  The names are ``gpal.models.kernels.KERNELS``.
+    kernel : a name, None / "se_ard" (squared exponential with ARD), "se_ard_plus_noise" (adding the paper's
+        sigma_0^2 I[x = x']) or "matern52_plus_se" (paper 000's Table V kernel), or a gpflow kernel, copied per
+        class.  The names are ``gpal.models.kernels.KERNELS``.
     batch_size, epochs, learning_rate : Adam minibatch optimisation of the ELBO.
     n_samples : Monte Carlo draws of p(x* | x~*) per test point (NIMGP and NIMGP-NN: "latent", "amortized").
     prior_variance : s of the broad prior N(0, s I) on the noiseless inputs.

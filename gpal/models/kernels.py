@@ -15,7 +15,7 @@ import numpy as np
 
 from gpal.registry import KERNELS
 
-__all__ = ["default_kernel", "default_lengthscale", "make_kernel", "se_ard_plus_noise"]
+__all__ = ["default_kernel", "default_lengthscale", "make_kernel", "matern52_plus_se", "se_ard_plus_noise"]
 
 #: The initial sigma_0^2 of ``se_ard_plus_noise``: small beside the unit signal variance, then learned.
 INITIAL_NOISE_TERM = 0.01
@@ -41,6 +41,18 @@ def se_ard_plus_noise(n_features: int) -> gpflow.kernels.Sum:
     less confidently than by SE-ARD alone.
     """
     return default_kernel(n_features) + gpflow.kernels.White(variance=INITIAL_NOISE_TERM)
+
+
+def matern52_plus_se(n_features: int) -> gpflow.kernels.Sum:
+    """Paper 000's Table V kernel (its ref. [33]'s): Matern 5/2 + SE, both ARD with variance 5, learned.
+
+    The paper starts the Matern part at length scale 0.1 sqrt(d) (short-range structure) and the SE
+    part at sqrt(d) (the smooth trend, as `default_kernel`); whether its length scales were one per
+    feature is not said, here they are.
+    """
+    ell = default_lengthscale(n_features)
+    return (gpflow.kernels.Matern52(variance=5.0, lengthscales=np.full(n_features, 0.1 * ell))
+            + gpflow.kernels.SquaredExponential(variance=5.0, lengthscales=np.full(n_features, ell)))
 
 
 def make_kernel(kernel: "str | gpflow.kernels.Kernel | None", n_features: int) -> gpflow.kernels.Kernel:

@@ -13,6 +13,8 @@ Methods:
   variance learned), for its Tables 5-6 with ``protocol.injected_noise``;
 - ``svgp-<likelihood>``: ``NoisyGPClassifier(input_noise="none", likelihood=...)`` for every
   likelihood of `gpal.registry.LIKELIHOODS` (Adam, minibatch 50, ``epochs``);
+- ``svgp-<step|probit|logit>-fixed-delta``: the same with the label-flip delta held at its
+  starting value 1e-3 instead of learned (paper 000, sec. IV-B1 and Fig. 4);
 - ``dirichlet``: ``DirichletGPClassifier`` (alpha_eps chosen from 0.1/0.01/0.001 by training MNLL);
 - ``gpr-platt``: ``GPRPlattClassifier`` (GP regression on the labels, Platt-scaled on 20 % of the
   training rows: paper 003's baseline);
@@ -45,14 +47,14 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.constraints import Integer, ListOf, Optional, Parsed, Real
+from gpal.constraints import Integer, ListOf, OneOf, Optional, Parsed, Real
 from gpal.data.dataset import NoisyDataset
 from gpal.data.registry import DATASETS as BENCHMARK_DATASETS
 from gpal.data.registry import DatasetEntry, load_dataset, parse_dataset
 from gpal.evaluation.calibration import expected_calibration_error
 from gpal.evaluation.metrics import format_mean_se, mean_se
 from gpal.files import atomic_output, write_json_atomic, write_text_atomic
-from gpal.registry import ESTIMATORS, LIKELIHOODS, LOGISTIC_BOUNDS
+from gpal.registry import ESTIMATORS, KERNELS, LIKELIHOODS, LOGISTIC_BOUNDS
 from gpal.runs.executors import Executor
 from gpal.runs.repeated_splits import NOISY_INPUT_METHODS, run_repeated_splits, summarize, unit_path
 from gpal.workflows.methods import classifier_params, training_schema
@@ -67,9 +69,13 @@ __all__ = [
 ]
 
 BINARY_ONLY = LOGISTIC_BOUNDS
+#: The Gaussian-noise likelihoods whose label-flip delta a method may hold fixed (paper 000, Fig. 4).
+FIXED_DELTA = ("step", "probit", "logit")
+FIXED_DELTA_SUFFIX = "-fixed-delta"
 METHODS = (
     *NOISY_INPUT_METHODS,
     *(f"svgp-{lik}" for lik in LIKELIHOODS.names()),
+    *(f"svgp-{lik}{FIXED_DELTA_SUFFIX}" for lik in FIXED_DELTA),
     "dirichlet",
     "gpr-platt",
     "ls-cavi",
@@ -121,24 +127,34 @@ class EstimatorFactory:
 
 
 def method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: int,
-                noisy_input: Mapping[str, Any] | None = None) -> Any:
+                noisy_input: Mapping[str, Any] | None = None, kernel: str | None = None) -> Any:
     """The experiments-runner spec (parameter dict or factory) of one method on ``n_train`` rows.
 
     The noisy-input paper's methods (MGP, NIMGP, NIMGP-NN, NIMGP-FO) take every setting from
     ``noisy_input`` (the workflow's ``noisy_input`` block), not from ``epochs`` / ``num_inducing``.
+    ``kernel``: a name from `gpal.registry.KERNELS` for the ``svgp-`` methods (None: their default SE-ARD);
+    the other families have kernels of their own, so naming one for them is refused.
     """
+    if kernel is not None and not name.startswith("svgp-"):
+        raise ValueError(f"method {name!r} has its own kernel; a kernel ({kernel!r}) can only be set for the svgp- methods")
     if name in NOISY_INPUT_METHODS:
         if noisy_input is None:
             raise ValueError(f"method {name!r} needs the noisy_input settings (the workflow's noisy_input block)")
         return classifier_params([name], dict(noisy_input), n_train)[name]
     if name.startswith("svgp-"):
         likelihood = name[len("svgp-") :]
+        options = {}
+        if likelihood == "softmax":  # paper 000's GPCsm trains softmax through its closed-form Gumbel bound
+            options = {"likelihood_options": {"elbo": "bound"}}
+        elif likelihood.endswith(FIXED_DELTA_SUFFIX):  # delta stays at the likelihood's starting 1e-3
+            likelihood = likelihood[: -len(FIXED_DELTA_SUFFIX)]
+            options = {"likelihood_options": {"learn_delta": False}}
         return {
             "input_noise": "none",
             "likelihood": likelihood,
-            # paper 000's GPCsm trains softmax through its closed-form Gumbel bound
-            **({"likelihood_options": {"elbo": "bound"}} if likelihood == "softmax" else {}),
+            **options,
             "num_inducing": num_inducing,
+            **({} if kernel is None else {"kernel": kernel}),  # left out by default: earlier runs' specs still match
             "batch_size": BATCH_SIZE,
             "epochs": epochs,
             "progress": False,
@@ -256,6 +272,7 @@ def run_comparison(
     injected_noise: Sequence[float] = (0.0,),
     noisy_input: Mapping[str, Any] | None = None,
     test_size: float = 0.1,
+    kernel: str | None = None,
 ) -> list[dict[str, Any]]:
     """Run (or resume) every method x data set and write ``comparison.md`` / ``.json`` / ``.csv``.
 
@@ -263,7 +280,8 @@ def run_comparison(
     gpal.data's sets and the two catalog selections); ``executor`` runs the units (default: in this
     process).  Each data set runs once per ``injected_noise`` variance (input noise added to train
     and test rows in units of the training split's standard deviation, paper 001 sec. 5.3);
-    ``noisy_input`` holds the settings of the noisy-input methods (`method_spec`).
+    ``noisy_input`` holds the settings of the noisy-input methods and ``kernel`` names the ``svgp-``
+    methods' kernel (`method_spec`).
 
     Returns one row per (data set, method): metric cells as "mean ± SE" strings, or
     ``NOT_APPLICABLE`` for a binary-only method on a multi-class data set.  Failed
@@ -278,7 +296,7 @@ def run_comparison(
         tag = _tag(name, n, level)
         n_train = ds.n_samples - next(ds.repeated_splits(1, test_size, seed)).test.size
         usable = [m for m in methods if ds.n_classes == 2 or m not in BINARY_ONLY]
-        specs = {m: method_spec(m, n_train, epochs, iters, num_inducing, noisy_input) for m in usable}
+        specs = {m: method_spec(m, n_train, epochs, iters, num_inducing, noisy_input, kernel) for m in usable}
         folder = out / tag
         if specs:
             run_repeated_splits(
@@ -362,6 +380,9 @@ def schema() -> dict[str, Any]:
             "epochs": Field(Integer(1), 100, "passes over the data for minibatch methods"),
             "iters": Field(Integer(1), 100, "iteration cap of full-batch methods"),
             "num_inducing": Field(Integer(1), 20, "inducing points for every method but the noisy-input ones"),
+            "kernel": Field(Optional(OneOf(list(KERNELS.names()))), None,
+                            f"kernel of the svgp- methods, one of {list(KERNELS.names())} (null: SE-ARD); "
+                            "the other families keep their own"),
         },
         # paper 001's sec. 5.3 settings: robust-max, label flips 1e-3 fixed, batch 50, input-noise variance learned
         "noisy_input": training_schema(likelihood="robustmax", epsilon=1e-3, learn_epsilon=False, batch_size=50,
@@ -380,6 +401,7 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
         config["datasets"], config["methods"], config["protocol"]["splits"], t["epochs"], out, seed=config["seed"],
         iters=t["iters"], num_inducing=t["num_inducing"], progress=progress, executor=executor,
         injected_noise=levels, noisy_input=config["noisy_input"], test_size=config["protocol"]["test_size"],
+        kernel=t["kernel"],
     )
     figures = {"Test NLL per data set and method (mean ± SE over splits)": save_figure(plot_nll(table), out / "nll")}
     measured = measured_values(out, config["datasets"], config["methods"], config["protocol"]["splits"], levels)

@@ -109,3 +109,17 @@ def test_default_kernel_scales_with_dimension():
         np.testing.assert_allclose(k.lengthscales.numpy(), np.full(d, np.sqrt(d)))
     with pytest.raises(ValueError, match="n_features"):
         default_lengthscale(0)
+
+
+def test_paper000_table5_kernel_is_matern52_plus_se_from_the_papers_start():
+    """k(x, x') = 5 (1 + s + s^2 / 3) e^-s, s = sqrt(5) r / (0.1 sqrt(d)), plus 5 exp(-r^2 / (2 d)), by hand."""
+    from gpal.models.kernels import matern52_plus_se
+
+    d = 4
+    x, x2 = np.zeros((1, d)), np.full((1, d), 0.05)
+    r = np.sqrt(d) * 0.05
+    s = np.sqrt(5.0) * r / (0.1 * np.sqrt(d))
+    expected = 5.0 * (1 + s + s**2 / 3) * np.exp(-s) + 5.0 * np.exp(-r**2 / (2 * d))
+    np.testing.assert_allclose(matern52_plus_se(d)(x, x2).numpy(), [[expected]], rtol=1e-12)
+    assert NoisyGPClassifier(kernel="matern52_plus_se", **FAST).fit(np.random.default_rng(0).normal(size=(30, 2)),
+                                                                    np.arange(30) % 2).model_ is not None

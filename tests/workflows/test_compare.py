@@ -94,3 +94,29 @@ def test_workflow_file_checks_data_sets_and_methods():
         load_workflow(path, ["datasets=[mnist]"])
     with pytest.raises(WorkflowError, match=r"methods\[1\]: unknown method\(s\) \['svgp-nope'\]; valid names are \[.*'taylor'"):
         load_workflow(path, ["methods=[jj, svgp-nope]"])
+
+
+@pytest.mark.parametrize("likelihood", ["step", "probit", "logit"])
+def test_fixed_delta_methods_hold_delta_and_the_others_learn_it(cl, likelihood):
+    """Paper 000's Fig. 4 pair: ``svgp-<lik>-fixed-delta`` keeps delta at its start, ``svgp-<lik>`` moves it."""
+    from gpal import NoisyGPClassifier
+    from gpal.models.likelihoods.gaussian_noise import DEFAULT_DELTA
+
+    data = _blobs(2)
+    deltas = {}
+    for name in (f"svgp-{likelihood}", f"svgp-{likelihood}-fixed-delta"):
+        spec = {**cl.method_spec(name, data.n_samples, 3, 10, 5), "batch_size": 20}
+        assert spec["likelihood"] == likelihood
+        clf = NoisyGPClassifier(**spec, random_state=0).fit(data.X, data.y)
+        deltas[name] = (float(clf.model_.likelihood.delta.numpy()), clf.model_.likelihood.delta.trainable)
+    assert deltas[f"svgp-{likelihood}-fixed-delta"] == (pytest.approx(DEFAULT_DELTA, rel=1e-12), False)
+    learned, trainable = deltas[f"svgp-{likelihood}"]
+    assert trainable and abs(learned - DEFAULT_DELTA) > 1e-5
+
+
+def test_kernel_setting_reaches_the_svgp_methods_only(cl):
+    spec = cl.method_spec("svgp-probit", 100, 2, 10, 5, kernel="matern52_plus_se")
+    assert spec["kernel"] == "matern52_plus_se"
+    assert "kernel" not in cl.method_spec("svgp-probit", 100, 2, 10, 5)  # default specs unchanged
+    with pytest.raises(ValueError, match=r"method 'dirichlet' has its own kernel"):
+        cl.method_spec("dirichlet", 100, 2, 10, 5, kernel="matern52_plus_se")

@@ -1,0 +1,130 @@
+"""Paper 000, Fig. 4 and sec. IV-B1: a label-flip delta held at 1e-3 against one learned with the ELBO.
+
+Two reports:
+
+``paired RUN``: from the folder of ``workflows/papers/000_fig_4.yaml`` (a ``compare`` run), for each
+data set and each of step / probit / logit, the test NLL and accuracy of the fixed-delta method minus the
+learned-delta one, split by split (same split, same seed), as mean ± SE over the splits both finished.
+The paper's claim is a clearly positive NLL difference at about zero accuracy difference.
+
+``trajectory DATASET``: GPC-I (step) fitted twice on split 0 of the compare protocol (random stratified
+90/10, the workflow's seed 0), delta learned and fixed, with the test NLL and accuracy, delta, eq. 27's
+optimum delta* (binary: 1 - mean Phi(y mu / sqrt(a + nu)) over the training rows) and the training rows'
+latent mean |mu_f| and variance nu_f after every epoch: Fig. 4(a)-(f) as numbers.  The paper: with delta
+fixed the NLL stalls or rises while nu_f is over-estimated; learned, delta follows delta*.
+
+    PYTHONPATH=$PWD python benchmarks/bench_paper000_delta.py paired runs/papers/000_fig_4
+    PYTHONPATH=$PWD python benchmarks/bench_paper000_delta.py trajectory magic --epochs 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+LIKELIHOODS = ("step", "probit", "logit")
+FIXED = "-fixed-delta"
+
+
+def _units(folder: Path, method: str) -> dict[int, dict]:
+    return {int(p.stem.split("_")[1]): json.loads(p.read_text())
+            for p in sorted((folder / "units" / method).glob("split_*.json"))}
+
+
+def _mean_se(values: list[float]) -> str:
+    v = np.asarray(values, dtype=np.float64)
+    se = v.std(ddof=1) / math.sqrt(v.size) if v.size > 1 else math.nan
+    return f"{v.mean():+.4f} ± {se:.4f}"
+
+
+def paired(run: Path) -> None:
+    """Fixed minus learned, per data set folder and likelihood."""
+    print("| data set | likelihood | splits | NLL learned | NLL fixed | NLL fixed - learned | accuracy fixed - learned |")
+    print("|---|---|---:|---|---|---|---|")
+    for folder in sorted(p for p in run.iterdir() if (p / "units").is_dir()):
+        for lik in LIKELIHOODS:
+            learned, fixed = _units(folder, f"svgp-{lik}"), _units(folder, f"svgp-{lik}{FIXED}")
+            both = sorted(set(learned) & set(fixed))
+            if not both:
+                continue
+            nll_l = [learned[k]["nll"] for k in both]
+            nll_f = [fixed[k]["nll"] for k in both]
+            d_nll = [f - l for f, l in zip(nll_f, nll_l)]
+            d_acc = [learned[k]["error"] - fixed[k]["error"] for k in both]
+            print(f"| {folder.name} | {lik} | {len(both)} | {np.mean(nll_l):.4f} | {np.mean(nll_f):.4f} "
+                  f"| {_mean_se(d_nll)} | {_mean_se(d_acc)} |")
+
+
+def trajectory(name: str, epochs: int, num_inducing: int, seed: int, rows: int) -> None:
+    """Per-epoch test NLL / accuracy, delta, delta* and the latent marginals of GPC-I, learned and fixed delta."""
+    import tensorflow as tf
+
+    from gpal import NoisyGPClassifier
+    from gpal.data import load_dataset
+    from gpal.estimators.fit_plan import complete_fit, fit_data, plan_fit
+    from gpal.models.quadrature import normal_cdf
+
+    ds = load_dataset(name, seed=seed)
+    split = next(ds.repeated_splits(1, 0.1, seed))
+    train, test = ds.subset(split.train), ds.subset(split.test)
+    probe = np.random.default_rng(seed).choice(train.n_samples, size=min(rows, train.n_samples), replace=False)
+    print(f"{name}: {train.n_samples} training / {test.n_samples} test rows, {ds.n_classes} classes, "
+          f"M = {num_inducing}, minibatch 50, Adam lr 0.01; latent marginals on {probe.size} training rows")
+    print("| delta | epoch | test NLL | test accuracy | delta | delta* (eq. 27) | mean abs mu_f | mean nu_f |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for learn in (True, False):
+        clf = NoisyGPClassifier(input_noise="none", likelihood="step", likelihood_options={"learn_delta": learn},
+                                num_inducing=num_inducing, batch_size=50, epochs=epochs, random_state=seed)
+        data, extra = fit_data(clf, train.X, train.y, None)
+        holder = {}
+
+        def report(epoch: int, loss: float) -> None:
+            plan = holder["plan"]
+            model = plan.session.model
+            lik = model.likelihood
+            Z_test = plan.standardizer.transform_arrays(test.X, np.zeros_like(test.X))[0]
+            Z_probe = plan.standardizer.transform_arrays(train.X[probe], np.zeros_like(train.X[probe]))[0]
+            proba = lik.predict_proba(*model.gp.predictive_marginals(tf.constant(Z_test))).numpy()
+            picked = np.clip(proba[np.arange(test.n_samples), test.y], 1e-300, None)
+            mu, nu = (t.numpy() for t in model.gp.predictive_marginals(tf.constant(Z_probe)))
+            delta = float(lik.delta.numpy())
+            if ds.n_classes == 2:  # eq. 27: 1 - mean Phi(y mu / sqrt(a + nu)), y = -1 / +1
+                y = 2.0 * train.y[probe] - 1.0
+                star = 1.0 - float(np.mean(normal_cdf(tf.constant(y * mu[:, 0] / np.sqrt(lik.noise_variance + nu[:, 0]))).numpy()))
+                star_text = f"{star:.4f}"
+            else:
+                star_text = "–"
+            print(f"| {'learned' if learn else 'fixed'} | {epoch + 1} | {-np.mean(np.log(picked)):.4f} "
+                  f"| {np.mean(proba.argmax(1) == test.y):.4f} | {delta:.4g} | {star_text} "
+                  f"| {np.mean(np.abs(mu)):.3f} | {np.mean(nu):.4f} |", flush=True)
+
+        plan = holder["plan"] = plan_fit(clf, data, extra, report)
+        result = plan.session.trainer().fit(plan.train_data, epochs=epochs, batch_size=50, learning_rate=0.01,
+                                            progress=False, callback=plan.callback)
+        complete_fit(plan, result)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("paired", help="fixed minus learned delta from a 000_fig_4 run folder")
+    p.add_argument("run", type=Path)
+    t = sub.add_parser("trajectory", help="GPC-I per epoch, delta learned and fixed")
+    t.add_argument("dataset")
+    t.add_argument("--epochs", type=int, default=10)
+    t.add_argument("--num-inducing", type=int, default=100)
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--rows", type=int, default=2000, help="training rows whose latent marginals are summarised")
+    args = parser.parse_args(argv)
+    if args.command == "paired":
+        paired(args.run)
+    else:
+        trajectory(args.dataset, args.epochs, args.num_inducing, args.seed, args.rows)
+
+
+if __name__ == "__main__":
+    main()
