@@ -36,8 +36,10 @@ extensions = [
     "numpydoc",
 ]
 
-# studies/ and papers/ hold the inputs that results.md and papers.md are written from, not pages.
-exclude_patterns = ["_build", "studies", "papers/*", "figures/*.py", "Thumbs.db", ".DS_Store", "jupyter_execute"]
+# studies/ holds the inputs results.md is written from; a papers/<workflow>.md beside a papers/<workflow>.json is
+# an explanation that papers.md is generated with, not a page (the other papers/*.md are pages of their own).
+exclude_patterns = ["_build", "studies", "figures/*.py", "Thumbs.db", ".DS_Store", "jupyter_execute",
+                    *(f"papers/{p.stem}.md" for p in sorted((HERE / "papers").glob("*.json")))]
 templates_path = ["_templates"]
 root_doc = "index"
 
