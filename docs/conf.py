@@ -52,6 +52,7 @@ nb_execution_in_temp = True       # the tutorials write their run folders in a t
 nb_execution_raise_on_error = True   # a cell that raises fails the build and names the notebook
 nb_execution_show_tb = True
 nb_merge_streams = True
+nb_output_stderr = "remove"          # TensorFlow's start-up lines and library warnings are not what a tutorial teaches
 nb_number_source_lines = False
 suppress_warnings = ["mystnb.unknown_mime_type"]
 
