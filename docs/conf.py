@@ -36,8 +36,10 @@ extensions = [
     "numpydoc",
 ]
 
-# studies/ and papers/ hold the inputs that results.md and papers.md are written from, not pages.
-exclude_patterns = ["_build", "studies", "papers/*", "figures/*.py", "Thumbs.db", ".DS_Store", "jupyter_execute"]
+# studies/ holds the inputs results.md is written from; a papers/<workflow>.md beside a papers/<workflow>.json is
+# an explanation that papers.md is generated with, not a page (the other papers/*.md are pages of their own).
+exclude_patterns = ["_build", "studies", "figures/*.py", "Thumbs.db", ".DS_Store", "jupyter_execute",
+                    *(f"papers/{p.stem}.md" for p in sorted((HERE / "papers").glob("*.json")))]
 templates_path = ["_templates"]
 root_doc = "index"
 
@@ -50,6 +52,7 @@ nb_execution_in_temp = True       # the tutorials write their run folders in a t
 nb_execution_raise_on_error = True   # a cell that raises fails the build and names the notebook
 nb_execution_show_tb = True
 nb_merge_streams = True
+nb_output_stderr = "remove"          # TensorFlow's start-up lines and library warnings are not what a tutorial teaches
 nb_number_source_lines = False
 suppress_warnings = ["mystnb.unknown_mime_type"]
 
