@@ -37,20 +37,33 @@ def test_the_site_builds_without_warnings_with_every_tutorial_executed(tmp_path)
     assert "fit" in (tmp_path / "html" / "api" / "index.html").read_text(encoding="utf-8")
 
 
-@pytest.mark.slow
-def test_a_broken_link_and_a_failing_tutorial_fail_the_build_by_name(tmp_path):
-    """The site's own configuration, on a two-page site with one broken link and one cell that raises."""
+def _site(tmp_path: Path, index: str, pages: dict[str, str]) -> Path:
+    """A small site with the real docs/conf.py: ``index.md`` and the given pages."""
     site = tmp_path / "site"
     site.mkdir()
     (site / "conf.py").write_text(
         f"__file__ = {str(DOCS / 'conf.py')!r}\nexec(compile(open(__file__).read(), __file__, 'exec'))\n"
         "exclude_patterns = ['_build']\n", encoding="utf-8")
-    (site / "index.md").write_text("# Site\n\nSee [the missing page](missing.md).\n\n```{toctree}\nbroken\n```\n",
-                                   encoding="utf-8")
-    (site / "broken.md").write_text(
-        "---\nkernelspec:\n  name: python3\n  display_name: Python 3\n---\n# Broken\n\n"
-        "```{code-cell} ipython3\nraise RuntimeError('this tutorial broke')\n```\n", encoding="utf-8")
+    (site / "index.md").write_text(index, encoding="utf-8")
+    for name, text in pages.items():
+        (site / f"{name}.md").write_text(text, encoding="utf-8")
+    return site
+
+
+@pytest.mark.slow
+def test_a_broken_link_fails_the_build_by_name(tmp_path):
+    site = _site(tmp_path, "# Site\n\nSee [the missing page](missing.md).\n", {})
     built = _sphinx(site, tmp_path / "html")
     assert built.returncode != 0
     assert "missing" in built.stderr and "index.md" in built.stderr, built.stderr[-3000:]
-    assert "broken" in built.stderr and "this tutorial broke" in built.stderr, built.stderr[-3000:]
+
+
+@pytest.mark.slow
+def test_a_failing_tutorial_fails_the_build_by_name(tmp_path):
+    broken = ("---\njupytext:\n  text_representation:\n    format_name: myst\nkernelspec:\n  name: python3\n"
+              "  display_name: Python 3\n---\n# Broken\n\n"
+              "```{code-cell} ipython3\nraise RuntimeError('this tutorial broke')\n```\n")
+    site = _site(tmp_path, "# Site\n\n```{toctree}\nbroken\n```\n", {"broken": broken})
+    built = _sphinx(site, tmp_path / "html")
+    assert built.returncode != 0
+    assert "broken.md" in built.stderr and "ExecutionError" in built.stderr, built.stderr[-3000:]

@@ -5,6 +5,8 @@ import json
 import numpy as np
 import pytest
 
+from gpal.registry import ESTIMATORS
+
 from gpal.runs.executors import Executor, InProcessExecutor
 from gpal.catalog_jobs.model_folders import _loaded
 from gpal.catalog_jobs.prediction import predict_proba_chunked
@@ -62,8 +64,10 @@ def test_load_estimator_dispatches_on_format(exact_model, problem, tmp_path):
 
 
 def test_load_estimator_errors_name_valid_formats(tmp_path):
-    formats = list(saved_formats())
-    assert "gpal.NoisyGPClassifier" in formats and len(formats) == 4
+    formats = saved_formats()
+    assert formats["gpal.NoisyGPClassifier"].__name__ == "NoisyGPClassifier"
+    assert sorted(cls.__name__ for cls in formats.values()) == sorted(
+        {cls.__name__ for cls in map(ESTIMATORS.__getitem__, ESTIMATORS)})  # one format per registered family
     with pytest.raises(FileNotFoundError, match="no config.json.*gpal.DirichletGPClassifier"):
         load_estimator(tmp_path)
     (tmp_path / "config.json").write_text(json.dumps({"format": "sklearn.SVC", "version": 1}))
