@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import numbers
+import subprocess
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -29,6 +31,7 @@ __all__ = [
     "digest",
     "estimator_identity",
     "jsonable",
+    "source_commit",
     "type_name",
 ]
 
@@ -123,3 +126,19 @@ def check_same_run(
     found = differences(stored, current)
     if found:
         raise error(f"{where}: it holds a different run ({'; '.join(found[:8])}). {remedy}")
+
+
+def source_commit() -> str:
+    """The commit of the gpal source that ran (``+dirty`` when it has uncommitted changes), or 'unknown'.
+
+    A recorded result names it so that a number can be traced to the code that produced it.
+    """
+    here = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=here, capture_output=True, text=True,
+                              check=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+                               capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")

@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import math
 import platform
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
+
+from gpal.identity import source_commit
 
 __all__ = [
     "WORKLOADS", "StepTiming", "Workload", "check_devices", "format_check", "main_job_workload", "time_training_step",
@@ -111,24 +112,12 @@ class _Check:
     timings: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _commit() -> str | None:
-    """The git commit of the gpal source in use, when it runs from a clone."""
-    import gpal
-
-    try:
-        done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(gpal.__file__).parent, capture_output=True,
-                              text=True, timeout=10, check=False)
-    except OSError:
-        return None
-    return done.stdout.strip() or None
-
-
 def _environment(tf: Any) -> dict[str, Any]:
     import gpal
 
     build = dict(tf.sysconfig.get_build_info())
     return {
-        "gpal": gpal.__version__, "commit": _commit(), "python": platform.python_version(),
+        "gpal": gpal.__version__, "commit": source_commit(), "python": platform.python_version(),
         "machine": platform.machine(), "processor": platform.processor() or platform.machine(),
         "tensorflow": tf.__version__, "built_with_cuda": bool(tf.test.is_built_with_cuda()),
         "cuda": build.get("cuda_version"), "cudnn": build.get("cudnn_version"),
@@ -223,7 +212,7 @@ def check_devices(workloads: Sequence[str] = ("main_job", "mnist_mgp", "mnist_ni
 def format_check(record: dict[str, Any]) -> str:
     """The record as the terminal shows it: what TensorFlow sees, then one line per device and workload."""
     env = record["environment"]
-    lines = [f"gpal {env['gpal']} (commit {env['commit'] or 'unknown'}), TensorFlow {env['tensorflow']}, "
+    lines = [f"gpal {env['gpal']} (commit {env['commit']}), TensorFlow {env['tensorflow']}, "
              f"built with CUDA: {'yes (CUDA ' + str(env['cuda']) + ')' if env['built_with_cuda'] else 'no'}"]
     if record["gpus"]:
         lines += [f"GPU {gpu['device']}: {gpu['name']} (compute capability {gpu['compute_capability']})"

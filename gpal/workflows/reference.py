@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import math
 import shlex
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -41,10 +40,11 @@ import pandas as pd
 
 from gpal.constraints import Parsed
 from gpal.files import atomic_output, write_json_atomic, write_text_atomic
+from gpal.identity import source_commit
 
 __all__ = [
     "AGREEMENT", "COMPARISON_FILE", "REFERENCE", "Produced", "check_reference", "comparison_markdown",
-    "comparison_rows", "git_commit", "orderings", "published", "write_comparison",
+    "comparison_rows", "orderings", "published", "write_comparison",
 ]
 
 #: Within this many combined standard errors a published number counts as reproduced.
@@ -314,19 +314,6 @@ def comparison_markdown(result: Mapping[str, Any], digits: int = 3) -> str:
     return "\n".join(lines) + "\n"
 
 
-def git_commit() -> str:
-    """The commit of the gpal source that ran (``+dirty`` when it has uncommitted changes), or 'unknown'."""
-    here = Path(__file__).resolve().parent
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=here, capture_output=True, text=True,
-                              check=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
-                               capture_output=True, text=True, check=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return head + ("+dirty" if dirty else "")
-
-
 def _command(config: Mapping[str, Any]) -> str:
     invocation = config.get("invocation") or {}
     words = ["gpal", "workflow", str(invocation.get("source", "?"))]
@@ -363,7 +350,7 @@ def write_comparison(
         "workflow": Path(str((config.get("invocation") or {}).get("source", "workflow"))).stem,
         "title": config.get("title"),
         "command": _command(config),
-        "commit": git_commit(),
+        "commit": source_commit(),
         "settings": {k: v for k, v in config.items() if k not in ("reference", "invocation", "description")},
         "source": reference["source"],
         "budget": {"run": dict(run_budget), "paper": reference["source"]["budget"]},
