@@ -33,7 +33,8 @@ from gpal.constraints import Integer, ListOf, Real, check_values
 from gpal.estimators.settings import Setting
 
 __all__ = ["CANDIDATE_SETTINGS", "CUTS", "Cut", "FLAG_NUMBERS", "candidate_file", "candidate_lists", "check_cuts",
-           "cuts_from_meta", "cuts_identity", "cuts_meta", "cuts_text", "flag_mask", "followable", "passes_flags"]
+           "cuts_from_meta", "cuts_identity", "cuts_meta", "cuts_text", "flag_mask", "followable", "passes_flags",
+           "probability_classes"]
 
 #: A flag number: the LAT catalogs document flags 1 to 14; a Flags column holds at most 32 bits.
 FLAG_NUMBERS = Integer(1, 32)
@@ -131,6 +132,11 @@ def passes_flags(values: np.ndarray, flags: Sequence[int]) -> np.ndarray:
     return (values < 0) | (values & flag_mask(flags) == 0)
 
 
+def probability_classes(columns: Sequence[str]) -> list[str]:
+    """The classes of a probability table: its ``p_<class>`` columns (``p_mc_se`` is the probabilities' error)."""
+    return [c[2:] for c in columns if c.startswith("p_") and c != "p_mc_se"]
+
+
 def candidate_file(cls: str) -> str:
     """The target list of class ``cls``: ``candidates_<cls>.csv`` (with its ``.ecsv`` twin and ``.reg``)."""
     return f"candidates_{cls}.csv"
@@ -161,7 +167,7 @@ def candidate_lists(frame: pd.DataFrame, classes: Sequence[str], merge: Mapping[
     """
     keep = followable(frame, cuts)
     predicted = frame["predicted_class"].to_numpy()
-    model_classes = [c[2:] for c in frame.columns if c.startswith("p_") and c != "p_mc_se"]
+    model_classes = probability_classes(frame.columns)
     excluded = outside_group(frame["CLASS1"].fillna("").to_numpy(str), model_classes, merge)
     lists = {}
     for cls in classes:

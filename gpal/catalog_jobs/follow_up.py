@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from gpal.catalog_jobs.candidates import (
-    FLAG_NUMBERS, candidate_file, candidate_lists, cuts_from_meta, cuts_text, passes_flags,
+    FLAG_NUMBERS, candidate_file, candidate_lists, cuts_from_meta, cuts_text, passes_flags, probability_classes,
 )
 from gpal.catalog_jobs.tables import ClassifiedSources, write_probability_table
 from gpal.files import atomic_output
@@ -144,7 +144,7 @@ NEEDED = ("CLASS1", "extended", "Signif_Avg", "Conf_95_SemiMajor", "Flags", "ood
 def listed_classes(table: ClassifiedSources) -> list[str]:
     """The classes a table's target lists are for: its ``TARGET`` class, else every class it has a ``p_`` column of."""
     target = table.meta.get("TARGET") or None
-    classes = [c[2:] for c in table.frame.columns if c.startswith("p_") and c != "p_mc_se"]
+    classes = probability_classes(table.frame.columns)
     return [target] if target in classes else classes
 
 

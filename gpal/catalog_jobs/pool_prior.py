@@ -21,6 +21,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
+from gpal.catalogs.classes import class1_codes
 from gpal.estimators.base import entropy
 from gpal.evaluation.prior_shift import estimate_target_prior
 from gpal.files import read_json, write_json_atomic
@@ -51,7 +52,7 @@ class PoolPrior:
 
 def pool_groups(class1: Sequence[Any]) -> np.ndarray:
     """The group of each classified source: its CLASS1 code in lower case, ``unassociated`` where it has none."""
-    codes = np.char.lower(np.char.strip(np.asarray(class1, dtype=str)))
+    codes = class1_codes(class1)
     return np.where(codes == "", "unassociated", codes)
 
 

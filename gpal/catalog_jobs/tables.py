@@ -27,7 +27,7 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.candidates import CUTS
+from gpal.catalog_jobs.candidates import CUTS, probability_classes
 from gpal.catalogs.targets import TARGET_COLUMNS
 from gpal.files import atomic_output
 
@@ -180,7 +180,7 @@ def _with_equatorial(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _column_info(name: str) -> tuple[str | None, str]:
-    if name.startswith("p_") and name != "p_mc_se":
+    if probability_classes([name]):
         return None, f"predicted probability of class {name[2:]}"
     return COLUMNS.get(name, (None, ""))
 

@@ -8,9 +8,11 @@ pulsars, as the main job does.
 from __future__ import annotations
 
 import types
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-__all__ = ["DEFAULT_MERGE", "format_class_spec", "merge_for", "parse_class_spec"]
+import numpy as np
+
+__all__ = ["DEFAULT_MERGE", "class1_codes", "format_class_spec", "merge_for", "parse_class_spec"]
 
 
 #: The classes of the main job: blazars of both kinds and pulsars (young and millisecond together).
@@ -68,3 +70,9 @@ def merge_for(classes: Sequence[str], merge: Mapping[str, Sequence[str]] | None)
     if given == dict(DEFAULT_MERGE):  # also when a workflow passes the default as plain lists
         return {k: v for k, v in given.items() if k in classes}
     return given
+
+
+def class1_codes(class1: Sequence[Any]) -> np.ndarray:
+    """A table's CLASS1 values as codes: stripped, lower case (the catalogs write 'PSR' for an identified
+    pulsar, 'psr' for an associated one, padded with blanks); '' where a source has none."""
+    return np.char.lower(np.char.strip(np.asarray(class1, dtype=str)))

@@ -24,6 +24,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from gpal.catalogs.classes import class1_codes
+
 __all__ = ["BLAZAR_CODES", "KNOWN_GROUPS", "NON_BLAZAR_SHARE", "apply_known_classes", "class_weights",
            "known_class_rule", "outside_group"]
 
@@ -82,7 +84,7 @@ def apply_known_classes(proba: np.ndarray, class1: Sequence[str], weights: Mappi
     """
     proba = np.array(proba, dtype=np.float64, copy=True)
     error = None if mc_error is None else np.array(mc_error, dtype=np.float64, copy=True)
-    labels = np.char.lower(np.char.strip(np.asarray(class1, dtype=str)))
+    labels = class1_codes(class1)
     for label, w in weights.items():
         rows = labels == label
         if not rows.any():
@@ -104,7 +106,7 @@ def outside_group(class1: Sequence[str], classes: Sequence[str], merge: Mapping[
     numpy.ndarray
         (n, C) booleans.
     """
-    labels = np.char.lower(np.char.strip(np.asarray(class1, dtype=str)))
+    labels = class1_codes(class1)
     out = np.zeros((labels.size, len(classes)), dtype=bool)
     for label, (codes, _) in KNOWN_GROUPS.items():
         member = _members(classes, merge, codes)
