@@ -34,7 +34,7 @@ from gpal.estimators.settings import Setting
 
 __all__ = ["CANDIDATE_SETTINGS", "CUTS", "Cut", "FLAG_NUMBERS", "candidate_file", "candidate_lists", "check_cuts",
            "cuts_from_meta", "cuts_identity", "cuts_meta", "cuts_text", "flag_mask", "followable", "passes_flags",
-           "probability_classes"]
+           "point_sources_through", "probability_classes"]
 
 #: A flag number: the LAT catalogs document flags 1 to 14; a Flags column holds at most 32 bits.
 FLAG_NUMBERS = Integer(1, 32)
@@ -137,6 +137,22 @@ def probability_classes(columns: Sequence[str]) -> list[str]:
     return [c[2:] for c in columns if c.startswith("p_") and c != "p_mc_se"]
 
 
+def point_sources_through(frame: pd.DataFrame, min_significance: float, excluded_flags: Sequence[int]) -> np.ndarray:
+    """Which rows (``extended``, ``Signif_Avg``, ``Flags`` columns) are point sources at ``min_significance`` or more
+    that carry none of the ``excluded_flags``: the rule every list of sources to follow up starts from.
+
+    A significance unknown is below any cut; ``Flags`` -1 (the catalog gives none) excludes nothing.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n,) boolean mask over the frame's rows.
+    """
+    significance = np.nan_to_num(frame["Signif_Avg"].to_numpy(np.float64), nan=-np.inf)
+    keep = ~frame["extended"].to_numpy(bool) & (significance >= min_significance)
+    return keep & passes_flags(frame["Flags"].to_numpy(np.int64), excluded_flags)
+
+
 def candidate_file(cls: str) -> str:
     """The target list of class ``cls``: ``candidates_<cls>.csv`` (with its ``.ecsv`` twin and ``.reg``)."""
     return f"candidates_{cls}.csv"
@@ -151,11 +167,9 @@ def followable(frame: pd.DataFrame, cuts: Mapping[str, Any]) -> np.ndarray:
     numpy.ndarray
         (n,) boolean mask.
     """
-    significance = np.nan_to_num(frame["Signif_Avg"].to_numpy(np.float64), nan=-np.inf)
     ellipse = np.nan_to_num(frame["Conf_95_SemiMajor"].to_numpy(np.float64), nan=np.inf)
-    keep = ~frame["ood"].to_numpy(bool) & ~frame["extended"].to_numpy(bool)
-    keep &= (significance >= cuts["candidate_significance"]) & (ellipse <= cuts["candidate_max_ellipse"])
-    return keep & passes_flags(frame["Flags"].to_numpy(np.int64), cuts["candidate_flags"])
+    keep = ~frame["ood"].to_numpy(bool) & (ellipse <= cuts["candidate_max_ellipse"])
+    return keep & point_sources_through(frame, cuts["candidate_significance"], cuts["candidate_flags"])
 
 
 def candidate_lists(frame: pd.DataFrame, classes: Sequence[str], merge: Mapping[str, Sequence[str]],

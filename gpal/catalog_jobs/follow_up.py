@@ -31,7 +31,8 @@ import numpy as np
 import pandas as pd
 
 from gpal.catalog_jobs.candidates import (
-    FLAG_NUMBERS, candidate_file, candidate_lists, cuts_from_meta, cuts_text, passes_flags, probability_classes,
+    FLAG_NUMBERS, candidate_file, candidate_lists, cuts_from_meta, cuts_text, passes_flags, point_sources_through,
+    probability_classes,
 )
 from gpal.catalog_jobs.tables import ClassifiedSources, write_probability_table
 from gpal.files import atomic_output
@@ -92,19 +93,15 @@ def _ranked(rows: pd.DataFrame, by: str) -> pd.DataFrame:
 
 def bright_point_sources(frame: pd.DataFrame, min_significance: float,
                          excluded_flags: Sequence[int] = DEFAULT_EXCLUDED_FLAGS) -> np.ndarray:
-    """Which rows (``extended``, ``Signif_Avg``, ``Flags`` columns) are point sources at ``min_significance`` or
-    more that carry none of the ``excluded_flags``: what either ranked list, and ``gpal active``'s pool, may hold.
-
-    A significance unknown is below any cut; ``Flags`` -1 (the catalog gives none) excludes nothing.
+    """What either ranked list, and ``gpal active``'s pool, may hold: `point_sources_through` at the follow-up
+    lists' own default flags.
 
     Returns
     -------
     numpy.ndarray
         (n,) boolean mask over the frame's rows.
     """
-    significance = frame["Signif_Avg"].to_numpy(np.float64)
-    keep = ~frame["extended"].to_numpy(bool) & (np.nan_to_num(significance, nan=-np.inf) >= min_significance)
-    return keep & passes_flags(frame["Flags"].to_numpy(np.int64), excluded_flags)
+    return point_sources_through(frame, min_significance, excluded_flags)
 
 
 def excluded_flags_of(meta: dict) -> tuple[int, ...]:
