@@ -13,7 +13,10 @@ A workflow that reproduces a paper's table carries the table in one format::
       notes: "..."                     # optional: what explains the differences, for docs/papers.md
 
 ``spread`` says what the paper's ± is: a standard error (SE) or a standard deviation (SD) over
-``repeats`` splits (an SD is turned into an SE by dividing by sqrt(repeats)).  A *setting* is
+``repeats`` splits (an SD is turned into an SE by dividing by sqrt(repeats)); ``none`` where the
+paper prints means without any spread; ``rank`` where it states only an order (its text or its
+bars, no number): the values are then ranks, 1 the best, equal ranks for methods it calls alike.
+Under ``none`` and ``rank`` a value is a bare number, and the verdict is the ordering's.  A *setting* is
 what one row of the paper's table varies (a data set, a noise level); each kind names its
 settings, methods and metrics (its ``produces(config)``), and `check_reference` refuses,
 when the workflow is loaded, any key the run would not produce, so a typo is an error and
@@ -43,7 +46,7 @@ from gpal.files import atomic_output, write_json_atomic, write_text_atomic
 from gpal.identity import source_commit
 
 __all__ = [
-    "AGREEMENT", "COMPARISON_FILE", "REFERENCE", "Produced", "check_reference", "comparison_markdown",
+    "AGREEMENT", "COMPARISON_FILE", "NO_SPREAD", "REFERENCE", "Produced", "check_reference", "comparison_markdown",
     "comparison_rows", "orderings", "published", "write_comparison",
 ]
 
@@ -51,7 +54,9 @@ __all__ = [
 AGREEMENT = 2.0
 #: The stem of the files `write_comparison` writes into a run's folder.
 COMPARISON_FILE = "paper_comparison"
-SPREADS = ("SE", "SD")
+#: What a paper's ± can be (`_parse_source`); the last two carry no spread, so the ordering decides.
+SPREADS = ("SE", "SD", "none", "rank")
+NO_SPREAD = ("none", "rank")
 _SOURCE_KEYS = {"paper", "table", "spread", "repeats", "budget"}
 
 
@@ -142,7 +147,16 @@ def parse_reference(value: Any) -> dict[str, Any]:
     notes = block.get("notes") or ""
     if not isinstance(notes, str):
         raise ValueError(f"reference.notes must be text; got {notes!r}")
-    return {"source": _parse_source(block["source"]), "values": values, "corrections": corrections, "notes": notes}
+    source = _parse_source(block["source"])
+    if source["spread"] in NO_SPREAD:
+        for setting, methods in values.items():
+            for method, metrics in methods.items():
+                for metric, (_, spread) in metrics.items():
+                    if spread is not None:
+                        raise ValueError(f"reference.values.{setting}.{method}.{metric} has a spread, but "
+                                         f"reference.source.spread is {source['spread']!r} (the paper gives none): "
+                                         f"write the bare {'rank' if source['spread'] == 'rank' else 'mean'}")
+    return {"source": source, "values": values, "corrections": corrections, "notes": notes}
 
 
 def _split_key(key: str, where: str) -> tuple[str, str, str]:
@@ -181,7 +195,7 @@ def published(reference: Mapping[str, Any] | None, setting: str) -> dict[str, di
     if not reference:
         return {}
     source = reference["source"]
-    scale = 1.0 if source["spread"] == "SE" else 1.0 / math.sqrt(source["repeats"])
+    scale = 1.0 / math.sqrt(source["repeats"]) if source["spread"] == "SD" else 1.0
     return {m: {k: [v[0], None if v[1] is None else v[1] * scale] for k, v in metrics.items()}
             for m, metrics in reference["values"].get(setting, {}).items()}
 
@@ -202,13 +216,15 @@ def comparison_rows(reference: Mapping[str, Any], measured: Mapping[tuple[str, s
     of the ordering of its (setting, metric) group (`orderings`).
     """
     order = {(o["setting"], o["metric"]): o["verdict"] for o in orderings(reference, measured)}
+    ranks = reference["source"]["spread"] == "rank"
     rows = []
     for setting in reference["values"]:
         for method, metrics in published(reference, setting).items():
             for metric, (p_mean, p_se) in metrics.items():
                 g_mean, g_se, n = _stat(measured.get((setting, method, metric), ()))
                 row = {"setting": setting, "method": method, "metric": metric, "paper_mean": p_mean, "paper_se": p_se,
-                       "gpal_mean": g_mean, "gpal_se": g_se, "n": n, "difference": g_mean - p_mean, "z": math.nan}
+                       "gpal_mean": g_mean, "gpal_se": g_se, "n": n, "z": math.nan,
+                       "difference": math.nan if ranks else g_mean - p_mean}
                 correction = reference["corrections"].get(f"{setting}/{method}/{metric}")
                 row["printed"] = None if correction is None else correction["printed"][0]
                 if n == 0:
@@ -227,7 +243,8 @@ def comparison_rows(reference: Mapping[str, Any], measured: Mapping[tuple[str, s
 def orderings(reference: Mapping[str, Any], measured: Mapping[tuple[str, str, str], Sequence[float]]) -> list[dict]:
     """Per (setting, metric) with two or more published methods run: the paper's order of the methods and gpal's.
 
-    Methods are ordered by mean, best first (lowest, except accuracy: highest).  Every pair the
+    Methods are ordered by mean, best first (lowest, except accuracy: highest; a paper's ranks
+    always lowest first).  Every pair the
     paper orders strictly (its ties say nothing) is checked against gpal's means, where a tie does
     not count as agreeing; the verdict is "ordering reproduced" when gpal orders all of them the
     same way.
@@ -240,7 +257,8 @@ def orderings(reference: Mapping[str, Any], measured: Mapping[tuple[str, str, st
             if len(methods) < 2:
                 continue
             sign = -1.0 if metric == "accuracy" else 1.0
-            paper = {m: sign * table[m][metric][0] for m in methods}
+            paper_sign = 1.0 if reference["source"]["spread"] == "rank" else sign
+            paper = {m: paper_sign * table[m][metric][0] for m in methods}
             gpal = {m: sign * _stat(measured[(setting, m, metric)])[0] for m in methods}
             strict = [(a, b) for i, a in enumerate(methods) for b in methods[i + 1:] if paper[a] != paper[b]]
             agree = sum((paper[a] - paper[b]) * (gpal[a] - gpal[b]) > 0 for a, b in strict)  # a gpal tie: no
@@ -259,12 +277,54 @@ def _ranked(means: Mapping[str, float]) -> str:
     return text
 
 
-def _fmt(mean: float, se: float | None, digits: int = 3) -> str:
+def _decimals(x: float | None, significant: int) -> int:
+    """Decimals that show ``significant`` digits of ``x`` (0 for a missing, zero or large number)."""
+    if x is None or not math.isfinite(x) or x == 0:
+        return 0
+    return significant - 1 - math.floor(math.log10(abs(x)))
+
+
+def _printed_decimals(x: float | None) -> int:
+    """The decimals a published number was printed with (its shortest repr: 0.0004 -> 4, 0.16 -> 2)."""
+    if x is None or not math.isfinite(x) or float(x).is_integer():
+        return 0
+    text = repr(float(x))
+    if "e" in text:
+        return _decimals(x, 2)
+    return len(text.split(".")[1])
+
+
+#: The most decimals a table shows, however small a number.
+MAX_DECIMALS = 6
+
+
+def _fmt(mean: float, se: float | None, digits: int = 3, printed: bool = False) -> str:
+    """``mean ± se`` with at least ``digits`` decimals, and more where a number needs them to be read.
+
+    A published number (``printed``) keeps every decimal the paper printed (0.0004, not 0.000);
+    a measured one shows two significant digits of a small mean and one of its SE.
+    """
     if mean is None or not math.isfinite(mean):
         return "–"
+    if printed:
+        places = max(digits, _printed_decimals(mean), _printed_decimals(se))
+    else:
+        places = max(digits, _decimals(mean, 2), _decimals(se, 1))
+    places = min(places, MAX_DECIMALS)
     if se is None or not math.isfinite(se):
-        return f"{mean:.{digits}f}"
-    return f"{mean:.{digits}f} ± {se:.{digits}f}"
+        return f"{mean:.{places}f}"
+    return f"{mean:.{places}f} ± {se:.{places}f}"
+
+
+def _source_line(source: Mapping[str, Any]) -> str:
+    where = f"Source: {source['paper']}, {source['table']}"
+    if source["spread"] == "rank":
+        return (f"{where}. The paper states an order, not numbers: its column holds ranks (1 the best, equal "
+                f"ranks for methods it calls alike) and only the orderings are compared.")
+    if source["spread"] == "none":
+        return (f"{where} (means over {source['repeats']} repeats, printed without a spread: the orderings "
+                f"are compared).")
+    return (f"{where} (± is the {source['spread']} over {source['repeats']} repeats; shown here as SE).")
 
 
 def budget_line(run_budget: Mapping[str, int], paper_budget: Mapping[str, int]) -> str:
@@ -283,16 +343,16 @@ def budget_line(run_budget: Mapping[str, int], paper_budget: Mapping[str, int]) 
 def comparison_markdown(result: Mapping[str, Any], digits: int = 3) -> str:
     """The comparison as Markdown: source, budget, a row per published number, the orderings."""
     source = result["source"]
+    ranks = source["spread"] == "rank"
     lines = [
-        f"Source: {source['paper']}, {source['table']} (± is the {source['spread']} over {source['repeats']} "
-        f"repeats; shown here as SE).",
+        _source_line(source),
         f"Budget run: {budget_line(result['budget']['run'], result['budget']['paper'])}.",
         "",
         "| setting | method | metric | paper | gpal (n) | |d| / combined SE | verdict |",
         "|---|---|---|---|---|---:|---|",
     ]
     for r in result["rows"]:
-        paper = _fmt(r["paper_mean"], r["paper_se"], digits)
+        paper = (f"rank {r['paper_mean']:g}" if ranks else _fmt(r["paper_mean"], r["paper_se"], digits, printed=True))
         if r["printed"] is not None:
             paper += f" (printed {r['printed']:g})"
         z = "–" if r["z"] is None or not math.isfinite(r["z"]) else f"{r['z']:.1f}"
@@ -307,7 +367,7 @@ def comparison_markdown(result: Mapping[str, Any], digits: int = 3) -> str:
             lines.append(f"| {o['setting']} | {o['metric']} | {paper} | {gpal} | {o.get('pairs', '–')} | {o['verdict']} |")
     if result["corrections"]:
         lines += ["", "Corrected published numbers:"]
-        lines += [f"- {key}: printed {fix['printed'][0]:g} ± {fix['printed'][1]:g}; {fix['reason']}"
+        lines += [f"- {key}: printed {_fmt(*fix['printed'], digits=0, printed=True)}; {fix['reason']}"
                   for key, fix in result["corrections"].items()]
     counts = pd.Series([r["verdict"] for r in result["rows"]]).value_counts()
     lines += ["", "Verdicts: " + ", ".join(f"{v} {c}" for v, c in counts.items()) + "."]

@@ -9,8 +9,8 @@ import pytest
 from gpal.workflows import WorkflowError, load_workflow, run_workflow
 from gpal.workflows.papers_page import main as papers_page_main
 from gpal.workflows.papers_page import render
-from gpal.workflows.reference import (Produced, budget_line, check_reference, comparison_rows, orderings,
-                                      parse_reference, published)
+from gpal.workflows.reference import (Produced, _fmt, budget_line, check_reference, comparison_markdown,
+                                      comparison_rows, orderings, parse_reference, published)
 
 SOURCE = {"paper": "P", "table": "T1", "spread": "SE", "repeats": 4}
 
@@ -22,7 +22,7 @@ def _ref(values, **extra):
 def test_parse_names_the_bad_key():
     with pytest.raises(ValueError, match=r"reference\.values\.a\.MGP\.nll\[1\] \(the spread\) must be >= 0"):
         _ref({"a": {"MGP": {"nll": [1.0, -0.1]}}})
-    with pytest.raises(ValueError, match=r"reference\.source\.spread must be one of \['SE', 'SD'\]"):
+    with pytest.raises(ValueError, match=r"reference\.source\.spread must be one of \['SE', 'SD', 'none', 'rank'\]"):
         _ref({"a": {"MGP": {"nll": 1.0}}}, source={"spread": "CI"})
     with pytest.raises(ValueError, match=r"corrects 'a/NIMGP/nll', which reference\.values does not hold"):
         _ref({"a": {"MGP": {"nll": 1.0}}}, corrections={"a/NIMGP/nll": {"printed": [9.0, 1.0], "reason": "x"}})
@@ -73,6 +73,37 @@ def test_ties_in_the_paper_order_nothing():
     assert orderings(ref, measured)[0]["pairs"] == "1/2"
     measured[("a", "C", "error")] = [0.25]  # tied with B in gpal, where the paper orders them: not agreeing
     assert orderings(ref, measured)[0]["pairs"] == "1/2"
+
+
+def test_no_spread_and_ranks_are_compared_by_ordering():
+    for spread in ("none", "rank"):
+        with pytest.raises(ValueError, match=rf"a\.A\.nll has a spread, but reference\.source\.spread is '{spread}'"):
+            _ref({"a": {"A": {"nll": [1.0, 0.1]}}}, source={"spread": spread})
+    # ranks: 1 is the best whatever the metric, so rank 1 in accuracy is the highest accuracy
+    ref = _ref({"a": {"GPC": {"accuracy": 1, "nll": 1}, "GPD": {"accuracy": 2, "nll": 2}}}, source={"spread": "rank"})
+    measured = {("a", "GPC", "accuracy"): [0.90, 0.92], ("a", "GPD", "accuracy"): [0.85, 0.87],
+                ("a", "GPC", "nll"): [0.40, 0.42], ("a", "GPD", "nll"): [0.30, 0.32]}
+    rows = {(r["method"], r["metric"]): r for r in comparison_rows(ref, measured)}
+    assert rows[("GPC", "accuracy")]["verdict"] == "ordering reproduced"
+    assert rows[("GPC", "nll")]["verdict"] == "ordering differs"
+    assert math.isnan(rows[("GPC", "nll")]["difference"]) and math.isnan(rows[("GPC", "nll")]["z"])
+    result = {"source": ref["source"], "budget": {"run": {"repeats": 2}, "paper": {"repeats": 4}},
+              "rows": list(rows.values()), "orderings": orderings(ref, measured), "corrections": {}}
+    text = comparison_markdown(result)
+    assert "| a | GPC | accuracy | rank 1 | 0.910 ± 0.010 (2) |" in text and "ranks (1 the best" in text
+    # means without a spread (two gpal repeats, so only the missing published spread forces the ordering)
+    ref = _ref({"a": {"GPC": {"nll": 0.5}, "GPD": {"nll": 0.4}}}, source={"spread": "none"})
+    assert {r["verdict"] for r in comparison_rows(ref, measured)} == {"ordering reproduced"}
+
+
+def test_small_numbers_keep_their_digits():
+    assert _fmt(0.0004, None, printed=True) == "0.0004"  # a published 0.0004 is not shown as 0.000
+    assert _fmt(0.0256, 0.007, printed=True) == "0.0256 ± 0.0070"
+    assert _fmt(0.16, 0.004, printed=True) == "0.160 ± 0.004"
+    assert _fmt(0.00041234, None) == "0.00041"  # a measured small mean: two significant digits
+    assert _fmt(0.99951, 0.00021) == "0.9995 ± 0.0002"  # an SE of 0.0002 needs four decimals
+    assert _fmt(0.1234, 0.0123) == "0.123 ± 0.012" and _fmt(92.81, 86.4) == "92.810 ± 86.400"
+    assert _fmt(1e-12, None) == "0.000000" and _fmt(float("nan"), None) == "–"  # at most MAX_DECIMALS
 
 
 def test_budget_line_says_when_it_is_reduced():
