@@ -108,8 +108,9 @@ def trace_vi(p: Problem, method: str, iters: int, num_inducing: int, seed: int) 
     return trace
 
 
-def trace_svi(p: Problem, epochs: int, num_inducing: int, batch_size: int, seed: int) -> Trace:
-    """SVI (Adam, lr 0.01) on gpal's SVGP with the logit likelihood, evaluated after every epoch."""
+def trace_svi(p: Problem, epochs: int, num_inducing: int, batch_size: int, seed: int,
+              likelihood: str = "logit") -> Trace:
+    """SVI (Adam, lr 0.01) on gpal's SVGP (paper 000's logit likelihood by default), evaluated after every epoch."""
     import tensorflow as tf
 
     from gpal.models.svgp import build_model
@@ -117,7 +118,7 @@ def trace_svi(p: Problem, epochs: int, num_inducing: int, batch_size: int, seed:
 
     trace = Trace("svi")
     start, paused = time.perf_counter(), [0.0]
-    model = build_model(p.X, p.y, num_classes=2, likelihood="logit", num_inducing=num_inducing, seed=seed)
+    model = build_model(p.X, p.y, num_classes=2, likelihood=likelihood, num_inducing=num_inducing, seed=seed)
     zeros = tf.zeros_like(tf.constant(p.X_test))
     predict = tf.function(lambda: model.predict_proba(tf.constant(p.X_test), zeros, tf.constant([seed, 7], tf.int64), 1))
 
