@@ -1,6 +1,6 @@
 """Workflow kind ``later_labels``: every later-label and held-out check of gpal and the baselines, over seeds.
 
-The study of `gpal.evaluation.later_labels` as a resumable run: one unit per (check, seed, model), its
+The study of `gpal.catalog_jobs.later_labels` as a resumable run: one unit per (check, seed, model), its
 probabilities in ``units/<check>/seed_<k>/<model>.json``; the measures (``later_labels.csv``, every
 measure and interval at full precision), the table (``later_labels.md``) and ``report.md``, which names
 the commit that ran.  Seeds and models are not part of the run's identity: more of either adds units
@@ -24,7 +24,7 @@ __all__ = ["check", "run", "schema"]
 
 def _model_names() -> list[str]:
     from gpal.evaluation.baselines import BASELINES
-    from gpal.evaluation.later_labels import GP_VARIANTS, TEMPERATURE
+    from gpal.catalog_jobs.later_labels import GP_VARIANTS, TEMPERATURE
 
     return [*GP_VARIANTS, TEMPERATURE[1], *BASELINES]
 
@@ -32,7 +32,7 @@ def _model_names() -> list[str]:
 def schema() -> dict[str, Any]:
     from gpal.catalogs.releases import RELEASES
     from gpal.evaluation.baselines import BASELINES
-    from gpal.evaluation.later_labels import HELD_OUT, N_BOOT, PAIRS
+    from gpal.catalog_jobs.later_labels import HELD_OUT, N_BOOT, PAIRS
 
     return {
         "checks": {
@@ -51,7 +51,7 @@ def schema() -> dict[str, Any]:
 
 
 def check(config: Mapping[str, Any]) -> None:
-    from gpal.evaluation.later_labels import check_pairs
+    from gpal.catalog_jobs.later_labels import check_pairs
 
     check_pairs(config["checks"]["pairs"])
     if "gpal" not in config["models"]:
@@ -67,7 +67,7 @@ def _slug(check_name: str) -> str:
 def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -> None:
     import numpy as np
 
-    from gpal.evaluation.later_labels import check_probabilities, fit_unit, measure_check, paired_table
+    from gpal.catalog_jobs.later_labels import check_probabilities, fit_unit, measure_check, paired_table
     from gpal.evaluation.reports import write_report, write_table
     from gpal.identity import source_commit
     from gpal.runs.units import run_units

@@ -1,13 +1,13 @@
-"""gpal.evaluation.later_labels: pairs without later labels refused; measures and paired intervals checked against
+"""gpal.catalog_jobs.later_labels: pairs without later labels refused; measures and paired intervals checked against
 scikit-learn's metrics and against themselves."""
 
 import numpy as np
 import pytest
 from sklearn.metrics import balanced_accuracy_score, log_loss, roc_auc_score
 
-from gpal.evaluation import later_labels
+from gpal.catalog_jobs import later_labels
 from gpal.evaluation.calibration import expected_calibration_error
-from gpal.evaluation.later_labels import PAIRS, check_pairs, measure_check
+from gpal.catalog_jobs.later_labels import PAIRS, check_pairs, measure_check
 
 
 def test_the_shipped_pairs_have_later_labels_and_others_are_refused_by_name():
