@@ -37,7 +37,7 @@ from gpal.catalog_jobs.later_check import _auc
 from gpal.catalogs.releases import RELEASES, link_path
 from gpal.evaluation.calibration import class_reliability, expected_calibration_error, resampled_calibration_errors
 
-__all__ = ["CLASSES", "GP_VARIANTS", "HELD_OUT", "PAIRS", "TEMPERATURE", "check_pairs", "fit_unit",
+__all__ = ["CLASSES", "GP_VARIANTS", "HELD_OUT", "PAIRS", "TEMPERATURE", "TEMPERATURE_BIAS", "check_pairs", "fit_unit",
            "measure_check", "paired_table", "scored_rows"]
 
 CLASSES = ("bll", "fsrq", "pulsar")
@@ -49,8 +49,11 @@ HELD_OUT = ("FL16Y", "4FGL-DR4")
 TEST_SIZE = 0.2
 #: The share of the training rows a validation fit leaves out to fit the temperature on.
 VALIDATION_SIZE = 0.2
-#: The model whose probabilities are recalibrated by a temperature, and the name of the result.
+#: The model whose probabilities are recalibrated by a temperature, and the name of the result (whose unit holds
+#: the validation fit).
 TEMPERATURE = ("gpal", "gpal+T")
+#: The same validation fit recalibrating by a temperature and an offset per class: no fit of its own.
+TEMPERATURE_BIAS = "gpal+TB"
 #: GP models: name -> what differs from the main job's estimator.  ``balanced``: every class weighs the same in
 #: the ELBO (sample weights n / (C n_c)); ``kernel="se_plus_linear"``: a linear kernel added to the squared
 #: exponential, so the latent functions can extrapolate beyond the training sources.
@@ -203,17 +206,21 @@ def scored_rows(check: str, seed: int) -> dict[str, np.ndarray]:
             "pulsar": group == "pulsar", "faint": np.zeros(label.size, bool)}
 
 
-def check_probabilities(check: str, seed: int, units: Mapping[str, Mapping[str, Any]]) -> dict[str, np.ndarray]:
+def check_probabilities(check: str, seed: int, units: Mapping[str, Mapping[str, Any]],
+                        class_bias: bool = False) -> dict[str, np.ndarray]:
     """model -> probabilities of the check's rows from the fitted ``units`` (model -> fit_unit's result), with
-    ``gpal+T`` derived from gpal's and what the catalog knows applied to every model."""
+    ``gpal+T`` (and, with ``class_bias``, ``gpal+TB``) derived from gpal's and what the catalog knows applied to
+    every model."""
     from gpal.evaluation.recalibration import TemperatureScaling
 
     train, _, class1 = _check_data(check, seed)
     proba = {m: np.asarray(u["proba"]) for m, u in units.items() if m != TEMPERATURE[1]}
     if TEMPERATURE[1] in units and TEMPERATURE[0] in proba:
         val = units[TEMPERATURE[1]]
-        scaling = TemperatureScaling().fit(np.asarray(val["proba"]), np.asarray(val["y"], dtype=np.int64))
-        proba[TEMPERATURE[1]] = scaling.transform(proba[TEMPERATURE[0]])
+        for name, bias in ((TEMPERATURE[1], False), (TEMPERATURE_BIAS, True))[:1 + class_bias]:
+            scaling = TemperatureScaling(class_bias=bias).fit(np.asarray(val["proba"]),
+                                                              np.asarray(val["y"], dtype=np.int64))
+            proba[name] = scaling.transform(proba[TEMPERATURE[0]])
     if check.startswith("held-out:"):
         return proba
     return {m: _known(p, class1, train) for m, p in proba.items()}

@@ -24,9 +24,9 @@ __all__ = ["check", "run", "schema"]
 
 def _model_names() -> list[str]:
     from gpal.evaluation.baselines import BASELINES
-    from gpal.catalog_jobs.later_labels import GP_VARIANTS, TEMPERATURE
+    from gpal.catalog_jobs.later_labels import GP_VARIANTS, TEMPERATURE, TEMPERATURE_BIAS
 
-    return [*GP_VARIANTS, TEMPERATURE[1], *BASELINES]
+    return [*GP_VARIANTS, TEMPERATURE[1], TEMPERATURE_BIAS, *BASELINES]
 
 
 def schema() -> dict[str, Any]:
@@ -67,20 +67,26 @@ def _slug(check_name: str) -> str:
 def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -> None:
     import numpy as np
 
-    from gpal.catalog_jobs.later_labels import check_probabilities, fit_unit, measure_check, paired_table
+    from gpal.catalog_jobs.later_labels import (
+        TEMPERATURE, TEMPERATURE_BIAS, check_probabilities, fit_unit, measure_check, paired_table,
+    )
     from gpal.evaluation.reports import write_report, write_table
     from gpal.identity import source_commit
     from gpal.runs.units import run_units
 
     checks = [*config["checks"]["pairs"], *(f"held-out:{r}" for r in config["checks"]["held_out"])]
     seeds, models = config["seeds"], config["models"]
+    class_bias = TEMPERATURE_BIAS in models
+    # gpal+TB is recalibrated on gpal+T's validation fit: no unit of its own
+    fitted = list(dict.fromkeys([m for m in models if m != TEMPERATURE_BIAS] + ([TEMPERATURE[1]] if class_bias else [])))
     # seed-major: a run stopped after its first seed has every check's first seed
-    units = {f"{_slug(c)}/seed_{s}/{m}": (c, s, m) for s in seeds for c in checks for m in models}
+    units = {f"{_slug(c)}/seed_{s}/{m}": (c, s, m) for s in seeds for c in checks for m in fitted}
     results = run_units(executor, fit_unit, units, out, desc="fits", progress=progress)
     frames = []
     for c in checks:
-        probabilities = {s: check_probabilities(c, s, {m: results[f"{_slug(c)}/seed_{s}/{m}"] for m in models})
-                         for s in seeds}
+        probabilities = {s: {m: p for m, p in check_probabilities(
+            c, s, {m: results[f"{_slug(c)}/seed_{s}/{m}"] for m in fitted}, class_bias=class_bias).items()
+            if m in models} for s in seeds}
         frames.append(measure_check(c, seeds, probabilities, n_boot=config["n_boot"]))
     measures = pd.concat(frames, ignore_index=True)
     commit = source_commit()
@@ -99,10 +105,13 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
             if unit is not None:
                 from gpal.evaluation.recalibration import TemperatureScaling
 
-                t = TemperatureScaling().fit(np.asarray(unit["proba"]), np.asarray(unit["y"], dtype=np.int64))
-                temperature.append({"check": c, "seed": s, "temperature": round(t.temperature_, 3)})
+                val = (np.asarray(unit["proba"]), np.asarray(unit["y"], dtype=np.int64))
+                t, tb = TemperatureScaling().fit(*val), TemperatureScaling(class_bias=True).fit(*val)
+                temperature.append({"check": c, "seed": s, "temperature": round(t.temperature_, 3),
+                                    "with offsets: temperature": round(tb.temperature_, 3),
+                                    "offsets (bll, fsrq, pulsar)": ", ".join(f"{b:+.2f}" for b in tb.bias_)})
     if temperature:
-        tables["Temperatures fitted on each validation split"] = write_table(out / "temperatures",
+        tables["Temperatures (and class offsets) fitted on each validation split"] = write_table(out / "temperatures",
                                                                              pd.DataFrame(temperature))
     text = "\n".join([
         config["description"] or "", "",

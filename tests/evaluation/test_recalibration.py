@@ -57,3 +57,24 @@ def test_bad_input_is_refused_by_name():
         TemperatureScaling(bounds=(2.0, 1.0)).fit(p, np.array([0, 1]))
     with pytest.raises(ValueError, match="fitted on 2"):
         TemperatureScaling().fit(p, np.array([0, 1])).transform(np.full((1, 3), 1 / 3))
+
+
+def test_a_temperature_and_class_offsets_are_recovered_together():
+    rng = np.random.default_rng(2)
+    logits = rng.normal(scale=1.5, size=(20000, 3))
+    offsets = np.array([0.0, 0.8, -0.5])
+    truth = _softmax(logits / 0.7 + offsets)
+    y = np.array([rng.choice(3, p=q) for q in truth])
+    model = _softmax(logits)
+    scaling = TemperatureScaling(class_bias=True).fit(model, y)
+    assert scaling.temperature_ == pytest.approx(0.7, rel=0.05)
+    assert np.allclose(scaling.bias_, offsets, atol=0.08)
+    assert np.allclose(scaling.transform(model), truth, atol=0.03)
+    # the offsets fitted are at least as good as the temperature alone, on the rows they were fitted on
+    alone = TemperatureScaling().fit(model, y)
+    assert negative_log_likelihood(y, scaling.transform(model)) <= negative_log_likelihood(y, alone.transform(model))
+
+
+def test_without_offsets_the_bias_is_zero():
+    p = np.array([[0.9, 0.1], [0.8, 0.2], [0.7, 0.3], [0.6, 0.4]])
+    assert np.array_equal(TemperatureScaling().fit(p, np.array([0, 1, 0, 1])).bias_, np.zeros(2))
