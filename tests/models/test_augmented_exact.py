@@ -176,3 +176,25 @@ def test_bad_exact_parameters_are_named(params, match):
     X, y = three_class(20, 0)
     with pytest.raises(ValueError, match=match):
         LogisticSoftmaxGPClassifier(**params).fit(X, y)
+
+
+def test_runs_in_parts_equal_one_run_and_models_of_one_signature_share_the_steps():
+    """Adam's state carries over between ``run`` calls, and a model fitted on other rows reuses the same trace."""
+    from gpal.models.families import augmented_exact
+
+    def fresh(n):
+        X, y = three_class(n, 5)
+        model = AugmentedLogisticSoftmaxGP(gpflow.kernels.SquaredExponential(lengthscales=[1.0, 1.0]), X[:5], 3)
+        return model, ExactFinish(model, X, y, 0.1, 0.03, num_samples=20, seed=0)
+
+    (whole, once), (parts, twice) = fresh(40), fresh(40)
+    once.run(6, 0.5)
+    twice.run(2, 0.5), twice.run(4, 0.5)
+    for a, b in zip(whole.trainable_variables + (whole.eta1,), parts.trainable_variables + (parts.eta1,)):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    other, finish = fresh(25)
+    traces = augmented_exact._signature_steps(other, True, 20, 0)
+    traces[1].release()
+    before = traces[0].step_and_hyper.experimental_get_tracing_count()
+    finish.run(2, 0.5)
+    assert traces[0].step_and_hyper.experimental_get_tracing_count() == before == 1
