@@ -23,13 +23,9 @@ from sklearn.base import BaseEstimator
 from gpal.constraints import Boolean, Integer, OneOf, Optional, Real
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, warn_ignored_noise
 from gpal.estimators.params import SPARSE_GP_PARAMETERS
-from gpal.registry import CONJUGATE_INFERENCE, DEFAULT_NUM_INDUCING, LOCALS_FAMILIES
+from gpal.registry import AUGMENTED_INFERENCE, DEFAULT_NUM_INDUCING, LOCALS_FAMILIES
 
-__all__ = ["AUGMENTED_INFERENCE", "LogisticSoftmaxGPClassifier"]
-
-# The conjugate schemes, and CAVI with an exact finish (this estimator's own: the generic
-# classifier's conjugate options stay the closed-form ones).
-AUGMENTED_INFERENCE = (*CONJUGATE_INFERENCE, "cavi_exact")
+__all__ = ["LogisticSoftmaxGPClassifier"]
 
 
 class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
