@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from gpal.catalogs.features import RELEASE_PRESET, Feature, resolve_features, transform_all
+from gpal.catalogs.features import MISSING_ERROR_REPAIRS, RELEASE_PRESET, Feature, resolve_features, transform_all
 from gpal.catalogs.releases import DEFAULT_RELEASE, LAT_CLASS_CODES, RELEASES, Release, identify_release, release_by_name
 from gpal.data.dataset import NoisyDataset
 from gpal.files import read_bytes
@@ -565,15 +565,19 @@ class Catalog:
     def _repaired(self, feats: Sequence[Feature], rows: np.ndarray) -> dict[str, int]:
         """Error column -> how many of the selected ``rows`` had a missing error read as exact, said in a warning."""
         hit: dict[str, np.ndarray] = {}
+        policies: set[str] = set()
         for f in feats:
-            for column, missing in f.read_as_exact(self._numbers).items():
+            for column, missing in f.repaired_errors(self._numbers).items():
                 hit[column] = hit.get(column, np.zeros(rows.size, dtype=bool)) | missing[rows]
+                if missing[rows].any():
+                    policies.add(f.missing_error)
         counts = {column: int(mask.sum()) for column, mask in hit.items() if mask.any()}
         if counts:
             n = int(np.logical_or.reduce([mask for mask in hit.values()]).sum())
+            how = " or ".join(f"{MISSING_ERROR_REPAIRS[p]} (missing_error={p!r})" for p in sorted(policies))
             warnings.warn(f"{n} source(s) of the selection have an error the catalog does not give (NaN or its "
-                          "'not measured' value) read as exact, variance 0 (missing_error='exact'): "
-                          f"{repaired_text(counts)} -- kept", RepairedRowsWarning, stacklevel=4)
+                          f"'not measured' value) {how}: {repaired_text(counts)} -- kept", RepairedRowsWarning,
+                          stacklevel=4)
         return counts
 
     def _build(self, rows, X, X_var, y, class_names, feats: Sequence[Feature], counted, cuts) -> NoisyDataset:

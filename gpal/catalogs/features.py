@@ -17,7 +17,7 @@ import hashlib
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -35,7 +35,9 @@ _TRANSFORMS = ("identity", "log", "log10", "abs", "sin_deg", "abs_sin_deg")
 _COMBINES = (None, "ratio", "hardness")
 _REDUCES = (None, "share", "max_over_mean", "cv")
 _UPPER_LIMIT_POLICIES = ("upper_error", "drop")
-_MISSING_ERROR_POLICIES = ("drop", "exact")
+#: What each policy that keeps a row without an error does with it, in words.
+MISSING_ERROR_REPAIRS = {"exact": "read as exact, variance 0", "population": "given the population's median error"}
+_MISSING_ERROR_POLICIES = ("drop", *MISSING_ERROR_REPAIRS)
 _PROPAGATIONS = ("first_order", "monte_carlo")
 _TWO_SIDED = ("mean", "split_normal")
 _CENTRES = ("point", "draw_mean")
@@ -86,7 +88,9 @@ class Feature:
         value is 0); ``"drop"`` leaves the row out (reported).
     missing_error
         what a NaN or infinite error (or ``error_sentinel``) means: ``"drop"`` leaves
-        the row out (reported), ``"exact"`` treats that row's value as exact (variance 0).
+        the row out (reported), ``"exact"`` treats that row's value as exact (variance 0),
+        ``"population"`` gives it the population's error: the median error of the column
+        (of each side, of each band) over every catalog row that has one (reported too).
         A negative one-sided error is a fault: first-order features leave the row out
         (reported); Monte Carlo features refuse the column (ValueError).
     propagation
@@ -343,9 +347,9 @@ class Feature:
         value, variance = _combine(self.combine, x, sigmas[0], operands[1][0], sigmas[1])
         return value, np.sqrt(variance), bad
 
-    def read_as_exact(self, read: Callable[[str], np.ndarray]) -> dict[str, np.ndarray]:
-        """Error column -> the rows whose missing error ``missing_error="exact"`` reads as exact (variance 0): rows
-        repaired rather than dropped, which a job counts as it counts dropped ones.
+    def repaired_errors(self, read: Callable[[str], np.ndarray]) -> dict[str, np.ndarray]:
+        """Error column -> the rows whose missing error the feature repairs rather than drops (``missing_error``
+        ``"exact"`` or ``"population"``), which a job counts as it counts dropped ones.
 
         Returns
         -------
@@ -358,7 +362,7 @@ class Feature:
         if self.reduce is not None:
             operands = [(b, error) for _, b, error in self._band_operands(read)]
         out: dict[str, np.ndarray] = {}
-        for band, error in operands if self.missing_error == "exact" else ():
+        for band, error in operands if self.missing_error != "drop" else ():
             if error is not None:
                 raw = _pick(read(error), band, error, self.label, is_error=True)
                 missing = _read_error(raw, error, self.label, self.two_sided, self.error_sentinel)[3]
@@ -454,6 +458,9 @@ class Feature:
             bad[f"{error} (upper limit)"] = upper_limit
         if self.missing_error == "drop":
             bad[error] = missing
+        if self.missing_error == "population":
+            lower, upper = _population_errors(lower, upper, missing, negative, error, self.label)
+            missing = np.zeros_like(missing)
         unusable = missing | negative
         return values, np.where(unusable, 0.0, lower), np.where(unusable, 0.0, upper), bad
 
@@ -631,6 +638,23 @@ def _read_error(raw: np.ndarray, column: str, label: str, two_sided: str, sentin
         lower, upper = np.where(placeholder, np.nan, lower), np.where(placeholder, np.nan, upper)
     missing = ~(np.isfinite(lower) & np.isfinite(upper)) & ~negative
     return lower, upper, upper_limit, missing, negative
+
+
+def _population_errors(lower: np.ndarray, upper: np.ndarray, missing: np.ndarray, negative: np.ndarray, column: str,
+                       label: str) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper errors with each ``missing`` row given the median error of the rows that have one.
+
+    A catalog gives no error where it measured none (4FGL's Unc_Frac_Variability = 10 where the
+    variability is set to 0): the median over the whole catalog is what a source of unknown error
+    plausibly has, where reading the value as exact would claim it is known perfectly.
+    """
+    known = ~(missing | negative)
+    if missing.any() and not known.any():
+        raise ValueError(f"feature {label!r} gives missing errors the population's error, but no row of {column!r} "
+                         "has an error; use missing_error='exact' or 'drop'")
+    if not missing.any():
+        return lower, upper
+    return np.where(missing, np.median(lower[known]), lower), np.where(missing, np.median(upper[known]), upper)
 
 
 def _combine_values(kind: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -954,6 +978,22 @@ FEATURE_PRESETS: dict[str, tuple[Feature, ...]] = {
     "fermi_3fgl_measurements": _FERMI_3FGL + _BAND_SPECTRUM_3FGL + _LIGHT_CURVE,
     "default": _VILLACAMPA2021,
 }
+
+
+def with_missing_errors(features: Sequence[Feature], policy: str | None) -> tuple[Feature, ...]:
+    """``features`` with every one that keeps rows without an error (``missing_error`` not ``"drop"``) reading them
+    by ``policy`` (a key of `MISSING_ERROR_REPAIRS`; None: as they are).
+
+    Returns
+    -------
+    tuple of Feature
+        The features, in order.
+    """
+    if policy is None:
+        return tuple(features)
+    if policy not in MISSING_ERROR_REPAIRS:
+        raise ValueError(f"unknown missing-error policy {policy!r}; valid: {list(MISSING_ERROR_REPAIRS)} or None")
+    return tuple(f if f.missing_error == "drop" else replace(f, missing_error=policy) for f in features)
 
 
 def resolve_features(features: str | Sequence[Any] | None, available: Sequence[str] = ()) -> tuple[Feature, ...]:
