@@ -1,0 +1,10 @@
+"""Declarative features with error bars, by concern: the spec (`spec`), its maps (`transforms`), the catalog's
+error conventions (`errors`), Monte Carlo propagation (`propagation`) and the presets (`presets`)."""
+
+from gpal.catalogs.features.presets import (FEATURE_PRESETS, MISSING_ERRORS, RELEASE_PRESET, resolve_features,
+                                            with_missing_errors)
+from gpal.catalogs.features.propagation import MC_DRAWS, MC_SEED, transform_all
+from gpal.catalogs.features.spec import MISSING_ERROR_REPAIRS, Feature
+
+__all__ = ["FEATURE_PRESETS", "Feature", "MC_DRAWS", "MC_SEED", "MISSING_ERRORS", "MISSING_ERROR_REPAIRS",
+           "RELEASE_PRESET", "resolve_features", "transform_all", "with_missing_errors"]
