@@ -14,15 +14,12 @@ import hashlib
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from scipy.special import ndtr, ndtri
 
 from gpal.catalogs.features.transforms import combine_values
-
-if TYPE_CHECKING:
-    from gpal.catalogs.features.spec import Feature
 
 __all__ = ["MC_DRAWS", "MC_SEED", "transform_all"]
 
@@ -78,7 +75,7 @@ def _split_normal_draws(centre, lower, upper, u, bound):
     return draws if bound is None else np.maximum(draws, bound, out=draws)  # round-off never crosses the bound
 
 
-def transform_all(features: Sequence[Feature], values: Sequence[np.ndarray], errors: Sequence[np.ndarray],
+def transform_all(features: Sequence[Any], values: Sequence[np.ndarray], errors: Sequence[np.ndarray],
                   ids: Sequence[str] = ()) -> list[tuple[np.ndarray, np.ndarray]]:
     """``Feature.transform_values`` of each feature (its ``values`` and ``errors``, the same rows for all).
 
@@ -163,7 +160,7 @@ def _draw_groups(operand_keys: dict[int, list[tuple]]) -> list[_DrawGroup]:
     return groups
 
 
-def _monte_carlo_moments(features: Sequence[Feature], model: np.ndarray, reads: Sequence[tuple[int, ...]] | None = None,
+def _monte_carlo_moments(features: Sequence[Any], model: np.ndarray, reads: Sequence[tuple[int, ...]] | None = None,
                          columns: Sequence[int] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
     """Mean and variance of each feature's transformed draws, for each row of the (n, operands, 3) error model of
     their operands (the features share its lower bound too): each operand is drawn once for all of them.
