@@ -27,7 +27,7 @@ from gpal.catalogs.releases import DEFAULT_RELEASE, LAT_CLASS_CODES, RELEASES, R
 from gpal.data.dataset import NoisyDataset
 from gpal.files import read_bytes
 
-__all__ = ["Catalog", "DroppedRowsWarning", "RepairedRowsWarning", "load_catalog", "repaired_text", "CATALOG_DIR",
+__all__ = ["Catalog", "DroppedRowsWarning", "RepairedRowsWarning", "load_catalog", "repaired_how", "repaired_text", "CATALOG_DIR",
            "RELEASES"]
 
 HDU_NAME = "LAT_Point_Source_Catalog"
@@ -39,7 +39,7 @@ _AUX_COLUMNS = {"GLON": "glon", "GLAT": "glat", "RAJ2000": "ra", "DEJ2000": "dec
 
 
 def repaired_text(counts: Mapping[str, int]) -> str:
-    """A data set's ``meta["repaired"]`` (error column -> values read as exact) in words, as the terminal and
+    """A data set's ``meta["repaired"]`` (error column -> values repaired) in words, as the terminal and
     reports say it.
 
     Returns
@@ -50,9 +50,22 @@ def repaired_text(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{column} {n}" for column, n in counts.items())
 
 
+def repaired_how(features: Sequence[Any]) -> str:
+    """What ``features`` (Features or their ``to_dict``) do with a missing error they keep, in words, as the warning,
+    the terminal and reports say it.
+
+    Returns
+    -------
+    str
+        ``"given the population's median error (missing_error='population')"``; empty when none keeps one.
+    """
+    policies = {Feature.from_spec(f).missing_error for f in features} - {"drop"}
+    return " or ".join(f"{MISSING_ERROR_REPAIRS[p]} (missing_error={p!r})" for p in sorted(policies))
+
+
 class RepairedRowsWarning(UserWarning):
-    """Rows were kept with a missing error read as exact (variance 0), as their feature's ``missing_error="exact"``
-    says: a repair, counted as dropped rows are (`DroppedRowsWarning`).
+    """Rows were kept with a missing error read as exact (variance 0) or given the population's error, as their
+    feature's ``missing_error`` says: a repair, counted as dropped rows are (`DroppedRowsWarning`).
 
     Examples
     --------
@@ -63,7 +76,7 @@ class RepairedRowsWarning(UserWarning):
     ...     data = load_catalog("4FGL-DR4").dataset(classes=["bll", "fsrq"], features="fermi_dr4")
     >>> any(w.category is RepairedRowsWarning for w in caught)
     True
-    >>> data.meta["repaired"]                          # error column -> values read as exact
+    >>> data.meta["repaired"]                          # error column -> values repaired
     {'Unc_Frac_Variability': 451, 'Unc_PL_Index': 1}
     """
 
@@ -563,18 +576,18 @@ class Catalog:
         return rows, X, X_var, feats, {"dropped": dropped, "repaired": self._repaired(feats, rows)}
 
     def _repaired(self, feats: Sequence[Feature], rows: np.ndarray) -> dict[str, int]:
-        """Error column -> how many of the selected ``rows`` had a missing error read as exact, said in a warning."""
+        """Error column -> how many of the selected ``rows`` had a missing error repaired, said in a warning."""
         hit: dict[str, np.ndarray] = {}
-        policies: set[str] = set()
+        repairing: list[Feature] = []
         for f in feats:
             for column, missing in f.repaired_errors(self._numbers).items():
                 hit[column] = hit.get(column, np.zeros(rows.size, dtype=bool)) | missing[rows]
                 if missing[rows].any():
-                    policies.add(f.missing_error)
+                    repairing.append(f)
         counts = {column: int(mask.sum()) for column, mask in hit.items() if mask.any()}
         if counts:
             n = int(np.logical_or.reduce([mask for mask in hit.values()]).sum())
-            how = " or ".join(f"{MISSING_ERROR_REPAIRS[p]} (missing_error={p!r})" for p in sorted(policies))
+            how = repaired_how(repairing)
             warnings.warn(f"{n} source(s) of the selection have an error the catalog does not give (NaN or its "
                           f"'not measured' value) {how}: {repaired_text(counts)} -- kept", RepairedRowsWarning,
                           stacklevel=4)

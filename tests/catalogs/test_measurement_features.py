@@ -165,7 +165,7 @@ def test_a_band_column_spec_survives_json():
 def fgl3():
     from gpal.catalogs import load_catalog
     catalog = load_catalog("3FGL")
-    with pytest.warns(UserWarning, match="read as exact"):  # 4 sources without Unc_Spectral_Index, as fermi_3fgl
+    with pytest.warns(UserWarning, match="population's median error"):  # 4 sources without Unc_Spectral_Index
         data = catalog.dataset(classes=["bll", "fsrq", "pulsar"], merge={"pulsar": ["psr"]},
                                features="fermi_3fgl_measurements")
     return catalog, data
@@ -173,7 +173,7 @@ def fgl3():
 
 def test_the_3fgl_measurement_preset_loads_on_the_shipped_3fgl(fgl3):
     catalog, data = fgl3
-    with pytest.warns(UserWarning, match="read as exact"):
+    with pytest.warns(UserWarning, match="population's median error"):
         summary = catalog.dataset(classes=["bll", "fsrq", "pulsar"], merge={"pulsar": ["psr"]}, features="fermi_3fgl")
     assert list(data.ids) == list(summary.ids)  # the added features leave no labelled source out
     assert data.feature_names[: summary.n_features] == summary.feature_names

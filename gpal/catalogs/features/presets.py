@@ -19,9 +19,10 @@ __all__ = ["FEATURE_PRESETS", "MISSING_ERRORS", "RELEASE_PRESET", "resolve_featu
 #: by the catalog that reads it.
 RELEASE_PRESET = "release"
 
-#: What the main job's features do with a value whose error the catalog does not give (docs/catalogs.md,
-#: "Missing errors"): Unc_LP_beta where beta is pegged, Unc_Frac_Variability = 10 where no variability was measured.
-MISSING_ERRORS = "exact"
+#: What the main job's features do with a value whose error the catalog does not give (Unc_LP_beta where beta is
+#: pegged, Unc_Frac_Variability = 10 where no variability was measured): the population's error, chosen over reading
+#: it as exact on later labels (docs/catalogs.md, "Missing errors").
+MISSING_ERRORS = "population"
 
 # The 4FGL error model of a photon or energy flux (docs/catalogs.md, "Error model of each feature"):
 # Monte Carlo through the transform, the flux bounded below by 0.
