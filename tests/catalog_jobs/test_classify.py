@@ -74,6 +74,7 @@ def test_bad_class_specs_are_named(spec, message):
     ({"features": "fermi_dr5"}, r"unknown feature preset 'fermi_dr5'"),
     ({"features": ["LP_Index", 3]}, r"features must be None or a non-empty string or a list .*; got \['LP_Index', 3\]"),
     ({"catalog": ""}, r"catalog must be a release name \(3FGL, 4FGL, 4FGL-DR2, 4FGL-DR4, FL16Y\) or the path"),
+    ({"missing_errors": "median"}, r"missing_errors must be .*'exact'.*'population'.*; got 'median'"),
 ])
 def test_a_selection_is_checked_when_made(fields, message):
     with pytest.raises(ValueError, match=message):
@@ -88,11 +89,19 @@ def test_a_selection_keeps_its_values_and_resolves_its_classes():
     assert CatalogSelection(classes="blazar_psr_msp").class_spec == "bll,fsrq,psr,msp"
     assert {name: s.default for name, s in CatalogSelection.settings().items()} == {
         "catalog": "FL16Y", "classes": "blazar_pulsar", "merge": None, "min_significance": None,
-        "features": "release"}
+        "features": "release", "missing_errors": None}
     # the release's preset: on every 4FGL-layout release the main job's features are fermi_dr4's, as before
     from gpal.catalogs import FEATURE_PRESETS, load_catalog
-    assert load_catalog("4FGL-DR4").features(CatalogSelection().features) == FEATURE_PRESETS["fermi_dr4"]
+    dr4 = load_catalog("4FGL-DR4")
+    assert dr4.features(CatalogSelection().features) == FEATURE_PRESETS["fermi_dr4"]
+    assert CatalogSelection().features_of(dr4) == FEATURE_PRESETS["fermi_dr4"]
     assert load_catalog("3FGL").features(CatalogSelection().features) == FEATURE_PRESETS["fermi_3fgl"]
+    # missing_errors: every feature that repairs a missing error does so by the rule given; the others are untouched
+    exact = CatalogSelection(missing_errors="exact").features_of(dr4)
+    for given, preset in zip(exact, FEATURE_PRESETS["fermi_dr4"]):
+        repairs = preset.missing_error != "drop"
+        assert given.missing_error == ("exact" if repairs else "drop") and (repairs or given == preset)
+    assert sum(f.missing_error == "exact" for f in exact) == 6
 
 
 # ----------------------------------------------------------------- the main job
