@@ -22,12 +22,13 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from gpal.catalogs.features import MISSING_ERROR_REPAIRS, RELEASE_PRESET, Feature, resolve_features, transform_all
+from gpal.catalogs.features import RELEASE_PRESET, Feature, resolve_features, transform_all
+from gpal.catalogs.features.errors import repaired_how, repaired_text
 from gpal.catalogs.releases import DEFAULT_RELEASE, LAT_CLASS_CODES, RELEASES, Release, identify_release, release_by_name
 from gpal.data.dataset import NoisyDataset
 from gpal.files import read_bytes
 
-__all__ = ["Catalog", "DroppedRowsWarning", "RepairedRowsWarning", "load_catalog", "repaired_how", "repaired_text", "CATALOG_DIR",
+__all__ = ["Catalog", "DroppedRowsWarning", "RepairedRowsWarning", "load_catalog", "CATALOG_DIR",
            "RELEASES"]
 
 HDU_NAME = "LAT_Point_Source_Catalog"
@@ -36,31 +37,6 @@ CATALOG_DIR = Path(str(importlib.resources.files("gpal.catalogs") / "data"))
 UNASSOCIATED = "unassociated"
 #: aux key of a data set -> the `Columns` role it is read from (the keys are gpal's, the same for every release).
 _AUX_COLUMNS = {"GLON": "glon", "GLAT": "glat", "RAJ2000": "ra", "DEJ2000": "dec"}
-
-
-def repaired_text(counts: Mapping[str, int]) -> str:
-    """A data set's ``meta["repaired"]`` (error column -> values repaired) in words, as the terminal and
-    reports say it.
-
-    Returns
-    -------
-    str
-        ``"Unc_LP_beta 12, Unc_Frac_Variability 3"``; empty when nothing was repaired.
-    """
-    return ", ".join(f"{column} {n}" for column, n in counts.items())
-
-
-def repaired_how(features: Sequence[Any]) -> str:
-    """What ``features`` (Features or their ``to_dict``) do with a missing error they keep, in words, as the warning,
-    the terminal and reports say it.
-
-    Returns
-    -------
-    str
-        ``"given the population's median error (missing_error='population')"``; empty when none keeps one.
-    """
-    policies = {Feature.from_spec(f).missing_error for f in features} - {"drop"}
-    return " or ".join(f"{MISSING_ERROR_REPAIRS[p]} (missing_error={p!r})" for p in sorted(policies))
 
 
 class RepairedRowsWarning(UserWarning):
@@ -587,7 +563,7 @@ class Catalog:
         counts = {column: int(mask.sum()) for column, mask in hit.items() if mask.any()}
         if counts:
             n = int(np.logical_or.reduce([mask for mask in hit.values()]).sum())
-            how = repaired_how(repairing)
+            how = repaired_how(f.missing_error for f in repairing)
             warnings.warn(f"{n} source(s) of the selection have an error the catalog does not give (NaN or its "
                           f"'not measured' value) {how}: {repaired_text(counts)} -- kept", RepairedRowsWarning,
                           stacklevel=4)

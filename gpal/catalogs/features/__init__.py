@@ -4,7 +4,9 @@ error conventions (`errors`), Monte Carlo propagation (`propagation`) and the pr
 from gpal.catalogs.features.presets import (FEATURE_PRESETS, MISSING_ERRORS, RELEASE_PRESET, resolve_features,
                                             with_missing_errors)
 from gpal.catalogs.features.propagation import MC_DRAWS, MC_SEED, transform_all
-from gpal.catalogs.features.spec import MISSING_ERROR_REPAIRS, Feature
+from gpal.catalogs.features.errors import MISSING_ERROR_REPAIRS, repaired_how, repaired_text
+from gpal.catalogs.features.spec import Feature
 
 __all__ = ["FEATURE_PRESETS", "Feature", "MC_DRAWS", "MC_SEED", "MISSING_ERRORS", "MISSING_ERROR_REPAIRS",
-           "RELEASE_PRESET", "resolve_features", "transform_all", "with_missing_errors"]
+           "RELEASE_PRESET", "repaired_how", "repaired_text", "resolve_features", "transform_all",
+           "with_missing_errors"]

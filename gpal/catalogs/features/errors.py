@@ -7,11 +7,39 @@ file that breaks them is refused with a ValueError naming the rows, never read s
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
-__all__ = ["pick", "population_errors", "read_error", "refuse_rows"]
+__all__ = ["MISSING_ERROR_REPAIRS", "pick", "population_errors", "read_error", "refuse_rows", "repaired_how",
+           "repaired_text"]
+
+#: What each policy that keeps a row without an error does with it, in words.
+MISSING_ERROR_REPAIRS = {"exact": "read as exact, variance 0", "population": "given the population's median error"}
+
+
+def repaired_how(policies: Iterable[str]) -> str:
+    """The features' ``missing_error`` policies in words, as warnings, the terminal and reports say them.
+
+    Returns
+    -------
+    str
+        ``"given the population's median error (missing_error='population')"``; empty when none keeps a row.
+    """
+    kept = sorted(set(policies) & set(MISSING_ERROR_REPAIRS))
+    return " or ".join(f"{MISSING_ERROR_REPAIRS[p]} (missing_error={p!r})" for p in kept)
+
+
+def repaired_text(counts: Mapping[str, int]) -> str:
+    """A data set's ``meta["repaired"]`` (error column -> values repaired) in words, as the terminal and
+    reports say it.
+
+    Returns
+    -------
+    str
+        ``"Unc_LP_beta 12, Unc_Frac_Variability 3"``; empty when nothing was repaired.
+    """
+    return ", ".join(f"{column} {n}" for column, n in counts.items())
 
 
 def refuse_rows(mask: np.ndarray, message: Callable[[np.ndarray], str]) -> None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Sequence
 
-from gpal.catalogs.features.spec import MISSING_ERROR_REPAIRS, Feature
+from gpal.catalogs.features.errors import MISSING_ERROR_REPAIRS
+from gpal.catalogs.features.spec import Feature
 from gpal.catalogs.releases import FGL3_COLUMNS, FGL4_COLUMNS, Columns
 
 __all__ = ["FEATURE_PRESETS", "MISSING_ERRORS", "RELEASE_PRESET", "resolve_features", "with_missing_errors"]

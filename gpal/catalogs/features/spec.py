@@ -19,15 +19,13 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from gpal.catalogs.features.errors import pick, population_errors, read_error, refuse_rows
+from gpal.catalogs.features.errors import MISSING_ERROR_REPAIRS, pick, population_errors, read_error, refuse_rows
 from gpal.catalogs.features.propagation import transform_all
 from gpal.catalogs.features.transforms import COMBINES, REDUCES, TRANSFORMS, combine_first_order, combine_values
 
-__all__ = ["Feature", "MISSING_ERROR_REPAIRS"]
+__all__ = ["Feature"]
 
 _UPPER_LIMIT_POLICIES = ("upper_error", "drop")
-#: What each policy that keeps a row without an error does with it, in words.
-MISSING_ERROR_REPAIRS = {"exact": "read as exact, variance 0", "population": "given the population's median error"}
 _MISSING_ERROR_POLICIES = ("drop", *MISSING_ERROR_REPAIRS)
 _PROPAGATIONS = ("first_order", "monte_carlo")
 _TWO_SIDED = ("mean", "split_normal")
