@@ -367,7 +367,13 @@ class Feature:
 
     def operand_sources(self, operands: int) -> list[tuple]:
         """What each of the error model's ``operands`` is read from, and by which error rules: features that name
-        the same operand may draw it once (`transform_all`), and operands read from other columns never merge."""
+        the same operand may draw it once (`transform_all`), and operands read from other columns never merge.
+
+        Returns
+        -------
+        list of tuple
+            Per operand: (column, band, error column, then the error rules).
+        """
         if self.reduce is not None:  # the model's operands are ``bands``, or all the column's bands in order
             reads = self._band_reads(self.bands if self.bands is not None else range(operands))
         else:
@@ -398,7 +404,13 @@ class Feature:
         return bands
 
     def reduced(self, x: np.ndarray) -> np.ndarray:
-        """The reduction of band values x (n, bands, ...) over the bands axis: the one formula for values and draws."""
+        """The reduction of band values x (n, bands, ...) over the bands axis: the one formula for values and draws.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n, ...) the reduced values.
+        """
         position = (self.bands or tuple(range(x.shape[1]))).index(self.band) if self.reduce == "share" else 0
         return REDUCES[self.reduce](x, position)
 
@@ -490,7 +502,13 @@ class Feature:
 
     # ------------------------------------------------------------- internals
     def mapped(self, x: np.ndarray) -> np.ndarray:
-        """The transform of values (point values or Monte Carlo draws), floored first for logs."""
+        """The transform of values (point values or Monte Carlo draws), floored first for logs.
+
+        Returns
+        -------
+        numpy.ndarray
+            The transformed values, shaped as ``x``.
+        """
         return TRANSFORMS[self.transform].map(self._floored(x))
 
     def _floored(self, x: np.ndarray) -> np.ndarray:
@@ -508,7 +526,13 @@ class Feature:
         )
 
     def error_model(self, x: np.ndarray, s: np.ndarray) -> np.ndarray:
-        """The (n, operands, 3) [value, lower sigma, upper sigma] model of a Monte Carlo feature's rows."""
+        """The error model of a Monte Carlo feature's rows, checked: ``s`` as `measure` returns it, or one sigma per value.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n, operands, 3): [value, lower sigma, upper sigma] of each operand.
+        """
         operands = 2 if self.combine is not None else 1 if self.reduce is None else s.shape[1] if s.ndim == 3 else "bands"
         if s.shape == x.shape and operands == 1:  # a plain symmetric sigma of the one operand
             model = np.stack([x, s, s], axis=-1)[:, None, :]
