@@ -3,7 +3,8 @@
 Each number on the page comes from a record in ``docs/results/`` (`gpal.workflows.records`: title, the
 command that produced it, its commit, settings, tables); the explanation of a record, if any, is the
 Markdown file beside it (``docs/results/<name>.md``).  A section (`SECTIONS`, in page order) shows its
-own record ``<section>.json`` and then its parts ``<section>.<part>.json``, each under the part's title.  The page is
+own record ``<section>.json`` and then its parts ``<section>.<part>.json``; in a section with parts each record
+is under its title, the section's own explanation opening the section above the first.  The page is
 never edited by hand, so a test regenerates it and compares::
 
     python -m gpal.workflows.results_page                              # rebuild docs/results.md
@@ -30,7 +31,7 @@ from gpal.identity import source_commit
 from gpal.workflows.generated_page import DOCS, write_or_check
 from gpal.workflows.records import make_record, make_table, read_record, table_markdown, write_record
 
-__all__ = ["CONVERTERS", "SECTIONS", "STUDY_RECORDS", "classify_run_record", "main", "produce", "record_run", "render"]
+__all__ = ["CONVERTERS", "SECTIONS", "STUDY_RECORDS", "classify_run_record", "later_labels_run_record", "main", "produce", "record_run", "render"]
 
 #: The page's sections in order: (name, heading, the parts after the section's own record, in order).
 SECTIONS = (
@@ -154,11 +155,77 @@ def classify_run_record(folder: Path, command: str, commit: str) -> dict[str, An
                        source=f"metrics.json, ood.json of the run (gpal {json.loads((folder / 'run.json').read_text())['gpal_version']})")
 
 
+#: How the later-label study's measures are named on the page.
+_MEASURES = {"ece": "ECE", "balanced_accuracy": "balanced accuracy", "agn_pulsar_auc": "AGN-vs-pulsar AUC",
+             "bll_fsrq_auc": "BL Lac-vs-FSRQ AUC"}
+
+
+def later_labels_run_record(folder: Path, command: str, commit: str | None = None) -> dict[str, Any]:
+    """The record of a finished ``later_labels`` workflow folder, at the commit the run wrote beside its measures.
+
+    Reads ``later_labels.csv`` (one row per check, model and measure: value, and beside every model but gpal
+    ``diff`` = gpal − model with ``diff_low`` / ``diff_high``, ``n``, ``commit``).  The first table is the NLL of
+    every model on every check, the second gpal's other measures.  ``commit`` is used only if the run named none.
+    """
+    import pandas as pd
+
+    path = Path(folder) / "later_labels.csv"
+    try:
+        measures = pd.read_csv(path)
+        missing = {"check", "model", "measure", "value", "diff", "diff_low", "diff_high", "n"} - set(measures.columns)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{folder} is not a finished later_labels workflow folder ({exc})") from None
+    if missing:
+        raise ValueError(f"{path} lacks the columns {sorted(missing)}: not the later-label study's measures")
+    commits = set(measures["commit"].dropna().astype(str)) if "commit" in measures else set()
+    if len(commits) > 1:
+        raise ValueError(f"{path} mixes commits {sorted(commits)}: rerun it at one commit")
+    commit = commits.pop() if commits else commit
+    if not commit or commit == "unknown" or commit.endswith("+dirty"):
+        raise ValueError(f"{path} names the commit {commit!r}: a record needs the committed source that ran")
+    checks = list(dict.fromkeys(measures["check"]))
+    models = list(dict.fromkeys(measures["model"]))
+    if "gpal" not in models:
+        raise ValueError(f"{path} has no gpal rows: every interval of the page is gpal minus a model")
+    others = [m for m in models if m != "gpal"]
+    at = measures.set_index(["check", "model", "measure"])
+
+    def cell(check: str, model: str, measure: str) -> str:
+        if (check, model, measure) not in at.index:
+            return ""
+        r = at.loc[(check, model, measure)]
+        text = f"{r['value']:.3f}"
+        return text if model == "gpal" or pd.isna(r["diff"]) else \
+            f"{text}; {_signed(r['diff'])} {_interval(r['diff_low'], r['diff_high'])}"
+
+    def n(check: str, measure: str) -> str:
+        key = (check, "gpal", measure)
+        return str(int(at.loc[key, "n"])) if key in at.index and not pd.isna(at.loc[key, "n"]) else ""
+
+    nll = make_table(["check", "sources", "gpal NLL", *(f"{_MODEL_NAMES.get(m, m)} NLL; gpal − it" for m in others)],
+                     [[c, n(c, "nll"), cell(c, "gpal", "nll"), *(cell(c, m, "nll") for m in others)] for c in checks],
+                     "lrr" + "l" * len(others))
+    shown = [m for m in _MEASURES if any((c, "gpal", m) in at.index for c in checks)]
+    gpal = make_table(["check", *(_MEASURES[m] for m in shown)],
+                      [[c, *(cell(c, "gpal", m) for m in shown)] for c in checks], "l" + "r" * len(shown),
+                      caption="gpal's other measures on the same checks:")
+    settings: dict[str, Any] = {"models": models}
+    config = Path(folder) / "workflow.json"
+    if config.is_file():
+        seeds = json.loads(config.read_text(encoding="utf-8")).get("seeds")
+        settings = {"seeds": seeds, **settings}
+    return make_record("Every later-label check", command, commit, [nll, gpal], settings,
+                       source="later_labels.csv of the run")
+
+
 #: Record name -> how a run folder of its command becomes the record.
 CONVERTERS: dict[str, Callable[[Path, str, str], dict[str, Any]]] = {
     "main_job": classify_run_record,
     "main_job.dr4": classify_run_record,
+    "later_labels": later_labels_run_record,
 }
+#: Converted records whose run names its own commit (the others take this source's, or --commit).
+_RUN_NAMES_COMMIT = ("later_labels",)
 #: Records a study script writes itself: its command, given ``--record FILE``, writes the record there.
 STUDY_RECORDS = ("discovery",)
 
@@ -189,10 +256,10 @@ def render(records: Path) -> str:
             before, after = "", ""
             if explanation.is_file():
                 before, _, after = explanation.read_text(encoding="utf-8").partition(_MARKER)
-            if name != section:
-                lines += [f"### {record['title']}", ""]
-            if before.strip():
-                lines += [before.strip(), ""]
+            title = [f"### {record['title']}", ""] if parts else []
+            opening = [before.strip(), ""] if before.strip() else []
+            # the section's own explanation opens the section, above its record's title; a part's is under its own
+            lines += opening + title if name == section else title + opening
             lines += ["```bash", record["command"].strip(), "```", ""]
             settings = "; ".join(f"{k}: {_setting(v)}" for k, v in record["settings"].items())
             lines += [f"Commit `{record['commit']}`." + (f" Settings: {settings}." if settings else "")
@@ -219,6 +286,8 @@ def record_run(name: str, folder: Path, records: Path, command: str | None = Non
         if not path.is_file():
             raise ValueError(f"{path} does not exist yet: give the command that made {folder} (--command)")
         command = read_record(path)["command"]
+    if name in _RUN_NAMES_COMMIT:
+        return write_record(path, CONVERTERS[name](folder, command, commit))
     commit = commit or source_commit()
     if commit == "unknown" or commit.endswith("+dirty"):
         raise ValueError(f"the source's commit is {commit!r}: commit first (or name the run's commit with --commit)")
@@ -237,13 +306,13 @@ def produce(name: str, records: Path) -> Path:
         raise ValueError(f"record {name!r} was converted from a study's recorded output: rerun its command "
                          f"({record['command']!r}) and record the new numbers by hand; produced again: "
                          f"{sorted([*CONVERTERS, *STUDY_RECORDS])}")
-    try:
-        out = argv[argv.index("--out") + 1]
-    except (ValueError, IndexError):
-        raise ValueError(f"{name}: its command {record['command']!r} names no --out folder to convert") from None
-    with tempfile.TemporaryDirectory() as work:
-        subprocess.run(argv, cwd=work, check=True)
-        return record_run(name, Path(work) / out, records, record["command"])
+    if "--out" not in argv[:-1]:
+        raise ValueError(f"{name}: its command {record['command']!r} names no --out folder to convert")
+    with tempfile.TemporaryDirectory() as work:  # run from the repository (workflow paths), writing to `work`
+        out = Path(work) / "run"
+        argv[argv.index("--out") + 1] = str(out)
+        subprocess.run(argv, cwd=records.parents[1], check=True)
+        return record_run(name, out, records, record["command"])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -144,3 +144,38 @@ def test_write_record_refuses_a_bad_record_before_writing(tmp_path):
     with pytest.raises(ValueError, match="not a result record"):
         write_record(tmp_path / "x.json", {"title": "t"})
     assert not (tmp_path / "x.json").exists()
+
+
+def _later_labels_folder(path, commit="abc1234"):
+    path.mkdir(parents=True)
+    rows = [  # check, model, measure, value, diff (gpal − model), low, high, n
+        ("4FGL:FL16Y", "gpal", "nll", 0.25, float("nan"), float("nan"), float("nan"), 552),
+        ("4FGL:FL16Y", "gpal", "agn_pulsar_auc", 0.96, float("nan"), float("nan"), float("nan"), 80),
+        ("4FGL:FL16Y", "logistic", "nll", 0.30, -0.05, -0.085, -0.017, 552),
+        ("held-out:FL16Y", "gpal", "nll", 0.248, float("nan"), float("nan"), float("nan"), 601),
+        ("held-out:FL16Y", "logistic", "nll", 0.262, -0.014, -0.037, 0.007, 601),
+    ]
+    import pandas as pd
+
+    frame = pd.DataFrame(rows, columns=["check", "model", "measure", "value", "diff", "diff_low", "diff_high", "n"])
+    frame.assign(commit=commit).to_csv(path / "later_labels.csv", index=False)
+    (path / "workflow.json").write_text(json.dumps({"seeds": [0, 1, 2]}))
+
+
+def test_a_later_labels_run_becomes_its_record_at_the_runs_commit(tmp_path):
+    _later_labels_folder(tmp_path / "run")
+    path = results_page.record_run("later_labels", tmp_path / "run", tmp_path,
+                                   command="gpal workflow workflows/later_labels.yaml --out runs/ll")
+    record = read_record(path)
+    assert record["commit"] == "abc1234" and record["settings"]["seeds"] == [0, 1, 2]
+    nll, other = record["tables"]
+    assert nll["columns"] == ["check", "sources", "gpal NLL", "logistic regression NLL; gpal − it"]
+    assert nll["rows"] == [["4FGL:FL16Y", "552", "0.250", "0.300; −0.050 [−0.085, −0.017]"],
+                           ["held-out:FL16Y", "601", "0.248", "0.262; −0.014 [−0.037, +0.007]"]]
+    assert other["columns"] == ["check", "AGN-vs-pulsar AUC"] and other["rows"][1] == ["held-out:FL16Y", ""]
+
+
+def test_a_later_labels_run_of_uncommitted_code_is_refused(tmp_path):
+    _later_labels_folder(tmp_path / "run", commit="abc1234+dirty")
+    with pytest.raises(ValueError, match="needs the committed source"):
+        results_page.record_run("later_labels", tmp_path / "run", tmp_path, command="c")
