@@ -79,6 +79,9 @@ _MODEL_NAMES = {
     "gradient_boosting_isotonic": "isotonic-calibrated gradient boosting",
     "gpal without error bars": "the same GP without error bars",
 }
+#: The later-label table's short column names (its explanation says what each is).
+_SHORT_NAMES = {"random_forest_isotonic": "forest", "gradient_boosting_isotonic": "boosting",
+                "gpal+T": "gpal + temperature"}
 
 
 def classify_run_record(folder: Path, command: str, commit: str) -> dict[str, Any]:
@@ -202,7 +205,7 @@ def later_labels_run_record(folder: Path, command: str, commit: str | None = Non
         key = (check, "gpal", measure)
         return str(int(at.loc[key, "n"])) if key in at.index and not pd.isna(at.loc[key, "n"]) else ""
 
-    nll = make_table(["check", "sources", "gpal NLL", *(f"{_MODEL_NAMES.get(m, m)} NLL; gpal − it" for m in others)],
+    nll = make_table(["check", "sources", "gpal NLL", *(f"{_SHORT_NAMES.get(m, m)} NLL; gpal − it" for m in others)],
                      [[c, n(c, "nll"), cell(c, "gpal", "nll"), *(cell(c, m, "nll") for m in others)] for c in checks],
                      "lrr" + "l" * len(others))
     shown = [m for m in _MEASURES if any((c, "gpal", m) in at.index for c in checks)]

@@ -169,7 +169,7 @@ def test_a_later_labels_run_becomes_its_record_at_the_runs_commit(tmp_path):
     record = read_record(path)
     assert record["commit"] == "abc1234" and record["settings"]["seeds"] == [0, 1, 2]
     nll, other = record["tables"]
-    assert nll["columns"] == ["check", "sources", "gpal NLL", "logistic regression NLL; gpal − it"]
+    assert nll["columns"] == ["check", "sources", "gpal NLL", "logistic NLL; gpal − it"]
     assert nll["rows"] == [["4FGL:FL16Y", "552", "0.250", "0.300; −0.050 [−0.085, −0.017]"],
                            ["held-out:FL16Y", "601", "0.248", "0.262; −0.014 [−0.037, +0.007]"]]
     assert other["columns"] == ["check", "AGN-vs-pulsar AUC"] and other["rows"][1] == ["held-out:FL16Y", ""]
