@@ -84,7 +84,8 @@ def yields(units: list[dict], n_boot: int = 2000) -> list[dict]:
                 ratios = np.concatenate(boot[name])
                 row["ratio"] = (mean / base, float(np.quantile(ratios, 0.025)), float(np.quantile(ratios, 0.975)))
             if name == "probability":
-                row["promised"] = tuple(float(np.mean([p[key] for p in promised])) for key in ("expected", "low", "high"))
+                row["promised"] = tuple(float(np.mean([p[key] for p in promised]))
+                                        for key in ("expected", "low", "high"))
             rows.append(row)
     return rows
 
@@ -95,7 +96,8 @@ def yields_markdown(rows: list[dict]) -> str:
     for r in rows:
         ratio = "1" if r["ratio"] is None else "{:.2f} [{:.2f}, {:.2f}]".format(*r["ratio"])
         promise = "" if r["promised"] is None else "{:.1f} ({:.0f}-{:.0f})".format(*r["promised"])
-        lines.append(f"| {r['k']} | {r['strategy']} | {r['found']:.1f} | {r['found'] / r['k']:.3f} | {ratio} | {promise} |")
+        lines.append(f"| {r['k']} | {r['strategy']} | {r['found']:.1f} | {r['found'] / r['k']:.3f} | {ratio} "
+                     f"| {promise} |")
     return "\n".join(lines)
 
 

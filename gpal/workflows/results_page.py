@@ -31,7 +31,8 @@ from gpal.identity import source_commit
 from gpal.workflows.generated_page import DOCS, write_or_check
 from gpal.workflows.records import make_record, make_table, read_record, table_markdown, write_record
 
-__all__ = ["CONVERTERS", "SECTIONS", "STUDY_RECORDS", "classify_run_record", "later_labels_run_record", "main", "produce", "record_run", "render"]
+__all__ = ["CONVERTERS", "SECTIONS", "STUDY_RECORDS", "classify_run_record", "later_labels_run_record", "main",
+           "produce", "record_run", "render"]
 
 #: The page's sections in order: (name, heading, the parts after the section's own record, in order).
 SECTIONS = (
@@ -92,7 +93,8 @@ def classify_run_record(folder: Path, command: str, commit: str) -> dict[str, An
     """
     folder = Path(folder)
     try:
-        identity = json.loads((folder / "run.json").read_text(encoding="utf-8"))["identity"]
+        run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+        identity, version = run["identity"], run["gpal_version"]
         metrics = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
         ood = json.loads((folder / "ood.json").read_text(encoding="utf-8"))
         latitude = (folder / "tables" / "predicted_by_latitude.csv").read_text(encoding="utf-8").splitlines()
@@ -110,8 +112,8 @@ def classify_run_record(folder: Path, command: str, commit: str) -> dict[str, An
         if row["metric"] == "nll" and row["model"] != "gpal":
             name = _MODEL_NAMES.get(row["model"], row["model"])
             # the comparison's diff is the other model minus gpal: the page shows gpal minus it
-            rows.append([f"{name}: NLL; gpal − it",
-                         f"{row['value']:.3f}; {_signed(-row['diff'])} {_interval(-row['diff_high'], -row['diff_low'])}"])
+            difference = f"{_signed(-row['diff'])} {_interval(-row['diff_high'], -row['diff_low'])}"
+            rows.append([f"{name}: NLL; gpal − it", f"{row['value']:.3f}; {difference}"])
     faint = metrics["faintest_quarter"]
     others = {k: v["nll"] for k, v in faint["models"].items() if k not in ("gpal", "gpal without error bars")}
     best = min(others, key=others.get)
@@ -155,7 +157,7 @@ def classify_run_record(folder: Path, command: str, commit: str) -> dict[str, An
     }
     return make_record(f"gpal classify on {identity['catalog']['release']}", command, commit,
                        [held_table, pool_table], settings,
-                       source=f"metrics.json, ood.json of the run (gpal {json.loads((folder / 'run.json').read_text())['gpal_version']})")
+                       source=f"metrics.json, ood.json of the run (gpal {version})")
 
 
 #: How the later-label study's measures are named on the page.

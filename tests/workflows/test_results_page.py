@@ -106,7 +106,8 @@ def _classify_folder(path):
         "classified": {"n": 50, "select": "unassociated,bcu", "predicted": {"a": 30, "b": 18, "extended": 2},
                        "none_of_these": 9},
     }))
-    (path / "ood.json").write_text(json.dumps({"left_out": {"snr": {"n": 3, "flagged": 3}, "glc": {"n": 5, "flagged": 1}}}))
+    left_out = {"snr": {"n": 3, "flagged": 3}, "glc": {"n": 5, "flagged": 1}}
+    (path / "ood.json").write_text(json.dumps({"left_out": left_out}))
     (path / "tables" / "predicted_by_latitude.csv").write_text(
         "sources,latitude,n,a,b,extended,none of these (ood)\n"
         "unassociated,|b| <= 10,20,10,8,2,5\nunassociated,|b| > 10,25,15,10,0,2\nbcu,|b| > 10,5,5,0,0,2\n")
