@@ -205,4 +205,5 @@ WORKFLOWS = Registry("workflow kind", {
     "classify": "gpal.workflows.classify",
     "follow_up": "gpal.workflows.follow_up",
     "epoch_times": "gpal.workflows.epoch_times",
+    "later_labels": "gpal.workflows.later_labels",
 })
