@@ -137,7 +137,7 @@ def test_a_step_whose_precision_would_be_indefinite_is_halved():
 def exact_fitted():
     X, y = three_class(80, 7, noise=0.15)
     labels = np.array(["bll", "fsrq", "psr"])[y]
-    cavi = LogisticSoftmaxGPClassifier(num_inducing=8, max_iter=20, n_samples=200).fit(X, labels)
+    cavi = LogisticSoftmaxGPClassifier(inference="cavi", num_inducing=8, max_iter=20, n_samples=200).fit(X, labels)
     exact = LogisticSoftmaxGPClassifier(inference="cavi_exact", num_inducing=8, max_iter=20, exact_steps=40,
                                         n_samples=200).fit(X, labels)
     return cavi, exact, X, labels
