@@ -34,8 +34,8 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
     Parameters
     ----------
     inference : "cavi_exact" (default: ``max_iter`` CAVI sweeps, then ``exact_steps`` full-batch
-        natural-gradient steps on the exact ELBO, the kernel and Z moved by Adam on it too: the augmented bound's fast start with SVI's
-        objective at the end; on digits, vehicle and satimage it reached SVI logistic-softmax's test NLL
+        natural-gradient steps on the exact ELBO, the kernel and Z moved by Adam on it too: the
+        augmented bound's fast start with SVI's objective at the end; on digits, vehicle and satimage it reached SVI logistic-softmax's test NLL
         in a fraction of SVI's time, docs/papers/004_augmented.md), "cavi" (the paper's full-batch
         coordinate ascent alone: its closed-form bound prefers less confident latents, test NLL 0.2-0.3
         nats behind SVI on digits and vehicle; give it ``max_iter`` 200) or "natural_gradient"
