@@ -16,7 +16,6 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.active import make_acquisition
 from gpal.catalog_jobs.candidates import CANDIDATE_SETTINGS, check_cuts, cuts_identity, cuts_meta
 from gpal.catalog_jobs.follow_up import (
     DEFAULT_EXCLUDED_FLAGS, DEFAULT_MIN_SIGNIFICANCE, DEFAULT_TARGET, FLAG_NUMBERS, check_target,
@@ -32,7 +31,7 @@ from gpal.catalog_jobs.later_check import check_later, later_release_of, write_l
 from gpal.catalog_jobs.none_of_these import OOD_FILE, check_outliers, left_out_codes, left_out_sources
 from gpal.catalog_jobs.pool_prior import adjust_table, mixes_text, training_prior, write_pool_prior
 from gpal.catalog_jobs.prediction import (
-    DEFAULT_CHUNK_SIZE, DEFAULT_SELECT, predict_catalog, select_tokens, selection_pool,
+    DEFAULT_CHUNK_SIZE, DEFAULT_SELECT, predict_catalog, select_tokens, selection_pool, with_information,
 )
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, write_classify_report
 from gpal.catalog_jobs.report.figures import held_out_figures
@@ -208,7 +207,7 @@ def classify_catalog(
 
             log(f"classifying the {' + '.join(tokens)} sources of {cat.release}")
             table = dated(predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor,
-                                          progress=progress, pool=pool))
+                                          progress=progress, pool=pool, information=False))
             table = replace(table, meta={**table.meta, "TARGET": target or "", "MINSIG": follow_up_significance,
                                          "XFLAGS": ",".join(str(flag) for flag in sorted(set(follow_up_flags))),
                                          **cuts_meta(cuts)})
@@ -221,7 +220,7 @@ def classify_catalog(
                     f"{mixes_text(moved.groups)}")
             log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model about "
                 + (f"{target})" if target else "every class)"))
-            table = _with_information(table, trained.estimator, pool, target)
+            table = with_information(table, trained.estimator, pool, target)
             for name in (CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS):
                 write_probability_table(table, folder / name, force=True)
             figures_done()
@@ -236,14 +235,6 @@ def classify_catalog(
                                       baseline_proba=later_baselines or None), folder)
     log("writing the target lists, the other lists and the report")
     return write_classify_report(folder, held_out_figures=figures)
-
-
-def _with_information(table: Any, estimator: Any, pool: NoisyDataset, target: str | None) -> Any:
-    """The table with an ``information`` column: the follow-up score (`FOLLOW_UP_ACQUISITION`, about ``target``)."""
-    if pool.ids.tolist() != table.frame["Source_Name"].tolist():
-        raise RuntimeError("the classified table and the selection differ in their sources; cannot rank them")
-    scores = make_acquisition({"name": FOLLOW_UP_ACQUISITION, "target": target}).scores(estimator, pool)
-    return replace(table, frame=table.frame.assign(information=scores))
 
 
 def _error_blind_twin(estimator: Any) -> dict[str, Any]:
