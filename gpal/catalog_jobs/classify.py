@@ -17,10 +17,9 @@ import numpy as np
 import pandas as pd
 
 from gpal.active import make_acquisition
-from gpal.catalog_jobs.candidates import CANDIDATE_SETTINGS, check_cuts, cuts_identity, cuts_meta
-from gpal.catalog_jobs.follow_up import (
-    DEFAULT_EXCLUDED_FLAGS, DEFAULT_MIN_SIGNIFICANCE, DEFAULT_TARGET, FLAG_NUMBERS, check_target,
-)
+from gpal.catalog_jobs.candidates import CANDIDATE_SETTINGS, CUTS, check_cuts
+from gpal.catalog_jobs.follow_up import DEFAULT_TARGET, FOLLOW_UP_SETTINGS, check_target
+from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, check_settings, header_of, recorded_settings
 from gpal.catalog_jobs.layout import (
     BASELINES_FILE, CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS, DEFAULT_OUT_DIR, ERROR_BLIND_MODEL_DIR, HELDOUT_FILE,
     SIGNIFICANCE_COLUMN,
@@ -38,10 +37,9 @@ from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, write_classify_report
 from gpal.catalog_jobs.report.figures import held_out_figures
 from gpal.catalog_jobs.report.inputs import read_held_out
 from gpal.catalog_jobs.selection import CatalogSelection
-from gpal.estimators.settings import Setting
 from gpal.catalog_jobs.tables import dated, write_probability_table
 from gpal.catalogs.targets import target_columns
-from gpal.constraints import AnyOf, Boolean, Integer, ListOf, OneOf, Optional, Real, Text, check_values
+from gpal.constraints import AnyOf, Boolean, Integer, ListOf, OneOf, Optional, Real, Text
 from gpal.data.dataset import NoisyDataset
 from gpal.evaluation.baselines import BASELINES, fit_baselines_on, min_training_per_class
 from gpal.evaluation.metrics import proba_by_class
@@ -61,31 +59,25 @@ COMPARED_MODEL_DIRS = {ERROR_BLIND_MODEL: ERROR_BLIND_MODEL_DIR}
 DEFAULT_TEST_SIZE = 0.2
 #: The main job's own settings beside the selection and the estimator (the ``classify`` workflow offers them).
 SETTINGS = {
-    "test_size": Setting(Real(0, 1, low_open=True, high_open=True, meaning="the held-out fraction"), DEFAULT_TEST_SIZE,
-                         "share of each class held out to check the model (stratified)"),
-    "select": Setting(Optional(AnyOf((Text(), ListOf(Text())))), None,
-                      "the sources to classify: 'unassociated', 'bcu', CLASS1 codes or 'all' (None: "
-                      f"{' and '.join(DEFAULT_SELECT)}, less any code the classes train on)"),
-    "chunk_size": Setting(Integer(1), DEFAULT_CHUNK_SIZE, "rows per prediction task"),
-    "baselines": Setting(ListOf(OneOf(tuple(BASELINES)), min_length=0), DEFAULT_BASELINES,
-                         "classifiers fitted on the same rows and compared with the model"),
-    "target": Setting(Optional(Text()), DEFAULT_TARGET,
-                      "the class to list candidates of (candidates_CLASS.csv) and that most_informative.csv ranks by "
-                      "what a label would teach about it, e.g. pulsar (None: every trained class)"),
+    "test_size": JobSetting(Real(0, 1, low_open=True, high_open=True, meaning="the held-out fraction"),
+                            DEFAULT_TEST_SIZE, "share of each class held out to check the model (stratified)"),
+    # recorded as the sources it resolves to (the job records its tokens)
+    "select": JobSetting(Optional(AnyOf((Text(), ListOf(Text())))), None,
+                         "the sources to classify: 'unassociated', 'bcu', CLASS1 codes or 'all' (None: "
+                         f"{' and '.join(DEFAULT_SELECT)}, less any code the classes train on)"),
+    "chunk_size": JobSetting(Integer(1), DEFAULT_CHUNK_SIZE, "rows per prediction task"),
+    "baselines": JobSetting(ListOf(OneOf(tuple(BASELINES)), min_length=0), DEFAULT_BASELINES,
+                            "classifiers fitted on the same rows and compared with the model"),
+    "target": JobSetting(Optional(Text()), DEFAULT_TARGET,
+                         "the class to list candidates of (candidates_CLASS.csv) and that most_informative.csv ranks "
+                         "by what a label would teach about it, e.g. pulsar (None: every trained class)",
+                         keyword="TARGET"),
     **CANDIDATE_SETTINGS,
-    "follow_up_significance": Setting(Real(0), DEFAULT_MIN_SIGNIFICANCE,
-                                      "Signif_Avg (sigma) below which a source is in neither most_informative.csv nor "
-                                      "discovery.csv: two in three DR4 unassociated sources below 4 are gone from "
-                                      "FL16Y"),
-    "follow_up_flags": Setting(ListOf(FLAG_NUMBERS, min_length=0), DEFAULT_EXCLUDED_FLAGS,
-                               "the catalog's Flags (numbers, e.g. 5,6,14) that leave a source out of "
-                               "most_informative.csv and discovery.csv; none by default: flagged sources keep their "
-                               "class less often (91% against 98.5% in FL16Y) but are half the unassociated ones, so "
-                               "the lists carry Flags instead"),
-    "pool_prior": Setting(Boolean(), False,
-                          "move each group's classifications (unassociated; bcu) to its own class mix, estimated by "
-                          "EM; off by default: on later labels it helps the pulsars and hurts the FSRQs "
-                          "(docs/results.md)"),
+    **FOLLOW_UP_SETTINGS,
+    "pool_prior": JobSetting(Boolean(), False,
+                             "move each group's classifications (unassociated; bcu) to its own class mix, estimated by "
+                             "EM; off by default: on later labels it helps the pulsars and hurts the FSRQs "
+                             "(docs/results.md)", record=WHEN_CHANGED),
 }
 
 
@@ -95,24 +87,18 @@ def classify_catalog(
     estimator: Any,
     out_dir: str | os.PathLike = DEFAULT_OUT_DIR,
     *,
-    test_size: float = DEFAULT_TEST_SIZE,
     seed: int = 0,
-    select: str | Sequence[str] | None = None,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
-    baselines: Sequence[str] = DEFAULT_BASELINES,
-    target: str | None = DEFAULT_TARGET,
-    follow_up_significance: float = DEFAULT_MIN_SIGNIFICANCE,
-    follow_up_flags: Sequence[int] = DEFAULT_EXCLUDED_FLAGS,
-    pool_prior: bool = False,
     force: bool = False,
     progress: bool = True,
     executor: Any = None,
     log: Log = no_log,
-    **candidate_cuts: Any,
+    **settings: Any,
 ) -> Path:
     """The main job: train on associated sources, check on a held-out split, classify the rest.
 
-    Trains a copy of ``estimator`` (the main job's is
+    ``settings`` are the job's own (`SETTINGS`, each checked against its constraint; any left out keeps its
+    default): ``test_size``, ``select``, ``chunk_size``, ``baselines``, ``target``, the target-list cuts, the
+    follow-up settings and ``pool_prior`` below.  Trains a copy of ``estimator`` (the main job's is
     `gpal.catalog_jobs.settings.main_job_estimator`) on a stratified ``1 - test_size`` share
     of the labelled sources of ``selection`` (`CatalogSelection`: catalog, classes, cut,
     features), scores it on the rest (accuracy, NLL, Brier, ECE, confusion matrix, reliability
@@ -136,35 +122,22 @@ def classify_catalog(
     command prints them).
     """
     estimator = job_estimator(estimator)
-    names = ("test_size", "chunk_size", "target", "follow_up_significance", "follow_up_flags", "pool_prior")
-    check_values({name: SETTINGS[name].constraint for name in names},
-                 dict(zip(names, (test_size, chunk_size, target, follow_up_significance, list(follow_up_flags),
-                                  pool_prior))))
+    values = check_settings(SETTINGS, settings, "classify_catalog")
+    test_size, chunk_size, baselines = values["test_size"], values["chunk_size"], values["baselines"]
+    target, pool_prior = values["target"], values["pool_prior"]
     check_target(target, selection.class_groups()[0])
-    cuts = check_cuts(candidate_cuts)
+    cuts = check_cuts({name: values[name] for name in CUTS})
     cat, data, identity = open_job("gpal.catalog_jobs.classify", selection, estimator)
     merge = selection.class_groups()[1]
     trained_codes = [code for codes in data.meta["cuts"]["classes"].values() for code in codes]
+    select = values["select"]
     tokens = select_tokens([t for t in DEFAULT_SELECT if t not in trained_codes] if select is None else select)
+    header = header_of(SETTINGS, values)  # what the lists and the report read back
+    values.require_all_read("classify_catalog")
     pool = selection_pool(cat, tokens, data.meta["features"])  # an unknown selection fails before training, not after
     left_out = left_out_codes(cat, trained_codes, tokens)
-    unknown = [b for b in baselines if b not in BASELINES]
-    if unknown:
-        raise ValueError(f"unknown baseline(s) {unknown}; valid baselines: {list(BASELINES)}")
-    identity = {
-        **identity,
-        "baselines": list(baselines),
-        "test_size": test_size,
-        "seed": seed,
-        "select": list(tokens),
-        "chunk_size": chunk_size,
-        "target": target,
-        "follow_up_significance": follow_up_significance,
-        # recorded when given: a run without excluded flags is the run an earlier gpal made
-        **({"follow_up_flags": sorted(set(follow_up_flags))} if follow_up_flags else {}),
-        **({"pool_prior": True} if pool_prior else {}),
-        **cuts_identity(cuts),
-    }
+    resolved = {**values.as_dict(), "select": list(tokens)}
+    identity = {**identity, "seed": seed, **recorded_settings(SETTINGS, resolved)}
     # Everything that can be refused is checked before the folder is claimed: a refused command leaves nothing.
     train, test = data.split(test_size=test_size, seed=seed, stratify=True)
     require_per_class(train, min_training_per_class(baselines),
@@ -209,9 +182,7 @@ def classify_catalog(
             log(f"classifying the {' + '.join(tokens)} sources of {cat.release}")
             table = dated(predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor,
                                           progress=progress, pool=pool))
-            table = replace(table, meta={**table.meta, "TARGET": target or "", "MINSIG": follow_up_significance,
-                                         "XFLAGS": ",".join(str(flag) for flag in sorted(set(follow_up_flags))),
-                                         **cuts_meta(cuts)})
+            table = replace(table, meta={**table.meta, **header})
             pool_proba = table.frame[[f"p_{c}" for c in trained.classes]].to_numpy()  # the later check moves its own
             if pool_prior:
                 table, moved = adjust_table(table, trained.classes, training_prior(trained.training["n_per_class"],

@@ -10,8 +10,8 @@ import pandas as pd
 
 from gpal.catalog_jobs.candidates import cuts_from_meta, cuts_text
 from gpal.catalog_jobs.follow_up import (
-    DEFAULT_MIN_SIGNIFICANCE, DISCOVERY_FILE, DISCOVERY_LEAVES_OUT, EXTENDED_FILE, INFORMATIVE_FILE,
-    excluded_flags_of,
+    DISCOVERY_FILE, DISCOVERY_LEAVES_OUT, EXTENDED_FILE, INFORMATIVE_FILE,
+    follow_up_of,
 )
 from gpal.catalog_jobs.later_check import read_later_check, shown_measures
 from gpal.catalog_jobs.layout import CATALOG_COLUMNS_FILE, CONTEXT_COLUMNS, FLUX_COLUMN, SIGNIFICANCE_COLUMN, TABLES_DIR
@@ -175,9 +175,10 @@ def _follow_up(run: FinishedRun, lists: Mapping[str, pd.DataFrame]) -> Tables:
     if not lists:
         return {}
     target = run.table.meta.get("TARGET") or None
-    minsig = float(run.table.meta.get("MINSIG", DEFAULT_MIN_SIGNIFICANCE))
+    follow_up = follow_up_of(run.table.meta)
+    minsig = follow_up["follow_up_significance"]
     about = f"whether it is {target}" if target else "its class"
-    excluded = excluded_flags_of(run.table.meta)
+    excluded = follow_up["follow_up_flags"]
     flags = f", none of Flags {', '.join(map(str, excluded))}" if excluded else ""
     units = ("RA, DEC and the 95% ellipse's semi-major axis in degrees, Flux1000 in photons cm^-2 s^-1, Signif_Avg "
              "in sigma; every row in full, with the ellipse, in the CSV")
