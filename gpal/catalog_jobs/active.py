@@ -45,6 +45,7 @@ from gpal.catalog_jobs.tables import write_ecsv_twin
 from gpal.catalogs.releases import LAT_CLASS_CODES
 from gpal.catalogs.targets import TARGET_COLUMNS, target_columns
 from gpal.data.dataset import NoisyDataset
+from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.estimators.settings import Setting
 from gpal.constraints import Integer, OneOf, Optional, Real, Text
 from gpal.registry import ACQUISITIONS, FOLLOW_UP_ACQUISITION
@@ -59,8 +60,22 @@ ORACLES = ("simulated", "file")
 OTHER = "other"
 #: The file oracle's query files, inside the run folder.
 QUERIES_DIR = "queries"
-#: The acquisitions' options a campaign offers, each declared by the acquisitions that take it.
-ACQUISITION_OPTIONS = ("target", "exploration")
+#: The acquisitions' options a campaign sets itself: the seed is the campaign's ``seed``.
+_CAMPAIGN_OWNED = ("seed",)
+
+
+def _offered_options() -> dict[str, str]:
+    """Campaign setting -> acquisition option: every option an acquisition declares but `_CAMPAIGN_OWNED`, under its
+    own name, or ``acquisition_<option>`` where the estimator has a parameter of that name (``n_samples``)."""
+    estimator_params = set(NoisyGPClassifier._parameters)
+    options = dict.fromkeys(option for name in ACQUISITIONS.names() for option in acquisition_settings(name))
+    return {(f"acquisition_{option}" if option in estimator_params else option): option for option in options
+            if option not in _CAMPAIGN_OWNED}
+
+
+#: The acquisitions' options a campaign offers (campaign setting -> option), each declared by the acquisitions that
+#: take it: an option added to an acquisition is a campaign setting without an edit here.
+ACQUISITION_OPTIONS = _offered_options()
 
 
 def _takers(option: str) -> dict[str, Setting]:
@@ -70,16 +85,15 @@ def _takers(option: str) -> dict[str, Setting]:
 
 
 def _acquisition_option(option: str) -> JobSetting:
-    """``option`` as one campaign setting: the constraint and default its acquisitions share (None allowed where one
-    has no default), and each one's meaning after its name."""
+    """``option`` as one campaign setting: the constraint and default its acquisitions share, and each one's meaning
+    after its name.  Where they differ (or one has no default) the setting may be None, each acquisition's own
+    default, and the acquisition checks the value against its own declaration when it is made."""
     takers = _takers(option)
     inner = {name: s.constraint.inner if isinstance(s.constraint, Optional) else s.constraint
              for name, s in takers.items()}
-    defaults = {s.default for s in takers.values() if s.default is not inspect.Parameter.empty}
-    if len({(type(c), c.expected) for c in inner.values()}) != 1 or len(defaults) > 1:
-        raise TypeError(f"the acquisitions {list(takers)} declare {option!r} differently; one campaign option "
-                        "needs one constraint and one default")
-    default = defaults.pop() if defaults else None
+    defaults = {s.default for s in takers.values()}
+    agreed = len({(type(c), c.expected) for c in inner.values()}) == 1 and len(defaults) == 1
+    default = defaults.pop() if agreed and inspect.Parameter.empty not in defaults else None
     constraint = next(iter(inner.values()))
     return JobSetting(Optional(constraint) if default is None else constraint, default,
                       "; ".join(f"{name}: {s.doc}" for name, s in takers.items()), record=NEVER)
@@ -92,7 +106,7 @@ SETTINGS = {
                               f"how the next sources are chosen ({FOLLOW_UP_ACQUISITION}: the winner of the simulated "
                               "DR4 campaign; discovery: the most probable sources of target, for a targeted search)",
                               record=NEVER),
-    **{option: _acquisition_option(option) for option in ACQUISITION_OPTIONS},
+    **{setting: _acquisition_option(option) for setting, option in ACQUISITION_OPTIONS.items()},
     "oracle": JobSetting(OneOf(ORACLES), "simulated",
                          f"who labels: simulated (catalog labels) or file (you, in DIR/{QUERIES_DIR}/*.csv)"),
     "batch_size": JobSetting(Integer(1), 1, "sources labelled per query"),
@@ -116,19 +130,24 @@ _RECORDED_ESTIMATOR = ("input_noise", "input_prior", "epochs", "num_inducing")
 
 
 def acquisition_config(name: str, classes: Sequence[str], *, seed: int = 0, **options: Any) -> dict[str, Any]:
-    """The acquisition ``name`` with the campaign's `ACQUISITION_OPTIONS` (those left at their default are the
-    acquisition's), checked before anything is read or written: an option ``name`` does not take is refused."""
+    """The acquisition ``name`` with the campaign's `ACQUISITION_OPTIONS` (by setting name; those left at their
+    default are the acquisition's) and the campaign's seed where it takes one, checked before anything is read or
+    written: an option ``name`` does not take is refused, one it needs is asked for, and a ``target`` is one of the
+    campaign's ``classes``."""
     declared = acquisition_settings(name)
-    given = {option: value for option, value in options.items() if value != SETTINGS[option].default}
+    flag = {option: "--" + setting.replace("_", "-") for setting, option in ACQUISITION_OPTIONS.items()}
+    given = {ACQUISITION_OPTIONS[setting]: value for setting, value in options.items()
+             if value != SETTINGS[setting].default}
     for option in given:
         if option not in declared:
-            raise ValueError(f"--{option.replace('_', '-')} applies to --acquisition {' or '.join(_takers(option))}, "
-                             f"not {name!r}")
-    if name == "discovery" and given.get("target") is None:
-        raise ValueError(f"--acquisition discovery needs --target, one of the classes {list(classes)}")
+            raise ValueError(f"{flag[option]} applies to --acquisition {' or '.join(_takers(option))}, not {name!r}")
+    for option, setting in declared.items():
+        if setting.default is inspect.Parameter.empty and given.get(option) is None and option not in _CAMPAIGN_OWNED:
+            raise ValueError(f"--acquisition {name} needs {flag[option]}"
+                             + (f", one of the classes {list(classes)}" if option == "target" else ""))
     if given.get("target") is not None and given["target"] not in classes:
         raise ValueError(f"--target {given['target']!r} is not one of the classes {list(classes)}")
-    return {"name": name, **({"seed": seed} if name == "random" else {}), **given}
+    return {"name": name, **{option: seed for option in _CAMPAIGN_OWNED if option in declared}, **given}
 
 
 def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.PathLike, *, seed: int = 0,
@@ -152,7 +171,7 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     s = check_settings(SETTINGS, settings, "run_active")
     classes, _ = selection.class_groups()
     acquisition = make_acquisition(acquisition_config(s["acquisition"], classes, seed=seed,
-                                                      **{option: s[option] for option in ACQUISITION_OPTIONS}))
+                                                      **{setting: s[setting] for setting in ACQUISITION_OPTIONS}))
     estimator = job_estimator(estimator)
     catalog, data = selection.load()
     out = Path(out_dir)
