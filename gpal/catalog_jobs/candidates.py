@@ -28,6 +28,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from gpal.catalog_jobs.proba_columns import classes_from_columns, proba_column
 from gpal.catalogs.known_classes import outside_group
 from gpal.catalog_jobs.job_settings import (
     WHEN_CHANGED, JobSetting, check_settings, header_of, recorded_settings, settings_from_header,
@@ -36,7 +37,7 @@ from gpal.constraints import Integer, ListOf, Real
 
 __all__ = ["CANDIDATE_SETTINGS", "CUTS", "Cut", "FLAG_NUMBERS", "candidate_file", "candidate_lists", "check_cuts",
            "cuts_from_meta", "cuts_identity", "cuts_meta", "cuts_text", "flag_mask", "followable", "passes_flags",
-           "point_sources_through", "probability_classes"]
+           "point_sources_through"]
 
 #: A flag number: the LAT catalogs document flags 1 to 14; a Flags column holds at most 32 bits.
 FLAG_NUMBERS = Integer(1, 32)
@@ -132,11 +133,6 @@ def passes_flags(values: np.ndarray, flags: Sequence[int]) -> np.ndarray:
     return (values < 0) | (values & flag_mask(flags) == 0)
 
 
-def probability_classes(columns: Sequence[str]) -> list[str]:
-    """The classes of a probability table: its ``p_<class>`` columns (``p_mc_se`` is the probabilities' error)."""
-    return [c[2:] for c in columns if c.startswith("p_") and c != "p_mc_se"]
-
-
 def point_sources_through(frame: pd.DataFrame, min_significance: float, excluded_flags: Sequence[int]) -> np.ndarray:
     """Which rows (``extended``, ``Signif_Avg``, ``Flags`` columns) are point sources at ``min_significance`` or more
     that carry none of the ``excluded_flags``: the rule every list of sources to follow up starts from.
@@ -181,12 +177,12 @@ def candidate_lists(frame: pd.DataFrame, classes: Sequence[str], merge: Mapping[
     """
     keep = followable(frame, cuts)
     predicted = frame["predicted_class"].to_numpy()
-    model_classes = probability_classes(frame.columns)
+    model_classes = classes_from_columns(frame.columns)
     excluded = outside_group(frame["CLASS1"].fillna("").to_numpy(str), model_classes, merge)
     lists = {}
     for cls in classes:
         rows = frame[keep & (predicted == cls) & ~excluded[:, model_classes.index(cls)]]
-        rows = rows.sort_values(f"p_{cls}", ascending=False, kind="stable").reset_index(drop=True)
+        rows = rows.sort_values(proba_column(cls), ascending=False, kind="stable").reset_index(drop=True)
         rows.insert(0, "rank", np.arange(1, len(rows) + 1))
         lists[cls] = rows
     return lists

@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from gpal.catalog_jobs.proba_columns import proba_of, with_proba
 from gpal.active import make_acquisition
 from gpal.catalog_jobs.candidates import CANDIDATE_SETTINGS, CUTS, check_cuts
 from gpal.catalog_jobs.follow_up import DEFAULT_TARGET, FOLLOW_UP_SETTINGS, check_target
@@ -163,8 +164,7 @@ def classify_catalog(
         proba = trained.estimator.predict_proba(test)
         held = pd.DataFrame({"Source_Name": test.ids, "true_class": test.labels(),
                              SIGNIFICANCE_COLUMN: target_columns(cat, test.ids.tolist())[SIGNIFICANCE_COLUMN]})
-        for c, name in enumerate(trained.classes):
-            held[f"p_{name}"] = proba[:, c]
+        with_proba(held, trained.classes, proba)
         with atomic_output(folder / HELDOUT_FILE) as tmp:
             held.to_csv(tmp, index=False)
 
@@ -183,7 +183,7 @@ def classify_catalog(
             table = dated(predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor,
                                           progress=progress, pool=pool))
             table = replace(table, meta={**table.meta, **header})
-            pool_proba = table.frame[[f"p_{c}" for c in trained.classes]].to_numpy()  # the later check moves its own
+            pool_proba = proba_of(table.frame, trained.classes)  # the later check moves its own
             if pool_prior:
                 table, moved = adjust_table(table, trained.classes, training_prior(trained.training["n_per_class"],
                                                                                    trained.classes))
@@ -251,8 +251,7 @@ def _write_baselines(folder: Path, train: NoisyDataset, test: NoisyDataset, name
     frames = []
     for name, proba in probas.items():
         frame = pd.DataFrame({"model": name, "Source_Name": test.ids, "true_class": test.labels()})
-        for c, cls in enumerate(test.class_names):
-            frame[f"p_{cls}"] = proba[:, c]
+        with_proba(frame, test.class_names, proba)
         frames.append(frame)
     table = pd.concat(frames) if frames else pd.DataFrame(columns=["model", "Source_Name", "true_class"])
     with atomic_output(folder / BASELINES_FILE) as tmp:

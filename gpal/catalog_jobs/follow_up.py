@@ -30,9 +30,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from gpal.catalog_jobs.proba_columns import classes_from_columns
 from gpal.catalog_jobs.candidates import (
     FLAG_NUMBERS, candidate_file, candidate_lists, cuts_from_meta, cuts_text, passes_flags, point_sources_through,
-    probability_classes,
 )
 from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, settings_from_header
 from gpal.catalog_jobs.tables import ClassifiedSources, write_probability_table
@@ -163,7 +163,7 @@ NEEDED = ("CLASS1", "extended", "Signif_Avg", "Conf_95_SemiMajor", "Flags", "ood
 def listed_classes(table: ClassifiedSources) -> list[str]:
     """The classes a table's target lists are for: its ``TARGET`` class, else every class it has a ``p_`` column of."""
     target = table.meta.get("TARGET") or None
-    classes = probability_classes(table.frame.columns)
+    classes = classes_from_columns(table.frame.columns)
     return [target] if target in classes else classes
 
 
