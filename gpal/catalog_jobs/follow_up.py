@@ -30,11 +30,11 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.proba_columns import classes_from_columns
 from gpal.catalog_jobs.candidates import (
     FLAG_NUMBERS, candidate_file, candidate_lists, cuts_from_meta, cuts_text, passes_flags, point_sources_through,
 )
 from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, settings_from_header
+from gpal.catalog_jobs.proba_columns import classes_from_columns
 from gpal.catalog_jobs.tables import ClassifiedSources, write_probability_table
 from gpal.constraints import ListOf, Real
 from gpal.files import atomic_output

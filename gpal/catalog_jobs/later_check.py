@@ -36,13 +36,13 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.proba_columns import proba_column
 from gpal.catalog_jobs.layout import CLASSIFICATIONS_CSV, TABLES_DIR
 from gpal.catalog_jobs.model_folders import TrainedModel, load_trained
 from gpal.catalog_jobs.pool_prior import adjust_to_pool, mixes_text, training_prior
 from gpal.catalog_jobs.prediction import (
     DEFAULT_SELECT, known_class_probabilities, predict_proba_chunked, selection_pool,
 )
+from gpal.catalog_jobs.proba_columns import proba_column
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalogs import load_catalog
 from gpal.catalogs.classes import source_groups

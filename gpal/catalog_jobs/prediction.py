@@ -25,9 +25,9 @@ import numpy as np
 import pandas as pd
 
 import gpal
-from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, with_proba
 from gpal.catalog_jobs.model_folders import TrainedModel, load_trained, loaded_estimator
 from gpal.catalog_jobs.none_of_these import saved_outliers
+from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, with_proba
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 from gpal.catalogs import load_catalog, repaired_text
 from gpal.catalogs.features import resolve_features

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.proba_columns import classes_from_columns, proba_column, proba_columns, proba_of
 from gpal.catalog_jobs.layout import CLASSIFICATIONS_CSV, HELDOUT_FILE
 from gpal.catalog_jobs.model_folders import TRAINING_FILE, read_training_record
+from gpal.catalog_jobs.proba_columns import classes_from_columns, proba_column, proba_columns, proba_of
 from gpal.catalog_jobs.tables import ClassifiedSources, read_probability_table
 from gpal.files import read_bytes
 

@@ -9,9 +9,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, proba_columns, proba_of
 from gpal.catalog_jobs.layout import BASELINES_FILE, METRICS_FILE, SIGNIFICANCE_COLUMN
 from gpal.catalog_jobs.pool_prior import read_pool_prior
+from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, proba_columns, proba_of
 from gpal.catalog_jobs.report.inputs import FinishedRun
 from gpal.catalog_jobs.tables import EXTENDED
 from gpal.catalogs import repaired_text

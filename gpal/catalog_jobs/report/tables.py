@@ -8,7 +8,6 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, proba_columns
 from gpal.catalog_jobs.candidates import cuts_from_meta, cuts_text
 from gpal.catalog_jobs.follow_up import (
     DISCOVERY_FILE, DISCOVERY_LEAVES_OUT, EXTENDED_FILE, INFORMATIVE_FILE,
@@ -17,6 +16,7 @@ from gpal.catalog_jobs.follow_up import (
 from gpal.catalog_jobs.later_check import read_later_check, shown_measures
 from gpal.catalog_jobs.layout import CATALOG_COLUMNS_FILE, CONTEXT_COLUMNS, FLUX_COLUMN, SIGNIFICANCE_COLUMN, TABLES_DIR
 from gpal.catalog_jobs.none_of_these import PLANE_DEG, plane_counts
+from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, proba_columns
 from gpal.catalog_jobs.report.inputs import FinishedRun
 from gpal.catalog_jobs.report.measures import MODEL_NAME, HeldOutCheck
 from gpal.catalog_jobs.tables import EXTENDED
