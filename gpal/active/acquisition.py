@@ -598,7 +598,13 @@ class EPIG(Acquisition):
         self._set_options(n_target=n_target, n_samples=n_samples, seed=seed)
 
     def config(self) -> dict[str, Any]:
-        """The declared options' config, and the target sources (data, not an option) by their size and digest."""
+        """The declared options' config, and the target sources (data, not an option) by their size and digest.
+
+        Returns
+        -------
+        dict
+            `Acquisition.config`'s, with ``target``: None (the pool) or its ``n`` and ``sha256``.
+        """
         target = None
         if self.target is not None:
             values = self.target.X if isinstance(self.target, NoisyDataset) else self.target
