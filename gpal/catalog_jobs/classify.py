@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from gpal.active import make_acquisition
-from gpal.catalog_jobs.candidates import CANDIDATE_SETTINGS, CUTS, check_cuts
+from gpal.catalog_jobs.candidates import CANDIDATE_SETTINGS
 from gpal.catalog_jobs.follow_up import DEFAULT_TARGET, FOLLOW_UP_SETTINGS, check_target
 from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, check_settings, header_of, recorded_settings
 from gpal.catalog_jobs.layout import (
@@ -112,7 +112,7 @@ def classify_catalog(
     (every class when None); an extended source's ``predicted_class`` is ``extended``.  Writes into
     ``out_dir`` (`gpal.catalog_jobs.layout`) ``classifications.csv`` / ``.ecsv`` / ``.fits``,
     the target lists (`gpal.catalog_jobs.candidates`: per class, or the ``target`` class, the sources most
-    probably of it through the ``candidate_cuts``, `gpal.catalog_jobs.candidates.CUTS`), the other lists
+    probably of it through the target-list cuts, `gpal.catalog_jobs.candidates.CUTS`), the other lists
     (`gpal.catalog_jobs.follow_up`: sources of ``follow_up_significance`` sigma or more, none of the
     ``follow_up_flags``) and ``report.md``, whose path it returns, beside ``metrics.json``, the trained-model folder
     (``model/``, ``training.json``), ``tables/`` (the held-out predictions among them) and
@@ -173,14 +173,12 @@ def _plan(selection: CatalogSelection, estimator: Any, given: Mapping[str, Any],
     refused, so a refused command leaves nothing."""
     values = check_settings(SETTINGS, given, "classify_catalog")
     check_target(values["target"], selection.class_groups()[0])
-    cuts = check_cuts({name: values[name] for name in CUTS})
     cat, data, identity = open_job("gpal.catalog_jobs.classify", selection, estimator)
     trained_codes = [code for codes in data.meta["cuts"]["classes"].values() for code in codes]
     select = values["select"]
     tokens = select_tokens([t for t in DEFAULT_SELECT if t not in trained_codes] if select is None else select)
-    header = header_of(SETTINGS, values)  # what the lists and the report read back
-    job_values = {**{name: values[name] for name in ("test_size", "chunk_size", "baselines", "target", "pool_prior")},
-                  **cuts}
+    header = header_of(SETTINGS, values)  # the lists and the report read the cuts and follow-up settings back
+    job_values = {name: values[name] for name in ("test_size", "chunk_size", "baselines", "target", "pool_prior")}
     values.require_all_read("classify_catalog")
     pool = selection_pool(cat, tokens, data.meta["features"])  # an unknown selection fails before training, not after
     test_size, baselines = job_values["test_size"], job_values["baselines"]
