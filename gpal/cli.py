@@ -66,7 +66,7 @@ def _selection(args: argparse.Namespace) -> Any:
     from gpal.catalog_jobs.selection import CatalogSelection
 
     return CatalogSelection(catalog=args.catalog, classes=args.classes, min_significance=args.min_significance,
-                            features=_features(args.features))
+                            features=_features(args.features), missing_errors=args.missing_errors)
 
 
 def _given(args: argparse.Namespace, prefix: str) -> dict[str, Any]:
@@ -223,7 +223,7 @@ def _add_catalog(parser: argparse.ArgumentParser) -> None:
 
 def _add_selection(parser: argparse.ArgumentParser, classes: str | None, features: str | None) -> None:
     """The options of a `CatalogSelection`: ``classes`` None makes --classes required."""
-    from gpal.catalogs.features import RELEASE_PRESET
+    from gpal.catalogs.features import MISSING_ERROR_REPAIRS, RELEASE_PRESET
     from gpal.catalogs.schemes import CLASS_SCHEMES
 
     _add_catalog(parser)
@@ -239,6 +239,9 @@ def _add_selection(parser: argparse.ArgumentParser, classes: str | None, feature
     parser.add_argument("--features", default=features,
                         help=f"feature preset (default {shown}; 'villacampa2021' is the paper's six) or comma-separated "
                         "columns, 'log:COL' for a log transform (error bars from Unc_COL when present)")
+    parser.add_argument("--missing-errors", choices=tuple(MISSING_ERROR_REPAIRS), default=None,
+                        help="a value whose error the catalog does not give: 'exact' (variance 0) or 'population' "
+                        "(the median error of the sources that have one); default: as the features say")
 
 
 def _yaml_value(text: str) -> Any:

@@ -184,7 +184,7 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     else:
         labelled, test = data.split(test_size=s["test_size"], seed=seed)
         pool = catalog.pool(select=[t.strip() for t in s["select"].split(",") if t.strip()],
-                            features=selection.features)
+                            features=selection.features_of(catalog))
         pool, described = _follow_up_pool(catalog, pool, labelled, test, s["follow_up_significance"], seed,
                                            s["follow_up_flags"])
         oracle = FileOracle(out / QUERIES_DIR, describe=lambda ids: described.loc[ids].reset_index(),

@@ -16,7 +16,6 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.active import make_acquisition
 from gpal.catalog_jobs.candidates import CANDIDATE_SETTINGS
 from gpal.catalog_jobs.follow_up import DEFAULT_TARGET, FOLLOW_UP_SETTINGS, check_target
 from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, check_settings, header_of, recorded_settings
@@ -31,7 +30,7 @@ from gpal.catalog_jobs.later_check import check_later, later_release_of, write_l
 from gpal.catalog_jobs.none_of_these import OOD_FILE, check_outliers, left_out_codes, left_out_sources
 from gpal.catalog_jobs.pool_prior import adjust_table, mixes_text, training_prior, write_pool_prior
 from gpal.catalog_jobs.prediction import (
-    DEFAULT_CHUNK_SIZE, DEFAULT_SELECT, predict_catalog, select_tokens, selection_pool,
+    DEFAULT_CHUNK_SIZE, DEFAULT_SELECT, predict_catalog, select_tokens, selection_pool, with_information,
 )
 from gpal.catalog_jobs.proba_columns import proba_of, with_proba
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, write_classify_report
@@ -235,7 +234,7 @@ def _classify_sources(job: _MainJob, trained: TrainedModel, folder: Path, execut
     follow-up, and written; returns their probabilities before any move (the later check moves its own)."""
     log(f"classifying the {' + '.join(job.tokens)} sources of {job.catalog.release}")
     table = dated(predict_catalog(trained, job.catalog, job.tokens, chunk_size=job.settings["chunk_size"],
-                                  executor=executor, progress=progress, pool=job.pool))
+                                  executor=executor, progress=progress, pool=job.pool, information=False))
     table = replace(table, meta={**table.meta, **job.header})
     pool_proba = proba_of(table.frame, trained.classes)
     if job.settings["pool_prior"]:
@@ -246,7 +245,7 @@ def _classify_sources(job: _MainJob, trained: TrainedModel, folder: Path, execut
     target = job.settings["target"]
     log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model about "
         + (f"{target})" if target else "every class)"))
-    table = _with_information(table, trained.estimator, job.pool, target)
+    table = with_information(table, trained.estimator, job.pool, target)
     for name in (CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS):
         write_probability_table(table, folder / name, force=True)
     return pool_proba
@@ -261,14 +260,6 @@ def _check_later(job: _MainJob, trained: TrainedModel, pool_proba: np.ndarray, f
     write_later_check(check_later(trained, job.later, earlier=job.catalog.path, baselines=job.settings["baselines"],
                                   seed=job.seed, compared=compared, built=built, pool_prior=job.settings["pool_prior"],
                                   baseline_proba=dict(later_baselines) or None), folder)
-
-
-def _with_information(table: Any, estimator: Any, pool: NoisyDataset, target: str | None) -> Any:
-    """The table with an ``information`` column: the follow-up score (`FOLLOW_UP_ACQUISITION`, about ``target``)."""
-    if pool.ids.tolist() != table.frame["Source_Name"].tolist():
-        raise RuntimeError("the classified table and the selection differ in their sources; cannot rank them")
-    scores = make_acquisition({"name": FOLLOW_UP_ACQUISITION, "target": target}).scores(estimator, pool)
-    return replace(table, frame=table.frame.assign(information=scores))
 
 
 def _error_blind_twin(estimator: Any) -> dict[str, Any]:

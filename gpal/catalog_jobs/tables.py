@@ -59,7 +59,7 @@ KEYWORDS = {
     "SELECT": "which sources were classified",
     "NSOURCES": "number of rows",
     "DROPPED": "selected sources left out for NaN values",
-    "REPAIRED": "missing errors read as exact, per error column",
+    "REPAIRED": "missing errors repaired (read as exact or given the population's error), per error column",
     "MODEL": "trained-model folder",
     "MODELFMT": "saved-model format and version",
     "CLASSES": "class spec of the model",

@@ -14,7 +14,7 @@ from gpal.catalog_jobs.pool_prior import read_pool_prior
 from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, proba_columns, proba_of
 from gpal.catalog_jobs.report.inputs import FinishedRun
 from gpal.catalog_jobs.tables import EXTENDED
-from gpal.catalogs import repaired_text
+from gpal.catalogs import Feature, repaired_how, repaired_text
 from gpal.evaluation.comparison import bootstrap_comparison
 from gpal.evaluation.intervals import binomial_interval
 from gpal.evaluation.metrics import confusion_matrix, error_rate, negative_log_likelihood
@@ -171,7 +171,8 @@ def write_metrics(run: FinishedRun, check: HeldOutCheck) -> dict[str, Any]:
         "dropped": {"labelled": training.get("dropped", {}),
                     "classified": [n for n in run.table.meta.get("DROPPED", "").split(",") if n]},
         "repaired": {"labelled": repaired_text(training["repaired"]) if "repaired" in training else None,
-                     "classified": run.table.meta.get("REPAIRED")},
+                     "classified": run.table.meta.get("REPAIRED"),
+                     "how": repaired_how(Feature.from_spec(f).missing_error for f in training.get("features", []))},
     }
     write_json_atomic(run.folder / METRICS_FILE, metrics)
     return metrics

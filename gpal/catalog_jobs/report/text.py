@@ -282,13 +282,15 @@ def _rows_left_out(dropped: Mapping[str, Any]) -> str:
             + "; " + (f"{len(pool)} source(s) to classify: {', '.join(pool)}" if pool else "no source to classify") + ".")
 
 
-def _values_read_as_exact(repaired: Mapping[str, str | None]) -> str:
-    """The values kept with a missing error read as exact, per error column, beside the rows left out: both change
-    what the model saw (None: a folder of an earlier gpal, which did not count them)."""
-    said = {key: "not counted" if text is None else text or "none" for key, text in repaired.items()}
-    return ("**Values read as exact** (an error the catalog does not give, NaN or its 'not measured' value, taken "
-            "as variance 0: the features' `missing_error='exact'`), per error column: labelled sources "
-            f"{said['labelled']}; sources to classify {said['classified']}.")
+def _missing_errors_repaired(repaired: Mapping[str, str | None]) -> str:
+    """The values kept with a missing error (read as exact or given the population's error, as the features say),
+    per error column, beside the rows left out: both change what the model saw (None: a folder of an earlier gpal,
+    which did not count them)."""
+    said = {key: "not counted" if repaired[key] is None else repaired[key] or "none"
+            for key in ("labelled", "classified")}
+    return (f"**Missing errors repaired** (an error the catalog does not give, NaN or its 'not measured' value, "
+            f"{repaired['how'] or 'none kept'}), per error column: labelled sources {said['labelled']}; sources to classify "
+            f"{said['classified']}.")
 
 
 def _link(path: str) -> str:
@@ -326,7 +328,7 @@ def report_text(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any
         _classified(run, metrics["classified"]),
         none_of_these(run.folder, run.frame, run.classes), _later_release(run), _follow_up(run),
         _mc_noise(metrics["classified"]["mc_noise"]), _rows_left_out(metrics["dropped"]),
-        _values_read_as_exact(metrics["repaired"]), _files(run), _rebuild(run),
+        _missing_errors_repaired(metrics["repaired"]), _files(run), _rebuild(run),
     ]
     return "\n\n".join(p for p in paragraphs if p is not None)
 
