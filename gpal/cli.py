@@ -8,7 +8,9 @@ library (which checks the values); so a setting added there is an option here wi
 
 Exit codes: 0 done; 2 bad input (the message says what and what was expected);
 1 the work itself failed (training diverged); 3 an active-learning run waits for
-labels; 130 interrupted (rerun the same command to resume).
+labels; 130 interrupted (rerun the same command to resume).  A ``TypeError`` is not bad
+input: the command line hands the library values of the types it declares, so one is a bug
+in gpal and ends with its traceback.
 """
 
 from __future__ import annotations
@@ -534,7 +536,7 @@ def _run_verb(args: argparse.Namespace, LabelsPending: type) -> int:
         except FloatingPointError as exc:  # gpal.training.svi.TrainingError: the ELBO became non-finite
             print(f"gpal: error: training failed: {exc}", file=sys.stderr)
             return EXIT_FAILED
-        except (ValueError, TypeError, OSError) as exc:
+        except (ValueError, OSError) as exc:  # a bad value (InvalidParameter is one), a missing or unreadable file
             _error(str(exc))
             return EXIT_BAD_INPUT
         except Exception as exc:

@@ -375,3 +375,15 @@ def test_the_process_command_freezes_its_objects_before_python_exits(monkeypatch
     assert main() == 0 and froze == [True]
     monkeypatch.setattr(sys, "argv", ["gpal", "catalog", "summary", "--catalog", "5FGL"])
     assert main() == 2 and froze == [True, True]  # a refused command ends the process too
+
+
+def test_a_type_error_in_gpal_is_a_bug_with_its_traceback_not_bad_input(monkeypatch):
+    # the command line hands the library values of the types it declares: a TypeError is gpal's own mistake
+    import gpal.catalogs
+
+    def broken(*args, **kwargs):
+        raise TypeError("unsupported operand type(s) for +: 'int' and 'str'")
+
+    monkeypatch.setattr(gpal.catalogs, "load_catalog", broken)
+    with pytest.raises(TypeError, match="unsupported operand"):
+        main(["catalog", "summary", "--catalog", "FL16Y"])

@@ -30,6 +30,7 @@ import gpal
 from gpal.active import make_acquisition
 from gpal.catalog_jobs.model_folders import TrainedModel, load_trained, loaded_estimator
 from gpal.catalog_jobs.none_of_these import saved_outliers
+from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, with_proba
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 from gpal.catalogs import load_catalog, repaired_text
 from gpal.catalogs.features import resolve_features
@@ -239,13 +240,12 @@ def predict_catalog(
     classes = trained.classes
     proba, mc_error = known_class_probabilities(trained, pool.aux["CLASS1"], proba, mc_error.max(axis=1))
     frame = pd.DataFrame({"Source_Name": pool.ids, "CLASS1": pool.aux["CLASS1"]})
-    for c, name in enumerate(classes):
-        frame[f"p_{name}"] = proba[:, c]
+    with_proba(frame, classes, proba)
     targets = target_columns(cat, pool.ids.tolist())
     frame["predicted_class"] = np.where(targets["extended"], EXTENDED,
                                         np.asarray(classes, dtype=object)[np.argmax(proba, axis=1)])
     frame["entropy"] = entropy(proba)
-    frame["p_mc_se"] = mc_error  # the largest Monte Carlo standard error of the row's probabilities
+    frame[MC_ERROR_COLUMN] = mc_error  # the largest Monte Carlo standard error of the row's probabilities
     frame = pd.concat([frame, targets.drop(columns="Source_Name")], axis=1)
     outliers = saved_outliers(trained.folder, pool)  # "none of these", where the folder saved its score
     if outliers is not None:

@@ -209,8 +209,8 @@ RELEASES: Mapping[str, Release] = types.MappingProxyType({r.name: r for r in (
             links=types.MappingProxyType({"4FGL": "ASSOC_FGL"}),
             description="FL16Y, the Fermi-LAT 16-year source list (file of 2025-11-19)"),
 )})
-#: The newest shipped release.
-NEWEST_RELEASE = "FL16Y"
+#: The newest shipped release: the last record (they are written oldest first).
+NEWEST_RELEASE = next(reversed(RELEASES))
 #: What the main job reads unless told.
 DEFAULT_RELEASE = NEWEST_RELEASE
 #: The header CDS-NAME of each family gpal reads.

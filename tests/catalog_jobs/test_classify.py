@@ -235,7 +235,7 @@ def test_classify_compares_with_baselines_on_the_same_rows(classified):
 
 
 def test_unknown_baseline_is_refused_before_the_folder_is_claimed(small_catalog, tmp_path):
-    with pytest.raises(ValueError, match="unknown baseline\\(s\\) \\['svm'\\]; valid baselines"):
+    with pytest.raises(ValueError, match=r"baselines\[0\] must be one of \['logistic', .*; got 'svm'"):
         _classify(tmp_path / "run", small_catalog, baselines=["svm"])
     assert not (tmp_path / "run").exists()
 
@@ -596,7 +596,8 @@ def test_the_pool_prior_moves_only_the_classified_sources_to_their_own_mix(class
     import warnings
 
     from gpal.catalog_jobs.later_check import check_later
-    from gpal.catalog_jobs.pool_prior import adjust_to_pool, pool_groups, training_prior
+    from gpal.catalog_jobs.pool_prior import adjust_to_pool, training_prior
+    from gpal.catalogs.classes import source_groups
 
     plain, _ = classified
     out, report, catalog, fits = optioned_run
@@ -608,7 +609,7 @@ def test_the_pool_prior_moves_only_the_classified_sources_to_their_own_mix(class
     before = read_probability_table(plain / "classifications.csv").frame
     after = read_probability_table(out / "classifications.csv").frame
     prior = training_prior(load_trained(out).training["n_per_class"], classes)
-    expected = adjust_to_pool(before[columns].to_numpy(), pool_groups(before["CLASS1"]), prior, classes)
+    expected = adjust_to_pool(before[columns].to_numpy(), source_groups(before["CLASS1"]), prior, classes)
     np.testing.assert_allclose(after[columns].to_numpy(), expected.proba, atol=1e-6)  # the table's printed digits
     assert not np.allclose(after[columns].to_numpy(), before[columns].to_numpy(), atol=1e-3)
     point = after["predicted_class"] != "extended"
@@ -625,7 +626,7 @@ def test_the_pool_prior_moves_only_the_classified_sources_to_their_own_mix(class
     sources = pd.read_csv(out / "tables" / "later_check_sources.csv", keep_default_na=False)
     plain_sources = pd.read_csv(plain / "tables" / "later_check_sources.csv", keep_default_na=False)
     got = sources[[f"{c}_gpal" for c in columns]].to_numpy()
-    moved = adjust_to_pool(plain_sources[[f"{c}_gpal" for c in columns]].to_numpy(), pool_groups(sources["CLASS1"]),
+    moved = adjust_to_pool(plain_sources[[f"{c}_gpal" for c in columns]].to_numpy(), source_groups(sources["CLASS1"]),
                            prior, classes).proba
     np.testing.assert_allclose(got, moved, atol=1e-12)
     np.testing.assert_allclose(sources[[f"{c}_logistic" for c in columns]], plain_sources[[f"{c}_logistic" for c in columns]])

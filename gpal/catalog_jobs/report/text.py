@@ -12,8 +12,8 @@ import numpy as np
 
 from gpal.catalog_jobs.candidates import candidate_file, candidate_lists, cuts_from_meta, cuts_text
 from gpal.catalog_jobs.follow_up import (
-    DEFAULT_MIN_SIGNIFICANCE, DISCOVERY_FILE, DISCOVERY_LEAVES_OUT, EXTENDED_FILE, INFORMATIVE_FILE, NEEDED,
-    REGION_FILE, bright_point_sources, excluded_flags_of, listed_classes, region_file,
+    DISCOVERY_FILE, DISCOVERY_LEAVES_OUT, EXTENDED_FILE, INFORMATIVE_FILE, NEEDED,
+    REGION_FILE, bright_point_sources, follow_up_of, listed_classes, region_file,
 )
 from gpal.catalog_jobs.layout import (
     BASELINES_FILE,
@@ -237,9 +237,10 @@ def _follow_up(run: FinishedRun) -> str | None:
     if not set(NEEDED) <= set(frame.columns):
         return None
     target = run.table.meta.get("TARGET") or None
-    minsig = float(run.table.meta.get("MINSIG", DEFAULT_MIN_SIGNIFICANCE))
+    follow_up = follow_up_of(run.table.meta)
+    minsig = follow_up["follow_up_significance"]
     faint = int((~(frame["Signif_Avg"].to_numpy(float) >= minsig) & ~frame["extended"].to_numpy(bool)).sum())
-    excluded = excluded_flags_of(run.table.meta)
+    excluded = follow_up["follow_up_flags"]
     flagged = int((bright_point_sources(frame, minsig) & ~bright_point_sources(frame, minsig, excluded)).sum())
     return (f"**The other lists.** {_link(INFORMATIVE_FILE)} holds the point sources of the trained population "
             f"(not `ood`) ranked by `information` ({FOLLOW_UP_ACQUISITION}), what a label would teach the model about "
