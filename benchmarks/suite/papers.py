@@ -77,7 +77,7 @@ def finish_curve(Xtr, ytr, Xte, yte, steps: int, every: int, sweeps: int = 50, n
     """[(exact steps, training seconds, test NLL)] of ``inference="cavi_exact"``: the estimator's own fit, its
     exact steps run ``every`` at a time (the same sequence of steps) and scored in between (not timed)."""
     from gpal import LogisticSoftmaxGPClassifier
-    from gpal.models.families.augmented_exact import ExactFinish
+    from gpal.training.exact_finish import ExactFinish
 
     clf = LogisticSoftmaxGPClassifier(inference="cavi_exact", num_inducing=num_inducing, max_iter=sweeps, **options)
     start = time.perf_counter()

@@ -200,7 +200,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         )
         exact_history: list[float] = []
         if self.inference == "cavi_exact":
-            from gpal.models.families.augmented_exact import ExactFinish
+            from gpal.training.exact_finish import ExactFinish
 
             finish = ExactFinish(model, Xs, data.y, float(self.exact_learning_rate),
                                  None if self.exact_inducing_learning_rate is None else float(self.exact_inducing_learning_rate),

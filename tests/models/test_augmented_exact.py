@@ -9,7 +9,6 @@ import tensorflow as tf
 
 from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
 from gpal.models.families.augmented_exact import (
-    ExactFinish,
     exact_elbo,
     exact_natural_parameters,
     expected_log_lik,
@@ -17,6 +16,7 @@ from gpal.models.families.augmented_exact import (
 )
 from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP
 from gpal.training.cavi import AugmentedTrainer
+from gpal.training.exact_finish import ExactFinish
 
 
 def three_class(n, seed, noise=0.3):
@@ -180,7 +180,7 @@ def test_bad_exact_parameters_are_named(params, match):
 
 def test_runs_in_parts_equal_one_run_and_models_of_one_signature_share_the_steps():
     """Adam's state carries over between ``run`` calls, and a model fitted on other rows reuses the same trace."""
-    from gpal.models.families import augmented_exact
+    from gpal.training import exact_finish
 
     def fresh(n):
         X, y = three_class(n, 5)
@@ -193,7 +193,7 @@ def test_runs_in_parts_equal_one_run_and_models_of_one_signature_share_the_steps
     for a, b in zip(whole.trainable_variables + (whole.eta1,), parts.trainable_variables + (parts.eta1,)):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
     other, finish = fresh(25)
-    traces = augmented_exact._signature_steps(other, True, 20, 0)
+    traces = exact_finish._signature_steps(other, True, 20, 0)
     traces[1].release()
     before = traces[0].step_and_hyper.experimental_get_tracing_count()
     finish.run(2, 0.5)
