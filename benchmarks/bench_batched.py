@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from bench_noisy_gp import METHODS, environment, synthetic_problem
 from gpal.files import write_json_atomic
+from shared import METHODS, environment, synthetic_problem
 
 
 def _models(method: str, K: int, args: argparse.Namespace) -> tuple[list, list]:

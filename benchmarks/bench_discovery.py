@@ -17,6 +17,7 @@ the stated expectation is honest.  Intervals are percentile bootstraps over the 
 (2000 resamples, the ranking recomputed on each), pooled over the repetitions.
 
     python benchmarks/bench_discovery.py --reps 3          # ~3 min a repetition on 2 cores
+    python benchmarks/bench_discovery.py --reps 3 --record docs/results/discovery.json   # the results page's record
 """
 
 from __future__ import annotations
@@ -29,8 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).parent))
-from bench_error_bars import GP_METHODS, GP_SHARED, _catalog, _dr4  # noqa: E402  (the same tasks and model)
+from shared import dr4_sources, significance_task  # the error-bars study's faint task and model
 
 BUDGETS = (10, 20, 50, 100, 200)
 TARGET = "pulsar"
@@ -41,9 +41,9 @@ def run_rep(rep: int, dr4) -> dict:
     from gpal import NoisyGPClassifier
     from gpal.active import Discovery
 
-    train, pool, _, settings, _ = _catalog("faint", rep, dr4)
+    train, pool, _, settings, _ = significance_task("faint", rep, dr4)
     t0 = time.perf_counter()
-    clf = NoisyGPClassifier(**{**settings, **GP_METHODS["NIMGP pop"]}, random_state=rep).fit(train)
+    clf = NoisyGPClassifier(**settings, input_noise="latent", input_prior="population", random_state=rep).fit(train)
     c = list(clf.classes_).index(TARGET)
     proba = clf.predict_proba(pool)
     ucb = Discovery(TARGET, exploration=1.0, n_samples=100).scores(clf, pool)
@@ -51,12 +51,12 @@ def run_rep(rep: int, dr4) -> dict:
             "is_target": (pool.labels() == TARGET).tolist(), "seconds": time.perf_counter() - t0}
 
 
-def yields(units: list[dict], n_boot: int = 2000) -> str:
+def yields(units: list[dict], n_boot: int = 2000) -> list[dict]:
+    """Per budget k and strategy: pulsars found, the ratio to random with its bootstrap interval, the promised yield."""
     from gpal.active import expected_yield
 
     rng = np.random.default_rng(0)
-    rows = ["| sources observed | strategy | pulsars found (mean over reps) | per source | × random [95%] | "
-            "promised by the probabilities (95% range) |", "|---|---|---|---|---|---|"]
+    rows = []
     for k in BUDGETS:
         found: dict[str, list] = {"random": [], "probability": [], "ucb": []}
         boot: dict[str, list] = {"probability": [], "ucb": []}
@@ -79,44 +79,81 @@ def yields(units: list[dict], n_boot: int = 2000) -> str:
         base = np.mean(found["random"])
         for name in ("random", "probability", "ucb"):
             mean = float(np.mean(found[name]))
-            if name == "random":
-                ratio = "1"
-                promise = ""
-            else:
+            row = {"k": k, "strategy": name, "found": mean, "ratio": None, "promised": None}
+            if name != "random":
                 ratios = np.concatenate(boot[name])
-                ratio = f"{mean / base:.2f} [{np.quantile(ratios, 0.025):.2f}, {np.quantile(ratios, 0.975):.2f}]"
-                promise = "" if name == "ucb" else (
-                    f"{np.mean([p['expected'] for p in promised]):.1f} "
-                    f"({np.mean([p['low'] for p in promised]):.0f}-{np.mean([p['high'] for p in promised]):.0f})")
-            rows.append(f"| {k} | {name} | {mean:.1f} | {mean / k:.3f} | {ratio} | {promise} |")
-    return "\n".join(rows)
+                row["ratio"] = (mean / base, float(np.quantile(ratios, 0.025)), float(np.quantile(ratios, 0.975)))
+            if name == "probability":
+                row["promised"] = tuple(float(np.mean([p[key] for p in promised]))
+                                        for key in ("expected", "low", "high"))
+            rows.append(row)
+    return rows
+
+
+def yields_markdown(rows: list[dict]) -> str:
+    lines = ["| sources observed | strategy | pulsars found (mean over reps) | per source | × random [95%] | "
+             "promised by the probabilities (95% range) |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        ratio = "1" if r["ratio"] is None else "{:.2f} [{:.2f}, {:.2f}]".format(*r["ratio"])
+        promise = "" if r["promised"] is None else "{:.1f} ({:.0f}-{:.0f})".format(*r["promised"])
+        lines.append(f"| {r['k']} | {r['strategy']} | {r['found']:.1f} | {r['found'] / r['k']:.3f} | {ratio} "
+                     f"| {promise} |")
+    return "\n".join(lines)
+
+
+def results_record(rows: list[dict], units: list[dict], commit: str) -> dict:
+    """The results page's record (`gpal.workflows.records`): ranking by p(pulsar) at 10 to 100 sources observed."""
+    from gpal.workflows.records import make_record, make_table
+
+    table = [[r["k"], f"{r['found']:.1f}", "{:.2f} [{:.2f}, {:.2f}]".format(*r["ratio"]), f"{r['promised'][0]:.1f}"]
+             for r in rows if r["strategy"] == "probability" and r["k"] <= 100]
+    share = np.mean([np.mean(u["is_target"]) for u in units])
+    return make_record(
+        "Pulsars found by rank", f"python benchmarks/bench_discovery.py --reps {len(units)}", commit,
+        [make_table(["sources observed", "pulsars found, ranked by p(pulsar)", "× random [95%]",
+                     "promised by the probabilities"], table, "rrlr")],
+        {"pool": f"the faintest quarter of 4FGL-DR4's labelled sources ({len(units[0]['is_target'])}, "
+                 f"{share:.1%} pulsars)", "repetitions": len(units)},
+        source=f"the study's units in {OUT}/")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--record", type=Path, help="also write the results page's record to this file")
     args = parser.parse_args(argv)
+    from gpal.identity import source_commit
+
     args.out.mkdir(parents=True, exist_ok=True)
     dr4 = None
     units = []
     for rep in range(args.reps):
         path = args.out / f"rep{rep}.json"
         if not path.exists():  # each repetition saved as it finishes: a rerun resumes
-            dr4 = _dr4() if dr4 is None else dr4
-            unit = run_rep(rep, dr4)
+            dr4 = dr4_sources() if dr4 is None else dr4
+            unit = {**run_rep(rep, dr4), "commit": source_commit()}
             tmp = path.with_suffix(".tmp")
             tmp.write_text(json.dumps(unit))
             tmp.replace(path)
             print(f"rep {rep}: {unit['seconds']:.0f} s", flush=True)
         units.append(json.loads(path.read_text()))
     share = np.mean([np.mean(u["is_target"]) for u in units])
+    rows = yields(units)
     text = (f"{len(units)} repetitions, {len(units[0]['is_target'])} pool sources, pulsar share {share:.3f}\n\n"
-            + yields(units))
+            + yields_markdown(rows))
     (args.out / "summary.md").write_text(text + "\n")
     print(text)
-    return 0
+    if args.record:
+        commits = {u.get("commit", "unknown") for u in units}
+        if len(commits) != 1 or commits & {"unknown"} or any(c.endswith("+dirty") for c in commits):
+            print(f"error: the units in {args.out} were made at {sorted(commits)}: a record needs one committed "
+                  "source (rerun them into an empty --out)", file=sys.stderr)
+            return 2
+        from gpal.workflows.records import write_record
 
+        print(f"recorded {write_record(args.record, results_record(rows, units, commits.pop()))}")
+    return 0
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -29,12 +29,12 @@ import argparse
 import json
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import numpy as np
 
-GP_SHARED = dict(likelihood="softmax", num_inducing=50, batch_size=200, epochs=300)
+from shared import GP_SHARED, dr4_sources, significance_task
+
 GP_METHODS: dict[str, dict] = {
     "MGP": dict(input_noise="none"),
     "NIMGP": dict(input_noise="latent"),
@@ -71,32 +71,7 @@ def _synthetic(task: str, rep: int):
     return problem.train, problem.test, bayes, dict(GP_SHARED, num_inducing=20), (pool.X, pool.X_var)
 
 
-def _dr4():
-    """The labelled bll / fsrq / pulsar sources and the unassociated + bcu pool of 4FGL-DR4."""
-    from gpal.catalogs import load_catalog
-    from gpal.catalogs.classes import DEFAULT_MERGE
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        catalog = load_catalog("4FGL-DR4")
-        data = catalog.dataset(classes=("bll", "fsrq", "pulsar"), merge=DEFAULT_MERGE, features="fermi_dr4")
-        pool = catalog.pool(select=("unassociated", "bcu"), features="fermi_dr4")
-    return data, (pool.X, pool.X_var)
-
-
-def _catalog(task: str, rep: int, dr4):
-    data, pool = dr4
-    significance = data.X[:, list(data.feature_names).index("log(Signif_Avg)")]
-    unlabelled = pool
-    if task == "main":
-        pool, test = data.split(test_size=0.2, seed=0)
-    else:
-        faint = significance <= np.quantile(significance, 0.25)
-        bright = significance > np.quantile(significance, 0.75)
-        test_rows = faint if task == "faint" else bright
-        pool, test = data.subset(np.nonzero(~test_rows)[0]), data.subset(np.nonzero(test_rows)[0])
-    keep = np.sort(np.random.default_rng([rep, 11]).permutation(pool.n_samples)[: int(0.9 * pool.n_samples)])
-    return pool.subset(keep), test, None, dict(GP_SHARED), unlabelled
 
 
 def _with_errors(X: np.ndarray, X_var: np.ndarray, has_error: np.ndarray) -> np.ndarray:
@@ -147,8 +122,8 @@ def run(tasks: list[str], reps: int, only: list[str] | None, out: Path) -> None:
             if task in SYNTHETIC:
                 train, test, bayes, settings, unlabelled = _synthetic(task, rep)
             else:
-                dr4 = _dr4() if dr4 is None else dr4
-                train, test, bayes, settings, unlabelled = _catalog(task, rep, dr4)
+                dr4 = dr4_sources() if dr4 is None else dr4
+                train, test, bayes, settings, unlabelled = significance_task(task, rep, dr4)
             folder = out / task
             folder.mkdir(parents=True, exist_ok=True)
             if bayes is not None and not (folder / f"rep{rep}_Bayes.json").exists():

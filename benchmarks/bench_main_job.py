@@ -42,7 +42,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from suite.arithmetic import gemm_seconds, large_gemm_rate, step_flops  # benchmarks/ is the script's folder
+from shared import MAIN_JOB_SHAPES, synthetic_problem  # benchmarks/ is the script's folder, first on its path
+from suite.arithmetic import gemm_seconds, large_gemm_rate, step_flops
 
 # The job's first use of TensorFlow's modules: the timers on functions of modules not yet imported are put in place
 # when it returns, so that the benchmark imports nothing before the job does.
@@ -69,7 +70,6 @@ PARTS = [
     ("report", ["gpal.catalog_jobs.classify:write_classify_report"]),
 ]
 
-MAIN_JOB_SHAPES = {"n": 2103, "d": 16, "classes": 3, "inducing": 50, "batch": 200, "prior_components": 8}
 
 
 class Timers:
@@ -291,7 +291,6 @@ def _main_job_step(steps: int) -> tuple[Callable, list]:
     """The compiled step of the main job's model on a synthetic problem of its shapes, traced, and ``steps`` batches."""
     import tensorflow as tf
 
-    from bench_noisy_gp import synthetic_problem
     from gpal.models.svgp import build_model
     from gpal.training.svi import TrainData, Trainer
 
@@ -430,7 +429,6 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.out and os.path.exists(args.out):
         parser.error(f"--out {args.out} exists; the job must run from scratch, not reuse a trained model")
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     record: dict[str, Any] = {"load_average_at_start": os.getloadavg(), "extra_args": extra}
     if not args.no_job:
         result = run_main_job(extra, args.out)

@@ -14,17 +14,13 @@ mean absolute difference of the two estimators' seed-averaged probabilities, and
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
 from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_noisy_gp import synthetic_problem  # noqa: E402
-
-from gpal.files import write_json_atomic  # noqa: E402
+from gpal.files import write_json_atomic
+from shared import synthetic_problem
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-import platform
 import sys
 import time
 from typing import Any, Callable
@@ -35,8 +33,8 @@ from typing import Any, Callable
 import numpy as np
 
 from gpal.files import write_json_atomic
+from shared import METHODS, environment, synthetic_problem
 
-METHODS = {"MGP": "none", "NIMGP": "latent", "NIMGP-NN": "amortized", "NIMGP-FO": "first_order"}
 # Targets of the performance issue and the paper's measurements (Table 8, MNIST, Tesla P100).
 RATIO_TARGETS = {"NIMGP": 1.5, "NIMGP-NN": 1.3, "NIMGP-FO": 2.0}
 PAPER_RATIOS = {"NIMGP": 11.93 / 7.19, "NIMGP-NN": 7.62 / 7.19, "NIMGP-FO": 24.01 / 7.19}
@@ -45,17 +43,6 @@ GPFLOW_RATIO_TARGET = 1.1
 MNIST_SPEEDUP_TARGET = 10.0
 # The paper's MNIST set-up (sec. 5.4): 60000 training points, 784 pixels, 10 classes, batch 200.
 MNIST_SHAPE = {"n": 60000, "d": 784, "classes": 10, "inducing": 100, "batch": 200}
-
-
-def synthetic_problem(n: int, d: int, n_classes: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Standardised-looking inputs with class-dependent means and per-point error bars on half the features."""
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, n_classes, n)
-    centres = rng.normal(scale=1.5, size=(n_classes, d))
-    X = centres[y] + rng.normal(size=(n, d))
-    X_var = rng.uniform(0.01, 0.2, size=(n, d))
-    X_var[:, d // 2 :] = 0.0  # like the catalog: some features have no error bar
-    return X, X_var, y
 
 
 # ------------------------------------------------------------------ step makers
@@ -214,22 +201,6 @@ def mnist_sized(args) -> dict[str, Any]:
         seconds = (time.perf_counter() - t0) / n_steps * per_epoch
         result[method] = {"seconds_per_epoch": seconds, "timed_steps": n_steps, "steps_per_epoch": per_epoch}
     return result
-
-
-def environment() -> dict[str, Any]:
-    import gpflow
-    import tensorflow as tf
-
-    gpus = tf.config.list_physical_devices("GPU")
-    return {
-        "python": platform.python_version(),
-        "tensorflow": tf.__version__,
-        "gpflow": gpflow.__version__,
-        "device": ", ".join(tf.config.experimental.get_device_details(g).get("device_name", g.name) for g in gpus)
-        or f"CPU ({platform.processor() or platform.machine()})",
-        "cpu_count": os.cpu_count(),
-        "load_average_at_start": os.getloadavg(),
-    }
 
 
 # ----------------------------------------------------------------------- table

@@ -25,26 +25,13 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import sys
 import time
 from typing import Any, Callable
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_noisy_gp import synthetic_problem  # noqa: E402
-
-from gpal.files import write_json_atomic  # noqa: E402
-
-
-def median_seconds(fn: Callable[[], Any], repeats: int) -> float:
-    fn()  # warm-up (tracing)
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+from gpal.files import write_json_atomic
+from shared import median_seconds, synthetic_problem
 
 
 def fitted(args, likelihood: str, n: int, epochs: int, warm_start: bool = False):

@@ -20,18 +20,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import threading
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from shared import MAIN_JOB_SHAPES, synthetic_problem
 
 
 def _trainer(input_noise: str, seed: int):
-    from bench_main_job import MAIN_JOB_SHAPES
-    from bench_noisy_gp import synthetic_problem
     from gpal.models.svgp import build_model
     from gpal.training.svi import TrainData, Trainer
 

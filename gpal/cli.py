@@ -8,7 +8,9 @@ library (which checks the values); so a setting added there is an option here wi
 
 Exit codes: 0 done; 2 bad input (the message says what and what was expected);
 1 the work itself failed (training diverged); 3 an active-learning run waits for
-labels; 130 interrupted (rerun the same command to resume).
+labels; 130 interrupted (rerun the same command to resume).  A ``TypeError`` is not bad
+input: the command line hands the library values of the types it declares, so one is a bug
+in gpal and ends with its traceback.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ def _selection(args: argparse.Namespace) -> Any:
     from gpal.catalog_jobs.selection import CatalogSelection
 
     return CatalogSelection(catalog=args.catalog, classes=args.classes, min_significance=args.min_significance,
-                            features=_features(args.features))
+                            features=_features(args.features), missing_errors=args.missing_errors)
 
 
 def _given(args: argparse.Namespace, prefix: str) -> dict[str, Any]:
@@ -221,7 +223,7 @@ def _add_catalog(parser: argparse.ArgumentParser) -> None:
 
 def _add_selection(parser: argparse.ArgumentParser, classes: str | None, features: str | None) -> None:
     """The options of a `CatalogSelection`: ``classes`` None makes --classes required."""
-    from gpal.catalogs.features import RELEASE_PRESET
+    from gpal.catalogs.features import MISSING_ERROR_REPAIRS, RELEASE_PRESET
     from gpal.catalogs.schemes import CLASS_SCHEMES
 
     _add_catalog(parser)
@@ -237,6 +239,9 @@ def _add_selection(parser: argparse.ArgumentParser, classes: str | None, feature
     parser.add_argument("--features", default=features,
                         help=f"feature preset (default {shown}; 'villacampa2021' is the paper's six) or comma-separated "
                         "columns, 'log:COL' for a log transform (error bars from Unc_COL when present)")
+    parser.add_argument("--missing-errors", choices=tuple(MISSING_ERROR_REPAIRS), default=None,
+                        help="a value whose error the catalog does not give: 'exact' (variance 0) or 'population' "
+                        "(the median error of the sources that have one); default: as the features say")
 
 
 def _yaml_value(text: str) -> Any:
@@ -531,7 +536,7 @@ def _run_verb(args: argparse.Namespace, LabelsPending: type) -> int:
         except FloatingPointError as exc:  # gpal.training.svi.TrainingError: the ELBO became non-finite
             print(f"gpal: error: training failed: {exc}", file=sys.stderr)
             return EXIT_FAILED
-        except (ValueError, TypeError, OSError) as exc:
+        except (ValueError, OSError) as exc:  # a bad value (InvalidParameter is one), a missing or unreadable file
             _error(str(exc))
             return EXIT_BAD_INPUT
         except Exception as exc:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any, Iterator, MutableMapping
 
-__all__ = ["ACQUISITIONS", "BROAD_PRIOR_VARIANCE", "CONJUGATE_INFERENCE", "DEFAULT_HIDDEN_SIZES",
+__all__ = ["ACQUISITIONS", "AUGMENTED_INFERENCE", "BROAD_PRIOR_VARIANCE", "CONJUGATE_INFERENCE", "DEFAULT_HIDDEN_SIZES",
            "DEFAULT_INPUT_NOISE", "DEFAULT_INPUT_PRIOR", "DEFAULT_LIKELIHOOD", "DEFAULT_NOISE_VARIANCE",
            "DEFAULT_NUM_INDUCING", "DEFAULT_PRIOR_COMPONENTS", "ESTIMATORS",
            "FOLLOW_UP_ACQUISITION", "INFERENCE", "INPUT_NOISE", "INPUT_PRIORS", "KERNELS", "LIKELIHOODS",
@@ -52,6 +52,9 @@ ROWS_PER_PRIOR_COMPONENT = 10
 DEFAULT_HIDDEN_SIZES = (50,)
 #: The conjugate schemes of the augmented logistic-softmax model (``gpal.training.cavi``).
 CONJUGATE_INFERENCE = ("cavi", "natural_gradient")
+#: How ``LogisticSoftmaxGPClassifier`` trains: a conjugate scheme, or CAVI finished on the exact ELBO
+#: (``gpal.models.families.augmented_exact``; not a ``NoisyGPClassifier`` option).
+AUGMENTED_INFERENCE = (*CONJUGATE_INFERENCE, "cavi_exact")
 #: q(lambda, n) of the augmented logistic-softmax model: lambda integrated out, or the paper's mean field.
 LOCALS_FAMILIES = ("collapsed", "mean_field")
 #: How ``NoisyGPClassifier`` trains: stochastic variational inference, or a conjugate scheme.
@@ -202,4 +205,5 @@ WORKFLOWS = Registry("workflow kind", {
     "classify": "gpal.workflows.classify",
     "follow_up": "gpal.workflows.follow_up",
     "epoch_times": "gpal.workflows.epoch_times",
+    "later_labels": "gpal.workflows.later_labels",
 })

@@ -187,7 +187,8 @@ def test_predict_writes_a_table_with_metadata(model_dir, small_catalog, tmp_path
     assert code == 0, capsys.readouterr().err
     table = read_probability_table(out)
     assert list(table.frame.columns) == ["Source_Name", "CLASS1", "p_bll", "p_fsrq", "p_pulsar", "predicted_class",
-                                         "entropy", "p_mc_se", *TARGET_COLUMNS]
+                                         "entropy", "p_mc_se", *TARGET_COLUMNS, "information"]
+    assert (table.frame["information"] >= 0).all() and table.meta["TARGET"] == ""  # BALD about every class
     assert len(table.frame) == SMALL["bcu"] and set(table.frame["CLASS1"].str.lower()) == {"bcu"}
     np.testing.assert_allclose(table.frame[["p_bll", "p_fsrq", "p_pulsar"]].sum(axis=1), 1.0, atol=1e-9)
     assert table.meta["CATALOG"] == "4FGL-DR4" and table.meta["SELECT"] == "bcu"
@@ -374,3 +375,15 @@ def test_the_process_command_freezes_its_objects_before_python_exits(monkeypatch
     assert main() == 0 and froze == [True]
     monkeypatch.setattr(sys, "argv", ["gpal", "catalog", "summary", "--catalog", "5FGL"])
     assert main() == 2 and froze == [True, True]  # a refused command ends the process too
+
+
+def test_a_type_error_in_gpal_is_a_bug_with_its_traceback_not_bad_input(monkeypatch):
+    # the command line hands the library values of the types it declares: a TypeError is gpal's own mistake
+    import gpal.catalogs
+
+    def broken(*args, **kwargs):
+        raise TypeError("unsupported operand type(s) for +: 'int' and 'str'")
+
+    monkeypatch.setattr(gpal.catalogs, "load_catalog", broken)
+    with pytest.raises(TypeError, match="unsupported operand"):
+        main(["catalog", "summary", "--catalog", "FL16Y"])

@@ -9,7 +9,7 @@ import pytest
 
 from gpal.registry import (
     ACQUISITIONS,
-    CONJUGATE_INFERENCE,
+    AUGMENTED_INFERENCE,
     DEFAULT_LIKELIHOOD,
     ESTIMATORS,
     INFERENCE,
@@ -102,7 +102,7 @@ def test_fixed_choices_are_read_not_restated():
             assert field.constraint is NoisyGPClassifier._parameters.get(name, field.constraint), name
     assert training_schema()["likelihood"].constraint.choices() == LIKELIHOODS.names()
     assert tuple(NoisyGPClassifier._parameters["inference"].options) == INFERENCE
-    assert tuple(LogisticSoftmaxGPClassifier._parameters["inference"].options) == CONJUGATE_INFERENCE
+    assert tuple(LogisticSoftmaxGPClassifier._parameters["inference"].options) == AUGMENTED_INFERENCE
 
 
 def test_noise_variance_modes_are_the_models():

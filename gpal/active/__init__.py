@@ -4,6 +4,7 @@ The modAL adapter lives in `gpal.active.modal` and is imported only on request
 (importing it makes modAL's ``ActiveLearner.teach`` work on scikit-learn >= 1.8).
 """
 
+from gpal.active import acquisition
 from gpal.active.acquisition import (
     ACQUISITIONS,
     BALD,
@@ -27,22 +28,7 @@ from gpal.active.loop import (ActiveLearningLoop, ConfigMismatch, LoopResult, in
 from gpal.active.oracles import FileOracle, LabelsPending, OracleError, SimulatedOracle
 
 __all__ = [
-    "ACQUISITIONS",
-    "Acquisition",
-    "PredictiveEntropy",
-    "RandomSampling",
-    "BALD",
-    "EPIG",
-    "epig_scores",
-    "power_sample",
-    "Discovery",
-    "expected_yield",
-    "Margin",
-    "LeastConfidence",
-    "acquisition_settings",
-    "make_acquisition",
-    "top_k",
-    "greedy_diverse",
+    *acquisition.__all__,
     "ActiveLearningLoop",
     "ConfigMismatch",
     "LoopResult",

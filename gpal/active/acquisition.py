@@ -212,11 +212,14 @@ class Acquisition:
     name = "acquisition"
     #: The constraint of each option a subclass adds to the batch rule's (its constructor's keyword
     #: arguments, each documented under "Parameters"): `acquisition_settings` reads them, and with
-    #: them the command line and the workflows.
+    #: them the command line and the workflows; `config` records their values.
     _parameters: dict[str, Any] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        undeclared = [option for option in cls._parameters if option not in inspect.signature(cls.__init__).parameters]
+        if undeclared:  # the default and the meaning of an option are its constructor argument's
+            raise TypeError(f"{cls.__name__} declares options {undeclared} its constructor does not take")
         if "name" in cls.__dict__ and cls.name:
             ACQUISITIONS.register(cls.name, cls)
 
@@ -253,14 +256,15 @@ class Acquisition:
         Returns
         -------
         dict
-            ``name``, the batch rule and every setting that changes what is chosen.
+            ``name``, the batch rule and every declared option (`_parameters`) but those at None.
         """
         config = {"name": self.name, "batch": self.batch, "lengthscale": self.lengthscale}
         if self.batch == "stochastic":  # only then part of what decides a batch
             config.update(beta=self.beta, batch_seed=self.batch_seed)
         if self.balance:
             config["balance"] = True
-        return config
+        options = {option: getattr(self, option) for option in self._parameters}
+        return {**config, **{option: value for option, value in options.items() if value is not None}}
 
     def observe_labelled(self, codes: Any) -> None:
         """Told by a loop, before each query, the class codes of the labelled set (what ``balance`` corrects)."""
@@ -425,9 +429,6 @@ class RandomSampling(Acquisition):
         super().__init__(**batching)
         self._set_options(seed=seed)
 
-    def config(self) -> dict[str, Any]:
-        return {**super().config(), "seed": self.seed}
-
     def scores(self, model: Any, X_pool: Any) -> np.ndarray:
         n_pool = _pool_size(X_pool)
         return np.random.default_rng([self.seed, n_pool]).random(n_pool)
@@ -507,10 +508,6 @@ class BALD(_Targeted, Acquisition):
     def __init__(self, n_samples: int = 100, input_draws: int = 16, target: str | None = None, **batching: Any):
         super().__init__(**batching)
         self._set_options(n_samples=n_samples, input_draws=input_draws, target=target)
-
-    def config(self) -> dict[str, Any]:
-        return {**super().config(), "n_samples": self.n_samples, "input_draws": self.input_draws,
-                **({} if self.target is None else {"target": self.target})}
 
     def scores(self, model: Any, X_pool: Any) -> np.ndarray:
         c = None if self.target is None else self.column(model)
@@ -601,13 +598,19 @@ class EPIG(Acquisition):
         self._set_options(n_target=n_target, n_samples=n_samples, seed=seed)
 
     def config(self) -> dict[str, Any]:
+        """The declared options' config, and the target sources (data, not an option) by their size and digest.
+
+        Returns
+        -------
+        dict
+            `Acquisition.config`'s, with ``target``: None (the pool) or its ``n`` and ``sha256``.
+        """
         target = None
         if self.target is not None:
             values = self.target.X if isinstance(self.target, NoisyDataset) else self.target
             variances = self.target.X_var if isinstance(self.target, NoisyDataset) else np.zeros_like(values)
             target = {"n": int(values.shape[0]), "sha256": digest(values, variances)}
-        return {**super().config(), "target": target, "n_target": self.n_target, "n_samples": self.n_samples,
-                "seed": self.seed}
+        return {**super().config(), "target": target}
 
     def _target_for_prior(self, X_pool: Any) -> Any:
         return self._target_rows(X_pool)
@@ -663,9 +666,6 @@ class Discovery(_Targeted, Acquisition):
     def __init__(self, target: str, exploration: float = 0.0, n_samples: int = 100, **batching: Any):
         super().__init__(**batching)
         self._set_options(target=target, exploration=exploration, n_samples=n_samples)
-
-    def config(self) -> dict[str, Any]:
-        return {**super().config(), "target": self.target, "exploration": self.exploration, "n_samples": self.n_samples}
 
     def scores(self, model: Any, X_pool: Any) -> np.ndarray:
         c = self.column(model)
@@ -733,7 +733,8 @@ def make_acquisition(spec: str | dict[str, Any] | Acquisition) -> Acquisition:
     Returns
     -------
     Acquisition
-        A new acquisition (``spec`` itself if it is one); a ValueError names the valid names.
+        A new acquisition (``spec`` itself if it is one); a ValueError names the valid names, or the options
+        ``name`` takes; a value out of its declared range is a `gpal.constraints.InvalidParameter`.
     """
     if isinstance(spec, Acquisition):
         return spec
@@ -741,7 +742,9 @@ def make_acquisition(spec: str | dict[str, Any] | Acquisition) -> Acquisition:
     name = params.pop("name", None)
     if name not in ACQUISITIONS:
         raise ValueError(f"unknown acquisition {name!r}; choose one of {sorted(ACQUISITIONS)}")
-    try:
-        return ACQUISITIONS[name](**params)
-    except TypeError as err:
-        raise TypeError(f"bad parameters {params} for acquisition {name!r}: {err}") from None
+    unknown = sorted(set(params) - set(inspect.signature(ACQUISITIONS[name].__init__).parameters) - {"self"}
+                     - set(inspect.signature(Acquisition.__init__).parameters))
+    if unknown:  # a config written by hand (a workflow file): bad input, named
+        raise ValueError(f"acquisition {name!r} takes no options {unknown}; it takes "
+                         f"{sorted(acquisition_settings(name))} and the batch rule's")
+    return ACQUISITIONS[name](**params)

@@ -35,9 +35,8 @@ from gpal.active import (
 )
 from gpal.active.oracles import NOTHING_FOUND
 from gpal.active.report import CHECKPOINT_DIR, write_active_report
-from gpal.catalog_jobs.follow_up import (
-    DEFAULT_EXCLUDED_FLAGS, DEFAULT_MIN_SIGNIFICANCE, FLAG_NUMBERS, bright_point_sources,
-)
+from gpal.catalog_jobs.follow_up import DEFAULT_EXCLUDED_FLAGS, FOLLOW_UP_SETTINGS, bright_point_sources
+from gpal.catalog_jobs.job_settings import NEVER, JobSetting, check_settings, recorded_settings
 from gpal.catalog_jobs.model_folders import job_estimator
 from gpal.catalog_jobs.prediction import DEFAULT_SELECT
 from gpal.catalog_jobs.selection import CatalogSelection
@@ -46,8 +45,9 @@ from gpal.catalog_jobs.tables import write_ecsv_twin
 from gpal.catalogs.releases import LAT_CLASS_CODES
 from gpal.catalogs.targets import TARGET_COLUMNS, target_columns
 from gpal.data.dataset import NoisyDataset
+from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.estimators.settings import Setting
-from gpal.constraints import Integer, ListOf, OneOf, Optional, Real, Text, check_values
+from gpal.constraints import Integer, OneOf, Optional, Real, Text
 from gpal.registry import ACQUISITIONS, FOLLOW_UP_ACQUISITION
 from gpal.runs.output_dir import claim_output_dir, recorded_identity
 
@@ -60,8 +60,22 @@ ORACLES = ("simulated", "file")
 OTHER = "other"
 #: The file oracle's query files, inside the run folder.
 QUERIES_DIR = "queries"
-#: The acquisitions' options a campaign offers, each declared by the acquisitions that take it.
-ACQUISITION_OPTIONS = ("target", "exploration")
+#: The acquisitions' options a campaign sets itself: the seed is the campaign's ``seed``.
+_CAMPAIGN_OWNED = ("seed",)
+
+
+def _offered_options() -> dict[str, str]:
+    """Campaign setting -> acquisition option: every option an acquisition declares but `_CAMPAIGN_OWNED`, under its
+    own name, or ``acquisition_<option>`` where the estimator has a parameter of that name (``n_samples``)."""
+    estimator_params = set(NoisyGPClassifier._parameters)
+    options = dict.fromkeys(option for name in ACQUISITIONS.names() for option in acquisition_settings(name))
+    return {(f"acquisition_{option}" if option in estimator_params else option): option for option in options
+            if option not in _CAMPAIGN_OWNED}
+
+
+#: The acquisitions' options a campaign offers (campaign setting -> option), each declared by the acquisitions that
+#: take it: an option added to an acquisition is a campaign setting without an edit here.
+ACQUISITION_OPTIONS = _offered_options()
 
 
 def _takers(option: str) -> dict[str, Setting]:
@@ -70,70 +84,70 @@ def _takers(option: str) -> dict[str, Setting]:
             if option in acquisition_settings(name)}
 
 
-def _acquisition_option(option: str) -> Setting:
-    """``option`` as one campaign setting: the constraint and default its acquisitions share (None allowed where one
-    has no default), and each one's meaning after its name."""
+def _acquisition_option(option: str) -> JobSetting:
+    """``option`` as one campaign setting: the constraint and default its acquisitions share, and each one's meaning
+    after its name.  Where they differ (or one has no default) the setting may be None, each acquisition's own
+    default, and the acquisition checks the value against its own declaration when it is made."""
     takers = _takers(option)
     inner = {name: s.constraint.inner if isinstance(s.constraint, Optional) else s.constraint
              for name, s in takers.items()}
-    defaults = {s.default for s in takers.values() if s.default is not inspect.Parameter.empty}
-    if len({(type(c), c.expected) for c in inner.values()}) != 1 or len(defaults) > 1:
-        raise TypeError(f"the acquisitions {list(takers)} declare {option!r} differently; one campaign option "
-                        "needs one constraint and one default")
-    default = defaults.pop() if defaults else None
+    defaults = {s.default for s in takers.values()}
+    agreed = len({(type(c), c.expected) for c in inner.values()}) == 1 and len(defaults) == 1
+    default = defaults.pop() if agreed and inspect.Parameter.empty not in defaults else None
     constraint = next(iter(inner.values()))
-    return Setting(Optional(constraint) if default is None else constraint, default,
-                   "; ".join(f"{name}: {s.doc}" for name, s in takers.items()))
+    return JobSetting(Optional(constraint) if default is None else constraint, default,
+                      "; ".join(f"{name}: {s.doc}" for name, s in takers.items()), record=NEVER)
 
 
 #: A campaign's own settings, beside the selection and the estimator: what ``gpal active`` offers.
 SETTINGS = {
-    "acquisition": Setting(OneOf(ACQUISITIONS.names()), FOLLOW_UP_ACQUISITION,
-                           f"how the next sources are chosen ({FOLLOW_UP_ACQUISITION}: the winner of the simulated DR4 "
-                           "campaign; discovery: the most probable sources of target, for a targeted search)"),
-    **{option: _acquisition_option(option) for option in ACQUISITION_OPTIONS},
-    "oracle": Setting(OneOf(ORACLES), "simulated",
-                      f"who labels: simulated (catalog labels) or file (you, in DIR/{QUERIES_DIR}/*.csv)"),
-    "batch_size": Setting(Integer(1), 1, "sources labelled per query"),
-    "queries": Setting(Integer(0), 10, "number of queries in all (raise it to continue a run)"),
-    "retrain_epochs": Setting(Integer(0), 50, "epochs of each warm-started retraining"),
-    "initial": Setting(Integer(1), 100, "simulated: initially labelled sources (the main job's population prior "
-                       "needs 10 per component, 80 in all; with fewer it has fewer components, below 10 the broad "
-                       "prior)"),
-    "pool": Setting(Optional(Integer(1)), None, "simulated: pool size (none: all the rest)"),
-    "test": Setting(Integer(1), 500, "simulated: test sources"),
-    "test_size": Setting(Real(0, 1, low_open=True, high_open=True, meaning="a fraction"), 0.2,
-                         "file oracle: share of the labelled sources kept for testing"),
-    "select": Setting(Text(), ",".join(DEFAULT_SELECT), "file oracle: the pool, 'unassociated', 'bcu' or CLASS1 codes, "
-                      "comma-separated (the default: the sources gpal classify classifies)"),
-    "follow_up_significance": Setting(Real(0), DEFAULT_MIN_SIGNIFICANCE,
-                                      "Signif_Avg (sigma) below which a pool source is not asked about, as in gpal "
-                                      "classify's follow-up list"),
-    "follow_up_flags": Setting(ListOf(FLAG_NUMBERS, min_length=0), DEFAULT_EXCLUDED_FLAGS,
-                               "the catalog's Flags (numbers, e.g. 5,6,14) that leave a pool source out, as in gpal "
-                               "classify's follow-up list (none by default)"),
+    # the acquisition and its options are recorded in the acquisition's config
+    "acquisition": JobSetting(OneOf(ACQUISITIONS.names()), FOLLOW_UP_ACQUISITION,
+                              f"how the next sources are chosen ({FOLLOW_UP_ACQUISITION}: the winner of the simulated "
+                              "DR4 campaign; discovery: the most probable sources of target, for a targeted search)",
+                              record=NEVER),
+    **{setting: _acquisition_option(option) for setting, option in ACQUISITION_OPTIONS.items()},
+    "oracle": JobSetting(OneOf(ORACLES), "simulated",
+                         f"who labels: simulated (catalog labels) or file (you, in DIR/{QUERIES_DIR}/*.csv)"),
+    "batch_size": JobSetting(Integer(1), 1, "sources labelled per query"),
+    # raised to continue a run: the same run
+    "queries": JobSetting(Integer(0), 10, "number of queries in all (raise it to continue a run)", record=NEVER),
+    "retrain_epochs": JobSetting(Integer(0), 50, "epochs of each warm-started retraining"),
+    "initial": JobSetting(Integer(1), 100, "simulated: initially labelled sources (the main job's population prior "
+                          "needs 10 per component, 80 in all; with fewer it has fewer components, below 10 the broad "
+                          "prior)"),
+    "pool": JobSetting(Optional(Integer(1)), None, "simulated: pool size (none: all the rest)"),
+    "test": JobSetting(Integer(1), 500, "simulated: test sources"),
+    "test_size": JobSetting(Real(0, 1, low_open=True, high_open=True, meaning="a fraction"), 0.2,
+                            "file oracle: share of the labelled sources kept for testing"),
+    "select": JobSetting(Text(), ",".join(DEFAULT_SELECT), "file oracle: the pool, 'unassociated', 'bcu' or CLASS1 "
+                         "codes, comma-separated (the default: the sources gpal classify classifies)"),
+    **FOLLOW_UP_SETTINGS,
 }
-#: What ``run.json`` records beside the loop's checkpoint (which holds every estimator parameter and the
-#: data): these settings and estimator parameters (``follow_up_significance`` since 0.3.0, which changes the pool).
-_RECORDED = ("oracle", "batch_size", "initial", "pool", "test", "test_size", "select", "retrain_epochs",
-             "follow_up_significance")
+#: The estimator parameters ``run.json`` records beside the loop's checkpoint (which holds every estimator
+#: parameter and the data).
 _RECORDED_ESTIMATOR = ("input_noise", "input_prior", "epochs", "num_inducing")
 
 
 def acquisition_config(name: str, classes: Sequence[str], *, seed: int = 0, **options: Any) -> dict[str, Any]:
-    """The acquisition ``name`` with the campaign's `ACQUISITION_OPTIONS` (those left at their default are the
-    acquisition's), checked before anything is read or written: an option ``name`` does not take is refused."""
+    """The acquisition ``name`` with the campaign's `ACQUISITION_OPTIONS` (by setting name; those left at their
+    default are the acquisition's) and the campaign's seed where it takes one, checked before anything is read or
+    written: an option ``name`` does not take is refused, one it needs is asked for, and a ``target`` is one of the
+    campaign's ``classes``."""
     declared = acquisition_settings(name)
-    given = {option: value for option, value in options.items() if value != SETTINGS[option].default}
+    flag = {option: "--" + setting.replace("_", "-") for setting, option in ACQUISITION_OPTIONS.items()}
+    given = {ACQUISITION_OPTIONS[setting]: value for setting, value in options.items()
+             if value != SETTINGS[setting].default}
     for option in given:
         if option not in declared:
-            raise ValueError(f"--{option.replace('_', '-')} applies to --acquisition {' or '.join(_takers(option))}, "
-                             f"not {name!r}")
-    if name == "discovery" and given.get("target") is None:
-        raise ValueError(f"--acquisition discovery needs --target, one of the classes {list(classes)}")
+            raise ValueError(f"{flag[option]} applies to --acquisition {' or '.join(_takers(option))}, not {name!r}")
+    for option, setting in declared.items():
+        if setting.default is inspect.Parameter.empty and given.get(option) is None and option not in _CAMPAIGN_OWNED:
+            raise ValueError(f"--acquisition {name} needs {flag[option]}"
+                             + (f", one of the classes {list(classes)}" if option == "target" else ""))
     if given.get("target") is not None and given["target"] not in classes:
         raise ValueError(f"--target {given['target']!r} is not one of the classes {list(classes)}")
-    return {"name": name, **({"seed": seed} if name == "random" else {}), **given}
+    return {"name": name, **{option: seed for option in _CAMPAIGN_OWNED if option in declared}, **given}
 
 
 def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.PathLike, *, seed: int = 0,
@@ -154,14 +168,10 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     refused unless ``force``.  ``seed`` draws the split, the initial set and random acquisitions; the
     estimator's own is its ``random_state``.  Returns the path of ``report.md``.
     """
-    unknown = sorted(set(settings) - set(SETTINGS))
-    if unknown:
-        raise TypeError(f"run_active got unknown settings {unknown}; valid ones: {list(SETTINGS)}")
-    s = check_values({name: setting.constraint for name, setting in SETTINGS.items()},
-                     {name: settings.get(name, setting.default) for name, setting in SETTINGS.items()})
+    s = check_settings(SETTINGS, settings, "run_active")
     classes, _ = selection.class_groups()
     acquisition = make_acquisition(acquisition_config(s["acquisition"], classes, seed=seed,
-                                                      **{option: s[option] for option in ACQUISITION_OPTIONS}))
+                                                      **{setting: s[setting] for setting in ACQUISITION_OPTIONS}))
     estimator = job_estimator(estimator)
     catalog, data = selection.load()
     out = Path(out_dir)
@@ -174,7 +184,7 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     else:
         labelled, test = data.split(test_size=s["test_size"], seed=seed)
         pool = catalog.pool(select=[t.strip() for t in s["select"].split(",") if t.strip()],
-                            features=selection.features)
+                            features=selection.features_of(catalog))
         pool, described = _follow_up_pool(catalog, pool, labelled, test, s["follow_up_significance"], seed,
                                            s["follow_up_flags"])
         oracle = FileOracle(out / QUERIES_DIR, describe=lambda ids: described.loc[ids].reset_index(),
@@ -184,9 +194,7 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     params = estimator.get_params(deep=False)
     identity = {"kind": "gpal.active", "catalog": catalog.provenance(), "classes": _plain(selection.classes),
                 "min_significance": selection.min_significance, "acquisition": acquisition.config(),
-                **{name: s[name] for name in _RECORDED}, **{name: params.get(name) for name in _RECORDED_ESTIMATOR},
-                # recorded when given: a run without excluded flags is the run an earlier gpal made
-                **({"follow_up_flags": sorted(set(s["follow_up_flags"]))} if s["follow_up_flags"] else {}),
+                **recorded_settings(SETTINGS, s), **{name: params.get(name) for name in _RECORDED_ESTIMATOR},
                 **({"adapted_to_few_rows": adapted} if adapted else {}),
                 "seed": seed}
     # The loop checks its settings against the data here, before the folder is claimed, so a refused

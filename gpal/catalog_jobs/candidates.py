@@ -28,13 +28,16 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from gpal.catalog_jobs.proba_columns import classes_from_columns, proba_column
 from gpal.catalogs.known_classes import outside_group
-from gpal.constraints import Integer, ListOf, Real, check_values
-from gpal.estimators.settings import Setting
+from gpal.catalog_jobs.job_settings import (
+    WHEN_CHANGED, JobSetting, check_settings, header_of, recorded_settings, settings_from_header,
+)
+from gpal.constraints import Integer, ListOf, Real
 
 __all__ = ["CANDIDATE_SETTINGS", "CUTS", "Cut", "FLAG_NUMBERS", "candidate_file", "candidate_lists", "check_cuts",
            "cuts_from_meta", "cuts_identity", "cuts_meta", "cuts_text", "flag_mask", "followable", "passes_flags",
-           "point_sources_through", "probability_classes"]
+           "point_sources_through"]
 
 #: A flag number: the LAT catalogs document flags 1 to 14; a Flags column holds at most 32 bits.
 FLAG_NUMBERS = Integer(1, 32)
@@ -42,13 +45,16 @@ FLAG_NUMBERS = Integer(1, 32)
 
 @dataclass(frozen=True)
 class Cut:
-    """One cut of the target lists: its setting, the table keyword that records it (FITS: 8 characters at most)
-    with the keyword's comment, and how the report states it."""
+    """One cut of the target lists: its setting (with the table keyword that records it, FITS: 8 characters at
+    most), the keyword's comment, and how the report states it."""
 
-    setting: Setting
-    keyword: str
+    setting: JobSetting
     comment: str
     words: Callable[[Any], str]
+
+    @property
+    def keyword(self) -> str:
+        return str(self.setting.keyword)
 
 
 def _flags_words(flags: Sequence[int]) -> str:
@@ -56,22 +62,32 @@ def _flags_words(flags: Sequence[int]) -> str:
 
 
 #: The cuts, by setting name (measured in docs/targets.md: share of each list's sources FL16Y later classifies
-#: that keep the class, DR4 run at the commit recorded there).
+#: that keep the class, DR4 run at the commit recorded there).  Added after runs were made, each is recorded in a
+#: run's identity only when it differs from its default.
 CUTS: Mapping[str, Cut] = {
     "candidate_significance": Cut(
-        Setting(Real(0), 5.0, "Signif_Avg (sigma) below which a source is in no target list (candidates_<class>.csv)"),
-        "CSIG", "Signif_Avg below which no target list holds a source", lambda v: f"Signif_Avg >= {v:g}"),
+        JobSetting(Real(0), 5.0, "Signif_Avg (sigma) below which a source is in no target list (candidates_<class>.csv)",
+                   record=WHEN_CHANGED, keyword="CSIG"),
+        "Signif_Avg below which no target list holds a source", lambda v: f"Signif_Avg >= {v:g}"),
     "candidate_max_ellipse": Cut(
-        Setting(Real(0, low_open=True), 0.1,
-                "largest semi-major axis (deg) of the 95% error ellipse of a source in a target list"),
-        "CMAXELL", "largest 95% semi-major axis (deg) in a target list", lambda v: f"95% semi-major axis <= {v:g} deg"),
+        JobSetting(Real(0, low_open=True), 0.1,
+                   "largest semi-major axis (deg) of the 95% error ellipse of a source in a target list",
+                   record=WHEN_CHANGED, keyword="CMAXELL"),
+        "largest 95% semi-major axis (deg) in a target list", lambda v: f"95% semi-major axis <= {v:g} deg"),
     "candidate_flags": Cut(
-        Setting(ListOf(FLAG_NUMBERS, min_length=0), (),
-                "the catalog's Flags (numbers, e.g. 5,6,14) that leave a source out of the target lists"),
-        "CXFLAGS", "catalog Flags (numbers) that leave a source out of the target lists", _flags_words),
+        JobSetting(ListOf(FLAG_NUMBERS, min_length=0), (),
+                   "the catalog's Flags (numbers, e.g. 5,6,14) that leave a source out of the target lists",
+                   record=WHEN_CHANGED, keyword="CXFLAGS", unordered=True),
+        "catalog Flags (numbers) that leave a source out of the target lists", _flags_words),
 }
 #: The cuts as settings (`gpal.catalog_jobs.classify.SETTINGS` holds them).
 CANDIDATE_SETTINGS = {name: cut.setting for name, cut in CUTS.items()}
+
+
+def _as_cuts(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Cut values as the lists use them: the flags a sorted tuple without repeats."""
+    return {name: tuple(CUTS[name].setting.plain(v)) if isinstance(v, (list, tuple)) else v
+            for name, v in values.items()}
 
 
 def check_cuts(given: Mapping[str, Any]) -> dict[str, Any]:
@@ -82,38 +98,23 @@ def check_cuts(given: Mapping[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(given) - set(CUTS))
     if unknown:
         raise TypeError(f"unknown target-list cut(s) {unknown}; the cuts are {list(CUTS)}")
-    values = {name: given.get(name, cut.setting.default) for name, cut in CUTS.items()}
-    values = {name: list(v) if isinstance(v, tuple) else v for name, v in values.items()}
-    checked = check_values({name: cut.setting.constraint for name, cut in CUTS.items()}, values)
-    checked["candidate_flags"] = tuple(sorted(set(checked["candidate_flags"])))
-    return checked
+    return _as_cuts(check_settings(CANDIDATE_SETTINGS, given, "the target lists"))
 
 
 def cuts_identity(cuts: Mapping[str, Any]) -> dict[str, Any]:
     """What a run records of its cuts: those that differ from the defaults (a run at the defaults is recorded as an
     earlier gpal recorded it, so its folder is reused)."""
-    return {name: list(value) if isinstance(value, tuple) else value for name, value in cuts.items()
-            if tuple(np.atleast_1d(value)) != tuple(np.atleast_1d(CUTS[name].setting.default))}
+    return recorded_settings(CANDIDATE_SETTINGS, cuts)
 
 
 def cuts_meta(cuts: Mapping[str, Any]) -> dict[str, Any]:
     """The table keywords recording the cuts (so `gpal report` rebuilds the lists the run made)."""
-    return {CUTS[name].keyword: ",".join(map(str, value)) if isinstance(value, (tuple, list)) else value
-            for name, value in cuts.items()}
+    return header_of(CANDIDATE_SETTINGS, cuts)
 
 
 def cuts_from_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
     """The cuts a table's keywords record (a table of an earlier gpal records none: the defaults)."""
-    given: dict[str, Any] = {}
-    for name, cut in CUTS.items():
-        if cut.keyword not in meta:
-            continue
-        value = meta[cut.keyword]
-        if isinstance(cut.setting.constraint, ListOf):
-            given[name] = [int(v) for v in str(value).split(",") if v.strip()]
-        else:
-            given[name] = float(value)
-    return check_cuts(given)
+    return _as_cuts(settings_from_header(CANDIDATE_SETTINGS, meta))
 
 
 def cuts_text(cuts: Mapping[str, Any]) -> str:
@@ -130,11 +131,6 @@ def passes_flags(values: np.ndarray, flags: Sequence[int]) -> np.ndarray:
     """Which ``Flags`` values carry none of ``flags``; -1 (the catalog gives no Flags) passes: nothing to cut by."""
     values = np.asarray(values, dtype=np.int64)
     return (values < 0) | (values & flag_mask(flags) == 0)
-
-
-def probability_classes(columns: Sequence[str]) -> list[str]:
-    """The classes of a probability table: its ``p_<class>`` columns (``p_mc_se`` is the probabilities' error)."""
-    return [c[2:] for c in columns if c.startswith("p_") and c != "p_mc_se"]
 
 
 def point_sources_through(frame: pd.DataFrame, min_significance: float, excluded_flags: Sequence[int]) -> np.ndarray:
@@ -181,12 +177,12 @@ def candidate_lists(frame: pd.DataFrame, classes: Sequence[str], merge: Mapping[
     """
     keep = followable(frame, cuts)
     predicted = frame["predicted_class"].to_numpy()
-    model_classes = probability_classes(frame.columns)
+    model_classes = classes_from_columns(frame.columns)
     excluded = outside_group(frame["CLASS1"].fillna("").to_numpy(str), model_classes, merge)
     lists = {}
     for cls in classes:
         rows = frame[keep & (predicted == cls) & ~excluded[:, model_classes.index(cls)]]
-        rows = rows.sort_values(f"p_{cls}", ascending=False, kind="stable").reset_index(drop=True)
+        rows = rows.sort_values(proba_column(cls), ascending=False, kind="stable").reset_index(drop=True)
         rows.insert(0, "rank", np.arange(1, len(rows) + 1))
         lists[cls] = rows
     return lists

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -16,38 +16,36 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.active import make_acquisition
-from gpal.catalog_jobs.candidates import CANDIDATE_SETTINGS, check_cuts, cuts_identity, cuts_meta
-from gpal.catalog_jobs.follow_up import (
-    DEFAULT_EXCLUDED_FLAGS, DEFAULT_MIN_SIGNIFICANCE, DEFAULT_TARGET, FLAG_NUMBERS, check_target,
-)
+from gpal.catalog_jobs.candidates import CANDIDATE_SETTINGS
+from gpal.catalog_jobs.follow_up import DEFAULT_TARGET, FOLLOW_UP_SETTINGS, check_target
+from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, check_settings, header_of, recorded_settings
 from gpal.catalog_jobs.layout import (
     BASELINES_FILE, CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS, DEFAULT_OUT_DIR, ERROR_BLIND_MODEL_DIR, HELDOUT_FILE,
     SIGNIFICANCE_COLUMN,
 )
 from gpal.catalog_jobs.model_folders import (
-    Log, check_sizes, no_log, fit_or_reuse, job_estimator, load_trained, open_job, require_per_class,
+    Log, TrainedModel, check_sizes, no_log, fit_or_reuse, job_estimator, load_trained, open_job, require_per_class,
 )
 from gpal.catalog_jobs.later_check import check_later, later_release_of, write_later_check
 from gpal.catalog_jobs.none_of_these import OOD_FILE, check_outliers, left_out_codes, left_out_sources
 from gpal.catalog_jobs.pool_prior import adjust_table, mixes_text, training_prior, write_pool_prior
 from gpal.catalog_jobs.prediction import (
-    DEFAULT_CHUNK_SIZE, DEFAULT_SELECT, predict_catalog, select_tokens, selection_pool,
+    DEFAULT_CHUNK_SIZE, DEFAULT_SELECT, predict_catalog, select_tokens, selection_pool, with_information,
 )
+from gpal.catalog_jobs.proba_columns import proba_of, with_proba
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, write_classify_report
-from gpal.catalog_jobs.report.figures import held_out_figures
-from gpal.catalog_jobs.report.inputs import read_held_out
+from gpal.catalog_jobs.report.figures import Figures, held_out_figures
+from gpal.catalog_jobs.report.inputs import HeldOutRun
 from gpal.catalog_jobs.selection import CatalogSelection
-from gpal.estimators.settings import Setting
 from gpal.catalog_jobs.tables import dated, write_probability_table
 from gpal.catalogs.targets import target_columns
-from gpal.constraints import AnyOf, Boolean, Integer, ListOf, OneOf, Optional, Real, Text, check_values
+from gpal.constraints import AnyOf, Boolean, Integer, ListOf, OneOf, Optional, Real, Text
 from gpal.data.dataset import NoisyDataset
 from gpal.evaluation.baselines import BASELINES, fit_baselines_on, min_training_per_class
 from gpal.evaluation.metrics import proba_by_class
 from gpal.files import atomic_output
 from gpal.registry import FOLLOW_UP_ACQUISITION
-from gpal.runs.background import abandon_if, alongside
+from gpal.runs.background import Beside, abandon_if, run_steps
 from gpal.runs.output_dir import claim_output_dir
 
 __all__ = ["DEFAULT_BASELINES", "SETTINGS", "classify_catalog"]
@@ -61,31 +59,25 @@ COMPARED_MODEL_DIRS = {ERROR_BLIND_MODEL: ERROR_BLIND_MODEL_DIR}
 DEFAULT_TEST_SIZE = 0.2
 #: The main job's own settings beside the selection and the estimator (the ``classify`` workflow offers them).
 SETTINGS = {
-    "test_size": Setting(Real(0, 1, low_open=True, high_open=True, meaning="the held-out fraction"), DEFAULT_TEST_SIZE,
-                         "share of each class held out to check the model (stratified)"),
-    "select": Setting(Optional(AnyOf((Text(), ListOf(Text())))), None,
-                      "the sources to classify: 'unassociated', 'bcu', CLASS1 codes or 'all' (None: "
-                      f"{' and '.join(DEFAULT_SELECT)}, less any code the classes train on)"),
-    "chunk_size": Setting(Integer(1), DEFAULT_CHUNK_SIZE, "rows per prediction task"),
-    "baselines": Setting(ListOf(OneOf(tuple(BASELINES)), min_length=0), DEFAULT_BASELINES,
-                         "classifiers fitted on the same rows and compared with the model"),
-    "target": Setting(Optional(Text()), DEFAULT_TARGET,
-                      "the class to list candidates of (candidates_CLASS.csv) and that most_informative.csv ranks by "
-                      "what a label would teach about it, e.g. pulsar (None: every trained class)"),
+    "test_size": JobSetting(Real(0, 1, low_open=True, high_open=True, meaning="the held-out fraction"),
+                            DEFAULT_TEST_SIZE, "share of each class held out to check the model (stratified)"),
+    # recorded as the sources it resolves to (the job records its tokens)
+    "select": JobSetting(Optional(AnyOf((Text(), ListOf(Text())))), None,
+                         "the sources to classify: 'unassociated', 'bcu', CLASS1 codes or 'all' (None: "
+                         f"{' and '.join(DEFAULT_SELECT)}, less any code the classes train on)"),
+    "chunk_size": JobSetting(Integer(1), DEFAULT_CHUNK_SIZE, "rows per prediction task"),
+    "baselines": JobSetting(ListOf(OneOf(tuple(BASELINES)), min_length=0), DEFAULT_BASELINES,
+                            "classifiers fitted on the same rows and compared with the model"),
+    "target": JobSetting(Optional(Text()), DEFAULT_TARGET,
+                         "the class to list candidates of (candidates_CLASS.csv) and that most_informative.csv ranks "
+                         "by what a label would teach about it, e.g. pulsar (None: every trained class)",
+                         keyword="TARGET"),
     **CANDIDATE_SETTINGS,
-    "follow_up_significance": Setting(Real(0), DEFAULT_MIN_SIGNIFICANCE,
-                                      "Signif_Avg (sigma) below which a source is in neither most_informative.csv nor "
-                                      "discovery.csv: two in three DR4 unassociated sources below 4 are gone from "
-                                      "FL16Y"),
-    "follow_up_flags": Setting(ListOf(FLAG_NUMBERS, min_length=0), DEFAULT_EXCLUDED_FLAGS,
-                               "the catalog's Flags (numbers, e.g. 5,6,14) that leave a source out of "
-                               "most_informative.csv and discovery.csv; none by default: flagged sources keep their "
-                               "class less often (91% against 98.5% in FL16Y) but are half the unassociated ones, so "
-                               "the lists carry Flags instead"),
-    "pool_prior": Setting(Boolean(), False,
-                          "move each group's classifications (unassociated; bcu) to its own class mix, estimated by "
-                          "EM; off by default: on later labels it helps the pulsars and hurts the FSRQs "
-                          "(docs/results.md)"),
+    **FOLLOW_UP_SETTINGS,
+    "pool_prior": JobSetting(Boolean(), False,
+                             "move each group's classifications (unassociated; bcu) to its own class mix, estimated by "
+                             "EM; off by default: on later labels it helps the pulsars and hurts the FSRQs "
+                             "(docs/results.md)", record=WHEN_CHANGED),
 }
 
 
@@ -95,24 +87,18 @@ def classify_catalog(
     estimator: Any,
     out_dir: str | os.PathLike = DEFAULT_OUT_DIR,
     *,
-    test_size: float = DEFAULT_TEST_SIZE,
     seed: int = 0,
-    select: str | Sequence[str] | None = None,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
-    baselines: Sequence[str] = DEFAULT_BASELINES,
-    target: str | None = DEFAULT_TARGET,
-    follow_up_significance: float = DEFAULT_MIN_SIGNIFICANCE,
-    follow_up_flags: Sequence[int] = DEFAULT_EXCLUDED_FLAGS,
-    pool_prior: bool = False,
     force: bool = False,
     progress: bool = True,
     executor: Any = None,
     log: Log = no_log,
-    **candidate_cuts: Any,
+    **settings: Any,
 ) -> Path:
     """The main job: train on associated sources, check on a held-out split, classify the rest.
 
-    Trains a copy of ``estimator`` (the main job's is
+    ``settings`` are the job's own (`SETTINGS`, each checked against its constraint; any left out keeps its
+    default): ``test_size``, ``select``, ``chunk_size``, ``baselines``, ``target``, the target-list cuts, the
+    follow-up settings and ``pool_prior`` below.  Trains a copy of ``estimator`` (the main job's is
     `gpal.catalog_jobs.settings.main_job_estimator`) on a stratified ``1 - test_size`` share
     of the labelled sources of ``selection`` (`CatalogSelection`: catalog, classes, cut,
     features), scores it on the rest (accuracy, NLL, Brier, ECE, confusion matrix, reliability
@@ -125,7 +111,7 @@ def classify_catalog(
     (every class when None); an extended source's ``predicted_class`` is ``extended``.  Writes into
     ``out_dir`` (`gpal.catalog_jobs.layout`) ``classifications.csv`` / ``.ecsv`` / ``.fits``,
     the target lists (`gpal.catalog_jobs.candidates`: per class, or the ``target`` class, the sources most
-    probably of it through the ``candidate_cuts``, `gpal.catalog_jobs.candidates.CUTS`), the other lists
+    probably of it through the target-list cuts, `gpal.catalog_jobs.candidates.CUTS`), the other lists
     (`gpal.catalog_jobs.follow_up`: sources of ``follow_up_significance`` sigma or more, none of the
     ``follow_up_flags``) and ``report.md``, whose path it returns, beside ``metrics.json``, the trained-model folder
     (``model/``, ``training.json``), ``tables/`` (the held-out predictions among them) and
@@ -135,115 +121,145 @@ def classify_catalog(
     (the estimator's ``progress`` its training's); ``log`` receives one line per step (the
     command prints them).
     """
-    estimator = job_estimator(estimator)
-    names = ("test_size", "chunk_size", "target", "follow_up_significance", "follow_up_flags", "pool_prior")
-    check_values({name: SETTINGS[name].constraint for name in names},
-                 dict(zip(names, (test_size, chunk_size, target, follow_up_significance, list(follow_up_flags),
-                                  pool_prior))))
-    check_target(target, selection.class_groups()[0])
-    cuts = check_cuts(candidate_cuts)
+    job = _plan(selection, job_estimator(estimator), settings, seed)  # a refused command leaves nothing
+    folder = claim_output_dir(out_dir, job.identity, force=force)
+    later_baselines: dict[str, np.ndarray] = {}  # the baselines' probabilities of job.later_pool, fitted once
+    comparison = None
+    if not (folder / BASELINES_FILE).is_file():
+        log("fitting, alongside the model, the baselines and the same GP without the error bars, to measure what "
+            "they buy")
+        comparison = partial(_write_baselines, job, folder, later_baselines)
+    results = run_steps(
+        [("trained", lambda done: _fit(job, folder, log)),
+         ("held_out", lambda done: _check_held_out(job, done["trained"], folder, log)),
+         ("outliers", lambda done: _fit_outliers(job, folder, log)),
+         ("classified", lambda done: _classify_sources(job, done["trained"], folder, executor, progress, log))],
+        # beside the model's fit: the baselines and the twin, which keeps the second core busy to the end;
+        # beside what follows the held-out check: its figures (NumPy and TensorFlow free the GIL)
+        beside=[Beside("comparison", comparison and (lambda done, stop: comparison(stop)), "trained", "classified"),
+                Beside("figures", _draw_held_out, "outliers", "classified")])
+    if job.later is not None:  # a release older than the newest shipped: score the classifications by what it found
+        _check_later(job, results["trained"], results["classified"], folder, later_baselines, log)
+    log("writing the target lists, the other lists and the report")
+    return write_classify_report(folder, held_out_figures=results["figures"])
+
+
+@dataclass(frozen=True)
+class _MainJob:
+    """What the main job runs on, all checked before its folder is claimed."""
+
+    catalog: Any
+    data: NoisyDataset
+    estimator: Any
+    settings: Mapping[str, Any]
+    header: dict[str, Any]
+    identity: dict[str, Any]
+    seed: int
+    merge: Mapping[str, Sequence[str]]
+    tokens: list[str]
+    pool: NoisyDataset
+    left_out: list[str]
+    train: NoisyDataset
+    test: NoisyDataset
+    #: The later release the classifications are checked against (None: the catalog is the newest).
+    later: str | None
+    #: The sources the later check scores, where they are the ones classified (else it builds its own).
+    later_pool: NoisyDataset | None
+
+
+def _plan(selection: CatalogSelection, estimator: Any, given: Mapping[str, Any], seed: int) -> _MainJob:
+    """The settings checked, the catalog read, the split drawn and the sizes checked: everything that can be
+    refused, so a refused command leaves nothing."""
+    values = check_settings(SETTINGS, given, "classify_catalog")
+    check_target(values["target"], selection.class_groups()[0])
     cat, data, identity = open_job("gpal.catalog_jobs.classify", selection, estimator)
-    merge = selection.class_groups()[1]
     trained_codes = [code for codes in data.meta["cuts"]["classes"].values() for code in codes]
+    select = values["select"]
     tokens = select_tokens([t for t in DEFAULT_SELECT if t not in trained_codes] if select is None else select)
+    header = header_of(SETTINGS, values)  # the lists and the report read the cuts and follow-up settings back
+    job_values = {name: values[name] for name in ("test_size", "chunk_size", "baselines", "target", "pool_prior")}
+    values.require_all_read("classify_catalog")
     pool = selection_pool(cat, tokens, data.meta["features"])  # an unknown selection fails before training, not after
-    left_out = left_out_codes(cat, trained_codes, tokens)
-    unknown = [b for b in baselines if b not in BASELINES]
-    if unknown:
-        raise ValueError(f"unknown baseline(s) {unknown}; valid baselines: {list(BASELINES)}")
-    identity = {
-        **identity,
-        "baselines": list(baselines),
-        "test_size": test_size,
-        "seed": seed,
-        "select": list(tokens),
-        "chunk_size": chunk_size,
-        "target": target,
-        "follow_up_significance": follow_up_significance,
-        # recorded when given: a run without excluded flags is the run an earlier gpal made
-        **({"follow_up_flags": sorted(set(follow_up_flags))} if follow_up_flags else {}),
-        **({"pool_prior": True} if pool_prior else {}),
-        **cuts_identity(cuts),
-    }
-    # Everything that can be refused is checked before the folder is claimed: a refused command leaves nothing.
+    test_size, baselines = job_values["test_size"], job_values["baselines"]
     train, test = data.split(test_size=test_size, seed=seed, stratify=True)
     require_per_class(train, min_training_per_class(baselines),
                       f"the training split ({1 - test_size:.0%}) with baselines {list(baselines)}")
     require_per_class(test, 1, f"the held-out check (a stratified {test_size:.0%} of each class)")
     check_sizes(estimator, train)
-    folder = claim_output_dir(out_dir, identity, force=force)
-    trained_on = f"training split: {train.n_samples} of {data.n_samples} sources, stratified, seed {seed}"
     later = later_release_of(cat.release)
-    # the later check scores the unassociated + bcu sources: reuse them where the job classifies exactly those
-    later_pool = pool if later is not None and list(tokens) == list(DEFAULT_SELECT) else None
-    later_baselines: dict[str, np.ndarray] = {}  # the baselines' probabilities of later_pool, fitted once with the rest
-    comparison = None
-    if not (folder / BASELINES_FILE).is_file():
-        log("fitting, alongside the model, the baselines and the same GP without the error bars, to measure what "
-            "they buy")
-        comparison = partial(_write_baselines, folder, train, test, list(baselines), seed, _error_blind_twin(estimator),
-                             later_pool, later_baselines)
-    with alongside(comparison) as comparison_done:
-        fit_or_reuse(estimator, train, folder, merge, trained_on, log)
-        trained = load_trained(folder)
-        log(f"checking on {test.n_samples} held-out sources" + (f" beside {', '.join(baselines)}" if baselines else ""))
-        proba = trained.estimator.predict_proba(test)
-        held = pd.DataFrame({"Source_Name": test.ids, "true_class": test.labels(),
-                             SIGNIFICANCE_COLUMN: target_columns(cat, test.ids.tolist())[SIGNIFICANCE_COLUMN]})
-        for c, name in enumerate(trained.classes):
-            held[f"p_{name}"] = proba[:, c]
-        with atomic_output(folder / HELDOUT_FILE) as tmp:
-            held.to_csv(tmp, index=False)
-
-        figures: dict[str, Any] = {}
-
-        def draw_held_out(stop: threading.Event) -> None:  # beside what follows: its NumPy and TensorFlow free the GIL
-            figures.update(held_out_figures(read_held_out(folder), partial(abandon_if, stop)))
-
-        with alongside(draw_held_out) as figures_done:
-            log("fitting the outlier score ('none of these') on the training split"
-                + (f", checking it on the {len(left_out)} labelled classes left out" if left_out else ""))
-            held_out_classes = left_out_sources(cat, left_out, data.meta["features"])
-            check_outliers(folder / OOD_FILE, train, test, held_out_classes, seed)
-
-            log(f"classifying the {' + '.join(tokens)} sources of {cat.release}")
-            table = dated(predict_catalog(trained, cat, tokens, chunk_size=chunk_size, executor=executor,
-                                          progress=progress, pool=pool))
-            table = replace(table, meta={**table.meta, "TARGET": target or "", "MINSIG": follow_up_significance,
-                                         "XFLAGS": ",".join(str(flag) for flag in sorted(set(follow_up_flags))),
-                                         **cuts_meta(cuts)})
-            pool_proba = table.frame[[f"p_{c}" for c in trained.classes]].to_numpy()  # the later check moves its own
-            if pool_prior:
-                table, moved = adjust_table(table, trained.classes, training_prior(trained.training["n_per_class"],
-                                                                                   trained.classes))
-                write_pool_prior(folder, moved)
-                log("moved the classifications to each group's own class mix (pool prior): "
-                    f"{mixes_text(moved.groups)}")
-            log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model about "
-                + (f"{target})" if target else "every class)"))
-            table = _with_information(table, trained.estimator, pool, target)
-            for name in (CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS):
-                write_probability_table(table, folder / name, force=True)
-            figures_done()
-        comparison_done()  # the twin may train on through all the above: it keeps the second core busy
-
-    if later is not None:  # a release older than the newest shipped: score the classifications by what it found
-        log(f"checking the classifications against {later} (gpal check-later)")
-        compared = {name: folder / sub for name, sub in COMPARED_MODEL_DIRS.items() if (folder / sub).is_dir()}
-        built = (pool, pool_proba, train) if later_pool is not None else None
-        write_later_check(check_later(trained, later, earlier=cat.path, baselines=baselines, seed=seed,
-                                      compared=compared, built=built, pool_prior=pool_prior,
-                                      baseline_proba=later_baselines or None), folder)
-    log("writing the target lists, the other lists and the report")
-    return write_classify_report(folder, held_out_figures=figures)
+    return _MainJob(
+        catalog=cat, data=data, estimator=estimator, settings=job_values, header=header,
+        identity={**identity, "seed": seed, **recorded_settings(SETTINGS, {**values.as_dict(), "select": tokens})},
+        seed=seed, merge=selection.class_groups()[1], tokens=tokens, pool=pool,
+        left_out=left_out_codes(cat, trained_codes, tokens), train=train, test=test, later=later,
+        # the later check scores the unassociated + bcu sources: reuse them where the job classifies exactly those
+        later_pool=pool if later is not None and list(tokens) == list(DEFAULT_SELECT) else None)
 
 
-def _with_information(table: Any, estimator: Any, pool: NoisyDataset, target: str | None) -> Any:
-    """The table with an ``information`` column: the follow-up score (`FOLLOW_UP_ACQUISITION`, about ``target``)."""
-    if pool.ids.tolist() != table.frame["Source_Name"].tolist():
-        raise RuntimeError("the classified table and the selection differ in their sources; cannot rank them")
-    scores = make_acquisition({"name": FOLLOW_UP_ACQUISITION, "target": target}).scores(estimator, pool)
-    return replace(table, frame=table.frame.assign(information=scores))
+def _fit(job: _MainJob, folder: Path, log: Log) -> TrainedModel:
+    """The model trained on the training split (or the one a rerun finds saved)."""
+    trained_on = f"training split: {job.train.n_samples} of {job.data.n_samples} sources, stratified, seed {job.seed}"
+    fit_or_reuse(job.estimator, job.train, folder, job.merge, trained_on, log)
+    return load_trained(folder)
+
+
+def _check_held_out(job: _MainJob, trained: TrainedModel, folder: Path, log: Log) -> HeldOutRun:
+    """The model's probabilities of the held-out sources, written to ``tables/heldout.csv``."""
+    baselines = job.settings["baselines"]
+    log(f"checking on {job.test.n_samples} held-out sources" + (f" beside {', '.join(baselines)}" if baselines else ""))
+    proba = trained.estimator.predict_proba(job.test)
+    held = pd.DataFrame({"Source_Name": job.test.ids, "true_class": job.test.labels(), SIGNIFICANCE_COLUMN:
+                         target_columns(job.catalog, job.test.ids.tolist())[SIGNIFICANCE_COLUMN]})
+    with_proba(held, trained.classes, proba)
+    with atomic_output(folder / HELDOUT_FILE) as tmp:
+        held.to_csv(tmp, index=False)
+    return HeldOutRun(folder, trained.training, held)
+
+
+def _draw_held_out(done: Mapping[str, Any], stop: threading.Event) -> Figures:
+    return held_out_figures(done["held_out"], partial(abandon_if, stop))
+
+
+def _fit_outliers(job: _MainJob, folder: Path, log: Log) -> None:
+    """The "none of these" score fitted on the training split (`gpal.catalog_jobs.none_of_these`), saved."""
+    log("fitting the outlier score ('none of these') on the training split"
+        + (f", checking it on the {len(job.left_out)} labelled classes left out" if job.left_out else ""))
+    held_out_classes = left_out_sources(job.catalog, job.left_out, job.data.meta["features"])
+    check_outliers(folder / OOD_FILE, job.train, job.test, held_out_classes, job.seed)
+
+
+def _classify_sources(job: _MainJob, trained: TrainedModel, folder: Path, executor: Any, progress: bool,
+                      log: Log) -> np.ndarray:
+    """The selected sources classified, moved to their groups' class mixes (with ``pool_prior``), ranked for
+    follow-up, and written; returns their probabilities before any move (the later check moves its own)."""
+    log(f"classifying the {' + '.join(job.tokens)} sources of {job.catalog.release}")
+    table = dated(predict_catalog(trained, job.catalog, job.tokens, chunk_size=job.settings["chunk_size"],
+                                  executor=executor, progress=progress, pool=job.pool, information=False))
+    table = replace(table, meta={**table.meta, **job.header})
+    pool_proba = proba_of(table.frame, trained.classes)
+    if job.settings["pool_prior"]:
+        table, moved = adjust_table(table, trained.classes, training_prior(trained.training["n_per_class"],
+                                                                           trained.classes))
+        write_pool_prior(folder, moved)
+        log(f"moved the classifications to each group's own class mix (pool prior): {mixes_text(moved.groups)}")
+    target = job.settings["target"]
+    log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model about "
+        + (f"{target})" if target else "every class)"))
+    table = with_information(table, trained.estimator, job.pool, target)
+    for name in (CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS):
+        write_probability_table(table, folder / name, force=True)
+    return pool_proba
+
+
+def _check_later(job: _MainJob, trained: TrainedModel, pool_proba: np.ndarray, folder: Path,
+                 later_baselines: Mapping[str, np.ndarray], log: Log) -> None:
+    """The classifications scored by the classes the later release gives the same sources (``gpal check-later``)."""
+    log(f"checking the classifications against {job.later} (gpal check-later)")
+    compared = {name: folder / sub for name, sub in COMPARED_MODEL_DIRS.items() if (folder / sub).is_dir()}
+    built = (job.later_pool, pool_proba, job.train) if job.later_pool is not None else None
+    write_later_check(check_later(trained, job.later, earlier=job.catalog.path, baselines=job.settings["baselines"],
+                                  seed=job.seed, compared=compared, built=built, pool_prior=job.settings["pool_prior"],
+                                  baseline_proba=dict(later_baselines) or None), folder)
 
 
 def _error_blind_twin(estimator: Any) -> dict[str, Any]:
@@ -255,18 +271,19 @@ def _error_blind_twin(estimator: Any) -> dict[str, Any]:
     return {ERROR_BLIND_MODEL: clone(estimator).set_params(input_noise="none", progress=False)}
 
 
-def _write_baselines(folder: Path, train: NoisyDataset, test: NoisyDataset, names: Sequence[str], seed: int,
-                     models: Mapping[str, Any], later_pool: NoisyDataset | None, later_baselines: dict[str, np.ndarray],
+def _write_baselines(job: _MainJob, folder: Path, later_baselines: dict[str, np.ndarray],
                      stop: threading.Event) -> None:
     """Held-out probabilities of the baselines, fitted on the same training rows and features (values only),
-    and of ``models`` (unfitted gpal estimators, fitted here on the same rows with their error bars, and saved
-    in ``COMPARED_MODEL_DIRS`` for the later-release check); the table, written last, marks them all done.
-    The same fitted baselines' probabilities of ``later_pool`` (None: no later check will score it) go into
+    and of the error-blind twin (`_error_blind_twin`: fitted here on the same rows, and saved in
+    ``COMPARED_MODEL_DIRS`` for the later-release check); the table, written last, marks them all done.
+    The same fitted baselines' probabilities of ``job.later_pool`` (None: no later check will score it) go into
     ``later_baselines``: the later check fits nothing again.
 
     Once ``stop`` is set (the model's fit beside it failed or was interrupted), a model's training ends at its next
     epoch by raising `Abandoned`, and nothing is written.  (The baselines in a thread of their own beside the twin
     measured no faster: the two fits already keep both cores busy, docs/performance.md.)"""
+    train, test, later_pool, seed = job.train, job.test, job.later_pool, job.seed
+    names, models = list(job.settings["baselines"]), _error_blind_twin(job.estimator)
     tests = [test.X] if later_pool is None else [test.X, later_pool.X]
     fitted = fit_baselines_on(train.X, train.y, tests, names=list(names), random_state=seed) if names else {}
     probas = {name: proba[0] for name, proba in fitted.items()}
@@ -280,8 +297,7 @@ def _write_baselines(folder: Path, train: NoisyDataset, test: NoisyDataset, name
     frames = []
     for name, proba in probas.items():
         frame = pd.DataFrame({"model": name, "Source_Name": test.ids, "true_class": test.labels()})
-        for c, cls in enumerate(test.class_names):
-            frame[f"p_{cls}"] = proba[:, c]
+        with_proba(frame, test.class_names, proba)
         frames.append(frame)
     table = pd.concat(frames) if frames else pd.DataFrame(columns=["model", "Source_Name", "true_class"])
     with atomic_output(folder / BASELINES_FILE) as tmp:

@@ -25,20 +25,22 @@ import os
 import warnings
 from dataclasses import replace
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from gpal.catalog_jobs.candidates import (
     FLAG_NUMBERS, candidate_file, candidate_lists, cuts_from_meta, cuts_text, passes_flags, point_sources_through,
-    probability_classes,
 )
+from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, settings_from_header
+from gpal.catalog_jobs.proba_columns import classes_from_columns
 from gpal.catalog_jobs.tables import ClassifiedSources, write_probability_table
+from gpal.constraints import ListOf, Real
 from gpal.files import atomic_output
 
 __all__ = ["DEFAULT_EXCLUDED_FLAGS", "DEFAULT_MIN_SIGNIFICANCE", "DEFAULT_TARGET", "DISCOVERY_FILE",
-           "DISCOVERY_LEAVES_OUT", "EXTENDED_FILE", "FLAG_NUMBERS", "INFORMATIVE_FILE", "LISTS", "NEEDED",
+           "DISCOVERY_LEAVES_OUT", "EXTENDED_FILE", "FLAG_NUMBERS", "FOLLOW_UP_SETTINGS", "follow_up_of", "INFORMATIVE_FILE", "LISTS", "NEEDED",
            "REGION_FILE", "bright_point_sources", "check_target", "excluded_flags_of", "follow_up_lists",
            "listed_classes", "region_file", "write_follow_up_lists", "write_region"]
 
@@ -53,6 +55,20 @@ DEFAULT_MIN_SIGNIFICANCE = 4.0
 #: their class less often (91% against 98.5%), but leaving them out would drop half the unassociated sources, so
 #: the lists carry ``Flags`` for the observer to weigh (docs/reports.md, "Which sources a list leaves out").
 DEFAULT_EXCLUDED_FLAGS: tuple[int, ...] = ()
+#: The follow-up settings both jobs share: the lists ``gpal classify`` writes and the pool ``gpal active`` asks about
+#: are cut by one rule (`bright_point_sources`).
+FOLLOW_UP_SETTINGS = {
+    "follow_up_significance": JobSetting(
+        Real(0), DEFAULT_MIN_SIGNIFICANCE,
+        "Signif_Avg (sigma) below which a source is in neither most_informative.csv nor discovery.csv, nor in gpal "
+        "active's pool: two in three DR4 unassociated sources below 4 are gone from FL16Y", keyword="MINSIG"),
+    "follow_up_flags": JobSetting(
+        ListOf(FLAG_NUMBERS, min_length=0), DEFAULT_EXCLUDED_FLAGS,
+        "the catalog's Flags (numbers, e.g. 5,6,14) that leave a source out of most_informative.csv, discovery.csv "
+        "and gpal active's pool; none by default: flagged sources keep their class less often (91% against 98.5% in "
+        "FL16Y) but are half the unassociated ones, so the lists carry Flags instead",
+        record=WHEN_CHANGED, keyword="XFLAGS", unordered=True),
+}
 INFORMATIVE_FILE = "most_informative.csv"
 DISCOVERY_FILE = "discovery.csv"
 EXTENDED_FILE = "extended.csv"
@@ -104,15 +120,21 @@ def bright_point_sources(frame: pd.DataFrame, min_significance: float,
     return point_sources_through(frame, min_significance, excluded_flags)
 
 
-def excluded_flags_of(meta: dict) -> tuple[int, ...]:
-    """The ``excluded_flags`` a table's ``XFLAGS`` keyword records (comma-separated numbers; absent: none).
+def follow_up_of(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The follow-up settings a table's keywords record (`FOLLOW_UP_SETTINGS`; a table of an earlier gpal: the
+    defaults)."""
+    return settings_from_header(FOLLOW_UP_SETTINGS, meta)
+
+
+def excluded_flags_of(meta: Mapping[str, Any]) -> tuple[int, ...]:
+    """The ``excluded_flags`` a table's keywords record (absent: none).
 
     Returns
     -------
     tuple of int
         The flag numbers.
     """
-    return tuple(int(flag) for flag in str(meta.get("XFLAGS", "")).split(",") if flag.strip())
+    return tuple(follow_up_of(meta)["follow_up_flags"])
 
 
 def follow_up_lists(frame: pd.DataFrame, min_significance: float,
@@ -141,7 +163,7 @@ NEEDED = ("CLASS1", "extended", "Signif_Avg", "Conf_95_SemiMajor", "Flags", "ood
 def listed_classes(table: ClassifiedSources) -> list[str]:
     """The classes a table's target lists are for: its ``TARGET`` class, else every class it has a ``p_`` column of."""
     target = table.meta.get("TARGET") or None
-    classes = probability_classes(table.frame.columns)
+    classes = classes_from_columns(table.frame.columns)
     return [target] if target in classes else classes
 
 
@@ -168,8 +190,8 @@ def write_follow_up_lists(table: ClassifiedSources, folder: str | os.PathLike,
         warnings.warn(f"the target-list cuts ({cuts_text(cuts)}) leave no source in {', '.join(empty)}: "
                       "written with the header alone; loosen --candidate-significance, --candidate-max-ellipse or "
                       "--candidate-flags", stacklevel=2)
-    lists.update(follow_up_lists(table.frame, float(table.meta.get("MINSIG", DEFAULT_MIN_SIGNIFICANCE)),
-                                 excluded_flags_of(table.meta)))
+    follow_up = follow_up_of(table.meta)
+    lists.update(follow_up_lists(table.frame, follow_up["follow_up_significance"], follow_up["follow_up_flags"]))
     for name, rows in lists.items():
         what = LISTS.get(name) or f"target list: the most probable {classes_of[name]} sources to follow up"
         meta = {**table.meta, "LIST": what, "NSOURCES": len(rows)}

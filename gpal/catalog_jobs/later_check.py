@@ -38,12 +38,14 @@ import pandas as pd
 
 from gpal.catalog_jobs.layout import CLASSIFICATIONS_CSV, TABLES_DIR
 from gpal.catalog_jobs.model_folders import TrainedModel, load_trained
-from gpal.catalog_jobs.pool_prior import adjust_to_pool, mixes_text, pool_groups, training_prior
+from gpal.catalog_jobs.pool_prior import adjust_to_pool, mixes_text, training_prior
 from gpal.catalog_jobs.prediction import (
     DEFAULT_SELECT, known_class_probabilities, predict_proba_chunked, selection_pool,
 )
+from gpal.catalog_jobs.proba_columns import proba_column
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalogs import load_catalog
+from gpal.catalogs.classes import source_groups
 from gpal.catalogs.links import link_later
 from gpal.catalogs.releases import NEWEST_RELEASE, RELEASES, link_path
 from gpal.catalogs.schemes import coarse_group
@@ -94,10 +96,9 @@ class LaterCheck:
 
 def later_release_of(release: str) -> str | None:
     """The newest shipped release later than ``release`` that can be linked to it, or None (``release`` is newest)."""
-    names = list(RELEASES)
-    if release not in names or release == names[-1]:
+    if release not in RELEASES or release == NEWEST_RELEASE:
         return None
-    later = RELEASES[names[-1]]
+    later = RELEASES[NEWEST_RELEASE]
     try:
         link_path(RELEASES[release], later)
     except ValueError:
@@ -231,7 +232,7 @@ def check_later(
                   if not (name == MODEL and model_proba is not None)})
     moved = None
     if pool_prior or (pool_prior is None and (recorded_identity(trained.folder) or {}).get("pool_prior")):
-        groups, prior = pool_groups(pool.aux["CLASS1"]), training_prior(trained.training["n_per_class"], classes)
+        groups, prior = source_groups(pool.aux["CLASS1"]), training_prior(trained.training["n_per_class"], classes)
         adjusted = {name: adjust_to_pool(proba[name], groups, prior, classes) for name in (MODEL, *compared)}
         proba.update({name: result.proba for name, result in adjusted.items()})
         moved = adjusted[MODEL].groups
@@ -241,7 +242,7 @@ def check_later(
                             "later_class": later_code})
     for name, p in proba.items():
         for c, cls in enumerate(classes):
-            sources[f"p_{cls}_{name}"] = p[:, c]
+            sources[f"{proba_column(cls)}_{name}"] = p[:, c]
     flagged = _ood_flags(trained.folder, pool.ids)
     if flagged is not None:
         sources["ood"] = flagged

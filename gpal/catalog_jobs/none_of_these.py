@@ -19,6 +19,7 @@ import pandas as pd
 
 from gpal.catalog_jobs.tables import EXTENDED
 from gpal.data.dataset import NoisyDataset
+from gpal.catalogs.classes import source_groups
 from gpal.files import write_json_atomic
 
 __all__ = ["OOD_FILE", "PLANE_DEG", "check_outliers", "left_out_codes", "left_out_sources", "plane_counts",
@@ -91,7 +92,7 @@ def saved_outliers(folder: Path, pool: NoisyDataset) -> tuple[np.ndarray, np.nda
 def plane_counts(frame: pd.DataFrame, classes: Sequence[str]) -> pd.DataFrame:
     """Predicted class (``extended`` apart, and "none of these" where ``ood``) of the unassociated and bcu sources, in
     and out of the plane."""
-    kinds = frame["CLASS1"].str.lower().replace("", "unassociated")
+    kinds = pd.Series(source_groups(frame["CLASS1"]), index=frame.index)
     regions = (f"|b| <= {PLANE_DEG:g}", f"|b| > {PLANE_DEG:g}")
     plane = np.where(np.abs(frame["GLAT"].to_numpy()) <= PLANE_DEG, *regions)
     label = frame["predicted_class"].astype(str)

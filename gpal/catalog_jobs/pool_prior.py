@@ -20,13 +20,14 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from gpal.catalog_jobs.proba_columns import proba_columns
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
-from gpal.catalogs.classes import class1_codes
+from gpal.catalogs.classes import source_groups
 from gpal.estimators.base import entropy
 from gpal.evaluation.prior_shift import estimate_target_prior
 from gpal.files import read_json, write_json_atomic
 
-__all__ = ["POOL_PRIOR_FILE", "PoolPrior", "adjust_table", "adjust_to_pool", "mixes_text", "pool_groups", "read_pool_prior",
+__all__ = ["POOL_PRIOR_FILE", "PoolPrior", "adjust_table", "adjust_to_pool", "mixes_text", "read_pool_prior",
            "training_prior", "write_pool_prior"]
 
 #: The estimated mixes in a classify folder, written when the pool prior was applied.
@@ -50,12 +51,6 @@ class PoolPrior:
         return {"training_prior": self.training_prior, "groups": self.groups}
 
 
-def pool_groups(class1: Sequence[Any]) -> np.ndarray:
-    """The group of each classified source: its CLASS1 code in lower case, ``unassociated`` where it has none."""
-    codes = class1_codes(class1)
-    return np.where(codes == "", "unassociated", codes)
-
-
 def training_prior(n_per_class: Mapping[str, int], classes: Sequence[str]) -> np.ndarray:
     """The class shares of the training sources (a trained model's ``n_per_class``), in ``classes`` order.
 
@@ -75,7 +70,7 @@ def training_prior(n_per_class: Mapping[str, int], classes: Sequence[str]) -> np
 def adjust_to_pool(proba: np.ndarray, groups: Sequence[Any], prior: np.ndarray,
                    classes: Sequence[str]) -> PoolPrior:
     """``proba`` (rows summing to 1, made by a model whose training class shares are ``prior``) moved, group by
-    group (``groups``: one label per row, e.g. `pool_groups`), to each group's own class mix estimated by EM.
+    group (``groups``: one label per row, e.g. `gpal.catalogs.classes.source_groups`), to each group's own class mix estimated by EM.
 
     Returns
     -------
@@ -134,8 +129,8 @@ def adjust_table(table: ClassifiedSources, classes: Sequence[str], prior: np.nda
     tuple
         The adjusted table and the `PoolPrior` it came from.
     """
-    columns = [f"p_{c}" for c in classes]
-    result = adjust_to_pool(table.frame[columns].to_numpy(), pool_groups(table.frame["CLASS1"]), prior, classes)
+    columns = proba_columns(classes)
+    result = adjust_to_pool(table.frame[columns].to_numpy(), source_groups(table.frame["CLASS1"]), prior, classes)
     frame = table.frame.copy()
     frame[columns] = result.proba
     extended = frame["predicted_class"].to_numpy() == EXTENDED

@@ -16,8 +16,10 @@ whatever order they finish, and equals one unchunked ``predict_proba`` call.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -25,8 +27,10 @@ import numpy as np
 import pandas as pd
 
 import gpal
+from gpal.active import make_acquisition
 from gpal.catalog_jobs.model_folders import TrainedModel, load_trained, loaded_estimator
 from gpal.catalog_jobs.none_of_these import saved_outliers
+from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, with_proba
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 from gpal.catalogs import load_catalog, repaired_text
 from gpal.catalogs.features import resolve_features
@@ -38,10 +42,11 @@ from gpal.data.dataset import NoisyDataset
 from gpal.estimators import saved_format
 from gpal.estimators.base import check_predict_data, entropy
 from gpal.files import read_json
+from gpal.registry import FOLLOW_UP_ACQUISITION
 from gpal.runs.executors import Executor, as_executor
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "DEFAULT_SELECT", "known_class_probabilities", "predict_catalog",
-           "predict_proba_chunked"]
+           "predict_proba_chunked", "scores_information", "with_information"]
 
 #: What ``gpal predict`` and the main job classify unless told: the sources without a physical class.
 DEFAULT_SELECT = ("unassociated", "bcu")
@@ -174,6 +179,23 @@ def known_class_probabilities(trained: TrainedModel, class1: Any, proba: np.ndar
     return apply_known_classes(proba, np.asarray(class1, dtype=str), weights, mc_error)
 
 
+def scores_information(estimator: Any) -> bool:
+    """Whether ``estimator`` can score ``information``: BALD draws its latent functions and noiseless inputs
+    (``sample_proba(..., input_draws)``, as every `NoisyGPClassifier` of ``gpal classify`` and ``gpal train``)."""
+    sample = getattr(estimator, "sample_proba", None)
+    return callable(sample) and "input_draws" in inspect.signature(sample).parameters
+
+
+def with_information(table: ClassifiedSources, estimator: Any, pool: NoisyDataset,
+                     target: str | None = None) -> ClassifiedSources:
+    """The table with an ``information`` column, what each source's label would teach the model about ``target``
+    (every class when None: the follow-up score, `FOLLOW_UP_ACQUISITION`), and its ``TARGET`` keyword."""
+    if pool.ids.tolist() != table.frame["Source_Name"].tolist():
+        raise RuntimeError("the classified table and the selection differ in their sources; cannot rank them")
+    scores = make_acquisition({"name": FOLLOW_UP_ACQUISITION, "target": target}).scores(estimator, pool)
+    return replace(table, frame=table.frame.assign(information=scores), meta={**table.meta, "TARGET": target or ""})
+
+
 def predict_catalog(
     model: str | os.PathLike | TrainedModel,
     catalog: Any = DEFAULT_RELEASE,
@@ -182,13 +204,17 @@ def predict_catalog(
     executor: Any = None,
     progress: bool = True,
     pool: NoisyDataset | None = None,
+    information: bool = True,
+    target: str | None = None,
 ) -> ClassifiedSources:
     """Class probabilities of the selected sources of ``catalog`` (a name, path or `Catalog`).
 
     ``select``: ``"unassociated"``, ``"bcu"``, other CLASS1 codes, or ``"all"``.  A source the catalog
     labels bcu is classified as the blazar it is (`known_class_probabilities`; keyword ``KNOWNCLS``).  A model
     folder of ``gpal classify`` adds each source's ``ood_score`` and ``ood`` ("none of these": the score the
-    folder saved, `gpal.catalog_jobs.none_of_these.saved_outliers`).
+    folder saved, `gpal.catalog_jobs.none_of_these.saved_outliers`).  With ``information`` (and a model that
+    `scores_information`), the ``information`` column of ``gpal classify``: what the source's label would teach
+    the model about ``target`` (`with_information`).
     The catalog must hold every column the model's features are built from.
     Prediction is chunked (``chunk_size`` rows) and runs on ``executor``
     (`gpal.runs.executors.make_executor`; in this process when None).  ``pool``: the
@@ -214,15 +240,17 @@ def predict_catalog(
     classes = trained.classes
     proba, mc_error = known_class_probabilities(trained, pool.aux["CLASS1"], proba, mc_error.max(axis=1))
     frame = pd.DataFrame({"Source_Name": pool.ids, "CLASS1": pool.aux["CLASS1"]})
-    for c, name in enumerate(classes):
-        frame[f"p_{name}"] = proba[:, c]
+    with_proba(frame, classes, proba)
     targets = target_columns(cat, pool.ids.tolist())
     frame["predicted_class"] = np.where(targets["extended"], EXTENDED,
                                         np.asarray(classes, dtype=object)[np.argmax(proba, axis=1)])
     frame["entropy"] = entropy(proba)
-    frame["p_mc_se"] = mc_error  # the largest Monte Carlo standard error of the row's probabilities
+    frame[MC_ERROR_COLUMN] = mc_error  # the largest Monte Carlo standard error of the row's probabilities
     frame = pd.concat([frame, targets.drop(columns="Source_Name")], axis=1)
     outliers = saved_outliers(trained.folder, pool)  # "none of these", where the folder saved its score
     if outliers is not None:
         frame["ood_score"], frame["ood"] = outliers
-    return ClassifiedSources(frame, _table_meta(trained, cat, pool, tokens))
+    table = ClassifiedSources(frame, _table_meta(trained, cat, pool, tokens))
+    if information and scores_information(trained.estimator):
+        table = with_information(table, trained.estimator, pool, target)
+    return table

@@ -15,10 +15,10 @@ from typing import Any
 from gpal.estimators.settings import Setting
 from gpal.catalogs import load_catalog
 from gpal.catalogs.classes import format_class_spec
-from gpal.catalogs.features import RELEASE_PRESET, Feature, resolve_features
+from gpal.catalogs.features import MISSING_ERROR_REPAIRS, RELEASE_PRESET, Feature, resolve_features, with_missing_errors
 from gpal.catalogs.releases import DEFAULT_RELEASE, RELEASES
 from gpal.catalogs.schemes import DEFAULT_SCHEME, resolve_classes
-from gpal.constraints import AnyOf, ListOf, MappingOf, Optional, Real, Satisfies, Text, check_values
+from gpal.constraints import AnyOf, ListOf, MappingOf, OneOf, Optional, Real, Satisfies, Text, check_values
 from gpal.data.dataset import NoisyDataset
 from gpal.identity import dataset_fingerprint
 
@@ -44,6 +44,10 @@ _FIELDS = {
     "features": (Optional(AnyOf((Text(), ListOf(_FEATURE_SPEC, unique=False)))),
                  f"a feature preset ('{RELEASE_PRESET}': the catalog release's own) or a list of feature specs "
                  "(docs/catalogs.md)"),
+    "missing_errors": (Optional(OneOf(tuple(MISSING_ERROR_REPAIRS))),
+                       "what a feature that keeps a row without an error does with it: 'exact' (variance 0) or "
+                       "'population' (the median error of the catalog's sources that have one); None: as the "
+                       "features say (docs/catalogs.md, \"Missing errors\")"),
 }
 
 
@@ -57,7 +61,7 @@ class CatalogSelection:
     codes into one class (the default merge of young and millisecond pulsars applies where
     ``pulsar`` is chosen).  ``min_significance`` keeps the sources with ``Signif_Avg`` above
     it.  ``features``: a preset name (`gpal.catalogs.features.FEATURE_PRESETS`) or a list of
-    feature specs.  Everything but the catalog's contents is checked at construction, so a
+    feature specs; ``missing_errors`` overrides how they read a missing error (`with_missing_errors`).  Everything but the catalog's contents is checked at construction, so a
     bad scheme, spec, merge, cut or feature is refused before any file is read.  Values are
     kept as given (lists as tuples): a run records them, and the same command must give the
     same record.
@@ -68,6 +72,7 @@ class CatalogSelection:
     merge: Mapping[str, Sequence[str]] | None = None
     min_significance: float | None = None
     features: str | Sequence[Any] | None = DEFAULT_FEATURES
+    missing_errors: str | None = None
 
     def __post_init__(self) -> None:
         check_values({name: constraint for name, (constraint, _) in _FIELDS.items()},
@@ -99,8 +104,12 @@ class CatalogSelection:
         classes, merge = self.class_groups()
         catalog = load_catalog(self.catalog)
         data = catalog.dataset(classes=list(classes), merge={k: list(v) for k, v in merge.items()},
-                               min_significance=self.min_significance, features=self.features)
+                               min_significance=self.min_significance, features=self.features_of(catalog))
         return catalog, data
+
+    def features_of(self, catalog: Any) -> tuple[Feature, ...]:
+        """The features as ``catalog`` builds them, with ``missing_errors`` applied."""
+        return with_missing_errors(catalog.features(self.features), self.missing_errors)
 
     def identity(self, catalog: Any, data: NoisyDataset) -> dict[str, Any]:
         """What a run records of the selection: the catalog read (with its checksum), the classes, the cut, the

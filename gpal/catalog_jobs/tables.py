@@ -27,7 +27,8 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.candidates import CUTS, probability_classes
+from gpal.catalog_jobs.candidates import CUTS
+from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, classes_from_columns
 from gpal.catalogs.targets import TARGET_COLUMNS
 from gpal.files import atomic_output
 
@@ -58,7 +59,7 @@ KEYWORDS = {
     "SELECT": "which sources were classified",
     "NSOURCES": "number of rows",
     "DROPPED": "selected sources left out for NaN values",
-    "REPAIRED": "missing errors read as exact, per error column",
+    "REPAIRED": "missing errors repaired (read as exact or given the population's error), per error column",
     "MODEL": "trained-model folder",
     "MODELFMT": "saved-model format and version",
     "CLASSES": "class spec of the model",
@@ -88,7 +89,7 @@ COLUMNS = {
     "predicted_class": (None, f"the most probable class; {EXTENDED!r} for an extended source, which the point-source "
                               "classes do not describe (its p_<class> columns say what it resembles)"),
     "entropy": ("nat", "predictive entropy in nats, 0 (certain) to ln(number of classes)"),
-    "p_mc_se": (None, "largest Monte Carlo standard error of the row's probabilities"),
+    MC_ERROR_COLUMN: (None, "largest Monte Carlo standard error of the row's probabilities"),
     "information": ("nat", "follow-up score: mutual information between the source's class and the model (BALD), "
                            "what its label would teach the model"),
     "ood_score": (None, "outlier score: squared distance of the measurement from the training population, in units "
@@ -180,8 +181,9 @@ def _with_equatorial(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _column_info(name: str) -> tuple[str | None, str]:
-    if probability_classes([name]):
-        return None, f"predicted probability of class {name[2:]}"
+    classes = classes_from_columns([name])
+    if classes:
+        return None, f"predicted probability of class {classes[0]}"
     return COLUMNS.get(name, (None, ""))
 
 

@@ -23,11 +23,12 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from gpal.catalogs.features import RELEASE_PRESET, Feature, resolve_features, transform_all
+from gpal.catalogs.features.errors import repaired_how, repaired_text
 from gpal.catalogs.releases import DEFAULT_RELEASE, LAT_CLASS_CODES, RELEASES, Release, identify_release, release_by_name
 from gpal.data.dataset import NoisyDataset
 from gpal.files import read_bytes
 
-__all__ = ["Catalog", "DroppedRowsWarning", "RepairedRowsWarning", "load_catalog", "repaired_text", "CATALOG_DIR",
+__all__ = ["Catalog", "DroppedRowsWarning", "RepairedRowsWarning", "load_catalog", "CATALOG_DIR",
            "RELEASES"]
 
 HDU_NAME = "LAT_Point_Source_Catalog"
@@ -38,21 +39,9 @@ UNASSOCIATED = "unassociated"
 _AUX_COLUMNS = {"GLON": "glon", "GLAT": "glat", "RAJ2000": "ra", "DEJ2000": "dec"}
 
 
-def repaired_text(counts: Mapping[str, int]) -> str:
-    """A data set's ``meta["repaired"]`` (error column -> values read as exact) in words, as the terminal and
-    reports say it.
-
-    Returns
-    -------
-    str
-        ``"Unc_LP_beta 12, Unc_Frac_Variability 3"``; empty when nothing was repaired.
-    """
-    return ", ".join(f"{column} {n}" for column, n in counts.items())
-
-
 class RepairedRowsWarning(UserWarning):
-    """Rows were kept with a missing error read as exact (variance 0), as their feature's ``missing_error="exact"``
-    says: a repair, counted as dropped rows are (`DroppedRowsWarning`).
+    """Rows were kept with a missing error read as exact (variance 0) or given the population's error, as their
+    feature's ``missing_error`` says: a repair, counted as dropped rows are (`DroppedRowsWarning`).
 
     Examples
     --------
@@ -63,7 +52,7 @@ class RepairedRowsWarning(UserWarning):
     ...     data = load_catalog("4FGL-DR4").dataset(classes=["bll", "fsrq"], features="fermi_dr4")
     >>> any(w.category is RepairedRowsWarning for w in caught)
     True
-    >>> data.meta["repaired"]                          # error column -> values read as exact
+    >>> data.meta["repaired"]                          # error column -> values repaired
     {'Unc_Frac_Variability': 451, 'Unc_PL_Index': 1}
     """
 
@@ -563,17 +552,21 @@ class Catalog:
         return rows, X, X_var, feats, {"dropped": dropped, "repaired": self._repaired(feats, rows)}
 
     def _repaired(self, feats: Sequence[Feature], rows: np.ndarray) -> dict[str, int]:
-        """Error column -> how many of the selected ``rows`` had a missing error read as exact, said in a warning."""
+        """Error column -> how many of the selected ``rows`` had a missing error repaired, said in a warning."""
         hit: dict[str, np.ndarray] = {}
+        repairing: list[Feature] = []
         for f in feats:
-            for column, missing in f.read_as_exact(self._numbers).items():
+            for column, missing in f.repaired_errors(self._numbers).items():
                 hit[column] = hit.get(column, np.zeros(rows.size, dtype=bool)) | missing[rows]
+                if missing[rows].any():
+                    repairing.append(f)
         counts = {column: int(mask.sum()) for column, mask in hit.items() if mask.any()}
         if counts:
             n = int(np.logical_or.reduce([mask for mask in hit.values()]).sum())
+            how = repaired_how(f.missing_error for f in repairing)
             warnings.warn(f"{n} source(s) of the selection have an error the catalog does not give (NaN or its "
-                          "'not measured' value) read as exact, variance 0 (missing_error='exact'): "
-                          f"{repaired_text(counts)} -- kept", RepairedRowsWarning, stacklevel=4)
+                          f"'not measured' value) {how}: {repaired_text(counts)} -- kept", RepairedRowsWarning,
+                          stacklevel=4)
         return counts
 
     def _build(self, rows, X, X_var, y, class_names, feats: Sequence[Feature], counted, cuts) -> NoisyDataset:

@@ -12,7 +12,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["DEFAULT_MERGE", "class1_codes", "format_class_spec", "merge_for", "parse_class_spec"]
+__all__ = ["DEFAULT_MERGE", "UNASSOCIATED", "class1_codes", "format_class_spec", "merge_for", "parse_class_spec",
+           "source_groups"]
 
 
 #: The classes of the main job: blazars of both kinds and pulsars (young and millisecond together).
@@ -76,3 +77,16 @@ def class1_codes(class1: Sequence[Any]) -> np.ndarray:
     """A table's CLASS1 values as codes: stripped, lower case (the catalogs write 'PSR' for an identified
     pulsar, 'psr' for an associated one, padded with blanks); '' where a source has none."""
     return np.char.lower(np.char.strip(np.asarray(class1, dtype=str)))
+
+
+#: The group of the sources without a CLASS1 code.
+UNASSOCIATED = "unassociated"
+
+
+def source_groups(class1: Sequence[Any]) -> np.ndarray:
+    """The group of each source: its CLASS1 code (`class1_codes`), `UNASSOCIATED` where it has none (empty, or
+    missing: None or NaN, as a table read back may hold)."""
+    raw = np.asarray(class1, dtype=object)
+    missing = np.array([v is None or isinstance(v, float) and np.isnan(v) for v in raw], dtype=bool)
+    codes = class1_codes(np.where(missing, "", raw))
+    return np.where(codes == "", UNASSOCIATED, codes)

@@ -6,7 +6,8 @@ quantity gpal reads (position, significance, flux, spectral shape, their errors,
 follow-up target list needs), its main-job feature preset and how it links to earlier
 releases.  Everything above `gpal.catalogs` asks a record (``catalog.record.columns.X``)
 instead of naming a column, so adding a release is one record here and, for a new layout, a
-`Columns` and a preset in `gpal.catalogs.features` (docs/architecture.md, "Adding a release").
+`Columns` and a preset in `gpal.catalogs.features.presets`, written from the layout's roles
+(docs/architecture.md, "Adding a release").
 """
 
 from __future__ import annotations
@@ -53,10 +54,14 @@ class Columns:
     spectral_index: str | None = "LP_Index"
     spectral_index_error: str | None = "Unc_LP_Index"
     power_law_index: str | None = "PL_Index"
+    power_law_index_error: str | None = "Unc_PL_Index"
     curvature_significance: str | None = "LP_SigCurv"
     beta: str | None = "LP_beta"
     beta_error: str | None = "Unc_LP_beta"
     variability: str | None = "Variability_Index"
+    #: the fractional variability and its error, which 4FGL writes as 10 where it measured none
+    frac_variability: str | None = "Frac_Variability"
+    frac_variability_error: str | None = "Unc_Frac_Variability"
     band_flux: str | tuple[str, ...] | None = "Flux_Band"
     band_flux_error: str | tuple[str, ...] | None = "Unc_Flux_Band"
     #: the light curve: photon flux per time bin (n, bins) and its two-sided error (n, bins, 2)
@@ -81,10 +86,12 @@ class Columns:
 #: The 4FGL layout (4FGL, DR2, DR3, DR4 and FL16Y).
 FGL4_COLUMNS = Columns()
 #: The 3FGL layout: band fluxes as one column per band with two-sided errors, the index of the chosen spectral
-#: model, Signif_Curve, beta only for LogParabola sources, no earlier-release column (its 2FGL_Name is not
+#: model, Signif_Curve, beta only for LogParabola sources, no error on PowerLaw_Index, no fractional variability,
+#: no earlier-release column (its 2FGL_Name is not
 #: read: gpal ships no 2FGL).
 FGL3_COLUMNS = Columns(
     spectral_index="Spectral_Index", spectral_index_error="Unc_Spectral_Index", power_law_index="PowerLaw_Index",
+    power_law_index_error=None, frac_variability=None, frac_variability_error=None,
     curvature_significance="Signif_Curve", beta="beta", beta_error="Unc_beta",
     band_flux=("Flux100_300", "Flux300_1000", "Flux1000_3000", "Flux3000_10000", "Flux10000_100000"),
     band_flux_error=("Unc_Flux100_300", "Unc_Flux300_1000", "Unc_Flux1000_3000", "Unc_Flux3000_10000",
@@ -202,8 +209,8 @@ RELEASES: Mapping[str, Release] = types.MappingProxyType({r.name: r for r in (
             links=types.MappingProxyType({"4FGL": "ASSOC_FGL"}),
             description="FL16Y, the Fermi-LAT 16-year source list (file of 2025-11-19)"),
 )})
-#: The newest shipped release.
-NEWEST_RELEASE = "FL16Y"
+#: The newest shipped release: the last record (they are written oldest first).
+NEWEST_RELEASE = next(reversed(RELEASES))
 #: What the main job reads unless told.
 DEFAULT_RELEASE = NEWEST_RELEASE
 #: The header CDS-NAME of each family gpal reads.

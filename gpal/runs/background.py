@@ -6,6 +6,9 @@ baselines beside the model this way.  Work in the background must be stoppable: 
 beside it fails or is interrupted, the work is told to stop (`abandon_if` raises `Abandoned` at
 its next check) and waited for, so nothing is written after the run gave up.  `preload` imports heavy
 modules (TensorFlow and the models) in a second thread while the main thread builds its data.
+
+`run_steps` is the small runner a job's steps go through: the job lists its steps in order and says
+which work runs beside which of them (`Beside`); the steps themselves know nothing of threads.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ import importlib
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Iterator, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
-__all__ = ["Abandoned", "abandon_if", "alongside", "preload"]
+__all__ = ["Abandoned", "Beside", "abandon_if", "alongside", "preload", "run_steps"]
 
 
 class Abandoned(Exception):
@@ -56,6 +60,73 @@ def alongside(work: Optional[Callable[[threading.Event], None]]) -> Iterator[Cal
             stop.set()
             raise
         future.result()  # a block that never waited still hears of the work's failure
+
+
+@dataclass(frozen=True)
+class Beside:
+    """Work run in a second thread from just before step ``start`` until step ``until`` has ended.
+
+    ``work(results, stop)`` sees the results of the steps before ``start`` and must end soon after ``stop``
+    is set (`abandon_if`); what it returns is the result named ``name``.  ``work`` None: nothing to run
+    (``name``'s result is None).
+    """
+
+    name: str
+    work: Optional[Callable[[Mapping[str, Any], threading.Event], Any]]
+    start: str
+    until: str
+
+
+def run_steps(steps: Sequence[tuple[str, Callable[[Mapping[str, Any]], Any]]],
+              beside: Sequence[Beside] = ()) -> dict[str, Any]:
+    """Run ``steps`` (name, ``step(results)``) in order, each ``beside`` work in a second thread over its span.
+
+    Each step sees the results of the steps before it.  Where a step fails or is interrupted, the work beside it
+    is told to stop and waited for, and the step's exception is raised; work that fails has its exception
+    raised at the end of its span.
+
+    Returns
+    -------
+    dict
+        Step name and work name -> result.
+    """
+    names = [name for name, _ in steps]
+    for b in beside:
+        if b.start not in names or b.until not in names or names.index(b.until) < names.index(b.start):
+            raise ValueError(f"{b.name} runs beside the steps {b.start!r} to {b.until!r}; the steps are {names}")
+    results: dict[str, Any] = {}
+    with contextlib.ExitStack() as stack:
+        running: list[tuple[Beside, Callable[[], Any]]] = []
+        for name, step in steps:
+            for b in beside:
+                if b.start == name:
+                    work = None if b.work is None else _bound(b.work, dict(results))
+                    running.append((b, stack.enter_context(_alongside_result(work))))
+            results[name] = step(results)
+            for b, wait in reversed(running):  # the work started last is waited for first
+                if b.until == name:
+                    results[b.name] = wait()
+    return results
+
+
+def _bound(work: Callable[[Mapping[str, Any], threading.Event], Any],
+           results: Mapping[str, Any]) -> Callable[[threading.Event], Any]:
+    return lambda stop: work(results, stop)
+
+
+@contextlib.contextmanager
+def _alongside_result(work: Optional[Callable[[threading.Event], Any]]) -> Iterator[Callable[[], Any]]:
+    """`alongside`, whose ``wait`` also returns what the work returned."""
+    if work is None:
+        yield lambda: None
+        return
+    box: list[Any] = []
+    with alongside(lambda stop: box.append(work(stop))) as wait:
+        def result() -> Any:
+            wait()
+            return box[0]
+
+        yield result
 
 
 def preload(*modules: str, lifelong: bool = False) -> threading.Thread:

@@ -28,8 +28,10 @@ hundred small steps (docs/performance.md, "Tracing against eager steps").
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
+import weakref
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable, NamedTuple
@@ -379,7 +381,7 @@ class Trainer:
         ``done`` (``run_epochs``), and a failed step is retried as ``_guarded_step`` retries a step alone."""
         perm = tf.constant(perms[0], dtype=tf.int64)
         batches = -(-perm.shape[0] // batch_size)
-        j = 0
+        j = 0  # the first step not yet completed with a finite loss
         while j < batches:
             cholesky_failed_here = False
             self._done.assign(0)  # an error before the call's own reset leaves no count of the last call's behind
@@ -391,13 +393,13 @@ class Trainer:
                 cholesky_failed_here = True
             finally:
                 completed = self._losses.numpy()[: int(self._done.numpy())]
-                done.extend(np.array([loss]) for loss in completed)
-                j += completed.size
+                # the call stops at a non-finite loss, whose step (its update zeroed) is retried: not done
+                finite = completed[: np.isfinite(completed).sum()] if completed.size else completed
+                done.extend(np.array([loss]) for loss in finite)
+                j += finite.size
             if not cholesky_failed_here:
-                if completed.size == 0 or np.isfinite(completed[-1]):
+                if finite.size == completed.size:
                     continue  # every step of the call was finite (j == batches)
-                done.pop()  # the last step's loss was not finite: its zeroed update has run, and it is retried
-                j -= 1
                 if cholesky_ok(self.model):
                     raise _training_error(float(completed[-1]), epoch, first_step + j)
             _raise_jitter(self.model, epoch, first_step + j, max_jitter)
@@ -478,10 +480,32 @@ def trace_key(model: NoisySVGP) -> str:
     for part in (signature["structure"], signature["structure"]["strategy"]):
         part.pop("num_data", None)
     parts = [model, *model.submodules]
-    signature["classes"] = sorted({f"{type(m).__module__}.{type(m).__qualname__}@{id(type(m))}" for m in parts})
-    signature["overrides"] = sorted(f"{type(m).__qualname__}.{name}={value!r}@{id(value)}" for m in parts
+    signature["classes"] = sorted({f"{type(m).__module__}.{type(m).__qualname__}@{_token(type(m))}" for m in parts})
+    signature["overrides"] = sorted(f"{type(m).__qualname__}.{name}={value!r}@{_token(value)}" for m in parts
                                     for name, value in vars(m).items() if hasattr(type(m), name))
     return json.dumps(signature, sort_keys=True, default=str)
+
+
+# id(object) -> (a weak reference to it, its token): an address a dead object leaves is given a new token.
+_TOKENS: dict[int, tuple[Any, int]] = {}
+_NEXT_TOKEN = itertools.count(1)
+_TOKENS_LOCK = threading.Lock()
+
+
+def _token(obj: Any) -> int:
+    """A number for ``obj`` that no other object gets, not even one later made at its address (``id`` alone would
+    let a new class reuse a dead one's traces); 0 for what cannot be weakly referred to (values, not behaviour)."""
+    try:
+        ref = weakref.ref(obj)
+    except TypeError:
+        return 0
+    with _TOKENS_LOCK:
+        known = _TOKENS.get(id(obj))
+        if known is not None and known[0]() is obj:
+            return known[1]
+        token = next(_NEXT_TOKEN)
+        _TOKENS[id(obj)] = (ref, token)
+        return token
 
 
 def _signature_trainer(model: NoisySVGP) -> tuple[Trainer, threading.Lock]:

@@ -78,3 +78,66 @@ def test_gpal_active_refuses_an_option_the_acquisition_does_not_take():
     assert campaign.acquisition_config("bald", ["bll"], target=None, exploration=0.0) == {"name": "bald"}
     with pytest.raises(ValueError, match=r"--exploration applies to --acquisition discovery, not 'bald'"):
         campaign.acquisition_config("bald", ["bll"], target=None, exploration=0.5)
+
+
+def test_the_config_is_derived_from_the_declared_options():
+    # every declared option, but those at None; the batch rule's settings as before
+    assert BALD(n_samples=7).config() == {"name": "bald", "batch": "top_k", "lengthscale": None, "n_samples": 7,
+                                         "input_draws": 16}
+    assert BALD(target="pulsar").config()["target"] == "pulsar"
+    assert Discovery("pulsar", exploration=0.5).config() == {
+        "name": "discovery", "batch": "top_k", "lengthscale": None, "target": "pulsar", "exploration": 0.5,
+        "n_samples": 100}
+
+
+@pytest.fixture
+def throwaway_acquisition(monkeypatch):
+    """An acquisition added by the recipe: a class with a name, its options declared and documented."""
+    from gpal.active import Acquisition
+    from gpal.registry import ACQUISITIONS as registry
+
+    class Widest(Acquisition):
+        """Scores by the spread of a few draws.
+
+        Parameters
+        ----------
+        spread_draws : draws whose spread is the score.
+        """
+
+        name = "widest_throwaway"
+        _parameters = {"spread_draws": Integer(3)}
+
+        def __init__(self, spread_draws: int = 5, **batching):
+            super().__init__(**batching)
+            self._set_options(spread_draws=spread_draws)
+
+        def scores(self, model, X_pool):  # pragma: no cover - never asked to score here
+            raise NotImplementedError
+
+    importlib.reload(campaign)  # its settings are built when it is imported
+    yield Widest
+    del registry["widest_throwaway"]
+    importlib.reload(campaign)
+
+
+def test_an_acquisition_added_by_the_recipe_reaches_gpal_active_and_its_resume_check(throwaway_acquisition):
+    assert campaign.ACQUISITION_OPTIONS["spread_draws"] == "spread_draws"
+    args = build_parser().parse_args(["active", "--out", "x", "--acquisition", "widest_throwaway", "--spread-draws", "9"])
+    assert vars(args)["job:spread_draws"] == 9
+    config = campaign.acquisition_config("widest_throwaway", ["bll"], spread_draws=9)
+    assert config == {"name": "widest_throwaway", "spread_draws": 9}
+    made = make_acquisition(config)
+    assert made.config() == {"name": "widest_throwaway", "batch": "top_k", "lengthscale": None, "spread_draws": 9}
+    assert make_acquisition(made.config()).config() == made.config()  # what the resume check compares
+    with pytest.raises(InvalidParameter, match="spread_draws must be an integer >= 3"):
+        make_acquisition({"name": "widest_throwaway", "spread_draws": 2})
+    with pytest.raises(ValueError, match=r"--spread-draws applies to --acquisition widest_throwaway, not 'bald'"):
+        campaign.acquisition_config("bald", ["bll"], spread_draws=9)
+
+
+def test_an_option_declared_without_a_constructor_argument_is_refused_when_the_class_is_written():
+    from gpal.active import Acquisition
+
+    with pytest.raises(TypeError, match=r"Orphan declares options \['draws'\] its constructor does not take"):
+        class Orphan(Acquisition):
+            _parameters = {"draws": Integer(1)}

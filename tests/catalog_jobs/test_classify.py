@@ -74,6 +74,7 @@ def test_bad_class_specs_are_named(spec, message):
     ({"features": "fermi_dr5"}, r"unknown feature preset 'fermi_dr5'"),
     ({"features": ["LP_Index", 3]}, r"features must be None or a non-empty string or a list .*; got \['LP_Index', 3\]"),
     ({"catalog": ""}, r"catalog must be a release name \(3FGL, 4FGL, 4FGL-DR2, 4FGL-DR4, FL16Y\) or the path"),
+    ({"missing_errors": "median"}, r"missing_errors must be .*'exact'.*'population'.*; got 'median'"),
 ])
 def test_a_selection_is_checked_when_made(fields, message):
     with pytest.raises(ValueError, match=message):
@@ -88,11 +89,19 @@ def test_a_selection_keeps_its_values_and_resolves_its_classes():
     assert CatalogSelection(classes="blazar_psr_msp").class_spec == "bll,fsrq,psr,msp"
     assert {name: s.default for name, s in CatalogSelection.settings().items()} == {
         "catalog": "FL16Y", "classes": "blazar_pulsar", "merge": None, "min_significance": None,
-        "features": "release"}
+        "features": "release", "missing_errors": None}
     # the release's preset: on every 4FGL-layout release the main job's features are fermi_dr4's, as before
     from gpal.catalogs import FEATURE_PRESETS, load_catalog
-    assert load_catalog("4FGL-DR4").features(CatalogSelection().features) == FEATURE_PRESETS["fermi_dr4"]
+    dr4 = load_catalog("4FGL-DR4")
+    assert dr4.features(CatalogSelection().features) == FEATURE_PRESETS["fermi_dr4"]
+    assert CatalogSelection().features_of(dr4) == FEATURE_PRESETS["fermi_dr4"]
     assert load_catalog("3FGL").features(CatalogSelection().features) == FEATURE_PRESETS["fermi_3fgl"]
+    # missing_errors: every feature that repairs a missing error does so by the rule given; the others are untouched
+    exact = CatalogSelection(missing_errors="exact").features_of(dr4)
+    for given, preset in zip(exact, FEATURE_PRESETS["fermi_dr4"]):
+        repairs = preset.missing_error != "drop"
+        assert given.missing_error == ("exact" if repairs else "drop") and (repairs or given == preset)
+    assert sum(f.missing_error == "exact" for f in exact) == 6
 
 
 # ----------------------------------------------------------------- the main job
@@ -226,7 +235,7 @@ def test_classify_compares_with_baselines_on_the_same_rows(classified):
 
 
 def test_unknown_baseline_is_refused_before_the_folder_is_claimed(small_catalog, tmp_path):
-    with pytest.raises(ValueError, match="unknown baseline\\(s\\) \\['svm'\\]; valid baselines"):
+    with pytest.raises(ValueError, match=r"baselines\[0\] must be one of \['logistic', .*; got 'svm'"):
         _classify(tmp_path / "run", small_catalog, baselines=["svm"])
     assert not (tmp_path / "run").exists()
 
@@ -587,7 +596,8 @@ def test_the_pool_prior_moves_only_the_classified_sources_to_their_own_mix(class
     import warnings
 
     from gpal.catalog_jobs.later_check import check_later
-    from gpal.catalog_jobs.pool_prior import adjust_to_pool, pool_groups, training_prior
+    from gpal.catalog_jobs.pool_prior import adjust_to_pool, training_prior
+    from gpal.catalogs.classes import source_groups
 
     plain, _ = classified
     out, report, catalog, fits = optioned_run
@@ -599,7 +609,7 @@ def test_the_pool_prior_moves_only_the_classified_sources_to_their_own_mix(class
     before = read_probability_table(plain / "classifications.csv").frame
     after = read_probability_table(out / "classifications.csv").frame
     prior = training_prior(load_trained(out).training["n_per_class"], classes)
-    expected = adjust_to_pool(before[columns].to_numpy(), pool_groups(before["CLASS1"]), prior, classes)
+    expected = adjust_to_pool(before[columns].to_numpy(), source_groups(before["CLASS1"]), prior, classes)
     np.testing.assert_allclose(after[columns].to_numpy(), expected.proba, atol=1e-6)  # the table's printed digits
     assert not np.allclose(after[columns].to_numpy(), before[columns].to_numpy(), atol=1e-3)
     point = after["predicted_class"] != "extended"
@@ -616,7 +626,7 @@ def test_the_pool_prior_moves_only_the_classified_sources_to_their_own_mix(class
     sources = pd.read_csv(out / "tables" / "later_check_sources.csv", keep_default_na=False)
     plain_sources = pd.read_csv(plain / "tables" / "later_check_sources.csv", keep_default_na=False)
     got = sources[[f"{c}_gpal" for c in columns]].to_numpy()
-    moved = adjust_to_pool(plain_sources[[f"{c}_gpal" for c in columns]].to_numpy(), pool_groups(sources["CLASS1"]),
+    moved = adjust_to_pool(plain_sources[[f"{c}_gpal" for c in columns]].to_numpy(), source_groups(sources["CLASS1"]),
                            prior, classes).proba
     np.testing.assert_allclose(got, moved, atol=1e-12)
     np.testing.assert_allclose(sources[[f"{c}_logistic" for c in columns]], plain_sources[[f"{c}_logistic" for c in columns]])
@@ -635,20 +645,39 @@ def test_the_pool_prior_moves_only_the_classified_sources_to_their_own_mix(class
 
 
 def test_predict_with_a_classify_folder_writes_the_columns_classify_does(classified, small_catalog):
-    """`gpal predict` with the folder flags "none of these" by the score the run saved, as classify did: every
-    column of classifications.csv but `information` (what a label teaches, a main-job ranking) is the same."""
+    """`gpal predict` with the folder flags "none of these" by the score the run saved, as classify did, and scores
+    `information` (BALD) as classify did: the same columns, the same values."""
     from gpal.catalog_jobs.prediction import DEFAULT_SELECT
 
     out, _ = classified
-    classified_sources = read_probability_table(out / "classifications.csv").frame
-    predicted = predict_catalog(out, str(small_catalog), DEFAULT_SELECT, progress=False).frame
-    assert list(predicted.columns) == [c for c in classified_sources.columns if c not in ("information",)]
+    written = read_probability_table(out / "classifications.csv")
+    classified_sources = written.frame
+    table = predict_catalog(out, str(small_catalog), DEFAULT_SELECT, progress=False)
+    predicted = table.frame
+    assert list(predicted.columns) == list(classified_sources.columns)
+    assert table.meta["TARGET"] == written.meta["TARGET"] == ""  # about every class, as the run's default
     same = predicted.merge(classified_sources, on="Source_Name", suffixes=("", "_classify"), validate="one_to_one")
     assert len(same) == len(classified_sources)
+    assert same["information"].gt(0).any()
+    np.testing.assert_allclose(same["information"], same["information_classify"], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(same["ood_score"], same["ood_score_classify"], rtol=1e-12)
     assert (same["ood"] == same["ood_classify"]).all() and same["ood"].any()
     np.testing.assert_allclose(same["p_pulsar"], same["p_pulsar_classify"], rtol=1e-12)
     assert (same["Flag_Words"] == same["Flag_Words_classify"]).all()
+
+
+def test_predict_information_about_a_target_is_what_a_yes_or_no_label_teaches(classified, small_catalog):
+    """With a target class the information is about "pulsar or not": at most ln 2 nat, said in the TARGET keyword;
+    without it the column is left out, nothing else changes."""
+    out, _ = classified
+    about_all = predict_catalog(out, str(small_catalog), "unassociated", progress=False)
+    about_pulsar = predict_catalog(out, str(small_catalog), "unassociated", progress=False, target="pulsar")
+    assert about_pulsar.meta["TARGET"] == "pulsar"
+    assert (about_pulsar.frame["information"] <= np.log(2) + 1e-12).all()
+    assert not np.allclose(about_pulsar.frame["information"], about_all.frame["information"])
+    plain = predict_catalog(out, str(small_catalog), "unassociated", progress=False, information=False)
+    assert "information" not in plain.frame and "TARGET" not in plain.meta
+    pd.testing.assert_frame_equal(plain.frame, about_all.frame.drop(columns="information"))
 
 
 def test_sky_maps_say_what_they_leave_out(classified, small_catalog):

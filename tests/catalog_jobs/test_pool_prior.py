@@ -7,8 +7,9 @@ import pytest
 from scipy.optimize import minimize
 from scipy.stats import norm
 
+from gpal.catalogs.classes import source_groups
 from gpal.catalog_jobs.pool_prior import (
-    adjust_table, adjust_to_pool, pool_groups, read_pool_prior, training_prior, write_pool_prior,
+    adjust_table, adjust_to_pool, read_pool_prior, training_prior, write_pool_prior,
 )
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 
@@ -95,7 +96,7 @@ def test_groups_are_adjusted_independently():
 
 
 def test_groups_from_class1():
-    assert pool_groups(["", " bcu ", "BCU", "  "]).tolist() == ["unassociated", "bcu", "bcu", "unassociated"]
+    assert source_groups(["", " bcu ", "BCU", "  "]).tolist() == ["unassociated", "bcu", "bcu", "unassociated"]
 
 
 def test_training_prior_from_counts():

@@ -142,8 +142,8 @@ def test_nan_uncertainties_are_dropped_and_counted(fgl):
         fgl.pool(nan_policy="raise")
 
 
-def test_errors_read_as_exact_are_counted_as_dropped_rows_are(dr4):
-    """A missing error that missing_error='exact' reads as exact is a repair: warned of with its count, and recorded."""
+def test_missing_errors_repaired_are_counted_as_dropped_rows_are(dr4):
+    """A missing error the preset repairs (the population's error) is warned of with its count, and recorded."""
     feature = next(f for f in FEATURE_PRESETS["fermi_dr4"] if f.column == "Frac_Variability")
     with pytest.warns(RepairedRowsWarning) as record:
         ds = dr4.dataset(classes=["bll", "fsrq"], features=[feature])
@@ -157,6 +157,30 @@ def test_errors_read_as_exact_are_counted_as_dropped_rows_are(dr4):
         warnings.simplefilter("ignore", DroppedRowsWarning)
         dropping = dr4.dataset(classes=["bll", "fsrq"], features=[dataclasses.replace(feature, missing_error="drop")])
     assert dropping.meta["repaired"] == {} and len(dropping) == len(ds) - expected
+
+
+def test_population_errors_give_a_zero_variability_its_half_normal_spread(dr4):
+    """missing_error='population': a Frac_Variability of 0 without an error gets the median error of the catalog's
+    rows that have one, truncated at 0 like every draw of it: a half-normal, variance sigma^2 (1 - 2/pi)."""
+    from gpal.catalogs.features import with_missing_errors
+
+    preset = next(f for f in FEATURE_PRESETS["fermi_dr4"] if f.column == "Frac_Variability")
+    (population,), (exact,) = with_missing_errors([preset], "population"), with_missing_errors([preset], "exact")
+    assert population == preset and exact.missing_error == "exact"  # the main job's default is the population's
+    with pytest.warns(RepairedRowsWarning, match="given the population's median error"):
+        ds = dr4.dataset(classes=["bll", "fsrq"], features=[population])
+    with pytest.warns(RepairedRowsWarning, match="read as exact"):
+        as_exact = dr4.dataset(classes=["bll", "fsrq"], features=[exact])
+    unc = np.ma.filled(np.asarray(dr4.table["Unc_Frac_Variability"], float), np.nan)
+    measured = np.isfinite(unc) & ~np.isclose(unc, 10.0, rtol=1e-6)
+    sigma = np.median(unc[measured])  # over the whole catalog, not the selection
+    repaired = as_exact.X_var[:, 0] == 0
+    assert repaired.sum() == ds.meta["repaired"]["Unc_Frac_Variability"] > 0
+    assert np.all(ds.X[repaired, 0] == 0)
+    np.testing.assert_allclose(ds.X_var[repaired, 0], sigma**2 * (1 - 2 / np.pi), rtol=0.01)
+    np.testing.assert_array_equal(ds.X_var[~repaired, 0], as_exact.X_var[~repaired, 0])  # the others untouched
+    with pytest.raises(ValueError, match="unknown missing-error policy 'median'"):
+        with_missing_errors([exact], "median")
 
 
 def test_pool_selects_unassociated_and_optional_codes(dr4):

@@ -67,9 +67,16 @@ def test_upper_limits_and_missing_errors_follow_the_policies():
     np.testing.assert_allclose(s[:2], [0.1, 0.2])
     _, s, bad = Feature("F", error="U", band=0, missing_error="exact").measure(read)
     assert not bad["F"].any() and "U" not in bad and s[2] == 0.0
-    # read as exact is a repair, reported per error column (what a selection counts), and only under that policy
-    assert Feature("F", error="U", band=0, missing_error="exact").read_as_exact(read)["U"].tolist() == [False, False, True]
-    assert Feature("F", error="U", band=0).read_as_exact(read) == {}
+    # the population's error: each side's median over the rows that have one, |lower| (0.1, 0.1) and upper (0.1, 0.3),
+    # so row 2's symmetric sigma is (0.1 + 0.2) / 2
+    _, s, bad = Feature("F", error="U", band=0, missing_error="population").measure(read)
+    assert not bad["F"].any() and "U" not in bad
+    np.testing.assert_allclose(s, [0.1, 0.2, 0.15])
+    # a repair (exact or population) is reported per error column (what a selection counts), and only under those
+    for policy in ("exact", "population"):
+        repaired = Feature("F", error="U", band=0, missing_error=policy).repaired_errors(read)
+        assert repaired["U"].tolist() == [False, False, True]
+    assert Feature("F", error="U", band=0).repaired_errors(read) == {}
 
 
 @pytest.mark.parametrize("spec, message", [

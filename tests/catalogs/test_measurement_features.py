@@ -165,7 +165,7 @@ def test_a_band_column_spec_survives_json():
 def fgl3():
     from gpal.catalogs import load_catalog
     catalog = load_catalog("3FGL")
-    with pytest.warns(UserWarning, match="read as exact"):  # 4 sources without Unc_Spectral_Index, as fermi_3fgl
+    with pytest.warns(UserWarning, match="population's median error"):  # 4 sources without Unc_Spectral_Index
         data = catalog.dataset(classes=["bll", "fsrq", "pulsar"], merge={"pulsar": ["psr"]},
                                features="fermi_3fgl_measurements")
     return catalog, data
@@ -173,7 +173,7 @@ def fgl3():
 
 def test_the_3fgl_measurement_preset_loads_on_the_shipped_3fgl(fgl3):
     catalog, data = fgl3
-    with pytest.warns(UserWarning, match="read as exact"):
+    with pytest.warns(UserWarning, match="population's median error"):
         summary = catalog.dataset(classes=["bll", "fsrq", "pulsar"], merge={"pulsar": ["psr"]}, features="fermi_3fgl")
     assert list(data.ids) == list(summary.ids)  # the added features leave no labelled source out
     assert data.feature_names[: summary.n_features] == summary.feature_names
@@ -219,7 +219,7 @@ def test_3fgl_band_shares_match_an_independent_monte_carlo(fgl3):
 def test_features_of_one_error_model_draw_it_once_to_the_same_bits(monkeypatch):
     """Three band shares and two summaries of the same four bands: one set of draws serves all five, each feature's
     moments equal to the bit those it gets alone; a feature with another lower bound draws its own."""
-    import gpal.catalogs.features as features
+    import gpal.catalogs.features.propagation as features
 
     rng = np.random.default_rng(11)
     flux = rng.uniform(0.1, 4.0, (40, 4))
@@ -245,7 +245,7 @@ def test_a_chain_of_hardness_ratios_draws_each_band_once_at_two_sobol_columns(mo
     """HR01 ... HR34 of five bands: five operand draws, not eight, at two quasi-random columns (odd and even bands), so
     each ratio reads the two-dimensional Sobol set it reads alone (HR01 the same bits; HR12 its columns swapped);
     every ratio's variance agrees with an independent Monte Carlo of the split normals (scipy, 400 000 draws)."""
-    import gpal.catalogs.features as features
+    import gpal.catalogs.features.propagation as features
 
     rng = np.random.default_rng(5)
     flux = rng.uniform(0.5, 3.0, (30, 5))
@@ -281,7 +281,7 @@ def test_features_drawn_together_read_the_first_columns_they_read_alone():
     """Six band shares (each reads bands 1-6) and the five hardness ratios of the same bands: the ratio whose bands the
     shares hold at columns 0 and 1 joins them, the others draw their bands in a group of their own at two columns;
     every feature reads columns 0 .. k - 1 of its group's quasi-random set, one each, as it would alone."""
-    from gpal.catalogs.features import _draw_groups
+    from gpal.catalogs.features.propagation import _draw_groups
 
     keys = {i: [f"b{b}" for b in range(1, 7)] for i in range(6)}  # the shares
     keys.update({6 + k: [f"b{k + 2}", f"b{k + 1}"] for k in range(5)})  # HR12 ... HR56: hard band, soft band

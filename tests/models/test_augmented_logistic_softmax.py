@@ -384,7 +384,8 @@ def test_models_of_one_signature_share_one_predictor_and_predict_bit_for_bit_as_
 def fitted():
     X, y = three_class(150, 0)
     labels = np.array(["bll", "fsrq", "psr"])[y]
-    clf = LogisticSoftmaxGPClassifier(num_inducing=15, max_iter=40, learning_rate=0.05, n_samples=300, progress=False)
+    clf = LogisticSoftmaxGPClassifier(inference="cavi", num_inducing=15, max_iter=40, learning_rate=0.05, n_samples=300,
+                                      progress=False)
     return clf.fit(X, labels), X, labels
 
 
@@ -446,7 +447,7 @@ def test_input_noise_is_ignored_with_a_warning():
     "params, match",
     [
         ({"inference": "svi"}, "inference must be one of"),
-        ({"batch_size": 10}, "inference='cavi' updates on the full batch"),
+        ({"inference": "cavi", "batch_size": 10}, "inference='cavi' updates on the full batch"),
         ({"inference": "natural_gradient", "batch_size": 0}, "batch_size must be None or an integer"),
         ({"num_inducing": 0}, "num_inducing must be an integer >= 1"),
         ({"nat_delay": 0.5}, "nat_delay must be a finite number >= 1"),

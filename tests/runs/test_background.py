@@ -154,3 +154,50 @@ def test_a_lifelong_preload_pauses_the_collector_and_freezes_what_it_imported(tm
     assert seen["after"] is True  # and collecting again once the imports are done
     assert seen["frozen"] is True  # the imported module's objects are out of the collector's generations
     assert seen["again_frozen_more"] == 0
+
+
+# ------------------------------------------------------------------ run_steps
+def test_run_steps_runs_work_beside_its_span_and_hands_on_every_result():
+    from gpal.runs.background import Beside, run_steps
+
+    events = []
+    started = threading.Event()
+
+    def work(done, stop):
+        started.set()
+        events.append(("work sees", sorted(done)))
+        return "drawn"
+
+    def second(done):
+        assert started.wait(5)  # the work runs while this step does
+        events.append("second")
+        return done["first"] + 1
+
+    results = run_steps([("first", lambda done: 1), ("second", second), ("third", lambda done: done["work"])],
+                        beside=[Beside("work", work, "second", "second")])
+    assert results == {"first": 1, "second": 2, "work": "drawn", "third": "drawn"}
+    assert events[0] == ("work sees", ["first"])  # the results of the steps before its span
+
+
+def test_run_steps_stops_the_work_beside_a_step_that_fails():
+    from gpal.runs.background import Abandoned, Beside, abandon_if, run_steps
+
+    stopped = threading.Event()
+
+    def work(done, stop):
+        try:
+            while True:
+                abandon_if(stop)
+                time.sleep(0.01)
+        except Abandoned:
+            stopped.set()
+            raise
+
+    def failing(done):
+        raise RuntimeError("the fit diverged")
+
+    with pytest.raises(RuntimeError, match="the fit diverged"):
+        run_steps([("fit", failing), ("after", lambda done: None)], beside=[Beside("work", work, "fit", "after")])
+    assert stopped.is_set()  # told to stop and waited for before the failure was raised
+    with pytest.raises(ValueError, match=r"runs beside the steps 'after' to 'fit'"):
+        run_steps([("fit", lambda done: 1), ("after", lambda done: 2)], beside=[Beside("w", None, "after", "fit")])

@@ -13,6 +13,7 @@ import pandas as pd
 
 from gpal.catalog_jobs.layout import CLASSIFICATIONS_CSV, HELDOUT_FILE
 from gpal.catalog_jobs.model_folders import TRAINING_FILE, read_training_record
+from gpal.catalog_jobs.proba_columns import classes_from_columns, proba_column, proba_columns, proba_of
 from gpal.catalog_jobs.tables import ClassifiedSources, read_probability_table
 from gpal.files import read_bytes
 
@@ -30,7 +31,7 @@ class HeldOutRun:
 
     @functools.cached_property
     def classes(self) -> list[str]:
-        return [c[2:] for c in self.held.columns if c.startswith("p_")]
+        return classes_from_columns(self.held.columns)
 
     @functools.cached_property
     def y(self) -> np.ndarray:
@@ -40,7 +41,7 @@ class HeldOutRun:
     @functools.cached_property
     def proba(self) -> np.ndarray:
         """The model's held-out probabilities, one column per class."""
-        return self.held[[f"p_{c}" for c in self.classes]].to_numpy()
+        return proba_of(self.held, self.classes)
 
 
 @dataclass(frozen=True)
@@ -86,9 +87,9 @@ def read_heldout(path: Path, classes: list[str]) -> pd.DataFrame:
         held = pd.read_csv(io.BytesIO(read_bytes(path, "held-out table")), dtype={"Source_Name": str, "true_class": str})
     except (UnicodeDecodeError, ValueError, pd.errors.ParserError) as exc:
         raise ValueError(f"{where} could not be read as CSV ({' '.join(str(exc).split())})") from None
-    columns = ["Source_Name", "true_class", *(f"p_{c}" for c in classes)]
+    columns = ["Source_Name", "true_class", *proba_columns(classes)]
     missing = [c for c in columns if c not in held.columns]
-    extra = [c for c in held.columns if c.startswith("p_") and c not in columns]
+    extra = [proba_column(c) for c in classes_from_columns(held.columns) if proba_column(c) not in columns]
     if missing or extra:
         raise ValueError(f"{where}: expected the columns {columns}; missing {missing}, unexpected {extra}")
     unknown = ~held["true_class"].isin(classes)

@@ -11,9 +11,10 @@ import pandas as pd
 
 from gpal.catalog_jobs.layout import BASELINES_FILE, METRICS_FILE, SIGNIFICANCE_COLUMN
 from gpal.catalog_jobs.pool_prior import read_pool_prior
+from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, proba_columns, proba_of
 from gpal.catalog_jobs.report.inputs import FinishedRun
 from gpal.catalog_jobs.tables import EXTENDED
-from gpal.catalogs import repaired_text
+from gpal.catalogs import Feature, repaired_how, repaired_text
 from gpal.evaluation.comparison import bootstrap_comparison
 from gpal.evaluation.intervals import binomial_interval
 from gpal.evaluation.metrics import confusion_matrix, error_rate, negative_log_likelihood
@@ -65,7 +66,7 @@ def _baseline_rows(run: FinishedRun) -> pd.DataFrame:
 def _comparison(run: FinishedRun) -> pd.DataFrame:
     """Paired bootstrap intervals of the model's held-out metrics, and of each baseline's beside it."""
     base, held, classes = _baseline_rows(run), run.held, run.classes
-    columns = [f"p_{c}" for c in classes]
+    columns = proba_columns(classes)
     probas = {MODEL_NAME: held[columns].to_numpy()}
     for name, rows in (base.groupby("model", sort=False) if not base.empty else []):
         rows = rows.set_index("Source_Name").loc[held["Source_Name"]]
@@ -89,7 +90,7 @@ def _faintest_quarter(run: FinishedRun) -> dict[str, Any] | None:
         return None
     cut = float(np.quantile(held[SIGNIFICANCE_COLUMN], 0.25))
     faint = held[held[SIGNIFICANCE_COLUMN] <= cut]
-    columns = [f"p_{c}" for c in classes]
+    columns = proba_columns(classes)
     y = np.array([classes.index(c) for c in faint["true_class"]], dtype=np.int64)
     probas = {MODEL_NAME: faint[columns].to_numpy()}
     base = _baseline_rows(run)
@@ -117,7 +118,7 @@ def _population_shift(frame: pd.DataFrame, classes: Sequence[str], n_per_class: 
     if len(frame) == 0 or counts.min() <= 0:
         return None
     source = counts / counts.sum()
-    result = estimate_target_prior(frame[[f"p_{c}" for c in classes]].to_numpy(), source)
+    result = estimate_target_prior(proba_of(frame, classes), source)
     adjusted = np.asarray(classes, dtype=object)[result.proba.argmax(axis=1)]
     return {"training_prior": dict(zip(classes, source.round(4).tolist())),
             "estimated_prior": dict(zip(classes, np.round(result.prior, 4).tolist())),
@@ -127,8 +128,8 @@ def _population_shift(frame: pd.DataFrame, classes: Sequence[str], n_per_class: 
 
 def _mc_noise(frame: pd.DataFrame, classes: Sequence[str]) -> dict[str, Any]:
     """Monte Carlo noise of the probabilities, and the sources whose top two classes it could swap."""
-    proba = np.sort(frame[[f"p_{c}" for c in classes]].to_numpy(), axis=1)
-    se = frame["p_mc_se"].to_numpy() if "p_mc_se" in frame else np.zeros(len(frame))
+    proba = np.sort(proba_of(frame, classes), axis=1)
+    se = frame[MC_ERROR_COLUMN].to_numpy() if MC_ERROR_COLUMN in frame else np.zeros(len(frame))
     unsettled = (proba[:, -1] - proba[:, -2]) < 2.0 * se if len(classes) > 1 else np.zeros(len(frame), dtype=bool)
     return {"median_se": float(np.median(se)) if se.size else 0.0, "max_se": float(se.max()) if se.size else 0.0,
             "unsettled": int(unsettled.sum())}
@@ -170,7 +171,8 @@ def write_metrics(run: FinishedRun, check: HeldOutCheck) -> dict[str, Any]:
         "dropped": {"labelled": training.get("dropped", {}),
                     "classified": [n for n in run.table.meta.get("DROPPED", "").split(",") if n]},
         "repaired": {"labelled": repaired_text(training["repaired"]) if "repaired" in training else None,
-                     "classified": run.table.meta.get("REPAIRED")},
+                     "classified": run.table.meta.get("REPAIRED"),
+                     "how": repaired_how(Feature.from_spec(f).missing_error for f in training.get("features", []))},
     }
     write_json_atomic(run.folder / METRICS_FILE, metrics)
     return metrics

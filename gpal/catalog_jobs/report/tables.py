@@ -10,15 +10,17 @@ import pandas as pd
 
 from gpal.catalog_jobs.candidates import cuts_from_meta, cuts_text
 from gpal.catalog_jobs.follow_up import (
-    DEFAULT_MIN_SIGNIFICANCE, DISCOVERY_FILE, DISCOVERY_LEAVES_OUT, EXTENDED_FILE, INFORMATIVE_FILE,
-    excluded_flags_of,
+    DISCOVERY_FILE, DISCOVERY_LEAVES_OUT, EXTENDED_FILE, INFORMATIVE_FILE,
+    follow_up_of,
 )
 from gpal.catalog_jobs.later_check import read_later_check, shown_measures
 from gpal.catalog_jobs.layout import CATALOG_COLUMNS_FILE, CONTEXT_COLUMNS, FLUX_COLUMN, SIGNIFICANCE_COLUMN, TABLES_DIR
 from gpal.catalog_jobs.none_of_these import PLANE_DEG, plane_counts
+from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, proba_columns
 from gpal.catalog_jobs.report.inputs import FinishedRun
 from gpal.catalog_jobs.report.measures import MODEL_NAME, HeldOutCheck
 from gpal.catalog_jobs.tables import EXTENDED
+from gpal.catalogs.classes import source_groups
 from gpal.evaluation.reports import write_table
 from gpal.registry import FOLLOW_UP_ACQUISITION
 
@@ -101,7 +103,7 @@ def _heldout_comparison(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[
 def _predicted_counts(run: FinishedRun) -> Tables:
     """Predicted class (rows) against the catalog's CLASS1 (case-folded) of the classified sources (columns)."""
     frame = run.frame
-    kinds = frame["CLASS1"].str.lower().replace("", "unassociated")
+    kinds = pd.Series(source_groups(frame["CLASS1"]), index=frame.index)
     rows = []
     for name in [*run.classes, *([EXTENDED] if (frame["predicted_class"] == EXTENDED).any() else [])]:
         mine = frame["predicted_class"] == name
@@ -134,12 +136,12 @@ def _shown(rows: pd.DataFrame, scores: Sequence[str], classes: Sequence[str],
     its position), probabilities, ``scores``."""
     position = [c for c in ("RA", "DEC", "Conf_95_SemiMajor", *(COUNTERPART if counterpart else ())) if c in rows]
     context = [c for c in ("ASSOC1", *CONTEXT_COLUMNS, "Flags") if c in rows]
-    columns = dict.fromkeys(["rank", "Source_Name", "CLASS1", *position, *context, *[f"p_{c}" for c in classes],
+    columns = dict.fromkeys(["rank", "Source_Name", "CLASS1", *position, *context, *proba_columns(classes),
                              "predicted_class", *scores, "ood"])
     top = rows.head(10)[[c for c in columns if c in rows]]
-    shown = top.round({**{c: 3 for c in top.columns if c.startswith("p_") or c in ("entropy", *scores)},
+    shown = top.round({**{c: 3 for c in top.columns if c in proba_columns(classes) or c in ("entropy", *scores)},
                        **{c: 3 for c in position}, SIGNIFICANCE_COLUMN: 1,
-                       "p_mc_se": 4})  # a Monte Carlo error of a few 1e-3 would read 0.0 at three decimals
+                       MC_ERROR_COLUMN: 4})  # a Monte Carlo error of a few 1e-3 would read 0.0 at three decimals
     if FLUX_COLUMN in shown:
         shown = shown.assign(**{FLUX_COLUMN: [f"{v:.3g}" for v in shown[FLUX_COLUMN]]})
     return top, shown
@@ -162,7 +164,7 @@ def _target_lists(run: FinishedRun, lists: Mapping[str, pd.DataFrame]) -> Tables
         if not name.startswith("candidates_"):
             continue
         cls = name[len("candidates_"):-len(".csv")]
-        top, shown = _shown(rows, ["p_mc_se"], run.classes, counterpart=True)
+        top, shown = _shown(rows, [MC_ERROR_COLUMN], run.classes, counterpart=True)
         tables[f"Target list: {cls} ({name}, {len(rows)} sources): point sources of the trained population that the "
                f"model puts in {cls}, {cuts}, most probable first (RA, DEC, the ellipse's semi-major axis and the "
                "counterpart's position in degrees; every row in full, with the ellipse and the association "
@@ -175,9 +177,10 @@ def _follow_up(run: FinishedRun, lists: Mapping[str, pd.DataFrame]) -> Tables:
     if not lists:
         return {}
     target = run.table.meta.get("TARGET") or None
-    minsig = float(run.table.meta.get("MINSIG", DEFAULT_MIN_SIGNIFICANCE))
+    follow_up = follow_up_of(run.table.meta)
+    minsig = follow_up["follow_up_significance"]
     about = f"whether it is {target}" if target else "its class"
-    excluded = excluded_flags_of(run.table.meta)
+    excluded = follow_up["follow_up_flags"]
     flags = f", none of Flags {', '.join(map(str, excluded))}" if excluded else ""
     units = ("RA, DEC and the 95% ellipse's semi-major axis in degrees, Flux1000 in photons cm^-2 s^-1, Signif_Avg "
              "in sigma; every row in full, with the ellipse, in the CSV")

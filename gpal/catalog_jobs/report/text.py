@@ -12,8 +12,8 @@ import numpy as np
 
 from gpal.catalog_jobs.candidates import candidate_file, candidate_lists, cuts_from_meta, cuts_text
 from gpal.catalog_jobs.follow_up import (
-    DEFAULT_MIN_SIGNIFICANCE, DISCOVERY_FILE, DISCOVERY_LEAVES_OUT, EXTENDED_FILE, INFORMATIVE_FILE, NEEDED,
-    REGION_FILE, bright_point_sources, excluded_flags_of, listed_classes, region_file,
+    DISCOVERY_FILE, DISCOVERY_LEAVES_OUT, EXTENDED_FILE, INFORMATIVE_FILE, NEEDED,
+    REGION_FILE, bright_point_sources, follow_up_of, listed_classes, region_file,
 )
 from gpal.catalog_jobs.layout import (
     BASELINES_FILE,
@@ -237,9 +237,10 @@ def _follow_up(run: FinishedRun) -> str | None:
     if not set(NEEDED) <= set(frame.columns):
         return None
     target = run.table.meta.get("TARGET") or None
-    minsig = float(run.table.meta.get("MINSIG", DEFAULT_MIN_SIGNIFICANCE))
+    follow_up = follow_up_of(run.table.meta)
+    minsig = follow_up["follow_up_significance"]
     faint = int((~(frame["Signif_Avg"].to_numpy(float) >= minsig) & ~frame["extended"].to_numpy(bool)).sum())
-    excluded = excluded_flags_of(run.table.meta)
+    excluded = follow_up["follow_up_flags"]
     flagged = int((bright_point_sources(frame, minsig) & ~bright_point_sources(frame, minsig, excluded)).sum())
     return (f"**The other lists.** {_link(INFORMATIVE_FILE)} holds the point sources of the trained population "
             f"(not `ood`) ranked by `information` ({FOLLOW_UP_ACQUISITION}), what a label would teach the model about "
@@ -281,13 +282,15 @@ def _rows_left_out(dropped: Mapping[str, Any]) -> str:
             + "; " + (f"{len(pool)} source(s) to classify: {', '.join(pool)}" if pool else "no source to classify") + ".")
 
 
-def _values_read_as_exact(repaired: Mapping[str, str | None]) -> str:
-    """The values kept with a missing error read as exact, per error column, beside the rows left out: both change
-    what the model saw (None: a folder of an earlier gpal, which did not count them)."""
-    said = {key: "not counted" if text is None else text or "none" for key, text in repaired.items()}
-    return ("**Values read as exact** (an error the catalog does not give, NaN or its 'not measured' value, taken "
-            "as variance 0: the features' `missing_error='exact'`), per error column: labelled sources "
-            f"{said['labelled']}; sources to classify {said['classified']}.")
+def _missing_errors_repaired(repaired: Mapping[str, str | None]) -> str:
+    """The values kept with a missing error (read as exact or given the population's error, as the features say),
+    per error column, beside the rows left out: both change what the model saw (None: a folder of an earlier gpal,
+    which did not count them)."""
+    said = {key: "not counted" if repaired[key] is None else repaired[key] or "none"
+            for key in ("labelled", "classified")}
+    return (f"**Missing errors repaired** (an error the catalog does not give, NaN or its 'not measured' value, "
+            f"{repaired['how'] or 'none kept'}), per error column: labelled sources {said['labelled']}; sources to classify "
+            f"{said['classified']}.")
 
 
 def _link(path: str) -> str:
@@ -325,7 +328,7 @@ def report_text(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any
         _classified(run, metrics["classified"]),
         none_of_these(run.folder, run.frame, run.classes), _later_release(run), _follow_up(run),
         _mc_noise(metrics["classified"]["mc_noise"]), _rows_left_out(metrics["dropped"]),
-        _values_read_as_exact(metrics["repaired"]), _files(run), _rebuild(run),
+        _missing_errors_repaired(metrics["repaired"]), _files(run), _rebuild(run),
     ]
     return "\n\n".join(p for p in paragraphs if p is not None)
 

@@ -1,0 +1,332 @@
+"""The later-label study: gpal and the baselines scored by what later releases found, on every check, over seeds.
+
+For each release pair (earlier, later), every labelled bll / fsrq / pulsar (psr + msp) source of the
+earlier release trains each model; its unassociated and bcu sources are classified and scored by the
+class the later release gives them (linked by `gpal.catalogs.links.link_later`, as ``gpal check-later``
+links them).  A held-out check trains on the main job's 80% split of one release and scores the other
+20%.  Per check, model and seed (`measure_check`):
+
+- **3-class** NLL, top-label ECE (15 equal-width bins) and balanced accuracy on the sources whose
+  (later) class is bll, fsrq or pulsar; the ECE of each class's probability (its reliability);
+- **AGN-vs-pulsar AUC** of p(pulsar): on a later-label check the earlier *unassociated* sources the
+  later release calls an AGN or a pulsar (coarse groups, `gpal.catalogs.schemes.coarse_group`); on a
+  held-out check every held-out source;
+- **BL Lac-vs-FSRQ AUC** of p(fsrq) / (p(bll) + p(fsrq)) on the scored sources that are bll or fsrq;
+- on a held-out check, the NLL of its faintest quarter (``Signif_Avg``).
+
+Every model's probabilities of a bcu source have what the catalog knows applied (a bcu is a blazar,
+`gpal.catalogs.known_classes`).  Intervals (`paired_table`) are 95% paired bootstrap intervals over the
+sources of gpal minus the other model, each resample's measure averaged over the seeds, so the same
+sources are compared on both sides.
+
+Models: ``gpal`` (the main job's estimator), ``gpal+T`` (its probabilities with a temperature fitted on a
+validation split, `gpal.evaluation.recalibration`), the variants of `GP_VARIANTS` and the baselines
+(`gpal.evaluation.baselines`).
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from gpal.catalog_jobs.later_check import _auc
+from gpal.catalogs.releases import RELEASES, link_path
+from gpal.evaluation.calibration import class_reliability, expected_calibration_error, resampled_calibration_errors
+
+__all__ = ["CLASSES", "GP_VARIANTS", "HELD_OUT", "PAIRS", "TEMPERATURE", "TEMPERATURE_BIAS", "check_pairs", "fit_unit",
+           "measure_check", "paired_table", "scored_rows"]
+
+CLASSES = ("bll", "fsrq", "pulsar")
+MERGE = {"pulsar": ("psr", "msp")}
+#: The later-label checks of docs/results.md, earlier:later.
+PAIRS = ("3FGL:FL16Y", "4FGL:FL16Y", "4FGL-DR2:FL16Y", "4FGL:4FGL-DR4", "4FGL-DR4:FL16Y")
+#: Releases whose main-job split (80 / 20, stratified, the seed's) gives a held-out check.
+HELD_OUT = ("FL16Y", "4FGL-DR4")
+TEST_SIZE = 0.2
+#: The share of the training rows a validation fit leaves out to fit the temperature on.
+VALIDATION_SIZE = 0.2
+#: The model whose probabilities are recalibrated by a temperature, and the name of the result (whose unit holds
+#: the validation fit).
+TEMPERATURE = ("gpal", "gpal+T")
+#: The same validation fit recalibrating by a temperature and an offset per class: no fit of its own.
+TEMPERATURE_BIAS = "gpal+TB"
+#: GP models: name -> what differs from the main job's estimator.  ``balanced``: every class weighs the same in
+#: the ELBO (sample weights n / (C n_c)); ``kernel="se_plus_linear"``: a linear kernel added to the squared
+#: exponential, so the latent functions can extrapolate beyond the training sources.
+GP_VARIANTS: dict[str, dict[str, Any]] = {
+    "gpal": {},
+    "gpal_inducing100": {"num_inducing": 100},
+    "gpal_balanced": {"balanced": True},
+    "gpal_linear": {"kernel": "se_plus_linear"},
+    "gpal_epochs150": {"epochs": 150},
+}
+N_BOOT = 1000
+N_BINS = 15
+
+
+def check_pairs(pairs: Sequence[str]) -> list[tuple[str, str]]:
+    """``"EARLIER:LATER"`` pairs as (earlier, later) shipped releases, refused unless the later release is newer
+    and links to the earlier one (so it can give the earlier sources later labels)."""
+    names = list(RELEASES)
+    out = []
+    for pair in pairs:
+        parts = str(pair).split(":")
+        if len(parts) != 2 or not all(parts):
+            raise ValueError(f"a release pair is written EARLIER:LATER (e.g. 4FGL:FL16Y); got {pair!r}")
+        earlier, later = parts
+        for name in parts:
+            if name not in RELEASES:
+                raise ValueError(f"release pair {pair!r}: {name!r} is not a shipped release ({', '.join(names)})")
+        if names.index(later) <= names.index(earlier):
+            newer = names[names.index(earlier) + 1:]
+            raise ValueError(
+                f"release pair {pair!r} has no later labels: {later} is not newer than {earlier}, so it cannot say what "
+                f"{earlier}'s unassociated sources turned out to be; "
+                + (f"give a later release of {', '.join(newer)}" if newer else
+                   f"{earlier} is the newest shipped release, nothing has labelled its sources yet"))
+        link_path(RELEASES[earlier], RELEASES[later])  # raises where the later release cannot name the earlier's sources
+        out.append((earlier, later))
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _sets(release: str) -> tuple[Any, Any, Any]:
+    """The release's catalog, its labelled bll / fsrq / pulsar sources and its unassociated + bcu sources, with the
+    release's main-job features (built once per process: the units of a run share them)."""
+    from gpal.catalogs import load_catalog
+
+    catalog = load_catalog(release)
+    preset = catalog.record.preset
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # rows a feature cannot use are reported by the main job, not per unit
+        train = catalog.dataset(classes=list(CLASSES), merge={k: list(v) for k, v in MERGE.items()}, features=preset)
+        pool = catalog.pool(select=["unassociated", "bcu"], features=preset)
+    return catalog, train, pool
+
+
+@functools.lru_cache(maxsize=8)
+def _later_codes(earlier: str, later: str) -> np.ndarray:
+    """The later release's CLASS1 code of each of the earlier release's pool sources ('' where it has none)."""
+    from gpal.catalogs import load_catalog
+    from gpal.catalogs.links import link_later
+
+    first, pool = _sets(earlier)[0], _sets(earlier)[2]
+    last = load_catalog(later)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        index = link_later(first, last, [load_catalog(r.name) for r in link_path(first.record, last.record)])
+    rows = {name: i for i, name in enumerate(first.names)}
+    linked = index[[rows[str(n)] for n in pool.ids]]
+    codes = np.where(linked >= 0, last.class_codes[np.maximum(linked, 0)], "")
+    return np.char.lower(np.char.strip(codes.astype(str)))
+
+
+def _check_data(check: str, seed: int) -> tuple[Any, Any, np.ndarray]:
+    """Training rows, rows to classify and their CLASS1 codes (the earlier release's) of one check and seed."""
+    if check.startswith("held-out:"):
+        _, data, _ = _sets(check.split(":", 1)[1])
+        train, test = data.split(test_size=TEST_SIZE, seed=seed, stratify=True)
+        return train, test, np.array([CLASSES[k] for k in test.y])
+    earlier = check.split(":")[0]
+    _, train, pool = _sets(earlier)
+    return train, pool, np.asarray(pool.aux["CLASS1"]).astype(str)
+
+
+def _kernel(name: str | None, n_features: int) -> Any:
+    if name is None:
+        return None
+    if name != "se_plus_linear":
+        raise ValueError(f"unknown kernel variant {name!r}; known: se_plus_linear")
+    import gpflow
+
+    return gpflow.kernels.SquaredExponential(lengthscales=np.ones(n_features)) + gpflow.kernels.Linear(
+        variance=np.full(n_features, 0.1))
+
+
+def _gp_proba(variant: Mapping[str, Any], seed: int, train: Any, X: np.ndarray, X_var: np.ndarray) -> np.ndarray:
+    from gpal.catalog_jobs.settings import main_job_estimator
+
+    params = dict(variant)
+    balanced = params.pop("balanced", False)
+    if "kernel" in params:
+        params["kernel"] = _kernel(params["kernel"], train.X.shape[1])
+    weight = None
+    if balanced:
+        counts = np.bincount(train.y, minlength=len(CLASSES)).astype(float)
+        weight = train.y.size / (len(CLASSES) * counts[train.y])
+    model = main_job_estimator(**params, random_state=seed, progress=False).fit(train, sample_weight=weight)
+    return model.predict_proba(X, X_var)
+
+
+def fit_unit(check: str, seed: int, model: str) -> dict[str, Any]:
+    """One model's probabilities of one check's rows (``proba``), fitted with ``seed``; for ``gpal+T`` instead the
+    validation fit: the main job's estimator trained on (1 - VALIDATION_SIZE) of the training rows, its
+    probabilities of the rest (``proba``) and their classes (``y``)."""
+    from gpal.evaluation.baselines import BASELINES, fit_baselines
+
+    train, rows, _ = _check_data(check, seed)
+    if model == TEMPERATURE[1]:
+        fit, validation = train.split(test_size=VALIDATION_SIZE, seed=seed, stratify=True)
+        proba = _gp_proba(GP_VARIANTS[TEMPERATURE[0]], seed, fit, validation.X, validation.X_var)
+        return {"proba": proba.tolist(), "y": validation.y.tolist()}
+    if model in GP_VARIANTS:
+        return {"proba": _gp_proba(GP_VARIANTS[model], seed, train, rows.X, rows.X_var).tolist()}
+    if model in BASELINES:
+        return {"proba": fit_baselines(train.X, train.y, rows.X, names=[model], random_state=seed)[model].tolist()}
+    raise ValueError(f"unknown model {model!r}; known: {[*GP_VARIANTS, TEMPERATURE[1], *BASELINES]}")
+
+
+def _known(proba: np.ndarray, class1: np.ndarray, train: Any) -> np.ndarray:
+    from gpal.catalogs.known_classes import apply_known_classes, class_weights
+
+    counts = dict(zip(CLASSES, np.bincount(train.y, minlength=len(CLASSES)).tolist()))
+    return apply_known_classes(proba, class1, class_weights(CLASSES, {k: list(v) for k, v in MERGE.items()}, counts))[0]
+
+
+def scored_rows(check: str, seed: int) -> dict[str, np.ndarray]:
+    """What a check scores: each row's class code (0..2, -1 where it has none of the three), whether it enters the
+    AGN-vs-pulsar AUC and its truth there (pulsar = 1), and (held-out checks) whether it is in the faintest quarter."""
+    train, rows, class1 = _check_data(check, seed)
+    if check.startswith("held-out:"):
+        label = rows.y.astype(np.int64)
+        signif = _sets(check.split(":", 1)[1])[0].values_of("significance", [str(i) for i in rows.ids])
+        return {"label": label, "agn_pulsar": np.ones(label.size, bool), "pulsar": label == CLASSES.index("pulsar"),
+                "faint": signif <= np.quantile(signif, 0.25)}
+    from gpal.catalogs.schemes import coarse_group
+
+    codes = _later_codes(*check.split(":"))
+    label = np.array([CLASSES.index(c) if c in CLASSES else CLASSES.index("pulsar") if c in MERGE["pulsar"] else -1
+                      for c in codes])
+    group = np.array([coarse_group(c) if c not in ("", "unk") else "" for c in codes])
+    return {"label": label, "agn_pulsar": (np.char.strip(class1) == "") & np.isin(group, ["agn", "pulsar"]),
+            "pulsar": group == "pulsar", "faint": np.zeros(label.size, bool)}
+
+
+def check_probabilities(check: str, seed: int, units: Mapping[str, Mapping[str, Any]],
+                        class_bias: bool = False) -> dict[str, np.ndarray]:
+    """model -> probabilities of the check's rows from the fitted ``units`` (model -> fit_unit's result), with
+    ``gpal+T`` (and, with ``class_bias``, ``gpal+TB``) derived from gpal's and what the catalog knows applied to
+    every model."""
+    from gpal.evaluation.recalibration import TemperatureScaling
+
+    train, _, class1 = _check_data(check, seed)
+    proba = {m: np.asarray(u["proba"]) for m, u in units.items() if m != TEMPERATURE[1]}
+    if TEMPERATURE[1] in units and TEMPERATURE[0] in proba:
+        val = units[TEMPERATURE[1]]
+        for name, bias in ((TEMPERATURE[1], False), (TEMPERATURE_BIAS, True))[:1 + class_bias]:
+            scaling = TemperatureScaling(class_bias=bias).fit(np.asarray(val["proba"]),
+                                                              np.asarray(val["y"], dtype=np.int64))
+            proba[name] = scaling.transform(proba[TEMPERATURE[0]])
+    if check.startswith("held-out:"):
+        return proba
+    return {m: _known(p, class1, train) for m, p in proba.items()}
+
+
+def _balanced_accuracy(label: np.ndarray, predicted: np.ndarray) -> np.ndarray:
+    """Mean recall over the classes present, along the last axis (each resample's own classes)."""
+    recalls = []
+    for c in range(len(CLASSES)):
+        n = (label == c).sum(axis=-1)
+        hit = ((label == c) & (predicted == c)).sum(axis=-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            recalls.append(np.where(n > 0, hit / n, np.nan))
+    return np.nanmean(np.stack(recalls), axis=0)
+
+
+def _measures(scored: Mapping[str, np.ndarray], proba: np.ndarray, index: Mapping[str, np.ndarray | None]) -> dict:
+    """Every measure of one model's ``proba``; with ``index`` (measure group -> (B, n) resample of its rows) the
+    measure of each resample instead."""
+    label, out = scored["label"], {}
+    three = label >= 0
+    y, p = label[three], proba[three]
+    i = index.get("three")
+    nll = -np.log(np.clip(p[np.arange(y.size), y], 1e-12, 1.0))
+    out["nll"] = nll.mean() if i is None else nll[i].mean(axis=1)
+    out["ece"] = expected_calibration_error(y, p, N_BINS) if i is None else resampled_calibration_errors(y, p, i, N_BINS)
+    out["balanced_accuracy"] = float(_balanced_accuracy(y, p.argmax(1))) if i is None else _balanced_accuracy(
+        y[i], p.argmax(1)[i])
+    if i is None:
+        for c, cls in enumerate(CLASSES):
+            out[f"ece_{cls}"] = class_reliability(y, p, c, N_BINS).ece if (y == c).any() else np.nan
+    rows = scored["agn_pulsar"]
+    s, t = proba[rows, CLASSES.index("pulsar")], scored["pulsar"][rows].astype(int)
+    i = index.get("agn_pulsar")
+    out["agn_pulsar_auc"] = _auc(t, s) if i is None else _auc(t[i], s[i])
+    blazar = np.isin(label, [0, 1])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s = proba[blazar, 1] / (proba[blazar, 0] + proba[blazar, 1])
+    s, t = np.nan_to_num(s, nan=0.5), (label[blazar] == 1).astype(int)
+    i = index.get("bll_fsrq")
+    out["bll_fsrq_auc"] = _auc(t, s) if i is None else _auc(t[i], s[i])
+    faint = scored["faint"][three]
+    if faint.any() and index.get("three") is None:
+        out["nll_faint_quarter"] = float(nll[faint].mean())
+    return out
+
+
+def measure_check(check: str, seeds: Sequence[int], probabilities: Mapping[int, Mapping[str, np.ndarray]],
+                  reference: str = "gpal", n_boot: int = N_BOOT) -> pd.DataFrame:
+    """One row per model and measure: the mean over ``seeds`` (and its spread), and the paired bootstrap interval of
+    ``reference`` minus the model.  ``probabilities``: seed -> model -> the check's rows' probabilities."""
+    scored = {s: scored_rows(check, s) for s in seeds}
+    models = [m for m in probabilities[seeds[0]] if all(m in probabilities[s] for s in seeds)]
+    values = {m: [_measures(scored[s], probabilities[s][m], {}) for s in seeds] for m in models}
+    boot = {}
+    for m in models:
+        per_seed = []
+        for s in seeds:
+            sc = scored[s]
+            rng = np.random.default_rng([s, 17])  # the same resamples for every model of a seed: paired
+            sizes = {"three": int((sc["label"] >= 0).sum()), "agn_pulsar": int(sc["agn_pulsar"].sum()),
+                     "bll_fsrq": int(np.isin(sc["label"], [0, 1]).sum())}
+            index = {k: rng.integers(0, n, (n_boot, n)) for k, n in sizes.items() if n > 0}
+            per_seed.append(_measures(sc, probabilities[s][m], index))
+        boot[m] = {k: np.nanmean([r[k] for r in per_seed], axis=0) for k in per_seed[0]}
+    rows = []
+    sizes = {"nll": "three", "ece": "three", "balanced_accuracy": "three", "agn_pulsar_auc": "agn_pulsar",
+             "bll_fsrq_auc": "bll_fsrq"}
+    sc0 = scored[seeds[0]]
+    counts = {"three": int((sc0["label"] >= 0).sum()), "agn_pulsar": int(sc0["agn_pulsar"].sum()),
+              "bll_fsrq": int(np.isin(sc0["label"], [0, 1]).sum())}
+    for m in models:
+        for measure in values[m][0]:
+            v = np.array([r[measure] for r in values[m]], dtype=float)
+            row = {"check": check, "model": m, "measure": measure, "n": counts.get(sizes.get(measure, "three")),
+                   "value": float(np.nanmean(v)), "seed_sd": float(np.nanstd(v, ddof=1)) if len(v) > 1 else np.nan,
+                   "seeds": len(seeds)}
+            if measure in boot[m] and m != reference and reference in boot:
+                d = boot[reference][measure] - boot[m][measure]
+                ref = np.nanmean([r[measure] for r in values[reference]])
+                row.update(diff=float(ref - row["value"]), diff_low=float(np.nanpercentile(d, 2.5)),
+                           diff_high=float(np.nanpercentile(d, 97.5)))
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def paired_table(measures: pd.DataFrame, models: Sequence[str], shown: Sequence[str] = (
+        "nll", "ece", "balanced_accuracy", "agn_pulsar_auc", "bll_fsrq_auc")) -> pd.DataFrame:
+    """The study's table: one row per check and model, each measure as 'value' and, beside gpal, 'gpal − model'
+    with its interval."""
+    out = []
+    for (check, model), part in measures.groupby(["check", "model"], sort=False):
+        if model not in models:
+            continue
+        by = part.set_index("measure")
+        row = {"check": check, "model": model, "n (3-class / AGN-psr / bll-fsrq)": ""}
+        for m in shown:
+            if m not in by.index:
+                row[m] = ""
+                continue
+            r = by.loc[m]
+            text = f"{r['value']:.3f}"
+            if not pd.isna(r.get("diff", np.nan)):
+                text += f" ({r['diff']:+.3f} [{r['diff_low']:+.3f}, {r['diff_high']:+.3f}])"
+            row[m] = text
+        n = [by.loc[m, "n"] if m in by.index else "" for m in ("nll", "agn_pulsar_auc", "bll_fsrq_auc")]
+        row["n (3-class / AGN-psr / bll-fsrq)"] = " / ".join(str(int(x)) if x != "" else "" for x in n)
+        out.append(row)
+    return pd.DataFrame(out)

@@ -1,0 +1,111 @@
+"""A recorded result: the numbers of a table, the command that produced them and the commit it ran at.
+
+A record is a JSON file that a generated docs page (`gpal.workflows.results_page`) is built from::
+
+    {"format": "gpal.result_record", "version": 1,
+     "title": "...", "command": "gpal classify", "commit": "f1b836f",
+     "settings": {...}, "source": "what the numbers were read from",
+     "tables": [{"caption": "...", "columns": ["a", "b"], "align": "lr", "rows": [["x", 1.0]]}]}
+
+``commit`` is `gpal.identity.source_commit` when the numbers were produced; a number is never
+recorded without it.  Cells are strings (already formatted, with the digits the result deserves) or
+numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from gpal.files import write_text_atomic
+from gpal.identity import jsonable
+
+__all__ = ["FORMAT", "make_record", "make_table", "read_record", "table_markdown", "write_record"]
+
+FORMAT = "gpal.result_record"
+_VERSION = 1
+_REQUIRED = {"title": str, "command": str, "commit": str, "settings": dict, "source": str, "tables": list}
+
+
+def make_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], align: str | None = None,
+               caption: str = "") -> dict[str, Any]:
+    """One table of a record; ``align`` is one letter per column, ``l`` or ``r`` (default: all ``l``)."""
+    table = {"caption": caption, "columns": list(columns), "align": align or "l" * len(columns),
+             "rows": [list(r) for r in rows]}
+    _check_table(table, "the table")
+    return table
+
+
+def make_record(title: str, command: str, commit: str, tables: Sequence[Mapping[str, Any]],
+                settings: Mapping[str, Any] | None = None, source: str = "") -> dict[str, Any]:
+    """A record as JSON (checked: every field present, every row as long as its columns)."""
+    record = {"format": FORMAT, "version": _VERSION, "title": title, "command": command, "commit": commit,
+              "settings": jsonable(dict(settings or {})), "source": source, "tables": [dict(t) for t in tables]}
+    _check_record(record, "the record")
+    return record
+
+
+def write_record(path: Path, record: Mapping[str, Any]) -> Path:
+    """Write ``record`` (checked first) to ``path`` as indented JSON, atomically."""
+    _check_record(record, str(path))
+    write_text_atomic(Path(path), json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    return Path(path)
+
+
+def read_record(path: Path) -> dict[str, Any]:
+    """A record file, checked; a file that is not one raises ValueError naming the file and the field."""
+    try:
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ValueError(f"{path} is not JSON ({exc})") from None
+    _check_record(record, str(path))
+    return record
+
+
+def table_markdown(table: Mapping[str, Any]) -> str:
+    """A record's table as a Markdown pipe table (its caption, if any, on the line before)."""
+    def cell(value: Any) -> str:
+        text = f"{value:.3f}" if isinstance(value, float) else str(value)
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    lines = [f"{table['caption']}", ""] if table.get("caption") else []
+    lines.append("| " + " | ".join(cell(c) for c in table["columns"]) + " |")
+    lines.append("|" + "|".join("---:" if a == "r" else "---" for a in table["align"]) + "|")
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in table["rows"]]
+    return "\n".join(lines) + "\n"
+
+
+def _check_record(record: Any, where: str) -> None:
+    if not isinstance(record, Mapping) or record.get("format") != FORMAT:
+        raise ValueError(f"{where} is not a result record (expected a JSON object with format {FORMAT!r})")
+    if record.get("version") != _VERSION:
+        raise ValueError(f"{where}: record version {record.get('version')!r}, expected {_VERSION}")
+    for key, kind in _REQUIRED.items():
+        if not isinstance(record.get(key), kind):
+            raise ValueError(f"{where}: field {key!r} must be a {kind.__name__}, got {type(record.get(key)).__name__}")
+    for key in ("title", "command", "commit"):
+        if not record[key].strip():
+            raise ValueError(f"{where}: field {key!r} is empty; a recorded number needs its {key}")
+    if not record["tables"]:
+        raise ValueError(f"{where}: no tables")
+    for i, table in enumerate(record["tables"]):
+        _check_table(table, f"{where}, table {i}")
+
+
+def _check_table(table: Any, where: str) -> None:
+    if not isinstance(table, Mapping) or not isinstance(table.get("columns"), list) or not table["columns"]:
+        raise ValueError(f"{where}: a table needs a non-empty list 'columns'")
+    n = len(table["columns"])
+    align = table.get("align")
+    if not isinstance(align, str) or len(align) != n or set(align) - {"l", "r"}:
+        raise ValueError(f"{where}: 'align' must be one of l / r per column ({n}), got {align!r}")
+    rows = table.get("rows")
+    if not isinstance(rows, list) or not rows:
+        raise ValueError(f"{where}: a table needs at least one row")
+    for j, row in enumerate(rows):
+        if not isinstance(row, list) or len(row) != n:
+            raise ValueError(f"{where}, row {j}: expected {n} cells (the columns {table['columns']}), got {row!r}")
+        for value in row:
+            if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+                raise ValueError(f"{where}, row {j}: cell {value!r} is not a string or a number")

@@ -1,0 +1,82 @@
+"""gpal.catalog_jobs.later_labels: pairs without later labels refused; measures and paired intervals checked against
+scikit-learn's metrics and against themselves."""
+
+import numpy as np
+import pytest
+from sklearn.metrics import balanced_accuracy_score, log_loss, roc_auc_score
+
+from gpal.catalog_jobs import later_labels
+from gpal.evaluation.calibration import expected_calibration_error
+from gpal.catalog_jobs.later_labels import PAIRS, check_pairs, measure_check
+
+
+def test_the_shipped_pairs_have_later_labels_and_others_are_refused_by_name():
+    assert check_pairs(PAIRS) == [tuple(p.split(":")) for p in PAIRS]
+    with pytest.raises(ValueError, match="'FL16Y:4FGL-DR4' has no later labels.*FL16Y is the newest shipped release"):
+        check_pairs(["FL16Y:4FGL-DR4"])
+    with pytest.raises(ValueError, match="no later labels.*give a later release of 4FGL-DR2"):
+        check_pairs(["4FGL:3FGL"])
+    with pytest.raises(ValueError, match="EARLIER:LATER"):
+        check_pairs(["4FGL-FL16Y"])
+    with pytest.raises(ValueError, match="'4FGL-DR9' is not a shipped release"):
+        check_pairs(["4FGL-DR9:FL16Y"])
+
+
+def test_the_workflow_exits_2_before_any_fit_for_a_pair_without_later_labels(tmp_path, capsys):
+    from gpal.cli import main
+
+    status = main(["workflow", "workflows/later_labels.yaml", "--set", 'checks.pairs=["FL16Y:4FGL-DR4"]',
+                   "--out", str(tmp_path / "run")])
+    assert status == 2
+    assert "FL16Y is the newest shipped release" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+def _scored(rng, n=400):
+    label = rng.integers(0, 3, n)
+    label[:20] = -1  # later classes outside the three: not scored
+    unassociated = rng.random(n) < 0.5
+    return {"label": label, "agn_pulsar": unassociated & (label >= 0), "pulsar": label == 2,
+            "faint": np.zeros(n, bool)}
+
+
+def test_measures_are_scikit_learns_and_a_model_against_itself_differs_by_zero(monkeypatch):
+    rng = np.random.default_rng(0)
+    scored = _scored(rng)
+    monkeypatch.setattr(later_labels, "scored_rows", lambda check, seed: scored)
+    y = scored["label"]
+    good = np.full((y.size, 3), 0.1)
+    good[np.arange(y.size), np.maximum(y, 0)] = 0.8
+    good = 0.5 * good + 0.5 * rng.dirichlet([1, 1, 1], y.size)
+    noise = rng.dirichlet([1, 1, 1], y.size)
+    probabilities = {0: {"gpal": good, "same": good.copy(), "noise": noise}}
+    table = measure_check("A:B", [0], probabilities, n_boot=300).set_index(["model", "measure"])
+    three = y >= 0
+    assert table.loc[("gpal", "nll"), "value"] == pytest.approx(log_loss(y[three], good[three], labels=[0, 1, 2]))
+    assert table.loc[("gpal", "ece"), "value"] == pytest.approx(expected_calibration_error(y[three], good[three]))
+    assert table.loc[("noise", "balanced_accuracy"), "value"] == pytest.approx(
+        balanced_accuracy_score(y[three], noise[three].argmax(1)))
+    rows = scored["agn_pulsar"]
+    assert table.loc[("gpal", "agn_pulsar_auc"), "value"] == pytest.approx(roc_auc_score(y[rows] == 2, good[rows, 2]))
+    blazar = np.isin(y, [0, 1])
+    assert table.loc[("noise", "bll_fsrq_auc"), "value"] == pytest.approx(
+        roc_auc_score(y[blazar] == 1, noise[blazar, 1] / noise[blazar, :2].sum(1)))
+    for measure in ("nll", "ece", "balanced_accuracy", "agn_pulsar_auc", "bll_fsrq_auc"):
+        same = table.loc[("same", measure)]
+        assert same["diff"] == 0 and same["diff_low"] == 0 and same["diff_high"] == 0
+    # gpal minus the noise: lower NLL, higher AUC, intervals that exclude zero
+    assert table.loc[("noise", "nll"), "diff_high"] < 0 < table.loc[("noise", "agn_pulsar_auc"), "diff_low"]
+
+
+def test_seeds_are_averaged_and_the_interval_pairs_each_seed_with_itself(monkeypatch):
+    rng = np.random.default_rng(1)
+    scored = _scored(rng)
+    monkeypatch.setattr(later_labels, "scored_rows", lambda check, seed: scored)
+    a, b = rng.dirichlet([1, 1, 1], (2, scored["label"].size))
+    three = scored["label"] >= 0
+    table = measure_check("A:B", [0, 1], {0: {"gpal": a, "m": b}, 1: {"gpal": b, "m": a}}, n_boot=200)
+    row = table.set_index(["model", "measure"]).loc[("m", "nll")]
+    both = (log_loss(scored["label"][three], a[three]) + log_loss(scored["label"][three], b[three])) / 2
+    assert row["value"] == pytest.approx(both) and row["seeds"] == 2
+    # swapped between the seeds: the same mean on both sides, an interval about zero
+    assert row["diff"] == pytest.approx(0, abs=1e-12) and row["diff_low"] < 0 < row["diff_high"]

@@ -1,0 +1,182 @@
+"""The results page (docs/results.md) and its records: current, rebuilt from records alone, bad records refused."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from gpal.workflows import results_page
+from gpal.workflows.generated_page import DOCS
+from gpal.workflows.records import make_record, make_table, read_record, table_markdown, write_record
+
+
+def test_the_page_is_current_with_its_records():
+    assert results_page.main(["--check"]) == 0, "docs/results.md is stale: run python -m gpal.workflows.results_page"
+
+
+def test_every_record_names_its_command_and_a_commit():
+    for path in sorted((DOCS / "results").glob("*.json")):
+        record = read_record(path)
+        assert record["command"].strip() and record["commit"] not in ("", "unknown"), path
+        assert not record["commit"].endswith("+dirty"), f"{path} was produced by uncommitted code"
+
+
+@pytest.fixture
+def docs(tmp_path):
+    shutil.copytree(DOCS / "results", tmp_path / "results")
+    assert results_page.main(["--docs", str(tmp_path)]) == 0
+    return tmp_path
+
+
+def test_check_notices_a_changed_record(docs, capsys):
+    assert results_page.main(["--docs", str(docs), "--check"]) == 0
+    path = docs / "results" / "discovery.json"
+    record = json.loads(path.read_text())
+    record["tables"][0]["rows"][0][1] = "11.0"
+    path.write_text(json.dumps(record))
+    assert results_page.main(["--docs", str(docs), "--check"]) == 1
+    assert "out of date" in capsys.readouterr().err
+    assert results_page.main(["--docs", str(docs)]) == 0
+    assert "| 10 | 11.0 |" in (docs / "results.md").read_text()
+
+
+def test_a_missing_or_stray_record_is_named(docs, capsys):
+    (docs / "results" / "discovery.json").rename(docs / "results" / "discover.json")
+    assert results_page.main(["--docs", str(docs), "--check"]) == 2
+    err = capsys.readouterr().err
+    assert "discover.json" in err and "belong to no section" in err
+    (docs / "results" / "discover.json").unlink()
+    assert results_page.main(["--docs", str(docs), "--check"]) == 2
+    assert "no record ['discovery']" in capsys.readouterr().err
+
+
+def test_explanation_is_split_around_the_numbers(docs):
+    (docs / "results" / "discovery.md").write_text("Before the table.\n\n<!-- numbers -->\n\nAfter the table.\n")
+    results_page.main(["--docs", str(docs)])
+    page = (docs / "results.md").read_text()
+    section = page[page.index("## Discovery"):page.index("## \"None of these\"")]
+    assert section.index("Before the table.") < section.index("```bash") < section.index("| 10 |")
+    assert section.index("| 100 |") < section.index("After the table.")
+
+
+def test_record_fields_are_checked(tmp_path):
+    table = make_table(["a", "b"], [["x", 1.5]], "lr")
+    with pytest.raises(ValueError, match="expected 2 cells"):
+        make_table(["a", "b"], [["x"]])
+    with pytest.raises(ValueError, match="'commit' is empty"):
+        make_record("t", "gpal classify", " ", [table])
+    with pytest.raises(ValueError, match="no tables"):
+        make_record("t", "gpal classify", "abc", [])
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({**make_record("t", "c", "abc", [table]), "commit": None}))
+    with pytest.raises(ValueError, match=r"r\.json: field 'commit' must be a str"):
+        read_record(path)
+    path.write_text("{")
+    with pytest.raises(ValueError, match="not JSON"):
+        read_record(path)
+
+
+def test_table_markdown_aligns_and_escapes():
+    text = table_markdown(make_table(["name", "value"], [["|b| < 10", 0.12345], ["n", 7]], "lr", caption="Cap."))
+    assert text.splitlines() == ["Cap.", "", "| name | value |", "|---|---:|", "| \\|b\\| < 10 | 0.123 |", "| n | 7 |"]
+
+
+def _classify_folder(path):
+    """A finished classify folder's files, with numbers chosen so each row of the record can be worked by hand."""
+    (path / "tables").mkdir(parents=True)
+    (path / "run.json").write_text(json.dumps({"gpal_version": "9.9", "identity": {
+        "catalog": {"release": "TESTCAT"}, "class_spec": "a,b", "baselines": ["logistic"], "seed": 3,
+        "estimator": {"params": {"input_noise": "latent", "input_prior": "population", "likelihood": "softmax",
+                                 "num_inducing": 7}}}}))
+    interval = {m: [0.1, 0.9] for m in ("accuracy", "balanced_accuracy", "nll", "ece")}
+    (path / "metrics.json").write_text(json.dumps({
+        "heldout": {"n": 40, "accuracy": 0.8, "balanced_accuracy": 0.75, "nll": 0.5, "ece": 0.05, "n_bins": 15,
+                    "intervals": interval, "classes": ["a", "b"]},
+        "trained_on": {"a": 100, "b": 60},
+        "comparison": [
+            {"model": "gpal", "metric": "nll", "value": 0.5, "diff": 0.0, "diff_low": 0.0, "diff_high": 0.0},
+            # logistic minus gpal = +0.1 [+0.02, +0.2]: the page shows gpal minus logistic, -0.1 [-0.2, -0.02]
+            {"model": "logistic", "metric": "nll", "value": 0.6, "diff": 0.1, "diff_low": 0.02, "diff_high": 0.2},
+            {"model": "logistic", "metric": "ece", "value": 0.01, "diff": -0.04, "diff_low": -0.05, "diff_high": -0.03},
+        ],
+        "faintest_quarter": {"max_significance": 6.04, "n": 10, "models": {
+            "gpal": {"nll": 0.7}, "gpal without error bars": {"nll": 0.8}, "logistic": {"nll": 0.9}}},
+        "classified": {"n": 50, "select": "unassociated,bcu", "predicted": {"a": 30, "b": 18, "extended": 2},
+                       "none_of_these": 9},
+    }))
+    left_out = {"snr": {"n": 3, "flagged": 3}, "glc": {"n": 5, "flagged": 1}}
+    (path / "ood.json").write_text(json.dumps({"left_out": left_out}))
+    (path / "tables" / "predicted_by_latitude.csv").write_text(
+        "sources,latitude,n,a,b,extended,none of these (ood)\n"
+        "unassociated,|b| <= 10,20,10,8,2,5\nunassociated,|b| > 10,25,15,10,0,2\nbcu,|b| > 10,5,5,0,0,2\n")
+
+
+def test_a_classify_folder_becomes_its_record(tmp_path):
+    _classify_folder(tmp_path / "run")
+    record = results_page.classify_run_record(tmp_path / "run", "gpal classify --out runs/x", "abc1234")
+    held, pool = (dict(map(tuple, t["rows"])) for t in record["tables"])
+    assert held["NLL (nats)"] == "0.500 [0.100, 0.900]"
+    assert held["logistic regression: NLL; gpal − it"] == "0.600; −0.100 [−0.200, −0.020]"
+    assert held["faintest quarter (10 sources, `Signif_Avg` ≤ 6.0): gpal / without error bars / best baseline"] == \
+        "0.700 / 0.800 / 0.900 (logistic regression)"
+    assert pool["sources"] == "50 (2 of them extended, listed apart)"
+    assert pool['flagged "none of these"'] == "9 (25% of the unassociated sources with |b| ≤ 10°, 8% elsewhere)"
+    assert pool["labelled sources of classes never trained on, flagged"] == "4 of 8 (50%)"
+    assert record["settings"]["trained on"] == 160 and record["commit"] == "abc1234"
+
+
+def test_recording_refuses_uncommitted_code_and_names_a_bad_folder(tmp_path, monkeypatch):
+    _classify_folder(tmp_path / "run")
+    monkeypatch.setattr(results_page, "source_commit", lambda: "abc1234+dirty")
+    with pytest.raises(ValueError, match="commit first"):
+        results_page.record_run("main_job", tmp_path / "run", tmp_path, command="gpal classify --out runs/x")
+    path = results_page.record_run("main_job", tmp_path / "run", tmp_path, command="gpal classify --out runs/x",
+                                   commit="abc1234")
+    assert read_record(path)["command"] == "gpal classify --out runs/x"
+    with pytest.raises(ValueError, match="not a finished `gpal classify` folder"):
+        results_page.record_run("main_job", tmp_path / "nothing", tmp_path, commit="abc1234")
+    with pytest.raises(ValueError, match="no converter for record 'discovery'"):
+        results_page.record_run("discovery", tmp_path / "run", tmp_path, commit="abc1234")
+
+
+def test_write_record_refuses_a_bad_record_before_writing(tmp_path):
+    with pytest.raises(ValueError, match="not a result record"):
+        write_record(tmp_path / "x.json", {"title": "t"})
+    assert not (tmp_path / "x.json").exists()
+
+
+def _later_labels_folder(path, commit="abc1234"):
+    path.mkdir(parents=True)
+    rows = [  # check, model, measure, value, diff (gpal − model), low, high, n
+        ("4FGL:FL16Y", "gpal", "nll", 0.25, float("nan"), float("nan"), float("nan"), 552),
+        ("4FGL:FL16Y", "gpal", "agn_pulsar_auc", 0.96, float("nan"), float("nan"), float("nan"), 80),
+        ("4FGL:FL16Y", "logistic", "nll", 0.30, -0.05, -0.085, -0.017, 552),
+        ("held-out:FL16Y", "gpal", "nll", 0.248, float("nan"), float("nan"), float("nan"), 601),
+        ("held-out:FL16Y", "logistic", "nll", 0.262, -0.014, -0.037, 0.007, 601),
+    ]
+    import pandas as pd
+
+    frame = pd.DataFrame(rows, columns=["check", "model", "measure", "value", "diff", "diff_low", "diff_high", "n"])
+    frame.assign(commit=commit).to_csv(path / "later_labels.csv", index=False)
+    (path / "workflow.json").write_text(json.dumps({"seeds": [0, 1, 2]}))
+
+
+def test_a_later_labels_run_becomes_its_record_at_the_runs_commit(tmp_path):
+    _later_labels_folder(tmp_path / "run")
+    path = results_page.record_run("later_labels", tmp_path / "run", tmp_path,
+                                   command="gpal workflow workflows/later_labels.yaml --out runs/ll")
+    record = read_record(path)
+    assert record["commit"] == "abc1234" and record["settings"]["seeds"] == [0, 1, 2]
+    nll, other = record["tables"]
+    assert nll["columns"] == ["check", "sources", "gpal NLL", "logistic NLL; gpal − it"]
+    assert nll["rows"] == [["4FGL:FL16Y", "552", "0.250", "0.300; −0.050 [−0.085, −0.017]"],
+                           ["held-out:FL16Y", "601", "0.248", "0.262; −0.014 [−0.037, +0.007]"]]
+    assert other["columns"] == ["check", "AGN-vs-pulsar AUC"] and other["rows"][1] == ["held-out:FL16Y", ""]
+
+
+def test_a_later_labels_run_of_uncommitted_code_is_refused(tmp_path):
+    _later_labels_folder(tmp_path / "run", commit="abc1234+dirty")
+    with pytest.raises(ValueError, match="needs the committed source"):
+        results_page.record_run("later_labels", tmp_path / "run", tmp_path, command="c")
