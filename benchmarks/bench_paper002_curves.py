@@ -32,104 +32,18 @@ import argparse
 import os
 import platform
 import sys
-import time
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
 from gpal.files import write_json_atomic
+from shared import Problem, Trace, make_problem, trace_svi, trace_vi
 
 VI_METHODS = ("jj", "jj-full", "jj-hybrid", "taylor")
 #: "Reached the optimal quality": within this accuracy of the best final accuracy of all methods.
 TARGET_SLACK = 0.01
 #: "Similar" final accuracies, "poor" first iterations, "cannot converge": differences of at least this.
 MARGIN = 0.02
-
-
-@dataclass
-class Trace:
-    """Test accuracy and NLL of one method along its training clock (evaluation excluded)."""
-
-    method: str
-    seconds: list[float] = field(default_factory=list)
-    accuracy: list[float] = field(default_factory=list)
-    nll: list[float] = field(default_factory=list)
-
-    def add(self, seconds: float, y: np.ndarray, proba: np.ndarray) -> None:
-        from gpal.evaluation.metrics import error_rate, negative_log_likelihood
-
-        self.seconds.append(float(seconds))
-        self.accuracy.append(1.0 - error_rate(y, proba))
-        self.nll.append(negative_log_likelihood(y, proba))
-
-    def seconds_to(self, accuracy: float) -> float | None:
-        hits = np.nonzero(np.asarray(self.accuracy) >= accuracy - 1e-12)[0]
-        return float(self.seconds[hits[0]]) if hits.size else None
-
-
-@dataclass(frozen=True)
-class Problem:
-    name: str
-    X: np.ndarray
-    y: np.ndarray
-    X_test: np.ndarray
-    y_test: np.ndarray
-
-
-def make_problem(name: str, seed: int, rows: int | None = None, test_size: float = 0.2) -> Problem:
-    """An 80/20 stratified split of ``name`` (capped at ``rows``, seeded and stratified), standardised on its training rows."""
-    from gpal.data import load_dataset
-    from gpal.data.dataset import Standardizer
-
-    ds = load_dataset(name, n=rows, seed=seed)
-    if ds.n_classes != 2:
-        raise ValueError(f"paper 002's methods are binary; {name} has {ds.n_classes} classes")
-    train, test = ds.split(test_size=test_size, seed=seed)
-    scaler = Standardizer.fit(train.X)
-    return Problem(name, scaler.transform_arrays(train.X)[0], train.y, scaler.transform_arrays(test.X)[0], test.y)
-
-
-def trace_vi(p: Problem, method: str, iters: int, num_inducing: int, seed: int) -> Trace:
-    """One ``LogisticBoundGPClassifier`` fit, evaluated after every outer iteration through its callback."""
-    from gpal import LogisticBoundGPClassifier
-
-    trace = Trace(f"vi-{method}")
-    clf = LogisticBoundGPClassifier(method=method, num_inducing=num_inducing, max_iter=iters, tol=0.0,
-                                    train_inducing=False, standardize=False, random_state=seed)
-    clock = {"start": time.perf_counter(), "paused": 0.0}
-
-    def callback(iteration: int, bound: float) -> None:
-        pause = time.perf_counter()
-        trace.add(pause - clock["start"] - clock["paused"], p.y_test, clf.predict_proba(p.X_test))
-        clock["paused"] += time.perf_counter() - pause
-
-    clf.fit(p.X, p.y, callback=callback)
-    return trace
-
-
-def trace_svi(p: Problem, epochs: int, num_inducing: int, batch_size: int, seed: int,
-              likelihood: str = "logit") -> Trace:
-    """SVI (Adam, lr 0.01) on gpal's SVGP (paper 000's logit likelihood by default), evaluated after every epoch."""
-    import tensorflow as tf
-
-    from gpal.models.svgp import build_model
-    from gpal.training.svi import TrainData, Trainer
-
-    trace = Trace("svi")
-    start, paused = time.perf_counter(), [0.0]
-    model = build_model(p.X, p.y, num_classes=2, likelihood=likelihood, num_inducing=num_inducing, seed=seed)
-    zeros = tf.zeros_like(tf.constant(p.X_test))
-    predict = tf.function(lambda: model.predict_proba(tf.constant(p.X_test), zeros, tf.constant([seed, 7], tf.int64), 1))
-
-    def callback(epoch: int, loss: float) -> None:
-        pause = time.perf_counter()
-        trace.add(pause - start - paused[0], p.y_test, predict().numpy())
-        paused[0] += time.perf_counter() - pause
-
-    Trainer(model, seed=seed).fit(TrainData.from_arrays(p.X, np.zeros_like(p.X), p.y), epochs=epochs,
-                                  batch_size=batch_size, learning_rate=0.01, progress=False, callback=callback)
-    return trace
 
 
 def paper_batch_size(n_train: int) -> int:
@@ -194,7 +108,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                       f"final {t.accuracy[-1]:.3f} at {t.seconds[-1]:.1f} s", file=sys.stderr, flush=True)
             results.append({"dataset": name, "split": split, "n_train": len(p.y), "n_test": len(p.y_test),
                             "d": p.X.shape[1], "M": int(M), "batch_size": paper_batch_size(len(p.y)),
-                            "traces": {m: asdict(t) for m, t in traces.items()}, "claims": claims(name, traces)})
+                            "traces": {m: t.as_dict() for m, t in traces.items()}, "claims": claims(name, traces)})
     return {"settings": {k: v for k, v in vars(args).items() if k not in ("json", "figure")},
             "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load": os.getloadavg()},
             "results": results}

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from bench_paper002_curves import Trace, make_problem, trace_svi, trace_vi
+from shared import Trace, make_problem, trace_svi, trace_vi
 from gpal.files import write_json_atomic
 
 #: Sec. 5's alpha_eps chosen by training MNLL, per data set.

@@ -1,4 +1,5 @@
-"""What several benchmark scripts share: synthetic problems, the machine's description, timing, the faint-source task.
+"""What several benchmark scripts share: synthetic problems, the machine's description, timing, the faint-source task,
+and binary GP classifiers traced along their training clocks (papers 002 and 003).
 
 Not a script: the scripts beside it import it by name (Python puts a script's own folder first on its path),
 so each shared piece is written once and no script imports another.
@@ -10,7 +11,7 @@ import os
 import platform
 import time
 import warnings
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
@@ -92,3 +93,93 @@ def significance_task(task: str, rep: int, dr4):
         pool, test = data.subset(np.nonzero(~test_rows)[0]), data.subset(np.nonzero(test_rows)[0])
     keep = np.sort(np.random.default_rng([rep, 11]).permutation(pool.n_samples)[: int(0.9 * pool.n_samples)])
     return pool.subset(keep), test, None, dict(GP_SHARED), unlabelled
+
+
+# ------------------------------------------------ traced fits (papers 002 and 003)
+class Trace:
+    """Test accuracy and NLL of one method along its training clock (evaluation excluded)."""
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self.seconds: list[float] = []
+        self.accuracy: list[float] = []
+        self.nll: list[float] = []
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"method": self.method, "seconds": self.seconds, "accuracy": self.accuracy, "nll": self.nll}
+
+    def add(self, seconds: float, y: np.ndarray, proba: np.ndarray) -> None:
+        from gpal.evaluation.metrics import error_rate, negative_log_likelihood
+
+        self.seconds.append(float(seconds))
+        self.accuracy.append(1.0 - error_rate(y, proba))
+        self.nll.append(negative_log_likelihood(y, proba))
+
+    def seconds_to(self, accuracy: float) -> float | None:
+        hits = np.nonzero(np.asarray(self.accuracy) >= accuracy - 1e-12)[0]
+        return float(self.seconds[hits[0]]) if hits.size else None
+
+
+class Problem(NamedTuple):
+    """A standardised train / test split of a binary set."""
+
+    name: str
+    X: np.ndarray
+    y: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+
+
+def make_problem(name: str, seed: int, rows: int | None = None, test_size: float = 0.2) -> Problem:
+    """An 80/20 stratified split of ``name`` (capped at ``rows``, seeded and stratified), standardised on its training rows."""
+    from gpal.data import load_dataset
+    from gpal.data.dataset import Standardizer
+
+    ds = load_dataset(name, n=rows, seed=seed)
+    if ds.n_classes != 2:
+        raise ValueError(f"paper 002's methods are binary; {name} has {ds.n_classes} classes")
+    train, test = ds.split(test_size=test_size, seed=seed)
+    scaler = Standardizer.fit(train.X)
+    return Problem(name, scaler.transform_arrays(train.X)[0], train.y, scaler.transform_arrays(test.X)[0], test.y)
+
+
+def trace_vi(p: Problem, method: str, iters: int, num_inducing: int, seed: int) -> Trace:
+    """One ``LogisticBoundGPClassifier`` fit, evaluated after every outer iteration through its callback."""
+    from gpal import LogisticBoundGPClassifier
+
+    trace = Trace(f"vi-{method}")
+    clf = LogisticBoundGPClassifier(method=method, num_inducing=num_inducing, max_iter=iters, tol=0.0,
+                                    train_inducing=False, standardize=False, random_state=seed)
+    clock = {"start": time.perf_counter(), "paused": 0.0}
+
+    def callback(iteration: int, bound: float) -> None:
+        pause = time.perf_counter()
+        trace.add(pause - clock["start"] - clock["paused"], p.y_test, clf.predict_proba(p.X_test))
+        clock["paused"] += time.perf_counter() - pause
+
+    clf.fit(p.X, p.y, callback=callback)
+    return trace
+
+
+def trace_svi(p: Problem, epochs: int, num_inducing: int, batch_size: int, seed: int,
+              likelihood: str = "logit") -> Trace:
+    """SVI (Adam, lr 0.01) on gpal's SVGP (paper 000's logit likelihood by default), evaluated after every epoch."""
+    import tensorflow as tf
+
+    from gpal.models.svgp import build_model
+    from gpal.training.svi import TrainData, Trainer
+
+    trace = Trace("svi")
+    start, paused = time.perf_counter(), [0.0]
+    model = build_model(p.X, p.y, num_classes=2, likelihood=likelihood, num_inducing=num_inducing, seed=seed)
+    zeros = tf.zeros_like(tf.constant(p.X_test))
+    predict = tf.function(lambda: model.predict_proba(tf.constant(p.X_test), zeros, tf.constant([seed, 7], tf.int64), 1))
+
+    def callback(epoch: int, loss: float) -> None:
+        pause = time.perf_counter()
+        trace.add(pause - start - paused[0], p.y_test, predict().numpy())
+        paused[0] += time.perf_counter() - pause
+
+    Trainer(model, seed=seed).fit(TrainData.from_arrays(p.X, np.zeros_like(p.X), p.y), epochs=epochs,
+                                  batch_size=batch_size, learning_rate=0.01, progress=False, callback=callback)
+    return trace
