@@ -33,6 +33,14 @@ POOLS_SET_HERE = _share_the_cores_among_workers()
 SMALL = {"bll": 70, "fsrq": 50, "psr": 25, "msp": 25, "": 60, "bcu": 30, "snr": 12, "spp": 3}
 
 
+def three_class(n, seed, noise=0.3):
+    """Three angular sectors of the plane, labels flipped near the borders by input jitter."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    angle = np.arctan2(X[:, 1] + noise * rng.normal(size=n), X[:, 0] + noise * rng.normal(size=n))
+    return X, ((angle + np.pi) // (2 * np.pi / 3)).astype(int) % 3
+
+
 def write_small_catalog(path, drop_column=None):
     """A DR4 FITS file with the rows of SMALL (first n of each CLASS1 code), optionally without one column (a name)
     or several (a tuple of names)."""

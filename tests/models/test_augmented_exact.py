@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from conftest import three_class
 from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
 from gpal.models.families.augmented_exact import (
     exact_elbo,
@@ -17,14 +18,6 @@ from gpal.models.families.augmented_exact import (
 from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP
 from gpal.training.cavi import AugmentedTrainer
 from gpal.training.exact_finish import ExactFinish
-
-
-def three_class(n, seed, noise=0.3):
-    """Three angular sectors of the plane, labels flipped near the borders by input jitter."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 2))
-    angle = np.arctan2(X[:, 1] + noise * rng.normal(size=n), X[:, 0] + noise * rng.normal(size=n))
-    return X, ((angle + np.pi) // (2 * np.pi / 3)).astype(int) % 3
 
 
 def random_model(seed, n=30, m=6, num_classes=3):

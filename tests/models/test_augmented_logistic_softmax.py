@@ -9,6 +9,7 @@ import pytest
 from sklearn.exceptions import NotFittedError
 import tensorflow as tf
 
+from conftest import three_class
 from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
 from gpal.models.families.augmented_logistic_softmax import (
     AugmentedLogisticSoftmaxGP,
@@ -26,14 +27,6 @@ from gpal.models.families.logistic_bounds import Quadratic, optimal_q
 from gpal.models.sparse import whitened_kl
 from gpal.training.cavi import AugmentedTrainer
 from gpal.models.likelihoods.logistic_softmax import logistic_softmax_log_prob, logistic_softmax_probs
-
-
-def three_class(n, seed, noise=0.3):
-    """Three angular sectors of the plane, labels flipped near the borders by input jitter."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 2))
-    angle = np.arctan2(X[:, 1] + noise * rng.normal(size=n), X[:, 0] + noise * rng.normal(size=n))
-    return X, ((angle + np.pi) // (2 * np.pi / 3)).astype(int) % 3
 
 
 def random_model(seed, n=40, m=8, num_classes=3, locals_family="collapsed"):
