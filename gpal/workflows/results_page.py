@@ -293,14 +293,20 @@ def record_run(name: str, folder: Path, records: Path, command: str | None = Non
         command = read_record(path)["command"]
     if name in _RUN_NAMES_COMMIT:
         return write_record(path, CONVERTERS[name](folder, command, commit))
-    commit = commit or source_commit()
+    return write_record(path, CONVERTERS[name](folder, command, _clean_commit(commit or source_commit())))
+
+
+def _clean_commit(commit: str) -> str:
     if commit == "unknown" or commit.endswith("+dirty"):
         raise ValueError(f"the source's commit is {commit!r}: commit first (or name the run's commit with --commit)")
-    return write_record(path, CONVERTERS[name](folder, command, commit))
+    return commit
 
 
-def produce(name: str, records: Path) -> Path:
-    """Run record ``name``'s command again and re-record it: a run folder converted, or a study writing it."""
+def produce(name: str, records: Path, commit: str) -> Path:
+    """Run record ``name``'s command again and re-record it: a run folder converted, or a study writing it.
+
+    ``commit`` is the source's, taken before any record is rewritten: the first record written makes the tree
+    differ from it, so each later one would otherwise be refused as ``+dirty``."""
     record = read_record(records / f"{name}.json")
     argv = shlex.split(record["command"])
     if name in STUDY_RECORDS:  # run from the repository, where the study's script and recorded units are
@@ -317,7 +323,7 @@ def produce(name: str, records: Path) -> Path:
         out = Path(work) / "run"
         argv[argv.index("--out") + 1] = str(out)
         subprocess.run(argv, cwd=records.parents[1], check=True)
-        return record_run(name, out, records, record["command"])
+        return record_run(name, out, records, record["command"], commit)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -335,8 +341,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for name, folder in args.record:
             print(f"recorded {record_run(name, Path(folder), records, args.command, args.commit)}")
+        if args.produce:
+            commit = _clean_commit(source_commit())  # before any run: a long job is not started in vain
         for name in args.produce:
-            print(f"recorded {produce(name, records)}")
+            print(f"recorded {produce(name, records, commit)}")
         text = render(records)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -180,3 +181,29 @@ def test_a_later_labels_run_of_uncommitted_code_is_refused(tmp_path):
     _later_labels_folder(tmp_path / "run", commit="abc1234+dirty")
     with pytest.raises(ValueError, match="needs the committed source"):
         results_page.record_run("later_labels", tmp_path / "run", tmp_path, command="c")
+
+
+def test_producing_two_records_names_the_commit_taken_before_the_first(tmp_path, monkeypatch):
+    # The first record rewritten makes the tree differ from its commit; the second must not be refused for that.
+    docs = tmp_path / "docs"
+    records = docs / "results"
+    records.mkdir(parents=True)
+    for name in ("main_job", "main_job.dr4"):
+        shutil.copyfile(DOCS / "results" / f"{name}.json", records / f"{name}.json")
+    commits = iter(["abc1234", "abc1234+dirty"])
+    monkeypatch.setattr(results_page, "source_commit", lambda: next(commits))
+
+    def fake_run(argv, cwd, check):  # the command's run folder, made without running gpal
+        _classify_folder(Path(argv[argv.index("--out") + 1]))
+
+    monkeypatch.setattr(results_page.subprocess, "run", fake_run)
+    monkeypatch.setattr(results_page, "render", lambda records: "")
+    assert results_page.main(["--produce", "main_job", "main_job.dr4", "--docs", str(docs)]) == 0
+    assert [read_record(records / f"{n}.json")["commit"] for n in ("main_job", "main_job.dr4")] == ["abc1234"] * 2
+
+
+def test_producing_from_uncommitted_code_is_refused_before_any_run(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(results_page, "source_commit", lambda: "abc1234+dirty")
+    monkeypatch.setattr(results_page.subprocess, "run", lambda *a, **k: pytest.fail("a run was started"))
+    assert results_page.main(["--produce", "main_job", "--docs", str(tmp_path)]) == 2
+    assert "commit first" in capsys.readouterr().err
