@@ -108,12 +108,13 @@ def classify_run_record(folder: Path, command: str, commit: str) -> dict[str, An
         ["NLL (nats)", f"{held['nll']:.3f} [{lo[2]:.3f}, {hi[2]:.3f}]"],
         [f"ECE ({held['n_bins']} bins)", f"{held['ece']:.3f} [{lo[3]:.3f}, {hi[3]:.3f}]"],
     ]
-    for row in metrics["comparison"]:
-        if row["metric"] == "nll" and row["model"] != "gpal":
-            name = _MODEL_NAMES.get(row["model"], row["model"])
-            # the comparison's diff is the other model minus gpal: the page shows gpal minus it
-            difference = f"{_signed(-row['diff'])} {_interval(-row['diff_high'], -row['diff_low'])}"
-            rows.append([f"{name}: NLL; gpal − it", f"{row['value']:.3f}; {difference}"])
+    for metric in ("nll", "ece"):  # calibration beside the NLL: where a baseline is better, the page says so
+        for row in metrics["comparison"]:
+            if row["metric"] == metric and row["model"] != "gpal":
+                name = _MODEL_NAMES.get(row["model"], row["model"])
+                # the comparison's diff is the other model minus gpal: the page shows gpal minus it
+                difference = f"{_signed(-row['diff'])} {_interval(-row['diff_high'], -row['diff_low'])}"
+                rows.append([f"{name}: {metric.upper()}; gpal − it", f"{row['value']:.3f}; {difference}"])
     faint = metrics["faintest_quarter"]
     others = {k: v["nll"] for k, v in faint["models"].items() if k not in ("gpal", "gpal without error bars")}
     best = min(others, key=others.get)

@@ -120,6 +120,7 @@ def test_a_classify_folder_becomes_its_record(tmp_path):
     held, pool = (dict(map(tuple, t["rows"])) for t in record["tables"])
     assert held["NLL (nats)"] == "0.500 [0.100, 0.900]"
     assert held["logistic regression: NLL; gpal − it"] == "0.600; −0.100 [−0.200, −0.020]"
+    assert held["logistic regression: ECE; gpal − it"] == "0.010; +0.040 [+0.030, +0.050]"
     assert held["faintest quarter (10 sources, `Signif_Avg` ≤ 6.0): gpal / without error bars / best baseline"] == \
         "0.700 / 0.800 / 0.900 (logistic regression)"
     assert pool["sources"] == "50 (2 of them extended, listed apart)"
