@@ -101,6 +101,7 @@ def _train(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- predict
 def _predict(args: argparse.Namespace) -> int:
+    from gpal.catalog_jobs.follow_up import check_target
     from gpal.catalog_jobs.model_folders import load_trained
     from gpal.catalog_jobs.prediction import predict_catalog
     from gpal.catalog_jobs.tables import check_table_path, write_probability_table
@@ -109,10 +110,11 @@ def _predict(args: argparse.Namespace) -> int:
 
     out = check_table_path(args.out, args.force)  # before any work
     trained = load_trained(args.model_dir)  # the record only: TensorFlow loads after the catalog checks
+    target = check_target(args.target, trained.classes)
     catalog = load_catalog(args.catalog)
     with make_executor(args.scheduler) as executor:
         table = predict_catalog(trained, catalog, args.select, chunk_size=args.chunk_size, executor=executor,
-                                progress=not args.no_progress)
+                                progress=not args.no_progress, target=target)
     write_probability_table(table, out, force=args.force)
     counts = table.frame["predicted_class"].value_counts()
     print(f"{len(table.frame)} sources ({', '.join(f'{c} {n}' for c, n in counts.items())}) -> {out}")
@@ -376,6 +378,9 @@ def build_parser() -> argparse.ArgumentParser:
                          f"(default {selection!r}, as gpal classify), or 'all'")
     predict.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE,
                          help=f"rows per prediction task (default {DEFAULT_CHUNK_SIZE})")
+    predict.add_argument("--target", default=None, metavar="CLASS",
+                         help="the information column scores what a label would teach about this class of the model "
+                         "(default: every class, as gpal classify)")
     predict.add_argument("--scheduler", default=None, help=_SCHEDULER_HELP)
     predict.add_argument("--out", required=True, help="output table, FILE.csv or FILE.fits")
     _add_common(predict, "overwrite an existing output file")

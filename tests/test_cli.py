@@ -199,6 +199,18 @@ def test_predict_writes_a_table_with_metadata(model_dir, small_catalog, tmp_path
     assert f"{SMALL['bcu']} sources (" in printed and str(out) in printed
 
 
+def test_predict_scores_information_about_a_target_class(model_dir, small_catalog, tmp_path, capsys):
+    out = tmp_path / "psr.csv"
+    argv = ["predict", str(model_dir), "--catalog", str(small_catalog), "--select", "bcu", "--out", str(out),
+            "--no-progress"]
+    assert main([*argv, "--target", "pulsar"]) == 0, capsys.readouterr().err
+    table = read_probability_table(out)
+    # about one binary question (pulsar or not) a label teaches at most ln 2
+    assert table.meta["TARGET"] == "pulsar" and (table.frame["information"] <= np.log(2) + 1e-9).all()
+    _fails(capsys, [*argv, "--target", "agn", "--force"], "target 'agn' is not a class of the model",
+           "['bll', 'fsrq', 'pulsar']")
+
+
 # ------------------------------------------------------------------ bad input
 def _fails(capsys, argv, *phrases):
     code = main(argv)
