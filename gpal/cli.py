@@ -110,7 +110,7 @@ def _predict(args: argparse.Namespace) -> int:
 
     out = check_table_path(args.out, args.force)  # before any work
     trained = load_trained(args.model_dir)  # the record only: TensorFlow loads after the catalog checks
-    target = check_target(args.target, trained.classes)
+    target = check_target(args.target, trained.training["classes"])  # the record: no model loaded yet
     catalog = load_catalog(args.catalog)
     with make_executor(args.scheduler) as executor:
         table = predict_catalog(trained, catalog, args.select, chunk_size=args.chunk_size, executor=executor,
