@@ -33,9 +33,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.later_check import _auc
 from gpal.catalogs.releases import RELEASES, link_path
 from gpal.evaluation.calibration import class_reliability, expected_calibration_error, resampled_calibration_errors
+from gpal.evaluation.metrics import roc_auc
 
 __all__ = ["CLASSES", "GP_VARIANTS", "HELD_OUT", "PAIRS", "TEMPERATURE", "TEMPERATURE_BIAS", "check_pairs", "fit_unit",
            "measure_check", "paired_table", "scored_rows"]
@@ -255,13 +255,13 @@ def _measures(scored: Mapping[str, np.ndarray], proba: np.ndarray, index: Mappin
     rows = scored["agn_pulsar"]
     s, t = proba[rows, CLASSES.index("pulsar")], scored["pulsar"][rows].astype(int)
     i = index.get("agn_pulsar")
-    out["agn_pulsar_auc"] = _auc(t, s) if i is None else _auc(t[i], s[i])
+    out["agn_pulsar_auc"] = roc_auc(t, s) if i is None else roc_auc(t[i], s[i])
     blazar = np.isin(label, [0, 1])
     with np.errstate(invalid="ignore", divide="ignore"):
         s = proba[blazar, 1] / (proba[blazar, 0] + proba[blazar, 1])
     s, t = np.nan_to_num(s, nan=0.5), (label[blazar] == 1).astype(int)
     i = index.get("bll_fsrq")
-    out["bll_fsrq_auc"] = _auc(t, s) if i is None else _auc(t[i], s[i])
+    out["bll_fsrq_auc"] = roc_auc(t, s) if i is None else roc_auc(t[i], s[i])
     faint = scored["faint"][three]
     if faint.any() and index.get("three") is None:
         out["nll_faint_quarter"] = float(nll[faint].mean())

@@ -25,6 +25,7 @@ __all__ = [
     "mean_se",
     "format_mean_se",
     "proba_by_class",
+    "roc_auc",
 ]
 
 #: Probabilities are clipped to [PROBA_FLOOR, 1] before the log, so a confident
@@ -131,6 +132,23 @@ def confusion_matrix(
     counts = np.zeros((n_classes, n_classes), dtype=np.int64)
     np.add.at(counts, (pred, y), 1)
     return counts if rows == "predicted" else counts.T
+
+
+def roc_auc(truth: np.ndarray, score: np.ndarray) -> Any:
+    """Area under the ROC curve of ``score`` for the positives of ``truth`` (0 / 1) along the last axis, NaN without
+    both classes: the Mann-Whitney statistic from average ranks (a tie counts one half), which is scikit-learn's
+    ``roc_auc_score``, for all bootstrap draws in one call (2000 draws x 4 models through ``roc_auc_score``, mostly
+    its input checks, made ``gpal check-later`` on a 4FGL-DR4 run 46 s instead of 18 s)."""
+    from scipy.stats import rankdata
+
+    truth = np.asarray(truth).astype(bool)
+    positives = truth.sum(axis=-1)
+    negatives = truth.shape[-1] - positives
+    ranks = rankdata(np.asarray(score, dtype=np.float64), method="average", axis=-1)
+    u = np.where(truth, ranks, 0.0).sum(axis=-1) - positives * (positives + 1) / 2.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        auc = np.where((positives > 0) & (negatives > 0), u / (positives * negatives), np.nan)
+    return float(auc) if auc.ndim == 0 else auc
 
 
 def mean_se(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray | float, np.ndarray | float]:

@@ -183,16 +183,16 @@ def test_the_auc_of_many_bootstrap_draws_at_once_is_scikit_learns():
     """Ranks (ties half) for every draw in one call, against roc_auc_score draw by draw; NaN without both classes."""
     from sklearn.metrics import roc_auc_score
 
-    from gpal.catalog_jobs.later_check import _auc
+    from gpal.evaluation.metrics import roc_auc
 
     rng = np.random.default_rng(3)
     truth, score = rng.integers(0, 2, 40), np.round(rng.random(40), 1)  # one decimal: many ties
     draws = rng.integers(0, 40, (300, 40))
     draws[0] = np.flatnonzero(truth)[0]  # a draw of one class
-    got = _auc(truth[draws], score[draws])
-    assert got.shape == (300,) and np.isnan(got[0]) and np.isnan(_auc(np.ones(3), np.arange(3.0)))
+    got = roc_auc(truth[draws], score[draws])
+    assert got.shape == (300,) and np.isnan(got[0]) and np.isnan(roc_auc(np.ones(3), np.arange(3.0)))
     np.testing.assert_allclose(got[1:], [roc_auc_score(truth[d], score[d]) for d in draws[1:]], rtol=0, atol=1e-14)
-    assert _auc(truth, score) == pytest.approx(roc_auc_score(truth, score), abs=1e-14)
+    assert roc_auc(truth, score) == pytest.approx(roc_auc_score(truth, score), abs=1e-14)
 
 
 def test_what_the_main_job_already_built_gives_the_same_check(trained, small_catalog):
