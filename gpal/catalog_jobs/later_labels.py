@@ -34,8 +34,9 @@ import numpy as np
 import pandas as pd
 
 from gpal.catalogs.releases import RELEASES, link_path
-from gpal.evaluation.calibration import class_reliability, expected_calibration_error, resampled_calibration_errors
-from gpal.evaluation.metrics import roc_auc
+from gpal.evaluation.calibration import class_reliability, expected_calibration_error
+from gpal.evaluation.comparison import balanced_accuracy, resampled_metrics
+from gpal.evaluation.metrics import negative_log_likelihood, roc_auc
 
 __all__ = ["CLASSES", "GP_VARIANTS", "HELD_OUT", "PAIRS", "TEMPERATURE", "TEMPERATURE_BIAS", "check_pairs", "fit_unit",
            "measure_check", "paired_table", "scored_rows"]
@@ -226,17 +227,6 @@ def check_probabilities(check: str, seed: int, units: Mapping[str, Mapping[str, 
     return {m: _known(p, class1, train) for m, p in proba.items()}
 
 
-def _balanced_accuracy(label: np.ndarray, predicted: np.ndarray) -> np.ndarray:
-    """Mean recall over the classes present, along the last axis (each resample's own classes)."""
-    recalls = []
-    for c in range(len(CLASSES)):
-        n = (label == c).sum(axis=-1)
-        hit = ((label == c) & (predicted == c)).sum(axis=-1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            recalls.append(np.where(n > 0, hit / n, np.nan))
-    return np.nanmean(np.stack(recalls), axis=0)
-
-
 def _measures(scored: Mapping[str, np.ndarray], proba: np.ndarray, index: Mapping[str, np.ndarray | None]) -> dict:
     """Every measure of one model's ``proba``; with ``index`` (measure group -> (B, n) resample of its rows) the
     measure of each resample instead."""
@@ -244,11 +234,14 @@ def _measures(scored: Mapping[str, np.ndarray], proba: np.ndarray, index: Mappin
     three = label >= 0
     y, p = label[three], proba[three]
     i = index.get("three")
-    nll = -np.log(np.clip(p[np.arange(y.size), y], 1e-12, 1.0))
-    out["nll"] = nll.mean() if i is None else nll[i].mean(axis=1)
-    out["ece"] = expected_calibration_error(y, p, N_BINS) if i is None else resampled_calibration_errors(y, p, i, N_BINS)
-    out["balanced_accuracy"] = float(_balanced_accuracy(y, p.argmax(1))) if i is None else _balanced_accuracy(
-        y[i], p.argmax(1)[i])
+    if not y.size:  # no source the later release puts in the three classes
+        out.update(nll=np.nan, ece=np.nan, balanced_accuracy=np.nan)
+    elif i is None:
+        out.update(nll=negative_log_likelihood(y, p), ece=expected_calibration_error(y, p, N_BINS),
+                   balanced_accuracy=balanced_accuracy(y, p))
+    else:
+        resampled = resampled_metrics(y, p, i, N_BINS)
+        out.update({k: resampled[k] for k in ("nll", "ece", "balanced_accuracy")})
     if i is None:
         for c, cls in enumerate(CLASSES):
             out[f"ece_{cls}"] = class_reliability(y, p, c, N_BINS).ece if (y == c).any() else np.nan
@@ -264,7 +257,7 @@ def _measures(scored: Mapping[str, np.ndarray], proba: np.ndarray, index: Mappin
     out["bll_fsrq_auc"] = roc_auc(t, s) if i is None else roc_auc(t[i], s[i])
     faint = scored["faint"][three]
     if faint.any() and index.get("three") is None:
-        out["nll_faint_quarter"] = float(nll[faint].mean())
+        out["nll_faint_quarter"] = negative_log_likelihood(y[faint], p[faint])
     return out
 
 

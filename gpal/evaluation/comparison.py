@@ -17,7 +17,7 @@ import pandas as pd
 from gpal.evaluation.calibration import brier_score, expected_calibration_error, resampled_calibration_errors
 from gpal.evaluation.metrics import PROBA_FLOOR, error_rate, negative_log_likelihood
 
-__all__ = ["METRICS", "balanced_accuracy", "bootstrap_comparison"]
+__all__ = ["METRICS", "balanced_accuracy", "bootstrap_comparison", "resampled_metrics"]
 
 #: The metrics reported, in table order (lower is better for the first three).
 METRICS = ("nll", "ece", "brier", "accuracy", "balanced_accuracy")
@@ -55,8 +55,8 @@ def balanced_accuracy(y: np.ndarray, proba: np.ndarray) -> float:
     return float(np.mean([hit[y == c].mean() for c in present]))
 
 
-def _resampled(y: np.ndarray, p: np.ndarray, index: np.ndarray, n_bins: int) -> dict[str, np.ndarray]:
-    """Each metric on each resample (rows of ``index``): metric -> (n_boot,)."""
+def resampled_metrics(y: np.ndarray, p: np.ndarray, index: np.ndarray, n_bins: int) -> dict[str, np.ndarray]:
+    """Each of `METRICS` on each resample (rows of ``index``, (n_boot, n) row numbers): metric -> (n_boot,)."""
     n = y.size
     hit = (p.argmax(axis=1) == y).astype(np.float64)
     onehot = np.zeros_like(p)
@@ -126,7 +126,7 @@ def bootstrap_comparison(
             "accuracy": 1.0 - error_rate(y, p),
             "balanced_accuracy": balanced_accuracy(y, p),
         }
-        draws[name] = _resampled(y, p, index, n_bins)
+        draws[name] = resampled_metrics(y, p, index, n_bins)
 
     records = []
     for name in checked:

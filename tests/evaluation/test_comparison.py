@@ -7,7 +7,7 @@ import pytest
 from sklearn.metrics import balanced_accuracy_score
 
 from gpal.evaluation.calibration import brier_score, expected_calibration_error
-from gpal.evaluation.comparison import METRICS, _resampled, balanced_accuracy, bootstrap_comparison
+from gpal.evaluation.comparison import METRICS, balanced_accuracy, bootstrap_comparison, resampled_metrics
 from gpal.evaluation.metrics import negative_log_likelihood
 
 
@@ -90,7 +90,7 @@ def test_vectorised_resamples_match_the_metrics_on_each_resample():
     y[3:][y[3:] == 3] = 0
     index = np.random.default_rng(5).integers(0, y.size, size=(200, y.size))
     assert any(3 not in y[i] for i in index)
-    draws = _resampled(y, poor, index, n_bins=15)
+    draws = resampled_metrics(y, poor, index, n_bins=15)
     for b, i in enumerate(index):
         assert draws["nll"][b] == pytest.approx(negative_log_likelihood(y[i], poor[i]), rel=1e-12)
         assert draws["brier"][b] == pytest.approx(brier_score(y[i], poor[i]), rel=1e-12)
