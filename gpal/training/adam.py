@@ -9,6 +9,9 @@ back.  Each element follows tf_keras' formulas in tf_keras' order (the same floa
 rate cast to float64, the same bias correction folded into the step size), so the values equal
 tf_keras' Adam bit for bit for dense gradients (tested); an ``IndexedSlices`` gradient is made
 dense first, where tf_keras would take its sparse branch (equal up to rounding).
+
+Per-point tables (a q(x_i) per training row, of a row count that changes between fits) take ``RowAdam``,
+which moves only the rows of a step's minibatch.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Iterable
 import numpy as np
 import tensorflow as tf
 
-__all__ = ["Adam"]
+__all__ = ["Adam", "RowAdam"]
 
 
 class Adam:
@@ -90,3 +93,52 @@ class Adam:
         for var, part in zip(variables, tf.split(change, self._sizes)):
             var.assign_sub(tf.reshape(part, var.shape))
         self.iterations.assign_add(1)
+
+
+class RowAdam:
+    """Adam for per-point tables that touches only the minibatch's rows.
+
+    tf_keras' Adam decays every row's moments and moves every row on every step,
+    O(n d) work for a q(x_i) table; here a row's moments, step count and value
+    change only when the row is in the batch, so a step costs O(|B| d) and each
+    q(x_i) follows Adam over its own sequence of gradients.  Hyper-parameters are
+    those of the shared optimiser.
+    """
+
+    def __init__(self, variables: list[tf.Variable], optimizer: Adam):
+        self.variables = variables
+        self.optimizer = optimizer
+        # Any row count: ``reset`` resizes them when the table grows between fits.
+        self.m = [tf.Variable(tf.zeros_like(v), trainable=False, shape=_rows_unknown(v)) for v in variables]
+        self.v = [tf.Variable(tf.zeros_like(v), trainable=False, shape=_rows_unknown(v)) for v in variables]
+        self.t = [tf.Variable(tf.zeros(tf.shape(v)[:1], v.dtype), trainable=False, shape=[None]) for v in variables]
+
+    def reset(self) -> None:
+        """Fresh moments and step counts, one row per current row of each table."""
+        for var, m, v, t in zip(self.variables, self.m, self.v, self.t):
+            m.assign(tf.zeros_like(var))
+            v.assign(tf.zeros_like(var))
+            t.assign(tf.zeros(tf.shape(var)[:1], var.dtype))
+
+    def apply(self, grads: list[tf.IndexedSlices | tf.Tensor]) -> None:
+        """One Adam update of the rows each gradient names (a dense gradient names every row)."""
+        opt = self.optimizer
+        lr = tf.cast(opt.learning_rate, tf.float64)
+        b1, b2, eps = (tf.constant(float(x), tf.float64) for x in (opt.beta_1, opt.beta_2, opt.epsilon))
+        for g, var, m, v, t in zip(grads, self.variables, self.m, self.v, self.t):
+            if not isinstance(g, tf.IndexedSlices):  # dense gradient (rows not gathered): rows with any signal
+                g = tf.IndexedSlices(g, tf.range(tf.shape(g)[0]), tf.shape(g, out_type=tf.int32))
+            rows, pos = tf.unique(g.indices)
+            values = tf.math.unsorted_segment_sum(g.values, pos, tf.size(rows))
+            t_rows = tf.gather(t, rows) + 1.0
+            m_rows = b1 * tf.gather(m, rows) + (1.0 - b1) * values
+            v_rows = b2 * tf.gather(v, rows) + (1.0 - b2) * tf.square(values)
+            correction = (tf.sqrt(1.0 - tf.pow(b2, t_rows)) / (1.0 - tf.pow(b1, t_rows)))[:, None]
+            t.scatter_update(tf.IndexedSlices(t_rows, rows))
+            m.scatter_update(tf.IndexedSlices(m_rows, rows))
+            v.scatter_update(tf.IndexedSlices(v_rows, rows))
+            var.scatter_sub(tf.IndexedSlices(lr * correction * m_rows / (tf.sqrt(v_rows) + eps), rows))
+
+
+def _rows_unknown(v: tf.Variable) -> tf.TensorShape:
+    return tf.TensorShape([None]).concatenate(v.shape[1:])

@@ -28,8 +28,7 @@ a step traced for the group alone bit for bit (tested).
 
 from __future__ import annotations
 
-import contextlib
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, ContextManager, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -38,8 +37,9 @@ from gpflow.utilities import parameter_dict
 from gpal.models.compiled import instance_function
 from gpal.models.state import assign_module_values, module_values, reading_values, stored_variable
 from gpal.models.svgp import NoisySVGP
+from gpal.training.adam import RowAdam
 from gpal.training.shared import LentBySignature
-from gpal.training.svi import (TrainData, TrainingError, TrainResult, RowAdam, cholesky_error, cholesky_failed,
+from gpal.training.svi import (TrainData, TrainingError, TrainResult, cholesky_error, cholesky_failed,
                                cholesky_ok, make_optimizer, model_signature, one_step_at_a_time, run_epochs,
                                template_copy, trace_key)
 
@@ -105,17 +105,17 @@ class BatchedTrainer:
     @property
     def step(self) -> Callable[[tf.Tensor, tf.Tensor], tuple[tf.Tensor, tf.Tensor]]:
         """The compiled step (``GroupStep.step``) that trains these models and every group of their signature."""
-        group, lock = self._borrow()
-        lock.release()
-        return group.step
+        with self._lent() as group:
+            return group.step
 
-    def _borrow(self) -> tuple["GroupStep", Any]:
+    def _lent(self, loaded: bool = False) -> ContextManager["GroupStep"]:
+        """The kept step of this group's signature and size, lent for a ``with`` block (with these models, data and
+        seeds loaded if ``loaded``)."""
         first = self.models[0]
-        return _GROUP_STEPS.borrow(f"{len(self.models)} models of {trace_key(first)}",
-                                   lambda: GroupStep(template_copy(first), len(self.models)))
+        return _GROUP_STEPS.lent(f"{len(self.models)} models of {trace_key(first)}",
+                                 lambda: GroupStep(template_copy(first), len(self.models)), self if loaded else None)
 
-    @contextlib.contextmanager
-    def loaded(self) -> Iterator["GroupStep"]:
+    def loaded(self) -> ContextManager["GroupStep"]:
         """The kept step of this group's signature, lent for the block with these models, data and seeds loaded.
 
         Yields
@@ -123,13 +123,7 @@ class BatchedTrainer:
         GroupStep
             Whose ``step`` and ``losses`` then act on these models (their values are written back by ``fit``).
         """
-        group, lock = self._borrow()
-        try:
-            group.load(self.models, self.datas, self.seeds)
-            yield group
-        finally:
-            group.unload()
-            lock.release()
+        return self._lent(loaded=True)
 
     def fit(self, *, epochs: int, batch_size: int, learning_rate: float, progress: bool = False,
             max_jitter: float = 1e-2) -> list[TrainResult | Exception]:
@@ -200,6 +194,18 @@ class GroupStep:
         if self.row_adam is not None:
             self.row_adam.reset()
         self.active.assign(np.ones(K, bool))
+
+    def take_from(self, trainer: BatchedTrainer) -> None:
+        """Lent to ``trainer``: its models, data and seeds loaded (nothing of them kept if loading fails)."""
+        try:
+            self.load(trainer.models, trainer.datas, trainer.seeds)
+        except BaseException:
+            self.unload()
+            raise
+
+    def give_back(self, trainer: BatchedTrainer) -> None:
+        """The models and data dropped (``fit`` has written the trained values back)."""
+        self.unload()
 
     def unload(self) -> None:
         """Drop the models and the per-row arrays: a kept step holds no user model or training set between fits."""

@@ -8,7 +8,7 @@ them (step sizes rho_t, minibatches) and interleaves Adam steps on the kernel.
 from __future__ import annotations
 
 import json
-import threading
+from typing import ContextManager
 
 import numpy as np
 import tensorflow as tf
@@ -81,32 +81,25 @@ class AugmentedTrainer:
         rng = np.random.default_rng(seed)
         X_all, Y_all = tf.constant(self.X), tf.constant(self.onehot)
         history: list[float] = []
-        shared, lock = _signature_updates(self.model, self.train_inducing)
-        try:
-            shared.load(self.model, self.learning_rate, self._adam_state)
-            try:
-                bar = progress_bar(range(max_iter), disable=not progress, desc=f"logistic-softmax ({inference})", unit="it")
-                for t in bar:
-                    if full:
-                        Xb, Yb = X_all, Y_all
-                    else:
-                        idx = rng.choice(self.n, size, replace=False)
-                        Xb, Yb = tf.constant(self.X[idx]), tf.constant(self.onehot[idx])
-                    rho = tf.constant(1.0 if inference == "cavi" else step_size(t, delay, forgetting), tf.float64)
-                    hyper = bool(hyper_every) and (t + 1) % hyper_every == 0
-                    if hyper:
-                        shared.update(Xb, Yb, scale, rho)
-                        value = float(shared.hyper(Xb, Yb, scale, n))
-                    else:
-                        value = float(shared.update_and_value(Xb, Yb, scale, rho))
-                    if not np.isfinite(value):
-                        raise FloatingPointError(f"the augmented ELBO became {value} at iteration {t}; try a larger jitter")
-                    history.append(value)
-                    bar.set_postfix(elbo=f"{value:.4g}", refresh=False)
-            finally:
-                self._adam_state = shared.save(self.model)
-        finally:
-            lock.release()
+        with _signature_updates(self.model, self.train_inducing, self) as shared:
+            bar = progress_bar(range(max_iter), disable=not progress, desc=f"logistic-softmax ({inference})", unit="it")
+            for t in bar:
+                if full:
+                    Xb, Yb = X_all, Y_all
+                else:
+                    idx = rng.choice(self.n, size, replace=False)
+                    Xb, Yb = tf.constant(self.X[idx]), tf.constant(self.onehot[idx])
+                rho = tf.constant(1.0 if inference == "cavi" else step_size(t, delay, forgetting), tf.float64)
+                hyper = bool(hyper_every) and (t + 1) % hyper_every == 0
+                if hyper:
+                    shared.update(Xb, Yb, scale, rho)
+                    value = float(shared.hyper(Xb, Yb, scale, n))
+                else:
+                    value = float(shared.update_and_value(Xb, Yb, scale, rho))
+                if not np.isfinite(value):
+                    raise FloatingPointError(f"the augmented ELBO became {value} at iteration {t}; try a larger jitter")
+                history.append(value)
+                bar.set_postfix(elbo=f"{value:.4g}", refresh=False)
         return history
 
 
@@ -125,21 +118,21 @@ class _SharedUpdates:
         self.update_and_value = instance_function(self._update_and_value_graph)
         self.hyper = instance_function(self._hyper_graph)
 
-    def load(self, model: AugmentedLogisticSoftmaxGP, learning_rate: float, adam_state: list[np.ndarray] | None) -> None:
-        """The template at ``model``'s values, Adam at ``learning_rate`` and ``adam_state`` (None: fresh)."""
+    def take_from(self, trainer: AugmentedTrainer) -> None:
+        """The template at the trainer's model's values, Adam at its learning rate and state (None: fresh)."""
         from gpal.models.state import assign_module_values, module_values
 
-        assign_module_values(self.model, module_values(model))
+        assign_module_values(self.model, module_values(trainer.model))
         for k, var in enumerate(self.optimizer.variables):
-            var.assign(tf.zeros_like(var) if adam_state is None else adam_state[k])
-        self.optimizer.learning_rate = learning_rate
+            var.assign(tf.zeros_like(var) if trainer._adam_state is None else trainer._adam_state[k])
+        self.optimizer.learning_rate = trainer.learning_rate
 
-    def save(self, model: AugmentedLogisticSoftmaxGP) -> list[np.ndarray]:
-        """Copy the template's values into ``model``; Adam's state, for the next ``load``."""
+    def give_back(self, trainer: AugmentedTrainer) -> None:
+        """The template's values into the trainer's model; Adam's state to the trainer, for its next run."""
         from gpal.models.state import assign_module_values, module_values
 
-        assign_module_values(model, module_values(self.model))
-        return [var.numpy() for var in self.optimizer.variables]
+        assign_module_values(trainer.model, module_values(self.model))
+        trainer._adam_state = [var.numpy() for var in self.optimizer.variables]
 
     def _update_graph(self, X: tf.Tensor, onehot: tf.Tensor, scale: tf.Tensor, rho: tf.Tensor) -> tf.Tensor:
         """Global step (before a hyper step, which reports the bound)."""
@@ -166,8 +159,9 @@ class _SharedUpdates:
 _UPDATES: LentBySignature[_SharedUpdates] = LentBySignature(8)
 
 
-def _signature_updates(model: AugmentedLogisticSoftmaxGP, train_inducing: bool) -> tuple[_SharedUpdates, threading.Lock]:
-    """The kept updates of ``model``'s signature (``signature_key``) and of whether Z trains, with their lock
-    held (new ones if busy or absent)."""
+def _signature_updates(model: AugmentedLogisticSoftmaxGP, train_inducing: bool,
+                       trainer: AugmentedTrainer | None = None) -> ContextManager[_SharedUpdates]:
+    """The kept updates of ``model``'s signature (``signature_key``) and of whether Z trains (new ones if busy or
+    absent), lent for a ``with`` block to ``trainer`` (None: only to read their compiled functions)."""
     key = json.dumps({"model": signature_key(model), "train_inducing": train_inducing})
-    return _UPDATES.borrow(key, lambda: _SharedUpdates(model, train_inducing))
+    return _UPDATES.lent(key, lambda: _SharedUpdates(model, train_inducing), trainer)

@@ -9,7 +9,7 @@ compiled step shared by every model of one signature, Adam's state between runs,
 from __future__ import annotations
 
 import json
-import threading
+from typing import ContextManager
 
 import numpy as np
 import tensorflow as tf
@@ -42,21 +42,15 @@ class ExactFinish:
 
     def run(self, steps: int, rho: float, hyper: bool = True) -> list[float]:
         """``steps`` steps with natural-gradient size ``rho`` (Adam on the kernel too if ``hyper``); L before each."""
-        shared, lock = _signature_steps(self.model, self.learning_rates[1] is not None, self.num_samples, self.seed)
         history = []
-        try:
-            shared.load(self.model, self.learning_rates, self._adam_state)
-            try:
-                step = shared.step_and_hyper if hyper else shared.step
-                for _ in range(int(steps)):
-                    value = float(step(self.X, self.labels, tf.constant(float(rho), tf.float64)))
-                    if not np.isfinite(value):
-                        raise FloatingPointError(f"the exact ELBO became {value}; try a smaller step or a larger jitter")
-                    history.append(value)
-            finally:
-                self._adam_state = shared.save(self.model)
-        finally:
-            lock.release()
+        with _signature_steps(self.model, self.learning_rates[1] is not None, self.num_samples, self.seed,
+                              self) as shared:
+            step = shared.step_and_hyper if hyper else shared.step
+            for _ in range(int(steps)):
+                value = float(step(self.X, self.labels, tf.constant(float(rho), tf.float64)))
+                if not np.isfinite(value):
+                    raise FloatingPointError(f"the exact ELBO became {value}; try a smaller step or a larger jitter")
+                history.append(value)
         return history
 
 
@@ -84,24 +78,23 @@ class _SharedSteps:
         self.step_and_hyper = tf.function(lambda X, y, rho: self._step_graph(X, y, rho, True), input_signature=signature,
                                           autograph=False)
 
-    def load(self, model: AugmentedLogisticSoftmaxGP, learning_rates: tuple[float, float | None],
-             adam_state: list[np.ndarray] | None) -> None:
-        """The template at ``model``'s values; each Adam at its learning rate and ``adam_state`` (None: fresh)."""
+    def take_from(self, finish: ExactFinish) -> None:
+        """The template at the run's model's values; each Adam at its learning rate and the run's state (None: fresh)."""
         from gpal.models.state import assign_module_values, module_values
 
-        assign_module_values(self.model, module_values(model))
+        assign_module_values(self.model, module_values(finish.model))
         adam_variables = [var for _, adam in self.groups for var in adam.variables]
         for k, var in enumerate(adam_variables):
-            var.assign(tf.zeros_like(var) if adam_state is None else adam_state[k])
-        for (_, adam), rate in zip(self.groups, learning_rates):
+            var.assign(tf.zeros_like(var) if finish._adam_state is None else finish._adam_state[k])
+        for (_, adam), rate in zip(self.groups, finish.learning_rates):
             adam.learning_rate = rate
 
-    def save(self, model: AugmentedLogisticSoftmaxGP) -> list[np.ndarray]:
-        """Copy the template's values into ``model``; the Adam states, for the next ``load``."""
+    def give_back(self, finish: ExactFinish) -> None:
+        """The template's values into the run's model; the Adam states to the run, for its next ``run``."""
         from gpal.models.state import assign_module_values, module_values
 
-        assign_module_values(model, module_values(self.model))
-        return [var.numpy() for _, adam in self.groups for var in adam.variables]
+        assign_module_values(finish.model, module_values(self.model))
+        finish._adam_state = [var.numpy() for _, adam in self.groups for var in adam.variables]
 
     def _step_graph(self, X: tf.Tensor, labels: tf.Tensor, rho: tf.Tensor, hyper: bool) -> tf.Tensor:
         """One step from the current state; returns L there."""
@@ -128,8 +121,9 @@ class _SharedSteps:
 _STEPS: LentBySignature[_SharedSteps] = LentBySignature(8)
 
 
-def _signature_steps(model: AugmentedLogisticSoftmaxGP, train_inducing: bool, num_samples: int,
-                     seed: int) -> tuple[_SharedSteps, threading.Lock]:
-    """The kept steps of ``model``'s ``signature_key``, whether Z trains and the draws, with their lock held."""
+def _signature_steps(model: AugmentedLogisticSoftmaxGP, train_inducing: bool, num_samples: int, seed: int,
+                     finish: ExactFinish | None = None) -> ContextManager[_SharedSteps]:
+    """The kept steps of ``model``'s ``signature_key``, whether Z trains and the draws, lent for a ``with`` block to
+    ``finish`` (None: only to read their compiled functions)."""
     key = json.dumps({"model": signature_key(model), "train_inducing": train_inducing, "draws": [num_samples, seed]})
-    return _STEPS.borrow(key, lambda: _SharedSteps(model, train_inducing, num_samples, seed))
+    return _STEPS.lent(key, lambda: _SharedSteps(model, train_inducing, num_samples, seed), finish)

@@ -34,7 +34,7 @@ import threading
 import weakref
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, ContextManager, NamedTuple
 
 import gpflow
 import numpy as np
@@ -43,9 +43,9 @@ from gpflow.utilities import parameter_dict
 
 from gpal.interrupts import check_stop
 from gpal.models.compiled import instance_function
-from gpal.models.state import stored_variable
+from gpal.models.state import assign_module_values, module_values, stored_variable
 from gpal.models.svgp import NoisySVGP
-from gpal.training.adam import Adam
+from gpal.training.adam import Adam, RowAdam  # RowAdam also importable from here, where it used to live
 from gpal.training.shared import LentBySignature
 
 __all__ = [
@@ -184,55 +184,6 @@ def _compiled_steps(step: Callable, done: tf.Variable, losses: tf.Variable) -> C
 
     signature = [tf.TensorSpec([None], tf.int64)] + [tf.TensorSpec([], tf.int64)] * 4
     return instance_function(steps, input_signature=signature)
-
-
-class RowAdam:
-    """Adam for per-point tables that touches only the minibatch's rows.
-
-    tf_keras' Adam decays every row's moments and moves every row on every step,
-    O(n d) work for a q(x_i) table; here a row's moments, step count and value
-    change only when the row is in the batch, so a step costs O(|B| d) and each
-    q(x_i) follows Adam over its own sequence of gradients.  Hyper-parameters are
-    those of the shared optimiser.
-    """
-
-    def __init__(self, variables: list[tf.Variable], optimizer: Adam):
-        self.variables = variables
-        self.optimizer = optimizer
-        # Any row count: ``reset`` resizes them when the table grows between fits.
-        self.m = [tf.Variable(tf.zeros_like(v), trainable=False, shape=_rows_unknown(v)) for v in variables]
-        self.v = [tf.Variable(tf.zeros_like(v), trainable=False, shape=_rows_unknown(v)) for v in variables]
-        self.t = [tf.Variable(tf.zeros(tf.shape(v)[:1], v.dtype), trainable=False, shape=[None]) for v in variables]
-
-    def reset(self) -> None:
-        """Fresh moments and step counts, one row per current row of each table."""
-        for var, m, v, t in zip(self.variables, self.m, self.v, self.t):
-            m.assign(tf.zeros_like(var))
-            v.assign(tf.zeros_like(var))
-            t.assign(tf.zeros(tf.shape(var)[:1], var.dtype))
-
-    def apply(self, grads: list[tf.IndexedSlices | tf.Tensor]) -> None:
-        """One Adam update of the rows each gradient names (a dense gradient names every row)."""
-        opt = self.optimizer
-        lr = tf.cast(opt.learning_rate, tf.float64)
-        b1, b2, eps = (tf.constant(float(x), tf.float64) for x in (opt.beta_1, opt.beta_2, opt.epsilon))
-        for g, var, m, v, t in zip(grads, self.variables, self.m, self.v, self.t):
-            if not isinstance(g, tf.IndexedSlices):  # dense gradient (rows not gathered): rows with any signal
-                g = tf.IndexedSlices(g, tf.range(tf.shape(g)[0]), tf.shape(g, out_type=tf.int32))
-            rows, pos = tf.unique(g.indices)
-            values = tf.math.unsorted_segment_sum(g.values, pos, tf.size(rows))
-            t_rows = tf.gather(t, rows) + 1.0
-            m_rows = b1 * tf.gather(m, rows) + (1.0 - b1) * values
-            v_rows = b2 * tf.gather(v, rows) + (1.0 - b2) * tf.square(values)
-            correction = (tf.sqrt(1.0 - tf.pow(b2, t_rows)) / (1.0 - tf.pow(b1, t_rows)))[:, None]
-            t.scatter_update(tf.IndexedSlices(t_rows, rows))
-            m.scatter_update(tf.IndexedSlices(m_rows, rows))
-            v.scatter_update(tf.IndexedSlices(v_rows, rows))
-            var.scatter_sub(tf.IndexedSlices(lr * correction * m_rows / (tf.sqrt(v_rows) + eps), rows))
-
-
-def _rows_unknown(v: tf.Variable) -> tf.TensorShape:
-    return tf.TensorShape([None]).concatenate(v.shape[1:])
 
 
 def _values(g: tf.Tensor | tf.IndexedSlices) -> tf.Tensor:
@@ -415,6 +366,16 @@ class Trainer:
         return self._losses[0]
 
 
+    def take_from(self, shared: SharedTrainer) -> None:
+        """Lent to ``shared`` as its signature's template: train its model's values, with its seed, next."""
+        assign_module_values(self.model, module_values(shared.model))
+        self.seed = shared.seed
+
+    def give_back(self, shared: SharedTrainer) -> None:
+        """The trained values into ``shared``'s model."""
+        assign_module_values(shared.model, module_values(self.model))
+
+
 class SharedTrainer:
     """``Trainer.fit`` for ``model``, run by the one ``Trainer`` kept for all models of its signature.
 
@@ -435,33 +396,22 @@ class SharedTrainer:
     @property
     def step(self) -> Callable[[tf.Tensor, tf.Tensor], tf.Tensor]:
         """The compiled step (``Trainer.step``) that trains this model and the others of its signature."""
-        trainer, lock = _signature_trainer(self.model)
-        lock.release()
-        return trainer.step
+        with _signature_trainer(self.model) as trainer:
+            return trainer.step
 
     def fit(self, data: TrainData, *, callback: Callable[[int, float], bool | None] | None = None,
             **settings: Any) -> TrainResult:
         """``Trainer.fit``'s training of ``self.model`` on ``data``; ``settings`` are its keyword arguments."""
-        from gpal.models.state import assign_module_values, module_values
+        with _signature_trainer(self.model, self) as trainer:
+            template = trainer.model
 
-        trainer, lock = _signature_trainer(self.model)
-        template = trainer.model
-
-        def synced(epoch: int, loss: float) -> bool | None:
-            assign_module_values(self.model, module_values(template))
-            keep_going = callback(epoch, loss)
-            assign_module_values(template, module_values(self.model))
-            return keep_going
-
-        try:
-            assign_module_values(template, module_values(self.model))
-            trainer.seed = self.seed
-            try:
-                return trainer.fit(data, callback=None if callback is None else synced, **settings)
-            finally:
+            def synced(epoch: int, loss: float) -> bool | None:
                 assign_module_values(self.model, module_values(template))
-        finally:
-            lock.release()
+                keep_going = callback(epoch, loss)
+                assign_module_values(template, module_values(self.model))
+                return keep_going
+
+            return trainer.fit(data, callback=None if callback is None else synced, **settings)
 
 
 # Signature -> the Trainer of a template model, lent to one fit at a time; a few kept per process.
@@ -508,9 +458,10 @@ def _token(obj: Any) -> int:
         return token
 
 
-def _signature_trainer(model: NoisySVGP) -> tuple[Trainer, threading.Lock]:
-    """The kept ``Trainer`` of ``model``'s signature with its lock held (a new one if it is busy or absent)."""
-    return _TRAINERS.borrow(trace_key(model), lambda: Trainer(template_copy(model)))
+def _signature_trainer(model: NoisySVGP, shared: SharedTrainer | None = None) -> ContextManager[Trainer]:
+    """The kept ``Trainer`` of ``model``'s signature (a new one if it is busy or absent), lent for a ``with`` block
+    to ``shared`` (None: only to read its compiled step)."""
+    return _TRAINERS.lent(trace_key(model), lambda: Trainer(template_copy(model)), shared)
 
 
 def one_step_at_a_time(guarded_step: Callable[[np.ndarray, int, int], np.ndarray]) -> Callable:

@@ -186,8 +186,8 @@ def test_runs_in_parts_equal_one_run_and_models_of_one_signature_share_the_steps
     for a, b in zip(whole.trainable_variables + (whole.eta1,), parts.trainable_variables + (parts.eta1,)):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
     other, finish = fresh(25)
-    traces = exact_finish._signature_steps(other, True, 20, 0)
-    traces[1].release()
-    before = traces[0].step_and_hyper.experimental_get_tracing_count()
+    with exact_finish._signature_steps(other, True, 20, 0) as traces:
+        pass
+    before = traces.step_and_hyper.experimental_get_tracing_count()
     finish.run(2, 0.5)
-    assert traces[0].step_and_hyper.experimental_get_tracing_count() == before == 1
+    assert traces.step_and_hyper.experimental_get_tracing_count() == before == 1

@@ -137,8 +137,8 @@ def test_models_of_one_signature_share_the_updates_and_train_bit_for_bit_as_alon
         for path, value in module_values(alone).items():
             np.testing.assert_array_equal(values[path], value, err_msg=path)
         assert not np.array_equal(values[".Z"], X[:12])  # the hyper steps ran
-        updates, lock = cavi._signature_updates(shared, True)
-        lock.release()
+        with cavi._signature_updates(shared, True) as updates:
+            pass
         kept.append(updates)
     assert kept[0] is updates and updates.model is not shared  # the second data set's runs: the first's updates
     assert all(fn.experimental_get_tracing_count() == 1 for fn in (updates.update, updates.update_and_value, updates.hyper))

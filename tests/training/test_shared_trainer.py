@@ -42,8 +42,8 @@ def test_models_of_one_signature_share_a_step_and_train_bit_for_bit_as_alone(str
     _assert_same_values(first, own)
     _assert_same_values(second, second_alone)
     assert all(np.array_equal(v, module_values(first)[k]) for k, v in kept.items())  # the other fit left it alone
-    trainer, lock = _signature_trainer(second)
-    lock.release()
+    with _signature_trainer(second) as trainer:
+        pass
     assert trainer.step.experimental_get_tracing_count() == 1
     assert trainer.model is not first and trainer.model is not second
 
@@ -78,13 +78,13 @@ def test_a_callback_sees_and_may_set_the_model_being_trained():
 
 def test_a_part_of_another_class_under_the_same_config_gets_a_step_of_its_own():
     (model, _), (other, _) = _model(3, "none"), _model(4, "none")
-    trainer, lock = _signature_trainer(model)
-    lock.release()
-    same, lock = _signature_trainer(other)
-    lock.release()
+    with _signature_trainer(model) as trainer:
+        pass
+    with _signature_trainer(other) as same:
+        pass
     other.likelihood.__class__ = type("Subclassed", (type(other.likelihood),), {})  # e.g. a plugged-in likelihood
-    own, lock = _signature_trainer(other)
-    lock.release()
+    with _signature_trainer(other) as own:
+        pass
     assert same is trainer and own is not trainer
 
 
