@@ -15,7 +15,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["NoisyDataset", "Split", "Standardizer"]
+__all__ = ["NoisyDataset", "Split", "Standardizer", "holdout_per_class"]
 
 
 def _as_float_matrix(name: str, value: Any, n_rows: int | None = None) -> np.ndarray:
@@ -342,6 +342,34 @@ class NoisyDataset:
             if col.ndim == 1:
                 data[key] = col
         return pd.DataFrame(data, index=pd.Index(self.ids, name="id"))
+
+
+def holdout_per_class(codes: np.ndarray, fraction: float, rng: np.random.Generator, holds_out: str,
+                      remedy: str) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted (kept rows, held-out rows): ``round(fraction * n_c)`` of class c's ``n_c`` rows held out, at least one
+    and at most ``n_c - 1``, so that every class is on both sides (an early-stopping validation set, a Platt
+    calibration set, each drawn from the caller's own stream ``rng``).
+
+    Raises ``ValueError`` naming a class with fewer than two rows: "``holds_out`` of every class, but class code
+    ... has 1 training row(s); ``remedy``".
+
+    Returns
+    -------
+    kept, held_out : numpy.ndarray
+        Row indices into ``codes``, sorted, disjoint, together every row.
+    """
+    codes = np.asarray(codes)
+    kept, held = [], []
+    for code in np.unique(codes):
+        rows = np.flatnonzero(codes == code)
+        if rows.size < 2:
+            raise ValueError(f"{holds_out} of every class, but class code {code} has {rows.size} training row(s); "
+                             f"{remedy}")
+        rows = rng.permutation(rows)
+        n_held = min(rows.size - 1, max(1, int(round(fraction * rows.size))))
+        held.append(rows[:n_held])
+        kept.append(rows[n_held:])
+    return np.sort(np.concatenate(kept)), np.sort(np.concatenate(held))
 
 
 def _partition(y: np.ndarray | None, n: int, test_size: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

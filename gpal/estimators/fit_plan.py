@@ -13,12 +13,11 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from gpal.data.dataset import NoisyDataset
+from gpal.data.dataset import NoisyDataset, holdout_per_class
 from gpal.estimators.base import FitData, check_fit_data, check_predict_data
 from gpal.estimators.params import input_prior_used, model_spec
 from gpal.evaluation.metrics import negative_log_likelihood
 from gpal.registry import INPUT_NOISE
-from gpal.training.early_stopping import validation_split
 from gpal.training.session import ModelSession
 
 __all__ = ["FitPlan", "complete_fit", "fit_data", "plan_fit", "train_plan"]
@@ -86,7 +85,10 @@ def plan_fit(estimator: Any, data: FitData, extra: Any = None, callback: Callabl
     standardizer, Z, Z_var = est._standardize_fit(data, keep=previous is not None)
     y = data.y
     if est.early_stopping:
-        fit_rows, val_rows = validation_split(y, float(est.validation_fraction), int(est.random_state))
+        fit_rows, val_rows = holdout_per_class(y, float(est.validation_fraction),
+                                               np.random.default_rng([int(est.random_state), 7]),
+                                               "early stopping holds out a validation share",
+                                               "set early_stopping=False or add labelled rows")
         (Z, Z_val), (Z_var, Z_var_val), (y, y_val) = ((a[fit_rows], a[val_rows]) for a in (Z, Z_var, y))
         weight = None if weight is None else weight[fit_rows]
     prior_inputs = None if extra is None else _standardised_prior_inputs(standardizer, Z, Z_var, *extra)

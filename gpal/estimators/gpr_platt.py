@@ -95,12 +95,16 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
         self.validate_params()
         data = check_fit_data(X, y, X_var)
         warn_ignored_noise(data.X_var, "GPRPlattClassifier")
-        from gpal.models.families.gpr_platt import Platt, calibration_split, fit_platt, label_targets
+        from gpal.data.dataset import holdout_per_class
+        from gpal.models.families.gpr_platt import Platt, fit_platt, label_targets
         from gpal.training.collapsed import fit_label_regression
 
         standardizer, Xs, _ = self._standardize_fit(data)
         C = len(data.classes)
-        fit_rows, cal_rows = calibration_split(data.y, float(self.calibration_fraction), int(self.random_state))
+        fit_rows, cal_rows = holdout_per_class(data.y, float(self.calibration_fraction),
+                                               np.random.default_rng([int(self.random_state), 3]),
+                                               "GPR + Platt holds out a calibration share",
+                                               "every class needs at least 2")
         kernel, Z = self._sparse_start(Xs[fit_rows])
         start = time.perf_counter()
         regression, result = fit_label_regression(kernel, Z, Xs[fit_rows], label_targets(data.y[fit_rows], C),

@@ -15,29 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["ValidationMonitor", "validation_split"]
-
-
-def validation_split(y: np.ndarray, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Stratified (fit rows, validation rows), each class keeping at least one row on both sides.
-
-    Raises ``ValueError`` when a class has fewer than two rows, since it could not be on both sides.
-    """
-    y = np.asarray(y)
-    rng = np.random.default_rng([int(seed), 7])
-    fit_rows, val_rows = [], []
-    for code in np.unique(y):
-        rows = np.flatnonzero(y == code)
-        if rows.size < 2:
-            raise ValueError(
-                f"early stopping holds out a validation share of every class, but class code {code} has "
-                f"{rows.size} training row(s); set early_stopping=False or add labelled rows"
-            )
-        rows = rng.permutation(rows)
-        n_val = min(rows.size - 1, max(1, int(round(fraction * rows.size))))
-        val_rows.append(rows[:n_val])
-        fit_rows.append(rows[n_val:])
-    return np.sort(np.concatenate(fit_rows)), np.sort(np.concatenate(val_rows))
+__all__ = ["ValidationMonitor"]
 
 
 class ValidationMonitor:

@@ -9,9 +9,9 @@ from sklearn.linear_model import LogisticRegression
 
 from gpal.estimators.gpr_platt import GPRPlattClassifier
 from gpal.training.collapsed import fit_label_regression
+from gpal.data.dataset import holdout_per_class
 from gpal.models.families.gpr_platt import (
     Platt,
-    calibration_split,
     fit_platt,
     label_targets,
     platt_targets,
@@ -66,6 +66,12 @@ def test_regression_mean_equals_gpflows_sgpr_prediction():
     np.testing.assert_allclose(reg.mean(X_new), sgpr.predict_f(X_new)[0].numpy() + reg.offset, atol=1e-5)
 
 
+def calibration_split(codes, fraction, seed):
+    """The estimator's calibration rows (``GPRPlattClassifier.fit``)."""
+    return holdout_per_class(codes, fraction, np.random.default_rng([seed, 3]),
+                             "GPR + Platt holds out a calibration share", "every class needs at least 2")
+
+
 def test_label_targets_and_calibration_split():
     assert label_targets(np.array([0, 1, 1]), 2).tolist() == [[0.0], [1.0], [1.0]]
     assert label_targets(np.array([2, 0]), 3).tolist() == [[0, 0, 1], [1, 0, 0]]
@@ -73,7 +79,8 @@ def test_label_targets_and_calibration_split():
     fit, cal = calibration_split(codes, 0.2, 0)
     assert sorted(np.r_[fit, cal].tolist()) == list(range(35)) and not set(fit) & set(cal)
     assert np.bincount(codes[cal]).tolist() == [2, 4, 1]
-    with pytest.raises(ValueError, match="class code 1 has 1 training row"):
+    with pytest.raises(ValueError, match="GPR \\+ Platt holds out a calibration share of every class, but class code 1 "
+                                         "has 1 training row.*at least 2"):
         calibration_split(np.array([0, 0, 1]), 0.2, 0)
 
 

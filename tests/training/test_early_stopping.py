@@ -4,25 +4,33 @@ import numpy as np
 import pytest
 
 from gpal import NoisyGPClassifier
-from gpal.training.early_stopping import ValidationMonitor, validation_split
+from gpal.data.dataset import holdout_per_class
+from gpal.training.early_stopping import ValidationMonitor
 from gpal.evaluation.metrics import negative_log_likelihood
+
+
+def _validation_split(y, fraction, seed):
+    """The estimator's early-stopping split (``gpal.estimators.fit_plan``)."""
+    return holdout_per_class(y, fraction, np.random.default_rng([seed, 7]), "early stopping holds out a validation share",
+                             "set early_stopping=False or add labelled rows")
 
 
 def test_validation_split_is_stratified_disjoint_and_complete():
     y = np.repeat([0, 1, 2], [50, 30, 4])
-    fit, val = validation_split(y, 0.2, seed=3)
+    fit, val = _validation_split(y, 0.2, seed=3)
     assert np.intersect1d(fit, val).size == 0
     assert np.array_equal(np.sort(np.concatenate([fit, val])), np.arange(y.size))
     assert [int((y[val] == c).sum()) for c in range(3)] == [10, 6, 1]  # round(0.2 n) per class, at least one
     assert all((y[fit] == c).any() for c in range(3))
-    again, _ = validation_split(y, 0.2, seed=3)
-    other, _ = validation_split(y, 0.2, seed=4)
+    again, _ = _validation_split(y, 0.2, seed=3)
+    other, _ = _validation_split(y, 0.2, seed=4)
     assert np.array_equal(fit, again) and not np.array_equal(fit, other)
 
 
 def test_validation_split_refuses_a_class_with_one_row():
-    with pytest.raises(ValueError, match="class code 1 has 1 training row"):
-        validation_split(np.array([0, 0, 0, 1]), 0.5, seed=0)
+    with pytest.raises(ValueError, match="early stopping holds out a validation share of every class, but class code 1 "
+                                         "has 1 training row.*set early_stopping=False"):
+        _validation_split(np.array([0, 0, 0, 1]), 0.5, seed=0)
 
 
 def test_monitor_stops_after_patience_and_restores_the_best_state():
@@ -71,7 +79,7 @@ def test_estimator_keeps_the_best_validation_state():
     assert epochs[0] == 2 and all(b - a == 2 for a, b in zip(epochs, epochs[1:]))
     assert clf.best_epoch_ == epochs[int(np.argmin(nlls))]
     assert not clf.stopped_early_  # the monitor's stop is not an interruption
-    _, val = validation_split(y, 0.25, seed=2)
+    _, val = _validation_split(y, 0.25, seed=2)
     # The restored model scores the validation rows exactly as at its best check.
     assert negative_log_likelihood(y[val], clf.predict_proba(X[val], X_var[val])) == pytest.approx(min(nlls), abs=2e-3)
     assert clf.model_.num_data == y.size - val.size

@@ -31,7 +31,7 @@ from scipy.special import expit, log_expit
 
 from gpal.models.sparse import DEFAULT_JITTER
 
-__all__ = ["LabelRegression", "Platt", "calibration_split", "fit_platt", "label_targets", "platt_targets",
+__all__ = ["LabelRegression", "Platt", "fit_platt", "label_targets", "platt_targets",
            "regression_mean"]
 
 
@@ -64,26 +64,6 @@ def label_targets(codes: np.ndarray, num_classes: int) -> np.ndarray:
     """Regression targets: the 0/1 indicator of class 1 (N, 1) for two classes, else one-hot (N, C)."""
     onehot = np.eye(num_classes)[np.asarray(codes, dtype=np.int64)]
     return onehot[:, 1:] if num_classes == 2 else onehot
-
-
-def calibration_split(codes: np.ndarray, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Stratified (regression rows, calibration rows): ``fraction`` of each class, at least one row on each side.
-
-    Raises ``ValueError`` naming a class with fewer than two rows, which cannot be on both sides.
-    """
-    codes = np.asarray(codes)
-    rng = np.random.default_rng([int(seed), 3])
-    fit_rows, cal_rows = [], []
-    for code in np.unique(codes):
-        rows = np.flatnonzero(codes == code)
-        if rows.size < 2:
-            raise ValueError(f"GPR + Platt holds out a calibration share of every class, but class code {code} has "
-                             f"{rows.size} training row(s); every class needs at least 2")
-        rows = rng.permutation(rows)
-        n_cal = min(rows.size - 1, max(1, int(round(fraction * rows.size))))
-        cal_rows.append(rows[:n_cal])
-        fit_rows.append(rows[n_cal:])
-    return np.sort(np.concatenate(fit_rows)), np.sort(np.concatenate(cal_rows))
 
 
 def regression_mean(kernel: gpflow.kernels.Kernel, Z: np.ndarray, X: np.ndarray, Y: np.ndarray, noise_variance: float,
