@@ -15,9 +15,10 @@ links them).  A held-out check trains on the main job's 80% split of one release
 - on a held-out check, the NLL of its faintest quarter (``Signif_Avg``).
 
 Every model's probabilities of a bcu source have what the catalog knows applied (a bcu is a blazar,
-`gpal.catalogs.known_classes`).  Intervals (`paired_table`) are 95% paired bootstrap intervals over the
-sources of gpal minus the other model, each resample's measure averaged over the seeds, so the same
-sources are compared on both sides.
+`gpal.catalogs.known_classes`).  Intervals are 95% paired bootstrap intervals over the sources of the
+difference between gpal and each other model, each resample's measure averaged over the seeds, so the same
+sources are compared on both sides; the measures hold gpal minus the model (``diff``), and what shows them
+(`paired_table`, `difference_to_gpal`) the other model minus gpal, as every other table of gpal.
 
 Models: ``gpal`` (the main job's estimator), ``gpal+T`` (its probabilities with a temperature fitted on a
 validation split, `gpal.evaluation.recalibration`), the variants of `GP_VARIANTS` and the baselines
@@ -35,11 +36,11 @@ import pandas as pd
 
 from gpal.catalogs.releases import RELEASES, link_path
 from gpal.evaluation.calibration import class_reliability, expected_calibration_error
-from gpal.evaluation.comparison import balanced_accuracy, resampled_metrics
+from gpal.evaluation.comparison import balanced_accuracy, difference_text, resampled_metrics
 from gpal.evaluation.metrics import negative_log_likelihood, roc_auc
 
 __all__ = ["CLASSES", "GP_VARIANTS", "HELD_OUT", "PAIRS", "TEMPERATURE", "TEMPERATURE_BIAS", "check_pairs", "fit_unit",
-           "measure_check", "paired_table", "scored_rows"]
+           "difference_to_gpal", "measure_check", "paired_table", "scored_rows"]
 
 CLASSES = ("bll", "fsrq", "pulsar")
 MERGE = {"pulsar": ("psr", "msp")}
@@ -300,10 +301,21 @@ def measure_check(check: str, seeds: Sequence[int], probabilities: Mapping[int, 
     return pd.DataFrame(rows)
 
 
+def difference_to_gpal(measure: Mapping[str, float]) -> str:
+    """A measure row's paired difference as text, the other model minus gpal (the row holds gpal minus the model).
+
+    Returns
+    -------
+    str
+        As `gpal.evaluation.comparison.difference_text`: '+0.003 [-0.010, +0.020]'.
+    """
+    return difference_text(-measure["diff"], -measure["diff_high"], -measure["diff_low"])
+
+
 def paired_table(measures: pd.DataFrame, models: Sequence[str], shown: Sequence[str] = (
         "nll", "ece", "balanced_accuracy", "agn_pulsar_auc", "bll_fsrq_auc")) -> pd.DataFrame:
-    """The study's table: one row per check and model, each measure as 'value' and, beside gpal, 'gpal − model'
-    with its interval."""
+    """The study's table: one row per check and model, each measure as 'value' and, beside gpal, 'model - gpal'
+    with its interval (`difference_to_gpal`)."""
     out = []
     for (check, model), part in measures.groupby(["check", "model"], sort=False):
         if model not in models:
@@ -317,7 +329,7 @@ def paired_table(measures: pd.DataFrame, models: Sequence[str], shown: Sequence[
             r = by.loc[m]
             text = f"{r['value']:.3f}"
             if not pd.isna(r.get("diff", np.nan)):
-                text += f" ({r['diff']:+.3f} [{r['diff_low']:+.3f}, {r['diff_high']:+.3f}])"
+                text += f" ({difference_to_gpal(r)})"
             row[m] = text
         n = [by.loc[m, "n"] if m in by.index else "" for m in ("nll", "agn_pulsar_auc", "bll_fsrq_auc")]
         row["n (3-class / AGN-psr / bll-fsrq)"] = " / ".join(str(int(x)) if x != "" else "" for x in n)

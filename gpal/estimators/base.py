@@ -274,6 +274,14 @@ class GPClassifierMixin(ClassifierMixin):
         """
         return entropy(self.predict_proba(X, X_var))
 
+    def _store_params(self, given: Mapping[str, Any]) -> None:
+        """The constructor's arguments stored under their own names, unchecked and unchanged as scikit-learn asks, so
+        that a parameter is written once, in the signature that ``get_params`` reads; ``given`` is the ``locals()`` of
+        the constructor's first statement (its arguments and ``self``)."""
+        for name, value in given.items():
+            if name != "self":
+                setattr(self, name, value)
+
     # ------------------------------------------------- the steps every family takes
     def _standardize_fit(self, data: FitData, keep: bool = False) -> tuple[Standardizer | None, np.ndarray, np.ndarray]:
         """The fit's standardiser and the training inputs and variances in its units.

@@ -99,17 +99,7 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         random_state: int = 0,
         progress: bool = False,
     ):
-        self.alpha_epsilon = alpha_epsilon
-        self.alpha_grid = alpha_grid
-        self.num_inducing = num_inducing
-        self.kernel = kernel
-        self.input_noise = input_noise
-        self.first_order_rounds = first_order_rounds
-        self.n_samples = n_samples
-        self.standardize = standardize
-        self.max_iter = max_iter
-        self.random_state = random_state
-        self.progress = progress
+        self._store_params(locals())
 
     # ------------------------------------------------------------ validation
     def _alphas(self) -> tuple[float, ...]:

@@ -75,13 +75,7 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
         random_state: int = 0,
         progress: bool = False,
     ):
-        self.calibration_fraction = calibration_fraction
-        self.num_inducing = num_inducing
-        self.kernel = kernel
-        self.max_iter = max_iter
-        self.standardize = standardize
-        self.random_state = random_state
-        self.progress = progress
+        self._store_params(locals())
 
     # ------------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any = None, X_var: Any = None) -> "GPRPlattClassifier":

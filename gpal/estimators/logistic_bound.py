@@ -97,18 +97,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         random_state: int = 0,
         progress: bool = False,
     ):
-        self.method = method
-        self.num_inducing = num_inducing
-        self.kernel = kernel
-        self.max_iter = max_iter
-        self.n_updates = n_updates
-        self.max_fun = max_fun
-        self.tol = tol
-        self.train_inducing = train_inducing
-        self.jitter = jitter
-        self.standardize = standardize
-        self.random_state = random_state
-        self.progress = progress
+        self._store_params(locals())
 
     # ------------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any = None, X_var: Any = None,

@@ -139,27 +139,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         random_state: int = 0,
         progress: bool = False,
     ):
-        self.inference = inference
-        self.num_inducing = num_inducing
-        self.kernel = kernel
-        self.max_iter = max_iter
-        self.batch_size = batch_size
-        self.learning_rate = learning_rate
-        self.hyper_every = hyper_every
-        self.train_inducing = train_inducing
-        self.nat_delay = nat_delay
-        self.nat_forgetting = nat_forgetting
-        self.exact_steps = exact_steps
-        self.exact_step_size = exact_step_size
-        self.exact_learning_rate = exact_learning_rate
-        self.exact_inducing_learning_rate = exact_inducing_learning_rate
-        self.exact_samples = exact_samples
-        self.n_samples = n_samples
-        self.jitter = jitter
-        self.locals_family = locals_family
-        self.standardize = standardize
-        self.random_state = random_state
-        self.progress = progress
+        self._store_params(locals())
 
     def _check_combinations(self) -> None:
         if self.batch_size is not None and self.inference in ("cavi", "cavi_exact"):

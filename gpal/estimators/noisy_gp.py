@@ -162,32 +162,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         random_state: int = 0,
         progress: bool = False,
     ):
-        self.input_noise = input_noise
-        self.noise_variance = noise_variance
-        self.likelihood = likelihood
-        self.likelihood_options = likelihood_options
-        self.inference = inference
-        self.inference_options = inference_options
-        self.num_inducing = num_inducing
-        self.kernel = kernel
-        self.batch_size = batch_size
-        self.epochs = epochs
-        self.learning_rate = learning_rate
-        self.n_samples = n_samples
-        self.prior_variance = prior_variance
-        self.input_prior = input_prior
-        self.prior_components = prior_components
-        self.hidden_sizes = hidden_sizes
-        self.epsilon = epsilon
-        self.learn_epsilon = learn_epsilon
-        self.standardize = standardize
-        self.warm_start = warm_start
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.validation_interval = validation_interval
-        self.random_state = random_state
-        self.progress = progress
+        self._store_params(locals())
 
     # ------------------------------------------------------------ validation
     def _check_combinations(self) -> None:

@@ -5,6 +5,9 @@ Resampling the rows gives each metric a 95% percentile interval.  Scoring every 
 on the *same* resampled rows gives each difference to a reference model a paired
 interval, much narrower than the two separate intervals suggest, because the models
 tend to fail on the same hard sources.
+
+A difference is always the other model minus the reference (gpal), whatever prints it (`difference_text`): the
+tables of the main job, its report and the docs' results page show the same number with the same sign.
 """
 
 from __future__ import annotations
@@ -17,7 +20,21 @@ import pandas as pd
 from gpal.evaluation.calibration import brier_score, expected_calibration_error, resampled_calibration_errors
 from gpal.evaluation.metrics import PROBA_FLOOR, error_rate, negative_log_likelihood
 
-__all__ = ["METRICS", "balanced_accuracy", "bootstrap_comparison", "resampled_metrics"]
+__all__ = ["METRICS", "balanced_accuracy", "bootstrap_comparison", "difference_text", "resampled_metrics"]
+
+def difference_text(diff: float, low: float, high: float, digits: int = 3) -> str:
+    """A paired difference and its interval, signed: '+0.003 [-0.010, +0.020]'.
+
+    The one form every report and page gives a difference in; ``diff`` is the other model minus the reference
+    (gpal), as `bootstrap_comparison` makes it, and plain ASCII, so that the text can be read back as numbers.
+
+    Returns
+    -------
+    str
+        ``diff`` and its interval ``[low, high]``, each with its sign, to ``digits`` decimals.
+    """
+    return f"{diff:+.{digits}f} [{low:+.{digits}f}, {high:+.{digits}f}]"
+
 
 #: The metrics reported, in table order (lower is better for the first three).
 METRICS = ("nll", "ece", "brier", "accuracy", "balanced_accuracy")

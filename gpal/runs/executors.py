@@ -34,6 +34,7 @@ runtime, and Dask pausing or killing a worker mid-fit would only lose work.
 from __future__ import annotations
 
 import abc
+import contextlib
 import gc
 import logging
 import os
@@ -67,20 +68,31 @@ class Executor(abc.ABC):
 
     name: str
 
-    @abc.abstractmethod
     def map(
         self, fn: Callable[..., Any], tasks: Sequence[tuple], *, desc: str | None = None, progress: bool = True
     ) -> Iterator[tuple[int, Any]]:
-        """Call ``fn(*tasks[i])`` for every i; yield ``(i, result)`` in completion order.
+        """Call ``fn(*tasks[i])`` for every i; yield ``(i, result)`` as each finishes (``_results`` runs them).
 
-        The first exception propagates (pending tasks are cancelled).  One tqdm bar
-        counts finished tasks unless ``progress`` is false.
+        Tasks are checked before any runs.  The first exception propagates (pending tasks are cancelled).  One
+        tqdm bar counts finished tasks unless ``progress`` is false; Ctrl-C stops between tasks.
 
         Yields
         ------
         index, result : tuple
             The task's position in ``tasks`` and what ``fn`` returned for it.
         """
+        tasks = _check_tasks(tasks)
+        with _bar(len(tasks), desc, progress) as bar, contextlib.closing(self._results(fn, tasks)) as results:
+            for _ in range(len(tasks)):  # one result a task
+                check_stop()  # Ctrl-C in a command: between tasks
+                i, result = next(results)
+                bar.update(1)
+                yield i, result
+
+    @abc.abstractmethod
+    def _results(self, fn: Callable[..., Any], tasks: list[tuple]) -> Iterator[tuple[int, Any]]:
+        """``(i, fn(*tasks[i]))`` for every task of the checked list ``tasks``, in the order they finish; closing the
+        iterator early releases the tasks not yet finished."""
 
     def close(self) -> None:
         """Release what this executor started (nothing for in-process)."""
@@ -131,23 +143,10 @@ class InProcessExecutor(Executor):
 
     name = "in-process"
 
-    def map(
-        self, fn: Callable[..., Any], tasks: Sequence[tuple], *, desc: str | None = None, progress: bool = True
-    ) -> Iterator[tuple[int, Any]]:
-        """Call ``fn(*tasks[i])`` for every i in turn (BLAS / OpenMP at one thread); yield ``(i, result)``.
-
-        Yields
-        ------
-        index, result : tuple
-            The task's position in ``tasks`` and what ``fn`` returned for it, in task order.
-        """
-        tasks = _check_tasks(tasks)
-        with _bar(len(tasks), desc, progress) as bar:
-            for i, args in enumerate(tasks):
-                check_stop()  # Ctrl-C in a command: between chunks
-                result = _call(fn, args)
-                bar.update(1)
-                yield i, result
+    def _results(self, fn: Callable[..., Any], tasks: list[tuple]) -> Iterator[tuple[int, Any]]:
+        """Each task in turn, in task order (BLAS / OpenMP at one thread)."""
+        for i, args in enumerate(tasks):
+            yield i, _call(fn, args)
 
 
 # ------------------------------------------------------------------------- dask
@@ -235,19 +234,10 @@ class DaskExecutor(Executor):
     def owns_cluster(self) -> bool:
         return self.cluster is not None
 
-    def map(
-        self, fn: Callable[..., Any], tasks: Sequence[tuple], *, desc: str | None = None, progress: bool = True
-    ) -> Iterator[tuple[int, Any]]:
-        """Send every ``fn(*tasks[i])`` to the cluster (shared arguments scattered once); yield ``(i, result)`` as each finishes.
-
-        Yields
-        ------
-        index, result : tuple
-            The task's position in ``tasks`` and what ``fn`` returned for it, in completion order.
-        """
+    def _results(self, fn: Callable[..., Any], tasks: list[tuple]) -> Iterator[tuple[int, Any]]:
+        """Every task sent to the cluster (shared arguments scattered once), in the order they finish."""
         from distributed import as_completed
 
-        tasks = _check_tasks(tasks)
         uses = Counter(id(a) for args in tasks for a in args if _shareable(a))
         shared: dict[int, Any] = {}
         for args in tasks:
@@ -263,12 +253,8 @@ class DaskExecutor(Executor):
         ]
         index = {f.key: i for i, f in enumerate(futures)}
         try:
-            with _bar(len(tasks), desc, progress) as bar:
-                for future in as_completed(futures):
-                    check_stop()
-                    result = future.result()  # re-raises the task's exception here
-                    bar.update(1)
-                    yield index[future.key], result
+            for future in as_completed(futures):
+                yield index[future.key], future.result()  # re-raises the task's exception here
         finally:  # release everything on the cluster, also after an error or an abandoned loop
             self.client.cancel(futures + list(shared.values()))
 

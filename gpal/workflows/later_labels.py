@@ -55,7 +55,7 @@ def check(config: Mapping[str, Any]) -> None:
 
     check_pairs(config["checks"]["pairs"])
     if "gpal" not in config["models"]:
-        raise ValueError("models must include gpal: every interval is gpal minus another model")
+        raise ValueError("models must include gpal: every interval is another model minus gpal")
     if not config["checks"]["pairs"] and not config["checks"]["held_out"]:
         raise ValueError("give at least one check: checks.pairs or checks.held_out")
 
@@ -92,7 +92,7 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
     commit = source_commit()
     shown_models = [m for m in models if m in set(measures["model"])]
     table = paired_table(measures, shown_models)
-    tables = {f"Every check, mean over seeds {seeds}; in brackets gpal − model with its 95% paired bootstrap "
+    tables = {f"Every check, mean over seeds {seeds}; in brackets model - gpal with its 95% paired bootstrap "
               "interval": write_table(out / "later_labels", table, data=measures.assign(commit=commit))}
     calibration = measures[measures["measure"].str.startswith("ece") | (measures["measure"] == "nll_faint_quarter")]
     wide = calibration.pivot_table(index=["check", "model"], columns="measure", values="value", sort=False).reset_index()
@@ -120,8 +120,8 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
         "unassociated and bcu sources by the later release's classes; held-out checks train on the main job's 80% "
         "split. NLL, ECE and balanced accuracy on the sources of the three classes; AGN-vs-pulsar AUC of p(pulsar) on "
         "the earlier unassociated sources the later release calls AGN or pulsar (held out: every source); BL "
-        "Lac-vs-FSRQ AUC of p(fsrq) / (p(bll) + p(fsrq)) on the bll and fsrq sources. Brackets: gpal − model, "
+        "Lac-vs-FSRQ AUC of p(fsrq) / (p(bll) + p(fsrq)) on the bll and fsrq sources. Brackets: model - gpal, "
         f"95% paired bootstrap over sources ({config['n_boot']} resamples, each averaged over the seeds); NLL and ECE "
-        "< 0 and AUC, balanced accuracy > 0 favour gpal.",
+        "> 0 and AUC, balanced accuracy < 0 favour gpal.",
     ])
     write_report(out, config["title"], tables=tables, text=text)

@@ -61,18 +61,6 @@ computed is in [](reports.md); how to time gpal and compare two commits is in []
 """
 
 
-def _minus(text: str) -> str:
-    return text.replace("-", "−")
-
-
-def _signed(x: float) -> str:
-    return _minus(f"{x:+.3f}")
-
-
-def _interval(low: float, high: float) -> str:
-    return f"[{_signed(low)}, {_signed(high)}]"
-
-
 #: How a baseline of the main job's comparison is named on the page.
 _MODEL_NAMES = {
     "logistic": "logistic regression",
@@ -89,8 +77,10 @@ def classify_run_record(folder: Path, command: str, commit: str) -> dict[str, An
     """The record of a finished ``gpal classify`` folder: the held-out table with the baselines, the classified pool.
 
     Reads ``run.json``, ``metrics.json``, ``ood.json`` and ``tables/predicted_by_latitude.csv``; the
-    paired differences are gpal minus each other model, so a negative NLL difference favours gpal.
+    paired differences are each other model minus gpal, so a positive NLL difference favours gpal.
     """
+    from gpal.evaluation.comparison import difference_text
+
     folder = Path(folder)
     try:
         run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
@@ -112,9 +102,8 @@ def classify_run_record(folder: Path, command: str, commit: str) -> dict[str, An
         for row in metrics["comparison"]:
             if row["metric"] == metric and row["model"] != "gpal":
                 name = _MODEL_NAMES.get(row["model"], row["model"])
-                # the comparison's diff is the other model minus gpal: the page shows gpal minus it
-                difference = f"{_signed(-row['diff'])} {_interval(-row['diff_high'], -row['diff_low'])}"
-                rows.append([f"{name}: {metric.upper()}; gpal − it", f"{row['value']:.3f}; {difference}"])
+                difference = difference_text(row["diff"], row["diff_low"], row["diff_high"])
+                rows.append([f"{name}: {metric.upper()}; it − gpal", f"{row['value']:.3f}; {difference}"])
     faint = metrics["faintest_quarter"]
     others = {k: v["nll"] for k, v in faint["models"].items() if k not in ("gpal", "gpal without error bars")}
     best = min(others, key=others.get)
@@ -170,10 +159,13 @@ def later_labels_run_record(folder: Path, command: str, commit: str | None = Non
     """The record of a finished ``later_labels`` workflow folder, at the commit the run wrote beside its measures.
 
     Reads ``later_labels.csv`` (one row per check, model and measure: value, and beside every model but gpal
-    ``diff`` = gpal − model with ``diff_low`` / ``diff_high``, ``n``, ``commit``).  The first table is the NLL of
+    ``diff`` = gpal − model with ``diff_low`` / ``diff_high``, ``n``, ``commit``), shown as every difference of the
+    page is, the model minus gpal.  The first table is the NLL of
     every model on every check, the second gpal's other measures.  ``commit`` is used only if the run named none.
     """
     import pandas as pd
+
+    from gpal.catalog_jobs.later_labels import difference_to_gpal
 
     path = Path(folder) / "later_labels.csv"
     try:
@@ -192,7 +184,7 @@ def later_labels_run_record(folder: Path, command: str, commit: str | None = Non
     checks = list(dict.fromkeys(measures["check"]))
     models = list(dict.fromkeys(measures["model"]))
     if "gpal" not in models:
-        raise ValueError(f"{path} has no gpal rows: every interval of the page is gpal minus a model")
+        raise ValueError(f"{path} has no gpal rows: every interval of the page is a model minus gpal")
     others = [m for m in models if m != "gpal"]
     at = measures.set_index(["check", "model", "measure"])
 
@@ -202,13 +194,13 @@ def later_labels_run_record(folder: Path, command: str, commit: str | None = Non
         r = at.loc[(check, model, measure)]
         text = f"{r['value']:.3f}"
         return text if model == "gpal" or pd.isna(r["diff"]) else \
-            f"{text}; {_signed(r['diff'])} {_interval(r['diff_low'], r['diff_high'])}"
+            f"{text}; {difference_to_gpal(r)}"
 
     def n(check: str, measure: str) -> str:
         key = (check, "gpal", measure)
         return str(int(at.loc[key, "n"])) if key in at.index and not pd.isna(at.loc[key, "n"]) else ""
 
-    nll = make_table(["check", "sources", "gpal NLL", *(f"{_SHORT_NAMES.get(m, m)} NLL; gpal − it" for m in others)],
+    nll = make_table(["check", "sources", "gpal NLL", *(f"{_SHORT_NAMES.get(m, m)} NLL; it − gpal" for m in others)],
                      [[c, n(c, "nll"), cell(c, "gpal", "nll"), *(cell(c, m, "nll") for m in others)] for c in checks],
                      "lrr" + "l" * len(others))
     shown = [m for m in _MEASURES if any((c, "gpal", m) in at.index for c in checks)]

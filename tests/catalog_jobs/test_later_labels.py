@@ -66,6 +66,12 @@ def test_measures_are_scikit_learns_and_a_model_against_itself_differs_by_zero(m
         assert same["diff"] == 0 and same["diff_low"] == 0 and same["diff_high"] == 0
     # gpal minus the noise: lower NLL, higher AUC, intervals that exclude zero
     assert table.loc[("noise", "nll"), "diff_high"] < 0 < table.loc[("noise", "agn_pulsar_auc"), "diff_low"]
+    # shown as every table of gpal shows a difference: the noise minus gpal, a positive NLL and a negative AUC
+    shown = later_labels.paired_table(table.reset_index().assign(check="A:B", n=1), ["gpal", "noise"]).set_index("model")
+    noise_nll, noise_auc = table.loc[("noise", "nll")], table.loc[("noise", "agn_pulsar_auc")]
+    assert shown.loc["noise", "nll"] == (f"{noise_nll['value']:.3f} (+{-noise_nll['diff']:.3f} "
+                                         f"[+{-noise_nll['diff_high']:.3f}, +{-noise_nll['diff_low']:.3f}])")
+    assert shown.loc["noise", "agn_pulsar_auc"].split(" (")[1].startswith("-")
 
 
 def test_seeds_are_averaged_and_the_interval_pairs_each_seed_with_itself(monkeypatch):

@@ -60,6 +60,15 @@ def test_parameters_are_declared_once_and_round_trip(family):
 
 
 @pytest.mark.parametrize("family", FAMILIES)
+def test_the_constructor_stores_each_argument_as_given_and_nothing_else(family):
+    cls = ESTIMATORS[family]
+    given = {p: object() for p in inspect.signature(cls.__init__).parameters if p != "self"}
+    est = cls(**given)  # unchecked until fit: any object is stored
+    assert vars(est).keys() == given.keys()
+    assert all(getattr(est, name) is value for name, value in given.items())
+
+
+@pytest.mark.parametrize("family", FAMILIES)
 def test_constructor_arguments_are_keyword_only(family):
     """Settings are named at every call, so adding or reordering one never shifts another."""
     cls = ESTIMATORS[family]

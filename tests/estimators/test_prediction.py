@@ -19,7 +19,7 @@ class ReversedExecutor(Executor):
 
     name = "reversed"
 
-    def map(self, fn, tasks, *, desc=None, progress=True):
+    def _results(self, fn, tasks):
         for i in reversed(range(len(tasks))):
             yield i, fn(*tasks[i])
 

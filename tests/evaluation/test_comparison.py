@@ -7,7 +7,8 @@ import pytest
 from sklearn.metrics import balanced_accuracy_score
 
 from gpal.evaluation.calibration import brier_score, expected_calibration_error
-from gpal.evaluation.comparison import METRICS, balanced_accuracy, bootstrap_comparison, resampled_metrics
+from gpal.evaluation.comparison import (METRICS, balanced_accuracy, bootstrap_comparison, difference_text,
+                                       resampled_metrics)
 from gpal.evaluation.metrics import negative_log_likelihood
 
 
@@ -82,6 +83,17 @@ def test_a_clearly_better_model_has_its_difference_interval_on_the_right_side():
     for metric in ("accuracy", "balanced_accuracy"):
         row = _row(table, "good", metric)
         assert row["diff"] > 0 and row.diff_low > 0 and row.p_below_zero == 0.0
+
+
+def test_a_difference_reads_as_the_other_model_minus_the_reference_and_parses_back():
+    y, good, poor = _case()
+    row = _row(bootstrap_comparison(y, {"poor": poor, "good": good}, reference="good", n_boot=200), "poor", "nll")
+    text = difference_text(row["diff"], row.diff_low, row.diff_high)
+    assert text.startswith("+")  # the worse model minus the reference: positive NLL
+    diff, low, high = (float(x) for x in text.replace("[", "").replace("]", "").replace(",", "").split())
+    assert (diff, low, high) == (round(row["diff"], 3), round(row.diff_low, 3), round(row.diff_high, 3))
+    assert difference_text(-0.0214, -0.04149, 0.0025) == "-0.021 [-0.041, +0.003]"
+    assert difference_text(0.5, 0.26, 0.74, digits=1) == "+0.5 [+0.3, +0.7]"
 
 
 def test_vectorised_resamples_match_the_metrics_on_each_resample():

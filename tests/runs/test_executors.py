@@ -43,6 +43,43 @@ def test_tasks_must_be_tuples():
         list(InProcessExecutor().map(int, [("1",), ["2"]], progress=False))
 
 
+class _Recording(Executor):
+    """Runs tasks last-first and records what ``map`` asked of it."""
+
+    name = "recording"
+
+    def __init__(self):
+        self.started, self.closed = [], False
+
+    def _results(self, fn, tasks):
+        self.started.append(len(tasks))
+        try:
+            for i in reversed(range(len(tasks))):
+                yield i, fn(*tasks[i])
+        finally:
+            self.closed = True
+
+
+def test_map_checks_the_tasks_before_the_executor_runs_any_and_releases_them_when_left_early():
+    ex = _Recording()
+    with pytest.raises(TypeError, match="task 1 is list"):
+        list(ex.map(int, [("1",), ["2"]], progress=False))
+    assert ex.started == []
+    results = ex.map(int, [("1",), ("2",), ("3",)], progress=False)
+    assert next(results) == (2, 3)  # in the executor's order
+    results.close()  # a caller that stops reading
+    assert ex.started == [3] and ex.closed
+
+
+def test_an_executor_that_skips_a_task_fails_rather_than_losing_it():
+    class Skipping(_Recording):
+        def _results(self, fn, tasks):
+            yield 0, fn(*tasks[0])
+
+    with pytest.raises(RuntimeError):
+        list(Skipping().map(int, [("1",), ("2",)], progress=False))
+
+
 @pytest.mark.parametrize("scheduler", ["dask", "tcp://", "tcp://host", "http://h:1", "local"])
 def test_unknown_scheduler_lists_valid_forms(scheduler):
     with pytest.raises(ValueError, match="valid forms are in-process, local-dask, tcp://HOST:PORT"):

@@ -195,7 +195,7 @@ class LastFirstExecutor(Executor):
 
     name = "last-first"
 
-    def map(self, fn, tasks, *, desc=None, progress=True):
+    def _results(self, fn, tasks):
         self.n_tasks = len(tasks)
         for i in reversed(range(len(tasks))):
             yield i, fn(*tasks[i])

@@ -98,7 +98,7 @@ def _classify_folder(path):
         "trained_on": {"a": 100, "b": 60},
         "comparison": [
             {"model": "gpal", "metric": "nll", "value": 0.5, "diff": 0.0, "diff_low": 0.0, "diff_high": 0.0},
-            # logistic minus gpal = +0.1 [+0.02, +0.2]: the page shows gpal minus logistic, -0.1 [-0.2, -0.02]
+            # logistic minus gpal = +0.1 [+0.02, +0.2], the page's sign: a positive NLL difference favours gpal
             {"model": "logistic", "metric": "nll", "value": 0.6, "diff": 0.1, "diff_low": 0.02, "diff_high": 0.2},
             {"model": "logistic", "metric": "ece", "value": 0.01, "diff": -0.04, "diff_low": -0.05, "diff_high": -0.03},
         ],
@@ -119,8 +119,8 @@ def test_a_classify_folder_becomes_its_record(tmp_path):
     record = results_page.classify_run_record(tmp_path / "run", "gpal classify --out runs/x", "abc1234")
     held, pool = (dict(map(tuple, t["rows"])) for t in record["tables"])
     assert held["NLL (nats)"] == "0.500 [0.100, 0.900]"
-    assert held["logistic regression: NLL; gpal − it"] == "0.600; −0.100 [−0.200, −0.020]"
-    assert held["logistic regression: ECE; gpal − it"] == "0.010; +0.040 [+0.030, +0.050]"
+    assert held["logistic regression: NLL; it − gpal"] == "0.600; +0.100 [+0.020, +0.200]"
+    assert held["logistic regression: ECE; it − gpal"] == "0.010; -0.040 [-0.050, -0.030]"
     assert held["faintest quarter (10 sources, `Signif_Avg` ≤ 6.0): gpal / without error bars / best baseline"] == \
         "0.700 / 0.800 / 0.900 (logistic regression)"
     assert pool["sources"] == "50 (2 of them extended, listed apart)"
@@ -151,7 +151,7 @@ def test_write_record_refuses_a_bad_record_before_writing(tmp_path):
 
 def _later_labels_folder(path, commit="abc1234"):
     path.mkdir(parents=True)
-    rows = [  # check, model, measure, value, diff (gpal − model), low, high, n
+    rows = [  # check, model, measure, value, diff (gpal − model, as the study stores it), low, high, n
         ("4FGL:FL16Y", "gpal", "nll", 0.25, float("nan"), float("nan"), float("nan"), 552),
         ("4FGL:FL16Y", "gpal", "agn_pulsar_auc", 0.96, float("nan"), float("nan"), float("nan"), 80),
         ("4FGL:FL16Y", "logistic", "nll", 0.30, -0.05, -0.085, -0.017, 552),
@@ -172,9 +172,9 @@ def test_a_later_labels_run_becomes_its_record_at_the_runs_commit(tmp_path):
     record = read_record(path)
     assert record["commit"] == "abc1234" and record["settings"]["seeds"] == [0, 1, 2]
     nll, other = record["tables"]
-    assert nll["columns"] == ["check", "sources", "gpal NLL", "logistic NLL; gpal − it"]
-    assert nll["rows"] == [["4FGL:FL16Y", "552", "0.250", "0.300; −0.050 [−0.085, −0.017]"],
-                           ["held-out:FL16Y", "601", "0.248", "0.262; −0.014 [−0.037, +0.007]"]]
+    assert nll["columns"] == ["check", "sources", "gpal NLL", "logistic NLL; it − gpal"]  # the page's one sign
+    assert nll["rows"] == [["4FGL:FL16Y", "552", "0.250", "0.300; +0.050 [+0.017, +0.085]"],
+                           ["held-out:FL16Y", "601", "0.248", "0.262; +0.014 [-0.007, +0.037]"]]
     assert other["columns"] == ["check", "AGN-vs-pulsar AUC"] and other["rows"][1] == ["held-out:FL16Y", ""]
 
 

@@ -32,6 +32,7 @@ from gpal.catalog_jobs.report.tables import interval_text
 from gpal.catalog_jobs.tables import EXTNAME, TWIN_SUFFIX
 from gpal.catalogs.known_classes import known_class_rule
 from gpal.catalogs.targets import TARGET_COLUMNS
+from gpal.evaluation.comparison import difference_text
 from gpal.registry import FOLLOW_UP_ACQUISITION
 
 __all__ = ["headline", "report_text"]
@@ -108,8 +109,7 @@ def _error_bars_bought(run: FinishedRun, check: HeldOutCheck) -> str | None:
     row = comparison[(comparison["model"] == ERROR_BLIND_MODEL) & (comparison["metric"] == "nll")].iloc[0]
     text = (f"**What the error bars bought**: the same GP fitted on the same sources without them (input_noise "
             f"`none`) has held-out NLL {row['value']:.3f}; without them minus with them (the tables' sign: other "
-            f"model minus gpal): {row['diff']:+.3f} nats (95% paired interval [{row['diff_low']:+.3f}, "
-            f"{row['diff_high']:+.3f}]; above 0: they help)")
+            f"model minus gpal): {_difference(row)} nats (95% paired interval; above 0: they help)")
     if faint is not None and ERROR_BLIND_MODEL in faint["models"]:
         text += (f"; on the faintest quarter {faint['models'][MODEL_NAME]['nll']:.3f} against "
                  f"{faint['models'][ERROR_BLIND_MODEL]['nll']:.3f}")
@@ -120,8 +120,13 @@ def _error_bars_bought(run: FinishedRun, check: HeldOutCheck) -> str | None:
             twin = nll.loc[ERROR_BLIND_MODEL]
             text += (f"; on the {int(twin['n'])} sources {later['later'].iloc[0]} later classified, 3-class NLL "
                      f"{nll.loc[MODEL, 'value']:.3f} with them and {twin['value']:.3f} without, without minus with "
-                     f"{twin['diff']:+.3f} (paired 95% [{twin['diff_low']:+.3f}, {twin['diff_high']:+.3f}])")
+                     f"{_difference(twin)} (paired 95% interval)")
     return text + ". docs/results.md measures the same on faint sources held out from training."
+
+
+def _difference(row: Mapping[str, float]) -> str:
+    """A comparison row's ``diff`` (the other model minus gpal) with its interval."""
+    return difference_text(row["diff"], row["diff_low"], row["diff_high"])
 
 
 #: Measures where lower is better (the others, accuracy and balanced accuracy, higher).
@@ -143,7 +148,7 @@ def _where_others_are_better(check: HeldOutCheck) -> str | None:
     return ("**Where another model is better** (held out, paired 95% interval of the difference clear of 0; diff = "
             f"model - {MODEL_NAME}): "
             + "; ".join(f"{r.model} {r.metric} {r.value:.3f} against {MODEL_NAME}'s {mine[r.metric]:.3f} (diff "
-                        f"{r.diff:+.3f} [{r.diff_low:+.3f}, {r.diff_high:+.3f}])" for r in better.itertuples())
+                        f"{_difference(r._asdict())})" for r in better.itertuples())
             + ". The table \"Held-out comparison with the baselines\" gives every measure.")
 
 
@@ -196,8 +201,7 @@ def _later_release(run: FinishedRun) -> str | None:
     baselines = nll.drop(index=[MODEL, ERROR_BLIND_MODEL], errors="ignore")
     best = baselines["value"].idxmin() if len(baselines) else None
     versus = "" if best is None else (f", the best baseline's ({best}) {nll.loc[best, 'value']:.3f} ({best} minus "
-                                      f"model {nll.loc[best, 'diff']:+.3f}, paired 95% [{nll.loc[best, 'diff_low']:+.3f}, "
-                                      f"{nll.loc[best, 'diff_high']:+.3f}])")
+                                      f"model {_difference(nll.loc[best])}, paired 95% interval)")
     return (f"**Checked against a later release**: {measures['later'].iloc[0]} gives {int(nll['n'].iloc[0])} of the "
             f"classified {measures['earlier'].iloc[0]} sources one of the model's classes ({nll['sources'].iloc[0]}). "
             f"On them the 3-class NLL is {nll.loc[MODEL, 'value']:.3f} nats for the model{versus}; the table "
