@@ -116,12 +116,13 @@ class BatchedTrainer:
                                  lambda: GroupStep(template_copy(first), len(self.models)), self if loaded else None)
 
     def loaded(self) -> ContextManager["GroupStep"]:
-        """The kept step of this group's signature, lent for the block with these models, data and seeds loaded.
+        """The kept step of this group's signature, lent for a ``with`` block with these models, data and seeds loaded.
 
-        Yields
-        ------
-        GroupStep
-            Whose ``step`` and ``losses`` then act on these models (their values are written back by ``fit``).
+        Returns
+        -------
+        ContextManager[GroupStep]
+            Whose ``GroupStep``'s ``step`` and ``losses`` act on these models in the block (``fit`` writes their
+            values back); the models and data are dropped from it when the block ends.
         """
         return self._lent(loaded=True)
 

@@ -45,7 +45,7 @@ from gpal.interrupts import check_stop
 from gpal.models.compiled import instance_function
 from gpal.models.state import assign_module_values, module_values, stored_variable
 from gpal.models.svgp import NoisySVGP
-from gpal.training.adam import Adam, RowAdam  # RowAdam also importable from here, where it used to live
+from gpal.training.adam import Adam, RowAdam  # RowAdam re-exported: its import path before it moved to adam
 from gpal.training.shared import LentBySignature
 
 __all__ = [
@@ -364,7 +364,6 @@ class Trainer:
         one = tf.constant(1, tf.int64)
         self.steps(idx, tf.constant(int(idx.shape[0]), tf.int64), tf.constant(0, tf.int64), one, step_number)
         return self._losses[0]
-
 
     def take_from(self, shared: SharedTrainer) -> None:
         """Lent to ``shared`` as its signature's template: train its model's values, with its seed, next."""
