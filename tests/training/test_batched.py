@@ -87,6 +87,22 @@ def test_groups_of_one_signature_share_one_traced_step_bit_for_bit(monkeypatch):
         assert got_result.history == expected_result.history and got_result.steps == expected_result.steps == 4
 
 
+def test_an_error_in_a_loaded_block_drops_the_models_and_frees_the_step(monkeypatch):
+    import gpal.training.batched as batched
+    from gpal.training.shared import LentBySignature
+
+    monkeypatch.setattr(batched, "_GROUP_STEPS", LentBySignature(8))
+    pairs = [_model(k, "latent", n=20) for k in range(2)]
+    trainer = BatchedTrainer([m for m, _ in pairs], [d for _, d in pairs], [0, 1])
+    with pytest.raises(RuntimeError, match="in the block"):
+        with trainer.loaded() as group:
+            assert group.models == trainer.models and group.data.X.numpy().shape[1] == 20
+            raise RuntimeError("in the block")
+    assert group.models == [] and group.data.X.numpy().shape[1] == 0  # no user model or training set kept
+    with trainer.loaded() as again:
+        assert again is group and again.models == trainer.models
+
+
 def test_softmax_monte_carlo_elbo_batches_too():
     alone, _ = _model(0, "latent", likelihood="softmax")
     data = _model(0, "latent", likelihood="softmax")[1]
