@@ -2,9 +2,9 @@
 
 A bcu is a blazar of uncertain type; `gpal.catalogs.known_classes` turns that into a prior.  The
 candidate rules, declared here before any of them was scored, all weight the features' class
-probabilities of a bcu source by Bayes' rule with a mixed prior ``a * bcu prior + (1 - a) *
-training prior`` (so class c's weight is ``a * w_c + 1 - a``, ``w`` the blazar-prior weights of
-`class_weights`); they differ in ``a``:
+probabilities of a bcu source, class c by ``a * w_c + 1 - a`` (``w`` the blazar prior's Bayes weights
+of `class_weights`, the blazars' 1; ``a = 1`` is Bayes' rule with the blazar prior, ``a = 0`` the
+features alone), and renormalise; they differ in ``a``:
 
 - ``blazar prior``: ``a = 1`` (the rule before this study);
 - ``no rule``: ``a = 0`` (the features alone);
@@ -44,7 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from gpal.catalog_jobs.later_labels import CLASSES, MERGE, _check_data, _later_codes, _sets, fit_unit
-from gpal.catalogs.known_classes import class_weights
+from gpal.catalogs.known_classes import apply_known_classes, association_weight, class_weights
 from gpal.evaluation.comparison import balanced_accuracy, resampled_metrics
 from gpal.evaluation.metrics import negative_log_likelihood
 
@@ -52,6 +52,8 @@ RULES = ("blazar prior", "no rule", "x ASSOC_PROB_BAY", "x max(BAY, LR)", "half 
 SELECTION = ("3FGL:4FGL-DR4", "4FGL:4FGL-DR4")
 TEST = ("4FGL-DR4:FL16Y", "4FGL:FL16Y")
 TODAY, NONE = "blazar prior", "no rule"
+#: The candidate the library's default rule (`gpal.catalogs.known_classes`) is, checked in ``test``.
+LIBRARY = "x ASSOC_PROB_BAY"
 SEEDS = (0, 1, 2)
 N_BOOT = 2000
 N_BINS = 15
@@ -99,14 +101,17 @@ def _pair(out: Path, pair: str, seeds: tuple[int, ...]) -> dict:
     w = class_weights(CLASSES, {k: list(v) for k, v in MERGE.items()}, counts)["bcu"]
     ids = [str(i) for i in np.asarray(pool.ids)[rows]]
     a = _association(earlier, ids)
-    proba = {}
+    proba, raw = {}, {}
     for rule in RULES:
         proba[rule] = {}
         for seed in seeds:
-            p = np.asarray(json.loads(_fit_path(out, earlier, seed).read_text())["proba"])[rows]
+            p = raw[seed] = np.asarray(json.loads(_fit_path(out, earlier, seed).read_text())["proba"])[rows]
             weighted = p * (a[rule][:, None] * w + 1 - a[rule][:, None])
             proba[rule][seed] = weighted / weighted.sum(axis=1, keepdims=True)
-    return {"label": label[rows], "proba": proba, "ids": ids, "pair": pair}
+    # the library's rule (gpal.catalogs.known_classes, what the main job applies) is the candidate of its name
+    library = {s: apply_known_classes(raw[s], class1[rows], {"bcu": w}, association=association_weight(
+        _sets(earlier)[0], ids))[0] for s in seeds}
+    return {"label": label[rows], "proba": proba, "library": library, "ids": ids, "pair": pair}
 
 
 def _joined(parts: list[dict]) -> dict:
@@ -173,7 +178,8 @@ def test(out: Path, seeds: tuple[int, ...]) -> dict:
     for pair in TEST:
         data = _pair(out, pair, seeds)
         scores = _scores(data)
-        record["pairs"][pair] = {"sources": _describe(data), "rules": {r: {
+        library = all(np.allclose(data["library"][s], data["proba"][LIBRARY][s], rtol=1e-12, atol=0) for s in seeds)
+        record["pairs"][pair] = {"sources": _describe(data), f"library rule equals {LIBRARY}": library, "rules": {r: {
             "nll": scores[r]["nll"], "balanced_accuracy": scores[r]["balanced_accuracy"],
             "later_pulsars_predicted_pulsar": scores[r]["predicted_pulsar_of_later_pulsars"],
             **{f"{m}_minus_{ref}": _diff(scores, r, ref, m) for m in ("nll", "balanced_accuracy")
@@ -214,7 +220,8 @@ def main() -> None:
     else:
         r = test(args.out, seeds)
         for pair, v in r["pairs"].items():
-            print(_table(f"\ntest, {v['sources']}; seeds {r['seeds']}; selected: {r['selected']}", v["rules"],
+            print(_table(f"\ntest, {v['sources']}; seeds {r['seeds']}; selected: {r['selected']}; the library's rule "
+                         f"equals {LIBRARY}: {v[f'library rule equals {LIBRARY}']}", v["rules"],
                          [("NLL", "nll"), ("NLL - blazar prior", "nll_minus_blazar prior"),
                           ("NLL - no rule", "nll_minus_no rule"), ("balanced accuracy", "balanced_accuracy"),
                           ("bal. acc. - blazar prior", "balanced_accuracy_minus_blazar prior"),
