@@ -186,3 +186,23 @@ def test_the_papers_page_is_up_to_date_with_its_records():
 
     assert (DOCS / "papers.md").read_text(encoding="utf-8") == render(DOCS / "papers"), \
         "docs/papers.md is stale: run python -m gpal.workflows.papers_page"
+
+
+def test_each_record_holds_its_workflows_reference():
+    """A published number lives in the workflow's reference block; the record beside the page must agree with it."""
+    from gpal.workflows.papers_page import DOCS
+
+    workflows = DOCS.parent / "workflows"
+    for path in sorted((DOCS / "papers").glob("*.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        source = next(iter(workflows.rglob(f"{record['workflow']}.yaml")), None)
+        assert source is not None, f"{path.name}: no workflow {record['workflow']}.yaml under workflows/"
+        reference = load_workflow(source).config["reference"]
+        published_values = {(r["setting"], r["method"], r["metric"]): [r["paper_mean"], r["paper_se"]]
+                            for r in record["rows"]}
+        expected = {(s, m, k): v for s, methods in reference["values"].items() for m, metrics in methods.items()
+                    for k, v in metrics.items()}
+        expected = {key: [v[0], published(reference, key[0])[key[1]][key[2]][1]] for key, v in expected.items()}
+        assert record["source"] == reference["source"], f"{path.name}: source differs from {source}"
+        assert published_values == expected, f"{path.name}: published numbers differ from {source}"
+        assert record["corrections"] == reference["corrections"] and record["notes"] == reference["notes"], path.name
