@@ -338,7 +338,8 @@ def comparison_markdown(result: Mapping[str, Any], digits: int = 3) -> str:
                       "reproduced | contradicted | not resolved | verdict |",
                   "|---|---|---|---|---:|---:|---:|---:|---|"]
         for o in ordered:
-            verdict = o["verdict"] + (f" ({'; '.join(o['contradicted_pairs'])})" if o["contradicted_pairs"] else "")
+            reversed_ = "; ".join(o["contradicted_pairs"])
+            verdict = o["verdict"] + (f" (the paper's {reversed_} reversed)" if reversed_ else "")
             lines.append(f"| {o['setting']} | {o['metric']} | {o['paper']} | {o['gpal']} | {o['claimed']} | "
                          f"{o['reproduced']} | {o['contradicted']} | {o['not_resolved']} | {verdict} |")
     if result["corrections"]:
