@@ -36,7 +36,7 @@ from typing import Any, Mapping, Sequence
 import yaml
 
 from gpal.workflows.reference import judged
-from gpal.workflows.verdicts import AGREEMENT, judge_pair
+from gpal.workflows.verdicts import gpal_gap, judge_pair
 
 __all__ = ["STATED", "claims_in", "claims_markdown", "judge_claim", "load_claims", "verdict_tally"]
 
@@ -109,10 +109,10 @@ def _rows_by_key(result: Mapping[str, Any]) -> dict[tuple[str, str, str], dict]:
 
 def _apart(a: Mapping[str, Any], b: Mapping[str, Any]) -> str:
     """'apart', 'alike' or 'not resolved at one split': are two of gpal's means resolved apart?"""
-    if min(a["n"], b["n"]) < 2 or a["gpal_se"] is None or b["gpal_se"] is None:
+    gap = gpal_gap(a, b)
+    if gap is None:
         return "not resolved at one split"
-    return "apart" if abs(a["gpal_mean"] - b["gpal_mean"]) > AGREEMENT * (a["gpal_se"] ** 2 + b["gpal_se"] ** 2) ** 0.5 \
-        else "alike"
+    return "apart" if abs(gap[0]) > gap[1] else "alike"
 
 
 def _judge_check(check: Mapping[str, Any], result: Mapping[str, Any], where: str) -> Counter:

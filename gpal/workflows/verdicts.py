@@ -24,7 +24,7 @@ import math
 from collections import Counter
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["AGREEMENT", "RULE", "judge_pair", "judge_rows", "orderings", "pair_counts", "value_verdict"]
+__all__ = ["AGREEMENT", "RULE", "gpal_gap", "judge_pair", "judge_rows", "orderings", "pair_counts", "value_verdict"]
 
 #: Within this many combined standard errors a published number counts as reproduced, and beyond it
 #: a difference between two methods counts as resolved.
@@ -71,6 +71,13 @@ def _separated(mean_a: float, se_a: float | None, mean_b: float, se_b: float | N
     return not math.isclose(mean_a, mean_b, rel_tol=0.0, abs_tol=1e-12)  # printed numbers, ranks: any difference
 
 
+def gpal_gap(a: Mapping[str, Any], b: Mapping[str, Any]) -> tuple[float, float] | None:
+    """(gpal's mean of b minus a's, `AGREEMENT` combined SEs of the two), or None with fewer than 2 repeats."""
+    if min(a["n"], b["n"]) < 2 or not (_finite(a.get("gpal_se")) and _finite(b.get("gpal_se"))):
+        return None
+    return b["gpal_mean"] - a["gpal_mean"], AGREEMENT * math.hypot(a["gpal_se"], b["gpal_se"])
+
+
 def judge_pair(a: Mapping[str, Any], b: Mapping[str, Any], spread: str, higher_is_better: bool) -> dict | None:
     """The verdict on one pair of rows (same setting and metric), or None where the paper claims no order.
 
@@ -86,11 +93,11 @@ def judge_pair(a: Mapping[str, Any], b: Mapping[str, Any], spread: str, higher_i
     if paper_sign * (a["paper_mean"] - b["paper_mean"]) > 0:
         a, b = b, a  # a is the paper's better method
     pair = {"better": a["method"], "worse": b["method"]}
-    if min(a["n"], b["n"]) < 2 or not (_finite(a.get("gpal_se")) and _finite(b.get("gpal_se"))):
+    gap = gpal_gap(a, b)
+    if gap is None:
         return {**pair, "verdict": _ONE_SPLIT}
-    gpal_sign = -1.0 if higher_is_better else 1.0
-    advantage = gpal_sign * (b["gpal_mean"] - a["gpal_mean"])  # > 0: gpal agrees that a is better
-    noise = AGREEMENT * math.hypot(a["gpal_se"], b["gpal_se"])
+    difference, noise = gap
+    advantage = -difference if higher_is_better else difference  # > 0: gpal agrees that a is better
     if advantage > noise:
         return {**pair, "verdict": "reproduced"}
     if -advantage > noise:
@@ -123,13 +130,16 @@ def _groups(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], list[Map
 
 def _summary(verdicts: Sequence[str]) -> str:
     """One verdict for several claimed pairs: contradicted if any, reproduced if all, else not resolved."""
-    if not verdicts:
-        return "nothing claimed"
     if "contradicted" in verdicts:
         return "contradicted"
     if all(v == "reproduced" for v in verdicts):
         return "reproduced"
     return _ONE_SPLIT if _ONE_SPLIT in verdicts else "not resolved"
+
+
+def _ordering_verdict(verdicts: Sequence[str]) -> str:
+    """'ordering reproduced', 'ordering contradicted', 'ordering not resolved [at one split]', 'ordering: no pair claimed'."""
+    return "ordering: no pair claimed" if not verdicts else "ordering " + _summary(verdicts)
 
 
 def orderings(rows: Sequence[Mapping[str, Any]], spread: str) -> list[dict]:
@@ -151,7 +161,7 @@ def orderings(rows: Sequence[Mapping[str, Any]], spread: str) -> list[dict]:
             "pairs": f"{counts['reproduced']}/{len(pairs)}",
             "contradicted_pairs": [f"{p['better']} < {p['worse']}" for p in pairs if p["verdict"] == "contradicted"],
             "pair_verdicts": pairs,
-            "verdict": "ordering " + _summary([p["verdict"] for p in pairs]),
+            "verdict": _ordering_verdict([p["verdict"] for p in pairs]),
         })
     return out
 
@@ -176,7 +186,7 @@ def judge_rows(rows: Iterable[Mapping[str, Any]], spread: str) -> list[dict]:
         elif verdict is not None:
             r["verdict"] = verdict
         else:
-            r["verdict"] = "ordering " + _summary(by_method.get((r["setting"], r["method"], r["metric"]), []))
+            r["verdict"] = _ordering_verdict(by_method.get((r["setting"], r["method"], r["metric"]), []))
     return rows
 
 
