@@ -21,8 +21,8 @@ A check is one of three kinds (``kind``, default ``order``), each judged by the 
 - ``values``: the paper's numbers of ``methods`` reproduced within 2 combined SEs.
 
 The claim's verdict: *differs* (*differs, explained* with ``explained``) if any pair is resolved
-against the claim, *reproduced* if all are resolved for it, *not resolved at this budget*
-otherwise, *not run yet* where the workflow has no record.  Stated verdicts are for what no
+against the claim, *reproduced* if all are resolved for it (and every setting named was run),
+*not resolved at this budget* otherwise, *not run yet* where nothing named was run or recorded.  Stated verdicts are for what no
 record holds: an experiment recorded elsewhere (its page is the evidence), data that cannot be had
 offline, or a method gpal does not implement.
 """
@@ -130,8 +130,9 @@ def _judge_check(check: Mapping[str, Any], result: Mapping[str, Any], where: str
     counts: Counter = Counter()
     for setting in settings:
         got = {m: rows[(setting, m, metric)] for m in methods}
-        if any(r["verdict"] == "not run" for r in got.values()):
-            counts["not run"] += 1
+        if any(r["verdict"] == "not run" for r in got.values()):  # every pair (or value) of the setting
+            counts["not run"] += {"values": len(methods), "alike": len(methods) * (len(methods) - 1) // 2,
+                                  "order": len(check.get("better", ())) * len(check.get("worse", ()))}[check["kind"]]
             continue
         if check["kind"] == "values":
             for r in got.values():
@@ -166,7 +167,7 @@ def judge_claim(claim: Mapping[str, Any], results: Mapping[str, Mapping[str, Any
     """
     if "verdict" in claim:
         return claim["verdict"], claim["evidence"]
-    against = for_ = total = 0
+    against = for_ = total = not_run = 0
     evidence: list[str] = []
     grouped: dict[tuple, Counter] = {}
     for check in claim["checks"]:
@@ -175,9 +176,11 @@ def judge_claim(claim: Mapping[str, Any], results: Mapping[str, Mapping[str, Any
             if known is not None and name not in known:
                 raise ValueError(f"{where}: no workflow {name!r} is recorded or shipped; recorded are {sorted(results)}")
             evidence.append(f"`{name}`: not recorded yet")
+            not_run += 1
             continue
         counts = _judge_check(check, results[name], where)
         total += sum(counts.values()) - counts["not run"]
+        not_run += counts["not run"]
         against += counts[_AGAINST[check["kind"]]]
         for_ += counts[_FOR[check["kind"]]]
         key = (name, check["metric"], tuple(check["settings"] or ()), _UNIT[check["kind"]])
@@ -189,7 +192,7 @@ def judge_claim(claim: Mapping[str, Any], results: Mapping[str, Mapping[str, Any
         verdict = "not run yet"
     elif against:
         verdict = "differs, explained" if claim.get("explained") else "differs"
-    elif for_ == total:
+    elif for_ == total and not not_run:  # a setting not run leaves the claim open
         verdict = "reproduced"
     else:
         verdict = "not resolved at this budget"

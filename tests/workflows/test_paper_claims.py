@@ -27,6 +27,7 @@ RESULTS = {"wf": _record([
     _row("b", "A", "nll", [0.50, 0.51, 0.52]), _row("b", "B", "nll", [0.20, 0.21, 0.22]),   # B well ahead of A
     _row("c", "A", "nll", [0.20, 0.40, 0.30]), _row("c", "B", "nll", [0.25, 0.35, 0.31]),   # inside the noise
     _row("d", "A", "nll", [0.10]), _row("d", "B", "nll", [0.90]),                            # one split
+    *({**_row("e", m, "nll", [0.0]), "n": 0, "gpal_mean": None} for m in ("A", "B")),        # not run
 ])}
 
 
@@ -44,6 +45,8 @@ def test_order_verdicts_follow_the_pair_rule():
     assert judge_claim(_claim(["a", "c"]), RESULTS)[0] == "not resolved at this budget"  # a reversal in the noise
     verdict, evidence = judge_claim(_claim(["d"]), RESULTS)
     assert verdict == "not resolved at this budget" and "not resolved at one split 1" in evidence
+    assert judge_claim(_claim(["e"]), RESULTS) == ("not run yet", "`wf` nll (e), 1 pairs: not run 1")
+    assert judge_claim(_claim(["a", "e"]), RESULTS)[0] == "not resolved at this budget"  # e leaves it open
 
 
 def test_alike_and_stated_claims():
