@@ -10,15 +10,8 @@ import time
 import numpy as np
 import pytest
 
-from gpal.files import (
-    atomic_output,
-    classes_from_json,
-    classes_to_json,
-    load_model_dir,
-    read_bytes,
-    save_model_dir,
-    write_json_atomic,
-)
+from gpal.files import atomic_output, read_bytes, write_json_atomic
+from gpal.saved_models import classes_from_json, classes_to_json, load_model_dir, save_model_dir
 
 
 def test_atomic_output_keeps_old_content_when_interrupted(tmp_path):
@@ -218,7 +211,7 @@ def test_a_resumed_run_removes_what_a_killed_one_left_half_written(tmp_path):
 
 def test_saved_model_folders_have_ordinary_permissions(tmp_path):
     """A model folder is made as any other folder (umask applies), not 0700 like a private temporary one."""
-    from gpal.files import save_model_dir
+    from gpal.saved_models import save_model_dir
 
     old = os.umask(0o022)
     try:

@@ -5,7 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from gpal.files import MANIFEST, NotAModelFolder, save_model_dir, write_json_atomic, write_text_atomic
+from gpal.files import MANIFEST, write_json_atomic, write_text_atomic
+from gpal.saved_models import NotAModelFolder, save_model_dir
 from gpal.runs.output_dir import OutputInUse, claim_output_dir
 
 

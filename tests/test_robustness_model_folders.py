@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from gpal.cli import main
-from gpal.files import CorruptModel, MAX_EXPANSION
+from gpal.saved_models import CorruptModel, MAX_EXPANSION
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -20,9 +20,9 @@ from sklearn.exceptions import NotFittedError
 
 from gpal.constraints import Constraint, check_params
 from gpal.data.dataset import NoisyDataset, Standardizer
-from gpal.files import (check_array_checksums, classes_from_json, classes_to_json, corrupt_field, load_model_dir,
-                        save_model_dir)
 from gpal.identity import jsonable
+from gpal.saved_models import (check_array_checksums, classes_from_json, classes_to_json, corrupt_field,
+                                load_model_dir, save_model_dir)
 
 __all__ = ["FitData", "FitInterrupted", "GPClassifierMixin", "check_fit_data", "check_predict_data", "check_sample_weight", "entropy", "raise_if_interrupted", "warn_ignored_noise"]
 

@@ -50,7 +50,7 @@ def noisy_gp_from_state(cls: type, config: dict[str, Any], arrays: dict[str, np.
     NoisyGPClassifier
         The estimator, with its model's saved values.
     """
-    from gpal.files import CorruptModel
+    from gpal.saved_models import CorruptModel
     from gpal.models.likelihoods.base import likelihood_from_config
     from gpal.models.state import assign_saved_values, kernel_from_config
     from gpal.models.svgp import NoisySVGP

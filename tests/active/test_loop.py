@@ -28,7 +28,7 @@ from gpal.active import (
 )
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, check_predict_data
-from gpal.files import classes_from_json, classes_to_json, load_model_dir, save_model_dir
+from gpal.saved_models import classes_from_json, classes_to_json, load_model_dir, save_model_dir
 
 
 class LogisticStandIn(GPClassifierMixin, BaseEstimator):

@@ -24,7 +24,7 @@ from gpal.catalogs.features import Feature
 from gpal.cli import main
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.base import check_fit_data
-from gpal.files import CorruptModel
+from gpal.saved_models import CorruptModel
 from gpal.workflows import load_workflow
 from gpal.workflows.schema import WorkflowError
 from conftest import SMALL
