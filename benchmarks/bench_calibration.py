@@ -49,6 +49,24 @@ def _mean_latent_proba(model: Any, X: np.ndarray) -> np.ndarray:
     return z / z.sum(axis=1, keepdims=True)
 
 
+def _add_fits(path: Path, check: str, seed: int, extra: dict[str, dict[str, Any]]) -> None:
+    """Further gpal fits (name -> estimator parameters) added to a saved check and seed where they are missing."""
+    from gpal.catalog_jobs import later_labels as study
+    from gpal.catalog_jobs.settings import main_job_estimator
+
+    with np.load(path) as saved:
+        kept = {k: saved[k] for k in saved.files}
+    missing = {name: params for name, params in extra.items() if name not in kept}
+    if not missing:
+        return
+    train, rows, _ = study._check_data(check, seed)
+    units = {name: main_job_estimator(random_state=seed, progress=False, **params).fit(train).predict_proba(
+        rows.X, rows.X_var) for name, params in missing.items()}
+    kept.update(study.check_probabilities(check, seed, {m: {"proba": p} for m, p in units.items()}))
+    np.savez(path, **kept)
+    print(f"{check} seed {seed}: added {', '.join(missing)}", flush=True)
+
+
 def fit(out: Path, checks: list[str], seeds: list[int], extra: dict[str, dict[str, Any]]) -> None:
     from gpal.catalog_jobs import later_labels as study
     from gpal.catalog_jobs.settings import main_job_estimator
@@ -59,6 +77,7 @@ def fit(out: Path, checks: list[str], seeds: list[int], extra: dict[str, dict[st
         for seed in seeds:
             path = out / "probas" / f"{check.replace(':', '__')}.seed{seed}.npz"
             if path.is_file():
+                _add_fits(path, check, seed, extra)
                 continue
             train, rows, _ = study._check_data(check, seed)
             t0 = time.perf_counter()
