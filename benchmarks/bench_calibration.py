@@ -117,6 +117,19 @@ def independent_ece(y: np.ndarray, p: np.ndarray, n_bins: int) -> float:
     return total / y.size
 
 
+def calibrated_p_value(y: np.ndarray, p: np.ndarray, n_bins: int, repeats: int = 1000, seed: int = 0) -> float:
+    """Share of outcome sets drawn from a perfectly calibrated model with these confidences (hits ~ Bernoulli(
+    confidence)) whose ECE is at least the observed one (consistency resampling, Broecker & Smith 2007): small where
+    the ECE is more than its finite-sample bias explains."""
+    from gpal.evaluation.calibration import expected_calibration_error, reliability_bins
+
+    rng = np.random.default_rng(seed)
+    conf = p.max(axis=1)
+    observed = expected_calibration_error(y, p, n_bins)
+    drawn = [reliability_bins(conf, rng.random(conf.size) < conf, n_bins).ece for _ in range(repeats)]
+    return float(np.mean(np.asarray(drawn) >= observed - 1e-12))
+
+
 RANGES = ((0.0, 0.9), (0.9, 1.0))
 CLASS_RANGES = ((0.0, 0.1), (0.1, 0.9), (0.9, 1.0))
 
@@ -162,6 +175,7 @@ def measures(y: np.ndarray, p: np.ndarray, prior: np.ndarray) -> dict[str, float
 
     out = {"nll": negative_log_likelihood(y, p), "ece": expected_calibration_error(y, p, N_BINS),
            "ece_independent": independent_ece(y, p, N_BINS), "ece_floor": calibrated_ece(p, N_BINS),
+           "ece_p_value": calibrated_p_value(y, p, N_BINS),
            "ece_quantile": expected_calibration_error(y, p, N_BINS, "quantile"),
            "ece_10": expected_calibration_error(y, p, 10), "ece_20": expected_calibration_error(y, p, 20),
            "accuracy": float(np.mean(p.argmax(axis=1) == y)), "balanced_accuracy": balanced_accuracy(y, p),
@@ -207,17 +221,20 @@ def analyse(out: Path, checks: list[str], seeds: list[int]) -> dict[str, Any]:
     for check in checks:
         data = [_load(out, check, s) for s in seeds]
         models = [k for k in data[0] if k not in ("label", "prior", "mc_error", "fit_seconds")]
-        per_model = {}
+        per_model, rows_by_model = {}, {}
         for m in models:
             rows = []
             for d in data:
                 keep = d["label"] >= 0
                 rows.append(measures(d["label"][keep], d[m][keep], d["prior"]))
             per_model[m] = {k: float(np.mean([r[k] for r in rows])) for k in rows[0]}
+            rows_by_model[m] = rows
         intervals = {m: paired(data, "gpal", m) for m in models if m != "gpal"}
         intervals["gpal prior rule - argmax"] = _rule_interval(data, "gpal")
         intervals["logistic prior rule - argmax"] = _rule_interval(data, "logistic")
-        result["checks"][check] = {"n": int((data[0]["label"] >= 0).sum()), "models": per_model,
+        per_seed = {m: [{k: measures_seed[k] for k in ("ece", "ece_floor", "ece_p_value", "nll")}
+                        for measures_seed in rows_by_model[m]] for m in ("gpal", "logistic")}
+        result["checks"][check] = {"n": int((data[0]["label"] >= 0).sum()), "models": per_model, "per_seed": per_seed,
                                    "gpal_minus": intervals,
                                    "mc_error_mean": float(np.mean([d["mc_error"].mean() for d in data]))}
     from gpal.files import write_json_atomic
@@ -261,6 +278,14 @@ def markdown(result: dict[str, Any]) -> str:
                          f"{v['ece_quantile']:.3f} | {v['ece_10']:.3f} / {v['ece_20']:.3f} | {gap:+.4f} "
                          f"({v['top [0.0, 0.9)']:+.4f} / {v['top [0.9, 1.0)']:+.4f}) | "
                          f"{_iv(iv['nll']) if iv else ''} | {_iv(iv['ece']) if iv else ''} |")
+    lines += ["", "Per seed (split): ECE, the ECE of a calibrated model with the same confidences, and the share of "
+              "calibrated outcome draws (1000) with an ECE at least the observed (p).", "",
+              "| check | model | " + " | ".join(f"seed {s}: ECE / calibrated / p" for s in result["seeds"]) + " |",
+              "|---|---|" + "---|" * len(result["seeds"])]
+    for check, c in result["checks"].items():
+        for m, seeds in c["per_seed"].items():
+            lines.append(f"| {check} | {m} | " + " | ".join(
+                f"{v['ece']:.3f} / {v['ece_floor']:.3f} / {v['ece_p_value']:.2f}" for v in seeds) + " |")
     lines += ["", "Each class's one-vs-rest calibration: sum over the sources whose p(class) is in the range of "
               "(1[class] − p(class)), over all sources; > 0: the class is under-predicted there.  And the ECE of "
               "each class's probability (15 bins).", "",
