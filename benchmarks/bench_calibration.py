@@ -21,6 +21,10 @@ intervals of gpal minus each variant, resamples averaged over the seeds.
 
     OMP_NUM_THREADS=1 nice -n 10 python benchmarks/bench_calibration.py fit --out runs/calibration
     python benchmarks/bench_calibration.py analyse --out runs/calibration
+    OMP_NUM_THREADS=1 nice -n 10 python benchmarks/bench_calibration.py in_sample --out runs/calibration
+
+``in_sample`` fits FL16Y's seed-0 split after 50 and 200 epochs and compares the training rows' calibration with the
+held-out rows' (``OUT/in_sample.json``).
 """
 
 from __future__ import annotations
@@ -309,9 +313,35 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def in_sample(out: Path, check: str = "held-out:FL16Y", seed: int = 0, epochs: tuple[int, ...] = (50, 200)) -> None:
+    """Whether the fitted function itself is under-confident: the training rows' and held-out rows' accuracy minus
+    mean confidence and ECE, and the kernels' variances and median lengthscales, after each number of epochs."""
+    from gpal.catalog_jobs import later_labels as study
+    from gpal.catalog_jobs.settings import main_job_estimator
+    from gpal.evaluation.calibration import calibrated_ece, expected_calibration_error
+    from gpal.evaluation.metrics import negative_log_likelihood
+    from gpal.files import write_json_atomic
+
+    train, test, _ = study._check_data(check, seed)
+    result: dict[str, Any] = {"check": check, "seed": seed}
+    for n in epochs:
+        model = main_job_estimator(random_state=seed, progress=False, epochs=n).fit(train)
+        kernels = model.model_.gp.kernels
+        info: dict[str, Any] = {"kernel_variance": [float(k.variance.numpy()) for k in kernels],
+                                "lengthscale_median": [float(np.median(k.lengthscales.numpy())) for k in kernels]}
+        for split, rows in (("train", train), ("test", test)):
+            p = model.predict_proba(rows.X, rows.X_var)
+            info[split] = {"nll": negative_log_likelihood(rows.y, p), "ece": expected_calibration_error(rows.y, p),
+                           "ece_calibrated": calibrated_ece(p),
+                           "accuracy_minus_confidence": float(np.mean(p.argmax(axis=1) == rows.y) - p.max(axis=1).mean())}
+        result[f"epochs{n}"] = info
+        print(f"{n} epochs: {json.dumps(info)}", flush=True)
+    write_json_atomic(out / "in_sample.json", result)
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("stage", choices=["fit", "analyse"])
+    p.add_argument("stage", choices=["fit", "analyse", "in_sample"])
     p.add_argument("--out", type=Path, default=Path("runs/calibration"))
     p.add_argument("--checks", nargs="+", default=list(CHECKS))
     p.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
@@ -319,6 +349,8 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     if args.stage == "fit":
         fit(args.out, args.checks, args.seeds, json.loads(args.extra))
+    elif args.stage == "in_sample":
+        in_sample(args.out)
     else:
         analyse(args.out, args.checks, args.seeds)
 
