@@ -12,7 +12,8 @@ beside logistic regression's, in ``OUT/probas/CHECK.seedS.npz``:
 - ``logistic``: logistic regression on the same rows (`gpal.evaluation.baselines`).
 
 On the later-label checks every model's probabilities of a bcu get what the catalog knows, as in the study
-(``gpal_before_known`` and ``logistic_before_known``: without it).
+(``gpal_before_known`` and ``logistic_before_known``: without it; ``*_pool_prior``: moved to each group's own
+class mix after it, `gpal.catalog_jobs.pool_prior`, derived when analysed).
 ``analyse`` reads them back and writes ``OUT/calibration.json`` / ``.md``: per check and variant (mean over seeds)
 the top-label ECE (15 equal-width bins, the project's), the same ECE computed independently, the equal-mass and
 10 / 20-bin ECE, NLL, accuracy and balanced accuracy under argmax(p) and argmax(p / training prior), each class's
@@ -168,8 +169,19 @@ def _decided_metrics(y: np.ndarray, decision: np.ndarray) -> dict[str, float]:
 
 
 def _load(out: Path, check: str, seed: int) -> dict[str, np.ndarray]:
+    """A check and seed's saved probabilities, with (later-label checks) gpal's and logistic regression's moved to
+    each group's own class mix (``_pool_prior``), as ``gpal classify --pool-prior`` moves them after the bcu rule."""
     with np.load(out / "probas" / f"{check.replace(':', '__')}.seed{seed}.npz") as d:
-        return {k: d[k] for k in d.files}
+        data = {k: d[k] for k in d.files}
+    if not check.startswith("held-out:"):
+        from gpal.catalog_jobs import later_labels as study
+        from gpal.catalog_jobs.pool_prior import adjust_to_pool
+        from gpal.catalogs.classes import source_groups
+
+        groups = source_groups(study._check_data(check, seed)[2])
+        for m in ("gpal", "logistic"):
+            data[f"{m}_pool_prior"] = adjust_to_pool(data[m], groups, data["prior"], study.CLASSES).proba
+    return data
 
 
 def measures(y: np.ndarray, p: np.ndarray, prior: np.ndarray) -> dict[str, float]:
