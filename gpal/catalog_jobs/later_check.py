@@ -46,6 +46,7 @@ from gpal.catalog_jobs.proba_columns import proba_column
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalogs import load_catalog
 from gpal.catalogs.classes import source_groups
+from gpal.catalogs.known_classes import association_weight
 from gpal.catalogs.links import link_later
 from gpal.catalogs.releases import NEWEST_RELEASE, RELEASES, link_path
 from gpal.catalogs.schemes import coarse_group
@@ -212,7 +213,9 @@ def check_later(
     else:
         proba.update(baseline_proba)
     # what the catalog knows (a bcu is a blazar) applies to every model alike; the main job's table already has it
-    proba.update({name: known_class_probabilities(trained, pool.aux["CLASS1"], p)[0] for name, p in proba.items()
+    association = association_weight(first, [str(i) for i in pool.ids])
+    proba.update({name: known_class_probabilities(trained, pool.aux["CLASS1"], p, association=association)[0]
+                  for name, p in proba.items()
                   if not (name == MODEL and model_proba is not None)})
     moved = None
     if pool_prior or (pool_prior is None and (recorded_identity(trained.folder) or {}).get("pool_prior")):
