@@ -180,8 +180,29 @@ def _load(out: Path, check: str, seed: int) -> dict[str, np.ndarray]:
 
         groups = source_groups(study._check_data(check, seed)[2])
         for m in ("gpal", "logistic"):
-            data[f"{m}_pool_prior"] = adjust_to_pool(data[m], groups, data["prior"], study.CLASSES).proba
+            moved = adjust_to_pool(data[m], groups, data["prior"], study.CLASSES)
+            data[f"{m}_pool_prior"] = moved.proba
+            if m == "gpal":
+                data["_groups"] = groups
+                data["_mixes"] = {g: moved.groups[g]["prior"] for g in moved.groups}
     return data
+
+
+def _pool_prior_groups(data: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per source group (bcu, unassociated): gpal's NLL before and after the pool prior and the mix it estimated,
+    means over the seeds."""
+    from gpal.evaluation.metrics import negative_log_likelihood
+
+    out = {}
+    for group in np.unique(data[0]["_groups"]):
+        rows = []
+        for d in data:
+            keep = (d["label"] >= 0) & (d["_groups"] == group)
+            rows.append({"n": int(keep.sum()), "nll": negative_log_likelihood(d["label"][keep], d["gpal"][keep]),
+                         "nll_pool_prior": negative_log_likelihood(d["label"][keep], d["gpal_pool_prior"][keep]),
+                         **{f"mix_{c}": float(v) for c, v in d["_mixes"][group].items()}})
+        out[str(group)] = {k: float(np.mean([r[k] for r in rows])) for k in rows[0]}
+    return out
 
 
 def measures(y: np.ndarray, p: np.ndarray, prior: np.ndarray) -> dict[str, float]:
@@ -236,7 +257,8 @@ def analyse(out: Path, checks: list[str], seeds: list[int]) -> dict[str, Any]:
     result: dict[str, Any] = {"seeds": seeds, "checks": {}}
     for check in checks:
         data = [_load(out, check, s) for s in seeds]
-        models = [k for k in data[0] if k not in ("label", "prior", "mc_error", "fit_seconds")]
+        models = [k for k in data[0] if k not in ("label", "prior", "mc_error", "fit_seconds")
+                  and not k.startswith("_")]
         per_model, rows_by_model = {}, {}
         for m in models:
             rows = []
@@ -253,6 +275,8 @@ def analyse(out: Path, checks: list[str], seeds: list[int]) -> dict[str, Any]:
         result["checks"][check] = {"n": int((data[0]["label"] >= 0).sum()), "models": per_model, "per_seed": per_seed,
                                    "gpal_minus": intervals,
                                    "mc_error_mean": float(np.mean([d["mc_error"].mean() for d in data]))}
+        if "_groups" in data[0]:
+            result["checks"][check]["pool_prior_groups"] = _pool_prior_groups(data)
     from gpal.files import write_json_atomic
 
     write_json_atomic(out / "calibration.json", result)
@@ -312,6 +336,12 @@ def markdown(result: dict[str, Any]) -> str:
             cells = [" / ".join(f"{v[f'{k} [{a}, {b})']:+.4f}" for a, b in CLASS_RANGES) for k in ("bll", "fsrq", "pulsar")]
             lines.append(f"| {check} | {m} | {' | '.join(cells)} | {v['ece_bll']:.3f} / {v['ece_fsrq']:.3f} / "
                          f"{v['ece_pulsar']:.3f} |")
+    lines += ["", "The pool prior by source group (gpal): NLL before / after, and the class mix it estimated.", "",
+              "| check | group | sources | NLL before / after | estimated bll / fsrq / pulsar |", "|---|---|---:|---|---|"]
+    for check, c in result["checks"].items():
+        for group, g in c.get("pool_prior_groups", {}).items():
+            lines.append(f"| {check} | {group} | {g['n']:.0f} | {g['nll']:.3f} / {g['nll_pool_prior']:.3f} | "
+                         f"{g['mix_bll']:.3f} / {g['mix_fsrq']:.3f} / {g['mix_pulsar']:.3f} |")
     lines += ["", "Deciding by argmax(p / training prior) against argmax(p): accuracy and balanced accuracy "
               "(the rule's minus argmax's, paired).", "",
               "| check | model | accuracy: argmax / prior rule | BA: argmax / prior rule | rule − argmax: BA | "
