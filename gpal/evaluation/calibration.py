@@ -30,6 +30,7 @@ __all__ = [
     "top_label_reliability",
     "class_reliability",
     "expected_calibration_error",
+    "calibrated_ece",
     "resampled_calibration_errors",
     "maximum_calibration_error",
     "classwise_ece",
@@ -202,6 +203,34 @@ def expected_calibration_error(
 ) -> float:
     """Top-label ECE: mean |accuracy - confidence| over bins, weighted by bin size."""
     return top_label_reliability(y_true, proba, n_bins, strategy).ece
+
+
+def _mean_absolute_deviation(p: np.ndarray) -> float:
+    """E|S - sum p| for S the number of successes of independent Bernoulli(p_i) trials (Poisson-binomial),
+    exactly: the distribution of S built one trial at a time."""
+    pmf = np.zeros(p.size + 1)
+    pmf[0] = 1.0
+    for k, q in enumerate(p, start=1):
+        pmf[1:k + 1] = pmf[1:k + 1] * (1.0 - q) + pmf[:k] * q
+        pmf[0] *= 1.0 - q
+    return float(np.sum(pmf * np.abs(np.arange(p.size + 1) - p.sum())))
+
+
+def calibrated_ece(proba: np.ndarray, n_bins: int = 15, strategy: Strategy = "uniform") -> float:
+    """The top-label ECE that a perfectly calibrated model with these confidences shows on average.
+
+    Each prediction is right with probability its confidence, so a bin's hits are Poisson-binomial and its
+    expected gap is E|hits - sum of confidences| / n, computed exactly.  The ECE of a finite set is biased
+    upwards by this much even when nothing is miscalibrated (about 0.025 for 600 sources of 90% mean
+    confidence in 15 bins): two models' ECEs compare fairly only beside it.  Bins are those of
+    `expected_calibration_error`.
+    """
+    p = np.asarray(proba, dtype=np.float64)
+    _check_predictions(np.zeros(p.shape[0] if p.ndim == 2 else 0, dtype=np.int64), p)
+    _check_strategy(strategy)
+    confidence = p.max(axis=1)
+    index, _ = _bin_index(confidence, _check_n_bins(n_bins), strategy)
+    return sum(_mean_absolute_deviation(confidence[index == b]) for b in np.unique(index)) / confidence.size
 
 
 def resampled_calibration_errors(y_true: np.ndarray, proba: np.ndarray, index: np.ndarray, n_bins: int = 15) -> np.ndarray:

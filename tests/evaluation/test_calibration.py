@@ -5,6 +5,7 @@ import pytest
 from sklearn.metrics import brier_score_loss
 
 from gpal.evaluation.calibration import (
+    calibrated_ece,
     resampled_calibration_errors,
     brier_score,
     class_reliability,
@@ -202,3 +203,43 @@ def test_resampled_calibration_errors_equal_the_ece_of_each_resample():
     expected = [expected_calibration_error(y[i], proba[i], n_bins=7) for i in index]
     np.testing.assert_allclose(resampled_calibration_errors(y, proba, index, n_bins=7), expected, rtol=1e-12,
                                atol=1e-15)
+
+
+def test_calibrated_ece_of_equal_confidences_is_the_binomial_mean_absolute_deviation():
+    """n predictions all of confidence c, one bin: E|Binomial(n, c) - n c| / n, from scipy's pmf."""
+    from scipy.stats import binom
+
+    for n, c in ((1, 0.7), (37, 0.9), (200, 0.55)):
+        proba = np.tile([c, 1 - c], (n, 1))
+        k = np.arange(n + 1)
+        expected = np.sum(binom.pmf(k, n, c) * np.abs(k - n * c)) / n
+        assert calibrated_ece(proba, n_bins=1) == pytest.approx(expected, rel=1e-10)
+
+
+def test_calibrated_ece_is_the_mean_ece_of_calibrated_outcomes():
+    """Monte Carlo: labels drawn from the probabilities themselves (a calibrated model), the ECE averaged."""
+    rng = np.random.default_rng(3)
+    proba = rng.dirichlet([0.5, 0.5, 0.5], size=150)
+    draws = np.array([expected_calibration_error(draw_labels(rng, proba), proba, n_bins=10) for _ in range(2000)])
+    exact = calibrated_ece(proba, n_bins=10)
+    assert abs(draws.mean() - exact) < 4 * draws.std() / np.sqrt(draws.size)
+    # nothing is miscalibrated, yet the ECE is far from 0: the bias the floor measures
+    assert exact > 0.03
+
+
+def test_calibrated_ece_vanishes_for_sure_predictions_and_shrinks_with_more_sources():
+    assert calibrated_ece(np.tile([1.0, 0.0], (20, 1))) == 0.0
+    rng = np.random.default_rng(0)
+    small = rng.dirichlet([1, 1, 1], size=100)
+    large = np.tile(small, (16, 1))  # the same confidences, 16 times as many: the bias falls about 4 times
+    ratio = calibrated_ece(small) / calibrated_ece(large)
+    assert 3.0 < ratio < 5.0
+
+
+def test_calibrated_ece_refuses_what_is_not_a_probability_matrix():
+    with pytest.raises(ValueError, match="sum to 1"):
+        calibrated_ece(P[:, :2])
+    with pytest.raises(ValueError, match="column_stack"):
+        calibrated_ece(P[:, 0])
+    with pytest.raises(ValueError, match="strategy must be"):
+        calibrated_ece(P, strategy="kmeans")
