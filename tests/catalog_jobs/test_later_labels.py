@@ -86,3 +86,58 @@ def test_seeds_are_averaged_and_the_interval_pairs_each_seed_with_itself(monkeyp
     assert row["value"] == pytest.approx(both) and row["seeds"] == 2
     # swapped between the seeds: the same mean on both sides, an interval about zero
     assert row["diff"] == pytest.approx(0, abs=1e-12) and row["diff_low"] < 0 < row["diff_high"]
+
+
+def _pool_at_mix(rng, mix, n):
+    """n rows of probabilities whose mean is exactly ``mix``: random rows pulled toward a row chosen to make it so."""
+    rows = rng.dirichlet([1, 1, 1], n)
+    lam = 0.3
+    anchor = (np.asarray(mix) - lam * rows.mean(0)) / (1 - lam)
+    assert (anchor > 0).all()
+    return lam * rows + (1 - lam) * anchor
+
+
+def test_the_pool_prior_leaves_a_pool_at_the_training_mix_as_gpal_gave_it():
+    rng = np.random.default_rng(3)
+    train_y = np.repeat([0, 1, 2], [60, 15, 25])  # training mix 0.60 / 0.15 / 0.25
+    proba = np.vstack([_pool_at_mix(rng, [0.6, 0.15, 0.25], 150), _pool_at_mix(rng, [0.6, 0.15, 0.25], 80)])
+    class1 = np.array([""] * 150 + ["bcu"] * 80)
+    moved = later_labels.moved_to_pool(proba, class1, train_y)
+    np.testing.assert_allclose(moved, proba, atol=1e-6)
+
+
+def test_the_pool_prior_moves_each_group_toward_its_own_mix():
+    rng = np.random.default_rng(4)
+    train_mix, pool_mix = np.array([0.6, 0.15, 0.25]), np.array([0.15, 0.05, 0.8])
+    train_y = np.repeat([0, 1, 2], [60, 15, 25])
+    n = 2000
+    y = rng.choice(3, n, p=pool_mix)
+    means = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0]])
+    x = means[y] + rng.normal(size=(n, 2))
+    likelihood = np.exp(-0.5 * ((x[:, None, :] - means) ** 2).sum(-1))  # p(x | class), up to a common factor
+    proba = train_mix * likelihood
+    proba /= proba.sum(1, keepdims=True)  # what a model calibrated on the training mix says
+    truth = pool_mix * likelihood
+    truth /= truth.sum(1, keepdims=True)  # what it should say on this pool
+    at_training = _pool_at_mix(rng, train_mix, 300)
+    moved = later_labels.moved_to_pool(np.vstack([proba, at_training]), np.array([""] * n + ["bcu"] * 300), train_y)
+    # the unassociated group, skewed to pulsars, moves toward its mix and toward the posteriors of that mix
+    assert proba[:, 2].mean() < moved[:n, 2].mean() == pytest.approx(pool_mix[2], abs=0.03)
+    assert abs(moved[:n].mean(0) - pool_mix).sum() < 0.5 * abs(proba.mean(0) - pool_mix).sum()
+    assert np.abs(moved[:n] - truth).mean() < 0.5 * np.abs(proba - truth).mean()
+    assert log_loss(y, moved[:n], labels=[0, 1, 2]) < log_loss(y, proba, labels=[0, 1, 2])
+    # the bcu group, at the training mix, stays where gpal put it
+    np.testing.assert_allclose(moved[n:], at_training, atol=1e-6)
+
+
+def test_gpal_pool_is_derived_from_gpals_fit_and_leaves_held_out_rows_alone(monkeypatch):
+    rng = np.random.default_rng(5)
+    train = type("Rows", (), {"y": np.repeat([0, 1, 2], [50, 20, 30])})()
+    gpal = rng.dirichlet([1, 1, 1], 40)
+    monkeypatch.setattr(later_labels, "_check_data", lambda check, seed: (train, None, np.array([""] * 40)))
+    held = later_labels.check_probabilities("held-out:FL16Y", 0, {"gpal": {"proba": gpal.tolist()}}, pool_prior=True)
+    np.testing.assert_array_equal(held["gpal+pool"], held["gpal"])
+    with pytest.raises(ValueError, match="gpal\\+pool moves gpal's probabilities: fit gpal too"):
+        later_labels.check_probabilities("held-out:FL16Y", 0, {"logistic": {"proba": gpal.tolist()}}, pool_prior=True)
+    with pytest.raises(ValueError, match="no fit of its own"):
+        later_labels.fit_unit("held-out:FL16Y", 0, "gpal+pool")
