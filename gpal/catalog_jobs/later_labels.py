@@ -23,7 +23,8 @@ sources are compared on both sides; the measures hold gpal minus the model (``di
 Models: ``gpal`` (the main job's estimator), ``gpal+T`` (its probabilities with a temperature fitted on a
 validation split, `gpal.evaluation.recalibration`), ``gpal+pool`` (its probabilities of a later-label check's
 pool moved to each CLASS1 group's own class mix, as ``gpal classify --pool-prior`` moves them:
-`gpal.catalog_jobs.pool_prior`; no fit of its own, and held-out rows are not moved), the variants of `GP_VARIANTS` and the baselines
+`gpal.catalog_jobs.pool_prior`; no fit of its own, and held-out rows are not moved), ``gpal+pool_unassociated``
+(the same moving the unassociated sources only, the bcu left as gpal gave them), the variants of `GP_VARIANTS` and the baselines
 (`gpal.evaluation.baselines`).
 """
 
@@ -41,7 +42,8 @@ from gpal.evaluation.calibration import class_reliability, expected_calibration_
 from gpal.evaluation.comparison import balanced_accuracy, difference_text, resampled_metrics
 from gpal.evaluation.metrics import negative_log_likelihood, roc_auc
 
-__all__ = ["CLASSES", "GP_VARIANTS", "HELD_OUT", "PAIRS", "POOL_PRIOR", "TEMPERATURE", "TEMPERATURE_BIAS", "check_pairs", "fit_unit",
+__all__ = ["CLASSES", "GP_VARIANTS", "HELD_OUT", "PAIRS", "POOL_PRIOR", "POOL_PRIOR_UNASSOCIATED",
+           "TEMPERATURE", "TEMPERATURE_BIAS", "check_pairs", "fit_unit",
            "difference_to_gpal", "measure_check", "moved_to_pool", "paired_table", "scored_rows"]
 
 CLASSES = ("bll", "fsrq", "pulsar")
@@ -61,6 +63,8 @@ TEMPERATURE_BIAS = "gpal+TB"
 #: The model whose probabilities of the pool are moved by the pool prior, and the name of the result (no fit of its
 #: own: a transform of the model's probabilities).
 POOL_PRIOR = ("gpal", "gpal+pool")
+#: The same moving the unassociated sources only (the bcu keep gpal's probabilities), and the group it moves.
+POOL_PRIOR_UNASSOCIATED = ("gpal+pool_unassociated", "unassociated")
 #: GP models: name -> what differs from the main job's estimator.  ``balanced``: every class weighs the same in
 #: the ELBO (sample weights n / (C n_c)); ``kernel="se_plus_linear"``: a linear kernel added to the squared
 #: exponential, so the latent functions can extrapolate beyond the training sources.
@@ -182,7 +186,7 @@ def fit_unit(check: str, seed: int, model: str) -> dict[str, Any]:
         return {"proba": proba.tolist(), "y": validation.y.tolist()}
     if model in GP_VARIANTS:
         return {"proba": _gp_proba(GP_VARIANTS[model], seed, train, rows.X, rows.X_var).tolist()}
-    if model == POOL_PRIOR[1]:
+    if model in (POOL_PRIOR[1], POOL_PRIOR_UNASSOCIATED[0]):
         raise ValueError(f"{model} has no fit of its own: it moves {POOL_PRIOR[0]}'s probabilities (check_probabilities)")
     if model in BASELINES:
         return {"proba": fit_baselines(train.X, train.y, rows.X, names=[model], random_state=seed)[model].tolist()}
@@ -197,17 +201,23 @@ def _known(proba: np.ndarray, class1: np.ndarray, train: Any, association: np.nd
     return apply_known_classes(proba, class1, weights, association=association)[0]
 
 
-def moved_to_pool(proba: np.ndarray, class1: np.ndarray, train_y: np.ndarray) -> np.ndarray:
+def moved_to_pool(proba: np.ndarray, class1: np.ndarray, train_y: np.ndarray,
+                  only: Sequence[str] | None = None) -> np.ndarray:
     """``proba`` of pool rows (what the catalog knows already applied, as in a classify table) moved to each CLASS1
     group's own class mix (`gpal.catalog_jobs.pool_prior.adjust_to_pool`, groups by
     `gpal.catalogs.classes.source_groups`) from the class shares of the training rows ``train_y``: what
-    ``gpal classify --pool-prior`` does to its classifications."""
+    ``gpal classify --pool-prior`` does to its classifications.  ``only``: the groups moved (each group's mix is
+    estimated from its own rows, so the others are left as given); None: every group."""
     from gpal.catalog_jobs.pool_prior import adjust_to_pool, training_prior
     from gpal.catalogs.classes import source_groups
 
     counts = dict(zip(CLASSES, np.bincount(np.asarray(train_y), minlength=len(CLASSES)).tolist()))
     prior = training_prior(counts, CLASSES)
-    return adjust_to_pool(proba, source_groups(class1), prior, CLASSES).proba
+    groups = source_groups(class1)
+    moved = adjust_to_pool(proba, groups, prior, CLASSES).proba
+    if only is None:
+        return moved
+    return np.where(np.isin(groups, list(only))[:, None], moved, np.asarray(proba, dtype=np.float64))
 
 
 def scored_rows(check: str, seed: int) -> dict[str, np.ndarray]:
@@ -233,8 +243,9 @@ def check_probabilities(check: str, seed: int, units: Mapping[str, Mapping[str, 
                         class_bias: bool = False, pool_prior: bool = False) -> dict[str, np.ndarray]:
     """model -> probabilities of the check's rows from the fitted ``units`` (model -> fit_unit's result), with
     ``gpal+T`` (and, with ``class_bias``, ``gpal+TB``) derived from gpal's and what the catalog knows applied to
-    every model; with ``pool_prior``, ``gpal+pool`` too: gpal's probabilities of a later-label check's pool moved
-    by `moved_to_pool` (on a held-out check gpal's own: the pool prior moves the pool only)."""
+    every model; with ``pool_prior``, ``gpal+pool`` and ``gpal+pool_unassociated`` too: gpal's probabilities of a
+    later-label check's pool moved by `moved_to_pool`, every group or the unassociated sources only (on a held-out
+    check gpal's own: the pool prior moves the pool only)."""
     from gpal.evaluation.recalibration import TemperatureScaling
 
     train, _, class1 = _check_data(check, seed)
@@ -250,6 +261,7 @@ def check_probabilities(check: str, seed: int, units: Mapping[str, Mapping[str, 
     if check.startswith("held-out:"):
         if pool_prior:
             proba[POOL_PRIOR[1]] = proba[POOL_PRIOR[0]].copy()
+            proba[POOL_PRIOR_UNASSOCIATED[0]] = proba[POOL_PRIOR[0]].copy()
         return proba
     from gpal.catalogs.known_classes import association_weight
 
@@ -258,6 +270,8 @@ def check_probabilities(check: str, seed: int, units: Mapping[str, Mapping[str, 
     known = {m: _known(p, class1, train, association) for m, p in proba.items()}
     if pool_prior:
         known[POOL_PRIOR[1]] = moved_to_pool(known[POOL_PRIOR[0]], class1, train.y)
+        known[POOL_PRIOR_UNASSOCIATED[0]] = moved_to_pool(known[POOL_PRIOR[0]], class1, train.y,
+                                                          only=[POOL_PRIOR_UNASSOCIATED[1]])
     return known
 
 

@@ -24,9 +24,11 @@ __all__ = ["check", "run", "schema"]
 
 def _model_names() -> list[str]:
     from gpal.evaluation.baselines import BASELINES
-    from gpal.catalog_jobs.later_labels import GP_VARIANTS, POOL_PRIOR, TEMPERATURE, TEMPERATURE_BIAS
+    from gpal.catalog_jobs.later_labels import (
+        GP_VARIANTS, POOL_PRIOR, POOL_PRIOR_UNASSOCIATED, TEMPERATURE, TEMPERATURE_BIAS,
+    )
 
-    return [*GP_VARIANTS, TEMPERATURE[1], TEMPERATURE_BIAS, POOL_PRIOR[1], *BASELINES]
+    return [*GP_VARIANTS, TEMPERATURE[1], TEMPERATURE_BIAS, POOL_PRIOR[1], POOL_PRIOR_UNASSOCIATED[0], *BASELINES]
 
 
 def schema() -> dict[str, Any]:
@@ -68,7 +70,7 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
     import numpy as np
 
     from gpal.catalog_jobs.later_labels import (
-        POOL_PRIOR, TEMPERATURE, TEMPERATURE_BIAS, check_probabilities, fit_unit, measure_check, paired_table,
+        POOL_PRIOR, POOL_PRIOR_UNASSOCIATED, TEMPERATURE, TEMPERATURE_BIAS, check_probabilities, fit_unit, measure_check, paired_table,
     )
     from gpal.evaluation.reports import write_report, write_table
     from gpal.identity import source_commit
@@ -76,9 +78,10 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
 
     checks = [*config["checks"]["pairs"], *(f"held-out:{r}" for r in config["checks"]["held_out"])]
     seeds, models = config["seeds"], config["models"]
-    class_bias, pool_prior = TEMPERATURE_BIAS in models, POOL_PRIOR[1] in models
+    derived_by_pool = (POOL_PRIOR[1], POOL_PRIOR_UNASSOCIATED[0])
+    class_bias, pool_prior = TEMPERATURE_BIAS in models, any(m in models for m in derived_by_pool)
     # gpal+TB is recalibrated on gpal+T's validation fit and gpal+pool moves gpal's probabilities: no unit of their own
-    derived = (TEMPERATURE_BIAS, POOL_PRIOR[1])
+    derived = (TEMPERATURE_BIAS, *derived_by_pool)
     fitted = list(dict.fromkeys([m for m in models if m not in derived] + ([TEMPERATURE[1]] if class_bias else [])))
     # seed-major: a run stopped after its first seed has every check's first seed
     units = {f"{_slug(c)}/seed_{s}/{m}": (c, s, m) for s in seeds for c in checks for m in fitted}
@@ -126,8 +129,9 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
         f"95% paired bootstrap over sources ({config['n_boot']} resamples, each averaged over the seeds); NLL and ECE "
         "> 0 and AUC, balanced accuracy < 0 favour gpal."
         + (f" {POOL_PRIOR[1]}: gpal's probabilities of a later-label check's unassociated and bcu sources moved to each "
-           "group's own class mix estimated by EM, as `gpal classify --pool-prior` does (same fit as gpal); held-out "
-           f"rows are not moved (the pool prior applies to the pool only), so held out {POOL_PRIOR[1]} is gpal."
+           "group's own class mix estimated by EM, as `gpal classify --pool-prior` does (same fit as gpal); "
+           f"{POOL_PRIOR_UNASSOCIATED[0]}: the unassociated sources moved alike, the bcu left as gpal gave them. "
+           "Held-out rows are not moved (the pool prior applies to the pool only), so held out both are gpal."
            if pool_prior else ""),
     ])
     write_report(out, config["title"], tables=tables, text=text)

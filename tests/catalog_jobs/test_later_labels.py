@@ -128,6 +128,13 @@ def test_the_pool_prior_moves_each_group_toward_its_own_mix():
     assert log_loss(y, moved[:n], labels=[0, 1, 2]) < log_loss(y, proba, labels=[0, 1, 2])
     # the bcu group, at the training mix, stays where gpal put it
     np.testing.assert_allclose(moved[n:], at_training, atol=1e-6)
+    # moving the unassociated group only: the same rows there, the bcu exactly as given even when skewed
+    skewed = np.vstack([proba, proba[:300]])
+    groups = np.array([""] * n + ["bcu"] * 300)
+    only = later_labels.moved_to_pool(skewed, groups, train_y, only=["unassociated"])
+    np.testing.assert_allclose(only[:n], moved[:n])
+    np.testing.assert_array_equal(only[n:], skewed[n:])
+    assert not np.allclose(later_labels.moved_to_pool(skewed, groups, train_y)[n:], skewed[n:], atol=1e-3)
 
 
 def test_gpal_pool_is_derived_from_gpals_fit_and_leaves_held_out_rows_alone(monkeypatch):
@@ -137,7 +144,9 @@ def test_gpal_pool_is_derived_from_gpals_fit_and_leaves_held_out_rows_alone(monk
     monkeypatch.setattr(later_labels, "_check_data", lambda check, seed: (train, None, np.array([""] * 40)))
     held = later_labels.check_probabilities("held-out:FL16Y", 0, {"gpal": {"proba": gpal.tolist()}}, pool_prior=True)
     np.testing.assert_array_equal(held["gpal+pool"], held["gpal"])
+    np.testing.assert_array_equal(held["gpal+pool_unassociated"], held["gpal"])
     with pytest.raises(ValueError, match="gpal\\+pool moves gpal's probabilities: fit gpal too"):
         later_labels.check_probabilities("held-out:FL16Y", 0, {"logistic": {"proba": gpal.tolist()}}, pool_prior=True)
-    with pytest.raises(ValueError, match="no fit of its own"):
-        later_labels.fit_unit("held-out:FL16Y", 0, "gpal+pool")
+    for derived in ("gpal+pool", "gpal+pool_unassociated"):
+        with pytest.raises(ValueError, match="no fit of its own"):
+            later_labels.fit_unit("held-out:FL16Y", 0, derived)
