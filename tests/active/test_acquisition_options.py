@@ -181,3 +181,15 @@ def test_a_workflow_asks_for_an_option_its_strategy_requires(tmp_path):
     assert make_acquisition(acquisition_config("discovery", config["acquisitions"])).target == "psr"
     path.write_text("workflow: active_learning\nstrategies: [entropy, random]\n")
     assert load_workflow(path).config["acquisitions"]["discovery"]["target"] is None  # not a strategy: not asked
+
+
+def test_gpal_active_asks_for_a_required_option_and_the_acquisition_checks_its_target_against_the_classes():
+    with pytest.raises(ValueError, match=r"--acquisition discovery needs --target \(the class searched for, "
+                                         r"e.g. pulsar\)"):
+        campaign.acquisition_config("discovery", ["bll", "pulsar"])
+    with pytest.raises(ValueError, match=r"discovery target 'psr' is not one of the classes \['bll', 'pulsar'\]"):
+        campaign.acquisition_config("discovery", ["bll", "pulsar"], target="psr")
+    with pytest.raises(ValueError, match=r"bald target 'psr' is not one of the classes \['bll', 'pulsar'\]"):
+        campaign.acquisition_config("bald", ["bll", "pulsar"], target="psr")
+    assert campaign.acquisition_config("discovery", ["bll", "pulsar"], target="pulsar") == {
+        "name": "discovery", "target": "pulsar"}
