@@ -61,7 +61,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         4FGL-DR4 main job; robust-max makes confident mistakes where classes overlap
         (docs/results.md, default selection study).
     likelihood_options : keyword options of the named likelihood
-        e.g. ``{"epsilon": 1e-3, "learn_epsilon": False}`` for robust-max (its label-flip probability, fixed
+        e.g. ``{"epsilon": 0.001, "learn_epsilon": False}`` for robust-max (its label-flip probability, fixed
         unless learned), ``{"delta": 0.01, "learn_delta": False}`` for probit or ``{"num_samples": 50}`` for
         logistic-softmax; an option left out is the likelihood's default.
     inference : "svi" (minibatch Adam on the ELBO, every likelihood and input-noise strategy),
