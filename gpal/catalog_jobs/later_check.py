@@ -46,6 +46,7 @@ from gpal.catalog_jobs.proba_columns import proba_column
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalogs import load_catalog
 from gpal.catalogs.classes import source_groups
+from gpal.catalogs.known_classes import association_weight
 from gpal.catalogs.links import link_later
 from gpal.catalogs.releases import NEWEST_RELEASE, RELEASES, link_path
 from gpal.catalogs.schemes import coarse_group
@@ -248,7 +249,8 @@ def later_check_inputs(
     compared = dict(compared or {})
     _check_parts(trained, pool, train, compared)
     model_proba = known_class_probabilities(
-        trained, pool.aux["CLASS1"], predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, progress=False))[0]
+        trained, pool.aux["CLASS1"], predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, progress=False),
+        association=association_weight(releases.earlier, [str(i) for i in pool.ids]))[0]
     baseline_proba = fit_baselines(train.X, train.y, pool.X, names=list(baselines), random_state=seed)
     return LaterCheckInputs(trained, releases, pool, train, model_proba, baseline_proba, compared)
 
@@ -280,7 +282,9 @@ def check_later(inputs: LaterCheckInputs, *, seed: int = 0, top_k: Sequence[int]
     others = {name: predict_proba_chunked(path, pool.X, pool.X_var, progress=False) for name, path in compared.items()}
     others.update(inputs.baseline_proba)
     # what the catalog knows (a bcu is a blazar) applies to every model alike; the model's table already has it
-    proba.update({name: known_class_probabilities(trained, pool.aux["CLASS1"], p)[0] for name, p in others.items()})
+    association = association_weight(first, [str(i) for i in pool.ids])
+    proba.update({name: known_class_probabilities(trained, pool.aux["CLASS1"], p, association=association)[0]
+                  for name, p in others.items()})
     moved = None
     if pool_prior or (pool_prior is None and (recorded_identity(trained.folder) or {}).get("pool_prior")):
         groups, prior = source_groups(pool.aux["CLASS1"]), training_prior(trained.training["n_per_class"], classes)

@@ -181,11 +181,12 @@ def fit_unit(check: str, seed: int, model: str) -> dict[str, Any]:
     raise ValueError(f"unknown model {model!r}; known: {[*GP_VARIANTS, TEMPERATURE[1], *BASELINES]}")
 
 
-def _known(proba: np.ndarray, class1: np.ndarray, train: Any) -> np.ndarray:
+def _known(proba: np.ndarray, class1: np.ndarray, train: Any, association: np.ndarray) -> np.ndarray:
     from gpal.catalogs.known_classes import apply_known_classes, class_weights
 
     counts = dict(zip(CLASSES, np.bincount(train.y, minlength=len(CLASSES)).tolist()))
-    return apply_known_classes(proba, class1, class_weights(CLASSES, {k: list(v) for k, v in MERGE.items()}, counts))[0]
+    weights = class_weights(CLASSES, {k: list(v) for k, v in MERGE.items()}, counts)
+    return apply_known_classes(proba, class1, weights, association=association)[0]
 
 
 def scored_rows(check: str, seed: int) -> dict[str, np.ndarray]:
@@ -224,7 +225,11 @@ def check_probabilities(check: str, seed: int, units: Mapping[str, Mapping[str, 
             proba[name] = scaling.transform(proba[TEMPERATURE[0]])
     if check.startswith("held-out:"):
         return proba
-    return {m: _known(p, class1, train) for m, p in proba.items()}
+    from gpal.catalogs.known_classes import association_weight
+
+    catalog, _, pool = _sets(check.split(":")[0])
+    association = association_weight(catalog, [str(i) for i in pool.ids])
+    return {m: _known(p, class1, train, association) for m, p in proba.items()}
 
 
 def _measures(scored: Mapping[str, np.ndarray], proba: np.ndarray, index: Mapping[str, np.ndarray | None]) -> dict:

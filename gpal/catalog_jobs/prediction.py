@@ -34,7 +34,7 @@ from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, with_proba
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 from gpal.catalogs import load_catalog, repaired_text
 from gpal.catalogs.features import resolve_features
-from gpal.catalogs.known_classes import apply_known_classes, class_weights, known_class_rule
+from gpal.catalogs.known_classes import apply_known_classes, association_weight, class_weights, known_class_rule
 from gpal.catalogs.releases import DEFAULT_RELEASE
 from gpal.catalogs.targets import flag_legend, target_columns
 from gpal.constraints import Integer
@@ -171,12 +171,14 @@ def selection_pool(catalog: Any, select: Sequence[str], features: Any) -> NoisyD
 
 
 def known_class_probabilities(trained: TrainedModel, class1: Any, proba: np.ndarray,
-                              mc_error: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+                              mc_error: np.ndarray | None = None,
+                              association: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """The model's probabilities of sources labelled ``class1`` with what the catalog knows applied (a bcu is a
-    blazar: `gpal.catalogs.known_classes`), and the rows' Monte Carlo errors scaled alike."""
+    blazar as far as its association holds: `gpal.catalogs.known_classes`; ``association`` from
+    `association_weight`), and the rows' Monte Carlo errors scaled alike."""
     t = trained.training
     weights = class_weights(trained.classes, t.get("merge", {}), t["n_per_class"])
-    return apply_known_classes(proba, np.asarray(class1, dtype=str), weights, mc_error)
+    return apply_known_classes(proba, np.asarray(class1, dtype=str), weights, mc_error, association)
 
 
 def scores_information(estimator: Any) -> bool:
@@ -238,7 +240,8 @@ def predict_catalog(
     proba, mc_error = predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, chunk_size=chunk_size,
                                             executor=executor, progress=progress, return_mc_error=True)
     classes = trained.classes
-    proba, mc_error = known_class_probabilities(trained, pool.aux["CLASS1"], proba, mc_error.max(axis=1))
+    proba, mc_error = known_class_probabilities(trained, pool.aux["CLASS1"], proba, mc_error.max(axis=1),
+                                                association_weight(cat, pool.ids.tolist()))
     frame = pd.DataFrame({"Source_Name": pool.ids, "CLASS1": pool.aux["CLASS1"]})
     with_proba(frame, classes, proba)
     targets = target_columns(cat, pool.ids.tolist())

@@ -6,28 +6,39 @@ Abdollahi et al. 2020, 4FGL, sec. 5.2), so it is almost always a BL Lac or an FS
 the 4FGL (v20) bcu sources that 4FGL-DR4 classifies as bll, fsrq, psr or msp, 3 of 239 became
 millisecond pulsars (209 bll, 27 fsrq; `NON_BLAZAR_SHARE`).
 
-The rule is Bayes' with a prior of its own for the group (`KNOWN_GROUPS`): a bcu source's prior
-share of the classes that hold none of the blazar codes is `NON_BLAZAR_SHARE` (the blazar classes
-keep their training proportions between them), where the model's training set gave them their
-training share.  So each class's probability is weighted by (its prior for a bcu) / (its training
-share), and the row renormalised: for the main job (FL16Y: 274 pulsars of 2400) the pulsar
-probability of a bcu is weighted by about 0.1 against the blazars'.  The weights depend only on the
-model's training counts, never on the source.  A model whose classes all hold a blazar code, or none
-does, leaves the source as it is.  docs/targets.md measures the rule on later labels (bcu only:
-4FGL-DR4 -> FL16Y and 4FGL -> FL16Y).
+The rule is Bayes' with a prior of its own for the group (`KNOWN_GROUPS`), believed as far as the
+source's association is.  The blazar prior gives the classes that hold none of the blazar codes the
+share `NON_BLAZAR_SHARE` (the blazar classes keep their training proportions between them); each
+class's weight ``w`` is its prior for a bcu over its training share, scaled so the blazars' is 1
+(`class_weights`).  A bcu source's class c is weighted by ``a * w_c + 1 - a`` and the row
+renormalised, ``a`` its counterpart's Bayesian association probability (``ASSOC_PROB_BAY``;
+`association_weight`): ``a = 1`` is Bayes' rule with the blazar prior, ``a = 0`` leaves the features'
+probabilities (the weights interpolate between the two; a mixture of the priors would differ by the
+blazars' own weight, 1.11 for FL16Y, at ``0 < a < 1``).  For the main job (FL16Y: 274 pulsars of 2400) a
+bcu with ``a = 1`` has its pulsar probability weighted by about 0.1 against the blazars'.  The weights
+depend on the model's training counts and the source's ``a``.  A model whose classes all hold a blazar
+code, or none does, leaves the source as it is.
+
+Why ``a``: the bcu label says the counterpart is a blazar, not that the gamma-ray source is its
+counterpart.  Five rules (the prior with ``a`` = 1, 0, ``ASSOC_PROB_BAY``, the larger of it and
+``ASSOC_PROB_LR``, 0.5) were chosen among on the bcu of 3FGL and 4FGL that 4FGL-DR4 later
+classified, then tested on FL16Y's labels (docs/targets.md, ``benchmarks/bench_bcu_rule.py``): the
+Bayesian probability gave the lowest NLL in selection and, against ``a = 1`` on FL16Y's labels, NLL
+0.078 against 0.085 (4FGL-DR4 bcu) and 0.229 against 0.236 (4FGL), balanced accuracy 0.650 both and
+0.746 against 0.607 (three of 4FGL's four later pulsars have no Bayesian association).
 """
 
 from __future__ import annotations
 
 import types
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from gpal.catalogs.classes import class1_codes
 
-__all__ = ["BLAZAR_CODES", "KNOWN_GROUPS", "NON_BLAZAR_SHARE", "apply_known_classes", "class_weights",
-           "known_class_rule", "outside_group"]
+__all__ = ["BLAZAR_CODES", "KNOWN_GROUPS", "NON_BLAZAR_SHARE", "apply_known_classes", "association_weight",
+           "class_weights", "known_class_rule", "outside_group"]
 
 #: CLASS1 codes of blazars, of known type or not.
 BLAZAR_CODES = ("bll", "fsrq", "bcu")
@@ -70,12 +81,34 @@ def class_weights(classes: Sequence[str], merge: Mapping[str, Sequence[str]],
     return weights
 
 
-def apply_known_classes(proba: np.ndarray, class1: Sequence[str], weights: Mapping[str, np.ndarray],
-                        mc_error: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
-    """``proba`` (n, C) with each row of a `KNOWN_GROUPS` label weighted (`class_weights`) and renormalised.
+def association_weight(catalog: Any, ids: Sequence[str]) -> np.ndarray:
+    """Each source's ``a``, how far the rule believes its label: the Bayesian association probability of its
+    counterpart (``ASSOC_PROB_BAY``) in ``catalog`` (a `gpal.catalogs.Catalog`), at the sources named ``ids``.
 
-    ``mc_error`` (n,), the largest Monte Carlo standard error of each row, is scaled to first order
-    (p_i' = w_i p_i / S: its error is about w_i / S times p_i's, the normaliser's own noise neglected).
+    Where the Bayesian method gave no probability (NaN) ``a`` is 0, as where it gave 0: the label then rests on
+    another method alone.  A catalog without the column (3FGL's layout, or a file that lacks it) gives 1 for every
+    source: nothing there says a label is in doubt, so it is taken as given.
+
+    Returns
+    -------
+    numpy.ndarray
+        (len(ids),) floats in [0, 1].
+    """
+    column = catalog.columns.assoc_prob_bay
+    if column is None or column not in catalog.table.colnames:
+        return np.ones(len(ids))
+    return np.nan_to_num(catalog.values_of("assoc_prob_bay", ids), nan=0.0)
+
+
+def apply_known_classes(proba: np.ndarray, class1: Sequence[str], weights: Mapping[str, np.ndarray],
+                        mc_error: np.ndarray | None = None,
+                        association: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """``proba`` (n, C) with each row of a `KNOWN_GROUPS` label weighted and renormalised: class c by
+    ``a * w_c + 1 - a`` (``w`` from `class_weights`, ``a`` the row's ``association``, `association_weight`).
+
+    ``association`` (n,) in [0, 1]; None takes every label as given (``a = 1``).  ``mc_error`` (n,), the largest
+    Monte Carlo standard error of each row, is scaled to first order (p_i' = v_i p_i / S with v the row's weights:
+    its error is about max(v) / S times p_i's, the normaliser's own noise neglected).
 
     Returns
     -------
@@ -85,15 +118,25 @@ def apply_known_classes(proba: np.ndarray, class1: Sequence[str], weights: Mappi
     proba = np.array(proba, dtype=np.float64, copy=True)
     error = None if mc_error is None else np.array(mc_error, dtype=np.float64, copy=True)
     labels = class1_codes(class1)
+    if association is None:
+        a = np.ones(labels.size)
+    else:
+        a = np.asarray(association, dtype=np.float64)
+        if a.shape != labels.shape or not np.all((a >= 0) & (a <= 1)):
+            raise ValueError(f"association must be one probability in [0, 1] per source ({labels.size}); got shape "
+                             f"{a.shape}" + ("" if a.shape != labels.shape else
+                                             f" with values {np.unique(a[~((a >= 0) & (a <= 1))])[:5].tolist()}"))
     for label, w in weights.items():
         rows = labels == label
         if not rows.any():
             continue
-        weighted = proba[rows] * w
+        believed = a[rows, None]
+        row_weights = believed * w + 1 - believed
+        weighted = proba[rows] * row_weights
         total = weighted.sum(axis=1, keepdims=True)
         proba[rows] = weighted / total
         if error is not None:
-            error[rows] = error[rows] * w.max() / total[:, 0]
+            error[rows] = error[rows] * row_weights.max(axis=1) / total[:, 0]
     return proba, error
 
 
@@ -117,12 +160,15 @@ def outside_group(class1: Sequence[str], classes: Sequence[str], merge: Mapping[
 
 def known_class_rule(classes: Sequence[str], merge: Mapping[str, Sequence[str]],
                      n_per_class: Mapping[str, int]) -> str | None:
-    """The rule in words for a model of ``classes`` (None: it changes nothing for them)."""
+    """The rule in words for a model of ``classes`` (None: it changes nothing for them); ASCII, as FITS headers
+    keep it."""
     parts = []
     for label, w in class_weights(classes, merge, n_per_class).items():
         codes, share = KNOWN_GROUPS[label]
         others = [name for name, weight in zip(classes, w) if weight != 1.0]
-        parts.append(f"a {label} source is a blazar ({'/'.join(codes)}) with prior probability {1 - share:.3f}: "
-                     f"its probability of {', '.join(others)} is weighted by {w.min():.3f} against the blazar "
-                     "classes' and the row renormalised")
+        parts.append(f"a {label} source is a blazar ({'/'.join(codes)}) with prior probability {1 - share:.3f} as far "
+                     "as its association holds: its probability of "
+                     f"{', '.join(others)} is weighted by a * {w.min():.3f} + 1 - a against the blazar classes' and "
+                     "the row renormalised, a its counterpart's Bayesian association probability (ASSOC_PROB_BAY; "
+                     "0 where that method gave none, 1 in a catalog without the column)")
     return "; ".join(parts) or None

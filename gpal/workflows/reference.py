@@ -23,17 +23,19 @@ when the workflow is loaded, any key the run would not produce, so a typo is an 
 not a blank cell.
 
 `comparison_rows` sets each published number against gpal's mean ± SE over the run's
-repeats: the difference in combined standard errors |d| / sqrt(se_p² + se_g²) and a verdict
-("reproduced" within `AGREEMENT` combined SEs, otherwise "differs").  Where the paper gives no
-spread, or gpal has a single repeat, the ordering of the methods is compared instead.
+repeats, and `gpal.workflows.verdicts` judges them: a value within 2 combined SEs, an ordering
+pair by pair, a pair counting only where the paper separates it and gpal's noise resolves it.
 `write_comparison` writes the table as ``paper_comparison.csv`` / ``.md`` / ``.json`` (with the
-commit, the command, the settings and the budget run against the paper's).
+commit, the command, the settings and the budget run against the paper's); `comparison_markdown`
+judges a recorded comparison anew from its numbers, so a record made under an older rule is shown
+under the current one.
 """
 
 from __future__ import annotations
 
 import math
 import shlex
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -44,14 +46,13 @@ import pandas as pd
 from gpal.constraints import Parsed
 from gpal.files import atomic_output, write_json_atomic, write_text_atomic
 from gpal.identity import source_commit
+from gpal.workflows.verdicts import judge_rows, orderings, pair_counts
 
 __all__ = [
-    "AGREEMENT", "COMPARISON_FILE", "NO_SPREAD", "REFERENCE", "Produced", "check_reference", "comparison_markdown",
-    "comparison_rows", "orderings", "published", "write_comparison",
+    "COMPARISON_FILE", "NO_SPREAD", "REFERENCE", "Produced", "check_reference", "comparison_markdown",
+    "comparison_rows", "judged", "published", "verdict_counts", "write_comparison",
 ]
 
-#: Within this many combined standard errors a published number counts as reproduced.
-AGREEMENT = 2.0
 #: The stem of the files `write_comparison` writes into a run's folder.
 COMPARISON_FILE = "paper_comparison"
 #: What a paper's ± can be (`_parse_source`); the last two carry no spread, so the ordering decides.
@@ -211,70 +212,19 @@ def _stat(values: Sequence[float]) -> tuple[float, float, int]:
 def comparison_rows(reference: Mapping[str, Any], measured: Mapping[tuple[str, str, str], Sequence[float]]) -> list[dict]:
     """One row per published number: the paper's mean and SE, gpal's mean, SE and n, the difference and verdict.
 
-    ``measured[(setting, method, metric)]`` holds gpal's value of every repeat (split, problem).
-    A published number with no spread, or a gpal cell of one repeat, gets no z and the verdict
-    of the ordering of its (setting, metric) group (`orderings`).
+    ``measured[(setting, method, metric)]`` holds gpal's value of every repeat (split, problem);
+    the verdicts are `gpal.workflows.verdicts.judge_rows`'.
     """
-    order = {(o["setting"], o["metric"]): o["verdict"] for o in orderings(reference, measured)}
-    ranks = reference["source"]["spread"] == "rank"
     rows = []
     for setting in reference["values"]:
         for method, metrics in published(reference, setting).items():
             for metric, (p_mean, p_se) in metrics.items():
                 g_mean, g_se, n = _stat(measured.get((setting, method, metric), ()))
-                row = {"setting": setting, "method": method, "metric": metric, "paper_mean": p_mean, "paper_se": p_se,
-                       "gpal_mean": g_mean, "gpal_se": g_se, "n": n, "z": math.nan,
-                       "difference": math.nan if ranks else g_mean - p_mean}
                 correction = reference["corrections"].get(f"{setting}/{method}/{metric}")
-                row["printed"] = None if correction is None else correction["printed"][0]
-                if n == 0:
-                    row["verdict"] = "not run"
-                elif p_se is not None and math.isfinite(g_se):
-                    combined = math.hypot(p_se, g_se)
-                    gap = abs(g_mean - p_mean)
-                    row["z"] = gap / combined if combined > 0 else (0.0 if gap == 0 else math.inf)
-                    row["verdict"] = "reproduced" if row["z"] <= AGREEMENT else "differs"
-                else:
-                    row["verdict"] = order.get((setting, metric), "no spread; single method")
-                rows.append(row)
-    return rows
-
-
-def orderings(reference: Mapping[str, Any], measured: Mapping[tuple[str, str, str], Sequence[float]]) -> list[dict]:
-    """Per (setting, metric) with two or more published methods run: the paper's order of the methods and gpal's.
-
-    Methods are ordered by mean, best first (lowest, except accuracy: highest; a paper's ranks
-    always lowest first).  Every pair the
-    paper orders strictly (its ties say nothing) is checked against gpal's means, where a tie does
-    not count as agreeing; the verdict is "ordering reproduced" when gpal orders all of them the
-    same way.
-    """
-    out = []
-    for setting in reference["values"]:
-        table = published(reference, setting)
-        for metric in dict.fromkeys(k for metrics in table.values() for k in metrics):
-            methods = [m for m in table if metric in table[m] and _stat(measured.get((setting, m, metric), ()))[2]]
-            if len(methods) < 2:
-                continue
-            sign = -1.0 if metric == "accuracy" else 1.0
-            paper_sign = 1.0 if reference["source"]["spread"] == "rank" else sign
-            paper = {m: paper_sign * table[m][metric][0] for m in methods}
-            gpal = {m: sign * _stat(measured[(setting, m, metric)])[0] for m in methods}
-            strict = [(a, b) for i, a in enumerate(methods) for b in methods[i + 1:] if paper[a] != paper[b]]
-            agree = sum((paper[a] - paper[b]) * (gpal[a] - gpal[b]) > 0 for a, b in strict)  # a gpal tie: no
-            out.append({"setting": setting, "metric": metric, "paper": _ranked(paper), "gpal": _ranked(gpal),
-                        "pairs": f"{agree}/{len(strict)}",
-                        "verdict": "ordering reproduced" if agree == len(strict) else "ordering differs"})
-    return out
-
-
-def _ranked(means: Mapping[str, float]) -> str:
-    """'NIMGP < NIMGP-NN = NIMGP-FO < MGP': best first, ties shown."""
-    names = sorted(means, key=means.get)
-    text = names[0]
-    for before, name in zip(names, names[1:]):
-        text += (" = " if means[name] == means[before] else " < ") + name
-    return text
+                rows.append({"setting": setting, "method": method, "metric": metric, "paper_mean": p_mean,
+                             "paper_se": p_se, "gpal_mean": g_mean, "gpal_se": g_se, "n": n,
+                             "printed": None if correction is None else correction["printed"][0]})
+    return judge_rows(rows, reference["source"]["spread"])
 
 
 def _decimals(x: float | None, significant: int) -> int:
@@ -322,9 +272,8 @@ def _source_line(source: Mapping[str, Any]) -> str:
         return (f"{where}. The paper states an order, not numbers: its column holds ranks (1 the best, equal "
                 f"ranks for methods it calls alike) and only the orderings are compared.")
     if source["spread"] == "none":
-        return (f"{where} (means over {source['repeats']} repeats, printed without a spread: the orderings "
-                f"are compared).")
-    return (f"{where} (± is the {source['spread']} over {source['repeats']} repeats; shown here as SE).")
+        return f"{where} (means over {source['repeats']} repeats, printed without a spread)."
+    return f"{where} (± is the {source['spread']} over {source['repeats']} repeats; shown here as SE)."
 
 
 def budget_line(run_budget: Mapping[str, int], paper_budget: Mapping[str, int]) -> str:
@@ -340,10 +289,36 @@ def budget_line(run_budget: Mapping[str, int], paper_budget: Mapping[str, int]) 
     return ", ".join(parts) + (": reduced from the paper's" if reduced else ": the paper's")
 
 
+def judged(result: Mapping[str, Any]) -> tuple[list[dict], list[dict]]:
+    """A comparison's rows and orderings judged anew from its numbers (`gpal.workflows.verdicts`)."""
+    spread = result["source"]["spread"]
+    rows = judge_rows(result["rows"], spread)
+    return rows, orderings(rows, spread)
+
+
+def verdict_counts(rows: Sequence[Mapping[str, Any]], ordered: Sequence[Mapping[str, Any]]) -> str:
+    """'Values: reproduced 3, differs 1. Claimed pairs: 12, reproduced 5, contradicted 1, not resolved 6 ...'."""
+    values = Counter(r["verdict"] for r in rows if r["verdict"] in ("reproduced", "differs"))
+    pairs = pair_counts(ordered)
+    parts = []
+    if values:
+        parts.append(f"Values: reproduced {values['reproduced']}, differs {values['differs']}.")
+    one_split = pairs["not resolved at one split"]
+    unresolved = pairs["not resolved"] + one_split
+    parts.append(f"Pairs the paper orders: {sum(pairs.values())}; gpal reproduces {pairs['reproduced']}, "
+                 f"contradicts {pairs['contradicted']}, leaves {unresolved} not resolved"
+                 + (f" ({one_split} at one split)" if one_split else "") + ".")
+    not_run = sum(r["verdict"] == "not run" for r in rows)
+    if not_run:
+        parts.append(f"Not run: {not_run} published numbers.")
+    return " ".join(parts)
+
+
 def comparison_markdown(result: Mapping[str, Any], digits: int = 3) -> str:
-    """The comparison as Markdown: source, budget, a row per published number, the orderings."""
+    """The comparison as Markdown: source, budget, a row per published number, the orderings, the counts."""
     source = result["source"]
     ranks = source["spread"] == "rank"
+    rows, ordered = judged(result)
     lines = [
         _source_line(source),
         f"Budget run: {budget_line(result['budget']['run'], result['budget']['paper'])}.",
@@ -351,26 +326,27 @@ def comparison_markdown(result: Mapping[str, Any], digits: int = 3) -> str:
         "| setting | method | metric | paper | gpal (n) | |d| / combined SE | verdict |",
         "|---|---|---|---|---|---:|---|",
     ]
-    for r in result["rows"]:
+    for r in rows:
         paper = (f"rank {r['paper_mean']:g}" if ranks else _fmt(r["paper_mean"], r["paper_se"], digits, printed=True))
         if r["printed"] is not None:
             paper += f" (printed {r['printed']:g})"
         z = "–" if r["z"] is None or not math.isfinite(r["z"]) else f"{r['z']:.1f}"
         lines.append(f"| {r['setting']} | {r['method']} | {r['metric']} | {paper} | "
                      f"{_fmt(r['gpal_mean'], r['gpal_se'], digits)} ({r['n']}) | {z} | {r['verdict']} |")
-    if result["orderings"]:
-        lines += ["", "| setting | metric | paper's order (best first) | gpal's order | pairs agreeing | verdict |",
-                  "|---|---|---|---|---:|---|"]
-        for o in result["orderings"]:
-            # files recorded before pairs were counted hold the orders as lists and no pair count
-            paper, gpal = (" < ".join(x) if isinstance(x, list) else x for x in (o["paper"], o["gpal"]))
-            lines.append(f"| {o['setting']} | {o['metric']} | {paper} | {gpal} | {o.get('pairs', '–')} | {o['verdict']} |")
+    if ordered:
+        lines += ["", "| setting | metric | paper's order (best first) | gpal's order | pairs the paper orders | "
+                      "reproduced | contradicted | not resolved | verdict |",
+                  "|---|---|---|---|---:|---:|---:|---:|---|"]
+        for o in ordered:
+            reversed_ = "; ".join(o["contradicted_pairs"])
+            verdict = o["verdict"] + (f" (the paper's {reversed_} reversed)" if reversed_ else "")
+            lines.append(f"| {o['setting']} | {o['metric']} | {o['paper']} | {o['gpal']} | {o['claimed']} | "
+                         f"{o['reproduced']} | {o['contradicted']} | {o['not_resolved']} | {verdict} |")
     if result["corrections"]:
         lines += ["", "Corrected published numbers:"]
         lines += [f"- {key}: printed {_fmt(*fix['printed'], digits=0, printed=True)}; {fix['reason']}"
                   for key, fix in result["corrections"].items()]
-    counts = pd.Series([r["verdict"] for r in result["rows"]]).value_counts()
-    lines += ["", "Verdicts: " + ", ".join(f"{v} {c}" for v, c in counts.items()) + "."]
+    lines += ["", verdict_counts(rows, ordered)]
     return "\n".join(lines) + "\n"
 
 
@@ -414,8 +390,8 @@ def write_comparison(
         "settings": {k: v for k, v in config.items() if k not in ("reference", "invocation", "description")},
         "source": reference["source"],
         "budget": {"run": dict(run_budget), "paper": reference["source"]["budget"]},
-        "rows": comparison_rows(reference, measured),
-        "orderings": orderings(reference, measured),
+        "rows": (rows := comparison_rows(reference, measured)),
+        "orderings": orderings(rows, reference["source"]["spread"]),
         "corrections": reference["corrections"],
         "notes": reference["notes"],
     }

@@ -206,6 +206,7 @@ def test_what_the_main_job_already_built_gives_the_same_check(trained, small_cat
     from gpal.catalog_jobs.prediction import (
         DEFAULT_SELECT, known_class_probabilities, predict_proba_chunked, selection_pool,
     )
+    from gpal.catalogs.known_classes import association_weight
     from gpal.evaluation.baselines import fit_baselines_on
 
     model = load_trained(trained)
@@ -215,7 +216,8 @@ def test_what_the_main_job_already_built_gives_the_same_check(trained, small_cat
         warnings.simplefilter("ignore")
         _, train = CatalogSelection(catalog=str(small_catalog)).load()
         proba = known_class_probabilities(model, pool.aux["CLASS1"],
-                                          predict_proba_chunked(model.model_dir, pool.X, pool.X_var, progress=False))[0]
+                                          predict_proba_chunked(model.model_dir, pool.X, pool.X_var, progress=False),
+                                          association=association_weight(small, pool.ids.tolist()))[0]
         own = check_later(later_check_inputs(model, "FL16Y", earlier=small_catalog, baselines=["logistic"]), top_k=(5,))
         # the baselines fitted once for the job's held-out rows and these sources: the same check
         fitted = {name: p[1] for name, p in fit_baselines_on(train.X, train.y, [train.X[:3], pool.X], ["logistic"]).items()}

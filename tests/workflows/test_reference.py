@@ -10,7 +10,8 @@ from gpal.workflows import WorkflowError, load_workflow, run_workflow
 from gpal.workflows.papers_page import main as papers_page_main
 from gpal.workflows.papers_page import render
 from gpal.workflows.reference import (Produced, _fmt, budget_line, check_reference, comparison_markdown,
-                                      comparison_rows, orderings, parse_reference, published)
+                                      comparison_rows, parse_reference, published)
+from gpal.workflows.verdicts import orderings
 
 SOURCE = {"paper": "P", "table": "T1", "spread": "SE", "repeats": 4}
 
@@ -51,28 +52,55 @@ def test_rows_match_a_hand_computation_and_sd_becomes_se():
     assert rows["MGP"]["z"] == pytest.approx(0.25 / math.sqrt(0.2**2 + se**2))
     assert rows["MGP"]["verdict"] == "reproduced"
     assert rows["NIMGP"]["z"] > 2 and rows["NIMGP"]["verdict"] == "differs"  # 0.2 vs 0.5 with SEs 0.02 and 0.04
-    assert orderings(ref, {("a", "MGP", "nll"): [1.0], ("a", "NIMGP", "nll"): [2.0]})[0]["verdict"] == "ordering differs"
+    one_split = comparison_rows(ref, {("a", "MGP", "nll"): [1.0], ("a", "NIMGP", "nll"): [2.0]})
+    (o,) = orderings(one_split, "SD")
+    assert o["verdict"] == "ordering not resolved at one split" and o["claimed"] == 1  # 1.0 vs 0.5, SEs 0.2, 0.02
 
 
-def test_without_spread_the_ordering_decides():
-    ref = _ref({"a": {"MGP": {"nll": 0.9, "accuracy": 0.8}, "NIMGP": {"nll": 0.3, "accuracy": 0.9}}})
-    measured = {("a", "MGP", "nll"): [0.7], ("a", "NIMGP", "nll"): [0.2],
-                ("a", "MGP", "accuracy"): [0.95], ("a", "NIMGP", "accuracy"): [0.9]}
-    verdicts = {(r["method"], r["metric"]): r["verdict"] for r in comparison_rows(ref, measured)}
+def _rows(ref, measured):
+    return comparison_rows(ref, measured)
+
+
+def test_without_spread_the_ordering_decides_on_resolved_pairs():
+    ref = _ref({"a": {"MGP": {"nll": 0.9, "accuracy": 0.8}, "NIMGP": {"nll": 0.3, "accuracy": 0.9}}},
+               source={"spread": "none"})
+    measured = {("a", "MGP", "nll"): [0.7, 0.72], ("a", "NIMGP", "nll"): [0.2, 0.22],
+                ("a", "MGP", "accuracy"): [0.95, 0.96], ("a", "NIMGP", "accuracy"): [0.90, 0.91]}
+    verdicts = {(r["method"], r["metric"]): r["verdict"] for r in _rows(ref, measured)}
     assert verdicts[("MGP", "nll")] == "ordering reproduced"
-    assert verdicts[("MGP", "accuracy")] == "ordering differs"  # accuracy is ranked highest first
-    assert comparison_rows(ref, {})[0]["verdict"] == "not run"
+    assert verdicts[("MGP", "accuracy")] == "ordering contradicted"  # accuracy is ranked highest first
+    assert _rows(ref, {})[0]["verdict"] == "not run"
+    # one split: no SE, so no pair is resolved either way
+    single = {k: v[:1] for k, v in measured.items()}
+    assert {r["verdict"] for r in _rows(ref, single)} == {"ordering not resolved at one split"}
 
 
-def test_ties_in_the_paper_order_nothing():
-    ref = _ref({"a": {"A": {"error": 0.2}, "B": {"error": 0.2}, "C": {"error": 0.1}}})
-    measured = {("a", "A", "error"): [0.3], ("a", "B", "error"): [0.25], ("a", "C", "error"): [0.05]}
-    (o,) = orderings(ref, measured)
-    assert (o["paper"], o["gpal"], o["pairs"], o["verdict"]) == ("C < A = B", "C < B < A", "2/2", "ordering reproduced")
-    measured[("a", "C", "error")] = [0.26]  # now worse than B: one of the two strict pairs flips
-    assert orderings(ref, measured)[0]["pairs"] == "1/2"
-    measured[("a", "C", "error")] = [0.25]  # tied with B in gpal, where the paper orders them: not agreeing
-    assert orderings(ref, measured)[0]["pairs"] == "1/2"
+def test_a_resolved_reversal_contradicts_and_noise_does_not():
+    ref = _ref({"a": {"A": {"error": 0.10}, "B": {"error": 0.20}}}, source={"spread": "none"})
+    # gpal reverses the pair by 0.1 with SEs of 0.005: resolved, contradicted
+    rows = _rows(ref, {("a", "A", "error"): [0.295, 0.305], ("a", "B", "error"): [0.195, 0.205]})
+    (o,) = orderings(rows, "none")
+    assert (o["claimed"], o["contradicted"], o["contradicted_pairs"]) == (1, 1, ["A < B"])
+    assert o["verdict"] == "ordering contradicted"
+    # the same reversal inside gpal's noise (SEs 0.1): not resolved, not counted against the paper
+    rows = _rows(ref, {("a", "A", "error"): [0.1, 0.5], ("a", "B", "error"): [0.0, 0.4]})
+    (o,) = orderings(rows, "none")
+    assert (o["contradicted"], o["not_resolved"], o["verdict"]) == (0, 1, "ordering not resolved")
+
+
+def test_pairs_the_paper_does_not_separate_are_no_claim():
+    # SEs printed: 0.50 ± 0.02 against 0.52 ± 0.02 is 0.7 combined SEs apart, no claim; 0.30 is far from both
+    ref = _ref({"a": {"A": {"nll": [0.50, 0.02]}, "B": {"nll": [0.52, 0.02]}, "C": {"nll": [0.30, 0.01]}}})
+    measured = {("a", "A", "nll"): [0.60, 0.62], ("a", "B", "nll"): [0.40, 0.42],  # A and B reversed, resolved
+                ("a", "C", "nll"): [0.20, 0.22]}
+    (o,) = orderings(_rows(ref, measured), "SE")
+    assert o["claimed"] == 2 and {(p["better"], p["worse"]) for p in o["pair_verdicts"]} == {("C", "A"), ("C", "B")}
+    assert o["verdict"] == "ordering reproduced"
+    # ties at the printed precision claim nothing either
+    ref = _ref({"a": {"A": {"error": 0.2}, "B": {"error": 0.2}, "C": {"error": 0.1}}}, source={"spread": "none"})
+    measured = {("a", "A", "error"): [0.30, 0.31], ("a", "B", "error"): [0.20, 0.21], ("a", "C", "error"): [0.05, 0.06]}
+    (o,) = orderings(_rows(ref, measured), "none")
+    assert (o["paper"], o["gpal"], o["claimed"], o["pairs"]) == ("C < A = B", "C < B < A", 2, "2/2")
 
 
 def test_no_spread_and_ranks_are_compared_by_ordering():
@@ -85,15 +113,16 @@ def test_no_spread_and_ranks_are_compared_by_ordering():
                 ("a", "GPC", "nll"): [0.40, 0.42], ("a", "GPD", "nll"): [0.30, 0.32]}
     rows = {(r["method"], r["metric"]): r for r in comparison_rows(ref, measured)}
     assert rows[("GPC", "accuracy")]["verdict"] == "ordering reproduced"
-    assert rows[("GPC", "nll")]["verdict"] == "ordering differs"
+    assert rows[("GPC", "nll")]["verdict"] == "ordering contradicted"
     assert math.isnan(rows[("GPC", "nll")]["difference"]) and math.isnan(rows[("GPC", "nll")]["z"])
     result = {"source": ref["source"], "budget": {"run": {"repeats": 2}, "paper": {"repeats": 4}},
-              "rows": list(rows.values()), "orderings": orderings(ref, measured), "corrections": {}}
+              "rows": list(rows.values()), "corrections": {}}
     text = comparison_markdown(result)
     assert "| a | GPC | accuracy | rank 1 | 0.910 ± 0.010 (2) |" in text and "ranks (1 the best" in text
-    # means without a spread (two gpal repeats, so only the missing published spread forces the ordering)
-    ref = _ref({"a": {"GPC": {"nll": 0.5}, "GPD": {"nll": 0.4}}}, source={"spread": "none"})
-    assert {r["verdict"] for r in comparison_rows(ref, measured)} == {"ordering reproduced"}
+    assert "Pairs the paper orders: 2; gpal reproduces 1, contradicts 1, leaves 0 not resolved." in text
+    # a record's stored verdicts are not trusted: the page judges its numbers anew
+    stale = {**result, "rows": [{**r, "verdict": "ordering differs"} for r in result["rows"]]}
+    assert comparison_markdown(stale) == text
 
 
 def test_small_numbers_keep_their_digits():
@@ -157,3 +186,23 @@ def test_the_papers_page_is_up_to_date_with_its_records():
 
     assert (DOCS / "papers.md").read_text(encoding="utf-8") == render(DOCS / "papers"), \
         "docs/papers.md is stale: run python -m gpal.workflows.papers_page"
+
+
+def test_each_record_holds_its_workflows_reference():
+    """A published number lives in the workflow's reference block; the record beside the page must agree with it."""
+    from gpal.workflows.papers_page import DOCS
+
+    workflows = DOCS.parent / "workflows"
+    for path in sorted((DOCS / "papers").glob("*.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        source = next(iter(workflows.rglob(f"{record['workflow']}.yaml")), None)
+        assert source is not None, f"{path.name}: no workflow {record['workflow']}.yaml under workflows/"
+        reference = load_workflow(source).config["reference"]
+        published_values = {(r["setting"], r["method"], r["metric"]): [r["paper_mean"], r["paper_se"]]
+                            for r in record["rows"]}
+        expected = {(s, m, k): v for s, methods in reference["values"].items() for m, metrics in methods.items()
+                    for k, v in metrics.items()}
+        expected = {key: [v[0], published(reference, key[0])[key[1]][key[2]][1]] for key, v in expected.items()}
+        assert record["source"] == reference["source"], f"{path.name}: source differs from {source}"
+        assert published_values == expected, f"{path.name}: published numbers differ from {source}"
+        assert record["corrections"] == reference["corrections"] and record["notes"] == reference["notes"], path.name
