@@ -18,7 +18,8 @@ __all__ = ["ACQUISITIONS_SECTION", "acquisition_config", "acquisition_section", 
 ACQUISITIONS_SECTION = "acquisitions"
 
 
-def acquisition_section(owned: Mapping[str, Sequence[str]] | None = None, **defaults: Mapping[str, Any]) -> dict[str, Any]:
+def acquisition_section(owned: Mapping[str, Sequence[str]] | None = None,
+                        **defaults: Mapping[str, Any]) -> dict[str, dict[str, Field]]:
     """The ``acquisitions`` section: per registered acquisition, a field per option it declares.
 
     The constraint, the default and the meaning are the acquisition's
@@ -42,10 +43,9 @@ def acquisition_section(owned: Mapping[str, Sequence[str]] | None = None, **defa
         raise TypeError(f"defaults for {unknown}, which are not acquisitions {list(ACQUISITIONS.names())}")
     section = {}
     for name in ACQUISITIONS.names():
-        settings = {option: s for option, s in acquisition_settings(name).items() if option not in (owned or {}).get(name, ())}
-        required = [option for option, s in settings.items() if s.default is inspect.Parameter.empty]
-        fields = fields_from_settings({**settings, **{option: _unset_until_given(settings[option]) for option in required}},
-                                      **defaults.get(name, {}))
+        settings = {option: s if s.default is not inspect.Parameter.empty else _unset_until_given(s)
+                    for option, s in acquisition_settings(name).items() if option not in (owned or {}).get(name, ())}
+        fields = fields_from_settings(settings, **defaults.get(name, {}))
         if fields:
             section[name] = fields
     return section
