@@ -26,7 +26,9 @@ from gpal.catalog_jobs.layout import (
 from gpal.catalog_jobs.model_folders import (
     Log, TrainedModel, check_sizes, no_log, fit_or_reuse, job_estimator, load_trained, open_job, require_per_class,
 )
-from gpal.catalog_jobs.later_check import check_later, later_release_of, write_later_check
+from gpal.catalog_jobs.later_check import (
+    LaterCheckInputs, check_later, later_check_inputs, later_release_of, link_releases, write_later_check,
+)
 from gpal.catalog_jobs.none_of_these import OOD_FILE, check_outliers, left_out_codes, left_out_sources
 from gpal.catalog_jobs.pool_prior import adjust_table, mixes_text, training_prior, write_pool_prior
 from gpal.catalog_jobs.prediction import (
@@ -41,7 +43,7 @@ from gpal.catalog_jobs.tables import dated, write_probability_table
 from gpal.catalogs.targets import target_columns
 from gpal.constraints import AnyOf, Boolean, Integer, ListOf, OneOf, Optional, Real, Text
 from gpal.data.dataset import NoisyDataset
-from gpal.evaluation.baselines import BASELINES, fit_baselines_on, min_training_per_class
+from gpal.evaluation.baselines import BASELINES, fit_baselines, fit_baselines_on, min_training_per_class
 from gpal.evaluation.metrics import proba_by_class
 from gpal.files import atomic_output
 from gpal.registry import FOLLOW_UP_ACQUISITION
@@ -256,10 +258,16 @@ def _check_later(job: _MainJob, trained: TrainedModel, pool_proba: np.ndarray, f
     """The classifications scored by the classes the later release gives the same sources (``gpal check-later``)."""
     log(f"checking the classifications against {job.later} (gpal check-later)")
     compared = {name: folder / sub for name, sub in COMPARED_MODEL_DIRS.items() if (folder / sub).is_dir()}
-    built = (job.later_pool, pool_proba, job.train) if job.later_pool is not None else None
-    write_later_check(check_later(trained, job.later, earlier=job.catalog.path, baselines=job.settings["baselines"],
-                                  seed=job.seed, compared=compared, built=built, pool_prior=job.settings["pool_prior"],
-                                  baseline_proba=dict(later_baselines) or None), folder)
+    baselines = list(job.settings["baselines"])
+    if job.later_pool is None:  # another selection than the default's sources: the check classifies those itself
+        inputs = later_check_inputs(trained, job.later, earlier=job.catalog.path, baselines=baselines, seed=job.seed,
+                                    compared=compared)
+    else:  # the baselines were fitted beside the model unless an earlier run had fitted them
+        baseline_proba = dict(later_baselines) or fit_baselines(job.train.X, job.train.y, job.later_pool.X,
+                                                                names=baselines, random_state=job.seed)
+        inputs = LaterCheckInputs(trained, link_releases(trained, job.later, earlier=job.catalog.path), job.later_pool,
+                                  job.train, pool_proba, baseline_proba, compared)
+    write_later_check(check_later(inputs, seed=job.seed, pool_prior=job.settings["pool_prior"]), folder)
 
 
 def _error_blind_twin(estimator: Any) -> dict[str, Any]:

@@ -595,7 +595,7 @@ def test_the_report_is_rebuilt_without_loading_tensorflow_and_refuses_a_folder_m
 def test_the_pool_prior_moves_only_the_classified_sources_to_their_own_mix(classified, optioned_run):
     import warnings
 
-    from gpal.catalog_jobs.later_check import check_later
+    from gpal.catalog_jobs.later_check import check_later, later_check_inputs
     from gpal.catalog_jobs.pool_prior import adjust_to_pool, training_prior
     from gpal.catalogs.classes import source_groups
 
@@ -634,7 +634,7 @@ def test_the_pool_prior_moves_only_the_classified_sources_to_their_own_mix(class
     # gpal check-later on the folder moves them as its run did, and says so
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        again = check_later(out, "FL16Y", earlier=catalog, baselines=["logistic"])
+        again = check_later(later_check_inputs(out, "FL16Y", earlier=catalog, baselines=["logistic"]))
     np.testing.assert_allclose(again.sources[[f"{c}_gpal" for c in columns]].to_numpy(), got, atol=1e-12)
     # the baseline the job fitted once, against one fitted on its own (on the training rows and sources read again:
     # the fit and its prediction round otherwise, 1e-16; the job's files are the bytes an earlier build wrote)
