@@ -16,13 +16,14 @@ default reader of pandas, astropy and TOPCAT:
 from __future__ import annotations
 
 import datetime
+import io
 import json
 import os
 import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -36,6 +37,8 @@ __all__ = [
     "ClassifiedSources",
     "EXTENDED",
     "TABLE_FORMATS",
+    "as_read_back",
+    "as_written",
     "check_table_path",
     "dated",
     "read_probability_table",
@@ -268,11 +271,37 @@ def _unflatten(cards: Mapping[str, Any], key: str) -> dict[str, Any]:
     return record
 
 
+_Read = TypeVar("_Read")
+
+
+def as_read_back(frame: pd.DataFrame, read: Callable[[io.StringIO], _Read]) -> _Read:
+    """``read`` applied to ``frame`` as gpal writes it to CSV (``to_csv(index=False)``): the values a report rebuilt
+    from the folder holds (a float32 catalog column as its printed decimal), without the trip through the disk.
+
+    The report of a run in memory and ``gpal report`` of its folder see the same numbers this way: the written
+    decimals decide where a cut falls."""
+    return read(io.StringIO(frame.to_csv(index=False)))
+
+
+def _for_writing(table: ClassifiedSources) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The rows and keywords a table is written with: dated, with its equatorial position, keywords typed."""
+    table = table if "DATE" in table.meta else dated(table)
+    return _with_equatorial(table.frame), _typed(table.meta)
+
+
+def as_written(table: ClassifiedSources) -> ClassifiedSources:
+    """The table as `read_probability_table` reads back its CSV and ECSV twin: the rows through their decimals, the
+    keywords through the twin's YAML header; the same values, no file."""
+    frame, meta = _for_writing(table)
+    header = io.StringIO()
+    _astropy_table(frame.iloc[:0], meta).write(header, format="ascii.ecsv")
+    return ClassifiedSources(as_read_back(frame, _read_rows), _typed(_ecsv_meta(header.getvalue())))
+
+
 def write_probability_table(table: ClassifiedSources, path: str | os.PathLike, force: bool = False) -> Path:
     """Write a plain CSV and its ECSV twin, or a FITS table, atomically; returns the CSV or FITS path."""
     path = check_table_path(path, force)
-    table = table if "DATE" in table.meta else dated(table)
-    frame, meta = _with_equatorial(table.frame), _typed(table.meta)
+    frame, meta = _for_writing(table)
     if _table_format(path) == "csv":
         with atomic_output(path) as tmp:
             frame.to_csv(tmp, index=False)
@@ -321,17 +350,22 @@ def _write_ecsv(table: Any, frame: pd.DataFrame, path: Path) -> None:
                  lineterminator="\n")
 
 
-def _ecsv_header(path: Path) -> Any:
-    """An ECSV file's header and column names read as a table of no rows: its keywords without parsing its rows."""
+def _ecsv_meta(text: str) -> dict[str, Any]:
+    """The keywords of an ECSV header (its ``#`` lines and the column names' line) read as a table of no rows."""
     from astropy.table import Table
 
+    return dict(Table.read(text, format="ascii.ecsv").meta)
+
+
+def _ecsv_header(path: Path) -> str:
+    """An ECSV file's header and column names: its keywords without parsing its rows."""
     lines = []
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             lines.append(line)
             if not line.startswith("#"):  # the column names' line ends the header
                 break
-    return Table.read("".join(lines), format="ascii.ecsv")
+    return "".join(lines)
 
 
 def _strip_strings(frame: pd.DataFrame) -> pd.DataFrame:
@@ -366,12 +400,17 @@ def read_probability_table(path: str | os.PathLike) -> ClassifiedSources:
     header_lines = len(meta)
     twin = path.with_suffix(TWIN_SUFFIX)
     if not header_lines and twin.is_file():
-        meta = dict(_ecsv_header(twin).meta)
+        meta = _ecsv_meta(_ecsv_header(twin))
+    return ClassifiedSources(_read_rows(path, skiprows=header_lines), _typed(meta))
+
+
+def _read_rows(source: Any, skiprows: int = 0) -> pd.DataFrame:
+    """A probability table's rows from its CSV: text columns as text ("" where empty), numbers as read."""
     text = {name: str for name in _TEXT_COLUMNS}
-    frame = pd.read_csv(path, skiprows=header_lines, keep_default_na=False, na_values=[""], dtype=text)
+    frame = pd.read_csv(source, skiprows=skiprows, keep_default_na=False, na_values=[""], dtype=text)
     for name in set(_TEXT_COLUMNS) & set(frame.columns):
         frame[name] = frame[name].fillna("")
-    return ClassifiedSources(frame, _typed(meta))
+    return frame
 
 
 def _has_extname(path: Path) -> bool:
