@@ -35,7 +35,7 @@ from gpal.catalog_jobs.prediction import (
     DEFAULT_CHUNK_SIZE, DEFAULT_SELECT, predict_catalog, select_tokens, selection_pool, with_information,
 )
 from gpal.catalog_jobs.proba_columns import proba_of, with_proba
-from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, write_classify_report
+from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, write_run_report
 from gpal.catalog_jobs.report.figures import Figures, held_out_figures
 from gpal.catalog_jobs.report.inputs import FinishedRun, HeldOutRun, parse_baselines, parse_heldout, read_baselines
 from gpal.catalog_jobs.selection import CatalogSelection
@@ -150,7 +150,7 @@ def classify_catalog(
     run = FinishedRun(held_out.training, held_out.held, classified.table, baselines, outliers=results["outliers"],
                       pool_prior=classified.pool_prior, later=later)
     log("writing the target lists, the other lists and the report")
-    return write_classify_report(folder, run, held_out_figures=results["figures"])
+    return write_run_report(run, folder, held_out_figures=results["figures"])
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 
 Built from a finished run (`gpal.catalog_jobs.report.inputs.FinishedRun`): the one the main job holds in memory,
 or one read from the files of a finished `classify_catalog` folder (`gpal.catalog_jobs.layout`), so a report can
-be remade (``gpal report``) without refitting anything.  One module per part, in the order
-`write_classify_report` builds them:
+be remade (``gpal report``: `write_classify_report`) without refitting anything.  One module per part, in the order
+`write_run_report` builds them:
 
 - `gpal.catalog_jobs.report.inputs`: the run's results (`FinishedRun`), or a folder's files read once;
 - `gpal.catalog_jobs.follow_up`: the follow-up lists, written beside the classifications;
@@ -30,16 +30,19 @@ from gpal.catalog_jobs.report.text import headline, report_text
 from gpal.evaluation.reports import write_report
 from gpal.files import write_json_atomic
 
-__all__ = ["ERROR_BLIND_MODEL", "MODEL_NAME", "headline", "write_classify_report"]
+__all__ = ["ERROR_BLIND_MODEL", "MODEL_NAME", "headline", "write_classify_report", "write_run_report"]
 
 
-def write_classify_report(folder: str | os.PathLike, run: FinishedRun | None = None,
-                          held_out_figures: Figures | None = None) -> Path:
-    """(Re)build ``metrics.json``, the tables, figures and ``report.md`` of a `classify_catalog` folder: from ``run``,
-    the main job's results in memory, or (None) from the folder's files; ``held_out_figures``: those already drawn
-    (`gpal.catalog_jobs.report.figures.held_out_figures`)."""
+def write_classify_report(folder: str | os.PathLike) -> Path:
+    """Rebuild ``metrics.json``, the tables, figures and ``report.md`` of a finished `classify_catalog` folder from
+    its files (``gpal report``)."""
     folder = Path(folder)
-    run = read_run(folder) if run is None else run
+    return write_run_report(read_run(folder), folder)
+
+
+def write_run_report(run: FinishedRun, folder: Path, held_out_figures: Figures | None = None) -> Path:
+    """Write ``metrics.json``, the tables, figures and ``report.md`` of the main job's ``run`` into its ``folder``;
+    ``held_out_figures``: those already drawn (`gpal.catalog_jobs.report.figures.held_out_figures`)."""
     lists = write_follow_up_lists(run.table, folder, run.training.get("merge", {}))
     check = measure(run)
     metrics = run_metrics(run, check)
