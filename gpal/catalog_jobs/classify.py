@@ -36,7 +36,7 @@ from gpal.catalog_jobs.prediction import (
 )
 from gpal.catalog_jobs.proba_columns import proba_of, with_proba
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, write_run_report
-from gpal.catalog_jobs.report.figures import Figures, held_out_figures
+from gpal.catalog_jobs.report.figures import held_out_figures
 from gpal.catalog_jobs.report.inputs import FinishedRun, HeldOutRun, parse_baselines, parse_heldout, read_baselines
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.tables import ClassifiedSources, as_read_back, as_written, dated, write_probability_table
@@ -139,7 +139,8 @@ def classify_catalog(
         # beside the model's fit: the baselines and the twin, which keeps the second core busy to the end;
         # beside what follows the held-out check: its figures (NumPy and TensorFlow free the GIL)
         beside=[Beside("comparison", comparison and (lambda done, stop: comparison(stop)), "trained", "classified"),
-                Beside("figures", lambda done, stop: _draw_held_out(done, folder, stop), "outliers", "classified")])
+                Beside("figures", lambda done, stop: held_out_figures(done["held_out"], folder, partial(abandon_if, stop)),
+                       "outliers", "classified")])
     classified: _Classified = results["classified"]
     later = None
     if job.later is not None:  # a release older than the newest shipped: score the classifications by what it found
@@ -224,10 +225,6 @@ def _check_held_out(job: _MainJob, trained: TrainedModel, folder: Path, log: Log
         held.to_csv(tmp, index=False)
     classes = trained.training["classes"]
     return HeldOutRun(trained.training, as_read_back(held, lambda text: parse_heldout(text, classes)))
-
-
-def _draw_held_out(done: Mapping[str, Any], folder: Path, stop: threading.Event) -> Figures:
-    return held_out_figures(done["held_out"], folder, partial(abandon_if, stop))
 
 
 def _fit_outliers(job: _MainJob, folder: Path, log: Log) -> dict[str, Any]:
