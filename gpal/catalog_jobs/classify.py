@@ -39,7 +39,7 @@ from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, write_run_report
 from gpal.catalog_jobs.report.figures import held_out_figures
 from gpal.catalog_jobs.report.inputs import FinishedRun, HeldOutRun, parse_baselines, parse_heldout, read_baselines
 from gpal.catalog_jobs.selection import CatalogSelection
-from gpal.catalog_jobs.tables import ClassifiedSources, as_read_back, as_written, dated, write_probability_table
+from gpal.catalog_jobs.tables import ClassifiedSources, as_read_back, dated, write_and_read_back
 from gpal.catalogs.targets import target_columns
 from gpal.constraints import AnyOf, Boolean, Integer, ListOf, OneOf, Optional, Real, Text
 from gpal.data.dataset import NoisyDataset
@@ -266,9 +266,8 @@ def _classify_sources(job: _MainJob, trained: TrainedModel, folder: Path, execut
     log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model about "
         + (f"{target})" if target else "every class)"))
     table = with_information(table, trained.estimator, job.pool, target)
-    for name in (CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS):
-        write_probability_table(table, folder / name, force=True)
-    return _Classified(as_written(table), pool_proba, None if moved is None else moved.record())
+    written = write_and_read_back(table, [folder / CLASSIFICATIONS_CSV, folder / CLASSIFICATIONS_FITS], force=True)
+    return _Classified(written, pool_proba, None if moved is None else moved.record())
 
 
 def _check_later(job: _MainJob, trained: TrainedModel, pool_proba: np.ndarray, folder: Path,

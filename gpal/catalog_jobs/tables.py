@@ -23,7 +23,7 @@ import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -38,10 +38,10 @@ __all__ = [
     "EXTENDED",
     "TABLE_FORMATS",
     "as_read_back",
-    "as_written",
     "check_table_path",
     "dated",
     "read_probability_table",
+    "write_and_read_back",
     "write_ecsv_twin",
     "write_probability_table",
 ]
@@ -289,28 +289,39 @@ def _for_writing(table: ClassifiedSources) -> tuple[pd.DataFrame, dict[str, Any]
     return _with_equatorial(table.frame), _typed(table.meta)
 
 
-def as_written(table: ClassifiedSources) -> ClassifiedSources:
-    """The table as `read_probability_table` reads back its CSV and ECSV twin: the rows through their decimals, the
-    keywords through the twin's YAML header; the same values, no file."""
+def write_and_read_back(table: ClassifiedSources, paths: Sequence[str | os.PathLike],
+                        force: bool = False) -> ClassifiedSources:
+    """``table`` written to each of ``paths`` as `write_probability_table` writes it, and returned as
+    `read_probability_table` reads it back: the rows through the CSV's decimals, the keywords through the ECSV
+    twin's header.  One CSV text serves the files and the values; nothing is read from the disk."""
+    paths = [check_table_path(path, force) for path in paths]
     frame, meta = _for_writing(table)
+    text = frame.to_csv(index=False)
+    for path in paths:
+        _write(path, frame, meta, text)
     header = io.StringIO()
     _astropy_table(frame.iloc[:0], meta).write(header, format="ascii.ecsv")
-    return ClassifiedSources(as_read_back(frame, _read_rows), _typed(_ecsv_meta(header.getvalue())))
+    return ClassifiedSources(_read_rows(io.StringIO(text)), _typed(_ecsv_meta(header.getvalue())))
 
 
 def write_probability_table(table: ClassifiedSources, path: str | os.PathLike, force: bool = False) -> Path:
     """Write a plain CSV and its ECSV twin, or a FITS table, atomically; returns the CSV or FITS path."""
     path = check_table_path(path, force)
-    frame, meta = _for_writing(table)
+    _write(path, *_for_writing(table))
+    return path
+
+
+def _write(path: Path, frame: pd.DataFrame, meta: Mapping[str, Any], csv_text: str | None = None) -> None:
+    """The table's file at ``path``: the CSV (``csv_text`` where the caller holds it already) and its twin, or the
+    FITS table."""
     if _table_format(path) == "csv":
         with atomic_output(path) as tmp:
-            frame.to_csv(tmp, index=False)
+            tmp.write_text(frame.to_csv(index=False) if csv_text is None else csv_text, encoding="utf-8")
         write_ecsv_twin(frame, path, meta)
-        return path
+        return
     with atomic_output(path) as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # astropy's note that long values use CONTINUE cards
         _fits_hdu(frame, meta).writeto(tmp, overwrite=True)
-    return path
 
 
 def write_ecsv_twin(frame: pd.DataFrame, path: str | os.PathLike, meta: Mapping[str, Any]) -> Path:

@@ -7,7 +7,7 @@ import pytest
 from astropy.table import Table
 
 from gpal.catalog_jobs.tables import (
-    ClassifiedSources, _astropy_table, as_written, dated, read_probability_table, write_ecsv_twin,
+    ClassifiedSources, _astropy_table, dated, read_probability_table, write_and_read_back, write_ecsv_twin,
     write_probability_table,
 )
 
@@ -53,8 +53,9 @@ def test_the_pandas_written_twin_reads_back_as_astropys_own(tmp_path, objects):
     assert np.ma.getmaskarray(ours["p_bll"]).tolist() == [False, True, False, False, False]  # a NaN is a blank cell
 
 
-def test_a_table_as_written_holds_what_its_files_read_back(tmp_path):
-    """`as_written` is what `read_probability_table` reads from the CSV and its twin, with no file: a float32
+def test_a_table_written_and_read_back_holds_what_its_files_read_back(tmp_path):
+    """`write_and_read_back` gives what `read_probability_table` reads from the CSV and its twin, and the FITS
+    file holds the same rows, with no file read: a float32
     catalog column as its printed decimal, the keywords through the twin's YAML header, so a report
     built from the run in memory sees the numbers a report rebuilt from the folder sees."""
     significance = np.array([4.123457, 25.3, np.nan], dtype=np.float32)
@@ -65,10 +66,17 @@ def test_a_table_as_written_holds_what_its_files_read_back(tmp_path):
         "ood": [True, False, False]})
     table = dated(ClassifiedSources(frame, {"CATALOG": "FL16Y", "SELECT": "unassociated,bcu", "NSOURCES": 3,
                                             "TRAINSEL": {"classes": ("bll", "fsrq"), "cut": None}, "MINSIG": 4.0}))
-    back = read_probability_table(write_probability_table(table, tmp_path / "t.csv"))
-    held = as_written(table)
+    held = write_and_read_back(table, [tmp_path / "t.csv", tmp_path / "t.fits"])
+    back = read_probability_table(tmp_path / "t.csv")
 
     pd.testing.assert_frame_equal(held.frame, back.frame, check_exact=True)
     assert held.meta == back.meta
+    from_fits = read_probability_table(tmp_path / "t.fits")
+    assert from_fits.frame["Source_Name"].tolist() == held.frame["Source_Name"].tolist()
+    assert from_fits.meta["CATALOG"] == "FL16Y"
+    # the same bytes as the table written alone
+    alone = write_probability_table(table, tmp_path / "alone" / "t.csv")
+    assert alone.read_bytes() == (tmp_path / "t.csv").read_bytes()
+    assert alone.with_suffix(".ecsv").read_bytes() == (tmp_path / "t.ecsv").read_bytes()
     # the decimals, not the float32: a cut at 4.123457 keeps the source in both reports
     assert held.frame["Signif_Avg"].iloc[0] == 4.123457 != float(significance[0])
