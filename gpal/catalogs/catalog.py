@@ -40,13 +40,14 @@ def _shipped_catalogs() -> Path:
     They live once, in the repository's top-level ``catalogs/`` folder, which the build (``setup.py``) installs
     as the package ``gpal.catalogs.data``: a wheel or a plain ``pip install`` finds them there through
     `importlib.resources`.  A source checkout, installed editable or used through ``PYTHONPATH``, has no such
-    package (setuptools' editable finder does not map a folder to a subpackage): it reads its ``catalogs/``.
+    package (setuptools' editable finder does not map a folder to a subpackage): it reads its own ``catalogs/``,
+    whatever an older install left in ``gpal/catalogs/data``.
     """
-    installed = Path(str(importlib.resources.files("gpal.catalogs") / "data"))
     checkout = Path(__file__).resolve().parents[2]
-    if not installed.is_dir() and (checkout / "pyproject.toml").is_file() and (checkout / "catalogs").is_dir():
+    if (checkout / "pyproject.toml").is_file() and (checkout / "catalogs").is_dir():
         return checkout / "catalogs"
-    return installed  # where an install keeps them; `load_catalog` names it when a file is missing
+    # where an install keeps them; `load_catalog` names it when a file is missing
+    return Path(str(importlib.resources.files("gpal.catalogs") / "data"))
 
 
 #: The shipped catalog files (``catalogs/`` in the repository), found in a checkout, an editable or a plain install.
