@@ -60,8 +60,8 @@ from gpal.files import atomic_output
 from gpal.runs.output_dir import recorded_identity
 
 __all__ = ["LATER_CHECK_FILE", "LATER_CHECK_SOURCES_FILE", "LaterCheck", "LaterCheckInputs", "MODEL", "ReleaseLink",
-           "check_later", "later_check_inputs", "later_release_of", "link_releases", "read_later_check",
-           "write_later_check"]
+           "check_later", "later_check_inputs", "later_check_table", "later_release_of", "link_releases",
+           "read_later_check", "read_later_table", "write_later_check"]
 
 #: The model's name in the check's tables.
 MODEL = "gpal"
@@ -376,7 +376,17 @@ def shown_measures(measures: pd.DataFrame) -> pd.DataFrame:
 def read_later_check(folder: str | os.PathLike) -> pd.DataFrame | None:
     """The measures a folder's later-release check wrote (with ``earlier`` and ``later`` columns), or None."""
     path = Path(folder) / LATER_CHECK_FILE
-    return pd.read_csv(path, keep_default_na=False, na_values=[""]) if path.is_file() else None
+    return read_later_table(path) if path.is_file() else None
+
+
+def read_later_table(source: Any) -> pd.DataFrame:
+    """The measures' CSV (`later_check_table` as written) read back: a blank cell is NaN, ``sources`` text."""
+    return pd.read_csv(source, keep_default_na=False, na_values=[""])
+
+
+def later_check_table(check: LaterCheck) -> pd.DataFrame:
+    """The check's measures with the ``earlier`` and ``later`` releases: ``tables/later_check.csv``."""
+    return check.measures.assign(earlier=check.earlier["release"], later=check.later["release"])
 
 
 def write_later_check(check: LaterCheck, folder: str | os.PathLike) -> Path:
@@ -385,5 +395,5 @@ def write_later_check(check: LaterCheck, folder: str | os.PathLike) -> Path:
     with atomic_output(folder / LATER_CHECK_SOURCES_FILE) as tmp:
         check.sources.to_csv(tmp, index=False)
     with atomic_output(folder / LATER_CHECK_FILE) as tmp:
-        check.measures.assign(earlier=check.earlier["release"], later=check.later["release"]).to_csv(tmp, index=False)
+        later_check_table(check).to_csv(tmp, index=False)
     return folder / LATER_CHECK_FILE

@@ -32,8 +32,26 @@ __all__ = ["Catalog", "DroppedRowsWarning", "RepairedRowsWarning", "load_catalog
            "RELEASES"]
 
 HDU_NAME = "LAT_Point_Source_Catalog"
-#: The shipped catalog files: package data, found the same way in a checkout, an editable or a plain install.
-CATALOG_DIR = Path(str(importlib.resources.files("gpal.catalogs") / "data"))
+
+
+def _shipped_catalogs() -> Path:
+    """The folder of the shipped catalog files.
+
+    They live once, in the repository's top-level ``catalogs/`` folder, which the build (``setup.py``) installs
+    as the package ``gpal.catalogs.data``: a wheel or a plain ``pip install`` finds them there through
+    `importlib.resources`.  A source checkout, installed editable or used through ``PYTHONPATH``, has no such
+    package (setuptools' editable finder does not map a folder to a subpackage): it reads its own ``catalogs/``,
+    whatever an older install left in ``gpal/catalogs/data``.
+    """
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "pyproject.toml").is_file() and (checkout / "catalogs").is_dir():
+        return checkout / "catalogs"
+    # where an install keeps them; `load_catalog` names it when a file is missing
+    return Path(str(importlib.resources.files("gpal.catalogs") / "data"))
+
+
+#: The shipped catalog files (``catalogs/`` in the repository), found in a checkout, an editable or a plain install.
+CATALOG_DIR = _shipped_catalogs()
 UNASSOCIATED = "unassociated"
 #: aux key of a data set -> the `Columns` role it is read from (the keys are gpal's, the same for every release).
 _AUX_COLUMNS = {"GLON": "glon", "GLAT": "glat", "RAJ2000": "ra", "DEJ2000": "dec"}
@@ -101,7 +119,7 @@ def load_catalog(name_or_path: str | Path = DEFAULT_RELEASE) -> "Catalog":
         path = CATALOG_DIR / record.file
         if not path.is_file():
             raise FileNotFoundError(
-                f"the {record.name} catalog should ship at {path} (package data of gpal.catalogs) but is missing; "
+                f"the {record.name} catalog should ship at {path} (package data of gpal.catalogs.data) but is missing; "
                 "reinstall gpal"
             )
         return Catalog.from_file(path)
