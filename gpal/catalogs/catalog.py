@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import hashlib
 import importlib.resources
 import re
 import warnings
@@ -26,7 +25,7 @@ from gpal.catalogs.features import RELEASE_PRESET, Feature, resolve_features, tr
 from gpal.catalogs.features.errors import repaired_how, repaired_text
 from gpal.catalogs.releases import DEFAULT_RELEASE, LAT_CLASS_CODES, RELEASES, Release, identify_release, release_by_name
 from gpal.data.dataset import NoisyDataset
-from gpal.files import read_bytes
+from gpal.files import file_sha256, read_bytes
 
 __all__ = ["Catalog", "DroppedRowsWarning", "RepairedRowsWarning", "load_catalog", "CATALOG_DIR",
            "RELEASES"]
@@ -37,11 +36,9 @@ HDU_NAME = "LAT_Point_Source_Catalog"
 def _shipped_catalogs() -> Path:
     """The folder of the shipped catalog files.
 
-    They live once, in the repository's top-level ``catalogs/`` folder, which the build (``setup.py``) installs
-    as the package ``gpal.catalogs.data``: a wheel or a plain ``pip install`` finds them there through
-    `importlib.resources`.  A source checkout, installed editable or used through ``PYTHONPATH``, has no such
-    package (setuptools' editable finder does not map a folder to a subpackage): it reads its own ``catalogs/``,
-    whatever an older install left in ``gpal/catalogs/data``.
+    They live once, in the repository's ``catalogs/``, which ``setup.py`` installs as the package
+    ``gpal.catalogs.data`` (found through `importlib.resources`).  A source checkout (editable or ``PYTHONPATH``)
+    has no such package, setuptools' editable finder mapping no folder to a subpackage: it reads ``catalogs/``.
     """
     checkout = Path(__file__).resolve().parents[2]
     if (checkout / "pyproject.toml").is_file() and (checkout / "catalogs").is_dir():
@@ -222,14 +219,6 @@ def _check_keys(path: Path, table, record: Release) -> None:
                          f"{', '.join(twice[:3])}); a catalog lists each source once")
 
 
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _listing(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{code} ({n})" for code, n in counts.items())
 
@@ -297,7 +286,7 @@ class Catalog:
         """
         path = Path(path)
         table, header, primary = _read(path)
-        catalog = cls(table, dataclasses.replace(_provenance(path, table, header, primary), sha256=_file_sha256(path)))
+        catalog = cls(table, dataclasses.replace(_provenance(path, table, header, primary), sha256=file_sha256(path)))
         expected = {r.file: r.rows for r in RELEASES.values()}.get(path.name)
         if expected is not None and expected != catalog.n_rows:
             warnings.warn(f"{path.name} has {catalog.n_rows} rows; the published file has {expected}", stacklevel=2)
