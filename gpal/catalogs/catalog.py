@@ -103,7 +103,7 @@ class _Provenance:
 
 
 def load_catalog(name_or_path: str | Path = DEFAULT_RELEASE) -> "Catalog":
-    """Open a shipped release by name (``"3FGL"``, ``"4FGL"``, ``"4FGL-DR2"``, ``"4FGL-DR4"``, ``"FL16Y"``) or a path.
+    """Open a shipped release by name (a key of `RELEASES`, any case: ``"4FGL-DR4"``) or a path.
 
     Returns
     -------
