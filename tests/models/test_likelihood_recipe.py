@@ -95,8 +95,10 @@ def test_the_class_and_its_registry_line_are_all_a_likelihood_needs(tempered, tm
 
 def test_an_option_out_of_its_declared_range_is_refused_by_name(tempered):
     X, y = _problem()
-    with pytest.raises(ValueError, match=r"likelihood_options\['temperature'\]"):
-        _estimator(temperature=-1.0).fit(X, y)
+    refused = _estimator(temperature=-1.0)
+    with pytest.raises(ValueError, match=r"likelihood_options\['temperature'\] must be"):
+        refused.fit(X, y)
+    assert not hasattr(refused, "model_")  # before any model was built
     with pytest.raises(ValueError, match=r"has no option\(s\) \['epsilon'\]; its options are \['temperature'\]"):
         _estimator(epsilon=0.1).fit(X, y)
 
