@@ -214,7 +214,7 @@ _KNOBS = (
 
 def _unit(epochs: int, learning_rate: float, batch_size: int, seed: int, em_steps: int, input_noise: str | None,
           schedule: str = "constant") -> dict:
-    from gpal.catalog_jobs.later_check import check_later
+    from gpal.catalog_jobs.later_check import check_later, later_check_inputs
     from gpal.catalog_jobs.model_folders import train_catalog_model
     from gpal.catalog_jobs.selection import CatalogSelection
     from gpal.catalog_jobs.settings import main_job_estimator
@@ -242,7 +242,7 @@ def _unit(epochs: int, learning_rate: float, batch_size: int, seed: int, em_step
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "dr4"
         train_catalog_model(CatalogSelection(catalog="4FGL-DR4"), main_job_estimator(**settings), folder)
-        check = check_later(folder, "FL16Y", baselines=["logistic"], seed=seed)
+        check = check_later(later_check_inputs(folder, "FL16Y", baselines=["logistic"], seed=seed), seed=seed)
     m = check.measures
     for model in ("gpal", "logistic"):
         for measure, key in (("3-class nll", "later_nll"), ("AGN-vs-pulsar AUC", "later_auc")):

@@ -152,10 +152,13 @@ def _classify(args: argparse.Namespace) -> int:
 def _check_later(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from gpal.catalog_jobs.later_check import LATER_CHECK_SOURCES_FILE, check_later, write_later_check
+    from gpal.catalog_jobs.later_check import (
+        LATER_CHECK_SOURCES_FILE, check_later, later_check_inputs, write_later_check,
+    )
 
     baselines = [b.strip() for b in args.baselines.split(",") if b.strip()]
-    check = check_later(args.trained, args.later, earlier=args.earlier, baselines=baselines, seed=args.seed)
+    inputs = later_check_inputs(args.trained, args.later, earlier=args.earlier, baselines=baselines, seed=args.seed)
+    check = check_later(inputs, seed=args.seed)
     path = write_later_check(check, args.out or args.trained)
     print(check.markdown())
     print(f"tables: {path} (the scored sources beside it, {Path(LATER_CHECK_SOURCES_FILE).name})")

@@ -341,10 +341,11 @@ def test_active_discovery_reports_expected_and_found_targets(small_catalog, tmp_
     base = ["active", "--catalog", str(small_catalog), "--classes", ACTIVE_CLASSES, "--out", str(out),
             "--initial", "15", "--pool", "40", "--test", "30", "--batch-size", "3", "--queries", "1",
             "--retrain-epochs", "1", "--input-noise", "none", *TINY]
-    _fails(capsys, [*base, "--acquisition", "discovery"], "needs --target, one of the classes ['bll', 'fsrq', 'pulsar']")
-    _fails(capsys, [*base, "--acquisition", "discovery", "--target", "psr"], "--target 'psr' is not one of the classes")
+    _fails(capsys, [*base, "--acquisition", "discovery"], "needs --target (the class searched for, e.g. pulsar)")
+    _fails(capsys, [*base, "--acquisition", "discovery", "--target", "psr"],
+           "discovery target 'psr' is not one of the classes ['bll', 'fsrq', 'pulsar']")
     _fails(capsys, [*base, "--acquisition", "entropy", "--target", "pulsar"], "--target applies to --acquisition bald or discovery")
-    _fails(capsys, [*base, "--target", "psr"], "--target 'psr' is not one of the classes")
+    _fails(capsys, [*base, "--target", "psr"], "bald target 'psr' is not one of the classes")
     assert not out.exists()  # refused before the folder is claimed
     assert main([*base, "--acquisition", "discovery", "--target", "pulsar"]) == 0, capsys.readouterr().err
     state = json.loads((out / "checkpoint" / "state.json").read_text())

@@ -27,7 +27,7 @@ def _package_data(package: str) -> list[str]:
 
 def test_every_workflow_file_is_packaged(monkeypatch):
     kwargs = _setup_kwargs(monkeypatch)
-    assert kwargs["package_dir"] == {"gpal.workflow_files": "workflows"}
+    assert kwargs["package_dir"]["gpal.workflow_files"] == "workflows"
     folders = {p.parent.relative_to(ROOT / "workflows") for p in (ROOT / "workflows").rglob("*.yaml")}
     for folder in folders:
         package = ".".join(["gpal.workflow_files", *folder.parts])
@@ -47,3 +47,19 @@ def test_every_gpal_package_and_data_file_is_packaged(monkeypatch):
     patterns = _package_data("gpal.data")
     for path in keel.iterdir():
         assert any(fnmatch(f"keel_files/{path.name}", p) for p in patterns), path.name
+
+
+def test_every_shipped_catalog_is_packaged(monkeypatch):
+    """The repository's catalogs/ folder is installed as gpal.catalogs.data, every file of it, and the loader reads
+    that folder in a checkout."""
+    from gpal.catalogs import CATALOG_DIR, RELEASES
+
+    kwargs = _setup_kwargs(monkeypatch)
+    assert kwargs["package_dir"]["gpal.catalogs.data"] == "catalogs"
+    assert "gpal.catalogs.data" in kwargs["packages"]
+    patterns = _package_data("gpal.catalogs.data")
+    files = sorted(p.name for p in (ROOT / "catalogs").iterdir())
+    assert {record.file for record in RELEASES.values()} <= set(files)
+    for name in files:
+        assert any(fnmatch(name, p) for p in patterns), name
+    assert CATALOG_DIR.resolve() == (ROOT / "catalogs").resolve()

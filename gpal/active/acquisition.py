@@ -11,26 +11,24 @@ together), a plain (n, d) array, or the ``[X | X_var]`` array of
 `gpal.active.modal`.  ``scores`` are those of the chosen rows, larger = more
 informative, in the order chosen.
 
-Batches: ``batch="top_k"`` takes the k best scores; ``batch="diverse"`` picks
-greedily, damping each candidate's score by its similarity to the rows already
-chosen, so a batch does not spend k labels on k near-copies of one source;
-``batch="stochastic"`` draws k without replacement with probability proportional
-to score^beta (power acquisition, Kirsch et al. 2023), which spreads a batch over
-the many nearly-as-good sources instead of one region of input space.
+Here: the built-in acquisitions (each registered under its ``name`` in
+`gpal.registry.ACQUISITIONS`) and what they compute.  The base class, its declared options and
+`make_acquisition` are `gpal.active.base`'s; the batch rules (``batch="top_k"``, ``"diverse"``,
+``"stochastic"``) `gpal.active.batches`'; both are importable from here too.
 """
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import numpy as np
 
-from gpal.constraints import Boolean, Integer, OneOf, Optional, Real, Text
+from gpal.active.base import Acquisition, acquisition_settings, make_acquisition
+from gpal.active.batches import greedy_diverse, power_sample, top_k
+from gpal.active.pool_access import estimator_of, pool_proba, pool_size, sample_pool_proba
+from gpal.constraints import Integer, Optional, Real, Text
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.base import entropy
-from gpal.estimators.settings import Setting, parameter_docs
-from gpal.evaluation.prior_shift import estimate_target_prior
 from gpal.identity import digest
 from gpal.registry import ACQUISITIONS
 
@@ -53,279 +51,8 @@ __all__ = [
     "power_sample",
 ]
 
-_BATCH_RULES = ("top_k", "diverse", "stochastic")
 #: At least two draws: the spread of one draw is no spread.
 _DRAWS = Integer(2)
-
-
-def _estimator(model: Any) -> Any:
-    """The classifier behind a modAL learner (which passes itself to the strategy), else the model."""
-    return getattr(model, "estimator", model)
-
-
-def _pool_features(model: Any, X_pool: Any) -> np.ndarray:
-    """Features only (no variances) of a pool given as a NoisyDataset, a [X | X_var] array or plain X."""
-    if isinstance(X_pool, NoisyDataset):
-        return X_pool.X
-    split = getattr(_estimator(model), "split_inputs", None)
-    if split is not None:
-        return split(X_pool)[0]
-    return np.asarray(X_pool, dtype=np.float64)
-
-
-def _pool_size(X_pool: Any) -> int:
-    """Rows of a pool given as a NoisyDataset or an array."""
-    return len(X_pool) if isinstance(X_pool, NoisyDataset) else np.shape(X_pool)[0]
-
-
-def _predict_proba(model: Any, X_pool: Any) -> np.ndarray:
-    """Predictive class probabilities (n, C) of the pool, with its variances when it has them."""
-    if isinstance(X_pool, NoisyDataset):
-        return np.asarray(_estimator(model).predict_proba(X_pool.X, X_var=X_pool.X_var), dtype=np.float64)
-    return np.asarray(model.predict_proba(X_pool), dtype=np.float64)
-
-
-def _sample_proba(model: Any, X_pool: Any, n_samples: int, joint: bool = False, **options: Any) -> np.ndarray:
-    """p(y | f_s) for draws of latent functions (and inputs), (S, n, C): the epistemic spread.
-
-    ``joint``: draws shared by every row and call (``sample_joint_proba``), for scores that
-    relate one source's label to another's; otherwise ``sample_proba``'s per-row draws.
-    ``options`` go to that method.
-    """
-    est = _estimator(model)
-    method = "sample_joint_proba" if joint else "sample_proba"
-    if not callable(getattr(est, method, None)):
-        raise TypeError(
-            f"this acquisition needs a model with {method}(X, X_var, n_samples) (e.g. NoisyGPClassifier); "
-            f"{type(est).__name__} has none"
-        )
-    sample = getattr(est, method)
-    if isinstance(X_pool, NoisyDataset):
-        samples = sample(X_pool.X, X_var=X_pool.X_var, n_samples=n_samples, **options)
-    else:
-        samples = sample(X_pool, n_samples=n_samples, **options)
-    return np.asarray(samples, dtype=np.float64)
-
-
-def top_k(scores: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the k largest scores, best first; ties go to the lower index (deterministic).
-
-    Returns
-    -------
-    numpy.ndarray
-        (k,) row indices.
-    """
-    scores = np.asarray(scores, dtype=np.float64)
-    return np.argsort(-scores, kind="stable")[:k]
-
-
-def greedy_diverse(scores: np.ndarray, features: np.ndarray, k: int, lengthscale: float | None = None,
-                   n_candidates: int | None = None) -> np.ndarray:
-    """Greedy batch: repeatedly take argmax of ``score_i * (1 - max_j exp(-|x_i - x_j|^2 / 2 l^2))`` over chosen j.
-
-    Distances are measured on features scaled by the candidates' standard deviation.
-    Only the ``n_candidates`` best-scored rows (default max(10 k, 100)) compete, which
-    keeps the cost O(n_candidates^2).  ``lengthscale`` defaults to the median pairwise
-    distance among candidates.  A chosen row is never chosen again.
-
-    Returns
-    -------
-    numpy.ndarray
-        (k,) row indices, in the order chosen.
-    """
-    scores = np.asarray(scores, dtype=np.float64)
-    if not 1 <= k <= scores.shape[0]:
-        raise ValueError(f"cannot pick a batch of {k} from {scores.shape[0]} candidate(s)")
-    if (scores < 0).any():
-        raise ValueError("greedy_diverse needs non-negative scores (it damps them multiplicatively)")
-    m = min(scores.shape[0], n_candidates or max(10 * k, 100))
-    cand = top_k(scores, m)
-    Z = np.asarray(features, dtype=np.float64)[cand]
-    Z = (Z - Z.mean(axis=0)) / np.where(Z.std(axis=0) > 0, Z.std(axis=0), 1.0)
-    d2 = np.sum((Z[:, None, :] - Z[None, :, :]) ** 2, axis=-1)
-    if lengthscale is None:
-        off = d2[np.triu_indices(m, 1)]
-        lengthscale = float(np.sqrt(np.median(off))) if off.size and np.median(off) > 0 else 1.0
-    similarity = np.exp(-d2 / (2.0 * lengthscale**2))
-    closest = np.zeros(m)  # max similarity to anything chosen so far
-    available = np.ones(m, dtype=bool)
-    chosen = []
-    for _ in range(k):
-        value = np.where(available, scores[cand] * (1.0 - closest), -np.inf)
-        j = int(np.argmax(value))  # first maximum: deterministic
-        chosen.append(j)
-        available[j] = False
-        closest = np.maximum(closest, similarity[j])
-    return cand[np.array(chosen, dtype=np.int64)]
-
-
-def power_sample(scores: np.ndarray, k: int, beta: float, rng: np.random.Generator) -> np.ndarray:
-    """k indices drawn without replacement with probability proportional to score^beta, in draw order.
-
-    Gumbel-top-k: the k largest beta log s_i + G_i with G_i standard Gumbel are an ordered draw
-    without replacement from p_i proportional to s_i^beta; beta -> infinity is top-k, beta = 0 uniform.
-    Zero scores are drawn only after every positive one.
-
-    Returns
-    -------
-    numpy.ndarray
-        (k,) row indices, in draw order.
-    """
-    scores = np.asarray(scores, dtype=np.float64)
-    if not 1 <= k <= scores.shape[0]:
-        raise ValueError(f"cannot draw a batch of {k} from {scores.shape[0]} candidate(s)")
-    if (scores < 0).any():
-        raise ValueError("power_sample needs non-negative scores (it draws proportionally to score^beta)")
-    with np.errstate(divide="ignore"):
-        keys = beta * np.log(scores) + rng.gumbel(size=scores.shape[0])
-    return top_k(np.where(np.isfinite(keys), keys, -np.inf), k)
-
-
-class Acquisition:
-    """Base: subclasses define ``scores(model, X_pool) -> (n,)``; ``__call__`` turns them into a batch.
-
-    ``batch`` is "top_k", "diverse" (see `greedy_diverse`; ``lengthscale`` is passed on to
-    it) or "stochastic" (see `power_sample`: ``beta`` is the power, ``batch_seed`` seeds the
-    draw together with the pool size, so a resumed loop draws what an uninterrupted one would).
-
-    A subclass that declares its own ``name`` registers itself in `gpal.registry.ACQUISITIONS`
-    under it (a built-in must also have its line there, so the names cost no import).
-
-    Examples
-    --------
-    An acquisition of one's own: ``scores`` is all it writes (without a ``name`` of its
-    own it stays out of the registry).
-
-    >>> import numpy as np
-    >>> from gpal import NoisyDataset
-    >>> from gpal.active import Acquisition
-    >>> class FarFromCentre(Acquisition):
-    ...     def scores(self, model, X_pool):
-    ...         return np.linalg.norm(X_pool.X, axis=1)
-    >>> pool = NoisyDataset(X=[[0.0, 0.1], [3.0, 0.0], [0.0, -2.0]], X_var=None, y=None,
-    ...                     class_names=(), feature_names=(), ids=None)
-    >>> rows, scores = FarFromCentre()(None, pool, n_instances=2)   # (model, pool, batch size), as modAL calls it
-    >>> rows, scores
-    (array([1, 2]), array([3., 2.]))
-    """
-
-    name = "acquisition"
-    #: The constraint of each option a subclass adds to the batch rule's (its constructor's keyword
-    #: arguments, each documented under "Parameters"): `acquisition_settings` reads them, and with
-    #: them the command line and the workflows; `config` records their values.
-    _parameters: dict[str, Any] = {}
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        undeclared = [option for option in cls._parameters if option not in inspect.signature(cls.__init__).parameters]
-        if undeclared:  # the default and the meaning of an option are its constructor argument's
-            raise TypeError(f"{cls.__name__} declares options {undeclared} its constructor does not take")
-        if "name" in cls.__dict__ and cls.name:
-            ACQUISITIONS.register(cls.name, cls)
-
-    def __init__(self, batch: str = "top_k", lengthscale: float | None = None, beta: float = 1.0,
-                 batch_seed: int = 0, balance: bool = False):
-        self.batch = OneOf(_BATCH_RULES).check("batch", batch)
-        self.lengthscale = Optional(Real(0, low_open=True)).check("lengthscale", lengthscale)
-        self.beta = Real(0).check("beta", beta)
-        self.batch_seed = Integer(0).check("batch_seed", batch_seed)
-        self.balance = Boolean().check("balance", balance)
-        self._labelled_codes: np.ndarray | None = None
-
-    def _set_options(self, **values: Any) -> None:
-        """Each option checked against its declared constraint (`_parameters`) and kept as an attribute."""
-        for option, value in values.items():
-            setattr(self, option, self._parameters[option].check(option, value))
-
-    def scores(self, model: Any, X_pool: Any) -> np.ndarray:  # pragma: no cover - abstract
-        """How much a label of each pool row is worth (``model`` fitted, ``X_pool`` as the module says).
-
-        Returns
-        -------
-        numpy.ndarray
-            (n,) finite scores, one per pool row; larger = more worth a label.
-        """
-        raise NotImplementedError
-
-    def bind_classes(self, class_names: Any) -> None:
-        """Told by a loop that fits its model on class codes which names the codes stand for; most ignore it."""
-
-    def config(self) -> dict[str, Any]:
-        """JSON description; equal configs select equal batches (the loop's resume check uses it).
-
-        Returns
-        -------
-        dict
-            ``name``, the batch rule and every declared option (`_parameters`) but those at None.
-        """
-        config = {"name": self.name, "batch": self.batch, "lengthscale": self.lengthscale}
-        if self.batch == "stochastic":  # only then part of what decides a batch
-            config.update(beta=self.beta, batch_seed=self.batch_seed)
-        if self.balance:
-            config["balance"] = True
-        options = {option: getattr(self, option) for option in self._parameters}
-        return {**config, **{option: value for option, value in options.items() if value is not None}}
-
-    def observe_labelled(self, codes: Any) -> None:
-        """Told by a loop, before each query, the class codes of the labelled set (what ``balance`` corrects)."""
-        self._labelled_codes = np.asarray(codes, dtype=np.int64)
-
-    def _target_for_prior(self, X_pool: Any) -> Any:
-        """The sources whose class mix the labelled set should follow: the pool (subclasses with a target: theirs)."""
-        return X_pool
-
-    def class_weights(self, model: Any, X_pool: Any) -> np.ndarray:
-        """w_i = sum_c p(c | x_i) pi_t(c) / pi_l(c): how much labelling x_i moves the labelled class mix towards the target's.
-
-        pi_l is the labelled set's class mix (told by ``observe_labelled``; smoothed by one source
-        per class), pi_t the target's, estimated from the model's probabilities on the target by
-        the EM of Saerens et al. (2002) with pi_l as the training prior
-        (`gpal.evaluation.prior_shift`).  Uncertainty sampling piles up the overlapping and rare
-        classes, so the retrained model's prior drifts from the population's; weighting the
-        scores by w keeps the labelled mix near the target's.  Ones before the loop has said
-        anything.
-
-        Returns
-        -------
-        numpy.ndarray
-            (n,) weights w_i, ones before the loop has told the labelled classes.
-        """
-        n_pool = _pool_size(X_pool)
-        if self._labelled_codes is None:
-            return np.ones(n_pool)
-        classes = np.asarray(_estimator(model).classes_)
-        counts = np.array([np.sum(self._labelled_codes == c) for c in classes], dtype=np.float64) + 1.0
-        labelled_prior = counts / counts.sum()
-        target = self._target_for_prior(X_pool)
-        proba = _predict_proba(model, X_pool)
-        target_proba = proba if target is X_pool else _predict_proba(model, target)
-        target_prior = estimate_target_prior(target_proba, labelled_prior).prior
-        return proba @ (target_prior / labelled_prior)
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.config().items() if k != "name")
-        return f"{type(self).__name__}({args})"
-
-    def __call__(self, model: Any, X_pool: Any, n_instances: int = 1) -> tuple[np.ndarray, np.ndarray]:
-        n_instances = Integer(1).check("n_instances", n_instances)
-        n_pool = _pool_size(X_pool)
-        if n_instances > n_pool:
-            raise ValueError(
-                f"cannot query {n_instances} source(s) from a pool of {n_pool}: the pool is smaller than the batch"
-            )
-        scores = np.asarray(self.scores(model, X_pool), dtype=np.float64)
-        if scores.shape != (n_pool,) or not np.isfinite(scores).all():
-            raise ValueError(f"{self.name} produced scores of shape {scores.shape} (finite: "
-                             f"{bool(np.isfinite(scores).all())}); expected ({n_pool},) finite values")
-        if self.balance:
-            scores = scores * self.class_weights(model, X_pool)
-        if self.batch == "top_k":
-            idx = top_k(scores, n_instances)
-        elif self.batch == "stochastic":
-            idx = power_sample(scores, n_instances, self.beta, np.random.default_rng([self.batch_seed, n_pool]))
-        else:
-            idx = greedy_diverse(scores, _pool_features(model, X_pool), n_instances, self.lengthscale)
-        return idx, scores[idx]
 
 
 class PredictiveEntropy(Acquisition):
@@ -348,7 +75,7 @@ class PredictiveEntropy(Acquisition):
     name = "entropy"
 
     def scores(self, model: Any, X_pool: Any) -> np.ndarray:
-        return entropy(_predict_proba(model, X_pool))
+        return entropy(pool_proba(model, X_pool))
 
 
 class Margin(Acquisition):
@@ -372,7 +99,7 @@ class Margin(Acquisition):
     name = "margin"
 
     def scores(self, model: Any, X_pool: Any) -> np.ndarray:
-        p = np.sort(_predict_proba(model, X_pool), axis=1)
+        p = np.sort(pool_proba(model, X_pool), axis=1)
         return 1.0 - (p[:, -1] - p[:, -2])
 
 
@@ -396,7 +123,7 @@ class LeastConfidence(Acquisition):
     name = "least_confidence"
 
     def scores(self, model: Any, X_pool: Any) -> np.ndarray:
-        return 1.0 - _predict_proba(model, X_pool).max(axis=1)
+        return 1.0 - pool_proba(model, X_pool).max(axis=1)
 
 
 class RandomSampling(Acquisition):
@@ -430,7 +157,7 @@ class RandomSampling(Acquisition):
         self._set_options(seed=seed)
 
     def scores(self, model: Any, X_pool: Any) -> np.ndarray:
-        n_pool = _pool_size(X_pool)
+        n_pool = pool_size(X_pool)
         return np.random.default_rng([self.seed, n_pool]).random(n_pool)
 
 
@@ -457,7 +184,7 @@ class _Targeted:
         int or None
             The column index, or None.
         """
-        classes = list(getattr(_estimator(model), "classes_", ()))
+        classes = list(getattr(estimator_of(model), "classes_", ()))
         names = [str(c) for c in classes]
         if self.target in names:
             return names.index(self.target)
@@ -512,8 +239,8 @@ class BALD(_Targeted, Acquisition):
     def scores(self, model: Any, X_pool: Any) -> np.ndarray:
         c = None if self.target is None else self.column(model)
         if self.target is not None and c is None:  # the model has not seen the target: p_target = 0, nothing to learn
-            return np.zeros(_pool_size(X_pool))
-        samples = _sample_proba(model, X_pool, self.n_samples, input_draws=self.input_draws)
+            return np.zeros(pool_size(X_pool))
+        samples = sample_pool_proba(model, X_pool, self.n_samples, input_draws=self.input_draws)
         if c is not None:
             samples = np.stack([samples[..., c], 1.0 - samples[..., c]], axis=-1)
         mi = entropy(samples.mean(axis=0)) - entropy(samples).mean(axis=0)
@@ -617,14 +344,14 @@ class EPIG(Acquisition):
 
     def _target_rows(self, X_pool: Any) -> Any:
         target = X_pool if self.target is None else self.target
-        m = _pool_size(target)
+        m = pool_size(target)
         if m <= self.n_target:
             return target
         rows = np.sort(np.random.default_rng([self.seed, m]).choice(m, self.n_target, replace=False))
         return target.subset(rows) if isinstance(target, NoisyDataset) else np.asarray(target)[rows]
 
     def scores(self, model: Any, X_pool: Any) -> np.ndarray:
-        draws = lambda rows: _sample_proba(model, rows, self.n_samples, joint=True)  # noqa: E731
+        draws = lambda rows: sample_pool_proba(model, rows, self.n_samples, joint=True)  # noqa: E731
         return epig_scores(draws(X_pool), draws(self._target_rows(X_pool)))
 
 
@@ -670,11 +397,11 @@ class Discovery(_Targeted, Acquisition):
     def scores(self, model: Any, X_pool: Any) -> np.ndarray:
         c = self.column(model)
         if c is None:  # no labelled source of the target yet: every candidate is as likely as the next
-            return np.zeros(_pool_size(X_pool))
-        p = _predict_proba(model, X_pool)[:, c]
+            return np.zeros(pool_size(X_pool))
+        p = pool_proba(model, X_pool)[:, c]
         if self.exploration == 0:
             return p
-        return p + self.exploration * _sample_proba(model, X_pool, self.n_samples)[:, :, c].std(axis=0)
+        return p + self.exploration * sample_pool_proba(model, X_pool, self.n_samples)[:, :, c].std(axis=0)
 
 
 def expected_yield(p_target: Any, level: float = 0.95) -> dict[str, float]:
@@ -705,46 +432,3 @@ def expected_yield(p_target: Any, level: float = 0.95) -> dict[str, float]:
     return {"n": int(p.size), "expected": float(p.sum()), "sd": float(np.sqrt(np.sum(p * (1.0 - p)))),
             "low": low, "high": min(high, p.size), "rate": float(p.mean())}
 
-
-def acquisition_settings(name: str) -> dict[str, Setting]:
-    """The options acquisition ``name`` adds to the batch rule's, as the command line and the workflows offer them.
-
-    Each joins its declared constraint (``_parameters``), its constructor default
-    (``inspect.Parameter.empty`` where it has none) and the first sentence of its "Parameters"
-    entry, so an option is declared once, beside its acquisition.
-
-    Returns
-    -------
-    dict
-        Option name -> `gpal.estimators.settings.Setting`; a ValueError names the valid acquisitions.
-    """
-    if name not in ACQUISITIONS:
-        raise ValueError(f"unknown acquisition {name!r}; choose one of {sorted(ACQUISITIONS)}")
-    cls = ACQUISITIONS[name]
-    defaults = inspect.signature(cls.__init__).parameters
-    docs = parameter_docs(cls)
-    return {option: Setting(constraint, defaults[option].default, docs.get(option, ""))
-            for option, constraint in cls._parameters.items()}
-
-
-def make_acquisition(spec: str | dict[str, Any] | Acquisition) -> Acquisition:
-    """An acquisition from its name, its ``config()`` dict, or itself.
-
-    Returns
-    -------
-    Acquisition
-        A new acquisition (``spec`` itself if it is one); a ValueError names the valid names, or the options
-        ``name`` takes; a value out of its declared range is a `gpal.constraints.InvalidParameter`.
-    """
-    if isinstance(spec, Acquisition):
-        return spec
-    params = {"name": spec} if isinstance(spec, str) else dict(spec)
-    name = params.pop("name", None)
-    if name not in ACQUISITIONS:
-        raise ValueError(f"unknown acquisition {name!r}; choose one of {sorted(ACQUISITIONS)}")
-    unknown = sorted(set(params) - set(inspect.signature(ACQUISITIONS[name].__init__).parameters) - {"self"}
-                     - set(inspect.signature(Acquisition.__init__).parameters))
-    if unknown:  # a config written by hand (a workflow file): bad input, named
-        raise ValueError(f"acquisition {name!r} takes no options {unknown}; it takes "
-                         f"{sorted(acquisition_settings(name))} and the batch rule's")
-    return ACQUISITIONS[name](**params)

@@ -132,8 +132,9 @@ _RECORDED_ESTIMATOR = ("input_noise", "input_prior", "epochs", "num_inducing")
 def acquisition_config(name: str, classes: Sequence[str], *, seed: int = 0, **options: Any) -> dict[str, Any]:
     """The acquisition ``name`` with the campaign's `ACQUISITION_OPTIONS` (by setting name; those left at their
     default are the acquisition's) and the campaign's seed where it takes one, checked before anything is read or
-    written: an option ``name`` does not take is refused, one it needs is asked for, and a ``target`` is one of the
-    campaign's ``classes``."""
+    written: an option ``name`` does not take is refused, one it needs is asked for, and the acquisition made from
+    the config checks it against the campaign's ``classes`` (`gpal.active.Acquisition.bind_classes`: a target must
+    be one of them)."""
     declared = acquisition_settings(name)
     flag = {option: "--" + setting.replace("_", "-") for setting, option in ACQUISITION_OPTIONS.items()}
     given = {ACQUISITION_OPTIONS[setting]: value for setting, value in options.items()
@@ -143,11 +144,10 @@ def acquisition_config(name: str, classes: Sequence[str], *, seed: int = 0, **op
             raise ValueError(f"{flag[option]} applies to --acquisition {' or '.join(_takers(option))}, not {name!r}")
     for option, setting in declared.items():
         if setting.default is inspect.Parameter.empty and given.get(option) is None and option not in _CAMPAIGN_OWNED:
-            raise ValueError(f"--acquisition {name} needs {flag[option]}"
-                             + (f", one of the classes {list(classes)}" if option == "target" else ""))
-    if given.get("target") is not None and given["target"] not in classes:
-        raise ValueError(f"--target {given['target']!r} is not one of the classes {list(classes)}")
-    return {"name": name, **{option: seed for option in _CAMPAIGN_OWNED if option in declared}, **given}
+            raise ValueError(f"--acquisition {name} needs {flag[option]} ({setting.doc})")
+    config = {"name": name, **{option: seed for option in _CAMPAIGN_OWNED if option in declared}, **given}
+    make_acquisition(config).bind_classes(classes)
+    return config
 
 
 def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.PathLike, *, seed: int = 0,

@@ -26,22 +26,25 @@ from gpal.catalog_jobs.layout import (
 from gpal.catalog_jobs.model_folders import (
     Log, TrainedModel, check_sizes, no_log, fit_or_reuse, job_estimator, load_trained, open_job, require_per_class,
 )
-from gpal.catalog_jobs.later_check import check_later, later_release_of, write_later_check
+from gpal.catalog_jobs.later_check import (
+    LaterCheckInputs, check_later, later_check_inputs, later_check_table, later_release_of, link_releases,
+    read_later_table, write_later_check,
+)
 from gpal.catalog_jobs.none_of_these import OOD_FILE, check_outliers, left_out_codes, left_out_sources
 from gpal.catalog_jobs.pool_prior import adjust_table, mixes_text, training_prior, write_pool_prior
 from gpal.catalog_jobs.prediction import (
     DEFAULT_CHUNK_SIZE, DEFAULT_SELECT, predict_catalog, select_tokens, selection_pool, with_information,
 )
 from gpal.catalog_jobs.proba_columns import proba_of, with_proba
-from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, write_classify_report
-from gpal.catalog_jobs.report.figures import Figures, held_out_figures
-from gpal.catalog_jobs.report.inputs import HeldOutRun
+from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, write_run_report
+from gpal.catalog_jobs.report.figures import held_out_figures
+from gpal.catalog_jobs.report.inputs import FinishedRun, HeldOutRun, parse_baselines, parse_heldout, read_baselines
 from gpal.catalog_jobs.selection import CatalogSelection
-from gpal.catalog_jobs.tables import dated, write_probability_table
+from gpal.catalog_jobs.tables import ClassifiedSources, as_read_back, dated, write_and_read_back
 from gpal.catalogs.targets import target_columns
 from gpal.constraints import AnyOf, Boolean, Integer, ListOf, OneOf, Optional, Real, Text
 from gpal.data.dataset import NoisyDataset
-from gpal.evaluation.baselines import BASELINES, fit_baselines_on, min_training_per_class
+from gpal.evaluation.baselines import BASELINES, fit_baselines, fit_baselines_on, min_training_per_class
 from gpal.evaluation.metrics import proba_by_class
 from gpal.files import atomic_output
 from gpal.registry import FOLLOW_UP_ACQUISITION
@@ -137,11 +140,19 @@ def classify_catalog(
         # beside the model's fit: the baselines and the twin, which keeps the second core busy to the end;
         # beside what follows the held-out check: its figures (NumPy and TensorFlow free the GIL)
         beside=[Beside("comparison", comparison and (lambda done, stop: comparison(stop)), "trained", "classified"),
-                Beside("figures", _draw_held_out, "outliers", "classified")])
+                Beside("figures", lambda done, stop: held_out_figures(done["held_out"], folder, partial(abandon_if, stop)),
+                       "outliers", "classified")])
+    classified: _Classified = results["classified"]
+    later = None
     if job.later is not None:  # a release older than the newest shipped: score the classifications by what it found
-        _check_later(job, results["trained"], results["classified"], folder, later_baselines, log)
+        later = _check_later(job, results["trained"], classified.pool_proba, folder, later_baselines, log)
+    held_out: HeldOutRun = results["held_out"]
+    # a rerun reuses the comparison its first run wrote
+    baselines = read_baselines(folder) if comparison is None else results["comparison"]
+    run = FinishedRun(held_out.training, held_out.held, classified.table, baselines, outliers=results["outliers"],
+                      pool_prior=classified.pool_prior, later=later)
     log("writing the target lists, the other lists and the report")
-    return write_classify_report(folder, held_out_figures=results["figures"])
+    return write_run_report(run, folder, held_out_figures=results["figures"])
 
 
 @dataclass(frozen=True)
@@ -213,30 +224,40 @@ def _check_held_out(job: _MainJob, trained: TrainedModel, folder: Path, log: Log
     with_proba(held, trained.classes, proba)
     with atomic_output(folder / HELDOUT_FILE) as tmp:
         held.to_csv(tmp, index=False)
-    return HeldOutRun(folder, trained.training, held)
+    classes = trained.training["classes"]
+    return HeldOutRun(trained.training, as_read_back(held, lambda text: parse_heldout(text, classes)))
 
 
-def _draw_held_out(done: Mapping[str, Any], stop: threading.Event) -> Figures:
-    return held_out_figures(done["held_out"], partial(abandon_if, stop))
-
-
-def _fit_outliers(job: _MainJob, folder: Path, log: Log) -> None:
-    """The "none of these" score fitted on the training split (`gpal.catalog_jobs.none_of_these`), saved."""
+def _fit_outliers(job: _MainJob, folder: Path, log: Log) -> dict[str, Any]:
+    """The "none of these" score fitted on the training split (`gpal.catalog_jobs.none_of_these`), saved; its
+    record."""
     log("fitting the outlier score ('none of these') on the training split"
         + (f", checking it on the {len(job.left_out)} labelled classes left out" if job.left_out else ""))
     held_out_classes = left_out_sources(job.catalog, job.left_out, job.data.meta["features"])
-    check_outliers(folder / OOD_FILE, job.train, job.test, held_out_classes, job.seed)
+    return check_outliers(folder / OOD_FILE, job.train, job.test, held_out_classes, job.seed)
+
+
+@dataclass(frozen=True)
+class _Classified:
+    """The classified sources: as their tables hold them, and their probabilities before any move."""
+
+    table: ClassifiedSources
+    #: The selected sources' probabilities before the pool prior moved them (the later check moves its own).
+    pool_proba: np.ndarray
+    #: What the pool prior moved them to (None: off).
+    pool_prior: dict[str, Any] | None
 
 
 def _classify_sources(job: _MainJob, trained: TrainedModel, folder: Path, executor: Any, progress: bool,
-                      log: Log) -> np.ndarray:
+                      log: Log) -> _Classified:
     """The selected sources classified, moved to their groups' class mixes (with ``pool_prior``), ranked for
-    follow-up, and written; returns their probabilities before any move (the later check moves its own)."""
+    follow-up, and written."""
     log(f"classifying the {' + '.join(job.tokens)} sources of {job.catalog.release}")
     table = dated(predict_catalog(trained, job.catalog, job.tokens, chunk_size=job.settings["chunk_size"],
                                   executor=executor, progress=progress, pool=job.pool, information=False))
     table = replace(table, meta={**table.meta, **job.header})
     pool_proba = proba_of(table.frame, trained.classes)
+    moved = None
     if job.settings["pool_prior"]:
         table, moved = adjust_table(table, trained.classes, training_prior(trained.training["n_per_class"],
                                                                            trained.classes))
@@ -246,20 +267,28 @@ def _classify_sources(job: _MainJob, trained: TrainedModel, folder: Path, execut
     log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model about "
         + (f"{target})" if target else "every class)"))
     table = with_information(table, trained.estimator, job.pool, target)
-    for name in (CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS):
-        write_probability_table(table, folder / name, force=True)
-    return pool_proba
+    written = write_and_read_back(table, [folder / CLASSIFICATIONS_CSV, folder / CLASSIFICATIONS_FITS], force=True)
+    return _Classified(written, pool_proba, None if moved is None else moved.record())
 
 
 def _check_later(job: _MainJob, trained: TrainedModel, pool_proba: np.ndarray, folder: Path,
-                 later_baselines: Mapping[str, np.ndarray], log: Log) -> None:
-    """The classifications scored by the classes the later release gives the same sources (``gpal check-later``)."""
+                 later_baselines: Mapping[str, np.ndarray], log: Log) -> pd.DataFrame:
+    """The classifications scored by the classes the later release gives the same sources (``gpal check-later``),
+    written; the measures as their table holds them."""
     log(f"checking the classifications against {job.later} (gpal check-later)")
     compared = {name: folder / sub for name, sub in COMPARED_MODEL_DIRS.items() if (folder / sub).is_dir()}
-    built = (job.later_pool, pool_proba, job.train) if job.later_pool is not None else None
-    write_later_check(check_later(trained, job.later, earlier=job.catalog.path, baselines=job.settings["baselines"],
-                                  seed=job.seed, compared=compared, built=built, pool_prior=job.settings["pool_prior"],
-                                  baseline_proba=dict(later_baselines) or None), folder)
+    baselines = list(job.settings["baselines"])
+    if job.later_pool is None:  # another selection than the default's sources: the check classifies those itself
+        inputs = later_check_inputs(trained, job.later, earlier=job.catalog.path, baselines=baselines, seed=job.seed,
+                                    compared=compared)
+    else:  # the baselines were fitted beside the model unless an earlier run had fitted them
+        baseline_proba = dict(later_baselines) or fit_baselines(job.train.X, job.train.y, job.later_pool.X,
+                                                                names=baselines, random_state=job.seed)
+        inputs = LaterCheckInputs(trained, link_releases(trained, job.later, earlier=job.catalog.path), job.later_pool,
+                                  job.train, pool_proba, baseline_proba, compared)
+    check = check_later(inputs, seed=job.seed, pool_prior=job.settings["pool_prior"])
+    write_later_check(check, folder)
+    return as_read_back(later_check_table(check), read_later_table)
 
 
 def _error_blind_twin(estimator: Any) -> dict[str, Any]:
@@ -272,12 +301,12 @@ def _error_blind_twin(estimator: Any) -> dict[str, Any]:
 
 
 def _write_baselines(job: _MainJob, folder: Path, later_baselines: dict[str, np.ndarray],
-                     stop: threading.Event) -> None:
+                     stop: threading.Event) -> pd.DataFrame:
     """Held-out probabilities of the baselines, fitted on the same training rows and features (values only),
     and of the error-blind twin (`_error_blind_twin`: fitted here on the same rows, and saved in
     ``COMPARED_MODEL_DIRS`` for the later-release check); the table, written last, marks them all done.
     The same fitted baselines' probabilities of ``job.later_pool`` (None: no later check will score it) go into
-    ``later_baselines``: the later check fits nothing again.
+    ``later_baselines``: the later check fits nothing again.  Returns the table as written.
 
     Once ``stop`` is set (the model's fit beside it failed or was interrupted), a model's training ends at its next
     epoch by raising `Abandoned`, and nothing is written.  (The baselines in a thread of their own beside the twin
@@ -302,3 +331,4 @@ def _write_baselines(job: _MainJob, folder: Path, later_baselines: dict[str, np.
     table = pd.concat(frames) if frames else pd.DataFrame(columns=["model", "Source_Name", "true_class"])
     with atomic_output(folder / BASELINES_FILE) as tmp:
         table.to_csv(tmp, index=False)
+    return as_read_back(table, parse_baselines)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -59,8 +59,9 @@ from gpal.evaluation.metrics import roc_auc
 from gpal.files import atomic_output
 from gpal.runs.output_dir import recorded_identity
 
-__all__ = ["LATER_CHECK_FILE", "LATER_CHECK_SOURCES_FILE", "LaterCheck", "MODEL", "check_later", "later_release_of",
-           "read_later_check", "write_later_check"]
+__all__ = ["LATER_CHECK_FILE", "LATER_CHECK_SOURCES_FILE", "LaterCheck", "LaterCheckInputs", "MODEL", "ReleaseLink",
+           "check_later", "later_check_inputs", "later_check_table", "later_release_of", "link_releases",
+           "read_later_check", "read_later_table", "write_later_check"]
 
 #: The model's name in the check's tables.
 MODEL = "gpal"
@@ -137,38 +138,62 @@ def _rate(k: int, n: int) -> dict:
     return {"n": int(n), "value": k / n if n else float("nan"), "low": float(low), "high": float(high)}
 
 
-def check_later(
-    model: str | os.PathLike | TrainedModel,
-    later: str | os.PathLike = NEWEST_RELEASE,
-    *,
-    earlier: str | os.PathLike | None = None,
-    baselines: Sequence[str] = tuple(BASELINES),
-    seed: int = 0,
-    top_k: Sequence[int] = TOP_K,
-    compared: Mapping[str, str | os.PathLike] | None = None,
-    built: tuple[NoisyDataset, np.ndarray, NoisyDataset] | None = None,
-    pool_prior: bool | None = None,
-    baseline_proba: Mapping[str, np.ndarray] | None = None,
-) -> LaterCheck:
-    """Score the model's classifications of its release's unassociated and bcu sources by a later release.
+@dataclass(frozen=True)
+class ReleaseLink:
+    """The model's release (``earlier``), a later one, the shipped releases between them (``through``) and, per
+    row of the earlier release, the row of the later one that is the same source (``index``, -1: none)."""
 
-    ``model``: a ``gpal classify`` or ``gpal train`` folder; its release is read again (a shipped
-    release by name, else ``earlier``, the path of its file).  ``later``: a shipped release or a
-    file of one whose record links to the earlier release (directly, or through a shipped
-    release: 3FGL -> 4FGL-DR4 -> FL16Y).  ``baselines`` are refitted on the model's training rows
-    with ``seed``.  ``compared``: name -> folder of other saved gpal models of the same classes and
-    features (the main job's error-blind twin), scored beside them.  Everything that can be refused
-    (no link, no overlap, missing columns, a compared model of other classes) is refused before any fitting.
-    ``built``: what the caller (the main job) already has, so nothing is computed twice: the
-    release's unassociated and bcu sources with the model's features, the model's probabilities of
-    them as its table gives them (what the catalog knows applied: `known_class_probabilities`), and its
-    training rows.  ``pool_prior``: score gpal's probabilities (the model's and the compared
-    models') moved to each group's own class mix, as ``gpal classify --pool-prior`` classifies
-    (`gpal.catalog_jobs.pool_prior`; the baselines are left as a user would fit them); None: as the
-    folder's classify run did.  ``baseline_proba``: with ``built``, the ``baselines``' probabilities of its sources,
-    fitted on its training rows with ``seed`` (the main job fits them once, for its held-out check and this one).
+    earlier: Any
+    later: Any
+    through: list
+    index: np.ndarray
+
+
+@dataclass(frozen=True)
+class LaterCheckInputs:
+    """What the check scores, whoever built it: `later_check_inputs` from a model folder (``gpal check-later``), or
+    the main job from what it already has, so nothing is computed twice.
+
+    ``releases``: the model's release, the later one whose classes score it, and how their sources link
+    (`link_releases`); ``pool`` the earlier release's sources the model classified, with its
+    features; ``train`` its training rows (refused unless they are the rows the model records);
+    ``model_proba`` its probabilities of ``pool`` as its table gives them (what the catalog knows applied:
+    `known_class_probabilities`); ``baseline_proba`` each baseline's probabilities of ``pool``, fitted on
+    ``train`` (`gpal.evaluation.baselines`); ``compared`` name -> folder of other saved gpal models of the same
+    classes and features (the main job's error-blind twin), scored beside it.  Made, it is checked:
+    anything that can be refused is refused before the check scores anything.
     """
-    trained = model if isinstance(model, TrainedModel) else load_trained(model)
+
+    trained: TrainedModel
+    releases: ReleaseLink
+    pool: NoisyDataset
+    train: NoisyDataset
+    model_proba: np.ndarray
+    baseline_proba: Mapping[str, np.ndarray]
+    compared: Mapping[str, str | os.PathLike] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check_parts(self.trained, self.pool, self.train, self.compared)
+        expected = (self.pool.n_samples, len(self.trained.classes))
+        for name, p in {MODEL: self.model_proba, **self.baseline_proba}.items():
+            if np.shape(p) != expected:
+                raise ValueError(f"the probabilities of {name} have shape {np.shape(p)}; the sources to score and the "
+                                 f"model's classes need {expected}")
+
+
+def link_releases(trained: TrainedModel, later: str | os.PathLike = NEWEST_RELEASE,
+                  earlier: str | os.PathLike | None = None) -> ReleaseLink:
+    """The model's release linked to the later one, refused unless the later one is another release linked to it.
+
+    The model's release is read again: a shipped release by name, else ``earlier``, the path of its file.
+    ``later``: a shipped release or a file of one whose record links to the earlier release (directly,
+    or through a shipped release: 3FGL -> 4FGL-DR4 -> FL16Y).
+
+    Returns
+    -------
+    ReleaseLink
+        The releases, loaded, and the link of their sources (`gpal.catalogs.links.link_later`).
+    """
     record = trained.training["catalog"]
     source = earlier if earlier is not None else record.get("release")
     if earlier is None and (source not in RELEASES or RELEASES[source].file != record.get("file")):
@@ -180,21 +205,16 @@ def check_later(
         raise ValueError(f"the later release {last.release} ({last.path.name}) is the model's own release; "
                          "give a later one (shipped: " + ", ".join(RELEASES) + ")")
     through = [load_catalog(r.name) for r in link_path(first.record, last.record)]
-    index = link_later(first, last, through)
-    features = trained.training["features"]
-    pool, model_proba, train = built if built is not None else (selection_pool(first, DEFAULT_SELECT, features), None,
-                                                                 None)
+    return ReleaseLink(first, last, [c.release for c in through], link_later(first, last, through))
+
+
+def _check_parts(trained: TrainedModel, pool: NoisyDataset, train: NoisyDataset,
+                 compared: Mapping[str, str | os.PathLike]) -> None:
+    """Refuse sources of other features, training rows other than the model's, a compared model of other classes."""
     if tuple(pool.feature_names) != tuple(trained.training["feature_names"]):
         raise ValueError(f"the sources to score have features {list(pool.feature_names)}; the model was trained on "
                          f"{trained.training['feature_names']}")
-    rows = {name: i for i, name in enumerate(first.names)}
-    linked = index[[rows[str(n)] for n in pool.ids]]
-    later_code = np.where(linked >= 0, last.class_codes[np.maximum(linked, 0)], "missing")
-    train = _training_rows(trained, first) if train is None else _same_rows(train, trained)
-    if baseline_proba is not None and (built is None or list(baseline_proba) != list(baselines)):
-        raise ValueError(f"baseline_proba must come with built and name the baselines {list(baselines)}; got "
-                         f"{list(baseline_proba)}" + ("" if built is not None else " without built"))
-    compared = dict(compared or {})
+    _same_rows(train, trained)
     for name, path in compared.items():
         other = load_estimator(path)
         if list(other.classes_) != list(trained.classes) or other.n_features_in_ != pool.X.shape[1]:
@@ -202,21 +222,69 @@ def check_later(
                              f"{other.n_features_in_} features; the model has {list(trained.classes)} and "
                              f"{pool.X.shape[1]}")
 
+
+def later_check_inputs(
+    model: str | os.PathLike | TrainedModel,
+    later: str | os.PathLike = NEWEST_RELEASE,
+    *,
+    earlier: str | os.PathLike | None = None,
+    baselines: Sequence[str] = tuple(BASELINES),
+    seed: int = 0,
+    compared: Mapping[str, str | os.PathLike] | None = None,
+) -> LaterCheckInputs:
+    """The check's inputs built from a model folder (``gpal classify`` or ``gpal train``): its release's
+    unassociated and bcu sources classified by the model, and ``baselines`` refitted on its training rows with
+    ``seed``.  Everything that can be refused (no link, a compared model of other classes, ...) is refused
+    before any prediction or fitting; see `LaterCheckInputs` and `link_releases`.
+
+    Returns
+    -------
+    LaterCheckInputs
+        What `check_later` scores.
+    """
+    trained = model if isinstance(model, TrainedModel) else load_trained(model)
+    releases = link_releases(trained, later, earlier)
+    pool = selection_pool(releases.earlier, DEFAULT_SELECT, trained.training["features"])
+    train = _training_rows(trained, releases.earlier)
+    compared = dict(compared or {})
+    _check_parts(trained, pool, train, compared)
+    model_proba = known_class_probabilities(
+        trained, pool.aux["CLASS1"], predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, progress=False),
+        association=association_weight(releases.earlier, [str(i) for i in pool.ids]))[0]
+    baseline_proba = fit_baselines(train.X, train.y, pool.X, names=list(baselines), random_state=seed)
+    return LaterCheckInputs(trained, releases, pool, train, model_proba, baseline_proba, compared)
+
+
+def check_later(inputs: LaterCheckInputs, *, seed: int = 0, top_k: Sequence[int] = TOP_K,
+                pool_prior: bool | None = None) -> LaterCheck:
+    """Score the model's classifications of its release's unassociated and bcu sources by a later release.
+
+    ``inputs``: what is scored (`LaterCheckInputs`, from `later_check_inputs` or the main job).  ``seed`` seeds the bootstrap.  ``pool_prior``: score gpal's
+    probabilities (the model's and the compared models') moved to each group's own class mix, as
+    ``gpal classify --pool-prior`` classifies (`gpal.catalog_jobs.pool_prior`; the baselines are left as a
+    user would fit them); None: as the folder's classify run did.
+
+    Returns
+    -------
+    LaterCheck
+        The scored sources and the measures.
+    """
+    trained, pool, compared = inputs.trained, inputs.pool, inputs.compared
+    first, last = inputs.releases.earlier, inputs.releases.later
+    rows = {name: i for i, name in enumerate(first.names)}
+    linked = inputs.releases.index[[rows[str(n)] for n in pool.ids]]
+    later_code = np.where(linked >= 0, last.class_codes[np.maximum(linked, 0)], "missing")
+
     classes = list(trained.classes)
     merge = trained.training.get("merge", {})
     codes = {c: tuple(merge.get(c, (c.lower(),))) for c in classes}
-    proba = {MODEL: predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, progress=False)
-             if model_proba is None else model_proba}
-    proba.update({name: predict_proba_chunked(path, pool.X, pool.X_var, progress=False) for name, path in compared.items()})
-    if baseline_proba is None:
-        proba.update(fit_baselines(train.X, train.y, pool.X, names=list(baselines), random_state=seed))
-    else:
-        proba.update(baseline_proba)
-    # what the catalog knows (a bcu is a blazar) applies to every model alike; the main job's table already has it
+    proba = {MODEL: inputs.model_proba}
+    others = {name: predict_proba_chunked(path, pool.X, pool.X_var, progress=False) for name, path in compared.items()}
+    others.update(inputs.baseline_proba)
+    # what the catalog knows (a bcu is a blazar) applies to every model alike; the model's table already has it
     association = association_weight(first, [str(i) for i in pool.ids])
     proba.update({name: known_class_probabilities(trained, pool.aux["CLASS1"], p, association=association)[0]
-                  for name, p in proba.items()
-                  if not (name == MODEL and model_proba is not None)})
+                  for name, p in others.items()})
     moved = None
     if pool_prior or (pool_prior is None and (recorded_identity(trained.folder) or {}).get("pool_prior")):
         groups, prior = source_groups(pool.aux["CLASS1"]), training_prior(trained.training["n_per_class"], classes)
@@ -279,7 +347,7 @@ def check_later(
         rows_out.append({"measure": "none-of-these rate, later AGN+pulsar", "model": MODEL, "sources": "",
                          **_rate(int(flagged[known].sum()), int(known.sum()))})
     columns = ["measure", "model", "sources", "n", "value", "low", "high", "diff", "diff_low", "diff_high"]
-    return LaterCheck(first.provenance(), last.provenance(), [c.release for c in through], sources,
+    return LaterCheck(first.provenance(), last.provenance(), inputs.releases.through, sources,
                       pd.DataFrame(rows_out).reindex(columns=columns), moved)
 
 
@@ -308,7 +376,17 @@ def shown_measures(measures: pd.DataFrame) -> pd.DataFrame:
 def read_later_check(folder: str | os.PathLike) -> pd.DataFrame | None:
     """The measures a folder's later-release check wrote (with ``earlier`` and ``later`` columns), or None."""
     path = Path(folder) / LATER_CHECK_FILE
-    return pd.read_csv(path, keep_default_na=False, na_values=[""]) if path.is_file() else None
+    return read_later_table(path) if path.is_file() else None
+
+
+def read_later_table(source: Any) -> pd.DataFrame:
+    """The measures' CSV (`later_check_table` as written) read back: a blank cell is NaN, ``sources`` text."""
+    return pd.read_csv(source, keep_default_na=False, na_values=[""])
+
+
+def later_check_table(check: LaterCheck) -> pd.DataFrame:
+    """The check's measures with the ``earlier`` and ``later`` releases: ``tables/later_check.csv``."""
+    return check.measures.assign(earlier=check.earlier["release"], later=check.later["release"])
 
 
 def write_later_check(check: LaterCheck, folder: str | os.PathLike) -> Path:
@@ -317,5 +395,5 @@ def write_later_check(check: LaterCheck, folder: str | os.PathLike) -> Path:
     with atomic_output(folder / LATER_CHECK_SOURCES_FILE) as tmp:
         check.sources.to_csv(tmp, index=False)
     with atomic_output(folder / LATER_CHECK_FILE) as tmp:
-        check.measures.assign(earlier=check.earlier["release"], later=check.later["release"]).to_csv(tmp, index=False)
+        later_check_table(check).to_csv(tmp, index=False)
     return folder / LATER_CHECK_FILE

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -23,7 +23,7 @@ from gpal.catalogs.classes import source_groups
 from gpal.files import write_json_atomic
 
 __all__ = ["OOD_FILE", "PLANE_DEG", "check_outliers", "left_out_codes", "left_out_sources", "plane_counts",
-           "report_paragraph", "saved_outliers"]
+           "read_outlier_record", "report_paragraph", "saved_outliers"]
 
 OOD_FILE = "ood.json"
 #: |b| at which the report splits the sky, as the published comparisons do.
@@ -54,9 +54,9 @@ def left_out_sources(catalog: Any, codes: Sequence[str], features: Any) -> Noisy
 
 
 def check_outliers(path: Path, train: NoisyDataset, test: NoisyDataset, left_out: NoisyDataset | None,
-                   seed: int) -> None:
+                   seed: int) -> dict[str, Any]:
     """Fit, calibrate and measure the outlier score; write ``path`` (JSON), the fitted score with it (`saved_outliers`
-    scores the sources to classify by it)."""
+    scores the sources to classify by it); returns the record written."""
     from gpal.estimators.outliers import PopulationOutlierScore
 
     scorer = PopulationOutlierScore(random_state=seed).fit(train).calibrate(test)
@@ -70,6 +70,7 @@ def check_outliers(path: Path, train: NoisyDataset, test: NoisyDataset, left_out
                               for code in sorted(set(codes), key=lambda c: (-np.sum(codes == c), c))}
         record["left_out_dropped"] = sorted(left_out.meta.get("dropped", {}))
     write_json_atomic(path, record)
+    return record
 
 
 def saved_outliers(folder: Path, pool: NoisyDataset) -> tuple[np.ndarray, np.ndarray] | None:
@@ -110,13 +111,17 @@ def plane_counts(frame: pd.DataFrame, classes: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def report_paragraph(folder: Path, frame: pd.DataFrame, classes: Sequence[str]) -> str | None:
-    """The report's paragraph on "none of these": the threshold, what it caught among left-out classes, the flags
-    (None for a run without the flag)."""
+def read_outlier_record(folder: Path) -> dict[str, Any] | None:
+    """The record `check_outliers` wrote into a folder (None: a run without the flag)."""
     path = folder / OOD_FILE
-    if not path.is_file() or "ood" not in frame:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def report_paragraph(record: Mapping[str, Any] | None, frame: pd.DataFrame, classes: Sequence[str]) -> str | None:
+    """The report's paragraph on "none of these" from the record `check_outliers` wrote: the threshold, what it
+    caught among left-out classes, the flags (None for a run without the flag)."""
+    if record is None or "ood" not in frame:
         return None
-    record = json.loads(path.read_text(encoding="utf-8"))
     text = (f"**None of these**: `ood` flags a source whose measurement lies far from the training population "
             f"given its own error bars (`ood_score`: squared distance from the population in units of its spread "
             f"plus the source's error bars; threshold {record['threshold']:.1f}, set so "

@@ -16,13 +16,14 @@ default reader of pandas, astropy and TOPCAT:
 from __future__ import annotations
 
 import datetime
+import io
 import json
 import os
 import re
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -36,9 +37,11 @@ __all__ = [
     "ClassifiedSources",
     "EXTENDED",
     "TABLE_FORMATS",
+    "as_read_back",
     "check_table_path",
     "dated",
     "read_probability_table",
+    "write_and_read_back",
     "write_ecsv_twin",
     "write_probability_table",
 ]
@@ -268,20 +271,57 @@ def _unflatten(cards: Mapping[str, Any], key: str) -> dict[str, Any]:
     return record
 
 
+_Read = TypeVar("_Read")
+
+
+def as_read_back(frame: pd.DataFrame, read: Callable[[io.StringIO], _Read]) -> _Read:
+    """``read`` applied to ``frame`` as gpal writes it to CSV (``to_csv(index=False)``): the values a report rebuilt
+    from the folder holds (a float32 catalog column as its printed decimal), without the trip through the disk.
+
+    The report of a run in memory and ``gpal report`` of its folder see the same numbers this way: the written
+    decimals decide where a cut falls."""
+    return read(io.StringIO(frame.to_csv(index=False)))
+
+
+def _for_writing(table: ClassifiedSources) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The rows and keywords a table is written with: dated, with its equatorial position, keywords typed."""
+    table = table if "DATE" in table.meta else dated(table)
+    return _with_equatorial(table.frame), _typed(table.meta)
+
+
+def write_and_read_back(table: ClassifiedSources, paths: Sequence[str | os.PathLike],
+                        force: bool = False) -> ClassifiedSources:
+    """``table`` written to each of ``paths`` as `write_probability_table` writes it, and returned as
+    `read_probability_table` reads it back: the rows through the CSV's decimals, the keywords through the ECSV
+    twin's header.  One CSV text serves the files and the values; nothing is read from the disk."""
+    paths = [check_table_path(path, force) for path in paths]
+    frame, meta = _for_writing(table)
+    text = frame.to_csv(index=False)
+    for path in paths:
+        _write(path, frame, meta, text)
+    header = io.StringIO()
+    _astropy_table(frame.iloc[:0], meta).write(header, format="ascii.ecsv")
+    return ClassifiedSources(_read_rows(io.StringIO(text)), _typed(_ecsv_meta(header.getvalue())))
+
+
 def write_probability_table(table: ClassifiedSources, path: str | os.PathLike, force: bool = False) -> Path:
     """Write a plain CSV and its ECSV twin, or a FITS table, atomically; returns the CSV or FITS path."""
     path = check_table_path(path, force)
-    table = table if "DATE" in table.meta else dated(table)
-    frame, meta = _with_equatorial(table.frame), _typed(table.meta)
+    _write(path, *_for_writing(table))
+    return path
+
+
+def _write(path: Path, frame: pd.DataFrame, meta: Mapping[str, Any], csv_text: str | None = None) -> None:
+    """The table's file at ``path``: the CSV (``csv_text`` where the caller holds it already) and its twin, or the
+    FITS table."""
     if _table_format(path) == "csv":
         with atomic_output(path) as tmp:
-            frame.to_csv(tmp, index=False)
+            tmp.write_text(frame.to_csv(index=False) if csv_text is None else csv_text, encoding="utf-8")
         write_ecsv_twin(frame, path, meta)
-        return path
+        return
     with atomic_output(path) as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # astropy's note that long values use CONTINUE cards
         _fits_hdu(frame, meta).writeto(tmp, overwrite=True)
-    return path
 
 
 def write_ecsv_twin(frame: pd.DataFrame, path: str | os.PathLike, meta: Mapping[str, Any]) -> Path:
@@ -321,17 +361,22 @@ def _write_ecsv(table: Any, frame: pd.DataFrame, path: Path) -> None:
                  lineterminator="\n")
 
 
-def _ecsv_header(path: Path) -> Any:
-    """An ECSV file's header and column names read as a table of no rows: its keywords without parsing its rows."""
+def _ecsv_meta(text: str) -> dict[str, Any]:
+    """The keywords of an ECSV header (its ``#`` lines and the column names' line) read as a table of no rows."""
     from astropy.table import Table
 
+    return dict(Table.read(text, format="ascii.ecsv").meta)
+
+
+def _ecsv_header(path: Path) -> str:
+    """An ECSV file's header and column names: its keywords without parsing its rows."""
     lines = []
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             lines.append(line)
             if not line.startswith("#"):  # the column names' line ends the header
                 break
-    return Table.read("".join(lines), format="ascii.ecsv")
+    return "".join(lines)
 
 
 def _strip_strings(frame: pd.DataFrame) -> pd.DataFrame:
@@ -366,12 +411,17 @@ def read_probability_table(path: str | os.PathLike) -> ClassifiedSources:
     header_lines = len(meta)
     twin = path.with_suffix(TWIN_SUFFIX)
     if not header_lines and twin.is_file():
-        meta = dict(_ecsv_header(twin).meta)
+        meta = _ecsv_meta(_ecsv_header(twin))
+    return ClassifiedSources(_read_rows(path, skiprows=header_lines), _typed(meta))
+
+
+def _read_rows(source: Any, skiprows: int = 0) -> pd.DataFrame:
+    """A probability table's rows from its CSV: text columns as text ("" where empty), numbers as read."""
     text = {name: str for name in _TEXT_COLUMNS}
-    frame = pd.read_csv(path, skiprows=header_lines, keep_default_na=False, na_values=[""], dtype=text)
+    frame = pd.read_csv(source, skiprows=skiprows, keep_default_na=False, na_values=[""], dtype=text)
     for name in set(_TEXT_COLUMNS) & set(frame.columns):
         frame[name] = frame[name].fillna("")
-    return ClassifiedSources(frame, _typed(meta))
+    return frame
 
 
 def _has_extname(path: Path) -> bool:

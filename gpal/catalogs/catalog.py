@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import hashlib
 import importlib.resources
 import re
 import warnings
@@ -26,14 +25,30 @@ from gpal.catalogs.features import RELEASE_PRESET, Feature, resolve_features, tr
 from gpal.catalogs.features.errors import repaired_how, repaired_text
 from gpal.catalogs.releases import DEFAULT_RELEASE, LAT_CLASS_CODES, RELEASES, Release, identify_release, release_by_name
 from gpal.data.dataset import NoisyDataset
-from gpal.files import read_bytes
+from gpal.files import file_sha256, read_bytes
 
 __all__ = ["Catalog", "DroppedRowsWarning", "RepairedRowsWarning", "load_catalog", "CATALOG_DIR",
            "RELEASES"]
 
 HDU_NAME = "LAT_Point_Source_Catalog"
-#: The shipped catalog files: package data, found the same way in a checkout, an editable or a plain install.
-CATALOG_DIR = Path(str(importlib.resources.files("gpal.catalogs") / "data"))
+
+
+def _shipped_catalogs() -> Path:
+    """The folder of the shipped catalog files.
+
+    They live once, in the repository's ``catalogs/``, which ``setup.py`` installs as the package
+    ``gpal.catalogs.data`` (found through `importlib.resources`).  A source checkout (editable or ``PYTHONPATH``)
+    has no such package, setuptools' editable finder mapping no folder to a subpackage: it reads ``catalogs/``.
+    """
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "pyproject.toml").is_file() and (checkout / "catalogs").is_dir():
+        return checkout / "catalogs"
+    # where an install keeps them; `load_catalog` names it when a file is missing
+    return Path(str(importlib.resources.files("gpal.catalogs") / "data"))
+
+
+#: The shipped catalog files (``catalogs/`` in the repository), found in a checkout, an editable or a plain install.
+CATALOG_DIR = _shipped_catalogs()
 UNASSOCIATED = "unassociated"
 #: aux key of a data set -> the `Columns` role it is read from (the keys are gpal's, the same for every release).
 _AUX_COLUMNS = {"GLON": "glon", "GLAT": "glat", "RAJ2000": "ra", "DEJ2000": "dec"}
@@ -88,7 +103,7 @@ class _Provenance:
 
 
 def load_catalog(name_or_path: str | Path = DEFAULT_RELEASE) -> "Catalog":
-    """Open a shipped release by name (``"3FGL"``, ``"4FGL"``, ``"4FGL-DR2"``, ``"4FGL-DR4"``, ``"FL16Y"``) or a path.
+    """Open a shipped release by name (a key of `RELEASES`, any case: ``"4FGL-DR4"``) or a path.
 
     Returns
     -------
@@ -101,7 +116,7 @@ def load_catalog(name_or_path: str | Path = DEFAULT_RELEASE) -> "Catalog":
         path = CATALOG_DIR / record.file
         if not path.is_file():
             raise FileNotFoundError(
-                f"the {record.name} catalog should ship at {path} (package data of gpal.catalogs) but is missing; "
+                f"the {record.name} catalog should ship at {path} (package data of gpal.catalogs.data) but is missing; "
                 "reinstall gpal"
             )
         return Catalog.from_file(path)
@@ -204,14 +219,6 @@ def _check_keys(path: Path, table, record: Release) -> None:
                          f"{', '.join(twice[:3])}); a catalog lists each source once")
 
 
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _listing(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{code} ({n})" for code, n in counts.items())
 
@@ -279,7 +286,7 @@ class Catalog:
         """
         path = Path(path)
         table, header, primary = _read(path)
-        catalog = cls(table, dataclasses.replace(_provenance(path, table, header, primary), sha256=_file_sha256(path)))
+        catalog = cls(table, dataclasses.replace(_provenance(path, table, header, primary), sha256=file_sha256(path)))
         expected = {r.file: r.rows for r in RELEASES.values()}.get(path.name)
         if expected is not None and expected != catalog.n_rows:
             warnings.warn(f"{path.name} has {catalog.n_rows} rows; the published file has {expected}", stacklevel=2)

@@ -7,7 +7,7 @@ follow-up target list needs), its main-job feature preset and how it links to ea
 releases.  Everything above `gpal.catalogs` asks a record (``catalog.record.columns.X``)
 instead of naming a column, so adding a release is one record here and, for a new layout, a
 `Columns` and a preset in `gpal.catalogs.features.presets`, written from the layout's roles
-(docs/architecture.md, "Adding a release").
+(docs/architecture.md, "How to add ...": "A catalog release").
 """
 
 from __future__ import annotations

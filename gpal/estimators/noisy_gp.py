@@ -61,8 +61,9 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         4FGL-DR4 main job; robust-max makes confident mistakes where classes overlap
         (docs/results.md, default selection study).
     likelihood_options : keyword options of the named likelihood
-        e.g. ``{"delta": 0.01, "learn_delta": False}`` for probit or ``{"num_samples": 50}`` for logistic-softmax
-        (robust-max takes ``epsilon`` / ``learn_epsilon`` below).
+        e.g. ``{"epsilon": 0.001, "learn_epsilon": False}`` for robust-max (its label-flip probability, fixed
+        unless learned), ``{"delta": 0.01, "learn_delta": False}`` for probit or ``{"num_samples": 50}`` for
+        logistic-softmax; an option left out is the likelihood's default.
     inference : "svi" (minibatch Adam on the ELBO, every likelihood and input-noise strategy),
         or for ``likelihood="logistic_softmax"`` with exact inputs (``input_noise="none"``):
         "cavi" (closed-form coordinate ascent on the full batch, ``epochs`` sweeps) or
@@ -86,7 +87,6 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         source is averaged over where sources like it are, not over N(x~, V) (docs/methods.md).
     prior_components : mixture components of the population prior.
     hidden_sizes : hidden layer widths of the amortisation network.
-    epsilon, learn_epsilon : label-flip probability of the robust-max likelihood.
     standardize : scale each input to the training inputs' mean and spread (their variances with them).  The
         scaling is a ``gpal.data.dataset.Standardizer``.
     warm_start : when True, a further ``fit`` continues from the fitted model (kernels,
@@ -151,8 +151,6 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         input_prior: str = DEFAULT_INPUT_PRIOR,
         prior_components: int = DEFAULT_PRIOR_COMPONENTS,
         hidden_sizes: tuple[int, ...] = DEFAULT_HIDDEN_SIZES,
-        epsilon: float = 1e-3,
-        learn_epsilon: bool = False,
         standardize: bool = True,
         warm_start: bool = False,
         early_stopping: bool = False,

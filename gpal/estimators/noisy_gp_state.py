@@ -55,7 +55,7 @@ def noisy_gp_from_state(cls: type, config: dict[str, Any], arrays: dict[str, np.
     from gpal.models.state import assign_saved_values, kernel_from_config
     from gpal.models.svgp import NoisySVGP
 
-    params = dict(config["params"])
+    params = _former_parameters_as_options(dict(config["params"]))
     if isinstance(params["kernel"], dict):
         params["kernel"] = kernel_from_config(params["kernel"]["kernel_config"])
     if isinstance(params["likelihood"], dict):
@@ -71,3 +71,16 @@ def noisy_gp_from_state(cls: type, config: dict[str, Any], arrays: dict[str, np.
     session = ModelSession.loaded(model, clf.classes_, model_spec(clf))
     clf._keep(session, clf.n_features_in_, clf.standardizer_, config["history"], config["stopped_early"])
     return clf
+
+
+#: What folders of an earlier gpal record as estimator parameters and is now a likelihood option: robust-max's.
+_FORMER_ROBUSTMAX_PARAMETERS = ("epsilon", "learn_epsilon")
+
+
+def _former_parameters_as_options(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` of a saved folder with robust-max's former parameters read into ``likelihood_options``, where they
+    now live; a model of another likelihood never read them, so there they are dropped."""
+    former = {name: params.pop(name) for name in _FORMER_ROBUSTMAX_PARAMETERS if name in params}
+    if former and isinstance(params["likelihood"], str) and params["likelihood"].lower() == "robustmax":
+        params["likelihood_options"] = {**former, **(params.get("likelihood_options") or {})}
+    return params

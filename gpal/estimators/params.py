@@ -74,8 +74,6 @@ NOISY_GP_PARAMETERS: dict[str, Constraint] = {
     "prior_components": Integer(1),
     "hidden_sizes": Satisfies(lambda s: all(isinstance(h, numbers.Integral) and h >= 1 for h in s),
                               "a sequence of positive integers"),
-    "epsilon": Real(0, 1, low_open=True, high_open=True, meaning="a label-flip probability"),
-    "learn_epsilon": Boolean(),
     "warm_start": Boolean(),
     "early_stopping": Boolean(),
     "validation_fraction": Real(0, 1, low_open=True, high_open=True, meaning="a fraction of the training rows"),
@@ -97,20 +95,16 @@ def input_prior_used(est: Any) -> str | None:
 
 
 def model_spec(est: Any) -> ModelSpec:
-    """``est``'s model parameters resolved into what ``build_model`` takes, once: robust-max's ``epsilon`` /
-    ``learn_epsilon`` as its likelihood options (any other named likelihood takes ``likelihood_options``), the
-    input prior as `input_prior_used` says (broad where unused).
+    """``est``'s model parameters resolved into what ``build_model`` takes, once: the named likelihood's
+    ``likelihood_options``, the input prior as `input_prior_used` says (broad where unused).
 
     Returns
     -------
     gpal.training.session.ModelSpec
         The spec; equal specs build the same model from the same rows.
     """
-    named = est.likelihood.lower() if isinstance(est.likelihood, str) else None
-    options = ({"epsilon": float(est.epsilon), "learn_epsilon": bool(est.learn_epsilon)}
-               if named == "robustmax" else dict(est.likelihood_options or {}))
     return ModelSpec(input_noise=est.input_noise, noise_variance=est.noise_variance, likelihood=est.likelihood,
-                     likelihood_options=options, num_inducing=est.num_inducing, kernel=est.kernel,
+                     likelihood_options=dict(est.likelihood_options or {}), num_inducing=est.num_inducing, kernel=est.kernel,
                      prior_variance=float(est.prior_variance), input_prior=input_prior_used(est) or "broad",
                      prior_components=int(est.prior_components), hidden_sizes=tuple(int(h) for h in est.hidden_sizes),
                      seed=int(est.random_state))
@@ -127,12 +121,9 @@ def check_input_prior(est: Any) -> None:
 
 
 def check_named_likelihood_options(est: Any, likelihood_name: str | None) -> None:
-    """Refuse ``likelihood_options`` that clash with robust-max's own parameters, go with a configured
-    ``Likelihood`` object, or that the named likelihood does not take."""
+    """Refuse ``likelihood_options`` that go with a configured ``Likelihood`` object, that the named likelihood
+    does not take, or whose values are out of the ranges it declares."""
     options = est.likelihood_options or {}
-    clash = sorted({"epsilon", "learn_epsilon"} & set(options))
-    if clash and likelihood_name == "robustmax":
-        raise ValueError(f"set robust-max's {clash} with the epsilon / learn_epsilon parameters, not likelihood_options")
     if options and likelihood_name is None:
         raise ValueError("likelihood_options apply to a likelihood given by name; a Likelihood object is already configured")
     if options:

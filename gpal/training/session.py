@@ -28,8 +28,8 @@ __all__ = ["ModelSession", "ModelSpec"]
 class ModelSpec:
     """What a ``NoisySVGP`` is built from beside its training data: ``build_model``'s keywords, each field one.
 
-    The estimator resolves its parameters into one (``NoisyGPClassifier.model_spec``): robust-max's
-    ``epsilon`` / ``learn_epsilon`` as its likelihood options, the input prior as the strategy applies it.
+    The estimator resolves its parameters into one (``gpal.estimators.params.model_spec``): the named
+    likelihood's options, the input prior as the strategy applies it.
     Two equal specs build the same model from the same rows, so a warm refit may keep a session.
     """
 

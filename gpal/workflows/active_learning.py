@@ -33,17 +33,18 @@ from gpal.files import atomic_output
 from gpal.registry import ACQUISITIONS, MODELS_PER_BATCH
 from gpal.runs.executors import Executor
 from gpal.runs.units import run_units
-from gpal.workflows.curves import acquisition_fields, acquisition_options, curves_in_lock_step
+from gpal.workflows.curves import (ACQUISITIONS_SECTION, acquisition_config, acquisition_section, check_strategy_options,
+                                   curves_in_lock_step)
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
 from gpal.workflows.schema import Field
 
-__all__ = ["curve_unit", "differences", "make_sets", "plot_al_curves", "plot_al_differences",
+__all__ = ["check", "curve_unit", "differences", "make_sets", "plot_al_curves", "plot_al_differences",
            "plot_error_reduction", "run", "schema"]
 
 METRICS = ("error", "nll", "ece")
 _LABELS = {"error": "test error", "nll": "test NLL"}  # the metrics compared between strategies
-#: The acquisitions' options this study offers, as ``loop`` keys: key -> (acquisition, option).
-ACQUISITION_OPTIONS = {"bald_samples": ("bald", "n_samples")}
+#: Acquisitions whose ``seed`` the study draws per repetition (every strategy of a repetition shares the stream).
+_SEEDED_PER_REPETITION = ("random",)
 
 
 def schema() -> dict[str, Any]:
@@ -63,13 +64,20 @@ def schema() -> dict[str, Any]:
             "batch_size": Field(Integer(1), 1, "sources added per query (the paper: 1)"),
             "n_queries": Field(Integer(1), 100, "queries (the paper: 100)"),
             "retrain_epochs": Field(Integer(0), 1000, "epochs of each retraining after a query (the paper: 1000)"),
-            **acquisition_fields(ACQUISITION_OPTIONS, bald_samples=30),
             "models_per_batch": Field(Integer(1), MODELS_PER_BATCH, "curves of one method run in lock step, each "
                                       "query's retrainings one batched fit (1: one curve at a time; same results "
                                       "up to rounding)", part_of_run=False),
         },
+        # every acquisition's declared options; BALD at 30 draws, the study's cost
+        ACQUISITIONS_SECTION: acquisition_section({name: ("seed",) for name in _SEEDED_PER_REPETITION},
+                                                  bald={"n_samples": 30}),
         "training": training_schema(noise_variance="learned", num_inducing=50, epochs=1000, learning_rate=1e-3),
     }
+
+
+def check(config: dict[str, Any]) -> None:
+    """What no single key can check: an option a strategy requires, set."""
+    check_strategy_options(config["strategies"], config[ACQUISITIONS_SECTION])
 
 
 def make_sets(seed: int, rep: int, noise: float, data: dict[str, Any]) -> tuple[Any, Any, Any]:
@@ -85,18 +93,18 @@ def make_sets(seed: int, rep: int, noise: float, data: dict[str, Any]) -> tuple[
 
 
 def _curve_loop(params: dict[str, Any], strategy: str, seed: int, rep: int, noise: float, data: dict[str, Any],
-                loop: dict[str, Any], checkpoint: str) -> Any:
-    """The checkpointed loop of one learning curve."""
+                loop: dict[str, Any], acquisitions: dict[str, Any], checkpoint: str) -> Any:
+    """The checkpointed loop of one learning curve (``acquisitions``: the workflow's section of their options)."""
     from gpal.active import ActiveLearningLoop, SimulatedOracle
 
     initial, pool, test = make_sets(seed, rep, noise, data)
     # Estimator seed and random strategy's stream depend on the repetition only: every strategy shares them.
     model_seed, random_seed = (int(v % 2**31) for v in np.random.SeedSequence([seed, rep, 1]).generate_state(2))
     estimator = NoisyGPClassifier(**params, random_state=model_seed)
-    options = {"random": {"seed": random_seed}, **acquisition_options(ACQUISITION_OPTIONS, loop)}
+    seeded = {"seed": random_seed} if strategy in _SEEDED_PER_REPETITION else {}
     return ActiveLearningLoop(
         estimator, initial, pool, SimulatedOracle(pool), test=test,
-        acquisition={"name": strategy, **options.get(strategy, {})},
+        acquisition=acquisition_config(strategy, acquisitions, **seeded),
         batch_size=loop["batch_size"], n_queries=loop["n_queries"], retrain_epochs=loop["retrain_epochs"],
         checkpoint_dir=checkpoint, progress=False,
     )
@@ -112,10 +120,10 @@ def _curve(loop: Any, seconds: float) -> dict[str, Any]:
 
 
 def curve_unit(params: dict[str, Any], strategy: str, seed: int, rep: int, noise: float, data: dict[str, Any],
-               loop: dict[str, Any], checkpoint: str) -> dict[str, Any]:
+               loop: dict[str, Any], acquisitions: dict[str, Any], checkpoint: str) -> dict[str, Any]:
     """One learning curve, resumed from ``checkpoint`` if it exists; its metrics after every step."""
     start = time.perf_counter()
-    curve = _curve_loop(params, strategy, seed, rep, noise, data, loop, checkpoint)
+    curve = _curve_loop(params, strategy, seed, rep, noise, data, loop, acquisitions, checkpoint)
     curve.run()
     return _curve(curve, time.perf_counter() - start)
 
@@ -130,7 +138,8 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
                 for strategy in config["strategies"]:
                     name = f"{method}/noise_{noise:g}/{strategy}/rep_{rep:04d}"
                     checkpoint = str(out / "checkpoints" / name)
-                    units[name] = (params[method], strategy, seed, rep, noise, data, config["loop"], checkpoint)
+                    units[name] = (params[method], strategy, seed, rep, noise, data, config["loop"],
+                                   config[ACQUISITIONS_SECTION], checkpoint)
                     keys[name] = (method, noise, strategy, rep)
     per_batch = config["loop"]["models_per_batch"]
 

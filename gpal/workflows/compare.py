@@ -393,7 +393,8 @@ def schema() -> dict[str, Any]:
                             "the other families keep their own"),
         },
         # paper 001's sec. 5.3 settings: robust-max, label flips 1e-3 fixed, batch 50, input-noise variance learned
-        "noisy_input": training_schema(likelihood="robustmax", epsilon=1e-3, learn_epsilon=False, batch_size=50,
+        "noisy_input": training_schema(likelihood="robustmax",
+                                       likelihood_options={"epsilon": 1e-3, "learn_epsilon": False}, batch_size=50,
                                        noise_variance="learned", num_inducing="auto", epochs=1000),
         "reference": Field(Optional(REFERENCE), None, "published numbers (gpal.workflows.reference): data set -> "
                            f"method -> metric ({', '.join(METRICS)}) -> [mean, spread]", part_of_run=False),

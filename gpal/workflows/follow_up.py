@@ -33,7 +33,8 @@ from gpal.identity import digest
 from gpal.registry import ACQUISITIONS, MODELS_PER_BATCH
 from gpal.runs.executors import Executor
 from gpal.runs.units import run_units
-from gpal.workflows.curves import acquisition_fields, acquisition_options, curves_in_lock_step
+from gpal.workflows.curves import (ACQUISITIONS_SECTION, acquisition_config, acquisition_section, check_strategy_options,
+                                   curves_in_lock_step)
 from gpal.workflows.schema import Field, fields_from_settings
 
 __all__ = [
@@ -46,9 +47,8 @@ TESTS = ("faint", "stratified")
 #: Strategy modifiers: ``+balance`` weights scores towards the target's class mix
 #: (`gpal.active.Acquisition.class_weights`); ``+stochastic`` draws batches by power sampling.
 MODIFIERS = ("balance", "stochastic")
-#: The acquisitions' options this study offers, as ``loop`` keys: key -> (acquisition, option).
-ACQUISITION_OPTIONS = {"bald_samples": ("bald", "n_samples"), "epig_samples": ("epig", "n_samples"),
-                       "epig_targets": ("epig", "n_target")}
+#: Acquisitions whose ``seed`` the study draws per repetition (every strategy of a repetition shares the stream).
+_SEEDED_PER_REPETITION = ("random",)
 
 #: Per-step test metrics kept in ``curves.csv``; accuracy = 1 - the loop's error.
 METRICS = ("nll", "accuracy", "ece")
@@ -87,12 +87,14 @@ def schema() -> dict[str, Any]:
             "batch_size": Field(Integer(1), 1, "sources observed per query"),
             "n_queries": Field(Integer(1), 30, "queries per curve"),
             "retrain_epochs": Field(Integer(0), 100, "epochs of each warm-started retraining after a query"),
-            # EPIG's target sources are drawn from the faint pool sources (test: faint) or the pool.
-            **acquisition_fields(ACQUISITION_OPTIONS, bald_samples=30, epig_samples=50),
             "models_per_batch": Field(Integer(1), MODELS_PER_BATCH, "curves run in lock step, each query's retrainings "
                                       "one batched fit (1: one curve at a time; same results up to rounding)",
                                       part_of_run=False),
         },
+        # every acquisition's declared options, BALD's and EPIG's draws at the study's cost; EPIG's target
+        # sources are drawn from the faint pool sources (test: faint) or the pool
+        ACQUISITIONS_SECTION: acquisition_section({name: ("seed",) for name in _SEEDED_PER_REPETITION},
+                                                  bald={"n_samples": 30}, epig={"n_samples": 50}),
         "report_at": Field(ListOf(Integer(1)), [20, 100], "budgets (sources observed) whose paired differences the "
                            "report gives with 95% intervals", part_of_run=False),
         # Exact inputs, not the main job's NIMGP: its population prior needs >= 80 labelled sources
@@ -170,14 +172,20 @@ def make_sets(data: Any, seed: int, rep: int, protocol: Mapping[str, Any]) -> tu
     return rest.subset(np.flatnonzero(chosen)), pool, test, pool.subset(np.flatnonzero(pool.aux["Signif_Avg"] <= cut))
 
 
-def acquisition_for(strategy: str, loop: Mapping[str, Any], target: Any, random_seed: int) -> dict[str, Any]:
-    """The acquisition config of a strategy ``name+modifier+...`` in a repetition (its random streams seeded)."""
+def acquisition_for(strategy: str, acquisitions: Mapping[str, Any], target: Any, random_seed: int) -> dict[str, Any]:
+    """The acquisition config of a strategy ``name+modifier+...`` in a repetition: its options from the
+    ``acquisitions`` section, its random streams seeded, EPIG valuing a label by the ``target`` sources.
+
+    Returns
+    -------
+    dict
+        The config `gpal.active.make_acquisition` takes.
+    """
     name, *mods = strategy.split("+")
-    options = acquisition_options(ACQUISITION_OPTIONS, loop)
-    options["random"] = {"seed": random_seed}
-    options["epig"] = {"target": target, **options["epig"]}
+    seeded = {"seed": random_seed} if name in _SEEDED_PER_REPETITION else {}
+    data = {"target": target} if name == "epig" else {}  # EPIG's target sources: data, not an option
+    acquisition = acquisition_config(name, acquisitions, **seeded, **data)
     modifiers = {"balance": {"balance": True}, "stochastic": {"batch": "stochastic", "batch_seed": random_seed}}
-    acquisition = {"name": name, **options.get(name, {})}
     for m in mods:
         acquisition.update(modifiers[m])
     return acquisition
@@ -187,6 +195,7 @@ def check(config: Mapping[str, Any]) -> None:
     """What no single key can check: the baseline, the seed set and the budget against the data."""
     if config["baseline"] not in config["strategies"]:
         raise ValueError(f"baseline: {config['baseline']!r} is not among strategies {config['strategies']}")
+    check_strategy_options([s.split("+")[0] for s in config["strategies"]], config[ACQUISITIONS_SECTION])
     n_classes, n_seed = len(config["data"]["classes"]), config["protocol"]["n_seed"]
     if n_seed < n_classes:
         raise ValueError(f"protocol.n_seed: {n_seed} is fewer than the {n_classes} classes; "
@@ -217,15 +226,16 @@ def _estimator(training: Mapping[str, Any], seed: int) -> Any:
 
 
 def _follow_up_loop(data: Any, strategy: str, seed: int, rep: int, protocol: Mapping[str, Any],
-                    loop: Mapping[str, Any], training: Mapping[str, Any], checkpoint: str) -> Any:
-    """The checkpointed loop of one learning curve."""
+                    loop: Mapping[str, Any], acquisitions: Mapping[str, Any], training: Mapping[str, Any],
+                    checkpoint: str) -> Any:
+    """The checkpointed loop of one learning curve (``acquisitions``: the workflow's section of their options)."""
     from gpal.active import ActiveLearningLoop, SimulatedOracle
 
     s = _seeds(seed, rep)
     seed_set, pool, test, target = make_sets(data, seed, rep, protocol)
     estimator = _estimator(training, seed=int(s[2]))
     # Random draws come from the repetition's own stream, not the same positions every time.
-    acquisition = acquisition_for(strategy, loop, target, int(s[3]))
+    acquisition = acquisition_for(strategy, acquisitions, target, int(s[3]))
     return ActiveLearningLoop(
         estimator, seed_set, pool, SimulatedOracle(pool), test=test, acquisition=acquisition,
         batch_size=loop["batch_size"], n_queries=loop["n_queries"], retrain_epochs=loop["retrain_epochs"],
@@ -250,10 +260,11 @@ def _curve(loop: Any, seconds: float) -> dict[str, Any]:
 
 
 def follow_up_unit(data: Any, strategy: str, seed: int, rep: int, protocol: Mapping[str, Any],
-                   loop: Mapping[str, Any], training: Mapping[str, Any], checkpoint: str) -> dict[str, Any]:
+                   loop: Mapping[str, Any], acquisitions: Mapping[str, Any], training: Mapping[str, Any],
+                   checkpoint: str) -> dict[str, Any]:
     """One learning curve, resumed from ``checkpoint`` if it exists; the sets it used and its metrics per step."""
     start = time.perf_counter()
-    curve = _follow_up_loop(data, strategy, seed, rep, protocol, loop, training, checkpoint)
+    curve = _follow_up_loop(data, strategy, seed, rep, protocol, loop, acquisitions, training, checkpoint)
     curve.run()
     return _curve(curve, time.perf_counter() - start)
 
@@ -265,7 +276,7 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
         for strategy in config["strategies"]:
             name = f"{strategy}/rep_{rep:04d}"
             units[name] = (data, strategy, config["seed"], rep, config["protocol"], config["loop"],
-                           config["training"], str(out / "checkpoints" / name))
+                           config[ACQUISITIONS_SECTION], config["training"], str(out / "checkpoints" / name))
             keys[name] = (strategy, rep)
     per_batch = config["loop"]["models_per_batch"]
     batches = lambda todo: [(todo[first:first + per_batch], curves_in_lock_step,  # noqa: E731

@@ -27,7 +27,7 @@ AUTO = "auto"
 #: constraint, default and meaning are the estimator's own (`gpal.estimators.settings`); ``num_inducing``
 #: also takes 'auto', the paper's rule (`num_inducing_for`).
 TRAINING = ("noise_variance", "likelihood", "num_inducing", "batch_size", "epochs", "learning_rate", "n_samples",
-            "prior_variance", "hidden_sizes", "epsilon", "learn_epsilon", "standardize", "kernel")
+            "prior_variance", "hidden_sizes", "likelihood_options", "standardize", "kernel")
 
 
 def methods_field(default: list[str] | None = None) -> Field:

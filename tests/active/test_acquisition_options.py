@@ -7,9 +7,10 @@ import pytest
 
 import gpal.catalog_jobs.active as campaign
 from gpal.active.acquisition import ACQUISITIONS, BALD, Discovery, acquisition_settings, make_acquisition
-from gpal.cli import build_parser
+from gpal.cli import build_parser, main
 from gpal.constraints import Integer, InvalidParameter, Real
-from gpal.workflows import active_learning, follow_up
+from gpal.workflows import WorkflowError, active_learning, follow_up, load_workflow
+from gpal.workflows.curves import acquisition_config
 
 DRAWS_DOC = "probe draws of the latent functions"
 EXPLORATION_DOC = "probe weight of the spread of p(target)"
@@ -66,12 +67,14 @@ def test_a_declaration_reaches_gpal_active_and_both_workflows(exploration_on_bal
     assert campaign.acquisition_config("bald", ["bll", "pulsar"], target=None, exploration=0.5) == \
         {"name": "bald", "exploration": 0.5}
     assert make_acquisition({"name": "bald", "exploration": 0.5}).exploration == 0.5
-    # both workflows: BALD's draws keep the study's default, with BALD's constraint and meaning
+    # both workflows: BALD's draws keep the study's default, with BALD's constraint and meaning; the added
+    # option with BALD's default and meaning
     for kind in (active_learning, follow_up):
-        field = kind.schema()["loop"]["bald_samples"]
-        assert field.default == 30 and field.doc == f"bald: {DRAWS_DOC}", kind.__name__
+        bald = kind.schema()["acquisitions"]["bald"]
+        assert bald["n_samples"].default == 30 and bald["n_samples"].doc == DRAWS_DOC, kind.__name__
         with pytest.raises(InvalidParameter, match="must be an integer >= 3"):
-            field.constraint.check("loop.bald_samples", 2)
+            bald["n_samples"].constraint.check("acquisitions.bald.n_samples", 2)
+        assert bald["exploration"].default == 0.0 and bald["exploration"].doc == EXPLORATION_DOC
 
 
 def test_gpal_active_refuses_an_option_the_acquisition_does_not_take():
@@ -141,3 +144,52 @@ def test_an_option_declared_without_a_constructor_argument_is_refused_when_the_c
     with pytest.raises(TypeError, match=r"Orphan declares options \['draws'\] its constructor does not take"):
         class Orphan(Acquisition):
             _parameters = {"draws": Integer(1)}
+
+
+def test_an_acquisition_added_by_the_recipe_reaches_both_workflows_and_gpal_workflow(throwaway_acquisition, tmp_path,
+                                                                                      capsys):
+    # a strategy of either workflow, its option a key of the acquisitions section with its declared default
+    for kind in (active_learning, follow_up):
+        field = kind.schema()["acquisitions"]["widest_throwaway"]["spread_draws"]
+        assert (field.default, field.doc) == (5, "draws whose spread is the score"), kind.__name__
+    path = tmp_path / "al.yaml"
+    path.write_text("workflow: active_learning\nstrategies: [widest_throwaway, random]\n"
+                    "acquisitions:\n  widest_throwaway: {spread_draws: 7}\n")
+    config = load_workflow(path, ["acquisitions.widest_throwaway.spread_draws=9"]).config
+    assert config["acquisitions"]["widest_throwaway"] == {"spread_draws": 9}
+    made = make_acquisition(acquisition_config("widest_throwaway", config["acquisitions"]))
+    assert isinstance(made, throwaway_acquisition) and made.spread_draws == 9
+    pick = make_acquisition(follow_up.acquisition_for("widest_throwaway+balance", config["acquisitions"], None, 3))
+    assert (pick.spread_draws, pick.balance) == (9, True)
+    # gpal workflow checks the value against the declaration before anything runs
+    assert main(["workflow", str(path), "--out", str(tmp_path / "out"),
+                 "--set", "acquisitions.widest_throwaway.spread_draws=2"]) == 2
+    assert "acquisitions.widest_throwaway.spread_draws must be an integer >= 3 and <= 1000000; got 2" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_workflow_asks_for_an_option_its_strategy_requires(tmp_path):
+    # discovery's target has no default: None in the section, asked for only where discovery is a strategy
+    field = active_learning.schema()["acquisitions"]["discovery"]["target"]
+    assert field.default is None and "required where the acquisition is a strategy" in field.doc
+    path = tmp_path / "al.yaml"
+    path.write_text("workflow: active_learning\nstrategies: [discovery, random]\n")
+    with pytest.raises(WorkflowError, match=r"strategy 'discovery' needs acquisitions.discovery.target "
+                                            r"\(the class searched for"):
+        load_workflow(path)
+    config = load_workflow(path, ["acquisitions.discovery.target=psr"]).config
+    assert make_acquisition(acquisition_config("discovery", config["acquisitions"])).target == "psr"
+    path.write_text("workflow: active_learning\nstrategies: [entropy, random]\n")
+    assert load_workflow(path).config["acquisitions"]["discovery"]["target"] is None  # not a strategy: not asked
+
+
+def test_gpal_active_asks_for_a_required_option_and_the_acquisition_checks_its_target_against_the_classes():
+    with pytest.raises(ValueError, match=r"--acquisition discovery needs --target \(the class searched for, "
+                                         r"e.g. pulsar\)"):
+        campaign.acquisition_config("discovery", ["bll", "pulsar"])
+    with pytest.raises(ValueError, match=r"discovery target 'psr' is not one of the classes \['bll', 'pulsar'\]"):
+        campaign.acquisition_config("discovery", ["bll", "pulsar"], target="psr")
+    with pytest.raises(ValueError, match=r"bald target 'psr' is not one of the classes \['bll', 'pulsar'\]"):
+        campaign.acquisition_config("bald", ["bll", "pulsar"], target="psr")
+    assert campaign.acquisition_config("discovery", ["bll", "pulsar"], target="pulsar") == {
+        "name": "discovery", "target": "pulsar"}

@@ -3,6 +3,7 @@
 import json
 import shutil
 import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -580,7 +581,7 @@ def test_the_report_is_rebuilt_without_loading_tensorflow_and_refuses_a_folder_m
             "print('TF-LOADED' if 'tensorflow' in sys.modules else 'TF-ABSENT'); sys.exit(code)")
     done = subprocess.run([sys.executable, "-c", code, str(out)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "TF-ABSENT" in done.stdout, done.stderr
-    assert (out / "metrics.json").read_bytes() == (run / "metrics.json").read_bytes()
+    _same_report(run, out)
     training = json.loads((out / "training.json").read_text())
     assert training["input_prior_used"] is None  # TINY's first_order inputs are not sampled: no prior to state
     assert "input_prior=" not in report.read_text() and "input_prior=" not in before
@@ -592,10 +593,36 @@ def test_the_report_is_rebuilt_without_loading_tensorflow_and_refuses_a_folder_m
     assert "not a finished gpal classify folder: ['classifications.csv'] missing" in capsys.readouterr().err
 
 
+def _same_report(run: Path, rebuilt: Path) -> None:
+    """The report the main job built from its results in memory is the one ``gpal report`` builds from its folder:
+    every file the same, bytes for bytes, but the line naming the folder to rebuild from."""
+    for path in sorted(p for p in run.rglob("*") if p.is_file() and p.name != ".gpal-written"):
+        copy = rebuilt / path.relative_to(run)
+        if path.name == "report.md":
+            assert (path.read_text().replace(f"gpal report {run}`", "")
+                    == copy.read_text().replace(f"gpal report {rebuilt}`", "")), path
+        else:
+            assert path.read_bytes() == copy.read_bytes(), path
+
+
+def test_a_report_rebuilt_from_the_folder_is_the_one_the_run_wrote_with_the_pool_prior_and_a_later_check(
+        optioned_run, tmp_path):
+    """The run with the pool prior on (its mixes in the report) and classifications of an older catalog than the
+    newest (the later-release check's table): ``gpal report`` of a copy of its folder writes the same report."""
+    from gpal.catalog_jobs.report import write_classify_report
+
+    out, _, _, _ = optioned_run
+    assert (out / "pool_prior.json").is_file() and (out / "tables" / "later_check.csv").is_file()
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    write_classify_report(copy)
+    _same_report(out, copy)
+
+
 def test_the_pool_prior_moves_only_the_classified_sources_to_their_own_mix(classified, optioned_run):
     import warnings
 
-    from gpal.catalog_jobs.later_check import check_later
+    from gpal.catalog_jobs.later_check import check_later, later_check_inputs
     from gpal.catalog_jobs.pool_prior import adjust_to_pool, training_prior
     from gpal.catalogs.classes import source_groups
 
@@ -634,7 +661,7 @@ def test_the_pool_prior_moves_only_the_classified_sources_to_their_own_mix(class
     # gpal check-later on the folder moves them as its run did, and says so
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        again = check_later(out, "FL16Y", earlier=catalog, baselines=["logistic"])
+        again = check_later(later_check_inputs(out, "FL16Y", earlier=catalog, baselines=["logistic"]))
     np.testing.assert_allclose(again.sources[[f"{c}_gpal" for c in columns]].to_numpy(), got, atol=1e-12)
     # the baseline the job fitted once, against one fitted on its own (on the training rows and sources read again:
     # the fit and its prediction round otherwise, 1e-16; the job's files are the bytes an earlier build wrote)
@@ -680,7 +707,7 @@ def test_predict_information_about_a_target_is_what_a_yes_or_no_label_teaches(cl
     pd.testing.assert_frame_equal(plain.frame, about_all.frame.drop(columns="information"))
 
 
-def test_sky_maps_say_what_they_leave_out(classified, small_catalog):
+def test_sky_maps_say_what_they_leave_out(classified, small_catalog, tmp_path):
     """Drawn from a table holding extended sources (the snr selection has some), a sky map's title counts the point
     sources it draws out of all and names the extended ones it leaves out."""
     from dataclasses import replace
@@ -693,6 +720,7 @@ def test_sky_maps_say_what_they_leave_out(classified, small_catalog):
     snr = predict_catalog(out, str(small_catalog), "snr", progress=False)
     extended = int(snr.frame["extended"].sum())
     assert extended > 0
-    figures = write_figures(replace(run, table=replace(snr, meta={**snr.meta, "SELECT": "snr"})), held_out={})
+    figures = write_figures(replace(run, table=replace(snr, meta={**snr.meta, "SELECT": "snr"})), tmp_path,
+                            held_out={})
     assert (f"Sky map of the predicted classes: {len(snr.frame) - extended} of the {len(snr.frame)} classified snr "
             f"sources ({extended} extended left out)") in figures

@@ -75,3 +75,34 @@ def test_a_setting_no_step_reads_fails_before_any_work(throwaway, small_catalog,
     with pytest.raises(RuntimeError, match=r"declares the settings \['throwaway_level'\] but no step of it reads"):
         classify.classify_catalog(selection, estimator, tmp_path / "run", progress=False)
     assert not (tmp_path / "run").exists()  # refused before the folder was claimed
+
+
+@pytest.fixture
+def throwaway_in_header(monkeypatch):
+    """A setting added by the recipe: its declaration, with a keyword, and that keyword's comment (two files)."""
+    monkeypatch.setitem(classify.SETTINGS, "throwaway_level",
+                        JobSetting(Real(0), 1.0, "a level the lists would read", keyword="THROWLVL"))
+    monkeypatch.setitem(KEYWORDS, "THROWLVL", "a level the lists would read")
+
+
+def test_a_setting_added_by_the_recipe_reaches_the_option_the_workflow_the_check_and_the_identity(
+        throwaway_in_header, small_catalog, tmp_path):
+    from gpal.workflows import WorkflowError, classify as classify_workflow, load_workflow
+
+    assert vars(build_parser().parse_args(["classify", "--throwaway-level", "2.5"]))["job:throwaway_level"] == 2.5
+    field = classify_workflow.schema()["params"]["throwaway_level"]
+    assert (field.default, field.doc) == (1.0, "a level the lists would read")
+    path = tmp_path / "classify.yaml"
+    path.write_text(f"workflow: classify\nparams:\n  catalog: {small_catalog}\n  throwaway_level: 2.5\n")
+    assert load_workflow(path).config["params"]["throwaway_level"] == 2.5
+    with pytest.raises(WorkflowError, match="throwaway_level"):
+        load_workflow(path, ["params.throwaway_level=-1"])
+    selection, estimator = CatalogSelection(catalog=str(small_catalog)), main_job_estimator(**TINY_ESTIMATOR)
+    with pytest.raises(ValueError, match="throwaway_level"):
+        classify._plan(selection, estimator, {"throwaway_level": -1.0}, seed=0)
+    # the header reads it (so no step is left without it), the identity records it: another value, another run
+    plans = [classify._plan(selection, estimator, given, seed=0) for given in ({}, {"throwaway_level": 2.5})]
+    assert [plan.header["THROWLVL"] for plan in plans] == [1.0, 2.5]
+    assert [plan.identity["throwaway_level"] for plan in plans] == [1.0, 2.5]
+    assert {k: v for k, v in plans[0].identity.items() if k != "throwaway_level"} == \
+        {k: v for k, v in plans[1].identity.items() if k != "throwaway_level"}

@@ -9,7 +9,10 @@ import pytest
 from astropy.io import fits
 from astropy.table import Table
 
-from gpal.catalog_jobs.later_check import MODEL, check_later, later_release_of, read_later_check, write_later_check
+from gpal.catalog_jobs.later_check import (
+    MODEL, LaterCheckInputs, check_later, later_check_inputs, later_release_of, link_releases, read_later_check,
+    write_later_check,
+)
 from gpal.catalog_jobs.model_folders import train_catalog_model
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.settings import main_job_estimator
@@ -132,10 +135,11 @@ def test_check_later_measures_match_independent_computations(trained, small_cata
 
     with pytest.raises(ValueError, match=r"was trained on small_dr4\.fits \(4FGL-DR4\), not a shipped release file; "
                                          r"give earlier="):
-        check_later(trained, "FL16Y")
+        later_check_inputs(trained, "FL16Y")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", AmbiguousLinkWarning)
-        check = check_later(trained, "FL16Y", earlier=small_catalog, baselines=["logistic"], top_k=(5,))
+        check = check_later(later_check_inputs(trained, "FL16Y", earlier=small_catalog, baselines=["logistic"]),
+                            top_k=(5,))
     sources, measures = check.sources, check.measures.set_index(["measure", "model"])
     small = load_catalog(small_catalog)
     expected = dict(zip(small.names, _later_codes(small, shipped["FL16Y"])))
@@ -176,7 +180,7 @@ def test_a_compared_model_of_other_classes_is_refused_before_fitting(trained, tw
         warnings.simplefilter("ignore", AmbiguousLinkWarning)
         with pytest.raises(ValueError, match=r"compared model 'two classes' \(.*\) has classes \['bll', 'fsrq'\] and "
                                              r"\d+ features; the model has \['bll', 'fsrq', 'pulsar'\]"):
-            check_later(trained, "FL16Y", earlier=small_catalog, compared={"two classes": two_class_model / "model"})
+            later_check_inputs(trained, "FL16Y", earlier=small_catalog, compared={"two classes": two_class_model / "model"})
 
 
 def test_the_auc_of_many_bootstrap_draws_at_once_is_scikit_learns():
@@ -196,8 +200,8 @@ def test_the_auc_of_many_bootstrap_draws_at_once_is_scikit_learns():
 
 
 def test_what_the_main_job_already_built_gives_the_same_check(trained, small_catalog):
-    """The main job passes its pool, its probabilities (as its table has them: the bcu rule applied) and its training
-    rows instead of building them again."""
+    """The main job builds the inputs from its pool, its probabilities (as its table has them: the bcu rule applied),
+    its training rows and the baselines it fitted once instead of building them again."""
     from gpal.catalog_jobs.model_folders import load_trained
     from gpal.catalog_jobs.prediction import (
         DEFAULT_SELECT, known_class_probabilities, predict_proba_chunked, selection_pool,
@@ -214,16 +218,18 @@ def test_what_the_main_job_already_built_gives_the_same_check(trained, small_cat
         proba = known_class_probabilities(model, pool.aux["CLASS1"],
                                           predict_proba_chunked(model.model_dir, pool.X, pool.X_var, progress=False),
                                           association=association_weight(small, pool.ids.tolist()))[0]
-        run = dict(earlier=small_catalog, baselines=["logistic"], top_k=(5,))
-        own, given = check_later(model, "FL16Y", **run), check_later(model, "FL16Y", **run, built=(pool, proba, train))
-        pd.testing.assert_frame_equal(own.measures, given.measures)
+        own = check_later(later_check_inputs(model, "FL16Y", earlier=small_catalog, baselines=["logistic"]), top_k=(5,))
         # the baselines fitted once for the job's held-out rows and these sources: the same check
         fitted = {name: p[1] for name, p in fit_baselines_on(train.X, train.y, [train.X[:3], pool.X], ["logistic"]).items()}
-        once = check_later(model, "FL16Y", **run, built=(pool, proba, train), baseline_proba=fitted)
+        releases = link_releases(model, "FL16Y", earlier=small_catalog)
+        once = check_later(LaterCheckInputs(model, releases, pool, train, proba, fitted), top_k=(5,))
         pd.testing.assert_frame_equal(own.measures, once.measures)
         pd.testing.assert_frame_equal(own.sources, once.sources)
-        with pytest.raises(ValueError, match=r"baseline_proba must come with built and name the baselines \['logistic'\]"):
-            check_later(model, "FL16Y", **run, baseline_proba=fitted)
         fewer = train.split(test_size=0.5, seed=0, stratify=True)[0]
         with pytest.raises(ValueError, match=r"the training rows given \(.*\) differ from those the model records"):
-            check_later(model, "FL16Y", **run, built=(pool, proba, fewer))
+            LaterCheckInputs(model, releases, pool, fewer, proba, fitted)
+        with pytest.raises(ValueError, match=r"the probabilities of logistic have shape \(3, 3\); the sources to score "
+                                             r"and the model's classes need \(\d+, 3\)"):
+            LaterCheckInputs(model, releases, pool, train, proba, {"logistic": fitted["logistic"][:3]})
+        with pytest.raises(ValueError, match=r"the later release 4FGL-DR4 \(small_dr4.fits\) is the model's own release"):
+            link_releases(model, small_catalog, earlier=small_catalog)

@@ -13,7 +13,7 @@ from astropy.table import Table
 from gpal.catalogs import (CATALOG_DIR, FEATURE_PRESETS, RELEASES, DroppedRowsWarning, Feature, RepairedRowsWarning,
                            load_catalog)
 
-# Published checksums of the shipped files (gpal/catalogs/data/README.md).
+# Published checksums of the shipped files (catalogs/README.md).
 SHA256 = {
     "gll_psc_v20.fit.gz": "2142ae898fb30d17736f21648975ea8057a90a0b3ee452c46805f0b4ec52e913",
     "gll_psc_v35.fit.gz": "eae68e5c25eb31b835fe19969f742e52535049d320699459646f7e785f8f8180",

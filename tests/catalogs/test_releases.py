@@ -18,7 +18,7 @@ from gpal.catalogs import CATALOG_DIR, RELEASES, load_catalog
 from gpal.catalogs.releases import FGL3_COLUMNS, identify_release
 from gpal.catalogs.targets import TARGET_COLUMNS
 
-# Checksums of the shipped files (gpal/catalogs/data/README.md; the shared folder's README for v16, v27, v41).
+# Checksums of the shipped files (catalogs/README.md; the shared folder's README for v16, v27, v41).
 SHA256 = {
     "3FGL": "b1011292766111770e8a34a7a6589b1f69ceeee56b12a596c47a272d667b2a97",
     "4FGL": "2142ae898fb30d17736f21648975ea8057a90a0b3ee452c46805f0b4ec52e913",

@@ -82,13 +82,33 @@ def test_cavi_front_saves_loads_and_samples(cavi, data, tmp_path):
         (dict(inference_options={"hyper_every": 2}), "configure inference='cavi'"),
         (dict(likelihood="logistic_softmax", inference="cavi", warm_start=True), "warm_start"),
         (dict(likelihood="probit", likelihood_options={"epsilon": 0.1}), r"has no option\(s\) \['epsilon'\]; its options are \['delta', 'learn_delta'"),
-        (dict(likelihood="robustmax", likelihood_options={"epsilon": 0.1}), "epsilon / learn_epsilon parameters"),
+        (dict(likelihood="robustmax", likelihood_options={"epsilon": 1.5}),
+         r"likelihood_options\['epsilon'\] must be a finite number > 0 and < 1 \(a label-flip probability\); got 1.5"),
+        (dict(likelihood="robustmax", likelihood_options={"learn_epsilon": "yes"}),
+         r"likelihood_options\['learn_epsilon'\] must be True or False; got 'yes'"),
     ],
 )
 def test_combinations_that_do_not_exist_are_named(data, params, match):
     X, y = data
     with pytest.raises(ValueError, match=match):
         NoisyGPClassifier(**{**FAST, **params}).fit(X, y)
+
+
+def test_a_bad_likelihood_option_is_refused_before_any_model_is_built():
+    from gpal.constraints import InvalidParameter
+
+    with pytest.raises(InvalidParameter, match=r"likelihood_options\['epsilon'\] must be a finite number > 0 "
+                                               r"and < 1 \(a label-flip probability\); got 0"):
+        NoisyGPClassifier(likelihood="robustmax", likelihood_options={"epsilon": 0}).validate_params()
+
+
+def test_robustmax_options_reach_the_likelihood(data):
+    X, y = data
+    fixed = NoisyGPClassifier(likelihood="robustmax", likelihood_options={"epsilon": 0.02}, **FAST).fit(X, y)
+    assert float(fixed.model_.likelihood.epsilon.numpy()) == pytest.approx(0.02, rel=1e-12)
+    assert not fixed.model_.likelihood.epsilon.trainable
+    learned = NoisyGPClassifier(likelihood="robustmax", likelihood_options={"learn_epsilon": True}, **FAST).fit(X, y)
+    assert learned.model_.likelihood.epsilon.trainable
 
 
 def test_likelihood_options_reach_the_likelihood(data):

@@ -26,13 +26,13 @@ def test_every_field_is_a_keyword_of_build_model_with_the_estimators_default():
 
 
 @pytest.mark.parametrize("likelihood, options, expected", [
-    ("robustmax", None, {"epsilon": 0.02, "learn_epsilon": True}),
-    ("RobustMax", None, {"epsilon": 0.02, "learn_epsilon": True}),
+    ("robustmax", {"epsilon": 0.02, "learn_epsilon": True}, {"epsilon": 0.02, "learn_epsilon": True}),
+    ("RobustMax", None, {}),
     ("probit", {"delta": 0.01}, {"delta": 0.01}),
     ("softmax", None, {}),
 ])
 def test_likelihood_options_are_resolved(likelihood, options, expected):
-    est = NoisyGPClassifier(likelihood=likelihood, likelihood_options=options, epsilon=0.02, learn_epsilon=True)
+    est = NoisyGPClassifier(likelihood=likelihood, likelihood_options=options)
     assert model_spec(est).likelihood_options == expected
 
 
@@ -46,8 +46,8 @@ def test_the_input_prior_applies_only_to_latent_inputs(input_noise, used):
 
 def test_equal_specs_for_parameters_that_build_the_same_model():
     """A warm refit keeps its model exactly when the specs are equal: a setting the model does not read
-    (robust-max's epsilon under softmax, the epochs) leaves the spec alone; one it reads changes it."""
+    (the epochs, the step size) leaves the spec alone; one it reads changes it."""
     base = model_spec(NoisyGPClassifier())
-    assert model_spec(NoisyGPClassifier(epsilon=0.2, epochs=3, learning_rate=0.5)) == base
+    assert model_spec(NoisyGPClassifier(epochs=3, learning_rate=0.5)) == base
     assert model_spec(NoisyGPClassifier(num_inducing=7)) != base
     assert model_spec(NoisyGPClassifier(random_state=1)).seed == 1 != base.seed

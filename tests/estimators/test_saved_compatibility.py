@@ -56,3 +56,30 @@ def test_a_folder_of_gpal_0_1_is_refused_as_an_earlier_format(name):
     with pytest.raises(ValueError, match=rf"holds a '{fmt}' v1 model, not a {fmt} v2 model; an earlier gpal "
                                          r"saved it .*: refit it with this one"):
         load_estimator(old)
+
+
+def test_a_folder_that_recorded_epsilon_as_a_parameter_loads_with_it_as_a_likelihood_option(tmp_path):
+    """Robust-max's epsilon / learn_epsilon were estimator parameters before they became likelihood options: a folder
+    written that way (built here from a new one by moving them back into the parameters) loads with them in
+    likelihood_options and predicts as the folder it was made from; under another likelihood they were never read."""
+    from gpal import NoisyGPClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    y = np.where(X[:, 0] > 0, "psr", "bll")
+    for likelihood, options in (("robustmax", {"epsilon": 0.02}), ("softmax", None)):
+        fitted = NoisyGPClassifier(likelihood=likelihood, likelihood_options=options, num_inducing=4, epochs=2,
+                                   random_state=0).fit(X, y)
+        folder = tmp_path / likelihood
+        fitted.save(folder)
+        config = json.loads((folder / "config.json").read_text())
+        assert config["params"]["likelihood_options"] == options
+        config["params"].update(epsilon=0.02, learn_epsilon=False, likelihood_options=None)  # the old way
+        (folder / "config.json").write_text(json.dumps(config))
+        loaded = load_estimator(folder)
+        assert "epsilon" not in loaded.get_params() and "learn_epsilon" not in loaded.get_params()
+        expected = {"epsilon": 0.02, "learn_epsilon": False} if likelihood == "robustmax" else None
+        assert loaded.likelihood_options == expected, likelihood
+        np.testing.assert_allclose(loaded.predict_proba(X), fitted.predict_proba(X), rtol=0, atol=1e-12)
+        if likelihood == "robustmax":
+            assert float(loaded.model_.likelihood.epsilon.numpy()) == pytest.approx(0.02, rel=1e-12)

@@ -284,7 +284,7 @@ def test_active_learning_curves_and_report(tmp_path):
     path = Path(__file__).resolve().parents[2] / "workflows" / "waveform_active_learning.yaml"
     tiny = ["repetitions=2", "data.n_initial=30", "data.n_pool=20", "data.n_test=30", "data.noise_levels=[0.5]",
             "strategies=[entropy, random, bald]", "methods=[MGP]", "loop.batch_size=1", "loop.n_queries=2",
-            "loop.retrain_epochs=1", "loop.bald_samples=4", "training.epochs=1", "training.num_inducing=4",
+            "loop.retrain_epochs=1", "acquisitions.bald.n_samples=4", "training.epochs=1", "training.num_inducing=4",
             "training.n_samples=2"]
     out = run_workflow(path, tiny, out=tmp_path / "al", progress=False)
     curves = pd.read_csv(out / "curves.csv")

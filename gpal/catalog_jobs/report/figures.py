@@ -25,37 +25,37 @@ __all__ = ["held_out_figures", "write_figures"]
 Figures = dict[str, dict[str, Path]]
 
 
-def _save(run: HeldOutRun, fig: object, name: str) -> dict[str, Path]:
+def _save(folder: Path, fig: object, name: str) -> dict[str, Path]:
     from gpal.evaluation.plots import save_figure
 
-    return save_figure(fig, run.folder / FIGURES_DIR / name)
+    return save_figure(fig, folder / FIGURES_DIR / name)
 
 
-def _confusion(run: HeldOutRun) -> Figures:
+def _confusion(run: HeldOutRun, folder: Path) -> Figures:
     from gpal.evaluation.plots import plot_confusion_summary
 
     fig = plot_confusion_summary(confusion_matrix(run.y, run.proba, len(run.classes)), run.classes, title=f"held-out confusion matrix ({run.y.size} sources)")
     return {"Held-out confusion matrix: counts, completeness and purity (rows = predicted class, columns = true class)":
-            _save(run, fig, "confusion_matrix")}
+            _save(folder, fig, "confusion_matrix")}
 
 
-def _reliability(run: HeldOutRun) -> Figures:
+def _reliability(run: HeldOutRun, folder: Path) -> Figures:
     from gpal.evaluation.plots import plot_reliability
 
     fig = plot_reliability(top_label_reliability(run.y, run.proba, n_bins=N_BINS), title="held-out reliability (top label)")
-    return {"Held-out reliability diagram (numbers: sources per bin)": _save(run, fig, "reliability")}
+    return {"Held-out reliability diagram (numbers: sources per bin)": _save(folder, fig, "reliability")}
 
 
-def _reliability_per_class(run: HeldOutRun) -> Figures:
+def _reliability_per_class(run: HeldOutRun, folder: Path) -> Figures:
     from gpal.evaluation.plots import plot_reliability
 
     fig = plot_reliability({c: class_reliability(run.y, run.proba, k, n_bins=10) for k, c in enumerate(run.classes)},
                            title="held-out reliability per class", xlabel="predicted probability of the class")
     return {"Held-out reliability of each class's probability, sparse classes included (hollow: bins of few "
-            "sources)": _save(run, fig, "reliability_per_class")}
+            "sources)": _save(folder, fig, "reliability_per_class")}
 
 
-def _sky_maps(run: FinishedRun) -> Figures:
+def _sky_maps(run: FinishedRun, folder: Path) -> Figures:
     """The predicted classes and the predictive entropy of the point sources on the sky (none when no source has a
     position; extended sources have no point-source class)."""
     from gpal.evaluation.plots import plot_sky_classes, plot_sky_values
@@ -71,11 +71,11 @@ def _sky_maps(run: FinishedRun) -> Figures:
     left = _left_out(frame, placed, classes)
     drawn = f"{len(sky)} of the {len(frame)} classified {select} sources" + (f" ({left} left out)" if left else "")
     classes_fig = plot_sky_classes(glon, glat, codes, classes, title=f"predicted class of {drawn}")
-    figures = {f"Sky map of the predicted classes: {drawn}": _save(run, classes_fig, "sky_classes")}
+    figures = {f"Sky map of the predicted classes: {drawn}": _save(folder, classes_fig, "sky_classes")}
     entropy_fig = plot_sky_values(glon, glat, sky["entropy"].to_numpy(), vmin=0.0, vmax=float(np.log(len(classes))),
                                   title=f"predictive entropy (nats) of {drawn}")
     figures[f"Sky map of the predictive entropy (high = uncertain, drawn on top): {drawn}"] = _save(
-        run, entropy_fig, "sky_entropy")
+        folder, entropy_fig, "sky_entropy")
     return figures
 
 
@@ -90,16 +90,17 @@ def _left_out(frame: "pd.DataFrame", placed: "pd.Series", classes: list[str]) ->
     return ", ".join(parts)
 
 
-def held_out_figures(run: HeldOutRun, stop: Callable[[], None] = lambda: None) -> Figures:
-    """The held-out confusion matrix and reliability diagrams; ``stop()`` is called before each (it raises to stop)."""
+def held_out_figures(run: HeldOutRun, folder: Path, stop: Callable[[], None] = lambda: None) -> Figures:
+    """The held-out confusion matrix and reliability diagrams, saved in ``folder``; ``stop()`` is called before each
+    (it raises to stop)."""
     figures: Figures = {}
     for draw in (_confusion, _reliability, _reliability_per_class):
         stop()
-        figures.update(draw(run))
+        figures.update(draw(run, folder))
     return figures
 
 
-def write_figures(run: FinishedRun, held_out: Figures | None = None) -> Figures:
+def write_figures(run: FinishedRun, folder: Path, held_out: Figures | None = None) -> Figures:
     """The held-out figures (drawn here unless ``held_out`` holds them already), and the sky maps of the classified
-    sources."""
-    return {**(held_out_figures(run) if held_out is None else held_out), **_sky_maps(run)}
+    sources, saved in ``folder``."""
+    return {**(held_out_figures(run, folder) if held_out is None else held_out), **_sky_maps(run, folder)}

@@ -1,4 +1,9 @@
-"""What the report is built from: the files of a finished `classify_catalog` folder, read once."""
+"""What the report is built from: a main-job run's results, held in memory by the job or read from its folder.
+
+The main job hands its results over as its tables hold them (`gpal.catalog_jobs.tables.as_read_back`,
+`gpal.catalog_jobs.tables.write_and_read_back`: the written decimals, without the trip through the disk); ``gpal report``
+reads the same from a finished folder (`read_run`), so both reports say the same.
+"""
 
 from __future__ import annotations
 
@@ -11,20 +16,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.layout import CLASSIFICATIONS_CSV, HELDOUT_FILE
+from gpal.catalog_jobs.layout import BASELINES_FILE, CATALOG_COLUMNS_FILE, CLASSIFICATIONS_CSV, HELDOUT_FILE
+from gpal.catalog_jobs.later_check import read_later_check
 from gpal.catalog_jobs.model_folders import TRAINING_FILE, read_training_record
+from gpal.catalog_jobs.none_of_these import read_outlier_record
+from gpal.catalog_jobs.pool_prior import read_pool_prior
 from gpal.catalog_jobs.proba_columns import classes_from_columns, proba_column, proba_columns, proba_of
 from gpal.catalog_jobs.tables import ClassifiedSources, read_probability_table
 from gpal.files import read_bytes
 
-__all__ = ["FinishedRun", "HeldOutRun", "read_held_out", "read_run"]
+__all__ = ["FinishedRun", "HeldOutRun", "parse_baselines", "parse_heldout", "read_baselines", "read_held_out",
+           "read_run"]
 
 
 @dataclass(frozen=True)
 class HeldOutRun:
-    """A main-job folder's held-out predictions: what the held-out figures are drawn from, before the rest is done."""
+    """A main job's held-out predictions: what the held-out figures are drawn from, before the rest is done."""
 
-    folder: Path
     training: dict[str, Any]
     #: ``tables/heldout.csv``: Source_Name, true_class, Signif_Avg and p_<class> of every held-out source.
     held: pd.DataFrame
@@ -46,9 +54,19 @@ class HeldOutRun:
 
 @dataclass(frozen=True)
 class FinishedRun(HeldOutRun):
-    """A finished main-job folder: its training record, held-out predictions and classified sources."""
+    """A finished main job: its training record, held-out predictions, classified sources and what ran beside."""
 
     table: ClassifiedSources
+    #: The baselines' (and the error-blind twin's) held-out probabilities, ``baselines.csv`` (empty: none fitted).
+    baselines: pd.DataFrame
+    #: The "none of these" record (`gpal.catalog_jobs.none_of_these.check_outliers`; None: no flag).
+    outliers: dict[str, Any] | None = None
+    #: The mixes the classifications were moved to (`gpal.catalog_jobs.pool_prior`; None: the pool prior was off).
+    pool_prior: dict[str, Any] | None = None
+    #: The later-release check's measures (`gpal.catalog_jobs.later_check.later_check_table`; None: not checked).
+    later: pd.DataFrame | None = None
+    #: The catalog columns a folder of gpal <= 0.3 kept beside the classifications (None: in the table itself).
+    context: pd.DataFrame | None = None
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -60,14 +78,31 @@ def read_held_out(folder: Path) -> HeldOutRun:
     """The training record and held-out table of a main-job folder, refused with what to do when missing."""
     _require(folder, [TRAINING_FILE, HELDOUT_FILE])
     training = read_training_record(folder / TRAINING_FILE)
-    return HeldOutRun(folder, training, read_heldout(folder / HELDOUT_FILE, training["classes"]))
+    path = folder / HELDOUT_FILE
+    return HeldOutRun(training, parse_heldout(io.BytesIO(read_bytes(path, "held-out table")), training["classes"],
+                                              f"{path} (a table gpal classify writes; rerun it to rewrite the table)"))
 
 
 def read_run(folder: Path) -> FinishedRun:
     """The files a report needs, refused with what to do when the run did not finish."""
     _require(folder, [TRAINING_FILE, HELDOUT_FILE, CLASSIFICATIONS_CSV])
     held_out = read_held_out(folder)
-    return FinishedRun(folder, held_out.training, held_out.held, read_probability_table(folder / CLASSIFICATIONS_CSV))
+    context = folder / CATALOG_COLUMNS_FILE
+    return FinishedRun(held_out.training, held_out.held, read_probability_table(folder / CLASSIFICATIONS_CSV),
+                       read_baselines(folder), outliers=read_outlier_record(folder), pool_prior=read_pool_prior(folder),
+                       later=read_later_check(folder),
+                       context=pd.read_csv(context, dtype={"Source_Name": str}) if context.is_file() else None)
+
+
+def read_baselines(folder: Path) -> pd.DataFrame:
+    """A folder's ``baselines.csv`` (empty in a folder whose run fitted none)."""
+    path = folder / BASELINES_FILE
+    return parse_baselines(path) if path.is_file() else pd.DataFrame()
+
+
+def parse_baselines(source: Any) -> pd.DataFrame:
+    """The baselines' held-out probabilities from their CSV: names and classes as text."""
+    return pd.read_csv(source, dtype={"Source_Name": str, "true_class": str})
 
 
 def _require(folder: Path, names: list[str]) -> None:
@@ -76,15 +111,15 @@ def _require(folder: Path, names: list[str]) -> None:
         raise FileNotFoundError(f"{folder} is not a finished gpal classify folder: {missing} missing; rerun gpal classify")
 
 
-def read_heldout(path: Path, classes: list[str]) -> pd.DataFrame:
-    """``tables/heldout.csv`` checked against the run's classes: its columns, true classes and probabilities.
+def parse_heldout(source: Any, classes: list[str], where: str = "the held-out table") -> pd.DataFrame:
+    """``tables/heldout.csv`` from its CSV, checked against the run's classes: its columns, true classes and
+    probabilities.
 
-    An edited or corrupt table is named (file, column, row and value) rather than met as a
+    An edited or corrupt table is named (``where``, column, row and value) rather than met as a
     ``list.index`` error or NaN metrics deep in the report.
     """
-    where = f"{path} (a table gpal classify writes; rerun it to rewrite the table)"
     try:
-        held = pd.read_csv(io.BytesIO(read_bytes(path, "held-out table")), dtype={"Source_Name": str, "true_class": str})
+        held = pd.read_csv(source, dtype={"Source_Name": str, "true_class": str})
     except (UnicodeDecodeError, ValueError, pd.errors.ParserError) as exc:
         raise ValueError(f"{where} could not be read as CSV ({' '.join(str(exc).split())})") from None
     columns = ["Source_Name", "true_class", *proba_columns(classes)]

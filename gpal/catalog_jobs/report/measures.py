@@ -1,5 +1,5 @@
 """The report's numbers: the held-out check with its intervals, the comparison with the baselines, the
-faintest quarter, the population shift and the Monte Carlo noise; `write_metrics` writes them to ``metrics.json``."""
+faintest quarter, the population shift and the Monte Carlo noise; `run_metrics` gathers them for ``metrics.json``."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.layout import BASELINES_FILE, METRICS_FILE, SIGNIFICANCE_COLUMN
-from gpal.catalog_jobs.pool_prior import read_pool_prior
+from gpal.catalog_jobs.layout import SIGNIFICANCE_COLUMN
 from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, proba_columns, proba_of
 from gpal.catalog_jobs.report.inputs import FinishedRun
 from gpal.catalog_jobs.tables import EXTENDED
@@ -20,9 +19,8 @@ from gpal.evaluation.intervals import binomial_interval
 from gpal.evaluation.metrics import confusion_matrix, error_rate, negative_log_likelihood
 from gpal.evaluation.prior_shift import estimate_target_prior
 from gpal.evaluation.reports import completeness_purity, prediction_metrics
-from gpal.files import write_json_atomic
 
-__all__ = ["ERROR_BLIND_MODEL", "LEVEL", "MODEL_NAME", "N_BINS", "HeldOutCheck", "measure", "write_metrics"]
+__all__ = ["ERROR_BLIND_MODEL", "LEVEL", "MODEL_NAME", "N_BINS", "HeldOutCheck", "measure", "run_metrics"]
 
 MODEL_NAME = "gpal"
 #: The main job's GP refitted with input_noise "none" on the same rows: the model minus its error bars.
@@ -57,15 +55,9 @@ def _model_rows(comparison: pd.DataFrame) -> pd.DataFrame:
     return comparison[comparison["model"] == MODEL_NAME].set_index("metric")
 
 
-def _baseline_rows(run: FinishedRun) -> pd.DataFrame:
-    """The baselines' held-out probabilities (empty in a folder whose run fitted none)."""
-    path = run.folder / BASELINES_FILE
-    return pd.read_csv(path, dtype={"Source_Name": str, "true_class": str}) if path.is_file() else pd.DataFrame()
-
-
 def _comparison(run: FinishedRun) -> pd.DataFrame:
     """Paired bootstrap intervals of the model's held-out metrics, and of each baseline's beside it."""
-    base, held, classes = _baseline_rows(run), run.held, run.classes
+    base, held, classes = run.baselines, run.held, run.classes
     columns = proba_columns(classes)
     probas = {MODEL_NAME: held[columns].to_numpy()}
     for name, rows in (base.groupby("model", sort=False) if not base.empty else []):
@@ -93,7 +85,7 @@ def _faintest_quarter(run: FinishedRun) -> dict[str, Any] | None:
     columns = proba_columns(classes)
     y = np.array([classes.index(c) for c in faint["true_class"]], dtype=np.int64)
     probas = {MODEL_NAME: faint[columns].to_numpy()}
-    base = _baseline_rows(run)
+    base = run.baselines
     for name, rows in (base.groupby("model", sort=False) if not base.empty else []):
         probas[str(name)] = rows.set_index("Source_Name").loc[faint["Source_Name"], columns].to_numpy()
     return {"max_significance": cut, "n": int(y.size),
@@ -152,10 +144,11 @@ def _classified_record(run: FinishedRun) -> dict[str, Any]:
             "mean_entropy": float(frame["entropy"].mean()), "mc_noise": _mc_noise(frame, run.classes)}
 
 
-def write_metrics(run: FinishedRun, check: HeldOutCheck) -> dict[str, Any]:
-    """``metrics.json``: the held-out check, the classified sources, the comparison, the shifts and dropped rows."""
+def run_metrics(run: FinishedRun, check: HeldOutCheck) -> dict[str, Any]:
+    """What ``metrics.json`` holds: the held-out check, the classified sources, the comparison, the shifts and
+    dropped rows."""
     training, comparison = run.training, check.comparison
-    moved = read_pool_prior(run.folder)
+    moved = run.pool_prior
     metrics = {
         "heldout": _heldout_record(run, check),
         "trained_on": training.get("n_per_class"),
@@ -174,5 +167,4 @@ def write_metrics(run: FinishedRun, check: HeldOutCheck) -> dict[str, Any]:
                      "classified": run.table.meta.get("REPAIRED"),
                      "how": repaired_how(Feature.from_spec(f).missing_error for f in training.get("features", []))},
     }
-    write_json_atomic(run.folder / METRICS_FILE, metrics)
     return metrics

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -13,8 +14,8 @@ from gpal.catalog_jobs.follow_up import (
     DISCOVERY_FILE, DISCOVERY_LEAVES_OUT, EXTENDED_FILE, INFORMATIVE_FILE,
     follow_up_of,
 )
-from gpal.catalog_jobs.later_check import read_later_check, shown_measures
-from gpal.catalog_jobs.layout import CATALOG_COLUMNS_FILE, CONTEXT_COLUMNS, FLUX_COLUMN, SIGNIFICANCE_COLUMN, TABLES_DIR
+from gpal.catalog_jobs.later_check import shown_measures
+from gpal.catalog_jobs.layout import CONTEXT_COLUMNS, FLUX_COLUMN, SIGNIFICANCE_COLUMN, TABLES_DIR
 from gpal.catalog_jobs.none_of_these import PLANE_DEG, plane_counts
 from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, proba_columns
 from gpal.catalog_jobs.report.inputs import FinishedRun
@@ -27,6 +28,8 @@ from gpal.registry import FOLLOW_UP_ACQUISITION
 __all__ = ["interval_text", "write_tables"]
 
 Tables = dict[str, dict[str, Path]]
+#: caption -> the table to write under it
+_Planned = dict[str, "_Table"]
 #: The counterpart's position, shown beside the source's in the target lists' tables.
 COUNTERPART = ("RA_Counterpart", "DEC_Counterpart")
 
@@ -36,8 +39,14 @@ def interval_text(lo: float, hi: float) -> str:
     return "n/a" if np.isnan(lo) else f"[{lo:.2f}, {hi:.2f}]"
 
 
-def _write(run: FinishedRun, name: str, table: pd.DataFrame, data: pd.DataFrame | None = None) -> dict[str, Path]:
-    return write_table(run.folder / TABLES_DIR / name, table, data=data)
+@dataclass(frozen=True)
+class _Table:
+    """A table of the report, to be written as ``tables/<name>`` (`gpal.evaluation.reports.write_table`): ``table``
+    as shown, ``data`` (None: the same) at full precision."""
+
+    name: str
+    table: pd.DataFrame
+    data: pd.DataFrame | None = None
 
 
 def _metric_rows(h: Mapping[str, Any]) -> pd.DataFrame:
@@ -51,13 +60,13 @@ def _metric_rows(h: Mapping[str, Any]) -> pd.DataFrame:
                          for key, label in names.items() if key in h])
 
 
-def _heldout_metrics(run: FinishedRun, metrics: Mapping[str, Any]) -> Tables:
+def _heldout_metrics(run: FinishedRun, metrics: Mapping[str, Any]) -> _Planned:
     return {"Held-out metrics (95% intervals: Jeffreys binomial for accuracy, bias-corrected bootstrap of 2000 "
             "resamples for the others: the percentile interval shifted by the resamples' median bias, so that it holds "
-            "the value)": _write(run, "heldout_metrics", _metric_rows(metrics["heldout"]))}
+            "the value)": _Table("heldout_metrics", _metric_rows(metrics["heldout"]))}
 
 
-def _heldout_per_class(run: FinishedRun, check: HeldOutCheck) -> Tables:
+def _heldout_per_class(run: FinishedRun, check: HeldOutCheck) -> _Planned:
     per_class = check.per_class
     shown = pd.DataFrame({
         "class": per_class["class"], "true": per_class["true"], "predicted": per_class["predicted"],
@@ -67,14 +76,14 @@ def _heldout_per_class(run: FinishedRun, check: HeldOutCheck) -> Tables:
         "purity 95%": [interval_text(a, b) for a, b in zip(per_class["purity_low"], per_class["purity_high"])],
     })
     return {"Held-out completeness and purity per class (95% Jeffreys binomial intervals)":
-            _write(run, "heldout_per_class", shown, data=per_class)}
+            _Table("heldout_per_class", shown, data=per_class)}
 
 
-def _heldout_confusion(run: FinishedRun, check: HeldOutCheck) -> Tables:
+def _heldout_confusion(run: FinishedRun, check: HeldOutCheck) -> _Planned:
     shown = pd.DataFrame(check.conf.astype(int), columns=[f"{c} (true)" for c in run.classes])
     shown.insert(0, "predicted", run.classes)
     return {"Held-out confusion matrix (counts; rows = predicted class, columns = true class)":
-            _write(run, "heldout_confusion", shown)}
+            _Table("heldout_confusion", shown)}
 
 
 def _comparison_table(comparison: pd.DataFrame) -> pd.DataFrame:
@@ -90,17 +99,17 @@ def _comparison_table(comparison: pd.DataFrame) -> pd.DataFrame:
     })
 
 
-def _heldout_comparison(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any]) -> Tables:
+def _heldout_comparison(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any]) -> _Planned:
     """The paired comparison with the baselines, when the run fitted any."""
     if metrics["comparison"] is None:
         return {}
     return {"Held-out comparison with the baselines (same split and features; 95% intervals as in the metrics "
             "table: Jeffreys binomial for accuracy, bias-corrected bootstrap of 2000 paired resamples for the others and "
             f"for every diff; diff = model - {MODEL_NAME}, so diff > 0 means {MODEL_NAME} is better on NLL, ECE "
-            "and Brier, worse on accuracy)": _write(run, "heldout_comparison", _comparison_table(check.comparison))}
+            "and Brier, worse on accuracy)": _Table("heldout_comparison", _comparison_table(check.comparison))}
 
 
-def _predicted_counts(run: FinishedRun) -> Tables:
+def _predicted_counts(run: FinishedRun) -> _Planned:
     """Predicted class (rows) against the catalog's CLASS1 (case-folded) of the classified sources (columns)."""
     frame = run.frame
     kinds = pd.Series(source_groups(frame["CLASS1"]), index=frame.index)
@@ -112,22 +121,20 @@ def _predicted_counts(run: FinishedRun) -> Tables:
             row[kind] = int((mine & (kinds == kind)).sum())
         row["total"] = int(mine.sum())
         rows.append(row)
-    return {"Classified sources: predicted class by catalog CLASS1": _write(run, "predicted_counts", pd.DataFrame(rows))}
+    return {"Classified sources: predicted class by catalog CLASS1": _Table("predicted_counts", pd.DataFrame(rows))}
 
 
-def _predicted_by_latitude(run: FinishedRun) -> Tables:
+def _predicted_by_latitude(run: FinishedRun) -> _Planned:
     flagged = " and how many are flagged as none of these (counted in their predicted class too)" if "ood" in run.frame else ""
     return {f"Classified sources in and out of the Galactic plane (|b| <= {PLANE_DEG:g} deg): predicted class{flagged}":
-            _write(run, "predicted_by_latitude", plane_counts(run.frame, run.classes))}
+            _Table("predicted_by_latitude", plane_counts(run.frame, run.classes))}
 
 
 def _with_context(run: FinishedRun) -> pd.DataFrame:
     """The classified sources with the catalog columns the report quotes (folders of gpal <= 0.3 kept them apart)."""
-    path = run.folder / CATALOG_COLUMNS_FILE
-    if not path.is_file() or set(CONTEXT_COLUMNS) <= set(run.frame.columns):
+    if run.context is None or set(CONTEXT_COLUMNS) <= set(run.frame.columns):
         return run.frame
-    context = pd.read_csv(path, dtype={"Source_Name": str})
-    return run.frame.merge(context, on="Source_Name", how="left", validate="one_to_one")
+    return run.frame.merge(run.context, on="Source_Name", how="left", validate="one_to_one")
 
 
 def _shown(rows: pd.DataFrame, scores: Sequence[str], classes: Sequence[str],
@@ -154,7 +161,7 @@ def _top_sources(frame: pd.DataFrame, score: str, classes: Sequence[str]) -> tup
     return _shown(ranked, ["entropy", score], classes)
 
 
-def _target_lists(run: FinishedRun, lists: Mapping[str, pd.DataFrame]) -> Tables:
+def _target_lists(run: FinishedRun, lists: Mapping[str, pd.DataFrame]) -> _Planned:
     """The head of each target list (`gpal.catalog_jobs.candidates`), first among the tables, when the run made them."""
     if not lists:
         return {}
@@ -168,11 +175,11 @@ def _target_lists(run: FinishedRun, lists: Mapping[str, pd.DataFrame]) -> Tables
         tables[f"Target list: {cls} ({name}, {len(rows)} sources): point sources of the trained population that the "
                f"model puts in {cls}, {cuts}, most probable first (RA, DEC, the ellipse's semi-major axis and the "
                "counterpart's position in degrees; every row in full, with the ellipse and the association "
-               "probabilities, in the CSV)"] = _write(run, f"{Path(name).stem}_top10", shown, data=top)
+               "probabilities, in the CSV)"] = _Table(f"{Path(name).stem}_top10", shown, data=top)
     return tables
 
 
-def _follow_up(run: FinishedRun, lists: Mapping[str, pd.DataFrame]) -> Tables:
+def _follow_up(run: FinishedRun, lists: Mapping[str, pd.DataFrame]) -> _Planned:
     """The head of each other list (`gpal.catalog_jobs.follow_up`), when the run made them."""
     if not lists:
         return {}
@@ -189,45 +196,47 @@ def _follow_up(run: FinishedRun, lists: Mapping[str, pd.DataFrame]) -> Tables:
     tables = {f"Most informative ({INFORMATIVE_FILE}, {len(follow)} sources): point sources of the trained "
               f"population (not ood, not extended, Signif_Avg >= {minsig:g}{flags}) whose label would teach the model "
               f"most about {about} (`information`, {FOLLOW_UP_ACQUISITION}; {units})":
-              _write(run, "most_informative_top10", shown, data=top)}
+              _Table("most_informative_top10", shown, data=top)}
     found = lists[DISCOVERY_FILE]
     top, shown = _shown(found, ["ood_score"], run.classes)
     tables[f"Discovery ({DISCOVERY_FILE}, {len(found)} sources): the unassociated none-of-these (ood) point sources "
            f"with Signif_Avg >= {minsig:g}{flags}, none of Flags {', '.join(map(str, DISCOVERY_LEAVES_OUT))}, most unlike "
-           f"the training set first; `predicted_class` is the trained class each is most like ({units})"] = _write(
-        run, "discovery_top10", shown, data=top)
+           f"the training set first; `predicted_class` is the trained class each is most like ({units})"] = _Table(
+        "discovery_top10", shown, data=top)
     extended = lists[EXTENDED_FILE]
     if len(extended):
         top, shown = _shown(extended, ["ood_score"], run.classes)
         tables[f"Extended sources ({EXTENDED_FILE}, {len(extended)}, brightest first): outside the point-source "
-               "classes, in neither list; the probabilities say only what each resembles"] = _write(
-            run, "extended_top10", shown, data=top)
+               "classes, in neither list; the probabilities say only what each resembles"] = _Table(
+            "extended_top10", shown, data=top)
     return tables
 
 
-def _ranked_sources(run: FinishedRun) -> Tables:
+def _ranked_sources(run: FinishedRun) -> _Planned:
     """The ten most uncertain sources."""
     top, shown = _top_sources(_with_context(run), "entropy", run.classes)
     return {"The ten most uncertain classified sources (highest predictive entropy: often ambiguous whatever we learn, "
-            "so a label teaches less than their uncertainty suggests)": _write(run, "most_uncertain", shown, data=top)}
+            "so a label teaches less than their uncertainty suggests)": _Table("most_uncertain", shown, data=top)}
 
 
-def write_tables(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any],
+def write_tables(run: FinishedRun, folder: Path, check: HeldOutCheck, metrics: Mapping[str, Any],
                  lists: Mapping[str, pd.DataFrame]) -> Tables:
-    """The target lists first, the held-out check's tables, then the classified sources' (counts by CLASS1 and latitude, the other lists)."""
-    return {**_target_lists(run, lists), **_heldout_metrics(run, metrics), **_heldout_per_class(run, check),
-            **_heldout_confusion(run, check),
-            **_heldout_comparison(run, check, metrics), **_predicted_counts(run), **_predicted_by_latitude(run),
-            **_follow_up(run, lists), **_ranked_sources(run), **_later_check(run)}
+    """The target lists first, the held-out check's tables, then the classified sources' (counts by CLASS1 and
+    latitude, the other lists), written into ``folder``'s ``tables/``: {caption: paths}."""
+    planned: _Planned = {
+        **_target_lists(run, lists), **_heldout_metrics(run, metrics), **_heldout_per_class(run, check),
+        **_heldout_confusion(run, check), **_heldout_comparison(run, check, metrics), **_predicted_counts(run),
+        **_predicted_by_latitude(run), **_follow_up(run, lists), **_ranked_sources(run), **_later_check(run)}
+    return {caption: write_table(folder / TABLES_DIR / t.name, t.table, data=t.data) for caption, t in planned.items()}
 
 
-def _later_check(run: FinishedRun) -> Tables:
+def _later_check(run: FinishedRun) -> _Planned:
     """What a later release found the classified sources to be, scored (`gpal.catalog_jobs.later_check`), if checked."""
-    measures = read_later_check(run.folder)
+    measures = run.later
     if measures is None:
         return {}
     earlier, later = measures["earlier"].iloc[0], measures["later"].iloc[0]
     table = shown_measures(measures.drop(columns=["earlier", "later"]))
     return {f"Checked against a later release: {earlier} classifications scored by the classes {later} gives the same "
             "sources, beside the baselines refitted on the same training rows (95% intervals: paired bootstrap, "
-            "Jeffreys for rates; diff = model - gpal)": _write(run, "later_release_check", table)}
+            "Jeffreys for rates; diff = model - gpal)": _Table("later_release_check", table)}

@@ -22,7 +22,7 @@ from gpal.catalog_jobs.layout import (
     HELDOUT_FILE,
     METRICS_FILE,
 )
-from gpal.catalog_jobs.later_check import MODEL, read_later_check
+from gpal.catalog_jobs.later_check import MODEL
 from gpal.catalog_jobs.model_folders import MODEL_DIR, TRAINING_FILE
 from gpal.catalog_jobs.none_of_these import report_paragraph as none_of_these
 from gpal.catalog_jobs.pool_prior import mixes_text
@@ -113,7 +113,7 @@ def _error_bars_bought(run: FinishedRun, check: HeldOutCheck) -> str | None:
     if faint is not None and ERROR_BLIND_MODEL in faint["models"]:
         text += (f"; on the faintest quarter {faint['models'][MODEL_NAME]['nll']:.3f} against "
                  f"{faint['models'][ERROR_BLIND_MODEL]['nll']:.3f}")
-    later = read_later_check(run.folder)
+    later = run.later
     if later is not None:
         nll = later[later["measure"] == "3-class nll"].set_index("model")
         if ERROR_BLIND_MODEL in nll.index:
@@ -192,7 +192,7 @@ def _classified(run: FinishedRun, classified: Mapping[str, Any]) -> str:
 
 def _later_release(run: FinishedRun) -> str | None:
     """What a later release found: the 3-class NLL of the model and of the best baseline, if the folder was checked."""
-    measures = read_later_check(run.folder)
+    measures = run.later
     if measures is None:
         return None
     nll = measures[measures["measure"] == "3-class nll"].set_index("model")
@@ -317,22 +317,22 @@ def _files(run: FinishedRun) -> str:
             f"{_link(HELDOUT_FILE)}, {_link(BASELINES_FILE)}, {_link(METRICS_FILE)}.")
 
 
-def _rebuild(run: FinishedRun) -> str:
+def _rebuild(run: FinishedRun, folder: Path) -> str:
     cat = run.training["catalog"]
-    return f"Training catalog {cat.get('release')} {cat.get('version')}; rebuild this page with `gpal report {run.folder}`."
+    return f"Training catalog {cat.get('release')} {cat.get('version')}; rebuild this page with `gpal report {folder}`."
 
 
-def report_text(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any]) -> str:
-    """The text above the report's tables and figures: its paragraphs in reading order."""
+def report_text(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any], folder: Path) -> str:
+    """The text above the report's tables and figures, for the run's ``folder``: its paragraphs in reading order."""
     paragraphs = [
         _catalog(run), _target_lists(run), _run_date(run), _what_the_model_can_say(run), _model(run),
         _heldout_check(check, metrics["heldout"]), _where_others_are_better(check), _error_bars_bought(run, check),
         _faintest_quarter(check.faint),
         _population_shift(metrics["population_shift"]), _pool_prior(metrics.get("pool_prior")),
         _classified(run, metrics["classified"]),
-        none_of_these(run.folder, run.frame, run.classes), _later_release(run), _follow_up(run),
+        none_of_these(run.outliers, run.frame, run.classes), _later_release(run), _follow_up(run),
         _mc_noise(metrics["classified"]["mc_noise"]), _rows_left_out(metrics["dropped"]),
-        _missing_errors_repaired(metrics["repaired"]), _files(run), _rebuild(run),
+        _missing_errors_repaired(metrics["repaired"]), _files(run), _rebuild(run, folder),
     ]
     return "\n\n".join(p for p in paragraphs if p is not None)
 

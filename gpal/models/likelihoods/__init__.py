@@ -1,7 +1,8 @@
 """Likelihoods: how labels depend on the latent functions, and nothing about inputs.
 
 Each module defines subclasses of ``Likelihood``; defining one registers it in
-``LIKELIHOODS`` by its ``name``. A new likelihood is a new module here, imported below.
+``LIKELIHOODS`` by its ``name``. A new likelihood is a new module here and its ``"module:Class"`` line in
+``gpal.registry.LIKELIHOODS``, which imports it on first use; re-exporting it below is a convenience, not needed.
 """
 
 from gpal.models.likelihoods.base import (

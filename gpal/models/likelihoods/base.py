@@ -10,6 +10,10 @@ marginals and integer labels; it returns
   multi-class forms, 1 for binary forms of a later issue);
 * its own trainable parameters (as a ``gpflow.base.Module``);
 * ``get_config()``: a JSON-able description that ``likelihood_from_config`` rebuilds.
+
+Its keyword options (the constructor's arguments but ``num_classes``) are what
+``NoisyGPClassifier(likelihood_options=...)`` sets; a likelihood declares the constraint of each in
+``_options``, which checks a value before any model is built.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from check_shapes import check_shapes, inherit_check_shapes
 
 __all__ = ["Likelihood", "MonteCarloLikelihood", "RobustMax", "make_likelihood", "likelihood_from_config", "LIKELIHOODS"]
 
+from gpal.constraints import Boolean, Constraint, Integer, Real
 from gpal.registry import LIKELIHOODS
 from gpal.models.quadrature import (
     argmax_probabilities,
@@ -64,6 +69,9 @@ class Likelihood(gpflow.base.Module, abc.ABC):
 
     #: The registry name, declared by each concrete subclass (abstract bases keep tf.Module's ``name``).
     name: str
+    #: The constraint of each keyword option the likelihood declares (its constructor checks the value with it, and
+    #: `check_likelihood_options` a ``likelihood_options`` entry before any model is built).
+    _options: dict[str, Constraint] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -274,6 +282,8 @@ class RobustMax(Likelihood):
     """
 
     name = "robustmax"
+    _options = {"epsilon": Real(0, 1, low_open=True, high_open=True, meaning="a label-flip probability"),
+                "learn_epsilon": Boolean(), "num_quadrature": Integer(2)}
 
     def __init__(
         self, num_classes: int | None = None, epsilon: float = 1e-3, learn_epsilon: bool = False, num_quadrature: int = 8
@@ -282,10 +292,8 @@ class RobustMax(Likelihood):
         super().__init__(name=self.name)
         if num_classes is not None and int(num_classes) < 2:
             raise ValueError(f"RobustMax needs at least 2 classes; got num_classes={num_classes}")
-        if not 0.0 < float(epsilon) < 1.0:
-            raise ValueError(f"epsilon is a probability in (0, 1); got {epsilon}")
-        if int(num_quadrature) < 2:
-            raise ValueError(f"num_quadrature must be >= 2; got {num_quadrature}")
+        epsilon, learn_epsilon, num_quadrature = (self._options[name].check(name, value) for name, value in (
+            ("epsilon", epsilon), ("learn_epsilon", learn_epsilon), ("num_quadrature", num_quadrature)))
         self.num_classes = None if num_classes is None else int(num_classes)
         self.num_quadrature = int(num_quadrature)
         self.learn_epsilon = bool(learn_epsilon)
@@ -356,13 +364,18 @@ def make_likelihood(spec: str | Likelihood, num_classes: int, **options: Any) ->
 
 
 def check_likelihood_options(spec: str, options: Mapping[str, Any]) -> None:
-    """Refuse an unknown likelihood name or an option its class does not take (before any model is built)."""
+    """Refuse an unknown likelihood name, an option its class does not take, or a value out of the option's
+    declared range (``_options``; named as ``likelihood_options['epsilon']``), before any model is built."""
     if not isinstance(spec, str) or spec.lower() not in LIKELIHOODS:
         raise ValueError(f"likelihood must be one of {sorted(LIKELIHOODS)} or a Likelihood object; got {spec!r}")
     accepted = [p for p in inspect.signature(LIKELIHOODS[spec.lower()]).parameters if p not in ("self", "num_classes")]
     unknown = sorted(set(options) - set(accepted))
     if unknown:
         raise ValueError(f"likelihood {spec.lower()!r} has no option(s) {unknown}; its options are {accepted}")
+    declared = LIKELIHOODS[spec.lower()]._options
+    for option, value in options.items():
+        if option in declared:
+            declared[option].check(f"likelihood_options[{option!r}]", value)
 
 
 def likelihood_from_config(config: Mapping[str, Any]) -> Likelihood:
