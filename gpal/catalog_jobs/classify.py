@@ -18,7 +18,7 @@ import pandas as pd
 
 from gpal.catalog_jobs.candidates import CANDIDATE_SETTINGS
 from gpal.catalog_jobs.follow_up import DEFAULT_TARGET, FOLLOW_UP_SETTINGS, check_target
-from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, check_settings, header_of, recorded_settings
+from gpal.catalog_jobs.job_settings import JobSetting, check_settings, header_of, recorded_settings
 from gpal.catalog_jobs.layout import (
     BASELINES_FILE, CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS, DEFAULT_OUT_DIR, ERROR_BLIND_MODEL_DIR, HELDOUT_FILE,
     SIGNIFICANCE_COLUMN,
@@ -31,7 +31,7 @@ from gpal.catalog_jobs.later_check import (
     read_later_table, write_later_check,
 )
 from gpal.catalog_jobs.none_of_these import OOD_FILE, check_outliers, left_out_codes, left_out_sources
-from gpal.catalog_jobs.pool_prior import adjust_table, mixes_text, training_prior, write_pool_prior
+from gpal.catalog_jobs.pool_prior import MOVED_GROUPS, adjust_table, mixes_text, training_prior, write_pool_prior
 from gpal.catalog_jobs.prediction import (
     DEFAULT_CHUNK_SIZE, DEFAULT_SELECT, predict_catalog, select_tokens, selection_pool, with_information,
 )
@@ -77,10 +77,11 @@ SETTINGS = {
                          keyword="TARGET"),
     **CANDIDATE_SETTINGS,
     **FOLLOW_UP_SETTINGS,
-    "pool_prior": JobSetting(Boolean(), False,
-                             "move each group's classifications (unassociated; bcu) to its own class mix, estimated by "
-                             "EM; off by default: on later labels it helps the pulsars and hurts the FSRQs "
-                             "(docs/results.md)", record=WHEN_CHANGED),
+    # recorded as the groups it moves (False: off), so a folder of another rule is another run
+    "pool_prior": JobSetting(Boolean(), True,
+                             "move the unassociated sources' classifications to their own class mix, estimated by EM "
+                             "(the bcu keep theirs: the bcu rule already carries what the catalog knows); on later "
+                             "labels it lowers the NLL and raises the balanced accuracy (docs/results.md)"),
 }
 
 
@@ -118,8 +119,8 @@ def classify_catalog(
     (`gpal.catalog_jobs.follow_up`: sources of ``follow_up_significance`` sigma or more, none of the
     ``follow_up_flags``) and ``report.md``, whose path it returns, beside ``metrics.json``, the trained-model folder
     (``model/``, ``training.json``), ``tables/`` (the held-out predictions among them) and
-    ``figures/``.  With ``pool_prior`` the classified probabilities are moved to each group's own class
-    mix (`gpal.catalog_jobs.pool_prior`, ``pool_prior.json``; off by default).  Rerunning with the same settings reuses the saved model; other settings
+    ``figures/``.  With ``pool_prior`` (the default) the unassociated sources' probabilities are moved to their
+    own class mix (`gpal.catalog_jobs.pool_prior`, ``pool_prior.json``).  Rerunning with the same settings reuses the saved model; other settings
     are refused unless ``force``.  ``progress`` shows the prediction's bar
     (the estimator's ``progress`` its training's); ``log`` receives one line per step (the
     command prints them).
@@ -200,7 +201,9 @@ def _plan(selection: CatalogSelection, estimator: Any, given: Mapping[str, Any],
     later = later_release_of(cat.release)
     return _MainJob(
         catalog=cat, data=data, estimator=estimator, settings=job_values, header=header,
-        identity={**identity, "seed": seed, **recorded_settings(SETTINGS, {**values.as_dict(), "select": tokens})},
+        identity={**identity, "seed": seed, **recorded_settings(SETTINGS, {**values.as_dict(), "select": tokens,
+                                                                          "pool_prior": list(MOVED_GROUPS) if values.peek("pool_prior")
+                                                                          else False})},
         seed=seed, merge=selection.class_groups()[1], tokens=tokens, pool=pool,
         left_out=left_out_codes(cat, trained_codes, tokens), train=train, test=test, later=later,
         # the later check scores the unassociated + bcu sources: reuse them where the job classifies exactly those
@@ -250,7 +253,7 @@ class _Classified:
 
 def _classify_sources(job: _MainJob, trained: TrainedModel, folder: Path, executor: Any, progress: bool,
                       log: Log) -> _Classified:
-    """The selected sources classified, moved to their groups' class mixes (with ``pool_prior``), ranked for
+    """The selected sources classified, the unassociated moved to their class mix (with ``pool_prior``), ranked for
     follow-up, and written."""
     log(f"classifying the {' + '.join(job.tokens)} sources of {job.catalog.release}")
     table = dated(predict_catalog(trained, job.catalog, job.tokens, chunk_size=job.settings["chunk_size"],
@@ -262,7 +265,8 @@ def _classify_sources(job: _MainJob, trained: TrainedModel, folder: Path, execut
         table, moved = adjust_table(table, trained.classes, training_prior(trained.training["n_per_class"],
                                                                            trained.classes))
         write_pool_prior(folder, moved)
-        log(f"moved the classifications to each group's own class mix (pool prior): {mixes_text(moved.groups)}")
+        log(f"moved the unassociated sources' classifications to their own class mix (pool prior; "
+            f"--no-pool-prior turns it off): {mixes_text(moved.groups)}")
     target = job.settings["target"]
     log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model about "
         + (f"{target})" if target else "every class)"))

@@ -83,14 +83,15 @@ class LaterCheck:
     through: list
     sources: pd.DataFrame
     measures: pd.DataFrame
-    #: Group -> the class mix gpal's probabilities were moved to (`gpal.catalog_jobs.pool_prior`); None: not moved.
+    #: Moved group -> the class mix gpal's probabilities were moved to (`gpal.catalog_jobs.pool_prior`); None: not moved.
     pool_prior: dict | None = None
 
     def markdown(self) -> str:
         """The measures as a Markdown table, with a line saying what was scored."""
         via = f" (linked through {', '.join(self.through)})" if self.through else ""
         moved = "" if self.pool_prior is None else (
-            f"; gpal's probabilities moved to each group's own class mix (pool prior: {mixes_text(self.pool_prior)})")
+            f"; gpal's probabilities of the unassociated sources moved to their own class mix (pool prior: "
+            f"{mixes_text(self.pool_prior)})")
         return (f"{self.earlier['release']} ({self.earlier['file']}) classifications scored by the classes "
                 f"{self.later['release']} ({self.later['file']}) gives the same sources{via}{moved}; intervals: 95%, "
                 f"paired bootstrap of {N_BOOT} resamples (Jeffreys for rates); diff = model - {MODEL}.\n\n"
@@ -260,9 +261,9 @@ def check_later(inputs: LaterCheckInputs, *, seed: int = 0, top_k: Sequence[int]
     """Score the model's classifications of its release's unassociated and bcu sources by a later release.
 
     ``inputs``: what is scored (`LaterCheckInputs`, from `later_check_inputs` or the main job).  ``seed`` seeds the bootstrap.  ``pool_prior``: score gpal's
-    probabilities (the model's and the compared models') moved to each group's own class mix, as
-    ``gpal classify --pool-prior`` classifies (`gpal.catalog_jobs.pool_prior`; the baselines are left as a
-    user would fit them); None: as the folder's classify run did.
+    probabilities (the model's and the compared models') with the unassociated sources moved to their own class
+    mix, as ``gpal classify`` classifies by default (`gpal.catalog_jobs.pool_prior.adjust_to_pool`, the one rule;
+    the baselines are left as a user would fit them); None: as the folder's classify run did.
 
     Returns
     -------

@@ -21,10 +21,10 @@ sources are compared on both sides; the measures hold gpal minus the model (``di
 (`paired_table`, `difference_to_gpal`) the other model minus gpal, as every other table of gpal.
 
 Models: ``gpal`` (the main job's estimator), ``gpal+T`` (its probabilities with a temperature fitted on a
-validation split, `gpal.evaluation.recalibration`), ``gpal+pool`` (its probabilities of a later-label check's
-pool moved to each CLASS1 group's own class mix, as ``gpal classify --pool-prior`` moves them:
-`gpal.catalog_jobs.pool_prior`; no fit of its own, and held-out rows are not moved), ``gpal+pool_unassociated``
-(the same moving the unassociated sources only, the bcu left as gpal gave them), the variants of `GP_VARIANTS` and the baselines
+validation split, `gpal.evaluation.recalibration`), ``gpal+pool_unassociated`` (its probabilities of a
+later-label check's unassociated sources moved to their own class mix, the bcu left as gpal gave them: what
+``gpal classify`` does by default, through the same `gpal.catalog_jobs.pool_prior.adjust_to_pool`; no fit of its
+own, and held-out rows are not moved), ``gpal+pool`` (the same moving every CLASS1 group, the bcu too), the variants of `GP_VARIANTS` and the baselines
 (`gpal.evaluation.baselines`).
 """
 
@@ -60,11 +60,12 @@ VALIDATION_SIZE = 0.2
 TEMPERATURE = ("gpal", "gpal+T")
 #: The same validation fit recalibrating by a temperature and an offset per class: no fit of its own.
 TEMPERATURE_BIAS = "gpal+TB"
-#: The model whose probabilities of the pool are moved by the pool prior, and the name of the result (no fit of its
-#: own: a transform of the model's probabilities).
+#: The model whose probabilities of the pool are moved with every CLASS1 group moved, and the name of the result (no
+#: fit of its own: a transform of the model's probabilities).
 POOL_PRIOR = ("gpal", "gpal+pool")
-#: The same moving the unassociated sources only (the bcu keep gpal's probabilities), and the group it moves.
-POOL_PRIOR_UNASSOCIATED = ("gpal+pool_unassociated", "unassociated")
+#: The same moving only the groups ``gpal classify``'s pool prior moves (the unassociated sources; the bcu keep
+#: gpal's probabilities).
+POOL_PRIOR_UNASSOCIATED = "gpal+pool_unassociated"
 #: GP models: name -> what differs from the main job's estimator.  ``balanced``: every class weighs the same in
 #: the ELBO (sample weights n / (C n_c)); ``kernel="se_plus_linear"``: a linear kernel added to the squared
 #: exponential, so the latent functions can extrapolate beyond the training sources.
@@ -186,7 +187,7 @@ def fit_unit(check: str, seed: int, model: str) -> dict[str, Any]:
         return {"proba": proba.tolist(), "y": validation.y.tolist()}
     if model in GP_VARIANTS:
         return {"proba": _gp_proba(GP_VARIANTS[model], seed, train, rows.X, rows.X_var).tolist()}
-    if model in (POOL_PRIOR[1], POOL_PRIOR_UNASSOCIATED[0]):
+    if model in (POOL_PRIOR[1], POOL_PRIOR_UNASSOCIATED):
         raise ValueError(f"{model} has no fit of its own: it moves {POOL_PRIOR[0]}'s probabilities (check_probabilities)")
     if model in BASELINES:
         return {"proba": fit_baselines(train.X, train.y, rows.X, names=[model], random_state=seed)[model].tolist()}
@@ -201,23 +202,18 @@ def _known(proba: np.ndarray, class1: np.ndarray, train: Any, association: np.nd
     return apply_known_classes(proba, class1, weights, association=association)[0]
 
 
-def moved_to_pool(proba: np.ndarray, class1: np.ndarray, train_y: np.ndarray,
-                  only: Sequence[str] | None = None) -> np.ndarray:
-    """``proba`` of pool rows (what the catalog knows already applied, as in a classify table) moved to each CLASS1
-    group's own class mix (`gpal.catalog_jobs.pool_prior.adjust_to_pool`, groups by
-    `gpal.catalogs.classes.source_groups`) from the class shares of the training rows ``train_y``: what
-    ``gpal classify --pool-prior`` does to its classifications.  ``only``: the groups moved (each group's mix is
-    estimated from its own rows, so the others are left as given); None: every group."""
-    from gpal.catalog_jobs.pool_prior import adjust_to_pool, training_prior
+def moved_to_pool(proba: np.ndarray, class1: np.ndarray, train_y: np.ndarray, every_group: bool = False) -> np.ndarray:
+    """``proba`` of pool rows (what the catalog knows already applied, as in a classify table) moved from the class
+    shares of the training rows ``train_y`` by `gpal.catalog_jobs.pool_prior.adjust_to_pool` (groups by
+    `gpal.catalogs.classes.source_groups`): the groups ``gpal classify``'s pool prior moves, exactly as it moves
+    them; with ``every_group``, every CLASS1 group to its own mix (the bcu too)."""
+    from gpal.catalog_jobs.pool_prior import MOVED_GROUPS, adjust_to_pool, training_prior
     from gpal.catalogs.classes import source_groups
 
     counts = dict(zip(CLASSES, np.bincount(np.asarray(train_y), minlength=len(CLASSES)).tolist()))
     prior = training_prior(counts, CLASSES)
-    groups = source_groups(class1)
-    moved = adjust_to_pool(proba, groups, prior, CLASSES).proba
-    if only is None:
-        return moved
-    return np.where(np.isin(groups, list(only))[:, None], moved, np.asarray(proba, dtype=np.float64))
+    return adjust_to_pool(proba, source_groups(class1), prior, CLASSES,
+                          moved=None if every_group else MOVED_GROUPS).proba
 
 
 def scored_rows(check: str, seed: int) -> dict[str, np.ndarray]:
@@ -244,7 +240,7 @@ def check_probabilities(check: str, seed: int, units: Mapping[str, Mapping[str, 
     """model -> probabilities of the check's rows from the fitted ``units`` (model -> fit_unit's result), with
     ``gpal+T`` (and, with ``class_bias``, ``gpal+TB``) derived from gpal's and what the catalog knows applied to
     every model; with ``pool_prior``, ``gpal+pool`` and ``gpal+pool_unassociated`` too: gpal's probabilities of a
-    later-label check's pool moved by `moved_to_pool`, every group or the unassociated sources only (on a held-out
+    later-label check's pool moved by `moved_to_pool`, every group or as ``gpal classify`` moves them (on a held-out
     check gpal's own: the pool prior moves the pool only)."""
     from gpal.evaluation.recalibration import TemperatureScaling
 
@@ -261,7 +257,7 @@ def check_probabilities(check: str, seed: int, units: Mapping[str, Mapping[str, 
     if check.startswith("held-out:"):
         if pool_prior:
             proba[POOL_PRIOR[1]] = proba[POOL_PRIOR[0]].copy()
-            proba[POOL_PRIOR_UNASSOCIATED[0]] = proba[POOL_PRIOR[0]].copy()
+            proba[POOL_PRIOR_UNASSOCIATED] = proba[POOL_PRIOR[0]].copy()
         return proba
     from gpal.catalogs.known_classes import association_weight
 
@@ -269,9 +265,8 @@ def check_probabilities(check: str, seed: int, units: Mapping[str, Mapping[str, 
     association = association_weight(catalog, [str(i) for i in pool.ids])
     known = {m: _known(p, class1, train, association) for m, p in proba.items()}
     if pool_prior:
-        known[POOL_PRIOR[1]] = moved_to_pool(known[POOL_PRIOR[0]], class1, train.y)
-        known[POOL_PRIOR_UNASSOCIATED[0]] = moved_to_pool(known[POOL_PRIOR[0]], class1, train.y,
-                                                          only=[POOL_PRIOR_UNASSOCIATED[1]])
+        known[POOL_PRIOR[1]] = moved_to_pool(known[POOL_PRIOR[0]], class1, train.y, every_group=True)
+        known[POOL_PRIOR_UNASSOCIATED] = moved_to_pool(known[POOL_PRIOR[0]], class1, train.y)
     return known
 
 

@@ -28,7 +28,7 @@ def _model_names() -> list[str]:
         GP_VARIANTS, POOL_PRIOR, POOL_PRIOR_UNASSOCIATED, TEMPERATURE, TEMPERATURE_BIAS,
     )
 
-    return [*GP_VARIANTS, TEMPERATURE[1], TEMPERATURE_BIAS, POOL_PRIOR[1], POOL_PRIOR_UNASSOCIATED[0], *BASELINES]
+    return [*GP_VARIANTS, TEMPERATURE[1], TEMPERATURE_BIAS, POOL_PRIOR[1], POOL_PRIOR_UNASSOCIATED, *BASELINES]
 
 
 def schema() -> dict[str, Any]:
@@ -78,7 +78,7 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
 
     checks = [*config["checks"]["pairs"], *(f"held-out:{r}" for r in config["checks"]["held_out"])]
     seeds, models = config["seeds"], config["models"]
-    derived_by_pool = (POOL_PRIOR[1], POOL_PRIOR_UNASSOCIATED[0])
+    derived_by_pool = (POOL_PRIOR[1], POOL_PRIOR_UNASSOCIATED)
     class_bias, pool_prior = TEMPERATURE_BIAS in models, any(m in models for m in derived_by_pool)
     # gpal+TB is recalibrated on gpal+T's validation fit and gpal+pool moves gpal's probabilities: no unit of their own
     derived = (TEMPERATURE_BIAS, *derived_by_pool)
@@ -128,9 +128,9 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
         "Lac-vs-FSRQ AUC of p(fsrq) / (p(bll) + p(fsrq)) on the bll and fsrq sources. Brackets: model - gpal, "
         f"95% paired bootstrap over sources ({config['n_boot']} resamples, each averaged over the seeds); NLL and ECE "
         "> 0 and AUC, balanced accuracy < 0 favour gpal."
-        + (f" {POOL_PRIOR[1]}: gpal's probabilities of a later-label check's unassociated and bcu sources moved to each "
-           "group's own class mix estimated by EM, as `gpal classify --pool-prior` does (same fit as gpal); "
-           f"{POOL_PRIOR_UNASSOCIATED[0]}: the unassociated sources moved alike, the bcu left as gpal gave them. "
+        + (f" {POOL_PRIOR_UNASSOCIATED}: gpal's probabilities of a later-label check's unassociated sources moved to "
+           "their own class mix estimated by EM, the bcu left as gpal gave them, as `gpal classify` does by default "
+           f"(same fit as gpal); {POOL_PRIOR[1]}: every group moved to its own mix, the bcu too. "
            "Held-out rows are not moved (the pool prior applies to the pool only), so held out both are gpal."
            if pool_prior else ""),
     ])

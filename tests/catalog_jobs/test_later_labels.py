@@ -102,7 +102,7 @@ def test_the_pool_prior_leaves_a_pool_at_the_training_mix_as_gpal_gave_it():
     train_y = np.repeat([0, 1, 2], [60, 15, 25])  # training mix 0.60 / 0.15 / 0.25
     proba = np.vstack([_pool_at_mix(rng, [0.6, 0.15, 0.25], 150), _pool_at_mix(rng, [0.6, 0.15, 0.25], 80)])
     class1 = np.array([""] * 150 + ["bcu"] * 80)
-    moved = later_labels.moved_to_pool(proba, class1, train_y)
+    moved = later_labels.moved_to_pool(proba, class1, train_y, every_group=True)
     np.testing.assert_allclose(moved, proba, atol=1e-6)
 
 
@@ -120,7 +120,8 @@ def test_the_pool_prior_moves_each_group_toward_its_own_mix():
     truth = pool_mix * likelihood
     truth /= truth.sum(1, keepdims=True)  # what it should say on this pool
     at_training = _pool_at_mix(rng, train_mix, 300)
-    moved = later_labels.moved_to_pool(np.vstack([proba, at_training]), np.array([""] * n + ["bcu"] * 300), train_y)
+    moved = later_labels.moved_to_pool(np.vstack([proba, at_training]), np.array([""] * n + ["bcu"] * 300), train_y,
+                                       every_group=True)
     # the unassociated group, skewed to pulsars, moves toward its mix and toward the posteriors of that mix
     assert proba[:, 2].mean() < moved[:n, 2].mean() == pytest.approx(pool_mix[2], abs=0.03)
     assert abs(moved[:n].mean(0) - pool_mix).sum() < 0.5 * abs(proba.mean(0) - pool_mix).sum()
@@ -128,13 +129,18 @@ def test_the_pool_prior_moves_each_group_toward_its_own_mix():
     assert log_loss(y, moved[:n], labels=[0, 1, 2]) < log_loss(y, proba, labels=[0, 1, 2])
     # the bcu group, at the training mix, stays where gpal put it
     np.testing.assert_allclose(moved[n:], at_training, atol=1e-6)
-    # moving the unassociated group only: the same rows there, the bcu exactly as given even when skewed
+    # as gpal classify moves them (the default): the same unassociated rows, the bcu exactly as given even when
+    # skewed, and the same rows as the library's own pool prior gives
+    from gpal.catalog_jobs.pool_prior import adjust_to_pool
     skewed = np.vstack([proba, proba[:300]])
     groups = np.array([""] * n + ["bcu"] * 300)
-    only = later_labels.moved_to_pool(skewed, groups, train_y, only=["unassociated"])
+    only = later_labels.moved_to_pool(skewed, groups, train_y)
     np.testing.assert_allclose(only[:n], moved[:n])
     np.testing.assert_array_equal(only[n:], skewed[n:])
-    assert not np.allclose(later_labels.moved_to_pool(skewed, groups, train_y)[n:], skewed[n:], atol=1e-3)
+    np.testing.assert_array_equal(only, adjust_to_pool(skewed, np.where(groups == "", "unassociated", groups),
+                                                       train_mix, later_labels.CLASSES).proba)
+    assert not np.allclose(later_labels.moved_to_pool(skewed, groups, train_y, every_group=True)[n:], skewed[n:],
+                           atol=1e-3)
 
 
 def test_gpal_pool_is_derived_from_gpals_fit_and_leaves_held_out_rows_alone(monkeypatch):

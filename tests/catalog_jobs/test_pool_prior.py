@@ -1,5 +1,6 @@
-"""The pool prior: each group's class mix estimated by EM, checked against simulated groups of known mix and against
-a direct maximum-likelihood fit of the mixture weights."""
+"""The pool prior: a group's class mix estimated by EM, checked against simulated groups of known mix and against
+a direct maximum-likelihood fit of the mixture weights (every group moved: ``moved=None``); by default only the
+unassociated sources move and the bcu keep their probabilities."""
 
 import numpy as np
 import pandas as pd
@@ -9,7 +10,7 @@ from scipy.stats import norm
 
 from gpal.catalogs.classes import source_groups
 from gpal.catalog_jobs.pool_prior import (
-    adjust_table, adjust_to_pool, read_pool_prior, training_prior, write_pool_prior,
+    MOVED_GROUPS, adjust_table, adjust_to_pool, read_pool_prior, training_prior, write_pool_prior,
 )
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 
@@ -52,8 +53,8 @@ def _mle_mix(p, prior):
 def test_each_group_gets_its_own_known_mix():
     n = 20000
     x, groups, p = _pool(n, seed=0)
-    result = adjust_to_pool(p, groups, TRAIN, CLASSES)
-    assert set(result.groups) == set(MIXES)
+    result = adjust_to_pool(p, groups, TRAIN, CLASSES, moved=None)
+    assert set(result.groups) == set(MIXES) and result.left_as_given == {}
     for group, mix in MIXES.items():
         found = np.array(list(result.groups[group]["prior"].values()))
         assert result.groups[group]["n"] == n and result.groups[group]["converged"]
@@ -66,7 +67,7 @@ def test_each_group_gets_its_own_known_mix():
 
 def test_the_mix_is_the_maximum_likelihood_mix_and_a_fixed_point():
     _, groups, p = _pool(1500, seed=1)
-    result = adjust_to_pool(p, groups, TRAIN, CLASSES)
+    result = adjust_to_pool(p, groups, TRAIN, CLASSES, moved=None)
     for group in MIXES:
         rows = groups == group
         found = np.array(list(result.groups[group]["prior"].values()))
@@ -88,11 +89,29 @@ def test_a_pool_mixed_as_the_training_sources_is_left_alone():
 
 def test_groups_are_adjusted_independently():
     _, groups, p = _pool(800, seed=3)
-    together = adjust_to_pool(p, groups, TRAIN, CLASSES)
+    together = adjust_to_pool(p, groups, TRAIN, CLASSES, moved=None)
     rows = groups == "bcu"
-    alone = adjust_to_pool(p[rows], groups[rows], TRAIN, CLASSES)
+    alone = adjust_to_pool(p[rows], groups[rows], TRAIN, CLASSES, moved=None)
     np.testing.assert_array_equal(together.proba[rows], alone.proba)
     assert together.groups["bcu"] == alone.groups["bcu"]
+
+
+def test_by_default_only_the_unassociated_sources_move_and_the_bcu_keep_their_probabilities():
+    n = 5000
+    _, groups, p = _pool(n, seed=5)
+    result = adjust_to_pool(p, groups, TRAIN, CLASSES)
+    every = adjust_to_pool(p, groups, TRAIN, CLASSES, moved=None)
+    bcu, unassociated = groups == "bcu", groups == "unassociated"
+    np.testing.assert_array_equal(result.proba[bcu], p[bcu])  # left exactly as the model gave them
+    assert not np.allclose(every.proba[bcu], p[bcu], atol=1e-3)  # though the bcu here are mixed otherwise
+    # the unassociated sources move toward their own (pulsar-rich) mix, as when every group moves
+    np.testing.assert_array_equal(result.proba[unassociated], every.proba[unassociated])
+    mix, before = MIXES["unassociated"], p[unassociated].mean(axis=0)
+    assert np.abs(result.proba[unassociated].mean(axis=0) - mix).sum() < 0.5 * np.abs(before - mix).sum()
+    assert result.proba[unassociated, 2].mean() > before[2]
+    assert list(result.groups) == ["unassociated"] == list(MOVED_GROUPS)
+    assert result.left_as_given == {"bcu": {"n": n}}
+    assert result.record()["left_as_given"] == {"bcu": {"n": n}}
 
 
 def test_groups_from_class1():
@@ -128,6 +147,7 @@ def test_a_table_is_adjusted_and_its_extended_sources_keep_their_class(tmp_path)
     table, result = adjust_table(ClassifiedSources(frame, {"X": 1}), CLASSES, TRAIN)
     q = table.frame[[f"p_{c}" for c in CLASSES]].to_numpy()
     np.testing.assert_array_equal(q, adjust_to_pool(p, groups, TRAIN, CLASSES).proba)
+    np.testing.assert_array_equal(q[groups == "bcu"], p[groups == "bcu"])  # the bcu rows as the model gave them
     assert table.frame["predicted_class"].iloc[0] == EXTENDED
     assert (table.frame["predicted_class"].iloc[1:] == np.asarray(CLASSES)[q[1:].argmax(axis=1)]).all()
     np.testing.assert_allclose(table.frame["entropy"], -(q * np.log(q)).sum(axis=1), atol=1e-12)

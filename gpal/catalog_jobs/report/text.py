@@ -175,13 +175,16 @@ def _population_shift(shift: Mapping[str, Any] | None) -> str | None:
 def _pool_prior(moved: Mapping[str, Any] | None) -> str | None:
     if not moved:
         return None
-    return ("**Pool prior applied** (`--pool-prior`): each group's probabilities were moved to its own class mix, "
-            "estimated by EM from the model's probabilities alone (training: "
-            + ", ".join(f"{c} {v:.3f}" for c, v in moved["training_prior"].items()) + "): "
-            + mixes_text(moved["groups"], digits=3, counts=True)
+    left = moved.get("left_as_given") or {}
+    kept = ("; left as the model gave them: " + ", ".join(f"{g} ({v['n']} sources)" for g, v in left.items())
+            if left else "")
+    return ("**Pool prior applied** (on by default; `--no-pool-prior` turns it off): the unassociated sources' "
+            "probabilities were moved to their own class mix, estimated by EM from the model's probabilities alone "
+            "(training: " + ", ".join(f"{c} {v:.3f}" for c, v in moved["training_prior"].items()) + "): "
+            + mixes_text(moved["groups"], digits=3, counts=True) + kept
             + ". The held-out check is unchanged; the classifications and the later-release check use the moved "
-            "probabilities (the lists of most informative and discovery sources do not depend on them). Off by default: on later labels it helps the pulsars and hurts the FSRQs "
-            "(docs/results.md).")
+            "probabilities (the lists of most informative and discovery sources do not depend on them). A bcu keeps "
+            "its own: the bcu rule already carries what the catalog knows of it (docs/results.md).")
 
 
 def _classified(run: FinishedRun, classified: Mapping[str, Any]) -> str:
