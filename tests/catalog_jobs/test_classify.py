@@ -28,7 +28,7 @@ TOP = {"classifications.csv", "classifications.ecsv", "classifications.fits", "r
        "training.json", "model", "model_error_blind", "run.json", ".gpal-written", "tables", "figures",
        *(f"{name}.{ext}" for name in ("most_informative", "discovery", "extended") for ext in ("csv", "ecsv")),
        *(f"candidates_{c}.{ext}" for c in ("bll", "fsrq", "pulsar") for ext in ("csv", "ecsv", "reg")),
-       "most_informative.reg"}
+       "most_informative.reg", "pool_prior.json"}
 #: The report's tables (CSV, Markdown, LaTeX) and figures (PNG, PDF).
 TABLES = ("candidates_bll_top10", "candidates_fsrq_top10", "candidates_pulsar_top10", "heldout_metrics",
           "heldout_per_class", "heldout_confusion", "heldout_comparison", "predicted_counts", "predicted_by_latitude",
@@ -481,7 +481,7 @@ FLAGS = list(range(1, 15))
 def optioned_run(small_catalog, tmp_path_factory):
     """One main job for three tests (the ellipse fallback, the excluded flags, the pool prior): a catalog without
     the ellipse columns (not features: the rows, features and estimator are the session run's, so the model is too),
-    FLAGS excluded, the pool prior on; the logistic baseline alone (the tests compare no other).
+    FLAGS excluded, the pool prior off (the session run has it on, the default); the logistic baseline alone (the tests compare no other).
     Returns the folder, the report, the catalog and the name of each baseline the run fitted, once per fit."""
     import gpal.evaluation.baselines as baselines
 
@@ -493,7 +493,7 @@ def optioned_run(small_catalog, tmp_path_factory):
         patch.setattr(baselines, "make_baseline", lambda name, random_state=0: fits.append(name) or make(name, random_state))
         with pytest.warns(UserWarning, match=r"leave no source in candidates_bll.csv, candidates_fsrq.csv, "
                           r"candidates_pulsar.csv: written with the header alone"):
-            report = _classify(out, catalog, follow_up_flags=FLAGS, pool_prior=True, baselines=["logistic"])
+            report = _classify(out, catalog, follow_up_flags=FLAGS, pool_prior=False, baselines=["logistic"])
     return out, report, catalog, fits
 
 
@@ -503,7 +503,7 @@ def test_a_catalog_without_the_ellipse_columns_gets_the_stated_fallback(optioned
     from astropy.table import Table
 
     out, _, _, _ = optioned_run
-    assert {p.name for p in out.iterdir()} == TOP | {"pool_prior.json"}  # the pool prior's record beside them
+    assert {p.name for p in out.iterdir()} == TOP - {"pool_prior.json"}  # pool prior off: no record of it
     frame = pd.read_csv(out / "most_informative.csv", keep_default_na=False, na_values=[""])
     assert len(frame) > 0 and frame[list(ELLIPSE)].isna().all().all() and frame["RA"].notna().all()
     assert Table.read(out / "most_informative.ecsv", format="ascii.ecsv")["Conf_95_SemiMajor"].unit == "deg"
@@ -606,12 +606,13 @@ def _same_report(run: Path, rebuilt: Path) -> None:
 
 
 def test_a_report_rebuilt_from_the_folder_is_the_one_the_run_wrote_with_the_pool_prior_and_a_later_check(
-        optioned_run, tmp_path):
-    """The run with the pool prior on (its mixes in the report) and classifications of an older catalog than the
-    newest (the later-release check's table): ``gpal report`` of a copy of its folder writes the same report."""
+        classified, tmp_path):
+    """The run with the pool prior on (the default: its mixes in the report) and classifications of an older catalog
+    than the newest (the later-release check's table): ``gpal report`` of a copy of its folder writes the same
+    report."""
     from gpal.catalog_jobs.report import write_classify_report
 
-    out, _, _, _ = optioned_run
+    out, _ = classified
     assert (out / "pool_prior.json").is_file() and (out / "tables" / "later_check.csv").is_file()
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
@@ -619,15 +620,16 @@ def test_a_report_rebuilt_from_the_folder_is_the_one_the_run_wrote_with_the_pool
     _same_report(out, copy)
 
 
-def test_the_pool_prior_moves_only_the_classified_sources_to_their_own_mix(classified, optioned_run):
+def test_the_pool_prior_is_on_by_default_and_moves_only_the_unassociated_sources(classified, optioned_run,
+                                                                                small_catalog):
     import warnings
 
     from gpal.catalog_jobs.later_check import check_later, later_check_inputs
     from gpal.catalog_jobs.pool_prior import adjust_to_pool, training_prior
     from gpal.catalogs.classes import source_groups
 
-    plain, _ = classified
-    out, report, catalog, fits = optioned_run
+    out, report = classified  # the default run: the pool prior on
+    plain, _, _, fits = optioned_run  # the same model with --no-pool-prior
     assert fits == ["logistic"]  # one fit for the held-out check and the later-release check
     classes = ["bll", "fsrq", "pulsar"]
     columns = [f"p_{c}" for c in classes]
@@ -635,40 +637,65 @@ def test_the_pool_prior_moves_only_the_classified_sources_to_their_own_mix(class
     pd.testing.assert_frame_equal(pd.read_csv(out / "tables" / "heldout.csv"), pd.read_csv(plain / "tables" / "heldout.csv"))
     before = read_probability_table(plain / "classifications.csv").frame
     after = read_probability_table(out / "classifications.csv").frame
+    groups = source_groups(before["CLASS1"])
     prior = training_prior(load_trained(out).training["n_per_class"], classes)
-    expected = adjust_to_pool(before[columns].to_numpy(), source_groups(before["CLASS1"]), prior, classes)
+    expected = adjust_to_pool(before[columns].to_numpy(), groups, prior, classes)
     np.testing.assert_allclose(after[columns].to_numpy(), expected.proba, atol=1e-6)  # the table's printed digits
-    assert not np.allclose(after[columns].to_numpy(), before[columns].to_numpy(), atol=1e-3)
+    unassociated, bcu = groups == "unassociated", groups == "bcu"
+    assert bcu.any() and unassociated.any()
+    # the bcu keep the model's probabilities (the bcu rule applied, nothing more); the unassociated move
+    np.testing.assert_array_equal(after.loc[bcu, columns].to_numpy(), before.loc[bcu, columns].to_numpy())
+    assert not np.allclose(after.loc[unassociated, columns].to_numpy(), before.loc[unassociated, columns].to_numpy(),
+                           atol=1e-3)
     point = after["predicted_class"] != "extended"
     assert (after.loc[point, "predicted_class"] == np.asarray(classes)[expected.proba[point.to_numpy()].argmax(1)]).all()
     record = json.loads((out / "pool_prior.json").read_text())
     assert record == expected.record() == json.loads((out / "metrics.json").read_text())["pool_prior"]
-    assert set(record["groups"]) == {"unassociated", "bcu"}
-    assert json.loads((out / "run.json").read_text())["identity"]["pool_prior"] is True
+    assert set(record["groups"]) == {"unassociated"} and record["left_as_given"] == {"bcu": {"n": int(bcu.sum())}}
+    # the identity names the rule, so a folder of the old default (no record) or of every group moved (True) is
+    # another run
+    assert json.loads((out / "run.json").read_text())["identity"]["pool_prior"] == ["unassociated"]
+    assert json.loads((plain / "run.json").read_text())["identity"]["pool_prior"] is False
+    assert not (plain / "pool_prior.json").exists()
+    assert json.loads((plain / "metrics.json").read_text()).get("pool_prior") is None
     text = report.read_text()
-    unassociated = record["groups"]["unassociated"]
-    assert ("**Pool prior applied**" in text and f"unassociated ({unassociated['n']} sources) bll "
-            f"{unassociated['prior']['bll']:.3f}" in text and "**Population shift**" not in text)
+    moved = record["groups"]["unassociated"]
+    assert ("**Pool prior applied**" in text and f"unassociated ({moved['n']} sources) bll "
+            f"{moved['prior']['bll']:.3f}" in text and f"bcu ({int(bcu.sum())} sources)" in text)
+    assert "**Pool prior applied**" not in (plain / "report.md").read_text()
     # the later-release check scores the moved probabilities of gpal, and the baselines as fitted
     sources = pd.read_csv(out / "tables" / "later_check_sources.csv", keep_default_na=False)
     plain_sources = pd.read_csv(plain / "tables" / "later_check_sources.csv", keep_default_na=False)
     got = sources[[f"{c}_gpal" for c in columns]].to_numpy()
-    moved = adjust_to_pool(plain_sources[[f"{c}_gpal" for c in columns]].to_numpy(), source_groups(sources["CLASS1"]),
-                           prior, classes).proba
-    np.testing.assert_allclose(got, moved, atol=1e-12)
+    moved_later = adjust_to_pool(plain_sources[[f"{c}_gpal" for c in columns]].to_numpy(),
+                                 source_groups(sources["CLASS1"]), prior, classes).proba
+    np.testing.assert_allclose(got, moved_later, atol=1e-12)
     np.testing.assert_allclose(sources[[f"{c}_logistic" for c in columns]], plain_sources[[f"{c}_logistic" for c in columns]])
-    assert "pool_prior" not in json.loads((plain / "run.json").read_text())["identity"]  # off: the run record as before
     # gpal check-later on the folder moves them as its run did, and says so
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        again = check_later(later_check_inputs(out, "FL16Y", earlier=catalog, baselines=["logistic"]))
+        again = check_later(later_check_inputs(out, "FL16Y", earlier=small_catalog, baselines=["logistic"]))
     np.testing.assert_allclose(again.sources[[f"{c}_gpal" for c in columns]].to_numpy(), got, atol=1e-12)
-    # the baseline the job fitted once, against one fitted on its own (on the training rows and sources read again:
-    # the fit and its prediction round otherwise, 1e-16; the job's files are the bytes an earlier build wrote)
     logistic = [f"{c}_logistic" for c in columns]
     np.testing.assert_allclose(again.sources[logistic].to_numpy(), sources[logistic].to_numpy(), rtol=1e-12, atol=0)
     assert again.pool_prior == record["groups"]
-    assert f"(pool prior: unassociated bll {unassociated['prior']['bll']:.2f}" in again.markdown()
+    assert f"(pool prior: unassociated bll {moved['prior']['bll']:.2f}" in again.markdown()
+
+
+@pytest.mark.parametrize("old", [None, True], ids=["old default, off", "old --pool-prior, every group"])
+def test_a_folder_of_the_old_pool_prior_rule_is_another_run_not_reused(classified, small_catalog, tmp_path, old):
+    from gpal.runs.output_dir import _signed
+
+    out, _ = classified
+    copy = tmp_path / "run"
+    shutil.copytree(out, copy)
+    record = json.loads((copy / "run.json").read_text())
+    identity = {k: v for k, v in record["identity"].items() if k != "pool_prior"}
+    if old is not None:
+        identity["pool_prior"] = old
+    (copy / "run.json").write_text(json.dumps({**record, **_signed(identity)}))
+    with pytest.raises(OutputInUse, match=r"pool_prior.*--force"):
+        _classify(copy, small_catalog)
 
 
 def test_predict_with_a_classify_folder_writes_the_columns_classify_does(classified, small_catalog):
