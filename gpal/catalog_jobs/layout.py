@@ -11,7 +11,7 @@
       report.md                  the page that reads them: metrics, tables, figures
       metrics.json               the report's numbers, for scripts
       ood.json                   the "none of these" threshold and what it caught
-      pool_prior.json            with --pool-prior: the class mix each group was moved to
+      pool_prior.json            with the pool prior (default): the unassociated mix; bcu left as given
       training.json, model/      the trained model (``gpal predict gpal-output ...``)
       run.json                   the run's settings, which recognise a rerun (signed by gpal)
       .gpal-written              what gpal wrote here: all that --force may remove
