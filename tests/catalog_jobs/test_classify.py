@@ -168,7 +168,7 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     for link in ["](classifications.csv)", "](classifications.ecsv)", "](classifications.fits)",
                  "](figures/confusion_matrix.png)", "](figures/reliability.png)", "](figures/sky_classes.png)",
                  "](tables/heldout.csv)", "[CSV](tables/heldout_metrics.csv)", "Held-out check", "Rows left out", "comparison with the baselines",
-                 "Faintest quarter", "Population shift", "completeness and purity per class", "Monte Carlo noise",
+                 "Faintest quarter", "Pool prior applied", "completeness and purity per class", "Monte Carlo noise",
                  "forced into one of them", "spp", "Run: table written " + table.meta["DATE"], "confusion matrix (counts"]:
         assert link in text, link
     # per-class completeness and purity, with intervals, match the confusion matrix
@@ -186,8 +186,11 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     assert {"RA", "DEC", "Conf_95_SemiMajor", "Flux1000", "Signif_Avg", "Flags"} <= set(uncertain.columns)
     assert uncertain["Signif_Avg"].notna().all() and uncertain["entropy"].is_monotonic_decreasing
     frame = pd.read_csv(out / "classifications.csv", keep_default_na=False, na_values=[""])
-    # the epistemic part of the entropy, never more (to the difference of two Monte Carlo estimates of p)
-    assert (frame["information"] >= 0).all() and (frame["information"] <= frame["entropy"] + 0.05).all()
+    # the epistemic part of the model's entropy, never more (to the difference of two Monte Carlo estimates of p): on
+    # the rows the pool prior leaves as the model gave them (the bcu), whose entropy column is the model's
+    kept = frame["CLASS1"].fillna("").str.strip().str.lower() == "bcu"
+    assert kept.any() and (frame["information"] >= 0).all()
+    assert (frame.loc[kept, "information"] <= frame.loc[kept, "entropy"] + 0.05).all()
 
 
 def test_classify_compares_with_baselines_on_the_same_rows(classified):
@@ -216,8 +219,8 @@ def test_classify_compares_with_baselines_on_the_same_rows(classified):
     held = pd.read_csv(out / "tables" / "heldout.csv")
     base = pd.read_csv(out / "tables" / "heldout_baselines.csv")
     assert set(base.groupby("model")["Source_Name"].apply(frozenset)) == {frozenset(held["Source_Name"])}
-    shift = metrics["population_shift"]
-    assert shift["converged"] and sum(shift["estimated_prior"].values()) == pytest.approx(1, abs=1e-3)
+    # the pool prior on (the default): the report gives the unassociated mix it applied, not an estimate left unapplied
+    assert metrics["population_shift"] is None and metrics["pool_prior"]["groups"]["unassociated"]["converged"]
     faint = metrics["faintest_quarter"]
     assert faint["n"] >= len(held) // 4 and set(faint["models"]) == {"gpal", "logistic", "random_forest_isotonic",
                                                                        ERROR_BLIND_MODEL}
@@ -657,6 +660,8 @@ def test_the_pool_prior_is_on_by_default_and_moves_only_the_unassociated_sources
     assert json.loads((out / "run.json").read_text())["identity"]["pool_prior"] == ["unassociated"]
     assert json.loads((plain / "run.json").read_text())["identity"]["pool_prior"] is False
     assert not (plain / "pool_prior.json").exists()
+    shift = json.loads((plain / "metrics.json").read_text())["population_shift"]  # off: the shift estimated, not applied
+    assert shift["converged"] and sum(shift["estimated_prior"].values()) == pytest.approx(1, abs=1e-3)
     assert json.loads((plain / "metrics.json").read_text()).get("pool_prior") is None
     text = report.read_text()
     moved = record["groups"]["unassociated"]
@@ -716,7 +721,16 @@ def test_predict_with_a_classify_folder_writes_the_columns_classify_does(classif
     np.testing.assert_allclose(same["information"], same["information_classify"], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(same["ood_score"], same["ood_score_classify"], rtol=1e-12)
     assert (same["ood"] == same["ood_classify"]).all() and same["ood"].any()
-    np.testing.assert_allclose(same["p_pulsar"], same["p_pulsar_classify"], rtol=1e-12)
+    # predict gives the model's probabilities; classify's default pool prior then moved the unassociated ones only
+    from gpal.catalog_jobs.pool_prior import adjust_to_pool, training_prior
+    from gpal.catalogs.classes import source_groups
+
+    bcu = source_groups(same["CLASS1"]) == "bcu"
+    np.testing.assert_allclose(same.loc[bcu, "p_pulsar"], same.loc[bcu, "p_pulsar_classify"], rtol=1e-12)
+    classes = ["bll", "fsrq", "pulsar"]
+    moved = adjust_to_pool(same[[f"p_{c}" for c in classes]].to_numpy(), source_groups(same["CLASS1"]),
+                           training_prior(load_trained(out).training["n_per_class"], classes), classes).proba
+    np.testing.assert_allclose(moved[:, 2], same["p_pulsar_classify"], atol=1e-6)  # the table's printed digits
     assert (same["Flag_Words"] == same["Flag_Words_classify"]).all()
 
 
