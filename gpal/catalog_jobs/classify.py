@@ -77,7 +77,7 @@ SETTINGS = {
                          keyword="TARGET"),
     **CANDIDATE_SETTINGS,
     **FOLLOW_UP_SETTINGS,
-    # recorded as the groups it moves (False: off), so a folder of another rule is another run
+    # recorded as the groups it moves (False: off)
     "pool_prior": JobSetting(Boolean(), True,
                              "move the unassociated sources' classifications to their own class mix, estimated by EM "
                              "(the bcu keep theirs: the bcu rule already carries what the catalog knows); on later "
@@ -199,11 +199,11 @@ def _plan(selection: CatalogSelection, estimator: Any, given: Mapping[str, Any],
     require_per_class(test, 1, f"the held-out check (a stratified {test_size:.0%} of each class)")
     check_sizes(estimator, train)
     later = later_release_of(cat.release)
+    moves = list(MOVED_GROUPS) if values.peek("pool_prior") else False  # the rule, so another rule is another run
     return _MainJob(
         catalog=cat, data=data, estimator=estimator, settings=job_values, header=header,
         identity={**identity, "seed": seed, **recorded_settings(SETTINGS, {**values.as_dict(), "select": tokens,
-                                                                          "pool_prior": list(MOVED_GROUPS) if values.peek("pool_prior")
-                                                                          else False})},
+                                                                          "pool_prior": moves})},
         seed=seed, merge=selection.class_groups()[1], tokens=tokens, pool=pool,
         left_out=left_out_codes(cat, trained_codes, tokens), train=train, test=test, later=later,
         # the later check scores the unassociated + bcu sources: reuse them where the job classifies exactly those

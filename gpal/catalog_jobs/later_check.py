@@ -83,7 +83,8 @@ class LaterCheck:
     through: list
     sources: pd.DataFrame
     measures: pd.DataFrame
-    #: Moved group -> the class mix gpal's probabilities were moved to (`gpal.catalog_jobs.pool_prior`); None: not moved.
+    #: Moved group -> the class mix gpal's probabilities were moved to (`gpal.catalog_jobs.pool_prior`); None: not
+    #: moved.
     pool_prior: dict | None = None
 
     def markdown(self) -> str:
