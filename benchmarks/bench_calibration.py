@@ -170,7 +170,8 @@ def _decided_metrics(y: np.ndarray, decision: np.ndarray) -> dict[str, float]:
 
 def _load(out: Path, check: str, seed: int) -> dict[str, np.ndarray]:
     """A check and seed's saved probabilities, with (later-label checks) gpal's and logistic regression's moved to
-    each group's own class mix (``_pool_prior``), as ``gpal classify --pool-prior`` moves them after the bcu rule."""
+    each group's own class mix (``_pool_prior``), bcu included, as ``gpal classify --pool-prior`` moved them after the
+    bcu rule when the study was recorded (today's default moves the unassociated sources only)."""
     with np.load(out / "probas" / f"{check.replace(':', '__')}.seed{seed}.npz") as d:
         data = {k: d[k] for k in d.files}
     if not check.startswith("held-out:"):
@@ -180,7 +181,7 @@ def _load(out: Path, check: str, seed: int) -> dict[str, np.ndarray]:
 
         groups = source_groups(study._check_data(check, seed)[2])
         for m in ("gpal", "logistic"):
-            moved = adjust_to_pool(data[m], groups, data["prior"], study.CLASSES)
+            moved = adjust_to_pool(data[m], groups, data["prior"], study.CLASSES, moved=None)
             data[f"{m}_pool_prior"] = moved.proba
             if m == "gpal":
                 data["_groups"] = groups
