@@ -114,7 +114,7 @@ def _predict(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.catalog)
     with make_executor(args.scheduler) as executor:
         table = predict_catalog(trained, catalog, args.select, chunk_size=args.chunk_size, executor=executor,
-                                progress=not args.no_progress, target=target)
+                                progress=not args.no_progress, target=target, pool_prior=not args.no_pool_prior)
     write_probability_table(table, out, force=args.force)
     counts = table.frame["predicted_class"].value_counts()
     print(f"{len(table.frame)} sources ({', '.join(f'{c} {n}' for c, n in counts.items())}) -> {out}")
@@ -384,6 +384,9 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--target", default=None, metavar="CLASS",
                          help="the information column scores what a label would teach about this class of the model "
                          "(default: every class, as gpal classify)")
+    predict.add_argument("--no-pool-prior", action="store_true",
+                         help="keep the model's own probabilities for the unassociated sources (default: moved to their "
+                         "own class mix, as gpal classify moves them)")
     predict.add_argument("--scheduler", default=None, help=_SCHEDULER_HELP)
     predict.add_argument("--out", required=True, help="output table, FILE.csv or FILE.fits")
     _add_common(predict, "overwrite an existing output file")

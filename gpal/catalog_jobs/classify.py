@@ -31,7 +31,7 @@ from gpal.catalog_jobs.later_check import (
     read_later_table, write_later_check,
 )
 from gpal.catalog_jobs.none_of_these import OOD_FILE, check_outliers, left_out_codes, left_out_sources
-from gpal.catalog_jobs.pool_prior import MOVED_GROUPS, adjust_table, mixes_text, training_prior, write_pool_prior
+from gpal.catalog_jobs.pool_prior import APPLIED_BY_DEFAULT, MOVED_GROUPS, adjust_table, mixes_text, training_prior, write_pool_prior
 from gpal.catalog_jobs.prediction import (
     DEFAULT_CHUNK_SIZE, DEFAULT_SELECT, predict_catalog, select_tokens, selection_pool, with_information,
 )
@@ -78,7 +78,7 @@ SETTINGS = {
     **CANDIDATE_SETTINGS,
     **FOLLOW_UP_SETTINGS,
     # recorded as the groups it moves (False: off)
-    "pool_prior": JobSetting(Boolean(), True,
+    "pool_prior": JobSetting(Boolean(), APPLIED_BY_DEFAULT,
                              "move the unassociated sources' classifications to their own class mix, estimated by EM "
                              "(the bcu keep theirs: the bcu rule already carries what the catalog knows); on later "
                              "labels it lowers the NLL and raises the balanced accuracy (docs/results.md)"),
@@ -257,7 +257,8 @@ def _classify_sources(job: _MainJob, trained: TrainedModel, folder: Path, execut
     follow-up, and written."""
     log(f"classifying the {' + '.join(job.tokens)} sources of {job.catalog.release}")
     table = dated(predict_catalog(trained, job.catalog, job.tokens, chunk_size=job.settings["chunk_size"],
-                                  executor=executor, progress=progress, pool=job.pool, information=False))
+                                  executor=executor, progress=progress, pool=job.pool, information=False,
+                                  pool_prior=False))  # moved below, where its record is written
     table = replace(table, meta={**table.meta, **job.header})
     pool_proba = proba_of(table.frame, trained.classes)
     moved = None

@@ -43,6 +43,8 @@ POOL_PRIOR_FILE = "pool_prior.json"
 #: The groups (`gpal.catalogs.classes.source_groups`) the pool prior moves; every other keeps the model's
 #: probabilities.
 MOVED_GROUPS = (UNASSOCIATED,)
+#: Whether `gpal classify` and `gpal predict` apply the pool prior unless told not to (``--no-pool-prior``).
+APPLIED_BY_DEFAULT = True
 #: Rows of probabilities must sum to 1 within this.
 _SUM_TOL = 1e-6
 
@@ -155,7 +157,7 @@ def adjust_table(table: ClassifiedSources, classes: Sequence[str], prior: np.nda
     extended = frame["predicted_class"].to_numpy() == EXTENDED
     frame["predicted_class"] = np.where(extended, EXTENDED, np.asarray(classes, dtype=object)[result.proba.argmax(axis=1)])
     frame["entropy"] = entropy(result.proba)
-    return ClassifiedSources(frame, table.meta), result
+    return ClassifiedSources(frame, {**table.meta, "POOLMIX": mixes_text(result.groups)}), result
 
 
 def write_pool_prior(folder: str | os.PathLike, result: PoolPrior) -> Path:

@@ -31,6 +31,7 @@ from gpal.active import make_acquisition
 from gpal.catalog_jobs.model_folders import TrainedModel, load_trained, loaded_estimator
 from gpal.catalog_jobs.none_of_these import saved_outliers
 from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, with_proba
+from gpal.catalog_jobs.pool_prior import APPLIED_BY_DEFAULT, adjust_table, training_prior
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 from gpal.catalogs import load_catalog, repaired_text
 from gpal.catalogs.features import resolve_features
@@ -208,6 +209,7 @@ def predict_catalog(
     pool: NoisyDataset | None = None,
     information: bool = True,
     target: str | None = None,
+    pool_prior: bool = APPLIED_BY_DEFAULT,
 ) -> ClassifiedSources:
     """Class probabilities of the selected sources of ``catalog`` (a name, path or `Catalog`).
 
@@ -216,7 +218,9 @@ def predict_catalog(
     folder of ``gpal classify`` adds each source's ``ood_score`` and ``ood`` ("none of these": the score the
     folder saved, `gpal.catalog_jobs.none_of_these.saved_outliers`).  With ``information`` (and a model that
     `scores_information`), the ``information`` column of ``gpal classify``: what the source's label would teach
-    the model about ``target`` (`with_information`).
+    the model about ``target`` (`with_information`).  With ``pool_prior`` the unassociated sources'
+    probabilities are moved to their own class mix, as ``gpal classify`` moves them (`gpal.catalog_jobs.pool_prior`;
+    keyword ``POOLMIX``); ``information`` stays the model's own.
     The catalog must hold every column the model's features are built from.
     Prediction is chunked (``chunk_size`` rows) and runs on ``executor``
     (`gpal.runs.executors.make_executor`; in this process when None).  ``pool``: the
@@ -254,6 +258,8 @@ def predict_catalog(
     if outliers is not None:
         frame["ood_score"], frame["ood"] = outliers
     table = ClassifiedSources(frame, _table_meta(trained, cat, pool, tokens))
+    if pool_prior:
+        table, _ = adjust_table(table, classes, training_prior(trained.training["n_per_class"], classes))
     if information and scores_information(trained.estimator):
         table = with_information(table, trained.estimator, pool, target)
     return table

@@ -71,6 +71,7 @@ KEYWORDS = {
     "TRAINSEL": "training selection",
     "FITCONF": "estimator settings",
     "KNOWNCLS": "what the catalog label changed (bcu: a blazar)",
+    "POOLMIX": "class mix the unassociated were moved to (pool prior)",
     "TARGET": "class the information column is about (empty: all)",
     "MINSIG": "Signif_Avg below which no follow-up list holds a source",
     "XFLAGS": "catalog Flags (numbers) that leave a source out of the follow-up lists",

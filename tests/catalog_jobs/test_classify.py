@@ -721,16 +721,26 @@ def test_predict_with_a_classify_folder_writes_the_columns_classify_does(classif
     np.testing.assert_allclose(same["information"], same["information_classify"], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(same["ood_score"], same["ood_score_classify"], rtol=1e-12)
     assert (same["ood"] == same["ood_classify"]).all() and same["ood"].any()
-    # predict gives the model's probabilities; classify's default pool prior then moved the unassociated ones only
+    # predict moves the unassociated sources to their class mix as classify's default does: the same probabilities
+    classes = ["bll", "fsrq", "pulsar"]
+    for c in classes:
+        np.testing.assert_allclose(same[f"p_{c}"], same[f"p_{c}_classify"], atol=1e-6)  # the table's printed digits
+    assert (same["predicted_class"] == same["predicted_class_classify"]).all()
+    assert table.meta["POOLMIX"] == written.meta["POOLMIX"] and table.meta["POOLMIX"].startswith("unassociated ")
+    # without it, the model's own: the bcu as classify gave them, the unassociated moved by classify's pool prior
     from gpal.catalog_jobs.pool_prior import adjust_to_pool, training_prior
     from gpal.catalogs.classes import source_groups
 
-    bcu = source_groups(same["CLASS1"]) == "bcu"
-    np.testing.assert_allclose(same.loc[bcu, "p_pulsar"], same.loc[bcu, "p_pulsar_classify"], rtol=1e-12)
-    classes = ["bll", "fsrq", "pulsar"]
-    moved = adjust_to_pool(same[[f"p_{c}" for c in classes]].to_numpy(), source_groups(same["CLASS1"]),
+    own = predict_catalog(out, str(small_catalog), DEFAULT_SELECT, progress=False, information=False,
+                          pool_prior=False).frame.set_index("Source_Name").loc[same["Source_Name"]]
+    assert "POOLMIX" not in predict_catalog(out, str(small_catalog), "bcu", progress=False, information=False,
+                                            pool_prior=False).meta
+    bcu = (source_groups(same["CLASS1"]) == "bcu")
+    np.testing.assert_allclose(own["p_pulsar"].to_numpy()[bcu], same.loc[bcu, "p_pulsar_classify"], rtol=1e-12)
+    moved = adjust_to_pool(own[[f"p_{c}" for c in classes]].to_numpy(), source_groups(same["CLASS1"]),
                            training_prior(load_trained(out).training["n_per_class"], classes), classes).proba
-    np.testing.assert_allclose(moved[:, 2], same["p_pulsar_classify"], atol=1e-6)  # the table's printed digits
+    np.testing.assert_allclose(moved[:, 2], same["p_pulsar_classify"], atol=1e-6)
+    assert not np.allclose(own["p_pulsar"].to_numpy()[~bcu], same.loc[~bcu, "p_pulsar_classify"], atol=1e-3)
     assert (same["Flag_Words"] == same["Flag_Words_classify"]).all()
 
 

@@ -10,7 +10,7 @@ from scipy.stats import norm
 
 from gpal.catalogs.classes import source_groups
 from gpal.catalog_jobs.pool_prior import (
-    MOVED_GROUPS, adjust_table, adjust_to_pool, read_pool_prior, training_prior, write_pool_prior,
+    MOVED_GROUPS, adjust_table, adjust_to_pool, mixes_text, read_pool_prior, training_prior, write_pool_prior,
 )
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 
@@ -151,7 +151,8 @@ def test_a_table_is_adjusted_and_its_extended_sources_keep_their_class(tmp_path)
     assert table.frame["predicted_class"].iloc[0] == EXTENDED
     assert (table.frame["predicted_class"].iloc[1:] == np.asarray(CLASSES)[q[1:].argmax(axis=1)]).all()
     np.testing.assert_allclose(table.frame["entropy"], -(q * np.log(q)).sum(axis=1), atol=1e-12)
-    assert table.meta == {"X": 1} and frame["entropy"].eq(0.0).all()  # the given table is left as it was
+    assert table.meta == {"X": 1, "POOLMIX": mixes_text(result.groups)}  # the header says where they were moved
+    assert frame["entropy"].eq(0.0).all()  # the given table is left as it was
     write_pool_prior(tmp_path, result)
     assert read_pool_prior(tmp_path) == result.record()
     assert read_pool_prior(tmp_path / "elsewhere") is None
