@@ -428,16 +428,17 @@ def _with_averages(models: dict) -> dict:
 
 def _with_pool_prior(models: dict, class1: np.ndarray, train_counts: np.ndarray) -> dict:
     """``models`` and, as ``<model>@prior``, the GP and logistic regression moved to the class mix of each group of
-    sources to classify (unassociated; bcu) by `gpal.catalog_jobs.pool_prior` (``gpal classify --pool-prior``): what
-    the pool itself says, no later labels."""
-    from gpal.catalog_jobs.pool_prior import adjust_to_pool, pool_groups
+    sources to classify (unassociated; bcu: every group, as the recorded study moved them) by
+    `gpal.catalog_jobs.pool_prior`: what the pool itself says, no later labels."""
+    from gpal.catalog_jobs.pool_prior import adjust_to_pool
+    from gpal.catalogs.classes import source_groups
 
-    prior, groups = train_counts / train_counts.sum(), pool_groups(class1)
+    prior, groups = train_counts / train_counts.sum(), source_groups(class1)
     out = dict(models)
     for name in ("gp|summary", "gp|fermi_dr4_measurements", "logistic|summary"):
         if name in models:
             kind, preset = name.split("|")
-            out[f"{kind}@prior|{preset}"] = {seed: adjust_to_pool(p, groups, prior, CLASSES).proba
+            out[f"{kind}@prior|{preset}"] = {seed: adjust_to_pool(p, groups, prior, CLASSES, moved=None).proba
                                              for seed, p in models[name].items()}
     return out
 
