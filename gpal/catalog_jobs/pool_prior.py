@@ -1,5 +1,5 @@
-"""The pool prior (``gpal classify``, on by default; ``--no-pool-prior`` turns it off): the unassociated
-sources' probabilities moved to their own class mix.
+"""The pool prior (``gpal classify`` and ``gpal predict``, on by default; ``--no-pool-prior`` turns it off): the
+unassociated sources' probabilities moved to their own class mix.
 
 A model trained on associated sources carries their class mix into its probabilities; the unassociated
 sources it classifies are mixed otherwise (many more pulsars).  Their mix is estimated from the model's
@@ -10,13 +10,10 @@ of it through the bcu rule (`gpal.catalogs.known_classes`), so a second prior on
 knowledge twice; the unassociated sources have no such knowledge.  Every other group keeps the model's
 probabilities, and `POOL_PRIOR_FILE` records it as left as given.
 
-Measured on later labels (docs/results.md, "What later releases found", recorded at commit 31cb2d2, 3 seeds):
-moving the unassociated sources only lowers gpal's later-label NLL on all five checks (3FGL -> FL16Y -0.030
-[-0.051, -0.008]; 4FGL -> FL16Y -0.037; DR2 -> FL16Y -0.034; 4FGL -> DR4 -0.053; DR4 -> FL16Y -0.008
-[-0.020, +0.006]) and raises balanced accuracy by +0.026 to +0.050 (every interval excludes 0), the ECE
-better or level; moving the bcu too loses on three of the five (on 3FGL the EM puts the bcu pulsar share at
-0).  Caveat: the unassociated-only form was chosen after seeing the per-group results on these same checks;
-no release later than FL16Y exists to test the choice independently.
+Why on, and why the unassociated only: measured on later labels (docs/results.md, "What later releases found",
+the pool-prior table), where moving the bcu too loses on three of the five checks.  Caveat: the
+unassociated-only form was chosen after seeing the per-group results on those same checks; no release later
+than FL16Y exists to test the choice independently.
 """
 
 from __future__ import annotations
@@ -35,8 +32,8 @@ from gpal.estimators.base import entropy
 from gpal.evaluation.prior_shift import estimate_target_prior
 from gpal.files import read_json, write_json_atomic
 
-__all__ = ["MOVED_GROUPS", "POOL_PRIOR_FILE", "PoolPrior", "adjust_table", "adjust_to_pool", "mixes_text", "read_pool_prior",
-           "training_prior", "write_pool_prior"]
+__all__ = ["APPLIED_BY_DEFAULT", "MOVED_GROUPS", "POOL_PRIOR_FILE", "PoolPrior", "adjust_table", "adjust_to_pool",
+           "mixes_text", "read_pool_prior", "training_prior", "write_pool_prior"]
 
 #: The estimated mixes in a classify folder, written when the pool prior was applied.
 POOL_PRIOR_FILE = "pool_prior.json"
