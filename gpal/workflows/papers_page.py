@@ -1,7 +1,10 @@
 """The docs page "Reproducing the papers" (``docs/papers.md``), generated from recorded comparisons.
 
 Each paper workflow run writes ``paper_comparison.json`` (`gpal.workflows.reference`); recording it
-copies that file to ``docs/papers/<workflow>.json``.  The page is built from those files and the
+copies that file to ``docs/papers/<workflow>.json``, or to ``docs/papers/<workflow>.<part>.json`` for a run of
+part of the workflow's settings (``--part wine``: one data set, run at its own commit and budget).  A part's
+table shows its own command and commit; the claims read the parts of a workflow as one record
+(`merged_record`), so a number is taken from the one run that measured it.  The page is built from those files and the
 claims declared in ``docs/papers/claims/<paper>.yaml`` (`gpal.workflows.paper_claims`), one section
 per paper: its claims table, then per workflow the command, commit and budget, the comparison table,
 the reference's ``notes`` and, if present, the author's explanation ``docs/papers/<workflow>.md``.
@@ -9,6 +12,7 @@ Every verdict is judged anew from the recorded numbers (`gpal.workflows.verdicts
 The page is never edited by hand, so a test can regenerate it and compare::
 
     python -m gpal.workflows.papers_page --record runs/001_synthetic_2d   # copy a run's comparison, rebuild
+    python -m gpal.workflows.papers_page --record runs/001_uci_wine --part wine   # one part of a workflow
     python -m gpal.workflows.papers_page --check                          # exit 1 if the page is stale
 """
 
@@ -20,7 +24,7 @@ import re
 import shutil
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 from gpal.workflows.generated_page import DOCS, write_or_check
 from gpal.workflows.paper_claims import claims_in, claims_markdown, verdict_tally
@@ -28,7 +32,7 @@ from gpal.workflows.reference import COMPARISON_FILE, comparison_markdown
 from gpal.workflows.shipped import shipped_workflows
 from gpal.workflows.verdicts import RULE
 
-__all__ = ["DOCS", "main", "record", "render"]
+__all__ = ["DOCS", "main", "merged_record", "record", "render"]
 
 _HEADER = """# Reproducing the papers
 
@@ -55,6 +59,24 @@ def _known_workflows() -> list[str]:
         return []
 
 
+def merged_record(parts: Sequence[Mapping[str, Any]], where: str) -> dict[str, Any]:
+    """The records of one workflow's parts as one: each published number with gpal's value from the part that
+    measured it ("not run" where none did).  A number measured by two parts is an error: which run speaks for it
+    would be a choice the page does not show."""
+    merged = dict(parts[0])
+    taken: dict[tuple[str, str, str], dict] = {}
+    for part in parts:
+        for row in part["rows"]:
+            key = (row["setting"], row["method"], row["metric"])
+            if row["n"] and taken.get(key, {}).get("n"):
+                raise ValueError(f"{where}: {'/'.join(key)} is measured by two of its recorded parts; "
+                                 "record each setting in one part only")
+            if row["n"] or key not in taken:
+                taken[key] = row
+    merged["rows"] = list(taken.values())
+    return merged
+
+
 def render(records: Path) -> str:
     """The page's Markdown from the comparison files in ``records`` and the claims in ``records/claims``."""
     results = []
@@ -64,10 +86,14 @@ def render(records: Path) -> str:
             paper = result["source"]["paper"]
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"{path} is not a recorded paper comparison ({exc}); re-record it with --record") from None
-        results.append((paper, path.stem, result))
-    by_name = {name: result for _, name, result in results}
+        name, _, part = path.stem.partition(".")
+        results.append((paper, name, part, result))
+    parts_of: dict[str, list[dict]] = {}
+    for _, name, _, result in results:
+        parts_of.setdefault(name, []).append(result)
+    by_name = {name: merged_record(parts, f"{records}/{name}.*.json") for name, parts in parts_of.items()}
     declarations = claims_in(records / "claims")
-    recorded_papers = list(dict.fromkeys(p for p, _, _ in results))
+    recorded_papers = list(dict.fromkeys(p for p, _, _, _ in results))
     for path, declared in declarations:
         if declared["paper"] not in recorded_papers:
             raise ValueError(f"{path}: paper {declared['paper']!r} is not the source.paper of any record; "
@@ -88,30 +114,36 @@ def render(records: Path) -> str:
         if paper in claims_of:
             path, declared = claims_of[paper]
             lines += [claims_markdown(declared, by_name, path.name, known or None).rstrip("\n"), ""]
-        for _, name, result in [r for r in results if r[0] == paper]:
-            lines += [
-                f"### {result.get('title') or name}", "",
-                "```bash", result["command"], "```", "",
-                f"Commit `{result['commit']}`.",
-                "",
-                comparison_markdown(result).rstrip("\n"), "",
-            ]
-            if result.get("notes"):
-                lines += [result["notes"].strip(), ""]
+        for name in dict.fromkeys(n for p, n, _, _ in results if p == paper):
+            parts = [(part, result) for _, n, part, result in results if n == name]
+            for part, result in parts:
+                title = result.get("title") or name
+                lines += [
+                    f"### {title}" + (f": {part}" if part else ""), "",
+                    "```bash", result["command"], "```", "",
+                    f"Commit `{result['commit']}`.",
+                    "",
+                    comparison_markdown(result).rstrip("\n"), "",
+                ]
+            if parts[-1][1].get("notes"):
+                lines += [parts[-1][1]["notes"].strip(), ""]
             explanation = records / f"{name}.md"
             if explanation.is_file():
                 lines += [explanation.read_text(encoding="utf-8").strip(), ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def record(run_folder: Path, records: Path) -> Path:
-    """Copy a run's ``paper_comparison.json`` into ``records`` as ``<workflow>.json``."""
+def record(run_folder: Path, records: Path, part: str | None = None) -> Path:
+    """Copy a run's ``paper_comparison.json`` into ``records`` as ``<workflow>.json`` (``<workflow>.<part>.json``
+    for a part: one run of some of the workflow's settings)."""
+    if part is not None and not re.fullmatch(r"[A-Za-z0-9_-]+", part):
+        raise ValueError(f"a part is a name of letters, digits, '_' or '-' (it becomes a file name); got {part!r}")
     source = run_folder / f"{COMPARISON_FILE}.json"
     if not source.is_file():
         raise FileNotFoundError(f"{source} does not exist: run a workflow with a reference block into {run_folder} first")
     name = json.loads(source.read_text(encoding="utf-8"))["workflow"]
     records.mkdir(parents=True, exist_ok=True)
-    target = records / f"{name}.json"
+    target = records / (f"{name}.{part}.json" if part else f"{name}.json")
     shutil.copyfile(source, target)
     return target
 
@@ -119,12 +151,14 @@ def record(run_folder: Path, records: Path) -> Path:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m gpal.workflows.papers_page", description=__doc__.split("\n")[0])
     parser.add_argument("--record", nargs="*", default=[], type=Path, help="run folders whose comparison to record")
+    parser.add_argument("--part", default=None, help="record the run as this part of its workflow (one data set, "
+                        "say), beside the workflow's other parts")
     parser.add_argument("--check", action="store_true", help="exit 1 if docs/papers.md differs from its records")
     parser.add_argument("--docs", type=Path, default=DOCS, help="the docs folder (default: the repository's)")
     args = parser.parse_args(argv)
     records, page = args.docs / "papers", args.docs / "papers.md"
     for folder in args.record:
-        print(f"recorded {record(folder, records)}")
+        print(f"recorded {record(folder, records, args.part)}")
     return write_or_check(page, render(records), args.check, "python -m gpal.workflows.papers_page")
 
 

@@ -308,9 +308,10 @@ def verdict_counts(rows: Sequence[Mapping[str, Any]], ordered: Sequence[Mapping[
     parts.append(f"Pairs the paper orders: {sum(pairs.values())}; gpal reproduces {pairs['reproduced']}, "
                  f"contradicts {pairs['contradicted']}, leaves {unresolved} not resolved"
                  + (f" ({one_split} at one split)" if one_split else "") + ".")
-    not_run = sum(r["verdict"] == "not run" for r in rows)
+    not_run = [r for r in rows if r["verdict"] == "not run"]
     if not_run:
-        parts.append(f"Not run: {not_run} published numbers.")
+        settings = ", ".join(dict.fromkeys(r["setting"] for r in not_run))
+        parts.append(f"Not run: {len(not_run)} published numbers ({settings}).")
     return " ".join(parts)
 
 
@@ -326,7 +327,7 @@ def comparison_markdown(result: Mapping[str, Any], digits: int = 3) -> str:
         "| setting | method | metric | paper | gpal (n) | |d| / combined SE | verdict |",
         "|---|---|---|---|---|---:|---|",
     ]
-    for r in rows:
+    for r in (r for r in rows if r["verdict"] != "not run"):  # counted, with their settings, at the end
         paper = (f"rank {r['paper_mean']:g}" if ranks else _fmt(r["paper_mean"], r["paper_se"], digits, printed=True))
         if r["printed"] is not None:
             paper += f" (printed {r['printed']:g})"

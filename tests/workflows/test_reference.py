@@ -206,3 +206,33 @@ def test_each_record_holds_its_workflows_reference():
         assert record["source"] == reference["source"], f"{path.name}: source differs from {source}"
         assert published_values == expected, f"{path.name}: published numbers differ from {source}"
         assert record["corrections"] == reference["corrections"] and record["notes"] == reference["notes"], path.name
+
+
+def _row(setting, n, mean):
+    return {"setting": setting, "method": "MGP", "metric": "nll", "paper_mean": 0.5, "paper_se": 0.01,
+            "gpal_mean": mean, "gpal_se": 0.01 if n > 1 else None, "n": n, "printed": None}
+
+
+def test_a_workflows_parts_merge_into_one_record_and_a_number_measured_twice_is_refused():
+    from gpal.workflows.papers_page import merged_record
+
+    nan = float("nan")
+    wine = {"source": {"spread": "SE"}, "rows": [_row("wine/0", 4, 0.3), _row("vehicle/0", 0, nan)]}
+    vehicle = {"source": {"spread": "SE"}, "rows": [_row("wine/0", 0, nan), _row("vehicle/0", 4, 0.6)]}
+    merged = merged_record([vehicle, wine], "here")
+    assert {r["setting"]: r["gpal_mean"] for r in merged["rows"]} == {"wine/0": 0.3, "vehicle/0": 0.6}
+    assert merged_record([wine], "here")["rows"][1]["n"] == 0  # a setting no part ran stays "not run"
+    with pytest.raises(ValueError, match="here: wine/0/MGP/nll is measured by two"):
+        merged_record([wine, wine], "here")
+
+
+def test_a_part_is_recorded_beside_the_workflows_record_and_named_safely(tmp_path):
+    from gpal.workflows.papers_page import record
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "paper_comparison.json").write_text(json.dumps({"workflow": "001_uci_input_noise"}))
+    assert record(run, tmp_path / "docs", "wine").name == "001_uci_input_noise.wine.json"
+    assert record(run, tmp_path / "docs").name == "001_uci_input_noise.json"
+    with pytest.raises(ValueError, match="a part is a name of letters"):
+        record(run, tmp_path / "docs", "../wine")
