@@ -225,7 +225,7 @@ CONVERTERS: dict[str, Callable[[Path, str, str], dict[str, Any]]] = {
 #: Converted records whose run names its own commit (the others take this source's, or --commit).
 _RUN_NAMES_COMMIT = ("later_labels",)
 #: Records a study script writes itself: its command, given ``--record FILE``, writes the record there.
-STUDY_RECORDS = ("discovery",)
+STUDY_RECORDS = ("discovery", "timings.tests")
 
 
 def _record_names() -> list[str]:
