@@ -5,9 +5,11 @@ whether the alpha_eps chosen by training MNLL is the test MNLL's choice and the 
 
 One stratified split of a gpal data set (optionally capped, seeded), inputs standardised on the training rows by
 the estimator; per alpha_eps one ``DirichletGPClassifier(alpha_epsilon=...)`` fit, its MNLL on the training rows
-(the selection rule) and on the test rows.
+(the selection rule) and on the test rows, and the test rows' ECE, mean confidence and accuracy: alpha_eps sets
+how confident the Dirichlet GP is, so its calibration is read off the same fits.
 
     PYTHONPATH=$PWD python benchmarks/bench_paper003_alpha.py --dataset magic:3000 --json runs/paper003_alpha_magic.json
+    PYTHONPATH=$PWD python benchmarks/bench_paper003_alpha.py --dataset magic --test-size 0.263 --alphas 0.1 0.05 0.03 0.01 0.001
 """
 
 from __future__ import annotations
@@ -35,22 +37,26 @@ def mnll(y: np.ndarray, proba: np.ndarray) -> float:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from gpal import DirichletGPClassifier
     from gpal.data.registry import load_dataset, parse_dataset
+    from gpal.evaluation.calibration import expected_calibration_error
 
     name, n = parse_dataset(args.dataset)
     ds = load_dataset(name, n=n, seed=args.seed)
     train, test = ds.split(test_size=args.test_size, seed=args.seed)
     rows = []
-    for alpha in ALPHAS:
+    for alpha in args.alphas:
         start = time.perf_counter()
         clf = DirichletGPClassifier(alpha_epsilon=alpha, num_inducing=args.num_inducing, max_iter=args.max_iter,
                                     random_state=args.seed).fit(train.X, train.y)
         seconds = time.perf_counter() - start
+        proba = clf.predict_proba(test.X)
         rows.append({"alpha_epsilon": alpha, "train_mnll": mnll(train.y, clf.predict_proba(train.X)),
-                     "test_mnll": mnll(test.y, clf.predict_proba(test.X)), "seconds": seconds})
+                     "test_mnll": mnll(test.y, proba), "test_ece": expected_calibration_error(test.y, proba),
+                     "mean_confidence": float(proba.max(axis=1).mean()),
+                     "accuracy": float((proba.argmax(axis=1) == test.y).mean()), "seconds": seconds})
         print(rows[-1], file=sys.stderr, flush=True)
     by_train = min(rows, key=lambda r: r["train_mnll"])["alpha_epsilon"]
     by_test = min(rows, key=lambda r: r["test_mnll"])["alpha_epsilon"]
-    paper_grid = [r for r in rows if r["alpha_epsilon"] in (0.1, 0.01, 0.001)]
+    paper_grid = [r for r in rows if r["alpha_epsilon"] in (0.1, 0.01, 0.001)] or rows
     return {"settings": vars(args) | {"n_train": len(train.y), "n_test": len(test.y), "classes": ds.n_classes},
             "load": os.getloadavg(), "rows": rows, "chosen_by_train_mnll": by_train, "best_test_mnll": by_test,
             "chosen_from_paper_grid": min(paper_grid, key=lambda r: r["train_mnll"])["alpha_epsilon"],
@@ -58,9 +64,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def table(result: dict[str, Any]) -> str:
-    lines = ["| alpha_eps | train MNLL | test MNLL | fit s |", "|---:|---:|---:|---:|"]
+    lines = ["| alpha_eps | train MNLL | test MNLL | test ECE | mean confidence | accuracy | fit s |",
+             "|---:|---:|---:|---:|---:|---:|---:|"]
     for r in result["rows"]:
-        lines.append(f"| {r['alpha_epsilon']:g} | {r['train_mnll']:.4f} | {r['test_mnll']:.4f} | {r['seconds']:.1f} |")
+        lines.append(f"| {r['alpha_epsilon']:g} | {r['train_mnll']:.4f} | {r['test_mnll']:.4f} | {r['test_ece']:.4f} | "
+                     f"{r['mean_confidence']:.3f} | {r['accuracy']:.3f} | {r['seconds']:.1f} |")
     lines.append("")
     lines.append(f"chosen by training MNLL: {result['chosen_by_train_mnll']:g} (from the paper's 0.1 / 0.01 / 0.001: "
                  f"{result['chosen_from_paper_grid']:g}); lowest test MNLL: {result['best_test_mnll']:g}; "
@@ -75,10 +83,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--num-inducing", type=int, default=50, help="inducing inputs (default 50; the paper 200)")
     p.add_argument("--max-iter", type=int, default=200, help="L-BFGS-B iterations per fit (default 200)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--alphas", type=float, nargs="+", default=list(ALPHAS), metavar="ALPHA",
+                   help=f"alpha_eps values to fit (default Fig. 3's {' / '.join(f'{a:g}' for a in ALPHAS)})")
     p.add_argument("--json", help="write the rows and the choices here")
     args = p.parse_args(argv)
-    if not 0 < args.test_size < 1 or min(args.num_inducing, args.max_iter) < 1:
-        p.error("--test-size must be in (0, 1); --num-inducing and --max-iter >= 1")
+    if not 0 < args.test_size < 1 or min(args.num_inducing, args.max_iter) < 1 or min(args.alphas) <= 0:
+        p.error("--test-size must be in (0, 1); --num-inducing and --max-iter >= 1; every --alphas value > 0")
     result = run(args)
     sys.stdout.write(table(result))
     if args.json:
