@@ -21,7 +21,6 @@ Each list keeps every column of the classifications (the target columns among th
 
 from __future__ import annotations
 
-import os
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -37,12 +36,11 @@ from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, settings_fr
 from gpal.catalog_jobs.proba_columns import classes_from_columns
 from gpal.catalog_jobs.tables import ClassifiedSources, table_files
 from gpal.constraints import ListOf, Real
-from gpal.files import write_text_atomic
 
 __all__ = ["DEFAULT_EXCLUDED_FLAGS", "DEFAULT_MIN_SIGNIFICANCE", "DEFAULT_TARGET", "DISCOVERY_FILE",
            "DISCOVERY_LEAVES_OUT", "EXTENDED_FILE", "FLAG_NUMBERS", "FOLLOW_UP_SETTINGS", "follow_up_of", "INFORMATIVE_FILE", "LISTS", "NEEDED",
            "REGION_FILE", "bright_point_sources", "check_target", "excluded_flags_of", "follow_up_files",
-           "follow_up_lists", "listed_classes", "region_file", "region_text", "write_region"]
+           "follow_up_lists", "listed_classes", "region_file", "region_text"]
 
 #: What the classification follow-up ranks for unless told: None, every trained class (plain BALD).
 DEFAULT_TARGET = None
@@ -221,7 +219,3 @@ def region_text(rows: pd.DataFrame, title: str = "gpal source list") -> str:
             lines.append(f'circle({row.RA:.5f},{row.DEC:.5f},{a * 3600:.2f}") {label}')
     return "\n".join(lines) + "\n"
 
-
-def write_region(rows: pd.DataFrame, path: str | os.PathLike, title: str = "gpal source list") -> Path:
-    """Write `region_text` of ``rows`` as ``path``, atomically; returns it."""
-    return write_text_atomic(path, region_text(rows, title))
