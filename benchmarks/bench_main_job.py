@@ -67,7 +67,7 @@ PARTS = [
     ("outlier score", ["gpal.catalog_jobs.classify:check_outliers", "gpal.catalog_jobs.prediction:saved_outliers"]),
     ("classify the selection", ["gpal.catalog_jobs.classify:predict_catalog"]),
     ("follow-up ranking", ["gpal.catalog_jobs.classify:_with_information"]),
-    ("report", ["gpal.catalog_jobs.classify:write_run_report"]),
+    ("report", ["gpal.catalog_jobs.classify:report_files", "gpal.catalog_jobs.classify:write_files"]),
 ]
 
 

@@ -43,6 +43,9 @@ __all__ = [
     "remove_leftovers",
     "remove_written",
     "temporary_dir",
+    "json_text",
+    "write_bytes_atomic",
+    "write_files",
     "write_json_atomic",
     "write_text_atomic",
 ]
@@ -120,25 +123,42 @@ def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
         raise
 
 
-def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
-    """Write UTF-8 text so that ``path`` holds either its old content or all of ``text``.
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` so that ``path`` holds either its old content or all of ``data``.
 
     The data reach the disk (fsync) before the rename, so a checkpoint survives a crash.
     """
     with atomic_output(path) as tmp:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
     return Path(path)
 
 
-def write_json_atomic(path: str | os.PathLike, obj: Any, allow_nan: bool = False) -> Path:
-    """JSON-encode first (so an unserialisable object writes nothing), then write atomically.
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    """`write_bytes_atomic` of UTF-8 text."""
+    return write_bytes_atomic(path, text.encode("utf-8"))
 
-    NaN and infinities are refused unless ``allow_nan``: they are not valid JSON.
-    """
-    return write_text_atomic(path, json.dumps(obj, indent=1, allow_nan=allow_nan))
+
+def json_text(obj: Any, allow_nan: bool = False) -> str:
+    """The JSON text gpal writes (indented by one): NaN and infinities are refused unless ``allow_nan``, as they are
+    not valid JSON."""
+    return json.dumps(obj, indent=1, allow_nan=allow_nan)
+
+
+def write_json_atomic(path: str | os.PathLike, obj: Any, allow_nan: bool = False) -> Path:
+    """JSON-encode first (`json_text`: an unserialisable object writes nothing), then write atomically."""
+    return write_text_atomic(path, json_text(obj, allow_nan))
+
+
+def write_files(folder: str | os.PathLike, files: Mapping[str, bytes | str]) -> None:
+    """Write each of ``files`` (a path relative to ``folder`` -> its bytes, or text as UTF-8) atomically, in order.
+
+    What a job made in memory reaches its folder here, each file complete or absent."""
+    folder = Path(folder)
+    for name, content in files.items():
+        write_bytes_atomic(folder / name, content.encode("utf-8") if isinstance(content, str) else content)
 
 
 def temporary_dir(beside: Path) -> Path:

@@ -6,6 +6,8 @@ user would reach for, classify the unassociated ones, write the report.
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import threading
 from dataclasses import dataclass, replace
@@ -21,32 +23,34 @@ from gpal.catalog_jobs.follow_up import DEFAULT_TARGET, FOLLOW_UP_SETTINGS, chec
 from gpal.catalog_jobs.job_settings import JobSetting, check_settings, header_of, recorded_settings
 from gpal.catalog_jobs.layout import (
     BASELINES_FILE, CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS, DEFAULT_OUT_DIR, ERROR_BLIND_MODEL_DIR, HELDOUT_FILE,
-    SIGNIFICANCE_COLUMN,
+    REPORT_FILE, SIGNIFICANCE_COLUMN,
 )
 from gpal.catalog_jobs.model_folders import (
     Log, TrainedModel, check_sizes, no_log, fit_or_reuse, job_estimator, load_trained, open_job, require_per_class,
 )
 from gpal.catalog_jobs.later_check import (
-    LaterCheckInputs, check_later, later_check_inputs, later_check_table, later_release_of, link_releases,
-    read_later_table, write_later_check,
+    LaterCheckInputs, check_later, later_check_files, later_check_inputs, later_check_table, later_release_of,
+    link_releases, read_later_table,
 )
 from gpal.catalog_jobs.none_of_these import OOD_FILE, check_outliers, left_out_codes, left_out_sources
-from gpal.catalog_jobs.pool_prior import APPLIED_BY_DEFAULT, MOVED_GROUPS, adjust_table, mixes_text, training_prior, write_pool_prior
+from gpal.catalog_jobs.pool_prior import (
+    APPLIED_BY_DEFAULT, MOVED_GROUPS, POOL_PRIOR_FILE, adjust_table, mixes_text, training_prior,
+)
 from gpal.catalog_jobs.prediction import (
     DEFAULT_CHUNK_SIZE, DEFAULT_SELECT, predict_catalog, select_tokens, selection_pool, with_information,
 )
 from gpal.catalog_jobs.proba_columns import proba_of, with_proba
-from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, write_run_report
+from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, report_files
 from gpal.catalog_jobs.report.figures import held_out_figures
 from gpal.catalog_jobs.report.inputs import FinishedRun, HeldOutRun, parse_baselines, parse_heldout, read_baselines
 from gpal.catalog_jobs.selection import CatalogSelection
-from gpal.catalog_jobs.tables import ClassifiedSources, as_read_back, dated, write_and_read_back
+from gpal.catalog_jobs.tables import ClassifiedSources, as_read_back, dated, rendered_and_read_back
 from gpal.catalogs.targets import target_columns
 from gpal.constraints import AnyOf, Boolean, Integer, ListOf, OneOf, Optional, Real, Text
 from gpal.data.dataset import NoisyDataset
 from gpal.evaluation.baselines import BASELINES, fit_baselines, fit_baselines_on, min_training_per_class
 from gpal.evaluation.metrics import proba_by_class
-from gpal.files import atomic_output
+from gpal.files import atomic_output, json_text, write_files
 from gpal.registry import FOLLOW_UP_ACQUISITION
 from gpal.runs.background import Beside, abandon_if, run_steps
 from gpal.runs.output_dir import claim_output_dir
@@ -135,25 +139,33 @@ def classify_catalog(
         comparison = partial(_write_baselines, job, folder, later_baselines)
     results = run_steps(
         [("trained", lambda done: _fit(job, folder, log)),
-         ("held_out", lambda done: _check_held_out(job, done["trained"], folder, log)),
-         ("outliers", lambda done: _fit_outliers(job, folder, log)),
-         ("classified", lambda done: _classify_sources(job, done["trained"], folder, executor, progress, log))],
+         ("held_out", lambda done: _check_held_out(job, done["trained"], log)),
+         ("outliers", lambda done: _fit_outliers(job, log)),
+         ("classified", lambda done: _classify_sources(job, done["trained"], done["outliers"], executor, progress,
+                                                       log))],
         # beside the model's fit: the baselines and the twin, which keeps the second core busy to the end;
         # beside what follows the held-out check: its figures (NumPy and TensorFlow free the GIL)
         beside=[Beside("comparison", comparison and (lambda done, stop: comparison(stop)), "trained", "classified"),
-                Beside("figures", lambda done, stop: held_out_figures(done["held_out"], folder, partial(abandon_if, stop)),
+                Beside("figures", lambda done, stop: held_out_figures(done["held_out"].run, partial(abandon_if, stop)),
                        "outliers", "classified")])
+    # the steps return what they made; it is written together at the end, each file atomically (only the models
+    # and the comparison, which a rerun reuses, are saved as soon as they are fitted)
+    held_out: _HeldOut = results["held_out"]
     classified: _Classified = results["classified"]
+    files = {HELDOUT_FILE: held_out.csv, OOD_FILE: json_text(results["outliers"]), **classified.files}
     later = None
     if job.later is not None:  # a release older than the newest shipped: score the classifications by what it found
-        later = _check_later(job, results["trained"], classified.pool_proba, folder, later_baselines, log)
-    held_out: HeldOutRun = results["held_out"]
+        compared = {name: folder / sub for name, sub in COMPARED_MODEL_DIRS.items() if (folder / sub).is_dir()}
+        later_files, later = _check_later(job, results["trained"], classified, compared, later_baselines, log)
+        files.update(later_files)
     # a rerun reuses the comparison its first run wrote
     baselines = read_baselines(folder) if comparison is None else results["comparison"]
-    run = FinishedRun(held_out.training, held_out.held, classified.table, baselines, outliers=results["outliers"],
-                      pool_prior=classified.pool_prior, later=later)
+    run = FinishedRun(held_out.run.training, held_out.run.held, classified.table, baselines,
+                      outliers=results["outliers"], pool_prior=classified.pool_prior, later=later)
     log("writing the target lists, the other lists and the report")
-    return write_run_report(run, folder, held_out_figures=results["figures"])
+    files.update(report_files(run, folder, held_out_figures=results["figures"]))
+    write_files(folder, files)
+    return folder / REPORT_FILE
 
 
 @dataclass(frozen=True)
@@ -217,71 +229,80 @@ def _fit(job: _MainJob, folder: Path, log: Log) -> TrainedModel:
     return load_trained(folder)
 
 
-def _check_held_out(job: _MainJob, trained: TrainedModel, folder: Path, log: Log) -> HeldOutRun:
-    """The model's probabilities of the held-out sources, written to ``tables/heldout.csv``."""
+@dataclass(frozen=True)
+class _HeldOut:
+    """The model's held-out predictions: as the report reads them, and as ``tables/heldout.csv`` holds them."""
+
+    run: HeldOutRun
+    csv: str
+
+
+def _check_held_out(job: _MainJob, trained: TrainedModel, log: Log) -> _HeldOut:
+    """The model's probabilities of the held-out sources, and their table."""
     baselines = job.settings["baselines"]
     log(f"checking on {job.test.n_samples} held-out sources" + (f" beside {', '.join(baselines)}" if baselines else ""))
     proba = trained.estimator.predict_proba(job.test)
     held = pd.DataFrame({"Source_Name": job.test.ids, "true_class": job.test.labels(), SIGNIFICANCE_COLUMN:
                          target_columns(job.catalog, job.test.ids.tolist())[SIGNIFICANCE_COLUMN]})
     with_proba(held, trained.classes, proba)
-    with atomic_output(folder / HELDOUT_FILE) as tmp:
-        held.to_csv(tmp, index=False)
+    text = held.to_csv(index=False)
     classes = trained.training["classes"]
-    return HeldOutRun(trained.training, as_read_back(held, lambda text: parse_heldout(text, classes)))
+    return _HeldOut(HeldOutRun(trained.training, parse_heldout(io.StringIO(text), classes)), text)
 
 
-def _fit_outliers(job: _MainJob, folder: Path, log: Log) -> dict[str, Any]:
-    """The "none of these" score fitted on the training split (`gpal.catalog_jobs.none_of_these`), saved; its
-    record."""
+def _fit_outliers(job: _MainJob, log: Log) -> dict[str, Any]:
+    """The "none of these" score fitted on the training split (`gpal.catalog_jobs.none_of_these`): its record, as
+    ``ood.json`` holds it (what a later ``gpal predict`` with the folder flags by)."""
     log("fitting the outlier score ('none of these') on the training split"
         + (f", checking it on the {len(job.left_out)} labelled classes left out" if job.left_out else ""))
     held_out_classes = left_out_sources(job.catalog, job.left_out, job.data.meta["features"])
-    return check_outliers(folder / OOD_FILE, job.train, job.test, held_out_classes, job.seed)
+    return json.loads(json_text(check_outliers(job.train, job.test, held_out_classes, job.seed)))
 
 
 @dataclass(frozen=True)
 class _Classified:
-    """The classified sources: as their tables hold them, and their probabilities before any move."""
+    """The classified sources: as their tables hold them, their probabilities before any move, and their files."""
 
     table: ClassifiedSources
     #: The selected sources' probabilities before the pool prior moved them (the later check moves its own).
     pool_proba: np.ndarray
     #: What the pool prior moved them to (None: off).
     pool_prior: dict[str, Any] | None
+    #: The classifications (CSV, its ECSV twin, FITS) and the pool prior's record, by path in the run folder.
+    files: dict[str, str | bytes]
 
 
-def _classify_sources(job: _MainJob, trained: TrainedModel, folder: Path, executor: Any, progress: bool,
-                      log: Log) -> _Classified:
-    """The selected sources classified, the unassociated moved to their class mix (with ``pool_prior``), ranked for
-    follow-up, and written."""
+def _classify_sources(job: _MainJob, trained: TrainedModel, outliers: Mapping[str, Any], executor: Any,
+                      progress: bool, log: Log) -> _Classified:
+    """The selected sources classified and flagged by the ``outliers`` record, the unassociated moved to their class
+    mix (with ``pool_prior``) and ranked for follow-up."""
     log(f"classifying the {' + '.join(job.tokens)} sources of {job.catalog.release}")
     table = dated(predict_catalog(trained, job.catalog, job.tokens, chunk_size=job.settings["chunk_size"],
                                   executor=executor, progress=progress, pool=job.pool, information=False,
-                                  pool_prior=False))  # moved below, where its record is written
+                                  pool_prior=False, outliers=outliers))  # moved below, where its record is made
     table = replace(table, meta={**table.meta, **job.header})
     pool_proba = proba_of(table.frame, trained.classes)
-    moved = None
+    record = None
     if job.settings["pool_prior"]:
         table, moved = adjust_table(table, trained.classes, training_prior(trained.training["n_per_class"],
                                                                            trained.classes))
-        write_pool_prior(folder, moved)
+        record = moved.record()
         log(f"moved the unassociated sources' classifications to their own class mix (pool prior; "
             f"--no-pool-prior turns it off): {mixes_text(moved.groups)}")
     target = job.settings["target"]
     log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model about "
         + (f"{target})" if target else "every class)"))
     table = with_information(table, trained.estimator, job.pool, target)
-    written = write_and_read_back(table, [folder / CLASSIFICATIONS_CSV, folder / CLASSIFICATIONS_FITS], force=True)
-    return _Classified(written, pool_proba, None if moved is None else moved.record())
+    files, written = rendered_and_read_back(table, [CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS])
+    prior_file = {} if record is None else {POOL_PRIOR_FILE: json_text(record)}
+    return _Classified(written, pool_proba, record, {**prior_file, **files})
 
 
-def _check_later(job: _MainJob, trained: TrainedModel, pool_proba: np.ndarray, folder: Path,
-                 later_baselines: Mapping[str, np.ndarray], log: Log) -> pd.DataFrame:
-    """The classifications scored by the classes the later release gives the same sources (``gpal check-later``),
-    written; the measures as their table holds them."""
+def _check_later(job: _MainJob, trained: TrainedModel, classified: _Classified, compared: Mapping[str, Path],
+                 later_baselines: Mapping[str, np.ndarray], log: Log) -> tuple[dict[str, str], pd.DataFrame]:
+    """The ``classified`` sources scored by the classes the later release gives them (``gpal check-later``), beside
+    the ``compared`` models saved in the run folder: its files, and the measures as their table holds them."""
     log(f"checking the classifications against {job.later} (gpal check-later)")
-    compared = {name: folder / sub for name, sub in COMPARED_MODEL_DIRS.items() if (folder / sub).is_dir()}
     baselines = list(job.settings["baselines"])
     if job.later_pool is None:  # another selection than the default's sources: the check classifies those itself
         inputs = later_check_inputs(trained, job.later, earlier=job.catalog.path, baselines=baselines, seed=job.seed,
@@ -290,10 +311,9 @@ def _check_later(job: _MainJob, trained: TrainedModel, pool_proba: np.ndarray, f
         baseline_proba = dict(later_baselines) or fit_baselines(job.train.X, job.train.y, job.later_pool.X,
                                                                 names=baselines, random_state=job.seed)
         inputs = LaterCheckInputs(trained, link_releases(trained, job.later, earlier=job.catalog.path), job.later_pool,
-                                  job.train, pool_proba, baseline_proba, compared)
-    check = check_later(inputs, seed=job.seed, pool_prior=job.settings["pool_prior"])
-    write_later_check(check, folder)
-    return as_read_back(later_check_table(check), read_later_table)
+                                  job.train, classified.pool_proba, baseline_proba, compared)
+    check = check_later(inputs, seed=job.seed, pool_prior=job.settings["pool_prior"], classified=classified.table.frame)
+    return later_check_files(check), as_read_back(later_check_table(check), read_later_table)
 
 
 def _error_blind_twin(estimator: Any) -> dict[str, Any]:

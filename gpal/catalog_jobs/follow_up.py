@@ -16,12 +16,11 @@
   describe (``predicted_class`` ``extended``); no list ranks them.
 
 Each list keeps every column of the classifications (the target columns among them) and adds
-``rank``; `write_region` draws a list's 95% error ellipses for DS9.
+``rank``; `region_text` draws a list's 95% error ellipses for DS9.
 """
 
 from __future__ import annotations
 
-import os
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -35,14 +34,13 @@ from gpal.catalog_jobs.candidates import (
 )
 from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, settings_from_header
 from gpal.catalog_jobs.proba_columns import classes_from_columns
-from gpal.catalog_jobs.tables import ClassifiedSources, write_probability_table
+from gpal.catalog_jobs.tables import ClassifiedSources, table_files
 from gpal.constraints import ListOf, Real
-from gpal.files import atomic_output
 
 __all__ = ["DEFAULT_EXCLUDED_FLAGS", "DEFAULT_MIN_SIGNIFICANCE", "DEFAULT_TARGET", "DISCOVERY_FILE",
            "DISCOVERY_LEAVES_OUT", "EXTENDED_FILE", "FLAG_NUMBERS", "FOLLOW_UP_SETTINGS", "follow_up_of", "INFORMATIVE_FILE", "LISTS", "NEEDED",
-           "REGION_FILE", "bright_point_sources", "check_target", "excluded_flags_of", "follow_up_lists",
-           "listed_classes", "region_file", "write_follow_up_lists", "write_region"]
+           "REGION_FILE", "bright_point_sources", "check_target", "excluded_flags_of", "follow_up_files",
+           "follow_up_lists", "listed_classes", "region_file", "region_text"]
 
 #: What the classification follow-up ranks for unless told: None, every trained class (plain BALD).
 DEFAULT_TARGET = None
@@ -167,19 +165,19 @@ def listed_classes(table: ClassifiedSources) -> list[str]:
     return [target] if target in classes else classes
 
 
-def write_follow_up_lists(table: ClassifiedSources, folder: str | os.PathLike,
-                          merge: Mapping[str, Sequence[str]] | None = None) -> dict[str, pd.DataFrame]:
-    """Write the lists of a classifications table into ``folder`` (CSV + ECSV each) and their region files.
+def follow_up_files(table: ClassifiedSources,
+                    merge: Mapping[str, Sequence[str]] | None = None) -> tuple[dict[str, str | bytes], dict[str, pd.DataFrame]]:
+    """The lists of a classifications table (CSV + ECSV each) and their region files, made in memory: the files by
+    name, and the lists by file name.
 
     The target lists first (`gpal.catalog_jobs.candidates`: one per `listed_classes`, cuts from the table's
     keywords; ``merge``: the CLASS1 codes of each merged class), then `LISTS`.  The table's ``MINSIG`` keyword is
     the significance cut of the latter, ``XFLAGS`` their excluded flags; ``TARGET`` the class ``information`` is
-    about.  A target list the cuts leave empty is written with its header alone, and a warning says so.  Returns
-    the lists by file name; none for a table without the `NEEDED` columns.
+    about.  A target list the cuts leave empty is written with its header alone, and a warning says so.  No files
+    and no lists for a table without the `NEEDED` columns.
     """
     if not set(NEEDED) <= set(table.frame.columns):
-        return {}
-    folder = Path(folder)
+        return {}, {}
     cuts = cuts_from_meta(table.meta)
     targets = candidate_lists(table.frame, listed_classes(table), merge or {}, cuts)
     lists = {candidate_file(cls): rows for cls, rows in targets.items()}
@@ -192,16 +190,17 @@ def write_follow_up_lists(table: ClassifiedSources, folder: str | os.PathLike,
                       "--candidate-flags", stacklevel=2)
     follow_up = follow_up_of(table.meta)
     lists.update(follow_up_lists(table.frame, follow_up["follow_up_significance"], follow_up["follow_up_flags"]))
+    files: dict[str, str | bytes] = {}
     for name, rows in lists.items():
         what = LISTS.get(name) or f"target list: the most probable {classes_of[name]} sources to follow up"
         meta = {**table.meta, "LIST": what, "NSOURCES": len(rows)}
-        write_probability_table(replace(table, frame=rows, meta=meta), folder / name, force=True)
+        files.update(table_files(replace(table, frame=rows, meta=meta), name))
         if name in drawn:
-            write_region(rows, folder / region_file(name), what)
-    return lists
+            files[region_file(name)] = region_text(rows, what)
+    return files, lists
 
 
-def write_region(rows: pd.DataFrame, path: str | os.PathLike, title: str = "gpal source list") -> Path:
+def region_text(rows: pd.DataFrame, title: str = "gpal source list") -> str:
     """A DS9 region file: each source's 95% error ellipse (a circle of the semi-major axis where the catalog gives
     no angle), labelled with its rank and name.
 
@@ -218,9 +217,5 @@ def write_region(rows: pd.DataFrame, path: str | os.PathLike, title: str = "gpal
             lines.append(f'ellipse({row.RA:.5f},{row.DEC:.5f},{a * 3600:.2f}",{b * 3600:.2f}",{angle + 90:.2f}) {label}')
         else:
             lines.append(f'circle({row.RA:.5f},{row.DEC:.5f},{a * 3600:.2f}") {label}')
-    path = Path(path)
-    with atomic_output(path) as tmp:
-        Path(tmp).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
+    return "\n".join(lines) + "\n"
 

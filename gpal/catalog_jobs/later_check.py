@@ -56,12 +56,12 @@ from gpal.evaluation.baselines import BASELINES, fit_baselines
 from gpal.evaluation.comparison import bootstrap_comparison
 from gpal.evaluation.intervals import binomial_interval
 from gpal.evaluation.metrics import roc_auc
-from gpal.files import atomic_output
+from gpal.files import write_files
 from gpal.runs.output_dir import recorded_identity
 
 __all__ = ["LATER_CHECK_FILE", "LATER_CHECK_SOURCES_FILE", "LaterCheck", "LaterCheckInputs", "MODEL", "ReleaseLink",
            "check_later", "later_check_inputs", "later_check_table", "later_release_of", "link_releases",
-           "read_later_check", "read_later_table", "write_later_check"]
+           "later_check_files", "read_later_check", "read_later_table", "write_later_check"]
 
 #: The model's name in the check's tables.
 MODEL = "gpal"
@@ -258,13 +258,14 @@ def later_check_inputs(
 
 
 def check_later(inputs: LaterCheckInputs, *, seed: int = 0, top_k: Sequence[int] = TOP_K,
-                pool_prior: bool | None = None) -> LaterCheck:
+                pool_prior: bool | None = None, classified: pd.DataFrame | None = None) -> LaterCheck:
     """Score the model's classifications of its release's unassociated and bcu sources by a later release.
 
     ``inputs``: what is scored (`LaterCheckInputs`, from `later_check_inputs` or the main job).  ``seed`` seeds the bootstrap.  ``pool_prior``: score gpal's
     probabilities (the model's and the compared models') with the unassociated sources moved to their own class
     mix, as ``gpal classify`` classifies by default (`gpal.catalog_jobs.pool_prior.adjust_to_pool`, the one rule;
-    the baselines are left as a user would fit them); None: as the folder's classify run did.
+    the baselines are left as a user would fit them); None: as the folder's classify run did.  ``classified``: the
+    classifications whose ``ood`` flags are scored (None: those the model's folder holds, if any).
 
     Returns
     -------
@@ -300,7 +301,7 @@ def check_later(inputs: LaterCheckInputs, *, seed: int = 0, top_k: Sequence[int]
     for name, p in proba.items():
         for c, cls in enumerate(classes):
             sources[f"{proba_column(cls)}_{name}"] = p[:, c]
-    flagged = _ood_flags(trained.folder, pool.ids)
+    flagged = _ood_flags(_saved_classifications(trained.folder) if classified is None else classified, pool.ids)
     if flagged is not None:
         sources["ood"] = flagged
 
@@ -353,13 +354,15 @@ def check_later(inputs: LaterCheckInputs, *, seed: int = 0, top_k: Sequence[int]
                       pd.DataFrame(rows_out).reindex(columns=columns), moved)
 
 
-def _ood_flags(folder: Path, ids: Sequence[str]) -> np.ndarray | None:
-    """The ``ood`` flag of a classify folder's classifications, at ``ids``; None where the folder has none."""
+def _saved_classifications(folder: Path) -> pd.DataFrame | None:
+    """A classify folder's classifications (None: a folder without them)."""
     path = folder / CLASSIFICATIONS_CSV
-    if not path.is_file():
-        return None
-    table = pd.read_csv(path, comment="#", dtype={"Source_Name": str})
-    if "ood" not in table:
+    return pd.read_csv(path, comment="#", dtype={"Source_Name": str}) if path.is_file() else None
+
+
+def _ood_flags(table: pd.DataFrame | None, ids: Sequence[str]) -> np.ndarray | None:
+    """The ``ood`` flag of the classifications ``table``, at ``ids``; None where it has none."""
+    if table is None or "ood" not in table:
         return None
     flags = dict(zip(table["Source_Name"].str.strip(), table["ood"].astype(bool)))
     if not all(str(i) in flags for i in ids):
@@ -391,11 +394,13 @@ def later_check_table(check: LaterCheck) -> pd.DataFrame:
     return check.measures.assign(earlier=check.earlier["release"], later=check.later["release"])
 
 
+def later_check_files(check: LaterCheck) -> dict[str, str]:
+    """The check's scored sources and measures (``tables/later_check.csv``) as CSV texts, by path in a model folder."""
+    return {LATER_CHECK_SOURCES_FILE: check.sources.to_csv(index=False),
+            LATER_CHECK_FILE: later_check_table(check).to_csv(index=False)}
+
+
 def write_later_check(check: LaterCheck, folder: str | os.PathLike) -> Path:
-    """The check's measures (``tables/later_check.csv``) and scored sources into ``folder``; the measures' path."""
-    folder = Path(folder)
-    with atomic_output(folder / LATER_CHECK_SOURCES_FILE) as tmp:
-        check.sources.to_csv(tmp, index=False)
-    with atomic_output(folder / LATER_CHECK_FILE) as tmp:
-        later_check_table(check).to_csv(tmp, index=False)
-    return folder / LATER_CHECK_FILE
+    """Write `later_check_files` into ``folder``; the measures' path."""
+    write_files(folder, later_check_files(check))
+    return Path(folder) / LATER_CHECK_FILE

@@ -2,8 +2,8 @@
 
 `check_outliers` fits `PopulationOutlierScore` on the training split, sets its threshold on
 the held-out split (5% of those sources flagged), measures it on the labelled sources of
-the classes the model was not trained on (what a user needs to trust a flag), and writes
-``ood.json`` with the fitted score, which `saved_outliers` reads to flag the sources any
+the classes the model was not trained on (what a user needs to trust a flag), and records for
+``ood.json`` the fitted score, which `saved_outliers` reads to flag the sources any
 prediction with the folder classifies (``gpal classify`` and ``gpal predict`` alike).  `plane_counts` and `report_paragraph` turn that and the classified table into
 the report's counts in and out of the Galactic plane.
 """
@@ -20,10 +20,9 @@ import pandas as pd
 from gpal.catalog_jobs.tables import EXTENDED
 from gpal.data.dataset import NoisyDataset
 from gpal.catalogs.classes import source_groups
-from gpal.files import write_json_atomic
 
-__all__ = ["OOD_FILE", "PLANE_DEG", "check_outliers", "left_out_codes", "left_out_sources", "plane_counts",
-           "read_outlier_record", "report_paragraph", "saved_outliers"]
+__all__ = ["OOD_FILE", "PLANE_DEG", "check_outliers", "left_out_codes", "left_out_sources", "outlier_flags",
+           "plane_counts", "read_outlier_record", "report_paragraph", "saved_outliers"]
 
 OOD_FILE = "ood.json"
 #: |b| at which the report splits the sky, as the published comparisons do.
@@ -53,10 +52,10 @@ def left_out_sources(catalog: Any, codes: Sequence[str], features: Any) -> Noisy
         return catalog.pool(select=list(codes), features=features)
 
 
-def check_outliers(path: Path, train: NoisyDataset, test: NoisyDataset, left_out: NoisyDataset | None,
+def check_outliers(train: NoisyDataset, test: NoisyDataset, left_out: NoisyDataset | None,
                    seed: int) -> dict[str, Any]:
-    """Fit, calibrate and measure the outlier score; write ``path`` (JSON), the fitted score with it (`saved_outliers`
-    scores the sources to classify by it); returns the record written."""
+    """Fit, calibrate and measure the outlier score; the record for ``ood.json`` (`OOD_FILE`), the fitted score with it
+    (`saved_outliers` scores the sources to classify by it)."""
     from gpal.estimators.outliers import PopulationOutlierScore
 
     scorer = PopulationOutlierScore(random_state=seed).fit(train).calibrate(test)
@@ -69,7 +68,6 @@ def check_outliers(path: Path, train: NoisyDataset, test: NoisyDataset, left_out
         record["left_out"] = {code: {"n": int(np.sum(codes == code)), "flagged": int(np.sum(flagged[codes == code]))}
                               for code in sorted(set(codes), key=lambda c: (-np.sum(codes == c), c))}
         record["left_out_dropped"] = sorted(left_out.meta.get("dropped", {}))
-    write_json_atomic(path, record)
     return record
 
 
@@ -77,13 +75,15 @@ def saved_outliers(folder: Path, pool: NoisyDataset) -> tuple[np.ndarray, np.nda
     """The outlier score and flag of ``pool``'s sources by the score a main job saved in ``folder`` (its
     ``ood.json``), so that ``gpal predict`` with a classify folder flags what ``gpal classify`` flags; None for a
     folder without one (``gpal train``, or a classify folder of gpal <= 0.3)."""
+    return outlier_flags(read_outlier_record(folder), pool)
+
+
+def outlier_flags(record: Mapping[str, Any] | None, pool: NoisyDataset) -> tuple[np.ndarray, np.ndarray] | None:
+    """The outlier score and flag of ``pool``'s sources by the score ``record`` (as ``ood.json`` holds it) saved;
+    None for no record, or one of gpal <= 0.3 that saved no score."""
     from gpal.estimators.outliers import PopulationOutlierScore
 
-    path = Path(folder) / OOD_FILE
-    if not path.is_file():
-        return None
-    record = json.loads(path.read_text(encoding="utf-8"))
-    if "scorer" not in record:
+    if record is None or "scorer" not in record:
         return None
     scorer = PopulationOutlierScore.from_config(record["scorer"])
     scores = scorer.score(pool)

@@ -30,10 +30,10 @@ from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 from gpal.catalogs.classes import UNASSOCIATED, source_groups
 from gpal.estimators.base import entropy
 from gpal.evaluation.prior_shift import estimate_target_prior
-from gpal.files import read_json, write_json_atomic
+from gpal.files import read_json
 
 __all__ = ["APPLIED_BY_DEFAULT", "MOVED_GROUPS", "POOL_PRIOR_FILE", "PoolPrior", "adjust_table", "adjust_to_pool",
-           "mixes_text", "read_pool_prior", "training_prior", "write_pool_prior"]
+           "mixes_text", "read_pool_prior", "training_prior"]
 
 #: The estimated mixes in a classify folder, written when the pool prior was applied.
 POOL_PRIOR_FILE = "pool_prior.json"
@@ -155,13 +155,6 @@ def adjust_table(table: ClassifiedSources, classes: Sequence[str], prior: np.nda
     frame["predicted_class"] = np.where(extended, EXTENDED, np.asarray(classes, dtype=object)[result.proba.argmax(axis=1)])
     frame["entropy"] = entropy(result.proba)
     return ClassifiedSources(frame, {**table.meta, "POOLMIX": mixes_text(result.groups)}), result
-
-
-def write_pool_prior(folder: str | os.PathLike, result: PoolPrior) -> Path:
-    """`POOL_PRIOR_FILE` in ``folder``: the mixes the classifications were moved to; its path."""
-    path = Path(folder) / POOL_PRIOR_FILE
-    write_json_atomic(path, result.record())
-    return path
 
 
 def read_pool_prior(folder: str | os.PathLike) -> dict[str, Any] | None:

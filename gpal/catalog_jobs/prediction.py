@@ -21,7 +21,7 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -29,7 +29,7 @@ import pandas as pd
 import gpal
 from gpal.active import make_acquisition
 from gpal.catalog_jobs.model_folders import TrainedModel, load_trained, loaded_estimator
-from gpal.catalog_jobs.none_of_these import saved_outliers
+from gpal.catalog_jobs.none_of_these import outlier_flags, saved_outliers
 from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, with_proba
 from gpal.catalog_jobs.pool_prior import APPLIED_BY_DEFAULT, adjust_table, training_prior
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
@@ -210,13 +210,15 @@ def predict_catalog(
     information: bool = True,
     target: str | None = None,
     pool_prior: bool = APPLIED_BY_DEFAULT,
+    outliers: Mapping[str, Any] | None = None,
 ) -> ClassifiedSources:
     """Class probabilities of the selected sources of ``catalog`` (a name, path or `Catalog`).
 
     ``select``: ``"unassociated"``, ``"bcu"``, other CLASS1 codes, or ``"all"``.  A source the catalog
     labels bcu is classified as the blazar it is (`known_class_probabilities`; keyword ``KNOWNCLS``).  A model
     folder of ``gpal classify`` adds each source's ``ood_score`` and ``ood`` ("none of these": the score the
-    folder saved, `gpal.catalog_jobs.none_of_these.saved_outliers`).  With ``information`` (and a model that
+    folder saved, `gpal.catalog_jobs.none_of_these.saved_outliers`; ``outliers``: the record of that score, as
+    ``ood.json`` holds it, where the caller holds it and the folder does not yet).  With ``information`` (and a model that
     `scores_information`), the ``information`` column of ``gpal classify``: what the source's label would teach
     the model about ``target`` (`with_information`).  With ``pool_prior`` the unassociated sources'
     probabilities are moved to their own class mix, as ``gpal classify`` moves them (`gpal.catalog_jobs.pool_prior`;
@@ -254,9 +256,10 @@ def predict_catalog(
     frame["entropy"] = entropy(proba)
     frame[MC_ERROR_COLUMN] = mc_error  # the largest Monte Carlo standard error of the row's probabilities
     frame = pd.concat([frame, targets.drop(columns="Source_Name")], axis=1)
-    outliers = saved_outliers(trained.folder, pool)  # "none of these", where the folder saved its score
-    if outliers is not None:
-        frame["ood_score"], frame["ood"] = outliers
+    # "none of these", where the folder saved its score or the caller holds it
+    flags = saved_outliers(trained.folder, pool) if outliers is None else outlier_flags(outliers, pool)
+    if flags is not None:
+        frame["ood_score"], frame["ood"] = flags
     table = ClassifiedSources(frame, _table_meta(trained, cat, pool, tokens))
     if pool_prior:
         table, _ = adjust_table(table, classes, training_prior(trained.training["n_per_class"], classes))

@@ -31,7 +31,7 @@ import pandas as pd
 from gpal.catalog_jobs.candidates import CUTS
 from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, classes_from_columns
 from gpal.catalogs.targets import TARGET_COLUMNS
-from gpal.files import atomic_output
+from gpal.files import write_files, write_text_atomic
 
 __all__ = [
     "ClassifiedSources",
@@ -41,7 +41,8 @@ __all__ = [
     "check_table_path",
     "dated",
     "read_probability_table",
-    "write_and_read_back",
+    "rendered_and_read_back",
+    "table_files",
     "write_ecsv_twin",
     "write_probability_table",
 ]
@@ -290,39 +291,44 @@ def _for_writing(table: ClassifiedSources) -> tuple[pd.DataFrame, dict[str, Any]
     return _with_equatorial(table.frame), _typed(table.meta)
 
 
-def write_and_read_back(table: ClassifiedSources, paths: Sequence[str | os.PathLike],
-                        force: bool = False) -> ClassifiedSources:
-    """``table`` written to each of ``paths`` as `write_probability_table` writes it, and returned as
-    `read_probability_table` reads it back: the rows through the CSV's decimals, the keywords through the ECSV
-    twin's header.  One CSV text serves the files and the values; nothing is read from the disk."""
-    paths = [check_table_path(path, force) for path in paths]
+def table_files(table: ClassifiedSources, name: str) -> dict[str, str | bytes]:
+    """The files of ``table`` written as ``name`` (ending in ``.csv`` or ``.fits``), made in memory: the CSV and its
+    ECSV twin, or the FITS table, by name."""
+    return _files(name, *_for_writing(table))
+
+
+def rendered_and_read_back(table: ClassifiedSources,
+                           names: Sequence[str]) -> tuple[dict[str, str | bytes], ClassifiedSources]:
+    """The files of ``table`` written as each of ``names`` (`table_files`), and the table as `read_probability_table`
+    reads them back: the rows through the CSV's decimals, the keywords through the ECSV twin's header.  One CSV text
+    serves the files and the values; nothing touches the disk."""
     frame, meta = _for_writing(table)
     text = frame.to_csv(index=False)
-    for path in paths:
-        _write(path, frame, meta, text)
+    files = {key: content for name in names for key, content in _files(name, frame, meta, text).items()}
     header = io.StringIO()
     _astropy_table(frame.iloc[:0], meta).write(header, format="ascii.ecsv")
-    return ClassifiedSources(_read_rows(io.StringIO(text)), _typed(_ecsv_meta(header.getvalue())))
+    return files, ClassifiedSources(_read_rows(io.StringIO(text)), _typed(_ecsv_meta(header.getvalue())))
 
 
 def write_probability_table(table: ClassifiedSources, path: str | os.PathLike, force: bool = False) -> Path:
     """Write a plain CSV and its ECSV twin, or a FITS table, atomically; returns the CSV or FITS path."""
     path = check_table_path(path, force)
-    _write(path, *_for_writing(table))
+    write_files(path.parent, table_files(table, path.name))
     return path
 
 
-def _write(path: Path, frame: pd.DataFrame, meta: Mapping[str, Any], csv_text: str | None = None) -> None:
-    """The table's file at ``path``: the CSV (``csv_text`` where the caller holds it already) and its twin, or the
+def _files(name: str, frame: pd.DataFrame, meta: Mapping[str, Any],
+           csv_text: str | None = None) -> dict[str, str | bytes]:
+    """The table's files as ``name``: the CSV (``csv_text`` where the caller holds it already) and its twin, or the
     FITS table."""
-    if _table_format(path) == "csv":
-        with atomic_output(path) as tmp:
-            tmp.write_text(frame.to_csv(index=False) if csv_text is None else csv_text, encoding="utf-8")
-        write_ecsv_twin(frame, path, meta)
-        return
-    with atomic_output(path) as tmp, warnings.catch_warnings():
+    if _table_format(Path(name)) == "csv":
+        return {name: frame.to_csv(index=False) if csv_text is None else csv_text,
+                str(Path(name).with_suffix(TWIN_SUFFIX)): _ecsv_text(_astropy_table(frame, meta), frame)}
+    fits = io.BytesIO()
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # astropy's note that long values use CONTINUE cards
-        _fits_hdu(frame, meta).writeto(tmp, overwrite=True)
+        _fits_hdu(frame, meta).writeto(fits)
+    return {name: fits.getvalue()}
 
 
 def write_ecsv_twin(frame: pd.DataFrame, path: str | os.PathLike, meta: Mapping[str, Any]) -> Path:
@@ -337,12 +343,11 @@ def write_ecsv_twin(frame: pd.DataFrame, path: str | os.PathLike, meta: Mapping[
         The twin's path.
     """
     twin = Path(path).with_suffix(TWIN_SUFFIX)
-    with atomic_output(twin) as tmp:
-        _write_ecsv(_astropy_table(frame, meta), frame, tmp)
+    write_text_atomic(twin, _ecsv_text(_astropy_table(frame, meta), frame))
     return twin
 
 
-def _write_ecsv(table: Any, frame: pd.DataFrame, path: Path) -> None:
+def _ecsv_text(table: Any, frame: pd.DataFrame) -> str:
     """ECSV of ``table`` (``frame`` with units and keywords): astropy writes the header, pandas the rows.
 
     astropy formats each cell in Python (about 1 s for the main job's 3615-row table, masked columns
@@ -354,12 +359,13 @@ def _write_ecsv(table: Any, frame: pd.DataFrame, path: Path) -> None:
     """
     import csv
 
+    text = io.StringIO()
     if any(column.dtype.kind not in "biufU" for column in table.columns.values()):
-        table.write(path, format="ascii.ecsv", overwrite=True)
-        return
-    table[:0].write(path, format="ascii.ecsv", overwrite=True)  # the header and the column names' line
-    frame.to_csv(path, mode="a", sep=" ", header=False, index=False, quoting=csv.QUOTE_NONNUMERIC, na_rep="",
-                 lineterminator="\n")
+        table.write(text, format="ascii.ecsv")
+        return text.getvalue()
+    table[:0].write(text, format="ascii.ecsv")  # the header and the column names' line
+    return text.getvalue() + frame.to_csv(sep=" ", header=False, index=False, quoting=csv.QUOTE_NONNUMERIC, na_rep="",
+                                          lineterminator="\n")
 
 
 def _ecsv_meta(text: str) -> dict[str, Any]:

@@ -2,13 +2,14 @@
 
 Each function returns a new :class:`matplotlib.figure.Figure` attached to an Agg
 canvas and never touches pyplot, so it works on headless machines, never opens a
-window and leaves the caller's backend alone.  :func:`save_figure` writes PNG and
-PDF atomically.
+window and leaves the caller's backend alone.  :func:`figure_files` renders PNG and
+PDF in memory, :func:`save_figure` writes them atomically.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -23,10 +24,11 @@ from gpal.evaluation.calibration import ReliabilityBins
 from gpal.evaluation.intervals import binomial_interval
 from gpal.evaluation.metrics import mean_se
 from gpal.evaluation.reports import column_normalize, row_normalize
-from gpal.files import atomic_output
+from gpal.files import write_files
 
 __all__ = [
     "SPARSE_BIN",
+    "figure_files",
     "plot_confusion_matrix",
     "plot_confusion_summary",
     "plot_reliability",
@@ -46,23 +48,32 @@ def _figure(width: float, height: float) -> Figure:
     return fig
 
 
-def save_figure(
-    fig: Figure, path_without_suffix: str | os.PathLike, formats: Sequence[str] = ("png", "pdf"), dpi: int = 150
-) -> dict[str, Path]:
-    """Write ``<path>.png`` and ``<path>.pdf``: every format is rendered to a temp file before any is moved into place."""
-    stem = Path(path_without_suffix)
-    if stem.suffix.lower() in (".png", ".pdf"):
-        raise ValueError(f"give the path without a suffix (got {stem}); one file per format is added")
+def figure_files(fig: Figure, formats: Sequence[str] = ("png", "pdf"), dpi: int = 150) -> dict[str, bytes]:
+    """The figure rendered in memory in each format: {format: bytes}; nothing is written."""
     unknown = [f for f in formats if f not in _METADATA]
     if unknown or not formats:
         raise ValueError(f"formats must be a non-empty subset of {sorted(_METADATA)}; got {list(formats)}")
-    paths = {fmt: stem.with_name(f"{stem.name}.{fmt}") for fmt in formats}
+    rendered = {}
     with contextlib.ExitStack() as stack:
-        temps = [stack.enter_context(atomic_output(p)) for p in paths.values()]
-        for i, (fmt, tmp) in enumerate(zip(paths, temps)):
-            fig.savefig(tmp, format=fmt, dpi=dpi, metadata=_METADATA[fmt])
+        for i, fmt in enumerate(formats):
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format=fmt, dpi=dpi, metadata=_METADATA[fmt])
+            rendered[fmt] = buffer.getvalue()
             if i == 0:
                 stack.enter_context(_layout_kept(fig))
+    return rendered
+
+
+def save_figure(
+    fig: Figure, path_without_suffix: str | os.PathLike, formats: Sequence[str] = ("png", "pdf"), dpi: int = 150
+) -> dict[str, Path]:
+    """Write ``<path>.png`` and ``<path>.pdf``: every format is rendered (`figure_files`) before any is written."""
+    stem = Path(path_without_suffix)
+    if stem.suffix.lower() in (".png", ".pdf"):
+        raise ValueError(f"give the path without a suffix (got {stem}); one file per format is added")
+    rendered = figure_files(fig, formats, dpi)
+    paths = {fmt: stem.with_name(f"{stem.name}.{fmt}") for fmt in rendered}
+    write_files(stem.parent, {path.name: rendered[fmt] for fmt, path in paths.items()})
     return paths
 
 

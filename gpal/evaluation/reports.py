@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import warnings
 from pathlib import Path
-from typing import Literal, Mapping, Sequence
+from typing import Callable, Literal, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -29,7 +29,7 @@ from gpal.evaluation.calibration import (
 )
 from gpal.evaluation.intervals import binomial_interval
 from gpal.evaluation.metrics import error_rate, format_mean_se, mean_se, negative_log_likelihood
-from gpal.files import atomic_output, write_text_atomic
+from gpal.files import write_files, write_text_atomic
 
 __all__ = [
     "prediction_metrics",
@@ -42,6 +42,8 @@ __all__ = [
     "metric_table",
     "markdown_table",
     "latex_table",
+    "report_page",
+    "table_files",
     "write_table",
     "write_report",
     "REPORT_FILE",
@@ -255,23 +257,62 @@ def latex_table(table: pd.DataFrame, caption: str | None = None, label: str | No
     return "\n".join([*head, *body, r"\end{table}"]) + "\n"
 
 
+def table_files(
+    table: pd.DataFrame, data: pd.DataFrame | None = None, caption: str | None = None
+) -> dict[str, str]:
+    """A table's three texts in memory, by suffix: ``csv`` (from ``data``, full-precision numbers, if given), ``md`` and
+    ``tex`` (from ``table``)."""
+    csv_frame = table if data is None else data
+    return {"csv": csv_frame.to_csv(index=not isinstance(csv_frame.index, pd.RangeIndex)),
+            "md": markdown_table(table), "tex": latex_table(table, caption=caption)}
+
+
 def write_table(
     path_without_suffix: str | os.PathLike,
     table: pd.DataFrame,
     data: pd.DataFrame | None = None,
     caption: str | None = None,
 ) -> dict[str, Path]:
-    """Write ``<path>.csv`` (from ``data``, full-precision numbers, if given), ``.md`` and ``.tex`` (from ``table``)."""
+    """Write ``<path>.csv``, ``.md`` and ``.tex`` (`table_files`)."""
     stem = Path(path_without_suffix)
     if stem.suffix in (".csv", ".md", ".tex"):
         raise ValueError(f"give the path without a suffix (got {stem}); .csv, .md and .tex are added")
-    paths = {ext: stem.with_name(f"{stem.name}.{ext}") for ext in ("csv", "md", "tex")}
-    csv_frame = table if data is None else data
-    with atomic_output(paths["csv"]) as tmp:
-        csv_frame.to_csv(tmp, index=not isinstance(csv_frame.index, pd.RangeIndex))
-    write_text_atomic(paths["md"], markdown_table(table))
-    write_text_atomic(paths["tex"], latex_table(table, caption=caption))
+    texts = table_files(table, data, caption)
+    paths = {ext: stem.with_name(f"{stem.name}.{ext}") for ext in texts}
+    write_files(stem.parent, {path.name: texts[ext] for ext, path in paths.items()})
     return paths
+
+
+def report_page(
+    title: str,
+    figures: Mapping[str, Mapping[str, str]],
+    tables: Mapping[str, Mapping[str, str]],
+    text: str,
+    markdown: Callable[[str], str],
+) -> str:
+    """A Markdown page: ``text``, then each table inline (with links to its CSV and LaTeX), then each figure.
+
+    ``tables`` and ``figures`` map a caption to its files, by suffix, as links relative to the page;
+    ``markdown(link)`` is the text of a table's Markdown file.
+    """
+    lines = [f"# {title}", ""]
+    if text:
+        lines += [text.strip(), ""]
+    for caption, links in tables.items():
+        if "md" not in links:
+            raise ValueError(f"table {caption!r} has no Markdown file; pass what write_table returned")
+        others = ", ".join(f"[{ext.upper()}]({link})" for ext, link in links.items() if ext != "md")
+        lines += [f"## {caption}", "", markdown(links["md"]).rstrip(), ""]
+        if others:
+            lines += [f"Also as {others}.", ""]
+    for caption, links in figures.items():
+        if "png" not in links:
+            raise ValueError(f"figure {caption!r} has no PNG file; pass what save_figure returned")
+        others = ", ".join(f"[{ext.upper()}]({link})" for ext, link in links.items() if ext != "png")
+        lines += [f"## {caption}", "", f"![{caption}]({links['png']})", ""]
+        if others:
+            lines += [f"Also as {others}.", ""]
+    return "\n".join(lines)
 
 
 def write_report(
@@ -282,33 +323,18 @@ def write_report(
     text: str = "",
     filename: str = REPORT_FILE,
 ) -> Path:
-    """A Markdown page: ``text``, then each table inline (with links to its CSV and LaTeX), then each figure.
+    """Write `report_page` as ``out_dir/filename``.
 
     ``tables`` maps a caption to the paths :func:`write_table` returned and
     ``figures`` maps a caption to the paths :func:`gpal.evaluation.plots.save_figure` returned;
     links are relative to ``out_dir`` so the folder can be moved as a whole.
     """
     out = Path(out_dir)
-    report = out / filename
 
-    def link(path: Path) -> str:
-        return Path(os.path.relpath(Path(path).resolve(), out.resolve())).as_posix()
+    def links(paths: Mapping[str, Path]) -> dict[str, str]:
+        return {ext: Path(os.path.relpath(Path(p).resolve(), out.resolve())).as_posix() for ext, p in paths.items()}
 
-    lines = [f"# {title}", ""]
-    if text:
-        lines += [text.strip(), ""]
-    for caption, paths in (tables or {}).items():
-        if "md" not in paths:
-            raise ValueError(f"table {caption!r} has no Markdown file; pass what write_table returned")
-        others = ", ".join(f"[{ext.upper()}]({link(p)})" for ext, p in paths.items() if ext != "md")
-        lines += [f"## {caption}", "", Path(paths["md"]).read_text(encoding="utf-8").rstrip(), ""]
-        if others:
-            lines += [f"Also as {others}.", ""]
-    for caption, paths in (figures or {}).items():
-        if "png" not in paths:
-            raise ValueError(f"figure {caption!r} has no PNG file; pass what save_figure returned")
-        others = ", ".join(f"[{ext.upper()}]({link(p)})" for ext, p in paths.items() if ext != "png")
-        lines += [f"## {caption}", "", f"![{caption}]({link(paths['png'])})", ""]
-        if others:
-            lines += [f"Also as {others}.", ""]
-    return write_text_atomic(report, "\n".join(lines))
+    page = report_page(title, {c: links(p) for c, p in (figures or {}).items()},
+                       {c: links(p) for c, p in (tables or {}).items()}, text,
+                       lambda link: (out / link).read_text(encoding="utf-8"))
+    return write_text_atomic(out / filename, page)

@@ -56,6 +56,7 @@ def claim_output_dir(
     if not path.exists():
         _CREATED.append(path.absolute())
     path.mkdir(parents=True, exist_ok=True)
+    refusal = _refusal_to_empty(path)  # a property of the path alone, known before the folder is read
     with _folder_lock(path):
         marker_file = path / marker
         old = _read_marker(marker_file) if (path / MANIFEST).is_file() else None
@@ -73,7 +74,8 @@ def claim_output_dir(
             if not force:
                 check_same_run(old, identity, f"refusing to write into {path}",
                                "Choose another folder or pass --force to replace it", OutputInUse)
-            _refuse_to_empty(path)
+            if refusal:
+                raise OutputInUse(refusal)
             remove_written(path)
         (path / MANIFEST).touch()
         write_json_atomic(marker_file, _signed(identity))
@@ -155,9 +157,11 @@ def _folder_lock(path: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-def _refuse_to_empty(path: Path) -> None:
-    """``--force`` never empties the folder a user works in, their home, or a folder above either."""
+def _refusal_to_empty(path: Path) -> str:
+    """Why ``--force`` must not empty ``path`` (the folder a user works in, their home, or a folder above either),
+    in words; empty where it may."""
     target = path.resolve()
     for what, precious in (("working folder", Path.cwd().resolve()), ("home folder", Path.home().resolve())):
         if target == precious or target in precious.parents:
-            raise OutputInUse(f"refusing to empty {path}: it is the {what} or a folder above it. Choose another output folder")
+            return f"refusing to empty {path}: it is the {what} or a folder above it. Choose another output folder"
+    return ""

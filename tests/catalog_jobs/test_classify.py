@@ -122,6 +122,8 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
         *(f"{t}.{e}" for t in (*TABLES, "later_release_check") for e in ("csv", "md", "tex"))}
     later = pd.read_csv(out / "tables" / "later_check.csv")
     assert set(later["later"]) == {"FL16Y"} and set(later["model"]) == {"gpal", ERROR_BLIND_MODEL, *DEFAULT_BASELINES}
+    # the run's own ood flags are scored too, as gpal check-later scores those of the finished folder
+    assert {"none-of-these rate, later other", "none-of-these rate, later AGN+pulsar"} <= set(later["measure"])
     # what the error bars bought, measured on the later labels too: the twin saved by the run, scored like the model
     twin = later[(later["model"] == ERROR_BLIND_MODEL) & (later["measure"] == "3-class nll")].iloc[0]
     sources = pd.read_csv(out / "tables" / "later_check_sources.csv")
@@ -130,6 +132,8 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     assert (f"later classified, 3-class NLL" in report.read_text()
             and f"without minus with {twin['diff']:+.3f}" in report.read_text())  # the tables' sign
     assert np.isfinite(sources[f"p_bll_{ERROR_BLIND_MODEL}"]).all()
+    flags = read_probability_table(out / "classifications.csv").frame.set_index("Source_Name")["ood"]
+    assert (sources["ood"].to_numpy() == flags.loc[sources["Source_Name"]].to_numpy()).all()
     assert "**Checked against a later release**: FL16Y gives" in report.read_text()
     # values read as exact are counted, as dropped rows are: in training.json, metrics.json and the report
     repaired = json.loads((out / "metrics.json").read_text())["repaired"]
@@ -758,12 +762,12 @@ def test_predict_information_about_a_target_is_what_a_yes_or_no_label_teaches(cl
     pd.testing.assert_frame_equal(plain.frame, about_all.frame.drop(columns="information"))
 
 
-def test_sky_maps_say_what_they_leave_out(classified, small_catalog, tmp_path):
+def test_sky_maps_say_what_they_leave_out(classified, small_catalog):
     """Drawn from a table holding extended sources (the snr selection has some), a sky map's title counts the point
     sources it draws out of all and names the extended ones it leaves out."""
     from dataclasses import replace
 
-    from gpal.catalog_jobs.report.figures import write_figures
+    from gpal.catalog_jobs.report.figures import report_figures
     from gpal.catalog_jobs.report.inputs import read_run
 
     out, _ = classified
@@ -771,7 +775,6 @@ def test_sky_maps_say_what_they_leave_out(classified, small_catalog, tmp_path):
     snr = predict_catalog(out, str(small_catalog), "snr", progress=False)
     extended = int(snr.frame["extended"].sum())
     assert extended > 0
-    figures = write_figures(replace(run, table=replace(snr, meta={**snr.meta, "SELECT": "snr"})), tmp_path,
-                            held_out={})
+    figures = report_figures(replace(run, table=replace(snr, meta={**snr.meta, "SELECT": "snr"})), held_out={})
     assert (f"Sky map of the predicted classes: {len(snr.frame) - extended} of the {len(snr.frame)} classified snr "
             f"sources ({extended} extended left out)") in figures

@@ -6,7 +6,7 @@ import pytest
 
 from gpal.catalog_jobs.follow_up import (
     DISCOVERY_FILE, EXTENDED_FILE, INFORMATIVE_FILE, bright_point_sources, check_target, excluded_flags_of,
-    follow_up_lists, write_region,
+    follow_up_lists, region_text,
 )
 
 
@@ -39,12 +39,12 @@ def test_each_list_holds_its_sources_in_its_order():
         assert list(rows.columns) == ["rank", *_frame().columns]  # the classifications' columns, and rank
 
 
-def test_the_region_draws_each_95_percent_ellipse_in_ds9_convention(tmp_path):
+def test_the_region_draws_each_95_percent_ellipse_in_ds9_convention():
     rows = pd.DataFrame({"rank": [1, 2, 3, 4], "Source_Name": ["4FGL J0000.3-7355", "x", "y", "z"],
                          "RA": [0.0983, 10.0, 20.0, 30.0], "DEC": [-73.922, 5.0, np.nan, 6.0],
                          "Conf_95_SemiMajor": [0.0525, 0.1, 0.2, np.nan], "Conf_95_SemiMinor": [0.051, np.nan, 0.1, np.nan],
                          "Conf_95_PosAng": [-62.7, np.nan, 30.0, np.nan]})
-    lines = write_region(rows, tmp_path / "f.reg").read_text().splitlines()
+    lines = region_text(rows).splitlines()
     assert lines[:3] == ["# Region file format: DS9 version 4.1", "# gpal source list: 95% error ellipses", "fk5"]
     # arcseconds; DS9's angle is from west (the x axis of a north-up sky), the catalog's from north: +90 degrees
     assert lines[3] == 'ellipse(0.09830,-73.92200,189.00",183.60",27.30) # text={1 4FGL J0000.3-7355}'

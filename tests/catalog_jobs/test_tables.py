@@ -6,8 +6,10 @@ import pandas as pd
 import pytest
 from astropy.table import Table
 
+from gpal.files import write_files
+
 from gpal.catalog_jobs.tables import (
-    ClassifiedSources, _astropy_table, dated, read_probability_table, write_and_read_back, write_ecsv_twin,
+    ClassifiedSources, _astropy_table, dated, read_probability_table, rendered_and_read_back, write_ecsv_twin,
     write_probability_table,
 )
 
@@ -54,7 +56,7 @@ def test_the_pandas_written_twin_reads_back_as_astropys_own(tmp_path, objects):
 
 
 def test_a_table_written_and_read_back_holds_what_its_files_read_back(tmp_path):
-    """`write_and_read_back` gives what `read_probability_table` reads from the CSV and its twin, and the FITS
+    """`rendered_and_read_back` gives what `read_probability_table` reads from the CSV and its twin, and the FITS
     file holds the same rows, with no file read: a float32
     catalog column as its printed decimal, the keywords through the twin's YAML header, so a report
     built from the run in memory sees the numbers a report rebuilt from the folder sees."""
@@ -66,7 +68,8 @@ def test_a_table_written_and_read_back_holds_what_its_files_read_back(tmp_path):
         "ood": [True, False, False]})
     table = dated(ClassifiedSources(frame, {"CATALOG": "FL16Y", "SELECT": "unassociated,bcu", "NSOURCES": 3,
                                             "TRAINSEL": {"classes": ("bll", "fsrq"), "cut": None}, "MINSIG": 4.0}))
-    held = write_and_read_back(table, [tmp_path / "t.csv", tmp_path / "t.fits"])
+    files, held = rendered_and_read_back(table, ["t.csv", "t.fits"])
+    write_files(tmp_path, files)
     back = read_probability_table(tmp_path / "t.csv")
 
     pd.testing.assert_frame_equal(held.frame, back.frame, check_exact=True)

@@ -2,11 +2,12 @@
 
 Built from a finished run (`gpal.catalog_jobs.report.inputs.FinishedRun`): the one the main job holds in memory,
 or one read from the files of a finished `classify_catalog` folder (`gpal.catalog_jobs.layout`), so a report can
-be remade (``gpal report``: `write_classify_report`) without refitting anything.  One module per part, in the order
-`write_run_report` builds them:
+be remade (``gpal report``: `write_classify_report`) without refitting anything.  Its files are made in memory
+(`report_files`) and written together (`write_run_report`).  One module per part, in the order `report_files`
+builds them:
 
 - `gpal.catalog_jobs.report.inputs`: the run's results (`FinishedRun`), or a folder's files read once;
-- `gpal.catalog_jobs.follow_up`: the follow-up lists, written beside the classifications;
+- `gpal.catalog_jobs.follow_up`: the follow-up lists, beside the classifications;
 - `gpal.catalog_jobs.report.measures`: the held-out check, the comparison with the
   baselines, the faintest quarter, the population shift; ``metrics.json``;
 - `gpal.catalog_jobs.report.figures`: one function per figure (``figures/``);
@@ -20,17 +21,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gpal.catalog_jobs.follow_up import write_follow_up_lists
+from gpal.catalog_jobs.follow_up import follow_up_files
 from gpal.catalog_jobs.layout import METRICS_FILE, REPORT_FILE
-from gpal.catalog_jobs.report.figures import Figures, write_figures
+from gpal.catalog_jobs.report.figures import Figures, report_figures
 from gpal.catalog_jobs.report.inputs import FinishedRun, read_run
 from gpal.catalog_jobs.report.measures import ERROR_BLIND_MODEL, MODEL_NAME, measure, run_metrics
-from gpal.catalog_jobs.report.tables import write_tables
+from gpal.catalog_jobs.report.tables import report_tables
 from gpal.catalog_jobs.report.text import headline, report_text
-from gpal.evaluation.reports import write_report
-from gpal.files import write_json_atomic
+from gpal.evaluation.reports import report_page
+from gpal.files import json_text, write_files
 
-__all__ = ["ERROR_BLIND_MODEL", "MODEL_NAME", "headline", "write_classify_report", "write_run_report"]
+__all__ = ["ERROR_BLIND_MODEL", "MODEL_NAME", "headline", "report_files", "write_classify_report", "write_run_report"]
 
 
 def write_classify_report(folder: str | os.PathLike) -> Path:
@@ -41,13 +42,30 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
 
 
 def write_run_report(run: FinishedRun, folder: Path, held_out_figures: Figures | None = None) -> Path:
-    """Write ``metrics.json``, the tables, figures and ``report.md`` of the main job's ``run`` into its ``folder``;
-    ``held_out_figures``: those already drawn (`gpal.catalog_jobs.report.figures.held_out_figures`)."""
-    lists = write_follow_up_lists(run.table, folder, run.training.get("merge", {}))
+    """Write `report_files` of the main job's ``run`` into its ``folder``; the report's path."""
+    write_files(folder, report_files(run, folder, held_out_figures))
+    return folder / REPORT_FILE
+
+
+def report_files(run: FinishedRun, folder: Path, held_out_figures: Figures | None = None) -> dict[str, str | bytes]:
+    """The lists, ``metrics.json``, the figures, the tables and (last) ``report.md`` of the main job's ``run`` for
+    its ``folder``, made in memory, by path in the folder; ``held_out_figures``: those already drawn
+    (`gpal.catalog_jobs.report.figures.held_out_figures`)."""
+    list_files, lists = follow_up_files(run.table, run.training.get("merge", {}))
     check = measure(run)
     metrics = run_metrics(run, check)
-    write_json_atomic(folder / METRICS_FILE, metrics)
-    figures = write_figures(run, folder, held_out_figures)
-    tables = write_tables(run, folder, check, metrics, lists)
-    return write_report(folder, "gpal classify: " + str(run.table.meta.get("CATALOG")), figures, tables,
-                        report_text(run, check, metrics, folder), filename=REPORT_FILE)
+    figures = report_figures(run, held_out_figures)
+    tables = report_tables(run, check, metrics, lists)
+    table_files = {name: text for files in tables.values() for name, text in files.items()}
+    text = report_text(run, check, metrics, folder)
+    page = report_page("gpal classify: " + str(run.table.meta.get("CATALOG")),
+                       {caption: _by_suffix(files) for caption, files in figures.items()},
+                       {caption: _by_suffix(files) for caption, files in tables.items()}, text, table_files.__getitem__)
+    return {**list_files, METRICS_FILE: json_text(metrics),
+            **{name: data for files in figures.values() for name, data in files.items()}, **table_files,
+            REPORT_FILE: page}
+
+
+def _by_suffix(files: dict[str, object]) -> dict[str, str]:
+    """A figure's or table's files as the page links them: suffix -> path."""
+    return {Path(name).suffix[1:]: name for name in files}

@@ -1,4 +1,4 @@
-"""The report's figures, one function each, saved as PNG and PDF in ``figures/``: {caption: paths}.
+"""The report's figures, one function each, rendered in memory as PNG and PDF for ``figures/``: {caption: files}.
 
 The held-out ones need only the held-out table (`HeldOutRun`), so the main job draws them in a second
 thread while it classifies the catalog (TensorFlow, GIL released); the sky maps wait for the classifications.
@@ -6,7 +6,6 @@ thread while it classifies the catalog (TensorFlow, GIL released); the sky maps 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
@@ -20,42 +19,43 @@ from gpal.evaluation.metrics import confusion_matrix
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["held_out_figures", "write_figures"]
+__all__ = ["Figures", "held_out_figures", "report_figures"]
 
-Figures = dict[str, dict[str, Path]]
-
-
-def _save(folder: Path, fig: object, name: str) -> dict[str, Path]:
-    from gpal.evaluation.plots import save_figure
-
-    return save_figure(fig, folder / FIGURES_DIR / name)
+#: caption -> the figure's files (a path in the run folder -> its bytes).
+Figures = dict[str, dict[str, bytes]]
 
 
-def _confusion(run: HeldOutRun, folder: Path) -> Figures:
+def _rendered(fig: object, name: str) -> dict[str, bytes]:
+    from gpal.evaluation.plots import figure_files
+
+    return {f"{FIGURES_DIR}/{name}.{fmt}": data for fmt, data in figure_files(fig).items()}
+
+
+def _confusion(run: HeldOutRun) -> Figures:
     from gpal.evaluation.plots import plot_confusion_summary
 
     fig = plot_confusion_summary(confusion_matrix(run.y, run.proba, len(run.classes)), run.classes, title=f"held-out confusion matrix ({run.y.size} sources)")
     return {"Held-out confusion matrix: counts, completeness and purity (rows = predicted class, columns = true class)":
-            _save(folder, fig, "confusion_matrix")}
+            _rendered(fig, "confusion_matrix")}
 
 
-def _reliability(run: HeldOutRun, folder: Path) -> Figures:
+def _reliability(run: HeldOutRun) -> Figures:
     from gpal.evaluation.plots import plot_reliability
 
     fig = plot_reliability(top_label_reliability(run.y, run.proba, n_bins=N_BINS), title="held-out reliability (top label)")
-    return {"Held-out reliability diagram (numbers: sources per bin)": _save(folder, fig, "reliability")}
+    return {"Held-out reliability diagram (numbers: sources per bin)": _rendered(fig, "reliability")}
 
 
-def _reliability_per_class(run: HeldOutRun, folder: Path) -> Figures:
+def _reliability_per_class(run: HeldOutRun) -> Figures:
     from gpal.evaluation.plots import plot_reliability
 
     fig = plot_reliability({c: class_reliability(run.y, run.proba, k, n_bins=10) for k, c in enumerate(run.classes)},
                            title="held-out reliability per class", xlabel="predicted probability of the class")
     return {"Held-out reliability of each class's probability, sparse classes included (hollow: bins of few "
-            "sources)": _save(folder, fig, "reliability_per_class")}
+            "sources)": _rendered(fig, "reliability_per_class")}
 
 
-def _sky_maps(run: FinishedRun, folder: Path) -> Figures:
+def _sky_maps(run: FinishedRun) -> Figures:
     """The predicted classes and the predictive entropy of the point sources on the sky (none when no source has a
     position; extended sources have no point-source class)."""
     from gpal.evaluation.plots import plot_sky_classes, plot_sky_values
@@ -71,11 +71,11 @@ def _sky_maps(run: FinishedRun, folder: Path) -> Figures:
     left = _left_out(frame, placed, classes)
     drawn = f"{len(sky)} of the {len(frame)} classified {select} sources" + (f" ({left} left out)" if left else "")
     classes_fig = plot_sky_classes(glon, glat, codes, classes, title=f"predicted class of {drawn}")
-    figures = {f"Sky map of the predicted classes: {drawn}": _save(folder, classes_fig, "sky_classes")}
+    figures = {f"Sky map of the predicted classes: {drawn}": _rendered(classes_fig, "sky_classes")}
     entropy_fig = plot_sky_values(glon, glat, sky["entropy"].to_numpy(), vmin=0.0, vmax=float(np.log(len(classes))),
                                   title=f"predictive entropy (nats) of {drawn}")
-    figures[f"Sky map of the predictive entropy (high = uncertain, drawn on top): {drawn}"] = _save(
-        folder, entropy_fig, "sky_entropy")
+    figures[f"Sky map of the predictive entropy (high = uncertain, drawn on top): {drawn}"] = _rendered(
+        entropy_fig, "sky_entropy")
     return figures
 
 
@@ -90,17 +90,16 @@ def _left_out(frame: "pd.DataFrame", placed: "pd.Series", classes: list[str]) ->
     return ", ".join(parts)
 
 
-def held_out_figures(run: HeldOutRun, folder: Path, stop: Callable[[], None] = lambda: None) -> Figures:
-    """The held-out confusion matrix and reliability diagrams, saved in ``folder``; ``stop()`` is called before each
-    (it raises to stop)."""
+def held_out_figures(run: HeldOutRun, stop: Callable[[], None] = lambda: None) -> Figures:
+    """The held-out confusion matrix and reliability diagrams; ``stop()`` is called before each (it raises to stop)."""
     figures: Figures = {}
     for draw in (_confusion, _reliability, _reliability_per_class):
         stop()
-        figures.update(draw(run, folder))
+        figures.update(draw(run))
     return figures
 
 
-def write_figures(run: FinishedRun, folder: Path, held_out: Figures | None = None) -> Figures:
+def report_figures(run: FinishedRun, held_out: Figures | None = None) -> Figures:
     """The held-out figures (drawn here unless ``held_out`` holds them already), and the sky maps of the classified
-    sources, saved in ``folder``."""
-    return {**(held_out_figures(run, folder) if held_out is None else held_out), **_sky_maps(run, folder)}
+    sources."""
+    return {**(held_out_figures(run) if held_out is None else held_out), **_sky_maps(run)}

@@ -1,7 +1,7 @@
 """What the report is built from: a main-job run's results, held in memory by the job or read from its folder.
 
 The main job hands its results over as its tables hold them (`gpal.catalog_jobs.tables.as_read_back`,
-`gpal.catalog_jobs.tables.write_and_read_back`: the written decimals, without the trip through the disk); ``gpal report``
+`gpal.catalog_jobs.tables.rendered_and_read_back`: the written decimals, without the trip through the disk); ``gpal report``
 reads the same from a finished folder (`read_run`), so both reports say the same.
 """
 

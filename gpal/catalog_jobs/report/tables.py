@@ -1,4 +1,4 @@
-"""The report's tables, one function each, written as CSV, Markdown and LaTeX in ``tables/``: {caption: paths}."""
+"""The report's tables, one function each, made in memory as CSV, Markdown and LaTeX for ``tables/``: {caption: files}."""
 
 from __future__ import annotations
 
@@ -22,12 +22,13 @@ from gpal.catalog_jobs.report.inputs import FinishedRun
 from gpal.catalog_jobs.report.measures import MODEL_NAME, HeldOutCheck
 from gpal.catalog_jobs.tables import EXTENDED
 from gpal.catalogs.classes import source_groups
-from gpal.evaluation.reports import write_table
+from gpal.evaluation.reports import table_files
 from gpal.registry import FOLLOW_UP_ACQUISITION
 
-__all__ = ["interval_text", "write_tables"]
+__all__ = ["Tables", "interval_text", "report_tables"]
 
-Tables = dict[str, dict[str, Path]]
+#: caption -> the table's files (a path in the run folder -> its text).
+Tables = dict[str, dict[str, str]]
 #: caption -> the table to write under it
 _Planned = dict[str, "_Table"]
 #: The counterpart's position, shown beside the source's in the target lists' tables.
@@ -41,7 +42,7 @@ def interval_text(lo: float, hi: float) -> str:
 
 @dataclass(frozen=True)
 class _Table:
-    """A table of the report, to be written as ``tables/<name>`` (`gpal.evaluation.reports.write_table`): ``table``
+    """A table of the report, to be written as ``tables/<name>`` (`gpal.evaluation.reports.table_files`): ``table``
     as shown, ``data`` (None: the same) at full precision."""
 
     name: str
@@ -219,15 +220,16 @@ def _ranked_sources(run: FinishedRun) -> _Planned:
             "so a label teaches less than their uncertainty suggests)": _Table("most_uncertain", shown, data=top)}
 
 
-def write_tables(run: FinishedRun, folder: Path, check: HeldOutCheck, metrics: Mapping[str, Any],
-                 lists: Mapping[str, pd.DataFrame]) -> Tables:
+def report_tables(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any],
+                  lists: Mapping[str, pd.DataFrame]) -> Tables:
     """The target lists first, the held-out check's tables, then the classified sources' (counts by CLASS1 and
-    latitude, the other lists), written into ``folder``'s ``tables/``: {caption: paths}."""
+    latitude, the other lists): {caption: files}."""
     planned: _Planned = {
         **_target_lists(run, lists), **_heldout_metrics(run, metrics), **_heldout_per_class(run, check),
         **_heldout_confusion(run, check), **_heldout_comparison(run, check, metrics), **_predicted_counts(run),
         **_predicted_by_latitude(run), **_follow_up(run, lists), **_ranked_sources(run), **_later_check(run)}
-    return {caption: write_table(folder / TABLES_DIR / t.name, t.table, data=t.data) for caption, t in planned.items()}
+    return {caption: {f"{TABLES_DIR}/{t.name}.{ext}": text for ext, text in table_files(t.table, data=t.data).items()}
+            for caption, t in planned.items()}
 
 
 def _later_check(run: FinishedRun) -> _Planned:
