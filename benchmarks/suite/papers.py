@@ -46,13 +46,15 @@ def _test_nll(clf, X, y) -> float:
 TOLERANCE = 0.02  # paper 004's target: within this much of SVI logistic-softmax's test NLL
 
 
-def svi_curve(Xtr, ytr, Xte, yte, epochs: int, every: int, num_inducing: int = 50):
-    """[(epochs, training seconds, test NLL)] of SVI logistic-softmax scored every ``every`` epochs (scoring not timed)."""
+def svi_curve(Xtr, ytr, Xte, yte, epochs: int, every: int, num_inducing: int = 50,
+              likelihood: str = "logistic_softmax"):
+    """[(epochs, training seconds, test NLL)] of SVI with ``likelihood`` scored every ``every`` epochs (scoring not
+    timed)."""
     from gpal import NoisyGPClassifier
     from gpal.estimators.fit_plan import fit_data, plan_fit
     from gpal.evaluation.metrics import negative_log_likelihood
 
-    est = NoisyGPClassifier(input_noise="none", likelihood="logistic_softmax", num_inducing=num_inducing, epochs=epochs)
+    est = NoisyGPClassifier(input_noise="none", likelihood=likelihood, num_inducing=num_inducing, epochs=epochs)
     start = time.perf_counter()
     data, extra = fit_data(est, Xtr, ytr, None, None)
     plan = plan_fit(est, data, extra, None, None)
