@@ -28,6 +28,7 @@ within 0.02 of its own final NLL is printed too, the convergence the paper's tim
     python benchmarks/bench_augmented_gap.py time --datasets digits vehicle satimage
     python benchmarks/bench_augmented_gap.py finish --datasets digits vehicle satimage
     python benchmarks/bench_augmented_gap.py finish --svi-likelihood robustmax
+    python benchmarks/bench_augmented_gap.py finish --svi-likelihood robustmax --datasets satimage --n-train 5000
 """
 
 from __future__ import annotations
@@ -42,14 +43,15 @@ import numpy as np
 SPLITS = {"digits": (500, 1000), "vehicle": (500, 346), "satimage": (1000, 2000)}
 
 
-def split(name: str, seed: int = 0):
-    """The data set's stratified train/test split of ``SPLITS`` sizes (raw features; estimators standardise)."""
+def split(name: str, seed: int = 0, n_train: int | None = None):
+    """The data set's stratified train/test split of ``SPLITS`` sizes (raw features; estimators standardise);
+    ``n_train`` rows for training instead, the test rows as many as before or as the set has left."""
     from sklearn.model_selection import train_test_split
 
     from gpal.data import load_dataset
 
     ds = load_dataset(name)
-    n_train, n_test = SPLITS[name]
+    n_train, n_test = SPLITS[name] if n_train is None else (n_train, min(SPLITS[name][1], ds.n_samples - n_train))
     return train_test_split(ds.X, ds.y, train_size=n_train, test_size=n_test, stratify=ds.y, random_state=seed)
 
 
@@ -224,7 +226,7 @@ def finish(args: argparse.Namespace) -> None:
 
     variants = list(FINISH_VARIANTS) if args.variants else ["cavi_exact"]
     for name in args.datasets:
-        Xtr, Xte, ytr, yte = split(name)
+        Xtr, Xte, ytr, yte = split(name, n_train=args.n_train)
         NoisyGPClassifier(input_noise="none", likelihood=args.svi_likelihood, num_inducing=50, epochs=1).fit(Xtr, ytr)
         LogisticSoftmaxGPClassifier(inference="cavi_exact", num_inducing=50, max_iter=2, exact_steps=2).fit(Xtr, ytr)
         load = os.getloadavg()[0]
@@ -269,6 +271,8 @@ def main() -> None:
     g.add_argument("--exact-steps", type=int, default=100)
     g.add_argument("--variants", action="store_true", help="also Z fixed and no CAVI start")
     g.add_argument("--curves", action="store_true", help="print SVI's whole NLL curve")
+    g.add_argument("--n-train", type=int, help="training rows instead of the set's default (the test rows as many "
+                   "as before, or as many as are left)")
     g.add_argument("--svi-likelihood", default="logistic_softmax", choices=["logistic_softmax", "robustmax", "softmax"],
                    help="SVI's likelihood (default logistic_softmax, the augmented model's own)")
     args = parser.parse_args()
