@@ -21,6 +21,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
 
 import gpal  # noqa: E402
+import myst_nb.core.render as myst_nb_render  # noqa: E402
 
 project = "gpal"
 author = "the gpal developers"
@@ -36,10 +37,11 @@ extensions = [
     "numpydoc",
 ]
 
-# studies/ holds the inputs results.md is written from; a papers/<workflow>.md beside a papers/<workflow>.json is
-# an explanation that papers.md is generated with, not a page (the other papers/*.md are pages of their own).
+# studies/ holds the inputs results.md is written from; a papers/<workflow>.md beside a papers/<workflow>.json (or
+# beside the parts papers/<workflow>.<part>.json of one workflow) is an explanation that papers.md is generated
+# with, not a page (the other papers/*.md are pages of their own).
 exclude_patterns = ["_build", "studies", "results", "figures/*.py", "Thumbs.db", ".DS_Store", "jupyter_execute",
-                    *(f"papers/{p.stem}.md" for p in sorted((HERE / "papers").glob("*.json")))]
+                    *sorted({f"papers/{p.name.partition('.')[0]}.md" for p in (HERE / "papers").glob("*.json")})]
 templates_path = ["_templates"]
 root_doc = "index"
 
@@ -55,6 +57,29 @@ nb_merge_streams = True
 nb_output_stderr = "remove"          # TensorFlow's start-up lines and library warnings are not what a tutorial teaches
 nb_number_source_lines = False
 suppress_warnings = ["mystnb.unknown_mime_type"]
+
+
+def _join_stream_chunks(outputs):
+    """Each stream's outputs joined as written, then handed to myst-nb's own merge (ordering, carriage returns).
+
+    A ``%%bash`` cell reaches the notebook in 100-byte chunks (IPython reads its pipes that way), and myst-nb's
+    merge ends every chunk with a newline: a terminal line longer than 100 characters, or one a chunk boundary
+    falls in, would show broken in two. Joining the chunks of one stream first, as nbclient's own
+    ``coalesce_streams`` does, keeps each line as the command printed it."""
+    joined: list = []
+    by_name: dict = {}
+    for output in outputs:
+        if output["output_type"] == "stream" and output["name"] in by_name:
+            by_name[output["name"]]["text"] += output["text"]
+        else:
+            if output["output_type"] == "stream":
+                by_name[output["name"]] = output
+            joined.append(output)
+    return _myst_nb_merge(joined)
+
+
+_myst_nb_merge = myst_nb_render.coalesce_streams
+myst_nb_render.coalesce_streams = _join_stream_chunks
 
 # ---------------------------------------------------------------- API reference
 autosummary_generate = True
