@@ -48,6 +48,13 @@ gpal lacks the method). Each table then sets a paper's published numbers beside 
 workflow of `workflows/papers/` (or `workflows/`): paper mean ± SE, gpal mean ± SE over the repeats
 run (n), the difference in combined standard errors and a verdict. A budget below the paper's is
 stated with each table; each names the command and the commit that produced it.
+
+```{toctree}
+:hidden:
+:glob:
+
+papers/*
+```
 """
 
 

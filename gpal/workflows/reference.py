@@ -324,7 +324,7 @@ def comparison_markdown(result: Mapping[str, Any], digits: int = 3) -> str:
         _source_line(source),
         f"Budget run: {budget_line(result['budget']['run'], result['budget']['paper'])}.",
         "",
-        "| setting | method | metric | paper | gpal (n) | |d| / combined SE | verdict |",
+        "| setting | method | metric | paper | gpal (n) | \\|d\\| / combined SE | verdict |",  # pipes escaped: one cell
         "|---|---|---|---|---|---:|---|",
     ]
     for r in (r for r in rows if r["verdict"] != "not run"):  # counted, with their settings, at the end
