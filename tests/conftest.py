@@ -41,6 +41,17 @@ def three_class(n, seed, noise=0.3):
     return X, ((angle + np.pi) // (2 * np.pi / 3)).astype(int) % 3
 
 
+def benchmark_script(name):
+    """benchmarks/<name>.py loaded as a module: the scripts are run, not installed, so a test loads one by its path."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).parents[1] / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def write_small_catalog(path, drop_column=None):
     """A DR4 FITS file with the rows of SMALL (first n of each CLASS1 code), optionally without one column (a name)
     or several (a tuple of names)."""

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 from pathlib import Path
 
 import pytest
-
-SCRIPT = Path(__file__).parents[1] / "benchmarks" / "time_test_suite.py"
+from conftest import benchmark_script
 
 
 @pytest.fixture(scope="module")
 def suite_timer():
-    spec = importlib.util.spec_from_file_location("time_test_suite", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("time_test_suite")
 
 
 def _repository(tmp_path: Path, ci_script: str) -> Path:
