@@ -11,6 +11,9 @@ links them).  A held-out check trains on the main job's 80% split of one release
 - **AGN-vs-pulsar AUC** of p(pulsar): on a later-label check the earlier *unassociated* sources the
   later release calls an AGN or a pulsar (coarse groups, `gpal.catalogs.schemes.coarse_group`); on a
   held-out check every held-out source;
+- **pulsar-vs-blazar AUC** of p(pulsar) on every scored source the later release calls a bll, fsrq or pulsar
+  (unassociated and bcu alike, the bcu with what the catalog knows applied): the set of the published
+  classifiers' comparisons (3FGL -> FL16Y: 545 sources, 75 pulsars);
 - **BL Lac-vs-FSRQ AUC** of p(fsrq) / (p(bll) + p(fsrq)) on the scored sources that are bll or fsrq;
 - on a held-out check, the NLL of its faintest quarter (``Signif_Avg``).
 
@@ -292,6 +295,9 @@ def _measures(scored: Mapping[str, np.ndarray], proba: np.ndarray, index: Mappin
     s, t = proba[rows, CLASSES.index("pulsar")], scored["pulsar"][rows].astype(int)
     i = index.get("agn_pulsar")
     out["agn_pulsar_auc"] = roc_auc(t, s) if i is None else roc_auc(t[i], s[i])
+    s, t = p[:, CLASSES.index("pulsar")], (y == CLASSES.index("pulsar")).astype(int)
+    i = index.get("three")
+    out["pulsar_blazar_auc"] = np.nan if not y.size else roc_auc(t, s) if i is None else roc_auc(t[i], s[i])
     blazar = np.isin(label, [0, 1])
     with np.errstate(invalid="ignore", divide="ignore"):
         s = proba[blazar, 1] / (proba[blazar, 0] + proba[blazar, 1])
@@ -324,7 +330,7 @@ def measure_check(check: str, seeds: Sequence[int], probabilities: Mapping[int, 
         boot[m] = {k: np.nanmean([r[k] for r in per_seed], axis=0) for k in per_seed[0]}
     rows = []
     sizes = {"nll": "three", "ece": "three", "balanced_accuracy": "three", "agn_pulsar_auc": "agn_pulsar",
-             "bll_fsrq_auc": "bll_fsrq"}
+             "pulsar_blazar_auc": "three", "bll_fsrq_auc": "bll_fsrq"}
     sc0 = scored[seeds[0]]
     counts = {"three": int((sc0["label"] >= 0).sum()), "agn_pulsar": int(sc0["agn_pulsar"].sum()),
               "bll_fsrq": int(np.isin(sc0["label"], [0, 1]).sum())}
@@ -355,7 +361,7 @@ def difference_to_gpal(measure: Mapping[str, float]) -> str:
 
 
 def paired_table(measures: pd.DataFrame, models: Sequence[str], shown: Sequence[str] = (
-        "nll", "ece", "balanced_accuracy", "agn_pulsar_auc", "bll_fsrq_auc")) -> pd.DataFrame:
+        "nll", "ece", "balanced_accuracy", "agn_pulsar_auc", "pulsar_blazar_auc", "bll_fsrq_auc")) -> pd.DataFrame:
     """The study's table: one row per check and model, each measure as 'value' and, beside gpal, 'model - gpal'
     with its interval (`difference_to_gpal`)."""
     out = []

@@ -152,7 +152,7 @@ def classify_run_record(folder: Path, command: str, commit: str) -> dict[str, An
 
 #: How the later-label study's measures are named on the page.
 _MEASURES = {"ece": "ECE", "balanced_accuracy": "balanced accuracy", "agn_pulsar_auc": "AGN-vs-pulsar AUC",
-             "bll_fsrq_auc": "BL Lac-vs-FSRQ AUC"}
+             "pulsar_blazar_auc": "pulsar-vs-blazar AUC", "bll_fsrq_auc": "BL Lac-vs-FSRQ AUC"}
 
 
 def later_labels_run_record(folder: Path, command: str, commit: str | None = None) -> dict[str, Any]:

@@ -58,10 +58,12 @@ def test_measures_are_scikit_learns_and_a_model_against_itself_differs_by_zero(m
         balanced_accuracy_score(y[three], noise[three].argmax(1)))
     rows = scored["agn_pulsar"]
     assert table.loc[("gpal", "agn_pulsar_auc"), "value"] == pytest.approx(roc_auc_score(y[rows] == 2, good[rows, 2]))
+    assert table.loc[("gpal", "pulsar_blazar_auc"), "value"] == pytest.approx(
+        roc_auc_score(y[three] == 2, good[three, 2]))
     blazar = np.isin(y, [0, 1])
     assert table.loc[("noise", "bll_fsrq_auc"), "value"] == pytest.approx(
         roc_auc_score(y[blazar] == 1, noise[blazar, 1] / noise[blazar, :2].sum(1)))
-    for measure in ("nll", "ece", "balanced_accuracy", "agn_pulsar_auc", "bll_fsrq_auc"):
+    for measure in ("nll", "ece", "balanced_accuracy", "agn_pulsar_auc", "pulsar_blazar_auc", "bll_fsrq_auc"):
         same = table.loc[("same", measure)]
         assert same["diff"] == 0 and same["diff_low"] == 0 and same["diff_high"] == 0
     # gpal minus the noise: lower NLL, higher AUC, intervals that exclude zero
