@@ -1,0 +1,265 @@
+"""Why gpal's ranking lags on the later-label checks (docs/studies/ranking_causes.md).
+
+Each part prints a markdown table:
+
+    python benchmarks/bench_ranking_causes.py scored-sets RUN --models gpal logistic --seeds 0 1 2
+    python benchmarks/bench_ranking_causes.py by-class RUN --models gpal --seeds 0 1 2
+    python benchmarks/bench_ranking_causes.py populations        # fast scikit-learn models, seeds 0 1
+    python benchmarks/bench_ranking_causes.py features
+    python benchmarks/bench_ranking_causes.py later-measurements  # LR, RF and the main job's GP, seed 0
+
+RUN is the folder of a ``later_labels`` workflow run (its units hold each model's probabilities).  The
+scikit-learn models here are uncalibrated (AUC needs a ranking only): logistic regression on standardised features,
+a random forest of 500 trees, histogram gradient boosting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.metrics import roc_auc_score
+
+from gpal.catalog_jobs import later_labels as L
+
+OTHER_AGN = ("agn", "rdg", "nlsy1", "sey", "ssrq", "css")
+LOW_LATITUDE = 10.0  # degrees: where the later releases' bcu associations sit among the pulsars
+
+
+def _model(name: str, seed: int):
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return {"lr": lambda: make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000)),
+            "rf": lambda: RandomForestClassifier(500, n_jobs=1, random_state=seed),
+            "gb": lambda: HistGradientBoostingClassifier(random_state=seed)}[name]()
+
+
+def _seeds(name: str) -> list[int]:
+    return [0] if name == "lr" else [0, 1]
+
+
+def _class1(data) -> np.ndarray:
+    return np.char.lower(np.char.strip(np.asarray(data.aux["CLASS1"]).astype(str)))
+
+
+def _auc(truth: np.ndarray, score: np.ndarray, rows: np.ndarray) -> float:
+    t = truth[rows].astype(int)
+    return roc_auc_score(t, score[rows]) if 0 < t.sum() < t.size else float("nan")
+
+
+def _unit(run: Path, check: str, seed: int, model: str) -> dict:
+    return json.loads((run / "units" / check.replace(":", "_to_") / f"seed_{seed}" / f"{model}.json").read_text())
+
+
+def scored_sets(run: Path, models: list[str], seeds: list[int]) -> None:
+    """AGN-vs-pulsar AUC of p(pulsar) on the study's set and on two others, mean over ``seeds``."""
+    print("| check | model | study's set: earlier unassociated, later AGN or pulsar | the 3-class rows (earlier "
+          "unassociated + bcu, later bll/fsrq/pulsar): with the bcu rule / model alone | earlier unassociated, "
+          "later bll/fsrq/pulsar |\n|---|---|---|---|---|")
+    for check in L.PAIRS:
+        class1 = _class1(L._sets(check.split(":")[0])[2])
+        for model in models:
+            values = []
+            for seed in seeds:
+                sc, unit = L.scored_rows(check, seed), _unit(run, check, seed, model)
+                known = L.check_probabilities(check, seed, {model: unit})[model][:, 2]
+                alone = np.asarray(unit["proba"])
+                alone = (L.fold_bcu(alone) if alone.shape[1] == 4 else alone)[:, 2]
+                three, unassociated = sc["label"] >= 0, class1 == ""
+                sets = (sc["agn_pulsar"], three, three, unassociated & three)
+                values.append([_auc(sc["pulsar"], p, s) for p, s in zip((known, known, alone, known), sets)]
+                              + [s.sum() for s in sets])
+            v = np.nanmean(values, axis=0)
+            print(f"| {check} | {model} | {v[0]:.3f} ({v[4]:.0f}) | {v[1]:.3f} / {v[2]:.3f} ({v[5]:.0f}) | "
+                  f"{v[3]:.3f} ({v[7]:.0f}) |")
+
+
+def by_class(run: Path, models: list[str], seeds: list[int]) -> None:
+    """AUC of each later AGN class against every pulsar of the set (and each pulsar class against every AGN), split
+    at |b| = LOW_LATITUDE, and the set without the later bcu at low latitude."""
+    for check in L.PAIRS:
+        pool = L._sets(check.split(":")[0])[2]
+        codes = L._later_codes(*check.split(":"))
+        low = np.abs(np.asarray(pool.aux["GLAT"], float)) < LOW_LATITUDE
+        for model in models:
+            found: dict[str, list[float]] = {}
+            for seed in seeds:
+                sc = L.scored_rows(check, seed)
+                p = L.check_probabilities(check, seed, {model: _unit(run, check, seed, model)})[model][:, 2]
+                ap = sc["agn_pulsar"]
+                psr, agn = ap & sc["pulsar"], ap & ~sc["pulsar"]
+
+                def auc(pos, neg):
+                    return roc_auc_score(np.r_[np.ones(pos.sum()), np.zeros(neg.sum())], np.r_[p[pos], p[neg]])
+
+                groups = {"all": auc(psr, agn)}
+                for c in ("bll", "fsrq", "bcu"):
+                    for name, cut in ((c, True), (f"{c} |b|<{LOW_LATITUDE:g}", low), (f"{c} |b|>={LOW_LATITUDE:g}", ~low)):
+                        m = agn & (codes == c) & cut
+                        if m.sum() >= 3:
+                            groups[f"AGN {name} ({m.sum()})"] = auc(psr, m)
+                for c in ("psr", "msp"):
+                    m = psr & (codes == c)
+                    if m.sum() >= 2:
+                        groups[f"pulsar {c} ({m.sum()})"] = auc(m, agn)
+                m = ap & ~((codes == "bcu") & low)
+                groups[f"without later bcu at |b|<{LOW_LATITUDE:g} ({m.sum()})"] = auc(psr & m, agn & m)
+                for k, v in groups.items():
+                    found.setdefault(k, []).append(v)
+            print(f"- {check}, {model}: " + "; ".join(f"{k} {np.mean(v):.3f}" for k, v in found.items()))
+
+
+def _training(check: str, population: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """Training rows of a population and the column of p(pulsar)."""
+    catalog, train, pool = L._sets(check.split(":")[0])
+    bcu = pool.X[_class1(pool) == "bcu"]
+    if population == "bll/fsrq/pulsar":
+        return train.X, train.y, 2
+    if population == "bll/fsrq/pulsar/bcu":
+        return np.vstack([train.X, bcu]), np.r_[train.y, np.full(len(bcu), 3)], 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        other = catalog.dataset(classes=["other"], merge={"other": list(OTHER_AGN)}, features=catalog.record.preset).X
+    parts = {"AGN vs pulsar": [train.X], "AGN+bcu vs pulsar": [train.X, bcu],
+             "AGN+bcu+other AGN vs pulsar": [train.X, bcu, other]}[population]
+    y = np.r_[(train.y == 2).astype(int), np.zeros(sum(len(p) for p in parts[1:]), int)]
+    return np.vstack(parts), y, 1
+
+
+def populations() -> None:
+    """AGN-vs-pulsar AUC by training population (the study's set: earlier unassociated sources only, so no bcu row
+    trained on is scored)."""
+    names = ("bll/fsrq/pulsar", "AGN vs pulsar", "AGN+bcu vs pulsar", "AGN+bcu+other AGN vs pulsar",
+             "bll/fsrq/pulsar/bcu")
+    print("| check | model | " + " | ".join(names) + " |\n|---|---|" + "---|" * len(names))
+    for check in L.PAIRS:
+        pool, sc = L._sets(check.split(":")[0])[2], L.scored_rows(check, 0)
+        for m in ("lr", "rf", "gb"):
+            row = []
+            for population in names:
+                X, y, col = _training(check, population)
+                row.append(np.mean([_auc(sc["pulsar"], _model(m, s).fit(X, y).predict_proba(pool.X)[:, col],
+                                         sc["agn_pulsar"]) for s in _seeds(m)]))
+            print(f"| {check} | {m} | " + " | ".join(f"{v:.3f}" for v in row) + " |", flush=True)
+
+
+def _preset_sets(release: str, preset: str):
+    from gpal.catalogs import load_catalog
+
+    catalog = load_catalog(release)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        train = catalog.dataset(classes=list(L.CLASSES), merge={k: list(v) for k, v in L.MERGE.items()},
+                                features=preset)
+        pool = catalog.pool(select=["unassociated", "bcu"], features=preset)
+    if not np.array_equal(np.asarray(pool.ids), np.asarray(L._sets(release)[2].ids)):
+        raise ValueError(f"{preset} keeps other pool rows of {release} than its main preset")
+    return train, pool
+
+
+def _blazar_share(p: np.ndarray) -> np.ndarray:
+    return p[:, 1] / np.maximum(p[:, 0] + p[:, 1], 1e-12)
+
+
+def features() -> None:
+    """Feature choices: |sin b| left out; the light-curve and band-spectrum presets; BL Lac vs FSRQ trained on that
+    pair alone."""
+    print("| check | model | AGN-psr: main preset / without abs_sin_GLAT / +light curve / +bands and light curve | "
+          "bll-fsrq: main / +light curve / +bands and light curve / trained on bll and fsrq alone |\n|---|---|---|---|")
+    for check in L.PAIRS:
+        release = check.split(":")[0]
+        family = "fermi_3fgl" if release == "3FGL" else "fermi_dr4"
+        sets = [L._sets(release)[1:]] + [_preset_sets(release, family + s) for s in ("_lightcurve", "_measurements")]
+        sc = L.scored_rows(check, 0)
+        blazar = np.isin(sc["label"], [0, 1])
+        fsrq = sc["label"] == 1
+        train, pool = sets[0]
+        latitude = [j for j, n in enumerate(train.feature_names) if n != "abs_sin_GLAT"]
+        for m in ("lr", "rf", "gb"):
+            ap, bf = [], []
+            for seed in _seeds(m):
+                probas = [_model(m, seed).fit(t.X, t.y).predict_proba(p.X) for t, p in sets]
+                no_b = _model(m, seed).fit(train.X[:, latitude], train.y).predict_proba(pool.X[:, latitude])
+                pair = train.y < 2
+                alone = _model(m, seed).fit(train.X[pair], train.y[pair]).predict_proba(pool.X)[:, 1]
+                ap.append([_auc(sc["pulsar"], q[:, 2], sc["agn_pulsar"]) for q in (probas[0], no_b, *probas[1:])])
+                bf.append([_auc(fsrq, _blazar_share(q), blazar) for q in probas] + [_auc(fsrq, alone, blazar)])
+            print(f"| {check} | {m} | " + " / ".join(f"{v:.3f}" for v in np.mean(ap, 0)) + " | "
+                  + " / ".join(f"{v:.3f}" for v in np.mean(bf, 0)) + " |", flush=True)
+
+
+def later_measurements(run: Path | None) -> None:
+    """The scored sources described by the later release's own measurements, ranked by models trained on the later
+    release's labelled bll / fsrq / pulsar sources with the scored sources' counterparts left out; beside the same
+    models on the earlier release's measurements (gpal's from RUN's seed-0 unit where RUN is given)."""
+    from gpal.catalog_jobs.settings import main_job_estimator
+    from gpal.catalogs import load_catalog
+    from gpal.catalogs.links import link_later
+    from gpal.catalogs.releases import link_path
+
+    print("| check | model | AGN-psr: earlier / later measurements | bll-fsrq: earlier / later | scored AGN-psr / "
+          "bll-fsrq | later training rows |\n|---|---|---|---|---|---|")
+    for check in L.PAIRS:
+        earlier, later = check.split(":")
+        first, train, pool = L._sets(earlier)
+        last = load_catalog(later)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            index = link_later(first, last, [load_catalog(r.name) for r in link_path(first.record, last.record)])
+            codes = sorted(set(np.char.lower(np.char.strip(last.class_codes.astype(str)))) - {""})
+            every = last.pool(select=["unassociated", *codes], features=last.record.preset)
+            later_train = last.dataset(classes=list(L.CLASSES), merge={k: list(v) for k, v in L.MERGE.items()},
+                                       features=last.record.preset)
+        row = {n: i for i, n in enumerate(first.names)}
+        linked = index[[row[str(n)] for n in pool.ids]]
+        names = np.asarray(last.names)[np.maximum(linked, 0)].astype(str)
+        position = {str(n): i for i, n in enumerate(every.ids)}
+        has = (linked >= 0) & np.isin(names, list(position))
+        sc = L.scored_rows(check, 0)
+        ap, blazar = sc["agn_pulsar"] & has, np.isin(sc["label"], [0, 1]) & has
+        scored = set(names[(ap | blazar)])
+        keep = ~np.isin(np.asarray(later_train.ids).astype(str), list(scored))
+        take = [position[n] for n in names[has]]
+        fsrq = sc["label"] == 1
+        for m in ("lr", "rf", "gp"):
+            if m == "gp":
+                if run is None:
+                    continue
+                before = np.asarray(_unit(run, check, 0, "gpal")["proba"])
+                model = main_job_estimator(random_state=0, progress=False).fit(later_train.subset(keep))
+                after_has = model.predict_proba(every.X[take], every.X_var[take])
+            else:
+                before = _model(m, 0).fit(train.X, train.y).predict_proba(pool.X)
+                after_has = _model(m, 0).fit(later_train.X[keep], later_train.y[keep]).predict_proba(every.X[take])
+            after = np.full((len(linked), 3), np.nan)
+            after[has] = after_has
+            print(f"| {check} | {'gpal' if m == 'gp' else m} | {_auc(sc['pulsar'], before[:, 2], ap):.3f} / "
+                  f"{_auc(sc['pulsar'], after[:, 2], ap):.3f} | {_auc(fsrq, _blazar_share(before), blazar):.3f} / "
+                  f"{_auc(fsrq, _blazar_share(after), blazar):.3f} | {ap.sum()} / {blazar.sum()} | {keep.sum()} |",
+                  flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("part", choices=["scored-sets", "by-class", "populations", "features", "later-measurements"])
+    parser.add_argument("run", nargs="?", type=Path, help="a later_labels workflow run folder")
+    parser.add_argument("--models", nargs="+", default=["gpal"])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    if args.part in ("scored-sets", "by-class") and args.run is None:
+        parser.error(f"{args.part} reads a later_labels run: give its folder")
+    {"scored-sets": lambda: scored_sets(args.run, args.models, args.seeds),
+     "by-class": lambda: by_class(args.run, args.models, args.seeds),
+     "populations": populations, "features": features,
+     "later-measurements": lambda: later_measurements(args.run)}[args.part]()
+
+
+if __name__ == "__main__":
+    main()
