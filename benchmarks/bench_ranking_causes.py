@@ -6,7 +6,8 @@ Each part prints a markdown table:
     python benchmarks/bench_ranking_causes.py by-class RUN --models gpal --seeds 0 1 2
     python benchmarks/bench_ranking_causes.py populations        # fast scikit-learn models, seeds 0 1
     python benchmarks/bench_ranking_causes.py features
-    python benchmarks/bench_ranking_causes.py later-measurements  # LR, RF and the main job's GP, seed 0
+    python benchmarks/bench_ranking_causes.py later-measurements RUN  # LR, RF and the main job's GP, seed 0
+    python benchmarks/bench_ranking_causes.py hybrid RUN --seeds 0 1 2  # needs gpal and gpal_bcu_class in RUN
 
 RUN is the folder of a ``later_labels`` workflow run (its units hold each model's probabilities).  The
 scikit-learn models here are uncalibrated (AUC needs a ranking only): logistic regression on standardised features,
@@ -245,20 +246,41 @@ def later_measurements(run: Path | None) -> None:
                   flush=True)
 
 
+def hybrid(run: Path, seeds: list[int]) -> None:
+    """p(pulsar) from ``gpal_bcu_class``, the bll : fsrq share from ``gpal`` (no fit of its own): whether the
+    bcu class's calibration cost comes from its p(pulsar) or from its folding of the bcu probability."""
+    shown = ["nll", "ece", "balanced_accuracy", "agn_pulsar_auc", "bll_fsrq_auc", "ece_pulsar", "ece_fsrq"]
+    print("| check | model | " + " | ".join(shown) + " |\n|---|---|" + "---|" * len(shown))
+    for check in L.PAIRS:
+        probabilities = {}
+        for seed in seeds:
+            units = {m: _unit(run, check, seed, m) for m in ("gpal", "gpal_bcu_class")}
+            gp, four = np.asarray(units["gpal"]["proba"]), np.asarray(units["gpal_bcu_class"]["proba"])
+            share = gp[:, :2] / gp[:, :2].sum(1, keepdims=True)
+            units["hybrid"] = {"proba": np.column_stack([(1 - four[:, 2:3]) * share, four[:, 2]]).tolist()}
+            probabilities[seed] = L.check_probabilities(check, seed, units)
+        table = L.measure_check(check, seeds, probabilities, n_boot=100)
+        wide = table.pivot_table(index="model", columns="measure", values="value")
+        for model in ("gpal", "gpal_bcu_class", "hybrid"):
+            print(f"| {check} | {model} | " + " | ".join(f"{wide.loc[model, m]:.3f}" for m in shown) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("part", choices=["scored-sets", "by-class", "populations", "features", "later-measurements"])
+    parser.add_argument("part", choices=["scored-sets", "by-class", "populations", "features", "later-measurements",
+                                           "hybrid"])
     parser.add_argument("run", nargs="?", type=Path, help="a later_labels workflow run folder")
     parser.add_argument("--models", nargs="+", default=["gpal"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    if args.part in ("scored-sets", "by-class") and args.run is None:
+    if args.part in ("scored-sets", "by-class", "hybrid") and args.run is None:
         parser.error(f"{args.part} reads a later_labels run: give its folder")
     {"scored-sets": lambda: scored_sets(args.run, args.models, args.seeds),
      "by-class": lambda: by_class(args.run, args.models, args.seeds),
      "populations": populations, "features": features,
-     "later-measurements": lambda: later_measurements(args.run)}[args.part]()
+     "later-measurements": lambda: later_measurements(args.run),
+     "hybrid": lambda: hybrid(args.run, args.seeds)}[args.part]()
 
 
 if __name__ == "__main__":
