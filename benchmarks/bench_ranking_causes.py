@@ -7,6 +7,7 @@ Each part prints a markdown table:
     python benchmarks/bench_ranking_causes.py populations        # fast scikit-learn models, seeds 0 1
     python benchmarks/bench_ranking_causes.py features
     python benchmarks/bench_ranking_causes.py later-measurements RUN  # LR, RF and the main job's GP, seed 0
+    python benchmarks/bench_ranking_causes.py gp-features RUN  # the main job's GP, seed 0: two feature changes
     python benchmarks/bench_ranking_causes.py hybrid RUN --seeds 0 1 2  # needs gpal and gpal_bcu_class in RUN
 
 RUN is the folder of a ``later_labels`` workflow run (its units hold each model's probabilities).  The
@@ -246,6 +247,37 @@ def later_measurements(run: Path | None) -> None:
                   flush=True)
 
 
+def gp_features(run: Path) -> None:
+    """The main job's GP (seed 0) without abs_sin_GLAT and on the bands-and-light-curve preset, beside gpal's
+    seed-0 unit of RUN; every measure of the study (what the catalog knows applied)."""
+    from dataclasses import replace
+
+    from gpal.catalog_jobs.settings import main_job_estimator
+
+    def without(data, name):
+        keep = [j for j, n in enumerate(data.feature_names) if n != name]
+        return replace(data, X=data.X[:, keep], X_var=data.X_var[:, keep],
+                       feature_names=tuple(data.feature_names[j] for j in keep))
+
+    shown = ["nll", "balanced_accuracy", "agn_pulsar_auc", "bll_fsrq_auc"]
+    print("| check | model | " + " | ".join(shown) + " |\n|---|---|" + "---|" * len(shown))
+    for check in L.PAIRS:
+        release = check.split(":")[0]
+        _, train, pool = L._sets(release)
+        family = "fermi_3fgl" if release == "3FGL" else "fermi_dr4"
+        variants = {"without abs_sin_GLAT": (without(train, "abs_sin_GLAT"), without(pool, "abs_sin_GLAT")),
+                    "bands and light curve": _preset_sets(release, family + "_measurements")}
+        units = {"gpal": _unit(run, check, 0, "gpal")}
+        for name, (t, p) in variants.items():
+            units[name] = {"proba": main_job_estimator(random_state=0, progress=False).fit(t).predict_proba(
+                p.X, p.X_var).tolist()}
+        probabilities = L.check_probabilities(check, 0, units)
+        sc = L.scored_rows(check, 0)
+        for name, proba in probabilities.items():
+            measured = L._measures(sc, proba, {})
+            print(f"| {check} | {name} | " + " | ".join(f"{measured[m]:.3f}" for m in shown) + " |", flush=True)
+
+
 def hybrid(run: Path, seeds: list[int]) -> None:
     """p(pulsar) from ``gpal_bcu_class``, the bll : fsrq share from ``gpal`` (no fit of its own): whether the
     bcu class's calibration cost comes from its p(pulsar) or from its folding of the bcu probability."""
@@ -268,19 +300,19 @@ def hybrid(run: Path, seeds: list[int]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("part", choices=["scored-sets", "by-class", "populations", "features", "later-measurements",
-                                           "hybrid"])
+                                           "gp-features", "hybrid"])
     parser.add_argument("run", nargs="?", type=Path, help="a later_labels workflow run folder")
     parser.add_argument("--models", nargs="+", default=["gpal"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    if args.part in ("scored-sets", "by-class", "hybrid") and args.run is None:
+    if args.part in ("scored-sets", "by-class", "gp-features", "hybrid") and args.run is None:
         parser.error(f"{args.part} reads a later_labels run: give its folder")
     {"scored-sets": lambda: scored_sets(args.run, args.models, args.seeds),
      "by-class": lambda: by_class(args.run, args.models, args.seeds),
      "populations": populations, "features": features,
      "later-measurements": lambda: later_measurements(args.run),
-     "hybrid": lambda: hybrid(args.run, args.seeds)}[args.part]()
+     "gp-features": lambda: gp_features(args.run), "hybrid": lambda: hybrid(args.run, args.seeds)}[args.part]()
 
 
 if __name__ == "__main__":
