@@ -6,6 +6,8 @@ Each part prints a markdown table:
     python benchmarks/bench_ranking_causes.py by-class RUN --models gpal --seeds 0 1 2
     python benchmarks/bench_ranking_causes.py populations        # fast scikit-learn models, seeds 0 1
     python benchmarks/bench_ranking_causes.py features
+    python benchmarks/bench_ranking_causes.py ablations          # the forest without each feature; curvature / significance
+    python benchmarks/bench_ranking_causes.py extremes RUN       # gpal's worst-ranked sources and significance thirds
     python benchmarks/bench_ranking_causes.py later-measurements RUN  # LR, RF and the main job's GP, seed 0
     python benchmarks/bench_ranking_causes.py gp-features RUN  # the main job's GP, seed 0: two feature changes
     python benchmarks/bench_ranking_causes.py hybrid RUN --seeds 0 1 2  # needs gpal and gpal_bcu_class in RUN
@@ -196,6 +198,66 @@ def features() -> None:
                   + " / ".join(f"{v:.3f}" for v in np.mean(bf, 0)) + " |", flush=True)
 
 
+def ablations() -> None:
+    """AGN-vs-pulsar AUC of the forest (seeds 0, 1) without each feature in turn, minus with all; and of every model
+    with log(curvature significance) - log(significance) added, or in place of the curvature significance."""
+    for check in L.PAIRS:
+        train, pool = L._sets(check.split(":")[0])[1:]
+        sc = L.scored_rows(check, 0)
+        names = list(train.feature_names)
+
+        def auc(m, transform=lambda X: X):
+            return np.mean([_auc(sc["pulsar"], _model(m, s).fit(transform(train.X), train.y).predict_proba(
+                transform(pool.X))[:, 2], sc["agn_pulsar"]) for s in _seeds(m)])
+
+        full = auc("rf")
+        drops = [f"{n} {auc('rf', lambda X, j=j: np.delete(X, j, axis=1)) - full:+.3f}" for j, n in enumerate(names)]
+        print(f"- {check}, forest {full:.3f}; without: " + ", ".join(drops))
+        curvature = next(j for j, n in enumerate(names) if "Curv" in n)
+        significance = names.index("log(Signif_Avg)")
+
+        def ratio(X):
+            return X[:, curvature] - X[:, significance]
+
+        def replaced(X):
+            out = X.copy()
+            out[:, curvature] = ratio(X)
+            return out
+
+        for m in ("lr", "rf", "gb"):
+            base = auc(m)
+            print(f"  - {m}: {base:.3f}; curvature / significance added "
+                  f"{auc(m, lambda X: np.column_stack([X, ratio(X)])) - base:+.3f}, in place of the curvature "
+                  f"{auc(m, replaced) - base:+.3f}", flush=True)
+
+
+def extremes(run: Path) -> None:
+    """gpal's (seed 0 of RUN) five AGN ranked most pulsar-like and five pulsars ranked least, with their earlier
+    features; and both AUCs by thirds of the earlier significance of the scored sources."""
+    for check in L.PAIRS:
+        catalog, _, pool = L._sets(check.split(":")[0])
+        sc, codes = L.scored_rows(check, 0), L._later_codes(*check.split(":"))
+        p = L.check_probabilities(check, 0, {"gpal": _unit(run, check, 0, "gpal")})["gpal"]
+        shown = [j for j, n in enumerate(pool.feature_names)
+                 if any(k in n for k in ("Curv", "beta", "Spectral_Index", "LP_Index", "Variab", "GLAT", "Signif_Avg"))]
+        print(f"\n{check}: " + ", ".join(pool.feature_names[j] for j in shown))
+        ap = np.nonzero(sc["agn_pulsar"])[0]
+        agn, psr = ap[~sc["pulsar"][ap]], ap[sc["pulsar"][ap]]
+        for label, rows in (("AGN ranked most pulsar-like", agn[np.argsort(-p[agn, 2])[:5]]),
+                            ("pulsars ranked least pulsar-like", psr[np.argsort(p[psr, 2])[:5]])):
+            print(f"  {label}:")
+            for i in rows:
+                print(f"    later {codes[i]:5s} p(pulsar) {p[i, 2]:.2f}: " + ", ".join(f"{pool.X[i, j]:.2f}" for j in shown))
+        significance = catalog.values_of("significance", [str(i) for i in pool.ids])
+        blazar = np.isin(sc["label"], [0, 1])
+        for name, rows, truth, score in (("AGN-psr", sc["agn_pulsar"], sc["pulsar"], p[:, 2]),
+                                         ("bll-fsrq", blazar, sc["label"] == 1, _blazar_share(p))):
+            edges = np.quantile(significance[rows], [1 / 3, 2 / 3])
+            third = np.digitize(significance, edges)
+            print(f"  {name} by significance third (faint to bright): "
+                  + ", ".join(f"{_auc(truth, score, rows & (third == k)):.3f}" for k in range(3)))
+
+
 def later_measurements(run: Path | None) -> None:
     """The scored sources described by the later release's own measurements, ranked by models trained on the later
     release's labelled bll / fsrq / pulsar sources with the scored sources' counterparts left out; beside the same
@@ -300,19 +362,19 @@ def hybrid(run: Path, seeds: list[int]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("part", choices=["scored-sets", "by-class", "populations", "features", "later-measurements",
-                                           "gp-features", "hybrid"])
+                                           "gp-features", "hybrid", "ablations", "extremes"])
     parser.add_argument("run", nargs="?", type=Path, help="a later_labels workflow run folder")
     parser.add_argument("--models", nargs="+", default=["gpal"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     args = parser.parse_args()
     warnings.simplefilter("ignore")
-    if args.part in ("scored-sets", "by-class", "gp-features", "hybrid") and args.run is None:
+    if args.part in ("scored-sets", "by-class", "gp-features", "hybrid", "extremes") and args.run is None:
         parser.error(f"{args.part} reads a later_labels run: give its folder")
     {"scored-sets": lambda: scored_sets(args.run, args.models, args.seeds),
      "by-class": lambda: by_class(args.run, args.models, args.seeds),
      "populations": populations, "features": features,
      "later-measurements": lambda: later_measurements(args.run),
-     "gp-features": lambda: gp_features(args.run), "hybrid": lambda: hybrid(args.run, args.seeds)}[args.part]()
+     "gp-features": lambda: gp_features(args.run), "ablations": ablations, "extremes": lambda: extremes(args.run), "hybrid": lambda: hybrid(args.run, args.seeds)}[args.part]()
 
 
 if __name__ == "__main__":
