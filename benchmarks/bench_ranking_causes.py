@@ -99,7 +99,7 @@ def by_class(run: Path, models: list[str], seeds: list[int]) -> None:
                 ap = sc["agn_pulsar"]
                 psr, agn = ap & sc["pulsar"], ap & ~sc["pulsar"]
 
-                def auc(pos, neg):
+                def auc(pos, neg, p=p):
                     return roc_auc_score(np.r_[np.ones(pos.sum()), np.zeros(neg.sum())], np.r_[p[pos], p[neg]])
 
                 groups = {"all": auc(psr, agn)}
@@ -206,7 +206,7 @@ def ablations() -> None:
         sc = L.scored_rows(check, 0)
         names = list(train.feature_names)
 
-        def auc(m, transform=lambda X: X):
+        def auc(m, transform=lambda X: X, train=train, pool=pool, sc=sc):
             return np.mean([_auc(sc["pulsar"], _model(m, s).fit(transform(train.X), train.y).predict_proba(
                 transform(pool.X))[:, 2], sc["agn_pulsar"]) for s in _seeds(m)])
 
@@ -216,10 +216,10 @@ def ablations() -> None:
         curvature = next(j for j, n in enumerate(names) if "Curv" in n)
         significance = names.index("log(Signif_Avg)")
 
-        def ratio(X):
+        def ratio(X, curvature=curvature, significance=significance):
             return X[:, curvature] - X[:, significance]
 
-        def replaced(X):
+        def replaced(X, curvature=curvature):
             out = X.copy()
             out[:, curvature] = ratio(X)
             return out

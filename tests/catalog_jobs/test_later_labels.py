@@ -193,7 +193,7 @@ def test_folding_the_bcu_class_keeps_p_pulsar_and_the_fsrq_share_and_sums_to_one
 
 
 def test_the_bcu_variant_reads_the_estimators_columns_by_class_name(monkeypatch):
-    import gpal.catalog_jobs.settings as settings
+    from gpal.catalog_jobs import settings
 
     fitted = {}
 
