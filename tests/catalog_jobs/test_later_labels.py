@@ -158,3 +158,63 @@ def test_gpal_pool_is_derived_from_gpals_fit_and_leaves_held_out_rows_alone(monk
     for derived in ("gpal+pool", "gpal+pool_unassociated"):
         with pytest.raises(ValueError, match="no fit of its own"):
             later_labels.fit_unit("held-out:FL16Y", 0, derived)
+
+
+def _dataset(n, class1, y=None):
+    from gpal.data.dataset import NoisyDataset
+
+    rng = np.random.default_rng(n)
+    return NoisyDataset(X=rng.normal(size=(n, 2)), X_var=np.full((n, 2), 0.01), y=y, feature_names=("a", "b"),
+                        class_names=later_labels.CLASSES if y is not None else (),
+                        ids=np.array([f"{class1 or 'u'}{i}" for i in range(n)]),
+                        aux={"CLASS1": np.array([class1] * n)})
+
+
+def test_the_bcu_class_adds_the_pools_bcu_rows_alone_as_a_fourth_class_after_the_three():
+    from gpal.data.dataset import NoisyDataset
+
+    train = _dataset(6, "bll", y=np.array([0, 1, 2, 0, 1, 2]))
+    pool = NoisyDataset.concatenate([_dataset(4, "BCU "), _dataset(3, "")])
+    four = later_labels.with_bcu_class(train, pool)
+    assert four.class_names == (*later_labels.CLASSES, "bcu")
+    assert four.class_counts() == {"bll": 2, "fsrq": 2, "pulsar": 2, "bcu": 4}
+    assert list(four.ids) == [*train.ids, *pool.ids[:4]]  # the unassociated sources stay out
+    np.testing.assert_array_equal(four.X[:6], train.X)
+    np.testing.assert_array_equal(four.y[:6], train.y)
+
+
+def test_folding_the_bcu_class_keeps_p_pulsar_and_the_fsrq_share_and_sums_to_one():
+    rng = np.random.default_rng(3)
+    proba = rng.dirichlet([1, 1, 1, 1], 50)
+    proba[0] = [0.0, 0.0, 0.4, 0.6]  # no blazar probability of its own: the bcu's goes half to each
+    folded = later_labels.fold_bcu(proba)
+    np.testing.assert_allclose(folded.sum(1), 1.0)
+    np.testing.assert_allclose(folded[:, 2], proba[:, 2])
+    np.testing.assert_allclose(folded[1:, 1] / folded[1:, :2].sum(1), proba[1:, 1] / proba[1:, :2].sum(1))
+    np.testing.assert_allclose(folded[0], [0.3, 0.3, 0.4])
+
+
+def test_the_bcu_variant_reads_the_estimators_columns_by_class_name(monkeypatch):
+    from gpal.catalog_jobs import settings
+
+    fitted = {}
+
+    class Sorted:  # as NoisyGPClassifier: columns in the order of the sorted class names
+        def __init__(self, **params):
+            pass
+
+        def fit(self, data, sample_weight=None):
+            fitted["classes"] = data.class_names
+            self.classes_ = np.array(sorted(data.class_names))
+            return self
+
+        def predict_proba(self, X, X_var):
+            by_name = {"bll": 0.1, "fsrq": 0.3, "pulsar": 0.2, "bcu": 0.4}
+            return np.tile([by_name[c] for c in self.classes_], (len(X), 1))
+
+    monkeypatch.setattr(settings, "main_job_estimator", Sorted)
+    train = _dataset(6, "bll", y=np.array([0, 1, 2, 0, 1, 2]))
+    pool = _dataset(4, "bcu")
+    proba = later_labels._gp_proba({"bcu_class": True}, 0, train, pool.X, pool.X_var, pool=pool)
+    assert fitted["classes"] == (*later_labels.CLASSES, "bcu")
+    np.testing.assert_allclose(proba, np.tile([0.2, 0.6, 0.2], (4, 1)))
