@@ -19,7 +19,10 @@ record's command and tables, what is below after them.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import os
+import re
 import shlex
 import subprocess
 import sys
@@ -31,8 +34,8 @@ from gpal.identity import source_commit
 from gpal.workflows.generated_page import DOCS, write_or_check
 from gpal.workflows.records import make_record, make_table, read_record, table_markdown, write_record
 
-__all__ = ["CONVERTERS", "SECTIONS", "STUDY_RECORDS", "classify_run_record", "later_labels_run_record", "main",
-           "produce", "record_run", "render"]
+__all__ = ["CONVERTERS", "SECTIONS", "STUDY_RECORDS", "classify_run_record", "command_environment",
+           "later_labels_run_record", "main", "produce", "record_run", "render"]
 
 #: The page's sections in order: (name, heading, the parts after the section's own record, in order).
 SECTIONS = (
@@ -295,16 +298,24 @@ def _clean_commit(commit: str) -> str:
     return commit
 
 
+def command_environment(command: str) -> tuple[dict[str, str], list[str]]:
+    """A recorded shell command as (environment, argv): its leading ``NAME=value`` words (``OMP_NUM_THREADS=1 gpal
+    ...``, as a record shows how it was run) set variables on top of this process's environment."""
+    words = shlex.split(command)
+    assignments = list(itertools.takewhile(lambda w: re.fullmatch(r"[A-Za-z_]\w*=.*", w), words))
+    return {**os.environ, **dict(w.split("=", 1) for w in assignments)}, words[len(assignments):]
+
+
 def produce(name: str, records: Path, commit: str) -> Path:
     """Run record ``name``'s command again and re-record it: a run folder converted, or a study writing it.
 
     ``commit`` is the source's, taken before any record is rewritten: the first record written makes the tree
     differ from it, so each later one would otherwise be refused as ``+dirty``."""
     record = read_record(records / f"{name}.json")
-    argv = shlex.split(record["command"])
+    env, argv = command_environment(record["command"])
     if name in STUDY_RECORDS:  # run from the repository, where the study's script and recorded units are
         subprocess.run([*argv, "--record", str((records / f"{name}.json").resolve())], cwd=records.parents[1],
-                       check=True)
+                       check=True, env=env)
         return records / f"{name}.json"
     if name not in CONVERTERS:
         raise ValueError(f"record {name!r} was converted from a study's recorded output: rerun its command "
@@ -315,7 +326,7 @@ def produce(name: str, records: Path, commit: str) -> Path:
     with tempfile.TemporaryDirectory() as work:  # run from the repository (workflow paths), writing to `work`
         out = Path(work) / "run"
         argv[argv.index("--out") + 1] = str(out)
-        subprocess.run(argv, cwd=records.parents[1], check=True)
+        subprocess.run(argv, cwd=records.parents[1], check=True, env=env)
         return record_run(name, out, records, record["command"], commit)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -194,7 +195,7 @@ def test_producing_two_records_names_the_commit_taken_before_the_first(tmp_path,
     commits = iter(["abc1234", "abc1234+dirty"])
     monkeypatch.setattr(results_page, "source_commit", lambda: next(commits))
 
-    def fake_run(argv, cwd, check):  # the command's run folder, made without running gpal
+    def fake_run(argv, cwd, check, env):  # the command's run folder, made without running gpal
         _classify_folder(Path(argv[argv.index("--out") + 1]))
 
     monkeypatch.setattr(results_page.subprocess, "run", fake_run)
@@ -208,3 +209,10 @@ def test_producing_from_uncommitted_code_is_refused_before_any_run(tmp_path, mon
     monkeypatch.setattr(results_page.subprocess, "run", lambda *a, **k: pytest.fail("a run was started"))
     assert results_page.main(["--produce", "main_job", "--docs", str(tmp_path)]) == 2
     assert "commit first" in capsys.readouterr().err
+
+
+def test_a_recorded_commands_leading_assignments_become_its_environment():
+    env, argv = results_page.command_environment("OMP_NUM_THREADS=1 A_B=x=y gpal workflow w.yaml --set 'm=[a, b]'")
+    assert argv == ["gpal", "workflow", "w.yaml", "--set", "m=[a, b]"]
+    assert env["OMP_NUM_THREADS"] == "1" and env["A_B"] == "x=y" and env["PATH"] == os.environ["PATH"]
+    assert results_page.command_environment("gpal classify --out DIR")[1][0] == "gpal"
