@@ -86,7 +86,8 @@ def merged_record(parts: Sequence[Mapping[str, Any]], where: str) -> dict[str, A
 
 def render(records: Path) -> str:
     """The page's Markdown from the comparison files in ``records`` and the claims in ``records/claims``."""
-    results = []
+    parts_of: dict[str, list[tuple[str, dict]]] = {}  # workflow -> its records as (part, record), in file order
+    paper_of: dict[str, str] = {}
     for path in sorted(records.glob("*.json")):
         try:
             result = json.loads(path.read_text(encoding="utf-8"))
@@ -94,13 +95,12 @@ def render(records: Path) -> str:
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"{path} is not a recorded paper comparison ({exc}); re-record it with --record") from None
         name, _, part = path.stem.partition(".")
-        results.append((paper, name, part, result))
-    parts_of: dict[str, list[dict]] = {}
-    for _, name, _, result in results:
-        parts_of.setdefault(name, []).append(result)
-    by_name = {name: merged_record(parts, f"{records}/{name}.*.json") for name, parts in parts_of.items()}
+        parts_of.setdefault(name, []).append((part, result))
+        paper_of[name] = paper
+    by_name = {name: merged_record([result for _, result in parts], f"{records}/{name}.*.json")
+               for name, parts in parts_of.items()}
     declarations = claims_in(records / "claims")
-    recorded_papers = list(dict.fromkeys(p for p, _, _, _ in results))
+    recorded_papers = list(dict.fromkeys(paper_of.values()))
     for path, declared in declarations:
         if declared["paper"] not in recorded_papers:
             raise ValueError(f"{path}: paper {declared['paper']!r} is not the source.paper of any record; "
@@ -121,8 +121,8 @@ def render(records: Path) -> str:
         if paper in claims_of:
             path, declared = claims_of[paper]
             lines += [claims_markdown(declared, by_name, path.name, known or None).rstrip("\n"), ""]
-        for name in dict.fromkeys(n for p, n, _, _ in results if p == paper):
-            parts = [(part, result) for _, n, part, result in results if n == name]
+        for name in (n for n, p in paper_of.items() if p == paper):
+            parts = parts_of[name]
             for part, result in parts:
                 title = result.get("title") or name
                 lines += [
