@@ -34,7 +34,7 @@ from gpal.catalog_jobs.candidates import (
 )
 from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, settings_from_header
 from gpal.catalog_jobs.proba_columns import classes_from_columns
-from gpal.catalog_jobs.tables import ClassifiedSources, table_files
+from gpal.catalog_jobs.tables import ClassifiedSources, classified_table_files
 from gpal.constraints import ListOf, Real
 
 __all__ = ["DEFAULT_EXCLUDED_FLAGS", "DEFAULT_MIN_SIGNIFICANCE", "DEFAULT_TARGET", "DISCOVERY_FILE",
@@ -194,7 +194,7 @@ def follow_up_files(table: ClassifiedSources,
     for name, rows in lists.items():
         what = LISTS.get(name) or f"target list: the most probable {classes_of[name]} sources to follow up"
         meta = {**table.meta, "LIST": what, "NSOURCES": len(rows)}
-        files.update(table_files(replace(table, frame=rows, meta=meta), name))
+        files.update(classified_table_files(replace(table, frame=rows, meta=meta), name))
         if name in drawn:
             files[region_file(name)] = region_text(rows, what)
     return files, lists

@@ -39,10 +39,10 @@ __all__ = [
     "TABLE_FORMATS",
     "as_read_back",
     "check_table_path",
+    "classified_table_files",
     "dated",
     "read_probability_table",
     "rendered_and_read_back",
-    "table_files",
     "write_ecsv_twin",
     "write_probability_table",
 ]
@@ -291,7 +291,7 @@ def _for_writing(table: ClassifiedSources) -> tuple[pd.DataFrame, dict[str, Any]
     return _with_equatorial(table.frame), _typed(table.meta)
 
 
-def table_files(table: ClassifiedSources, name: str) -> dict[str, str | bytes]:
+def classified_table_files(table: ClassifiedSources, name: str) -> dict[str, str | bytes]:
     """The files of ``table`` written as ``name`` (ending in ``.csv`` or ``.fits``), made in memory: the CSV and its
     ECSV twin, or the FITS table, by name."""
     return _files(name, *_for_writing(table))
@@ -299,9 +299,9 @@ def table_files(table: ClassifiedSources, name: str) -> dict[str, str | bytes]:
 
 def rendered_and_read_back(table: ClassifiedSources,
                            names: Sequence[str]) -> tuple[dict[str, str | bytes], ClassifiedSources]:
-    """The files of ``table`` written as each of ``names`` (`table_files`), and the table as `read_probability_table`
-    reads them back: the rows through the CSV's decimals, the keywords through the ECSV twin's header.  One CSV text
-    serves the files and the values; nothing touches the disk."""
+    """The files of ``table`` written as each of ``names`` (`classified_table_files`), and the table as
+    `read_probability_table` reads them back: the rows through the CSV's decimals, the keywords through the ECSV
+    twin's header.  One CSV text serves the files and the values; nothing touches the disk."""
     frame, meta = _for_writing(table)
     text = frame.to_csv(index=False)
     files = {key: content for name in names for key, content in _files(name, frame, meta, text).items()}
@@ -313,7 +313,7 @@ def rendered_and_read_back(table: ClassifiedSources,
 def write_probability_table(table: ClassifiedSources, path: str | os.PathLike, force: bool = False) -> Path:
     """Write a plain CSV and its ECSV twin, or a FITS table, atomically; returns the CSV or FITS path."""
     path = check_table_path(path, force)
-    write_files(path.parent, table_files(table, path.name))
+    write_files(path.parent, classified_table_files(table, path.name))
     return path
 
 
