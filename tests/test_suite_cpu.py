@@ -48,4 +48,4 @@ def test_cpu_of_a_test_and_of_the_processes_it_starts_is_counted_and_summed_by_f
 @pytest.mark.slow
 def test_a_failing_suite_is_not_recorded(suite_cpu, tmp_path):
     with pytest.raises(SystemExit, match=r"pytest failed \(exit 1\)"):
-        suite_cpu.profile_suite(["-n", "0"], cwd=_suite(tmp_path, failing=True))  # no workers: the exit code is pytest's
+        suite_cpu.profile_suite(["-n", "0"], cwd=_suite(tmp_path, failing=True))
