@@ -47,7 +47,7 @@ SECTIONS = (
     ("none_of_these", '"None of these"', ("faint",)),
     ("published", "The published experiments", ("waveform",)),
     ("likelihoods", "Likelihoods and model families", ()),
-    ("timings", "Timings", ("parts", "step", "prediction", "batched", "methods", "tests")),
+    ("timings", "Timings", ("parts", "step", "prediction", "batched", "methods", "tests", "tests_cpu")),
 )
 _MARKER = "<!-- numbers -->"
 _REGENERATE = "python -m gpal.workflows.results_page"
@@ -228,7 +228,7 @@ CONVERTERS: dict[str, Callable[[Path, str, str], dict[str, Any]]] = {
 #: Converted records whose run names its own commit (the others take this source's, or --commit).
 _RUN_NAMES_COMMIT = ("later_labels",)
 #: Records a study script writes itself: its command, given ``--record FILE``, writes the record there.
-STUDY_RECORDS = ("discovery", "timings.tests")
+STUDY_RECORDS = ("discovery", "timings.tests", "timings.tests_cpu")
 
 
 def _record_names() -> list[str]:
