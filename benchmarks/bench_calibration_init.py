@@ -1,0 +1,204 @@
+#!/usr/bin/env python
+"""Starting points and step sizes of the main job's fit, at its 50 epochs: do any make it less under-confident?
+
+At 50 epochs the main job's kernels are still flat (variances 1.0 / 1.7 / 4.5 against 0.18 / 4.1 / 10.9 after 200,
+docs/calibration.md) and its held-out predictions under-confident.  Each candidate changes one thing about where
+the fit starts or how it steps, none about how long it trains: the kernel's initial variance, its initial length
+scales, Adam's step size.  ``fit`` trains the main job's estimator (`gpal.catalog_jobs.settings.main_job_estimator`)
+with each candidate on the main job's split (``gpal classify``: the default selection of CATALOG, a stratified 80 / 20
+split drawn with the seed) and keeps its held-out probabilities beside logistic regression's
+(`gpal.evaluation.baselines`) in ``OUT/probas/CATALOG.seedS.npz``, with each fit's seconds and final kernel
+variances; a candidate already saved is not refitted.  ``analyse`` writes ``OUT/calibration_init.json`` / ``.md``:
+per catalog and candidate (mean over seeds) NLL, ECE (15 bins), accuracy, accuracy minus mean confidence, seconds,
+kernel variances, and 95% paired bootstrap intervals over sources of the candidate minus ``gpal`` (resamples averaged
+over the seeds).
+
+    OMP_NUM_THREADS=1 nice -n 10 python benchmarks/bench_calibration_init.py fit --out /tmp/calib_init \
+        --catalogs FL16Y --seeds 0 --candidates gpal var4 lr0.05
+    python benchmarks/bench_calibration_init.py analyse --out /tmp/calib_init
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: Candidate name -> what differs from the main job's estimator.  ``kernel_variance`` / ``lengthscale_scale``: the
+#: SE-ARD kernel starts at that variance (default 1) and at that multiple of its default length scales (sqrt(d)).
+CANDIDATES: dict[str, dict[str, Any]] = {
+    "gpal": {},
+    "var4": {"kernel_variance": 4.0},
+    "var10": {"kernel_variance": 10.0},
+    "var20": {"kernel_variance": 20.0},
+    "lr0.05": {"learning_rate": 0.05},
+    "lr0.1": {"learning_rate": 0.1},
+    "var4_lr0.05": {"kernel_variance": 4.0, "learning_rate": 0.05},
+    "var10_lr0.05": {"kernel_variance": 10.0, "learning_rate": 0.05},
+    "ls0.5": {"lengthscale_scale": 0.5},
+    "ls2": {"lengthscale_scale": 2.0},
+    "var10_ls0.5": {"kernel_variance": 10.0, "lengthscale_scale": 0.5},
+}
+CATALOGS = ("FL16Y", "4FGL-DR4")
+SEEDS = (0, 1, 2)
+TEST_SIZE = 0.2  # the main job's
+N_BINS = 15
+N_BOOT = 1000
+
+
+def estimator_of(candidate: dict[str, Any], n_features: int, seed: int) -> Any:
+    """The main job's estimator with the candidate's changes."""
+    from gpal.catalog_jobs.settings import main_job_estimator
+    from gpal.models.kernels import default_kernel
+
+    params = dict(candidate)
+    variance, scale = params.pop("kernel_variance", None), params.pop("lengthscale_scale", None)
+    if variance is not None or scale is not None:
+        kernel = default_kernel(n_features)
+        kernel.variance.assign(1.0 if variance is None else variance)
+        kernel.lengthscales.assign(kernel.lengthscales.numpy() * (1.0 if scale is None else scale))
+        params["kernel"] = kernel
+    return main_job_estimator(random_state=seed, progress=False, **params)
+
+
+def main_job_split(catalog: str, seed: int) -> tuple[Any, Any]:
+    """The main job's training and held-out rows of ``catalog`` (its default selection, `gpal classify`'s split)."""
+    from gpal.catalog_jobs.selection import CatalogSelection
+
+    _, data = CatalogSelection(catalog=catalog).load()
+    return data.split(test_size=TEST_SIZE, seed=seed, stratify=True)
+
+
+def fit(out: Path, catalogs: list[str], seeds: list[int], names: list[str]) -> None:
+    from gpal.evaluation.baselines import fit_baselines
+
+    (out / "probas").mkdir(parents=True, exist_ok=True)
+    for catalog in catalogs:
+        for seed in seeds:
+            path = out / "probas" / f"{catalog}.seed{seed}.npz"
+            kept: dict[str, np.ndarray] = {}
+            if path.is_file():
+                with np.load(path) as saved:
+                    kept = {k: saved[k] for k in saved.files}
+            train, test = main_job_split(catalog, seed)
+            if "label" not in kept:
+                kept["label"] = test.y
+                kept["logistic"] = fit_baselines(train.X, train.y, test.X, names=["logistic"],
+                                                 random_state=seed)["logistic"]
+            for name in names:
+                if name in kept:
+                    continue
+                t0 = time.perf_counter()
+                model = estimator_of(CANDIDATES[name], train.X.shape[1], seed).fit(train)
+                seconds = time.perf_counter() - t0
+                kept[name] = model.predict_proba(test)
+                kept[f"_seconds_{name}"] = np.array(seconds)
+                kept[f"_variance_{name}"] = np.array([float(k.variance.numpy()) for k in model.model_.gp.kernels])
+                np.savez(path, **kept)  # after every fit: an interrupted run keeps what it finished
+                print(f"{catalog} seed {seed} {name}: {seconds:.0f} s, variances "
+                      f"{np.round(kept[f'_variance_{name}'], 2).tolist()}", flush=True)
+            np.savez(path, **kept)
+
+
+def _measures(y: np.ndarray, p: np.ndarray) -> dict[str, float]:
+    from gpal.evaluation.calibration import expected_calibration_error
+    from gpal.evaluation.metrics import negative_log_likelihood
+
+    accuracy = float(np.mean(p.argmax(axis=1) == y))
+    return {"nll": negative_log_likelihood(y, p), "ece": expected_calibration_error(y, p, N_BINS),
+            "accuracy": accuracy, "accuracy_minus_confidence": accuracy - float(p.max(axis=1).mean())}
+
+
+def _paired(data: list[dict[str, np.ndarray]], seeds: list[int], a: str, b: str) -> dict[str, list[float]]:
+    """95% paired bootstrap interval of a - b per measure, each resample's difference averaged over the seeds."""
+    from gpal.evaluation.comparison import resampled_metrics
+
+    diffs = []
+    for seed, d in zip(seeds, data):
+        y = d["label"]
+        index = np.random.default_rng([seed, 17]).integers(0, y.size, (N_BOOT, y.size))
+        ra, rb = (resampled_metrics(y, d[m], index, N_BINS) for m in (a, b))
+        diffs.append({k: ra[k] - rb[k] for k in ("nll", "ece", "accuracy")})
+    return {k: [float(v) for v in np.percentile(np.mean([d[k] for d in diffs], axis=0), [2.5, 97.5])]
+            for k in diffs[0]}
+
+
+def analyse(out: Path, catalogs: list[str], seeds: list[int]) -> dict[str, Any]:
+    from gpal.files import write_json_atomic
+
+    result: dict[str, Any] = {"seeds": seeds, "catalogs": {}}
+    for catalog in catalogs:
+        paths = [out / "probas" / f"{catalog}.seed{s}.npz" for s in seeds]
+        present = [(s, p) for s, p in zip(seeds, paths) if p.is_file()]
+        if not present:
+            continue
+        data = []
+        for _, p in present:
+            with np.load(p) as saved:
+                data.append({k: saved[k] for k in saved.files})
+        used = [s for s, _ in present]
+        models = [m for m in data[0] if m != "label" and not m.startswith("_") and all(m in d for d in data)]
+        rows = {}
+        for m in models:
+            per_seed = [_measures(d["label"], d[m]) for d in data]
+            row = {k: float(np.mean([r[k] for r in per_seed])) for k in per_seed[0]}
+            row["per_seed"] = per_seed
+            if f"_seconds_{m}" in data[0]:
+                row["seconds"] = float(np.mean([d[f"_seconds_{m}"] for d in data]))
+                row["kernel_variance"] = np.mean([d[f"_variance_{m}"] for d in data], axis=0).round(3).tolist()
+            if m != "gpal" and "gpal" in models:
+                row["minus_gpal"] = _paired(data, used, m, "gpal")
+            rows[m] = row
+        result["catalogs"][catalog] = {"seeds": used, "n": int(data[0]["label"].size), "models": rows}
+    write_json_atomic(out / "calibration_init.json", result)
+    (out / "calibration_init.md").write_text(markdown(result))
+    return result
+
+
+def _iv(v: list[float]) -> str:
+    return f"[{v[0]:+.3f}, {v[1]:+.3f}]"
+
+
+def markdown(result: dict[str, Any]) -> str:
+    lines = ["Held-out rows of the main job's split; each value is the mean over the seeds given; intervals are 95% "
+             "paired bootstrap intervals over sources (1000 resamples, each averaged over the seeds) of the candidate "
+             "minus gpal.", "",
+             "| catalog (held out) | seeds | model | NLL | ECE | accuracy | accuracy − confidence | seconds | "
+             "kernel variances (bll / fsrq / pulsar) | − gpal: NLL | − gpal: ECE | − gpal: accuracy |",
+             "|---|---|---|---:|---:|---:|---:|---:|---|---|---|---|"]
+    for catalog, c in result["catalogs"].items():
+        for m, v in c["models"].items():
+            iv = v.get("minus_gpal")
+            variance = " / ".join(f"{x:.2f}" for x in v.get("kernel_variance", []))
+            lines.append(f"| {catalog} ({c['n']}) | {','.join(map(str, c['seeds']))} | {m} | {v['nll']:.3f} | "
+                         f"{v['ece']:.3f} | {v['accuracy']:.3f} | {v['accuracy_minus_confidence']:+.3f} | "
+                         f"{v.get('seconds', float('nan')):.0f} | {variance} | "
+                         + " | ".join(_iv(iv[k]) if iv else "" for k in ("nll", "ece", "accuracy")) + " |")
+    lines += ["", "Per seed: NLL / ECE.", ""]
+    for catalog, c in result["catalogs"].items():
+        for m, v in c["models"].items():
+            lines.append(f"- {catalog} {m}: " + "; ".join(
+                f"seed {s}: {r['nll']:.3f} / {r['ece']:.3f}" for s, r in zip(c["seeds"], v["per_seed"])))
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("stage", choices=["fit", "analyse"])
+    p.add_argument("--out", type=Path, default=Path("/tmp/calibration_init"))
+    p.add_argument("--catalogs", nargs="+", default=list(CATALOGS))
+    p.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
+    p.add_argument("--candidates", nargs="+", default=list(CANDIDATES), choices=list(CANDIDATES))
+    args = p.parse_args(argv)
+    if args.stage == "fit":
+        fit(args.out, args.catalogs, args.seeds, args.candidates)
+    else:
+        print(json.dumps(analyse(args.out, args.catalogs, args.seeds)["catalogs"], indent=1)[:4000])
+
+
+if __name__ == "__main__":
+    main()
