@@ -29,12 +29,15 @@ from typing import Any
 import numpy as np
 
 #: Candidate name -> what differs from the main job's estimator.  ``kernel_variance`` / ``lengthscale_scale``: the
-#: SE-ARD kernel starts at that variance (default 1) and at that multiple of its default length scales (sqrt(d)).
+#: SE-ARD kernel starts at that variance (default 1) and at that multiple of its default length scales (sqrt(d));
+#: ``q_sqrt_scale``: q(u)'s whitened covariance starts at that scale squared times I (default I, the prior).
 CANDIDATES: dict[str, dict[str, Any]] = {
     "gpal": {},
     "var4": {"kernel_variance": 4.0},
     "var10": {"kernel_variance": 10.0},
     "var20": {"kernel_variance": 20.0},
+    "var30": {"kernel_variance": 30.0},
+    "var50": {"kernel_variance": 50.0},
     "lr0.05": {"learning_rate": 0.05},
     "lr0.1": {"learning_rate": 0.1},
     "var4_lr0.05": {"kernel_variance": 4.0, "learning_rate": 0.05},
@@ -42,6 +45,9 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "ls0.5": {"lengthscale_scale": 0.5},
     "ls2": {"lengthscale_scale": 2.0},
     "var10_ls0.5": {"kernel_variance": 10.0, "lengthscale_scale": 0.5},
+    "q0.3": {"q_sqrt_scale": 0.3},
+    "q0.1": {"q_sqrt_scale": 0.1},
+    "var20_q0.3": {"kernel_variance": 20.0, "q_sqrt_scale": 0.3},
 }
 CATALOGS = ("FL16Y", "4FGL-DR4")
 SEEDS = (0, 1, 2)
@@ -50,8 +56,23 @@ N_BINS = 15
 N_BOOT = 1000
 
 
+def fitted(candidate: dict[str, Any], train: Any, seed: int) -> Any:
+    """The main job's estimator with the candidate's changes, fitted on ``train`` by the public steps of a fit
+    (`gpal.estimators.fit_plan`), so that q(u) can start elsewhere than at the prior."""
+    from gpal.estimators.fit_plan import fit_data, plan_fit, train_plan
+
+    params = dict(candidate)
+    scale = params.pop("q_sqrt_scale", None)
+    estimator = estimator_of(params, train.X.shape[1], seed)
+    plan = plan_fit(estimator, *fit_data(estimator, train, None, None))
+    if scale is not None:
+        q_sqrt = plan.model.gp.q_sqrt
+        q_sqrt.assign(scale * np.broadcast_to(np.eye(q_sqrt.shape[-1]), q_sqrt.shape))
+    return train_plan(plan, progress=False)
+
+
 def estimator_of(candidate: dict[str, Any], n_features: int, seed: int) -> Any:
-    """The main job's estimator with the candidate's changes."""
+    """The main job's estimator with the candidate's kernel start and settings."""
     from gpal.catalog_jobs.settings import main_job_estimator
     from gpal.models.kernels import default_kernel
 
@@ -93,7 +114,7 @@ def fit(out: Path, catalogs: list[str], seeds: list[int], names: list[str]) -> N
                 if name in kept:
                     continue
                 t0 = time.perf_counter()
-                model = estimator_of(CANDIDATES[name], train.X.shape[1], seed).fit(train)
+                model = fitted(CANDIDATES[name], train, seed)
                 seconds = time.perf_counter() - t0
                 kept[name] = model.predict_proba(test)
                 kept[f"_seconds_{name}"] = np.array(seconds)
