@@ -218,3 +218,40 @@ def test_the_bcu_variant_reads_the_estimators_columns_by_class_name(monkeypatch)
     proba = later_labels._gp_proba({"bcu_class": True}, 0, train, pool.X, pool.X_var, pool=pool)
     assert fitted["classes"] == (*later_labels.CLASSES, "bcu")
     np.testing.assert_allclose(proba, np.tile([0.2, 0.6, 0.2], (4, 1)))
+
+
+@pytest.mark.parametrize("variant, kernel_name", [("gpal_kernel_variance10", None), ("gpal_kernel_variance20", None),
+                                                  ("gpal_linear", "se_plus_linear")])
+def test_a_kernel_variance_variant_starts_the_squared_exponential_there_and_nothing_else(monkeypatch, variant,
+                                                                                        kernel_name):
+    import gpflow
+
+    from gpal.catalog_jobs import settings
+    from gpal.models.kernels import default_kernel
+
+    given = {}
+
+    class Recording:  # the estimator's constructor arguments, as the variant builds them
+        def __init__(self, **params):
+            given.update(params)
+            self.classes_ = np.array(later_labels.CLASSES)
+
+        def fit(self, data, sample_weight=None):
+            return self
+
+        def predict_proba(self, X, X_var):
+            return np.full((len(X), 3), 1 / 3)
+
+    monkeypatch.setattr(settings, "main_job_estimator", Recording)
+    train = _dataset(6, "bll", y=np.array([0, 1, 2, 0, 1, 2]))
+    variance = later_labels.GP_VARIANTS[variant].get("kernel_variance")
+    later_labels._gp_proba(later_labels.GP_VARIANTS[variant], 0, train, train.X, train.X_var)
+    kernel = given["kernel"]
+    assert "kernel_variance" not in given  # a setting of the variant, not of the estimator
+    squared_exponential = kernel if kernel_name is None else kernel.kernels[0]
+    assert isinstance(squared_exponential, gpflow.kernels.SquaredExponential)
+    assert float(squared_exponential.variance.numpy()) == pytest.approx(1.0 if variance is None else variance)
+    if kernel_name is None:  # the estimator's default kernel, its length scales unchanged
+        np.testing.assert_array_equal(squared_exponential.lengthscales.numpy(), default_kernel(2).lengthscales.numpy())
+    else:
+        assert isinstance(kernel.kernels[1], gpflow.kernels.Linear)
