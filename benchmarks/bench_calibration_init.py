@@ -4,7 +4,7 @@
 At 50 epochs the main job's kernels are still flat (variances 1.0 / 1.7 / 4.5 against 0.18 / 4.1 / 10.9 after 200,
 docs/calibration.md) and its held-out predictions under-confident.  Each candidate changes one thing about where
 the fit starts or how it steps, none about how long it trains: the kernel's initial variance, its initial length
-scales, Adam's step size.  ``fit`` trains the main job's estimator (`gpal.catalog_jobs.settings.main_job_estimator`)
+scales, q(u)'s initial covariance, Adam's step size and its decay over the epochs.  ``fit`` trains the main job's estimator (`gpal.catalog_jobs.settings.main_job_estimator`)
 with each candidate on the main job's split (``gpal classify``: the default selection of CATALOG, a stratified 80 / 20
 split drawn with the seed) and keeps its held-out probabilities beside logistic regression's
 (`gpal.evaluation.baselines`) in ``OUT/probas/CATALOG.seedS.npz``, with each fit's seconds and final kernel
@@ -30,7 +30,8 @@ import numpy as np
 
 #: Candidate name -> what differs from the main job's estimator.  ``kernel_variance`` / ``lengthscale_scale``: the
 #: SE-ARD kernel starts at that variance (default 1) and at that multiple of its default length scales (sqrt(d));
-#: ``q_sqrt_scale``: q(u)'s whitened covariance starts at that scale squared times I (default I, the prior).
+#: ``q_sqrt_scale``: q(u)'s whitened covariance starts at that scale squared times I (default I, the prior);
+#: ``lr_decay``: Adam's step falls exponentially epoch by epoch from ``learning_rate`` to that fraction of it.
 CANDIDATES: dict[str, dict[str, Any]] = {
     "gpal": {},
     "var4": {"kernel_variance": 4.0},
@@ -48,6 +49,11 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "q0.3": {"q_sqrt_scale": 0.3},
     "q0.1": {"q_sqrt_scale": 0.1},
     "var20_q0.3": {"kernel_variance": 20.0, "q_sqrt_scale": 0.3},
+    "decay1": {"lr_decay": 1.0},  # the schedule's own trainer at a constant step: must equal gpal
+    "lr0.1_decay0.1": {"learning_rate": 0.1, "lr_decay": 0.1},
+    "lr0.1_decay0.3": {"learning_rate": 0.1, "lr_decay": 0.3},
+    "lr0.06_decay0.2": {"learning_rate": 0.06, "lr_decay": 0.2},
+    "var10_lr0.1_decay0.1": {"kernel_variance": 10.0, "learning_rate": 0.1, "lr_decay": 0.1},
 }
 CATALOGS = ("FL16Y", "4FGL-DR4")
 SEEDS = (0, 1, 2)
@@ -59,16 +65,34 @@ N_BOOT = 1000
 def fitted(candidate: dict[str, Any], train: Any, seed: int) -> Any:
     """The main job's estimator with the candidate's changes, fitted on ``train`` by the public steps of a fit
     (`gpal.estimators.fit_plan`), so that q(u) can start elsewhere than at the prior."""
-    from gpal.estimators.fit_plan import fit_data, plan_fit, train_plan
+    from gpal.estimators.fit_plan import complete_fit, fit_data, plan_fit, train_plan
 
     params = dict(candidate)
-    scale = params.pop("q_sqrt_scale", None)
+    scale, decay = params.pop("q_sqrt_scale", None), params.pop("lr_decay", None)
     estimator = estimator_of(params, train.X.shape[1], seed)
     plan = plan_fit(estimator, *fit_data(estimator, train, None, None))
     if scale is not None:
         q_sqrt = plan.model.gp.q_sqrt
         q_sqrt.assign(scale * np.broadcast_to(np.eye(q_sqrt.shape[-1]), q_sqrt.shape))
-    return train_plan(plan, progress=False)
+    if decay is None:
+        return train_plan(plan, progress=False)
+    return complete_fit(plan, _decaying_fit(plan, float(decay)))
+
+
+def _decaying_fit(plan: Any, decay: float) -> Any:
+    """The plan's model trained by a `gpal.training.svi.Trainer` of its own, whose Adam step is set after each epoch
+    to fall exponentially from the estimator's ``learning_rate`` to ``decay`` times it at the last epoch."""
+    from gpal.training.svi import Trainer
+
+    est = plan.estimator
+    epochs, start = int(est.epochs), float(est.learning_rate)
+    trainer = Trainer(plan.model, seed=plan.session.seed)
+
+    def next_step(epoch: int, loss: float) -> None:
+        trainer.optimizer.learning_rate = start * decay ** ((epoch + 1) / max(epochs - 1, 1))
+
+    return trainer.fit(plan.train_data, epochs=epochs, batch_size=int(est.batch_size), learning_rate=start,
+                       progress=False, callback=next_step)
 
 
 def estimator_of(candidate: dict[str, Any], n_features: int, seed: int) -> Any:
