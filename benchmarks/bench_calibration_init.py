@@ -195,8 +195,9 @@ def analyse(out: Path, catalogs: list[str], seeds: list[int]) -> dict[str, Any]:
             if f"_seconds_{m}" in data[0]:
                 row["seconds"] = float(np.mean([d[f"_seconds_{m}"] for d in data]))
                 row["kernel_variance"] = np.mean([d[f"_variance_{m}"] for d in data], axis=0).round(3).tolist()
-            if m != "gpal" and "gpal" in models:
-                row["minus_gpal"] = _paired(data, used, m, "gpal")
+            for reference in ("gpal", "logistic"):
+                if m != reference and reference in models:
+                    row[f"minus_{reference}"] = _paired(data, used, m, reference)
             rows[m] = row
         result["catalogs"][catalog] = {"seeds": used, "n": int(data[0]["label"].size), "models": rows}
     write_json_atomic(out / "calibration_init.json", result)
@@ -210,19 +211,20 @@ def _iv(v: list[float]) -> str:
 
 def markdown(result: dict[str, Any]) -> str:
     lines = ["Held-out rows of the main job's split; each value is the mean over the seeds given; intervals are 95% "
-             "paired bootstrap intervals over sources (1000 resamples, each averaged over the seeds) of the candidate "
-             "minus gpal.", "",
+             "paired bootstrap intervals over sources (1000 resamples, each averaged over the seeds) of the model "
+             "minus gpal and minus logistic regression.", "",
              "| catalog (held out) | seeds | model | NLL | ECE | accuracy | accuracy − confidence | seconds | "
-             "kernel variances (bll / fsrq / pulsar) | − gpal: NLL | − gpal: ECE | − gpal: accuracy |",
-             "|---|---|---|---:|---:|---:|---:|---:|---|---|---|---|"]
+             "kernel variances (bll / fsrq / pulsar) | − gpal: NLL | − gpal: ECE | − gpal: accuracy | "
+             "− logistic: NLL | − logistic: ECE |",
+             "|---|---|---|---:|---:|---:|---:|---:|---|---|---|---|---|---|"]
     for catalog, c in result["catalogs"].items():
         for m, v in c["models"].items():
-            iv = v.get("minus_gpal")
             variance = " / ".join(f"{x:.2f}" for x in v.get("kernel_variance", []))
+            intervals = [_iv(v["minus_gpal"][k]) if "minus_gpal" in v else "" for k in ("nll", "ece", "accuracy")]
+            intervals += [_iv(v["minus_logistic"][k]) if "minus_logistic" in v else "" for k in ("nll", "ece")]
             lines.append(f"| {catalog} ({c['n']}) | {','.join(map(str, c['seeds']))} | {m} | {v['nll']:.3f} | "
                          f"{v['ece']:.3f} | {v['accuracy']:.3f} | {v['accuracy_minus_confidence']:+.3f} | "
-                         f"{v.get('seconds', float('nan')):.0f} | {variance} | "
-                         + " | ".join(_iv(iv[k]) if iv else "" for k in ("nll", "ece", "accuracy")) + " |")
+                         f"{v.get('seconds', float('nan')):.0f} | {variance} | " + " | ".join(intervals) + " |")
     lines += ["", "Per seed: NLL / ECE.", ""]
     for catalog, c in result["catalogs"].items():
         for m, v in c["models"].items():
