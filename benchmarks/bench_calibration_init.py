@@ -2,16 +2,18 @@
 """Starting points and step sizes of the main job's fit, at its 50 epochs: do any make it less under-confident?
 
 At 50 epochs the main job's kernels are still flat (variances 1.0 / 1.7 / 4.5 against 0.18 / 4.1 / 10.9 after 200,
-docs/calibration.md) and its held-out predictions under-confident.  Each candidate changes one thing about where
-the fit starts or how it steps, none about how long it trains: the kernel's initial variance, its initial length
-scales, q(u)'s initial covariance, Adam's step size and its decay over the epochs.  ``fit`` trains the main job's estimator (`gpal.catalog_jobs.settings.main_job_estimator`)
-with each candidate on the main job's split (``gpal classify``: the default selection of CATALOG, a stratified 80 / 20
-split drawn with the seed) and keeps its held-out probabilities beside logistic regression's
-(`gpal.evaluation.baselines`) in ``OUT/probas/CATALOG.seedS.npz``, with each fit's seconds and final kernel
-variances; a candidate already saved is not refitted.  ``analyse`` writes ``OUT/calibration_init.json`` / ``.md``:
-per catalog and candidate (mean over seeds) NLL, ECE (15 bins), accuracy, accuracy minus mean confidence, seconds,
-kernel variances, and 95% paired bootstrap intervals over sources of the candidate minus ``gpal`` (resamples averaged
-over the seeds).
+docs/calibration.md) and its held-out predictions under-confident.  Each candidate (`CANDIDATES`) changes where the
+fit starts or how it steps, never how long it trains: the kernels' initial variances (one for all classes, or one per
+class), their initial length scales, q(u)'s initial covariance, Adam's step size and its decay over the epochs.
+
+``fit`` trains the main job's estimator (`gpal.catalog_jobs.settings.main_job_estimator`) with each candidate on the
+main job's split (``gpal classify``: the default selection of CATALOG, a stratified 80 / 20 split drawn with the
+seed) and keeps its held-out probabilities beside logistic regression's (`gpal.evaluation.baselines`) in
+``OUT/probas/CATALOG.seedS.npz``, with each fit's seconds (the first fit of a process also traces its step) and final
+kernel variances; a candidate already saved is not refitted.  ``analyse`` writes ``OUT/calibration_init.json`` /
+``.md``: per catalog and candidate (mean over seeds) NLL, ECE (15 bins), accuracy, accuracy minus mean confidence,
+seconds, kernel variances, and 95% paired bootstrap intervals over sources of the candidate minus ``gpal`` and minus
+logistic regression (resamples averaged over the seeds).  Record: docs/studies/calibration/kernel_start.md.
 
     OMP_NUM_THREADS=1 nice -n 10 python benchmarks/bench_calibration_init.py fit --out /tmp/calib_init \
         --catalogs FL16Y --seeds 0 --candidates gpal var4 lr0.05
