@@ -220,12 +220,12 @@ def _iv(v: list[float]) -> str:
 
 
 def markdown(result: dict[str, Any]) -> str:
-    lines = ["Held-out rows of the main job's split; each value is the mean over the seeds given; intervals are 95% "
-             "paired bootstrap intervals over sources (1000 resamples, each averaged over the seeds) of the model "
-             "minus gpal and minus logistic regression.", "",
-             "| catalog (held out) | seeds | model | NLL | ECE | accuracy | accuracy − confidence | seconds | "
-             "kernel variances (bll / fsrq / pulsar) | − gpal: NLL | − gpal: ECE | − gpal: accuracy | "
-             "− logistic: NLL | − logistic: ECE |",
+    lines = [("Held-out rows of the main job's split; each value is the mean over the seeds given; intervals are 95% "
+              "paired bootstrap intervals over sources (1000 resamples, each averaged over the seeds) of the model "
+              "minus gpal and minus logistic regression."), "",
+             ("| catalog (held out) | seeds | model | NLL | ECE | accuracy | accuracy − confidence | seconds | "
+              "kernel variances (bll / fsrq / pulsar) | − gpal: NLL | − gpal: ECE | − gpal: accuracy | "
+              "− logistic: NLL | − logistic: ECE |"),
              "|---|---|---|---:|---:|---:|---:|---:|---|---|---|---|---|---|"]
     for catalog, c in result["catalogs"].items():
         for m, v in c["models"].items():
