@@ -75,7 +75,10 @@ POOL_PRIOR_UNASSOCIATED = "gpal+pool_unassociated"
 #: exponential, so the latent functions can extrapolate beyond the training sources; ``bcu_class``: the release's bcu
 #: sources train a fourth class (`with_bcu_class`), folded back into bll and fsrq (`fold_bcu`), as the published AGN
 #: classifiers count every AGN, bcu included, against the pulsars (docs/studies/ranking_causes.md: it ranks pulsars a
-#: little better and is calibrated worse).
+#: little better and is calibrated worse); ``kernel_variance``: the squared exponential starts at this variance
+#: instead of 1, so that the 50 epochs end sharper; ``class_kernel_variances``: each class's kernel starts at its own
+#: variance (bll, fsrq, pulsar), fsrq's and pulsar's near where 200 epochs take them
+#: (docs/studies/calibration/kernel_start.md).
 GP_VARIANTS: dict[str, dict[str, Any]] = {
     "gpal": {},
     "gpal_inducing100": {"num_inducing": 100},
@@ -83,6 +86,9 @@ GP_VARIANTS: dict[str, dict[str, Any]] = {
     "gpal_linear": {"kernel": "se_plus_linear"},
     "gpal_epochs150": {"epochs": 150},
     "gpal_bcu_class": {"bcu_class": True},
+    "gpal_kernel_variance10": {"kernel_variance": 10.0},
+    "gpal_kernel_variance20": {"kernel_variance": 20.0},
+    "gpal_class_kernel_variances": {"class_kernel_variances": (1.0, 4.1, 10.9)},
 }
 #: The CLASS1 code of the blazars of uncertain type, the fourth class of ``bcu_class``.
 BCU = "bcu"
@@ -158,15 +164,24 @@ def _check_data(check: str, seed: int) -> tuple[Any, Any, np.ndarray]:
     return train, pool, np.asarray(pool.aux["CLASS1"]).astype(str)
 
 
-def _kernel(name: str | None, n_features: int) -> Any:
-    if name is None:
+def _kernel(name: str | None, n_features: int, variance: float | None = None) -> Any:
+    """The kernel a variant names (None: the estimator's default), its squared exponential starting at ``variance``
+    (None: 1, gpflow's start)."""
+    if name is None and variance is None:
         return None
-    if name != "se_plus_linear":
+    if name not in (None, "se_plus_linear"):
         raise ValueError(f"unknown kernel variant {name!r}; known: se_plus_linear")
     import gpflow
 
-    return gpflow.kernels.SquaredExponential(lengthscales=np.ones(n_features)) + gpflow.kernels.Linear(
-        variance=np.full(n_features, 0.1))
+    from gpal.models.kernels import default_kernel
+
+    squared_exponential = (default_kernel(n_features) if name is None
+                           else gpflow.kernels.SquaredExponential(lengthscales=np.ones(n_features)))
+    if variance is not None:
+        squared_exponential.variance.assign(variance)
+    if name is None:
+        return squared_exponential
+    return squared_exponential + gpflow.kernels.Linear(variance=np.full(n_features, 0.1))
 
 
 def with_bcu_class(train: Any, pool: Any) -> Any:
@@ -202,18 +217,38 @@ def _gp_proba(variant: Mapping[str, Any], seed: int, train: Any, X: np.ndarray, 
     bcu_class = params.pop("bcu_class", False)
     if bcu_class:
         train = with_bcu_class(train, pool)
-    if "kernel" in params:
-        params["kernel"] = _kernel(params["kernel"], train.X.shape[1])
+    kernel_variance = params.pop("kernel_variance", None)
+    if "kernel" in params or kernel_variance is not None:
+        params["kernel"] = _kernel(params.get("kernel"), train.X.shape[1], kernel_variance)
     weight = None
     if balanced:
         counts = np.bincount(train.y, minlength=train.n_classes).astype(float)
         weight = train.y.size / (train.n_classes * counts[train.y])
-    model = main_job_estimator(**params, random_state=seed, progress=False).fit(train, sample_weight=weight)
+    class_variances = params.pop("class_kernel_variances", None)
+    model = main_job_estimator(**params, random_state=seed, progress=False)
+    if class_variances is None:
+        model.fit(train, sample_weight=weight)
+    else:
+        _fit_from_class_variances(model, train, weight, class_variances)
     proba = model.predict_proba(X, X_var)
     if not bcu_class:
         return proba
     columns = list(model.classes_)  # the estimator orders its columns by class name: bcu would come first
     return fold_bcu(proba[:, [columns.index(c) for c in (*CLASSES, BCU)]])
+
+
+def _fit_from_class_variances(estimator: Any, train: Any, weight: np.ndarray | None, variances: Sequence[float]) -> None:
+    """``estimator.fit(train, sample_weight=weight)`` by its public steps (`gpal.estimators.fit_plan`), each class's
+    kernel starting at its own variance (one template kernel cannot)."""
+    from gpal.estimators.fit_plan import fit_data, plan_fit, train_plan
+
+    plan = plan_fit(estimator, *fit_data(estimator, train, None, None), weight=weight)
+    kernels = plan.model.gp.kernels
+    if len(kernels) != len(variances):
+        raise ValueError(f"class_kernel_variances gives {len(variances)} variances for {len(kernels)} latent functions")
+    for kernel, variance in zip(kernels, variances):
+        kernel.variance.assign(variance)
+    train_plan(plan, progress=False)
 
 
 def fit_unit(check: str, seed: int, model: str) -> dict[str, Any]:

@@ -218,3 +218,64 @@ def test_the_bcu_variant_reads_the_estimators_columns_by_class_name(monkeypatch)
     proba = later_labels._gp_proba({"bcu_class": True}, 0, train, pool.X, pool.X_var, pool=pool)
     assert fitted["classes"] == (*later_labels.CLASSES, "bcu")
     np.testing.assert_allclose(proba, np.tile([0.2, 0.6, 0.2], (4, 1)))
+
+
+@pytest.mark.parametrize("variant, kernel_name", [("gpal_kernel_variance10", None), ("gpal_kernel_variance20", None),
+                                                  ("gpal_linear", "se_plus_linear")])
+def test_a_kernel_variance_variant_starts_the_squared_exponential_there_and_nothing_else(monkeypatch, variant,
+                                                                                        kernel_name):
+    import gpflow
+
+    from gpal.catalog_jobs import settings
+    from gpal.models.kernels import default_kernel
+
+    given = {}
+
+    class Recording:  # the estimator's constructor arguments, as the variant builds them
+        def __init__(self, **params):
+            given.update(params)
+            self.classes_ = np.array(later_labels.CLASSES)
+
+        def fit(self, data, sample_weight=None):
+            return self
+
+        def predict_proba(self, X, X_var):
+            return np.full((len(X), 3), 1 / 3)
+
+    monkeypatch.setattr(settings, "main_job_estimator", Recording)
+    train = _dataset(6, "bll", y=np.array([0, 1, 2, 0, 1, 2]))
+    variance = later_labels.GP_VARIANTS[variant].get("kernel_variance")
+    later_labels._gp_proba(later_labels.GP_VARIANTS[variant], 0, train, train.X, train.X_var)
+    kernel = given["kernel"]
+    assert "kernel_variance" not in given  # a setting of the variant, not of the estimator
+    squared_exponential = kernel if kernel_name is None else kernel.kernels[0]
+    assert isinstance(squared_exponential, gpflow.kernels.SquaredExponential)
+    assert float(squared_exponential.variance.numpy()) == pytest.approx(1.0 if variance is None else variance)
+    if kernel_name is None:  # the estimator's default kernel, its length scales unchanged
+        np.testing.assert_array_equal(squared_exponential.lengthscales.numpy(), default_kernel(2).lengthscales.numpy())
+    else:
+        assert isinstance(kernel.kernels[1], gpflow.kernels.Linear)
+
+
+def test_the_class_variances_variant_starts_each_class_kernel_at_its_own_variance(monkeypatch):
+    from gpal.catalog_jobs import settings
+    from gpal.data.dataset import NoisyDataset
+
+    made = []
+    main_job_estimator = settings.main_job_estimator
+    monkeypatch.setattr(settings, "main_job_estimator", lambda **params: made.append(main_job_estimator(**params))
+                        or made[-1])
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1, 2], 10)
+    train = NoisyDataset(X=rng.normal(size=(30, 2)) + y[:, None], X_var=np.full((30, 2), 0.01), y=y,
+                         feature_names=("a", "b"), class_names=later_labels.CLASSES, ids=np.arange(30).astype(str))
+    small = {"input_prior": "broad", "num_inducing": 5, "epochs": 0}  # no step: the kernels stay where they start
+    variances = later_labels.GP_VARIANTS["gpal_class_kernel_variances"]["class_kernel_variances"]
+    proba = later_labels._gp_proba({**later_labels.GP_VARIANTS["gpal_class_kernel_variances"], **small}, 0, train,
+                                   train.X, train.X_var)
+    assert proba.shape == (30, 3)
+    np.testing.assert_allclose([k.variance.numpy() for k in made[-1].model_.gp.kernels], variances)
+    later_labels._gp_proba(small, 0, train, train.X, train.X_var)
+    np.testing.assert_allclose([k.variance.numpy() for k in made[-1].model_.gp.kernels], 1.0)
+    with pytest.raises(ValueError, match="2 variances for 3 latent functions"):
+        later_labels._gp_proba({"class_kernel_variances": (1.0, 2.0), **small}, 0, train, train.X, train.X_var)
