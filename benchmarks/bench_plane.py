@@ -8,7 +8,7 @@ seed); every variant is scored on the same held-out plane sources of a seed, so 
 
 A variant is one choice on each axis (`Variant`):
 
-* ``model``: the main job's GP (`bench_class_schemes.GP`: NIMGP, population prior, softmax, M = 50), random
+* ``model``: the main job's GP (`shared.CLASS_SCHEME_GP`: NIMGP, population prior, softmax, M = 50), random
   forest, logistic regression, gradient boosting;
 * ``train``: the training sources of the plane only, or of the whole sky;
 * ``labels``: the three coarse groups, or finer classes (`FINE_CLASSES`: BL Lac, FSRQ, bcu, other AGN, young
@@ -49,8 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_class_schemes import GP, PLANE_DEG, _labelled  # noqa: E402
+from shared import CLASS_SCHEME_GP as GP, PLANE_DEG, dr4_labelled  # benchmarks/ is the script's folder, first on its path
 
 OUT = Path("docs/studies/class_schemes/plane")
 GROUPS = ("agn", "pulsar", "other")
@@ -377,7 +376,7 @@ def main(argv=None) -> int:
     command = "python benchmarks/bench_plane.py " + " ".join(sys.argv[1:] if argv is None else argv)
     if not args.summarize:
         args.out.mkdir(parents=True, exist_ok=True)
-        data = _labelled()
+        data = dr4_labelled()
         extra = _catalog_columns(data.ids)
         for seed in args.seeds:
             for variant in design():
