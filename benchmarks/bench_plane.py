@@ -292,6 +292,7 @@ def summarize(out: Path, command: str) -> str:
         by_variant.setdefault(Variant(**u["variant"]), {})[u["seed"]] = u
     seeds = sorted({u["seed"] for u in units})
     complete = {v: us for v, us in by_variant.items() if sorted(us) == seeds}
+    complete.update(votes(complete, seeds))
     rows = []
     for v, us in complete.items():
         row = {**asdict(v)}
@@ -304,6 +305,7 @@ def summarize(out: Path, command: str) -> str:
         rows.append(row)
     table = pd.DataFrame(rows).sort_values("_unk out", ascending=False)
     best = table.iloc[0]
+    best_without_extended = table[table.features != "extended"].iloc[0]
 
     rng = np.random.default_rng(0)
     comparisons = []
@@ -334,7 +336,12 @@ def summarize(out: Path, command: str) -> str:
         f"{', '.join(commits)}; GP epochs {epochs}; "
         f"seeds {seeds} (the class-scheme study's 80/20 splits).", "",
         f"Target: BA >= 0.82 (unk out).  Best: {best['model']} | {best['train']} | {best['labels']} | "
-        f"{best['features']} | unk {best['unk']} | weights {best['weights']}: {best['BA unk out']}.", "",
+        f"{best['features']} | unk {best['unk']} | weights {best['weights']}: {best['BA unk out']}; without the "
+        f"extended-source features: {_variant_text(best_without_extended)}: {best_without_extended['BA unk out']}.", "",
+        "## Where the best variants go wrong: share of each CLASS1 code's held-out plane sources called each group "
+        "(all seeds pooled)", "",
+        *[f"{_variant_text(row)}\n\n{_by_code(complete[Variant(**{k: row[k] for k in REFERENCE})]).to_markdown()}\n"
+          for row in (best, best_without_extended)],
         f"## Held-out plane sources of seed {seeds[0]}'s split (the other seeds' differ by a few)", "", sizes, "",
         "## Balanced accuracy, mean ± SE over seeds", "",
         table[shown].to_markdown(index=False, floatfmt=".3f"), "",
@@ -346,6 +353,41 @@ def summarize(out: Path, command: str) -> str:
         comparisons.drop(columns=["_axis", "_mean"]).to_markdown(index=False), ""])
     (out / "plane.md").write_text(text)
     return text
+
+
+#: Soft votes (Zhu et al. vote over four classifiers): name -> the models whose group probabilities are averaged,
+#: at every setting where each of them ran with group weights (their scores are then probabilities).
+VOTES = {"vote_rf_lr_gb": ("random_forest", "logistic", "gradient_boosting"),
+         "vote_gp_rf_lr_gb": ("gp", "random_forest", "logistic", "gradient_boosting")}
+
+
+def votes(complete: dict, seeds) -> dict:
+    """The `VOTES` as units of their own (no fit: averages of their members' held-out group probabilities)."""
+    out = {}
+    for name, members in VOTES.items():
+        for v in {replace(v, model=name) for v in complete if v.weights == "groups"}:
+            parts = [complete.get(replace(v, model=m)) for m in members]
+            if any(p is None for p in parts):
+                continue
+            out[v] = {s: {**parts[0][s], "variant": asdict(v), "seconds": sum(p[s]["seconds"] for p in parts),
+                          "scores": np.mean([np.asarray(p[s]["scores"]) for p in parts], axis=0).tolist()}
+                      for s in seeds}
+    return out
+
+
+def _variant_text(row) -> str:
+    return " | ".join(f"{k} {row[k]}" for k in REFERENCE)
+
+
+def _by_code(units: dict):
+    """CLASS1 code -> its number of held-out plane sources and the share called each group, seeds pooled."""
+    import pandas as pd
+
+    codes = np.concatenate([u["test_codes"] for u in units.values()])
+    pred = np.concatenate([np.array(GROUPS)[np.asarray(u["scores"]).argmax(1)] for u in units.values()])
+    rows = {code: {"n": int(np.sum(codes == code)), **{f"called {g}": float(np.mean(pred[codes == code] == g))
+                                                       for g in GROUPS}} for code in np.unique(codes)}
+    return pd.DataFrame(rows).T.sort_values("n", ascending=False).astype({"n": int}).round(2)
 
 
 def _completeness(unit: dict, group: str) -> float:
