@@ -73,7 +73,7 @@ class Variant:
 
     @property
     def name(self) -> str:
-        return " | ".join(f"{getattr(self, f.name)}" for f in fields(self))
+        return " / ".join(f"{getattr(self, f.name)}" for f in fields(self))
 
     @property
     def slug(self) -> str:
@@ -323,6 +323,12 @@ def summarize(out: Path, command: str) -> str:
                                 "difference": f"{mean:+.3f} ± {se:.3f}", "95% bootstrap": f"[{low:+.3f}, {high:+.3f}]",
                                 "_axis": axis, "_mean": mean})
     comparisons = pd.DataFrame(comparisons).sort_values(["_axis", "model", "variant"])
+    headline = []
+    for what, a, b in HEADLINE:
+        if a in complete and b in complete:
+            mean, se, low, high = _paired(complete[a], complete[b], seeds, rng)
+            headline.append({"step": what, "variant": a.name, "against": b.name, "difference": f"{mean:+.3f} ± {se:.3f}",
+                             "95% bootstrap": f"[{low:+.3f}, {high:+.3f}]"})
 
     shown = ["model", "train", "labels", "features", "unk", "weights", *[f"BA {e}" for e in EVALUATIONS],
              *[f"completeness {g}" for g in GROUPS], "seconds per fit"]
@@ -335,9 +341,10 @@ def summarize(out: Path, command: str) -> str:
         f"Commands: {', '.join(f'`{c}`' for c in commands)}, then `{command}`; units ran at commit(s) "
         f"{', '.join(commits)}; GP epochs {epochs}; "
         f"seeds {seeds} (the class-scheme study's 80/20 splits).", "",
-        f"Target: BA >= 0.82 (unk out).  Best: {best['model']} | {best['train']} | {best['labels']} | "
-        f"{best['features']} | unk {best['unk']} | weights {best['weights']}: {best['BA unk out']}; without the "
+        f"Target: BA >= 0.82 (unk out).  Best: {_variant_text(best)}: {best['BA unk out']}; without the "
         f"extended-source features: {_variant_text(best_without_extended)}: {best_without_extended['BA unk out']}.", "",
+        "## Headline steps: paired differences of BA (unk out)", "",
+        pd.DataFrame(headline).to_markdown(index=False) if headline else "(not run)", "",
         "## Where the best variants go wrong: share of each CLASS1 code's held-out plane sources called each group "
         "(all seeds pooled)", "",
         *[f"{_variant_text(row)}\n\n{_by_code(complete[Variant(**{k: row[k] for k in REFERENCE})]).to_markdown()}\n"
@@ -355,6 +362,19 @@ def summarize(out: Path, command: str) -> str:
     return text
 
 
+_GP_SCHEME_STUDY = Variant("gp", "sky", "coarse", "values", "out", "none")
+_GP_PLANE = Variant("gp")
+#: The steps the study's summary leads with: (what, variant, against).
+HEADLINE = [
+    ("the GP: plane training with group weights against the class-scheme study's whole-sky fit and balanced decision",
+     _GP_PLANE, _GP_SCHEME_STUDY),
+    ("the GP: fine labels, errors and extra columns", replace(_GP_PLANE, labels="fine", features="extra"), _GP_PLANE),
+    ("the GP: errors, extra columns and the extended-source features", replace(_GP_PLANE, features="extended"), _GP_PLANE),
+    ("the best variant without the extended-source features against the plane GP",
+     Variant("logistic", "plane", "fine", "extra"), _GP_PLANE),
+    ("the best variant against the class-scheme study's GP", Variant("vote_rf_lr_gb", "sky", "coarse", "extended"),
+     _GP_SCHEME_STUDY),
+]
 #: Soft votes (Zhu et al. vote over four classifiers): name -> the models whose group probabilities are averaged,
 #: at every setting where each of them ran with group weights (their scores are then probabilities).
 VOTES = {"vote_rf_lr_gb": ("random_forest", "logistic", "gradient_boosting"),
@@ -376,7 +396,7 @@ def votes(complete: dict, seeds) -> dict:
 
 
 def _variant_text(row) -> str:
-    return " | ".join(f"{k} {row[k]}" for k in REFERENCE)
+    return ", ".join(f"{k} {row[k]}" for k in REFERENCE)
 
 
 def _by_code(units: dict):
