@@ -30,10 +30,13 @@ differences: mean and SE of the per-seed difference, and a 95% bootstrap interva
 within each seed, the same draw for both variants).
 
 Units (variant, seed) are saved under ``--out`` as they finish, so an interrupted run resumes; ``--summarize``
-writes ``plane.md`` beside them.
+writes ``plane.md`` beside them (``--pool`` adds the units of other folders, ``--report`` writes elsewhere).
+Seeds 3-5 (``--out docs/studies/class_schemes/plane_confirm``) check the variants picked on seeds 0-2 on other splits.
 
     python benchmarks/bench_plane.py --seeds 0 1 2
-    python benchmarks/bench_plane.py --summarize
+    python benchmarks/bench_plane.py --seeds 3 4 5 --out docs/studies/class_schemes/plane_confirm
+    python benchmarks/bench_plane.py --summarize --pool docs/studies/class_schemes/plane_confirm \
+        --report docs/studies/class_schemes/plane_six_seeds.md
 """
 
 from __future__ import annotations
@@ -281,10 +284,12 @@ def _paired(units_a: dict, units_b: dict, seeds, rng) -> tuple[float, float, flo
     return float(diffs.mean()), float(se), float(low), float(high)
 
 
-def summarize(out: Path, command: str) -> str:
+def summarize(out: Path, command: str, pooled: tuple[Path, ...] = (), report: Path | None = None) -> str:
+    """The study's tables from the units under ``out`` and ``pooled`` (other runs' folders, other seeds), written to
+    ``report`` (default ``out/plane.md``)."""
     import pandas as pd
 
-    units = [json.loads(p.read_text()) for p in sorted(out.glob("unit_*.json"))]
+    units = [json.loads(p.read_text()) for folder in (out, *pooled) for p in sorted(folder.glob("unit_*.json"))]
     if not units:
         raise SystemExit(f"no units in {out}; run the study first")
     by_variant: dict[Variant, dict[int, dict]] = {}
@@ -358,7 +363,7 @@ def summarize(out: Path, command: str) -> str:
         "difference: mean ± SE over seeds of the per-seed difference; interval: held-out sources resampled within "
         f"each seed ({N_BOOT} draws).", "",
         comparisons.drop(columns=["_axis", "_mean"]).to_markdown(index=False), ""])
-    (out / "plane.md").write_text(text)
+    (report or out / "plane.md").write_text(text)
     return text
 
 
@@ -434,6 +439,8 @@ def main(argv=None) -> int:
     parser.add_argument("--models", nargs="+", default=["random_forest", "logistic", "gradient_boosting", "gp"])
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--summarize", action="store_true")
+    parser.add_argument("--pool", type=Path, nargs="+", default=[], help="summarize the units of these folders too")
+    parser.add_argument("--report", type=Path, help="where the summary goes (default: OUT/plane.md)")
     args = parser.parse_args(argv)
     command = "python benchmarks/bench_plane.py " + " ".join(sys.argv[1:] if argv is None else argv)
     if not args.summarize:
@@ -452,7 +459,7 @@ def main(argv=None) -> int:
                 tmp.write_text(json.dumps(unit))
                 tmp.replace(path)
                 print(f"{variant.name} seed {seed}: {unit['seconds']:.0f} s", file=sys.stderr, flush=True)
-    print(summarize(args.out, command))
+    print(summarize(args.out, command, tuple(args.pool), args.report))
     return 0
 
 
