@@ -38,23 +38,11 @@ from pathlib import Path
 
 import numpy as np
 
+from shared import CLASS_SCHEME_GP as GP, PLANE_DEG, dr4_labelled  # benchmarks/ is the script's folder, first on its path
+
 OUT = Path("docs/studies/class_schemes")
-GP = dict(input_noise="latent", input_prior="population", likelihood="softmax", num_inducing=50, batch_size=200,
-          epochs=300)
 BASELINES = ("logistic", "random_forest_isotonic", "gradient_boosting_isotonic")
 MAIN_THREE = {"bll": ("bll",), "fsrq": ("fsrq",), "pulsar": ("psr", "msp")}
-PLANE_DEG = 10.0
-
-
-def _labelled():
-    """Every labelled source of 4FGL-DR4 (one class per CLASS1 code) with the fermi_dr4 features."""
-    from gpal.catalogs import load_catalog
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        catalog = load_catalog("4FGL-DR4")
-        codes = [c for c in catalog.class_counts() if c != "unassociated"]
-        return catalog.dataset(classes=codes, features="fermi_dr4")
 
 
 def _scheme_rows(codes_of_rows: np.ndarray, scheme) -> tuple[np.ndarray, np.ndarray]:
@@ -218,7 +206,7 @@ def plane_probe(seeds) -> None:
 
     from gpal.catalogs.schemes import coarse_group
 
-    data = _labelled()
+    data = dr4_labelled()
     models = {"random forest": lambda: RandomForestClassifier(500, min_samples_leaf=2, class_weight="balanced",
                                                               random_state=0, n_jobs=1),
               "gradient boosting": lambda: HistGradientBoostingClassifier(class_weight="balanced", random_state=0),
@@ -264,7 +252,7 @@ def ood_probe(seeds) -> None:
     from gpal.catalogs.schemes import CLASS_SCHEMES
     from gpal.estimators.outliers import PopulationOutlierScore
 
-    data = _labelled()
+    data = dr4_labelled()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         unassociated = load_catalog("4FGL-DR4").pool(select=["unassociated"], features="fermi_dr4")
@@ -336,7 +324,7 @@ def main(argv=None) -> int:
         summarize(args.out)
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
-    data = _labelled()
+    data = dr4_labelled()
     for seed in args.seeds:
         for scheme in args.schemes:
             path = args.out / f"unit_{scheme}_{seed}.json"

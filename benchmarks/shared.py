@@ -21,6 +21,11 @@ METHODS = {"MGP": "none", "NIMGP": "latent", "NIMGP-NN": "amortized", "NIMGP-FO"
 MAIN_JOB_SHAPES = {"n": 2103, "d": 16, "classes": 3, "inducing": 50, "batch": 200, "prior_components": 8}
 #: The GP settings of the faint-source studies (error bars, discovery).
 GP_SHARED = dict(likelihood="softmax", num_inducing=50, batch_size=200, epochs=300)
+#: The GP of the class-scheme and Galactic-plane studies: the main job's model (NIMGP, population prior, softmax, M = 50).
+CLASS_SCHEME_GP = dict(input_noise="latent", input_prior="population", likelihood="softmax", num_inducing=50,
+                       batch_size=200, epochs=300)
+#: The Galactic plane of the published AGN / pulsar / other comparison (Zhu et al. 2023): |b| <= 10 deg.
+PLANE_DEG = 10.0
 
 
 def synthetic_problem(n: int, d: int, n_classes: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -73,6 +78,17 @@ def dr4_sources():
         data = catalog.dataset(classes=("bll", "fsrq", "pulsar"), merge=DEFAULT_MERGE, features="fermi_dr4")
         pool = catalog.pool(select=("unassociated", "bcu"), features="fermi_dr4")
     return data, (pool.X, pool.X_var)
+
+
+def dr4_labelled():
+    """Every labelled source of 4FGL-DR4 (one class per CLASS1 code) with the fermi_dr4 features."""
+    from gpal.catalogs import load_catalog
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        catalog = load_catalog("4FGL-DR4")
+        codes = [c for c in catalog.class_counts() if c != "unassociated"]
+        return catalog.dataset(classes=codes, features="fermi_dr4")
 
 
 def significance_task(task: str, rep: int, dr4):

@@ -1,0 +1,467 @@
+#!/usr/bin/env python
+"""Can a classifier reach the Galactic-plane target?  AGN / pulsar / other at |b| <= 10 deg (issue 62).
+
+Target: balanced accuracy (BA) >= 0.82 over the coarse groups (`gpal.catalogs.schemes.coarse_group`) of
+4FGL-DR4's labelled sources at |b| <= 10 deg (Zhu et al. 2023 report 0.815 on DR3's plane).  The splits are the
+class-scheme study's (`bench_class_schemes`: every labelled source, 80/20 stratified by CLASS1 code, one split per
+seed); every variant is scored on the same held-out plane sources of a seed, so differences are paired.
+
+A variant is one choice on each axis (`Variant`):
+
+* ``model``: the main job's GP (`shared.CLASS_SCHEME_GP`: NIMGP, population prior, softmax, M = 50), random
+  forest, logistic regression, gradient boosting;
+* ``train``: the training sources of the plane only, or of the whole sky;
+* ``labels``: the three coarse groups, or finer classes (`FINE_CLASSES`: BL Lac, FSRQ, bcu, other AGN, young
+  pulsar, millisecond pulsar, remnants and nebulae, spp, clusters, binaries, galaxies) whose probabilities are
+  summed into their group before the decision;
+* ``features``: the fermi_dr4 values; with their errors (sqrt of the variances) as features; with extra catalog
+  columns a plane classifier could use (`EXTRA_COLUMNS`: |l|, PLEC curvature and shape, the number of analysis
+  flags); with the extended-source flag and the 95% localisation too (``extended``: extended templates are
+  almost all associated remnants and nebulae, so this one tells little about unassociated sources);
+* ``unk``: unk sources (counterparts of unknown nature, coarse group "other") left out of training, or trained as
+  "other";
+* ``weights``: every coarse group weighs the same in training (sample weights n / (3 n_group)) and the decision is
+  the argmax of the group probabilities, or no weights and the balanced decision argmax p(group | x) / p(group)
+  with the training shares as p(group).
+
+Scores: BA over agn / pulsar / other on the held-out plane sources (unk left out, as the class-scheme study);
+also with the held-out unk counted as "other", and with spp left out of the held-out sources.  Paired
+differences: mean and SE of the per-seed difference, and a 95% bootstrap interval (held-out sources resampled
+within each seed, the same draw for both variants).
+
+Units (variant, seed) are saved under ``--out`` as they finish, so an interrupted run resumes; ``--summarize``
+writes ``plane.md`` beside them (``--pool`` adds the units of other folders, ``--report`` writes elsewhere).
+Seeds 3-5 (``--out docs/studies/class_schemes/plane_confirm``) check the variants picked on seeds 0-2 on other splits.
+
+    python benchmarks/bench_plane.py --seeds 0 1 2
+    python benchmarks/bench_plane.py --seeds 3 4 5 --out docs/studies/class_schemes/plane_confirm
+    python benchmarks/bench_plane.py --summarize --pool docs/studies/class_schemes/plane_confirm \
+        --report docs/studies/class_schemes/plane_six_seeds.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+import warnings
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+
+import numpy as np
+
+from shared import CLASS_SCHEME_GP as GP, PLANE_DEG, dr4_labelled  # benchmarks/ is the script's folder, first on its path
+
+OUT = Path("docs/studies/class_schemes/plane")
+GROUPS = ("agn", "pulsar", "other")
+#: Finer classes: name -> CLASS1 codes; each belongs to the coarse group of its codes.
+FINE_CLASSES = {"bll": ("bll",), "fsrq": ("fsrq",), "bcu": ("bcu",), "agn_other": ("rdg", "agn", "ssrq", "css", "nlsy1", "sey"),
+                "psr": ("psr",), "msp": ("msp",), "snr_pwn": ("snr", "pwn", "sfr"), "spp": ("spp",), "glc": ("glc", "gc"),
+                "binary": ("hmb", "bin", "lmb", "nov"), "galaxy": ("sbg", "gal"), "unk": ("unk",)}
+#: Catalog columns of the ``extra`` features (the 4 labelled sources without a PLEC fit get the training median).
+EXTRA_COLUMNS = ("abs_GLON", "log(PLEC_SigCurv)", "PLEC_IndexS", "PLEC_ExpfactorS", "n_flags")
+N_BOOT = 2000
+
+
+@dataclass(frozen=True)
+class Variant:
+    model: str = "gp"
+    train: str = "plane"
+    labels: str = "coarse"
+    features: str = "values"
+    unk: str = "out"
+    weights: str = "groups"
+
+    @property
+    def name(self) -> str:
+        return " / ".join(f"{getattr(self, f.name)}" for f in fields(self))
+
+    @property
+    def slug(self) -> str:
+        return "_".join(getattr(self, f.name) for f in fields(self)).replace("+", "")
+
+
+def design() -> list[Variant]:
+    """The variants run: every axis against the reference (plane, coarse, values, unk out, group weights) for every
+    model, the feature and label axes crossed for the baselines (cheap), the GP's whole-sky fits limited to the
+    coarse and fine labels and the decision rule."""
+    out = []
+    for model in ("random_forest", "logistic", "gradient_boosting"):
+        for train in ("plane", "sky"):
+            for labels in ("coarse", "fine"):
+                for features in ("values", "errors", "extra", "extended"):
+                    out.append(Variant(model, train, labels, features))
+        out += [Variant(model, unk="other"), Variant(model, weights="none")]
+    base = Variant("gp")
+    out += [base, replace(base, labels="fine"), replace(base, features="errors"), replace(base, features="extra"),
+            replace(base, labels="fine", features="errors"), replace(base, labels="fine", features="extra"),
+            replace(base, features="extended"), replace(base, unk="other"), replace(base, weights="none"),
+            replace(base, train="sky"), replace(base, train="sky", labels="fine"),
+            replace(base, train="sky", weights="none")]
+    return out
+
+
+# ----------------------------------------------------------------- data
+def _catalog_columns(ids) -> dict[str, np.ndarray]:
+    """The extra columns of 4FGL-DR4 at the sources ``ids`` (NaN where the catalog has none)."""
+    from gpal.catalogs import load_catalog
+    from gpal.catalogs.catalog import text_values
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        catalog = load_catalog("4FGL-DR4")
+    row = {name: i for i, name in enumerate(catalog.names)}
+    at = np.array([row[str(i)] for i in ids])
+    col = {name: np.asarray(catalog.table[name], dtype=np.float64)[at]
+           for name in ("GLON", "PLEC_SigCurv", "PLEC_IndexS", "PLEC_ExpfactorS", "Flags", "Conf_95_SemiMajor")}
+    glon = (col["GLON"] + 180.0) % 360.0 - 180.0
+    flags = col["Flags"].astype(np.int64)
+    extended = np.array([s.strip() != "" for s in text_values(catalog.table["Extended_Source_Name"])])[at]
+    return {
+        "abs_GLON": np.abs(glon),
+        "log(PLEC_SigCurv)": np.log(np.maximum(col["PLEC_SigCurv"], 0.1)),
+        "PLEC_IndexS": col["PLEC_IndexS"], "PLEC_ExpfactorS": col["PLEC_ExpfactorS"],
+        "n_flags": np.array([bin(f).count("1") for f in flags], dtype=np.float64),
+        "extended": extended.astype(np.float64),
+        # extended templates have no localisation ellipse; the flag above says so, 0 keeps the column finite
+        "log10(Conf_95_SemiMajor)": np.where(extended | np.isnan(col["Conf_95_SemiMajor"]), 0.0,
+                                             np.log10(col["Conf_95_SemiMajor"])),
+    }
+
+
+def feature_matrix(data, extra: dict[str, np.ndarray], rows: np.ndarray, features: str) -> tuple[np.ndarray, np.ndarray]:
+    """Features and their variances (0 for the columns with no error model) at ``rows`` for a feature choice."""
+    X, V = data.X[rows], data.X_var[rows]
+    if features == "values":
+        return X, V
+    blocks = [np.sqrt(V)]
+    if features in ("extra", "extended"):
+        blocks.append(np.column_stack([extra[c][rows] for c in EXTRA_COLUMNS]))
+    if features == "extended":
+        blocks.append(np.column_stack([extra[c][rows] for c in ("extended", "log10(Conf_95_SemiMajor)")]))
+    added = np.hstack(blocks)
+    return np.hstack([X, added]), np.hstack([V, np.zeros_like(added)])
+
+
+def _fill_missing(X_train: np.ndarray, X_test: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    median = np.nanmedian(X_train, axis=0)
+    return np.where(np.isnan(X_train), median, X_train), np.where(np.isnan(X_test), median, X_test)
+
+
+def training_labels(codes: np.ndarray, variant: Variant) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Rows kept for training (unk only with ``unk="other"``), their class index, and the class names."""
+    from gpal.catalogs.schemes import coarse_group
+
+    keep = codes != "unk" if variant.unk == "out" else np.ones(codes.size, bool)
+    if variant.labels == "coarse":
+        names = [coarse_group(c) for c in codes[keep]]
+    else:
+        fine_of = {code: name for name, cs in FINE_CLASSES.items() for code in cs}
+        names = [fine_of[c] for c in codes[keep]]
+    classes = tuple(sorted(set(names)))
+    return np.nonzero(keep)[0], np.array([classes.index(n) for n in names], dtype=np.int64), classes
+
+
+def group_of_class(name: str) -> str:
+    from gpal.catalogs.schemes import coarse_group
+
+    return name if name in GROUPS else coarse_group(FINE_CLASSES[name][0])
+
+
+# ----------------------------------------------------------------- fits
+def _probabilities(variant: Variant, seed: int, epochs: int, X, V, y, ids, classes, weight, X_test, V_test) -> np.ndarray:
+    """(n_test, n_classes) probabilities in the order of ``classes``."""
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    if variant.model == "gp":
+        from gpal import NoisyGPClassifier
+        from gpal.data.dataset import NoisyDataset
+
+        train = NoisyDataset(X=X, X_var=V, y=y, class_names=classes, ids=ids,
+                             feature_names=tuple(f"x{j}" for j in range(X.shape[1])))
+        gp = NoisyGPClassifier(**dict(GP, epochs=epochs), random_state=seed).fit(train, sample_weight=weight)
+        proba = gp.predict_proba(X_test, V_test)
+        return proba[:, [list(gp.classes_).index(c) for c in classes]]
+    if variant.model == "random_forest":
+        model = RandomForestClassifier(500, min_samples_leaf=2, random_state=seed, n_jobs=1)
+        model.fit(X, y, sample_weight=weight)
+    elif variant.model == "gradient_boosting":
+        model = HistGradientBoostingClassifier(random_state=seed)
+        model.fit(X, y, sample_weight=weight)
+    elif variant.model == "logistic":
+        model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000))
+        model.fit(X, y, logisticregression__sample_weight=weight)
+    else:
+        raise ValueError(f"unknown model {variant.model!r}")
+    proba = np.zeros((X_test.shape[0], len(classes)))
+    proba[:, model.classes_] = model.predict_proba(X_test)
+    return proba
+
+
+def run_unit(data, extra, seed: int, variant: Variant, epochs: int, command: str) -> dict:
+    train_all, test_all = data.split(test_size=0.2, seed=seed, stratify=True)
+    names = np.array(data.class_names)
+    index = {name: i for i, name in enumerate(data.ids)}
+    tr_rows = np.array([index[i] for i in train_all.ids])
+    te_rows = np.array([index[i] for i in test_all.ids])
+    te_rows = te_rows[np.abs(data.aux["GLAT"][te_rows]) <= PLANE_DEG]
+    if variant.train == "plane":
+        tr_rows = tr_rows[np.abs(data.aux["GLAT"][tr_rows]) <= PLANE_DEG]
+    codes = names[data.y]
+    kept, y, classes = training_labels(codes[tr_rows], variant)
+    tr_rows = tr_rows[kept]
+    groups = np.array([group_of_class(c) for c in classes])
+    group_index = np.array([GROUPS.index(g) for g in groups])[y]
+    group_count = np.bincount(group_index, minlength=len(GROUPS)).astype(float)
+    weight = y.size / (len(GROUPS) * group_count[group_index]) if variant.weights == "groups" else None
+    X, V = feature_matrix(data, extra, tr_rows, variant.features)
+    X_test, V_test = feature_matrix(data, extra, te_rows, variant.features)
+    X, X_test = _fill_missing(X, X_test)
+    t0 = time.perf_counter()
+    proba = _probabilities(variant, seed, epochs, X, V, y, data.ids[tr_rows], classes, weight, X_test, V_test)
+    seconds = time.perf_counter() - t0
+    grouped = np.column_stack([proba[:, groups == g].sum(1) for g in GROUPS])
+    if variant.weights == "none":  # the balanced decision: divide by the training shares of the groups
+        grouped = grouped / (group_count / group_count.sum())
+    return {"variant": asdict(variant), "seed": seed, "epochs": epochs if variant.model == "gp" else None,
+            "commit": _commit(), "command": command, "seconds": seconds, "n_train": int(y.size), "classes": list(classes),
+            "test_ids": [str(i) for i in data.ids[te_rows]], "test_codes": list(codes[te_rows]),
+            "scores": np.round(grouped, 6).tolist()}
+
+
+def _commit() -> str:
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
+                               check=True).stdout.strip()
+        return head + ("+dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+# ----------------------------------------------------------------- summary
+def _ba(truth: np.ndarray, pred: np.ndarray) -> float:
+    return float(np.mean([np.mean(pred[truth == g] == g) for g in GROUPS if np.any(truth == g)]))
+
+
+def _truth_pred(unit: dict, evaluation: str) -> tuple[np.ndarray, np.ndarray]:
+    from gpal.catalogs.schemes import coarse_group
+
+    codes = np.asarray(unit["test_codes"])
+    pred = np.array(GROUPS)[np.asarray(unit["scores"]).argmax(1)]
+    truth = np.array([coarse_group(c) for c in codes])  # unk -> "other"
+    keep = {"unk out": codes != "unk", "unk as other": np.ones(codes.size, bool),
+            "unk and spp out": ~np.isin(codes, ["unk", "spp"])}[evaluation]
+    return truth[keep], pred[keep]
+
+
+EVALUATIONS = ("unk out", "unk as other", "unk and spp out")
+#: Each axis's reference value, against which the paired differences are taken (the GP for the model).
+REFERENCE = {"model": "gp", "train": "plane", "labels": "coarse", "features": "values", "unk": "out", "weights": "groups"}
+FEATURE_STEPS = {"errors": "values", "extra": "errors", "extended": "extra"}
+
+
+def _paired(units_a: dict, units_b: dict, seeds, rng) -> tuple[float, float, float, float]:
+    """Mean and SE over seeds of BA(a) - BA(b) (unk out), and its 95% bootstrap interval."""
+    diffs, boots = [], np.zeros(N_BOOT)
+    for seed in seeds:
+        ta, pa = _truth_pred(units_a[seed], "unk out")
+        tb, pb = _truth_pred(units_b[seed], "unk out")
+        if not np.array_equal(ta, tb):
+            raise ValueError(f"seed {seed}: the two variants were scored on different held-out sources")
+        diffs.append(_ba(ta, pa) - _ba(tb, pb))
+        for k in range(N_BOOT):
+            draw = rng.integers(0, ta.size, ta.size)
+            boots[k] += (_ba(ta[draw], pa[draw]) - _ba(ta[draw], pb[draw])) / len(seeds)
+    diffs = np.asarray(diffs)
+    se = diffs.std(ddof=1) / np.sqrt(diffs.size) if diffs.size > 1 else float("nan")
+    low, high = np.quantile(boots, [0.025, 0.975])
+    return float(diffs.mean()), float(se), float(low), float(high)
+
+
+def summarize(out: Path, command: str, pooled: tuple[Path, ...] = (), report: Path | None = None) -> str:
+    """The study's tables from the units under ``out`` and ``pooled`` (other runs' folders, other seeds), written to
+    ``report`` (default ``out/plane.md``)."""
+    import pandas as pd
+
+    units = [json.loads(p.read_text()) for folder in (out, *pooled) for p in sorted(folder.glob("unit_*.json"))]
+    if not units:
+        raise SystemExit(f"no units in {out}; run the study first")
+    by_variant: dict[Variant, dict[int, dict]] = {}
+    for u in units:
+        by_variant.setdefault(Variant(**u["variant"]), {})[u["seed"]] = u
+    seeds = sorted({u["seed"] for u in units})
+    complete = {v: us for v, us in by_variant.items() if sorted(us) == seeds}
+    complete.update(votes(complete, seeds))
+    rows = []
+    for v, us in complete.items():
+        row = {**asdict(v)}
+        for evaluation in EVALUATIONS:
+            values = [_ba(*_truth_pred(us[s], evaluation)) for s in seeds]
+            row[f"BA {evaluation}"] = f"{np.mean(values):.3f} ± {np.std(values, ddof=1) / np.sqrt(len(values)):.3f}"
+            row[f"_{evaluation}"] = float(np.mean(values))
+        row.update({f"completeness {g}": np.mean([_completeness(us[s], g) for s in seeds]) for g in GROUPS})
+        row["seconds per fit"] = np.mean([us[s]["seconds"] for s in seeds])
+        rows.append(row)
+    table = pd.DataFrame(rows).sort_values("_unk out", ascending=False)
+    best = table.iloc[0]
+    best_without_extended = table[table.features != "extended"].iloc[0]
+
+    rng = np.random.default_rng(0)
+    comparisons = []
+    for a, us_a in complete.items():
+        for axis in REFERENCE:
+            if getattr(a, axis) == REFERENCE[axis]:
+                continue
+            # each feature set adds to the one before it
+            reference = FEATURE_STEPS[a.features] if axis == "features" else REFERENCE[axis]
+            ref = replace(a, **{axis: reference})
+            if ref not in complete:
+                continue
+            mean, se, low, high = _paired(us_a, complete[ref], seeds, rng)
+            comparisons.append({"axis": axis, "model": a.model, "variant": a.name, "against": getattr(ref, axis),
+                                "difference": f"{mean:+.3f} ± {se:.3f}", "95% bootstrap": f"[{low:+.3f}, {high:+.3f}]",
+                                "_axis": axis, "_mean": mean})
+    comparisons = pd.DataFrame(comparisons).sort_values(["_axis", "model", "variant"])
+    headline = []
+    for what, a, b in HEADLINE:
+        if a in complete and b in complete:
+            mean, se, low, high = _paired(complete[a], complete[b], seeds, rng)
+            headline.append({"step": what, "variant": a.name, "against": b.name, "difference": f"{mean:+.3f} ± {se:.3f}",
+                             "95% bootstrap": f"[{low:+.3f}, {high:+.3f}]"})
+
+    shown = ["model", "train", "labels", "features", "unk", "weights", *[f"BA {e}" for e in EVALUATIONS],
+             *[f"completeness {g}" for g in GROUPS], "seconds per fit"]
+    sizes = _sizes(next(u for u in units if u["seed"] == seeds[0]))
+    commits = sorted({u["commit"] for u in units})
+    commands = sorted({u["command"] for u in units})
+    epochs = sorted({u["epochs"] for u in units if u["epochs"] is not None})
+    text = "\n".join([
+        f"# Galactic plane: AGN / pulsar / other at |b| <= {PLANE_DEG:g} deg (issue 62)", "",
+        f"Commands: {', '.join(f'`{c}`' for c in commands)}, then `{command}`; units ran at commit(s) "
+        f"{', '.join(commits)}; GP epochs {epochs}; "
+        f"seeds {seeds} (the class-scheme study's 80/20 splits).", "",
+        f"Target: BA >= 0.82 (unk out).  Best: {_variant_text(best)}: {best['BA unk out']}; without the "
+        f"extended-source features: {_variant_text(best_without_extended)}: {best_without_extended['BA unk out']}.", "",
+        "## Headline steps: paired differences of BA (unk out)", "",
+        pd.DataFrame(headline).to_markdown(index=False) if headline else "(not run)", "",
+        "## Where the best variants go wrong: share of each CLASS1 code's held-out plane sources called each group "
+        "(all seeds pooled)", "",
+        *[f"{_variant_text(row)}\n\n{_by_code(complete[Variant(**{k: row[k] for k in REFERENCE})]).to_markdown()}\n"
+          for row in (best, best_without_extended)],
+        f"## Held-out plane sources of seed {seeds[0]}'s split (the other seeds' differ by a few)", "", sizes, "",
+        "## Balanced accuracy, mean ± SE over seeds", "",
+        table[shown].to_markdown(index=False, floatfmt=".3f"), "",
+        "## Paired differences of BA (unk out): each variant against the same variant with one axis at its "
+        "reference (GP, plane, coarse, unk out, group weights; features: errors against values, extra against "
+        "errors, extended against extra)", "",
+        "difference: mean ± SE over seeds of the per-seed difference; interval: held-out sources resampled within "
+        f"each seed ({N_BOOT} draws).", "",
+        comparisons.drop(columns=["_axis", "_mean"]).to_markdown(index=False), ""])
+    (report or out / "plane.md").write_text(text)
+    return text
+
+
+_GP_SCHEME_STUDY = Variant("gp", "sky", "coarse", "values", "out", "none")
+_GP_PLANE = Variant("gp")
+#: The steps the study's summary leads with: (what, variant, against).
+HEADLINE = [
+    ("the GP: plane training with group weights against the class-scheme study's whole-sky fit and balanced decision",
+     _GP_PLANE, _GP_SCHEME_STUDY),
+    ("the GP: fine labels, errors and extra columns", replace(_GP_PLANE, labels="fine", features="extra"), _GP_PLANE),
+    ("the GP: errors, extra columns and the extended-source features", replace(_GP_PLANE, features="extended"), _GP_PLANE),
+    ("the best variant without the extended-source features against the plane GP",
+     Variant("logistic", "plane", "fine", "extra"), _GP_PLANE),
+    ("the best variant against the class-scheme study's GP", Variant("vote_rf_lr_gb", "sky", "coarse", "extended"),
+     _GP_SCHEME_STUDY),
+]
+#: Soft votes (Zhu et al. vote over four classifiers): name -> the models whose group probabilities are averaged,
+#: at every setting where each of them ran with group weights (their scores are then probabilities).
+VOTES = {"vote_rf_lr_gb": ("random_forest", "logistic", "gradient_boosting"),
+         "vote_gp_rf_lr_gb": ("gp", "random_forest", "logistic", "gradient_boosting")}
+
+
+def votes(complete: dict, seeds) -> dict:
+    """The `VOTES` as units of their own (no fit: averages of their members' held-out group probabilities)."""
+    out = {}
+    for name, members in VOTES.items():
+        for v in {replace(v, model=name) for v in complete if v.weights == "groups"}:
+            parts = [complete.get(replace(v, model=m)) for m in members]
+            if any(p is None for p in parts):
+                continue
+            out[v] = {s: {**parts[0][s], "variant": asdict(v), "seconds": sum(p[s]["seconds"] for p in parts),
+                          "scores": np.mean([np.asarray(p[s]["scores"]) for p in parts], axis=0).tolist()}
+                      for s in seeds}
+    return out
+
+
+def _variant_text(row) -> str:
+    return ", ".join(f"{k} {row[k]}" for k in REFERENCE)
+
+
+def _by_code(units: dict):
+    """CLASS1 code -> its number of held-out plane sources and the share called each group, seeds pooled."""
+    import pandas as pd
+
+    codes = np.concatenate([u["test_codes"] for u in units.values()])
+    pred = np.concatenate([np.array(GROUPS)[np.asarray(u["scores"]).argmax(1)] for u in units.values()])
+    rows = {code: {"n": int(np.sum(codes == code)), **{f"called {g}": float(np.mean(pred[codes == code] == g))
+                                                       for g in GROUPS}} for code in np.unique(codes)}
+    return pd.DataFrame(rows).T.sort_values("n", ascending=False).astype({"n": int}).round(2)
+
+
+def _completeness(unit: dict, group: str) -> float:
+    truth, pred = _truth_pred(unit, "unk out")
+    return float(np.mean(pred[truth == group] == group))
+
+
+def _sizes(unit: dict) -> str:
+    import collections
+
+    from gpal.catalogs.schemes import coarse_group
+
+    counts = collections.Counter(unit["test_codes"])
+    groups = collections.defaultdict(list)
+    for code, n in sorted(counts.items(), key=lambda kv: -kv[1]):
+        groups[coarse_group(code) if code != "unk" else "unk (coarse_group: other)"].append(f"{code} {n}")
+    return "\n".join(f"- {g}: {sum(int(s.split()[-1]) for s in items)} ({', '.join(items)})" for g, items in groups.items())
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--epochs", type=int, default=GP["epochs"])
+    parser.add_argument("--models", nargs="+", default=["random_forest", "logistic", "gradient_boosting", "gp"])
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--summarize", action="store_true")
+    parser.add_argument("--pool", type=Path, nargs="+", default=[], help="summarize the units of these folders too")
+    parser.add_argument("--report", type=Path, help="where the summary goes (default: OUT/plane.md)")
+    args = parser.parse_args(argv)
+    command = "python benchmarks/bench_plane.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    if not args.summarize:
+        args.out.mkdir(parents=True, exist_ok=True)
+        data = dr4_labelled()
+        extra = _catalog_columns(data.ids)
+        for seed in args.seeds:
+            for variant in design():
+                if variant.model not in args.models:
+                    continue
+                path = args.out / f"unit_{variant.slug}_{seed}.json"
+                if path.is_file():
+                    continue
+                unit = run_unit(data, extra, seed, variant, args.epochs, command)
+                tmp = path.with_suffix(".tmp")
+                tmp.write_text(json.dumps(unit))
+                tmp.replace(path)
+                print(f"{variant.name} seed {seed}: {unit['seconds']:.0f} s", file=sys.stderr, flush=True)
+    print(summarize(args.out, command, tuple(args.pool), args.report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""benchmarks/bench_plane.py: the labels it trains on, the votes and the paired differences of its summary."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
+
+
+@pytest.fixture
+def plane(monkeypatch):
+    """The script imported by name (it imports benchmarks/shared.py by name, as when run; its dataclass needs its
+    module in sys.modules), both modules forgotten afterwards."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    for name in ("bench_plane", "shared"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    yield importlib.import_module("bench_plane")
+    for name in ("bench_plane", "shared"):
+        sys.modules.pop(name, None)
+
+
+def test_every_fine_class_sums_into_the_coarse_group_of_its_codes(plane):
+    from gpal.catalogs.schemes import coarse_group
+
+    for name, codes in plane.FINE_CLASSES.items():
+        assert {coarse_group(c) for c in codes} == {plane.group_of_class(name)}, name
+    assert plane.group_of_class("snr_pwn") == "other" and plane.group_of_class("bcu") == "agn"
+
+
+@pytest.mark.parametrize("labels", ["coarse", "fine"])
+def test_unk_trains_only_when_asked_and_then_as_other(plane, labels):
+    codes = np.array(["bll", "unk", "psr", "snr", "unk", "bcu"])
+    rows, y, classes = plane.training_labels(codes, plane.Variant(labels=labels, unk="out"))
+    assert list(rows) == [0, 2, 3, 5]
+    rows, y, classes = plane.training_labels(codes, plane.Variant(labels=labels, unk="other"))
+    assert list(rows) == list(range(6))
+    assert [plane.group_of_class(classes[k]) for k in y] == ["agn", "other", "pulsar", "other", "other", "agn"]
+
+
+def _unit(variant, seed, scores, codes=("bll", "psr", "snr", "spp")):
+    from dataclasses import asdict
+
+    return {"variant": asdict(variant), "seed": seed, "seconds": 1.0, "test_codes": list(codes), "scores": scores}
+
+
+def test_a_vote_averages_its_members_where_all_ran_with_group_weights(plane):
+    V = plane.Variant
+    members = plane.VOTES["vote_rf_lr_gb"]
+    scores = {m: np.random.default_rng(k).dirichlet(np.ones(3), 4).tolist() for k, m in enumerate(members)}
+    complete = {V(m): {0: _unit(V(m), 0, scores[m])} for m in members}
+    complete[V("random_forest", weights="none")] = {0: _unit(V("random_forest", weights="none"), 0, scores[members[0]])}
+    votes = plane.votes(complete, [0])
+    assert list(votes) == [V("vote_rf_lr_gb")]  # no vote where only one member ran, none of unweighted members
+    expected = np.mean([scores[m] for m in members], axis=0)
+    np.testing.assert_allclose(votes[V("vote_rf_lr_gb")][0]["scores"], expected)
+
+
+def test_paired_difference_of_a_variant_with_itself_is_zero_and_other_test_sources_are_refused(plane):
+    V = plane.Variant
+    good = [[0.9, 0.05, 0.05], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8], [0.2, 0.1, 0.7]]
+    bad = [[0.1, 0.8, 0.1]] * 4
+    a = {0: _unit(V(), 0, good), 1: _unit(V(), 1, good)}
+    b = {0: _unit(V(), 0, bad), 1: _unit(V(), 1, bad)}
+    rng = np.random.default_rng(0)
+    assert plane._paired(a, a, [0, 1], rng) == (0.0, 0.0, 0.0, 0.0)
+    mean, _, low, high = plane._paired(a, b, [0, 1], rng)
+    assert mean == pytest.approx(1 - 1 / 3) and low <= mean <= high
+    moved = {0: _unit(V(), 0, good, codes=("bll", "psr", "snr", "unk")), 1: a[1]}
+    with pytest.raises(ValueError, match="different held-out sources"):
+        plane._paired(a, moved, [0, 1], rng)
