@@ -237,7 +237,8 @@ def _gp_proba(variant: Mapping[str, Any], seed: int, train: Any, X: np.ndarray, 
     return fold_bcu(proba[:, [columns.index(c) for c in (*CLASSES, BCU)]])
 
 
-def _fit_from_class_variances(estimator: Any, train: Any, weight: np.ndarray | None, variances: Sequence[float]) -> None:
+def _fit_from_class_variances(estimator: Any, train: Any, weight: np.ndarray | None,
+                              variances: Sequence[float]) -> None:
     """``estimator.fit(train, sample_weight=weight)`` by its public steps (`gpal.estimators.fit_plan`), each class's
     kernel starting at its own variance (one template kernel cannot)."""
     from gpal.estimators.fit_plan import fit_data, plan_fit, train_plan
