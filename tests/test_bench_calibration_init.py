@@ -82,3 +82,15 @@ def test_labels_drawn_from_the_probabilities_give_the_ece_a_calibrated_model_is_
     assert draws.shape == (400,) and draws.std() > 0
     # the exact expectation (a Poisson-binomial per bin) within four standard errors of the draws' mean
     assert abs(draws.mean() - calibrated_ece(proba, bench.N_BINS)) < 4 * draws.std() / np.sqrt(draws.size)
+
+
+def test_repeats_scoring_the_same_sources_alike_share_one_resample_and_leave_the_interval_as_one_repeat_gives(
+        bench, tmp_path):
+    rng = np.random.default_rng(4)
+    y = _labels(rng, 200)
+    proba = {m: rng.dirichlet(np.ones(3), size=y.size) for m in ("gpal", "logistic")}
+    for seed in (0, 1):
+        _saved_folds(tmp_path, bench, y, proba, seed)
+    one, two = (bench.cv_analyse(tmp_path, ["CAT"], seeds)["catalogs"]["CAT"]["models"]["gpal"]["minus_logistic"]
+                for seeds in ([0], [0, 1]))
+    assert one == two
