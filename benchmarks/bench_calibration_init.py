@@ -24,7 +24,7 @@ repeat a seed of its own), each fold's held-out probabilities of the candidates,
 random forest kept in ``OUT/cv/CATALOG.seedS.foldK.npz`` (a fold already saved is not refitted).  ``cv-analyse``
 pools each repeat's out-of-fold probabilities and writes ``OUT/calibration_cv.json`` / ``.md``: per model (mean over
 repeats) NLL, ECE, accuracy minus mean confidence and each class's ECE; 95% paired bootstrap intervals over sources of
-each candidate minus logistic regression; and the ECE a perfectly calibrated model shows on these sources (labels
+each candidate minus logistic regression (NLL, ECE, each class's ECE); and the ECE a perfectly calibrated model shows on these sources (labels
 drawn from gpal's own pooled probabilities, ``N_CALIBRATED_DRAWS`` times: mean and sd).
 
     OMP_NUM_THREADS=1 nice -n 10 python benchmarks/bench_calibration_init.py cv --out /tmp/calib_cv \
@@ -336,9 +336,25 @@ def _paired_sources(data: list[dict[str, np.ndarray]], a: str, b: str) -> dict[s
     diffs = []
     for d in data:
         ra, rb = (resampled_metrics(d["label"], d[m], index, N_BINS) for m in (a, b))
-        diffs.append({k: ra[k] - rb[k] for k in ("nll", "ece", "accuracy")})
+        diff = {k: ra[k] - rb[k] for k in ("nll", "ece", "accuracy")}
+        for c in range(d[a].shape[1]):
+            diff[f"class_ece_{c}"] = (resampled_class_eces(d["label"], d[a], c, index)
+                                      - resampled_class_eces(d["label"], d[b], c, index))
+        diffs.append(diff)
     return {k: [float(v) for v in np.percentile(np.mean([d[k] for d in diffs], axis=0), [2.5, 97.5])]
             for k in diffs[0]}
+
+
+def resampled_class_eces(y: np.ndarray, proba: np.ndarray, cls: int, index: np.ndarray) -> np.ndarray:
+    """ECE of class ``cls``'s probability (`gpal.evaluation.calibration.class_reliability`'s, ``N_BINS`` equal-width
+    bins) on each resample of the rows, ``index`` (n_boot, n): a row's bin and gap do not depend on the resample."""
+    score = proba[:, cls]
+    edges = np.linspace(0.0, 1.0, N_BINS + 1)
+    bins = np.clip(np.searchsorted(edges, score, side="left") - 1, 0, N_BINS - 1)  # as class_reliability bins
+    gap = (y == cls) - score
+    flat = (np.arange(index.shape[0])[:, None] * N_BINS + bins[index]).ravel()
+    sums = np.bincount(flat, weights=gap[index].ravel(), minlength=index.shape[0] * N_BINS)
+    return np.abs(sums.reshape(-1, N_BINS)).sum(axis=1) / index.shape[1]
 
 
 def _class_eces(y: np.ndarray, p: np.ndarray) -> list[float]:
@@ -389,10 +405,12 @@ def cv_markdown(result: dict[str, Any]) -> str:
                   f"calibrated model with gpal's probabilities shows ECE {calibrated['mean']:.4f} "
                   f"(sd {calibrated['sd']:.4f}).", "",
                   f"| model | NLL | ECE | accuracy | accuracy − confidence | class ECE ({classes}) | "
-                  "− logistic: NLL | − logistic: ECE | ECE per repeat |",
-                  "|---|---:|---:|---:|---:|---|---|---|---|"]
+                  "− logistic: NLL | − logistic: ECE | − logistic: class ECE | ECE per repeat |",
+                  "|---|---:|---:|---:|---:|---|---|---|---|---|"]
         for m, v in c["models"].items():
             intervals = [_iv(v["minus_logistic"][k]) if "minus_logistic" in v else "" for k in ("nll", "ece")]
+            intervals.append(" / ".join(_iv(v["minus_logistic"][f"class_ece_{c}"]) for c in range(len(v["class_ece"])))
+                             if "minus_logistic" in v else "")
             lines.append(f"| {m} | {v['nll']:.4f} | {v['ece']:.4f} | {v['accuracy']:.4f} | "
                          f"{v['accuracy_minus_confidence']:+.4f} | "
                          + " / ".join(f"{x:.4f}" for x in v["class_ece"]) + " | " + " | ".join(intervals) + " | "

@@ -61,6 +61,7 @@ def test_pooling_puts_each_fold_back_in_the_rows_order_and_a_model_against_itsel
     assert result["models"]["same_as_logistic"]["minus_logistic"]["ece"] == [0.0, 0.0]
     assert result["models"]["gpal"]["minus_logistic"]["nll"] != [0.0, 0.0]
     assert len(result["models"]["gpal"]["class_ece"]) == 3
+    assert result["models"]["same_as_logistic"]["minus_logistic"]["class_ece_2"] == [0.0, 0.0]
     assert (tmp_path / "calibration_cv.md").read_text().count("| gpal |") == 1
 
 
@@ -94,3 +95,17 @@ def test_repeats_scoring_the_same_sources_alike_share_one_resample_and_leave_the
     one, two = (bench.cv_analyse(tmp_path, ["CAT"], seeds)["catalogs"]["CAT"]["models"]["gpal"]["minus_logistic"]
                 for seeds in ([0], [0, 1]))
     assert one == two
+
+
+def test_each_class_ece_of_the_resample_holding_every_row_once_is_the_class_ece_of_the_rows(bench):
+    from gpal.evaluation.calibration import class_reliability
+
+    rng = np.random.default_rng(5)
+    y = _labels(rng, 300)
+    proba = rng.dirichlet(np.ones(3), size=y.size)
+    proba[:4, 0] = np.linspace(0.0, 1.0, bench.N_BINS + 1)[[0, 1, 7, 15]]  # scores on bin edges
+    proba[:4, 1:] = (1.0 - proba[:4, :1]) / 2
+    every_row = np.stack([np.arange(y.size), rng.permutation(y.size)])
+    for c in range(3):
+        resampled = bench.resampled_class_eces(y, proba, c, every_row)
+        assert resampled == pytest.approx([class_reliability(y, proba, c, bench.N_BINS).ece] * 2, abs=1e-12)
