@@ -24,8 +24,9 @@ repeat a seed of its own), each fold's held-out probabilities of the candidates,
 random forest kept in ``OUT/cv/CATALOG.seedS.foldK.npz`` (a fold already saved is not refitted).  ``cv-analyse``
 pools each repeat's out-of-fold probabilities and writes ``OUT/calibration_cv.json`` / ``.md``: per model (mean over
 repeats) NLL, ECE, accuracy minus mean confidence and each class's ECE; 95% paired bootstrap intervals over sources of
-each candidate minus logistic regression (NLL, ECE, each class's ECE); and the ECE a perfectly calibrated model shows on these sources (labels
-drawn from gpal's own pooled probabilities, ``N_CALIBRATED_DRAWS`` times: mean and sd).
+each candidate minus logistic regression (NLL, ECE, each class's ECE); the ECE a perfectly calibrated model with
+each model's confidences shows on average (`gpal.evaluation.calibration.calibrated_ece`); and its spread, from labels
+drawn from gpal's own pooled probabilities ``N_CALIBRATED_DRAWS`` times (mean and sd).
 
     OMP_NUM_THREADS=1 nice -n 10 python benchmarks/bench_calibration_init.py cv --out /tmp/calib_cv \
         --catalogs FL16Y 4FGL-DR4 --seeds 0 1 --candidates gpal var20
@@ -364,6 +365,7 @@ def _class_eces(y: np.ndarray, p: np.ndarray) -> list[float]:
 
 
 def cv_analyse(out: Path, catalogs: list[str], seeds: list[int]) -> dict[str, Any]:
+    from gpal.evaluation.calibration import calibrated_ece
     from gpal.files import write_json_atomic
 
     result: dict[str, Any] = {"catalogs": {}}
@@ -378,6 +380,7 @@ def cv_analyse(out: Path, catalogs: list[str], seeds: list[int]) -> dict[str, An
             per_seed = [{**_measures(d["label"], d[m]), "class_ece": _class_eces(d["label"], d[m])} for d in data]
             row: dict[str, Any] = {k: float(np.mean([r[k] for r in per_seed])) for k in MEASURES}
             row["class_ece"] = np.mean([r["class_ece"] for r in per_seed], axis=0).tolist()
+            row["calibrated_ece"] = float(np.mean([calibrated_ece(d[m], N_BINS) for d in data]))
             row["per_seed"] = per_seed
             if m != "logistic" and "logistic" in models:
                 row["minus_logistic"] = _paired_sources(data, m, "logistic")
@@ -404,14 +407,15 @@ def cv_markdown(result: dict[str, Any]) -> str:
         lines += [f"**{catalog}** ({c['n']} sources, repeats {','.join(map(str, c['seeds']))}): a perfectly "
                   f"calibrated model with gpal's probabilities shows ECE {calibrated['mean']:.4f} "
                   f"(sd {calibrated['sd']:.4f}).", "",
-                  f"| model | NLL | ECE | accuracy | accuracy − confidence | class ECE ({classes}) | "
+                  f"| model | NLL | ECE | calibrated model's ECE | accuracy | accuracy − confidence | "
+                  f"class ECE ({classes}) | "
                   "− logistic: NLL | − logistic: ECE | − logistic: class ECE | ECE per repeat |",
-                  "|---|---:|---:|---:|---:|---|---|---|---|---|"]
+                  "|---|---:|---:|---:|---:|---:|---|---|---|---|---|"]
         for m, v in c["models"].items():
             intervals = [_iv(v["minus_logistic"][k]) if "minus_logistic" in v else "" for k in ("nll", "ece")]
             intervals.append(" / ".join(_iv(v["minus_logistic"][f"class_ece_{c}"]) for c in range(len(v["class_ece"])))
                              if "minus_logistic" in v else "")
-            lines.append(f"| {m} | {v['nll']:.4f} | {v['ece']:.4f} | {v['accuracy']:.4f} | "
+            lines.append(f"| {m} | {v['nll']:.4f} | {v['ece']:.4f} | {v['calibrated_ece']:.4f} | {v['accuracy']:.4f} | "
                          f"{v['accuracy_minus_confidence']:+.4f} | "
                          + " / ".join(f"{x:.4f}" for x in v["class_ece"]) + " | " + " | ".join(intervals) + " | "
                          + " / ".join(f"{r['ece']:.4f}" for r in v["per_seed"]) + " |")

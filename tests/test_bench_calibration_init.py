@@ -61,6 +61,7 @@ def test_pooling_puts_each_fold_back_in_the_rows_order_and_a_model_against_itsel
     assert result["models"]["same_as_logistic"]["minus_logistic"]["ece"] == [0.0, 0.0]
     assert result["models"]["gpal"]["minus_logistic"]["nll"] != [0.0, 0.0]
     assert len(result["models"]["gpal"]["class_ece"]) == 3
+    assert 0 < result["models"]["gpal"]["calibrated_ece"] < 1
     assert result["models"]["same_as_logistic"]["minus_logistic"]["class_ece_2"] == [0.0, 0.0]
     assert (tmp_path / "calibration_cv.md").read_text().count("| gpal |") == 1
 
