@@ -18,6 +18,19 @@ logistic regression (resamples averaged over the seeds).  Record: docs/studies/c
     OMP_NUM_THREADS=1 nice -n 10 python benchmarks/bench_calibration_init.py fit --out /tmp/calib_init \
         --catalogs FL16Y --seeds 0 --candidates gpal var4 lr0.05
     python benchmarks/bench_calibration_init.py analyse --out /tmp/calib_init
+
+``cv`` scores every labelled source of the main job's selection once: stratified K-fold cross-validation (each
+repeat a seed of its own), each fold's held-out probabilities of the candidates, logistic regression and the isotonic
+random forest kept in ``OUT/cv/CATALOG.seedS.foldK.npz`` (a fold already saved is not refitted).  ``cv-analyse``
+pools each repeat's out-of-fold probabilities and writes ``OUT/calibration_cv.json`` / ``.md``: per model (mean over
+repeats) NLL, ECE, accuracy minus mean confidence and each class's ECE; 95% paired bootstrap intervals over sources of
+each candidate minus logistic regression (NLL, ECE, each class's ECE); the ECE a perfectly calibrated model with
+each model's confidences shows on average (`gpal.evaluation.calibration.calibrated_ece`); and its spread, from labels
+drawn from gpal's own pooled probabilities ``N_CALIBRATED_DRAWS`` times (mean and sd).
+
+    OMP_NUM_THREADS=1 nice -n 10 python benchmarks/bench_calibration_init.py cv --out /tmp/calib_cv \
+        --catalogs FL16Y 4FGL-DR4 --seeds 0 1 --candidates gpal var20
+    python benchmarks/bench_calibration_init.py cv-analyse --out /tmp/calib_cv --seeds 0 1
 """
 
 from __future__ import annotations
@@ -66,6 +79,10 @@ SEEDS = (0, 1, 2)
 TEST_SIZE = 0.2  # the main job's
 N_BINS = 15
 N_BOOT = 1000
+N_FOLDS = 5
+CV_BASELINES = ("logistic", "random_forest_isotonic")
+N_CALIBRATED_DRAWS = 2000
+MEASURES = ("nll", "ece", "accuracy", "accuracy_minus_confidence")  # `_measures`'s
 
 
 def fitted(candidate: dict[str, Any], train: Any, seed: int) -> Any:
@@ -243,9 +260,172 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def cv_folds(y: np.ndarray, seed: int, n_folds: int = N_FOLDS) -> list[np.ndarray]:
+    """Held-out row indices of each of ``n_folds`` stratified folds of ``y`` (shuffled by ``seed``): every row in
+    exactly one."""
+    from sklearn.model_selection import StratifiedKFold
+
+    folds = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=seed).split(np.zeros(y.size), y)
+    return [held_out for _, held_out in folds]
+
+
+def cv(out: Path, catalogs: list[str], seeds: list[int], names: list[str], n_folds: int = N_FOLDS,
+       baselines: tuple[str, ...] = CV_BASELINES) -> None:
+    from gpal.catalog_jobs.selection import CatalogSelection
+    from gpal.evaluation.baselines import fit_baselines
+
+    (out / "cv").mkdir(parents=True, exist_ok=True)
+    for catalog in catalogs:
+        _, data = CatalogSelection(catalog=catalog).load()
+        for seed in seeds:
+            for k, held_out in enumerate(cv_folds(data.y, seed, n_folds)):
+                path = out / "cv" / f"{catalog}.seed{seed}.fold{k}.npz"
+                kept: dict[str, np.ndarray] = {}
+                if path.is_file():
+                    with np.load(path) as saved:
+                        kept = {key: saved[key] for key in saved.files}
+                train, test = data.subset(np.setdiff1d(np.arange(data.n_samples), held_out)), data.subset(held_out)
+                kept["index"], kept["label"], kept["class_names"] = held_out, test.y, np.array(data.class_names)
+                missing = [b for b in baselines if b not in kept]
+                if missing:
+                    kept.update(fit_baselines(train.X, train.y, test.X, names=missing, random_state=seed))
+                for name in (n for n in names if n not in kept):
+                    t0 = time.perf_counter()
+                    kept[name] = fitted(CANDIDATES[name], train, seed).predict_proba(test)
+                    print(f"{catalog} seed {seed} fold {k} {name}: {time.perf_counter() - t0:.0f} s", flush=True)
+                np.savez(path, **kept)
+
+
+def pooled_folds(out: Path, catalog: str, seed: int) -> dict[str, np.ndarray] | None:
+    """Every model's out-of-fold probabilities of one repeat (and the labels), in the rows' order, for the models
+    present in every fold, with the class names (None if the repeat has no fold saved)."""
+    paths = sorted((out / "cv").glob(f"{catalog}.seed{seed}.fold*.npz"))
+    if not paths:
+        return None
+    folds = []
+    for path in paths:
+        with np.load(path) as saved:
+            folds.append({key: saved[key] for key in saved.files})
+    index = np.concatenate([f["index"] for f in folds])
+    if np.unique(index).size != index.size or index.max() + 1 != index.size:
+        raise ValueError(f"{catalog} seed {seed}: the saved folds do not cover every row once")
+    order = np.argsort(index)
+    models = [m for m in folds[0] if m not in ("index", "class_names") and all(m in f for f in folds)]
+    return {"class_names": folds[0]["class_names"], **{m: np.concatenate([f[m] for f in folds])[order] for m in models}}
+
+
+def calibrated_ece_draws(proba: np.ndarray, seed: int, n_draws: int = N_CALIBRATED_DRAWS) -> np.ndarray:
+    """ECE (``N_BINS`` bins) of ``proba`` against labels drawn from ``proba`` itself, once per draw: what a
+    perfectly calibrated model with these probabilities shows on this many sources."""
+    from gpal.evaluation.calibration import expected_calibration_error
+
+    rng = np.random.default_rng([seed, 29])
+    cumulative = np.cumsum(proba, axis=1)
+    cumulative[:, -1] = 1.0  # rounding must not leave a draw above the last class
+    draws = (rng.random((n_draws, proba.shape[0], 1)) > cumulative[None]).sum(axis=2)
+    return np.array([expected_calibration_error(labels, proba, N_BINS) for labels in draws])
+
+
+def _paired_sources(data: list[dict[str, np.ndarray]], a: str, b: str) -> dict[str, list[float]]:
+    """95% paired bootstrap interval of a - b per measure, averaged over the repeats.  Every repeat scores the same
+    sources in the same order, so one resample of the sources serves them all (resampling each repeat apart would
+    treat its sources as new ones and narrow the interval)."""
+    from gpal.evaluation.comparison import resampled_metrics
+
+    n = data[0]["label"].size
+    index = np.random.default_rng(17).integers(0, n, (N_BOOT, n))
+    diffs = []
+    for d in data:
+        ra, rb = (resampled_metrics(d["label"], d[m], index, N_BINS) for m in (a, b))
+        diff = {k: ra[k] - rb[k] for k in ("nll", "ece", "accuracy")}
+        for c in range(d[a].shape[1]):
+            diff[f"class_ece_{c}"] = (resampled_class_eces(d["label"], d[a], c, index)
+                                      - resampled_class_eces(d["label"], d[b], c, index))
+        diffs.append(diff)
+    return {k: [float(v) for v in np.percentile(np.mean([d[k] for d in diffs], axis=0), [2.5, 97.5])]
+            for k in diffs[0]}
+
+
+def resampled_class_eces(y: np.ndarray, proba: np.ndarray, cls: int, index: np.ndarray) -> np.ndarray:
+    """ECE of class ``cls``'s probability (`gpal.evaluation.calibration.class_reliability`'s, ``N_BINS`` equal-width
+    bins) on each resample of the rows, ``index`` (n_boot, n): a row's bin and gap do not depend on the resample."""
+    score = proba[:, cls]
+    edges = np.linspace(0.0, 1.0, N_BINS + 1)
+    bins = np.clip(np.searchsorted(edges, score, side="left") - 1, 0, N_BINS - 1)  # as class_reliability bins
+    gap = (y == cls) - score
+    flat = (np.arange(index.shape[0])[:, None] * N_BINS + bins[index]).ravel()
+    sums = np.bincount(flat, weights=gap[index].ravel(), minlength=index.shape[0] * N_BINS)
+    return np.abs(sums.reshape(-1, N_BINS)).sum(axis=1) / index.shape[1]
+
+
+def _class_eces(y: np.ndarray, p: np.ndarray) -> list[float]:
+    from gpal.evaluation.calibration import class_reliability
+
+    return [float(class_reliability(y, p, c, N_BINS).ece) for c in range(p.shape[1])]
+
+
+def cv_analyse(out: Path, catalogs: list[str], seeds: list[int]) -> dict[str, Any]:
+    from gpal.evaluation.calibration import calibrated_ece
+    from gpal.files import write_json_atomic
+
+    result: dict[str, Any] = {"catalogs": {}}
+    for catalog in catalogs:
+        present = [(s, d) for s in seeds if (d := pooled_folds(out, catalog, s)) is not None]
+        if not present:
+            continue
+        used, data = [s for s, _ in present], [d for _, d in present]
+        models = [m for m in data[0] if m not in ("label", "class_names") and all(m in d for d in data)]
+        rows = {}
+        for m in models:
+            per_seed = [{**_measures(d["label"], d[m]), "class_ece": _class_eces(d["label"], d[m])} for d in data]
+            row: dict[str, Any] = {k: float(np.mean([r[k] for r in per_seed])) for k in MEASURES}
+            row["class_ece"] = np.mean([r["class_ece"] for r in per_seed], axis=0).tolist()
+            row["calibrated_ece"] = float(np.mean([calibrated_ece(d[m], N_BINS) for d in data]))
+            row["per_seed"] = per_seed
+            if m != "logistic" and "logistic" in models:
+                row["minus_logistic"] = _paired_sources(data, m, "logistic")
+            rows[m] = row
+        draws = np.concatenate([calibrated_ece_draws(d["gpal"], s) for s, d in zip(used, data)]) if "gpal" in models \
+            else np.array([np.nan])
+        result["catalogs"][catalog] = {
+            "seeds": used, "n": int(data[0]["label"].size), "class_names": data[0]["class_names"].tolist(),
+            "calibrated_ece": {"mean": float(draws.mean()), "sd": float(draws.std(ddof=1)) if draws.size > 1 else 0.0},
+            "models": rows}
+    write_json_atomic(out / "calibration_cv.json", result)
+    (out / "calibration_cv.md").write_text(cv_markdown(result))
+    return result
+
+
+def cv_markdown(result: dict[str, Any]) -> str:
+    lines = [("Out-of-fold probabilities of every labelled source, pooled per repeat; each value is the mean over the "
+              "repeats; intervals are 95% paired bootstrap intervals over sources (1000 resamples of the sources, each "
+              "the same for every repeat, the differences averaged over the repeats) of the model minus logistic "
+              "regression."), ""]
+    for catalog, c in result["catalogs"].items():
+        calibrated = c["calibrated_ece"]
+        classes = " / ".join(c["class_names"])
+        lines += [f"**{catalog}** ({c['n']} sources, repeats {','.join(map(str, c['seeds']))}): a perfectly "
+                  f"calibrated model with gpal's probabilities shows ECE {calibrated['mean']:.4f} "
+                  f"(sd {calibrated['sd']:.4f}).", "",
+                  f"| model | NLL | ECE | calibrated model's ECE | accuracy | accuracy − confidence | "
+                  f"class ECE ({classes}) | "
+                  "− logistic: NLL | − logistic: ECE | − logistic: class ECE | ECE per repeat |",
+                  "|---|---:|---:|---:|---:|---:|---|---|---|---|---|"]
+        for m, v in c["models"].items():
+            intervals = [_iv(v["minus_logistic"][k]) if "minus_logistic" in v else "" for k in ("nll", "ece")]
+            intervals.append(" / ".join(_iv(v["minus_logistic"][f"class_ece_{c}"]) for c in range(len(v["class_ece"])))
+                             if "minus_logistic" in v else "")
+            lines.append(f"| {m} | {v['nll']:.4f} | {v['ece']:.4f} | {v['calibrated_ece']:.4f} | {v['accuracy']:.4f} | "
+                         f"{v['accuracy_minus_confidence']:+.4f} | "
+                         + " / ".join(f"{x:.4f}" for x in v["class_ece"]) + " | " + " | ".join(intervals) + " | "
+                         + " / ".join(f"{r['ece']:.4f}" for r in v["per_seed"]) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("stage", choices=["fit", "analyse"])
+    p.add_argument("stage", choices=["fit", "analyse", "cv", "cv-analyse"])
     p.add_argument("--out", type=Path, default=Path("/tmp/calibration_init"))
     p.add_argument("--catalogs", nargs="+", default=list(CATALOGS))
     p.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
@@ -253,6 +433,10 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     if args.stage == "fit":
         fit(args.out, args.catalogs, args.seeds, args.candidates)
+    elif args.stage == "cv":
+        cv(args.out, args.catalogs, args.seeds, args.candidates)
+    elif args.stage == "cv-analyse":
+        print(cv_markdown(cv_analyse(args.out, args.catalogs, args.seeds)))
     else:
         print(json.dumps(analyse(args.out, args.catalogs, args.seeds)["catalogs"], indent=1)[:4000])
 
