@@ -141,8 +141,8 @@ def classify_catalog(
         [("trained", lambda done: _fit(job, folder, log)),
          ("held_out", lambda done: _check_held_out(job, done["trained"], log)),
          ("outliers", lambda done: _fit_outliers(job, log)),
-         ("classified", lambda done: _classify_sources(job, done["trained"], done["outliers"], executor, progress,
-                                                       log))],
+         ("classified", lambda done: _classify_sources(job, done["trained"], done["outliers"].record, executor,
+                                                       progress, log))],
         # beside the model's fit: the baselines and the twin, which keeps the second core busy to the end;
         # beside what follows the held-out check: its figures (NumPy and TensorFlow free the GIL)
         beside=[Beside("comparison", comparison and (lambda done, stop: comparison(stop)), "trained", "classified"),
@@ -152,7 +152,7 @@ def classify_catalog(
     # and the comparison, which a rerun reuses, are saved as soon as they are fitted)
     held_out: _HeldOut = results["held_out"]
     classified: _Classified = results["classified"]
-    files = {HELDOUT_FILE: held_out.csv, OOD_FILE: json_text(results["outliers"]), **classified.files}
+    files = {HELDOUT_FILE: held_out.csv, OOD_FILE: results["outliers"].json, **classified.files}
     later = None
     if job.later is not None:  # a release older than the newest shipped: score the classifications by what it found
         compared = {name: folder / sub for name, sub in COMPARED_MODEL_DIRS.items() if (folder / sub).is_dir()}
@@ -161,7 +161,7 @@ def classify_catalog(
     # a rerun reuses the comparison its first run wrote
     baselines = read_baselines(folder) if comparison is None else results["comparison"]
     run = FinishedRun(held_out.run.training, held_out.run.held, classified.table, baselines,
-                      outliers=results["outliers"], pool_prior=classified.pool_prior, later=later)
+                      outliers=results["outliers"].record, pool_prior=classified.pool_prior, later=later)
     log("writing the target lists, the other lists and the report")
     files.update(report_files(run, folder, held_out_figures=results["figures"]))
     write_files(folder, files)
@@ -250,13 +250,22 @@ def _check_held_out(job: _MainJob, trained: TrainedModel, log: Log) -> _HeldOut:
     return _HeldOut(HeldOutRun(trained.training, parse_heldout(io.StringIO(text), classes)), text)
 
 
-def _fit_outliers(job: _MainJob, log: Log) -> dict[str, Any]:
-    """The "none of these" score fitted on the training split (`gpal.catalog_jobs.none_of_these`): its record, as
-    ``ood.json`` holds it (what a later ``gpal predict`` with the folder flags by)."""
+@dataclass(frozen=True)
+class _Outliers:
+    """The "none of these" record: as the job reads it, read back from ``ood.json``'s text so that it flags the
+    sources as a later ``gpal predict`` with the folder will, and that text."""
+
+    record: dict[str, Any]
+    json: str
+
+
+def _fit_outliers(job: _MainJob, log: Log) -> _Outliers:
+    """The "none of these" score fitted on the training split (`gpal.catalog_jobs.none_of_these`)."""
     log("fitting the outlier score ('none of these') on the training split"
         + (f", checking it on the {len(job.left_out)} labelled classes left out" if job.left_out else ""))
     held_out_classes = left_out_sources(job.catalog, job.left_out, job.data.meta["features"])
-    return json.loads(json_text(check_outliers(job.train, job.test, held_out_classes, job.seed)))
+    text = json_text(check_outliers(job.train, job.test, held_out_classes, job.seed))
+    return _Outliers(json.loads(text), text)
 
 
 @dataclass(frozen=True)
