@@ -153,14 +153,18 @@ def _later_codes(earlier: str, later: str) -> np.ndarray:
     return np.char.lower(np.char.strip(codes.astype(str)))
 
 
+def _trained_release(check: str) -> str:
+    """The release a check trains on: ``held-out:RELEASE``'s, or the earlier one of ``EARLIER:LATER``."""
+    return check.split(":", 1)[1] if check.startswith("held-out:") else check.split(":")[0]
+
+
 def _check_data(check: str, seed: int) -> tuple[Any, Any, np.ndarray]:
     """Training rows, rows to classify and their CLASS1 codes (the earlier release's) of one check and seed."""
     if check.startswith("held-out:"):
-        _, data, _ = _sets(check.split(":", 1)[1])
+        _, data, _ = _sets(_trained_release(check))
         train, test = data.split(test_size=TEST_SIZE, seed=seed, stratify=True)
         return train, test, np.array([CLASSES[k] for k in test.y])
-    earlier = check.split(":")[0]
-    _, train, pool = _sets(earlier)
+    _, train, pool = _sets(_trained_release(check))
     return train, pool, np.asarray(pool.aux["CLASS1"]).astype(str)
 
 
@@ -264,8 +268,8 @@ def fit_unit(check: str, seed: int, model: str) -> dict[str, Any]:
         proba = _gp_proba(GP_VARIANTS[TEMPERATURE[0]], seed, fit, validation.X, validation.X_var)
         return {"proba": proba.tolist(), "y": validation.y.tolist()}
     if model in GP_VARIANTS:
-        release = check.split(":", 1)[1] if check.startswith("held-out:") else check.split(":")[0]
-        return {"proba": _gp_proba(GP_VARIANTS[model], seed, train, rows.X, rows.X_var, pool=_sets(release)[2]).tolist()}
+        pool = _sets(_trained_release(check))[2]  # the release's bcu train a fourth class in `bcu_class`
+        return {"proba": _gp_proba(GP_VARIANTS[model], seed, train, rows.X, rows.X_var, pool=pool).tolist()}
     if model in (POOL_PRIOR[1], POOL_PRIOR_UNASSOCIATED):
         raise ValueError(f"{model} has no fit of its own: it moves {POOL_PRIOR[0]}'s probabilities (check_probabilities)")
     if model in BASELINES:
@@ -301,7 +305,7 @@ def scored_rows(check: str, seed: int) -> dict[str, np.ndarray]:
     train, rows, class1 = _check_data(check, seed)
     if check.startswith("held-out:"):
         label = rows.y.astype(np.int64)
-        signif = _sets(check.split(":", 1)[1])[0].values_of("significance", [str(i) for i in rows.ids])
+        signif = _sets(_trained_release(check))[0].values_of("significance", [str(i) for i in rows.ids])
         return {"label": label, "agn_pulsar": np.ones(label.size, bool), "pulsar": label == CLASSES.index("pulsar"),
                 "faint": signif <= np.quantile(signif, 0.25)}
     from gpal.catalogs.schemes import coarse_group
@@ -340,7 +344,7 @@ def check_probabilities(check: str, seed: int, units: Mapping[str, Mapping[str, 
         return proba
     from gpal.catalogs.known_classes import association_weight
 
-    catalog, _, pool = _sets(check.split(":")[0])
+    catalog, _, pool = _sets(_trained_release(check))
     association = association_weight(catalog, [str(i) for i in pool.ids])
     known = {m: _known(p, class1, train, association) for m, p in proba.items()}
     if pool_prior:
