@@ -30,6 +30,8 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 OUT_VARIABLE = "GPAL_SUITE_CPU_DIR"
 #: The README's test command, as `.ci/run` runs it (`-n 2`).
 PYTEST = ["-m", "pytest", "-q", "-n", "2", "-p", "no:cacheprovider"]
+#: How many files and tests the tables list unless told.
+TOP = 12
 
 _started: dict[str, tuple[float, float, float]] = {}
 
@@ -72,7 +74,7 @@ def profile_suite(pytest_args: list[str], cwd: Path = REPOSITORY) -> dict:
     return {"tests": tests, "wall": wall, "cores": os.cpu_count()}
 
 
-def heaviest(run: dict, n: int = 12) -> tuple[list[tuple[str, float, int]], list[tuple[str, float]]]:
+def heaviest(run: dict, n: int = TOP) -> tuple[list[tuple[str, float, int]], list[tuple[str, float]]]:
     """The ``n`` files and the ``n`` tests with the most CPU seconds: (file, seconds, tests) and (test, seconds)."""
     by_file, count = Counter(), Counter()
     for test in run["tests"]:
@@ -84,7 +86,7 @@ def heaviest(run: dict, n: int = 12) -> tuple[list[tuple[str, float, int]], list
     return files, tests
 
 
-def results_record(run: dict, commit: str, command: str, n: int = 12) -> dict:
+def results_record(run: dict, commit: str, command: str, n: int = TOP) -> dict:
     from gpal.workflows.records import make_record, make_table
 
     total = sum(t["own"] + t["children"] for t in run["tests"])
@@ -105,14 +107,17 @@ def main(argv: list[str] | None = None) -> int:
     ours, pytest_args = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (argv, [])
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--record", type=Path, help="write the results page's record to this file")
-    parser.add_argument("--top", type=int, default=12, help="how many files and tests to list (default 12)")
+    parser.add_argument("--top", type=int, default=TOP, help=f"how many files and tests to list (default {TOP})")
     args = parser.parse_args(ours)
     if args.top < 1:
         parser.error(f"--top must be a positive number of rows; got {args.top}")
+    from gpal.identity import source_commit
+
+    commit = source_commit()  # before the run: a record of uncommitted code is refused before it costs the suite
+    if args.record and (commit == "unknown" or commit.endswith("+dirty")):
+        parser.error(f"the source's commit is {commit!r}: commit first, a record names the commit its numbers ran at")
     run = profile_suite(pytest_args)
-    commit = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], cwd=REPOSITORY, capture_output=True,
-                            text=True, check=True).stdout.strip()
-    command = " ".join(["python benchmarks/suite_cpu.py", *(["--top", str(args.top)] if args.top != 12 else []),
+    command = " ".join(["python benchmarks/suite_cpu.py", *(["--top", str(args.top)] if args.top != TOP else []),
                         *(["--", *pytest_args] if pytest_args else [])])
     record = results_record(run, commit, command, args.top)
     for table in record["tables"]:
