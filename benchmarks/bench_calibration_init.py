@@ -122,6 +122,14 @@ def _decaying_fit(plan: Any, decay: float) -> Any:
                        progress=False, callback=next_step)
 
 
+def _save(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """``np.savez`` through `gpal.files.atomic_output`: a run stopped while saving keeps the last whole file."""
+    from gpal.files import atomic_output
+
+    with atomic_output(path) as tmp, open(tmp, "wb") as out:
+        np.savez(out, **arrays)
+
+
 def estimator_of(candidate: dict[str, Any], n_features: int, seed: int) -> Any:
     """The main job's estimator with the candidate's kernel start and settings."""
     from gpal.catalog_jobs.settings import main_job_estimator
@@ -170,10 +178,10 @@ def fit(out: Path, catalogs: list[str], seeds: list[int], names: list[str]) -> N
                 kept[name] = model.predict_proba(test)
                 kept[f"_seconds_{name}"] = np.array(seconds)
                 kept[f"_variance_{name}"] = np.array([float(k.variance.numpy()) for k in model.model_.gp.kernels])
-                np.savez(path, **kept)  # after every fit: an interrupted run keeps what it finished
+                _save(path, kept)  # after every fit: an interrupted run keeps what it finished
                 print(f"{catalog} seed {seed} {name}: {seconds:.0f} s, variances "
                       f"{np.round(kept[f'_variance_{name}'], 2).tolist()}", flush=True)
-            np.savez(path, **kept)
+            _save(path, kept)
 
 
 def _measures(y: np.ndarray, p: np.ndarray) -> dict[str, float]:
@@ -293,7 +301,7 @@ def cv(out: Path, catalogs: list[str], seeds: list[int], names: list[str], n_fol
                     t0 = time.perf_counter()
                     kept[name] = fitted(CANDIDATES[name], train, seed).predict_proba(test)
                     print(f"{catalog} seed {seed} fold {k} {name}: {time.perf_counter() - t0:.0f} s", flush=True)
-                np.savez(path, **kept)
+                _save(path, kept)
 
 
 def pooled_folds(out: Path, catalog: str, seed: int) -> dict[str, np.ndarray] | None:

@@ -52,6 +52,8 @@ from pathlib import Path
 
 import numpy as np
 
+from gpal.files import write_json_atomic
+
 from shared import CLASS_SCHEME_GP as GP, PLANE_DEG, dr4_labelled  # benchmarks/ is the script's folder, first on its path
 
 OUT = Path("docs/studies/class_schemes/plane")
@@ -455,9 +457,7 @@ def main(argv=None) -> int:
                 if path.is_file():
                     continue
                 unit = run_unit(data, extra, seed, variant, args.epochs, command)
-                tmp = path.with_suffix(".tmp")
-                tmp.write_text(json.dumps(unit))
-                tmp.replace(path)
+                write_json_atomic(path, unit, allow_nan=True)  # a stopped run leaves whole units only
                 print(f"{variant.name} seed {seed}: {unit['seconds']:.0f} s", file=sys.stderr, flush=True)
     print(summarize(args.out, command, tuple(args.pool), args.report))
     return 0
