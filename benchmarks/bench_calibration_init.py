@@ -193,16 +193,20 @@ def _measures(y: np.ndarray, p: np.ndarray) -> dict[str, float]:
             "accuracy": accuracy, "accuracy_minus_confidence": accuracy - float(p.max(axis=1).mean())}
 
 
-def _paired(data: list[dict[str, np.ndarray]], seeds: list[int], a: str, b: str) -> dict[str, list[float]]:
-    """95% paired bootstrap interval of a - b per measure, each resample's difference averaged over the seeds."""
+def _paired(data: list[dict[str, np.ndarray]], a: str, b: str, indices: list[np.ndarray],
+            by_class: bool = False) -> dict[str, list[float]]:
+    """95% paired bootstrap interval of a - b per measure (and per class's ECE with ``by_class``), each resample's
+    difference averaged over the repeats; ``indices``: each repeat's resamples of its rows, (N_BOOT, n)."""
     from gpal.evaluation.comparison import resampled_metrics
 
     diffs = []
-    for seed, d in zip(seeds, data):
-        y = d["label"]
-        index = np.random.default_rng([seed, 17]).integers(0, y.size, (N_BOOT, y.size))
-        ra, rb = (resampled_metrics(y, d[m], index, N_BINS) for m in (a, b))
-        diffs.append({k: ra[k] - rb[k] for k in ("nll", "ece", "accuracy")})
+    for d, index in zip(data, indices):
+        ra, rb = (resampled_metrics(d["label"], d[m], index, N_BINS) for m in (a, b))
+        diff = {k: ra[k] - rb[k] for k in ("nll", "ece", "accuracy")}
+        for c in range(d[a].shape[1]) if by_class else ():
+            diff[f"class_ece_{c}"] = (resampled_class_eces(d["label"], d[a], c, index)
+                                      - resampled_class_eces(d["label"], d[b], c, index))
+        diffs.append(diff)
     return {k: [float(v) for v in np.percentile(np.mean([d[k] for d in diffs], axis=0), [2.5, 97.5])]
             for k in diffs[0]}
 
@@ -222,6 +226,8 @@ def analyse(out: Path, catalogs: list[str], seeds: list[int]) -> dict[str, Any]:
                 data.append({k: saved[k] for k in saved.files})
         used = [s for s, _ in present]
         models = [m for m in data[0] if m != "label" and not m.startswith("_") and all(m in d for d in data)]
+        resamples = [np.random.default_rng([seed, 17]).integers(0, d["label"].size, (N_BOOT, d["label"].size))
+                     for seed, d in zip(used, data)]  # each split scores its own sources
         rows = {}
         for m in models:
             per_seed = [_measures(d["label"], d[m]) for d in data]
@@ -232,7 +238,7 @@ def analyse(out: Path, catalogs: list[str], seeds: list[int]) -> dict[str, Any]:
                 row["kernel_variance"] = np.mean([d[f"_variance_{m}"] for d in data], axis=0).round(3).tolist()
             for reference in ("gpal", "logistic"):
                 if m != reference and reference in models:
-                    row[f"minus_{reference}"] = _paired(data, used, m, reference)
+                    row[f"minus_{reference}"] = _paired(data, m, reference, resamples)
             rows[m] = row
         result["catalogs"][catalog] = {"seeds": used, "n": int(data[0]["label"].size), "models": rows}
     write_json_atomic(out / "calibration_init.json", result)
@@ -334,26 +340,6 @@ def calibrated_ece_draws(proba: np.ndarray, seed: int, n_draws: int = N_CALIBRAT
     return np.array([expected_calibration_error(labels, proba, N_BINS) for labels in draws])
 
 
-def _paired_sources(data: list[dict[str, np.ndarray]], a: str, b: str) -> dict[str, list[float]]:
-    """95% paired bootstrap interval of a - b per measure, averaged over the repeats.  Every repeat scores the same
-    sources in the same order, so one resample of the sources serves them all (resampling each repeat apart would
-    treat its sources as new ones and narrow the interval)."""
-    from gpal.evaluation.comparison import resampled_metrics
-
-    n = data[0]["label"].size
-    index = np.random.default_rng(17).integers(0, n, (N_BOOT, n))
-    diffs = []
-    for d in data:
-        ra, rb = (resampled_metrics(d["label"], d[m], index, N_BINS) for m in (a, b))
-        diff = {k: ra[k] - rb[k] for k in ("nll", "ece", "accuracy")}
-        for c in range(d[a].shape[1]):
-            diff[f"class_ece_{c}"] = (resampled_class_eces(d["label"], d[a], c, index)
-                                      - resampled_class_eces(d["label"], d[b], c, index))
-        diffs.append(diff)
-    return {k: [float(v) for v in np.percentile(np.mean([d[k] for d in diffs], axis=0), [2.5, 97.5])]
-            for k in diffs[0]}
-
-
 def resampled_class_eces(y: np.ndarray, proba: np.ndarray, cls: int, index: np.ndarray) -> np.ndarray:
     """ECE of class ``cls``'s probability (`gpal.evaluation.calibration.class_reliability`'s, ``N_BINS`` equal-width
     bins) on each resample of the rows, ``index`` (n_boot, n): a row's bin and gap do not depend on the resample."""
@@ -383,6 +369,10 @@ def cv_analyse(out: Path, catalogs: list[str], seeds: list[int]) -> dict[str, An
             continue
         used, data = [s for s, _ in present], [d for _, d in present]
         models = [m for m in data[0] if m not in ("label", "class_names") and all(m in d for d in data)]
+        n = data[0]["label"].size
+        # every repeat scores the same sources in the same order: one resample of them serves all (resampling each
+        # repeat apart would treat its sources as new ones and narrow the interval)
+        resamples = [np.random.default_rng(17).integers(0, n, (N_BOOT, n))] * len(data)
         rows = {}
         for m in models:
             per_seed = [{**_measures(d["label"], d[m]), "class_ece": _class_eces(d["label"], d[m])} for d in data]
@@ -391,7 +381,7 @@ def cv_analyse(out: Path, catalogs: list[str], seeds: list[int]) -> dict[str, An
             row["calibrated_ece"] = float(np.mean([calibrated_ece(d[m], N_BINS) for d in data]))
             row["per_seed"] = per_seed
             if m != "logistic" and "logistic" in models:
-                row["minus_logistic"] = _paired_sources(data, m, "logistic")
+                row["minus_logistic"] = _paired(data, m, "logistic", resamples, by_class=True)
             rows[m] = row
         draws = np.concatenate([calibrated_ece_draws(d["gpal"], s) for s, d in zip(used, data)]) if "gpal" in models \
             else np.array([np.nan])
