@@ -26,9 +26,9 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from sklearn.metrics import roc_auc_score
 
 from gpal.catalog_jobs import later_labels as L
+from gpal.evaluation.metrics import roc_auc
 
 OTHER_AGN = ("agn", "rdg", "nlsy1", "sey", "ssrq", "css")
 LOW_LATITUDE = 10.0  # degrees: where the later releases' bcu associations sit among the pulsars
@@ -54,8 +54,7 @@ def _class1(data) -> np.ndarray:
 
 
 def _auc(truth: np.ndarray, score: np.ndarray, rows: np.ndarray) -> float:
-    t = truth[rows].astype(int)
-    return roc_auc_score(t, score[rows]) if 0 < t.sum() < t.size else float("nan")
+    return roc_auc(truth[rows], score[rows])  # NaN where the rows lack one of the two classes
 
 
 def _unit(run: Path, check: str, seed: int, model: str) -> dict:
@@ -101,7 +100,7 @@ def by_class(run: Path, models: list[str], seeds: list[int]) -> None:
                 psr, agn = ap & sc["pulsar"], ap & ~sc["pulsar"]
 
                 def auc(pos, neg, p=p):
-                    return roc_auc_score(np.r_[np.ones(pos.sum()), np.zeros(neg.sum())], np.r_[p[pos], p[neg]])
+                    return roc_auc(np.r_[np.ones(pos.sum()), np.zeros(neg.sum())], np.r_[p[pos], p[neg]])
 
                 groups = {"all": auc(psr, agn)}
                 for c in ("bll", "fsrq", "bcu"):
