@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from gpal.catalog_jobs import later_labels as L
+from gpal.catalogs.classes import class1_codes
 from gpal.evaluation.metrics import roc_auc
 
 OTHER_AGN = ("agn", "rdg", "nlsy1", "sey", "ssrq", "css")
@@ -50,7 +51,7 @@ def _seeds(name: str) -> list[int]:
 
 
 def _class1(data) -> np.ndarray:
-    return np.char.lower(np.char.strip(np.asarray(data.aux["CLASS1"]).astype(str)))
+    return class1_codes(data.aux["CLASS1"])
 
 
 def _auc(truth: np.ndarray, score: np.ndarray, rows: np.ndarray) -> float:
@@ -289,7 +290,7 @@ def later_measurements(run: Path | None) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             index = link_later(first, last, [load_catalog(r.name) for r in link_path(first.record, last.record)])
-            codes = sorted(set(np.char.lower(np.char.strip(last.class_codes.astype(str)))) - {""})
+            codes = sorted(set(class1_codes(last.class_codes)) - {""})
             every = last.pool(select=["unassociated", *codes], features=last.record.preset)
             later_train = last.dataset(classes=list(L.CLASSES), merge={k: list(v) for k, v in L.MERGE.items()},
                                        features=last.record.preset)

@@ -40,6 +40,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from gpal.catalogs.classes import class1_codes
 from gpal.catalogs.releases import RELEASES, link_path
 from gpal.evaluation.calibration import class_reliability, expected_calibration_error
 from gpal.evaluation.comparison import balanced_accuracy, difference_text, resampled_metrics
@@ -150,7 +151,7 @@ def _later_codes(earlier: str, later: str) -> np.ndarray:
     rows = {name: i for i, name in enumerate(first.names)}
     linked = index[[rows[str(n)] for n in pool.ids]]
     codes = np.where(linked >= 0, last.class_codes[np.maximum(linked, 0)], "")
-    return np.char.lower(np.char.strip(codes.astype(str)))
+    return class1_codes(codes)
 
 
 def _trained_release(check: str) -> str:
@@ -195,7 +196,7 @@ def with_bcu_class(train: Any, pool: Any) -> Any:
 
     from gpal.data.dataset import NoisyDataset
 
-    class1 = np.char.lower(np.char.strip(np.asarray(pool.aux["CLASS1"]).astype(str)))
+    class1 = class1_codes(pool.aux["CLASS1"])
     bcu = pool.subset(class1 == BCU)
     names = (*train.class_names, BCU)
     return NoisyDataset.concatenate([replace(train, class_names=names),
