@@ -38,7 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
-from shared import CLASS_SCHEME_GP as GP, PLANE_DEG, dr4_labelled  # benchmarks/ is the script's folder, first on its path
+# benchmarks/ is the script's folder, first on its path
+from shared import CLASS_SCHEME_GP as GP, COARSE_GROUPS, PLANE_DEG, dr4_labelled, group_balanced_accuracy
 
 OUT = Path("docs/studies/class_schemes")
 BASELINES = ("logistic", "random_forest_isotonic", "gradient_boosting_isotonic")
@@ -93,10 +94,6 @@ def run_unit(data, seed: int, scheme_name: str, epochs: int) -> dict:
 
 
 # ----------------------------------------------------------------- summary
-def _balanced_accuracy(truth: np.ndarray, pred: np.ndarray, groups) -> float:
-    return float(np.mean([np.mean(pred[truth == g] == g) for g in groups if np.any(truth == g)]))
-
-
 def unit_metrics(unit: dict, model: str) -> dict:
     from gpal.catalogs.schemes import CLASS_SCHEMES, coarse_group
     from gpal.evaluation.calibration import expected_calibration_error
@@ -108,7 +105,7 @@ def unit_metrics(unit: dict, model: str) -> dict:
     codes = np.asarray(unit["test_codes"])
     rows, y = _scheme_rows(codes, scheme)
     out = {"NLL": negative_log_likelihood(y, proba[rows]), "accuracy": float(np.mean(proba[rows].argmax(1) == y)),
-           "balanced accuracy": _balanced_accuracy(y, proba[rows].argmax(1), range(len(scheme.classes))),
+           "balanced accuracy": group_balanced_accuracy(y, proba[rows].argmax(1), range(len(scheme.classes))),
            "ECE": expected_calibration_error(y, proba[rows])}
     pred, truth = proba[rows].argmax(1), y
     for k, name in enumerate(scheme.classes):
@@ -131,12 +128,12 @@ def unit_metrics(unit: dict, model: str) -> dict:
     with_ood = np.where(flagged, "other", pred)
     rows_in = known & plane
     has_other = "other" in group_of_class
-    out["plane AGN/pulsar/other"] = _balanced_accuracy(truth[rows_in], pred[rows_in], ("agn", "pulsar", "other")) \
+    out["plane AGN/pulsar/other"] = group_balanced_accuracy(truth[rows_in], pred[rows_in], COARSE_GROUPS) \
         if has_other else float("nan")
-    out["plane AGN/pulsar/other +ood"] = _balanced_accuracy(truth[rows_in], with_ood[rows_in], ("agn", "pulsar", "other"))
+    out["plane AGN/pulsar/other +ood"] = group_balanced_accuracy(truth[rows_in], with_ood[rows_in], COARSE_GROUPS)
     rows_out = ~plane & np.isin(truth, ["agn", "pulsar"])
     two = np.where(coarse["agn"] >= coarse["pulsar"], "agn", "pulsar")
-    out["high-b AGN vs pulsar"] = _balanced_accuracy(truth[rows_out], two[rows_out], ("agn", "pulsar"))
+    out["high-b AGN vs pulsar"] = group_balanced_accuracy(truth[rows_out], two[rows_out], ("agn", "pulsar"))
     # balanced decisions: the group maximising p(group | x) / p(group), the rule balanced accuracy rewards
     # (group priors from the scheme's held-out sources, which the stratified split keeps at the training shares)
     prior = np.bincount(y, minlength=len(scheme.classes)) / y.size
@@ -144,11 +141,11 @@ def unit_metrics(unit: dict, model: str) -> dict:
                      for g in ("agn", "pulsar", "other")], 1)
     pred = np.array(["agn", "pulsar", "other"])[odds.argmax(1)]
     if has_other:
-        out["plane AGN/pulsar/other balanced"] = _balanced_accuracy(truth[rows_in], pred[rows_in], ("agn", "pulsar", "other"))
-    out["plane AGN/pulsar/other balanced +ood"] = _balanced_accuracy(
-        truth[rows_in], np.where(flagged, "other", pred)[rows_in], ("agn", "pulsar", "other"))
+        out["plane AGN/pulsar/other balanced"] = group_balanced_accuracy(truth[rows_in], pred[rows_in], COARSE_GROUPS)
+    out["plane AGN/pulsar/other balanced +ood"] = group_balanced_accuracy(
+        truth[rows_in], np.where(flagged, "other", pred)[rows_in], COARSE_GROUPS)
     two = np.where(odds[:, 0] >= odds[:, 1], "agn", "pulsar")
-    out["high-b AGN vs pulsar balanced"] = _balanced_accuracy(truth[rows_out], two[rows_out], ("agn", "pulsar"))
+    out["high-b AGN vs pulsar balanced"] = group_balanced_accuracy(truth[rows_out], two[rows_out], ("agn", "pulsar"))
     return out
 
 

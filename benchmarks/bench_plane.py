@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 import warnings
@@ -53,11 +52,13 @@ from pathlib import Path
 import numpy as np
 
 from gpal.files import write_json_atomic
+from gpal.identity import source_commit
 
-from shared import CLASS_SCHEME_GP as GP, PLANE_DEG, dr4_labelled  # benchmarks/ is the script's folder, first on its path
+# benchmarks/ is the script's folder, first on its path
+from shared import CLASS_SCHEME_GP as GP, COARSE_GROUPS, PLANE_DEG, dr4_labelled, group_balanced_accuracy
 
 OUT = Path("docs/studies/class_schemes/plane")
-GROUPS = ("agn", "pulsar", "other")
+GROUPS = COARSE_GROUPS
 #: Finer classes: name -> CLASS1 codes; each belongs to the coarse group of its codes.
 FINE_CLASSES = {"bll": ("bll",), "fsrq": ("fsrq",), "bcu": ("bcu",), "agn_other": ("rdg", "agn", "ssrq", "css", "nlsy1", "sey"),
                 "psr": ("psr",), "msp": ("msp",), "snr_pwn": ("snr", "pwn", "sfr"), "spp": ("spp",), "glc": ("glc", "gc"),
@@ -231,24 +232,14 @@ def run_unit(data, extra, seed: int, variant: Variant, epochs: int, command: str
     if variant.weights == "none":  # the balanced decision: divide by the training shares of the groups
         grouped = grouped / (group_count / group_count.sum())
     return {"variant": asdict(variant), "seed": seed, "epochs": epochs if variant.model == "gp" else None,
-            "commit": _commit(), "command": command, "seconds": seconds, "n_train": int(y.size), "classes": list(classes),
+            "commit": source_commit(), "command": command, "seconds": seconds, "n_train": int(y.size), "classes": list(classes),
             "test_ids": [str(i) for i in data.ids[te_rows]], "test_codes": list(codes[te_rows]),
             "scores": np.round(grouped, 6).tolist()}
 
 
-def _commit() -> str:
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True,
-                               check=True).stdout.strip()
-        return head + ("+dirty" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 # ----------------------------------------------------------------- summary
 def _ba(truth: np.ndarray, pred: np.ndarray) -> float:
-    return float(np.mean([np.mean(pred[truth == g] == g) for g in GROUPS if np.any(truth == g)]))
+    return group_balanced_accuracy(truth, pred, GROUPS)
 
 
 def _truth_pred(unit: dict, evaluation: str) -> tuple[np.ndarray, np.ndarray]:

@@ -24,6 +24,8 @@ GP_SHARED = dict(likelihood="softmax", num_inducing=50, batch_size=200, epochs=3
 #: The GP of the class-scheme and Galactic-plane studies: the main job's model (NIMGP, population prior, softmax, M = 50).
 CLASS_SCHEME_GP = dict(input_noise="latent", input_prior="population", likelihood="softmax", num_inducing=50,
                        batch_size=200, epochs=300)
+#: The coarse groups of the published Galactic-plane comparison (`gpal.catalogs.schemes.coarse_group`).
+COARSE_GROUPS = ("agn", "pulsar", "other")
 #: The Galactic plane of the published AGN / pulsar / other comparison (Zhu et al. 2023): |b| <= 10 deg.
 PLANE_DEG = 10.0
 
@@ -89,6 +91,12 @@ def dr4_labelled():
         catalog = load_catalog("4FGL-DR4")
         codes = [c for c in catalog.class_counts() if c != "unassociated"]
         return catalog.dataset(classes=codes, features="fermi_dr4")
+
+
+def group_balanced_accuracy(truth: np.ndarray, pred: np.ndarray, groups) -> float:
+    """Mean over ``groups`` present in ``truth`` of the share of their sources predicted as themselves (labels, not
+    probabilities: a decision rule's output, `gpal.evaluation.comparison.balanced_accuracy` takes the argmax)."""
+    return float(np.mean([np.mean(pred[truth == g] == g) for g in groups if np.any(truth == g)]))
 
 
 def significance_task(task: str, rep: int, dr4):
