@@ -383,7 +383,8 @@ def votes(complete: dict, seeds) -> dict:
     """The `VOTES` as units of their own (no fit: averages of their members' held-out group probabilities)."""
     out = {}
     for name, members in VOTES.items():
-        for v in {replace(v, model=name) for v in complete if v.weights == "groups"}:
+        # in the units' order, not a set's: the summary draws its bootstrap resamples in this order
+        for v in dict.fromkeys(replace(v, model=name) for v in complete if v.weights == "groups"):
             parts = [complete.get(replace(v, model=m)) for m in members]
             if any(p is None for p in parts):
                 continue
