@@ -147,7 +147,8 @@ def classify_catalog(
         # beside what follows the held-out check: its figures (NumPy and TensorFlow free the GIL)
         beside=[Beside("comparison", comparison and (lambda done, stop: comparison(stop)), "trained", "classified"),
                 Beside("figures", lambda done, stop: held_out_figures(done["held_out"].run, partial(abandon_if, stop)),
-                       "outliers", "classified")])
+                       "outliers", "classified")],
+        imports=_IMPORTED_BEFORE_THREADS)
     # the steps return what they made; it is written together at the end, each file atomically (only the models
     # and the comparison, which a rerun reuses, are saved as soon as they are fitted)
     held_out: _HeldOut = results["held_out"]
@@ -323,6 +324,11 @@ def _check_later(job: _MainJob, trained: TrainedModel, classified: _Classified, 
                                   job.train, classified.pool_proba, baseline_proba, compared)
     check = check_later(inputs, seed=job.seed, pool_prior=job.settings["pool_prior"], classified=classified.table.frame)
     return later_check_files(check), as_read_back(later_check_table(check), read_later_table)
+
+
+# what the fit (k-means inducing points) and the baselines beside it import lazily: both reach sklearn.tree, and
+# the two imports at once stopped a main job in Python's import deadlock error
+_IMPORTED_BEFORE_THREADS = ("sklearn.cluster", "sklearn.ensemble", "sklearn.calibration", "sklearn.linear_model")
 
 
 def _error_blind_twin(estimator: Any) -> dict[str, Any]:

@@ -78,12 +78,14 @@ class Beside:
 
 
 def run_steps(steps: Sequence[tuple[str, Callable[[Mapping[str, Any]], Any]]],
-              beside: Sequence[Beside] = ()) -> dict[str, Any]:
+              beside: Sequence[Beside] = (), imports: Sequence[str] = ()) -> dict[str, Any]:
     """Run ``steps`` (name, ``step(results)``) in order, each ``beside`` work in a second thread over its span.
 
     Each step sees the results of the steps before it.  Where a step fails or is interrupted, the work beside it
     is told to stop and waited for, and the step's exception is raised; work that fails has its exception
-    raised at the end of its span.
+    raised at the end of its span.  ``imports``: modules the steps and the work import lazily, imported first
+    in this thread; two threads importing packages whose compiled modules import each other (scikit-learn's
+    ``cluster`` and ``ensemble`` both reach ``sklearn.tree``) can stop in Python's import-lock deadlock error.
 
     Returns
     -------
@@ -94,6 +96,8 @@ def run_steps(steps: Sequence[tuple[str, Callable[[Mapping[str, Any]], Any]]],
     for b in beside:
         if b.start not in names or b.until not in names or names.index(b.until) < names.index(b.start):
             raise ValueError(f"{b.name} runs beside the steps {b.start!r} to {b.until!r}; the steps are {names}")
+    for module in imports:
+        importlib.import_module(module)
     results: dict[str, Any] = {}
     with contextlib.ExitStack() as stack:
         running: list[tuple[Beside, Callable[[], Any]]] = []

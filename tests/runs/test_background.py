@@ -1,5 +1,6 @@
 """`gpal.runs.background.alongside`: work beside the main thread ends, fails and stops as it says."""
 
+import sys
 import threading
 import time
 
@@ -201,3 +202,19 @@ def test_run_steps_stops_the_work_beside_a_step_that_fails():
     assert stopped.is_set()  # told to stop and waited for before the failure was raised
     with pytest.raises(ValueError, match=r"runs beside the steps 'after' to 'fit'"):
         run_steps([("fit", lambda done: 1), ("after", lambda done: 2)], beside=[Beside("w", None, "after", "fit")])
+
+
+def test_run_steps_imports_the_named_modules_in_its_own_thread_before_any_work_starts(tmp_path, monkeypatch):
+    from gpal.runs.background import Beside, run_steps
+
+    (tmp_path / "gpal_probe_module.py").write_text("import threading\nIMPORTED_IN = threading.current_thread().name\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "gpal_probe_module", raising=False)
+    seen = {}
+
+    def work(done, stop):
+        seen["imported before the work"] = "gpal_probe_module" in sys.modules
+
+    run_steps([("step", lambda done: None)], beside=[Beside("work", work, "step", "step")], imports=["gpal_probe_module"])
+    assert seen["imported before the work"]
+    assert sys.modules["gpal_probe_module"].IMPORTED_IN == threading.current_thread().name
