@@ -625,7 +625,8 @@ def summarize_cv(out: Path, command: str) -> str:
         "difference, and a 95% bootstrap interval of the pooled difference", "",
         pd.DataFrame(paired).to_markdown(index=False), "",
         "## Plane sources scored each repeat", "", _sizes({"test_codes": list(codes)}), "",
-        "## Share of each CLASS1 code's plane sources called each group (repeats pooled)", "",
+        "## Share of each CLASS1 code's plane sources called each group (repeats pooled: n counts a source once a "
+        "repeat)", "",
         *[f"{v.name}\n\n{_by_code(complete[v]).to_markdown()}\n" for v in CV_VARIANTS], ""])
     (out / "plane_cv.md").write_text(text)
     return text
