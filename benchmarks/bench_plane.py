@@ -496,8 +496,8 @@ def run_cv(data, extra, folds: int, repeats: int, models, epochs: int, out: Path
                 path = out / f"unit_{variant.slug}_{repeat}_{fold}of{folds}.json"
                 if path.is_file():
                     continue
-                unit = {"variant": asdict(variant), "repeat": repeat, "fold": fold, "folds": folds, "n_sources": int(data.y.size),
-                        **fit_and_score(data, extra, tr_rows, te_rows, variant, repeat, epochs), "command": command}
+                unit = {"variant": asdict(variant), "repeat": repeat, "fold": fold, "folds": folds,
+                        "n_sources": int(data.y.size), **fit_and_score(data, extra, tr_rows, te_rows, variant, repeat, epochs), "command": command}
                 write_json_atomic(path, unit, allow_nan=True)  # a stopped run leaves whole units only
                 print(f"{variant.name} repeat {repeat} fold {fold + 1}/{folds}: {unit['seconds']:.0f} s",
                       file=sys.stderr, flush=True)
@@ -553,7 +553,7 @@ def summarize_cv(out: Path, command: str) -> str:
     if not repeats:
         raise SystemExit(f"no repeat in {out} has every variant's {folds[0]} folds")
     complete = {v: {k: u for k, u in us.items() if k[0] in repeats} for v, us in by_variant.items()}
-    complete.update(votes(complete, sorted(next(iter(complete.values())))))
+    complete.update(votes(complete, [(r, f) for r in repeats for f in range(folds[0])]))
     predictions = {v: _cv_predictions(complete[v], repeats) for v in CV_VARIANTS}
     codes = next(iter(predictions.values()))[0]
     if any(not np.array_equal(c, codes) for c, _ in predictions.values()):
