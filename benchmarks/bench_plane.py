@@ -33,10 +33,16 @@ Units (variant, seed) are saved under ``--out`` as they finish, so an interrupte
 writes ``plane.md`` beside them (``--pool`` adds the units of other folders, ``--report`` writes elsewhere).
 Seeds 3-5 (``--out docs/studies/class_schemes/plane_confirm``) check the variants picked on seeds 0-2 on other splits.
 
+``--cv`` cross-validates a few variants fixed beforehand (`CV_VARIANTS`) instead: stratified K-fold (``--folds``)
+over every labelled source, stratified by CLASS1 code, each of ``--repeats`` repeats its own shuffle; each fold's
+fit is the split study's (`fit_and_score`), so each repeat scores every plane source once.  Units (variant, repeat,
+fold) are saved under ``--out`` (default `CV_OUT`) as they finish; the summary is ``plane_cv.md`` beside them.
+
     python benchmarks/bench_plane.py --seeds 0 1 2
     python benchmarks/bench_plane.py --seeds 3 4 5 --out docs/studies/class_schemes/plane_confirm
     python benchmarks/bench_plane.py --summarize --pool docs/studies/class_schemes/plane_confirm \
         --report docs/studies/class_schemes/plane_six_seeds.md
+    python benchmarks/bench_plane.py --cv --folds 5 --repeats 2
 """
 
 from __future__ import annotations
@@ -206,16 +212,27 @@ def _probabilities(variant: Variant, seed: int, epochs: int, X, V, y, ids, class
     return proba
 
 
+def unit_rows(glat: np.ndarray, tr_rows: np.ndarray, te_rows: np.ndarray, variant: Variant) -> tuple[np.ndarray, np.ndarray]:
+    """A partition's rows a variant trains on (its ``train`` region) and scores (the plane's, unk still in)."""
+    te_rows = te_rows[np.abs(glat[te_rows]) <= PLANE_DEG]
+    if variant.train == "plane":
+        tr_rows = tr_rows[np.abs(glat[tr_rows]) <= PLANE_DEG]
+    return tr_rows, te_rows
+
+
 def run_unit(data, extra, seed: int, variant: Variant, epochs: int, command: str) -> dict:
     train_all, test_all = data.split(test_size=0.2, seed=seed, stratify=True)
-    names = np.array(data.class_names)
     index = {name: i for i, name in enumerate(data.ids)}
     tr_rows = np.array([index[i] for i in train_all.ids])
     te_rows = np.array([index[i] for i in test_all.ids])
-    te_rows = te_rows[np.abs(data.aux["GLAT"][te_rows]) <= PLANE_DEG]
-    if variant.train == "plane":
-        tr_rows = tr_rows[np.abs(data.aux["GLAT"][tr_rows]) <= PLANE_DEG]
-    codes = names[data.y]
+    return {"variant": asdict(variant), "seed": seed, **fit_and_score(data, extra, tr_rows, te_rows, variant, seed, epochs),
+            "command": command}
+
+
+def fit_and_score(data, extra, tr_rows: np.ndarray, te_rows: np.ndarray, variant: Variant, seed: int, epochs: int) -> dict:
+    """Train a variant on a partition's training rows and give its group scores at the partition's plane test rows."""
+    tr_rows, te_rows = unit_rows(data.aux["GLAT"], tr_rows, te_rows, variant)
+    codes = np.array(data.class_names)[data.y]
     kept, y, classes = training_labels(codes[tr_rows], variant)
     tr_rows = tr_rows[kept]
     groups = np.array([group_of_class(c) for c in classes])
@@ -231,8 +248,8 @@ def run_unit(data, extra, seed: int, variant: Variant, epochs: int, command: str
     grouped = np.column_stack([proba[:, groups == g].sum(1) for g in GROUPS])
     if variant.weights == "none":  # the balanced decision: divide by the training shares of the groups
         grouped = grouped / (group_count / group_count.sum())
-    return {"variant": asdict(variant), "seed": seed, "epochs": epochs if variant.model == "gp" else None,
-            "commit": source_commit(), "command": command, "seconds": seconds, "n_train": int(y.size), "classes": list(classes),
+    return {"epochs": epochs if variant.model == "gp" else None,
+            "commit": source_commit(), "seconds": seconds, "n_train": int(y.size), "classes": list(classes),
             "test_ids": [str(i) for i in data.ids[te_rows]], "test_codes": list(codes[te_rows]),
             "scores": np.round(grouped, 6).tolist()}
 
@@ -242,14 +259,19 @@ def _ba(truth: np.ndarray, pred: np.ndarray) -> float:
     return group_balanced_accuracy(truth, pred, GROUPS)
 
 
-def _truth_pred(unit: dict, evaluation: str) -> tuple[np.ndarray, np.ndarray]:
+def _truth_kept(codes: np.ndarray, evaluation: str) -> tuple[np.ndarray, np.ndarray]:
+    """The coarse group of each held-out source and whether the evaluation scores it."""
     from gpal.catalogs.schemes import coarse_group
 
-    codes = np.asarray(unit["test_codes"])
-    pred = np.array(GROUPS)[np.asarray(unit["scores"]).argmax(1)]
     truth = np.array([coarse_group(c) for c in codes])  # unk -> "other"
     keep = {"unk out": codes != "unk", "unk as other": np.ones(codes.size, bool),
             "unk and spp out": ~np.isin(codes, ["unk", "spp"])}[evaluation]
+    return truth, keep
+
+
+def _truth_pred(unit: dict, evaluation: str) -> tuple[np.ndarray, np.ndarray]:
+    truth, keep = _truth_kept(np.asarray(unit["test_codes"]), evaluation)
+    pred = np.array(GROUPS)[np.asarray(unit["scores"]).argmax(1)]
     return truth[keep], pred[keep]
 
 
@@ -426,17 +448,213 @@ def _sizes(unit: dict) -> str:
     return "\n".join(f"- {g}: {sum(int(s.split()[-1]) for s in items)} ({', '.join(items)})" for g, items in groups.items())
 
 
+# ----------------------------------------------------------------- cross-validation
+CV_OUT = Path("docs/studies/class_schemes/plane_cv")
+#: The variants cross-validated, fixed from plane_six_seeds.md before any cross-validation ran (variant -> why it is
+#: here), so that their estimates are not the best of many.
+CV_VARIANTS = {
+    Variant("vote_rf_lr_gb", "sky", "coarse", "extended"):
+        "the best of the six-seed table: soft vote of random forest, logistic regression and gradient boosting",
+    Variant("logistic", "plane", "fine", "extra"): "the best of the six-seed table without the extended-source features",
+    Variant("gp", "plane", "fine", "extra"): "the main job's GP at its best setting without the extended-source features",
+    Variant("gp", "plane", "coarse", "extended"): "the GP at its best setting with the extended-source features",
+    _GP_SCHEME_STUDY: "the class-scheme study's GP (whole sky, no weights, balanced decision), where this study started",
+}
+
+
+def cv_fitted() -> list[Variant]:
+    """The fits the cross-validation needs: its variants, with a vote's members in place of the vote; GP fits last,
+    so that an interrupted fold still has its cheap fits."""
+    out = []
+    for v in CV_VARIANTS:
+        out += [replace(v, model=m) for m in VOTES[v.model]] if v.model in VOTES else [v]
+    return sorted(dict.fromkeys(out), key=lambda v: v.model == "gp")
+
+
+def cv_folds(y: np.ndarray, folds: int, repeat: int) -> np.ndarray:
+    """Each row's test fold: stratified by class (CLASS1 code, as the splits), shuffled by ``repeat``."""
+    from sklearn.model_selection import StratifiedKFold
+
+    fold_of = np.empty(y.size, dtype=np.int64)
+    with warnings.catch_warnings():
+        # codes with fewer sources than folds (gc has one) are tested in fewer folds; StratifiedKFold warns of it
+        warnings.simplefilter("ignore", UserWarning)
+        for k, (_, test) in enumerate(StratifiedKFold(folds, shuffle=True, random_state=repeat).split(y, y)):
+            fold_of[test] = k
+    return fold_of
+
+
+def run_cv(data, extra, folds: int, repeats: int, models, epochs: int, out: Path, command: str) -> None:
+    """Every (variant, repeat, fold) unit not yet saved under ``out``: trained on the other folds, scored on the
+    fold's plane sources; the model's random state is the repeat's."""
+    todo = [v for v in cv_fitted() if v.model in models]
+    for repeat in range(repeats):
+        fold_of = cv_folds(data.y, folds, repeat)
+        for fold in range(folds):
+            tr_rows, te_rows = np.nonzero(fold_of != fold)[0], np.nonzero(fold_of == fold)[0]
+            for variant in todo:
+                path = out / f"unit_{variant.slug}_{repeat}_{fold}of{folds}.json"
+                if path.is_file():
+                    continue
+                unit = {"variant": asdict(variant), "repeat": repeat, "fold": fold, "folds": folds,
+                        "n_sources": int(data.y.size), **fit_and_score(data, extra, tr_rows, te_rows, variant, repeat, epochs), "command": command}
+                write_json_atomic(path, unit, allow_nan=True)  # a stopped run leaves whole units only
+                print(f"{variant.name} repeat {repeat} fold {fold + 1}/{folds}: {unit['seconds']:.0f} s",
+                      file=sys.stderr, flush=True)
+
+
+def _cv_predictions(units: dict, repeats) -> tuple[np.ndarray, np.ndarray]:
+    """(CLASS1 codes, predicted groups as repeats x sources) of one variant: each repeat's folds together, the
+    sources in id order so that repeats and variants line up."""
+    ids = codes = None
+    preds = []
+    for r in repeats:
+        parts = [u for (rep, _), u in sorted(units.items()) if rep == r]
+        r_ids = np.concatenate([u["test_ids"] for u in parts])
+        order = np.argsort(r_ids)
+        if np.unique(r_ids).size != r_ids.size:
+            raise ValueError(f"repeat {r} scores a source twice")
+        if ids is not None and not np.array_equal(r_ids[order], ids):
+            raise ValueError(f"repeat {r} scores other sources than repeat {repeats[0]}")
+        ids, codes = r_ids[order], np.concatenate([u["test_codes"] for u in parts])[order]
+        preds.append(np.concatenate([np.array(GROUPS)[np.asarray(u["scores"]).argmax(1)] for u in parts])[order])
+    return codes, np.array(preds)
+
+
+def pooled_recalls(truth: np.ndarray, pred: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """(draws, groups) share of each group's sources called it, every repeat's call counted (``pred``: repeats x
+    sources), source i counted ``weights[:, i]`` times (a bootstrap draw; all ones: the plain pooled recall)."""
+    right = np.mean(pred == truth, axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):  # a group no draw holds: NaN, left out of the BA
+        return np.column_stack([weights[:, truth == g] @ right[truth == g] / weights[:, truth == g].sum(1)
+                                for g in GROUPS])
+
+
+def _mean_sd(values: np.ndarray, fmt: str) -> str:
+    return f"{values.mean():{fmt}} ± {values.std(ddof=1) if values.size > 1 else np.nan:.3f}"
+
+
+def summarize_cv(out: Path, command: str) -> str:
+    """The cross-validation's tables from the units under ``out``, written to ``out/plane_cv.md``."""
+    import pandas as pd
+
+    units = [json.loads(p.read_text()) for p in sorted(out.glob("unit_*.json"))]
+    if not units:
+        raise SystemExit(f"no units in {out}; run the cross-validation first")
+    folds = sorted({u["folds"] for u in units})
+    if len(folds) != 1:
+        raise SystemExit(f"units of {folds} folds in {out}; keep one number of folds a folder")
+    by_variant: dict[Variant, dict[tuple[int, int], dict]] = {}
+    for u in units:
+        by_variant.setdefault(Variant(**u["variant"]), {})[u["repeat"], u["fold"]] = u
+    # a repeat counts when every fit of every variant has all its folds, so that all comparisons are paired
+    repeats = sorted(r for r in {u["repeat"] for u in units}
+                     if all({(r, f) for f in range(folds[0])} <= set(by_variant.get(v, {})) for v in cv_fitted()))
+    if not repeats:
+        raise SystemExit(f"no repeat in {out} has every variant's {folds[0]} folds")
+    complete = {v: {k: u for k, u in us.items() if k[0] in repeats} for v, us in by_variant.items()}
+    complete.update(votes(complete, [(r, f) for r in repeats for f in range(folds[0])]))
+    predictions = {v: _cv_predictions(complete[v], repeats) for v in CV_VARIANTS}
+    codes = next(iter(predictions.values()))[0]
+    if any(not np.array_equal(c, codes) for c, _ in predictions.values()):
+        raise ValueError("the variants were scored on different sources")
+
+    rng = np.random.default_rng(0)
+    pooled, boot = {}, {}
+    for evaluation in EVALUATIONS:
+        truth, keep = _truth_kept(codes, evaluation)
+        n = int(keep.sum())
+        draws = rng.multinomial(n, np.full(n, 1.0 / n), size=N_BOOT)  # the same draws for every variant: paired
+        for v, (_, pred) in predictions.items():
+            pooled[v, evaluation] = pooled_recalls(truth[keep], pred[:, keep], np.ones((1, n)))[0]
+            boot[v, evaluation] = pooled_recalls(truth[keep], pred[:, keep], draws)
+
+    def per_repeat(v, evaluation) -> np.ndarray:
+        truth, keep = _truth_kept(codes, evaluation)
+        return np.array([_ba(truth[keep], p[keep]) for p in predictions[v][1]])
+
+    def interval(values: np.ndarray) -> str:
+        low, high = np.quantile(values, [0.025, 0.975])
+        return f"[{low:.3f}, {high:.3f}]"
+
+    rows, recalls = [], []
+    for v, why in CV_VARIANTS.items():
+        row = {"variant": v.name, "why": why}
+        for evaluation in EVALUATIONS:
+            row[f"BA {evaluation}"] = (f"{_mean_sd(per_repeat(v, evaluation), '.3f')} "
+                                       f"{interval(np.nanmean(boot[v, evaluation], axis=1))}")
+        row["seconds per fit"] = f"{np.mean([u['seconds'] for u in complete[v].values()]):.1f}"
+        rows.append(row)
+        recalls.append({"variant": v.name, **{f"{g}": f"{pooled[v, 'unk out'][j]:.3f} {interval(boot[v, 'unk out'][:, j])}"
+                                              for j, g in enumerate(GROUPS)},
+                        "other, unk as other": f"{pooled[v, 'unk as other'][GROUPS.index('other')]:.3f} "
+                                               f"{interval(boot[v, 'unk as other'][:, GROUPS.index('other')])}"})
+    variants = list(CV_VARIANTS)
+    paired = []
+    for i, a in enumerate(variants):
+        for b in variants[i + 1:]:
+            row = {"variant": a.name, "against": b.name}
+            for evaluation in ("unk out", "unk as other"):
+                boot_d = np.nanmean(boot[a, evaluation], axis=1) - np.nanmean(boot[b, evaluation], axis=1)
+                row[f"BA {evaluation}"] = (f"{_mean_sd(per_repeat(a, evaluation) - per_repeat(b, evaluation), '+.3f')} "
+                                           f"[{np.quantile(boot_d, 0.025):+.3f}, {np.quantile(boot_d, 0.975):+.3f}]")
+            paired.append(row)
+
+    commits = sorted({u["commit"] for us in complete.values() for u in us.values()})
+    commands = sorted({u["command"] for us in complete.values() for u in us.values()})
+    epochs = sorted({u["epochs"] for us in complete.values() for u in us.values() if u["epochs"] is not None})
+    n_scored = int(np.sum(codes != "unk"))
+    n_sources = ", ".join(str(n) for n in sorted({u["n_sources"] for u in units}))
+    text = "\n".join([
+        f"# Galactic plane, cross-validated: AGN / pulsar / other at |b| <= {PLANE_DEG:g} deg (issue 62)", "",
+        f"Commands: {', '.join(f'`{c}`' for c in commands)}, then `{command}`; units ran at commit(s) "
+        f"{', '.join(commits)}; GP epochs {epochs}.", "",
+        f"Stratified {folds[0]}-fold cross-validation over all {n_sources} labelled DR4 sources "
+        f"(stratified by CLASS1 code), repeats {repeats} (each its own shuffle).  Each variant is trained on the other "
+        f"folds exactly as in the split study and scores each of the {codes.size} plane sources once a repeat "
+        f"({n_scored} with unk out).  The variants were fixed from `plane_six_seeds.md` before this ran.", "",
+        "BA: mean ± SD over repeats of the BA of a repeat's folds together (the mean is also the BA of every "
+        "repeat's calls pooled), and a 95% bootstrap interval of the pooled BA over sources "
+        f"({N_BOOT} draws, the same draws for every variant).  The interval reflects which sources DR4 labels, not "
+        "how a refit moves (the SD over repeats shows that).  Recalls: pooled, with the same intervals.", "",
+        "## Balanced accuracy", "",
+        pd.DataFrame(rows).to_markdown(index=False), "",
+        "## Recall of each group (pooled, unk out), and of other with the held-out unk counted as other", "",
+        pd.DataFrame(recalls).to_markdown(index=False), "",
+        "## Paired differences of BA (same folds, same bootstrap draws): mean ± SD over repeats of the per-repeat "
+        "difference, and a 95% bootstrap interval of the pooled difference", "",
+        pd.DataFrame(paired).to_markdown(index=False), "",
+        "## Plane sources scored each repeat", "", _sizes({"test_codes": list(codes)}), "",
+        "## Share of each CLASS1 code's plane sources called each group (repeats pooled: n counts a source once a "
+        "repeat)", "",
+        *[f"{v.name}\n\n{_by_code(complete[v]).to_markdown()}\n" for v in CV_VARIANTS], ""])
+    (out / "plane_cv.md").write_text(text)
+    return text
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--epochs", type=int, default=GP["epochs"])
     parser.add_argument("--models", nargs="+", default=["random_forest", "logistic", "gradient_boosting", "gp"])
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--out", type=Path, help=f"where the units go (default: {OUT}, with --cv {CV_OUT})")
+    parser.add_argument("--cv", action="store_true", help="cross-validate CV_VARIANTS instead of the splits' design")
+    parser.add_argument("--folds", type=int, default=5, help="with --cv: folds a repeat")
+    parser.add_argument("--repeats", type=int, default=2, help="with --cv: repeats 0 .. R-1, each its own shuffle")
     parser.add_argument("--summarize", action="store_true")
     parser.add_argument("--pool", type=Path, nargs="+", default=[], help="summarize the units of these folders too")
     parser.add_argument("--report", type=Path, help="where the summary goes (default: OUT/plane.md)")
     args = parser.parse_args(argv)
     command = "python benchmarks/bench_plane.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    if args.cv:
+        out = args.out or CV_OUT
+        if not args.summarize:
+            out.mkdir(parents=True, exist_ok=True)
+            data = dr4_labelled()
+            run_cv(data, _catalog_columns(data.ids), args.folds, args.repeats, args.models, args.epochs, out, command)
+        print(summarize_cv(out, command))
+        return 0
+    args.out = args.out or OUT
     if not args.summarize:
         args.out.mkdir(parents=True, exist_ok=True)
         data = dr4_labelled()

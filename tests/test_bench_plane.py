@@ -73,3 +73,46 @@ def test_paired_difference_of_a_variant_with_itself_is_zero_and_other_test_sourc
     moved = {0: _unit(V(), 0, good, codes=("bll", "psr", "snr", "unk")), 1: a[1]}
     with pytest.raises(ValueError, match="different held-out sources"):
         plane._paired(a, moved, [0, 1], rng)
+
+
+@pytest.mark.parametrize("train", ["plane", "sky"])
+def test_cross_validation_scores_each_plane_source_once_a_repeat_and_never_trains_on_it(plane, train):
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 6, 400)
+    y[:2] = 6  # a code with fewer sources than folds, as gc
+    glat = rng.uniform(-90, 90, y.size)
+    at_plane = np.nonzero(np.abs(glat) <= plane.PLANE_DEG)[0]
+    variant = plane.Variant(train=train)
+    assignments = []
+    for repeat in range(2):
+        fold_of = plane.cv_folds(y, 5, repeat)
+        assignments.append(fold_of)
+        scored = []
+        for fold in range(5):
+            tr_rows, te_rows = plane.unit_rows(glat, np.nonzero(fold_of != fold)[0], np.nonzero(fold_of == fold)[0], variant)
+            assert np.intersect1d(tr_rows, te_rows).size == 0
+            assert np.all(np.abs(glat[te_rows]) <= plane.PLANE_DEG)
+            assert (np.all(np.abs(glat[tr_rows]) <= plane.PLANE_DEG)) == (train == "plane")
+            # stratified: each code's share of a test fold is its share of the whole, to one source
+            for code in range(6):
+                assert abs(np.sum(y[fold_of == fold] == code) - np.sum(y == code) / 5) < 1
+            scored.append(te_rows)
+        scored = np.concatenate(scored)
+        assert np.array_equal(np.sort(scored), at_plane)  # every plane source, once
+    assert not np.array_equal(*assignments)  # each repeat its own shuffle
+
+
+def test_cross_validation_fits_each_vote_member_and_the_pooled_recall_is_the_plain_one_at_unit_weights(plane):
+    fitted = plane.cv_fitted()
+    for v in plane.CV_VARIANTS:
+        members = plane.VOTES.get(v.model, (v.model,))
+        assert all(plane.replace(v, model=m) in fitted for m in members)
+    assert fitted[-1].model == "gp" and fitted[0].model != "gp"
+    rng = np.random.default_rng(0)
+    groups = np.array(plane.GROUPS)
+    truth = groups[rng.integers(0, 3, 50)]
+    pred = groups[rng.integers(0, 3, (2, 50))]
+    recalls = plane.pooled_recalls(truth, pred, np.ones((1, 50)))[0]
+    assert np.mean(recalls) == pytest.approx(plane._ba(np.tile(truth, 2), pred.ravel()))
+    doubled = plane.pooled_recalls(truth, pred, np.ones((1, 50)) * 2)[0]
+    np.testing.assert_allclose(doubled, recalls)
