@@ -6,7 +6,8 @@ table in docs/reports.md ("Which sources a list leaves out") is this script's ou
 
     python benchmarks/bench_list_cuts.py [DR4 FITS] [FL16Y FITS]
 
-FL16Y is not shipped: pass the path of ``gll_psc_v41.fit.gz`` (fermipy's package data has it).
+Both files ship in the repository's ``catalogs/`` folder (``gll_psc_v35.fit.gz``, ``gll_psc_v41.fit.gz``); pass
+FL16Y's path, which the default looks for in the working folder.
 """
 
 import sys

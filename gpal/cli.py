@@ -417,8 +417,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"the later release ({', '.join(RELEASES)}; default {NEWEST_RELEASE}) or its file")
     later.add_argument("--earlier", default=None,
                        help="the model's catalog file, where it was trained on a file that is not a shipped release")
-    later.add_argument("--baselines", default=",".join(BASELINES), help=f"comma-separated, from {', '.join(BASELINES)}")
-    later.add_argument("--seed", type=int, default=0, help="seed of the baselines and the bootstrap")
+    later.add_argument("--baselines", default=",".join(BASELINES),
+                       help=f"comma-separated, from {', '.join(BASELINES)} (default: all of them)")
+    later.add_argument("--seed", type=int, default=0, help="seed of the baselines and the bootstrap (default 0)")
     later.add_argument("--out", default=None, help="folder for tables/later_check.csv and later_check_sources.csv "
                        "(default: the --trained folder)")
     later.set_defaults(run=_check_later)

@@ -6,13 +6,15 @@
       classifications.csv        the classified sources: plain CSV
       classifications.ecsv       the same rows with units, column descriptions and provenance
       classifications.fits       the same rows as a FITS table
-      follow_up.csv, .ecsv       classification follow-up list; discovery.csv / extended.csv beside it,
-      follow_up.reg              its 95% error ellipses for DS9 (names: `gpal.catalog_jobs.follow_up`)
+      candidates_<class>.csv     a target list per class, with .ecsv and .reg (`gpal.catalog_jobs.candidates`)
+      most_informative.csv       the follow-up ranking by what a label teaches, with .ecsv and .reg;
+                                 discovery.csv / extended.csv beside it (names: `gpal.catalog_jobs.follow_up`)
       report.md                  the page that reads them: metrics, tables, figures
       metrics.json               the report's numbers, for scripts
       ood.json                   the "none of these" threshold and what it caught
       pool_prior.json            with the pool prior (default): the unassociated mix; bcu left as given
       training.json, model/      the trained model (``gpal predict gpal-output ...``)
+      model_error_blind/         the same GP without the error bars, scored beside it
       run.json                   the run's settings, which recognise a rerun (signed by gpal)
       .gpal-written              what gpal wrote here: all that --force may remove
       tables/                    the report's tables (.csv, .md, .tex), the held-out predictions

@@ -4,7 +4,7 @@ The YAML files live once, in the repository's top-level ``workflows/`` folder.  
 (``setup.py``) maps that folder to the package ``gpal.workflow_files``, so a wheel or a plain
 ``pip install`` carries them; a source checkout used without installing (``PYTHONPATH``) reads
 the folder itself.  A workflow's name is its path below the folder without ``.yaml``:
-``fermi_4fgl``, ``papers/001_table5``.
+``fermi_4fgl``, ``papers/001_synthetic_2d``.
 """
 
 from __future__ import annotations
