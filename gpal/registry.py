@@ -75,7 +75,7 @@ LOGISTIC_BOUNDS = ("jj", "jj-full", "jj-hybrid", "taylor")
 DEFAULT_LIKELIHOOD = "softmax"
 #: Models trained in one batched step by default (``fit_batched``, ``run_together``, the workflows'
 #: ``models_per_batch``): at the Fermi size 64 take 3.2-3.4x less CPU per step than one after another,
-#: 16 take 3.1-3.3x, and more gain little (docs/performance.md, "Batched training").
+#: 16 take 3.1-3.3x, and more gain little (docs/results.md, "Many models at once").
 MODELS_PER_BATCH = 64
 #: The acquisition ``gpal active`` uses by default and the main job ranks its follow-up candidates by:
 #: BALD won the simulated DR4 follow-up study (docs/active_learning.md), and it scores what a label
