@@ -3,7 +3,8 @@
 Builds the default release's labelled selection with the default features (`CatalogSelection()`)
 at each ``--draws`` and at ``--reference`` draws, and prints per Monte Carlo feature the median and
 the largest relative error of the error bars (standard deviations) against the reference, with the
-CPU seconds each build took.  Session 18 (docs/performance.md) ran it to weigh 512 draws against 2048:
+CPU seconds each build took.  At 3c19b05 it weighed 512 draws against 2048 and 2048 stayed
+(`gpal.catalogs.features.MC_DRAWS`; its error against a many-draw reference: docs/catalogs.md, "The model"):
 
     PYTHONPATH=$PWD python benchmarks/bench_feature_draws.py --reference 16384 --draws 512 1024 2048
 """

@@ -311,7 +311,7 @@ def _main_job_step(steps: int) -> tuple[Callable, list]:
 _RUNTIME_SPANS = {"Process", "Run", "FunctionRun", "ExecutorDoneCallback", "ParallelFor", "EagerExecute",
                   "EagerKernelExecute", "TFE_Py_ExecuteCancelable", "function"}
 #: The profiler's thread-pool listener: one ``Record`` per task handed to a pool, a Start/StopRegion pair per task run
-#: (zero-length markers, not kernels; before session 30 they were counted as kernels, doubling the count).
+#: (zero-length markers, not kernels; before 66c697e they were counted as kernels, doubling the count).
 _POOL_EVENTS = "ThreadpoolListener::"
 
 

@@ -3,8 +3,8 @@
 Loads a finished main job's model (``gpal classify --out DIR``), builds the pool it classifies (FL16Y's unassociated
 and bcu sources) and predicts it at each ``--budgets`` (log2 of the evaluations per chunk), the budgets alternated
 ``--repeats`` times after one call that traces.  Per call: wall and CPU seconds, minor page faults and system CPU
-seconds (`resource.getrusage`); and whether the probabilities equal the first budget's bit for bit.  Session 29
-(docs/performance.md) chose 2^18 with it:
+seconds (`resource.getrusage`); and whether the probabilities equal the first budget's bit for bit.  2^18 was chosen at
+001b5bf (2^20 before) with a scratch script; this one replaced it at 65b8194 and measured the choice again:
 
     gpal classify --out /tmp/mj --no-progress
     PYTHONPATH=$PWD python benchmarks/bench_predict_chunks.py /tmp/mj --budgets 20 19 18 17 16

@@ -1,4 +1,6 @@
-"""Ways to make the main job's SVI step cheaper, measured (docs/performance.md, session 18).
+"""Ways to make the main job's SVI step cheaper, measured.
+
+First run at 3c19b05; what was not adopted and why: docs/results.md, "One SVI step against its arithmetic".
 
 Each check builds the main job's model on a synthetic problem of its shapes (``MAIN_JOB_SHAPES``):
 
@@ -10,7 +12,7 @@ Each check builds the main job's model on a synthetic problem of its shapes (``M
 - ``--fused-adam``: TensorFlow's fused ``ResourceApplyAdam`` against tf_keras' Adam on float64
   variables with the same hyper-parameters: the largest difference after 200 steps;
 - ``--epoch-loop``: ``Trainer.steps`` (an epoch's steps in one call) against ``Trainer.step`` once a
-  minibatch (session 20).
+  minibatch (adopted at 64b555c).
 
     PYTHONPATH=$PWD python benchmarks/bench_step_variants.py --xla --parallel --fused-adam
     TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 PYTHONPATH=$PWD python benchmarks/bench_step_variants.py --parallel

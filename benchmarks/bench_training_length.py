@@ -26,12 +26,12 @@ EPOCHS:LEARNING_RATE:BATCH_SIZE for a minibatch other than the main job's.
     PYTHONPATH=$PWD python benchmarks/bench_training_length.py --out runs/training_length --em-steps 30 \
         --row-lr-scale 3 --settings 25:0.03 --seeds 0 1 2         # q(x_i) at 3x the step (or --kernel-lr-scale 3)
 
-``--natgrad``, ``--row-lr-scale``, ``--kernel-lr-scale`` and ``--lbfgs`` change how every fit of the run trains (docs/performance.md,
-session 23); their files are named apart.
+``--natgrad``, ``--row-lr-scale``, ``--kernel-lr-scale`` and ``--lbfgs`` change how every fit of the run trains (variants
+measured and not adopted, docs/studies/training_length/summary.md); their files are named apart.
 
 A setting ending in ``@cosine`` decays Adam's step each epoch from its learning rate to a twentieth of it at the
 last epoch (half a cosine), where the estimator keeps it constant: a study of whether a schedule reaches the
-same numbers in fewer steps (docs/performance.md, session 21).
+same numbers in fewer steps (measured at 7140bd5 and not adopted, docs/studies/training_length/summary.md).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def _with_schedules() -> None:
 def _with_natural_gradients(gamma: float) -> None:
     """Every trainer made from now on moves q(u) by a natural-gradient step of size ``gamma`` (Salimbeni et al.
     2018, GPflow's ``NaturalGradient`` on the step's own gradients) and everything else by Adam, where Adam moves
-    all: a study of whether q(u) is what needs the steps (docs/performance.md, session 23).  For a whole run of the
+    all: a study of whether q(u) is what needs the steps (measured at 3602ec5, not adopted).  For a whole run of the
     script (``--natgrad``), since trainers are kept per model signature."""
     import tensorflow as tf
     from gpflow.optimizers import NaturalGradient
@@ -116,7 +116,7 @@ def _with_natural_gradients(gamma: float) -> None:
 def _with_row_step_scaled(scale: float) -> None:
     """Every trainer made from now on moves the per-row tables (NIMGP's q(x_i)) by Adam at ``scale`` times the
     learning rate, everything else at the learning rate: a row is in one minibatch an epoch, so a study of whether
-    its few updates are what a shorter fit lacks (docs/performance.md, session 23).  For a whole run (``--row-lr-scale``)."""
+    its few updates are what a shorter fit lacks (measured at 03e7acb, not adopted).  For a whole run (``--row-lr-scale``)."""
     from gpal.training import svi
 
     class Scaled:
@@ -137,7 +137,7 @@ def _with_row_step_scaled(scale: float) -> None:
 def _with_kernel_step_scaled(scale: float) -> None:
     """Every trainer made from now on moves the kernels' hyperparameters by ``scale`` times Adam's move, everything
     else by Adam's: with Adam each parameter moves by about the learning rate a step, and the main job's variances and
-    length scales are still drifting steadily at its last epoch (docs/performance.md, session 23).  For a whole run
+    length scales are still drifting steadily at its last epoch (measured at e2c32f9, not adopted).  For a whole run
     (``--kernel-lr-scale``)."""
     import tensorflow as tf
 
@@ -167,9 +167,8 @@ def _with_kernel_step_scaled(scale: float) -> None:
 
 def _with_lbfgs(max_iter: int) -> None:
     """Every fit from now on minimises the full-data negative ELBO, its Monte Carlo draws fixed (the step's seed at
-    step 0), by SciPy's L-BFGS-B for at most ``max_iter`` iterations, where Adam takes minibatch steps: issue 37's
-    "L-BFGS on a fixed-draw objective" (docs/performance.md, session 23).  Epochs, batch and learning rate are
-    ignored.  For a whole run (``--lbfgs``)."""
+    step 0), by SciPy's L-BFGS-B for at most ``max_iter`` iterations, where Adam takes minibatch steps (measured at
+    5cebc11, not adopted).  Epochs, batch and learning rate are ignored.  For a whole run (``--lbfgs``)."""
     import scipy.optimize
     import tensorflow as tf
 

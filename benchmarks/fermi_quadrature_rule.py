@@ -2,10 +2,11 @@
 """Does the robust-max predictive's quadrature rule move the Fermi test NLL?  (Table 9 account)
 
 The paper's code predicts with GPflow's RobustMax, a 20-point Gauss-Hermite rule on f_y; gpal
-integrates with composite Gauss-Legendre panels at every class's step (accurate to ~1e-9 where
-Gauss-Hermite errs by up to 0.1 at large variance ratios, docs/performance.md).  This fits MGP
-on the first ``--splits`` splits of workflows/fermi_4fgl.yaml (batched, the workflow's seeds)
-and scores the same fitted latent marginals on each split's test sources with both rules.
+integrates with composite Gauss-Legendre panels at every class's step (accurate to ~1e-8 at any
+variance ratio, where Gauss-Hermite was off by up to 0.1 at ratios >= 40: docs/methods.md,
+"Likelihoods and the other model families").  This fits MGP on the first ``--splits`` splits of
+workflows/fermi_4fgl.yaml (batched, the workflow's seeds) and scores the same fitted latent
+marginals on each split's test sources with both rules.
 
     .venv/bin/python benchmarks/fermi_quadrature_rule.py --splits 16
 """

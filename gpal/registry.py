@@ -69,13 +69,14 @@ PER_MODEL_ERRORS = ("raise", "return")
 #: (xi analytic, or numerical with the hyperparameters: full, or both: hybrid), Taylor.
 LOGISTIC_BOUNDS = ("jj", "jj-full", "jj-hybrid", "taylor")
 #: The product's likelihood, the default of ``NoisyGPClassifier``, ``build_model``, the workflows'
-#: ``training`` block and the main job: softmax (Monte Carlo ELBO) gave the best held-out NLL and
-#: calibration on the 4FGL-DR4 main job; robust-max makes confident mistakes where classes overlap
-#: (docs/results.md, default selection study). The paper reproductions state ``robustmax`` themselves.
+#: ``training`` block and the main job: softmax (Monte Carlo ELBO) gave the best held-out NLL (its Gumbel
+#: bound's within noise) and calibration on the 4FGL-DR4 main job (benchmarks/select_default.py at 10b8941);
+#: robust-max makes confident mistakes where classes overlap (docs/results.md, "Likelihoods and model
+#: families"). The paper reproductions state ``robustmax`` themselves.
 DEFAULT_LIKELIHOOD = "softmax"
 #: Models trained in one batched step by default (``fit_batched``, ``run_together``, the workflows'
 #: ``models_per_batch``): at the Fermi size 64 take 3.2-3.4x less CPU per step than one after another,
-#: 16 take 3.1-3.3x, and more gain little (docs/performance.md, "Batched training").
+#: 16 take 3.1-3.3x, and more gain little (docs/results.md, "Many models at once").
 MODELS_PER_BATCH = 64
 #: The acquisition ``gpal active`` uses by default and the main job ranks its follow-up candidates by:
 #: BALD won the simulated DR4 follow-up study (docs/active_learning.md), and it scores what a label

@@ -53,7 +53,7 @@ __all__ = ["BCU", "CLASSES", "GP_VARIANTS", "HELD_OUT", "PAIRS", "POOL_PRIOR", "
 
 CLASSES = ("bll", "fsrq", "pulsar")
 MERGE = {"pulsar": ("psr", "msp")}
-#: The later-label checks of docs/results.md, earlier:later.
+#: The later-label checks of docs/results.md ("What later releases found"), earlier:later.
 PAIRS = ("3FGL:FL16Y", "4FGL:FL16Y", "4FGL-DR2:FL16Y", "4FGL:4FGL-DR4", "4FGL-DR4:FL16Y")
 #: Releases whose main-job split (80 / 20, stratified, the seed's) gives a held-out check.
 HELD_OUT = ("FL16Y", "4FGL-DR4")

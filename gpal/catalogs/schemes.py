@@ -72,7 +72,8 @@ CLASS_SCHEMES: Mapping[str, ClassScheme] = types.MappingProxyType({s.name: s for
                 "the coarse groups of the published comparisons; trains on the bcu blazars too"),
 )})
 
-#: The main job's scheme, chosen by the class-scheme study (docs/results.md).
+#: The main job's scheme, chosen by the class-scheme study (benchmarks/bench_class_schemes.py at be4de55:
+#: docs/studies/class_schemes/summary.md).
 DEFAULT_SCHEME = "blazar_pulsar"
 
 

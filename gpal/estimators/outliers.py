@@ -16,9 +16,10 @@ score is chi-squared with d degrees of freedom whatever the error bars.  On 4FGL
 a threshold flagging 5% of held-out sources, it flags 8% of the faintest quarter of them,
 where the density -log p(x~ | V) (whose normalisation falls as error bars widen) flags 16%
 and a mixture fitted to the noisy values without error bars 13%; all three catch about the
-same share of left-out classes (0.36-0.38), and the GP's latent variance relative to its
-prior barely more than the 5% it must flag (docs/results.md).  The threshold is set on
-held-out sources of the trained classes at a chosen false-positive rate.
+same share of left-out classes (0.36-0.38) (docs/results.md, "Fairness to faint sources"),
+and the GP's latent variance relative to its prior barely more than the 5% it must flag (a
+script not kept, at 6764b87).  The threshold is set on held-out sources of the trained
+classes at a chosen false-positive rate.
 """
 
 from __future__ import annotations

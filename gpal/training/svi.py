@@ -23,7 +23,7 @@ An epoch's steps run in one compiled call (``Trainer.steps``), so Python dispatc
 not once a step; a step that fails a guard is retried alone.
 ``SharedTrainer`` goes further: every model of one signature (all but its values) is trained
 by one ``Trainer`` of a template model, because tracing the step costs as much as several
-hundred small steps (docs/performance.md, "Tracing against eager steps").
+hundred small steps (benchmarks/bench_trace_vs_eager.py at 9dd9007, a script since retired).
 """
 
 from __future__ import annotations
@@ -149,8 +149,9 @@ def _compiled_step(model, optimizer, data, base, base_seed) -> tuple[Callable, "
 
 
 #: The fewest steps in a fit for which ``Trainer.fit`` runs an epoch's steps in one call (``Trainer.steps``): the
-#: loop's first call costs 0.35-0.5 s more per model signature than a step's, and saves 2-3 ms a step
-#: so shorter fits (the tests', active learning's refits) take one call a step.
+#: loop's first call costs 0.35-0.5 s more per model signature than a step's, and saves 2-3 ms a step (measured when
+#: 63c81e0 set this, the first call by a script not kept), so shorter fits (the tests', active learning's refits)
+#: take one call a step.
 LOOP_MIN_STEPS = 200
 
 
@@ -360,7 +361,7 @@ class Trainer:
 
     def _step_alone(self, idx: tf.Tensor, step_number: tf.Tensor) -> tf.Tensor:
         """One step, through ``steps``: the one compiled function that training runs, so that no second one is
-        made ready to run (half a second or more a signature, docs/performance.md)."""
+        made ready to run (a trace costs as much as hundreds of steps: the module's docstring)."""
         one = tf.constant(1, tf.int64)
         self.steps(idx, tf.constant(int(idx.shape[0]), tf.int64), tf.constant(0, tf.int64), one, step_number)
         return self._losses[0]

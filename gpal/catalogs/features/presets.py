@@ -65,12 +65,13 @@ def _hardness(c: Columns, soft: int, hard: int, name: str) -> Feature:
 def _main_job(c: Columns, hardness: Sequence[Feature], beta: bool) -> tuple[Feature, ...]:
     """The main job's inputs from a layout's roles; the fractional variability where the layout has it.
 
-    Chosen by the selection study on 4FGL-DR4 (docs/results.md): the paper's six with flux on a log scale (its
-    long tail squashed every other source together after standardising), hardness ratios of adjacent bands,
-    variability, energy flux, |sin b| and the single power-law index.  Errors follow the catalog's own
-    conventions: fluxes are >= 0 and reach their log or hardness ratio by Monte Carlo, a band's two-sided error
-    is a split normal, a band with Sqrt_TS_Band < 1 (NaN lower error) is the flat-prior posterior of its 2-sigma
-    upper limit, and Unc_Frac_Variability = 10 (written where Frac_Variability is set to 0) is no error bar.
+    Chosen by the selection study on 4FGL-DR4 (benchmarks/select_default.py at 10b8941): the paper's six with
+    flux on a log scale (its long tail squashed every other source together after standardising), hardness
+    ratios of adjacent bands, variability, energy flux, |sin b| and the single power-law index.  Errors follow
+    the catalog's own conventions: fluxes are >= 0 and reach their log or hardness ratio by Monte Carlo, a band's
+    two-sided error is a split normal, a band with Sqrt_TS_Band < 1 (NaN lower error) is the flat-prior posterior
+    of its 2-sigma upper limit, and Unc_Frac_Variability = 10 (written where Frac_Variability is set to 0) is no
+    error bar.
     """
     variability = () if c.frac_variability is None else (  # a fractional rms: >= 0 like a flux
         _measured(c.frac_variability, c.frac_variability_error, error_sentinel=10.0, propagation="monte_carlo",
