@@ -40,12 +40,15 @@ Seeds 3-5 (``--out docs/studies/class_schemes/plane_confirm``) check the variant
 over every labelled source, stratified by CLASS1 code, each of ``--repeats`` repeats its own shuffle; each fold's
 fit is the split study's (`fit_and_score`), so each repeat scores every plane source once.  Units (variant, repeat,
 fold) are saved under ``--out`` (default `CV_OUT`) as they finish; the summary is ``plane_cv.md`` beside them.
+``--cv --clean soft_agn`` runs the cleaned versions of three of them (`CV_CLEANED`) on the same folds, into the same
+folder; the summary pairs each against its uncleaned variant.
 
     python benchmarks/bench_plane.py --seeds 0 1 2
     python benchmarks/bench_plane.py --seeds 3 4 5 --out docs/studies/class_schemes/plane_confirm
     python benchmarks/bench_plane.py --summarize --pool docs/studies/class_schemes/plane_confirm \
         --report docs/studies/class_schemes/plane_six_seeds.md
     python benchmarks/bench_plane.py --cv --folds 5 --repeats 2
+    python benchmarks/bench_plane.py --cv --clean soft_agn --folds 5 --repeats 5
 """
 
 from __future__ import annotations
