@@ -23,6 +23,9 @@ A variant is one choice on each axis (`Variant`):
 * ``weights``: every coarse group weighs the same in training (sample weights n / (3 n_group)) and the decision is
   the argmax of the group probabilities, or no weights and the balanced decision argmax p(group | x) / p(group)
   with the training shares as p(group).
+* ``clean``: the training set as it is, or without its soft-spectrum outlier AGN (`soft_agn_outliers`, in the
+  spirit of Zhu et al. 2023's cleaning; ``soft_agn``: beyond the chi-square 3-dof 97.5% quantile, ``soft_agn99``:
+  99%, a sensitivity check only).  Only training rows are dropped; the held-out sources are all scored.
 
 Scores: BA over agn / pulsar / other on the held-out plane sources (unk left out, as the class-scheme study);
 also with the held-out unk counted as "other", and with spp left out of the held-out sources.  Paired
@@ -37,12 +40,15 @@ Seeds 3-5 (``--out docs/studies/class_schemes/plane_confirm``) check the variant
 over every labelled source, stratified by CLASS1 code, each of ``--repeats`` repeats its own shuffle; each fold's
 fit is the split study's (`fit_and_score`), so each repeat scores every plane source once.  Units (variant, repeat,
 fold) are saved under ``--out`` (default `CV_OUT`) as they finish; the summary is ``plane_cv.md`` beside them.
+``--cv --clean soft_agn`` runs the cleaned versions of three of them (`CV_CLEANED`) on the same folds, into the same
+folder; the summary pairs each against its uncleaned variant.
 
     python benchmarks/bench_plane.py --seeds 0 1 2
     python benchmarks/bench_plane.py --seeds 3 4 5 --out docs/studies/class_schemes/plane_confirm
     python benchmarks/bench_plane.py --summarize --pool docs/studies/class_schemes/plane_confirm \
         --report docs/studies/class_schemes/plane_six_seeds.md
     python benchmarks/bench_plane.py --cv --folds 5 --repeats 2
+    python benchmarks/bench_plane.py --cv --clean soft_agn --folds 5 --repeats 5
 """
 
 from __future__ import annotations
@@ -71,6 +77,12 @@ FINE_CLASSES = {"bll": ("bll",), "fsrq": ("fsrq",), "bcu": ("bcu",), "agn_other"
                 "binary": ("hmb", "bin", "lmb", "nov"), "galaxy": ("sbg", "gal"), "unk": ("unk",)}
 #: Catalog columns of the ``extra`` features (the 4 labelled sources without a PLEC fit get the training median).
 EXTRA_COLUMNS = ("abs_GLON", "log(PLEC_SigCurv)", "PLEC_IndexS", "PLEC_ExpfactorS", "n_flags")
+#: The spectral parameters of the soft-AGN cleaning's Gaussian, photon index first: the index says soft or hard, the
+#: curvature significance and the pivot (decorrelation) energy are where plane pulsars and AGN part
+#: (pulsar median log LP_SigCurv 2.3 against the AGN's 0.7 in the plane).
+CLEAN_FEATURES = ("PL_Index", "log(LP_SigCurv)", "log(Pivot_Energy)")
+#: ``clean`` -> the chi-square (3 dof) quantile of the squared Mahalanobis distance beyond which an AGN is an outlier.
+CLEAN_QUANTILES = {"soft_agn": 0.975, "soft_agn99": 0.99}
 N_BOOT = 2000
 
 
@@ -82,14 +94,19 @@ class Variant:
     features: str = "values"
     unk: str = "out"
     weights: str = "groups"
+    clean: str = "none"
+
+    def _shown(self) -> list[str]:
+        # no cleaning is left out of the name and the slug, so the units saved before the axis existed keep theirs
+        return [getattr(self, f.name) for f in fields(self) if not (f.name == "clean" and self.clean == "none")]
 
     @property
     def name(self) -> str:
-        return " / ".join(f"{getattr(self, f.name)}" for f in fields(self))
+        return " / ".join(self._shown())
 
     @property
     def slug(self) -> str:
-        return "_".join(getattr(self, f.name) for f in fields(self)).replace("+", "")
+        return "_".join(self._shown()).replace("+", "")
 
 
 def design() -> list[Variant]:
@@ -173,6 +190,25 @@ def training_labels(codes: np.ndarray, variant: Variant) -> tuple[np.ndarray, np
     return np.nonzero(keep)[0], np.array([classes.index(n) for n in names], dtype=np.int64), classes
 
 
+def soft_agn_outliers(Z: np.ndarray, codes: np.ndarray, fit_rows: np.ndarray, train_rows: np.ndarray,
+                      quantile: float) -> np.ndarray:
+    """Which of ``train_rows`` are soft outlier AGN: a 3-D Gaussian (mean and covariance of ``Z``, photon index first)
+    is fitted to the AGN among ``fit_rows`` (the fold's training rows, whole sky: the AGN population is mostly
+    high-latitude blazars, while the plane's AGN are where misassociations gather, and a Gaussian fitted to them would
+    widen to take them in); an AGN is dropped when its squared Mahalanobis distance is beyond the chi-square (3 dof)
+    ``quantile`` and its index above the fitted AGN's median (softer)."""
+    from scipy.stats import chi2
+
+    from gpal.catalogs.schemes import coarse_group
+
+    is_agn = np.array([coarse_group(c) == "agn" for c in codes])
+    fitted = Z[fit_rows[is_agn[fit_rows]]]
+    offset = Z[train_rows] - fitted.mean(0)
+    distance2 = np.einsum("ij,jk,ik->i", offset, np.linalg.inv(np.cov(fitted.T)), offset)
+    soft = Z[train_rows, 0] > np.median(fitted[:, 0])
+    return is_agn[train_rows] & soft & (distance2 > chi2.ppf(quantile, Z.shape[1]))
+
+
 def group_of_class(name: str) -> str:
     from gpal.catalogs.schemes import coarse_group
 
@@ -231,8 +267,14 @@ def run_unit(data, extra, seed: int, variant: Variant, epochs: int, command: str
 
 def fit_and_score(data, extra, tr_rows: np.ndarray, te_rows: np.ndarray, variant: Variant, seed: int, epochs: int) -> dict:
     """Train a variant on a partition's training rows and give its group scores at the partition's plane test rows."""
+    fold_rows = tr_rows
     tr_rows, te_rows = unit_rows(data.aux["GLAT"], tr_rows, te_rows, variant)
     codes = np.array(data.class_names)[data.y]
+    n_dropped = 0
+    if variant.clean != "none":  # before the labels, so that the classes are those still trained on
+        Z = data.X[:, [list(data.feature_names).index(c) for c in CLEAN_FEATURES]]
+        dropped = soft_agn_outliers(Z, codes, fold_rows, tr_rows, CLEAN_QUANTILES[variant.clean])
+        tr_rows, n_dropped = tr_rows[~dropped], int(dropped.sum())
     kept, y, classes = training_labels(codes[tr_rows], variant)
     tr_rows = tr_rows[kept]
     groups = np.array([group_of_class(c) for c in classes])
@@ -249,7 +291,8 @@ def fit_and_score(data, extra, tr_rows: np.ndarray, te_rows: np.ndarray, variant
     if variant.weights == "none":  # the balanced decision: divide by the training shares of the groups
         grouped = grouped / (group_count / group_count.sum())
     return {"epochs": epochs if variant.model == "gp" else None,
-            "commit": source_commit(), "seconds": seconds, "n_train": int(y.size), "classes": list(classes),
+            "commit": source_commit(), "seconds": seconds, "n_train": int(y.size), "n_dropped_agn": n_dropped,
+            "classes": list(classes),
             "test_ids": [str(i) for i in data.ids[te_rows]], "test_codes": list(codes[te_rows]),
             "scores": np.round(grouped, 6).tolist()}
 
@@ -462,6 +505,13 @@ CV_VARIANTS = {
 }
 
 
+#: Cleaned versions of three of them (`soft_agn_outliers`), each paired against its uncleaned variant on the same
+#: folds; fixed before they ran, the logistic regression first (seconds a fit).
+CV_CLEANED = tuple(replace(v, clean=clean) for clean in CLEAN_QUANTILES for v in (
+    Variant("logistic", "plane", "fine", "extra"), Variant("gp", "plane", "fine", "extra"),
+    Variant("gp", "plane", "coarse", "extended")))
+
+
 def cv_fitted() -> list[Variant]:
     """The fits the cross-validation needs: its variants, with a vote's members in place of the vote; GP fits last,
     so that an interrupted fold still has its cheap fits."""
@@ -484,10 +534,9 @@ def cv_folds(y: np.ndarray, folds: int, repeat: int) -> np.ndarray:
     return fold_of
 
 
-def run_cv(data, extra, folds: int, repeats: int, models, epochs: int, out: Path, command: str) -> None:
-    """Every (variant, repeat, fold) unit not yet saved under ``out``: trained on the other folds, scored on the
-    fold's plane sources; the model's random state is the repeat's."""
-    todo = [v for v in cv_fitted() if v.model in models]
+def run_cv(data, extra, folds: int, repeats: int, todo: list[Variant], epochs: int, out: Path, command: str) -> None:
+    """Every (variant, repeat, fold) unit of ``todo`` not yet saved under ``out``: trained on the other folds, scored
+    on the fold's plane sources; the model's random state is the repeat's."""
     for repeat in range(repeats):
         fold_of = cv_folds(data.y, folds, repeat)
         for fold in range(folds):
@@ -560,11 +609,12 @@ def summarize_cv(out: Path, command: str) -> str:
         raise ValueError("the variants were scored on different sources")
 
     rng = np.random.default_rng(0)
-    pooled, boot = {}, {}
+    pooled, boot, draws_of = {}, {}, {}
     for evaluation in EVALUATIONS:
         truth, keep = _truth_kept(codes, evaluation)
         n = int(keep.sum())
         draws = rng.multinomial(n, np.full(n, 1.0 / n), size=N_BOOT)  # the same draws for every variant: paired
+        draws_of[evaluation] = draws
         for v, (_, pred) in predictions.items():
             pooled[v, evaluation] = pooled_recalls(truth[keep], pred[:, keep], np.ones((1, n)))[0]
             boot[v, evaluation] = pooled_recalls(truth[keep], pred[:, keep], draws)
@@ -624,12 +674,65 @@ def summarize_cv(out: Path, command: str) -> str:
         "## Paired differences of BA (same folds, same bootstrap draws): mean ± SD over repeats of the per-repeat "
         "difference, and a 95% bootstrap interval of the pooled difference", "",
         pd.DataFrame(paired).to_markdown(index=False), "",
+        "## Soft-AGN cleaning of the training set: each cleaned variant against the same variant uncleaned", "",
+        _cleaning_table(by_variant, repeats, folds[0], codes, draws_of), "",
         "## Plane sources scored each repeat", "", _sizes({"test_codes": list(codes)}), "",
         "## Share of each CLASS1 code's plane sources called each group (repeats pooled: n counts a source once a "
         "repeat)", "",
         *[f"{v.name}\n\n{_by_code(complete[v]).to_markdown()}\n" for v in CV_VARIANTS], ""])
     (out / "plane_cv.md").write_text(text)
     return text
+
+
+def _cleaning_table(by_variant: dict, repeats: list[int], folds: int, codes: np.ndarray, draws_of: dict) -> str:
+    """Each `CV_CLEANED` variant against its uncleaned variant over the complete repeats both have, with the
+    summary's bootstrap draws: BA, the paired difference, the change of each group's recall, the AGN dropped."""
+    import pandas as pd
+
+    rows = []
+    for cleaned in CV_CLEANED:
+        units = by_variant.get(cleaned, {})
+        reps = [r for r in repeats if all((r, f) in units for f in range(folds))]
+        if not reps:
+            continue
+        units = {k: u for k, u in units.items() if k[0] in reps}
+        base = replace(cleaned, clean="none")
+        c_codes, c_pred = _cv_predictions(units, reps)
+        b_codes, b_pred = _cv_predictions({k: u for k, u in by_variant[base].items() if k[0] in reps}, reps)
+        if not (np.array_equal(c_codes, codes) and np.array_equal(b_codes, codes)):
+            raise ValueError(f"{cleaned.name}: scored on other sources than the cross-validated variants")
+        dropped = np.array([u["n_dropped_agn"] for u in units.values()])
+        row = {"variant": base.name, "clean": f"{cleaned.clean} ({CLEAN_QUANTILES[cleaned.clean]:g})",
+               "repeats": ", ".join(map(str, reps)),
+               "training AGN dropped a fold": f"{dropped.mean():.1f} ({dropped.min()}-{dropped.max()})"}
+        for evaluation in ("unk out", "unk as other"):
+            truth, keep = _truth_kept(codes, evaluation)
+            draws = draws_of[evaluation]
+            boot_c = pooled_recalls(truth[keep], c_pred[:, keep], draws)
+            boot_b = pooled_recalls(truth[keep], b_pred[:, keep], draws)
+            ba_c = np.array([_ba(truth[keep], p[keep]) for p in c_pred])
+            ba_b = np.array([_ba(truth[keep], p[keep]) for p in b_pred])
+            low, high = np.quantile(np.nanmean(boot_c, 1) - np.nanmean(boot_b, 1), [0.025, 0.975])
+            if evaluation == "unk out":
+                row["BA uncleaned"], row["BA cleaned"] = _mean_sd(ba_b, ".3f"), _mean_sd(ba_c, ".3f")
+                ones = np.ones((1, int(keep.sum())))
+                change = (pooled_recalls(truth[keep], c_pred[:, keep], ones)[0]
+                          - pooled_recalls(truth[keep], b_pred[:, keep], ones)[0])
+                for j, g in enumerate(GROUPS):
+                    g_low, g_high = np.quantile(boot_c[:, j] - boot_b[:, j], [0.025, 0.975])
+                    row[f"recall change {g}"] = f"{change[j]:+.3f} [{g_low:+.3f}, {g_high:+.3f}]"
+            row[f"difference BA {evaluation}"] = f"{_mean_sd(ba_c - ba_b, '+.3f')} [{low:+.3f}, {high:+.3f}]"
+        rows.append(row)
+    if not rows:
+        return "(not run)"
+    return "\n".join([
+        f"Cleaning (`soft_agn_outliers`, in the spirit of Zhu et al. 2023): a 3-D Gaussian in {', '.join(CLEAN_FEATURES)} "
+        "fitted to each fold's training AGN (whole sky); the AGN of the variant's training set beyond the chi-square "
+        "(3 dof) quantile given and softer than the fitted AGN's median index are dropped from training.  The held-out "
+        "sources are all scored, uncleaned.  BA (unk out): mean ± SD over the repeats given; difference: cleaned − "
+        "uncleaned, mean ± SD over those repeats, and a 95% bootstrap interval with the draws above.  Recall change: "
+        "pooled, unk out.", "",
+        pd.DataFrame(rows).to_markdown(index=False)])
 
 
 def main(argv=None) -> int:
@@ -641,6 +744,8 @@ def main(argv=None) -> int:
     parser.add_argument("--cv", action="store_true", help="cross-validate CV_VARIANTS instead of the splits' design")
     parser.add_argument("--folds", type=int, default=5, help="with --cv: folds a repeat")
     parser.add_argument("--repeats", type=int, default=2, help="with --cv: repeats 0 .. R-1, each its own shuffle")
+    parser.add_argument("--clean", choices=sorted(CLEAN_QUANTILES),
+                        help="with --cv: run the CV_CLEANED variants of this cleaning instead of CV_VARIANTS")
     parser.add_argument("--summarize", action="store_true")
     parser.add_argument("--pool", type=Path, nargs="+", default=[], help="summarize the units of these folders too")
     parser.add_argument("--report", type=Path, help="where the summary goes (default: OUT/plane.md)")
@@ -651,7 +756,9 @@ def main(argv=None) -> int:
         if not args.summarize:
             out.mkdir(parents=True, exist_ok=True)
             data = dr4_labelled()
-            run_cv(data, _catalog_columns(data.ids), args.folds, args.repeats, args.models, args.epochs, out, command)
+            fitted = [v for v in CV_CLEANED if v.clean == args.clean] if args.clean else cv_fitted()
+            todo = [v for v in fitted if v.model in args.models]
+            run_cv(data, _catalog_columns(data.ids), args.folds, args.repeats, todo, args.epochs, out, command)
         print(summarize_cv(out, command))
         return 0
     args.out = args.out or OUT

@@ -116,3 +116,37 @@ def test_cross_validation_fits_each_vote_member_and_the_pooled_recall_is_the_pla
     assert np.mean(recalls) == pytest.approx(plane._ba(np.tile(truth, 2), pred.ravel()))
     doubled = plane.pooled_recalls(truth, pred, np.ones((1, 50)) * 2)[0]
     np.testing.assert_allclose(doubled, recalls)
+
+
+def test_soft_agn_cleaning_drops_only_soft_outlier_training_agn_and_fits_on_the_fit_rows_only(plane):
+    rng = np.random.default_rng(5)
+    n_agn = 400
+    codes = np.array(["bcu"] * n_agn + ["psr"] * 4 + ["bll"] * 4 + ["snr"] * 2)
+    # uniform: no source drawn lies beyond sqrt(3) SD in any parameter, so within chi-square 3 dof's 97.5% (9.35)
+    Z = np.column_stack([rng.uniform(1.9, 2.5, codes.size), rng.uniform(-0.5, 1.5, codes.size),
+                         rng.uniform(7.0, 8.0, codes.size)])
+    soft_agn, hard_agn, soft_psr, held_out_soft_agn = n_agn - 1, n_agn - 2, n_agn, n_agn + 4
+    Z[[soft_agn, held_out_soft_agn]] = [3.8, 0.5, 7.5]   # far in the soft tail
+    Z[hard_agn] = [0.6, 0.5, 7.5]                        # as far, but harder than the median
+    Z[soft_psr] = [3.8, 0.5, 7.5]
+    assert [codes[i] for i in (soft_agn, hard_agn, soft_psr, held_out_soft_agn)] == ["bcu", "bcu", "psr", "bll"]
+    held_out = np.array([held_out_soft_agn, n_agn + 8])
+    fit_rows = np.setdiff1d(np.arange(codes.size), held_out)
+    train_rows = fit_rows[fit_rows >= n_agn - 50]  # a training region: part of the fitted rows
+    dropped = plane.soft_agn_outliers(Z, codes, fit_rows, train_rows, 0.975)
+    assert dropped.shape == train_rows.shape
+    assert set(train_rows[dropped]) == {soft_agn}
+    # the held-out rows take no part in the fit: moving them anywhere changes nothing
+    moved = Z.copy()
+    moved[held_out] = [[9.0, 9.0, 20.0], [-5.0, -9.0, 0.0]]
+    np.testing.assert_array_equal(plane.soft_agn_outliers(moved, codes, fit_rows, train_rows, 0.975), dropped)
+    # the Gaussian is the fitted rows' AGN: fitted to a softer population, the soft AGN is no outlier
+    softer = Z.copy()
+    softer[: n_agn - 50, 0] += 1.5
+    assert not plane.soft_agn_outliers(softer, codes, fit_rows, train_rows, 0.975)[list(train_rows).index(soft_agn)]
+
+
+def test_no_cleaning_keeps_the_slugs_and_names_of_the_units_saved_before_the_axis(plane):
+    v = plane.Variant("gp", "plane", "coarse", "extended")
+    assert v.slug == "gp_plane_coarse_extended_out_groups" and v.name == "gp / plane / coarse / extended / out / groups"
+    assert plane.replace(v, clean="soft_agn").slug == "gp_plane_coarse_extended_out_groups_soft_agn"
