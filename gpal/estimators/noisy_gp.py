@@ -76,7 +76,10 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     kernel : a name, None / "se_ard" (squared exponential with ARD), "se_ard_plus_noise" (adding the paper's
         sigma_0^2 I[x = x']) or "matern52_plus_se" (paper 000's Table V kernel), or a gpflow kernel, copied per
         class.  The names are ``gpal.models.kernels.KERNELS``.
-    batch_size, epochs, learning_rate : Adam minibatch optimisation of the ELBO.
+    batch_size : training rows per Adam step on the ELBO (capped at the training size).
+    epochs : passes over the training rows (with ``inference`` "cavi", full-batch sweeps).
+    learning_rate : Adam's step size, for every trained parameter (the kernels' under "cavi" and
+        "natural_gradient").
     n_samples : Monte Carlo draws of p(x* | x~*) per test point (NIMGP and NIMGP-NN: "latent", "amortized").
     prior_variance : s of the broad prior N(0, s I) on the noiseless inputs.
     input_prior : "broad" | "population"
@@ -94,12 +97,14 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         standardiser are kept; NIMGP's per-point q(x_i) restart at the observations), as
         in the paper's active-learning retraining.  Set the retraining length with
         ``set_params(epochs=...)``.
-    early_stopping, validation_fraction, n_iter_no_change, validation_interval : hold out a
-        stratified ``validation_fraction`` of the training rows, score their NLL every
-        ``validation_interval`` epochs, stop after ``n_iter_no_change`` checks without gain and
-        keep the best parameters (``validation_history_``, ``best_epoch_``).  Off by default: on
-        the main job the rows it holds out cost more than the stop saves (held-out NLL 0.270 against
-        0.261 on split 0: the selection study's first pass, benchmarks/select_default.py, recorded at 10b8941).
+    early_stopping : hold out a stratified ``validation_fraction`` of the training rows, score their NLL
+        every ``validation_interval`` epochs, stop after ``n_iter_no_change`` checks without gain and keep the
+        best parameters (``validation_history_``, ``best_epoch_``).  Off by default: on the main job the rows
+        it holds out cost more than the stop saves (held-out NLL 0.270 against 0.261 on split 0: the selection
+        study's first pass, benchmarks/select_default.py, recorded at 10b8941).
+    validation_fraction : the share of the training rows early stopping holds out (stratified by class).
+    n_iter_no_change : validation checks without a lower NLL before early stopping ends the training.
+    validation_interval : epochs between two validation checks of early stopping.
     random_state : all randomness (k-means, network init, minibatches, MC draws) derives from it.
     progress : show a tqdm bar while training (off by default, as scikit-learn estimators are quiet).
 
