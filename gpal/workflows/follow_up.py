@@ -100,7 +100,8 @@ def schema() -> dict[str, Any]:
         # Exact inputs, not the main job's NIMGP: its population prior needs >= 80 labelled sources
         # and a campaign starts from n_seed (docs/active_learning.md, the simulated campaign on 4FGL-DR4).
         "training": fields_from_settings(
-            estimator_settings(main_job_estimator(), ("input_noise", "likelihood", "epochs", "num_inducing", "batch_size")),
+            estimator_settings(main_job_estimator(), ("input_noise", "likelihood", "epochs", "learning_rate", "num_inducing",
+                                                         "batch_size")),
             input_noise="none"),
     }
 
