@@ -85,7 +85,8 @@ SETTINGS = {
     "pool_prior": JobSetting(Boolean(), APPLIED_BY_DEFAULT,
                              "move the unassociated sources' classifications to their own class mix, estimated by EM "
                              "(the bcu keep theirs: the bcu rule already carries what the catalog knows); on later "
-                             "labels it lowers the NLL and raises the balanced accuracy (docs/results.md)"),
+                             "labels it lowers the NLL and raises the balanced accuracy "
+                             "(docs/results.md, \"The pool prior\")"),
 }
 
 

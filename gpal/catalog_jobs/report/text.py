@@ -121,7 +121,7 @@ def _error_bars_bought(run: FinishedRun, check: HeldOutCheck) -> str | None:
             text += (f"; on the {int(twin['n'])} sources {later['later'].iloc[0]} later classified, 3-class NLL "
                      f"{nll.loc[MODEL, 'value']:.3f} with them and {twin['value']:.3f} without, without minus with "
                      f"{_difference(twin)} (paired 95% interval)")
-    return text + ". docs/results.md measures the same on faint sources held out from training."
+    return text + ". docs/results.md (\"Where the error bars pay\") measures the same on faint sources held out from training."
 
 
 def _difference(row: Mapping[str, float]) -> str:
@@ -184,7 +184,7 @@ def _pool_prior(moved: Mapping[str, Any] | None) -> str | None:
             + mixes_text(moved["groups"], digits=3, counts=True) + kept
             + ". The held-out check is unchanged; the classifications and the later-release check use the moved "
             "probabilities (the lists of most informative and discovery sources do not depend on them). A bcu keeps "
-            "its own: the bcu rule already carries what the catalog knows of it (docs/results.md).")
+            "its own: the bcu rule already carries what the catalog knows of it (docs/results.md, \"The pool prior\").")
 
 
 def _classified(run: FinishedRun, classified: Mapping[str, Any]) -> str:
