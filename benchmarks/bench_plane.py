@@ -60,6 +60,7 @@ import time
 import warnings
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -542,14 +543,21 @@ def run_cv(data, extra, folds: int, repeats: int, todo: list[Variant], epochs: i
         for fold in range(folds):
             tr_rows, te_rows = np.nonzero(fold_of != fold)[0], np.nonzero(fold_of == fold)[0]
             for variant in todo:
-                path = out / f"unit_{variant.slug}_{repeat}_{fold}of{folds}.json"
-                if path.is_file():
-                    continue
-                unit = {"variant": asdict(variant), "repeat": repeat, "fold": fold, "folds": folds,
-                        "n_sources": int(data.y.size), **fit_and_score(data, extra, tr_rows, te_rows, variant, repeat, epochs), "command": command}
-                write_json_atomic(path, unit, allow_nan=True)  # a stopped run leaves whole units only
-                print(f"{variant.name} repeat {repeat} fold {fold + 1}/{folds}: {unit['seconds']:.0f} s",
-                      file=sys.stderr, flush=True)
+                _save_unit(out / f"unit_{variant.slug}_{repeat}_{fold}of{folds}.json",
+                           lambda: {"variant": asdict(variant), "repeat": repeat, "fold": fold, "folds": folds,
+                                    "n_sources": int(data.y.size),
+                                    **fit_and_score(data, extra, tr_rows, te_rows, variant, repeat, epochs),
+                                    "command": command},
+                           f"{variant.name} repeat {repeat} fold {fold + 1}/{folds}")
+
+
+def _save_unit(path: Path, fit: Callable[[], dict], label: str) -> None:
+    """``fit()``'s unit saved at ``path``, unless a run before saved it (a stopped run resumes there)."""
+    if path.is_file():
+        return
+    unit = fit()
+    write_json_atomic(path, unit, allow_nan=True)  # a stopped run leaves whole units only
+    print(f"{label}: {unit['seconds']:.0f} s", file=sys.stderr, flush=True)
 
 
 def _cv_predictions(units: dict, repeats) -> tuple[np.ndarray, np.ndarray]:
@@ -581,6 +589,18 @@ def pooled_recalls(truth: np.ndarray, pred: np.ndarray, weights: np.ndarray) -> 
 
 def _mean_sd(values: np.ndarray, fmt: str) -> str:
     return f"{values.mean():{fmt}} ± {values.std(ddof=1) if values.size > 1 else np.nan:.3f}"
+
+
+def _interval(values: np.ndarray, fmt: str = ".3f") -> str:
+    """The 95% interval of bootstrap ``values``."""
+    low, high = np.quantile(values, [0.025, 0.975])
+    return f"[{low:{fmt}}, {high:{fmt}}]"
+
+
+def _repeat_bas(codes: np.ndarray, pred: np.ndarray, evaluation: str) -> np.ndarray:
+    """Each repeat's BA (``pred``: repeats x sources) under ``evaluation``."""
+    truth, keep = _truth_kept(codes, evaluation)
+    return np.array([_ba(truth[keep], p[keep]) for p in pred])
 
 
 def summarize_cv(out: Path, command: str) -> str:
@@ -620,25 +640,20 @@ def summarize_cv(out: Path, command: str) -> str:
             boot[v, evaluation] = pooled_recalls(truth[keep], pred[:, keep], draws)
 
     def per_repeat(v, evaluation) -> np.ndarray:
-        truth, keep = _truth_kept(codes, evaluation)
-        return np.array([_ba(truth[keep], p[keep]) for p in predictions[v][1]])
-
-    def interval(values: np.ndarray) -> str:
-        low, high = np.quantile(values, [0.025, 0.975])
-        return f"[{low:.3f}, {high:.3f}]"
+        return _repeat_bas(codes, predictions[v][1], evaluation)
 
     rows, recalls = [], []
     for v, why in CV_VARIANTS.items():
         row = {"variant": v.name, "why": why}
         for evaluation in EVALUATIONS:
             row[f"BA {evaluation}"] = (f"{_mean_sd(per_repeat(v, evaluation), '.3f')} "
-                                       f"{interval(np.nanmean(boot[v, evaluation], axis=1))}")
+                                       f"{_interval(np.nanmean(boot[v, evaluation], axis=1))}")
         row["seconds per fit"] = f"{np.mean([u['seconds'] for u in complete[v].values()]):.1f}"
         rows.append(row)
-        recalls.append({"variant": v.name, **{f"{g}": f"{pooled[v, 'unk out'][j]:.3f} {interval(boot[v, 'unk out'][:, j])}"
+        recalls.append({"variant": v.name, **{f"{g}": f"{pooled[v, 'unk out'][j]:.3f} {_interval(boot[v, 'unk out'][:, j])}"
                                               for j, g in enumerate(GROUPS)},
                         "other, unk as other": f"{pooled[v, 'unk as other'][GROUPS.index('other')]:.3f} "
-                                               f"{interval(boot[v, 'unk as other'][:, GROUPS.index('other')])}"})
+                                               f"{_interval(boot[v, 'unk as other'][:, GROUPS.index('other')])}"})
     variants = list(CV_VARIANTS)
     paired = []
     for i, a in enumerate(variants):
@@ -647,7 +662,7 @@ def summarize_cv(out: Path, command: str) -> str:
             for evaluation in ("unk out", "unk as other"):
                 boot_d = np.nanmean(boot[a, evaluation], axis=1) - np.nanmean(boot[b, evaluation], axis=1)
                 row[f"BA {evaluation}"] = (f"{_mean_sd(per_repeat(a, evaluation) - per_repeat(b, evaluation), '+.3f')} "
-                                           f"[{np.quantile(boot_d, 0.025):+.3f}, {np.quantile(boot_d, 0.975):+.3f}]")
+                                           f"{_interval(boot_d, '+.3f')}")
             paired.append(row)
 
     commits = sorted({u["commit"] for us in complete.values() for u in us.values()})
@@ -710,18 +725,16 @@ def _cleaning_table(by_variant: dict, repeats: list[int], folds: int, codes: np.
             draws = draws_of[evaluation]
             boot_c = pooled_recalls(truth[keep], c_pred[:, keep], draws)
             boot_b = pooled_recalls(truth[keep], b_pred[:, keep], draws)
-            ba_c = np.array([_ba(truth[keep], p[keep]) for p in c_pred])
-            ba_b = np.array([_ba(truth[keep], p[keep]) for p in b_pred])
-            low, high = np.quantile(np.nanmean(boot_c, 1) - np.nanmean(boot_b, 1), [0.025, 0.975])
+            ba_c, ba_b = _repeat_bas(codes, c_pred, evaluation), _repeat_bas(codes, b_pred, evaluation)
             if evaluation == "unk out":
                 row["BA uncleaned"], row["BA cleaned"] = _mean_sd(ba_b, ".3f"), _mean_sd(ba_c, ".3f")
                 ones = np.ones((1, int(keep.sum())))
                 change = (pooled_recalls(truth[keep], c_pred[:, keep], ones)[0]
                           - pooled_recalls(truth[keep], b_pred[:, keep], ones)[0])
                 for j, g in enumerate(GROUPS):
-                    g_low, g_high = np.quantile(boot_c[:, j] - boot_b[:, j], [0.025, 0.975])
-                    row[f"recall change {g}"] = f"{change[j]:+.3f} [{g_low:+.3f}, {g_high:+.3f}]"
-            row[f"difference BA {evaluation}"] = f"{_mean_sd(ba_c - ba_b, '+.3f')} [{low:+.3f}, {high:+.3f}]"
+                    row[f"recall change {g}"] = f"{change[j]:+.3f} {_interval(boot_c[:, j] - boot_b[:, j], '+.3f')}"
+            row[f"difference BA {evaluation}"] = (f"{_mean_sd(ba_c - ba_b, '+.3f')} "
+                                                   f"{_interval(np.nanmean(boot_c, 1) - np.nanmean(boot_b, 1), '+.3f')}")
         rows.append(row)
     if not rows:
         return "(not run)"
@@ -768,14 +781,10 @@ def main(argv=None) -> int:
         extra = _catalog_columns(data.ids)
         for seed in args.seeds:
             for variant in design():
-                if variant.model not in args.models:
-                    continue
-                path = args.out / f"unit_{variant.slug}_{seed}.json"
-                if path.is_file():
-                    continue
-                unit = run_unit(data, extra, seed, variant, args.epochs, command)
-                write_json_atomic(path, unit, allow_nan=True)  # a stopped run leaves whole units only
-                print(f"{variant.name} seed {seed}: {unit['seconds']:.0f} s", file=sys.stderr, flush=True)
+                if variant.model in args.models:
+                    _save_unit(args.out / f"unit_{variant.slug}_{seed}.json",
+                               lambda: run_unit(data, extra, seed, variant, args.epochs, command),
+                               f"{variant.name} seed {seed}")
     print(summarize(args.out, command, tuple(args.pool), args.report))
     return 0
 
