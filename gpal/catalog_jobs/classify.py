@@ -154,7 +154,7 @@ def classify_catalog(
     # and the comparison, which a rerun reuses, are saved as soon as they are fitted)
     held_out: _HeldOut = results["held_out"]
     classified: _Classified = results["classified"]
-    files = {HELDOUT_FILE: held_out.csv, OOD_FILE: results["outliers"].json, **classified.files}
+    files = {HELDOUT_FILE: held_out.csv, OOD_FILE: results["outliers"].text, **classified.files}
     later = None
     if job.later is not None:  # a release older than the newest shipped: score the classifications by what it found
         compared = {name: folder / sub for name, sub in COMPARED_MODEL_DIRS.items() if (folder / sub).is_dir()}
@@ -254,11 +254,14 @@ def _check_held_out(job: _MainJob, trained: TrainedModel, log: Log) -> _HeldOut:
 
 @dataclass(frozen=True)
 class _Outliers:
-    """The "none of these" record: as the job reads it, read back from ``ood.json``'s text so that it flags the
-    sources as a later ``gpal predict`` with the folder will, and that text."""
+    """The "none of these" record as ``ood.json``'s text; the job reads it back from that text, so that it flags the
+    sources as a later ``gpal predict`` with the folder will."""
 
-    record: dict[str, Any]
-    json: str
+    text: str
+
+    @property
+    def record(self) -> dict[str, Any]:
+        return json.loads(self.text)
 
 
 def _fit_outliers(job: _MainJob, log: Log) -> _Outliers:
@@ -266,8 +269,7 @@ def _fit_outliers(job: _MainJob, log: Log) -> _Outliers:
     log("fitting the outlier score ('none of these') on the training split"
         + (f", checking it on the {len(job.left_out)} labelled classes left out" if job.left_out else ""))
     held_out_classes = left_out_sources(job.catalog, job.left_out, job.data.meta["features"])
-    text = json_text(check_outliers(job.train, job.test, held_out_classes, job.seed))
-    return _Outliers(json.loads(text), text)
+    return _Outliers(json_text(check_outliers(job.train, job.test, held_out_classes, job.seed)))
 
 
 @dataclass(frozen=True)
