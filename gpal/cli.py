@@ -114,7 +114,7 @@ def _predict(args: argparse.Namespace) -> int:
     catalog = load_catalog(args.catalog)
     with make_executor(args.scheduler) as executor:
         table = predict_catalog(trained, catalog, args.select, chunk_size=args.chunk_size, executor=executor,
-                                progress=not args.no_progress, target=target, pool_prior=not args.no_pool_prior)
+                                progress=not args.no_progress, target=target, pool_prior=args.pool_prior)
     write_probability_table(table, out, force=args.force)
     counts = table.frame["predicted_class"].value_counts()
     print(f"{len(table.frame)} sources ({', '.join(f'{c} {n}' for c, n in counts.items())}) -> {out}")
@@ -341,6 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     from gpal.catalog_jobs.classify import SETTINGS as MAIN_JOB_SETTINGS
     from gpal.catalog_jobs.layout import DEFAULT_OUT_DIR
     from gpal.catalog_jobs.prediction import DEFAULT_CHUNK_SIZE, DEFAULT_SELECT
+    from gpal.catalog_jobs.pool_prior import APPLIED_BY_DEFAULT
     from gpal.catalog_jobs.selection import CatalogSelection
     from gpal.catalog_jobs.settings import main_job_estimator
 
@@ -384,9 +385,9 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--target", default=None, metavar="CLASS",
                          help="the information column scores what a label would teach about this class of the model "
                          "(default: every class, as gpal classify)")
-    predict.add_argument("--no-pool-prior", action="store_true",
-                         help="keep the model's own probabilities for the unassociated sources (default: moved to their "
-                         "own class mix, as gpal classify moves them)")
+    predict.add_argument("--pool-prior", action=argparse.BooleanOptionalAction, default=APPLIED_BY_DEFAULT,
+                         help="move the unassociated sources' probabilities to their own class mix, as gpal classify "
+                         "--pool-prior does (default: the model's own probabilities, as gpal classify)")
     predict.add_argument("--scheduler", default=None, help=_SCHEDULER_HELP)
     predict.add_argument("--out", required=True, help="output table, FILE.csv or FILE.fits")
     _add_common(predict, "overwrite an existing output file")

@@ -12,8 +12,14 @@ class are the classified sources that
   whose semi-major axis is at most ``candidate_max_ellipse`` degrees (a source without one is
   left out), none of the catalog ``Flags`` in ``candidate_flags``;
 
-ranked by that class's probability, most probable first (``p_mc_se`` beside it: the Monte Carlo
-error of the probabilities).  The cuts are declared once, in `CUTS`: the main job's settings
+ranked by that class's probability rounded to `RANK_DIGITS` decimals (beyond that the
+probabilities are not calibrated to tell sources apart: hundreds of candidates sit above 0.99), then by
+``Signif_Avg``, the brightest first (`ORDER_RULE`, stated in each list's header; ``p_mc_se`` beside the
+probabilities: their Monte Carlo error).  A source the sky already names (``known_class``: a CLASS2 association,
+another release's class, a known pulsar or object inside the ellipse) is no candidate: it is listed apart
+(`KNOWN_FILE`) with the reason.  Each row says in ``caveats`` why it may not be what it seems (the catalog's
+`DOUBTFUL_FLAGS` in words, the Galactic plane); the clean list (`clean_file`) holds the rows without a doubtful
+flag.  `expected_members` gives a list's expected number of class members with its 95% interval.  The cuts are declared once, in `CUTS`: the main job's settings
 (`gpal.catalog_jobs.classify.SETTINGS`, hence the command line and the workflows), the run's
 identity, the table keywords `gpal report` rebuilds the lists from, and the report's words all
 read them there.  Their defaults were chosen on later labels: candidates of a 4FGL-DR4 run
@@ -35,12 +41,26 @@ from gpal.catalog_jobs.job_settings import (
 )
 from gpal.constraints import Integer, ListOf, Real
 
-__all__ = ["CANDIDATE_SETTINGS", "CUTS", "Cut", "FLAG_NUMBERS", "candidate_file", "candidate_lists", "check_cuts",
-           "cuts_from_meta", "cuts_identity", "cuts_meta", "cuts_text", "flag_mask", "followable", "passes_flags",
-           "point_sources_through"]
+__all__ = ["CANDIDATE_SETTINGS", "CUTS", "Cut", "DOUBTFUL_FLAGS", "FLAG_NUMBERS", "KNOWN_FILE", "ORDER_RULE",
+           "RANK_DIGITS", "candidate_file", "candidate_lists", "caveats", "check_cuts", "clean", "clean_file", "cuts_from_meta",
+           "cuts_identity", "cuts_meta", "cuts_text", "expected_members", "flag_mask", "followable", "known", "known_sources",
+           "passes_flags", "point_sources_through"]
 
 #: A flag number: the LAT catalogs document flags 1 to 14; a Flags column holds at most 32 bits.
 FLAG_NUMBERS = Integer(1, 32)
+#: The catalog flags that put a candidate's reality or position in doubt: every documented flag but 12 (a highly
+#: curved spectrum, what pulsars show).  Measured on a 4FGL-DR4 run scored by FL16Y (docs/results.md, "The open
+#: sky"): flagged candidates left the later catalog more often (2-11% of each list against 0-1%) and, of the pulsar
+#: list's rows FL16Y associates, 1 of 4 flagged ones was a pulsar against 9 of 13 unflagged.
+DOUBTFUL_FLAGS = (1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 13, 14)
+#: |GLAT| (deg) below which a candidate carries the Galactic-plane caveat (the diffuse emission is brightest there).
+PLANE_LATITUDE = 2.0
+#: The decimals of a class probability a target list ranks by; ties go to the more significant source.
+RANK_DIGITS = 2
+#: How a target list is ordered, in its header's words.
+ORDER_RULE = (f"p_<class> rounded to {RANK_DIGITS} decimals, highest first; ties by Signif_Avg, highest first")
+#: The classified sources the sky already names, with the reason, apart from every target list.
+KNOWN_FILE = "known_sources.csv"
 
 
 @dataclass(frozen=True)
@@ -168,21 +188,97 @@ def followable(frame: pd.DataFrame, cuts: Mapping[str, Any]) -> np.ndarray:
     return keep & point_sources_through(frame, cuts["candidate_significance"], cuts["candidate_flags"])
 
 
+def clean_file(cls: str) -> str:
+    """The clean target list of class ``cls`` (no row with a `DOUBTFUL_FLAGS` flag): ``candidates_<cls>_clean.csv``."""
+    return f"candidates_{cls}_clean.csv"
+
+
+def known(frame: pd.DataFrame) -> np.ndarray:
+    """Which rows the sky already names (a non-empty ``known_class``; a table without that column: none)."""
+    if "known_class" not in frame.columns:
+        return np.zeros(len(frame), dtype=bool)
+    return frame["known_class"].fillna("").astype(str).str.strip().to_numpy() != ""
+
+
+def caveats(frame: pd.DataFrame) -> np.ndarray:
+    """Each row's reasons for doubt in words ('' for none): its `DOUBTFUL_FLAGS` ('flag 14: soft Galactic
+    unassociated source'), and 'on the Galactic plane (|b| < 2 deg)' where it lies there.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n,) strings.
+    """
+    doubtful = {f"{n}:" for n in DOUBTFUL_FLAGS}
+    words = []
+    for flags, glat in zip(frame["Flag_Words"].fillna("").astype(str), frame["GLAT"].to_numpy(np.float64)):
+        parts = [f"flag {w}" for w in flags.split("; ") if w.split(" ", 1)[0] in doubtful]
+        if abs(glat) < PLANE_LATITUDE:
+            parts.append(f"on the Galactic plane (|b| < {PLANE_LATITUDE:g} deg)")
+        words.append("; ".join(parts))
+    return np.asarray(words, dtype=object)
+
+
+def expected_members(proba: np.ndarray, level: float = 0.95) -> tuple[float, int, int]:
+    """The expected number of class members among sources of class probabilities ``proba`` and the central
+    ``level`` interval of that number, each source a member independently with its probability (the
+    Poisson-binomial distribution, computed exactly).
+
+    Returns
+    -------
+    tuple
+        (expected, low, high).
+    """
+    p = np.clip(np.asarray(proba, dtype=np.float64), 0.0, 1.0)
+    counts = np.zeros(p.size + 1)
+    counts[0] = 1.0
+    for i, pi in enumerate(p):  # the distribution of the count after each source
+        counts[1:i + 2] = counts[1:i + 2] * (1 - pi) + counts[:i + 1] * pi
+        counts[0] *= 1 - pi
+    cdf = np.cumsum(counts)
+    tail = (1 - level) / 2
+    return float(p.sum()), int(np.searchsorted(cdf, tail)), int(np.searchsorted(cdf, 1 - tail))
+
+
+def _ranked(rows: pd.DataFrame, cls: str) -> pd.DataFrame:
+    """``rows`` in the `ORDER_RULE`, ``rank`` first."""
+    key = pd.DataFrame({"p": rows[proba_column(cls)].round(RANK_DIGITS),
+                        "s": np.nan_to_num(rows["Signif_Avg"].to_numpy(np.float64), nan=-np.inf)}, index=rows.index)
+    rows = rows.loc[key.sort_values(["p", "s"], ascending=False, kind="stable").index].reset_index(drop=True)
+    rows.insert(0, "rank", np.arange(1, len(rows) + 1))
+    return rows
+
+
 def candidate_lists(frame: pd.DataFrame, classes: Sequence[str], merge: Mapping[str, Sequence[str]],
                     cuts: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
-    """Each class's target list (class -> its rows, ``rank`` first, most probable first); ``classes`` those to list
-    (the model's are the frame's ``p_<class>`` columns), ``merge`` the CLASS1 codes each holds (where not one code).
+    """Each class's target list (class -> its rows, ``rank`` first, in the `ORDER_RULE`, with ``caveats``);
+    ``classes`` those to list (the model's are the frame's ``p_<class>`` columns), ``merge`` the CLASS1 codes each
+    holds (where not one code).  A source the sky already names (`known`) is in none.
 
     A list the cuts leave empty is an empty frame with every column (its file then holds the header).
     """
-    keep = followable(frame, cuts)
+    keep = followable(frame, cuts) & ~known(frame)
     predicted = frame["predicted_class"].to_numpy()
     model_classes = classes_from_columns(frame.columns)
     excluded = outside_group(frame["CLASS1"].fillna("").to_numpy(str), model_classes, merge)
-    lists = {}
-    for cls in classes:
-        rows = frame[keep & (predicted == cls) & ~excluded[:, model_classes.index(cls)]]
-        rows = rows.sort_values(proba_column(cls), ascending=False, kind="stable").reset_index(drop=True)
-        rows.insert(0, "rank", np.arange(1, len(rows) + 1))
-        lists[cls] = rows
-    return lists
+    frame = frame.assign(caveats=caveats(frame))
+    return {cls: _ranked(frame[keep & (predicted == cls) & ~excluded[:, model_classes.index(cls)]], cls)
+            for cls in classes}
+
+
+def clean(rows: pd.DataFrame) -> pd.DataFrame:
+    """A target list without its rows that carry a `DOUBTFUL_FLAGS` flag, ranked anew."""
+    kept = rows[passes_flags(rows["Flags"].to_numpy(np.int64), DOUBTFUL_FLAGS)].drop(columns="rank")
+    kept = kept.reset_index(drop=True)
+    kept.insert(0, "rank", np.arange(1, len(kept) + 1))
+    return kept
+
+
+def known_sources(frame: pd.DataFrame, cuts: Mapping[str, Any]) -> pd.DataFrame:
+    """The classified point sources through the cuts that the sky already names (`known`), the most significant
+    first: what a target list would otherwise have held, with ``known_class`` and the reason beside the model's
+    ``predicted_class``."""
+    rows = frame[followable(frame, cuts) & known(frame)]
+    rows = rows.sort_values("Signif_Avg", ascending=False, kind="stable").reset_index(drop=True)
+    rows.insert(0, "rank", np.arange(1, len(rows) + 1))
+    return rows

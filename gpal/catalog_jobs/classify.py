@@ -84,9 +84,10 @@ SETTINGS = {
     # recorded as the groups it moves (False: off)
     "pool_prior": JobSetting(Boolean(), APPLIED_BY_DEFAULT,
                              "move the unassociated sources' classifications to their own class mix, estimated by EM "
-                             "(the bcu keep theirs: the bcu rule already carries what the catalog knows); on later "
-                             "labels it lowers the NLL and raises the balanced accuracy "
-                             "(docs/results.md, \"The pool prior\")"),
+                             "(the bcu keep theirs: the bcu rule already carries what the catalog knows; the other "
+                             "populations keep their training share); off by default: with the open sky's other "
+                             "class it makes the lists promise more pulsars than later releases found "
+                             "(docs/results.md, \"The open sky\")"),
 }
 
 
@@ -124,7 +125,7 @@ def classify_catalog(
     (`gpal.catalog_jobs.follow_up`: sources of ``follow_up_significance`` sigma or more, none of the
     ``follow_up_flags``) and ``report.md``, whose path it returns, beside ``metrics.json``, the trained-model folder
     (``model/``, ``training.json``), ``tables/`` (the held-out predictions among them) and
-    ``figures/``.  With ``pool_prior`` (the default) the unassociated sources' probabilities are moved to their
+    ``figures/``.  With ``pool_prior`` (off by default) the unassociated sources' probabilities are moved to their
     own class mix (`gpal.catalog_jobs.pool_prior`, ``pool_prior.json``).  Rerunning with the same settings reuses the saved model; other settings
     are refused unless ``force``.  ``progress`` shows the prediction's bar
     (the estimator's ``progress`` its training's); ``log`` receives one line per step (the
@@ -298,7 +299,8 @@ def _classify_sources(job: _MainJob, trained: TrainedModel, outliers: Mapping[st
     record = None
     if job.settings["pool_prior"]:
         table, moved = adjust_table(table, trained.classes, training_prior(trained.training["n_per_class"],
-                                                                           trained.classes))
+                                                                           trained.classes),
+                                    trained.training.get("merge", {}))
         record = moved.record()
         log(f"moved the unassociated sources' classifications to their own class mix (pool prior; "
             f"--no-pool-prior turns it off): {mixes_text(moved.groups)}")

@@ -30,8 +30,10 @@ import numpy as np
 import pandas as pd
 
 from gpal.catalog_jobs.candidates import (
-    FLAG_NUMBERS, candidate_file, candidate_lists, cuts_from_meta, cuts_text, passes_flags, point_sources_through,
+    DOUBTFUL_FLAGS, FLAG_NUMBERS, KNOWN_FILE, ORDER_RULE, candidate_file, candidate_lists, clean, clean_file,
+    cuts_from_meta, cuts_text, expected_members, known_sources, passes_flags, point_sources_through,
 )
+from gpal.catalog_jobs.proba_columns import proba_column
 from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, settings_from_header
 from gpal.catalog_jobs.proba_columns import classes_from_columns
 from gpal.catalog_jobs.tables import ClassifiedSources, classified_table_files
@@ -79,6 +81,8 @@ LISTS = {
     INFORMATIVE_FILE: "most informative: in-population point sources whose label would teach the model most",
     DISCOVERY_FILE: "discovery: unassociated none-of-these point sources ranked by ood_score",
     EXTENDED_FILE: "extended sources, outside the point-source classes",
+    KNOWN_FILE: "known sources: classified point sources through the target-list cuts that the sky already names "
+                "(known_class, known_reason), in no target list",
 }
 
 
@@ -181,7 +185,8 @@ def follow_up_files(table: ClassifiedSources,
     cuts = cuts_from_meta(table.meta)
     targets = candidate_lists(table.frame, listed_classes(table), merge or {}, cuts)
     lists = {candidate_file(cls): rows for cls, rows in targets.items()}
-    classes_of = {candidate_file(cls): cls for cls in targets}
+    lists.update({clean_file(cls): clean(rows) for cls, rows in targets.items()})
+    classes_of = {**{candidate_file(cls): cls for cls in targets}, **{clean_file(cls): cls for cls in targets}}
     drawn = {*lists, INFORMATIVE_FILE}  # the lists a proposal points at get region files
     empty = [name for name, rows in lists.items() if rows.empty]
     if empty:
@@ -190,14 +195,32 @@ def follow_up_files(table: ClassifiedSources,
                       "--candidate-flags", stacklevel=2)
     follow_up = follow_up_of(table.meta)
     lists.update(follow_up_lists(table.frame, follow_up["follow_up_significance"], follow_up["follow_up_flags"]))
+    lists[KNOWN_FILE] = known_sources(table.frame, cuts)
     files: dict[str, str | bytes] = {}
     for name, rows in lists.items():
-        what = LISTS.get(name) or f"target list: the most probable {classes_of[name]} sources to follow up"
-        meta = {**table.meta, "LIST": what, "NSOURCES": len(rows)}
+        meta = {**table.meta, "LIST": LISTS.get(name) or _target_list_words(name, classes_of[name]),
+                "NSOURCES": len(rows)}
+        if name in classes_of:
+            meta.update(_expected_keywords(rows[proba_column(classes_of[name])].to_numpy(np.float64)))
+            meta["ORDER"] = ORDER_RULE
         files.update(classified_table_files(replace(table, frame=rows, meta=meta), name))
         if name in drawn:
-            files[region_file(name)] = region_text(rows, what)
+            files[region_file(name)] = region_text(rows, meta["LIST"])
     return files, lists
+
+
+def _target_list_words(name: str, cls: str) -> str:
+    """What a target list is, in its header's words."""
+    if name == clean_file(cls):
+        return (f"clean target list: the most probable {cls} sources to follow up, none carrying a doubtful flag "
+                f"({', '.join(map(str, DOUBTFUL_FLAGS))})")
+    return f"target list: the most probable {cls} sources to follow up (doubts in the caveats column)"
+
+
+def _expected_keywords(proba: np.ndarray) -> dict[str, Any]:
+    """A target list's expected number of class members and its 95% interval, as header keywords."""
+    expected, low, high = expected_members(proba)
+    return {"EXPECTED": round(expected, 1), "EXPLOW": low, "EXPHIGH": high}
 
 
 def region_text(rows: pd.DataFrame, title: str = "gpal source list") -> str:

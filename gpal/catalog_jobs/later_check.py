@@ -291,7 +291,8 @@ def check_later(inputs: LaterCheckInputs, *, seed: int = 0, top_k: Sequence[int]
     moved = None
     if pool_prior or (pool_prior is None and (recorded_identity(trained.folder) or {}).get("pool_prior")):
         groups, prior = source_groups(pool.aux["CLASS1"]), training_prior(trained.training["n_per_class"], classes)
-        adjusted = {name: adjust_to_pool(proba[name], groups, prior, classes) for name in (MODEL, *compared)}
+        adjusted = {name: adjust_to_pool(proba[name], groups, prior, classes, merge=merge)
+                    for name in (MODEL, *compared)}
         proba.update({name: result.proba for name, result in adjusted.items()})
         moved = adjusted[MODEL].groups
 

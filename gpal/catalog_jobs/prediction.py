@@ -262,7 +262,8 @@ def predict_catalog(
         frame["ood_score"], frame["ood"] = flags
     table = ClassifiedSources(frame, _table_meta(trained, cat, pool, tokens))
     if pool_prior:
-        table, _ = adjust_table(table, classes, training_prior(trained.training["n_per_class"], classes))
+        table, _ = adjust_table(table, classes, training_prior(trained.training["n_per_class"], classes),
+                                trained.training.get("merge", {}))
     if information and scores_information(trained.estimator):
         table = with_information(table, trained.estimator, pool, target)
     return table

@@ -30,7 +30,7 @@ import pandas as pd
 
 from gpal.catalog_jobs.candidates import CUTS
 from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, classes_from_columns
-from gpal.catalogs.targets import TARGET_COLUMNS
+from gpal.catalogs.targets import SEXAGESIMAL_COLUMNS, TARGET_COLUMNS
 from gpal.files import write_files, write_text_atomic
 
 __all__ = [
@@ -78,11 +78,15 @@ KEYWORDS = {
     "XFLAGS": "catalog Flags (numbers) that leave a source out of the follow-up lists",
     **{cut.keyword: cut.comment for cut in CUTS.values()},
     "LIST": "which source list this is",
+    "EXPECTED": "expected number of class members in this list (sum of its probabilities)",
+    "EXPLOW": "lower end of the 95% interval of the number of class members",
+    "EXPHIGH": "upper end of the 95% interval of the number of class members",
+    "ORDER": "how the list is ordered",
     "LABELS": "the file whose label column the observers fill in",
 }
 #: The legend of the Flags column: ``FLAG<n>`` -> what flag n means (`gpal.catalogs.targets.flag_legend`).
 _FLAG_KEY = re.compile(r"FLAG\d{1,2}")
-_INTEGER_KEYS = ("NSOURCES",)
+_INTEGER_KEYS = ("NSOURCES", "EXPLOW", "EXPHIGH")
 _RECORD_KEYS = ("TRAINSEL", "FITCONF")  # nested records: YAML in ECSV, one HIERARCH card per value in FITS
 
 #: ``predicted_class`` of an extended source: the trained point-source classes never name one.
@@ -101,12 +105,16 @@ COLUMNS = {
                         "of its spread plus the source's error bars (higher = less like any training source)"),
     "ood": (None, "none of these: ood_score above the threshold that flags 5% of held-out sources of the trained classes"),
     **{name: (unit, description) for name, (_, unit, description) in TARGET_COLUMNS.items()},
+    **SEXAGESIMAL_COLUMNS,
     "RA": ("deg", "right ascension (J2000): the catalog's RAJ2000, or from GLON and GLAT where it has none"),
     "DEC": ("deg", "declination (J2000): the catalog's DEJ2000, or from GLON and GLAT where it has none"),
     "score": (None, "gpal active's acquisition score at query time (higher: asked first)"),
+    "caveats": (None, "why the source may not be what it seems: the catalog's doubtful flags in words, the Galactic "
+                      "plane (empty: none)"),
 }
 #: Columns of text (an empty value is "", not NaN).
-_TEXT_COLUMNS = ("Source_Name", "CLASS1", "predicted_class", "ASSOC1", "Flag_Words", "Extended_Source_Name")
+_TEXT_COLUMNS = ("Source_Name", "CLASS1", "predicted_class", "ASSOC1", "CLASS2", "ASSOC2", "RA_hms", "DEC_dms",
+                 "Flag_Words", "caveats", "Extended_Source_Name")
 #: FITS has no unit for nats; a FITS reader would warn on it, so there it lives in TCOMM only.
 _FITS_UNITS = {"deg", "ph cm-2 s-1"}
 

@@ -72,6 +72,11 @@ class Columns:
     conf95_semiminor: str | None = "Conf_95_SemiMinor"
     conf95_posang: str | None = "Conf_95_PosAng"
     assoc1: str | None = "ASSOC1"
+    #: the catalog's second association, its only one where CLASS1 is empty (FL16Y)
+    class2: str | None = "CLASS2"
+    assoc2: str | None = "ASSOC2"
+    #: the energy at which the LogParabola's nu F_nu peaks (MeV)
+    peak_energy: str | None = "LP_EPeak"
     flags: str | None = "Flags"
     extended_name: str | None = "Extended_Source_Name"
     #: the counterpart's position (J2000, deg) and the association probabilities of the two methods
@@ -97,6 +102,7 @@ FGL3_COLUMNS = Columns(
     band_flux_error=("Unc_Flux100_300", "Unc_Flux300_1000", "Unc_Flux1000_3000", "Unc_Flux3000_10000",
                      "Unc_Flux10000_100000"),
     earlier_name=None, counterpart_ra=None, counterpart_dec=None, assoc_prob_bay=None, assoc_prob_lr=None,
+    class2=None, peak_energy=None,
 )
 
 # What each analysis flag means (flag n is bit value 2**(n-1) of ``Flags``), in short words of ours.

@@ -26,7 +26,7 @@ import pandas as pd
 
 from gpal.catalogs.catalog import text_values
 
-__all__ = ["FLAGS_NOT_GIVEN", "TARGET_COLUMNS", "flag_legend", "flag_words", "target_columns"]
+__all__ = ["FLAGS_NOT_GIVEN", "SEXAGESIMAL_COLUMNS", "TARGET_COLUMNS", "flag_legend", "flag_words", "target_columns"]
 
 #: Output column -> (role of its catalog column in the release record's `Columns`, unit, description).
 #: Units are astropy strings.
@@ -39,12 +39,20 @@ TARGET_COLUMNS: dict[str, tuple[str, str | None, str]] = {
     "Conf_95_SemiMinor": ("conf95_semiminor", "deg", "semi-minor axis of the 95% position error ellipse"),
     "Conf_95_PosAng": ("conf95_posang", "deg", "position angle of the 95% ellipse's major axis, east of north"),
     "ASSOC1": ("assoc1", None, "the catalog's most probable counterpart (empty: none)"),
+    "CLASS2": ("class2", None, "the catalog's CLASS2 code, the class of ASSOC2 (FL16Y gives it where CLASS1 is empty)"),
+    "ASSOC2": ("assoc2", None, "the catalog's second counterpart, its only one where ASSOC1 is empty"),
     "RA_Counterpart": ("counterpart_ra", "deg", "right ascension (J2000) of the counterpart ASSOC1 (NaN: none given)"),
     "DEC_Counterpart": ("counterpart_dec", "deg", "declination (J2000) of the counterpart ASSOC1 (NaN: none given)"),
-    "ASSOC_PROB_BAY": ("assoc_prob_bay", None, "association probability of ASSOC1, Bayesian method (NaN: none given)"),
-    "ASSOC_PROB_LR": ("assoc_prob_lr", None, "association probability of ASSOC1, likelihood-ratio method (NaN: none)"),
+    "ASSOC_PROB_BAY": ("assoc_prob_bay", None, "association probability of the counterpart (ASSOC1, or ASSOC2 where ASSOC1 is "
+                                         "empty), Bayesian method (NaN: none given)"),
+    "ASSOC_PROB_LR": ("assoc_prob_lr", None, "association probability of the counterpart (ASSOC1, or ASSOC2 where ASSOC1 is "
+                                       "empty), likelihood-ratio method (NaN: none given)"),
     "Signif_Avg": ("significance", None, "detection significance in sigma over the catalog's time range"),
     "Flux1000": ("flux", "ph cm-2 s-1", "photon flux from 1 to 100 GeV"),
+    "Signif_Curvature": ("curvature_significance", None, "significance (sigma) of the spectrum's curvature "
+                                                         "(4FGL LP_SigCurv, 3FGL Signif_Curve)"),
+    "Peak_Energy": ("peak_energy", "MeV", "energy of the LogParabola's nu F_nu peak (LP_EPeak; NaN: none given)"),
+    "Variability_Index": ("variability", None, "the catalog's variability index (a chi-square over its light curve)"),
     "Flags": ("flags", None, "the catalog's analysis flags (bit mask; 0: no caveat; -1: the catalog has no Flags)"),
     "Flag_Words": ("flags", None, "the Flags in words, 'n: meaning' per flag set, '; '-separated (legend: the FLAGn "
                                   "keywords; empty: no flag, or no Flags column)"),
@@ -109,7 +117,7 @@ def target_columns(catalog: Any, ids: Sequence[str]) -> pd.DataFrame:
     for name, (role, _, _) in TARGET_COLUMNS.items():
         column = getattr(catalog.columns, role)
         have = column is not None and column in table.colnames
-        if name in ("ASSOC1", "Extended_Source_Name"):
+        if name in ("ASSOC1", "CLASS2", "ASSOC2", "Extended_Source_Name"):
             out[name] = text_values(table[column])[rows] if have else ""
         elif name == "Flags":
             out[name] = np.asarray(table[column], dtype=np.int64)[rows] if have else FLAGS_NOT_GIVEN
@@ -120,7 +128,32 @@ def target_columns(catalog: Any, ids: Sequence[str]) -> pd.DataFrame:
                 np.asarray(list(ids), dtype=str), "e")
         else:
             out[name] = _shortest(table[column])[rows] if have else np.nan
-    return _with_galactic(out)
+    return _with_sexagesimal(_with_galactic(out))
+
+
+#: The sexagesimal position columns an observer types into a telescope's tool: name -> (unit, description).
+SEXAGESIMAL_COLUMNS = {
+    "RA_hms": (None, "right ascension (J2000) of the catalog position, hh:mm:ss.ss"),
+    "DEC_dms": (None, "declination (J2000) of the catalog position, +dd:mm:ss.s"),
+}
+
+
+def _with_sexagesimal(out: pd.DataFrame) -> pd.DataFrame:
+    """``RA_hms`` / ``DEC_dms`` beside ``RA`` / ``DEC`` (empty where the position is unknown)."""
+    from astropy import units as u
+    from astropy.coordinates import Angle
+
+    known = out["RA"].notna().to_numpy() & out["DEC"].notna().to_numpy()
+    ra, dec = np.full(len(out), "", dtype=object), np.full(len(out), "", dtype=object)
+    if known.any():
+        ra[known] = Angle(out.loc[known, "RA"].to_numpy() * u.deg).to_string(unit=u.hour, sep=":", precision=2,
+                                                                             pad=True)
+        dec[known] = Angle(out.loc[known, "DEC"].to_numpy() * u.deg).to_string(unit=u.deg, sep=":", precision=1,
+                                                                               pad=True, alwayssign=True)
+    position = out.columns.get_loc("DEC") + 1
+    out.insert(position, "DEC_dms", dec)
+    out.insert(position, "RA_hms", ra)
+    return out
 
 
 def _with_galactic(out: pd.DataFrame) -> pd.DataFrame:

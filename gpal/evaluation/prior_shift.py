@@ -71,16 +71,26 @@ def adjust_to_prior(proba: np.ndarray, source_prior: np.ndarray, target_prior: n
 
 
 def estimate_target_prior(
-    proba: np.ndarray, source_prior: np.ndarray, tol: float = 1e-8, max_iter: int = 1000
+    proba: np.ndarray, source_prior: np.ndarray, tol: float = 1e-8, max_iter: int = 1000,
+    held: np.ndarray | None = None,
 ) -> PriorShiftResult:
     """EM estimate of the target prior from the source model's probabilities on unlabelled target rows.
 
     ``proba`` are p_s(y | x_i) of a model trained with class prior ``source_prior``.
     Starting from π_t = π_s, each update sets π_t to the mean of the probabilities
     adjusted to the current π_t; it stops when no entry moves by ``tol`` or more.
+    ``held``: a (C,) boolean mask of classes whose share stays at the source's; the update then shares the
+    rest among the other classes in proportion to their mean probabilities (the EM of the likelihood with
+    those shares fixed).  Why: a class that absorbs the covariate shift (the faint, soft sources of a
+    catalog's other populations) draws EM's estimate towards itself, a share the labels never support.
     """
     p = _check_proba(proba)
     source = _check_prior(source_prior, p.shape[1], "source_prior")
+    fixed = np.zeros(p.shape[1], bool) if held is None else np.asarray(held)
+    if fixed.dtype != bool or fixed.shape != (p.shape[1],):
+        raise ValueError(f"held must be a boolean mask with one entry per class ({p.shape[1]}); got {held!r}")
+    if fixed.all():
+        raise ValueError("held holds every class: no share is left to estimate")
     if isinstance(tol, bool) or not np.isfinite(tol) or tol <= 0:
         raise ValueError(f"tol must be a positive number; got {tol!r}")
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
@@ -92,6 +102,7 @@ def estimate_target_prior(
     while n_iter < max_iter:
         n_iter += 1
         updated = _reweight(p, prior / source).mean(axis=0)
+        updated = np.where(fixed, source, updated / updated[~fixed].sum() * (1.0 - source[fixed].sum()))
         step = np.max(np.abs(updated - prior))
         prior = updated / updated.sum()
         if step < tol:
