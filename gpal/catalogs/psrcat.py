@@ -32,7 +32,7 @@ __all__ = ["PSRCAT_COLUMNS", "PSRCAT_FILE", "read_psrcat", "sexagesimal_degrees"
 #: The shipped copy (catalogs/README.md: version 1.64, 2872 pulsars).
 PSRCAT_FILE = CATALOG_DIR / "psrcat_1.64.db.gz"
 #: The columns `read_psrcat` returns.
-PSRCAT_COLUMNS = ("PSRJ", "PSRB", "RAJ2000", "DEJ2000", "TYPE", "ASSOC")
+PSRCAT_COLUMNS = ("PSRJ", "PSRB", "RAJ2000", "DEJ2000", "P0", "TYPE", "ASSOC")
 #: The most a psrcat.db decompresses to: version 1.64 is 2.4 MB, 2.x about 3.5 MB.
 MAX_PSRCAT_BYTES = 2**26
 _WHAT = "ATNF pulsar catalogue (psrcat.db)"
@@ -79,6 +79,18 @@ def _ecliptic_to_equatorial(elong: np.ndarray, elat: np.ndarray) -> tuple[np.nda
     return np.asarray(icrs.ra.deg), np.asarray(icrs.dec.deg)
 
 
+def _period(entry: dict[str, str]) -> float:
+    """The spin period (s): ``P0``, else 1 / ``F0``; NaN where neither reads (a pulsar known by its position alone)."""
+    for key, invert in (("P0", False), ("F0", True)):
+        try:
+            value = float(entry[key])
+        except (KeyError, ValueError):
+            continue
+        if np.isfinite(value) and value > 0:
+            return 1.0 / value if invert else value
+    return float("nan")
+
+
 def read_psrcat(path: str | os.PathLike | None = None) -> pd.DataFrame:
     """The pulsars of a ``psrcat.db`` file (gzipped or not): the shipped copy, `PSRCAT_FILE`, without ``path``.
 
@@ -90,7 +102,8 @@ def read_psrcat(path: str | os.PathLike | None = None) -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per pulsar, file order: `PSRCAT_COLUMNS` (``PSRJ``, ``PSRB`` ('' without one), ``RAJ2000`` and
-        ``DEJ2000`` in degrees, J2000, ``TYPE``, ``ASSOC`` as the file writes them); ``attrs`` ``file`` (the path)
+        ``DEJ2000`` in degrees, J2000, ``P0`` the spin period in seconds (``P0``, else 1 / ``F0``; NaN without
+        either), ``TYPE`` and ``ASSOC`` as the file writes them); ``attrs`` ``file`` (the path)
         and ``version`` (the ``#CATALOGUE`` line's, '' without one).
     """
     path = Path(PSRCAT_FILE if path is None else path).expanduser()
@@ -145,7 +158,7 @@ def read_psrcat(path: str | os.PathLike | None = None) -> pd.DataFrame:
                 raise ValueError("it has neither RAJ and DECJ nor ELONG and ELAT")
         except ValueError as exc:
             raise ValueError(f"{where} (PSR {name}): its position does not read ({exc}); {_EXPECTED}") from None
-        rows.append((name, found.get("PSRB", ""), ra, dec, found.get("TYPE", ""), found.get("ASSOC", "")))
+        rows.append((name, found.get("PSRB", ""), ra, dec, _period(found), found.get("TYPE", ""), found.get("ASSOC", "")))
     table = pd.DataFrame(rows, columns=list(PSRCAT_COLUMNS))
     if ecliptic:
         ra, dec = _ecliptic_to_equatorial(table.loc[ecliptic, "RAJ2000"].to_numpy(float),
