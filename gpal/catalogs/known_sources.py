@@ -24,18 +24,20 @@ The 95% ellipse is the catalog's ``Conf_95_SemiMajor``, ``Conf_95_SemiMinor`` (d
 when its offset (separation r and position angle phi from the source, on the sphere) satisfies
 ``(r cos(phi - PA) / a)**2 + (r sin(phi - PA) / b)**2 <= 1`` (`in_error_ellipse`).
 
-The summary (``known_class``, ``known_as``, ``known_reason``, ``known_route``) takes the strongest
-evidence, in this precedence:
+The summary (``known_class``, ``known_as``, ``known_reason``, ``known_route``) is the strongest
+piece of evidence.  Each piece has a strength and a route; the strongest is the one of highest
+strength, and among equals the one first in this order of routes (`ROUTES`):
 
 1. the catalog's CLASS1, 2. its CLASS2, 3. the other releases, newest first, 4. an ATNF pulsar
-   inside the ellipse (nearest first), 5. another source's counterpart inside the ellipse (nearest first);
+   inside the ellipse (the nearest), 5. another source's counterpart inside the ellipse (the nearest).
 
-with two refinements: a specific class wins over ``bcu`` (a blazar, type unknown) and both over
-``unk`` (a counterpart of unknown nature) whatever their routes, so that a 4FGL-DR4 bcu that FL16Y
-calls a BL Lac is known as one (an earlier release's class ranks as a bcu: it does not refine a
-newer analysis's bcu, and among earlier releases the newest decides); and positions (routes 4 and 5) decide only for a source that no release
-associates (or associates only with a counterpart of unknown type, ``unk``): a coincidence in
-position does not overrule an association, not even a bcu's.
+Strength: a specific class (any code but the two below) is strongest; ``bcu`` (a blazar, type
+unknown) is weaker, and so is any class an *earlier* release gave (a newer analysis supersedes
+it: an earlier bll does not refine FL16Y's own bcu, while a later release's bll refines a
+4FGL-DR4 bcu); ``unk`` (a counterpart of unknown nature) is weakest.  Positions (routes 4 and 5)
+take part only where no release associates the source, or associates it only as ``unk``: a
+coincidence in position does not overrule an association, not even a bcu's (FL16Y J1644.5-4604,
+a bcu with PSR J1644-4559 in its ellipse, stays a bcu; the ATNF columns show the pulsar).
 
 Fallbacks: a catalog without CLASS2 (3FGL), association probabilities, counterpart positions or
 ellipses, or a release that cannot be linked, leaves the columns of that route empty ('' or NaN)
@@ -48,7 +50,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Any, Mapping, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
@@ -73,15 +75,14 @@ CLASS_WORDS = {
     "psr": "pulsar", "msp": "millisecond pulsar", "pwn": "pulsar wind nebula", "snr": "supernova remnant",
     "spp": "SNR or PWN candidate (spp)", "glc": "globular cluster", "sfr": "star-forming region",
     "hmb": "high-mass binary", "lmb": "low-mass binary", "bin": "binary", "nov": "nova", "gc": "Galactic centre",
-    "bll": "BL Lac", "fsrq": "FSRQ", "rdg": "radio galaxy", "agn": "non-blazar AGN", "ssrq": "steep-spectrum radio quasar",
-    "css": "compact steep-spectrum source", "bcu": "blazar of uncertain type", "nlsy1": "narrow-line Seyfert 1",
+    "bll": "BL Lac", "fsrq": "FSRQ", "rdg": "radio galaxy", "agn": "non-blazar AGN",
+    "ssrq": "steep-spectrum radio quasar", "css": "compact steep-spectrum source", "bcu": "blazar of uncertain type", "nlsy1": "narrow-line Seyfert 1",
     "sey": "Seyfert galaxy", "sbg": "starburst galaxy", "gal": "normal galaxy", "unk": "counterpart of unknown type",
 }
 #: The columns `known_about` returns, before the per-release ones (``<release>_name``, ``_class``, ``_assoc``) and
 #: the ATNF ones (``ATNF_pulsars``, ``ATNF_n``, ``ATNF_sep_deg``; left out with ``pulsars=None``).
 KNOWN_COLUMNS = ("Source_Name", "CLASS1", "ASSOC1", "CLASS2", "ASSOC2", "ASSOC1_PROB_BAY", "ASSOC1_PROB_LR",
                  "ASSOC2_PROB_BAY", "ASSOC2_PROB_LR")
-_NEIGHBOUR_COLUMNS = ("neighbour_sources", "neighbour_class", "neighbour_assoc", "neighbour_sep_deg")
 _SUMMARY_COLUMNS = ("known_class", "known_as", "known_reason", "known_route")
 
 
@@ -180,20 +181,16 @@ def _order(release: Any) -> tuple[int, int]:
     return FAMILIES.index(release.family), release.data_release
 
 
-def _class_of(catalog: Catalog) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each row's class by the catalog: CLASS1, else CLASS2; its association; which column gave it."""
-    class1 = class1_codes(catalog.class_codes)
-    assoc1 = _text(catalog, catalog.columns.assoc1)
-    assoc1 = np.full(catalog.n_rows, "") if assoc1 is None else assoc1
-    class2 = _text(catalog, "CLASS2")
-    assoc2 = _text(catalog, "ASSOC2")
+def _class_of(catalog: Catalog) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's class by the catalog (CLASS1, else CLASS2) and the association it goes with."""
+    class1, assoc1 = class1_codes(catalog.class_codes), _text(catalog, catalog.columns.assoc1)
+    class2, assoc2 = _text(catalog, "CLASS2"), _text(catalog, "ASSOC2")
+    empty = np.full(catalog.n_rows, "")
+    assoc1 = empty if assoc1 is None else assoc1
     if class2 is None:
-        return class1, assoc1, np.where(class1 != "", "CLASS1", "")
-    class2 = class1_codes(class2)
-    assoc2 = np.full(catalog.n_rows, "") if assoc2 is None else assoc2
-    use2 = (class1 == "") & (class2 != "")
-    return (np.where(use2, class2, class1), np.where(use2, assoc2, assoc1),
-            np.where(use2, "CLASS2", np.where(class1 != "", "CLASS1", "")))
+        return class1, assoc1
+    use2 = (class1 == "") & (class1_codes(class2) != "")
+    return np.where(use2, class1_codes(class2), class1), np.where(use2, empty if assoc2 is None else assoc2, assoc1)
 
 
 def _links(catalog: Catalog, other: Catalog, load: Any, notes: list[str]) -> np.ndarray | None:
@@ -255,18 +252,139 @@ def _probabilities(catalog: Catalog, assoc1: np.ndarray, assoc2: np.ndarray, not
     return out
 
 
-def _summary(rank: list[tuple[tuple[int, int], str, str, str, str]]) -> tuple[str, str, str, str]:
-    """The strongest of a source's pieces of evidence (weakness, route order), as (class, name, reason, route)."""
-    if not rank:
+class _Evidence(NamedTuple):
+    """One piece of what is known about a source: its rank (strength: 0 strongest; route order), the class code,
+    the name it is known by, the reason in words and its route (`ROUTES`)."""
+
+    strength: int
+    order: int
+    code: str
+    name: str
+    reason: str
+    route: str
+
+
+def _strength(code: str) -> int:
+    return _WEAK.get(code, 0)
+
+
+def _own(release: str, class1: np.ndarray, assoc1: np.ndarray, class2: np.ndarray,
+         assoc2: np.ndarray) -> list[list[_Evidence]]:
+    """Routes 1 and 2: the catalog's CLASS1 and CLASS2, per row."""
+    evidence: list[list[_Evidence]] = [[] for _ in class1]
+    for i, pieces in enumerate(evidence):
+        for order, (column, code, name) in enumerate((("CLASS1", class1[i], assoc1[i]),
+                                                      ("CLASS2", class2[i], assoc2[i]))):
+            if code:
+                assoc_column = column.replace("CLASS", "ASSOC")
+                pieces.append(_Evidence(_strength(code), order, code, name,
+                                        f"{release} {column} {code} ({name or 'no ' + assoc_column})", column))
+    return evidence
+
+
+def _release_columns(catalog: Catalog, rows: np.ndarray, other: Catalog, order: int, load: Any,
+                     notes: list[str], evidence: list[list[_Evidence]]) -> dict[str, np.ndarray]:
+    """Route 3 for one other release: its source, class and association per row (none where it is not linked)."""
+    link = _links(catalog, other, load, notes)
+    if link is None:
+        return {}
+    link = link[rows]
+    their_class, their_assoc = _class_of(other)
+    at, found = np.maximum(link, 0), link >= 0
+    columns = {"name": other.names, "class": their_class, "assoc": their_assoc}
+    columns = {f"{other.release}_{key}": np.where(found, values[at], "") for key, values in columns.items()}
+    name, code, assoc = columns.values()
+    floor = 1 if _order(other.record) < _order(catalog.record) else 0  # an earlier release's class ranks as a bcu
+    for i in np.nonzero(code != "")[0]:
+        evidence[i].append(_Evidence(max(_strength(code[i]), floor), order, code[i], assoc[i],
+                                     f"{other.release} class {code[i]} ({assoc[i] or 'no association'}; {name[i]})",
+                                     "release"))
+    return columns
+
+
+def _pulsar_columns(ellipses: tuple[np.ndarray, ...], table: pd.DataFrame, order: int,
+                    evidence: list[list[_Evidence]]) -> dict[str, np.ndarray]:
+    """Route 4: the ATNF pulsars inside each ellipse."""
+    inside = positions_inside(*ellipses, table["RAJ2000"].to_numpy(float), table["DEJ2000"].to_numpy(float))
+    names = ("PSR " + table["PSRJ"].astype(str)).to_numpy()
+    period = table["P0"].to_numpy(float) if "P0" in table else np.full(len(table), np.nan)
+    n = len(inside)
+    columns = {"ATNF_pulsars": np.full(n, "", dtype=object), "ATNF_n": np.zeros(n, dtype=np.int64),
+               "ATNF_sep_deg": np.full(n, np.nan)}
+    for i, hits in enumerate(inside):
+        if hits:
+            j, separation = hits[0]
+            columns["ATNF_pulsars"][i] = "; ".join(names[k] for k, _ in hits)
+            columns["ATNF_n"][i], columns["ATNF_sep_deg"][i] = len(hits), separation
+            code = "msp" if period[j] < MSP_PERIOD else "psr"
+            evidence[i].append(_Evidence(_strength(code), order, code, names[j],
+                                         f"ATNF pulsar {names[j]} {separation:.3f} deg inside the 95% ellipse", "ATNF"))
+    columns["ATNF_pulsars"] = columns["ATNF_pulsars"].astype(str)
+    return columns
+
+
+def _neighbour_columns(catalog: Catalog, rows: np.ndarray, ellipses: tuple[np.ndarray, ...], class1: np.ndarray,
+                       assoc1: np.ndarray, order: int, notes: list[str],
+                       evidence: list[list[_Evidence]]) -> dict[str, np.ndarray]:
+    """Route 5: the other classified sources of the catalog whose counterpart lies inside each ellipse."""
+    n = rows.size
+    columns = {"neighbour_sources": np.full(n, "", dtype=object), "neighbour_class": np.full(n, "", dtype=object),
+               "neighbour_assoc": np.full(n, "", dtype=object), "neighbour_sep_deg": np.full(n, np.nan)}
+    ra = _floats(catalog, catalog.columns.counterpart_ra)
+    dec = _floats(catalog, catalog.columns.counterpart_dec)
+    if ra is None or dec is None:
+        notes.append(f"{catalog.release} has no counterpart positions (RA_Counterpart / DEC_Counterpart): other "
+                     "sources' counterparts inside the ellipses are not looked for")
+    else:
+        placed = np.nonzero((class1 != "") & np.isfinite(ra) & np.isfinite(dec))[0]
+        inside = positions_inside(*ellipses, ra[placed], dec[placed])
+        for i, (row, hits) in enumerate(zip(rows, inside)):
+            hits = [(int(placed[j]), separation) for j, separation in hits if placed[j] != row]
+            if not hits:
+                continue
+            k, separation = hits[0]
+            columns["neighbour_sources"][i] = "; ".join(f"{catalog.names[m]} ({class1[m]}, {assoc1[m]})"
+                                                        for m, _ in hits)
+            columns["neighbour_class"][i], columns["neighbour_assoc"][i] = class1[k], assoc1[k]
+            columns["neighbour_sep_deg"][i] = separation
+            words = CLASS_WORDS.get(class1[k], class1[k])
+            evidence[i].append(_Evidence(_strength(class1[k]), order, class1[k], assoc1[k],
+                                         f"{words} {assoc1[k]} ({catalog.names[k]}) {separation:.3f} deg inside the "
+                                         "95% ellipse", "neighbour"))
+    return {key: values.astype(str) if values.dtype == object else values for key, values in columns.items()}
+
+
+def _strongest(pieces: list[_Evidence]) -> tuple[str, str, str, str]:
+    """The summary of one source: its strongest piece of evidence, positions taking part only where no release
+    associates it (but as unk); '' throughout where nothing is known."""
+    if any(p.route not in ("ATNF", "neighbour") and p.strength < _WEAK["unk"] for p in pieces):
+        pieces = [p for p in pieces if p.route not in ("ATNF", "neighbour")]
+    if not pieces:
         return "", "", "", ""
-    best = min(rank, key=lambda item: item[0])
-    return best[1], best[2], best[3], best[4]
+    best = min(pieces, key=lambda p: (p.strength, p.order))
+    return best.code, best.name, best.reason, best.route
+
+
+def _ellipses(catalog: Catalog, rows: np.ndarray, notes: list[str]) -> tuple[np.ndarray, ...]:
+    """The position and 95% ellipse of each row (NaN, and a note, where the catalog has none)."""
+    roles = ("ra", "dec", "conf95_semimajor", "conf95_semiminor", "conf95_posang")
+    values = [_floats(catalog, getattr(catalog.columns, role)) for role in roles]
+    if any(v is None for v in values):
+        notes.append(f"{catalog.release} has no 95% error ellipse (Conf_95_SemiMajor / SemiMinor / PosAng) or "
+                     "position: no pulsar or counterpart was looked for inside one")
+        return tuple(np.full(rows.size, np.nan) for _ in roles)
+    values = tuple(v[rows] for v in values)
+    without = int((~(np.isfinite(values[2]) & (values[2] > 0))).sum())
+    if without:
+        notes.append(f"{without} of the {rows.size} source(s) have no 95% ellipse: no pulsar or counterpart was "
+                     "looked for inside theirs")
+    return values
 
 
 # ------------------------------------------------------------------ the function
 def known_about(catalog: Catalog | str | os.PathLike, names: Sequence[str] | None = None, *,
                 pulsars: str | os.PathLike | pd.DataFrame | None = PSRCAT_FILE,
-                releases: Sequence[Catalog | str] | Mapping[str, Catalog] | None = None) -> pd.DataFrame:
+                releases: Sequence[Catalog | str] | None = None) -> pd.DataFrame:
     """What is already known about each source named ``names`` of ``catalog`` (all its sources without), by the
     routes and in the precedence of this module's docstring.
 
@@ -281,30 +399,37 @@ def known_about(catalog: Catalog | str | os.PathLike, names: Sequence[str] | Non
         returned, or None to check no pulsar catalogue (the ATNF columns are then left out and the notes say so).
     releases : sequence of Catalog or str, optional
         The other releases to give the class of (default: every shipped release but the catalog's own, loaded
-        here); an empty sequence checks none.  Catalogs a link goes through are loaded when not given.
+        here); an empty sequence checks none.  A release a link goes through is loaded when not given.
 
     Returns
     -------
     pandas.DataFrame
         One row per source, in the order of ``names``: `KNOWN_COLUMNS` (the catalog's CLASS1 / ASSOC1 and CLASS2 /
         ASSOC2, '' where it has none; the association probabilities of each association, NaN where they are not
-        its), per other release R ``R_name``, ``R_class``, ``R_assoc`` (its source, class code and association,
-        '' where it has none), ``ATNF_pulsars`` (the pulsars inside the 95% ellipse, nearest first, '; '
-        separated), ``ATNF_n``, ``ATNF_sep_deg`` (the nearest's separation), ``neighbour_sources`` (the other
-        sources whose counterpart lies inside, nearest first, as 'NAME (class, ASSOC1)'), ``neighbour_class``,
-        ``neighbour_assoc`` and ``neighbour_sep_deg`` (the nearest's), and the summary ``known_class`` (a
-        lower-case class code), ``known_as``, ``known_reason``, ``known_route`` (one of `ROUTES`; all '' where
-        nothing is known).  ``attrs``: ``catalog`` (its release), ``releases`` (those whose classes are given),
-        ``pulsar_catalogue`` (file and version, or None) and ``notes`` (what could not be checked, in words).
+        its), per other release R, newest first, ``R_name``, ``R_class``, ``R_assoc`` (its source, class code
+        (CLASS1, else CLASS2) and association, '' where it has none), ``ATNF_pulsars`` (the pulsars inside the
+        95% ellipse, nearest first, '; ' separated), ``ATNF_n``, ``ATNF_sep_deg`` (the nearest's separation),
+        ``neighbour_sources`` (the other sources whose counterpart lies inside, nearest first, as
+        'NAME (class, ASSOC1)'), ``neighbour_class``, ``neighbour_assoc`` and ``neighbour_sep_deg`` (the
+        nearest's), and the summary ``known_class`` (a lower-case class code), ``known_as``, ``known_reason``,
+        ``known_route`` (one of `ROUTES`; all '' where nothing is known).  ``attrs``: ``catalog`` (its
+        release), ``releases`` (those whose classes are given), ``pulsar_catalogue`` (file and version, or None)
+        and ``notes`` (what could not be checked, in words).
+
+    Examples
+    --------
+    >>> from gpal.catalogs.known_sources import known_about
+    >>> known = known_about("FL16Y", ["FL16Y J1929.0+1727", "FL16Y J1737.5-2354"], releases=["4FGL-DR4"])
+    >>> known["known_reason"].tolist()
+    ['FL16Y CLASS2 psr (PSR J1928+1725)', '4FGL-DR4 class glc (NGC 6401; 4FGL J1737.6-2350)']
+    >>> known.loc[0, ["ASSOC1_PROB_BAY", "ASSOC2_PROB_BAY"]].round(2).tolist()   # ASSOC1 is empty: ASSOC2's
+    [nan, 0.46]
     """
     if not isinstance(catalog, Catalog):
         catalog = load_catalog(catalog)
     rows = _rows(catalog, names)
     notes: list[str] = []
     loaded: dict[str, Catalog] = {catalog.release: catalog}
-    if isinstance(releases, Mapping):
-        loaded.update({str(k): v for k, v in releases.items()})
-        releases = list(releases.values())
 
     def load(name: str) -> Catalog:
         if name not in loaded:
@@ -317,135 +442,40 @@ def known_about(catalog: Catalog | str | os.PathLike, names: Sequence[str] | Non
     others = [load(r) if isinstance(r, str) else loaded.setdefault(r.release, r) for r in others]
     others = sorted((o for o in others if o.release != catalog.release), key=lambda o: _order(o.record), reverse=True)
 
-    out: dict[str, Any] = {"Source_Name": catalog.names}
     class1 = class1_codes(catalog.class_codes)
-    assoc1 = _text(catalog, catalog.columns.assoc1)
-    if assoc1 is None:
-        notes.append(f"{catalog.release} has no {catalog.columns.assoc1 or 'ASSOC1'} column: ASSOC1 is empty")
-        assoc1 = np.full(catalog.n_rows, "")
-    class2, assoc2 = _text(catalog, "CLASS2"), _text(catalog, "ASSOC2")
-    if class2 is None:
-        notes.append(f"{catalog.release} has no CLASS2 column: CLASS2 is empty"
-                     + ("" if assoc2 is None else " (its ASSOC2 is given, without a class)"))
-        class2 = np.full(catalog.n_rows, "")
-    if assoc2 is None:
-        notes.append(f"{catalog.release} has no ASSOC2 column: ASSOC2 is empty")
-        assoc2 = np.full(catalog.n_rows, "")
+    found = {"ASSOC1": _text(catalog, catalog.columns.assoc1), "CLASS2": _text(catalog, "CLASS2"),
+             "ASSOC2": _text(catalog, "ASSOC2")}
+    for column, values in found.items():
+        if values is None:
+            extra = " (its ASSOC2 is given, without a class)" if column == "CLASS2" and found["ASSOC2"] is not None else ""
+            notes.append(f"{catalog.release} has no {column} column: {column} is empty{extra}")
+    assoc1, class2, assoc2 = (np.full(catalog.n_rows, "") if v is None else v for v in found.values())
     class2 = class1_codes(class2)
-    out.update(CLASS1=class1, ASSOC1=assoc1, CLASS2=class2, ASSOC2=assoc2)
-    out.update(_probabilities(catalog, assoc1, assoc2, notes))
-
-    # evidence per row: ((weakness, route order), class, name, reason, route)
-    evidence: list[list[tuple[tuple[int, int], str, str, str, str]]] = [[] for _ in range(catalog.n_rows)]
-    weak = lambda code: _WEAK.get(code, 0)  # noqa: E731
-    for i in rows:
-        if class1[i]:
-            evidence[i].append(((weak(class1[i]), 0), class1[i], assoc1[i],
-                                f"{catalog.release} CLASS1 {class1[i]} ({assoc1[i] or 'no ASSOC1'})", "CLASS1"))
-        if class2[i]:
-            evidence[i].append(((weak(class2[i]), 1), class2[i], assoc2[i],
-                                f"{catalog.release} CLASS2 {class2[i]} ({assoc2[i] or 'no ASSOC2'})", "CLASS2"))
+    out: dict[str, np.ndarray] = {"Source_Name": catalog.names, "CLASS1": class1, "ASSOC1": assoc1, "CLASS2": class2,
+                                  "ASSOC2": assoc2, **_probabilities(catalog, assoc1, assoc2, notes)}
+    out = {key: values[rows] for key, values in out.items()}
+    evidence = _own(catalog.release, class1[rows], assoc1[rows], class2[rows], assoc2[rows])
 
     checked = []
-    for step, other in enumerate(others, start=2):
-        link = _links(catalog, other, load, notes)
-        if link is None:
-            continue
-        checked.append(other.release)
-        their_class, their_assoc, _ = _class_of(other)
-        found = link >= 0
-        at = np.maximum(link, 0)
-        out[f"{other.release}_name"] = np.where(found, other.names[at], "")
-        out[f"{other.release}_class"] = np.where(found, their_class[at], "")
-        out[f"{other.release}_assoc"] = np.where(found, their_assoc[at], "")
-        # an earlier release's class ranks no higher than a bcu: it does not refine the catalog's own bcu
-        floor = 1 if _order(other.record) < _order(catalog.record) else 0
-        for i in rows:
-            code = out[f"{other.release}_class"][i]
-            if code:
-                name = out[f"{other.release}_assoc"][i]
-                evidence[i].append(((max(weak(code), floor), step), code, name,
-                                    f"{other.release} class {code} ({name or 'no association'}; "
-                                    f"{out[f'{other.release}_name'][i]})", "release"))
-    position_step = len(others) + 2
+    for order, other in enumerate(others, start=2):
+        columns = _release_columns(catalog, rows, other, order, load, notes, evidence)
+        if columns:
+            checked.append(other.release)
+            out.update(columns)
 
-    # the 95% ellipses
-    semimajor = _floats(catalog, catalog.columns.conf95_semimajor)
-    semiminor = _floats(catalog, catalog.columns.conf95_semiminor)
-    posang = _floats(catalog, catalog.columns.conf95_posang)
-    ra0, dec0 = _floats(catalog, catalog.columns.ra), _floats(catalog, catalog.columns.dec)
-    if any(v is None for v in (semimajor, semiminor, posang, ra0, dec0)):
-        notes.append(f"{catalog.release} has no 95% error ellipse (Conf_95_SemiMajor / SemiMinor / PosAng) or position: "
-                     "no pulsar or counterpart was looked for inside one")
-        semimajor = semiminor = posang = ra0 = dec0 = np.full(catalog.n_rows, np.nan)
-    without = int((~(np.isfinite(semimajor[rows]) & (semimajor[rows] > 0))).sum())
-    if without:
-        notes.append(f"{without} of the {rows.size} source(s) have no 95% ellipse (extended sources among them): no "
-                     "pulsar or counterpart was looked for inside theirs")
-    sub = lambda v: v[rows]  # noqa: E731
-
-    # known pulsars
+    ellipses = _ellipses(catalog, rows, notes)
     table = None
     if pulsars is None:
         notes.append("no pulsar catalogue was checked (pulsars=None): known pulsars inside the ellipses are not "
                      "looked for")
     else:
         table = pulsars if isinstance(pulsars, pd.DataFrame) else read_psrcat(pulsars)
-        inside = positions_inside(sub(ra0), sub(dec0), sub(semimajor), sub(semiminor), sub(posang),
-                                  table["RAJ2000"].to_numpy(float), table["DEJ2000"].to_numpy(float))
-        names_psr = ("PSR " + table["PSRJ"].astype(str)).to_numpy()
-        period = table["P0"].to_numpy(float) if "P0" in table else np.full(len(table), np.nan)
-        listed, count, nearest = np.full(catalog.n_rows, "", dtype=object), np.zeros(catalog.n_rows, dtype=np.int64), \
-            np.full(catalog.n_rows, np.nan)
-        for i, hits in zip(rows, inside):
-            if not hits:
-                continue
-            listed[i] = "; ".join(names_psr[j] for j, _ in hits)
-            count[i], nearest[i] = len(hits), hits[0][1]
-            j, separation = hits[0]
-            code = "msp" if period[j] < MSP_PERIOD else "psr"
-            evidence[i].append(((weak(code), position_step), code, names_psr[j],
-                                f"ATNF pulsar {names_psr[j]} {separation:.3f} deg inside the 95% ellipse", "ATNF"))
-        out.update(ATNF_pulsars=listed.astype(str), ATNF_n=count, ATNF_sep_deg=nearest)
+        out.update(_pulsar_columns(ellipses, table, len(others) + 2, evidence))
+    out.update(_neighbour_columns(catalog, rows, ellipses, class1, assoc1, len(others) + 3, notes, evidence))
 
-    # other sources' counterparts
-    cra, cdec = _floats(catalog, catalog.columns.counterpart_ra), _floats(catalog, catalog.columns.counterpart_dec)
-    neighbours = {column: np.full(catalog.n_rows, "", dtype=object) for column in _NEIGHBOUR_COLUMNS[:3]}
-    neighbours["neighbour_sep_deg"] = np.full(catalog.n_rows, np.nan)
-    if cra is None or cdec is None:
-        notes.append(f"{catalog.release} has no counterpart positions (RA_Counterpart / DEC_Counterpart): other "
-                     "sources' counterparts inside the ellipses are not looked for")
-    else:
-        placed = (class1 != "") & np.isfinite(cra) & np.isfinite(cdec)
-        index = np.nonzero(placed)[0]
-        inside = positions_inside(sub(ra0), sub(dec0), sub(semimajor), sub(semiminor), sub(posang), cra[index],
-                                  cdec[index])
-        for i, hits in zip(rows, inside):
-            hits = [(int(index[j]), s) for j, s in hits if index[j] != i]
-            if not hits:
-                continue
-            neighbours["neighbour_sources"][i] = "; ".join(f"{catalog.names[k]} ({class1[k]}, {assoc1[k]})"
-                                                           for k, _ in hits)
-            k, separation = hits[0]
-            neighbours["neighbour_class"][i], neighbours["neighbour_assoc"][i] = class1[k], assoc1[k]
-            neighbours["neighbour_sep_deg"][i] = separation
-            words = CLASS_WORDS.get(class1[k], class1[k])
-            evidence[i].append(((weak(class1[k]), position_step + 1), class1[k], assoc1[k],
-                                f"{words} {assoc1[k]} ({catalog.names[k]}) {separation:.3f} deg inside the 95% "
-                                "ellipse", "neighbour"))
-    out.update({k: v.astype(str) if v.dtype == object else v for k, v in neighbours.items()})
-
-    summary = np.full((catalog.n_rows, 4), "", dtype=object)
-    for i in rows:
-        pieces = evidence[i]
-        associated = [p for p in pieces if p[4] not in ("ATNF", "neighbour") and p[0][0] < _WEAK["unk"]]
-        if associated:  # an association (bcu included): a coincidence in position does not overrule it
-            pieces = [p for p in pieces if p[4] not in ("ATNF", "neighbour")]
-        summary[i] = _summary(pieces)
-    for k, column in enumerate(_SUMMARY_COLUMNS):
-        out[column] = summary[:, k].astype(str)
-
-    frame = pd.DataFrame({key: np.asarray(value)[rows] for key, value in out.items()})
+    summary = np.array([_strongest(pieces) for pieces in evidence], dtype=object).reshape(rows.size, 4)
+    out.update({column: summary[:, k].astype(str) for k, column in enumerate(_SUMMARY_COLUMNS)})
+    frame = pd.DataFrame(out)
     frame.attrs.update(catalog=catalog.release, releases=checked, notes=notes,
                        pulsar_catalogue=None if table is None else {"file": table.attrs.get("file", ""),
                                                                     "version": table.attrs.get("version", "")})
