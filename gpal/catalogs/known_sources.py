@@ -7,11 +7,12 @@ per source, every route by which its class is known:
 - **the catalog's own CLASS2 / ASSOC2**, the association FL16Y (and the 4FGL family) gives where
   CLASS1 is empty or beside it, with the association probabilities tied to the association they
   belong to: ``ASSOC_PROB_BAY`` / ``ASSOC_PROB_LR`` describe ASSOC1, and where ASSOC1 is empty but
-  ASSOC2 is not, the only association they can describe is ASSOC2 (FL16Y: 274 such rows);
+  ASSOC2 is not, the only association they can describe is ASSOC2 (274 rows of FL16Y give one so);
 - **every other shipped release's class** of the same source, followed through the release links
   (`gpal.catalogs.links.link_later`: ``ASSOC_FGL``, or the name a 4FGL data release keeps; earlier
   and later releases alike, 3FGL through 4FGL-DR4); a release's class is its CLASS1, else its
-  CLASS2;
+  CLASS2.  A check scored on later labels must pass only the earlier releases (``releases=``): the
+  later ones hold the labels it scores;
 - **known pulsars of the ATNF Pulsar Catalogue inside the 95% error ellipse** (`gpal.catalogs.psrcat`;
   class ``msp`` where the spin period is below 30 ms, else ``psr``);
 - **another source of the same catalog whose counterpart lies inside the 95% ellipse**
@@ -41,7 +42,7 @@ a bcu with PSR J1644-4559 in its ellipse, stays a bcu; the ATNF columns show the
 
 Fallbacks: a catalog without CLASS2 (3FGL), association probabilities, counterpart positions or
 ellipses, or a release that cannot be linked, leaves the columns of that route empty ('' or NaN)
-and says so in ``attrs["notes"]`` of the returned frame, which the report repeats; ``pulsars=None``
+and says so in ``attrs["notes"]`` of the returned frame, for a report to repeat; ``pulsars=None``
 leaves the ATNF columns out altogether (recorded as such), and a missing or malformed pulsar
 catalogue file is an error naming it (`gpal.catalogs.psrcat.read_psrcat`).
 """
