@@ -1,0 +1,169 @@
+"""The ATNF Pulsar Catalogue (Manchester et al. 2005, AJ 129, 1993) read from its native ``psrcat.db`` text.
+
+The known pulsars are what a radio pulsar search must not propose again: `gpal.catalogs.known_sources`
+looks for them inside each LAT source's 95% error ellipse.  gpal ships version 1.64
+(``catalogs/psrcat_1.64.db.gz``, provenance in catalogs/README.md); a user may read a newer copy
+(`read_psrcat` with a path; gzipped or not).
+
+The format: one ``KEY value [error] [reference]`` line per parameter, entries separated by a line
+starting with ``@``, comments starting with ``#`` (``#CATALOGUE 1.64`` gives the version).  An
+entry is named by ``PSRJ`` (and ``PSRB`` when it has a B1950 name) and placed by ``RAJ`` / ``DECJ``
+(J2000, sexagesimal, as coarse as ``17:22`` or ``+57`` where the discovery paper gave no more) or,
+for pulsars timed in ecliptic coordinates, ``ELONG`` / ``ELAT`` (degrees; the J2000 mean ecliptic,
+converted with astropy's ``BarycentricMeanEcliptic``: the frames' differences, below an
+arcsecond, are far inside any LAT ellipse).  A file without entries, an entry without a name or a
+position, or a position that does not read is refused with the file, the line and what was expected.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gpal.catalogs.catalog import CATALOG_DIR
+from gpal.files import read_bytes
+
+__all__ = ["PSRCAT_COLUMNS", "PSRCAT_FILE", "read_psrcat", "sexagesimal_degrees"]
+
+#: The shipped copy (catalogs/README.md: version 1.64, 2872 pulsars).
+PSRCAT_FILE = CATALOG_DIR / "psrcat_1.64.db.gz"
+#: The columns `read_psrcat` returns.
+PSRCAT_COLUMNS = ("PSRJ", "PSRB", "RAJ2000", "DEJ2000", "P0", "TYPE", "ASSOC")
+#: The most a psrcat.db decompresses to: version 1.64 is 2.4 MB, 2.x about 3.5 MB.
+MAX_PSRCAT_BYTES = 2**26
+_WHAT = "ATNF pulsar catalogue (psrcat.db)"
+_EXPECTED = ("expected the ATNF Pulsar Catalogue's psrcat.db text: 'KEY value [error] [ref]' lines, entries separated "
+             "by lines starting with '@', each entry with PSRJ and RAJ/DECJ or ELONG/ELAT")
+_NUMBER = r"(\d+(?:\.\d*)?)"
+_SEXAGESIMAL = re.compile(rf"^([+-]?){_NUMBER}(?::{_NUMBER}(?::{_NUMBER})?)?$")
+
+
+def sexagesimal_degrees(text: str, hours: bool) -> float:
+    """``"17:22:02.959"`` (hours, ``hours=True``) or ``"-32:07:45.3"`` (degrees) as degrees; minutes and seconds
+    may be left out (``"00:33"``, ``"+57"``).  ValueError for anything else or a field out of range.
+
+    Returns
+    -------
+    float
+        The angle in degrees.
+    """
+    match = _SEXAGESIMAL.match(text.strip())
+    if not match:
+        raise ValueError(f"{text!r} is not a sexagesimal {'hh:mm:ss.s' if hours else '+dd:mm:ss.s'} angle")
+    sign, whole, minutes, seconds = match.groups()
+    given = [field for field in (whole, minutes, seconds) if field is not None]
+    if any("." in field for field in given[:-1]):
+        raise ValueError(f"{text!r} has decimals before its last field")
+    whole, minutes, seconds = float(whole), float(minutes or 0), float(seconds or 0.0)
+    if minutes >= 60 or seconds >= 60 or (hours and (sign or whole >= 24)) or (not hours and whole > 90):
+        raise ValueError(f"{text!r} is out of range for {'a right ascension (hh < 24)' if hours else 'a declination'}")
+    value = whole + minutes / 60 + seconds / 3600
+    value *= 15.0 if hours else 1.0
+    if not hours and value > 90:
+        raise ValueError(f"{text!r} is out of range for a declination (at most 90 deg)")
+    return -value if sign == "-" else value
+
+
+def _ecliptic_to_equatorial(elong: np.ndarray, elat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """J2000 mean-ecliptic longitude and latitude (deg) as ICRS right ascension and declination (deg)."""
+    if elong.size == 0:
+        return elong, elat
+    import astropy.units as u
+    from astropy.coordinates import BarycentricMeanEcliptic, SkyCoord
+
+    icrs = SkyCoord(lon=elong * u.deg, lat=elat * u.deg, frame=BarycentricMeanEcliptic(equinox="J2000")).icrs
+    return np.asarray(icrs.ra.deg), np.asarray(icrs.dec.deg)
+
+
+def _period(entry: dict[str, str]) -> float:
+    """The spin period (s): ``P0``, else 1 / ``F0``; NaN where neither reads (a pulsar known by its position alone)."""
+    for key, invert in (("P0", False), ("F0", True)):
+        try:
+            value = float(entry[key])
+        except (KeyError, ValueError):
+            continue
+        if np.isfinite(value) and value > 0:
+            return 1.0 / value if invert else value
+    return float("nan")
+
+
+def read_psrcat(path: str | os.PathLike | None = None) -> pd.DataFrame:
+    """The pulsars of a ``psrcat.db`` file (gzipped or not): the shipped copy, `PSRCAT_FILE`, without ``path``.
+
+    FileNotFoundError names a missing file; ValueError names the file, the line and what was expected
+    when it is not such a catalogue (no entries, an entry without PSRJ or a position, a position that
+    does not read, a line that is not ``KEY value``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per pulsar, file order: `PSRCAT_COLUMNS` (``PSRJ``, ``PSRB`` ('' without one), ``RAJ2000`` and
+        ``DEJ2000`` in degrees, J2000, ``P0`` the spin period in seconds (``P0``, else 1 / ``F0``; NaN without
+        either), ``TYPE`` and ``ASSOC`` as the file writes them); ``attrs`` ``file`` (the path)
+        and ``version`` (the ``#CATALOGUE`` line's, '' without one).
+    """
+    path = Path(PSRCAT_FILE if path is None else path).expanduser()
+    raw = read_bytes(path, _WHAT, limit=MAX_PSRCAT_BYTES)
+    if b"\x00" in raw:
+        raise ValueError(f"{_WHAT} {path} holds binary data (NUL bytes); {_EXPECTED}")
+    text = raw.decode("utf-8", errors="replace")
+    version = ""
+    entries: list[dict[str, str]] = []
+    lines: list[int] = []  # the line each entry starts at, for messages
+    entry: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped.startswith("#CATALOGUE"):
+            version = stripped[len("#CATALOGUE"):].strip()
+            continue
+        if not stripped or stripped.startswith("#"):
+            continue
+        if stripped.startswith("@"):
+            if entry:
+                entries.append(entry)
+            entry = {}
+            continue
+        fields = stripped.split(None, 1)
+        key = fields[0]
+        if len(fields) < 2 or not re.fullmatch(r"[A-Z][A-Z0-9_]*", key):
+            raise ValueError(f"{_WHAT} {path}, line {number}: {stripped[:60]!r} is not a 'KEY value' line; "
+                             f"{_EXPECTED}")
+        if not entry:
+            lines.append(number)
+        entry.setdefault(key, fields[1].split()[0])  # the value; its error and reference are not read
+    if entry:
+        entries.append(entry)
+    if not entries:
+        raise ValueError(f"{_WHAT} {path} holds no pulsar entries; {_EXPECTED}")
+    rows = []
+    ecliptic = []
+    for start, found in zip(lines, entries):
+        name = found.get("PSRJ", "")
+        where = f"{_WHAT} {path}, the entry starting at line {start}"
+        if not name:
+            raise ValueError(f"{where} has no PSRJ name; {_EXPECTED}")
+        try:
+            if "RAJ" in found and "DECJ" in found:
+                ra, dec = sexagesimal_degrees(found["RAJ"], hours=True), sexagesimal_degrees(found["DECJ"], hours=False)
+            elif "ELONG" in found and "ELAT" in found:
+                ra, dec = float(found["ELONG"]), float(found["ELAT"])
+                if not (np.isfinite(ra) and np.isfinite(dec) and abs(dec) <= 90):
+                    raise ValueError(f"ELONG {found['ELONG']!r} / ELAT {found['ELAT']!r} are not ecliptic degrees")
+                ecliptic.append(len(rows))
+            else:
+                raise ValueError("it has neither RAJ and DECJ nor ELONG and ELAT")
+        except ValueError as exc:
+            raise ValueError(f"{where} (PSR {name}): its position does not read ({exc}); {_EXPECTED}") from None
+        rows.append((name, found.get("PSRB", ""), ra, dec, _period(found), found.get("TYPE", ""), found.get("ASSOC", "")))
+    table = pd.DataFrame(rows, columns=list(PSRCAT_COLUMNS))
+    if ecliptic:
+        ra, dec = _ecliptic_to_equatorial(table.loc[ecliptic, "RAJ2000"].to_numpy(float),
+                                          table.loc[ecliptic, "DEJ2000"].to_numpy(float))
+        table.loc[ecliptic, "RAJ2000"] = ra
+        table.loc[ecliptic, "DEJ2000"] = dec
+    table.attrs.update(file=str(path), version=version)
+    return table
