@@ -194,29 +194,36 @@ def clean_file(cls: str) -> str:
 
 
 def known(frame: pd.DataFrame) -> np.ndarray:
-    """Which rows the sky already names (a non-empty ``known_class``; a table without that column: none)."""
+    """Which rows the sky already names: a ``known_class`` other than ``unk`` (a counterpart of unknown nature
+    names no class: the row stays a candidate, its ``known_reason`` beside it); a table without the column: none."""
     if "known_class" not in frame.columns:
         return np.zeros(len(frame), dtype=bool)
-    return frame["known_class"].fillna("").astype(str).str.strip().to_numpy() != ""
+    return ~frame["known_class"].fillna("").astype(str).str.strip().isin(["", "unk"]).to_numpy()
 
 
 def caveats(frame: pd.DataFrame) -> np.ndarray:
     """Each row's reasons for doubt in words ('' for none): its `DOUBTFUL_FLAGS` ('flag 14: soft Galactic
-    unassociated source'), and 'on the Galactic plane (|b| < 2 deg)' where it lies there.
+    unassociated source', the meaning as ``Flag_Words`` gives it), and 'on the Galactic plane (|b| < 2 deg)' where
+    ``GLAT`` puts it there (a table without ``Flag_Words`` or ``GLAT``: the flag numbers alone, no plane caveat).
 
     Returns
     -------
     numpy.ndarray
         (n,) strings.
     """
-    doubtful = {f"{n}:" for n in DOUBTFUL_FLAGS}
-    words = []
-    for flags, glat in zip(frame["Flag_Words"].fillna("").astype(str), frame["GLAT"].to_numpy(np.float64)):
-        parts = [f"flag {w}" for w in flags.split("; ") if w.split(" ", 1)[0] in doubtful]
-        if abs(glat) < PLANE_LATITUDE:
+    n = len(frame)
+    flags = frame["Flags"].to_numpy(np.int64)
+    words = frame["Flag_Words"].fillna("").astype(str) if "Flag_Words" in frame else pd.Series([""] * n)
+    glat = frame["GLAT"].to_numpy(np.float64) if "GLAT" in frame else np.full(n, np.nan)
+    out = []
+    for value, described, b in zip(flags, words, glat):
+        meaning = dict(w.split(": ", 1) for w in described.split("; ") if ": " in w)
+        parts = [f"flag {f}" + (f": {meaning[str(f)]}" if str(f) in meaning else "")
+                 for f in DOUBTFUL_FLAGS if value > 0 and value >> (f - 1) & 1]
+        if abs(b) < PLANE_LATITUDE:
             parts.append(f"on the Galactic plane (|b| < {PLANE_LATITUDE:g} deg)")
-        words.append("; ".join(parts))
-    return np.asarray(words, dtype=object)
+        out.append("; ".join(parts))
+    return np.asarray(out, dtype=object)
 
 
 def expected_members(proba: np.ndarray, level: float = 0.95) -> tuple[float, int, int]:

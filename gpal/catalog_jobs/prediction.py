@@ -19,6 +19,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -36,7 +37,7 @@ from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 from gpal.catalogs import load_catalog, repaired_text
 from gpal.catalogs.features import resolve_features
 from gpal.catalogs.known_classes import apply_known_classes, association_weight, class_weights, known_class_rule
-from gpal.catalogs.releases import DEFAULT_RELEASE
+from gpal.catalogs.releases import DEFAULT_RELEASE, RELEASES
 from gpal.catalogs.targets import flag_legend, target_columns
 from gpal.constraints import Integer
 from gpal.data.dataset import NoisyDataset
@@ -199,6 +200,30 @@ def with_information(table: ClassifiedSources, estimator: Any, pool: NoisyDatase
     return replace(table, frame=table.frame.assign(information=scores), meta={**table.meta, "TARGET": target or ""})
 
 
+#: The columns of what is already known about a source (`gpal.catalogs.known_sources`) a classified table carries.
+KNOWN_COLUMNS = ("known_class", "known_as", "known_reason", "ATNF_pulsars")
+
+
+def _known(cat: Any, ids: Sequence[str]) -> tuple[pd.DataFrame, str]:
+    """What is already known about each source beyond its CLASS1 (`known_about`, `KNOWN_COLUMNS`), from the catalog's
+    CLASS2, the shipped releases before it (never a later one: a check scored on later labels would read its own
+    answers) and the ATNF Pulsar Catalogue; and in words what was checked and what could not be."""
+    from gpal.catalogs.known_sources import known_about
+
+    order = list(RELEASES)
+    earlier = order[:order.index(cat.release)] if cat.release in order else []
+    with warnings.catch_warnings():  # the links' ambiguities are the notes' to say, once
+        warnings.simplefilter("ignore")
+        found = known_about(cat, ids, releases=earlier)
+    own = (found["known_route"] == "CLASS1").to_numpy()  # the CLASS1 column says that already
+    out = found[list(KNOWN_COLUMNS)].copy().reset_index(drop=True)
+    out.loc[own, ["known_class", "known_as", "known_reason"]] = ""
+    psrcat = found.attrs.get("pulsar_catalogue")
+    checked = (f"CLASS2, {', '.join(earlier) or 'no earlier release'}, "
+               + (f"ATNF pulsars ({psrcat['file']}, version {psrcat['version']})" if psrcat else "no pulsar catalogue"))
+    return out, checked
+
+
 def predict_catalog(
     model: str | os.PathLike | TrainedModel,
     catalog: Any = DEFAULT_RELEASE,
@@ -255,12 +280,13 @@ def predict_catalog(
                                         np.asarray(classes, dtype=object)[np.argmax(proba, axis=1)])
     frame["entropy"] = entropy(proba)
     frame[MC_ERROR_COLUMN] = mc_error  # the largest Monte Carlo standard error of the row's probabilities
-    frame = pd.concat([frame, targets.drop(columns="Source_Name")], axis=1)
+    known, notes = _known(cat, pool.ids.tolist())
+    frame = pd.concat([frame, targets.drop(columns="Source_Name"), known], axis=1)
     # "none of these", where the folder saved its score or the caller holds it
     flags = saved_outliers(trained.folder, pool) if outliers is None else outlier_flags(outliers, pool)
     if flags is not None:
         frame["ood_score"], frame["ood"] = flags
-    table = ClassifiedSources(frame, _table_meta(trained, cat, pool, tokens))
+    table = ClassifiedSources(frame, {**_table_meta(trained, cat, pool, tokens), "KNOWNFROM": notes})
     if pool_prior:
         table, _ = adjust_table(table, classes, training_prior(trained.training["n_per_class"], classes),
                                 trained.training.get("merge", {}))

@@ -72,6 +72,7 @@ KEYWORDS = {
     "TRAINSEL": "training selection",
     "FITCONF": "estimator settings",
     "KNOWNCLS": "what the catalog label changed (bcu: a blazar)",
+    "KNOWNFROM": "where known_class was looked up (the catalog's CLASS2, earlier releases, a pulsar catalogue)",
     "POOLMIX": "class mix the unassociated were moved to (pool prior)",
     "TARGET": "class the information column is about (empty: all)",
     "MINSIG": "Signif_Avg below which no follow-up list holds a source",
@@ -109,12 +110,18 @@ COLUMNS = {
     "RA": ("deg", "right ascension (J2000): the catalog's RAJ2000, or from GLON and GLAT where it has none"),
     "DEC": ("deg", "declination (J2000): the catalog's DEJ2000, or from GLON and GLAT where it has none"),
     "score": (None, "gpal active's acquisition score at query time (higher: asked first)"),
+    "known_class": (None, "the class the sky already gives the source beyond its CLASS1 (CLASS2, an earlier "
+                          "release, a known pulsar inside the 95% ellipse; empty: none): such a source is in no "
+                          "target list but in known_sources.csv"),
+    "known_as": (None, "the known object's name (empty: none)"),
+    "known_reason": (None, "how the class is known, in words (empty: not known)"),
+    "ATNF_pulsars": (None, "the ATNF Pulsar Catalogue pulsars inside the 95% ellipse, nearest first (empty: none)"),
     "caveats": (None, "why the source may not be what it seems: the catalog's doubtful flags in words, the Galactic "
                       "plane (empty: none)"),
 }
 #: Columns of text (an empty value is "", not NaN).
 _TEXT_COLUMNS = ("Source_Name", "CLASS1", "predicted_class", "ASSOC1", "CLASS2", "ASSOC2", "RA_hms", "DEC_dms",
-                 "Flag_Words", "caveats", "Extended_Source_Name")
+                 "Flag_Words", "caveats", "known_class", "known_as", "known_reason", "ATNF_pulsars", "Extended_Source_Name")
 #: FITS has no unit for nats; a FITS reader would warn on it, so there it lives in TCOMM only.
 _FITS_UNITS = {"deg", "ph cm-2 s-1"}
 

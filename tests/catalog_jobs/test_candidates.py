@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from gpal.catalog_jobs.candidates import (
-    CANDIDATE_SETTINGS, CUTS, candidate_lists, check_cuts, cuts_from_meta, cuts_identity, cuts_meta, cuts_text,
-    passes_flags,
+    CANDIDATE_SETTINGS, CUTS, DOUBTFUL_FLAGS, ORDER_RULE, RANK_DIGITS, candidate_lists, check_cuts, clean,
+    cuts_from_meta, cuts_identity, cuts_meta, cuts_text, expected_members, known_sources, passes_flags,
 )
 from gpal.catalog_jobs.classify import SETTINGS
 
@@ -45,7 +45,49 @@ def test_each_class_lists_its_followable_sources_most_probable_first():
 
 def test_cuts_that_leave_nothing_give_an_empty_list_with_every_column():
     lists = candidate_lists(_frame(), ["pulsar"], MERGE, check_cuts({"candidate_significance": 100.0}))
-    assert lists["pulsar"].empty and list(lists["pulsar"].columns) == ["rank", *_frame().columns]
+    assert lists["pulsar"].empty and list(lists["pulsar"].columns) == ["rank", *_frame().columns, "caveats"]
+
+
+def test_saturated_probabilities_are_ordered_by_significance_and_the_rule_is_stated():
+    frame = _frame()
+    frame.loc[frame["Source_Name"] == "a", "p_pulsar"] = 0.991  # 9 sigma
+    frame.loc[frame["Source_Name"] == "b", "p_pulsar"] = 0.994  # 6 sigma: the same 0.99 to the list's digits
+    ranked = candidate_lists(frame, ["pulsar"], MERGE, check_cuts({}))["pulsar"]
+    assert ranked["Source_Name"].tolist() == ["a", "b"]
+    assert f"{RANK_DIGITS} decimals" in ORDER_RULE and "Signif_Avg" in ORDER_RULE
+
+
+def test_doubts_are_words_in_the_list_and_the_clean_list_leaves_them_out():
+    frame = _frame().assign(GLAT=[1.0, 30.0, 0, 0, 0, -1.5, 40, 0],
+                            Flag_Words=["", "6: on an interstellar gas clump", "", "", "", "", "", ""])
+    frame.loc[frame["Source_Name"] == "f", "Flags"] = 1 << 11  # flag 12, a curved spectrum: no doubt
+    lists = candidate_lists(frame, ["bll", "pulsar"], MERGE, check_cuts({}))
+    words = dict(zip(lists["pulsar"]["Source_Name"], lists["pulsar"]["caveats"]))
+    assert words == {"b": "flag 6: on an interstellar gas clump", "a": "on the Galactic plane (|b| < 2 deg)"}
+    assert clean(lists["pulsar"])["Source_Name"].tolist() == ["a"] and clean(lists["pulsar"])["rank"].tolist() == [1]
+    assert clean(lists["bll"])["Source_Name"].tolist() == ["f"] and 12 not in DOUBTFUL_FLAGS
+
+
+def test_a_source_the_sky_already_names_is_listed_apart_with_its_reason():
+    frame = _frame().assign(known_class=["psr", "", "", "", "", "unk", "", ""],
+                            known_reason=["FL16Y CLASS2 psr (PSR J0000+00)", "", "", "", "", "4FGL-DR4 unk", "", ""])
+    lists = candidate_lists(frame, ["bll", "pulsar"], MERGE, check_cuts({}))
+    assert lists["pulsar"]["Source_Name"].tolist() == ["b"]
+    assert lists["bll"]["Source_Name"].tolist() == ["f"]  # unknown nature names no class: still a candidate
+    apart = known_sources(frame, check_cuts({}))
+    assert apart["Source_Name"].tolist() == ["a"] and apart["known_reason"].tolist() == ["FL16Y CLASS2 psr (PSR J0000+00)"]
+
+
+def test_the_expected_number_of_members_is_the_poisson_binomial_one():
+    # counts 0, 1, 2 at 1/4, 1/2, 1/4: the quantiles are the smallest counts whose CDF reaches each tail
+    assert expected_members(np.array([0.5, 0.5]), level=0.4) == (1.0, 1, 1)
+    assert expected_members(np.array([0.5, 0.5]), level=0.9) == (1.0, 0, 2)
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0.2, 1.0, 300)
+    expected, low, high = expected_members(p)
+    draws = (rng.uniform(size=(20000, p.size)) < p).sum(axis=1)  # Monte Carlo of the same count
+    assert expected == pytest.approx(p.sum())
+    assert abs(low - np.quantile(draws, 0.025)) <= 1 and abs(high - np.quantile(draws, 0.975)) <= 1
 
 
 def test_flags_pass_unless_they_carry_an_excluded_flag():

@@ -6,8 +6,14 @@ from gpal.catalogs.classes import format_class_spec, parse_class_spec
 from gpal.catalogs.schemes import CLASS_SCHEMES, DEFAULT_SCHEME, coarse_group, resolve_classes
 
 
-def test_the_default_scheme_is_the_main_jobs_three_classes():
-    assert resolve_classes(DEFAULT_SCHEME) == (("bll", "fsrq", "pulsar"), {"pulsar": ("psr", "msp")})
+def test_the_default_scheme_covers_the_open_sky():
+    from gpal.catalogs.releases import LAT_CLASS_CODES
+    from gpal.catalogs.schemes import AGN_CODES
+
+    classes, merge = resolve_classes(DEFAULT_SCHEME)
+    assert classes == ("bll", "fsrq", "pulsar", "other") and merge["pulsar"] == ("psr", "msp")
+    # every population but the AGN, the pulsars and "unknown nature" is the other class's
+    assert set(merge["other"]) == LAT_CLASS_CODES - set(AGN_CODES) - {"psr", "msp", "unk"}
 
 
 @pytest.mark.parametrize("name", list(CLASS_SCHEMES))

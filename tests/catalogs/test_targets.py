@@ -6,7 +6,9 @@ from astropy.table import Table
 
 from gpal.catalogs import load_catalog
 from gpal.catalogs.releases import FGL3_FLAGS, FGL4_FLAGS
-from gpal.catalogs.targets import FLAGS_NOT_GIVEN, TARGET_COLUMNS, flag_legend, flag_words, target_columns
+from gpal.catalogs.targets import (
+    FLAGS_NOT_GIVEN, SEXAGESIMAL_COLUMNS, TARGET_COLUMNS, flag_legend, flag_words, target_columns,
+)
 from conftest import write_small_catalog
 
 
@@ -20,9 +22,11 @@ def test_target_columns_are_the_catalogs_values_at_the_digits_it_wrote(small_cat
     catalog, raw = load_catalog(small_catalog), _raw(small_catalog)
     ids = [catalog.names[5], catalog.names[0]]  # any order, as asked
     out = target_columns(catalog, ids)
-    assert list(out.columns) == ["Source_Name", *TARGET_COLUMNS] and out["Source_Name"].tolist() == ids
+    columns = ["Source_Name", *TARGET_COLUMNS]
+    columns[columns.index("DEC") + 1:columns.index("DEC") + 1] = list(SEXAGESIMAL_COLUMNS)
+    assert list(out.columns) == columns and out["Source_Name"].tolist() == ids
     for name, (role, _, _) in TARGET_COLUMNS.items():
-        if name in ("ASSOC1", "Flags", "Flag_Words", "extended", "Extended_Source_Name"):
+        if name in ("ASSOC1", "CLASS2", "ASSOC2", "Flags", "Flag_Words", "extended", "Extended_Source_Name"):
             continue
         values = np.asarray(raw[getattr(catalog.columns, role)])[[5, 0]]  # the release record names the column
         assert out[name].dtype == np.float64
@@ -89,3 +93,17 @@ def test_3fgl_has_no_counterpart_position_nor_association_probability():
     out = target_columns(catalog, [flagged])
     assert out[["RA_Counterpart", "DEC_Counterpart", "ASSOC_PROB_BAY", "ASSOC_PROB_LR"]].isna().all(axis=None)
     assert f"7: {FGL3_FLAGS[7]}" in out["Flag_Words"][0]  # flag 7 is 3FGL's alone
+
+
+def test_the_sexagesimal_position_is_astropys_reading_of_the_degrees():
+    from astropy import units as u
+    from astropy.coordinates import SkyCoord
+
+    catalog = load_catalog("FL16Y")
+    ids = list(catalog.names[::700])
+    out = target_columns(catalog, ids)
+    # read back by astropy's parser: the degrees within the digits written (0.01 s, 0.1 arcsec)
+    sky = SkyCoord(out["RA"].to_numpy() * u.deg, out["DEC"].to_numpy() * u.deg)
+    back = SkyCoord(out["RA_hms"].tolist(), out["DEC_dms"].tolist(), unit=(u.hourangle, u.deg))
+    assert np.all(back.separation(sky).arcsec < 0.1)
+    assert all(len(r.split(":")) == 3 and d[0] in "+-" for r, d in zip(out["RA_hms"], out["DEC_dms"]))
