@@ -512,9 +512,11 @@ def _run(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     from gpal.active.oracles import LabelsPending
 
-    if not getattr(args, "verbose", False):
-        from gpal.quiet import quiet_tensorflow
+    from gpal.quiet import loud_tensorflow, quiet_tensorflow
 
+    if getattr(args, "verbose", False):
+        loud_tensorflow()  # importing gpal quieted TensorFlow unless the user set its log level
+    else:
         quiet_tensorflow()
 
     from gpal.runs.output_dir import discard_unused_claims, forget_claims
