@@ -152,3 +152,54 @@ def test_example_runs(name, tmp_path, monkeypatch):
     for test in _examples(WITH_EXAMPLES[name]):
         runner.run(test, out=report.append)
     assert runner.failures == 0, "".join(report)
+
+
+#: A type numpydoc may show in a Parameters entry: a list of quoted choices (``"svi" | "cavi"``) or a few words
+#: (``int``, ``dict or None``); a sentence there is prose numpydoc renders as a type, in bold italics.
+_CHOICES = re.compile(r'^"[^"]*"(?: \| "[^"]*")*$')
+
+
+def _misread_parameters(doc: str) -> list[str]:
+    """The entries of the Parameters sections of ``doc`` that numpydoc reads otherwise than meant: a sentence
+    taken for a name (a paragraph inside the section) or for a type (``name : a sentence.``)."""
+    from numpydoc.docscrape import NumpyDocString
+
+    misread = []
+    for section in ("Parameters", "Other Parameters"):
+        for entry in NumpyDocString(doc)[section]:
+            kind = entry.type.strip()
+            words = len(_CHOICES.sub("", kind).split())
+            if not re.fullmatch(r"\*{0,2}\w+(?:, \*{0,2}\w+)*", entry.name) or (
+                    not _CHOICES.match(kind) and (words > 4 or kind.endswith((".", ",", ";", ":")))):
+                misread.append(f"{entry.name} : {kind}")
+    return misread
+
+
+def test_the_misread_parameter_check_sees_prose_types_and_paragraphs():
+    meant = 'Title.\n\nParameters\n----------\nepochs : int\n    Passes.\nmode : "a" | "b"\n    Which.\nrate\n    Step.\n'
+    prose = "Title.\n\nParameters\n----------\nepochs : passes over the training rows.\n\nFitted attributes: x_.\n"
+    assert _misread_parameters(meant) == []
+    assert _misread_parameters(prose) == ["epochs : passes over the training rows.", "Fitted attributes: x_. : "]
+
+
+#: The docstrings the API pages are made of: the public classes', functions' and methods'.
+_API_DOCS = {**{name: inspect.getdoc(cls) for name, cls in CLASSES.items()},
+             **{name: inspect.cleandoc(doc) for name, (_, doc) in _callables().items() if doc}}
+
+
+@pytest.mark.parametrize("name", sorted(_API_DOCS))
+def test_parameters_sections_are_read_as_meant(name):
+    """The API pages render each parameter's name, type and description from these entries."""
+    misread = _misread_parameters(_API_DOCS[name] or "")
+    assert not misread, f"Parameters entries numpydoc misreads (write 'name', then the description indented): {misread}"
+
+
+def test_the_estimator_page_names_the_main_jobs_settings_where_they_differ_from_its_defaults():
+    """The API page shows the signature's defaults (epochs=750); the docstring says what the main job uses."""
+    from gpal import NoisyGPClassifier
+    from gpal.catalog_jobs.settings import MAIN_JOB_ESTIMATOR
+
+    doc = " ".join(inspect.getdoc(NoisyGPClassifier).split())
+    stated = re.search(r"main_job_estimator\(\)``, which replaces these of them: ``([^`]+)``", doc)
+    assert stated, "NoisyGPClassifier's docstring no longer says which settings the main job replaces"
+    assert eval(f"dict({stated[1]})") == dict(MAIN_JOB_ESTIMATOR)  # noqa: S307 - the docstring's own keywords
