@@ -1,4 +1,5 @@
-"""`gpal.quiet`: TensorFlow's import noise is captured, other threads' messages are not."""
+"""`gpal.quiet`: TensorFlow's import noise is captured, other threads' messages are not; a library user's import of
+gpal is quiet too, unless the user chose TensorFlow's log level."""
 
 import os
 import subprocess
@@ -6,7 +7,7 @@ import sys
 
 import pytest
 
-from tests.catalog_jobs.test_outputs import TF_NOISE
+from conftest import TF_NOISE
 
 # One thread captures native stderr (as TensorFlow's import does in `gpal.runs.background.preload`) while the main
 # thread warns: the warning reaches the terminal, the capturing thread's writes do not.
