@@ -194,6 +194,15 @@ def test_parameters_sections_are_read_as_meant(name):
     assert not misread, f"Parameters entries numpydoc misreads (write 'name', then the description indented): {misread}"
 
 
+def test_the_api_pages_carry_no_commit_hash_or_load_average():
+    """The API pages are user pages: what a number was measured at is the results page's record."""
+    from test_user_pages import COMMIT, LOAD
+
+    found = {name: [m[0] for pattern in (COMMIT, LOAD) for m in pattern.finditer(doc or "")]
+             for name, doc in _API_DOCS.items()}
+    assert not {name: tokens for name, tokens in found.items() if tokens}
+
+
 def test_the_estimator_page_names_the_main_jobs_settings_where_they_differ_from_its_defaults():
     """The API page shows the signature's defaults (epochs=750); the docstring says what the main job uses."""
     from gpal import NoisyGPClassifier

@@ -128,7 +128,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         every ``validation_interval`` epochs, stop after ``n_iter_no_change`` checks without gain and keep the
         best parameters (``validation_history_``, ``best_epoch_``).  Off by default: on the main job the rows
         it holds out cost more than the stop saves (held-out NLL 0.270 against 0.261 on split 0: the selection
-        study's first pass, benchmarks/select_default.py, recorded at 10b8941).
+        study's first pass, benchmarks/select_default.py).
     validation_fraction
         the share of the training rows early stopping holds out (stratified by class).
     n_iter_no_change
