@@ -154,9 +154,21 @@ def test_example_runs(name, tmp_path, monkeypatch):
     assert runner.failures == 0, "".join(report)
 
 
-#: A type numpydoc may show in a Parameters entry: a list of quoted choices (``"svi" | "cavi"``) or a few words
-#: (``int``, ``dict or None``); a sentence there is prose numpydoc renders as a type, in bold italics.
+#: A type numpydoc may show in a Parameters entry: a list of quoted choices (``"svi" | "cavi"``) or a type
+#: expression (``int``, ``sequence of str, optional``, ``Catalog or path``). A sentence there is prose numpydoc
+#: renders as a type, in bold italics: it ends as a sentence does, is cut inside a parenthesis, or has words no
+#: type expression has.
 _CHOICES = re.compile(r'^"[^"]*"(?: \| "[^"]*")*$')
+_PROSE_WORDS = {"a", "an", "the", "per", "for", "with", "is", "are", "to", "by", "from", "in", "on", "at", "each",
+                "every", "its", "their", "when", "where", "which"}
+
+
+def _prose(kind: str, described: bool) -> bool:
+    words = re.findall(r"[\w.-]+", re.sub(r'"[^"]*"', "", kind))
+    return bool(kind) and not _CHOICES.match(kind) and (
+        kind.endswith((".", ",", ":")) or ";" in kind or kind.count("(") != kind.count(")")
+        or bool(_PROSE_WORDS & set(words)) or len(words) > 8
+        or not described and len(words) > 2)
 
 
 def _misread_parameters(doc: str) -> list[str]:
@@ -167,16 +179,15 @@ def _misread_parameters(doc: str) -> list[str]:
     misread = []
     for section in ("Parameters", "Other Parameters"):
         for entry in NumpyDocString(doc)[section]:
-            kind = entry.type.strip()
-            words = len(_CHOICES.sub("", kind).split())
-            if not re.fullmatch(r"\*{0,2}\w+(?:, \*{0,2}\w+)*", entry.name) or (
-                    not _CHOICES.match(kind) and (words > 4 or kind.endswith((".", ",", ";", ":")))):
-                misread.append(f"{entry.name} : {kind}")
+            if not re.fullmatch(r"\*{0,2}\w+(?:, \*{0,2}\w+)*", entry.name) or _prose(entry.type.strip(),
+                                                                                    bool(entry.desc)):
+                misread.append(f"{entry.name} : {entry.type.strip()}")
     return misread
 
 
 def test_the_misread_parameter_check_sees_prose_types_and_paragraphs():
-    meant = 'Title.\n\nParameters\n----------\nepochs : int\n    Passes.\nmode : "a" | "b"\n    Which.\nrate\n    Step.\n'
+    meant = ('Title.\n\nParameters\n----------\nepochs : int\n    Passes.\nmode : "a" | "b"\n    Which.\nrate\n    Step.\n'
+             "names : sequence of Catalog or str, optional\n    Releases.\nkeep : path or pandas.DataFrame or None\n    K.\n")
     prose = "Title.\n\nParameters\n----------\nepochs : passes over the training rows.\n\nFitted attributes: x_.\n"
     assert _misread_parameters(meant) == []
     assert _misread_parameters(prose) == ["epochs : passes over the training rows.", "Fitted attributes: x_. : "]
