@@ -16,7 +16,6 @@ from pathlib import Path
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
 os.environ.setdefault("MPLBACKEND", "Agg")
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # The tutorials run the `gpal` command: the one installed beside the Python that builds the docs.
 os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
 

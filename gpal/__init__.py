@@ -6,7 +6,12 @@ Importing gpal is cheap: TensorFlow-backed pieces load on first use.
 from importlib import import_module
 from typing import Any
 
-from gpal.data.dataset import NoisyDataset, Split, Standardizer
+from gpal.quiet import quiet_tensorflow_unless_chosen
+
+# Before any gpal module imports TensorFlow: its CUDA probing lines read like failures to a library user too.
+quiet_tensorflow_unless_chosen()
+
+from gpal.data.dataset import NoisyDataset, Split, Standardizer  # noqa: E402
 
 __version__ = "0.3.0"
 

@@ -84,7 +84,7 @@ def _catalog_summary(args: argparse.Namespace) -> int:
     from gpal.catalogs import load_catalog
 
     catalog = load_catalog(args.catalog)
-    print(catalog.summary(args.features))
+    print(catalog.summary(_features(args.features)))
     return 0
 
 
@@ -358,8 +358,9 @@ def build_parser() -> argparse.ArgumentParser:
     catalog_verbs = catalog.add_subparsers(dest="catalog_verb", required=True, metavar="ACTION")
     summary = catalog_verbs.add_parser("summary", help="print the release, its class counts and the feature preset")
     _add_catalog(summary)
-    summary.add_argument("--features", default=None,
-                         help="feature preset to describe (default: the preset of Villacampa-Calvo et al. 2021)")
+    summary.add_argument("--features", default=main_job.features,
+                         help="feature preset or comma-separated columns to describe (default: the main job's, "
+                         "the catalog release's own preset)")
     summary.set_defaults(run=_catalog_summary)
 
     train = verbs.add_parser("train", help="train a classifier on labelled catalog sources and save it",
@@ -512,9 +513,11 @@ def _run(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     from gpal.active.oracles import LabelsPending
 
-    if not getattr(args, "verbose", False):
-        from gpal.quiet import quiet_tensorflow
+    from gpal.quiet import loud_tensorflow, quiet_tensorflow
 
+    if getattr(args, "verbose", False):
+        loud_tensorflow()  # importing gpal quieted TensorFlow unless the user set its log level
+    else:
         quiet_tensorflow()
 
     from gpal.runs.output_dir import discard_unused_claims, forget_claims

@@ -1,4 +1,4 @@
-"""Keep TensorFlow's native start-up logging off the terminal of a ``gpal`` command.
+"""Keep TensorFlow's native start-up logging off the terminal of a ``gpal`` command and of a library user.
 
 On a machine without GPU, importing TensorFlow prints absl and CUDA lines
 (``Could not find cuda drivers``, ``failed call to cuInit``) that read like failures.
@@ -8,6 +8,9 @@ native stderr (file descriptor 2) captured; if the import fails, what it printed
 replayed before the error.  TensorFlow still loads lazily, on its first import.  The import may
 run in a background thread (`gpal.runs.background.preload`) while the main thread reports its
 own work: what other threads write to ``sys.stderr`` meanwhile still reaches the terminal.
+
+Importing gpal quiets TensorFlow the same way (`quiet_tensorflow_unless_chosen`), unless the user chose
+TensorFlow's logging (``TF_CPP_MIN_LOG_LEVEL`` set) or imported TensorFlow first; ``gpal --verbose`` undoes it.
 """
 
 from __future__ import annotations
@@ -21,9 +24,11 @@ import tempfile
 import threading
 from typing import Any, Iterator
 
-__all__ = ["quiet_tensorflow", "quiet_tensorflow_if_asked"]
+__all__ = ["loud_tensorflow", "quiet_tensorflow", "quiet_tensorflow_if_asked", "quiet_tensorflow_unless_chosen"]
 
 _LOG_LEVEL = "TF_CPP_MIN_LOG_LEVEL"
+#: Whether gpal set ``TF_CPP_MIN_LOG_LEVEL`` (the user had not): only then does `loud_tensorflow` take it back.
+_level_set_here = False
 
 
 class _OtherThreadsThrough:
@@ -113,7 +118,9 @@ class _QuietFinder(importlib.abc.MetaPathFinder):
 
 def quiet_tensorflow() -> None:
     """Silence TensorFlow's native logging for this process (a ``TF_CPP_MIN_LOG_LEVEL`` already set is kept)."""
-    os.environ.setdefault(_LOG_LEVEL, "3")
+    global _level_set_here
+    if _LOG_LEVEL not in os.environ:
+        os.environ[_LOG_LEVEL], _level_set_here = "3", True
     if "tensorflow" not in sys.modules and not any(isinstance(f, _QuietFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _QuietFinder())
 
@@ -126,3 +133,22 @@ def quiet_tensorflow_if_asked() -> None:
     """
     if os.environ.get(_LOG_LEVEL, "0") not in ("", "0"):
         quiet_tensorflow()
+
+
+def quiet_tensorflow_unless_chosen() -> None:
+    """On importing gpal: TensorFlow's start-up lines (``failed call to cuInit`` on a machine without a GPU) kept off
+    a library user's stderr as a ``gpal`` command keeps them, unless the user chose its logging
+    (``TF_CPP_MIN_LOG_LEVEL`` set) or imported TensorFlow before gpal: then theirs holds. An import that fails
+    still shows what TensorFlow printed, and Python's errors and warnings are untouched."""
+    if _LOG_LEVEL not in os.environ and "tensorflow" not in sys.modules:
+        quiet_tensorflow()
+
+
+def loud_tensorflow() -> None:
+    """``gpal --verbose``: TensorFlow's start-up messages back on stderr, undoing what importing gpal set (a
+    ``TF_CPP_MIN_LOG_LEVEL`` the user set is kept)."""
+    global _level_set_here
+    if _level_set_here:
+        os.environ.pop(_LOG_LEVEL, None)
+        _level_set_here = False
+    sys.meta_path[:] = [finder for finder in sys.meta_path if not isinstance(finder, _QuietFinder)]

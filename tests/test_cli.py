@@ -34,6 +34,18 @@ def test_catalog_summary_prints_release_counts_and_preset(capsys):
         assert feature in out
 
 
+def test_catalog_summary_describes_the_main_jobs_features_by_default(capsys):
+    from gpal.catalog_jobs.selection import CatalogSelection
+    from gpal.catalogs import load_catalog
+
+    main_job = CatalogSelection()
+    assert main(["catalog", "summary"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    described = [line.split()[0] for line in out[out.index(next(l for l in out if l.startswith("features"))) + 1:]]
+    assert described == [f.label for f in main_job.features_of(load_catalog(main_job.catalog))]
+    assert len(described) == 16 and any("the main job's" in line for line in out)
+
+
 def test_unknown_catalog_is_a_clear_error_with_exit_code_2(capsys):
     assert main(["catalog", "summary", "--catalog", "5FGL"]) == 2
     err = capsys.readouterr().err

@@ -152,3 +152,74 @@ def test_example_runs(name, tmp_path, monkeypatch):
     for test in _examples(WITH_EXAMPLES[name]):
         runner.run(test, out=report.append)
     assert runner.failures == 0, "".join(report)
+
+
+#: A type numpydoc may show in a Parameters entry: a list of quoted choices (``"svi" | "cavi"``) or a type
+#: expression (``int``, ``sequence of str, optional``, ``Catalog or path``). A sentence there is prose numpydoc
+#: renders as a type, in bold italics: it ends as a sentence does, is cut inside a parenthesis, or has words no
+#: type expression has.
+_CHOICES = re.compile(r'^"[^"]*"(?: \| "[^"]*")*$')
+_PROSE_WORDS = {"a", "an", "the", "per", "for", "with", "is", "are", "to", "by", "from", "in", "on", "at", "each",
+                "every", "its", "their", "when", "where", "which"}
+
+
+def _prose(kind: str, described: bool) -> bool:
+    words = re.findall(r"[\w.-]+", re.sub(r'"[^"]*"', "", kind))
+    return bool(kind) and not _CHOICES.match(kind) and (
+        kind.endswith((".", ",", ":")) or ";" in kind or kind.count("(") != kind.count(")")
+        or bool(_PROSE_WORDS & set(words)) or len(words) > 8
+        or not described and len(words) > 2)
+
+
+def _misread_parameters(doc: str) -> list[str]:
+    """The entries of the Parameters sections of ``doc`` that numpydoc reads otherwise than meant: a sentence
+    taken for a name (a paragraph inside the section) or for a type (``name : a sentence.``)."""
+    from numpydoc.docscrape import NumpyDocString
+
+    misread = []
+    for section in ("Parameters", "Other Parameters"):
+        for entry in NumpyDocString(doc)[section]:
+            if not re.fullmatch(r"\*{0,2}\w+(?:, \*{0,2}\w+)*", entry.name) or _prose(entry.type.strip(),
+                                                                                    bool(entry.desc)):
+                misread.append(f"{entry.name} : {entry.type.strip()}")
+    return misread
+
+
+def test_the_misread_parameter_check_sees_prose_types_and_paragraphs():
+    meant = ('Title.\n\nParameters\n----------\nepochs : int\n    Passes.\nmode : "a" | "b"\n    Which.\nrate\n    Step.\n'
+             "names : sequence of Catalog or str, optional\n    Releases.\nkeep : path or pandas.DataFrame or None\n    K.\n")
+    prose = "Title.\n\nParameters\n----------\nepochs : passes over the training rows.\n\nFitted attributes: x_.\n"
+    assert _misread_parameters(meant) == []
+    assert _misread_parameters(prose) == ["epochs : passes over the training rows.", "Fitted attributes: x_. : "]
+
+
+#: The docstrings the API pages are made of: the public classes', functions' and methods'.
+_API_DOCS = {**{name: inspect.getdoc(cls) for name, cls in CLASSES.items()},
+             **{name: inspect.cleandoc(doc) for name, (_, doc) in _callables().items() if doc}}
+
+
+@pytest.mark.parametrize("name", sorted(_API_DOCS))
+def test_parameters_sections_are_read_as_meant(name):
+    """The API pages render each parameter's name, type and description from these entries."""
+    misread = _misread_parameters(_API_DOCS[name] or "")
+    assert not misread, f"Parameters entries numpydoc misreads (write 'name', then the description indented): {misread}"
+
+
+def test_the_api_pages_carry_no_commit_hash_or_load_average():
+    """The API pages are user pages: what a number was measured at is the results page's record."""
+    from test_user_pages import COMMIT, LOAD
+
+    found = {name: [m[0] for pattern in (COMMIT, LOAD) for m in pattern.finditer(doc or "")]
+             for name, doc in _API_DOCS.items()}
+    assert not {name: tokens for name, tokens in found.items() if tokens}
+
+
+def test_the_estimator_page_names_the_main_jobs_settings_where_they_differ_from_its_defaults():
+    """The API page shows the signature's defaults (epochs=750); the docstring says what the main job uses."""
+    from gpal import NoisyGPClassifier
+    from gpal.catalog_jobs.settings import MAIN_JOB_ESTIMATOR
+
+    doc = " ".join(inspect.getdoc(NoisyGPClassifier).split())
+    stated = re.search(r"main_job_estimator\(\)``, which replaces these of them: ``([^`]+)``", doc)
+    assert stated, "NoisyGPClassifier's docstring no longer says which settings the main job replaces"
+    assert eval(f"dict({stated[1]})") == dict(MAIN_JOB_ESTIMATOR)  # noqa: S307 - the docstring's own keywords

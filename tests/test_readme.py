@@ -4,7 +4,10 @@ commands CI reads, and links that lead somewhere."""
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -47,6 +50,32 @@ def test_every_relative_link_leads_to_a_file():
     assert targets, "the README links to no page of its own"
     missing = [t for t in targets if not (ROOT / t).exists()]
     assert not missing, f"README links to files that do not exist: {missing}"
+
+
+def test_the_sphinx_command_comes_with_the_docs_extra_that_installs_sphinx():
+    found = re.search(r"`pip install -e \"\.\[(\w+)\]\" && python -m sphinx [^`]*`", README)
+    assert found, "the README gives the Sphinx build without installing the extra that brings Sphinx"
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert {"sphinx", "myst-nb", "numpydoc"} <= {re.split(r"[<>=\[ ]", dep)[0] for dep in extras[found[1]]}
+
+
+def _as_run(command: str) -> list[str]:
+    """A command's words without what does not change its numbers: environment settings and ``--out DIR``."""
+    words = [w for w in shlex.split(command, comments=True) if not re.fullmatch(r"[A-Z_]+=\S*", w)]
+    return [w for i, w in enumerate(words) if w != "--out" and (i == 0 or words[i - 1] != "--out")]
+
+
+def test_each_headline_row_of_a_gpal_command_gives_the_command_its_record_was_made_with():
+    """The row's gpal number is in one results record (docs/results/*.json), made with the row's command."""
+    rows = re.findall(r"^\| ([^|]+) \| ([\d.]+)[^|]* \|[^|]*\| `(gpal [^`]+)` \|$", README, flags=re.M)
+    assert len(rows) >= 3, "the README's headline table lost its rows of gpal commands"
+    records = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((ROOT / "docs" / "results").glob("*.json"))]
+    for check, number, command in rows:
+        holding = [r for r in records if _as_run(r["command"])[0] == "gpal" and f'"{number}' in json.dumps(r["tables"])]
+        assert holding, f"no results record holds {number} ({check})"
+        assert any(_as_run(r["command"]) == _as_run(command) for r in holding), \
+            f"{check}: the README says `{command}`, the record holding {number} was made with " \
+            f"{[r['command'] for r in holding]}"
 
 
 def test_no_history_in_the_readme():

@@ -135,7 +135,8 @@ class RandomSampling(Acquisition):
 
     Parameters
     ----------
-    seed : the seed of the draw (with the pool size).
+    seed
+        the seed of the draw (with the pool size).
 
     Examples
     --------
@@ -211,9 +212,12 @@ class BALD(_Targeted, Acquisition):
 
     Parameters
     ----------
-    n_samples : Monte Carlo draws of the latent functions per pool source (cost grows linearly).
-    input_draws : draws of the noiseless inputs each latent draw is averaged over.
-    target : the class a label should teach about, as gpal classify --target (None: every class).
+    n_samples
+        Monte Carlo draws of the latent functions per pool source (cost grows linearly).
+    input_draws
+        draws of the noiseless inputs each latent draw is averaged over.
+    target
+        the class a label should teach about, as gpal classify --target (None: every class).
 
     Examples
     --------
@@ -292,9 +296,12 @@ class EPIG(Acquisition):
 
     Parameters
     ----------
-    n_target : target sources a label is valued by in each query (drawn at random from more).
-    n_samples : joint posterior draws that give the joint predictive.
-    seed : the seed of the draw of the target sources.
+    n_target
+        target sources a label is valued by in each query (drawn at random from more).
+    n_samples
+        joint posterior draws that give the joint predictive.
+    seed
+        the seed of the draw of the target sources.
 
     Examples
     --------
@@ -367,9 +374,12 @@ class Discovery(_Targeted, Acquisition):
 
     Parameters
     ----------
-    target : the class searched for, e.g. pulsar.
-    exploration : weight of the model's uncertainty about the target probability (0: plain ranking by probability).
-    n_samples : joint draws of latent functions and inputs the uncertainty is the spread over.
+    target
+        the class searched for, e.g. pulsar.
+    exploration
+        weight of the model's uncertainty about the target probability (0: plain ranking by probability).
+    n_samples
+        joint draws of latent functions and inputs the uncertainty is the spread over.
 
     Examples
     --------

@@ -186,25 +186,36 @@ class ActiveLearningLoop:
 
     Parameters
     ----------
-    estimator : unfitted classifier; cloned, never modified.  Its own ``epochs`` train
+    estimator
+        unfitted classifier; cloned, never modified.  Its own ``epochs`` train
         the initial model; ``retrain_epochs`` (if given) every retraining after a query.
-    labelled : the initial labelled ``NoisyDataset``; its ``class_names`` are the classes.
-    pool : unlabelled candidates (its ``y``, if any, is ignored: labels come from the oracle).
-    oracle : ``oracle(query, queried, scores, proba, class_names) -> class names``
+    labelled
+        the initial labelled ``NoisyDataset``; its ``class_names`` are the classes.
+    pool
+        unlabelled candidates (its ``y``, if any, is ignored: labels come from the oracle).
+    oracle
+        ``oracle(query, queried, scores, proba, class_names) -> class names``
         (see `gpal.active.oracles`); given ``outcomes``, it is also passed ``outcomes=``
         (the labels it may answer beyond the classes).
-    test : labelled test set scored after every step (error, NLL, ECE, ...); optional.
-    acquisition : an `Acquisition`, its name or its config dict (default
+    test
+        labelled test set scored after every step (error, NLL, ECE, ...); optional.
+    acquisition
+        an `Acquisition`, its name or its config dict (default
         `gpal.registry.FOLLOW_UP_ACQUISITION`, BALD: the winner of the DR4 follow-up study).
-    batch_size, n_queries : sources per query and number of queries.  ``n_queries`` may
+    batch_size, n_queries
+        sources per query and number of queries.  ``n_queries`` may
         be raised when resuming, to ask for more labels.
-    warm_start : retrain from the previous solution (needs a ``warm_start`` parameter).
-    checkpoint_dir : where the state lives; an existing checkpoint is resumed.
-    outcomes : labels a follow-up may give beyond the classes, each mapped to the class it is
+    warm_start
+        retrain from the previous solution (needs a ``warm_start`` parameter).
+    checkpoint_dir
+        where the state lives; an existing checkpoint is resumed.
+    outcomes
+        labels a follow-up may give beyond the classes, each mapped to the class it is
         trained on (e.g. ``{"psr": "pulsar", "snr": "other"}``) or to None: recorded, out of the
         pool, never trained on (another population the model has no class for, or
         `gpal.active.oracles.NOTHING_FOUND`).  None: only the classes.
-    callback : ``callback(query, metrics_row)`` after each checkpointed query.
+    callback
+        ``callback(query, metrics_row)`` after each checkpointed query.
 
     Examples
     --------

@@ -59,13 +59,25 @@ def write_active_report(folder: str | Path, *, pool_cut_by_flag: bool = False) -
         for metric in ("error", "nll"):
             fig = plot_learning_curves(tidy, metric=metric, title=f"test {metric} against labelled sources")
             figures[f"Learning curve: test {metric}"] = save_figure(fig, folder / f"learning_curve_{metric}")
+    return write_report(folder, "gpal active", figures, tables, _report_text(state, pool_cut_by_flag))
+
+
+def _counted(n: int, one: str, many: str) -> str:
+    """``n`` with the noun's singular or plural form: "1 query", "0 queries", "2 queries"."""
+    return f"{n} {one if n == 1 else many}"
+
+
+def _report_text(state: dict[str, Any], pool_cut_by_flag: bool) -> str:
+    """The report's paragraph: the run's settings, its queries and what they found."""
+    acquisition = state["config"]["acquisition"]["name"]
     pending = state.get("pending")
-    text = (f"Active learning with acquisition `{acquisition}`, batch size {state['config']['batch_size']}: "
-            f"{len(state['initial_ids'])} initial labelled sources, {len(state['queries'])} queries answered."
-            + (f" Query {pending['query']} waits for labels ({len(pending['ids'])} sources)." if pending else "")
+    return (f"Active learning with acquisition `{acquisition}`, batch size {state['config']['batch_size']}: "
+            f"{_counted(len(state['initial_ids']), 'initial labelled source', 'initial labelled sources')}, "
+            f"{_counted(len(state['queries']), 'query', 'queries')} answered."
+            + (f" Query {pending['query']} waits for labels ({_counted(len(pending['ids']), 'source', 'sources')})."
+               if pending else "")
             + _outcomes(state, pool_cut_by_flag)
             + (_discovery_yields(state) if acquisition == "discovery" else ""))
-    return write_report(folder, "gpal active", figures, tables, text)
 
 
 def _outcomes(state: dict[str, Any], pool_cut_by_flag: bool) -> str:
@@ -76,17 +88,20 @@ def _outcomes(state: dict[str, Any], pool_cut_by_flag: bool) -> str:
     if not found:
         return ""
     counts = {lab: found.count(lab) for lab in sorted(set(found), key=lambda v: (-found.count(v), v))}
-    text = (f" {len(found)} observed source(s) turned out to be outside the classes: "
+    text = (f" {_counted(len(found), 'observed source', 'observed sources')} turned out to be outside the classes: "
             + ", ".join(f"{lab} {n}" + (f" (trained on as {outcomes[lab]})" if outcomes[lab] else "")
                         for lab, n in counts.items())
-            + "; they left the pool, and those not mapped to a class are in no training set.")
+            + ("; it left the pool, and is in no training set unless mapped to a class." if len(found) == 1 else
+               "; they left the pool, and those not mapped to a class are in no training set."))
     if pool_cut_by_flag:
         beyond = [lab for lab in found if lab != NOTHING_FOUND and outcomes[lab] is None]  # in no trained class
         answered = sum(len(q["labels"]) for q in state["queries"])
-        text += (f" The pool held only sources the \"none of these\" flag had not flagged, so each of the "
-                 f"{len(beyond)} of another population is a source the flag missed ({len(beyond)} of {answered} "
-                 "answered; each query file gives its `ood_score` against the threshold); the flag is not refitted "
-                 "on them.")
+        missed = ("the flag missed none: no answered source was of another population" if not beyond else
+                  "the one of another population is a source the flag missed" if len(beyond) == 1 else
+                  f"each of the {len(beyond)} of another population is a source the flag missed")
+        text += (f" The pool held only sources the \"none of these\" flag had not flagged, so {missed} "
+                 f"({len(beyond)} of {answered} answered; each query file gives its `ood_score` against the threshold)"
+                 + ("." if not beyond else "; the flag is not refitted on them."))
     return text
 
 

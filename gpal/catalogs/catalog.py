@@ -341,14 +341,14 @@ class Catalog:
         -------
         str
             Release, file, source count, class counts and one line per feature (the default preset
-            without ``features``).
+            without ``features``; ``"release"``: the release's own preset, the main job's features).
         """
         lines = [
             f"release   {self.release} (CDS-NAME {self.cds_name}, version {self.version}, data release {self.data_release})",
             f"file      {self.path}",
             f"sources   {self.n_rows}",
             "classes   " + ", ".join(f"{code} {n}" for code, n in self.class_counts().items()),
-            "features  (preset 'default', as in Villacampa-Calvo et al. 2021)" if features is None else "features",
+            "features" + self._preset_named(features),
         ]
         for f in self.features(features):
             err = f"± {f.error}" if f.error else "(no error bar: variance 0)"
@@ -359,6 +359,14 @@ class Catalog:
                 source = f"{f.combine} of {source} and {other}"
             lines.append(f"  {f.label:<22s} {f.transform}{floor} of {source} {err}")
         return "\n".join(lines)
+
+    def _preset_named(self, features: str | Sequence[Any] | None) -> str:
+        """Which preset ``features`` names, for the summary's heading ('' for a list of columns)."""
+        if features is None:
+            return "  (preset 'default', as in Villacampa-Calvo et al. 2021)"
+        if isinstance(features, str) and features.lower() == RELEASE_PRESET:
+            return f"  (preset '{self.record.preset}', the main job's on {self.release})"
+        return f"  (preset '{features}')" if isinstance(features, str) else ""
 
     # ----------------------------------------------------------- selections
     def dataset(

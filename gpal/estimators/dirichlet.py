@@ -34,27 +34,38 @@ _PAPER_GRID = (0.1, 0.01, 0.001)
 class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
     """GP classification by heteroskedastic regression on Dirichlet-transformed labels (GPD).
 
-    Parameters
-    ----------
-    alpha_epsilon : Dirichlet pseudo-count added to every class (sec. 4); ``None``
-        picks the value of ``alpha_grid`` with the lowest training MNLL (sec. 4.2).
-    alpha_grid : candidates for ``alpha_epsilon``; default the paper's 0.1, 0.01, 0.001.
-    num_inducing : inducing inputs, shared by the C regressions (capped at the distinct training rows).
-    kernel : gpflow kernel shared by all classes; ``None`` is squared exponential with
-        one length scale per feature (ARD; the paper uses an isotropic one).
-    input_noise : "none" ignores ``X_var``; "first_order" turns it into extra output
-        noise grad(mu_c)^T V_i grad(mu_c) at training and test inputs (needs ``X_var``).
-    first_order_rounds : refits with updated extra noise after the first fit ("first_order" only).
-    n_samples : Monte Carlo draws of the latent marginals per prediction (eq. 8).
-    standardize : fit a ``gpal.data.dataset.Standardizer`` on the training inputs.
-    max_iter : L-BFGS-B iterations per fit.
-    random_state : k-means of the inducing inputs and the Monte Carlo draws derive from it.
-    progress : show a tqdm bar while fitting (off by default, as scikit-learn estimators are quiet).
-
     Fitted attributes: ``classes_``, ``n_features_in_``, ``alpha_epsilon_`` (chosen),
     ``posterior_`` (a ``DirichletPosterior``), ``standardizer_``, ``history_`` (one
     dict per alpha_eps tried: per-round negative bound, iterations, seconds, and the
     training MNLL).
+
+    Parameters
+    ----------
+    alpha_epsilon
+        Dirichlet pseudo-count added to every class (sec. 4); ``None``
+        picks the value of ``alpha_grid`` with the lowest training MNLL (sec. 4.2).
+    alpha_grid
+        candidates for ``alpha_epsilon``; default the paper's 0.1, 0.01, 0.001.
+    num_inducing
+        inducing inputs, shared by the C regressions (capped at the distinct training rows).
+    kernel
+        gpflow kernel shared by all classes; ``None`` is squared exponential with
+        one length scale per feature (ARD; the paper uses an isotropic one).
+    input_noise
+        "none" ignores ``X_var``; "first_order" turns it into extra output
+        noise grad(mu_c)^T V_i grad(mu_c) at training and test inputs (needs ``X_var``).
+    first_order_rounds
+        refits with updated extra noise after the first fit ("first_order" only).
+    n_samples
+        Monte Carlo draws of the latent marginals per prediction (eq. 8).
+    standardize
+        fit a ``gpal.data.dataset.Standardizer`` on the training inputs.
+    max_iter
+        L-BFGS-B iterations per fit.
+    random_state
+        k-means of the inducing inputs and the Monte Carlo draws derive from it.
+    progress
+        show a tqdm bar while fitting (off by default, as scikit-learn estimators are quiet).
 
     Examples
     --------

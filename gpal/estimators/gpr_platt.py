@@ -26,22 +26,29 @@ __all__ = ["GPRPlattClassifier"]
 class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
     """Least-squares GP classification: sparse GP regression on the labels, Platt-scaled (Milios et al., sec. 3.1).
 
-    Parameters
-    ----------
-    calibration_fraction : share of each class's training rows held out to fit Platt's sigmoid
-        (the paper's 20 %); the regression is fitted on the rest.
-    num_inducing : inducing inputs, k-means centres of the regression rows (kept fixed, as in the paper).
-    kernel : gpflow kernel shared by the outputs; ``None`` is squared exponential with one
-        length scale per feature (ARD; the paper uses an isotropic one).
-    max_iter : L-BFGS-B iterations on the kernel and noise variance.
-    standardize : fit a ``gpal.data.dataset.Standardizer`` on the training inputs.
-    random_state : seeds the calibration split and the k-means initialisation.
-    progress : accepted for a common interface; the fit shows no bar.
-
     Fitted attributes: ``classes_``, ``n_features_in_``, ``standardizer_``, ``regression_``
     (``LabelRegression``: one output for two classes, else one per class), ``platt_``
     (``Platt``: a and b per output), ``history_`` (the regression's final negative bound per
     row, its L-BFGS-B iterations and seconds).
+
+    Parameters
+    ----------
+    calibration_fraction
+        share of each class's training rows held out to fit Platt's sigmoid
+        (the paper's 20 %); the regression is fitted on the rest.
+    num_inducing
+        inducing inputs, k-means centres of the regression rows (kept fixed, as in the paper).
+    kernel
+        gpflow kernel shared by the outputs; ``None`` is squared exponential with one
+        length scale per feature (ARD; the paper uses an isotropic one).
+    max_iter
+        L-BFGS-B iterations on the kernel and noise variance.
+    standardize
+        fit a ``gpal.data.dataset.Standardizer`` on the training inputs.
+    random_state
+        seeds the calibration split and the k-means initialisation.
+    progress
+        accepted for a common interface; the fit shows no bar.
 
     Examples
     --------

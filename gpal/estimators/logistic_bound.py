@@ -28,30 +28,39 @@ __all__ = ["LogisticBoundGPClassifier"]
 class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
     """Sparse binary GP classifier, logistic likelihood, q(u) in closed form (Izmailov & Kropotov).
 
+    Fitted attributes: ``classes_`` (``classes_[1]`` is the class modelled by
+    p(y = +1)), ``n_features_in_``, ``model_`` (``LogisticBoundGP``),
+    ``standardizer_``, ``history_`` (ELBO (11) by quadrature per outer iteration,
+    comparable with svi), ``bound_history_`` (the method's own objective J^),
+    ``converged_``, ``stopped_early_``.
+
     Parameters
     ----------
     method : "jj" | "jj-full" | "jj-hybrid" | "taylor"
         vi-JJ (Jaakkola-Jordan bound, xi by eq. 14), vi-JJ-full (xi by L-BFGS-B with
         the hyperparameters, no analytic stage), vi-JJ-hybrid (xi by eq. 14, then also
         in the L-BFGS-B step) or vi-Taylor (second-order expansion at the marginal means).
-    num_inducing : inducing inputs, k-means centres of the (standardised) training inputs.
-    kernel : gpflow kernel (copied); ``None`` is squared exponential with one length scale per feature.
-    max_iter : outer iterations of Algorithm 1 (stops earlier when the objective
+    num_inducing
+        inducing inputs, k-means centres of the (standardised) training inputs.
+    kernel
+        gpflow kernel (copied); ``None`` is squared exponential with one length scale per feature.
+    max_iter
+        outer iterations of Algorithm 1 (stops earlier when the objective
         changes by less than ``tol`` relative).
-    n_updates, max_fun : analytic xi/q(u) alternations and L-BFGS-B evaluations per
+    n_updates, max_fun
+        analytic xi/q(u) alternations and L-BFGS-B evaluations per
         outer iteration (the paper's n_upd = 3, n_fun = 5; vi-JJ-full has no analytic stage).
-    train_inducing : optimise the inducing inputs with the kernel hyperparameters
+    train_inducing
+        optimise the inducing inputs with the kernel hyperparameters
         (the paper keeps the k-means centres: ``False``).
-    jitter : added to the diagonal of K_mm.
-    standardize : fit a ``gpal.data.dataset.Standardizer`` on the training inputs.
-    random_state : seeds the k-means initialisation (the only randomness).
-    progress : show a tqdm bar while fitting (off by default, as scikit-learn estimators are quiet).
-
-    Fitted attributes: ``classes_`` (``classes_[1]`` is the class modelled by
-    p(y = +1)), ``n_features_in_``, ``model_`` (``LogisticBoundGP``),
-    ``standardizer_``, ``history_`` (ELBO (11) by quadrature per outer iteration,
-    comparable with svi), ``bound_history_`` (the method's own objective J^),
-    ``converged_``, ``stopped_early_``.
+    jitter
+        added to the diagonal of K_mm.
+    standardize
+        fit a ``gpal.data.dataset.Standardizer`` on the training inputs.
+    random_state
+        seeds the k-means initialisation (the only randomness).
+    progress
+        show a tqdm bar while fitting (off by default, as scikit-learn estimators are quiet).
 
     Examples
     --------

@@ -31,52 +31,72 @@ __all__ = ["LogisticSoftmaxGPClassifier"]
 class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
     """Sparse multi-class GP classifier, logistic-softmax likelihood, conjugate updates by augmentation.
 
+    Fitted attributes: ``classes_``, ``n_features_in_``, ``model_``
+    (``AugmentedLogisticSoftmaxGP``), ``standardizer_``, ``history_`` (the augmented ELBO after
+    each iteration's global update; minibatch estimates for "natural_gradient"), ``exact_history_``
+    (the exact ELBO before each exact step of "cavi_exact"; empty otherwise).
+
     Parameters
     ----------
-    inference : "cavi_exact" (default: ``max_iter`` CAVI sweeps, then ``exact_steps`` full-batch
+    inference
+        "cavi_exact" (default: ``max_iter`` CAVI sweeps, then ``exact_steps`` full-batch
         natural-gradient steps on the exact ELBO, the kernel and Z moved by Adam on it too: the
         augmented bound's fast start with SVI's objective at the end; on digits, vehicle and satimage it reached SVI logistic-softmax's test NLL
         in a fraction of SVI's time, docs/papers/004_augmented.md), "cavi" (the paper's full-batch
         coordinate ascent alone: its closed-form bound prefers less confident latents, test NLL 0.2-0.3
         nats behind SVI on digits and vehicle; give it ``max_iter`` 200) or "natural_gradient"
         (stochastic natural gradient on q(u) over minibatches of ``batch_size``).
-    num_inducing : inducing inputs shared by all classes, k-means centres of the (standardised)
+    num_inducing
+        inducing inputs shared by all classes, k-means centres of the (standardised)
         training inputs (capped at the distinct rows).
-    kernel : gpflow kernel shared by all classes (copied); ``None`` is squared exponential with one
+    kernel
+        gpflow kernel shared by all classes (copied); ``None`` is squared exponential with one
         length scale per feature.
-    max_iter : iterations (CAVI sweeps or minibatch steps); 50 sweeps before the exact steps, as measured
+    max_iter
+        iterations (CAVI sweeps or minibatch steps); 50 sweeps before the exact steps, as measured
         for "cavi_exact" (docs/papers/004_augmented.md).
-    batch_size : minibatch size for "natural_gradient"; ``None`` is the full batch ("cavi" needs ``None``).
-    learning_rate : Adam step on the kernel hyperparameters (and Z), one per ``hyper_every`` sweeps; 0.1
+    batch_size
+        minibatch size for "natural_gradient"; ``None`` is the full batch ("cavi" needs ``None``).
+    learning_rate
+        Adam step on the kernel hyperparameters (and Z), one per ``hyper_every`` sweeps; 0.1
         rather than SVI's 0.01-0.02 as a CAVI fit takes a hundred or two steps, not thousands
         (docs/papers/004_augmented.md: digits test NLL 0.768 at 0.02 against 0.570 at 0.1, 100 sweeps).
-    hyper_every : one Adam step every this many iterations; 0 keeps the hyperparameters fixed.
-    train_inducing : move the inducing inputs with the hyperparameters.
-    nat_delay, nat_forgetting : natural-gradient step size rho_t = (t + nat_delay)^-nat_forgetting,
+    hyper_every
+        one Adam step every this many iterations; 0 keeps the hyperparameters fixed.
+    train_inducing
+        move the inducing inputs with the hyperparameters.
+    nat_delay, nat_forgetting
+        natural-gradient step size rho_t = (t + nat_delay)^-nat_forgetting,
         t = 0, 1, ...; delay >= 1 keeps rho_t <= 1 (a convex blend of precisions stays positive
         definite); forgetting in (0.5, 1] for Robbins-Monro convergence.
-    exact_steps : natural-gradient steps on the exact ELBO after the sweeps ("cavi_exact").
-    exact_step_size : their step size rho in (0, 1]; halved within a step while the precision would
+    exact_steps
+        natural-gradient steps on the exact ELBO after the sweeps ("cavi_exact").
+    exact_step_size
+        their step size rho in (0, 1]; halved within a step while the precision would
         not stay positive definite (the likelihood is not log-concave).  1 oscillated on digits.
-    exact_learning_rate : Adam step on the kernel in the exact phase, one per natural-gradient step;
+    exact_learning_rate
+        Adam step on the kernel in the exact phase, one per natural-gradient step;
         1.0, as the exact optimum's kernel variance is tens of times the start's (digits: ~30 after
         100 steps) and Adam moves softplus-constrained values by about this much per step.
-    exact_inducing_learning_rate : Adam step on the inducing inputs in the exact phase; ``None`` keeps
+    exact_inducing_learning_rate
+        Adam step on the inducing inputs in the exact phase; ``None`` keeps
         them fixed.  Small, as they live in the standardised input space.
-    exact_samples : seeded Monte Carlo draws of q(f) per point for the exact ELBO (SVI's 100 by default).
-    n_samples : Monte Carlo draws of the latent marginals per prediction.
-    jitter : added to the diagonal of K_mm.
-    locals_family : "collapsed" (lambda integrated out: a tighter bound with the same closed-form
+    exact_samples
+        seeded Monte Carlo draws of q(f) per point for the exact ELBO (SVI's 100 by default).
+    n_samples
+        Monte Carlo draws of the latent marginals per prediction.
+    jitter
+        added to the diagonal of K_mm.
+    locals_family
+        "collapsed" (lambda integrated out: a tighter bound with the same closed-form
         updates, measured closer to SVI's predictive) or "mean_field" (the paper's q(lambda) q(n));
         see ``gpal.models.families.augmented_logistic_softmax``.
-    standardize : fit a ``gpal.data.dataset.Standardizer`` on the training inputs.
-    random_state : seeds the k-means initialisation, the minibatches and the predictive draws.
-    progress : show a tqdm bar while fitting (off by default, as scikit-learn estimators are quiet).
-
-    Fitted attributes: ``classes_``, ``n_features_in_``, ``model_``
-    (``AugmentedLogisticSoftmaxGP``), ``standardizer_``, ``history_`` (the augmented ELBO after
-    each iteration's global update; minibatch estimates for "natural_gradient"), ``exact_history_``
-    (the exact ELBO before each exact step of "cavi_exact"; empty otherwise).
+    standardize
+        fit a ``gpal.data.dataset.Standardizer`` on the training inputs.
+    random_state
+        seeds the k-means initialisation, the minibatches and the predictive draws.
+    progress
+        show a tqdm bar while fitting (off by default, as scikit-learn estimators are quiet).
 
     Examples
     --------

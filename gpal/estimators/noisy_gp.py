@@ -46,6 +46,18 @@ _DRAWS = {"n_samples": Integer(1), "input_draws": Integer(1)}
 class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     """Sparse variational multi-class GP classifier for inputs with error bars.
 
+    The defaults in the signature are the estimator's own. The main job (``gpal classify``, ``gpal train``)
+    trains ``gpal.catalog_jobs.settings.main_job_estimator()``, which replaces these of them:
+    ``input_noise="latent", input_prior="population", epochs=50, learning_rate=0.03, num_inducing=50,
+    batch_size=200`` (its ``MAIN_JOB_ESTIMATOR``).
+
+    Fitted attributes: ``classes_``, ``n_features_in_``, ``model_`` (the
+    ``NoisySVGP`` tf.Module), ``standardizer_``, ``history_`` (per-epoch mean of the
+    minibatch negative-ELBO estimates), ``stopped_early_``.  With ``inference`` "cavi" or
+    "natural_gradient", ``model_`` holds the q(u) found by the conjugate updates (the same
+    ``NoisySVGP`` form, so it predicts and saves as SVI's) and ``history_`` is the augmented
+    ELBO per iteration.
+
     Parameters
     ----------
     input_noise : "none" | "latent" | "amortized" | "first_order"
@@ -55,65 +67,78 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     noise_variance : "known" | "learned" | "both"
         Input-noise variances: the measured ``X_var``, one learned per-feature
         vector, or their sum.  Features whose measured variance is 0 are exact.
-    likelihood : a registered name ("softmax", the default, "robustmax", "step", "probit", "logit",
+    likelihood
+        a registered name ("softmax", the default, "robustmax", "step", "probit", "logit",
         "logistic_softmax") or a configured likelihood object.  Such an object is a ``gpal.models.Likelihood``.  Softmax (with its Monte
         Carlo ELBO) is the default: on 4FGL-DR4's main-job split it was the best calibrated GP, its NLL
         within 0.003 of the best (docs/studies/select_default_dr4.json, benchmarks/select_default.py);
         robust-max makes confident mistakes where classes overlap (docs/methods.md).
-    likelihood_options : keyword options of the named likelihood
-        e.g. ``{"epsilon": 0.001, "learn_epsilon": False}`` for robust-max (its label-flip probability, fixed
+    likelihood_options
+        keyword options of the named likelihood, e.g. ``{"epsilon": 0.001, "learn_epsilon": False}`` for robust-max (its label-flip probability, fixed
         unless learned), ``{"delta": 0.01, "learn_delta": False}`` for probit or ``{"num_samples": 50}`` for
         logistic-softmax; an option left out is the likelihood's default.
-    inference : "svi" (minibatch Adam on the ELBO, every likelihood and input-noise strategy),
+    inference
+        "svi" (minibatch Adam on the ELBO, every likelihood and input-noise strategy),
         or for ``likelihood="logistic_softmax"`` with exact inputs (``input_noise="none"``):
         "cavi" (closed-form coordinate ascent on the full batch, ``epochs`` sweeps) or
         "natural_gradient" (natural-gradient steps on minibatches of ``batch_size``, ``epochs``
         passes).  Kernel hyperparameters move by Adam at ``learning_rate`` in every case.
-    inference_options : settings of the augmented model with no SVI counterpart:
+    inference_options
+        settings of the augmented model with no SVI counterpart:
         ``hyper_every``, ``train_inducing``, ``nat_delay``, ``nat_forgetting``, ``jitter``, ``locals_family``
         (see ``LogisticSoftmaxGPClassifier``).
-    num_inducing : inducing points per latent function (capped at the training size).
-    kernel : a name, None / "se_ard" (squared exponential with ARD), "se_ard_plus_noise" (adding the paper's
+    num_inducing
+        inducing points per latent function (capped at the training size).
+    kernel
+        a name, None / "se_ard" (squared exponential with ARD), "se_ard_plus_noise" (adding the paper's
         sigma_0^2 I[x = x']) or "matern52_plus_se" (paper 000's Table V kernel), or a gpflow kernel, copied per
         class.  The names are ``gpal.models.kernels.KERNELS``.
-    batch_size : training rows per Adam step on the ELBO (capped at the training size).
-    epochs : passes over the training rows (with ``inference`` "cavi", full-batch sweeps).
-    learning_rate : Adam's step size, for every trained parameter (the kernels' under "cavi" and
+    batch_size
+        training rows per Adam step on the ELBO (capped at the training size).
+    epochs
+        passes over the training rows (with ``inference`` "cavi", full-batch sweeps).
+    learning_rate
+        Adam's step size, for every trained parameter (the kernels' under "cavi" and
         "natural_gradient").
-    n_samples : Monte Carlo draws of p(x* | x~*) per test point (NIMGP and NIMGP-NN: "latent", "amortized").
-    prior_variance : s of the broad prior N(0, s I) on the noiseless inputs.
+    n_samples
+        Monte Carlo draws of p(x* | x~*) per test point (NIMGP and NIMGP-NN: "latent", "amortized").
+    prior_variance
+        s of the broad prior N(0, s I) on the noiseless inputs.
     input_prior : "broad" | "population"
         The prior over the noiseless inputs of "latent" / "amortized" (MGP and NIMGP-FO have
         no latent inputs and ignore it): the paper's broad
         N(0, prior_variance I), or a Gaussian mixture of ``prior_components`` fitted to the
         training inputs *with their error bars* by extreme deconvolution, so that a faint
         source is averaged over where sources like it are, not over N(x~, V) (docs/methods.md).
-    prior_components : mixture components of the population prior.
-    hidden_sizes : hidden layer widths of the amortisation network.
-    standardize : scale each input to the training inputs' mean and spread (their variances with them).  The
+    prior_components
+        mixture components of the population prior.
+    hidden_sizes
+        hidden layer widths of the amortisation network.
+    standardize
+        scale each input to the training inputs' mean and spread (their variances with them).  The
         scaling is a ``gpal.data.dataset.Standardizer``.
-    warm_start : when True, a further ``fit`` continues from the fitted model (kernels,
+    warm_start
+        when True, a further ``fit`` continues from the fitted model (kernels,
         inducing points, q(u), likelihood and noise parameters, amortisation network and
         standardiser are kept; NIMGP's per-point q(x_i) restart at the observations), as
         in the paper's active-learning retraining.  Set the retraining length with
         ``set_params(epochs=...)``.
-    early_stopping : hold out a stratified ``validation_fraction`` of the training rows, score their NLL
+    early_stopping
+        hold out a stratified ``validation_fraction`` of the training rows, score their NLL
         every ``validation_interval`` epochs, stop after ``n_iter_no_change`` checks without gain and keep the
         best parameters (``validation_history_``, ``best_epoch_``).  Off by default: on the main job the rows
         it holds out cost more than the stop saves (held-out NLL 0.270 against 0.261 on split 0: the selection
-        study's first pass, benchmarks/select_default.py, recorded at 10b8941).
-    validation_fraction : the share of the training rows early stopping holds out (stratified by class).
-    n_iter_no_change : validation checks without a lower NLL before early stopping ends the training.
-    validation_interval : epochs between two validation checks of early stopping.
-    random_state : all randomness (k-means, network init, minibatches, MC draws) derives from it.
-    progress : show a tqdm bar while training (off by default, as scikit-learn estimators are quiet).
-
-    Fitted attributes: ``classes_``, ``n_features_in_``, ``model_`` (the
-    ``NoisySVGP`` tf.Module), ``standardizer_``, ``history_`` (per-epoch mean of the
-    minibatch negative-ELBO estimates), ``stopped_early_``.  With ``inference`` "cavi" or
-    "natural_gradient", ``model_`` holds the q(u) found by the conjugate updates (the same
-    ``NoisySVGP`` form, so it predicts and saves as SVI's) and ``history_`` is the augmented
-    ELBO per iteration.
+        study's first pass, benchmarks/select_default.py).
+    validation_fraction
+        the share of the training rows early stopping holds out (stratified by class).
+    n_iter_no_change
+        validation checks without a lower NLL before early stopping ends the training.
+    validation_interval
+        epochs between two validation checks of early stopping.
+    random_state
+        all randomness (k-means, network init, minibatches, MC draws) derives from it.
+    progress
+        show a tqdm bar while training (off by default, as scikit-learn estimators are quiet).
 
     Examples
     --------

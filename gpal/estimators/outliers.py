@@ -40,14 +40,17 @@ OOD_FALSE_POSITIVE_RATE = 0.05
 class PopulationOutlierScore:
     """Error-aware density of the training sources, and a threshold for "none of these".
 
-    Parameters
-    ----------
-    n_components : Gaussian components of the deconvolved density (the population prior's 8).
-    false_positive_rate : share of held-out in-population sources `calibrate` lets the threshold flag.
-    random_state : seeds the k-means start of the deconvolution.
-
     Fitted attributes: ``density_`` (`MixturePrior` in standardized units), ``standardizer_``,
     and after `calibrate`, ``threshold_``.
+
+    Parameters
+    ----------
+    n_components
+        Gaussian components of the deconvolved density (the population prior's 8).
+    false_positive_rate
+        share of held-out in-population sources `calibrate` lets the threshold flag.
+    random_state
+        seeds the k-means start of the deconvolution.
 
     Examples
     --------

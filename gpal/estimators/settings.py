@@ -47,7 +47,7 @@ def estimator_settings(estimator: Any, names: Sequence[str] | None = None) -> di
     return {name: Setting(declared[name], values[name], docs.get(name, "")) for name in chosen}
 
 
-_ENTRY = re.compile(r"^(\w+(?:, \w+)*) : (.*)$")
+_ENTRY = re.compile(r"^(\w+(?:, \w+)*)(?: : (.*))?$")
 _CHOICE_LIST = re.compile(r'^(?:"\w+" \| )+"\w+"\s*')
 _SENTENCE_END = re.compile(r"\.\s+(?=[A-Z(])")
 
@@ -55,8 +55,8 @@ _SENTENCE_END = re.compile(r"\.\s+(?=[A-Z(])")
 def parameter_docs(cls: type) -> dict[str, str]:
     """Parameter name -> the first sentence of its entry under "Parameters" in ``cls``'s docstring.
 
-    Entries read ``name : text`` or ``a, b : text`` (NumPy style) with indented continuation
-    lines; a leading list of quoted choices is dropped (a command line lists them itself).
+    Entries read ``name`` or ``a, b`` (NumPy style), or ``name : "x" | "y"`` with the choices, each followed by
+    its indented description; the list of quoted choices is dropped (a command line lists them itself).
     A parameter without an entry is left out.
     """
     lines = (inspect.getdoc(cls) or "").splitlines()
@@ -64,10 +64,13 @@ def parameter_docs(cls: type) -> dict[str, str]:
         return {}
     texts: dict[tuple[str, ...], list[str]] = {}
     current: list[str] | None = None
-    for line in lines[lines.index("Parameters") + 2:]:
+    start = lines.index("Parameters") + 2
+    for number, line in enumerate(lines[start:], start):
+        if lines[number + 1:number + 2] and set(lines[number + 1].strip()) == {"-"}:
+            break  # the next section's title
         entry = _ENTRY.match(line)
         if entry:
-            current = texts.setdefault(tuple(entry.group(1).split(", ")), [entry.group(2)])
+            current = texts.setdefault(tuple(entry.group(1).split(", ")), [entry.group(2) or ""])
         elif line.startswith(" ") and current is not None:
             current.append(line.strip())
         elif line.strip():

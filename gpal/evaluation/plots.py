@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import textwrap
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -294,6 +295,8 @@ def _sky_positions(glon: np.ndarray, glat: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 _LON_LABEL_LAT = -20.0
+#: Characters on one line of a sky map's title.
+_TITLE_WIDTH = 80
 
 
 def _sky_axes(fig: Figure, projection: str, title: str | None):
@@ -311,7 +314,9 @@ def _sky_axes(fig: Figure, projection: str, title: str | None):
     ax.set_ylabel("Galactic latitude b")
     ax.set_xlabel("Galactic longitude l (increasing to the left)")
     if title:
-        ax.set_title(title, fontsize=11, pad=10)
+        # a catalog job's title names its counts and selection (over 100 characters): at 11 pt on an 8-inch
+        # figure about 95 fit on one line, so it wraps rather than run past the figure's edge
+        ax.set_title(textwrap.fill(title, _TITLE_WIDTH), fontsize=11, pad=10)
     return ax
 
 

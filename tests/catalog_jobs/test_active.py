@@ -62,10 +62,10 @@ def test_a_campaign_goes_on_after_a_follow_up_finds_another_class(small_catalog,
     assert state["metrics"][-1]["n_labelled"] == state["metrics"][0]["n_labelled"] + 2
     assert second["Source_Name"].tolist() == state["queries"][1]["ids"]
     text = (out / "report.md").read_text()
-    assert "3 observed source(s) turned out to be outside the classes: nothing 1, psr 1 (trained on as pulsar), " \
+    assert "3 observed sources turned out to be outside the classes: nothing 1, psr 1 (trained on as pulsar), " \
            "snr 1; they left the pool" in text
     # the pool held none the "none of these" flag had flagged: the remnant is a miss of the flag, and said so
-    assert "so each of the 1 of another population is a source the flag missed (1 of 4 answered" in text
+    assert "so the one of another population is a source the flag missed (1 of 4 answered" in text
 
 
 def test_a_label_file_with_a_bad_spelling_or_a_double_label_is_refused(small_catalog, tmp_path, capsys):

@@ -15,10 +15,8 @@ from astropy.table import Table
 from gpal.catalog_jobs.tables import ClassifiedSources, dated, read_probability_table, write_probability_table
 from gpal.evaluation.intervals import binomial_interval
 from gpal.evaluation.reports import completeness_purity
-from conftest import SMALL
+from conftest import SMALL, TF_NOISE
 
-# What TensorFlow prints on import / first op on a machine without GPU (absl pre-init, CUDA probing, CPU flags).
-TF_NOISE = ("absl", "cuda", "cuInit", "I0000", "E0000", "W0000", "cpu_feature_guard", "oneDNN")
 FITCONF = {"epochs": 3, "num_inducing": 5, "kernel": None, "hidden_sizes": [50], "standardize": True, "learning_rate": 0.01}
 TRAINSEL = {"min_significance": None, "n_per_class": {"bll": 10, "FSRQ": 7}, "trained_on": "training split: 17 of 21 "
             "sources, stratified, seed 0 (a long value that needs more than one FITS card)"}

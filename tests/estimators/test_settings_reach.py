@@ -23,7 +23,7 @@ def _with_new_setting() -> type:
 
     class WithNewSetting(NoisyGPClassifier):
         __doc__ = NoisyGPClassifier.__doc__.replace(
-            "    Parameters\n    ----------\n", f"    Parameters\n    ----------\n    new_setting : {DOC}.\n", 1)
+            "    Parameters\n    ----------\n", f"    Parameters\n    ----------\n    new_setting\n        {DOC}.\n", 1)
         _parameters = {**NoisyGPClassifier._parameters, "new_setting": Integer(2)}
 
         def __init__(self, *, new_setting: int = 7, **params):

@@ -271,6 +271,22 @@ def test_sky_map_has_longitude_increasing_to_the_left(projection):
     assert x[0] < 0 < x[1] and abs(x[0]) < 0.1 * abs(scatter_display_x(plot_sky_values(np.array([179.0]), np.zeros(1), np.zeros(1)))[0])
 
 
+@pytest.mark.parametrize("kind", ["classes", "entropy"])
+def test_a_sky_maps_long_title_lies_inside_the_figure(kind):
+    """The main job's titles name the counts and the selection; the entropy map's ran past the right edge."""
+    drawn = "3615 of the 3621 classified unassociated + bcu sources (6 extended left out)"
+    l, b = np.array([10.0, 200.0, 300.0]), np.array([5.0, -40.0, 60.0])
+    if kind == "classes":
+        fig = plot_sky_classes(l, b, np.array([0, 1, 2]), CLASSES, title=f"predicted class of {drawn}")
+    else:
+        fig = plot_sky_values(l, b, np.array([0.1, 0.5, 0.9]), title=f"predictive entropy (nats) of {drawn}")
+    fig.canvas.draw()
+    title = fig.axes[0].title
+    extent = title.get_window_extent(fig.canvas.get_renderer())
+    assert fig.bbox.x0 <= extent.x0 and extent.x1 <= fig.bbox.x1 and extent.y1 <= fig.bbox.y1, (extent, fig.bbox)
+    assert " ".join(title.get_text().split()).endswith(drawn)  # wrapped, not cut
+
+
 def test_sky_maps_label_longitude_0_to_360_off_the_plane_and_draw_high_entropy_last():
     fig = plot_sky_values(np.array([10.0, 20.0, 30.0]), np.zeros(3), np.array([0.9, 0.1, 0.5]))
     ax = fig.axes[0]

@@ -82,16 +82,22 @@ class GaussianNoiseLikelihood(Likelihood):
 
     Parameters
     ----------
-    num_classes : number of classes C >= 2, or None for a template whose class count
+    num_classes
+        number of classes C >= 2, or None for a template whose class count
         is set when it is fitted (``make_likelihood(template, C)``).
-    noise : "step", "probit", "logit" or the noise variance a >= 0 itself.
-    delta : label-flip probability, in (0, (C - 1) / C).
-    learn_delta : learn delta with the ELBO (the paper's recommendation, sec. IV-B1:
+    noise
+        "step", "probit", "logit" or the noise variance a >= 0 itself.
+    delta
+        label-flip probability, in (0, (C - 1) / C).
+    learn_delta
+        learn delta with the ELBO (the paper's recommendation, sec. IV-B1:
         a fixed delta distorts the latent means and variances); kept in its range by
         a scaled sigmoid.
-    form : "binary" (one latent function, eq. 8-9; needs C = 2), "multiclass" (one
+    form
+        "binary" (one latent function, eq. 8-9; needs C = 2), "multiclass" (one
         latent per class, eq. 18-19) or "auto" (binary for C = 2).
-    num_quadrature : Gauss-Legendre points per panel of the multi-class S
+    num_quadrature
+        Gauss-Legendre points per panel of the multi-class S
         (``gpal.models.quadrature.prob_largest``); 8 give <= 4e-8 for up to 5 classes and <= 4e-7 for 10, even at latent
         variance ratios of 1e4.
 

@@ -46,12 +46,16 @@ class LogisticSoftmaxLikelihood(MonteCarloLikelihood):
 
     Parameters
     ----------
-    num_classes : C >= 2, or None for a template whose class count is set at fit.
-    num_samples : draws of f per point for E_q[log p(y | f)] in the ELBO.  The draws
+    num_classes
+        C >= 2, or None for a template whose class count is set at fit.
+    num_samples
+        draws of f per point for E_q[log p(y | f)] in the ELBO.  The draws
         are fixed by ``seed``, so the training objective is deterministic (the same
         noise at every step for a given batch shape).
-    num_predict_samples : draws of f for the predictive probabilities.
-    seed : seed of both sets of draws.
+    num_predict_samples
+        draws of f for the predictive probabilities.
+    seed
+        seed of both sets of draws.
 
     Examples
     --------

@@ -64,10 +64,14 @@ class SoftmaxLikelihood(MonteCarloLikelihood):
 
     Parameters
     ----------
-    num_classes : C >= 2, or None for a template whose class count is set at fit.
-    num_predict_samples : Monte Carlo draws of f for the predictive probabilities.
-    seed : seed of those draws (stateless: the same inputs give the same probabilities).
-    elbo : "monte_carlo" (E_q log softmax estimated from ``num_elbo_samples`` reparameterised
+    num_classes
+        C >= 2, or None for a template whose class count is set at fit.
+    num_predict_samples
+        Monte Carlo draws of f for the predictive probabilities.
+    seed
+        seed of those draws (stateless: the same inputs give the same probabilities).
+    elbo
+        "monte_carlo" (E_q log softmax estimated from ``num_elbo_samples`` reparameterised
         draws; default) or "bound" (the closed-form Gumbel bound of eq. 25, paper 000's GPCsm).
 
     Examples

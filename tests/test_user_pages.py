@@ -1,0 +1,56 @@
+"""The user pages are reference, not a diary: no commit hashes and no machine load averages in their running text.
+
+A number measured at a commit is recorded on the results or papers page (and their records in ``docs/results/``,
+``docs/papers/``), whose provenance lines name the command, the commit and the machine; a user page may point there.
+Commands in fenced code blocks are not running text (``compare_commits.py A B`` takes commits as arguments)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).parents[1] / "docs"
+#: The pages that keep provenance lines, and the folders of their records; docs/studies is the records' input.
+PROVENANCE = {"results.md", "papers.md", "results", "papers", "studies", "_build"}
+USER_PAGES = sorted(p for p in DOCS.rglob("*.md") if not PROVENANCE & {p.relative_to(DOCS).parts[0]})
+
+#: 7 to 40 hexadecimal characters with a digit and a letter, standing alone (not inside a path, anchor or word).
+COMMIT = re.compile(r"(?<![\w./#-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![\w-])")
+#: "load average 5", "load ~25", "load averages of 4-7", "loadavg 3".
+LOAD = re.compile(r"\bload(?:avg| averages?)?(?: of| was| at| near| around| about)?\s*[~≈]?\s*\d", re.I)
+
+
+def _running_text(page: Path) -> list[tuple[int, str]]:
+    """The page's lines outside fenced code blocks, numbered from 1."""
+    lines, fenced = [], False
+    for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced:
+            lines.append((number, line))
+    return lines
+
+
+def test_the_user_pages_are_found():
+    names = {p.relative_to(DOCS).as_posix() for p in USER_PAGES}
+    assert {"index.md", "getting_started.md", "targets.md", "tutorials/classify_catalog.md"} <= names
+    assert not names & {"results.md", "papers.md"}
+
+
+@pytest.mark.parametrize("page", USER_PAGES, ids=lambda p: p.relative_to(DOCS).as_posix())
+def test_no_commit_hash_or_load_average_in_running_text(page):
+    found = [f"{page.relative_to(DOCS)}:{number}: {match[0]!r}" for number, line in _running_text(page)
+             for pattern in (COMMIT, LOAD) for match in pattern.finditer(line)]
+    assert not found, ("commit hashes or load figures in a user page's running text (record them on the results "
+                       "page and point there):\n" + "\n".join(found))
+
+
+@pytest.mark.parametrize(("line", "caught"), [
+    ("measured at commit `cc240a7` on the machine", True), ("(load average ~25 on the 2-core machine)", True),
+    ("load averages of 4-7", True), ("see [results](results.md#under-the-earlier-bcu-rule-f099ab0)", False),
+    ("NLL 0.0983 and 1234567 sources", False), ("a decade of accrued data", False), ("loaded 2 cores", False),
+])
+def test_the_patterns_catch_hashes_and_loads_not_numbers_or_anchors(line, caught):
+    assert bool(COMMIT.search(line) or LOAD.search(line)) is caught
