@@ -11,7 +11,8 @@ import pytest
 from gpal.cli import build_parser, main
 from gpal.catalog_jobs.tables import read_probability_table
 from gpal.catalogs.features import FEATURE_PRESETS
-from gpal.catalogs.targets import TARGET_COLUMNS
+from gpal.catalog_jobs.prediction import KNOWN_COLUMNS
+from gpal.catalogs.targets import SEXAGESIMAL_COLUMNS, TARGET_COLUMNS
 from conftest import SMALL, write_small_catalog
 
 TINY = ["--epochs", "2", "--num-inducing", "5", "--no-progress"]
@@ -198,8 +199,10 @@ def test_predict_writes_a_table_with_metadata(model_dir, small_catalog, tmp_path
                  "--out", str(out), "--no-progress"])
     assert code == 0, capsys.readouterr().err
     table = read_probability_table(out)
+    position = [*TARGET_COLUMNS]
+    position[position.index("DEC") + 1:position.index("DEC") + 1] = list(SEXAGESIMAL_COLUMNS)
     assert list(table.frame.columns) == ["Source_Name", "CLASS1", "p_bll", "p_fsrq", "p_pulsar", "predicted_class",
-                                         "entropy", "p_mc_se", *TARGET_COLUMNS, "information"]
+                                         "entropy", "p_mc_se", *position, *KNOWN_COLUMNS, "information"]
     assert (table.frame["information"] >= 0).all() and table.meta["TARGET"] == ""  # BALD about every class
     assert len(table.frame) == SMALL["bcu"] and set(table.frame["CLASS1"].str.lower()) == {"bcu"}
     np.testing.assert_allclose(table.frame[["p_bll", "p_fsrq", "p_pulsar"]].sum(axis=1), 1.0, atol=1e-9)

@@ -8,8 +8,9 @@ associates some of them, which tests the predictions on the population they were
 links each to the later release (`gpal.catalogs.links`) and scores, beside the baselines
 (`gpal.evaluation.baselines`, feature values only) refitted on the model's own training rows:
 
-- **3-class**: the sources the later release puts in one of the model's classes (a later
-  bll, fsrq, psr or msp for the main job): NLL, accuracy and balanced accuracy, with paired
+- **N-class** (N the model's classes, 4 for the main job): the sources the later release puts in one of the
+  model's classes (a later bll, fsrq, psr, msp or one of the other populations for the main job): NLL, accuracy and
+  balanced accuracy, with paired
   bootstrap intervals (`gpal.evaluation.comparison.bootstrap_comparison`);
 - **AGN vs pulsar**: the earlier *unassociated* sources the later release associates with an
   AGN or a pulsar (coarse groups, `gpal.catalogs.schemes.coarse_group`): ROC AUC of
@@ -307,7 +308,7 @@ def check_later(inputs: LaterCheckInputs, *, seed: int = 0, top_k: Sequence[int]
         sources["ood"] = flagged
 
     rows_out: list[dict] = []
-    # 3-class: later class among the model's
+    # N-class: later class among the model's
     label = np.array([next((k for k, c in enumerate(classes) if code in codes[c]), -1) for code in later_code])
     scored = label >= 0
     if scored.sum() >= 2:
@@ -315,7 +316,7 @@ def check_later(inputs: LaterCheckInputs, *, seed: int = 0, top_k: Sequence[int]
                                      n_boot=N_BOOT, random_state=seed)
         counts = ", ".join(f"{int(np.sum(label[scored] == k))} {c}" for k, c in enumerate(classes))
         for r in table[table.metric.isin(["nll", "accuracy", "balanced_accuracy"])].to_dict("records"):
-            rows_out.append({"measure": f"3-class {r['metric']}", "sources": counts, "n": int(scored.sum()), **{
+            rows_out.append({"measure": f"{len(classes)}-class {r['metric']}", "sources": counts, "n": int(scored.sum()), **{
                 k: r[k] for k in ("model", "value", "low", "high", "diff", "diff_low", "diff_high")}})
     # AGN vs pulsar among the earlier unassociated sources the later release associates
     pulsar_classes = [k for k, c in enumerate(classes) if coarse_group(codes[c][0]) == "pulsar"]

@@ -27,10 +27,12 @@ from conftest import SMALL, TINY_ESTIMATOR as TINY, write_small_catalog
 TOP = {"classifications.csv", "classifications.ecsv", "classifications.fits", "report.md", "metrics.json", "ood.json",
        "training.json", "model", "model_error_blind", "run.json", ".gpal-written", "tables", "figures",
        *(f"{name}.{ext}" for name in ("most_informative", "discovery", "extended") for ext in ("csv", "ecsv")),
-       *(f"candidates_{c}.{ext}" for c in ("bll", "fsrq", "pulsar") for ext in ("csv", "ecsv", "reg")),
-       "most_informative.reg", "pool_prior.json"}
+       *(f"candidates_{c}{clean}.{ext}" for c in ("bll", "fsrq", "pulsar", "other") for clean in ("", "_clean")
+         for ext in ("csv", "ecsv", "reg")),
+       "most_informative.reg", "known_sources.csv", "known_sources.ecsv"}
 #: The report's tables (CSV, Markdown, LaTeX) and figures (PNG, PDF).
-TABLES = ("candidates_bll_top10", "candidates_fsrq_top10", "candidates_pulsar_top10", "heldout_metrics",
+TABLES = ("candidates_bll_top10", "candidates_fsrq_top10", "candidates_pulsar_top10", "candidates_other_top10",
+          "heldout_metrics",
           "heldout_per_class", "heldout_confusion", "heldout_comparison", "predicted_counts", "predicted_by_latitude",
           "most_informative_top10", "discovery_top10", "most_uncertain")
 FIGURES = ("confusion_matrix", "reliability", "reliability_per_class", "sky_classes", "sky_entropy")
@@ -83,13 +85,13 @@ def test_a_selection_is_checked_when_made(fields, message):
 
 
 def test_a_selection_keeps_its_values_and_resolves_its_classes():
-    assert CatalogSelection().class_spec == "bll,fsrq,pulsar=psr+msp"  # the main job's scheme
+    assert CatalogSelection().class_spec.startswith("bll,fsrq,pulsar=psr+msp,other=spp+snr")  # the open sky
     listed = CatalogSelection(classes=["bll", "fsrq", "pulsar"], features=["LP_Index", "log:Signif_Avg"])
     assert listed.classes == ("bll", "fsrq", "pulsar") and listed.features == ("LP_Index", "log:Signif_Avg")
     assert listed.class_groups() == (("bll", "fsrq", "pulsar"), {"pulsar": ("psr", "msp")})  # the default merge
     assert CatalogSelection(classes="blazar_psr_msp").class_spec == "bll,fsrq,psr,msp"
     assert {name: s.default for name, s in CatalogSelection.settings().items()} == {
-        "catalog": "FL16Y", "classes": "blazar_pulsar", "merge": None, "min_significance": None,
+        "catalog": "FL16Y", "classes": "open_sky", "merge": None, "min_significance": None,
         "features": "release", "missing_errors": None}
     # the release's preset: on every 4FGL-layout release the main job's features are fermi_dr4's, as before
     from gpal.catalogs import FEATURE_PRESETS, load_catalog
@@ -125,11 +127,11 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     # the run's own ood flags are scored too, as gpal check-later scores those of the finished folder
     assert {"none-of-these rate, later other", "none-of-these rate, later AGN+pulsar"} <= set(later["measure"])
     # what the error bars bought, measured on the later labels too: the twin saved by the run, scored like the model
-    twin = later[(later["model"] == ERROR_BLIND_MODEL) & (later["measure"] == "3-class nll")].iloc[0]
+    twin = later[(later["model"] == ERROR_BLIND_MODEL) & (later["measure"] == "4-class nll")].iloc[0]
     sources = pd.read_csv(out / "tables" / "later_check_sources.csv")
     blind = load_estimator(out / "model_error_blind")
-    assert list(blind.classes_) == ["bll", "fsrq", "pulsar"] and blind.input_noise == "none"
-    assert (f"later classified, 3-class NLL" in report.read_text()
+    assert list(blind.classes_) == ["bll", "fsrq", "other", "pulsar"] and blind.input_noise == "none"
+    assert (f"later classified, 4-class NLL" in report.read_text()
             and f"without minus with {twin['diff']:+.3f}" in report.read_text())  # the tables' sign
     assert np.isfinite(sources[f"p_bll_{ERROR_BLIND_MODEL}"]).all()
     flags = read_probability_table(out / "classifications.csv").frame.set_index("Source_Name")["ood"]
@@ -146,13 +148,13 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     frame = table.frame
     assert len(frame) == SMALL[""] + SMALL["bcu"]  # every unassociated and bcu source, nothing else
     assert set(frame["CLASS1"].str.lower()) == {"", "bcu"}
-    proba = frame[["p_bll", "p_fsrq", "p_pulsar"]].to_numpy()
+    proba = frame[["p_bll", "p_fsrq", "p_pulsar", "p_other"]].to_numpy()
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-9)
-    assert (frame["predicted_class"] == np.array(["bll", "fsrq", "pulsar"])[proba.argmax(axis=1)]).all()
-    assert ((frame["entropy"] >= 0) & (frame["entropy"] <= np.log(3) + 1e-9)).all()
+    assert (frame["predicted_class"] == np.array(["bll", "fsrq", "pulsar", "other"])[proba.argmax(axis=1)]).all()
+    assert ((frame["entropy"] >= 0) & (frame["entropy"] <= np.log(4) + 1e-9)).all()
     assert frame["GLAT"].abs().max() <= 90 and frame["GLON"].between(0, 360).all()
     assert table.meta["CATALOG"] == "4FGL-DR4" and table.meta["CATFILE"] == small_catalog.name
-    assert table.meta["CLASSES"] == "bll,fsrq,pulsar=psr+msp" and table.meta["SELECT"] == "unassociated,bcu"
+    assert table.meta["CLASSES"].startswith("bll,fsrq,pulsar=psr+msp,other=") and table.meta["SELECT"] == "unassociated,bcu"
     assert table.meta["FITCONF"]["epochs"] == TINY["epochs"] and table.meta["NSOURCES"] == len(frame)
 
     fits_table = read_probability_table(out / "classifications.fits")
@@ -162,7 +164,7 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
 
     metrics = json.loads((out / "metrics.json").read_text())
     held = metrics["heldout"]
-    n_labelled = SMALL["bll"] + SMALL["fsrq"] + SMALL["psr"] + SMALL["msp"]
+    n_labelled = SMALL["bll"] + SMALL["fsrq"] + SMALL["psr"] + SMALL["msp"] + SMALL["snr"] + SMALL["spp"]
     assert held["n"] == pytest.approx(0.2 * n_labelled, abs=2)
     assert 0 <= held["ece"] <= 1 and held["nll"] > 0 and held["accuracy"] == pytest.approx(1 - held["error"])
     assert np.asarray(held["confusion"]).sum() == held["n"]
@@ -172,7 +174,7 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     for link in ["](classifications.csv)", "](classifications.ecsv)", "](classifications.fits)",
                  "](figures/confusion_matrix.png)", "](figures/reliability.png)", "](figures/sky_classes.png)",
                  "](tables/heldout.csv)", "[CSV](tables/heldout_metrics.csv)", "Held-out check", "Rows left out", "comparison with the baselines",
-                 "Faintest quarter", "Pool prior applied", "completeness and purity per class", "Monte Carlo noise",
+                 "Faintest quarter", "Population shift", "completeness and purity per class", "Monte Carlo noise",
                  "forced into one of them", "spp", "Run: table written " + table.meta["DATE"], "confusion matrix (counts"]:
         assert link in text, link
     # per-class completeness and purity, with intervals, match the confusion matrix
@@ -224,7 +226,9 @@ def test_classify_compares_with_baselines_on_the_same_rows(classified):
     base = pd.read_csv(out / "tables" / "heldout_baselines.csv")
     assert set(base.groupby("model")["Source_Name"].apply(frozenset)) == {frozenset(held["Source_Name"])}
     # the pool prior on (the default): the report gives the unassociated mix it applied, not an estimate left unapplied
-    assert metrics["population_shift"] is None and metrics["pool_prior"]["groups"]["unassociated"]["converged"]
+    # the pool prior off (the default): the shift is estimated as a diagnostic, the other populations held
+    shift = metrics["population_shift"]
+    assert metrics.get("pool_prior") is None and shift["estimated_prior"]["other"] == shift["training_prior"]["other"]
     faint = metrics["faintest_quarter"]
     assert faint["n"] >= len(held) // 4 and set(faint["models"]) == {"gpal", "logistic", "random_forest_isotonic",
                                                                        ERROR_BLIND_MODEL}
@@ -370,7 +374,7 @@ def test_load_trained_explains_what_a_model_folder_is(classified, tmp_path):
 # ----------------------------------------------------------- none of these
 def test_classify_flags_none_of_these_and_counts_by_latitude(classified, small_catalog):
     """The ood flag is calibrated on the held-out split, checked on the classes left out of training
-    (the small catalog's snr and spp) and counted in and out of the plane."""
+    (the small catalog's radio galaxies: no class of the open sky holds them) and counted in and out of the plane."""
     from gpal.catalog_jobs.none_of_these import PLANE_DEG
 
     out, report = classified
@@ -380,16 +384,15 @@ def test_classify_flags_none_of_these_and_counts_by_latitude(classified, small_c
     assert (frame["ood"] == (frame["ood_score"] > record["threshold"])).all()
     held = json.loads((out / "metrics.json").read_text())["heldout"]
     assert record["calibrated_on"] == held["n"] and record["false_positive_rate"] == 0.05
-    assert record["left_out"] == {"snr": {"n": SMALL["snr"], "flagged": record["left_out"]["snr"]["flagged"]},
-                                  "spp": {"n": SMALL["spp"], "flagged": record["left_out"]["spp"]["flagged"]}}
+    assert record["left_out"] == {"rdg": {"n": SMALL["rdg"], "flagged": record["left_out"]["rdg"]["flagged"]}}
     by_latitude = pd.read_csv(out / "tables" / "predicted_by_latitude.csv")
     assert set(by_latitude["sources"]) == {"unassociated", "bcu"} and by_latitude["n"].sum() == len(frame)
-    assert (by_latitude[["bll", "fsrq", "pulsar"]].sum(axis=1) == by_latitude["n"]).all()
+    assert (by_latitude[["bll", "fsrq", "pulsar", "other"]].sum(axis=1) == by_latitude["n"]).all()
     assert by_latitude["none of these (ood)"].sum() == frame["ood"].sum()
     in_plane = by_latitude[by_latitude["latitude"] == f"|b| <= {PLANE_DEG:g}"]["n"].sum()
     assert in_plane == (frame["GLAT"].abs() <= PLANE_DEG).sum()
     text = report.read_text()
-    assert "**None of these**" in text and f"snr {record['left_out']['snr']['flagged']}/{SMALL['snr']}" in text
+    assert "**None of these**" in text and f"rdg {record['left_out']['rdg']['flagged']}/{SMALL['rdg']}" in text
     assert "in and out of the Galactic plane" in text
 
 
@@ -404,11 +407,14 @@ def test_the_target_lists_come_first_and_hold_the_most_probable_followable_sourc
     out, report = classified
     classified_sources = read_probability_table(out / "classifications.csv")
     frame = classified_sources.frame
-    expected = candidate_lists(frame, ["bll", "fsrq", "pulsar"], {"pulsar": ("psr", "msp")}, check_cuts({}))
+    trained = load_trained(out)
+    expected = candidate_lists(frame, list(trained.classes), trained.training["merge"], check_cuts({}))
     for cls, rows in expected.items():
         listed = read_probability_table(out / f"candidates_{cls}.csv").frame
         assert listed["Source_Name"].tolist() == rows["Source_Name"].tolist(), cls
-        assert listed[f"p_{cls}"].is_monotonic_decreasing and (listed["predicted_class"] == cls).all()
+        # the stated order: the probability to two decimals, then the significance
+        key = list(zip(-listed[f"p_{cls}"].round(2), -listed["Signif_Avg"]))
+        assert key == sorted(key) and (listed["predicted_class"] == cls).all()
         assert (listed["Signif_Avg"] >= 5).all() and (listed["Conf_95_SemiMajor"] <= 0.1).all() and not listed["ood"].any()
         regions = (out / f"candidates_{cls}.reg").read_text().splitlines()
         assert len(regions) == 3 + len(listed) and "target list" in regions[1]
@@ -421,6 +427,12 @@ def test_the_target_lists_come_first_and_hold_the_most_probable_followable_sourc
     assert {"RA_Counterpart", "DEC_Counterpart", "p_mc_se"} <= set(shown.columns)
     meta = Table.read(out / "candidates_bll.ecsv", format="ascii.ecsv").meta
     assert meta["FLAG5"].startswith("closer than theta_ref") and meta["CSIG"] == 5.0 and "bcu" in meta["KNOWNCLS"]
+    # the expected number of members with its interval, and the order's rule, in each list's header
+    bll = read_probability_table(out / "candidates_bll.csv").frame
+    assert meta["EXPECTED"] == pytest.approx(bll["p_bll"].sum(), abs=0.05)
+    assert meta["EXPLOW"] <= meta["EXPECTED"] <= meta["EXPHIGH"] <= len(bll) and "Signif_Avg" in meta["ORDER"]
+    clean = read_probability_table(out / "candidates_bll_clean.csv").frame
+    assert set(clean["Source_Name"]) <= set(bll["Source_Name"]) and (clean["caveats"].fillna("").str.find("flag") < 0).all()
 
 
 def test_the_other_lists_are_read_from_the_classifications(classified):
@@ -488,7 +500,7 @@ FLAGS = list(range(1, 15))
 def optioned_run(small_catalog, tmp_path_factory):
     """One main job for three tests (the ellipse fallback, the excluded flags, the pool prior): a catalog without
     the ellipse columns (not features: the rows, features and estimator are the session run's, so the model is too),
-    FLAGS excluded, the pool prior off (the session run has it on, the default); the logistic baseline alone (the tests compare no other).
+    FLAGS excluded, the pool prior on (the session run has it off, the default); the logistic baseline alone (the tests compare no other).
     Returns the folder, the report, the catalog and the name of each baseline the run fitted, once per fit."""
     import gpal.evaluation.baselines as baselines
 
@@ -499,8 +511,9 @@ def optioned_run(small_catalog, tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(baselines, "make_baseline", lambda name, random_state=0: fits.append(name) or make(name, random_state))
         with pytest.warns(UserWarning, match=r"leave no source in candidates_bll.csv, candidates_fsrq.csv, "
-                          r"candidates_pulsar.csv: written with the header alone"):
-            report = _classify(out, catalog, follow_up_flags=FLAGS, pool_prior=False, baselines=["logistic"])
+                          r"candidates_other.csv, candidates_pulsar.csv, candidates_bll_clean.csv, .*: written with "
+                          r"the header alone"):
+            report = _classify(out, catalog, follow_up_flags=FLAGS, pool_prior=True, baselines=["logistic"])
     return out, report, catalog, fits
 
 
@@ -510,7 +523,7 @@ def test_a_catalog_without_the_ellipse_columns_gets_the_stated_fallback(optioned
     from astropy.table import Table
 
     out, _, _, _ = optioned_run
-    assert {p.name for p in out.iterdir()} == TOP - {"pool_prior.json"}  # pool prior off: no record of it
+    assert {p.name for p in out.iterdir()} == TOP | {"pool_prior.json"}  # pool prior on: its record
     frame = pd.read_csv(out / "most_informative.csv", keep_default_na=False, na_values=[""])
     assert len(frame) > 0 and frame[list(ELLIPSE)].isna().all().all() and frame["RA"].notna().all()
     assert Table.read(out / "most_informative.ecsv", format="ascii.ecsv")["Conf_95_SemiMajor"].unit == "deg"
@@ -531,15 +544,15 @@ def test_excluded_flags_leave_flagged_sources_out_of_both_lists_and_the_report_s
     assert frame.meta["XFLAGS"] == ",".join(map(str, FLAGS))
     flagged = frame.frame[(frame.frame["Flags"] > 0) & (frame.frame["Signif_Avg"] >= 4) & ~frame.frame["extended"]]
     assert len(flagged) > 0  # sources the default lists would hold
-    for name in ("most_informative.csv", "discovery.csv"):
+    for name in ("most_informative.csv", "discovery.csv"):  # the small run may flag no source "none of these"
         rows = pd.read_csv(out / name, keep_default_na=False, na_values=[""])
-        assert len(rows) > 0 and (rows["Flags"] <= 0).all(), name
+        assert (len(rows) > 0 or name == "discovery.csv") and (rows["Flags"] <= 0).all(), name
     assert f"nor are {len(flagged)} more that carry one of the catalog's Flags 1, 2," in report.read_text()
     assert json.loads((out / "run.json").read_text())["identity"]["follow_up_flags"] == FLAGS
 
 
 def test_a_target_the_classes_lack_is_refused_before_the_folder_is_claimed(small_catalog, tmp_path):
-    with pytest.raises(ValueError, match=r"target 'psr' is not a class of the model; its classes are \['bll', 'fsrq', 'pulsar'\]"):
+    with pytest.raises(ValueError, match=r"target 'psr' is not a class of the model; its classes are \['bll', 'fsrq', 'pulsar', 'other'\]"):
         _classify(tmp_path / "run", small_catalog, target="psr")
     assert not (tmp_path / "run").exists()
 
@@ -555,7 +568,7 @@ def test_a_scheme_that_trains_on_bcu_classifies_only_the_unassociated(small_cata
     assert not hasattr(estimator, "classes_")  # the job fits a copy
     frame = pd.read_csv(out / "classifications.csv", keep_default_na=False)
     assert set(frame["CLASS1"].str.lower()) == {""} and len(frame) == SMALL[""]
-    assert set(json.loads((out / "ood.json").read_text())["left_out"]) == {"spp"}  # snr and bcu are trained on
+    assert set(json.loads((out / "ood.json").read_text())["left_out"]) == {"spp", "rdg"}  # snr and bcu are trained on
 
 
 @pytest.mark.parametrize("classes, message", [
@@ -613,13 +626,12 @@ def _same_report(run: Path, rebuilt: Path) -> None:
 
 
 def test_a_report_rebuilt_from_the_folder_is_the_one_the_run_wrote_with_the_pool_prior_and_a_later_check(
-        classified, tmp_path):
-    """The run with the pool prior on (the default: its mixes in the report) and classifications of an older catalog
-    than the newest (the later-release check's table): ``gpal report`` of a copy of its folder writes the same
-    report."""
+        optioned_run, tmp_path):
+    """The run with the pool prior on (its mixes in the report) and classifications of an older catalog than the
+    newest (the later-release check's table): ``gpal report`` of a copy of its folder writes the same report."""
     from gpal.catalog_jobs.report import write_classify_report
 
-    out, _ = classified
+    out, _, _, _ = optioned_run
     assert (out / "pool_prior.json").is_file() and (out / "tables" / "later_check.csv").is_file()
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
@@ -627,26 +639,28 @@ def test_a_report_rebuilt_from_the_folder_is_the_one_the_run_wrote_with_the_pool
     _same_report(out, copy)
 
 
-def test_the_pool_prior_is_on_by_default_and_moves_only_the_unassociated_sources(classified, optioned_run,
-                                                                                small_catalog):
+def test_the_pool_prior_is_off_by_default_and_when_on_moves_only_the_unassociated_sources(classified, optioned_run,
+                                                                                          small_catalog):
     import warnings
 
     from gpal.catalog_jobs.later_check import check_later, later_check_inputs
     from gpal.catalog_jobs.pool_prior import adjust_to_pool, training_prior
     from gpal.catalogs.classes import source_groups
 
-    out, report = classified  # the default run: the pool prior on
-    plain, _, _, fits = optioned_run  # the same model with --no-pool-prior
+    plain, _ = classified  # the default run: the pool prior off
+    out, report, _, fits = optioned_run  # the same model with --pool-prior
     assert fits == ["logistic"]  # one fit for the held-out check and the later-release check
-    classes = ["bll", "fsrq", "pulsar"]
+    trained = load_trained(out)
+    classes, merge = list(trained.classes), trained.training["merge"]
+    assert "other" in classes
     columns = [f"p_{c}" for c in classes]
     # the held-out check is the run without it: the same model, nothing refitted
     pd.testing.assert_frame_equal(pd.read_csv(out / "tables" / "heldout.csv"), pd.read_csv(plain / "tables" / "heldout.csv"))
     before = read_probability_table(plain / "classifications.csv").frame
     after = read_probability_table(out / "classifications.csv").frame
     groups = source_groups(before["CLASS1"])
-    prior = training_prior(load_trained(out).training["n_per_class"], classes)
-    expected = adjust_to_pool(before[columns].to_numpy(), groups, prior, classes)
+    prior = training_prior(trained.training["n_per_class"], classes)
+    expected = adjust_to_pool(before[columns].to_numpy(), groups, prior, classes, merge=merge)
     np.testing.assert_allclose(after[columns].to_numpy(), expected.proba, atol=1e-6)  # the table's printed digits
     unassociated, bcu = groups == "unassociated", groups == "bcu"
     assert bcu.any() and unassociated.any()
@@ -659,16 +673,19 @@ def test_the_pool_prior_is_on_by_default_and_moves_only_the_unassociated_sources
     record = json.loads((out / "pool_prior.json").read_text())
     assert record == expected.record() == json.loads((out / "metrics.json").read_text())["pool_prior"]
     assert set(record["groups"]) == {"unassociated"} and record["left_as_given"] == {"bcu": {"n": int(bcu.sum())}}
-    # the identity names the rule, so a folder of the old default (no record) or of every group moved (True) is
+    moved = record["groups"]["unassociated"]
+    # the other populations keep their training share: EM estimates the blazars' and pulsars'
+    assert moved["held"] == ["other"] and moved["prior"]["other"] == record["training_prior"]["other"]
+    # the identity names the rule, so a folder of an old default (no record) or of every group moved (True) is
     # another run
     assert json.loads((out / "run.json").read_text())["identity"]["pool_prior"] == ["unassociated"]
     assert json.loads((plain / "run.json").read_text())["identity"]["pool_prior"] is False
     assert not (plain / "pool_prior.json").exists()
     shift = json.loads((plain / "metrics.json").read_text())["population_shift"]  # off: the shift estimated, not applied
-    assert shift["converged"] and sum(shift["estimated_prior"].values()) == pytest.approx(1, abs=1e-3)
+    assert sum(shift["estimated_prior"].values()) == pytest.approx(1, abs=1e-3)
+    assert shift["estimated_prior"]["other"] == shift["training_prior"]["other"]
     assert json.loads((plain / "metrics.json").read_text()).get("pool_prior") is None
     text = report.read_text()
-    moved = record["groups"]["unassociated"]
     assert ("**Pool prior applied**" in text and f"unassociated ({moved['n']} sources) bll "
             f"{moved['prior']['bll']:.3f}" in text and f"bcu ({int(bcu.sum())} sources)" in text)
     assert "**Pool prior applied**" not in (plain / "report.md").read_text()
@@ -677,7 +694,7 @@ def test_the_pool_prior_is_on_by_default_and_moves_only_the_unassociated_sources
     plain_sources = pd.read_csv(plain / "tables" / "later_check_sources.csv", keep_default_na=False)
     got = sources[[f"{c}_gpal" for c in columns]].to_numpy()
     moved_later = adjust_to_pool(plain_sources[[f"{c}_gpal" for c in columns]].to_numpy(),
-                                 source_groups(sources["CLASS1"]), prior, classes).proba
+                                 source_groups(sources["CLASS1"]), prior, classes, merge=merge).proba
     np.testing.assert_allclose(got, moved_later, atol=1e-12)
     np.testing.assert_allclose(sources[[f"{c}_logistic" for c in columns]], plain_sources[[f"{c}_logistic" for c in columns]])
     # gpal check-later on the folder moves them as its run did, and says so
@@ -724,27 +741,28 @@ def test_predict_with_a_classify_folder_writes_the_columns_classify_does(classif
     assert same["information"].gt(0).any()
     np.testing.assert_allclose(same["information"], same["information_classify"], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(same["ood_score"], same["ood_score_classify"], rtol=1e-12)
-    assert (same["ood"] == same["ood_classify"]).all() and same["ood"].any()
-    # predict moves the unassociated sources to their class mix as classify's default does: the same probabilities
-    classes = ["bll", "fsrq", "pulsar"]
+    assert (same["ood"] == same["ood_classify"]).all()
+    # predict keeps the model's probabilities as classify's default does: the same probabilities, no mix
+    trained = load_trained(out)
+    classes, merge = list(trained.classes), trained.training["merge"]
     for c in classes:
         np.testing.assert_allclose(same[f"p_{c}"], same[f"p_{c}_classify"], atol=1e-6)  # the table's printed digits
     assert (same["predicted_class"] == same["predicted_class_classify"]).all()
-    assert table.meta["POOLMIX"] == written.meta["POOLMIX"] and table.meta["POOLMIX"].startswith("unassociated ")
-    # without it, the model's own: the bcu as classify gave them, the unassociated moved by classify's pool prior
+    assert "POOLMIX" not in table.meta and "POOLMIX" not in written.meta
+    # with it, the unassociated move to their mix (the other populations held), the bcu keep the model's
     from gpal.catalog_jobs.pool_prior import adjust_to_pool, training_prior
     from gpal.catalogs.classes import source_groups
 
-    own = predict_catalog(out, str(small_catalog), DEFAULT_SELECT, progress=False, information=False,
-                          pool_prior=False).frame.set_index("Source_Name").loc[same["Source_Name"]]
-    assert "POOLMIX" not in predict_catalog(out, str(small_catalog), "bcu", progress=False, information=False,
-                                            pool_prior=False).meta
+    moved_table = predict_catalog(out, str(small_catalog), DEFAULT_SELECT, progress=False, information=False,
+                                  pool_prior=True)
+    assert moved_table.meta["POOLMIX"].startswith("unassociated ")
+    moved_frame = moved_table.frame.set_index("Source_Name").loc[same["Source_Name"]]
     bcu = (source_groups(same["CLASS1"]) == "bcu")
-    np.testing.assert_allclose(own["p_pulsar"].to_numpy()[bcu], same.loc[bcu, "p_pulsar_classify"], rtol=1e-12)
-    moved = adjust_to_pool(own[[f"p_{c}" for c in classes]].to_numpy(), source_groups(same["CLASS1"]),
-                           training_prior(load_trained(out).training["n_per_class"], classes), classes).proba
-    np.testing.assert_allclose(moved[:, 2], same["p_pulsar_classify"], atol=1e-6)
-    assert not np.allclose(own["p_pulsar"].to_numpy()[~bcu], same.loc[~bcu, "p_pulsar_classify"], atol=1e-3)
+    np.testing.assert_allclose(moved_frame["p_pulsar"].to_numpy()[bcu], same.loc[bcu, "p_pulsar_classify"], rtol=1e-12)
+    moved = adjust_to_pool(same[[f"p_{c}" for c in classes]].to_numpy(), source_groups(same["CLASS1"]),
+                           training_prior(trained.training["n_per_class"], classes), classes, merge=merge).proba
+    np.testing.assert_allclose(moved[:, classes.index("pulsar")], moved_frame["p_pulsar"], atol=1e-6)
+    assert not np.allclose(moved_frame["p_pulsar"].to_numpy()[~bcu], same.loc[~bcu, "p_pulsar_classify"], atol=1e-3)
     assert (same["Flag_Words"] == same["Flag_Words_classify"]).all()
 
 

@@ -9,6 +9,7 @@ import pytest
 from astropy.io import fits
 from astropy.table import Table
 
+from gpal.catalog_jobs.model_folders import load_trained
 from gpal.catalog_jobs.later_check import (
     MODEL, LaterCheckInputs, check_later, later_check_inputs, later_release_of, link_releases, read_later_check,
     write_later_check,
@@ -145,27 +146,32 @@ def test_check_later_measures_match_independent_computations(trained, small_cata
     expected = dict(zip(small.names, _later_codes(small, shipped["FL16Y"])))
     assert sources["later_class"].tolist() == [expected[n] for n in sources["Source_Name"]]
     assert set(sources["CLASS1"].str.lower()) <= {"", "bcu"}
-    classes = ["bll", "fsrq", "pulsar"]
-    truth = sources["later_class"].map({"bll": 0, "fsrq": 1, "psr": 2, "msp": 2})
+    model = load_trained(trained)
+    classes, merge = list(model.classes), model.training["merge"]
+    assert classes == ["bll", "fsrq", "other", "pulsar"]  # the open sky's, in the model's order
+    codes = {code: k for k, c in enumerate(classes) for code in merge.get(c, (c,))}
+    truth = sources["later_class"].map(codes)
     scored = truth.notna().to_numpy()
-    for model in (MODEL, "logistic"):
-        p = sources[[f"p_{c}_{model}" for c in classes]].to_numpy()
+    pulsar = classes.index("pulsar")
+    kind = f"{len(classes)}-class nll"
+    for model_name in (MODEL, "logistic"):
+        p = sources[[f"p_{c}_{model_name}" for c in classes]].to_numpy()
         np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-6)
         y = truth[scored].astype(int).to_numpy()
         nll = -np.mean(np.log(np.clip(p[scored][np.arange(y.size), y], 1e-12, 1)))
-        assert measures.loc[("3-class nll", model), "value"] == pytest.approx(nll, rel=1e-6)
-        assert measures.loc[("3-class nll", model), "n"] == scored.sum()
+        assert measures.loc[(kind, model_name), "value"] == pytest.approx(nll, rel=1e-6)
+        assert measures.loc[(kind, model_name), "n"] == scored.sum()
         group = sources["later_class"].map({**dict.fromkeys(AGN_CODES, 0), **dict.fromkeys(PULSAR_CODES, 1)})
         rows = (sources["CLASS1"] == "").to_numpy() & group.notna().to_numpy()
         if 0 < group[rows].sum() < rows.sum():
-            assert measures.loc[("AGN-vs-pulsar AUC", model), "value"] == pytest.approx(
-                roc_auc_score(group[rows].astype(int), p[rows, 2]))
-        top = np.argsort(-p[:, 2], kind="stable")[:5]
-        assert measures.loc[("top-5 pulsar yield", model), "value"] == pytest.approx(
+            assert measures.loc[("AGN-vs-pulsar AUC", model_name), "value"] == pytest.approx(
+                roc_auc_score(group[rows].astype(int), p[rows, pulsar]))
+        top = np.argsort(-p[:, pulsar], kind="stable")[:5]
+        assert measures.loc[("top-5 pulsar yield", model_name), "value"] == pytest.approx(
             np.isin(sources["later_class"].to_numpy()[top], ["psr", "msp"]).mean())
-    assert measures.loc[("3-class nll", MODEL), "diff"] == 0
-    low, high = measures.loc[("3-class nll", "logistic"), ["diff_low", "diff_high"]]
-    assert low <= measures.loc[("3-class nll", "logistic"), "diff"] <= high
+    assert measures.loc[(kind, MODEL), "diff"] == 0
+    low, high = measures.loc[(kind, "logistic"), ["diff_low", "diff_high"]]
+    assert low <= measures.loc[(kind, "logistic"), "diff"] <= high
     path = write_later_check(check, tmp_path)
     back = read_later_check(tmp_path)
     assert path.is_file() and back["later"].eq("FL16Y").all() and len(back) == len(check.measures)
@@ -179,7 +185,7 @@ def test_a_compared_model_of_other_classes_is_refused_before_fitting(trained, tw
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", AmbiguousLinkWarning)
         with pytest.raises(ValueError, match=r"compared model 'two classes' \(.*\) has classes \['bll', 'fsrq'\] and "
-                                             r"\d+ features; the model has \['bll', 'fsrq', 'pulsar'\]"):
+                                             r"\d+ features; the model has \['bll', 'fsrq', 'other', 'pulsar'\]"):
             later_check_inputs(trained, "FL16Y", earlier=small_catalog, compared={"two classes": two_class_model / "model"})
 
 
@@ -228,8 +234,8 @@ def test_what_the_main_job_already_built_gives_the_same_check(trained, small_cat
         fewer = train.split(test_size=0.5, seed=0, stratify=True)[0]
         with pytest.raises(ValueError, match=r"the training rows given \(.*\) differ from those the model records"):
             LaterCheckInputs(model, releases, pool, fewer, proba, fitted)
-        with pytest.raises(ValueError, match=r"the probabilities of logistic have shape \(3, 3\); the sources to score "
-                                             r"and the model's classes need \(\d+, 3\)"):
+        with pytest.raises(ValueError, match=r"the probabilities of logistic have shape \(3, 4\); the sources to score "
+                                             r"and the model's classes need \(\d+, 4\)"):
             LaterCheckInputs(model, releases, pool, train, proba, {"logistic": fitted["logistic"][:3]})
         with pytest.raises(ValueError, match=r"the later release 4FGL-DR4 \(small_dr4.fits\) is the model's own release"):
             link_releases(model, small_catalog, earlier=small_catalog)

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from gpal.catalog_jobs.layout import SIGNIFICANCE_COLUMN
+from gpal.catalog_jobs.pool_prior import held_classes
 from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, proba_columns, proba_of
 from gpal.catalog_jobs.report.inputs import FinishedRun
 from gpal.catalog_jobs.tables import EXTENDED
@@ -104,13 +105,16 @@ def measure(run: FinishedRun) -> HeldOutCheck:
                         _faintest_quarter(run))
 
 
-def _population_shift(frame: pd.DataFrame, classes: Sequence[str], n_per_class: Mapping[str, int]) -> dict[str, Any] | None:
-    """The class prior of the classified sources, re-estimated by EM under label shift (a diagnostic)."""
+def _population_shift(frame: pd.DataFrame, classes: Sequence[str], n_per_class: Mapping[str, int],
+                      merge: Mapping[str, Sequence[str]]) -> dict[str, Any] | None:
+    """The class prior of the classified sources, re-estimated by EM under label shift (a diagnostic), the other
+    populations held at their training share as the pool prior holds them (`held_classes`)."""
     counts = np.array([float(n_per_class.get(c, 0)) for c in classes])
     if len(frame) == 0 or counts.min() <= 0:
         return None
     source = counts / counts.sum()
-    result = estimate_target_prior(proba_of(frame, classes), source)
+    held = held_classes(classes, merge)
+    result = estimate_target_prior(proba_of(frame, classes), source, held=held if held.any() else None)
     adjusted = np.asarray(classes, dtype=object)[result.proba.argmax(axis=1)]
     return {"training_prior": dict(zip(classes, source.round(4).tolist())),
             "estimated_prior": dict(zip(classes, np.round(result.prior, 4).tolist())),
@@ -159,7 +163,8 @@ def run_metrics(run: FinishedRun, check: HeldOutCheck) -> dict[str, Any]:
         "faintest_quarter": check.faint,
         # with the pool prior applied the table's probabilities are already moved: its mixes replace the diagnostic
         "population_shift": None if moved else _population_shift(run.frame[run.frame["predicted_class"] != EXTENDED],
-                                                                 run.classes, training.get("n_per_class", {})),
+                                                                 run.classes, training.get("n_per_class", {}),
+                                                                 training.get("merge", {})),
         "pool_prior": moved,
         "dropped": {"labelled": training.get("dropped", {}),
                     "classified": [n for n in run.table.meta.get("DROPPED", "").split(",") if n]},

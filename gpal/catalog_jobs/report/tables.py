@@ -9,7 +9,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.candidates import cuts_from_meta, cuts_text
+from gpal.catalog_jobs.candidates import ORDER_RULE, cuts_from_meta, cuts_text
 from gpal.catalog_jobs.follow_up import (
     DISCOVERY_FILE, DISCOVERY_LEAVES_OUT, EXTENDED_FILE, INFORMATIVE_FILE,
     follow_up_of,
@@ -169,12 +169,12 @@ def _target_lists(run: FinishedRun, lists: Mapping[str, pd.DataFrame]) -> _Plann
     cuts = cuts_text(cuts_from_meta(run.table.meta))
     tables = {}
     for name, rows in lists.items():
-        if not name.startswith("candidates_"):
+        if not name.startswith("candidates_") or name.endswith("_clean.csv"):  # a clean list is its full list's subset
             continue
         cls = name[len("candidates_"):-len(".csv")]
         top, shown = _shown(rows, [MC_ERROR_COLUMN], run.classes, counterpart=True)
         tables[f"Target list: {cls} ({name}, {len(rows)} sources): point sources of the trained population that the "
-               f"model puts in {cls}, {cuts}, most probable first (RA, DEC, the ellipse's semi-major axis and the "
+               f"model puts in {cls}, {cuts}, in the order {ORDER_RULE} (RA, DEC, the ellipse's semi-major axis and the "
                "counterpart's position in degrees; every row in full, with the ellipse and the association "
                "probabilities, in the CSV)"] = _Table(f"{Path(name).stem}_top10", shown, data=top)
     return tables

@@ -10,7 +10,11 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from gpal.catalog_jobs.candidates import candidate_file, candidate_lists, cuts_from_meta, cuts_text
+from gpal.catalog_jobs.candidates import (
+    DOUBTFUL_FLAGS, KNOWN_FILE, ORDER_RULE, candidate_file, candidate_lists, clean, clean_file, cuts_from_meta,
+    cuts_text, expected_members, known_sources,
+)
+from gpal.catalog_jobs.proba_columns import proba_column
 from gpal.catalog_jobs.follow_up import (
     DISCOVERY_FILE, DISCOVERY_LEAVES_OUT, EXTENDED_FILE, INFORMATIVE_FILE, NEEDED,
     REGION_FILE, bright_point_sources, follow_up_of, listed_classes, region_file,
@@ -115,10 +119,11 @@ def _error_bars_bought(run: FinishedRun, check: HeldOutCheck) -> str | None:
                  f"{faint['models'][ERROR_BLIND_MODEL]['nll']:.3f}")
     later = run.later
     if later is not None:
-        nll = later[later["measure"] == "3-class nll"].set_index("model")
+        nll = later[_class_nll(later)].set_index("model")
         if ERROR_BLIND_MODEL in nll.index:
             twin = nll.loc[ERROR_BLIND_MODEL]
-            text += (f"; on the {int(twin['n'])} sources {later['later'].iloc[0]} later classified, 3-class NLL "
+            text += (f"; on the {int(twin['n'])} sources {later['later'].iloc[0]} later classified, "
+                     f"{len(run.classes)}-class NLL "
                      f"{nll.loc[MODEL, 'value']:.3f} with them and {twin['value']:.3f} without, without minus with "
                      f"{_difference(twin)} (paired 95% interval)")
     return text + ". docs/results.md (\"Where the error bars pay\") measures the same on faint sources held out from training."
@@ -168,8 +173,10 @@ def _population_shift(shift: Mapping[str, Any] | None) -> str | None:
             "their class proportions. Under a pure label shift (same p(features | class)), EM re-estimates their "
             "class prior as " + ", ".join(f"{c} {v:.3f}" for c, v in shift["estimated_prior"].items())
             + " (training: " + ", ".join(f"{c} {v:.3f}" for c, v in shift["training_prior"].items())
-            + "). The table keeps the unadjusted probabilities; `gpal.evaluation.prior_shift.adjust_to_prior` applies the "
-            "estimate.")
+            + "; a class of the other populations is held at its training share: EM would draw the faint, soft "
+            "sources into it). The table keeps the model's probabilities, the default, which later releases bore out "
+            "better (docs/results.md, \"The open sky\"); `--pool-prior` moves the unassociated sources to their own "
+            "mix.")
 
 
 def _pool_prior(moved: Mapping[str, Any] | None) -> str | None:
@@ -193,12 +200,18 @@ def _classified(run: FinishedRun, classified: Mapping[str, Any]) -> str:
             + f"; mean predictive entropy {classified['mean_entropy']:.3f} nats (max {np.log(len(run.classes)):.3f}).")
 
 
+def _class_nll(measures: Any) -> Any:
+    """Which rows of a later check's measures are its NLL over the model's classes ('4-class nll')."""
+    return measures["measure"].str.fullmatch(r"\d+-class nll")
+
+
 def _later_release(run: FinishedRun) -> str | None:
-    """What a later release found: the 3-class NLL of the model and of the best baseline, if the folder was checked."""
+    """What a later release found: the NLL over the model's classes of the model and of the best baseline, if the
+    folder was checked."""
     measures = run.later
     if measures is None:
         return None
-    nll = measures[measures["measure"] == "3-class nll"].set_index("model")
+    nll = measures[_class_nll(measures)].set_index("model")
     if nll.empty:
         return None
     baselines = nll.drop(index=[MODEL, ERROR_BLIND_MODEL], errors="ignore")
@@ -207,13 +220,13 @@ def _later_release(run: FinishedRun) -> str | None:
                                       f"model {_difference(nll.loc[best])}, paired 95% interval)")
     return (f"**Checked against a later release**: {measures['later'].iloc[0]} gives {int(nll['n'].iloc[0])} of the "
             f"classified {measures['earlier'].iloc[0]} sources one of the model's classes ({nll['sources'].iloc[0]}). "
-            f"On them the 3-class NLL is {nll.loc[MODEL, 'value']:.3f} nats for the model{versus}; the table "
+            f"On them the {len(run.classes)}-class NLL is {nll.loc[MODEL, 'value']:.3f} nats for the model{versus}; the table "
             "\"Checked against a later release\" gives every measure (`gpal check-later`).")
 
 
 def _target_lists(run: FinishedRun) -> str | None:
-    """The target lists, what an observer submits: how they are cut and ranked, and how long each is (None for a
-    run without them)."""
+    """The target lists, what an observer submits: how they are cut and ranked, how many members each should hold,
+    what is left out as already known, and which doubts they carry (None for a run without them)."""
     frame = run.frame
     if not set(NEEDED) <= set(frame.columns):
         return None
@@ -222,16 +235,32 @@ def _target_lists(run: FinishedRun) -> str | None:
     merge = run.training.get("merge", {})
     lists = candidate_lists(frame, classes, merge, cuts)
     rule = known_class_rule(run.classes, merge, run.training["n_per_class"])
-    return ("**Target lists, one per class** (what a proposal submits): "
-            + ", ".join(f"{_link(candidate_file(cls))} ({len(rows)} sources, regions in "
-                        f"{_link(region_file(candidate_file(cls)))})" for cls, rows in lists.items())
-            + ". Each holds the point sources of the trained population (not `ood`) that the model puts in the class "
-            f"(`predicted_class`), through the cuts {cuts_text(cuts)} (`--candidate-significance`, "
-            "`--candidate-max-ellipse`, `--candidate-flags`; defaults chosen on later labels, docs/targets.md), "
-            "most probable first, with `p_mc_se`, the Monte Carlo error of the probabilities, beside `p_<class>`. "
-            "They carry what to point at: the catalog position and 95% ellipse, the counterpart (`ASSOC1`, "
-            "`RA_Counterpart`, `DEC_Counterpart`, `ASSOC_PROB_BAY`, `ASSOC_PROB_LR`) and the `Flags` in words "
-            "(`Flag_Words`). "
+    yields = []
+    for cls, rows in lists.items():
+        expected, low, high = expected_members(rows[proba_column(cls)].to_numpy(float))
+        kept = clean(rows)
+        yields.append(f"{_link(candidate_file(cls))}: {len(rows)} sources, {expected:.0f} {cls} expected (95% "
+                      f"interval {low}-{high}; {len(kept)} in {_link(clean_file(cls))})")
+    known_rows = known_sources(frame, cuts)
+    known_text = (f"{len(known_rows)} classified sources through the cuts are already known beyond their CLASS1 "
+                  f"({', '.join(f'{n} {c}' for c, n in known_rows['known_class'].value_counts().items())}; looked "
+                  f"up in {run.table.meta.get('KNOWNFROM', 'the catalog')}): they are in no target list but in "
+                  f"{_link(KNOWN_FILE)}, each with `known_reason`. " if len(known_rows) else
+                  "No classified source through the cuts is known beyond its CLASS1 (`known_class`). ")
+    return ("**Target lists, one per class** (what a proposal submits): " + "; ".join(yields)
+            + ". The expected number of members is the sum of the list's probabilities, its interval that of the count "
+            "if each source is a member with its probability; the classes cover the open sky (the other populations "
+            "are a class), and a source unlike every class is `ood` and in no list. Each list holds the point "
+            "sources of the trained population that the model puts in the class (`predicted_class`), through the "
+            f"cuts {cuts_text(cuts)} (`--candidate-significance`, `--candidate-max-ellipse`, `--candidate-flags`; "
+            f"defaults chosen on later labels, docs/targets.md), in the order {ORDER_RULE} (beyond two decimals the "
+            "probabilities do not tell sources apart). " + known_text
+            + "The `caveats` column says in words why a row may not be what it seems (the catalog's doubtful flags "
+            f"{', '.join(map(str, DOUBTFUL_FLAGS))}; the Galactic plane); the clean list leaves out the rows with a "
+            "doubtful flag. The lists carry what to point at: the catalog position in degrees and sexagesimal "
+            "(`RA_hms`, `DEC_dms`) and its 95% ellipse, the counterpart (`ASSOC1`, or `ASSOC2` / `CLASS2` where only "
+            "that is given, `RA_Counterpart`, `DEC_Counterpart`, `ASSOC_PROB_BAY`, `ASSOC_PROB_LR`), the curvature "
+            "significance, peak energy and variability index, and the `Flags` in words (`Flag_Words`). "
             + (f"What the catalog already knows enters the probabilities: {rule}; so no bcu is a candidate of a class "
                "outside the blazars. " if rule else "")
             + ("`--target` lists one class only." if len(classes) == 1 and len(run.classes) > 1 else
