@@ -39,11 +39,12 @@ from gpal.catalogs.known_classes import outside_group
 from gpal.catalog_jobs.job_settings import (
     WHEN_CHANGED, JobSetting, check_settings, header_of, recorded_settings, settings_from_header,
 )
-from gpal.constraints import Integer, ListOf, Real
+from gpal.catalog_jobs.visibility import TELESCOPES, declination_range
+from gpal.constraints import Integer, ListOf, OneOf, Optional, Real
 
 __all__ = ["CANDIDATE_SETTINGS", "CUTS", "Cut", "DOUBTFUL_FLAGS", "FLAG_NUMBERS", "KNOWN_FILE", "ORDER_RULE",
            "RANK_DIGITS", "candidate_file", "candidate_lists", "caveats", "check_cuts", "clean", "clean_file", "cuts_from_meta",
-           "cuts_identity", "cuts_meta", "cuts_text", "expected_members", "flag_mask", "followable", "known", "known_sources",
+           "cuts_identity", "cuts_meta", "cuts_text", "expected_members", "flag_mask", "followable", "known", "known_sources", "visible",
            "passes_flags", "point_sources_through"]
 
 #: A flag number: the LAT catalogs document flags 1 to 14; a Flags column holds at most 32 bits.
@@ -99,6 +100,20 @@ CUTS: Mapping[str, Cut] = {
                    "the catalog's Flags (numbers, e.g. 5,6,14) that leave a source out of the target lists",
                    record=WHEN_CHANGED, keyword="CXFLAGS", unordered=True),
         "catalog Flags (numbers) that leave a source out of the target lists", _flags_words),
+    "candidate_declination": Cut(
+        JobSetting(ListOf(Real(-90, 90), min_length=2, max_length=2), (-90.0, 90.0),
+                   "the declinations (deg, south then north) a target list keeps, e.g. -40,90 (on the command "
+                   "line --candidate-declination=-40,90: the value starts with a minus)",
+                   record=WHEN_CHANGED, keyword="CDEC"),
+        "declinations (deg) a target list keeps",
+        lambda v: "" if tuple(v) == (-90.0, 90.0) else f"declination {v[0]:+g} to {v[1]:+g} deg"),
+    "candidate_visible_from": Cut(
+        JobSetting(Optional(OneOf(tuple(TELESCOPES))), None,
+                   f"a telescope ({', '.join(TELESCOPES)}) whose sky a target list keeps: the declinations it sees "
+                   "at transit (None: any)", record=WHEN_CHANGED, keyword="CVISIBLE"),
+        "telescope whose visible declinations a target list keeps",
+        lambda v: "" if v is None else (
+            f"visible from {v} (declination {declination_range(v)[0]:+.1f} to {declination_range(v)[1]:+.1f} deg)")),
 }
 #: The cuts as settings (`gpal.catalog_jobs.classify.SETTINGS` holds them).
 CANDIDATE_SETTINGS = {name: cut.setting for name, cut in CUTS.items()}
@@ -138,8 +153,9 @@ def cuts_from_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def cuts_text(cuts: Mapping[str, Any]) -> str:
-    """The cuts in words: 'Signif_Avg >= 5, 95% semi-major axis <= 0.1 deg, any Flags'."""
-    return ", ".join(CUTS[name].words(value) for name, value in cuts.items())
+    """The cuts in words: 'Signif_Avg >= 5, 95% semi-major axis <= 0.1 deg, any Flags' (a visibility cut only where
+    one is set)."""
+    return ", ".join(words for name, value in cuts.items() if (words := CUTS[name].words(value)))
 
 
 def flag_mask(flags: Sequence[int]) -> int:
@@ -185,7 +201,22 @@ def followable(frame: pd.DataFrame, cuts: Mapping[str, Any]) -> np.ndarray:
     """
     ellipse = np.nan_to_num(frame["Conf_95_SemiMajor"].to_numpy(np.float64), nan=np.inf)
     keep = ~frame["ood"].to_numpy(bool) & (ellipse <= cuts["candidate_max_ellipse"])
-    return keep & point_sources_through(frame, cuts["candidate_significance"], cuts["candidate_flags"])
+    return keep & visible(frame, cuts) & point_sources_through(frame, cuts["candidate_significance"],
+                                                               cuts["candidate_flags"])
+
+
+def visible(frame: pd.DataFrame, cuts: Mapping[str, Any]) -> np.ndarray:
+    """Which rows lie in the declinations the cuts keep (``candidate_declination`` and, where set, the sky of
+    ``candidate_visible_from``); a row without ``DEC`` passes only when no declination is cut."""
+    south, north = sorted(cuts.get("candidate_declination", (-90.0, 90.0)))
+    telescope = cuts.get("candidate_visible_from")
+    if telescope is not None:
+        sees = declination_range(telescope)
+        south, north = max(south, sees[0]), min(north, sees[1])
+    if (south, north) == (-90.0, 90.0):
+        return np.ones(len(frame), dtype=bool)
+    dec = frame["DEC"].to_numpy(np.float64) if "DEC" in frame else np.full(len(frame), np.nan)
+    return (dec >= south) & (dec <= north)
 
 
 def clean_file(cls: str) -> str:

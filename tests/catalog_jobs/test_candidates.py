@@ -98,7 +98,8 @@ def test_flags_pass_unless_they_carry_an_excluded_flag():
 def test_the_cuts_are_declared_once_and_read_back_from_the_table_keywords():
     assert {name: SETTINGS[name] for name in CUTS} == CANDIDATE_SETTINGS  # the main job's settings hold them
     cuts = check_cuts({"candidate_significance": 6, "candidate_flags": [14, 5]})
-    assert cuts == {"candidate_significance": 6, "candidate_max_ellipse": 0.1, "candidate_flags": (5, 14)}
+    assert cuts == {"candidate_significance": 6, "candidate_max_ellipse": 0.1, "candidate_flags": (5, 14),
+                    "candidate_declination": (-90.0, 90.0), "candidate_visible_from": None}
     assert cuts_from_meta(cuts_meta(cuts)) == cuts
     assert cuts_from_meta({}) == check_cuts({})  # a table of an earlier gpal: the defaults
     assert cuts_identity(check_cuts({})) == {}  # a run at the defaults is recorded as before
@@ -114,3 +115,32 @@ def test_bad_cuts_are_refused_naming_the_cut():
         check_cuts({"candidate_max_ellipse": 0.0})
     with pytest.raises(ValueError, match=r"candidate_flags\[0\]"):
         check_cuts({"candidate_flags": [0]})
+
+
+def test_a_telescope_sees_the_declinations_whose_highest_elevation_clears_its_limit():
+    from gpal.catalog_jobs.visibility import TELESCOPES, declination_range
+
+    hour_angle = np.linspace(-np.pi, np.pi, 3601)
+    for name, site in TELESCOPES.items():
+        south, north = declination_range(name)
+        phi = np.radians(site.latitude)
+        for dec in np.arange(-89.5, 90, 0.5):  # independently: the elevation over a day, from spherical trigonometry
+            d = np.radians(dec)
+            highest = np.degrees(np.arcsin(np.sin(phi) * np.sin(d) + np.cos(phi) * np.cos(d) * np.cos(hour_angle))).max()
+            if abs(highest - site.min_elevation) > 0.01:
+                assert (south <= dec <= north) == (highest > site.min_elevation), (name, dec)
+    with pytest.raises(ValueError, match=r"unknown telescope 'Arecibo'; known: FAST, GBT"):
+        declination_range("Arecibo")
+
+
+def test_the_declination_cuts_keep_what_the_telescope_sees():
+    frame = _frame().assign(DEC=[-60.0, 10.0, 0, 0, 0, 70.0, 0, 0])
+    assert candidate_lists(frame, ["pulsar"], MERGE, check_cuts({}))["pulsar"]["Source_Name"].tolist() == ["b", "a"]
+    fast = check_cuts({"candidate_visible_from": "FAST"})  # declinations -14.35 to +65.65
+    assert candidate_lists(frame, ["pulsar"], MERGE, fast)["pulsar"]["Source_Name"].tolist() == ["b"]
+    assert candidate_lists(frame, ["bll"], MERGE, fast)["bll"].empty  # f at +70 never rises 50 deg at FAST
+    south = check_cuts({"candidate_declination": [-90, 0]})
+    assert candidate_lists(frame, ["pulsar"], MERGE, south)["pulsar"]["Source_Name"].tolist() == ["a"]
+    assert "visible from FAST (declination -14.4 to +65.7 deg)" in cuts_text(fast)
+    with pytest.raises(ValueError, match="candidate_declination"):
+        check_cuts({"candidate_declination": [-100, 0]})

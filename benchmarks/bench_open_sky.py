@@ -1,0 +1,248 @@
+"""The open sky: what a run on an older release promised, scored by the classes FL16Y later gave its sources.
+
+The main job's default was chosen here (`gpal.catalogs.schemes.DEFAULT_SCHEME`, the pool prior's default in
+`gpal.catalog_jobs.pool_prior`, the clean lists' flags in `gpal.catalog_jobs.candidates.DOUBTFUL_FLAGS`).  For each
+shipped release older than FL16Y and each variant of `VARIANTS`, ``gpal classify`` runs into
+``RUNS/<release>/<variant>`` (a finished folder is reused: the study resumes where it stopped) and the run's later
+check (its ``tables/later_check_sources.csv``: each classified source's probabilities and the class FL16Y gives it)
+is read as an observer would read the lists:
+
+- **other caught**: of the unassociated sources FL16Y associates with a population that is neither an AGN nor a
+  pulsar, the share the run put in an other class or flagged "none of these";
+- **main leaked**: of those FL16Y associates with a blazar (bll, fsrq, bcu) or a pulsar, the share it put there;
+- **blazars expected / found**: the unassociated sources' summed blazar probability over the later blazars;
+- **pulsar list expected / found**: of ``candidates_pulsar.csv``'s rows FL16Y associates (unk left out), the summed
+  p_pulsar over the pulsars FL16Y found;
+- **3-class NLL**: over every classified source FL16Y calls bll, fsrq, psr or msp, -log of the probability the run
+  gave that class (a four-class model's mass on "other" counts against it), paired bootstrap against the first
+  variant; and the model's own N-class NLL beside logistic regression with the same classes (the later check's).
+
+With ``--flagged`` it also counts, over the default variant's target lists, how often a flagged candidate kept its
+class, and the FL16Y default run's lists against every route of `gpal.catalogs.known_sources.known_about` (no
+known source may be in a list).
+
+    python benchmarks/bench_open_sky.py --runs runs/open_sky                     # run what is missing, print
+    python benchmarks/bench_open_sky.py --runs runs/open_sky --record docs/results/open_sky.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+#: The releases a later one (FL16Y) scores, oldest first.
+RELEASES = ("3FGL", "4FGL", "4FGL-DR2", "4FGL-DR4")
+#: Variant -> the ``gpal classify`` options beside the defaults.  The first is the earlier default (three classes,
+#: the unassociated moved to their EM mix), the last today's.
+VARIANTS = {
+    "closed sky + pool prior": ["--classes", "blazar_pulsar", "--pool-prior"],
+    "open sky + pool prior": ["--classes", "open_sky", "--pool-prior"],
+    "open sky": ["--classes", "open_sky", "--no-pool-prior"],
+}
+BLAZARS, PULSARS = ("bll", "fsrq", "bcu"), ("psr", "msp")
+#: Later classes that say nothing: none, "unknown nature", no FL16Y counterpart.
+NO_CLASS = ("", "unk", "missing")
+N_BOOT = 2000
+
+
+def _slug(variant: str) -> str:
+    return variant.replace(" + ", "_").replace(" ", "_")
+
+
+def run(runs: Path, release: str, variant: str) -> Path:
+    """The finished ``gpal classify`` folder of one release and variant (run here when missing)."""
+    out = runs / release / _slug(variant)
+    if not (out / "report.md").is_file():
+        print(f"running gpal classify on {release} ({variant}) -> {out}", file=sys.stderr, flush=True)
+        subprocess.run([sys.executable, "-m", "gpal.cli", "classify", "--catalog", release, "--out", str(out),
+                        "--no-progress", "--quiet", *VARIANTS[variant]], check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+def _sources(folder: Path) -> pd.DataFrame:
+    """The later check's sources with the run's own predicted class and ood flag."""
+    sources = pd.read_csv(folder / "tables" / "later_check_sources.csv", keep_default_na=False)
+    sources["later_class"] = sources["later_class"].astype(str).str.strip().str.lower()
+    classified = pd.read_csv(folder / "classifications.csv", keep_default_na=False)
+    return sources.merge(classified[["Source_Name", "predicted_class", "ood"]], on="Source_Name",
+                         suffixes=("_check", ""))
+
+
+def _classes(sources: pd.DataFrame, model: str = "gpal") -> list[str]:
+    suffix = f"_{model}"
+    return [c[2:-len(suffix)] for c in sources.columns if c.startswith("p_") and c.endswith(suffix)]
+
+
+def _bool(values: pd.Series) -> np.ndarray:
+    return values.astype(str).str.lower().isin(["true", "1"]).to_numpy()
+
+
+def measures(folder: Path) -> dict[str, float]:
+    """The observer's measures of one run (this module's docstring)."""
+    sources = _sources(folder)
+    classes = _classes(sources)
+    unassociated = sources[(sources["CLASS1"].astype(str).str.strip() == "")
+                           & ~sources["later_class"].isin(NO_CLASS)]
+    later = unassociated["later_class"].to_numpy()
+    other = ~np.isin(later, (*BLAZARS, *PULSARS))
+    set_aside = np.char.startswith(unassociated["predicted_class"].to_numpy(str), "other") | _bool(unassociated["ood"])
+    blazars = unassociated[["p_bll_gpal", "p_fsrq_gpal"]].sum(axis=1).sum()
+    listed = pd.read_csv(folder / "candidates_pulsar.csv", keep_default_na=False)[["Source_Name", "p_pulsar"]]
+    listed = listed.merge(sources[["Source_Name", "later_class"]], on="Source_Name")
+    listed = listed[~listed["later_class"].isin(NO_CLASS)]
+    found = int(listed["later_class"].isin(PULSARS).sum())
+    return {"unassociated later classed": len(unassociated), "of them other": int(other.sum()),
+            "other caught": float(set_aside[other].mean()), "main leaked": float(set_aside[~other].mean()),
+            "blazars expected / found": float(blazars / np.isin(later, BLAZARS).sum()),
+            "pulsar list rows classed": len(listed), "pulsars expected": float(listed["p_pulsar"].sum()),
+            "pulsars found": found, "pulsar list expected / found": float(listed["p_pulsar"].sum() / max(found, 1)),
+            "classes": ",".join(classes)}
+
+
+def three_class_losses(folder: Path) -> pd.Series:
+    """-log p(later class) of every classified source FL16Y calls bll, fsrq, psr or msp, by source name."""
+    sources = _sources(folder)
+    truth = sources["later_class"].map({"bll": "bll", "fsrq": "fsrq", "psr": "pulsar", "msp": "pulsar"})
+    scored = sources[truth.notna()]
+    p = np.array([row[f"p_{cls}_gpal"] for (_, row), cls in zip(scored.iterrows(), truth[truth.notna()])])
+    return pd.Series(-np.log(np.clip(p, 1e-12, 1.0)), index=scored["Source_Name"].to_numpy())
+
+
+def paired(losses: pd.Series, reference: pd.Series, seed: int = 0) -> tuple[float, float, float]:
+    """Mean of ``losses - reference`` over their common sources and its 95% bootstrap interval."""
+    common = losses.index.intersection(reference.index)
+    diff = (losses[common] - reference[common]).to_numpy()
+    draws = np.random.default_rng(seed).integers(0, diff.size, (N_BOOT, diff.size))
+    means = diff[draws].mean(axis=1)
+    return float(diff.mean()), float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
+
+
+def model_nll(folder: Path) -> dict[str, list[float]]:
+    """The later check's own NLL over the model's classes, gpal and logistic: value, interval, paired difference."""
+    check = pd.read_csv(folder / "tables" / "later_check.csv")
+    rows = check[check["measure"].str.fullmatch(r"\d+-class nll")].set_index("model")
+    return {m: [float(rows.at[m, k]) for k in ("value", "low", "high", "diff", "diff_low", "diff_high")]
+            for m in ("gpal", "logistic") if m in rows.index}
+
+
+def flagged_kept(runs: Path, variant: str) -> pd.DataFrame:
+    """Over every release's target lists of ``variant``: rows FL16Y classes, with and without a doubtful flag, and
+    how many kept the list's class; rows FL16Y lost."""
+    from gpal.catalog_jobs.candidates import DOUBTFUL_FLAGS, flag_mask
+
+    mask = flag_mask(DOUBTFUL_FLAGS)
+    kept = {"flagged": [0, 0, 0, 0], "unflagged": [0, 0, 0, 0]}  # rows, lost, classed, kept
+    for release in RELEASES:
+        folder = runs / release / _slug(variant)
+        sources = _sources(folder)[["Source_Name", "later_class"]]
+        for path in folder.glob("candidates_*.csv"):
+            if path.stem.endswith("_clean"):
+                continue
+            cls = path.stem[len("candidates_"):]
+            members = {"bll": ("bll",), "fsrq": ("fsrq",), "pulsar": PULSARS}.get(cls)
+            rows = pd.read_csv(path, keep_default_na=False).merge(sources, on="Source_Name")
+            doubtful = (rows["Flags"].astype(int).to_numpy() & mask) > 0
+            for name, part in (("flagged", rows[doubtful]), ("unflagged", rows[~doubtful])):
+                classed = part[~part["later_class"].isin(NO_CLASS) & (part["later_class"] != "bcu")]
+                is_member = (classed["later_class"].isin(members) if members else
+                             ~classed["later_class"].isin((*BLAZARS, *PULSARS)))
+                counts = kept[name]
+                counts[0] += len(part)
+                counts[1] += int((part["later_class"] == "missing").sum())
+                counts[2] += len(classed)
+                counts[3] += int(is_member.sum())
+    return pd.DataFrame(kept, index=["rows", "lost by FL16Y", "classed by FL16Y", "kept their class"]).T
+
+
+def known_in_lists(folder: Path) -> dict[str, int]:
+    """An FL16Y run's target lists against every route of `known_about` (every other release, CLASS2, ATNF)."""
+    import warnings
+
+    from gpal.catalogs.known_sources import known_about
+
+    counts = {}
+    for path in sorted(folder.glob("candidates_*.csv")):
+        rows = pd.read_csv(path, keep_default_na=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            found = known_about("FL16Y", rows["Source_Name"].tolist())
+        known = (~found["known_class"].isin(["", "unk"]) & (found["known_route"] != "CLASS1")).to_numpy()
+        counts[path.name] = int(known.sum())
+        if path.name == "candidates_pulsar.csv":
+            counts["candidates_pulsar.csv top 100"] = int(known[:100].sum())
+    return counts
+
+
+def _tables(runs: Path) -> list[dict]:
+    from gpal.workflows.records import make_table
+
+    observer, nll, model = [], [], []
+    for release in RELEASES:
+        reference = three_class_losses(run(runs, release, next(iter(VARIANTS))))
+        for variant in VARIANTS:
+            folder = run(runs, release, variant)
+            m = measures(folder)
+            observer.append([f"{release} -> FL16Y", variant, f"{m['other caught']:.2f}", f"{m['main leaked']:.3f}",
+                             f"{m['blazars expected / found']:.2f}",
+                             f"{m['pulsars expected']:.1f} / {m['pulsars found']} = {m['pulsar list expected / found']:.2f}",
+                             f"{m['unassociated later classed']} ({m['of them other']})"])
+            losses = three_class_losses(folder)
+            diff = paired(losses, reference)
+            nll.append([f"{release} -> FL16Y", variant, len(losses), f"{losses.mean():.3f}",
+                        f"{diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}]"])
+            for name, (v, lo, hi, d, dlo, dhi) in model_nll(folder).items():
+                model.append([f"{release} -> FL16Y", variant, name, f"{v:.3f} [{lo:.3f}, {hi:.3f}]",
+                              "" if name == "gpal" else f"{d:+.3f} [{dlo:+.3f}, {dhi:+.3f}]"])
+    return [
+        make_table(["check", "variant", "other caught", "main leaked", "blazars expected / found",
+                    "pulsar list expected / found", "unassociated classed (other)"], observer, "llrrrrr",
+                   "What the lists promised against what FL16Y found (targets: other caught >= 0.5, main leaked <= "
+                   "0.10, blazars 0.8-1.25, pulsar list 0.67-1.5)"),
+        make_table(["check", "variant", "n", "3-class NLL", f"minus {next(iter(VARIANTS))} (paired 95%)"], nll,
+                   "llrrr", "Every classified source FL16Y calls bll, fsrq, psr or msp: -log of the run's probability "
+                   "of that class (lower is better; a four-class model's mass on other counts against it)"),
+        make_table(["check", "variant", "model", "NLL over the model's classes", "minus gpal (paired 95%)"], model,
+                   "lllrr", "The later check's own measure, beside logistic regression with the same classes and "
+                   "features (its baselines are not moved by the pool prior)"),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=Path, required=True, help="folder of the gpal classify runs (reused)")
+    parser.add_argument("--flagged", action="store_true", help="also the flagged-candidates and known-sources tables")
+    parser.add_argument("--record", type=Path, help="also write the results page's record to this file")
+    args = parser.parse_args(argv)
+    from gpal.identity import source_commit
+    from gpal.workflows.records import make_record, make_table, table_markdown, write_record
+
+    tables = _tables(args.runs)
+    if args.flagged:
+        counts = flagged_kept(args.runs, "open sky")
+        tables.append(make_table(["candidates", *counts.columns], [[i, *map(int, r)] for i, r in counts.iterrows()],
+                                 "lrrrr", "The open sky's target lists on every release (rows FL16Y classes as bcu "
+                                 "left out of 'classed'): flagged rows carry one of the doubtful flags"))
+        fl16y = args.runs / "FL16Y" / "open_sky"
+        if not (fl16y / "report.md").is_file():
+            subprocess.run([sys.executable, "-m", "gpal.cli", "classify", "--out", str(fl16y), "--no-progress",
+                            "--quiet"], check=True, stdout=subprocess.DEVNULL)
+        known = known_in_lists(fl16y)
+        tables.append(make_table(["FL16Y list (default run)", "rows already known"], [[k, v] for k, v in known.items()],
+                                 "lr", "Rows of the default FL16Y run's lists that CLASS2, an earlier release or the "
+                                 "ATNF catalogue already classes"))
+    for table in tables:
+        print(table["caption"], "\n", table_markdown(table), "\n", sep="")
+    if args.record:
+        command = f"python benchmarks/bench_open_sky.py --runs RUNS{' --flagged' if args.flagged else ''}"
+        write_record(args.record, make_record("The open sky: later labels of every class", command, source_commit(),
+                                              tables, settings={"variants": VARIANTS, "releases": RELEASES}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
