@@ -20,7 +20,7 @@ import pandas as pd
 
 from gpal.catalog_jobs.candidates import CANDIDATE_SETTINGS
 from gpal.catalog_jobs.follow_up import DEFAULT_TARGET, FOLLOW_UP_SETTINGS, check_target
-from gpal.catalog_jobs.job_settings import JobSetting, check_settings, header_of, recorded_settings
+from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, check_settings, header_of, recorded_settings
 from gpal.catalog_jobs.layout import (
     BASELINES_FILE, CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS, DEFAULT_OUT_DIR, ERROR_BLIND_MODEL_DIR, HELDOUT_FILE,
     REPORT_FILE, SIGNIFICANCE_COLUMN,
@@ -81,6 +81,10 @@ SETTINGS = {
                          keyword="TARGET"),
     **CANDIDATE_SETTINGS,
     **FOLLOW_UP_SETTINGS,
+    "pulsar_catalogue": JobSetting(Optional(Text()), None,
+                                   "a psrcat.db file of the ATNF Pulsar Catalogue (gzipped or not) whose pulsars inside "
+                                   "a source's 95% ellipse make it known (None: the shipped version 1.64)",
+                                   record=WHEN_CHANGED),
     # recorded as the groups it moves (False: off)
     "pool_prior": JobSetting(Boolean(), APPLIED_BY_DEFAULT,
                              "move the unassociated sources' classifications to their own class mix, estimated by EM "
@@ -204,7 +208,12 @@ def _plan(selection: CatalogSelection, estimator: Any, given: Mapping[str, Any],
     select = values["select"]
     tokens = select_tokens([t for t in DEFAULT_SELECT if t not in trained_codes] if select is None else select)
     header = header_of(SETTINGS, values)  # the lists and the report read the cuts and follow-up settings back
-    job_values = {name: values[name] for name in ("test_size", "chunk_size", "baselines", "target", "pool_prior")}
+    job_values = {name: values[name] for name in ("test_size", "chunk_size", "baselines", "target", "pool_prior",
+                                                  "pulsar_catalogue")}
+    if job_values["pulsar_catalogue"] is not None:  # a missing or malformed file is refused before any work
+        from gpal.catalogs.psrcat import read_psrcat
+
+        read_psrcat(job_values["pulsar_catalogue"])
     values.require_all_read("classify_catalog")
     pool = selection_pool(cat, tokens, data.meta["features"])  # an unknown selection fails before training, not after
     test_size, baselines = job_values["test_size"], job_values["baselines"]
@@ -293,7 +302,8 @@ def _classify_sources(job: _MainJob, trained: TrainedModel, outliers: Mapping[st
     log(f"classifying the {' + '.join(job.tokens)} sources of {job.catalog.release}")
     table = dated(predict_catalog(trained, job.catalog, job.tokens, chunk_size=job.settings["chunk_size"],
                                   executor=executor, progress=progress, pool=job.pool, information=False,
-                                  pool_prior=False, outliers=outliers))  # moved below, where its record is made
+                                  pool_prior=False, outliers=outliers,  # moved below, where its record is made
+                                  pulsars=job.settings["pulsar_catalogue"]))
     table = replace(table, meta={**table.meta, **job.header})
     pool_proba = proba_of(table.frame, trained.classes)
     record = None

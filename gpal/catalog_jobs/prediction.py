@@ -204,7 +204,7 @@ def with_information(table: ClassifiedSources, estimator: Any, pool: NoisyDatase
 KNOWN_COLUMNS = ("known_class", "known_as", "known_reason", "ATNF_pulsars")
 
 
-def _known(cat: Any, ids: Sequence[str]) -> tuple[pd.DataFrame, str]:
+def _known(cat: Any, ids: Sequence[str], pulsars: str | os.PathLike | None) -> tuple[pd.DataFrame, str]:
     """What is already known about each source beyond its CLASS1 (`known_about`, `KNOWN_COLUMNS`), from the catalog's
     CLASS2, the shipped releases before it (never a later one: a check scored on later labels would read its own
     answers) and the ATNF Pulsar Catalogue; and in words what was checked and what could not be."""
@@ -214,12 +214,14 @@ def _known(cat: Any, ids: Sequence[str]) -> tuple[pd.DataFrame, str]:
     earlier = order[:order.index(cat.release)] if cat.release in order else []
     with warnings.catch_warnings():  # the links' ambiguities are the notes' to say, once
         warnings.simplefilter("ignore")
-        found = known_about(cat, ids, releases=earlier)
+        found = known_about(cat, ids, releases=earlier, **({} if pulsars is None else {"pulsars": pulsars}))
     own = (found["known_route"] == "CLASS1").to_numpy()  # the CLASS1 column says that already
     out = found[list(KNOWN_COLUMNS)].copy().reset_index(drop=True)
     out.loc[own, ["known_class", "known_as", "known_reason"]] = ""
     psrcat = found.attrs.get("pulsar_catalogue")
-    checked = (f"CLASS2, {', '.join(earlier) or 'no earlier release'}, "
+    class2 = cat.columns.class2 is not None and cat.columns.class2 in cat.table.colnames
+    checked = (f"{'CLASS2' if class2 else 'no CLASS2 (the catalog has none)'}, "
+               f"{', '.join(earlier) or 'no earlier release'}, "
                + (f"ATNF pulsars ({psrcat['file']}, version {psrcat['version']})" if psrcat else "no pulsar catalogue"))
     return out, checked
 
@@ -236,6 +238,7 @@ def predict_catalog(
     target: str | None = None,
     pool_prior: bool = APPLIED_BY_DEFAULT,
     outliers: Mapping[str, Any] | None = None,
+    pulsars: str | os.PathLike | None = None,
 ) -> ClassifiedSources:
     """Class probabilities of the selected sources of ``catalog`` (a name, path or `Catalog`).
 
@@ -252,7 +255,9 @@ def predict_catalog(
     Prediction is chunked (``chunk_size`` rows) and runs on ``executor``
     (`gpal.runs.executors.make_executor`; in this process when None).  ``pool``: the
     selection already built from this catalog with the model's features (`selection_pool`),
-    so a caller that has it does not build it twice.
+    so a caller that has it does not build it twice.  What is already known of each source beyond its CLASS1
+    (`KNOWN_COLUMNS`: its CLASS2, the earlier shipped releases, the ATNF pulsars inside its ellipse from
+    ``pulsars``, a psrcat.db file, the shipped copy when None) is in the table, keyword ``KNOWNFROM`` saying where.
     """
     trained = model if isinstance(model, TrainedModel) else load_trained(model)
     cat = load_catalog(catalog) if isinstance(catalog, (str, os.PathLike)) else catalog
@@ -280,7 +285,7 @@ def predict_catalog(
                                         np.asarray(classes, dtype=object)[np.argmax(proba, axis=1)])
     frame["entropy"] = entropy(proba)
     frame[MC_ERROR_COLUMN] = mc_error  # the largest Monte Carlo standard error of the row's probabilities
-    known, notes = _known(cat, pool.ids.tolist())
+    known, notes = _known(cat, pool.ids.tolist(), pulsars)
     frame = pd.concat([frame, targets.drop(columns="Source_Name"), known], axis=1)
     # "none of these", where the folder saved its score or the caller holds it
     flags = saved_outliers(trained.folder, pool) if outliers is None else outlier_flags(outliers, pool)
