@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
                                  "lr", "Rows of the default FL16Y run's lists that CLASS2, an earlier release or the "
                                  "ATNF catalogue already classes"))
     for table in tables:
-        print(table["caption"], "\n", table_markdown(table), "\n", sep="")
+        print(table_markdown(table), "\n", sep="")
     if args.record:
         command = f"python benchmarks/bench_open_sky.py --runs RUNS{' --flagged' if args.flagged else ''}"
         write_record(args.record, make_record("The open sky: later labels of every class", command, source_commit(),
