@@ -47,7 +47,7 @@ def test_noisy_dataset_input_keeps_class_names_and_variances():
         (np.zeros((2, 1)), [1, 1], None, ValueError, "at least 2 classes"),
         (np.zeros((2, 1)), [0, 1], -np.ones((2, 1)), ValueError, ">= 0"),
         (np.zeros((2, 1)), [0, 1], np.ones((2, 2)), ValueError, "shape of X"),
-        (np.zeros((2, 1)), None, None, TypeError, "needs labels"),
+        (np.zeros((2, 1)), None, None, ValueError, "requires y to be passed, but the target y is None"),
         ([["a"], ["b"]], [0, 1], None, TypeError, "numeric"),
     ],
 )
@@ -57,7 +57,7 @@ def test_fit_validation(X, y, X_var, error, message):
 
 
 def test_predict_validation():
-    with pytest.raises(ValueError, match="has 3 features, but the model was fitted with 2"):
+    with pytest.raises(ValueError, match="X has 3 features, but the model is expecting 2 features as input"):
         check_predict_data(np.zeros((1, 3)), None, 2, needs_variance=False)
     with pytest.raises(ValueError, match="pass X_var"):
         check_predict_data(np.zeros((1, 2)), None, 2, needs_variance=True)
