@@ -18,8 +18,8 @@ SMALL = {
     "noisy_gp": {"num_inducing": 8, "epochs": 3, "batch_size": 50, "n_samples": 16},
     "dirichlet": {"num_inducing": 8, "max_iter": 2, "n_samples": 16, "alpha_epsilon": 0.01},
     "logistic_bound": {"num_inducing": 8, "max_iter": 1, "max_fun": 2, "n_updates": 1},
-    "logistic_softmax": {"num_inducing": 8, "max_iter": 3, "n_samples": 64, "exact_steps": 2, "exact_samples": 16},
-    "gpr_platt": {"num_inducing": 8, "max_iter": 3},
+    "logistic_softmax": {"num_inducing": 8, "max_iter": 2, "n_samples": 32, "exact_steps": 1, "exact_samples": 8},
+    "gpr_platt": {"num_inducing": 8, "max_iter": 2},
 }
 #: Families whose fits trace their TensorFlow functions anew per model (no trace shared between fits of one signature,
 #: as NoisyGPClassifier's and LogisticSoftmaxGPClassifier's are): at these sizes tracing is most of a fit's time, and
