@@ -143,14 +143,14 @@ def check_fit_data(X: Any, y: Any = None, X_var: Any = None, min_classes: int = 
             f"y has {missing.size} missing label(s) (NaN or None), first at row {missing[0]}; "
             "drop those rows or give them a class (np.unique would make NaN a class of its own)"
         )
-    kind = type_of_target(labels, input_name="y")
-    if kind.startswith("continuous"):
-        raise ValueError(f"Unknown label type: {kind}. y holds non-integer numbers (e.g. {labels[0]!r}), but {who} "
-                         "needs class labels (strings, integers or integer-valued floats); bin a continuous target first")
     try:
+        kind = type_of_target(labels, input_name="y")
         classes, codes = np.unique(labels, return_inverse=True)
     except TypeError as exc:
         raise TypeError(f"labels must be mutually comparable (e.g. all strings or all ints): {exc}") from None
+    if kind.startswith("continuous"):
+        raise ValueError(f"Unknown label type: {kind}. y holds non-integer numbers (e.g. {labels[0]!r}), but {who} "
+                         "needs class labels (strings, integers or integer-valued floats); bin a continuous target first")
     if len(classes) < min_classes:
         raise ValueError(f"need at least {min_classes} classes to fit a classifier; y has {len(classes)} "
                          f"class{'es' if len(classes) != 1 else ''}: {list(classes)}")
