@@ -106,7 +106,8 @@ def predict_proba_chunked(
     path = str(Path(model_dir).resolve())
     saved_format(Path(path))  # a clear error before anything is loaded
     estimator = loaded_estimator(path)
-    Xa, Va = check_predict_data(X, X_var, estimator.n_features_in_, estimator.needs_X_var)
+    Xa, Va = check_predict_data(X, X_var, estimator.n_features_in_, estimator.needs_X_var,
+                                owner=f"the {type(estimator).__name__} saved in {path}")
     n = Xa.shape[0]
     if n == 0:
         raise ValueError("predict needs at least one row; X is empty")

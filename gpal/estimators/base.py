@@ -15,8 +15,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
+from scipy import sparse
 from sklearn.base import ClassifierMixin
 from sklearn.exceptions import NotFittedError
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_array, column_or_1d
 
 from gpal.constraints import Constraint, check_params
 from gpal.data.dataset import NoisyDataset, Standardizer
@@ -24,7 +27,8 @@ from gpal.identity import jsonable
 from gpal.saved_models import (check_array_checksums, classes_from_json, classes_to_json, corrupt_field,
                                 load_model_dir, save_model_dir)
 
-__all__ = ["FitData", "FitInterrupted", "GPClassifierMixin", "check_fit_data", "check_predict_data", "check_sample_weight", "entropy", "raise_if_interrupted", "warn_ignored_noise"]
+__all__ = ["FitData", "FitInterrupted", "GPClassifierMixin", "check_fit_data", "check_predict_data", "check_sample_weight", "entropy",
+           "expected_failed_checks", "raise_if_interrupted", "warn_ignored_noise"]
 
 
 @dataclass(frozen=True)
@@ -38,18 +42,29 @@ class FitData:
     feature_names: tuple[str, ...]
 
 
-def _matrix(name: str, value: Any) -> np.ndarray:
+def _matrix(name: str, value: Any, min_rows: int = 0, owner: str | None = None) -> np.ndarray:
+    """``value`` as a dense, real, finite float64 (n_samples, n_features) array, at least ``min_rows`` rows; the
+    refusals are scikit-learn's (`sklearn.utils.validation.check_array`'s words where it has them), naming ``name``."""
+    if sparse.issparse(value):
+        raise TypeError(f"{name} is a scipy sparse {type(value).__name__}, but sparse input is not supported: "
+                        f"gpal's models take dense arrays (convert it with {name}.toarray())")
     raw = value if isinstance(value, np.ndarray) else np.asarray(value, dtype=object)
     if raw.dtype.kind in "USV" or (raw.dtype == object and any(isinstance(v, (str, bytes)) for v in raw.ravel())):
         # as scikit-learn: numbers given as text are a mistake upstream, not something to parse silently
         raise TypeError(f"{name} must be numeric; got {'text' if raw.dtype.kind != 'V' else 'records'} "
                         f"(dtype {raw.dtype}): convert it to numbers first")
+    if raw.dtype.kind == "c" or (raw.dtype == object and any(isinstance(v, (complex, np.complexfloating)) for v in raw.ravel())):
+        raise ValueError(f"Complex data not supported: {name} holds complex numbers (dtype {raw.dtype}); "
+                         "gpal's models take real features")
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name} must be numeric; {exc}") from None
     if arr.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {arr.shape}")
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features); got shape {arr.shape}. Reshape your data with "
+                         f"{name}.reshape(-1, 1) if it has a single feature or {name}.reshape(1, -1) if it is a single sample")
+    # no rows (when rows are needed) or no columns: scikit-learn's messages, which name the shape and the minimum
+    check_array(arr, dtype=None, ensure_all_finite=False, ensure_min_samples=min_rows, input_name=name, estimator=owner)
     bad = ~np.isfinite(arr)
     if bad.any():
         rows, cols = np.nonzero(bad)
@@ -79,7 +94,7 @@ def _missing_labels(labels: np.ndarray) -> np.ndarray:
 
 
 def check_sample_weight(sample_weight: Any, n_rows: int) -> np.ndarray | None:
-    """None, or ``sample_weight`` as (n_rows,) float64: finite, >= 0, not all 0 (ValueError otherwise).
+    """None, or ``sample_weight`` as (n_rows,) float64: finite, >= 0, not all zero (ValueError otherwise).
 
     Returns
     -------
@@ -90,14 +105,19 @@ def check_sample_weight(sample_weight: Any, n_rows: int) -> np.ndarray | None:
         return None
     weight = np.asarray(sample_weight, dtype=np.float64)
     if weight.shape != (n_rows,) or not np.all(np.isfinite(weight)) or np.any(weight < 0) or not np.any(weight > 0):
-        raise ValueError(f"sample_weight must hold one finite weight >= 0 per row ({n_rows}), not all 0; "
+        raise ValueError(f"sample_weight must hold one finite weight >= 0 per row ({n_rows}), not all zero; "
                          f"got shape {weight.shape}" + (f", min {weight.min():.4g}, max {weight.max():.4g}"
                                                          if weight.size and weight.ndim == 1 else ""))
     return weight
 
 
-def check_fit_data(X: Any, y: Any = None, X_var: Any = None, min_classes: int = 2) -> FitData:
-    """Arrays or a labelled ``NoisyDataset`` -> ``FitData``; labels may be any hashable type."""
+def check_fit_data(X: Any, y: Any = None, X_var: Any = None, min_classes: int = 2, owner: str | None = None) -> FitData:
+    """Arrays or a labelled ``NoisyDataset`` -> ``FitData``; labels may be any hashable type, not continuous numbers.
+
+    ``owner`` (the estimator's name) is named in the refusals scikit-learn's words carry.  A column y (n, 1) is
+    raveled with scikit-learn's ``DataConversionWarning``.
+    """
+    who = owner or "this classifier"
     if isinstance(X, NoisyDataset):
         if y is not None or X_var is not None:
             raise TypeError("pass either a NoisyDataset or arrays X, y (and X_var), not both")
@@ -107,11 +127,14 @@ def check_fit_data(X: Any, y: Any = None, X_var: Any = None, min_classes: int = 
         data, names = (X.X, X.X_var, labels), X.feature_names
     else:
         if y is None:
-            raise TypeError("fit needs labels y (or a labelled NoisyDataset)")
+            raise ValueError(f"{who} requires y to be passed, but the target y is None: fit needs labels y "
+                             "(one per row of X) or a labelled NoisyDataset")
         data, names = (X, X_var, y), ()
-    Xa = _matrix("X", data[0])
+    Xa = _matrix("X", data[0], min_rows=1, owner=owner)
     V = _variances(Xa, data[1])
     labels = np.asarray(data[2])
+    if labels.ndim == 2 and labels.shape[1] == 1:
+        labels = column_or_1d(labels, warn=True)  # a one-column frame or (n, 1) array: used, with scikit-learn's warning
     if labels.ndim != 1 or labels.shape[0] != Xa.shape[0]:
         raise ValueError(f"y must be 1-D with one label per row of X ({Xa.shape[0]}); got shape {labels.shape}")
     missing = np.nonzero(_missing_labels(labels))[0]
@@ -121,23 +144,31 @@ def check_fit_data(X: Any, y: Any = None, X_var: Any = None, min_classes: int = 
             "drop those rows or give them a class (np.unique would make NaN a class of its own)"
         )
     try:
+        kind = type_of_target(labels, input_name="y")
         classes, codes = np.unique(labels, return_inverse=True)
     except TypeError as exc:
         raise TypeError(f"labels must be mutually comparable (e.g. all strings or all ints): {exc}") from None
+    if kind.startswith("continuous"):
+        raise ValueError(f"Unknown label type: {kind}. y holds non-integer numbers (e.g. {labels[0]!r}), but {who} "
+                         "needs class labels (strings, integers or integer-valued floats); bin a continuous target first")
     if len(classes) < min_classes:
-        raise ValueError(f"need at least {min_classes} classes to fit a classifier; y has {len(classes)}: {list(classes)}")
+        raise ValueError(f"need at least {min_classes} classes to fit a classifier; y has {len(classes)} "
+                         f"class{'es' if len(classes) != 1 else ''}: {list(classes)}")
     return FitData(Xa, V, codes.astype(np.int64), classes, tuple(names) or tuple(f"x{j}" for j in range(Xa.shape[1])))
 
 
-def check_predict_data(X: Any, X_var: Any, n_features: int, needs_variance: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Inputs for prediction, checked against the fitted model (arrays or a NoisyDataset)."""
+def check_predict_data(X: Any, X_var: Any, n_features: int, needs_variance: bool,
+                       owner: str = "the model") -> tuple[np.ndarray, np.ndarray]:
+    """Inputs for prediction, checked against the fitted model (arrays or a NoisyDataset); ``owner`` names the model
+    in the refusal of another number of features."""
     if isinstance(X, NoisyDataset):
         if X_var is not None:
             raise TypeError("pass either a NoisyDataset or arrays X (and X_var), not both")
         X, X_var = X.X, X.X_var
-    Xa = _matrix("X", X)
+    Xa = _matrix("X", X, owner=owner)
     if Xa.shape[1] != n_features:
-        raise ValueError(f"X has {Xa.shape[1]} features, but the model was fitted with {n_features}")
+        raise ValueError(f"X has {Xa.shape[1]} features, but {owner} is expecting {n_features} features as input "
+                         f"(the number it was fitted with)")
     if X_var is None and needs_variance:
         raise ValueError(
             "this model was fitted to use the inputs' measured noise: pass X_var "
@@ -167,6 +198,18 @@ def entropy(proba: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(p > 0, p * np.log(p), 0.0)
     return -terms.sum(axis=-1)
+
+
+def expected_failed_checks(estimator: Any) -> dict[str, str]:
+    """The scikit-learn estimator checks ``estimator``'s family declares it cannot pass, each with its reason: the
+    ``expected_failed_checks`` argument of `sklearn.utils.estimator_checks.parametrize_with_checks` and ``check_estimator``.
+
+    Returns
+    -------
+    dict
+        Check name -> reason; empty for a family that passes them all.
+    """
+    return dict(getattr(type(estimator), "sklearn_expected_failures", {}))
 
 
 class FitInterrupted(KeyboardInterrupt):
@@ -202,6 +245,20 @@ class GPClassifierMixin(ClassifierMixin):
     #: Whether ``predict_proba(X, X_var, return_mc_error=True)`` also returns the probabilities' Monte Carlo
     #: standard errors; a family without it takes no such argument (its callers treat the errors as zero).
     reports_mc_error: ClassVar[bool] = False
+    #: A family that models two classes only; scikit-learn's tags say so (``classifier_tags.multi_class``).
+    binary_only: ClassVar[bool] = False
+    #: scikit-learn's estimator checks (`sklearn.utils.estimator_checks`) that a model of this family cannot pass,
+    #: check name -> the reason; `expected_failed_checks` hands them to ``parametrize_with_checks`` / ``check_estimator``.
+    sklearn_expected_failures: ClassVar[Mapping[str, str]] = {}
+
+    def __sklearn_tags__(self) -> Any:
+        """scikit-learn's tags: a classifier of dense, finite, real inputs (``validate_params`` checks the parameters,
+        so scikit-learn's parameter checks apply); multi-class unless ``binary_only``."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        tags.input_tags.allow_nan = False
+        tags.classifier_tags.multi_class = not self.binary_only
+        return tags
 
     @property
     def needs_X_var(self) -> bool:
@@ -230,9 +287,13 @@ class GPClassifierMixin(ClassifierMixin):
     def _check_fitted(self) -> None:
         """Fitted, and parameters still valid: ``set_params`` does not check them (as in scikit-learn),
         and prediction reads some (``n_samples``), so a bad one set after fit is named here."""
+        self._require_fitted()
+        self.validate_params()
+
+    def _require_fitted(self) -> None:
+        """NotFittedError (an AttributeError too) unless fitted: what a fitted attribute computed on demand checks."""
         if not self.__sklearn_is_fitted__():
             raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit first")
-        self.validate_params()
 
     def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -306,7 +367,7 @@ class GPClassifierMixin(ClassifierMixin):
 
     def _prediction_inputs(self, X: Any, X_var: Any, needs_variance: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Prediction inputs and variances checked against the fitted model, in its standardised units."""
-        X, X_var = check_predict_data(X, X_var, self.n_features_in_, needs_variance)
+        X, X_var = check_predict_data(X, X_var, self.n_features_in_, needs_variance, owner=type(self).__name__)
         return (X, X_var) if self.standardizer_ is None else self.standardizer_.transform_arrays(X, X_var)
 
     def _exact_inputs(self, X: Any, X_var: Any) -> np.ndarray:

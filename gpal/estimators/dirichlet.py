@@ -141,7 +141,7 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         self.validate_params()
         alphas = self._alphas()
         self._require_variance(X, X_var, "fit")
-        data = check_fit_data(X, y, X_var)
+        data = check_fit_data(X, y, X_var, owner=type(self).__name__)
 
         from gpal.progress import progress_bar
 
@@ -174,6 +174,13 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         self.posterior_ = best[2]
         self.history_ = history
         return self
+
+    @property
+    def n_iter_(self) -> int:
+        """L-BFGS-B iterations of the kept fit (the chosen ``alpha_epsilon_``), summed over its first-order rounds."""
+        self._require_fitted()
+        kept = next(h for h in self.history_ if h["alpha_epsilon"] == self.alpha_epsilon_)
+        return sum(int(r["n_iter"]) for r in kept["rounds"])
 
     # --------------------------------------------------------------- predict
     def _proba(self, posterior: Any, X: np.ndarray, V: np.ndarray | None) -> np.ndarray:

@@ -59,7 +59,7 @@ def fit_data(estimator: Any, X: Any, y: Any, X_var: Any, unlabelled: Any = None)
             f"input_noise={est.input_noise!r} with noise_variance={est.noise_variance!r} uses the measured "
             "input variances, so fit needs X_var (n, d); pass zeros for exact features"
         )
-    data = check_fit_data(X, y, X_var)
+    data = check_fit_data(X, y, X_var, owner=type(est).__name__)
     extra = _unlabelled_inputs(est, unlabelled, data.X.shape[1])
     n = data.X.shape[0]
     est.check_sizes(n, data.X.shape[1], len(data.classes), n_prior_rows=n + (0 if extra is None else len(extra[0])))

@@ -94,7 +94,7 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
             ``self``, fitted.
         """
         self.validate_params()
-        data = check_fit_data(X, y, X_var)
+        data = check_fit_data(X, y, X_var, owner=type(self).__name__)
         warn_ignored_noise(data.X_var, "GPRPlattClassifier")
         from gpal.data.dataset import holdout_per_class
         from gpal.models.families.gpr_platt import Platt, fit_platt, label_targets
@@ -119,6 +119,12 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
         self.platt_ = Platt(np.array(a), np.array(b))
         self.history_ = {"neg_bound_per_row": float(result.fun), "n_iter": int(result.nit), "seconds": seconds}
         return self
+
+    @property
+    def n_iter_(self) -> int:
+        """L-BFGS-B iterations the regression's fit ran (at most ``max_iter``)."""
+        self._require_fitted()
+        return int(self.history_["n_iter"])
 
     # --------------------------------------------------------------- predict
     def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:

@@ -79,6 +79,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
 
     saved_format = "gpal.LogisticBoundGPClassifier"  # the ``format`` of its saved folders
     saved_version = 2
+    binary_only = True  # p(y = +1) models classes_[1]; scikit-learn's tags say so
     _parameters = {
         **SPARSE_GP_PARAMETERS,
         "method": OneOf(LOGISTIC_BOUNDS),
@@ -124,11 +125,11 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
             ``self``, fitted.
         """
         self.validate_params()
-        data = check_fit_data(X, y, X_var)
-        if len(data.classes) != 2:
+        data = check_fit_data(X, y, X_var, owner=type(self).__name__)
+        if len(data.classes) != 2:  # one class was refused by check_fit_data
             raise ValueError(
-                f"LogisticBoundGPClassifier is binary, but y has {len(data.classes)} classes {list(data.classes)}; "
-                "use NoisyGPClassifier or DirichletGPClassifier for C > 2"
+                f"Only binary classification is supported: LogisticBoundGPClassifier is binary, but y has "
+                f"{len(data.classes)} classes {list(data.classes)}; use NoisyGPClassifier or DirichletGPClassifier for C > 2"
             )
         warn_ignored_noise(data.X_var, "LogisticBoundGPClassifier")
 
@@ -161,6 +162,12 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         self.converged_ = result.converged
         self.stopped_early_ = result.stopped_early
         return self
+
+    @property
+    def n_iter_(self) -> int:
+        """Outer iterations of Algorithm 1 the fit ran (at most ``max_iter``; fewer once converged or stopped)."""
+        self._require_fitted()
+        return len(self.history_)
 
     # --------------------------------------------------------------- predict
     def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:

@@ -178,7 +178,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
             ``self``, fitted.
         """
         self.validate_params()
-        data = check_fit_data(X, y, X_var)
+        data = check_fit_data(X, y, X_var, owner=type(self).__name__)
         warn_ignored_noise(data.X_var, "LogisticSoftmaxGPClassifier")
 
         from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP
@@ -211,6 +211,13 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         self.history_ = history
         self.exact_history_ = exact_history
         return self
+
+    @property
+    def n_iter_(self) -> int:
+        """Iterations (CAVI sweeps or minibatch steps) the fit ran, ``max_iter`` unless stopped; "cavi_exact"'s exact
+        steps after them are ``len(exact_history_)``."""
+        self._require_fitted()
+        return len(self.history_)
 
     # --------------------------------------------------------------- predict
     def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:

@@ -161,6 +161,12 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     saved_format = "gpal.NoisyGPClassifier"  # the ``format`` of its saved folders
     saved_version = 2
     reports_mc_error = True  # predict_proba(..., return_mc_error=True)
+    sklearn_expected_failures = {
+        "check_sample_weight_equivalence_on_dense_data":
+            "a weight scales its row's ELBO terms, equal to repeating the row only in expectation: stochastic training "
+            "draws its minibatches (and k-means its inducing start) from another set of rows, so the weighted and the "
+            "repeated fits reach different, not equal, models",
+    }
     _parameters = NOISY_GP_PARAMETERS
 
     def __init__(

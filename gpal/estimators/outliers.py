@@ -85,7 +85,7 @@ class PopulationOutlierScore:
         if not 0 < self.false_positive_rate < 1:
             raise ValueError(f"false_positive_rate must be in (0, 1); got {self.false_positive_rate!r}")
         width = np.shape(X.X if isinstance(X, NoisyDataset) else X)[-1]
-        X, X_var = check_predict_data(X, X_var, width, needs_variance=False)
+        X, X_var = check_predict_data(X, X_var, width, needs_variance=False, owner=type(self).__name__)
         self.standardizer_ = Standardizer.fit(X)
         self.density_ = fit_mixture_prior(*self.standardizer_.transform_arrays(X, X_var), self.n_components,
                                           self.random_state)
@@ -105,7 +105,7 @@ class PopulationOutlierScore:
             from sklearn.exceptions import NotFittedError
 
             raise NotFittedError("this PopulationOutlierScore is not fitted yet; call fit(training sources) first")
-        X, X_var = check_predict_data(X, X_var, self.density_.means.shape[1], needs_variance=False)
+        X, X_var = check_predict_data(X, X_var, self.density_.means.shape[1], needs_variance=False, owner=type(self).__name__)
         Z, Z_var = self.standardizer_.transform_arrays(X, X_var)
         return self.density_.mahalanobis(tf.constant(Z), tf.constant(Z_var)).numpy()
 

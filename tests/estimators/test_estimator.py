@@ -2,8 +2,10 @@
 
 import numpy as np
 import pytest
+from scipy import sparse
 
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import DataConversionWarning
 
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, check_predict_data, entropy
@@ -47,8 +49,15 @@ def test_noisy_dataset_input_keeps_class_names_and_variances():
         (np.zeros((2, 1)), [1, 1], None, ValueError, "at least 2 classes"),
         (np.zeros((2, 1)), [0, 1], -np.ones((2, 1)), ValueError, ">= 0"),
         (np.zeros((2, 1)), [0, 1], np.ones((2, 2)), ValueError, "shape of X"),
-        (np.zeros((2, 1)), None, None, TypeError, "needs labels"),
+        (np.zeros((2, 1)), None, None, ValueError, "requires y to be passed, but the target y is None"),
         ([["a"], ["b"]], [0, 1], None, TypeError, "numeric"),
+        (np.zeros((2, 1)), np.array(["a", 1], dtype=object), None, TypeError, "labels must be mutually comparable"),
+        (np.zeros((2, 1)), [0.5, 1.5], None, ValueError, "Unknown label type: continuous"),
+        (np.zeros((2, 1)) + 1j, [0, 1], None, ValueError, "Complex data not supported: X holds complex numbers"),
+        (sparse.csr_matrix(np.eye(2)), [0, 1], None, TypeError, "X is a scipy sparse csr_matrix, but sparse input is not supported"),
+        (np.zeros((0, 2)), [], None, ValueError, r"Found array with 0 sample\(s\) \(shape=\(0, 2\)\) while a minimum of 1 is required"),
+        (np.zeros((2, 0)), [0, 1], None, ValueError, r"0 feature\(s\) \(shape=\(2, 0\)\) while a minimum of 1 is required"),
+        (np.zeros((1, 2)), [0], None, ValueError, "at least 2 classes to fit a classifier; y has 1 class: "),
     ],
 )
 def test_fit_validation(X, y, X_var, error, message):
@@ -56,8 +65,15 @@ def test_fit_validation(X, y, X_var, error, message):
         check_fit_data(X, y, X_var)
 
 
+def test_a_column_y_is_raveled_with_scikit_learns_warning():
+    X = np.arange(4.0)[:, None]
+    with pytest.warns(DataConversionWarning, match="A column-vector y was passed when a 1d array was expected"):
+        data = check_fit_data(X, np.array([["a"], ["b"], ["a"], ["b"]]))
+    assert list(data.classes) == ["a", "b"] and list(data.y) == [0, 1, 0, 1]
+
+
 def test_predict_validation():
-    with pytest.raises(ValueError, match="has 3 features, but the model was fitted with 2"):
+    with pytest.raises(ValueError, match="X has 3 features, but the model is expecting 2 features as input"):
         check_predict_data(np.zeros((1, 3)), None, 2, needs_variance=False)
     with pytest.raises(ValueError, match="pass X_var"):
         check_predict_data(np.zeros((1, 2)), None, 2, needs_variance=True)

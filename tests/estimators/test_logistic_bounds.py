@@ -342,5 +342,5 @@ def test_bad_input_errors(kwargs, X, y, error, message):
 def test_predict_errors(fitted):
     with pytest.raises(NotFittedError, match="not fitted"):
         LogisticBoundGPClassifier().predict_proba(np.zeros((1, 2)))
-    with pytest.raises(ValueError, match="has 3 features, but the model was fitted with 2"):
+    with pytest.raises(ValueError, match="X has 3 features, but LogisticBoundGPClassifier is expecting 2 features"):
         fitted.predict_proba(np.zeros((1, 3)))

@@ -319,7 +319,7 @@ def test_bad_fit_input(data, kwargs, fit_args, error, match):
 
 def test_bad_predict_input(latent_clf, data):
     X, _, X_var = data
-    with pytest.raises(ValueError, match="X has 3 features, but the model was fitted with 2"):
+    with pytest.raises(ValueError, match="X has 3 features, but NoisyGPClassifier is expecting 2 features"):
         latent_clf.predict_proba(np.hstack([X, X[:, :1]]), np.hstack([X_var, X_var[:, :1]]))
     with pytest.raises(ValueError, match="pass X_var"):
         latent_clf.predict_proba(X)

@@ -68,7 +68,7 @@ def test_misuse_is_named():
         scorer.is_outlier(np.zeros((1, 2)))
     with pytest.raises(ValueError, match="needs at least 20 held-out sources; got 5"):
         scorer.calibrate(*_population(5, 1))
-    with pytest.raises(ValueError, match="X has 3 features, but the model was fitted with 2"):
+    with pytest.raises(ValueError, match="X has 3 features, but PopulationOutlierScore is expecting 2 features"):
         scorer.score(np.zeros((1, 3)))
     with pytest.raises(ValueError, match="finite"):
         scorer.score(np.array([[np.nan, 0.0]]))

@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+from scipy import sparse
 
 from gpal.registry import ESTIMATORS
 
@@ -125,11 +126,21 @@ class CountingExecutor(InProcessExecutor):
         return super().map(fn, tasks, **kwargs)
 
 
+def test_a_loaded_model_refuses_another_feature_count_naming_both(noisy_model, problem):
+    path, clf = noisy_model
+    loaded = load_estimator(path)
+    X, V = problem.test.X, problem.test.X_var
+    for est in (clf, loaded):
+        with pytest.raises(ValueError, match=r"^X has 1 features, but NoisyGPClassifier is expecting 2 features as input"):
+            est.predict_proba(X[:, :1], V[:, :1])
+    np.testing.assert_allclose(loaded.predict_proba(X, V), clf.predict_proba(X, V), rtol=0, atol=1e-12)  # valid input: as fitted
+
+
 def test_bad_input_is_refused_before_any_chunk_runs(noisy_model, problem, tmp_path):
     path, _ = noisy_model
     X, V = problem.test.X, problem.test.X_var
     ex = CountingExecutor()
-    with pytest.raises(ValueError, match="X has 3 features, but the model was fitted with 2"):
+    with pytest.raises(ValueError, match=r"X has 3 features, but the NoisyGPClassifier saved in \S+ is expecting 2 features as input"):
         predict_proba_chunked(path, np.hstack([X, X[:, :1]]), executor=ex, progress=False)
     bad = X.copy()
     bad[5, 1] = np.nan
@@ -141,6 +152,15 @@ def test_bad_input_is_refused_before_any_chunk_runs(noisy_model, problem, tmp_pa
         predict_proba_chunked(path, X, V[:10], executor=ex, progress=False)
     with pytest.raises(ValueError, match="at least one row"):
         predict_proba_chunked(path, X[:0], V[:0], executor=ex, progress=False)
+    # the estimators' own refusals (scikit-learn's): another dtype or shape than the model was fitted on
+    with pytest.raises(ValueError, match="Complex data not supported: X holds complex numbers"):
+        predict_proba_chunked(path, X + 1j, V, executor=ex, progress=False)
+    with pytest.raises(TypeError, match="X is a scipy sparse csr_matrix, but sparse input is not supported"):
+        predict_proba_chunked(path, sparse.csr_matrix(X), V, executor=ex, progress=False)
+    with pytest.raises(TypeError, match="X must be numeric; got text"):
+        predict_proba_chunked(path, X.astype(str), V, executor=ex, progress=False)
+    with pytest.raises(ValueError, match=r"X must be 2-D \(n_samples, n_features\); got shape \(75,\)\. Reshape your data"):
+        predict_proba_chunked(path, X[:, 0], V[:, 0], executor=ex, progress=False)
     for size in (0, 2.5, True):
         with pytest.raises(ValueError, match="chunk_size must be an integer >= 1"):
             predict_proba_chunked(path, X, V, chunk_size=size, executor=ex, progress=False)

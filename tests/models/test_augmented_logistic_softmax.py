@@ -458,7 +458,7 @@ def test_bad_inputs_raise_clear_errors(fitted):
     clf, X, _ = fitted
     with pytest.raises(NotFittedError, match="not fitted"):
         LogisticSoftmaxGPClassifier().predict_proba(X)
-    with pytest.raises(ValueError, match="3 features, but the model was fitted with 2"):
+    with pytest.raises(ValueError, match="X has 3 features, but LogisticSoftmaxGPClassifier is expecting 2 features"):
         clf.predict_proba(np.ones((2, 3)))
     bad = X.copy()
     bad[3, 1] = np.nan
