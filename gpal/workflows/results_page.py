@@ -41,6 +41,7 @@ __all__ = ["CONVERTERS", "SECTIONS", "STUDY_RECORDS", "classify_run_record", "co
 SECTIONS = (
     ("main_job", "The main job on FL16Y", ("dr4",)),
     ("later_labels", "What later releases found", ()),
+    ("open_sky", "The open sky", ()),
     ("error_bars", "Where the error bars pay", ("hetero",)),
     ("other_features", "Other features, shift weighting and the pool prior", ()),
     ("discovery", "Discovery: pulsars per source observed", ()),
@@ -228,7 +229,7 @@ CONVERTERS: dict[str, Callable[[Path, str, str], dict[str, Any]]] = {
 #: Converted records whose run names its own commit (the others take this source's, or --commit).
 _RUN_NAMES_COMMIT = ("later_labels",)
 #: Records a study script writes itself: its command, given ``--record FILE``, writes the record there.
-STUDY_RECORDS = ("discovery", "timings.tests", "timings.tests_cpu")
+STUDY_RECORDS = ("discovery", "open_sky", "timings.tests", "timings.tests_cpu")
 
 
 def _record_names() -> list[str]:
