@@ -16,6 +16,8 @@ from pathlib import Path
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent))
 os.environ.setdefault("MPLBACKEND", "Agg")
+# the tutorials' kernels are processes of their own: TensorFlow's start-up lines would reach the build's terminal
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 # The tutorials run the `gpal` command: the one installed beside the Python that builds the docs.
 os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
 
