@@ -46,11 +46,11 @@ def exploration_on_bald(monkeypatch):
         init(self, n_samples, input_draws, target, **batching)
         self._set_options(exploration=exploration)
 
-    entry = "    n_samples : Monte Carlo draws of the latent functions per pool source (cost grows linearly).\n"
+    entry = "    n_samples\n        Monte Carlo draws of the latent functions per pool source (cost grows linearly).\n"
     assert entry in BALD.__doc__
     monkeypatch.setattr(BALD, "__init__", __init__)
     monkeypatch.setattr(BALD, "__doc__", BALD.__doc__.replace(
-        entry, f"    n_samples : {DRAWS_DOC}.\n    exploration : {EXPLORATION_DOC}.\n"))
+        entry, f"    n_samples\n        {DRAWS_DOC}.\n    exploration\n        {EXPLORATION_DOC}.\n"))
     monkeypatch.setattr(BALD, "_parameters", {**BALD._parameters, "n_samples": Integer(3), "exploration": Real(0)})
     importlib.reload(campaign)  # its settings are built when it is imported
     yield

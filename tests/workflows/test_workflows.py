@@ -254,8 +254,9 @@ def test_classify_params_are_the_selection_the_estimator_and_the_job(tmp_path, m
     assert call.pop("estimator") == estimator_identity(main_job_estimator(epochs=20, learning_rate=0.02, random_state=3))
     assert call == {"out_dir": out, "seed": 3, "force": True, "test_size": 0.2, "select": None, "chunk_size": 20000,
                     "baselines": ["logistic", "random_forest_isotonic"], "target": None, "follow_up_significance": 4.0,
-                    "follow_up_flags": [], "pool_prior": True, "candidate_significance": 5.0,
-                    "candidate_max_ellipse": 0.1, "candidate_flags": []}
+                    "follow_up_flags": [], "pool_prior": False, "candidate_significance": 5.0,
+                    "candidate_max_ellipse": 0.1, "candidate_flags": [], "candidate_declination": [-90.0, 90.0],
+                    "candidate_visible_from": None, "pulsar_catalogue": None}
 
 
 @pytest.mark.slow
