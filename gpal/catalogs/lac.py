@@ -43,8 +43,8 @@ import pandas as pd
 from gpal.catalogs.catalog import CATALOG_DIR, text_values
 from gpal.files import read_bytes
 
-__all__ = ["LAC_COLUMNS", "LAC_FEATURES", "LAC_FILES", "LAC_RELEASE", "join_4lac", "join_coverage", "lac_features",
-           "lac_rows", "read_4lac"]
+__all__ = ["LAC_COLUMNS", "LAC_FEATURES", "LAC_FILES", "LAC_RELEASE", "LAC_TABLE_COLUMNS", "join_4lac", "join_coverage",
+           "lac_features", "lac_rows", "lac_table_columns", "read_4lac"]
 
 #: The shipped 4LAC-DR3 files: high latitude (|b| > 10 deg, 3407 AGN) and low latitude (407).
 LAC_FILES = (CATALOG_DIR / "table-4LAC-DR3-h.fits.gz", CATALOG_DIR / "table-4LAC-DR3-l.fits.gz")
@@ -56,6 +56,21 @@ _REQUIRED = ("Source_Name", "CLASS", "ASSOC1", "Counterpart_Catalog", "RA_Counte
 LAC_COLUMNS = ("Source_Name", "LAC_CLASS", "counterpart", "counterpart_catalog", "counterpart_ra", "counterpart_dec",
                "counterpart_unc", "SED_class", "log_nu_syn", "log_nuFnu_syn", "HE_EPeak", "Unc_HE_EPeak", "Redshift",
                "lac_file")
+#: What a classified table and the target lists show of each source's 4LAC row, so a spectroscopist sees what to
+#: point at and why: table column -> (column of `join_4lac`, unit, description).  4LAC gives no optical magnitude.
+LAC_TABLE_COLUMNS = {
+    "LAC_SED_class": ("SED_class", None, "4LAC-DR3 SED class of the counterpart from its synchrotron peak: LSP "
+                                         "(< 1e14 Hz), ISP, HSP (>= 1e15 Hz; nearly all BL Lacs); empty: unknown"),
+    "LAC_log_nu_syn": ("log_nu_syn", "log10(Hz)", "4LAC-DR3 synchrotron peak frequency of the counterpart, log10 Hz "
+                                                  "(NaN: unknown or no 4LAC row)"),
+    "LAC_HE_EPeak": ("HE_EPeak", "MeV", "4LAC-DR3 high-energy (inverse-Compton) peak energy (NaN: unknown)"),
+    "LAC_Unc_HE_EPeak": ("Unc_HE_EPeak", "MeV", "its 1-sigma uncertainty"),
+    "LAC_Redshift": ("Redshift", None, "4LAC-DR3 redshift of the counterpart (NaN: unknown)"),
+    "LAC_counterpart": ("counterpart", None, "4LAC-DR3 counterpart name (empty: the source has no 4LAC row)"),
+    "LAC_counterpart_catalog": ("counterpart_catalog", None, "the catalog 4LAC-DR3 took the counterpart from"),
+    "LAC_counterpart_RA": ("counterpart_ra", "deg", "4LAC-DR3 counterpart right ascension (J2000): where to point"),
+    "LAC_counterpart_DEC": ("counterpart_dec", "deg", "4LAC-DR3 counterpart declination (J2000)"),
+}
 #: The feature labels of `lac_features`, in order (4LAC's CLASS is none of them).
 LAC_FEATURES = ("4LAC log10(nu_syn)", "4LAC has nu_syn", "4LAC log10(HE_EPeak)", "4LAC has HE_EPeak",
                 "4LAC Redshift", "4LAC has Redshift")
@@ -208,6 +223,37 @@ def join_4lac(catalog: Any, ids: Sequence[str] | None = None, lac: pd.DataFrame 
             found.loc[absent, column] = ""
     found.insert(0, "Source_Name", names)
     return found
+
+
+def lac_table_columns(catalog: Any, ids: Sequence[str], lac: pd.DataFrame | None = None) -> tuple[pd.DataFrame, str]:
+    """The `LAC_TABLE_COLUMNS` of the sources ``ids`` of ``catalog``, and in words where they came from.
+
+    A release that names no 4FGL source (3FGL) gets the columns empty and says so, rather than failing the
+    table: the 4LAC columns describe a source, they decide nothing.
+
+    Returns
+    -------
+    tuple
+        The columns (one row per id, in order) and the note (what was joined, how many rows have a 4LAC row).
+    """
+    try:
+        joined = join_4lac(catalog, ids, lac)
+    except ValueError as exc:
+        if "names no 4FGL source" not in str(exc):
+            raise
+        empty = pd.DataFrame({name: ([""] * len(ids) if _text_column(column) else np.full(len(ids), np.nan))
+                              for name, (column, _, _) in LAC_TABLE_COLUMNS.items()})
+        return empty, f"no {LAC_RELEASE} columns: {catalog.release} names no 4FGL source"
+    out = pd.DataFrame({name: joined[column].to_numpy() for name, (column, _, _) in LAC_TABLE_COLUMNS.items()})
+    files = ", ".join(Path(f).name for f in (lac.attrs.get("files", []) if lac is not None else LAC_FILES))
+    found = int((joined["LAC_Name"] != "").sum())
+    return out, (f"{LAC_RELEASE} ({files}) joined by {_join_column(catalog)}: {found} of {len(ids)} sources have a "
+                 "4LAC row")
+
+
+def _text_column(column: str) -> bool:
+    """Whether a `join_4lac` column holds text ('' where missing) rather than numbers (NaN)."""
+    return column in ("LAC_Name", "LAC_CLASS", "counterpart", "counterpart_catalog", "SED_class", "lac_file")
 
 
 def join_coverage(catalog: Any, lac: pd.DataFrame | None = None) -> dict[str, int]:

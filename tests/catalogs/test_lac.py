@@ -11,8 +11,8 @@ from astropy.io import fits
 from astropy.table import Table
 
 from gpal.catalogs import CATALOG_DIR, load_catalog
-from gpal.catalogs.lac import (LAC_COLUMNS, LAC_FEATURES, LAC_FILES, join_4lac, join_coverage, lac_features,
-                               lac_rows, read_4lac)
+from gpal.catalogs.lac import (LAC_COLUMNS, LAC_FEATURES, LAC_FILES, LAC_TABLE_COLUMNS, join_4lac, join_coverage,
+                               lac_features, lac_rows, lac_table_columns, read_4lac)
 from gpal.catalogs.links import link_later
 
 SHA256 = {
@@ -167,3 +167,19 @@ def test_bad_files_are_refused_by_name(tmp_path, lac):
     fits.HDUList([fits.PrimaryHDU(), fits.table_to_hdu(table[:0])]).writeto(cut)
     with pytest.raises(ValueError, match=r"cut.fits has no rows"):
         read_4lac([cut])
+
+
+def test_table_columns_show_the_counterpart_and_say_where_they_came_from(catalogs, lac):
+    dr4 = catalogs["4FGL-DR4"]
+    ids = ["4FGL J0344.2+3203c", dr4.names[dr4.class_codes == ""][0]]  # joined without its c; unassociated
+    shown, note = lac_table_columns(dr4, ids, lac)
+    assert list(shown.columns) == list(LAC_TABLE_COLUMNS)
+    row = lac.set_index("Source_Name").loc["4FGL J0344.2+3203"]
+    assert shown.loc[0, "LAC_counterpart"] == row["counterpart"] != ""
+    assert shown.loc[0, "LAC_counterpart_RA"] == row["counterpart_ra"]
+    assert shown.loc[1, "LAC_counterpart"] == "" and np.isnan(shown.loc[1, "LAC_log_nu_syn"])
+    assert note == ("4LAC-DR3 (table-4LAC-DR3-h.fits.gz, table-4LAC-DR3-l.fits.gz) joined by Source_Name: 1 of 2 "
+                    "sources have a 4LAC row")
+    empty, note = lac_table_columns(catalogs["3FGL"], list(catalogs["3FGL"].names[:2]), lac)
+    assert note == "no 4LAC-DR3 columns: 3FGL names no 4FGL source"
+    assert (empty["LAC_SED_class"] == "").all() and empty["LAC_Redshift"].isna().all() and len(empty) == 2
