@@ -11,12 +11,14 @@ once per seed and release (a unit, saved as JSON: the study resumes where it sto
 - ``logistic``: logistic regression on the same rows and features;
 - ``gpal blazar``: the main job's estimator trained on the release's bll and fsrq only, the release's features;
 - ``gpal blazar+4LAC``: the same with the 4LAC-DR3 features (`gpal.catalogs.lac.lac_features`: log10 nu_syn,
-  log10 HE_EPeak with its error bar, redshift, each with an indicator; a missing value is the population's median
-  with the population's variance as its error bar);
+  log10 HE_EPeak with its error bar, each with an indicator; a missing value is the population's median with the
+  population's variance as its error bar);
+- ``gpal blazar+4LAC+z``: and the redshift with its indicator (what chose to leave it out: it stands in for the
+  label, `gpal.catalogs.lac`);
 - ``gpal blazar+4LAC fallback``: no fit of its own: ``gpal blazar+4LAC``'s q where 4LAC gives the synchrotron peak,
   ``gpal blazar``'s elsewhere (the other way to treat a missing peak: a model without it for those rows);
-- ``logistic blazar`` and ``logistic blazar+4LAC``: logistic regression on the same rows and features as the two
-  GP blazar models (values only: it reads no error bar; a missing value is the same median and indicator).
+- ``logistic blazar``, ``logistic blazar+4LAC`` and ``logistic blazar+4LAC+z``: logistic regression on the same
+  rows and features as the GP blazar models (values only: it reads no error bar; a missing value is the same median and indicator).
 
 Intervals: 95% paired bootstrap over the scored sources (`N_BOOT` resamples, the same for every model and seed), each
 resample's measure averaged over the seeds; the differences are each model minus ``gpal blazar+4LAC``.
@@ -47,9 +49,10 @@ RELEASES = ("4FGL", "4FGL-DR2", "4FGL-DR4")
 LATER = "FL16Y"
 SEEDS = (0, 1, 2)
 #: Models fitted per release and seed; the fallback is derived (no fit of its own).
-FITTED = ("gpal", "logistic", "gpal blazar", "gpal blazar+4LAC", "logistic blazar", "logistic blazar+4LAC")
+FITTED = ("gpal", "logistic", "gpal blazar", "gpal blazar+4LAC", "gpal blazar+4LAC+z", "logistic blazar",
+          "logistic blazar+4LAC", "logistic blazar+4LAC+z")
 FALLBACK = "gpal blazar+4LAC fallback"
-MODELS = (*FITTED[:4], FALLBACK, *FITTED[4:])
+MODELS = (*FITTED[:5], FALLBACK, *FITTED[5:])
 REFERENCE = "gpal blazar+4LAC"
 N_BOOT = 1000
 #: What the 4LAC release postdates (published 2022): the releases whose checks read later knowledge.
@@ -75,15 +78,16 @@ def scored(release: str) -> dict:
             "in_4lac": (joined["LAC_Name"] != "").to_numpy(), "log_nu_syn": joined["log_nu_syn"].to_numpy()}
 
 
-def _with_4lac(catalog, data):
-    from gpal.catalogs.lac import LAC_FEATURES, join_4lac, lac_features, read_4lac
-
-    lac = read_4lac()
-    X, V = lac_features(join_4lac(catalog, data.ids, lac), lac)
+def _with_4lac(catalog, data, redshift: bool):
+    """``data`` with the 4LAC features of its sources after its own (`lac_features`)."""
     from dataclasses import replace
 
+    from gpal.catalogs.lac import LAC_FEATURES, LAC_REDSHIFT_FEATURES, join_4lac, lac_features, read_4lac
+
+    lac = read_4lac()
+    X, V = lac_features(join_4lac(catalog, data.ids, lac), lac, redshift=redshift)
     return replace(data, X=np.hstack([data.X, X]), X_var=np.hstack([data.X_var, V]),
-                   feature_names=(*data.feature_names, *LAC_FEATURES))
+                   feature_names=(*data.feature_names, *LAC_FEATURES, *(LAC_REDSHIFT_FEATURES if redshift else ())))
 
 
 def fit(release: str, seed: int, model: str) -> np.ndarray:
@@ -102,8 +106,9 @@ def fit(release: str, seed: int, model: str) -> np.ndarray:
     blazars = train.subset(np.nonzero(train.y < 2)[0])  # bll (0) and fsrq (1) of the release's own labels
     blazars = replace(blazars, class_names=blazars.class_names[:2])
     rows = pool.subset(picked["rows"])
-    if model.endswith("+4LAC"):
-        blazars, rows = _with_4lac(catalog, blazars), _with_4lac(catalog, rows)
+    if "+4LAC" in model:
+        redshift = model.endswith("+z")
+        blazars, rows = _with_4lac(catalog, blazars, redshift), _with_4lac(catalog, rows, redshift)
     if model.startswith("gpal"):
         estimator = main_job_estimator(random_state=seed, progress=False).fit(blazars)
         return np.asarray(estimator.predict_proba(rows.X, rows.X_var))[:, 1]

@@ -21,12 +21,16 @@ catalogs' mark of a source on an interstellar clump: ``4FGL J0344.2+3203c`` is 4
 so a name not found as written is looked up without a trailing ``c``.  3FGL names no 4FGL source: it is not
 joined (ValueError).  `join_coverage` counts what a release's join reaches.
 
-The features (`lac_features`): log10 ``nu_syn`` (4LAC gives no error: variance 0), log10 ``HE_EPeak`` with the
-first-order variance of ``Unc_HE_EPeak`` ((sigma / E / ln 10)^2), and the redshift (no error given), each with
-a 0/1 indicator of whether 4LAC gives it.  A missing value takes the population's median (over the 4LAC rows
-that give it) with the population's variance as its error bar: an error-bar model then reads the source as
-"anywhere in the population", and the indicator lets any model tell a measured value from a filled one.  No
-row is dropped: a bcu without a peak is still classified.
+The features (`lac_features`): log10 ``nu_syn`` (4LAC gives no error: variance 0) and log10 ``HE_EPeak`` with the
+first-order variance of ``Unc_HE_EPeak`` ((sigma / E / ln 10)^2), each with a 0/1 indicator of whether 4LAC gives
+it.  A missing value takes the population's median (over the 4LAC rows that give it) with the population's
+variance as its error bar: an error-bar model then reads the source as "anywhere in the population", and the
+indicator lets any model tell a measured value from a filled one.  No row is dropped: a bcu without a peak is
+still classified.  The redshift is no feature unless asked for (``redshift=True``): a known redshift stands in for
+the label (an identified FSRQ has a spectroscopic redshift by definition: 96-99% of the training FSRQs of 4FGL,
+DR2 and DR4 have one in 4LAC-DR3, 59-62% of the BL Lacs), and among bcu it came mostly with the spectrum that
+later classified the source (28 of the 31 4FGL bcu that FL16Y calls FSRQs have one in 4LAC-DR3, 2 of DR4's 16).
+Measured (``benchmarks/bench_4lac.py``): with it the DR4 bcu rank worse (AUC 0.951 against 0.997 without 4LAC).
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ import pandas as pd
 from gpal.catalogs.catalog import CATALOG_DIR, text_values
 from gpal.files import read_bytes
 
-__all__ = ["LAC_COLUMNS", "LAC_FEATURES", "LAC_FILES", "LAC_RELEASE", "LAC_TABLE_COLUMNS", "join_4lac", "join_coverage",
+__all__ = ["LAC_COLUMNS", "LAC_FEATURES", "LAC_FILES", "LAC_REDSHIFT_FEATURES", "LAC_RELEASE", "LAC_TABLE_COLUMNS", "join_4lac", "join_coverage",
            "lac_features", "lac_rows", "lac_table_columns", "read_4lac"]
 
 #: The shipped 4LAC-DR3 files: high latitude (|b| > 10 deg, 3407 AGN) and low latitude (407).
@@ -72,8 +76,9 @@ LAC_TABLE_COLUMNS = {
     "LAC_counterpart_DEC": ("counterpart_dec", "deg", "4LAC-DR3 counterpart declination (J2000)"),
 }
 #: The feature labels of `lac_features`, in order (4LAC's CLASS is none of them).
-LAC_FEATURES = ("4LAC log10(nu_syn)", "4LAC has nu_syn", "4LAC log10(HE_EPeak)", "4LAC has HE_EPeak",
-                "4LAC Redshift", "4LAC has Redshift")
+LAC_FEATURES = ("4LAC log10(nu_syn)", "4LAC has nu_syn", "4LAC log10(HE_EPeak)", "4LAC has HE_EPeak")
+#: The labels of the redshift features `lac_features` adds with ``redshift=True``.
+LAC_REDSHIFT_FEATURES = ("4LAC Redshift", "4LAC has Redshift")
 #: The most a 4LAC file decompresses to (DR3's high-latitude file is 0.9 MB).
 MAX_LAC_BYTES = 2**27
 _WHAT = "4LAC file"
@@ -284,8 +289,11 @@ def join_coverage(catalog: Any, lac: pd.DataFrame | None = None) -> dict[str, in
 _MEASURED = (("log_nu_syn", None, False), ("HE_EPeak", "Unc_HE_EPeak", True), ("Redshift", None, False))
 
 
-def lac_features(joined: pd.DataFrame, lac: pd.DataFrame | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The 4LAC features (`LAC_FEATURES`) and their variances of the rows of ``joined`` (`join_4lac`).
+def lac_features(joined: pd.DataFrame, lac: pd.DataFrame | None = None,
+                 redshift: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The 4LAC features (`LAC_FEATURES`, then `LAC_REDSHIFT_FEATURES` with ``redshift``) and their variances of the
+    rows of ``joined`` (`join_4lac`).  The redshift is left out by default: it stands in for the label (module
+    docstring).
 
     Each measured value (log10 ``nu_syn``, exact; log10 ``HE_EPeak``, variance (Unc / E / ln 10)^2;
     ``Redshift``, exact) is followed by its indicator (1: 4LAC gives it, variance 0).  A missing value (no 4LAC
@@ -296,11 +304,11 @@ def lac_features(joined: pd.DataFrame, lac: pd.DataFrame | None = None) -> tuple
     Returns
     -------
     tuple of numpy.ndarray
-        X (n, 6) and X_var (n, 6), columns in `LAC_FEATURES` order, all finite.
+        X (n, 4) and X_var (n, 4) (n, 6 with ``redshift``), columns in `LAC_FEATURES` order, all finite.
     """
     lac = read_4lac() if lac is None else lac
     X, V = [], []
-    for column, error, logged in _MEASURED:
+    for column, error, logged in _MEASURED if redshift else _MEASURED[:2]:
         population = lac[column].to_numpy(np.float64)
         values = joined[column].to_numpy(np.float64)
         if logged:

@@ -11,7 +11,7 @@ from astropy.io import fits
 from astropy.table import Table
 
 from gpal.catalogs import CATALOG_DIR, load_catalog
-from gpal.catalogs.lac import (LAC_COLUMNS, LAC_FEATURES, LAC_FILES, LAC_TABLE_COLUMNS, join_4lac, join_coverage,
+from gpal.catalogs.lac import (LAC_COLUMNS, LAC_FEATURES, LAC_FILES, LAC_REDSHIFT_FEATURES, LAC_TABLE_COLUMNS, join_4lac, join_coverage,
                                lac_features, lac_rows, lac_table_columns, read_4lac)
 from gpal.catalogs.links import link_later
 
@@ -136,7 +136,12 @@ def test_features_carry_error_bars_and_fill_a_missing_value_with_the_population(
     joined = join_4lac(dr4, lac=lac)
     X, V = lac_features(joined, lac)
     assert X.shape == V.shape == (dr4.n_rows, len(LAC_FEATURES)) and np.isfinite(X).all() and np.isfinite(V).all()
-    assert not any("CLASS" in label for label in LAC_FEATURES)
+    Xz, Vz = lac_features(joined, lac, redshift=True)  # the redshift only when asked for, after the rest
+    assert Xz.shape == (dr4.n_rows, len(LAC_FEATURES) + len(LAC_REDSHIFT_FEATURES))
+    np.testing.assert_array_equal(Xz[:, :4], X)
+    z = joined["Redshift"].notna().to_numpy()
+    assert (Xz[:, 5] == z).all() and (Xz[z, 4] == joined["Redshift"].to_numpy()[z]).all() and (Vz[z, 4] == 0).all()
+    assert not any("CLASS" in label for label in (*LAC_FEATURES, *LAC_REDSHIFT_FEATURES))
     given = joined["log_nu_syn"].notna().to_numpy()
     assert (X[:, 1] == given).all()
     np.testing.assert_array_equal(X[given, 0], joined["log_nu_syn"].to_numpy()[given])
@@ -150,7 +155,7 @@ def test_features_carry_error_bars_and_fill_a_missing_value_with_the_population(
     assert X[row, 2] == pytest.approx(np.log10(e)) and V[row, 2] == pytest.approx(draws.var(), rel=0.02)
     # 4LAC's CLASS is read, never used: scrambling it changes no feature
     scrambled = lac.assign(LAC_CLASS=lac["LAC_CLASS"].sample(frac=1, random_state=0).to_numpy())
-    np.testing.assert_array_equal(lac_features(join_4lac(dr4, lac=scrambled), scrambled)[0], X)
+    np.testing.assert_array_equal(lac_features(join_4lac(dr4, lac=scrambled), scrambled, redshift=True)[0], Xz)
 
 
 def test_bad_files_are_refused_by_name(tmp_path, lac):
