@@ -70,7 +70,8 @@ LAC_TABLE_COLUMNS = {
     "LAC_HE_EPeak": ("HE_EPeak", "MeV", "4LAC-DR3 high-energy (inverse-Compton) peak energy (NaN: unknown)"),
     "LAC_Unc_HE_EPeak": ("Unc_HE_EPeak", "MeV", "its 1-sigma uncertainty"),
     "LAC_Redshift": ("Redshift", None, "4LAC-DR3 redshift of the counterpart (NaN: unknown)"),
-    "LAC_counterpart": ("counterpart", None, "4LAC-DR3 counterpart name (empty: the source has no 4LAC row)"),
+    "LAC_counterpart": ("counterpart", None, "the counterpart 4LAC-DR3 gives the source's 4FGL-DR3 entry (empty: no "
+                                             "4LAC row; an FL16Y source may have lost the association since)"),
     "LAC_counterpart_catalog": ("counterpart_catalog", None, "the catalog 4LAC-DR3 took the counterpart from"),
     "LAC_counterpart_RA": ("counterpart_ra", "deg", "4LAC-DR3 counterpart right ascension (J2000): where to point"),
     "LAC_counterpart_DEC": ("counterpart_dec", "deg", "4LAC-DR3 counterpart declination (J2000)"),
@@ -152,6 +153,11 @@ def read_4lac(paths: Sequence[str | os.PathLike] | None = None) -> pd.DataFrame:
         erg cm-2 s-1, ``HE_EPeak`` and its error in MeV, ``lac_file`` the file of the row; ``attrs``
         ``files`` (the paths read).
     """
+    if paths is None:
+        missing = [str(p) for p in LAC_FILES if not p.is_file()]
+        if missing:
+            raise FileNotFoundError(f"the {LAC_RELEASE} files should ship at {missing} (package data of "
+                                    "gpal.catalogs.data) but are missing; reinstall gpal")
     paths = [Path(p).expanduser() for p in (LAC_FILES if paths is None else paths)]
     if not paths:
         raise ValueError(f"no 4LAC file given; {_EXPECTED}")

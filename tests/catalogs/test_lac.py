@@ -158,9 +158,19 @@ def test_features_carry_error_bars_and_fill_a_missing_value_with_the_population(
     np.testing.assert_array_equal(lac_features(join_4lac(dr4, lac=scrambled), scrambled, redshift=True)[0], Xz)
 
 
+def test_a_missing_shipped_file_says_to_reinstall(monkeypatch, tmp_path):
+    from gpal.catalogs import lac as module
+
+    monkeypatch.setattr(module, "LAC_FILES", (tmp_path / "table-4LAC-DR3-h.fits.gz", LAC_FILES[1]))
+    with pytest.raises(FileNotFoundError, match=r"4LAC-DR3 files should ship at .*table-4LAC-DR3-h.*reinstall gpal"):
+        read_4lac()
+
+
 def test_bad_files_are_refused_by_name(tmp_path, lac):
     with pytest.raises(FileNotFoundError, match="nothing.fits"):
         read_4lac([tmp_path / "nothing.fits"])
+    with pytest.raises(ValueError, match=r"README.md could not be read as FITS .*expected a 4LAC-DR3 FITS file"):
+        read_4lac([CATALOG_DIR / "README.md"])
     with pytest.raises(ValueError, match=r"gll_psc_v35.fit.gz lacks column\(s\) \['CLASS'.*'SED_class'.*expected a 4LAC-DR3"):
         read_4lac([CATALOG_DIR / "gll_psc_v35.fit.gz"])
     copy = tmp_path / "again.fits.gz"
