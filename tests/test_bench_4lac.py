@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-import importlib
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
+from conftest import benchmark_script
 
 
-@pytest.fixture
-def bench(monkeypatch):
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    monkeypatch.delitem(sys.modules, "bench_4lac", raising=False)
-    yield importlib.import_module("bench_4lac")
-    sys.modules.pop("bench_4lac", None)
+@pytest.fixture(scope="module")
+def bench():
+    return benchmark_script("bench_4lac")
 
 
 def test_the_nll_of_q_is_minus_the_log_of_the_true_types_probability(bench):
