@@ -78,18 +78,6 @@ def scored(release: str) -> dict:
             "in_4lac": (joined["LAC_Name"] != "").to_numpy(), "log_nu_syn": joined["log_nu_syn"].to_numpy()}
 
 
-def _with_4lac(catalog, data, redshift: bool):
-    """``data`` with the 4LAC features of its sources after its own (`lac_features`)."""
-    from dataclasses import replace
-
-    from gpal.catalogs.lac import LAC_FEATURES, LAC_REDSHIFT_FEATURES, join_4lac, lac_features, read_4lac
-
-    lac = read_4lac()
-    X, V = lac_features(join_4lac(catalog, data.ids, lac), lac, redshift=redshift)
-    return replace(data, X=np.hstack([data.X, X]), X_var=np.hstack([data.X_var, V]),
-                   feature_names=(*data.feature_names, *LAC_FEATURES, *(LAC_REDSHIFT_FEATURES if redshift else ())))
-
-
 def fit(release: str, seed: int, model: str) -> np.ndarray:
     """One model's q of the scored bcu of ``release``, fitted with ``seed``."""
     from dataclasses import replace
@@ -107,8 +95,11 @@ def fit(release: str, seed: int, model: str) -> np.ndarray:
     blazars = replace(blazars, class_names=blazars.class_names[:2])
     rows = pool.subset(picked["rows"])
     if "+4LAC" in model:
-        redshift = model.endswith("+z")
-        blazars, rows = _with_4lac(catalog, blazars, redshift), _with_4lac(catalog, rows, redshift)
+        from gpal.catalogs.lac import read_4lac, with_lac_features
+
+        lac, redshift = read_4lac(), model.endswith("+z")
+        blazars = with_lac_features(blazars, catalog, lac, redshift)
+        rows = with_lac_features(rows, catalog, lac, redshift)
     if model.startswith("gpal"):
         estimator = main_job_estimator(random_state=seed, progress=False).fit(blazars)
         return np.asarray(estimator.predict_proba(rows.X, rows.X_var))[:, 1]

@@ -48,7 +48,7 @@ from gpal.catalogs.catalog import CATALOG_DIR, text_values
 from gpal.files import read_bytes
 
 __all__ = ["LAC_COLUMNS", "LAC_FEATURES", "LAC_FILES", "LAC_REDSHIFT_FEATURES", "LAC_RELEASE", "LAC_TABLE_COLUMNS", "join_4lac", "join_coverage",
-           "lac_features", "lac_rows", "lac_table_columns", "read_4lac"]
+           "lac_features", "lac_rows", "lac_table_columns", "read_4lac", "with_lac_features"]
 
 #: The shipped 4LAC-DR3 files: high latitude (|b| > 10 deg, 3407 AGN) and low latitude (407).
 LAC_FILES = (CATALOG_DIR / "table-4LAC-DR3-h.fits.gz", CATALOG_DIR / "table-4LAC-DR3-l.fits.gz")
@@ -334,3 +334,23 @@ def lac_features(joined: pd.DataFrame, lac: pd.DataFrame | None = None,
         X += [np.where(given, values, np.median(known)), given.astype(np.float64)]
         V += [np.where(given, variance, np.var(known)), np.zeros(values.size)]
     return np.column_stack(X), np.column_stack(V)
+
+
+def with_lac_features(data: Any, catalog: Any, lac: pd.DataFrame | None = None, redshift: bool = False) -> Any:
+    """``data`` (a `NoisyDataset` built from ``catalog``) with the 4LAC features of its sources after its own
+    (`lac_features`; their labels `LAC_FEATURES`, and `LAC_REDSHIFT_FEATURES` with ``redshift``), so any gpal
+    model or baseline reads them as it reads the catalog's.
+
+    Returns
+    -------
+    NoisyDataset
+        Same rows, labels and ids, ``X`` and ``X_var`` wider by the 4LAC features; ``meta["lac"]`` the join's files.
+    """
+    from dataclasses import replace
+
+    lac = read_4lac() if lac is None else lac
+    X, V = lac_features(join_4lac(catalog, [str(i) for i in data.ids], lac), lac, redshift=redshift)
+    names = (*data.feature_names, *LAC_FEATURES, *(LAC_REDSHIFT_FEATURES if redshift else ()))
+    return replace(data, X=np.hstack([data.X, X]), X_var=np.hstack([data.X_var, V]), feature_names=names,
+                   meta={**data.meta, "lac": {"release": LAC_RELEASE, "files": lac.attrs.get("files", []),
+                                              "redshift": redshift}})

@@ -12,7 +12,7 @@ from astropy.table import Table
 
 from gpal.catalogs import CATALOG_DIR, load_catalog
 from gpal.catalogs.lac import (LAC_COLUMNS, LAC_FEATURES, LAC_FILES, LAC_REDSHIFT_FEATURES, LAC_TABLE_COLUMNS, join_4lac, join_coverage,
-                               lac_features, lac_rows, lac_table_columns, read_4lac)
+                               lac_features, lac_rows, lac_table_columns, read_4lac, with_lac_features)
 from gpal.catalogs.links import link_later
 
 SHA256 = {
@@ -198,3 +198,17 @@ def test_table_columns_show_the_counterpart_and_say_where_they_came_from(catalog
     empty, note = lac_table_columns(catalogs["3FGL"], list(catalogs["3FGL"].names[:2]), lac)
     assert note == "no 4LAC-DR3 columns: 3FGL names no 4FGL source"
     assert (empty["LAC_SED_class"] == "").all() and empty["LAC_Redshift"].isna().all() and len(empty) == 2
+
+
+def test_a_dataset_gains_the_features_after_its_own(catalogs, lac):
+    dr4 = catalogs["4FGL-DR4"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data = dr4.dataset(classes=["bll", "fsrq"], features="release")
+    wider = with_lac_features(data, dr4, lac)
+    assert wider.feature_names == (*data.feature_names, *LAC_FEATURES) and (wider.ids == data.ids).all()
+    np.testing.assert_array_equal(wider.X[:, :data.n_features], data.X)
+    X, V = lac_features(join_4lac(dr4, data.ids, lac), lac)
+    np.testing.assert_array_equal(wider.X[:, data.n_features:], X)
+    np.testing.assert_array_equal(wider.X_var[:, data.n_features:], V)
+    assert wider.meta["lac"]["release"] == "4LAC-DR3" and not wider.meta["lac"]["redshift"]
