@@ -47,8 +47,8 @@ import pandas as pd
 from gpal.catalogs.catalog import CATALOG_DIR, text_values
 from gpal.files import read_bytes
 
-__all__ = ["LAC_COLUMNS", "LAC_FEATURES", "LAC_FILES", "LAC_REDSHIFT_FEATURES", "LAC_RELEASE", "LAC_TABLE_COLUMNS", "join_4lac", "join_coverage",
-           "lac_features", "lac_rows", "lac_table_columns", "read_4lac", "with_lac_features"]
+__all__ = ["LAC_COLUMNS", "LAC_FEATURES", "LAC_FILES", "LAC_REDSHIFT_FEATURES", "LAC_RELEASE", "LAC_TABLE_COLUMNS",
+           "join_4lac", "join_coverage", "lac_features", "lac_rows", "lac_table_columns", "read_4lac", "with_lac_features"]
 
 #: The shipped 4LAC-DR3 files: high latitude (|b| > 10 deg, 3407 AGN) and low latitude (407).
 LAC_FILES = (CATALOG_DIR / "table-4LAC-DR3-h.fits.gz", CATALOG_DIR / "table-4LAC-DR3-l.fits.gz")
