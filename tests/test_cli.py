@@ -12,6 +12,7 @@ from gpal.cli import build_parser, main
 from gpal.catalog_jobs.tables import read_probability_table
 from gpal.catalogs.features import FEATURE_PRESETS
 from gpal.catalog_jobs.prediction import KNOWN_COLUMNS
+from gpal.catalogs.lac import LAC_TABLE_COLUMNS, read_4lac
 from gpal.catalogs.targets import SEXAGESIMAL_COLUMNS, TARGET_COLUMNS
 from conftest import SMALL, write_small_catalog
 
@@ -202,8 +203,17 @@ def test_predict_writes_a_table_with_metadata(model_dir, small_catalog, tmp_path
     position = [*TARGET_COLUMNS]
     position[position.index("DEC") + 1:position.index("DEC") + 1] = list(SEXAGESIMAL_COLUMNS)
     assert list(table.frame.columns) == ["Source_Name", "CLASS1", "p_bll", "p_fsrq", "p_pulsar", "predicted_class",
-                                         "entropy", "p_mc_se", *position, *KNOWN_COLUMNS, "information"]
+                                         "entropy", "p_mc_se", *position, *KNOWN_COLUMNS, *LAC_TABLE_COLUMNS,
+                                         "information"]
     assert (table.frame["information"] >= 0).all() and table.meta["TARGET"] == ""  # BALD about every class
+    # each bcu's 4LAC-DR3 counterpart SED, joined by name (the small catalog keeps DR4's names)
+    lac = read_4lac().set_index("Source_Name")
+    inside = table.frame["Source_Name"].isin(lac.index).to_numpy()
+    assert inside.any() and table.meta["LACFROM"].endswith(f"{inside.sum()} of {SMALL['bcu']} sources have a 4LAC row")
+    shown = table.frame[inside].set_index("Source_Name")
+    np.testing.assert_allclose(shown["LAC_log_nu_syn"], lac.loc[shown.index, "log_nu_syn"], rtol=1e-6)
+    assert (shown["LAC_counterpart"] == lac.loc[shown.index, "counterpart"]).all()
+    assert (table.frame.loc[~inside, "LAC_counterpart"] == "").all() and table.frame.loc[~inside, "LAC_Redshift"].isna().all()
     assert len(table.frame) == SMALL["bcu"] and set(table.frame["CLASS1"].str.lower()) == {"bcu"}
     np.testing.assert_allclose(table.frame[["p_bll", "p_fsrq", "p_pulsar"]].sum(axis=1), 1.0, atol=1e-9)
     assert table.meta["CATALOG"] == "4FGL-DR4" and table.meta["SELECT"] == "bcu"

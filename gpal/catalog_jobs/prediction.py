@@ -227,6 +227,15 @@ def _known(cat: Any, ids: Sequence[str], pulsars: str | os.PathLike | None) -> t
     return out, checked
 
 
+def _lac(cat: Any, ids: Sequence[str]) -> tuple[pd.DataFrame, str]:
+    """Each source's counterpart SED from 4LAC-DR3 (`gpal.catalogs.lac.LAC_TABLE_COLUMNS`: SED class, synchrotron
+    and high-energy peaks, redshift, the counterpart's name and position), what a spectroscopist choosing among the
+    blazar candidates points at; and in words what was joined.  Shown only: no feature of the model."""
+    from gpal.catalogs.lac import lac_table_columns
+
+    return lac_table_columns(cat, ids)
+
+
 def predict_catalog(
     model: str | os.PathLike | TrainedModel,
     catalog: Any = DEFAULT_RELEASE,
@@ -258,7 +267,8 @@ def predict_catalog(
     selection already built from this catalog with the model's features (`selection_pool`),
     so a caller that has it does not build it twice.  What is already known of each source beyond its CLASS1
     (`KNOWN_COLUMNS`: its CLASS2, the earlier shipped releases, the ATNF pulsars inside its ellipse from
-    ``pulsars``, a psrcat.db file, the shipped copy when None) is in the table, keyword ``KNOWNFROM`` saying where.
+    ``pulsars``, a psrcat.db file, the shipped copy when None) is in the table, keyword ``KNOWNFROM`` saying where;
+    each source's 4LAC-DR3 counterpart SED (`gpal.catalogs.lac.LAC_TABLE_COLUMNS`) too, keyword ``LACFROM``.
     """
     trained = model if isinstance(model, TrainedModel) else load_trained(model)
     cat = load_catalog(catalog) if isinstance(catalog, (str, os.PathLike)) else catalog
@@ -287,12 +297,14 @@ def predict_catalog(
     frame["entropy"] = entropy(proba)
     frame[MC_ERROR_COLUMN] = mc_error  # the largest Monte Carlo standard error of the row's probabilities
     known, notes = _known(cat, pool.ids.tolist(), pulsars)
-    frame = pd.concat([frame, targets.drop(columns="Source_Name"), known], axis=1)
+    lac, lac_notes = _lac(cat, pool.ids.tolist())
+    frame = pd.concat([frame, targets.drop(columns="Source_Name"), known, lac], axis=1)
     # "none of these", where the folder saved its score or the caller holds it
     flags = saved_outliers(trained.folder, pool) if outliers is None else outlier_flags(outliers, pool)
     if flags is not None:
         frame["ood_score"], frame["ood"] = flags
-    table = ClassifiedSources(frame, {**_table_meta(trained, cat, pool, tokens), "KNOWNFROM": notes})
+    table = ClassifiedSources(frame, {**_table_meta(trained, cat, pool, tokens), "KNOWNFROM": notes,
+                                      "LACFROM": lac_notes})
     if pool_prior:
         table, _ = adjust_table(table, classes, training_prior(trained.training["n_per_class"], classes),
                                 trained.training.get("merge", {}))

@@ -30,6 +30,7 @@ import pandas as pd
 
 from gpal.catalog_jobs.candidates import CUTS
 from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, classes_from_columns
+from gpal.catalogs.lac import LAC_TABLE_COLUMNS
 from gpal.catalogs.targets import SEXAGESIMAL_COLUMNS, TARGET_COLUMNS
 from gpal.files import write_files, write_text_atomic
 
@@ -73,6 +74,7 @@ KEYWORDS = {
     "FITCONF": "estimator settings",
     "KNOWNCLS": "what the catalog label changed (bcu: a blazar)",
     "KNOWNFROM": "where known_class was looked up (the catalog's CLASS2, earlier releases, a pulsar catalogue)",
+    "LACFROM": "where the LAC_ columns (the counterpart's SED) came from: 4LAC-DR3 and how many sources it has",
     "POOLMIX": "class mix the unassociated were moved to (pool prior)",
     "TARGET": "class the information column is about (empty: all)",
     "MINSIG": "Signif_Avg below which no follow-up list holds a source",
@@ -116,12 +118,14 @@ COLUMNS = {
     "known_as": (None, "the known object's name (empty: none)"),
     "known_reason": (None, "how the class is known, in words (empty: not known)"),
     "ATNF_pulsars": (None, "the ATNF Pulsar Catalogue pulsars inside the 95% ellipse, nearest first (empty: none)"),
+    **{name: (unit, description) for name, (_, unit, description) in LAC_TABLE_COLUMNS.items()},
     "caveats": (None, "why the source may not be what it seems: the catalog's doubtful flags in words, the Galactic "
                       "plane (empty: none)"),
 }
 #: Columns of text (an empty value is "", not NaN).
 _TEXT_COLUMNS = ("Source_Name", "CLASS1", "predicted_class", "ASSOC1", "CLASS2", "ASSOC2", "RA_hms", "DEC_dms",
-                 "Flag_Words", "caveats", "known_class", "known_as", "known_reason", "ATNF_pulsars", "Extended_Source_Name")
+                 "Flag_Words", "caveats", "known_class", "known_as", "known_reason", "ATNF_pulsars", "Extended_Source_Name",
+                 "LAC_SED_class", "LAC_counterpart", "LAC_counterpart_catalog")
 #: FITS has no unit for nats; a FITS reader would warn on it, so there it lives in TCOMM only.
 _FITS_UNITS = {"deg", "ph cm-2 s-1"}
 

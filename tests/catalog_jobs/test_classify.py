@@ -242,8 +242,12 @@ def test_classify_compares_with_baselines_on_the_same_rows(classified):
     left = f" ({extended} extended left out)" if extended else ""  # a title counts what it draws, names the rest
     assert (f"## Sky map of the predicted classes: {len(frame) - extended} of the {len(frame)} classified "
             f"unassociated + bcu sources{left}\n") in text
-    frame = read_probability_table(out / "classifications.csv").frame
+    table = read_probability_table(out / "classifications.csv")
+    frame = table.frame
     assert (frame["p_mc_se"] >= 0).all()
+    # the lists' 4LAC columns are said in the report, with what was joined (read back from the table's header)
+    assert table.meta["LACFROM"].startswith("4LAC-DR3 (table-4LAC-DR3-h.fits.gz, table-4LAC-DR3-l.fits.gz) joined by")
+    assert "the counterpart's SED from the LAT AGN catalog" in text and table.meta["LACFROM"] in text
 
 
 def test_unknown_baseline_is_refused_before_the_folder_is_claimed(small_catalog, tmp_path):

@@ -171,10 +171,10 @@ def test_a_non_editable_install_finds_the_catalogs(tmp_path):
                    check=True, capture_output=True, cwd=tmp_path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    code = ("import gpal.catalogs as c; cat = c.load_catalog('FL16Y'); "
-            "print(cat.release, cat.n_rows, c.CATALOG_DIR)")
+    code = ("import gpal.catalogs as c; from gpal.catalogs.lac import read_4lac; cat = c.load_catalog('FL16Y'); "
+            "print(cat.release, cat.n_rows, c.CATALOG_DIR, len(read_4lac()))")
     env = {**os.environ, "PYTHONPATH": str(site)}
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=elsewhere, env=env)
-    release, rows, folder = out.stdout.split()
-    assert (release, rows) == ("FL16Y", "7224")
+    release, rows, folder, agn = out.stdout.split()
+    assert (release, rows, agn) == ("FL16Y", "7224", "3814")  # 4LAC-DR3's two files ship too
     assert Path(folder).resolve().is_relative_to(site.resolve())  # the installed copy, not this checkout

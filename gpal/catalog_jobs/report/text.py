@@ -261,6 +261,9 @@ def _target_lists(run: FinishedRun) -> str | None:
             "(`RA_hms`, `DEC_dms`) and its 95% ellipse, the counterpart (`ASSOC1`, or `ASSOC2` / `CLASS2` where only "
             "that is given, `RA_Counterpart`, `DEC_Counterpart`, `ASSOC_PROB_BAY`, `ASSOC_PROB_LR`), the curvature "
             "significance, peak energy and variability index, and the `Flags` in words (`Flag_Words`). "
+            + (f"For blazar candidates the counterpart's SED from the LAT AGN catalog (`LAC_SED_class`, "
+               f"`LAC_log_nu_syn`, `LAC_Redshift`, `LAC_counterpart` and its position; shown, not a feature): "
+               f"{run.table.meta['LACFROM']}. " if run.table.meta.get("LACFROM") else "")
             + (f"What the catalog already knows enters the probabilities: {rule}; so no bcu is a candidate of a class "
                "outside the blazars. " if rule else "")
             + ("`--target` lists one class only." if len(classes) == 1 and len(run.classes) > 1 else
