@@ -114,7 +114,8 @@ COLUMNS = {
     "score": (None, "gpal active's acquisition score at query time (higher: asked first)"),
     "known_class": (None, "the class the sky already gives the source beyond its CLASS1 (CLASS2, an earlier "
                           "release, a known pulsar inside the 95% ellipse; empty: none): such a source is in no "
-                          "target list but in known_sources.csv"),
+                          "target list but in known_sources.csv, unless the class is unk (a counterpart of unknown "
+                          "nature names no class)"),
     "known_as": (None, "the known object's name (empty: none)"),
     "known_reason": (None, "how the class is known, in words (empty: not known)"),
     "ATNF_pulsars": (None, "the ATNF Pulsar Catalogue pulsars inside the 95% ellipse, nearest first (empty: none)"),
