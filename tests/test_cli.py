@@ -13,7 +13,7 @@ from gpal.catalog_jobs.tables import read_probability_table
 from gpal.catalogs.features import FEATURE_PRESETS
 from gpal.catalog_jobs.prediction import KNOWN_COLUMNS
 from gpal.catalogs.lac import LAC_TABLE_COLUMNS, read_4lac
-from gpal.catalogs.targets import SEXAGESIMAL_COLUMNS, TARGET_COLUMNS
+from gpal.catalogs.targets import EXTENDED_FIELD_COLUMNS, SEXAGESIMAL_COLUMNS, TARGET_COLUMNS
 from conftest import SMALL, write_small_catalog
 
 TINY = ["--epochs", "2", "--num-inducing", "5", "--no-progress"]
@@ -202,6 +202,8 @@ def test_predict_writes_a_table_with_metadata(model_dir, small_catalog, tmp_path
     table = read_probability_table(out)
     position = [*TARGET_COLUMNS]
     position[position.index("DEC") + 1:position.index("DEC") + 1] = list(SEXAGESIMAL_COLUMNS)
+    position[position.index("Extended_Source_Name") + 1:position.index("Extended_Source_Name") + 1] = list(
+        EXTENDED_FIELD_COLUMNS)
     assert list(table.frame.columns) == ["Source_Name", "CLASS1", "p_bll", "p_fsrq", "p_pulsar", "predicted_class",
                                          "entropy", "p_mc_se", *position, *KNOWN_COLUMNS, *LAC_TABLE_COLUMNS,
                                          "information"]

@@ -234,8 +234,9 @@ def known(frame: pd.DataFrame) -> np.ndarray:
 
 def caveats(frame: pd.DataFrame) -> np.ndarray:
     """Each row's reasons for doubt in words ('' for none): its `DOUBTFUL_FLAGS` ('flag 14: soft Galactic
-    unassociated source', the meaning as ``Flag_Words`` gives it), and 'on the Galactic plane (|b| < 2 deg)' where
-    ``GLAT`` puts it there (a table without ``Flag_Words`` or ``GLAT``: the flag numbers alone, no plane caveat).
+    unassociated source', the meaning as ``Flag_Words`` gives it), 'on the Galactic plane (|b| < 2 deg)' where
+    ``GLAT`` puts it there, and 'inside extended source X' where ``Inside_Extended`` names one (a table without
+    those columns: the flag numbers alone).
 
     Returns
     -------
@@ -246,13 +247,16 @@ def caveats(frame: pd.DataFrame) -> np.ndarray:
     flags = frame["Flags"].to_numpy(np.int64)
     words = frame["Flag_Words"].fillna("").astype(str) if "Flag_Words" in frame else pd.Series([""] * n)
     glat = frame["GLAT"].to_numpy(np.float64) if "GLAT" in frame else np.full(n, np.nan)
+    fields = frame["Inside_Extended"].fillna("").astype(str) if "Inside_Extended" in frame else pd.Series([""] * n)
     out = []
-    for value, described, b in zip(flags, words, glat):
+    for value, described, b, field in zip(flags, words, glat, fields):
         meaning = dict(w.split(": ", 1) for w in described.split("; ") if ": " in w)
         parts = [f"flag {f}" + (f": {meaning[str(f)]}" if str(f) in meaning else "")
                  for f in DOUBTFUL_FLAGS if value > 0 and value >> (f - 1) & 1]
         if abs(b) < PLANE_LATITUDE:
             parts.append(f"on the Galactic plane (|b| < {PLANE_LATITUDE:g} deg)")
+        if field:
+            parts.append(f"inside extended source {field.replace('; ', ' and ')}")
         out.append("; ".join(parts))
     return np.asarray(out, dtype=object)
 

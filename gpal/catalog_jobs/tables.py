@@ -31,7 +31,7 @@ import pandas as pd
 from gpal.catalog_jobs.candidates import CUTS
 from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, classes_from_columns
 from gpal.catalogs.lac import LAC_TABLE_COLUMNS
-from gpal.catalogs.targets import SEXAGESIMAL_COLUMNS, TARGET_COLUMNS
+from gpal.catalogs.targets import EXTENDED_FIELD_COLUMNS, SEXAGESIMAL_COLUMNS, TARGET_COLUMNS
 from gpal.files import write_files, write_text_atomic
 
 __all__ = [
@@ -109,6 +109,7 @@ COLUMNS = {
     "ood": (None, "none of these: ood_score above the threshold that flags 5% of held-out sources of the trained classes"),
     **{name: (unit, description) for name, (_, unit, description) in TARGET_COLUMNS.items()},
     **SEXAGESIMAL_COLUMNS,
+    **EXTENDED_FIELD_COLUMNS,
     "RA": ("deg", "right ascension (J2000): the catalog's RAJ2000, or from GLON and GLAT where it has none"),
     "DEC": ("deg", "declination (J2000): the catalog's DEJ2000, or from GLON and GLAT where it has none"),
     "score": (None, "gpal active's acquisition score at query time (higher: asked first)"),
@@ -125,7 +126,7 @@ COLUMNS = {
 }
 #: Columns of text (an empty value is "", not NaN).
 _TEXT_COLUMNS = ("Source_Name", "CLASS1", "predicted_class", "ASSOC1", "CLASS2", "ASSOC2", "RA_hms", "DEC_dms",
-                 "Flag_Words", "caveats", "known_class", "known_as", "known_reason", "ATNF_pulsars", "Extended_Source_Name",
+                 "Flag_Words", "Inside_Extended", "caveats", "known_class", "known_as", "known_reason", "ATNF_pulsars", "Extended_Source_Name",
                  "LAC_SED_class", "LAC_counterpart", "LAC_counterpart_catalog")
 #: FITS has no unit for nats; a FITS reader would warn on it, so there it lives in TCOMM only.
 _FITS_UNITS = {"deg", "ph cm-2 s-1"}

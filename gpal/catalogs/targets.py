@@ -19,6 +19,7 @@ wrote (0.0983, not 0.09830000251531601), as float64.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -26,7 +27,7 @@ import pandas as pd
 
 from gpal.catalogs.catalog import text_values
 
-__all__ = ["FLAGS_NOT_GIVEN", "SEXAGESIMAL_COLUMNS", "TARGET_COLUMNS", "flag_legend", "flag_words", "target_columns"]
+__all__ = ["EXTENDED_FIELD_COLUMNS", "FLAGS_NOT_GIVEN", "SEXAGESIMAL_COLUMNS", "TARGET_COLUMNS", "flag_legend", "flag_words", "target_columns"]
 
 #: Output column -> (role of its catalog column in the release record's `Columns`, unit, description).
 #: Units are astropy strings.
@@ -128,7 +129,7 @@ def target_columns(catalog: Any, ids: Sequence[str]) -> pd.DataFrame:
                 np.asarray(list(ids), dtype=str), "e")
         else:
             out[name] = _shortest(table[column])[rows] if have else np.nan
-    return _with_sexagesimal(_with_galactic(out))
+    return _with_extended_fields(_with_sexagesimal(_with_galactic(out)), catalog)
 
 
 #: The sexagesimal position columns an observer types into a telescope's tool: name -> (unit, description).
@@ -136,6 +137,66 @@ SEXAGESIMAL_COLUMNS = {
     "RA_hms": (None, "right ascension (J2000) of the catalog position, hh:mm:ss.ss"),
     "DEC_dms": (None, "declination (J2000) of the catalog position, +dd:mm:ss.s"),
 }
+
+
+#: The column naming the extended sources whose spatial model covers a source's position: name -> (unit, description).
+EXTENDED_FIELD_COLUMNS = {
+    "Inside_Extended": (None, "the extended sources whose spatial model (its extent ellipse) covers the position, "
+                              "'; '-separated; a point source there may be a piece of it (empty: none, or the catalog "
+                              "lists no extended sources)"),
+}
+#: The catalog HDU that lists the extended sources' spatial models.
+EXTENDED_HDU = "ExtendedSources"
+
+
+def _with_extended_fields(out: pd.DataFrame, catalog: Any) -> pd.DataFrame:
+    """``Inside_Extended`` after ``Extended_Source_Name``: the extended sources whose extent ellipse
+    (``Model_SemiMajor``, ``Model_SemiMinor``, ``Model_PosAng`` about ``RAJ2000`` / ``DEJ2000`` of the catalog's
+    `EXTENDED_HDU`) holds each point source's position.  A catalog without that HDU or those columns: empty."""
+    from gpal.catalogs.known_sources import positions_inside
+
+    inside = np.full(len(out), "", dtype=object)
+    models = _extended_models(catalog)
+    if models is not None and len(models):
+        point = ~out["extended"].to_numpy(bool)
+        found = positions_inside(*(np.asarray(models[c], dtype=np.float64) for c in
+                                   ("RAJ2000", "DEJ2000", "Model_SemiMajor", "Model_SemiMinor", "Model_PosAng")),
+                                 out["RA"].to_numpy(np.float64), out["DEC"].to_numpy(np.float64))
+        names = text_values(models["Source_Name"])
+        covering: dict[int, list[str]] = {}
+        for k, hits in enumerate(found):
+            for row, _ in hits:
+                covering.setdefault(row, []).append(str(names[k]))
+        for row, fields in covering.items():
+            if point[row]:
+                inside[row] = "; ".join(fields)
+    position = out.columns.get_loc("Extended_Source_Name") + 1
+    out.insert(position, "Inside_Extended", inside)
+    return out
+
+
+def _extended_models(catalog: Any) -> Any:
+    """The catalog file's extended-source models (an astropy Table, not to be changed), or None where it has none
+    to read."""
+    path = getattr(catalog, "path", None)
+    return None if path is None else _models_in(str(path))
+
+
+@functools.lru_cache(maxsize=8)
+def _models_in(path: str) -> Any:
+    """`_extended_models` of one file, read once: every table of a run asks (reading the HDU takes a second)."""
+    import warnings
+
+    from astropy.table import Table
+
+    needed = {"Source_Name", "RAJ2000", "DEJ2000", "Model_SemiMajor", "Model_SemiMinor", "Model_PosAng"}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            models = Table.read(path, hdu=EXTENDED_HDU)
+    except (KeyError, OSError, ValueError):
+        return None
+    return models if needed <= set(models.colnames) else None
 
 
 def _with_sexagesimal(out: pd.DataFrame) -> pd.DataFrame:

@@ -59,13 +59,16 @@ def test_saturated_probabilities_are_ordered_by_significance_and_the_rule_is_sta
 
 def test_doubts_are_words_in_the_list_and_the_clean_list_leaves_them_out():
     frame = _frame().assign(GLAT=[1.0, 30.0, 0, 0, 0, -1.5, 40, 0],
-                            Flag_Words=["", "6: on an interstellar gas clump", "", "", "", "", "", ""])
+                            Flag_Words=["", "6: on an interstellar gas clump", "", "", "", "", "", ""],
+                            Inside_Extended=["", "", "", "", "", "", "CenA Lobes", ""])
     frame.loc[frame["Source_Name"] == "f", "Flags"] = 1 << 11  # flag 12, a curved spectrum: no doubt
     lists = candidate_lists(frame, ["bll", "pulsar"], MERGE, check_cuts({}))
     words = dict(zip(lists["pulsar"]["Source_Name"], lists["pulsar"]["caveats"]))
     assert words == {"b": "flag 6: on an interstellar gas clump", "a": "on the Galactic plane (|b| < 2 deg)"}
     assert clean(lists["pulsar"])["Source_Name"].tolist() == ["a"] and clean(lists["pulsar"])["rank"].tolist() == [1]
     assert clean(lists["bll"])["Source_Name"].tolist() == ["f"] and 12 not in DOUBTFUL_FLAGS
+    loose = candidate_lists(frame, ["bll"], MERGE, check_cuts({"candidate_max_ellipse": 0.5}))["bll"]
+    assert dict(zip(loose["Source_Name"], loose["caveats"]))["g"] == "inside extended source CenA Lobes"
 
 
 def test_a_source_the_sky_already_names_is_listed_apart_with_its_reason():

@@ -7,7 +7,8 @@ from astropy.table import Table
 from gpal.catalogs import load_catalog
 from gpal.catalogs.releases import FGL3_FLAGS, FGL4_FLAGS
 from gpal.catalogs.targets import (
-    FLAGS_NOT_GIVEN, SEXAGESIMAL_COLUMNS, TARGET_COLUMNS, flag_legend, flag_words, target_columns,
+    EXTENDED_FIELD_COLUMNS, FLAGS_NOT_GIVEN, SEXAGESIMAL_COLUMNS, TARGET_COLUMNS, flag_legend, flag_words,
+    target_columns,
 )
 from conftest import write_small_catalog
 
@@ -24,9 +25,12 @@ def test_target_columns_are_the_catalogs_values_at_the_digits_it_wrote(small_cat
     out = target_columns(catalog, ids)
     columns = ["Source_Name", *TARGET_COLUMNS]
     columns[columns.index("DEC") + 1:columns.index("DEC") + 1] = list(SEXAGESIMAL_COLUMNS)
+    columns[columns.index("Extended_Source_Name") + 1:columns.index("Extended_Source_Name") + 1] = list(
+        EXTENDED_FIELD_COLUMNS)
     assert list(out.columns) == columns and out["Source_Name"].tolist() == ids
     for name, (role, _, _) in TARGET_COLUMNS.items():
-        if name in ("ASSOC1", "CLASS2", "ASSOC2", "Flags", "Flag_Words", "extended", "Extended_Source_Name"):
+        if name in ("ASSOC1", "CLASS2", "ASSOC2", "Flags", "Flag_Words", "extended", "Extended_Source_Name",
+                    "Inside_Extended"):
             continue
         values = np.asarray(raw[getattr(catalog.columns, role)])[[5, 0]]  # the release record names the column
         assert out[name].dtype == np.float64
@@ -107,3 +111,22 @@ def test_the_sexagesimal_position_is_astropys_reading_of_the_degrees():
     back = SkyCoord(out["RA_hms"].tolist(), out["DEC_dms"].tolist(), unit=(u.hourangle, u.deg))
     assert np.all(back.separation(sky).arcsec < 0.1)
     assert all(len(r.split(":")) == 3 and d[0] in "+-" for r, d in zip(out["RA_hms"], out["DEC_dms"]))
+
+
+def test_a_point_source_inside_an_extended_sources_model_is_named():
+    from astropy import units as u
+    from astropy.coordinates import SkyCoord
+
+    catalog = load_catalog("FL16Y")
+    out = target_columns(catalog, list(catalog.names))
+    models = Table.read(catalog.path, hdu="ExtendedSources")
+    centre = {str(n).strip(): SkyCoord(r * u.deg, d * u.deg) for n, r, d in
+              zip(models["Source_Name"], models["RAJ2000"], models["DEJ2000"])}
+    major = dict(zip((str(n).strip() for n in models["Source_Name"]), models["Model_SemiMajor"]))
+    inside = out[out["Inside_Extended"] != ""]
+    assert 0 < len(inside) < 200 and not inside["extended"].any()
+    for _, row in inside.iterrows():  # independently: within the model's semi-major axis of its centre
+        here = SkyCoord(row["RA"] * u.deg, row["DEC"] * u.deg)
+        for name in row["Inside_Extended"].split("; "):
+            assert here.separation(centre[name]).deg <= major[name] + 1e-9, (row["Source_Name"], name)
+    assert "G150.3+4.5" in out.set_index("Source_Name").at["FL16Y J0426.5+5435", "Inside_Extended"]
