@@ -126,6 +126,7 @@ COLUMNS = {
     **SEXAGESIMAL_COLUMNS,
     "RA": ("deg", "right ascension (J2000): the catalog's RAJ2000, or from GLON and GLAT where it has none"),
     "DEC": ("deg", "declination (J2000): the catalog's DEJ2000, or from GLON and GLAT where it has none"),
+    "rank": (None, "the source's place in its list, 1 first"),
     "score": (None, "gpal active's acquisition score at query time (higher: asked first)"),
     "known_class": (None, "the class the sky already gives the source beyond its CLASS1 (CLASS2, an earlier "
                           "release, a known pulsar inside the 95% ellipse; empty: none): such a source is in no "
@@ -448,6 +449,7 @@ def _mrt_text(frame: pd.DataFrame) -> str:
     non-finite number as a blank cell (read back as masked), a boolean as 1 / 0 (`_MRT_BOOLEAN`), every float at
     the digits that read back to it (`_exact_float_format`).  The table's keywords are not in an MRT (astropy
     writes its Title / Authors lines empty, for the journal to fill); the ECSV and VOTable keep them."""
+    from astropy.io import ascii
     from astropy.table import Column, MaskedColumn
 
     if frame.empty:
@@ -470,10 +472,15 @@ def _mrt_text(frame: pd.DataFrame) -> str:
         elif column.dtype.kind in "USO":
             text = column.filled("") if hasattr(column, "filled") else column
             column = Column([_fits_text(str(value)) for value in np.asarray(text, dtype=object)], dtype=str)
+        if column.dtype.kind in "iuf" and np.ma.getmaskarray(column).all():
+            formats[name] = "%d" if column.dtype.kind in "iu" else "%.1f"  # one blank byte: see below
         column.unit, column.description = unit, _fits_text(description)
         table[name] = column
     out = io.StringIO()
-    table.write(out, format="ascii.mrt", formats=formats)
+    # A missing value is one blank (astropy's default, no character, leaves a column of none, RA_Counterpart of a
+    # list without counterparts, narrower than the width its byte-by-byte line declares, shifting every column
+    # after it); such a column's format gives it that one byte.
+    table.write(out, format="ascii.mrt", formats=formats, fill_values=[(ascii.masked, " ")])
     return out.getvalue()
 
 
