@@ -197,8 +197,17 @@ def with_information(table: ClassifiedSources, estimator: Any, pool: NoisyDatase
     (every class when None: the follow-up score, `FOLLOW_UP_ACQUISITION`), and its ``TARGET`` keyword."""
     if pool.ids.tolist() != table.frame["Source_Name"].tolist():
         raise RuntimeError("the classified table and the selection differ in their sources; cannot rank them")
-    scores = make_acquisition({"name": FOLLOW_UP_ACQUISITION, "target": target}).scores(estimator, pool)
+    acquisition = make_acquisition({"name": FOLLOW_UP_ACQUISITION, "target": target})
+    # in row chunks: BALD holds (draws, rows, classes) probabilities twice over, 3 kB a row at 100 draws of 4 classes,
+    # GiBs for a survey-size pool; a row's draws are seeded alike in any chunk, so its score is the same
+    scores = np.concatenate([acquisition.scores(estimator, pool.subset(np.arange(start, min(start + _SCORE_ROWS,
+                                                                                             pool.n_samples))))
+                             for start in range(0, pool.n_samples, _SCORE_ROWS)] or [np.zeros(0)])
     return replace(table, frame=table.frame.assign(information=scores), meta={**table.meta, "TARGET": target or ""})
+
+
+#: Pool rows scored at once by `with_information`: the score's Monte Carlo draws stay tens of MB, whatever the pool.
+_SCORE_ROWS = 8192
 
 
 #: The columns of what is already known about a source (`gpal.catalogs.known_sources`) a classified table carries.
