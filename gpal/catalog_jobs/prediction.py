@@ -210,6 +210,10 @@ def with_information(table: ClassifiedSources, estimator: Any, pool: NoisyDatase
 _SCORE_ROWS = 8192
 
 
+#: Sources looked up at once by `_known`.
+_KNOWN_ROWS = 20000
+
+
 #: The columns of what is already known about a source (`gpal.catalogs.known_sources`) a classified table carries.
 KNOWN_COLUMNS = ("known_class", "known_as", "known_reason", "ATNF_pulsars")
 
@@ -219,20 +223,29 @@ def _known(cat: Any, ids: Sequence[str], pulsars: str | os.PathLike | None) -> t
     CLASS2, the shipped releases before it (never a later one: a check scored on later labels would read its own
     answers) and the ATNF Pulsar Catalogue; and in words what was checked and what could not be."""
     from gpal.catalogs.known_sources import known_about
+    from gpal.catalogs.psrcat import PSRCAT_FILE, read_psrcat
 
     order = list(RELEASES)
     earlier = order[:order.index(cat.release)] if cat.release in order else []
     with warnings.catch_warnings():  # the links' ambiguities are the notes' to say, once
         warnings.simplefilter("ignore")
-        found = known_about(cat, ids, releases=earlier, **({} if pulsars is None else {"pulsars": pulsars}))
+        # read once, looked up per chunk of rows: a source's ellipse can hold many counterparts (a catalog of
+        # repeated rows: one per copy), each a (row, separation) pair until its words are made, so the whole
+        # catalog at once grew by GiBs; what is known of a source depends on it alone
+        releases = [load_catalog(name) for name in earlier]
+        psrcat = read_psrcat(PSRCAT_FILE if pulsars is None else pulsars)
+        parts = [known_about(cat, ids[start:start + _KNOWN_ROWS], releases=releases, pulsars=psrcat)
+                 for start in range(0, len(ids), _KNOWN_ROWS)]
+    found = pd.concat(parts, ignore_index=True)
     own = (found["known_route"] == "CLASS1").to_numpy()  # the CLASS1 column says that already
     out = found[list(KNOWN_COLUMNS)].copy().reset_index(drop=True)
     out.loc[own, ["known_class", "known_as", "known_reason"]] = ""
-    psrcat = found.attrs.get("pulsar_catalogue")
+    catalogue = parts[0].attrs.get("pulsar_catalogue")  # the same in every part
     class2 = cat.columns.class2 is not None and cat.columns.class2 in cat.table.colnames
     checked = (f"{'CLASS2' if class2 else 'no CLASS2 (the catalog has none)'}, "
                f"{', '.join(earlier) or 'no earlier release'}, "
-               + (f"ATNF pulsars ({psrcat['file']}, version {psrcat['version']})" if psrcat else "no pulsar catalogue"))
+               + (f"ATNF pulsars ({catalogue['file']}, version {catalogue['version']})" if catalogue
+                  else "no pulsar catalogue"))
     return out, checked
 
 

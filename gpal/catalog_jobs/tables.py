@@ -39,7 +39,7 @@ from gpal.catalog_jobs.job_settings import NEVER, JobSetting, settings_from_head
 from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, classes_from_columns
 from gpal.catalogs.targets import SEXAGESIMAL_COLUMNS, TARGET_COLUMNS
 from gpal.constraints import ListOf, OneOf
-from gpal.files import write_files, write_text_atomic
+from gpal.files import atomic_output, write_files, write_text_atomic
 
 __all__ = [
     "ClassifiedSources",
@@ -381,9 +381,19 @@ def rendered_and_read_back(table: ClassifiedSources,
 
 
 def write_probability_table(table: ClassifiedSources, path: str | os.PathLike, force: bool = False) -> Path:
-    """Write a plain CSV and its ECSV twin, or a FITS table, atomically; returns the CSV or FITS path."""
+    """Write a plain CSV and its ECSV twin, or a FITS, MRT or VOTable file, atomically; returns its path.
+
+    The CSV and its twin go to their files as pandas writes them, in blocks of rows, not made as one text first:
+    a catalog of 10^6 sources held each text, a GiB, in memory beside the table (the same bytes either way)."""
     path = check_table_path(path, force)
-    write_files(path.parent, classified_table_files(table, path.name))
+    frame, meta = _for_writing(table)
+    if _table_format(path) != "csv":
+        write_files(path.parent, _files(path.name, frame, meta))
+        return path
+    with atomic_output(path) as tmp:
+        frame.to_csv(tmp, index=False)
+    with atomic_output(path.with_suffix(TWIN_SUFFIX)) as tmp, open(tmp, "w", encoding="utf-8", newline="") as out:
+        _write_ecsv(out, _astropy_table(frame, meta), frame)
     return path
 
 
@@ -531,15 +541,20 @@ def _ecsv_text(table: Any, frame: pd.DataFrame) -> str:
     A column astropy keeps as Python objects (strings with a None among them) is written as JSON, so a
     table holding one is left to astropy.
     """
+    text = io.StringIO()
+    _write_ecsv(text, table, frame)
+    return text.getvalue()
+
+
+def _write_ecsv(out: Any, table: Any, frame: pd.DataFrame) -> None:
+    """`_ecsv_text` written to the text stream ``out`` as it is made (the rows in pandas' blocks)."""
     import csv
 
-    text = io.StringIO()
     if any(column.dtype.kind not in "biufU" for column in table.columns.values()):
-        table.write(text, format="ascii.ecsv")
-        return text.getvalue()
-    table[:0].write(text, format="ascii.ecsv")  # the header and the column names' line
-    return text.getvalue() + frame.to_csv(sep=" ", header=False, index=False, quoting=csv.QUOTE_NONNUMERIC, na_rep="",
-                                          lineterminator="\n")
+        table.write(out, format="ascii.ecsv")
+        return
+    table[:0].write(out, format="ascii.ecsv")  # the header and the column names' line
+    frame.to_csv(out, sep=" ", header=False, index=False, quoting=csv.QUOTE_NONNUMERIC, na_rep="", lineterminator="\n")
 
 
 def _ecsv_meta(text: str) -> dict[str, Any]:
