@@ -206,12 +206,13 @@ def with_information(table: ClassifiedSources, estimator: Any, pool: NoisyDatase
     return replace(table, frame=table.frame.assign(information=scores), meta={**table.meta, "TARGET": target or ""})
 
 
-#: Pool rows scored at once by `with_information`: the score's Monte Carlo draws stay tens of MB, whatever the pool.
+#: Pool rows scored at once by `with_information`: the score's Monte Carlo draws stay tens of MB, whatever the pool;
+#: a multiple of 64, as `gpal.estimators.outliers`' chunks, so each row's arithmetic is the one call's.
 _SCORE_ROWS = 8192
 
 
-#: Sources looked up at once by `_known`.
-_KNOWN_ROWS = 20000
+#: Sources looked up at once by `_known` (a multiple of 64, as `_SCORE_ROWS`).
+_KNOWN_ROWS = 16384
 
 
 #: The columns of what is already known about a source (`gpal.catalogs.known_sources`) a classified table carries.

@@ -393,7 +393,7 @@ def write_probability_table(table: ClassifiedSources, path: str | os.PathLike, f
     with atomic_output(path) as tmp:
         frame.to_csv(tmp, index=False)
     with atomic_output(path.with_suffix(TWIN_SUFFIX)) as tmp, open(tmp, "w", encoding="utf-8", newline="") as out:
-        _write_ecsv(out, _astropy_table(frame, meta), frame)
+        _write_ecsv(out, frame, meta)
     return path
 
 
@@ -404,7 +404,7 @@ def _files(name: str, frame: pd.DataFrame, meta: Mapping[str, Any],
     fmt = _table_format(Path(name))
     if fmt == "csv":
         return {name: frame.to_csv(index=False) if csv_text is None else csv_text,
-                str(Path(name).with_suffix(TWIN_SUFFIX)): _ecsv_text(_astropy_table(frame, meta), frame)}
+                str(Path(name).with_suffix(TWIN_SUFFIX)): _ecsv_text(frame, meta)}
     if fmt == "mrt":
         return {name: _mrt_text(frame)}
     if fmt == "votable":
@@ -527,12 +527,12 @@ def write_ecsv_twin(frame: pd.DataFrame, path: str | os.PathLike, meta: Mapping[
         The twin's path.
     """
     twin = Path(path).with_suffix(TWIN_SUFFIX)
-    write_text_atomic(twin, _ecsv_text(_astropy_table(frame, meta), frame))
+    write_text_atomic(twin, _ecsv_text(frame, meta))
     return twin
 
 
-def _ecsv_text(table: Any, frame: pd.DataFrame) -> str:
-    """ECSV of ``table`` (``frame`` with units and keywords): astropy writes the header, pandas the rows.
+def _ecsv_text(frame: pd.DataFrame, meta: Mapping[str, Any]) -> str:
+    """ECSV of ``frame`` with units and keywords (``meta``): astropy writes the header, pandas the rows.
 
     astropy formats each cell in Python (about 1 s for the main job's 3615-row table, masked columns
     most); pandas writes the same cells at once.  Every string is quoted and a missing value of any
@@ -542,18 +542,38 @@ def _ecsv_text(table: Any, frame: pd.DataFrame) -> str:
     table holding one is left to astropy.
     """
     text = io.StringIO()
-    _write_ecsv(text, table, frame)
+    _write_ecsv(text, frame, meta)
     return text.getvalue()
 
 
-def _write_ecsv(out: Any, table: Any, frame: pd.DataFrame) -> None:
+#: Rows converted to astropy at once to learn the columns' types for the ECSV header (`_ecsv_header_table`).
+_HEADER_ROWS = 50000
+
+
+def _ecsv_header_table(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
+    """The astropy table (no rows) whose ECSV header heads ``frame``'s rows, or None where a block of rows holds a
+    column astropy keeps as Python objects (`_ecsv_text`: the table is then astropy's to write).
+
+    Made block by block: the whole table in astropy's fixed-width strings (a column of reasons in words, 4 bytes a
+    character of its longest) was GiBs for 10^6 rows; a header names each column's type, never its width."""
+    first = None
+    for start in range(0, max(len(frame), 1), _HEADER_ROWS):
+        table = _astropy_table(frame.iloc[start:start + _HEADER_ROWS], meta)
+        if any(column.dtype.kind not in "biufU" for column in table.columns.values()):
+            return None
+        first = table[:0] if first is None else first
+    return first
+
+
+def _write_ecsv(out: Any, frame: pd.DataFrame, meta: Mapping[str, Any]) -> None:
     """`_ecsv_text` written to the text stream ``out`` as it is made (the rows in pandas' blocks)."""
     import csv
 
-    if any(column.dtype.kind not in "biufU" for column in table.columns.values()):
-        table.write(out, format="ascii.ecsv")
+    header = _ecsv_header_table(frame, meta)
+    if header is None:
+        _astropy_table(frame, meta).write(out, format="ascii.ecsv")
         return
-    table[:0].write(out, format="ascii.ecsv")  # the header and the column names' line
+    header.write(out, format="ascii.ecsv")  # the header and the column names' line
     frame.to_csv(out, sep=" ", header=False, index=False, quoting=csv.QUOTE_NONNUMERIC, na_rep="", lineterminator="\n")
 
 

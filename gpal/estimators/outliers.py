@@ -37,7 +37,9 @@ __all__ = ["OOD_FALSE_POSITIVE_RATE", "PopulationOutlierScore"]
 OOD_FALSE_POSITIVE_RATE = 0.05
 
 
-#: Rows scored at once (`PopulationOutlierScore.score`): tens of MB of covariances, whatever the catalog's size.
+#: Rows scored at once (`PopulationOutlierScore.score`): tens of MB of covariances, whatever the catalog's size.  A
+#: multiple of 64, so that a row meets the SIMD lanes it met in one call and its score is the same to the bit (in
+#: chunks of 7 rows two scores of 90 moved in their last digit).
 _SCORE_ROWS = 4096
 
 

@@ -197,3 +197,18 @@ def test_the_lists_are_written_in_the_formats_the_classifications_record(main_jo
             for column in [c for c in rows.columns if c.startswith("p_")] + ["rank", "Signif_Avg"]:
                 assert back[column].tolist() == rows[column].tolist(), (name, column)
     assert not any(name.endswith((".mrt", ".vot")) for name in plain)
+
+
+@pytest.mark.parametrize("objects", [False, True], ids=["text", "a pandas string column with NA (astropy: JSON)"])
+def test_the_twin_made_block_by_block_is_the_twin_made_at_once(tmp_path, monkeypatch, objects):
+    """The ECSV header learns the columns' types in blocks of rows (bounded memory); blocks of 2 rows give the bytes
+    one block gives."""
+    import gpal.catalog_jobs.tables as tables
+
+    frame = _awkward_frame()
+    if objects:
+        frame["ASSOC2"] = pd.array(["a", None, "b", "c", "d"], dtype="string")
+    meta = {"CATALOG": "FL16Y", "MINSIG": 4.0}
+    once = write_ecsv_twin(frame, tmp_path / "once.csv", meta).read_bytes()
+    monkeypatch.setattr(tables, "_HEADER_ROWS", 2)
+    assert write_ecsv_twin(frame, tmp_path / "blocks.csv", meta).read_bytes() == once
