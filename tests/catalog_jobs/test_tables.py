@@ -212,3 +212,18 @@ def test_the_twin_made_block_by_block_is_the_twin_made_at_once(tmp_path, monkeyp
     once = write_ecsv_twin(frame, tmp_path / "once.csv", meta).read_bytes()
     monkeypatch.setattr(tables, "_HEADER_ROWS", 2)
     assert write_ecsv_twin(frame, tmp_path / "blocks.csv", meta).read_bytes() == once
+
+
+def test_gpal_predict_writes_the_format_its_out_names(main_job_run, small_catalog, tmp_path):
+    """``gpal predict --out FILE.mrt`` / ``FILE.vot``: the suffix picks the writer, and the rows are the CSV's."""
+    from gpal.cli import main
+
+    base = ["predict", str(main_job_run), "--catalog", str(small_catalog), "--no-progress", "--out"]
+    for name in ("t.csv", "t.mrt", "t.vot"):
+        assert main([*base, str(tmp_path / name)]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv", "t.ecsv", "t.mrt", "t.vot"]
+    rows = pd.read_csv(tmp_path / "t.csv", float_precision="round_trip")  # the written decimals, exactly
+    for name, fmt in (("t.mrt", "ascii.mrt"), ("t.vot", "votable")):
+        back = Table.read(tmp_path / name, format=fmt)
+        assert back["Source_Name"].tolist() == rows["Source_Name"].tolist(), name
+        assert np.array_equal(np.asarray(back["p_pulsar"], dtype=float), rows["p_pulsar"].to_numpy()), name
