@@ -373,7 +373,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(train, "replace a folder that holds a different model")
     train.set_defaults(run=_train)
 
-    predict = verbs.add_parser("predict", help="write class probabilities of catalog sources to CSV or FITS",
+    predict = verbs.add_parser("predict", help="write class probabilities of catalog sources to CSV, FITS, MRT or VOTable",
                                description="Classify catalog sources with a model from gpal train or gpal classify.")
     predict.add_argument("model_dir", metavar="MODEL_DIR", help="the --out folder of gpal train or gpal classify")
     _add_catalog(predict)
@@ -390,7 +390,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="move the unassociated sources' probabilities to their own class mix, as gpal classify "
                          "--pool-prior does (default: the model's own probabilities, as gpal classify)")
     predict.add_argument("--scheduler", default=None, help=_SCHEDULER_HELP)
-    predict.add_argument("--out", required=True, help="output table, FILE.csv or FILE.fits")
+    predict.add_argument("--out", required=True, help="output table: FILE.csv (with FILE.ecsv), FILE.fits, FILE.mrt (an "
+                         "AAS journal's machine-readable table) or FILE.vot (VOTable, for VO tools)")
     _add_common(predict, "overwrite an existing output file")
     predict.set_defaults(run=_predict)
 

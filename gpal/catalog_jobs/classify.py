@@ -44,7 +44,9 @@ from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, report_files
 from gpal.catalog_jobs.report.figures import held_out_figures
 from gpal.catalog_jobs.report.inputs import FinishedRun, HeldOutRun, parse_baselines, parse_heldout, read_baselines
 from gpal.catalog_jobs.selection import CatalogSelection
-from gpal.catalog_jobs.tables import ClassifiedSources, as_read_back, dated, rendered_and_read_back
+from gpal.catalog_jobs.tables import (
+    FORMAT_SETTINGS, ClassifiedSources, as_read_back, dated, extra_names, rendered_and_read_back,
+)
 from gpal.catalogs.targets import target_columns
 from gpal.constraints import AnyOf, Boolean, Integer, ListOf, OneOf, Optional, Real, Text
 from gpal.data.dataset import NoisyDataset
@@ -81,6 +83,7 @@ SETTINGS = {
                          keyword="TARGET"),
     **CANDIDATE_SETTINGS,
     **FOLLOW_UP_SETTINGS,
+    **FORMAT_SETTINGS,
     "pulsar_catalogue": JobSetting(Optional(Text()), None,
                                    "a psrcat.db file of the ATNF Pulsar Catalogue (gzipped or not) whose pulsars inside "
                                    "a source's 95% ellipse make it known (None: the shipped version 1.64)",
@@ -123,7 +126,8 @@ def classify_catalog(
     ``ood`` flag ("none of these": `gpal.catalog_jobs.none_of_these`), its target columns
     (`gpal.catalogs.targets`) and ``information``, what its label would teach about ``target``
     (every class when None); an extended source's ``predicted_class`` is ``extended``.  Writes into
-    ``out_dir`` (`gpal.catalog_jobs.layout`) ``classifications.csv`` / ``.ecsv`` / ``.fits``,
+    ``out_dir`` (`gpal.catalog_jobs.layout`) ``classifications.csv`` / ``.ecsv`` / ``.fits`` (and ``.mrt`` /
+    ``.vot`` for the ``table_formats`` asked, each list likewise),
     the target lists (`gpal.catalog_jobs.candidates`: per class, or the ``target`` class, the sources most
     probably of it through the target-list cuts, `gpal.catalog_jobs.candidates.CUTS`), the other lists
     (`gpal.catalog_jobs.follow_up`: sources of ``follow_up_significance`` sigma or more, none of the
@@ -209,7 +213,7 @@ def _plan(selection: CatalogSelection, estimator: Any, given: Mapping[str, Any],
     tokens = select_tokens([t for t in DEFAULT_SELECT if t not in trained_codes] if select is None else select)
     header = header_of(SETTINGS, values)  # the lists and the report read the cuts and follow-up settings back
     job_values = {name: values[name] for name in ("test_size", "chunk_size", "baselines", "target", "pool_prior",
-                                                  "pulsar_catalogue")}
+                                                  "pulsar_catalogue", "table_formats")}
     if job_values["pulsar_catalogue"] is not None:  # a missing or malformed file is refused before any work
         from gpal.catalogs.psrcat import read_psrcat
 
@@ -318,7 +322,8 @@ def _classify_sources(job: _MainJob, trained: TrainedModel, outliers: Mapping[st
     log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model about "
         + (f"{target})" if target else "every class)"))
     table = with_information(table, trained.estimator, job.pool, target)
-    files, written = rendered_and_read_back(table, [CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS])
+    files, written = rendered_and_read_back(table, [CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS,
+                                                    *extra_names(CLASSIFICATIONS_CSV, job.settings["table_formats"])])
     prior_file = {} if record is None else {POOL_PRIOR_FILE: json_text(record)}
     return _Classified(written, pool_proba, record, {**prior_file, **files})
 

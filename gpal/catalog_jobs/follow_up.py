@@ -36,7 +36,7 @@ from gpal.catalog_jobs.candidates import (
 from gpal.catalog_jobs.proba_columns import proba_column
 from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, settings_from_header
 from gpal.catalog_jobs.proba_columns import classes_from_columns
-from gpal.catalog_jobs.tables import ClassifiedSources, classified_table_files
+from gpal.catalog_jobs.tables import ClassifiedSources, classified_table_files, formats_of
 from gpal.constraints import ListOf, Real
 
 __all__ = ["DEFAULT_EXCLUDED_FLAGS", "DEFAULT_MIN_SIGNIFICANCE", "DEFAULT_TARGET", "DISCOVERY_FILE",
@@ -177,7 +177,8 @@ def follow_up_files(table: ClassifiedSources,
     The target lists first (`gpal.catalog_jobs.candidates`: one per `listed_classes`, cuts from the table's
     keywords; ``merge``: the CLASS1 codes of each merged class), then `LISTS`.  The table's ``MINSIG`` keyword is
     the significance cut of the latter, ``XFLAGS`` their excluded flags; ``TARGET`` the class ``information`` is
-    about.  A target list the cuts leave empty is written with its header alone, and a warning says so.  No files
+    about; ``FORMATS`` the formats each list is also written in (`gpal.catalog_jobs.tables.EXTRA_FORMATS`).  A
+    target list the cuts leave empty is written with its header alone, and a warning says so.  No files
     and no lists for a table without the `NEEDED` columns.
     """
     if not set(NEEDED) <= set(table.frame.columns):
@@ -193,7 +194,7 @@ def follow_up_files(table: ClassifiedSources,
         warnings.warn(f"the target-list cuts ({cuts_text(cuts)}) leave no source in {', '.join(empty)}: "
                       "written with the header alone; loosen --candidate-significance, --candidate-max-ellipse or "
                       "--candidate-flags", stacklevel=2)
-    follow_up = follow_up_of(table.meta)
+    follow_up, formats = follow_up_of(table.meta), formats_of(table.meta)
     lists.update(follow_up_lists(table.frame, follow_up["follow_up_significance"], follow_up["follow_up_flags"]))
     lists[KNOWN_FILE] = known_sources(table.frame, cuts)
     files: dict[str, str | bytes] = {}
@@ -203,7 +204,7 @@ def follow_up_files(table: ClassifiedSources,
         if name in classes_of:
             meta.update(_expected_keywords(rows[proba_column(classes_of[name])].to_numpy(np.float64)))
             meta["ORDER"] = ORDER_RULE
-        files.update(classified_table_files(replace(table, frame=rows, meta=meta), name))
+        files.update(classified_table_files(replace(table, frame=rows, meta=meta), name, formats))
         if name in drawn:
             files[region_file(name)] = region_text(rows, meta["LIST"])
     return files, lists

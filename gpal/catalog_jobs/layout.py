@@ -6,6 +6,7 @@
       classifications.csv        the classified sources: plain CSV
       classifications.ecsv       the same rows with units, column descriptions and provenance
       classifications.fits       the same rows as a FITS table
+      classifications.mrt / .vot with --table-formats: as an AAS MRT / a VOTable (each list likewise)
       candidates_<class>.csv     a target list per class, with .ecsv and .reg (`gpal.catalog_jobs.candidates`)
       most_informative.csv       the follow-up ranking by what a label teaches, with .ecsv and .reg;
                                  discovery.csv / extended.csv beside it (names: `gpal.catalog_jobs.follow_up`)

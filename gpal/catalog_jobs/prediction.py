@@ -197,8 +197,22 @@ def with_information(table: ClassifiedSources, estimator: Any, pool: NoisyDatase
     (every class when None: the follow-up score, `FOLLOW_UP_ACQUISITION`), and its ``TARGET`` keyword."""
     if pool.ids.tolist() != table.frame["Source_Name"].tolist():
         raise RuntimeError("the classified table and the selection differ in their sources; cannot rank them")
-    scores = make_acquisition({"name": FOLLOW_UP_ACQUISITION, "target": target}).scores(estimator, pool)
+    acquisition = make_acquisition({"name": FOLLOW_UP_ACQUISITION, "target": target})
+    # in row chunks: BALD holds (draws, rows, classes) probabilities twice over, 3 kB a row at 100 draws of 4 classes,
+    # GiBs for a survey-size pool; a row's draws are seeded alike in any chunk, so its score is the same
+    scores = np.concatenate([acquisition.scores(estimator, pool.subset(np.arange(start, min(start + _SCORE_ROWS,
+                                                                                             pool.n_samples))))
+                             for start in range(0, pool.n_samples, _SCORE_ROWS)] or [np.zeros(0)])
     return replace(table, frame=table.frame.assign(information=scores), meta={**table.meta, "TARGET": target or ""})
+
+
+#: Pool rows scored at once by `with_information`: the score's Monte Carlo draws stay tens of MB, whatever the pool;
+#: a multiple of 64, as `gpal.estimators.outliers`' chunks, so each row's arithmetic is the one call's.
+_SCORE_ROWS = 8192
+
+
+#: Sources looked up at once by `_known` (a multiple of 64, as `_SCORE_ROWS`).
+_KNOWN_ROWS = 16384
 
 
 #: The columns of what is already known about a source (`gpal.catalogs.known_sources`) a classified table carries.
@@ -210,20 +224,29 @@ def _known(cat: Any, ids: Sequence[str], pulsars: str | os.PathLike | None) -> t
     CLASS2, the shipped releases before it (never a later one: a check scored on later labels would read its own
     answers) and the ATNF Pulsar Catalogue; and in words what was checked and what could not be."""
     from gpal.catalogs.known_sources import known_about
+    from gpal.catalogs.psrcat import PSRCAT_FILE, read_psrcat
 
     order = list(RELEASES)
     earlier = order[:order.index(cat.release)] if cat.release in order else []
     with warnings.catch_warnings():  # the links' ambiguities are the notes' to say, once
         warnings.simplefilter("ignore")
-        found = known_about(cat, ids, releases=earlier, **({} if pulsars is None else {"pulsars": pulsars}))
+        # read once, looked up per chunk of rows: a source's ellipse can hold many counterparts (a catalog of
+        # repeated rows: one per copy), each a (row, separation) pair until its words are made, so the whole
+        # catalog at once grew by GiBs; what is known of a source depends on it alone
+        releases = [load_catalog(name) for name in earlier]
+        psrcat = read_psrcat(PSRCAT_FILE if pulsars is None else pulsars)
+        parts = [known_about(cat, ids[start:start + _KNOWN_ROWS], releases=releases, pulsars=psrcat)
+                 for start in range(0, len(ids), _KNOWN_ROWS)]
+    found = pd.concat(parts, ignore_index=True)
     own = (found["known_route"] == "CLASS1").to_numpy()  # the CLASS1 column says that already
     out = found[list(KNOWN_COLUMNS)].copy().reset_index(drop=True)
     out.loc[own, ["known_class", "known_as", "known_reason"]] = ""
-    psrcat = found.attrs.get("pulsar_catalogue")
+    catalogue = parts[0].attrs.get("pulsar_catalogue")  # the same in every part
     class2 = cat.columns.class2 is not None and cat.columns.class2 in cat.table.colnames
     checked = (f"{'CLASS2' if class2 else 'no CLASS2 (the catalog has none)'}, "
                f"{', '.join(earlier) or 'no earlier release'}, "
-               + (f"ATNF pulsars ({psrcat['file']}, version {psrcat['version']})" if psrcat else "no pulsar catalogue"))
+               + (f"ATNF pulsars ({catalogue['file']}, version {catalogue['version']})" if catalogue
+                  else "no pulsar catalogue"))
     return out, checked
 
 

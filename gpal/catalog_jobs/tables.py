@@ -10,7 +10,13 @@ default reader of pandas, astropy and TOPCAT:
 - ``.fits``: one binary-table HDU, ``EXTNAME = 'CLASSIFICATIONS'``, with ``TUNIT`` /
   ``TCOMM`` per column and the provenance as typed header keywords (the estimator's
   settings and the training selection as ``HIERARCH FITCONF.<name>`` /
-  ``HIERARCH TRAINSEL.<name>`` cards, one value each).
+  ``HIERARCH TRAINSEL.<name>`` cards, one value each);
+- ``.mrt``: the AAS journals' machine-readable table (astropy's ``ascii.mrt`` writer: the byte-by-byte
+  description with each column's CDS unit and explanation), ASCII only, what a paper submits;
+- ``.vot``: a VOTable (units, descriptions, the keywords as ``INFO`` elements), what VO tools exchange.
+
+The main job writes the last two beside the CSV only when asked (`EXTRA_FORMATS`, ``--table-formats``):
+they repeat the same rows, and most runs are read by pandas and astropy, which the CSV / ECSV serve.
 """
 
 from __future__ import annotations
@@ -29,19 +35,25 @@ import numpy as np
 import pandas as pd
 
 from gpal.catalog_jobs.candidates import CUTS
+from gpal.catalog_jobs.job_settings import NEVER, JobSetting, settings_from_header
 from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, classes_from_columns
 from gpal.catalogs.lac import LAC_TABLE_COLUMNS
 from gpal.catalogs.targets import EXTENDED_FIELD_COLUMNS, SEXAGESIMAL_COLUMNS, TARGET_COLUMNS
-from gpal.files import write_files, write_text_atomic
+from gpal.constraints import ListOf, OneOf
+from gpal.files import atomic_output, write_files, write_text_atomic
 
 __all__ = [
     "ClassifiedSources",
     "EXTENDED",
+    "EXTRA_FORMATS",
+    "FORMAT_SETTINGS",
     "TABLE_FORMATS",
     "as_read_back",
     "check_table_path",
     "classified_table_files",
     "dated",
+    "extra_names",
+    "formats_of",
     "read_probability_table",
     "rendered_and_read_back",
     "write_ecsv_twin",
@@ -49,7 +61,11 @@ __all__ = [
 ]
 
 
-TABLE_FORMATS = {".csv": "csv", ".fits": "fits", ".fit": "fits"}
+TABLE_FORMATS = {".csv": "csv", ".fits": "fits", ".fit": "fits", ".mrt": "mrt", ".vot": "votable"}
+#: The formats a job writes beside each CSV table only when asked -> their suffix: the AAS journals' MRT and the
+#: Virtual Observatory's VOTable.  Not by default: they repeat the CSV's rows, and the main job's folder is read
+#: mostly by pandas and astropy.
+EXTRA_FORMATS = {"mrt": ".mrt", "votable": ".vot"}
 EXTNAME = "CLASSIFICATIONS"
 #: The ECSV twin of a CSV table: same stem, this suffix.
 TWIN_SUFFIX = ".ecsv"
@@ -86,6 +102,7 @@ KEYWORDS = {
     "EXPHIGH": "upper end of the 95% interval of the number of class members",
     "ORDER": "how the list is ordered",
     "LABELS": "the file whose label column the observers fill in",
+    "FORMATS": "the formats each table is also written in beside the CSV (mrt, votable)",
 }
 #: The legend of the Flags column: ``FLAG<n>`` -> what flag n means (`gpal.catalogs.targets.flag_legend`).
 _FLAG_KEY = re.compile(r"FLAG\d{1,2}")
@@ -112,6 +129,7 @@ COLUMNS = {
     **EXTENDED_FIELD_COLUMNS,
     "RA": ("deg", "right ascension (J2000): the catalog's RAJ2000, or from GLON and GLAT where it has none"),
     "DEC": ("deg", "declination (J2000): the catalog's DEJ2000, or from GLON and GLAT where it has none"),
+    "rank": (None, "the source's place in its list, 1 first"),
     "score": (None, "gpal active's acquisition score at query time (higher: asked first)"),
     "known_class": (None, "the class the sky already gives the source beyond its CLASS1 (CLASS2, an earlier "
                           "release, a known pulsar inside the 95% ellipse; empty: none): such a source is in no "
@@ -147,10 +165,33 @@ def dated(table: ClassifiedSources) -> ClassifiedSources:
     return ClassifiedSources(table.frame, {**table.meta, "DATE": now})
 
 
+#: The job setting naming `EXTRA_FORMATS` (``gpal classify --table-formats mrt,votable``); the tables record it as
+#: ``FORMATS``, so the lists (and ``gpal report`` rebuilding them) are written in the formats the classifications were.
+FORMAT_SETTINGS = {
+    "table_formats": JobSetting(
+        ListOf(OneOf(tuple(EXTRA_FORMATS)), min_length=0), (),
+        "also write the classifications and every source list as mrt (the AAS journals' machine-readable table, "
+        "FILE.mrt) and/or votable (for VO tools such as TOPCAT and Aladin, FILE.vot), e.g. mrt,votable; none by "
+        "default: the CSV + ECSV serve pandas and astropy",
+        record=NEVER, keyword="FORMATS", unordered=True),
+}
+
+
+def formats_of(meta: Mapping[str, Any]) -> list[str]:
+    """The `EXTRA_FORMATS` a table's keywords ask its files to be written in too (absent: none)."""
+    return list(settings_from_header(FORMAT_SETTINGS, meta)["table_formats"])
+
+
+def extra_names(name: str, formats: Sequence[str]) -> list[str]:
+    """The files of the table ``name`` (a ``.csv``) in the `EXTRA_FORMATS` ``formats``: same stem, their suffix."""
+    return [str(Path(name).with_suffix(EXTRA_FORMATS[fmt])) for fmt in formats]
+
+
 def _table_format(path: Path) -> str:
     fmt = TABLE_FORMATS.get(path.suffix.lower())
     if fmt is None:
-        raise ValueError(f"output {path} must end in one of {sorted(TABLE_FORMATS)} (CSV or FITS); got {path.suffix or 'no suffix'!r}")
+        raise ValueError(f"output {path} must end in one of {sorted(TABLE_FORMATS)} (CSV, FITS, AAS MRT or VOTable); "
+                         f"got {path.suffix or 'no suffix'!r}")
     return fmt
 
 
@@ -163,7 +204,8 @@ def check_table_path(path: str | os.PathLike, force: bool = False) -> Path:
     path = Path(path)
     for target in _written_paths(path):
         if target.is_dir():
-            raise IsADirectoryError(f"output {target} is a folder; give a file name ending in .csv or .fits")
+            raise IsADirectoryError(f"output {target} is a folder; give a file name ending in one of "
+                                    f"{sorted(TABLE_FORMATS)}")
         if target.exists() and not force:
             raise FileExistsError(f"output {target} already exists; choose another name or pass --force to overwrite it")
     return path
@@ -256,8 +298,8 @@ def _fits_hdu(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
 
 
 def _fits_text(value: Any) -> Any:
-    """A header value as FITS allows it, printable ASCII: any other character (a path through a folder named
-    ``résultats``) as its Python escape, ``\\xe9``; the CSV and ECSV keep it as written."""
+    """A header value as FITS allows it (and an MRT cell), printable ASCII: any other character (a path through a
+    folder named ``résultats``) as its Python escape, ``\\xe9``; the CSV, ECSV and VOTable keep it as written."""
     if not isinstance(value, str):
         return value
     return "".join(c if " " <= c <= "~" else c.encode("unicode_escape").decode("ascii") for c in value)
@@ -312,10 +354,23 @@ def _for_writing(table: ClassifiedSources) -> tuple[pd.DataFrame, dict[str, Any]
     return _with_equatorial(table.frame), _typed(table.meta)
 
 
-def classified_table_files(table: ClassifiedSources, name: str) -> dict[str, str | bytes]:
-    """The files of ``table`` written as ``name`` (ending in ``.csv`` or ``.fits``), made in memory: the CSV and its
-    ECSV twin, or the FITS table, by name."""
-    return _files(name, *_for_writing(table))
+def classified_table_files(table: ClassifiedSources, name: str,
+                           formats: Sequence[str] = ()) -> dict[str, str | bytes]:
+    """The files of ``table`` written as ``name`` (a suffix of `TABLE_FORMATS`), made in memory: the CSV and its
+    ECSV twin, or the FITS, MRT or VOTable file, by name; and beside them the table in the `EXTRA_FORMATS`
+    ``formats`` (`extra_names`).
+
+    An MRT holds at least one row (astropy's writer refuses an empty table), so a table without rows gets no
+    ``.mrt``, and a warning says so: a journal's table of no sources has nothing to submit."""
+    frame, meta = _for_writing(table)
+    files = _files(name, frame, meta)
+    for extra in extra_names(name, formats):
+        if frame.empty and _table_format(Path(extra)) == "mrt":
+            warnings.warn(f"{extra} is not written: {name} has no rows, and an AAS MRT holds at least one",
+                          stacklevel=2)
+            continue
+        files.update(_files(extra, frame, meta))
+    return files
 
 
 def rendered_and_read_back(table: ClassifiedSources,
@@ -332,24 +387,138 @@ def rendered_and_read_back(table: ClassifiedSources,
 
 
 def write_probability_table(table: ClassifiedSources, path: str | os.PathLike, force: bool = False) -> Path:
-    """Write a plain CSV and its ECSV twin, or a FITS table, atomically; returns the CSV or FITS path."""
+    """Write a plain CSV and its ECSV twin, or a FITS, MRT or VOTable file, atomically; returns its path.
+
+    The CSV and its twin go to their files as pandas writes them, in blocks of rows, not made as one text first:
+    a catalog of 10^6 sources held each text, a GiB, in memory beside the table (the same bytes either way)."""
     path = check_table_path(path, force)
-    write_files(path.parent, classified_table_files(table, path.name))
+    frame, meta = _for_writing(table)
+    if _table_format(path) != "csv":
+        write_files(path.parent, _files(path.name, frame, meta))
+        return path
+    with atomic_output(path) as tmp:
+        frame.to_csv(tmp, index=False)
+    with atomic_output(path.with_suffix(TWIN_SUFFIX)) as tmp, open(tmp, "w", encoding="utf-8", newline="") as out:
+        _write_ecsv(out, frame, meta)
     return path
 
 
 def _files(name: str, frame: pd.DataFrame, meta: Mapping[str, Any],
            csv_text: str | None = None) -> dict[str, str | bytes]:
     """The table's files as ``name``: the CSV (``csv_text`` where the caller holds it already) and its twin, or the
-    FITS table."""
-    if _table_format(Path(name)) == "csv":
+    FITS, MRT or VOTable file."""
+    fmt = _table_format(Path(name))
+    if fmt == "csv":
         return {name: frame.to_csv(index=False) if csv_text is None else csv_text,
-                str(Path(name).with_suffix(TWIN_SUFFIX)): _ecsv_text(_astropy_table(frame, meta), frame)}
+                str(Path(name).with_suffix(TWIN_SUFFIX)): _ecsv_text(frame, meta)}
+    if fmt == "mrt":
+        return {name: _mrt_text(frame)}
+    if fmt == "votable":
+        return {name: _votable_bytes(frame, meta)}
     fits = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # astropy's note that long values use CONTINUE cards
         _fits_hdu(frame, meta).writeto(fits)
     return {name: fits.getvalue()}
+
+
+# ----------------------------------------------------------- MRT and VOTable
+#: What a boolean column's explanation adds in an MRT, which has no logical type: its values are written as 1 / 0.
+_MRT_BOOLEAN = " (1: true, 0: false)"
+
+
+def _unit_in(unit: Any, fmt: str) -> Any:
+    """``unit`` where astropy writes and reads it back in the unit syntax ``fmt`` (``cds`` for MRT, ``vounit`` for
+    VOTable), else None: a unit the format has no name for (the nat of ``entropy``, whose description names it)
+    would make the file's reader warn or fail."""
+    if unit is None:
+        return None
+    from astropy import units as u
+
+    try:
+        u.Unit(unit.to_string(fmt), format=fmt)
+    except (ValueError, TypeError):
+        return None
+    return unit
+
+
+def _exact_float_format(values: np.ndarray) -> str:
+    """A printf format writing each of the finite ``values`` in one notation, with the digits it needs to read back
+    as the same float: fixed-point with the most decimals any value's shortest form has, or (where one needs an
+    exponent: 1e-300, 1.2e-10) scientific with the most significant digits.
+
+    astropy's MRT writer picks a column's digits from its first values and writes 1/3 beside 1e-300 as ``3e-01``;
+    with this format nothing a table holds is rounded."""
+    shortest = [repr(float(v)) for v in values]
+    if not any("e" in text for text in shortest):
+        return f"%.{max([len(text.partition('.')[2]) for text in shortest] or [1])}f"
+    digits = [len(np.format_float_scientific(v, unique=True).partition("e")[0].lstrip("-").replace(".", ""))
+              for v in values]
+    return f"%.{max(max(digits) - 1, 1)}e"
+
+
+def _mrt_text(frame: pd.DataFrame) -> str:
+    """The AAS MRT of ``frame`` (astropy's ``ascii.mrt`` writer): the byte-by-byte description, each column's CDS
+    unit (`_unit_in`) and explanation (`COLUMNS`), then the rows.
+
+    What the format has no room for is written as it allows: text as printable ASCII (`_fits_text`), a missing or
+    non-finite number as a blank cell (read back as masked), a boolean as 1 / 0 (`_MRT_BOOLEAN`), every float at
+    the digits that read back to it (`_exact_float_format`).  The table's keywords are not in an MRT (astropy
+    writes its Title / Authors lines empty, for the journal to fill); the ECSV and VOTable keep them."""
+    from astropy.io import ascii
+    from astropy.table import Column, MaskedColumn
+
+    if frame.empty:
+        raise ValueError("an AAS MRT holds at least one row (astropy's writer refuses an empty table); this table "
+                         "has none")
+    table = _astropy_table(frame, {})
+    formats = {}
+    for name in table.colnames:
+        column = table[name]
+        unit, description = _unit_in(column.unit, "cds"), column.description or ""
+        if column.dtype.kind == "b":
+            column = Column(np.asarray(column.filled(False) if hasattr(column, "filled") else column, dtype=np.uint8))
+            description += _MRT_BOOLEAN
+        elif column.dtype.kind == "f":
+            values = np.asarray(column.filled(np.nan) if hasattr(column, "filled") else column, dtype=np.float64)
+            finite = np.isfinite(values)
+            column = Column(values) if finite.all() else MaskedColumn(values, mask=~finite)  # "?": may be blank
+            if finite.any():  # an all-blank column keeps astropy's own width
+                formats[name] = _exact_float_format(values[finite])
+        elif column.dtype.kind in "USO":
+            text = column.filled("") if hasattr(column, "filled") else column
+            column = Column([_fits_text(str(value)) for value in np.asarray(text, dtype=object)], dtype=str)
+        if column.dtype.kind in "iuf" and np.ma.getmaskarray(column).all():
+            formats[name] = "%d" if column.dtype.kind in "iu" else "%.1f"  # one blank byte: see below
+        column.unit, column.description = unit, _fits_text(description)
+        table[name] = column
+    out = io.StringIO()
+    # A missing value is one blank (astropy's default, no character, leaves a column of none, RA_Counterpart of a
+    # list without counterparts, narrower than the width its byte-by-byte line declares, shifting every column
+    # after it); such a column's format gives it that one byte.
+    table.write(out, format="ascii.mrt", formats=formats, fill_values=[(ascii.masked, " ")])
+    return out.getvalue()
+
+
+def _votable_bytes(frame: pd.DataFrame, meta: Mapping[str, Any]) -> bytes:
+    """The VOTable of ``frame``: each column's unit (where VOUnit names it, `_unit_in`) and description, and the
+    keywords as the table's ``INFO`` elements (records as JSON), each with what it says (`KEYWORDS`)."""
+    from astropy.io.votable import from_table
+    from astropy.io.votable.tree import Info
+
+    table = _astropy_table(frame, {})
+    for column in table.columns.values():
+        column.unit = _unit_in(column.unit, "vounit")
+    votable = from_table(table)
+    infos = votable.get_first_table().infos
+    for key, value in _ordered(meta).items():
+        text = json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)
+        info = Info(name=key, value=text)
+        info.content = "what this analysis flag of Flags means" if _FLAG_KEY.fullmatch(key) else KEYWORDS.get(key, "")
+        infos.append(info)
+    out = io.BytesIO()
+    votable.to_xml(out)
+    return out.getvalue()
 
 
 def write_ecsv_twin(frame: pd.DataFrame, path: str | os.PathLike, meta: Mapping[str, Any]) -> Path:
@@ -364,12 +533,12 @@ def write_ecsv_twin(frame: pd.DataFrame, path: str | os.PathLike, meta: Mapping[
         The twin's path.
     """
     twin = Path(path).with_suffix(TWIN_SUFFIX)
-    write_text_atomic(twin, _ecsv_text(_astropy_table(frame, meta), frame))
+    write_text_atomic(twin, _ecsv_text(frame, meta))
     return twin
 
 
-def _ecsv_text(table: Any, frame: pd.DataFrame) -> str:
-    """ECSV of ``table`` (``frame`` with units and keywords): astropy writes the header, pandas the rows.
+def _ecsv_text(frame: pd.DataFrame, meta: Mapping[str, Any]) -> str:
+    """ECSV of ``frame`` with units and keywords (``meta``): astropy writes the header, pandas the rows.
 
     astropy formats each cell in Python (about 1 s for the main job's 3615-row table, masked columns
     most); pandas writes the same cells at once.  Every string is quoted and a missing value of any
@@ -378,15 +547,40 @@ def _ecsv_text(table: Any, frame: pd.DataFrame) -> str:
     A column astropy keeps as Python objects (strings with a None among them) is written as JSON, so a
     table holding one is left to astropy.
     """
+    text = io.StringIO()
+    _write_ecsv(text, frame, meta)
+    return text.getvalue()
+
+
+#: Rows converted to astropy at once to learn the columns' types for the ECSV header (`_ecsv_header_table`).
+_HEADER_ROWS = 50000
+
+
+def _ecsv_header_table(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
+    """The astropy table (no rows) whose ECSV header heads ``frame``'s rows, or None where a block of rows holds a
+    column astropy keeps as Python objects (`_ecsv_text`: the table is then astropy's to write).
+
+    Made block by block: the whole table in astropy's fixed-width strings (a column of reasons in words, 4 bytes a
+    character of its longest) was GiBs for 10^6 rows; a header names each column's type, never its width."""
+    first = None
+    for start in range(0, max(len(frame), 1), _HEADER_ROWS):
+        table = _astropy_table(frame.iloc[start:start + _HEADER_ROWS], meta)
+        if any(column.dtype.kind not in "biufU" for column in table.columns.values()):
+            return None
+        first = table[:0] if first is None else first
+    return first
+
+
+def _write_ecsv(out: Any, frame: pd.DataFrame, meta: Mapping[str, Any]) -> None:
+    """`_ecsv_text` written to the text stream ``out`` as it is made (the rows in pandas' blocks)."""
     import csv
 
-    text = io.StringIO()
-    if any(column.dtype.kind not in "biufU" for column in table.columns.values()):
-        table.write(text, format="ascii.ecsv")
-        return text.getvalue()
-    table[:0].write(text, format="ascii.ecsv")  # the header and the column names' line
-    return text.getvalue() + frame.to_csv(sep=" ", header=False, index=False, quoting=csv.QUOTE_NONNUMERIC, na_rep="",
-                                          lineterminator="\n")
+    header = _ecsv_header_table(frame, meta)
+    if header is None:
+        _astropy_table(frame, meta).write(out, format="ascii.ecsv")
+        return
+    header.write(out, format="ascii.ecsv")  # the header and the column names' line
+    frame.to_csv(out, sep=" ", header=False, index=False, quoting=csv.QUOTE_NONNUMERIC, na_rep="", lineterminator="\n")
 
 
 def _ecsv_meta(text: str) -> dict[str, Any]:
@@ -423,7 +617,11 @@ def read_probability_table(path: str | os.PathLike) -> ClassifiedSources:
     from astropy.table import Table
 
     path = Path(path)
-    if _table_format(path) == "fits":
+    fmt = _table_format(path)
+    if fmt in EXTRA_FORMATS:
+        raise ValueError(f"{path} is a {fmt} copy of a table, made for a journal or VO tools; read the .csv (with its "
+                         ".ecsv) or .fits gpal wrote beside it, or the file itself with astropy's Table.read")
+    if fmt == "fits":
         t = Table.read(path, hdu=EXTNAME) if _has_extname(path) else Table.read(path, format="fits")
         meta = {k: t.meta[k] for k in KEYWORDS if k in t.meta}
         meta.update({k: v for k, v in t.meta.items() if _FLAG_KEY.fullmatch(k)})

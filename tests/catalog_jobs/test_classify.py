@@ -322,7 +322,7 @@ def test_predict_all_and_write_refuses_to_overwrite(classified, small_catalog, t
     with pytest.raises(FileExistsError, match="already exists.*--force"):
         write_probability_table(table, path)
     write_probability_table(table, path, force=True)
-    with pytest.raises(ValueError, match=r"must end in one of \['.csv', '.fit', '.fits'\]"):
+    with pytest.raises(ValueError, match=r"must end in one of \['.csv', '.fit', '.fits', '.mrt', '.vot'\]"):
         check_table_path(tmp_path / "t.txt")
     assert sorted(os.listdir(tmp_path)) == ["t.csv", "t.ecsv"]
     (tmp_path / "u.ecsv").write_text("someone's table")

@@ -1,6 +1,10 @@
 """The ECSV twin written by pandas reads back as astropy's own ECSV writer's file does; a table as written is the
 table read back."""
 
+import io
+import json
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,7 +13,7 @@ from astropy.table import Table
 from gpal.files import write_files
 
 from gpal.catalog_jobs.tables import (
-    ClassifiedSources, _astropy_table, dated, read_probability_table, rendered_and_read_back, write_ecsv_twin,
+    ClassifiedSources, _astropy_table, classified_table_files, dated, read_probability_table, rendered_and_read_back, write_ecsv_twin,
     write_probability_table,
 )
 
@@ -83,3 +87,143 @@ def test_a_table_written_and_read_back_holds_what_its_files_read_back(tmp_path):
     assert alone.with_suffix(".ecsv").read_bytes() == (tmp_path / "t.ecsv").read_bytes()
     # the decimals, not the float32: a cut at 4.123457 keeps the source in both reports
     assert held.frame["Signif_Avg"].iloc[0] == 4.123457 != float(significance[0])
+
+
+def _journal_frame() -> pd.DataFrame:
+    """A table with what MRT has no room for: 1/3 beside 1e-300, NaN and inf, booleans, empty and non-ASCII text, a
+    nullable integer with a missing value, units in and out of the CDS syntax."""
+    return pd.DataFrame({
+        "Source_Name": ["4FGL J0001.2+4741", "FL16Y J0002.0-0001", "x"],
+        "CLASS1": ["bll", "", ""],
+        "p_bll": [0.1, 1.0 / 3.0, 1e-300],
+        "entropy": [0.3, np.nan, 0.0],  # nat: no CDS / VOUnit name, said in the description
+        "Flux1000": [1.4796060e-10, np.inf, 6.779151e-11],  # ph cm-2 s-1
+        "GLON": [10.0, 200.5, 359.9],
+        "GLAT": [-1.0, 45.0, 0.5],
+        "ASSOC1": ["Réseau", "", "b"],
+        "ood": [True, False, False],
+        "rank": pd.array([1, None, 3], dtype="Int64"),
+    })
+
+
+def _as_text(column) -> list[str]:
+    return [("" if masked else str(value)) for value, masked in zip(np.ma.getdata(column), np.ma.getmaskarray(column))]
+
+
+@pytest.mark.parametrize("suffix, read", [(".mrt", {"format": "ascii.mrt"}), (".vot", {"format": "votable"})])
+def test_the_journal_and_vo_tables_read_back_with_the_same_rows_units_and_descriptions(tmp_path, suffix, read):
+    import re
+    from astropy import units as u
+
+    from gpal.catalog_jobs.tables import _column_info
+
+    frame = _journal_frame()
+    table = ClassifiedSources(frame, {"CATALOG": "FL16Y", "NSOURCES": 3, "TRAINSEL": {"cut": None}})
+    path = write_probability_table(table, tmp_path / f"t{suffix}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]  # no twin beside it
+    back = Table.read(path, **read)  # the MRT through astropy's reader of the journal's format
+    assert len(back) == 3 and {"RA", "DEC"} <= set(back.colnames)  # the table as written gains RA, DEC
+    for name in frame.columns:
+        column, (unit, description) = back[name], _column_info(name)
+        values, masked = np.ma.getdata(column), np.ma.getmaskarray(column)
+        if frame[name].dtype.kind == "f":  # bit for bit; NaN and inf as a blank (masked) cell in MRT
+            expected = frame[name].to_numpy()
+            finite = np.isfinite(expected)
+            assert np.array_equal(np.asarray(values, dtype=float)[finite], expected[finite]), name
+            assert (masked == ~finite).all() if suffix == ".mrt" else True, name
+        elif name == "ood":
+            assert np.asarray(values).astype(int).tolist() == [1, 0, 0]
+        elif name == "rank":
+            assert masked.tolist() == [False, True, False] and np.asarray(values)[[0, 2]].tolist() == [1, 3]
+        elif name == "ASSOC1":
+            assert _as_text(column) == (["R\\xe9seau", "", "b"] if suffix == ".mrt" else ["Réseau", "", "b"])
+        else:
+            assert _as_text(column) == frame[name].tolist(), name
+        # MRT puts the column's [min/max] range and a "?" (may be blank) before the explanation
+        said = re.sub(r"^(\[[^\]]*\])?\??\s*", "", " ".join((column.description or "").split()))
+        assert said.startswith(description) and description, (name, said)
+        expected_unit = None if unit in (None, "nat") else u.Unit(unit)
+        assert (column.unit and u.Unit(column.unit)) == expected_unit, name
+
+
+def test_the_votable_keeps_the_keywords_as_info_elements(tmp_path):
+    from astropy.io.votable import parse
+
+    meta = {"CATALOG": "FL16Y", "NSOURCES": 3, "TRAINSEL": {"cut": None, "classes": ["bll"]}}
+    path = write_probability_table(ClassifiedSources(_journal_frame(), meta), tmp_path / "t.vot")
+    infos = {info.name: info for info in parse(path).get_first_table().infos}
+    assert infos["CATALOG"].value == "FL16Y" and infos["NSOURCES"].value == "3"
+    assert json.loads(infos["TRAINSEL"].value) == {"cut": None, "classes": ["bll"]}
+    assert infos["CATALOG"].content == "release of the classified catalog"
+    assert "DATE" in infos  # dated when written
+
+
+def test_an_empty_list_gets_no_mrt_and_says_so(tmp_path):
+    table = ClassifiedSources(_journal_frame().iloc[:0], {"CATALOG": "FL16Y"})
+    with pytest.warns(UserWarning, match=r"empty\.mrt is not written: empty\.csv has no rows"):
+        files = classified_table_files(table, "empty.csv", ["mrt", "votable"])
+    assert sorted(files) == ["empty.csv", "empty.ecsv", "empty.vot"]
+    with pytest.raises(ValueError, match="MRT holds at least one row"):
+        write_probability_table(table, tmp_path / "empty.mrt")
+
+
+def test_a_journal_or_vo_copy_is_not_read_as_a_gpal_table(tmp_path):
+    path = write_probability_table(ClassifiedSources(_journal_frame(), {}), tmp_path / "t.mrt")
+    with pytest.raises(ValueError, match=r"t\.mrt is a mrt copy of a table.*read the \.csv"):
+        read_probability_table(path)
+    with pytest.raises(ValueError, match=r"must end in one of .*\(CSV, FITS, AAS MRT or VOTable\); got '\.txt'"):
+        write_probability_table(ClassifiedSources(_journal_frame(), {}), tmp_path / "t.txt")
+
+
+def test_the_lists_are_written_in_the_formats_the_classifications_record(main_job_run):
+    """``--table-formats`` reaches every list through the ``FORMATS`` keyword (what ``gpal report`` rebuilds from)."""
+    from gpal.catalog_jobs.follow_up import follow_up_files
+    from gpal.catalog_jobs.tables import formats_of
+
+    table = read_probability_table(main_job_run / "classifications.csv")
+    assert formats_of(table.meta) == []  # the default run asked for none
+    asked = ClassifiedSources(table.frame, {**table.meta, "FORMATS": "votable,mrt"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the small catalog's empty lists
+        files, lists = follow_up_files(asked)
+        plain = follow_up_files(table)[0]
+    for name, rows in lists.items():
+        stem = name.removesuffix(".csv")
+        assert f"{stem}.vot" in files, name
+        assert (f"{stem}.mrt" in files) == (not rows.empty), name
+        if not rows.empty:
+            back = Table.read(files[f"{stem}.mrt"], format="ascii.mrt")
+            assert back["Source_Name"].tolist() == rows["Source_Name"].tolist(), name
+            for column in [c for c in rows.columns if c.startswith("p_")] + ["rank", "Signif_Avg"]:
+                assert back[column].tolist() == rows[column].tolist(), (name, column)
+    assert not any(name.endswith((".mrt", ".vot")) for name in plain)
+
+
+@pytest.mark.parametrize("objects", [False, True], ids=["text", "a pandas string column with NA (astropy: JSON)"])
+def test_the_twin_made_block_by_block_is_the_twin_made_at_once(tmp_path, monkeypatch, objects):
+    """The ECSV header learns the columns' types in blocks of rows (bounded memory); blocks of 2 rows give the bytes
+    one block gives."""
+    import gpal.catalog_jobs.tables as tables
+
+    frame = _awkward_frame()
+    if objects:
+        frame["ASSOC2"] = pd.array(["a", None, "b", "c", "d"], dtype="string")
+    meta = {"CATALOG": "FL16Y", "MINSIG": 4.0}
+    once = write_ecsv_twin(frame, tmp_path / "once.csv", meta).read_bytes()
+    monkeypatch.setattr(tables, "_HEADER_ROWS", 2)
+    assert write_ecsv_twin(frame, tmp_path / "blocks.csv", meta).read_bytes() == once
+
+
+def test_gpal_predict_writes_the_format_its_out_names(main_job_run, small_catalog, tmp_path):
+    """``gpal predict --out FILE.mrt`` / ``FILE.vot``: the suffix picks the writer, and the rows are the CSV's."""
+    from gpal.cli import main
+
+    base = ["predict", str(main_job_run), "--catalog", str(small_catalog), "--no-progress", "--out"]
+    for name in ("t.csv", "t.mrt", "t.vot"):
+        assert main([*base, str(tmp_path / name)]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv", "t.ecsv", "t.mrt", "t.vot"]
+    rows = pd.read_csv(tmp_path / "t.csv", float_precision="round_trip")  # the written decimals, exactly
+    for name, fmt in (("t.mrt", "ascii.mrt"), ("t.vot", "votable")):
+        back = Table.read(tmp_path / name, format=fmt)
+        assert back["Source_Name"].tolist() == rows["Source_Name"].tolist(), name
+        assert np.array_equal(np.asarray(back["p_pulsar"], dtype=float), rows["p_pulsar"].to_numpy()), name
