@@ -1,21 +1,23 @@
-"""The open sky: what a run on an older release promised, scored by the classes FL16Y later gave its sources.
+"""The open sky: what a run on an older release promised, scored by the classes later releases gave its sources.
 
 The main job's default was chosen here (`gpal.catalogs.schemes.DEFAULT_SCHEME`, the pool prior's default in
 `gpal.catalog_jobs.pool_prior`, the clean lists' flags in `gpal.catalog_jobs.candidates.DOUBTFUL_FLAGS`).  For each
 shipped release older than FL16Y and each variant of `VARIANTS`, ``gpal classify`` runs into
-``RUNS/<release>/<variant>`` (a finished folder is reused: the study resumes where it stopped) and the run's later
-check (its ``tables/later_check_sources.csv``: each classified source's probabilities and the class FL16Y gives it)
-is read as an observer would read the lists:
+``RUNS/<release>/<variant>`` (a finished folder is reused: the study resumes where it stopped); its later checks
+(`LATER`: FL16Y, the run's own, and 4FGL-DR4 for the releases before it, by ``gpal check-later``; each
+``tables/later_check_sources.csv`` holds each classified source's probabilities and the class the later release
+gives it) are read as an observer would read the lists:
 
-- **other caught**: of the unassociated sources FL16Y associates with a population that is neither an AGN nor a
-  pulsar, the share the run put in an other class or flagged "none of these";
-- **main leaked**: of those FL16Y associates with a blazar (bll, fsrq, bcu) or a pulsar, the share it put there;
+- **other caught**: of the unassociated sources the later release associates with a population that is neither an
+  AGN nor a pulsar, the share the run put in an other class or flagged "none of these";
+- **main leaked**: of those it associates with a blazar (bll, fsrq, bcu) or a pulsar, the share the run put there;
 - **blazars expected / found**: the unassociated sources' summed blazar probability over the later blazars;
-- **pulsar list expected / found**: of ``candidates_pulsar.csv``'s rows FL16Y associates (unk left out), the summed
-  p_pulsar over the pulsars FL16Y found;
-- **3-class NLL**: over every classified source FL16Y calls bll, fsrq, psr or msp, -log of the probability the run
-  gave that class (a four-class model's mass on "other" counts against it), paired bootstrap against the first
-  variant; and the model's own N-class NLL beside logistic regression with the same classes (the later check's).
+- **pulsar list expected / found**: of ``candidates_pulsar.csv``'s rows the later release classes (unk left out),
+  the summed p_pulsar over the pulsars it found;
+- **3-class NLL**: over every classified source the later release calls bll, fsrq, psr or msp, -log of the
+  probability the run gave that class (a four-class model's mass on "other" counts against it), paired bootstrap
+  against the first variant; and the model's own N-class NLL beside logistic regression with the same classes (the
+  later check's).
 
 With ``--flagged`` it also counts, over the default variant's target lists, how often a flagged candidate kept its
 class, and the FL16Y default run's lists against every route of `gpal.catalogs.known_sources.known_about` (no
@@ -35,8 +37,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-#: The releases a later one (FL16Y) scores, oldest first.
+#: The releases a later one scores, oldest first.
 RELEASES = ("3FGL", "4FGL", "4FGL-DR2", "4FGL-DR4")
+#: The later releases that score them: FL16Y (the main job's own later check) and 4FGL-DR4 (``gpal check-later``).
+LATER = ("FL16Y", "4FGL-DR4")
 #: Variant -> the ``gpal classify`` options beside the defaults.  The first is the earlier default (three classes,
 #: the unassociated moved to their EM mix), the last today's.
 VARIANTS = {
@@ -45,7 +49,7 @@ VARIANTS = {
     "open sky": ["--classes", "open_sky", "--no-pool-prior"],
 }
 BLAZARS, PULSARS = ("bll", "fsrq", "bcu"), ("psr", "msp")
-#: Later classes that say nothing: none, "unknown nature", no FL16Y counterpart.
+#: Later classes that say nothing: none, "unknown nature", no counterpart in the later release.
 NO_CLASS = ("", "unk", "missing")
 N_BOOT = 2000
 
@@ -64,9 +68,23 @@ def run(runs: Path, release: str, variant: str) -> Path:
     return out
 
 
-def _sources(folder: Path) -> pd.DataFrame:
-    """The later check's sources with the run's own predicted class and ood flag."""
-    sources = pd.read_csv(folder / "tables" / "later_check_sources.csv", keep_default_na=False)
+def checked(folder: Path, later: str) -> Path:
+    """The folder holding a run's check against ``later``: the run's own for FL16Y, else ``later_<release>`` in it
+    (``gpal check-later`` run here when missing, beside logistic regression)."""
+    if later == "FL16Y":
+        return folder
+    out = folder / f"later_{later}"
+    if not (out / "tables" / "later_check.csv").is_file():
+        print(f"running gpal check-later on {folder} against {later}", file=sys.stderr, flush=True)
+        subprocess.run([sys.executable, "-m", "gpal.cli", "check-later", "--trained", str(folder), "--later", later,
+                        "--baselines", "logistic", "--out", str(out)], check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+def _sources(folder: Path, check: Path | None = None) -> pd.DataFrame:
+    """The later check's sources (in ``check``, the run's own when None) with the run's own predicted class and ood
+    flag."""
+    sources = pd.read_csv((check or folder) / "tables" / "later_check_sources.csv", keep_default_na=False)
     sources["later_class"] = sources["later_class"].astype(str).str.strip().str.lower()
     classified = pd.read_csv(folder / "classifications.csv", keep_default_na=False)
     return sources.merge(classified[["Source_Name", "predicted_class", "ood"]], on="Source_Name",
@@ -82,9 +100,9 @@ def _bool(values: pd.Series) -> np.ndarray:
     return values.astype(str).str.lower().isin(["true", "1"]).to_numpy()
 
 
-def measures(folder: Path) -> dict[str, float]:
-    """The observer's measures of one run (this module's docstring)."""
-    sources = _sources(folder)
+def measures(folder: Path, check: Path | None = None) -> dict[str, float]:
+    """The observer's measures of one run (this module's docstring), scored by the check in ``check``."""
+    sources = _sources(folder, check)
     classes = _classes(sources)
     unassociated = sources[(sources["CLASS1"].astype(str).str.strip() == "")
                            & ~sources["later_class"].isin(NO_CLASS)]
@@ -104,9 +122,9 @@ def measures(folder: Path) -> dict[str, float]:
             "classes": ",".join(classes)}
 
 
-def three_class_losses(folder: Path) -> pd.Series:
-    """-log p(later class) of every classified source FL16Y calls bll, fsrq, psr or msp, by source name."""
-    sources = _sources(folder)
+def three_class_losses(folder: Path, check: Path | None = None) -> pd.Series:
+    """-log p(later class) of every classified source the later release calls bll, fsrq, psr or msp, by name."""
+    sources = _sources(folder, check)
     truth = sources["later_class"].map({"bll": "bll", "fsrq": "fsrq", "psr": "pulsar", "msp": "pulsar"})
     scored = sources[truth.notna()]
     p = np.array([row[f"p_{cls}_gpal"] for (_, row), cls in zip(scored.iterrows(), truth[truth.notna()])])
@@ -182,29 +200,34 @@ def _tables(runs: Path) -> list[dict]:
     from gpal.workflows.records import make_table
 
     observer, nll, model = [], [], []
-    for release in RELEASES:
-        reference = three_class_losses(run(runs, release, next(iter(VARIANTS))))
-        for variant in VARIANTS:
-            folder = run(runs, release, variant)
-            m = measures(folder)
-            observer.append([f"{release} -> FL16Y", variant, f"{m['other caught']:.2f}", f"{m['main leaked']:.3f}",
-                             f"{m['blazars expected / found']:.2f}",
-                             f"{m['pulsars expected']:.1f} / {m['pulsars found']} = {m['pulsar list expected / found']:.2f}",
-                             f"{m['unassociated later classed']} ({m['of them other']})"])
-            losses = three_class_losses(folder)
-            diff = paired(losses, reference)
-            nll.append([f"{release} -> FL16Y", variant, len(losses), f"{losses.mean():.3f}",
-                        f"{diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}]"])
-            for name, (v, lo, hi, d, dlo, dhi) in model_nll(folder).items():
-                model.append([f"{release} -> FL16Y", variant, name, f"{v:.3f} [{lo:.3f}, {hi:.3f}]",
-                              "" if name == "gpal" else f"{d:+.3f} [{dlo:+.3f}, {dhi:+.3f}]"])
+    for later in LATER:
+        for release in RELEASES[:RELEASES.index(later)] if later in RELEASES else RELEASES:
+            first = run(runs, release, next(iter(VARIANTS)))
+            reference = three_class_losses(first, checked(first, later))
+            pair = f"{release} -> {later}"
+            for variant in VARIANTS:
+                folder = run(runs, release, variant)
+                check = checked(folder, later)
+                m = measures(folder, check)
+                observer.append([pair, variant, f"{m['other caught']:.2f}", f"{m['main leaked']:.3f}",
+                                 f"{m['blazars expected / found']:.2f}",
+                                 f"{m['pulsars expected']:.1f} / {m['pulsars found']} = "
+                                 f"{m['pulsar list expected / found']:.2f}",
+                                 f"{m['unassociated later classed']} ({m['of them other']})"])
+                losses = three_class_losses(folder, check)
+                diff = paired(losses, reference)
+                nll.append([pair, variant, len(losses), f"{losses.mean():.3f}",
+                            f"{diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}]"])
+                for name, (v, lo, hi, d, dlo, dhi) in model_nll(check).items():
+                    model.append([pair, variant, name, f"{v:.3f} [{lo:.3f}, {hi:.3f}]",
+                                  "" if name == "gpal" else f"{d:+.3f} [{dlo:+.3f}, {dhi:+.3f}]"])
     return [
         make_table(["check", "variant", "other caught", "main leaked", "blazars expected / found",
                     "pulsar list expected / found", "unassociated classed (other)"], observer, "llrrrrr",
-                   "What the lists promised against what FL16Y found (targets: other caught >= 0.5, main leaked <= "
+                   "What the lists promised against what the later release found (targets: other caught >= 0.5, main leaked <= "
                    "0.10, blazars 0.8-1.25, pulsar list 0.67-1.5)"),
         make_table(["check", "variant", "n", "3-class NLL", f"minus {next(iter(VARIANTS))} (paired 95%)"], nll,
-                   "llrrr", "Every classified source FL16Y calls bll, fsrq, psr or msp: -log of the run's probability "
+                   "llrrr", "Every classified source the later release calls bll, fsrq, psr or msp: -log of the run's probability "
                    "of that class (lower is better; a four-class model's mass on other counts against it)"),
         make_table(["check", "variant", "model", "NLL over the model's classes", "minus gpal (paired 95%)"], model,
                    "lllrr", "The later check's own measure, beside logistic regression with the same classes and "

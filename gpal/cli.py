@@ -412,8 +412,8 @@ def build_parser() -> argparse.ArgumentParser:
     later = verbs.add_parser(
         "check-later", help="score a trained model's classifications by the classes a later release gives them",
         description="Classify the unassociated and bcu sources of the model's release, link them to a later release "
-        "(ASSOC_FGL or kept names) and score the model beside baselines refitted on its training rows: 3-class NLL and "
-        "balanced accuracy, AGN-vs-pulsar AUC, the none-of-these flag on later 'other' sources, top-k pulsar yield, "
+        "(ASSOC_FGL or kept names) and score the model beside baselines refitted on its training rows: NLL and "
+        "balanced accuracy over the model's classes, AGN-vs-pulsar AUC, the none-of-these flag on later 'other' sources, top-k pulsar yield, "
         "with paired bootstrap intervals.")
     later.add_argument("--trained", required=True, help="the --out folder of gpal classify or gpal train")
     later.add_argument("--later", default=NEWEST_RELEASE,
