@@ -147,3 +147,11 @@ def test_the_declination_cuts_keep_what_the_telescope_sees():
     assert "visible from FAST (declination -14.4 to +65.7 deg)" in cuts_text(fast)
     with pytest.raises(ValueError, match="candidate_declination"):
         check_cuts({"candidate_declination": [-100, 0]})
+
+
+def test_the_pool_prior_holds_the_classes_of_no_blazar_or_pulsar_code():
+    from gpal.catalog_jobs.pool_prior import held_classes
+
+    merge = {"pulsar": ("psr", "msp"), "other": ("spp", "snr")}
+    assert held_classes(["bll", "fsrq", "pulsar", "other"], merge).tolist() == [False, False, False, True]
+    assert held_classes(["bll", "fsrq", "pulsar"]).tolist() == [False, False, False]  # the default merge: psr+msp

@@ -126,3 +126,32 @@ def test_bad_probabilities_are_named(proba, message):
 def test_bad_settings_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
         estimate_target_prior(np.full((4, 3), 1 / 3), SOURCE, **kwargs)
+
+
+def test_a_held_class_keeps_its_share_and_the_rest_is_the_constrained_maximum_likelihood():
+    """With class 1 held at its source share, EM's fixed point maximises the pool's likelihood over the other
+    shares (summing to 1 - the held share): checked against a direct numerical maximisation."""
+    from scipy.optimize import minimize_scalar
+
+    x, _ = _sample(TARGET, 5000, seed=6)
+    p = _posterior(x, SOURCE)
+    held = np.array([False, True, False])
+    result = estimate_target_prior(p, SOURCE, held=held)
+    assert result.converged and result.prior[1] == pytest.approx(SOURCE[1], abs=1e-12)
+    free = 1.0 - SOURCE[1]
+    likelihood = p / SOURCE  # p(x | y) up to a factor per row, which the maximisation does not see
+
+    def loss(a):
+        prior = np.array([a, SOURCE[1], free - a])
+        return -np.log(likelihood @ prior).sum()
+
+    best = minimize_scalar(loss, bounds=(1e-9, free - 1e-9), method="bounded", options={"xatol": 1e-10})
+    assert result.prior[0] == pytest.approx(best.x, abs=1e-5)
+    np.testing.assert_allclose(result.proba, adjust_to_prior(p, SOURCE, result.prior), atol=1e-12)
+
+
+@pytest.mark.parametrize("held, message", [(np.array([True, True, True]), "no share is left"),
+                                           (np.array([1, 0, 0]), "boolean mask"), (np.array([True]), "one entry")])
+def test_a_bad_held_mask_is_named(held, message):
+    with pytest.raises(ValueError, match=message):
+        estimate_target_prior(np.full((4, 3), 1 / 3), SOURCE, held=held)
