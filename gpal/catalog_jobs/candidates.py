@@ -44,8 +44,8 @@ from gpal.constraints import Integer, ListOf, OneOf, Optional, Real
 
 __all__ = ["CANDIDATE_SETTINGS", "CUTS", "Cut", "DOUBTFUL_FLAGS", "FLAG_NUMBERS", "KNOWN_FILE", "ORDER_RULE",
            "RANK_DIGITS", "candidate_file", "candidate_lists", "caveats", "check_cuts", "clean", "clean_file", "cuts_from_meta",
-           "cuts_identity", "cuts_meta", "cuts_text", "expected_members", "flag_mask", "followable", "known", "known_sources", "visible",
-           "passes_flags", "point_sources_through"]
+           "cuts_identity", "cuts_meta", "cuts_text", "expected_members", "flag_mask", "followable", "known", "known_sources", "numbered",
+           "passes_flags", "point_sources_through", "ranked_by", "visible"]
 
 #: A flag number: the LAT catalogs document flags 1 to 14; a Flags column holds at most 32 bits.
 FLAG_NUMBERS = Integer(1, 32)
@@ -282,13 +282,23 @@ def expected_members(proba: np.ndarray, level: float = 0.95) -> tuple[float, int
     return float(p.sum()), int(np.searchsorted(cdf, tail)), int(np.searchsorted(cdf, 1 - tail))
 
 
-def _ranked(rows: pd.DataFrame, cls: str) -> pd.DataFrame:
-    """``rows`` in the `ORDER_RULE`, ``rank`` first."""
-    key = pd.DataFrame({"p": rows[proba_column(cls)].round(RANK_DIGITS),
-                        "s": np.nan_to_num(rows["Signif_Avg"].to_numpy(np.float64), nan=-np.inf)}, index=rows.index)
-    rows = rows.loc[key.sort_values(["p", "s"], ascending=False, kind="stable").index].reset_index(drop=True)
+def numbered(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` in their order, ``rank`` (1 first) as the first column: every source list's numbering."""
+    rows = rows.reset_index(drop=True)
     rows.insert(0, "rank", np.arange(1, len(rows) + 1))
     return rows
+
+
+def ranked_by(rows: pd.DataFrame, column: str) -> pd.DataFrame:
+    """``rows`` with the largest ``column`` first (ties in their order), `numbered`."""
+    return numbered(rows.sort_values(column, ascending=False, kind="stable"))
+
+
+def _ranked(rows: pd.DataFrame, cls: str) -> pd.DataFrame:
+    """``rows`` in the `ORDER_RULE`, `numbered`."""
+    key = pd.DataFrame({"p": rows[proba_column(cls)].round(RANK_DIGITS),
+                        "s": np.nan_to_num(rows["Signif_Avg"].to_numpy(np.float64), nan=-np.inf)}, index=rows.index)
+    return numbered(rows.loc[key.sort_values(["p", "s"], ascending=False, kind="stable").index])
 
 
 def candidate_lists(frame: pd.DataFrame, classes: Sequence[str], merge: Mapping[str, Sequence[str]],
@@ -310,17 +320,11 @@ def candidate_lists(frame: pd.DataFrame, classes: Sequence[str], merge: Mapping[
 
 def clean(rows: pd.DataFrame) -> pd.DataFrame:
     """A target list without its rows that carry a `DOUBTFUL_FLAGS` flag, ranked anew."""
-    kept = rows[passes_flags(rows["Flags"].to_numpy(np.int64), DOUBTFUL_FLAGS)].drop(columns="rank")
-    kept = kept.reset_index(drop=True)
-    kept.insert(0, "rank", np.arange(1, len(kept) + 1))
-    return kept
+    return numbered(rows[passes_flags(rows["Flags"].to_numpy(np.int64), DOUBTFUL_FLAGS)].drop(columns="rank"))
 
 
 def known_sources(frame: pd.DataFrame, cuts: Mapping[str, Any]) -> pd.DataFrame:
     """The classified point sources through the cuts that the sky already names (`known`), the most significant
     first: what a target list would otherwise have held, with ``known_class`` and the reason beside the model's
     ``predicted_class``."""
-    rows = frame[followable(frame, cuts) & known(frame)]
-    rows = rows.sort_values("Signif_Avg", ascending=False, kind="stable").reset_index(drop=True)
-    rows.insert(0, "rank", np.arange(1, len(rows) + 1))
-    return rows
+    return ranked_by(frame[followable(frame, cuts) & known(frame)], "Signif_Avg")

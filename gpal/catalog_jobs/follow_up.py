@@ -31,11 +31,10 @@ import pandas as pd
 
 from gpal.catalog_jobs.candidates import (
     DOUBTFUL_FLAGS, FLAG_NUMBERS, KNOWN_FILE, ORDER_RULE, candidate_file, candidate_lists, clean, clean_file,
-    cuts_from_meta, cuts_text, expected_members, known_sources, passes_flags, point_sources_through,
+    cuts_from_meta, cuts_text, expected_members, known_sources, passes_flags, point_sources_through, ranked_by,
 )
-from gpal.catalog_jobs.proba_columns import proba_column
 from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, settings_from_header
-from gpal.catalog_jobs.proba_columns import classes_from_columns
+from gpal.catalog_jobs.proba_columns import classes_from_columns, proba_column
 from gpal.catalog_jobs.tables import ClassifiedSources, classified_table_files, formats_of
 from gpal.constraints import ListOf, Real
 
@@ -103,12 +102,6 @@ def check_target(target: str | None, classes: Sequence[str]) -> str | None:
     return target
 
 
-def _ranked(rows: pd.DataFrame, by: str) -> pd.DataFrame:
-    out = rows.sort_values(by, ascending=False, kind="stable").reset_index(drop=True)
-    out.insert(0, "rank", np.arange(1, len(out) + 1))
-    return out
-
-
 def bright_point_sources(frame: pd.DataFrame, min_significance: float,
                          excluded_flags: Sequence[int] = DEFAULT_EXCLUDED_FLAGS) -> np.ndarray:
     """What either ranked list, and ``gpal active``'s pool, may hold: `point_sources_through` at the follow-up
@@ -152,9 +145,9 @@ def follow_up_lists(frame: pd.DataFrame, min_significance: float,
     unknown = (frame["CLASS1"].fillna("").to_numpy(str) == "") & passes_flags(frame["Flags"].to_numpy(np.int64),
                                                                                  DISCOVERY_LEAVES_OUT)
     return {
-        INFORMATIVE_FILE: _ranked(frame[~ood & candidates], "information"),
-        DISCOVERY_FILE: _ranked(frame[ood & candidates & unknown], "ood_score"),
-        EXTENDED_FILE: _ranked(frame[frame["extended"].to_numpy(bool)], "Signif_Avg"),
+        INFORMATIVE_FILE: ranked_by(frame[~ood & candidates], "information"),
+        DISCOVERY_FILE: ranked_by(frame[ood & candidates & unknown], "ood_score"),
+        EXTENDED_FILE: ranked_by(frame[frame["extended"].to_numpy(bool)], "Signif_Avg"),
     }
 
 

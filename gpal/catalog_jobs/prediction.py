@@ -37,6 +37,7 @@ from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 from gpal.catalogs import load_catalog, repaired_text
 from gpal.catalogs.features import resolve_features
 from gpal.catalogs.known_classes import apply_known_classes, association_weight, class_weights, known_class_rule
+from gpal.catalogs.lac import lac_table_columns
 from gpal.catalogs.releases import DEFAULT_RELEASE, RELEASES
 from gpal.catalogs.targets import flag_legend, target_columns
 from gpal.constraints import Integer
@@ -250,15 +251,6 @@ def _known(cat: Any, ids: Sequence[str], pulsars: str | os.PathLike | None) -> t
     return out, checked
 
 
-def _lac(cat: Any, ids: Sequence[str]) -> tuple[pd.DataFrame, str]:
-    """Each source's counterpart SED from 4LAC-DR3 (`gpal.catalogs.lac.LAC_TABLE_COLUMNS`: SED class, synchrotron
-    and high-energy peaks, redshift, the counterpart's name and position), what a spectroscopist choosing among the
-    blazar candidates points at; and in words what was joined.  Shown only: no feature of the model."""
-    from gpal.catalogs.lac import lac_table_columns
-
-    return lac_table_columns(cat, ids)
-
-
 def predict_catalog(
     model: str | os.PathLike | TrainedModel,
     catalog: Any = DEFAULT_RELEASE,
@@ -309,18 +301,18 @@ def predict_catalog(
                          f"{trained.training['feature_names']}")
     proba, mc_error = predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, chunk_size=chunk_size,
                                             executor=executor, progress=progress, return_mc_error=True)
-    classes = trained.classes
+    classes, ids = trained.classes, pool.ids.tolist()
     proba, mc_error = known_class_probabilities(trained, pool.aux["CLASS1"], proba, mc_error.max(axis=1),
-                                                association_weight(cat, pool.ids.tolist()))
+                                                association_weight(cat, ids))
     frame = pd.DataFrame({"Source_Name": pool.ids, "CLASS1": pool.aux["CLASS1"]})
     with_proba(frame, classes, proba)
-    targets = target_columns(cat, pool.ids.tolist())
+    targets = target_columns(cat, ids)
     frame["predicted_class"] = np.where(targets["extended"], EXTENDED,
                                         np.asarray(classes, dtype=object)[np.argmax(proba, axis=1)])
     frame["entropy"] = entropy(proba)
     frame[MC_ERROR_COLUMN] = mc_error  # the largest Monte Carlo standard error of the row's probabilities
-    known, notes = _known(cat, pool.ids.tolist(), pulsars)
-    lac, lac_notes = _lac(cat, pool.ids.tolist())
+    known, notes = _known(cat, ids, pulsars)
+    lac, lac_notes = lac_table_columns(cat, ids)  # what a spectroscopist points at; shown only, no feature
     frame = pd.concat([frame, targets.drop(columns="Source_Name"), known, lac], axis=1)
     # "none of these", where the folder saved its score or the caller holds it
     flags = saved_outliers(trained.folder, pool) if outliers is None else outlier_flags(outliers, pool)
