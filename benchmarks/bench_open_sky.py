@@ -19,6 +19,11 @@ gives it) are read as an observer would read the lists:
   against the first variant; and the model's own N-class NLL beside logistic regression with the same classes (the
   later check's).
 
+**None of these** (`OOD_RATES`): the default variant's outlier score re-thresholded on its own held-out sources at
+each false-positive rate, scored by FL16Y as above (the flag alone, and with the other class), with the share of
+the labelled non-blazar AGN (the classes no class of the open sky holds) it flags: the rate's default
+(`gpal.estimators.outliers.OOD_FALSE_POSITIVE_RATE`) was chosen here.
+
 With ``--flagged`` it also counts, over the default variant's target lists, how often a flagged candidate kept its
 class, and the FL16Y default run's lists against every route of `gpal.catalogs.known_sources.known_about` (no
 known source may be in a list).
@@ -52,6 +57,8 @@ BLAZARS, PULSARS = ("bll", "fsrq", "bcu"), ("psr", "msp")
 #: Later classes that say nothing: none, "unknown nature", no counterpart in the later release.
 NO_CLASS = ("", "unk", "missing")
 N_BOOT = 2000
+#: False-positive rates of the "none of these" flag the study compares.
+OOD_RATES = (0.05, 0.02, 0.01)
 
 
 def _slug(variant: str) -> str:
@@ -146,6 +153,50 @@ def model_nll(folder: Path) -> dict[str, list[float]]:
     rows = check[check["measure"].str.fullmatch(r"\d+-class nll")].set_index("model")
     return {m: [float(rows.at[m, k]) for k in ("value", "low", "high", "diff", "diff_low", "diff_high")]
             for m in ("gpal", "logistic") if m in rows.index}
+
+
+def none_of_these_rates(folder: Path) -> list[dict[str, float]]:
+    """The run's outlier score (its ``ood.json``) thresholded at each of `OOD_RATES` on the run's own held-out
+    sources (``tables/heldout.csv``, re-scored), read against the later classes of its FL16Y check."""
+    import json
+    import warnings
+
+    from gpal.catalogs.catalog import load_catalog
+    from gpal.catalogs.classes import parse_class_spec
+    from gpal.catalog_jobs.selection import DEFAULT_FEATURES
+    from gpal.estimators.outliers import PopulationOutlierScore
+
+    record = json.loads((folder / "ood.json").read_text())
+    scorer = PopulationOutlierScore.from_config(record["scorer"])
+    identity = json.loads((folder / "run.json").read_text())["identity"]
+    catalog = load_catalog(identity["catalog"]["release"])
+    classes, merge = parse_class_spec(identity["class_spec"])
+    trained = [code for name in classes for code in merge.get(name, (name,))]
+    present = {code.lower() for code in catalog.class_counts()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        labelled = catalog.pool(select=[c for c in trained if c in present], features=DEFAULT_FEATURES)
+        untrained = [c for c in record.get("left_out", {}) if c != "unk"]
+        agn = scorer.score(catalog.pool(select=untrained, features=DEFAULT_FEATURES)) if untrained else np.zeros(0)
+    held_out = pd.read_csv(folder / "tables" / "heldout.csv")["Source_Name"].str.strip()
+    held = scorer.score(labelled)[np.isin(np.char.strip(np.asarray(labelled.ids).astype(str)), held_out)]
+    scores = pd.read_csv(folder / "classifications.csv", keep_default_na=False)[["Source_Name", "ood_score"]]
+    sources = _sources(folder).merge(scores, on="Source_Name")
+    unassociated = sources[(sources["CLASS1"].astype(str).str.strip() == "")
+                           & ~sources["later_class"].isin(NO_CLASS)]
+    other = ~np.isin(unassociated["later_class"].to_numpy(), (*BLAZARS, *PULSARS))
+    called_other = np.char.startswith(unassociated["predicted_class"].to_numpy(str), "other")
+    rows = []
+    for rate in OOD_RATES:
+        threshold = float(np.quantile(held, 1 - rate))
+        flagged = unassociated["ood_score"].to_numpy(float) > threshold
+        rows.append({"rate": rate, "held out": held.size, "threshold": threshold,
+                     "classified flagged": float(np.mean(scores["ood_score"].to_numpy(float) > threshold)),
+                     "main flagged": float(flagged[~other].mean()), "other flagged": float(flagged[other].mean()),
+                     "main leaked": float((flagged | called_other)[~other].mean()),
+                     "other caught": float((flagged | called_other)[other].mean()),
+                     "non-blazar AGN flagged": f"{int(np.sum(agn > threshold))}/{agn.size}"})
+    return rows
 
 
 def flagged_kept(runs: Path, variant: str) -> pd.DataFrame:
@@ -245,6 +296,15 @@ def main(argv: list[str] | None = None) -> int:
     from gpal.workflows.records import make_record, make_table, table_markdown, write_record
 
     tables = _tables(args.runs)
+    rates = [[release, f"{r['rate']:.2f}", f"{r['threshold']:.1f}", f"{r['classified flagged']:.3f}",
+              f"{r['main flagged']:.3f}", f"{r['other flagged']:.2f}", f"{r['main leaked']:.3f}",
+              f"{r['other caught']:.2f}", r["non-blazar AGN flagged"]]
+             for release in RELEASES for r in none_of_these_rates(run(args.runs, release, "open sky"))]
+    tables.append(make_table(["release -> FL16Y", "rate", "threshold", "classified flagged", "later blazars and "
+                              "pulsars flagged", "later other flagged", "main leaked", "other caught",
+                              "non-blazar AGN flagged"], rates, "lrrrrrrrr",
+                             "The default run's \"none of these\" at each false-positive rate on its held-out sources, "
+                             "alone and with the other class (main leaked, other caught)"))
     if args.flagged:
         counts = flagged_kept(args.runs, "open sky")
         tables.append(make_table(["candidates", *counts.columns], [[i, *map(int, r)] for i, r in counts.iterrows()],

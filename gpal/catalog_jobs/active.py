@@ -238,13 +238,13 @@ def _follow_up_pool(catalog: Any, pool: NoisyDataset, train: NoisyDataset, test:
     (``ood_score``, ``ood`` and the target columns, indexed by ``Source_Name``).
 
     `_bright_pool`, less the "none of these" sources: the score is fitted on ``train`` and its
-    threshold set on ``test``, as the main job's (`gpal.catalog_jobs.none_of_these.check_outliers`),
+    threshold set on ``test``, as the main job's (`gpal.catalog_jobs.none_of_these.fitted_outlier_score`),
     so a query file reads as its lists do.
     """
-    from gpal.estimators.outliers import PopulationOutlierScore
+    from gpal.catalog_jobs.none_of_these import fitted_outlier_score
 
     pool, targets = _bright_pool(catalog, pool, min_significance, excluded_flags)
-    scorer = PopulationOutlierScore(random_state=seed).fit(train).calibrate(test)
+    scorer = fitted_outlier_score(train, test, seed)
     targets["ood_score"] = scorer.score(pool)
     targets["ood"] = targets["ood_score"].to_numpy() > scorer.threshold_
     keep = ~targets["ood"].to_numpy(bool)
