@@ -138,6 +138,25 @@ def three_class_losses(folder: Path, check: Path | None = None) -> pd.Series:
     return pd.Series(-np.log(np.clip(p, 1e-12, 1.0)), index=scored["Source_Name"].to_numpy())
 
 
+def loss_parts(folder: Path, check: Path | None = None) -> dict[str, tuple[int, float]]:
+    """`three_class_losses` split by what the run was given and what the later release found: bcu that became blazars,
+    unassociated sources that became blazars, unassociated sources that became pulsars (count, mean loss); and the
+    run's mean p_other on the last."""
+    sources = _sources(folder, check).set_index("Source_Name")
+    losses = three_class_losses(folder, check)
+    given = sources.loc[losses.index, "CLASS1"].astype(str).str.strip().str.lower().to_numpy()
+    later = sources.loc[losses.index, "later_class"].to_numpy()
+    pulsar = np.isin(later, PULSARS)
+    parts = {"bcu -> blazar": (given == "bcu") & ~pulsar, "unassociated -> blazar": (given == "") & ~pulsar,
+             "unassociated -> pulsar": (given == "") & pulsar}
+    out = {name: (int(mask.sum()), float(losses[mask].mean()) if mask.any() else float("nan"))
+           for name, mask in parts.items()}
+    p_other = sources.loc[losses.index[parts["unassociated -> pulsar"]], "p_other_gpal"] \
+        if "p_other_gpal" in sources else pd.Series(0.0, index=[0])
+    out["p_other of unassociated -> pulsar"] = (int(parts["unassociated -> pulsar"].sum()), float(p_other.mean()))
+    return out
+
+
 def paired(losses: pd.Series, reference: pd.Series, seed: int = 0) -> tuple[float, float, float]:
     """Mean of ``losses - reference`` over their common sources and its 95% bootstrap interval."""
     common = losses.index.intersection(reference.index)
@@ -250,7 +269,7 @@ def known_in_lists(folder: Path) -> dict[str, int]:
 def _tables(runs: Path) -> list[dict]:
     from gpal.workflows.records import make_table
 
-    observer, nll, model = [], [], []
+    observer, nll, model, parts = [], [], [], []
     for later in LATER:
         for release in RELEASES[:RELEASES.index(later)] if later in RELEASES else RELEASES:
             first = run(runs, release, next(iter(VARIANTS)))
@@ -269,6 +288,8 @@ def _tables(runs: Path) -> list[dict]:
                 diff = paired(losses, reference)
                 nll.append([pair, variant, len(losses), f"{losses.mean():.3f}",
                             f"{diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}]"])
+                split = loss_parts(folder, check)
+                parts.append([pair, variant, *(f"{split[k][1]:.3f} ({split[k][0]})" for k in split)])
                 for name, (v, lo, hi, d, dlo, dhi) in model_nll(check).items():
                     model.append([pair, variant, name, f"{v:.3f} [{lo:.3f}, {hi:.3f}]",
                                   "" if name == "gpal" else f"{d:+.3f} [{dlo:+.3f}, {dhi:+.3f}]"])
@@ -280,6 +301,10 @@ def _tables(runs: Path) -> list[dict]:
         make_table(["check", "variant", "n", "3-class NLL", f"minus {next(iter(VARIANTS))} (paired 95%)"], nll,
                    "llrrr", "Every classified source the later release calls bll, fsrq, psr or msp: -log of the run's probability "
                    "of that class (lower is better; a four-class model's mass on other counts against it)"),
+        make_table(["check", "variant", "bcu -> blazar", "unassociated -> blazar", "unassociated -> pulsar",
+                    "mean p_other, unassociated -> pulsar"], parts, "llrrrr",
+                   "Where the 3-class NLL goes: its mean over the sources the run was given as bcu or unassociated and "
+                   "the later release calls a blazar or a pulsar (count)"),
         make_table(["check", "variant", "model", "NLL over the model's classes", "minus gpal (paired 95%)"], model,
                    "lllrr", "The later check's own measure, beside logistic regression with the same classes and "
                    "features (its baselines are not moved by the pool prior)"),
