@@ -35,6 +35,7 @@ known source may be in a list).
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -51,6 +52,10 @@ LATER = ("FL16Y", "4FGL-DR4")
 VARIANTS = {
     "closed sky + pool prior": ["--classes", "blazar_pulsar", "--pool-prior"],
     "open sky + pool prior": ["--classes", "open_sky", "--pool-prior"],
+    # the other class without the populations a pulsar powers or may power (pwn; spp, "SNR or PWN"): what the
+    # confusion of pulsars with them costs and buys
+    "open sky, other without spp and pwn": ["--classes", "bll,fsrq,pulsar=psr+msp,other=snr+glc+hmb+bin+lmb+nov+sfr"
+                                            "+gc+sbg+gal", "--no-pool-prior"],
     "open sky": ["--classes", "open_sky", "--no-pool-prior"],
 }
 BLAZARS, PULSARS = ("bll", "fsrq", "bcu"), ("psr", "msp")
@@ -62,7 +67,7 @@ OOD_RATES = (0.05, 0.02, 0.01)
 
 
 def _slug(variant: str) -> str:
-    return variant.replace(" + ", "_").replace(" ", "_")
+    return re.sub(r"[^a-z0-9]+", "_", variant)
 
 
 def run(runs: Path, release: str, variant: str) -> Path:
