@@ -89,8 +89,8 @@ def interval(difference: float, se: float, dof: float, level: float = LEVEL) -> 
 
 
 def _tost_level() -> float:
-    """The two-sided level whose interval inside ±margin is TOST at 1 - LEVEL / 2 per side (0.90 for 0.95)."""
-    return 1 - 2 * (1 - (0.5 + LEVEL / 2))
+    """The two-sided level whose interval inside ±margin is TOST with each one-sided test at 1 - LEVEL (0.90)."""
+    return 1 - 2 * (1 - LEVEL)
 
 
 def _need(where: str, n: int, se: Any) -> None:
@@ -218,6 +218,7 @@ def orderings(rows: Sequence[Mapping[str, Any]], spread: str, paper_n: int = 1) 
             "gpal": _ranked({r["method"]: r["gpal_mean"] for r in group}, higher),
             "claimed": len(pairs), "reproduced": counts["reproduced"], "contradicted": counts["contradicted"],
             "not_resolved": counts["not resolved"] + counts[_ONE_SPLIT],
+            "pairs": f"{counts['reproduced']}/{len(pairs)}",
             "contradicted_pairs": [f"{p['better']} < {p['worse']}" for p in pairs if p["verdict"] == "contradicted"],
             "pair_verdicts": pairs,
             "verdict": _ordering_verdict([p["verdict"] for p in pairs]),
