@@ -146,7 +146,7 @@ def test_acquisitions_register_where_they_are_defined():
     try:
         assert ACQUISITIONS["test_closest"] is Closest
         assert isinstance(make_acquisition("test_closest"), Closest)
-        with pytest.raises(ValueError, match="acquisition name 'bald' is taken"):
+        with pytest.raises(ValueError, match="acquisition name 'bald' is already registered"):
             type("Impostor", (Acquisition,), {"name": "bald", "scores": lambda self, m, X: None})
     finally:
         del ACQUISITIONS["test_closest"]
