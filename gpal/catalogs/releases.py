@@ -38,6 +38,15 @@ class Columns:
 
     ``band_flux`` is one multi-band column (4FGL's ``Flux_Band`` (n, 8)) or a tuple of one
     column per band (3FGL's ``Flux100_300`` ...); ``band_flux_error`` likewise, two-sided.
+
+    Examples
+    --------
+    A layout of one's own: the 4FGL names, but for the columns that differ, and None where it has no such column.
+
+    >>> from gpal.catalogs import Columns
+    >>> layout = Columns(significance="SIGMA", flux="FLUX_1_100", flux_error=None)
+    >>> layout.name, layout.significance, layout.flux_error
+    ('Source_Name', 'SIGMA', None)
     """
 
     name: str = "Source_Name"
