@@ -149,11 +149,11 @@ class Release:
     """One LAT catalog release: how its file is recognised and read, and how it links to earlier ones.
 
     ``family`` is the header's ``CDS-NAME``; ``data_release`` tells the 4FGL data releases apart
-    (the file's ``DataRelease`` keyword or column; 1 without one).  ``file`` and ``rows`` describe
-    the file: a name in the shipped catalog folder, or the path of a user's own file.  ``null`` is the value the file writes for "not measured" in float columns
-    (3FGL writes -inf), read as NaN.  ``links`` maps an earlier family to the column of this
-    release that names its sources there (``columns.name`` for the same family: 4FGL names are
-    kept between data releases).  ``preset`` is the main job's feature preset for this release.
+    (the file's ``DataRelease`` keyword or column; 1 without one).  ``file`` (a name in the shipped
+    catalog folder, or the path of a user's own file) and ``rows`` describe the file.  ``null`` is the
+    value the file writes for "not measured" in float columns (3FGL writes -inf), read as NaN.
+    ``links`` maps an earlier family to the column of this release that names its sources there
+    (``columns.name`` for the same family: 4FGL names are kept between data releases).  ``preset`` is the main job's feature preset for this release.
 
     Examples
     --------
@@ -275,9 +275,11 @@ def register_release(release: Release, *, replace: bool = False) -> None:
         raise TypeError(f"register_release takes a gpal.catalogs.releases.Release record; got {type(release).__name__}")
     for field_name in ("name", "family", "preset"):
         if not isinstance(getattr(release, field_name), str) or not getattr(release, field_name):
-            raise ValueError(f"a release's {field_name} must be a non-empty string; got {getattr(release, field_name)!r}")
+            raise ValueError(f"a release's {field_name} must be a non-empty string; "
+                             f"got {getattr(release, field_name)!r}")
     if not isinstance(release.columns, Columns):
-        raise TypeError(f"release {release.name}: columns must be a Columns record; got {type(release.columns).__name__}")
+        raise TypeError(f"release {release.name}: columns must be a Columns record; "
+                        f"got {type(release.columns).__name__}")
     if not isinstance(release.data_release, int) or isinstance(release.data_release, bool) or release.data_release < 1:
         raise ValueError(f"release {release.name}: data_release must be an integer >= 1; got {release.data_release!r}")
     clashes = [r.name for r in _RECORDS.values() if r.name.lower() == release.name.lower()
@@ -296,8 +298,8 @@ def register_release(release: Release, *, replace: bool = False) -> None:
         release = dataclasses.replace(release, family=family)
     if family in known:
         # after the last record of its family that is older, else before the family's first
-        place = max((i + 1 for i, r in enumerate(others) if r.family == family and r.data_release < release.data_release),
-                    default=known.index(family))
+        place = max((i + 1 for i, r in enumerate(others)
+                     if r.family == family and r.data_release < release.data_release), default=known.index(family))
     else:
         place = len(others)
     ordered = [*others[:place], release, *others[place:]]
