@@ -152,9 +152,8 @@ def _classify(args: argparse.Namespace) -> int:
 def _check_later(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from gpal.catalog_jobs.later_check import (
-        LATER_CHECK_SOURCES_FILE, check_later, later_check_inputs, write_later_check,
-    )
+    from gpal.catalog_jobs.later_check import check_later, later_check_inputs, write_later_check
+    from gpal.catalog_jobs.layout import LATER_CHECK_SOURCES_FILE
 
     baselines = [b.strip() for b in args.baselines.split(",") if b.strip()]
     inputs = later_check_inputs(args.trained, args.later, earlier=args.earlier, baselines=baselines, seed=args.seed)

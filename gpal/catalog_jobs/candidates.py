@@ -17,8 +17,8 @@ probabilities are not calibrated to tell sources apart: hundreds of candidates s
 ``Signif_Avg``, the brightest first (`ORDER_RULE`, stated in each list's header; ``p_mc_se`` beside the
 probabilities: their Monte Carlo error).  A source the sky already names (``known_class``: a CLASS2 association,
 another release's class, a known pulsar or object inside the ellipse) is no candidate: it is listed apart
-(`KNOWN_FILE`) with the reason.  Each row says in ``caveats`` why it may not be what it seems (the catalog's
-`DOUBTFUL_FLAGS` in words, the Galactic plane); the clean list (`clean_file`) holds the rows without a doubtful
+(`gpal.catalog_jobs.layout.KNOWN_FILE`) with the reason.  Each row says in ``caveats`` why it may not be what it seems (the catalog's
+`DOUBTFUL_FLAGS` in words, the Galactic plane); the clean list (`gpal.catalog_jobs.layout.clean_file`) holds the rows without a doubtful
 flag.  `expected_members` gives a list's expected number of class members with its 95% interval.  The cuts are declared once, in `CUTS`: the main job's settings
 (`gpal.catalog_jobs.classify.SETTINGS`, hence the command line and the workflows), the run's
 identity, the table keywords `gpal report` rebuilds the lists from, and the report's words all
@@ -42,8 +42,8 @@ from gpal.catalog_jobs.job_settings import (
 from gpal.catalog_jobs.visibility import TELESCOPES, declination_range
 from gpal.constraints import Integer, ListOf, OneOf, Optional, Real
 
-__all__ = ["CANDIDATE_SETTINGS", "CUTS", "Cut", "DOUBTFUL_FLAGS", "FLAG_NUMBERS", "KNOWN_FILE", "ORDER_RULE",
-           "RANK_DIGITS", "candidate_file", "candidate_lists", "caveats", "check_cuts", "clean", "clean_file", "cuts_from_meta",
+__all__ = ["CANDIDATE_SETTINGS", "CUTS", "Cut", "DOUBTFUL_FLAGS", "FLAG_NUMBERS", "ORDER_RULE",
+           "RANK_DIGITS", "candidate_lists", "caveats", "check_cuts", "clean", "cuts_from_meta",
            "cuts_identity", "cuts_meta", "cuts_text", "expected_members", "flag_mask", "followable", "known", "known_sources", "numbered",
            "passes_flags", "point_sources_through", "ranked_by", "visible"]
 
@@ -60,8 +60,6 @@ PLANE_LATITUDE = 2.0
 RANK_DIGITS = 2
 #: How a target list is ordered, in its header's words.
 ORDER_RULE = (f"p_<class> rounded to {RANK_DIGITS} decimals, highest first; ties by Signif_Avg, highest first")
-#: The classified sources the sky already names, with the reason, apart from every target list.
-KNOWN_FILE = "known_sources.csv"
 
 
 @dataclass(frozen=True)
@@ -185,11 +183,6 @@ def point_sources_through(frame: pd.DataFrame, min_significance: float, excluded
     return keep & passes_flags(frame["Flags"].to_numpy(np.int64), excluded_flags)
 
 
-def candidate_file(cls: str) -> str:
-    """The target list of class ``cls``: ``candidates_<cls>.csv`` (with its ``.ecsv`` twin and ``.reg``)."""
-    return f"candidates_{cls}.csv"
-
-
 def followable(frame: pd.DataFrame, cuts: Mapping[str, Any]) -> np.ndarray:
     """Which rows a target list may hold, whatever their class: in the trained population, point sources, through
     the cuts.  A significance or ellipse the catalog does not give fails its cut.
@@ -217,11 +210,6 @@ def visible(frame: pd.DataFrame, cuts: Mapping[str, Any]) -> np.ndarray:
         return np.ones(len(frame), dtype=bool)
     dec = frame["DEC"].to_numpy(np.float64) if "DEC" in frame else np.full(len(frame), np.nan)
     return (dec >= south) & (dec <= north)
-
-
-def clean_file(cls: str) -> str:
-    """The clean target list of class ``cls`` (no row with a `DOUBTFUL_FLAGS` flag): ``candidates_<cls>_clean.csv``."""
-    return f"candidates_{cls}_clean.csv"
 
 
 def known(frame: pd.DataFrame) -> np.ndarray:

@@ -22,8 +22,9 @@ from gpal.catalog_jobs.candidates import CANDIDATE_SETTINGS
 from gpal.catalog_jobs.follow_up import DEFAULT_TARGET, FOLLOW_UP_SETTINGS, check_target
 from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, check_settings, header_of, recorded_settings
 from gpal.catalog_jobs.layout import (
-    BASELINES_FILE, CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS, DEFAULT_OUT_DIR, ERROR_BLIND_MODEL_DIR, HELDOUT_FILE,
-    REPORT_FILE, SIGNIFICANCE_COLUMN,
+    BASELINES_FILE, CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS, DEFAULT_OUT_DIR, ERROR_BLIND_MODEL_DIR, ESTIMATOR_DIR,
+    HELDOUT_FILE, KIND, LAYOUT_VERSION, OOD_FILE, POOL_PRIOR_FILE, REPORT_FILE, SIGNIFICANCE_COLUMN, TRAINED_DIR,
+    refuse_flat,
 )
 from gpal.catalog_jobs.model_folders import (
     Log, TrainedModel, check_sizes, no_log, fit_or_reuse, job_estimator, load_trained, open_job, require_per_class,
@@ -32,9 +33,9 @@ from gpal.catalog_jobs.later_check import (
     LaterCheckInputs, check_later, later_check_files, later_check_inputs, later_check_table, later_release_of,
     link_releases, read_later_table,
 )
-from gpal.catalog_jobs.none_of_these import OOD_FILE, check_outliers, left_out_codes, left_out_sources
+from gpal.catalog_jobs.none_of_these import check_outliers, left_out_codes, left_out_sources
 from gpal.catalog_jobs.pool_prior import (
-    APPLIED_BY_DEFAULT, MOVED_GROUPS, POOL_PRIOR_FILE, adjust_table, mixes_text, training_prior,
+    APPLIED_BY_DEFAULT, MOVED_GROUPS, adjust_table, mixes_text, training_prior,
 )
 from gpal.catalog_jobs.prediction import (
     DEFAULT_CHUNK_SIZE, DEFAULT_SELECT, predict_catalog, select_tokens, selection_pool, with_information,
@@ -78,7 +79,7 @@ SETTINGS = {
     "baselines": JobSetting(ListOf(OneOf(tuple(BASELINES)), min_length=0), DEFAULT_BASELINES,
                             "classifiers fitted on the same rows and compared with the model"),
     "target": JobSetting(Optional(Text()), DEFAULT_TARGET,
-                         "the class to list candidates of (candidates_CLASS.csv) and that most_informative.csv ranks "
+                         "the class to list candidates of (lists/candidates_CLASS.csv) and that lists/most_informative.csv ranks "
                          "by what a label would teach about it, e.g. pulsar (None: every trained class)",
                          keyword="TARGET"),
     **CANDIDATE_SETTINGS,
@@ -126,20 +127,21 @@ def classify_catalog(
     ``ood`` flag ("none of these": `gpal.catalog_jobs.none_of_these`), its target columns
     (`gpal.catalogs.targets`) and ``information``, what its label would teach about ``target``
     (every class when None); an extended source's ``predicted_class`` is ``extended``.  Writes into
-    ``out_dir`` (`gpal.catalog_jobs.layout`) ``classifications.csv`` / ``.ecsv`` / ``.fits`` (and ``.mrt`` /
-    ``.vot`` for the ``table_formats`` asked, each list likewise),
-    the target lists (`gpal.catalog_jobs.candidates`: per class, or the ``target`` class, the sources most
-    probably of it through the target-list cuts, `gpal.catalog_jobs.candidates.CUTS`), the other lists
-    (`gpal.catalog_jobs.follow_up`: sources of ``follow_up_significance`` sigma or more, none of the
-    ``follow_up_flags``) and ``report.md``, whose path it returns, beside ``metrics.json``, the trained-model folder
-    (``model/``, ``training.json``), ``tables/`` (the held-out predictions among them) and
-    ``figures/``.  With ``pool_prior`` (off by default) the unassociated sources' probabilities are moved to their
-    own class mix (`gpal.catalog_jobs.pool_prior`, ``pool_prior.json``).  Rerunning with the same settings reuses the saved model; other settings
-    are refused unless ``force``.  ``progress`` shows the prediction's bar
+    ``out_dir`` (the layout of `gpal.catalog_jobs.layout`) ``classifications.csv`` / ``.ecsv`` / ``.fits`` (and
+    ``.mrt`` / ``.vot`` for the ``table_formats`` asked, each list likewise), in ``lists/`` the target lists
+    (`gpal.catalog_jobs.candidates`: per class, or the ``target`` class, the sources most probably of it through
+    the target-list cuts, `gpal.catalog_jobs.candidates.CUTS`) and the other lists (`gpal.catalog_jobs.follow_up`:
+    sources of ``follow_up_significance`` sigma or more, none of the ``follow_up_flags``), and ``report.md``, whose
+    path it returns, beside the trained-model folder ``model/``, ``tables/`` (the held-out predictions among
+    them), ``figures/`` and ``records/`` (``metrics.json``, ``ood.json``).  With ``pool_prior`` (off by default)
+    the unassociated sources' probabilities are moved to their own class mix (`gpal.catalog_jobs.pool_prior`,
+    ``records/pool_prior.json``).  Rerunning with the same settings reuses the saved model; other settings, and a
+    folder of gpal <= 0.3's flat layout, are refused unless ``force``.  ``progress`` shows the prediction's bar
     (the estimator's ``progress`` its training's); ``log`` receives one line per step (the
     command prints them).
     """
     job = _plan(selection, job_estimator(estimator), settings, seed)  # a refused command leaves nothing
+    refuse_flat(out_dir, force)
     folder = claim_output_dir(out_dir, job.identity, force=force)
     later_baselines: dict[str, np.ndarray] = {}  # the baselines' probabilities of job.later_pool, fitted once
     comparison = None
@@ -207,7 +209,7 @@ def _plan(selection: CatalogSelection, estimator: Any, given: Mapping[str, Any],
     refused, so a refused command leaves nothing."""
     values = check_settings(SETTINGS, given, "classify_catalog")
     check_target(values["target"], selection.class_groups()[0])
-    cat, data, identity = open_job("gpal.catalog_jobs.classify", selection, estimator)
+    cat, data, identity = open_job(KIND, selection, estimator)
     trained_codes = [code for codes in data.meta["cuts"]["classes"].values() for code in codes]
     select = values["select"]
     tokens = select_tokens([t for t in DEFAULT_SELECT if t not in trained_codes] if select is None else select)
@@ -230,7 +232,7 @@ def _plan(selection: CatalogSelection, estimator: Any, given: Mapping[str, Any],
     moves = list(MOVED_GROUPS) if values.peek("pool_prior") else False  # the rule, so another rule is another run
     return _MainJob(
         catalog=cat, data=data, estimator=estimator, settings=job_values, header=header,
-        identity={**identity, "seed": seed, **recorded_settings(SETTINGS, {**values.as_dict(), "select": tokens,
+        identity={**identity, "layout": LAYOUT_VERSION, "seed": seed, **recorded_settings(SETTINGS, {**values.as_dict(), "select": tokens,
                                                                           "pool_prior": moves})},
         seed=seed, merge=selection.class_groups()[1], tokens=tokens, pool=pool,
         left_out=left_out_codes(cat, trained_codes, tokens), train=train, test=test, later=later,
@@ -241,7 +243,7 @@ def _plan(selection: CatalogSelection, estimator: Any, given: Mapping[str, Any],
 def _fit(job: _MainJob, folder: Path, log: Log) -> TrainedModel:
     """The model trained on the training split (or the one a rerun finds saved)."""
     trained_on = f"training split: {job.train.n_samples} of {job.data.n_samples} sources, stratified, seed {job.seed}"
-    fit_or_reuse(job.estimator, job.train, folder, job.merge, trained_on, log)
+    fit_or_reuse(job.estimator, job.train, folder / TRAINED_DIR, job.merge, trained_on, log, ESTIMATOR_DIR)
     return load_trained(folder)
 
 

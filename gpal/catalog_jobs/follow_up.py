@@ -3,45 +3,48 @@
 - **target lists** (`gpal.catalog_jobs.candidates`, ``candidates_<class>.csv`` and ``.reg``): per trained
   class (or the ``target`` class), the sources most probably of it that can be followed up; what a
   proposal submits;
-- **most informative** (`INFORMATIVE_FILE`): point sources of the trained population (not ``ood``,
+- **most informative** (``most_informative.csv``): point sources of the trained population (not ``ood``,
   not extended, ``Signif_Avg`` >= ``min_significance``, none of the ``excluded_flags``), ranked by
   ``information``, what a label would teach the model about the ``target`` class (all classes when
   None): the sources whose label would teach the model most (BALD), not the likeliest members of a class;
-- **discovery** (`DISCOVERY_FILE`): the unassociated ``ood`` point sources of those cuts, ranked by
+- **discovery** (``discovery.csv``): the unassociated ``ood`` point sources of those cuts, ranked by
   ``ood_score`` (how unlike the training set), ``predicted_class`` the class each is most like.  A
   source with a counterpart (a bcu) is no unknown, and one the catalog flags as confused with a
   brighter neighbour or sitting on a defect of the diffuse model (`DISCOVERY_LEAVES_OUT`: a point
   source beside IC 443 topped the FL16Y list) is unlike the training set for reasons of its own;
-- **extended** (`EXTENDED_FILE`): extended sources, which the point-source classes do not
+- **extended** (``extended.csv``): extended sources, which the point-source classes do not
   describe (``predicted_class`` ``extended``); no list ranks them.
 
 Each list keeps every column of the classifications (the target columns among them) and adds
-``rank``; `region_text` draws a list's 95% error ellipses for DS9.
+``rank``; `region_text` draws a list's 95% error ellipses for DS9.  The lists' names and their folder are
+`gpal.catalog_jobs.layout`'s.
 """
 
 from __future__ import annotations
 
 import warnings
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from gpal.catalog_jobs.candidates import (
-    DOUBTFUL_FLAGS, FLAG_NUMBERS, KNOWN_FILE, ORDER_RULE, candidate_file, candidate_lists, clean, clean_file,
-    cuts_from_meta, cuts_text, expected_members, known_sources, passes_flags, point_sources_through, ranked_by,
+    DOUBTFUL_FLAGS, FLAG_NUMBERS, ORDER_RULE, candidate_lists, clean, cuts_from_meta, cuts_text, expected_members,
+    known_sources, passes_flags, point_sources_through, ranked_by,
 )
 from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, settings_from_header
+from gpal.catalog_jobs.layout import (
+    DISCOVERY_FILE, EXTENDED_FILE, INFORMATIVE_FILE, KNOWN_FILE, candidate_file, clean_file, list_path, region_file,
+)
 from gpal.catalog_jobs.proba_columns import classes_from_columns, proba_column
 from gpal.catalog_jobs.tables import ClassifiedSources, classified_table_files, formats_of
 from gpal.constraints import ListOf, Real
 
-__all__ = ["DEFAULT_EXCLUDED_FLAGS", "DEFAULT_MIN_SIGNIFICANCE", "DEFAULT_TARGET", "DISCOVERY_FILE",
-           "DISCOVERY_LEAVES_OUT", "EXTENDED_FILE", "FLAG_NUMBERS", "FOLLOW_UP_SETTINGS", "follow_up_of", "INFORMATIVE_FILE", "LISTS", "NEEDED",
-           "REGION_FILE", "bright_point_sources", "check_target", "excluded_flags_of", "follow_up_files",
-           "follow_up_lists", "listed_classes", "region_file", "region_text"]
+__all__ = ["DEFAULT_EXCLUDED_FLAGS", "DEFAULT_MIN_SIGNIFICANCE", "DEFAULT_TARGET", "DISCOVERY_LEAVES_OUT",
+           "FLAG_NUMBERS", "FOLLOW_UP_SETTINGS", "follow_up_of", "LISTS", "NEEDED",
+           "bright_point_sources", "check_target", "excluded_flags_of", "follow_up_files", "follow_up_lists",
+           "listed_classes", "region_text"]
 
 #: What the classification follow-up ranks for unless told: None, every trained class (plain BALD).
 DEFAULT_TARGET = None
@@ -68,9 +71,6 @@ FOLLOW_UP_SETTINGS = {
         "FL16Y) but are half the unassociated ones, so the lists carry Flags instead",
         record=WHEN_CHANGED, keyword="XFLAGS", unordered=True),
 }
-INFORMATIVE_FILE = "most_informative.csv"
-DISCOVERY_FILE = "discovery.csv"
-EXTENDED_FILE = "extended.csv"
 #: The flags (numbers) that keep a source out of the discovery list: 5, confused with a brighter neighbour; 6, on an
 #: interstellar gas clump or a defect of the diffuse model ("c" sources).  Same meaning in 3FGL and 4FGL
 #: (`gpal.catalogs.releases`, ``flag_meanings``).
@@ -83,15 +83,6 @@ LISTS = {
     KNOWN_FILE: "known sources: classified point sources through the target-list cuts that the sky already names "
                 "(known_class, known_reason), in no target list",
 }
-
-
-def region_file(list_file: str) -> str:
-    """The DS9 region file drawn beside a list: same stem, ``.reg``."""
-    return str(Path(list_file).with_suffix(".reg"))
-
-
-#: The most-informative list's 95% error ellipses, for DS9.
-REGION_FILE = region_file(INFORMATIVE_FILE)
 
 
 def check_target(target: str | None, classes: Sequence[str]) -> str | None:
@@ -165,7 +156,7 @@ def listed_classes(table: ClassifiedSources) -> list[str]:
 def follow_up_files(table: ClassifiedSources,
                     merge: Mapping[str, Sequence[str]] | None = None) -> tuple[dict[str, str | bytes], dict[str, pd.DataFrame]]:
     """The lists of a classifications table (CSV + ECSV each) and their region files, made in memory: the files by
-    name, and the lists by file name.
+    path in the run folder (`gpal.catalog_jobs.layout.list_path`), and the lists by name.
 
     The target lists first (`gpal.catalog_jobs.candidates`: one per `listed_classes`, cuts from the table's
     keywords; ``merge``: the CLASS1 codes of each merged class), then `LISTS`.  The table's ``MINSIG`` keyword is
@@ -197,9 +188,9 @@ def follow_up_files(table: ClassifiedSources,
         if name in classes_of:
             meta.update(_expected_keywords(rows[proba_column(classes_of[name])].to_numpy(np.float64)))
             meta["ORDER"] = ORDER_RULE
-        files.update(classified_table_files(replace(table, frame=rows, meta=meta), name, formats))
+        files.update(classified_table_files(replace(table, frame=rows, meta=meta), list_path(name), formats))
         if name in drawn:
-            files[region_file(name)] = region_text(rows, meta["LIST"])
+            files[list_path(region_file(name))] = region_text(rows, meta["LIST"])
     return files, lists
 
 

@@ -37,7 +37,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.layout import CLASSIFICATIONS_CSV, TABLES_DIR
+from gpal.catalog_jobs.layout import CLASSIFICATIONS_CSV, LATER_CHECK_FILE, LATER_CHECK_SOURCES_FILE, located
 from gpal.catalog_jobs.model_folders import TrainedModel, load_trained
 from gpal.catalog_jobs.pool_prior import adjust_to_pool, mixes_text, training_prior
 from gpal.catalog_jobs.prediction import (
@@ -60,15 +60,12 @@ from gpal.evaluation.metrics import roc_auc
 from gpal.files import write_files
 from gpal.runs.output_dir import recorded_identity
 
-__all__ = ["LATER_CHECK_FILE", "LATER_CHECK_SOURCES_FILE", "LaterCheck", "LaterCheckInputs", "MODEL", "ReleaseLink",
+__all__ = ["LaterCheck", "LaterCheckInputs", "MODEL", "ReleaseLink",
            "check_later", "later_check_inputs", "later_check_table", "later_release_of", "link_releases",
            "later_check_files", "read_later_check", "read_later_table", "write_later_check"]
 
 #: The model's name in the check's tables.
 MODEL = "gpal"
-#: The check's measures in a model folder; the scored sources beside them.
-LATER_CHECK_FILE = f"{TABLES_DIR}/later_check.csv"
-LATER_CHECK_SOURCES_FILE = f"{TABLES_DIR}/later_check_sources.csv"
 #: What the later release says where it has no class: no row linked, or a row with an empty / unk CLASS1.
 _NO_LATER_CLASS = ("missing", "", "unk")
 TOP_K = (10, 25, 50)
@@ -358,7 +355,7 @@ def check_later(inputs: LaterCheckInputs, *, seed: int = 0, top_k: Sequence[int]
 
 def _saved_classifications(folder: Path) -> pd.DataFrame | None:
     """A classify folder's classifications (None: a folder without them)."""
-    path = folder / CLASSIFICATIONS_CSV
+    path = located(folder, CLASSIFICATIONS_CSV)
     return pd.read_csv(path, comment="#", dtype={"Source_Name": str}) if path.is_file() else None
 
 
@@ -382,7 +379,7 @@ def shown_measures(measures: pd.DataFrame) -> pd.DataFrame:
 
 def read_later_check(folder: str | os.PathLike) -> pd.DataFrame | None:
     """The measures a folder's later-release check wrote (with ``earlier`` and ``later`` columns), or None."""
-    path = Path(folder) / LATER_CHECK_FILE
+    path = located(folder, LATER_CHECK_FILE)
     return read_later_table(path) if path.is_file() else None
 
 

@@ -1,4 +1,5 @@
-"""Trained-model folders (``gpal train``): the estimator's own ``model/`` beside ``training.json``.
+"""Trained-model folders: the estimator's own folder beside ``training.json`` (``gpal train``'s folder, and ``model/``
+of the main job's, `gpal.catalog_jobs.layout`).
 
 ``training.json`` records what the model was trained on (catalog release, classes
 and merges, feature definitions, cuts, sources per class), so that predicting on
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from gpal.catalog_jobs.layout import ESTIMATOR_DIR, MODEL_DIR, TRAINED_DIR, TRAINING_FILE, TRAINING_RECORD, located
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalogs.classes import format_class_spec
 from gpal.data.dataset import NoisyDataset
@@ -32,9 +34,7 @@ from gpal.runs.output_dir import claim_output_dir
 __all__ = ["TrainedModel", "load_trained", "loaded_estimator", "require_per_class", "train_catalog_model"]
 
 
-TRAINING_FILE = "training.json"
 TRAINING_FORMAT = "gpal.trained_model"
-MODEL_DIR = "model"
 #: The record's fields that bind the folder into one thing: the size and checksum of each file of ``model/``, and a
 #: checksum of each of its own fields, so that an edited field or a model from another training is named.
 MODEL_FILES, FIELD_CHECKSUMS = "model_files", "field_sha256"
@@ -46,12 +46,12 @@ _NOT_IDENTITY = ("progress", "warm_start")
 
 # ------------------------------------------------------------- trained models
 def _training_record(data: NoisyDataset, merge: Mapping[str, Sequence[str]], estimator: Any, trained_on: str,
-                     fit_seconds: float) -> dict[str, Any]:
+                     fit_seconds: float, model_dir: str) -> dict[str, Any]:
     cuts = data.meta.get("cuts", {})
     return {
         "format": TRAINING_FORMAT,
         "version": 1,
-        "model": MODEL_DIR,
+        "model": model_dir,
         "catalog": {k: data.meta.get(k) for k in ("release", "version", "cds_name", "data_release", "rows", "file")},
         "classes": list(data.class_names),
         "merge": {k: list(v) for k, v in merge.items()},
@@ -75,29 +75,32 @@ def _training_record(data: NoisyDataset, merge: Mapping[str, Sequence[str]], est
 class TrainedModel:
     """A trained-model folder: where the model is, what it was trained on, and the estimator.
 
-    The estimator (and with it TensorFlow) loads on first use, so that a catalog or a
-    selection that does not fit the record is refused first, in a second rather than ten.
+    ``folder`` is the folder given (a ``gpal train`` folder, or a main job's, whose run record, outlier score and
+    classifications lie beside the model), ``record_file`` its ``training.json``.  The estimator (and with it
+    TensorFlow) loads on first use, so that a catalog or a selection that does not fit the record is refused
+    first, in a second rather than ten.
     """
 
     folder: Path
     model_dir: Path
     training: dict[str, Any]
+    record_file: Path
 
     @functools.cached_property
     def estimator(self) -> Any:
         """The saved estimator, loaded once per process and folder version (`loaded_estimator`): the chunked
         prediction of the same folder uses this very object.  Read it; ``clone`` it to train another."""
         estimator = loaded_estimator(self.model_dir)  # first: a damaged field is named as it loads
-        check_model_files(self.folder, self.model_dir, self.training)
+        check_model_files(self.record_file, self.model_dir, self.training)
         if sorted(self.training["classes"]) != sorted(str(c) for c in estimator.classes_):
             raise ValueError(
-                f"{self.folder}: {TRAINING_FILE} lists classes {self.training['classes']} but the model in "
+                f"{self.record_file} lists classes {self.training['classes']} but the model in "
                 f"{self.model_dir} classifies {[str(c) for c in estimator.classes_]}; the folder mixes two trainings"
             )
         names = self.training["feature_names"]
         if len(names) != getattr(estimator, "n_features_in_", len(names)):
             raise ValueError(
-                f"{self.folder}: {TRAINING_FILE} lists {len(names)} features but the model in {self.model_dir} "
+                f"{self.record_file} lists {len(names)} features but the model in {self.model_dir} "
                 f"takes {estimator.n_features_in_}; the folder mixes two trainings"
             )
         return estimator
@@ -133,29 +136,31 @@ def confined_model_dir(folder: Path, record_file: Path, model: Any) -> Path:
                          "gpal saved") from None
     if not inside:
         raise ValueError(
-            f"{record_file}: field 'model' must be a folder inside {folder} (as gpal writes, {MODEL_DIR!r}); "
-            f"got {model!r}; the model folder is corrupt or was edited"
+            f"{record_file}: field 'model' must be a folder inside {folder} (as gpal writes, {MODEL_DIR!r} or "
+            f"{ESTIMATOR_DIR!r}); got {model!r}; the model folder is corrupt or was edited"
         )
     return path
 
 
 def load_trained(folder: str | os.PathLike) -> TrainedModel:
-    """Open a folder written by `train_catalog_model` or `classify_catalog` (``training.json`` + ``model/``)."""
+    """Open a folder written by `train_catalog_model` (``training.json`` + ``model/``) or `classify_catalog` (its
+    ``model/`` folder, found by `gpal.catalog_jobs.layout.located` in either layout)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"model folder {folder} does not exist; give the --out folder of gpal train or gpal classify")
-    record_file = folder / TRAINING_FILE
+    trained_dir = located(folder, TRAINED_DIR)
+    record_file = trained_dir / TRAINING_FILE
     if not record_file.is_file():
         bare = " (it is a bare saved model: predict needs the feature definitions gpal train records)" if (
             folder / "config.json").is_file() else ""
         raise FileNotFoundError(
-            f"{folder} is not a trained-model folder: expected {TRAINING_FILE} and {MODEL_DIR}/ in it{bare}; "
-            "give the --out folder of gpal train or gpal classify"
+            f"{folder} is not a trained-model folder: expected {TRAINING_FILE} and {MODEL_DIR}/ in it (gpal train) "
+            f"or {TRAINING_RECORD} (gpal classify){bare}; give the --out folder of gpal train or gpal classify"
         )
     training = read_training_record(record_file, checksums=False)
-    model_dir = confined_model_dir(folder, record_file, training.get("model", MODEL_DIR))
+    model_dir = confined_model_dir(trained_dir, record_file, training.get("model", MODEL_DIR))
     check_field_checksums(record_file, training)
-    return TrainedModel(folder, model_dir, training)
+    return TrainedModel(folder, model_dir, training, record_file)
 
 
 def _names(value: Any) -> bool:
@@ -225,27 +230,29 @@ def no_log(message: str) -> None:
 
 
 def fit_or_reuse(estimator: Any, data: NoisyDataset, folder: Path, merge: Mapping[str, Sequence[str]], trained_on: str,
-                 log: Log) -> None:
-    """Fit and save unless the folder already holds the finished model of this run (then say so)."""
+                 log: Log, model_dir: str = MODEL_DIR) -> None:
+    """Fit and save into the trained-model ``folder`` (the estimator in its ``model_dir``) unless it already holds
+    the finished model of this run (then say so)."""
     if (folder / TRAINING_FILE).is_file():
         log(f"reusing the trained model in {folder} (same settings; --force retrains)")
         return
     log(f"training on {data.n_samples} sources ({', '.join(f'{k} {v}' for k, v in data.class_counts().items())}), "
         f"{trained_on}")
-    fit_and_save(estimator, data, folder, merge, trained_on)
+    fit_and_save(estimator, data, folder, merge, trained_on, model_dir)
 
 
 def fit_and_save(estimator: Any, data: NoisyDataset, folder: Path, merge: Mapping[str, Sequence[str]],
-                  trained_on: str) -> Any:
-    """Fit, then write ``model/`` and (last, so it marks completion) ``training.json``."""
+                 trained_on: str, model_dir: str = MODEL_DIR) -> Any:
+    """Fit, then write the estimator into ``folder / model_dir`` and (last, so it marks completion)
+    ``training.json``."""
     t0 = time.perf_counter()
     estimator.fit(data)
     raise_if_interrupted(estimator, "nothing was saved, rerun the same command to start it again")
     seconds = time.perf_counter() - t0
-    estimator.save(folder / MODEL_DIR)
-    record = _training_record(data, merge, estimator, trained_on, seconds)
+    estimator.save(folder / model_dir)
+    record = _training_record(data, merge, estimator, trained_on, seconds, model_dir)
     record[MODEL_FILES] = {entry.name: {"bytes": entry.stat().st_size, "sha256": file_sha256(entry)}
-                           for entry in sorted((folder / MODEL_DIR).iterdir())}
+                           for entry in sorted((folder / model_dir).iterdir())}
     record[FIELD_CHECKSUMS] = {key: _field_sha256(value) for key, value in record.items()}
     write_json_atomic(folder / TRAINING_FILE, record)
     return estimator
@@ -274,13 +281,12 @@ def check_field_checksums(record_file: Path, training: Mapping[str, Any]) -> Non
             f"(the checksums of field {FIELD_CHECKSUMS!r} differ); the record was edited: train again, or restore it")
 
 
-def check_model_files(folder: Path, model_dir: Path, training: Mapping[str, Any]) -> None:
-    """The files of ``model/`` are those this record was written with (sizes first, then checksums): a model saved
-    by another training, or edited where it still loads, is refused."""
+def check_model_files(record_file: Path, model_dir: Path, training: Mapping[str, Any]) -> None:
+    """The files of ``model_dir`` are those the record ``training`` (read from ``record_file``) was written with
+    (sizes first, then checksums): a model saved by another training, or edited where it still loads, is refused."""
     files = training.get(MODEL_FILES)
     if files is None:  # a record of gpal <= 0.3
         return
-    record_file = folder / TRAINING_FILE
     ok = isinstance(files, dict) and all(isinstance(v, dict) and isinstance(v.get("bytes"), int)
                                          and isinstance(v.get("sha256"), str) for v in files.values())
     if not ok or not files:

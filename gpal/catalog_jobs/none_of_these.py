@@ -17,14 +17,14 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from gpal.catalog_jobs.layout import OOD_FILE, located
 from gpal.catalog_jobs.tables import EXTENDED
 from gpal.data.dataset import NoisyDataset
 from gpal.catalogs.classes import source_groups
 
-__all__ = ["OOD_FILE", "PLANE_DEG", "check_outliers", "fitted_outlier_score", "left_out_codes", "left_out_sources", "outlier_flags",
+__all__ = ["PLANE_DEG", "check_outliers", "fitted_outlier_score", "left_out_codes", "left_out_sources", "outlier_flags",
            "plane_counts", "read_outlier_record", "report_paragraph", "saved_outliers"]
 
-OOD_FILE = "ood.json"
 #: |b| at which the report splits the sky, as the published comparisons do.
 PLANE_DEG = 10.0
 #: Labels that say "unknown" (bcu: a blazar of unknown type) are neither trained classes nor left-out ones.
@@ -64,7 +64,7 @@ def fitted_outlier_score(train: NoisyDataset, test: NoisyDataset, seed: int) -> 
 
 def check_outliers(train: NoisyDataset, test: NoisyDataset, left_out: NoisyDataset | None,
                    seed: int) -> dict[str, Any]:
-    """Fit, calibrate and measure the outlier score; the record for ``ood.json`` (`OOD_FILE`), the fitted score with it
+    """Fit, calibrate and measure the outlier score; the record for ``ood.json`` (`gpal.catalog_jobs.layout.OOD_FILE`), the fitted score with it
     (`saved_outliers` scores the sources to classify by it)."""
     scorer = fitted_outlier_score(train, test, seed)
     record: dict[str, Any] = {"threshold": scorer.threshold_, "false_positive_rate": scorer.false_positive_rate,
@@ -121,7 +121,7 @@ def plane_counts(frame: pd.DataFrame, classes: Sequence[str]) -> pd.DataFrame:
 
 def read_outlier_record(folder: Path) -> dict[str, Any] | None:
     """The record `check_outliers` wrote into a folder (None: a run without the flag)."""
-    path = folder / OOD_FILE
+    path = located(folder, OOD_FILE)
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 

@@ -8,7 +8,7 @@ their probabilities are moved to it.  Nothing is refitted and no label is used, 
 unchanged.  Only the unassociated group moves (`MOVED_GROUPS`): a bcu already carries what the catalog knows
 of it through the bcu rule (`gpal.catalogs.known_classes`), so a second prior on the bcu would count that
 knowledge twice; the unassociated sources have no such knowledge.  Every other group keeps the model's
-probabilities, and `POOL_PRIOR_FILE` records it as left as given.
+probabilities, and `gpal.catalog_jobs.layout.POOL_PRIOR_FILE` records it as left as given.
 
 The shares EM estimates are those of the blazar and pulsar classes (`ESTIMATED_CODES`); a class of the sky's
 other populations (an ``other`` class: remnants, binaries, star-forming regions, clusters ...) keeps its training
@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from gpal.catalog_jobs.layout import POOL_PRIOR_FILE, located
 from gpal.catalog_jobs.proba_columns import proba_columns
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 from gpal.catalogs.classes import UNASSOCIATED, merge_for, source_groups
@@ -44,11 +44,9 @@ from gpal.estimators.base import entropy
 from gpal.evaluation.prior_shift import estimate_target_prior
 from gpal.files import read_json
 
-__all__ = ["APPLIED_BY_DEFAULT", "ESTIMATED_CODES", "MOVED_GROUPS", "POOL_PRIOR_FILE", "PoolPrior", "adjust_table", "adjust_to_pool",
+__all__ = ["APPLIED_BY_DEFAULT", "ESTIMATED_CODES", "MOVED_GROUPS", "PoolPrior", "adjust_table", "adjust_to_pool",
            "held_classes", "mixes_text", "read_pool_prior", "training_prior"]
 
-#: The estimated mixes in a classify folder, written when the pool prior was applied.
-POOL_PRIOR_FILE = "pool_prior.json"
 #: The groups (`gpal.catalogs.classes.source_groups`) the pool prior moves; every other keeps the model's
 #: probabilities.
 MOVED_GROUPS = (UNASSOCIATED,)
@@ -74,7 +72,7 @@ class PoolPrior:
     left_as_given: dict[str, dict[str, int]]
 
     def record(self) -> dict[str, Any]:
-        """What `POOL_PRIOR_FILE` holds."""
+        """What `gpal.catalog_jobs.layout.POOL_PRIOR_FILE` holds."""
         return {"training_prior": self.training_prior, "groups": self.groups, "left_as_given": self.left_as_given}
 
 
@@ -201,5 +199,5 @@ def read_pool_prior(folder: str | os.PathLike) -> dict[str, Any] | None:
     dict or None
         ``training_prior`` and ``groups`` as `PoolPrior.record` wrote them.
     """
-    path = Path(folder) / POOL_PRIOR_FILE
+    path = located(folder, POOL_PRIOR_FILE)
     return read_json(path, "pool prior record") if path.is_file() else None

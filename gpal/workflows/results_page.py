@@ -81,18 +81,21 @@ _SHORT_NAMES = {"random_forest_isotonic": "forest", "gradient_boosting_isotonic"
 def classify_run_record(folder: Path, command: str, commit: str) -> dict[str, Any]:
     """The record of a finished ``gpal classify`` folder: the held-out table with the baselines, the classified pool.
 
-    Reads ``run.json``, ``metrics.json``, ``ood.json`` and ``tables/predicted_by_latitude.csv``; the
-    paired differences are each other model minus gpal, so a positive NLL difference favours gpal.
+    Reads ``run.json``, ``metrics.json``, ``ood.json`` and ``tables/predicted_by_latitude.csv`` where the folder's
+    layout keeps them (`gpal.catalog_jobs.layout.located`); the paired differences are each other model minus gpal,
+    so a positive NLL difference favours gpal.
     """
+    from gpal.catalog_jobs.layout import METRICS_FILE, OOD_FILE, TABLES_DIR, located
     from gpal.evaluation.comparison import difference_text
+    from gpal.runs.output_dir import RUN_RECORD
 
     folder = Path(folder)
     try:
-        run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+        run = json.loads((folder / RUN_RECORD).read_text(encoding="utf-8"))
         identity, version = run["identity"], run["gpal_version"]
-        metrics = json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
-        ood = json.loads((folder / "ood.json").read_text(encoding="utf-8"))
-        latitude = (folder / "tables" / "predicted_by_latitude.csv").read_text(encoding="utf-8").splitlines()
+        metrics = json.loads(located(folder, METRICS_FILE).read_text(encoding="utf-8"))
+        ood = json.loads(located(folder, OOD_FILE).read_text(encoding="utf-8"))
+        latitude = located(folder, f"{TABLES_DIR}/predicted_by_latitude.csv").read_text(encoding="utf-8").splitlines()
     except (OSError, ValueError, KeyError) as exc:
         raise ValueError(f"{folder} is not a finished `gpal classify` folder ({exc})") from None
     held = metrics["heldout"]

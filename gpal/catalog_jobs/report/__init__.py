@@ -1,10 +1,10 @@
 """The main job's report: ``metrics.json``, the tables, the figures and ``report.md``.
 
 Built from a finished run (`gpal.catalog_jobs.report.inputs.FinishedRun`): the one the main job holds in memory,
-or one read from the files of a finished `classify_catalog` folder (`gpal.catalog_jobs.layout`), so a report can
-be remade (``gpal report``: `write_classify_report`) without refitting anything.  Its files are made in memory
-(`report_files`) and written together (`write_run_report`).  One module per part, in the order `report_files`
-builds them:
+or one read from the files of a finished `classify_catalog` folder (`gpal.catalog_jobs.layout`, either layout), so
+a report can be remade (``gpal report``: `write_classify_report`) without refitting anything.  Its files are made
+in memory (`report_files`) and written together (`write_run_report`), each where the folder's layout keeps it.
+One module per part, in the order `report_files` builds them:
 
 - `gpal.catalog_jobs.report.inputs`: the run's results (`FinishedRun`), or a folder's files read once;
 - `gpal.catalog_jobs.follow_up`: the follow-up lists, beside the classifications;
@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 
 from gpal.catalog_jobs.follow_up import follow_up_files
-from gpal.catalog_jobs.layout import METRICS_FILE, REPORT_FILE
+from gpal.catalog_jobs.layout import METRICS_FILE, REPORT_FILE, folder_layout
 from gpal.catalog_jobs.report.figures import Figures, report_figures
 from gpal.catalog_jobs.report.inputs import FinishedRun, read_run
 from gpal.catalog_jobs.report.measures import ERROR_BLIND_MODEL, MODEL_NAME, measure, run_metrics
@@ -42,14 +42,16 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
 
 
 def write_run_report(run: FinishedRun, folder: Path, held_out_figures: Figures | None = None) -> Path:
-    """Write `report_files` of the main job's ``run`` into its ``folder``; the report's path."""
-    write_files(folder, report_files(run, folder, held_out_figures))
-    return folder / REPORT_FILE
+    """Write `report_files` of the main job's ``run`` into its ``folder``, each where the folder's layout keeps it
+    (a folder of gpal <= 0.3 keeps its own); the report's path."""
+    layout = folder_layout(folder)
+    write_files(folder, {layout.path(name): data for name, data in report_files(run, folder, held_out_figures).items()})
+    return folder / layout.path(REPORT_FILE)
 
 
 def report_files(run: FinishedRun, folder: Path, held_out_figures: Figures | None = None) -> dict[str, str | bytes]:
     """The lists, ``metrics.json``, the figures, the tables and (last) ``report.md`` of the main job's ``run`` for
-    its ``folder``, made in memory, by path in the folder; ``held_out_figures``: those already drawn
+    its ``folder``, made in memory, by path in this gpal's layout; ``held_out_figures``: those already drawn
     (`gpal.catalog_jobs.report.figures.held_out_figures`)."""
     list_files, lists = follow_up_files(run.table, run.training.get("merge", {}))
     check = measure(run)

@@ -16,9 +16,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.layout import BASELINES_FILE, CATALOG_COLUMNS_FILE, CLASSIFICATIONS_CSV, HELDOUT_FILE
+from gpal.catalog_jobs.layout import (
+    BASELINES_FILE, CATALOG_COLUMNS_FILE, CLASSIFICATIONS_CSV, HELDOUT_FILE, TRAINING_RECORD, located,
+)
 from gpal.catalog_jobs.later_check import read_later_check
-from gpal.catalog_jobs.model_folders import TRAINING_FILE, read_training_record
+from gpal.catalog_jobs.model_folders import read_training_record
 from gpal.catalog_jobs.none_of_these import read_outlier_record
 from gpal.catalog_jobs.pool_prior import read_pool_prior
 from gpal.catalog_jobs.proba_columns import classes_from_columns, proba_column, proba_columns, proba_of
@@ -75,20 +77,21 @@ class FinishedRun(HeldOutRun):
 
 
 def read_held_out(folder: Path) -> HeldOutRun:
-    """The training record and held-out table of a main-job folder, refused with what to do when missing."""
-    _require(folder, [TRAINING_FILE, HELDOUT_FILE])
-    training = read_training_record(folder / TRAINING_FILE)
-    path = folder / HELDOUT_FILE
+    """The training record and held-out table of a main-job folder (either layout), refused with what to do when
+    missing."""
+    _require(folder, [TRAINING_RECORD, HELDOUT_FILE])
+    training = read_training_record(located(folder, TRAINING_RECORD))
+    path = located(folder, HELDOUT_FILE)
     return HeldOutRun(training, parse_heldout(io.BytesIO(read_bytes(path, "held-out table")), training["classes"],
                                               f"{path} (a table gpal classify writes; rerun it to rewrite the table)"))
 
 
 def read_run(folder: Path) -> FinishedRun:
-    """The files a report needs, refused with what to do when the run did not finish."""
-    _require(folder, [TRAINING_FILE, HELDOUT_FILE, CLASSIFICATIONS_CSV])
+    """The files a report needs (either layout), refused with what to do when the run did not finish."""
+    _require(folder, [TRAINING_RECORD, HELDOUT_FILE, CLASSIFICATIONS_CSV])
     held_out = read_held_out(folder)
-    context = folder / CATALOG_COLUMNS_FILE
-    return FinishedRun(held_out.training, held_out.held, read_probability_table(folder / CLASSIFICATIONS_CSV),
+    context = located(folder, CATALOG_COLUMNS_FILE)
+    return FinishedRun(held_out.training, held_out.held, read_probability_table(located(folder, CLASSIFICATIONS_CSV)),
                        read_baselines(folder), outliers=read_outlier_record(folder), pool_prior=read_pool_prior(folder),
                        later=read_later_check(folder),
                        context=pd.read_csv(context, dtype={"Source_Name": str}) if context.is_file() else None)
@@ -96,7 +99,7 @@ def read_run(folder: Path) -> FinishedRun:
 
 def read_baselines(folder: Path) -> pd.DataFrame:
     """A folder's ``baselines.csv`` (empty in a folder whose run fitted none)."""
-    path = folder / BASELINES_FILE
+    path = located(folder, BASELINES_FILE)
     return parse_baselines(path) if path.is_file() else pd.DataFrame()
 
 
@@ -106,7 +109,8 @@ def parse_baselines(source: Any) -> pd.DataFrame:
 
 
 def _require(folder: Path, names: list[str]) -> None:
-    missing = [name for name in names if not (folder / name).is_file()]
+    missing = [located(folder, name).relative_to(folder).as_posix() for name in names
+               if not located(folder, name).is_file()]
     if missing:
         raise FileNotFoundError(f"{folder} is not a finished gpal classify folder: {missing} missing; rerun gpal classify")
 

@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 
 from gpal.catalog_jobs.candidates import ORDER_RULE, cuts_from_meta, cuts_text
-from gpal.catalog_jobs.follow_up import (
-    DISCOVERY_FILE, DISCOVERY_LEAVES_OUT, EXTENDED_FILE, INFORMATIVE_FILE,
-    follow_up_of,
-)
+from gpal.catalog_jobs.follow_up import DISCOVERY_LEAVES_OUT, follow_up_of, listed_classes
 from gpal.catalog_jobs.later_check import shown_measures
-from gpal.catalog_jobs.layout import CONTEXT_COLUMNS, FLUX_COLUMN, SIGNIFICANCE_COLUMN, TABLES_DIR
+from gpal.catalog_jobs.layout import (
+    CONTEXT_COLUMNS, DISCOVERY_FILE, EXTENDED_FILE, FLUX_COLUMN, INFORMATIVE_FILE, SIGNIFICANCE_COLUMN, TABLES_DIR,
+    candidate_file, list_path,
+)
 from gpal.catalog_jobs.none_of_these import PLANE_DEG, plane_counts
 from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, proba_columns
 from gpal.catalog_jobs.report.inputs import FinishedRun
@@ -168,12 +168,11 @@ def _target_lists(run: FinishedRun, lists: Mapping[str, pd.DataFrame]) -> _Plann
         return {}
     cuts = cuts_text(cuts_from_meta(run.table.meta))
     tables = {}
-    for name, rows in lists.items():
-        if not name.startswith("candidates_") or name.endswith("_clean.csv"):  # a clean list is its full list's subset
-            continue
-        cls = name[len("candidates_"):-len(".csv")]
+    for cls in listed_classes(run.table):  # not the clean lists: each is its full list's subset
+        name = candidate_file(cls)
+        rows = lists[name]
         top, shown = _shown(rows, [MC_ERROR_COLUMN], run.classes, counterpart=True)
-        tables[f"Target list: {cls} ({name}, {len(rows)} sources): point sources of the trained population that the "
+        tables[f"Target list: {cls} ({list_path(name)}, {len(rows)} sources): point sources of the trained population that the "
                f"model puts in {cls}, {cuts}, in the order {ORDER_RULE} (RA, DEC, the ellipse's semi-major axis and the "
                "counterpart's position in degrees; every row in full, with the ellipse and the association "
                "probabilities, in the CSV)"] = _Table(f"{Path(name).stem}_top10", shown, data=top)
@@ -194,20 +193,20 @@ def _follow_up(run: FinishedRun, lists: Mapping[str, pd.DataFrame]) -> _Planned:
              "in sigma; every row in full, with the ellipse, in the CSV")
     follow = lists[INFORMATIVE_FILE]
     top, shown = _shown(follow, ["information"], run.classes)
-    tables = {f"Most informative ({INFORMATIVE_FILE}, {len(follow)} sources): point sources of the trained "
+    tables = {f"Most informative ({list_path(INFORMATIVE_FILE)}, {len(follow)} sources): point sources of the trained "
               f"population (not ood, not extended, Signif_Avg >= {minsig:g}{flags}) whose label would teach the model "
               f"most about {about} (`information`, {FOLLOW_UP_ACQUISITION}; {units})":
               _Table("most_informative_top10", shown, data=top)}
     found = lists[DISCOVERY_FILE]
     top, shown = _shown(found, ["ood_score"], run.classes)
-    tables[f"Discovery ({DISCOVERY_FILE}, {len(found)} sources): the unassociated none-of-these (ood) point sources "
+    tables[f"Discovery ({list_path(DISCOVERY_FILE)}, {len(found)} sources): the unassociated none-of-these (ood) point sources "
            f"with Signif_Avg >= {minsig:g}{flags}, none of Flags {', '.join(map(str, DISCOVERY_LEAVES_OUT))}, most unlike "
            f"the training set first; `predicted_class` is the trained class each is most like ({units})"] = _Table(
         "discovery_top10", shown, data=top)
     extended = lists[EXTENDED_FILE]
     if len(extended):
         top, shown = _shown(extended, ["ood_score"], run.classes)
-        tables[f"Extended sources ({EXTENDED_FILE}, {len(extended)}, brightest first): outside the point-source "
+        tables[f"Extended sources ({list_path(EXTENDED_FILE)}, {len(extended)}, brightest first): outside the point-source "
                "classes, in neither list; the probabilities say only what each resembles"] = _Table(
             "extended_top10", shown, data=top)
     return tables

@@ -11,23 +11,19 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from gpal.catalog_jobs.candidates import (
-    DOUBTFUL_FLAGS, KNOWN_FILE, ORDER_RULE, candidate_file, candidate_lists, clean, clean_file, cuts_from_meta,
-    cuts_text, expected_members, followable, known, known_sources,
+    DOUBTFUL_FLAGS, ORDER_RULE, candidate_lists, clean, cuts_from_meta, cuts_text, expected_members, followable, known,
+    known_sources,
 )
 from gpal.catalog_jobs.proba_columns import proba_column
 from gpal.catalog_jobs.follow_up import (
-    DISCOVERY_FILE, DISCOVERY_LEAVES_OUT, EXTENDED_FILE, INFORMATIVE_FILE, NEEDED,
-    REGION_FILE, bright_point_sources, follow_up_of, listed_classes, region_file,
+    DISCOVERY_LEAVES_OUT, NEEDED, bright_point_sources, follow_up_of, listed_classes,
 )
 from gpal.catalog_jobs.layout import (
-    BASELINES_FILE,
-    CLASSIFICATIONS_CSV,
-    CLASSIFICATIONS_FITS,
-    HELDOUT_FILE,
-    METRICS_FILE,
+    BASELINES_FILE, CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS, DISCOVERY_FILE, EXTENDED_FILE, HELDOUT_FILE,
+    INFORMATIVE_FILE, KNOWN_FILE, METRICS_FILE, REGION_FILE, TRAINING_RECORD, FolderLayout, candidate_file,
+    clean_file, folder_layout, list_path, located,
 )
 from gpal.catalog_jobs.later_check import MODEL
-from gpal.catalog_jobs.model_folders import MODEL_DIR, TRAINING_FILE
 from gpal.catalog_jobs.none_of_these import report_paragraph as none_of_these
 from gpal.catalog_jobs.pool_prior import mixes_text
 from gpal.catalog_jobs.report.inputs import FinishedRun
@@ -224,9 +220,10 @@ def _later_release(run: FinishedRun) -> str | None:
             "\"Checked against a later release\" gives every measure (`gpal check-later`).")
 
 
-def _target_lists(run: FinishedRun) -> str | None:
+def _target_lists(run: FinishedRun, layout: FolderLayout) -> str | None:
     """The target lists, what an observer submits: how they are cut and ranked, how many members each should hold,
-    what is left out as already known, and which doubts they carry (None for a run without them)."""
+    what is left out as already known, and which doubts they carry (None for a run without them); linked where the
+    folder's ``layout`` keeps them."""
     frame = run.frame
     if not set(NEEDED) <= set(frame.columns):
         return None
@@ -242,15 +239,15 @@ def _target_lists(run: FinishedRun) -> str | None:
         kept = clean(rows)
         clean_expected = kept[proba_column(cls)].sum()
         elsewhere = followed.loc[followed["predicted_class"] != cls, proba_column(cls)].sum()
-        yields.append(f"{_link(candidate_file(cls))}: {len(rows)} sources, {expected:.0f} {cls} expected (95% "
+        yields.append(f"{_link(list_path(candidate_file(cls)), layout)}: {len(rows)} sources, {expected:.0f} {cls} expected (95% "
                       f"interval {low}-{high}; {len(kept)} sources and {clean_expected:.0f} expected in "
-                      f"{_link(clean_file(cls))}; another {elsewhere:.0f} expected among the sources through the cuts "
+                      f"{_link(list_path(clean_file(cls)), layout)}; another {elsewhere:.0f} expected among the sources through the cuts "
                       f"whose most probable class is another)")
     known_rows = known_sources(frame, cuts)
     known_text = (f"{len(known_rows)} classified sources through the cuts are already known beyond their CLASS1 "
                   f"({', '.join(f'{n} {c}' for c, n in known_rows['known_class'].value_counts().items())}; looked "
                   f"up in {run.table.meta.get('KNOWNFROM', 'the catalog')}): they are in no target list but in "
-                  f"{_link(KNOWN_FILE)}, each with `known_reason`. " if len(known_rows) else
+                  f"{_link(list_path(KNOWN_FILE), layout)}, each with `known_reason`. " if len(known_rows) else
                   "No classified source through the cuts is known beyond its CLASS1 (`known_class`). ")
     return ("**Target lists, one per class** (what a proposal submits): " + "; ".join(yields)
             + ". The expected number of members is the sum of the list's probabilities, its interval that of the count "
@@ -278,8 +275,9 @@ def _target_lists(run: FinishedRun) -> str | None:
                "`--target CLASS` lists one class only."))
 
 
-def _follow_up(run: FinishedRun) -> str | None:
-    """How the other lists are made, and which sources are in neither (None for a run without them)."""
+def _follow_up(run: FinishedRun, layout: FolderLayout) -> str | None:
+    """How the other lists are made, and which sources are in neither (None for a run without them); linked where
+    the folder's ``layout`` keeps them."""
     frame = run.frame
     if not set(NEEDED) <= set(frame.columns):
         return None
@@ -289,18 +287,18 @@ def _follow_up(run: FinishedRun) -> str | None:
     faint = int((~(frame["Signif_Avg"].to_numpy(float) >= minsig) & ~frame["extended"].to_numpy(bool)).sum())
     excluded = follow_up["follow_up_flags"]
     flagged = int((bright_point_sources(frame, minsig) & ~bright_point_sources(frame, minsig, excluded)).sum())
-    return (f"**The other lists.** {_link(INFORMATIVE_FILE)} holds the point sources of the trained population "
+    return (f"**The other lists.** {_link(list_path(INFORMATIVE_FILE), layout)} holds the point sources of the trained population "
             f"(not `ood`) ranked by `information` ({FOLLOW_UP_ACQUISITION}), what a label would teach the model about "
             + (f"whether the source is `{target}` (`p_{target}` beside it)" if target else
                "its class (all trained classes; `--target CLASS` asks about one)")
             + ": the sources whose label would teach the model most, often faint and poorly localised, not the "
             "likeliest members of a class (the target lists are those). "
-            f"{_link(DISCOVERY_FILE)} (discovery) holds the unassociated `ood` point sources ranked by `ood_score`, how "
+            f"{_link(list_path(DISCOVERY_FILE), layout)} (discovery) holds the unassociated `ood` point sources ranked by `ood_score`, how "
             "unlike the training set they are, with the class each is most like (`predicted_class`); a source with a "
             "counterpart (bcu) is no unknown, and one the catalog flags "
             + " or ".join(f"{flag}" for flag in DISCOVERY_LEAVES_OUT)
             + " (confused with a brighter neighbour; on a defect of the diffuse model) is left out. "
-            f"{_link(EXTENDED_FILE)} lists the {int(frame['extended'].sum())} extended source(s) apart "
+            f"{_link(list_path(EXTENDED_FILE), layout)} lists the {int(frame['extended'].sum())} extended source(s) apart "
             "(`predicted_class` `extended`, template in `Extended_Source_Name`: no point-source class describes them, "
             "and no list ranks them). "
             f"{faint} point source(s) with Signif_Avg below {minsig:g} are in neither list (`--follow-up-significance`); "
@@ -309,7 +307,7 @@ def _follow_up(run: FinishedRun) -> str | None:
                "the catalog's `Flags` are carried for the observer to weigh (`--follow-up-flags` leaves flagged "
                "sources out). ")
             + "Every list has the columns of "
-            f"{_link(CLASSIFICATIONS_CSV)} plus `rank`; {_link(REGION_FILE)} draws {INFORMATIVE_FILE}'s 95% error "
+            f"{_link(CLASSIFICATIONS_CSV, layout)} plus `rank`; {_link(list_path(REGION_FILE), layout)} draws {INFORMATIVE_FILE}'s 95% error "
             "ellipses for DS9.")
 
 
@@ -340,24 +338,27 @@ def _missing_errors_repaired(repaired: Mapping[str, str | None]) -> str:
             f"{said['classified']}.")
 
 
-def _link(path: str) -> str:
-    return f"[{path}]({path})"
+def _link(path: str, layout: FolderLayout) -> str:
+    """A Markdown link to ``path`` (a path of this gpal's layout) where the folder's ``layout`` keeps it."""
+    where = layout.path(path)
+    return f"[{where}]({where})"
 
 
-def _files(run: FinishedRun) -> str:
+def _files(run: FinishedRun, layout: FolderLayout) -> str:
     """The classifications with their columns, and the other files a script reads (tables and figures follow)."""
     frame, ecsv = run.frame, Path(CLASSIFICATIONS_CSV).with_suffix(TWIN_SUFFIX).name
-    return (f"Files: {_link(CLASSIFICATIONS_CSV)} (plain CSV: `pandas.read_csv`, TOPCAT), "
-            f"{_link(ecsv)} (the same rows with units, column descriptions and provenance: "
-            f"`astropy.table.Table.read`) and {_link(CLASSIFICATIONS_FITS)} (HDU `{EXTNAME}`, "
+    return (f"Files: {_link(CLASSIFICATIONS_CSV, layout)} (plain CSV: `pandas.read_csv`, TOPCAT), "
+            f"{_link(ecsv, layout)} (the same rows with units, column descriptions and provenance: "
+            f"`astropy.table.Table.read`) and {_link(CLASSIFICATIONS_FITS, layout)} (HDU `{EXTNAME}`, "
             "provenance in the header); one row per source: `Source_Name`, `CLASS1`, "
             + ", ".join(f"`p_{c}`" for c in run.classes)
             + ", `predicted_class`, `entropy`, `p_mc_se`, " + ("`information`, " if "information" in frame else "")
             + ("`ood_score`, `ood`, " if "ood" in frame else "")
             + ", ".join(f"`{c}`" for c in TARGET_COLUMNS if c in frame)
             + " (the target columns, units in the ECSV and FITS). "
-            f"{_link(MODEL_DIR + '/')} and {_link(TRAINING_FILE)} (reuse with `gpal predict`), "
-            f"{_link(HELDOUT_FILE)}, {_link(BASELINES_FILE)}, {_link(METRICS_FILE)}.")
+            f"{_link(TRAINING_RECORD, layout)}: what the model beside it was trained on (reuse the run folder with "
+            f"`gpal predict`); {_link(HELDOUT_FILE, layout)}, {_link(BASELINES_FILE, layout)}, "
+            f"{_link(METRICS_FILE, layout)}.")
 
 
 def _rebuild(run: FinishedRun, folder: Path) -> str:
@@ -367,22 +368,23 @@ def _rebuild(run: FinishedRun, folder: Path) -> str:
 
 def report_text(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any], folder: Path) -> str:
     """The text above the report's tables and figures, for the run's ``folder``: its paragraphs in reading order."""
+    layout = folder_layout(folder)
     paragraphs = [
-        _catalog(run), _target_lists(run), _run_date(run), _what_the_model_can_say(run), _model(run),
+        _catalog(run), _target_lists(run, layout), _run_date(run), _what_the_model_can_say(run), _model(run),
         _heldout_check(check, metrics["heldout"]), _where_others_are_better(check), _error_bars_bought(run, check),
         _faintest_quarter(check.faint),
         _population_shift(metrics["population_shift"]), _pool_prior(metrics.get("pool_prior")),
         _classified(run, metrics["classified"]),
-        none_of_these(run.outliers, run.frame, run.classes), _later_release(run), _follow_up(run),
+        none_of_these(run.outliers, run.frame, run.classes), _later_release(run), _follow_up(run, layout),
         _mc_noise(metrics["classified"]["mc_noise"]), _rows_left_out(metrics["dropped"]),
-        _missing_errors_repaired(metrics["repaired"]), _files(run), _rebuild(run, folder),
+        _missing_errors_repaired(metrics["repaired"]), _files(run, layout), _rebuild(run, folder),
     ]
     return "\n\n".join(p for p in paragraphs if p is not None)
 
 
 def headline(folder: str | os.PathLike) -> list[str]:
     """What the terminal shows at the end of ``gpal classify``: the held-out metrics and the counts (``metrics.json``)."""
-    metrics = json.loads((Path(folder) / METRICS_FILE).read_text(encoding="utf-8"))
+    metrics = json.loads(located(folder, METRICS_FILE).read_text(encoding="utf-8"))
     h, done = metrics["heldout"], metrics["classified"]
     lo, hi = h["intervals"]["accuracy"]
     return [
