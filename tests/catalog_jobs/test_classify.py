@@ -13,7 +13,10 @@ from gpal.catalog_jobs.classify import DEFAULT_BASELINES, classify_catalog
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.settings import main_job_estimator
 from gpal.catalog_jobs.model_folders import load_trained
-from gpal.catalog_jobs.layout import BASELINES_FILE
+from gpal.catalog_jobs.layout import (
+    BASELINES_FILE, DISCOVERY_FILE, ERROR_BLIND_MODEL_DIR, ESTIMATOR_DIR, INFORMATIVE_FILE, METRICS_FILE, OOD_FILE,
+    POOL_PRIOR_FILE, TRAINED_DIR, TRAINING_RECORD, list_path,
+)
 from gpal.estimators import load_estimator
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL
 from gpal.catalog_jobs.prediction import predict_catalog
@@ -23,13 +26,15 @@ from gpal.catalogs.classes import format_class_spec, parse_class_spec
 from gpal.runs.output_dir import OutputInUse
 from conftest import SMALL, TINY_ESTIMATOR as TINY, write_small_catalog
 
-#: What a user finds at the top of the main job's folder; every table and figure lies beneath.
-TOP = {"classifications.csv", "classifications.ecsv", "classifications.fits", "report.md", "metrics.json", "ood.json",
-       "training.json", "model", "model_error_blind", "run.json", ".gpal-written", "tables", "figures",
-       *(f"{name}.{ext}" for name in ("most_informative", "discovery", "extended") for ext in ("csv", "ecsv")),
-       *(f"candidates_{c}{clean}.{ext}" for c in ("bll", "fsrq", "pulsar", "other") for clean in ("", "_clean")
-         for ext in ("csv", "ecsv", "reg")),
-       "most_informative.reg", "known_sources.csv", "known_sources.ecsv"}
+#: What a user finds at the top of the main job's folder: the classifications, the report and the run record, and the
+#: folders every list, table, figure, model and JSON record lies in.
+TOP = {"classifications.csv", "classifications.ecsv", "classifications.fits", "report.md", "run.json", ".gpal-written",
+       "lists", "tables", "figures", "model", "records"}
+#: Every source list, in lists/.
+LISTS = {*(f"{name}.{ext}" for name in ("most_informative", "discovery", "extended") for ext in ("csv", "ecsv")),
+         *(f"candidates_{c}{clean}.{ext}" for c in ("bll", "fsrq", "pulsar", "other") for clean in ("", "_clean")
+           for ext in ("csv", "ecsv", "reg")),
+         "most_informative.reg", "known_sources.csv", "known_sources.ecsv"}
 #: The report's tables (CSV, Markdown, LaTeX) and figures (PNG, PDF).
 TABLES = ("candidates_bll_top10", "candidates_fsrq_top10", "candidates_pulsar_top10", "candidates_other_top10",
           "heldout_metrics",
@@ -110,14 +115,18 @@ def test_a_selection_keeps_its_values_and_resolves_its_classes():
 # ----------------------------------------------------------------- the main job
 def test_classify_writes_table_figures_metrics_and_report(classified, small_catalog):
     out, report = classified
-    for name in ["classifications.csv", "classifications.fits", "tables/heldout.csv", "metrics.json", "training.json",
-                 "model/config.json", "model/params.npz", "tables/heldout_metrics.csv", "tables/predicted_counts.md"]:
+    for name in ["classifications.csv", "classifications.fits", "tables/heldout.csv", "records/metrics.json",
+                 "records/ood.json", "model/training.json", "model/estimator/config.json", "model/estimator/params.npz",
+                 "model/error_blind/params.npz", "tables/heldout_metrics.csv", "tables/predicted_counts.md"]:
         assert (out / name).is_file(), name
     for figure in ["confusion_matrix", "reliability", "reliability_per_class", "sky_classes", "sky_entropy"]:
         assert (out / "figures" / f"{figure}.png").stat().st_size > 1000 and (out / "figures" / f"{figure}.pdf").is_file()
     assert not [p.name for p in out.rglob("*") if p.name.endswith(".tmp")]
-    # one place per kind of file: the classifications and the report at the top, tables and figures beneath
-    assert {p.name for p in out.iterdir()} == TOP
+    # one place per kind of file: the classifications and the report at the top, the rest in a folder each
+    assert {p.name for p in out.iterdir()} == TOP and len(TOP) <= 12
+    assert {p.name for p in (out / "lists").iterdir()} == LISTS
+    assert {p.name for p in (out / "model").iterdir()} == {"training.json", "estimator", "error_blind"}
+    assert {p.name for p in (out / "records").iterdir()} == {"metrics.json", "ood.json"}
     # a DR4 run is older than the newest shipped release (FL16Y): the later-release check runs and is shown
     assert {p.name for p in (out / "tables").iterdir()} == {
         "heldout.csv", "heldout_baselines.csv", "later_check.csv", "later_check_sources.csv",
@@ -129,7 +138,7 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     # what the error bars bought, measured on the later labels too: the twin saved by the run, scored like the model
     twin = later[(later["model"] == ERROR_BLIND_MODEL) & (later["measure"] == "4-class nll")].iloc[0]
     sources = pd.read_csv(out / "tables" / "later_check_sources.csv")
-    blind = load_estimator(out / "model_error_blind")
+    blind = load_estimator(out / ERROR_BLIND_MODEL_DIR)
     assert list(blind.classes_) == ["bll", "fsrq", "other", "pulsar"] and blind.input_noise == "none"
     assert (f"later classified, 4-class NLL" in report.read_text()
             and f"without minus with {twin['diff']:+.3f}" in report.read_text())  # the tables' sign
@@ -138,8 +147,8 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     assert (sources["ood"].to_numpy() == flags.loc[sources["Source_Name"]].to_numpy()).all()
     assert "**Checked against a later release**: FL16Y gives" in report.read_text()
     # values read as exact are counted, as dropped rows are: in training.json, metrics.json and the report
-    repaired = json.loads((out / "metrics.json").read_text())["repaired"]
-    assert repaired["labelled"] == repaired_text(json.loads((out / "training.json").read_text())["repaired"]) != ""
+    repaired = json.loads((out / METRICS_FILE).read_text())["repaired"]
+    assert repaired["labelled"] == repaired_text(json.loads((out / TRAINING_RECORD).read_text())["repaired"]) != ""
     assert (f"labelled sources {repaired['labelled']}; sources to classify {repaired['classified'] or 'none'}."
             in report.read_text())
     assert {p.name for p in (out / "figures").iterdir()} == {f"{f}.{e}" for f in FIGURES for e in ("png", "pdf")}
@@ -162,13 +171,13 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     assert (fits_table.frame["Source_Name"] == frame["Source_Name"]).all()
     np.testing.assert_allclose(fits_table.frame["p_fsrq"], frame["p_fsrq"], rtol=1e-12)
 
-    metrics = json.loads((out / "metrics.json").read_text())
+    metrics = json.loads((out / METRICS_FILE).read_text())
     held = metrics["heldout"]
     n_labelled = SMALL["bll"] + SMALL["fsrq"] + SMALL["psr"] + SMALL["msp"] + SMALL["snr"] + SMALL["spp"]
     assert held["n"] == pytest.approx(0.2 * n_labelled, abs=2)
     assert 0 <= held["ece"] <= 1 and held["nll"] > 0 and held["accuracy"] == pytest.approx(1 - held["error"])
     assert np.asarray(held["confusion"]).sum() == held["n"]
-    training = json.loads((out / "training.json").read_text())
+    training = json.loads((out / TRAINING_RECORD).read_text())
     assert sum(training["n_per_class"].values()) + held["n"] == n_labelled
     text = report.read_text()
     for link in ["](classifications.csv)", "](classifications.ecsv)", "](classifications.fits)",
@@ -201,7 +210,7 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
 
 def test_classify_compares_with_baselines_on_the_same_rows(classified):
     out, _ = classified
-    metrics = json.loads((out / "metrics.json").read_text())
+    metrics = json.loads((out / METRICS_FILE).read_text())
     rows = {(r["model"], r["metric"]): r for r in metrics["comparison"]}
     # the model's twin without error bars is compared like a baseline: what the error bars bought
     assert {m for m, _ in rows} == {"gpal", "logistic", "random_forest_isotonic", ERROR_BLIND_MODEL}
@@ -259,7 +268,7 @@ def test_unknown_baseline_is_refused_before_the_folder_is_claimed(small_catalog,
 def test_rerun_with_same_settings_reuses_the_model_and_reproduces_the_table(classified, small_catalog, tmp_path):
     out = tmp_path / "run"  # the run of the command line, rerun through the API
     shutil.copytree(classified[0], out)
-    params = out / "model" / "params.npz"
+    params = out / TRAINED_DIR / ESTIMATOR_DIR / "params.npz"
     before, table = params.stat().st_mtime_ns, (out / "classifications.csv").read_bytes()
     said = []
     _classify(out, small_catalog, log=said.append)
@@ -280,7 +289,7 @@ def test_a_failed_model_fit_stops_the_comparison_fitted_beside_it(small_catalog,
     with pytest.raises(RuntimeError, match="the model's fit failed"):
         _classify(tmp_path / "run", small_catalog)
     assert not (tmp_path / "run" / BASELINES_FILE).exists()
-    assert not (tmp_path / "run" / "training.json").exists()
+    assert not (tmp_path / "run" / TRAINING_RECORD).exists()
 
 
 def _files(folder):
@@ -367,7 +376,8 @@ def test_load_trained_explains_what_a_model_folder_is(classified, tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         load_trained(tmp_path / "nowhere")
     with pytest.raises(FileNotFoundError, match="bare saved model"):
-        load_trained(out / "model")
+        load_trained(out / TRAINED_DIR / ESTIMATOR_DIR)
+    assert load_trained(out / TRAINED_DIR).training == load_trained(out).training  # model/ alone is a model folder
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "training.json").write_text("{not json")
@@ -385,9 +395,9 @@ def test_classify_flags_none_of_these_and_counts_by_latitude(classified, small_c
     out, report = classified
     frame = pd.read_csv(out / "classifications.csv")
     assert frame["ood"].dtype == bool and np.isfinite(frame["ood_score"]).all()
-    record = json.loads((out / "ood.json").read_text())
+    record = json.loads((out / OOD_FILE).read_text())
     assert (frame["ood"] == (frame["ood_score"] > record["threshold"])).all()
-    held = json.loads((out / "metrics.json").read_text())["heldout"]
+    held = json.loads((out / METRICS_FILE).read_text())["heldout"]
     # the small catalog's held-out split is too small for the default rate: its smallest rate, said in the record
     assert record["calibrated_on"] == held["n"] and record["false_positive_rate"] == max(OOD_FALSE_POSITIVE_RATE,
                                                                                           1 / held["n"])
@@ -417,28 +427,28 @@ def test_the_target_lists_come_first_and_hold_the_most_probable_followable_sourc
     trained = load_trained(out)
     expected = candidate_lists(frame, list(trained.classes), trained.training["merge"], check_cuts({}))
     for cls, rows in expected.items():
-        listed = read_probability_table(out / f"candidates_{cls}.csv").frame
+        listed = read_probability_table(out / list_path(f"candidates_{cls}.csv")).frame
         assert listed["Source_Name"].tolist() == rows["Source_Name"].tolist(), cls
         # the stated order: the probability to two decimals, then the significance
         key = list(zip(-listed[f"p_{cls}"].round(2), -listed["Signif_Avg"]))
         assert key == sorted(key) and (listed["predicted_class"] == cls).all()
         assert (listed["Signif_Avg"] >= 5).all() and (listed["Conf_95_SemiMajor"] <= 0.1).all() and not listed["ood"].any()
-        regions = (out / f"candidates_{cls}.reg").read_text().splitlines()
+        regions = (out / list_path(f"candidates_{cls}.reg")).read_text().splitlines()
         assert len(regions) == 3 + len(listed) and "target list" in regions[1]
     assert len(expected["bll"]) > 0 and not (expected["pulsar"]["CLASS1"] == "bcu").any()
     text = report.read_text()
     first_table = text.index("\n## ")
-    assert text[first_table:].startswith("\n## Target list: bll (candidates_bll.csv")
+    assert text[first_table:].startswith("\n## Target list: bll (lists/candidates_bll.csv")
     assert text.index("**Target lists, one per class**") < text.index("**Held-out check**")
     shown = pd.read_csv(out / "tables" / "candidates_bll_top10.csv")
     assert {"RA_Counterpart", "DEC_Counterpart", "p_mc_se"} <= set(shown.columns)
-    meta = Table.read(out / "candidates_bll.ecsv", format="ascii.ecsv").meta
+    meta = Table.read(out / list_path("candidates_bll.ecsv"), format="ascii.ecsv").meta
     assert meta["FLAG5"].startswith("closer than theta_ref") and meta["CSIG"] == 5.0 and "bcu" in meta["KNOWNCLS"]
     # the expected number of members with its interval, and the order's rule, in each list's header
-    bll = read_probability_table(out / "candidates_bll.csv").frame
+    bll = read_probability_table(out / list_path("candidates_bll.csv")).frame
     assert meta["EXPECTED"] == pytest.approx(bll["p_bll"].sum(), abs=0.05)
     assert meta["EXPLOW"] <= meta["EXPECTED"] <= meta["EXPHIGH"] <= len(bll) and "Signif_Avg" in meta["ORDER"]
-    clean = read_probability_table(out / "candidates_bll_clean.csv").frame
+    clean = read_probability_table(out / list_path("candidates_bll_clean.csv")).frame
     assert set(clean["Source_Name"]) <= set(bll["Source_Name"]) and (clean["caveats"].fillna("").str.find("flag") < 0).all()
 
 
@@ -452,7 +462,7 @@ def test_the_other_lists_are_read_from_the_classifications(classified):
     classified_sources = read_probability_table(out / "classifications.csv")
     frame, minsig = classified_sources.frame, classified_sources.meta["MINSIG"]
     assert minsig == 4.0 and classified_sources.meta["TARGET"] == ""
-    follow, found = (read_probability_table(out / name).frame for name in ("most_informative.csv", "discovery.csv"))
+    follow, found = (read_probability_table(out / list_path(name)).frame for name in (INFORMATIVE_FILE, DISCOVERY_FILE))
     eligible = frame[~frame["ood"] & ~frame["extended"] & (frame["Signif_Avg"] >= minsig)]
     assert len(follow) == len(eligible) > 10 and not follow["ood"].any() and not follow["extended"].any()
     assert follow["Source_Name"].tolist() == eligible.sort_values("information", ascending=False)["Source_Name"].tolist()
@@ -463,12 +473,12 @@ def test_the_other_lists_are_read_from_the_classifications(classified):
     same = follow.merge(frame, on="Source_Name", suffixes=("", "_classified"))
     for column in ("information", "p_pulsar", "RA", "Conf_95_PosAng", "Flags"):
         np.testing.assert_array_equal(same[column], same[f"{column}_classified"])
-    units = {c.name: str(c.unit) for c in Table.read(out / "most_informative.ecsv", format="ascii.ecsv").columns.values()}
+    units = {c.name: str(c.unit) for c in Table.read(out / list_path("most_informative.ecsv"), format="ascii.ecsv").columns.values()}
     assert units["RA"] == units["Conf_95_SemiMajor"] == "deg" and units["Flux1000"] == "ph / (s cm2)"
-    ellipses = (out / "most_informative.reg").read_text().splitlines()[3:]
+    ellipses = (out / list_path("most_informative.reg")).read_text().splitlines()[3:]
     assert len(ellipses) == follow["Conf_95_SemiMajor"].notna().sum() and follow["Source_Name"][0] in ellipses[0]
     text = report.read_text()
-    for caption in ("Most informative (most_informative.csv", "Discovery (discovery.csv", "](most_informative.reg)"):
+    for caption in ("Most informative (lists/most_informative.csv", "Discovery (lists/discovery.csv", "](lists/most_informative.reg)"):
         assert caption in text, caption
     shown = pd.read_csv(out / "tables" / "most_informative_top10.csv")
     assert shown["Source_Name"].tolist() == follow["Source_Name"][:10].tolist() and not shown["ood"].any()
@@ -530,15 +540,16 @@ def test_a_catalog_without_the_ellipse_columns_gets_the_stated_fallback(optioned
     from astropy.table import Table
 
     out, _, _, _ = optioned_run
-    assert {p.name for p in out.iterdir()} == TOP | {"pool_prior.json"}  # pool prior on: its record
-    frame = pd.read_csv(out / "most_informative.csv", keep_default_na=False, na_values=[""])
+    assert {p.name for p in out.iterdir()} == TOP
+    assert {p.name for p in (out / "records").iterdir()} == {"metrics.json", "ood.json", "pool_prior.json"}  # its record
+    frame = pd.read_csv(out / list_path("most_informative.csv"), keep_default_na=False, na_values=[""])
     assert len(frame) > 0 and frame[list(ELLIPSE)].isna().all().all() and frame["RA"].notna().all()
-    assert Table.read(out / "most_informative.ecsv", format="ascii.ecsv")["Conf_95_SemiMajor"].unit == "deg"
-    assert (out / "most_informative.reg").read_text().splitlines()[2:] == ["fk5"]
+    assert Table.read(out / list_path("most_informative.ecsv"), format="ascii.ecsv")["Conf_95_SemiMajor"].unit == "deg"
+    assert (out / list_path("most_informative.reg")).read_text().splitlines()[2:] == ["fk5"]
     # no ellipse passes the target lists' ellipse cut: each is its header alone, with units
-    empty = Table.read(out / "candidates_pulsar.ecsv", format="ascii.ecsv")
+    empty = Table.read(out / list_path("candidates_pulsar.ecsv"), format="ascii.ecsv")
     assert len(empty) == 0 and empty["Conf_95_SemiMajor"].unit == "deg" and "p_pulsar" in empty.colnames
-    assert pd.read_csv(out / "candidates_pulsar.csv").empty
+    assert pd.read_csv(out / list_path("candidates_pulsar.csv")).empty
 
 
 def test_excluded_flags_leave_flagged_sources_out_of_both_lists_and_the_report_says_so(optioned_run, small_catalog,
@@ -551,8 +562,8 @@ def test_excluded_flags_leave_flagged_sources_out_of_both_lists_and_the_report_s
     assert frame.meta["XFLAGS"] == ",".join(map(str, FLAGS))
     flagged = frame.frame[(frame.frame["Flags"] > 0) & (frame.frame["Signif_Avg"] >= 4) & ~frame.frame["extended"]]
     assert len(flagged) > 0  # sources the default lists would hold
-    for name in ("most_informative.csv", "discovery.csv"):  # the small run may flag no source "none of these"
-        rows = pd.read_csv(out / name, keep_default_na=False, na_values=[""])
+    for name in (INFORMATIVE_FILE, DISCOVERY_FILE):  # the small run may flag no source "none of these"
+        rows = pd.read_csv(out / list_path(name), keep_default_na=False, na_values=[""])
         assert (len(rows) > 0 or name == "discovery.csv") and (rows["Flags"] <= 0).all(), name
     assert f"nor are {len(flagged)} more that carry one of the catalog's Flags 1, 2," in report.read_text()
     assert json.loads((out / "run.json").read_text())["identity"]["follow_up_flags"] == FLAGS
@@ -584,7 +595,7 @@ def test_a_scheme_that_trains_on_bcu_classifies_only_the_unassociated(small_cata
     assert not hasattr(estimator, "classes_")  # the job fits a copy
     frame = pd.read_csv(out / "classifications.csv", keep_default_na=False)
     assert set(frame["CLASS1"].str.lower()) == {""} and len(frame) == SMALL[""]
-    assert set(json.loads((out / "ood.json").read_text())["left_out"]) == {"spp", "rdg"}  # snr and bcu are trained on
+    assert set(json.loads((out / OOD_FILE).read_text())["left_out"]) == {"spp", "rdg"}  # snr and bcu are trained on
 
 
 @pytest.mark.parametrize("classes, message", [
@@ -618,7 +629,7 @@ def test_the_report_is_rebuilt_without_loading_tensorflow_and_refuses_a_folder_m
     done = subprocess.run([sys.executable, "-c", code, str(out)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and "TF-ABSENT" in done.stdout, done.stderr
     _same_report(run, out)
-    training = json.loads((out / "training.json").read_text())
+    training = json.loads((out / TRAINING_RECORD).read_text())
     assert training["input_prior_used"] is None  # TINY's first_order inputs are not sampled: no prior to state
     assert "input_prior=" not in report.read_text() and "input_prior=" not in before
     from gpal.estimators.params import input_prior_used
@@ -648,7 +659,7 @@ def test_a_report_rebuilt_from_the_folder_is_the_one_the_run_wrote_with_the_pool
     from gpal.catalog_jobs.report import write_classify_report
 
     out, _, _, _ = optioned_run
-    assert (out / "pool_prior.json").is_file() and (out / "tables" / "later_check.csv").is_file()
+    assert (out / POOL_PRIOR_FILE).is_file() and (out / "tables" / "later_check.csv").is_file()
     copy = tmp_path / "copy"
     shutil.copytree(out, copy)
     write_classify_report(copy)
@@ -686,8 +697,8 @@ def test_the_pool_prior_is_off_by_default_and_when_on_moves_only_the_unassociate
                            atol=1e-3)
     point = after["predicted_class"] != "extended"
     assert (after.loc[point, "predicted_class"] == np.asarray(classes)[expected.proba[point.to_numpy()].argmax(1)]).all()
-    record = json.loads((out / "pool_prior.json").read_text())
-    assert record == expected.record() == json.loads((out / "metrics.json").read_text())["pool_prior"]
+    record = json.loads((out / POOL_PRIOR_FILE).read_text())
+    assert record == expected.record() == json.loads((out / METRICS_FILE).read_text())["pool_prior"]
     assert set(record["groups"]) == {"unassociated"} and record["left_as_given"] == {"bcu": {"n": int(bcu.sum())}}
     moved = record["groups"]["unassociated"]
     # the other populations keep their training share: EM estimates the blazars' and pulsars'
@@ -696,11 +707,11 @@ def test_the_pool_prior_is_off_by_default_and_when_on_moves_only_the_unassociate
     # another run
     assert json.loads((out / "run.json").read_text())["identity"]["pool_prior"] == ["unassociated"]
     assert json.loads((plain / "run.json").read_text())["identity"]["pool_prior"] is False
-    assert not (plain / "pool_prior.json").exists()
-    shift = json.loads((plain / "metrics.json").read_text())["population_shift"]  # off: the shift estimated, not applied
+    assert not (plain / POOL_PRIOR_FILE).exists()
+    shift = json.loads((plain / METRICS_FILE).read_text())["population_shift"]  # off: the shift estimated, not applied
     assert sum(shift["estimated_prior"].values()) == pytest.approx(1, abs=1e-3)
     assert shift["estimated_prior"]["other"] == shift["training_prior"]["other"]
-    assert json.loads((plain / "metrics.json").read_text()).get("pool_prior") is None
+    assert json.loads((plain / METRICS_FILE).read_text()).get("pool_prior") is None
     text = report.read_text()
     assert ("**Pool prior applied**" in text and f"unassociated ({moved['n']} sources) bll "
             f"{moved['prior']['bll']:.3f}" in text and f"bcu ({int(bcu.sum())} sources)" in text)

@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 
 from gpal.catalog_jobs.follow_up import (
-    DISCOVERY_FILE, EXTENDED_FILE, INFORMATIVE_FILE, bright_point_sources, check_target, excluded_flags_of,
-    follow_up_lists, region_text,
+    bright_point_sources, check_target, excluded_flags_of, follow_up_lists, region_text,
 )
+from gpal.catalog_jobs.layout import DISCOVERY_FILE, EXTENDED_FILE, INFORMATIVE_FILE
 
 
 def _frame():

@@ -10,8 +10,9 @@ from scipy.stats import norm
 
 from gpal.catalogs.classes import source_groups
 from gpal.catalog_jobs.pool_prior import (
-    MOVED_GROUPS, POOL_PRIOR_FILE, adjust_table, adjust_to_pool, mixes_text, read_pool_prior, training_prior,
+    MOVED_GROUPS, adjust_table, adjust_to_pool, mixes_text, read_pool_prior, training_prior,
 )
+from gpal.catalog_jobs.layout import POOL_PRIOR_FILE
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 from gpal.files import write_json_atomic
 

@@ -87,13 +87,14 @@ def test_table_markdown_aligns_and_escapes():
 
 def _classify_folder(path):
     """A finished classify folder's files, with numbers chosen so each row of the record can be worked by hand."""
-    (path / "tables").mkdir(parents=True)
+    for sub in ("tables", "records"):
+        (path / sub).mkdir(parents=True)
     (path / "run.json").write_text(json.dumps({"gpal_version": "9.9", "identity": {
         "catalog": {"release": "TESTCAT"}, "class_spec": "a,b", "baselines": ["logistic"], "seed": 3,
         "estimator": {"params": {"input_noise": "latent", "input_prior": "population", "likelihood": "softmax",
                                  "num_inducing": 7}}}}))
     interval = {m: [0.1, 0.9] for m in ("accuracy", "balanced_accuracy", "nll", "ece")}
-    (path / "metrics.json").write_text(json.dumps({
+    (path / "records" / "metrics.json").write_text(json.dumps({
         "heldout": {"n": 40, "accuracy": 0.8, "balanced_accuracy": 0.75, "nll": 0.5, "ece": 0.05, "n_bins": 15,
                     "intervals": interval, "classes": ["a", "b"]},
         "trained_on": {"a": 100, "b": 60},
@@ -109,7 +110,7 @@ def _classify_folder(path):
                        "none_of_these": 9},
     }))
     left_out = {"snr": {"n": 3, "flagged": 3}, "glc": {"n": 5, "flagged": 1}}
-    (path / "ood.json").write_text(json.dumps({"left_out": left_out}))
+    (path / "records" / "ood.json").write_text(json.dumps({"left_out": left_out}))
     (path / "tables" / "predicted_by_latitude.csv").write_text(
         "sources,latitude,n,a,b,extended,none of these (ood)\n"
         "unassociated,|b| <= 10,20,10,8,2,5\nunassociated,|b| > 10,25,15,10,0,2\nbcu,|b| > 10,5,5,0,0,2\n")
