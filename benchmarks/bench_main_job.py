@@ -279,10 +279,11 @@ def run_main_job(extra: list[str], keep: str | None = None) -> dict[str, Any]:
 
 def _held_out_metrics(out: str) -> dict[str, Any]:
     import json
-    from pathlib import Path
 
-    found = sorted(Path(out).rglob("metrics.json"))
-    return json.loads(found[0].read_text()) if found else {}
+    from gpal.catalog_jobs.layout import METRICS_FILE, located
+
+    path = located(out, METRICS_FILE)
+    return json.loads(path.read_text()) if path.is_file() else {}
 
 
 # ------------------------------------------------------------------ (b) one step against its GEMMs

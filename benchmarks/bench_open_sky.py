@@ -43,6 +43,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from gpal.catalog_jobs.layout import (
+    CLASSIFICATIONS_CSV, HELDOUT_FILE, LATER_CHECK_SOURCES_FILE, LISTS_DIR, OOD_FILE, REPORT_FILE, candidate_file,
+    list_path, located,
+)
+
 #: The releases a later one scores, oldest first.
 RELEASES = ("3FGL", "4FGL", "4FGL-DR2", "4FGL-DR4")
 #: The later releases that score them: FL16Y (the main job's own later check) and 4FGL-DR4 (``gpal check-later``).
@@ -73,7 +78,7 @@ def _slug(variant: str) -> str:
 def run(runs: Path, release: str, variant: str) -> Path:
     """The finished ``gpal classify`` folder of one release and variant (run here when missing)."""
     out = runs / release / _slug(variant)
-    if not (out / "report.md").is_file():
+    if not (out / REPORT_FILE).is_file():
         print(f"running gpal classify on {release} ({variant}) -> {out}", file=sys.stderr, flush=True)
         subprocess.run([sys.executable, "-m", "gpal.cli", "classify", "--catalog", release, "--out", str(out),
                         "--no-progress", "--quiet", *VARIANTS[variant]], check=True, stdout=subprocess.DEVNULL)
@@ -96,9 +101,9 @@ def checked(folder: Path, later: str) -> Path:
 def _sources(folder: Path, check: Path | None = None) -> pd.DataFrame:
     """The later check's sources (in ``check``, the run's own when None) with the run's own predicted class and ood
     flag."""
-    sources = pd.read_csv((check or folder) / "tables" / "later_check_sources.csv", keep_default_na=False)
+    sources = pd.read_csv(located(check or folder, LATER_CHECK_SOURCES_FILE), keep_default_na=False)
     sources["later_class"] = sources["later_class"].astype(str).str.strip().str.lower()
-    classified = pd.read_csv(folder / "classifications.csv", keep_default_na=False)
+    classified = pd.read_csv(located(folder, CLASSIFICATIONS_CSV), keep_default_na=False)
     return sources.merge(classified[["Source_Name", "predicted_class", "ood"]], on="Source_Name",
                          suffixes=("_check", ""))
 
@@ -122,7 +127,7 @@ def measures(folder: Path, check: Path | None = None) -> dict[str, float]:
     other = ~np.isin(later, (*BLAZARS, *PULSARS))
     set_aside = np.char.startswith(unassociated["predicted_class"].to_numpy(str), "other") | _bool(unassociated["ood"])
     blazars = unassociated[["p_bll_gpal", "p_fsrq_gpal"]].sum(axis=1).sum()
-    listed = pd.read_csv(folder / "candidates_pulsar.csv", keep_default_na=False)[["Source_Name", "p_pulsar"]]
+    listed = pd.read_csv(located(folder, list_path(candidate_file("pulsar"))), keep_default_na=False)[["Source_Name", "p_pulsar"]]
     listed = listed.merge(sources[["Source_Name", "later_class"]], on="Source_Name")
     listed = listed[~listed["later_class"].isin(NO_CLASS)]
     found = int(listed["later_class"].isin(PULSARS).sum())
@@ -180,7 +185,7 @@ def model_nll(folder: Path) -> dict[str, list[float]]:
 
 
 def none_of_these_rates(folder: Path) -> list[dict[str, float]]:
-    """The run's outlier score (its ``ood.json``) thresholded at each of `OOD_RATES` on the run's own held-out
+    """The run's outlier score (its ``records/ood.json``) thresholded at each of `OOD_RATES` on the run's own held-out
     sources (``tables/heldout.csv``, re-scored), read against the later classes of its FL16Y check."""
     import json
     import warnings
@@ -190,7 +195,7 @@ def none_of_these_rates(folder: Path) -> list[dict[str, float]]:
     from gpal.catalog_jobs.selection import DEFAULT_FEATURES
     from gpal.estimators.outliers import PopulationOutlierScore
 
-    record = json.loads((folder / "ood.json").read_text())
+    record = json.loads(located(folder, OOD_FILE).read_text())
     scorer = PopulationOutlierScore.from_config(record["scorer"])
     identity = json.loads((folder / "run.json").read_text())["identity"]
     catalog = load_catalog(identity["catalog"]["release"])
@@ -202,9 +207,9 @@ def none_of_these_rates(folder: Path) -> list[dict[str, float]]:
         labelled = catalog.pool(select=[c for c in trained if c in present], features=DEFAULT_FEATURES)
         untrained = [c for c in record.get("left_out", {}) if c != "unk"]
         agn = scorer.score(catalog.pool(select=untrained, features=DEFAULT_FEATURES)) if untrained else np.zeros(0)
-    held_out = pd.read_csv(folder / "tables" / "heldout.csv")["Source_Name"].str.strip()
+    held_out = pd.read_csv(located(folder, HELDOUT_FILE))["Source_Name"].str.strip()
     held = scorer.score(labelled)[np.isin(np.char.strip(np.asarray(labelled.ids).astype(str)), held_out)]
-    scores = pd.read_csv(folder / "classifications.csv", keep_default_na=False)[["Source_Name", "ood_score"]]
+    scores = pd.read_csv(located(folder, CLASSIFICATIONS_CSV), keep_default_na=False)[["Source_Name", "ood_score"]]
     sources = _sources(folder).merge(scores, on="Source_Name")
     unassociated = sources[(sources["CLASS1"].astype(str).str.strip() == "")
                            & ~sources["later_class"].isin(NO_CLASS)]
@@ -233,7 +238,7 @@ def flagged_kept(runs: Path, variant: str) -> pd.DataFrame:
     for release in RELEASES:
         folder = runs / release / _slug(variant)
         sources = _sources(folder)[["Source_Name", "later_class"]]
-        for path in folder.glob("candidates_*.csv"):
+        for path in located(folder, LISTS_DIR).glob("candidates_*.csv"):
             if path.stem.endswith("_clean"):
                 continue
             cls = path.stem[len("candidates_"):]
@@ -259,7 +264,7 @@ def known_in_lists(folder: Path) -> dict[str, int]:
     from gpal.catalogs.known_sources import known_about
 
     counts = {}
-    for path in sorted(folder.glob("candidates_*.csv")):
+    for path in sorted(located(folder, LISTS_DIR).glob("candidates_*.csv")):
         rows = pd.read_csv(path, keep_default_na=False)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

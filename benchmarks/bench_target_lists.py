@@ -31,6 +31,9 @@ import numpy as np
 import pandas as pd
 
 from gpal.catalog_jobs.candidates import candidate_lists, check_cuts
+from gpal.catalog_jobs.layout import (
+    CLASSIFICATIONS_CSV, INFORMATIVE_FILE, LATER_CHECK_SOURCES_FILE, TRAINING_RECORD, list_path, located,
+)
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalogs.known_classes import apply_known_classes, class_weights
 from gpal.evaluation.comparison import bootstrap_comparison
@@ -52,15 +55,15 @@ def load(folder):
     folder = Path(folder)
     run = recorded_identity(folder) or {}
     classes, merge = CatalogSelection(classes=run.get("class_spec", "blazar_pulsar")).class_groups()
-    frame = _read(folder / "classifications.csv")
-    later = _read(folder / "tables" / "later_check_sources.csv").set_index("Source_Name")
+    frame = _read(located(folder, CLASSIFICATIONS_CSV))
+    later = _read(located(folder, LATER_CHECK_SOURCES_FILE)).set_index("Source_Name")
     later = later.loc[frame["Source_Name"]].reset_index()
     models = sorted({c[len(f"p_{classes[0]}_"):] for c in later.columns if c.startswith(f"p_{classes[0]}_")})
     raw = {m: later[[f"p_{c}_{m}" for c in classes]].to_numpy() for m in models}
-    if "KNOWNCLS" in (folder / "classifications.ecsv").read_text(encoding="utf-8").split("\n# schema", 1)[0]:
+    if "KNOWNCLS" in located(folder, CLASSIFICATIONS_CSV).with_suffix(".ecsv").read_text(encoding="utf-8").split("\n# schema", 1)[0]:
         ruled, raw = raw, None  # a run of gpal with the rule: its probabilities have it already
     else:
-        training = json.loads((folder / "training.json").read_text())
+        training = json.loads(located(folder, TRAINING_RECORD).read_text())
         weights = class_weights(classes, merge, training["n_per_class"])
         ruled = {m: apply_known_classes(p, frame["CLASS1"].fillna(""), weights)[0] for m, p in raw.items()}
     codes = {c: tuple(merge.get(c, (c,))) for c in classes}
@@ -132,7 +135,8 @@ def cuts(frame, classes, merge, raw, ruled, label, folder):
 
 def top(frame, classes, merge, raw, ruled, label, folder):
     table = _with_rule(frame, classes, ruled).assign(_label=label)
-    informative = next(p for p in (folder / "most_informative.csv", folder / "follow_up.csv") if p.is_file())
+    informative = next(p for p in (located(folder, list_path(INFORMATIVE_FILE)), folder / "follow_up.csv")
+                       if p.is_file())
     follow = _read(informative).set_index("Source_Name")  # follow_up.csv: its name before gpal 0.4
     cut = check_cuts({})
     lists = candidate_lists(table, classes, merge, cut)

@@ -13,7 +13,7 @@ quiet_tensorflow_unless_chosen()
 
 from gpal.data.dataset import NoisyDataset, Split, Standardizer  # noqa: E402
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 _LAZY = {
     "load_catalog": "gpal.catalogs",

@@ -79,8 +79,8 @@ SETTINGS = {
     "baselines": JobSetting(ListOf(OneOf(tuple(BASELINES)), min_length=0), DEFAULT_BASELINES,
                             "classifiers fitted on the same rows and compared with the model"),
     "target": JobSetting(Optional(Text()), DEFAULT_TARGET,
-                         "the class to list candidates of (lists/candidates_CLASS.csv) and that lists/most_informative.csv ranks "
-                         "by what a label would teach about it, e.g. pulsar (None: every trained class)",
+                         "the class to list candidates of (lists/candidates_CLASS.csv) and that "
+                         "lists/most_informative.csv ranks by what a label would teach about it, e.g. pulsar (None: every trained class)",
                          keyword="TARGET"),
     **CANDIDATE_SETTINGS,
     **FOLLOW_UP_SETTINGS,
