@@ -178,6 +178,7 @@ def test_a_journal_or_vo_copy_is_not_read_as_a_gpal_table(tmp_path):
 def test_the_lists_are_written_in_the_formats_the_classifications_record(main_job_run):
     """``--table-formats`` reaches every list through the ``FORMATS`` keyword (what ``gpal report`` rebuilds from)."""
     from gpal.catalog_jobs.follow_up import follow_up_files
+    from gpal.catalog_jobs.layout import list_path
     from gpal.catalog_jobs.tables import formats_of
 
     table = read_probability_table(main_job_run / "classifications.csv")
@@ -188,7 +189,7 @@ def test_the_lists_are_written_in_the_formats_the_classifications_record(main_jo
         files, lists = follow_up_files(asked)
         plain = follow_up_files(table)[0]
     for name, rows in lists.items():
-        stem = name.removesuffix(".csv")
+        stem = list_path(name).removesuffix(".csv")  # the files by path in the run folder
         assert f"{stem}.vot" in files, name
         assert (f"{stem}.mrt" in files) == (not rows.empty), name
         if not rows.empty:
