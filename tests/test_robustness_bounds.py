@@ -21,6 +21,7 @@ from astropy.table import Table
 
 import gpal.catalogs.catalog as catalog_module
 from gpal import NoisyGPClassifier
+from gpal.catalog_jobs.layout import TRAINING_RECORD
 from gpal.catalogs.catalog import HDU_NAME, load_catalog
 from gpal.cli import main
 from gpal.estimators.base import check_fit_data
@@ -384,7 +385,7 @@ def _first_row(column, value):
 
 REPORT_CASES = {
     "training.json without feature_names (was KeyError)": (
-        _record("training.json", lambda r: r.pop("feature_names")), ["training.json lacks ['feature_names']"]),
+        _record(TRAINING_RECORD, lambda r: r.pop("feature_names")), ["training.json lacks ['feature_names']"]),
     "a true class the run does not have (was \"'bll' is not in list\")": (
         _held(_first_row(b"true_class", b"nebula")), ["heldout.csv", "true_class on row 2 is 'nebula'"]),
     "a NaN probability": (_held(_first_row(b"p_bll", b"nan")), ["heldout.csv", "column p_bll on row 2 is nan",
