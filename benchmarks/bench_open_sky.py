@@ -44,8 +44,8 @@ import numpy as np
 import pandas as pd
 
 from gpal.catalog_jobs.layout import (
-    CLASSIFICATIONS_CSV, HELDOUT_FILE, LATER_CHECK_SOURCES_FILE, LISTS_DIR, OOD_FILE, REPORT_FILE, candidate_file,
-    list_path, located,
+    CLASSIFICATIONS_CSV, HELDOUT_FILE, LATER_CHECK_FILE, LATER_CHECK_SOURCES_FILE, LISTS_DIR, OOD_FILE, REPORT_FILE,
+    candidate_file, list_path, located,
 )
 
 #: The releases a later one scores, oldest first.
@@ -91,7 +91,7 @@ def checked(folder: Path, later: str) -> Path:
     if later == "FL16Y":
         return folder
     out = folder / f"later_{later}"
-    if not (out / "tables" / "later_check.csv").is_file():
+    if not located(out, LATER_CHECK_FILE).is_file():
         print(f"running gpal check-later on {folder} against {later}", file=sys.stderr, flush=True)
         subprocess.run([sys.executable, "-m", "gpal.cli", "check-later", "--trained", str(folder), "--later", later,
                         "--baselines", "logistic", "--out", str(out)], check=True, stdout=subprocess.DEVNULL)
@@ -178,7 +178,7 @@ def paired(losses: pd.Series, reference: pd.Series, seed: int = 0) -> tuple[floa
 
 def model_nll(folder: Path) -> dict[str, list[float]]:
     """The later check's own NLL over the model's classes, gpal and logistic: value, interval, paired difference."""
-    check = pd.read_csv(folder / "tables" / "later_check.csv")
+    check = pd.read_csv(located(folder, LATER_CHECK_FILE))
     rows = check[check["measure"].str.fullmatch(r"\d+-class nll")].set_index("model")
     return {m: [float(rows.at[m, k]) for k in ("value", "low", "high", "diff", "diff_low", "diff_high")]
             for m in ("gpal", "logistic") if m in rows.index}
