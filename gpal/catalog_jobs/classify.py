@@ -80,7 +80,8 @@ SETTINGS = {
                             "classifiers fitted on the same rows and compared with the model"),
     "target": JobSetting(Optional(Text()), DEFAULT_TARGET,
                          "the class to list candidates of (lists/candidates_CLASS.csv) and that "
-                         "lists/most_informative.csv ranks by what a label would teach about it, e.g. pulsar (None: every trained class)",
+                         "lists/most_informative.csv ranks by what a label would teach about it, e.g. pulsar "
+                         "(None: every trained class)",
                          keyword="TARGET"),
     **CANDIDATE_SETTINGS,
     **FOLLOW_UP_SETTINGS,
@@ -232,8 +233,9 @@ def _plan(selection: CatalogSelection, estimator: Any, given: Mapping[str, Any],
     moves = list(MOVED_GROUPS) if values.peek("pool_prior") else False  # the rule, so another rule is another run
     return _MainJob(
         catalog=cat, data=data, estimator=estimator, settings=job_values, header=header,
-        identity={**identity, "layout": LAYOUT_VERSION, "seed": seed, **recorded_settings(SETTINGS, {**values.as_dict(), "select": tokens,
-                                                                          "pool_prior": moves})},
+        # the layout too: a folder another layout wrote is another run, never resumed into a mix of the two
+        identity={**identity, "layout": LAYOUT_VERSION, "seed": seed,
+                  **recorded_settings(SETTINGS, {**values.as_dict(), "select": tokens, "pool_prior": moves})},
         seed=seed, merge=selection.class_groups()[1], tokens=tokens, pool=pool,
         left_out=left_out_codes(cat, trained_codes, tokens), train=train, test=test, later=later,
         # the later check scores the unassociated + bcu sources: reuse them where the job classifies exactly those

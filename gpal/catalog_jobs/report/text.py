@@ -239,15 +239,15 @@ def _target_lists(run: FinishedRun, layout: FolderLayout) -> str | None:
         kept = clean(rows)
         clean_expected = kept[proba_column(cls)].sum()
         elsewhere = followed.loc[followed["predicted_class"] != cls, proba_column(cls)].sum()
-        yields.append(f"{_link(list_path(candidate_file(cls)), layout)}: {len(rows)} sources, {expected:.0f} {cls} expected (95% "
+        yields.append(f"{_list_link(candidate_file(cls), layout)}: {len(rows)} sources, {expected:.0f} {cls} expected (95% "
                       f"interval {low}-{high}; {len(kept)} sources and {clean_expected:.0f} expected in "
-                      f"{_link(list_path(clean_file(cls)), layout)}; another {elsewhere:.0f} expected among the sources through the cuts "
+                      f"{_list_link(clean_file(cls), layout)}; another {elsewhere:.0f} expected among the sources through the cuts "
                       f"whose most probable class is another)")
     known_rows = known_sources(frame, cuts)
     known_text = (f"{len(known_rows)} classified sources through the cuts are already known beyond their CLASS1 "
                   f"({', '.join(f'{n} {c}' for c, n in known_rows['known_class'].value_counts().items())}; looked "
                   f"up in {run.table.meta.get('KNOWNFROM', 'the catalog')}): they are in no target list but in "
-                  f"{_link(list_path(KNOWN_FILE), layout)}, each with `known_reason`. " if len(known_rows) else
+                  f"{_list_link(KNOWN_FILE, layout)}, each with `known_reason`. " if len(known_rows) else
                   "No classified source through the cuts is known beyond its CLASS1 (`known_class`). ")
     return ("**Target lists, one per class** (what a proposal submits): " + "; ".join(yields)
             + ". The expected number of members is the sum of the list's probabilities, its interval that of the count "
@@ -287,18 +287,18 @@ def _follow_up(run: FinishedRun, layout: FolderLayout) -> str | None:
     faint = int((~(frame["Signif_Avg"].to_numpy(float) >= minsig) & ~frame["extended"].to_numpy(bool)).sum())
     excluded = follow_up["follow_up_flags"]
     flagged = int((bright_point_sources(frame, minsig) & ~bright_point_sources(frame, minsig, excluded)).sum())
-    return (f"**The other lists.** {_link(list_path(INFORMATIVE_FILE), layout)} holds the point sources of the trained population "
+    return (f"**The other lists.** {_list_link(INFORMATIVE_FILE, layout)} holds the point sources of the trained population "
             f"(not `ood`) ranked by `information` ({FOLLOW_UP_ACQUISITION}), what a label would teach the model about "
             + (f"whether the source is `{target}` (`p_{target}` beside it)" if target else
                "its class (all trained classes; `--target CLASS` asks about one)")
             + ": the sources whose label would teach the model most, often faint and poorly localised, not the "
             "likeliest members of a class (the target lists are those). "
-            f"{_link(list_path(DISCOVERY_FILE), layout)} (discovery) holds the unassociated `ood` point sources ranked by `ood_score`, how "
+            f"{_list_link(DISCOVERY_FILE, layout)} (discovery) holds the unassociated `ood` point sources ranked by `ood_score`, how "
             "unlike the training set they are, with the class each is most like (`predicted_class`); a source with a "
             "counterpart (bcu) is no unknown, and one the catalog flags "
             + " or ".join(f"{flag}" for flag in DISCOVERY_LEAVES_OUT)
             + " (confused with a brighter neighbour; on a defect of the diffuse model) is left out. "
-            f"{_link(list_path(EXTENDED_FILE), layout)} lists the {int(frame['extended'].sum())} extended source(s) apart "
+            f"{_list_link(EXTENDED_FILE, layout)} lists the {int(frame['extended'].sum())} extended source(s) apart "
             "(`predicted_class` `extended`, template in `Extended_Source_Name`: no point-source class describes them, "
             "and no list ranks them). "
             f"{faint} point source(s) with Signif_Avg below {minsig:g} are in neither list (`--follow-up-significance`); "
@@ -307,7 +307,7 @@ def _follow_up(run: FinishedRun, layout: FolderLayout) -> str | None:
                "the catalog's `Flags` are carried for the observer to weigh (`--follow-up-flags` leaves flagged "
                "sources out). ")
             + "Every list has the columns of "
-            f"{_link(CLASSIFICATIONS_CSV, layout)} plus `rank`; {_link(list_path(REGION_FILE), layout)} draws {INFORMATIVE_FILE}'s 95% error "
+            f"{_link(CLASSIFICATIONS_CSV, layout)} plus `rank`; {_list_link(REGION_FILE, layout)} draws {INFORMATIVE_FILE}'s 95% error "
             "ellipses for DS9.")
 
 
@@ -342,6 +342,11 @@ def _link(path: str, layout: FolderLayout) -> str:
     """A Markdown link to ``path`` (a path of this gpal's layout) where the folder's ``layout`` keeps it."""
     where = layout.path(path)
     return f"[{where}]({where})"
+
+
+def _list_link(name: str, layout: FolderLayout) -> str:
+    """A Markdown link to the list ``name`` where the folder's ``layout`` keeps it."""
+    return _link(list_path(name), layout)
 
 
 def _files(run: FinishedRun, layout: FolderLayout) -> str:
