@@ -68,9 +68,9 @@ class PopulationOutlierScore:
     >>> import numpy as np
     >>> from gpal import PopulationOutlierScore
     >>> rng = np.random.default_rng(0)
-    >>> train, held_out = rng.normal(size=(200, 2)), rng.normal(size=(40, 2))
+    >>> train, held_out = rng.normal(size=(200, 2)), rng.normal(size=(100, 2))
     >>> scorer = PopulationOutlierScore(n_components=2).fit(train, np.full_like(train, 0.01))
-    >>> scorer = scorer.calibrate(held_out, np.full_like(held_out, 0.01))   # flags 5% of these
+    >>> scorer = scorer.calibrate(held_out, np.full_like(held_out, 0.01))   # flags 1% of these
     >>> sources = np.array([[0.0, 0.0], [6.0, 6.0], [6.0, 6.0]])
     >>> errors = np.array([[0.01, 0.01], [0.01, 0.01], [30.0, 30.0]])      # the last one is faint
     >>> scorer.is_outlier(sources, errors).tolist()
