@@ -81,7 +81,7 @@ def test_bad_class_specs_are_named(spec, message):
     ({"min_significance": "high"}, r"min_significance must be None or a finite number; got 'high'"),
     ({"features": "fermi_dr5"}, r"unknown feature preset 'fermi_dr5'"),
     ({"features": ["LP_Index", 3]}, r"features must be None or a non-empty string or a list .*; got \['LP_Index', 3\]"),
-    ({"catalog": ""}, r"catalog must be a release name \(3FGL, 4FGL, 4FGL-DR2, 4FGL-DR4, FL16Y\) or the path"),
+    ({"catalog": ""}, r"catalog must be a release name \(a key of gpal.catalogs.RELEASES\) or the path"),
     ({"missing_errors": "median"}, r"missing_errors must be .*'exact'.*'population'.*; got 'median'"),
 ])
 def test_a_selection_is_checked_when_made(fields, message):
