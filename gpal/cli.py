@@ -25,6 +25,7 @@ import warnings
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import gpal
+from gpal.catalogs.schemes import CLASS_SCHEMES, DEFAULT_SCHEME
 from gpal.interrupts import check_stop, stopping_at_safe_points
 
 if TYPE_CHECKING:
@@ -396,8 +397,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     classify = verbs.add_parser(
         "classify", help="the main job: train, check on held-out sources, classify the unassociated ones",
-        description="Train the default noisy-input classifier on associated sources of the class scheme (default: bll, "
-        "fsrq and pulsar = psr+msp), check it on a held-out 20% split, classify every unassociated and bcu source, flag "
+        description="Train the default noisy-input classifier on associated sources of the class scheme (default: "
+        f"{DEFAULT_SCHEME}, {CLASS_SCHEMES[DEFAULT_SCHEME].spec}), check it on a held-out 20% split, classify every "
+        "unassociated and bcu source, flag "
         "those unlike every training source (ood), and write tables, figures, sky maps and report.md.  Rerunning with "
         "the same options reuses the trained model.")
     classify.add_argument("--out", default=DEFAULT_OUT_DIR, help=f"output folder (default ./{DEFAULT_OUT_DIR})")

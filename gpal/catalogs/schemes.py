@@ -74,8 +74,8 @@ CLASS_SCHEMES: Mapping[str, ClassScheme] = types.MappingProxyType({s.name: s for
                 "the three large classes plus one class of every population that is neither an AGN nor a pulsar "
                 "(remnants, pulsar wind nebulae, clusters, binaries, novae, star-forming regions and galaxies, "
                 "spp), so that an unassociated source's probabilities cover what it can be; the non-blazar AGN "
-                "(radio galaxies, Seyferts ...) are too few and too blazar-like to learn apart and are left to "
-                "'none of these'"),
+                "(radio galaxies, Seyferts ...) are too few and too blazar-like to learn apart: no class holds "
+                "them, and 'none of these' rarely flags them (docs/results.md, \"The open sky\")"),
     ClassScheme("agn_pulsar_other", f"agn=bll+fsrq+bcu+{_OTHER_AGN},pulsar=psr+msp,other={_OTHER_GALACTIC}+sbg+gal",
                 "the coarse groups of the published comparisons; trains on the bcu blazars too"),
 )})
