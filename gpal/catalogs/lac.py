@@ -188,7 +188,9 @@ def lac_rows(catalog: Any, lac: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """For each row of ``catalog`` (a `gpal.catalogs.Catalog`), its row of ``lac`` (`read_4lac`), or -1.
 
     The key is the catalog's 4FGL name (`Release.links`: ``Source_Name`` in the 4FGL family, ``ASSOC_FGL`` in
-    FL16Y), looked up as written and, where absent, without a trailing ``c`` (4LAC drops that suffix).
+    FL16Y), looked up as written and, where absent, without a trailing ``c`` (4LAC drops that suffix).  A 4LAC row
+    that two or more sources link to (a source a later release split in two) joins none of them: which one its
+    counterpart belongs to is not known, and a neighbour's counterpart would be offered as the source's own.
 
     Returns
     -------
@@ -200,7 +202,10 @@ def lac_rows(catalog: Any, lac: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     rows = np.array([where.get(k, -1) if k else -1 for k in keys], dtype=np.int64)
     stem = np.array([where.get(k[:-1], -1) if k.endswith("c") and rows[i] < 0 else -1 for i, k in enumerate(keys)],
                     dtype=np.int64)
-    return np.where(rows >= 0, rows, stem), stem >= 0
+    joined = np.where(rows >= 0, rows, stem)
+    shared = np.isin(joined, np.flatnonzero(np.bincount(joined[joined >= 0], minlength=len(lac)) > 1))
+    joined[shared] = -1
+    return joined, (stem >= 0) & ~shared
 
 
 def join_4lac(catalog: Any, ids: Sequence[str] | None = None, lac: pd.DataFrame | None = None) -> pd.DataFrame:
