@@ -223,8 +223,10 @@ def known(frame: pd.DataFrame) -> np.ndarray:
 def caveats(frame: pd.DataFrame) -> np.ndarray:
     """Each row's reasons for doubt in words ('' for none): its `DOUBTFUL_FLAGS` ('flag 14: soft Galactic
     unassociated source', the meaning as ``Flag_Words`` gives it), 'on the Galactic plane (|b| < 2 deg)' where
-    ``GLAT`` puts it there, and 'inside extended source X' where ``Inside_Extended`` names one (a table without
-    those columns: the flag numbers alone).
+    ``GLAT`` puts it there, 'inside extended source X' where ``Inside_Extended`` names one, and 'ATNF pulsar X
+    inside the 95% ellipse' where ``ATNF_pulsars`` names one (a blazar candidate's ellipse may hold the pulsar
+    that makes its gamma rays; a pulsar candidate with one is known and in no list) (a table without those
+    columns: the flag numbers alone).
 
     Returns
     -------
@@ -236,8 +238,9 @@ def caveats(frame: pd.DataFrame) -> np.ndarray:
     words = frame["Flag_Words"].fillna("").astype(str) if "Flag_Words" in frame else pd.Series([""] * n)
     glat = frame["GLAT"].to_numpy(np.float64) if "GLAT" in frame else np.full(n, np.nan)
     fields = frame["Inside_Extended"].fillna("").astype(str) if "Inside_Extended" in frame else pd.Series([""] * n)
+    pulsars = frame["ATNF_pulsars"].fillna("").astype(str) if "ATNF_pulsars" in frame else pd.Series([""] * n)
     out = []
-    for value, described, b, field in zip(flags, words, glat, fields):
+    for value, described, b, field, pulsar in zip(flags, words, glat, fields, pulsars):
         meaning = dict(w.split(": ", 1) for w in described.split("; ") if ": " in w)
         parts = [f"flag {f}" + (f": {meaning[str(f)]}" if str(f) in meaning else "")
                  for f in DOUBTFUL_FLAGS if value > 0 and value >> (f - 1) & 1]
@@ -245,6 +248,8 @@ def caveats(frame: pd.DataFrame) -> np.ndarray:
             parts.append(f"on the Galactic plane (|b| < {PLANE_LATITUDE:g} deg)")
         if field:
             parts.append(f"inside extended source {field.replace('; ', ' and ')}")
+        if pulsar:
+            parts.append(f"ATNF pulsar {pulsar.replace('; ', ' and ')} inside the 95% ellipse")
         out.append("; ".join(parts))
     return np.asarray(out, dtype=object)
 

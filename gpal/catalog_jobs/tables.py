@@ -140,7 +140,8 @@ COLUMNS = {
     "ATNF_pulsars": (None, "the ATNF Pulsar Catalogue pulsars inside the 95% ellipse, nearest first (empty: none)"),
     **{name: (unit, description) for name, (_, unit, description) in LAC_TABLE_COLUMNS.items()},
     "caveats": (None, "why the source may not be what it seems: the catalog's doubtful flags in words, the Galactic "
-                      "plane, an extended source's model covering it (empty: none)"),
+                      "plane, an extended source's model covering it, an ATNF pulsar inside the 95% ellipse "
+                      "(empty: none)"),
 }
 #: Columns of text (an empty value is "", not NaN).
 _TEXT_COLUMNS = ("Source_Name", "CLASS1", "predicted_class", "ASSOC1", "CLASS2", "ASSOC2", "RA_hms", "DEC_dms",

@@ -69,6 +69,10 @@ def test_doubts_are_words_in_the_list_and_the_clean_list_leaves_them_out():
     assert clean(lists["bll"])["Source_Name"].tolist() == ["f"] and 12 not in DOUBTFUL_FLAGS
     loose = candidate_lists(frame, ["bll"], MERGE, check_cuts({"candidate_max_ellipse": 0.5}))["bll"]
     assert dict(zip(loose["Source_Name"], loose["caveats"]))["g"] == "inside extended source CenA Lobes"
+    with_pulsar = frame.assign(ATNF_pulsars=["", "", "", "", "", "PSR J1901-1740", "", ""])
+    words = dict(zip(*candidate_lists(with_pulsar, ["bll"], MERGE, check_cuts({}))["bll"][["Source_Name", "caveats"]]
+                     .to_numpy().T))
+    assert words["f"] == "on the Galactic plane (|b| < 2 deg); ATNF pulsar PSR J1901-1740 inside the 95% ellipse"
 
 
 def test_a_source_the_sky_already_names_is_listed_apart_with_its_reason():

@@ -261,7 +261,8 @@ def _target_lists(run: FinishedRun, layout: FolderLayout) -> str | None:
             f"defaults chosen on later labels, docs/targets.md), in the order {ORDER_RULE} (beyond two decimals the "
             "probabilities do not tell sources apart). " + known_text
             + "The `caveats` column says in words why a row may not be what it seems (the catalog's doubtful flags "
-            f"{', '.join(map(str, DOUBTFUL_FLAGS))}; the Galactic plane); the clean list leaves out the rows with a "
+            f"{', '.join(map(str, DOUBTFUL_FLAGS))}; the Galactic plane; an extended source's model; an ATNF pulsar inside "
+            "the ellipse); the clean list leaves out the rows with a "
             "doubtful flag. The lists carry what to point at: the catalog position in degrees and sexagesimal "
             "(`RA_hms`, `DEC_dms`) and its 95% ellipse, the counterpart (`ASSOC1`, or `ASSOC2` / `CLASS2` where only "
             "that is given, `RA_Counterpart`, `DEC_Counterpart`, `ASSOC_PROB_BAY`, `ASSOC_PROB_LR`), the curvature "
