@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalogs.classes import format_class_spec
 from gpal.data.dataset import NoisyDataset
-from gpal.estimators import load_estimator
+from gpal.estimators import load_estimator, saved_format
 from gpal.estimators.base import raise_if_interrupted
 from gpal.estimators.params import input_prior_used
 from gpal.catalogs.features import resolve_features
@@ -177,6 +177,7 @@ def loaded_estimator(model_dir: str | os.PathLike) -> Any:
     saved again there is loaded again): the main job's held-out check, its chunked prediction and an executor's
     chunks all use one loaded model rather than one each."""
     path = Path(model_dir).resolve()
+    saved_format(path)  # a folder that holds no saved model is named as such, not as a missing config.json
     return _loaded(str(path), (path / "config.json").stat().st_mtime_ns)
 
 

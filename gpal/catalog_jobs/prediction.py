@@ -44,7 +44,6 @@ from gpal.catalogs.releases import DEFAULT_RELEASE, RELEASES
 from gpal.catalogs.targets import flag_legend, target_columns
 from gpal.constraints import Integer
 from gpal.data.dataset import NoisyDataset
-from gpal.estimators import saved_format
 from gpal.estimators.base import check_predict_data, entropy
 from gpal.files import read_json
 from gpal.registry import FOLLOW_UP_ACQUISITION
@@ -107,8 +106,7 @@ def predict_proba_chunked(
     chunk_size = Integer(1).check("chunk_size", chunk_size)
     executor = as_executor(executor)
     path = str(Path(model_dir).resolve())
-    saved_format(Path(path))  # a clear error before anything is loaded
-    estimator = loaded_estimator(path)
+    estimator = loaded_estimator(path)  # a folder that is no saved model is named first
     Xa, Va = check_predict_data(X, X_var, estimator.n_features_in_, estimator.needs_X_var,
                                 owner=f"the {type(estimator).__name__} saved in {path}")
     n = Xa.shape[0]
@@ -275,17 +273,21 @@ def _classified_frame(trained: TrainedModel, cat: Any, pool: NoisyDataset, looku
     proba, mc_error = predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, chunk_size=chunk_size,
                                             executor=executor, progress=progress, return_mc_error=True)
     classes, ids = trained.classes, pool.ids.tolist()
+    # a block's own rows where it has them: a lookup by name over every row of a large catalog, once a block, cost
+    # more than the block's work; what is known of a source reads the whole catalog (another source's counterpart
+    # can lie in its ellipse)
+    own = cat.rows(slice(*pool.meta["block"])) if "block" in pool.meta else cat
     proba, mc_error = known_class_probabilities(trained, pool.aux["CLASS1"], proba, mc_error.max(axis=1),
-                                                association_weight(cat, ids))
+                                                association_weight(own, ids))
     frame = pd.DataFrame({"Source_Name": pool.ids, "CLASS1": pool.aux["CLASS1"]})
     with_proba(frame, classes, proba)
-    targets = target_columns(cat, ids)
+    targets = target_columns(own, ids)
     frame["predicted_class"] = np.where(targets["extended"], EXTENDED,
                                         np.asarray(classes, dtype=object)[np.argmax(proba, axis=1)])
     frame["entropy"] = entropy(proba)
     frame[MC_ERROR_COLUMN] = mc_error  # the largest Monte Carlo standard error of the row's probabilities
     known, notes = _known(cat, ids, lookups)
-    lac, lac_notes = lac_table_columns(cat, ids, lookups.lac)  # what a spectroscopist points at; shown only
+    lac, lac_notes = lac_table_columns(own, ids, lookups.lac)  # what a spectroscopist points at; shown only
     frame = pd.concat([frame, targets.drop(columns="Source_Name"), known, lac], axis=1)
     frame.attrs["lac_rows"] = lac.attrs.get("lac_rows")
     # "none of these", where the folder saved its score or the caller holds it

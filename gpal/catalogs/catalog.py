@@ -604,6 +604,18 @@ class Catalog:
         counts = {column: int(mask.sum()) for column, mask in hit.items() if mask.any()}
         return counts, repairing, int(np.logical_or.reduce(list(hit.values())).sum()) if counts else 0
 
+    def rows(self, rows: slice) -> "Catalog":
+        """The catalog of the rows ``rows`` (a view of this one's table): what a block of rows looks up of its own
+        sources (positions, flags, counterparts) without a pass over every row.
+
+        Returns
+        -------
+        Catalog
+            The same release, file and provenance, ``n_rows`` the block's.
+        """
+        table = self.table[rows]
+        return Catalog(table, dataclasses.replace(self._prov, n_rows=len(table)))
+
     def pool_blocks(self, select: str | Sequence[str] = (UNASSOCIATED,), features: str | Sequence[Any] | None = None,
                     rows: int = 65536) -> Iterator[NoisyDataset]:
         """`pool` (``nan_policy="drop"``, no significance cut) in blocks of ``rows`` catalog rows: each block's
@@ -612,7 +624,8 @@ class Catalog:
 
         The dropped and repaired sources are said once, after the last block (as `pool` says them); an empty
         selection is refused then.  A block that selects no source is skipped.  Each dataset's ``meta`` counts its
-        own block; ``meta["blocks"]`` of the last one holds the whole selection's counts
+        own block, ``meta["block"]`` the catalog rows it was selected from (`rows`); ``meta["blocks"]`` of the last one
+        holds the whole selection's counts
         (``n_samples``, ``dropped``, ``repaired``).
 
         Yields
@@ -652,6 +665,9 @@ class Catalog:
                 yield last
             selected += found.size
             last = self._build(found, X, X_var, None, (), feats, {"dropped": gone, "repaired": fixed}, cuts)
+            last.meta["block"] = [block.start, block.stop]
+        order = list(dict.fromkeys(c for f in feats for c in f.columns))
+        repaired = dict(sorted(repaired.items(), key=lambda item: order.index(item[0])))  # as `pool` lists them
         _say_dropped(dropped, "drop", stacklevel=2)
         if last is None:
             _refuse_empty(self.release, cuts, dropped)
