@@ -237,6 +237,8 @@ class _Lookups:
             self.releases = [load_catalog(name) for name in self.earlier]
         self.psrcat = read_psrcat(PSRCAT_FILE if pulsars is None else pulsars)
         self.lac = read_4lac()
+        #: the catalog's links to each earlier release, made by the first lookup (`known_about`'s ``links``)
+        self.links: dict[str, Any] = {}
 
 
 def _known(cat: Any, ids: Sequence[str], lookups: _Lookups) -> tuple[pd.DataFrame, str]:
@@ -250,7 +252,8 @@ def _known(cat: Any, ids: Sequence[str], lookups: _Lookups) -> tuple[pd.DataFram
         # looked up per chunk of rows: a source's ellipse can hold many counterparts (a catalog of repeated rows:
         # one per copy), each a (row, separation) pair until its words are made, so the whole catalog at once grew
         # by GiBs; what is known of a source depends on it alone
-        parts = [known_about(cat, ids[start:start + _KNOWN_ROWS], releases=lookups.releases, pulsars=lookups.psrcat)
+        parts = [known_about(cat, ids[start:start + _KNOWN_ROWS], releases=lookups.releases, pulsars=lookups.psrcat,
+                             links=lookups.links)
                  for start in range(0, len(ids), _KNOWN_ROWS)]
     found = pd.concat(parts, ignore_index=True)
     own = (found["known_route"] == "CLASS1").to_numpy()  # the CLASS1 column says that already
