@@ -625,8 +625,7 @@ class Catalog:
         The dropped and repaired sources are said once, after the last block (as `pool` says them); an empty
         selection is refused then.  A block that selects no source is skipped.  Each dataset's ``meta`` counts its
         own block, ``meta["block"]`` the catalog rows it was selected from (`rows`); ``meta["blocks"]`` of the last one
-        holds the whole selection's counts
-        (``n_samples``, ``dropped``, ``repaired``).
+        holds the whole selection's counts (``n_samples``, ``dropped``, ``repaired``).
 
         Yields
         ------
@@ -656,8 +655,8 @@ class Catalog:
                                                                            "drop", block, population)
             n_repaired += n
             dropped.update(gone)
-            for column, n in fixed.items():
-                repaired[column] = repaired.get(column, 0) + n
+            for column, count in fixed.items():
+                repaired[column] = repaired.get(column, 0) + count
             repairing += [f for f in fixing if f not in repairing]
             if found.size == 0:
                 continue
