@@ -403,7 +403,9 @@ def predict_catalog_blocks(
     first = next(blocks)  # a selection or catalog to refuse is refused before the model loads
     check_features(trained, first)
     lookups, outliers = _Lookups(cat, pulsars), read_outlier_record(trained.folder)  # read once, not once a block
-    scored = information and scores_information(trained.estimator)
+    # whether to score `information` is asked of the model after its first prediction, as `predict_catalog` asks:
+    # a saved size the model cannot predict at is then refused by the prediction, which names it
+    scored = None
     n, lac_rows = 0, 0
     selected = int(np.isin(cat.class_codes, ["" if c == "unassociated" else c for c in codes]).sum())
     with progress_bar(total=selected, desc=f"classifying {selected} sources", unit="sources",
@@ -420,6 +422,7 @@ def predict_catalog_blocks(
                     "KNOWNFROM": notes, "LACFROM": lac_notes if lac_rows is None else lac_note(cat, lac_rows, n,
                                                                                                 lookups.lac)}
             table = ClassifiedSources(frame, meta)
+            scored = information and scores_information(trained.estimator) if scored is None else scored
             if scored:
                 table = with_information(table, trained.estimator, pool, target)
             bar.update(pool.n_samples)
