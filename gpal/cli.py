@@ -102,10 +102,12 @@ def _train(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- predict
 def _predict(args: argparse.Namespace) -> int:
+    from collections import Counter
+
     from gpal.catalog_jobs.follow_up import check_target
     from gpal.catalog_jobs.model_folders import load_trained
-    from gpal.catalog_jobs.prediction import predict_catalog
-    from gpal.catalog_jobs.tables import check_table_path, write_probability_table
+    from gpal.catalog_jobs.prediction import predict_catalog, predict_catalog_blocks
+    from gpal.catalog_jobs.tables import check_table_path, write_probability_blocks
     from gpal.catalogs import load_catalog
     from gpal.runs.executors import make_executor
 
@@ -113,13 +115,23 @@ def _predict(args: argparse.Namespace) -> int:
     trained = load_trained(args.model_dir)  # the record only: TensorFlow loads after the catalog checks
     target = check_target(args.target, trained.training["classes"])  # the record: no model loaded yet
     catalog = load_catalog(args.catalog)
+    counts: Counter = Counter()
     with make_executor(args.scheduler) as executor:
-        table = predict_catalog(trained, catalog, args.select, chunk_size=args.chunk_size, executor=executor,
-                                progress=not args.no_progress, target=target, pool_prior=args.pool_prior)
-    write_probability_table(table, out, force=args.force)
-    counts = table.frame["predicted_class"].value_counts()
-    print(f"{len(table.frame)} sources ({', '.join(f'{c} {n}' for c, n in counts.items())}) -> {out}")
+        options = dict(chunk_size=args.chunk_size, executor=executor, progress=not args.no_progress, target=target)
+        # in blocks of rows, written as they come: memory does not grow with the catalog; the pool prior moves every
+        # row by the mix of all of them, so with it the table is made whole
+        tables = ([predict_catalog(trained, catalog, args.select, pool_prior=True, **options)] if args.pool_prior
+                  else predict_catalog_blocks(trained, catalog, args.select, **options))
+        write_probability_blocks(_counted(tables, counts), out, force=args.force)
+    print(f"{sum(counts.values())} sources ({', '.join(f'{c} {n}' for c, n in counts.most_common())}) -> {out}")
     return 0
+
+
+def _counted(tables: Any, counts: Any) -> Any:
+    """The blocks of a table as they come, their predicted classes added to ``counts``."""
+    for table in tables:
+        counts.update(table.frame["predicted_class"])
+        yield table
 
 
 # --------------------------------------------------------------- classify

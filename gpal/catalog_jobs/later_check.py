@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from gpal.catalog_jobs.layout import CLASSIFICATIONS_CSV, LATER_CHECK_FILE, LATER_CHECK_SOURCES_FILE, located
-from gpal.catalog_jobs.model_folders import TrainedModel, load_trained
+from gpal.catalog_jobs.model_folders import TrainedModel, check_catalog_columns, check_features, load_trained
 from gpal.catalog_jobs.pool_prior import adjust_to_pool, mixes_text, training_prior
 from gpal.catalog_jobs.prediction import (
     DEFAULT_SELECT, known_class_probabilities, predict_proba_chunked, selection_pool,
@@ -211,9 +211,7 @@ def link_releases(trained: TrainedModel, later: str | os.PathLike = NEWEST_RELEA
 def _check_parts(trained: TrainedModel, pool: NoisyDataset, train: NoisyDataset,
                  compared: Mapping[str, str | os.PathLike]) -> None:
     """Refuse sources of other features, training rows other than the model's, a compared model of other classes."""
-    if tuple(pool.feature_names) != tuple(trained.training["feature_names"]):
-        raise ValueError(f"the sources to score have features {list(pool.feature_names)}; the model was trained on "
-                         f"{trained.training['feature_names']}")
+    check_features(trained, pool, "the sources to score")
     _same_rows(train, trained)
     for name, path in compared.items():
         other = load_estimator(path)
@@ -244,6 +242,7 @@ def later_check_inputs(
     """
     trained = model if isinstance(model, TrainedModel) else load_trained(model)
     releases = link_releases(trained, later, earlier)
+    check_catalog_columns(trained, releases.earlier)
     pool = selection_pool(releases.earlier, DEFAULT_SELECT, trained.training["features"])
     train = _training_rows(trained, releases.earlier)
     compared = dict(compared or {})

@@ -22,7 +22,7 @@ from gpal.catalog_jobs.layout import ESTIMATOR_DIR, MODEL_DIR, TRAINED_DIR, TRAI
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalogs.classes import format_class_spec
 from gpal.data.dataset import NoisyDataset
-from gpal.estimators import load_estimator
+from gpal.estimators import load_estimator, saved_format
 from gpal.estimators.base import raise_if_interrupted
 from gpal.estimators.params import input_prior_used
 from gpal.catalogs.features import resolve_features
@@ -31,7 +31,8 @@ from gpal.identity import estimator_identity
 from gpal.interrupts import check_stop
 from gpal.runs.output_dir import claim_output_dir
 
-__all__ = ["TrainedModel", "load_trained", "loaded_estimator", "require_per_class", "train_catalog_model"]
+__all__ = ["TrainedModel", "check_catalog_columns", "check_features", "load_trained", "loaded_estimator",
+           "require_per_class", "train_catalog_model"]
 
 
 TRAINING_FORMAT = "gpal.trained_model"
@@ -110,11 +111,76 @@ class TrainedModel:
         return [str(c) for c in self.estimator.classes_]
 
 
+def _listed(names: Sequence[str]) -> str:
+    return ", ".join(names)
+
+
+def check_features(trained: TrainedModel, data: NoisyDataset, what: str = "the sources") -> None:
+    """Refuse ``data`` unless its features are those the model was trained on, in their order: the message names the
+    model, both counts and what is missing, extra or out of order (the estimator's own check counts columns only)."""
+    expected, got = list(trained.training["feature_names"]), list(data.feature_names)
+    if got == expected and data.X.shape[1] == len(expected):
+        return
+    missing = [name for name in expected if name not in got]
+    extra = [name for name in got if name not in expected]
+    why = "; ".join(part for part in (f"missing {_listed(missing)}" if missing else "",
+                                      f"not trained on {_listed(extra)}" if extra else "") if part)
+    raise ValueError(
+        f"the model in {trained.folder} was trained on {len(expected)} features ({_listed(expected)}); {what} have "
+        f"{len(got)}: {why or 'the same features in another order'}; give it the features it was trained on")
+
+
+def check_catalog_columns(trained: TrainedModel, catalog: Any) -> None:
+    """Refuse a catalog that lacks a column the model's features are built from, holds text there, or holds it in
+    another shape (one value per source where a band is read, too few bands), naming the column and the model: before
+    any feature is computed or the model loads."""
+    features = resolve_features(trained.training["features"])
+    where = f"the catalog {catalog.path.name} ({catalog.release})"
+    needed = list(dict.fromkeys(c for f in features for c in f.columns))
+    have = set(catalog.table.colnames)
+    missing = [c for c in needed if c not in have]
+    if missing:
+        raise ValueError(
+            f"{where} lacks column(s) {missing} that the features of the model in {trained.folder} "
+            f"({_listed(trained.training['feature_names'])}) are built from; use a catalog with these columns")
+    for name in needed:
+        dtype = catalog.table[name].dtype
+        if dtype.kind not in "iuf":
+            raise ValueError(f"column {name!r} of {where} holds {dtype} values; the model in {trained.folder} was "
+                             "trained on it as numbers: use a catalog of the release's layout")
+    for f in features:
+        for column, bands in _value_reads(f):
+            shape = catalog.table[column].shape[1:]
+            if bands is None and shape:
+                raise ValueError(f"column {column!r} of {where} holds {shape[0]} values per source; the model in "
+                                 f"{trained.folder} was trained on one (feature {f.label!r})")
+            if bands is not None and (len(shape) != 1 or shape[0] <= max(bands)):
+                held = f"{shape[0]} bands" if len(shape) == 1 else ("one value" if not shape else f"shape {shape}")
+                raise ValueError(f"column {column!r} of {where} holds {held} per source; the model in "
+                                 f"{trained.folder} reads band(s) {list(bands)} of it (feature {f.label!r})")
+
+
+def _value_reads(feature: Any) -> list[tuple[str, tuple[int, ...] | None]]:
+    """(value column, the bands read of it or None for one value per source) of each column ``feature`` reads."""
+    reads = []
+    for column, band in ((feature.column, feature.band), (feature.other_column, feature.other_band)):
+        if column is None:
+            continue
+        if isinstance(column, tuple):  # one column per band (3FGL): each holds one value per source
+            reads += [(c, None) for c in column]
+        elif feature.reduce is not None:
+            reads.append((column, tuple(feature.bands or (0,))))
+        else:
+            reads.append((column, None if band is None else (band,)))
+    return reads
+
+
 def loaded_estimator(model_dir: str | os.PathLike) -> Any:
     """The estimator saved in ``model_dir``, loaded once per process and version of its ``config.json`` (a model
     saved again there is loaded again): the main job's held-out check, its chunked prediction and an executor's
     chunks all use one loaded model rather than one each."""
     path = Path(model_dir).resolve()
+    saved_format(path)  # a folder that holds no saved model is named as such, not as a missing config.json
     return _loaded(str(path), (path / "config.json").stat().st_mtime_ns)
 
 

@@ -17,39 +17,40 @@ whatever order they finish, and equals one unchunked ``predict_proba`` call.
 from __future__ import annotations
 
 import inspect
+import itertools
 import json
 import os
 import warnings
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 import gpal
 from gpal.active import make_acquisition
-from gpal.catalog_jobs.model_folders import TrainedModel, load_trained, loaded_estimator
-from gpal.catalog_jobs.none_of_these import outlier_flags, saved_outliers
+from gpal.catalog_jobs.model_folders import (
+    TrainedModel, check_catalog_columns, check_features, load_trained, loaded_estimator,
+)
+from gpal.catalog_jobs.none_of_these import outlier_flags, read_outlier_record, saved_outliers
 from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, with_proba
 from gpal.catalog_jobs.pool_prior import APPLIED_BY_DEFAULT, adjust_table, training_prior
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 from gpal.catalogs import load_catalog, repaired_text
-from gpal.catalogs.features import resolve_features
 from gpal.catalogs.known_classes import apply_known_classes, association_weight, class_weights, known_class_rule
 from gpal.catalogs.lac import lac_table_columns
 from gpal.catalogs.releases import DEFAULT_RELEASE, RELEASES
 from gpal.catalogs.targets import flag_legend, target_columns
 from gpal.constraints import Integer
 from gpal.data.dataset import NoisyDataset
-from gpal.estimators import saved_format
 from gpal.estimators.base import check_predict_data, entropy
 from gpal.files import read_json
 from gpal.registry import FOLLOW_UP_ACQUISITION
 from gpal.runs.executors import Executor, as_executor
 
-__all__ = ["DEFAULT_CHUNK_SIZE", "DEFAULT_SELECT", "known_class_probabilities", "predict_catalog",
-           "predict_proba_chunked", "scores_information", "with_information"]
+__all__ = ["BLOCK_ROWS", "DEFAULT_CHUNK_SIZE", "DEFAULT_SELECT", "known_class_probabilities", "predict_catalog",
+           "predict_catalog_blocks", "predict_proba_chunked", "scores_information", "with_information"]
 
 #: What ``gpal predict`` and the main job classify unless told: the sources without a physical class.
 DEFAULT_SELECT = ("unassociated", "bcu")
@@ -105,8 +106,7 @@ def predict_proba_chunked(
     chunk_size = Integer(1).check("chunk_size", chunk_size)
     executor = as_executor(executor)
     path = str(Path(model_dir).resolve())
-    saved_format(Path(path))  # a clear error before anything is loaded
-    estimator = loaded_estimator(path)
+    estimator = loaded_estimator(path)  # a folder that is no saved model is named first
     Xa, Va = check_predict_data(X, X_var, estimator.n_features_in_, estimator.needs_X_var,
                                 owner=f"the {type(estimator).__name__} saved in {path}")
     n = Xa.shape[0]
@@ -122,14 +122,10 @@ def predict_proba_chunked(
 
 
 # ------------------------------------------------------------- catalog selections
-def _missing_columns(catalog: Any, features: Sequence[Any]) -> list[str]:
-    needed = [c for f in resolve_features(list(features)) for c in f.columns]
-    have = set(catalog.table.colnames)
-    return [c for c in dict.fromkeys(needed) if c not in have]
-
-
-def _table_meta(trained: TrainedModel, catalog: Any, pool: NoisyDataset, select: Sequence[str]) -> dict[str, str]:
-    """FITS-safe keywords (<= 8 characters), identical in the CSV header."""
+def _table_meta(trained: TrainedModel, catalog: Any, n_sources: int, counted: Mapping[str, Any],
+                select: Sequence[str]) -> dict[str, str]:
+    """FITS-safe keywords (<= 8 characters), identical in the CSV header: ``n_sources`` classified, ``counted`` the
+    selection's ``dropped`` and ``repaired`` (a `NoisyDataset`'s ``meta``)."""
     cfg = read_json(trained.model_dir / "config.json", "saved model config")
     t = trained.training
     return {
@@ -138,9 +134,9 @@ def _table_meta(trained: TrainedModel, catalog: Any, pool: NoisyDataset, select:
         "CATVER": catalog.version,
         "CATFILE": catalog.path.name,
         "SELECT": ",".join(select),
-        "NSOURCES": str(pool.n_samples),
-        "DROPPED": ",".join(pool.meta.get("dropped", {})),
-        "REPAIRED": repaired_text(pool.meta.get("repaired", {})),
+        "NSOURCES": str(n_sources),
+        "DROPPED": ",".join(counted.get("dropped", {})),
+        "REPAIRED": repaired_text(counted.get("repaired", {})),
         "MODEL": str(trained.folder.resolve()),
         "MODELFMT": f"{cfg.get('format')} v{cfg.get('version')}",
         "CLASSES": t.get("class_spec", ",".join(t["classes"])),
@@ -164,14 +160,18 @@ def select_tokens(select: str | Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def selection_pool(catalog: Any, select: Sequence[str], features: Any) -> NoisyDataset:
-    """Sources to classify; ``all`` means every source of the catalog, labelled or not."""
+def _codes(catalog: Any, select: Sequence[str]) -> list[str]:
+    """The class codes ``select`` takes; ``all``: every code of the catalog, labelled or not."""
     if "all" in select:
         if len(select) > 1:
             raise ValueError(f"select 'all' already takes every source; do not combine it with {list(select)[1:]}")
-        codes = sorted({c or "unassociated" for c in catalog.class_codes})
-        return catalog.pool(select=codes, features=features)
-    return catalog.pool(select=list(select), features=features)
+        return sorted({c or "unassociated" for c in catalog.class_codes})
+    return list(select)
+
+
+def selection_pool(catalog: Any, select: Sequence[str], features: Any) -> NoisyDataset:
+    """Sources to classify; ``all`` means every source of the catalog, labelled or not."""
+    return catalog.pool(select=_codes(catalog, select), features=features)
 
 
 def known_class_probabilities(trained: TrainedModel, class1: Any, proba: np.ndarray,
@@ -220,23 +220,40 @@ _KNOWN_ROWS = 16384
 KNOWN_COLUMNS = ("known_class", "known_as", "known_reason", "ATNF_pulsars")
 
 
-def _known(cat: Any, ids: Sequence[str], pulsars: str | os.PathLike | None) -> tuple[pd.DataFrame, str]:
-    """What is already known about each source beyond its CLASS1 (`known_about`, `KNOWN_COLUMNS`), from the catalog's
-    CLASS2, the shipped releases before it (never a later one: a check scored on later labels would read its own
-    answers) and the ATNF Pulsar Catalogue; and in words what was checked and what could not be."""
-    from gpal.catalogs.known_sources import known_about
-    from gpal.catalogs.psrcat import PSRCAT_FILE, read_psrcat
+class _Lookups:
+    """What a classified table adds to each source beside its probabilities, read once for all its rows (a table
+    made in blocks of rows reads it once, not once a block): the releases before the catalog's and the ATNF Pulsar
+    Catalogue (what is known of a source, `_known`), 4LAC (its counterpart's SED)."""
 
-    order = list(RELEASES)
-    earlier = order[:order.index(cat.release)] if cat.release in order else []
+    def __init__(self, cat: Any, pulsars: str | os.PathLike | None):
+        from gpal.catalogs.lac import read_4lac
+        from gpal.catalogs.psrcat import PSRCAT_FILE, read_psrcat
+
+        order = list(RELEASES)
+        # never a later release: a check scored on later labels would read its own answers
+        self.earlier = order[:order.index(cat.release)] if cat.release in order else []
+        with warnings.catch_warnings():  # the links' ambiguities are the notes' to say, once
+            warnings.simplefilter("ignore")
+            self.releases = [load_catalog(name) for name in self.earlier]
+        self.psrcat = read_psrcat(PSRCAT_FILE if pulsars is None else pulsars)
+        self.lac = read_4lac()
+        #: the catalog's links to each earlier release, made by the first lookup (`known_about`'s ``links``)
+        self.links: dict[str, Any] = {}
+
+
+def _known(cat: Any, ids: Sequence[str], lookups: _Lookups) -> tuple[pd.DataFrame, str]:
+    """What is already known about each source beyond its CLASS1 (`known_about`, `KNOWN_COLUMNS`), from the catalog's
+    CLASS2, the shipped releases before it and the ATNF Pulsar Catalogue (`_Lookups`); and in words what was checked
+    and what could not be."""
+    from gpal.catalogs.known_sources import known_about
+
     with warnings.catch_warnings():  # the links' ambiguities are the notes' to say, once
         warnings.simplefilter("ignore")
-        # read once, looked up per chunk of rows: a source's ellipse can hold many counterparts (a catalog of
-        # repeated rows: one per copy), each a (row, separation) pair until its words are made, so the whole
-        # catalog at once grew by GiBs; what is known of a source depends on it alone
-        releases = [load_catalog(name) for name in earlier]
-        psrcat = read_psrcat(PSRCAT_FILE if pulsars is None else pulsars)
-        parts = [known_about(cat, ids[start:start + _KNOWN_ROWS], releases=releases, pulsars=psrcat)
+        # looked up per chunk of rows: a source's ellipse can hold many counterparts (a catalog of repeated rows:
+        # one per copy), each a (row, separation) pair until its words are made, so the whole catalog at once grew
+        # by GiBs; what is known of a source depends on it alone
+        parts = [known_about(cat, ids[start:start + _KNOWN_ROWS], releases=lookups.releases, pulsars=lookups.psrcat,
+                             links=lookups.links)
                  for start in range(0, len(ids), _KNOWN_ROWS)]
     found = pd.concat(parts, ignore_index=True)
     own = (found["known_route"] == "CLASS1").to_numpy()  # the CLASS1 column says that already
@@ -245,10 +262,51 @@ def _known(cat: Any, ids: Sequence[str], pulsars: str | os.PathLike | None) -> t
     catalogue = parts[0].attrs.get("pulsar_catalogue")  # the same in every part
     class2 = cat.columns.class2 is not None and cat.columns.class2 in cat.table.colnames
     checked = (f"{'CLASS2' if class2 else 'no CLASS2 (the catalog has none)'}, "
-               f"{', '.join(earlier) or 'no earlier release'}, "
+               f"{', '.join(lookups.earlier) or 'no earlier release'}, "
                + (f"ATNF pulsars ({catalogue['file']}, version {catalogue['version']})" if catalogue
                   else "no pulsar catalogue"))
     return out, checked
+
+
+def _classified_frame(trained: TrainedModel, cat: Any, pool: NoisyDataset, lookups: _Lookups,
+                      outliers: Mapping[str, Any] | None, chunk_size: int, executor: Any,
+                      progress: bool) -> tuple[pd.DataFrame, str, str]:
+    """The rows of ``pool``'s sources in a classified table (`predict_catalog`, before any pool prior or
+    ``information``), and the notes of what is known (``KNOWNFROM``) and of the 4LAC join (``LACFROM``)."""
+    proba, mc_error = predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, chunk_size=chunk_size,
+                                            executor=executor, progress=progress, return_mc_error=True)
+    classes, ids = trained.classes, pool.ids.tolist()
+    # a block's own rows where it has them: a lookup by name over every row of a large catalog, once a block, cost
+    # more than the block's work; what is known of a source reads the whole catalog (another source's counterpart
+    # can lie in its ellipse)
+    own = cat.rows(slice(*pool.meta["block"])) if "block" in pool.meta else cat
+    proba, mc_error = known_class_probabilities(trained, pool.aux["CLASS1"], proba, mc_error.max(axis=1),
+                                                association_weight(own, ids))
+    frame = pd.DataFrame({"Source_Name": pool.ids, "CLASS1": pool.aux["CLASS1"]})
+    with_proba(frame, classes, proba)
+    targets = target_columns(own, ids)
+    frame["predicted_class"] = np.where(targets["extended"], EXTENDED,
+                                        np.asarray(classes, dtype=object)[np.argmax(proba, axis=1)])
+    frame["entropy"] = entropy(proba)
+    frame[MC_ERROR_COLUMN] = mc_error  # the largest Monte Carlo standard error of the row's probabilities
+    known, notes = _known(cat, ids, lookups)
+    lac, lac_notes = lac_table_columns(own, ids, lookups.lac)  # what a spectroscopist points at; shown only
+    frame = pd.concat([frame, targets.drop(columns="Source_Name"), known, lac], axis=1)
+    frame.attrs["lac_rows"] = lac.attrs.get("lac_rows")
+    # "none of these", where the folder saved its score or the caller holds it
+    flags = saved_outliers(trained.folder, pool) if outliers is None else outlier_flags(outliers, pool)
+    if flags is not None:
+        frame["ood_score"], frame["ood"] = flags
+    return frame, notes, lac_notes
+
+
+def _checked(model: str | os.PathLike | TrainedModel, catalog: Any) -> tuple[TrainedModel, Any]:
+    """The model folder and the catalog, the catalog refused unless it holds every column the model's features are
+    built from, as they were at training (`check_catalog_columns`)."""
+    trained = model if isinstance(model, TrainedModel) else load_trained(model)
+    cat = load_catalog(catalog) if isinstance(catalog, (str, os.PathLike)) else catalog
+    check_catalog_columns(trained, cat)
+    return trained, cat
 
 
 def predict_catalog(
@@ -285,44 +343,87 @@ def predict_catalog(
     ``pulsars``, a psrcat.db file, the shipped copy when None) is in the table, keyword ``KNOWNFROM`` saying where;
     each source's 4LAC-DR3 counterpart SED (`gpal.catalogs.lac.LAC_TABLE_COLUMNS`) too, keyword ``LACFROM``.
     """
-    trained = model if isinstance(model, TrainedModel) else load_trained(model)
-    cat = load_catalog(catalog) if isinstance(catalog, (str, os.PathLike)) else catalog
-    missing = _missing_columns(cat, trained.training["features"])
-    if missing:
-        raise ValueError(
-            f"the catalog {cat.path.name} ({cat.release}) lacks column(s) {missing} that the model's features "
-            f"{trained.training['feature_names']} are built from; use a catalog with these columns"
-        )
+    trained, cat = _checked(model, catalog)
     tokens = select_tokens(select)
     if pool is None:
         pool = selection_pool(cat, tokens, trained.training["features"])
-    if tuple(pool.feature_names) != tuple(trained.training["feature_names"]):
-        raise ValueError(f"catalog features {list(pool.feature_names)} differ from the model's "
-                         f"{trained.training['feature_names']}")
-    proba, mc_error = predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, chunk_size=chunk_size,
-                                            executor=executor, progress=progress, return_mc_error=True)
-    classes, ids = trained.classes, pool.ids.tolist()
-    proba, mc_error = known_class_probabilities(trained, pool.aux["CLASS1"], proba, mc_error.max(axis=1),
-                                                association_weight(cat, ids))
-    frame = pd.DataFrame({"Source_Name": pool.ids, "CLASS1": pool.aux["CLASS1"]})
-    with_proba(frame, classes, proba)
-    targets = target_columns(cat, ids)
-    frame["predicted_class"] = np.where(targets["extended"], EXTENDED,
-                                        np.asarray(classes, dtype=object)[np.argmax(proba, axis=1)])
-    frame["entropy"] = entropy(proba)
-    frame[MC_ERROR_COLUMN] = mc_error  # the largest Monte Carlo standard error of the row's probabilities
-    known, notes = _known(cat, ids, pulsars)
-    lac, lac_notes = lac_table_columns(cat, ids)  # what a spectroscopist points at; shown only, no feature
-    frame = pd.concat([frame, targets.drop(columns="Source_Name"), known, lac], axis=1)
-    # "none of these", where the folder saved its score or the caller holds it
-    flags = saved_outliers(trained.folder, pool) if outliers is None else outlier_flags(outliers, pool)
-    if flags is not None:
-        frame["ood_score"], frame["ood"] = flags
-    table = ClassifiedSources(frame, {**_table_meta(trained, cat, pool, tokens), "KNOWNFROM": notes,
+    check_features(trained, pool)
+    frame, notes, lac_notes = _classified_frame(
+        trained, cat, pool, _Lookups(cat, pulsars), outliers, chunk_size, executor, progress)
+    frame.attrs.clear()
+    table = ClassifiedSources(frame, {**_table_meta(trained, cat, pool.n_samples, pool.meta, tokens), "KNOWNFROM": notes,
                                       "LACFROM": lac_notes})
     if pool_prior:
+        classes = trained.classes
         table, _ = adjust_table(table, classes, training_prior(trained.training["n_per_class"], classes),
                                 trained.training.get("merge", {}))
     if information and scores_information(trained.estimator):
         table = with_information(table, trained.estimator, pool, target)
     return table
+
+
+#: Catalog rows `predict_catalog_blocks` takes at once: tens of MB of features and table whatever the catalog's rows;
+#: a multiple of `_KNOWN_ROWS` and `_SCORE_ROWS`, so each row's chunks are those of one call.
+BLOCK_ROWS = 65536
+
+
+def predict_catalog_blocks(
+    model: str | os.PathLike | TrainedModel,
+    catalog: Any = DEFAULT_RELEASE,
+    select: str | Sequence[str] = ("unassociated",),
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    executor: Any = None,
+    progress: bool = True,
+    information: bool = True,
+    target: str | None = None,
+    pulsars: str | os.PathLike | None = None,
+    rows: int = BLOCK_ROWS,
+) -> Iterator[ClassifiedSources]:
+    """`predict_catalog`'s table (without a pool prior) in blocks of ``rows`` catalog rows: memory holds one block's
+    features and rows, whatever the catalog's size, and the rows are `predict_catalog`'s, value for value.
+
+    Features, probabilities, what is known of each source, the outlier flags and ``information`` are each a row's
+    own (the features' population errors are the whole catalog's: `gpal.catalogs.Catalog.pool_blocks`).  The pool
+    prior moves every probability by the mix of all sources, so it has no blocks: `predict_catalog` applies it.
+
+    Yields
+    ------
+    ClassifiedSources
+        Each block's rows, in catalog order; the keywords of the last one are the whole table's (``NSOURCES``,
+        ``DROPPED``, ``REPAIRED``, ``LACFROM``), those before it their block's.
+    """
+    from gpal.catalogs.lac import lac_note
+    from gpal.progress import progress_bar
+
+    trained, cat = _checked(model, catalog)
+    tokens = select_tokens(select)
+    features = trained.training["features"]
+    codes = _codes(cat, tokens)
+    blocks = cat.pool_blocks(select=codes, features=features, rows=rows)
+    first = next(blocks)  # a selection or catalog to refuse is refused before the model loads
+    check_features(trained, first)
+    lookups, outliers = _Lookups(cat, pulsars), read_outlier_record(trained.folder)  # read once, not once a block
+    # whether to score `information` is asked of the model after its first prediction, as `predict_catalog` asks:
+    # a saved size the model cannot predict at is then refused by the prediction, which names it
+    scored = None
+    n, lac_rows = 0, 0
+    selected = int(np.isin(cat.class_codes, ["" if c == "unassociated" else c for c in codes]).sum())
+    with progress_bar(total=selected, desc=f"classifying {selected} sources", unit="sources",
+                      disable=not progress) as bar:
+        for pool in itertools.chain([first], blocks):
+            frame, notes, lac_notes = _classified_frame(trained, cat, pool, lookups, outliers, chunk_size, executor,
+                                                        False)
+            n += pool.n_samples
+            lac_rows = None if lac_rows is None or frame.attrs["lac_rows"] is None else lac_rows + frame.attrs["lac_rows"]
+            frame.attrs.clear()
+            whole = pool.meta.get("blocks")  # the last block: the whole selection's counts
+            meta = {**_table_meta(trained, cat, pool.n_samples if whole is None else whole["n_samples"],
+                                  pool.meta if whole is None else whole, tokens),
+                    "KNOWNFROM": notes, "LACFROM": lac_notes if lac_rows is None else lac_note(cat, lac_rows, n,
+                                                                                                lookups.lac)}
+            table = ClassifiedSources(frame, meta)
+            scored = information and scores_information(trained.estimator) if scored is None else scored
+            if scored:
+                table = with_information(table, trained.estimator, pool, target)
+            bar.update(pool.n_samples)
+            yield table

@@ -26,10 +26,12 @@ import io
 import json
 import os
 import re
+import shutil
+import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -402,6 +404,57 @@ def write_probability_table(table: ClassifiedSources, path: str | os.PathLike, f
     with atomic_output(path.with_suffix(TWIN_SUFFIX)) as tmp, open(tmp, "w", encoding="utf-8", newline="") as out:
         _write_ecsv(out, frame, meta)
     return path
+
+
+def write_probability_blocks(tables: Iterable[ClassifiedSources], path: str | os.PathLike,
+                             force: bool = False) -> Path:
+    """`write_probability_table` of the table whose rows come in ``tables``, one block after another (the keywords
+    those of the last: `gpal.catalog_jobs.prediction.predict_catalog_blocks`), the same bytes as the whole table's.
+
+    A CSV and its ECSV twin are written as the blocks come, so memory holds one block whatever the rows (the twin's
+    rows wait in a temporary file for its header, which names the keywords); a FITS, MRT or VOTable file is made
+    from the whole table."""
+    path = check_table_path(path, force)
+    tables = iter(tables)
+    if _table_format(path) != "csv":
+        blocks = list(tables)
+        frame = pd.concat([t.frame for t in blocks], ignore_index=True)
+        return write_probability_table(ClassifiedSources(frame, blocks[-1].meta), path, force)
+    import csv
+
+    date = dated(ClassifiedSources(pd.DataFrame(), {})).meta["DATE"]  # one stamp for every block
+    header, meta = None, None
+    with atomic_output(path) as tmp, open(tmp, "w", encoding="utf-8", newline="") as out, \
+            tempfile.TemporaryFile("w+", encoding="utf-8", newline="", dir=path.parent) as rows:
+        for table in tables:
+            frame = _with_equatorial(table.frame)
+            block = _ecsv_header_table(frame, {})
+            if block is None:
+                raise ValueError("a block of the table holds a column of Python objects (text with None among it); "
+                                 "write it whole with write_probability_table")
+            if header is None:
+                header = block
+            elif _column_types(block) != _column_types(header):
+                changed = [a[0] for a, b in zip(_column_types(header), _column_types(block)) if a != b]
+                raise ValueError(f"the blocks of the table differ in the types of column(s) {changed}; write it whole "
+                                 "with write_probability_table")
+            frame.to_csv(out, index=False, header=meta is None)
+            frame.to_csv(rows, sep=" ", header=False, index=False, quoting=csv.QUOTE_NONNUMERIC, na_rep="",
+                         lineterminator="\n")
+            meta = table.meta
+        if header is None:
+            raise ValueError(f"no rows to write to {path}: the table came in no block")
+        header.meta.update(_ordered(_typed({**meta, "DATE": date})))
+        rows.seek(0)
+        with atomic_output(path.with_suffix(TWIN_SUFFIX)) as twin, open(twin, "w", encoding="utf-8", newline="") as ecsv:
+            header.write(ecsv, format="ascii.ecsv")  # the header and the column names' line, then the rows
+            shutil.copyfileobj(rows, ecsv)
+    return path
+
+
+def _column_types(table: Any) -> list[tuple[str, str]]:
+    """Each column's name and type as an ECSV header writes them (text of any width is one type)."""
+    return [(name, "str" if table[name].dtype.kind == "U" else str(table[name].dtype)) for name in table.colnames]
 
 
 def _files(name: str, frame: pd.DataFrame, meta: Mapping[str, Any],

@@ -17,7 +17,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from gpal.catalogs.features import RELEASE_PRESET, Feature, resolve_features, tr
 from gpal.catalogs.features.errors import repaired_how, repaired_text
 from gpal.catalogs.releases import DEFAULT_RELEASE, LAT_CLASS_CODES, RELEASES, Release, identify_release, release_by_name
 from gpal.data.dataset import NoisyDataset
-from gpal.files import file_sha256, read_bytes
+from gpal.files import file_sha256, read_bytes, regular_file
 
 __all__ = ["Catalog", "DroppedRowsWarning", "RepairedRowsWarning", "load_catalog", "CATALOG_DIR",
            "RELEASES"]
@@ -136,42 +136,56 @@ def load_catalog(name_or_path: str | Path = DEFAULT_RELEASE) -> "Catalog":
 
 
 _FITS_BLOCK = 2880  # a FITS file is a whole number of 2880-byte blocks
-#: The most a catalog decompresses to: 30 times the largest release (FL16Y, 8 MB).
+#: The most a gzip catalog decompresses to: 30 times the largest release (FL16Y, 8 MB); a plain file is mapped.
 MAX_CATALOG_BYTES = 2**28
 
 
 def _fits_bytes(path: Path) -> bytes:
-    """The file's bytes (decompressed for .gz, within gpal's read bound), refused when truncated: astropy reads a
+    """A gzip file's FITS bytes, decompressed within gpal's read bound, refused when truncated: astropy reads a
     cut file as fewer HDUs or rows."""
     try:
         data = read_bytes(path, "catalog file", limit=MAX_CATALOG_BYTES)
     except ValueError as exc:
         raise ValueError(f"{exc}; it could not be read as a FITS file") from None
-    with open(path, "rb") as fh:
-        compressed = fh.read(2) == b"\x1f\x8b"
-    if not data:
-        raise ValueError(f"{path} could not be read as a FITS file: it is empty")
-    if len(data) % _FITS_BLOCK:
-        raise ValueError(
-            f"{path} could not be read as a FITS file: it is truncated or not FITS ({len(data)} bytes"
-            f"{' uncompressed' if compressed else ''} is not a whole number of "
-            f"{_FITS_BLOCK}-byte FITS blocks)"
-        )
+    _check_blocks(path, len(data), " uncompressed")
     return data
 
 
-def _read(path: Path):
+def _check_blocks(path: Path, size: int, uncompressed: str = "") -> None:
+    if not size:
+        raise ValueError(f"{path} could not be read as a FITS file: it is empty")
+    if size % _FITS_BLOCK:
+        raise ValueError(
+            f"{path} could not be read as a FITS file: it is truncated or not FITS ({size} bytes{uncompressed} "
+            f"is not a whole number of {_FITS_BLOCK}-byte FITS blocks)"
+        )
+
+
+def _source(path: Path) -> tuple[Any, bool]:
+    """What astropy opens and whether to memory-map it: a plain file is mapped, so a catalog of millions of rows is
+    paged in as its columns are read rather than copied whole into memory first; a gzip file is decompressed (the
+    bound on its size stops a gzip bomb)."""
     import io
 
+    path = regular_file(path, "catalog file")
+    with open(path, "rb") as fh:
+        compressed = fh.read(2) == b"\x1f\x8b"
+    if compressed:
+        return io.BytesIO(_fits_bytes(path)), False
+    _check_blocks(path, path.stat().st_size)
+    return path, True
+
+
+def _read(path: Path):
     from astropy.io import fits
     from astropy.table import Table
 
-    data = _fits_bytes(path)
+    source, memmap = _source(path)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", fits.verify.VerifyWarning)
             warnings.filterwarnings("error", message=".*truncated")
-            with fits.open(io.BytesIO(data), memmap=False) as hdul:
+            with fits.open(source, memmap=memmap) as hdul:
                 names = [h.name for h in hdul]
                 if HDU_NAME.upper() not in [n.upper() for n in names]:
                     raise ValueError(
@@ -273,8 +287,10 @@ class Catalog:
                     values = np.asarray(table[name])
                     values[values == self.record.null] = np.nan
         self.names = text_values(table[self.columns.name])
-        # Upper case marks an identification, lower case an association: gpal compares case-insensitively.
-        self.class_codes = np.char.lower(text_values(table[self.columns.class_code]))
+        #: CLASS1 as the catalog writes it: upper case marks an identification, lower case an association
+        self.class1 = text_values(table[self.columns.class_code])
+        # gpal compares the codes case-insensitively
+        self.class_codes = np.char.lower(self.class1)
 
     @classmethod
     def from_file(cls, path: str | Path) -> "Catalog":
@@ -508,8 +524,9 @@ class Catalog:
             raise ValueError(f"column {name!r} is not in the {self.release} catalog ({self.path.name}){hint}")
         return self.table[name]
 
-    def _numbers(self, name: str) -> np.ndarray:
-        """Column ``name`` as floats (masked values NaN); a column of text is refused by name."""
+    def _numbers(self, name: str, rows: slice | None = None) -> np.ndarray:
+        """Column ``name`` as floats (masked values NaN), at ``rows`` (all when None); a column of text is refused
+        by name."""
         column = self._column(name)
         dtype = np.asarray(column).dtype
         if dtype.kind not in "iuf":  # booleans are not measurements either
@@ -517,13 +534,30 @@ class Catalog:
                 f"column {name!r} of the {self.release} catalog ({self.path.name}) holds {dtype} values "
                 f"such as {str(column[0])!r}; expected numbers"
             )
-        return _floats(column)
+        return _floats(column if rows is None else column[rows])
 
     def _select(self, mask, features, min_significance, significance_column, nan_policy, cuts):
         if nan_policy not in ("drop", "raise"):
             raise ValueError(f"nan_policy must be 'drop' or 'raise'; got {nan_policy!r}")
         feats = self.features(features)
-        measured = {f: f.measure(self._numbers) for f in feats}
+        rows, X, X_var, dropped, repaired = self._select_block(mask, feats, min_significance, significance_column,
+                                                               nan_policy, slice(0, self.n_rows), None)
+        _say_dropped(dropped, nan_policy, stacklevel=4)
+        if rows.size == 0:
+            _refuse_empty(self.release, cuts, dropped)
+        _say_repaired(repaired, stacklevel=4)
+        return rows, X, X_var, feats, {"dropped": dropped, "repaired": repaired[0]}
+
+    def _select_block(self, mask, feats, min_significance, significance_column, nan_policy, block: slice,
+                      population):
+        """The rows of ``block`` that ``mask`` selects and pass the cuts, their features, what was dropped (source ->
+        columns) and what was repaired (error column -> count, and the features repairing), said by the caller.
+        ``population``: feature -> its `Feature.population` over every row (None: over the block's)."""
+        def read(name: str) -> np.ndarray:
+            return self._numbers(name, block)
+
+        mask = mask[block]
+        measured = {f: f.measure(read, None if population is None else population[f]) for f in feats}
         # A row is unusable when a used value is NaN or infinite (the significance included), an error
         # is negative, or an error is one that the feature's upper_limit / missing_error policy says to drop.
         nonfinite: dict[int, list[str]] = {}
@@ -536,7 +570,7 @@ class Catalog:
 
         keep = mask.copy()
         if min_significance is not None:
-            significance = self._numbers(significance_column)
+            significance = read(significance_column)
             flag(significance_column, ~np.isfinite(significance))
             with np.errstate(invalid="ignore"):
                 keep &= (significance > min_significance) | ~np.isfinite(significance)
@@ -544,51 +578,107 @@ class Catalog:
             for column, bad in measured[f][2].items():
                 flag(column, bad)
         nonfinite = {i: cols for i, cols in nonfinite.items() if keep[i]}
-        dropped = {self.names[i]: cols for i, cols in sorted(nonfinite.items())}
-        if dropped:
-            message = (
-                f"{len(dropped)} source(s) of the selection have NaN, infinite or invalid values in used columns: "
-                + "; ".join(f"{name} ({', '.join(cols)})" for name, cols in list(dropped.items())[:10])
-                + (" ..." if len(dropped) > 10 else "")
-            )
-            if nan_policy == "raise":
-                raise ValueError(message + " (nan_policy='raise'; use nan_policy='drop' to leave them out)")
-            warnings.warn(message + " -- dropped (nan_policy='drop')", DroppedRowsWarning, stacklevel=3)
-            keep[list(nonfinite)] = False
-        rows = np.nonzero(keep)[0]
-        if rows.size == 0:
-            counts = Counter(c for cols in dropped.values() for c in cols)
-            why = (f"; all {len(dropped)} source(s) left were dropped for NaN, infinite or invalid values in "
-                   + ", ".join(f"{c} ({n})" for c, n in counts.most_common())) if dropped else ""
-            raise ValueError(f"the selection is empty in {self.release}: no source passes {cuts}{why}")
-        ids = self.names[rows]
-        columns = transform_all(feats, [measured[f][0][rows] for f in feats], [measured[f][1][rows] for f in feats], ids)
+        names = self.names[block]
+        dropped = {names[i]: cols for i, cols in sorted(nonfinite.items())}
+        if dropped and nan_policy == "raise":
+            _say_dropped(dropped, nan_policy)
+        keep[list(nonfinite)] = False
+        local = np.nonzero(keep)[0]
+        if local.size == 0:
+            return local + block.start, np.zeros((0, len(feats))), np.zeros((0, len(feats))), dropped, ({}, [], 0)
+        columns = transform_all(feats, [measured[f][0][local] for f in feats], [measured[f][1][local] for f in feats],
+                                names[local])
         X = np.column_stack([c[0] for c in columns])
         X_var = np.column_stack([c[1] for c in columns])
-        return rows, X, X_var, feats, {"dropped": dropped, "repaired": self._repaired(feats, rows)}
+        return local + block.start, X, X_var, dropped, self._repaired(feats, local, read)
 
-    def _repaired(self, feats: Sequence[Feature], rows: np.ndarray) -> dict[str, int]:
-        """Error column -> how many of the selected ``rows`` had a missing error repaired, said in a warning."""
+    def _repaired(self, feats: Sequence[Feature], rows: np.ndarray, read) -> tuple[dict[str, int], list[Feature], int]:
+        """Error column -> how many of the selected ``rows`` (of what ``read`` gives) had a missing error repaired,
+        the features that repaired one, and how many sources had one."""
         hit: dict[str, np.ndarray] = {}
         repairing: list[Feature] = []
         for f in feats:
-            for column, missing in f.repaired_errors(self._numbers).items():
+            for column, missing in f.repaired_errors(read).items():
                 hit[column] = hit.get(column, np.zeros(rows.size, dtype=bool)) | missing[rows]
                 if missing[rows].any():
                     repairing.append(f)
         counts = {column: int(mask.sum()) for column, mask in hit.items() if mask.any()}
-        if counts:
-            n = int(np.logical_or.reduce([mask for mask in hit.values()]).sum())
-            how = repaired_how(f.missing_error for f in repairing)
-            warnings.warn(f"{n} source(s) of the selection have an error the catalog does not give (NaN or its "
-                          f"'not measured' value) {how}: {repaired_text(counts)} -- kept", RepairedRowsWarning,
-                          stacklevel=4)
-        return counts
+        return counts, repairing, int(np.logical_or.reduce(list(hit.values())).sum()) if counts else 0
+
+    def rows(self, rows: slice) -> "Catalog":
+        """The catalog of the rows ``rows`` (a view of this one's table): what a block of rows looks up of its own
+        sources (positions, flags, counterparts) without a pass over every row.
+
+        Returns
+        -------
+        Catalog
+            The same release, file and provenance, ``n_rows`` the block's.
+        """
+        table = self.table[rows]
+        return Catalog(table, dataclasses.replace(self._prov, n_rows=len(table)))
+
+    def pool_blocks(self, select: str | Sequence[str] = (UNASSOCIATED,), features: str | Sequence[Any] | None = None,
+                    rows: int = 65536) -> Iterator[NoisyDataset]:
+        """`pool` (``nan_policy="drop"``, no significance cut) in blocks of ``rows`` catalog rows: each block's
+        sources, features and variances are those `pool` gives them, bit for bit (the population's errors are the
+        whole catalog's), while memory holds one block's features whatever the catalog's rows.
+
+        The dropped and repaired sources are said once, after the last block (as `pool` says them); an empty
+        selection is refused then.  A block that selects no source is skipped.  Each dataset's ``meta`` counts its
+        own block, ``meta["block"]`` the catalog rows it was selected from (`rows`); ``meta["blocks"]`` of the last one
+        holds the whole selection's counts (``n_samples``, ``dropped``, ``repaired``).
+
+        Yields
+        ------
+        NoisyDataset
+            The selected sources of each block of rows, in catalog order.
+        """
+        rows = int(rows)
+        if rows < 1:
+            raise ValueError(f"rows must be a positive number of catalog rows per block; got {rows}")
+        tokens = [select] if isinstance(select, str) else list(select)
+        if not tokens:
+            raise ValueError("select must name at least one of 'unassociated' or a class code")
+        wanted = {"" if t.lower() == UNASSOCIATED else t.lower() for t in tokens}
+        self._check_codes(wanted - {""})
+        mask = np.isin(self.class_codes, list(wanted))
+        significance_column = self.columns.significance
+        cuts = {"select": tokens, "min_significance": None, "significance_column": significance_column}
+        feats = self.features(features)
+        population = {f: f.population(self._numbers) for f in feats}
+        dropped: dict[str, list[str]] = {}
+        repaired: dict[str, int] = {}
+        repairing: list[Feature] = []
+        selected, n_repaired, last = 0, 0, None
+        for start in range(0, self.n_rows, rows):
+            block = slice(start, min(start + rows, self.n_rows))
+            found, X, X_var, gone, (fixed, fixing, n) = self._select_block(mask, feats, None, significance_column,
+                                                                           "drop", block, population)
+            n_repaired += n
+            dropped.update(gone)
+            for column, count in fixed.items():
+                repaired[column] = repaired.get(column, 0) + count
+            repairing += [f for f in fixing if f not in repairing]
+            if found.size == 0:
+                continue
+            if last is not None:
+                yield last
+            selected += found.size
+            last = self._build(found, X, X_var, None, (), feats, {"dropped": gone, "repaired": fixed}, cuts)
+            last.meta["block"] = [block.start, block.stop]
+        order = list(dict.fromkeys(c for f in feats for c in f.columns))
+        repaired = dict(sorted(repaired.items(), key=lambda item: order.index(item[0])))  # as `pool` lists them
+        _say_dropped(dropped, "drop", stacklevel=2)
+        if last is None:
+            _refuse_empty(self.release, cuts, dropped)
+        _say_repaired((repaired, repairing, n_repaired), stacklevel=2)
+        last.meta["blocks"] = {"n_samples": selected, "dropped": dropped, "repaired": repaired}
+        yield last
 
     def _build(self, rows, X, X_var, y, class_names, feats: Sequence[Feature], counted, cuts) -> NoisyDataset:
         columns = {key: getattr(self.columns, role) for key, role in _AUX_COLUMNS.items()}
-        aux = {key: _floats(self.table[name])[rows] for key, name in columns.items() if name in self.table.colnames}
-        aux["CLASS1"] = text_values(self.table[self.columns.class_code])[rows]
+        aux = {key: _floats(self.table[name][rows]) for key, name in columns.items() if name in self.table.colnames}
+        aux["CLASS1"] = self.class1[rows]
         meta = {
             **self.provenance(),
             "cuts": cuts,
@@ -605,3 +695,35 @@ class Catalog:
             aux=aux,
             meta=meta,
         )
+
+
+def _say_dropped(dropped: Mapping[str, Sequence[str]], nan_policy: str, stacklevel: int = 4) -> None:
+    """The sources left out for NaN, infinite or invalid values, in a warning (``nan_policy="raise"``: an error)."""
+    if not dropped:
+        return
+    message = (
+        f"{len(dropped)} source(s) of the selection have NaN, infinite or invalid values in used columns: "
+        + "; ".join(f"{name} ({', '.join(cols)})" for name, cols in list(dropped.items())[:10])
+        + (" ..." if len(dropped) > 10 else "")
+    )
+    if nan_policy == "raise":
+        raise ValueError(message + " (nan_policy='raise'; use nan_policy='drop' to leave them out)")
+    warnings.warn(message + " -- dropped (nan_policy='drop')", DroppedRowsWarning, stacklevel=stacklevel)
+
+
+def _refuse_empty(release: str, cuts: Mapping[str, Any], dropped: Mapping[str, Sequence[str]]) -> None:
+    counts = Counter(c for cols in dropped.values() for c in cols)
+    why = (f"; all {len(dropped)} source(s) left were dropped for NaN, infinite or invalid values in "
+           + ", ".join(f"{c} ({n})" for c, n in counts.most_common())) if dropped else ""
+    raise ValueError(f"the selection is empty in {release}: no source passes {cuts}{why}")
+
+
+def _say_repaired(repaired: tuple[Mapping[str, int], Sequence[Feature], int], stacklevel: int = 4) -> None:
+    """The kept sources whose missing errors were repaired (counts by error column, the features repairing, the
+    sources), in a warning."""
+    counts, repairing, n = repaired
+    if counts:
+        how = repaired_how(f.missing_error for f in repairing)
+        warnings.warn(f"{n} source(s) of the selection have an error the catalog does not give (NaN or its "
+                      f"'not measured' value) {how}: {repaired_text(counts)} -- kept", RepairedRowsWarning,
+                      stacklevel=stacklevel)

@@ -284,9 +284,19 @@ def _own(release: str, class1: np.ndarray, assoc1: np.ndarray, class2: np.ndarra
 
 
 def _release_columns(catalog: Catalog, rows: np.ndarray, other: Catalog, order: int, load: Any,
-                     notes: list[str], evidence: list[list[_Evidence]]) -> dict[str, np.ndarray]:
-    """Route 3 for one other release: its source, class and association per row (none where it is not linked)."""
-    link = _links(catalog, other, load, notes)
+                     notes: list[str], evidence: list[list[_Evidence]],
+                     links: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
+    """Route 3 for one other release: its source, class and association per row (none where it is not linked).
+    ``links``: the links already made (`known_about`), this one added."""
+    if links is None or other.release not in links:
+        made: list[str] = []
+        found = (_links(catalog, other, load, made), made)
+        if links is not None:
+            links[other.release] = found
+    else:
+        found = links[other.release]
+    link, said = found
+    notes.extend(said)
     if link is None:
         return {}
     link = link[rows]
@@ -385,7 +395,8 @@ def _ellipses(catalog: Catalog, rows: np.ndarray, notes: list[str]) -> tuple[np.
 # ------------------------------------------------------------------ the function
 def known_about(catalog: Catalog | str | os.PathLike, names: Sequence[str] | None = None, *,
                 pulsars: str | os.PathLike | pd.DataFrame | None = PSRCAT_FILE,
-                releases: Sequence[Catalog | str] | None = None) -> pd.DataFrame:
+                releases: Sequence[Catalog | str] | None = None,
+                links: dict[str, Any] | None = None) -> pd.DataFrame:
     """What is already known about each source named ``names`` of ``catalog`` (all its sources without), by the
     routes and in the precedence of this module's docstring.
 
@@ -401,6 +412,10 @@ def known_about(catalog: Catalog | str | os.PathLike, names: Sequence[str] | Non
     releases : sequence of Catalog or str, optional
         The other releases to give the class of (default: every shipped release but the catalog's own, loaded
         here); an empty sequence checks none.  A release a link goes through is loaded when not given.
+    links : dict, optional
+        The links of ``catalog`` to other releases made by an earlier call about the same catalog, filled as they
+        are made: a caller asking about a large catalog's sources a block at a time passes one empty dict, and
+        each link (a pass over every row of both catalogs) is made once.
 
     Returns
     -------
@@ -459,7 +474,7 @@ def known_about(catalog: Catalog | str | os.PathLike, names: Sequence[str] | Non
 
     checked = []
     for order, other in enumerate(others, start=2):
-        columns = _release_columns(catalog, rows, other, order, load, notes, evidence)
+        columns = _release_columns(catalog, rows, other, order, load, notes, evidence, links)
         if columns:
             checked.append(other.release)
             out.update(columns)

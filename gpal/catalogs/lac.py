@@ -48,7 +48,7 @@ from gpal.catalogs.catalog import CATALOG_DIR, text_values
 from gpal.files import read_bytes
 
 __all__ = ["LAC_COLUMNS", "LAC_FEATURES", "LAC_FILES", "LAC_REDSHIFT_FEATURES", "LAC_RELEASE", "LAC_TABLE_COLUMNS",
-           "join_4lac", "join_coverage", "lac_features", "lac_rows", "lac_table_columns", "read_4lac", "with_lac_features"]
+           "join_4lac", "join_coverage", "lac_features", "lac_note", "lac_rows", "lac_table_columns", "read_4lac", "with_lac_features"]
 
 #: The shipped 4LAC-DR3 files: high latitude (|b| > 10 deg, 3407 AGN) and low latitude (407).
 LAC_FILES = (CATALOG_DIR / "table-4LAC-DR3-h.fits.gz", CATALOG_DIR / "table-4LAC-DR3-l.fits.gz")
@@ -261,10 +261,15 @@ def lac_table_columns(catalog: Any, ids: Sequence[str], lac: pd.DataFrame | None
                               for name, (column, _, _) in LAC_TABLE_COLUMNS.items()})
         return empty, f"no {LAC_RELEASE} columns: {catalog.release} names no 4FGL source"
     out = pd.DataFrame({name: joined[column].to_numpy() for name, (column, _, _) in LAC_TABLE_COLUMNS.items()})
+    out.attrs["lac_rows"] = found = int((joined["LAC_Name"] != "").sum())
+    return out, lac_note(catalog, found, len(ids), lac)
+
+
+def lac_note(catalog: Any, found: int, n: int, lac: pd.DataFrame | None = None) -> str:
+    """In words what `lac_table_columns` joined: ``found`` of ``n`` sources of ``catalog`` have a 4LAC row (a table
+    made in blocks of rows says it once, of them all; a block's count is its columns' ``attrs["lac_rows"]``)."""
     files = ", ".join(Path(f).name for f in (lac.attrs.get("files", []) if lac is not None else LAC_FILES))
-    found = int((joined["LAC_Name"] != "").sum())
-    return out, (f"{LAC_RELEASE} ({files}) joined by {_join_column(catalog)}: {found} of {len(ids)} sources have a "
-                 "4LAC row")
+    return f"{LAC_RELEASE} ({files}) joined by {_join_column(catalog)}: {found} of {n} sources have a 4LAC row"
 
 
 def _text_column(column: str) -> bool:

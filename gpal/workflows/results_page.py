@@ -49,7 +49,7 @@ SECTIONS = (
     ("none_of_these", '"None of these"', ("faint",)),
     ("published", "The published experiments", ("waveform",)),
     ("likelihoods", "Likelihoods and model families", ()),
-    ("timings", "Timings", ("parts", "step", "prediction", "batched", "methods", "tests", "tests_cpu")),
+    ("timings", "Timings", ("parts", "step", "prediction", "memory", "batched", "methods", "tests", "tests_cpu")),
 )
 _MARKER = "<!-- numbers -->"
 _REGENERATE = "python -m gpal.workflows.results_page"

@@ -11,7 +11,7 @@ from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
-__all__ = ["MISSING_ERROR_REPAIRS", "pick", "population_errors", "read_error", "refuse_rows", "repaired_how",
+__all__ = ["MISSING_ERROR_REPAIRS", "pick", "population_errors", "population_medians", "read_error", "refuse_rows", "repaired_how",
            "repaired_text"]
 
 #: What each policy that keeps a row without an error does with it, in words.
@@ -106,18 +106,30 @@ def read_error(raw: np.ndarray, column: str, label: str, two_sided: str, sentine
     return lower, upper, upper_limit, missing, negative
 
 
-def population_errors(lower: np.ndarray, upper: np.ndarray, missing: np.ndarray, negative: np.ndarray, column: str,
-                       label: str) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper errors with each ``missing`` row given the median error of the rows that have one.
-
-    A catalog gives no error where it measured none (4FGL's Unc_Frac_Variability = 10 where the
-    variability is set to 0): the median over the whole catalog is what a source of unknown error
-    plausibly has, where reading the value as exact would claim it is known perfectly.
-    """
+def population_medians(lower: np.ndarray, upper: np.ndarray, missing: np.ndarray, negative: np.ndarray, column: str,
+                       label: str) -> tuple[float, float] | None:
+    """The median lower and upper errors of the rows that have one, what `population_errors` gives a row without
+    (None where every row has one)."""
     known = ~(missing | negative)
     if missing.any() and not known.any():
         raise ValueError(f"feature {label!r} gives missing errors the population's error, but no row of {column!r} "
                          "has an error; use missing_error='exact' or 'drop'")
     if not missing.any():
+        return None
+    return float(np.median(lower[known])), float(np.median(upper[known]))
+
+
+def population_errors(lower: np.ndarray, upper: np.ndarray, missing: np.ndarray, negative: np.ndarray, column: str,
+                      label: str, medians: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper errors with each ``missing`` row given the median error of the rows that have one.
+
+    A catalog gives no error where it measured none (4FGL's Unc_Frac_Variability = 10 where the
+    variability is set to 0): the median over the whole catalog is what a source of unknown error
+    plausibly has, where reading the value as exact would claim it is known perfectly.  ``medians``: that
+    median where these rows are a block of the catalog (`population_medians` of all its rows).
+    """
+    if medians is None:
+        medians = population_medians(lower, upper, missing, negative, column, label)
+    if not missing.any():
         return lower, upper
-    return np.where(missing, np.median(lower[known]), lower), np.where(missing, np.median(upper[known]), upper)
+    return np.where(missing, medians[0], lower), np.where(missing, medians[1], upper)

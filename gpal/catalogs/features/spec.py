@@ -19,7 +19,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from gpal.catalogs.features.errors import MISSING_ERROR_REPAIRS, pick, population_errors, read_error, refuse_rows
+from gpal.catalogs.features.errors import (
+    MISSING_ERROR_REPAIRS, pick, population_errors, population_medians, read_error, refuse_rows,
+)
 from gpal.catalogs.features.propagation import transform_all
 from gpal.catalogs.features.transforms import COMBINES, REDUCES, TRANSFORMS, combine_first_order, combine_values
 
@@ -287,10 +289,12 @@ class Feature:
         raise TypeError(f"a feature spec must be a Feature, a dict or a string; got {type(spec).__name__}")
 
     # ------------------------------------------------------------ evaluation
-    def measure(self, read: Callable[[str], np.ndarray]) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    def measure(self, read: Callable[[str], np.ndarray], population: Mapping[tuple[str, Any], Any] | None = None
+                ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
         """Untransformed values, their errors and the unusable rows of every catalog row.
 
-        ``read(column)`` returns a catalog column as floats.  The errors are what
+        ``read(column)`` returns a catalog column as floats; ``population``: where ``read`` gives a block of the
+        catalog's rows, the `population` of all of them, so that the block's values are the whole catalog's.  The errors are what
         ``transform_values`` takes: for first-order features one 1-sigma error per row (of the
         combined value for a ratio or hardness ratio); for Monte Carlo features the error model
         of each operand, an (n, operands, 3) array of [value, lower sigma, upper sigma].  The
@@ -308,12 +312,13 @@ class Feature:
             Column name -> (n,) boolean mask of the rows it makes unusable.
         """
         if self.reduce is not None:
-            return self._measure_bands(read)
-        x, lo, up, bad = self._one(read, self.column, self.band, self.error)
+            return self._measure_bands(read, population)
+        x, lo, up, bad = self._one(read, self.column, self.band, self.error, population)
         operands = [(x, lo, up)]
         value = x
         if self.combine is not None:
-            y, lo_y, up_y, bad_other = self._one(read, self.other_column, self.other_band, self.other_error or self.error)
+            y, lo_y, up_y, bad_other = self._one(read, self.other_column, self.other_band, self.other_error or self.error,
+                                                 population)
             for column, rows in bad_other.items():
                 bad[column] = bad.get(column, np.zeros_like(rows)) | rows
             operands.append((y, lo_y, up_y))
@@ -335,18 +340,38 @@ class Feature:
         dict
             Error column name -> (n,) boolean mask; empty when the feature drops such rows instead.
         """
+        out: dict[str, np.ndarray] = {}
+        for band, error in self._error_operands(read) if self.missing_error != "drop" else ():
+            raw = pick(read(error), band, error, self.label, is_error=True)
+            missing = read_error(raw, error, self.label, self.two_sided, self.error_sentinel)[3]
+            out[error] = out.get(error, np.zeros_like(missing)) | missing
+        return out
+
+    def population(self, read: Callable[[str], np.ndarray]) -> dict[tuple[str, Any], tuple[float, float] | None]:
+        """(error column, band) -> the median lower and upper errors ``missing_error="population"`` gives a row of
+        ``read``'s rows without one: what `measure` of a block of them takes to give the whole catalog's values.
+
+        Returns
+        -------
+        dict
+            Empty for a feature of another ``missing_error``.
+        """
+        out = {}
+        for band, error in self._error_operands(read) if self.missing_error == "population" else ():
+            raw = pick(read(error), band, error, self.label, is_error=True)
+            lower, upper, _, missing, negative = read_error(raw, error, self.label, self.two_sided,
+                                                            self.error_sentinel)
+            out[(error, band)] = population_medians(lower, upper, missing, negative, error, self.label)
+        return out
+
+    def _error_operands(self, read) -> list[tuple[Any, str]]:
+        """(band, error column) of each operand that has an error column."""
         operands = [(self.band, self.error)]
         if self.combine is not None:
             operands.append((self.other_band, self.other_error or self.error))
         if self.reduce is not None:
             operands = [(b, error) for _, b, error in self._band_operands(read)]
-        out: dict[str, np.ndarray] = {}
-        for band, error in operands if self.missing_error != "drop" else ():
-            if error is not None:
-                raw = pick(read(error), band, error, self.label, is_error=True)
-                missing = read_error(raw, error, self.label, self.two_sided, self.error_sentinel)[3]
-                out[error] = out.get(error, np.zeros_like(missing)) | missing
-        return out
+        return [(band, error) for band, error in operands if error is not None]
 
     def _band_operands(self, read) -> list[tuple[str, int | None, str | None]]:
         """(column, band within it, error column) of every band of ``bands``: one multi-band column's bands, or
@@ -383,11 +408,11 @@ class Feature:
         rules = (self.two_sided, self.upper_limit, self.missing_error, self.error_sentinel, self.lower_bound)
         return [read + rules for read in reads]
 
-    def _measure_bands(self, read):
+    def _measure_bands(self, read, population):
         """``measure`` of a ``reduce`` feature: every band of ``bands`` is an operand of the error model."""
         operands, bad = [], {}
         for column, b, error in self._band_operands(read):
-            x, lo, up, bad_b = self._one(read, column, b, error)
+            x, lo, up, bad_b = self._one(read, column, b, error, population)
             operands.append(np.stack([x, lo, up], axis=-1))
             for name, rows in bad_b.items():
                 bad[name] = bad.get(name, np.zeros_like(rows)) | rows
@@ -414,7 +439,7 @@ class Feature:
         position = (self.bands or tuple(range(x.shape[1]))).index(self.band) if self.reduce == "share" else 0
         return REDUCES[self.reduce](x, position)
 
-    def _one(self, read, column, band, error):
+    def _one(self, read, column, band, error, population=None):
         """Values, lower and upper 1-sigma errors (0 where exact) and unusable rows of one operand."""
         values = pick(read(column), band, column, self.label)
         bad = {column: ~np.isfinite(values)}
@@ -445,7 +470,8 @@ class Feature:
         if self.missing_error == "drop":
             bad[error] = missing
         if self.missing_error == "population":
-            lower, upper = population_errors(lower, upper, missing, negative, error, self.label)
+            lower, upper = population_errors(lower, upper, missing, negative, error, self.label,
+                                             None if population is None else population[(error, band)])
             missing = np.zeros_like(missing)
         unusable = missing | negative
         return values, np.where(unusable, 0.0, lower), np.where(unusable, 0.0, upper), bad

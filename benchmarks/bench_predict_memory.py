@@ -1,0 +1,91 @@
+"""``gpal predict``'s peak memory and time on a catalog of many rows: 4FGL-DR4's rows repeated, only the columns the
+main job's model reads and those naming and placing a source.
+
+Writes the catalog into a temporary folder (never into the repository; 222 MB for 10^6 rows), runs
+``gpal predict MODEL --catalog it --select all`` under ``/usr/bin/time -v`` and prints the rows, the peak resident
+memory, the wall and CPU seconds and the predicted classes; ``--keep`` leaves the catalog for another run::
+
+    gpal classify --out /tmp/mj --no-progress
+    python benchmarks/bench_predict_memory.py /tmp/mj --rows 1000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+#: The columns written: the main job's features' (FL16Y's preset on DR4's layout) and what names and places a source.
+COLUMNS = ("Source_Name", "CLASS1", "RAJ2000", "DEJ2000", "GLON", "GLAT", "Signif_Avg", "Flux1000", "Unc_Flux1000",
+           "Energy_Flux100", "Unc_Energy_Flux100", "Pivot_Energy", "LP_Index", "Unc_LP_Index", "PL_Index",
+           "Unc_PL_Index", "LP_SigCurv", "LP_beta", "Unc_LP_beta", "Variability_Index", "Frac_Variability",
+           "Unc_Frac_Variability", "Flux_Band", "Unc_Flux_Band")
+
+
+def repeated_catalog(rows: int, path: Path) -> Path:
+    """DR4's rows repeated to ``rows``, each copy after the first renamed (``<name> r<k>``: a catalog lists a source
+    once), with DR4's keywords so that the file reads as DR4."""
+    from astropy.io import fits
+    from astropy.table import Table
+
+    from gpal.catalogs.catalog import CATALOG_DIR, HDU_NAME, RELEASES
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with fits.open(CATALOG_DIR / RELEASES["4FGL-DR4"].file) as hdul:
+            header = hdul[HDU_NAME].header
+            table = Table.read(hdul[HDU_NAME])[list(COLUMNS)]
+            keys = {k: header[k] for k in ("CDS-NAME", "VERSION", "DataRelease") if k in header}
+    copies = -(-rows // len(table))
+    big = table[np.tile(np.arange(len(table)), copies)[:rows]]
+    copy = np.repeat(np.arange(copies), len(table))[:rows]
+    names = np.char.strip(np.asarray(big["Source_Name"]).astype(str))
+    big["Source_Name"] = np.where(copy == 0, names, np.char.add(np.char.add(names, " r"), copy.astype(str)))
+    hdu = fits.table_to_hdu(big)
+    hdu.name = HDU_NAME
+    hdu.header.update(keys)
+    primary = fits.PrimaryHDU()
+    primary.header.update(keys)
+    fits.HDUList([primary, hdu]).writeto(path)
+    return path
+
+
+def measured(report: str) -> dict[str, float]:
+    """Peak resident memory (GiB), wall and CPU seconds from ``/usr/bin/time -v``'s report."""
+    def value(label: str) -> str:
+        return re.search(rf"{re.escape(label)}: (.+)", report).group(1).strip()
+
+    parts = [float(p) for p in value("Elapsed (wall clock) time (h:mm:ss or m:ss)").split(":")]
+    wall = sum(p * 60 ** k for k, p in enumerate(reversed(parts)))
+    return {"peak_gib": int(value("Maximum resident set size (kbytes)")) / 2**20, "wall_s": wall,
+            "cpu_s": float(value("User time (seconds)")) + float(value("System time (seconds)"))}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("model", help="a gpal classify (or gpal train) folder of the main job's features")
+    parser.add_argument("--rows", type=int, default=10**6, help="catalog rows (default 10^6)")
+    parser.add_argument("--keep", type=Path, default=None, help="write the catalog here and keep it (reused if there)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        catalog = args.keep or Path(tmp) / f"repeated_{args.rows}.fits"
+        if not catalog.is_file():
+            repeated_catalog(args.rows, catalog)
+        command = ["/usr/bin/time", "-v", sys.executable, "-m", "gpal.cli", "predict", args.model, "--catalog",
+                   str(catalog), "--select", "all", "--no-progress", "--out", str(Path(tmp) / "t.csv")]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode:
+            raise SystemExit(f"gpal predict failed:\n{done.stderr}")
+        m = measured(done.stderr)
+        print(f"{args.rows} rows: peak {m['peak_gib']:.2f} GiB, {m['wall_s']:.0f} s wall, {m['cpu_s']:.0f} CPU s; "
+              f"{done.stdout.strip()}")
+
+
+if __name__ == "__main__":
+    main()
