@@ -13,7 +13,7 @@ features; and the derivative of the ELBO in log V by automatic differentiation b
 finite difference, so that a gradient lost between the variance and the objective would show.
 
     python benchmarks/paper001_fo_variance.py --dataset vehicle --splits 0 1 --jobs 2 \
-        --json docs/papers/001_fo_variance.json
+        --json docs/papers/probes/001_fo_variance.json
 """
 
 from __future__ import annotations
