@@ -307,6 +307,49 @@ def test_latent_with_vanishing_noise_agrees_with_none():
     np.testing.assert_allclose(p_lat.numpy(), p_none.numpy(), atol=1e-5)
 
 
+def test_first_order_elbo_gradient_reaches_the_learned_variance():
+    """NIMGP-FO learns V (sec. 3.4) only through the extra variance of eq. 16: the training ELBO's gradient in
+    V's unconstrained variable must be that of the objective, feature by feature."""
+    X, y, X_var = _data()
+    model = build_model(X, y, num_classes=C, num_inducing=8, input_noise="first_order", noise_variance="learned",
+                        likelihood="robustmax", initial_learned_variance=0.2)
+    _randomise(model)
+    raw = model.noise_variance.learned.unconstrained_variable
+    args = (_t(X), _t(X_var), tf.constant(y), tf.range(40, dtype=tf.int64), tf.constant([0, 1], tf.int64))
+    with tf.GradientTape() as tape:
+        elbo = model.elbo(*args)
+    auto = tape.gradient(elbo, raw).numpy()
+    start, h, fd = raw.numpy(), 1e-5, np.zeros(D)
+    for j in range(D):
+        step = np.zeros(D)
+        step[j] = h
+        raw.assign(start + step)
+        up = model.elbo(*args).numpy()
+        raw.assign(start - step)
+        fd[j] = (up - model.elbo(*args).numpy()) / (2 * h)
+    raw.assign(start)
+    assert np.abs(fd).min() > 1e-3  # V moves the objective in every feature
+    np.testing.assert_allclose(auto, fd, rtol=1e-5)
+
+
+def test_first_order_elbo_falls_with_the_variance_once_the_labels_are_fitted():
+    """Why a learned NIMGP-FO variance goes to zero: V only widens q(f_i) (eq. 15-16) and no ELBO term rewards
+    it, so where every training label is the latent mean's argmax (two classes: P(y) = Phi(margin / sd)) each
+    increase of V lowers the bound; the KL does not depend on V."""
+    X, _, X_var = _data()
+    model = build_model(X, np.arange(40) % 2, num_classes=2, num_inducing=8, input_noise="first_order",
+                        noise_variance="known", likelihood="robustmax")
+    rng = np.random.default_rng(0)
+    model.gp.q_mu.assign(rng.normal(size=(8, 2)))
+    mean = model.gp.marginals(_t(X))[0].numpy()
+    fitted = tf.constant(np.argmax(mean, 1))
+    idx, seed = tf.range(40, dtype=tf.int64), tf.constant([0, 1], tf.int64)
+    bounds = [model.elbo(_t(X), _t(v * X_var), fitted, idx, seed).numpy() for v in (0.0, 0.5, 1.0, 2.0, 4.0)]
+    assert np.all(np.diff(bounds) < 0), bounds
+    against = tf.constant(1 - np.argmax(mean, 1))  # every label the other class: widening helps
+    assert model.elbo(_t(X), _t(4 * X_var), against, idx, seed) > model.elbo(_t(X), _t(0 * X_var), against, idx, seed)
+
+
 def test_noise_variance_modes():
     X_var = _t(np.array([[0.1, 0.0], [0.2, 0.0]]))
     np.testing.assert_array_equal(NoiseVariance("known", 2)(X_var).numpy(), X_var.numpy())
