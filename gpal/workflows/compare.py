@@ -16,8 +16,9 @@ Methods:
 - ``svgp-<step|probit|logit>-fixed-delta``: the same with the label-flip delta held at its
   starting value 1e-3 instead of learned (paper 000, sec. IV-B1 and Fig. 4);
 - ``svgp-softmax-mc``: the softmax likelihood with E_q[log softmax_y(f)] estimated by Monte Carlo
-  (``SOFTMAX_MC_SAMPLES`` reparameterised draws, as GPflow's ``Softmax``): the variational softmax GPC
-  that paper 003 compares against (``svgp-softmax`` is paper 000's GPCsm, its closed-form Gumbel bound);
+  (``SOFTMAX_MC_SAMPLES`` reparameterised draws, GPflow's ``Softmax`` count; seeded, so the same draws at
+  every step): the variational softmax GPC that paper 003's text compares against (``svgp-softmax`` is
+  paper 000's GPCsm, its closed-form Gumbel bound);
 - ``dirichlet``: ``DirichletGPClassifier`` (alpha_eps chosen from 0.1/0.01/0.001 by training MNLL);
 - ``gpr-platt``: ``GPRPlattClassifier`` (GP regression on the labels, Platt-scaled on 20 % of the
   training rows: paper 003's baseline);
