@@ -19,6 +19,11 @@ gives it) are read as an observer would read the lists:
   against the first variant; and the model's own N-class NLL beside logistic regression with the same classes (the
   later check's).
 
+**None of these** (`OOD_RATES`): the default variant's outlier score re-thresholded on its own held-out sources at
+each false-positive rate, scored by FL16Y as above (the flag alone, and with the other class), with the share of
+the labelled non-blazar AGN (the classes no class of the open sky holds) it flags: the rate's default
+(`gpal.estimators.outliers.OOD_FALSE_POSITIVE_RATE`) was chosen here.
+
 With ``--flagged`` it also counts, over the default variant's target lists, how often a flagged candidate kept its
 class, and the FL16Y default run's lists against every route of `gpal.catalogs.known_sources.known_about` (no
 known source may be in a list).
@@ -30,6 +35,7 @@ known source may be in a list).
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -46,16 +52,22 @@ LATER = ("FL16Y", "4FGL-DR4")
 VARIANTS = {
     "closed sky + pool prior": ["--classes", "blazar_pulsar", "--pool-prior"],
     "open sky + pool prior": ["--classes", "open_sky", "--pool-prior"],
+    # the other class without the populations a pulsar powers or may power (pwn; spp, "SNR or PWN"): what the
+    # confusion of pulsars with them costs and buys
+    "open sky, other without spp and pwn": ["--classes", "bll,fsrq,pulsar=psr+msp,other=snr+glc+hmb+bin+lmb+nov+sfr"
+                                            "+gc+sbg+gal", "--no-pool-prior"],
     "open sky": ["--classes", "open_sky", "--no-pool-prior"],
 }
 BLAZARS, PULSARS = ("bll", "fsrq", "bcu"), ("psr", "msp")
 #: Later classes that say nothing: none, "unknown nature", no counterpart in the later release.
 NO_CLASS = ("", "unk", "missing")
 N_BOOT = 2000
+#: False-positive rates of the "none of these" flag the study compares.
+OOD_RATES = (0.05, 0.02, 0.01)
 
 
 def _slug(variant: str) -> str:
-    return variant.replace(" + ", "_").replace(" ", "_")
+    return re.sub(r"[^a-z0-9]+", "_", variant)
 
 
 def run(runs: Path, release: str, variant: str) -> Path:
@@ -131,6 +143,25 @@ def three_class_losses(folder: Path, check: Path | None = None) -> pd.Series:
     return pd.Series(-np.log(np.clip(p, 1e-12, 1.0)), index=scored["Source_Name"].to_numpy())
 
 
+def loss_parts(folder: Path, check: Path | None = None) -> dict[str, tuple[int, float]]:
+    """`three_class_losses` split by what the run was given and what the later release found: bcu that became blazars,
+    unassociated sources that became blazars, unassociated sources that became pulsars (count, mean loss); and the
+    run's mean p_other on the last."""
+    sources = _sources(folder, check).set_index("Source_Name")
+    losses = three_class_losses(folder, check)
+    given = sources.loc[losses.index, "CLASS1"].astype(str).str.strip().str.lower().to_numpy()
+    later = sources.loc[losses.index, "later_class"].to_numpy()
+    pulsar = np.isin(later, PULSARS)
+    parts = {"bcu -> blazar": (given == "bcu") & ~pulsar, "unassociated -> blazar": (given == "") & ~pulsar,
+             "unassociated -> pulsar": (given == "") & pulsar}
+    out = {name: (int(mask.sum()), float(losses[mask].mean()) if mask.any() else float("nan"))
+           for name, mask in parts.items()}
+    p_other = sources.loc[losses.index[parts["unassociated -> pulsar"]], "p_other_gpal"] \
+        if "p_other_gpal" in sources else pd.Series(0.0, index=[0])
+    out["p_other of unassociated -> pulsar"] = (int(parts["unassociated -> pulsar"].sum()), float(p_other.mean()))
+    return out
+
+
 def paired(losses: pd.Series, reference: pd.Series, seed: int = 0) -> tuple[float, float, float]:
     """Mean of ``losses - reference`` over their common sources and its 95% bootstrap interval."""
     common = losses.index.intersection(reference.index)
@@ -146,6 +177,50 @@ def model_nll(folder: Path) -> dict[str, list[float]]:
     rows = check[check["measure"].str.fullmatch(r"\d+-class nll")].set_index("model")
     return {m: [float(rows.at[m, k]) for k in ("value", "low", "high", "diff", "diff_low", "diff_high")]
             for m in ("gpal", "logistic") if m in rows.index}
+
+
+def none_of_these_rates(folder: Path) -> list[dict[str, float]]:
+    """The run's outlier score (its ``ood.json``) thresholded at each of `OOD_RATES` on the run's own held-out
+    sources (``tables/heldout.csv``, re-scored), read against the later classes of its FL16Y check."""
+    import json
+    import warnings
+
+    from gpal.catalogs.catalog import load_catalog
+    from gpal.catalogs.classes import parse_class_spec
+    from gpal.catalog_jobs.selection import DEFAULT_FEATURES
+    from gpal.estimators.outliers import PopulationOutlierScore
+
+    record = json.loads((folder / "ood.json").read_text())
+    scorer = PopulationOutlierScore.from_config(record["scorer"])
+    identity = json.loads((folder / "run.json").read_text())["identity"]
+    catalog = load_catalog(identity["catalog"]["release"])
+    classes, merge = parse_class_spec(identity["class_spec"])
+    trained = [code for name in classes for code in merge.get(name, (name,))]
+    present = {code.lower() for code in catalog.class_counts()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        labelled = catalog.pool(select=[c for c in trained if c in present], features=DEFAULT_FEATURES)
+        untrained = [c for c in record.get("left_out", {}) if c != "unk"]
+        agn = scorer.score(catalog.pool(select=untrained, features=DEFAULT_FEATURES)) if untrained else np.zeros(0)
+    held_out = pd.read_csv(folder / "tables" / "heldout.csv")["Source_Name"].str.strip()
+    held = scorer.score(labelled)[np.isin(np.char.strip(np.asarray(labelled.ids).astype(str)), held_out)]
+    scores = pd.read_csv(folder / "classifications.csv", keep_default_na=False)[["Source_Name", "ood_score"]]
+    sources = _sources(folder).merge(scores, on="Source_Name")
+    unassociated = sources[(sources["CLASS1"].astype(str).str.strip() == "")
+                           & ~sources["later_class"].isin(NO_CLASS)]
+    other = ~np.isin(unassociated["later_class"].to_numpy(), (*BLAZARS, *PULSARS))
+    called_other = np.char.startswith(unassociated["predicted_class"].to_numpy(str), "other")
+    rows = []
+    for rate in OOD_RATES:
+        threshold = float(np.quantile(held, 1 - rate))
+        flagged = unassociated["ood_score"].to_numpy(float) > threshold
+        rows.append({"rate": rate, "held out": held.size, "threshold": threshold,
+                     "classified flagged": float(np.mean(scores["ood_score"].to_numpy(float) > threshold)),
+                     "main flagged": float(flagged[~other].mean()), "other flagged": float(flagged[other].mean()),
+                     "main leaked": float((flagged | called_other)[~other].mean()),
+                     "other caught": float((flagged | called_other)[other].mean()),
+                     "non-blazar AGN flagged": f"{int(np.sum(agn > threshold))}/{agn.size}"})
+    return rows
 
 
 def flagged_kept(runs: Path, variant: str) -> pd.DataFrame:
@@ -199,7 +274,7 @@ def known_in_lists(folder: Path) -> dict[str, int]:
 def _tables(runs: Path) -> list[dict]:
     from gpal.workflows.records import make_table
 
-    observer, nll, model = [], [], []
+    observer, nll, model, parts = [], [], [], []
     for later in LATER:
         for release in RELEASES[:RELEASES.index(later)] if later in RELEASES else RELEASES:
             first = run(runs, release, next(iter(VARIANTS)))
@@ -218,6 +293,8 @@ def _tables(runs: Path) -> list[dict]:
                 diff = paired(losses, reference)
                 nll.append([pair, variant, len(losses), f"{losses.mean():.3f}",
                             f"{diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}]"])
+                split = loss_parts(folder, check)
+                parts.append([pair, variant, *(f"{split[k][1]:.3f} ({split[k][0]})" for k in split)])
                 for name, (v, lo, hi, d, dlo, dhi) in model_nll(check).items():
                     model.append([pair, variant, name, f"{v:.3f} [{lo:.3f}, {hi:.3f}]",
                                   "" if name == "gpal" else f"{d:+.3f} [{dlo:+.3f}, {dhi:+.3f}]"])
@@ -229,6 +306,10 @@ def _tables(runs: Path) -> list[dict]:
         make_table(["check", "variant", "n", "3-class NLL", f"minus {next(iter(VARIANTS))} (paired 95%)"], nll,
                    "llrrr", "Every classified source the later release calls bll, fsrq, psr or msp: -log of the run's probability "
                    "of that class (lower is better; a four-class model's mass on other counts against it)"),
+        make_table(["check", "variant", "bcu -> blazar", "unassociated -> blazar", "unassociated -> pulsar",
+                    "mean p_other, unassociated -> pulsar"], parts, "llrrrr",
+                   "Where the 3-class NLL goes: its mean over the sources the run was given as bcu or unassociated and "
+                   "the later release calls a blazar or a pulsar (count)"),
         make_table(["check", "variant", "model", "NLL over the model's classes", "minus gpal (paired 95%)"], model,
                    "lllrr", "The later check's own measure, beside logistic regression with the same classes and "
                    "features (its baselines are not moved by the pool prior)"),
@@ -245,6 +326,15 @@ def main(argv: list[str] | None = None) -> int:
     from gpal.workflows.records import make_record, make_table, table_markdown, write_record
 
     tables = _tables(args.runs)
+    rates = [[release, f"{r['rate']:.2f}", f"{r['threshold']:.1f}", f"{r['classified flagged']:.3f}",
+              f"{r['main flagged']:.3f}", f"{r['other flagged']:.2f}", f"{r['main leaked']:.3f}",
+              f"{r['other caught']:.2f}", r["non-blazar AGN flagged"]]
+             for release in RELEASES for r in none_of_these_rates(run(args.runs, release, "open sky"))]
+    tables.append(make_table(["release -> FL16Y", "rate", "threshold", "classified flagged", "later blazars and "
+                              "pulsars flagged", "later other flagged", "main leaked", "other caught",
+                              "non-blazar AGN flagged"], rates, "lrrrrrrrr",
+                             "The default run's \"none of these\" at each false-positive rate on its held-out sources, "
+                             "alone and with the other class (main leaked, other caught)"))
     if args.flagged:
         counts = flagged_kept(args.runs, "open sky")
         tables.append(make_table(["candidates", *counts.columns], [[i, *map(int, r)] for i, r in counts.iterrows()],

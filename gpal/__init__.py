@@ -25,6 +25,15 @@ _LAZY = {
     "PopulationOutlierScore": "gpal.estimators.outliers",
     "fit_batched": "gpal.estimators.batched",
     "predict_proba_batched": "gpal.estimators.batched",
+    # a user's own releases, presets, acquisitions and likelihoods, registered at run time (docs/extending.md)
+    "register_release": "gpal.catalogs.releases",
+    "unregister_release": "gpal.catalogs.releases",
+    "register_preset": "gpal.catalogs.features.presets",
+    "unregister_preset": "gpal.catalogs.features.presets",
+    "register_acquisition": "gpal.active.base",
+    "unregister_acquisition": "gpal.active.base",
+    "register_likelihood": "gpal.models.likelihoods.base",
+    "unregister_likelihood": "gpal.models.likelihoods.base",
 }
 
 __all__ = ["NoisyDataset", "Split", "Standardizer", *_LAZY]

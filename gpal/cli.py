@@ -2,7 +2,7 @@
 
 The options of a job's settings are generated from what the library declares: an
 estimator's parameters (`gpal.estimators.settings.estimator_settings`) and a job's own
-settings (``SETTINGS`` of `gpal.catalog_jobs.classify` and `gpal.catalog_jobs.active`), with
+settings (``SETTINGS`` of `gpal.catalog_jobs.classify`, `campaign_settings()` of `gpal.catalog_jobs.active`), with
 choices from the registries, the value's form from the constraints and defaults from the
 library (which checks the values); so a setting added there is an option here without an edit.
 
@@ -337,7 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
     from gpal.catalogs.catalog import RELEASES
     from gpal.catalogs.releases import NEWEST_RELEASE
     from gpal.evaluation.baselines import BASELINES
-    from gpal.catalog_jobs.active import SETTINGS as CAMPAIGN_SETTINGS
+    from gpal.catalog_jobs.active import campaign_settings
     from gpal.catalog_jobs.classify import SETTINGS as MAIN_JOB_SETTINGS
     from gpal.catalog_jobs.layout import DEFAULT_OUT_DIR
     from gpal.catalog_jobs.prediction import DEFAULT_CHUNK_SIZE, DEFAULT_SELECT
@@ -435,7 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
         "until they have).")
     _add_selection(active, classes=main_job.classes, features=main_job.features)
     active.add_argument("--out", required=True, help="run folder (checkpoint/, report.md, learning curves)")
-    _add_settings(active.add_argument_group("campaign settings"), CAMPAIGN_SETTINGS, _JOB)
+    _add_settings(active.add_argument_group("campaign settings"), campaign_settings(), _JOB)
     _add_estimator(active, main_job_estimator(), "seed of every random choice", flags={"batch_size": "--train-batch-size"})
     _add_common(active, "replace a folder that holds a different run")
     active.set_defaults(run=_active)

@@ -16,7 +16,7 @@ import math
 import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 __all__ = [
     "AnyOf",
@@ -147,7 +147,11 @@ class Real(Constraint):
 
 @dataclass(frozen=True)
 class OneOf(Constraint):
-    """One of ``options``, of the same type (so ``True`` is not ``1`` and ``1`` is not ``"1"``)."""
+    """One of ``options``, of the same type (so ``True`` is not ``1`` and ``1`` is not ``"1"``).
+
+    ``options`` may be a registry (`gpal.registry.Registry`): it is read at each check, so a name a
+    user registers later is accepted and offered.
+    """
 
     options: Sequence[Any]
 
@@ -234,16 +238,17 @@ class Satisfies(Constraint):
     """Any rule written as a predicate, with the words that describe it.
 
     ``names``: the strings it accepts, where the rule also takes objects but its names can be
-    listed (a registry's): a command line offers them as its choices.
+    listed (a registry's, read at each use so that later registrations count): a command line offers
+    them as its choices, and ``{names}`` in ``description`` is replaced by their list.
     """
 
     predicate: Callable[[Any], bool]
     description: str
-    names: tuple[str, ...] = ()
+    names: Iterable[str] = ()
 
     @property
     def expected(self) -> str:  # type: ignore[override]
-        return self.description
+        return self.description.replace("{names}", str(list(self.names)))
 
     def ok(self, value: Any) -> bool:
         try:

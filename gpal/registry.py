@@ -6,7 +6,8 @@ module). Built-in entries are written here as ``"module:Class"`` (``"module"`` f
 module) and imported on first use, so the names (for the CLI's ``choices=``, the
 workflow schemas, the constraints and the docs) cost no TensorFlow import. A class
 defined elsewhere can join with ``register`` (likelihoods and acquisitions do so
-themselves when they declare a name). Fixed choices that are not extension points
+themselves when they declare a name; ``gpal.register_acquisition`` and ``gpal.register_likelihood`` are the
+calls a user's own code makes). Fixed choices that are not extension points
 (input priors, noise-variance modes, inference schemes, logistic bounds) are tuples
 here. Adding a built-in is one line here; nothing else keeps a list. A default that
 several layers share (the likelihood, the follow-up acquisition) is stated here once.
@@ -85,11 +86,16 @@ FOLLOW_UP_ACQUISITION = "bald"
 
 
 class Registry(MutableMapping[str, Any]):
-    """Names -> classes (or modules); built-in entries are import paths resolved on first use."""
+    """Names -> classes (or modules); built-in entries are import paths resolved on first use.
+
+    A registry is one live object: code that imported it by name sees every entry registered later,
+    so a user's own class joins with `register` and every reader (choices, constraints, lookups) has it.
+    """
 
     def __init__(self, what: str, entries: dict[str, str]):
         self.what = what
         self._entries: dict[str, Any] = dict(entries)
+        self._builtin = frozenset(entries)
 
     def names(self) -> tuple[str, ...]:
         """The registered names, in registration order, without importing anything."""
@@ -121,21 +127,50 @@ class Registry(MutableMapping[str, Any]):
         """
         return tuple(name for name in self._entries if getattr(self[name], capability))
 
-    def register(self, name: str, cls: type) -> None:
-        """Add ``cls`` as ``name``; the built-in entry of that name must be this very class."""
+    def register(self, name: str, cls: Any, *, replace: bool = False) -> None:
+        """Add ``cls`` as ``name``; a name already taken by another class is refused unless ``replace``.
+
+        The same class registered again (a built-in's import path naming it, a module reloaded) is no clash.
+        """
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"{self.what} names are non-empty strings; got {name!r}")
         entry = self._entries.get(name)
-        if isinstance(entry, str):
-            if entry != f"{cls.__module__}:{cls.__qualname__}":
-                raise ValueError(f"{self.what} name {name!r} is taken by {entry}")
-        elif entry is not None and entry is not cls and entry.__qualname__ != cls.__qualname__:
-            raise ValueError(f"{self.what} name {name!r} is taken by {entry.__module__}:{entry.__qualname__}")
+        if entry is not None and not replace and not _same(entry, cls):
+            taken = entry if isinstance(entry, str) else f"{entry.__module__}:{entry.__qualname__}"
+            raise ValueError(f"{self.what} name {name!r} is already registered ({taken}); "
+                             "pass replace=True to replace it")
         self._entries[name] = cls
 
-    def __setitem__(self, name: str, cls: type) -> None:
-        self._entries[name] = cls
+    def register_named(self, name: str, cls: Any, base: type, *, replace: bool = False) -> None:
+        """Register ``cls``, a subclass of ``base``, as ``name``, which becomes its ``name`` (what its configs hold).
+
+        For a class written without a ``name`` of its own (one that declares a name registered itself when it
+        was defined, and may only be registered under that name).
+        """
+        if not (isinstance(cls, type) and issubclass(cls, base)):
+            raise TypeError(f"{self.what} {name!r} must be a subclass of {base.__module__}.{base.__qualname__}; "
+                            f"got {cls!r}")
+        own = cls.__dict__.get("name")
+        if isinstance(own, str) and own and own != name:
+            raise ValueError(f"{cls.__qualname__} declares the name {own!r}: register it as {own!r}, or write it "
+                             "without a name of its own")
+        self.register(name, cls, replace=replace)
+        cls.name = name
+
+    def unregister(self, name: str) -> None:
+        """Remove the entry a user registered as ``name``; a built-in entry stays (the defaults rely on it)."""
+        if name not in self._entries:
+            raise KeyError(f"no {self.what} {name!r} is registered; registered: {list(self._entries)}")
+        if name in self._builtin:
+            raise ValueError(f"{self.what} {name!r} is built in and cannot be unregistered; "
+                             "register another under its name with replace=True")
+        del self._entries[name]
+
+    def __setitem__(self, name: str, cls: Any) -> None:
+        self.register(name, cls)
 
     def __delitem__(self, name: str) -> None:
-        del self._entries[name]
+        self.unregister(name)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._entries)
@@ -146,8 +181,20 @@ class Registry(MutableMapping[str, Any]):
     def __contains__(self, name: object) -> bool:
         return name in self._entries
 
+    # one registry is one object (Mapping's __eq__ would import every entry to compare them)
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
     def __repr__(self) -> str:
         return f"Registry({self.what!r}, {list(self._entries)})"
+
+
+def _same(entry: Any, cls: Any) -> bool:
+    """Whether a registered entry is ``cls``: itself, its import path, or the same class defined again by a reload."""
+    if isinstance(entry, str):
+        return entry == f"{getattr(cls, '__module__', '')}:{getattr(cls, '__qualname__', '')}"
+    return entry is cls or (getattr(entry, "__module__", None), getattr(entry, "__qualname__", None)) == \
+        (getattr(cls, "__module__", ""), getattr(cls, "__qualname__", ""))
 
 
 ESTIMATORS = Registry("estimator family", {

@@ -161,3 +161,46 @@ def test_no_import_cycles():
                     parents[nxt] = node
                     stack.append(nxt)
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+# ------------------------------------------------------------------ the library apart from the lab
+#: The repository's folders beside the package that are not the library: studies, benchmarks and maintainers'
+#: tools.  An installed gpal has none of them, so the library must never import them.
+LAB = ("benchmarks", "workflows", "tools")
+
+
+def _lab_imports(source: str, where: str) -> list[str]:
+    """The lab modules ``source`` imports: ``import``/``from`` statements, and ``import_module`` or ``__import__`` of a
+    literal name, at the top or inside a function."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names = [(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names = [(node.module or "", node.lineno)]
+        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None))
+              in ("import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)):
+            names = [(node.args[0].value, node.lineno)]
+        else:
+            continue
+        found += [f"{where}:{line} imports {name}" for name, line in names if name.split(".")[0] in LAB]
+    return found
+
+
+def test_the_library_never_imports_the_lab():
+    offenders = [hit for path in sorted(MODULES.values())
+                 for hit in _lab_imports(path.read_text(encoding="utf-8"), str(path.relative_to(PACKAGE.parent)))]
+    assert not offenders, "the library imports the lab:\n" + "\n".join(offenders)
+
+
+@pytest.mark.parametrize(("source", "caught"), [
+    ("import benchmarks.bench_open_sky", ["m.py:1 imports benchmarks.bench_open_sky"]),
+    ("from workflows import x", ["m.py:1 imports workflows"]),
+    ("def f():\n    from tools.compare_commits import main", ["m.py:2 imports tools.compare_commits"]),
+    ("importlib.import_module('benchmarks.bench_4lac')", ["m.py:1 imports benchmarks.bench_4lac"]),
+    ("__import__('tools')", ["m.py:1 imports tools"]),
+    ("from gpal.workflows import load_workflow\nfrom . import tools\nimport workflows_extra", []),
+])
+def test_a_lab_import_is_caught_and_the_librarys_own_workflows_are_not(source, caught):
+    assert _lab_imports(source, "m.py") == caught

@@ -148,7 +148,7 @@ def test_acquisitions_register_where_they_are_defined():
     try:
         assert ACQUISITIONS["test_closest"] is Closest
         assert isinstance(make_acquisition("test_closest"), Closest)
-        with pytest.raises(ValueError, match="acquisition name 'bald' is taken"):
+        with pytest.raises(ValueError, match="acquisition name 'bald' is already registered"):
             type("Impostor", (Acquisition,), {"name": "bald", "scores": lambda self, m, X: None})
     finally:
         del ACQUISITIONS["test_closest"]
@@ -170,3 +170,34 @@ def test_needs_X_var_follows_the_parameters():
     assert not NoisyGPClassifier(input_noise="none").needs_X_var
     assert NoisyGPClassifier(input_noise="latent").needs_X_var
     assert not NoisyGPClassifier(input_noise="latent", noise_variance="learned").needs_X_var
+
+
+def test_a_likelihood_registered_from_a_users_code_reaches_the_estimator_and_the_cli():
+    import gpal
+    from gpal.cli import build_parser
+    from gpal.constraints import InvalidParameter
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
+    from gpal.models.likelihoods.base import RobustMax, make_likelihood
+
+    class Sharper(RobustMax):
+        """Robust-max under a name of the user's."""
+
+    gpal.register_likelihood("sharper_throwaway", Sharper)
+    try:
+        made = make_likelihood("sharper_throwaway", num_classes=3)
+        assert isinstance(made, Sharper) and made.name == "sharper_throwaway"
+        assert NoisyGPClassifier(likelihood="sharper_throwaway").validate_params() is None
+        assert _option(build_parser(), "train", "--likelihood").choices[-1] == "sharper_throwaway"
+        with pytest.raises(InvalidParameter, match=r"likelihood must be a likelihood name \[.*'sharper_throwaway'\]"):
+            NoisyGPClassifier(likelihood="nope").validate_params()
+        other = type("Other", (RobustMax,), {})
+        with pytest.raises(ValueError, match=r"likelihood name 'softmax' is already registered .*replace=True"):
+            gpal.register_likelihood("softmax", other)
+        with pytest.raises(ValueError, match=r"a likelihood name must be a lower-case string"):
+            gpal.register_likelihood("Other", other)
+        with pytest.raises(ValueError, match=r"Sharper declares the name 'sharper_throwaway': register it as"):
+            gpal.register_likelihood("sharper_again", Sharper)  # one class, one name: the one its configs hold
+    finally:
+        gpal.unregister_likelihood("sharper_throwaway")
+    with pytest.raises(InvalidParameter, match="likelihood must be"):
+        NoisyGPClassifier(likelihood="sharper_throwaway").validate_params()

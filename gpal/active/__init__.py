@@ -21,7 +21,9 @@ from gpal.active.acquisition import (
     acquisition_settings,
     make_acquisition,
     power_sample,
+    register_acquisition,
     top_k,
+    unregister_acquisition,
 )
 from gpal.active.loop import (ActiveLearningLoop, ConfigMismatch, LoopResult, initial_pool_test_split, read_state,
                              run_together)

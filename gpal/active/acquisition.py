@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from gpal.active.base import Acquisition, acquisition_settings, make_acquisition
+from gpal.active.base import (Acquisition, acquisition_settings, make_acquisition, register_acquisition,
+                              unregister_acquisition)
 from gpal.active.batches import greedy_diverse, power_sample, top_k
 from gpal.active.pool_access import estimator_of, pool_proba, pool_size, sample_pool_proba
 from gpal.constraints import Integer, Optional, Real, Text
@@ -46,6 +47,8 @@ __all__ = [
     "ACQUISITIONS",
     "acquisition_settings",
     "make_acquisition",
+    "register_acquisition",
+    "unregister_acquisition",
     "top_k",
     "greedy_diverse",
     "power_sample",

@@ -21,7 +21,7 @@ from gpal.estimators.settings import Setting, parameter_docs
 from gpal.evaluation.prior_shift import estimate_target_prior
 from gpal.registry import ACQUISITIONS
 
-__all__ = ["Acquisition", "acquisition_settings", "make_acquisition"]
+__all__ = ["Acquisition", "acquisition_settings", "make_acquisition", "register_acquisition", "unregister_acquisition"]
 
 
 class Acquisition:
@@ -213,3 +213,30 @@ def make_acquisition(spec: str | dict[str, Any] | Acquisition) -> Acquisition:
         raise ValueError(f"acquisition {name!r} takes no options {unknown}; it takes "
                          f"{sorted(acquisition_settings(name))} and the batch rule's")
     return ACQUISITIONS[name](**params)
+
+
+def register_acquisition(name: str, cls: type, *, replace: bool = False) -> None:
+    """Make the acquisition ``cls`` (a subclass of `Acquisition`) known as ``name`` to ``gpal active``, the
+    learning-curve workflows and `make_acquisition`, from a user's own code.
+
+    ``name`` becomes the class's ``name`` (what its ``config()`` and a resumed loop's check hold).  A name
+    already registered is refused unless ``replace``; a built-in cannot be unregistered, but can be replaced.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpal.active import Acquisition, make_acquisition, register_acquisition, unregister_acquisition
+    >>> class FarFromCentre(Acquisition):
+    ...     def scores(self, model, X_pool):
+    ...         return np.linalg.norm(X_pool.X, axis=1)
+    >>> register_acquisition("far_from_centre", FarFromCentre)
+    >>> make_acquisition("far_from_centre").config()["name"]
+    'far_from_centre'
+    >>> unregister_acquisition("far_from_centre")
+    """
+    ACQUISITIONS.register_named(name, cls, Acquisition, replace=replace)
+
+
+def unregister_acquisition(name: str) -> None:
+    """Forget an acquisition a user registered; a built-in one stays."""
+    ACQUISITIONS.unregister(name)

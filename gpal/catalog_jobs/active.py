@@ -51,7 +51,7 @@ from gpal.constraints import Integer, OneOf, Optional, Real, Text
 from gpal.registry import ACQUISITIONS, FOLLOW_UP_ACQUISITION
 from gpal.runs.output_dir import claim_output_dir, recorded_identity
 
-__all__ = ["ACQUISITION_OPTIONS", "ORACLES", "OTHER", "QUERIES_DIR", "SETTINGS", "acquisition_config",
+__all__ = ["ORACLES", "OTHER", "QUERIES_DIR", "acquisition_config", "acquisition_options", "campaign_settings",
            "follow_up_outcomes", "run_active", "write_campaign_report"]
 
 #: Who labels: the catalog's own labels, hidden until asked for, or the observers, in query files.
@@ -64,18 +64,15 @@ QUERIES_DIR = "queries"
 _CAMPAIGN_OWNED = ("seed",)
 
 
-def _offered_options() -> dict[str, str]:
-    """Campaign setting -> acquisition option: every option an acquisition declares but `_CAMPAIGN_OWNED`, under its
-    own name, or ``acquisition_<option>`` where the estimator has a parameter of that name (``n_samples``)."""
+def acquisition_options() -> dict[str, str]:
+    """The acquisitions' options a campaign offers (campaign setting -> option), read from the registered
+    acquisitions when asked, so that one registered later is offered too: every option an acquisition declares
+    but `_CAMPAIGN_OWNED`, under its own name, or ``acquisition_<option>`` where the estimator has a parameter of
+    that name (``n_samples``)."""
     estimator_params = set(NoisyGPClassifier._parameters)
     options = dict.fromkeys(option for name in ACQUISITIONS.names() for option in acquisition_settings(name))
     return {(f"acquisition_{option}" if option in estimator_params else option): option for option in options
             if option not in _CAMPAIGN_OWNED}
-
-
-#: The acquisitions' options a campaign offers (campaign setting -> option), each declared by the acquisitions that
-#: take it: an option added to an acquisition is a campaign setting without an edit here.
-ACQUISITION_OPTIONS = _offered_options()
 
 
 def _takers(option: str) -> dict[str, Setting]:
@@ -99,46 +96,58 @@ def _acquisition_option(option: str) -> JobSetting:
                       "; ".join(f"{name}: {s.doc}" for name, s in takers.items()), record=NEVER)
 
 
-#: A campaign's own settings, beside the selection and the estimator: what ``gpal active`` offers.
-SETTINGS = {
-    # the acquisition and its options are recorded in the acquisition's config
-    "acquisition": JobSetting(OneOf(ACQUISITIONS.names()), FOLLOW_UP_ACQUISITION,
-                              f"how the next sources are chosen ({FOLLOW_UP_ACQUISITION}: the winner of the simulated "
-                              "DR4 campaign; discovery: the most probable sources of target, for a targeted search)",
-                              record=NEVER),
-    **{setting: _acquisition_option(option) for setting, option in ACQUISITION_OPTIONS.items()},
-    "oracle": JobSetting(OneOf(ORACLES), "simulated",
-                         f"who labels: simulated (catalog labels) or file (you, in DIR/{QUERIES_DIR}/*.csv)"),
-    "batch_size": JobSetting(Integer(1), 1, "sources labelled per query"),
-    # raised to continue a run: the same run
-    "queries": JobSetting(Integer(0), 10, "number of queries in all (raise it to continue a run)", record=NEVER),
-    "retrain_epochs": JobSetting(Integer(0), 50, "epochs of each warm-started retraining"),
-    "initial": JobSetting(Integer(1), 100, "simulated: initially labelled sources (the main job's population prior "
-                          "needs 10 per component, 80 in all; with fewer it has fewer components, below 10 the broad "
-                          "prior)"),
-    "pool": JobSetting(Optional(Integer(1)), None, "simulated: pool size (none: all the rest)"),
-    "test": JobSetting(Integer(1), 500, "simulated: test sources"),
-    "test_size": JobSetting(Real(0, 1, low_open=True, high_open=True, meaning="a fraction"), 0.2,
-                            "file oracle: share of the labelled sources kept for testing"),
-    "select": JobSetting(Text(), ",".join(DEFAULT_SELECT), "file oracle: the pool, 'unassociated', 'bcu' or CLASS1 "
-                         "codes, comma-separated (the default: the sources gpal classify classifies)"),
-    **FOLLOW_UP_SETTINGS,
-}
+def campaign_settings() -> dict[str, JobSetting]:
+    """A campaign's own settings, beside the selection and the estimator: what ``gpal active`` offers.
+
+    Built when asked from the registered acquisitions (their names and declared options), so that an acquisition
+    registered from a user's own code is a choice of ``--acquisition`` and its options are settings.
+
+    Returns
+    -------
+    dict
+        Setting name -> `JobSetting`, in the order the command line lists them.
+    """
+    return {
+        # the acquisition and its options are recorded in the acquisition's config
+        "acquisition": JobSetting(OneOf(ACQUISITIONS), FOLLOW_UP_ACQUISITION,
+                                  f"how the next sources are chosen ({FOLLOW_UP_ACQUISITION}: the winner of the "
+                                  "simulated DR4 campaign; discovery: the most probable sources of target, for a "
+                                  "targeted search)", record=NEVER),
+        **{setting: _acquisition_option(option) for setting, option in acquisition_options().items()},
+        "oracle": JobSetting(OneOf(ORACLES), "simulated",
+                             f"who labels: simulated (catalog labels) or file (you, in DIR/{QUERIES_DIR}/*.csv)"),
+        "batch_size": JobSetting(Integer(1), 1, "sources labelled per query"),
+        # raised to continue a run: the same run
+        "queries": JobSetting(Integer(0), 10, "number of queries in all (raise it to continue a run)", record=NEVER),
+        "retrain_epochs": JobSetting(Integer(0), 50, "epochs of each warm-started retraining"),
+        "initial": JobSetting(Integer(1), 100, "simulated: initially labelled sources (the main job's population prior "
+                              "needs 10 per component, 80 in all; with fewer it has fewer components, below 10 the broad "
+                              "prior)"),
+        "pool": JobSetting(Optional(Integer(1)), None, "simulated: pool size (none: all the rest)"),
+        "test": JobSetting(Integer(1), 500, "simulated: test sources"),
+        "test_size": JobSetting(Real(0, 1, low_open=True, high_open=True, meaning="a fraction"), 0.2,
+                                "file oracle: share of the labelled sources kept for testing"),
+        "select": JobSetting(Text(), ",".join(DEFAULT_SELECT), "file oracle: the pool, 'unassociated', 'bcu' or CLASS1 "
+                             "codes, comma-separated (the default: the sources gpal classify classifies)"),
+        **FOLLOW_UP_SETTINGS,
+    }
+
+
 #: The estimator parameters ``run.json`` records beside the loop's checkpoint (which holds every estimator
 #: parameter and the data).
 _RECORDED_ESTIMATOR = ("input_noise", "input_prior", "epochs", "num_inducing")
 
 
 def acquisition_config(name: str, classes: Sequence[str], *, seed: int = 0, **options: Any) -> dict[str, Any]:
-    """The acquisition ``name`` with the campaign's `ACQUISITION_OPTIONS` (by setting name; those left at their
+    """The acquisition ``name`` with the campaign's `acquisition_options` (by setting name; those left at their
     default are the acquisition's) and the campaign's seed where it takes one, checked before anything is read or
     written: an option ``name`` does not take is refused, one it needs is asked for, and the acquisition made from
     the config checks it against the campaign's ``classes`` (`gpal.active.Acquisition.bind_classes`: a target must
     be one of them)."""
     declared = acquisition_settings(name)
-    flag = {option: "--" + setting.replace("_", "-") for setting, option in ACQUISITION_OPTIONS.items()}
-    given = {ACQUISITION_OPTIONS[setting]: value for setting, value in options.items()
-             if value != SETTINGS[setting].default}
+    offered, settings = acquisition_options(), campaign_settings()
+    flag = {option: "--" + setting.replace("_", "-") for setting, option in offered.items()}
+    given = {offered[setting]: value for setting, value in options.items() if value != settings[setting].default}
     for option in given:
         if option not in declared:
             raise ValueError(f"{flag[option]} applies to --acquisition {' or '.join(_takers(option))}, not {name!r}")
@@ -154,7 +163,7 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
                force: bool = False, progress: bool = True, **settings: Any) -> Path:
     """Pool-based active learning on the labelled sources of ``selection``, checkpointed after every query.
 
-    ``settings`` are the campaign's own (`SETTINGS`, each checked against its constraint;
+    ``settings`` are the campaign's own (`campaign_settings`, each checked against its constraint;
     any left out keeps its default).  ``oracle="simulated"``: the sources are split into
     ``initial`` labelled ones, a pool of ``pool`` (default: all the rest) whose labels are
     revealed when queried, and ``test`` sources that score the model after each query.
@@ -168,10 +177,11 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     refused unless ``force``.  ``seed`` draws the split, the initial set and random acquisitions; the
     estimator's own is its ``random_state``.  Returns the path of ``report.md``.
     """
-    s = check_settings(SETTINGS, settings, "run_active")
+    declared = campaign_settings()
+    s = check_settings(declared, settings, "run_active")
     classes, _ = selection.class_groups()
     acquisition = make_acquisition(acquisition_config(s["acquisition"], classes, seed=seed,
-                                                      **{setting: s[setting] for setting in ACQUISITION_OPTIONS}))
+                                                      **{setting: s[setting] for setting in acquisition_options()}))
     estimator = job_estimator(estimator)
     catalog, data = selection.load()
     out = Path(out_dir)
@@ -194,7 +204,7 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     params = estimator.get_params(deep=False)
     identity = {"kind": "gpal.active", "catalog": catalog.provenance(), "classes": _plain(selection.classes),
                 "min_significance": selection.min_significance, "acquisition": acquisition.config(),
-                **recorded_settings(SETTINGS, s), **{name: params.get(name) for name in _RECORDED_ESTIMATOR},
+                **recorded_settings(declared, s), **{name: params.get(name) for name in _RECORDED_ESTIMATOR},
                 **({"adapted_to_few_rows": adapted} if adapted else {}),
                 "seed": seed}
     # The loop checks its settings against the data here, before the folder is claimed, so a refused
@@ -238,13 +248,13 @@ def _follow_up_pool(catalog: Any, pool: NoisyDataset, train: NoisyDataset, test:
     (``ood_score``, ``ood`` and the target columns, indexed by ``Source_Name``).
 
     `_bright_pool`, less the "none of these" sources: the score is fitted on ``train`` and its
-    threshold set on ``test``, as the main job's (`gpal.catalog_jobs.none_of_these.check_outliers`),
+    threshold set on ``test``, as the main job's (`gpal.catalog_jobs.none_of_these.fitted_outlier_score`),
     so a query file reads as its lists do.
     """
-    from gpal.estimators.outliers import PopulationOutlierScore
+    from gpal.catalog_jobs.none_of_these import fitted_outlier_score
 
     pool, targets = _bright_pool(catalog, pool, min_significance, excluded_flags)
-    scorer = PopulationOutlierScore(random_state=seed).fit(train).calibrate(test)
+    scorer = fitted_outlier_score(train, test, seed)
     targets["ood_score"] = scorer.score(pool)
     targets["ood"] = targets["ood_score"].to_numpy() > scorer.threshold_
     keep = ~targets["ood"].to_numpy(bool)

@@ -1,7 +1,7 @@
 """The main job's "none of these": which classified sources lie outside the trained population.
 
 `check_outliers` fits `PopulationOutlierScore` on the training split, sets its threshold on
-the held-out split (5% of those sources flagged), measures it on the labelled sources of
+the held-out split (`fitted_outlier_score`: `OOD_FALSE_POSITIVE_RATE` of those sources flagged), measures it on the labelled sources of
 the classes the model was not trained on (what a user needs to trust a flag), and records for
 ``ood.json`` the fitted score, which `saved_outliers` reads to flag the sources any
 prediction with the folder classifies (``gpal classify`` and ``gpal predict`` alike).  `plane_counts` and `report_paragraph` turn that and the classified table into
@@ -21,7 +21,7 @@ from gpal.catalog_jobs.tables import EXTENDED
 from gpal.data.dataset import NoisyDataset
 from gpal.catalogs.classes import source_groups
 
-__all__ = ["OOD_FILE", "PLANE_DEG", "check_outliers", "left_out_codes", "left_out_sources", "outlier_flags",
+__all__ = ["OOD_FILE", "PLANE_DEG", "check_outliers", "fitted_outlier_score", "left_out_codes", "left_out_sources", "outlier_flags",
            "plane_counts", "read_outlier_record", "report_paragraph", "saved_outliers"]
 
 OOD_FILE = "ood.json"
@@ -52,13 +52,21 @@ def left_out_sources(catalog: Any, codes: Sequence[str], features: Any) -> Noisy
         return catalog.pool(select=list(codes), features=features)
 
 
+def fitted_outlier_score(train: NoisyDataset, test: NoisyDataset, seed: int) -> Any:
+    """`PopulationOutlierScore` fitted on ``train``, its threshold set on ``test`` at `OOD_FALSE_POSITIVE_RATE`, or at
+    the smallest rate ``test`` can set (one of its sources flagged) when it holds too few sources for that rate: a
+    small catalog still gets the flag, at the rate its ``ood.json`` and report state."""
+    from gpal.estimators.outliers import OOD_FALSE_POSITIVE_RATE, PopulationOutlierScore
+
+    rate = max(OOD_FALSE_POSITIVE_RATE, 1.0 / max(test.n_samples, 1))
+    return PopulationOutlierScore(false_positive_rate=rate, random_state=seed).fit(train).calibrate(test)
+
+
 def check_outliers(train: NoisyDataset, test: NoisyDataset, left_out: NoisyDataset | None,
                    seed: int) -> dict[str, Any]:
     """Fit, calibrate and measure the outlier score; the record for ``ood.json`` (`OOD_FILE`), the fitted score with it
     (`saved_outliers` scores the sources to classify by it)."""
-    from gpal.estimators.outliers import PopulationOutlierScore
-
-    scorer = PopulationOutlierScore(random_state=seed).fit(train).calibrate(test)
+    scorer = fitted_outlier_score(train, test, seed)
     record: dict[str, Any] = {"threshold": scorer.threshold_, "false_positive_rate": scorer.false_positive_rate,
                               "n_components": scorer.n_components, "calibrated_on": int(test.n_samples),
                               "scorer": scorer.get_config()}

@@ -16,7 +16,7 @@ from gpal.estimators.settings import Setting
 from gpal.catalogs import load_catalog
 from gpal.catalogs.classes import format_class_spec
 from gpal.catalogs.features import MISSING_ERROR_REPAIRS, RELEASE_PRESET, Feature, resolve_features, with_missing_errors
-from gpal.catalogs.releases import DEFAULT_RELEASE, RELEASES
+from gpal.catalogs.releases import DEFAULT_RELEASE
 from gpal.catalogs.schemes import DEFAULT_SCHEME, resolve_classes
 from gpal.constraints import AnyOf, ListOf, MappingOf, OneOf, Optional, Real, Satisfies, Text, check_values
 from gpal.data.dataset import NoisyDataset
@@ -35,8 +35,8 @@ _FEATURE_SPEC = Satisfies(lambda f: isinstance(f, (str, Mapping, Feature)),
 #: Each field's constraint and meaning; the values are checked against them at construction.
 _FIELDS = {
     "catalog": (Satisfies(lambda v: isinstance(v, (str, os.PathLike)) and bool(str(v)),
-                          f"a release name ({', '.join(RELEASES)}) or the path of a gll_psc_v*.fit[.gz] file"),
-                "a shipped release or the path of a LAT catalog FITS file"),
+                          "a release name (a key of gpal.catalogs.RELEASES) or the path of a gll_psc_v*.fit[.gz] file"),
+                "a known release (shipped or registered) or the path of a LAT catalog FITS file"),
     "classes": (_NAMES, "a class scheme (docs/catalogs.md), a class spec such as 'bll,fsrq,pulsar=psr+msp', "
                         "or a list of classes"),
     "merge": (Optional(MappingOf(_NAMES)), "with a list of classes: class -> the CLASS1 codes it groups"),

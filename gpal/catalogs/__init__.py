@@ -2,13 +2,15 @@
 
 from gpal.catalogs.catalog import (CATALOG_DIR, RELEASES, Catalog, DroppedRowsWarning, RepairedRowsWarning,
                                    load_catalog)
-from gpal.catalogs.features import FEATURE_PRESETS, Feature, repaired_how, repaired_text, resolve_features
-from gpal.catalogs.releases import NEWEST_RELEASE, Release, release_by_name
+from gpal.catalogs.features import (FEATURE_PRESETS, Feature, register_preset, repaired_how, repaired_text,
+                                    resolve_features, unregister_preset)
+from gpal.catalogs.releases import NEWEST_RELEASE, Columns, Release, register_release, release_by_name, unregister_release
 from gpal.catalogs.schemes import CLASS_SCHEMES, coarse_group
 
 __all__ = [
     "CATALOG_DIR",
     "CLASS_SCHEMES",
+    "Columns",
     "RELEASES",
     "Catalog",
     "DroppedRowsWarning",
@@ -19,8 +21,12 @@ __all__ = [
     "RepairedRowsWarning",
     "coarse_group",
     "load_catalog",
+    "register_preset",
+    "register_release",
     "release_by_name",
     "repaired_how",
     "repaired_text",
     "resolve_features",
+    "unregister_preset",
+    "unregister_release",
 ]

@@ -103,7 +103,7 @@ class _Provenance:
 
 
 def load_catalog(name_or_path: str | Path = DEFAULT_RELEASE) -> "Catalog":
-    """Open a shipped release by name (a key of `RELEASES`, any case: ``"4FGL-DR4"``) or a path.
+    """Open a known release by name (a key of `RELEASES`, any case: ``"4FGL-DR4"``; shipped or registered) or a path.
 
     Returns
     -------
@@ -113,12 +113,13 @@ def load_catalog(name_or_path: str | Path = DEFAULT_RELEASE) -> "Catalog":
     key = str(name_or_path)
     record = release_by_name(key)
     if record is not None:
-        path = CATALOG_DIR / record.file
+        if record.file is None:
+            raise FileNotFoundError(f"release {record.name} was registered without a file; give its record a file")
+        path = CATALOG_DIR / Path(record.file).expanduser()  # a registered record's own path stays as it is
         if not path.is_file():
             raise FileNotFoundError(
-                f"the {record.name} catalog should ship at {path} (package data of gpal.catalogs.data) but is missing; "
-                "reinstall gpal"
-            )
+                f"the {record.name} catalog should be at {path} but is missing; " + (
+                    "reinstall gpal" if path.parent == CATALOG_DIR else "check the file of its registered record"))
         return Catalog.from_file(path)
     path = Path(key).expanduser()
     try:
@@ -287,7 +288,7 @@ class Catalog:
         path = Path(path)
         table, header, primary = _read(path)
         catalog = cls(table, dataclasses.replace(_provenance(path, table, header, primary), sha256=file_sha256(path)))
-        expected = {r.file: r.rows for r in RELEASES.values()}.get(path.name)
+        expected = {Path(r.file).name: r.rows for r in RELEASES.values() if r.file}.get(path.name)
         if expected is not None and expected != catalog.n_rows:
             warnings.warn(f"{path.name} has {catalog.n_rows} rows; the published file has {expected}", stacklevel=2)
         return catalog

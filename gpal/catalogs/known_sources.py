@@ -60,7 +60,7 @@ from gpal.catalogs.catalog import Catalog, load_catalog, text_values
 from gpal.catalogs.classes import class1_codes
 from gpal.catalogs.links import link_later
 from gpal.catalogs.psrcat import PSRCAT_FILE, read_psrcat
-from gpal.catalogs.releases import FAMILIES, RELEASES, link_path
+from gpal.catalogs.releases import RELEASES, link_path, release_families
 
 __all__ = ["CLASS_WORDS", "KNOWN_COLUMNS", "MSP_PERIOD", "ROUTES", "angular_offsets", "in_error_ellipse",
            "known_about", "positions_inside"]
@@ -179,7 +179,7 @@ def _floats(catalog: Catalog, column: str | None) -> np.ndarray | None:
 
 def _order(release: Any) -> tuple[int, int]:
     """Where a release stands in time: its family, then its data release."""
-    return FAMILIES.index(release.family), release.data_release
+    return release_families().index(release.family), release.data_release
 
 
 def _class_of(catalog: Catalog) -> tuple[np.ndarray, np.ndarray]:

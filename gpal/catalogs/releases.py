@@ -5,9 +5,10 @@ columns every file of it has), which CLASS1 codes its paper defines, which colum
 quantity gpal reads (position, significance, flux, spectral shape, their errors, the columns a
 follow-up target list needs), its main-job feature preset and how it links to earlier
 releases.  Everything above `gpal.catalogs` asks a record (``catalog.record.columns.X``)
-instead of naming a column, so adding a release is one record here and, for a new layout, a
-`Columns` and a preset in `gpal.catalogs.features.presets`, written from the layout's roles
-(docs/architecture.md, "How to add ...": "A catalog release").
+instead of naming a column, so adding a release is one record, shipped here or registered from a
+user's own code with `register_release`, and, for a new layout, a `Columns` and a preset
+(`gpal.catalogs.features.presets.register_preset`), written from the layout's roles
+(docs/extending.md).
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 __all__ = [
-    "Columns", "DEFAULT_RELEASE", "FAMILIES", "FGL3_FLAGS", "FGL4_FLAGS", "LAT_CLASS_CODES", "NEWEST_RELEASE", "RELEASES", "Release",
-    "identify_release", "link_path", "release_by_name",
+    "Columns", "DEFAULT_RELEASE", "FGL3_FLAGS", "FGL4_FLAGS", "LAT_CLASS_CODES", "NEWEST_RELEASE", "RELEASES", "Release",
+    "identify_release", "link_path", "register_release", "release_by_name", "release_families", "unregister_release",
 ]
 
 # CLASS1 codes of the 4FGL papers (Abdollahi et al. 2020; Ballet et al. 2023), case-folded.
@@ -37,6 +38,15 @@ class Columns:
 
     ``band_flux`` is one multi-band column (4FGL's ``Flux_Band`` (n, 8)) or a tuple of one
     column per band (3FGL's ``Flux100_300`` ...); ``band_flux_error`` likewise, two-sided.
+
+    Examples
+    --------
+    A layout of one's own: the 4FGL names, but for the columns that differ, and None where it has no such column.
+
+    >>> from gpal.catalogs import Columns
+    >>> layout = Columns(significance="SIGMA", flux="FLUX_1_100", flux_error=None)
+    >>> layout.name, layout.significance, layout.flux_error
+    ('Source_Name', 'SIGMA', None)
     """
 
     name: str = "Source_Name"
@@ -139,11 +149,11 @@ class Release:
     """One LAT catalog release: how its file is recognised and read, and how it links to earlier ones.
 
     ``family`` is the header's ``CDS-NAME``; ``data_release`` tells the 4FGL data releases apart
-    (the file's ``DataRelease`` keyword or column; 1 without one).  ``file`` and ``rows`` describe
-    the shipped file.  ``null`` is the value the file writes for "not measured" in float columns
-    (3FGL writes -inf), read as NaN.  ``links`` maps an earlier family to the column of this
-    release that names its sources there (``columns.name`` for the same family: 4FGL names are
-    kept between data releases).  ``preset`` is the main job's feature preset for this release.
+    (the file's ``DataRelease`` keyword or column; 1 without one).  ``file`` (a name in the shipped
+    catalog folder, or the path of a user's own file) and ``rows`` describe the file.  ``null`` is the
+    value the file writes for "not measured" in float columns (3FGL writes -inf), read as NaN.
+    ``links`` maps an earlier family to the column of this release that names its sources there
+    (``columns.name`` for the same family: 4FGL names are kept between data releases).  ``preset`` is the main job's feature preset for this release.
 
     Examples
     --------
@@ -162,7 +172,6 @@ class Release:
     rows: int | None
     columns: Columns
     preset: str
-    name_prefix: str
     class_codes: frozenset = _FGL4_CODES
     links: Mapping[str, str] = field(default_factory=dict)
     null: float | None = None
@@ -198,15 +207,15 @@ class Release:
 
 def _fgl4(name: str, dr: int, file: str | None, rows: int | None, description: str,
           columns: Columns = FGL4_COLUMNS) -> Release:
-    return Release(name, "4FGL", dr, file, rows, columns, "fermi_dr4", "4FGL J",
+    return Release(name, "4FGL", dr, file, rows, columns, "fermi_dr4",
                    links=types.MappingProxyType({"4FGL": "Source_Name", "3FGL": "ASSOC_FGL"}), description=description)
 
 
 _NO_PEAK_ENERGY = dataclasses.replace(FGL4_COLUMNS, peak_energy=None)
 
 #: Shipped releases, oldest first: name -> record.
-RELEASES: Mapping[str, Release] = types.MappingProxyType({r.name: r for r in (
-    Release("3FGL", "3FGL", 1, "gll_psc_v16.fit.gz", 3034, FGL3_COLUMNS, "fermi_3fgl", "3FGL J",
+_SHIPPED = {r.name: r for r in (
+    Release("3FGL", "3FGL", 1, "gll_psc_v16.fit.gz", 3034, FGL3_COLUMNS, "fermi_3fgl",
             class_codes=_FGL3_CODES, null=float("-inf"), flag_meanings=FGL3_FLAGS,
             description="3FGL, 4 years (Acero et al. 2015, ApJS 218, 23)"),
     # 4FGL's first file and DR2's give no LP_EPeak (DR3 added it)
@@ -217,16 +226,95 @@ RELEASES: Mapping[str, Release] = types.MappingProxyType({r.name: r for r in (
     _fgl4("4FGL-DR4", 4, "gll_psc_v35.fit.gz", 7195, "4FGL-DR4, 14 years (Ballet et al. 2023, arXiv:2307.12546)"),
     # FL16Y: DR4's layout less DataRelease / ASSOC_4FGL, plus PriorSigma_Band; ASSOC_FGL holds 4FGL names (and
     # 41 older ones, 26 of them 3FGL, for sources 4FGL lost: too few to link 3FGL by, which goes through 4FGL).
-    Release("FL16Y", "FL16Y", 1, "gll_psc_v41.fit.gz", 7224, FGL4_COLUMNS, "fermi_dr4", "FL16Y J",
+    Release("FL16Y", "FL16Y", 1, "gll_psc_v41.fit.gz", 7224, FGL4_COLUMNS, "fermi_dr4",
             links=types.MappingProxyType({"4FGL": "ASSOC_FGL"}),
             description="FL16Y, the Fermi-LAT 16-year source list (file of 2025-11-19)"),
-)})
-#: The newest shipped release: the last record (they are written oldest first).
-NEWEST_RELEASE = next(reversed(RELEASES))
-#: What the main job reads unless told.
+)}
+_RECORDS: dict[str, Release] = dict(_SHIPPED)
+#: Every known release, oldest first: name -> record.  A live read-only view: a release registered later
+#: (`register_release`) is in it wherever it was imported.
+RELEASES: Mapping[str, Release] = types.MappingProxyType(_RECORDS)
+#: The newest shipped release: the last shipped record (they are written oldest first).
+NEWEST_RELEASE = next(reversed(_SHIPPED))
+#: What the main job reads unless told: a registered release does not change it.
 DEFAULT_RELEASE = NEWEST_RELEASE
-#: The header CDS-NAME of each family gpal reads.
-FAMILIES = tuple(dict.fromkeys(r.family for r in RELEASES.values()))
+
+
+def release_families() -> tuple[str, ...]:
+    """The header CDS-NAME of each family gpal reads, oldest first (registered families included).
+
+    Returns
+    -------
+    tuple of str
+        The families, in the order of their oldest release.
+    """
+    return tuple(dict.fromkeys(r.family for r in _RECORDS.values()))
+
+
+def register_release(release: Release, *, replace: bool = False) -> None:
+    """Make ``release`` known to every verb: `load_catalog` by name, ``--catalog``, the links and the later check.
+
+    A release of a known family takes its place among that family's by ``data_release``; a new family comes
+    after every known one (newest).  Its ``file`` is a path of the user's (or a name in the shipped
+    catalog folder); its ``preset`` is looked up when features are built (`register_preset` adds one).
+    A name (any case) or a family and data release that another record has is refused unless ``replace``;
+    a shipped release cannot be replaced.
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> from gpal.catalogs.releases import RELEASES, register_release, unregister_release
+    >>> dr3 = dataclasses.replace(RELEASES["4FGL-DR4"], name="4FGL-DR3", data_release=3,
+    ...                           file="/data/gll_psc_v31.fit.gz", rows=None)
+    >>> register_release(dr3)
+    >>> list(RELEASES)
+    ['3FGL', '4FGL', '4FGL-DR2', '4FGL-DR3', '4FGL-DR4', 'FL16Y']
+    >>> unregister_release("4FGL-DR3")
+    """
+    if not isinstance(release, Release):
+        raise TypeError(f"register_release takes a gpal.catalogs.releases.Release record; got {type(release).__name__}")
+    for field_name in ("name", "family", "preset"):
+        if not isinstance(getattr(release, field_name), str) or not getattr(release, field_name):
+            raise ValueError(f"a release's {field_name} must be a non-empty string; "
+                             f"got {getattr(release, field_name)!r}")
+    if not isinstance(release.columns, Columns):
+        raise TypeError(f"release {release.name}: columns must be a Columns record; "
+                        f"got {type(release.columns).__name__}")
+    if not isinstance(release.data_release, int) or isinstance(release.data_release, bool) or release.data_release < 1:
+        raise ValueError(f"release {release.name}: data_release must be an integer >= 1; got {release.data_release!r}")
+    clashes = [r.name for r in _RECORDS.values() if r.name.lower() == release.name.lower()
+               or (r.family, r.data_release) == (release.family.upper(), release.data_release)]
+    shipped = [name for name in clashes if name in _SHIPPED]
+    if shipped:
+        raise ValueError(f"release {release.name!r} would replace the shipped release {shipped[0]} (same name or same "
+                         "family and data release); give it a name and data release of its own")
+    if clashes and not replace:
+        raise ValueError(f"release {release.name!r} is already registered as {clashes[0]} (same name or same family "
+                         "and data release); pass replace=True to replace it")
+    family = release.family.upper()
+    others = [r for r in _RECORDS.values() if r.name not in clashes]
+    known = [r.family for r in others]
+    if release.family != family:  # a header's CDS-NAME is compared upper-case
+        release = dataclasses.replace(release, family=family)
+    if family in known:
+        # after the last record of its family that is older, else before the family's first
+        place = max((i + 1 for i, r in enumerate(others)
+                     if r.family == family and r.data_release < release.data_release), default=known.index(family))
+    else:
+        place = len(others)
+    ordered = [*others[:place], release, *others[place:]]
+    _RECORDS.clear()
+    _RECORDS.update((r.name, r) for r in ordered)
+
+
+def unregister_release(name: str) -> None:
+    """Forget a release `register_release` added (any case); a shipped release stays."""
+    record = release_by_name(name)
+    if record is None:
+        raise KeyError(f"no release {name!r} is registered; known: {list(_RECORDS)}")
+    if record.name in _SHIPPED:
+        raise ValueError(f"{record.name} is a shipped release and cannot be unregistered")
+    del _RECORDS[record.name]
 
 
 def link_path(earlier: Release, later: Release) -> tuple[Release, ...]:
@@ -235,7 +323,7 @@ def link_path(earlier: Release, later: Release) -> tuple[Release, ...]:
     ``earlier`` (3FGL -> FL16Y goes through 4FGL-DR4).  ValueError when there is no such path."""
     if earlier.family in later.links:
         return ()
-    between = [r for r in RELEASES.values() if r.name not in (earlier.name, later.name)
+    between = [r for r in _RECORDS.values() if r.name not in (earlier.name, later.name)
                and r.family in later.links and earlier.family in r.links]
     if not between:
         later.link_column(earlier)  # raises, naming what later links to
@@ -243,14 +331,14 @@ def link_path(earlier: Release, later: Release) -> tuple[Release, ...]:
 
 
 def release_by_name(name: str) -> Release | None:
-    """The shipped release called ``name`` (any case), or None.
+    """The known release (shipped or registered) called ``name`` (any case), or None.
 
     Returns
     -------
     Release or None
         Its record.
     """
-    by_name = {key.lower(): record for key, record in RELEASES.items()}
+    by_name = {key.lower(): record for key, record in _RECORDS.items()}
     return by_name.get(str(name).lower())
 
 
@@ -260,11 +348,12 @@ def identify_release(where: str, cds_name: str, data_release: int, colnames) -> 
     A data release of a known family that gpal does not ship (4FGL-DR3) gets its family's record
     under its own name.  ``where`` names the file in messages.
     """
-    family = [r for r in RELEASES.values() if r.family == cds_name.upper()]
+    family = [r for r in _RECORDS.values() if r.family == cds_name.upper()]
     if not family:
         raise ValueError(
             f"{where} is not a catalog gpal can read: header CDS-NAME is {cds_name or 'missing'!r}; expected one of "
-            f"{list(FAMILIES)} (releases {', '.join(f'{r.name} ({r.file})' for r in RELEASES.values())}), in a "
+            f"{list(release_families())} (releases {', '.join(f'{r.name} ({r.file})' for r in _RECORDS.values())}), "
+            "or a family of its own registered with gpal.register_release, in a "
             f"LAT_Point_Source_Catalog HDU with columns {[Columns().name, Columns().class_code]}")
     exact = [r for r in family if r.data_release == data_release]
     if exact:

@@ -32,8 +32,8 @@ def _is_kernel(value: Any) -> bool:
     return value is None or (isinstance(value, str) and value in KERNELS) or is_gpflow_kernel(value)
 
 
-KERNEL = Satisfies(_is_kernel, f"None, a kernel name {list(KERNELS.names())} or a gpflow kernel (copied per latent function)",
-                   names=KERNELS.names())
+KERNEL = Satisfies(_is_kernel, "None, a kernel name {names} or a gpflow kernel (copied per latent function)",
+                   names=KERNELS)
 
 #: The arguments every sparse-GP family takes, stated once; a family adds its own beside them.
 SPARSE_GP_PARAMETERS: dict[str, Constraint] = {
@@ -53,13 +53,12 @@ def _is_likelihood(value: Any) -> bool:
     return isinstance(value, Likelihood)
 
 
-LIKELIHOOD = Satisfies(_is_likelihood, f"a likelihood name {list(LIKELIHOODS.names())} or a gpal.models.Likelihood",
-                       names=LIKELIHOODS.names())
+LIKELIHOOD = Satisfies(_is_likelihood, "a likelihood name {names} or a gpal.models.Likelihood", names=LIKELIHOODS)
 
 #: ``NoisyGPClassifier``'s constructor arguments.
 NOISY_GP_PARAMETERS: dict[str, Constraint] = {
     **SPARSE_GP_PARAMETERS,
-    "input_noise": OneOf(INPUT_NOISE.names()),
+    "input_noise": OneOf(INPUT_NOISE),
     "noise_variance": OneOf(NOISE_VARIANCE_MODES),
     "likelihood": LIKELIHOOD,
     "likelihood_options": Options(),

@@ -104,10 +104,6 @@ class MixturePrior:
         self._whitened_means = np.einsum("kde,ke->kd", self._whiten, means)
         self._log_det = 2.0 * np.sum(np.log(np.diagonal(chol, axis1=-2, axis2=-1)), axis=-1)
 
-    @property
-    def num_components(self) -> int:
-        return self.weights.shape[0]
-
     def _joint(self, X: tf.Tensor, V: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor, tf.Tensor]:
         """log w_k N(x~ | mu_k, T_k) (B, K), T_k = Sigma_k + V, with chol(T_k) and T_k^-1 (x~ - mu_k)."""
         mu = tf.constant(self.means, X.dtype)

@@ -154,10 +154,6 @@ class BoundOptimizer:
 
         return lbfgs.pack(self.variables)
 
-    def set_vector(self, x: np.ndarray) -> None:
-
-        lbfgs.unpack(self.variables, x)
-
     def objective(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """-J^/N and its gradient at the packed variables ``x`` (left assigned).
 

@@ -23,8 +23,9 @@ when the workflow is loaded, any key the run would not produce, so a typo is an 
 not a blank cell.
 
 `comparison_rows` sets each published number against gpal's mean ± SE over the run's
-repeats, and `gpal.workflows.verdicts` judges them: a value within 2 combined SEs, an ordering
-pair by pair, a pair counting only where the paper separates it and gpal's noise resolves it.
+repeats, and `gpal.workflows.verdicts` judges them: a value by the t interval of its difference
+from the paper's, an ordering pair by pair, a pair counting only where the paper separates it and
+gpal's t interval resolves it.
 `write_comparison` writes the table as ``paper_comparison.csv`` / ``.md`` / ``.json`` (with the
 commit, the command, the settings and the budget run against the paper's); `comparison_markdown`
 judges a recorded comparison anew from its numbers, so a record made under an older rule is shown
@@ -224,7 +225,7 @@ def comparison_rows(reference: Mapping[str, Any], measured: Mapping[tuple[str, s
                 rows.append({"setting": setting, "method": method, "metric": metric, "paper_mean": p_mean,
                              "paper_se": p_se, "gpal_mean": g_mean, "gpal_se": g_se, "n": n,
                              "printed": None if correction is None else correction["printed"][0]})
-    return judge_rows(rows, reference["source"]["spread"])
+    return judge_rows(rows, reference["source"]["spread"], reference["source"]["repeats"])
 
 
 def _decimals(x: float | None, significant: int) -> int:
@@ -277,33 +278,40 @@ def _source_line(source: Mapping[str, Any]) -> str:
 
 
 def budget_line(run_budget: Mapping[str, int], paper_budget: Mapping[str, int]) -> str:
-    """'splits 10 (paper 100), epochs 200 (paper 750): reduced' -- the budget run against the paper's."""
-    parts, reduced = [], False
-    for key in dict.fromkeys([*paper_budget, *run_budget]):
-        ran, paper = run_budget.get(key), paper_budget.get(key)
-        if ran is not None and paper is not None and ran != paper:
-            reduced = reduced or ran < paper
+    """'splits 10 (paper 100), epochs 200 (paper 750): reduced from the paper's' -- the budget run against the paper's.
+
+    A count the paper's budget does not hold is "paper: not stated", and the run is then not called the paper's.
+    """
+    parts, reduced, same = [], False, True
+    for key, ran in run_budget.items():
+        paper = paper_budget.get(key)
+        if paper is None:
+            same = False
+            parts.append(f"{key} {ran} (paper: not stated)")
+        elif ran != paper:
+            same, reduced = False, reduced or ran < paper
             parts.append(f"{key} {ran} (paper {paper})")
         else:
-            parts.append(f"{key} {ran if ran is not None else paper}")
-    return ", ".join(parts) + (": reduced from the paper's" if reduced else ": the paper's")
+            parts.append(f"{key} {ran}")
+    suffix = ": reduced from the paper's" if reduced else ": the paper's" if same else ""
+    return ", ".join(parts) + suffix
 
 
 def judged(result: Mapping[str, Any]) -> tuple[list[dict], list[dict]]:
     """A comparison's rows and orderings judged anew from its numbers (`gpal.workflows.verdicts`)."""
-    spread = result["source"]["spread"]
-    rows = judge_rows(result["rows"], spread)
-    return rows, orderings(rows, spread)
+    spread, repeats = result["source"]["spread"], result["source"]["repeats"]
+    rows = judge_rows(result["rows"], spread, repeats)
+    return rows, orderings(rows, spread, repeats)
 
 
 def verdict_counts(rows: Sequence[Mapping[str, Any]], ordered: Sequence[Mapping[str, Any]]) -> str:
-    """'Values: reproduced 3, differs 1. Claimed pairs: 12, reproduced 5, contradicted 1, not resolved 6 ...'."""
-    values = Counter(r["verdict"] for r in rows if r["verdict"] in ("reproduced", "differs"))
+    """'Values: differs 1, interval covers 0 3. Pairs the paper orders: 12; gpal reproduces 5, ...'."""
+    values = Counter(r["verdict"] for r in rows if r["verdict"] in ("interval covers 0", "differs"))
     pairs = pair_counts(ordered)
     parts = []
     if values:
-        parts.append(f"Values: reproduced {values['reproduced']}, differs {values['differs']}.")
-    one_split = pairs["not resolved at one split"]
+        parts.append(f"Values: differs {values['differs']}, interval covers 0 {values['interval covers 0']}.")
+    one_split = pairs["one split: no interval"]
     unresolved = pairs["not resolved"] + one_split
     parts.append(f"Pairs the paper orders: {sum(pairs.values())}; gpal reproduces {pairs['reproduced']}, "
                  f"contradicts {pairs['contradicted']}, leaves {unresolved} not resolved"
@@ -324,14 +332,15 @@ def comparison_markdown(result: Mapping[str, Any], digits: int = 3) -> str:
         _source_line(source),
         f"Budget run: {budget_line(result['budget']['run'], result['budget']['paper'])}.",
         "",
-        "| setting | method | metric | paper | gpal (n) | \\|d\\| / combined SE | verdict |",  # pipes escaped: one cell
+        "| setting | method | metric | paper | gpal (n) | gpal − paper, 95 % t interval | verdict |",
         "|---|---|---|---|---|---:|---|",
     ]
     for r in (r for r in rows if r["verdict"] != "not run"):  # counted, with their settings, at the end
         paper = (f"rank {r['paper_mean']:g}" if ranks else _fmt(r["paper_mean"], r["paper_se"], digits, printed=True))
         if r["printed"] is not None:
             paper += f" (printed {r['printed']:g})"
-        z = "–" if r["z"] is None or not math.isfinite(r["z"]) else f"{r['z']:.1f}"
+        z = ("–" if not math.isfinite(r["low"]) else
+             f"{_fmt(r['difference'], None, digits)} [{_fmt(r['low'], None, digits)}, {_fmt(r['high'], None, digits)}]")
         lines.append(f"| {r['setting']} | {r['method']} | {r['metric']} | {paper} | "
                      f"{_fmt(r['gpal_mean'], r['gpal_se'], digits)} ({r['n']}) | {z} | {r['verdict']} |")
     if ordered:
@@ -392,7 +401,7 @@ def write_comparison(
         "source": reference["source"],
         "budget": {"run": dict(run_budget), "paper": reference["source"]["budget"]},
         "rows": (rows := comparison_rows(reference, measured)),
-        "orderings": orderings(rows, reference["source"]["spread"]),
+        "orderings": orderings(rows, reference["source"]["spread"], reference["source"]["repeats"]),
         "corrections": reference["corrections"],
         "notes": reference["notes"],
     }

@@ -1,21 +1,29 @@
-"""Verdicts on a paper's numbers: a value within its noise, and an ordering judged pair by pair.
+"""Verdicts on a paper's numbers: t intervals over the repeats run, equivalence tests for "similar".
 
 Every verdict of docs/papers.md comes from here, computed from a comparison's rows (the paper's
-mean and SE, gpal's mean, SE and n per setting, method and metric), so a record made under an
-older rule is judged by this one when the page is built.
+mean, SE and repeats; gpal's mean, SE and n per setting, method and metric), so a record made
+under an older rule is judged by this one when the page is built.
 
-*Values*: where the paper gives a spread and gpal ran two or more repeats, a published number is
-*reproduced* when |gpal - paper| is within `AGREEMENT` combined standard errors, else it *differs*.
+A difference between two means with standard errors from few repeats is not normal: with gpal's
+SE over n = 2-5 splits, a 95 % interval must use Student's t with n - 1 degrees of freedom (12.7
+at n = 2, 3.18 at n = 4), not 2.  Two SEs are combined as sqrt(se_a² + se_b²) with the
+Welch-Satterthwaite degrees of freedom (`combined`).  The three unit verdicts:
 
-*Orderings*, pair by pair within one setting and metric (`judge_pair`).  A pair of methods is a
-claim of the paper only where the paper separates them: by more than `AGREEMENT` combined SEs of
-its own numbers where it prints spreads, by any difference at its printed precision where it prints
-none (equal printed numbers are a tie), by different ranks where it states only an order.  gpal
-*reproduces* a claimed pair when its own difference has the paper's sign and exceeds `AGREEMENT`
-combined SEs of gpal's means, *contradicts* it when the reversed difference does, and otherwise
-leaves it *not resolved* (always so with one repeat: no SE, so "not resolved at one split").
-gpal's methods run on the same splits, so combining their SEs as if independent overstates the
-noise of a difference where the methods move together: the rule errs towards "not resolved".
+- a *value* (gpal's mean against the paper's): *differs* where the 95 % interval of the difference
+  excludes 0; *reproduced* only where a margin is declared and the 90 % interval lies inside
+  ±margin (two one-sided tests at 5 %, TOST); otherwise *not resolved* (`value_verdict`);
+- an *order* (the paper's method a ahead of b): *reproduced* where gpal's 95 % interval of the
+  difference lies on the paper's side of 0, *contradicted* where it lies on the other, otherwise
+  *not resolved* (`order_verdict`);
+- *alike* (the paper says a and b perform similarly): *alike* where the 90 % interval lies inside
+  ±margin (TOST), *apart* where the 95 % interval lies outside it, otherwise *not resolved*;
+  without a declared margin "similar" cannot be shown (`alike_verdict`).
+
+A verdict needs an SE: a row with fewer than two repeats has none, and `value_verdict`,
+`order_verdict` and `alike_verdict` refuse it (ValueError); the comparison tables show such a row
+as "one split: no interval".  gpal's methods run on the same splits, so combining their SEs as if
+independent overstates the noise of a difference where the methods move together: the rule errs
+towards "not resolved".
 """
 
 from __future__ import annotations
@@ -24,94 +32,149 @@ import math
 from collections import Counter
 from typing import Any, Iterable, Mapping, Sequence
 
-__all__ = ["AGREEMENT", "RULE", "gpal_gap", "judge_pair", "judge_rows", "orderings", "pair_counts", "value_verdict"]
+from scipy import stats
 
-#: Within this many combined standard errors a published number counts as reproduced, and beyond it
-#: a difference between two methods counts as resolved.
-AGREEMENT = 2.0
+__all__ = ["LEVEL", "RULE", "alike_verdict", "combined", "interval", "judge_rows", "order_verdict", "orderings",
+           "pair_counts", "value_verdict"]
+
+#: Two-sided level of the intervals that resolve a difference; TOST uses the 1 - 2 (1 - LEVEL / 2) interval (90 %).
+LEVEL = 0.95
+_ONE_SPLIT = "one split: no interval"
 
 #: The rule in words, stated once at the top of docs/papers.md.
-RULE = f"""\
-**How the verdicts are reached.** *Values*: where the paper prints a spread and gpal ran two or more
-repeats, a number is *reproduced* when gpal's mean is within {AGREEMENT:g} combined standard errors
-(|d| / sqrt(se_p² + se_g²) ≤ {AGREEMENT:g}) of the paper's, and *differs* otherwise.
-*Orderings*, pair by pair within a setting and metric: a pair of methods is a claim of the paper
-only where the paper separates them, by more than {AGREEMENT:g} combined SEs of its own numbers where it
-prints spreads, by any difference at its printed precision where it prints none (equal printed
-numbers are a tie and claim nothing), by different ranks where it states only an order. gpal
-*reproduces* a claimed pair when its difference has the paper's sign and exceeds {AGREEMENT:g} combined SEs
-of gpal's two means, *contradicts* it when the reversed difference does, and otherwise the pair is
-*not resolved* (with one repeat gpal has no SE: "not resolved at one split"). gpal's SEs are over
-the same splits for every method and are combined as if independent, which errs towards "not
-resolved". A method's row without a value verdict carries the verdict of its claimed pairs:
-contradicted if any is, reproduced if all are, not resolved otherwise."""
-
-_ONE_SPLIT = "not resolved at one split"
+RULE = """\
+**How the verdicts are reached.** Intervals are Student's t over the repeats run: a difference of two
+means with SEs se_a (n_a repeats) and se_b (n_b) has SE sqrt(se_a² + se_b²) and Welch-Satterthwaite
+degrees of freedom, so gpal's SE over 2-5 splits gets t quantiles of n − 1 dof (12.7 at n = 2, 3.18 at
+n = 4) and the paper's SE its own repeats. A one-repeat row has no SE and no verdict; a claim naming one
+is refused. *Values* (gpal's number against the paper's): **differs** where the 95 % interval of the
+difference excludes 0; **reproduced** only within a margin declared in the claims file (the 90 %
+interval inside ± margin: two one-sided tests, TOST); else not resolved. *Orders* (the paper's a ahead
+of b): reproduced where gpal's 95 % interval of b − a lies on the paper's side of 0, **contradicted**
+where it lies on the other. *Similar*: only TOST against a declared margin shows it; without one it
+cannot be reproduced. A claim is reproduced when all it names is, contradicted (differs, for values)
+when any is resolved against it, **not resolved at this budget** when the rest are open and more
+repeats of the same setting could decide them; **not comparable** where a difference in setting
+(hardware, a method not the paper's) decides it, said. A verdict written by hand, where no record holds
+the numbers, is marked *(judgement)*. The margins were declared with this rule, after the recorded runs.
+The tally is counted by the page generator. Methods share splits, so SEs combined as independent err
+towards "not resolved"."""
 
 
 def _finite(x: Any) -> bool:
-    return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
+    return x is not None and isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def value_verdict(paper_mean: float, paper_se: float | None, gpal_mean: float, gpal_se: float | None,
-                  n: int) -> tuple[float, str | None]:
-    """(z, "reproduced" / "differs"), or (nan, None) where the paper has no spread or gpal no SE."""
-    if n < 2 or not _finite(paper_se) or not _finite(gpal_se):
-        return math.nan, None
-    combined = math.hypot(paper_se, gpal_se)
-    gap = abs(gpal_mean - paper_mean)
-    z = gap / combined if combined > 0 else (0.0 if gap == 0 else math.inf)
-    return z, ("reproduced" if z <= AGREEMENT else "differs")
+def combined(se_a: float, n_a: int, se_b: float | None = None, n_b: int | None = None) -> tuple[float, float]:
+    """(SE, degrees of freedom) of a difference of two means: sqrt(se_a² + se_b²) with Welch-Satterthwaite's dof.
 
-
-def _separated(mean_a: float, se_a: float | None, mean_b: float, se_b: float | None, spread: str) -> bool:
-    """Does the paper separate a from b (module docstring)?"""
-    if spread in ("SE", "SD") and _finite(se_a) and _finite(se_b):
-        return abs(mean_a - mean_b) > AGREEMENT * math.hypot(se_a, se_b)
-    return not math.isclose(mean_a, mean_b, rel_tol=0.0, abs_tol=1e-12)  # printed numbers, ranks: any difference
-
-
-def gpal_gap(a: Mapping[str, Any], b: Mapping[str, Any]) -> tuple[float, float] | None:
-    """(gpal's mean of b minus a's, `AGREEMENT` combined SEs of the two), or None with fewer than 2 repeats."""
-    if min(a["n"], b["n"]) < 2 or not (_finite(a.get("gpal_se")) and _finite(b.get("gpal_se"))):
-        return None
-    return b["gpal_mean"] - a["gpal_mean"], AGREEMENT * math.hypot(a["gpal_se"], b["gpal_se"])
-
-
-def judge_pair(a: Mapping[str, Any], b: Mapping[str, Any], spread: str, higher_is_better: bool) -> dict | None:
-    """The verdict on one pair of rows (same setting and metric), or None where the paper claims no order.
-
-    Returns ``{"better": name, "worse": name, "verdict": ...}`` with the paper's better method first;
-    the verdict is "reproduced", "contradicted", "not resolved" or "not resolved at one split".
+    ``se_b`` None is a number without spread (a paper's printed mean): the SE and dof are a's alone.
     """
-    if spread == "rank":  # rank 1 is the best whatever the metric
-        paper_sign = 1.0
-    else:
-        paper_sign = -1.0 if higher_is_better else 1.0
-    if not _separated(a["paper_mean"], a.get("paper_se"), b["paper_mean"], b.get("paper_se"), spread):
+    if n_a < 2 or (se_b is not None and (n_b is None or n_b < 2)):
+        raise ValueError(f"a t interval needs two or more repeats on each side; got n = {n_a}"
+                         + ("" if se_b is None else f" and {n_b}"))
+    if se_b is None:
+        return se_a, float(n_a - 1)
+    va, vb = se_a**2, se_b**2
+    se = math.sqrt(va + vb)
+    if se == 0:
+        return 0.0, float(min(n_a, n_b) - 1)
+    return se, (va + vb) ** 2 / (va**2 / (n_a - 1) + vb**2 / (n_b - 1))
+
+
+def interval(difference: float, se: float, dof: float, level: float = LEVEL) -> tuple[float, float]:
+    """The two-sided ``level`` t interval of ``difference``."""
+    half = float(stats.t.ppf(0.5 + level / 2, dof)) * se
+    return difference - half, difference + half
+
+
+def _tost_level() -> float:
+    """The two-sided level whose interval inside ±margin is TOST with each one-sided test at 1 - LEVEL (0.90)."""
+    return 1 - 2 * (1 - LEVEL)
+
+
+def _need(where: str, n: int, se: Any) -> None:
+    if n < 2 or not _finite(se):
+        raise ValueError(f"{where}: a verdict needs two or more repeats and their SE; got n = {n}, SE = {se!r}")
+
+
+def value_verdict(paper_mean: float, paper_se: float | None, paper_n: int, gpal_mean: float, gpal_se: float,
+                  n: int, margin: float | None = None, where: str = "value") -> dict[str, Any]:
+    """gpal's mean against the paper's: {difference, low, high, dof, verdict} (module docstring).
+
+    ``paper_se`` None is a number printed without spread; ``paper_n`` is the paper's repeats.
+    """
+    _need(where, n, gpal_se)
+    se, dof = combined(gpal_se, n, paper_se if _finite(paper_se) else None, paper_n)
+    difference = gpal_mean - paper_mean
+    low, high = interval(difference, se, dof)
+    verdict = "differs" if low > 0 or high < 0 else "not resolved"
+    if margin is not None:
+        t_low, t_high = interval(difference, se, dof, _tost_level())
+        if -margin < t_low and t_high < margin:
+            verdict = "reproduced"
+    return {"difference": difference, "low": low, "high": high, "dof": dof, "verdict": verdict}
+
+
+def _gap(better: Mapping[str, Any], worse: Mapping[str, Any], where: str) -> tuple[float, float, float]:
+    """(gpal's mean of worse minus better's, combined SE, dof)."""
+    _need(f"{where} ({better['method']})", better["n"], better.get("gpal_se"))
+    _need(f"{where} ({worse['method']})", worse["n"], worse.get("gpal_se"))
+    se, dof = combined(better["gpal_se"], better["n"], worse["gpal_se"], worse["n"])
+    return worse["gpal_mean"] - better["gpal_mean"], se, dof
+
+
+def order_verdict(better: Mapping[str, Any], worse: Mapping[str, Any], higher_is_better: bool,
+                  where: str = "pair") -> str:
+    """'reproduced', 'contradicted' or 'not resolved': is gpal's ``better`` ahead of ``worse`` (rows of one setting)?"""
+    difference, se, dof = _gap(better, worse, where)
+    low, high = interval(-difference if higher_is_better else difference, se, dof)  # > 0: better is ahead
+    return "reproduced" if low > 0 else "contradicted" if high < 0 else "not resolved"
+
+
+def alike_verdict(a: Mapping[str, Any], b: Mapping[str, Any], margin: float | None, where: str = "pair") -> str:
+    """'alike', 'apart', 'not resolved' or 'no margin': are gpal's a and b within ±margin of each other (TOST)?"""
+    difference, se, dof = _gap(a, b, where)
+    if margin is None:
+        return "no margin"
+    t_low, t_high = interval(difference, se, dof, _tost_level())
+    if -margin < t_low and t_high < margin:
+        return "alike"
+    low, high = interval(difference, se, dof)
+    return "apart" if low > margin or high < -margin else "not resolved"
+
+
+def _separated(a: Mapping[str, Any], b: Mapping[str, Any], spread: str, paper_n: int) -> bool:
+    """Does the paper separate a from b: by its own 95 % interval where it prints SEs, by any difference otherwise?"""
+    if spread in ("SE", "SD") and _finite(a.get("paper_se")) and _finite(b.get("paper_se")) and paper_n >= 2:
+        se, dof = combined(a["paper_se"], paper_n, b["paper_se"], paper_n)
+        low, high = interval(a["paper_mean"] - b["paper_mean"], se, dof)
+        return low > 0 or high < 0
+    return not math.isclose(a["paper_mean"], b["paper_mean"], rel_tol=0.0, abs_tol=1e-12)
+
+
+def _judge_pair(a: Mapping[str, Any], b: Mapping[str, Any], spread: str, paper_n: int, higher_is_better: bool
+                ) -> dict | None:
+    """{"better", "worse", "verdict"} with the paper's better method first, or None where the paper claims no order."""
+    if not _separated(a, b, spread, paper_n):
         return None
+    paper_sign = 1.0 if spread == "rank" or not higher_is_better else -1.0  # rank 1 is the best whatever the metric
     if paper_sign * (a["paper_mean"] - b["paper_mean"]) > 0:
-        a, b = b, a  # a is the paper's better method
+        a, b = b, a
     pair = {"better": a["method"], "worse": b["method"]}
-    gap = gpal_gap(a, b)
-    if gap is None:
+    if min(a["n"], b["n"]) < 2 or not (_finite(a.get("gpal_se")) and _finite(b.get("gpal_se"))):
         return {**pair, "verdict": _ONE_SPLIT}
-    difference, noise = gap
-    advantage = -difference if higher_is_better else difference  # > 0: gpal agrees that a is better
-    if advantage > noise:
-        return {**pair, "verdict": "reproduced"}
-    if -advantage > noise:
-        return {**pair, "verdict": "contradicted"}
-    return {**pair, "verdict": "not resolved"}
+    return {**pair, "verdict": order_verdict(a, b, higher_is_better)}
 
 
-def _higher_is_better(metric: str) -> bool:
+def higher_is_better(metric: str) -> bool:
+    """Accuracy is the one metric recorded where higher is better (error, NLL, ECE, seconds: lower)."""
     return metric == "accuracy"
 
 
-def _ranked(means: Mapping[str, float], higher_is_better: bool) -> str:
+def _ranked(means: Mapping[str, float], higher: bool) -> str:
     """'NIMGP < NIMGP-NN = NIMGP-FO < MGP': best first, equal numbers shown as ties."""
-    sign = -1.0 if higher_is_better else 1.0
+    sign = -1.0 if higher else 1.0
     names = sorted(means, key=lambda m: sign * means[m])
     text = names[0]
     for before, name in zip(names, names[1:]):
@@ -128,34 +191,31 @@ def _groups(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], list[Map
     return groups
 
 
-def _summary(verdicts: Sequence[str]) -> str:
-    """One verdict for several claimed pairs: contradicted if any, reproduced if all, else not resolved."""
-    if "contradicted" in verdicts:
-        return "contradicted"
-    if all(v == "reproduced" for v in verdicts):
-        return "reproduced"
-    return _ONE_SPLIT if _ONE_SPLIT in verdicts else "not resolved"
-
-
 def _ordering_verdict(verdicts: Sequence[str]) -> str:
-    """'ordering reproduced', 'ordering contradicted', 'ordering not resolved [at one split]', 'ordering: no pair claimed'."""
-    return "ordering: no pair claimed" if not verdicts else "ordering " + _summary(verdicts)
+    """One verdict for a method's claimed pairs: contradicted if any, reproduced if all, else not resolved."""
+    if not verdicts:
+        return "ordering: no pair claimed"
+    if "contradicted" in verdicts:
+        return "ordering contradicted"
+    if all(v == "reproduced" for v in verdicts):
+        return "ordering reproduced"
+    return "ordering " + (_ONE_SPLIT if _ONE_SPLIT in verdicts else "not resolved")
 
 
-def orderings(rows: Sequence[Mapping[str, Any]], spread: str) -> list[dict]:
+def orderings(rows: Sequence[Mapping[str, Any]], spread: str, paper_n: int = 1) -> list[dict]:
     """Per (setting, metric) with two or more methods run: both orders, every claimed pair and the verdict."""
     out = []
     for (setting, metric), group in _groups(rows).items():
         if len(group) < 2:
             continue
-        higher = _higher_is_better(metric) and spread != "rank"
+        higher = higher_is_better(metric)
         pairs = [p for i, a in enumerate(group) for b in group[i + 1:]
-                 if (p := judge_pair(a, b, spread, _higher_is_better(metric))) is not None]
+                 if (p := _judge_pair(a, b, spread, paper_n, higher)) is not None]
         counts = Counter(p["verdict"] for p in pairs)
         out.append({
             "setting": setting, "metric": metric,
-            "paper": _ranked({r["method"]: r["paper_mean"] for r in group}, higher),
-            "gpal": _ranked({r["method"]: r["gpal_mean"] for r in group}, _higher_is_better(metric)),
+            "paper": _ranked({r["method"]: r["paper_mean"] for r in group}, higher and spread != "rank"),
+            "gpal": _ranked({r["method"]: r["gpal_mean"] for r in group}, higher),
             "claimed": len(pairs), "reproduced": counts["reproduced"], "contradicted": counts["contradicted"],
             "not_resolved": counts["not resolved"] + counts[_ONE_SPLIT],
             "pairs": f"{counts['reproduced']}/{len(pairs)}",
@@ -166,30 +226,39 @@ def orderings(rows: Sequence[Mapping[str, Any]], spread: str) -> list[dict]:
     return out
 
 
-def judge_rows(rows: Iterable[Mapping[str, Any]], spread: str) -> list[dict]:
-    """The rows with ``z``, ``difference`` and ``verdict`` (re)computed from their numbers by this module's rule."""
+def judge_rows(rows: Iterable[Mapping[str, Any]], spread: str, paper_n: int = 1) -> list[dict]:
+    """The rows with ``difference``, ``low``, ``high`` and ``verdict`` (re)computed by this module's rule.
+
+    A row whose paper number has an SE gets a value verdict ("differs" or "not resolved": no margin
+    is declared for a table row); the others carry their claimed pairs' ordering verdict.
+    """
     rows = [dict(r) for r in rows]
     for r in rows:
         for key in ("paper_se", "gpal_se", "gpal_mean"):
             r[key] = r[key] if _finite(r.get(key)) else None
     by_method: dict[tuple[str, str, str], list[str]] = {}
-    for o in orderings(rows, spread):
+    for o in orderings(rows, spread, paper_n):
         for p in o["pair_verdicts"]:
             for name in (p["better"], p["worse"]):
                 by_method.setdefault((o["setting"], name, o["metric"]), []).append(p["verdict"])
     for r in rows:
         r["difference"] = (math.nan if spread == "rank" or r["gpal_mean"] is None
                            else r["gpal_mean"] - r["paper_mean"])
-        r["z"], verdict = value_verdict(r["paper_mean"], r["paper_se"], r["gpal_mean"], r["gpal_se"], r["n"])
+        r["low"] = r["high"] = math.nan
         if r["n"] == 0 or r["gpal_mean"] is None:
             r["verdict"] = "not run"
-        elif verdict is not None:
-            r["verdict"] = verdict
+        elif r["paper_se"] is not None and spread not in ("none", "rank"):
+            if r["n"] < 2 or r["gpal_se"] is None:
+                r["verdict"] = _ONE_SPLIT
+            else:
+                v = value_verdict(r["paper_mean"], r["paper_se"], paper_n, r["gpal_mean"], r["gpal_se"], r["n"])
+                r["low"], r["high"] = v["low"], v["high"]
+                r["verdict"] = "differs" if v["verdict"] == "differs" else "interval covers 0"
         else:
             r["verdict"] = _ordering_verdict(by_method.get((r["setting"], r["method"], r["metric"]), []))
     return rows
 
 
 def pair_counts(ordered: Sequence[Mapping[str, Any]]) -> Counter:
-    """Claimed pairs over several orderings, counted by verdict ("not resolved at one split" kept apart)."""
+    """Claimed pairs over several orderings, counted by verdict ("one split: no interval" kept apart)."""
     return Counter(p["verdict"] for o in ordered for p in o["pair_verdicts"])

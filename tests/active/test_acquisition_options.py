@@ -1,10 +1,10 @@
 """An acquisition's options are declared once, beside it; ``gpal active`` and the learning-curve workflows read them."""
 
-import importlib
 import inspect
 
 import pytest
 
+import gpal
 import gpal.catalog_jobs.active as campaign
 from gpal.active.acquisition import ACQUISITIONS, BALD, Discovery, acquisition_settings, make_acquisition
 from gpal.cli import build_parser, main
@@ -52,10 +52,6 @@ def exploration_on_bald(monkeypatch):
     monkeypatch.setattr(BALD, "__doc__", BALD.__doc__.replace(
         entry, f"    n_samples\n        {DRAWS_DOC}.\n    exploration\n        {EXPLORATION_DOC}.\n"))
     monkeypatch.setattr(BALD, "_parameters", {**BALD._parameters, "n_samples": Integer(3), "exploration": Real(0)})
-    importlib.reload(campaign)  # its settings are built when it is imported
-    yield
-    monkeypatch.undo()
-    importlib.reload(campaign)
 
 
 def test_a_declaration_reaches_gpal_active_and_both_workflows(exploration_on_bald):
@@ -94,10 +90,10 @@ def test_the_config_is_derived_from_the_declared_options():
 
 
 @pytest.fixture
-def throwaway_acquisition(monkeypatch):
-    """An acquisition added by the recipe: a class with a name, its options declared and documented."""
+def throwaway_acquisition():
+    """An acquisition added by the recipe from a user's own code: a class with its options declared and documented,
+    registered by `gpal.register_acquisition` (and unregistered afterwards)."""
     from gpal.active import Acquisition
-    from gpal.registry import ACQUISITIONS as registry
 
     class Widest(Acquisition):
         """Scores by the spread of a few draws.
@@ -107,7 +103,6 @@ def throwaway_acquisition(monkeypatch):
         spread_draws : draws whose spread is the score.
         """
 
-        name = "widest_throwaway"
         _parameters = {"spread_draws": Integer(3)}
 
         def __init__(self, spread_draws: int = 5, **batching):
@@ -117,14 +112,14 @@ def throwaway_acquisition(monkeypatch):
         def scores(self, model, X_pool):  # pragma: no cover - never asked to score here
             raise NotImplementedError
 
-    importlib.reload(campaign)  # its settings are built when it is imported
+    gpal.register_acquisition("widest_throwaway", Widest)
     yield Widest
-    del registry["widest_throwaway"]
-    importlib.reload(campaign)
+    gpal.unregister_acquisition("widest_throwaway")
+    assert "widest_throwaway" not in ACQUISITIONS
 
 
 def test_an_acquisition_added_by_the_recipe_reaches_gpal_active_and_its_resume_check(throwaway_acquisition):
-    assert campaign.ACQUISITION_OPTIONS["spread_draws"] == "spread_draws"
+    assert campaign.acquisition_options()["spread_draws"] == "spread_draws"
     args = build_parser().parse_args(["active", "--out", "x", "--acquisition", "widest_throwaway", "--spread-draws", "9"])
     assert vars(args)["job:spread_draws"] == 9
     config = campaign.acquisition_config("widest_throwaway", ["bll"], spread_draws=9)
@@ -193,3 +188,25 @@ def test_gpal_active_asks_for_a_required_option_and_the_acquisition_checks_its_t
         campaign.acquisition_config("bald", ["bll", "pulsar"], target="psr")
     assert campaign.acquisition_config("discovery", ["bll", "pulsar"], target="pulsar") == {
         "name": "discovery", "target": "pulsar"}
+
+
+def test_a_taken_acquisition_name_is_refused_unless_replacing_is_asked_for(throwaway_acquisition):
+    from gpal.active import Acquisition
+
+    class Other(Acquisition):
+        def scores(self, model, X_pool):  # pragma: no cover - never asked to score here
+            raise NotImplementedError
+
+    with pytest.raises(ValueError, match=r"acquisition name 'widest_throwaway' is already registered \(.*Widest\); "
+                                         r"pass replace=True"):
+        gpal.register_acquisition("widest_throwaway", Other)
+    with pytest.raises(ValueError, match=r"acquisition name 'bald' is already registered"):
+        gpal.register_acquisition("bald", Other)
+    with pytest.raises(ValueError, match=r"acquisition 'bald' is built in and cannot be unregistered"):
+        gpal.unregister_acquisition("bald")
+    with pytest.raises(TypeError, match=r"acquisition 'plain' must be a subclass of gpal.active.base.Acquisition; got <class 'object'>"):
+        gpal.register_acquisition("plain", object)
+    gpal.register_acquisition("widest_throwaway", Other, replace=True)
+    assert isinstance(make_acquisition("widest_throwaway"), Other)
+    assert campaign.campaign_settings()["acquisition"].constraint.choices()[-1] == "widest_throwaway"
+    assert "spread_draws" not in campaign.acquisition_options()  # the replaced class's option went with it

@@ -380,6 +380,7 @@ def test_classify_flags_none_of_these_and_counts_by_latitude(classified, small_c
     """The ood flag is calibrated on the held-out split, checked on the classes left out of training
     (the small catalog's radio galaxies: no class of the open sky holds them) and counted in and out of the plane."""
     from gpal.catalog_jobs.none_of_these import PLANE_DEG
+    from gpal.estimators.outliers import OOD_FALSE_POSITIVE_RATE
 
     out, report = classified
     frame = pd.read_csv(out / "classifications.csv")
@@ -387,7 +388,9 @@ def test_classify_flags_none_of_these_and_counts_by_latitude(classified, small_c
     record = json.loads((out / "ood.json").read_text())
     assert (frame["ood"] == (frame["ood_score"] > record["threshold"])).all()
     held = json.loads((out / "metrics.json").read_text())["heldout"]
-    assert record["calibrated_on"] == held["n"] and record["false_positive_rate"] == 0.05
+    # the small catalog's held-out split is too small for the default rate: its smallest rate, said in the record
+    assert record["calibrated_on"] == held["n"] and record["false_positive_rate"] == max(OOD_FALSE_POSITIVE_RATE,
+                                                                                          1 / held["n"])
     assert record["left_out"] == {"rdg": {"n": SMALL["rdg"], "flagged": record["left_out"]["rdg"]["flagged"]}}
     by_latitude = pd.read_csv(out / "tables" / "predicted_by_latitude.csv")
     assert set(by_latitude["sources"]) == {"unassociated", "bcu"} and by_latitude["n"].sum() == len(frame)

@@ -49,8 +49,8 @@ def test_unknown_and_bad_settings_are_refused_by_name():
 
 def test_both_jobs_share_the_follow_up_settings_and_every_keyword_has_its_comment():
     assert {name: classify.SETTINGS[name] for name in FOLLOW_UP_SETTINGS} == FOLLOW_UP_SETTINGS
-    assert {name: active.SETTINGS[name] for name in FOLLOW_UP_SETTINGS} == FOLLOW_UP_SETTINGS
-    for settings in (classify.SETTINGS, active.SETTINGS):
+    assert {name: active.campaign_settings()[name] for name in FOLLOW_UP_SETTINGS} == FOLLOW_UP_SETTINGS
+    for settings in (classify.SETTINGS, active.campaign_settings()):
         keywords = [s.keyword for s in settings.values() if isinstance(s, JobSetting) and s.keyword]
         assert all(k in KEYWORDS and len(k) <= 8 for k in keywords), keywords  # FITS cards, with a comment
 

@@ -1,6 +1,7 @@
-"""A catalog of a new layout added the way docs/architecture.md ("A new layout") says: its file, a `Columns`
-and its `Release` record, and a preset written from the layout's roles; it then loads by name and builds the
-main job's kind of features, with nothing else edited.
+"""A catalog of a new layout added the way docs/extending.md says, from a user's own code: its file, a `Columns`
+and its `Release` record (`gpal.register_release`), and a preset written from the layout's roles
+(`gpal.register_preset`); it then loads by name and builds the main job's kind of features, with no file of gpal
+edited and no module attribute patched.
 
 The layout is made up: a few columns of the small DR4 file of the tests under other names, in a file whose
 header names a family of its own (``TOYCAT``).
@@ -8,8 +9,6 @@ header names a family of its own (``TOYCAT``).
 
 from __future__ import annotations
 
-import sys
-import types
 import warnings
 
 import numpy as np
@@ -17,10 +16,10 @@ import pytest
 from astropy.io import fits
 from astropy.table import Table
 
-from gpal.catalogs import catalog as catalog_module
-from gpal.catalogs import releases
+import gpal
+from gpal.catalogs import RELEASES
 from gpal.catalogs.catalog import HDU_NAME, load_catalog
-from gpal.catalogs.features import presets
+from gpal.catalogs.features import FEATURE_PRESETS
 from gpal.catalogs.features.spec import Feature
 from gpal.catalogs.releases import Columns, Release
 
@@ -39,10 +38,13 @@ TOY_COLUMNS = Columns(**{
 
 
 def _toy_preset(c: Columns) -> tuple[Feature, ...]:
-    """Written from the roles, with the fermi_dr4 error rules of the quantities the layout has."""
-    return (presets._measured(c.flux, c.flux_error, transform="log10", **presets._FLUX_ERRORS),
+    """Written from the roles, with the fermi_dr4 error rules of the quantities the layout has (a flux by Monte
+    Carlo through its transform, bounded below by 0; a missing error the population's; docs/catalogs.md, "Error
+    model of each feature")."""
+    return (Feature(c.flux, c.flux_error, transform="log10", propagation="monte_carlo", lower_bound=0.0,
+                    missing_error="population"),
             Feature(c.significance, transform="log"),
-            presets._measured(c.power_law_index, c.power_law_index_error),
+            Feature(c.power_law_index, c.power_law_index_error, missing_error="population"),
             Feature(c.glat, transform="abs_sin_deg", name="abs_sin_GLAT"))
 
 
@@ -61,21 +63,17 @@ def _write_toy(small_catalog, path):
 
 
 @pytest.fixture
-def toy_layout(small_catalog, tmp_path, monkeypatch):
-    """The recipe's steps: the file in the catalog folder (the test's own), the Columns and the record (newest
-    last), the preset."""
-    folder = tmp_path / "catalogs"
-    folder.mkdir()
-    toy = _write_toy(small_catalog, folder / FILE)
-    record = Release(NAME, NAME, 1, FILE, len(toy), TOY_COLUMNS, PRESET, "TOY J", description="a made-up layout")
-    original = releases.RELEASES
-    with_toy = types.MappingProxyType({**original, NAME: record})
-    monkeypatch.setattr(catalog_module, "CATALOG_DIR", folder)
-    for module in list(sys.modules.values()):  # every module that imported the records by name
-        if module is not None and module.__name__.startswith("gpal") and getattr(module, "RELEASES", None) is original:
-            monkeypatch.setattr(module, "RELEASES", with_toy)
-    monkeypatch.setitem(presets.FEATURE_PRESETS, PRESET, _toy_preset(TOY_COLUMNS))
-    return toy
+def toy_layout(small_catalog, tmp_path):
+    """The recipe's steps: the file where the user keeps it, the Columns and the record, the preset; each registered
+    and unregistered afterwards."""
+    toy = _write_toy(small_catalog, tmp_path / FILE)
+    record = Release(NAME, NAME, 1, str(tmp_path / FILE), len(toy), TOY_COLUMNS, PRESET, description="a made-up layout")
+    gpal.register_preset(PRESET, _toy_preset(TOY_COLUMNS))
+    gpal.register_release(record)
+    yield toy
+    gpal.unregister_release(NAME)
+    gpal.unregister_preset(PRESET)
+    assert NAME not in RELEASES and PRESET not in FEATURE_PRESETS
 
 
 def test_a_new_layout_loads_by_name_and_builds_its_preset_features(toy_layout):
@@ -98,3 +96,18 @@ def test_a_file_of_no_known_family_is_refused_without_its_record(small_catalog, 
     _write_toy(small_catalog, tmp_path / FILE)
     with pytest.raises(ValueError, match=r"header CDS-NAME is 'TOYCAT'; expected one of \['3FGL', '4FGL', 'FL16Y'\]"):
         load_catalog(tmp_path / FILE)
+
+
+def test_a_new_family_comes_after_the_known_ones_and_a_taken_preset_is_refused(toy_layout):
+    assert list(RELEASES)[-2:] == ["FL16Y", NAME]  # newest: a family of its own
+    assert gpal.catalogs.releases.NEWEST_RELEASE == "FL16Y"  # the main job's default stays the shipped newest
+    with pytest.raises(ValueError, match=r"preset 'TOYCAT' is already registered; pass replace=True to replace it"):
+        gpal.register_preset("TOYCAT", _toy_preset(TOY_COLUMNS)[:2])
+    gpal.register_preset(PRESET, _toy_preset(TOY_COLUMNS)[:2], replace=True)
+    assert [f.label for f in FEATURE_PRESETS[PRESET]] == ["log10(FLUX_1_100)", "log(SIGMA)"]
+    with pytest.raises(ValueError, match=r"preset 'fermi_dr4' is shipped with gpal and cannot be replaced"):
+        gpal.register_preset("fermi_dr4", _toy_preset(TOY_COLUMNS), replace=True)
+    with pytest.raises(ValueError, match=r"a preset name must be a non-empty string other than 'release'"):
+        gpal.register_preset("release", _toy_preset(TOY_COLUMNS))
+    with pytest.raises(TypeError, match=r"features must be a list of Feature objects or specs; got 'PL_Index'"):
+        gpal.register_preset("one", "PL_Index")

@@ -66,7 +66,7 @@ def test_misuse_is_named():
     scorer.fit(*_population(100, 0))
     with pytest.raises(ValueError, match="threshold is not set"):
         scorer.is_outlier(np.zeros((1, 2)))
-    with pytest.raises(ValueError, match="needs at least 20 held-out sources; got 5"):
+    with pytest.raises(ValueError, match="needs at least 100 held-out sources; got 5"):
         scorer.calibrate(*_population(5, 1))
     with pytest.raises(ValueError, match="X has 3 features, but PopulationOutlierScore is expecting 2 features"):
         scorer.score(np.zeros((1, 3)))
@@ -74,3 +74,24 @@ def test_misuse_is_named():
         scorer.score(np.array([[np.nan, 0.0]]))
     with pytest.raises(ValueError, match="false_positive_rate"):
         PopulationOutlierScore(false_positive_rate=1.5).fit(*_population(100, 0))
+
+
+def test_the_main_job_flags_its_rate_or_one_held_out_source_of_a_small_split():
+    """`fitted_outlier_score`: `OOD_FALSE_POSITIVE_RATE` on a held-out split large enough to set it; on a smaller one,
+    the smallest rate it can set, which flags exactly one of its sources."""
+    from gpal.catalog_jobs.none_of_these import fitted_outlier_score
+    from gpal.data.dataset import NoisyDataset
+    from gpal.estimators.outliers import OOD_FALSE_POSITIVE_RATE
+
+    def dataset(n, seed):
+        X, V = _population(n, seed)
+        return NoisyDataset(X=X, X_var=V, y=None, class_names=(), feature_names=("a", "b"), ids=np.arange(n))
+
+    train = dataset(400, 0)
+    large = fitted_outlier_score(train, dataset(400, 1), seed=0)
+    assert large.false_positive_rate == OOD_FALSE_POSITIVE_RATE
+    assert large.is_outlier(dataset(400, 1).X, dataset(400, 1).X_var).sum() == round(400 * OOD_FALSE_POSITIVE_RATE)
+    small = dataset(37, 2)
+    scorer = fitted_outlier_score(train, small, seed=0)
+    assert scorer.false_positive_rate == pytest.approx(1 / 37)
+    assert scorer.is_outlier(small.X, small.X_var).sum() == 1

@@ -4,21 +4,22 @@ import json
 
 import pytest
 
-from gpal.workflows.paper_claims import judge_claim, load_claims
-from gpal.workflows.papers_page import render
+from gpal.workflows.paper_claims import claim_rows, judge_claim, load_claims
+from gpal.workflows.papers_page import render, render_pages
 
 
-def _row(setting, method, metric, values, paper=1.0):
+def _row(setting, method, metric, values, paper=1.0, paper_se=None):
     n = len(values)
     mean = sum(values) / n
     se = None if n < 2 else (sum((v - mean) ** 2 for v in values) / (n - 1)) ** 0.5 / n ** 0.5
-    return {"setting": setting, "method": method, "metric": metric, "paper_mean": paper, "paper_se": None,
+    return {"setting": setting, "method": method, "metric": metric, "paper_mean": paper, "paper_se": paper_se,
             "gpal_mean": mean, "gpal_se": se, "n": n, "printed": None}
 
 
-def _record(rows, paper="P (paper 9)", name="wf"):
+def _record(rows, paper="P (paper 9)", name="wf", spread="none"):
     return {"workflow": name, "title": name, "command": f"gpal workflow {name}.yaml", "commit": "abc",
-            "source": {"paper": paper, "table": "T", "spread": "none", "repeats": 3, "budget": {"splits": 3}},
+            "settings": {"training": {"num_inducing": 20}},
+            "source": {"paper": paper, "table": "T", "spread": spread, "repeats": 3, "budget": {"splits": 3}},
             "budget": {"run": {"splits": 3}, "paper": {"splits": 3}}, "rows": rows, "corrections": {}, "notes": ""}
 
 
@@ -28,45 +29,89 @@ RESULTS = {"wf": _record([
     _row("c", "A", "nll", [0.20, 0.40, 0.30]), _row("c", "B", "nll", [0.25, 0.35, 0.31]),   # inside the noise
     _row("d", "A", "nll", [0.10]), _row("d", "B", "nll", [0.90]),                            # one split
     *({**_row("e", m, "nll", [0.0]), "n": 0, "gpal_mean": None} for m in ("A", "B")),        # not run
-])}
+]), "vals": _record([
+    _row("a", "A", "nll", [1.00, 1.02, 0.98], paper=1.0, paper_se=0.005),   # on the paper's number
+    _row("a", "B", "nll", [1.50, 1.52, 1.48], paper=1.0, paper_se=0.005),   # far above it
+], name="vals", spread="SE")}
 
 
 def _claim(settings, **extra):
     return {"claim": "A beats B", "checks": [{"kind": "order", "workflow": "wf", "metric": "nll", "settings": settings,
-                                              "better": ["A"], "worse": ["B"]}], **extra}
+                                              "better": ["A"], "worse": ["B"], "margin": None}], **extra}
 
 
 def test_order_verdicts_follow_the_pair_rule():
     assert judge_claim(_claim(["a"]), RESULTS)[0] == "reproduced"
     verdict, evidence = judge_claim(_claim(["a", "b"]), RESULTS)
-    assert verdict == "differs" and "2 pairs: reproduced 1, contradicted 1" in evidence
-    assert judge_claim(_claim(["b"], explained="the reason"), RESULTS) == (
-        "differs, explained", "`wf` nll (b), 1 pairs: contradicted 1; the reason")
+    assert verdict == "contradicted" and "2 pairs: reproduced 1, contradicted 1" in evidence
+    assert judge_claim(_claim(["b"], evidence="the reason"), RESULTS) == (
+        "contradicted", "`wf` nll (b), 1 pairs: contradicted 1; the reason")
     assert judge_claim(_claim(["a", "c"]), RESULTS)[0] == "not resolved at this budget"  # a reversal in the noise
-    verdict, evidence = judge_claim(_claim(["d"]), RESULTS)
-    assert verdict == "not resolved at this budget" and "not resolved at one split 1" in evidence
     assert judge_claim(_claim(["e"]), RESULTS) == ("not run yet", "`wf` nll (e), 1 pairs: not run 1")
     assert judge_claim(_claim(["a", "e"]), RESULTS)[0] == "not resolved at this budget"  # e leaves it open
+    # a setting that decides the claim overrides the counts, with its reason beside them
+    verdict, evidence = judge_claim(_claim(["a"], not_comparable="another machine"), RESULTS)
+    assert verdict == "not comparable" and evidence.endswith("; another machine")
 
 
-def test_alike_and_stated_claims():
+def test_a_one_split_or_empty_record_is_refused_with_the_claim_named():
+    with pytest.raises(ValueError, match=r"009\.yaml: claims\[0\]\.checks\[0\]: wf d/A vs B/nll \(A\): a verdict "
+                                         r"needs two or more repeats"):
+        judge_claim(_claim(["d"]), RESULTS, "009.yaml: claims[0]")
+    empty = {"wf": _record([])}
+    with pytest.raises(ValueError, match=r"claims\[0\]\.checks\[0\]: the record of wf holds no 'nll' rows"):
+        judge_claim(_claim(None), empty, "claims[0]")
+
+
+def test_alike_needs_its_margin_and_values_are_judged_against_the_paper():
     alike = {"claim": "A and B alike", "checks": [{"kind": "alike", "workflow": "wf", "metric": "nll",
-                                                   "settings": ["c"], "methods": ["A", "B"]}]}
+                                                   "settings": ["c"], "methods": ["A", "B"], "margin": 0.2}]}
     assert judge_claim(alike, RESULTS)[0] == "reproduced"
-    alike["checks"][0]["settings"] = ["c", "a"]  # resolved apart on a
-    assert judge_claim(alike, RESULTS)[0] == "differs"
+    alike["checks"][0]["margin"] = None  # "similar" without a margin cannot be shown
+    verdict, evidence = judge_claim(alike, RESULTS)
+    assert verdict == "not resolved at this budget" and "no margin 1" in evidence
+    alike["checks"][0].update(settings=["c", "a"], margin=0.05)  # resolved apart on a, beyond the margin
+    assert judge_claim(alike, RESULTS)[0] == "contradicted"
+    values = {"claim": "the table", "checks": [{"kind": "values", "workflow": "vals", "metric": "nll",
+                                                "settings": None, "methods": ["A"], "margin": 0.1}]}
+    assert judge_claim(values, RESULTS)[0] == "reproduced"
+    values["checks"][0]["methods"] = ["A", "B"]
+    verdict, evidence = judge_claim(values, RESULTS)
+    assert verdict == "differs" and "reproduced 1, differs 1 (margin ±0.1); gpal above the paper in 1 of 2" in evidence
     stated = {"claim": "on MNIST", "verdict": "cannot be checked offline", "evidence": "not shipped"}
     assert judge_claim(stated, RESULTS) == ("cannot be checked offline", "not shipped")
+    (row,) = claim_rows({"claims": [stated]}, RESULTS, "009.yaml")
+    assert row["judgement"] and row["differences"] == "–"
 
 
 def test_a_workflow_not_recorded_is_pending_and_a_misspelt_one_an_error():
     claim = _claim(["a"])
     claim["checks"][0]["workflow"] = "later"
     assert judge_claim(claim, RESULTS, known=["later", "wf"]) == ("not run yet", "`later`: not recorded yet")
-    with pytest.raises(ValueError, match="no workflow 'later' is recorded or shipped"):
+    with pytest.raises(ValueError, match=r"checks\[0\]\.workflow: no workflow 'later' is recorded or shipped"):
         judge_claim(claim, RESULTS, known=["wf"])
     with pytest.raises(ValueError, match=r"has no 'nll' of 'A' in setting 'z'"):
         judge_claim(_claim(["z"]), RESULTS)
+
+
+def test_a_results_table_is_read_and_a_missing_record_or_table_named():
+    published = {"settings": {"splits": "100 random 90/10"}, "tables": [{"caption": "", "columns": [
+        "method", "gpal NLL", "paper NLL"], "rows": [["M", "0.435 ± 0.022", "0.377 ± 0.019"],
+                                                     ["N", "0.306 ± 0.016", "0.246 ± 0.010"]]}]}
+    check = {"kind": "values", "record": "results/published", "table": 0, "metric": "NLL", "settings": None,
+             "methods": ["M", "N"], "repeats": {"gpal": "settings.splits", "paper": 100}, "margin": None}
+    verdict, evidence = judge_claim({"claim": "x", "checks": [check]}, {}, "f.yaml: claims[0]",
+                                    others={"results/published": published})
+    # N: 0.060 / sqrt(0.016² + 0.010²) = 3.2 SEs at ~167 dof; M: 2.0 SEs, just beyond t's 1.97
+    assert verdict == "differs" and "differs 2; gpal above the paper in 2 of 2" in evidence
+    for bad, message in (({"record": "results/nope"}, r"claims\[0\]\.checks\[0\]\.record: no record 'results/nope'"),
+                         ({"table": 3}, r"claims\[0\]\.checks\[0\]\.table: results/published has no table 3"),
+                         ({"metric": "ECE"}, r"checks\[0\]\.metric: table 0 of results/published has no columns"),
+                         ({"repeats": {"gpal": "settings.n", "paper": 100}},
+                          r"checks\[0\]\.repeats\.gpal: the record has no field 'settings\.n'")):
+        with pytest.raises(ValueError, match=message):
+            judge_claim({"claim": "x", "checks": [{**check, **bad}]}, {}, "f.yaml: claims[0]",
+                        others={"results/published": published})
 
 
 def test_bad_declarations_name_the_file_and_claim(tmp_path):
@@ -80,6 +125,11 @@ def test_bad_declarations_name_the_file_and_claim(tmp_path):
             r"claims\[0\]\.checks\[0\] \(order\) needs keys .*missing \['worse'\]",
         "paper: P\nclaims:\n  - {claim: x, checks: [{kind: alike, workflow: wf, metric: nll, methods: [A]}]}\n":
             r"an 'alike' check needs two or more",
+        "paper: P\nclaims:\n  - {claim: x, checks: [{kind: alike, workflow: wf, metric: nll, methods: [A, B], "
+        "margin: -1}]}\n": r"checks\[0\]\.margin must be a positive number",
+        "paper: P\nclaims:\n  - {claim: x, checks: [{kind: values, record: r, metric: nll, methods: [A]}]}\n":
+            r"checks\[0\]: a 'record' check needs 'table'",
+        "paper: P\nclaims: []\nsettings:\n  - {record: wf, M: 5}\n": r"settings\[0\]\.data must be \{gpal: \.\.\., paper",
     }
     for text, message in cases.items():
         path.write_text(text)
@@ -87,23 +137,47 @@ def test_bad_declarations_name_the_file_and_claim(tmp_path):
             load_claims(path)
 
 
-def test_the_page_opens_each_paper_with_its_claims(tmp_path):
+def _settings(record="wf", field="settings.training.num_inducing"):
+    columns = ("data", "rows", "M", "kernel", "likelihood", "optimiser", "repeats", "epochs")
+    cells = {c: {"gpal": "g", "paper": "g"} for c in columns}
+    cells["M"] = {"gpal": {"field": field}, "paper": "100"}
+    cells["epochs"] = {"gpal": "g", "paper": "not stated"}
+    return {"record": record, **cells}
+
+
+def test_the_page_opens_each_paper_with_its_claims_and_settings(tmp_path):
+    import yaml
+
     records = tmp_path / "papers"
     (records / "claims").mkdir(parents=True)
     (records / "wf.json").write_text(json.dumps(RESULTS["wf"]))
+    (records / "wf.md").write_text("Why the numbers are as they are.\n")
     (records / "other.json").write_text(json.dumps(_record(RESULTS["wf"]["rows"], paper="An earlier paper",
                                                            name="other")))
-    (records / "claims" / "009.yaml").write_text(
-        'paper: "P (paper 9)"\nclaims:\n'
-        '  - {claim: A beats B on a, checks: [{workflow: wf, metric: nll, settings: [a], better: [A], worse: [B]}]}\n')
-    page = render(records)
+    declared = {"paper": "P (paper 9)", "settings": [_settings()],
+                "claims": [{"claim": "A beats B on a", "checks": [{"workflow": "wf", "metric": "nll", "settings": ["a"],
+                                                                   "better": ["A"], "worse": ["B"]}]},
+                           {"claim": "y", "verdict": "differs", "evidence": "by hand", "differences": "other data"}]}
+    (records / "claims" / "009.yaml").write_text(yaml.safe_dump(declared))
+    pages = render_pages(records)
+    page = pages["papers.md"]
     assert page.index("## P (paper 9)") < page.index("## An earlier paper")  # declared papers first
-    assert "| A beats B on a | **reproduced** | `wf` nll (a), 1 pairs: reproduced 1 |" in page
-    assert "Claims over the five papers: reproduced 1." in page and "How the verdicts are reached" in page
+    assert "| A beats B on a | **reproduced** | – | `wf` nll (a), 1 pairs: reproduced 1 |" in page
+    assert "| y | **differs** (judgement) | other data | by hand |" in page
+    assert "| reproduced | 1 | 0 |" in page and "| differs | 1 | 1 |" in page  # the tally, counted
+    assert "| `wf` | g | g | 20 (paper: 100) | g | g | g | g | g (paper: not stated) |" in page  # M from the record
+    assert "Why the numbers" in pages["papers/009_numbers.md"] and "Why the numbers" not in page
+    assert "papers/other_numbers.md" in pages and "How the verdicts are reached" in page
+    for bad, message in (({"settings": [_settings(record="nope")]}, r"009\.yaml: settings\[0\]\.record: no record 'nope'"),
+                         ({"settings": [_settings(field="settings.M")]},
+                          r"009\.yaml: settings\[0\]\.M\.gpal: the record has no field 'settings\.M'")):
+        (records / "claims" / "009.yaml").write_text(yaml.safe_dump({**declared, **bad}))
+        with pytest.raises(ValueError, match=message):
+            render(records)
     (records / "claims" / "009.yaml").write_text('paper: "Q"\nclaims: []\n')
     with pytest.raises(ValueError, match=r"paper 'Q' is not the source\.paper of any record"):
         render(records)
     (records / "claims" / "009.yaml").write_text(
         'paper: "P (paper 9)"\nclaims:\n  - {claim: x, verdict: reproduced, evidence: "[here](papers/wf.md)"}\n')
-    with pytest.raises(ValueError, match=r"links to papers/wf\.md, which is part of this page"):
+    with pytest.raises(ValueError, match=r"links to papers/wf\.md, an explanation shown on the numbers page"):
         render(records)

@@ -5,10 +5,11 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from gpal.workflows import WorkflowError, load_workflow, run_workflow
 from gpal.workflows.papers_page import main as papers_page_main
-from gpal.workflows.papers_page import render
+from gpal.workflows.papers_page import MAX_WORDS, render, render_pages
 from gpal.workflows.reference import (Produced, _fmt, budget_line, check_reference, comparison_markdown,
                                       comparison_rows, parse_reference, published)
 from gpal.workflows.verdicts import orderings
@@ -49,12 +50,17 @@ def test_rows_match_a_hand_computation_and_sd_becomes_se():
     rows = {r["method"]: r for r in comparison_rows(ref, {("a", "MGP", "nll"): mgp, ("a", "NIMGP", "nll"): nimgp})}
     se = np.std(mgp, ddof=1) / 2
     assert rows["MGP"]["gpal_se"] == pytest.approx(se) and rows["MGP"]["n"] == 4
-    assert rows["MGP"]["z"] == pytest.approx(0.25 / math.sqrt(0.2**2 + se**2))
-    assert rows["MGP"]["verdict"] == "reproduced"
-    assert rows["NIMGP"]["z"] > 2 and rows["NIMGP"]["verdict"] == "differs"  # 0.2 vs 0.5 with SEs 0.02 and 0.04
+    # the 95 % interval's lower end is where Welch's t test (scipy's own) of the shifted difference has p = 0.05
+    low = rows["MGP"]["low"]
+    shifted = stats.ttest_ind_from_stats(1.25 - low, np.std(mgp, ddof=1), 4, 1.0, 0.4, 4, equal_var=False)
+    assert shifted.pvalue == pytest.approx(0.05, abs=1e-9) and rows["MGP"]["high"] == pytest.approx(0.5 - low)
+    assert rows["MGP"]["verdict"] == "interval covers 0"  # 1.25 vs 1.0: no margin, so not "reproduced"
+    assert rows["NIMGP"]["verdict"] == "differs" and rows["NIMGP"]["high"] < 0  # 0.2 vs 0.5 with SEs 0.04, 0.02
     one_split = comparison_rows(ref, {("a", "MGP", "nll"): [1.0], ("a", "NIMGP", "nll"): [2.0]})
-    (o,) = orderings(one_split, "SD")
-    assert o["verdict"] == "ordering not resolved at one split" and o["claimed"] == 1  # 1.0 vs 0.5, SEs 0.2, 0.02
+    assert {r["verdict"] for r in one_split} == {"one split: no interval"}
+    # 1.0 ± 0.2 against 0.5 ± 0.02 over 4 repeats is 2.5 SEs apart, inside t's 3.1 at Welch's 3.06 dof: no claim
+    (o,) = orderings(one_split, "SD", 4)
+    assert o["claimed"] == 0
 
 
 def _rows(ref, measured):
@@ -72,7 +78,7 @@ def test_without_spread_the_ordering_decides_on_resolved_pairs():
     assert _rows(ref, {})[0]["verdict"] == "not run"
     # one split: no SE, so no pair is resolved either way
     single = {k: v[:1] for k, v in measured.items()}
-    assert {r["verdict"] for r in _rows(ref, single)} == {"ordering not resolved at one split"}
+    assert {r["verdict"] for r in _rows(ref, single)} == {"ordering one split: no interval"}
 
 
 def test_a_resolved_reversal_contradicts_and_noise_does_not():
@@ -93,7 +99,7 @@ def test_pairs_the_paper_does_not_separate_are_no_claim():
     ref = _ref({"a": {"A": {"nll": [0.50, 0.02]}, "B": {"nll": [0.52, 0.02]}, "C": {"nll": [0.30, 0.01]}}})
     measured = {("a", "A", "nll"): [0.60, 0.62], ("a", "B", "nll"): [0.40, 0.42],  # A and B reversed, resolved
                 ("a", "C", "nll"): [0.20, 0.22]}
-    (o,) = orderings(_rows(ref, measured), "SE")
+    (o,) = orderings(_rows(ref, measured), "SE", 4)
     assert o["claimed"] == 2 and {(p["better"], p["worse"]) for p in o["pair_verdicts"]} == {("C", "A"), ("C", "B")}
     assert o["verdict"] == "ordering reproduced"
     # ties at the printed precision claim nothing either
@@ -109,12 +115,12 @@ def test_no_spread_and_ranks_are_compared_by_ordering():
             _ref({"a": {"A": {"nll": [1.0, 0.1]}}}, source={"spread": spread})
     # ranks: 1 is the best whatever the metric, so rank 1 in accuracy is the highest accuracy
     ref = _ref({"a": {"GPC": {"accuracy": 1, "nll": 1}, "GPD": {"accuracy": 2, "nll": 2}}}, source={"spread": "rank"})
-    measured = {("a", "GPC", "accuracy"): [0.90, 0.92], ("a", "GPD", "accuracy"): [0.85, 0.87],
+    measured = {("a", "GPC", "accuracy"): [0.90, 0.92], ("a", "GPD", "accuracy"): [0.80, 0.82],
                 ("a", "GPC", "nll"): [0.40, 0.42], ("a", "GPD", "nll"): [0.30, 0.32]}
     rows = {(r["method"], r["metric"]): r for r in comparison_rows(ref, measured)}
     assert rows[("GPC", "accuracy")]["verdict"] == "ordering reproduced"
     assert rows[("GPC", "nll")]["verdict"] == "ordering contradicted"
-    assert math.isnan(rows[("GPC", "nll")]["difference"]) and math.isnan(rows[("GPC", "nll")]["z"])
+    assert math.isnan(rows[("GPC", "nll")]["difference"]) and math.isnan(rows[("GPC", "nll")]["low"])
     result = {"source": ref["source"], "budget": {"run": {"repeats": 2}, "paper": {"repeats": 4}},
               "rows": list(rows.values()), "corrections": {}}
     text = comparison_markdown(result)
@@ -139,6 +145,9 @@ def test_budget_line_says_when_it_is_reduced():
     assert budget_line({"splits": 10, "epochs": 750}, {"splits": 100, "epochs": 750}) == \
         "splits 10 (paper 100), epochs 750: reduced from the paper's"
     assert budget_line({"splits": 100}, {"splits": 100}) == "splits 100: the paper's"
+    # a count the paper does not state is never called the paper's
+    assert budget_line({"splits": 5, "epochs": 100}, {"repeats": 1}) == \
+        "splits 5 (paper: not stated), epochs 100 (paper: not stated)"
 
 
 def _toy_file(tmp_path, values):
@@ -169,13 +178,14 @@ def test_a_run_writes_the_comparison_and_the_page_is_built_from_it(tmp_path):
     assert result["budget"] == {"run": {"repeats": 1, "epochs": 2}, "paper": {"repeats": 1, "epochs": 750}}
     assert [(r["method"], r["metric"], r["n"]) for r in result["rows"]] == [
         ("MGP", "nll", 1), ("MGP", "error", 1), ("NIMGP-FO", "nll", 1), ("NIMGP-FO", "error", 1)]
-    assert all(r["verdict"].startswith("ordering") for r in result["rows"])  # one problem: no gpal SE
+    assert {r["verdict"] for r in result["rows"]} == {"one split: no interval", "ordering one split: no interval"}
     assert "epochs 2 (paper 750): reduced" in (out / "paper_comparison.md").read_text()
     assert (out / "paper_comparison.csv").read_text().startswith("setting,method,metric,paper_mean")
     docs = tmp_path / "docs"
     assert papers_page_main(["--docs", str(docs), "--record", str(out)]) == 0
-    page = (docs / "papers.md").read_text()
-    assert "## P" in page and "the explanation" in page and result["commit"] in page
+    page, numbers = (docs / "papers.md").read_text(), (docs / "papers" / "toy_ref_numbers.md").read_text()
+    assert "## P" in page and "(papers/toy_ref_numbers.md)" in page
+    assert "the explanation" in numbers and result["commit"] in numbers
     assert papers_page_main(["--docs", str(docs), "--check"]) == 0
     (docs / "papers" / "toy_ref.md").write_text("Why the numbers differ.\n")
     assert papers_page_main(["--docs", str(docs), "--check"]) == 1  # a new explanation makes the page stale
@@ -184,8 +194,13 @@ def test_a_run_writes_the_comparison_and_the_page_is_built_from_it(tmp_path):
 def test_the_papers_page_is_up_to_date_with_its_records():
     from gpal.workflows.papers_page import DOCS
 
-    assert (DOCS / "papers.md").read_text(encoding="utf-8") == render(DOCS / "papers"), \
-        "docs/papers.md is stale: run python -m gpal.workflows.papers_page"
+    pages = render_pages(DOCS / "papers")
+    assert pages["papers.md"] == render(DOCS / "papers")
+    for name, text in pages.items():
+        assert (DOCS / name).read_text(encoding="utf-8") == text, \
+            f"docs/{name} is stale: run python -m gpal.workflows.papers_page"
+    # read in five minutes: the claims and settings tables only, the numbers on the sub-pages
+    assert len(pages["papers.md"].split()) <= MAX_WORDS
 
 
 def test_each_record_holds_its_workflows_reference():

@@ -2,7 +2,7 @@
 
 A preset names no column: it asks a release layout (`gpal.catalogs.releases.Columns`) for the
 column of each quantity, so one definition serves every release of the layout, and a new layout
-is a `Columns` record and a line here.
+is a `Columns` record and a preset: a line here, or `register_preset` from a user's own code.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from gpal.catalogs.features.errors import MISSING_ERROR_REPAIRS
 from gpal.catalogs.features.spec import Feature
 from gpal.catalogs.releases import FGL3_COLUMNS, FGL4_COLUMNS, Columns
 
-__all__ = ["FEATURE_PRESETS", "MISSING_ERRORS", "RELEASE_PRESET", "resolve_features", "with_missing_errors"]
+__all__ = ["FEATURE_PRESETS", "MISSING_ERRORS", "RELEASE_PRESET", "register_preset", "resolve_features",
+           "unregister_preset", "with_missing_errors"]
 
 #: The preset name that stands for "the preset of the catalog's release" (`gpal.catalogs.releases`), resolved
 #: by the catalog that reads it.
@@ -147,6 +148,44 @@ FEATURE_PRESETS: dict[str, tuple[Feature, ...]] = {
     "fermi_3fgl_measurements": _FERMI_3FGL + _BAND_SPECTRUM_3FGL + _light_curve(FGL3_COLUMNS),
 }
 FEATURE_PRESETS["default"] = FEATURE_PRESETS["villacampa2021"]
+_SHIPPED_PRESETS = frozenset(FEATURE_PRESETS)
+
+
+def register_preset(name: str, features: Sequence[Any], *, replace: bool = False) -> None:
+    """Add the preset ``name`` (any case) that a release record, ``--features`` and the workflows can name.
+
+    ``features`` are `Feature` objects or their specs (what `resolve_features` takes), written from a
+    layout's column roles.  A name already taken is refused unless ``replace``; a shipped preset and
+    ``"release"`` (the release's own preset) cannot be replaced.
+
+    Examples
+    --------
+    >>> from gpal.catalogs.features import Feature, register_preset, resolve_features, unregister_preset
+    >>> register_preset("flux_and_index", [Feature("Flux1000", "Unc_Flux1000", transform="log10"), "PL_Index"])
+    >>> [f.label for f in resolve_features("flux_and_index")]
+    ['log10(Flux1000)', 'PL_Index']
+    >>> unregister_preset("flux_and_index")
+    """
+    if not isinstance(name, str) or not name or name.lower() == RELEASE_PRESET:
+        raise ValueError(f"a preset name must be a non-empty string other than {RELEASE_PRESET!r}; got {name!r}")
+    key = name.lower()
+    if key in _SHIPPED_PRESETS:
+        raise ValueError(f"preset {name!r} is shipped with gpal and cannot be replaced; give yours a name of its own")
+    if key in FEATURE_PRESETS and not replace:
+        raise ValueError(f"preset {name!r} is already registered; pass replace=True to replace it")
+    if isinstance(features, str) or not isinstance(features, Sequence):
+        raise TypeError(f"preset {name!r}: features must be a list of Feature objects or specs; got {features!r}")
+    FEATURE_PRESETS[key] = resolve_features(features)
+
+
+def unregister_preset(name: str) -> None:
+    """Forget a preset `register_preset` added (any case); a shipped preset stays."""
+    key = str(name).lower()
+    if key in _SHIPPED_PRESETS:
+        raise ValueError(f"preset {name!r} is shipped with gpal and cannot be unregistered")
+    if key not in FEATURE_PRESETS:
+        raise KeyError(f"no preset {name!r} is registered; known: {sorted(FEATURE_PRESETS)}")
+    del FEATURE_PRESETS[key]
 
 
 def with_missing_errors(features: Sequence[Feature], policy: str | None) -> tuple[Feature, ...]:

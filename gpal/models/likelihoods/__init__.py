@@ -1,8 +1,9 @@
 """Likelihoods: how labels depend on the latent functions, and nothing about inputs.
 
 Each module defines subclasses of ``Likelihood``; defining one registers it in
-``LIKELIHOODS`` by its ``name``. A new likelihood is a new module here and its ``"module:Class"`` line in
+``LIKELIHOODS`` by its ``name``. A new built-in likelihood is a new module here and its ``"module:Class"`` line in
 ``gpal.registry.LIKELIHOODS``, which imports it on first use; re-exporting it below is a convenience, not needed.
+A user's own is registered from their code (`register_likelihood`).
 """
 
 from gpal.models.likelihoods.base import (
@@ -12,6 +13,8 @@ from gpal.models.likelihoods.base import (
     RobustMax,
     likelihood_from_config,
     make_likelihood,
+    register_likelihood,
+    unregister_likelihood,
 )
 from gpal.models.likelihoods.gaussian_noise import (
     GaussianNoiseLikelihood,
@@ -35,4 +38,6 @@ __all__ = [
     "StepLikelihood",
     "likelihood_from_config",
     "make_likelihood",
+    "register_likelihood",
+    "unregister_likelihood",
 ]

@@ -27,7 +27,8 @@ import tensorflow as tf
 import tensorflow_probability as tfp
 from check_shapes import check_shapes, inherit_check_shapes
 
-__all__ = ["Likelihood", "MonteCarloLikelihood", "RobustMax", "make_likelihood", "likelihood_from_config", "LIKELIHOODS"]
+__all__ = ["Likelihood", "MonteCarloLikelihood", "RobustMax", "make_likelihood", "likelihood_from_config", "LIKELIHOODS",
+           "register_likelihood", "unregister_likelihood"]
 
 from gpal.constraints import Boolean, Constraint, Integer, Real
 from gpal.registry import LIKELIHOODS
@@ -391,3 +392,20 @@ def likelihood_from_config(config: Mapping[str, Any]) -> Likelihood:
     if name not in LIKELIHOODS:
         raise ValueError(f"unknown likelihood {name!r} in config; known: {sorted(LIKELIHOODS)}")
     return LIKELIHOODS[name](**config)
+
+
+def register_likelihood(name: str, cls: type, *, replace: bool = False) -> None:
+    """Make the likelihood ``cls`` (a subclass of `Likelihood`) known as ``name`` to ``NoisyGPClassifier``,
+    ``--likelihood``, the workflows and saved models, from a user's own code.
+
+    ``name`` (lower case: names are matched in any case) becomes the class's ``name``.  A name already
+    registered is refused unless ``replace``; a built-in cannot be unregistered, but can be replaced.
+    """
+    if not isinstance(name, str) or name != name.lower():
+        raise ValueError(f"a likelihood name must be a lower-case string (names are matched in any case); got {name!r}")
+    LIKELIHOODS.register_named(name, cls, Likelihood, replace=replace)
+
+
+def unregister_likelihood(name: str) -> None:
+    """Forget a likelihood a user registered; a built-in one stays."""
+    LIKELIHOODS.unregister(name)
