@@ -116,10 +116,12 @@ def test_noise_variance_modes_are_the_models():
 
 
 def test_the_comparison_runs_every_registered_likelihood():
-    from gpal.workflows.compare import FIXED_DELTA, FIXED_DELTA_SUFFIX, METHODS
+    from gpal.workflows.compare import FIXED_DELTA, FIXED_DELTA_SUFFIX, METHODS, SOFTMAX_MC
 
     fixed = [m for m in METHODS if m.endswith(FIXED_DELTA_SUFFIX)]
-    assert [m for m in METHODS if m.startswith("svgp-") and m not in fixed] == [f"svgp-{n}" for n in LIKELIHOODS.names()]
+    plain = [m for m in METHODS if m.startswith("svgp-") and m not in fixed and m != SOFTMAX_MC]
+    assert plain == [f"svgp-{n}" for n in LIKELIHOODS.names()]
+    assert SOFTMAX_MC.startswith("svgp-softmax") and "softmax" in LIKELIHOODS.names()  # paper 003's softmax GPC
     # paper 000's fixed-delta variants: of registered likelihoods only
     assert fixed == [f"svgp-{n}{FIXED_DELTA_SUFFIX}" for n in FIXED_DELTA] and set(FIXED_DELTA) <= set(LIKELIHOODS.names())
 

@@ -15,6 +15,10 @@ Methods:
   likelihood of `gpal.registry.LIKELIHOODS` (Adam, minibatch 50, ``epochs``);
 - ``svgp-<step|probit|logit>-fixed-delta``: the same with the label-flip delta held at its
   starting value 1e-3 instead of learned (paper 000, sec. IV-B1 and Fig. 4);
+- ``svgp-softmax-mc``: the softmax likelihood with E_q[log softmax_y(f)] estimated by Monte Carlo
+  (``SOFTMAX_MC_SAMPLES`` reparameterised draws, GPflow's ``Softmax`` count; seeded, so the same draws at
+  every step): the variational softmax GPC that paper 003's text compares against (``svgp-softmax`` is
+  paper 000's GPCsm, its closed-form Gumbel bound);
 - ``dirichlet``: ``DirichletGPClassifier`` (alpha_eps chosen from 0.1/0.01/0.001 by training MNLL);
 - ``gpr-platt``: ``GPRPlattClassifier`` (GP regression on the labels, Platt-scaled on 20 % of the
   training rows: paper 003's baseline);
@@ -64,7 +68,8 @@ from gpal.workflows.reference import comparison_markdown as reference_markdown
 from gpal.workflows.schema import Field
 
 __all__ = [
-    "DATASETS", "DEFAULT_DATASETS", "METHODS", "NOT_APPLICABLE", "EstimatorFactory", "check_methods",
+    "DATASETS", "DEFAULT_DATASETS", "METHODS", "NOT_APPLICABLE", "SOFTMAX_MC", "SOFTMAX_MC_SAMPLES", "EstimatorFactory",
+    "check_methods",
     "comparison_markdown", "measured_values", "method_spec", "produces", "run", "run_comparison", "schema",
     "settings_of",
 ]
@@ -73,10 +78,15 @@ BINARY_ONLY = LOGISTIC_BOUNDS
 #: The Gaussian-noise likelihoods whose label-flip delta a method may hold fixed (paper 000, Fig. 4).
 FIXED_DELTA = ("step", "probit", "logit")
 FIXED_DELTA_SUFFIX = "-fixed-delta"
+#: The softmax GPC with a Monte Carlo ELBO (paper 003's GPC), beside ``svgp-softmax``, paper 000's bound.
+SOFTMAX_MC = "svgp-softmax-mc"
+#: Its draws per point and step: GPflow's ``MonteCarloLikelihood`` default (``num_monte_carlo_points``).
+SOFTMAX_MC_SAMPLES = 100
 METHODS = (
     *NOISY_INPUT_METHODS,
     *(f"svgp-{lik}" for lik in LIKELIHOODS.names()),
     *(f"svgp-{lik}{FIXED_DELTA_SUFFIX}" for lik in FIXED_DELTA),
+    SOFTMAX_MC,
     "dirichlet",
     "gpr-platt",
     "ls-cavi",
@@ -150,6 +160,9 @@ def method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: 
         options = {}
         if likelihood == "softmax":  # paper 000's GPCsm trains softmax through its closed-form Gumbel bound
             options = {"likelihood_options": {"elbo": "bound"}}
+        elif name == SOFTMAX_MC:
+            likelihood = "softmax"
+            options = {"likelihood_options": {"elbo": "monte_carlo", "num_elbo_samples": SOFTMAX_MC_SAMPLES}}
         elif likelihood.endswith(FIXED_DELTA_SUFFIX):  # delta stays at the likelihood's starting 1e-3
             likelihood = likelihood[: -len(FIXED_DELTA_SUFFIX)]
             options = {"likelihood_options": {"learn_delta": False}}

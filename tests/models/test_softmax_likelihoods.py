@@ -8,7 +8,7 @@ import gpflow
 import numpy as np
 import pytest
 import tensorflow as tf
-from scipy.special import log_expit, log_softmax, softmax
+from scipy.special import expit, log_expit, log_softmax, softmax
 
 from gpal.models import likelihoods
 from gpal.models.likelihoods.gaussian_noise import LogitLikelihood, ProbitLikelihood
@@ -88,6 +88,28 @@ def test_monte_carlo_elbo_estimates_expected_log_softmax_and_sits_above_the_boun
     # two independent Monte Carlo estimates of E_q log softmax_y(f): 4000 draws against 40000
     assert np.mean(np.abs(estimate - reference) / (se * np.sqrt(11.0))) < 1.0
     assert np.all(estimate > gumbel_softmax_bound(*_tf(mu, var, y)).numpy())  # Jensen's bound lies below
+
+
+def test_two_class_softmax_is_the_logistic_of_the_latent_difference():
+    """With two classes softmax_y(f) = sigmoid(f_y - f_other), and under independent marginals that difference is
+    N(mu_y - mu_o, var_y + var_o): a one-dimensional Gauss-Hermite integral gives the ELBO term and the predictive
+    that the Monte Carlo estimates (two dimensions, the likelihood's own draws) must match."""
+    rng = np.random.default_rng(13)
+    mu, var = _marginals(rng, 40, 2, 2.0, (0.05, 5.0))
+    y = rng.integers(0, 2, 40)
+    sign = np.where(y == 1, 1.0, -1.0)
+    d_mean, d_sd = sign * (mu[:, 1] - mu[:, 0]), np.sqrt(var.sum(1))
+    t, w = np.polynomial.hermite.hermgauss(80)
+    nodes = d_mean[:, None] + np.sqrt(2.0) * d_sd[:, None] * t  # E_{N(m, s^2)} h = sum_k w_k h(m + sqrt(2) s t_k) / sqrt(pi)
+    expected_log = log_expit(nodes) @ w / np.sqrt(np.pi)
+    lik = SoftmaxLikelihood(2, num_predict_samples=4000, seed=3, elbo="monte_carlo", num_elbo_samples=4000)
+    estimate = _compiled(lik.variational_expectations)(*_tf(mu, var, y)).numpy()
+    # the draws are shared by the rows, so per row the Monte Carlo error is that of 4000 draws: SD / sqrt(4000)
+    sd_log = np.sqrt(np.maximum((log_expit(nodes) ** 2) @ w / np.sqrt(np.pi) - expected_log**2, 0.0))
+    np.testing.assert_array_less(np.abs(estimate - expected_log), 5 * sd_log / np.sqrt(4000) + 1e-6)
+    p1 = expit(mu[:, 1, None] - mu[:, 0, None] + np.sqrt(2.0) * d_sd[:, None] * t) @ w / np.sqrt(np.pi)
+    proba = _compiled(lik.predict_proba)(*_tf(mu, var)).numpy()
+    np.testing.assert_allclose(proba[:, 1], p1, atol=5 * 0.5 / np.sqrt(4000))
 
 
 def test_monte_carlo_elbo_gradients_reach_means_and_variances():

@@ -114,6 +114,22 @@ def test_fixed_delta_methods_hold_delta_and_the_others_learn_it(cl, likelihood):
     assert trainable and abs(learned - DEFAULT_DELTA) > 1e-5
 
 
+def test_softmax_methods_train_paper_003s_monte_carlo_elbo_and_paper_000s_bound(cl):
+    """``svgp-softmax-mc`` (paper 003's GPC) fits E_q log softmax by Monte Carlo; ``svgp-softmax`` keeps paper 000's
+    Gumbel bound.  The two fitted models' likelihoods say which ELBO they trained."""
+    from gpal import NoisyGPClassifier
+
+    data = _blobs(3)
+    fitted = {}
+    for name in ("svgp-softmax-mc", "svgp-softmax"):
+        spec = {**cl.method_spec(name, data.n_samples, 3, 10, 5), "batch_size": 20}
+        assert spec["likelihood"] == "softmax"
+        fitted[name] = NoisyGPClassifier(**spec, random_state=0).fit(data.X, data.y).model_.likelihood.get_config()
+    assert (fitted["svgp-softmax-mc"]["elbo"], fitted["svgp-softmax-mc"]["num_elbo_samples"]) == (
+        "monte_carlo", cl.SOFTMAX_MC_SAMPLES)
+    assert fitted["svgp-softmax"]["elbo"] == "bound"
+
+
 def test_kernel_setting_reaches_the_svgp_methods_only(cl):
     spec = cl.method_spec("svgp-probit", 100, 2, 10, 5, kernel="matern52_plus_se")
     assert spec["kernel"] == "matern52_plus_se"
