@@ -178,10 +178,9 @@ def fixed(args: argparse.Namespace) -> None:
 
 
 METHODS = {
-    "cavi_collapsed": ("ls", {"inference": "cavi", "max_iter": 200}),
-    "cavi_mean_field": ("ls", {"inference": "cavi", "max_iter": 200, "locals_family": "mean_field"}),
-    "cavi_paper_defaults": ("ls", {"inference": "cavi", "max_iter": 100, "locals_family": "mean_field",
-                                   "learning_rate": 0.02}),
+    "cavi_collapsed": ("ls", {"inference": "cavi_collapsed", "max_iter": 200}),
+    "cavi_mean_field": ("ls", {"inference": "cavi", "max_iter": 200}),
+    "cavi_paper_defaults": ("ls", {"inference": "cavi", "max_iter": 100, "learning_rate": 0.02}),
     "svi_logistic_softmax": ("svi", {"likelihood": "logistic_softmax"}),
     "svi_softmax": ("svi", {"likelihood": "softmax"}),
     "svi_robustmax": ("svi", {"likelihood": "robustmax"}),
