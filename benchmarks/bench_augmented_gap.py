@@ -31,6 +31,10 @@ within 0.02 of its own final NLL is printed too, the convergence the paper's tim
     python benchmarks/bench_augmented_gap.py finish --datasets digits vehicle satimage
     python benchmarks/bench_augmented_gap.py finish --svi-likelihood robustmax
     python benchmarks/bench_augmented_gap.py finish --svi-likelihood robustmax --datasets satimage --n-train 5000
+    python benchmarks/bench_augmented_gap.py paired runs/papers/004_augmented
+
+``paired``: from a run of ``workflows/papers/004_augmented.yaml``, each method's test NLL minus another's on the
+same splits (mean, 95% t interval over the splits) and the ratio of their training seconds.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import argparse
 import json
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -271,6 +276,33 @@ def finish(args: argparse.Namespace) -> None:
             print(json.dumps({"data": name, "svi_curve": [[e, round(t, 2), round(v, 4)] for e, t, v in svi]}), flush=True)
 
 
+PAIRS = [("ls-cavi", "svgp-logistic_softmax"), ("ls-natgrad", "svgp-logistic_softmax"), ("ls-cavi", "svgp-robustmax"),
+         ("ls-natgrad", "svgp-robustmax"), ("ls-cavi-collapsed", "svgp-logistic_softmax"),
+         ("ls-cavi-exact", "svgp-logistic_softmax")]
+
+
+def paired(args: argparse.Namespace) -> None:
+    from scipy import stats
+
+    for folder in sorted(p for p in args.run.iterdir() if (p / "units").is_dir()):
+        def splits(method: str) -> dict:
+            return {f.stem: json.loads(f.read_text()) for f in sorted((folder / "units" / method).glob("split_*.json"))}
+
+        for a, b in PAIRS:
+            A, B = splits(a), splits(b)
+            keys = sorted(set(A) & set(B))
+            if len(keys) < 2:
+                continue
+            d = np.array([A[k]["nll"] - B[k]["nll"] for k in keys])
+            ta, tb = (np.array([S[k]["train_seconds"] for k in keys]) for S in (A, B))
+            half = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
+            print(json.dumps({"data": folder.name, "method": a, "against": b, "splits": len(d),
+                              "nll_difference": round(float(d.mean()), 3),
+                              "interval_95": [round(float(d.mean() - half), 3), round(float(d.mean() + half), 3)],
+                              "seconds_ratio_of_means": round(float(ta.mean() / tb.mean()), 2),
+                              "seconds_ratio_median": round(float(np.median(ta / tb)), 2)}), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -291,8 +323,10 @@ def main() -> None:
                    "as before, or as many as are left)")
     g.add_argument("--svi-likelihood", default="logistic_softmax", choices=["logistic_softmax", "robustmax", "softmax"],
                    help="SVI's likelihood (default logistic_softmax, the augmented model's own)")
+    p = sub.add_parser("paired", help="per-split paired NLL differences and time ratios of a 004_augmented run")
+    p.add_argument("run", type=Path, help="the workflow's output folder (runs/papers/004_augmented)")
     args = parser.parse_args()
-    {"fixed": fixed, "time": timing, "finish": finish}[args.command](args)
+    {"fixed": fixed, "time": timing, "finish": finish, "paired": paired}[args.command](args)
 
 
 if __name__ == "__main__":
