@@ -335,7 +335,8 @@ class AugmentedLogisticSoftmaxGP(gpflow.base.Module):
         if self.locals_family == "collapsed":
             loc = collapsed_locals(mean, var)
         elif alpha is None:
-            raise ValueError("the mean-field sweep updates q(lambda) from its current value: pass the batch's alpha")
+            raise ValueError("natural_gradient_step of a mean-field model needs alpha, the batch's current q(lambda) "
+                             "shapes (one per row), as the paper's sweep updates q(n) from them; got None")
         else:
             loc = paper_locals(mean, var, alpha)
         eta1_hat, precision_hat = global_natural_parameters(proj.A, onehot, loc, scale)
