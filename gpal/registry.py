@@ -51,12 +51,13 @@ DEFAULT_PRIOR_COMPONENTS = 8
 ROWS_PER_PRIOR_COMPONENT = 10
 #: Hidden-layer widths of NIMGP-NN's amortised q(x_i | x~_i) network.
 DEFAULT_HIDDEN_SIZES = (50,)
-#: The conjugate schemes of the augmented logistic-softmax model (``gpal.training.cavi``).
-CONJUGATE_INFERENCE = ("cavi", "natural_gradient")
-#: How ``LogisticSoftmaxGPClassifier`` trains: a conjugate scheme, or CAVI finished on the exact ELBO
-#: (``gpal.models.families.augmented_exact``; not a ``NoisyGPClassifier`` option).
+#: The conjugate schemes of the augmented logistic-softmax model (``gpal.training.cavi``): paper 004's CAVI and
+#: natural-gradient SVI on its mean-field q(lambda) q(n, omega) q(u), and gpal's CAVI with lambda integrated out.
+CONJUGATE_INFERENCE = ("cavi", "natural_gradient", "cavi_collapsed")
+#: How ``LogisticSoftmaxGPClassifier`` trains: a conjugate scheme, or gpal's collapsed CAVI finished on the exact
+#: ELBO (``gpal.models.families.augmented_exact``; not a ``NoisyGPClassifier`` option).
 AUGMENTED_INFERENCE = (*CONJUGATE_INFERENCE, "cavi_exact")
-#: q(lambda, n) of the augmented logistic-softmax model: lambda integrated out, or the paper's mean field.
+#: q(lambda, n) of the augmented logistic-softmax model: lambda integrated out (gpal's), or the paper's mean field.
 LOCALS_FAMILIES = ("collapsed", "mean_field")
 #: How ``NoisyGPClassifier`` trains: stochastic variational inference, or a conjugate scheme.
 INFERENCE = ("svi", *CONJUGATE_INFERENCE)

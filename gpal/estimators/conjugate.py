@@ -1,4 +1,4 @@
-"""``NoisyGPClassifier(inference="cavi" | "natural_gradient")``: the augmented logistic-softmax model's route.
+"""``NoisyGPClassifier(inference="cavi" | "natural_gradient" | "cavi_collapsed")``: the augmented logistic-softmax model's route.
 
 The conjugate schemes (paper 004) are ``LogisticSoftmaxGPClassifier``'s; this module checks that
 the estimator's settings allow them, trains that estimator in SVI's units and holds its q(u) as a
@@ -13,13 +13,13 @@ from typing import Any
 from gpal.estimators.base import FitData
 from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
 from gpal.estimators.params import model_spec
-from gpal.registry import INPUT_NOISE
+from gpal.registry import CONJUGATE_INFERENCE, INPUT_NOISE
 from gpal.training.session import ModelSession
 
 __all__ = ["AUGMENTED_OPTIONS", "check_conjugate", "fit_augmented", "minibatch_steps"]
 
 #: Settings of the augmented model that have no SVI counterpart, passed through ``inference_options``.
-AUGMENTED_OPTIONS = ("hyper_every", "train_inducing", "nat_delay", "nat_forgetting", "jitter", "locals_family")
+AUGMENTED_OPTIONS = ("hyper_every", "train_inducing", "nat_delay", "nat_forgetting", "jitter")
 
 
 def check_conjugate(est: Any, likelihood_name: str | None) -> None:
@@ -28,7 +28,7 @@ def check_conjugate(est: Any, likelihood_name: str | None) -> None:
     if est.inference == "svi":
         if options:
             raise ValueError(
-                f"inference_options {sorted(options)} configure inference='cavi' / 'natural_gradient'; "
+                f"inference_options {sorted(options)} configure the conjugate schemes {list(CONJUGATE_INFERENCE)}; "
                 "SVI is set by batch_size, epochs and learning_rate"
             )
         return
@@ -70,7 +70,7 @@ def fit_augmented(est: Any, data: FitData) -> Any:
     NoisyGPClassifier
         ``est``, fitted.
     """
-    cavi = est.inference == "cavi"
+    cavi = est.inference != "natural_gradient"  # full-batch sweeps
     inner = LogisticSoftmaxGPClassifier(
         inference=est.inference,
         num_inducing=int(est.num_inducing),

@@ -1,8 +1,10 @@
 """``LogisticSoftmaxGPClassifier``: the augmented logistic-softmax GP (paper 004) behind gpal's estimator contract.
 
-Training is the conjugate scheme of ``gpal.models.families.augmented_logistic_softmax``: closed-form
-CAVI on the full batch, or natural-gradient SVI on minibatches, with the kernel (and optionally
-the inducing inputs) moved by Adam on the same bound.  "cavi_exact" finishes CAVI's sweeps with
+Training is the conjugate scheme of ``gpal.models.families.augmented_logistic_softmax``: the paper's
+closed-form CAVI on the full batch ("cavi") or natural-gradient SVI on minibatches ("natural_gradient"),
+both on its mean-field q(lambda) q(n, omega) q(u), or gpal's CAVI with lambda integrated out
+("cavi_collapsed"), with the kernel (and optionally the inducing inputs) moved by Adam on the same bound.
+"cavi_exact", gpal's too, finishes collapsed CAVI's sweeps with
 full-batch natural-gradient steps on the exact ELBO (``gpal.models.families.augmented_exact``): the
 augmented bound's optimum is a less confident q than the exact one, and these steps close that gap.  Predictions average the logistic-softmax
 over Monte Carlo draws of q(f) (paper 004 sec. 4): a plug-in of the mean would be overconfident
@@ -23,7 +25,7 @@ from sklearn.base import BaseEstimator
 from gpal.constraints import Boolean, Integer, OneOf, Optional, Real
 from gpal.estimators.base import GPClassifierMixin, check_fit_data, warn_ignored_noise
 from gpal.estimators.params import SPARSE_GP_PARAMETERS
-from gpal.registry import AUGMENTED_INFERENCE, DEFAULT_NUM_INDUCING, LOCALS_FAMILIES
+from gpal.registry import AUGMENTED_INFERENCE, DEFAULT_NUM_INDUCING
 
 __all__ = ["LogisticSoftmaxGPClassifier"]
 
@@ -39,13 +41,15 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
     Parameters
     ----------
     inference
-        "cavi_exact" (default: ``max_iter`` CAVI sweeps, then ``exact_steps`` full-batch
-        natural-gradient steps on the exact ELBO, the kernel and Z moved by Adam on it too: the
-        augmented bound's fast start with SVI's objective at the end; on digits, vehicle and satimage it reached SVI logistic-softmax's test NLL
-        in a fraction of SVI's time, docs/papers/004_augmented.md), "cavi" (the paper's full-batch
-        coordinate ascent alone: its closed-form bound prefers less confident latents, test NLL 0.2-0.3
-        nats behind SVI on digits and vehicle; give it ``max_iter`` 200) or "natural_gradient"
-        (stochastic natural gradient on q(u) over minibatches of ``batch_size``).
+        "cavi" (the paper's: full-batch coordinate ascent on its mean-field q(lambda) q(n, omega) q(u),
+        each factor updated once per sweep in closed form), "natural_gradient" (the paper's SVI: the same
+        factorisation, natural-gradient steps on q(u) over minibatches of ``batch_size``),
+        "cavi_collapsed" (gpal's: the same closed-form sweeps with lambda integrated out, a tighter bound
+        whose optimum is closer to SVI's predictive) or "cavi_exact" (gpal's, the default: ``max_iter``
+        collapsed sweeps, then ``exact_steps`` full-batch natural-gradient steps on the exact ELBO, the kernel
+        and Z moved by Adam on it too; on digits, vehicle and satimage it reached SVI logistic-softmax's
+        test NLL in a fraction of SVI's time).  The closed-form bounds prefer less confident latents than
+        the exact ELBO: docs/papers/004_augmented.md measures each against SVI.
     num_inducing
         inducing inputs shared by all classes, k-means centres of the (standardised)
         training inputs (capped at the distinct rows).
@@ -56,7 +60,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         iterations (CAVI sweeps or minibatch steps); 50 sweeps before the exact steps, as measured
         for "cavi_exact" (docs/papers/004_augmented.md).
     batch_size
-        minibatch size for "natural_gradient"; ``None`` is the full batch ("cavi" needs ``None``).
+        minibatch size for "natural_gradient"; ``None`` is the full batch (the CAVI schemes need ``None``).
     learning_rate
         Adam step on the kernel hyperparameters (and Z), one per ``hyper_every`` sweeps; 0.1
         rather than SVI's 0.01-0.02 as a CAVI fit takes a hundred or two steps, not thousands
@@ -87,10 +91,6 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         Monte Carlo draws of the latent marginals per prediction.
     jitter
         added to the diagonal of K_mm.
-    locals_family
-        "collapsed" (lambda integrated out: a tighter bound with the same closed-form
-        updates, measured closer to SVI's predictive) or "mean_field" (the paper's q(lambda) q(n));
-        see ``gpal.models.families.augmented_logistic_softmax``.
     standardize
         fit a ``gpal.data.dataset.Standardizer`` on the training inputs.
     random_state
@@ -131,7 +131,6 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         "exact_samples": Integer(1),
         "n_samples": Integer(1),
         "jitter": Real(0, low_open=True),
-        "locals_family": OneOf(LOCALS_FAMILIES),
     }
 
     def __init__(
@@ -154,7 +153,6 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         exact_samples: int = 100,
         n_samples: int = 1000,
         jitter: float = 1e-6,
-        locals_family: str = "collapsed",
         standardize: bool = True,
         random_state: int = 0,
         progress: bool = False,
@@ -162,9 +160,13 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         self._store_params(locals())
 
     def _check_combinations(self) -> None:
-        if self.batch_size is not None and self.inference in ("cavi", "cavi_exact"):
+        if self.batch_size is not None and self.inference != "natural_gradient":
             raise ValueError(f"inference={self.inference!r} updates on the full batch: use batch_size=None, "
                              "or inference='natural_gradient'")
+
+    def _locals_family(self) -> str:
+        """The model's q(lambda, n): the paper's mean field for its schemes, lambda integrated out for gpal's."""
+        return "collapsed" if self.inference in ("cavi_collapsed", "cavi_exact") else "mean_field"
 
     # ------------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any = None, X_var: Any = None) -> "LogisticSoftmaxGPClassifier":
@@ -186,10 +188,10 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
 
         standardizer, Xs, _ = self._standardize_fit(data)
         kernel, Z = self._sparse_start(Xs)
-        model = AugmentedLogisticSoftmaxGP(kernel, Z, len(data.classes), float(self.jitter), self.locals_family)
+        model = AugmentedLogisticSoftmaxGP(kernel, Z, len(data.classes), float(self.jitter), self._locals_family())
         trainer = AugmentedTrainer(model, Xs, data.y, float(self.learning_rate), bool(self.train_inducing))
         history = trainer.run(
-            "cavi" if self.inference == "cavi_exact" else self.inference,
+            "natural_gradient" if self.inference == "natural_gradient" else "cavi",
             max_iter=int(self.max_iter),
             batch_size=None if self.batch_size is None else int(self.batch_size),
             hyper_every=int(self.hyper_every),
@@ -283,13 +285,11 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP
         from gpal.models.state import kernel_from_state
 
-        # A folder saved before lambda could be integrated out was fitted with the paper's mean field.
-        params = {"locals_family": "mean_field", **config["params"]}
-        clf = cls(**cls._params_from_state(params, arrays, "kernel_template/"))
+        clf = cls(**cls._params_from_state(_current_params(config["params"]), arrays, "kernel_template/"))
         clf._restore_fitted_state(config)
         model = AugmentedLogisticSoftmaxGP(
             kernel_from_state(config["kernel"], arrays, "kernel/"), arrays["Z"], len(clf.classes_), config["jitter"],
-            clf.locals_family,
+            clf._locals_family(),
         )
         model.eta1.assign(arrays["eta1"])
         model.precision.assign(arrays["precision"])
@@ -297,3 +297,16 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         clf.history_ = list(config["history"])
         clf.exact_history_ = list(config.get("exact_history", []))  # saved before "cavi_exact": none
         return clf
+
+
+def _current_params(params: dict[str, Any]) -> dict[str, Any]:
+    """A saved folder's parameters in today's names: ``locals_family`` became part of ``inference``.
+
+    Folders without it (gpal 0.3) were fitted with the paper's mean field, as "cavi" and "natural_gradient"
+    are now; collapsed CAVI is "cavi_collapsed"; a collapsed natural-gradient fit keeps "natural_gradient"
+    (its q(u) predicts the same; a refit uses the paper's locals), and "cavi_exact" always sweeps collapsed.
+    """
+    params = dict(params)
+    if params.pop("locals_family", "mean_field") == "collapsed" and params.get("inference") == "cavi":
+        params["inference"] = "cavi_collapsed"
+    return params

@@ -4,7 +4,7 @@ One estimator covers MGP, NIMGP, NIMGP-NN and NIMGP-FO (``input_noise`` =
 none / latent / amortized / first_order) with any registered likelihood, trained by
 stochastic variational inference; ``likelihood="logistic_softmax"`` can instead be
 trained by the closed-form updates of its augmented model (``inference="cavi"`` or
-``"natural_gradient"``, paper 004), delegated to ``LogisticSoftmaxGPClassifier``
+``"natural_gradient"``, paper 004's; ``"cavi_collapsed"``, gpal's), delegated to ``LogisticSoftmaxGPClassifier``
 and then held in the same model form as SVI's.  Inputs are validated and, by default,
 standardised (variances mapped by 1/scale^2) before any TensorFlow work; labels
 may be of any hashable type; a fitted model saves to a directory of plain files
@@ -80,12 +80,13 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     inference
         "svi" (minibatch Adam on the ELBO, every likelihood and input-noise strategy),
         or for ``likelihood="logistic_softmax"`` with exact inputs (``input_noise="none"``):
-        "cavi" (closed-form coordinate ascent on the full batch, ``epochs`` sweeps) or
-        "natural_gradient" (natural-gradient steps on minibatches of ``batch_size``, ``epochs``
-        passes).  Kernel hyperparameters move by Adam at ``learning_rate`` in every case.
+        "cavi" (the paper's closed-form coordinate ascent on the full batch, ``epochs`` sweeps),
+        "natural_gradient" (the paper's natural-gradient steps on minibatches of ``batch_size``, ``epochs``
+        passes) or "cavi_collapsed" (gpal's sweeps with lambda integrated out; see
+        ``LogisticSoftmaxGPClassifier``).  Kernel hyperparameters move by Adam at ``learning_rate`` in every case.
     inference_options
         settings of the augmented model with no SVI counterpart:
-        ``hyper_every``, ``train_inducing``, ``nat_delay``, ``nat_forgetting``, ``jitter``, ``locals_family``
+        ``hyper_every``, ``train_inducing``, ``nat_delay``, ``nat_forgetting``, ``jitter``
         (see ``LogisticSoftmaxGPClassifier``).
     num_inducing
         inducing points per latent function (capped at the training size).

@@ -16,12 +16,19 @@ from gpal.progress import progress_bar
 
 from gpal.constraints import OneOf, check_values
 from gpal.models.compiled import instance_function
-from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP, onehot_labels, signature_key
-from gpal.registry import CONJUGATE_INFERENCE
+from gpal.models.families.augmented_logistic_softmax import (
+    AugmentedLogisticSoftmaxGP,
+    LocalFactors,
+    onehot_labels,
+    signature_key,
+)
 from gpal.training.adam import Adam
 from gpal.training.shared import LentBySignature
 
-__all__ = ["AugmentedTrainer", "step_size"]
+__all__ = ["SCHEDULES", "AugmentedTrainer", "step_size"]
+
+#: How the global step is scheduled: full-batch sweeps with rho = 1, or minibatches with rho_t.
+SCHEDULES = ("cavi", "natural_gradient")
 
 
 def step_size(t: int, delay: float, forgetting: float) -> float:
@@ -32,11 +39,14 @@ def step_size(t: int, delay: float, forgetting: float) -> float:
 class AugmentedTrainer:
     """CAVI (full batch, rho = 1) or natural-gradient SVI (minibatches, rho_t) on one data set.
 
-    Each iteration: optimal locals for the batch and the global step on q(v) (one compiled call),
+    Each iteration: the batch's locals and the global step on q(v) (one compiled call),
     then, every ``hyper_every`` iterations, one Adam step on the kernel's trainable variables (and Z
     when ``train_inducing``) ascending the same bound; ``hyper_every = 0`` keeps them fixed.
     The bound after the global step is recorded each iteration: exact for CAVI (it never decreases
-    while the hyperparameters are fixed), a minibatch estimate scaled by N/|B| for SVI.
+    while the hyperparameters are fixed), a minibatch estimate scaled by N/|B| for SVI.  The mean field's
+    q(lambda_i) (``alpha``, one per training row) is the trainer's state, carried over between ``run`` calls;
+    the value and the hyperparameter gradient are then taken at the sweep's locals, the collapsed family's at
+    their optimum for the new q.
 
     The compiled updates are traced once per model signature and batch shape (``_SharedUpdates``;
     shapes left unknown changed the last bits of the Adam step), as tracing costs more than a small fit: ``run`` sets a private template model to this model's values and
@@ -59,6 +69,8 @@ class AugmentedTrainer:
         self.learning_rate = float(learning_rate)
         self.train_inducing = bool(train_inducing)
         self._adam_state: list[np.ndarray] | None = None  # None: a fresh Adam
+        # q(lambda_i) = Gamma(C, C) to start (E lambda = 1), as the paper's code starts it; unused when collapsed.
+        self.alpha = np.full(self.n, float(model.num_classes))
 
     def run(
         self,
@@ -72,7 +84,7 @@ class AugmentedTrainer:
         progress: bool = False,
     ) -> list[float]:
         """Run ``max_iter`` iterations and return the bound after each global step."""
-        check_values({"inference": OneOf(CONJUGATE_INFERENCE)}, {"inference": inference})
+        check_values({"inference": OneOf(SCHEDULES)}, {"inference": inference})
         full = batch_size is None or batch_size >= self.n
         if inference == "cavi" and not full:
             raise ValueError("CAVI updates use the full batch; pass batch_size=None or use inference='natural_gradient'")
@@ -84,18 +96,18 @@ class AugmentedTrainer:
         with _signature_updates(self.model, self.train_inducing, self) as shared:
             bar = progress_bar(range(max_iter), disable=not progress, desc=f"logistic-softmax ({inference})", unit="it")
             for t in bar:
-                if full:
-                    Xb, Yb = X_all, Y_all
-                else:
-                    idx = rng.choice(self.n, size, replace=False)
-                    Xb, Yb = tf.constant(self.X[idx]), tf.constant(self.onehot[idx])
+                idx = np.arange(self.n) if full else rng.choice(self.n, size, replace=False)
+                Xb, Yb = (X_all, Y_all) if full else (tf.constant(self.X[idx]), tf.constant(self.onehot[idx]))
+                alpha = tf.constant(self.alpha[idx])
                 rho = tf.constant(1.0 if inference == "cavi" else step_size(t, delay, forgetting), tf.float64)
                 hyper = bool(hyper_every) and (t + 1) % hyper_every == 0
                 if hyper:
-                    shared.update(Xb, Yb, scale, rho)
-                    value = float(shared.hyper(Xb, Yb, scale, n))
+                    loc = shared.update(Xb, Yb, scale, rho, alpha)
+                    value = float(shared.hyper(Xb, Yb, scale, n, *loc))
                 else:
-                    value = float(shared.update_and_value(Xb, Yb, scale, rho))
+                    value, loc = shared.update_and_value(Xb, Yb, scale, rho, alpha)
+                    value = float(value)
+                self.alpha[idx] = loc[2].numpy()
                 if not np.isfinite(value):
                     raise FloatingPointError(f"the augmented ELBO became {value} at iteration {t}; try a larger jitter")
                 history.append(value)
@@ -134,21 +146,26 @@ class _SharedUpdates:
         assign_module_values(trainer.model, module_values(self.model))
         trainer._adam_state = [var.numpy() for var in self.optimizer.variables]
 
-    def _update_graph(self, X: tf.Tensor, onehot: tf.Tensor, scale: tf.Tensor, rho: tf.Tensor) -> tf.Tensor:
-        """Global step (before a hyper step, which reports the bound)."""
-        self.model.natural_gradient_step(X, onehot, scale, rho)
-        return tf.zeros([], tf.float64)
+    def _value(self, X: tf.Tensor, onehot: tf.Tensor, scale: tf.Tensor, loc: LocalFactors) -> tf.Tensor:
+        """The bound at the current q: the mean field's at the sweep's locals, the collapsed one's at their optimum."""
+        return self.model.elbo(X, onehot, scale, loc if self.model.locals_family == "mean_field" else None)
 
-    def _update_and_value_graph(self, X: tf.Tensor, onehot: tf.Tensor, scale: tf.Tensor, rho: tf.Tensor) -> tf.Tensor:
-        """Global step; then the bound at the new q."""
-        self.model.natural_gradient_step(X, onehot, scale, rho)
-        return self.model.elbo(X, onehot, scale)
+    def _update_graph(self, X: tf.Tensor, onehot: tf.Tensor, scale: tf.Tensor, rho: tf.Tensor,
+                      alpha: tf.Tensor) -> LocalFactors:
+        """Global step (before a hyper step, which reports the bound); returns the sweep's locals."""
+        return self.model.natural_gradient_step(X, onehot, scale, rho, alpha)
 
-    def _hyper_graph(self, X: tf.Tensor, onehot: tf.Tensor, scale: tf.Tensor, n: tf.Tensor) -> tf.Tensor:
+    def _update_and_value_graph(self, X: tf.Tensor, onehot: tf.Tensor, scale: tf.Tensor, rho: tf.Tensor,
+                                alpha: tf.Tensor) -> tuple[tf.Tensor, LocalFactors]:
+        """Global step; then the bound at the new q, and the sweep's locals."""
+        loc = self.model.natural_gradient_step(X, onehot, scale, rho, alpha)
+        return self._value(X, onehot, scale, loc), loc
+
+    def _hyper_graph(self, X: tf.Tensor, onehot: tf.Tensor, scale: tf.Tensor, n: tf.Tensor, *loc: tf.Tensor) -> tf.Tensor:
         """One Adam step on the kernel variables (and Z) ascending the bound per training row; returns the bound before it."""
         with tf.GradientTape(watch_accessed_variables=False) as tape:
             tape.watch(self.variables)
-            value = self.model.elbo(X, onehot, scale)
+            value = self._value(X, onehot, scale, LocalFactors(*loc))
             loss = -value / n
         grads = tape.gradient(loss, self.variables, unconnected_gradients=tf.UnconnectedGradients.ZERO)
         self.optimizer.apply_gradients(zip(grads, self.variables))

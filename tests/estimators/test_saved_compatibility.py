@@ -39,7 +39,20 @@ def test_a_logistic_softmax_folder_of_0_3_says_it_was_fitted_with_the_mean_field
     """0.3 knew only the paper's q(lambda) q(n); its folders hold no locals_family and must not claim the newer default."""
     assert "locals_family" not in json.loads((SAVED / "logistic_softmax" / "config.json").read_text())["params"]
     est = load_estimator(SAVED / "logistic_softmax")
-    assert est.locals_family == "mean_field" and est.model_.locals_family == "mean_field"
+    assert est.inference == "cavi" and est.model_.locals_family == "mean_field"  # the paper's, as "cavi" is now
+
+
+@pytest.mark.parametrize("saved, now", [
+    ({"inference": "cavi", "locals_family": "collapsed"}, "cavi_collapsed"),
+    ({"inference": "cavi", "locals_family": "mean_field"}, "cavi"),
+    ({"inference": "natural_gradient", "locals_family": "collapsed"}, "natural_gradient"),
+    ({"inference": "cavi_exact", "locals_family": "collapsed"}, "cavi_exact"),
+    ({"inference": "natural_gradient"}, "natural_gradient"),
+])
+def test_a_folder_saved_with_a_locals_family_loads_under_todays_inference_names(saved, now):
+    from gpal.estimators.logistic_softmax import _current_params
+
+    assert _current_params({"max_iter": 3, **saved}) == {"max_iter": 3, "inference": now}
 
 
 def test_trained_folder_loads_and_predicts_as_before():

@@ -130,13 +130,13 @@ def test_a_step_whose_precision_would_be_indefinite_is_halved():
 def exact_fitted():
     X, y = three_class(80, 7, noise=0.15)
     labels = np.array(["bll", "fsrq", "psr"])[y]
-    cavi = LogisticSoftmaxGPClassifier(inference="cavi", num_inducing=8, max_iter=20, n_samples=200).fit(X, labels)
+    cavi = LogisticSoftmaxGPClassifier(inference="cavi_collapsed", num_inducing=8, max_iter=20, n_samples=200).fit(X, labels)
     exact = LogisticSoftmaxGPClassifier(inference="cavi_exact", num_inducing=8, max_iter=20, exact_steps=40,
                                         n_samples=200).fit(X, labels)
     return cavi, exact, X, labels
 
 
-def test_cavi_exact_starts_at_cavi_and_raises_the_exact_elbo(exact_fitted):
+def test_cavi_exact_starts_at_collapsed_cavi_and_raises_the_exact_elbo(exact_fitted):
     cavi, exact, X, labels = exact_fitted
     assert len(exact.history_) == 20 and len(exact.exact_history_) == 40 and cavi.exact_history_ == []
     np.testing.assert_allclose(exact.history_, cavi.history_)  # the same sweeps first

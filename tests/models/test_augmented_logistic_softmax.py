@@ -21,6 +21,7 @@ from gpal.models.families.augmented_logistic_softmax import (
     global_natural_parameters,
     onehot_labels,
     optimal_locals,
+    paper_locals,
     polya_gamma_mean,
 )
 from gpal.models.families.logistic_bounds import Quadratic, optimal_q
@@ -327,9 +328,12 @@ def test_natural_gradient_step_one_on_full_batch_is_the_cavi_update(locals_famil
     model, X, y = random_model(4, locals_family=locals_family)
     Xt, onehot = tf.constant(X), tf.constant(onehot_labels(y, 3))
     proj = model.project(Xt)
-    loc = model.optimal_locals(*model.marginals(proj, model.q()))
+    alpha = tf.constant(np.linspace(1.5, 4.0, len(X)))
+    mean, var = model.marginals(proj, model.q())
+    loc = collapsed_locals(mean, var) if locals_family == "collapsed" else paper_locals(mean, var, alpha)
     theta = polya_gamma_mean(onehot + loc.gamma, loc.c)
-    model.natural_gradient_step(Xt, onehot, 1.0, 1.0)
+    returned = model.natural_gradient_step(Xt, onehot, 1.0, 1.0, alpha)
+    np.testing.assert_array_equal(returned.gamma.numpy(), loc.gamma.numpy())
     q = model.q()
     mean, cov = q.mean, tf.matmul(q.inv_chol, q.inv_chol, transpose_a=True)
     for c in range(3):

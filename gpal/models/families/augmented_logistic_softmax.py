@@ -26,13 +26,21 @@ e^{-c^2 omega / 2} PG(b, 0) the PG base density cancels in E log p - E log q, le
 and per i: - C E lambda + H[Gamma(alpha, beta)] (E lambda = alpha/beta, E log lambda = psi(alpha) - log beta).
 The log n! of the Poisson prior and of q(n) cancel too, so the bound is exact in closed form.
 
-Optimal locals given q(f) (each a stationary point of the bound above):
-    c_ic = sqrt(E f_ic^2)  (then the last term vanishes);   beta_i = C;
-    gamma_ic = exp(E log lambda_i) e^{-E f_ic / 2} / (2 cosh(c_ic / 2));   alpha_i = 1 + sum_c gamma_ic.
-The last two couple only through alpha: gamma_ic = e^{psi(alpha_i)} a_ic / C with
+The paper's CAVI (``paper_locals``; ``inference="cavi"``): each sweep updates every factor once, in closed
+form, as the paper lists them, then q(v):
+    c_ic = sqrt(E f_ic^2)                                     (q(omega | n); the last term then vanishes),
+    gamma_ic = exp(E log lambda_i) e^{-E f_ic / 2} / (2 cosh(c_ic / 2))   (q(n), at the current q(lambda)),
+    alpha_i = 1 + sum_c gamma_ic,  beta_i = C                 (q(lambda), at the new q(n)),
+each the exact maximiser of the bound in its own factor with the others held, so no sweep lowers the bound.
+q(lambda) is the one local factor another depends on, so it is state carried from sweep to sweep
+(Gamma(C, C) to start, E lambda = 1, as AugmentedGaussianProcesses.jl, the paper's code, starts it).
+
+The joint optimum of all the locals for a q(f) (``optimal_locals``), the limit of such sweeps at a fixed
+q(f), is what the bound's value as a function of q(u) alone is: c as above, and gamma_ic, alpha_i
+coupled only through alpha: gamma_ic = e^{psi(alpha_i)} a_ic / C with
 a_ic = e^{-E f_ic/2} / (2 cosh(c_ic/2)) < 1 (as c > |E f|), so alpha = 1 + r e^{psi(alpha)}, r = mean_c a_ic.
 h(alpha) = alpha - 1 - r e^{psi(alpha)} is increasing and concave (0 < (e^psi)' < 1, e^psi convex), h(1) < 0, so Newton from alpha = 1 climbs monotonically
-to its one root: the (lambda, n) block is maximised exactly instead of by alternating sweeps.
+to its one root.
 
 Global q(v_c) (sparse, whitened: u_c = L v_c, K_mm = L L^T, A = L^-1 K_mn): the bound is
 sum_i [(y'_ic - gamma_ic) E f_ic / 2 - theta_ic E f_ic^2 / 2] - KL(q(v_c) || N(0, I)), so
@@ -41,11 +49,13 @@ sum_i [(y'_ic - gamma_ic) E f_ic / 2 - theta_ic E f_ic^2 / 2] - KL(q(v_c) || N(0
 gradient step of size rho is eta <- (1 - rho) eta + rho eta_hat, where eta_hat is the same formula
 on a minibatch with the data sums scaled by N/|B| (Hoffman et al. SVI); rho = 1 on the full batch
 is the CAVI update.  A CAVI iteration (all locals exact given q, then q exact given the locals)
-never decreases the bound.  The locals are always re-optimised for the current q(v) and kernel, so the
-bound reported is max over the locals; gradients of it w.r.t. the kernel hyperparameters (and Z)
-need not pass through the locals (envelope theorem), hence ``stop_gradient`` on them.
+never decreases the bound.  Gradients w.r.t. the kernel hyperparameters (and Z) are taken with the
+locals held (``stop_gradient``): at the locals' joint optimum that is the gradient of the bound as a
+function of q(u) and the kernel alone (envelope theorem); for the paper's sweep it is the partial
+derivative its hyperparameter step ascends.
 
-Collapsed lambda (``locals_family="collapsed"``, the default).  The mean-field q(lambda) q(n) above
+Collapsed lambda (gpal's variant, not the paper's: ``locals_family="collapsed"``, ``inference="cavi_collapsed"``
+and the sweeps of ``"cavi_exact"``).  The mean-field q(lambda) q(n) above
 is loose where it matters: given f the exact conditional of N = sum_c n_c is geometric with ratio
 sum_c sigma(-f_c) / C, close to 1 for a confident point, and lambda | n ~ Gamma(1 + N, C) depends on it
 strongly; mean field halves E n there (e^psi(alpha) ~ alpha - 1/2), which weakens the push of every
@@ -61,7 +71,8 @@ the Polya-Gamma bound of the logistic-softmax with only E sigma(-f_c) replaced b
 loss from lambda.  It is never below the mean-field bound (for each n, log of the exact integral over
 lambda is at least the mean-field's E_q(lambda) log p(.., lambda) + H[q(lambda)], by Jensen; and q(n) is free
 here), and the global update is the same closed form with these gamma, so CAVI stays conjugate
-and monotone.  ``locals_family="mean_field"`` keeps the paper's factorisation.
+and monotone; its locals are the joint optimum at every sweep (no state).  ``locals_family="mean_field"`` is the
+paper's factorisation and sweep.
 
 Design: one kernel and one set of M inducing inputs shared by all classes, one q(v_c) per class.
 The paper allows a kernel per class; sharing keeps A = L^-1 K_mn (O(N M^2)) and chol(K_mm) one
@@ -99,6 +110,7 @@ __all__ = [
     "log_two_cosh_half",
     "onehot_labels",
     "optimal_locals",
+    "paper_locals",
     "polya_gamma_mean",
     "signature_key",
 ]
@@ -162,6 +174,18 @@ def optimal_locals(mean: tf.Tensor, var: tf.Tensor) -> LocalFactors:
     log_e_lambda = tf.math.digamma(alpha) - tf.math.log(num_classes)  # E log lambda with beta = C
     gamma = tf.exp(log_e_lambda[:, None] + log_a)
     return LocalFactors(c, gamma, alpha, tf.fill(tf.shape(alpha), num_classes))
+
+
+@check_shapes("mean: [N, C]", "var: [N, C]", "alpha: [N]")
+def paper_locals(mean: tf.Tensor, var: tf.Tensor, alpha: tf.Tensor) -> LocalFactors:
+    """One pass of the paper's closed-form local updates for q(f_ic) = N(mean, var): c, then q(n) at the
+    current q(lambda) = Gamma(``alpha``, C), then q(lambda) at the new q(n) (module docstring)."""
+    num_classes = tf.cast(tf.shape(mean)[1], mean.dtype)
+    c = tf.sqrt(tf.square(mean) + tf.maximum(var, 0.0))
+    log_e_lambda = tf.math.digamma(alpha) - tf.math.log(num_classes)  # E log lambda with beta = C
+    gamma = tf.exp(log_e_lambda[:, None] - mean / 2.0 - log_two_cosh_half(c))
+    new_alpha = 1.0 + tf.reduce_sum(gamma, axis=1)
+    return LocalFactors(c, gamma, new_alpha, tf.fill(tf.shape(new_alpha), num_classes))
 
 
 @check_shapes(
@@ -280,15 +304,18 @@ class AugmentedLogisticSoftmaxGP(gpflow.base.Module):
         """sum_c KL(N(m_c, P_c^-1) || N(0, I)); P_c^-1 = S S^T with S = chol(P_c)^-T, triangular."""
         return whitened_kl(q.mean, q.inv_chol)
 
-    def elbo(self, X: tf.Tensor, onehot: tf.Tensor, scale: float | tf.Tensor = 1.0) -> tf.Tensor:
-        """max over the locals of the augmented ELBO (data part of a batch scaled by ``scale`` = N/|B|)."""
+    def elbo(self, X: tf.Tensor, onehot: tf.Tensor, scale: float | tf.Tensor = 1.0,
+             loc: LocalFactors | None = None) -> tf.Tensor:
+        """The augmented ELBO at the locals ``loc`` (None: their joint optimum for the current q), data part of
+        a batch scaled by ``scale`` = N/|B|; the locals are held in its gradients."""
         q = self.q()
         mean, var = self.marginals(self.project(X), q)
-        loc = LocalFactors(*[tf.stop_gradient(t) for t in self.optimal_locals(mean, var)])
+        loc = self.optimal_locals(mean, var) if loc is None else loc
+        loc = LocalFactors(*[tf.stop_gradient(t) for t in loc])
         return scale * tf.reduce_sum(self.elbo_terms(mean, var, onehot, loc)) - self.kl(q)
 
     def optimal_locals(self, mean: tf.Tensor, var: tf.Tensor) -> LocalFactors:
-        """The optimal local factors of this model's ``locals_family`` for marginals q(f) = N(mean, var)."""
+        """The joint optimum of the local factors of this model's ``locals_family`` for marginals q(f) = N(mean, var)."""
         return collapsed_locals(mean, var) if self.locals_family == "collapsed" else optimal_locals(mean, var)
 
     def elbo_terms(self, mean: tf.Tensor, var: tf.Tensor, onehot: tf.Tensor, loc: LocalFactors) -> tf.Tensor:
@@ -296,13 +323,26 @@ class AugmentedLogisticSoftmaxGP(gpflow.base.Module):
         terms = collapsed_elbo_terms if self.locals_family == "collapsed" else augmented_elbo_terms
         return terms(mean, var, onehot, loc)
 
-    def natural_gradient_step(self, X: tf.Tensor, onehot: tf.Tensor, scale: float | tf.Tensor, rho: float | tf.Tensor) -> None:
-        """Optimal locals for the batch, then eta <- (1 - rho) eta + rho eta_hat (rho = 1, full batch: CAVI)."""
+    def natural_gradient_step(self, X: tf.Tensor, onehot: tf.Tensor, scale: float | tf.Tensor, rho: float | tf.Tensor,
+                              alpha: tf.Tensor | None = None) -> LocalFactors:
+        """The batch's locals, then eta <- (1 - rho) eta + rho eta_hat (rho = 1, full batch: CAVI); returns the locals.
+
+        The mean field's locals are the paper's one pass from q(lambda_i) = Gamma(``alpha``, C), the batch's
+        current q(lambda) (required); the collapsed locals are their optimum and need no ``alpha``.
+        """
         proj = self.project(X)
-        loc = self.optimal_locals(*self.marginals(proj, self.q()))
+        mean, var = self.marginals(proj, self.q())
+        if self.locals_family == "collapsed":
+            loc = collapsed_locals(mean, var)
+        elif alpha is None:
+            raise ValueError("natural_gradient_step of a mean-field model needs alpha, the batch's current q(lambda) "
+                             "shapes (one per row), as the paper's sweep updates q(n) from them; got None")
+        else:
+            loc = paper_locals(mean, var, alpha)
         eta1_hat, precision_hat = global_natural_parameters(proj.A, onehot, loc, scale)
         self.eta1.assign((1.0 - rho) * self.eta1 + rho * eta1_hat)
         self.precision.assign((1.0 - rho) * self.precision + rho * precision_hat)
+        return loc
 
     def predict_f(self, X: np.ndarray | tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
         """Means and variances of q(f_c(x)), each (N, C)."""
