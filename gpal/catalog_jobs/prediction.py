@@ -226,7 +226,7 @@ class _Lookups:
     Catalogue (what is known of a source, `_known`), 4LAC (its counterpart's SED)."""
 
     def __init__(self, cat: Any, pulsars: str | os.PathLike | None):
-        from gpal.catalogs.lac import read_4lac
+        from gpal.catalogs.lac import read_4lac, unshared
         from gpal.catalogs.psrcat import PSRCAT_FILE, read_psrcat
 
         order = list(RELEASES)
@@ -237,6 +237,8 @@ class _Lookups:
             self.releases = [load_catalog(name) for name in self.earlier]
         self.psrcat = read_psrcat(PSRCAT_FILE if pulsars is None else pulsars)
         self.lac = read_4lac()
+        if cat.record.links.get("4FGL") in cat.table.colnames:  # a block's join reads the whole catalog's sharing
+            self.lac = unshared(cat, self.lac)
         #: the catalog's links to each earlier release, made by the first lookup (`known_about`'s ``links``)
         self.links: dict[str, Any] = {}
 

@@ -197,15 +197,32 @@ def lac_rows(catalog: Any, lac: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     tuple of numpy.ndarray
         (n_rows,) int64 rows of ``lac`` (-1: no 4LAC row), and (n_rows,) bool: joined only once the ``c`` was dropped.
     """
+    joined, by_stem = _linked(catalog, lac)
+    shared = np.isin(joined, _shared(joined, len(lac)))
+    joined[shared] = -1
+    return joined, by_stem & ~shared
+
+
+def _linked(catalog: Any, lac: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """`lac_rows` before the rule on rows two sources name."""
     keys = text_values(catalog.table[_join_column(catalog)])
     where = {name: i for i, name in enumerate(lac["Source_Name"])}
     rows = np.array([where.get(k, -1) if k else -1 for k in keys], dtype=np.int64)
     stem = np.array([where.get(k[:-1], -1) if k.endswith("c") and rows[i] < 0 else -1 for i, k in enumerate(keys)],
                     dtype=np.int64)
-    joined = np.where(rows >= 0, rows, stem)
-    shared = np.isin(joined, np.flatnonzero(np.bincount(joined[joined >= 0], minlength=len(lac)) > 1))
-    joined[shared] = -1
-    return joined, (stem >= 0) & ~shared
+    return np.where(rows >= 0, rows, stem), stem >= 0
+
+
+def _shared(joined: np.ndarray, n_lac: int) -> np.ndarray:
+    """The 4LAC rows that two or more entries of ``joined`` name."""
+    return np.flatnonzero(np.bincount(joined[joined >= 0], minlength=n_lac) > 1)
+
+
+def unshared(catalog: Any, lac: pd.DataFrame) -> pd.DataFrame:
+    """``lac`` less the rows two or more of ``catalog``'s sources name, so that a join on any part of the catalog's
+    rows (a block of them) leaves unjoined what `lac_rows` on the whole catalog leaves unjoined."""
+    joined, _ = _linked(catalog, lac)
+    return lac.drop(index=lac.index[_shared(joined, len(lac))]).reset_index(drop=True)
 
 
 def join_4lac(catalog: Any, ids: Sequence[str] | None = None, lac: pd.DataFrame | None = None) -> pd.DataFrame:

@@ -12,7 +12,7 @@ from astropy.table import Table
 
 from gpal.catalogs import CATALOG_DIR, load_catalog
 from gpal.catalogs.lac import (LAC_COLUMNS, LAC_FEATURES, LAC_FILES, LAC_REDSHIFT_FEATURES, LAC_TABLE_COLUMNS, join_4lac, join_coverage,
-                               lac_features, lac_rows, lac_table_columns, read_4lac, with_lac_features)
+                               lac_features, lac_rows, lac_table_columns, read_4lac, unshared, with_lac_features)
 from gpal.catalogs.links import link_later
 
 SHA256 = {
@@ -229,3 +229,16 @@ def test_a_dataset_gains_the_features_after_its_own(catalogs, lac):
     np.testing.assert_array_equal(wider.X[:, data.n_features:], X)
     np.testing.assert_array_equal(wider.X_var[:, data.n_features:], V)
     assert wider.meta["lac"]["release"] == "4LAC-DR3" and not wider.meta["lac"]["redshift"]
+
+
+def test_a_block_of_rows_leaves_unjoined_what_the_whole_catalog_does(catalogs, lac):
+    """A block holding one of two sources that name one 4LAC row joins it alone; `unshared` of the whole catalog
+    leaves it unjoined there too, as `lac_rows` on the whole catalog does."""
+    fl16y = catalogs["FL16Y"]
+    at = int(np.flatnonzero(fl16y.names == "FL16Y J0948.5+1753")[0])
+    block = fl16y.rows(slice(at, at + 1))
+    assert lac_rows(block, lac)[0][0] >= 0  # alone, the block cannot see the neighbour
+    assert lac_rows(block, unshared(fl16y, lac))[0][0] == -1
+    whole, _ = lac_rows(fl16y, lac)
+    again, _ = lac_rows(fl16y, unshared(fl16y, lac))
+    assert ((whole >= 0) == (again >= 0)).all()
