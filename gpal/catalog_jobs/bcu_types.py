@@ -24,12 +24,12 @@ names no 4FGL source (3FGL) cannot be joined to 4LAC: its bcu keep the main mode
 ``BCUSPLIT`` keyword says why.
 
 Measured in the main job against its four-class model (``python benchmarks/bench_bcu_split.py --runs
-runs/bcu_split`` at ccea818: DR4 and 4FGL with ``bcu_types`` '4lac' and 'none', their later check on FL16Y): the
+runs/bcu_split`` at f57c2dd: DR4 and 4FGL with ``bcu_types`` '4lac' and 'none', their later check on FL16Y): the
 NLL of q on the bcu FL16Y typed went 0.064 -> 0.053 (DR4, 264 bcu) and 0.224 -> 0.186 (4FGL, 418), paired 95%
 intervals below 0; the AUC unchanged (0.996; 0.882 -> 0.884).  Its cost: the
-main job on FL16Y, in a fresh folder, takes 18% more CPU time and 20% more wall time (medians of 3 paired
-whole-process runs of ``gpal classify`` with ``--bcu-types 4lac`` against ``none``, at 3ff7e41; the wall ratios
-ranged 0.90-1.46 on a shared machine), above the 10% issue 72 allows: the split is asked for
+main job on FL16Y, in a fresh folder, takes 23% more CPU time and 20% more wall time (medians of 3 paired
+whole-process runs of ``gpal classify`` with ``--bcu-types 4lac`` against ``none``, at f57c2dd; the wall ratios
+ranged 1.16-1.33 on a shared machine), above the 10% issue 72 allows: the split is asked for
 (``--bcu-types 4lac``), not the default.  A cheaper blazar-type model (fewer epochs or inducing points) is not
 measured yet.
 """
