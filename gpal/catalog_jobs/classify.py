@@ -6,6 +6,7 @@ user would reach for, classify the unassociated ones, write the report.
 
 from __future__ import annotations
 
+import inspect
 import io
 import json
 import os
@@ -18,6 +19,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from gpal.catalog_jobs.bcu_types import BCU_TYPES, BCU_TYPES_DEFAULT, fit_bcu_types, read_lac
 from gpal.catalog_jobs.candidates import CANDIDATE_SETTINGS
 from gpal.catalog_jobs.follow_up import DEFAULT_TARGET, FOLLOW_UP_SETTINGS, check_target
 from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, check_settings, header_of, recorded_settings
@@ -48,6 +50,7 @@ from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.tables import (
     FORMAT_SETTINGS, ClassifiedSources, as_read_back, dated, extra_names, rendered_and_read_back,
 )
+from gpal.catalogs.classes import class1_codes
 from gpal.catalogs.targets import target_columns
 from gpal.constraints import AnyOf, Boolean, Integer, ListOf, OneOf, Optional, Real, Text
 from gpal.data.dataset import NoisyDataset
@@ -90,6 +93,11 @@ SETTINGS = {
                                    "a psrcat.db file of the ATNF Pulsar Catalogue (gzipped or not) whose pulsars inside "
                                    "a source's 95% ellipse make it known (None: the shipped version 1.64)",
                                    record=WHEN_CHANGED),
+    "bcu_types": JobSetting(OneOf(BCU_TYPES), BCU_TYPES_DEFAULT,
+                            "how each bcu's blazar probability is split between bll and fsrq: '4lac' by a model "
+                            "trained on the BL Lacs and FSRQs with the counterpart's 4LAC-DR3 synchrotron and "
+                            "high-energy peaks (lower NLL on later labels, docs/results/bcu_4lac.md, for about a fifth "
+                            "more CPU time); 'none' as the main model splits it", record=WHEN_CHANGED),
     # recorded as the groups it moves (False: off)
     "pool_prior": JobSetting(Boolean(), APPLIED_BY_DEFAULT,
                              "move the unassociated sources' classifications to their own class mix, estimated by EM "
@@ -136,7 +144,9 @@ def classify_catalog(
     path it returns, beside the trained-model folder ``model/``, ``tables/`` (the held-out predictions among
     them), ``figures/`` and ``records/`` (``metrics.json``, ``ood.json``).  With ``pool_prior`` (off by default)
     the unassociated sources' probabilities are moved to their own class mix (`gpal.catalog_jobs.pool_prior`,
-    ``records/pool_prior.json``).  Rerunning with the same settings reuses the saved model; other settings, and a
+    ``records/pool_prior.json``).  With ``bcu_types='4lac'`` each bcu's p_bll + p_fsrq is split between
+    them by a blazar-type model with 4LAC-DR3's SED peaks, saved in ``model/`` (`gpal.catalog_jobs.bcu_types`).
+    Rerunning with the same settings reuses the saved model; other settings, and a
     folder of gpal <= 0.3's flat layout, are refused unless ``force``.  ``progress`` shows the prediction's bar
     (the estimator's ``progress`` its training's); ``log`` receives one line per step (the
     command prints them).
@@ -156,9 +166,11 @@ def classify_catalog(
          ("outliers", lambda done: _fit_outliers(job, log)),
          ("classified", lambda done: _classify_sources(job, done["trained"], done["outliers"].record, executor,
                                                        progress, log))],
-        # beside the model's fit: the baselines and the twin, which keeps the second core busy to the end;
-        # beside what follows the held-out check: its figures (NumPy and TensorFlow free the GIL)
+        # beside the model's fit: the baselines and the twin, which keeps the second core busy to the end, and the
+        # blazar-type model, which the classification needs (in the main thread it added its whole fit to the wall
+        # time); beside what follows the held-out check: its figures (NumPy and TensorFlow free the GIL)
         beside=[Beside("comparison", comparison and (lambda done, stop: comparison(stop)), "trained", "classified"),
+                Beside("bcu_types", lambda done, stop: _fit_bcu_types(job, folder, log, stop), "trained", "outliers"),
                 Beside("figures", lambda done, stop: held_out_figures(done["held_out"].run, partial(abandon_if, stop)),
                        "outliers", "classified")],
         imports=_IMPORTED_BEFORE_THREADS)
@@ -203,6 +215,8 @@ class _MainJob:
     later: str | None
     #: The sources the later check scores, where they are the ones classified (else it builds its own).
     later_pool: NoisyDataset | None
+    #: 4LAC-DR3 as `gpal.catalogs.lac.read_4lac` reads it, for the bcu split (None: ``bcu_types`` is 'none').
+    lac: Any
 
 
 def _plan(selection: CatalogSelection, estimator: Any, given: Mapping[str, Any], seed: int) -> _MainJob:
@@ -216,11 +230,12 @@ def _plan(selection: CatalogSelection, estimator: Any, given: Mapping[str, Any],
     tokens = select_tokens([t for t in DEFAULT_SELECT if t not in trained_codes] if select is None else select)
     header = header_of(SETTINGS, values)  # the lists and the report read the cuts and follow-up settings back
     job_values = {name: values[name] for name in ("test_size", "chunk_size", "baselines", "target", "pool_prior",
-                                                  "pulsar_catalogue", "table_formats")}
+                                                  "pulsar_catalogue", "table_formats", "bcu_types")}
     if job_values["pulsar_catalogue"] is not None:  # a missing or malformed file is refused before any work
         from gpal.catalogs.psrcat import read_psrcat
 
         read_psrcat(job_values["pulsar_catalogue"])
+    lac = read_lac() if job_values["bcu_types"] == "4lac" else None  # a missing or damaged 4LAC, likewise
     values.require_all_read("classify_catalog")
     pool = selection_pool(cat, tokens, data.meta["features"])  # an unknown selection fails before training, not after
     test_size, baselines = job_values["test_size"], job_values["baselines"]
@@ -239,7 +254,7 @@ def _plan(selection: CatalogSelection, estimator: Any, given: Mapping[str, Any],
         seed=seed, merge=selection.class_groups()[1], tokens=tokens, pool=pool,
         left_out=left_out_codes(cat, trained_codes, tokens), train=train, test=test, later=later,
         # the later check scores the unassociated + bcu sources: reuse them where the job classifies exactly those
-        later_pool=pool if later is not None and list(tokens) == list(DEFAULT_SELECT) else None)
+        later_pool=pool if later is not None and list(tokens) == list(DEFAULT_SELECT) else None, lac=lac)
 
 
 def _fit(job: _MainJob, folder: Path, log: Log) -> TrainedModel:
@@ -247,6 +262,20 @@ def _fit(job: _MainJob, folder: Path, log: Log) -> TrainedModel:
     trained_on = f"training split: {job.train.n_samples} of {job.data.n_samples} sources, stratified, seed {job.seed}"
     fit_or_reuse(job.estimator, job.train, folder / TRAINED_DIR, job.merge, trained_on, log, ESTIMATOR_DIR)
     return load_trained(folder)
+
+
+def _fit_bcu_types(job: _MainJob, folder: Path, log: Log, stop: threading.Event) -> None:
+    """The blazar-type model that splits the bcu (`gpal.catalog_jobs.bcu_types`), with ``bcu_types='4lac'`` and bcu
+    among the sources to classify; `predict_catalog` applies it from the folder, as ``gpal predict`` does.  Its
+    training ends at the next epoch once ``stop`` is set (the run stopped), and nothing is saved."""
+    if job.lac is None or not (class1_codes(job.pool.aux["CLASS1"]) == "bcu").any():
+        return
+    log("fitting the blazar-type model that splits the bcu between bll and fsrq (with 4LAC-DR3's SED peaks; "
+        "--bcu-types none leaves the main model's split)")
+    estimator = job_estimator(job.estimator).set_params(progress=False)
+    stops = "callback" in inspect.signature(estimator.fit).parameters  # a family that takes no callback runs on
+    fit_bcu_types(estimator, job.data, job.catalog, folder / TRAINED_DIR, lac=job.lac,
+                  callback=(lambda epoch, loss: abandon_if(stop)) if stops else None)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from gpal.catalog_jobs.bcu_types import split_bcu
 from gpal.catalog_jobs.layout import CLASSIFICATIONS_CSV, LATER_CHECK_FILE, LATER_CHECK_SOURCES_FILE, located
 from gpal.catalog_jobs.model_folders import TrainedModel, check_catalog_columns, check_features, load_trained
 from gpal.catalog_jobs.pool_prior import adjust_to_pool, mixes_text, training_prior
@@ -250,6 +251,8 @@ def later_check_inputs(
     model_proba = known_class_probabilities(
         trained, pool.aux["CLASS1"], predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, progress=False),
         association=association_weight(releases.earlier, [str(i) for i in pool.ids]))[0]
+    # the bcu split as the folder's classify run split them (a classify folder with a blazar-type model)
+    model_proba = split_bcu(trained.record_file.parent, releases.earlier, pool, model_proba, trained.classes)[0]
     baseline_proba = fit_baselines(train.X, train.y, pool.X, names=list(baselines), random_state=seed)
     return LaterCheckInputs(trained, releases, pool, train, model_proba, baseline_proba, compared)
 

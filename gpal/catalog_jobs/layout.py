@@ -22,6 +22,8 @@ report's links, the tests) takes its paths from here::
         training.json            what it was trained on (`gpal.catalog_jobs.model_folders`)
         estimator/               the saved estimator
         error_blind/             the same GP without the error bars, scored beside it
+        bcu_types/               the blazar-type model that splits each bcu between bll and fsrq, bcu_types.json
+                                 its record (`gpal.catalog_jobs.bcu_types`)
       records/                   the run's numbers, for scripts
         metrics.json             the report's numbers
         ood.json                 the "none of these" threshold and what it caught
@@ -46,6 +48,8 @@ from gpal.runs.output_dir import RUN_RECORD, OutputInUse, recorded_identity
 
 __all__ = [
     "BASELINES_FILE",
+    "BCU_TYPES_DIR",
+    "BCU_TYPES_FILE",
     "CATALOG_COLUMNS_FILE",
     "CLASSIFICATIONS_CSV",
     "CLASSIFICATIONS_FITS",
@@ -169,6 +173,11 @@ ESTIMATOR_DIR = "estimator"
 TRAINING_RECORD = f"{TRAINED_DIR}/{TRAINING_FILE}"
 #: The error-blind twin's saved model (`gpal.estimators.load_estimator`), so the later-release check scores it too.
 ERROR_BLIND_MODEL_DIR = f"{TRAINED_DIR}/error_blind"
+#: The blazar-type model that splits each bcu between bll and fsrq, and its record (`gpal.catalog_jobs.bcu_types`):
+#: names inside the trained-model folder, beside its training record, so ``gpal predict`` with the run folder or with
+#: its `TRAINED_DIR` alone splits the bcu alike.
+BCU_TYPES_DIR = "bcu_types"
+BCU_TYPES_FILE = "bcu_types.json"
 
 # ------------------------------------------------------------------ records/
 METRICS_FILE = f"{RECORDS_DIR}/metrics.json"

@@ -30,6 +30,7 @@ import pandas as pd
 
 import gpal
 from gpal.active import make_acquisition
+from gpal.catalog_jobs.bcu_types import split_bcu
 from gpal.catalog_jobs.model_folders import (
     TrainedModel, check_catalog_columns, check_features, load_trained, loaded_estimator,
 )
@@ -284,6 +285,8 @@ def _classified_frame(trained: TrainedModel, cat: Any, pool: NoisyDataset, looku
     own = cat.rows(slice(*pool.meta["block"])) if "block" in pool.meta else cat
     proba, mc_error = known_class_probabilities(trained, pool.aux["CLASS1"], proba, mc_error.max(axis=1),
                                                 association_weight(own, ids))
+    # a classify folder's blazar-type model splits each bcu between bll and fsrq (keyword BCUSPLIT says how)
+    proba, mc_error, bcu_split = split_bcu(trained.record_file.parent, cat, pool, proba, classes, mc_error)
     frame = pd.DataFrame({"Source_Name": pool.ids, "CLASS1": pool.aux["CLASS1"]})
     with_proba(frame, classes, proba)
     targets = target_columns(own, ids)
@@ -295,6 +298,7 @@ def _classified_frame(trained: TrainedModel, cat: Any, pool: NoisyDataset, looku
     lac, lac_notes = lac_table_columns(own, ids, lookups.lac)  # what a spectroscopist points at; shown only
     frame = pd.concat([frame, targets.drop(columns="Source_Name"), known, lac], axis=1)
     frame.attrs["lac_rows"] = lac.attrs.get("lac_rows")
+    frame.attrs["bcu_split"] = bcu_split
     # "none of these", where the folder saved its score or the caller holds it
     flags = saved_outliers(trained.folder, pool) if outliers is None else outlier_flags(outliers, pool)
     if flags is not None:
@@ -343,7 +347,9 @@ def predict_catalog(
     so a caller that has it does not build it twice.  What is already known of each source beyond its CLASS1
     (`KNOWN_COLUMNS`: its CLASS2, the earlier shipped releases, the ATNF pulsars inside its ellipse from
     ``pulsars``, a psrcat.db file, the shipped copy when None) is in the table, keyword ``KNOWNFROM`` saying where;
-    each source's 4LAC-DR3 counterpart SED (`gpal.catalogs.lac.LAC_TABLE_COLUMNS`) too, keyword ``LACFROM``.
+    each source's 4LAC-DR3 counterpart SED (`gpal.catalogs.lac.LAC_TABLE_COLUMNS`) too, keyword ``LACFROM``.  A folder
+    of ``gpal classify`` that saved a blazar-type model splits each bcu between bll and fsrq by it
+    (`gpal.catalog_jobs.bcu_types.split_bcu`, keyword ``BCUSPLIT``).
     """
     trained, cat = _checked(model, catalog)
     tokens = select_tokens(select)
@@ -352,9 +358,10 @@ def predict_catalog(
     check_features(trained, pool)
     frame, notes, lac_notes = _classified_frame(
         trained, cat, pool, _Lookups(cat, pulsars), outliers, chunk_size, executor, progress)
+    bcu_split = frame.attrs.get("bcu_split")
     frame.attrs.clear()
     table = ClassifiedSources(frame, {**_table_meta(trained, cat, pool.n_samples, pool.meta, tokens), "KNOWNFROM": notes,
-                                      "LACFROM": lac_notes})
+                                      "LACFROM": lac_notes, **({"BCUSPLIT": bcu_split} if bcu_split else {})})
     if pool_prior:
         classes = trained.classes
         table, _ = adjust_table(table, classes, training_prior(trained.training["n_per_class"], classes),

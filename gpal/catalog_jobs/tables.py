@@ -93,6 +93,7 @@ KEYWORDS = {
     "KNOWNCLS": "what the catalog label changed (bcu: a blazar)",
     "KNOWNFROM": "where known_class was looked up (the catalog's CLASS2, earlier releases, a pulsar catalogue)",
     "LACFROM": "where the LAC_ columns (the counterpart's SED) came from: 4LAC-DR3 and how many sources it has",
+    "BCUSPLIT": "how the bcu's p_bll and p_fsrq were split by the blazar-type model with 4LAC-DR3's SED peaks",
     "POOLMIX": "class mix the unassociated were moved to (pool prior)",
     "TARGET": "class the information column is about (empty: all)",
     "MINSIG": "Signif_Avg below which no follow-up list holds a source",

@@ -10,6 +10,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from gpal.catalog_jobs.bcu_types import NOT_SPLIT
 from gpal.catalog_jobs.candidates import (
     DOUBTFUL_FLAGS, ORDER_RULE, candidate_lists, clean, cuts_from_meta, cuts_text, expected_members, followable, known,
     known_sources,
@@ -196,6 +197,19 @@ def _classified(run: FinishedRun, classified: Mapping[str, Any]) -> str:
             + f"; mean predictive entropy {classified['mean_entropy']:.3f} nats (max {np.log(len(run.classes)):.3f}).")
 
 
+def _bcu_types(run: FinishedRun) -> str | None:
+    """How the bcu were split between bll and fsrq (`gpal.catalog_jobs.bcu_types`; None: a run with
+    ``--bcu-types none`` or of an earlier gpal)."""
+    note = run.table.meta.get("BCUSPLIT")
+    if not note:
+        return None
+    if note.startswith(NOT_SPLIT):
+        return f"**The bcu's blazar types**: {note}; their p_bll and p_fsrq are the main model's."
+    return (f"**The bcu's blazar types**: {note}. On the bcu that FL16Y later typed this split lowered the NLL of "
+            "p_fsrq / (p_bll + p_fsrq) against the main model's (docs/results/bcu_4lac.md); `--bcu-types none` "
+            "leaves the main model's split.")
+
+
 def _class_nll(measures: Any) -> Any:
     """Which rows of a later check's measures are its NLL over the model's classes ('4-class nll')."""
     return measures["measure"].str.fullmatch(r"\d+-class nll")
@@ -380,7 +394,7 @@ def report_text(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any
         _heldout_check(check, metrics["heldout"]), _where_others_are_better(check), _error_bars_bought(run, check),
         _faintest_quarter(check.faint),
         _population_shift(metrics["population_shift"]), _pool_prior(metrics.get("pool_prior")),
-        _classified(run, metrics["classified"]),
+        _classified(run, metrics["classified"]), _bcu_types(run),
         none_of_these(run.outliers, run.frame, run.classes), _later_release(run), _follow_up(run, layout),
         _mc_noise(metrics["classified"]["mc_noise"]), _rows_left_out(metrics["dropped"]),
         _missing_errors_repaired(metrics["repaired"]), _files(run, layout), _rebuild(run, folder),

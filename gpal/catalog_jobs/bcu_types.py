@@ -1,0 +1,195 @@
+"""The bcu's BL Lac / FSRQ split by a blazar-type model that reads the counterpart's SED from 4LAC-DR3.
+
+Why: a bcu (a blazar of uncertain type) is classified as a blazar by the catalog's label (the bcu rule of
+`gpal.catalogs.known_classes`), but which blazar it is the main four-class model decides from gamma-ray
+measurements alone.  A model of the main job's estimator trained on the release's BL Lacs and FSRQs only, with
+the 4LAC-DR3 synchrotron peak and high-energy peak (`gpal.catalogs.lac.lac_features`) beside the main job's
+features, gives the bcu that FL16Y later typed a lower NLL of q = p_fsrq / (p_bll + p_fsrq) than a model of all
+classes (the later-label study's bll / fsrq / pulsar): 4FGL 0.185 against 0.210 and DR4 0.055 against 0.068 (paired intervals clear of 0), DR2 0.142 against
+0.149 (within the noise); the AUC moves within the noise (``benchmarks/bench_4lac.py``, docs/results/bcu_4lac.md,
+at 13b86087ba).
+
+What: `fit_bcu_types` trains that model on every labelled bll and fsrq source of the job (not only the training
+split: the held-out check never reads it) and saves it with its record in the run folder's ``model/``
+beside the main model's training record (`gpal.catalog_jobs.layout`), so ``gpal predict`` with the folder splits the bcu as ``gpal classify`` did
+(`split_bcu`, the one hook, in `gpal.catalog_jobs.prediction.predict_catalog`; ``gpal check-later`` on the folder
+scores what it split).
+
+The rule: for a source whose CLASS1 is bcu, with T = p_bll + p_fsrq after the bcu rule and q the blazar-type
+model's p_fsrq, p_bll' = T (1 - q) and p_fsrq' = T q; every other class, and every source that is not a bcu,
+keeps its probability (the unassociated sources are not split: nothing measured says it pays there).  A bcu
+without a 4LAC row or without a peak is split too: its missing value is the population's median with the
+population's variance as error bar (`lac_features`), the treatment the measurement above used.  A release that
+names no 4FGL source (3FGL) cannot be joined to 4LAC: its bcu keep the main model's split, and the table's
+``BCUSPLIT`` keyword says why.
+
+Measured in the main job against its four-class model (``python benchmarks/bench_bcu_split.py --runs
+runs/bcu_split`` at f57c2dd: DR4 and 4FGL with ``bcu_types`` '4lac' and 'none', their later check on FL16Y): the
+NLL of q on the bcu FL16Y typed went 0.064 -> 0.053 (DR4, 264 bcu) and 0.224 -> 0.186 (4FGL, 418), paired 95%
+intervals below 0; the AUC unchanged (0.996; 0.882 -> 0.884).  Its cost: the
+main job on FL16Y, in a fresh folder, takes 23% more CPU time and 20% more wall time (medians of 3 paired
+whole-process runs of ``gpal classify`` with ``--bcu-types 4lac`` against ``none``, at f57c2dd; the wall ratios
+ranged 1.16-1.33 on a shared machine), above the 10% issue 72 allows: the split is asked for
+(``--bcu-types 4lac``), not the default.  A cheaper blazar-type model (fewer epochs or inducing points) is not
+measured yet.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from gpal.catalog_jobs.layout import BCU_TYPES_DIR, BCU_TYPES_FILE
+from gpal.catalog_jobs.model_folders import loaded_estimator
+from gpal.catalogs.classes import class1_codes
+from gpal.catalogs.lac import LAC_FEATURES, LAC_RELEASE, join_4lac, lac_features, read_4lac
+from gpal.data.dataset import NoisyDataset
+from gpal.estimators.base import raise_if_interrupted
+from gpal.evaluation.metrics import proba_by_class
+from gpal.files import read_json, write_json_atomic
+
+__all__ = ["BCU_TYPES", "BCU_TYPES_DEFAULT", "BLAZARS", "NOT_SPLIT", "fit_bcu_types", "read_lac", "split_bcu",
+           "split_rule"]
+
+#: The ``bcu_types`` setting's choices: split the bcu with the 4LAC blazar-type model, or leave the main model's split.
+BCU_TYPES = ("4lac", "none")
+#: Off by default: the blazar-type model's fit costs the main job more than issue 72's 10% (module docstring).
+BCU_TYPES_DEFAULT = "none"
+#: The two blazar classes the rule splits between (the main model's class names).
+BLAZARS = ("bll", "fsrq")
+_FORMAT = "gpal.bcu_types"
+#: How the ``BCUSPLIT`` note of a table whose bcu were not split begins (the reason follows).
+NOT_SPLIT = "bcu not split by type: "
+
+
+def split_rule(proba: np.ndarray, q: np.ndarray, rows: np.ndarray, classes: Sequence[str]) -> np.ndarray:
+    """``proba`` (n, C) with the ``rows`` (bool, n) split between bll and fsrq by ``q`` (one p_fsrq per selected
+    row): p_bll' = T (1 - q), p_fsrq' = T q, T = p_bll + p_fsrq; the other classes and rows as given."""
+    proba = np.array(proba, dtype=np.float64, copy=True)
+    q = np.asarray(q, dtype=np.float64)
+    rows = np.asarray(rows, dtype=bool)
+    if rows.shape != (proba.shape[0],) or q.shape != (int(rows.sum()),):
+        raise ValueError(f"split_rule needs one bool per row of proba ({proba.shape[0]}) and one q per selected row; "
+                         f"got rows {rows.shape} and q {q.shape}")
+    if not np.all((q >= 0) & (q <= 1)):
+        outside = np.unique(q[~((q >= 0) & (q <= 1))])[:5]
+        raise ValueError(f"q must be probabilities in [0, 1]; got values outside: {outside}")
+    bll, fsrq = (list(classes).index(c) for c in BLAZARS)
+    total = proba[rows, bll] + proba[rows, fsrq]
+    proba[rows, bll], proba[rows, fsrq] = total * (1 - q), total * q
+    return proba
+
+
+def _skip_reason(classes: Sequence[str], catalog: Any) -> str | None:
+    """Why the split cannot apply to ``catalog`` with a model of ``classes`` (None: it can)."""
+    missing = [c for c in BLAZARS if c not in classes]
+    if missing:
+        return f"the classes {list(classes)} have no {' and no '.join(missing)} to split the bcu between"
+    if catalog.record.links.get("4FGL") is None:
+        return f"{catalog.release} names no 4FGL source, so {LAC_RELEASE} (4FGL-DR3 names) cannot be joined to it"
+    return None
+
+
+def _blazar_rows(data: NoisyDataset, catalog: Any, lac: Any) -> NoisyDataset:
+    """The labelled bll and fsrq rows of ``data`` (y: 0 bll, 1 fsrq) with the 4LAC features after their own."""
+    labels = data.labels()
+    picked = data.subset(np.nonzero(np.isin(labels, BLAZARS))[0])
+    y = (picked.labels() == BLAZARS[1]).astype(np.int64)
+    picked = replace(picked, y=y, class_names=BLAZARS)
+    return _with_lac(picked, catalog, lac)
+
+
+def _with_lac(data: NoisyDataset, catalog: Any, lac: Any) -> NoisyDataset:
+    X, V = lac_features(join_4lac(catalog, [str(i) for i in data.ids], lac), lac)
+    return replace(data, X=np.hstack([data.X, X]), X_var=np.hstack([data.X_var, V]),
+                   feature_names=(*data.feature_names, *LAC_FEATURES))
+
+
+def read_lac(lac_files: Sequence[str | os.PathLike] | None = None) -> Any:
+    """4LAC-DR3 (`read_4lac`: the shipped files when None), an unreadable or missing file named with what to do."""
+    try:
+        return read_4lac(lac_files)
+    except (FileNotFoundError, ValueError) as exc:
+        raise type(exc)(f"{exc}; the bcu split reads it (--bcu-types none classifies the bcu without it)") from None
+
+
+def fit_bcu_types(estimator: Any, data: NoisyDataset, catalog: Any, folder: str | os.PathLike, *,
+                  lac: Any = None, callback: Any = None) -> dict[str, Any]:
+    """Fit the blazar-type model on the bll and fsrq rows of ``data`` (the job's labelled sources of ``catalog``,
+    the main model's features) with the 4LAC features, save it in ``folder`` (the run's trained-model folder, beside
+    its ``training.json``) with its record, and return the record.  ``estimator``: an unfitted copy of the main job's (its settings and seed).  ``lac``:
+    `read_4lac`'s table (the shipped files when None).  Where the split cannot apply (no bll or fsrq class, a
+    release without 4FGL names) no model is fitted and the record says why.  A folder holding the record
+    already is reused.  ``callback(epoch, loss)``: the estimator's training callback (a job stops it by raising)."""
+    folder = Path(folder)
+    record_file = folder / BCU_TYPES_FILE
+    if record_file.is_file():
+        return read_json(record_file, "bcu-types record", damaged="the run folder is corrupt")
+    reason = _skip_reason(list(data.class_names), catalog)
+    record: dict[str, Any] = {"format": _FORMAT, "version": 1, "model": False, "reason": reason}
+    if reason is None:
+        lac = read_lac() if lac is None else lac
+        blazars = _blazar_rows(data, catalog, lac)
+        estimator.fit(blazars, **({} if callback is None else {"callback": callback}))
+        raise_if_interrupted(estimator, "the blazar-type model was not saved; rerun the same command")
+        estimator.save(folder / BCU_TYPES_DIR)
+        record.update(model=True, feature_names=list(blazars.feature_names),
+                      n_per_class=blazars.class_counts(), lac_files=[Path(f).name for f in lac.attrs.get("files", [])])
+    folder.mkdir(parents=True, exist_ok=True)  # it may finish before the main model's save makes the folder
+    write_json_atomic(record_file, record)  # last: it marks the model complete
+    return record
+
+
+def split_bcu(folder: str | os.PathLike, catalog: Any, pool: NoisyDataset, proba: np.ndarray,
+              classes: Sequence[str], mc_error: np.ndarray | None = None,
+              lac: Any = None) -> tuple[np.ndarray, np.ndarray | None, str | None]:
+    """The bcu rows of ``pool`` (sources of ``catalog`` with the main model's features) split by the blazar-type
+    model saved in the trained-model ``folder`` (beside its ``training.json``) (`split_rule`); their Monte Carlo errors (``mc_error``, the largest per row) combined
+    with T times q's to first order.
+
+    Returns
+    -------
+    tuple
+        The probabilities, the errors and the note the table's ``BCUSPLIT`` keyword carries (None: ``folder`` holds
+        no blazar-type record, the job ran with ``bcu_types="none"``).
+    """
+    folder = Path(folder)
+    record_file = folder / BCU_TYPES_FILE
+    if not record_file.is_file():
+        return proba, mc_error, None
+    record = read_json(record_file, "bcu-types record", damaged="the run folder is corrupt")
+    if not isinstance(record, dict) or record.get("format") != _FORMAT:
+        raise ValueError(f"{record_file} is not a {_FORMAT} record; the run folder is corrupt")
+    bcu = class1_codes(pool.aux["CLASS1"]) == "bcu"
+    reason = record.get("reason") or _skip_reason(classes, catalog)
+    if reason is not None:
+        return proba, mc_error, NOT_SPLIT + reason
+    if not bcu.any():
+        return proba, mc_error, NOT_SPLIT + "no bcu among the classified sources"
+    lac = read_lac() if lac is None else lac
+    rows = _with_lac(pool.subset(np.nonzero(bcu)[0]), catalog, lac)
+    estimator = loaded_estimator(folder / BCU_TYPES_DIR)  # never a path read from the record
+    if estimator.reports_mc_error:
+        p, error = estimator.predict_proba(rows.X, rows.X_var, return_mc_error=True)
+        q_error = proba_by_class(error, estimator.classes_, BLAZARS)[:, 1]
+    else:
+        p, q_error = estimator.predict_proba(rows.X, rows.X_var), np.zeros(rows.n_samples)
+    q = np.clip(proba_by_class(p, estimator.classes_, BLAZARS)[:, 1], 0.0, 1.0)
+    split = split_rule(proba, q, bcu, classes)
+    if mc_error is not None:
+        total = proba[bcu][:, [list(classes).index(c) for c in BLAZARS]].sum(axis=1)
+        mc_error = np.array(mc_error, dtype=np.float64, copy=True)
+        mc_error[bcu] = np.hypot(mc_error[bcu], total * q_error)
+    joined = join_4lac(catalog, [str(i) for i in rows.ids], lac)
+    in_lac = int((joined["LAC_Name"] != "").sum())
+    peaks = int(joined["log_nu_syn"].notna().sum())
+    note = (f"the {int(bcu.sum())} bcu's p_bll and p_fsrq split by a blazar-type model (the main job's estimator on "
+            f"{record['n_per_class'].get('bll')} bll and {record['n_per_class'].get('fsrq')} fsrq, their features and "
+            f"{LAC_RELEASE}'s synchrotron and high-energy peaks): {in_lac} of them have a {LAC_RELEASE} row, "
+            f"{peaks} a synchrotron peak; {int(bcu.sum()) - peaks} without one took the population's median with its "
+            "spread as error bar")
+    return split, mc_error, note

@@ -1,0 +1,135 @@
+"""The bcu split by the blazar-type model with 4LAC-DR3's SED peaks (`gpal.catalog_jobs.bcu_types`)."""
+
+from __future__ import annotations
+
+import shutil
+import types
+
+import numpy as np
+import pytest
+
+from gpal.catalog_jobs.bcu_types import NOT_SPLIT, read_lac, split_bcu, split_rule
+from gpal.catalog_jobs.layout import BCU_TYPES_DIR, BCU_TYPES_FILE, TRAINED_DIR
+from gpal.catalog_jobs.model_folders import load_trained
+from gpal.catalog_jobs.prediction import DEFAULT_SELECT, known_class_probabilities, predict_catalog
+from gpal.catalog_jobs.tables import read_probability_table
+from gpal.catalogs import load_catalog
+from gpal.catalogs.classes import class1_codes
+from gpal.catalogs.known_classes import association_weight
+
+
+@pytest.fixture(scope="module")
+def split_run(small_catalog, tmp_path_factory):
+    """The session's main job (conftest.py: its small catalog and tiny estimator) with the bcu split on."""
+    from conftest import TINY_ESTIMATOR
+    from gpal.cli import main
+
+    out = tmp_path_factory.mktemp("bcu_split") / "run"
+    options = [f"--{name.replace('_', '-')}={value}" for name, value in TINY_ESTIMATOR.items()]
+    assert main(["classify", "--catalog", str(small_catalog), *options, "--bcu-types=4lac", "--no-progress",
+                 "--out", str(out)]) == 0
+    return out
+
+
+def test_the_rule_keeps_each_bcu_blazar_total_and_sums_to_one():
+    rng = np.random.default_rng(0)
+    classes = ["bll", "fsrq", "pulsar", "other"]
+    proba = rng.dirichlet(np.ones(4), size=6)
+    rows = np.array([True, False, True, True, False, True])
+    q = rng.uniform(size=4)
+    split = split_rule(proba, q, rows, classes)
+    total = proba[:, 0] + proba[:, 1]
+    np.testing.assert_allclose(split.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(split[:, 0] + split[:, 1], total, rtol=1e-12)  # the blazar total kept
+    np.testing.assert_allclose(split[rows, 1] / total[rows], q, rtol=1e-12)  # its FSRQ share is q
+    np.testing.assert_array_equal(split[~rows], proba[~rows])  # not a bcu: untouched
+    np.testing.assert_array_equal(split[:, 2:], proba[:, 2:])  # pulsar and other: untouched
+    # the columns are found by name, in any order
+    flipped = split_rule(proba[:, ::-1], q, rows, classes[::-1])
+    np.testing.assert_allclose(flipped[:, ::-1], split, rtol=1e-12)
+    with pytest.raises(ValueError, match=r"q must be probabilities in \[0, 1\]"):
+        split_rule(proba, np.array([0.1, 0.2, 1.5, 0.3]), rows, classes)
+    with pytest.raises(ValueError, match="one q per selected row"):
+        split_rule(proba, q[:3], rows, classes)
+
+
+def test_classify_splits_the_bcu_and_predict_on_the_folder_reproduces_it(split_run, small_catalog):
+    folder = split_run
+    model = folder / TRAINED_DIR
+    assert (model / BCU_TYPES_FILE).is_file() and (model / BCU_TYPES_DIR / "config.json").is_file()
+    written = read_probability_table(folder / "classifications.csv")
+    assert "bcu" in written.meta["BCUSPLIT"] and "4LAC-DR3" in written.meta["BCUSPLIT"]
+    frame = written.frame
+    bcu = class1_codes(frame["CLASS1"]) == "bcu"
+    assert bcu.sum() >= 2
+    # the main model's own probabilities with the bcu rule, computed apart: the split keeps their blazar total
+    trained = load_trained(folder)
+    catalog = load_catalog(str(small_catalog))
+    table = predict_catalog(folder, catalog, DEFAULT_SELECT, progress=False, information=False)
+    ids = table.frame["Source_Name"].tolist()
+    assert ids == frame["Source_Name"].tolist()
+    pool_rows = catalog.pool(select=list(DEFAULT_SELECT), features=trained.training["features"])
+    own, _ = known_class_probabilities(trained, pool_rows.aux["CLASS1"],
+                                       trained.estimator.predict_proba(pool_rows.X, pool_rows.X_var),
+                                       association=association_weight(catalog, ids))
+    columns = [f"p_{c}" for c in trained.classes]
+    blazars = [trained.classes.index(c) for c in ("bll", "fsrq")]
+    got = frame[columns].to_numpy(float)
+    np.testing.assert_allclose(got[bcu][:, blazars].sum(axis=1), own[bcu][:, blazars].sum(axis=1), atol=1e-6)
+    np.testing.assert_allclose(got[~bcu], own[~bcu], atol=1e-6)  # the unassociated sources are not split
+    assert np.abs(got[bcu][:, blazars[1]] - own[bcu][:, blazars[1]]).max() > 1e-3  # the split moved the bcu
+    # predict with the folder: the same bcu probabilities (to the table's printed digits) and the same note
+    np.testing.assert_allclose(table.frame[columns].to_numpy(float), got, atol=1e-6)
+    assert table.meta["BCUSPLIT"] == written.meta["BCUSPLIT"]
+    alone = predict_catalog(folder / TRAINED_DIR, catalog, DEFAULT_SELECT, progress=False, information=False)
+    np.testing.assert_allclose(alone.frame[columns].to_numpy(float), got, atol=1e-6)  # model/ alone splits alike
+    assert f"**The bcu's blazar types**: {written.meta['BCUSPLIT']}." in (folder / "report.md").read_text()
+
+
+def test_a_release_without_4fgl_names_keeps_the_main_models_split(split_run):
+    catalog = types.SimpleNamespace(release="3FGL", record=types.SimpleNamespace(links={}))
+    pool = types.SimpleNamespace(aux={"CLASS1": np.array(["bcu", ""])})
+    proba = np.array([[0.5, 0.3, 0.1, 0.1], [0.2, 0.2, 0.3, 0.3]])
+    out, error, note = split_bcu(split_run / TRAINED_DIR, catalog, pool, proba, ["bll", "fsrq", "pulsar", "other"])
+    assert out is proba and error is None
+    assert note.startswith(NOT_SPLIT) and "3FGL names no 4FGL source" in note
+
+
+def test_a_folder_without_the_record_splits_nothing(tmp_path):
+    proba = np.array([[0.5, 0.3, 0.1, 0.1]])
+    assert split_bcu(tmp_path, None, None, proba, ["bll", "fsrq", "pulsar", "other"]) == (proba, None, None)
+
+
+def test_a_malformed_or_missing_4lac_file_is_named(tmp_path, monkeypatch, small_catalog):
+    from astropy.table import Table
+
+    bad = tmp_path / "not_4lac.fits"
+    Table({"Source_Name": ["4FGL J0000.0+0000"], "nu_syn": [1e14]}).write(bad)
+    with pytest.raises(ValueError, match=r"not_4lac\.fits lacks column.*--bcu-types none"):
+        read_lac([bad])
+    # the main job refuses it before any work: no output folder
+    import gpal.catalogs.lac as lac
+    from gpal.catalog_jobs.classify import classify_catalog
+    from gpal.catalog_jobs.selection import CatalogSelection
+    from gpal.catalog_jobs.settings import main_job_estimator
+
+    monkeypatch.setattr(lac, "LAC_FILES", (tmp_path / "gone.fits.gz",))
+    out = tmp_path / "run"
+    with pytest.raises(FileNotFoundError, match=r"gone\.fits\.gz.*--bcu-types none"):
+        classify_catalog(CatalogSelection(catalog=str(small_catalog)), main_job_estimator(epochs=1), out,
+                         bcu_types="4lac")
+    assert not out.exists()
+
+
+def test_a_damaged_record_is_named(split_run, tmp_path):
+    copy = tmp_path / "run"
+    shutil.copytree(split_run, copy)
+    (copy / TRAINED_DIR / BCU_TYPES_FILE).write_text('{"format": "something else"}')
+    with pytest.raises(ValueError, match="bcu_types.json is not a gpal.bcu_types record"):
+        split_bcu(copy / TRAINED_DIR, None, None, np.zeros((1, 4)), ["bll", "fsrq", "pulsar", "other"])
+
+
+def test_by_default_the_main_job_leaves_the_main_models_split(main_job_run):
+    assert not (main_job_run / TRAINED_DIR / BCU_TYPES_FILE).exists()
+    assert "BCUSPLIT" not in read_probability_table(main_job_run / "classifications.csv").meta
+    assert "blazar types" not in (main_job_run / "report.md").read_text()
