@@ -441,16 +441,20 @@ class Catalog:
         NoisyDataset
             The selected sources, unlabelled (``y`` None), built as `dataset` builds its rows.
         """
+        tokens, mask = self._selected(select)
+        significance_column = significance_column or self.columns.significance
+        cuts = {"select": tokens, "min_significance": min_significance, "significance_column": significance_column}
+        rows, X, X_var, feats, counted = self._select(mask, features, min_significance, significance_column, nan_policy, cuts)
+        return self._build(rows, X, X_var, None, (), feats, counted, cuts)
+
+    def _selected(self, select: str | Sequence[str]) -> tuple[list[str], np.ndarray]:
+        """The ``select`` tokens of `pool` and `pool_blocks`, and the mask of the rows they name (codes checked)."""
         tokens = [select] if isinstance(select, str) else list(select)
         if not tokens:
             raise ValueError("select must name at least one of 'unassociated' or a class code")
         wanted = {"" if t.lower() == UNASSOCIATED else t.lower() for t in tokens}
         self._check_codes(wanted - {""})
-        mask = np.isin(self.class_codes, list(wanted))
-        significance_column = significance_column or self.columns.significance
-        cuts = {"select": tokens, "min_significance": min_significance, "significance_column": significance_column}
-        rows, X, X_var, feats, counted = self._select(mask, features, min_significance, significance_column, nan_policy, cuts)
-        return self._build(rows, X, X_var, None, (), feats, counted, cuts)
+        return tokens, np.isin(self.class_codes, list(wanted))
 
     def _class_groups(self, classes: Sequence[str], merge: Mapping[str, Sequence[str]] | None) -> dict[str, tuple[str, ...]]:
         if isinstance(classes, str):
@@ -636,12 +640,7 @@ class Catalog:
         rows = int(rows)
         if rows < 1:
             raise ValueError(f"rows must be a positive number of catalog rows per block; got {rows}")
-        tokens = [select] if isinstance(select, str) else list(select)
-        if not tokens:
-            raise ValueError("select must name at least one of 'unassociated' or a class code")
-        wanted = {"" if t.lower() == UNASSOCIATED else t.lower() for t in tokens}
-        self._check_codes(wanted - {""})
-        mask = np.isin(self.class_codes, list(wanted))
+        tokens, mask = self._selected(select)
         significance_column = self.columns.significance
         cuts = {"select": tokens, "min_significance": None, "significance_column": significance_column}
         feats = self.features(features)
