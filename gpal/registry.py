@@ -72,7 +72,7 @@ PER_MODEL_ERRORS = ("raise", "return")
 LOGISTIC_BOUNDS = ("jj", "jj-full", "jj-hybrid", "taylor")
 #: The product's likelihood, the default of ``NoisyGPClassifier``, ``build_model``, the workflows'
 #: ``training`` block and the main job: softmax (Monte Carlo ELBO) gave the best held-out NLL (its Gumbel
-#: bound's within noise) and calibration on the 4FGL-DR4 main job (benchmarks/select_default.py at 10b8941);
+#: bound's within noise) and calibration on the 4FGL-DR4 main job (workflows/studies/select_default.py at 10b8941);
 #: robust-max makes confident mistakes where classes overlap (docs/results.md, "Likelihoods and model
 #: families"). The paper reproductions state ``robustmax`` themselves.
 DEFAULT_LIKELIHOOD = "softmax"

@@ -45,12 +45,14 @@ def three_class(n, seed, noise=0.3):
     return X, ((angle + np.pi) // (2 * np.pi / 3)).astype(int) % 3
 
 
-def benchmark_script(name):
-    """benchmarks/<name>.py loaded as a module: the scripts are run, not installed, so a test loads one by its path."""
+def repository_script(path):
+    """A script of the repository's lab (``workflows/studies/bench_4lac.py``) loaded as a module: the scripts are run,
+    not installed, so a test loads one by its path from the clone's top."""
     import importlib.util
     from pathlib import Path
 
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).parents[1] / "benchmarks" / f"{name}.py")
+    name = Path(path).stem
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).parents[1] / path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -1,16 +1,16 @@
-"""benchmarks/bench_4lac.py: the bcu it scores, its NLL of q, its paired intervals and the fallback's rows."""
+"""workflows/studies/bench_4lac.py: the bcu it scores, its NLL of q, its paired intervals and the fallback's rows."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from conftest import benchmark_script
+from conftest import repository_script
 
 
 @pytest.fixture(scope="module")
 def bench():
-    return benchmark_script("bench_4lac")
+    return repository_script("workflows/studies/bench_4lac.py")
 
 
 def test_the_nll_of_q_is_minus_the_log_of_the_true_types_probability(bench):

@@ -1,4 +1,4 @@
-"""benchmarks/bench_bcu_split.py: which sources it scores and its NLL of q, from two later checks' source tables."""
+"""workflows/studies/bench_bcu_split.py: which sources it scores and its NLL of q, from two later checks' source tables."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import benchmark_script
+from conftest import repository_script
 
 
 def _later_sources(folder, p_bll, p_fsrq):
@@ -18,7 +18,7 @@ def _later_sources(folder, p_bll, p_fsrq):
 
 
 def test_it_scores_the_later_typed_bcu_by_their_q(tmp_path):
-    bench = benchmark_script("bench_bcu_split")
+    bench = repository_script("workflows/studies/bench_bcu_split.py")
     folders = {"4lac": _later_sources(tmp_path / "on", [0.2, 0.6, 0.5, 0.1], [0.6, 0.2, 0.5, 0.1]),
                "none": _later_sources(tmp_path / "off", [0.4, 0.4, 0.5, 0.1], [0.4, 0.4, 0.5, 0.1])}
     got = bench.scores(folders)

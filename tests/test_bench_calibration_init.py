@@ -1,4 +1,4 @@
-"""benchmarks/bench_calibration_init.py's cross-validation: folds, their pooling and the calibrated model's ECE."""
+"""workflows/studies/bench_calibration_init.py's cross-validation: folds, their pooling and the calibrated model's ECE."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
+STUDIES = Path(__file__).parents[1] / "workflows" / "studies"
 
 
 @pytest.fixture
 def bench(monkeypatch):
     """The script imported by name, as when run, and forgotten afterwards."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    monkeypatch.syspath_prepend(str(STUDIES))
     monkeypatch.delitem(sys.modules, "bench_calibration_init", raising=False)
     yield importlib.import_module("bench_calibration_init")
     sys.modules.pop("bench_calibration_init", None)

@@ -1,4 +1,4 @@
-"""benchmarks/bench_plane.py: the labels it trains on, the votes and the paired differences of its summary."""
+"""workflows/studies/bench_plane.py: the labels it trains on, the votes and the paired differences of its summary."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
+STUDIES = Path(__file__).parents[1] / "workflows" / "studies"
 
 
 @pytest.fixture
 def plane(monkeypatch):
-    """The script imported by name (it imports benchmarks/shared.py by name, as when run; its dataclass needs its
+    """The script imported by name (it imports workflows/studies/shared.py by name, as when run; its dataclass needs its
     module in sys.modules), both modules forgotten afterwards."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    monkeypatch.syspath_prepend(str(STUDIES))
     for name in ("bench_plane", "shared"):
         monkeypatch.delitem(sys.modules, name, raising=False)
     yield importlib.import_module("bench_plane")

@@ -1,4 +1,4 @@
-"""The scripts at the top of benchmarks/: no path edits, no script importing another, shared names that exist."""
+"""The study scripts of workflows/studies/: no path edits, no script importing another, shared names that exist."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
-SCRIPTS = sorted(p for p in BENCHMARKS.glob("*.py") if p.stem != "shared")
+STUDIES = Path(__file__).parents[1] / "workflows" / "studies"
+SCRIPTS = sorted(p for p in STUDIES.glob("*.py") if p.stem != "shared")
 
 
 @pytest.fixture(scope="module")
 def shared():
-    spec = importlib.util.spec_from_file_location("shared", BENCHMARKS / "shared.py")
+    spec = importlib.util.spec_from_file_location("shared", STUDIES / "shared.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -25,16 +25,16 @@ def test_a_script_imports_gpal_or_the_shared_module_and_edits_no_path(script, sh
     tree = ast.parse(script.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr == "path" and getattr(node.value, "id", "") == "sys":
-            raise AssertionError(f"{script.name}:{node.lineno} uses sys.path: import benchmarks/shared.py instead")
+            raise AssertionError(f"{script.name}:{node.lineno} uses sys.path: import workflows/studies/shared.py instead")
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             top = node.module.split(".")[0]
-            assert (BENCHMARKS / f"{top}.py") not in SCRIPTS, f"{script.name}:{node.lineno} imports the script {top}"
+            assert (STUDIES / f"{top}.py") not in SCRIPTS, f"{script.name}:{node.lineno} imports the script {top}"
             if top == "shared":
                 missing = [a.name for a in node.names if not hasattr(shared, a.name)]
-                assert not missing, f"{script.name}:{node.lineno}: benchmarks/shared.py has no {missing}"
+                assert not missing, f"{script.name}:{node.lineno}: workflows/studies/shared.py has no {missing}"
         if isinstance(node, ast.Import):
             names = [a.name.split(".")[0] for a in node.names]
-            assert not [n for n in names if (BENCHMARKS / f"{n}.py") in SCRIPTS], f"{script.name}:{node.lineno}"
+            assert not [n for n in names if (STUDIES / f"{n}.py") in SCRIPTS], f"{script.name}:{node.lineno}"
 
 
 def test_the_synthetic_problem_has_error_bars_on_half_the_features(shared):

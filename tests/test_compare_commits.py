@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from conftest import benchmark_script
+from conftest import repository_script
 
 
 @pytest.fixture(scope="module")
 def compare():
-    return benchmark_script("compare_commits")
+    return repository_script("benchmarks/compare_commits.py")
 
 
 # the shape of asv 0.6's compare table

@@ -4,14 +4,14 @@ is never recorded."""
 from __future__ import annotations
 
 import pytest
-from conftest import benchmark_script
+from conftest import repository_script
 
 _BURN = "import time\\nend = time.process_time() + {seconds}\\nwhile time.process_time() < end: pass\\n"
 
 
 @pytest.fixture(scope="module")
 def suite_cpu():
-    return benchmark_script("suite_cpu")
+    return repository_script("benchmarks/suite_cpu.py")
 
 
 def _suite(folder, failing=False):

@@ -6,12 +6,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import benchmark_script
+from conftest import repository_script
 
 
 @pytest.fixture(scope="module")
 def suite_timer():
-    return benchmark_script("time_test_suite")
+    return repository_script("benchmarks/time_test_suite.py")
 
 
 def _repository(tmp_path: Path, ci_script: str) -> Path:

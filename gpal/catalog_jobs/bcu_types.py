@@ -6,7 +6,7 @@ measurements alone.  A model of the main job's estimator trained on the release'
 the 4LAC-DR3 synchrotron peak and high-energy peak (`gpal.catalogs.lac.lac_features`) beside the main job's
 features, gives the bcu that FL16Y later typed a lower NLL of q = p_fsrq / (p_bll + p_fsrq) than a model of all
 classes (the later-label study's bll / fsrq / pulsar): 4FGL 0.185 against 0.210 and DR4 0.055 against 0.068 (paired intervals clear of 0), DR2 0.142 against
-0.149 (within the noise); the AUC moves within the noise (``benchmarks/bench_4lac.py``, docs/results/bcu_4lac.md,
+0.149 (within the noise); the AUC moves within the noise (``workflows/studies/bench_4lac.py``, docs/results/bcu_4lac.md,
 at 13b86087ba).
 
 What: `fit_bcu_types` trains that model on every labelled bll and fsrq source of the job (not only the training
@@ -23,7 +23,7 @@ population's variance as error bar (`lac_features`), the treatment the measureme
 names no 4FGL source (3FGL) cannot be joined to 4LAC: its bcu keep the main model's split, and the table's
 ``BCUSPLIT`` keyword says why.
 
-Measured in the main job against its four-class model (``python benchmarks/bench_bcu_split.py --runs
+Measured in the main job against its four-class model (``python workflows/studies/bench_bcu_split.py --runs
 runs/bcu_split`` at f57c2dd: DR4 and 4FGL with ``bcu_types`` '4lac' and 'none', their later check on FL16Y): the
 NLL of q on the bcu FL16Y typed went 0.064 -> 0.053 (DR4, 264 bcu) and 0.224 -> 0.186 (4FGL, 418), paired 95%
 intervals below 0; the AUC unchanged (0.996; 0.882 -> 0.884).  Its cost: the

@@ -30,7 +30,7 @@ still classified.  The redshift is no feature unless asked for (``redshift=True`
 the label (an identified FSRQ has a spectroscopic redshift by definition: 96-99% of the training FSRQs of 4FGL,
 DR2 and DR4 have one in 4LAC-DR3, 59-62% of the BL Lacs), and among bcu it came mostly with the spectrum that
 later classified the source (28 of the 31 4FGL bcu that FL16Y calls FSRQs have one in 4LAC-DR3, 2 of DR4's 16).
-Measured (``benchmarks/bench_4lac.py``): with it the DR4 bcu rank worse (AUC 0.951 against 0.997 without 4LAC).
+Measured (``workflows/studies/bench_4lac.py``): with it the DR4 bcu rank worse (AUC 0.951 against 0.997 without 4LAC).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from gpal.estimators.base import check_predict_data
 __all__ = ["OOD_FALSE_POSITIVE_RATE", "PopulationOutlierScore"]
 
 #: The share of held-out sources of the trained classes that the main job's threshold flags.  Chosen on the
-#: open-sky study's four runs scored by FL16Y (`benchmarks/bench_open_sky.py`, its "none of these" table): at 5% the
+#: open-sky study's four runs scored by FL16Y (`workflows/studies/bench_open_sky.py`, its "none of these" table): at 5% the
 #: flag caught the labelled non-blazar AGN no class holds at about its false-positive rate (0.03-0.11) and set aside
 #: 4-9% of the unassociated sources FL16Y later called blazars or pulsars, with no gain in later other-class sources
 #: that the `other` class had not already caught; at 1% it keeps only the sources far outside the training

@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from gpal.workflows.generated_page import DOCS, write_or_check
+from gpal.workflows.generated_page import DOCS, current_paths, write_or_check
 from gpal.workflows.paper_claims import claim_rows, claims_in, claims_markdown, settings_markdown, verdict_tally
 from gpal.workflows.reference import COMPARISON_FILE, comparison_markdown
 from gpal.workflows.shipped import shipped_workflows
@@ -115,7 +115,7 @@ def _numbers_page(title: str, names: Sequence[str], parts_of: Mapping[str, Seque
     for name in names:
         for part, result in parts_of[name]:
             lines += [f"## {result.get('title') or name}" + (f": {part}" if part else ""), "",
-                      "```bash", result["command"], "```", "", f"Record `{name}`" + (f" (part `{part}`)" if part else "")
+                      "```bash", current_paths(result["command"]), "```", "", f"Record `{name}`" + (f" (part `{part}`)" if part else "")
                       + f", commit `{result['commit']}`.", "", comparison_markdown(result).rstrip("\n"), ""]
         if parts_of[name][-1][1].get("notes"):
             lines += [parts_of[name][-1][1]["notes"].strip(), ""]

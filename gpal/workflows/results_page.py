@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from gpal.identity import source_commit
-from gpal.workflows.generated_page import DOCS, write_or_check
+from gpal.workflows.generated_page import DOCS, current_paths, write_or_check
 from gpal.workflows.records import make_record, make_table, read_record, table_markdown, write_record
 
 __all__ = ["CONVERTERS", "SECTIONS", "STUDY_RECORDS", "classify_run_record", "command_environment",
@@ -266,10 +266,10 @@ def render(records: Path) -> str:
             opening = [before.strip(), ""] if before.strip() else []
             # the section's own explanation opens the section, above its record's title; a part's is under its own
             lines += opening + title if name == section else title + opening
-            lines += ["```bash", record["command"].strip(), "```", ""]
+            lines += ["```bash", current_paths(record["command"]).strip(), "```", ""]
             settings = "; ".join(f"{k}: {_setting(v)}" for k, v in record["settings"].items())
             lines += [f"Commit `{record['commit']}`." + (f" Settings: {settings}." if settings else "")
-                      + (f" Read from {record['source']}." if record["source"] else ""), ""]
+                      + (f" Read from {current_paths(record['source'])}." if record["source"] else ""), ""]
             for table in record["tables"]:
                 lines += [table_markdown(table).rstrip("\n"), ""]
             if after.strip():
@@ -317,7 +317,7 @@ def produce(name: str, records: Path, commit: str) -> Path:
     ``commit`` is the source's, taken before any record is rewritten: the first record written makes the tree
     differ from it, so each later one would otherwise be refused as ``+dirty``."""
     record = read_record(records / f"{name}.json")
-    env, argv = command_environment(record["command"])
+    env, argv = command_environment(current_paths(record["command"]))
     if name in STUDY_RECORDS:  # run from the repository, where the study's script and recorded units are
         subprocess.run([*argv, "--record", str((records / f"{name}.json").resolve())], cwd=records.parents[1],
                        check=True, env=env)

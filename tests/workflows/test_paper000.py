@@ -53,7 +53,7 @@ def test_fig_4_runs_fixed_and_learned_delta_side_by_side(tmp_path, capsys):
     table = json.loads((out / "comparison.json").read_text())
     assert {r["method"] for r in table} == {"svgp-step", "svgp-step-fixed-delta"}
     # the benchmark's paired table reads the same folder: one row for step, fixed minus learned
-    spec = importlib.util.spec_from_file_location("bench_delta", ROOT / "benchmarks" / "bench_paper000_delta.py")
+    spec = importlib.util.spec_from_file_location("bench_delta", ROOT / "workflows" / "studies" / "bench_paper000_delta.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     bench.paired(out)

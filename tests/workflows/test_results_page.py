@@ -217,3 +217,17 @@ def test_a_recorded_commands_leading_assignments_become_its_environment():
     assert argv == ["gpal", "workflow", "w.yaml", "--set", "m=[a, b]"]
     assert env["OMP_NUM_THREADS"] == "1" and env["A_B"] == "x=y" and env["PATH"] == os.environ["PATH"]
     assert results_page.command_environment("gpal classify --out DIR")[1][0] == "gpal"
+
+
+def test_a_recorded_command_names_a_moved_study_where_it_is_now():
+    from gpal.workflows.generated_page import current_paths
+
+    recorded = "OMP_NUM_THREADS=1 python benchmarks/bench_open_sky.py --runs runs/open_sky && python benchmarks/suite_cpu.py"
+    assert current_paths(recorded) == ("OMP_NUM_THREADS=1 python workflows/studies/bench_open_sky.py --runs runs/open_sky"
+                                       " && python benchmarks/suite_cpu.py")
+    # a retired script keeps the path it ran at: there is no current one to name
+    assert current_paths("python benchmarks/bench_first_fit.py") == "python benchmarks/bench_first_fit.py"
+    # the record keeps what ran; the page shows what runs
+    assert "python benchmarks/bench_open_sky.py" in read_record(DOCS / "results" / "open_sky.json")["command"]
+    page = results_page.render(DOCS / "results")
+    assert "python benchmarks/bench_open_sky.py" not in page and "python workflows/studies/bench_open_sky.py" in page

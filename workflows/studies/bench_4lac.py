@@ -30,8 +30,8 @@ checks flatter what the features add.  4LAC's own CLASS (its verdict on each bcu
 and no label here (the labels are FL16Y's CLASS1), and the training labels are the earlier release's own.  DR4
 (2023) postdates 4LAC-DR3: its check leaks nothing.
 
-    OMP_NUM_THREADS=1 nice -n 10 python benchmarks/bench_4lac.py --runs runs/4lac            # fit what is missing, print
-    python benchmarks/bench_4lac.py --runs runs/4lac --record docs/results/4lac.json
+    OMP_NUM_THREADS=1 nice -n 10 python workflows/studies/bench_4lac.py --runs runs/4lac            # fit what is missing, print
+    python workflows/studies/bench_4lac.py --runs runs/4lac --record docs/results/4lac.json
 """
 
 from __future__ import annotations
@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     for table in tables:
         print(table_markdown(table), "\n", sep="")
     if args.record:
-        command = f"python benchmarks/bench_4lac.py --runs {args.runs}"
+        command = f"python workflows/studies/bench_4lac.py --runs {args.runs}"
         write_record(args.record, make_record("BL Lacs and FSRQs among the bcu: 4LAC-DR3's SED on later labels",
                                               command, source_commit(), tables,
                                               settings={"releases": RELEASES, "seeds": SEEDS, "models": MODELS,

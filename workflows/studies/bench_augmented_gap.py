@@ -24,14 +24,14 @@ the fixed 300.  ``--variants`` adds the same finish with the inducing inputs fix
 in SVI logistic-softmax's place (the paper's "~10x faster than SVI with robust-max"); each curve's time to come
 within 0.02 of its own final NLL is printed too, the convergence the paper's time axes show.
 
-    python benchmarks/bench_augmented_gap.py fixed --sweeps 1000
-    python benchmarks/bench_augmented_gap.py time --datasets digits vehicle satimage
-    python benchmarks/bench_augmented_gap.py time --datasets digits vehicle --methods svi_logistic_softmax \
+    python workflows/studies/bench_augmented_gap.py fixed --sweeps 1000
+    python workflows/studies/bench_augmented_gap.py time --datasets digits vehicle satimage
+    python workflows/studies/bench_augmented_gap.py time --datasets digits vehicle --methods svi_logistic_softmax \
         cavi_mean_field cavi_mean_field_1000 cavi_mean_field_lr1 cavi_mean_field_lr001 cavi_mean_field_fixed_kernel
-    python benchmarks/bench_augmented_gap.py finish --datasets digits vehicle satimage
-    python benchmarks/bench_augmented_gap.py finish --svi-likelihood robustmax
-    python benchmarks/bench_augmented_gap.py finish --svi-likelihood robustmax --datasets satimage --n-train 5000
-    python benchmarks/bench_augmented_gap.py paired runs/papers/004_augmented
+    python workflows/studies/bench_augmented_gap.py finish --datasets digits vehicle satimage
+    python workflows/studies/bench_augmented_gap.py finish --svi-likelihood robustmax
+    python workflows/studies/bench_augmented_gap.py finish --svi-likelihood robustmax --datasets satimage --n-train 5000
+    python workflows/studies/bench_augmented_gap.py paired runs/papers/004_augmented
 
 ``paired``: from a run of ``workflows/papers/004_augmented.yaml``, each method's test NLL minus another's on the
 same splits (mean, 95% t interval over the splits) and the ratio of their training seconds.

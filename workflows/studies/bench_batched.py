@@ -15,10 +15,10 @@ Steps are timed in blocks of ``--steps`` after ``--warmup`` untimed steps, the b
 blocks interleaved so load from other processes hits all alike; medians over ``--repeats``
 blocks.  Wall and process CPU time are both recorded.
 
-    .venv/bin/python benchmarks/bench_batched.py --json runs/bench/batched_fermi.json
-    .venv/bin/python benchmarks/bench_batched.py --n 2000 --inducing 100 --ks 1 4 16 --json runs/bench/batched_m100.json
-    .venv/bin/python benchmarks/bench_batched.py --ks 1 16 --end-to-end 50
-    .venv/bin/python benchmarks/bench_batched.py --ks 1 16 64 --breakdown --json runs/bench/batched_breakdown.json
+    .venv/bin/python workflows/studies/bench_batched.py --json runs/bench/batched_fermi.json
+    .venv/bin/python workflows/studies/bench_batched.py --n 2000 --inducing 100 --ks 1 4 16 --json runs/bench/batched_m100.json
+    .venv/bin/python workflows/studies/bench_batched.py --ks 1 16 --end-to-end 50
+    .venv/bin/python workflows/studies/bench_batched.py --ks 1 16 64 --breakdown --json runs/bench/batched_breakdown.json
 
 ``--breakdown`` times, per K, the vectorised ELBO alone, ELBO + gradient and the whole step (CPU):
 the arithmetic per model that batching cannot share.

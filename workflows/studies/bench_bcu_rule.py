@@ -29,9 +29,9 @@ resamples of the sources, the same for every rule and seed, each resample's meas
 the seeds.  The blazar prior's share 3/239 was counted on the 4FGL -> 4FGL-DR4 bcu: the selection
 pairs favour it (and 4FGL -> FL16Y shares its sources with 4FGL -> 4FGL-DR4)::
 
-    OMP_NUM_THREADS=1 nice -n 10 python benchmarks/bench_bcu_rule.py fit /tmp/bcu-rule
-    python benchmarks/bench_bcu_rule.py select /tmp/bcu-rule
-    python benchmarks/bench_bcu_rule.py test /tmp/bcu-rule
+    OMP_NUM_THREADS=1 nice -n 10 python workflows/studies/bench_bcu_rule.py fit /tmp/bcu-rule
+    python workflows/studies/bench_bcu_rule.py select /tmp/bcu-rule
+    python workflows/studies/bench_bcu_rule.py test /tmp/bcu-rule
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """The main job's bcu split by type, end to end: ``gpal classify`` with ``--bcu-types 4lac`` and ``none``, scored
 on later labels.
 
-`benchmarks/bench_4lac.py` chose the blazar-type model with 4LAC-DR3's peaks on fitted units; this checks the
+`workflows/studies/bench_4lac.py` chose the blazar-type model with 4LAC-DR3's peaks on fitted units; this checks the
 main job that applies it (`gpal.catalog_jobs.bcu_types`).  For each release of `RELEASES` the main job runs twice
 (the same seed and settings but ``bcu_types``; a finished folder is reused), and the bcu of its later check
 (``tables/later_check_sources.csv``, FL16Y's classes) that FL16Y calls BL Lac or FSRQ are scored by the NLL of
 q = p_fsrq / (p_bll + p_fsrq), by the four-class NLL of their true type and by the BL Lac-vs-FSRQ AUC of q;
 differences are 4lac minus none, 95% paired bootstrap intervals over the sources.
 
-    OMP_NUM_THREADS=1 nice -n 10 python benchmarks/bench_bcu_split.py --runs runs/bcu_split
+    OMP_NUM_THREADS=1 nice -n 10 python workflows/studies/bench_bcu_split.py --runs runs/bcu_split
 """
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ kernel variances; a candidate already saved is not refitted.  ``analyse`` writes
 seconds, kernel variances, and 95% paired bootstrap intervals over sources of the candidate minus ``gpal`` and minus
 logistic regression (resamples averaged over the seeds).  Record: docs/studies/calibration/kernel_start.md.
 
-    OMP_NUM_THREADS=1 nice -n 10 python benchmarks/bench_calibration_init.py fit --out /tmp/calib_init \
+    OMP_NUM_THREADS=1 nice -n 10 python workflows/studies/bench_calibration_init.py fit --out /tmp/calib_init \
         --catalogs FL16Y --seeds 0 --candidates gpal var4 lr0.05
-    python benchmarks/bench_calibration_init.py analyse --out /tmp/calib_init
+    python workflows/studies/bench_calibration_init.py analyse --out /tmp/calib_init
 
 ``cv`` scores every labelled source of the main job's selection once: stratified K-fold cross-validation (each
 repeat a seed of its own), each fold's held-out probabilities of the candidates, logistic regression and the isotonic
@@ -28,9 +28,9 @@ each candidate minus logistic regression (NLL, ECE, each class's ECE); the ECE a
 each model's confidences shows on average (`gpal.evaluation.calibration.calibrated_ece`); and its spread, from labels
 drawn from gpal's own pooled probabilities ``N_CALIBRATED_DRAWS`` times (mean and sd).
 
-    OMP_NUM_THREADS=1 nice -n 10 python benchmarks/bench_calibration_init.py cv --out /tmp/calib_cv \
+    OMP_NUM_THREADS=1 nice -n 10 python workflows/studies/bench_calibration_init.py cv --out /tmp/calib_cv \
         --catalogs FL16Y 4FGL-DR4 --seeds 0 1 --candidates gpal var20
-    python benchmarks/bench_calibration_init.py cv-analyse --out /tmp/calib_cv --seeds 0 1
+    python workflows/studies/bench_calibration_init.py cv-analyse --out /tmp/calib_cv --seeds 0 1
 """
 
 from __future__ import annotations

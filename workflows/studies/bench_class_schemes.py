@@ -21,10 +21,10 @@ on the training sources of its codes and is scored on the same held-out sources:
 Units (seed, scheme) are saved under ``--out`` as they finish, so an interrupted run resumes;
 ``--summarize`` prints the tables of docs/results.md (mean and standard error over seeds).
 
-    python benchmarks/bench_class_schemes.py --seeds 0 1 2
-    python benchmarks/bench_class_schemes.py --summarize
-    python benchmarks/bench_class_schemes.py --plane-probe --seeds 0 1 2
-    python benchmarks/bench_class_schemes.py --ood-probe --seeds 0 1 2
+    python workflows/studies/bench_class_schemes.py --seeds 0 1 2
+    python workflows/studies/bench_class_schemes.py --summarize
+    python workflows/studies/bench_class_schemes.py --plane-probe --seeds 0 1 2
+    python workflows/studies/bench_class_schemes.py --ood-probe --seeds 0 1 2
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-# benchmarks/ is the script's folder, first on its path
+# workflows/studies/ is the script's folder, first on its path
 from shared import CLASS_SCHEME_GP as GP, COARSE_GROUPS, PLANE_DEG, dr4_labelled, group_balanced_accuracy
 
 OUT = Path("docs/studies/class_schemes")

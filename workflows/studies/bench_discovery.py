@@ -16,8 +16,8 @@ For every k: the pulsars found, their ratio to random, and the yield the probabi
 the stated expectation is honest.  Intervals are percentile bootstraps over the pool's sources
 (2000 resamples, the ranking recomputed on each), pooled over the repetitions.
 
-    python benchmarks/bench_discovery.py --reps 3          # ~3 min a repetition on 2 cores
-    python benchmarks/bench_discovery.py --reps 3 --record docs/results/discovery.json   # the results page's record
+    python workflows/studies/bench_discovery.py --reps 3          # ~3 min a repetition on 2 cores
+    python workflows/studies/bench_discovery.py --reps 3 --record docs/results/discovery.json   # the results page's record
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def results_record(rows: list[dict], units: list[dict], commit: str) -> dict:
              for r in rows if r["strategy"] == "probability" and r["k"] <= 100]
     share = np.mean([np.mean(u["is_target"]) for u in units])
     return make_record(
-        "Pulsars found by rank", f"python benchmarks/bench_discovery.py --reps {len(units)}", commit,
+        "Pulsars found by rank", f"python workflows/studies/bench_discovery.py --reps {len(units)}", commit,
         [make_table(["sources observed", "pulsars found, ranked by p(pulsar)", "× random [95%]",
                      "promised by the probabilities"], table, "rrlr")],
         {"pool": f"the faintest quarter of 4FGL-DR4's labelled sources ({len(units[0]['is_target'])}, "

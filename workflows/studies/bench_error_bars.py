@@ -19,8 +19,8 @@ Every (task, repetition, method) unit is saved under ``--out`` as soon as it fin
 interrupted run resumes; ``--summarize`` prints the tables of docs/results.md (paired bootstrap
 intervals over the test sources, 2000 resamples, of the difference averaged over repetitions).
 
-    python benchmarks/bench_error_bars.py --task hetero shifted faint bright main --reps 3
-    python benchmarks/bench_error_bars.py --summarize
+    python workflows/studies/bench_error_bars.py --task hetero shifted faint bright main --reps 3
+    python workflows/studies/bench_error_bars.py --summarize
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ their target.  Before the timed runs every family runs once on 100 rows, so that
 TensorFlow's one-off start-up costs fall on none of them; each timed run still pays
 for building and tracing its own model.
 
-    .venv/bin/python benchmarks/bench_families.py --json runs/bench_families.json
+    .venv/bin/python workflows/studies/bench_families.py --json runs/bench_families.json
 """
 
 from __future__ import annotations

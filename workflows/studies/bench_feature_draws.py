@@ -6,7 +6,7 @@ the largest relative error of the error bars (standard deviations) against the r
 CPU seconds each build took.  At 3c19b05 it weighed 512 draws against 2048 and 2048 stayed
 (`gpal.catalogs.features.MC_DRAWS`; its error against a many-draw reference: docs/catalogs.md, "The model"):
 
-    PYTHONPATH=$PWD python benchmarks/bench_feature_draws.py --reference 16384 --draws 512 1024 2048
+    PYTHONPATH=$PWD python workflows/studies/bench_feature_draws.py --reference 16384 --draws 512 1024 2048
 """
 
 from __future__ import annotations

@@ -16,9 +16,9 @@
     floating-point work of its shapes: the flops counted below, timed as the same GEMMs in
     NumPy on this machine, and at the rate of one large GEMM.
 
-    PYTHONPATH=$PWD python benchmarks/bench_main_job.py --step --json runs/bench/main_job.json
-    PYTHONPATH=$PWD python benchmarks/bench_main_job.py --step --kernels --no-job   # + the kernels a step runs
-    PYTHONPATH=$PWD python benchmarks/bench_main_job.py -- --epochs 100     # options for gpal classify after --
+    PYTHONPATH=$PWD python workflows/studies/bench_main_job.py --step --json runs/bench/main_job.json
+    PYTHONPATH=$PWD python workflows/studies/bench_main_job.py --step --kernels --no-job   # + the kernels a step runs
+    PYTHONPATH=$PWD python workflows/studies/bench_main_job.py -- --epochs 100     # options for gpal classify after --
 
 Flops of one step (forward; backward counted as twice the forward, the usual rule for
 matrix products), per latent function c (C of them), batch B, M inducing points, d features:
@@ -42,7 +42,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from shared import MAIN_JOB_SHAPES, synthetic_problem  # benchmarks/ is the script's folder, first on its path
+from shared import MAIN_JOB_SHAPES, synthetic_problem  # workflows/studies/ is the script's folder, first on its path
 from suite.arithmetic import gemm_seconds, large_gemm_rate, step_flops
 
 # The job's first use of TensorFlow's modules: the timers on functions of modules not yet imported are put in place

@@ -8,7 +8,7 @@ with each estimator and reports, per estimator, the median over sources and clas
 deviation over seeds (the true Monte Carlo error), the median reported ``p_mc_se``, their ratio, the
 mean absolute difference of the two estimators' seed-averaged probabilities, and the time per source.
 
-    python benchmarks/bench_mc_error.py --json runs/bench/bench_mc_error.json
+    python workflows/studies/bench_mc_error.py --json runs/bench/bench_mc_error.json
 """
 
 from __future__ import annotations

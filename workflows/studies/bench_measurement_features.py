@@ -33,9 +33,9 @@ the summary features (``diff``) and to the GP on them (``diff_gp``) with bootstr
 (2000 resamples); balanced accuracy at argmax; the AGN-vs-pulsar AUC of P(pulsar) with the same interval against
 logistic regression.
 
-    nice -n 10 python benchmarks/bench_measurement_features.py --pairs 4FGL-DR4:FL16Y 4FGL:FL16Y \
+    nice -n 10 python workflows/studies/bench_measurement_features.py --pairs 4FGL-DR4:FL16Y 4FGL:FL16Y \
         --presets fermi_dr4 fermi_dr4_measurements --models gp baselines --seeds 0 1 2 --cache /tmp/cache
-    python benchmarks/bench_measurement_features.py --pairs 4FGL-DR4:FL16Y 4FGL:FL16Y --summarize
+    python workflows/studies/bench_measurement_features.py --pairs 4FGL-DR4:FL16Y 4FGL:FL16Y --summarize
 """
 
 from __future__ import annotations

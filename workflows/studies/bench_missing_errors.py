@@ -8,7 +8,7 @@ sources alone.  docs/catalogs.md ("Missing errors") records the results::
 
     gpal classify --catalog 4FGL --missing-errors exact --out /tmp/exact-v20
     gpal classify --catalog 4FGL --missing-errors population --out /tmp/population-v20
-    python benchmarks/bench_missing_errors.py /tmp/exact-v20 /tmp/population-v20
+    python workflows/studies/bench_missing_errors.py /tmp/exact-v20 /tmp/population-v20
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ time (all threads of this process) is the steadier measure of the work a step
 does, the wall time what a user waits.  Every step fetches its loss to the host,
 as the training loop does.
 
-    .venv/bin/python benchmarks/bench_noisy_gp.py --json bench.json
-    .venv/bin/python benchmarks/bench_noisy_gp.py --mnist-sized --json bench_gpu.json   # on a GPU
+    .venv/bin/python workflows/studies/bench_noisy_gp.py --json bench.json
+    .venv/bin/python workflows/studies/bench_noisy_gp.py --mnist-sized --json bench_gpu.json   # on a GPU
 """
 
 from __future__ import annotations

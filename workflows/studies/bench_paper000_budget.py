@@ -3,7 +3,7 @@
 1024, 10 000 Adam steps at lr 0.01), for one GPC: test accuracy and NLL on split 0 of the 90/10 protocol of
 workflows/papers/000_tables_3_4.yaml, and the seconds it took.  The epochs are rounded up, so a few more steps run.
 
-    PYTHONPATH=$PWD python benchmarks/bench_paper000_budget.py ringnorm step
+    PYTHONPATH=$PWD python workflows/studies/bench_paper000_budget.py ringnorm step
 """
 import json, math, sys, time
 from gpal import NoisyGPClassifier

@@ -13,8 +13,8 @@ optimum delta* (binary: 1 - mean Phi(y mu / sqrt(a + nu)) over the training rows
 latent mean |mu_f| and variance nu_f after every epoch: Fig. 4(a)-(f) as numbers.  The paper: with delta
 fixed the NLL stalls or rises while nu_f is over-estimated; learned, delta follows delta*.
 
-    PYTHONPATH=$PWD python benchmarks/bench_paper000_delta.py paired runs/papers/000_fig_4
-    PYTHONPATH=$PWD python benchmarks/bench_paper000_delta.py trajectory magic --epochs 10
+    PYTHONPATH=$PWD python workflows/studies/bench_paper000_delta.py paired runs/papers/000_fig_4
+    PYTHONPATH=$PWD python workflows/studies/bench_paper000_delta.py trajectory magic --epochs 10
 """
 
 from __future__ import annotations

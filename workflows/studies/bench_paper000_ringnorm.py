@@ -6,8 +6,8 @@ and gpal's probit GPC (GPC-II at the table's budget: M = 100, 10 epochs, minibat
 with a degree-2 polynomial kernel added, which can represent the quadratic log-odds without reverting to 0 away
 from the inducing points.  Prints one JSON line per split and model.
 
-    PYTHONPATH=$PWD python benchmarks/bench_paper000_ringnorm.py                       # every model, splits 0-2
-    PYTHONPATH=$PWD python benchmarks/bench_paper000_ringnorm.py --splits 10 --models QDA   # the paper's 10 splits
+    PYTHONPATH=$PWD python workflows/studies/bench_paper000_ringnorm.py                       # every model, splits 0-2
+    PYTHONPATH=$PWD python workflows/studies/bench_paper000_ringnorm.py --splits 10 --models QDA   # the paper's 10 splits
 """
 import argparse
 import json

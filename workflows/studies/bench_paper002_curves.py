@@ -22,7 +22,7 @@ The paper's claims, checked per data set on the traces (tolerances are this scri
   target before svi; vi-JJ-hybrid starts better than both; vi-JJ-full ends at least 0.02 below the best final
   accuracy ("cannot converge to a reasonable quality").
 
-    PYTHONPATH=$PWD python benchmarks/bench_paper002_curves.py --datasets german:50,magic:100:6000 \
+    PYTHONPATH=$PWD python workflows/studies/bench_paper002_curves.py --datasets german:50,magic:100:6000 \
         --json runs/paper002_curves.json --figure runs/paper002_curves.png
 """
 

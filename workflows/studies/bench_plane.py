@@ -43,12 +43,12 @@ fold) are saved under ``--out`` (default `CV_OUT`) as they finish; the summary i
 ``--cv --clean soft_agn`` runs the cleaned versions of three of them (`CV_CLEANED`) on the same folds, into the same
 folder; the summary pairs each against its uncleaned variant.
 
-    python benchmarks/bench_plane.py --seeds 0 1 2
-    python benchmarks/bench_plane.py --seeds 3 4 5 --out docs/studies/class_schemes/plane_confirm
-    python benchmarks/bench_plane.py --summarize --pool docs/studies/class_schemes/plane_confirm \
+    python workflows/studies/bench_plane.py --seeds 0 1 2
+    python workflows/studies/bench_plane.py --seeds 3 4 5 --out docs/studies/class_schemes/plane_confirm
+    python workflows/studies/bench_plane.py --summarize --pool docs/studies/class_schemes/plane_confirm \
         --report docs/studies/class_schemes/plane_six_seeds.md
-    python benchmarks/bench_plane.py --cv --folds 5 --repeats 2
-    python benchmarks/bench_plane.py --cv --clean soft_agn --folds 5 --repeats 5
+    python workflows/studies/bench_plane.py --cv --folds 5 --repeats 2
+    python workflows/studies/bench_plane.py --cv --clean soft_agn --folds 5 --repeats 5
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ import numpy as np
 from gpal.files import write_json_atomic
 from gpal.identity import source_commit
 
-# benchmarks/ is the script's folder, first on its path
+# workflows/studies/ is the script's folder, first on its path
 from shared import CLASS_SCHEME_GP as GP, COARSE_GROUPS, PLANE_DEG, dr4_labelled, group_balanced_accuracy
 
 OUT = Path("docs/studies/class_schemes/plane")
@@ -763,7 +763,7 @@ def main(argv=None) -> int:
     parser.add_argument("--pool", type=Path, nargs="+", default=[], help="summarize the units of these folders too")
     parser.add_argument("--report", type=Path, help="where the summary goes (default: OUT/plane.md)")
     args = parser.parse_args(argv)
-    command = "python benchmarks/bench_plane.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = "python workflows/studies/bench_plane.py " + " ".join(sys.argv[1:] if argv is None else argv)
     if args.cv:
         out = args.out or CV_OUT
         if not args.summarize:

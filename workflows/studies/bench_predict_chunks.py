@@ -7,7 +7,7 @@ seconds (`resource.getrusage`); and whether the probabilities equal the first bu
 001b5bf (2^20 before) with a scratch script; this one replaced it at 65b8194 and measured the choice again:
 
     gpal classify --out /tmp/mj --no-progress
-    PYTHONPATH=$PWD python benchmarks/bench_predict_chunks.py /tmp/mj --budgets 20 19 18 17 16
+    PYTHONPATH=$PWD python workflows/studies/bench_predict_chunks.py /tmp/mj --budgets 20 19 18 17 16
 """
 
 from __future__ import annotations

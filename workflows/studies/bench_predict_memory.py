@@ -6,7 +6,7 @@ Writes the catalog into a temporary folder (never into the repository; 222 MB fo
 memory, the wall and CPU seconds and the predicted classes; ``--keep`` leaves the catalog for another run::
 
     gpal classify --out /tmp/mj --no-progress
-    python benchmarks/bench_predict_memory.py /tmp/mj --rows 1000000
+    python workflows/studies/bench_predict_memory.py /tmp/mj --rows 1000000
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ against another checkout (``PYTHONPATH=/path/to/old``) to compare: it only uses 
 existed before issue 12, falling back to ``LatentGPs.marginals`` where ``predictive_marginals``
 is missing.
 
-    python benchmarks/bench_prediction.py --json runs/bench/bench_prediction.json
+    python workflows/studies/bench_prediction.py --json runs/bench/bench_prediction.json
 """
 
 from __future__ import annotations

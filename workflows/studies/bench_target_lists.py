@@ -18,7 +18,7 @@ Prints, for docs/targets.md:
    regression's probability, and the BALD list (most_informative.csv, by information) of sources
    predicted in the class; with the base rate (the class's share among every classified source FL16Y classifies).
 
-    python benchmarks/bench_target_lists.py RUN_FOLDER [bcu|cuts|top ...]
+    python workflows/studies/bench_target_lists.py RUN_FOLDER [bcu|cuts|top ...]
 """
 
 import itertools

@@ -8,7 +8,7 @@ variance ratio, where Gauss-Hermite was off by up to 0.1 at ratios >= 40: docs/m
 workflows/fermi_4fgl.yaml (batched, the workflow's seeds) and scores the same fitted latent
 marginals on each split's test sources with both rules.
 
-    .venv/bin/python benchmarks/fermi_quadrature_rule.py --splits 16
+    .venv/bin/python workflows/studies/fermi_quadrature_rule.py --splits 16
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@ instead of gpal's sqrt(d): the initialisation difference of the Table 9 account 
 
 Same data, splits, seeds and settings as ``workflows/fermi_4fgl.yaml``; only the kernel's
 starting length scales differ, so its units pair with a run of the workflow split by split
-(``benchmarks/table9_account.py``).
+(``workflows/studies/table9_account.py``).
 
-    .venv/bin/python benchmarks/fermi_unit_lengthscales.py runs/fermi_unit_lengthscales --methods MGP NIMGP
+    .venv/bin/python workflows/studies/fermi_unit_lengthscales.py runs/fermi_unit_lengthscales --methods MGP NIMGP
 """
 
 from __future__ import annotations

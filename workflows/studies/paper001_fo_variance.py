@@ -12,7 +12,7 @@ After training, with every other parameter held, it evaluates on the full traini
 features; and the derivative of the ELBO in log V by automatic differentiation beside a central
 finite difference, so that a gradient lost between the variance and the objective would show.
 
-    python benchmarks/paper001_fo_variance.py --dataset vehicle --splits 0 1 --jobs 2 \
+    python workflows/studies/paper001_fo_variance.py --dataset vehicle --splits 0 1 --jobs 2 \
         --json docs/papers/probes/001_fo_variance.json
 """
 
@@ -142,7 +142,7 @@ def main() -> None:
                   flush=True)
             rows.append(row)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    record = {"command": "python benchmarks/paper001_fo_variance.py " + " ".join(
+    record = {"command": "python workflows/studies/paper001_fo_variance.py " + " ".join(
                   f"--{k} {' '.join(map(str, v)) if isinstance(v, list) else v}"
                   for k, v in vars(args).items() if v is not None),
               "commit": commit, "grid": list(GRID), "units": rows}

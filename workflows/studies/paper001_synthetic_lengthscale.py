@@ -6,7 +6,7 @@ error and NLL of the problems do not depend on any classifier, so they show, at 
 how hard each reading makes the problems; the paper's best methods reach an error of 0.108 (noise
 0.1), 0.158 (0.25) and 0.21 (0.5), which the Bayes error must not exceed.
 
-    python benchmarks/paper001_synthetic_lengthscale.py --problems 20
+    python workflows/studies/paper001_synthetic_lengthscale.py --problems 20
 """
 
 from __future__ import annotations

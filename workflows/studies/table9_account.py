@@ -12,7 +12,7 @@ defaults) and any variants (``NAME=FOLDER``, each one setting changed).  Prints,
   ran (same test sets and seeds) when the variant used the same split protocol, unpaired
   (combined SE) when it did not (``protocol.stratify=false`` draws other test sets).
 
-    .venv/bin/python benchmarks/table9_account.py runs/fermi_4fgl_100 \\
+    .venv/bin/python workflows/studies/table9_account.py runs/fermi_4fgl_100 \\
         sigma0=runs/fermi_sigma0 unstratified=runs/fermi_unstratified M22=runs/fermi_m22
 """
 
@@ -30,7 +30,7 @@ import yaml
 
 from gpal.runs.repeated_splits import _load_units
 
-WORKFLOW = Path(__file__).resolve().parents[1] / "workflows" / "fermi_4fgl.yaml"
+WORKFLOW = Path(__file__).resolve().parents[1] / "fermi_4fgl.yaml"
 
 
 def _paper() -> dict[str, dict[str, list[float]]]:
