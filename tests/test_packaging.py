@@ -38,6 +38,19 @@ def test_every_workflow_file_is_packaged(monkeypatch):
         assert any(fnmatch(relative, p) or fnmatch(relative, p.removeprefix("**/")) for p in patterns), relative
 
 
+def test_no_script_of_the_lab_is_packaged(monkeypatch):
+    """workflows/ ships as data, its YAML folders only: the studies and page generators beside them stay in the
+    repository, and the package holds no page generator."""
+    kwargs = _setup_kwargs(monkeypatch)
+    shipped = [p for p in kwargs["packages"] if p.startswith("gpal.workflow_files")]
+    for package in shipped:
+        folder = ROOT / "workflows" / Path(*package.split(".")[2:])
+        assert not list(folder.glob("*.py")), f"{package} would install the scripts of {folder}"
+    assert "gpal.workflow_files.studies" not in shipped and "gpal.workflow_files.pages" not in shipped
+    pages = {p.stem for p in (ROOT / "workflows" / "pages").glob("*.py")}
+    assert pages and not {p.stem for p in (ROOT / "gpal").rglob("*.py")} & pages
+
+
 def test_every_gpal_package_and_data_file_is_packaged(monkeypatch):
     packages = set(_setup_kwargs(monkeypatch)["packages"])
     on_disk = {".".join(p.relative_to(ROOT).parts) for p in (ROOT / "gpal").rglob("*")

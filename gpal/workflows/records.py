@@ -1,6 +1,6 @@
 """A recorded result: the numbers of a table, the command that produced them and the commit it ran at.
 
-A record is a JSON file that a generated docs page (`gpal.workflows.results_page`) is built from::
+A record is a JSON file that a generated docs page (`workflows/pages/results_page.py` in the repository) is built from::
 
     {"format": "gpal.result_record", "version": 1,
      "title": "...", "command": "gpal classify", "commit": "f1b836f",

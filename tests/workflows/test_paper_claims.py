@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from gpal.workflows.paper_claims import claim_rows, judge_claim, load_claims
-from gpal.workflows.papers_page import render, render_pages
+from paper_claims import claim_rows, judge_claim, load_claims
+from papers_page import render, render_pages
 
 
 def _row(setting, method, metric, values, paper=1.0, paper_se=None):

@@ -8,11 +8,12 @@ import pytest
 from scipy import stats
 
 from gpal.workflows import WorkflowError, load_workflow, run_workflow
-from gpal.workflows.papers_page import main as papers_page_main
-from gpal.workflows.papers_page import MAX_WORDS, render, render_pages
 from gpal.workflows.reference import (Produced, _fmt, budget_line, check_reference, comparison_markdown,
                                       comparison_rows, parse_reference, published)
 from gpal.workflows.verdicts import orderings
+
+from papers_page import main as papers_page_main
+from papers_page import MAX_WORDS, render, render_pages
 
 SOURCE = {"paper": "P", "table": "T1", "spread": "SE", "repeats": 4}
 
@@ -192,20 +193,20 @@ def test_a_run_writes_the_comparison_and_the_page_is_built_from_it(tmp_path):
 
 
 def test_the_papers_page_is_up_to_date_with_its_records():
-    from gpal.workflows.papers_page import DOCS
+    from papers_page import DOCS
 
     pages = render_pages(DOCS / "papers")
     assert pages["papers.md"] == render(DOCS / "papers")
     for name, text in pages.items():
         assert (DOCS / name).read_text(encoding="utf-8") == text, \
-            f"docs/{name} is stale: run python -m gpal.workflows.papers_page"
+            f"docs/{name} is stale: run python workflows/pages/papers_page.py"
     # read in five minutes: the claims and settings tables only, the numbers on the sub-pages
     assert len(pages["papers.md"].split()) <= MAX_WORDS
 
 
 def test_each_record_holds_its_workflows_reference():
     """A published number lives in the workflow's reference block; the record beside the page must agree with it."""
-    from gpal.workflows.papers_page import DOCS
+    from papers_page import DOCS
 
     workflows = DOCS.parent / "workflows"
     for path in sorted((DOCS / "papers").glob("*.json")):
@@ -229,7 +230,7 @@ def _row(setting, n, mean):
 
 
 def test_a_workflows_parts_merge_into_one_record_and_a_number_measured_twice_is_refused():
-    from gpal.workflows.papers_page import merged_record
+    from papers_page import merged_record
 
     nan = float("nan")
     wine = {"source": {"spread": "SE"}, "rows": [_row("wine/0", 4, 0.3), _row("vehicle/0", 0, nan)]}
@@ -242,7 +243,7 @@ def test_a_workflows_parts_merge_into_one_record_and_a_number_measured_twice_is_
 
 
 def test_a_part_is_recorded_beside_the_workflows_record_and_named_safely(tmp_path):
-    from gpal.workflows.papers_page import record
+    from papers_page import record
 
     run = tmp_path / "run"
     run.mkdir()

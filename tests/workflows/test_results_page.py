@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from gpal.workflows import results_page
-from gpal.workflows.generated_page import DOCS
+import results_page
+from generated_page import DOCS
 from gpal.workflows.records import make_record, make_table, read_record, table_markdown, write_record
 
 
 def test_the_page_is_current_with_its_records():
-    assert results_page.main(["--check"]) == 0, "docs/results.md is stale: run python -m gpal.workflows.results_page"
+    assert results_page.main(["--check"]) == 0, "docs/results.md is stale: run python workflows/pages/results_page.py"
 
 
 def test_every_record_names_its_command_and_a_commit():
@@ -220,7 +220,7 @@ def test_a_recorded_commands_leading_assignments_become_its_environment():
 
 
 def test_a_recorded_command_names_a_moved_study_where_it_is_now():
-    from gpal.workflows.generated_page import current_paths
+    from generated_page import current_paths
 
     recorded = "OMP_NUM_THREADS=1 python benchmarks/bench_open_sky.py --runs runs/open_sky && python benchmarks/suite_cpu.py"
     assert current_paths(recorded) == ("OMP_NUM_THREADS=1 python workflows/studies/bench_open_sky.py --runs runs/open_sky"
