@@ -54,3 +54,27 @@ def test_no_commit_hash_or_load_average_in_running_text(page):
 ])
 def test_the_patterns_catch_hashes_and_loads_not_numbers_or_anchors(line, caught):
     assert bool(COMMIT.search(line) or LOAD.search(line)) is caught
+
+
+#: A repository path of the lab or of the studies' records, as a page names it (``workflows/studies/bench_plane.py``,
+#: ``docs/studies/table9_account.md``): the README and site pages point a reader at them, so each must exist.
+LAB_PATH = re.compile(r"(?<![\w/.-])((?:docs/studies|workflows/(?:studies|pages|tools)|benchmarks)/[\w./-]*\w)")
+SITE_PAGES = [DOCS.parent / "README.md",
+              *sorted(p for p in DOCS.rglob("*.md") if p.relative_to(DOCS).parts[0] not in {"studies", "_build"})]
+
+
+def test_every_lab_script_and_study_record_a_page_names_exists():
+    named = {(page.relative_to(DOCS.parent).as_posix(), m.group(1))
+             for page in SITE_PAGES for m in LAB_PATH.finditer(page.read_text(encoding="utf-8"))}
+    assert any(path.startswith("workflows/studies/") for _, path in named)
+    missing = sorted(f"{page}: {path}" for page, path in named if not (DOCS.parent / path).exists())
+    assert not missing, "pages name paths that do not exist:\n" + "\n".join(missing)
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("run `python workflows/studies/bench_plane.py --seeds 0`.", ["workflows/studies/bench_plane.py"]),
+    ("(docs/studies/table9_account.md) and benchmarks/suite/.", ["docs/studies/table9_account.md", "benchmarks/suite"]),
+    ("the asv benchmarks' environment; gpal/workflows/x.py", []),
+])
+def test_the_lab_path_pattern(text, found):
+    assert [m.group(1) for m in LAB_PATH.finditer(text)] == found
