@@ -29,12 +29,19 @@ def test_a_script_imports_gpal_or_the_shared_module_and_edits_no_path(script, sh
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             top = node.module.split(".")[0]
             assert (STUDIES / f"{top}.py") not in SCRIPTS, f"{script.name}:{node.lineno} imports the script {top}"
+            assert top != "suite", f"{script.name}:{node.lineno}: the timing suite is another folder: shared.timing_suite"
             if top == "shared":
                 missing = [a.name for a in node.names if not hasattr(shared, a.name)]
                 assert not missing, f"{script.name}:{node.lineno}: workflows/studies/shared.py has no {missing}"
         if isinstance(node, ast.Import):
             names = [a.name.split(".")[0] for a in node.names]
-            assert not [n for n in names if (STUDIES / f"{n}.py") in SCRIPTS], f"{script.name}:{node.lineno}"
+            assert not [n for n in names if (STUDIES / f"{n}.py") in SCRIPTS or n == "suite"], f"{script.name}:{node.lineno}"
+
+
+def test_a_study_reaches_the_timing_suites_harness(shared):
+    arithmetic = shared.timing_suite("arithmetic")
+    assert arithmetic.__file__ == str(shared.BENCHMARKS / "suite" / "arithmetic.py")
+    assert arithmetic.step_flops(3, 200, 50, 16, 8)["total"] > 0
 
 
 def test_the_synthetic_problem_has_error_bars_on_half_the_features(shared):

@@ -243,7 +243,11 @@ FINISH_VARIANTS = {
 
 def finish(args: argparse.Namespace) -> None:
     from gpal import LogisticSoftmaxGPClassifier, NoisyGPClassifier
-    from suite.papers import TOLERANCE, finish_curve, first_within, svi_curve
+    from shared import timing_suite
+
+    papers = timing_suite("papers")
+    TOLERANCE, finish_curve, first_within, svi_curve = (papers.TOLERANCE, papers.finish_curve, papers.first_within,
+                                                        papers.svi_curve)
 
     variants = list(FINISH_VARIANTS) if args.variants else ["cavi_exact"]
     for name in args.datasets:

@@ -42,8 +42,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from shared import MAIN_JOB_SHAPES, synthetic_problem  # workflows/studies/ is the script's folder, first on its path
-from suite.arithmetic import gemm_seconds, large_gemm_rate, step_flops
+from shared import MAIN_JOB_SHAPES, synthetic_problem, timing_suite  # the script's folder, first on its path
+
+ARITHMETIC = timing_suite("arithmetic")
 
 # The job's first use of TensorFlow's modules: the timers on functions of modules not yet imported are put in place
 # when it returns, so that the benchmark imports nothing before the job does.
@@ -446,9 +447,9 @@ def main(argv: list[str] | None = None) -> None:
     if args.step:
         s = MAIN_JOB_SHAPES
         wall, cpu = step_seconds(args.steps, args.repeats)
-        flops = step_flops(s["classes"], s["batch"], s["inducing"], s["d"], s["prior_components"])
-        gemm = gemm_seconds(s["classes"], s["batch"], s["inducing"], s["d"], s["prior_components"])
-        rate = large_gemm_rate()
+        flops = ARITHMETIC.step_flops(s["classes"], s["batch"], s["inducing"], s["d"], s["prior_components"])
+        gemm = ARITHMETIC.gemm_seconds(s["classes"], s["batch"], s["inducing"], s["d"], s["prior_components"])
+        rate = ARITHMETIC.large_gemm_rate()
         at_rate = flops["total"] / rate
         print(f"\none SVI step ({s}): {1e3 * wall:.3f} ms wall ({1e3 * cpu:.3f} ms CPU)")
         print(f"flops per step: {flops['total'] / 1e6:.2f} M (forward {flops['forward'] / 1e6:.2f} M: "

@@ -7,10 +7,14 @@ so each shared piece is written once and no script imports another.
 
 from __future__ import annotations
 
+import importlib
 import os
 import platform
+import sys
 import time
 import warnings
+from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
@@ -28,6 +32,17 @@ CLASS_SCHEME_GP = dict(input_noise="latent", input_prior="population", likelihoo
 COARSE_GROUPS = ("agn", "pulsar", "other")
 #: The Galactic plane of the published AGN / pulsar / other comparison (Zhu et al. 2023): |b| <= 10 deg.
 PLANE_DEG = 10.0
+#: The folder of the asv timing suite's package ``suite`` (benchmarks/suite).
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def timing_suite(module: str) -> ModuleType:
+    """A module of the asv timing suite (``benchmarks/suite/<module>.py``): a study reuses its harness (a step's
+    flops and GEMM times, the papers' training curves) rather than restating it, and the suite lives in another
+    folder of the repository than the studies."""
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))
+    return importlib.import_module(f"suite.{module}")
 
 
 def synthetic_problem(n: int, d: int, n_classes: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
