@@ -4,7 +4,7 @@ The main job's default was chosen here (`gpal.catalogs.schemes.DEFAULT_SCHEME`, 
 `gpal.catalog_jobs.pool_prior`, the clean lists' flags in `gpal.catalog_jobs.candidates.DOUBTFUL_FLAGS`).  For each
 shipped release older than FL16Y and each variant of `VARIANTS`, ``gpal classify`` runs into
 ``RUNS/<release>/<variant>`` (a finished folder is reused: the study resumes where it stopped); its later checks
-(`LATER`: FL16Y, the run's own, and 4FGL-DR4 for the releases before it, by ``gpal check-later``; each
+(`LATER`: FL16Y, the run's own, and every later shipped release, by ``gpal check-later``; each
 ``tables/later_check_sources.csv`` holds each classified source's probabilities and the class the later release
 gives it) are read as an observer would read the lists:
 
@@ -50,8 +50,9 @@ from gpal.catalog_jobs.layout import (
 
 #: The releases a later one scores, oldest first.
 RELEASES = ("3FGL", "4FGL", "4FGL-DR2", "4FGL-DR4")
-#: The later releases that score them: FL16Y (the main job's own later check) and 4FGL-DR4 (``gpal check-later``).
-LATER = ("FL16Y", "4FGL-DR4")
+#: The later releases that score them: FL16Y (the main job's own later check) and every shipped release after the run's
+#: (``gpal check-later``): the ten pairs.
+LATER = ("FL16Y", "4FGL-DR4", "4FGL-DR2", "4FGL")
 #: Variant -> the ``gpal classify`` options beside the defaults.  The first is the earlier default (three classes,
 #: the unassociated moved to their EM mix), the last today's.
 VARIANTS = {
