@@ -51,8 +51,8 @@ __all__ = ["CANDIDATE_SETTINGS", "CUTS", "Cut", "DOUBTFUL_FLAGS", "FLAG_NUMBERS"
 FLAG_NUMBERS = Integer(1, 32)
 #: The catalog flags that put a candidate's reality or position in doubt: every documented flag but 12 (a highly
 #: curved spectrum, what pulsars show).  Measured over the open sky's target lists of every release older than
-#: FL16Y (docs/results.md, "The open sky"): flagged rows were lost by FL16Y 8 times as often (140 of 1134 against
-#: 61 of 3890) and, where FL16Y classes them, kept their class less often (122 of 149 against 1119 of 1250).
+#: FL16Y (docs/results.md, "The open sky"): flagged rows were lost by FL16Y 8 times as often (172 of 1228 against
+#: 71 of 4050) and, where FL16Y classes them, kept their class less often (132 of 164 against 1167 of 1306).
 DOUBTFUL_FLAGS = (1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 13, 14)
 #: |GLAT| (deg) below which a candidate carries the Galactic-plane caveat (the diffuse emission is brightest there).
 PLANE_LATITUDE = 2.0
