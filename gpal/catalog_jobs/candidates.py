@@ -13,8 +13,8 @@ class are the classified sources that
   left out), none of the catalog ``Flags`` in ``candidate_flags``;
 
 ranked by that class's probability rounded to `RANK_DIGITS` decimals (beyond that the
-probabilities are not calibrated to tell sources apart: hundreds of candidates sit above 0.99), then by
-``Signif_Avg``, the brightest first (`ORDER_RULE`, stated in each list's header; ``p_mc_se`` beside the
+probabilities are not calibrated to tell sources apart), then by ``Signif_Avg``, the most significant first, then
+by the 95% ellipse, the smallest first: what an observer ranks by, the surest source and the smallest field to search (`ORDER_RULE`, stated in each list's header; ``p_mc_se`` beside the
 probabilities: their Monte Carlo error).  A source the sky already names (``known_class``: a CLASS2 association,
 another release's class, a known pulsar or object inside the ellipse) is no candidate: it is listed apart
 (`gpal.catalog_jobs.layout.KNOWN_FILE`) with the reason.  Each row says in ``caveats`` why it may not be what it seems (the catalog's
@@ -51,15 +51,16 @@ __all__ = ["CANDIDATE_SETTINGS", "CUTS", "Cut", "DOUBTFUL_FLAGS", "FLAG_NUMBERS"
 FLAG_NUMBERS = Integer(1, 32)
 #: The catalog flags that put a candidate's reality or position in doubt: every documented flag but 12 (a highly
 #: curved spectrum, what pulsars show).  Measured over the open sky's target lists of every release older than
-#: FL16Y (docs/results.md, "The open sky"): flagged rows were lost by FL16Y 8 times as often (140 of 1134 against
-#: 61 of 3890) and, where FL16Y classes them, kept their class less often (122 of 149 against 1119 of 1250).
+#: FL16Y (docs/results.md, "The open sky"): flagged rows were lost by FL16Y 8 times as often (172 of 1228 against
+#: 71 of 4050) and, where FL16Y classes them, kept their class less often (132 of 164 against 1167 of 1306).
 DOUBTFUL_FLAGS = (1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 13, 14)
 #: |GLAT| (deg) below which a candidate carries the Galactic-plane caveat (the diffuse emission is brightest there).
 PLANE_LATITUDE = 2.0
 #: The decimals of a class probability a target list ranks by; ties go to the more significant source.
 RANK_DIGITS = 2
 #: How a target list is ordered, in its header's words.
-ORDER_RULE = (f"p_<class> rounded to {RANK_DIGITS} decimals, highest first; ties by Signif_Avg, highest first")
+ORDER_RULE = (f"p_<class> rounded to {RANK_DIGITS} decimals, highest first; ties by Signif_Avg, highest first, "
+              "then by Conf_95_SemiMajor, smallest first")
 
 
 @dataclass(frozen=True)
@@ -290,8 +291,11 @@ def ranked_by(rows: pd.DataFrame, column: str) -> pd.DataFrame:
 def _ranked(rows: pd.DataFrame, cls: str) -> pd.DataFrame:
     """``rows`` in the `ORDER_RULE`, `numbered`."""
     key = pd.DataFrame({"p": rows[proba_column(cls)].round(RANK_DIGITS),
-                        "s": np.nan_to_num(rows["Signif_Avg"].to_numpy(np.float64), nan=-np.inf)}, index=rows.index)
-    return numbered(rows.loc[key.sort_values(["p", "s"], ascending=False, kind="stable").index])
+                        "s": np.nan_to_num(rows["Signif_Avg"].to_numpy(np.float64), nan=-np.inf),
+                        "e": np.nan_to_num(rows["Conf_95_SemiMajor"].to_numpy(np.float64), nan=np.inf)},
+                       index=rows.index)
+    order = key.sort_values(["p", "s", "e"], ascending=[False, False, True], kind="stable").index
+    return numbered(rows.loc[order])
 
 
 def candidate_lists(frame: pd.DataFrame, classes: Sequence[str], merge: Mapping[str, Sequence[str]],

@@ -57,6 +57,16 @@ def test_saturated_probabilities_are_ordered_by_significance_and_the_rule_is_sta
     assert f"{RANK_DIGITS} decimals" in ORDER_RULE and "Signif_Avg" in ORDER_RULE
 
 
+def test_equal_significance_goes_to_the_smaller_ellipse():
+    frame = _frame()
+    frame.loc[frame["Source_Name"].isin(["a", "b"]), "p_pulsar"] = 0.991
+    frame.loc[frame["Source_Name"].isin(["a", "b"]), "Signif_Avg"] = 7.0
+    frame.loc[frame["Source_Name"] == "a", "Conf_95_SemiMajor"] = 0.09
+    frame.loc[frame["Source_Name"] == "b", "Conf_95_SemiMajor"] = 0.03
+    ranked = candidate_lists(frame, ["pulsar"], MERGE, check_cuts({}))["pulsar"]
+    assert ranked["Source_Name"].tolist()[:2] == ["b", "a"] and "Conf_95_SemiMajor" in ORDER_RULE
+
+
 def test_doubts_are_words_in_the_list_and_the_clean_list_leaves_them_out():
     frame = _frame().assign(GLAT=[1.0, 30.0, 0, 0, 0, -1.5, 40, 0],
                             Flag_Words=["", "6: on an interstellar gas clump", "", "", "", "", "", ""],
