@@ -42,10 +42,10 @@ from gpal.catalog_jobs.job_settings import (
 from gpal.catalog_jobs.visibility import TELESCOPES, declination_range
 from gpal.constraints import Integer, ListOf, OneOf, Optional, Real
 
-__all__ = ["CANDIDATE_SETTINGS", "CUTS", "Cut", "DOUBTFUL_FLAGS", "FLAG_NUMBERS", "ORDER_RULE",
+__all__ = ["CANDIDATE_SETTINGS", "CUTS", "Cut", "DOUBTFUL_FLAGS", "FLAG_NUMBERS", "NO_COUNTERPART", "ORDER_RULE",
            "RANK_DIGITS", "candidate_lists", "caveats", "check_cuts", "clean", "cuts_from_meta",
            "cuts_identity", "cuts_meta", "cuts_text", "expected_members", "flag_mask", "followable", "known", "known_sources", "numbered",
-           "passes_flags", "point_sources_through", "ranked_by", "visible"]
+           "passes_flags", "point_sources_through", "ranked_by", "SPECTRUM_NEEDS_COUNTERPART", "visible"]
 
 #: A flag number: the LAT catalogs document flags 1 to 14; a Flags column holds at most 32 bits.
 FLAG_NUMBERS = Integer(1, 32)
@@ -54,6 +54,10 @@ FLAG_NUMBERS = Integer(1, 32)
 #: FL16Y (docs/results.md, "The open sky"): flagged rows were lost by FL16Y 8 times as often (172 of 1228 against
 #: 71 of 4050) and, where FL16Y classes them, kept their class less often (132 of 164 against 1167 of 1306).
 DOUBTFUL_FLAGS = (1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 13, 14)
+#: The classes whose follow-up is the counterpart's spectrum: an unassociated candidate of theirs has nothing
+#: identified to point a spectrograph at, and its caveat says so (`NO_COUNTERPART`).
+SPECTRUM_NEEDS_COUNTERPART = ("bll", "fsrq", "bcu")
+NO_COUNTERPART = "unassociated: no counterpart to take a spectrum of yet"
 #: |GLAT| (deg) below which a candidate carries the Galactic-plane caveat (the diffuse emission is brightest there).
 PLANE_LATITUDE = 2.0
 #: The decimals of a class probability a target list ranks by; ties go to the more significant source.
@@ -311,8 +315,18 @@ def candidate_lists(frame: pd.DataFrame, classes: Sequence[str], merge: Mapping[
     model_classes = classes_from_columns(frame.columns)
     excluded = outside_group(frame["CLASS1"].fillna("").to_numpy(str), model_classes, merge)
     frame = frame.assign(caveats=caveats(frame))
-    return {cls: _ranked(frame[keep & (predicted == cls) & ~excluded[:, model_classes.index(cls)]], cls)
-            for cls in classes}
+    lists = {cls: _ranked(frame[keep & (predicted == cls) & ~excluded[:, model_classes.index(cls)]], cls)
+             for cls in classes}
+    for cls, rows in lists.items():
+        if set(merge.get(cls, (cls,))) <= set(SPECTRUM_NEEDS_COUNTERPART) and len(rows):
+            unassociated = rows["CLASS1"].fillna("").astype(str).str.strip().to_numpy() == ""
+            rows["caveats"] = [_joined(words, NO_COUNTERPART) if alone else words
+                               for words, alone in zip(rows["caveats"], unassociated)]
+    return lists
+
+
+def _joined(words: str, more: str) -> str:
+    return f"{words}; {more}" if words else more
 
 
 def clean(rows: pd.DataFrame) -> pd.DataFrame:

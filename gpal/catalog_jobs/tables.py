@@ -42,6 +42,7 @@ from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, classes_from_column
 from gpal.catalogs.lac import LAC_TABLE_COLUMNS
 from gpal.catalogs.targets import EXTENDED_FIELD_COLUMNS, SEXAGESIMAL_COLUMNS, TARGET_COLUMNS
 from gpal.constraints import ListOf, OneOf
+from gpal.estimators.outliers import OOD_FALSE_POSITIVE_RATE
 from gpal.files import atomic_output, write_files, write_text_atomic
 
 __all__ = [
@@ -126,7 +127,8 @@ COLUMNS = {
                            "what its label would teach the model"),
     "ood_score": (None, "outlier score: squared distance of the measurement from the training population, in units "
                         "of its spread plus the source's error bars (higher = less like any training source)"),
-    "ood": (None, "none of these: ood_score above the threshold that flags 5% of held-out sources of the trained classes"),
+    "ood": (None, f"none of these: ood_score above the threshold that flags {OOD_FALSE_POSITIVE_RATE:.0%} of held-out "
+                  "sources of the trained classes"),
     **{name: (unit, description) for name, (_, unit, description) in TARGET_COLUMNS.items()},
     **SEXAGESIMAL_COLUMNS,
     **EXTENDED_FIELD_COLUMNS,

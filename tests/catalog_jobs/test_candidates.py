@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from gpal.catalog_jobs.candidates import (
-    CANDIDATE_SETTINGS, CUTS, DOUBTFUL_FLAGS, ORDER_RULE, RANK_DIGITS, candidate_lists, check_cuts, clean,
+    CANDIDATE_SETTINGS, CUTS, DOUBTFUL_FLAGS, NO_COUNTERPART, ORDER_RULE, RANK_DIGITS, candidate_lists, check_cuts, clean,
     cuts_from_meta, cuts_identity, cuts_meta, cuts_text, expected_members, known_sources, passes_flags,
 )
 from gpal.catalog_jobs.classify import SETTINGS
@@ -82,7 +82,8 @@ def test_doubts_are_words_in_the_list_and_the_clean_list_leaves_them_out():
     with_pulsar = frame.assign(ATNF_pulsars=["", "", "", "", "", "PSR J1901-1740", "", ""])
     words = dict(zip(*candidate_lists(with_pulsar, ["bll"], MERGE, check_cuts({}))["bll"][["Source_Name", "caveats"]]
                      .to_numpy().T))
-    assert words["f"] == "on the Galactic plane (|b| < 2 deg); ATNF pulsar PSR J1901-1740 inside the 95% ellipse"
+    assert words["f"] == ("on the Galactic plane (|b| < 2 deg); ATNF pulsar PSR J1901-1740 inside the 95% ellipse; "
+                          + NO_COUNTERPART)
 
 
 def test_a_source_the_sky_already_names_is_listed_apart_with_its_reason():
@@ -169,3 +170,12 @@ def test_the_pool_prior_holds_the_classes_of_no_blazar_or_pulsar_code():
     merge = {"pulsar": ("psr", "msp"), "other": ("spp", "snr")}
     assert held_classes(["bll", "fsrq", "pulsar", "other"], merge).tolist() == [False, False, False, True]
     assert held_classes(["bll", "fsrq", "pulsar"]).tolist() == [False, False, False]  # the default merge: psr+msp
+
+
+def test_an_unassociated_blazar_candidate_says_it_has_no_counterpart_a_pulsar_candidate_does_not():
+    frame = _frame()
+    frame.loc[frame["Source_Name"] == "g", "Conf_95_SemiMajor"] = 0.05
+    lists = candidate_lists(frame, ["bll", "pulsar"], MERGE, check_cuts({}))
+    words = dict(zip(lists["bll"]["Source_Name"], lists["bll"]["caveats"]))
+    assert words == {"f": NO_COUNTERPART, "g": ""}  # g is a bcu: its counterpart is in the catalog
+    assert not lists["pulsar"]["caveats"].str.contains("counterpart").any()

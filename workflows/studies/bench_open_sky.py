@@ -68,6 +68,8 @@ VARIANTS = {
                                     "+sbg+gal", "--no-pool-prior"],
     "open sky": ["--classes", "open_sky", "--no-pool-prior"],
 }
+#: The variant that is the main job's default.
+DEFAULT_VARIANT = "open sky"
 BLAZARS, PULSARS = ("bll", "fsrq", "bcu"), ("psr", "msp")
 #: Later classes that say nothing: none, "unknown nature", no counterpart in the later release.
 NO_CLASS = ("", "unk", "missing")
@@ -142,6 +144,26 @@ def measures(folder: Path, check: Path | None = None) -> dict[str, float]:
             "pulsar list rows classed": len(listed), "pulsars expected": float(listed["p_pulsar"].sum()),
             "pulsars found": found, "pulsar list expected / found": float(listed["p_pulsar"].sum() / max(found, 1)),
             "classes": ",".join(classes)}
+
+
+def list_yields(folder: Path, check: Path | None = None) -> dict[str, tuple[float, int, int]]:
+    """Each target list's promise against the later release: over the rows it classes (unk left out; a later bcu too
+    from the BL Lac and FSRQ lists, whose type it leaves open), the summed probability of the list's class, the
+    members found and the rows classed."""
+    sources = _sources(folder, check)[["Source_Name", "later_class"]]
+    out = {}
+    for path in sorted(located(folder, LISTS_DIR).glob("candidates_*.csv")):
+        if path.stem.endswith("_clean"):
+            continue
+        cls = path.stem[len("candidates_"):]
+        members = {"bll": ("bll",), "fsrq": ("fsrq",), "pulsar": PULSARS}.get(cls)
+        rows = pd.read_csv(path, keep_default_na=False).merge(sources, on="Source_Name")
+        open_type = (rows["later_class"] == "bcu") & (cls in ("bll", "fsrq"))
+        classed = rows[~rows["later_class"].isin(NO_CLASS) & ~open_type]
+        found = (classed["later_class"].isin(members) if members else
+                 ~classed["later_class"].isin((*BLAZARS, *PULSARS)))
+        out[cls] = (float(classed[f"p_{cls}"].sum()), int(found.sum()), len(classed))
+    return out
 
 
 def three_class_losses(folder: Path, check: Path | None = None, given_three: bool = False) -> pd.Series:
@@ -288,7 +310,7 @@ def known_in_lists(folder: Path) -> dict[str, int]:
 def _tables(runs: Path) -> list[dict]:
     from gpal.workflows.records import make_table
 
-    observer, nll, model, parts = [], [], [], []
+    observer, nll, model, parts, yields = [], [], [], [], []
     for later in LATER:
         for release in RELEASES[:RELEASES.index(later)] if later in RELEASES else RELEASES:
             first = run(runs, release, next(iter(VARIANTS)))
@@ -311,6 +333,10 @@ def _tables(runs: Path) -> list[dict]:
                 nll.append([pair, variant, len(losses), f"{losses.mean():.3f}",
                             f"{diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}]", f"{given.mean():.3f}",
                             f"{given_diff[0]:+.3f} [{given_diff[1]:+.3f}, {given_diff[2]:+.3f}]"])
+                if variant == DEFAULT_VARIANT:
+                    yields.append([pair, *(f"{e:.1f} / {f} = {e / max(f, 1):.2f} ({n})"
+                                           for e, f, n in list_yields(folder, check).values())])
+                    yield_classes = list(list_yields(folder, check))
                 split = loss_parts(folder, check)
                 parts.append([pair, variant, *(f"{split[k][1]:.3f} ({split[k][0]})" for k in split)])
                 for name, (v, lo, hi, d, dlo, dhi) in model_nll(check).items():
@@ -331,6 +357,10 @@ def _tables(runs: Path) -> list[dict]:
                     "mean p_other, unassociated -> pulsar"], parts, "llrrrr",
                    "Where the 3-class NLL goes: its mean over the sources the run was given as bcu or unassociated and "
                    "the later release calls a blazar or a pulsar (count)"),
+        make_table(["check", *(f"{cls} list" for cls in yield_classes)], yields, "l" + "r" * len(yield_classes),
+                   f"The {DEFAULT_VARIANT} variant's target lists: expected members (summed probability) / members the "
+                   "later release found = ratio, over the rows it classes (count; unk left out, and a later bcu from "
+                   "the BL Lac and FSRQ lists; a member of the other list: neither a blazar nor a pulsar)"),
         make_table(["check", "variant", "model", "NLL over the model's classes", "minus gpal (paired 95%)"], model,
                    "lllrr", "The later check's own measure, beside logistic regression with the same classes and "
                    "features (its baselines are not moved by the pool prior)"),
@@ -350,14 +380,14 @@ def main(argv: list[str] | None = None) -> int:
     rates = [[release, f"{r['rate']:.2f}", f"{r['threshold']:.1f}", f"{r['classified flagged']:.3f}",
               f"{r['main flagged']:.3f}", f"{r['other flagged']:.2f}", f"{r['main leaked']:.3f}",
               f"{r['other caught']:.2f}", r["non-blazar AGN flagged"]]
-             for release in RELEASES for r in none_of_these_rates(run(args.runs, release, "open sky"))]
+             for release in RELEASES for r in none_of_these_rates(run(args.runs, release, DEFAULT_VARIANT))]
     tables.append(make_table(["release -> FL16Y", "rate", "threshold", "classified flagged", "later blazars and "
                               "pulsars flagged", "later other flagged", "main leaked", "other caught",
                               "non-blazar AGN flagged"], rates, "lrrrrrrrr",
                              "The default run's \"none of these\" at each false-positive rate on its held-out sources, "
                              "alone and with the other class (main leaked, other caught)"))
     if args.flagged:
-        counts = flagged_kept(args.runs, "open sky")
+        counts = flagged_kept(args.runs, DEFAULT_VARIANT)
         tables.append(make_table(["candidates", *counts.columns], [[i, *map(int, r)] for i, r in counts.iterrows()],
                                  "lrrrr", "The open sky's target lists on every release (rows FL16Y classes as bcu "
                                  "left out of 'classed'): flagged rows carry one of the doubtful flags"))
