@@ -334,7 +334,7 @@ def _tables(runs: Path) -> list[dict]:
                             f"{diff[0]:+.3f} [{diff[1]:+.3f}, {diff[2]:+.3f}]", f"{given.mean():.3f}",
                             f"{given_diff[0]:+.3f} [{given_diff[1]:+.3f}, {given_diff[2]:+.3f}]"])
                 if variant == DEFAULT_VARIANT:
-                    yields.append([pair, *(f"{e:.1f} / {f} = {e / max(f, 1):.2f} ({n})"
+                    yields.append([pair, *(f"{e:.1f} / {f}" + (f" = {e / f:.2f}" if f else "") + f" ({n})"
                                            for e, f, n in list_yields(folder, check).values())])
                     yield_classes = list(list_yields(folder, check))
                 split = loss_parts(folder, check)
