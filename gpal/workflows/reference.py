@@ -323,11 +323,20 @@ def verdict_counts(rows: Sequence[Mapping[str, Any]], ordered: Sequence[Mapping[
     return " ".join(parts)
 
 
-def comparison_markdown(result: Mapping[str, Any], digits: int = 3) -> str:
-    """The comparison as Markdown: source, budget, a row per published number, the orderings, the counts."""
+def comparison_markdown(result: Mapping[str, Any], digits: int = 3, not_comparable: str | None = None) -> str:
+    """The comparison as Markdown: source, budget, a row per published number, the orderings, the counts.
+
+    ``not_comparable`` is why the run's setting cannot judge the paper's numbers (another machine, say):
+    every verdict then reads "not comparable", so the table says what the claim's verdict says, and the
+    counts the intervals alone would give follow that reason.
+    """
     source = result["source"]
     ranks = source["spread"] == "rank"
     rows, ordered = judged(result)
+    counts = verdict_counts(rows, ordered)
+    if not_comparable is not None:
+        counts = f"Not comparable: {not_comparable}. The intervals alone would give: {counts}"
+        rows = [{**r, "verdict": "not comparable"} if r["verdict"] != "not run" else r for r in rows]
     lines = [
         _source_line(source),
         f"Budget run: {budget_line(result['budget']['run'], result['budget']['paper'])}.",
@@ -349,14 +358,15 @@ def comparison_markdown(result: Mapping[str, Any], digits: int = 3) -> str:
                   "|---|---|---|---|---:|---:|---:|---:|---|"]
         for o in ordered:
             reversed_ = "; ".join(o["contradicted_pairs"])
-            verdict = o["verdict"] + (f" (the paper's {reversed_} reversed)" if reversed_ else "")
+            verdict = ("not comparable" if not_comparable is not None else o["verdict"]) + (
+                f" (the paper's {reversed_} reversed)" if reversed_ else "")
             lines.append(f"| {o['setting']} | {o['metric']} | {o['paper']} | {o['gpal']} | {o['claimed']} | "
                          f"{o['reproduced']} | {o['contradicted']} | {o['not_resolved']} | {verdict} |")
     if result["corrections"]:
         lines += ["", "Corrected published numbers:"]
         lines += [f"- {key}: printed {_fmt(*fix['printed'], digits=0, printed=True)}; {fix['reason']}"
                   for key, fix in result["corrections"].items()]
-    lines += ["", verdict_counts(rows, ordered)]
+    lines += ["", counts]
     return "\n".join(lines) + "\n"
 
 

@@ -181,3 +181,29 @@ def test_the_page_opens_each_paper_with_its_claims_and_settings(tmp_path):
         'paper: "P (paper 9)"\nclaims:\n  - {claim: x, verdict: reproduced, evidence: "[here](papers/wf.md)"}\n')
     with pytest.raises(ValueError, match=r"links to papers/wf\.md, an explanation shown on the numbers page"):
         render(records)
+
+
+
+def test_a_record_every_claim_calls_not_comparable_says_so_on_its_numbers_page(tmp_path):
+    import yaml
+
+    records = tmp_path / "papers"
+    (records / "claims").mkdir(parents=True)
+    rows = [_row("a", "A", "nll", [0.10, 0.11, 0.12], paper=1.0), _row("a", "B", "nll", [0.30, 0.31, 0.32], paper=2.0)]
+    (records / "wf.json").write_text(json.dumps(_record(rows)))
+    on_a = {"workflow": "wf", "metric": "nll", "settings": ["a"], "better": ["A"], "worse": ["B"]}
+    declared = {"paper": "P (paper 9)", "claims": [{"claim": "A beats B", "checks": [on_a],
+                                                     "not_comparable": "a GPU against a CPU"}]}
+    (records / "claims" / "009.yaml").write_text(yaml.safe_dump(declared))
+    numbers = render_pages(records)["papers/009_numbers.md"]
+    assert "| a | A | nll | 1.000 | 0.110 ± 0.006 (3) | – | not comparable |" in numbers
+    assert "ordering reproduced" not in numbers and "| 1 | 1 | 0 | 0 | not comparable |" in numbers
+    # the counts the intervals give stay, after the reason
+    assert ("Not comparable: a GPU against a CPU. The intervals alone would give: Pairs the paper orders: 1; "
+            "gpal reproduces 1, contradicts 0, leaves 0 not resolved.") in numbers
+    # a claim judged on the record keeps its verdicts
+    declared["claims"].append({"claim": "A beats B again", "checks": [on_a]})
+    (records / "claims" / "009.yaml").write_text(yaml.safe_dump(declared))
+    numbers = render_pages(records)["papers/009_numbers.md"]
+    assert "not comparable" not in numbers.lower()
+    assert "| a | A | nll | 1.000 | 0.110 ± 0.006 (3) | – | ordering reproduced |" in numbers

@@ -373,7 +373,7 @@ def claim_rows(declared: Mapping[str, Any], results: Mapping[str, Mapping[str, A
 
 def claims_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
     """The claims table of one paper: claim, verdict, setting differences, evidence."""
-    lines = ["| the paper's claim | verdict | setting against the paper's | evidence |", "|---|---|---|---|"]
+    lines = ["| the paper's claim | verdict | setting differences | evidence |", "|---|---|---|---|"]
     for r in rows:
         verdict = f"**{r['verdict']}**" + (" (judgement)" if r["judgement"] else "")
         lines.append(f"| {_cell(r['claim'])} | {verdict} | {_cell(r['differences'])} | {_cell(r['evidence'])} |")

@@ -33,8 +33,9 @@ within 0.02 of its own final NLL is printed too, the convergence the paper's tim
     python workflows/studies/bench_augmented_gap.py finish --svi-likelihood robustmax --datasets satimage --n-train 5000
     python workflows/studies/bench_augmented_gap.py paired runs/papers/004_augmented
 
-``paired``: from a run of ``workflows/papers/004_augmented.yaml``, each method's test NLL minus another's on the
-same splits (mean, 95% t interval over the splits) and the ratio of their training seconds.
+``paired``: from a run of ``workflows/papers/004_augmented.yaml``, each method's test NLL and ECE minus another's on
+the same splits (mean, 95% t interval over the splits), the ratio of their training seconds, and each one's mean
+top-class probability beside its accuracy (above it: overconfident, below: underconfident).
 """
 
 from __future__ import annotations
@@ -282,11 +283,23 @@ def finish(args: argparse.Namespace) -> None:
 
 PAIRS = [("ls-cavi", "svgp-logistic_softmax"), ("ls-natgrad", "svgp-logistic_softmax"), ("ls-cavi", "svgp-robustmax"),
          ("ls-natgrad", "svgp-robustmax"), ("ls-cavi-collapsed", "svgp-logistic_softmax"),
-         ("ls-cavi-exact", "svgp-logistic_softmax")]
+         ("ls-cavi-exact", "svgp-logistic_softmax"), ("ls-cavi", "svgp-softmax"), ("ls-natgrad", "svgp-softmax")]
 
 
 def paired(args: argparse.Namespace) -> None:
     from scipy import stats
+
+    from gpal.evaluation.calibration import expected_calibration_error
+
+    def interval(d: np.ndarray) -> list[float]:
+        half = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
+        return [round(float(d.mean() - half), 3), round(float(d.mean() + half), 3)]
+
+    def ece(unit: dict) -> float:
+        return expected_calibration_error(np.asarray(unit["y_true"]), np.asarray(unit["proba"]))
+
+    def confidence(units: list) -> float:
+        return round(float(np.mean([np.max(u["proba"], axis=1).mean() for u in units])), 3)
 
     for folder in sorted(p for p in args.run.iterdir() if (p / "units").is_dir()):
         def splits(method: str) -> dict:
@@ -298,13 +311,16 @@ def paired(args: argparse.Namespace) -> None:
             if len(keys) < 2:
                 continue
             d = np.array([A[k]["nll"] - B[k]["nll"] for k in keys])
+            e = np.array([ece(A[k]) - ece(B[k]) for k in keys])
             ta, tb = (np.array([S[k]["train_seconds"] for k in keys]) for S in (A, B))
-            half = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
             print(json.dumps({"data": folder.name, "method": a, "against": b, "splits": len(d),
-                              "nll_difference": round(float(d.mean()), 3),
-                              "interval_95": [round(float(d.mean() - half), 3), round(float(d.mean() + half), 3)],
+                              "nll_difference": round(float(d.mean()), 3), "interval_95": interval(d),
+                              "ece_difference": round(float(e.mean()), 3), "ece_interval_95": interval(e),
                               "seconds_ratio_of_means": round(float(ta.mean() / tb.mean()), 2),
-                              "seconds_ratio_median": round(float(np.median(ta / tb)), 2)}), flush=True)
+                              "seconds_ratio_median": round(float(np.median(ta / tb)), 2),
+                              "confidence_accuracy": {m: [confidence([S[k] for k in keys]),
+                                                          round(float(np.mean([1 - S[k]["error"] for k in keys])), 3)]
+                                                      for m, S in ((a, A), (b, B))}}), flush=True)
 
 
 def main() -> None:
