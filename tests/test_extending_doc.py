@@ -85,8 +85,8 @@ def registered(small_catalog, tmp_path):
 
 def test_the_page_has_its_blocks_and_the_paths_it_says():
     blocks = _blocks()
-    assert len(blocks) == 5 and DR3_FILE in blocks[0] and TOY_FILE in blocks[1]
-    assert [len(_promised(b)) for b in blocks] == [1, 1, 1, 0, 0]
+    assert len(blocks) == 6 and DR3_FILE in blocks[0] and TOY_FILE in blocks[1]
+    assert [len(_promised(b)) for b in blocks] == [1, 1, 1, 0, 1, 0]
 
 
 def test_each_example_prints_what_its_comment_says(registered):
