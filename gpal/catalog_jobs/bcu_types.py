@@ -24,14 +24,14 @@ names no 4FGL source (3FGL) cannot be joined to 4LAC: its bcu keep the main mode
 ``BCUSPLIT`` keyword says why.
 
 Measured in the main job against its four-class model (``python benchmarks/bench_bcu_split.py --runs
-runs/bcu_split`` at f57c2dd: DR4 and 4FGL with ``bcu_types`` '4lac' and 'none', their later check on FL16Y): the
-NLL of q on the bcu FL16Y typed went 0.064 -> 0.053 (DR4, 264 bcu) and 0.224 -> 0.186 (4FGL, 418), paired 95%
-intervals below 0; the AUC unchanged (0.996; 0.882 -> 0.884).  Its cost: the
-main job on FL16Y, in a fresh folder, takes 23% more CPU time and 20% more wall time (medians of 3 paired
-whole-process runs of ``gpal classify`` with ``--bcu-types 4lac`` against ``none``, at f57c2dd; the wall ratios
-ranged 1.16-1.33 on a shared machine), above the 10% issue 72 allows: the split is asked for
-(``--bcu-types 4lac``), not the default.  A cheaper blazar-type model (fewer epochs or inducing points) is not
-measured yet.
+runs/bcu_split`` at c9c470a245: DR4, 4FGL and DR2 with ``bcu_types`` '4lac' and 'none', seeds 0-2, their later
+check on FL16Y): the NLL of q on the bcu FL16Y typed went 0.065 -> 0.055 (DR4, 264 bcu) and 0.215 -> 0.185 (4FGL,
+418), paired 95% intervals below 0, and 0.144 -> 0.142 (DR2, 321, level); the AUC moved within the noise.  Its
+cost: the main job on FL16Y, in a fresh folder, takes about a fifth more CPU and wall time (docs/results.md, the
+bcu section), above the 10% issue 72 allows: the split is asked for (``--bcu-types 4lac``), not the default.  The
+cost is mostly fixed (a second model's TensorFlow functions traced and compiled), so fewer epochs or inducing points
+cut little of it, and the cheap splits without a GP (logistic regression on the peaks, or on the main model's logit
+q and the peaks) are worse on later labels (the same study).
 """
 
 from __future__ import annotations
