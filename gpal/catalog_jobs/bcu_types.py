@@ -24,20 +24,20 @@ names no 4FGL source (3FGL) cannot be joined to 4LAC: its bcu keep the main mode
 ``BCUSPLIT`` keyword says why.
 
 Measured in the main job against its four-class model (``python workflows/studies/bench_bcu_split.py --runs
-runs/bcu_split`` at f57c2dd: DR4 and 4FGL with ``bcu_types`` '4lac' and 'none', their later check on FL16Y): the
-NLL of q on the bcu FL16Y typed went 0.064 -> 0.053 (DR4, 264 bcu) and 0.224 -> 0.186 (4FGL, 418), paired 95%
-intervals below 0; the AUC unchanged (0.996; 0.882 -> 0.884).  Its cost: the
-main job on FL16Y, in a fresh folder, takes 23% more CPU time and 20% more wall time (medians of 3 paired
-whole-process runs of ``gpal classify`` with ``--bcu-types 4lac`` against ``none``, at f57c2dd; the wall ratios
-ranged 1.16-1.33 on a shared machine), above the 10% issue 72 allows: the split is asked for
-(``--bcu-types 4lac``), not the default.  A cheaper blazar-type model (fewer epochs or inducing points) is not
-measured yet.
+runs/bcu_split`` at c9c470a245: DR4, 4FGL and DR2 with ``bcu_types`` '4lac' and 'none', seeds 0-2, their later
+check on FL16Y): the NLL of q on the bcu FL16Y typed went 0.065 -> 0.055 (DR4, 264 bcu) and 0.215 -> 0.185 (4FGL,
+418), paired 95% intervals below 0, and 0.144 -> 0.142 (DR2, 321, level); the AUC moved within the noise.  Its
+cost: the main job on FL16Y, in a fresh folder, takes about a quarter more CPU and wall time (docs/results.md, the
+bcu section), above the 10% issue 72 allows: the split is asked for (``--bcu-types 4lac``), not the default.  The
+cost is mostly fixed (a second model's TensorFlow functions traced and compiled), so fewer epochs or inducing points
+cut little of it, and the cheap splits without a GP (logistic regression on the peaks, or on the main model's logit
+q and the peaks) are worse on later labels (the same study).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -52,8 +52,8 @@ from gpal.estimators.base import raise_if_interrupted
 from gpal.evaluation.metrics import proba_by_class
 from gpal.files import read_json, write_json_atomic
 
-__all__ = ["BCU_TYPES", "BCU_TYPES_DEFAULT", "BLAZARS", "NOT_SPLIT", "fit_bcu_types", "read_lac", "split_bcu",
-           "split_rule"]
+__all__ = ["BCU_TYPES", "BCU_TYPES_DEFAULT", "BLAZARS", "BcuSplit", "NOT_SPLIT", "fit_bcu_types", "read_lac",
+           "split_bcu", "split_rule"]
 
 #: The ``bcu_types`` setting's choices: split the bcu with the 4LAC blazar-type model, or leave the main model's split.
 BCU_TYPES = ("4lac", "none")
@@ -144,9 +144,42 @@ def fit_bcu_types(estimator: Any, data: NoisyDataset, catalog: Any, folder: str 
     return record
 
 
+@dataclass(frozen=True)
+class BcuSplit:
+    """What the split did to a table's bcu, for its ``BCUSPLIT`` keyword (`note`); the sum of two is that of
+    their rows together, so a table classified in blocks says what the whole table would."""
+
+    #: Why the bcu were not split (None: they were, by the model the counts describe).
+    reason: str | None = None
+    #: The bcu split, those with a 4LAC-DR3 row and those with a synchrotron peak.
+    bcu: int = 0
+    in_lac: int = 0
+    peaks: int = 0
+    #: The bll and fsrq sources the blazar-type model was trained on.
+    trained: tuple[int | None, int | None] = (None, None)
+
+    def __add__(self, other: BcuSplit) -> BcuSplit:
+        if self.reason is not None or other.reason is not None:
+            return self if self.reason is not None else other
+        return BcuSplit(None, self.bcu + other.bcu, self.in_lac + other.in_lac, self.peaks + other.peaks,
+                        self.trained)
+
+    @property
+    def note(self) -> str:
+        """The table's ``BCUSPLIT`` text."""
+        if self.reason is not None:
+            return NOT_SPLIT + self.reason
+        if self.bcu == 0:
+            return NOT_SPLIT + "no bcu among the classified sources"
+        return (f"the {self.bcu} bcu's p_bll and p_fsrq split by a blazar-type model (the main job's estimator on "
+                f"{self.trained[0]} bll and {self.trained[1]} fsrq, their features and {LAC_RELEASE}'s synchrotron "
+                f"and high-energy peaks): {self.in_lac} of them have a {LAC_RELEASE} row, {self.peaks} a synchrotron "
+                f"peak; {self.bcu - self.peaks} without one took the population's median with its spread as error bar")
+
+
 def split_bcu(folder: str | os.PathLike, catalog: Any, pool: NoisyDataset, proba: np.ndarray,
               classes: Sequence[str], mc_error: np.ndarray | None = None,
-              lac: Any = None) -> tuple[np.ndarray, np.ndarray | None, str | None]:
+              lac: Any = None) -> tuple[np.ndarray, np.ndarray | None, BcuSplit | None]:
     """The bcu rows of ``pool`` (sources of ``catalog`` with the main model's features) split by the blazar-type
     model saved in the trained-model ``folder`` (beside its ``training.json``) (`split_rule`); their Monte Carlo errors (``mc_error``, the largest per row) combined
     with T times q's to first order.
@@ -154,8 +187,8 @@ def split_bcu(folder: str | os.PathLike, catalog: Any, pool: NoisyDataset, proba
     Returns
     -------
     tuple
-        The probabilities, the errors and the note the table's ``BCUSPLIT`` keyword carries (None: ``folder`` holds
-        no blazar-type record, the job ran with ``bcu_types="none"``).
+        The probabilities, the errors and what was split (`BcuSplit`, whose ``note`` the table's ``BCUSPLIT``
+        keyword carries; None: ``folder`` holds no blazar-type record, the job ran with ``bcu_types="none"``).
     """
     folder = Path(folder)
     record_file = folder / BCU_TYPES_FILE
@@ -167,9 +200,10 @@ def split_bcu(folder: str | os.PathLike, catalog: Any, pool: NoisyDataset, proba
     bcu = class1_codes(pool.aux["CLASS1"]) == "bcu"
     reason = record.get("reason") or _skip_reason(classes, catalog)
     if reason is not None:
-        return proba, mc_error, NOT_SPLIT + reason
+        return proba, mc_error, BcuSplit(reason)
+    trained = (record["n_per_class"].get("bll"), record["n_per_class"].get("fsrq"))
     if not bcu.any():
-        return proba, mc_error, NOT_SPLIT + "no bcu among the classified sources"
+        return proba, mc_error, BcuSplit(trained=trained)
     lac = read_lac() if lac is None else lac
     rows = _with_lac(pool.subset(np.nonzero(bcu)[0]), catalog, lac)
     estimator = loaded_estimator(folder / BCU_TYPES_DIR)  # never a path read from the record
@@ -185,11 +219,5 @@ def split_bcu(folder: str | os.PathLike, catalog: Any, pool: NoisyDataset, proba
         mc_error = np.array(mc_error, dtype=np.float64, copy=True)
         mc_error[bcu] = np.hypot(mc_error[bcu], total * q_error)
     joined = join_4lac(catalog, [str(i) for i in rows.ids], lac)
-    in_lac = int((joined["LAC_Name"] != "").sum())
-    peaks = int(joined["log_nu_syn"].notna().sum())
-    note = (f"the {int(bcu.sum())} bcu's p_bll and p_fsrq split by a blazar-type model (the main job's estimator on "
-            f"{record['n_per_class'].get('bll')} bll and {record['n_per_class'].get('fsrq')} fsrq, their features and "
-            f"{LAC_RELEASE}'s synchrotron and high-energy peaks): {in_lac} of them have a {LAC_RELEASE} row, "
-            f"{peaks} a synchrotron peak; {int(bcu.sum()) - peaks} without one took the population's median with its "
-            "spread as error bar")
-    return split, mc_error, note
+    return split, mc_error, BcuSplit(None, int(bcu.sum()), int((joined["LAC_Name"] != "").sum()),
+                                     int(joined["log_nu_syn"].notna().sum()), trained)

@@ -306,6 +306,11 @@ def _classified_frame(trained: TrainedModel, cat: Any, pool: NoisyDataset, looku
     return frame, notes, lac_notes
 
 
+def _bcu_split_meta(split: Any) -> dict[str, str]:
+    """The ``BCUSPLIT`` keyword of a table the blazar-type model split (`BcuSplit`; none where it did not run)."""
+    return {} if split is None else {"BCUSPLIT": split.note}
+
+
 def _checked(model: str | os.PathLike | TrainedModel, catalog: Any) -> tuple[TrainedModel, Any]:
     """The model folder and the catalog, the catalog refused unless it holds every column the model's features are
     built from, as they were at training (`check_catalog_columns`)."""
@@ -361,7 +366,7 @@ def predict_catalog(
     bcu_split = frame.attrs.get("bcu_split")
     frame.attrs.clear()
     table = ClassifiedSources(frame, {**_table_meta(trained, cat, pool.n_samples, pool.meta, tokens), "KNOWNFROM": notes,
-                                      "LACFROM": lac_notes, **({"BCUSPLIT": bcu_split} if bcu_split else {})})
+                                      "LACFROM": lac_notes, **_bcu_split_meta(bcu_split)})
     if pool_prior:
         classes = trained.classes
         table, _ = adjust_table(table, classes, training_prior(trained.training["n_per_class"], classes),
@@ -399,7 +404,7 @@ def predict_catalog_blocks(
     ------
     ClassifiedSources
         Each block's rows, in catalog order; the keywords of the last one are the whole table's (``NSOURCES``,
-        ``DROPPED``, ``REPAIRED``, ``LACFROM``), those before it their block's.
+        ``DROPPED``, ``REPAIRED``, ``LACFROM``, ``BCUSPLIT``), those before it their block's.
     """
     from gpal.catalogs.lac import lac_note
     from gpal.progress import progress_bar
@@ -415,7 +420,7 @@ def predict_catalog_blocks(
     # whether to score `information` is asked of the model after its first prediction, as `predict_catalog` asks:
     # a saved size the model cannot predict at is then refused by the prediction, which names it
     scored = None
-    n, lac_rows = 0, 0
+    n, lac_rows, bcu_split = 0, 0, None
     selected = int(np.isin(cat.class_codes, ["" if c == "unassociated" else c for c in codes]).sum())
     with progress_bar(total=selected, desc=f"classifying {selected} sources", unit="sources",
                       disable=not progress) as bar:
@@ -424,12 +429,15 @@ def predict_catalog_blocks(
                                                         False)
             n += pool.n_samples
             lac_rows = None if lac_rows is None or frame.attrs["lac_rows"] is None else lac_rows + frame.attrs["lac_rows"]
+            block_split = frame.attrs["bcu_split"]
+            bcu_split = block_split if bcu_split is None else bcu_split + block_split
             frame.attrs.clear()
             whole = pool.meta.get("blocks")  # the last block: the whole selection's counts
             meta = {**_table_meta(trained, cat, pool.n_samples if whole is None else whole["n_samples"],
                                   pool.meta if whole is None else whole, tokens),
                     "KNOWNFROM": notes, "LACFROM": lac_notes if lac_rows is None else lac_note(cat, lac_rows, n,
-                                                                                                lookups.lac)}
+                                                                                                lookups.lac),
+                    **_bcu_split_meta(block_split if whole is None else bcu_split)}
             table = ClassifiedSources(frame, meta)
             scored = information and scores_information(trained.estimator) if scored is None else scored
             if scored:

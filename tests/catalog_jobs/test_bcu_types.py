@@ -6,13 +6,15 @@ import shutil
 import types
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from gpal.catalog_jobs.bcu_types import NOT_SPLIT, read_lac, split_bcu, split_rule
+from gpal.catalog_jobs.bcu_types import NOT_SPLIT, BcuSplit, read_lac, split_bcu, split_rule
 from gpal.catalog_jobs.layout import BCU_TYPES_DIR, BCU_TYPES_FILE, TRAINED_DIR
 from gpal.catalog_jobs.model_folders import load_trained
-from gpal.catalog_jobs.prediction import DEFAULT_SELECT, known_class_probabilities, predict_catalog
-from gpal.catalog_jobs.tables import read_probability_table
+from gpal.catalog_jobs.prediction import (DEFAULT_SELECT, known_class_probabilities, predict_catalog,
+                                          predict_catalog_blocks)
+from gpal.catalog_jobs.tables import read_probability_table, write_probability_blocks, write_probability_table
 from gpal.catalogs import load_catalog
 from gpal.catalogs.classes import class1_codes
 from gpal.catalogs.known_classes import association_weight
@@ -90,9 +92,42 @@ def test_a_release_without_4fgl_names_keeps_the_main_models_split(split_run):
     catalog = types.SimpleNamespace(release="3FGL", record=types.SimpleNamespace(links={}))
     pool = types.SimpleNamespace(aux={"CLASS1": np.array(["bcu", ""])})
     proba = np.array([[0.5, 0.3, 0.1, 0.1], [0.2, 0.2, 0.3, 0.3]])
-    out, error, note = split_bcu(split_run / TRAINED_DIR, catalog, pool, proba, ["bll", "fsrq", "pulsar", "other"])
+    out, error, split = split_bcu(split_run / TRAINED_DIR, catalog, pool, proba, ["bll", "fsrq", "pulsar", "other"])
     assert out is proba and error is None
-    assert note.startswith(NOT_SPLIT) and "3FGL names no 4FGL source" in note
+    assert split.note.startswith(NOT_SPLIT) and "3FGL names no 4FGL source" in split.note
+
+
+def test_blocks_of_rows_carry_the_whole_tables_bcusplit(split_run, small_catalog, tmp_path):
+    """``gpal predict`` in blocks (64 rows: the small catalog's 283 in five, bcu in several of them) writes the
+    whole table's files, the BCUSPLIT keyword counting every block's bcu; a block before the last says its own."""
+    whole, blocks = tmp_path / "whole.csv", tmp_path / "blocks.csv"
+    write_probability_table(predict_catalog(split_run, small_catalog, DEFAULT_SELECT, progress=False,
+                                            pool_prior=False), whole)
+    parts = list(predict_catalog_blocks(split_run, small_catalog, DEFAULT_SELECT, progress=False, rows=64))
+    write_probability_blocks(iter(parts), blocks)
+    with_bcu = [int((class1_codes(p.frame["CLASS1"]) == "bcu").sum()) for p in parts]
+    assert sum(n > 0 for n in with_bcu) >= 2  # the note's counts add up over blocks
+    note = read_probability_table(whole).meta["BCUSPLIT"]
+    assert note.startswith(f"the {sum(with_bcu)} bcu's p_bll and p_fsrq split")
+    assert read_probability_table(blocks).meta["BCUSPLIT"] == note
+    assert parts[-1].meta["BCUSPLIT"] == note
+    first = next(i for i, n in enumerate(with_bcu) if n > 0)
+    assert parts[first].meta["BCUSPLIT"].startswith(f"the {with_bcu[first]} bcu's")
+    # the same header, keyword for keyword; the same rows to float64 rounding (this model's unsplit rows too differ
+    # in their last digit between the two, the block's matrix products summing in another order)
+    written = {name: read_probability_table(path) for name, path in (("whole", whole), ("blocks", blocks))}
+    assert ({k: v for k, v in written["blocks"].meta.items() if k != "DATE"}
+            == {k: v for k, v in written["whole"].meta.items() if k != "DATE"})
+    pd.testing.assert_frame_equal(written["blocks"].frame, written["whole"].frame, rtol=1e-12)
+
+
+def test_split_counts_add_up_and_a_reason_wins():
+    trained = (30, 10)
+    a, b = BcuSplit(None, 3, 2, 1, trained), BcuSplit(None, 4, 4, 2, trained)
+    assert a + b == BcuSplit(None, 7, 6, 3, trained)
+    assert "the 7 bcu's" in (a + b).note and "6 of them have a 4LAC-DR3 row, 3 a synchrotron peak" in (a + b).note
+    assert (BcuSplit(trained=trained) + BcuSplit(trained=trained)).note == NOT_SPLIT + "no bcu among the classified sources"
+    assert (a + BcuSplit("no fsrq")).note == NOT_SPLIT + "no fsrq"
 
 
 def test_a_folder_without_the_record_splits_nothing(tmp_path):

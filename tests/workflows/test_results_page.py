@@ -228,6 +228,6 @@ def test_a_recorded_command_names_a_moved_study_where_it_is_now():
     # a retired script keeps the path it ran at: there is no current one to name
     assert current_paths("python benchmarks/bench_first_fit.py") == "python benchmarks/bench_first_fit.py"
     # the record keeps what ran; the page shows what runs
-    assert "python benchmarks/bench_open_sky.py" in read_record(DOCS / "results" / "open_sky.json")["command"]
+    assert "python benchmarks/bench_error_bars.py" in read_record(DOCS / "results" / "error_bars.json")["command"]
     page = results_page.render(DOCS / "results")
-    assert "python benchmarks/bench_open_sky.py" not in page and "python workflows/studies/bench_open_sky.py" in page
+    assert "python benchmarks/bench_error_bars.py" not in page and "python workflows/studies/bench_error_bars.py" in page

@@ -43,7 +43,7 @@ SECTIONS = (
     ("main_job", "The main job on FL16Y", ("dr4",)),
     ("later_labels", "What later releases found", ()),
     ("open_sky", "The open sky", ()),
-    ("bcu_4lac", "BL Lacs and FSRQs among the bcu: 4LAC's SED", ()),
+    ("bcu_4lac", "BL Lacs and FSRQs among the bcu: 4LAC's SED", ("split",)),
     ("error_bars", "Where the error bars pay", ("hetero",)),
     ("other_features", "Other features, shift weighting and the pool prior", ()),
     ("discovery", "Discovery: pulsars per source observed", ()),
@@ -234,7 +234,7 @@ CONVERTERS: dict[str, Callable[[Path, str, str], dict[str, Any]]] = {
 #: Converted records whose run names its own commit (the others take this source's, or --commit).
 _RUN_NAMES_COMMIT = ("later_labels",)
 #: Records a study script writes itself: its command, given ``--record FILE``, writes the record there.
-STUDY_RECORDS = ("discovery", "open_sky", "bcu_4lac", "timings.tests", "timings.tests_cpu")
+STUDY_RECORDS = ("discovery", "open_sky", "bcu_4lac", "bcu_4lac.split", "timings.tests", "timings.tests_cpu")
 
 
 def _record_names() -> list[str]:

@@ -1,93 +1,272 @@
 """The main job's bcu split by type, end to end: ``gpal classify`` with ``--bcu-types 4lac`` and ``none``, scored
-on later labels.
+on later labels, beside logistic regression and cheaper or richer blazar-type models.
 
 `workflows/studies/bench_4lac.py` chose the blazar-type model with 4LAC-DR3's peaks on fitted units; this checks the
-main job that applies it (`gpal.catalog_jobs.bcu_types`).  For each release of `RELEASES` the main job runs twice
-(the same seed and settings but ``bcu_types``; a finished folder is reused), and the bcu of its later check
-(``tables/later_check_sources.csv``, FL16Y's classes) that FL16Y calls BL Lac or FSRQ are scored by the NLL of
-q = p_fsrq / (p_bll + p_fsrq), by the four-class NLL of their true type and by the BL Lac-vs-FSRQ AUC of q;
-differences are 4lac minus none, 95% paired bootstrap intervals over the sources.
+main job that applies it (`gpal.catalog_jobs.bcu_types`).  For each release of `RELEASES` and seed of `SEEDS` the
+main job runs twice (the split's and the estimator's seed; the same settings but ``bcu_types``; a finished folder
+is reused), and the bcu of its later check (``tables/later_check_sources.csv``, FL16Y's classes) that FL16Y calls
+BL Lac or FSRQ are ranked by q = p_fsrq / (p_bll + p_fsrq) (the bcu rule weights bll and fsrq alike, so q is the
+model's own), scored by the BL Lac-vs-FSRQ AUC of q and the NLL of q (-log q for an FSRQ, -log(1 - q) for a BL
+Lac).  Models (`MODELS`):
+
+- ``gpal --bcu-types 4lac`` and ``none``: the main job's q with and without the split;
+- ``logistic``: the main job's logistic-regression baseline (its later check's);
+- ``logistic blazar+4LAC``: logistic regression on the blazar-type model's rows and features (the job's labelled
+  BL Lacs and FSRQs, their features and `gpal.catalogs.lac.with_lac_features`);
+- ``stacked q + 4LAC``: a cheaper split: logistic regression on the main model's logit q and the 4LAC features,
+  fitted on the held-out BL Lacs and FSRQs of the ``none`` run (``tables/heldout.csv``: the main model never saw
+  them), applied to the bcu's q of that run;
+- ``gpal blazar+4LAC, SE+linear``: the blazar-type model with a linear kernel beside the squared exponential, so
+  the synchrotron peak can enter q as a monotone trend (`gpal.catalog_jobs.later_labels`' ``se_plus_linear``).
+
+The fitted ones are units saved as JSON under ``--runs`` (the study resumes where it stopped).  Intervals: 95%
+paired bootstrap over the scored sources (`N_BOOT` resamples), each resample's measure averaged over the seeds.
+
+**What 4LAC leaks.**  4LAC-DR3 (2022) postdates 4FGL (v20) and DR2 (both 2020): their checks read the SEDs of
+counterparts as 4LAC-DR3 knew them (bench_4lac.py's docstring).  DR4 (2023) postdates 4LAC-DR3.
 
     OMP_NUM_THREADS=1 nice -n 10 python workflows/studies/bench_bcu_split.py --runs runs/bcu_split
+    python workflows/studies/bench_bcu_split.py --runs runs/bcu_split --record docs/results/bcu_4lac.split.json
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import json
 import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
 
-RELEASES = ("4FGL-DR4", "4FGL")
+RELEASES = ("4FGL-DR4", "4FGL", "4FGL-DR2")
 SETTINGS = ("4lac", "none")
+SEEDS = (0, 1, 2)
+SPLIT, NONE, LOGISTIC = "gpal --bcu-types 4lac", "gpal --bcu-types none", "logistic"
+LOGISTIC_LAC, STACKED, LINEAR = "logistic blazar+4LAC", "stacked q + 4LAC", "gpal blazar+4LAC, SE+linear"
+MODELS = (SPLIT, NONE, LOGISTIC, LOGISTIC_LAC, STACKED, LINEAR)
+#: What every other model is paired with.
+REFERENCE = SPLIT
 N_BOOT = 1000
+#: A published result on the same question, as issue 72 quotes it (its paper is not named there): release -> (what,
+#: AUC, NLL of q).  Its scored bcu and later labels are the paper's own, not this study's.
+PUBLISHED = {"4FGL-DR2": ("Bayesian neural network (band spectra, light curves; issue 72)", 0.925, 0.172)}
 
 
-def run(runs: Path, release: str, setting: str) -> Path:
-    """The main job's folder for ``release`` with ``bcu_types=setting`` (run when not finished)."""
+def run(runs: Path, release: str, setting: str, seed: int = 0) -> Path:
+    """The main job's folder for ``release`` with ``bcu_types=setting`` and ``seed`` (the split's and the model's;
+    run when it has not finished)."""
     from gpal.catalog_jobs.classify import classify_catalog
     from gpal.catalog_jobs.selection import CatalogSelection
     from gpal.catalog_jobs.settings import main_job_estimator
 
-    folder = runs / f"{release}_{setting}"
+    folder = runs / f"{release}_{setting}_seed{seed}"
+    if (folder / "report.md").is_file():  # written last: the job finished (a rerun would redo all but the fits)
+        return folder
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the rows a feature cannot use are the report's to say
-        classify_catalog(CatalogSelection(catalog=release), main_job_estimator(progress=False), folder,
-                         progress=False, bcu_types=setting)
+        classify_catalog(CatalogSelection(catalog=release), main_job_estimator(progress=False, random_state=seed),
+                         folder, seed=seed, progress=False, bcu_types=setting)
     return folder
 
 
+def _later_typed(table) -> np.ndarray:
+    later = table["later_class"].astype(str).str.strip().str.lower()
+    return ((table["CLASS1"].astype(str).str.strip().str.lower() == "bcu") & later.isin(["bll", "fsrq"])).to_numpy()
+
+
 def scores(folders: dict[str, Path]) -> dict[str, np.ndarray]:
-    """Per setting, (3, n) per-source -log q-probability, -log four-class probability and q of the later-typed bcu;
-    and ``truth`` (1: FSRQ)."""
+    """The later-typed bcu of the later checks in ``folders`` (setting -> folder): ``ids``, ``truth`` (1: FSRQ) and
+    q per model read from the tables (the two settings' gpal, and the ``none`` run's logistic baseline)."""
     import pandas as pd
 
     tables = {s: pd.read_csv(f / "tables" / "later_check_sources.csv") for s, f in folders.items()}
     first = tables[SETTINGS[0]]
-    for s, t in tables.items():
+    for t in tables.values():
         if not (t["Source_Name"] == first["Source_Name"]).all():
             raise RuntimeError(f"the later checks of {list(folders.values())} scored other sources")
-    later = first["later_class"].astype(str).str.strip().str.lower()
-    rows = ((first["CLASS1"].astype(str).str.strip().str.lower() == "bcu") & later.isin(["bll", "fsrq"])).to_numpy()
-    truth = (later[rows] == "fsrq").to_numpy()
-    out = {"truth": truth}
-    for s, t in tables.items():
-        bll, fsrq = t["p_bll_gpal"].to_numpy()[rows], t["p_fsrq_gpal"].to_numpy()[rows]
-        q = fsrq / (bll + fsrq)
-        out[s] = np.stack([-np.log(np.clip(np.where(truth, q, 1 - q), 1e-12, 1)),
-                           -np.log(np.clip(np.where(truth, fsrq, bll), 1e-12, 1)), q])
+    rows = _later_typed(first)
+    out = {"ids": first["Source_Name"].to_numpy()[rows].astype(str),
+           "truth": (first["later_class"].astype(str).str.strip().str.lower()[rows] == "fsrq").to_numpy()}
+
+    def q(table, model):
+        bll, fsrq = table[f"p_bll_{model}"].to_numpy()[rows], table[f"p_fsrq_{model}"].to_numpy()[rows]
+        return fsrq / (bll + fsrq)
+
+    out[SPLIT], out[NONE] = q(tables["4lac"], "gpal"), q(tables["none"], "gpal")
+    if "p_bll_logistic" in tables["none"]:
+        out[LOGISTIC] = q(tables["none"], "logistic")
     return out
 
 
-def table_rows(release: str, got: dict[str, np.ndarray], seed: int = 0) -> list[str]:
+@functools.lru_cache(maxsize=1)
+def _blazars(release: str):
+    """The job's catalog, its labelled BL Lacs and FSRQs (y 1: FSRQ) with the 4LAC features, and 4LAC-DR3."""
+    from dataclasses import replace
+
+    from gpal.catalog_jobs.selection import CatalogSelection
+    from gpal.catalogs.lac import read_4lac, with_lac_features
+
+    catalog, data = CatalogSelection(catalog=release).load()
+    picked = data.subset(np.nonzero(np.isin(data.labels(), ["bll", "fsrq"]))[0])
+    picked = replace(picked, y=(picked.labels() == "fsrq").astype(np.int64), class_names=("bll", "fsrq"))
+    lac = read_4lac()
+    return catalog, with_lac_features(picked, catalog, lac), lac
+
+
+def _bcu_rows(catalog, features, ids, lac):
+    """The bcu named ``ids`` with the job's ``features`` and the 4LAC features, in that order."""
+    from gpal.catalogs.lac import with_lac_features
+
+    pool = catalog.pool(select=["bcu"], features=features)
+    where = {name: i for i, name in enumerate(pool.ids.astype(str))}
+    return with_lac_features(pool.subset(np.array([where[i] for i in ids])), catalog, lac)
+
+
+def _logit(q: np.ndarray) -> np.ndarray:
+    q = np.clip(q, 1e-6, 1 - 1e-6)
+    return np.log(q / (1 - q))
+
+
+def stacked(catalog, heldout, q_bcu: np.ndarray, bcu_ids, lac, seed: int) -> np.ndarray:
+    """q of the bcu ``bcu_ids`` (the main model's ``q_bcu``) by logistic regression on [logit q, 4LAC features],
+    fitted on the held-out BL Lacs and FSRQs of ``heldout`` (``tables/heldout.csv`` of a main job)."""
+    from gpal.catalogs.lac import join_4lac, lac_features
+    from gpal.evaluation.baselines import fit_baselines
+
+    blazars = heldout[heldout["true_class"].isin(["bll", "fsrq"])]
+    q_held = blazars["p_fsrq"].to_numpy() / (blazars["p_bll"] + blazars["p_fsrq"]).to_numpy()
+
+    def inputs(ids, q):
+        X, _ = lac_features(join_4lac(catalog, [str(i) for i in ids], lac), lac)
+        return np.column_stack([_logit(q), X])
+
+    return fit_baselines(inputs(blazars["Source_Name"], q_held), (blazars["true_class"] == "fsrq").to_numpy(int),
+                         inputs(bcu_ids, q_bcu), names=["logistic"], random_state=seed)["logistic"][:, 1]
+
+
+def fit(runs: Path, release: str, seed: int, model: str, ids: np.ndarray) -> np.ndarray:
+    """A fitted model's q of the bcu named ``ids`` (the later-typed bcu of ``release``'s check), with ``seed``."""
+    import pandas as pd
+
+    from gpal.catalog_jobs.later_labels import _kernel
+    from gpal.catalog_jobs.settings import main_job_estimator
+    from gpal.evaluation.baselines import fit_baselines
+
+    catalog, blazars, lac = _blazars(release)
+    if model == STACKED:
+        folder = run(runs, release, "none", seed)
+        table = pd.read_csv(folder / "tables" / "later_check_sources.csv").set_index("Source_Name").loc[ids]
+        q = (table["p_fsrq_gpal"] / (table["p_bll_gpal"] + table["p_fsrq_gpal"])).to_numpy()
+        return stacked(catalog, pd.read_csv(folder / "tables" / "heldout.csv"), q, ids, lac, seed)
+    rows = _bcu_rows(catalog, blazars.meta["features"], ids, lac)
+    if model == LOGISTIC_LAC:
+        return fit_baselines(blazars.X, blazars.y, rows.X, names=["logistic"], random_state=seed)["logistic"][:, 1]
+    if model == LINEAR:
+        estimator = main_job_estimator(random_state=seed, progress=False,
+                                       kernel=_kernel("se_plus_linear", blazars.X.shape[1]))
+        return np.asarray(estimator.fit(blazars).predict_proba(rows.X, rows.X_var))[:, 1]
+    raise ValueError(f"unknown model {model!r}; fitted here: {LOGISTIC_LAC}, {STACKED}, {LINEAR}")
+
+
+def unit(runs: Path, release: str, seed: int, model: str, ids: np.ndarray) -> np.ndarray:
+    """The saved q of one fitted unit (fitted and saved when missing)."""
+    path = runs / "units" / release / f"seed{seed}_{model.replace(' ', '_').replace('+', 'plus').replace(',', '')}.json"
+    if not path.is_file():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # rows the features cannot use are the main job's to report
+            q = fit(runs, release, seed, model, ids)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"release": release, "seed": seed, "model": model, "ids": ids.tolist(),
+                                    "q": q.tolist()}))
+        print(f"fitted {release} seed {seed} {model}", file=sys.stderr, flush=True)
+    saved = json.loads(path.read_text())
+    if saved["ids"] != ids.tolist():
+        raise RuntimeError(f"{path} scored other sources than the main job's later check; remove it to refit")
+    return np.asarray(saved["q"])
+
+
+def probabilities(runs: Path, release: str, seeds=SEEDS) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """``release``'s truth (1: FSRQ) and model -> (seeds, n) q of its later-typed bcu."""
+    per_seed = [scores({s: run(runs, release, s, seed) for s in SETTINGS}) for seed in seeds]
+    for got in per_seed[1:]:
+        if got["ids"].tolist() != per_seed[0]["ids"].tolist():
+            raise RuntimeError(f"{release}: the seeds' later checks scored other sources")
+    q = {m: np.stack([got[m] for got in per_seed]) for m in (SPLIT, NONE, LOGISTIC)}
+    for m in (LOGISTIC_LAC, STACKED, LINEAR):
+        q[m] = np.stack([unit(runs, release, seed, m, per_seed[0]["ids"]) for seed in seeds])
+    return per_seed[0]["truth"], {m: q[m] for m in MODELS}
+
+
+def measures(truth: np.ndarray, q: dict[str, np.ndarray], reference: str = REFERENCE,
+             seed: int = 0) -> dict[str, dict[str, list[float]]]:
+    """model -> 'auc' / 'nll' -> [seed-mean value, its 95% interval, minus ``reference``, its paired interval]."""
     from gpal.evaluation.metrics import roc_auc
 
-    truth, a, b = got["truth"], got[SETTINGS[0]], got[SETTINGS[1]]
+    def values(index: np.ndarray) -> dict[str, np.ndarray]:
+        t = truth[index]
+        out = {}
+        for m, per_seed in q.items():
+            p = np.clip(np.where(t, per_seed[:, index], 1 - per_seed[:, index]), 1e-12, 1.0)
+            out[m] = np.array([np.mean([roc_auc(t.astype(int), v[index]) for v in per_seed]),
+                               -np.log(p).mean()])
+        return out
+
     rng = np.random.default_rng(seed)
-    draws = np.array([(a[:2, i].mean(axis=1) - b[:2, i].mean(axis=1))
-                      for i in (rng.integers(0, truth.size, truth.size) for _ in range(N_BOOT))])
-    low, high = np.quantile(draws, [0.025, 0.975], axis=0)
-    auc = {s: roc_auc(truth.astype(int), got[s][2]) for s in SETTINGS}
-    out = []
-    for k, measure in enumerate(("NLL of q", "4-class NLL")):
-        out.append(f"| {release} -> FL16Y | {truth.size} ({truth.sum()} FSRQs) | {measure} | {a[k].mean():.3f} | "
-                   f"{b[k].mean():.3f} | {a[k].mean() - b[k].mean():+.3f} [{low[k]:+.3f}, {high[k]:+.3f}] |")
-    out.append(f"| {release} -> FL16Y | {truth.size} ({truth.sum()} FSRQs) | AUC of q | {auc['4lac']:.3f} | "
-               f"{auc['none']:.3f} | {auc['4lac'] - auc['none']:+.3f} |")
-    return out
+    draws = []
+    while len(draws) < N_BOOT:
+        index = rng.integers(0, truth.size, truth.size)
+        if 0 < truth[index].sum() < truth.size:  # an AUC needs both types
+            draws.append(values(index))
+    full = values(np.arange(truth.size))
+    result = {}
+    for m in q:
+        own = np.array([d[m] for d in draws])
+        paired = own - np.array([d[reference] for d in draws])
+        result[m] = {name: [float(full[m][k]), *np.quantile(own[:, k], [0.025, 0.975]).tolist(),
+                            float(full[m][k] - full[reference][k]), *np.quantile(paired[:, k], [0.025, 0.975]).tolist()]
+                     for k, name in enumerate(("auc", "nll"))}
+    return result
+
+
+def table_rows(release: str, truth: np.ndarray, q: dict[str, np.ndarray]) -> list[list]:
+    """The record's rows of one release: each model's AUC and NLL of q with intervals, paired with `REFERENCE`."""
+    result = measures(truth, q)
+    check = f"{release} -> FL16Y ({truth.size} bcu, {int(truth.sum())} FSRQs)"
+    rows = []
+    for m in q:
+        auc, nll = result[m]["auc"], result[m]["nll"]
+        same = m == REFERENCE
+        rows.append([check, m, f"{auc[0]:.3f} [{auc[1]:.3f}, {auc[2]:.3f}]",
+                     "" if same else f"{auc[3]:+.3f} [{auc[4]:+.3f}, {auc[5]:+.3f}]",
+                     f"{nll[0]:.3f} [{nll[1]:.3f}, {nll[2]:.3f}]",
+                     "" if same else f"{nll[3]:+.3f} [{nll[4]:+.3f}, {nll[5]:+.3f}]"])
+    if release in PUBLISHED:
+        what, auc, nll = PUBLISHED[release]
+        rows.append([check.split(" (")[0] + " (the paper's bcu)", what, f"{auc:.3f}", "", f"{nll:.3f}", ""])
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=Path, required=True, help="folder of the main jobs' folders (reused)")
+    parser.add_argument("--runs", type=Path, required=True, help="folder of the main jobs' folders and units (reused)")
+    parser.add_argument("--record", type=Path, help="also write the results page's record to this file")
     args = parser.parse_args(argv)
-    lines = ["| check | bcu scored | measure | --bcu-types 4lac | none | 4lac minus none (paired 95%) |",
-             "|---|---|---|---|---|---|"]
-    for release in RELEASES:
-        lines += table_rows(release, scores({s: run(args.runs, release, s) for s in SETTINGS}))
-    print("\n".join(lines))
+    from gpal.identity import source_commit
+    from gpal.workflows.records import make_record, make_table, table_markdown, write_record
+
+    rows = [row for release in RELEASES for row in table_rows(release, *probabilities(args.runs, release))]
+    table = make_table(["check", "model", "BL Lac vs FSRQ AUC [95%]", f"minus {REFERENCE} (paired 95%)",
+                        "NLL of q [95%]", f"minus {REFERENCE} (paired 95%)"], rows, "llrrrr",
+                       f"The main job's later-typed bcu ranked by q = p_fsrq / (p_bll + p_fsrq), {len(SEEDS)} seeds "
+                       "(means; intervals over the sources). Higher AUC, lower NLL are better")
+    print(table_markdown(table))
+    if args.record:
+        write_record(args.record, make_record(
+            "The main job's split on later labels", f"python workflows/studies/bench_bcu_split.py --runs {args.runs}",
+            source_commit(), [table], settings={"releases": RELEASES, "seeds": SEEDS, "models": MODELS,
+                                                "n_boot": N_BOOT}))
     return 0
 
 
