@@ -52,7 +52,7 @@ from gpal.estimators.base import raise_if_interrupted
 from gpal.evaluation.metrics import proba_by_class
 from gpal.files import read_json, write_json_atomic
 
-__all__ = ["BCU_TYPES", "BCU_TYPES_DEFAULT", "BLAZARS", "NOT_SPLIT", "fit_bcu_types", "read_lac", "split_bcu",
+__all__ = ["BCU_TYPES", "BCU_TYPES_DEFAULT", "BLAZARS", "NOT_SPLIT", "fit_bcu_types", "read_lac", "split_bcu", "split_note",
            "split_rule"]
 
 #: The ``bcu_types`` setting's choices: split the bcu with the 4LAC blazar-type model, or leave the main model's split.
@@ -144,6 +144,17 @@ def fit_bcu_types(estimator: Any, data: NoisyDataset, catalog: Any, folder: str 
     return record
 
 
+def _split_record(folder: Path) -> dict[str, Any] | None:
+    """The blazar-type record saved in the trained-model ``folder``; None where it holds none."""
+    record_file = folder / BCU_TYPES_FILE
+    if not record_file.is_file():
+        return None
+    record = read_json(record_file, "bcu-types record", damaged="the run folder is corrupt")
+    if not isinstance(record, dict) or record.get("format") != _FORMAT:
+        raise ValueError(f"{record_file} is not a {_FORMAT} record; the run folder is corrupt")
+    return record
+
+
 def split_bcu(folder: str | os.PathLike, catalog: Any, pool: NoisyDataset, proba: np.ndarray,
               classes: Sequence[str], mc_error: np.ndarray | None = None,
               lac: Any = None) -> tuple[np.ndarray, np.ndarray | None, str | None]:
@@ -154,22 +165,17 @@ def split_bcu(folder: str | os.PathLike, catalog: Any, pool: NoisyDataset, proba
     Returns
     -------
     tuple
-        The probabilities, the errors and the note the table's ``BCUSPLIT`` keyword carries (None: ``folder`` holds
-        no blazar-type record, the job ran with ``bcu_types="none"``).
+        The probabilities, the errors and the note the table's ``BCUSPLIT`` keyword carries (`split_note`; None:
+        ``folder`` holds no blazar-type record, the job ran with ``bcu_types="none"``).
     """
     folder = Path(folder)
-    record_file = folder / BCU_TYPES_FILE
-    if not record_file.is_file():
+    record = _split_record(folder)
+    if record is None:
         return proba, mc_error, None
-    record = read_json(record_file, "bcu-types record", damaged="the run folder is corrupt")
-    if not isinstance(record, dict) or record.get("format") != _FORMAT:
-        raise ValueError(f"{record_file} is not a {_FORMAT} record; the run folder is corrupt")
     bcu = class1_codes(pool.aux["CLASS1"]) == "bcu"
-    reason = record.get("reason") or _skip_reason(classes, catalog)
-    if reason is not None:
-        return proba, mc_error, NOT_SPLIT + reason
-    if not bcu.any():
-        return proba, mc_error, NOT_SPLIT + "no bcu among the classified sources"
+    note = split_note(folder, catalog, pool.ids[bcu], classes, lac)
+    if note.startswith(NOT_SPLIT):
+        return proba, mc_error, note
     lac = read_lac() if lac is None else lac
     rows = _with_lac(pool.subset(np.nonzero(bcu)[0]), catalog, lac)
     estimator = loaded_estimator(folder / BCU_TYPES_DIR)  # never a path read from the record
@@ -184,12 +190,27 @@ def split_bcu(folder: str | os.PathLike, catalog: Any, pool: NoisyDataset, proba
         total = proba[bcu][:, [list(classes).index(c) for c in BLAZARS]].sum(axis=1)
         mc_error = np.array(mc_error, dtype=np.float64, copy=True)
         mc_error[bcu] = np.hypot(mc_error[bcu], total * q_error)
-    joined = join_4lac(catalog, [str(i) for i in rows.ids], lac)
+    return split, mc_error, note
+
+
+def split_note(folder: str | os.PathLike, catalog: Any, bcu_ids: Sequence[str], classes: Sequence[str],
+               lac: Any = None) -> str | None:
+    """The ``BCUSPLIT`` keyword of a table whose bcu sources are ``bcu_ids`` (of ``catalog``), as `split_bcu`
+    splits them with the trained-model ``folder``: a table classified in blocks of rows says it once, of its bcu
+    all together (None: ``folder`` holds no blazar-type record)."""
+    record = _split_record(Path(folder))
+    if record is None:
+        return None
+    reason = record.get("reason") or _skip_reason(classes, catalog)
+    if reason is not None:
+        return NOT_SPLIT + reason
+    if not len(bcu_ids):
+        return NOT_SPLIT + "no bcu among the classified sources"
+    joined = join_4lac(catalog, [str(i) for i in bcu_ids], read_lac() if lac is None else lac)
     in_lac = int((joined["LAC_Name"] != "").sum())
     peaks = int(joined["log_nu_syn"].notna().sum())
-    note = (f"the {int(bcu.sum())} bcu's p_bll and p_fsrq split by a blazar-type model (the main job's estimator on "
+    return (f"the {len(bcu_ids)} bcu's p_bll and p_fsrq split by a blazar-type model (the main job's estimator on "
             f"{record['n_per_class'].get('bll')} bll and {record['n_per_class'].get('fsrq')} fsrq, their features and "
             f"{LAC_RELEASE}'s synchrotron and high-energy peaks): {in_lac} of them have a {LAC_RELEASE} row, "
-            f"{peaks} a synchrotron peak; {int(bcu.sum()) - peaks} without one took the population's median with its "
+            f"{peaks} a synchrotron peak; {len(bcu_ids) - peaks} without one took the population's median with its "
             "spread as error bar")
-    return split, mc_error, note

@@ -88,7 +88,7 @@ def test_classify_splits_the_bcu_and_predict_on_the_folder_reproduces_it(split_r
 
 def test_a_release_without_4fgl_names_keeps_the_main_models_split(split_run):
     catalog = types.SimpleNamespace(release="3FGL", record=types.SimpleNamespace(links={}))
-    pool = types.SimpleNamespace(aux={"CLASS1": np.array(["bcu", ""])})
+    pool = types.SimpleNamespace(aux={"CLASS1": np.array(["bcu", ""])}, ids=np.array(["a", "b"]))
     proba = np.array([[0.5, 0.3, 0.1, 0.1], [0.2, 0.2, 0.3, 0.3]])
     out, error, note = split_bcu(split_run / TRAINED_DIR, catalog, pool, proba, ["bll", "fsrq", "pulsar", "other"])
     assert out is proba and error is None
