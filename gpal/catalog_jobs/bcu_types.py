@@ -52,8 +52,8 @@ from gpal.estimators.base import raise_if_interrupted
 from gpal.evaluation.metrics import proba_by_class
 from gpal.files import read_json, write_json_atomic
 
-__all__ = ["BCU_TYPES", "BCU_TYPES_DEFAULT", "BLAZARS", "NOT_SPLIT", "fit_bcu_types", "read_lac", "split_bcu", "split_note",
-           "split_rule"]
+__all__ = ["BCU_TYPES", "BCU_TYPES_DEFAULT", "BLAZARS", "NOT_SPLIT", "fit_bcu_types", "read_lac", "split_bcu",
+           "split_note", "split_rule"]
 
 #: The ``bcu_types`` setting's choices: split the bcu with the 4LAC blazar-type model, or leave the main model's split.
 BCU_TYPES = ("4lac", "none")

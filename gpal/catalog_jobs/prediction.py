@@ -273,12 +273,12 @@ def _known(cat: Any, ids: Sequence[str], lookups: _Lookups) -> tuple[pd.DataFram
 
 
 def _classified_frame(trained: TrainedModel, cat: Any, pool: NoisyDataset, lookups: _Lookups,
-                      outliers: Mapping[str, Any] | None, chunk_size: int, executor: Any,
-                      progress: bool) -> tuple[pd.DataFrame, str, str]:
+                      outliers: Mapping[str, Any] | None, chunk_size: int,
+                      executor: Any) -> tuple[pd.DataFrame, str, str]:
     """The rows of ``pool``'s sources in a classified table (`predict_catalog`, before any pool prior or
     ``information``), and the notes of what is known (``KNOWNFROM``) and of the 4LAC join (``LACFROM``)."""
     proba, mc_error = predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, chunk_size=chunk_size,
-                                            executor=executor, progress=progress, return_mc_error=True)
+                                            executor=executor, progress=False, return_mc_error=True)
     classes, ids = trained.classes, pool.ids.tolist()
     # a block's own rows where it has them: a lookup by name over every row of a large catalog, once a block, cost
     # more than the block's work; what is known of a source reads the whole catalog (another source's counterpart
@@ -456,7 +456,7 @@ def _classified_blocks(trained: TrainedModel, cat: Any, pools: Iterator[NoisyDat
 
     n, lac_rows, bcu = 0, 0, []
     for pool in pools:
-        frame, known, lac_notes = _classified_frame(trained, cat, pool, lookups, outliers, chunk_size, executor, False)
+        frame, known, lac_notes = _classified_frame(trained, cat, pool, lookups, outliers, chunk_size, executor)
         n += pool.n_samples
         lac_rows = None if lac_rows is None or frame.attrs["lac_rows"] is None else lac_rows + frame.attrs["lac_rows"]
         frame.attrs.clear()

@@ -6,12 +6,14 @@ import shutil
 import types
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from gpal.catalog_jobs.bcu_types import NOT_SPLIT, read_lac, split_bcu, split_rule
 from gpal.catalog_jobs.layout import BCU_TYPES_DIR, BCU_TYPES_FILE, TRAINED_DIR
 from gpal.catalog_jobs.model_folders import load_trained
-from gpal.catalog_jobs.prediction import DEFAULT_SELECT, known_class_probabilities, predict_catalog
+from gpal.catalog_jobs.prediction import (DEFAULT_SELECT, known_class_probabilities, predict_catalog,
+                                          predict_catalog_blocks)
 from gpal.catalog_jobs.tables import read_probability_table
 from gpal.catalogs import load_catalog
 from gpal.catalogs.classes import class1_codes
@@ -81,6 +83,13 @@ def test_classify_splits_the_bcu_and_predict_on_the_folder_reproduces_it(split_r
     # predict with the folder: the same bcu probabilities (to the table's printed digits) and the same note
     np.testing.assert_allclose(table.frame[columns].to_numpy(float), got, atol=1e-6)
     assert table.meta["BCUSPLIT"] == written.meta["BCUSPLIT"]
+    # in blocks of sources or of catalog rows: the same rows, and the note of all the blocks' bcu (the blazar-type
+    # model predicts a block's bcu together: another count of rows moved a probability in its last digit)
+    in_blocks = predict_catalog(folder, catalog, DEFAULT_SELECT, progress=False, information=False, rows=32)
+    pd.testing.assert_frame_equal(in_blocks.frame, table.frame, check_exact=False, rtol=0, atol=1e-12)
+    assert in_blocks.meta["BCUSPLIT"] == written.meta["BCUSPLIT"]
+    blocks = list(predict_catalog_blocks(folder, catalog, DEFAULT_SELECT, progress=False, information=False, rows=64))
+    assert len(blocks) > 1 and blocks[-1].meta["BCUSPLIT"] == written.meta["BCUSPLIT"]
     alone = predict_catalog(folder / TRAINED_DIR, catalog, DEFAULT_SELECT, progress=False, information=False)
     np.testing.assert_allclose(alone.frame[columns].to_numpy(float), got, atol=1e-6)  # model/ alone splits alike
     assert f"**The bcu's blazar types**: {written.meta['BCUSPLIT']}." in (folder / "report.md").read_text()
