@@ -287,8 +287,8 @@ def _classified_frame(trained: TrainedModel, cat: Any, pool: NoisyDataset, looku
     proba, mc_error = known_class_probabilities(trained, pool.aux["CLASS1"], proba, mc_error.max(axis=1),
                                                 association_weight(own, ids))
     # a classify folder's blazar-type model splits each bcu between bll and fsrq (keyword BCUSPLIT says how)
-    proba, mc_error, _ = split_bcu(trained.record_file.parent, cat, pool, proba, classes, mc_error)  # its note: the
-    # whole table's, `_classified_blocks`
+    # (its note is said of the whole table's bcu: `_classified_blocks`)
+    proba, mc_error, _ = split_bcu(trained.record_file.parent, cat, pool, proba, classes, mc_error)
     frame = pd.DataFrame({"Source_Name": pool.ids, "CLASS1": pool.aux["CLASS1"]})
     with_proba(frame, classes, proba)
     targets = target_columns(own, ids)

@@ -551,8 +551,8 @@ class Catalog:
         dtype = np.asarray(column).dtype
         if dtype.kind not in "iuf":  # booleans are not measurements either
             raise ValueError(
-                f"column {name!r} of the {self.release} catalog ({self.path.name}) holds {dtype} values "
-                f"such as {str(column[0])!r}; expected numbers"
+                f"column {name!r} of the {self.release} catalog ({self.path.name}) holds "
+                f"{'text' if dtype.kind in 'SU' else dtype} values such as {str(column[0]).strip()!r}; expected numbers"
             )
         return _floats(column if rows is None else column[rows])
 
