@@ -37,7 +37,7 @@ q and the peaks) are worse on later labels (the same study).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -52,8 +52,8 @@ from gpal.estimators.base import raise_if_interrupted
 from gpal.evaluation.metrics import proba_by_class
 from gpal.files import read_json, write_json_atomic
 
-__all__ = ["BCU_TYPES", "BCU_TYPES_DEFAULT", "BLAZARS", "BcuSplit", "NOT_SPLIT", "fit_bcu_types", "read_lac",
-           "split_bcu", "split_rule"]
+__all__ = ["BCU_TYPES", "BCU_TYPES_DEFAULT", "BLAZARS", "NOT_SPLIT", "fit_bcu_types", "read_lac", "split_bcu",
+           "split_note", "split_rule"]
 
 #: The ``bcu_types`` setting's choices: split the bcu with the 4LAC blazar-type model, or leave the main model's split.
 BCU_TYPES = ("4lac", "none")
@@ -144,42 +144,20 @@ def fit_bcu_types(estimator: Any, data: NoisyDataset, catalog: Any, folder: str 
     return record
 
 
-@dataclass(frozen=True)
-class BcuSplit:
-    """What the split did to a table's bcu, for its ``BCUSPLIT`` keyword (`note`); the sum of two is that of
-    their rows together, so a table classified in blocks says what the whole table would."""
-
-    #: Why the bcu were not split (None: they were, by the model the counts describe).
-    reason: str | None = None
-    #: The bcu split, those with a 4LAC-DR3 row and those with a synchrotron peak.
-    bcu: int = 0
-    in_lac: int = 0
-    peaks: int = 0
-    #: The bll and fsrq sources the blazar-type model was trained on.
-    trained: tuple[int | None, int | None] = (None, None)
-
-    def __add__(self, other: BcuSplit) -> BcuSplit:
-        if self.reason is not None or other.reason is not None:
-            return self if self.reason is not None else other
-        return BcuSplit(None, self.bcu + other.bcu, self.in_lac + other.in_lac, self.peaks + other.peaks,
-                        self.trained)
-
-    @property
-    def note(self) -> str:
-        """The table's ``BCUSPLIT`` text."""
-        if self.reason is not None:
-            return NOT_SPLIT + self.reason
-        if self.bcu == 0:
-            return NOT_SPLIT + "no bcu among the classified sources"
-        return (f"the {self.bcu} bcu's p_bll and p_fsrq split by a blazar-type model (the main job's estimator on "
-                f"{self.trained[0]} bll and {self.trained[1]} fsrq, their features and {LAC_RELEASE}'s synchrotron "
-                f"and high-energy peaks): {self.in_lac} of them have a {LAC_RELEASE} row, {self.peaks} a synchrotron "
-                f"peak; {self.bcu - self.peaks} without one took the population's median with its spread as error bar")
+def _split_record(folder: Path) -> dict[str, Any] | None:
+    """The blazar-type record saved in the trained-model ``folder``; None where it holds none."""
+    record_file = folder / BCU_TYPES_FILE
+    if not record_file.is_file():
+        return None
+    record = read_json(record_file, "bcu-types record", damaged="the run folder is corrupt")
+    if not isinstance(record, dict) or record.get("format") != _FORMAT:
+        raise ValueError(f"{record_file} is not a {_FORMAT} record; the run folder is corrupt")
+    return record
 
 
 def split_bcu(folder: str | os.PathLike, catalog: Any, pool: NoisyDataset, proba: np.ndarray,
               classes: Sequence[str], mc_error: np.ndarray | None = None,
-              lac: Any = None) -> tuple[np.ndarray, np.ndarray | None, BcuSplit | None]:
+              lac: Any = None) -> tuple[np.ndarray, np.ndarray | None, str | None]:
     """The bcu rows of ``pool`` (sources of ``catalog`` with the main model's features) split by the blazar-type
     model saved in the trained-model ``folder`` (beside its ``training.json``) (`split_rule`); their Monte Carlo errors (``mc_error``, the largest per row) combined
     with T times q's to first order.
@@ -187,23 +165,17 @@ def split_bcu(folder: str | os.PathLike, catalog: Any, pool: NoisyDataset, proba
     Returns
     -------
     tuple
-        The probabilities, the errors and what was split (`BcuSplit`, whose ``note`` the table's ``BCUSPLIT``
-        keyword carries; None: ``folder`` holds no blazar-type record, the job ran with ``bcu_types="none"``).
+        The probabilities, the errors and the note the table's ``BCUSPLIT`` keyword carries (`split_note`; None:
+        ``folder`` holds no blazar-type record, the job ran with ``bcu_types="none"``).
     """
     folder = Path(folder)
-    record_file = folder / BCU_TYPES_FILE
-    if not record_file.is_file():
+    record = _split_record(folder)
+    if record is None:
         return proba, mc_error, None
-    record = read_json(record_file, "bcu-types record", damaged="the run folder is corrupt")
-    if not isinstance(record, dict) or record.get("format") != _FORMAT:
-        raise ValueError(f"{record_file} is not a {_FORMAT} record; the run folder is corrupt")
     bcu = class1_codes(pool.aux["CLASS1"]) == "bcu"
-    reason = record.get("reason") or _skip_reason(classes, catalog)
-    if reason is not None:
-        return proba, mc_error, BcuSplit(reason)
-    trained = (record["n_per_class"].get("bll"), record["n_per_class"].get("fsrq"))
-    if not bcu.any():
-        return proba, mc_error, BcuSplit(trained=trained)
+    note = split_note(folder, catalog, pool.ids[bcu], classes, lac)
+    if note.startswith(NOT_SPLIT):
+        return proba, mc_error, note
     lac = read_lac() if lac is None else lac
     rows = _with_lac(pool.subset(np.nonzero(bcu)[0]), catalog, lac)
     estimator = loaded_estimator(folder / BCU_TYPES_DIR)  # never a path read from the record
@@ -218,6 +190,27 @@ def split_bcu(folder: str | os.PathLike, catalog: Any, pool: NoisyDataset, proba
         total = proba[bcu][:, [list(classes).index(c) for c in BLAZARS]].sum(axis=1)
         mc_error = np.array(mc_error, dtype=np.float64, copy=True)
         mc_error[bcu] = np.hypot(mc_error[bcu], total * q_error)
-    joined = join_4lac(catalog, [str(i) for i in rows.ids], lac)
-    return split, mc_error, BcuSplit(None, int(bcu.sum()), int((joined["LAC_Name"] != "").sum()),
-                                     int(joined["log_nu_syn"].notna().sum()), trained)
+    return split, mc_error, note
+
+
+def split_note(folder: str | os.PathLike, catalog: Any, bcu_ids: Sequence[str], classes: Sequence[str],
+               lac: Any = None) -> str | None:
+    """The ``BCUSPLIT`` keyword of a table whose bcu sources are ``bcu_ids`` (of ``catalog``), as `split_bcu`
+    splits them with the trained-model ``folder``: a table classified in blocks of rows says it once, of its bcu
+    all together (None: ``folder`` holds no blazar-type record)."""
+    record = _split_record(Path(folder))
+    if record is None:
+        return None
+    reason = record.get("reason") or _skip_reason(classes, catalog)
+    if reason is not None:
+        return NOT_SPLIT + reason
+    if not len(bcu_ids):
+        return NOT_SPLIT + "no bcu among the classified sources"
+    joined = join_4lac(catalog, [str(i) for i in bcu_ids], read_lac() if lac is None else lac)
+    in_lac = int((joined["LAC_Name"] != "").sum())
+    peaks = int(joined["log_nu_syn"].notna().sum())
+    return (f"the {len(bcu_ids)} bcu's p_bll and p_fsrq split by a blazar-type model (the main job's estimator on "
+            f"{record['n_per_class'].get('bll')} bll and {record['n_per_class'].get('fsrq')} fsrq, their features and "
+            f"{LAC_RELEASE}'s synchrotron and high-energy peaks): {in_lac} of them have a {LAC_RELEASE} row, "
+            f"{peaks} a synchrotron peak; {len(bcu_ids) - peaks} without one took the population's median with its "
+            "spread as error bar")

@@ -146,7 +146,8 @@ def check_catalog_columns(trained: TrainedModel, catalog: Any) -> None:
     for name in needed:
         dtype = catalog.table[name].dtype
         if dtype.kind not in "iuf":
-            raise ValueError(f"column {name!r} of {where} holds {dtype} values; the model in {trained.folder} was "
+            held = "text" if dtype.kind in "SU" else dtype  # text is kept as the file's bytes
+            raise ValueError(f"column {name!r} of {where} holds {held} values; the model in {trained.folder} was "
                              "trained on it as numbers: use a catalog of the release's layout")
     for f in features:
         for column, bands in _value_reads(f):

@@ -30,7 +30,7 @@ import pandas as pd
 
 import gpal
 from gpal.active import make_acquisition
-from gpal.catalog_jobs.bcu_types import split_bcu
+from gpal.catalog_jobs.bcu_types import split_bcu, split_note
 from gpal.catalog_jobs.model_folders import (
     TrainedModel, check_catalog_columns, check_features, load_trained, loaded_estimator,
 )
@@ -39,6 +39,7 @@ from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, with_proba
 from gpal.catalog_jobs.pool_prior import APPLIED_BY_DEFAULT, adjust_table, training_prior
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 from gpal.catalogs import load_catalog, repaired_text
+from gpal.catalogs.classes import class1_codes
 from gpal.catalogs.known_classes import apply_known_classes, association_weight, class_weights, known_class_rule
 from gpal.catalogs.lac import lac_table_columns
 from gpal.catalogs.releases import DEFAULT_RELEASE, RELEASES
@@ -272,12 +273,12 @@ def _known(cat: Any, ids: Sequence[str], lookups: _Lookups) -> tuple[pd.DataFram
 
 
 def _classified_frame(trained: TrainedModel, cat: Any, pool: NoisyDataset, lookups: _Lookups,
-                      outliers: Mapping[str, Any] | None, chunk_size: int, executor: Any,
-                      progress: bool) -> tuple[pd.DataFrame, str, str]:
+                      outliers: Mapping[str, Any] | None, chunk_size: int,
+                      executor: Any) -> tuple[pd.DataFrame, str, str]:
     """The rows of ``pool``'s sources in a classified table (`predict_catalog`, before any pool prior or
     ``information``), and the notes of what is known (``KNOWNFROM``) and of the 4LAC join (``LACFROM``)."""
     proba, mc_error = predict_proba_chunked(trained.model_dir, pool.X, pool.X_var, chunk_size=chunk_size,
-                                            executor=executor, progress=progress, return_mc_error=True)
+                                            executor=executor, progress=False, return_mc_error=True)
     classes, ids = trained.classes, pool.ids.tolist()
     # a block's own rows where it has them: a lookup by name over every row of a large catalog, once a block, cost
     # more than the block's work; what is known of a source reads the whole catalog (another source's counterpart
@@ -286,7 +287,8 @@ def _classified_frame(trained: TrainedModel, cat: Any, pool: NoisyDataset, looku
     proba, mc_error = known_class_probabilities(trained, pool.aux["CLASS1"], proba, mc_error.max(axis=1),
                                                 association_weight(own, ids))
     # a classify folder's blazar-type model splits each bcu between bll and fsrq (keyword BCUSPLIT says how)
-    proba, mc_error, bcu_split = split_bcu(trained.record_file.parent, cat, pool, proba, classes, mc_error)
+    # (its note is said of the whole table's bcu: `_classified_blocks`)
+    proba, mc_error, _ = split_bcu(trained.record_file.parent, cat, pool, proba, classes, mc_error)
     frame = pd.DataFrame({"Source_Name": pool.ids, "CLASS1": pool.aux["CLASS1"]})
     with_proba(frame, classes, proba)
     targets = target_columns(own, ids)
@@ -298,17 +300,11 @@ def _classified_frame(trained: TrainedModel, cat: Any, pool: NoisyDataset, looku
     lac, lac_notes = lac_table_columns(own, ids, lookups.lac)  # what a spectroscopist points at; shown only
     frame = pd.concat([frame, targets.drop(columns="Source_Name"), known, lac], axis=1)
     frame.attrs["lac_rows"] = lac.attrs.get("lac_rows")
-    frame.attrs["bcu_split"] = bcu_split
     # "none of these", where the folder saved its score or the caller holds it
     flags = saved_outliers(trained.folder, pool) if outliers is None else outlier_flags(outliers, pool)
     if flags is not None:
         frame["ood_score"], frame["ood"] = flags
     return frame, notes, lac_notes
-
-
-def _bcu_split_meta(split: Any) -> dict[str, str]:
-    """The ``BCUSPLIT`` keyword of a table the blazar-type model split (`BcuSplit`; none where it did not run)."""
-    return {} if split is None else {"BCUSPLIT": split.note}
 
 
 def _checked(model: str | os.PathLike | TrainedModel, catalog: Any) -> tuple[TrainedModel, Any]:
@@ -333,6 +329,7 @@ def predict_catalog(
     pool_prior: bool = APPLIED_BY_DEFAULT,
     outliers: Mapping[str, Any] | None = None,
     pulsars: str | os.PathLike | None = None,
+    rows: int | None = None,
 ) -> ClassifiedSources:
     """Class probabilities of the selected sources of ``catalog`` (a name, path or `Catalog`).
 
@@ -354,19 +351,28 @@ def predict_catalog(
     ``pulsars``, a psrcat.db file, the shipped copy when None) is in the table, keyword ``KNOWNFROM`` saying where;
     each source's 4LAC-DR3 counterpart SED (`gpal.catalogs.lac.LAC_TABLE_COLUMNS`) too, keyword ``LACFROM``.  A folder
     of ``gpal classify`` that saved a blazar-type model splits each bcu between bll and fsrq by it
-    (`gpal.catalog_jobs.bcu_types.split_bcu`, keyword ``BCUSPLIT``).
+    (`gpal.catalog_jobs.bcu_types.split_bcu`, keyword ``BCUSPLIT``).  The sources are classified ``rows`` at a time
+    (`BLOCK_ROWS` when None), as `predict_catalog_blocks` classifies them: the features and the table are whole, the
+    temporaries of the classification one block's.
     """
+    from gpal.progress import progress_bar
+
     trained, cat = _checked(model, catalog)
     tokens = select_tokens(select)
     if pool is None:
         pool = selection_pool(cat, tokens, trained.training["features"])
     check_features(trained, pool)
-    frame, notes, lac_notes = _classified_frame(
-        trained, cat, pool, _Lookups(cat, pulsars), outliers, chunk_size, executor, progress)
-    bcu_split = frame.attrs.get("bcu_split")
-    frame.attrs.clear()
-    table = ClassifiedSources(frame, {**_table_meta(trained, cat, pool.n_samples, pool.meta, tokens), "KNOWNFROM": notes,
-                                      "LACFROM": lac_notes, **_bcu_split_meta(bcu_split)})
+    rows = _block_rows(rows)
+    frames, notes = [], {}
+    with progress_bar(total=pool.n_samples, desc=f"classifying {pool.n_samples} sources", unit="sources",
+                      disable=not progress) as bar:
+        blocks = (pool.subset(np.arange(start, min(start + rows, pool.n_samples)))
+                  for start in range(0, pool.n_samples, rows))
+        for _, frame, notes in _classified_blocks(trained, cat, blocks, _Lookups(cat, pulsars), outliers, chunk_size,
+                                                  executor, bar):
+            frames.append(frame)
+    table = ClassifiedSources(pd.concat(frames, ignore_index=True),
+                              {**_table_meta(trained, cat, pool.n_samples, pool.meta, tokens), **notes})
     if pool_prior:
         classes = trained.classes
         table, _ = adjust_table(table, classes, training_prior(trained.training["n_per_class"], classes),
@@ -376,9 +382,11 @@ def predict_catalog(
     return table
 
 
-#: Catalog rows `predict_catalog_blocks` takes at once: tens of MB of features and table whatever the catalog's rows;
-#: a multiple of `_KNOWN_ROWS` and `_SCORE_ROWS`, so each row's chunks are those of one call.
-BLOCK_ROWS = 65536
+#: Catalog rows `predict_catalog_blocks` takes at once (and sources `predict_catalog`): tens of MB of features and
+#: table whatever the catalog's rows.  At 10^5 rows, blocks of 16 384 / 32 768 / 65 536 peaked at 1.19 / 1.25 /
+#: 1.28 GiB in the same CPU time (docs/results/timings.memory.json); the middle one was then measured at 10^6 rows.
+#: A multiple of `_KNOWN_ROWS` and `_SCORE_ROWS`, so each row's chunks are those of one call.
+BLOCK_ROWS = 32768
 
 
 def predict_catalog_blocks(
@@ -391,10 +399,11 @@ def predict_catalog_blocks(
     information: bool = True,
     target: str | None = None,
     pulsars: str | os.PathLike | None = None,
-    rows: int = BLOCK_ROWS,
+    rows: int | None = None,
 ) -> Iterator[ClassifiedSources]:
-    """`predict_catalog`'s table (without a pool prior) in blocks of ``rows`` catalog rows: memory holds one block's
-    features and rows, whatever the catalog's size, and the rows are `predict_catalog`'s, value for value.
+    """`predict_catalog`'s table (without a pool prior) in blocks of ``rows`` catalog rows (`BLOCK_ROWS` when None):
+    memory holds one block's features and rows, whatever the catalog's size, and the rows are `predict_catalog`'s,
+    value for value.
 
     Features, probabilities, what is known of each source, the outlier flags and ``information`` are each a row's
     own (the features' population errors are the whole catalog's: `gpal.catalogs.Catalog.pool_blocks`).  The pool
@@ -404,43 +413,59 @@ def predict_catalog_blocks(
     ------
     ClassifiedSources
         Each block's rows, in catalog order; the keywords of the last one are the whole table's (``NSOURCES``,
-        ``DROPPED``, ``REPAIRED``, ``LACFROM``, ``BCUSPLIT``), those before it their block's.
+        ``DROPPED``, ``REPAIRED``, ``LACFROM``, ``BCUSPLIT``), those before it their block's and the blocks' before.
     """
-    from gpal.catalogs.lac import lac_note
     from gpal.progress import progress_bar
 
     trained, cat = _checked(model, catalog)
     tokens = select_tokens(select)
     features = trained.training["features"]
     codes = _codes(cat, tokens)
-    blocks = cat.pool_blocks(select=codes, features=features, rows=rows)
+    blocks = cat.pool_blocks(select=codes, features=features, rows=_block_rows(rows))
     first = next(blocks)  # a selection or catalog to refuse is refused before the model loads
     check_features(trained, first)
     lookups, outliers = _Lookups(cat, pulsars), read_outlier_record(trained.folder)  # read once, not once a block
     # whether to score `information` is asked of the model after its first prediction, as `predict_catalog` asks:
     # a saved size the model cannot predict at is then refused by the prediction, which names it
     scored = None
-    n, lac_rows, bcu_split = 0, 0, None
     selected = int(np.isin(cat.class_codes, ["" if c == "unassociated" else c for c in codes]).sum())
     with progress_bar(total=selected, desc=f"classifying {selected} sources", unit="sources",
                       disable=not progress) as bar:
-        for pool in itertools.chain([first], blocks):
-            frame, notes, lac_notes = _classified_frame(trained, cat, pool, lookups, outliers, chunk_size, executor,
-                                                        False)
-            n += pool.n_samples
-            lac_rows = None if lac_rows is None or frame.attrs["lac_rows"] is None else lac_rows + frame.attrs["lac_rows"]
-            block_split = frame.attrs["bcu_split"]
-            bcu_split = block_split if bcu_split is None else bcu_split + block_split
-            frame.attrs.clear()
+        for pool, frame, notes in _classified_blocks(trained, cat, itertools.chain([first], blocks), lookups,
+                                                     outliers, chunk_size, executor, bar):
             whole = pool.meta.get("blocks")  # the last block: the whole selection's counts
             meta = {**_table_meta(trained, cat, pool.n_samples if whole is None else whole["n_samples"],
-                                  pool.meta if whole is None else whole, tokens),
-                    "KNOWNFROM": notes, "LACFROM": lac_notes if lac_rows is None else lac_note(cat, lac_rows, n,
-                                                                                                lookups.lac),
-                    **_bcu_split_meta(block_split if whole is None else bcu_split)}
+                                  pool.meta if whole is None else whole, tokens), **notes}
             table = ClassifiedSources(frame, meta)
             scored = information and scores_information(trained.estimator) if scored is None else scored
             if scored:
                 table = with_information(table, trained.estimator, pool, target)
-            bar.update(pool.n_samples)
             yield table
+
+
+def _block_rows(rows: int | None) -> int:
+    """The rows of a block: ``rows``, checked, or `BLOCK_ROWS` when None."""
+    return BLOCK_ROWS if rows is None else Integer(1).check("rows", rows)
+
+
+def _classified_blocks(trained: TrainedModel, cat: Any, pools: Iterator[NoisyDataset], lookups: _Lookups,
+                       outliers: Mapping[str, Any] | None, chunk_size: int, executor: Any,
+                       bar: Any) -> Iterator[tuple[NoisyDataset, pd.DataFrame, dict[str, str]]]:
+    """Each of ``pools`` (one selection's sources in blocks, in order), its rows of the classified table
+    (`_classified_frame`) and the keywords of every row so far: ``KNOWNFROM``, ``LACFROM`` and, where the model
+    folder splits the bcu, ``BCUSPLIT`` (each of all the blocks' rows, as one table's would be)."""
+    from gpal.catalogs.lac import lac_note
+
+    n, lac_rows, bcu = 0, 0, []
+    for pool in pools:
+        frame, known, lac_notes = _classified_frame(trained, cat, pool, lookups, outliers, chunk_size, executor)
+        n += pool.n_samples
+        lac_rows = None if lac_rows is None or frame.attrs["lac_rows"] is None else lac_rows + frame.attrs["lac_rows"]
+        frame.attrs.clear()
+        bcu += frame["Source_Name"][class1_codes(frame["CLASS1"]) == "bcu"].tolist()
+        split = split_note(trained.record_file.parent, cat, bcu, trained.classes)
+        notes = {"KNOWNFROM": known,
+                 "LACFROM": lac_notes if lac_rows is None else lac_note(cat, lac_rows, n, lookups.lac),
+                 **({"BCUSPLIT": split} if split else {})}
+        bar.update(pool.n_samples)
+        yield pool, frame, notes

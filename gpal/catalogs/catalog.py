@@ -185,7 +185,9 @@ def _read(path: Path):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", fits.verify.VerifyWarning)
             warnings.filterwarnings("error", message=".*truncated")
-            with fits.open(source, memmap=memmap) as hdul:
+            # text stays bytes, as the file holds it: astropy's str is 4 bytes a character at the column's full
+            # width (a catalog's names, 10^6 of them, took 164 MB); `text_values` decodes what a caller reads
+            with fits.open(source, memmap=memmap, character_as_bytes=True) as hdul:
                 names = [h.name for h in hdul]
                 if HDU_NAME.upper() not in [n.upper() for n in names]:
                     raise ValueError(
@@ -220,14 +222,17 @@ def _provenance(path: Path, table, header, primary) -> _Provenance:
 
 
 def _check_keys(path: Path, table, record: Release) -> None:
-    """Source names and class codes are text, and each source is listed once (the key of every output table)."""
-    name_column = record.columns.name
-    for column in (name_column, record.columns.class_code):
+    """Source names and class codes are text (the names' uniqueness: `_check_unique`)."""
+    for column in (record.columns.name, record.columns.class_code):
         dtype = np.asarray(table[column]).dtype
         if dtype.kind not in "SU":
             raise ValueError(f"{path} is not a LAT catalog: column {column!r} holds {dtype.name} values; "
                              "expected text (source names, class codes)")
-    names, counts = np.unique(text_values(table[name_column]), return_counts=True)
+
+
+def _check_unique(path: Path, names: np.ndarray, name_column: str) -> None:
+    """Each source is listed once (the key of every output table); ``names`` the catalog's, read once."""
+    names, counts = np.unique(names, return_counts=True)
     if (counts > 1).any():
         twice = names[counts > 1]
         raise ValueError(f"{path}: column {name_column!r} names {twice.size} source(s) more than once (e.g. "
@@ -238,8 +243,13 @@ def _listing(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{code} ({n})" for code, n in counts.items())
 
 
+#: Rows of a text column decoded at once by `text_values`: its str copies stay a few MB, whatever the catalog's rows.
+_TEXT_ROWS = 65536
+
+
 def text_values(column) -> np.ndarray:
-    """A FITS text column as stripped str (masked entries empty, bytes decoded as ASCII).
+    """A FITS text column as stripped str (masked entries empty, bytes decoded as ASCII), as wide as its longest
+    value: str holds 4 bytes a character, and a file's column as wide as its widest entry held GiBs at 10^6 rows.
 
     Returns
     -------
@@ -248,9 +258,14 @@ def text_values(column) -> np.ndarray:
     """
     values = column.filled(b"") if hasattr(column, "filled") else column
     arr = np.asarray(values)
-    if arr.dtype.kind == "S":
-        arr = np.char.decode(arr, "ascii", errors="replace")
-    return np.char.strip(arr.astype(str))
+    parts = []
+    for start in range(0, max(len(arr), 1), _TEXT_ROWS):  # one (empty) part for an empty column
+        part = arr[start:start + _TEXT_ROWS]
+        if part.dtype.kind == "S":
+            part = np.char.decode(part, "ascii", errors="replace")
+        part = np.char.strip(part.astype(str))
+        parts.append(part.astype(f"U{max(int(np.char.str_len(part).max(initial=0)), 1)}"))
+    return np.concatenate(parts)  # as wide as the widest part
 
 
 def _floats(column) -> np.ndarray:
@@ -304,6 +319,7 @@ class Catalog:
         path = Path(path)
         table, header, primary = _read(path)
         catalog = cls(table, dataclasses.replace(_provenance(path, table, header, primary), sha256=file_sha256(path)))
+        _check_unique(path, catalog.names, catalog.columns.name)
         expected = {Path(r.file).name: r.rows for r in RELEASES.values() if r.file}.get(path.name)
         if expected is not None and expected != catalog.n_rows:
             warnings.warn(f"{path.name} has {catalog.n_rows} rows; the published file has {expected}", stacklevel=2)
@@ -535,8 +551,8 @@ class Catalog:
         dtype = np.asarray(column).dtype
         if dtype.kind not in "iuf":  # booleans are not measurements either
             raise ValueError(
-                f"column {name!r} of the {self.release} catalog ({self.path.name}) holds {dtype} values "
-                f"such as {str(column[0])!r}; expected numbers"
+                f"column {name!r} of the {self.release} catalog ({self.path.name}) holds "
+                f"{'text' if dtype.kind in 'SU' else dtype} values such as {str(column[0]).strip()!r}; expected numbers"
             )
         return _floats(column if rows is None else column[rows])
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpal.catalog_jobs.bcu_types import NOT_SPLIT, BcuSplit, read_lac, split_bcu, split_rule
+from gpal.catalog_jobs.bcu_types import NOT_SPLIT, read_lac, split_bcu, split_rule
 from gpal.catalog_jobs.layout import BCU_TYPES_DIR, BCU_TYPES_FILE, TRAINED_DIR
 from gpal.catalog_jobs.model_folders import load_trained
 from gpal.catalog_jobs.prediction import (DEFAULT_SELECT, known_class_probabilities, predict_catalog,
@@ -83,6 +83,13 @@ def test_classify_splits_the_bcu_and_predict_on_the_folder_reproduces_it(split_r
     # predict with the folder: the same bcu probabilities (to the table's printed digits) and the same note
     np.testing.assert_allclose(table.frame[columns].to_numpy(float), got, atol=1e-6)
     assert table.meta["BCUSPLIT"] == written.meta["BCUSPLIT"]
+    # in blocks of sources or of catalog rows: the same rows, and the note of all the blocks' bcu (the blazar-type
+    # model predicts a block's bcu together: another count of rows moved a probability in its last digit)
+    in_blocks = predict_catalog(folder, catalog, DEFAULT_SELECT, progress=False, information=False, rows=32)
+    pd.testing.assert_frame_equal(in_blocks.frame, table.frame, check_exact=False, rtol=0, atol=1e-12)
+    assert in_blocks.meta["BCUSPLIT"] == written.meta["BCUSPLIT"]
+    blocks = list(predict_catalog_blocks(folder, catalog, DEFAULT_SELECT, progress=False, information=False, rows=64))
+    assert len(blocks) > 1 and blocks[-1].meta["BCUSPLIT"] == written.meta["BCUSPLIT"]
     alone = predict_catalog(folder / TRAINED_DIR, catalog, DEFAULT_SELECT, progress=False, information=False)
     np.testing.assert_allclose(alone.frame[columns].to_numpy(float), got, atol=1e-6)  # model/ alone splits alike
     assert f"**The bcu's blazar types**: {written.meta['BCUSPLIT']}." in (folder / "report.md").read_text()
@@ -90,11 +97,11 @@ def test_classify_splits_the_bcu_and_predict_on_the_folder_reproduces_it(split_r
 
 def test_a_release_without_4fgl_names_keeps_the_main_models_split(split_run):
     catalog = types.SimpleNamespace(release="3FGL", record=types.SimpleNamespace(links={}))
-    pool = types.SimpleNamespace(aux={"CLASS1": np.array(["bcu", ""])})
+    pool = types.SimpleNamespace(aux={"CLASS1": np.array(["bcu", ""])}, ids=np.array(["a", "b"]))
     proba = np.array([[0.5, 0.3, 0.1, 0.1], [0.2, 0.2, 0.3, 0.3]])
-    out, error, split = split_bcu(split_run / TRAINED_DIR, catalog, pool, proba, ["bll", "fsrq", "pulsar", "other"])
+    out, error, note = split_bcu(split_run / TRAINED_DIR, catalog, pool, proba, ["bll", "fsrq", "pulsar", "other"])
     assert out is proba and error is None
-    assert split.note.startswith(NOT_SPLIT) and "3FGL names no 4FGL source" in split.note
+    assert note.startswith(NOT_SPLIT) and "3FGL names no 4FGL source" in note
 
 
 def test_blocks_of_rows_carry_the_whole_tables_bcusplit(split_run, small_catalog, tmp_path):
@@ -119,15 +126,6 @@ def test_blocks_of_rows_carry_the_whole_tables_bcusplit(split_run, small_catalog
     assert ({k: v for k, v in written["blocks"].meta.items() if k != "DATE"}
             == {k: v for k, v in written["whole"].meta.items() if k != "DATE"})
     pd.testing.assert_frame_equal(written["blocks"].frame, written["whole"].frame, rtol=1e-12)
-
-
-def test_split_counts_add_up_and_a_reason_wins():
-    trained = (30, 10)
-    a, b = BcuSplit(None, 3, 2, 1, trained), BcuSplit(None, 4, 4, 2, trained)
-    assert a + b == BcuSplit(None, 7, 6, 3, trained)
-    assert "the 7 bcu's" in (a + b).note and "6 of them have a 4LAC-DR3 row, 3 a synchrotron peak" in (a + b).note
-    assert (BcuSplit(trained=trained) + BcuSplit(trained=trained)).note == NOT_SPLIT + "no bcu among the classified sources"
-    assert (a + BcuSplit("no fsrq")).note == NOT_SPLIT + "no fsrq"
 
 
 def test_a_folder_without_the_record_splits_nothing(tmp_path):

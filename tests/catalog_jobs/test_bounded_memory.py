@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import gpal.catalog_jobs.prediction as prediction
 import gpal.estimators.outliers as outliers
@@ -56,6 +57,22 @@ def test_blocks_of_rows_give_the_whole_tables_files(main_job_run, small_catalog,
         return re.sub(r"DATE: '?[0-9T:-]+'?", "", path.with_suffix(".ecsv").read_text())
 
     assert undated(blocks) == undated(whole)
+
+
+def test_predict_catalog_classifies_in_blocks_as_in_one(main_job_run, small_catalog, tmp_path):
+    """`predict_catalog` (``gpal classify``'s classification step) taking 64 sources at a time (the small catalog's
+    283 in five blocks) writes the bytes of one block of them all; ``rows`` is checked."""
+    def written(rows: int):
+        path = tmp_path / f"{rows}.csv"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            write_probability_table(predict_catalog(main_job_run, small_catalog, ("all",), progress=False,
+                                                    rows=rows), path)
+        return path.read_bytes(), re.sub(r"DATE: '?[0-9T:-]+'?", "", path.with_suffix(".ecsv").read_text())
+
+    assert written(64) == written(10**6)
+    with pytest.raises(ValueError, match="rows must be an integer >= 1; got 0"):
+        predict_catalog(main_job_run, small_catalog, ("all",), progress=False, rows=0)
 
 
 def test_pool_blocks_are_the_pool_bit_for_bit(small_catalog):

@@ -49,7 +49,7 @@ def _five_bands(table):
 
 
 CASES = {
-    "text": (_as_text, ["column 'LP_beta'", "holds <U", "was trained on it as numbers"]),
+    "text": (_as_text, ["column 'LP_beta'", "holds text values", "was trained on it as numbers"]),
     "two values": (_two_values, ["column 'LP_beta'", "holds 2 values per source", "was trained on one (feature "
                                                                                  "'LP_beta')"]),
     "five bands": (_five_bands, ["column 'Flux_Band'", "holds 5 bands per source", "reads band(s) [5]",

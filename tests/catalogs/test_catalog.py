@@ -268,3 +268,19 @@ def test_bad_policy_and_merge(fgl):
         fgl.dataset(classes=["bll"], merge={"pulsar": ["psr"]})
     with pytest.raises(ValueError, match="'bll' is named 2 times, in a and b"):
         fgl.dataset(classes=["a", "b"], merge={"a": ["bll"], "b": ["bll", "fsrq"]})
+
+
+def test_text_is_kept_as_bytes_and_read_as_wide_as_its_longest_value(dr4, monkeypatch):
+    """The table keeps a FITS text column as the file's bytes, and `text_values` gives the values a plain decode
+    and strip give, as wide as the longest of them, whether it takes the rows in one part or in many."""
+    import gpal.catalogs.catalog as catalog_module
+
+    assert np.asarray(dr4.table["Source_Name"]).dtype.kind == "S"
+    expected = [name.decode("ascii").strip() for name in np.asarray(dr4.table["Source_Name"])]
+    assert dr4.names.tolist() == expected
+    assert dr4.names.dtype == np.dtype(f"U{max(map(len, expected))}")
+    wide = np.array([b"  a ", b"bcd", b"", b"e" * 40 + b" "], dtype="S41")
+    monkeypatch.setattr(catalog_module, "_TEXT_ROWS", 3)  # two parts, the widest in the second
+    values = catalog_module.text_values(wide)
+    assert values.tolist() == ["a", "bcd", "", "e" * 40] and values.dtype == np.dtype("U40")
+    assert catalog_module.text_values(wide[:3]).dtype == np.dtype("U3")

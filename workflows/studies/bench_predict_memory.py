@@ -3,10 +3,13 @@ main job's model reads and those naming and placing a source.
 
 Writes the catalog into a temporary folder (never into the repository; 222 MB for 10^6 rows), runs
 ``gpal predict MODEL --catalog it --select all`` under ``/usr/bin/time -v`` and prints the rows, the peak resident
-memory, the wall and CPU seconds and the predicted classes; ``--keep`` leaves the catalog for another run::
+memory, the wall and CPU seconds and the predicted classes; ``--keep`` leaves the catalog for another run.
+``--block-rows N`` runs `gpal predict`'s functions with blocks of N rows instead (the figures `BLOCK_ROWS` was chosen
+by), ``--whole`` makes the table whole (`predict_catalog`, the path of ``--pool-prior`` without the prior)::
 
     gpal classify --out /tmp/mj --no-progress
     python workflows/studies/bench_predict_memory.py /tmp/mj --rows 1000000
+    python workflows/studies/bench_predict_memory.py /tmp/mj --rows 100000 --block-rows 16384
 """
 
 from __future__ import annotations
@@ -56,6 +59,21 @@ def repeated_catalog(rows: int, path: Path) -> Path:
     return path
 
 
+#: `gpal predict`'s functions with a given block size (an integer) or the table made whole ("whole"); their output
+#: is the command's, but for the line of counts it prints.
+_DRIVER = """
+import sys, warnings
+from gpal.catalog_jobs.prediction import predict_catalog, predict_catalog_blocks
+from gpal.catalog_jobs.tables import write_probability_blocks, write_probability_table
+warnings.simplefilter("ignore")
+model, catalog, rows, out = sys.argv[1:5]
+if rows == "whole":
+    write_probability_table(predict_catalog(model, catalog, "all", progress=False, pool_prior=False), out)
+else:
+    write_probability_blocks(predict_catalog_blocks(model, catalog, "all", progress=False, rows=int(rows)), out)
+"""
+
+
 def measured(report: str) -> dict[str, float]:
     """Peak resident memory (GiB), wall and CPU seconds from ``/usr/bin/time -v``'s report."""
     def value(label: str) -> str:
@@ -72,13 +90,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("model", help="a gpal classify (or gpal train) folder of the main job's features")
     parser.add_argument("--rows", type=int, default=10**6, help="catalog rows (default 10^6)")
     parser.add_argument("--keep", type=Path, default=None, help="write the catalog here and keep it (reused if there)")
+    how = parser.add_mutually_exclusive_group()
+    how.add_argument("--block-rows", type=int, default=None, help="blocks of this many catalog rows (default: "
+                     "gpal predict itself, gpal.catalog_jobs.prediction.BLOCK_ROWS)")
+    how.add_argument("--whole", action="store_true", help="the table made whole (predict_catalog)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         catalog = args.keep or Path(tmp) / f"repeated_{args.rows}.fits"
         if not catalog.is_file():
             repeated_catalog(args.rows, catalog)
-        command = ["/usr/bin/time", "-v", sys.executable, "-m", "gpal.cli", "predict", args.model, "--catalog",
-                   str(catalog), "--select", "all", "--no-progress", "--out", str(Path(tmp) / "t.csv")]
+        out = str(Path(tmp) / "t.csv")
+        if args.whole or args.block_rows is not None:
+            command = ["/usr/bin/time", "-v", sys.executable, "-c", _DRIVER, args.model, str(catalog),
+                       "whole" if args.whole else str(args.block_rows), out]
+        else:
+            command = ["/usr/bin/time", "-v", sys.executable, "-m", "gpal.cli", "predict", args.model, "--catalog",
+                       str(catalog), "--select", "all", "--no-progress", "--out", out]
         done = subprocess.run(command, capture_output=True, text=True)
         if done.returncode:
             raise SystemExit(f"gpal predict failed:\n{done.stderr}")
