@@ -45,7 +45,7 @@ from gpal.constraints import Integer, ListOf, OneOf, Optional, Real
 __all__ = ["CANDIDATE_SETTINGS", "CUTS", "Cut", "DOUBTFUL_FLAGS", "FLAG_NUMBERS", "NO_COUNTERPART", "ORDER_RULE",
            "RANK_DIGITS", "candidate_lists", "caveats", "check_cuts", "clean", "cuts_from_meta",
            "cuts_identity", "cuts_meta", "cuts_text", "expected_members", "flag_mask", "followable", "known", "known_sources", "numbered",
-           "passes_flags", "point_sources_through", "ranked_by", "SPECTRUM_NEEDS_COUNTERPART", "visible"]
+           "passes_flags", "point_sources_through", "ranked_by", "SPECTRUM_NEEDS_COUNTERPART", "UNKNOWN_NATURE", "visible"]
 
 #: A flag number: the LAT catalogs document flags 1 to 14; a Flags column holds at most 32 bits.
 FLAG_NUMBERS = Integer(1, 32)
@@ -58,6 +58,9 @@ DOUBTFUL_FLAGS = (1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 13, 14)
 #: identified to point a spectrograph at, and its caveat says so (`NO_COUNTERPART`).
 SPECTRUM_NEEDS_COUNTERPART = ("bll", "fsrq", "bcu")
 NO_COUNTERPART = "unassociated: no counterpart to take a spectrum of yet"
+#: The class code of a counterpart of unknown nature: a source another release associates with one is not known to
+#: be of a class (it stays a candidate), but its caveat names the counterpart.
+UNKNOWN_NATURE = "unk"
 #: |GLAT| (deg) below which a candidate carries the Galactic-plane caveat (the diffuse emission is brightest there).
 PLANE_LATITUDE = 2.0
 #: The decimals of a class probability a target list ranks by; ties go to the more significant source.
@@ -222,14 +225,15 @@ def known(frame: pd.DataFrame) -> np.ndarray:
     names no class: the row stays a candidate, its ``known_reason`` beside it); a table without the column: none."""
     if "known_class" not in frame.columns:
         return np.zeros(len(frame), dtype=bool)
-    return ~frame["known_class"].fillna("").astype(str).str.strip().isin(["", "unk"]).to_numpy()
+    return ~frame["known_class"].fillna("").astype(str).str.strip().isin(["", UNKNOWN_NATURE]).to_numpy()
 
 
 def caveats(frame: pd.DataFrame) -> np.ndarray:
     """Each row's reasons for doubt in words ('' for none): its `DOUBTFUL_FLAGS` ('flag 14: soft Galactic
     unassociated source', the meaning as ``Flag_Words`` gives it), 'on the Galactic plane (|b| < 2 deg)' where
-    ``GLAT`` puts it there, 'inside extended source X' where ``Inside_Extended`` names one, and 'ATNF pulsar X
-    inside the 95% ellipse' where ``ATNF_pulsars`` names one (a blazar candidate's ellipse may hold the pulsar
+    ``GLAT`` puts it there, 'inside extended source X' where ``Inside_Extended`` names one, 'ATNF pulsar X
+    inside the 95% ellipse' where ``ATNF_pulsars`` names one, and the counterpart of unknown nature another release
+    names (``known_class`` unk, ``known_reason``) (a blazar candidate's ellipse may hold the pulsar
     that makes its gamma rays; a pulsar candidate with one is known and in no list) (a table without those
     columns: the flag numbers alone).
 
@@ -244,8 +248,10 @@ def caveats(frame: pd.DataFrame) -> np.ndarray:
     glat = frame["GLAT"].to_numpy(np.float64) if "GLAT" in frame else np.full(n, np.nan)
     fields = frame["Inside_Extended"].fillna("").astype(str) if "Inside_Extended" in frame else pd.Series([""] * n)
     pulsars = frame["ATNF_pulsars"].fillna("").astype(str) if "ATNF_pulsars" in frame else pd.Series([""] * n)
+    unknown = (frame["known_reason"].fillna("").astype(str).where(frame["known_class"].astype(str) == UNKNOWN_NATURE, "")
+               if {"known_class", "known_reason"} <= set(frame.columns) else pd.Series([""] * n))
     out = []
-    for value, described, b, field, pulsar in zip(flags, words, glat, fields, pulsars):
+    for value, described, b, field, pulsar, unk in zip(flags, words, glat, fields, pulsars, unknown):
         meaning = dict(w.split(": ", 1) for w in described.split("; ") if ": " in w)
         parts = [f"flag {f}" + (f": {meaning[str(f)]}" if str(f) in meaning else "")
                  for f in DOUBTFUL_FLAGS if value > 0 and value >> (f - 1) & 1]
@@ -255,6 +261,8 @@ def caveats(frame: pd.DataFrame) -> np.ndarray:
             parts.append(f"inside extended source {field.replace('; ', ' and ')}")
         if pulsar:
             parts.append(f"ATNF pulsar {pulsar.replace('; ', ' and ')} inside the 95% ellipse")
+        if unk:
+            parts.append(f"a counterpart of unknown nature: {unk}")
         out.append("; ".join(parts))
     return np.asarray(out, dtype=object)
 

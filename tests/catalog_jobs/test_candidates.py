@@ -179,3 +179,12 @@ def test_an_unassociated_blazar_candidate_says_it_has_no_counterpart_a_pulsar_ca
     words = dict(zip(lists["bll"]["Source_Name"], lists["bll"]["caveats"]))
     assert words == {"f": NO_COUNTERPART, "g": ""}  # g is a bcu: its counterpart is in the catalog
     assert not lists["pulsar"]["caveats"].str.contains("counterpart").any()
+
+
+def test_a_counterpart_of_unknown_nature_stays_a_candidate_with_its_name_in_the_caveat():
+    frame = _frame().assign(known_class=["unk"] + [""] * 7,
+                            known_reason=["4FGL-DR4 class unk (B2 2002+25; 4FGL J2004.1+2517)"] + [""] * 7)
+    rows = candidate_lists(frame, ["pulsar"], MERGE, check_cuts({}))["pulsar"]
+    words = dict(zip(rows["Source_Name"], rows["caveats"]))
+    assert words["a"] == "a counterpart of unknown nature: 4FGL-DR4 class unk (B2 2002+25; 4FGL J2004.1+2517)"
+    assert words["b"] == "flag 6"  # its flag only: no counterpart named

@@ -278,7 +278,8 @@ def _target_lists(run: FinishedRun, layout: FolderLayout) -> str | None:
             "probabilities do not tell sources apart). " + known_text
             + "The `caveats` column says in words why a row may not be what it seems (the catalog's doubtful flags "
             f"{', '.join(map(str, DOUBTFUL_FLAGS))}; the Galactic plane; an extended source's model; an ATNF pulsar inside "
-            "the ellipse; in a blazar list, an unassociated row's lack of a counterpart to take a spectrum of); the "
+            "the ellipse; a counterpart of unknown nature another release names; in a blazar list, an unassociated "
+            "row's lack of a counterpart to take a spectrum of); the "
             "clean list leaves out the rows with a "
             "doubtful flag. The lists carry what to point at: the catalog position in degrees and sexagesimal "
             "(`RA_hms`, `DEC_dms`) and its 95% ellipse, the counterpart (`ASSOC1`, or `ASSOC2` / `CLASS2` where only "
