@@ -638,8 +638,9 @@ class Catalog:
         return Catalog(table, dataclasses.replace(self._prov, n_rows=len(table)))
 
     def pool_blocks(self, select: str | Sequence[str] = (UNASSOCIATED,), features: str | Sequence[Any] | None = None,
-                    rows: int = 65536) -> Iterator[NoisyDataset]:
-        """`pool` (``nan_policy="drop"``, no significance cut) in blocks of ``rows`` catalog rows: each block's
+                    *, rows: int) -> Iterator[NoisyDataset]:
+        """`pool` (``nan_policy="drop"``, no significance cut) in blocks of ``rows`` catalog rows (the caller's choice:
+        `gpal predict`'s is `gpal.catalog_jobs.prediction.BLOCK_ROWS`): each block's
         sources, features and variances are those `pool` gives them, bit for bit (the population's errors are the
         whole catalog's), while memory holds one block's features whatever the catalog's rows.
 
