@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from gpal.catalog_jobs.proba_columns import classes_from_columns, proba_column
-from gpal.catalogs.known_classes import outside_group
+from gpal.catalogs.known_classes import BLAZAR_CODES, outside_group
 from gpal.catalog_jobs.job_settings import (
     WHEN_CHANGED, JobSetting, check_settings, header_of, recorded_settings, settings_from_header,
 )
@@ -45,7 +45,7 @@ from gpal.constraints import Integer, ListOf, OneOf, Optional, Real
 __all__ = ["CANDIDATE_SETTINGS", "CUTS", "Cut", "DOUBTFUL_FLAGS", "FLAG_NUMBERS", "NO_COUNTERPART", "ORDER_RULE",
            "RANK_DIGITS", "candidate_lists", "caveats", "check_cuts", "clean", "cuts_from_meta",
            "cuts_identity", "cuts_meta", "cuts_text", "expected_members", "flag_mask", "followable", "known", "known_sources", "numbered",
-           "passes_flags", "point_sources_through", "ranked_by", "SPECTRUM_NEEDS_COUNTERPART", "UNKNOWN_NATURE", "visible"]
+           "passes_flags", "point_sources_through", "ranked_by", "UNKNOWN_NATURE", "visible"]
 
 #: A flag number: the LAT catalogs document flags 1 to 14; a Flags column holds at most 32 bits.
 FLAG_NUMBERS = Integer(1, 32)
@@ -54,9 +54,8 @@ FLAG_NUMBERS = Integer(1, 32)
 #: FL16Y (docs/results.md, "The open sky"): flagged rows were lost by FL16Y 8 times as often (172 of 1228 against
 #: 71 of 4050) and, where FL16Y classes them, kept their class less often (132 of 164 against 1167 of 1306).
 DOUBTFUL_FLAGS = (1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 13, 14)
-#: The classes whose follow-up is the counterpart's spectrum: an unassociated candidate of theirs has nothing
-#: identified to point a spectrograph at, and its caveat says so (`NO_COUNTERPART`).
-SPECTRUM_NEEDS_COUNTERPART = ("bll", "fsrq", "bcu")
+#: The caveat of an unassociated candidate of a blazar class (`gpal.catalogs.known_classes.BLAZAR_CODES`), whose
+#: follow-up is its counterpart's spectrum: nothing is identified yet to point a spectrograph at.
 NO_COUNTERPART = "unassociated: no counterpart to take a spectrum of yet"
 #: The class code of a counterpart of unknown nature: a source another release associates with one is not known to
 #: be of a class (it stays a candidate), but its caveat names the counterpart.
@@ -326,15 +325,11 @@ def candidate_lists(frame: pd.DataFrame, classes: Sequence[str], merge: Mapping[
     lists = {cls: _ranked(frame[keep & (predicted == cls) & ~excluded[:, model_classes.index(cls)]], cls)
              for cls in classes}
     for cls, rows in lists.items():
-        if set(merge.get(cls, (cls,))) <= set(SPECTRUM_NEEDS_COUNTERPART) and len(rows):
+        if set(merge.get(cls, (cls,))) <= set(BLAZAR_CODES) and len(rows):
             unassociated = rows["CLASS1"].fillna("").astype(str).str.strip().to_numpy() == ""
-            rows["caveats"] = [_joined(words, NO_COUNTERPART) if alone else words
+            rows["caveats"] = ["; ".join(filter(None, (words, NO_COUNTERPART))) if alone else words
                                for words, alone in zip(rows["caveats"], unassociated)]
     return lists
-
-
-def _joined(words: str, more: str) -> str:
-    return f"{words}; {more}" if words else more
 
 
 def clean(rows: pd.DataFrame) -> pd.DataFrame:
