@@ -39,13 +39,14 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import pandas as pd
 
 from gpal.catalog_jobs.layout import (
     CLASSIFICATIONS_CSV, HELDOUT_FILE, LATER_CHECK_FILE, LATER_CHECK_SOURCES_FILE, LISTS_DIR, OOD_FILE, REPORT_FILE,
-    candidate_file, list_path, located,
+    located,
 )
 
 #: The releases a later one scores, oldest first.
@@ -134,15 +135,12 @@ def measures(folder: Path, check: Path | None = None) -> dict[str, float]:
     other = ~np.isin(later, (*BLAZARS, *PULSARS))
     set_aside = np.char.startswith(unassociated["predicted_class"].to_numpy(str), "other") | _bool(unassociated["ood"])
     blazars = unassociated[["p_bll_gpal", "p_fsrq_gpal"]].sum(axis=1).sum()
-    listed = pd.read_csv(located(folder, list_path(candidate_file("pulsar"))), keep_default_na=False)[["Source_Name", "p_pulsar"]]
-    listed = listed.merge(sources[["Source_Name", "later_class"]], on="Source_Name")
-    listed = listed[~listed["later_class"].isin(NO_CLASS)]
-    found = int(listed["later_class"].isin(PULSARS).sum())
+    expected, found, classed = list_yields(folder, check)["pulsar"]
     return {"unassociated later classed": len(unassociated), "of them other": int(other.sum()),
             "other caught": float(set_aside[other].mean()), "main leaked": float(set_aside[~other].mean()),
             "blazars expected / found": float(blazars / np.isin(later, BLAZARS).sum()),
-            "pulsar list rows classed": len(listed), "pulsars expected": float(listed["p_pulsar"].sum()),
-            "pulsars found": found, "pulsar list expected / found": float(listed["p_pulsar"].sum() / max(found, 1)),
+            "pulsar list rows classed": classed, "pulsars expected": expected,
+            "pulsars found": found, "pulsar list expected / found": expected / max(found, 1),
             "classes": ",".join(classes)}
 
 
@@ -150,20 +148,29 @@ def list_yields(folder: Path, check: Path | None = None) -> dict[str, tuple[floa
     """Each target list's promise against the later release: over the rows it classes (unk left out; a later bcu too
     from the BL Lac and FSRQ lists, whose type it leaves open), the summed probability of the list's class, the
     members found and the rows classed."""
-    sources = _sources(folder, check)[["Source_Name", "later_class"]]
     out = {}
-    for path in sorted(located(folder, LISTS_DIR).glob("candidates_*.csv")):
-        if path.stem.endswith("_clean"):
-            continue
-        cls = path.stem[len("candidates_"):]
-        members = {"bll": ("bll",), "fsrq": ("fsrq",), "pulsar": PULSARS}.get(cls)
-        rows = pd.read_csv(path, keep_default_na=False).merge(sources, on="Source_Name")
+    for cls, rows in _target_lists(folder, check):
         open_type = (rows["later_class"] == "bcu") & (cls in ("bll", "fsrq"))
         classed = rows[~rows["later_class"].isin(NO_CLASS) & ~open_type]
-        found = (classed["later_class"].isin(members) if members else
-                 ~classed["later_class"].isin((*BLAZARS, *PULSARS)))
-        out[cls] = (float(classed[f"p_{cls}"].sum()), int(found.sum()), len(classed))
+        out[cls] = (float(classed[f"p_{cls}"].sum()), int(_members(cls, classed["later_class"]).sum()), len(classed))
     return out
+
+
+def _target_lists(folder: Path, check: Path | None = None) -> Iterator[tuple[str, pd.DataFrame]]:
+    """Each full target list of the run in ``folder`` (class, its rows with the later class of the check in
+    ``check``, the run's own when None)."""
+    sources = _sources(folder, check)[["Source_Name", "later_class"]]
+    for path in sorted(located(folder, LISTS_DIR).glob("candidates_*.csv")):
+        if not path.stem.endswith("_clean"):
+            yield (path.stem[len("candidates_"):],
+                   pd.read_csv(path, keep_default_na=False).merge(sources, on="Source_Name"))
+
+
+def _members(cls: str, later_class: pd.Series) -> pd.Series:
+    """Which of a ``cls`` list's rows the later release puts in its class (a member of the other list: neither a
+    blazar nor a pulsar)."""
+    members = {"bll": ("bll",), "fsrq": ("fsrq",), "pulsar": PULSARS}.get(cls)
+    return later_class.isin(members) if members else ~later_class.isin((*BLAZARS, *PULSARS))
 
 
 def three_class_losses(folder: Path, check: Path | None = None, given_three: bool = False) -> pd.Series:
@@ -268,18 +275,11 @@ def flagged_kept(runs: Path, variant: str) -> pd.DataFrame:
     kept = {"flagged": [0, 0, 0, 0], "unflagged": [0, 0, 0, 0]}  # rows, lost, classed, kept
     for release in RELEASES:
         folder = runs / release / _slug(variant)
-        sources = _sources(folder)[["Source_Name", "later_class"]]
-        for path in located(folder, LISTS_DIR).glob("candidates_*.csv"):
-            if path.stem.endswith("_clean"):
-                continue
-            cls = path.stem[len("candidates_"):]
-            members = {"bll": ("bll",), "fsrq": ("fsrq",), "pulsar": PULSARS}.get(cls)
-            rows = pd.read_csv(path, keep_default_na=False).merge(sources, on="Source_Name")
+        for cls, rows in _target_lists(folder):
             doubtful = (rows["Flags"].astype(int).to_numpy() & mask) > 0
             for name, part in (("flagged", rows[doubtful]), ("unflagged", rows[~doubtful])):
                 classed = part[~part["later_class"].isin(NO_CLASS) & (part["later_class"] != "bcu")]
-                is_member = (classed["later_class"].isin(members) if members else
-                             ~classed["later_class"].isin((*BLAZARS, *PULSARS)))
+                is_member = _members(cls, classed["later_class"])
                 counts = kept[name]
                 counts[0] += len(part)
                 counts[1] += int((part["later_class"] == "missing").sum())
