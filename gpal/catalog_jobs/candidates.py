@@ -205,14 +205,21 @@ def followable(frame: pd.DataFrame, cuts: Mapping[str, Any]) -> np.ndarray:
                                                                cuts["candidate_flags"])
 
 
-def visible(frame: pd.DataFrame, cuts: Mapping[str, Any]) -> np.ndarray:
-    """Which rows lie in the declinations the cuts keep (``candidate_declination`` and, where set, the sky of
-    ``candidate_visible_from``); a row without ``DEC`` passes only when no declination is cut."""
+def kept_declinations(cuts: Mapping[str, Any]) -> tuple[float, float]:
+    """The declinations (deg, south then north) a target list keeps: ``candidate_declination`` narrowed, where set,
+    to the sky of ``candidate_visible_from``."""
     south, north = sorted(cuts.get("candidate_declination", (-90.0, 90.0)))
     telescope = cuts.get("candidate_visible_from")
     if telescope is not None:
         sees = declination_range(telescope)
         south, north = max(south, sees[0]), min(north, sees[1])
+    return float(south), float(north)
+
+
+def visible(frame: pd.DataFrame, cuts: Mapping[str, Any]) -> np.ndarray:
+    """Which rows lie in the declinations the cuts keep (`kept_declinations`); a row without ``DEC`` passes only
+    when no declination is cut."""
+    south, north = kept_declinations(cuts)
     if (south, north) == (-90.0, 90.0):
         return np.ones(len(frame), dtype=bool)
     dec = frame["DEC"].to_numpy(np.float64) if "DEC" in frame else np.full(len(frame), np.nan)

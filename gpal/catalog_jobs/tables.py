@@ -105,6 +105,7 @@ KEYWORDS = {
     "EXPLOW": "lower end of the 95% interval of the number of class members",
     "EXPHIGH": "upper end of the 95% interval of the number of class members",
     "ORDER": "how the list is ordered",
+    "DECKEPT": "declinations (deg) the target list keeps: CDEC narrowed to the sky of CVISIBLE's telescope",
     "LABELS": "the file whose label column the observers fill in",
     "FORMATS": "the formats each table is also written in beside the CSV (mrt, votable)",
 }

@@ -7,7 +7,7 @@ import pytest
 
 from gpal.catalog_jobs.candidates import (
     CANDIDATE_SETTINGS, CUTS, DOUBTFUL_FLAGS, NO_COUNTERPART, ORDER_RULE, RANK_DIGITS, candidate_lists, check_cuts, clean,
-    cuts_from_meta, cuts_identity, cuts_meta, cuts_text, expected_members, known_sources, passes_flags,
+    cuts_from_meta, cuts_identity, cuts_meta, cuts_text, expected_members, kept_declinations, known_sources, passes_flags,
 )
 from gpal.catalog_jobs.classify import SETTINGS
 
@@ -160,6 +160,9 @@ def test_the_declination_cuts_keep_what_the_telescope_sees():
     south = check_cuts({"candidate_declination": [-90, 0]})
     assert candidate_lists(frame, ["pulsar"], MERGE, south)["pulsar"]["Source_Name"].tolist() == ["a"]
     assert "visible from FAST (declination -14.4 to +65.7 deg)" in cuts_text(fast)
+    both = check_cuts({"candidate_visible_from": "FAST", "candidate_declination": [-90, 0]})
+    assert kept_declinations(fast) == pytest.approx((-14.35, 65.65)) and kept_declinations(check_cuts({})) == (-90, 90)
+    assert kept_declinations(both) == pytest.approx((-14.35, 0.0))  # what the header's DECKEPT records
     with pytest.raises(ValueError, match="candidate_declination"):
         check_cuts({"candidate_declination": [-100, 0]})
 
