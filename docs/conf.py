@@ -41,7 +41,7 @@ extensions = [
 # studies/ holds the inputs results.md is written from; a papers/<workflow>.md beside a papers/<workflow>.json (or
 # beside the parts papers/<workflow>.<part>.json of one workflow) is an explanation that papers.md is generated
 # with, not a page (the other papers/*.md are pages of their own).
-exclude_patterns = ["_build", "studies", "results", "figures/*.py", "Thumbs.db", ".DS_Store", "jupyter_execute",
+exclude_patterns = ["_build", "_generated", "studies", "results", "figures/*.py", "Thumbs.db", ".DS_Store", "jupyter_execute",
                     *sorted({f"papers/{p.name.partition('.')[0]}.md" for p in (HERE / "papers").glob("*.json")})]
 templates_path = ["_templates"]
 root_doc = "index"
@@ -155,12 +155,35 @@ def _write_api_index() -> None:
         path.write_text(text, encoding="utf-8")
 
 
+def _cell(text: str) -> str:
+    """Text as a Markdown table cell: a pipe escaped, angle brackets as entities (not HTML tags)."""
+    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _write_table_reference() -> None:
+    """Write _generated/table_columns.md and table_keywords.md, which cli.md includes: the columns and header
+    keywords of gpal's tables as the tables themselves describe them (`gpal.catalog_jobs.tables.COLUMNS`,
+    `KEYWORDS`), so the reference cannot drift from the files."""
+    from gpal.catalog_jobs.tables import COLUMNS, KEYWORDS
+
+    columns = ["| column | unit | content |", "|---|---|---|",
+               *(f"| `{name}` | {unit or ''} | {_cell(text)} |" for name, (unit, text) in COLUMNS.items())]
+    keywords = ["| keyword | what it records |", "|---|---|",
+                *(f"| `{name}` | {_cell(text)} |" for name, text in KEYWORDS.items())]
+    (HERE / "_generated").mkdir(exist_ok=True)
+    for name, lines in (("table_columns.md", columns), ("table_keywords.md", keywords)):
+        path, text = HERE / "_generated" / name, "\n".join(lines) + "\n"
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+
+
 def _api_index_for_this_site(app, config) -> None:
-    """Write the API index when this folder is the site being built, before Sphinx lists the source files.
-    A site that borrows this configuration (tests/test_docs_build.py's small ones) has no API pages: it then
-    imports none of the packages, so none of TensorFlow either."""
+    """Write the API index and the table reference when this folder is the site being built, before Sphinx lists
+    the source files.  A site that borrows this configuration (tests/test_docs_build.py's small ones) has no API
+    pages: it then imports none of the packages, so none of TensorFlow either."""
     if Path(app.srcdir).resolve() == HERE.resolve():
         _write_api_index()
+        _write_table_reference()
 
 
 def _skip_foreign(app, what, name, obj, skip, options):

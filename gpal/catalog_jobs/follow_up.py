@@ -188,7 +188,7 @@ def follow_up_files(table: ClassifiedSources,
         if name in classes_of:
             meta.update(_expected_keywords(rows[proba_column(classes_of[name])].to_numpy(np.float64)))
             meta["ORDER"] = ORDER_RULE
-            meta["DECKEPT"] = ",".join(f"{d:g}" for d in kept_declinations(cuts))
+            meta["DECKEPT"] = ",".join(str(round(d, 2)) for d in kept_declinations(cuts))  # as CDEC writes it
         files.update(classified_table_files(replace(table, frame=rows, meta=meta), list_path(name), formats))
         if name in drawn:
             files[list_path(region_file(name))] = region_text(rows, meta["LIST"])

@@ -448,7 +448,7 @@ def test_the_target_lists_come_first_and_hold_the_most_probable_followable_sourc
     bll = read_probability_table(out / list_path("candidates_bll.csv")).frame
     assert meta["EXPECTED"] == pytest.approx(bll["p_bll"].sum(), abs=0.05)
     assert meta["EXPLOW"] <= meta["EXPECTED"] <= meta["EXPHIGH"] <= len(bll) and "Signif_Avg" in meta["ORDER"]
-    assert meta["DECKEPT"] == "-90,90"  # no declination cut; a telescope's narrows it (test_candidates)
+    assert meta["DECKEPT"] == meta["CDEC"] == "-90.0,90.0"  # no declination cut; a telescope's narrows it (test_candidates)
     clean = read_probability_table(out / list_path("candidates_bll_clean.csv")).frame
     assert set(clean["Source_Name"]) <= set(bll["Source_Name"]) and (clean["caveats"].fillna("").str.find("flag") < 0).all()
 
