@@ -31,7 +31,7 @@ import pandas as pd
 
 from gpal.catalog_jobs.candidates import (
     DOUBTFUL_FLAGS, FLAG_NUMBERS, ORDER_RULE, candidate_lists, clean, cuts_from_meta, cuts_text, expected_members,
-    kept_declinations, known_sources, passes_flags, point_sources_through, ranked_by,
+    kept_declinations, known_sources, later_yield_words, passes_flags, point_sources_through, ranked_by,
 )
 from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, settings_from_header
 from gpal.catalog_jobs.layout import (
@@ -189,6 +189,8 @@ def follow_up_files(table: ClassifiedSources,
             meta.update(_expected_keywords(rows[proba_column(classes_of[name])].to_numpy(np.float64)))
             meta["ORDER"] = ORDER_RULE
             meta["DECKEPT"] = ",".join(str(round(d, 2)) for d in kept_declinations(cuts))  # as CDEC writes it
+            if later_yield_words(classes_of[name]):
+                meta["LATERYLD"] = later_yield_words(classes_of[name])
         files.update(classified_table_files(replace(table, frame=rows, meta=meta), list_path(name), formats))
         if name in drawn:
             files[list_path(region_file(name))] = region_text(rows, meta["LIST"])

@@ -106,6 +106,7 @@ KEYWORDS = {
     "EXPHIGH": "upper end of the 95% interval of the number of class members",
     "ORDER": "how the list is ordered",
     "DECKEPT": "declinations (deg) the target list keeps: CDEC narrowed to the sky of CVISIBLE's telescope",
+    "LATERYLD": "how far EXPECTED held: this class's lists' expected over found members on later labels",
     "LABELS": "the file whose label column the observers fill in",
     "FORMATS": "the formats each table is also written in beside the CSV (mrt, votable)",
 }

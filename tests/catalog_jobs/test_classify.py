@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from gpal.catalog_jobs.candidates import later_yield_words, trusted_yield_words
 from gpal.catalog_jobs.classify import DEFAULT_BASELINES, classify_catalog
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.settings import main_job_estimator
@@ -449,6 +450,8 @@ def test_the_target_lists_come_first_and_hold_the_most_probable_followable_sourc
     assert meta["EXPECTED"] == pytest.approx(bll["p_bll"].sum(), abs=0.05)
     assert meta["EXPLOW"] <= meta["EXPECTED"] <= meta["EXPHIGH"] <= len(bll) and "Signif_Avg" in meta["ORDER"]
     assert meta["DECKEPT"] == meta["CDEC"] == "-90.0,90.0"  # no declination cut; a telescope's narrows it (test_candidates)
+    # how far the expected count held on later labels: in the header and, for every class, in the report
+    assert meta["LATERYLD"] == later_yield_words("bll") and trusted_yield_words() in text
     clean = read_probability_table(out / list_path("candidates_bll_clean.csv")).frame
     assert set(clean["Source_Name"]) <= set(bll["Source_Name"]) and (clean["caveats"].fillna("").str.find("flag") < 0).all()
 

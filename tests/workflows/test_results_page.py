@@ -231,3 +231,21 @@ def test_a_recorded_command_names_a_moved_study_where_it_is_now():
     assert "python benchmarks/bench_error_bars.py" in read_record(DOCS / "results" / "error_bars.json")["command"]
     page = results_page.render(DOCS / "results")
     assert "python benchmarks/bench_error_bars.py" not in page and "python workflows/studies/bench_error_bars.py" in page
+
+
+def test_the_lists_later_yield_ratios_are_the_open_sky_records():
+    """`LATER_YIELD_RATIOS`, which the lists' headers and the report state, are the smallest and largest ratio of
+    the default variant's target-list table in the open-sky record (a list with no member found has no ratio)."""
+    import re
+
+    from gpal.catalog_jobs.candidates import LATER_YIELD_RATIOS
+
+    record = read_record(DOCS / "results" / "open_sky.json")
+    table = next(t for t in record["tables"] if t["caption"].startswith("The open sky variant's target lists"))
+    ratios: dict[str, list[float]] = {}
+    for row in table["rows"]:
+        for column, cell in zip(table["columns"][1:], row[1:]):
+            found = re.search(r"= (\d+\.\d+)", str(cell))
+            if found:
+                ratios.setdefault(column.removesuffix(" list"), []).append(float(found.group(1)))
+    assert {cls: (min(r), max(r)) for cls, r in ratios.items()} == dict(LATER_YIELD_RATIOS)

@@ -12,8 +12,8 @@ import numpy as np
 
 from gpal.catalog_jobs.bcu_types import NOT_SPLIT
 from gpal.catalog_jobs.candidates import (
-    DOUBTFUL_FLAGS, ORDER_RULE, candidate_lists, clean, cuts_from_meta, cuts_text, expected_members, followable, known,
-    known_sources,
+    DOUBTFUL_FLAGS, LATER_YIELD_RATIOS, ORDER_RULE, candidate_lists, clean, cuts_from_meta, cuts_text, expected_members,
+    followable, known, known_sources, trusted_yield_words,
 )
 from gpal.catalog_jobs.proba_columns import proba_column
 from gpal.catalog_jobs.follow_up import (
@@ -267,8 +267,9 @@ def _target_lists(run: FinishedRun, layout: FolderLayout) -> str | None:
             + ". The expected number of members is the sum of the list's probabilities, its interval that of the count "
             "if each source is a member with exactly its probability (the probabilities' own error is not in it: on "
             "later labels, over the rows a later release classed, the default classes' lists' expected over found "
-            "members ranged 0.96-1.02 for BL Lacs, 0.81-2.03 for FSRQs, 0.90-4.40 for other and 0.81-1.26 for "
-            "pulsars, docs/results.md, \"The open sky\": trust a BL Lac or pulsar yield, not an FSRQ or other one); "
+            "members ranged " + ", ".join(f"{low:.2f}-{high:.2f} for {cls}" for cls, (low, high) in
+                                          LATER_YIELD_RATIOS.items())
+            + f", docs/results.md, \"The open sky\", each list's `LATERYLD` keyword: {trusted_yield_words()}); "
             "an expected pulsar is a gamma-ray pulsar, not a radio detection (many are "
             "radio-quiet). The classes cover the open sky (the other populations are a class), and a source unlike "
             "every class is `ood` and in no list. Each list holds the point "
@@ -420,3 +421,4 @@ def headline(folder: str | os.PathLike) -> list[str]:
         + ("" if done.get("none_of_these") is None else f"; {done['none_of_these']} flagged none of these (ood)")
         + f"; mean entropy {done['mean_entropy']:.3f} nats",
     ]
+
