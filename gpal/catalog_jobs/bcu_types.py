@@ -24,10 +24,10 @@ names no 4FGL source (3FGL) cannot be joined to 4LAC: its bcu keep the main mode
 ``BCUSPLIT`` keyword says why.
 
 Measured in the main job against its four-class model (``python workflows/studies/bench_bcu_split.py --runs
-runs/bcu_split`` at c9c470a245: DR4, 4FGL and DR2 with ``bcu_types`` '4lac' and 'none', seeds 0-2, their later
+runs/bcu_split`` at caf32b9021: DR4, 4FGL and DR2 with ``bcu_types`` '4lac' and 'none', seeds 0-2, their later
 check on FL16Y): the NLL of q on the bcu FL16Y typed went 0.065 -> 0.055 (DR4, 264 bcu) and 0.215 -> 0.185 (4FGL,
 418), paired 95% intervals below 0, and 0.144 -> 0.142 (DR2, 321, level); the AUC moved within the noise.  Its
-cost: the main job on FL16Y, in a fresh folder, takes about a quarter more CPU and wall time (docs/results.md, the
+cost: the main job on FL16Y, in a fresh folder, takes about a quarter more CPU time (docs/results.md, the
 bcu section), above the 10% issue 72 allows: the split is asked for (``--bcu-types 4lac``), not the default.  The
 cost is mostly fixed (a second model's TensorFlow functions traced and compiled: its shapes, two classes and the
 20 inputs, are not the main model's, so none of the main model's is shared; and its population prior's
