@@ -68,3 +68,17 @@ def test_the_stacked_split_reads_the_held_out_blazars_only(bench):
                          "p_bll": np.r_[1 - q, 0.0], "p_fsrq": np.r_[q, 0.0]})
     got = bench.stacked(catalog, held, np.array([0.2, 0.8]), names[:2], lac, seed=0)
     assert got.shape == (2,) and got[0] < 0.5 < got[1]
+
+
+def test_the_fsrqs_shares_of_the_auc_lost_sum_to_one_minus_the_auc(bench):
+    from gpal.evaluation.metrics import roc_auc
+
+    rng = np.random.default_rng(2)
+    truth = rng.random(60) < 0.2
+    q = np.round(rng.random(60), 1)  # ties between the types count half
+    lost = bench.auc_lost(truth, q)
+    assert (lost[~truth] == 0).all() and (lost >= 0).all()
+    assert lost.sum() == pytest.approx(1 - roc_auc(truth.astype(int), q))
+    # an FSRQ below every BL Lac costs 1 / n_FSRQ, one above them all nothing
+    lost = bench.auc_lost(np.array([True, True, False, False]), np.array([0.0, 1.0, 0.4, 0.6]))
+    np.testing.assert_allclose(lost, [0.5, 0.0, 0.0, 0.0])

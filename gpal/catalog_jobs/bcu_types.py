@@ -24,14 +24,21 @@ names no 4FGL source (3FGL) cannot be joined to 4LAC: its bcu keep the main mode
 ``BCUSPLIT`` keyword says why.
 
 Measured in the main job against its four-class model (``python workflows/studies/bench_bcu_split.py --runs
-runs/bcu_split`` at c9c470a245: DR4, 4FGL and DR2 with ``bcu_types`` '4lac' and 'none', seeds 0-2, their later
+runs/bcu_split`` at caf32b9021: DR4, 4FGL and DR2 with ``bcu_types`` '4lac' and 'none', seeds 0-2, their later
 check on FL16Y): the NLL of q on the bcu FL16Y typed went 0.065 -> 0.055 (DR4, 264 bcu) and 0.215 -> 0.185 (4FGL,
 418), paired 95% intervals below 0, and 0.144 -> 0.142 (DR2, 321, level); the AUC moved within the noise.  Its
-cost: the main job on FL16Y, in a fresh folder, takes about a quarter more CPU and wall time (docs/results.md, the
+cost: the main job on FL16Y, in a fresh folder, takes about a quarter more CPU time (docs/results.md, the
 bcu section), above the 10% issue 72 allows: the split is asked for (``--bcu-types 4lac``), not the default.  The
-cost is mostly fixed (a second model's TensorFlow functions traced and compiled), so fewer epochs or inducing points
-cut little of it, and the cheap splits without a GP (logistic regression on the peaks, or on the main model's logit
-q and the peaks) are worse on later labels (the same study).
+cost is mostly fixed (a second model's TensorFlow functions traced and compiled: its shapes, two classes and the
+20 inputs, are not the main model's, so none of the main model's is shared; and its population prior's
+deconvolution), so fewer epochs or inducing points cut little of it, and the cheap splits without a GP (logistic
+regression on the peaks, or on the main model's logit q and the peaks) are worse on later labels (the same study).
+
+Why its AUC on 4FGL and DR2 stays near 0.89 (the same study, its cost table): every later-typed bcu of those
+releases has a 4LAC row; the AUC goes to a few later FSRQs whose counterparts look like BL Lacs on everything
+4LAC measures (synchrotron peaks above 10^14 Hz: 4FGL J0132.7-0804, J0154.3-0236, J0317.8-4414), which no feature
+without a spectrum ranks as FSRQs; more of 4LAC's SED (the peaks' fluxes, the Compton dominance:
+`gpal.catalogs.lac.LAC_QUANTITIES`) does not help, so the model reads the two peaks only.
 """
 
 from __future__ import annotations

@@ -31,6 +31,10 @@ the label (an identified FSRQ has a spectroscopic redshift by definition: 96-99%
 DR2 and DR4 have one in 4LAC-DR3, 59-62% of the BL Lacs), and among bcu it came mostly with the spectrum that
 later classified the source (28 of the 31 4FGL bcu that FL16Y calls FSRQs have one in 4LAC-DR3, 2 of DR4's 16).
 Measured (``workflows/studies/bench_4lac.py``): with it the DR4 bcu rank worse (AUC 0.951 against 0.997 without 4LAC).
+More of the measured SED is there on request (``extra``, `LAC_QUANTITIES`): the synchrotron peak's flux
+``nuFnu_syn`` (no error given), the high-energy peak's ``HE_nuFnuPeak`` with its error, and the Compton dominance
+(their ratio, with the high-energy flux's error; high in FSRQs).  None ranks the later-typed bcu better than the two
+peaks alone (``workflows/studies/bench_bcu_split.py``, docs/results.md), so they are not the default.
 """
 
 from __future__ import annotations
@@ -47,19 +51,21 @@ import pandas as pd
 from gpal.catalogs.catalog import CATALOG_DIR, text_values
 from gpal.files import read_bytes
 
-__all__ = ["LAC_COLUMNS", "LAC_FEATURES", "LAC_FILES", "LAC_REDSHIFT_FEATURES", "LAC_RELEASE", "LAC_TABLE_COLUMNS",
-           "join_4lac", "join_coverage", "lac_features", "lac_note", "lac_rows", "lac_table_columns", "read_4lac", "with_lac_features"]
+__all__ = ["LAC_COLUMNS", "LAC_DEFAULT_QUANTITIES", "LAC_FEATURES", "LAC_FILES", "LAC_QUANTITIES", "LAC_REDSHIFT_FEATURES",
+           "LAC_RELEASE", "LAC_TABLE_COLUMNS", "join_4lac", "join_coverage", "lac_feature_names", "lac_features",
+           "lac_note", "lac_rows", "lac_table_columns", "read_4lac", "with_lac_features"]
 
 #: The shipped 4LAC-DR3 files: high latitude (|b| > 10 deg, 3407 AGN) and low latitude (407).
 LAC_FILES = (CATALOG_DIR / "table-4LAC-DR3-h.fits.gz", CATALOG_DIR / "table-4LAC-DR3-l.fits.gz")
 LAC_RELEASE = "4LAC-DR3"
 #: The columns a 4LAC file must have (the DR3 layout).
 _REQUIRED = ("Source_Name", "CLASS", "ASSOC1", "Counterpart_Catalog", "RA_Counterpart", "DEC_Counterpart",
-             "Unc_Counterpart", "Redshift", "SED_class", "HE_EPeak", "Unc_HE_EPeak", "nu_syn", "nuFnu_syn")
+             "Unc_Counterpart", "Redshift", "SED_class", "HE_EPeak", "Unc_HE_EPeak", "HE_nuFnuPeak", "Unc_HE_nuFnuPeak",
+             "nu_syn", "nuFnu_syn")
 #: The columns `read_4lac` returns, one row per 4LAC AGN.
 LAC_COLUMNS = ("Source_Name", "LAC_CLASS", "counterpart", "counterpart_catalog", "counterpart_ra", "counterpart_dec",
-               "counterpart_unc", "SED_class", "log_nu_syn", "log_nuFnu_syn", "HE_EPeak", "Unc_HE_EPeak", "Redshift",
-               "lac_file")
+               "counterpart_unc", "SED_class", "log_nu_syn", "log_nuFnu_syn", "HE_EPeak", "Unc_HE_EPeak",
+               "HE_nuFnuPeak", "Unc_HE_nuFnuPeak", "Redshift", "lac_file")
 #: What a classified table and the target lists show of each source's 4LAC row, so a spectroscopist sees what to
 #: point at and why: table column -> (column of `join_4lac`, unit, description).  4LAC gives no optical magnitude.
 LAC_TABLE_COLUMNS = {
@@ -76,10 +82,6 @@ LAC_TABLE_COLUMNS = {
     "LAC_counterpart_RA": ("counterpart_ra", "deg", "4LAC-DR3 counterpart right ascension (J2000): where to point"),
     "LAC_counterpart_DEC": ("counterpart_dec", "deg", "4LAC-DR3 counterpart declination (J2000)"),
 }
-#: The feature labels of `lac_features`, in order (4LAC's CLASS is none of them).
-LAC_FEATURES = ("4LAC log10(nu_syn)", "4LAC has nu_syn", "4LAC log10(HE_EPeak)", "4LAC has HE_EPeak")
-#: The labels of the redshift features `lac_features` adds with ``redshift=True``.
-LAC_REDSHIFT_FEATURES = ("4LAC Redshift", "4LAC has Redshift")
 #: The most a 4LAC file decompresses to (DR3's high-latitude file is 0.9 MB).
 MAX_LAC_BYTES = 2**27
 _WHAT = "4LAC file"
@@ -118,6 +120,8 @@ def _read_one(path: Path) -> pd.DataFrame:
     redshift = _floats(table["Redshift"])
     epeak, unc = _floats(table["HE_EPeak"]), _floats(table["Unc_HE_EPeak"])
     known_peak = np.isfinite(epeak) & (epeak > 0)
+    he_flux, he_unc = _floats(table["HE_nuFnuPeak"]), _floats(table["Unc_HE_nuFnuPeak"])
+    known_flux = np.isfinite(he_flux) & (he_flux > 0)
     with np.errstate(divide="ignore", invalid="ignore"):
         frame = pd.DataFrame({
             "Source_Name": text_values(table["Source_Name"]),
@@ -133,6 +137,9 @@ def _read_one(path: Path) -> pd.DataFrame:
             "log_nuFnu_syn": np.where(np.isfinite(flux) & (flux > 0), np.log10(flux), np.nan),
             "HE_EPeak": np.where(known_peak, epeak, np.nan),
             "Unc_HE_EPeak": np.where(known_peak & np.isfinite(unc) & (unc > 0), unc, np.nan),
+            # -inf is 4LAC's "unknown" here
+            "HE_nuFnuPeak": np.where(known_flux, he_flux, np.nan),
+            "Unc_HE_nuFnuPeak": np.where(known_flux & np.isfinite(he_unc) & (he_unc > 0), he_unc, np.nan),
             # -inf is 4LAC's "unknown"; a redshift is >= 0
             "Redshift": np.where(np.isfinite(redshift) & (redshift >= 0), redshift, np.nan),
             "lac_file": path.name,
@@ -151,7 +158,7 @@ def read_4lac(paths: Sequence[str | os.PathLike] | None = None) -> pd.DataFrame:
     pandas.DataFrame
         `LAC_COLUMNS`: missing values NaN (text ''), ``log_nu_syn`` / ``log_nuFnu_syn`` log10 of Hz and
         erg cm-2 s-1, ``HE_EPeak`` and its error in MeV, ``lac_file`` the file of the row; ``attrs``
-        ``files`` (the paths read).
+        ``files`` (the paths read).  ``HE_nuFnuPeak`` and its error are in MeV cm-2 s-1, as 4LAC writes them.
     """
     if paths is None:
         missing = [str(p) for p in LAC_FILES if not p.is_file()]
@@ -318,55 +325,104 @@ def join_coverage(catalog: Any, lac: pd.DataFrame | None = None) -> dict[str, in
             "blazars_joined": int((blazar & joined).sum())}
 
 
-#: (value column of `LAC_COLUMNS`, its error column or None, log10 or not) per measured feature of `LAC_FEATURES`.
-_MEASURED = (("log_nu_syn", None, False), ("HE_EPeak", "Unc_HE_EPeak", True), ("Redshift", None, False))
+#: erg per MeV: 4LAC gives the high-energy peak's flux in MeV cm-2 s-1, the synchrotron peak's in erg cm-2 s-1.
+_ERG_PER_MEV = 1.602176634e-6
 
 
-def lac_features(joined: pd.DataFrame, lac: pd.DataFrame | None = None,
-                 redshift: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """The 4LAC features (`LAC_FEATURES`, then `LAC_REDSHIFT_FEATURES` with ``redshift``) and their variances of the
-    rows of ``joined`` (`join_4lac`).  The redshift is left out by default: it stands in for the label (module
-    docstring).
+def _exact(column: str) -> Any:
+    return lambda frame: (frame[column].to_numpy(np.float64), None)
 
-    Each measured value (log10 ``nu_syn``, exact; log10 ``HE_EPeak``, variance (Unc / E / ln 10)^2;
-    ``Redshift``, exact) is followed by its indicator (1: 4LAC gives it, variance 0).  A missing value (no 4LAC
-    row, or 4LAC's "unknown") is the population's median over the rows of ``lac`` that give it (the shipped
-    4LAC when None), its variance the population's variance: missing, not 0, and no row dropped.  An HE_EPeak
+
+def _logged(column: str, error: str) -> Any:
+    """log10 of a 4LAC value with its first-order error sigma / (value ln 10)."""
+    def values(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        value = frame[column].to_numpy(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log10(value), frame[error].to_numpy(np.float64) / (value * np.log(10))
+    return values
+
+
+def _compton_dominance(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """log10 of the high-energy peak's nuFnu over the synchrotron peak's (both erg cm-2 s-1); its error is the
+    high-energy peak flux's (4LAC gives the synchrotron peak none); missing where either peak is."""
+    value, sigma = _logged("HE_nuFnuPeak", "Unc_HE_nuFnuPeak")(frame)
+    return value + np.log10(_ERG_PER_MEV) - frame["log_nuFnu_syn"].to_numpy(np.float64), sigma
+
+
+#: The measured 4LAC quantities a feature can be: name -> (feature label, its value and 1-sigma error (None: 4LAC
+#: gives none) from rows of `LAC_COLUMNS`, NaN where unknown).  Each feature is followed by "4LAC has <name>".
+LAC_QUANTITIES = {
+    "nu_syn": ("4LAC log10(nu_syn)", _exact("log_nu_syn")),
+    "HE_EPeak": ("4LAC log10(HE_EPeak)", _logged("HE_EPeak", "Unc_HE_EPeak")),
+    "nuFnu_syn": ("4LAC log10(nuFnu_syn)", _exact("log_nuFnu_syn")),
+    "HE_nuFnuPeak": ("4LAC log10(HE_nuFnuPeak)", _logged("HE_nuFnuPeak", "Unc_HE_nuFnuPeak")),
+    "Compton_dominance": ("4LAC log10(Compton dominance)", _compton_dominance),
+    "Redshift": ("4LAC Redshift", _exact("Redshift")),
+}
+#: The quantities of `LAC_FEATURES`, the blazar-type model's (`gpal.catalog_jobs.bcu_types`).
+LAC_DEFAULT_QUANTITIES = ("nu_syn", "HE_EPeak")
+#: The feature labels of `lac_features` by default, in order (4LAC's CLASS is none of them).
+LAC_FEATURES = tuple(label for name in LAC_DEFAULT_QUANTITIES for label in (LAC_QUANTITIES[name][0], f"4LAC has {name}"))
+#: The labels of the redshift features `lac_features` adds with ``redshift=True``.
+LAC_REDSHIFT_FEATURES = (LAC_QUANTITIES["Redshift"][0], "4LAC has Redshift")
+
+
+def lac_feature_names(extra: Sequence[str] = (), redshift: bool = False) -> tuple[str, ...]:
+    """The labels of `lac_features` with ``extra`` and ``redshift``, in its column order."""
+    return tuple(label for name in _quantities(extra, redshift)
+                 for label in (LAC_QUANTITIES[name][0], f"4LAC has {name}"))
+
+
+def _quantities(extra: Sequence[str], redshift: bool) -> tuple[str, ...]:
+    unknown = [name for name in extra if name not in LAC_QUANTITIES or name == "Redshift"]
+    if unknown:
+        raise ValueError(f"unknown 4LAC quantities {unknown}; expected some of "
+                         f"{[n for n in LAC_QUANTITIES if n != 'Redshift']} (the redshift by redshift=True)")
+    names = (*LAC_DEFAULT_QUANTITIES, *(n for n in extra if n not in LAC_DEFAULT_QUANTITIES))
+    return (*dict.fromkeys(names), *(("Redshift",) if redshift else ()))
+
+
+def lac_features(joined: pd.DataFrame, lac: pd.DataFrame | None = None, redshift: bool = False,
+                 extra: Sequence[str] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """The 4LAC features (`LAC_FEATURES`, then the ``extra`` quantities of `LAC_QUANTITIES`, then
+    `LAC_REDSHIFT_FEATURES` with ``redshift``) and their variances of the rows of ``joined`` (`join_4lac`).  The
+    redshift is left out by default: it stands in for the label (module docstring).
+
+    Each measured value (log10 ``nu_syn``, exact; log10 ``HE_EPeak``, variance (Unc / E / ln 10)^2; likewise the
+    other quantities, `LAC_QUANTITIES`) is followed by its indicator (1: 4LAC gives it, variance 0).  A missing
+    value (no 4LAC row, or 4LAC's "unknown") is the population's median over the rows of ``lac`` that give it (the
+    shipped 4LAC when None), its variance the population's variance: missing, not 0, and no row dropped.  A value
     without its error gets the median error of the rows that have one.
 
     Returns
     -------
     tuple of numpy.ndarray
-        X (n, 4) and X_var (n, 4) (n, 6 with ``redshift``), columns in `LAC_FEATURES` order, all finite.
+        X (n, 2 k) and X_var (n, 2 k) for k quantities, columns in `lac_feature_names` order, all finite.
     """
     lac = read_4lac() if lac is None else lac
     X, V = [], []
-    for column, error, logged in _MEASURED if redshift else _MEASURED[:2]:
-        population = lac[column].to_numpy(np.float64)
-        values = joined[column].to_numpy(np.float64)
-        if logged:
-            population, values = np.log10(population), np.log10(values)
+    for name in _quantities(extra, redshift):
+        measured = LAC_QUANTITIES[name][1]
+        (values, sigma), (population, pop_sigma) = measured(joined), measured(lac)
         given = np.isfinite(values)
         known = population[np.isfinite(population)]
         if known.size < 2:
-            raise ValueError(f"4LAC column {column!r} gives fewer than 2 values ({known.size}); its population "
+            raise ValueError(f"4LAC quantity {name!r} has fewer than 2 values ({known.size}); its population "
                              "median and variance, which stand in for a missing value, need more")
         variance = np.zeros(values.size)
-        if error is not None:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                sigma = joined[error].to_numpy(np.float64) / (joined[column].to_numpy(np.float64) * np.log(10))
-                pop_sigma = lac[error].to_numpy(np.float64) / (lac[column].to_numpy(np.float64) * np.log(10))
-            sigma = np.where(np.isfinite(sigma), sigma, np.nanmedian(pop_sigma))
+        if sigma is not None:
+            sigma = np.where(np.isfinite(sigma), sigma, np.nanmedian(pop_sigma[np.isfinite(population)]))
             variance = np.where(given, sigma ** 2, 0.0)
         X += [np.where(given, values, np.median(known)), given.astype(np.float64)]
         V += [np.where(given, variance, np.var(known)), np.zeros(values.size)]
     return np.column_stack(X), np.column_stack(V)
 
 
-def with_lac_features(data: Any, catalog: Any, lac: pd.DataFrame | None = None, redshift: bool = False) -> Any:
+def with_lac_features(data: Any, catalog: Any, lac: pd.DataFrame | None = None, redshift: bool = False,
+                      extra: Sequence[str] = ()) -> Any:
     """``data`` (a `NoisyDataset` built from ``catalog``) with the 4LAC features of its sources after its own
-    (`lac_features`; their labels `LAC_FEATURES`, and `LAC_REDSHIFT_FEATURES` with ``redshift``), so any gpal
-    model or baseline reads them as it reads the catalog's.
+    (`lac_features` with ``redshift`` and ``extra``; their labels `lac_feature_names`), so any gpal model or
+    baseline reads them as it reads the catalog's.
 
     Returns
     -------
@@ -376,8 +432,8 @@ def with_lac_features(data: Any, catalog: Any, lac: pd.DataFrame | None = None, 
     from dataclasses import replace
 
     lac = read_4lac() if lac is None else lac
-    X, V = lac_features(join_4lac(catalog, [str(i) for i in data.ids], lac), lac, redshift=redshift)
-    names = (*data.feature_names, *LAC_FEATURES, *(LAC_REDSHIFT_FEATURES if redshift else ()))
+    X, V = lac_features(join_4lac(catalog, [str(i) for i in data.ids], lac), lac, redshift=redshift, extra=extra)
+    names = (*data.feature_names, *lac_feature_names(extra, redshift))
     return replace(data, X=np.hstack([data.X, X]), X_var=np.hstack([data.X_var, V]), feature_names=names,
                    meta={**data.meta, "lac": {"release": LAC_RELEASE, "files": lac.attrs.get("files", []),
-                                              "redshift": redshift}})
+                                              "redshift": redshift, "extra": list(extra)}})

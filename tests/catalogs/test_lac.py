@@ -12,7 +12,8 @@ from astropy.table import Table
 
 from gpal.catalogs import CATALOG_DIR, load_catalog
 from gpal.catalogs.lac import (LAC_COLUMNS, LAC_FEATURES, LAC_FILES, LAC_REDSHIFT_FEATURES, LAC_TABLE_COLUMNS, join_4lac, join_coverage,
-                               lac_features, lac_rows, lac_table_columns, read_4lac, unshared, with_lac_features)
+                               lac_feature_names, lac_features, lac_rows, lac_table_columns, read_4lac, unshared,
+                               with_lac_features)
 from gpal.catalogs.links import link_later
 
 SHA256 = {
@@ -173,6 +174,27 @@ def test_features_carry_error_bars_and_fill_a_missing_value_with_the_population(
     # 4LAC's CLASS is read, never used: scrambling it changes no feature
     scrambled = lac.assign(LAC_CLASS=lac["LAC_CLASS"].sample(frac=1, random_state=0).to_numpy())
     np.testing.assert_array_equal(lac_features(join_4lac(dr4, lac=scrambled), scrambled, redshift=True)[0], Xz)
+
+
+def test_the_compton_dominance_is_the_peaks_flux_ratio_with_the_high_energy_error(catalogs, lac):
+    """Against the raw FITS columns: log10(HE_nuFnuPeak [MeV] * erg/MeV / nuFnu_syn [erg]), its variance a Monte Carlo
+    of the high-energy flux's error; missing where either peak is, and a name 4LAC has not refused."""
+    dr4 = catalogs["4FGL-DR4"]
+    joined = join_4lac(dr4, lac=lac)
+    X, V = lac_features(joined, lac, extra=["Compton_dominance"])
+    assert X.shape[1] == len(lac_feature_names(["Compton_dominance"])) == len(LAC_FEATURES) + 2
+    raw = Table.read(LAC_FILES[0])
+    name = "4FGL J2253.9+1609"  # 3C 454.3: both peaks measured
+    at = int(np.flatnonzero(dr4.names == name)[0])
+    mine = raw[np.char.strip(raw["Source_Name"].astype(str)) == name][0]
+    he, he_unc, syn = (float(mine[c]) for c in ("HE_nuFnuPeak", "Unc_HE_nuFnuPeak", "nuFnu_syn"))
+    assert X[at, 4] == pytest.approx(np.log10(he * 1.602176634e-6 / syn)) and X[at, 5] == 1
+    draws = np.log10(np.random.default_rng(0).normal(he, he_unc, 200_000))
+    assert V[at, 4] == pytest.approx(draws.var(), rel=0.03)
+    one_missing = (joined["log_nuFnu_syn"].isna() & joined["HE_nuFnuPeak"].notna()).to_numpy()
+    assert one_missing.any() and (X[one_missing, 5] == 0).all()
+    with pytest.raises(ValueError, match=r"unknown 4LAC quantities \['CLASS'\]; expected some of \['nu_syn'"):
+        lac_features(joined, lac, extra=["CLASS"])
 
 
 def test_a_missing_shipped_file_says_to_reinstall(monkeypatch, tmp_path):

@@ -17,7 +17,14 @@ Lac).  Models (`MODELS`):
   fitted on the held-out BL Lacs and FSRQs of the ``none`` run (``tables/heldout.csv``: the main model never saw
   them), applied to the bcu's q of that run;
 - ``gpal blazar+4LAC, SE+linear``: the blazar-type model with a linear kernel beside the squared exponential, so
-  the synchrotron peak can enter q as a monotone trend (`gpal.catalog_jobs.later_labels`' ``se_plus_linear``).
+  the synchrotron peak can enter q as a monotone trend (`gpal.catalog_jobs.later_labels`' ``se_plus_linear``);
+- ``gpal blazar+4LAC +<quantities>`` and ``logistic blazar+4LAC +<quantities>`` (`VARIANTS`): the blazar-type model,
+  and logistic regression on its rows, with more of 4LAC's measured SED beside the two peaks
+  (`gpal.catalogs.lac.LAC_QUANTITIES`, each with its error bar where 4LAC gives one and its indicator): the
+  synchrotron peak's flux nuFnu_syn, the high-energy peak's flux HE_nuFnuPeak, the Compton dominance (their
+  ratio; high in FSRQs), and all three.  4LAC's SED class is no candidate: it is nu_syn cut at 10^14 and 10^15 Hz
+  (every row of 4LAC-DR3 that gives both), so it tells a model nothing the peak does not.  4LAC's gamma-ray columns
+  (photon index, fractional variability) repeat the release's own features, from 4FGL-DR3's data.
 
 The fitted ones are units saved as JSON under ``--runs`` (the study resumes where it stopped).  Intervals: 95%
 paired bootstrap over the scored sources (`N_BOOT` resamples), each resample's measure averaged over the seeds.
@@ -45,10 +52,18 @@ SETTINGS = ("4lac", "none")
 SEEDS = (0, 1, 2)
 SPLIT, NONE, LOGISTIC = "gpal --bcu-types 4lac", "gpal --bcu-types none", "logistic"
 LOGISTIC_LAC, STACKED, LINEAR = "logistic blazar+4LAC", "stacked q + 4LAC", "gpal blazar+4LAC, SE+linear"
-MODELS = (SPLIT, NONE, LOGISTIC, LOGISTIC_LAC, STACKED, LINEAR)
+#: The blazar-type model's feature variants: label -> the 4LAC quantities added to its two peaks.
+VARIANTS = {"+syn flux": ("nuFnu_syn",), "+HE flux": ("HE_nuFnuPeak",), "+Compton dominance": ("Compton_dominance",),
+            "+all three": ("nuFnu_syn", "HE_nuFnuPeak", "Compton_dominance")}
+GP_VARIANTS = {f"gpal blazar+4LAC {label}": extra for label, extra in VARIANTS.items()}
+LOGISTIC_VARIANTS = {f"logistic blazar+4LAC {label}": extra for label, extra in VARIANTS.items()}
+FITTED = (LOGISTIC_LAC, STACKED, LINEAR, *GP_VARIANTS, *LOGISTIC_VARIANTS)
+MODELS = (SPLIT, NONE, LOGISTIC, *FITTED)
 #: What every other model is paired with.
 REFERENCE = SPLIT
 N_BOOT = 1000
+#: How many of a check's costliest FSRQs its cost table shows.
+COSTLIEST = 5
 #: A published result on the same question, as issue 72 quotes it (its paper is not named there): release -> (what,
 #: AUC, NLL of q).  Its scored bcu and later labels are the paper's own, not this study's.
 PUBLISHED = {"4FGL-DR2": ("Bayesian neural network (band spectra, light curves; issue 72)", 0.925, 0.172)}
@@ -100,9 +115,10 @@ def scores(folders: dict[str, Path]) -> dict[str, np.ndarray]:
     return out
 
 
-@functools.lru_cache(maxsize=1)
-def _blazars(release: str):
-    """The job's catalog, its labelled BL Lacs and FSRQs (y 1: FSRQ) with the 4LAC features, and 4LAC-DR3."""
+@functools.lru_cache(maxsize=2)
+def _blazars(release: str, extra: tuple[str, ...] = ()):
+    """The job's catalog, its labelled BL Lacs and FSRQs (y 1: FSRQ) with the 4LAC features (and the ``extra``
+    quantities), and 4LAC-DR3."""
     from dataclasses import replace
 
     from gpal.catalog_jobs.selection import CatalogSelection
@@ -112,16 +128,16 @@ def _blazars(release: str):
     picked = data.subset(np.nonzero(np.isin(data.labels(), ["bll", "fsrq"]))[0])
     picked = replace(picked, y=(picked.labels() == "fsrq").astype(np.int64), class_names=("bll", "fsrq"))
     lac = read_4lac()
-    return catalog, with_lac_features(picked, catalog, lac), lac
+    return catalog, with_lac_features(picked, catalog, lac, extra=extra), lac
 
 
-def _bcu_rows(catalog, features, ids, lac):
-    """The bcu named ``ids`` with the job's ``features`` and the 4LAC features, in that order."""
+def _bcu_rows(catalog, features, ids, lac, extra=()):
+    """The bcu named ``ids`` with the job's ``features`` and the 4LAC features (and ``extra``), in that order."""
     from gpal.catalogs.lac import with_lac_features
 
     pool = catalog.pool(select=["bcu"], features=features)
     where = {name: i for i, name in enumerate(pool.ids.astype(str))}
-    return with_lac_features(pool.subset(np.array([where[i] for i in ids])), catalog, lac)
+    return with_lac_features(pool.subset(np.array([where[i] for i in ids])), catalog, lac, extra=extra)
 
 
 def _logit(q: np.ndarray) -> np.ndarray:
@@ -154,20 +170,21 @@ def fit(runs: Path, release: str, seed: int, model: str, ids: np.ndarray) -> np.
     from gpal.catalog_jobs.settings import main_job_estimator
     from gpal.evaluation.baselines import fit_baselines
 
-    catalog, blazars, lac = _blazars(release)
+    extra = {**GP_VARIANTS, **LOGISTIC_VARIANTS}.get(model, ())
+    catalog, blazars, lac = _blazars(release, extra)
     if model == STACKED:
         folder = run(runs, release, "none", seed)
         table = pd.read_csv(folder / "tables" / "later_check_sources.csv").set_index("Source_Name").loc[ids]
         q = (table["p_fsrq_gpal"] / (table["p_bll_gpal"] + table["p_fsrq_gpal"])).to_numpy()
         return stacked(catalog, pd.read_csv(folder / "tables" / "heldout.csv"), q, ids, lac, seed)
-    rows = _bcu_rows(catalog, blazars.meta["features"], ids, lac)
-    if model == LOGISTIC_LAC:
+    rows = _bcu_rows(catalog, blazars.meta["features"], ids, lac, extra)
+    if model == LOGISTIC_LAC or model in LOGISTIC_VARIANTS:
         return fit_baselines(blazars.X, blazars.y, rows.X, names=["logistic"], random_state=seed)["logistic"][:, 1]
-    if model == LINEAR:
-        estimator = main_job_estimator(random_state=seed, progress=False,
-                                       kernel=_kernel("se_plus_linear", blazars.X.shape[1]))
+    if model == LINEAR or model in GP_VARIANTS:
+        kernel = {"kernel": _kernel("se_plus_linear", blazars.X.shape[1])} if model == LINEAR else {}
+        estimator = main_job_estimator(random_state=seed, progress=False, **kernel)
         return np.asarray(estimator.fit(blazars).predict_proba(rows.X, rows.X_var))[:, 1]
-    raise ValueError(f"unknown model {model!r}; fitted here: {LOGISTIC_LAC}, {STACKED}, {LINEAR}")
+    raise ValueError(f"unknown model {model!r}; fitted here: {list(FITTED)}")
 
 
 def unit(runs: Path, release: str, seed: int, model: str, ids: np.ndarray) -> np.ndarray:
@@ -194,7 +211,7 @@ def probabilities(runs: Path, release: str, seeds=SEEDS) -> tuple[np.ndarray, di
         if got["ids"].tolist() != per_seed[0]["ids"].tolist():
             raise RuntimeError(f"{release}: the seeds' later checks scored other sources")
     q = {m: np.stack([got[m] for got in per_seed]) for m in (SPLIT, NONE, LOGISTIC)}
-    for m in (LOGISTIC_LAC, STACKED, LINEAR):
+    for m in FITTED:
         q[m] = np.stack([unit(runs, release, seed, m, per_seed[0]["ids"]) for seed in seeds])
     return per_seed[0]["truth"], {m: q[m] for m in MODELS}
 
@@ -248,6 +265,45 @@ def table_rows(release: str, truth: np.ndarray, q: dict[str, np.ndarray]) -> lis
     return rows
 
 
+def auc_lost(truth: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Each FSRQ's share of the AUC lost (0 for a BL Lac): the BL Lacs ranked above it (a tie half) over
+    n_BL Lac * n_FSRQ, so that the shares sum to 1 - AUC."""
+    bll = np.sort(q[~truth])
+    above = bll.size - np.searchsorted(bll, q, side="right")
+    ties = np.searchsorted(bll, q, side="right") - np.searchsorted(bll, q, side="left")
+    return np.where(truth, (above + 0.5 * ties) / (bll.size * truth.sum()), 0.0)
+
+
+def what_costs(release: str, truth: np.ndarray, ids: np.ndarray, q: np.ndarray, shown: int = COSTLIEST) -> tuple:
+    """Why ``release``'s check loses AUC: per type, the scored bcu with a 4LAC row, a synchrotron peak, a
+    high-energy peak, a redshift (coverage rows); the ``shown`` FSRQs that cost the most AUC under ``q`` (the split's
+    seed-mean q) with their 4LAC row, and what the AUC would be were every other FSRQ ranked first (cost rows)."""
+    catalog, _, lac = _blazars(release)
+    from gpal.catalogs.lac import join_4lac
+
+    joined = join_4lac(catalog, [str(i) for i in ids], lac)
+    check = f"{release} -> FL16Y"
+    coverage = []
+    for name, rows in (("BL Lac", ~truth), ("FSRQ", truth)):
+        part = joined[rows]
+        coverage.append([check, name, int(rows.sum()), int((part["LAC_Name"] != "").sum()),
+                         int(part["log_nu_syn"].notna().sum()), int(part["HE_EPeak"].notna().sum()),
+                         int(part["Redshift"].notna().sum()),
+                         ", ".join(f"{k} {v}" for k, v in part["SED_class"].replace("", "none").value_counts().items())])
+    lost = auc_lost(truth, q)
+    worst = np.argsort(-lost)[:shown]
+    costs = []
+    for i in worst:
+        row = joined.iloc[i]
+        costs.append([check, str(ids[i]), f"{q[i]:.3f}", f"{lost[i]:.3f}", row["SED_class"] or "-",
+                      "-" if np.isnan(row["log_nu_syn"]) else f"{row['log_nu_syn']:.2f}",
+                      "-" if np.isnan(row["HE_EPeak"]) else f"{row['HE_EPeak']:.3g}",
+                      "-" if np.isnan(row["Redshift"]) else f"{row['Redshift']:.3f}"])
+    costs.append([check, f"these {shown} (the AUC were every other FSRQ ranked first: {1 - lost[worst].sum():.3f})",
+                  "", f"{lost[worst].sum():.3f}", "", "", "", ""])
+    return coverage, costs
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=Path, required=True, help="folder of the main jobs' folders and units (reused)")
@@ -256,16 +312,33 @@ def main(argv: list[str] | None = None) -> int:
     from gpal.identity import source_commit
     from gpal.workflows.records import make_record, make_table, table_markdown, write_record
 
-    rows = [row for release in RELEASES for row in table_rows(release, *probabilities(args.runs, release))]
+    rows, coverage, costs = [], [], []
+    for release in RELEASES:
+        truth, q = probabilities(args.runs, release)
+        rows += table_rows(release, truth, q)
+        ids = scores({s: run(args.runs, release, s, SEEDS[0]) for s in SETTINGS})["ids"]
+        more = what_costs(release, truth, ids, q[SPLIT].mean(axis=0))
+        coverage += more[0]
+        costs += more[1]
     table = make_table(["check", "model", "BL Lac vs FSRQ AUC [95%]", f"minus {REFERENCE} (paired 95%)",
                         "NLL of q [95%]", f"minus {REFERENCE} (paired 95%)"], rows, "llrrrr",
                        f"The main job's later-typed bcu ranked by q = p_fsrq / (p_bll + p_fsrq), {len(SEEDS)} seeds "
                        "(means; intervals over the sources). Higher AUC, lower NLL are better")
-    print(table_markdown(table))
+    tables = [table, make_table(
+        ["check", "later type", "bcu scored", "in 4LAC-DR3", "with nu_syn", "with HE_EPeak", "with a redshift",
+         "4LAC SED class"], coverage, "llrrrrrl",
+        "What 4LAC-DR3 gives the scored bcu, by the type FL16Y gave them (the redshift and SED class are shown, "
+        "not features)"), make_table(
+        ["check", "FSRQ (later type)", "q (split, seed mean)", "AUC lost", "4LAC SED class", "log10 nu_syn / Hz",
+         "HE_EPeak / MeV", "redshift"], costs, "llrrlrrr",
+        f"The {COSTLIEST} later FSRQs each check's split ranks lowest among the BL Lacs, with the share of the AUC "
+        "each costs (the BL Lacs ranked above it over n_BL Lac n_FSRQ; the shares of all FSRQs sum to 1 - AUC)")]
+    for t in tables:
+        print(table_markdown(t), "\n", sep="")
     if args.record:
         write_record(args.record, make_record(
             "The main job's split on later labels", f"python workflows/studies/bench_bcu_split.py --runs {args.runs}",
-            source_commit(), [table], settings={"releases": RELEASES, "seeds": SEEDS, "models": MODELS,
+            source_commit(), tables, settings={"releases": RELEASES, "seeds": SEEDS, "models": MODELS,
                                                 "n_boot": N_BOOT}))
     return 0
 
