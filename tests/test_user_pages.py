@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).parents[1] / "docs"
-#: The pages that keep provenance lines, and the folders of their records; docs/studies is the records' input.
-PROVENANCE = {"results.md", "papers.md", "results", "papers", "studies", "_build"}
+#: The pages that keep provenance lines, and the folders of their records.
+PROVENANCE = {"results.md", "papers.md", "results", "papers", "_build"}
 USER_PAGES = sorted(p for p in DOCS.rglob("*.md") if not PROVENANCE & {p.relative_to(DOCS).parts[0]})
 
 #: 7 to 40 hexadecimal characters with a digit and a letter, standing alone (not inside a path, anchor or word).
@@ -56,24 +56,28 @@ def test_the_patterns_catch_hashes_and_loads_not_numbers_or_anchors(line, caught
     assert bool(COMMIT.search(line) or LOAD.search(line)) is caught
 
 
-#: A repository path of the lab or of the studies' records, as a page names it (``workflows/studies/bench_plane.py``,
-#: ``docs/studies/table9_account.md``): the README and site pages point a reader at them, so each must exist.
-LAB_PATH = re.compile(r"(?<![\w/.-])((?:docs/studies|workflows/(?:studies|pages|tools)|benchmarks)/[\w./-]*\w)")
+#: A repository path of the lab, its studies' records included, as a page names it
+#: (``workflows/studies/bench_plane.py``, ``workflows/studies/records/table9_account.md``): the README and site pages
+#: point a reader at them, so each must exist.
+LAB_PATH = re.compile(r"(?<![\w/.-])((?:workflows/(?:studies|pages|tools)|benchmarks)/[\w./-]*\w)")
 SITE_PAGES = [DOCS.parent / "README.md",
-              *sorted(p for p in DOCS.rglob("*.md") if p.relative_to(DOCS).parts[0] not in {"studies", "_build"})]
+              *sorted(p for p in DOCS.rglob("*.md") if p.relative_to(DOCS).parts[0] != "_build")]
 
 
 def test_every_lab_script_and_study_record_a_page_names_exists():
     named = {(page.relative_to(DOCS.parent).as_posix(), m.group(1))
              for page in SITE_PAGES for m in LAB_PATH.finditer(page.read_text(encoding="utf-8"))}
-    assert any(path.startswith("workflows/studies/") for _, path in named)
+    assert any(path.startswith("workflows/studies/records/") for _, path in named)
+    assert any(path.startswith("workflows/studies/") and not path.startswith("workflows/studies/records/")
+               for _, path in named)
     missing = sorted(f"{page}: {path}" for page, path in named if not (DOCS.parent / path).exists())
     assert not missing, "pages name paths that do not exist:\n" + "\n".join(missing)
 
 
 @pytest.mark.parametrize(("text", "found"), [
     ("run `python workflows/studies/bench_plane.py --seeds 0`.", ["workflows/studies/bench_plane.py"]),
-    ("(docs/studies/table9_account.md) and benchmarks/suite/.", ["docs/studies/table9_account.md", "benchmarks/suite"]),
+    ("(workflows/studies/records/table9_account.md) and benchmarks/suite/.",
+     ["workflows/studies/records/table9_account.md", "benchmarks/suite"]),
     ("the asv benchmarks' environment; gpal/workflows/x.py", []),
 ])
 def test_the_lab_path_pattern(text, found):

@@ -71,8 +71,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         a registered name ("softmax", the default, "robustmax", "step", "probit", "logit",
         "logistic_softmax") or a configured likelihood object.  Such an object is a ``gpal.models.Likelihood``.  Softmax (with its Monte
         Carlo ELBO) is the default: on 4FGL-DR4's main-job split it was the best calibrated GP, its NLL
-        within 0.003 of the best (docs/studies/select_default_dr4.json, workflows/studies/select_default.py);
-        robust-max makes confident mistakes where classes overlap (docs/methods.md).
+        within 0.003 of the best (workflows/studies/records/select_default_dr4.json,
+        workflows/studies/select_default.py); robust-max makes confident mistakes where classes overlap (docs/methods.md).
     likelihood_options
         keyword options of the named likelihood, e.g. ``{"epsilon": 0.001, "learn_epsilon": False}`` for robust-max (its label-flip probability, fixed
         unless learned), ``{"delta": 0.01, "learn_delta": False}`` for probit or ``{"num_samples": 50}`` for

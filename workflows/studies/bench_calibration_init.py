@@ -13,7 +13,7 @@ seed) and keeps its held-out probabilities beside logistic regression's (`gpal.e
 kernel variances; a candidate already saved is not refitted.  ``analyse`` writes ``OUT/calibration_init.json`` /
 ``.md``: per catalog and candidate (mean over seeds) NLL, ECE (15 bins), accuracy, accuracy minus mean confidence,
 seconds, kernel variances, and 95% paired bootstrap intervals over sources of the candidate minus ``gpal`` and minus
-logistic regression (resamples averaged over the seeds).  Record: docs/studies/calibration/kernel_start.md.
+logistic regression (resamples averaged over the seeds).  Record: workflows/studies/records/calibration/kernel_start.md.
 
     OMP_NUM_THREADS=1 nice -n 10 python workflows/studies/bench_calibration_init.py fit --out /tmp/calib_init \
         --catalogs FL16Y --seeds 0 --candidates gpal var4 lr0.05

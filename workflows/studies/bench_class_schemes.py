@@ -41,7 +41,7 @@ import numpy as np
 # workflows/studies/ is the script's folder, first on its path
 from shared import CLASS_SCHEME_GP as GP, COARSE_GROUPS, PLANE_DEG, dr4_labelled, group_balanced_accuracy
 
-OUT = Path("docs/studies/class_schemes")
+OUT = Path("workflows/studies/records/class_schemes")
 BASELINES = ("logistic", "random_forest_isotonic", "gradient_boosting_isotonic")
 MAIN_THREE = {"bll": ("bll",), "fsrq": ("fsrq",), "pulsar": ("psr", "msp")}
 

@@ -34,7 +34,7 @@ from shared import dr4_sources, significance_task  # the error-bars study's fain
 
 BUDGETS = (10, 20, 50, 100, 200)
 TARGET = "pulsar"
-OUT = Path("docs/studies/discovery")
+OUT = Path("workflows/studies/records/discovery")
 
 
 def run_rep(rep: int, dr4) -> dict:

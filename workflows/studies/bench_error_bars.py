@@ -58,7 +58,7 @@ SYNTHETIC = {"hetero": dict(train_noise_std=(0.02, 1.0)),
              "shifted": dict(train_noise_std=(0.02, 0.15), test_noise_std=(0.3, 1.0))}
 CATALOG_TASKS = ("faint", "bright", "main")
 REFERENCE = "MGP"
-OUT = Path("docs/studies/error_bars")
+OUT = Path("workflows/studies/records/error_bars")
 
 
 def _synthetic(task: str, rep: int):

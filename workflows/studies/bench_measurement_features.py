@@ -52,7 +52,7 @@ import pandas as pd
 from gpal.evaluation.comparison import balanced_accuracy
 from gpal.evaluation.metrics import PROBA_FLOOR
 
-OUT = Path("docs/studies/measurement_features")
+OUT = Path("workflows/studies/records/measurement_features")
 PRESETS = ("fermi_dr4", "fermi_dr4_bands", "fermi_dr4_lightcurve", "fermi_dr4_measurements")
 CLASSES = ("bll", "fsrq", "pulsar")
 MERGE = {"pulsar": ["psr", "msp"]}

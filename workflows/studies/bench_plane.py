@@ -34,7 +34,8 @@ within each seed, the same draw for both variants).
 
 Units (variant, seed) are saved under ``--out`` as they finish, so an interrupted run resumes; ``--summarize``
 writes ``plane.md`` beside them (``--pool`` adds the units of other folders, ``--report`` writes elsewhere).
-Seeds 3-5 (``--out docs/studies/class_schemes/plane_confirm``) check the variants picked on seeds 0-2 on other splits.
+Seeds 3-5 (``--out workflows/studies/records/class_schemes/plane_confirm``) check the variants picked on seeds 0-2
+on other splits.
 
 ``--cv`` cross-validates a few variants fixed beforehand (`CV_VARIANTS`) instead: stratified K-fold (``--folds``)
 over every labelled source, stratified by CLASS1 code, each of ``--repeats`` repeats its own shuffle; each fold's
@@ -44,9 +45,9 @@ fold) are saved under ``--out`` (default `CV_OUT`) as they finish; the summary i
 folder; the summary pairs each against its uncleaned variant.
 
     python workflows/studies/bench_plane.py --seeds 0 1 2
-    python workflows/studies/bench_plane.py --seeds 3 4 5 --out docs/studies/class_schemes/plane_confirm
-    python workflows/studies/bench_plane.py --summarize --pool docs/studies/class_schemes/plane_confirm \
-        --report docs/studies/class_schemes/plane_six_seeds.md
+    python workflows/studies/bench_plane.py --seeds 3 4 5 --out workflows/studies/records/class_schemes/plane_confirm
+    python workflows/studies/bench_plane.py --summarize --pool workflows/studies/records/class_schemes/plane_confirm \
+        --report workflows/studies/records/class_schemes/plane_six_seeds.md
     python workflows/studies/bench_plane.py --cv --folds 5 --repeats 2
     python workflows/studies/bench_plane.py --cv --clean soft_agn --folds 5 --repeats 5
 """
@@ -70,7 +71,7 @@ from gpal.identity import source_commit
 # workflows/studies/ is the script's folder, first on its path
 from shared import CLASS_SCHEME_GP as GP, COARSE_GROUPS, PLANE_DEG, dr4_labelled, group_balanced_accuracy
 
-OUT = Path("docs/studies/class_schemes/plane")
+OUT = Path("workflows/studies/records/class_schemes/plane")
 GROUPS = COARSE_GROUPS
 #: Finer classes: name -> CLASS1 codes; each belongs to the coarse group of its codes.
 FINE_CLASSES = {"bll": ("bll",), "fsrq": ("fsrq",), "bcu": ("bcu",), "agn_other": ("rdg", "agn", "ssrq", "css", "nlsy1", "sey"),
@@ -493,7 +494,7 @@ def _sizes(unit: dict) -> str:
 
 
 # ----------------------------------------------------------------- cross-validation
-CV_OUT = Path("docs/studies/class_schemes/plane_cv")
+CV_OUT = Path("workflows/studies/records/class_schemes/plane_cv")
 #: The variants cross-validated, fixed from plane_six_seeds.md before any cross-validation ran (variant -> why it is
 #: here), so that their estimates are not the best of many.
 CV_VARIANTS = {

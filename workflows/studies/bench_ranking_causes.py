@@ -1,4 +1,4 @@
-"""Why gpal's ranking lags on the later-label checks (docs/studies/ranking_causes.md).
+"""Why gpal's ranking lags on the later-label checks (workflows/studies/records/ranking_causes.md).
 
 Each part prints a markdown table:
 

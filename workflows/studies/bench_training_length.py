@@ -27,11 +27,12 @@ EPOCHS:LEARNING_RATE:BATCH_SIZE for a minibatch other than the main job's.
         --row-lr-scale 3 --settings 25:0.03 --seeds 0 1 2         # q(x_i) at 3x the step (or --kernel-lr-scale 3)
 
 ``--natgrad``, ``--row-lr-scale``, ``--kernel-lr-scale`` and ``--lbfgs`` change how every fit of the run trains (variants
-measured and not adopted, docs/studies/training_length/summary.md); their files are named apart.
+measured and not adopted, workflows/studies/records/training_length/summary.md); their files are named apart.
 
 A setting ending in ``@cosine`` decays Adam's step each epoch from its learning rate to a twentieth of it at the
 last epoch (half a cosine), where the estimator keeps it constant: a study of whether a schedule reaches the
-same numbers in fewer steps (measured at 7140bd5 and not adopted, docs/studies/training_length/summary.md).
+same numbers in fewer steps (measured at 7140bd5 and not adopted,
+workflows/studies/records/training_length/summary.md).
 """
 
 from __future__ import annotations
