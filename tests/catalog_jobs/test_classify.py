@@ -15,8 +15,8 @@ from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.settings import main_job_estimator
 from gpal.catalog_jobs.model_folders import load_trained
 from gpal.catalog_jobs.layout import (
-    BASELINES_FILE, DISCOVERY_FILE, ERROR_BLIND_MODEL_DIR, ESTIMATOR_DIR, INFORMATIVE_FILE, METRICS_FILE, OOD_FILE,
-    POOL_PRIOR_FILE, TRAINED_DIR, TRAINING_RECORD, list_path,
+    BASELINES_FILE, DISCOVERY_FILE, ERROR_BLIND_MODEL_DIR, ESTIMATOR_DIR, HELDOUT_FILE, INFORMATIVE_FILE, METRICS_FILE,
+    OOD_FILE, POOL_PRIOR_FILE, TRAINED_DIR, TRAINING_RECORD, list_path,
 )
 from gpal.estimators import load_estimator
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL
@@ -816,11 +816,14 @@ def test_sky_maps_say_what_they_leave_out(classified, small_catalog):
     sources it draws out of all and names the extended ones it leaves out."""
     from dataclasses import replace
 
+    from gpal.catalog_jobs.model_folders import read_training_record
     from gpal.catalog_jobs.report.figures import report_figures
-    from gpal.catalog_jobs.report.inputs import read_run
+    from gpal.catalog_jobs.report.inputs import FinishedRun, read_held_out
 
     out, _ = classified
-    run = read_run(out)
+    training = read_training_record(out / TRAINING_RECORD)
+    run = FinishedRun(training, read_held_out(out / HELDOUT_FILE, training["classes"]),
+                      read_probability_table(out / "classifications.csv"), pd.DataFrame())
     snr = predict_catalog(out, str(small_catalog), "snr", progress=False)
     extended = int(snr.frame["extended"].sum())
     assert extended > 0

@@ -3,10 +3,10 @@
 Built from a finished run (`gpal.catalog_jobs.report.inputs.FinishedRun`): the one the main job holds in memory,
 or one read from the files of a finished `classify_catalog` folder (`gpal.catalog_jobs.layout`, either layout), so
 a report can be remade (``gpal report``: `write_classify_report`) without refitting anything.  Its files are made
-in memory (`report_files`) and written together (`write_run_report`), each where the folder's layout keeps it.
+in memory (`report_files`) and written together, each where the folder's layout keeps it.
 One module per part, in the order `report_files` builds them:
 
-- `gpal.catalog_jobs.report.inputs`: the run's results (`FinishedRun`), or a folder's files read once;
+- `gpal.catalog_jobs.report.inputs`: the run's results (`FinishedRun`), and the readers of a folder's files;
 - `gpal.catalog_jobs.follow_up`: the follow-up lists, beside the classifications;
 - `gpal.catalog_jobs.report.measures`: the held-out check, the comparison with the
   baselines, the faintest quarter, the population shift; ``metrics.json``;
@@ -22,44 +22,61 @@ import os
 from pathlib import Path
 
 from gpal.catalog_jobs.follow_up import follow_up_files
-from gpal.catalog_jobs.layout import METRICS_FILE, REPORT_FILE, folder_layout
+from gpal.catalog_jobs.later_check import read_later_check
+from gpal.catalog_jobs.layout import (
+    CATALOG_COLUMNS_FILE, CLASSIFICATIONS_CSV, CURRENT_LAYOUT, HELDOUT_FILE, METRICS_FILE, REPORT_FILE, TRAINING_RECORD,
+    FolderLayout, folder_layout,
+)
+from gpal.catalog_jobs.model_folders import read_training_record
+from gpal.catalog_jobs.none_of_these import read_outlier_record
+from gpal.catalog_jobs.pool_prior import read_pool_prior
 from gpal.catalog_jobs.report.figures import Figures, report_figures
-from gpal.catalog_jobs.report.inputs import FinishedRun, read_run
+from gpal.catalog_jobs.report.inputs import (
+    FinishedRun, check_finished, read_baselines, read_context, read_held_out,
+)
 from gpal.catalog_jobs.report.measures import ERROR_BLIND_MODEL, MODEL_NAME, measure, run_metrics
 from gpal.catalog_jobs.report.tables import report_tables
 from gpal.catalog_jobs.report.text import headline, report_text
+from gpal.catalog_jobs.tables import read_probability_table
 from gpal.evaluation.reports import report_page
 from gpal.files import json_text, write_files
 
-__all__ = ["ERROR_BLIND_MODEL", "MODEL_NAME", "headline", "report_files", "write_classify_report", "write_run_report"]
+__all__ = ["ERROR_BLIND_MODEL", "MODEL_NAME", "headline", "report_files", "write_classify_report"]
 
 
 def write_classify_report(folder: str | os.PathLike) -> Path:
     """Rebuild ``metrics.json``, the tables, figures and ``report.md`` of a finished `classify_catalog` folder from
-    its files (``gpal report``)."""
+    its files (``gpal report``).
+
+    The folder is resolved here, once, as the main job resolves its own: its layout read, each file read from its
+    path into the run, and the report's files written where the layout keeps them (a folder of gpal <= 0.3 keeps
+    its own); the parts that build the report see the run and the layout, not the folder.
+    """
     folder = Path(folder)
-    return write_run_report(read_run(folder), folder)
-
-
-def write_run_report(run: FinishedRun, folder: Path, held_out_figures: Figures | None = None) -> Path:
-    """Write `report_files` of the main job's ``run`` into its ``folder``, each where the folder's layout keeps it
-    (a folder of gpal <= 0.3 keeps its own); the report's path."""
     layout = folder_layout(folder)
-    write_files(folder, {layout.path(name): data for name, data in report_files(run, folder, held_out_figures).items()})
+    check_finished(folder, layout)
+    training = read_training_record(folder / layout.path(TRAINING_RECORD))
+    run = FinishedRun(training, read_held_out(folder / layout.path(HELDOUT_FILE), training["classes"]),
+                      read_probability_table(folder / layout.path(CLASSIFICATIONS_CSV)), read_baselines(folder),
+                      outliers=read_outlier_record(folder), pool_prior=read_pool_prior(folder),
+                      later=read_later_check(folder), context=read_context(folder / layout.path(CATALOG_COLUMNS_FILE)))
+    files = report_files(run, folder, layout)
+    write_files(folder, {layout.path(name): data for name, data in files.items()})
     return folder / layout.path(REPORT_FILE)
 
 
-def report_files(run: FinishedRun, folder: Path, held_out_figures: Figures | None = None) -> dict[str, str | bytes]:
+def report_files(run: FinishedRun, folder: Path, layout: FolderLayout = CURRENT_LAYOUT,
+                 held_out_figures: Figures | None = None) -> dict[str, str | bytes]:
     """The lists, ``metrics.json``, the figures, the tables and (last) ``report.md`` of the main job's ``run`` for
-    its ``folder``, made in memory, by path in this gpal's layout; ``held_out_figures``: those already drawn
-    (`gpal.catalog_jobs.report.figures.held_out_figures`)."""
+    its ``folder`` (kept by ``layout``, which the report's links follow), made in memory, by path in this gpal's
+    layout; ``held_out_figures``: those already drawn (`gpal.catalog_jobs.report.figures.held_out_figures`)."""
     list_files, lists = follow_up_files(run.table, run.training.get("merge", {}))
     check = measure(run)
     metrics = run_metrics(run, check)
     figures = report_figures(run, held_out_figures)
     tables = report_tables(run, check, metrics, lists)
     table_files = {name: text for files in tables.values() for name, text in files.items()}
-    text = report_text(run, check, metrics, folder)
+    text = report_text(run, check, metrics, layout, folder)
     page = report_page("gpal classify: " + str(run.table.meta.get("CATALOG")),
                        {caption: _by_suffix(files) for caption, files in figures.items()},
                        {caption: _by_suffix(files) for caption, files in tables.items()}, text, table_files.__getitem__)

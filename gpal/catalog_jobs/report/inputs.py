@@ -2,7 +2,8 @@
 
 The main job hands its results over as its tables hold them (`gpal.catalog_jobs.tables.as_read_back`,
 `gpal.catalog_jobs.tables.rendered_and_read_back`: the written decimals, without the trip through the disk); ``gpal report``
-reads the same from a finished folder (`read_run`), so both reports say the same.
+reads the same from a finished folder (`gpal.catalog_jobs.report.write_classify_report`, with the readers here, each
+given its file's path), so both reports say the same.
 """
 
 from __future__ import annotations
@@ -17,18 +18,17 @@ import numpy as np
 import pandas as pd
 
 from gpal.catalog_jobs.layout import (
-    BASELINES_FILE, CATALOG_COLUMNS_FILE, CLASSIFICATIONS_CSV, HELDOUT_FILE, TRAINING_RECORD, located,
+    BASELINES_FILE, CLASSIFICATIONS_CSV, HELDOUT_FILE, TRAINING_RECORD, FolderLayout, located,
 )
-from gpal.catalog_jobs.later_check import read_later_check
-from gpal.catalog_jobs.model_folders import read_training_record
-from gpal.catalog_jobs.none_of_these import read_outlier_record
-from gpal.catalog_jobs.pool_prior import read_pool_prior
 from gpal.catalog_jobs.proba_columns import classes_from_columns, proba_column, proba_columns, proba_of
-from gpal.catalog_jobs.tables import ClassifiedSources, read_probability_table
+from gpal.catalog_jobs.tables import ClassifiedSources
 from gpal.files import read_bytes
 
-__all__ = ["FinishedRun", "HeldOutRun", "parse_baselines", "parse_heldout", "read_baselines", "read_held_out",
-           "read_run"]
+__all__ = ["FINISHED_FILES", "FinishedRun", "HeldOutRun", "check_finished", "parse_baselines", "parse_heldout",
+           "read_baselines", "read_context", "read_held_out"]
+
+#: The files without which a folder holds no finished main job.
+FINISHED_FILES = (TRAINING_RECORD, HELDOUT_FILE, CLASSIFICATIONS_CSV)
 
 
 @dataclass(frozen=True)
@@ -76,25 +76,17 @@ class FinishedRun(HeldOutRun):
         return self.table.frame
 
 
-def read_held_out(folder: Path) -> HeldOutRun:
-    """The training record and held-out table of a main-job folder (either layout), refused with what to do when
-    missing."""
-    _require(folder, [TRAINING_RECORD, HELDOUT_FILE])
-    training = read_training_record(located(folder, TRAINING_RECORD))
-    path = located(folder, HELDOUT_FILE)
-    return HeldOutRun(training, parse_heldout(io.BytesIO(read_bytes(path, "held-out table")), training["classes"],
-                                              f"{path} (a table gpal classify writes; rerun it to rewrite the table)"))
+def check_finished(folder: Path, layout: FolderLayout) -> None:
+    """Refuse, naming what is missing and what to do, a ``folder`` (kept by ``layout``) whose run did not finish."""
+    missing = [layout.path(name) for name in FINISHED_FILES if not (folder / layout.path(name)).is_file()]
+    if missing:
+        raise FileNotFoundError(f"{folder} is not a finished gpal classify folder: {missing} missing; rerun gpal classify")
 
 
-def read_run(folder: Path) -> FinishedRun:
-    """The files a report needs (either layout), refused with what to do when the run did not finish."""
-    _require(folder, [TRAINING_RECORD, HELDOUT_FILE, CLASSIFICATIONS_CSV])
-    held_out = read_held_out(folder)
-    context = located(folder, CATALOG_COLUMNS_FILE)
-    return FinishedRun(held_out.training, held_out.held, read_probability_table(located(folder, CLASSIFICATIONS_CSV)),
-                       read_baselines(folder), outliers=read_outlier_record(folder), pool_prior=read_pool_prior(folder),
-                       later=read_later_check(folder),
-                       context=pd.read_csv(context, dtype={"Source_Name": str}) if context.is_file() else None)
+def read_held_out(path: Path, classes: list[str]) -> pd.DataFrame:
+    """``tables/heldout.csv`` at ``path``, read within bounds and checked against the run's ``classes``."""
+    return parse_heldout(io.BytesIO(read_bytes(path, "held-out table")), classes,
+                         f"{path} (a table gpal classify writes; rerun it to rewrite the table)")
 
 
 def read_baselines(folder: Path) -> pd.DataFrame:
@@ -108,11 +100,10 @@ def parse_baselines(source: Any) -> pd.DataFrame:
     return pd.read_csv(source, dtype={"Source_Name": str, "true_class": str})
 
 
-def _require(folder: Path, names: list[str]) -> None:
-    missing = [located(folder, name).relative_to(folder).as_posix() for name in names
-               if not located(folder, name).is_file()]
-    if missing:
-        raise FileNotFoundError(f"{folder} is not a finished gpal classify folder: {missing} missing; rerun gpal classify")
+def read_context(path: Path) -> pd.DataFrame | None:
+    """The catalog columns a folder of gpal <= 0.3 kept beside its classifications at ``path`` (None: absent, the
+    table itself holds them)."""
+    return pd.read_csv(path, dtype={"Source_Name": str}) if path.is_file() else None
 
 
 def parse_heldout(source: Any, classes: list[str], where: str = "the held-out table") -> pd.DataFrame:

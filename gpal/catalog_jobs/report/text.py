@@ -22,7 +22,7 @@ from gpal.catalog_jobs.follow_up import (
 from gpal.catalog_jobs.layout import (
     BASELINES_FILE, CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS, DISCOVERY_FILE, EXTENDED_FILE, HELDOUT_FILE,
     INFORMATIVE_FILE, KNOWN_FILE, METRICS_FILE, REGION_FILE, TRAINING_RECORD, FolderLayout, candidate_file,
-    clean_file, folder_layout, list_path, located,
+    clean_file, list_path, located,
 )
 from gpal.catalog_jobs.later_check import MODEL
 from gpal.catalog_jobs.none_of_these import report_paragraph as none_of_these
@@ -391,9 +391,10 @@ def _rebuild(run: FinishedRun, folder: Path) -> str:
     return f"Training catalog {cat.get('release')} {cat.get('version')}; rebuild this page with `gpal report {folder}`."
 
 
-def report_text(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any], folder: Path) -> str:
-    """The text above the report's tables and figures, for the run's ``folder``: its paragraphs in reading order."""
-    layout = folder_layout(folder)
+def report_text(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any], layout: FolderLayout,
+                folder: Path) -> str:
+    """The text above the report's tables and figures, for the run's ``folder`` kept by ``layout``: its paragraphs in
+    reading order."""
     paragraphs = [
         _catalog(run), _target_lists(run, layout), _run_date(run), _what_the_model_can_say(run), _model(run),
         _heldout_check(check, metrics["heldout"]), _where_others_are_better(check), _error_bars_bought(run, check),
