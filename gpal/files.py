@@ -23,7 +23,6 @@ import re
 import secrets
 import shutil
 import stat
-import zipfile
 import zlib
 from pathlib import Path
 from typing import Any, Iterator, Mapping

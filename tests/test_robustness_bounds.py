@@ -19,7 +19,7 @@ import pytest
 from astropy.io import fits
 from astropy.table import Table
 
-import gpal.catalogs.catalog as catalog_module
+import gpal.catalogs.catalog_file as catalog_file
 from gpal import NoisyGPClassifier
 from gpal.catalog_jobs.layout import TRAINING_RECORD
 from gpal.catalogs.catalog import HDU_NAME, load_catalog
@@ -226,11 +226,11 @@ def test_a_boolean_column_is_not_a_measurement(small_catalog, tmp_path, capsys):
 def test_gzip_bomb_stops_at_the_bound(small_catalog, tmp_path, monkeypatch, capsys):
     path = tmp_path / "bomb.fit.gz"
     path.write_bytes(gzip.compress(b"\0" * (4 * 2**20)))
-    monkeypatch.setattr(catalog_module, "MAX_CATALOG_BYTES", 2**20)
+    monkeypatch.setattr(catalog_file, "MAX_CATALOG_BYTES", 2**20)
     _fails(capsys, ["catalog", "summary", "--catalog", str(path)], "decompresses to more than the 1 MiB")
     small = tmp_path / "small.fit.gz"
     small.write_bytes(gzip.compress(small_catalog.read_bytes()))
-    monkeypatch.setattr(catalog_module, "MAX_CATALOG_BYTES", len(small_catalog.read_bytes()))
+    monkeypatch.setattr(catalog_file, "MAX_CATALOG_BYTES", len(small_catalog.read_bytes()))
     assert len(load_catalog(small).table) == len(load_catalog(small_catalog).table)  # at the bound: read
 
 

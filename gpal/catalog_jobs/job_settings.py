@@ -4,7 +4,7 @@ A job (``gpal classify``, ``gpal active``) declares each of its settings as a `J
 constraint, default and meaning every `gpal.estimators.settings.Setting` has (the command line
 and the workflow files are generated from them), how the run's identity records it, and the
 keyword that carries it in the header of the tables it writes (its comment is the table
-schema's, `gpal.catalog_jobs.tables.KEYWORDS`).  From the declaration alone:
+schema's, `gpal.catalog_jobs.table_formats.KEYWORDS`).  From the declaration alone:
 
 - `check_settings`: the values a caller gave, each checked, the others their defaults;
 - `recorded_settings`: what the run's identity (``run.json``) holds of them;

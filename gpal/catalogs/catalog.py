@@ -11,26 +11,22 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib.resources
-import re
 import warnings
 import os
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from gpal.catalogs.catalog_file import HDU_NAME, Provenance, read_catalog_file
 from gpal.catalogs.features import RELEASE_PRESET, Feature, resolve_features, transform_all
 from gpal.catalogs.features.errors import repaired_how, repaired_text
-from gpal.catalogs.releases import DEFAULT_RELEASE, LAT_CLASS_CODES, RELEASES, Release, identify_release, release_by_name
+from gpal.catalogs.releases import DEFAULT_RELEASE, LAT_CLASS_CODES, RELEASES, release_by_name
 from gpal.data.dataset import NoisyDataset
-from gpal.files import file_sha256, read_bytes, regular_file
 
-__all__ = ["Catalog", "DroppedRowsWarning", "RepairedRowsWarning", "load_catalog", "CATALOG_DIR",
+__all__ = ["Catalog", "DroppedRowsWarning", "RepairedRowsWarning", "load_catalog", "CATALOG_DIR", "HDU_NAME",
            "RELEASES"]
-
-HDU_NAME = "LAT_Point_Source_Catalog"
 
 
 def _shipped_catalogs() -> Path:
@@ -89,19 +85,6 @@ class DroppedRowsWarning(UserWarning):
     """
 
 
-@dataclass(frozen=True)
-class _Provenance:
-    path: Path
-    record: Release
-    version: str
-    n_rows: int
-    sha256: str = ""  # of the file's bytes as stored: a run's identity holds what the catalog held, not only its name
-
-    release = property(lambda self: self.record.name)
-    cds_name = property(lambda self: self.record.family)
-    data_release = property(lambda self: self.record.data_release)
-
-
 def load_catalog(name_or_path: str | Path = DEFAULT_RELEASE) -> "Catalog":
     """Open a known release by name (a key of `RELEASES`, any case: ``"4FGL-DR4"``; shipped or registered) or a path.
 
@@ -133,101 +116,6 @@ def load_catalog(name_or_path: str | Path = DEFAULT_RELEASE) -> "Catalog":
     if path.suffix in {".fit", ".fits", ".gz"} or "/" in key or "\\" in key:
         raise FileNotFoundError(f"catalog file not found: {path}")
     raise ValueError(f"unknown catalog release {key!r}; valid names: {list(RELEASES)} (case-insensitive), or a path to a FITS file")
-
-
-_FITS_BLOCK = 2880  # a FITS file is a whole number of 2880-byte blocks
-#: The most a gzip catalog decompresses to: 30 times the largest release (FL16Y, 8 MB); a plain file is mapped.
-MAX_CATALOG_BYTES = 2**28
-
-
-def _fits_bytes(path: Path) -> bytes:
-    """A gzip file's FITS bytes, decompressed within gpal's read bound, refused when truncated: astropy reads a
-    cut file as fewer HDUs or rows."""
-    try:
-        data = read_bytes(path, "catalog file", limit=MAX_CATALOG_BYTES)
-    except ValueError as exc:
-        raise ValueError(f"{exc}; it could not be read as a FITS file") from None
-    _check_blocks(path, len(data), " uncompressed")
-    return data
-
-
-def _check_blocks(path: Path, size: int, uncompressed: str = "") -> None:
-    if not size:
-        raise ValueError(f"{path} could not be read as a FITS file: it is empty")
-    if size % _FITS_BLOCK:
-        raise ValueError(
-            f"{path} could not be read as a FITS file: it is truncated or not FITS ({size} bytes{uncompressed} "
-            f"is not a whole number of {_FITS_BLOCK}-byte FITS blocks)"
-        )
-
-
-def _source(path: Path) -> tuple[Any, bool]:
-    """What astropy opens and whether to memory-map it: a plain file is mapped, so a catalog of millions of rows is
-    paged in as its columns are read rather than copied whole into memory first; a gzip file is decompressed (the
-    bound on its size stops a gzip bomb)."""
-    import io
-
-    path = regular_file(path, "catalog file")
-    with open(path, "rb") as fh:
-        compressed = fh.read(2) == b"\x1f\x8b"
-    if compressed:
-        return io.BytesIO(_fits_bytes(path)), False
-    _check_blocks(path, path.stat().st_size)
-    return path, True
-
-
-def _read(path: Path):
-    from astropy.io import fits
-    from astropy.table import Table
-
-    source, memmap = _source(path)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", fits.verify.VerifyWarning)
-            warnings.filterwarnings("error", message=".*truncated")
-            # text stays bytes, as the file holds it: astropy's str is 4 bytes a character at the column's full
-            # width (a catalog's names, 10^6 of them, took 164 MB); `text_values` decodes what a caller reads
-            with fits.open(source, memmap=memmap, character_as_bytes=True) as hdul:
-                names = [h.name for h in hdul]
-                if HDU_NAME.upper() not in [n.upper() for n in names]:
-                    raise ValueError(
-                        f"{path} is not a LAT catalog: it has no {HDU_NAME} HDU (HDUs: {names})"
-                    )
-                hdu = hdul[HDU_NAME]
-                if not isinstance(hdu, (fits.BinTableHDU, fits.TableHDU)):
-                    raise ValueError(f"{path} is not a LAT catalog: its {HDU_NAME} HDU is "
-                                     f"{type(hdu).__name__}, expected a table (BinTableHDU)")
-                header = hdu.header.copy()
-                primary = hdul[0].header.copy()
-                table = Table.read(hdu)
-    except (OSError, EOFError, UserWarning) as exc:
-        raise ValueError(f"{path} could not be read as a FITS file ({exc}); it may be truncated or corrupt") from exc
-    if len(table) == 0:
-        raise ValueError(f"{path} has an empty {HDU_NAME} table (0 rows); expected the catalog's sources")
-    return table, header, primary
-
-
-def _provenance(path: Path, table, header, primary) -> _Provenance:
-    cds = str(header.get("CDS-NAME", primary.get("CDS-NAME", ""))).strip()
-    version = str(header.get("VERSION", primary.get("VERSION", ""))).strip()
-    if not version:
-        match = re.search(r"gll_psc_(v\d+)", path.name)
-        version = match.group(1) if match else "unknown"
-    data_release = header.get("DataRelease", primary.get("DataRelease"))
-    if data_release is None:
-        data_release = int(np.max(table["DataRelease"])) if "DataRelease" in table.colnames else 1
-    record = identify_release(str(path), cds, int(data_release), table.colnames)
-    _check_keys(path, table, record)
-    return _Provenance(path, record, version, len(table))
-
-
-def _check_keys(path: Path, table, record: Release) -> None:
-    """Source names and class codes are text (the names' uniqueness: `_check_unique`)."""
-    for column in (record.columns.name, record.columns.class_code):
-        dtype = np.asarray(table[column]).dtype
-        if dtype.kind not in "SU":
-            raise ValueError(f"{path} is not a LAT catalog: column {column!r} holds {dtype.name} values; "
-                             "expected text (source names, class codes)")
 
 
 def _check_unique(path: Path, names: np.ndarray, name_column: str) -> None:
@@ -291,7 +179,7 @@ class Catalog:
     1337
     """
 
-    def __init__(self, table, provenance: _Provenance):
+    def __init__(self, table, provenance: Provenance):
         self.table = table
         self._prov = provenance
         self.record = provenance.record
@@ -317,8 +205,7 @@ class Catalog:
             The catalog in ``path`` (a warning if a shipped file's row count differs from the published one).
         """
         path = Path(path)
-        table, header, primary = _read(path)
-        catalog = cls(table, dataclasses.replace(_provenance(path, table, header, primary), sha256=file_sha256(path)))
+        catalog = cls(*read_catalog_file(path))
         _check_unique(path, catalog.names, catalog.columns.name)
         expected = {Path(r.file).name: r.rows for r in RELEASES.values() if r.file}.get(path.name)
         if expected is not None and expected != catalog.n_rows:

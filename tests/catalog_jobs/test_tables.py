@@ -115,7 +115,7 @@ def test_the_journal_and_vo_tables_read_back_with_the_same_rows_units_and_descri
     import re
     from astropy import units as u
 
-    from gpal.catalog_jobs.tables import _column_info
+    from gpal.catalog_jobs.table_formats import _column_info
 
     frame = _journal_frame()
     table = ClassifiedSources(frame, {"CATALOG": "FL16Y", "NSOURCES": 3, "TRAINSEL": {"cut": None}})
@@ -204,14 +204,14 @@ def test_the_lists_are_written_in_the_formats_the_classifications_record(main_jo
 def test_the_twin_made_block_by_block_is_the_twin_made_at_once(tmp_path, monkeypatch, objects):
     """The ECSV header learns the columns' types in blocks of rows (bounded memory); blocks of 2 rows give the bytes
     one block gives."""
-    import gpal.catalog_jobs.tables as tables
+    import gpal.catalog_jobs.table_formats as table_formats
 
     frame = _awkward_frame()
     if objects:
         frame["ASSOC2"] = pd.array(["a", None, "b", "c", "d"], dtype="string")
     meta = {"CATALOG": "FL16Y", "MINSIG": 4.0}
     once = write_ecsv_twin(frame, tmp_path / "once.csv", meta).read_bytes()
-    monkeypatch.setattr(tables, "_HEADER_ROWS", 2)
+    monkeypatch.setattr(table_formats, "_HEADER_ROWS", 2)
     assert write_ecsv_twin(frame, tmp_path / "blocks.csv", meta).read_bytes() == once
 
 
