@@ -185,7 +185,7 @@ def classify_catalog(
         later_files, later = _check_later(job, results["trained"], classified, compared, later_baselines, log)
         files.update(later_files)
     # a rerun reuses the comparison its first run wrote
-    baselines = read_baselines(folder) if comparison is None else results["comparison"]
+    baselines = read_baselines(folder / BASELINES_FILE) if comparison is None else results["comparison"]
     run = FinishedRun(held_out.run.training, held_out.run.held, classified.table, baselines,
                       outliers=results["outliers"].record, pool_prior=classified.pool_prior, later=later)
     log("writing the target lists, the other lists and the report")

@@ -379,9 +379,10 @@ def shown_measures(measures: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
-def read_later_check(folder: str | os.PathLike) -> pd.DataFrame | None:
-    """The measures a folder's later-release check wrote (with ``earlier`` and ``later`` columns), or None."""
-    path = located(folder, LATER_CHECK_FILE)
+def read_later_check(path: str | os.PathLike) -> pd.DataFrame | None:
+    """The measures a later-release check wrote at ``path`` (a folder's `LATER_CHECK_FILE`, with ``earlier`` and
+    ``later`` columns), or None where the file is absent."""
+    path = Path(path)
     return read_later_table(path) if path.is_file() else None
 
 

@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from gpal.catalog_jobs.layout import POOL_PRIOR_FILE, located
 from gpal.catalog_jobs.proba_columns import proba_columns
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 from gpal.catalogs.classes import UNASSOCIATED, merge_for, source_groups
@@ -188,8 +188,9 @@ def adjust_table(table: ClassifiedSources, classes: Sequence[str], prior: np.nda
     return ClassifiedSources(frame, {**table.meta, "POOLMIX": mixes_text(result.groups)}), result
 
 
-def read_pool_prior(folder: str | os.PathLike) -> dict[str, Any] | None:
-    """The mixes a classify folder's classifications were moved to, or None where the pool prior was off.
+def read_pool_prior(path: str | os.PathLike) -> dict[str, Any] | None:
+    """The mixes a classify folder's classifications were moved to, from its record at ``path`` (the folder's
+    `gpal.catalog_jobs.layout.POOL_PRIOR_FILE`), or None where the file is absent (the pool prior was off).
 
     A folder written before the record named the groups left as given has no ``left_as_given``: it moved every
     group it lists.
@@ -199,5 +200,5 @@ def read_pool_prior(folder: str | os.PathLike) -> dict[str, Any] | None:
     dict or None
         ``training_prior`` and ``groups`` as `PoolPrior.record` wrote them.
     """
-    path = located(folder, POOL_PRIOR_FILE)
+    path = Path(path)
     return read_json(path, "pool prior record") if path.is_file() else None

@@ -173,7 +173,7 @@ def test_check_later_measures_match_independent_computations(trained, small_cata
     low, high = measures.loc[(kind, "logistic"), ["diff_low", "diff_high"]]
     assert low <= measures.loc[(kind, "logistic"), "diff"] <= high
     path = write_later_check(check, tmp_path)
-    back = read_later_check(tmp_path)
+    back = read_later_check(path)
     assert path.is_file() and back["later"].eq("FL16Y").all() and len(back) == len(check.measures)
 
 

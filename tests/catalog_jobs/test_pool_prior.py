@@ -156,5 +156,5 @@ def test_a_table_is_adjusted_and_its_extended_sources_keep_their_class(tmp_path)
     assert table.meta == {"X": 1, "POOLMIX": mixes_text(result.groups)}  # the header says where they were moved
     assert frame["entropy"].eq(0.0).all()  # the given table is left as it was
     write_json_atomic(tmp_path / POOL_PRIOR_FILE, result.record())  # as the main job writes it
-    assert read_pool_prior(tmp_path) == result.record()
-    assert read_pool_prior(tmp_path / "elsewhere") is None
+    assert read_pool_prior(tmp_path / POOL_PRIOR_FILE) == result.record()
+    assert read_pool_prior(tmp_path / "elsewhere" / POOL_PRIOR_FILE) is None

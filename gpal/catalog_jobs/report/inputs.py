@@ -17,9 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.layout import (
-    BASELINES_FILE, CLASSIFICATIONS_CSV, HELDOUT_FILE, TRAINING_RECORD, FolderLayout, located,
-)
+from gpal.catalog_jobs.layout import CLASSIFICATIONS_CSV, HELDOUT_FILE, TRAINING_RECORD, FolderLayout
 from gpal.catalog_jobs.proba_columns import classes_from_columns, proba_column, proba_columns, proba_of
 from gpal.catalog_jobs.tables import ClassifiedSources
 from gpal.files import read_bytes
@@ -89,9 +87,9 @@ def read_held_out(path: Path, classes: list[str]) -> pd.DataFrame:
                          f"{path} (a table gpal classify writes; rerun it to rewrite the table)")
 
 
-def read_baselines(folder: Path) -> pd.DataFrame:
-    """A folder's ``baselines.csv`` (empty in a folder whose run fitted none)."""
-    path = located(folder, BASELINES_FILE)
+def read_baselines(path: Path) -> pd.DataFrame:
+    """The baselines' held-out probabilities from a folder's `gpal.catalog_jobs.layout.BASELINES_FILE` at ``path``
+    (empty where the run fitted none)."""
     return parse_baselines(path) if path.is_file() else pd.DataFrame()
 
 
