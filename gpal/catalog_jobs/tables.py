@@ -41,17 +41,19 @@ import pandas as pd
 
 from gpal.catalog_jobs.job_settings import NEVER, JobSetting, settings_from_header
 from gpal.catalog_jobs.table_formats import (
-    _FLAG_KEY, _RECORD_KEYS, EXTENDED, EXTNAME, KEYWORDS, TWIN_SUFFIX, _astropy_table, _column_types, _ecsv_header_table,
-    _ecsv_text, _fits_hdu, _mrt_text, _ordered, _votable_bytes, _write_ecsv, write_ecsv_twin,
+    _FLAG_KEY, _RECORD_KEYS, COLUMNS, EXTENDED, EXTNAME, KEYWORDS, TWIN_SUFFIX, _astropy_table, _column_types,
+    _ecsv_header_table, _ecsv_text, _fits_hdu, _mrt_text, _ordered, _votable_bytes, _write_ecsv, write_ecsv_twin,
 )
 from gpal.constraints import ListOf, OneOf
 from gpal.files import atomic_output, write_files
 
 __all__ = [
+    "COLUMNS",
     "ClassifiedSources",
     "EXTENDED",
     "EXTRA_FORMATS",
     "FORMAT_SETTINGS",
+    "KEYWORDS",
     "TABLE_FORMATS",
     "as_read_back",
     "check_table_path",
