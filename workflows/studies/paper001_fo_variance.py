@@ -11,6 +11,8 @@ After training, with every other parameter held, it evaluates on the full traini
 (eq. 10 with the marginals of eq. 15-16) and on the test rows the NLL, at a grid of V shared by all
 features; and the derivative of the ELBO in log V by automatic differentiation beside a central
 finite difference, so that a gradient lost between the variance and the objective would show.
+A learned V is also traced during training (median, min and max over features, with the epoch's mean
+loss, every ``--trace-every`` epochs), to show when and how fast it leaves its start.
 
     python workflows/studies/paper001_fo_variance.py --dataset vehicle --splits 0 1 --jobs 2 \
         --json docs/papers/probes/001_fo_variance.json
@@ -35,7 +37,7 @@ ARMS = {0.0: ("learned:0.01", "given:0.1"),
         0.25: ("learned:0.01", "learned:0.1", "given:0.1", "given:level")}
 
 
-def _unit(dataset: str, split_index: int, level: float, arm: str, epochs: int) -> dict[str, Any]:
+def _unit(dataset: str, split_index: int, level: float, arm: str, epochs: int, trace_every: int) -> dict[str, Any]:
     """Train one NIMGP-FO and measure the ELBO, test NLL and gradient around its fitted state."""
     for var in ("OMP_NUM_THREADS", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS"):
         os.environ[var] = "1"
@@ -62,19 +64,37 @@ def _unit(dataset: str, split_index: int, level: float, arm: str, epochs: int) -
                   learning_rate=1e-3, likelihood_options={"epsilon": 1e-3, "learn_epsilon": False},
                   random_state=unit_seed)
     X_var = X_var_test = None
+    built: list[Any] = []
+    trace: list[tuple[int, float, np.ndarray]] = []
+
+    def record(epoch: int, loss: float) -> None:  # epoch counts from 0: the trace names epochs completed
+        done = epoch + 1
+        if built and (done == 1 or done % trace_every == 0 or done == epochs):
+            trace.append((done, loss, built[-1].noise_variance.learned.numpy().copy()))
+
     if kind == "learned":
         kwargs["noise_variance"] = "learned"
         start = float(value)
-        # The estimator does not expose the learned variance's start; build_model does.
+        # The estimator does not expose the learned variance's start; build_model does, and hands
+        # back the model whose variance the trace reads while it trains.
         original = svgp.build_model
-        svgp.build_model = lambda *a, **k: original(*a, **{**k, "initial_learned_variance": start})
+
+        def build(*a, **k):
+            built.append(original(*a, **{**k, "initial_learned_variance": start}))
+            return built[-1]
+
+        svgp.build_model = build
     else:
         kwargs["noise_variance"] = "known"
         given = level if value == "level" else float(value)
         X_var = np.broadcast_to(given * clean_scale ** 2, train.X.shape).copy()
         X_var_test = np.broadcast_to(given * clean_scale ** 2, test.X.shape).copy()
     t0 = time.perf_counter()
-    clf = NoisyGPClassifier(**kwargs).fit(train.X, train.y, X_var=X_var)
+    try:
+        clf = NoisyGPClassifier(**kwargs).fit(train.X, train.y, X_var=X_var, callback=record)
+    finally:
+        if kind == "learned":  # a worker runs several units: the next must not inherit this start
+            svgp.build_model = original
     seconds = time.perf_counter() - t0
     proba = clf.predict_proba(test.X, X_var=X_var_test)
     model = clf.model_
@@ -108,6 +128,9 @@ def _unit(dataset: str, split_index: int, level: float, arm: str, epochs: int) -
         return {"v": v, "autodiff": float(tape.gradient(value, log_v)), "finite_difference": fd}
 
     learned = (model.noise_variance.learned.numpy() / to_model).tolist() if kind == "learned" else None
+    # The trace read the model's units; the paper's are the clean-standardised ones.
+    trace_rows = [{"epoch": epoch, "loss": loss, "median": float(np.median(v / to_model)),
+                   "min": float(np.min(v / to_model)), "max": float(np.max(v / to_model))} for epoch, loss, v in trace]
     train_proba = clf.predict_proba(train.X, X_var=X_var)
     return {
         "dataset": dataset, "split": split_index, "level": level, "arm": arm, "epochs": epochs,
@@ -118,6 +141,7 @@ def _unit(dataset: str, split_index: int, level: float, arm: str, epochs: int) -
         "learned_variance_median": None if learned is None else float(np.median(learned)),
         "profile": [{"v": v, "train_elbo": elbo(shared(v, Xs)), "test_nll": test_nll(shared(v, Xt))} for v in GRID],
         "d_elbo_d_log_v": [grad_check(v) for v in (0.01, 0.1)],
+        "variance_trace": trace_rows or None,
     }
 
 
@@ -127,13 +151,16 @@ def main() -> None:
     parser.add_argument("--splits", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--levels", type=float, nargs="+", default=sorted(ARMS, reverse=True))
     parser.add_argument("--epochs", type=int, default=1000)
+    parser.add_argument("--trace-every", type=int, default=10)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     bad = [level for level in args.levels if level not in ARMS]
     if bad:
         raise SystemExit(f"--levels: no arms defined for {bad}; choose from {sorted(ARMS)}")
-    units = [(args.dataset, k, level, arm, args.epochs) for level in args.levels for k in args.splits
+    if args.trace_every < 1:
+        raise SystemExit(f"--trace-every: the epochs between trace points must be >= 1; got {args.trace_every}")
+    units = [(args.dataset, k, level, arm, args.epochs, args.trace_every) for level in args.levels for k in args.splits
              for arm in ARMS[level]]
     with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
         rows = []
@@ -143,7 +170,7 @@ def main() -> None:
             rows.append(row)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     record = {"command": "python workflows/studies/paper001_fo_variance.py " + " ".join(
-                  f"--{k} {' '.join(map(str, v)) if isinstance(v, list) else v}"
+                  f"--{k.replace('_', '-')} {' '.join(map(str, v)) if isinstance(v, list) else v}"
                   for k, v in vars(args).items() if v is not None),
               "commit": commit, "grid": list(GRID), "units": rows}
     if args.json:

@@ -1,0 +1,85 @@
+"""Paper 001, sec. 5.1 (Table 1): on the 1-D toy, do the noisy-input methods beat MGP in NLL at a similar error?
+
+The paper has one problem and 1000 test points, and its ± is a bootstrap over those points; so here
+each method's per-point log loss and 0-1 error are paired with MGP's on the same test points, and the
+mean difference gets a Student t interval over the points (`gpal.workflows.verdicts`): an order
+(NLL below MGP's) is resolved where the 95 % interval excludes 0, "similar error" only where the
+90 % interval lies inside ±``--margin`` (TOST).  Reads a finished ``gpal workflow workflows/toy_1d.yaml``
+run folder and rebuilds its problem from the run's ``workflow.json``.
+
+    python workflows/studies/paper001_toy_1d.py runs/toy_1d
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from gpal.data.synthetic import toy_1d
+from gpal.workflows.verdicts import alike_verdict, interval, order_verdict
+
+BASELINE = "MGP"
+
+
+def point_losses(proba: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per test point: -log p(y) and whether the arg-max misses y."""
+    p = np.clip(proba[np.arange(len(y)), y], 1e-300, None)
+    return -np.log(p), (np.argmax(proba, axis=1) != y).astype(float)
+
+
+def paired(run: Path, margin: float) -> list[dict]:
+    """Per method: its mean NLL and error minus MGP's, paired over the test points, with verdicts."""
+    config = json.loads((run / "workflow.json").read_text(encoding="utf-8"))
+    d = config["data"]
+    problem = toy_1d(d["n_train"], d["n_test"], d["noise_std"], seed=config["seed"], variance=d["variance"],
+                     lengthscale=d["lengthscale"])
+    classes = np.unique(problem.train.y)
+    y = np.searchsorted(classes, problem.test.y)
+    losses = {}
+    for method in config["methods"]:
+        unit = run / "units" / f"{method}.json"
+        if not unit.is_file():
+            raise FileNotFoundError(f"{unit} does not exist: the run has not finished method {method!r}")
+        losses[method] = point_losses(np.asarray(json.loads(unit.read_text(encoding="utf-8"))["proba"]), y)
+    if BASELINE not in losses:
+        raise ValueError(f"the run has no {BASELINE!r} unit; its methods are {config['methods']}")
+    rows = []
+    for method, (nll, err) in losses.items():
+        if method == BASELINE:
+            continue
+        row = {"method": method, "n": len(y)}
+        for metric, a, b in (("nll", nll, losses[BASELINE][0]), ("error", err, losses[BASELINE][1])):
+            diff = a - b
+            se = float(np.std(diff, ddof=1) / math.sqrt(len(diff)))
+            row[metric] = float(np.mean(a))
+            row[f"{metric}_gap"], row[f"{metric}_se"] = float(np.mean(diff)), se
+            row[f"{metric}_low"], row[f"{metric}_high"] = interval(float(np.mean(diff)), se, len(diff) - 1)
+        # The verdicts take two means with SEs; a paired difference is the method's row against an exact 0
+        # (SE 0), which leaves the difference's own SE and n - 1 degrees of freedom.
+        n = len(y)
+        gaps = {m: {"method": method, "gpal_mean": row[f"{m}_gap"], "gpal_se": row[f"{m}_se"], "n": n}
+                for m in ("nll", "error")}
+        zero = {"method": BASELINE, "gpal_mean": 0.0, "gpal_se": 0.0, "n": n}
+        row["nll_verdict"] = order_verdict(gaps["nll"], zero, higher_is_better=False, where="1-D toy NLL")
+        row["error_verdict"] = alike_verdict(gaps["error"], zero, margin, where="1-D toy error")
+        rows.append(row)
+    rows.insert(0, {"method": BASELINE, "n": len(y), "nll": float(np.mean(losses[BASELINE][0])),
+                    "error": float(np.mean(losses[BASELINE][1]))})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("run", type=Path, help="a finished toy_1d run folder")
+    parser.add_argument("--margin", type=float, default=0.01, help="'similar error' margin (default 0.01)")
+    args = parser.parse_args()
+    for row in paired(args.run, args.margin):
+        print({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()})
+
+
+if __name__ == "__main__":
+    main()
