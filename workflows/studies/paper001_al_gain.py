@@ -8,7 +8,7 @@ initial labels, so the two methods' reductions are paired by repetition: the per
 difference NIMGP-NN minus MGP carries no split-to-split noise, and its mean gets a Student t
 interval over the repetitions (`gpal.workflows.verdicts.interval`, n - 1 degrees of freedom).
 
-    python workflows/studies/paper001_al_gain.py docs/studies/waveform_al_paired_curves.csv --after 40
+    python workflows/studies/paper001_al_gain.py workflows/studies/records/waveform_al_paired_curves.csv --after 40
 """
 
 from __future__ import annotations
