@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 
 import pandas as pd
 import pytest
 from scipy import stats
 
-SCRIPT = Path(__file__).parents[1] / "workflows" / "studies" / "paper001_al_gain.py"
+from conftest import repository_script
 
 
 @pytest.fixture(scope="module")
 def gain():
-    spec = importlib.util.spec_from_file_location("paper001_al_gain", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return repository_script("workflows/studies/paper001_al_gain.py")
 
 
 def _curves(errors):

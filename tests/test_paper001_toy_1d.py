@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats
 
+from conftest import repository_script
 from gpal.data.synthetic import toy_1d
 
-SCRIPT = Path(__file__).parents[1] / "workflows" / "studies" / "paper001_toy_1d.py"
 DATA = {"n_train": 30, "n_test": 40, "noise_std": 0.1, "variance": 1.0, "lengthscale": 0.75}
 
 
 @pytest.fixture(scope="module")
 def toy():
-    spec = importlib.util.spec_from_file_location("paper001_toy_1d", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return repository_script("workflows/studies/paper001_toy_1d.py")
 
 
 def _run(tmp_path, probas):
