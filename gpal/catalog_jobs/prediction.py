@@ -225,40 +225,34 @@ KNOWN_COLUMNS = ("known_class", "known_as", "known_reason", "ATNF_pulsars")
 class _Lookups:
     """What a classified table adds to each source beside its probabilities, read once for all its rows (a table
     made in blocks of rows reads it once, not once a block): the releases before the catalog's and the ATNF Pulsar
-    Catalogue (what is known of a source, `_known`), 4LAC (its counterpart's SED)."""
+    Catalogue, indexed (what is known of a source, `_known`), 4LAC (its counterpart's SED)."""
 
     def __init__(self, cat: Any, pulsars: str | os.PathLike | None):
+        from gpal.catalogs.known_sources import KnownIndex
         from gpal.catalogs.lac import read_4lac, unshared
-        from gpal.catalogs.psrcat import PSRCAT_FILE, read_psrcat
+        from gpal.catalogs.psrcat import PSRCAT_FILE
 
         order = list(RELEASES)
         # never a later release: a check scored on later labels would read its own answers
         self.earlier = order[:order.index(cat.release)] if cat.release in order else []
         with warnings.catch_warnings():  # the links' ambiguities are the notes' to say, once
             warnings.simplefilter("ignore")
-            self.releases = [load_catalog(name) for name in self.earlier]
-        self.psrcat = read_psrcat(PSRCAT_FILE if pulsars is None else pulsars)
+            self.known = KnownIndex(cat, pulsars=PSRCAT_FILE if pulsars is None else pulsars, releases=self.earlier)
         self.lac = read_4lac()
         if cat.record.links.get("4FGL") in cat.table.colnames:  # a block's join reads the whole catalog's sharing
             self.lac = unshared(cat, self.lac)
-        #: the catalog's links to each earlier release, made by the first lookup (`known_about`'s ``links``)
-        self.links: dict[str, Any] = {}
 
 
 def _known(cat: Any, ids: Sequence[str], lookups: _Lookups) -> tuple[pd.DataFrame, str]:
     """What is already known about each source beyond its CLASS1 (`known_about`, `KNOWN_COLUMNS`), from the catalog's
     CLASS2, the shipped releases before it and the ATNF Pulsar Catalogue (`_Lookups`); and in words what was checked
     and what could not be."""
-    from gpal.catalogs.known_sources import known_about
-
     with warnings.catch_warnings():  # the links' ambiguities are the notes' to say, once
         warnings.simplefilter("ignore")
         # looked up per chunk of rows: a source's ellipse can hold many counterparts (a catalog of repeated rows:
         # one per copy), each a (row, separation) pair until its words are made, so the whole catalog at once grew
         # by GiBs; what is known of a source depends on it alone
-        parts = [known_about(cat, ids[start:start + _KNOWN_ROWS], releases=lookups.releases, pulsars=lookups.psrcat,
-                             links=lookups.links)
-                 for start in range(0, len(ids), _KNOWN_ROWS)]
+        parts = [lookups.known.about(ids[start:start + _KNOWN_ROWS]) for start in range(0, len(ids), _KNOWN_ROWS)]
     found = pd.concat(parts, ignore_index=True)
     own = (found["known_route"] == "CLASS1").to_numpy()  # the CLASS1 column says that already
     out = found[list(KNOWN_COLUMNS)].copy().reset_index(drop=True)
