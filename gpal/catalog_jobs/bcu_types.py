@@ -195,10 +195,11 @@ class BcuSplit:
 class BcuSplitter:
     """The bcu split (`split_bcu`) of one trained-model ``folder`` (beside its ``training.json``) on one catalog,
     its record and 4LAC-DR3 read once (``lac``: `read_4lac`'s table, read here when None and needed) and applied
-    to the whole selection or to each block of its rows in turn."""
+    to the whole selection or to each block of its rows in turn.  ``classes``: the main model's, in any order (its
+    training record's: whether bll and fsrq are among them)."""
 
     def __init__(self, folder: str | os.PathLike, catalog: Any, classes: Sequence[str], lac: Any = None):
-        self.folder, self.catalog, self.classes = Path(folder), catalog, list(classes)
+        self.folder, self.catalog = Path(folder), catalog
         self.record = _split_record(self.folder)
         self.lac = self._joinable = None
         if self.record is None:
@@ -233,10 +234,10 @@ class BcuSplitter:
         return replace(self.empty, bcu=len(bcu_ids), in_lac=int((joined["LAC_Name"] != "").sum()),
                        peaks=int(joined["log_nu_syn"].notna().sum())), joined
 
-    def split(self, pool: NoisyDataset, proba: np.ndarray, mc_error: np.ndarray | None = None,
+    def split(self, pool: NoisyDataset, proba: np.ndarray, classes: Sequence[str], mc_error: np.ndarray | None = None,
               own: Any = None) -> tuple[np.ndarray, np.ndarray | None, BcuSplit | None]:
-        """`split_bcu` of ``pool``'s rows, the note as its `BcuSplit`; ``own``: the catalog of the pool's block of
-        rows (`gpal.catalogs.Catalog.rows`; None: the pool is of the whole catalog)."""
+        """`split_bcu` of ``pool``'s rows (``classes``: ``proba``'s columns), the note as its `BcuSplit`; ``own``: the
+        catalog of the pool's block of rows (`gpal.catalogs.Catalog.rows`; None: the pool is of the whole catalog)."""
         if self.record is None:
             return proba, mc_error, None
         bcu = class1_codes(pool.aux["CLASS1"]) == "bcu"
@@ -251,9 +252,9 @@ class BcuSplitter:
         else:
             p, q_error = estimator.predict_proba(rows.X, rows.X_var), np.zeros(rows.n_samples)
         q = np.clip(proba_by_class(p, estimator.classes_, BLAZARS)[:, 1], 0.0, 1.0)
-        split = split_rule(proba, q, bcu, self.classes)
+        split = split_rule(proba, q, bcu, classes)
         if mc_error is not None:
-            total = proba[bcu][:, [self.classes.index(c) for c in BLAZARS]].sum(axis=1)
+            total = proba[bcu][:, [list(classes).index(c) for c in BLAZARS]].sum(axis=1)
             mc_error = np.array(mc_error, dtype=np.float64, copy=True)
             mc_error[bcu] = np.hypot(mc_error[bcu], total * q_error)
         return split, mc_error, counts
@@ -272,7 +273,7 @@ def split_bcu(folder: str | os.PathLike, catalog: Any, pool: NoisyDataset, proba
         The probabilities, the errors and the note the table's ``BCUSPLIT`` keyword carries (`split_note`; None:
         ``folder`` holds no blazar-type record, the job ran with ``bcu_types="none"``).
     """
-    proba, mc_error, counts = BcuSplitter(folder, catalog, classes, lac).split(pool, proba, mc_error)
+    proba, mc_error, counts = BcuSplitter(folder, catalog, classes, lac).split(pool, proba, classes, mc_error)
     return proba, mc_error, None if counts is None else counts.note
 
 

@@ -239,7 +239,8 @@ class _Lookups:
             warnings.simplefilter("ignore")
             self.known = KnownIndex(cat, pulsars=PSRCAT_FILE if pulsars is None else pulsars, releases=self.earlier)
         lac = read_4lac()
-        self.bcu = BcuSplitter(trained.record_file.parent, cat, trained.classes, lac)
+        # the record's classes: the estimator, loaded, would check its files before the prediction names a damage
+        self.bcu = BcuSplitter(trained.record_file.parent, cat, trained.training["classes"], lac)
         # a block's join reads the whole catalog's sharing
         self.lac = unshared(cat, lac) if cat.record.links.get("4FGL") in cat.table.colnames else lac
 
@@ -284,7 +285,7 @@ def _classified_frame(trained: TrainedModel, cat: Any, pool: NoisyDataset, looku
                                                 association_weight(own, ids))
     # a classify folder's blazar-type model splits each bcu between bll and fsrq (keyword BCUSPLIT says how)
     # (its note is said of the whole table's bcu, the blocks' counts added: `_classified_blocks`)
-    proba, mc_error, bcu_split = lookups.bcu.split(pool, proba, mc_error, own=block)
+    proba, mc_error, bcu_split = lookups.bcu.split(pool, proba, classes, mc_error, own=block)
     frame = pd.DataFrame({"Source_Name": pool.ids, "CLASS1": pool.aux["CLASS1"]})
     with_proba(frame, classes, proba)
     targets = target_columns(own, ids)
