@@ -12,8 +12,9 @@ at 13b86087ba).
 What: `fit_bcu_types` trains that model on every labelled bll and fsrq source of the job (not only the training
 split: the held-out check never reads it) and saves it with its record in the run folder's ``model/``
 beside the main model's training record (`gpal.catalog_jobs.layout`), so ``gpal predict`` with the folder splits the bcu as ``gpal classify`` did
-(`split_bcu`, the one hook, in `gpal.catalog_jobs.prediction.predict_catalog`; ``gpal check-later`` on the folder
-scores what it split).
+(`split_bcu`, the one hook, in `gpal.catalog_jobs.prediction.predict_catalog`, which reads the folder and 4LAC once
+for a catalog classified in blocks of rows through a `BcuSplitter`; ``gpal check-later`` on the folder scores what
+it split).
 
 The rule: for a source whose CLASS1 is bcu, with T = p_bll + p_fsrq after the bcu rule and q the blazar-type
 model's p_fsrq, p_bll' = T (1 - q) and p_fsrq' = T q; every other class, and every source that is not a bcu,
@@ -44,7 +45,7 @@ without a spectrum ranks as FSRQs; more of 4LAC's SED (the peaks' fluxes, the Co
 from __future__ import annotations
 
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -53,14 +54,14 @@ import numpy as np
 from gpal.catalog_jobs.layout import BCU_TYPES_DIR, BCU_TYPES_FILE
 from gpal.catalog_jobs.model_folders import loaded_estimator
 from gpal.catalogs.classes import class1_codes
-from gpal.catalogs.lac import LAC_FEATURES, LAC_RELEASE, join_4lac, lac_features, read_4lac
+from gpal.catalogs.lac import LAC_FEATURES, LAC_RELEASE, join_4lac, lac_features, read_4lac, unshared
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.base import raise_if_interrupted
 from gpal.evaluation.metrics import proba_by_class
 from gpal.files import read_json, write_json_atomic
 
-__all__ = ["BCU_TYPES", "BCU_TYPES_DEFAULT", "BLAZARS", "NOT_SPLIT", "fit_bcu_types", "read_lac", "split_bcu",
-           "split_note", "split_rule"]
+__all__ = ["BCU_TYPES", "BCU_TYPES_DEFAULT", "BLAZARS", "NOT_SPLIT", "BcuSplit", "BcuSplitter", "fit_bcu_types",
+           "read_lac", "split_bcu", "split_note", "split_rule"]
 
 #: The ``bcu_types`` setting's choices: split the bcu with the 4LAC blazar-type model, or leave the main model's split.
 BCU_TYPES = ("4lac", "none")
@@ -107,11 +108,12 @@ def _blazar_rows(data: NoisyDataset, catalog: Any, lac: Any) -> NoisyDataset:
     picked = data.subset(np.nonzero(np.isin(labels, BLAZARS))[0])
     y = (picked.labels() == BLAZARS[1]).astype(np.int64)
     picked = replace(picked, y=y, class_names=BLAZARS)
-    return _with_lac(picked, catalog, lac)
+    return _with_lac(picked, join_4lac(catalog, [str(i) for i in picked.ids], lac), lac)
 
 
-def _with_lac(data: NoisyDataset, catalog: Any, lac: Any) -> NoisyDataset:
-    X, V = lac_features(join_4lac(catalog, [str(i) for i in data.ids], lac), lac)
+def _with_lac(data: NoisyDataset, joined: Any, lac: Any) -> NoisyDataset:
+    """``data`` with the 4LAC features of its rows (``joined``: their `join_4lac` rows; ``lac``: the population)."""
+    X, V = lac_features(joined, lac)
     return replace(data, X=np.hstack([data.X, X]), X_var=np.hstack([data.X_var, V]),
                    feature_names=(*data.feature_names, *LAC_FEATURES))
 
@@ -162,12 +164,115 @@ def _split_record(folder: Path) -> dict[str, Any] | None:
     return record
 
 
+@dataclass(frozen=True)
+class BcuSplit:
+    """What a table's ``BCUSPLIT`` keyword says (`note`): why its bcu were not split, or how many were and what
+    4LAC gave them.  Counts add up (``+``): a table classified in blocks of rows adds its blocks' and says it once,
+    without joining its bcu to 4LAC again."""
+
+    #: why the bcu were not split (None: they were)
+    reason: str | None
+    #: the blazar-type model's training sources of each class (its record's ``n_per_class``)
+    n_bll: int | None = None
+    n_fsrq: int | None = None
+    #: the bcu classified, those with a 4LAC row and those with a synchrotron peak
+    bcu: int = 0
+    in_lac: int = 0
+    peaks: int = 0
+
+    def __add__(self, other: "BcuSplit") -> "BcuSplit":
+        if (self.reason, self.n_bll, self.n_fsrq) != (other.reason, other.n_bll, other.n_fsrq):
+            raise ValueError(f"cannot add the bcu counts of two different splits: {self} and {other}")
+        return replace(self, bcu=self.bcu + other.bcu, in_lac=self.in_lac + other.in_lac,
+                       peaks=self.peaks + other.peaks)
+
+    @property
+    def note(self) -> str:
+        if self.reason is not None:
+            return NOT_SPLIT + self.reason
+        if not self.bcu:
+            return NOT_SPLIT + "no bcu among the classified sources"
+        return (f"the {self.bcu} bcu's p_bll and p_fsrq split by a blazar-type model (the main job's estimator on "
+                f"{self.n_bll} bll and {self.n_fsrq} fsrq, their features and {LAC_RELEASE}'s synchrotron and "
+                f"high-energy peaks): {self.in_lac} of them have a {LAC_RELEASE} row, {self.peaks} a synchrotron "
+                f"peak; {self.bcu - self.peaks} without one took the population's median with its spread as error "
+                "bar")
+
+
+class BcuSplitter:
+    """The bcu split (`split_bcu`) of one trained-model ``folder`` (beside its ``training.json``) on one catalog,
+    its record and 4LAC-DR3 read once (``lac``: `read_4lac`'s table, read here when None and needed) and applied
+    to the whole selection or to each block of its rows in turn.  ``classes``: the main model's, in any order (its
+    training record's: whether bll and fsrq are among them)."""
+
+    def __init__(self, folder: str | os.PathLike, catalog: Any, classes: Sequence[str], lac: Any = None):
+        self.folder, self.catalog = Path(folder), catalog
+        self.record = _split_record(self.folder)
+        self.lac = self._joinable = None
+        if self.record is None:
+            return
+        reason = self.record.get("reason") or _skip_reason(classes, catalog)
+        counts = self.record.get("n_per_class", {})
+        #: the split's note before any bcu is counted
+        self.empty = BcuSplit(reason, counts.get("bll"), counts.get("fsrq"))
+        if reason is None:
+            self.lac = read_lac() if lac is None else lac
+
+    def _joined(self, bcu_ids: Sequence[str], own: Any) -> Any:
+        """`join_4lac` of the bcu ``bcu_ids``: on the whole catalog, or on ``own`` (the catalog of their block of
+        rows) with 4LAC less the rows two of the whole catalog's sources name (`unshared`: made on the first block),
+        which joins each as the whole catalog would without a pass over all its rows."""
+        ids = [str(i) for i in bcu_ids]
+        if own is None:
+            return join_4lac(self.catalog, ids, self.lac)
+        if self._joinable is None:
+            self._joinable = unshared(self.catalog, self.lac)
+        return join_4lac(own, ids, self._joinable)
+
+    def counts(self, bcu_ids: Sequence[str], own: Any = None) -> BcuSplit | None:
+        """The `BcuSplit` of a table whose bcu are ``bcu_ids`` (None: the folder holds no blazar-type record);
+        ``own`` as `split`'s."""
+        return None if self.record is None else self._counts(bcu_ids, own)[0]
+
+    def _counts(self, bcu_ids: Sequence[str], own: Any) -> tuple[BcuSplit, Any]:
+        if self.empty.reason is not None or not len(bcu_ids):
+            return self.empty, None
+        joined = self._joined(bcu_ids, own)
+        return replace(self.empty, bcu=len(bcu_ids), in_lac=int((joined["LAC_Name"] != "").sum()),
+                       peaks=int(joined["log_nu_syn"].notna().sum())), joined
+
+    def split(self, pool: NoisyDataset, proba: np.ndarray, classes: Sequence[str], mc_error: np.ndarray | None = None,
+              own: Any = None) -> tuple[np.ndarray, np.ndarray | None, BcuSplit | None]:
+        """`split_bcu` of ``pool``'s rows (``classes``: ``proba``'s columns), the note as its `BcuSplit`; ``own``: the
+        catalog of the pool's block of rows (`gpal.catalogs.Catalog.rows`; None: the pool is of the whole catalog)."""
+        if self.record is None:
+            return proba, mc_error, None
+        bcu = class1_codes(pool.aux["CLASS1"]) == "bcu"
+        counts, joined = self._counts(pool.ids[bcu], own)
+        if joined is None:
+            return proba, mc_error, counts
+        rows = _with_lac(pool.subset(np.nonzero(bcu)[0]), joined, self.lac)
+        estimator = loaded_estimator(self.folder / BCU_TYPES_DIR)  # never a path read from the record
+        if estimator.reports_mc_error:
+            p, error = estimator.predict_proba(rows.X, rows.X_var, return_mc_error=True)
+            q_error = proba_by_class(error, estimator.classes_, BLAZARS)[:, 1]
+        else:
+            p, q_error = estimator.predict_proba(rows.X, rows.X_var), np.zeros(rows.n_samples)
+        q = np.clip(proba_by_class(p, estimator.classes_, BLAZARS)[:, 1], 0.0, 1.0)
+        split = split_rule(proba, q, bcu, classes)
+        if mc_error is not None:
+            total = proba[bcu][:, [list(classes).index(c) for c in BLAZARS]].sum(axis=1)
+            mc_error = np.array(mc_error, dtype=np.float64, copy=True)
+            mc_error[bcu] = np.hypot(mc_error[bcu], total * q_error)
+        return split, mc_error, counts
+
+
 def split_bcu(folder: str | os.PathLike, catalog: Any, pool: NoisyDataset, proba: np.ndarray,
               classes: Sequence[str], mc_error: np.ndarray | None = None,
               lac: Any = None) -> tuple[np.ndarray, np.ndarray | None, str | None]:
     """The bcu rows of ``pool`` (sources of ``catalog`` with the main model's features) split by the blazar-type
     model saved in the trained-model ``folder`` (beside its ``training.json``) (`split_rule`); their Monte Carlo errors (``mc_error``, the largest per row) combined
-    with T times q's to first order.
+    with T times q's to first order.  ``lac``: `read_4lac`'s table (read when None).
 
     Returns
     -------
@@ -175,49 +280,13 @@ def split_bcu(folder: str | os.PathLike, catalog: Any, pool: NoisyDataset, proba
         The probabilities, the errors and the note the table's ``BCUSPLIT`` keyword carries (`split_note`; None:
         ``folder`` holds no blazar-type record, the job ran with ``bcu_types="none"``).
     """
-    folder = Path(folder)
-    record = _split_record(folder)
-    if record is None:
-        return proba, mc_error, None
-    bcu = class1_codes(pool.aux["CLASS1"]) == "bcu"
-    note = split_note(folder, catalog, pool.ids[bcu], classes, lac)
-    if note.startswith(NOT_SPLIT):
-        return proba, mc_error, note
-    lac = read_lac() if lac is None else lac
-    rows = _with_lac(pool.subset(np.nonzero(bcu)[0]), catalog, lac)
-    estimator = loaded_estimator(folder / BCU_TYPES_DIR)  # never a path read from the record
-    if estimator.reports_mc_error:
-        p, error = estimator.predict_proba(rows.X, rows.X_var, return_mc_error=True)
-        q_error = proba_by_class(error, estimator.classes_, BLAZARS)[:, 1]
-    else:
-        p, q_error = estimator.predict_proba(rows.X, rows.X_var), np.zeros(rows.n_samples)
-    q = np.clip(proba_by_class(p, estimator.classes_, BLAZARS)[:, 1], 0.0, 1.0)
-    split = split_rule(proba, q, bcu, classes)
-    if mc_error is not None:
-        total = proba[bcu][:, [list(classes).index(c) for c in BLAZARS]].sum(axis=1)
-        mc_error = np.array(mc_error, dtype=np.float64, copy=True)
-        mc_error[bcu] = np.hypot(mc_error[bcu], total * q_error)
-    return split, mc_error, note
+    proba, mc_error, counts = BcuSplitter(folder, catalog, classes, lac).split(pool, proba, classes, mc_error)
+    return proba, mc_error, None if counts is None else counts.note
 
 
 def split_note(folder: str | os.PathLike, catalog: Any, bcu_ids: Sequence[str], classes: Sequence[str],
                lac: Any = None) -> str | None:
     """The ``BCUSPLIT`` keyword of a table whose bcu sources are ``bcu_ids`` (of ``catalog``), as `split_bcu`
-    splits them with the trained-model ``folder``: a table classified in blocks of rows says it once, of its bcu
-    all together (None: ``folder`` holds no blazar-type record)."""
-    record = _split_record(Path(folder))
-    if record is None:
-        return None
-    reason = record.get("reason") or _skip_reason(classes, catalog)
-    if reason is not None:
-        return NOT_SPLIT + reason
-    if not len(bcu_ids):
-        return NOT_SPLIT + "no bcu among the classified sources"
-    joined = join_4lac(catalog, [str(i) for i in bcu_ids], read_lac() if lac is None else lac)
-    in_lac = int((joined["LAC_Name"] != "").sum())
-    peaks = int(joined["log_nu_syn"].notna().sum())
-    return (f"the {len(bcu_ids)} bcu's p_bll and p_fsrq split by a blazar-type model (the main job's estimator on "
-            f"{record['n_per_class'].get('bll')} bll and {record['n_per_class'].get('fsrq')} fsrq, their features and "
-            f"{LAC_RELEASE}'s synchrotron and high-energy peaks): {in_lac} of them have a {LAC_RELEASE} row, "
-            f"{peaks} a synchrotron peak; {len(bcu_ids) - peaks} without one took the population's median with its "
-            "spread as error bar")
+    splits them with the trained-model ``folder`` (None: ``folder`` holds no blazar-type record)."""
+    counts = BcuSplitter(folder, catalog, classes, lac).counts(bcu_ids)
+    return None if counts is None else counts.note

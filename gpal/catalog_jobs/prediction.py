@@ -30,7 +30,7 @@ import pandas as pd
 
 import gpal
 from gpal.active import make_acquisition
-from gpal.catalog_jobs.bcu_types import split_bcu, split_note
+from gpal.catalog_jobs.bcu_types import BcuSplitter
 from gpal.catalog_jobs.model_folders import (
     TrainedModel, check_catalog_columns, check_features, load_trained, loaded_estimator,
 )
@@ -39,7 +39,6 @@ from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, with_proba
 from gpal.catalog_jobs.pool_prior import APPLIED_BY_DEFAULT, adjust_table, training_prior
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 from gpal.catalogs import load_catalog, repaired_text
-from gpal.catalogs.classes import class1_codes
 from gpal.catalogs.known_classes import apply_known_classes, association_weight, class_weights, known_class_rule
 from gpal.catalogs.lac import lac_table_columns
 from gpal.catalogs.releases import DEFAULT_RELEASE, RELEASES
@@ -225,40 +224,37 @@ KNOWN_COLUMNS = ("known_class", "known_as", "known_reason", "ATNF_pulsars")
 class _Lookups:
     """What a classified table adds to each source beside its probabilities, read once for all its rows (a table
     made in blocks of rows reads it once, not once a block): the releases before the catalog's and the ATNF Pulsar
-    Catalogue (what is known of a source, `_known`), 4LAC (its counterpart's SED)."""
+    Catalogue, indexed (what is known of a source, `_known`), 4LAC (its counterpart's SED) and, where the model
+    folder has one, its blazar-type split of the bcu (`BcuSplitter`, on the same 4LAC)."""
 
-    def __init__(self, cat: Any, pulsars: str | os.PathLike | None):
+    def __init__(self, trained: TrainedModel, cat: Any, pulsars: str | os.PathLike | None):
+        from gpal.catalogs.known_sources import KnownIndex
         from gpal.catalogs.lac import read_4lac, unshared
-        from gpal.catalogs.psrcat import PSRCAT_FILE, read_psrcat
+        from gpal.catalogs.psrcat import PSRCAT_FILE
 
         order = list(RELEASES)
         # never a later release: a check scored on later labels would read its own answers
         self.earlier = order[:order.index(cat.release)] if cat.release in order else []
         with warnings.catch_warnings():  # the links' ambiguities are the notes' to say, once
             warnings.simplefilter("ignore")
-            self.releases = [load_catalog(name) for name in self.earlier]
-        self.psrcat = read_psrcat(PSRCAT_FILE if pulsars is None else pulsars)
-        self.lac = read_4lac()
-        if cat.record.links.get("4FGL") in cat.table.colnames:  # a block's join reads the whole catalog's sharing
-            self.lac = unshared(cat, self.lac)
-        #: the catalog's links to each earlier release, made by the first lookup (`known_about`'s ``links``)
-        self.links: dict[str, Any] = {}
+            self.known = KnownIndex(cat, pulsars=PSRCAT_FILE if pulsars is None else pulsars, releases=self.earlier)
+        lac = read_4lac()
+        # the record's classes: the estimator, loaded, would check its files before the prediction names a damage
+        self.bcu = BcuSplitter(trained.record_file.parent, cat, trained.training["classes"], lac)
+        # a block's join reads the whole catalog's sharing
+        self.lac = unshared(cat, lac) if cat.record.links.get("4FGL") in cat.table.colnames else lac
 
 
 def _known(cat: Any, ids: Sequence[str], lookups: _Lookups) -> tuple[pd.DataFrame, str]:
     """What is already known about each source beyond its CLASS1 (`known_about`, `KNOWN_COLUMNS`), from the catalog's
     CLASS2, the shipped releases before it and the ATNF Pulsar Catalogue (`_Lookups`); and in words what was checked
     and what could not be."""
-    from gpal.catalogs.known_sources import known_about
-
     with warnings.catch_warnings():  # the links' ambiguities are the notes' to say, once
         warnings.simplefilter("ignore")
         # looked up per chunk of rows: a source's ellipse can hold many counterparts (a catalog of repeated rows:
         # one per copy), each a (row, separation) pair until its words are made, so the whole catalog at once grew
         # by GiBs; what is known of a source depends on it alone
-        parts = [known_about(cat, ids[start:start + _KNOWN_ROWS], releases=lookups.releases, pulsars=lookups.psrcat,
-                             links=lookups.links)
-                 for start in range(0, len(ids), _KNOWN_ROWS)]
+        parts = [lookups.known.about(ids[start:start + _KNOWN_ROWS]) for start in range(0, len(ids), _KNOWN_ROWS)]
     found = pd.concat(parts, ignore_index=True)
     own = (found["known_route"] == "CLASS1").to_numpy()  # the CLASS1 column says that already
     out = found[list(KNOWN_COLUMNS)].copy().reset_index(drop=True)
@@ -283,12 +279,13 @@ def _classified_frame(trained: TrainedModel, cat: Any, pool: NoisyDataset, looku
     # a block's own rows where it has them: a lookup by name over every row of a large catalog, once a block, cost
     # more than the block's work; what is known of a source reads the whole catalog (another source's counterpart
     # can lie in its ellipse)
-    own = cat.rows(slice(*pool.meta["block"])) if "block" in pool.meta else cat
+    block = cat.rows(slice(*pool.meta["block"])) if "block" in pool.meta else None
+    own = cat if block is None else block
     proba, mc_error = known_class_probabilities(trained, pool.aux["CLASS1"], proba, mc_error.max(axis=1),
                                                 association_weight(own, ids))
     # a classify folder's blazar-type model splits each bcu between bll and fsrq (keyword BCUSPLIT says how)
-    # (its note is said of the whole table's bcu: `_classified_blocks`)
-    proba, mc_error, _ = split_bcu(trained.record_file.parent, cat, pool, proba, classes, mc_error)
+    # (its note is said of the whole table's bcu, the blocks' counts added: `_classified_blocks`)
+    proba, mc_error, bcu_split = lookups.bcu.split(pool, proba, classes, mc_error, own=block)
     frame = pd.DataFrame({"Source_Name": pool.ids, "CLASS1": pool.aux["CLASS1"]})
     with_proba(frame, classes, proba)
     targets = target_columns(own, ids)
@@ -299,7 +296,7 @@ def _classified_frame(trained: TrainedModel, cat: Any, pool: NoisyDataset, looku
     known, notes = _known(cat, ids, lookups)
     lac, lac_notes = lac_table_columns(own, ids, lookups.lac)  # what a spectroscopist points at; shown only
     frame = pd.concat([frame, targets.drop(columns="Source_Name"), known, lac], axis=1)
-    frame.attrs["lac_rows"] = lac.attrs.get("lac_rows")
+    frame.attrs.update(lac_rows=lac.attrs.get("lac_rows"), bcu_split=bcu_split)
     # "none of these", where the folder saved its score or the caller holds it
     flags = saved_outliers(trained.folder, pool) if outliers is None else outlier_flags(outliers, pool)
     if flags is not None:
@@ -368,8 +365,8 @@ def predict_catalog(
                       disable=not progress) as bar:
         blocks = (pool.subset(np.arange(start, min(start + rows, pool.n_samples)))
                   for start in range(0, pool.n_samples, rows))
-        for _, frame, notes in _classified_blocks(trained, cat, blocks, _Lookups(cat, pulsars), outliers, chunk_size,
-                                                  executor, bar):
+        for _, frame, notes in _classified_blocks(trained, cat, blocks, _Lookups(trained, cat, pulsars), outliers,
+                                                  chunk_size, executor, bar):
             frames.append(frame)
     table = ClassifiedSources(pd.concat(frames, ignore_index=True),
                               {**_table_meta(trained, cat, pool.n_samples, pool.meta, tokens), **notes})
@@ -424,7 +421,8 @@ def predict_catalog_blocks(
     blocks = cat.pool_blocks(select=codes, features=features, rows=_block_rows(rows))
     first = next(blocks)  # a selection or catalog to refuse is refused before the model loads
     check_features(trained, first)
-    lookups, outliers = _Lookups(cat, pulsars), read_outlier_record(trained.folder)  # read once, not once a block
+    # read once, not once a block
+    lookups, outliers = _Lookups(trained, cat, pulsars), read_outlier_record(trained.folder)
     # whether to score `information` is asked of the model after its first prediction, as `predict_catalog` asks:
     # a saved size the model cannot predict at is then refused by the prediction, which names it
     scored = None
@@ -456,16 +454,15 @@ def _classified_blocks(trained: TrainedModel, cat: Any, pools: Iterator[NoisyDat
     folder splits the bcu, ``BCUSPLIT`` (each of all the blocks' rows, as one table's would be)."""
     from gpal.catalogs.lac import lac_note
 
-    n, lac_rows, bcu = 0, 0, []
+    n, lac_rows, split = 0, 0, None
     for pool in pools:
         frame, known, lac_notes = _classified_frame(trained, cat, pool, lookups, outliers, chunk_size, executor)
         n += pool.n_samples
         lac_rows = None if lac_rows is None or frame.attrs["lac_rows"] is None else lac_rows + frame.attrs["lac_rows"]
+        split = frame.attrs["bcu_split"] if split is None else split + frame.attrs["bcu_split"]
         frame.attrs.clear()
-        bcu += frame["Source_Name"][class1_codes(frame["CLASS1"]) == "bcu"].tolist()
-        split = split_note(trained.record_file.parent, cat, bcu, trained.classes)
         notes = {"KNOWNFROM": known,
                  "LACFROM": lac_notes if lac_rows is None else lac_note(cat, lac_rows, n, lookups.lac),
-                 **({"BCUSPLIT": split} if split else {})}
+                 **({"BCUSPLIT": split.note} if split is not None else {})}
         bar.update(pool.n_samples)
         yield pool, frame, notes

@@ -62,8 +62,8 @@ from gpal.catalogs.links import link_later
 from gpal.catalogs.psrcat import PSRCAT_FILE, read_psrcat
 from gpal.catalogs.releases import RELEASES, link_path, release_families
 
-__all__ = ["CLASS_WORDS", "KNOWN_COLUMNS", "MSP_PERIOD", "ROUTES", "angular_offsets", "in_error_ellipse",
-           "known_about", "positions_inside"]
+__all__ = ["CLASS_WORDS", "KNOWN_COLUMNS", "MSP_PERIOD", "ROUTES", "KnownIndex", "angular_offsets",
+           "in_error_ellipse", "known_about", "positions_inside"]
 
 #: A pulsar whose spin period (s) is below this is a millisecond pulsar (``msp``), as the LAT catalogs count them.
 MSP_PERIOD = 0.03
@@ -136,43 +136,60 @@ def positions_inside(ra0: np.ndarray, dec0: np.ndarray, semimajor: np.ndarray, s
     list of list of (int, float)
         Per ellipse, (index into the positions, separation in degrees).
     """
-    from scipy.spatial import cKDTree
+    return _Positions(ra, dec).inside(ra0, dec0, semimajor, semiminor, posang)
 
-    def unit(r, d):
-        r, d = np.radians(r), np.radians(d)
-        return np.column_stack([np.cos(d) * np.cos(r), np.cos(d) * np.sin(r), np.sin(d)])
 
-    found: list[list[tuple[int, float]]] = [[] for _ in range(len(ra0))]
-    usable = np.isfinite(ra) & np.isfinite(dec)
-    keep = np.nonzero(usable)[0]
-    has = np.isfinite(ra0) & np.isfinite(dec0) & (semimajor > 0) & (semiminor > 0)
-    if keep.size == 0 or not has.any():
+def _unit(ra: np.ndarray, dec: np.ndarray) -> np.ndarray:
+    ra, dec = np.radians(ra), np.radians(dec)
+    return np.column_stack([np.cos(dec) * np.cos(ra), np.cos(dec) * np.sin(ra), np.sin(dec)])
+
+
+class _Positions:
+    """Positions (degrees) in a k-d tree on the unit sphere, made once and asked about many ellipses: a large
+    catalog's counterparts, asked about a block of its sources at a time, are not put in a tree once a block."""
+
+    def __init__(self, ra: np.ndarray, dec: np.ndarray):
+        from scipy.spatial import cKDTree
+
+        self.ra, self.dec = ra, dec
+        self.keep = np.nonzero(np.isfinite(ra) & np.isfinite(dec))[0]
+        self.tree = cKDTree(_unit(ra[self.keep], dec[self.keep])) if self.keep.size else None
+
+    def inside(self, ra0: np.ndarray, dec0: np.ndarray, semimajor: np.ndarray, semiminor: np.ndarray,
+               posang: np.ndarray) -> list[list[tuple[int, float]]]:
+        """`positions_inside` of these positions."""
+        found: list[list[tuple[int, float]]] = [[] for _ in range(len(ra0))]
+        has = np.isfinite(ra0) & np.isfinite(dec0) & (semimajor > 0) & (semiminor > 0)
+        if self.tree is None or not has.any():
+            return found
+        rows = np.nonzero(has)[0]
+        chord = 2 * np.sin(np.radians(np.minimum(semimajor[rows], 90.0)) / 2) * (1 + 1e-9)
+        near = self.tree.query_ball_point(_unit(ra0[rows], dec0[rows]), r=chord)
+        for i, hits in zip(rows, near):
+            if not hits:
+                continue
+            j = self.keep[np.asarray(hits, dtype=np.int64)]
+            ra, dec = self.ra[j], self.dec[j]
+            inside = in_error_ellipse(ra0[i], dec0[i], semimajor[i], semiminor[i], posang[i], ra, dec)
+            separation, _ = angular_offsets(ra0[i], dec0[i], ra, dec)
+            found[i] = sorted(((int(k), float(s)) for k, s, ok in zip(j, separation, inside) if ok),
+                              key=lambda t: t[1])
         return found
-    tree = cKDTree(unit(ra[keep], dec[keep]))
-    rows = np.nonzero(has)[0]
-    chord = 2 * np.sin(np.radians(np.minimum(semimajor[rows], 90.0)) / 2) * (1 + 1e-9)
-    near = tree.query_ball_point(unit(ra0[rows], dec0[rows]), r=chord)
-    for i, hits in zip(rows, near):
-        if not hits:
-            continue
-        j = keep[np.asarray(hits, dtype=np.int64)]
-        inside = in_error_ellipse(ra0[i], dec0[i], semimajor[i], semiminor[i], posang[i], ra[j], dec[j])
-        separation, _ = angular_offsets(ra0[i], dec0[i], ra[j], dec[j])
-        found[i] = sorted(((int(k), float(s)) for k, s, ok in zip(j, separation, inside) if ok), key=lambda t: t[1])
-    return found
 
 
 # ------------------------------------------------------------------ reading the catalog
-def _text(catalog: Catalog, column: str | None) -> np.ndarray | None:
+def _text(catalog: Catalog, column: str | None, rows: np.ndarray | None = None) -> np.ndarray | None:
+    """The text column's values (of ``rows``, every row when None); None where the catalog has no such column."""
     if column is None or column not in catalog.table.colnames:
         return None
-    return text_values(catalog.table[column])
+    return text_values(catalog.table[column] if rows is None else catalog.table[column][rows])
 
 
-def _floats(catalog: Catalog, column: str | None) -> np.ndarray | None:
+def _floats(catalog: Catalog, column: str | None, rows: np.ndarray | None = None) -> np.ndarray | None:
+    """The numeric column's values (of ``rows``, every row when None), NaN where masked; None where it is absent."""
     if column is None or column not in catalog.table.colnames:
         return None
-    values = catalog.table[column]
+    values = catalog.table[column] if rows is None else catalog.table[column][rows]
     values = values.filled(np.nan) if hasattr(values, "filled") else values
     return np.asarray(values, dtype=np.float64)
 
@@ -216,31 +233,36 @@ def _links(catalog: Catalog, other: Catalog, load: Any, notes: list[str]) -> np.
     return back
 
 
-def _rows(catalog: Catalog, names: Sequence[str] | None) -> np.ndarray:
+def _rows(catalog: Catalog, names: Sequence[str] | None, order: np.ndarray) -> np.ndarray:
+    """The catalog rows of ``names`` (every row when None), found by bisection in ``order`` (the argsort of the
+    catalog's names): a dict of 10^6 names took 150 MB."""
     if names is None:
         return np.arange(catalog.n_rows)
-    if isinstance(names, str):
-        names = [names]
-    row = {name: i for i, name in enumerate(catalog.names)}
-    wanted = [str(name).strip() for name in names]
-    unknown = [name for name in wanted if name not in row]
+    wanted = np.array([str(name).strip() for name in ([names] if isinstance(names, str) else names)], dtype=str)
+    rows, known = np.zeros(wanted.size, dtype=np.int64), np.zeros(wanted.size, dtype=bool)
+    if order.size and wanted.size:
+        rows = order[np.minimum(np.searchsorted(catalog.names, wanted, sorter=order), order.size - 1)]
+        known = catalog.names[rows] == wanted
+    unknown = wanted[~known].tolist()
     if unknown:
         raise ValueError(f"{len(unknown)} source name(s) are not in {catalog.release} ({catalog.path.name}): "
                          f"{', '.join(map(repr, unknown[:5]))}{' ...' if len(unknown) > 5 else ''}; expected names of "
                          f"its {catalog.columns.name} column such as {catalog.names[0]!r}")
-    return np.array([row[name] for name in wanted], dtype=np.int64)
+    return rows
 
 
-def _probabilities(catalog: Catalog, assoc1: np.ndarray, assoc2: np.ndarray, notes: list[str]) -> dict[str, np.ndarray]:
-    """ASSOC_PROB_BAY / _LR tied to the association they belong to: ASSOC1's where it is given, else ASSOC2's."""
+def _probabilities(catalog: Catalog, rows: np.ndarray, assoc1: np.ndarray, assoc2: np.ndarray,
+                   notes: list[str]) -> dict[str, np.ndarray]:
+    """ASSOC_PROB_BAY / _LR of ``rows`` tied to the association they belong to: ASSOC1's where it is given, else
+    ASSOC2's (``assoc1``, ``assoc2``: those rows')."""
     out = {}
-    loose = np.zeros(catalog.n_rows, dtype=bool)
+    loose = np.zeros(rows.size, dtype=bool)
     for method, role in (("BAY", "assoc_prob_bay"), ("LR", "assoc_prob_lr")):
-        values = _floats(catalog, getattr(catalog.columns, role))
+        values = _floats(catalog, getattr(catalog.columns, role), rows)
         if values is None:
             notes.append(f"{catalog.release} has no ASSOC_PROB_{method} column: the association probabilities of "
                          "that method are empty (NaN)")
-            values = np.full(catalog.n_rows, np.nan)
+            values = np.full(rows.size, np.nan)
         given = np.isfinite(values) & (values > 0)
         of1, of2 = assoc1 != "", (assoc1 == "") & (assoc2 != "")
         out[f"ASSOC1_PROB_{method}"] = np.where(of1, values, np.nan)
@@ -283,26 +305,27 @@ def _own(release: str, class1: np.ndarray, assoc1: np.ndarray, class2: np.ndarra
     return evidence
 
 
-def _release_columns(catalog: Catalog, rows: np.ndarray, other: Catalog, order: int, load: Any,
-                     notes: list[str], evidence: list[list[_Evidence]],
-                     links: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
-    """Route 3 for one other release: its source, class and association per row (none where it is not linked).
-    ``links``: the links already made (`known_about`), this one added."""
-    if links is None or other.release not in links:
-        made: list[str] = []
-        found = (_links(catalog, other, load, made), made)
-        if links is not None:
-            links[other.release] = found
-    else:
-        found = links[other.release]
-    link, said = found
-    notes.extend(said)
-    if link is None:
+class _Linked(NamedTuple):
+    """Another release as `known_about` reads it: each catalog row's row of it (-1: none; None: the releases do not
+    link), what making the link said, and its rows' names, classes and associations (`_class_of`)."""
+
+    other: Catalog
+    link: np.ndarray | None
+    said: list[str]
+    names: np.ndarray
+    classes: np.ndarray
+    assocs: np.ndarray
+
+
+def _release_columns(catalog: Catalog, rows: np.ndarray, linked: _Linked, order: int, notes: list[str],
+                     evidence: list[list[_Evidence]]) -> dict[str, np.ndarray]:
+    """Route 3 for one other release: its source, class and association per row (none where it is not linked)."""
+    notes.extend(linked.said)
+    if linked.link is None:
         return {}
-    link = link[rows]
-    their_class, their_assoc = _class_of(other)
+    other, link = linked.other, linked.link[rows]
     at, found = np.maximum(link, 0), link >= 0
-    columns = {"name": other.names, "class": their_class, "assoc": their_assoc}
+    columns = {"name": linked.names, "class": linked.classes, "assoc": linked.assocs}
     columns = {f"{other.release}_{key}": np.where(found, values[at], "") for key, values in columns.items()}
     name, code, assoc = columns.values()
     floor = 1 if _order(other.record) < _order(catalog.record) else 0  # an earlier release's class ranks as a bcu
@@ -313,10 +336,10 @@ def _release_columns(catalog: Catalog, rows: np.ndarray, other: Catalog, order: 
     return columns
 
 
-def _pulsar_columns(ellipses: tuple[np.ndarray, ...], table: pd.DataFrame, order: int,
+def _pulsar_columns(ellipses: tuple[np.ndarray, ...], table: pd.DataFrame, placed: _Positions, order: int,
                     evidence: list[list[_Evidence]]) -> dict[str, np.ndarray]:
-    """Route 4: the ATNF pulsars inside each ellipse."""
-    inside = positions_inside(*ellipses, table["RAJ2000"].to_numpy(float), table["DEJ2000"].to_numpy(float))
+    """Route 4: the ATNF pulsars of ``table`` (``placed``: their positions) inside each ellipse."""
+    inside = placed.inside(*ellipses)
     names = ("PSR " + table["PSRJ"].astype(str)).to_numpy()
     period = table["P0"].to_numpy(float) if "P0" in table else np.full(len(table), np.nan)
     n = len(inside)
@@ -334,34 +357,54 @@ def _pulsar_columns(ellipses: tuple[np.ndarray, ...], table: pd.DataFrame, order
     return columns
 
 
-def _neighbour_columns(catalog: Catalog, rows: np.ndarray, ellipses: tuple[np.ndarray, ...], class1: np.ndarray,
-                       assoc1: np.ndarray, order: int, notes: list[str],
+class _Counterparts(NamedTuple):
+    """The catalog's classified sources with a counterpart position: their rows, CLASS1 codes and ASSOC1, and the
+    positions (`_Positions`)."""
+
+    rows: np.ndarray
+    class1: np.ndarray
+    assoc1: np.ndarray
+    placed: _Positions
+
+
+def _counterparts(catalog: Catalog) -> _Counterparts | None:
+    """`_Counterparts` of ``catalog``; None where it gives no counterpart positions."""
+    ra = _floats(catalog, catalog.columns.counterpart_ra)
+    dec = _floats(catalog, catalog.columns.counterpart_dec)
+    if ra is None or dec is None:
+        return None
+    class1 = class1_codes(catalog.class_codes)
+    rows = np.nonzero((class1 != "") & np.isfinite(ra) & np.isfinite(dec))[0]
+    assoc1 = _text(catalog, catalog.columns.assoc1, rows)
+    return _Counterparts(rows, class1[rows], np.full(rows.size, "") if assoc1 is None else assoc1,
+                         _Positions(ra[rows], dec[rows]))
+
+
+def _neighbour_columns(catalog: Catalog, rows: np.ndarray, ellipses: tuple[np.ndarray, ...],
+                       counterparts: _Counterparts | None, order: int, notes: list[str],
                        evidence: list[list[_Evidence]]) -> dict[str, np.ndarray]:
     """Route 5: the other classified sources of the catalog whose counterpart lies inside each ellipse."""
     n = rows.size
     columns = {"neighbour_sources": np.full(n, "", dtype=object), "neighbour_class": np.full(n, "", dtype=object),
                "neighbour_assoc": np.full(n, "", dtype=object), "neighbour_sep_deg": np.full(n, np.nan)}
-    ra = _floats(catalog, catalog.columns.counterpart_ra)
-    dec = _floats(catalog, catalog.columns.counterpart_dec)
-    if ra is None or dec is None:
+    if counterparts is None:
         notes.append(f"{catalog.release} has no counterpart positions (RA_Counterpart / DEC_Counterpart): other "
                      "sources' counterparts inside the ellipses are not looked for")
     else:
-        placed = np.nonzero((class1 != "") & np.isfinite(ra) & np.isfinite(dec))[0]
-        inside = positions_inside(*ellipses, ra[placed], dec[placed])
-        for i, (row, hits) in enumerate(zip(rows, inside)):
-            hits = [(int(placed[j]), separation) for j, separation in hits if placed[j] != row]
+        placed, class1, assoc1 = counterparts.rows, counterparts.class1, counterparts.assoc1
+        for i, (row, hits) in enumerate(zip(rows, counterparts.placed.inside(*ellipses))):
+            hits = [(j, separation) for j, separation in hits if placed[j] != row]
             if not hits:
                 continue
             k, separation = hits[0]
-            columns["neighbour_sources"][i] = "; ".join(f"{catalog.names[m]} ({class1[m]}, {assoc1[m]})"
-                                                        for m, _ in hits)
+            columns["neighbour_sources"][i] = "; ".join(f"{catalog.names[placed[j]]} ({class1[j]}, {assoc1[j]})"
+                                                        for j, _ in hits)
             columns["neighbour_class"][i], columns["neighbour_assoc"][i] = class1[k], assoc1[k]
             columns["neighbour_sep_deg"][i] = separation
             words = CLASS_WORDS.get(class1[k], class1[k])
             evidence[i].append(_Evidence(_strength(class1[k]), order, class1[k], assoc1[k],
-                                         f"{words} {assoc1[k]} ({catalog.names[k]}) {separation:.3f} deg inside the "
-                                         "95% ellipse", "neighbour"))
+                                         f"{words} {assoc1[k]} ({catalog.names[placed[k]]}) {separation:.3f} deg "
+                                         "inside the 95% ellipse", "neighbour"))
     return {key: values.astype(str) if values.dtype == object else values for key, values in columns.items()}
 
 
@@ -379,24 +422,106 @@ def _strongest(pieces: list[_Evidence]) -> tuple[str, str, str, str]:
 def _ellipses(catalog: Catalog, rows: np.ndarray, notes: list[str]) -> tuple[np.ndarray, ...]:
     """The position and 95% ellipse of each row (NaN, and a note, where the catalog has none)."""
     roles = ("ra", "dec", "conf95_semimajor", "conf95_semiminor", "conf95_posang")
-    values = [_floats(catalog, getattr(catalog.columns, role)) for role in roles]
+    values = [_floats(catalog, getattr(catalog.columns, role), rows) for role in roles]
     if any(v is None for v in values):
         notes.append(f"{catalog.release} has no 95% error ellipse (Conf_95_SemiMajor / SemiMinor / PosAng) or "
                      "position: no pulsar or counterpart was looked for inside one")
         return tuple(np.full(rows.size, np.nan) for _ in roles)
-    values = tuple(v[rows] for v in values)
     without = int((~(np.isfinite(values[2]) & (values[2] > 0))).sum())
     if without:
         notes.append(f"{without} of the {rows.size} source(s) have no 95% ellipse: no pulsar or counterpart was "
                      "looked for inside theirs")
-    return values
+    return tuple(values)
 
 
 # ------------------------------------------------------------------ the function
+class KnownIndex:
+    """What `known_about` reads over every row of a catalog, made once: the names' order, the links to each other
+    release, the counterparts' positions and the pulsars'.  A caller asking about a large catalog's sources a block
+    at a time makes one and asks it (`about`) each block; each block then reads only its own rows.
+
+    Parameters are `known_about`'s.
+    """
+
+    def __init__(self, catalog: Catalog | str | os.PathLike, *,
+                 pulsars: str | os.PathLike | pd.DataFrame | None = PSRCAT_FILE,
+                 releases: Sequence[Catalog | str] | None = None):
+        if not isinstance(catalog, Catalog):
+            catalog = load_catalog(catalog)
+        self.catalog = catalog
+        loaded: dict[str, Catalog] = {catalog.release: catalog}
+
+        def load(name: str) -> Catalog:
+            if name not in loaded:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    loaded[name] = load_catalog(name)
+            return loaded[name]
+
+        others = [r for r in RELEASES if r != catalog.release] if releases is None else list(releases)
+        others = [load(r) if isinstance(r, str) else loaded.setdefault(r.release, r) for r in others]
+        others = sorted((o for o in others if o.release != catalog.release), key=lambda o: _order(o.record),
+                        reverse=True)
+        self.others = []
+        for other in others:
+            said: list[str] = []
+            link = _links(catalog, other, load, said)
+            self.others.append(_Linked(other, link, said, other.names, *_class_of(other)))
+        self.order = np.argsort(catalog.names, kind="stable")
+        self.counterparts = _counterparts(catalog)
+        self.pulsars = pulsars if pulsars is None or isinstance(pulsars, pd.DataFrame) else read_psrcat(pulsars)
+        self.pulsars_placed = None if self.pulsars is None else _Positions(
+            self.pulsars["RAJ2000"].to_numpy(float), self.pulsars["DEJ2000"].to_numpy(float))
+
+    def about(self, names: Sequence[str] | None = None) -> pd.DataFrame:
+        """`known_about` of the sources ``names`` (all the catalog's when None)."""
+        catalog = self.catalog
+        rows = _rows(catalog, names, self.order)
+        notes: list[str] = []
+        class1 = class1_codes(catalog.class_codes[rows])
+        found = {"ASSOC1": _text(catalog, catalog.columns.assoc1, rows), "CLASS2": _text(catalog, "CLASS2", rows),
+                 "ASSOC2": _text(catalog, "ASSOC2", rows)}
+        for column, values in found.items():
+            if values is None:
+                extra = (" (its ASSOC2 is given, without a class)" if column == "CLASS2" and found["ASSOC2"] is not None
+                         else "")
+                notes.append(f"{catalog.release} has no {column} column: {column} is empty{extra}")
+        assoc1, class2, assoc2 = (np.full(rows.size, "") if v is None else v for v in found.values())
+        class2 = class1_codes(class2)
+        out: dict[str, np.ndarray] = {"Source_Name": catalog.names[rows], "CLASS1": class1, "ASSOC1": assoc1,
+                                      "CLASS2": class2, "ASSOC2": assoc2,
+                                      **_probabilities(catalog, rows, assoc1, assoc2, notes)}
+        evidence = _own(catalog.release, class1, assoc1, class2, assoc2)
+
+        checked = []
+        for order, linked in enumerate(self.others, start=2):
+            columns = _release_columns(catalog, rows, linked, order, notes, evidence)
+            if columns:
+                checked.append(linked.other.release)
+                out.update(columns)
+
+        ellipses = _ellipses(catalog, rows, notes)
+        table = self.pulsars
+        if table is None:
+            notes.append("no pulsar catalogue was checked (pulsars=None): known pulsars inside the ellipses are not "
+                         "looked for")
+        else:
+            out.update(_pulsar_columns(ellipses, table, self.pulsars_placed, len(self.others) + 2, evidence))
+        out.update(_neighbour_columns(catalog, rows, ellipses, self.counterparts, len(self.others) + 3, notes,
+                                      evidence))
+
+        summary = np.array([_strongest(pieces) for pieces in evidence], dtype=object).reshape(rows.size, 4)
+        out.update({column: summary[:, k].astype(str) for k, column in enumerate(_SUMMARY_COLUMNS)})
+        frame = pd.DataFrame(out)
+        frame.attrs.update(catalog=catalog.release, releases=checked, notes=notes,
+                           pulsar_catalogue=None if table is None else {"file": table.attrs.get("file", ""),
+                                                                        "version": table.attrs.get("version", "")})
+        return frame
+
+
 def known_about(catalog: Catalog | str | os.PathLike, names: Sequence[str] | None = None, *,
                 pulsars: str | os.PathLike | pd.DataFrame | None = PSRCAT_FILE,
-                releases: Sequence[Catalog | str] | None = None,
-                links: dict[str, Any] | None = None) -> pd.DataFrame:
+                releases: Sequence[Catalog | str] | None = None) -> pd.DataFrame:
     """What is already known about each source named ``names`` of ``catalog`` (all its sources without), by the
     routes and in the precedence of this module's docstring.
 
@@ -412,10 +537,9 @@ def known_about(catalog: Catalog | str | os.PathLike, names: Sequence[str] | Non
     releases : sequence of Catalog or str, optional
         The other releases to give the class of (default: every shipped release but the catalog's own, loaded
         here); an empty sequence checks none.  A release a link goes through is loaded when not given.
-    links : dict, optional
-        The links of ``catalog`` to other releases made by an earlier call about the same catalog, filled as they
-        are made: a caller asking about a large catalog's sources a block at a time passes one empty dict, and
-        each link (a pass over every row of both catalogs) is made once.
+
+    A caller asking about a large catalog's sources a block at a time makes a `KnownIndex` once instead, and asks
+    it about each block: what reads every row (the links to each release, a pass over both catalogs) is made once.
 
     Returns
     -------
@@ -441,58 +565,4 @@ def known_about(catalog: Catalog | str | os.PathLike, names: Sequence[str] | Non
     >>> known.loc[0, ["ASSOC1_PROB_BAY", "ASSOC2_PROB_BAY"]].round(2).tolist()   # ASSOC1 is empty: ASSOC2's
     [nan, 0.46]
     """
-    if not isinstance(catalog, Catalog):
-        catalog = load_catalog(catalog)
-    rows = _rows(catalog, names)
-    notes: list[str] = []
-    loaded: dict[str, Catalog] = {catalog.release: catalog}
-
-    def load(name: str) -> Catalog:
-        if name not in loaded:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                loaded[name] = load_catalog(name)
-        return loaded[name]
-
-    others = [r for r in RELEASES if r != catalog.release] if releases is None else list(releases)
-    others = [load(r) if isinstance(r, str) else loaded.setdefault(r.release, r) for r in others]
-    others = sorted((o for o in others if o.release != catalog.release), key=lambda o: _order(o.record), reverse=True)
-
-    class1 = class1_codes(catalog.class_codes)
-    found = {"ASSOC1": _text(catalog, catalog.columns.assoc1), "CLASS2": _text(catalog, "CLASS2"),
-             "ASSOC2": _text(catalog, "ASSOC2")}
-    for column, values in found.items():
-        if values is None:
-            extra = " (its ASSOC2 is given, without a class)" if column == "CLASS2" and found["ASSOC2"] is not None else ""
-            notes.append(f"{catalog.release} has no {column} column: {column} is empty{extra}")
-    assoc1, class2, assoc2 = (np.full(catalog.n_rows, "") if v is None else v for v in found.values())
-    class2 = class1_codes(class2)
-    out: dict[str, np.ndarray] = {"Source_Name": catalog.names, "CLASS1": class1, "ASSOC1": assoc1, "CLASS2": class2,
-                                  "ASSOC2": assoc2, **_probabilities(catalog, assoc1, assoc2, notes)}
-    out = {key: values[rows] for key, values in out.items()}
-    evidence = _own(catalog.release, class1[rows], assoc1[rows], class2[rows], assoc2[rows])
-
-    checked = []
-    for order, other in enumerate(others, start=2):
-        columns = _release_columns(catalog, rows, other, order, load, notes, evidence, links)
-        if columns:
-            checked.append(other.release)
-            out.update(columns)
-
-    ellipses = _ellipses(catalog, rows, notes)
-    table = None
-    if pulsars is None:
-        notes.append("no pulsar catalogue was checked (pulsars=None): known pulsars inside the ellipses are not "
-                     "looked for")
-    else:
-        table = pulsars if isinstance(pulsars, pd.DataFrame) else read_psrcat(pulsars)
-        out.update(_pulsar_columns(ellipses, table, len(others) + 2, evidence))
-    out.update(_neighbour_columns(catalog, rows, ellipses, class1, assoc1, len(others) + 3, notes, evidence))
-
-    summary = np.array([_strongest(pieces) for pieces in evidence], dtype=object).reshape(rows.size, 4)
-    out.update({column: summary[:, k].astype(str) for k, column in enumerate(_SUMMARY_COLUMNS)})
-    frame = pd.DataFrame(out)
-    frame.attrs.update(catalog=catalog.release, releases=checked, notes=notes,
-                       pulsar_catalogue=None if table is None else {"file": table.attrs.get("file", ""),
-                                                                    "version": table.attrs.get("version", "")})
-    return frame
+    return KnownIndex(catalog, pulsars=pulsars, releases=releases).about(names)

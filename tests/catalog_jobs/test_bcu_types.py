@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpal.catalog_jobs.bcu_types import NOT_SPLIT, read_lac, split_bcu, split_rule
+from gpal.catalog_jobs.bcu_types import NOT_SPLIT, BcuSplit, read_lac, split_bcu, split_rule
 from gpal.catalog_jobs.layout import BCU_TYPES_DIR, BCU_TYPES_FILE, TRAINED_DIR
 from gpal.catalog_jobs.model_folders import load_trained
 from gpal.catalog_jobs.prediction import (DEFAULT_SELECT, known_class_probabilities, predict_catalog,
@@ -126,6 +126,33 @@ def test_blocks_of_rows_carry_the_whole_tables_bcusplit(split_run, small_catalog
     assert ({k: v for k, v in written["blocks"].meta.items() if k != "DATE"}
             == {k: v for k, v in written["whole"].meta.items() if k != "DATE"})
     pd.testing.assert_frame_equal(written["blocks"].frame, written["whole"].frame, rtol=1e-12)
+
+
+def test_a_prediction_in_blocks_reads_4lac_once(split_run, small_catalog, monkeypatch):
+    """In blocks of 32 rows (seven hold sources to classify), 4LAC-DR3 is read once for the whole prediction (each block read it twice, and
+    joined every bcu seen so far again), and the BCUSPLIT note adds up the blocks' counts."""
+    import gpal.catalogs.lac as lac
+
+    reads = []
+    read_one = lac._read_one
+    monkeypatch.setattr(lac, "_read_one", lambda path: reads.append(path) or read_one(path))
+    parts = list(predict_catalog_blocks(split_run, small_catalog, DEFAULT_SELECT, progress=False, information=False,
+                                        rows=32))
+    assert len(parts) == 7 and len(reads) == len(lac.LAC_FILES)
+    bcu = sum(int((class1_codes(p.frame["CLASS1"]) == "bcu").sum()) for p in parts)
+    assert parts[-1].meta["BCUSPLIT"].startswith(f"the {bcu} bcu's p_bll and p_fsrq split")
+
+
+def test_the_notes_counts_add_up_and_only_for_one_split():
+    one, two = BcuSplit(None, 30, 40, bcu=2, in_lac=2, peaks=1), BcuSplit(None, 30, 40, bcu=5, in_lac=3, peaks=3)
+    assert one + two == BcuSplit(None, 30, 40, bcu=7, in_lac=5, peaks=4)
+    assert (one + two).note.startswith("the 7 bcu's p_bll and p_fsrq split by a blazar-type model (the main job's "
+                                       "estimator on 30 bll and 40 fsrq")
+    assert "5 of them have a 4LAC-DR3 row, 4 a synchrotron peak; 3 without one" in (one + two).note
+    assert BcuSplit(None, 30, 40).note == NOT_SPLIT + "no bcu among the classified sources"
+    assert BcuSplit("why", bcu=3).note == NOT_SPLIT + "why"
+    with pytest.raises(ValueError, match="cannot add the bcu counts of two different splits"):
+        one + BcuSplit(None, 31, 40, bcu=1)
 
 
 def test_a_folder_without_the_record_splits_nothing(tmp_path):

@@ -7,12 +7,13 @@ import hashlib
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from conftest import write_small_catalog
 from gpal.catalogs import load_catalog
 from gpal.catalogs.known_sources import (
-    KNOWN_COLUMNS, ROUTES, angular_offsets, in_error_ellipse, known_about, positions_inside,
+    KNOWN_COLUMNS, ROUTES, KnownIndex, angular_offsets, in_error_ellipse, known_about, positions_inside,
 )
 from gpal.catalogs.psrcat import PSRCAT_COLUMNS, PSRCAT_FILE, read_psrcat, sexagesimal_degrees
 
@@ -254,6 +255,22 @@ def test_the_frame_one_row_per_name_in_order_with_its_columns_and_record(fl16y, 
     assert fl16y.attrs["releases"] == ["4FGL-DR4", "4FGL-DR2", "4FGL", "3FGL"]
     with pytest.raises(ValueError, match=r"not in FL16Y \(gll_psc_v41.fit.gz\): 'FL16Y J9999\.9\+9999'; expected names .* such as 'FL16Y J"):
         known_about("FL16Y", ["FL16Y J9999.9+9999"], pulsars=None, releases=[])
+
+
+def test_an_index_asked_a_block_at_a_time_gives_the_whole_frame(fl16y, psrcat):
+    """`KnownIndex` made once and asked about FL16Y's sources 1000 at a time, in reverse order, gives each of them
+    the row `known_about` gave it over the whole catalog; a name the catalog does not hold is refused by name."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        index = KnownIndex(load_catalog("FL16Y"), pulsars=psrcat)
+    names = fl16y["Source_Name"].tolist()[::-1]
+    parts = [index.about(names[start:start + 1000]) for start in range(0, len(names), 1000)]
+    assert len(parts) == 8
+    blocks = pd.concat(parts, ignore_index=True)
+    pd.testing.assert_frame_equal(blocks, fl16y.iloc[::-1].reset_index(drop=True), check_exact=True)
+    assert parts[0].attrs["releases"] == fl16y.attrs["releases"]
+    with pytest.raises(ValueError, match=r"2 source name\(s\) are not in FL16Y .*'FL16Y J0000\.0\+0000', 'x'"):
+        index.about([names[0], "FL16Y J0000.0+0000", "x"])
 
 
 def test_the_association_probabilities_are_tied_to_their_association(fl16y):
