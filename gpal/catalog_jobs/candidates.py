@@ -44,11 +44,10 @@ from gpal.catalog_jobs.visibility import TELESCOPES, declination_range
 from gpal.constraints import Integer, ListOf, OneOf, Optional, Real
 
 __all__ = ["CANDIDATE_SETTINGS", "CUTS", "Cut", "DOUBTFUL_FLAGS", "FLAG_NUMBERS", "LATER_YIELD_RATIOS", "NO_COUNTERPART",
-           "ORDER_RULE",
-           "RANK_DIGITS", "candidate_lists", "caveats", "check_cuts", "clean", "cuts_from_meta",
-           "cuts_identity", "cuts_meta", "cuts_text", "expected_members", "flag_mask", "followable", "known", "known_sources",
-           "later_yield_words", "numbered", "TRUSTED_YIELD", "trusted_yield_words",
-           "passes_flags", "point_sources_through", "ranked_by", "UNKNOWN_NATURE", "visible"]
+           "ORDER_RULE", "RANK_DIGITS", "TRUSTED_YIELD", "UNKNOWN_NATURE", "candidate_lists", "caveats", "check_cuts",
+           "clean", "cuts_from_meta", "cuts_identity", "cuts_meta", "cuts_text", "expected_members", "flag_mask",
+           "followable", "kept_declinations", "known", "known_sources", "later_yield_words", "numbered", "passes_flags",
+           "point_sources_through", "ranked_by", "trusted_yield_words", "visible"]
 
 #: A flag number: the LAT catalogs document flags 1 to 14; a Flags column holds at most 32 bits.
 FLAG_NUMBERS = Integer(1, 32)
@@ -76,8 +75,6 @@ ORDER_RULE = (f"p_<class> rounded to {RANK_DIGITS} decimals, highest first; ties
 #: how far to trust a list's EXPECTED.
 LATER_YIELD_RATIOS: Mapping[str, tuple[float, float]] = types.MappingProxyType({
     "bll": (0.96, 1.02), "fsrq": (0.81, 2.03), "other": (0.90, 4.40), "pulsar": (0.81, 1.26)})
-
-
 #: The band of expected over found members inside which a class's lists' yields held (issue 70's target for the
 #: pulsar list: within a factor 1.5 either way).
 TRUSTED_YIELD = (0.67, 1.5)

@@ -189,8 +189,8 @@ def follow_up_files(table: ClassifiedSources,
             meta.update(_expected_keywords(rows[proba_column(classes_of[name])].to_numpy(np.float64)))
             meta["ORDER"] = ORDER_RULE
             meta["DECKEPT"] = ",".join(str(round(d, 2)) for d in kept_declinations(cuts))  # as CDEC writes it
-            if later_yield_words(classes_of[name]):
-                meta["LATERYLD"] = later_yield_words(classes_of[name])
+            if held := later_yield_words(classes_of[name]):
+                meta["LATERYLD"] = held
         files.update(classified_table_files(replace(table, frame=rows, meta=meta), list_path(name), formats))
         if name in drawn:
             files[list_path(region_file(name))] = region_text(rows, meta["LIST"])
