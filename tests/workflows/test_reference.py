@@ -190,6 +190,9 @@ def test_a_run_writes_the_comparison_and_the_page_is_built_from_it(tmp_path):
     assert papers_page_main(["--docs", str(docs), "--check"]) == 0
     (docs / "papers" / "toy_ref.md").write_text("Why the numbers differ.\n")
     assert papers_page_main(["--docs", str(docs), "--check"]) == 1  # a new explanation makes the page stale
+    path.unlink()  # a record whose workflow is gone is refused, naming both
+    with pytest.raises(ValueError, match=r"toy_ref\.json: its workflow .*toy_ref\.yaml \(field 'command'\) does not exist"):
+        papers_page_main(["--docs", str(docs), "--check"])
 
 
 def test_the_papers_page_is_up_to_date_with_its_records():

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -94,10 +95,24 @@ def _records(records: Path) -> tuple[dict[str, list[tuple[str, dict]]], dict[str
             paper = result["source"]["paper"]
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"{path} is not a recorded paper comparison ({exc}); re-record it with --record") from None
+        _check_workflow(path, result)
         name, _, part = path.stem.partition(".")
         parts_of.setdefault(name, []).append((part, result))
         paper_of[name] = paper
     return parts_of, paper_of
+
+
+def _check_workflow(path: Path, result: Mapping[str, Any]) -> None:
+    """Refuse a record whose workflow file (its ``command``: ``gpal workflow FILE ...``, FILE from the repository's
+    top) is gone: a number on the page cites the workflow that made it."""
+    words = shlex.split(str(result.get("command", "")))
+    if words[:2] != ["gpal", "workflow"] or len(words) < 3:
+        raise ValueError(f"{path}: field 'command' must be the run's 'gpal workflow FILE ...'; got "
+                         f"{result.get('command')!r}")
+    file = Path(words[2]) if Path(words[2]).is_absolute() else DOCS.parent / words[2]
+    if not file.is_file():
+        raise ValueError(f"{path}: its workflow {words[2]} (field 'command') does not exist; restore it, or retire "
+                         "the record with the claims that cite it")
 
 
 def _results_records(docs: Path) -> dict[str, dict]:
