@@ -40,7 +40,7 @@ from gpal.catalog_jobs.pool_prior import (
     APPLIED_BY_DEFAULT, MOVED_GROUPS, adjust_table, mixes_text, training_prior,
 )
 from gpal.catalog_jobs.prediction import (
-    DEFAULT_CHUNK_SIZE, DEFAULT_SELECT, predict_catalog, select_tokens, selection_pool, with_information,
+    DEFAULT_CHUNK_SIZE, DEFAULT_SELECT, known_index, predict_catalog, select_tokens, selection_pool, with_information,
 )
 from gpal.catalog_jobs.proba_columns import proba_of, with_proba
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, report_files
@@ -164,13 +164,17 @@ def classify_catalog(
         [("trained", lambda done: _fit(job, folder, log)),
          ("held_out", lambda done: _check_held_out(job, done["trained"], log)),
          ("outliers", lambda done: _fit_outliers(job, log)),
-         ("classified", lambda done: _classify_sources(job, done["trained"], done["outliers"].record, executor,
-                                                       progress, log))],
+         ("classified", lambda done: _classify_sources(job, done["trained"], done["outliers"].record, done["known"],
+                                                       executor, progress, log))],
         # beside the model's fit: the baselines and the twin, which keeps the second core busy to the end, and the
         # blazar-type model, which the classification needs (in the main thread it added its whole fit to the wall
         # time); beside what follows the held-out check: its figures (NumPy and TensorFlow free the GIL)
         beside=[Beside("comparison", comparison and (lambda done, stop: comparison(stop)), "trained", "classified"),
                 Beside("bcu_types", lambda done, stop: _fit_bcu_types(job, folder, log, stop), "trained", "outliers"),
+                # what is known of each source (the earlier releases, loaded and linked; the ATNF pulsars): a second
+                # of reading that the classification needs and the fit does not
+                Beside("known", lambda done, stop: known_index(job.catalog, job.settings["pulsar_catalogue"]),
+                       "trained", "outliers"),
                 Beside("figures", lambda done, stop: held_out_figures(done["held_out"].run, partial(abandon_if, stop)),
                        "outliers", "classified")],
         imports=_IMPORTED_BEFORE_THREADS)
@@ -332,15 +336,15 @@ class _Classified:
     files: dict[str, str | bytes]
 
 
-def _classify_sources(job: _MainJob, trained: TrainedModel, outliers: Mapping[str, Any], executor: Any,
-                      progress: bool, log: Log) -> _Classified:
+def _classify_sources(job: _MainJob, trained: TrainedModel, outliers: Mapping[str, Any], known: Any,
+                      executor: Any, progress: bool, log: Log) -> _Classified:
     """The selected sources classified and flagged by the ``outliers`` record, the unassociated moved to their class
     mix (with ``pool_prior``) and ranked for follow-up."""
     log(f"classifying the {' + '.join(job.tokens)} sources of {job.catalog.release}")
     table = dated(predict_catalog(trained, job.catalog, job.tokens, chunk_size=job.settings["chunk_size"],
                                   executor=executor, progress=progress, pool=job.pool, information=False,
                                   pool_prior=False, outliers=outliers,  # moved below, where its record is made
-                                  pulsars=job.settings["pulsar_catalogue"]))
+                                  pulsars=job.settings["pulsar_catalogue"], known=known))
     table = replace(table, meta={**table.meta, **job.header})
     pool_proba = proba_of(table.frame, trained.classes)
     record = None
@@ -379,9 +383,10 @@ def _check_later(job: _MainJob, trained: TrainedModel, classified: _Classified, 
     return later_check_files(check), as_read_back(later_check_table(check), read_later_table)
 
 
-# what the fit (k-means inducing points) and the baselines beside it import lazily: both reach sklearn.tree, and
-# the two imports at once stopped a main job in Python's import deadlock error
-_IMPORTED_BEFORE_THREADS = ("sklearn.cluster", "sklearn.ensemble", "sklearn.calibration", "sklearn.linear_model")
+# what the fit (k-means inducing points), the baselines and the known-sources index beside it import lazily: the
+# first two both reach sklearn.tree, and the two imports at once stopped a main job in Python's import deadlock error
+_IMPORTED_BEFORE_THREADS = ("sklearn.cluster", "sklearn.ensemble", "sklearn.calibration", "sklearn.linear_model",
+                            "scipy.spatial", "gpal.catalogs.known_sources")
 
 
 def _error_blind_twin(estimator: Any) -> dict[str, Any]:

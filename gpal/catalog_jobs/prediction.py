@@ -20,7 +20,6 @@ import inspect
 import itertools
 import json
 import os
-import warnings
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
@@ -221,23 +220,36 @@ _KNOWN_ROWS = 16384
 KNOWN_COLUMNS = ("known_class", "known_as", "known_reason", "ATNF_pulsars")
 
 
+def known_index(cat: Any, pulsars: str | os.PathLike | None = None) -> Any:
+    """What `predict_catalog` looks up of each source of ``cat`` (a `Catalog`), made once (a
+    `gpal.catalogs.known_sources.KnownIndex`: the shipped releases before it, never a later one, whose classes a check
+    on later labels would read as its own answers; the ATNF pulsars of ``pulsars``, the shipped copy when None).
+    It warns of nothing (the links' ambiguities are its notes), so a caller may make it in a second thread."""
+    from gpal.catalogs.known_sources import KnownIndex
+    from gpal.catalogs.psrcat import PSRCAT_FILE
+
+    return KnownIndex(cat, pulsars=PSRCAT_FILE if pulsars is None else pulsars, releases=_earlier(cat))
+
+
+def _earlier(cat: Any) -> list[str]:
+    order = list(RELEASES)
+    return order[:order.index(cat.release)] if cat.release in order else []
+
+
 class _Lookups:
     """What a classified table adds to each source beside its probabilities, read once for all its rows (a table
     made in blocks of rows reads it once, not once a block): the releases before the catalog's and the ATNF Pulsar
     Catalogue, indexed (what is known of a source, `_known`), 4LAC (its counterpart's SED) and, where the model
     folder has one, its blazar-type split of the bcu (`BcuSplitter`, on the same 4LAC)."""
 
-    def __init__(self, trained: TrainedModel, cat: Any, pulsars: str | os.PathLike | None):
-        from gpal.catalogs.known_sources import KnownIndex
+    def __init__(self, trained: TrainedModel, cat: Any, pulsars: str | os.PathLike | None, known: Any = None):
         from gpal.catalogs.lac import read_4lac, unshared
-        from gpal.catalogs.psrcat import PSRCAT_FILE
 
-        order = list(RELEASES)
-        # never a later release: a check scored on later labels would read its own answers
-        self.earlier = order[:order.index(cat.release)] if cat.release in order else []
-        with warnings.catch_warnings():  # the links' ambiguities are the notes' to say, once
-            warnings.simplefilter("ignore")
-            self.known = KnownIndex(cat, pulsars=PSRCAT_FILE if pulsars is None else pulsars, releases=self.earlier)
+        if known is not None and known.catalog is not cat:
+            raise ValueError(f"the known-sources index given was made for another catalog ({known.catalog.release}, "
+                             f"{known.catalog.n_rows} rows) than the one classified ({cat.release}, {cat.n_rows} rows); "
+                             "make it with known_index(catalog, pulsars) of the same Catalog object")
+        self.earlier, self.known = _earlier(cat), known_index(cat, pulsars) if known is None else known
         lac = read_4lac()
         # the record's classes: the estimator, loaded, would check its files before the prediction names a damage
         self.bcu = BcuSplitter(trained.record_file.parent, cat, trained.training["classes"], lac)
@@ -249,12 +261,10 @@ def _known(cat: Any, ids: Sequence[str], lookups: _Lookups) -> tuple[pd.DataFram
     """What is already known about each source beyond its CLASS1 (`known_about`, `KNOWN_COLUMNS`), from the catalog's
     CLASS2, the shipped releases before it and the ATNF Pulsar Catalogue (`_Lookups`); and in words what was checked
     and what could not be."""
-    with warnings.catch_warnings():  # the links' ambiguities are the notes' to say, once
-        warnings.simplefilter("ignore")
-        # looked up per chunk of rows: a source's ellipse can hold many counterparts (a catalog of repeated rows:
-        # one per copy), each a (row, separation) pair until its words are made, so the whole catalog at once grew
-        # by GiBs; what is known of a source depends on it alone
-        parts = [lookups.known.about(ids[start:start + _KNOWN_ROWS]) for start in range(0, len(ids), _KNOWN_ROWS)]
+    # looked up per chunk of rows: a source's ellipse can hold many counterparts (a catalog of repeated rows: one per
+    # copy), each a (row, separation) pair until its words are made, so the whole catalog at once grew by GiBs; what
+    # is known of a source depends on it alone
+    parts = [lookups.known.about(ids[start:start + _KNOWN_ROWS]) for start in range(0, len(ids), _KNOWN_ROWS)]
     found = pd.concat(parts, ignore_index=True)
     own = (found["known_route"] == "CLASS1").to_numpy()  # the CLASS1 column says that already
     out = found[list(KNOWN_COLUMNS)].copy().reset_index(drop=True)
@@ -327,6 +337,7 @@ def predict_catalog(
     outliers: Mapping[str, Any] | None = None,
     pulsars: str | os.PathLike | None = None,
     rows: int | None = None,
+    known: Any = None,
 ) -> ClassifiedSources:
     """Class probabilities of the selected sources of ``catalog`` (a name, path or `Catalog`).
 
@@ -345,7 +356,8 @@ def predict_catalog(
     selection already built from this catalog with the model's features (`selection_pool`),
     so a caller that has it does not build it twice.  What is already known of each source beyond its CLASS1
     (`KNOWN_COLUMNS`: its CLASS2, the earlier shipped releases, the ATNF pulsars inside its ellipse from
-    ``pulsars``, a psrcat.db file, the shipped copy when None) is in the table, keyword ``KNOWNFROM`` saying where;
+    ``pulsars``, a psrcat.db file, the shipped copy when None) is in the table, keyword ``KNOWNFROM`` saying where
+    (``known``: the `known_index` of ``catalog`` and ``pulsars``, where the caller made it beside other work);
     each source's 4LAC-DR3 counterpart SED (`gpal.catalogs.lac.LAC_TABLE_COLUMNS`) too, keyword ``LACFROM``.  A folder
     of ``gpal classify`` that saved a blazar-type model splits each bcu between bll and fsrq by it
     (`gpal.catalog_jobs.bcu_types.split_bcu`, keyword ``BCUSPLIT``).  The sources are classified ``rows`` at a time
@@ -365,8 +377,8 @@ def predict_catalog(
                       disable=not progress) as bar:
         blocks = (pool.subset(np.arange(start, min(start + rows, pool.n_samples)))
                   for start in range(0, pool.n_samples, rows))
-        for _, frame, notes in _classified_blocks(trained, cat, blocks, _Lookups(trained, cat, pulsars), outliers,
-                                                  chunk_size, executor, bar):
+        for _, frame, notes in _classified_blocks(trained, cat, blocks, _Lookups(trained, cat, pulsars, known),
+                                                  outliers, chunk_size, executor, bar):
             frames.append(frame)
     table = ClassifiedSources(pd.concat(frames, ignore_index=True),
                               {**_table_meta(trained, cat, pool.n_samples, pool.meta, tokens), **notes})

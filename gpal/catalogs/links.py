@@ -23,13 +23,15 @@ class AmbiguousLinkWarning(UserWarning):
     """Two or more rows of a later release name the same earlier source; that source is left unlinked."""
 
 
-def link_later(earlier: Any, later: Any, through: Sequence[Any] = ()) -> np.ndarray:
+def link_later(earlier: Any, later: Any, through: Sequence[Any] = (), notes: list[str] | None = None) -> np.ndarray:
     """For each row of ``earlier`` (a `Catalog`), the row of ``later`` that names it, or -1.
 
     ``through``: catalogs of the releases the link goes through, in order (`link_path`: 3FGL ->
     4FGL-DR4 -> FL16Y); each step is a link of its own.  Raises ValueError, naming the file and
     column, when a release has no link to the one before it (its record names none, or the
-    column is missing) or links none of its sources.
+    column is missing) or links none of its sources.  An ambiguous link is an `AmbiguousLinkWarning`,
+    or, given ``notes``, a line appended there (a caller in a second thread says it itself: the warnings
+    filters a thread would set to catch it are the whole process's).
 
     Returns
     -------
@@ -38,12 +40,12 @@ def link_later(earlier: Any, later: Any, through: Sequence[Any] = ()) -> np.ndar
     """
     index = np.arange(earlier.n_rows)
     for before, after in zip([earlier, *through], [*through, later]):
-        step = _link(before, after)
+        step = _link(before, after, notes)
         index = np.where(index >= 0, step[np.maximum(index, 0)], -1)
     return index
 
 
-def _link(earlier: Any, later: Any) -> np.ndarray:
+def _link(earlier: Any, later: Any, notes: list[str] | None) -> np.ndarray:
     """One step of `link_later`: ``later`` names ``earlier``'s sources itself."""
     column = later.record.link_column(earlier.record)
     if column not in later.table.colnames:
@@ -58,10 +60,13 @@ def _link(earlier: Any, later: Any) -> np.ndarray:
     if twice:
         shown = "; ".join(f"{name} <- {', '.join(str(later.names[i]) for i in found)}"
                           for name, found in list(twice.items())[:5])
-        warnings.warn(f"{later.path.name} ({later.release}): {len(twice)} {earlier.release} source(s) are named by more "
-                      f"than one row of column {column!r} (expected one row per source): {shown}"
-                      f"{' ...' if len(twice) > 5 else ''}; their later class is ambiguous and they are left unlinked",
-                      AmbiguousLinkWarning, stacklevel=2)
+        said = (f"{later.path.name} ({later.release}): {len(twice)} {earlier.release} source(s) are named by more "
+                f"than one row of column {column!r} (expected one row per source): {shown}"
+                f"{' ...' if len(twice) > 5 else ''}; their later class is ambiguous and they are left unlinked")
+        if notes is None:
+            warnings.warn(said, AmbiguousLinkWarning, stacklevel=2)
+        else:
+            notes.append(said)
     index = np.array([rows[n][0] if len(rows.get(n, ())) == 1 else -1 for n in earlier.names], dtype=np.int64)
     if not (index >= 0).any():
         raise ValueError(f"no source of {earlier.path.name} ({earlier.release}) is named in column {column!r} of "

@@ -75,6 +75,20 @@ def test_predict_catalog_classifies_in_blocks_as_in_one(main_job_run, small_cata
         predict_catalog(main_job_run, small_catalog, ("all",), progress=False, rows=0)
 
 
+def test_a_known_index_made_beforehand_gives_the_same_table(main_job_run, small_catalog):
+    """The main job makes the known-sources index beside its fit and hands it over: the same table; an index of
+    another catalog is refused."""
+    cat = load_catalog(small_catalog)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        alone = predict_catalog(main_job_run, cat, ("all",), progress=False).frame
+        given = predict_catalog(main_job_run, cat, ("all",), progress=False, known=prediction.known_index(cat)).frame
+        pd.testing.assert_frame_equal(alone, given)
+        with pytest.raises(ValueError, match=r"made for another catalog \(FL16Y, 7224 rows\) than the one classified"):
+            predict_catalog(main_job_run, cat, ("all",), progress=False,
+                            known=prediction.known_index(load_catalog("FL16Y")))
+
+
 def test_pool_blocks_are_the_pool_bit_for_bit(small_catalog):
     """Features built 16 catalog rows at a time equal the pool's: a missing error takes the median of every row of
     the catalog, not of its block (which differs: the first block alone would give another)."""
