@@ -46,3 +46,20 @@ def test_bad_curves_are_refused_by_name(gain):
         gain.paired_gaps(curves.drop(columns="error"), after=2)
     with pytest.raises(ValueError, match=r"no \['NIMGP-NN'\] rows"):
         gain.paired_gaps(curves[curves["method"] == "MGP"], after=2)
+
+
+def test_the_paired_errors_match_a_hand_computation_per_strategy(gain):
+    curves = _curves({("MGP", 0): (0.30, 0.25), ("NIMGP-NN", 0): (0.30, 0.22),
+                      ("MGP", 1): (0.40, 0.38), ("NIMGP-NN", 1): (0.41, 0.37),
+                      ("MGP", 2): (0.20, 0.19), ("NIMGP-NN", 2): (0.20, 0.18)})
+    table = gain.paired_errors(curves, after=2).set_index("strategy")
+    d = [0.22 - 0.25, 0.37 - 0.38, 0.18 - 0.19]  # NIMGP-NN's error minus MGP's after 2 labels, per repetition
+    mean, se = sum(d) / 3, stats.sem(d)
+    half = stats.t.ppf(0.975, 2) * se
+    entropy = table.loc["entropy"]
+    assert (entropy["n"], entropy["gap"], entropy["se"]) == (3, pytest.approx(mean), pytest.approx(se))
+    assert (entropy["low"], entropy["high"]) == (pytest.approx(mean - half), pytest.approx(mean + half))
+    # every random curve ends at 0.9 for both methods: no gap, no spread
+    assert (table.loc["random", "gap"], table.loc["random", "se"]) == (pytest.approx(0.0), pytest.approx(0.0))
+    with pytest.raises(ValueError, match="--after 3: no curve reaches 3"):
+        gain.paired_errors(curves, after=3)

@@ -47,8 +47,8 @@ _HEADER = """# Reproducing the papers
 explanations docs/papers/<workflow>.md and the claims docs/papers/claims/<paper>.yaml; do not edit by hand. -->
 
 Per paper: its headline claims (`docs/papers/claims/<paper>.yaml`) with verdict, setting and evidence; its
-numbers page holds the data and budget run against the paper's ("not stated" where its text is silent),
-the commands, commits and numbers.
+numbers page: data and budget against the paper's ("not stated": its text is silent), commands,
+commits, numbers.
 
 ```{toctree}
 :hidden:
