@@ -191,11 +191,16 @@ class Registry(MutableMapping[str, Any]):
 
 
 def _same(entry: Any, cls: Any) -> bool:
-    """Whether a registered entry is ``cls``: itself, its import path, or the same class defined again by a reload."""
+    """Whether a registered entry is ``cls``: itself, its import path, or the same class defined again by a reload.
+
+    Only a module-level class is reloaded: two classes a function made share a ``<locals>`` qualname and are two.
+    """
     if isinstance(entry, str):
         return entry == f"{getattr(cls, '__module__', '')}:{getattr(cls, '__qualname__', '')}"
-    return entry is cls or (getattr(entry, "__module__", None), getattr(entry, "__qualname__", None)) == \
-        (getattr(cls, "__module__", ""), getattr(cls, "__qualname__", ""))
+    qualname = getattr(cls, "__qualname__", "")
+    return entry is cls or "<locals>" not in qualname and (
+        getattr(entry, "__module__", None), getattr(entry, "__qualname__", None)) == (
+        getattr(cls, "__module__", ""), qualname)
 
 
 ESTIMATORS = Registry("estimator family", {

@@ -201,3 +201,24 @@ def test_a_likelihood_registered_from_a_users_code_reaches_the_estimator_and_the
         gpal.unregister_likelihood("sharper_throwaway")
     with pytest.raises(InvalidParameter, match="likelihood must be"):
         NoisyGPClassifier(likelihood="sharper_throwaway").validate_params()
+
+
+def test_two_classes_a_function_made_under_one_name_clash():
+    """A reload defines a module-level class again (no clash); two classes of one factory are two (a clash)."""
+    from gpal.registry import Registry
+
+    def made():
+        class Made:
+            pass
+        return Made
+
+    registry = Registry("thing", {})
+    first, second = made(), made()
+    registry.register("made", first)
+    registry.register("made", first)  # the same class again
+    with pytest.raises(ValueError, match=r"thing name 'made' is already registered .*made\.<locals>\.Made"):
+        registry.register("made", second)
+    reloaded = type("Registry", (), {"__module__": Registry.__module__, "__qualname__": Registry.__qualname__})
+    registry.register("module_level", Registry)
+    registry.register("module_level", reloaded)  # a module-level class defined again by a reload
+    assert registry["module_level"] is reloaded
