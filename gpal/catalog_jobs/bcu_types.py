@@ -201,14 +201,16 @@ class BcuSplit:
 
 class BcuSplitter:
     """The bcu split (`split_bcu`) of one trained-model ``folder`` (beside its ``training.json``) on one catalog,
-    its record and 4LAC-DR3 read once (``lac``: `read_4lac`'s table, read here when None and needed) and applied
-    to the whole selection or to each block of its rows in turn.  ``classes``: the main model's, in any order (its
-    training record's: whether bll and fsrq are among them)."""
+    its record, 4LAC-DR3 and its blazar-type model read once (``lac``: `read_4lac`'s table, read here when None and
+    needed; ``joinable``: `unshared` of it on ``catalog``, where the caller made it) and applied to the whole
+    selection or to each block of its rows in turn.  ``classes``: the main model's, in any order (its training
+    record's: whether bll and fsrq are among them)."""
 
-    def __init__(self, folder: str | os.PathLike, catalog: Any, classes: Sequence[str], lac: Any = None):
+    def __init__(self, folder: str | os.PathLike, catalog: Any, classes: Sequence[str], lac: Any = None,
+                 joinable: Any = None):
         self.folder, self.catalog = Path(folder), catalog
         self.record = _split_record(self.folder)
-        self.lac = self._joinable = None
+        self.lac, self._joinable, self._estimator = None, joinable, None
         if self.record is None:
             return
         reason = self.record.get("reason") or _skip_reason(classes, catalog)
@@ -252,7 +254,9 @@ class BcuSplitter:
         if joined is None:
             return proba, mc_error, counts
         rows = _with_lac(pool.subset(np.nonzero(bcu)[0]), joined, self.lac)
-        estimator = loaded_estimator(self.folder / BCU_TYPES_DIR)  # never a path read from the record
+        if self._estimator is None:  # loaded by the first block that has bcu, not by every block
+            self._estimator = loaded_estimator(self.folder / BCU_TYPES_DIR)  # never a path read from the record
+        estimator = self._estimator
         if estimator.reports_mc_error:
             p, error = estimator.predict_proba(rows.X, rows.X_var, return_mc_error=True)
             q_error = proba_by_class(error, estimator.classes_, BLAZARS)[:, 1]

@@ -251,10 +251,12 @@ class _Lookups:
                              "make it with known_index(catalog, pulsars) of the same Catalog object")
         self.earlier, self.known = _earlier(cat), known_index(cat, pulsars) if known is None else known
         lac = read_4lac()
-        # the record's classes: the estimator, loaded, would check its files before the prediction names a damage
-        self.bcu = BcuSplitter(trained.record_file.parent, cat, trained.training["classes"], lac)
         # a block's join reads the whole catalog's sharing
-        self.lac = unshared(cat, lac) if cat.record.links.get("4FGL") in cat.table.colnames else lac
+        linked = cat.record.links.get("4FGL") in cat.table.colnames
+        self.lac = unshared(cat, lac) if linked else lac
+        # the record's classes: the estimator, loaded, would check its files before the prediction names a damage
+        self.bcu = BcuSplitter(trained.record_file.parent, cat, trained.training["classes"], lac,
+                               joinable=self.lac if linked else None)
 
 
 def _known(cat: Any, ids: Sequence[str], lookups: _Lookups) -> tuple[pd.DataFrame, str]:

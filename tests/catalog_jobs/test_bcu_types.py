@@ -129,16 +129,19 @@ def test_blocks_of_rows_carry_the_whole_tables_bcusplit(split_run, small_catalog
 
 
 def test_a_prediction_in_blocks_reads_4lac_once(split_run, small_catalog, monkeypatch):
-    """In blocks of 32 rows (seven hold sources to classify), 4LAC-DR3 is read once for the whole prediction (each block read it twice, and
-    joined every bcu seen so far again), and the BCUSPLIT note adds up the blocks' counts."""
+    """In blocks of 32 rows (seven hold sources to classify), 4LAC-DR3 and the blazar-type model are read once for
+    the whole prediction (each block read 4LAC twice, and joined every bcu seen so far again), and the BCUSPLIT
+    note adds up the blocks' counts."""
+    import gpal.catalog_jobs.bcu_types as bcu_types
     import gpal.catalogs.lac as lac
 
-    reads = []
-    read_one = lac._read_one
+    reads, loads = [], []
+    read_one, loaded = lac._read_one, bcu_types.loaded_estimator
     monkeypatch.setattr(lac, "_read_one", lambda path: reads.append(path) or read_one(path))
+    monkeypatch.setattr(bcu_types, "loaded_estimator", lambda folder: loads.append(folder) or loaded(folder))
     parts = list(predict_catalog_blocks(split_run, small_catalog, DEFAULT_SELECT, progress=False, information=False,
                                         rows=32))
-    assert len(parts) == 7 and len(reads) == len(lac.LAC_FILES)
+    assert len(parts) == 7 and len(reads) == len(lac.LAC_FILES) and len(loads) == 1
     bcu = sum(int((class1_codes(p.frame["CLASS1"]) == "bcu").sum()) for p in parts)
     assert parts[-1].meta["BCUSPLIT"].startswith(f"the {bcu} bcu's p_bll and p_fsrq split")
 
