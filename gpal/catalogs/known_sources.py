@@ -304,12 +304,11 @@ def _own(release: str, class1: np.ndarray, assoc1: np.ndarray, class2: np.ndarra
 
 class _Linked(NamedTuple):
     """Another release as `known_about` reads it: each catalog row's row of it (-1: none; None: the releases do not
-    link), what making the link said, and its rows' names, classes and associations (`_class_of`)."""
+    link), what making the link said, and its rows' classes and associations (`_class_of`)."""
 
     other: Catalog
     link: np.ndarray | None
     said: list[str]
-    names: np.ndarray
     classes: np.ndarray
     assocs: np.ndarray
 
@@ -322,7 +321,7 @@ def _release_columns(catalog: Catalog, rows: np.ndarray, linked: _Linked, order:
         return {}
     other, link = linked.other, linked.link[rows]
     at, found = np.maximum(link, 0), link >= 0
-    columns = {"name": linked.names, "class": linked.classes, "assoc": linked.assocs}
+    columns = {"name": other.names, "class": linked.classes, "assoc": linked.assocs}
     columns = {f"{other.release}_{key}": np.where(found, values[at], "") for key, values in columns.items()}
     name, code, assoc = columns.values()
     floor = 1 if _order(other.record) < _order(catalog.record) else 0  # an earlier release's class ranks as a bcu
@@ -461,7 +460,7 @@ class KnownIndex:
         for other in others:
             said: list[str] = []
             link = _links(catalog, other, load, said)
-            self.others.append(_Linked(other, link, said, other.names, *_class_of(other)))
+            self.others.append(_Linked(other, link, said, *_class_of(other)))
         self.order = np.argsort(catalog.names, kind="stable")
         self.counterparts = _counterparts(catalog)
         self.pulsars = pulsars if pulsars is None or isinstance(pulsars, pd.DataFrame) else read_psrcat(pulsars)
