@@ -361,16 +361,22 @@ LAC_QUANTITIES = {
 }
 #: The quantities of `LAC_FEATURES`, the blazar-type model's (`gpal.catalog_jobs.bcu_types`).
 LAC_DEFAULT_QUANTITIES = ("nu_syn", "HE_EPeak")
+
+
+def _labels(name: str) -> tuple[str, str]:
+    """The feature labels of quantity ``name``: its value's and its indicator's."""
+    return LAC_QUANTITIES[name][0], f"4LAC has {name}"
+
+
 #: The feature labels of `lac_features` by default, in order (4LAC's CLASS is none of them).
-LAC_FEATURES = tuple(label for name in LAC_DEFAULT_QUANTITIES for label in (LAC_QUANTITIES[name][0], f"4LAC has {name}"))
+LAC_FEATURES = tuple(label for name in LAC_DEFAULT_QUANTITIES for label in _labels(name))
 #: The labels of the redshift features `lac_features` adds with ``redshift=True``.
-LAC_REDSHIFT_FEATURES = (LAC_QUANTITIES["Redshift"][0], "4LAC has Redshift")
+LAC_REDSHIFT_FEATURES = _labels("Redshift")
 
 
 def lac_feature_names(extra: Sequence[str] = (), redshift: bool = False) -> tuple[str, ...]:
     """The labels of `lac_features` with ``extra`` and ``redshift``, in its column order."""
-    return tuple(label for name in _quantities(extra, redshift)
-                 for label in (LAC_QUANTITIES[name][0], f"4LAC has {name}"))
+    return tuple(label for name in _quantities(extra, redshift) for label in _labels(name))
 
 
 def _quantities(extra: Sequence[str], redshift: bool) -> tuple[str, ...]:

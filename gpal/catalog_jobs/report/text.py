@@ -422,4 +422,3 @@ def headline(folder: str | os.PathLike) -> list[str]:
         + ("" if done.get("none_of_these") is None else f"; {done['none_of_these']} flagged none of these (ood)")
         + f"; mean entropy {done['mean_entropy']:.3f} nats",
     ]
-
