@@ -47,14 +47,20 @@ def three_class(n, seed, noise=0.3):
 
 def repository_script(path):
     """A script of the repository's lab (``workflows/studies/bench_4lac.py``) loaded as a module: the scripts are run,
-    not installed, so a test loads one by its path from the clone's top."""
+    not installed, so a test loads one by its path from the clone's top, its folder first on the path while it loads
+    (as Python puts it when the script runs: a study imports its neighbour ``shared`` by name)."""
     import importlib.util
+    import sys
     from pathlib import Path
 
-    name = Path(path).stem
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).parents[1] / path)
+    script = Path(__file__).parents[1] / path
+    spec = importlib.util.spec_from_file_location(script.stem, script)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(script.parent))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(script.parent))
     return module
 
 

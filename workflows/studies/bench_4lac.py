@@ -44,6 +44,8 @@ from pathlib import Path
 
 import numpy as np
 
+from shared import type_measures  # the script's folder, first on its path
+
 #: The releases whose bcu FL16Y scores, oldest first.
 RELEASES = ("4FGL", "4FGL-DR2", "4FGL-DR4")
 LATER = "FL16Y"
@@ -126,36 +128,9 @@ def probabilities(runs: Path, release: str, picked: dict) -> dict[str, np.ndarra
     return {m: q[m] for m in MODELS}
 
 
-def binary_nll(truth: np.ndarray, q: np.ndarray) -> float:
-    """Mean -log of the probability q gave the true type (FSRQ: q; BL Lac: 1 - q)."""
-    p = np.clip(np.where(truth, q, 1 - q), 1e-12, 1.0)
-    return float(-np.log(p).mean())
-
-
 def measures(truth: np.ndarray, q: dict[str, np.ndarray], seed: int = 0) -> dict[str, dict[str, list[float]]]:
     """model -> measure ('auc', 'nll') -> [seed-mean value, low, high, minus the reference, its low, its high]."""
-    from gpal.evaluation.metrics import roc_auc
-
-    def both(index: np.ndarray) -> dict[str, np.ndarray]:
-        t = truth[index]
-        return {m: np.array([[roc_auc(t.astype(int), v[index]) for v in q[m]],
-                             [binary_nll(t, v[index]) for v in q[m]]]).mean(axis=1) for m in q}
-
-    full = both(np.arange(truth.size))
-    rng = np.random.default_rng(seed)
-    draws = []
-    while len(draws) < N_BOOT:
-        index = rng.integers(0, truth.size, truth.size)
-        if 0 < truth[index].sum() < truth.size:  # a resample needs both types for an AUC
-            draws.append(both(index))
-    out = {}
-    for m in q:
-        values = np.array([d[m] for d in draws])
-        diffs = values - np.array([d[REFERENCE] for d in draws])
-        out[m] = {name: [float(full[m][k]), *np.quantile(values[:, k], [0.025, 0.975]).tolist(),
-                         float(full[m][k] - full[REFERENCE][k]), *np.quantile(diffs[:, k], [0.025, 0.975]).tolist()]
-                  for k, name in enumerate(("auc", "nll"))}
-    return out
+    return type_measures(truth, q, REFERENCE, N_BOOT, seed)
 
 
 def _tables(runs: Path) -> list[dict]:

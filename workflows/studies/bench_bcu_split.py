@@ -47,6 +47,8 @@ from pathlib import Path
 
 import numpy as np
 
+from shared import type_measures  # the script's folder, first on its path
+
 RELEASES = ("4FGL-DR4", "4FGL", "4FGL-DR2")
 SETTINGS = ("4lac", "none")
 SEEDS = (0, 1, 2)
@@ -219,32 +221,7 @@ def probabilities(runs: Path, release: str, seeds=SEEDS) -> tuple[np.ndarray, di
 def measures(truth: np.ndarray, q: dict[str, np.ndarray], reference: str = REFERENCE,
              seed: int = 0) -> dict[str, dict[str, list[float]]]:
     """model -> 'auc' / 'nll' -> [seed-mean value, its 95% interval, minus ``reference``, its paired interval]."""
-    from gpal.evaluation.metrics import roc_auc
-
-    def values(index: np.ndarray) -> dict[str, np.ndarray]:
-        t = truth[index]
-        out = {}
-        for m, per_seed in q.items():
-            p = np.clip(np.where(t, per_seed[:, index], 1 - per_seed[:, index]), 1e-12, 1.0)
-            out[m] = np.array([np.mean([roc_auc(t.astype(int), v[index]) for v in per_seed]),
-                               -np.log(p).mean()])
-        return out
-
-    rng = np.random.default_rng(seed)
-    draws = []
-    while len(draws) < N_BOOT:
-        index = rng.integers(0, truth.size, truth.size)
-        if 0 < truth[index].sum() < truth.size:  # an AUC needs both types
-            draws.append(values(index))
-    full = values(np.arange(truth.size))
-    result = {}
-    for m in q:
-        own = np.array([d[m] for d in draws])
-        paired = own - np.array([d[reference] for d in draws])
-        result[m] = {name: [float(full[m][k]), *np.quantile(own[:, k], [0.025, 0.975]).tolist(),
-                            float(full[m][k] - full[reference][k]), *np.quantile(paired[:, k], [0.025, 0.975]).tolist()]
-                     for k, name in enumerate(("auc", "nll"))}
-    return result
+    return type_measures(truth, q, reference, N_BOOT, seed)
 
 
 def table_rows(release: str, truth: np.ndarray, q: dict[str, np.ndarray]) -> list[list]:

@@ -1,5 +1,6 @@
 """What several benchmark scripts share: synthetic problems, the machine's description, timing, the faint-source task,
-and binary GP classifiers traced along their training clocks (papers 002 and 003).
+binary GP classifiers traced along their training clocks (papers 002 and 003), and the blazar-type studies' paired
+measures.
 
 Not a script: the scripts beside it import it by name (Python puts a script's own folder first on its path),
 so each shared piece is written once and no script imports another.
@@ -222,3 +223,39 @@ def trace_svi(p: Problem, epochs: int, num_inducing: int, batch_size: int, seed:
     Trainer(model, seed=seed).fit(TrainData.from_arrays(p.X, np.zeros_like(p.X), p.y), epochs=epochs,
                                   batch_size=batch_size, learning_rate=0.01, progress=False, callback=callback)
     return trace
+
+
+def binary_nll(truth: np.ndarray, q: np.ndarray) -> float:
+    """Mean -log of the probability q gave the true type (FSRQ: q; BL Lac: 1 - q)."""
+    p = np.clip(np.where(truth, q, 1 - q), 1e-12, 1.0)
+    return float(-np.log(p).mean())
+
+
+def type_measures(truth: np.ndarray, q: dict[str, np.ndarray], reference: str, n_boot: int,
+                  seed: int = 0) -> dict[str, dict[str, list[float]]]:
+    """The blazar-type studies' measures (bench_4lac, bench_bcu_split) of each model's q (p_fsrq, (seeds, n)) against
+    ``truth`` (FSRQ: True): model -> 'auc' / 'nll' -> [seed-mean value, its 95% interval, minus ``reference``, its
+    paired interval], over ``n_boot`` bootstrap resamples of the sources (the same for every model and seed; a
+    resample needs both types for an AUC), each resample's measure averaged over the seeds."""
+    from gpal.evaluation.metrics import roc_auc
+
+    def both(index: np.ndarray) -> dict[str, np.ndarray]:
+        t = truth[index]
+        return {m: np.array([[roc_auc(t.astype(int), v[index]) for v in per_seed],
+                             [binary_nll(t, v[index]) for v in per_seed]]).mean(axis=1) for m, per_seed in q.items()}
+
+    full = both(np.arange(truth.size))
+    rng = np.random.default_rng(seed)
+    draws = []
+    while len(draws) < n_boot:
+        index = rng.integers(0, truth.size, truth.size)
+        if 0 < truth[index].sum() < truth.size:
+            draws.append(both(index))
+    out = {}
+    for m in q:
+        values = np.array([d[m] for d in draws])
+        diffs = values - np.array([d[reference] for d in draws])
+        out[m] = {name: [float(full[m][k]), *np.quantile(values[:, k], [0.025, 0.975]).tolist(),
+                         float(full[m][k] - full[reference][k]), *np.quantile(diffs[:, k], [0.025, 0.975]).tolist()]
+                  for k, name in enumerate(("auc", "nll"))}
+    return out
