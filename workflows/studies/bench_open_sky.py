@@ -134,15 +134,24 @@ def _bool(values: pd.Series) -> np.ndarray:
     return values.astype(str).str.lower().isin(["true", "1"]).to_numpy()
 
 
+def _unassociated_classed(sources: pd.DataFrame) -> pd.DataFrame:
+    """The sources the run was given unassociated to which the later release gives a class."""
+    return sources[(sources["CLASS1"].astype(str).str.strip() == "") & ~sources["later_class"].isin(NO_CLASS)]
+
+
+def _called_other(sources: pd.DataFrame) -> np.ndarray:
+    """Which sources the run put in an other class."""
+    return np.char.startswith(sources["predicted_class"].to_numpy(str), "other")
+
+
 def measures(folder: Path, check: Path | None = None) -> dict[str, float]:
     """The observer's measures of one run (this module's docstring), scored by the check in ``check``."""
     sources = _sources(folder, check)
     classes = _classes(sources)
-    unassociated = sources[(sources["CLASS1"].astype(str).str.strip() == "")
-                           & ~sources["later_class"].isin(NO_CLASS)]
+    unassociated = _unassociated_classed(sources)
     later = unassociated["later_class"].to_numpy()
     other = ~np.isin(later, (*BLAZARS, *PULSARS))
-    set_aside = np.char.startswith(unassociated["predicted_class"].to_numpy(str), "other") | _bool(unassociated["ood"])
+    set_aside = _called_other(unassociated) | _bool(unassociated["ood"])
     blazars = unassociated[[f"p_{cls}_gpal" for cls in BLAZARS if cls in classes]].sum(axis=1).sum()
     expected, found, classed = list_yields(folder, check)["pulsar"]
     return {"unassociated later classed": len(unassociated), "of them other": int(other.sum()),
@@ -260,10 +269,9 @@ def none_of_these_rates(folder: Path) -> list[dict[str, float]]:
     held = scorer.score(labelled)[np.isin(np.char.strip(np.asarray(labelled.ids).astype(str)), held_out)]
     scores = pd.read_csv(located(folder, CLASSIFICATIONS_CSV), keep_default_na=False)[["Source_Name", "ood_score"]]
     sources = _sources(folder).merge(scores, on="Source_Name")
-    unassociated = sources[(sources["CLASS1"].astype(str).str.strip() == "")
-                           & ~sources["later_class"].isin(NO_CLASS)]
+    unassociated = _unassociated_classed(sources)
     other = ~np.isin(unassociated["later_class"].to_numpy(), (*BLAZARS, *PULSARS))
-    called_other = np.char.startswith(unassociated["predicted_class"].to_numpy(str), "other")
+    called_other = _called_other(unassociated)
     rows = []
     for rate in OOD_RATES:
         threshold = float(np.quantile(held, 1 - rate))
@@ -330,12 +338,13 @@ def plane_shares(runs: Path) -> list[list[str]]:
     from gpal.catalogs.catalog import load_catalog
 
     catalog = load_catalog("4FGL-DR4")
-    glat = dict(zip(catalog.names, np.abs(catalog.values_of("glat", catalog.names))))
-    rows = [[f"DR4 {code}", *_plane(np.array([glat[name] for name in catalog.names[catalog.class_codes == code]]))]
-            for code in BLAZARS]
+    abs_glat = np.abs(catalog.values_of("glat", catalog.names))
+    glat = dict(zip(catalog.names, abs_glat))
+    rows = [[f"DR4 {code}", *_plane(abs_glat[catalog.class_codes == code])] for code in BLAZARS]
     sources = _sources(run(runs, "4FGL-DR4", DEFAULT_VARIANT))
-    unassociated = sources[(sources["CLASS1"].astype(str).str.strip() == "") & sources["later_class"].isin(BLAZARS)]
-    set_aside = (unassociated["predicted_class"].astype(str).str.startswith("other") | _bool(unassociated["ood"]))
+    unassociated = _unassociated_classed(sources)
+    unassociated = unassociated[unassociated["later_class"].isin(BLAZARS)]
+    set_aside = _called_other(unassociated) | _bool(unassociated["ood"])
     for words, rows_of in (("set aside", unassociated[set_aside]), ("not set aside", unassociated[~set_aside])):
         rows.append([f"DR4 unassociated, FL16Y blazar, {words}",
                      *_plane(np.array([glat[name] for name in rows_of["Source_Name"]]))])
