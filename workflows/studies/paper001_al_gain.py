@@ -17,13 +17,11 @@ paired difference of the test errors themselves after ``--after`` labels, per se
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from gpal.workflows.verdicts import interval
+from shared import paired_t  # the script's folder, first on its path
 
 METHODS = ("MGP", "NIMGP-NN")
 
@@ -51,13 +49,11 @@ def _paired(wide: pd.DataFrame, by: list[str]) -> list[dict]:
     gap = (wide["NIMGP-NN"] - wide["MGP"]).dropna()
     out = []
     for key, d in gap.groupby(level=by):
-        n = len(d)
-        se = float(np.std(d, ddof=1) / math.sqrt(n))
-        low, high = interval(float(d.mean()), se, n - 1)
+        mean, se, low, high = paired_t(d)
         key = key if isinstance(key, tuple) else (key,)
         out.append({**dict(zip(by, key)), "MGP": float(wide.loc[key, "MGP"].mean()),
-                    "NIMGP-NN": float(wide.loc[key, "NIMGP-NN"].mean()), "gap": float(d.mean()), "se": se,
-                    "low": low, "high": high, "n": n})
+                    "NIMGP-NN": float(wide.loc[key, "NIMGP-NN"].mean()), "gap": mean, "se": se,
+                    "low": low, "high": high, "n": len(d)})
     return out
 
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from pathlib import Path
 
 import numpy as np
 
 from gpal.data.synthetic import toy_1d
-from gpal.workflows.verdicts import alike_verdict, interval, order_verdict
+from gpal.workflows.verdicts import alike_verdict, order_verdict
+from shared import paired_t  # the script's folder, first on its path
 
 BASELINE = "MGP"
 
@@ -53,11 +53,8 @@ def paired(run: Path, margin: float) -> list[dict]:
             continue
         row = {"method": method, "n": len(y)}
         for metric, a, b in (("nll", nll, losses[BASELINE][0]), ("error", err, losses[BASELINE][1])):
-            diff = a - b
-            se = float(np.std(diff, ddof=1) / math.sqrt(len(diff)))
             row[metric] = float(np.mean(a))
-            row[f"{metric}_gap"], row[f"{metric}_se"] = float(np.mean(diff)), se
-            row[f"{metric}_low"], row[f"{metric}_high"] = interval(float(np.mean(diff)), se, len(diff) - 1)
+            row[f"{metric}_gap"], row[f"{metric}_se"], row[f"{metric}_low"], row[f"{metric}_high"] = paired_t(a - b)
         # The verdicts take two means with SEs; a paired difference is the method's row against an exact 0
         # (SE 0), which leaves the difference's own SE and n - 1 degrees of freedom.
         n = len(y)

@@ -1,6 +1,6 @@
 """What several benchmark scripts share: synthetic problems, the machine's description, timing, the faint-source task,
-binary GP classifiers traced along their training clocks (papers 002 and 003), and the blazar-type studies' paired
-measures.
+binary GP classifiers traced along their training clocks (papers 002 and 003), the blazar-type studies' paired
+measures, and a paired difference's t interval.
 
 Not a script: the scripts beside it import it by name (Python puts a script's own folder first on its path),
 so each shared piece is written once and no script imports another.
@@ -259,3 +259,13 @@ def type_measures(truth: np.ndarray, q: dict[str, np.ndarray], reference: str, n
                          float(full[m][k] - full[reference][k]), *np.quantile(diffs[:, k], [0.025, 0.975]).tolist()]
                   for k, name in enumerate(("auc", "nll"))}
     return out
+
+
+def paired_t(diff: Any) -> tuple[float, float, float, float]:
+    """Mean of the paired differences ``diff``, its SE and 95% Student t interval (n - 1 degrees of freedom, as
+    `gpal.workflows.verdicts.interval` gives the papers page's)."""
+    from gpal.workflows.verdicts import interval
+
+    diff = np.asarray(diff, dtype=np.float64)
+    mean, se = float(diff.mean()), float(np.std(diff, ddof=1) / np.sqrt(diff.size))
+    return (mean, se, *interval(mean, se, diff.size - 1))
