@@ -46,9 +46,9 @@ def test_order_verdicts_follow_the_pair_rule():
     verdict, evidence = judge_claim(_claim(["a", "b"]), RESULTS)
     assert verdict == "contradicted" and "2 pairs: reproduced 1, contradicted 1" in evidence
     assert judge_claim(_claim(["b"], evidence="the reason"), RESULTS) == (
-        "contradicted", "`wf` nll (b), 1 pairs: contradicted 1; the reason")
+        "contradicted", "`wf` nll (b), 1 pair: contradicted 1; the reason")
     assert judge_claim(_claim(["a", "c"]), RESULTS)[0] == "not resolved at this budget"  # a reversal in the noise
-    assert judge_claim(_claim(["e"]), RESULTS) == ("not run yet", "`wf` nll (e), 1 pairs: not run 1")
+    assert judge_claim(_claim(["e"]), RESULTS) == ("not run yet", "`wf` nll (e), 1 pair: not run 1")
     assert judge_claim(_claim(["a", "e"]), RESULTS)[0] == "not resolved at this budget"  # e leaves it open
     # a setting that decides the claim overrides the counts, with its reason beside them
     verdict, evidence = judge_claim(_claim(["a"], not_comparable="another machine"), RESULTS)
@@ -78,7 +78,7 @@ def test_alike_needs_its_margin_and_values_are_judged_against_the_paper():
     assert judge_claim(values, RESULTS)[0] == "reproduced"
     values["checks"][0]["methods"] = ["A", "B"]
     verdict, evidence = judge_claim(values, RESULTS)
-    assert verdict == "differs" and "reproduced 1, differs 1 (margin ±0.1); gpal above the paper in 1 of 2" in evidence
+    assert verdict == "differs" and "reproduced 1, differs 1 (margin ±0.1); 1 above the paper's" in evidence
     stated = {"claim": "on MNIST", "verdict": "cannot be checked offline", "evidence": "not shipped"}
     assert judge_claim(stated, RESULTS) == ("cannot be checked offline", "not shipped")
     (row,) = claim_rows({"claims": [stated]}, RESULTS, "009.yaml")
@@ -104,7 +104,7 @@ def test_a_results_table_is_read_and_a_missing_record_or_table_named():
     verdict, evidence = judge_claim({"claim": "x", "checks": [check]}, {}, "f.yaml: claims[0]",
                                     others={"results/published": published})
     # N: 0.060 / sqrt(0.016² + 0.010²) = 3.2 SEs at ~167 dof; M: 2.0 SEs, just beyond t's 1.97
-    assert verdict == "differs" and "differs 2; gpal above the paper in 2 of 2" in evidence
+    assert verdict == "differs" and "differs 2; 2 above the paper's" in evidence
     for bad, message in (({"record": "results/nope"}, r"claims\[0\]\.checks\[0\]\.record: no record 'results/nope'"),
                          ({"table": 3}, r"claims\[0\]\.checks\[0\]\.table: results/published has no table 3"),
                          ({"metric": "ECE"}, r"checks\[0\]\.metric: table 0 of results/published has no columns"),
@@ -163,7 +163,7 @@ def test_the_page_opens_each_paper_with_its_claims_and_its_numbers_page_with_the
     pages = render_pages(records)
     page = pages["papers.md"]
     assert page.index("## P (paper 9)") < page.index("## An earlier paper")  # declared papers first
-    assert "| A beats B on a | **reproduced** | – | `wf` nll (a), 1 pairs: reproduced 1 |" in page
+    assert "| A beats B on a | **reproduced** | – | `wf` nll (a), 1 pair: reproduced 1 |" in page
     assert "| y | **differs** (judgement) | other data | by hand |" in page
     assert "| reproduced | 1 | 0 |" in page and "| differs | 1 | 1 |" in page  # the tally, counted
     budget = "| `wf` | g | g | 20 (paper: 100) | g | g | g | g | g (paper: not stated) |"  # M from the record
@@ -209,3 +209,18 @@ def test_a_record_every_claim_calls_not_comparable_says_so_on_its_numbers_page(t
     numbers = render_pages(records)["papers/009_numbers.md"]
     assert "not comparable" not in numbers.lower()
     assert "| a | A | nll | 1.000 | 0.110 ± 0.006 (3) | – | ordering reproduced |" in numbers
+
+
+def test_evidence_names_a_workflow_and_its_settings_once():
+    """A second metric of the same run is not introduced again; a workflow named after its one setting
+    (``003_milios_magic``) is not followed by it."""
+    both = {"wf": _record([_row("a", "A", m, [0.10, 0.11, 0.12]) for m in ("nll", "error")]
+                          + [_row("a", "B", m, [0.30, 0.31, 0.32]) for m in ("nll", "error")])}
+    two = {"claim": "A beats B", "checks": [
+        {"kind": "order", "workflow": "wf", "metric": m, "settings": ["a"], "better": ["A"], "worse": ["B"],
+         "margin": None} for m in ("nll", "error")]}
+    assert judge_claim(two, both)[1] == "`wf` nll (a), 1 pair: reproduced 1; error, 1 pair: reproduced 1"
+    named = {"wf_a": RESULTS["wf"]}
+    one = {"claim": "A beats B", "checks": [{"kind": "order", "workflow": "wf_a", "metric": "nll", "settings": ["a"],
+                                              "better": ["A"], "worse": ["B"], "margin": None}]}
+    assert judge_claim(one, named)[1] == "`wf_a` nll, 1 pair: reproduced 1"

@@ -326,15 +326,20 @@ def judge_claim(claim: Mapping[str, Any], results: Mapping[str, Mapping[str, Any
         group[0].update(counts)
         group[1].update(signs)
         group[2] += [s for s in (check["settings"] or ["every setting"]) if s not in group[2]]
-    evidence = []
+    evidence, previous = [], None
     for (name, metric, kind, margin), (counts, signs, settings) in grouped.items():
         where_run = ", ".join(settings) if len(settings) <= 3 else f"{len(settings)} settings"
-        text = (f"`{name}` {metric} ({where_run}), {sum(counts.values())} {'values' if kind == 'values' else 'pairs'}: "
-                + ", ".join(f"{v} {counts[v]}" for v in _SHOWN if counts[v]))
+        # a workflow of one setting is named by it (003_milios_magic), and a run named just before is not named again
+        where = "" if settings == [name.rsplit("_", 1)[-1]] else f" ({where_run})"
+        n = sum(counts.values())
+        unit = ("value" if kind == "values" else "pair") + ("s" if n != 1 else "")
+        head = f"{metric}" if (name, where) == previous else f"`{name}` {metric}{where}"
+        previous = (name, where)
+        text = f"{head}, {n} {unit}: " + ", ".join(f"{v} {counts[v]}" for v in _SHOWN if counts[v])
         if margin is not None:
             text += f" (margin ±{margin:g})"
         if signs:
-            text += f"; gpal above the paper in {signs['above']} of {sum(signs.values())}"
+            text += f"; {signs['above']} above the paper's"
         evidence.append(text)
     evidence += pending
     run = sum(total.values()) - total["not run"]
