@@ -58,7 +58,7 @@ def test_registries_resolve():
 #: The stages in pipeline order: a module imports only from its own stage and the stages before it.
 #: A module of ``gpal/<folder>/`` belongs to the folder's stage; a top-level module (``gpal/registry.py``,
 #: ``gpal/files.py``, ...) is a foundation module, which every stage may import and which imports
-#: only foundation modules; ``gpal.cli`` and the package ``gpal`` itself sit on top.
+#: only foundation modules; the command (``gpal.cli`` and its modules) and the package ``gpal`` itself sit on top.
 STAGES = ("foundation", "data", "catalogs", "models", "training", "evaluation", "estimators", "active", "runs",
           "catalog jobs", "workflows", "top")
 PACKAGE = Path(gpal.__file__).parent
@@ -78,7 +78,7 @@ MODULES = _all_modules()
 
 def stage(module: str) -> str:
     parts = module.split(".")
-    if module in ("gpal", "gpal.cli"):
+    if module in ("gpal", "gpal.cli") or module.startswith("gpal.cli."):
         return "top"
     if len(parts) == 2 and MODULES[module].name != "__init__.py":
         return "foundation"

@@ -91,9 +91,9 @@ def test_workflow_arguments_reach_run_workflow():
 
 # --------------------------------------------------------- estimator options
 def _parsed_estimator(argv, make):
-    import gpal.cli
+    from gpal.cli import verbs
 
-    return gpal.cli._estimator(build_parser().parse_args(argv), make, progress=False)
+    return verbs._estimator(build_parser().parse_args(argv), make, progress=False)
 
 
 def test_estimator_options_take_their_types_and_ranges_from_the_constraints(capsys):
@@ -137,13 +137,13 @@ def test_active_retrains_the_main_jobs_model_on_its_selection(monkeypatch, tmp_p
 
 
 def test_job_options_are_generated_from_the_jobs_declared_settings():
-    import gpal.cli
+    from gpal.cli.options import JOB, given
 
     args = build_parser().parse_args(["classify", "--select", "bcu", "--baselines", "logistic", "--test-size", "0.3"])
-    assert gpal.cli._given(args, gpal.cli._JOB) == {"select": "bcu", "baselines": ["logistic"], "test_size": 0.3}
+    assert given(args, JOB) == {"select": "bcu", "baselines": ["logistic"], "test_size": 0.3}
     args = build_parser().parse_args(["active", "--classes", "bll,fsrq", "--out", "x", "--oracle", "file",
                                       "--queries", "3", "--pool", "none"])
-    assert gpal.cli._given(args, gpal.cli._JOB) == {"oracle": "file", "queries": 3, "pool": None}
+    assert given(args, JOB) == {"oracle": "file", "queries": 3, "pool": None}
 
 
 def test_a_new_estimator_parameter_is_an_option_and_a_workflow_key_without_an_edit(monkeypatch, capsys):

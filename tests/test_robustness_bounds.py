@@ -138,7 +138,7 @@ def test_user_caused_failures_are_one_error_line(raised, phrase, monkeypatch, ca
     def fail(args):
         raise raised()
 
-    monkeypatch.setattr("gpal.cli._report", fail)
+    monkeypatch.setattr("gpal.cli.verbs.report", fail)
     _fails(capsys, ["report", "anywhere"], phrase)
 
 
@@ -146,7 +146,7 @@ def test_a_bug_still_shows_its_traceback(monkeypatch):
     def fail(args):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("gpal.cli._report", fail)
+    monkeypatch.setattr("gpal.cli.verbs.report", fail)
     with pytest.raises(RuntimeError, match="a bug"):
         main(["report", "anywhere"])
 

@@ -2,7 +2,8 @@
 
 A number measured at a commit is recorded on the results or papers page (and their records in ``docs/results/``,
 ``docs/papers/``), whose provenance lines name the command, the commit and the machine; a user page may point there.
-Commands in fenced code blocks are not running text (``compare_commits.py A B`` takes commits as arguments)."""
+Commands in fenced code blocks are not running text (``compare_commits.py A B`` takes commits as arguments), but
+their comments are (``gpal classify ...  # at <commit>`` is a provenance line)."""
 
 from __future__ import annotations
 
@@ -22,14 +23,20 @@ COMMIT = re.compile(r"(?<![\w./#-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{
 LOAD = re.compile(r"\bload(?:avg| averages?)?(?: of| was| at| near| around| about)?\s*[~≈]?\s*\d", re.I)
 
 
+#: A comment in a fenced code block: ``#`` at the start of a line or after a blank (not a URL's or a path's anchor).
+COMMENT = re.compile(r"(?:^|\s)#(.*)$")
+
+
 def _running_text(page: Path) -> list[tuple[int, str]]:
-    """The page's lines outside fenced code blocks, numbered from 1."""
+    """The page's lines outside fenced code blocks and the comments inside them, numbered from 1."""
     lines, fenced = [], False
     for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
         if line.lstrip().startswith(("```", "~~~")):
             fenced = not fenced
         elif not fenced:
             lines.append((number, line))
+        elif comment := COMMENT.search(line):
+            lines.append((number, comment[1]))
     return lines
 
 
@@ -54,6 +61,15 @@ def test_no_commit_hash_or_load_average_in_running_text(page):
 ])
 def test_the_patterns_catch_hashes_and_loads_not_numbers_or_anchors(line, caught):
     assert bool(COMMIT.search(line) or LOAD.search(line)) is caught
+
+
+def test_a_commit_in_a_commands_comment_is_running_text_and_its_arguments_are_not(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("Text.\n\n```bash\ngpal classify --out x   # at f7f87e2\n"
+                    "python benchmarks/compare_commits.py 2b82606 f1b836f\nls docs/results.md#a1b2c3d\n```\n",
+                    encoding="utf-8")
+    found = [(number, match[0]) for number, line in _running_text(page) for match in COMMIT.finditer(line)]
+    assert found == [(4, "f7f87e2")]
 
 
 #: A repository path of the lab, its studies' records included, as a page names it

@@ -27,7 +27,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from gpal.catalogs import load_catalog  # noqa: E402
-from gpal.catalogs.catalog import DroppedRowsWarning  # noqa: E402
+from gpal.catalogs import DroppedRowsWarning  # noqa: E402
 from gpal.catalogs.features import FEATURE_PRESETS, Feature  # noqa: E402
 
 PANELS = ("HR12", "HR23", "HR56", "log10(Flux1000)")

@@ -1,7 +1,7 @@
 """Fermi-LAT catalogs: release records, reading, features with error bars, selections, class schemes."""
 
-from gpal.catalogs.catalog import (CATALOG_DIR, RELEASES, Catalog, DroppedRowsWarning, RepairedRowsWarning,
-                                   load_catalog)
+from gpal.catalogs.catalog import CATALOG_DIR, RELEASES, Catalog, load_catalog
+from gpal.catalogs.feature_table import DroppedRowsWarning, RepairedRowsWarning
 from gpal.catalogs.features import (FEATURE_PRESETS, Feature, register_preset, repaired_how, repaired_text,
                                     resolve_features, unregister_preset)
 from gpal.catalogs.releases import NEWEST_RELEASE, Columns, Release, register_release, release_by_name, unregister_release

@@ -1,9 +1,8 @@
 """Reading LAT catalog FITS files (every release in `gpal.catalogs.releases`) and turning selections into NoisyDatasets.
 
 The catalog object keeps the astropy Table at the edge; everything it hands on is
-plain arrays in a validated `NoisyDataset`.  Selections are explicit about what
-they drop: a row with NaN or infinite values in a used column is either dropped
-and reported (``nan_policy="drop"``) or stops the build (``"raise"``).
+plain arrays in a validated `NoisyDataset`.  A selection names its rows (classes and merges, or the pool's codes);
+their feature table, and what it drops or repairs, is `gpal.catalogs.feature_table`'s.
 """
 
 from __future__ import annotations
@@ -20,13 +19,12 @@ from typing import Any, Iterator, Mapping, Sequence
 import numpy as np
 
 from gpal.catalogs.catalog_file import HDU_NAME, Provenance, read_catalog_file
-from gpal.catalogs.features import RELEASE_PRESET, Feature, resolve_features, transform_all
-from gpal.catalogs.features.errors import repaired_how, repaired_text
+from gpal.catalogs.feature_table import feature_blocks, feature_table
+from gpal.catalogs.features import RELEASE_PRESET, Feature, resolve_features
 from gpal.catalogs.releases import DEFAULT_RELEASE, LAT_CLASS_CODES, RELEASES, release_by_name
 from gpal.data.dataset import NoisyDataset
 
-__all__ = ["Catalog", "DroppedRowsWarning", "RepairedRowsWarning", "load_catalog", "CATALOG_DIR", "HDU_NAME",
-           "RELEASES"]
+__all__ = ["Catalog", "load_catalog", "CATALOG_DIR", "HDU_NAME", "RELEASES"]
 
 
 def _shipped_catalogs() -> Path:
@@ -48,41 +46,6 @@ CATALOG_DIR = _shipped_catalogs()
 UNASSOCIATED = "unassociated"
 #: aux key of a data set -> the `Columns` role it is read from (the keys are gpal's, the same for every release).
 _AUX_COLUMNS = {"GLON": "glon", "GLAT": "glat", "RAJ2000": "ra", "DEJ2000": "dec"}
-
-
-class RepairedRowsWarning(UserWarning):
-    """Rows were kept with a missing error read as exact (variance 0) or given the population's error, as their
-    feature's ``missing_error`` says: a repair, counted as dropped rows are (`DroppedRowsWarning`).
-
-    Examples
-    --------
-    >>> import warnings
-    >>> from gpal.catalogs import RepairedRowsWarning, load_catalog
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     data = load_catalog("4FGL-DR4").dataset(classes=["bll", "fsrq"], features="fermi_dr4")
-    >>> any(w.category is RepairedRowsWarning for w in caught)
-    True
-    >>> data.meta["repaired"]                          # error column -> values repaired
-    {'Unc_Frac_Variability': 451, 'Unc_PL_Index': 1}
-    """
-
-
-class DroppedRowsWarning(UserWarning):
-    """Rows were left out of a data set because a used column was NaN or infinite.
-
-    Examples
-    --------
-    >>> import warnings
-    >>> from gpal.catalogs import DroppedRowsWarning, load_catalog
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     data = load_catalog("4FGL-DR4").dataset(classes=["bll", "fsrq"])
-    >>> [w.category is DroppedRowsWarning for w in caught]
-    [True]
-    >>> data.meta["dropped"]                 # the dropped source and the columns that were unusable
-    {'4FGL J2010.2-2523': ['LP_Index', 'Unc_LP_Index', 'LP_beta', 'Unc_LP_beta']}
-    """
 
 
 def load_catalog(name_or_path: str | Path = DEFAULT_RELEASE) -> "Catalog":
@@ -447,70 +410,11 @@ class Catalog:
         if nan_policy not in ("drop", "raise"):
             raise ValueError(f"nan_policy must be 'drop' or 'raise'; got {nan_policy!r}")
         feats = self.features(features)
-        rows, X, X_var, dropped, repaired = self._select_block(mask, feats, min_significance, significance_column,
-                                                               nan_policy, slice(0, self.n_rows), None)
-        _say_dropped(dropped, nan_policy, stacklevel=4)
-        if rows.size == 0:
-            _refuse_empty(self.release, cuts, dropped)
-        _say_repaired(repaired, stacklevel=4)
-        return rows, X, X_var, feats, {"dropped": dropped, "repaired": repaired[0]}
-
-    def _select_block(self, mask, feats, min_significance, significance_column, nan_policy, block: slice,
-                      population):
-        """The rows of ``block`` that ``mask`` selects and pass the cuts, their features, what was dropped (source ->
-        columns) and what was repaired (error column -> count, and the features repairing), said by the caller.
-        ``population``: feature -> its `Feature.population` over every row (None: over the block's)."""
-        def read(name: str) -> np.ndarray:
-            return self._numbers(name, block)
-
-        mask = mask[block]
-        measured = {f: f.measure(read, None if population is None else population[f]) for f in feats}
-        # A row is unusable when a used value is NaN or infinite (the significance included), an error
-        # is negative, or an error is one that the feature's upper_limit / missing_error policy says to drop.
-        nonfinite: dict[int, list[str]] = {}
-
-        def flag(column: str, bad: np.ndarray) -> None:
-            for i in np.nonzero(bad & mask)[0]:
-                columns = nonfinite.setdefault(int(i), [])
-                if column not in columns:  # several features may read one column
-                    columns.append(column)
-
-        keep = mask.copy()
-        if min_significance is not None:
-            significance = read(significance_column)
-            flag(significance_column, ~np.isfinite(significance))
-            with np.errstate(invalid="ignore"):
-                keep &= (significance > min_significance) | ~np.isfinite(significance)
-        for f in feats:
-            for column, bad in measured[f][2].items():
-                flag(column, bad)
-        nonfinite = {i: cols for i, cols in nonfinite.items() if keep[i]}
-        names = self.names[block]
-        dropped = {names[i]: cols for i, cols in sorted(nonfinite.items())}
-        if dropped and nan_policy == "raise":
-            _say_dropped(dropped, nan_policy)
-        keep[list(nonfinite)] = False
-        local = np.nonzero(keep)[0]
-        if local.size == 0:
-            return local + block.start, np.zeros((0, len(feats))), np.zeros((0, len(feats))), dropped, ({}, [], 0)
-        columns = transform_all(feats, [measured[f][0][local] for f in feats], [measured[f][1][local] for f in feats],
-                                names[local])
-        X = np.column_stack([c[0] for c in columns])
-        X_var = np.column_stack([c[1] for c in columns])
-        return local + block.start, X, X_var, dropped, self._repaired(feats, local, read)
-
-    def _repaired(self, feats: Sequence[Feature], rows: np.ndarray, read) -> tuple[dict[str, int], list[Feature], int]:
-        """Error column -> how many of the selected ``rows`` (of what ``read`` gives) had a missing error repaired,
-        the features that repaired one, and how many sources had one."""
-        hit: dict[str, np.ndarray] = {}
-        repairing: list[Feature] = []
-        for f in feats:
-            for column, missing in f.repaired_errors(read).items():
-                hit[column] = hit.get(column, np.zeros(rows.size, dtype=bool)) | missing[rows]
-                if missing[rows].any():
-                    repairing.append(f)
-        counts = {column: int(mask.sum()) for column, mask in hit.items() if mask.any()}
-        return counts, repairing, int(np.logical_or.reduce(list(hit.values())).sum()) if counts else 0
+        rows, X, X_var, counted = feature_table(self._numbers, self.names, mask, feats,
+                                                min_significance=min_significance,
+                                                significance_column=significance_column, nan_policy=nan_policy,
+                                                release=self.release, cuts=cuts)
+        return rows, X, X_var, feats, counted
 
     def rows(self, rows: slice) -> "Catalog":
         """The catalog of the rows ``rows`` (a view of this one's table): what a block of rows looks up of its own
@@ -548,35 +452,12 @@ class Catalog:
         significance_column = self.columns.significance
         cuts = {"select": tokens, "min_significance": None, "significance_column": significance_column}
         feats = self.features(features)
-        population = {f: f.population(self._numbers) for f in feats}
-        dropped: dict[str, list[str]] = {}
-        repaired: dict[str, int] = {}
-        repairing: list[Feature] = []
-        selected, n_repaired, last = 0, 0, None
-        for start in range(0, self.n_rows, rows):
-            block = slice(start, min(start + rows, self.n_rows))
-            found, X, X_var, gone, (fixed, fixing, n) = self._select_block(mask, feats, None, significance_column,
-                                                                           "drop", block, population)
-            n_repaired += n
-            dropped.update(gone)
-            for column, count in fixed.items():
-                repaired[column] = repaired.get(column, 0) + count
-            repairing += [f for f in fixing if f not in repairing]
-            if found.size == 0:
-                continue
-            if last is not None:
-                yield last
-            selected += found.size
-            last = self._build(found, X, X_var, None, (), feats, {"dropped": gone, "repaired": fixed}, cuts)
-            last.meta["block"] = [block.start, block.stop]
-        order = list(dict.fromkeys(c for f in feats for c in f.columns))
-        repaired = dict(sorted(repaired.items(), key=lambda item: order.index(item[0])))  # as `pool` lists them
-        _say_dropped(dropped, "drop", stacklevel=2)
-        if last is None:
-            _refuse_empty(self.release, cuts, dropped)
-        _say_repaired((repaired, repairing, n_repaired), stacklevel=2)
-        last.meta["blocks"] = {"n_samples": selected, "dropped": dropped, "repaired": repaired}
-        yield last
+        for block in feature_blocks(self._numbers, self.names, mask, feats, rows=rows, release=self.release, cuts=cuts):
+            data = self._build(block.rows, block.X, block.X_var, None, (), feats, block.counted, cuts)
+            data.meta["block"] = list(block.span)
+            if block.totals is not None:
+                data.meta["blocks"] = block.totals
+            yield data
 
     def _build(self, rows, X, X_var, y, class_names, feats: Sequence[Feature], counted, cuts) -> NoisyDataset:
         columns = {key: getattr(self.columns, role) for key, role in _AUX_COLUMNS.items()}
@@ -598,35 +479,3 @@ class Catalog:
             aux=aux,
             meta=meta,
         )
-
-
-def _say_dropped(dropped: Mapping[str, Sequence[str]], nan_policy: str, stacklevel: int = 4) -> None:
-    """The sources left out for NaN, infinite or invalid values, in a warning (``nan_policy="raise"``: an error)."""
-    if not dropped:
-        return
-    message = (
-        f"{len(dropped)} source(s) of the selection have NaN, infinite or invalid values in used columns: "
-        + "; ".join(f"{name} ({', '.join(cols)})" for name, cols in list(dropped.items())[:10])
-        + (" ..." if len(dropped) > 10 else "")
-    )
-    if nan_policy == "raise":
-        raise ValueError(message + " (nan_policy='raise'; use nan_policy='drop' to leave them out)")
-    warnings.warn(message + " -- dropped (nan_policy='drop')", DroppedRowsWarning, stacklevel=stacklevel)
-
-
-def _refuse_empty(release: str, cuts: Mapping[str, Any], dropped: Mapping[str, Sequence[str]]) -> None:
-    counts = Counter(c for cols in dropped.values() for c in cols)
-    why = (f"; all {len(dropped)} source(s) left were dropped for NaN, infinite or invalid values in "
-           + ", ".join(f"{c} ({n})" for c, n in counts.most_common())) if dropped else ""
-    raise ValueError(f"the selection is empty in {release}: no source passes {cuts}{why}")
-
-
-def _say_repaired(repaired: tuple[Mapping[str, int], Sequence[Feature], int], stacklevel: int = 4) -> None:
-    """The kept sources whose missing errors were repaired (counts by error column, the features repairing, the
-    sources), in a warning."""
-    counts, repairing, n = repaired
-    if counts:
-        how = repaired_how(f.missing_error for f in repairing)
-        warnings.warn(f"{n} source(s) of the selection have an error the catalog does not give (NaN or its "
-                      f"'not measured' value) {how}: {repaired_text(counts)} -- kept", RepairedRowsWarning,
-                      stacklevel=stacklevel)

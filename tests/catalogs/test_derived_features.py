@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from gpal.catalogs import load_catalog
-from gpal.catalogs.catalog import DroppedRowsWarning
+from gpal.catalogs import DroppedRowsWarning
 from gpal.catalogs.features import FEATURE_PRESETS, Feature
 
 MAIN = dict(classes=["bll", "fsrq", "pulsar"], merge={"pulsar": ["psr", "msp"]})

@@ -14,7 +14,7 @@ import pytest
 from scipy import integrate, stats
 
 from gpal.catalogs import load_catalog
-from gpal.catalogs.catalog import DroppedRowsWarning
+from gpal.catalogs import DroppedRowsWarning
 from gpal.catalogs.features import FEATURE_PRESETS, MC_DRAWS, Feature
 
 MC = dict(propagation="monte_carlo")

@@ -61,7 +61,8 @@ def test_the_declaration_is_complete(with_new_setting):
 @pytest.mark.parametrize("verb", ["train", "classify", "active"])
 def test_the_command_line_offers_it(with_new_setting, verb):
     from gpal.catalog_jobs.settings import main_job_estimator
-    from gpal.cli import _estimator, build_parser
+    from gpal.cli import build_parser
+    from gpal.cli.verbs import _estimator
 
     parser = build_parser()
     verbs = next(a for a in parser._actions if a.dest == "verb").choices

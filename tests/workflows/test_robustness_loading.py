@@ -19,7 +19,8 @@ from astropy.table import Table
 
 from gpal.active.oracles import FileOracle, OracleError
 from gpal.estimators import load_estimator
-from gpal.catalogs.catalog import HDU_NAME, DroppedRowsWarning, load_catalog
+from gpal.catalogs import DroppedRowsWarning
+from gpal.catalogs.catalog import HDU_NAME, load_catalog
 from gpal.catalogs.features import Feature
 from gpal.cli import main
 from gpal.data.dataset import NoisyDataset

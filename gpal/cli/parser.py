@@ -1,0 +1,203 @@
+"""The ``gpal`` command line: its verbs, each with its options and the body that runs it (`gpal.cli.verbs`).
+
+A job's settings are not listed here: `gpal.cli.options` generates their options from the library's declarations.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import gpal
+from gpal.catalogs.schemes import CLASS_SCHEMES, DEFAULT_SCHEME
+from gpal.cli import verbs
+from gpal.cli.options import JOB, add_estimator, add_settings
+
+_SCHEDULER_HELP = (
+    "where prediction chunks run: 'in-process' (default), 'local-dask' (a Dask LocalCluster on this machine) "
+    "or 'tcp://HOST:PORT' (an existing Dask scheduler, see docs/scaling.md)"
+)
+
+
+def _add_catalog(parser: argparse.ArgumentParser) -> None:
+    from gpal.catalogs.releases import DEFAULT_RELEASE, RELEASES
+
+    parser.add_argument(
+        "--catalog", default=DEFAULT_RELEASE,
+        help=f"a shipped release ({', '.join(RELEASES)}; default {DEFAULT_RELEASE}) or the path of a gll_psc_v*.fit[.gz] file",
+    )
+
+
+def _add_selection(parser: argparse.ArgumentParser, classes: str | None, features: str | None) -> None:
+    """The options of a `CatalogSelection`: ``classes`` None makes --classes required."""
+    from gpal.catalogs.features import MISSING_ERROR_REPAIRS, RELEASE_PRESET
+
+    _add_catalog(parser)
+    parser.add_argument(
+        "--classes", default=classes, required=classes is None,
+        help=f"a class scheme ({', '.join(CLASS_SCHEMES)}: docs/catalogs.md) or classes, comma-separated, where "
+        f"NAME=CODE+CODE merges CLASS1 codes into one class (e.g. {CLASS_SCHEMES['blazar_pulsar'].spec}); codes are "
+        "case-insensitive" + (f" (default {classes})" if classes else ""))
+    parser.add_argument("--min-significance", type=float, default=None,
+                        help="keep sources with Signif_Avg above this (default: no cut)")
+    shown = ("'release': the catalog release's own preset, fermi_dr4 on 4FGL layouts, fermi_3fgl on 3FGL"
+             if features == RELEASE_PRESET else repr(features) if features else "the paper's six, preset 'default'")
+    parser.add_argument("--features", default=features,
+                        help=f"feature preset (default {shown}; 'villacampa2021' is the paper's six) or comma-separated "
+                        "columns, 'log:COL' for a log transform (error bars from Unc_COL when present)")
+    parser.add_argument("--missing-errors", choices=tuple(MISSING_ERROR_REPAIRS), default=None,
+                        help="a value whose error the catalog does not give: 'exact' (variance 0) or 'population' "
+                        "(the median error of the sources that have one); default: as the features say")
+
+
+def _add_common(parser: argparse.ArgumentParser, force_help: str) -> None:
+    parser.add_argument("--force", action="store_true", help=force_help)
+    parser.add_argument("--no-progress", action="store_true", help="do not show progress bars")
+    parser.add_argument("--quiet", action="store_true",
+                        help="do not print what was done to the data (rows dropped for NaN values, missing errors read "
+                        "as exact, ambiguous links), which is printed whatever PYTHONWARNINGS says")
+    parser.add_argument("--verbose", action="store_true",
+                        help="keep TensorFlow's own start-up messages (absl, CUDA probing) on stderr, for debugging")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``gpal`` parser: every verb with its options, the verb's body bound as ``run``."""
+    from gpal.catalogs.releases import NEWEST_RELEASE, RELEASES
+    from gpal.evaluation.baselines import BASELINES
+    from gpal.catalog_jobs.active import campaign_settings
+    from gpal.catalog_jobs.classify import SETTINGS as MAIN_JOB_SETTINGS
+    from gpal.catalog_jobs.layout import DEFAULT_OUT_DIR
+    from gpal.catalog_jobs.prediction import DEFAULT_CHUNK_SIZE, DEFAULT_SELECT
+    from gpal.catalog_jobs.pool_prior import APPLIED_BY_DEFAULT
+    from gpal.catalog_jobs.selection import CatalogSelection
+    from gpal.catalog_jobs.settings import main_job_estimator
+
+    main_job = CatalogSelection()
+    parser = argparse.ArgumentParser(
+        prog="gpal",
+        description="Gaussian-process classification of Fermi-LAT catalog sources with noisy inputs. "
+        "See docs/cli.md for every verb with examples.",
+    )
+    parser.add_argument("--version", action="version", version=f"gpal {gpal.__version__}")
+    commands = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+
+    catalog = commands.add_parser("catalog", help="inspect a LAT catalog (any shipped release or FITS file)")
+    catalog_verbs = catalog.add_subparsers(dest="catalog_verb", required=True, metavar="ACTION")
+    summary = catalog_verbs.add_parser("summary", help="print the release, its class counts and the feature preset")
+    _add_catalog(summary)
+    summary.add_argument("--features", default=main_job.features,
+                         help="feature preset or comma-separated columns to describe (default: the main job's, "
+                         "the catalog release's own preset)")
+    summary.set_defaults(run=verbs.catalog_summary)
+
+    train = commands.add_parser("train", help="train a classifier on labelled catalog sources and save it",
+                                description="Fit a NoisyGPClassifier (the main job's settings unless given) on every "
+                                "selected labelled source and save it with a record of what it was trained on "
+                                "(training.json).")
+    _add_selection(train, classes=None, features=main_job.features)
+    train.add_argument("--out", required=True, help="folder to write the model into (model/, training.json)")
+    add_estimator(train, main_job_estimator(), "seed of every random choice")
+    _add_common(train, "replace a folder that holds a different model")
+    train.set_defaults(run=verbs.train)
+
+    predict = commands.add_parser("predict",
+                                  help="write class probabilities of catalog sources to CSV, FITS, MRT or VOTable",
+                                  description="Classify catalog sources with a model from gpal train or gpal classify.")
+    predict.add_argument("model_dir", metavar="MODEL_DIR", help="the --out folder of gpal train or gpal classify")
+    _add_catalog(predict)
+    selection = ",".join(DEFAULT_SELECT)
+    predict.add_argument("--select", default=selection,
+                         help=f"which sources: 'unassociated', 'bcu', any CLASS1 code, a comma-separated list of these "
+                         f"(default {selection!r}, as gpal classify), or 'all'")
+    predict.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE,
+                         help=f"rows per prediction task (default {DEFAULT_CHUNK_SIZE})")
+    predict.add_argument("--target", default=None, metavar="CLASS",
+                         help="the information column scores what a label would teach about this class of the model "
+                         "(default: every class, as gpal classify)")
+    predict.add_argument("--pool-prior", action=argparse.BooleanOptionalAction, default=APPLIED_BY_DEFAULT,
+                         help="move the unassociated sources' probabilities to their own class mix, as gpal classify "
+                         "--pool-prior does (default: the model's own probabilities, as gpal classify)")
+    predict.add_argument("--scheduler", default=None, help=_SCHEDULER_HELP)
+    predict.add_argument("--out", required=True, help="output table: FILE.csv (with FILE.ecsv), FILE.fits, FILE.mrt (an "
+                         "AAS journal's machine-readable table) or FILE.vot (VOTable, for VO tools)")
+    _add_common(predict, "overwrite an existing output file")
+    predict.set_defaults(run=verbs.predict)
+
+    classify = commands.add_parser(
+        "classify", help="the main job: train, check on held-out sources, classify the unassociated ones",
+        description="Train the default noisy-input classifier on associated sources of the class scheme (default: "
+        f"{DEFAULT_SCHEME}, {CLASS_SCHEMES[DEFAULT_SCHEME].spec}), check it on a held-out 20% split, classify every "
+        "unassociated and bcu source, flag "
+        "those unlike every training source (ood), and write tables, figures, sky maps and report.md.  Rerunning with "
+        "the same options reuses the trained model.")
+    classify.add_argument("--out", default=DEFAULT_OUT_DIR, help=f"output folder (default ./{DEFAULT_OUT_DIR})")
+    _add_selection(classify, classes=main_job.classes, features=main_job.features)
+    add_settings(classify.add_argument_group("main job settings"), MAIN_JOB_SETTINGS, JOB)
+    classify.add_argument("--scheduler", default=None, help=_SCHEDULER_HELP)
+    add_estimator(classify, main_job_estimator(), "seed of the split and of training")
+    _add_common(classify, "replace an output folder that holds a different run")
+    classify.set_defaults(run=verbs.classify)
+
+    later = commands.add_parser(
+        "check-later", help="score a trained model's classifications by the classes a later release gives them",
+        description="Classify the unassociated and bcu sources of the model's release, link them to a later release "
+        "(ASSOC_FGL or kept names) and score the model beside baselines refitted on its training rows: NLL and "
+        "balanced accuracy over the model's classes, AGN-vs-pulsar AUC, the none-of-these flag on later 'other' sources, top-k pulsar yield, "
+        "with paired bootstrap intervals.")
+    later.add_argument("--trained", required=True, help="the --out folder of gpal classify or gpal train")
+    later.add_argument("--later", default=NEWEST_RELEASE,
+                       help=f"the later release ({', '.join(RELEASES)}; default {NEWEST_RELEASE}) or its file")
+    later.add_argument("--earlier", default=None,
+                       help="the model's catalog file, where it was trained on a file that is not a shipped release")
+    later.add_argument("--baselines", default=",".join(BASELINES),
+                       help=f"comma-separated, from {', '.join(BASELINES)} (default: all of them)")
+    later.add_argument("--seed", type=int, default=0, help="seed of the baselines and the bootstrap (default 0)")
+    later.add_argument("--out", default=None, help="folder for tables/later_check.csv and later_check_sources.csv "
+                       "(default: the --trained folder)")
+    later.set_defaults(run=verbs.check_later)
+
+    active = commands.add_parser(
+        "active", help="choose which sources to label next (simulated or with labels typed into files)",
+        description="Pool-based active learning, checkpointed after every query: rerun the same command to resume "
+        "(raise --queries to continue). --oracle simulated hides the labels of labelled catalog sources and reveals "
+        "them on request; --oracle file writes DIR/queries/query_NNNN.csv for the observers to fill in (exit code 3 "
+        "until they have).")
+    _add_selection(active, classes=main_job.classes, features=main_job.features)
+    active.add_argument("--out", required=True, help="run folder (checkpoint/, report.md, learning curves)")
+    add_settings(active.add_argument_group("campaign settings"), campaign_settings(), JOB)
+    add_estimator(active, main_job_estimator(), "seed of every random choice", flags={"batch_size": "--train-batch-size"})
+    _add_common(active, "replace a folder that holds a different run")
+    active.set_defaults(run=verbs.active)
+
+    report = commands.add_parser("report", help="rebuild the figures, tables and report.md of a finished run folder")
+    report.add_argument("run_dir", metavar="RUN_DIR",
+                        help="a gpal classify output, an active-learning run or a repeated-splits experiment folder")
+    report.set_defaults(run=verbs.report)
+
+    workflow = commands.add_parser("workflow", help="run a declarative workflow, shipped (by name) or a YAML file; "
+                                   "see docs/workflows.md")
+    workflow.add_argument("file", metavar="NAME|FILE.yaml", nargs="?",
+                          help="a shipped workflow's name (e.g. fermi_4fgl; --list shows them) or a workflow file")
+    workflow.add_argument("--list", action="store_true", help="list the shipped workflows (name and title) and exit")
+    workflow.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                          help="override a parameter, e.g. --set protocol.splits=2 --set training.epochs=20 (repeatable)")
+    workflow.add_argument("--out", default=None, help="output folder (default: the file's 'out')")
+    workflow.add_argument("--scheduler", default=None, help=_SCHEDULER_HELP.replace("prediction chunks", "units"))
+    _add_common(workflow, "replace an output folder that holds a different run")
+    workflow.set_defaults(run=verbs.workflow)
+
+    from gpal.catalog_jobs.device_check import WORKLOADS
+
+    gpu = commands.add_parser("gpu-check", help="say whether TensorFlow sees a GPU and time gpal's training step on it "
+                              "(and on the CPU); without a GPU it says so and exits 0, see docs/gpu.md")
+    gpu.add_argument("--workloads", type=lambda text: [w.strip() for w in text.split(",") if w.strip()],
+                     default=list(WORKLOADS), metavar="NAME,...",
+                     help=f"what to time, among {', '.join(WORKLOADS)} (default: all)")
+    gpu.add_argument("--epochs", type=int, default=4, help="epochs of each timed fit; the first is left out (default 4)")
+    gpu.add_argument("--mnist-steps", type=int, default=20,
+                     help="mini-batches of a timed MNIST epoch, scaled to the 300 of a full one (default 20)")
+    gpu.add_argument("--gpu-only", action="store_true", help="do not time the CPU beside the GPUs")
+    gpu.add_argument("--json", default=None, metavar="FILE", help="also write the record as JSON")
+    gpu.add_argument("--no-progress", action="store_true", help="do not print each step on stderr")
+    gpu.set_defaults(run=verbs.gpu_check)
+    return parser
+
