@@ -99,7 +99,8 @@ def results_record(run: dict, commit: str, command: str, n: int = TOP) -> dict:
     by_test = make_table(["test", "CPU s"], [[f"`{name}`", f"{s:.1f}"] for name, s in tests],
                          caption=f"the {n} heaviest tests")
     return make_record("Where the test suite's time goes", command, commit, [by_file, by_test],
-                       settings={"cores": run["cores"], "tests": len(run["tests"])})
+                       settings={"cores": run["cores"], "tests": len(run["tests"])},
+                       workflow="workflows/studies/suite_cpu.yaml")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -68,7 +68,8 @@ def results_record(run: dict) -> dict:
         ["the whole `.ci/run` (fresh environment, install, main job, tests)", "", _minutes(run["ci_seconds"])],
     ], caption=f"{os.cpu_count()} CPU cores; {load}.")
     return make_record("The test suite", "python benchmarks/time_test_suite.py", run["commit"], [table],
-                       settings={"cores": os.cpu_count(), "load_average": [round(x, 1) for x in run["load"]]})
+                       settings={"cores": os.cpu_count(), "load_average": [round(x, 1) for x in run["load"]]},
+                       workflow="workflows/studies/test_suite.yaml")
 
 
 def main(argv: list[str] | None = None) -> int:

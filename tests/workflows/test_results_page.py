@@ -67,14 +67,18 @@ def test_record_fields_are_checked(tmp_path):
     table = make_table(["a", "b"], [["x", 1.5]], "lr")
     with pytest.raises(ValueError, match="expected 2 cells"):
         make_table(["a", "b"], [["x"]])
+    main_job = "workflows/main_job.yaml"
     with pytest.raises(ValueError, match="'commit' is empty"):
-        make_record("t", "gpal classify", " ", [table])
+        make_record("t", "gpal classify", " ", [table], workflow=main_job)
     with pytest.raises(ValueError, match="no tables"):
-        make_record("t", "gpal classify", "abc", [])
+        make_record("t", "gpal classify", "abc", [], workflow=main_job)
+    with pytest.raises(ValueError, match="field 'workflow' is 'bench_open_sky.py'; expected the YAML file"):
+        make_record("t", "gpal classify", "abc", [table], workflow="bench_open_sky.py")
     path = tmp_path / "r.json"
-    path.write_text(json.dumps({**make_record("t", "c", "abc", [table]), "commit": None}))
-    with pytest.raises(ValueError, match=r"r\.json: field 'commit' must be a str"):
-        read_record(path)
+    for field in ("commit", "workflow"):
+        path.write_text(json.dumps({**make_record("t", "c", "abc", [table], workflow=main_job), field: None}))
+        with pytest.raises(ValueError, match=rf"r\.json: field '{field}' must be a str"):
+            read_record(path)
     path.write_text("{")
     with pytest.raises(ValueError, match="not JSON"):
         read_record(path)
@@ -219,18 +223,34 @@ def test_a_recorded_commands_leading_assignments_become_its_environment():
     assert results_page.command_environment("gpal classify --out DIR")[1][0] == "gpal"
 
 
-def test_a_recorded_command_names_a_moved_study_where_it_is_now():
-    from generated_page import current_paths
-
-    recorded = "OMP_NUM_THREADS=1 python benchmarks/bench_open_sky.py --runs runs/open_sky && python benchmarks/suite_cpu.py"
-    assert current_paths(recorded) == ("OMP_NUM_THREADS=1 python workflows/studies/bench_open_sky.py --runs runs/open_sky"
-                                       " && python benchmarks/suite_cpu.py")
-    # a retired script keeps the path it ran at: there is no current one to name
-    assert current_paths("python benchmarks/bench_first_fit.py") == "python benchmarks/bench_first_fit.py"
-    # the record keeps what ran; the page shows what runs
-    assert "python benchmarks/bench_error_bars.py" in read_record(DOCS / "results" / "error_bars.json")["command"]
+def test_each_table_is_shown_under_its_workflow_command_record_and_commit():
     page = results_page.render(DOCS / "results")
-    assert "python benchmarks/bench_error_bars.py" not in page and "python workflows/studies/bench_error_bars.py" in page
+    section = page[page.index("## The open sky"):page.index("## BL Lacs")]
+    record = read_record(DOCS / "results" / "open_sky.json")
+    head = (f"Workflow `workflows/studies/open_sky.yaml`; record `docs/results/open_sky.json`, commit "
+            f"`{record['commit']}`:\n\n```bash\n{record['command']}\n```")
+    assert head in section and section.index(head) < section.index("| ")
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"workflow": None}, r"discovery\.json: field 'workflow' must be a str"),
+    ({"workflow": "workflows/studies/gone.yaml"}, r"discovery\.json: its workflow workflows/studies/gone\.yaml "
+                                                  r"\(field 'workflow'\) does not exist"),
+    ({"workflow": "workflows/studies/open_sky.yaml"}, r"discovery\.json: its workflow workflows/studies/open_sky\.yaml "
+                                                      r"\(field 'workflow'\) does not list docs/results/discovery\.json"),
+    ({"command": "python workflows/studies/bench_gone.py --reps 3"},
+     r"discovery\.json: field 'command' names workflows/studies/bench_gone\.py, which does not exist"),
+    ({"command": "python benchmarks/bench_discovery.py --reps 3"},
+     r"discovery\.json: field 'command' names benchmarks/bench_discovery\.py, which does not exist"),
+])
+def test_a_record_without_the_workflow_that_made_it_is_refused(docs, capsys, change, message):
+    import re
+
+    path = docs / "results" / "discovery.json"
+    record = {**json.loads(path.read_text()), **change}  # a field changed to None is left out
+    path.write_text(json.dumps({k: v for k, v in record.items() if v is not None}))
+    assert results_page.main(["--docs", str(docs), "--check"]) == 2
+    assert re.search(message, capsys.readouterr().err)
 
 
 def test_the_lists_later_yield_ratios_are_the_open_sky_records():

@@ -2,7 +2,9 @@
 
 Each paper workflow run writes ``paper_comparison.json`` (`gpal.workflows.reference`); recording it
 copies that file to ``docs/papers/<workflow>.json``, or to ``docs/papers/<workflow>.<part>.json`` for a run of
-part of the workflow's settings (``--part wine``: one data set, run at its own commit and budget).  The claims
+part of the workflow's settings (``--part wine``: one data set, run at its own commit and budget), its ``workflow``
+the file its command ran, from the repository's top (``workflows/papers/001_synthetic_2d.yaml``; the run names it
+by its stem).  A record whose workflow is missing, gone or not the file its command ran is refused.  The claims
 read the parts of a workflow as one record (`merged_record`), so a number is taken from the one run that
 measured it.  ``docs/papers.md`` holds, per paper, the claims table declared in
 ``docs/papers/claims/<NNN>.yaml`` (`workflows/pages/paper_claims.py`), under the verdict rule and a tally counted
@@ -23,21 +25,23 @@ import argparse
 import json
 import re
 import shlex
-import shutil
 import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from gpal.files import write_json_atomic
 from gpal.workflows.reference import COMPARISON_FILE, comparison_markdown
 from gpal.workflows.shipped import shipped_workflows
 from gpal.workflows.verdicts import RULE
 
 # this script's folder, first on its path
-from generated_page import DOCS, current_paths, write_or_check
+from generated_page import DOCS, ROOT, check_workflow, write_or_check
 from paper_claims import claim_rows, claims_in, claims_markdown, settings_markdown, verdict_tally
 
 __all__ = ["DOCS", "MAX_WORDS", "main", "merged_record", "record", "render", "render_pages"]
 
+#: The records' folder from the repository's top: a record's name as a study's declaration lists it.
+RECORDS = "docs/papers"
 #: The papers page is read in five minutes: its words (tables included) stay under this count.
 MAX_WORDS = 3000
 
@@ -95,24 +99,25 @@ def _records(records: Path) -> tuple[dict[str, list[tuple[str, dict]]], dict[str
             paper = result["source"]["paper"]
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"{path} is not a recorded paper comparison ({exc}); re-record it with --record") from None
-        _check_workflow(path, result)
+        _check_workflow(path, result, f"{RECORDS}/{path.name}")
         name, _, part = path.stem.partition(".")
         parts_of.setdefault(name, []).append((part, result))
         paper_of[name] = paper
     return parts_of, paper_of
 
 
-def _check_workflow(path: Path, result: Mapping[str, Any]) -> None:
-    """Refuse a record whose workflow file (its ``command``: ``gpal workflow FILE ...``, FILE from the repository's
-    top) is gone: a number on the page cites the workflow that made it."""
+def _check_workflow(path: Path, result: Mapping[str, Any], name: str) -> None:
+    """Refuse a record whose workflow (`generated_page.check_workflow`) is missing or gone, or is not the file its
+    ``command`` (``gpal workflow FILE ...``, FILE from the repository's top) ran: a number on the page cites the
+    workflow that made it."""
     words = shlex.split(str(result.get("command", "")))
     if words[:2] != ["gpal", "workflow"] or len(words) < 3:
         raise ValueError(f"{path}: field 'command' must be the run's 'gpal workflow FILE ...'; got "
                          f"{result.get('command')!r}")
-    file = Path(words[2]) if Path(words[2]).is_absolute() else DOCS.parent / words[2]
-    if not file.is_file():
-        raise ValueError(f"{path}: its workflow {words[2]} (field 'command') does not exist; restore it, or retire "
-                         "the record with the claims that cite it")
+    workflow = check_workflow(path, result, name)
+    if (ROOT / words[2]).resolve() != (ROOT / workflow).resolve():
+        raise ValueError(f"{path}: field 'workflow' is {workflow}, but its command ran {words[2]}; a record names "
+                         "the workflow file that made it")
 
 
 def _results_records(docs: Path) -> dict[str, dict]:
@@ -148,9 +153,10 @@ def _numbers_page(title: str, names: Sequence[str], parts_of: Mapping[str, Seque
         lines += ["Data and budget, per record, against the paper's:", "", budget.rstrip("\n"), ""]
     for name in names:
         for part, result in parts_of[name]:
+            file = f"{name}.{part}.json" if part else f"{name}.json"
             lines += [f"## {result.get('title') or name}" + (f": {part}" if part else ""), "",
-                      "```bash", current_paths(result["command"]), "```", "", f"Record `{name}`" + (f" (part `{part}`)" if part else "")
-                      + f", commit `{result['commit']}`.", "",
+                      f"Workflow `{result['workflow']}`; record `{RECORDS}/{file}`, commit `{result['commit']}`:", "",
+                      "```bash", result["command"], "```", "",
                       comparison_markdown(result, not_comparable=not_comparable.get(name)).rstrip("\n"), ""]
         if parts_of[name][-1][1].get("notes"):
             lines += [parts_of[name][-1][1]["notes"].strip(), ""]
@@ -215,16 +221,20 @@ def render(records: Path) -> str:
 
 def record(run_folder: Path, records: Path, part: str | None = None) -> Path:
     """Copy a run's ``paper_comparison.json`` into ``records`` as ``<workflow>.json`` (``<workflow>.<part>.json``
-    for a part: one run of some of the workflow's settings)."""
+    for a part: one run of some of the workflow's settings), its ``workflow`` the file its command ran, from the
+    repository's top (the run names it by its stem only)."""
     if part is not None and not re.fullmatch(r"[A-Za-z0-9_-]+", part):
         raise ValueError(f"a part is a name of letters, digits, '_' or '-' (it becomes a file name); got {part!r}")
     source = run_folder / f"{COMPARISON_FILE}.json"
     if not source.is_file():
         raise FileNotFoundError(f"{source} does not exist: run a workflow with a reference block into {run_folder} first")
-    name = json.loads(source.read_text(encoding="utf-8"))["workflow"]
+    result = json.loads(source.read_text(encoding="utf-8"))
+    file = (ROOT / shlex.split(result["command"])[2]).resolve()  # as the run named it, from the repository's top
+    workflow = file.relative_to(ROOT).as_posix() if file.is_relative_to(ROOT) else str(file)
     records.mkdir(parents=True, exist_ok=True)
+    name = result["workflow"]
     target = records / (f"{name}.{part}.json" if part else f"{name}.json")
-    shutil.copyfile(source, target)
+    write_json_atomic(target, {**result, "workflow": workflow})
     return target
 
 

@@ -182,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         write_record(args.record, make_record("BL Lacs and FSRQs among the bcu: 4LAC-DR3's SED on later labels",
                                               command, source_commit(), tables,
                                               settings={"releases": RELEASES, "seeds": SEEDS, "models": MODELS,
-                                                        "n_boot": N_BOOT}))
+                                                        "n_boot": N_BOOT},
+                                              workflow="workflows/studies/4lac.yaml"))
     return 0
 
 

@@ -316,7 +316,8 @@ def main(argv: list[str] | None = None) -> int:
         write_record(args.record, make_record(
             "The main job's split on later labels", f"python workflows/studies/bench_bcu_split.py --runs {args.runs}",
             source_commit(), tables, settings={"releases": RELEASES, "seeds": SEEDS, "models": MODELS,
-                                                "n_boot": N_BOOT}))
+                                                "n_boot": N_BOOT},
+            workflow="workflows/studies/bcu_split.yaml"))
     return 0
 
 

@@ -114,7 +114,7 @@ def results_record(rows: list[dict], units: list[dict], commit: str) -> dict:
                      "promised by the probabilities"], table, "rrlr")],
         {"pool": f"the faintest quarter of 4FGL-DR4's labelled sources ({len(units[0]['is_target'])}, "
                  f"{share:.1%} pulsars)", "repetitions": len(units)},
-        source=f"the study's units in {OUT}/")
+        source=f"the study's units in {OUT}/", workflow="workflows/studies/discovery.yaml")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -463,7 +463,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.record:
         command = f"python workflows/studies/bench_open_sky.py --runs {args.runs}{' --flagged' if args.flagged else ''}"
         write_record(args.record, make_record("The open sky: later labels of every class", command, source_commit(),
-                                              tables, settings={"variants": VARIANTS, "releases": RELEASES}))
+                                              tables, settings={"variants": VARIANTS, "releases": RELEASES},
+                                              workflow="workflows/studies/open_sky.yaml"))
     return 0
 
 
