@@ -240,8 +240,8 @@ def test_each_table_is_shown_under_its_workflow_command_record_and_commit():
                                                       r"\(field 'workflow'\) does not list docs/results/discovery\.json"),
     ({"command": "python workflows/studies/bench_gone.py --reps 3"},
      r"discovery\.json: field 'command' names workflows/studies/bench_gone\.py, which does not exist"),
-    ({"command": "python benchmarks/bench_discovery.py --reps 3"},
-     r"discovery\.json: field 'command' names benchmarks/bench_discovery\.py, which does not exist"),
+    ({"command": "python benchmarks/discovery.py --reps 3"},  # where a study lived before workflows/studies/
+     r"discovery\.json: field 'command' names benchmarks/discovery\.py, which does not exist"),
 ])
 def test_a_record_without_the_workflow_that_made_it_is_refused(docs, capsys, change, message):
     import re
