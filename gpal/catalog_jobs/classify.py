@@ -96,7 +96,7 @@ SETTINGS = {
     "bcu_types": JobSetting(OneOf(BCU_TYPES), BCU_TYPES_DEFAULT,
                             "how each bcu's blazar probability is split between bll and fsrq: '4lac' by a model "
                             "trained on the BL Lacs and FSRQs with the counterpart's 4LAC-DR3 synchrotron and "
-                            "high-energy peaks (lower NLL on later labels, docs/results/bcu_4lac.md, for about a quarter "
+                            "high-energy peaks (lower NLL on later labels, docs/results.md, the bcu section, for about a quarter "
                             "more CPU time); 'none' as the main model splits it", record=WHEN_CHANGED),
     # recorded as the groups it moves (False: off)
     "pool_prior": JobSetting(Boolean(), APPLIED_BY_DEFAULT,

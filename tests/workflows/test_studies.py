@@ -42,7 +42,8 @@ def test_every_study_script_belongs_to_a_declaration(runner):
 
 def test_a_bad_declaration_is_refused_naming_the_field(tmp_path, runner):
     good = yaml.safe_load((STUDIES / "open_sky.yaml").read_text(encoding="utf-8"))
-    cases = {"study": ("other", "field 'study' is 'other'"), "records": (["docs/results/nowhere.json"], "nowhere.json"),
+    cases = {"study": ("other", "field 'study' is 'other'"),
+             "records": (["workflows/pages/records/results/nowhere.json"], "nowhere.json"),
              "commands": ([], "field 'commands'"), "needs": ({"runs": []}, "field 'needs'")}
     for field, (value, message) in cases.items():
         path = tmp_path / "open_sky.yaml"
@@ -71,7 +72,8 @@ def test_an_unknown_study_is_refused_with_the_declared_ones(runner, capsys):
 
 def test_every_study_a_library_comment_cites_is_declared_and_lists_the_record_it_cites():
     """A comment in gpal/ cites a study by its declaration and record (``workflows/studies/open_sky.yaml, record
-    docs/results/open_sky.json``), not a script at a commit: both must exist, and the declaration list the record."""
+    workflows/pages/records/results/open_sky.json``), not a script at a commit: both must exist, and the declaration
+    list the record."""
     cited = re.compile(r"(workflows/studies/\w+\.yaml)(?:[`,]*\s+record\s+((?:docs|workflows)/[\w./-]*\w))?")
     found = []
     for path in sorted((ROOT / "gpal").rglob("*.py")):

@@ -16,11 +16,13 @@ import yaml
 
 from gpal.files import write_text_atomic
 
-__all__ = ["DOCS", "ROOT", "check_workflow", "write_or_check"]
+__all__ = ["DOCS", "RECORDS", "ROOT", "check_workflow", "write_or_check"]
 
-#: The repository's top; its docs folder (the pages and their records live there, not in the installed package).
+#: The repository's top; its docs folder, where the pages are built; the records they are built from, beside the
+#: generators (``results/``, ``papers/``), neither in the site nor in the installed package.
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
+RECORDS = Path(__file__).resolve().parent / "records"
 
 #: A lab file a record's command runs, named from the repository's top: a study's script or a workflow file.
 _LAB_FILE = re.compile(r"(?<![\w/.-])((?:workflows|benchmarks)/[\w./-]+\.(?:py|yaml))")

@@ -17,7 +17,7 @@ the stated expectation is honest.  Intervals are percentile bootstraps over the 
 (2000 resamples, the ranking recomputed on each), pooled over the repetitions.
 
     python workflows/studies/bench_discovery.py --reps 3          # ~3 min a repetition on 2 cores
-    python workflows/studies/bench_discovery.py --reps 3 --record docs/results/discovery.json   # the results page's record
+    python workflows/studies/bench_discovery.py --reps 3 --record workflows/pages/records/results/discovery.json   # the results page's record
 """
 
 from __future__ import annotations

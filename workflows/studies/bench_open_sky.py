@@ -33,7 +33,7 @@ class, and the FL16Y default run's lists against every route of `gpal.catalogs.k
 known source may be in a list).
 
     python workflows/studies/bench_open_sky.py --runs runs/open_sky --flagged            # run what is missing, print
-    python workflows/studies/bench_open_sky.py --runs runs/open_sky --flagged --record docs/results/open_sky.json
+    python workflows/studies/bench_open_sky.py --runs runs/open_sky --flagged --record workflows/pages/records/results/open_sky.json
 """
 
 from __future__ import annotations
