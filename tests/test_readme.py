@@ -70,7 +70,8 @@ def test_each_headline_row_of_a_gpal_command_gives_the_command_its_record_was_ma
     command."""
     rows = re.findall(r"^\| ([^|]+) \| ([\d.]+)[^|]* \|[^|]*\| `(gpal [^`]+)` \|$", README, flags=re.M)
     assert len(rows) >= 3, "the README's headline table lost its rows of gpal commands"
-    records = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((ROOT / "workflows" / "pages" / "records" / "results").glob("*.json"))]
+    folder = ROOT / "workflows" / "pages" / "records" / "results"
+    records = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))]
     for check, number, command in rows:
         holding = [r for r in records if _as_run(r["command"])[0] == "gpal" and f'"{number}' in json.dumps(r["tables"])]
         assert holding, f"no results record holds {number} ({check})"
