@@ -7,10 +7,12 @@ from pathlib import Path
 
 from setuptools import find_namespace_packages, setup
 
-#: The folders of workflows/ that hold workflow files; its scripts (studies/, pages/, tools/) are the lab, not the
-#: package, so a folder without YAML is not installed.
+#: The folders of workflows/ that are the lab, not the package (the studies with their declarations, the page
+#: generators and their records, maintainers' tools): gpal.workflows.shipped.LAB_FOLDERS, which lists none of them.
+LAB_FOLDERS = ("pages", "studies", "tools")
+#: The folders of workflows/ that hold workflow files; a folder without YAML, or of the lab, is not installed.
 WORKFLOW_FOLDERS = [sub for sub in find_namespace_packages(where="workflows")
-                    if any(Path("workflows", *sub.split(".")).glob("*.yaml"))]
+                    if sub.split(".")[0] not in LAB_FOLDERS and any(Path("workflows", *sub.split(".")).glob("*.yaml"))]
 
 setup(
     packages=[

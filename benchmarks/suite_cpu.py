@@ -7,7 +7,7 @@ what shortening it would save, and unlike wall times they change little with the
 outside tests (each worker's imports and collection) is not in the table; the total says how much the tests hold.
 
     python benchmarks/suite_cpu.py                       # prints the heaviest files and tests
-    python benchmarks/suite_cpu.py --record docs/results/timings.tests_cpu.json
+    python benchmarks/suite_cpu.py --record workflows/pages/records/results/timings.tests_cpu.json
     python benchmarks/suite_cpu.py -- tests/models       # arguments after -- go to pytest
 
 This file is also the pytest plugin the run loads (``-p suite_cpu``): the hooks below write one JSON line per test.
@@ -99,7 +99,8 @@ def results_record(run: dict, commit: str, command: str, n: int = TOP) -> dict:
     by_test = make_table(["test", "CPU s"], [[f"`{name}`", f"{s:.1f}"] for name, s in tests],
                          caption=f"the {n} heaviest tests")
     return make_record("Where the test suite's time goes", command, commit, [by_file, by_test],
-                       settings={"cores": run["cores"], "tests": len(run["tests"])})
+                       settings={"cores": run["cores"], "tests": len(run["tests"])},
+                       workflow="workflows/studies/suite_cpu.yaml")
 
 
 def main(argv: list[str] | None = None) -> int:

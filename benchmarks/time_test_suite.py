@@ -6,7 +6,7 @@ Prints the tests' summary line and the wall times; with ``--record FILE`` writes
 (`gpal.workflows.records`) there.  The machine's load average at the start and end is part of the record:
 the suite's time is only comparable between runs of one machine at a similar load.
 
-    python benchmarks/time_test_suite.py --record docs/results/timings.tests.json
+    python benchmarks/time_test_suite.py --record workflows/pages/records/results/timings.tests.json
 """
 from __future__ import annotations
 
@@ -68,7 +68,8 @@ def results_record(run: dict) -> dict:
         ["the whole `.ci/run` (fresh environment, install, main job, tests)", "", _minutes(run["ci_seconds"])],
     ], caption=f"{os.cpu_count()} CPU cores; {load}.")
     return make_record("The test suite", "python benchmarks/time_test_suite.py", run["commit"], [table],
-                       settings={"cores": os.cpu_count(), "load_average": [round(x, 1) for x in run["load"]]})
+                       settings={"cores": os.cpu_count(), "load_average": [round(x, 1) for x in run["load"]]},
+                       workflow="workflows/studies/test_suite.yaml")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -38,12 +38,9 @@ extensions = [
     "numpydoc",
 ]
 
-# results/ holds the records results.md is generated from, _generated/ the tables cli.md includes; a
-# papers/<workflow>.md beside a papers/<workflow>.json (or beside the parts papers/<workflow>.<part>.json of one
-# workflow) is an explanation that papers.md is generated with, not a page (the other papers/*.md are pages of
-# their own).
-exclude_patterns = ["_build", "_generated", "results", "figures/*.py", "Thumbs.db", ".DS_Store", "jupyter_execute",
-                    *sorted({f"papers/{p.name.partition('.')[0]}.md" for p in (HERE / "papers").glob("*.json")})]
+# _generated/ holds the tables cli.md includes.  The records results.md and papers.md are generated from (and their
+# explanations) live beside their generators, in workflows/pages/records/, not in the site.
+exclude_patterns = ["_build", "_generated", "figures/*.py", "Thumbs.db", ".DS_Store", "jupyter_execute"]
 templates_path = ["_templates"]
 root_doc = "index"
 

@@ -25,17 +25,28 @@ def _package_data(package: str) -> list[str]:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][package]
 
 
-def test_every_workflow_file_is_packaged(monkeypatch):
+def test_every_workflow_file_is_packaged_and_no_yaml_of_the_lab(monkeypatch):
+    from gpal.workflows.shipped import LAB_FOLDERS
+
     kwargs = _setup_kwargs(monkeypatch)
     assert kwargs["package_dir"]["gpal.workflow_files"] == "workflows"
-    folders = {p.parent.relative_to(ROOT / "workflows") for p in (ROOT / "workflows").rglob("*.yaml")}
-    for folder in folders:
-        package = ".".join(["gpal.workflow_files", *folder.parts])
-        assert package in kwargs["packages"], package
+    assert runpy.run_path(str(ROOT / "setup.py"))["LAB_FOLDERS"] == LAB_FOLDERS  # the build and the lister agree
     patterns = _package_data("gpal.workflow_files")
+    excluded = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["exclude-package-data"][
+        "gpal.workflow_files"]
+    lab = 0
     for path in (ROOT / "workflows").rglob("*.yaml"):
-        relative = path.relative_to(ROOT / "workflows").as_posix()
-        assert any(fnmatch(relative, p) or fnmatch(relative, p.removeprefix("**/")) for p in patterns), relative
+        relative = path.relative_to(ROOT / "workflows")
+        package = ".".join(["gpal.workflow_files", *relative.parent.parts])
+        if relative.parts[0] in LAB_FOLDERS:  # a study's declaration, a page generator's record
+            lab += 1
+            assert package not in kwargs["packages"], package
+            assert any(fnmatch(relative.as_posix(), p) for p in excluded), relative
+            continue
+        assert package in kwargs["packages"], package
+        assert any(fnmatch(relative.as_posix(), p) or fnmatch(relative.as_posix(), p.removeprefix("**/"))
+                   for p in patterns), relative
+    assert lab
 
 
 def test_no_script_of_the_lab_is_packaged(monkeypatch):

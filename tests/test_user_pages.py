@@ -1,9 +1,9 @@
 """The user pages are reference, not a diary: no commit hashes and no machine load averages in their running text.
 
-A number measured at a commit is recorded on the results or papers page (and their records in ``docs/results/``,
-``docs/papers/``), whose provenance lines name the command, the commit and the machine; a user page may point there.
-Commands in fenced code blocks are not running text (``compare_commits.py A B`` takes commits as arguments), but
-their comments are (``gpal classify ...  # at <commit>`` is a provenance line)."""
+A number measured at a commit is recorded on the results or papers page (their records in
+``workflows/pages/records/``), whose provenance lines name the command, the commit and the machine; a user page may
+point there. Commands in fenced code blocks are not running text (``compare_commits.py A B`` takes commits as
+arguments), but their comments are (``gpal classify ...  # at <commit>`` is a provenance line)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).parents[1] / "docs"
-#: The pages that keep provenance lines, and the folders of their records.
-PROVENANCE = {"results.md", "papers.md", "results", "papers", "_build"}
+#: The pages that keep provenance lines: the generated pages and the papers' pages.
+PROVENANCE = {"results.md", "papers.md", "papers", "_build"}
 USER_PAGES = sorted(p for p in DOCS.rglob("*.md") if not PROVENANCE & {p.relative_to(DOCS).parts[0]})
 
 #: 7 to 40 hexadecimal characters with a digit and a letter, standing alone (not inside a path, anchor or word).

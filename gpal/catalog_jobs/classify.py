@@ -96,7 +96,7 @@ SETTINGS = {
     "bcu_types": JobSetting(OneOf(BCU_TYPES), BCU_TYPES_DEFAULT,
                             "how each bcu's blazar probability is split between bll and fsrq: '4lac' by a model "
                             "trained on the BL Lacs and FSRQs with the counterpart's 4LAC-DR3 synchrotron and "
-                            "high-energy peaks (lower NLL on later labels, docs/results/bcu_4lac.md, for about a quarter "
+                            "high-energy peaks (lower NLL on later labels, docs/results.md, the bcu section, for about a quarter "
                             "more CPU time); 'none' as the main model splits it", record=WHEN_CHANGED),
     # recorded as the groups it moves (False: off)
     "pool_prior": JobSetting(Boolean(), APPLIED_BY_DEFAULT,
@@ -408,7 +408,8 @@ def _write_baselines(job: _MainJob, folder: Path, later_baselines: dict[str, np.
 
     Once ``stop`` is set (the model's fit beside it failed or was interrupted), a model's training ends at its next
     epoch by raising `Abandoned`, and nothing is written.  (The baselines in a thread of their own beside the twin
-    measured no faster, by workflows/studies/bench_main_job.py beside b61bf96: the two fits already keep both cores busy.)"""
+    measured no faster, by the main job's timing study, workflows/studies/main_job_parts.yaml: the two fits already keep
+    both cores busy.)"""
     train, test, later_pool, seed = job.train, job.test, job.later_pool, job.seed
     names, models = list(job.settings["baselines"]), _error_blind_twin(job.estimator)
     tests = [test.X] if later_pool is None else [test.X, later_pool.X]

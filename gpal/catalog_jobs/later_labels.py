@@ -75,11 +75,13 @@ POOL_PRIOR_UNASSOCIATED = "gpal+pool_unassociated"
 #: the ELBO (sample weights n / (C n_c)); ``kernel="se_plus_linear"``: a linear kernel added to the squared
 #: exponential, so the latent functions can extrapolate beyond the training sources; ``bcu_class``: the release's bcu
 #: sources train a fourth class (`with_bcu_class`), folded back into bll and fsrq (`fold_bcu`), as the published AGN
-#: classifiers count every AGN, bcu included, against the pulsars (workflows/studies/records/ranking_causes.md: it
-#: ranks pulsars a little better and is calibrated worse); ``kernel_variance``: the squared exponential starts at
+#: classifiers count every AGN, bcu included, against the pulsars (the ranking study,
+#: workflows/studies/ranking_causes.yaml, record workflows/studies/records/ranking_causes.md: it ranks pulsars a
+#: little better and is calibrated worse); ``kernel_variance``: the squared exponential starts at
 #: this variance instead of 1, so that the 50 epochs end sharper; ``class_kernel_variances``: each class's kernel
 #: starts at its own variance (bll, fsrq, pulsar), fsrq's and pulsar's near where 200 epochs take them
-#: (workflows/studies/records/calibration/kernel_start.md).
+#: (the kernel-start study, workflows/studies/calibration_init.yaml, record
+#: workflows/studies/records/calibration/kernel_start.md).
 GP_VARIANTS: dict[str, dict[str, Any]] = {
     "gpal": {},
     "gpal_inducing100": {"num_inducing": 100},

@@ -22,7 +22,8 @@ code, or none does, leaves the source as it is.
 Why ``a``: the bcu label says the counterpart is a blazar, not that the gamma-ray source is its
 counterpart.  Five rules (the prior with ``a`` = 1, 0, ``ASSOC_PROB_BAY``, the larger of it and
 ``ASSOC_PROB_LR``, 0.5) were chosen among on the bcu of 3FGL and 4FGL that 4FGL-DR4 later
-classified, then tested on FL16Y's labels (docs/targets.md, ``workflows/studies/bench_bcu_rule.py``): the
+classified, then tested on FL16Y's labels (the bcu-rule study, ``workflows/studies/bcu_rule.yaml``;
+docs/targets.md): the
 Bayesian probability gave the lowest NLL in selection and, against ``a = 1`` on FL16Y's labels, NLL
 0.078 against 0.085 (4FGL-DR4 bcu) and 0.229 against 0.236 (4FGL), balanced accuracy 0.650 both and
 0.746 against 0.607 (three of 4FGL's four later pulsars have no Bayesian association).

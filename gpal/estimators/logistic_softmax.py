@@ -49,7 +49,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         collapsed sweeps, then ``exact_steps`` full-batch natural-gradient steps on the exact ELBO, the kernel
         and Z moved by Adam on it too; on digits, vehicle and satimage it reached SVI logistic-softmax's
         test NLL in a fraction of SVI's time).  The closed-form bounds prefer less confident latents than
-        the exact ELBO: docs/papers/004_augmented.md measures each against SVI.
+        the exact ELBO: docs/papers/004_numbers.md measures each against SVI.
     num_inducing
         inducing inputs shared by all classes, k-means centres of the (standardised)
         training inputs (capped at the distinct rows).
@@ -58,13 +58,13 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         length scale per feature.
     max_iter
         iterations (CAVI sweeps or minibatch steps); 50 sweeps before the exact steps, as measured
-        for "cavi_exact" (docs/papers/004_augmented.md).
+        for "cavi_exact" (docs/papers/004_numbers.md).
     batch_size
         minibatch size for "natural_gradient"; ``None`` is the full batch (the CAVI schemes need ``None``).
     learning_rate
         Adam step on the kernel hyperparameters (and Z), one per ``hyper_every`` sweeps; 0.1
         rather than SVI's 0.01-0.02 as a CAVI fit takes a hundred or two steps, not thousands
-        (docs/papers/004_augmented.md: digits test NLL 0.768 at 0.02 against 0.570 at 0.1, 100 sweeps).
+        (docs/papers/004_numbers.md: digits test NLL 0.768 at 0.02 against 0.570 at 0.1, 100 sweeps).
     hyper_every
         one Adam step every this many iterations; 0 keeps the hyperparameters fixed.
     train_inducing

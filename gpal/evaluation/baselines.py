@@ -36,9 +36,8 @@ def _random_forest_isotonic(random_state: int) -> Any:
     from sklearn.ensemble import RandomForestClassifier
 
     # Forests' vote fractions are poorly calibrated; isotonic recalibration makes the NLL comparison fair.
-    # 100 trees per fold: 500 cost five times as much and lowered the held-out NLL by 0.006 on average over five
-    # splits, less than the trees' own draw moves it on one split (0.04): measured at 7760796 by a script not kept,
-    # its table in docs/performance.md at 05a9314.
+    # 100 trees per fold: more trees cost in proportion and moved the held-out NLL less than the trees' own random
+    # draw moves it on one split.
     forest = RandomForestClassifier(n_estimators=_FOREST_TREES, min_samples_leaf=2, n_jobs=1, random_state=random_state)
     return CalibratedClassifierCV(forest, method="isotonic", cv=_CALIBRATION_FOLDS)
 

@@ -22,7 +22,7 @@ __all__ = ["PREDICT_BUDGET", "STREAMS", "chunk_evaluations", "in_chunks", "strea
 # chunk's arrays under glibc's 32 MB mmap threshold, so the next chunk reuses their memory; at 2^20 some were
 # mapped afresh and faulted in for every chunk (FL16Y's 3615 sources: 420 000 page faults and 1.2 s of system
 # CPU a call, against 3 000 and 0.1 s; 2.9-3.7 CPU s against 2.2-2.6, the same bits; 2^16 and 2^17 are slower:
-# workflows/studies/bench_predict_chunks.py).
+# the prediction-chunk study, workflows/studies/predict_chunks.yaml).
 PREDICT_BUDGET = 2**18
 
 #: The second word of the seed of each kind of prediction: predict_proba, early stopping's validation

@@ -149,9 +149,8 @@ def _compiled_step(model, optimizer, data, base, base_seed) -> tuple[Callable, "
 
 
 #: The fewest steps in a fit for which ``Trainer.fit`` runs an epoch's steps in one call (``Trainer.steps``): the
-#: loop's first call costs 0.35-0.5 s more per model signature than a step's, and saves 2-3 ms a step (measured when
-#: 63c81e0 set this, the first call by a script not kept), so shorter fits (the tests', active learning's refits)
-#: take one call a step.
+#: loop's first call costs more per model signature than a step's and saves a little on every step after it, so
+#: shorter fits (the tests', active learning's refits) take one call a step.
 LOOP_MIN_STEPS = 200
 
 

@@ -98,7 +98,7 @@ METHODS = (
 )
 NOT_APPLICABLE = "n/a (binary only)"
 BATCH_SIZE = 50
-# ls-cavi-exact: CAVI's start and the exact steps after it, each capped by ``iters`` (docs/papers/004_augmented.md).
+# ls-cavi-exact: CAVI's start and the exact steps after it, each capped by ``iters`` (docs/papers/004_numbers.md).
 CAVI_EXACT_SWEEPS, CAVI_EXACT_STEPS = 50, 100
 
 

@@ -1,14 +1,16 @@
-"""A recorded result: the numbers of a table, the command that produced them and the commit it ran at.
+"""A recorded result: the numbers of a table, the workflow and command that produced them and the commit it ran at.
 
 A record is a JSON file that a generated docs page (`workflows/pages/results_page.py` in the repository) is built from::
 
     {"format": "gpal.result_record", "version": 1,
-     "title": "...", "command": "gpal classify", "commit": "f1b836f",
+     "title": "...", "workflow": "workflows/main_job.yaml", "command": "gpal classify", "commit": "f1b836f",
      "settings": {...}, "source": "what the numbers were read from",
      "tables": [{"caption": "...", "columns": ["a", "b"], "align": "lr", "rows": [["x", 1.0]]}]}
 
-``commit`` is `gpal.identity.source_commit` when the numbers were produced; a number is never
-recorded without it.  Cells are strings (already formatted, with the digits the result deserves) or
+``workflow`` is the YAML file, from the repository's top, that remakes the numbers: a ``gpal workflow`` file or a
+study's declaration (``workflows/studies/<name>.yaml``), so a page cites what a reader can run, not a script at a
+commit.  ``command`` is what ran, ``commit`` `gpal.identity.source_commit` when the numbers were produced; a number
+is never recorded without them.  Cells are strings (already formatted, with the digits the result deserves) or
 numbers.
 """
 
@@ -25,7 +27,7 @@ __all__ = ["FORMAT", "make_record", "make_table", "read_record", "table_markdown
 
 FORMAT = "gpal.result_record"
 _VERSION = 1
-_REQUIRED = {"title": str, "command": str, "commit": str, "settings": dict, "source": str, "tables": list}
+_REQUIRED = {"title": str, "workflow": str, "command": str, "commit": str, "settings": dict, "source": str, "tables": list}
 
 
 def make_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], align: str | None = None,
@@ -38,10 +40,13 @@ def make_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], align: str
 
 
 def make_record(title: str, command: str, commit: str, tables: Sequence[Mapping[str, Any]],
-                settings: Mapping[str, Any] | None = None, source: str = "") -> dict[str, Any]:
-    """A record as JSON (checked: every field present, every row as long as its columns)."""
-    record = {"format": FORMAT, "version": _VERSION, "title": title, "command": command, "commit": commit,
-              "settings": jsonable(dict(settings or {})), "source": source, "tables": [dict(t) for t in tables]}
+                settings: Mapping[str, Any] | None = None, source: str = "", *, workflow: str) -> dict[str, Any]:
+    """A record as JSON (checked: every field present, every row as long as its columns).
+
+    ``workflow`` is the YAML file from the repository's top that remakes it (``workflows/studies/open_sky.yaml``).
+    """
+    record = {"format": FORMAT, "version": _VERSION, "title": title, "workflow": workflow, "command": command,
+              "commit": commit, "settings": jsonable(dict(settings or {})), "source": source, "tables": [dict(t) for t in tables]}
     _check_record(record, "the record")
     return record
 
@@ -84,9 +89,13 @@ def _check_record(record: Any, where: str) -> None:
     for key, kind in _REQUIRED.items():
         if not isinstance(record.get(key), kind):
             raise ValueError(f"{where}: field {key!r} must be a {kind.__name__}, got {type(record.get(key)).__name__}")
-    for key in ("title", "command", "commit"):
+    for key in ("title", "workflow", "command", "commit"):
         if not record[key].strip():
             raise ValueError(f"{where}: field {key!r} is empty; a recorded number needs its {key}")
+    workflow = record["workflow"]
+    if not workflow.endswith(".yaml") or workflow.startswith("/"):
+        raise ValueError(f"{where}: field 'workflow' is {workflow!r}; expected the YAML file that remakes the numbers, "
+                         "from the repository's top (workflows/main_job.yaml, workflows/studies/open_sky.yaml)")
     if not record["tables"]:
         raise ValueError(f"{where}: no tables")
     for i, table in enumerate(record["tables"]):

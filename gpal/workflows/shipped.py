@@ -4,7 +4,8 @@ The YAML files live once, in the repository's top-level ``workflows/`` folder.  
 (``setup.py``) maps that folder to the package ``gpal.workflow_files``, so a wheel or a plain
 ``pip install`` carries them; a source checkout used without installing (``PYTHONPATH``) reads
 the folder itself.  A workflow's name is its path below the folder without ``.yaml``:
-``fermi_4fgl``, ``papers/001_synthetic_2d``.
+``fermi_4fgl``, ``papers/001_synthetic_2d``.  The folder's lab (`LAB_FOLDERS`: the studies' declarations, the
+page generators' records, maintainers' tools) is YAML too but no workflow: it is neither installed nor listed.
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ from pathlib import Path
 
 import gpal
 
-__all__ = ["PACKAGE", "resolve_workflow", "shipped_dir", "shipped_workflows", "workflow_title"]
+__all__ = ["LAB_FOLDERS", "PACKAGE", "resolve_workflow", "shipped_dir", "shipped_workflows", "workflow_title"]
+
+#: The folders of the repository's workflows/ that are the lab, not workflow files (setup.py leaves them out too).
+LAB_FOLDERS = ("pages", "studies", "tools")
 
 #: the package the build maps the repository's workflows/ folder to
 PACKAGE = "gpal.workflow_files"
@@ -55,7 +59,8 @@ def shipped_workflows() -> dict[str, Path]:
         name (``papers/001_table5``) -> file, sorted by name.
     """
     root = shipped_dir()
-    files = {p.relative_to(root).with_suffix("").as_posix(): p for p in root.rglob("*.yaml")}
+    files = {p.relative_to(root).with_suffix("").as_posix(): p for p in root.rglob("*.yaml")
+             if p.relative_to(root).parts[0] not in LAB_FOLDERS}
     return dict(sorted(files.items()))
 
 

@@ -2,6 +2,7 @@
 
 import json
 import math
+import shutil
 
 import numpy as np
 import pytest
@@ -182,24 +183,59 @@ def test_a_run_writes_the_comparison_and_the_page_is_built_from_it(tmp_path):
     assert {r["verdict"] for r in result["rows"]} == {"one split: no interval", "ordering one split: no interval"}
     assert "epochs 2 (paper 750): reduced" in (out / "paper_comparison.md").read_text()
     assert (out / "paper_comparison.csv").read_text().startswith("setting,method,metric,paper_mean")
-    docs = tmp_path / "docs"
-    assert papers_page_main(["--docs", str(docs), "--record", str(out)]) == 0
+    docs, records = tmp_path / "docs", tmp_path / "records" / "papers"
+    folders = ["--docs", str(docs), "--records", str(records)]
+    assert papers_page_main([*folders, "--record", str(out)]) == 0
     page, numbers = (docs / "papers.md").read_text(), (docs / "papers" / "toy_ref_numbers.md").read_text()
     assert "## P" in page and "(papers/toy_ref_numbers.md)" in page
     assert "the explanation" in numbers and result["commit"] in numbers
-    assert papers_page_main(["--docs", str(docs), "--check"]) == 0
-    (docs / "papers" / "toy_ref.md").write_text("Why the numbers differ.\n")
-    assert papers_page_main(["--docs", str(docs), "--check"]) == 1  # a new explanation makes the page stale
+    assert papers_page_main([*folders, "--check"]) == 0
+    (records / "toy_ref.md").write_text("Why the numbers differ.\n")
+    assert papers_page_main([*folders, "--check"]) == 1  # a new explanation makes the page stale
+    recorded = json.loads((records / "toy_ref.json").read_text())
+    assert recorded["workflow"] == str(path.resolve()) and result["workflow"] == "toy_ref"  # the file, not the stem
     path.unlink()  # a record whose workflow is gone is refused, naming both
-    with pytest.raises(ValueError, match=r"toy_ref\.json: its workflow .*toy_ref\.yaml \(field 'command'\) does not exist"):
-        papers_page_main(["--docs", str(docs), "--check"])
+    with pytest.raises(ValueError, match=r"toy_ref\.json: its workflow .*toy_ref\.yaml \(field 'workflow'\) does not exist"):
+        papers_page_main([*folders, "--check"])
+
+
+@pytest.fixture
+def paper_docs(tmp_path):
+    """A copy of the papers page's records and claims (``records/papers``, the results records beside them), which
+    renders as the repository's do; the pages written to ``docs``."""
+    from papers_page import RECORDS
+
+    shutil.copytree(RECORDS, tmp_path / "records")
+    assert papers_page_main(_paper_folders(tmp_path)) == 0
+    return tmp_path
+
+
+def _paper_folders(tmp_path):
+    return ["--docs", str(tmp_path / "docs"), "--records", str(tmp_path / "records" / "papers")]
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"workflow": None}, r"000_fig_4\.json: no field 'workflow'"),
+    ({"workflow": "workflows/papers/000_gone.yaml"}, r"000_fig_4\.json: its workflow workflows/papers/000_gone\.yaml "
+                                                     r"\(field 'workflow'\) does not exist"),
+    ({"workflow": "workflows/papers/000_table_5.yaml"}, r"000_fig_4\.json: field 'workflow' is "
+                                                        r"workflows/papers/000_table_5\.yaml, but its command ran"),
+    ({"command": "gpal workflow workflows/papers/000_gone.yaml"}, r"000_fig_4\.json: field 'command' names "
+                                                                  r"workflows/papers/000_gone\.yaml, which does not exist"),
+])
+def test_a_papers_record_without_the_workflow_that_made_it_is_refused(paper_docs, change, message):
+    path = paper_docs / "records" / "papers" / "000_fig_4.json"
+    record = {**json.loads(path.read_text()), **change}  # a field changed to None is left out
+    path.write_text(json.dumps({k: v for k, v in record.items() if v is not None}))
+    with pytest.raises(ValueError, match=message):
+        papers_page_main([*_paper_folders(paper_docs), "--check"])
 
 
 def test_the_papers_page_is_up_to_date_with_its_records():
-    from papers_page import DOCS
+    from papers_page import DOCS, RECORDS
 
-    pages = render_pages(DOCS / "papers")
-    assert pages["papers.md"] == render(DOCS / "papers")
+    pages = render_pages(RECORDS / "papers")
+    assert pages["papers.md"] == render(RECORDS / "papers")
     for name, text in pages.items():
         assert (DOCS / name).read_text(encoding="utf-8") == text, \
             f"docs/{name} is stale: run python workflows/pages/papers_page.py"
@@ -209,13 +245,13 @@ def test_the_papers_page_is_up_to_date_with_its_records():
 
 def test_each_record_holds_its_workflows_reference():
     """A published number lives in the workflow's reference block; the record beside the page must agree with it."""
-    from papers_page import DOCS
+    from papers_page import RECORDS, ROOT
 
-    workflows = DOCS.parent / "workflows"
-    for path in sorted((DOCS / "papers").glob("*.json")):
+    workflows = ROOT / "workflows"
+    for path in sorted((RECORDS / "papers").glob("*.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
-        source = next(iter(workflows.rglob(f"{record['workflow']}.yaml")), None)
-        assert source is not None, f"{path.name}: no workflow {record['workflow']}.yaml under workflows/"
+        source = ROOT / record["workflow"]
+        assert source.is_file() and source.is_relative_to(workflows), f"{path.name}: no workflow {record['workflow']}"
         reference = load_workflow(source).config["reference"]
         published_values = {(r["setting"], r["method"], r["metric"]): [r["paper_mean"], r["paper_se"]]
                             for r in record["rows"]}
@@ -250,8 +286,10 @@ def test_a_part_is_recorded_beside_the_workflows_record_and_named_safely(tmp_pat
 
     run = tmp_path / "run"
     run.mkdir()
-    (run / "paper_comparison.json").write_text(json.dumps({"workflow": "001_uci_input_noise"}))
+    (run / "paper_comparison.json").write_text(json.dumps({
+        "workflow": "001_uci_input_noise", "command": "gpal workflow workflows/papers/001_uci_input_noise.yaml"}))
     assert record(run, tmp_path / "docs", "wine").name == "001_uci_input_noise.wine.json"
-    assert record(run, tmp_path / "docs").name == "001_uci_input_noise.json"
+    recorded = json.loads(record(run, tmp_path / "docs").read_text())
+    assert recorded["workflow"] == "workflows/papers/001_uci_input_noise.yaml"  # the file, from the repository's top
     with pytest.raises(ValueError, match="a part is a name of letters"):
         record(run, tmp_path / "docs", "../wine")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import results_page
-from generated_page import DOCS
+from generated_page import RECORDS
 from gpal.workflows.records import make_record, make_table, read_record, table_markdown, write_record
 
 
@@ -19,44 +19,49 @@ def test_the_page_is_current_with_its_records():
 
 
 def test_every_record_names_its_command_and_a_commit():
-    for path in sorted((DOCS / "results").glob("*.json")):
+    for path in sorted((RECORDS / "results").glob("*.json")):
         record = read_record(path)
         assert record["command"].strip() and record["commit"] not in ("", "unknown"), path
         assert not record["commit"].endswith("+dirty"), f"{path} was produced by uncommitted code"
 
 
+def _folders(docs):
+    """The generator's options for a page written to ``docs`` from the records in ``docs/results``."""
+    return ["--docs", str(docs), "--records", str(docs / "results")]
+
+
 @pytest.fixture
 def docs(tmp_path):
-    shutil.copytree(DOCS / "results", tmp_path / "results")
-    assert results_page.main(["--docs", str(tmp_path)]) == 0
+    shutil.copytree(RECORDS / "results", tmp_path / "results")
+    assert results_page.main(_folders(tmp_path)) == 0
     return tmp_path
 
 
 def test_check_notices_a_changed_record(docs, capsys):
-    assert results_page.main(["--docs", str(docs), "--check"]) == 0
+    assert results_page.main([*_folders(docs), "--check"]) == 0
     path = docs / "results" / "discovery.json"
     record = json.loads(path.read_text())
     record["tables"][0]["rows"][0][1] = "11.0"
     path.write_text(json.dumps(record))
-    assert results_page.main(["--docs", str(docs), "--check"]) == 1
+    assert results_page.main([*_folders(docs), "--check"]) == 1
     assert "out of date" in capsys.readouterr().err
-    assert results_page.main(["--docs", str(docs)]) == 0
+    assert results_page.main(_folders(docs)) == 0
     assert "| 10 | 11.0 |" in (docs / "results.md").read_text()
 
 
 def test_a_missing_or_stray_record_is_named(docs, capsys):
     (docs / "results" / "discovery.json").rename(docs / "results" / "discover.json")
-    assert results_page.main(["--docs", str(docs), "--check"]) == 2
+    assert results_page.main([*_folders(docs), "--check"]) == 2
     err = capsys.readouterr().err
     assert "discover.json" in err and "belong to no section" in err
     (docs / "results" / "discover.json").unlink()
-    assert results_page.main(["--docs", str(docs), "--check"]) == 2
+    assert results_page.main([*_folders(docs), "--check"]) == 2
     assert "no record ['discovery']" in capsys.readouterr().err
 
 
 def test_explanation_is_split_around_the_numbers(docs):
     (docs / "results" / "discovery.md").write_text("Before the table.\n\n<!-- numbers -->\n\nAfter the table.\n")
-    results_page.main(["--docs", str(docs)])
+    results_page.main(_folders(docs))
     page = (docs / "results.md").read_text()
     section = page[page.index("## Discovery"):page.index("## \"None of these\"")]
     assert section.index("Before the table.") < section.index("```bash") < section.index("| 10 |")
@@ -67,14 +72,18 @@ def test_record_fields_are_checked(tmp_path):
     table = make_table(["a", "b"], [["x", 1.5]], "lr")
     with pytest.raises(ValueError, match="expected 2 cells"):
         make_table(["a", "b"], [["x"]])
+    main_job = "workflows/main_job.yaml"
     with pytest.raises(ValueError, match="'commit' is empty"):
-        make_record("t", "gpal classify", " ", [table])
+        make_record("t", "gpal classify", " ", [table], workflow=main_job)
     with pytest.raises(ValueError, match="no tables"):
-        make_record("t", "gpal classify", "abc", [])
+        make_record("t", "gpal classify", "abc", [], workflow=main_job)
+    with pytest.raises(ValueError, match="field 'workflow' is 'bench_open_sky.py'; expected the YAML file"):
+        make_record("t", "gpal classify", "abc", [table], workflow="bench_open_sky.py")
     path = tmp_path / "r.json"
-    path.write_text(json.dumps({**make_record("t", "c", "abc", [table]), "commit": None}))
-    with pytest.raises(ValueError, match=r"r\.json: field 'commit' must be a str"):
-        read_record(path)
+    for field in ("commit", "workflow"):
+        path.write_text(json.dumps({**make_record("t", "c", "abc", [table], workflow=main_job), field: None}))
+        with pytest.raises(ValueError, match=rf"r\.json: field '{field}' must be a str"):
+            read_record(path)
     path.write_text("{")
     with pytest.raises(ValueError, match="not JSON"):
         read_record(path)
@@ -192,7 +201,7 @@ def test_producing_two_records_names_the_commit_taken_before_the_first(tmp_path,
     records = docs / "results"
     records.mkdir(parents=True)
     for name in ("main_job", "main_job.dr4"):
-        shutil.copyfile(DOCS / "results" / f"{name}.json", records / f"{name}.json")
+        shutil.copyfile(RECORDS / "results" / f"{name}.json", records / f"{name}.json")
     commits = iter(["abc1234", "abc1234+dirty"])
     monkeypatch.setattr(results_page, "source_commit", lambda: next(commits))
 
@@ -201,14 +210,14 @@ def test_producing_two_records_names_the_commit_taken_before_the_first(tmp_path,
 
     monkeypatch.setattr(results_page.subprocess, "run", fake_run)
     monkeypatch.setattr(results_page, "render", lambda records: "")
-    assert results_page.main(["--produce", "main_job", "main_job.dr4", "--docs", str(docs)]) == 0
+    assert results_page.main(["--produce", "main_job", "main_job.dr4", *_folders(docs)]) == 0
     assert [read_record(records / f"{n}.json")["commit"] for n in ("main_job", "main_job.dr4")] == ["abc1234"] * 2
 
 
 def test_producing_from_uncommitted_code_is_refused_before_any_run(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(results_page, "source_commit", lambda: "abc1234+dirty")
     monkeypatch.setattr(results_page.subprocess, "run", lambda *a, **k: pytest.fail("a run was started"))
-    assert results_page.main(["--produce", "main_job", "--docs", str(tmp_path)]) == 2
+    assert results_page.main(["--produce", "main_job", *_folders(tmp_path)]) == 2
     assert "commit first" in capsys.readouterr().err
 
 
@@ -219,18 +228,34 @@ def test_a_recorded_commands_leading_assignments_become_its_environment():
     assert results_page.command_environment("gpal classify --out DIR")[1][0] == "gpal"
 
 
-def test_a_recorded_command_names_a_moved_study_where_it_is_now():
-    from generated_page import current_paths
+def test_each_table_is_shown_under_its_workflow_command_record_and_commit():
+    page = results_page.render(RECORDS / "results")
+    section = page[page.index("## The open sky"):page.index("## BL Lacs")]
+    record = read_record(RECORDS / "results" / "open_sky.json")
+    head = (f"Workflow `workflows/studies/open_sky.yaml`; record `workflows/pages/records/results/open_sky.json`, commit "
+            f"`{record['commit']}`:\n\n```bash\n{record['command']}\n```")
+    assert head in section and section.index(head) < section.index("| ")
 
-    recorded = "OMP_NUM_THREADS=1 python benchmarks/bench_open_sky.py --runs runs/open_sky && python benchmarks/suite_cpu.py"
-    assert current_paths(recorded) == ("OMP_NUM_THREADS=1 python workflows/studies/bench_open_sky.py --runs runs/open_sky"
-                                       " && python benchmarks/suite_cpu.py")
-    # a retired script keeps the path it ran at: there is no current one to name
-    assert current_paths("python benchmarks/bench_first_fit.py") == "python benchmarks/bench_first_fit.py"
-    # the record keeps what ran; the page shows what runs
-    assert "python benchmarks/bench_error_bars.py" in read_record(DOCS / "results" / "error_bars.json")["command"]
-    page = results_page.render(DOCS / "results")
-    assert "python benchmarks/bench_error_bars.py" not in page and "python workflows/studies/bench_error_bars.py" in page
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"workflow": None}, r"discovery\.json: field 'workflow' must be a str"),
+    ({"workflow": "workflows/studies/gone.yaml"}, r"discovery\.json: its workflow workflows/studies/gone\.yaml "
+                                                  r"\(field 'workflow'\) does not exist"),
+    ({"workflow": "workflows/studies/open_sky.yaml"}, r"discovery\.json: its workflow workflows/studies/open_sky\.yaml "
+                                                      r"\(field 'workflow'\) does not list workflows/pages/records/results/discovery\.json"),
+    ({"command": "python workflows/studies/bench_gone.py --reps 3"},
+     r"discovery\.json: field 'command' names workflows/studies/bench_gone\.py, which does not exist"),
+    ({"command": "python benchmarks/discovery.py --reps 3"},  # where a study lived before workflows/studies/
+     r"discovery\.json: field 'command' names benchmarks/discovery\.py, which does not exist"),
+])
+def test_a_record_without_the_workflow_that_made_it_is_refused(docs, capsys, change, message):
+    import re
+
+    path = docs / "results" / "discovery.json"
+    record = {**json.loads(path.read_text()), **change}  # a field changed to None is left out
+    path.write_text(json.dumps({k: v for k, v in record.items() if v is not None}))
+    assert results_page.main([*_folders(docs), "--check"]) == 2
+    assert re.search(message, capsys.readouterr().err)
 
 
 def test_the_lists_later_yield_ratios_are_the_open_sky_records():
@@ -240,7 +265,7 @@ def test_the_lists_later_yield_ratios_are_the_open_sky_records():
 
     from gpal.catalog_jobs.candidates import LATER_YIELD_RATIOS
 
-    record = read_record(DOCS / "results" / "open_sky.json")
+    record = read_record(RECORDS / "results" / "open_sky.json")
     table = next(t for t in record["tables"] if t["caption"].startswith("The open sky variant's target lists"))
     ratios: dict[str, list[float]] = {}
     for row in table["rows"]:

@@ -1,4 +1,5 @@
-"""A docs page generated from records: where the docs are, and writing it or checking that it is current.
+"""A docs page generated from records: where the docs are, each record's workflow checked, and writing the page
+or checking that it is current.
 
 The pages built this way (``docs/papers.md``, ``docs/results.md``) are never edited by hand, so a test
 regenerates each in memory and compares it with the file (``--check``).
@@ -9,31 +10,52 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
 
 from gpal.files import write_text_atomic
 
-__all__ = ["DOCS", "current_paths", "write_or_check"]
+__all__ = ["DOCS", "RECORDS", "ROOT", "check_workflow", "write_or_check"]
 
-#: The repository's top; its docs folder (the pages and their records live there, not in the installed package).
+#: The repository's top; its docs folder, where the pages are built; the records they are built from, beside the
+#: generators (``results/``, ``papers/``), neither in the site nor in the installed package.
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
+RECORDS = Path(__file__).resolve().parent / "records"
 
-#: Where a study script of ``benchmarks/`` lives since the studies left the timing suite's folder.
-_MOVED_STUDIES = ("benchmarks", "workflows/studies")
+#: A lab file a record's command runs, named from the repository's top: a study's script or a workflow file.
+_LAB_FILE = re.compile(r"(?<![\w/.-])((?:workflows|benchmarks)/[\w./-]+\.(?:py|yaml))")
+#: Where a study's declaration lives: its ``records`` list every record that names it as the workflow.
+_STUDIES = "workflows/studies/"
 
 
-def current_paths(command: str) -> str:
-    """A record's command (or source) as a reader runs it today: a script it names under ``benchmarks/`` that now
-    lives in ``workflows/studies/`` is named there (the record keeps the command that ran; the page gives the one
-    that runs)."""
-    old, new = _MOVED_STUDIES
+def check_workflow(path: Path, record: Mapping[str, Any], name: str) -> str:
+    """The workflow that made ``record`` (read from ``path``, named ``name`` from the repository's top), checked.
 
-    def moved(match: re.Match) -> str:
-        script = match.group(1)
-        return f"{new}/{script}" if (ROOT / new / script).is_file() and not (ROOT / old / script).is_file() \
-            else match.group(0)
-
-    return re.sub(rf"\b{old}/(\w+\.py)\b", moved, command)
+    A number on a page cites a workflow a reader can run, so a record is refused (ValueError naming the file and the
+    field) that names no ``workflow``, one that does not exist, a study declaration that does not list ``name`` in
+    its ``records``, or a command that runs a lab script or workflow file that is gone.
+    """
+    workflow = record.get("workflow")
+    if not isinstance(workflow, str) or not workflow.strip():
+        raise ValueError(f"{path}: no field 'workflow': the workflow file, from the repository's top, that made its "
+                         "numbers (workflows/main_job.yaml, workflows/studies/open_sky.yaml)")
+    if not (ROOT / workflow).is_file():
+        raise ValueError(f"{path}: its workflow {workflow} (field 'workflow') does not exist; restore it, or retire "
+                         "the record")
+    if workflow.startswith(_STUDIES):
+        declared = yaml.safe_load((ROOT / workflow).read_text(encoding="utf-8")) or {}
+        records = (declared.get("records") or []) if isinstance(declared, dict) else []
+        if not any(name == r or (str(r).endswith("/") and name.startswith(str(r))) for r in records):
+            raise ValueError(f"{path}: its workflow {workflow} (field 'workflow') does not list {name} in its "
+                             f"'records' ({records}); add it there, or name the study that made it")
+    for field in ("command", "source"):
+        for file in _LAB_FILE.findall(str(record.get(field, ""))):
+            if not (ROOT / file).is_file():
+                raise ValueError(f"{path}: field {field!r} names {file}, which does not exist; a record names "
+                                 "what runs today (a moved script at its new path)")
+    return workflow
 
 
 def write_or_check(page: Path, text: str, check: bool, regenerate: str) -> int:

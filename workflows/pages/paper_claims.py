@@ -1,6 +1,6 @@
 """A paper's headline claims, each with its verdict, the setting it was judged in and the evidence.
 
-The claims of a paper are declared once, in ``docs/papers/claims/<NNN>.yaml``::
+The claims of a paper are declared once, in ``workflows/pages/records/papers/claims/<NNN>.yaml``::
 
     paper: "Liu et al., ... (paper 000)"          # the records' source.paper: the section it heads
     claims:
@@ -11,7 +11,7 @@ The claims of a paper are declared once, in ``docs/papers/claims/<NNN>.yaml``::
         differences: "3 of the paper's 10 splits"  # optional: how the setting differs from the paper's
         evidence: "..."                           # optional: words beside the computed counts
       - claim: "Table 9's NLLs"
-        checks:                                    # a table of a results record (docs/results/<name>.json)
+        checks:                                    # a table of a results record (records/results/<name>.json)
           - {kind: values, record: results/published, table: 0, metric: NLL,
              methods: [MGP], repeats: {gpal: settings.splits, paper: 100}}
       - claim: "Seconds per epoch (Table 8)"
@@ -92,8 +92,8 @@ def _parse_check(where: str, check: Any) -> dict:
                          f"{sorted(_KINDS[kind] - required - {'kind', 'workflow', 'record'})}); "
                          f"missing {missing}, unknown {unknown}")
     if ("workflow" in check) == ("record" in check):
-        raise ValueError(f"{where} names its numbers by 'workflow' (docs/papers/<workflow>.json) or by 'record' "
-                         f"(docs/<record>.json) with 'table' and 'repeats'; got keys {sorted(check)}")
+        raise ValueError(f"{where} names its numbers by 'workflow' (records/papers/<workflow>.json) or by 'record' "
+                         f"(records/<record>.json) with 'table' and 'repeats'; got keys {sorted(check)}")
     parsed = {"kind": kind, "metric": str(check["metric"]),
               "settings": None if check.get("settings") is None else _names(f"{where}.settings", check["settings"])}
     if "workflow" in check:
@@ -289,7 +289,7 @@ def _rows_for(check: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]]
         return name, (_workflow_rows(results[name]) if name in results else None)
     name = check["record"]
     if name not in others:
-        raise ValueError(f"{where}.record: no record {name!r} (docs/{name}.json); known are {sorted(others)}")
+        raise ValueError(f"{where}.record: no record {name!r} (workflows/pages/records/{name}.json); known are {sorted(others)}")
     return name, _results_rows(check, others[name], where)
 
 
@@ -405,7 +405,7 @@ def settings_markdown(declared: Mapping[str, Any], parts_of: Mapping[str, Sequen
     for i, entry in enumerate(declared["settings"]):
         where = f"{source}: settings[{i}]"
         if entry["record"] not in parts_of:
-            raise ValueError(f"{where}.record: no record {entry['record']!r} in docs/papers; "
+            raise ValueError(f"{where}.record: no record {entry['record']!r} in workflows/pages/records/papers; "
                              f"recorded are {sorted(parts_of)}")
         records = [(part or entry["record"], r) for part, r in parts_of[entry["record"]]]
         cells = []

@@ -31,7 +31,7 @@ and no label here (the labels are FL16Y's CLASS1), and the training labels are t
 (2023) postdates 4LAC-DR3: its check leaks nothing.
 
     OMP_NUM_THREADS=1 nice -n 10 python workflows/studies/bench_4lac.py --runs runs/4lac            # fit what is missing, print
-    python workflows/studies/bench_4lac.py --runs runs/4lac --record docs/results/4lac.json
+    python workflows/studies/bench_4lac.py --runs runs/4lac --record workflows/pages/records/results/4lac.json
 """
 
 from __future__ import annotations
@@ -182,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         write_record(args.record, make_record("BL Lacs and FSRQs among the bcu: 4LAC-DR3's SED on later labels",
                                               command, source_commit(), tables,
                                               settings={"releases": RELEASES, "seeds": SEEDS, "models": MODELS,
-                                                        "n_boot": N_BOOT}))
+                                                        "n_boot": N_BOOT},
+                                              workflow="workflows/studies/4lac.yaml"))
     return 0
 
 

@@ -33,7 +33,7 @@ paired bootstrap over the scored sources (`N_BOOT` resamples), each resample's m
 counterparts as 4LAC-DR3 knew them (bench_4lac.py's docstring).  DR4 (2023) postdates 4LAC-DR3.
 
     OMP_NUM_THREADS=1 nice -n 10 python workflows/studies/bench_bcu_split.py --runs runs/bcu_split
-    python workflows/studies/bench_bcu_split.py --runs runs/bcu_split --record docs/results/bcu_4lac.split.json
+    python workflows/studies/bench_bcu_split.py --runs runs/bcu_split --record workflows/pages/records/results/bcu_4lac.split.json
 """
 
 from __future__ import annotations
@@ -316,7 +316,8 @@ def main(argv: list[str] | None = None) -> int:
         write_record(args.record, make_record(
             "The main job's split on later labels", f"python workflows/studies/bench_bcu_split.py --runs {args.runs}",
             source_commit(), tables, settings={"releases": RELEASES, "seeds": SEEDS, "models": MODELS,
-                                                "n_boot": N_BOOT}))
+                                                "n_boot": N_BOOT},
+            workflow="workflows/studies/bcu_split.yaml"))
     return 0
 
 

@@ -17,7 +17,7 @@ the stated expectation is honest.  Intervals are percentile bootstraps over the 
 (2000 resamples, the ranking recomputed on each), pooled over the repetitions.
 
     python workflows/studies/bench_discovery.py --reps 3          # ~3 min a repetition on 2 cores
-    python workflows/studies/bench_discovery.py --reps 3 --record docs/results/discovery.json   # the results page's record
+    python workflows/studies/bench_discovery.py --reps 3 --record workflows/pages/records/results/discovery.json   # the results page's record
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def results_record(rows: list[dict], units: list[dict], commit: str) -> dict:
                      "promised by the probabilities"], table, "rrlr")],
         {"pool": f"the faintest quarter of 4FGL-DR4's labelled sources ({len(units[0]['is_target'])}, "
                  f"{share:.1%} pulsars)", "repetitions": len(units)},
-        source=f"the study's units in {OUT}/")
+        source=f"the study's units in {OUT}/", workflow="workflows/studies/discovery.yaml")
 
 
 def main(argv: list[str] | None = None) -> int:

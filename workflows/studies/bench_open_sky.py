@@ -33,7 +33,7 @@ class, and the FL16Y default run's lists against every route of `gpal.catalogs.k
 known source may be in a list).
 
     python workflows/studies/bench_open_sky.py --runs runs/open_sky --flagged            # run what is missing, print
-    python workflows/studies/bench_open_sky.py --runs runs/open_sky --flagged --record docs/results/open_sky.json
+    python workflows/studies/bench_open_sky.py --runs runs/open_sky --flagged --record workflows/pages/records/results/open_sky.json
 """
 
 from __future__ import annotations
@@ -463,7 +463,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.record:
         command = f"python workflows/studies/bench_open_sky.py --runs {args.runs}{' --flagged' if args.flagged else ''}"
         write_record(args.record, make_record("The open sky: later labels of every class", command, source_commit(),
-                                              tables, settings={"variants": VARIANTS, "releases": RELEASES}))
+                                              tables, settings={"variants": VARIANTS, "releases": RELEASES},
+                                              workflow="workflows/studies/open_sky.yaml"))
     return 0
 
 

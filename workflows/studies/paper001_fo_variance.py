@@ -15,7 +15,7 @@ A learned V is also traced during training (median, min and max over features, w
 loss, every ``--trace-every`` epochs), to show when and how fast it leaves its start.
 
     python workflows/studies/paper001_fo_variance.py --dataset vehicle --splits 0 1 --jobs 2 \
-        --json docs/papers/probes/001_fo_variance.json
+        --json workflows/pages/records/papers/probes/001_fo_variance.json
 """
 
 from __future__ import annotations

@@ -206,7 +206,7 @@ def _bcu_types(run: FinishedRun) -> str | None:
     if note.startswith(NOT_SPLIT):
         return f"**The bcu's blazar types**: {note}; their p_bll and p_fsrq are the main model's."
     return (f"**The bcu's blazar types**: {note}. On the bcu that FL16Y later typed this split lowered the NLL of "
-            "p_fsrq / (p_bll + p_fsrq) against the main model's (docs/results/bcu_4lac.md); `--bcu-types none` "
+            "p_fsrq / (p_bll + p_fsrq) against the main model's (docs/results.md, the bcu section); `--bcu-types none` "
             "leaves the main model's split.")
 
 

@@ -1,7 +1,7 @@
 """The exact ELBO of the logistic-softmax GP and natural-gradient steps on it, for the augmented model's q(v).
 
 The augmented bound (``gpal.models.families.augmented_logistic_softmax``) makes every update closed
-form, but its optimum is a less confident q(v) than the exact ELBO's (docs/papers/004_augmented.md: the
+form, but its optimum is a less confident q(v) than the exact ELBO's (docs/papers/004_numbers.md: the
 Polya-Gamma bound is loose by a q-dependent amount).  Its CAVI sweeps are a fast start; these steps
 finish on the objective SVI maximises,
 

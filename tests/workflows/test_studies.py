@@ -1,0 +1,89 @@
+"""The study declarations of workflows/studies/ (``<name>.yaml``) and their runner, ``run.py``."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import repository_script
+
+ROOT = Path(__file__).parents[2]
+STUDIES = ROOT / "workflows" / "studies"
+DECLARATIONS = sorted(STUDIES.glob("*.yaml"))
+
+
+@pytest.fixture(scope="module")
+def runner():
+    return repository_script("workflows/studies/run.py")
+
+
+@pytest.mark.parametrize("path", DECLARATIONS, ids=lambda p: p.stem)
+def test_a_declaration_reads_and_its_commands_name_files_that_exist(path, runner):
+    study = runner.read_study(path)
+    for command in study["commands"]:
+        for name in re.findall(r"(?:workflows|benchmarks)/[\w/.-]+\.(?:py|yaml)", command):
+            assert (ROOT / name).is_file(), f"{path.name}: its command {command!r} names {name}, which does not exist"
+
+
+def test_every_study_script_belongs_to_a_declaration(runner):
+    named = set()
+    for path in DECLARATIONS:
+        study = runner.read_study(path)
+        named.add(study["script"])
+        named.update(w for c in study["commands"] for w in shlex.split(c) if w.endswith(".py"))
+    scripts = {f"workflows/studies/{p.name}" for p in STUDIES.glob("*.py")} - {
+        "workflows/studies/shared.py", "workflows/studies/run.py"}
+    assert not sorted(scripts - named), "a study script no declaration runs: declare it, or retire it"
+
+
+def test_a_bad_declaration_is_refused_naming_the_field(tmp_path, runner):
+    good = yaml.safe_load((STUDIES / "open_sky.yaml").read_text(encoding="utf-8"))
+    cases = {"study": ("other", "field 'study' is 'other'"),
+             "records": (["workflows/pages/records/results/nowhere.json"], "nowhere.json"),
+             "commands": ([], "field 'commands'"), "needs": ({"runs": []}, "field 'needs'")}
+    for field, (value, message) in cases.items():
+        path = tmp_path / "open_sky.yaml"
+        path.write_text(yaml.safe_dump({**good, field: value}), encoding="utf-8")
+        with pytest.raises(ValueError, match=re.escape(message)):
+            runner.read_study(path)
+    path.write_text(yaml.safe_dump({k: v for k, v in good.items() if k != "title"}), encoding="utf-8")
+    with pytest.raises(ValueError, match="field 'title'"):
+        runner.read_study(path)
+
+
+def test_the_runner_prints_each_command_and_stops_at_the_first_failing_one(runner, capfd):
+    study = {"commands": ["echo first", "exit 3", "echo never"]}
+    assert runner.run(study) == 3
+    out = capfd.readouterr()
+    assert out.out.splitlines() == ["$ echo first", "first", "$ exit 3"]
+    assert "status 3" in out.err
+    assert runner.run(study, dry_run=True) == 0
+    assert capfd.readouterr().out.splitlines() == ["$ echo first", "$ exit 3", "$ echo never"]
+
+
+def test_an_unknown_study_is_refused_with_the_declared_ones(runner, capsys):
+    assert runner.main(["no_such_study"]) == 2
+    assert "open_sky" in capsys.readouterr().err
+
+
+def test_every_study_a_library_comment_cites_is_declared_and_lists_the_record_it_cites():
+    """A comment in gpal/ cites a study by its declaration and record (``workflows/studies/open_sky.yaml, record
+    workflows/pages/records/results/open_sky.json``), not a script at a commit: both must exist, and the declaration
+    list the record."""
+    cited = re.compile(r"(workflows/studies/\w+\.yaml)(?:[`,]*\s+record\s+((?:docs|workflows)/[\w./-]*\w))?")
+    found = []
+    for path in sorted((ROOT / "gpal").rglob("*.py")):
+        text = " ".join(path.read_text(encoding="utf-8").replace("#:", " ").replace("#", " ").split())
+        assert not re.search(r"workflows/studies/\w+\.py", text), f"{path}: cites a study script; cite its declaration"
+        found += [(path, *m.groups()) for m in cited.finditer(text)]
+    assert len(found) > 10
+    for path, declaration, record in found:
+        assert (ROOT / declaration).is_file(), f"{path}: cites {declaration}, which does not exist"
+        if record:
+            records = yaml.safe_load((ROOT / declaration).read_text(encoding="utf-8"))["records"]
+            assert any(record == r or (r.endswith("/") and record.startswith(r)) for r in records), \
+                f"{path}: cites {record} of {declaration}, which does not list it"

@@ -1,0 +1,95 @@
+#!/usr/bin/env python
+"""Run a declared study: its commands in order, from the repository's top.
+
+A study is declared in ``workflows/studies/<NAME>.yaml`` (the format: ``workflows/studies/README.md``), so a number
+on a docs page cites the study by name and record, and anyone can remake it::
+
+    python workflows/studies/run.py open_sky             # run its commands
+    python workflows/studies/run.py open_sky --dry-run   # print them only
+
+Each command is printed before it runs, through the shell (a command may set variables first:
+``OMP_NUM_THREADS=1 python ...``); the first that fails stops the study with its exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+#: The repository's top: where every command of a declaration runs and every path in it starts.
+ROOT = Path(__file__).resolve().parents[2]
+STUDIES = Path(__file__).resolve().parent
+
+#: Every field of a declaration and its type (``needs``: ``runs``, a list of folders, and ``cost``, a sentence).
+FIELDS = {"study": str, "title": str, "script": str, "commands": list, "records": list, "pages": list, "needs": dict}
+
+
+def read_study(path: Path) -> dict[str, Any]:
+    """A study declaration, checked: every field of `FIELDS` present with its type, ``study`` the file's name, and
+    its script, records and pages existing under the repository's top (a ValueError names the file and field)."""
+    try:
+        study = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ValueError(f"{path}: not a readable YAML study declaration ({exc})") from None
+    if not isinstance(study, dict):
+        raise ValueError(f"{path}: expected a mapping with the fields {sorted(FIELDS)}, got {type(study).__name__}")
+    for field, kind in FIELDS.items():
+        if not isinstance(study.get(field), kind):
+            raise ValueError(f"{path}: field {field!r} must be a {kind.__name__}, got {study.get(field)!r}")
+    unknown = sorted(set(study) - set(FIELDS))
+    if unknown:
+        raise ValueError(f"{path}: unknown fields {unknown}; a declaration has {sorted(FIELDS)}")
+    if study["study"] != Path(path).stem:
+        raise ValueError(f"{path}: field 'study' is {study['study']!r}, expected the file's name {Path(path).stem!r}")
+    if not study["commands"] or not all(isinstance(c, str) and c.strip() for c in study["commands"]):
+        raise ValueError(f"{path}: field 'commands' must list at least one command line")
+    if not isinstance(study["needs"].get("runs"), list) or not isinstance(study["needs"].get("cost"), str):
+        raise ValueError(f"{path}: field 'needs' must hold 'runs' (a list of folders) and 'cost' (a sentence)")
+    for field in ("script", "records", "pages"):
+        for name in [study[field]] if field == "script" else study[field]:
+            if not (ROOT / str(name)).exists():
+                raise ValueError(f"{path}: field {field!r} names {name!r}, which does not exist under {ROOT}")
+    return study
+
+
+def study_file(name: str) -> Path:
+    """The declaration of study ``name``; a name with none raises ValueError listing the declared studies."""
+    path = STUDIES / f"{name}.yaml"
+    if not path.is_file():
+        declared = sorted(p.stem for p in STUDIES.glob("*.yaml"))
+        raise ValueError(f"no study {name!r}: the declared studies are {declared}")
+    return path
+
+
+def run(study: dict[str, Any], dry_run: bool = False) -> int:
+    """Run (or with ``dry_run`` only print) the study's commands in order; the first failing one's exit status."""
+    for command in study["commands"]:
+        print(f"$ {command}", flush=True)
+        if not dry_run:
+            status = subprocess.run(command, shell=True, cwd=ROOT).returncode
+            if status:
+                print(f"error: the command above exited with status {status}; the study stops here", file=sys.stderr)
+                return status
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python workflows/studies/run.py", description=__doc__.split("\n")[0])
+    parser.add_argument("name", help="the study: a declaration workflows/studies/NAME.yaml")
+    parser.add_argument("--dry-run", action="store_true", help="print the commands without running them")
+    args = parser.parse_args(argv)
+    try:
+        study = read_study(study_file(args.name))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return run(study, args.dry_run)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
