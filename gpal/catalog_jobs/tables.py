@@ -322,7 +322,7 @@ def _files(name: str, frame: pd.DataFrame, meta: Mapping[str, Any],
         return {name: frame.to_csv(index=False) if csv_text is None else csv_text,
                 str(Path(name).with_suffix(TWIN_SUFFIX)): _ecsv_text(frame, meta)}
     if fmt == "mrt":
-        return {name: _mrt_text(frame)}
+        return {name: _mrt_text(frame, meta)}
     if fmt == "votable":
         return {name: _votable_bytes(frame, meta)}
     fits = io.BytesIO()

@@ -90,12 +90,14 @@ def test_a_table_written_and_read_back_holds_what_its_files_read_back(tmp_path):
 
 
 def _journal_frame() -> pd.DataFrame:
-    """A table with what MRT has no room for: 1/3 beside 1e-300, NaN and inf, booleans, empty and non-ASCII text, a
-    nullable integer with a missing value, units in and out of the CDS syntax."""
+    """A table with what MRT has no room for: 1/3 beside 1e-300 (in a column of no stated format, `weight`, and in a
+    probability), NaN and inf, booleans, empty and non-ASCII text, a nullable integer with a missing value, units in
+    and out of the CDS syntax."""
     return pd.DataFrame({
         "Source_Name": ["4FGL J0001.2+4741", "FL16Y J0002.0-0001", "x"],
         "CLASS1": ["bll", "", ""],
         "p_bll": [0.1, 1.0 / 3.0, 1e-300],
+        "weight": [0.1, 1.0 / 3.0, 1e-300],
         "entropy": [0.3, np.nan, 0.0],  # nat: no CDS / VOUnit name, said in the description
         "Flux1000": [1.4796060e-10, np.inf, 6.779151e-11],  # ph cm-2 s-1
         "GLON": [10.0, 200.5, 359.9],
@@ -124,11 +126,14 @@ def test_the_journal_and_vo_tables_read_back_with_the_same_rows_units_and_descri
     back = Table.read(path, **read)  # the MRT through astropy's reader of the journal's format
     assert len(back) == 3 and {"RA", "DEC"} <= set(back.colnames)  # the table as written gains RA, DEC
     for name in frame.columns:
-        column, (unit, description) = back[name], _column_info(name)
+        column, info = back[name], _column_info(name)
+        unit, description = info.unit, info.description
         values, masked = np.ma.getdata(column), np.ma.getmaskarray(column)
-        if frame[name].dtype.kind == "f":  # bit for bit; NaN and inf as a blank (masked) cell in MRT
+        if frame[name].dtype.kind == "f":  # NaN and inf as a blank (masked) cell in MRT
             expected = frame[name].to_numpy()
             finite = np.isfinite(expected)
+            if suffix == ".mrt" and info.mrt:  # at the column's decimals (0.3333, 1.480e-10); else bit for bit
+                expected = np.array([float(info.mrt % value) if np.isfinite(value) else value for value in expected])
             assert np.array_equal(np.asarray(values, dtype=float)[finite], expected[finite]), name
             assert (masked == ~finite).all() if suffix == ".mrt" else True, name
         elif name == "ood":
@@ -141,7 +146,7 @@ def test_the_journal_and_vo_tables_read_back_with_the_same_rows_units_and_descri
             assert _as_text(column) == frame[name].tolist(), name
         # MRT puts the column's [min/max] range and a "?" (may be blank) before the explanation
         said = re.sub(r"^(\[[^\]]*\])?\??\s*", "", " ".join((column.description or "").split()))
-        assert said.startswith(description) and description, (name, said)
+        assert said.startswith(description) and (description or name == "weight"), (name, said)  # weight: none
         expected_unit = None if unit in (None, "nat") else u.Unit(unit)
         assert (column.unit and u.Unit(column.unit)) == expected_unit, name
 
@@ -178,6 +183,7 @@ def test_a_journal_or_vo_copy_is_not_read_as_a_gpal_table(tmp_path):
 def test_the_lists_are_written_in_the_formats_the_classifications_record(main_job_run):
     """``--table-formats`` reaches every list through the ``FORMATS`` keyword (what ``gpal report`` rebuilds from)."""
     from gpal.catalog_jobs.follow_up import follow_up_files
+    from gpal.catalog_jobs.table_formats import _column_info
     from gpal.catalog_jobs.layout import list_path
     from gpal.catalog_jobs.tables import formats_of
 
@@ -195,8 +201,10 @@ def test_the_lists_are_written_in_the_formats_the_classifications_record(main_jo
         if not rows.empty:
             back = Table.read(files[f"{stem}.mrt"], format="ascii.mrt")
             assert back["Source_Name"].tolist() == rows["Source_Name"].tolist(), name
-            for column in [c for c in rows.columns if c.startswith("p_")] + ["rank", "Signif_Avg"]:
-                assert back[column].tolist() == rows[column].tolist(), (name, column)
+            assert back["rank"].tolist() == rows["rank"].tolist(), name
+            for column in [c for c in rows.columns if c.startswith("p_")] + ["Signif_Avg"]:
+                decimals = _column_info(column).mrt  # the CSV's values at the column's decimals
+                assert back[column].tolist() == [float(decimals % v) for v in rows[column]], (name, column)
     assert not any(name.endswith((".mrt", ".vot")) for name in plain)
 
 
@@ -227,4 +235,69 @@ def test_gpal_predict_writes_the_format_its_out_names(main_job_run, small_catalo
     for name, fmt in (("t.mrt", "ascii.mrt"), ("t.vot", "votable")):
         back = Table.read(tmp_path / name, format=fmt)
         assert back["Source_Name"].tolist() == rows["Source_Name"].tolist(), name
-        assert np.array_equal(np.asarray(back["p_pulsar"], dtype=float), rows["p_pulsar"].to_numpy()), name
+        expected = [float(f"{v:.4f}") for v in rows["p_pulsar"]] if name == "t.mrt" else rows["p_pulsar"].tolist()
+        assert np.asarray(back["p_pulsar"], dtype=float).tolist() == expected, name  # MRT: 4 decimals
+
+
+def _journal_and_vo_files(run) -> dict[str, str | bytes]:
+    """Every file of the run's classifications and lists, asked in MRT and VOTable too, made in memory."""
+    from gpal.catalog_jobs.follow_up import follow_up_files
+
+    table = read_probability_table(run / "classifications.csv")
+    asked = ClassifiedSources(table.frame, {**table.meta, "FORMATS": "mrt,votable"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the small catalog's empty lists
+        files = classified_table_files(asked, "classifications.csv", ["mrt", "votable"])
+        files.update(follow_up_files(asked)[0])
+    return files
+
+
+def _read_quietly(content: str | bytes, fmt: str) -> Table:
+    """``Table.read`` of a file's content, any warning of the reader an error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return Table.read(io.BytesIO(content) if isinstance(content, bytes) else content, format=fmt)
+
+
+#: The unit an ECSV column's that astropy cannot parse reads back as in MRT (CDS: [Hz] is log10 of Hz).
+_MRT_UNITS = {"log10(Hz)": "[Hz]"}
+
+
+def test_every_mrt_and_votable_reads_back_with_its_twins_columns_units_and_descriptions(main_job_run):
+    """The classifications and every list: the same column names as the ECSV twin, each unit either the same or said
+    in the description, each description the twin's (MRT puts a [min/max] range and "?" before it); astropy's
+    readers warn of nothing, and no line of an MRT's header is over 80 characters."""
+    import re
+    from astropy import units as u
+
+    files = _journal_and_vo_files(main_job_run)
+    twins = sorted(name for name in files if name.endswith(".ecsv"))
+    assert "classifications.ecsv" in twins and len(twins) > 5
+    checked = 0
+    for twin_name in twins:
+        twin = Table.read(files[twin_name], format="ascii.ecsv")
+        for suffix, fmt in ((".mrt", "ascii.mrt"), (".vot", "votable")):
+            name = twin_name.removesuffix(".ecsv") + suffix
+            if name not in files:
+                assert suffix == ".mrt" and len(twin) == 0, name  # an empty list has no MRT
+                continue
+            back = _read_quietly(files[name], fmt)
+            assert back.colnames == twin.colnames, name
+            assert len(back) == len(twin), name
+            for column in twin.colnames:
+                said = re.sub(r"^(\[[^\]]*\])?\??\s*", "", " ".join((back[column].description or "").split()))
+                assert said.startswith(twin[column].description), (name, column, said)
+                unit = twin[column].unit
+                if unit is None:
+                    assert back[column].unit is None, (name, column)
+                elif isinstance(unit, u.UnrecognizedUnit) and (suffix == ".vot" or str(unit) not in _MRT_UNITS):
+                    assert back[column].unit is None and f"(unit: {unit})" in said, (name, column, said)
+                else:
+                    expected = u.Unit(_MRT_UNITS[str(unit)], format="cds") if str(unit) in _MRT_UNITS else unit
+                    assert back[column].unit == expected, (name, column, back[column].unit)
+            checked += 1
+        if twin_name.removesuffix(".ecsv") + ".mrt" in files:
+            text = files[twin_name.removesuffix(".ecsv") + ".mrt"]
+            header = text[:text.rindex("\n-----")]
+            assert max(len(line) for line in header.splitlines()) <= 80, twin_name
+    assert checked > 10
