@@ -172,10 +172,6 @@ COLUMNS = {
                                 "95% ellipse (empty: none)", ucd="meta.note"),
 }
 
-#: FITS has no unit for nats; a FITS reader would warn on it, so there it lives in TCOMM only.
-_FITS_UNITS = {"deg", "ph cm-2 s-1"}
-
-
 def _column_info(name: str) -> ColumnInfo:
     classes = classes_from_columns([name])
     if classes:
@@ -200,18 +196,19 @@ def _ordered(meta: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _fits_hdu(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
-    """One BINTABLE HDU: TUNIT and TCOMM per column, one typed card per keyword or record value."""
+    """One BINTABLE HDU: TUNIT (where FITS names the unit, `_described`) and TCOMM per column, one typed card per
+    keyword or record value."""
     from astropy.io import fits
     from astropy.table import Table
 
     table = Table.from_pandas(frame)
+    descriptions = []
     for column in table.columns.values():
-        unit = _column_info(column.name)[0]
-        column.unit = unit if unit in _FITS_UNITS else None
+        column.unit, description = _described(_column_info(column.name), "fits")
+        descriptions.append(description)
     hdu = fits.table_to_hdu(table)
     header = hdu.header
-    for i, name in enumerate(frame.columns, start=1):
-        description = _column_info(name)[1]
+    for i, description in enumerate(descriptions, start=1):
         if description:
             header.insert(f"TFORM{i}", (f"TCOMM{i}", description), after=True)
     header["EXTNAME"] = EXTNAME
@@ -250,7 +247,7 @@ _MRT_BOOLEAN = " (1: true, 0: false)"
 
 def _unit_in(unit: str | None, fmt: str) -> Any:
     """The astropy unit ``unit`` (as `COLUMNS` spells it) means, where astropy writes and reads it back in the unit
-    syntax ``fmt`` (``cds`` for MRT, ``vounit`` for VOTable), else None: a unit the format has no name for (the nat,
+    syntax ``fmt`` (``cds`` for MRT, ``vounit`` for VOTable, ``fits``), else None: a unit the format has no name for (the nat,
     or a logarithm in VOUnit) would make the file's reader warn or fail, so the description says it
     (`_described`).  ``log10(X)`` is astropy's ``dex(X)``, which CDS writes ``[X]``."""
     if unit is None:
@@ -310,7 +307,7 @@ def _mrt_text(frame: pd.DataFrame, meta: Mapping[str, Any]) -> str:
         raise ValueError("an AAS MRT holds at least one row (astropy's writer refuses an empty table); this table "
                          "has none")
     table = _astropy_table(frame, {})
-    formats = {}
+    formats, descriptions = {}, []
     for name in table.colnames:
         column, info = table[name], _column_info(name)
         unit, description = _described(info, "cds")
@@ -328,7 +325,9 @@ def _mrt_text(frame: pd.DataFrame, meta: Mapping[str, Any]) -> str:
             column = Column([_fits_text(str(value)) for value in np.asarray(text, dtype=object)], dtype=str)
         if column.dtype.kind in "iuf" and np.ma.getmaskarray(column).all():
             formats[name] = "%d" if column.dtype.kind in "iu" else "%.1f"  # one blank byte: see below
-        column.unit, column.description = unit, _fits_text(description)
+        # a token astropy writes in one piece; the explanation replaces it in `_rewrapped`
+        column.unit, column.description = unit, f"@{len(descriptions)}@"
+        descriptions.append(_fits_text(description))
         table[name] = column
     out = io.StringIO()
     # A missing value is one blank (astropy's default, no character, leaves a column of none, RA_Counterpart of a
@@ -340,36 +339,34 @@ def _mrt_text(frame: pd.DataFrame, meta: Mapping[str, Any]) -> str:
     end = next(i for i in range(start, len(lines)) if lines[i].startswith("-----"))
     notes = lines.index("Notes:", end)
     lines[notes:notes + 1] = ["Notes:", *_mrt_notes(meta)]
-    lines[start:end] = _rewrapped(lines[start:end])
+    lines[start:end] = _rewrapped(lines[start:end], descriptions, max(map(len, table.colnames)))
     title = lines.index("Title:")
     lines[title:title + 1] = _header_lines(f"Title: {_fits_text(_mrt_title(meta))}", 7)
     return "\n".join(lines)
 
 
-def _rewrapped(entries: list[str]) -> list[str]:
-    """The byte-by-byte description's lines (astropy's) with each column's explanation wrapped so that no
-    continuation line starts with a digit.
+def _rewrapped(entries: list[str], descriptions: list[str], label_width: int) -> list[str]:
+    """The byte-by-byte description's lines as astropy writes them with each explanation a token ``@k@``, with the
+    tokens replaced by ``descriptions`` and each line wrapped (`_wrapped`) so that no continuation line starts with
+    a digit or splits a word.
 
-    astropy's reader takes a line starting with a number and three words as a column (a wrapped "1 to 100 GeV"
-    of Flux1000 became a column GeV); a word starting with a digit is kept on the line of the word before it.
-    A line whose Bytes field (right-aligned, ending where the first line's ends) is blank continues the one before."""
+    astropy wraps an explanation by itself at hyphens too ("high- energy" read back) and so that a continuation line
+    may start with a number and three words, which its reader takes for a column (a wrapped "1 to 100 GeV" of
+    Flux1000 became a column GeV).  Continuation lines are indented as astropy indents them: past the Bytes field,
+    12 characters of Format and Units and the longest label."""
     bytes_end = re.match(r"\s*\d+(?:-\s*\d+)?", entries[0]).end()
-    columns: list[list[str]] = []
-    for line in entries:
+    columns: list[str] = []
+    for line in entries:  # a line whose Bytes field (right-aligned) is blank continues the one before
         if line[bytes_end - 1:bytes_end].isdigit():
-            columns.append([line])
+            columns.append(line.rstrip())
         else:
-            columns[-1].append(line)
+            columns[-1] += f" {line.strip()}"
     out = []
-    for first, *rest in columns:
-        if not rest:
-            out.append(first)
-            continue
+    for line in columns:
         # the explanation starts after the Bytes, Format, Units and Label fields, none of which holds a space
-        fields = re.match(r"\s*\d+(?:-\s*\d+)?\s+\S+\s+\S+\s+\S+\s+", first)
-        indent = len(rest[0]) - len(rest[0].lstrip())
-        words = " ".join([first[fields.end():], *rest]).split()
-        out += _wrapped(first[:fields.end()] + " ".join(words), indent, prefix=fields.end())
+        fields = re.match(r"\s*\d+(?:-\s*\d+)?\s+\S+\s+\S+\s+\S+\s+", line).end()
+        explanation = re.sub(r"@(\d+)@", lambda token: descriptions[int(token.group(1))], line[fields:])
+        out += _wrapped(line[:fields] + explanation, bytes_end + 16 + label_width, prefix=fields)
     return out
 
 

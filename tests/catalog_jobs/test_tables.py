@@ -301,3 +301,89 @@ def test_every_mrt_and_votable_reads_back_with_its_twins_columns_units_and_descr
             header = text[:text.rindex("\n-----")]
             assert max(len(line) for line in header.splitlines()) <= 80, twin_name
     assert checked > 10
+
+
+def test_no_explanation_wraps_into_a_phantom_column(tmp_path):
+    """Every column `COLUMNS` describes, in one MRT beside a column whose name (1 to 30 characters) moves where
+    each explanation wraps: astropy reads back the same columns, each description whole."""
+    import re
+
+    from gpal.catalog_jobs.table_formats import COLUMNS, _mrt_text
+
+    row = {name: ("a" if info.mrt is None else 1.0) for name, info in COLUMNS.items()}
+    for width in range(1, 31):
+        frame = pd.DataFrame([{**row, "n" * width: 1}])
+        text = _mrt_text(frame, {})
+        back = _read_quietly(text, "ascii.mrt")
+        assert back.colnames == list(frame.columns), width
+        for name, info in COLUMNS.items():
+            said = re.sub(r"^(\[[^\]]*\])?\??\s*", "", " ".join(back[name].description.split()))
+            assert said.startswith(info.description), (width, name, said)
+        assert max(len(line) for line in text[:text.rindex("\n-----")].splitlines()) <= 80, width
+
+
+def test_the_mrt_has_a_title_and_notes_and_leaves_the_authors_to_the_user():
+    from gpal.catalog_jobs.table_formats import _mrt_text
+
+    meta = {"CATALOG": "FL16Y", "CATVER": "v41", "SELECT": "unassociated,bcu", "CREATOR": "gpal 0.4.0",
+            "LIST": "target list: the most probable pulsar sources to follow up", "EXPECTED": 12.5,
+            "FLAG3": "flux changed by > 3 sigma with another diffuse model", "TRAINSEL": {"cut": None}}
+    text = _mrt_text(_journal_frame(), meta)
+    lines = text.splitlines()
+    assert lines[0] == "Title: Target list: the most probable pulsar sources to follow up of FL16Y v41"
+    assert lines[1].strip() == "(unassociated,bcu), by gpal 0.4.0" and lines[2] == "Authors:"
+    notes = lines[lines.index("Notes:") + 1:]
+    assert notes[:2] == ["Note (1): Flags, Flag_Words: the catalog's analysis flags; bit n set means",
+                         "  3: flux changed by > 3 sigma with another diffuse model"]
+    assert "  EXPECTED (expected number of class members in this list (sum of its" in notes
+    assert '  TRAINSEL (training selection): {"cut": null}' in notes
+    back = _read_quietly(text, "ascii.mrt")  # the notes are not read as rows
+    assert back["Source_Name"].tolist() == _journal_frame()["Source_Name"].tolist()
+
+
+def test_the_votable_gives_positions_and_identifiers_their_ucds_and_coordinate_systems(tmp_path):
+    """TOPCAT and Aladin find a table's positions by UCD and COOSYS: astropy's parser sees both, and checks each
+    UCD against the controlled vocabulary."""
+    from astropy.io.votable import parse
+    from astropy.io.votable.ucd import check_ucd
+
+    frame = _journal_frame().assign(LAC_counterpart_RA=[1.0, np.nan, 2.0], LAC_counterpart_DEC=[3.0, np.nan, 4.0])
+    path = write_probability_table(ClassifiedSources(frame, {}), tmp_path / "t.vot")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        votable = parse(path)
+    fields = {field.name: field for field in votable.get_first_table().fields}
+    ucds = {name: field.ucd for name, field in fields.items() if field.ucd}
+    assert ucds == {"Source_Name": "meta.id;meta.main", "CLASS1": "src.class", "p_bll": "stat.probability",
+                    "Flux1000": "phot.flux;em.gamma", "GLON": "pos.galactic.lon", "GLAT": "pos.galactic.lat",
+                    "RA": "pos.eq.ra;meta.main", "DEC": "pos.eq.dec;meta.main", "ASSOC1": "meta.id.assoc",
+                    "LAC_counterpart_RA": "pos.eq.ra", "LAC_counterpart_DEC": "pos.eq.dec"}
+    assert all(check_ucd(ucd, check_controlled_vocabulary=True) for ucd in ucds.values())
+    systems = {system.ID: system for system in votable.resources[0].coordinate_systems}
+    assert (systems["ICRS"].system, systems["ICRS"].equinox) == ("ICRS", "J2000")
+    assert systems["galactic"].system == "galactic"
+    refs = {name: field.ref for name, field in fields.items() if field.ref}
+    assert refs == {"RA": "ICRS", "DEC": "ICRS", "LAC_counterpart_RA": "ICRS", "LAC_counterpart_DEC": "ICRS",
+                    "GLON": "galactic", "GLAT": "galactic"}
+
+
+def test_a_unit_a_format_cannot_write_is_named_in_its_description(tmp_path):
+    """MeV and log10(Hz) kept where the format names them (MRT: [Hz]); the nat, and log10(Hz) outside MRT, said in
+    the column's description instead of dropped."""
+    from astropy import units as u
+    from astropy.io import fits
+
+    frame = _journal_frame().assign(Peak_Energy=[100.0, 200.0, np.nan], LAC_log_nu_syn=[13.25, np.nan, 15.5])
+    table = ClassifiedSources(frame.drop(columns="ASSOC1"), {})  # FITS holds ASCII text only
+    mrt = _read_quietly(classified_table_files(table, "t.mrt")["t.mrt"], "ascii.mrt")
+    vot = _read_quietly(classified_table_files(table, "t.vot")["t.vot"], "votable")
+    assert mrt["Peak_Energy"].unit == vot["Peak_Energy"].unit == u.MeV
+    assert mrt["LAC_log_nu_syn"].unit == u.dex(u.Hz) and mrt["LAC_log_nu_syn"][0] == 13.25
+    assert vot["LAC_log_nu_syn"].unit is None and "(unit: log10(Hz))" in vot["LAC_log_nu_syn"].description
+    for back in (mrt, vot):
+        assert back["entropy"].unit is None and back["entropy"].description.endswith("(unit: nat)")
+    header = fits.getheader(write_probability_table(table, tmp_path / "t.fits"), "CLASSIFICATIONS")
+    names = [header[f"TTYPE{i}"] for i in range(1, header["TFIELDS"] + 1)]
+    units = {name: header.get(f"TUNIT{i}") for i, name in enumerate(names, start=1)}
+    assert units["Peak_Energy"] == "MeV" and units["GLON"] == "deg" and units["entropy"] is None
+    assert header[f"TCOMM{names.index('LAC_log_nu_syn') + 1}"].endswith("(unit: log10(Hz))")
