@@ -1,10 +1,10 @@
 """A table of sources as the text of each file format: the ECSV twin, the FITS HDU, the AAS MRT and the VOTable.
 
-Every format carries the same description of the table, stated here once: each column's unit and meaning
-(`COLUMNS`, a ``p_<class>`` column's from its name) and each header keyword's (`KEYWORDS`).  The writers make the
-file's content in memory from the rows and keywords (`gpal.catalog_jobs.tables` builds those, picks the format by
-the file's suffix and writes the files); the ECSV header is astropy's, its rows pandas', so a table of 10^6 sources
-is written in blocks.
+Every format carries the same description of the table, stated here once: each column's unit, meaning, MRT
+format and UCD (`COLUMNS`, a ``p_<class>`` column's from its name) and each header keyword's (`KEYWORDS`).  The
+writers make the file's content in memory from the rows and keywords (`gpal.catalog_jobs.tables` builds those, picks
+the format by the file's suffix and writes the files); the ECSV header is astropy's, its rows pandas', so a table of
+10^6 sources is written in blocks.
 """
 
 from __future__ import annotations
@@ -247,8 +247,8 @@ _MRT_BOOLEAN = " (1: true, 0: false)"
 
 def _unit_in(unit: str | None, fmt: str) -> Any:
     """The astropy unit ``unit`` (as `COLUMNS` spells it) means, where astropy writes and reads it back in the unit
-    syntax ``fmt`` (``cds`` for MRT, ``vounit`` for VOTable, ``fits``), else None: a unit the format has no name for (the nat,
-    or a logarithm in VOUnit) would make the file's reader warn or fail, so the description says it
+    syntax ``fmt`` (``cds`` for MRT, ``vounit`` for VOTable, ``fits``), else None: a unit the format has no name
+    for (the nat, or a logarithm in VOUnit) would make the file's reader warn or fail, so the description says it
     (`_described`).  ``log10(X)`` is astropy's ``dex(X)``, which CDS writes ``[X]``."""
     if unit is None:
         return None
@@ -370,7 +370,7 @@ def _rewrapped(entries: list[str], descriptions: list[str], label_width: int) ->
     return out
 
 
-def _wrapped(text: str, indent: int, prefix: int = 0) -> list[str]:
+def _wrapped(text: str, indent: int, prefix: int) -> list[str]:
     """``text`` in lines of at most `_MRT_WIDTH` characters, each after the first indented by ``indent`` spaces and
     starting with no digit (a word starting with one stays with the word before it; its first ``prefix``
     characters are kept as they are)."""
@@ -380,7 +380,7 @@ def _wrapped(text: str, indent: int, prefix: int = 0) -> list[str]:
             chunks[-1] += f" {word}"
         else:
             chunks.append(word)
-    lines = [text[:prefix] + (chunks.pop(0) if chunks else "")]
+    lines = [(text[:prefix] + (chunks.pop(0) if chunks else "")).rstrip()]  # an empty explanation: no blanks
     for chunk in chunks:
         if len(lines[-1]) + 1 + len(chunk) <= _MRT_WIDTH:
             lines[-1] += f" {chunk}"
