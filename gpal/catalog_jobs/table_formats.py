@@ -128,6 +128,7 @@ _PROBABILITY = "%.4f"
 
 
 def _catalog_columns(columns: Mapping[str, tuple[str | None, str]]) -> dict[str, ColumnInfo]:
+    """Another module's ``name -> (unit, description)`` with each column's `_CATALOG_COLUMNS` format and UCD."""
     return {name: ColumnInfo(unit, description, *_CATALOG_COLUMNS.get(name, ()))
             for name, (unit, description) in columns.items()}
 

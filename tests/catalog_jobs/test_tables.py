@@ -284,8 +284,9 @@ def test_no_explanation_wraps_into_a_phantom_column(tmp_path):
     each explanation wraps: astropy reads back the same columns, each description whole."""
     import re
 
-    from gpal.catalog_jobs.table_formats import COLUMNS, _mrt_text
+    from gpal.catalog_jobs.table_formats import _CATALOG_COLUMNS, COLUMNS, _mrt_text
 
+    assert set(_CATALOG_COLUMNS) <= set(COLUMNS)  # no format or UCD given to a column no table has
     row = {name: ("a" if info.mrt is None else 1.0) for name, info in COLUMNS.items()}
     for width in range(1, 31, 3):
         frame = pd.DataFrame([{**row, "n" * width: 1}])
