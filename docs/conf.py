@@ -164,8 +164,9 @@ def _write_table_reference() -> None:
     `KEYWORDS`), so the reference cannot drift from the files."""
     from gpal.catalog_jobs.tables import COLUMNS, KEYWORDS
 
-    columns = ["| column | unit | content |", "|---|---|---|",
-               *(f"| `{name}` | {unit or ''} | {_cell(text)} |" for name, (unit, text) in COLUMNS.items())]
+    columns = ["| column | unit | content | MRT format | VOTable UCD |", "|---|---|---|---|---|",
+               *(f"| `{name}` | {info.unit or ''} | {_cell(info.description)} | {info.mrt or ''} | {info.ucd or ''} |"
+                 for name, info in COLUMNS.items())]
     keywords = ["| keyword | what it records |", "|---|---|",
                 *(f"| `{name}` | {_cell(text)} |" for name, text in KEYWORDS.items())]
     (HERE / "_generated").mkdir(exist_ok=True)

@@ -1,10 +1,10 @@
 """A table of sources as the text of each file format: the ECSV twin, the FITS HDU, the AAS MRT and the VOTable.
 
-Every format carries the same description of the table, stated here once: each column's unit and meaning
-(`COLUMNS`, a ``p_<class>`` column's from its name) and each header keyword's (`KEYWORDS`).  The writers make the
-file's content in memory from the rows and keywords (`gpal.catalog_jobs.tables` builds those, picks the format by
-the file's suffix and writes the files); the ECSV header is astropy's, its rows pandas', so a table of 10^6 sources
-is written in blocks.
+Every format carries the same description of the table, stated here once: each column's unit, meaning, MRT
+format and UCD (`COLUMNS`, a ``p_<class>`` column's from its name) and each header keyword's (`KEYWORDS`).  The
+writers make the file's content in memory from the rows and keywords (`gpal.catalog_jobs.tables` builds those, picks
+the format by the file's suffix and writes the files); the ECSV header is astropy's, its rows pandas', so a table of
+10^6 sources is written in blocks.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -26,7 +26,7 @@ from gpal.catalogs.targets import EXTENDED_FIELD_COLUMNS, SEXAGESIMAL_COLUMNS, T
 from gpal.estimators.outliers import OOD_FALSE_POSITIVE_RATE
 from gpal.files import write_text_atomic
 
-__all__ = ["COLUMNS", "EXTENDED", "EXTNAME", "KEYWORDS", "TWIN_SUFFIX", "write_ecsv_twin"]
+__all__ = ["COLUMNS", "ColumnInfo", "EXTENDED", "EXTNAME", "KEYWORDS", "TWIN_SUFFIX", "write_ecsv_twin"]
 
 #: The FITS file's table HDU.
 EXTNAME = "CLASSIFICATIONS"
@@ -80,49 +80,104 @@ _RECORD_KEYS = ("TRAINSEL", "FITCONF")  # nested records: YAML in ECSV, one HIER
 #: ``predicted_class`` of an extended source: the trained point-source classes never name one.
 EXTENDED = "extended"
 
-#: Units and descriptions of the fixed columns (``p_<class>`` columns are added per table).
-COLUMNS = {
-    "Source_Name": (None, "the catalog's source name (4FGL J..., FL16Y J...), the key to the catalog"),
-    "CLASS1": (None, "the catalog's CLASS1 code (empty: unassociated)"),
-    "predicted_class": (None, f"the most probable class; {EXTENDED!r} for an extended source, which the point-source "
-                              "classes do not describe (its p_<class> columns say what it resembles)"),
-    "entropy": ("nat", "predictive entropy in nats, 0 (certain) to ln(number of classes)"),
-    MC_ERROR_COLUMN: (None, "largest Monte Carlo standard error of the row's probabilities"),
-    "information": ("nat", "follow-up score: mutual information between the source's class and the model (BALD), "
-                           "what its label would teach the model"),
-    "ood_score": (None, "outlier score: squared distance of the measurement from the training population, in units "
-                        "of its spread plus the source's error bars (higher = less like any training source)"),
-    "ood": (None, f"none of these: ood_score above the threshold that flags {OOD_FALSE_POSITIVE_RATE:.0%} of held-out "
-                  "sources of the trained classes"),
-    **{name: (unit, description) for name, (_, unit, description) in TARGET_COLUMNS.items()},
-    **SEXAGESIMAL_COLUMNS,
-    **EXTENDED_FIELD_COLUMNS,
-    "RA": ("deg", "right ascension (J2000): the catalog's RAJ2000, or from GLON and GLAT where it has none"),
-    "DEC": ("deg", "declination (J2000): the catalog's DEJ2000, or from GLON and GLAT where it has none"),
-    "rank": (None, "the source's place in its list, 1 first"),
-    "score": (None, "gpal active's acquisition score at query time (higher: asked first)"),
-    "known_class": (None, "the class the sky already gives the source beyond its CLASS1 (CLASS2, an earlier "
-                          "release, a known pulsar inside the 95% ellipse; empty: none): such a source is in no "
-                          "target list but in known_sources.csv, unless the class is unk (a counterpart of unknown "
-                          "nature names no class)"),
-    "known_as": (None, "the known object's name (empty: none)"),
-    "known_reason": (None, "how the class is known, in words (empty: not known)"),
-    "ATNF_pulsars": (None, "the ATNF Pulsar Catalogue pulsars inside the 95% ellipse, nearest first (empty: none)"),
-    **{name: (unit, description) for name, (_, unit, description) in LAC_TABLE_COLUMNS.items()},
-    "caveats": (None, "why the source may not be what it seems: the catalog's doubtful flags in words, the Galactic "
-                      "plane, an extended source's model covering it, an ATNF pulsar inside the 95% ellipse "
-                      "(empty: none)"),
+class ColumnInfo(NamedTuple):
+    """What every format says of a column: its unit (as the ECSV writes it), its description, the printf format of
+    its MRT cells (a float column; None: every digit the value has) and its VOTable UCD (None: none)."""
+
+    unit: str | None
+    description: str
+    mrt: str | None = None
+    ucd: str | None = None
+
+
+#: MRT formats and UCDs of the catalog's columns, whose units and descriptions `gpal.catalogs.targets` and
+#: `gpal.catalogs.lac` give: the decimals of the LAT catalog's own TDISP (gll_psc_v41: positions and ellipse axes
+#: F8.4, Conf_95_PosAng / Signif_Avg / LP_SigCurv F8.3, Flux1000 E10.4, LP_EPeak F10.2, Variability_Index F10.4,
+#: ASSOC_PROB_* F6.4; 4LAC-DR3's counterpart positions F8.4), 4LAC's peak frequencies to the 0.001 dex its
+#: values carry, its peak energies to 0.1 MeV and redshifts to 4 decimals.
+_CATALOG_COLUMNS = {
+    "GLON": ("%.4f", "pos.galactic.lon"),
+    "GLAT": ("%.4f", "pos.galactic.lat"),
+    "Conf_95_SemiMajor": ("%.4f", None),
+    "Conf_95_SemiMinor": ("%.4f", None),
+    "Conf_95_PosAng": ("%.3f", None),
+    "ASSOC1": (None, "meta.id.assoc"),
+    "ASSOC2": (None, "meta.id.assoc"),
+    "RA_Counterpart": ("%.4f", "pos.eq.ra"),
+    "DEC_Counterpart": ("%.4f", "pos.eq.dec"),
+    "ASSOC_PROB_BAY": ("%.4f", None),
+    "ASSOC_PROB_LR": ("%.4f", None),
+    "Signif_Avg": ("%.3f", "stat.snr"),
+    "Flux1000": ("%.3e", "phot.flux;em.gamma"),
+    "Signif_Curvature": ("%.3f", None),
+    "Peak_Energy": ("%.2f", None),
+    "Variability_Index": ("%.4f", "src.var.index"),
+    "Flags": (None, "meta.code.qual"),
+    "LAC_log_nu_syn": ("%.3f", None),
+    "LAC_HE_EPeak": ("%.1f", None),
+    "LAC_Unc_HE_EPeak": ("%.1f", None),
+    "LAC_Redshift": ("%.4f", "src.redshift"),
+    "LAC_counterpart": (None, "meta.id.assoc"),
+    "LAC_counterpart_RA": ("%.4f", "pos.eq.ra"),
+    "LAC_counterpart_DEC": ("%.4f", "pos.eq.dec"),
 }
 
-#: FITS has no unit for nats; a FITS reader would warn on it, so there it lives in TCOMM only.
-_FITS_UNITS = {"deg", "ph cm-2 s-1"}
+#: The MRT format of a probability (``p_<class>``) and of the scores in nats: the four decimals of the catalog's
+#: association probabilities (ASSOC_PROB_* F6.4), finer than the Monte Carlo error (``p_mc_se``) of most rows.
+_PROBABILITY = "%.4f"
 
 
-def _column_info(name: str) -> tuple[str | None, str]:
+def _catalog_columns(columns: Mapping[str, tuple[str | None, str]]) -> dict[str, ColumnInfo]:
+    """Another module's ``name -> (unit, description)`` with each column's `_CATALOG_COLUMNS` format and UCD."""
+    return {name: ColumnInfo(unit, description, *_CATALOG_COLUMNS.get(name, ()))
+            for name, (unit, description) in columns.items()}
+
+
+#: The fixed columns (``p_<class>`` columns are added per table): unit, description, MRT format, UCD.
+COLUMNS = {
+    "Source_Name": ColumnInfo(None, "the catalog's source name (4FGL J..., FL16Y J...), the key to the catalog",
+                              ucd="meta.id;meta.main"),
+    "CLASS1": ColumnInfo(None, "the catalog's CLASS1 code (empty: unassociated)", ucd="src.class"),
+    "predicted_class": ColumnInfo(None, f"the most probable class; {EXTENDED!r} for an extended source, which the "
+                                        "point-source classes do not describe (its p_<class> columns say what it "
+                                        "resembles)", ucd="src.class"),
+    "entropy": ColumnInfo("nat", "predictive entropy in nats, 0 (certain) to ln(number of classes)", _PROBABILITY),
+    MC_ERROR_COLUMN: ColumnInfo(None, "largest Monte Carlo standard error of the row's probabilities", _PROBABILITY),
+    "information": ColumnInfo("nat", "follow-up score: mutual information between the source's class and the model "
+                                     "(BALD), what its label would teach the model", _PROBABILITY),
+    "ood_score": ColumnInfo(None, "outlier score: squared distance of the measurement from the training population, "
+                                  "in units of its spread plus the source's error bars (higher = less like any "
+                                  "training source)", "%.2f"),
+    "ood": ColumnInfo(None, f"none of these: ood_score above the threshold that flags {OOD_FALSE_POSITIVE_RATE:.0%} "
+                            "of held-out sources of the trained classes"),
+    **_catalog_columns({name: (unit, description) for name, (_, unit, description) in TARGET_COLUMNS.items()}),
+    **_catalog_columns(SEXAGESIMAL_COLUMNS),
+    **_catalog_columns(EXTENDED_FIELD_COLUMNS),
+    "RA": ColumnInfo("deg", "right ascension (J2000): the catalog's RAJ2000, or from GLON and GLAT where it has none",
+                     "%.4f", "pos.eq.ra;meta.main"),
+    "DEC": ColumnInfo("deg", "declination (J2000): the catalog's DEJ2000, or from GLON and GLAT where it has none",
+                      "%.4f", "pos.eq.dec;meta.main"),
+    "rank": ColumnInfo(None, "the source's place in its list, 1 first"),
+    "score": ColumnInfo(None, "gpal active's acquisition score at query time (higher: asked first)", "%.4e"),
+    "known_class": ColumnInfo(None, "the class the sky already gives the source beyond its CLASS1 (CLASS2, an earlier "
+                                    "release, a known pulsar inside the 95% ellipse; empty: none): such a source is "
+                                    "in no target list but in known_sources.csv, unless the class is unk (a "
+                                    "counterpart of unknown nature names no class)"),
+    "known_as": ColumnInfo(None, "the known object's name (empty: none)"),
+    "known_reason": ColumnInfo(None, "how the class is known, in words (empty: not known)"),
+    "ATNF_pulsars": ColumnInfo(None, "the ATNF Pulsar Catalogue pulsars inside the 95% ellipse, nearest first "
+                                     "(empty: none)"),
+    **_catalog_columns({name: (unit, description) for name, (_, unit, description) in LAC_TABLE_COLUMNS.items()}),
+    "caveats": ColumnInfo(None, "why the source may not be what it seems: the catalog's doubtful flags in words, the "
+                                "Galactic plane, an extended source's model covering it, an ATNF pulsar inside the "
+                                "95% ellipse (empty: none)", ucd="meta.note"),
+}
+
+def _column_info(name: str) -> ColumnInfo:
     classes = classes_from_columns([name])
     if classes:
-        return None, f"predicted probability of class {classes[0]}"
-    return COLUMNS.get(name, (None, ""))
+        return ColumnInfo(None, f"predicted probability of class {classes[0]}", _PROBABILITY, "stat.probability")
+    return COLUMNS.get(name, ColumnInfo(None, ""))
 
 
 def _astropy_table(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
@@ -130,8 +185,8 @@ def _astropy_table(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
 
     out = Table.from_pandas(frame)
     for column in out.columns.values():
-        unit, column.description = _column_info(column.name)
-        column.unit = unit
+        info = _column_info(column.name)
+        column.unit, column.description = info.unit, info.description
     out.meta.update(_ordered(meta))
     return out
 
@@ -142,18 +197,19 @@ def _ordered(meta: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _fits_hdu(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
-    """One BINTABLE HDU: TUNIT and TCOMM per column, one typed card per keyword or record value."""
+    """One BINTABLE HDU: TUNIT (where FITS names the unit, `_described`) and TCOMM per column, one typed card per
+    keyword or record value."""
     from astropy.io import fits
     from astropy.table import Table
 
     table = Table.from_pandas(frame)
+    descriptions = []
     for column in table.columns.values():
-        unit = _column_info(column.name)[0]
-        column.unit = unit if unit in _FITS_UNITS else None
+        column.unit, description = _described(_column_info(column.name), "fits")
+        descriptions.append(description)
     hdu = fits.table_to_hdu(table)
     header = hdu.header
-    for i, name in enumerate(frame.columns, start=1):
-        description = _column_info(name)[1]
+    for i, description in enumerate(descriptions, start=1):
         if description:
             header.insert(f"TFORM{i}", (f"TCOMM{i}", description), after=True)
     header["EXTNAME"] = EXTNAME
@@ -190,19 +246,31 @@ def _flatten(record: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any
 _MRT_BOOLEAN = " (1: true, 0: false)"
 
 
-def _unit_in(unit: Any, fmt: str) -> Any:
-    """``unit`` where astropy writes and reads it back in the unit syntax ``fmt`` (``cds`` for MRT, ``vounit`` for
-    VOTable), else None: a unit the format has no name for (the nat of ``entropy``, whose description names it)
-    would make the file's reader warn or fail."""
+def _unit_in(unit: str | None, fmt: str) -> Any:
+    """The astropy unit ``unit`` (as `COLUMNS` spells it) means, where astropy writes and reads it back in the unit
+    syntax ``fmt`` (``cds`` for MRT, ``vounit`` for VOTable, ``fits``), else None: a unit the format has no name
+    for (the nat, or a logarithm in VOUnit) would make the file's reader warn or fail, so the description says it
+    (`_described`).  ``log10(X)`` is astropy's ``dex(X)``, which CDS writes ``[X]``."""
     if unit is None:
         return None
     from astropy import units as u
 
+    log = re.fullmatch(r"log10\((.+)\)", unit)
     try:
-        u.Unit(unit.to_string(fmt), format=fmt)
+        meant = u.dex(u.Unit(log.group(1))) if log else u.Unit(unit)
+        u.Unit(meant.to_string(fmt), format=fmt)
     except (ValueError, TypeError):
         return None
-    return unit
+    return meant
+
+
+def _described(info: ColumnInfo, fmt: str) -> tuple[Any, str]:
+    """A column's unit in the syntax ``fmt`` (`_unit_in`) and its description, which names a unit ``fmt`` cannot
+    write rather than lose it."""
+    unit = _unit_in(info.unit, fmt)
+    if info.unit is not None and unit is None:
+        return None, f"{info.description} (unit: {info.unit})"
+    return unit, info.description
 
 
 def _exact_float_format(values: np.ndarray) -> str:
@@ -210,8 +278,8 @@ def _exact_float_format(values: np.ndarray) -> str:
     as the same float: fixed-point with the most decimals any value's shortest form has, or (where one needs an
     exponent: 1e-300, 1.2e-10) scientific with the most significant digits.
 
-    astropy's MRT writer picks a column's digits from its first values and writes 1/3 beside 1e-300 as ``3e-01``;
-    with this format nothing a table holds is rounded."""
+    A float column that `COLUMNS` gives no MRT format is written so; astropy's MRT writer picks a column's digits
+    from its first values and writes 1/3 beside 1e-300 as ``3e-01``."""
     shortest = [repr(float(v)) for v in values]
     if not any("e" in text for text in shortest):
         return f"%.{max([len(text.partition('.')[2]) for text in shortest] or [1])}f"
@@ -220,14 +288,19 @@ def _exact_float_format(values: np.ndarray) -> str:
     return f"%.{max(max(digits) - 1, 1)}e"
 
 
-def _mrt_text(frame: pd.DataFrame) -> str:
-    """The AAS MRT of ``frame`` (astropy's ``ascii.mrt`` writer): the byte-by-byte description, each column's CDS
-    unit (`_unit_in`) and explanation (`COLUMNS`), then the rows.
+#: The longest line of an MRT's header (the AAS journals' and CDS's ReadMe width).
+_MRT_WIDTH = 80
+
+
+def _mrt_text(frame: pd.DataFrame, meta: Mapping[str, Any]) -> str:
+    """The AAS MRT of ``frame`` (astropy's ``ascii.mrt`` writer): the title (`_mrt_title`), the byte-by-byte
+    description with each column's CDS unit and explanation (`COLUMNS`, `_described`), the notes (`_mrt_notes`),
+    then the rows.  Authors are the paper's, left for the user to fill in.
 
     What the format has no room for is written as it allows: text as printable ASCII (`_fits_text`), a missing or
-    non-finite number as a blank cell (read back as masked), a boolean as 1 / 0 (`_MRT_BOOLEAN`), every float at
-    the digits that read back to it (`_exact_float_format`).  The table's keywords are not in an MRT (astropy
-    writes its Title / Authors lines empty, for the journal to fill); the ECSV and VOTable keep them."""
+    non-finite number as a blank cell (read back as masked), a boolean as 1 / 0 (`_MRT_BOOLEAN`), a float at the
+    decimals `COLUMNS` gives it (the CSV keeps every digit) or, without one, at every digit
+    (`_exact_float_format`)."""
     from astropy.io import ascii
     from astropy.table import Column, MaskedColumn
 
@@ -235,10 +308,10 @@ def _mrt_text(frame: pd.DataFrame) -> str:
         raise ValueError("an AAS MRT holds at least one row (astropy's writer refuses an empty table); this table "
                          "has none")
     table = _astropy_table(frame, {})
-    formats = {}
+    formats, descriptions = {}, []
     for name in table.colnames:
-        column = table[name]
-        unit, description = _unit_in(column.unit, "cds"), column.description or ""
+        column, info = table[name], _column_info(name)
+        unit, description = _described(info, "cds")
         if column.dtype.kind == "b":
             column = Column(np.asarray(column.filled(False) if hasattr(column, "filled") else column, dtype=np.uint8))
             description += _MRT_BOOLEAN
@@ -247,32 +320,133 @@ def _mrt_text(frame: pd.DataFrame) -> str:
             finite = np.isfinite(values)
             column = Column(values) if finite.all() else MaskedColumn(values, mask=~finite)  # "?": may be blank
             if finite.any():  # an all-blank column keeps astropy's own width
-                formats[name] = _exact_float_format(values[finite])
+                formats[name] = info.mrt or _exact_float_format(values[finite])
         elif column.dtype.kind in "USO":
             text = column.filled("") if hasattr(column, "filled") else column
             column = Column([_fits_text(str(value)) for value in np.asarray(text, dtype=object)], dtype=str)
         if column.dtype.kind in "iuf" and np.ma.getmaskarray(column).all():
             formats[name] = "%d" if column.dtype.kind in "iu" else "%.1f"  # one blank byte: see below
-        column.unit, column.description = unit, _fits_text(description)
+        # a token astropy writes in one piece; the explanation replaces it in `_rewrapped`
+        column.unit, column.description = unit, f"@{len(descriptions)}@"
+        descriptions.append(_fits_text(description))
         table[name] = column
     out = io.StringIO()
     # A missing value is one blank (astropy's default, no character, leaves a column of none, RA_Counterpart of a
     # list without counterparts, narrower than the width its byte-by-byte line declares, shifting every column
     # after it); such a column's format gives it that one byte.
     table.write(out, format="ascii.mrt", formats=formats, fill_values=[(ascii.masked, " ")])
-    return out.getvalue()
+    lines = out.getvalue().split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("Byte-by-byte Description")) + 4
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("-----"))
+    notes = lines.index("Notes:", end)
+    lines[notes:notes + 1] = ["Notes:", *_mrt_notes(meta)]
+    lines[start:end] = _rewrapped(lines[start:end], descriptions, max(map(len, table.colnames)))
+    title = lines.index("Title:")
+    lines[title:title + 1] = _header_lines(f"Title: {_fits_text(_mrt_title(meta))}", 7)
+    return "\n".join(lines)
+
+
+def _rewrapped(entries: list[str], descriptions: list[str], label_width: int) -> list[str]:
+    """The byte-by-byte description's lines as astropy writes them with each explanation a token ``@k@``, with the
+    tokens replaced by ``descriptions`` and each line wrapped (`_wrapped`) so that no continuation line starts with
+    a digit or splits a word.
+
+    astropy wraps an explanation by itself at hyphens too ("high- energy" read back) and so that a continuation line
+    may start with a number and three words, which its reader takes for a column (a wrapped "1 to 100 GeV" of
+    Flux1000 became a column GeV).  Continuation lines are indented as astropy indents them: past the Bytes field,
+    12 characters of Format and Units and the longest label."""
+    bytes_end = re.match(r"\s*\d+(?:-\s*\d+)?", entries[0]).end()
+    columns: list[str] = []
+    for line in entries:  # a line whose Bytes field (right-aligned) is blank continues the one before
+        if line[bytes_end - 1:bytes_end].isdigit():
+            columns.append(line.rstrip())
+        else:
+            columns[-1] += f" {line.strip()}"
+    out = []
+    for line in columns:
+        # the explanation starts after the Bytes, Format, Units and Label fields, none of which holds a space
+        fields = re.match(r"\s*\d+(?:-\s*\d+)?\s+\S+\s+\S+\s+\S+\s+", line).end()
+        explanation = re.sub(r"@(\d+)@", lambda token: descriptions[int(token.group(1))], line[fields:])
+        out += _wrapped(line[:fields] + explanation, bytes_end + 16 + label_width, prefix=fields)
+    return out
+
+
+def _wrapped(text: str, indent: int, prefix: int) -> list[str]:
+    """``text`` in lines of at most `_MRT_WIDTH` characters, each after the first indented by ``indent`` spaces and
+    starting with no digit (a word starting with one stays with the word before it; its first ``prefix``
+    characters are kept as they are)."""
+    chunks: list[str] = []
+    for word in text[prefix:].split():
+        if chunks and word[0].isdigit():
+            chunks[-1] += f" {word}"
+        else:
+            chunks.append(word)
+    lines = [(text[:prefix] + (chunks.pop(0) if chunks else "")).rstrip()]  # an empty explanation: no blanks
+    for chunk in chunks:
+        if len(lines[-1]) + 1 + len(chunk) <= _MRT_WIDTH:
+            lines[-1] += f" {chunk}"
+        else:
+            lines.append(" " * indent + chunk)
+    return lines
+
+
+def _mrt_title(meta: Mapping[str, Any]) -> str:
+    """The MRT's title from the table's keywords: what the table is (a list's ``LIST``, else the classifications),
+    of which catalog and sources, by what."""
+    what = meta.get("LIST") or "class probabilities, predicted class and 'none of these' flag of each source"
+    catalog = " ".join(str(meta[key]) for key in ("CATALOG", "CATVER") if meta.get(key))
+    of = f" of {catalog}" + (f" ({meta['SELECT']})" if meta.get("SELECT") else "") if catalog else ""
+    by = f", by {meta['CREATOR']}" if meta.get("CREATOR") else ""
+    return f"{what[0].upper()}{what[1:]}{of}{by}"
+
+
+def _mrt_notes(meta: Mapping[str, Any]) -> list[str]:
+    """The MRT's notes: the Flags legend (the ``FLAG<n>`` keywords), then every other keyword of the table with what
+    it says (`KEYWORDS`), which the ECSV and VOTable hold as keywords and an MRT has no other place for."""
+    flags = {key: value for key, value in meta.items() if _FLAG_KEY.fullmatch(key)}
+    keywords = {key: value for key, value in _ordered(meta).items() if key not in flags}
+    notes = []
+    if flags:
+        notes += ["Note (1): Flags, Flag_Words: the catalog's analysis flags; bit n set means",
+                  *(f"  {key.removeprefix('FLAG')}: {value}" for key, value in flags.items())]
+    if keywords:
+        notes.append(f"Note ({2 if flags else 1}): the table's keywords: name (what it says): value")
+        for key, value in keywords.items():
+            text = json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)
+            notes.append(f"  {key} ({KEYWORDS.get(key, 'keyword')}): {text}")
+    return [line for note in notes for line in _header_lines(_fits_text(note), 4)]
+
+
+def _header_lines(text: str, indent: int) -> list[str]:
+    """A line of an MRT's header outside the byte-by-byte description in lines of at most `_MRT_WIDTH` characters,
+    each after the first indented by ``indent`` spaces, long words (a list of names without spaces) broken."""
+    import textwrap
+
+    return textwrap.wrap(text, _MRT_WIDTH, subsequent_indent=" " * indent, break_on_hyphens=False)
 
 
 def _votable_bytes(frame: pd.DataFrame, meta: Mapping[str, Any]) -> bytes:
-    """The VOTable of ``frame``: each column's unit (where VOUnit names it, `_unit_in`) and description, and the
-    keywords as the table's ``INFO`` elements (records as JSON), each with what it says (`KEYWORDS`)."""
+    """The VOTable of ``frame``: each column's unit (where VOUnit names it, `_described`), description and UCD
+    (`COLUMNS`), the positions tied to their ``COOSYS`` (ICRS at equinox J2000, Galactic) so that TOPCAT and Aladin
+    find them, and the keywords as the table's ``INFO`` elements (records as JSON), each with what it says
+    (`KEYWORDS`)."""
     from astropy.io.votable import from_table
-    from astropy.io.votable.tree import Info
+    from astropy.io.votable.tree import CooSys, Info
 
     table = _astropy_table(frame, {})
     for column in table.columns.values():
-        column.unit = _unit_in(column.unit, "vounit")
+        column.unit, column.description = _described(_column_info(column.name), "vounit")
     votable = from_table(table)
+    systems = {"pos.eq.": CooSys(ID="ICRS", system="ICRS", equinox="J2000"),
+               "pos.galactic.": CooSys(ID="galactic", system="galactic")}
+    used: dict[str, Any] = {}
+    for field in votable.get_first_table().fields:
+        field.ucd = _column_info(field.name).ucd
+        for prefix, system in systems.items():
+            if field.ucd and field.ucd.startswith(prefix):
+                field.ref = system.ID
+                used[system.ID] = system
+    votable.resources[0].coordinate_systems.extend(used.values())
     infos = votable.get_first_table().infos
     for key, value in _ordered(meta).items():
         text = json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)

@@ -11,9 +11,11 @@ default reader of pandas, astropy and TOPCAT:
   ``TCOMM`` per column and the provenance as typed header keywords (the estimator's
   settings and the training selection as ``HIERARCH FITCONF.<name>`` /
   ``HIERARCH TRAINSEL.<name>`` cards, one value each);
-- ``.mrt``: the AAS journals' machine-readable table (astropy's ``ascii.mrt`` writer: the byte-by-byte
-  description with each column's CDS unit and explanation), ASCII only, what a paper submits;
-- ``.vot``: a VOTable (units, descriptions, the keywords as ``INFO`` elements), what VO tools exchange.
+- ``.mrt``: the AAS journals' machine-readable table (astropy's ``ascii.mrt`` writer: a title, the byte-by-byte
+  description with each column's CDS unit and explanation, the keywords as notes; floats at the catalog's
+  decimals), ASCII only, what a paper submits with its authors filled in;
+- ``.vot``: a VOTable (units, descriptions, UCDs, the positions' COOSYS, the keywords as ``INFO`` elements),
+  what VO tools exchange.
 
 The main job writes the last two beside the CSV only when asked (`EXTRA_FORMATS`, ``--table-formats``):
 they repeat the same rows, and most runs are read by pandas and astropy, which the CSV / ECSV serve.
@@ -322,7 +324,7 @@ def _files(name: str, frame: pd.DataFrame, meta: Mapping[str, Any],
         return {name: frame.to_csv(index=False) if csv_text is None else csv_text,
                 str(Path(name).with_suffix(TWIN_SUFFIX)): _ecsv_text(frame, meta)}
     if fmt == "mrt":
-        return {name: _mrt_text(frame)}
+        return {name: _mrt_text(frame, meta)}
     if fmt == "votable":
         return {name: _votable_bytes(frame, meta)}
     fits = io.BytesIO()

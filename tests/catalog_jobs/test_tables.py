@@ -90,12 +90,14 @@ def test_a_table_written_and_read_back_holds_what_its_files_read_back(tmp_path):
 
 
 def _journal_frame() -> pd.DataFrame:
-    """A table with what MRT has no room for: 1/3 beside 1e-300, NaN and inf, booleans, empty and non-ASCII text, a
-    nullable integer with a missing value, units in and out of the CDS syntax."""
+    """A table with what MRT has no room for: 1/3 beside 1e-300 (in a column of no stated format, `weight`, and in a
+    probability), NaN and inf, booleans, empty and non-ASCII text, a nullable integer with a missing value, units in
+    and out of the CDS syntax."""
     return pd.DataFrame({
         "Source_Name": ["4FGL J0001.2+4741", "FL16Y J0002.0-0001", "x"],
         "CLASS1": ["bll", "", ""],
         "p_bll": [0.1, 1.0 / 3.0, 1e-300],
+        "weight": [0.1, 1.0 / 3.0, 1e-300],
         "entropy": [0.3, np.nan, 0.0],  # nat: no CDS / VOUnit name, said in the description
         "Flux1000": [1.4796060e-10, np.inf, 6.779151e-11],  # ph cm-2 s-1
         "GLON": [10.0, 200.5, 359.9],
@@ -124,11 +126,14 @@ def test_the_journal_and_vo_tables_read_back_with_the_same_rows_units_and_descri
     back = Table.read(path, **read)  # the MRT through astropy's reader of the journal's format
     assert len(back) == 3 and {"RA", "DEC"} <= set(back.colnames)  # the table as written gains RA, DEC
     for name in frame.columns:
-        column, (unit, description) = back[name], _column_info(name)
+        column, info = back[name], _column_info(name)
+        unit, description = info.unit, info.description
         values, masked = np.ma.getdata(column), np.ma.getmaskarray(column)
-        if frame[name].dtype.kind == "f":  # bit for bit; NaN and inf as a blank (masked) cell in MRT
+        if frame[name].dtype.kind == "f":  # NaN and inf as a blank (masked) cell in MRT
             expected = frame[name].to_numpy()
             finite = np.isfinite(expected)
+            if suffix == ".mrt" and info.mrt:  # at the column's decimals (0.3333, 1.480e-10); else bit for bit
+                expected = np.array([float(info.mrt % value) if np.isfinite(value) else value for value in expected])
             assert np.array_equal(np.asarray(values, dtype=float)[finite], expected[finite]), name
             assert (masked == ~finite).all() if suffix == ".mrt" else True, name
         elif name == "ood":
@@ -141,7 +146,7 @@ def test_the_journal_and_vo_tables_read_back_with_the_same_rows_units_and_descri
             assert _as_text(column) == frame[name].tolist(), name
         # MRT puts the column's [min/max] range and a "?" (may be blank) before the explanation
         said = re.sub(r"^(\[[^\]]*\])?\??\s*", "", " ".join((column.description or "").split()))
-        assert said.startswith(description) and description, (name, said)
+        assert said.startswith(description) and (description or name == "weight"), (name, said)  # weight: none
         expected_unit = None if unit in (None, "nat") else u.Unit(unit)
         assert (column.unit and u.Unit(column.unit)) == expected_unit, name
 
@@ -175,31 +180,6 @@ def test_a_journal_or_vo_copy_is_not_read_as_a_gpal_table(tmp_path):
         write_probability_table(ClassifiedSources(_journal_frame(), {}), tmp_path / "t.txt")
 
 
-def test_the_lists_are_written_in_the_formats_the_classifications_record(main_job_run):
-    """``--table-formats`` reaches every list through the ``FORMATS`` keyword (what ``gpal report`` rebuilds from)."""
-    from gpal.catalog_jobs.follow_up import follow_up_files
-    from gpal.catalog_jobs.layout import list_path
-    from gpal.catalog_jobs.tables import formats_of
-
-    table = read_probability_table(main_job_run / "classifications.csv")
-    assert formats_of(table.meta) == []  # the default run asked for none
-    asked = ClassifiedSources(table.frame, {**table.meta, "FORMATS": "votable,mrt"})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the small catalog's empty lists
-        files, lists = follow_up_files(asked)
-        plain = follow_up_files(table)[0]
-    for name, rows in lists.items():
-        stem = list_path(name).removesuffix(".csv")  # the files by path in the run folder
-        assert f"{stem}.vot" in files, name
-        assert (f"{stem}.mrt" in files) == (not rows.empty), name
-        if not rows.empty:
-            back = Table.read(files[f"{stem}.mrt"], format="ascii.mrt")
-            assert back["Source_Name"].tolist() == rows["Source_Name"].tolist(), name
-            for column in [c for c in rows.columns if c.startswith("p_")] + ["rank", "Signif_Avg"]:
-                assert back[column].tolist() == rows[column].tolist(), (name, column)
-    assert not any(name.endswith((".mrt", ".vot")) for name in plain)
-
-
 @pytest.mark.parametrize("objects", [False, True], ids=["text", "a pandas string column with NA (astropy: JSON)"])
 def test_the_twin_made_block_by_block_is_the_twin_made_at_once(tmp_path, monkeypatch, objects):
     """The ECSV header learns the columns' types in blocks of rows (bounded memory); blocks of 2 rows give the bytes
@@ -227,4 +207,160 @@ def test_gpal_predict_writes_the_format_its_out_names(main_job_run, small_catalo
     for name, fmt in (("t.mrt", "ascii.mrt"), ("t.vot", "votable")):
         back = Table.read(tmp_path / name, format=fmt)
         assert back["Source_Name"].tolist() == rows["Source_Name"].tolist(), name
-        assert np.array_equal(np.asarray(back["p_pulsar"], dtype=float), rows["p_pulsar"].to_numpy()), name
+        expected = [float(f"{v:.4f}") for v in rows["p_pulsar"]] if name == "t.mrt" else rows["p_pulsar"].tolist()
+        assert np.asarray(back["p_pulsar"], dtype=float).tolist() == expected, name  # MRT: 4 decimals
+
+
+def _read_quietly(content: str | bytes, fmt: str) -> Table:
+    """``Table.read`` of a file's content, any warning of the reader an error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return Table.read(io.BytesIO(content) if isinstance(content, bytes) else content, format=fmt)
+
+
+#: The unit an ECSV column's that astropy cannot parse reads back as in MRT (CDS: [Hz] is log10 of Hz).
+_MRT_UNITS = {"log10(Hz)": "[Hz]"}
+
+
+def test_every_mrt_and_votable_reads_back_with_its_twins_columns_units_and_descriptions(main_job_run):
+    """``--table-formats`` reaches every list through the ``FORMATS`` keyword (what ``gpal report`` rebuilds from),
+    and the classifications and every list read back with the same columns as the ECSV twin: each unit either the
+    same or said in the description, each description the twin's (MRT puts a [min/max] range and "?" before it),
+    the values the CSV's (in MRT at the column's decimals); astropy's readers warn of nothing, and no line of an
+    MRT's header is over 80 characters."""
+    import re
+    from astropy import units as u
+
+    from gpal.catalog_jobs.follow_up import follow_up_files
+    from gpal.catalog_jobs.table_formats import _column_info
+    from gpal.catalog_jobs.tables import formats_of
+
+    table = read_probability_table(main_job_run / "classifications.csv")
+    assert formats_of(table.meta) == []  # the default run asked for none
+    asked = ClassifiedSources(table.frame, {**table.meta, "FORMATS": "votable,mrt"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the small catalog's empty lists
+        files = classified_table_files(asked, "classifications.csv", formats_of(asked.meta))
+        files.update(follow_up_files(asked)[0])
+        plain = follow_up_files(table)[0]
+    assert not any(name.endswith((".mrt", ".vot")) for name in plain)
+    twins = sorted(name for name in files if name.endswith(".ecsv"))
+    assert "classifications.ecsv" in twins and len(twins) > 5
+    checked = 0
+    for twin_name in twins:
+        twin = Table.read(files[twin_name], format="ascii.ecsv")
+        for suffix, fmt in ((".mrt", "ascii.mrt"), (".vot", "votable")):
+            name = twin_name.removesuffix(".ecsv") + suffix
+            if name not in files:
+                assert suffix == ".mrt" and len(twin) == 0, name  # an empty list has no MRT
+                continue
+            back = _read_quietly(files[name], fmt)
+            assert back.colnames == twin.colnames, name
+            assert back["Source_Name"].tolist() == twin["Source_Name"].tolist(), name
+            for column in [c for c in twin.colnames if c.startswith("p_")] + ["Signif_Avg"]:
+                decimals = _column_info(column).mrt if suffix == ".mrt" else "%r"  # VOTable: every digit
+                assert back[column].tolist() == [float(decimals % v) for v in twin[column]], (name, column)
+            for column in twin.colnames:
+                said = re.sub(r"^(\[[^\]]*\])?\??\s*", "", " ".join((back[column].description or "").split()))
+                assert said.startswith(twin[column].description), (name, column, said)
+                unit = twin[column].unit
+                if unit is None:
+                    assert back[column].unit is None, (name, column)
+                elif isinstance(unit, u.UnrecognizedUnit) and (suffix == ".vot" or str(unit) not in _MRT_UNITS):
+                    assert back[column].unit is None and f"(unit: {unit})" in said, (name, column, said)
+                else:
+                    expected = u.Unit(_MRT_UNITS[str(unit)], format="cds") if str(unit) in _MRT_UNITS else unit
+                    assert back[column].unit == expected, (name, column, back[column].unit)
+            checked += 1
+        if twin_name.removesuffix(".ecsv") + ".mrt" in files:
+            text = files[twin_name.removesuffix(".ecsv") + ".mrt"]
+            header = text[:text.rindex("\n-----")]
+            assert max(len(line) for line in header.splitlines()) <= 80, twin_name
+    assert checked > 10
+
+
+def test_no_explanation_wraps_into_a_phantom_column(tmp_path):
+    """Every column `COLUMNS` describes, in one MRT beside a column whose name (1 to 28 characters) moves where
+    each explanation wraps: astropy reads back the same columns, each description whole."""
+    import re
+
+    from gpal.catalog_jobs.table_formats import _CATALOG_COLUMNS, COLUMNS, _mrt_text
+
+    assert set(_CATALOG_COLUMNS) <= set(COLUMNS)  # no format or UCD given to a column no table has
+    row = {name: ("a" if info.mrt is None else 1.0) for name, info in COLUMNS.items()}
+    for width in range(1, 31, 3):
+        frame = pd.DataFrame([{**row, "n" * width: 1}])
+        text = _mrt_text(frame, {})
+        back = _read_quietly(text, "ascii.mrt")
+        assert back.colnames == list(frame.columns), width
+        for name, info in COLUMNS.items():
+            said = re.sub(r"^(\[[^\]]*\])?\??\s*", "", " ".join(back[name].description.split()))
+            assert said.startswith(info.description), (width, name, said)
+        assert max(len(line) for line in text[:text.rindex("\n-----")].splitlines()) <= 80, width
+
+
+def test_the_mrt_has_a_title_and_notes_and_leaves_the_authors_to_the_user():
+    from gpal.catalog_jobs.table_formats import _mrt_text
+
+    meta = {"CATALOG": "FL16Y", "CATVER": "v41", "SELECT": "unassociated,bcu", "CREATOR": "gpal 0.4.0",
+            "LIST": "target list: the most probable pulsar sources to follow up", "EXPECTED": 12.5,
+            "FLAG3": "flux changed by > 3 sigma with another diffuse model", "TRAINSEL": {"cut": None}}
+    text = _mrt_text(_journal_frame(), meta)
+    lines = text.splitlines()
+    assert lines[0] == "Title: Target list: the most probable pulsar sources to follow up of FL16Y v41"
+    assert lines[1].strip() == "(unassociated,bcu), by gpal 0.4.0" and lines[2] == "Authors:"
+    notes = lines[lines.index("Notes:") + 1:]
+    assert notes[:2] == ["Note (1): Flags, Flag_Words: the catalog's analysis flags; bit n set means",
+                         "  3: flux changed by > 3 sigma with another diffuse model"]
+    assert "  EXPECTED (expected number of class members in this list (sum of its" in notes
+    assert '  TRAINSEL (training selection): {"cut": null}' in notes
+    back = _read_quietly(text, "ascii.mrt")  # the notes are not read as rows
+    assert back["Source_Name"].tolist() == _journal_frame()["Source_Name"].tolist()
+
+
+def test_the_votable_gives_positions_and_identifiers_their_ucds_and_coordinate_systems(tmp_path):
+    """TOPCAT and Aladin find a table's positions by UCD and COOSYS: astropy's parser sees both, and checks each
+    UCD against the controlled vocabulary."""
+    from astropy.io.votable import parse
+    from astropy.io.votable.ucd import check_ucd
+
+    frame = _journal_frame().assign(LAC_counterpart_RA=[1.0, np.nan, 2.0], LAC_counterpart_DEC=[3.0, np.nan, 4.0])
+    path = write_probability_table(ClassifiedSources(frame, {}), tmp_path / "t.vot")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        votable = parse(path)
+    fields = {field.name: field for field in votable.get_first_table().fields}
+    ucds = {name: field.ucd for name, field in fields.items() if field.ucd}
+    assert ucds == {"Source_Name": "meta.id;meta.main", "CLASS1": "src.class", "p_bll": "stat.probability",
+                    "Flux1000": "phot.flux;em.gamma", "GLON": "pos.galactic.lon", "GLAT": "pos.galactic.lat",
+                    "RA": "pos.eq.ra;meta.main", "DEC": "pos.eq.dec;meta.main", "ASSOC1": "meta.id.assoc",
+                    "LAC_counterpart_RA": "pos.eq.ra", "LAC_counterpart_DEC": "pos.eq.dec"}
+    assert all(check_ucd(ucd, check_controlled_vocabulary=True) for ucd in ucds.values())
+    systems = {system.ID: system for system in votable.resources[0].coordinate_systems}
+    assert (systems["ICRS"].system, systems["ICRS"].equinox) == ("ICRS", "J2000")
+    assert systems["galactic"].system == "galactic"
+    refs = {name: field.ref for name, field in fields.items() if field.ref}
+    assert refs == {"RA": "ICRS", "DEC": "ICRS", "LAC_counterpart_RA": "ICRS", "LAC_counterpart_DEC": "ICRS",
+                    "GLON": "galactic", "GLAT": "galactic"}
+
+
+def test_a_unit_a_format_cannot_write_is_named_in_its_description(tmp_path):
+    """MeV and log10(Hz) kept where the format names them (MRT: [Hz]); the nat, and log10(Hz) outside MRT, said in
+    the column's description instead of dropped."""
+    from astropy import units as u
+    from astropy.io import fits
+
+    frame = _journal_frame().assign(Peak_Energy=[100.0, 200.0, np.nan], LAC_log_nu_syn=[13.25, np.nan, 15.5])
+    table = ClassifiedSources(frame.drop(columns="ASSOC1"), {})  # FITS holds ASCII text only
+    mrt = _read_quietly(classified_table_files(table, "t.mrt")["t.mrt"], "ascii.mrt")
+    vot = _read_quietly(classified_table_files(table, "t.vot")["t.vot"], "votable")
+    assert mrt["Peak_Energy"].unit == vot["Peak_Energy"].unit == u.MeV
+    assert mrt["LAC_log_nu_syn"].unit == u.dex(u.Hz) and mrt["LAC_log_nu_syn"][0] == 13.25
+    assert vot["LAC_log_nu_syn"].unit is None and "(unit: log10(Hz))" in vot["LAC_log_nu_syn"].description
+    for back in (mrt, vot):
+        assert back["entropy"].unit is None and back["entropy"].description.endswith("(unit: nat)")
+    header = fits.getheader(write_probability_table(table, tmp_path / "t.fits"), "CLASSIFICATIONS")
+    names = [header[f"TTYPE{i}"] for i in range(1, header["TFIELDS"] + 1)]
+    units = {name: header.get(f"TUNIT{i}") for i, name in enumerate(names, start=1)}
+    assert units["Peak_Energy"] == "MeV" and units["GLON"] == "deg" and units["entropy"] is None
+    assert header[f"TCOMM{names.index('LAC_log_nu_syn') + 1}"].endswith("(unit: log10(Hz))")
