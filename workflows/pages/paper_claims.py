@@ -49,6 +49,8 @@ import yaml
 from gpal.workflows.reference import judged
 from gpal.workflows.verdicts import alike_verdict, higher_is_better, order_verdict, value_verdict
 
+from paper_budget import parse_needs
+
 __all__ = ["STATED", "SETTING_COLUMNS", "claim_rows", "claims_in", "claims_markdown", "judge_claim", "load_claims",
            "settings_markdown", "verdict_tally"]
 
@@ -152,10 +154,11 @@ def load_claims(path: Path) -> dict:
         block = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise ValueError(f"{path}: not valid YAML ({exc})") from None
-    if (not isinstance(block, Mapping) or not {"paper", "claims"} <= set(block) <= {"paper", "claims", "settings"}
+    if (not isinstance(block, Mapping) or not {"paper", "claims"} <= set(block) <= {"paper", "claims", "settings",
+                                                                                    "needs"}
             or not isinstance(block["claims"], list)):
         raise ValueError(f"{path} must hold 'paper' (the records' source.paper), 'claims' (a list) and optionally "
-                         f"'settings' (the data & budget table)")
+                         f"'settings' (the data & budget table) and 'needs' (what the paper's budget would cost)")
     claims = []
     for i, claim in enumerate(block["claims"]):
         where = f"{path.name}: claims[{i}]"
@@ -179,7 +182,8 @@ def load_claims(path: Path) -> dict:
     if not isinstance(settings, list):
         raise ValueError(f"{path}: 'settings' must be a list of rows, one per record; got {settings!r}")
     return {"paper": str(block["paper"]), "claims": claims,
-            "settings": [_parse_setting(f"{path.name}: settings[{i}]", s) for i, s in enumerate(settings)]}
+            "settings": [_parse_setting(f"{path.name}: settings[{i}]", s) for i, s in enumerate(settings)],
+            "needs": parse_needs(f"{path.name}: needs", block.get("needs"))}
 
 
 def field(record: Mapping[str, Any], path: str, where: str) -> Any:

@@ -36,6 +36,7 @@ from gpal.workflows.verdicts import RULE
 
 # this script's folder, first on its path
 from generated_page import DOCS, RECORDS, ROOT, check_workflow, write_or_check
+from paper_budget import needs_markdown
 from paper_claims import claim_rows, claims_in, claims_markdown, settings_markdown, verdict_tally
 
 __all__ = ["DOCS", "MAX_WORDS", "RECORDS", "RECORDS_HOME", "ROOT", "main", "merged_record", "record", "render", "render_pages"]
@@ -202,6 +203,10 @@ def render_pages(records: Path) -> dict[str, str]:
             every_claim += rows
             sections += [claims_markdown(rows).rstrip("\n"), ""]
             budget = settings_markdown(declared, parts_of, path.name)
+            needs = needs_markdown(declared["needs"], parts_of, path.name)
+            if needs:
+                budget += ("\nWhat the paper's own repeats would add, per record (the settings the paper reports and "
+                           "no run covered apart):\n\n" + needs)
         if names:
             sections += [f"Data, budget and numbers: [{stem}_numbers]({page}).", ""]
             pages[page] = _numbers_page(paper, names, parts_of, records, not_comparable, budget)

@@ -1,0 +1,63 @@
+"""What the paper's own repeats would cost: counts from made-up records, minutes as declared or recorded."""
+
+import pytest
+
+from paper_budget import needs_markdown, parse_needs
+
+
+def _rows(ran, not_run, metric="nll", seconds=None):
+    rows = [{"setting": s, "method": m, "metric": metric, "gpal_mean": 0.5} for s, m in ran]
+    rows += [{"setting": s, "method": m, "metric": metric, "gpal_mean": None} for s, m in not_run]
+    if seconds is not None:
+        rows += [{"setting": s, "method": m, "metric": "train_seconds", "gpal_mean": seconds} for s, m in ran]
+    return rows
+
+
+def _record(rows, run=3, paper=10):
+    return {"rows": rows, "budget": {"run": {"splits": run}, "paper": {"splits": paper}}}
+
+
+RAN = [("a", "A"), ("a", "B"), ("b", "A"), ("b", "B")]
+NOT_RUN = [("c", "A"), ("c", "B")]
+
+
+def test_the_table_counts_the_fits_the_papers_repeats_add():
+    parts = {"wf": [(None, _record(_rows(RAN, NOT_RUN)))]}
+    needs = parse_needs("t", [{"record": "wf", "minutes": 2.0, "source": "timed"}])
+    row = needs_markdown(needs, parts, "t").splitlines()[2]
+    # 4 fits a split, 7 splits more: 28 fits of 2 min, two at once on 2 cores = 0.47 h; c at 10 splits: 20 fits
+    assert row == "| `wf` | 3 (10) | 4 | 28 | 2 | 0.47 | 1: c (20) |"
+
+
+def test_minutes_from_the_records_training_seconds_and_per_part():
+    parts = {"wf": [(None, _record(_rows(RAN, [], seconds=90.0), run=10, paper=10))]}
+    needs = parse_needs("t", [{"record": "wf", "minutes": "train_seconds", "source": "the record's"}])
+    assert needs_markdown(needs, parts, "t").splitlines()[2] == "| `wf` | 10 (10) | 4 | 0 | 1.5 | 0 | – |"
+    two = {"wf": [("x", _record(_rows(RAN[:2], []))), ("y", _record(_rows(RAN[2:], [])))]}
+    needs = parse_needs("t", [{"record": "wf", "minutes": {"x": 1.0, "y": 3.0}, "source": "timed"}])
+    rows = needs_markdown(needs, two, "t").splitlines()[2:4]
+    assert rows == ["| `wf` x | 3 (10) | 2 | 14 | 1 | 0.12 | – |", "| `wf` y | 3 (10) | 2 | 14 | 3 | 0.35 | – |"]
+
+
+@pytest.mark.parametrize("entry, words", [
+    ({"record": "wf", "minutes": 2.0}, "exactly 'record', 'minutes'"),
+    ({"record": "wf", "minutes": -1, "source": "s"}, "positive number"),
+    ({"record": "wf", "minutes": {"x": "fast"}, "source": "s"}, "positive number"),
+])
+def test_a_bad_entry_is_refused_naming_it(entry, words):
+    with pytest.raises(ValueError, match=r"claims.yaml: needs\[0\]") as info:
+        parse_needs("claims.yaml: needs", [entry])
+    assert words in str(info.value)
+
+
+def test_an_unknown_record_or_part_or_budget_is_refused():
+    parts = {"wf": [("x", _record(_rows(RAN, [])))]}
+    with pytest.raises(ValueError, match="no record 'other'"):
+        needs_markdown(parse_needs("t", [{"record": "other", "minutes": 1, "source": "s"}]), parts, "t")
+    with pytest.raises(ValueError, match="names parts"):
+        needs_markdown(parse_needs("t", [{"record": "wf", "minutes": {"y": 1}, "source": "s"}]), parts, "t")
+    with pytest.raises(ValueError, match="no train_seconds values"):
+        needs_markdown(parse_needs("t", [{"record": "wf", "minutes": "train_seconds", "source": "s"}]), parts, "t")
+    unstated = {"wf": [(None, {"rows": _rows(RAN, []), "budget": {"run": {"splits": 3}, "paper": {"splits": "?"}}})]}
+    with pytest.raises(ValueError, match="states no numeric splits"):
+        needs_markdown(parse_needs("t", [{"record": "wf", "minutes": 1, "source": "s"}]), unstated, "t")

@@ -1,0 +1,111 @@
+"""What a paper's own budget would cost to run here: per record, the fits one repeat ran, the fits the paper's
+repeats add, the minutes a fit took on this machine and the hours that makes on 2 cores, and the fits of the
+settings the paper reports and no run covered.
+
+A claims file declares, per record whose repeats fall short of the paper's, how long a fit took here::
+
+    needs:
+      - record: 001_uci_input_noise
+        minutes: {vehicle: 2.7, waveform: 1.5, wine: 0.44}   # or one number, or train_seconds (the record's own)
+        source: "vehicle's 32 fits 85 min, waveform's 24 fits 37 min, wine's 64 fits 28 min (the numbers page)"
+
+The counts come from the records, so the table follows a new run by itself; the minutes are timings under the
+machine's load of the day, stated with their source.  Two fits run at once on the 2 cores (one thread each).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+#: ``minutes: train_seconds``: a fit's minutes from the record's own mean ``train_seconds`` over its methods.
+FROM_RECORD = "train_seconds"
+CORES = 2
+
+
+def parse_needs(where: str, block: Any) -> list[dict]:
+    """The ``needs`` list of a claims file, checked (ValueError naming the entry and field)."""
+    if block is None:
+        return []
+    if not isinstance(block, list):
+        raise ValueError(f"{where} must be a list of {{record, minutes, source}}; got {block!r}")
+    out = []
+    for i, entry in enumerate(block):
+        at = f"{where}[{i}]"
+        if not isinstance(entry, Mapping) or set(entry) != {"record", "minutes", "source"}:
+            raise ValueError(f"{at} must have exactly 'record', 'minutes' (a number, {{part: number}} or "
+                             f"{FROM_RECORD!r}) and 'source' (text); got {entry!r}")
+        minutes = entry["minutes"]
+        numbers = minutes.values() if isinstance(minutes, Mapping) else [minutes]
+        if minutes != FROM_RECORD and not all(isinstance(m, (int, float)) and m > 0 for m in numbers):
+            raise ValueError(f"{at}.minutes must be a positive number, {{part: number}} or {FROM_RECORD!r}; "
+                             f"got {minutes!r}")
+        out.append({"record": str(entry["record"]), "minutes": minutes, "source": str(entry["source"])})
+    return out
+
+
+def _repeats(budget: Mapping[str, Any]) -> int | None:
+    value = budget.get("splits", budget.get("repeats"))
+    return int(value) if isinstance(value, (int, float)) else None
+
+
+def _ran(result: Mapping[str, Any]) -> set[tuple[str, str]]:
+    return {(r["setting"], r["method"]) for r in result["rows"] if r.get("gpal_mean") is not None}
+
+
+def _minutes(entry: Mapping[str, Any], part: str | None, result: Mapping[str, Any], where: str) -> float:
+    minutes = entry["minutes"]
+    if minutes == FROM_RECORD:
+        seconds = [r["gpal_mean"] for r in result["rows"]
+                   if r["metric"] == FROM_RECORD and r.get("gpal_mean") is not None]
+        if not seconds:
+            raise ValueError(f"{where}: minutes {FROM_RECORD!r}, but the record has no {FROM_RECORD} values")
+        return sum(seconds) / len(seconds) / 60
+    if isinstance(minutes, Mapping):
+        if part not in minutes:
+            raise ValueError(f"{where}.minutes names parts {sorted(minutes)}; the record's parts include {part!r}")
+        return float(minutes[part])
+    return float(minutes)
+
+
+def needs_markdown(needs: Sequence[Mapping[str, Any]],
+                   parts_of: Mapping[str, Sequence[tuple[str | None, Mapping[str, Any]]]], source: str) -> str:
+    """The table of what the paper's repeats and settings would add, one row per record part."""
+    if not needs:
+        return ""
+    lines = ["| record | repeats run (paper) | fits a repeat | fits to the paper's repeats | minutes a fit here | "
+             f"hours on {CORES} cores | settings no run covered (their fits) |",
+             "|---|---|---:|---:|---:|---:|---|"]
+    sources = []
+    for i, entry in enumerate(needs):
+        where = f"{source}: needs[{i}]"
+        if entry["record"] not in parts_of:
+            raise ValueError(f"{where}.record: no record {entry['record']!r}; recorded are {sorted(parts_of)}")
+        parts = parts_of[entry["record"]]
+        covered = set().union(*(_ran(result) for _, result in parts))
+        every = {(r["setting"], r["method"]) for _, result in parts for r in result["rows"]}
+        missing = sorted({s for s, _ in every} - {s for s, _ in covered})
+        methods = len({m for _, m in every})
+        for k, (part, result) in enumerate(parts):
+            run, paper = _repeats(result["budget"]["run"]), _repeats(result["budget"]["paper"])
+            if run is None or paper is None:
+                raise ValueError(f"{where}: record {entry['record']} ({part or 'whole'}) states no numeric splits "
+                                 f"or repeats in its budget (run {result['budget']['run']}, paper "
+                                 f"{result['budget']['paper']})")
+            per_repeat = len(_ran(result))
+            more = per_repeat * max(paper - run, 0)
+            minutes = _minutes(entry, part, result, where)
+            hours = more * minutes / 60 / CORES
+            not_run = (f"{len(missing)}: {', '.join(missing)} ({paper * methods * len(missing)})"
+                       if missing and k == len(parts) - 1 else "–")
+            name = f"`{entry['record']}`" + (f" {part}" if part else "")
+            lines.append(f"| {name} | {run} ({paper}) | {per_repeat} | {more} | {minutes:.2g} | "
+                         f"{_hours(hours)} | {not_run} |")
+        sources.append(f"`{entry['record']}`: {entry['source']}")
+    return "\n".join(lines) + "\n\nMinutes a fit: " + "; ".join(sources) + ".\n"
+
+
+def _hours(hours: float) -> str:
+    if hours == 0:
+        return "0"
+    return f"{hours:.2g}" if hours < 10 else f"{math.ceil(hours):,}".replace(",", " ")
