@@ -52,8 +52,7 @@ _HEADER = """# Reproducing the papers
 records beside them, the explanations <workflow>.md and the claims claims/<paper>.yaml there; do not edit by hand. -->
 
 Per paper: its headline claims (`workflows/pages/records/papers/claims/<paper>.yaml`) with verdict, setting and
-evidence; its numbers page: data and budget against the paper's, workflows,
-commands, commits, numbers.
+evidence; its numbers page: data, budget and what the paper's would cost, workflows, commands, numbers.
 
 ```{toctree}
 :hidden:
@@ -208,7 +207,7 @@ def render_pages(records: Path) -> dict[str, str]:
                 budget += ("\nWhat the paper's own repeats would add, per record (the settings the paper reports and "
                            "no run covered apart):\n\n" + needs)
         if names:
-            sections += [f"Data, budget and numbers: [{stem}_numbers]({page}).", ""]
+            sections += [f"Numbers: [{stem}_numbers]({page}).", ""]
             pages[page] = _numbers_page(paper, names, parts_of, records, not_comparable, budget)
     lines = [_HEADER, RULE, ""]
     tally = verdict_tally(every_claim)
