@@ -26,7 +26,9 @@ from gpal.catalogs.targets import EXTENDED_FIELD_COLUMNS, SEXAGESIMAL_COLUMNS, T
 from gpal.estimators.outliers import OOD_FALSE_POSITIVE_RATE
 from gpal.files import write_text_atomic
 
-__all__ = ["COLUMNS", "ColumnInfo", "EXTENDED", "EXTNAME", "KEYWORDS", "TWIN_SUFFIX", "write_ecsv_twin"]
+__all__ = ["COLUMNS", "ColumnInfo", "EXTENDED", "EXTNAME", "FLAG_KEY", "KEYWORDS", "RECORD_KEYS", "TWIN_SUFFIX",
+           "astropy_table", "column_types", "ecsv_header_table", "ecsv_text", "fits_hdu", "keyword_order", "mrt_text",
+           "votable_bytes", "write_ecsv", "write_ecsv_twin"]
 
 #: The FITS file's table HDU.
 EXTNAME = "CLASSIFICATIONS"
@@ -73,9 +75,9 @@ KEYWORDS = {
 }
 
 #: The legend of the Flags column: ``FLAG<n>`` -> what flag n means (`gpal.catalogs.targets.flag_legend`).
-_FLAG_KEY = re.compile(r"FLAG\d{1,2}")
+FLAG_KEY = re.compile(r"FLAG\d{1,2}")
 
-_RECORD_KEYS = ("TRAINSEL", "FITCONF")  # nested records: YAML in ECSV, one HIERARCH card per value in FITS
+RECORD_KEYS = ("TRAINSEL", "FITCONF")  # nested records: YAML in ECSV, one HIERARCH card per value in FITS
 
 #: ``predicted_class`` of an extended source: the trained point-source classes never name one.
 EXTENDED = "extended"
@@ -180,23 +182,23 @@ def _column_info(name: str) -> ColumnInfo:
     return COLUMNS.get(name, ColumnInfo(None, ""))
 
 
-def _astropy_table(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
+def astropy_table(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
     from astropy.table import Table
 
     out = Table.from_pandas(frame)
     for column in out.columns.values():
         info = _column_info(column.name)
         column.unit, column.description = info.unit, info.description
-    out.meta.update(_ordered(meta))
+    out.meta.update(keyword_order(meta))
     return out
 
 
-def _ordered(meta: Mapping[str, Any]) -> dict[str, Any]:
+def keyword_order(meta: Mapping[str, Any]) -> dict[str, Any]:
     """Keywords in the order of `KEYWORDS`, any others after them."""
     return {**{k: meta[k] for k in KEYWORDS if k in meta}, **meta}
 
 
-def _fits_hdu(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
+def fits_hdu(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
     """One BINTABLE HDU: TUNIT (where FITS names the unit, `_described`) and TCOMM per column, one typed card per
     keyword or record value."""
     from astropy.io import fits
@@ -213,12 +215,12 @@ def _fits_hdu(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
         if description:
             header.insert(f"TFORM{i}", (f"TCOMM{i}", description), after=True)
     header["EXTNAME"] = EXTNAME
-    for key, value in _ordered(meta).items():
-        if key in _RECORD_KEYS:
+    for key, value in keyword_order(meta).items():
+        if key in RECORD_KEYS:
             for path, item in _flatten(value):
                 header[f"HIERARCH {key}.{path}"] = _fits_text(json.dumps(item) if isinstance(item, list) else item)
         else:
-            comment = "what this analysis flag of Flags means" if _FLAG_KEY.fullmatch(key) else KEYWORDS.get(key, "")
+            comment = "what this analysis flag of Flags means" if FLAG_KEY.fullmatch(key) else KEYWORDS.get(key, "")
             header[key] = (_fits_text(value), comment)
     return hdu
 
@@ -292,7 +294,7 @@ def _exact_float_format(values: np.ndarray) -> str:
 _MRT_WIDTH = 80
 
 
-def _mrt_text(frame: pd.DataFrame, meta: Mapping[str, Any]) -> str:
+def mrt_text(frame: pd.DataFrame, meta: Mapping[str, Any]) -> str:
     """The AAS MRT of ``frame`` (astropy's ``ascii.mrt`` writer): the title (`_mrt_title`), the byte-by-byte
     description with each column's CDS unit and explanation (`COLUMNS`, `_described`), the notes (`_mrt_notes`),
     then the rows.  Authors are the paper's, left for the user to fill in.
@@ -307,7 +309,7 @@ def _mrt_text(frame: pd.DataFrame, meta: Mapping[str, Any]) -> str:
     if frame.empty:
         raise ValueError("an AAS MRT holds at least one row (astropy's writer refuses an empty table); this table "
                          "has none")
-    table = _astropy_table(frame, {})
+    table = astropy_table(frame, {})
     formats, descriptions = {}, []
     for name in table.colnames:
         column, info = table[name], _column_info(name)
@@ -403,8 +405,8 @@ def _mrt_title(meta: Mapping[str, Any]) -> str:
 def _mrt_notes(meta: Mapping[str, Any]) -> list[str]:
     """The MRT's notes: the Flags legend (the ``FLAG<n>`` keywords), then every other keyword of the table with what
     it says (`KEYWORDS`), which the ECSV and VOTable hold as keywords and an MRT has no other place for."""
-    flags = {key: value for key, value in meta.items() if _FLAG_KEY.fullmatch(key)}
-    keywords = {key: value for key, value in _ordered(meta).items() if key not in flags}
+    flags = {key: value for key, value in meta.items() if FLAG_KEY.fullmatch(key)}
+    keywords = {key: value for key, value in keyword_order(meta).items() if key not in flags}
     notes = []
     if flags:
         notes += ["Note (1): Flags, Flag_Words: the catalog's analysis flags; bit n set means",
@@ -425,7 +427,7 @@ def _header_lines(text: str, indent: int) -> list[str]:
     return textwrap.wrap(text, _MRT_WIDTH, subsequent_indent=" " * indent, break_on_hyphens=False)
 
 
-def _votable_bytes(frame: pd.DataFrame, meta: Mapping[str, Any]) -> bytes:
+def votable_bytes(frame: pd.DataFrame, meta: Mapping[str, Any]) -> bytes:
     """The VOTable of ``frame``: each column's unit (where VOUnit names it, `_described`), description and UCD
     (`COLUMNS`), the positions tied to their ``COOSYS`` (ICRS at equinox J2000, Galactic) so that TOPCAT and Aladin
     find them, and the keywords as the table's ``INFO`` elements (records as JSON), each with what it says
@@ -433,7 +435,7 @@ def _votable_bytes(frame: pd.DataFrame, meta: Mapping[str, Any]) -> bytes:
     from astropy.io.votable import from_table
     from astropy.io.votable.tree import CooSys, Info
 
-    table = _astropy_table(frame, {})
+    table = astropy_table(frame, {})
     for column in table.columns.values():
         column.unit, column.description = _described(_column_info(column.name), "vounit")
     votable = from_table(table)
@@ -448,10 +450,10 @@ def _votable_bytes(frame: pd.DataFrame, meta: Mapping[str, Any]) -> bytes:
                 used[system.ID] = system
     votable.resources[0].coordinate_systems.extend(used.values())
     infos = votable.get_first_table().infos
-    for key, value in _ordered(meta).items():
+    for key, value in keyword_order(meta).items():
         text = json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)
         info = Info(name=key, value=text)
-        info.content = "what this analysis flag of Flags means" if _FLAG_KEY.fullmatch(key) else KEYWORDS.get(key, "")
+        info.content = "what this analysis flag of Flags means" if FLAG_KEY.fullmatch(key) else KEYWORDS.get(key, "")
         infos.append(info)
     out = io.BytesIO()
     votable.to_xml(out)
@@ -470,11 +472,11 @@ def write_ecsv_twin(frame: pd.DataFrame, path: str | os.PathLike, meta: Mapping[
         The twin's path.
     """
     twin = Path(path).with_suffix(TWIN_SUFFIX)
-    write_text_atomic(twin, _ecsv_text(frame, meta))
+    write_text_atomic(twin, ecsv_text(frame, meta))
     return twin
 
 
-def _ecsv_text(frame: pd.DataFrame, meta: Mapping[str, Any]) -> str:
+def ecsv_text(frame: pd.DataFrame, meta: Mapping[str, Any]) -> str:
     """ECSV of ``frame`` with units and keywords (``meta``): astropy writes the header, pandas the rows.
 
     astropy formats each cell in Python (about 1 s for the main job's 3615-row table, masked columns
@@ -485,41 +487,41 @@ def _ecsv_text(frame: pd.DataFrame, meta: Mapping[str, Any]) -> str:
     table holding one is left to astropy.
     """
     text = io.StringIO()
-    _write_ecsv(text, frame, meta)
+    write_ecsv(text, frame, meta)
     return text.getvalue()
 
 
-#: Rows converted to astropy at once to learn the columns' types for the ECSV header (`_ecsv_header_table`).
+#: Rows converted to astropy at once to learn the columns' types for the ECSV header (`ecsv_header_table`).
 _HEADER_ROWS = 50000
 
 
-def _ecsv_header_table(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
+def ecsv_header_table(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
     """The astropy table (no rows) whose ECSV header heads ``frame``'s rows, or None where a block of rows holds a
-    column astropy keeps as Python objects (`_ecsv_text`: the table is then astropy's to write).
+    column astropy keeps as Python objects (`ecsv_text`: the table is then astropy's to write).
 
     Made block by block: the whole table in astropy's fixed-width strings (a column of reasons in words, 4 bytes a
     character of its longest) was GiBs for 10^6 rows; a header names each column's type, never its width."""
     first = None
     for start in range(0, max(len(frame), 1), _HEADER_ROWS):
-        table = _astropy_table(frame.iloc[start:start + _HEADER_ROWS], meta)
+        table = astropy_table(frame.iloc[start:start + _HEADER_ROWS], meta)
         if any(column.dtype.kind not in "biufU" for column in table.columns.values()):
             return None
         first = table[:0] if first is None else first
     return first
 
 
-def _write_ecsv(out: Any, frame: pd.DataFrame, meta: Mapping[str, Any]) -> None:
-    """`_ecsv_text` written to the text stream ``out`` as it is made (the rows in pandas' blocks)."""
+def write_ecsv(out: Any, frame: pd.DataFrame, meta: Mapping[str, Any]) -> None:
+    """`ecsv_text` written to the text stream ``out`` as it is made (the rows in pandas' blocks)."""
     import csv
 
-    header = _ecsv_header_table(frame, meta)
+    header = ecsv_header_table(frame, meta)
     if header is None:
-        _astropy_table(frame, meta).write(out, format="ascii.ecsv")
+        astropy_table(frame, meta).write(out, format="ascii.ecsv")
         return
     header.write(out, format="ascii.ecsv")  # the header and the column names' line
     frame.to_csv(out, sep=" ", header=False, index=False, quoting=csv.QUOTE_NONNUMERIC, na_rep="", lineterminator="\n")
 
 
-def _column_types(table: Any) -> list[tuple[str, str]]:
+def column_types(table: Any) -> list[tuple[str, str]]:
     """Each column's name and type as an ECSV header writes them (text of any width is one type)."""
     return [(name, "str" if table[name].dtype.kind == "U" else str(table[name].dtype)) for name in table.colnames]

@@ -43,8 +43,8 @@ import pandas as pd
 
 from gpal.catalog_jobs.job_settings import NEVER, JobSetting, settings_from_header
 from gpal.catalog_jobs.table_formats import (
-    _FLAG_KEY, _RECORD_KEYS, COLUMNS, EXTENDED, EXTNAME, KEYWORDS, TWIN_SUFFIX, _astropy_table, _column_types,
-    _ecsv_header_table, _ecsv_text, _fits_hdu, _mrt_text, _ordered, _votable_bytes, _write_ecsv, write_ecsv_twin,
+    COLUMNS, EXTENDED, EXTNAME, FLAG_KEY, KEYWORDS, RECORD_KEYS, TWIN_SUFFIX, astropy_table, column_types,
+    ecsv_header_table, ecsv_text, fits_hdu, keyword_order, mrt_text, votable_bytes, write_ecsv, write_ecsv_twin,
 )
 from gpal.constraints import ListOf, OneOf
 from gpal.files import atomic_output, write_files
@@ -151,7 +151,7 @@ def _typed(meta: Mapping[str, Any]) -> dict[str, Any]:
     for key in _INTEGER_KEYS:
         if isinstance(out.get(key), str):
             out[key] = int(out[key])
-    for key in _RECORD_KEYS:
+    for key in RECORD_KEYS:
         if isinstance(out.get(key), str):
             out[key] = json.loads(out[key])
     return out
@@ -248,7 +248,7 @@ def rendered_and_read_back(table: ClassifiedSources,
     text = frame.to_csv(index=False)
     files = {key: content for name in names for key, content in _files(name, frame, meta, text).items()}
     header = io.StringIO()
-    _astropy_table(frame.iloc[:0], meta).write(header, format="ascii.ecsv")
+    astropy_table(frame.iloc[:0], meta).write(header, format="ascii.ecsv")
     return files, ClassifiedSources(_read_rows(io.StringIO(text)), _typed(_ecsv_meta(header.getvalue())))
 
 
@@ -265,7 +265,7 @@ def write_probability_table(table: ClassifiedSources, path: str | os.PathLike, f
     with atomic_output(path) as tmp:
         frame.to_csv(tmp, index=False)
     with atomic_output(path.with_suffix(TWIN_SUFFIX)) as tmp, open(tmp, "w", encoding="utf-8", newline="") as out:
-        _write_ecsv(out, frame, meta)
+        write_ecsv(out, frame, meta)
     return path
 
 
@@ -291,14 +291,14 @@ def write_probability_blocks(tables: Iterable[ClassifiedSources], path: str | os
             tempfile.TemporaryFile("w+", encoding="utf-8", newline="", dir=path.parent) as rows:
         for table in tables:
             frame = _with_equatorial(table.frame)
-            block = _ecsv_header_table(frame, {})
+            block = ecsv_header_table(frame, {})
             if block is None:
                 raise ValueError("a block of the table holds a column of Python objects (text with None among it); "
                                  "write it whole with write_probability_table")
             if header is None:
                 header = block
-            elif _column_types(block) != _column_types(header):
-                changed = [a[0] for a, b in zip(_column_types(header), _column_types(block)) if a != b]
+            elif column_types(block) != column_types(header):
+                changed = [a[0] for a, b in zip(column_types(header), column_types(block)) if a != b]
                 raise ValueError(f"the blocks of the table differ in the types of column(s) {changed}; write it whole "
                                  "with write_probability_table")
             frame.to_csv(out, index=False, header=meta is None)
@@ -307,7 +307,7 @@ def write_probability_blocks(tables: Iterable[ClassifiedSources], path: str | os
             meta = table.meta
         if header is None:
             raise ValueError(f"no rows to write to {path}: the table came in no block")
-        header.meta.update(_ordered(_typed({**meta, "DATE": date})))
+        header.meta.update(keyword_order(_typed({**meta, "DATE": date})))
         rows.seek(0)
         with atomic_output(path.with_suffix(TWIN_SUFFIX)) as twin, open(twin, "w", encoding="utf-8", newline="") as ecsv:
             header.write(ecsv, format="ascii.ecsv")  # the header and the column names' line, then the rows
@@ -322,15 +322,15 @@ def _files(name: str, frame: pd.DataFrame, meta: Mapping[str, Any],
     fmt = _table_format(Path(name))
     if fmt == "csv":
         return {name: frame.to_csv(index=False) if csv_text is None else csv_text,
-                str(Path(name).with_suffix(TWIN_SUFFIX)): _ecsv_text(frame, meta)}
+                str(Path(name).with_suffix(TWIN_SUFFIX)): ecsv_text(frame, meta)}
     if fmt == "mrt":
-        return {name: _mrt_text(frame, meta)}
+        return {name: mrt_text(frame, meta)}
     if fmt == "votable":
-        return {name: _votable_bytes(frame, meta)}
+        return {name: votable_bytes(frame, meta)}
     fits = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # astropy's note that long values use CONTINUE cards
-        _fits_hdu(frame, meta).writeto(fits)
+        fits_hdu(frame, meta).writeto(fits)
     return {name: fits.getvalue()}
 
 
@@ -375,8 +375,8 @@ def read_probability_table(path: str | os.PathLike) -> ClassifiedSources:
     if fmt == "fits":
         t = Table.read(path, hdu=EXTNAME) if _has_extname(path) else Table.read(path, format="fits")
         meta = {k: t.meta[k] for k in KEYWORDS if k in t.meta}
-        meta.update({k: v for k, v in t.meta.items() if _FLAG_KEY.fullmatch(k)})
-        meta.update({k: _unflatten(t.meta, k) for k in _RECORD_KEYS if any(n.startswith(f"{k}.") for n in t.meta)})
+        meta.update({k: v for k, v in t.meta.items() if FLAG_KEY.fullmatch(k)})
+        meta.update({k: _unflatten(t.meta, k) for k in RECORD_KEYS if any(n.startswith(f"{k}.") for n in t.meta)})
         return ClassifiedSources(_strip_strings(t.to_pandas()), _typed(meta))
     meta: dict[str, Any] = {}
     with open(path, encoding="utf-8") as fh:

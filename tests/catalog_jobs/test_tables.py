@@ -13,7 +13,7 @@ from astropy.table import Table
 from gpal.files import write_files
 
 from gpal.catalog_jobs.tables import (
-    ClassifiedSources, _astropy_table, classified_table_files, dated, read_probability_table, rendered_and_read_back, write_ecsv_twin,
+    ClassifiedSources, astropy_table, classified_table_files, dated, read_probability_table, rendered_and_read_back, write_ecsv_twin,
     write_probability_table,
 )
 
@@ -40,7 +40,7 @@ def test_the_pandas_written_twin_reads_back_as_astropys_own(tmp_path, objects):
     meta = {"CATALOG": "FL16Y", "SELECT": "unassociated,bcu", "MINSIG": 4.0}
     twin = write_ecsv_twin(frame, tmp_path / "t.csv", meta)
     reference = tmp_path / "reference.ecsv"
-    _astropy_table(frame, meta).write(reference, format="ascii.ecsv")
+    astropy_table(frame, meta).write(reference, format="ascii.ecsv")
 
     assert ('"fsrq"' in twin.read_text()) != objects  # pandas quotes every string; astropy only where needed
     ours, theirs = Table.read(twin, format="ascii.ecsv"), Table.read(reference, format="ascii.ecsv")
@@ -284,13 +284,13 @@ def test_no_explanation_wraps_into_a_phantom_column(tmp_path):
     each explanation wraps: astropy reads back the same columns, each description whole."""
     import re
 
-    from gpal.catalog_jobs.table_formats import _CATALOG_COLUMNS, COLUMNS, _mrt_text
+    from gpal.catalog_jobs.table_formats import _CATALOG_COLUMNS, COLUMNS, mrt_text
 
     assert set(_CATALOG_COLUMNS) <= set(COLUMNS)  # no format or UCD given to a column no table has
     row = {name: ("a" if info.mrt is None else 1.0) for name, info in COLUMNS.items()}
     for width in range(1, 31, 3):
         frame = pd.DataFrame([{**row, "n" * width: 1}])
-        text = _mrt_text(frame, {})
+        text = mrt_text(frame, {})
         back = _read_quietly(text, "ascii.mrt")
         assert back.colnames == list(frame.columns), width
         for name, info in COLUMNS.items():
@@ -300,12 +300,12 @@ def test_no_explanation_wraps_into_a_phantom_column(tmp_path):
 
 
 def test_the_mrt_has_a_title_and_notes_and_leaves_the_authors_to_the_user():
-    from gpal.catalog_jobs.table_formats import _mrt_text
+    from gpal.catalog_jobs.table_formats import mrt_text
 
     meta = {"CATALOG": "FL16Y", "CATVER": "v41", "SELECT": "unassociated,bcu", "CREATOR": "gpal 0.4.0",
             "LIST": "target list: the most probable pulsar sources to follow up", "EXPECTED": 12.5,
             "FLAG3": "flux changed by > 3 sigma with another diffuse model", "TRAINSEL": {"cut": None}}
-    text = _mrt_text(_journal_frame(), meta)
+    text = mrt_text(_journal_frame(), meta)
     lines = text.splitlines()
     assert lines[0] == "Title: Target list: the most probable pulsar sources to follow up of FL16Y v41"
     assert lines[1].strip() == "(unassociated,bcu), by gpal 0.4.0" and lines[2] == "Authors:"

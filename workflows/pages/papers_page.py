@@ -257,10 +257,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the records' folder (default: the repository's workflows/pages/records/papers)")
     args = parser.parse_args(argv)
     records = args.records
-    for folder in args.record:
-        print(f"recorded {record(folder, records, args.part)}")
+    try:
+        for folder in args.record:
+            print(f"recorded {record(folder, records, args.part)}")
+        pages = render_pages(records)
+    except ValueError as exc:  # a record or claims file that does not hold: its file and field named, no traceback
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     status = 0
-    for name, text in render_pages(records).items():
+    for name, text in pages.items():
         status = max(status, write_or_check(args.docs / name, text, args.check, "python workflows/pages/papers_page.py"))
     return status
 
