@@ -60,6 +60,7 @@ from gpal.evaluation.intervals import binomial_interval
 from gpal.evaluation.metrics import roc_auc
 from gpal.files import write_files
 from gpal.runs.output_dir import recorded_identity
+from gpal.warning_filters import changed_filters
 
 __all__ = ["LaterCheck", "LaterCheckInputs", "MODEL", "ReleaseLink",
            "check_later", "later_check_inputs", "later_check_table", "later_release_of", "link_releases",
@@ -116,7 +117,7 @@ def _training_rows(trained: TrainedModel, earlier: Any) -> Any:
     t = trained.training
     selection = CatalogSelection(catalog=str(earlier.path), classes=t.get("class_spec", ",".join(t["classes"])),
                                  min_significance=t.get("min_significance"), features=tuple(t["features"]))
-    with warnings.catch_warnings():
+    with changed_filters():
         warnings.simplefilter("ignore")  # rows the model's features cannot use were reported when it was trained
         _, data = selection.load()
     run = recorded_identity(trained.folder) or {}

@@ -45,6 +45,7 @@ from gpal.catalogs.releases import RELEASES, link_path
 from gpal.evaluation.calibration import class_reliability, expected_calibration_error
 from gpal.evaluation.comparison import balanced_accuracy, difference_text, resampled_metrics
 from gpal.evaluation.metrics import negative_log_likelihood, roc_auc
+from gpal.warning_filters import changed_filters
 
 __all__ = ["BCU", "CLASSES", "GP_VARIANTS", "HELD_OUT", "PAIRS", "POOL_PRIOR", "POOL_PRIOR_UNASSOCIATED",
            "TEMPERATURE", "TEMPERATURE_BIAS", "check_pairs", "fit_unit",
@@ -132,7 +133,7 @@ def _sets(release: str) -> tuple[Any, Any, Any]:
 
     catalog = load_catalog(release)
     preset = catalog.record.preset
-    with warnings.catch_warnings():
+    with changed_filters():
         warnings.simplefilter("ignore")  # rows a feature cannot use are reported by the main job, not per unit
         train = catalog.dataset(classes=list(CLASSES), merge={k: list(v) for k, v in MERGE.items()}, features=preset)
         pool = catalog.pool(select=["unassociated", "bcu"], features=preset)
@@ -147,7 +148,7 @@ def _later_codes(earlier: str, later: str) -> np.ndarray:
 
     first, pool = _sets(earlier)[0], _sets(earlier)[2]
     last = load_catalog(later)
-    with warnings.catch_warnings():
+    with changed_filters():
         warnings.simplefilter("ignore")
         index = link_later(first, last, [load_catalog(r.name) for r in link_path(first.record, last.record)])
     rows = {name: i for i, name in enumerate(first.names)}

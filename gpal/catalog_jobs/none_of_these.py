@@ -21,6 +21,7 @@ from gpal.catalog_jobs.layout import OOD_FILE, located
 from gpal.catalog_jobs.tables import EXTENDED
 from gpal.data.dataset import NoisyDataset
 from gpal.catalogs.classes import source_groups
+from gpal.warning_filters import changed_filters
 
 __all__ = ["PLANE_DEG", "check_outliers", "fitted_outlier_score", "left_out_codes", "left_out_sources", "outlier_flags",
            "plane_counts", "read_outlier_record", "report_paragraph", "saved_outliers"]
@@ -46,7 +47,7 @@ def left_out_sources(catalog: Any, codes: Sequence[str], features: Any) -> Noisy
 
     if not codes:
         return None
-    with warnings.catch_warnings():
+    with changed_filters():
         warnings.simplefilter("ignore", DroppedRowsWarning)
         warnings.simplefilter("ignore", RepairedRowsWarning)
         return catalog.pool(select=list(codes), features=features)

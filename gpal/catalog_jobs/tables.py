@@ -48,6 +48,7 @@ from gpal.catalog_jobs.table_formats import (
 )
 from gpal.constraints import ListOf, OneOf
 from gpal.files import atomic_output, write_files
+from gpal.warning_filters import changed_filters
 
 __all__ = [
     "COLUMNS",
@@ -328,7 +329,7 @@ def _files(name: str, frame: pd.DataFrame, meta: Mapping[str, Any],
     if fmt == "votable":
         return {name: votable_bytes(frame, meta)}
     fits = io.BytesIO()
-    with warnings.catch_warnings():
+    with changed_filters():
         warnings.simplefilter("ignore")  # astropy's note that long values use CONTINUE cards
         fits_hdu(frame, meta).writeto(fits)
     return {name: fits.getvalue()}

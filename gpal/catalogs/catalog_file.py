@@ -18,6 +18,7 @@ import numpy as np
 
 from gpal.catalogs.releases import Release, identify_release
 from gpal.files import file_sha256, read_bytes, regular_file
+from gpal.warning_filters import changed_filters
 
 __all__ = ["HDU_NAME", "MAX_CATALOG_BYTES", "Provenance", "read_catalog_file"]
 
@@ -89,7 +90,7 @@ def _read(path: Path):
 
     source, memmap = _source(path)
     try:
-        with warnings.catch_warnings():
+        with changed_filters():
             warnings.simplefilter("ignore", fits.verify.VerifyWarning)
             warnings.filterwarnings("error", message=".*truncated")
             # text stays bytes, as the file holds it: astropy's str is 4 bytes a character at the column's full

@@ -52,6 +52,7 @@ import pandas as pd
 
 from gpal.catalogs.catalog import CATALOG_DIR, text_values
 from gpal.files import read_bytes
+from gpal.warning_filters import changed_filters
 
 __all__ = ["LAC_COLUMNS", "LAC_DEFAULT_QUANTITIES", "LAC_FEATURES", "LAC_FILES", "LAC_QUANTITIES", "LAC_REDSHIFT_FEATURES",
            "LAC_RELEASE", "LAC_TABLE_COLUMNS", "join_4lac", "join_coverage", "lac_feature_names", "lac_features",
@@ -103,7 +104,7 @@ def _read_one(path: Path) -> pd.DataFrame:
 
     raw = read_bytes(path, _WHAT, limit=MAX_LAC_BYTES)
     try:
-        with warnings.catch_warnings():
+        with changed_filters():
             warnings.simplefilter("ignore", fits.verify.VerifyWarning)
             with fits.open(io.BytesIO(raw), memmap=False) as hdul:
                 tables = [h for h in hdul if isinstance(h, (fits.BinTableHDU, fits.TableHDU))]

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from gpal.catalogs.catalog import text_values
+from gpal.warning_filters import changed_filters
 
 __all__ = ["EXTENDED_FIELD_COLUMNS", "FLAGS_NOT_GIVEN", "SEXAGESIMAL_COLUMNS", "TARGET_COLUMNS", "flag_legend", "flag_words", "target_columns"]
 
@@ -191,7 +192,7 @@ def _models_in(path: str) -> Any:
 
     needed = {"Source_Name", "RAJ2000", "DEJ2000", "Model_SemiMajor", "Model_SemiMinor", "Model_PosAng"}
     try:
-        with warnings.catch_warnings():
+        with changed_filters():
             warnings.simplefilter("ignore")
             models = Table.read(path, hdu=EXTENDED_HDU)
     except (KeyError, OSError, ValueError):

@@ -30,6 +30,7 @@ from gpal.evaluation.calibration import (
 from gpal.evaluation.intervals import binomial_interval
 from gpal.evaluation.metrics import error_rate, format_mean_se, mean_se, negative_log_likelihood
 from gpal.files import write_files, write_text_atomic
+from gpal.warning_filters import changed_filters
 
 __all__ = [
     "prediction_metrics",
@@ -134,7 +135,7 @@ def confusion_matrix_summary(
     if normalize:
         stack = row_normalize(stack)
     n = np.sum(~np.isnan(stack), axis=0)
-    with warnings.catch_warnings():
+    with changed_filters():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN cells are NaN on purpose
         mean = np.nanmean(stack, axis=0)
         std = np.where(n > 1, np.nanstd(stack, axis=0, ddof=1), np.nan)
