@@ -55,8 +55,8 @@ is reproduced when all it names is, contradicted (differs, for values) when any 
 **not resolved at this budget** when the rest are open and more repeats of the same setting could decide
 them, **not comparable** where a difference in setting (hardware, a method not the paper's) decides it,
 said. A verdict written by hand is marked *(judgement)*, its evidence beside it. Margins were declared
-after the recorded runs; the generator counts the tally. Methods share splits, so SEs combined as
-independent err towards "not resolved"."""
+after the recorded runs (004's ECE, accuracy margins before); the generator counts the tally. Methods
+share splits, so SEs combined as independent err towards "not resolved"."""
 
 
 def _finite(x: Any) -> bool:

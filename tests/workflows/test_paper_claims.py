@@ -84,6 +84,10 @@ def test_alike_needs_its_margin_and_values_are_judged_against_the_paper():
     assert judge_claim(stated, RESULTS) == ("cannot be checked offline", "not shipped")
     (row,) = claim_rows({"claims": [stated]}, RESULTS, "009.yaml")
     assert row["judgement"] and row["differences"] == "–"
+    # a reason put over the computed verdict is a hand's too; a computed verdict is not
+    overridden, computed = claim_rows({"claims": [_claim(["a"], not_comparable="another machine"), _claim(["a"])]},
+                                      RESULTS, "009.yaml")
+    assert overridden["verdict"] == "not comparable" and overridden["judgement"] and not computed["judgement"]
 
 
 def test_a_workflow_not_recorded_is_pending_and_a_misspelt_one_an_error():

@@ -371,11 +371,13 @@ def _cell(text: str) -> str:
 def claim_rows(declared: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]], source: str,
                known: Sequence[str] | None = None, others: Mapping[str, Mapping[str, Any]] | None = None
                ) -> list[dict]:
-    """Each claim judged: {claim, verdict, judgement (stated by hand), differences, evidence}."""
+    """Each claim judged: {claim, verdict, judgement, differences, evidence}.  A verdict is judgement where a hand
+    set it: stated (``verdict``) or put over the computed one (``not_comparable``)."""
     out = []
     for i, claim in enumerate(declared["claims"]):
         verdict, evidence = judge_claim(claim, results, f"{source}: claims[{i}]", known, others)
-        out.append({"claim": claim["claim"], "verdict": verdict, "judgement": "verdict" in claim,
+        out.append({"claim": claim["claim"], "verdict": verdict,
+                    "judgement": "verdict" in claim or "not_comparable" in claim,
                     "differences": claim.get("differences") or "–", "evidence": evidence})
     return out
 
