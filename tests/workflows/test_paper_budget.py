@@ -61,3 +61,11 @@ def test_an_unknown_record_or_part_or_budget_is_refused():
     unstated = {"wf": [(None, {"rows": _rows(RAN, []), "budget": {"run": {"splits": 3}, "paper": {"splits": "?"}}})]}
     with pytest.raises(ValueError, match="states no numeric splits"):
         needs_markdown(parse_needs("t", [{"record": "wf", "minutes": 1, "source": "s"}]), unstated, "t")
+
+
+def test_settings_no_part_ran_are_the_records_row_not_a_parts():
+    two = {"wf": [("x", _record(_rows(RAN[:2], NOT_RUN))), ("y", _record(_rows(RAN[2:], NOT_RUN)))]}
+    needs = parse_needs("t", [{"record": "wf", "minutes": 1.0, "source": "timed"}])
+    rows = needs_markdown(needs, two, "t").splitlines()[2:5]
+    assert rows == ["| `wf` x | 3 (10) | 2 | 14 | 1 | 0.12 | – |", "| `wf` y | 3 (10) | 2 | 14 | 1 | 0.12 | – |",
+                    "| `wf`, no part | – | – | – | – | – | 1: c (20) |"]

@@ -86,7 +86,8 @@ def needs_markdown(needs: Sequence[Mapping[str, Any]],
         every = {(r["setting"], r["method"]) for _, result in parts for r in result["rows"]}
         missing = sorted({s for s, _ in every} - {s for s, _ in covered})
         methods = len({m for _, m in every})
-        for k, (part, result) in enumerate(parts):
+        rows = []
+        for part, result in parts:
             run, paper = _repeats(result["budget"]["run"]), _repeats(result["budget"]["paper"])
             if run is None or paper is None:
                 raise ValueError(f"{where}: record {entry['record']} ({part or 'whole'}) states no numeric splits "
@@ -95,12 +96,17 @@ def needs_markdown(needs: Sequence[Mapping[str, Any]],
             per_repeat = len(_ran(result))
             more = per_repeat * max(paper - run, 0)
             minutes = _minutes(entry, part, result, where)
-            hours = more * minutes / 60 / CORES
-            not_run = (f"{len(missing)}: {', '.join(missing)} ({paper * methods * len(missing)})"
-                       if missing and k == len(parts) - 1 else "–")
             name = f"`{entry['record']}`" + (f" {part}" if part else "")
-            lines.append(f"| {name} | {run} ({paper}) | {per_repeat} | {more} | {minutes:.2g} | "
-                         f"{_hours(hours)} | {not_run} |")
+            rows.append(f"| {name} | {run} ({paper}) | {per_repeat} | {more} | {minutes:.2g} | "
+                        f"{_hours(more * minutes / 60 / CORES)} |")
+        uncovered = f"{len(missing)}: {', '.join(missing)} ({paper * methods * len(missing)})" if missing else "–"
+        # the settings no part ran are the record's, not a part's: on a single part's row, else on a row of their own
+        if len(rows) == 1:
+            lines.append(f"{rows[0]} {uncovered} |")
+        else:
+            lines += [f"{row} – |" for row in rows]
+            if missing:
+                lines.append(f"| `{entry['record']}`, no part | – | – | – | – | – | {uncovered} |")
         sources.append(f"`{entry['record']}`: {entry['source']}")
     return "\n".join(lines) + "\n\nMinutes a fit: " + "; ".join(sources) + ".\n"
 
