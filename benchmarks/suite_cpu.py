@@ -26,6 +26,8 @@ from collections import Counter
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[1]
+#: The page generators' folder, on the path: the format of the records they read (result_records.py) lives there.
+sys.path.append(str(REPOSITORY / "workflows" / "pages"))
 #: Where the plugin writes its lines (one file per pytest-xdist worker), set by `profile_suite` for the run.
 OUT_VARIABLE = "GPAL_SUITE_CPU_DIR"
 #: The README's test command, as `.ci/run` runs it (`-n 2`).
@@ -87,7 +89,7 @@ def heaviest(run: dict, n: int = TOP) -> tuple[list[tuple[str, float, int]], lis
 
 
 def results_record(run: dict, commit: str, command: str, n: int = TOP) -> dict:
-    from gpal.workflows.records import make_record, make_table
+    from result_records import make_record, make_table
 
     total = sum(t["own"] + t["children"] for t in run["tests"])
     files, tests = heaviest(run, n)
@@ -123,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         for row in table["rows"]:
             print("  " + "  ".join(row))
     if args.record:
-        from gpal.workflows.records import write_record
+        from result_records import write_record
 
         print(f"recorded {write_record(args.record, record)}")
     return 0

@@ -3,7 +3,7 @@
 README's install, the main job, then the README's test command), with the environment CI gives it.
 
 Prints the tests' summary line and the wall times; with ``--record FILE`` writes the results page's record
-(`gpal.workflows.records`) there.  The machine's load average at the start and end is part of the record:
+(`workflows/pages/result_records.py`) there.  The machine's load average at the start and end is part of the record:
 the suite's time is only comparable between runs of one machine at a similar load.
 
     python benchmarks/time_test_suite.py --record workflows/pages/records/results/timings.tests.json
@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[1]
+#: The page generators' folder, on the path: the format of the records they read (result_records.py) lives there.
+sys.path.append(str(REPOSITORY / "workflows" / "pages"))
 #: The environment CI runs `.ci/run` with: no variables of the developer's session.
 CI_ENVIRONMENT = {"HOME": os.environ.get("HOME", "/root"), "TERM": "dumb",
                   "PATH": "/usr/local/bin:/usr/bin:/bin:/root/.pyenv/shims:/root/.pyenv/bin"}
@@ -60,7 +62,7 @@ def run_ci(repository: Path) -> dict:
 
 
 def results_record(run: dict) -> dict:
-    from gpal.workflows.records import make_record, make_table
+    from result_records import make_record, make_table
 
     load = f"1-minute load average {run['load'][0]:.1f} at the start, {run['load'][1]:.1f} at the end"
     table = make_table(["run", "tests", "time"], [
@@ -80,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{run['tests']}: pytest {_minutes(run['pytest_seconds'])}, .ci/run {_minutes(run['ci_seconds'])} "
           f"at {run['commit']}")
     if args.record:
-        from gpal.workflows.records import write_record
+        from result_records import write_record
 
         print(f"recorded {write_record(args.record, results_record(run))}")
     return 0

@@ -11,7 +11,7 @@ import pytest
 
 import results_page
 from generated_page import RECORDS
-from gpal.workflows.records import make_record, make_table, read_record, table_markdown, write_record
+from result_records import make_record, make_table, read_record, table_markdown, write_record
 
 
 def test_the_page_is_current_with_its_records():

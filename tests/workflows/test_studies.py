@@ -87,3 +87,43 @@ def test_every_study_a_library_comment_cites_is_declared_and_lists_the_record_it
             records = yaml.safe_load((ROOT / declaration).read_text(encoding="utf-8"))["records"]
             assert any(record == r or (r.endswith("/") and record.startswith(r)) for r in records), \
                 f"{path}: cites {record} of {declaration}, which does not list it"
+
+
+REBUILT = [p for p in DECLARATIONS if "rebuild" in yaml.safe_load(p.read_text(encoding="utf-8"))]
+
+
+@pytest.mark.parametrize("path", REBUILT, ids=lambda p: p.stem)
+def test_a_study_rebuilds_its_committed_records_from_its_kept_outputs(path, runner, capfd):
+    """The numbers a page shows are what the study's kept outputs make: its rebuild commands, in check mode,
+    find every record it writes equal to the committed one (nothing is written)."""
+    status = runner.main([path.stem, "--rebuild", "--check"])
+    assert status == 0, f"{path.name}: a record differs from what its outputs make:\n{capfd.readouterr().err[-2000:]}"
+
+
+def test_the_runner_and_the_record_format_agree_on_the_check_variable(runner):
+    import result_records
+
+    assert runner.CHECK_VARIABLE == result_records.CHECK_VARIABLE
+
+
+def test_check_mode_compares_a_record_and_writes_nothing(tmp_path, monkeypatch):
+    from result_records import CHECK_VARIABLE, RecordMismatch, make_record, make_table, read_record, write_record
+
+    def record(value):
+        return make_record("t", "python x.py", "abc1234", [make_table(["a"], [[value]])],
+                           workflow="workflows/studies/open_sky.yaml")
+
+    path = write_record(tmp_path / "r.json", record(1.5))
+    monkeypatch.setenv(CHECK_VARIABLE, "1")
+    write_record(path, record(1.5))
+    with pytest.raises(RecordMismatch, match=r"tables\[0\]: rows\[0\]\[0\]: the file has 1.5, the study's outputs make 2.5"):
+        write_record(path, record(2.5))
+    assert read_record(path)["tables"][0]["rows"] == [[1.5]]
+
+
+def test_rebuild_is_refused_for_a_study_without_rebuild_commands(runner, capsys):
+    study = {"study": "x", "commands": ["echo hi"]}
+    assert runner.run(study, rebuild=True) == 2
+    assert "declares no 'rebuild'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        runner.main(["open_sky", "--check"])

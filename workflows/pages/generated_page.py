@@ -7,12 +7,13 @@ regenerates each in memory and compares it with the file (``--check``).
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import sys
+from functools import cache
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Mapping
-
-import yaml
 
 from gpal.files import write_text_atomic
 
@@ -45,8 +46,10 @@ def check_workflow(path: Path, record: Mapping[str, Any], name: str) -> str:
         raise ValueError(f"{path}: its workflow {workflow} (field 'workflow') does not exist; restore it, or retire "
                          "the record")
     if workflow.startswith(_STUDIES):
-        declared = yaml.safe_load((ROOT / workflow).read_text(encoding="utf-8")) or {}
-        records = (declared.get("records") or []) if isinstance(declared, dict) else []
+        try:
+            records = _study_runner().read_study(ROOT / workflow)["records"]
+        except ValueError as exc:
+            raise ValueError(f"{path}: its workflow (field 'workflow') is not a valid declaration: {exc}") from None
         if not any(name == r or (str(r).endswith("/") and name.startswith(str(r))) for r in records):
             raise ValueError(f"{path}: its workflow {workflow} (field 'workflow') does not list {name} in its "
                              f"'records' ({records}); add it there, or name the study that made it")
@@ -56,6 +59,15 @@ def check_workflow(path: Path, record: Mapping[str, Any], name: str) -> str:
                 raise ValueError(f"{path}: field {field!r} names {file}, which does not exist; a record names "
                                  "what runs today (a moved script at its new path)")
     return workflow
+
+
+@cache
+def _study_runner() -> ModuleType:
+    """The studies' runner (``workflows/studies/run.py``), whose `read_study` is the one reader of a declaration."""
+    spec = importlib.util.spec_from_file_location("study_runner", ROOT / _STUDIES / "run.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def write_or_check(page: Path, text: str, check: bool, regenerate: str) -> int:

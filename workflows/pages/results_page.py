@@ -1,6 +1,6 @@
 """The docs page "Results" (``docs/results.md``): gpal's current numbers, generated from records.
 
-Each number on the page comes from a record in ``workflows/pages/records/results/`` (`gpal.workflows.records`:
+Each number on the page comes from a record in ``workflows/pages/records/results/`` (`result_records`:
 title, the workflow that remakes it, the command that produced it, its commit, settings, tables), shown under its
 workflow, command, record and commit; a record whose workflow is missing or gone, or not declared by the study it
 names, is refused (`generated_page.check_workflow`); the explanation of a record, if any, is the
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from gpal.identity import source_commit
-from gpal.workflows.records import make_record, make_table, read_record, table_markdown, write_record
+from result_records import make_record, make_table, read_record, table_markdown, write_record
 
 # this script's folder, first on its path
 from generated_page import DOCS, RECORDS, ROOT, check_workflow, write_or_check

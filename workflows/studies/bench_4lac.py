@@ -135,7 +135,7 @@ def measures(truth: np.ndarray, q: dict[str, np.ndarray], seed: int = 0) -> dict
 
 def _tables(runs: Path) -> list[dict]:
     from gpal.evaluation.metrics import roc_auc
-    from gpal.workflows.records import make_table
+    from result_records import make_table
 
     coverage, scores = [], []
     for release in RELEASES:
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--record", type=Path, help="also write the results page's record to this file")
     args = parser.parse_args(argv)
     from gpal.identity import source_commit
-    from gpal.workflows.records import make_record, table_markdown, write_record
+    from result_records import make_record, table_markdown, write_record
 
     tables = _tables(args.runs)
     for table in tables:

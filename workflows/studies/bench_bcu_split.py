@@ -287,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--record", type=Path, help="also write the results page's record to this file")
     args = parser.parse_args(argv)
     from gpal.identity import source_commit
-    from gpal.workflows.records import make_record, make_table, table_markdown, write_record
+    from result_records import make_record, make_table, table_markdown, write_record
 
     rows, coverage, costs = [], [], []
     for release in RELEASES:

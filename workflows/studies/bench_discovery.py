@@ -103,7 +103,7 @@ def yields_markdown(rows: list[dict]) -> str:
 
 def results_record(rows: list[dict], units: list[dict], commit: str) -> dict:
     """The results page's record (`gpal.workflows.records`): ranking by p(pulsar) at 10 to 100 sources observed."""
-    from gpal.workflows.records import make_record, make_table
+    from result_records import make_record, make_table
 
     table = [[r["k"], f"{r['found']:.1f}", "{:.2f} [{:.2f}, {:.2f}]".format(*r["ratio"]), f"{r['promised'][0]:.1f}"]
              for r in rows if r["strategy"] == "probability" and r["k"] <= 100]
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: the units in {args.out} were made at {sorted(commits)}: a record needs one committed "
                   "source (rerun them into an empty --out)", file=sys.stderr)
             return 2
-        from gpal.workflows.records import write_record
+        from result_records import write_record
 
         print(f"recorded {write_record(args.record, results_record(rows, units, commits.pop()))}")
     return 0

@@ -54,6 +54,8 @@ from gpal.catalog_jobs.layout import (
 )
 from gpal.evaluation.intervals import binomial_interval
 
+import shared  # noqa: F401  (the script's folder, first on its path; puts the pages' record format on the path)
+
 #: The releases a later one scores, oldest first.
 RELEASES = ("3FGL", "4FGL", "4FGL-DR2", "4FGL-DR4")
 #: The later releases that score them: FL16Y (the main job's own later check) and every shipped release after the run's
@@ -363,7 +365,7 @@ def _share(k: int, n: int, digits: int) -> str:
 
 
 def _tables(runs: Path) -> list[dict]:
-    from gpal.workflows.records import make_table
+    from result_records import make_table
 
     observer, nll, model, parts, yields = [], [], [], [], []
     for later in LATER:
@@ -430,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--record", type=Path, help="also write the results page's record to this file")
     args = parser.parse_args(argv)
     from gpal.identity import source_commit
-    from gpal.workflows.records import make_record, make_table, table_markdown, write_record
+    from result_records import make_record, make_table, table_markdown, write_record
 
     tables = _tables(args.runs)
     rates = [[release, f"{r['rate']:.2f}", f"{r['threshold']:.1f}", f"{r['classified flagged']:.3f}",

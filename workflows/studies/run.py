@@ -6,14 +6,19 @@ on a docs page cites the study by name and record, and anyone can remake it::
 
     python workflows/studies/run.py open_sky             # run its commands
     python workflows/studies/run.py open_sky --dry-run   # print them only
+    python workflows/studies/run.py error_bars --rebuild --check   # its records against what its kept outputs make
 
 Each command is printed before it runs, through the shell (a command may set variables first:
-``OMP_NUM_THREADS=1 python ...``); the first that fails stops the study with its exit status.
+``OMP_NUM_THREADS=1 python ...``); the first that fails stops the study with its exit status.  A study whose
+outputs are kept in the repository declares ``rebuild``: the commands that write its records from those outputs in
+seconds; ``--rebuild --check`` runs them with `result_records.CHECK_VARIABLE` set, so each record is compared with
+what the outputs make instead of written.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +32,10 @@ STUDIES = Path(__file__).resolve().parent
 
 #: Every field of a declaration and its type (``needs``: ``runs``, a list of folders, and ``cost``, a sentence).
 FIELDS = {"study": str, "title": str, "script": str, "commands": list, "records": list, "pages": list, "needs": dict}
+#: The optional field: the commands that rebuild the study's records from its kept outputs (a list of command lines).
+OPTIONAL = {"rebuild": list}
+#: `result_records.CHECK_VARIABLE`, restated because run.py imports nothing of the pages' code.
+CHECK_VARIABLE = "GPAL_RECORDS_CHECK"
 
 
 def read_study(path: Path) -> dict[str, Any]:
@@ -41,9 +50,14 @@ def read_study(path: Path) -> dict[str, Any]:
     for field, kind in FIELDS.items():
         if not isinstance(study.get(field), kind):
             raise ValueError(f"{path}: field {field!r} must be a {kind.__name__}, got {study.get(field)!r}")
-    unknown = sorted(set(study) - set(FIELDS))
+    for field, kind in OPTIONAL.items():
+        if field in study and not (isinstance(study[field], kind) and study[field]
+                                   and all(isinstance(c, str) and c.strip() for c in study[field])):
+            raise ValueError(f"{path}: field {field!r}, if given, must list at least one command line, got {study[field]!r}")
+    unknown = sorted(set(study) - set(FIELDS) - set(OPTIONAL))
     if unknown:
-        raise ValueError(f"{path}: unknown fields {unknown}; a declaration has {sorted(FIELDS)}")
+        raise ValueError(f"{path}: unknown fields {unknown}; a declaration has {sorted(FIELDS)} "
+                         f"and optionally {sorted(OPTIONAL)}")
     if study["study"] != Path(path).stem:
         raise ValueError(f"{path}: field 'study' is {study['study']!r}, expected the file's name {Path(path).stem!r}")
     if not study["commands"] or not all(isinstance(c, str) and c.strip() for c in study["commands"]):
@@ -66,12 +80,18 @@ def study_file(name: str) -> Path:
     return path
 
 
-def run(study: dict[str, Any], dry_run: bool = False) -> int:
-    """Run (or with ``dry_run`` only print) the study's commands in order; the first failing one's exit status."""
-    for command in study["commands"]:
+def run(study: dict[str, Any], dry_run: bool = False, rebuild: bool = False, check: bool = False) -> int:
+    """Run (or with ``dry_run`` only print) the study's commands, or with ``rebuild`` its rebuild commands (with
+    ``check``: comparing the records instead of writing them), in order; the first failing one's exit status."""
+    if rebuild and "rebuild" not in study:
+        print(f"error: study {study['study']!r} declares no 'rebuild' commands: its records are remade only by "
+              "running it", file=sys.stderr)
+        return 2
+    environment = {**os.environ, CHECK_VARIABLE: "1"} if check else None
+    for command in study["rebuild" if rebuild else "commands"]:
         print(f"$ {command}", flush=True)
         if not dry_run:
-            status = subprocess.run(command, shell=True, cwd=ROOT).returncode
+            status = subprocess.run(command, shell=True, cwd=ROOT, env=environment).returncode
             if status:
                 print(f"error: the command above exited with status {status}; the study stops here", file=sys.stderr)
                 return status
@@ -82,13 +102,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python workflows/studies/run.py", description=__doc__.split("\n")[0])
     parser.add_argument("name", help="the study: a declaration workflows/studies/NAME.yaml")
     parser.add_argument("--dry-run", action="store_true", help="print the commands without running them")
+    parser.add_argument("--rebuild", action="store_true",
+                        help="run the study's 'rebuild' commands: its records from its kept outputs")
+    parser.add_argument("--check", action="store_true",
+                        help="with --rebuild: compare each record with what the outputs make, writing nothing")
     args = parser.parse_args(argv)
+    if args.check and not args.rebuild:
+        parser.error("--check goes with --rebuild")
     try:
         study = read_study(study_file(args.name))
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    return run(study, args.dry_run)
+    return run(study, args.dry_run, args.rebuild, args.check)
 
 
 if __name__ == "__main__":

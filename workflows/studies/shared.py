@@ -35,6 +35,11 @@ COARSE_GROUPS = ("agn", "pulsar", "other")
 PLANE_DEG = 10.0
 #: The folder of the asv timing suite's package ``suite`` (benchmarks/suite).
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+#: The page generators' folder, where the format of the records they are built from lives (result_records.py):
+#: on the path once this module is imported, so a study writes its records with ``from result_records import ...``.
+PAGES = Path(__file__).resolve().parents[1] / "pages"
+if str(PAGES) not in sys.path:
+    sys.path.append(str(PAGES))
 
 
 def timing_suite(module: str) -> ModuleType:

@@ -12,21 +12,28 @@ study's declaration (``workflows/studies/<name>.yaml``), so a page cites what a 
 commit.  ``command`` is what ran, ``commit`` `gpal.identity.source_commit` when the numbers were produced; a number
 is never recorded without them.  Cells are strings (already formatted, with the digits the result deserves) or
 numbers.
+
+A study rebuilds its records from its kept outputs (``workflows/studies/run.py NAME --rebuild``); with the
+environment variable `CHECK_VARIABLE` set, `write_record` compares instead of writing, so ``run.py NAME --rebuild
+--check`` shows that the committed records are what the study's outputs make, without touching them.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from gpal.files import write_text_atomic
 from gpal.identity import jsonable
 
-__all__ = ["FORMAT", "make_record", "make_table", "read_record", "table_markdown", "write_record"]
+__all__ = ["CHECK_VARIABLE", "FORMAT", "RecordMismatch", "make_record", "make_table", "read_record", "table_markdown", "write_record"]
 
 FORMAT = "gpal.result_record"
 _VERSION = 1
+#: Set (to anything) in the environment, `write_record` checks the file against the record instead of writing it.
+CHECK_VARIABLE = "GPAL_RECORDS_CHECK"
 _REQUIRED = {"title": str, "workflow": str, "command": str, "commit": str, "settings": dict, "source": str, "tables": list}
 
 
@@ -51,9 +58,17 @@ def make_record(title: str, command: str, commit: str, tables: Sequence[Mapping[
     return record
 
 
+class RecordMismatch(ValueError):
+    """A record file differs from the record its study's outputs make (raised in the check mode of `write_record`)."""
+
+
 def write_record(path: Path, record: Mapping[str, Any]) -> Path:
-    """Write ``record`` (checked first) to ``path`` as indented JSON, atomically."""
+    """Write ``record`` (checked first) to ``path`` as indented JSON, atomically; with `CHECK_VARIABLE` set, raise
+    `RecordMismatch` naming the first field that differs from the file instead (nothing written)."""
     _check_record(record, str(path))
+    if os.environ.get(CHECK_VARIABLE):
+        _compare(read_record(path), json.loads(json.dumps(record)), str(path))
+        return Path(path)
     write_text_atomic(Path(path), json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     return Path(path)
 
@@ -66,6 +81,21 @@ def read_record(path: Path) -> dict[str, Any]:
         raise ValueError(f"{path} is not JSON ({exc})") from None
     _check_record(record, str(path))
     return record
+
+
+def _compare(kept: Any, made: Any, where: str) -> None:
+    if isinstance(kept, dict) and isinstance(made, dict):
+        for key in sorted(set(kept) | set(made)):
+            if key not in kept or key not in made:
+                raise RecordMismatch(f"{where}: field {key!r} is only in the {'file' if key in kept else 'rebuilt record'}")
+            _compare(kept[key], made[key], f"{where}: {key}")
+    elif isinstance(kept, list) and isinstance(made, list):
+        if len(kept) != len(made):
+            raise RecordMismatch(f"{where}: {len(kept)} entries in the file, {len(made)} rebuilt")
+        for i, (a, b) in enumerate(zip(kept, made)):
+            _compare(a, b, f"{where}[{i}]")
+    elif kept != made:
+        raise RecordMismatch(f"{where}: the file has {kept!r}, the study's outputs make {made!r}")
 
 
 def table_markdown(table: Mapping[str, Any]) -> str:
