@@ -36,6 +36,8 @@ within 0.02 of its own final NLL is printed too, the convergence the paper's tim
 ``paired``: from a run of ``workflows/papers/004_augmented.yaml``, each method's test NLL and ECE minus another's on
 the same splits (mean, 95% t interval over the splits), the ratio of their training seconds, and each one's mean
 top-class probability beside its accuracy (above it: overconfident, below: underconfident).
+
+What each command prints is kept in ``workflows/studies/records/augmented_gap.json``, one entry a command.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from shared import kept_output  # the script's folder, first on its path
 
 SPLITS = {"digits": (500, 1000), "vehicle": (500, 346), "satimage": (1000, 2000)}
 
@@ -323,7 +327,7 @@ def paired(args: argparse.Namespace) -> None:
                                                       for m, S in ((a, A), (b, B))}}), flush=True)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     f = sub.add_parser("fixed", help="CAVI at SVI's hyperparameters on digits")
@@ -345,8 +349,9 @@ def main() -> None:
                    help="SVI's likelihood (default logistic_softmax, the augmented model's own)")
     p = sub.add_parser("paired", help="per-split paired NLL differences and time ratios of a 004_augmented run")
     p.add_argument("run", type=Path, help="the workflow's output folder (runs/papers/004_augmented)")
-    args = parser.parse_args()
-    {"fixed": fixed, "time": timing, "finish": finish, "paired": paired}[args.command](args)
+    args = parser.parse_args(argv)
+    with kept_output("augmented_gap", __file__, argv):  # docs/papers/004_numbers.md cites these lines
+        {"fixed": fixed, "time": timing, "finish": finish, "paired": paired}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,8 @@ pairs favour it (and 4FGL -> FL16Y shares its sources with 4FGL -> 4FGL-DR4)::
     OMP_NUM_THREADS=1 nice -n 10 python workflows/studies/bench_bcu_rule.py fit /tmp/bcu-rule
     python workflows/studies/bench_bcu_rule.py select /tmp/bcu-rule
     python workflows/studies/bench_bcu_rule.py test /tmp/bcu-rule
+
+The tables ``select`` and ``test`` print are kept in ``workflows/studies/records/bcu_rule.json``.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from gpal.catalog_jobs.later_labels import CLASSES, MERGE, _check_data, _later_c
 from gpal.catalogs.known_classes import apply_known_classes, association_weight, class_weights
 from gpal.evaluation.comparison import balanced_accuracy, resampled_metrics
 from gpal.evaluation.metrics import negative_log_likelihood
+from shared import kept_output  # the script's folder, first on its path
 
 RULES = ("blazar prior", "no rule", "x ASSOC_PROB_BAY", "x max(BAY, LR)", "half prior")
 SELECTION = ("3FGL:4FGL-DR4", "4FGL:4FGL-DR4")
@@ -200,33 +203,43 @@ def _table(title: str, rules: dict, columns: list[tuple[str, str]]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("stage", choices=["fit", "select", "test"])
     parser.add_argument("out", type=Path, help="folder of the fits and the records")
     parser.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     seeds = tuple(args.seeds)
     warnings.simplefilter("ignore")  # the catalogs' per-row notes are the main job's to report
     if args.stage == "fit":
         fit(args.out, seeds)
     elif args.stage == "select":
         r = select(args.out, seeds)
-        print(_table(f"selection, {r['sources']}; seeds {r['seeds']}; lowest NLL {r['lowest_nll']}, tied "
-                     f"{r['tied_on_nll']}; selected: {r['selected']}", r["rules"],
-                     [("NLL", "nll"), ("NLL - lowest [95%]", "nll_minus_lowest"), ("balanced accuracy", "balanced_accuracy"),
-                      ("bal. acc. - blazar prior [95%]", "balanced_accuracy_minus_today"),
-                      ("later pulsars called pulsar", "later_pulsars_predicted_pulsar")]))
+        with kept_output("bcu_rule", __file__, argv):  # docs/targets.md cites the selection and the test
+            _print_selection(r)
     else:
         r = test(args.out, seeds)
-        for pair, v in r["pairs"].items():
-            print(_table(f"\ntest, {v['sources']}; seeds {r['seeds']}; selected: {r['selected']}; the library's rule "
-                         f"equals {LIBRARY}: {v[f'library rule equals {LIBRARY}']}", v["rules"],
-                         [("NLL", "nll"), ("NLL - blazar prior", "nll_minus_blazar prior"),
-                          ("NLL - no rule", "nll_minus_no rule"), ("balanced accuracy", "balanced_accuracy"),
-                          ("bal. acc. - blazar prior", "balanced_accuracy_minus_blazar prior"),
-                          ("bal. acc. - no rule", "balanced_accuracy_minus_no rule"),
-                          ("later pulsars called pulsar", "later_pulsars_predicted_pulsar")]))
+        with kept_output("bcu_rule", __file__, argv):
+            _print_test(r)
+
+
+def _print_selection(r: dict) -> None:
+    print(_table(f"selection, {r['sources']}; seeds {r['seeds']}; lowest NLL {r['lowest_nll']}, tied "
+                 f"{r['tied_on_nll']}; selected: {r['selected']}", r["rules"],
+                 [("NLL", "nll"), ("NLL - lowest [95%]", "nll_minus_lowest"), ("balanced accuracy", "balanced_accuracy"),
+                  ("bal. acc. - blazar prior [95%]", "balanced_accuracy_minus_today"),
+                  ("later pulsars called pulsar", "later_pulsars_predicted_pulsar")]))
+
+
+def _print_test(r: dict) -> None:
+    for pair, v in r["pairs"].items():
+        print(_table(f"\ntest, {v['sources']}; seeds {r['seeds']}; selected: {r['selected']}; the library's rule "
+                     f"equals {LIBRARY}: {v[f'library rule equals {LIBRARY}']}", v["rules"],
+                     [("NLL", "nll"), ("NLL - blazar prior", "nll_minus_blazar prior"),
+                      ("NLL - no rule", "nll_minus_no rule"), ("balanced accuracy", "balanced_accuracy"),
+                      ("bal. acc. - blazar prior", "balanced_accuracy_minus_blazar prior"),
+                      ("bal. acc. - no rule", "balanced_accuracy_minus_no rule"),
+                      ("later pulsars called pulsar", "later_pulsars_predicted_pulsar")]))
 
 
 if __name__ == "__main__":

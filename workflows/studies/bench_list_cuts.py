@@ -2,7 +2,8 @@
 
 Each 4FGL-DR4 point source (no extended template) is looked up in FL16Y (v41) by FL16Y's
 ``ASSOC_FGL`` (its 4FGL counterpart's name), by ``Signif_Avg`` bin and by ``Flags``; the
-table in docs/reports.md ("Which sources a list leaves out") is this script's output.
+table in docs/reports.md ("Which sources a list leaves out") is this script's output, kept in
+``workflows/studies/records/list_cuts.json``.
 
     python workflows/studies/bench_list_cuts.py [DR4 FITS] [FL16Y FITS]
 
@@ -15,6 +16,8 @@ import warnings
 
 import numpy as np
 from astropy.table import Table
+
+from shared import kept_output  # the script's folder, first on its path
 
 BINS = [0, 3, 4, 5, 6, 8, 10, np.inf]
 CLASSED = ["bll", "fsrq", "psr", "msp"]
@@ -50,12 +53,13 @@ def main(dr4_path="catalogs/gll_psc_v35.fit.gz", fl16y_path="gll_psc_v41.fit.gz"
         return (f"| {label} | {mask.sum()} | {present[mask].mean():.1%} | {u.sum()} | {present[u].mean():.1%} | "
                 f"{c.sum()} | {kept} ({kept / max(c.sum(), 1):.1%}) |")
 
-    print("| DR4 Signif_Avg | point sources | still in FL16Y | unassociated | of them in FL16Y | bll/fsrq/psr/msp "
-          "| kept their class |")
-    for low, high in zip(BINS[:-1], BINS[1:]):
-        print(row(f"{low:g}-{high:g}", point & (significance >= low) & (significance < high)))
-    print(row("Flags == 0", point & (flags == 0)))
-    print(row("Flags != 0", point & (flags != 0)))
+    with kept_output("list_cuts", __file__, [dr4_path, fl16y_path]):
+        print("| DR4 Signif_Avg | point sources | still in FL16Y | unassociated | of them in FL16Y | bll/fsrq/psr/msp "
+              "| kept their class |")
+        for low, high in zip(BINS[:-1], BINS[1:]):
+            print(row(f"{low:g}-{high:g}", point & (significance >= low) & (significance < high)))
+        print(row("Flags == 0", point & (flags == 0)))
+        print(row("Flags != 0", point & (flags != 0)))
 
 
 if __name__ == "__main__":

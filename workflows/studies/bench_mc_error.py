@@ -8,7 +8,9 @@ with each estimator and reports, per estimator, the median over sources and clas
 deviation over seeds (the true Monte Carlo error), the median reported ``p_mc_se``, their ratio, the
 mean absolute difference of the two estimators' seed-averaged probabilities, and the time per source.
 
-    python workflows/studies/bench_mc_error.py --json runs/bench/bench_mc_error.json
+    python workflows/studies/bench_mc_error.py
+
+Its table is kept in ``workflows/studies/records/mc_error.json``; ``--json`` also writes every measure and setting.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from gpal.files import write_json_atomic
-from shared import synthetic_problem
+from shared import kept_output, synthetic_problem
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -83,14 +85,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     a, b = means.values()
     out["mean_abs_difference_of_seed_means"] = float(np.abs(a - b).mean())
     lik.seed = 0
+    with kept_output("mc_error", __file__, argv):  # docs/methods.md cites the reported / true ratio
+        _print_table(out, args.repeats)
+    if args.json:
+        write_json_atomic(args.json, out)
+    return out
+
+
+def _print_table(out: dict[str, Any], repeats: int) -> None:
     print("| estimator | true MC error (median sd over seeds) | reported p_mc_se (median) | reported / true |")
     print("|---|---:|---:|---:|")
     for name, r in out["estimators"].items():
         print(f"| {name} | {r['median_true_mc_error']:.4f} | {r['median_reported_se']:.4f} | {r['reported_over_true']:.2f} |")
-    print(f"mean |difference| of the two estimators' {args.repeats}-seed means: {out['mean_abs_difference_of_seed_means']:.4f}")
-    if args.json:
-        write_json_atomic(args.json, out)
-    return out
+    print(f"mean |difference| of the two estimators' {repeats}-seed means: {out['mean_abs_difference_of_seed_means']:.4f}")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ Run the main job twice on one catalog, once per policy, then compare their held-
 (the same split) and, for a release older than FL16Y, the later check each run wrote (the same
 sources): NLL, ECE, balanced accuracy and accuracy, each difference (population - exact) with its
 paired bootstrap interval (2000 resamples); the later check also for the bcu and the unassociated
-sources alone.  docs/catalogs.md ("Missing errors") records the results::
+sources alone.  docs/catalogs.md ("Missing errors") cites the results, kept in
+``workflows/studies/records/missing_errors.json`` (one entry a pair of runs)::
 
     gpal classify --catalog 4FGL --missing-errors exact --out /tmp/exact-v20
     gpal classify --catalog 4FGL --missing-errors population --out /tmp/population-v20
@@ -20,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from gpal.evaluation.comparison import bootstrap_comparison
+from shared import kept_output  # the script's folder, first on its path
 
 MEASURES = ("nll", "ece", "balanced_accuracy", "accuracy")
 
@@ -39,17 +41,22 @@ def _same_rows(a: pd.DataFrame, b: pd.DataFrame, what: str) -> None:
         raise SystemExit(f"the two runs' {what} hold different sources: run them on one catalog with one seed")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("exact", type=Path, help="gpal classify --missing-errors exact --out folder")
     parser.add_argument("population", type=Path, help="gpal classify --missing-errors population --out folder")
-    args = parser.parse_args()
-    held = [pd.read_csv(folder / "tables" / "heldout.csv", comment="#") for folder in (args.exact, args.population)]
+    args = parser.parse_args(argv)
+    with kept_output("missing_errors", __file__, argv):
+        _compare_runs(args.exact, args.population)
+
+
+def _compare_runs(exact_run: Path, population_run: Path) -> None:
+    held = [pd.read_csv(folder / "tables" / "heldout.csv", comment="#") for folder in (exact_run, population_run)]
     _same_rows(*held, "held-out splits")
     classes = [c[2:] for c in held[0].columns if c.startswith("p_")]
     y = np.array([classes.index(c) for c in held[0]["true_class"]])
     _compare(y, *(h[[f"p_{c}" for c in classes]].to_numpy() for h in held), "held-out")
-    later = [folder / "tables" / "later_check_sources.csv" for folder in (args.exact, args.population)]
+    later = [folder / "tables" / "later_check_sources.csv" for folder in (exact_run, population_run)]
     if not all(path.exists() for path in later):
         return  # the newest release: nothing later to check against
     exact, population = (pd.read_csv(path, comment="#", keep_default_na=False) for path in later)

@@ -15,6 +15,8 @@ fixed the NLL stalls or rises while nu_f is over-estimated; learned, delta follo
 
     PYTHONPATH=$PWD python workflows/studies/bench_paper000_delta.py paired runs/papers/000_fig_4
     PYTHONPATH=$PWD python workflows/studies/bench_paper000_delta.py trajectory magic --epochs 10
+
+What a command prints is kept in ``workflows/studies/records/paper000_delta.json``, one entry a command.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import math
 from pathlib import Path
 
 import numpy as np
+
+from shared import kept_output  # the script's folder, first on its path
 
 LIKELIHOODS = ("step", "probit", "logit")
 FIXED = "-fixed-delta"
@@ -120,10 +124,11 @@ def main(argv: list[str] | None = None) -> None:
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--rows", type=int, default=2000, help="training rows whose latent marginals are summarised")
     args = parser.parse_args(argv)
-    if args.command == "paired":
-        paired(args.run)
-    else:
-        trajectory(args.dataset, args.epochs, args.num_inducing, args.seed, args.rows)
+    with kept_output("paper000_delta", __file__, argv):  # docs/papers/000_liu.md cites these tables
+        if args.command == "paired":
+            paired(args.run)
+        else:
+            trajectory(args.dataset, args.epochs, args.num_inducing, args.seed, args.rows)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@ seconds (`resource.getrusage`); and whether the probabilities equal the first bu
 
     gpal classify --out /tmp/mj --no-progress
     PYTHONPATH=$PWD python workflows/studies/bench_predict_chunks.py /tmp/mj --budgets 20 19 18 17 16
+
+Its table is kept in ``workflows/studies/records/predict_chunks.json``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import time
 import warnings
 
 import numpy as np
+
+from shared import kept_output  # the script's folder, first on its path
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -49,9 +53,14 @@ def main(argv: list[str] | None = None) -> None:
             after = resource.getrusage(resource.RUSAGE_SELF)
             calls[budget].append((wall, cpu, after.ru_minflt - before.ru_minflt, after.ru_stime - before.ru_stime))
             first.setdefault(budget, proba)
-    reference = first[args.budgets[0]]
-    print(f"{pool.n_samples} sources, {args.repeats} calls per budget (min-max)")
-    print("| budget | wall s | CPU s | minor page faults | system CPU s | same bits as 2^%d |" % args.budgets[0])
+    with kept_output("predict_chunks", __file__, argv):  # cited by gpal.models.chunked and docs/benchmarks.md
+        _print_table(pool.n_samples, args.repeats, args.budgets[0], calls, first)
+
+
+def _print_table(sources: int, repeats: int, reference_budget: int, calls: dict, first: dict) -> None:
+    reference = first[reference_budget]
+    print(f"{sources} sources, {repeats} calls per budget (min-max)")
+    print("| budget | wall s | CPU s | minor page faults | system CPU s | same bits as 2^%d |" % reference_budget)
     print("|---|---|---|---|---|---|")
     for budget, rows in calls.items():
         cols = list(zip(*rows))

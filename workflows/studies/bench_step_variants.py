@@ -16,6 +16,9 @@ Each check builds the main job's model on a synthetic problem of its shapes (``M
 
     PYTHONPATH=$PWD python workflows/studies/bench_step_variants.py --xla --parallel --fused-adam
     TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 PYTHONPATH=$PWD python workflows/studies/bench_step_variants.py --parallel
+
+What a command prints is kept in ``workflows/studies/records/step_variants.json`` (the thread settings are printed
+with ``--parallel``'s rows).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import time
 
 import numpy as np
 
-from shared import MAIN_JOB_SHAPES, synthetic_problem
+from shared import MAIN_JOB_SHAPES, kept_output, synthetic_problem
 
 
 def _trainer(input_noise: str, seed: int):
@@ -229,14 +232,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fused-adam", action="store_true", help="ResourceApplyAdam against tf_keras' Adam")
     parser.add_argument("--epoch-loop", action="store_true", help="Trainer.steps (an epoch a call) against Trainer.step")
     args = parser.parse_args(argv)
-    if args.xla:
-        xla()
-    if args.parallel:
-        parallel()
-    if args.fused_adam:
-        fused_adam()
-    if args.epoch_loop:
-        epoch_loop()
+    with kept_output("step_variants", __file__, argv):  # docs/results.md cites these timings
+        if args.xla:
+            xla()
+        if args.parallel:
+            parallel()
+        if args.fused_adam:
+            fused_adam()
+        if args.epoch_loop:
+            epoch_loop()
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ Prints, for docs/targets.md:
    predicted in the class; with the base rate (the class's share among every classified source FL16Y classifies).
 
     python workflows/studies/bench_target_lists.py RUN_FOLDER [bcu|cuts|top ...]
+
+What a command prints is kept in ``workflows/studies/records/target_lists.json``, one entry a command.
 """
 
 import itertools
@@ -28,6 +30,8 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+
+from shared import kept_output  # the script's folder, first on its path
 import pandas as pd
 
 from gpal.catalog_jobs.candidates import candidate_lists, check_cuts
@@ -173,9 +177,10 @@ def top(frame, classes, merge, raw, ruled, label, folder):
 def main(folder, *parts):
     warnings.simplefilter("ignore")
     loaded = load(folder)
-    for part in parts or ("bcu", "cuts", "top"):
-        {"bcu": bcu, "cuts": cuts, "top": top}[part](*loaded)
-        print()
+    with kept_output("target_lists", __file__, [folder, *parts]):  # docs/targets.md cites these tables
+        for part in parts or ("bcu", "cuts", "top"):
+            {"bcu": bcu, "cuts": cuts, "top": top}[part](*loaded)
+            print()
 
 
 if __name__ == "__main__":

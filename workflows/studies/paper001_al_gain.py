@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from shared import paired_t  # the script's folder, first on its path
+from shared import kept_output, paired_t  # the script's folder, first on its path
 
 METHODS = ("MGP", "NIMGP-NN")
 
@@ -81,15 +81,16 @@ def paired_errors(curves: pd.DataFrame, after: int) -> pd.DataFrame:
     return pd.DataFrame(_paired(wide, ["strategy", "noise"]))
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("curves", type=Path, help="the study's per-repetition curves (CSV)")
     parser.add_argument("--after", type=int, default=40, help="labels added (default 40)")
     parser.add_argument("--errors", action="store_true",
                         help="the test errors after --after labels, per strategy, not their fall from the start")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     table = (paired_errors if args.errors else paired_gaps)(pd.read_csv(args.curves), args.after)
-    print(table.to_string(index=False, float_format="%.4f"))
+    with kept_output("al_gain", __file__, argv):  # docs/papers.md cites these rows
+        print(table.to_string(index=False, float_format="%.4f"))
 
 
 if __name__ == "__main__":

@@ -7,44 +7,48 @@ how hard each reading makes the problems; the paper's best methods reach an erro
 0.1), 0.158 (0.25) and 0.21 (0.5), which the Bayes error must not exceed.
 
     python workflows/studies/paper001_synthetic_lengthscale.py --problems 20
+
+One JSON line a length scale and noise, kept in ``workflows/studies/records/synthetic_lengthscale.json``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from typing import Iterator
 
 import numpy as np
 
 from gpal.evaluation.metrics import error_rate, negative_log_likelihood
 from gpal.workflows.synthetic import _kwargs, _problem, _problem_seed
+from shared import kept_output  # the script's folder, first on its path
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--problems", type=int, default=20)
     parser.add_argument("--cells", type=int, default=200, help="quadrature cells per axis of the Bayes predictive")
-    parser.add_argument("--json", default=None)
-    args = parser.parse_args()
-    out = []
+    args = parser.parse_args(argv)
+    with kept_output("synthetic_lengthscale", __file__, argv):  # docs/papers/001_numbers.md cites the Bayes errors
+        for row in bayes_rows(args.problems, args.cells):
+            print(json.dumps(row), flush=True)
+
+
+def bayes_rows(problems: int, cells: int) -> Iterator[dict]:
+    """Per length scale and noise: the Bayes-optimal test error and NLL, mean and SE over ``problems`` problems."""
     for lengthscale in (np.sqrt(2.0), 2.0):
         for noise in (0.1, 0.25, 0.5):
             data = {"n_train": 1000, "n_test": 1000, "noise_levels": [noise], "variance": 0.5,
                     "lengthscale": float(lengthscale)}
             err, nll = [], []
-            for rep in range(args.problems):
+            for rep in range(problems):
                 problem = _problem(_kwargs(data, _problem_seed(0, rep, data), noise))
-                proba = problem.bayes_proba(problem.test.X, n_cells=args.cells)
+                proba = problem.bayes_proba(problem.test.X, n_cells=cells)
                 err.append(error_rate(problem.test.y, proba))
                 nll.append(negative_log_likelihood(problem.test.y, proba))
-            row = {"lengthscale": round(float(lengthscale), 4), "noise": noise, "problems": args.problems,
+            yield {"lengthscale": round(float(lengthscale), 4), "noise": noise, "problems": problems,
                    "bayes_error": float(np.mean(err)), "bayes_error_se": float(np.std(err, ddof=1) / np.sqrt(len(err))),
                    "bayes_nll": float(np.mean(nll)), "bayes_nll_se": float(np.std(nll, ddof=1) / np.sqrt(len(nll)))}
-            print(row, flush=True)
-            out.append(row)
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(out, fh, indent=1)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@ mean difference gets a Student t interval over the points (`gpal.workflows.verdi
 run folder and rebuilds its problem from the run's ``workflow.json``.
 
     python workflows/studies/paper001_toy_1d.py runs/toy_1d
+
+One JSON line a method, kept in ``workflows/studies/records/toy_1d.json``.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import numpy as np
 
 from gpal.data.synthetic import toy_1d
 from gpal.workflows.verdicts import alike_verdict, order_verdict
-from shared import paired_t  # the script's folder, first on its path
+from shared import kept_output, paired_t  # the script's folder, first on its path
 
 BASELINE = "MGP"
 
@@ -69,13 +71,15 @@ def paired(run: Path, margin: float) -> list[dict]:
     return rows
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("run", type=Path, help="a finished toy_1d run folder")
     parser.add_argument("--margin", type=float, default=0.01, help="'similar error' margin (default 0.01)")
-    args = parser.parse_args()
-    for row in paired(args.run, args.margin):
-        print({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()})
+    args = parser.parse_args(argv)
+    rows = paired(args.run, args.margin)
+    with kept_output("toy_1d", __file__, argv):  # docs/papers.md cites the NLL gaps
+        for row in rows:
+            print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """What several benchmark scripts share: synthetic problems, the machine's description, timing, the faint-source task,
 binary GP classifiers traced along their training clocks (papers 002 and 003), the blazar-type studies' paired
-measures, and a paired difference's t interval.
+measures, a paired difference's t interval, and the record that keeps what a study's command printed.
 
 Not a script: the scripts beside it import it by name (Python puts a script's own folder first on its path),
 so each shared piece is written once and no script imports another.
@@ -8,15 +8,19 @@ so each shared piece is written once and no script imports another.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
+import json
 import os
 import platform
+import shlex
 import sys
 import time
 import warnings
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
@@ -40,6 +44,63 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 PAGES = Path(__file__).resolve().parents[1] / "pages"
 if str(PAGES) not in sys.path:
     sys.path.append(str(PAGES))
+#: Where a study keeps what its commands printed (``<study>.json``); read at each call, so a test can point it elsewhere.
+RECORDS = Path(__file__).resolve().parent / "records"
+
+
+class _Tee(io.TextIOBase):
+    """Writes to the terminal's stream and to a buffer, so a study prints as before and its output is kept."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream, self.buffer = stream, io.StringIO()
+
+    def write(self, text: str) -> int:
+        self.stream.write(text)
+        return self.buffer.write(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def _not_json(name: str) -> None:
+    """NaN and the infinities, which Python's json reads but a record may not hold: such a line stays text."""
+    raise ValueError(f"{name} is not JSON")
+
+
+def _printed_line(line: str) -> Any:
+    """A printed line as kept: a JSON object or array as itself (a reader takes its numbers by key), other text as is."""
+    if line.lstrip().startswith(("{", "[")):
+        try:
+            return json.loads(line, parse_constant=_not_json)
+        except ValueError:
+            pass
+    return line
+
+
+@contextlib.contextmanager
+def kept_output(study: str, script: str, argv: Sequence[str] | None = None) -> Iterator[Path]:
+    """Print as usual inside the block, and keep what was printed in the study's record ``RECORDS/<study>.json``.
+
+    A docs page cites the numbers a study's command prints; the record holds them under that command (``python
+    workflows/studies/<script> ARGS``, replacing its earlier entry; a study's other commands keep theirs) with the
+    commit that made them (`gpal.identity.source_commit`), so a reader can find and check a page's number.  A block
+    that raises keeps nothing: a failed command's partial output is not a result."""
+    from gpal.files import write_json_atomic
+    from gpal.identity import source_commit
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    command = "python " + shlex.join([f"workflows/studies/{Path(script).name}", *map(str, args)])
+    path = Path(RECORDS) / f"{study}.json"
+    kept = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"study": study, "commands": {}}
+    if kept.get("study") != study or not isinstance(kept.get("commands"), dict):
+        raise ValueError(f"{path} is not the record of study {study!r}: expected {{'study': {study!r}, 'commands': {{...}}}}, "
+                         f"found the keys {sorted(kept)} and study {kept.get('study')!r}")
+    tee = _Tee(sys.stdout)
+    with contextlib.redirect_stdout(tee):
+        yield path
+    lines = tee.buffer.getvalue().rstrip("\n").split("\n")
+    kept["commands"][command] = {"commit": source_commit(), "printed": [_printed_line(line) for line in lines]}
+    write_json_atomic(path, kept)
 
 
 def timing_suite(module: str) -> ModuleType:

@@ -1,0 +1,203 @@
+"""What a study's command prints is kept in its record (workflows/studies/records/<study>.json, `shared.kept_output`):
+the helper itself, and each study script that keeps its output through it, on a tiny input."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import repository_script
+
+ROOT = Path(__file__).parents[2]
+
+
+@pytest.fixture
+def records(tmp_path, monkeypatch):
+    """A folder the studies keep their records in, in place of workflows/studies/records/."""
+    sys.path.insert(0, str(ROOT / "workflows" / "studies"))
+    try:
+        import shared  # the module the scripts import by name
+    finally:
+        sys.path.remove(str(ROOT / "workflows" / "studies"))
+    folder = tmp_path / "records"
+    folder.mkdir()
+    monkeypatch.setattr(shared, "RECORDS", folder)
+    return folder
+
+
+def _kept(folder: Path, study: str) -> dict:
+    record = json.loads((folder / f"{study}.json").read_text(encoding="utf-8"))
+    assert record["study"] == study
+    return record["commands"]
+
+
+def test_kept_output_keeps_each_command_apart_with_its_commit_and_json_lines_as_objects(records, capsys):
+    from shared import kept_output
+
+    from gpal.identity import source_commit
+
+    with kept_output("demo", "workflows/studies/demo.py", ["a", "--n", "3"]) as path:
+        print('{"nll": 0.25, "n": 3}')
+        print("| a | b |")
+    with kept_output("demo", "demo.py", ["b"]):
+        print("[1, 2]")
+        print('{"nll": NaN}')
+    with kept_output("demo", "demo.py", ["a", "--n", "3"]):
+        print('{"nll": 0.5}')
+    assert path == records / "demo.json"
+    kept = _kept(records, "demo")
+    assert kept["python workflows/studies/demo.py a --n 3"] == {"commit": source_commit(), "printed": [{"nll": 0.5}]}
+    assert kept["python workflows/studies/demo.py b"]["printed"] == [[1, 2], '{"nll": NaN}']
+    assert "| a | b |" in capsys.readouterr().out  # printed as before, too
+
+
+def test_kept_output_keeps_nothing_when_its_block_fails_and_refuses_another_studys_record(records):
+    from shared import kept_output
+
+    with pytest.raises(RuntimeError), kept_output("demo", "demo.py", []):
+        print("half a table")
+        raise RuntimeError("the study failed")
+    assert not (records / "demo.json").exists()
+    (records / "other.json").write_text(json.dumps({"study": "demo", "commands": {}}), encoding="utf-8")
+    with pytest.raises(ValueError, match="not the record of study 'other'"), kept_output("other", "other.py", []):
+        pass
+
+
+def test_al_gain_keeps_its_table(records, tmp_path):
+    rows = [{"method": m, "noise": 0.5, "strategy": "entropy", "repetition": r, "n_added": k,
+             "error": 0.3 - 0.01 * k * (1 + (m == "MGP")) + 0.01 * r} for m in ("MGP", "NIMGP-NN")
+            for r in range(3) for k in (0, 2)]
+    pd.DataFrame(rows).to_csv(tmp_path / "curves.csv", index=False)
+    repository_script("workflows/studies/paper001_al_gain.py").main([str(tmp_path / "curves.csv"), "--after", "2"])
+    (entry,) = _kept(records, "al_gain").values()
+    assert entry["printed"][0].split() == ["noise", "MGP", "NIMGP-NN", "gap", "se", "low", "high", "n"]
+    assert entry["printed"][1].split()[3] == "-0.0200"  # NIMGP-NN falls 0.02, MGP 0.04: every repetition
+
+
+def test_list_cuts_keeps_its_table(records):
+    repository_script("workflows/studies/bench_list_cuts.py").main(
+        str(ROOT / "catalogs/gll_psc_v35.fit.gz"), str(ROOT / "catalogs/gll_psc_v41.fit.gz"))
+    (entry,) = _kept(records, "list_cuts").values()
+    assert len(entry["printed"]) == 1 + 7 + 2 and entry["printed"][-1].startswith("| Flags != 0 |")
+
+
+def test_mc_error_keeps_its_table(records):
+    repository_script("workflows/studies/bench_mc_error.py").main(
+        ["--d", "2", "--train-n", "20", "--epochs", "1", "--rows", "3", "--samples", "4", "--repeats", "2"])
+    (entry,) = _kept(records, "mc_error").values()
+    assert entry["printed"][0].startswith("| estimator |") and len(entry["printed"]) == 5
+
+
+def test_missing_errors_keeps_its_comparison(records, tmp_path):
+    rng = np.random.default_rng(0)
+    truth = np.array(["a", "b"] * 10)
+    for run in ("exact", "population"):
+        (tmp_path / run / "tables").mkdir(parents=True)
+        p = rng.dirichlet([2, 2], size=truth.size)
+        pd.DataFrame({"Source_Name": [f"s{i}" for i in range(truth.size)], "true_class": truth,
+                      "p_a": p[:, 0], "p_b": p[:, 1]}).to_csv(tmp_path / run / "tables" / "heldout.csv", index=False)
+    repository_script("workflows/studies/bench_missing_errors.py").main(
+        [str(tmp_path / "exact"), str(tmp_path / "population")])
+    (entry,) = _kept(records, "missing_errors").values()
+    assert entry["printed"][0] == "held-out: n=20, per class [10, 10]" and len(entry["printed"]) == 5
+
+
+def test_toy_1d_keeps_one_json_line_a_method(records, tmp_path):
+    data = {"n_train": 30, "n_test": 40, "noise_std": 0.1, "variance": 1.0, "lengthscale": 0.75}
+    (tmp_path / "units").mkdir()
+    (tmp_path / "workflow.json").write_text(json.dumps({"data": data, "seed": 3, "methods": ["MGP", "NIMGP"]}))
+    for method in ("MGP", "NIMGP"):
+        (tmp_path / "units" / f"{method}.json").write_text(json.dumps({"proba": np.full((40, 3), 1 / 3).tolist()}))
+    repository_script("workflows/studies/paper001_toy_1d.py").main([str(tmp_path)])
+    (entry,) = _kept(records, "toy_1d").values()
+    assert [row["method"] for row in entry["printed"]] == ["MGP", "NIMGP"]
+    assert entry["printed"][1]["nll_gap"] == 0.0
+
+
+def test_synthetic_lengthscale_keeps_a_row_a_length_scale_and_noise(records):
+    repository_script("workflows/studies/paper001_synthetic_lengthscale.py").main(["--problems", "2", "--cells", "8"])
+    (entry,) = _kept(records, "synthetic_lengthscale").values()
+    assert [(r["lengthscale"], r["noise"]) for r in entry["printed"]] == [
+        (1.4142, 0.1), (1.4142, 0.25), (1.4142, 0.5), (2.0, 0.1), (2.0, 0.25), (2.0, 0.5)]
+    assert all(0 < r["bayes_error"] < 0.5 for r in entry["printed"])
+
+
+def test_ringnorm_keeps_a_line_a_split_and_model(records):
+    repository_script("workflows/studies/bench_paper000_ringnorm.py").main(
+        ["--splits", "2", "--models", "QDA", "--rows", "200"])
+    (entry,) = _kept(records, "paper000_ringnorm").values()
+    assert [(r["split"], r["model"]) for r in entry["printed"]] == [(0, "QDA"), (1, "QDA")]
+
+
+def test_paper000_delta_keeps_its_paired_table(records, tmp_path):
+    for method, nll in (("svgp-step", 0.3), ("svgp-step-fixed-delta", 0.5)):
+        folder = tmp_path / "run" / "magic" / "units" / method
+        folder.mkdir(parents=True)
+        for k in range(2):
+            (folder / f"split_{k}.json").write_text(json.dumps({"nll": nll + 0.01 * k, "error": 0.1}))
+    repository_script("workflows/studies/bench_paper000_delta.py").main(["paired", str(tmp_path / "run")])
+    (entry,) = _kept(records, "paper000_delta").values()
+    assert entry["printed"][-1].startswith("| magic | step | 2 | 0.3050 | 0.5050 | +0.2000 ± 0.0000 |")
+
+
+def test_augmented_gap_keeps_its_paired_lines(records, tmp_path):
+    rng = np.random.default_rng(0)
+    y = np.array([0, 1, 2, 0])
+    for method, nll in (("ls-cavi", 0.4), ("svgp-logistic_softmax", 0.3)):
+        folder = tmp_path / "run" / "digits" / "units" / method
+        folder.mkdir(parents=True)
+        for k in range(2):
+            unit = {"nll": nll + 0.01 * k, "error": 0.2, "train_seconds": 1.0 + k, "y_true": y.tolist(),
+                    "proba": rng.dirichlet([1, 1, 1], size=y.size).tolist()}
+            (folder / f"split_{k}.json").write_text(json.dumps(unit))
+    repository_script("workflows/studies/bench_augmented_gap.py").main(["paired", str(tmp_path / "run")])
+    (entry,) = _kept(records, "augmented_gap").values()
+    (line,) = entry["printed"]
+    assert (line["method"], line["against"], line["nll_difference"]) == ("ls-cavi", "svgp-logistic_softmax", 0.1)
+
+
+def test_step_variants_keeps_its_lines(records):
+    repository_script("workflows/studies/bench_step_variants.py").main(["--fused-adam"])
+    (entry,) = _kept(records, "step_variants").values()
+    assert entry["printed"][0].startswith("fused ResourceApplyAdam against tf_keras' Adam after 200 steps")
+
+
+def test_predict_chunks_keeps_its_table(records, monkeypatch):
+    """The fit is the main job's: the table is written from recorded calls, as main writes it."""
+    from shared import kept_output
+
+    script = repository_script("workflows/studies/bench_predict_chunks.py")
+    proba = np.full((4, 3), 1 / 3)
+    calls = {18: [(1.0, 2.0, 30, 0.1)], 20: [(1.5, 3.0, 4000, 1.2)]}
+    with kept_output("predict_chunks", script.__file__, ["mj"]):
+        script._print_table(4, 1, 20, calls, {18: proba, 20: proba})
+    (entry,) = _kept(records, "predict_chunks").values()
+    assert entry["printed"][-1] == "| 2^20 | 1.50-1.50 | 3.00-3.00 | 4000-4000 | 1.20-1.20 | True |"
+
+
+def test_bcu_rule_keeps_its_selection(records, tmp_path, monkeypatch):
+    script = repository_script("workflows/studies/bench_bcu_rule.py")
+    rules = {r: {"nll": 0.5, "nll_minus_lowest": {"diff": 0.0, "low": 0.0, "high": 0.0}, "balanced_accuracy": 0.7,
+                 "balanced_accuracy_minus_today": {"diff": 0.0, "low": 0.0, "high": 0.0},
+                 "later_pulsars_predicted_pulsar": "1/2"} for r in script.RULES}
+    selection = {"sources": "9 bcu", "seeds": [0], "lowest_nll": "no rule", "tied_on_nll": ["no rule"],
+                 "selected": "no rule", "rules": rules}
+    monkeypatch.setattr(script, "select", lambda out, seeds: selection)
+    script.main(["select", str(tmp_path)])
+    (entry,) = _kept(records, "bcu_rule").values()
+    assert entry["printed"][0].startswith("selection, 9 bcu; seeds [0]") and len(entry["printed"]) == 3 + len(rules)
+
+
+def test_target_lists_keeps_what_its_parts_print(records, monkeypatch):
+    script = repository_script("workflows/studies/bench_target_lists.py")
+    monkeypatch.setattr(script, "load", lambda folder: ())
+    monkeypatch.setattr(script, "top", lambda: print("| pulsar | 3/50 |"))
+    script.main("runs/targets-v20", "top")
+    kept = _kept(records, "target_lists")
+    assert kept["python workflows/studies/bench_target_lists.py runs/targets-v20 top"]["printed"] == [
+        "| pulsar | 3/50 |"]
