@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
+from conftest import repository_script
 from gpal.workflows import run_workflow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,10 +53,7 @@ def test_fig_4_runs_fixed_and_learned_delta_side_by_side(tmp_path, capsys):
     table = json.loads((out / "comparison.json").read_text())
     assert {r["method"] for r in table} == {"svgp-step", "svgp-step-fixed-delta"}
     # the benchmark's paired table reads the same folder: one row for step, fixed minus learned
-    spec = importlib.util.spec_from_file_location("bench_delta", ROOT / "workflows" / "studies" / "bench_paper000_delta.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    bench.paired(out)
+    repository_script("workflows/studies/bench_paper000_delta.py").paired(out)
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| waveform_noise-n60 |")]
     assert len(lines) == 1 and lines[0].startswith("| waveform_noise-n60 | step | 2 |")
 

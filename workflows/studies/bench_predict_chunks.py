@@ -6,8 +6,8 @@ and bcu sources) and predicts it at each ``--budgets`` (log2 of the evaluations 
 seconds (`resource.getrusage`); and whether the probabilities equal the first budget's bit for bit.  2^18 was chosen at
 001b5bf (2^20 before) with a scratch script; this one replaced it at 65b8194 and measured the choice again:
 
-    gpal classify --out /tmp/mj --no-progress
-    PYTHONPATH=$PWD python workflows/studies/bench_predict_chunks.py /tmp/mj --budgets 20 19 18 17 16
+    gpal classify --out runs/main_job --no-progress
+    PYTHONPATH=$PWD python workflows/studies/bench_predict_chunks.py runs/main_job --budgets 20 19 18 17 16
 
 Its table is kept in ``workflows/studies/records/predict_chunks.json``.
 """
