@@ -93,18 +93,29 @@ def test_mc_error_keeps_its_table(records):
     assert entry["printed"][0].startswith("| estimator |") and len(entry["printed"]) == 5
 
 
-def test_missing_errors_keeps_its_comparison(records, tmp_path):
+def test_missing_errors_keeps_its_comparison_with_later_codes_in_the_runs_classes(records, tmp_path):
+    from gpal.catalog_jobs.layout import TRAINING_RECORD
+
     rng = np.random.default_rng(0)
     truth = np.array(["a", "b"] * 10)
+    later = np.array(["a", "c", "b", "x"] * 5)  # c is merged into b by the run's class spec; x is no class of it
     for run in ("exact", "population"):
         (tmp_path / run / "tables").mkdir(parents=True)
         p = rng.dirichlet([2, 2], size=truth.size)
-        pd.DataFrame({"Source_Name": [f"s{i}" for i in range(truth.size)], "true_class": truth,
-                      "p_a": p[:, 0], "p_b": p[:, 1]}).to_csv(tmp_path / run / "tables" / "heldout.csv", index=False)
+        names = [f"s{i}" for i in range(truth.size)]
+        pd.DataFrame({"Source_Name": names, "true_class": truth, "p_a": p[:, 0], "p_b": p[:, 1]}).to_csv(
+            tmp_path / run / "tables" / "heldout.csv", index=False)
+        pd.DataFrame({"Source_Name": names, "later_class": later, "CLASS1": ["bcu", ""] * 10,
+                      "p_a_gpal": p[:, 0], "p_b_gpal": p[:, 1]}).to_csv(
+            tmp_path / run / "tables" / "later_check_sources.csv", index=False)
+        (tmp_path / run / TRAINING_RECORD).parent.mkdir(parents=True)
+        (tmp_path / run / TRAINING_RECORD).write_text(json.dumps({"class_spec": "a,b=b+c"}), encoding="utf-8")
     repository_script("workflows/studies/bench_missing_errors.py").main(
         [str(tmp_path / "exact"), str(tmp_path / "population")])
     (entry,) = _kept(records, "missing_errors").values()
-    assert entry["printed"][0] == "held-out: n=20, per class [10, 10]" and len(entry["printed"]) == 5
+    headers = [line for line in entry["printed"] if not line.startswith(" ")]
+    assert headers == ["held-out: n=20, per class [10, 10]", "later classified: n=15, per class [5, 10]",
+                       "later classified, bcu: n=10, per class [5, 5]", "later classified, unassociated: n=5, per class [0, 5]"]
 
 
 def test_toy_1d_keeps_one_json_line_a_method(records, tmp_path):

@@ -15,11 +15,14 @@ sources alone.  docs/catalogs.md ("Missing errors") cites the results, kept in
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from gpal.catalog_jobs.layout import TRAINING_RECORD, located
+from gpal.catalogs.classes import parse_class_spec
 from gpal.evaluation.comparison import bootstrap_comparison
 from shared import kept_output  # the script's folder, first on its path
 
@@ -61,9 +64,11 @@ def _compare_runs(exact_run: Path, population_run: Path) -> None:
         return  # the newest release: nothing later to check against
     exact, population = (pd.read_csv(path, comment="#", keep_default_na=False) for path in later)
     _same_rows(exact, population, "later checks")
-    groups = {"bll": ("bll",), "fsrq": ("fsrq",), "pulsar": ("psr", "msp")}
+    # a later CLASS1 code counts for the class the run trained that holds it (its class spec's merges)
+    training = json.loads(located(exact_run, TRAINING_RECORD).read_text(encoding="utf-8"))
+    merge = parse_class_spec(training["class_spec"])[1]
     code = exact["later_class"].str.lower()
-    label = np.array([next((k for k, c in enumerate(classes) if x in groups.get(c, (c,))), -1) for x in code])
+    label = np.array([next((k for k, c in enumerate(classes) if x in merge.get(c, (c,))), -1) for x in code])
     class1 = exact["CLASS1"].str.lower()
     for subset, rows in (("later classified", label >= 0), ("later classified, bcu", (label >= 0) & (class1 == "bcu")),
                          ("later classified, unassociated", (label >= 0) & (class1 == ""))):
