@@ -17,13 +17,19 @@ ROOT = Path(__file__).parents[2]
 
 
 @pytest.fixture
-def records(tmp_path, monkeypatch):
-    """A folder the studies keep their records in, in place of workflows/studies/records/."""
+def shared():
+    """workflows/studies/shared.py, the module the study scripts import by name."""
     sys.path.insert(0, str(ROOT / "workflows" / "studies"))
     try:
-        import shared  # the module the scripts import by name
+        import shared
     finally:
         sys.path.remove(str(ROOT / "workflows" / "studies"))
+    return shared
+
+
+@pytest.fixture
+def records(tmp_path, monkeypatch, shared):
+    """A folder the studies keep their records in, in place of workflows/studies/records/."""
     folder = tmp_path / "records"
     folder.mkdir()
     monkeypatch.setattr(shared, "RECORDS", folder)
@@ -66,6 +72,31 @@ def test_kept_output_keeps_nothing_when_its_block_fails_and_refuses_another_stud
     (records / "other.json").write_text(json.dumps({"study": "demo", "commands": {}}), encoding="utf-8")
     with pytest.raises(ValueError, match="not the record of study 'other'"), kept_output("other", "other.py", []):
         pass
+
+
+def test_a_record_names_its_commit_dirty_only_for_changes_outside_the_records(tmp_path, monkeypatch, shared):
+    """A study rewriting its committed record is not a change to the code that ran; any other change is."""
+    import subprocess
+
+    import gpal.identity
+
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
+                       capture_output=True)
+
+    (tmp_path / "records").mkdir()
+    (tmp_path / "records" / "s.json").write_text("{}")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "one")
+    monkeypatch.setattr(shared, "ROOT", tmp_path)
+    monkeypatch.setattr(shared, "RECORDS", tmp_path / "records")
+    monkeypatch.setattr(gpal.identity, "source_commit", lambda: "abc+dirty")
+    (tmp_path / "records" / "s.json").write_text('{"study": "s"}')
+    assert shared._record_commit() == "abc"
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert shared._record_commit() == "abc+dirty"
 
 
 def test_al_gain_keeps_its_table(records, tmp_path):

@@ -37,8 +37,10 @@ CLASS_SCHEME_GP = dict(input_noise="latent", input_prior="population", likelihoo
 COARSE_GROUPS = ("agn", "pulsar", "other")
 #: The Galactic plane of the published AGN / pulsar / other comparison (Zhu et al. 2023): |b| <= 10 deg.
 PLANE_DEG = 10.0
+#: The repository's top, where the studies' commands run.
+ROOT = Path(__file__).resolve().parents[2]
 #: The folder of the asv timing suite's package ``suite`` (benchmarks/suite).
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+BENCHMARKS = ROOT / "benchmarks"
 #: The page generators' folder, where the format of the records they are built from lives (result_records.py):
 #: on the path once this module is imported, so a study writes its records with ``from result_records import ...``.
 PAGES = Path(__file__).resolve().parents[1] / "pages"
@@ -77,16 +79,34 @@ def _printed_line(line: str) -> Any:
     return line
 
 
+def _record_commit() -> str:
+    """`gpal.identity.source_commit`, but with ``+dirty`` only for changes outside the studies' records: running a
+    study rewrites its record (and a second command reads the first's), which changes no code that ran."""
+    import subprocess
+
+    from gpal.identity import source_commit
+
+    commit = source_commit()
+    if not commit.endswith("+dirty"):
+        return commit
+    try:
+        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ":/",
+                                  f":(top,exclude){Path(RECORDS).relative_to(ROOT).as_posix()}"], cwd=ROOT,
+                                 capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return commit
+    return commit if changed else commit.removesuffix("+dirty")
+
+
 @contextlib.contextmanager
 def kept_output(study: str, script: str, argv: Sequence[str] | None = None) -> Iterator[Path]:
     """Print as usual inside the block, and keep what was printed in the study's record ``RECORDS/<study>.json``.
 
     A docs page cites the numbers a study's command prints; the record holds them under that command (``python
     workflows/studies/<script> ARGS``, replacing its earlier entry; a study's other commands keep theirs) with the
-    commit that made them (`gpal.identity.source_commit`), so a reader can find and check a page's number.  A block
+    commit that made them (`_record_commit`), so a reader can find and check a page's number.  A block
     that raises keeps nothing: a failed command's partial output is not a result."""
     from gpal.files import write_json_atomic
-    from gpal.identity import source_commit
 
     args = list(sys.argv[1:] if argv is None else argv)
     command = "python " + shlex.join([f"workflows/studies/{Path(script).name}", *map(str, args)])
@@ -99,7 +119,7 @@ def kept_output(study: str, script: str, argv: Sequence[str] | None = None) -> I
     with contextlib.redirect_stdout(tee):
         yield path
     lines = tee.buffer.getvalue().rstrip("\n").split("\n")
-    kept["commands"][command] = {"commit": source_commit(), "printed": [_printed_line(line) for line in lines]}
+    kept["commands"][command] = {"commit": _record_commit(), "printed": [_printed_line(line) for line in lines]}
     write_json_atomic(path, kept)
 
 
