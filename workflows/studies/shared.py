@@ -112,9 +112,10 @@ def kept_output(study: str, script: str, argv: Sequence[str] | None = None) -> I
     command = "python " + shlex.join([f"workflows/studies/{Path(script).name}", *map(str, args)])
     path = Path(RECORDS) / f"{study}.json"
     kept = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"study": study, "commands": {}}
-    if kept.get("study") != study or not isinstance(kept.get("commands"), dict):
-        raise ValueError(f"{path} is not the record of study {study!r}: expected {{'study': {study!r}, 'commands': {{...}}}}, "
-                         f"found the keys {sorted(kept)} and study {kept.get('study')!r}")
+    if not (isinstance(kept, dict) and kept.get("study") == study and isinstance(kept.get("commands"), dict)):
+        found = f"the keys {sorted(kept)}, study {kept.get('study')!r}" if isinstance(kept, dict) else type(kept).__name__
+        raise ValueError(f"{path} is not the record of study {study!r}: expected {{'study': {study!r}, "
+                         f"'commands': {{...}}}}, found {found}")
     tee = _Tee(sys.stdout)
     with contextlib.redirect_stdout(tee):
         yield path
