@@ -30,8 +30,6 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-
-from shared import kept_output  # the script's folder, first on its path
 import pandas as pd
 
 from gpal.catalog_jobs.candidates import candidate_lists, check_cuts
@@ -43,6 +41,7 @@ from gpal.catalogs.known_classes import apply_known_classes, class_weights
 from gpal.evaluation.comparison import bootstrap_comparison
 from gpal.evaluation.intervals import binomial_interval
 from gpal.runs.output_dir import recorded_identity
+from shared import kept_output  # the script's folder, first on its path
 
 TOP = 50
 SIGNIFICANCE = (4.0, 5.0, 6.0, 8.0)
