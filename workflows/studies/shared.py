@@ -274,3 +274,54 @@ def paired_t(diff: Any) -> tuple[float, float, float, float]:
     diff = np.asarray(diff, dtype=np.float64)
     mean, se = float(diff.mean()), float(np.std(diff, ddof=1) / np.sqrt(diff.size))
     return (mean, se, *interval(mean, se, diff.size - 1))
+
+
+def read_outputs(paths: Any) -> list[dict[str, Any]]:
+    """A timing study's kept raw outputs (JSON files its runs wrote), each checked to be a JSON object; a missing or
+    unreadable file raises ValueError naming it, so a record is never built from part of its runs."""
+    import json
+
+    outputs = []
+    for path in paths:
+        try:
+            raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ValueError(f"{path}: cannot read the study's output ({exc.strerror or exc})") from None
+        except ValueError as exc:
+            raise ValueError(f"{path} is not JSON ({exc})") from None
+        if not isinstance(raw, dict):
+            raise ValueError(f"{path}: expected a JSON object (a run's output), got {type(raw).__name__}")
+        outputs.append(raw)
+    if not outputs:
+        raise ValueError("no output given: a record is built from at least one run's JSON")
+    return outputs
+
+
+def output_field(raw: dict[str, Any], path: Any, *keys: str) -> Any:
+    """``raw[k1][k2]...``, or ValueError naming the file and the missing field (an output of another script or
+    of an older version of it)."""
+    value = raw
+    for depth, key in enumerate(keys):
+        if not isinstance(value, dict) or key not in value:
+            raise ValueError(f"{path}: no field {'.'.join(keys[: depth + 1])!r}; expected this study's output")
+        value = value[key]
+    return value
+
+
+def outputs_commit(outputs: list[dict[str, Any]], paths: Any, given: str | None = None) -> str:
+    """The one commit the outputs were measured at: their ``commit`` field (what a run writes), else ``given`` (the
+    record's commit, for outputs kept from before runs named theirs); mixed, unknown or uncommitted is refused."""
+    named = [str(raw["commit"]) for raw in outputs if "commit" in raw]
+    where = [str(p) for p in paths]
+    if named and (len(named) < len(outputs) or len(set(named)) > 1):
+        raise ValueError(f"the outputs {where} name the commits {sorted(set(named))} ({len(outputs) - len(named)} "
+                         "none): a record needs all its runs at one commit")
+    if named and given and given != named[0]:
+        raise ValueError(f"--commit {given}, but the outputs {where} name {named[0]}: a run's own commit wins")
+    commit = named[0] if named else given
+    if not commit:
+        raise ValueError(f"the outputs {where} name no commit: give the one they ran at (--commit)")
+    if commit == "unknown" or commit.endswith("+dirty"):
+        raise ValueError(f"the outputs {where} were made at {commit!r}: a record needs the committed source that "
+                         "ran (commit, then run again)")
+    return commit
