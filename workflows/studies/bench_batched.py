@@ -39,7 +39,8 @@ import numpy as np
 
 from gpal.files import write_json_atomic
 from gpal.identity import source_commit
-from shared import METHODS, environment, output_field, outputs_commit, read_outputs, synthetic_problem
+from shared import (METHODS, committed_source, environment, output_field, outputs_commit, read_outputs,
+                    synthetic_problem)
 
 #: The results page's record is written by `results_record`, from the JSON of a run (``--json``).
 WORKFLOW = "workflows/studies/batched.yaml"
@@ -282,6 +283,11 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             p.error(str(exc))
         return 0
+    if args.record:
+        try:
+            committed_source()
+        except ValueError as exc:
+            p.error(str(exc))
     if args.breakdown:
         if args.record:
             p.error("--breakdown writes no results record; leave --record out")

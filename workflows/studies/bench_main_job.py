@@ -46,7 +46,7 @@ from typing import Any, Callable
 import numpy as np
 
 from shared import (  # the script's folder, first on its path
-    MAIN_JOB_SHAPES, output_field, outputs_commit, read_outputs, synthetic_problem, timing_suite)
+    MAIN_JOB_SHAPES, committed_source, output_field, outputs_commit, read_outputs, synthetic_problem, timing_suite)
 
 ARITHMETIC = timing_suite("arithmetic")
 #: The study's declaration, which the results page's records (`parts_record`, `step_record`) name.
@@ -427,10 +427,12 @@ def print_job(result: dict[str, Any]) -> None:
 
 # ------------------------------------------------------------------ the results page's records
 def _part(parts: dict[str, Any], path: str, top: str, label: str) -> dict[str, float]:
-    """Wall and CPU seconds of the parts labelled ``label`` under the top-level part ``top`` (summed: a part may sit
-    at several depths), zero where it did not run."""
+    """Wall seconds and the process's CPU seconds while they ran (TensorFlow's pool threads included) of the parts
+    labelled ``label`` under the top-level part ``top`` (summed: a part may sit at several depths), zero where it did
+    not run."""
     keys = [k for k in parts if k.split(" / ")[0] == top and k.split(" / ")[-1] == label]
-    return {what: sum(float(output_field(parts[k], path, what)) for k in keys) for what in ("wall", "cpu")}
+    return {"wall": sum(float(output_field(parts[k], path, "wall")) for k in keys),
+            "cpu": sum(float(output_field(parts[k], path, "process_cpu")) for k in keys)}
 
 
 def parts_record(path: str, commit: str | None = None) -> dict[str, Any]:
@@ -571,6 +573,11 @@ def main(argv: list[str] | None = None) -> None:
         except ValueError as exc:
             parser.error(str(exc))
         return
+    if args.record:
+        try:
+            committed_source()
+        except ValueError as exc:
+            parser.error(str(exc))
     if args.out and os.path.exists(args.out):
         parser.error(f"--out {args.out} exists; the job must run from scratch, not reuse a trained model")
     from gpal.identity import source_commit

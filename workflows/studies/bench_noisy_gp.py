@@ -36,7 +36,8 @@ import numpy as np
 
 from gpal.files import write_json_atomic
 from gpal.identity import source_commit
-from shared import METHODS, environment, output_field, outputs_commit, read_outputs, synthetic_problem
+from shared import (METHODS, committed_source, environment, output_field, outputs_commit, read_outputs,
+                    synthetic_problem)
 
 # Targets of the performance issue and the paper's measurements (Table 8, MNIST, Tesla P100).
 RATIO_TARGETS = {"NIMGP": 1.5, "NIMGP-NN": 1.3, "NIMGP-FO": 2.0}
@@ -332,6 +333,11 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             p.error(str(exc))
         return 0
+    if args.record:
+        try:
+            committed_source()
+        except ValueError as exc:
+            p.error(str(exc))
     for name in ("n", "d", "classes", "inducing", "batch", "steps", "repeats", "predict_n"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")

@@ -325,3 +325,14 @@ def outputs_commit(outputs: list[dict[str, Any]], paths: Any, given: str | None 
         raise ValueError(f"the outputs {where} were made at {commit!r}: a record needs the committed source that "
                          "ran (commit, then run again)")
     return commit
+
+
+def committed_source() -> str:
+    """This source's commit, for a run that will write a record; uncommitted or unknown source raises ValueError before
+    the run starts, so a long measurement is not made in vain (its record would be refused)."""
+    from gpal.identity import source_commit
+
+    commit = source_commit()
+    if commit == "unknown" or commit.endswith("+dirty"):
+        raise ValueError(f"the source's commit is {commit!r}: commit first, so the record names the code that ran")
+    return commit
