@@ -221,6 +221,23 @@ def test_producing_from_uncommitted_code_is_refused_before_any_run(tmp_path, mon
     assert "commit first" in capsys.readouterr().err
 
 
+def test_a_study_record_of_several_lines_runs_them_in_order_and_the_last_writes_the_record(tmp_path, monkeypatch):
+    records = tmp_path / "results"
+    records.mkdir()
+    command = ("python workflows/studies/bench_prediction.py --json a.json      # d = 6\n"
+               "python workflows/studies/bench_prediction.py --d 16 --json b.json\n"
+               "python workflows/studies/bench_prediction.py --summarize a.json b.json")
+    write_record(records / "timings.prediction.json",
+                 make_record("t", command, "abc1234", [make_table(["a"], [[1]])],
+                             workflow="workflows/studies/prediction.yaml"))
+    ran = []
+    monkeypatch.setattr(results_page.subprocess, "run", lambda argv, cwd, check, env: ran.append(argv))
+    results_page.produce("timings.prediction", records, "abc1234")
+    assert [argv[2:] for argv in ran] == [["--json", "a.json"], ["--d", "16", "--json", "b.json"],
+                                          ["--summarize", "a.json", "b.json", "--record",
+                                           str((records / "timings.prediction.json").resolve())]]
+
+
 def test_a_recorded_commands_leading_assignments_become_its_environment():
     env, argv = results_page.command_environment("OMP_NUM_THREADS=1 A_B=x=y gpal workflow w.yaml --set 'm=[a, b]'")
     assert argv == ["gpal", "workflow", "w.yaml", "--set", "m=[a, b]"]

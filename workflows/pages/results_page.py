@@ -242,8 +242,10 @@ CONVERTERS: dict[str, Callable[[Path, str, str], dict[str, Any]]] = {
 }
 #: Converted records whose run names its own commit (the others take this source's, or --commit).
 _RUN_NAMES_COMMIT = ("later_labels",)
-#: Records a study script writes itself: its command, given ``--record FILE``, writes the record there.
-STUDY_RECORDS = ("discovery", "open_sky", "bcu_4lac", "bcu_4lac.split", "timings.tests", "timings.tests_cpu")
+#: Records a study script writes itself: its command, given ``--record FILE``, writes the record there (a command of
+#: several lines runs them in order, the last given ``--record FILE``).
+STUDY_RECORDS = ("discovery", "open_sky", "bcu_4lac", "bcu_4lac.split", "timings", "timings.batched", "timings.methods",
+                 "timings.parts", "timings.step", "timings.prediction", "timings.tests", "timings.tests_cpu")
 
 
 def _record_names() -> list[str]:
@@ -321,7 +323,7 @@ def _clean_commit(commit: str) -> str:
 def command_environment(command: str) -> tuple[dict[str, str], list[str]]:
     """A recorded shell command as (environment, argv): its leading ``NAME=value`` words (``OMP_NUM_THREADS=1 gpal
     ...``, as a record shows how it was run) set variables on top of this process's environment."""
-    words = shlex.split(command)
+    words = shlex.split(command, comments=True)  # a line's "# ..." tells the reader what it runs
     assignments = list(itertools.takewhile(lambda w: re.fullmatch(r"[A-Za-z_]\w*=.*", w), words))
     return {**os.environ, **dict(w.split("=", 1) for w in assignments)}, words[len(assignments):]
 
@@ -332,10 +334,16 @@ def produce(name: str, records: Path, commit: str) -> Path:
     ``commit`` is the source's, taken before any record is rewritten: the first record written makes the tree
     differ from it, so each later one would otherwise be refused as ``+dirty``."""
     record = read_record(records / f"{name}.json")
-    env, argv = command_environment(record["command"])
     if name in STUDY_RECORDS:  # run from the repository, where the study's script and recorded units are
+        # a command of several lines: its runs in order, the last (the study's summary of them) writes the record
+        *runs, last = [line for line in record["command"].splitlines() if line.split("#")[0].strip()]
+        for line in runs:
+            env, argv = command_environment(line)
+            subprocess.run(argv, cwd=ROOT, check=True, env=env)
+        env, argv = command_environment(last)
         subprocess.run([*argv, "--record", str((records / f"{name}.json").resolve())], cwd=ROOT, check=True, env=env)
         return records / f"{name}.json"
+    env, argv = command_environment(record["command"])
     if name not in CONVERTERS:
         raise ValueError(f"record {name!r} was converted from a study's recorded output: rerun its command "
                          f"({record['command']!r}) and record the new numbers by hand; produced again: "

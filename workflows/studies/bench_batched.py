@@ -39,7 +39,7 @@ import numpy as np
 
 from gpal.files import write_json_atomic
 from gpal.identity import source_commit
-from shared import (METHODS, committed_source, environment, output_field, outputs_commit, read_outputs,
+from shared import (METHODS, committed_source, environment, output_field, outputs_commit, read_outputs, run_command,
                     synthetic_problem)
 
 #: The results page's record is written by `results_record`, from the JSON of a run (``--json``).
@@ -245,11 +245,13 @@ def results_record(path: str, commit: str | None = None) -> dict[str, Any]:
             == (408, 6, 3, 20, 50) else f"at N = {args['n']}, d = {args['d']}, M = {args['inducing']}")
     table = make_table(["method", "one model, ms per step", *(f"K = {k}" for k in ks)], rows, "lr" + "r" * len(ks),
                        caption=f"Speed-up K × (one model's step) / (the batched step) {size}, {cores}:")
-    return make_record("Many models at once", f"python workflows/studies/bench_batched.py --json {path}", commit,
+    command = run_command("workflows/studies/bench_batched.py", output_field(raw, path, "args"),
+                          vars(_parser().parse_args([])), f"--json {path}")
+    return make_record("Many models at once", command, commit,
                        [table], source=f"the run's output {path}", workflow=WORKFLOW)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--n", type=int, default=408, help="training points per model (default 408, a 4FGL split)")
     p.add_argument("--d", type=int, default=6)
@@ -270,6 +272,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--record", help="write the results page's record to this file from the run's --json (or --summarize)")
     p.add_argument("--summarize", metavar="JSON", help="run nothing: the record from this kept output (with --record)")
     p.add_argument("--commit", help="with --summarize: the commit of an output that names none")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = _parser()
     args = p.parse_args(argv)
     if args.record and not (args.summarize or args.json) or args.summarize and not args.record:
         p.error("--record needs the run's --json or a kept output (--summarize JSON); --summarize needs --record")

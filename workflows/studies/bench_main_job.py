@@ -46,7 +46,8 @@ from typing import Any, Callable
 import numpy as np
 
 from shared import (  # the script's folder, first on its path
-    MAIN_JOB_SHAPES, committed_source, output_field, outputs_commit, read_outputs, synthetic_problem, timing_suite)
+    MAIN_JOB_SHAPES, committed_source, output_field, outputs_commit, read_outputs, run_command, synthetic_problem,
+    timing_suite)
 
 ARITHMETIC = timing_suite("arithmetic")
 #: The study's declaration, which the results page's records (`parts_record`, `step_record`) name.
@@ -486,8 +487,9 @@ def parts_record(path: str, commit: str | None = None) -> dict[str, Any]:
                        [[label, f"{w:.1f}", f"{c:.1f}"] for label, w, c in rows]
                        + [["**total**", f"**{wall:.1f}**", f"**{cpu:.1f}**"]], "lrr", caption=f"One run of {wall:.1f} s:")
     extra = output_field(raw, path, "extra_args")
-    return make_record("Where the main job's time goes",
-                       " ".join(["python workflows/studies/bench_main_job.py --json", path, *(["--", *extra] if extra else [])]),
+    command = run_command("workflows/studies/bench_main_job.py", raw.get("args", {}), vars(_parser().parse_args([])),
+                          f"--json {path}", *(["--", *extra] if extra else []))
+    return make_record("Where the main job's time goes", command,
                        commit, [table], source=f"the run's output {path}", workflow=WORKFLOW)
 
 
@@ -511,6 +513,7 @@ def step_record(paths: list[str], commit: str | None = None) -> dict[str, Any]:
     if any(shape != shapes[0] for shape in shapes):
         raise ValueError(f"the runs {list(map(str, paths))} timed steps of different shapes: one record is one shape")
     s = shapes[0]
+    defaults = {k: v for k, v in vars(_parser().parse_args([])).items() if k not in ("step", "no_job")}
     loads = [float(output_field(raw, path, "load_average_at_start")[0]) for raw, path in zip(outputs, paths)]
     runs = f"{len(paths)} runs" if len(paths) > 1 else "one run"
     table = make_table(["quantity", "wall", "CPU"], [
@@ -520,11 +523,14 @@ def step_record(paths: list[str], commit: str | None = None) -> dict[str, Any]:
          _span([c / g for c, g in zip(cpu, gemm)], 1)]], "lll")
     return make_record(
         "One SVI step against its arithmetic", "\n".join(
-            [*(f"python workflows/studies/bench_main_job.py --step --no-job --json {p}" for p in paths),
-             "python workflows/studies/bench_main_job.py --summarize " + " ".join(map(str, paths))]), commit, [table],
+            [*(run_command("workflows/studies/bench_main_job.py", raw.get("args", {}), defaults, "--step --no-job",
+                           f"--json {p}") for raw, p in zip(outputs, paths)),
+             *(["python workflows/studies/bench_main_job.py --summarize " + " ".join(map(str, paths))]
+               if len(paths) > 1 else [])]), commit, [table],
         {"model": f"NIMGP, population prior ({s['prior_components']} components), M = {s['inducing']}, "
                   f"B = {s['batch']}, d = {s['d']}, C = {s['classes']}, n = {s['n']}"},
-        source=f"{runs} of the step, load {_span(loads, 1)} at their starts: {', '.join(map(str, paths))}",
+        source=f"{runs} of the step, load {_span(loads, 1)} at {'their starts' if len(paths) > 1 else 'its start'}: "
+               f"{', '.join(map(str, paths))}",
         workflow=WORKFLOW)
 
 
@@ -532,10 +538,7 @@ def _order(label: str) -> int:
     return next(i for i, (name, _) in enumerate(PARTS) if name == label)
 
 
-def main(argv: list[str] | None = None) -> None:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    extra = argv[argv.index("--") + 1:] if "--" in argv else []
-    argv = argv[: argv.index("--")] if "--" in argv else argv
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--step", action="store_true", help="also time one SVI step against its GEMMs")
     parser.add_argument("--no-job", action="store_true", help="skip the main job (with --step)")
@@ -550,6 +553,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--summarize", nargs="+", metavar="JSON", help="run nothing: the record from these kept "
                         "outputs (one job's, or one or more of --step --no-job), with --record")
     parser.add_argument("--commit", help="with --summarize: the commit of outputs that name none")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    argv = argv[: argv.index("--")] if "--" in argv else argv
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.record and not (args.summarize or args.json) or args.summarize and not args.record:
         parser.error("--record needs the run's --json or kept outputs (--summarize JSON ...); --summarize needs --record")
@@ -582,7 +593,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--out {args.out} exists; the job must run from scratch, not reuse a trained model")
     from gpal.identity import source_commit
 
-    record: dict[str, Any] = {"commit": source_commit(), "load_average_at_start": os.getloadavg(), "extra_args": extra}
+    record: dict[str, Any] = {"commit": source_commit(), "args": vars(args), "load_average_at_start": os.getloadavg(),
+                              "extra_args": extra}
     if not args.no_job:
         result = run_main_job(extra, args.out)
         print_job(result)

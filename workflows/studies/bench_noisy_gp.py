@@ -36,7 +36,7 @@ import numpy as np
 
 from gpal.files import write_json_atomic
 from gpal.identity import source_commit
-from shared import (METHODS, committed_source, environment, output_field, outputs_commit, read_outputs,
+from shared import (METHODS, committed_source, environment, output_field, outputs_commit, read_outputs, run_command,
                     synthetic_problem)
 
 # Targets of the performance issue and the paper's measurements (Table 8, MNIST, Tesla P100).
@@ -300,12 +300,13 @@ def results_record(path: str, commit: str | None = None) -> dict[str, Any]:
                f"batch {a['batch']}, robust-max) against a stock GPflow `SVGP` set up identically; median over "
                f"{a['repeats']} interleaved blocks of steps (load average {load[0]:.1f} at the start):")
     table = make_table(["quantity", "measured: wall (CPU)", "target", "paper"], rows, "llll", caption=caption)
-    return make_record("Training step per method",
-                       f"python workflows/studies/bench_noisy_gp.py --repeats {a['repeats']} --json {path}", commit,
+    command = run_command("workflows/studies/bench_noisy_gp.py", output_field(raw, path, "args"),
+                          vars(_parser().parse_args([])), f"--json {path}")
+    return make_record("Training step per method", command, commit,
                        [table], source=f"the run's output {path}", workflow=WORKFLOW)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--n", type=int, default=408, help="training points (default 408, a 4FGL training split)")
     p.add_argument("--d", type=int, default=6, help="features (default 6)")
@@ -322,6 +323,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", help="write all raw timings and the table to this JSON file")
     p.add_argument("--record", help="write the results page's record to this file from the run's --json (or --summarize)")
     p.add_argument("--summarize", metavar="JSON", help="run nothing: the record from this kept output (with --record)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = _parser()
     args = p.parse_args(argv)
     if args.record and not (args.summarize or args.json) or args.summarize and not args.record:
         p.error("--record needs the run's --json or a kept output (--summarize JSON); --summarize needs --record")

@@ -33,7 +33,8 @@ from typing import Any, Callable
 import numpy as np
 
 from gpal.files import write_json_atomic
-from shared import committed_source, median_seconds, output_field, outputs_commit, read_outputs, synthetic_problem
+from shared import (committed_source, median_seconds, output_field, outputs_commit, read_outputs, run_command,
+                    synthetic_problem)
 
 #: The study's declaration, which the results page's record (`results_record`) names.
 WORKFLOW = "workflows/studies/prediction.yaml"
@@ -247,15 +248,18 @@ def results_record(paths: list[str], commit: str | None = None) -> dict[str, Any
                                                               output_field(raw, path, "machine", "load_average_end")[0])]
     table = make_table(["features", "sources per second"], rows, "lr", caption=(
         f"NIMGP (M = {inducing}, C = {classes}, {samples} input draws per source, softmax), `predict_proba` end to end "
-        f"on one process, {len(paths)} run{'s' if len(paths) > 1 else ''} (load average {min(loads):.1f}-{max(loads):.1f}):"))
-    command = "\n".join(f"python workflows/studies/bench_prediction.py"
-                        f"{'' if int(output_field(raw, path, 'settings', 'd')) == 6 else ' --d ' + str(output_field(raw, path, 'settings', 'd')) + ' --likelihoods softmax'}"
-                        f" --json {path}" for raw, path in zip(outputs, paths))
+        f"on one process, {f'{len(paths)} runs' if len(paths) > 1 else 'one run'} (load average "
+        f"{'-'.join(dict.fromkeys([f'{min(loads):.1f}', f'{max(loads):.1f}']))} at the starts and ends):"))
+    defaults = vars(_parser().parse_args([]))
+    runs = [run_command("workflows/studies/bench_prediction.py", raw["settings"], defaults) + f" --json {path}"
+            for raw, path in zip(outputs, paths)]
+    summary = [f"python workflows/studies/bench_prediction.py --summarize {' '.join(map(str, paths))}"]
+    command = "\n".join(runs + (summary if len(paths) > 1 else []))
     return make_record("Prediction", command, commit, [table], source=f"the runs' outputs {', '.join(map(str, paths))}",
                        workflow=WORKFLOW)
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--d", type=int, default=6)
     p.add_argument("--classes", type=int, default=3)
@@ -276,6 +280,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--record", help="write the results page's record to this file from the run's --json or --summarize's")
     p.add_argument("--summarize", nargs="+", metavar="JSON", help="run nothing: the record from these kept outputs "
                    "(runs of d = 6 and of the main job's d = 16), with --record")
+    return p
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    p = _parser()
     args = p.parse_args(argv)
     if args.record and not (args.summarize or args.json) or args.summarize and not args.record:
         p.error("--record needs the run's --json or kept outputs (--summarize JSON ...); --summarize needs --record")

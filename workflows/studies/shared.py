@@ -336,3 +336,22 @@ def committed_source() -> str:
     if commit == "unknown" or commit.endswith("+dirty"):
         raise ValueError(f"the source's commit is {commit!r}: commit first, so the record names the code that ran")
     return commit
+
+
+def run_command(script: str, settings: dict[str, Any], defaults: dict[str, Any], *fixed: str) -> str:
+    """The command line that reruns a run of ``script`` whose options were ``settings``: every option that differs
+    from the script's ``defaults``, then the ``fixed`` words (a record names how its numbers were made, not a run
+    with defaults they did not have)."""
+    words = [f"python {script}"]
+    for key, default in defaults.items():
+        value = settings.get(key, default)
+        if value == default or key in ("json", "record", "summarize", "commit"):
+            continue
+        flag = "--" + key.replace("_", "-")
+        if isinstance(value, bool):
+            words.append(flag if value else "")
+        elif isinstance(value, (list, tuple)):
+            words.append(" ".join([flag, *map(str, value)]))
+        else:
+            words.append(f"{flag} {value}")
+    return " ".join(w for w in [*words, *fixed] if w)
