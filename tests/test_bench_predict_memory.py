@@ -16,7 +16,7 @@ def bench():
 
 
 def _run(tmp_path, name, rows, path, peak, wall, cpu, commit="abc1234"):
-    raw = {"commit": commit, "rows": rows, "path": path, "classes": ["bll", "fsrq", "pulsar", "other"],
+    raw = {"commit": commit, "model": "runs/mj", "rows": rows, "path": path, "classes": ["bll", "fsrq", "pulsar", "other"],
            "load_average_at_start": [9.0, 9.0, 9.0], "measured": {"peak_gib": peak, "wall_s": wall, "cpu_s": cpu}}
     out = tmp_path / name
     out.write_text(json.dumps(raw))
@@ -43,8 +43,8 @@ def test_the_record_has_a_row_per_run_in_the_order_given(bench, tmp_path):
         ["5 x 10^4", "whole table", "4 classes", "1.18 GiB", "145", "49.3"],
         ["123 456", "blocks of 16 384", "4 classes", "1.19 GiB", "389", "93.5"]]
     lines = record["command"].splitlines()
-    assert lines[0] == "gpal classify --out MODEL --no-progress"
-    assert lines[2] == f"python workflows/studies/bench_predict_memory.py MODEL --rows 50000 --whole --json {runs[1]}"
+    assert lines[0] == "gpal classify --out runs/mj --no-progress"
+    assert lines[2] == f"python workflows/studies/bench_predict_memory.py runs/mj --rows 50000 --whole --json {runs[1]}"
     assert lines[-1].startswith("python workflows/studies/bench_predict_memory.py --summarize ")
 
 

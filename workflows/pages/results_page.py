@@ -245,7 +245,8 @@ _RUN_NAMES_COMMIT = ("later_labels",)
 #: Records a study script writes itself: its command, given ``--record FILE``, writes the record there (a command of
 #: several lines runs them in order, the last given ``--record FILE``).
 STUDY_RECORDS = ("discovery", "open_sky", "bcu_4lac", "bcu_4lac.split", "timings", "timings.batched", "timings.methods",
-                 "timings.parts", "timings.step", "timings.prediction", "timings.tests", "timings.tests_cpu")
+                 "timings.parts", "timings.step", "timings.prediction", "timings.memory", "timings.tests",
+                 "timings.tests_cpu")
 
 
 def _record_names() -> list[str]:

@@ -117,6 +117,9 @@ def results_record(paths: list[str]) -> dict[str, Any]:
 
     outputs = read_outputs(paths)
     commit = outputs_commit(outputs, paths)
+    models = list(dict.fromkeys(str(output_field(raw, path, "model")) for raw, path in zip(outputs, paths)))
+    if len(models) > 1:
+        raise ValueError(f"the runs {list(map(str, paths))} predicted with the models {models}: one record is one model")
     rows, loads, lines = [], [], []
     for raw, path in zip(outputs, paths):
         how = output_field(raw, path, "path")
@@ -128,15 +131,16 @@ def results_record(paths: list[str]) -> dict[str, Any]:
                      _seconds(output_field(m, path, "wall_s")), _seconds(output_field(m, path, "cpu_s"))])
         loads.append(float(output_field(raw, path, "load_average_at_start")[0]))
         option = "" if how == "predict" else " --whole" if how == "whole" else f" --block-rows {how}"
-        lines.append(f"python workflows/studies/bench_predict_memory.py MODEL --rows {raw['rows']}{option} --json {path}")
+        lines.append(f"python workflows/studies/bench_predict_memory.py {models[0]} --rows {raw['rows']}{option} "
+                     f"--json {path}")
     low, high = f"{min(loads):.1f}", f"{max(loads):.1f}"
     table = make_table(["rows", "path", "model", "peak resident memory", "wall s", "CPU s (user + system)"], rows,
                        "lllrrr", caption=(
-                           "`gpal predict MODEL --catalog repeated.fits --select all` under `/usr/bin/time -v` (or its "
-                           "functions, as `--block-rows` and `--whole` run them), MODEL the main job's folder (`gpal "
-                           "classify`), the catalog 4FGL-DR4's rows repeated; one run each, one after another (load "
-                           f"average {low if low == high else f'{low}-{high}'} at their starts):"))
-    command = "\n".join(["gpal classify --out MODEL --no-progress", *lines]
+                           f"`gpal predict {models[0]} --catalog repeated.fits --select all` under `/usr/bin/time -v` "
+                           "(or its functions, as `--block-rows` and `--whole` run them), the model a folder of the main "
+                           "job (`gpal classify`), the catalog 4FGL-DR4's rows repeated; one run each, one after another "
+                           f"(load average {low if low == high else f'{low}-{high}'} at their starts):"))
+    command = "\n".join([f"gpal classify --out {models[0]} --no-progress", *lines]
                         + ([f"python workflows/studies/bench_predict_memory.py --summarize {' '.join(map(str, paths))}"]
                            if len(paths) > 1 else []))
     return make_record("Prediction on a million-row catalog", command, commit, [table],
@@ -213,7 +217,7 @@ def main(argv: list[str] | None = None) -> None:
         from gpal.files import write_json_atomic
 
         how = "whole" if args.whole else "predict" if args.block_rows is None else args.block_rows
-        write_json_atomic(args.json, {"commit": commit, "rows": args.rows, "path": how, "classes": classes,
+        write_json_atomic(args.json, {"commit": commit, "model": args.model, "rows": args.rows, "path": how, "classes": classes,
                                       "load_average_at_start": load, "measured": m})
     if args.record:
         print(f"recorded {write_record(args.record, results_record([args.json]))}")
