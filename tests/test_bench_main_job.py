@@ -82,3 +82,9 @@ def test_bad_outputs_are_refused_naming_the_file(bench, tmp_path, capsys):
     with pytest.raises(SystemExit):
         bench.main(["--summarize", str(missing), "--record", str(tmp_path / "r.json")])
     assert str(missing) in capsys.readouterr().err and not (tmp_path / "r.json").exists()
+
+
+def test_step_runs_kept_in_a_folder_name_the_runs_option(bench, tmp_path):
+    runs = [_step(tmp_path, f"step_run{k}.json", 0.004, 0.006, 0.002) for k in (1, 2)]
+    record = bench.step_record([str(p) for p in runs])
+    assert record["command"] == f"python workflows/studies/bench_main_job.py --step --no-job --runs 2 --json {tmp_path}"

@@ -60,3 +60,16 @@ def test_bad_kept_runs_are_refused_naming_the_file(bench, tmp_path, capsys):
     with pytest.raises(SystemExit):
         bench.main(["--rows", "10"])  # no model folder to predict with
     assert not (tmp_path / "r.json").exists()
+
+
+def test_runs_kept_in_a_folder_are_recorded_together_and_rerun_into_it(bench, tmp_path):
+    folder = tmp_path / "predict_memory"
+    folder.mkdir()
+    _run(folder, "rows1000000_predict.json", 10**6, "predict", 1.5, 1900.0, 830.0)
+    _run(folder, "rows100000_blocks16384.json", 10**5, 16384, 1.2, 389.0, 93.5)
+    record = bench.results_record(bench.output_files([folder]))
+    assert [row[:2] for row in record["tables"][0]["rows"]] == [["10^6", "gpal predict (its blocks)"],
+                                                                ["10^5", "blocks of 16 384"]]  # in the files' order
+    assert record["command"].splitlines()[1:] == [  # the last, given --record, makes the record from the folder
+        f"python workflows/studies/bench_predict_memory.py runs/mj --rows 1000000 --json {folder}",
+        f"python workflows/studies/bench_predict_memory.py runs/mj --rows 100000 --block-rows 16384 --json {folder}"]

@@ -48,3 +48,13 @@ def test_runs_of_another_model_or_without_softmax_are_refused_naming_the_file(be
     robustmax.write_text(robustmax.read_text().replace('"softmax"', '"robustmax"'))
     with pytest.raises(ValueError, match=re.escape(f"{robustmax}: no field 'end_to_end.softmax'")):
         bench.results_record([str(robustmax)])
+
+
+def test_runs_kept_in_a_folder_give_a_line_per_feature_count(bench, tmp_path):
+    runs = [_run(tmp_path, "d6_run1.json", 6, 8000.0), _run(tmp_path, "d6_run2.json", 6, 9000.0),
+            _run(tmp_path, "d16_run1.json", 16, 5000.0)]
+    record = bench.results_record(bench.output_files([tmp_path]))
+    assert sorted(record["command"].splitlines()) == sorted([
+        f"python workflows/studies/bench_prediction.py --runs 2 --json {tmp_path}",
+        f"python workflows/studies/bench_prediction.py --d 16 --likelihoods softmax --json {tmp_path}"])
+    assert len(runs) == 3 and record["tables"][0]["rows"][0] == ["d = 6", "8 000-9 000"]

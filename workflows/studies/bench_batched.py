@@ -232,13 +232,15 @@ def results_record(path: str, commit: str | None = None) -> dict[str, Any]:
         raise ValueError(f"{path}: no methods timed, or no K above 1: nothing to set against one model")
     rows, ratios = [], []
     for res in results:
-        speedups = {row["K"]: row["speedup_vs_one_after_another"] for row in output_field(res, path, "rows")}
+        method = output_field(res, path, "method")
+        speedups = {output_field(row, path, "K"): output_field(row, path, "speedup_vs_one_after_another")
+                    for row in output_field(res, path, "rows")}
         missing = [k for k in ks if k not in speedups]
         if missing:
-            raise ValueError(f"{path}: method {res.get('method')!r} has no row for K = {missing}")
-        rows.append([res["method"], f"{output_field(res, path, 'single_ms_per_step'):.2f}",
-                     *(f"{speedups[k]:.1f}×" for k in ks)])
-        ratios += [t["cpu"] / t["wall"] for t in output_field(res, path, "per_step").values()]
+            raise ValueError(f"{path}: method {method!r} has no row for K = {missing}")
+        rows.append([method, f"{output_field(res, path, 'single_ms_per_step'):.2f}", *(f"{speedups[k]:.1f}×" for k in ks)])
+        ratios += [output_field(t, path, "cpu") / output_field(t, path, "wall")
+                   for t in output_field(res, path, "per_step").values()]
     # process CPU time equal to wall time: each configuration ran on one core (the other's load elsewhere)
     cores = "one core" if float(np.median(ratios)) < 1.1 else f"CPU time {float(np.median(ratios)):.1f}× wall time"
     size = ("at the Fermi size" if (args["n"], args["d"], args["classes"], args["inducing"], args["batch"])

@@ -19,9 +19,11 @@
     PYTHONPATH=$PWD python workflows/studies/bench_main_job.py --step --json runs/bench/main_job.json
     PYTHONPATH=$PWD python workflows/studies/bench_main_job.py --step --kernels --no-job   # + the kernels a step runs
     PYTHONPATH=$PWD python workflows/studies/bench_main_job.py -- --epochs 100     # options for gpal classify after --
-    python workflows/studies/bench_main_job.py --json J.json --record workflows/pages/records/results/timings.parts.json
-    python workflows/studies/bench_main_job.py --summarize RUN1.json RUN2.json --record \
-        workflows/pages/records/results/timings.step.json     # the step's record from kept runs (--step --no-job)
+    python workflows/studies/bench_main_job.py --json workflows/studies/records/main_job_parts \
+        --record workflows/pages/records/results/timings.parts.json       # the job kept as main_job_parts/job.json
+    python workflows/studies/bench_main_job.py --step --no-job --runs 4 --json workflows/studies/records/main_job_step \
+        --record workflows/pages/records/results/timings.step.json        # four processes, step_run<k>.json
+    python workflows/studies/bench_main_job.py --summarize workflows/studies/records/main_job_step --record FILE
 
 Flops of one step (forward; backward counted as twice the forward, the usual rule for
 matrix products), per latent function c (C of them), batch B, M inducing points, d features:
@@ -41,17 +43,19 @@ import sys
 import tempfile
 import threading
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
 from shared import (  # the script's folder, first on its path
-    MAIN_JOB_SHAPES, committed_source, output_field, outputs_commit, read_outputs, run_command, synthetic_problem,
-    timing_suite)
+    MAIN_JOB_SHAPES, committed_source, kept_output, output_field, output_files, outputs_commit, read_outputs, run_command,
+    runs_in_children, synthetic_problem, timing_suite)
 
 ARITHMETIC = timing_suite("arithmetic")
-#: The study's declaration, which the results page's records (`parts_record`, `step_record`) name.
+#: The study's declaration, which the results page's records (`parts_record`, `step_record`) name, and its script.
 WORKFLOW = "workflows/studies/main_job_parts.yaml"
+SCRIPT = "workflows/studies/bench_main_job.py"
 
 # The job's first use of TensorFlow's modules: the timers on functions of modules not yet imported are put in place
 # when it returns, so that the benchmark imports nothing before the job does.
@@ -487,7 +491,7 @@ def parts_record(path: str, commit: str | None = None) -> dict[str, Any]:
                        [[label, f"{w:.1f}", f"{c:.1f}"] for label, w, c in rows]
                        + [["**total**", f"**{wall:.1f}**", f"**{cpu:.1f}**"]], "lrr", caption=f"One run of {wall:.1f} s:")
     extra = output_field(raw, path, "extra_args")
-    command = run_command("workflows/studies/bench_main_job.py", raw.get("args", {}), vars(_parser().parse_args([])),
+    command = run_command(SCRIPT, raw.get("args", {}), vars(_parser().parse_args([])),
                           f"--json {path}", *(["--", *extra] if extra else []))
     return make_record("Where the main job's time goes", command,
                        commit, [table], source=f"the run's output {path}", workflow=WORKFLOW)
@@ -513,7 +517,7 @@ def step_record(paths: list[str], commit: str | None = None) -> dict[str, Any]:
     if any(shape != shapes[0] for shape in shapes):
         raise ValueError(f"the runs {list(map(str, paths))} timed steps of different shapes: one record is one shape")
     s = shapes[0]
-    defaults = {k: v for k, v in vars(_parser().parse_args([])).items() if k not in ("step", "no_job")}
+    defaults = {k: v for k, v in vars(_parser().parse_args([])).items() if k not in ("step", "no_job", "runs")}
     loads = [float(output_field(raw, path, "load_average_at_start")[0]) for raw, path in zip(outputs, paths)]
     runs = f"{len(paths)} runs" if len(paths) > 1 else "one run"
     table = make_table(["quantity", "wall", "CPU"], [
@@ -521,12 +525,17 @@ def step_record(paths: list[str], commit: str | None = None) -> dict[str, Any]:
         ["the matrix products of its shapes in NumPy on one core, ms", f"{_span(gemm, 2)} (CPU)", ""],
         ["step / its GEMMs (the same run's)", _span([w / g for w, g in zip(wall, gemm)], 1),
          _span([c / g for c, g in zip(cpu, gemm)], 1)]], "lll")
+    folders = {str(Path(p).parent) for p in paths}
+    if len(folders) == 1 and [Path(p).name for p in paths] == [f"step_run{k}.json" for k in range(1, len(paths) + 1)]:
+        runs_option = f"--runs {len(paths)}" if len(paths) > 1 else ""  # made by --runs into the study's folder
+        command = run_command(SCRIPT, outputs[0].get("args", {}), defaults, "--step --no-job", runs_option,
+                              f"--json {folders.pop()}")
+    else:
+        command = "\n".join([*(run_command(SCRIPT, raw.get("args", {}), defaults, "--step --no-job", f"--json {p}")
+                               for raw, p in zip(outputs, paths)),
+                             *([f"python {SCRIPT} --summarize " + " ".join(map(str, paths))] if len(paths) > 1 else [])])
     return make_record(
-        "One SVI step against its arithmetic", "\n".join(
-            [*(run_command("workflows/studies/bench_main_job.py", raw.get("args", {}), defaults, "--step --no-job",
-                           f"--json {p}") for raw, p in zip(outputs, paths)),
-             *(["python workflows/studies/bench_main_job.py --summarize " + " ".join(map(str, paths))]
-               if len(paths) > 1 else [])]), commit, [table],
+        "One SVI step against its arithmetic", command, commit, [table],
         {"model": f"NIMGP, population prior ({s['prior_components']} components), M = {s['inducing']}, "
                   f"B = {s['batch']}, d = {s['d']}, C = {s['classes']}, n = {s['n']}"},
         source=f"{runs} of the step, load {_span(loads, 1)} at {'their starts' if len(paths) > 1 else 'its start'}: "
@@ -553,6 +562,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--summarize", nargs="+", metavar="JSON", help="run nothing: the record from these kept "
                         "outputs (one job's, or one or more of --step --no-job), with --record")
     parser.add_argument("--commit", help="with --summarize: the commit of outputs that name none")
+    parser.add_argument("--runs", type=int, default=1, help="with --step --no-job and --json FOLDER: this many runs, "
+                        "each a fresh process, kept as FOLDER/step_run<k>.json (default 1)")
     return parser
 
 
@@ -572,11 +583,12 @@ def main(argv: list[str] | None = None) -> None:
         from result_records import write_record
 
         try:
-            outputs = read_outputs(args.summarize)
+            files = output_files(args.summarize)
+            outputs = read_outputs(files)
             if all("job" in raw for raw in outputs) and len(outputs) == 1:
-                record = parts_record(args.summarize[0], args.commit)
+                record = parts_record(files[0], args.commit)
             elif not any("job" in raw for raw in outputs):
-                record = step_record(args.summarize, args.commit)
+                record = step_record(files, args.commit)
             else:
                 raise ValueError(f"{args.summarize}: a record is made from one run of the job or from runs of the "
                                  "step alone (--step --no-job), not from several jobs or both")
@@ -589,6 +601,20 @@ def main(argv: list[str] | None = None) -> None:
             committed_source()
         except ValueError as exc:
             parser.error(str(exc))
+    if args.step and args.no_job and args.json and os.path.isdir(args.json):
+        if args.runs < 1:
+            parser.error("--runs must be >= 1")
+        child = ["--step", "--no-job", "--steps", str(args.steps), "--repeats", str(args.repeats),
+                 *(["--kernels"] if args.kernels else [])]
+        paths = runs_in_children(__file__, child, args.runs, args.json, "step")
+        if args.record:
+            from result_records import write_record
+
+            print(f"recorded {write_record(args.record, step_record(paths))}")
+        return
+    if args.runs != 1:
+        parser.error("--runs goes with --step --no-job --json FOLDER (the folder keeping each run)")
+    args.json = kept_output(args.json, "job.json")
     if args.out and os.path.exists(args.out):
         parser.error(f"--out {args.out} exists; the job must run from scratch, not reuse a trained model")
     from gpal.identity import source_commit

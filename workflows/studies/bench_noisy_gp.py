@@ -20,8 +20,8 @@ as the training loop does.
 
     .venv/bin/python workflows/studies/bench_noisy_gp.py --json bench.json
     .venv/bin/python workflows/studies/bench_noisy_gp.py --mnist-sized --json bench_gpu.json   # on a GPU
-    python workflows/studies/bench_noisy_gp.py --repeats 7 --json workflows/studies/records/noisy_gp.json \
-        --record workflows/pages/records/results/timings.methods.json       # the results page's record
+    python workflows/studies/bench_noisy_gp.py --repeats 7 --json workflows/studies/records/noisy_gp \
+        --record workflows/pages/records/results/timings.methods.json       # kept as noisy_gp/run.json; the record
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ import numpy as np
 
 from gpal.files import write_json_atomic
 from gpal.identity import source_commit
-from shared import (METHODS, committed_source, environment, output_field, outputs_commit, read_outputs, run_command,
-                    synthetic_problem)
+from shared import (METHODS, committed_source, environment, kept_output, output_field, output_files, outputs_commit,
+                    read_outputs, run_command, synthetic_problem)
 
 # Targets of the performance issue and the paper's measurements (Table 8, MNIST, Tesla P100).
 RATIO_TARGETS = {"NIMGP": 1.5, "NIMGP-NN": 1.3, "NIMGP-FO": 2.0}
@@ -320,7 +320,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--mnist-sized", action="store_true", help="also time epochs on an MNIST-sized problem (for a GPU)")
     p.add_argument("--mnist-steps", type=int, default=0, help="time only this many MNIST steps and extrapolate")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", help="write all raw timings and the table to this JSON file")
+    p.add_argument("--json", help="write all raw timings and the table to this JSON file (a folder: run.json in it)")
     p.add_argument("--record", help="write the results page's record to this file from the run's --json (or --summarize)")
     p.add_argument("--summarize", metavar="JSON", help="run nothing: the record from this kept output (with --record)")
     return p
@@ -331,11 +331,15 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.record and not (args.summarize or args.json) or args.summarize and not args.record:
         p.error("--record needs the run's --json or a kept output (--summarize JSON); --summarize needs --record")
+    args.json = kept_output(args.json, "run.json")
     if args.summarize:
         from result_records import write_record
 
         try:
-            print(f"recorded {write_record(args.record, results_record(args.summarize))}")
+            files = output_files([args.summarize])
+            if len(files) != 1:
+                raise ValueError(f"{args.summarize} holds {len(files)} runs; the record is made from one")
+            print(f"recorded {write_record(args.record, results_record(files[0]))}")
         except ValueError as exc:
             p.error(str(exc))
         return 0

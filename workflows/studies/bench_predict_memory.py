@@ -10,10 +10,10 @@ by), ``--whole`` makes the table whole (`predict_catalog`, the path of ``--pool-
     gpal classify --out /tmp/mj --no-progress
     python workflows/studies/bench_predict_memory.py /tmp/mj --rows 1000000
     python workflows/studies/bench_predict_memory.py /tmp/mj --rows 100000 --block-rows 16384
-    python workflows/studies/bench_predict_memory.py --summarize A.json B.json --record FILE   # the results record
+    python workflows/studies/bench_predict_memory.py --summarize workflows/studies/records/predict_memory --record FILE
 
-``--json`` keeps a run's figures (with the commit that ran and the model's classes); ``--summarize`` makes the
-results page's record from kept runs, a row each, in the order given.
+``--json`` keeps a run's figures (with the commit that ran and the model's classes), in a folder under a name of its
+rows and path; ``--record`` and ``--summarize`` make the results page's record from kept runs, a row each.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from shared import committed_source, output_field, outputs_commit, read_outputs
+from shared import committed_source, kept_output, output_field, output_files, outputs_commit, read_outputs
 
 #: The study's declaration, which the results page's record (`results_record`) names.
 WORKFLOW = "workflows/studies/predict_memory.yaml"
@@ -131,8 +131,9 @@ def results_record(paths: list[str]) -> dict[str, Any]:
                      _seconds(output_field(m, path, "wall_s")), _seconds(output_field(m, path, "cpu_s"))])
         loads.append(float(output_field(raw, path, "load_average_at_start")[0]))
         option = "" if how == "predict" else " --whole" if how == "whole" else f" --block-rows {how}"
+        kept = Path(path).parent if Path(path).name == _kept_name(raw["rows"], how) else path
         lines.append(f"python workflows/studies/bench_predict_memory.py {models[0]} --rows {raw['rows']}{option} "
-                     f"--json {path}")
+                     f"--json {kept}")
     low, high = f"{min(loads):.1f}", f"{max(loads):.1f}"
     table = make_table(["rows", "path", "model", "peak resident memory", "wall s", "CPU s (user + system)"], rows,
                        "lllrrr", caption=(
@@ -140,11 +141,19 @@ def results_record(paths: list[str]) -> dict[str, Any]:
                            "(or its functions, as `--block-rows` and `--whole` run them), the model a folder of the main "
                            "job (`gpal classify`), the catalog 4FGL-DR4's rows repeated; one run each, one after another "
                            f"(load average {low if low == high else f'{low}-{high}'} at their starts):"))
-    command = "\n".join([f"gpal classify --out {models[0]} --no-progress", *lines]
-                        + ([f"python workflows/studies/bench_predict_memory.py --summarize {' '.join(map(str, paths))}"]
-                           if len(paths) > 1 else []))
+    folders = {str(Path(p).parent) for p in paths}
+    # runs kept in one folder: the last run's command, given --record, makes the record from all of them
+    kept = len(folders) == 1 and all(Path(p).name == _kept_name(raw["rows"], raw["path"]) for raw, p in zip(outputs, paths))
+    summary = [] if len(paths) == 1 or kept else \
+        [f"python workflows/studies/bench_predict_memory.py --summarize {' '.join(map(str, paths))}"]
+    command = "\n".join([f"gpal classify --out {models[0]} --no-progress", *lines, *summary])
     return make_record("Prediction on a million-row catalog", command, commit, [table],
                        source=f"the runs' outputs {', '.join(map(str, paths))}", workflow=WORKFLOW)
+
+
+def _kept_name(rows: int, how: Any) -> str:
+    """A run's file in the study's folder of kept runs: its rows and path, so a rerun replaces it."""
+    return f"rows{rows}_{'blocks' + str(how) if isinstance(how, int) else how}.json"
 
 
 def _classes(model: str) -> list[str]:
@@ -170,7 +179,8 @@ def main(argv: list[str] | None = None) -> None:
     how.add_argument("--block-rows", type=int, default=None, help="blocks of this many catalog rows (default: "
                      "gpal predict itself, gpal.catalog_jobs.prediction.BLOCK_ROWS)")
     how.add_argument("--whole", action="store_true", help="the table made whole (predict_catalog)")
-    parser.add_argument("--json", help="keep the run's figures in this JSON file")
+    parser.add_argument("--json", help="keep the run's figures in this JSON file (a folder: rows<N>_<path>.json in it, "
+                        "and --record makes the record from every run there)")
     parser.add_argument("--record", help="write the results page's record to this file from the run's --json or "
                         "--summarize's")
     parser.add_argument("--summarize", nargs="+", metavar="JSON", help="run nothing: the record from these kept runs "
@@ -182,7 +192,7 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.summarize:
         try:
-            print(f"recorded {write_record(args.record, results_record(args.summarize))}")
+            print(f"recorded {write_record(args.record, results_record(output_files(args.summarize)))}")
         except ValueError as exc:
             parser.error(str(exc))
         return
@@ -196,6 +206,9 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(str(exc))
     classes = _classes(args.model)
     load = os.getloadavg()
+    how = "whole" if args.whole else "predict" if args.block_rows is None else args.block_rows
+    folder = args.json if args.json and Path(args.json).is_dir() else None
+    args.json = kept_output(args.json, _kept_name(args.rows, how))
     with tempfile.TemporaryDirectory() as tmp:
         catalog = args.keep or Path(tmp) / f"repeated_{args.rows}.fits"
         if not catalog.is_file():
@@ -216,11 +229,10 @@ def main(argv: list[str] | None = None) -> None:
     if args.json:
         from gpal.files import write_json_atomic
 
-        how = "whole" if args.whole else "predict" if args.block_rows is None else args.block_rows
         write_json_atomic(args.json, {"commit": commit, "model": args.model, "rows": args.rows, "path": how, "classes": classes,
                                       "load_average_at_start": load, "measured": m})
-    if args.record:
-        print(f"recorded {write_record(args.record, results_record([args.json]))}")
+    if args.record:  # from every run kept in the folder, else from this run alone
+        print(f"recorded {write_record(args.record, results_record(output_files([folder or args.json])))}")
 
 
 if __name__ == "__main__":

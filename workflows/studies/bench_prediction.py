@@ -18,8 +18,9 @@ existed before issue 12, falling back to ``LatentGPs.marginals`` where ``predict
 is missing.
 
     python workflows/studies/bench_prediction.py --json runs/bench/bench_prediction.json
-    python workflows/studies/bench_prediction.py --summarize D6.json D16.json --record \
-        workflows/pages/records/results/timings.prediction.json    # the results page's record from kept runs
+    python workflows/studies/bench_prediction.py --runs 2 --json workflows/studies/records/prediction   # d6_run<k>.json
+    python workflows/studies/bench_prediction.py --d 16 --likelihoods softmax --runs 2 --json workflows/studies/records/prediction \
+        --record workflows/pages/records/results/timings.prediction.json    # the record from every run kept there
 """
 
 from __future__ import annotations
@@ -28,16 +29,18 @@ import argparse
 import os
 import platform
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
 from gpal.files import write_json_atomic
-from shared import (committed_source, median_seconds, output_field, outputs_commit, read_outputs, run_command,
-                    synthetic_problem)
+from shared import (committed_source, median_seconds, output_field, output_files, outputs_commit, read_outputs,
+                    run_command, runs_in_children, synthetic_problem)
 
-#: The study's declaration, which the results page's record (`results_record`) names.
+#: The study's declaration, which the results page's record (`results_record`) names, and its script.
 WORKFLOW = "workflows/studies/prediction.yaml"
+SCRIPT = "workflows/studies/bench_prediction.py"
 #: The main job's features: the record names the runs of this many features as the main job's.
 MAIN_JOB_FEATURES = 16
 
@@ -250,11 +253,19 @@ def results_record(paths: list[str], commit: str | None = None) -> dict[str, Any
         f"NIMGP (M = {inducing}, C = {classes}, {samples} input draws per source, softmax), `predict_proba` end to end "
         f"on one process, {f'{len(paths)} runs' if len(paths) > 1 else 'one run'} (load average "
         f"{'-'.join(dict.fromkeys([f'{min(loads):.1f}', f'{max(loads):.1f}']))} at the starts and ends):"))
-    defaults = vars(_parser().parse_args([]))
-    runs = [run_command("workflows/studies/bench_prediction.py", raw["settings"], defaults) + f" --json {path}"
-            for raw, path in zip(outputs, paths)]
-    summary = [f"python workflows/studies/bench_prediction.py --summarize {' '.join(map(str, paths))}"]
-    command = "\n".join(runs + (summary if len(paths) > 1 else []))
+    defaults = {k: v for k, v in vars(_parser().parse_args([])).items() if k != "runs"}
+    folders = {str(Path(p).parent) for p in paths}
+    by_d = {d: [Path(p).name for raw, p in zip(outputs, paths) if raw["settings"]["d"] == d] for d in sorted(rates)}
+    if len(folders) == 1 and all(names == [f"d{d}_run{k}.json" for k in range(1, len(names) + 1)]
+                                 for d, names in by_d.items()):
+        folder = folders.pop()  # made by --runs into the study's folder: a line per number of features
+        first = {d: next(raw for raw in outputs if raw["settings"]["d"] == d) for d in by_d}
+        command = "\n".join(run_command(SCRIPT, first[d]["settings"], defaults, *(
+            [f"--runs {len(names)}"] if len(names) > 1 else []), f"--json {folder}") for d, names in by_d.items())
+    else:
+        runs = [run_command(SCRIPT, raw["settings"], defaults, f"--json {path}") for raw, path in zip(outputs, paths)]
+        command = "\n".join(runs + ([f"python {SCRIPT} --summarize {' '.join(map(str, paths))}"] if len(paths) > 1
+                                     else []))
     return make_record("Prediction", command, commit, [table], source=f"the runs' outputs {', '.join(map(str, paths))}",
                        workflow=WORKFLOW)
 
@@ -279,7 +290,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", default=None)
     p.add_argument("--record", help="write the results page's record to this file from the run's --json or --summarize's")
     p.add_argument("--summarize", nargs="+", metavar="JSON", help="run nothing: the record from these kept outputs "
-                   "(runs of d = 6 and of the main job's d = 16), with --record")
+                   "or folders (runs of d = 6 and of the main job's d = 16), with --record")
+    p.add_argument("--runs", type=int, default=1, help="with --json FOLDER: this many runs, each a fresh process, kept "
+                   "as FOLDER/d<d>_run<k>.json; the record (--record) is made from every run in the folder")
     return p
 
 
@@ -292,7 +305,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     if args.summarize:
         try:
-            print(f"recorded {write_record(args.record, results_record(args.summarize))}")
+            print(f"recorded {write_record(args.record, results_record(output_files(args.summarize)))}")
         except ValueError as exc:
             p.error(str(exc))
         return {}
@@ -302,6 +315,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             commit = committed_source()
         except ValueError as exc:
             p.error(str(exc))
+    if args.json and os.path.isdir(args.json):
+        if args.runs < 1:
+            p.error("--runs must be >= 1")
+        defaults = vars(_parser().parse_args([]))
+        child = [w for k, v in vars(args).items() if k not in ("json", "record", "summarize", "runs")
+                 and v != defaults[k] for w in (f"--{k.replace('_', '-')}", str(v))]
+        runs_in_children(__file__, child, args.runs, args.json, f"d{args.d}")
+        if args.record:  # from every run in the folder: a record holds each number of features
+            print(f"recorded {write_record(args.record, results_record(output_files([args.json])))}")
+        return {}
+    if args.runs != 1:
+        p.error("--runs goes with --json FOLDER (the folder keeping each run)")
     import tensorflow as tf
 
     from gpal.identity import source_commit

@@ -1,6 +1,7 @@
 """What several benchmark scripts share: synthetic problems, the machine's description, timing, the faint-source task,
 binary GP classifiers traced along their training clocks (papers 002 and 003), the blazar-type studies' paired
-measures, and a paired difference's t interval.
+measures, a paired difference's t interval, and how a timing study's kept outputs become a record (read, their one
+commit, the command that made them).
 
 Not a script: the scripts beside it import it by name (Python puts a script's own folder first on its path),
 so each shared piece is written once and no script imports another.
@@ -355,3 +356,36 @@ def run_command(script: str, settings: dict[str, Any], defaults: dict[str, Any],
         else:
             words.append(f"{flag} {value}")
     return " ".join(w for w in [*words, *fixed] if w)
+
+
+def kept_output(json_arg: str | None, name: str) -> str | None:
+    """Where a run keeps its figures: ``--json`` as given, or ``name`` inside it when it names a folder (a study's
+    folder of kept runs under workflows/studies/records/, its README saying what they are)."""
+    if json_arg and Path(json_arg).is_dir():
+        return str(Path(json_arg) / name)
+    return json_arg
+
+
+def output_files(paths: Any) -> list[str]:
+    """The runs' JSON files: the files given, a folder standing for its ``*.json`` in name order."""
+    files: list[str] = []
+    for path in paths:
+        if Path(path).is_dir():
+            found = sorted(str(f) for f in Path(path).glob("*.json"))
+            if not found:
+                raise ValueError(f"{path}: no run's JSON in this folder; run the study first")
+            files += found
+        else:
+            files.append(str(path))
+    return files
+
+
+def runs_in_children(script: str, argv: list[str], runs: int, folder: str, stem: str) -> list[str]:
+    """``runs`` runs of ``script`` with ``argv``, each a fresh process (its own imports, tracing and caches, as a user's
+    command has) keeping its figures in ``folder/<stem>_run<k>.json``; a failed run stops them with its status."""
+    import subprocess
+
+    paths = [str(Path(folder) / f"{stem}_run{k}.json") for k in range(1, runs + 1)]
+    for path in paths:
+        subprocess.run([sys.executable, script, *argv, "--json", path], check=True)
+    return paths

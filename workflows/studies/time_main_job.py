@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from shared import committed_source, output_field, outputs_commit, read_outputs
+from shared import committed_source, kept_output, output_field, output_files, outputs_commit, read_outputs
 
 #: The study's declaration, which the results page's record names.
 WORKFLOW = "workflows/studies/main_job_time.yaml"
@@ -65,6 +65,10 @@ def _span(values: list[float], digits: int = 1) -> str:
     return low if low == high else f"{low}-{high}"
 
 
+def _count(n: int, thing: str) -> str:
+    return f"one {thing}" if n == 1 else f"{n} {thing}s"
+
+
 def _job_name(catalog: str) -> str:
     return f"gpal classify ({catalog})" if catalog == DEFAULT_CATALOG else f"gpal classify --catalog {catalog}"
 
@@ -80,15 +84,17 @@ def results_record(path: str) -> dict[str, Any]:
     runs = output_field(raw, path, "runs")
     if not runs:
         raise ValueError(f"{path}: no runs of gpal classify")
+    fields = ("catalog", "wall_s", "user_s", "sys_s", "max_rss_kb", "load_average")
+    runs = [{k: output_field(run, path, k) for k in fields} for run in runs]
     rows = []
-    for catalog in dict.fromkeys(output_field(run, path, "catalog") for run in runs):
+    for catalog in dict.fromkeys(run["catalog"] for run in runs):
         mine = [r for r in runs if r["catalog"] == catalog]
         rows.append([_job_name(catalog), _span([r["wall_s"] for r in mine]),
                      f"{_span([r['user_s'] for r in mine])} + {_span([r['sys_s'] for r in mine])}",
                      f"{max(r['max_rss_kb'] for r in mine) * 1024 / 1e9:.1f} GB"])
     loads = [r["load_average"] for r in runs]
     tables = [make_table(["command", "wall s", "CPU s (user + system)", "peak memory"], rows, "lrll", caption=(
-        f"{len(runs)} runs, each in a new folder, one after another (load average {_span(loads)} at their ends):"))]
+        f"{_count(len(runs), 'run')}, each in a new folder, one after another (load average {_span(loads)} at their ends):"))]
     pairs = raw.get("pairs") or []
     if pairs:
         baseline = output_field(raw, path, "baseline")
@@ -96,15 +102,15 @@ def results_record(path: str) -> dict[str, Any]:
         def cpu(run: dict[str, Any]) -> float:
             return run["user_s"] + run["sys_s"]
 
-        this = [p["this"] for p in pairs]
-        before = [p["baseline"] for p in pairs]
+        this = [{k: output_field(p, path, "this", k) for k in fields} for p in pairs]
+        before = [{k: output_field(p, path, "baseline", k) for k in fields} for p in pairs]
         tables.append(make_table(["", "wall s", "CPU s"], [
             ["this commit", f"{np.median([r['wall_s'] for r in this]):.1f}", f"{np.median([cpu(r) for r in this]):.1f}"],
             [baseline, f"{np.median([r['wall_s'] for r in before]):.1f}", f"{np.median([cpu(r) for r in before]):.1f}"],
             ["ratio (pair by pair, median)", f"{np.median([a['wall_s'] / b['wall_s'] for a, b in zip(this, before)]):.2f}",
              f"{np.median([cpu(a) / cpu(b) for a, b in zip(this, before)]):.2f}"]], "lrr", caption=(
-            f"Against {baseline}, alternated pair by pair ({len(pairs)} pairs, a new folder each run; medians; load "
-            f"average {_span([p[k]['load_average'] for p in pairs for k in ('this', 'baseline')])}):")))
+            f"Against {baseline}, alternated pair by pair ({_count(len(pairs), 'pair')}, a new folder each run; medians; load "
+            f"average {_span([r['load_average'] for r in this + before])}):")))
     return make_record("The main job", _command(raw, path), commit, tables,
                        source=f"the runs kept in {path}, each `/usr/bin/time -f \"{TIME_FORMAT}\" gpal classify "
                        "--out DIR`", workflow=WORKFLOW)
@@ -132,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--baseline", metavar="GPAL", help="the gpal executable of another checkout to alternate with")
     p.add_argument("--baseline-name", help="what the record calls the baseline (default: its executable's path)")
     p.add_argument("--pairs", type=int, default=3, help="with --baseline: alternated pairs (default 3)")
-    p.add_argument("--json", help="write the runs' measurements to this JSON file")
+    p.add_argument("--json", help="write the runs' measurements to this JSON file (a folder: runs.json in it)")
     p.add_argument("--record", help="write the results page's record to this file from the run's --json or --summarize")
     p.add_argument("--summarize", metavar="JSON", help="run nothing: the record from this kept output, with --record")
     args = p.parse_args(argv)
@@ -140,9 +146,13 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--record needs the run's --json or a kept output (--summarize JSON); --summarize needs --record")
     from result_records import write_record
 
+    args.json = kept_output(args.json, "runs.json")
     if args.summarize:
         try:
-            print(f"recorded {write_record(args.record, results_record(args.summarize))}")
+            files = output_files([args.summarize])
+            if len(files) != 1:
+                raise ValueError(f"{args.summarize} holds {len(files)} files of runs; the record is made from one")
+            print(f"recorded {write_record(args.record, results_record(files[0]))}")
         except ValueError as exc:
             p.error(str(exc))
         return 0
