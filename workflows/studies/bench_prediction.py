@@ -252,7 +252,7 @@ def results_record(paths: list[str], commit: str | None = None) -> dict[str, Any
     table = make_table(["features", "sources per second"], rows, "lr", caption=(
         f"NIMGP (M = {inducing}, C = {classes}, {samples} input draws per source, softmax), `predict_proba` end to end "
         f"on one process, {f'{len(paths)} runs' if len(paths) > 1 else 'one run'} (load average "
-        f"{'-'.join(dict.fromkeys([f'{min(loads):.1f}', f'{max(loads):.1f}']))} at the starts and ends):"))
+        f"{'-'.join(dict.fromkeys([f'{min(loads):.1f}', f'{max(loads):.1f}']))} at the runs' starts and ends):"))
     defaults = {k: v for k, v in vars(_parser().parse_args([])).items() if k != "runs"}
     folders = {str(Path(p).parent) for p in paths}
     by_d = {d: [Path(p).name for raw, p in zip(outputs, paths) if raw["settings"]["d"] == d] for d in sorted(rates)}
