@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 from pathlib import Path
 
@@ -274,3 +275,18 @@ def test_the_lists_later_yield_ratios_are_the_open_sky_records():
             if found:
                 ratios.setdefault(column.removesuffix(" list"), []).append(float(found.group(1)))
     assert {cls: (min(r), max(r)) for cls, r in ratios.items()} == dict(LATER_YIELD_RATIOS)
+
+
+def test_a_study_records_command_lines_run_in_order_and_the_last_writes_the_record(tmp_path, monkeypatch):
+    shutil.copyfile(RECORDS / "results" / "other_features.json", tmp_path / "other_features.json")
+    calls = []
+    monkeypatch.setattr(results_page.subprocess, "run", lambda argv, cwd, check, env: calls.append(argv))
+    results_page.produce("other_features", tmp_path, "abc1234")
+    lines = read_record(tmp_path / "other_features.json")["command"].splitlines()
+    assert len(lines) > 1 and calls[:-1] == [shlex.split(line) for line in lines[:-1]]
+    assert calls[-1] == [*shlex.split(lines[-1]), "--record", str((tmp_path / "other_features.json").resolve())]
+
+
+def test_a_recorded_commands_continued_lines_are_one_command():
+    lines = results_page.command_lines("python a.py --x 1 \\\n    --y 2\n\npython b.py")
+    assert [shlex.split(line) for line in lines] == [["python", "a.py", "--x", "1", "--y", "2"], ["python", "b.py"]]

@@ -39,7 +39,7 @@ from result_records import make_record, make_table, read_record, table_markdown,
 from generated_page import DOCS, RECORDS, ROOT, check_workflow, write_or_check
 
 __all__ = ["CONVERTERS", "RECORDS_HOME", "SECTIONS", "STUDY_RECORDS", "classify_run_record", "command_environment",
-           "later_labels_run_record", "main", "produce", "record_run", "render"]
+           "command_lines", "later_labels_run_record", "main", "produce", "record_run", "render"]
 
 #: The page's sections in order: (name, heading, the parts after the section's own record, in order).
 SECTIONS = (
@@ -242,8 +242,10 @@ CONVERTERS: dict[str, Callable[[Path, str, str], dict[str, Any]]] = {
 }
 #: Converted records whose run names its own commit (the others take this source's, or --commit).
 _RUN_NAMES_COMMIT = ("later_labels",)
-#: Records a study script writes itself: its command, given ``--record FILE``, writes the record there.
-STUDY_RECORDS = ("discovery", "open_sky", "bcu_4lac", "bcu_4lac.split", "timings.tests", "timings.tests_cpu")
+#: Records a study script writes itself: its command (the last line of it, after the lines that run first), given
+#: ``--record FILE``, writes the record there.
+STUDY_RECORDS = ("discovery", "open_sky", "bcu_4lac", "bcu_4lac.split", "timings.tests", "timings.tests_cpu",
+                 "error_bars", "error_bars.hetero", "other_features")
 
 
 def _record_names() -> list[str]:
@@ -326,16 +328,27 @@ def command_environment(command: str) -> tuple[dict[str, str], list[str]]:
     return {**os.environ, **dict(w.split("=", 1) for w in assignments)}, words[len(assignments):]
 
 
+def command_lines(command: str) -> list[str]:
+    """A recorded command's command lines in order: a study's record may show several (its fits, then its
+    summary), a line ending in ``\\`` going on to the next."""
+    return [line.strip() for line in re.sub(r"\\\n", " ", command).splitlines() if line.strip()]
+
+
 def produce(name: str, records: Path, commit: str) -> Path:
     """Run record ``name``'s command again and re-record it: a run folder converted, or a study writing it.
 
     ``commit`` is the source's, taken before any record is rewritten: the first record written makes the tree
     differ from it, so each later one would otherwise be refused as ``+dirty``."""
     record = read_record(records / f"{name}.json")
-    env, argv = command_environment(record["command"])
     if name in STUDY_RECORDS:  # run from the repository, where the study's script and recorded units are
+        *first, last = command_lines(record["command"])
+        for line in first:
+            env, argv = command_environment(line)
+            subprocess.run(argv, cwd=ROOT, check=True, env=env)
+        env, argv = command_environment(last)
         subprocess.run([*argv, "--record", str((records / f"{name}.json").resolve())], cwd=ROOT, check=True, env=env)
         return records / f"{name}.json"
+    env, argv = command_environment(record["command"])
     if name not in CONVERTERS:
         raise ValueError(f"record {name!r} was converted from a study's recorded output: rerun its command "
                          f"({record['command']!r}) and record the new numbers by hand; produced again: "
