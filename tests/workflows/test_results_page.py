@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 from pathlib import Path
 
@@ -221,23 +222,6 @@ def test_producing_from_uncommitted_code_is_refused_before_any_run(tmp_path, mon
     assert "commit first" in capsys.readouterr().err
 
 
-def test_a_study_record_of_several_lines_runs_them_in_order_and_the_last_writes_the_record(tmp_path, monkeypatch):
-    records = tmp_path / "results"
-    records.mkdir()
-    command = ("python workflows/studies/bench_prediction.py --json a.json      # d = 6\n"
-               "python workflows/studies/bench_prediction.py --d 16 --json b.json\n"
-               "python workflows/studies/bench_prediction.py --summarize a.json b.json")
-    write_record(records / "timings.prediction.json",
-                 make_record("t", command, "abc1234", [make_table(["a"], [[1]])],
-                             workflow="workflows/studies/prediction.yaml"))
-    ran = []
-    monkeypatch.setattr(results_page.subprocess, "run", lambda argv, cwd, check, env: ran.append(argv))
-    results_page.produce("timings.prediction", records, "abc1234")
-    assert [argv[2:] for argv in ran] == [["--json", "a.json"], ["--d", "16", "--json", "b.json"],
-                                          ["--summarize", "a.json", "b.json", "--record",
-                                           str((records / "timings.prediction.json").resolve())]]
-
-
 def test_a_recorded_commands_leading_assignments_become_its_environment():
     env, argv = results_page.command_environment("OMP_NUM_THREADS=1 A_B=x=y gpal workflow w.yaml --set 'm=[a, b]'")
     assert argv == ["gpal", "workflow", "w.yaml", "--set", "m=[a, b]"]
@@ -291,3 +275,18 @@ def test_the_lists_later_yield_ratios_are_the_open_sky_records():
             if found:
                 ratios.setdefault(column.removesuffix(" list"), []).append(float(found.group(1)))
     assert {cls: (min(r), max(r)) for cls, r in ratios.items()} == dict(LATER_YIELD_RATIOS)
+
+
+def test_a_study_records_command_lines_run_in_order_and_the_last_writes_the_record(tmp_path, monkeypatch):
+    shutil.copyfile(RECORDS / "results" / "other_features.json", tmp_path / "other_features.json")
+    calls = []
+    monkeypatch.setattr(results_page.subprocess, "run", lambda argv, cwd, check, env: calls.append(argv))
+    results_page.produce("other_features", tmp_path, "abc1234")
+    lines = read_record(tmp_path / "other_features.json")["command"].splitlines()
+    assert len(lines) > 1 and calls[:-1] == [shlex.split(line) for line in lines[:-1]]
+    assert calls[-1] == [*shlex.split(lines[-1]), "--record", str((tmp_path / "other_features.json").resolve())]
+
+
+def test_a_recorded_commands_continued_lines_are_one_command():
+    lines = results_page.command_lines("python a.py --x 1 \\\n    --y 2\n\npython b.py")
+    assert [shlex.split(line) for line in lines] == [["python", "a.py", "--x", "1", "--y", "2"], ["python", "b.py"]]

@@ -39,7 +39,7 @@ from result_records import make_record, make_table, read_record, table_markdown,
 from generated_page import DOCS, RECORDS, ROOT, check_workflow, write_or_check
 
 __all__ = ["CONVERTERS", "RECORDS_HOME", "SECTIONS", "STUDY_RECORDS", "classify_run_record", "command_environment",
-           "later_labels_run_record", "main", "produce", "record_run", "render"]
+           "command_lines", "later_labels_run_record", "main", "produce", "record_run", "render"]
 
 #: The page's sections in order: (name, heading, the parts after the section's own record, in order).
 SECTIONS = (
@@ -242,11 +242,11 @@ CONVERTERS: dict[str, Callable[[Path, str, str], dict[str, Any]]] = {
 }
 #: Converted records whose run names its own commit (the others take this source's, or --commit).
 _RUN_NAMES_COMMIT = ("later_labels",)
-#: Records a study script writes itself: its command, given ``--record FILE``, writes the record there (a command of
-#: several lines runs them in order, the last given ``--record FILE``).
-STUDY_RECORDS = ("discovery", "open_sky", "bcu_4lac", "bcu_4lac.split", "timings", "timings.batched", "timings.methods",
-                 "timings.parts", "timings.step", "timings.prediction", "timings.memory", "timings.tests",
-                 "timings.tests_cpu")
+#: Records a study script writes itself: its command (the last line of it, after the lines that run first), given
+#: ``--record FILE``, writes the record there.
+STUDY_RECORDS = ("discovery", "open_sky", "bcu_4lac", "bcu_4lac.split", "timings.tests", "timings.tests_cpu",
+                 "error_bars", "error_bars.hetero", "other_features", "timings", "timings.batched", "timings.methods",
+                 "timings.parts", "timings.step", "timings.prediction", "timings.memory")
 
 
 def _record_names() -> list[str]:
@@ -324,9 +324,15 @@ def _clean_commit(commit: str) -> str:
 def command_environment(command: str) -> tuple[dict[str, str], list[str]]:
     """A recorded shell command as (environment, argv): its leading ``NAME=value`` words (``OMP_NUM_THREADS=1 gpal
     ...``, as a record shows how it was run) set variables on top of this process's environment."""
-    words = shlex.split(command, comments=True)  # a line's "# ..." tells the reader what it runs
+    words = shlex.split(command)
     assignments = list(itertools.takewhile(lambda w: re.fullmatch(r"[A-Za-z_]\w*=.*", w), words))
     return {**os.environ, **dict(w.split("=", 1) for w in assignments)}, words[len(assignments):]
+
+
+def command_lines(command: str) -> list[str]:
+    """A recorded command's command lines in order: a study's record may show several (its fits, then its
+    summary), a line ending in ``\\`` going on to the next."""
+    return [line.strip() for line in re.sub(r"\\\n", " ", command).splitlines() if line.strip()]
 
 
 def produce(name: str, records: Path, commit: str) -> Path:
@@ -336,9 +342,8 @@ def produce(name: str, records: Path, commit: str) -> Path:
     differ from it, so each later one would otherwise be refused as ``+dirty``."""
     record = read_record(records / f"{name}.json")
     if name in STUDY_RECORDS:  # run from the repository, where the study's script and recorded units are
-        # a command of several lines: its runs in order, the last (the study's summary of them) writes the record
-        *runs, last = [line for line in record["command"].splitlines() if line.split("#")[0].strip()]
-        for line in runs:
+        *first, last = command_lines(record["command"])
+        for line in first:
             env, argv = command_environment(line)
             subprocess.run(argv, cwd=ROOT, check=True, env=env)
         env, argv = command_environment(last)
