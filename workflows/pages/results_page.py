@@ -39,7 +39,8 @@ from result_records import CHECK_VARIABLE, make_record, make_table, read_record,
 from generated_page import DOCS, RECORDS, ROOT, check_workflow, write_or_check
 
 __all__ = ["CONVERTERS", "RECORDS_HOME", "SECTIONS", "STUDY_RECORDS", "classify_run_record", "command_environment",
-           "later_labels_run_record", "main", "produce", "record_run", "render"]
+           "later_labels_run_record", "likelihoods_run_record", "main", "produce", "record_run", "render",
+           "table9_run_record", "waveform_run_record"]
 
 #: The page's sections in order: (name, heading, the parts after the section's own record, in order).
 SECTIONS = (
@@ -322,6 +323,35 @@ def waveform_run_record(source: Path, command: str, commit: str) -> dict[str, An
                        workflow="workflows/waveform_active_learning.yaml")
 
 
+def likelihoods_run_record(folder: Path, command: str, commit: str) -> dict[str, Any]:
+    """The record of a ``gpal workflow workflows/compare_likelihoods.yaml`` run: each method's test NLL on each data
+    set, from the run's ``comparison.json`` (`gpal.workflows.compare.run_comparison`) and its settings from
+    ``workflow.json``."""
+    from gpal.workflows.compare import NOT_APPLICABLE
+
+    folder = Path(folder)
+    try:
+        rows = json.loads((folder / "comparison.json").read_text(encoding="utf-8"))
+        config = json.loads((folder / "workflow.json").read_text(encoding="utf-8"))
+        splits, training = config["protocol"]["splits"], config["training"]
+        cells = {(r["dataset"], r["method"]): r["nll"] for r in rows}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{folder} is not a finished `gpal workflow` compare folder ({exc})") from None
+    if any(level for level in config["protocol"].get("injected_noise", [0.0])):
+        raise ValueError(f"{folder}: the run injected input noise {config['protocol']['injected_noise']}; the page's "
+                         "likelihood table is on exact inputs")
+    datasets, methods = list(dict.fromkeys(d for d, _ in cells)), list(dict.fromkeys(m for _, m in cells))
+    table = make_table(["method", *datasets],
+                       [[m, *("n/a" if cells.get((d, m)) == NOT_APPLICABLE else cells.get((d, m), "not run")
+                              for d in datasets)] for m in methods], "l" * (1 + len(datasets)),
+                       caption=f"Test NLL, mean ± SE over {splits} splits (n/a: a binary-only family on a multi-class "
+                       "set).")
+    settings = {"splits": splits, "epochs": training["epochs"], "full-batch iterations": training["iters"],
+                "inducing points": training["num_inducing"], "inputs": "exact (the comparison is of likelihoods)"}
+    return make_record("Test NLL by likelihood and family", command, commit, [table], settings,
+                       source="comparison.json of the run", workflow="workflows/compare_likelihoods.yaml")
+
+
 #: Record name -> how a run folder of its command becomes the record.
 CONVERTERS: dict[str, Callable[[Path, str, str], dict[str, Any]]] = {
     "main_job": classify_run_record,
@@ -329,11 +359,13 @@ CONVERTERS: dict[str, Callable[[Path, str, str], dict[str, Any]]] = {
     "later_labels": later_labels_run_record,
     "published": table9_run_record,
     "published.waveform": waveform_run_record,
+    "likelihoods": likelihoods_run_record,
 }
 #: Converted records whose run names its own commit (the others take this source's, or --commit).
 _RUN_NAMES_COMMIT = ("later_labels",)
 #: Records a study script writes itself: its command, given ``--record FILE``, writes the record there.
-STUDY_RECORDS = ("discovery", "open_sky", "bcu_4lac", "bcu_4lac.split", "timings.tests", "timings.tests_cpu")
+STUDY_RECORDS = ("discovery", "open_sky", "bcu_4lac", "bcu_4lac.split", "timings.tests", "timings.tests_cpu",
+                 "none_of_these", "none_of_these.faint")
 
 
 def _record_names() -> list[str]:
