@@ -226,6 +226,8 @@ def test_a_recorded_commands_leading_assignments_become_its_environment():
     assert argv == ["gpal", "workflow", "w.yaml", "--set", "m=[a, b]"]
     assert env["OMP_NUM_THREADS"] == "1" and env["A_B"] == "x=y" and env["PATH"] == os.environ["PATH"]
     assert results_page.command_environment("gpal classify --out DIR")[1][0] == "gpal"
+    assert results_page.command_environment("gpal workflow w.yaml \\\n    --set a=1")[1] == ["gpal", "workflow", "w.yaml",
+                                                                                     "--set", "a=1"]
 
 
 def test_each_table_is_shown_under_its_workflow_command_record_and_commit():
@@ -349,3 +351,26 @@ def test_rebuilding_in_check_mode_writes_no_page(docs, monkeypatch):
     monkeypatch.setenv(CHECK_VARIABLE, "1")
     assert results_page.main(_folders(docs)) == 1
     assert page.read_text(encoding="utf-8") == "stale\n"
+
+
+def test_producing_the_likelihood_record_runs_its_command_into_a_folder_and_converts_it(tmp_path, monkeypatch):
+    import gpal.workflows.compare  # noqa: F401  (imported before subprocess.run is faked: its imports run processes)
+
+    records = tmp_path / "docs" / "results"
+    records.mkdir(parents=True)
+    shutil.copyfile(RECORDS / "results" / "likelihoods.json", records / "likelihoods.json")
+    monkeypatch.setattr(results_page, "source_commit", lambda: "abc1234")
+
+    def fake_run(argv, cwd, check, env):  # the workflow's run folder, made without running gpal
+        assert argv[:3] == ["gpal", "workflow", "workflows/compare_likelihoods.yaml"]
+        out = Path(argv[argv.index("--out") + 1])
+        out.mkdir()
+        (out / "comparison.json").write_text(json.dumps([{"dataset": "wine", "method": "dirichlet", "nll": "0.1 ± 0.0"}]))
+        (out / "workflow.json").write_text(json.dumps({"protocol": {"splits": 1}, "training": {
+            "epochs": 2, "iters": 3, "num_inducing": 4}}))
+
+    monkeypatch.setattr(results_page.subprocess, "run", fake_run)
+    monkeypatch.setattr(results_page, "render", lambda records: "")
+    assert results_page.main(["--produce", "likelihoods", *_folders(tmp_path / "docs")]) == 0
+    record = read_record(records / "likelihoods.json")
+    assert record["commit"] == "abc1234" and record["tables"][0]["rows"] == [["dirichlet", "0.1 ± 0.0"]]

@@ -442,8 +442,9 @@ def _clean_commit(commit: str) -> str:
 
 def command_environment(command: str) -> tuple[dict[str, str], list[str]]:
     """A recorded shell command as (environment, argv): its leading ``NAME=value`` words (``OMP_NUM_THREADS=1 gpal
-    ...``, as a record shows how it was run) set variables on top of this process's environment."""
-    words = shlex.split(command)
+    ...``, as a record shows how it was run) set variables on top of this process's environment; lines continued
+    with a backslash are one command."""
+    words = shlex.split(command.replace("\\\n", " "))  # a line continued with a backslash, as a shell joins it
     assignments = list(itertools.takewhile(lambda w: re.fullmatch(r"[A-Za-z_]\w*=.*", w), words))
     return {**os.environ, **dict(w.split("=", 1) for w in assignments)}, words[len(assignments):]
 
