@@ -12,6 +12,7 @@ never edited by hand, so a test regenerates it and compares::
     python workflows/pages/results_page.py                              # rebuild docs/results.md
     python workflows/pages/results_page.py --check                      # exit 1 if the page is stale
     python workflows/pages/results_page.py --record main_job RUN        # a `gpal classify` folder -> its record
+    python workflows/pages/results_page.py --record published FILE --commit C  # a run's output file kept in its stead
     python workflows/pages/results_page.py --produce main_job discovery # run the records' commands, re-record
 
 An explanation may hold the line ``<!-- numbers -->``: what is above it is printed before the

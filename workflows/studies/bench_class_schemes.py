@@ -321,7 +321,7 @@ def ood_probe(seeds, out: Path) -> None:
             f"sources, {unassociated.n_samples} unassociated; mean ± SE over {len(seeds)} seeds)\n\n"
             f"{table.to_markdown()}\n")
     out.mkdir(parents=True, exist_ok=True)
-    shares.to_csv(out / "ood_probe.csv", index=False)
+    write_text_atomic(out / "ood_probe.csv", shares.to_csv(index=False))
     write_text_atomic(out / "ood_probe.md", text)
     print(text)
 
