@@ -13,10 +13,10 @@ own error bars,
 so a faint source far from the population but with error bars that reach it is not
 flagged, and a precise one in an empty region is; for a one-component population the
 score is chi-squared with d degrees of freedom whatever the error bars.  On 4FGL-DR4, at
-a threshold flagging 5% of held-out sources, it flags 8% of the faintest quarter of them,
+a threshold flagging 5% of held-out sources, it flags 7% of the faintest quarter of them,
 where the density -log p(x~ | V) (whose normalisation falls as error bars widen) flags 16%
 and a mixture fitted to the noisy values without error bars 13%; all three catch about the
-same share of left-out classes (0.36-0.38) (the class-scheme study, workflows/studies/class_schemes.yaml,
+same share of left-out classes (0.37-0.38) (the class-scheme study, workflows/studies/class_schemes.yaml,
 record workflows/pages/records/results/none_of_these.faint.json; docs/results.md, "Fairness to faint sources"), and
 the GP's latent variance relative to its prior hardly more than the share it must flag.  The threshold is set on
 held-out sources of the trained classes at a chosen false-positive rate.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 from pathlib import Path
 
@@ -226,6 +227,8 @@ def test_a_recorded_commands_leading_assignments_become_its_environment():
     assert argv == ["gpal", "workflow", "w.yaml", "--set", "m=[a, b]"]
     assert env["OMP_NUM_THREADS"] == "1" and env["A_B"] == "x=y" and env["PATH"] == os.environ["PATH"]
     assert results_page.command_environment("gpal classify --out DIR")[1][0] == "gpal"
+    assert results_page.command_environment("gpal workflow w.yaml \\\n    --set a=1")[1] == ["gpal", "workflow", "w.yaml",
+                                                                                     "--set", "a=1"]
 
 
 def test_each_table_is_shown_under_its_workflow_command_record_and_commit():
@@ -274,3 +277,122 @@ def test_the_lists_later_yield_ratios_are_the_open_sky_records():
             if found:
                 ratios.setdefault(column.removesuffix(" list"), []).append(float(found.group(1)))
     assert {cls: (min(r), max(r)) for cls, r in ratios.items()} == dict(LATER_YIELD_RATIOS)
+
+
+def test_a_study_records_command_lines_run_in_order_and_the_last_writes_the_record(tmp_path, monkeypatch):
+    shutil.copyfile(RECORDS / "results" / "other_features.json", tmp_path / "other_features.json")
+    calls = []
+    monkeypatch.setattr(results_page.subprocess, "run", lambda argv, cwd, check, env: calls.append(argv))
+    results_page.produce("other_features", tmp_path, "abc1234")
+    lines = read_record(tmp_path / "other_features.json")["command"].splitlines()
+    assert len(lines) > 1 and calls[:-1] == [shlex.split(line) for line in lines[:-1]]
+    assert calls[-1] == [*shlex.split(lines[-1]), "--record", str((tmp_path / "other_features.json").resolve())]
+
+
+def test_a_recorded_commands_continued_lines_are_one_command():
+    lines = results_page.command_lines("python a.py --x 1 \\\n    --y 2\n\npython b.py")
+    assert [shlex.split(line) for line in lines] == [["python", "a.py", "--x", "1", "--y", "2"], ["python", "b.py"]]
+
+
+def test_a_table9_summary_becomes_its_record_from_the_folder_or_the_kept_file(tmp_path):
+    summary = ("| method | splits | test NLL | test error | train s / split | published NLL | published error |\n"
+               "|---|---:|---|---|---|---|---|\n"
+               "| MGP | 3 | 0.435 ± 0.022 | 0.080 ± 0.004 | 4.5 ± 0.0 | 0.377 ± 0.019 | 0.075 ± 0.004 |\n"
+               "| NIMGP | 3 | 0.306 ± 0.016 | 0.083 ± 0.004 | 7.0 ± 0.1 | 0.246 ± 0.010 | 0.088 ± 0.004 |\n\n"
+               "| predicted | method | bll (true) |\n|---|---|---|\n| bll (pred.) | MGP | 17.47 ± 0.10 |\n")
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "summary.md").write_text(summary, encoding="utf-8")
+    record = results_page.table9_run_record(tmp_path / "run", "gpal workflow workflows/fermi_4fgl.yaml", "abc1234")
+    assert record["tables"][0]["rows"] == [["MGP", "0.435 ± 0.022", "0.377 ± 0.019", "0.080 ± 0.004", "0.075 ± 0.004"],
+                                           ["NIMGP", "0.306 ± 0.016", "0.246 ± 0.010", "0.083 ± 0.004", "0.088 ± 0.004"]]
+    assert record["settings"] == {"splits": 3} and record["source"] == "summary.md of the run"
+    kept = results_page.table9_run_record(tmp_path / "run" / "summary.md", "c", "abc1234")
+    assert kept["tables"] == record["tables"]
+    (tmp_path / "run" / "summary.md").write_text(summary.replace("published NLL", "paper NLL"), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"summary\.md: its first table lacks the columns \['published NLL'\]"):
+        results_page.table9_run_record(tmp_path / "run", "c", "abc1234")
+    with pytest.raises(ValueError, match=r"nowhere does not exist: expected a finished run folder holding summary\.md"):
+        results_page.table9_run_record(tmp_path / "nowhere", "c", "abc1234")
+
+
+def test_waveform_curves_become_their_record_with_random_last(tmp_path):
+    import pandas as pd
+
+    rows = [{"method": m, "noise": v, "strategy": s, "repetition": r, "n_added": n,
+             "error": 0.3 - n * (0.01 if s != "random" else 0.0) + r / 100 + (m == "B") / 10}
+            for m in ("A", "B") for v in (0.0, 0.5) for s in ("random", "bald") for r in (0, 1) for n in (0, 2, 4)]
+    pd.DataFrame(rows).to_csv(tmp_path / "curves.csv", index=False)
+    record = results_page.waveform_run_record(tmp_path, "gpal workflow w.yaml --out x", "abc1234")
+    table = record["tables"][0]
+    assert table["columns"] == ["method", "noise variance", "BALD", "random"]
+    assert table["rows"][:2] == [["A", "0", "0.305 -> 0.265", "0.305 -> 0.305"],
+                                 ["B", "0", "0.405 -> 0.365", "0.405 -> 0.405"]]
+    assert table["rows"][2][1] == "0.5" and "after 4 added labels" in table["caption"]
+    assert record["settings"] == {"repetitions": 2, "queries": "2, 2 sources each"}
+    pd.DataFrame(rows[:-1]).to_csv(tmp_path / "curves.csv", index=False)
+    with pytest.raises(ValueError, match=r"curves\.csv: the curves end at different numbers of labels"):
+        results_page.waveform_run_record(tmp_path, "c", "abc1234")
+    pd.DataFrame(rows).drop(columns="error").to_csv(tmp_path / "curves.csv", index=False)
+    with pytest.raises(ValueError, match=r"curves\.csv lacks the columns \['error'\]"):
+        results_page.waveform_run_record(tmp_path / "curves.csv", "c", "abc1234")
+
+
+def test_a_likelihood_comparison_folder_becomes_its_record(tmp_path):
+    from gpal.workflows.compare import NOT_APPLICABLE
+
+    rows = [{"dataset": d, "method": m, "nll": NOT_APPLICABLE if (d, m) == ("wine", "jj") else f"0.{i}{j}0 ± 0.010"}
+            for i, d in enumerate(["wine", "4fgl-dr4"]) for j, m in enumerate(["dirichlet", "jj"])]
+    (tmp_path / "comparison.json").write_text(json.dumps(rows))
+    config = {"protocol": {"splits": 4, "injected_noise": [0.0]}, "training": {"epochs": 30, "iters": 50, "num_inducing": 20}}
+    (tmp_path / "workflow.json").write_text(json.dumps(config))
+    record = results_page.likelihoods_run_record(tmp_path, "gpal workflow workflows/compare_likelihoods.yaml", "abc1234")
+    table = record["tables"][0]
+    assert table["columns"] == ["method", "wine", "4fgl-dr4"]
+    assert table["rows"] == [["dirichlet", "0.000 ± 0.010", "0.100 ± 0.010"], ["jj", "n/a", "0.110 ± 0.010"]]
+    assert "over 4 splits" in table["caption"] and record["settings"]["epochs"] == 30
+    config["protocol"]["injected_noise"] = [0.0, 0.5]
+    (tmp_path / "workflow.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="injected input noise"):
+        results_page.likelihoods_run_record(tmp_path, "c", "abc1234")
+    (tmp_path / "comparison.json").unlink()
+    with pytest.raises(ValueError, match="is not a finished `gpal workflow` compare folder"):
+        results_page.likelihoods_run_record(tmp_path, "c", "abc1234")
+
+
+def test_rebuilding_in_check_mode_writes_no_page(docs, monkeypatch):
+    from result_records import CHECK_VARIABLE
+
+    page = docs / "results.md"
+    page.write_text("stale\n", encoding="utf-8")
+    monkeypatch.setenv(CHECK_VARIABLE, "1")
+    assert results_page.main(_folders(docs)) == 1
+    assert page.read_text(encoding="utf-8") == "stale\n"
+
+
+def test_producing_the_likelihood_record_runs_its_command_into_a_folder_and_converts_it(tmp_path, monkeypatch):
+    import gpal.workflows.compare  # noqa: F401  (imported before subprocess.run is faked: its imports run processes)
+
+    records = tmp_path / "docs" / "results"
+    records.mkdir(parents=True)
+    shutil.copyfile(RECORDS / "results" / "likelihoods.json", records / "likelihoods.json")
+    monkeypatch.setattr(results_page, "source_commit", lambda: "abc1234")
+
+    def fake_run(argv, cwd, check, env):  # the workflow's run folder, made without running gpal
+        assert argv[:3] == ["gpal", "workflow", "workflows/compare_likelihoods.yaml"]
+        out = Path(argv[argv.index("--out") + 1])
+        out.mkdir()
+        (out / "comparison.json").write_text(json.dumps([{"dataset": "wine", "method": "dirichlet", "nll": "0.1 ± 0.0"}]))
+        (out / "workflow.json").write_text(json.dumps({"protocol": {"splits": 1}, "training": {
+            "epochs": 2, "iters": 3, "num_inducing": 4}}))
+
+    monkeypatch.setattr(results_page.subprocess, "run", fake_run)
+    monkeypatch.setattr(results_page, "render", lambda records: "")
+    assert results_page.main(["--produce", "likelihoods", *_folders(tmp_path / "docs")]) == 0
+    record = read_record(records / "likelihoods.json")
+    assert record["commit"] == "abc1234" and record["tables"][0]["rows"] == [["dirichlet", "0.1 ± 0.0"]]
+
+
+def test_every_record_of_the_page_has_a_writer():
+    """No number on the page is typed in: each record is written by its study or converted from its run folder."""
+    names = [n for section, _, parts in results_page.SECTIONS for n in (section, *(f"{section}.{p}" for p in parts))]
+    assert not [n for n in names if n not in results_page.STUDY_RECORDS and n not in results_page.CONVERTERS]

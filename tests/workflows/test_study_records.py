@@ -1,4 +1,4 @@
-"""What a study's command prints is kept in its record (workflows/studies/records/<study>.json, `shared.kept_output`):
+"""What a study's command prints is kept in its record (workflows/studies/records/<study>.json, `shared.keep_printed`):
 the helper itself, and each study script that keeps its output through it, on a tiny input."""
 
 from __future__ import annotations
@@ -42,18 +42,18 @@ def _kept(folder: Path, study: str) -> dict:
     return record["commands"]
 
 
-def test_kept_output_keeps_each_command_apart_with_its_commit_and_json_lines_as_objects(records, capsys):
-    from shared import kept_output
+def test_keep_printed_keeps_each_command_apart_with_its_commit_and_json_lines_as_objects(records, capsys):
+    from shared import keep_printed
 
     from gpal.identity import source_commit
 
-    with kept_output("demo", "workflows/studies/demo.py", ["a", "--n", "3"]) as path:
+    with keep_printed("demo", "workflows/studies/demo.py", ["a", "--n", "3"]) as path:
         print('{"nll": 0.25, "n": 3}')
         print("| a | b |")
-    with kept_output("demo", "demo.py", ["b"]):
+    with keep_printed("demo", "demo.py", ["b"]):
         print("[1, 2]")
         print('{"nll": NaN}')
-    with kept_output("demo", "demo.py", ["a", "--n", "3"]):
+    with keep_printed("demo", "demo.py", ["a", "--n", "3"]):
         print('{"nll": 0.5}')
     assert path == records / "demo.json"
     kept = _kept(records, "demo")
@@ -62,15 +62,15 @@ def test_kept_output_keeps_each_command_apart_with_its_commit_and_json_lines_as_
     assert "| a | b |" in capsys.readouterr().out  # printed as before, too
 
 
-def test_kept_output_keeps_nothing_when_its_block_fails_and_refuses_another_studys_record(records):
-    from shared import kept_output
+def test_keep_printed_keeps_nothing_when_its_block_fails_and_refuses_another_studys_record(records):
+    from shared import keep_printed
 
-    with pytest.raises(RuntimeError), kept_output("demo", "demo.py", []):
+    with pytest.raises(RuntimeError), keep_printed("demo", "demo.py", []):
         print("half a table")
         raise RuntimeError("the study failed")
     assert not (records / "demo.json").exists()
     (records / "other.json").write_text(json.dumps({"study": "demo", "commands": {}}), encoding="utf-8")
-    with pytest.raises(ValueError, match="not the record of study 'other'"), kept_output("other", "other.py", []):
+    with pytest.raises(ValueError, match="not the record of study 'other'"), keep_printed("other", "other.py", []):
         pass
 
 
@@ -211,12 +211,12 @@ def test_step_variants_keeps_its_lines(records):
 
 def test_predict_chunks_keeps_its_table(records, monkeypatch):
     """The fit is the main job's: the table is written from recorded calls, as main writes it."""
-    from shared import kept_output
+    from shared import keep_printed
 
     script = repository_script("workflows/studies/bench_predict_chunks.py")
     proba = np.full((4, 3), 1 / 3)
     calls = {18: [(1.0, 2.0, 30, 0.1)], 20: [(1.5, 3.0, 4000, 1.2)]}
-    with kept_output("predict_chunks", script.__file__, ["mj"]):
+    with keep_printed("predict_chunks", script.__file__, ["mj"]):
         script._print_table(4, 1, 20, calls, {18: proba, 20: proba})
     (entry,) = _kept(records, "predict_chunks").values()
     assert entry["printed"][-1] == "| 2^20 | 1.50-1.50 | 3.00-3.00 | 4000-4000 | 1.20-1.20 | True |"

@@ -12,6 +12,7 @@ never edited by hand, so a test regenerates it and compares::
     python workflows/pages/results_page.py                              # rebuild docs/results.md
     python workflows/pages/results_page.py --check                      # exit 1 if the page is stale
     python workflows/pages/results_page.py --record main_job RUN        # a `gpal classify` folder -> its record
+    python workflows/pages/results_page.py --record published FILE --commit C  # a run's output file kept in its stead
     python workflows/pages/results_page.py --produce main_job discovery # run the records' commands, re-record
 
 An explanation may hold the line ``<!-- numbers -->``: what is above it is printed before the
@@ -33,13 +34,14 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from gpal.identity import source_commit
-from result_records import make_record, make_table, read_record, table_markdown, write_record
+from result_records import CHECK_VARIABLE, make_record, make_table, read_record, table_markdown, write_record
 
 # this script's folder, first on its path
 from generated_page import DOCS, RECORDS, ROOT, check_workflow, write_or_check
 
 __all__ = ["CONVERTERS", "RECORDS_HOME", "SECTIONS", "STUDY_RECORDS", "classify_run_record", "command_environment",
-           "later_labels_run_record", "main", "produce", "record_run", "render"]
+           "command_lines", "later_labels_run_record", "likelihoods_run_record", "main", "produce", "record_run",
+           "render", "table9_run_record", "waveform_run_record"]
 
 #: The page's sections in order: (name, heading, the parts after the section's own record, in order).
 SECTIONS = (
@@ -234,16 +236,140 @@ def later_labels_run_record(folder: Path, command: str, commit: str | None = Non
                        source="later_labels.csv of the run", workflow="workflows/later_labels.yaml")
 
 
+def _output(source: Path, name: str) -> tuple[Path, str]:
+    """A run's output file ``name``: in the run folder ``source``, or ``source`` itself (a copy kept in the
+    repository); with how a record names where its numbers were read."""
+    source = Path(source)
+    path = source / name if source.is_dir() else source
+    if not path.is_file():
+        raise ValueError(f"{path} does not exist: expected a finished run folder holding {name}, or that file")
+    try:
+        return path, path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return path, f"{name} of the run"
+
+
+def _markdown_table(path: Path, first_column: str) -> list[dict[str, str]]:
+    """The rows, by column name, of the first Markdown table in ``path`` whose header opens with ``first_column``."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    cells = [[c.strip() for c in line.strip().strip("|").split("|")] if line.startswith("|") else None for line in lines]
+    for i, row in enumerate(cells):
+        if row and row[0] == first_column and i + 1 < len(cells) and cells[i + 1]:
+            body = list(itertools.takewhile(lambda r: r is not None, cells[i + 2:]))
+            return [dict(zip(row, r)) for r in body]
+    raise ValueError(f"{path} holds no table whose first column is {first_column!r}")
+
+
+def table9_run_record(source: Path, command: str, commit: str) -> dict[str, Any]:
+    """The record of a ``gpal workflow workflows/fermi_4fgl.yaml`` run: each method's test NLL and error beside
+    Table 9's, from the run's ``summary.md`` (`gpal.runs.repeated_splits.summary_markdown`)."""
+    path, where = _output(source, "summary.md")
+    rows = _markdown_table(path, "method")
+    needed = ["splits", "test NLL", "test error", "published NLL", "published error"]
+    missing = [c for c in needed if c not in rows[0]]
+    if missing:
+        raise ValueError(f"{path}: its first table lacks the columns {missing}; expected a run of "
+                         "workflows/fermi_4fgl.yaml, with the published numbers beside it")
+    splits = {r["splits"] for r in rows}
+    if len(splits) != 1:
+        raise ValueError(f"{path}: the methods ran on different numbers of splits ({sorted(splits)}); finish the run")
+    table = make_table(["method", "gpal NLL", "paper NLL", "gpal error", "paper error"],
+                       [[r["method"], r["test NLL"], r["published NLL"], r["test error"], r["published error"]]
+                        for r in rows], "lllll")
+    return make_record("Fermi-LAT 4FGL, Table 9 of Villacampa-Calvo et al. (2021)", command, commit, [table],
+                       {"splits": int(splits.pop())}, source=where, workflow="workflows/fermi_4fgl.yaml")
+
+
+def waveform_run_record(source: Path, command: str, commit: str) -> dict[str, Any]:
+    """The record of a ``gpal workflow workflows/waveform_active_learning.yaml`` run: per method and noise, each
+    strategy's mean test error after the initial fit and after the last query, from the run's ``curves.csv``; the
+    baseline, random, last."""
+    import pandas as pd
+
+    from gpal.evaluation.paired import strategy_name
+
+    path, where = _output(source, "curves.csv")
+    try:
+        curves = pd.read_csv(path)
+    except ValueError as exc:
+        raise ValueError(f"{path} is not a CSV file ({exc})") from None
+    key = ["method", "noise", "strategy", "repetition"]
+    missing = sorted({*key, "n_added", "error"} - set(curves.columns))
+    if missing:
+        raise ValueError(f"{path} lacks the columns {missing}: not the learning curves of an active-learning run")
+    last = curves.groupby(key)["n_added"].max()
+    if last.nunique() != 1:
+        raise ValueError(f"{path}: the curves end at different numbers of labels ({sorted(last.unique())}); "
+                         "finish the run")
+    added, steps = int(last.iloc[0]), sorted(curves["n_added"].unique())
+    if steps[0] != 0:
+        raise ValueError(f"{path}: no curve starts at the initial fit (n_added 0)")
+    step = int(steps[1] - steps[0]) if len(steps) > 1 else added
+    repetitions = curves["repetition"].nunique()
+    error = curves[curves["n_added"].isin([0, added])].groupby([*key[:3], "n_added"])["error"].mean()
+    strategies = sorted(dict.fromkeys(curves["strategy"]), key=lambda s: s == "random")
+    methods = list(dict.fromkeys(curves["method"]))
+    rows = []
+    for noise in sorted(curves["noise"].unique()):
+        for method in methods:
+            cells = [f"{error[(method, noise, s, 0)]:.3f} -> {error[(method, noise, s, added)]:.3f}"
+                     if (method, noise, s, 0) in error.index else "" for s in strategies]
+            rows.append([method, f"{noise:g}", *cells])
+    table = make_table(["method", "noise variance", *map(strategy_name, strategies)], rows, "ll" + "l" * len(strategies),
+                       caption=f"Test error after the initial fit -> after {added} added labels (mean over the "
+                       f"{repetitions} repetitions):")
+    queries = f"{added // step}, " + ("one source each" if step == 1 else f"{step} sources each")
+    return make_record("Waveform active learning (sec. 5.5)", command, commit, [table],
+                       {"repetitions": repetitions, "queries": queries}, source=where,
+                       workflow="workflows/waveform_active_learning.yaml")
+
+
+def likelihoods_run_record(folder: Path, command: str, commit: str) -> dict[str, Any]:
+    """The record of a ``gpal workflow workflows/compare_likelihoods.yaml`` run: each method's test NLL on each data
+    set, from the run's ``comparison.json`` (`gpal.workflows.compare.run_comparison`) and its settings from
+    ``workflow.json``."""
+    from gpal.workflows.compare import NOT_APPLICABLE
+
+    folder = Path(folder)
+    try:
+        rows = json.loads((folder / "comparison.json").read_text(encoding="utf-8"))
+        config = json.loads((folder / "workflow.json").read_text(encoding="utf-8"))
+        splits, training = config["protocol"]["splits"], config["training"]
+        cells = {(r["dataset"], r["method"]): r["nll"] for r in rows}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{folder} is not a finished `gpal workflow` compare folder ({exc})") from None
+    if any(level for level in config["protocol"].get("injected_noise", [0.0])):
+        raise ValueError(f"{folder}: the run injected input noise {config['protocol']['injected_noise']}; the page's "
+                         "likelihood table is on exact inputs")
+    datasets, methods = list(dict.fromkeys(d for d, _ in cells)), list(dict.fromkeys(m for _, m in cells))
+    table = make_table(["method", *datasets],
+                       [[m, *("n/a" if cells.get((d, m)) == NOT_APPLICABLE else cells.get((d, m), "not run")
+                              for d in datasets)] for m in methods], "l" * (1 + len(datasets)),
+                       caption=f"Test NLL, mean ± SE over {splits} splits (n/a: a binary-only family on a multi-class "
+                       "set).")
+    settings = {"splits": splits, "epochs": training["epochs"], "full-batch iterations": training["iters"],
+                "inducing points": training["num_inducing"], "inputs": "exact (the comparison is of likelihoods)"}
+    return make_record("Test NLL by likelihood and family", command, commit, [table], settings,
+                       source="comparison.json of the run", workflow="workflows/compare_likelihoods.yaml")
+
+
 #: Record name -> how a run folder of its command becomes the record.
 CONVERTERS: dict[str, Callable[[Path, str, str], dict[str, Any]]] = {
     "main_job": classify_run_record,
     "main_job.dr4": classify_run_record,
     "later_labels": later_labels_run_record,
+    "published": table9_run_record,
+    "published.waveform": waveform_run_record,
+    "likelihoods": likelihoods_run_record,
 }
 #: Converted records whose run names its own commit (the others take this source's, or --commit).
 _RUN_NAMES_COMMIT = ("later_labels",)
-#: Records a study script writes itself: its command, given ``--record FILE``, writes the record there.
-STUDY_RECORDS = ("discovery", "open_sky", "bcu_4lac", "bcu_4lac.split", "timings.tests", "timings.tests_cpu")
+#: Records a study script writes itself: its command (the last line of it, after the lines that run first), given
+#: ``--record FILE``, writes the record there.
+STUDY_RECORDS = ("discovery", "open_sky", "bcu_4lac", "bcu_4lac.split", "timings.tests", "timings.tests_cpu",
+                 "error_bars", "error_bars.hetero", "other_features", "timings", "timings.batched", "timings.methods",
+                 "timings.parts", "timings.step", "timings.prediction", "timings.memory", "none_of_these",
+                 "none_of_these.faint")
 
 
 def _record_names() -> list[str]:
@@ -320,10 +446,17 @@ def _clean_commit(commit: str) -> str:
 
 def command_environment(command: str) -> tuple[dict[str, str], list[str]]:
     """A recorded shell command as (environment, argv): its leading ``NAME=value`` words (``OMP_NUM_THREADS=1 gpal
-    ...``, as a record shows how it was run) set variables on top of this process's environment."""
-    words = shlex.split(command)
+    ...``, as a record shows how it was run) set variables on top of this process's environment; lines continued
+    with a backslash are one command."""
+    words = shlex.split(command.replace("\\\n", " "))  # a line continued with a backslash, as a shell joins it
     assignments = list(itertools.takewhile(lambda w: re.fullmatch(r"[A-Za-z_]\w*=.*", w), words))
     return {**os.environ, **dict(w.split("=", 1) for w in assignments)}, words[len(assignments):]
+
+
+def command_lines(command: str) -> list[str]:
+    """A recorded command's command lines in order: a study's record may show several (its fits, then its
+    summary), a line ending in ``\\`` going on to the next."""
+    return [line.strip() for line in re.sub(r"\\\n", " ", command).splitlines() if line.strip()]
 
 
 def produce(name: str, records: Path, commit: str) -> Path:
@@ -332,13 +465,18 @@ def produce(name: str, records: Path, commit: str) -> Path:
     ``commit`` is the source's, taken before any record is rewritten: the first record written makes the tree
     differ from it, so each later one would otherwise be refused as ``+dirty``."""
     record = read_record(records / f"{name}.json")
-    env, argv = command_environment(record["command"])
     if name in STUDY_RECORDS:  # run from the repository, where the study's script and recorded units are
+        *first, last = command_lines(record["command"])
+        for line in first:
+            env, argv = command_environment(line)
+            subprocess.run(argv, cwd=ROOT, check=True, env=env)
+        env, argv = command_environment(last)
         subprocess.run([*argv, "--record", str((records / f"{name}.json").resolve())], cwd=ROOT, check=True, env=env)
         return records / f"{name}.json"
+    env, argv = command_environment(record["command"])
     if name not in CONVERTERS:
-        raise ValueError(f"record {name!r} was converted from a study's recorded output: rerun its command "
-                         f"({record['command']!r}) and record the new numbers by hand; produced again: "
+        raise ValueError(f"record {name!r} has no writer: a study that writes it (STUDY_RECORDS) or a converter "
+                         f"of its run folder (CONVERTERS) is needed; those with one: "
                          f"{sorted([*CONVERTERS, *STUDY_RECORDS])}")
     if "--out" not in argv[:-1]:
         raise ValueError(f"{name}: its command {record['command']!r} names no --out folder to convert")
@@ -375,7 +513,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    return write_or_check(page, text, args.check, _REGENERATE)
+    # a record checked against its outputs (`CHECK_VARIABLE`, a study's ``--rebuild --check``) writes nothing
+    return write_or_check(page, text, args.check or bool(os.environ.get(CHECK_VARIABLE)), _REGENERATE)
 
 
 if __name__ == "__main__":

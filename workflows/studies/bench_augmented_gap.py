@@ -50,7 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shared import kept_output  # the script's folder, first on its path
+from shared import keep_printed  # the script's folder, first on its path
 
 SPLITS = {"digits": (500, 1000), "vehicle": (500, 346), "satimage": (1000, 2000)}
 
@@ -350,7 +350,7 @@ def main(argv: list[str] | None = None) -> None:
     p = sub.add_parser("paired", help="per-split paired NLL differences and time ratios of a 004_augmented run")
     p.add_argument("run", type=Path, help="the workflow's output folder (runs/papers/004_augmented)")
     args = parser.parse_args(argv)
-    with kept_output("augmented_gap", __file__, argv):  # docs/papers/004_numbers.md cites these lines
+    with keep_printed("augmented_gap", __file__, argv):  # docs/papers/004_numbers.md cites these lines
         {"fixed": fixed, "time": timing, "finish": finish, "paired": paired}[args.command](args)
 
 

@@ -19,6 +19,8 @@ blocks.  Wall and process CPU time are both recorded.
     .venv/bin/python workflows/studies/bench_batched.py --n 2000 --inducing 100 --ks 1 4 16 --json runs/bench/batched_m100.json
     .venv/bin/python workflows/studies/bench_batched.py --ks 1 16 --end-to-end 50
     .venv/bin/python workflows/studies/bench_batched.py --ks 1 16 64 --breakdown --json runs/bench/batched_breakdown.json
+    python workflows/studies/bench_batched.py --summarize workflows/studies/records/batched_fermi_quiet.json \
+        --record workflows/pages/records/results/timings.batched.json     # the results page's record, no run
 
 ``--breakdown`` times, per K, the vectorised ELBO alone, ELBO + gradient and the whole step (CPU):
 the arithmetic per model that batching cannot share.
@@ -36,7 +38,12 @@ from typing import Any
 import numpy as np
 
 from gpal.files import write_json_atomic
-from shared import METHODS, environment, synthetic_problem
+from gpal.identity import source_commit
+from shared import (METHODS, committed_source, environment, output_field, outputs_commit, read_outputs, run_command,
+                    synthetic_problem)
+
+#: The results page's record is written by `results_record`, from the JSON of a run (``--json``).
+WORKFLOW = "workflows/studies/batched.yaml"
 
 
 def _models(method: str, K: int, args: argparse.Namespace) -> tuple[list, list]:
@@ -211,7 +218,42 @@ def table(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def results_record(path: str, commit: str | None = None) -> dict[str, Any]:
+    """The results page's record from a run's JSON at ``path``: per method, one model's ms per step and the speed-up
+    K x (single step) / (batched step) at each K above 1.  ``commit`` only for a JSON that names none."""
+    from result_records import make_record, make_table
+
+    (raw,) = read_outputs([path])
+    commit = outputs_commit([raw], [path], commit)
+    args = {k: output_field(raw, path, "args", k) for k in ("n", "d", "classes", "inducing", "batch")}
+    results = output_field(raw, path, "results")
+    ks = [k for k in output_field(raw, path, "args", "ks") if k != 1]
+    if not results or not ks:
+        raise ValueError(f"{path}: no methods timed, or no K above 1: nothing to set against one model")
+    rows, ratios = [], []
+    for res in results:
+        method = output_field(res, path, "method")
+        speedups = {output_field(row, path, "K"): output_field(row, path, "speedup_vs_one_after_another")
+                    for row in output_field(res, path, "rows")}
+        missing = [k for k in ks if k not in speedups]
+        if missing:
+            raise ValueError(f"{path}: method {method!r} has no row for K = {missing}")
+        rows.append([method, f"{output_field(res, path, 'single_ms_per_step'):.2f}", *(f"{speedups[k]:.1f}×" for k in ks)])
+        ratios += [output_field(t, path, "cpu") / output_field(t, path, "wall")
+                   for t in output_field(res, path, "per_step").values()]
+    # process CPU time equal to wall time: each configuration ran on one core (the other's load elsewhere)
+    cores = "one core" if float(np.median(ratios)) < 1.1 else f"CPU time {float(np.median(ratios)):.1f}× wall time"
+    size = ("at the Fermi size" if (args["n"], args["d"], args["classes"], args["inducing"], args["batch"])
+            == (408, 6, 3, 20, 50) else f"at N = {args['n']}, d = {args['d']}, M = {args['inducing']}")
+    table = make_table(["method", "one model, ms per step", *(f"K = {k}" for k in ks)], rows, "lr" + "r" * len(ks),
+                       caption=f"Speed-up K × (one model's step) / (the batched step) {size}, {cores}:")
+    command = run_command("workflows/studies/bench_batched.py", output_field(raw, path, "args"),
+                          vars(_parser().parse_args([])), f"--json {path}")
+    return make_record("Many models at once", command, commit,
+                       [table], source=f"the run's output {path}", workflow=WORKFLOW)
+
+
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--n", type=int, default=408, help="training points per model (default 408, a 4FGL split)")
     p.add_argument("--d", type=int, default=6)
@@ -229,9 +271,36 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json")
     p.add_argument("--breakdown", action="store_true", help="only time ELBO, ELBO + gradient and step per K (CPU)")
+    p.add_argument("--record", help="write the results page's record to this file from the run's --json (or --summarize)")
+    p.add_argument("--summarize", metavar="JSON", help="run nothing: the record from this kept output (with --record)")
+    p.add_argument("--commit", help="with --summarize: the commit of an output that names none")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = _parser()
     args = p.parse_args(argv)
+    if args.record and not (args.summarize or args.json) or args.summarize and not args.record:
+        p.error("--record needs the run's --json or a kept output (--summarize JSON); --summarize needs --record")
+    if args.commit and not args.summarize:
+        p.error("--commit names the commit of a kept output (--summarize); a run records its own")
+    if args.summarize:
+        from result_records import write_record
+
+        try:
+            print(f"recorded {write_record(args.record, results_record(args.summarize, args.commit))}")
+        except ValueError as exc:
+            p.error(str(exc))
+        return 0
+    if args.record:
+        try:
+            committed_source()
+        except ValueError as exc:
+            p.error(str(exc))
     if args.breakdown:
-        record = {"args": vars(args), "environment": environment(),
+        if args.record:
+            p.error("--breakdown writes no results record; leave --record out")
+        record = {"args": vars(args), "commit": source_commit(), "environment": environment(),
                   "breakdown": {method: breakdown(method, args) for method in args.methods}}
         if args.json:
             write_json_atomic(args.json, record)
@@ -242,12 +311,17 @@ def main(argv: list[str] | None = None) -> int:
         results.append(time_steps(method, args))
     text = table(results, args)
     print(text)
-    record: dict[str, Any] = {"args": vars(args), "environment": environment(), "results": results, "table": text}
+    record: dict[str, Any] = {"args": vars(args), "commit": source_commit(), "environment": environment(),
+                              "results": results, "table": text}
     if args.end_to_end:
         print(f"end to end, 16 splits of 4FGL, {args.end_to_end} epochs:", flush=True)
         record["end_to_end"] = end_to_end(args)
     if args.json:
         write_json_atomic(args.json, record)
+    if args.record:
+        from result_records import write_record
+
+        print(f"recorded {write_record(args.record, results_record(args.json))}")
     return 0
 
 

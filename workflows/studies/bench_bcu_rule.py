@@ -49,7 +49,7 @@ from gpal.catalog_jobs.later_labels import CLASSES, MERGE, _check_data, _later_c
 from gpal.catalogs.known_classes import apply_known_classes, association_weight, class_weights
 from gpal.evaluation.comparison import balanced_accuracy, resampled_metrics
 from gpal.evaluation.metrics import negative_log_likelihood
-from shared import kept_output  # the script's folder, first on its path
+from shared import keep_printed  # the script's folder, first on its path
 
 RULES = ("blazar prior", "no rule", "x ASSOC_PROB_BAY", "x max(BAY, LR)", "half prior")
 SELECTION = ("3FGL:4FGL-DR4", "4FGL:4FGL-DR4")
@@ -215,11 +215,11 @@ def main(argv: list[str] | None = None) -> None:
         fit(args.out, seeds)
     elif args.stage == "select":
         r = select(args.out, seeds)
-        with kept_output("bcu_rule", __file__, argv):  # docs/targets.md cites the selection and the test
+        with keep_printed("bcu_rule", __file__, argv):  # docs/targets.md cites the selection and the test
             _print_selection(r)
     else:
         r = test(args.out, seeds)
-        with kept_output("bcu_rule", __file__, argv):
+        with keep_printed("bcu_rule", __file__, argv):
             _print_test(r)
 
 

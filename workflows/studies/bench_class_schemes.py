@@ -19,12 +19,15 @@ on the training sources of its codes and is scored on the same held-out sources:
   flagged of every source of the CLASS1 codes the scheme left out (bcu excepted: they are blazars).
 
 Units (seed, scheme) are saved under ``--out`` as they finish, so an interrupted run resumes;
-``--summarize`` prints the tables of docs/results.md (mean and standard error over seeds).
+``--summarize`` prints the tables (mean and standard error over seeds) and writes ``metrics.csv`` and ``ood.csv``;
+``--ood-probe`` writes ``ood_probe.csv`` and ``ood_probe.md``.  ``--record FILE`` then writes the results page's
+record from those outputs ("none of these" from ``ood.csv``, with ``--ood-probe`` the faint-source one from
+``ood_probe.csv``); ``--kept`` writes it from the outputs already in ``--out``, computing nothing (seconds).
 
-    python workflows/studies/bench_class_schemes.py --seeds 0 1 2
-    python workflows/studies/bench_class_schemes.py --summarize
+    python workflows/studies/bench_class_schemes.py --seeds 0 1 2 --record workflows/pages/records/results/none_of_these.json
     python workflows/studies/bench_class_schemes.py --plane-probe --seeds 0 1 2
-    python workflows/studies/bench_class_schemes.py --ood-probe --seeds 0 1 2
+    python workflows/studies/bench_class_schemes.py --ood-probe --seeds 0 1 2 --record workflows/pages/records/results/none_of_these.faint.json
+    python workflows/studies/bench_class_schemes.py --kept --commit d6eb20b --record workflows/pages/records/results/none_of_these.json
 """
 
 from __future__ import annotations
@@ -42,6 +45,18 @@ import numpy as np
 from shared import CLASS_SCHEME_GP as GP, COARSE_GROUPS, PLANE_DEG, dr4_labelled, group_balanced_accuracy
 
 OUT = Path("workflows/studies/records/class_schemes")
+WORKFLOW = "workflows/studies/class_schemes.yaml"
+SCRIPT = "python workflows/studies/bench_class_schemes.py"
+#: The scheme whose "none of these" the results page shows, and the left-out classes it names, in its order
+#: (CLASS1 code -> the page's name; None: the code is its name).
+PAGE_SCHEME = "blazar_pulsar"
+PAGE_LEFT_OUT = {"pwn": "pulsar wind nebulae", "snr": "supernova remnants", "sfr": "star-forming regions",
+                 "hmb": "high-mass binaries", "spp": None, "unk": "unknown", "rdg": "radio galaxies",
+                 "glc": "globular clusters"}
+#: The outlier scores the page compares for fairness to faint sources: the probe's variant -> the page's name.
+PAGE_SCORES = {"distance, 8 components (default)": "distance, 8 components (the default)",
+               "log density -log p(x~ | V)": "log density −log p(x̃ | V)",
+               "mixture of the noisy values (no error bars)": "mixture of the noisy values (no error bars)"}
 BASELINES = ("logistic", "random_forest_isotonic", "gradient_boosting_isotonic")
 MAIN_THREE = {"bll": ("bll",), "fsrq": ("fsrq",), "pulsar": ("psr", "msp")}
 
@@ -59,6 +74,7 @@ def run_unit(data, seed: int, scheme_name: str, epochs: int) -> dict:
     from gpal.data.dataset import NoisyDataset
     from gpal.estimators.outliers import PopulationOutlierScore
     from gpal.evaluation.baselines import fit_baselines
+    from gpal.identity import source_commit
 
     scheme = CLASS_SCHEMES[scheme_name]
     codes = np.array(data.class_names)[data.y]
@@ -83,6 +99,7 @@ def run_unit(data, seed: int, scheme_name: str, epochs: int) -> dict:
     left_out = np.nonzero([c not in held for c in codes])[0]
     return {
         "seed": seed, "scheme": scheme_name, "classes": list(scheme.classes), "gp_seconds": gp_seconds,
+        "commit": source_commit(),
         "test_ids": [str(i) for i in test_all.ids], "test_codes": list(np.array(data.class_names)[test_all.y]),
         "test_glat": test_all.aux["GLAT"].tolist(),
         "proba": {name: np.round(p, 6).tolist() for name, p in probas.items()},
@@ -184,7 +201,8 @@ def summarize(out: Path) -> None:
     gp = frame[frame.model == "gp"]
     print("\n## Completeness and purity per class (GP)\n")
     print(gp.groupby("scheme")[per_class].mean().T.round(3).to_markdown())
-    ood = pd.DataFrame([{"scheme": u["scheme"], "seed": u["seed"], **ood_metrics(u)} for u in units])
+    ood = pd.DataFrame([{"scheme": u["scheme"], "seed": u["seed"], "commit": u.get("commit", ""), **ood_metrics(u)}
+                        for u in units])
     print("\n## None of these (outlier score, threshold at 5% of held-out in-scheme sources)\n")
     print(ood.groupby("scheme").mean(numeric_only=True).drop(columns="seed").T.round(3).to_markdown())
     frame.to_csv(out / "metrics.csv", index=False)
@@ -235,12 +253,13 @@ def plane_probe(seeds) -> None:
     print(table.round(3).to_markdown())
 
 
-def ood_probe(seeds) -> None:
+def ood_probe(seeds, out: Path) -> None:
     """Which outlier score catches most left-out classes without flagging faint sources for being faint?
 
     blazar_pulsar's training sources; threshold at 5% of the held-out ones (as the main job); the share
     flagged of every source of the left-out codes, of the faintest quarter of the held-out sources (5%
-    for a score that is fair to faint sources) and of the unassociated sources.
+    for a score that is fair to faint sources) and of the unassociated sources.  Writes the shares of every
+    seed to ``out/ood_probe.csv`` and their table to ``out/ood_probe.md``.
     """
     import pandas as pd
     from scipy.special import logsumexp
@@ -248,6 +267,8 @@ def ood_probe(seeds) -> None:
     from gpal.catalogs import load_catalog
     from gpal.catalogs.schemes import CLASS_SCHEMES
     from gpal.estimators.outliers import PopulationOutlierScore
+    from gpal.files import write_text_atomic
+    from gpal.identity import source_commit
 
     data = dr4_labelled()
     with warnings.catch_warnings():
@@ -278,6 +299,7 @@ def ood_probe(seeds) -> None:
     variants.update({f"distance without {name}": (8, [c for c in full if c != j], True, None)
                      for j, name in enumerate(data.feature_names)})
     results = []
+    commit = source_commit()
     for seed in seeds:
         train, test = main.split(test_size=0.2, seed=seed, stratify=True)
         faint = test.X[:, significance] <= np.quantile(test.X[:, significance], 0.25)
@@ -291,12 +313,110 @@ def ood_probe(seeds) -> None:
             results.append({"variant": name, "seed": seed,
                             "left-out flagged": np.mean(score_of(left) > threshold),
                             "faintest held-out quarter flagged": np.mean(score_of(test)[faint] > threshold),
-                            "unassociated flagged": np.mean(score_of(unassociated) > threshold)})
-    frame = pd.DataFrame(results).drop(columns="seed").groupby("variant", sort=False)
+                            "unassociated flagged": np.mean(score_of(unassociated) > threshold), "commit": commit})
+    shares = pd.DataFrame(results)
+    frame = shares.drop(columns=["seed", "commit"]).groupby("variant", sort=False)
     table = frame.mean().round(3).astype(str) + " ± " + frame.sem().round(3).astype(str)
-    print(f"## Outlier scores: shares flagged at 5% of the held-out sources ({left.n_samples} left-out-class sources, "
-          f"{unassociated.n_samples} unassociated; mean ± SE over {len(seeds)} seeds)\n")
-    print(table.to_markdown())
+    text = (f"## Outlier scores: shares flagged at 5% of the held-out sources ({left.n_samples} left-out-class "
+            f"sources, {unassociated.n_samples} unassociated; mean ± SE over {len(seeds)} seeds)\n\n"
+            f"{table.to_markdown()}\n")
+    out.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out / "ood_probe.csv", shares.to_csv(index=False))
+    write_text_atomic(out / "ood_probe.md", text)
+    print(text)
+
+
+# ----------------------------------------------------------------- the results page's records
+def _read_output(path: Path, columns: set[str]):
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a readable output of the study ({exc}); run it first") from None
+    missing = sorted(columns - set(frame.columns))
+    if missing:
+        raise ValueError(f"{path} lacks the columns {missing}: not an output of {SCRIPT}")
+    return frame
+
+
+def _commit_of(frame, path: Path, commit: str | None) -> str:
+    """The commit the outputs were made at: their ``commit`` column, or ``commit`` for outputs made before the column
+    was written; never an uncommitted source."""
+    named = set(frame["commit"].dropna().astype(str)) - {""} if "commit" in frame else set()
+    if len(named) > 1:
+        raise ValueError(f"{path} mixes the commits {sorted(named)}: rerun the study at one commit")
+    if named and commit and commit not in named:
+        raise ValueError(f"{path} was made at {named.pop()}, not at the commit given ({commit})")
+    found = named.pop() if named else commit
+    if not found:
+        raise ValueError(f"{path} names no commit: give the commit its numbers were made at (--commit)")
+    if found == "unknown" or found.endswith("+dirty"):
+        raise ValueError(f"{path} was made at {found!r}: a record needs the committed source that ran")
+    return found
+
+
+def _seeds(frame, path: Path, by: str) -> list[int]:
+    """The seeds of the rows, each ``by`` having run on every one (a mean over unequal seeds compares nothing)."""
+    seeds = sorted(int(s) for s in frame["seed"].unique())
+    if (frame.groupby(by)["seed"].nunique() != len(seeds)).any():
+        raise ValueError(f"{path}: not every row ran on the seeds {seeds}; finish the run first")
+    return seeds
+
+
+def none_of_these_record(out: Path, commit: str | None = None) -> dict:
+    """The results page's "none of these": `PAGE_SCHEME`'s false-positive rate and shares flagged of the classes
+    never trained on, from ``out/ood.csv`` (`summarize`), mean over seeds."""
+    import re
+
+    from result_records import make_record, make_table
+
+    path = Path(out) / "ood.csv"
+    frame = _read_output(path, {"scheme", "seed", "false-positive rate", "left-out flagged"})
+    frame = frame[frame["scheme"] == PAGE_SCHEME]
+    if frame.empty:
+        raise ValueError(f"{path} has no rows of the scheme {PAGE_SCHEME!r}, the one the page shows")
+    seeds = _seeds(frame, path, "scheme")
+    column = {m[1]: (c, int(m[2])) for c in frame.columns if (m := re.fullmatch(r"flagged (\w+) \((\d+)\)", c))}
+    missing = [code for code in PAGE_LEFT_OUT if code not in column]
+    if missing:
+        raise ValueError(f"{path} has no share flagged of the left-out classes {missing}")
+    mean = frame.mean(numeric_only=True)
+    rows = [["of the trained classes (the false-positive rate; threshold set at 0.05)",
+             f"{mean['false-positive rate']:.3f}"],
+            ["of every class never trained on", f"{mean['left-out flagged']:.3f}"]]
+    for code, name in PAGE_LEFT_OUT.items():
+        key, n = column[code]
+        rows.append([f"{name} ({code}, {n})" if name else f"{code} ({n})", f"{mean[key]:.3f}"])
+    table = make_table(["held-out sources", f"share flagged (mean over {len(seeds)} seeds)"], rows, "lr")
+    return make_record("Classes never trained on", f"{SCRIPT} --seeds {' '.join(map(str, seeds))}",
+                       _commit_of(frame, path, commit), [table],
+                       {"catalog": "4FGL-DR4", "classes": PAGE_SCHEME, "split": "80/20 stratified by CLASS1",
+                        "seeds": seeds}, source=path.as_posix(), workflow=WORKFLOW)
+
+
+def faint_record(out: Path, commit: str | None = None) -> dict:
+    """The results page's fairness to faint sources: `PAGE_SCORES`' shares flagged from ``out/ood_probe.csv``
+    (`ood_probe`), mean ± SE over seeds."""
+    from result_records import make_record, make_table
+
+    path = Path(out) / "ood_probe.csv"
+    shares = ["left-out flagged", "faintest held-out quarter flagged"]
+    frame = _read_output(path, {"variant", "seed", *shares})
+    missing = [v for v in PAGE_SCORES if v not in set(frame["variant"])]
+    if missing:
+        raise ValueError(f"{path} has no rows of the scores {missing}")
+    frame = frame[frame["variant"].isin(list(PAGE_SCORES))]
+    seeds = _seeds(frame, path, "variant")
+    grouped = frame.groupby("variant")[shares]
+    mean, se = grouped.mean(), grouped.sem()
+    rows = [[name, *(f"{mean.at[v, s]:.3f} ± {se.at[v, s]:.3f}" for s in shares)] for v, name in PAGE_SCORES.items()]
+    table = make_table(["score", "classes never trained on, flagged", "faintest held-out quarter (trained classes), flagged"],
+                       rows, "lll", caption="Shares flagged at a threshold of 5% of the held-out sources; mean ± SE "
+                       f"over {len(seeds)} seeds.")
+    return make_record("Fairness to faint sources", f"{SCRIPT} --ood-probe --seeds {' '.join(map(str, seeds))}",
+                       _commit_of(frame, path, commit), [table], {"catalog": "4FGL-DR4", "seeds": seeds},
+                       source=path.as_posix(), workflow=WORKFLOW)
 
 
 def main(argv=None) -> int:
@@ -310,16 +430,42 @@ def main(argv=None) -> int:
     parser.add_argument("--summarize", action="store_true")
     parser.add_argument("--plane-probe", action="store_true", help="the class-balanced baselines in the plane")
     parser.add_argument("--ood-probe", action="store_true", help="settings of the outlier score")
+    parser.add_argument("--record", type=Path, help='then write the results page\'s record to this file: "none of '
+                        'these" from ood.csv, with --ood-probe fairness to faint sources from ood_probe.csv')
+    parser.add_argument("--kept", action="store_true", help="with --record: from the outputs already in --out, "
+                        "computing nothing")
+    parser.add_argument("--commit", help="with --kept: the commit outputs that name none were made at")
     args = parser.parse_args(argv)
+    if args.kept and not args.record:
+        parser.error("--kept goes with --record")
+    if args.commit and not args.kept:
+        parser.error("--commit goes with --kept (a run names its own commit)")
     if args.plane_probe:
+        if args.record:
+            parser.error("--plane-probe writes no record")
         plane_probe(args.seeds)
         return 0
-    if args.ood_probe:
-        ood_probe(args.seeds)
-        return 0
-    if args.summarize:
-        summarize(args.out)
-        return 0
+    if not args.kept:
+        if args.ood_probe:
+            ood_probe(args.seeds, args.out)
+        elif args.summarize:
+            summarize(args.out)
+        else:
+            run_study(args)
+    if args.record:
+        from result_records import write_record
+
+        try:
+            record = (faint_record if args.ood_probe else none_of_these_record)(args.out, args.commit)
+            print(f"recorded {write_record(args.record, record)}")
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    return 0
+
+
+def run_study(args) -> None:
+    """Every (seed, scheme) unit not yet in ``args.out``, then the summary."""
     args.out.mkdir(parents=True, exist_ok=True)
     data = dr4_labelled()
     for seed in args.seeds:
@@ -334,7 +480,6 @@ def main(argv=None) -> int:
             tmp.replace(path)
             print(f"{scheme} seed {seed}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     summarize(args.out)
-    return 0
 
 
 if __name__ == "__main__":

@@ -16,17 +16,22 @@ Methods: gpal's noisy-input family (``NoisyGPClassifier``; main-job settings: so
 batch 200, 300 epochs) and the calibrated baselines, each on the feature values alone and with the
 1-sigma error columns as extra features (``+err``: the fair "errors as features" comparison).
 Every (task, repetition, method) unit is saved under ``--out`` as soon as it finishes, so an
-interrupted run resumes; ``--summarize`` prints the tables of docs/results.md (paired bootstrap
-intervals over the test sources, 2000 resamples, of the difference averaged over repetitions).
+interrupted run resumes; ``--summarize`` prints every method of every task from the saved units (paired
+bootstrap intervals over the test sources, 2000 resamples, of the difference averaged over repetitions), and
+``--record FILE`` writes the results page's record of the tasks given from them: ``faint main bright`` (the
+catalog table) or ``hetero`` (the synthetic task against the Bayes-optimal NLL).  A unit names the commit it ran
+at; for units from before they did, ``--commit`` names it.
 
     python workflows/studies/bench_error_bars.py --task hetero shifted faint bright main --reps 3
-    python workflows/studies/bench_error_bars.py --summarize
+    python workflows/studies/bench_error_bars.py --summarize --task hetero --record workflows/pages/records/results/error_bars.hetero.json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -59,6 +64,14 @@ SYNTHETIC = {"hetero": dict(train_noise_std=(0.02, 1.0)),
 CATALOG_TASKS = ("faint", "bright", "main")
 REFERENCE = "MGP"
 OUT = Path("workflows/studies/records/error_bars")
+#: The tasks of each results-page record, and the methods its table shows.
+RECORD_TASKS = {"catalog": ("faint", "main", "bright"), "synthetic": ("hetero",)}
+RECORD_GP = "NIMGP pop"
+SYNTHETIC_ROWS = {"Bayes": "Bayes-optimal", "NIMGP pop 2000 epochs M=50": "NIMGP, population prior, 2000 epochs, M = 50",
+                  "NIMGP pop": "NIMGP, population prior (default budget)", "MGP": "MGP (no error bars)"}
+CATALOG_ROWS = {"faint": "faintest quarter", "main": "the main job's random split",
+                "bright": "brightest quarter (trained on the fainter three)"}
+BASELINE_NAMES = {"logistic": "logistic", "random_forest_isotonic": "forest", "gradient_boosting_isotonic": "boosting"}
 
 
 def _synthetic(task: str, rep: int):
@@ -116,6 +129,9 @@ def methods_for(task: str, only: list[str] | None) -> list[str]:
 
 
 def run(tasks: list[str], reps: int, only: list[str] | None, out: Path) -> None:
+    from gpal.identity import source_commit
+
+    commit = source_commit()
     dr4 = None
     for task in tasks:
         for rep in range(reps):
@@ -133,7 +149,7 @@ def run(tasks: list[str], reps: int, only: list[str] | None, out: Path) -> None:
                 path = folder / f"rep{rep}_{method.replace(' ', '_')}.json"
                 if path.exists():
                     continue
-                unit = run_unit(task, rep, method, train, test, settings, unlabelled)
+                unit = {**run_unit(task, rep, method, train, test, settings, unlabelled), "commit": commit}
                 _write(path, unit)
                 print(f"{task} rep {rep} {method:32s} NLL {_nll(np.array(unit['y']), np.array(unit['proba'])):.3f} "
                       f"({unit['seconds']:.0f} s)", flush=True)
@@ -158,39 +174,164 @@ def _nll(y: np.ndarray, p: np.ndarray) -> float:
     return float(_per_source_nll(y, p).mean())
 
 
+def load_units(folder: Path) -> dict[str, dict[int, dict]]:
+    """A task's saved units, as method -> repetition -> unit; a unit that is not JSON raises ValueError naming it."""
+    units: dict[str, dict[int, dict]] = {}
+    for path in sorted(folder.glob("rep*.json")):
+        try:
+            unit = json.loads(path.read_text())
+            units.setdefault(unit["method"], {})[int(unit["rep"])] = unit
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path} is not a unit of this study ({exc!r})") from None
+    return units
+
+
+class Task:
+    """One task's units scored alike: per-source NLL and correctness by method, on the repetitions every method has,
+    and the bootstrap draws over test sources every paired interval of the task uses."""
+
+    def __init__(self, units: dict[str, dict[int, dict]], n_boot: int = 2000):
+        self.units = units
+        self.reps = sorted(set.intersection(*(set(r) for r in units.values()))) if units else []
+        y = {r: np.array(units[next(iter(units))][r]["y"]) for r in self.reps}
+        self.losses = {m: np.stack([_per_source_nll(y[r], np.array(u[r]["proba"])) for r in self.reps])
+                       for m, u in units.items()} if self.reps else {}
+        self.correct = {m: np.stack([np.argmax(np.array(u[r]["proba"]), 1) == y[r] for r in self.reps])
+                        for m, u in units.items()} if self.reps else {}
+        n = next(iter(self.losses.values())).shape[1] if self.losses else 0
+        # Synthetic tasks draw a new test set per repetition; catalog tasks keep one (same source in every column).
+        self.index = np.random.default_rng(0).integers(0, n, size=(n_boot, n))
+
+    def per_rep(self, method: str) -> np.ndarray:
+        return self.losses[method].mean(axis=1)
+
+    def difference(self, method: str, reference: str) -> tuple[float, float, float]:
+        """Mean NLL of ``method`` minus ``reference``, source by source averaged over repetitions, with its 95% interval."""
+        diff = (self.losses[method] - self.losses[reference]).mean(axis=0)
+        boot = diff[self.index].mean(axis=1)
+        return float(diff.mean()), float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))
+
+    def best_baseline(self) -> str | None:
+        return min((m for m in self.units if m.split(" +")[0] in BASELINES), key=lambda m: self.losses[m].mean(),
+                   default=None)
+
+
 def summarize(out: Path, n_boot: int = 2000) -> str:
     lines = []
     for folder in sorted(p for p in out.iterdir() if p.is_dir()):
-        units: dict[str, dict[int, dict]] = {}
-        for path in folder.glob("rep*.json"):
-            unit = json.loads(path.read_text())
-            units.setdefault(unit["method"], {})[unit["rep"]] = unit
-        reps = sorted(set.intersection(*(set(r) for r in units.values())))
-        if not reps or REFERENCE not in units:
+        task = Task(load_units(folder), n_boot)
+        if not task.reps or REFERENCE not in task.units:
             continue
-        y0 = {r: np.array(units[REFERENCE][r]["y"]) for r in reps}
-        losses = {m: np.stack([_per_source_nll(y0[r], np.array(u[r]["proba"])) for r in reps]) for m, u in units.items()}
-        correct = {m: np.stack([np.argmax(np.array(u[r]["proba"]), 1) == y0[r] for r in reps]) for m, u in units.items()}
-        n = losses[REFERENCE].shape[1]
-        # Synthetic tasks draw a new test set per repetition; catalog tasks keep one (same source in every column).
-        index = np.random.default_rng(0).integers(0, n, size=(n_boot, n))
-        best_baseline = min((m for m in units if m.split(" +")[0] in BASELINES), key=lambda m: losses[m].mean(), default=None)
+        reps, n = task.reps, task.index.shape[1]
+        best_baseline = task.best_baseline()
         against = f" NLL − best baseline ({best_baseline}) [95%] |" if best_baseline else ""
         lines += [f"### {folder.name}: {len(reps)} repetitions, {n} test sources each", "",
                   f"| method | NLL (mean ± SE over reps) | accuracy | NLL − {REFERENCE} [95% paired] |{against} s/unit |",
                   "|---|---|---|---|" + ("---|" if best_baseline else "") + "---|"]
-        for m in sorted(units, key=lambda m: losses[m].mean()):
-            per_rep = losses[m].mean(axis=1)
+        for m in sorted(task.units, key=lambda m: task.losses[m].mean()):
+            per_rep = task.per_rep(m)
             cells = [f"{per_rep.mean():.3f} ± {per_rep.std(ddof=1) / np.sqrt(len(reps)) if len(reps) > 1 else 0:.3f}",
-                     f"{correct[m].mean():.3f}"]
+                     f"{task.correct[m].mean():.3f}"]
             for ref in (r for r in (REFERENCE, best_baseline) if r is not None):
-                diff = (losses[m] - losses[ref]).mean(axis=0)
-                boot = diff[index].mean(axis=1)
-                cells.append(f"{diff.mean():+.3f} [{np.quantile(boot, 0.025):+.3f}, {np.quantile(boot, 0.975):+.3f}]")
-            seconds = np.mean([units[m][r]["seconds"] for r in reps])
+                cells.append("{:+.3f} [{:+.3f}, {:+.3f}]".format(*task.difference(m, ref)))
+            seconds = np.mean([task.units[m][r]["seconds"] for r in reps])
             lines.append(f"| {m} | " + " | ".join(cells) + f" | {seconds:.0f} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def _signed(value: float) -> str:
+    return f"{value:+.3f}".replace("-", "\u2212")
+
+
+def _interval(difference: tuple[float, float, float]) -> str:
+    return "{} [{}, {}]".format(*map(_signed, difference))
+
+
+def _record_tasks(out: Path, kind: str) -> dict[str, Task]:
+    """The tasks of record ``kind``, each with the methods its table needs on every repetition (a ValueError
+    names the folder and what is missing)."""
+    needed = [*SYNTHETIC_ROWS] if kind == "synthetic" else [RECORD_GP, REFERENCE]
+    tasks = {}
+    for name in RECORD_TASKS[kind]:
+        folder = out / name
+        task = Task(load_units(folder)) if folder.is_dir() else None
+        if task is None or not task.reps:
+            raise ValueError(f"{folder}: no units (run the task first: --task {name})")
+        missing = [m for m in needed if m not in task.units]
+        if missing or (kind == "catalog" and task.best_baseline() is None):
+            raise ValueError(f"{folder}: no units of {missing or 'any baseline'}; the record's table needs them")
+        uneven = {m: sorted(r) for m, r in task.units.items() if sorted(r) != task.reps}
+        if uneven:
+            raise ValueError(f"{folder}: methods saved on other repetitions than {task.reps}: {uneven}")
+        tasks[name] = task
+    if len({tuple(t.reps) for t in tasks.values()}) > 1:
+        raise ValueError(f"{out}: the tasks {list(tasks)} were run with different repetitions")
+    return tasks
+
+
+def _units_commit(tasks: dict[str, Task], given: str | None) -> str:
+    """The commit the units ran at: the one they name, or ``given`` for units that name none (a ValueError if they
+    name several, or another than ``given``, or a commit that is not a committed source)."""
+    named = {u.get("commit") for t in tasks.values() for by_rep in t.units.values() for u in by_rep.values()
+             if u["method"] != "Bayes"}
+    commits = named - {None} | ({given} if given and None in named else set())
+    if given and commits - {given}:
+        raise ValueError(f"the units name the commit(s) {sorted(commits - {given})}, not --commit {given}")
+    if len(commits) != 1:
+        raise ValueError("the units name " + (f"several commits {sorted(commits)}: rerun them at one" if commits else
+                                               "no commit: give the commit they ran at (--commit)"))
+    commit = commits.pop()
+    if commit == "unknown" or commit.endswith("+dirty"):
+        raise ValueError(f"the units ran at {commit!r}: a record needs the committed source that ran")
+    return commit
+
+
+def _run_command(tasks: dict[str, Task]) -> str:
+    """The command that remakes the record's units: its tasks, repetitions and the methods saved (Bayes comes free)."""
+    methods = [m for m in methods_for("", None) if any(m in t.units for t in tasks.values())]
+    reps = len(next(iter(tasks.values())).reps)
+    return (f"python workflows/studies/bench_error_bars.py --task {' '.join(tasks)} --reps {reps} --methods "
+            + " ".join(shlex.quote(m) for m in methods))
+
+
+def results_record(out: Path, kind: str, commit: str | None = None) -> dict:
+    """The results page's record of the ``catalog`` tasks (faint / main / bright: NIMGP with the population prior,
+    the same without error bars, their paired difference and the best baseline) or of the ``synthetic`` one (hetero:
+    each model's NLL and its paired gap to the Bayes-optimal NLL), from the units under ``out``."""
+    from result_records import make_record, make_table
+
+    tasks = _record_tasks(out, kind)
+    reps = len(next(iter(tasks.values())).reps)
+    workflow, source = "workflows/studies/error_bars.yaml", f"the units in {out.as_posix()}/ ({', '.join(tasks)})"
+    if kind == "synthetic":
+        task = tasks["hetero"]
+        rows = []
+        for method, label in SYNTHETIC_ROWS.items():
+            per_rep = task.per_rep(method)
+            rows.append([label, f"{per_rep.mean():.3f} ± {per_rep.std(ddof=1) / np.sqrt(reps):.3f}",
+                         "" if method == "Bayes" else _interval(task.difference(method, "Bayes"))])
+        low, high = SYNTHETIC["hetero"]["train_noise_std"]
+        mgp = task.units[REFERENCE][task.reps[0]]
+        settings = {"task": f"1-D, 3 classes, per-point noise sd log-uniform in [{low:g}, {high:g}]",
+                    "train / test": f"{mgp['n_train']} / {len(mgp['y'])}"}
+        table = make_table(["method", f"test NLL (mean ± SE over {reps} repetitions)", "\u2212 Bayes-optimal"], rows,
+                           "lll")
+        return make_record("A synthetic task with known answers", _run_command(tasks), _units_commit(tasks, commit),
+                           [table], settings, source, workflow=workflow)
+    rows = []
+    for name, task in tasks.items():
+        best = task.best_baseline()
+        base, _, errors = best.partition(" +")
+        shown = BASELINE_NAMES.get(base, base) + (", error columns as features" if errors else "")
+        rows.append([CATALOG_ROWS[name], f"{task.per_rep(RECORD_GP).mean():.3f}", f"{task.per_rep(REFERENCE).mean():.3f}",
+                     _interval(task.difference(RECORD_GP, REFERENCE)), f"{task.per_rep(best).mean():.3f} ({shown})"])
+    table = make_table(["test set", "NIMGP, population prior", "the same without error bars (MGP)", "with − without",
+                        "best baseline"], rows, "lrrlr",
+                       caption=f"Test NLL (nats), mean over {reps} resampled training sets; intervals paired over sources.")
+    return make_record("Faint, random and bright test sets", _run_command(tasks), _units_commit(tasks, commit),
+                       [table], {"catalog": "4FGL-DR4", "features": "fermi_dr4", "repetitions": reps}, source,
+                       workflow=workflow)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -199,13 +340,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--methods", nargs="+", default=None, help="a subset of the method names")
     parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--summarize", action="store_true")
+    parser.add_argument("--summarize", action="store_true", help="summarize the saved units only, fitting nothing")
+    parser.add_argument("--record", type=Path, help="also write the results page's record of the tasks given "
+                        "(faint main bright, or hetero) to this file")
+    parser.add_argument("--commit", help="with --record: the commit units that name none ran at")
     args = parser.parse_args(argv)
+    kind = next((k for k, tasks in RECORD_TASKS.items() if sorted(tasks) == sorted(args.task)), None)
+    if args.record and kind is None:
+        parser.error(f"--record writes the record of the tasks {' or '.join(' '.join(t) for t in RECORD_TASKS.values())}"
+                     f", not of {' '.join(args.task)}")
     if not args.summarize:
         run(args.task, args.reps, args.methods, args.out)
     text = summarize(args.out)
-    (args.out / "summary.md").write_text(text + "\n")
+    from result_records import CHECK_VARIABLE, write_record
+
+    if not os.environ.get(CHECK_VARIABLE):  # a check writes nothing
+        (args.out / "summary.md").write_text(text + "\n")
     print(text)
+    if args.record:
+        try:
+            written = write_record(args.record, results_record(args.out, kind, args.commit))
+            print(f"{'checked' if os.environ.get(CHECK_VARIABLE) else 'recorded'} {written}")
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     return 0
 
 

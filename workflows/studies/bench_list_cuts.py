@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 from astropy.table import Table
 
-from shared import kept_output  # the script's folder, first on its path
+from shared import keep_printed  # the script's folder, first on its path
 
 BINS = [0, 3, 4, 5, 6, 8, 10, np.inf]
 CLASSED = ["bll", "fsrq", "psr", "msp"]
@@ -53,7 +53,7 @@ def main(dr4_path="catalogs/gll_psc_v35.fit.gz", fl16y_path="gll_psc_v41.fit.gz"
         return (f"| {label} | {mask.sum()} | {present[mask].mean():.1%} | {u.sum()} | {present[u].mean():.1%} | "
                 f"{c.sum()} | {kept} ({kept / max(c.sum(), 1):.1%}) |")
 
-    with kept_output("list_cuts", __file__, [dr4_path, fl16y_path]):
+    with keep_printed("list_cuts", __file__, [dr4_path, fl16y_path]):
         print("| DR4 Signif_Avg | point sources | still in FL16Y | unassociated | of them in FL16Y | bll/fsrq/psr/msp "
               "| kept their class |")
         for low, high in zip(BINS[:-1], BINS[1:]):

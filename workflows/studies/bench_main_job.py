@@ -19,6 +19,11 @@
     PYTHONPATH=$PWD python workflows/studies/bench_main_job.py --step --json runs/bench/main_job.json
     PYTHONPATH=$PWD python workflows/studies/bench_main_job.py --step --kernels --no-job   # + the kernels a step runs
     PYTHONPATH=$PWD python workflows/studies/bench_main_job.py -- --epochs 100     # options for gpal classify after --
+    python workflows/studies/bench_main_job.py --json workflows/studies/records/main_job_parts \
+        --record workflows/pages/records/results/timings.parts.json       # the job kept as main_job_parts/job.json
+    python workflows/studies/bench_main_job.py --step --no-job --runs 4 --json workflows/studies/records/main_job_step \
+        --record workflows/pages/records/results/timings.step.json        # four processes, step_run<k>.json
+    python workflows/studies/bench_main_job.py --summarize workflows/studies/records/main_job_step --record FILE
 
 Flops of one step (forward; backward counted as twice the forward, the usual rule for
 matrix products), per latent function c (C of them), batch B, M inducing points, d features:
@@ -38,13 +43,19 @@ import sys
 import tempfile
 import threading
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
-from shared import MAIN_JOB_SHAPES, synthetic_problem, timing_suite  # the script's folder, first on its path
+from shared import (  # the script's folder, first on its path
+    MAIN_JOB_SHAPES, committed_source, kept_output, output_field, output_files, outputs_commit, read_outputs, run_command,
+    runs_in_children, synthetic_problem, timing_suite)
 
 ARITHMETIC = timing_suite("arithmetic")
+#: The study's declaration, which the results page's records (`parts_record`, `step_record`) name, and its script.
+WORKFLOW = "workflows/studies/main_job_parts.yaml"
+SCRIPT = "workflows/studies/bench_main_job.py"
 
 # The job's first use of TensorFlow's modules: the timers on functions of modules not yet imported are put in place
 # when it returns, so that the benchmark imports nothing before the job does.
@@ -271,10 +282,11 @@ def run_main_job(extra: list[str], keep: str | None = None) -> dict[str, Any]:
         job = (time.perf_counter() - w0, time.process_time() - c0)
         threads = {name: cpu - threads_before.get(name, 0.0) for name, cpu in thread_cpu().items()}
         metrics = _held_out_metrics(out) if code == 0 else {}
+        classified = _classified_rows(out) if code == 0 else 0
     if code != 0:
         raise SystemExit(f"gpal classify exited {code}")
     return {"import_cli": import_cli, "import_job": import_job, "job": job, "parts": timers, "cores": sampler.cores,
-            "missing": timers.missing, "metrics": metrics, "threads": threads,
+            "missing": timers.missing, "metrics": metrics, "threads": threads, "classified": classified,
             "collections": {g: (collector.seconds[g], collector.counts[g]) for g in sorted(collector.seconds)}}
 
 
@@ -285,6 +297,13 @@ def _held_out_metrics(out: str) -> dict[str, Any]:
 
     path = located(out, METRICS_FILE)
     return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def _classified_rows(out: str) -> int:
+    from gpal.catalog_jobs.layout import CLASSIFICATIONS_CSV, located
+    from gpal.catalog_jobs.tables import read_probability_table
+
+    return len(read_probability_table(located(out, CLASSIFICATIONS_CSV)).frame)
 
 
 # ------------------------------------------------------------------ (b) one step against its GEMMs
@@ -411,14 +430,124 @@ def print_job(result: dict[str, Any]) -> None:
     print("held-out:", {k: round(held[k], 4) for k in ("accuracy", "balanced_accuracy", "nll", "brier", "ece") if k in held})
 
 
+# ------------------------------------------------------------------ the results page's records
+def _part(parts: dict[str, Any], path: str, top: str, label: str) -> dict[str, float]:
+    """Wall seconds and the process's CPU seconds while they ran (TensorFlow's pool threads included) of the parts
+    labelled ``label`` under the top-level part ``top`` (summed: a part may sit at several depths), zero where it did
+    not run."""
+    keys = [k for k in parts if k.split(" / ")[0] == top and k.split(" / ")[-1] == label]
+    return {"wall": sum(float(output_field(parts[k], path, "wall")) for k in keys),
+            "cpu": sum(float(output_field(parts[k], path, "process_cpu")) for k in keys)}
+
+
+def parts_record(path: str, commit: str | None = None) -> dict[str, Any]:
+    """The results page's record of where the main job's time goes, from one run's JSON (the job timed, ``--json``):
+    the imports, TensorFlow's import beside the features, the features, the GP fit and what runs beside it, the
+    classification and the report, each its wall and CPU seconds (its threads'), and the total."""
+    from result_records import make_record, make_table
+
+    (raw,) = read_outputs([path])
+    commit = outputs_commit([raw], [path], commit)
+    job = output_field(raw, path, "job")
+    parts = output_field(job, path, "parts")
+    tops = {k for k in parts if " / " not in k}
+    needed = ["import TensorFlow, GPflow, gpal's models", "selection and features", "GP fit (model)",
+              "baselines and error-blind twin", "classify the selection", "report"]
+    absent = [label for label in needed if label not in tops]
+    if absent:
+        raise ValueError(f"{path}: the job's parts lack {absent}; expected a run of the main job (not --no-job)")
+
+    def top(label: str) -> dict[str, float]:
+        return _part(parts, path, label, label) if label in tops else {"wall": 0.0, "cpu": 0.0}
+
+    imports = [output_field(job, path, k) for k in ("import_cli", "import_job")]
+    fit, beside = top("GP fit (model)"), top("baselines and error-blind twin")
+    em = _part(parts, path, "GP fit (model)", "extreme deconvolution (EM)")["wall"]
+    setup = _part(parts, path, "GP fit (model)", "model set-up (standardise, prior, build)")["wall"]
+    svi = _part(parts, path, "GP fit (model)", "SVI loop")["wall"]
+    steps = sum(n for k, n in output_field(job, path, "svi_steps").items() if k.split(" / ")[0] == "GP fit (model)")
+    em_in_setup = any(k.startswith("GP fit (model) / ") and "model set-up" in k and k.endswith("(EM)") for k in parts)
+    baselines = _part(parts, path, "baselines and error-blind twin", "scikit-learn baselines")["wall"]
+    twin_fit = _part(parts, path, "baselines and error-blind twin", "GP fit (error-blind twin)")["wall"]
+    twin_predict = _part(parts, path, "baselines and error-blind twin", "GP prediction (twin)")["wall"]
+    after = [top(label) for label in ("outlier score", "classify the selection", "follow-up ranking")]
+    classified = output_field(job, path, "classified")
+    rows = [
+        ["import `gpal.cli` and the command's modules", sum(w for w, _ in imports), sum(c for _, c in imports)],
+        ["TensorFlow, GPflow and the model code (a second thread, beside the features)",
+         *top("import TensorFlow, GPflow, gpal's models").values()],
+        ["catalog selection and features, Monte Carlo error propagation included", *top("selection and features").values()],
+        [f"GP fit: the population prior's EM {em:.1f} s, building {setup - em if em_in_setup else setup:.1f} s, "
+         f"{steps} SVI steps {svi:.1f} s", fit["wall"], fit["cpu"]],
+        [f"beside the fit: the baselines {baselines:.1f} s, then the GP without error bars (fit {twin_fit:.1f} s, "
+         f"prediction {twin_predict:.1f} s)", beside["wall"], beside["cpu"]],
+        [f"outlier score, classification of {classified} sources, follow-up ranking",
+         sum(p["wall"] for p in after), sum(p["cpu"] for p in after)],
+        ["report", *top("report").values()],
+    ]
+    wall = float(output_field(job, path, "job")[0]) + sum(w for w, _ in imports)
+    cpu = float(output_field(job, path, "job")[1]) + sum(c for _, c in imports)
+    table = make_table(["part", "wall s", "CPU s"],
+                       [[label, f"{w:.1f}", f"{c:.1f}"] for label, w, c in rows]
+                       + [["**total**", f"**{wall:.1f}**", f"**{cpu:.1f}**"]], "lrr", caption=f"One run of {wall:.1f} s:")
+    extra = output_field(raw, path, "extra_args")
+    command = run_command(SCRIPT, raw.get("args", {}), vars(_parser().parse_args([])),
+                          f"--json {path}", *(["--", *extra] if extra else []))
+    return make_record("Where the main job's time goes", command,
+                       commit, [table], source=f"the run's output {path}", workflow=WORKFLOW)
+
+
+def _span(values: list[float], digits: int) -> str:
+    low, high = f"{min(values):.{digits}f}", f"{max(values):.{digits}f}"
+    return low if low == high else f"{low}-{high}"
+
+
+def step_record(paths: list[str], commit: str | None = None) -> dict[str, Any]:
+    """The results page's record of one SVI step against its arithmetic, from the JSON of one or more runs of
+    ``--step --no-job``: the ranges over the runs of the step's ms, its GEMMs' ms and their ratio, each run's own."""
+    from result_records import make_record, make_table
+
+    outputs = read_outputs(paths)
+    commit = outputs_commit(outputs, paths, commit)
+    steps = [output_field(raw, path, "step") for raw, path in zip(outputs, paths)]
+    wall = [1e3 * float(output_field(s, p, "wall_s")) for s, p in zip(steps, paths)]
+    cpu = [1e3 * float(output_field(s, p, "cpu_s")) for s, p in zip(steps, paths)]
+    gemm = [1e3 * float(output_field(s, p, "gemm_s")) for s, p in zip(steps, paths)]
+    shapes = [output_field(s, p, "shapes") for s, p in zip(steps, paths)]
+    if any(shape != shapes[0] for shape in shapes):
+        raise ValueError(f"the runs {list(map(str, paths))} timed steps of different shapes: one record is one shape")
+    s = shapes[0]
+    defaults = {k: v for k, v in vars(_parser().parse_args([])).items() if k not in ("step", "no_job", "runs")}
+    loads = [float(output_field(raw, path, "load_average_at_start")[0]) for raw, path in zip(outputs, paths)]
+    runs = f"{len(paths)} runs" if len(paths) > 1 else "one run"
+    table = make_table(["quantity", "wall", "CPU"], [
+        [f"one step of the main job's model ({runs}), ms", _span(wall, 1), _span(cpu, 1)],
+        ["the matrix products of its shapes in NumPy on one core, ms", f"{_span(gemm, 2)} (CPU)", ""],
+        ["step / its GEMMs (the same run's)", _span([w / g for w, g in zip(wall, gemm)], 1),
+         _span([c / g for c, g in zip(cpu, gemm)], 1)]], "lll")
+    folders = {str(Path(p).parent) for p in paths}
+    if len(folders) == 1 and [Path(p).name for p in paths] == [f"step_run{k}.json" for k in range(1, len(paths) + 1)]:
+        runs_option = f"--runs {len(paths)}" if len(paths) > 1 else ""  # made by --runs into the study's folder
+        command = run_command(SCRIPT, outputs[0].get("args", {}), defaults, "--step --no-job", runs_option,
+                              f"--json {folders.pop()}")
+    else:
+        command = "\n".join([*(run_command(SCRIPT, raw.get("args", {}), defaults, "--step --no-job", f"--json {p}")
+                               for raw, p in zip(outputs, paths)),
+                             *([f"python {SCRIPT} --summarize " + " ".join(map(str, paths))] if len(paths) > 1 else [])])
+    return make_record(
+        "One SVI step against its arithmetic", command, commit, [table],
+        {"model": f"NIMGP, population prior ({s['prior_components']} components), M = {s['inducing']}, "
+                  f"B = {s['batch']}, d = {s['d']}, C = {s['classes']}, n = {s['n']}"},
+        source=f"{runs} of the step, load {_span(loads, 1)} at {'their starts' if len(paths) > 1 else 'its start'}: "
+               f"{', '.join(map(str, paths))}",
+        workflow=WORKFLOW)
+
+
 def _order(label: str) -> int:
     return next(i for i, (name, _) in enumerate(PARTS) if name == label)
 
 
-def main(argv: list[str] | None = None) -> None:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    extra = argv[argv.index("--") + 1:] if "--" in argv else []
-    argv = argv[: argv.index("--")] if "--" in argv else argv
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--step", action="store_true", help="also time one SVI step against its GEMMs")
     parser.add_argument("--no-job", action="store_true", help="skip the main job (with --step)")
@@ -428,10 +557,70 @@ def main(argv: list[str] | None = None) -> None:
                         help="with --step: the kernels a step executes, from TensorFlow's profiler")
     parser.add_argument("--json", help="write every figure to this JSON file")
     parser.add_argument("--out", help="keep the job's folder here (default: a temporary one, removed)")
+    parser.add_argument("--record", help="write the results page's record to this file from the run's --json (the "
+                        "job's parts; with --step --no-job the step's) or from --summarize's outputs")
+    parser.add_argument("--summarize", nargs="+", metavar="JSON", help="run nothing: the record from these kept "
+                        "outputs (one job's, or one or more of --step --no-job), with --record")
+    parser.add_argument("--commit", help="with --summarize: the commit of outputs that name none")
+    parser.add_argument("--runs", type=int, default=1, help="with --step --no-job and --json FOLDER: this many runs, "
+                        "each a fresh process, kept as FOLDER/step_run<k>.json (default 1)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    argv = argv[: argv.index("--")] if "--" in argv else argv
+    parser = _parser()
     args = parser.parse_args(argv)
+    if args.record and not (args.summarize or args.json) or args.summarize and not args.record:
+        parser.error("--record needs the run's --json or kept outputs (--summarize JSON ...); --summarize needs --record")
+    if args.commit and not args.summarize:
+        parser.error("--commit names the commit of kept outputs (--summarize); a run records its own")
+    if args.record and not args.summarize and args.step != args.no_job:
+        parser.error("--record writes one record: the job's parts (no --step) or the step's (--step --no-job)")
+    if args.summarize:
+        from result_records import write_record
+
+        try:
+            files = output_files(args.summarize)
+            outputs = read_outputs(files)
+            if all("job" in raw for raw in outputs) and len(outputs) == 1:
+                record = parts_record(files[0], args.commit)
+            elif not any("job" in raw for raw in outputs):
+                record = step_record(files, args.commit)
+            else:
+                raise ValueError(f"{args.summarize}: a record is made from one run of the job or from runs of the "
+                                 "step alone (--step --no-job), not from several jobs or both")
+            print(f"recorded {write_record(args.record, record)}")
+        except ValueError as exc:
+            parser.error(str(exc))
+        return
+    if args.record:
+        try:
+            committed_source()
+        except ValueError as exc:
+            parser.error(str(exc))
+    if args.step and args.no_job and args.json and os.path.isdir(args.json):
+        if args.runs < 1:
+            parser.error("--runs must be >= 1")
+        child = ["--step", "--no-job", "--steps", str(args.steps), "--repeats", str(args.repeats),
+                 *(["--kernels"] if args.kernels else [])]
+        paths = runs_in_children(__file__, child, args.runs, args.json, "step")
+        if args.record:
+            from result_records import write_record
+
+            print(f"recorded {write_record(args.record, step_record(paths))}")
+        return
+    if args.runs != 1:
+        parser.error("--runs goes with --step --no-job --json FOLDER (the folder keeping each run)")
+    args.json = kept_output(args.json, "job.json")
     if args.out and os.path.exists(args.out):
         parser.error(f"--out {args.out} exists; the job must run from scratch, not reuse a trained model")
-    record: dict[str, Any] = {"load_average_at_start": os.getloadavg(), "extra_args": extra}
+    from gpal.identity import source_commit
+
+    record: dict[str, Any] = {"commit": source_commit(), "args": vars(args), "load_average_at_start": os.getloadavg(),
+                              "extra_args": extra}
     if not args.no_job:
         result = run_main_job(extra, args.out)
         print_job(result)
@@ -440,7 +629,7 @@ def main(argv: list[str] | None = None) -> None:
                          "parts": {k: {"wall": t.wall[k], "cpu": t.cpu[k], "process_cpu": t.process_cpu[k],
                                        "calls": t.calls[k],
                                        "second_thread": k in t.off_main} for k in t.wall},
-                         "svi_steps": t.steps, "metrics": result["metrics"],
+                         "svi_steps": t.steps, "metrics": result["metrics"], "classified": result["classified"],
                          "cores_per_second": result["cores"], "thread_cpu": result["threads"],
                          "collections": result["collections"],
                          "timeline": [{"part": k, "thread": th, "start": a, "end": b} for k, th, a, b in t.spans]}
@@ -470,6 +659,11 @@ def main(argv: list[str] | None = None) -> None:
         from gpal.files import write_json_atomic
 
         write_json_atomic(args.json, record)
+    if args.record:
+        from result_records import write_record
+
+        made = step_record([args.json]) if args.no_job else parts_record(args.json)
+        print(f"recorded {write_record(args.record, made)}")
 
 
 if __name__ == "__main__":

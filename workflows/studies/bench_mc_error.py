@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from gpal.files import write_json_atomic
-from shared import kept_output, synthetic_problem
+from shared import keep_printed, synthetic_problem
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     a, b = means.values()
     out["mean_abs_difference_of_seed_means"] = float(np.abs(a - b).mean())
     lik.seed = 0
-    with kept_output("mc_error", __file__, argv):  # docs/methods.md cites the reported / true ratio
+    with keep_printed("mc_error", __file__, argv):  # docs/methods.md cites the reported / true ratio
         _print_table(out, args.repeats)
     if args.json:
         write_json_atomic(args.json, out)

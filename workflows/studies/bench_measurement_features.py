@@ -33,15 +33,22 @@ the summary features (``diff``) and to the GP on them (``diff_gp``) with bootstr
 (2000 resamples); balanced accuracy at argmax; the AGN-vs-pulsar AUC of P(pulsar) with the same interval against
 logistic regression.
 
+A saved file names the commit its models were fitted at (``mixed`` if at several), and the summary rows carry
+it.  ``--record FILE`` writes the results page's record (``other_features``) from the summaries kept in ``--out``:
+the four checks pooled, the two ``-> FL16Y`` checks pooled for the measurement preset, and the ``faint`` task.
+
     nice -n 10 python workflows/studies/bench_measurement_features.py --pairs 4FGL-DR4:FL16Y 4FGL:FL16Y \
         --presets fermi_dr4 fermi_dr4_measurements --models gp baselines --seeds 0 1 2 --cache /tmp/cache
     python workflows/studies/bench_measurement_features.py --pairs 4FGL-DR4:FL16Y 4FGL:FL16Y --summarize
+    python workflows/studies/bench_measurement_features.py --record workflows/pages/records/results/other_features.json
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import pickle
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -49,6 +56,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+import shared  # noqa: F401  (the script's folder, first on its path; puts the pages' record format on the path)
 from gpal.evaluation.comparison import balanced_accuracy
 from gpal.evaluation.metrics import PROBA_FLOOR
 
@@ -67,6 +75,22 @@ PLANE_SCHEME = "agn_pulsar_other"
 PLANE_DEG = 10.0
 MODELS = ("gp", "mgp", "gp+w", "mgp+w", "baselines", "baselines+w")
 N_BOOT = 2000
+#: The results page's record: the checks pooled for every row but the measurement preset's, the checks pooled for
+#: that one (the releases with the preset, read by FL16Y), and the within-release task of the faint shift.
+RECORD_PAIRS = ("4FGL-DR4:FL16Y", "4FGL:FL16Y", "4FGL:4FGL-DR4", "3FGL:FL16Y")
+RECORD_MEASUREMENT_PAIRS = ("4FGL-DR4:FL16Y", "4FGL:FL16Y")
+RECORD_TASK = "faint"
+_SCRIPT = "python workflows/studies/bench_measurement_features.py"
+#: What computes the record's numbers: the fits (each pair with the presets whose rows it shares), then the summaries.
+RECORD_COMMAND = "\n".join([
+    f"{_SCRIPT} --pairs 4FGL-DR4:FL16Y 4FGL:FL16Y 4FGL:4FGL-DR4 --presets fermi_dr4 fermi_dr4_measurements "
+    "--models gp mgp gp+w mgp+w baselines baselines+w --seeds 0 1 2 --fit-only",
+    f"{_SCRIPT} --pairs 3FGL:FL16Y --presets fermi_3fgl fermi_3fgl_lightcurve fermi_3fgl_measurements "
+    "--models gp mgp gp+w mgp+w baselines baselines+w --seeds 0 1 2 --fit-only",
+    f"{_SCRIPT} --tasks faint --presets fermi_dr4 fermi_dr4_measurements --models gp mgp baselines --seeds 0 1 2",
+    f"{_SCRIPT} --pairs {' '.join(RECORD_MEASUREMENT_PAIRS)} --summarize",
+    f"{_SCRIPT} --pairs {' '.join(RECORD_PAIRS)} --summarize",
+])
 
 
 def _log(message: str) -> None:
@@ -225,7 +249,7 @@ def run_pair(earlier: str, later: str, presets, models, seeds, epochs: int | Non
             "train_counts": np.bincount(base_train.y[_rows(base_train, train_order)], minlength=len(CLASSES))}
     for seed in seeds:
         path = out / f"{earlier}_{later}_seed{seed}.npz"
-        proba = dict(np.load(path)) if path.exists() else {}
+        proba = _load(path)
         for key, value in meta.items():
             if key in proba and not np.array_equal(proba[key], value):
                 raise RuntimeError(f"{path} was made on other sources ({key} differs); move it away to start again")
@@ -243,6 +267,7 @@ def run_pair(earlier: str, later: str, presets, models, seeds, epochs: int | Non
 
         def keep(new: dict) -> None:
             proba.update(new)
+            _stamp(proba)
             np.savez_compressed(path, **proba)
 
         for preset in presets:
@@ -296,9 +321,31 @@ def run_task(task: str, presets, models, seeds, epochs: int | None, out: Path, c
 
     for seed in seeds:
         path = out / f"{task}_seed{seed}.npz"
-        proba = dict(np.load(path)) if path.exists() else {}
+        proba = _load(path)
         proba.update(meta)
         _fit_within(proba, path, sets, base, presets, models, train_ids, test_ids, seed, epochs, f"{task} seed {seed}")
+
+
+def _load(path: Path) -> dict:
+    """A saved file's arrays (empty if none); one saved before files named their commit says ``unknown``."""
+    proba = dict(np.load(path)) if path.exists() else {}
+    if "commit" not in proba and any("|" in k for k in proba):
+        proba["commit"] = np.array("unknown")
+    return proba
+
+
+def _stamp(proba: dict) -> None:
+    """Name the commit of the models just fitted into ``proba``: ``mixed`` once a file holds fits of several."""
+    from gpal.identity import source_commit
+
+    commit = source_commit()
+    proba["commit"] = np.array(commit if str(proba.get("commit", commit)) == commit else "mixed")
+
+
+def _commit_of(commits) -> str:
+    """The one commit of several runs or checks, ``mixed`` if they differ ("" if none names one)."""
+    commits = set(commits)
+    return commits.pop() if len(commits) == 1 else "mixed"
 
 
 def _rows(d, wanted):
@@ -326,6 +373,7 @@ def _fit_within(proba: dict, path: Path, sets: dict, base, presets, models, trai
                 proba.update({n: _fit_baseline(b, seed, Xb, y, Xbp, None) for n, b in zip(names, BASELINES)})
             else:
                 proba[names[0]] = _estimator(model, seed, epochs).fit(X, y, V).predict_proba(Xp, Vp)
+            _stamp(proba)
             np.savez_compressed(path, **proba)
             _log(f"{label} {model} {preset}: {time.time() - t:.0f} s ({len(train_ids)} training)")
 
@@ -357,7 +405,8 @@ def load_task(task: str, out: Path) -> dict | None:
     first = next(iter(runs.values()))
     label = first["y"].astype(int)
     models = _models_by_seed(runs)
-    return {"check": task, "label": label, "agn_psr": np.ones(label.size, bool),
+    return {"check": task, "commit": _commit_of(str(r.get("commit", "")) for r in runs.values()),
+            "label": label, "agn_psr": np.ones(label.size, bool),
             "is_pulsar": label == CLASSES.index("pulsar"), "significance": first["significance"],
             "glat": first["glat"],
             "models": _with_pool_prior(_with_averages(models), np.zeros(label.size, str), first["train_counts"])}
@@ -382,7 +431,7 @@ def run_plane(presets, models, seeds, epochs: int | None, out: Path, cache: Path
         test_ids = [str(n) for n, b in zip(test.ids, glat) if abs(b) <= PLANE_DEG]
         train_ids = [str(n) for n in train.ids]
         path = out / f"plane_seed{seed}.npz"
-        proba = dict(np.load(path)) if path.exists() else {}
+        proba = _load(path)
         proba.update({"ids": np.array(test_ids), "y": test.y[_rows(test, test_ids)],
                       "prior": np.bincount(train.y, minlength=3) / train.y.size})
         _fit_within(proba, path, sets, base, presets, models, train_ids, test_ids, seed, epochs, f"plane seed {seed}")
@@ -462,7 +511,8 @@ def load_check(earlier: str, later: str, out: Path) -> dict | None:
     group = np.array([coarse_group(c) if c not in ("missing", "", "unk") else "" for c in later_code])
     agn_psr = (first["class1"] == "") & np.isin(group, ["agn", "pulsar"])
     models = _models_by_seed(runs)
-    return {"check": f"{earlier} -> {later}", "label": label, "agn_psr": agn_psr, "is_pulsar": group == "pulsar",
+    return {"check": f"{earlier} -> {later}", "commit": _commit_of(str(r.get("commit", "")) for r in runs.values()),
+            "label": label, "agn_psr": agn_psr, "is_pulsar": group == "pulsar",
             "significance": first["significance"], "glat": first["glat"],
             "models": _with_pool_prior(_with_averages(models), first["class1"], first["train_counts"])
             if "train_counts" in first else _with_averages(models)}
@@ -474,7 +524,7 @@ def pooled(checks: list[dict]) -> dict:
     seeds = {m: sorted(set.intersection(*(set(c["models"][m]) for c in checks))) for m in names}
     # the fainter half of each check, so that one release's faint sources do not decide the pooled half
     fainter = np.concatenate([_fainter(c) for c in checks])
-    return {"check": "pooled: " + " + ".join(c["check"] for c in checks),
+    return {"check": "pooled: " + " + ".join(c["check"] for c in checks), "commit": _commit_of(c["commit"] for c in checks),
             **{k: np.concatenate([c[k] for c in checks]) for k in ("label", "agn_psr", "is_pulsar", "significance", "glat")},
             "fainter": fainter,
             "models": {m: {s: np.concatenate([c["models"][m][s] for c in checks]) for s in seeds[m]} for m in names if seeds[m]}}
@@ -516,7 +566,8 @@ def summarize(check: dict, reference: str = "logistic|summary", gp_reference: st
                            axis=0) for m, by_seed in models.items()}
         for m, by_seed in models.items():
             per_seed = [float(-np.log(np.clip(p[mask][np.arange(y.size), y], PROBA_FLOOR, 1.0)).mean()) for p in by_seed.values()]
-            row = {"check": check["check"], "subset": subset, "n": int(y.size), "model": m, "seeds": len(by_seed),
+            row = {"check": check["check"], "commit": check.get("commit", ""), "subset": subset, "n": int(y.size),
+                   "model": m, "seeds": len(by_seed),
                    "nll": float(np.mean(per_seed)), "nll_sd": float(np.std(per_seed, ddof=1)) if len(per_seed) > 1 else np.nan,
                    "balanced_accuracy": float(np.mean([balanced_accuracy(y, p[mask]) for p in by_seed.values()]))
                    if np.unique(y).size > 1 else np.nan}
@@ -537,7 +588,8 @@ def summarize(check: dict, reference: str = "logistic|summary", gp_reference: st
         boot = {m: np.mean([_auc(truth[draws], p[rows_auc, pulsar][draws]) for p in by_seed.values()], axis=0)
                 for m, by_seed in models.items()}
         for m, by_seed in models.items():
-            row = {"check": check["check"], "subset": "AGN vs pulsar (unassociated)", "n": int(truth.size),
+            row = {"check": check["check"], "commit": check.get("commit", ""), "subset": "AGN vs pulsar (unassociated)",
+                   "n": int(truth.size),
                    "n_pulsar": int(truth.sum()), "model": m, "seeds": len(by_seed),
                    "auc": float(np.mean([_auc(truth, p[rows_auc, pulsar]) for p in by_seed.values()]))}
             if reference in boot and m != reference:
@@ -550,7 +602,7 @@ def summarize(check: dict, reference: str = "logistic|summary", gp_reference: st
 
 def shown(table: pd.DataFrame) -> pd.DataFrame:
     """The summary as printed: values to 3 decimals, each difference with its interval in one cell."""
-    out = table.drop(columns="check").copy()
+    out = table.drop(columns=[c for c in ("check", "commit") if c in table]).copy()
     for col in ("diff", "diff_gp", "auc_diff"):
         if col in out:
             out[col] = [f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}]" if np.isfinite(d) else ""
@@ -565,7 +617,126 @@ def shown(table: pd.DataFrame) -> pd.DataFrame:
                                       ("" if isinstance(v, float) else v)))
 
 
-def main() -> None:
+_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+
+
+def _check_name(pair: str) -> str:
+    earlier, later = pair.split(":")
+    return f"{earlier} -> {later}"
+
+
+def _pooled_name(pairs) -> str:
+    return "pooled: " + " + ".join(map(_check_name, pairs))
+
+
+def _signed(value: float) -> str:
+    return f"{value:+.3f}".replace("-", "\u2212")
+
+
+def read_summaries(out: Path) -> pd.DataFrame:
+    """Every summary of checks and tasks kept in ``out`` (``summary_*.csv`` with check, subset and model columns)."""
+    tables = []
+    for path in sorted(out.glob("summary_*.csv")):
+        try:
+            table = pd.read_csv(path)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{path}: not a readable summary ({exc})") from None
+        if {"check", "subset", "model"} <= set(table.columns):
+            tables.append(table.assign(file=path.name))
+    if not tables:
+        raise ValueError(f"{out}: no summary_*.csv of the checks; summarize them first (--pairs ... --summarize)")
+    return pd.concat(tables, ignore_index=True)
+
+
+class _Summaries:
+    """Rows of the kept summaries, looked up by check, subset and model; the commits of the rows read are kept."""
+
+    def __init__(self, table: pd.DataFrame, out: Path):
+        self.table, self.out, self.commits = table, out, []
+
+    def difference(self, check: str, model: str, column: str = "diff_gp", subset: str = "all") -> tuple:
+        """(difference, low, high) of ``model`` on ``check``: against the GP (``diff_gp``) or logistic (``diff``)."""
+        t = self.table
+        rows = t[(t["check"] == check) & (t["subset"] == subset) & (t["model"] == model)]
+        if rows.empty:
+            raise ValueError(f"{self.out}: no summary row of {model} on {check!r} ({subset}); summarize that check "
+                             "first (--pairs ... --summarize)")
+        columns = [column, f"{column}_low", f"{column}_high"]
+        if not set(columns) <= set(rows.columns):
+            raise ValueError(f"{self.out}: {rows['file'].iloc[0]} has no columns {columns}")
+        values = rows[columns].to_numpy(float)
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"{self.out}: {rows['file'].iloc[0]} has no {column} of {model} on {check!r} ({subset})")
+        if not np.allclose(values, values[0], rtol=0, atol=1e-12):
+            raise ValueError(f"{self.out}: the summaries {sorted(rows['file'])} disagree on {model} on {check!r}; "
+                             "summarize again")
+        commit = rows["commit"] if "commit" in rows else pd.Series([""] * len(rows))
+        self.commits += ["" if pd.isna(c) else str(c) for c in commit]
+        return tuple(values[0])
+
+    def interval(self, *args, **kwargs) -> str:
+        return "{} [{}, {}]".format(*map(_signed, self.difference(*args, **kwargs)))
+
+    def spread(self, checks, model: str, column: str = "diff_gp") -> str:
+        means = [self.difference(c, model, column)[0] for c in checks]
+        return f"{_signed(min(means))} to {_signed(max(means))}"
+
+    def commit(self, given: str | None) -> str:
+        """The commit the rows read were fitted at, or ``given`` where they name none (ValueError otherwise)."""
+        named = set(self.commits) - {""}
+        if "" in self.commits and named:
+            raise ValueError(f"{self.out}: some summary rows name the commit {sorted(named)}, some none: summarize again")
+        if named - {given} and given:
+            raise ValueError(f"{self.out}: the summaries name the commit(s) {sorted(named)}, not --commit {given}")
+        if len(named) > 1:
+            raise ValueError(f"{self.out}: the summaries read name several commits {sorted(named)}: rerun at one")
+        commit = named.pop() if named else given
+        if not commit:
+            raise ValueError(f"{self.out}: the summaries name no commit: give the one their fits ran at (--commit)")
+        if commit in ("mixed", "unknown") or commit.endswith("+dirty"):
+            raise ValueError(f"{self.out}: the fits ran at {commit!r}: a record needs one committed source")
+        return commit
+
+
+def results_record(out: Path, commit: str | None = None) -> dict:
+    """The results page's record ``other_features`` from the summaries kept in ``out``: each change to the main job
+    (measurement preset, MGP, shift weighting, the pool prior) as its pooled NLL difference to the main job's GP,
+    paired over sources, and where it shows (a subset, each check, a within-release task)."""
+    from result_records import make_record, make_table
+
+    summaries = _Summaries(read_summaries(out), out)
+    every, measured = _pooled_name(RECORD_PAIRS), _pooled_name(RECORD_MEASUREMENT_PAIRS)
+    checks = [_check_name(p) for p in RECORD_PAIRS]
+    laters = {p.split(":")[1] for p in RECORD_MEASUREMENT_PAIRS}
+    measured_label = (" + ".join(p.split(":")[0] for p in RECORD_MEASUREMENT_PAIRS) + f" -> {laters.pop()}"
+                      if len(laters) == 1 else " + ".join(map(_check_name, RECORD_MEASUREMENT_PAIRS)))
+    all_label = f"all {_WORDS.get(len(checks), len(checks))} checks"
+    pulsar, fsrq = CLASSES.index("pulsar"), CLASSES.index("fsrq")
+    rows = [
+        ["band spectra and light curve as features (`fermi_dr4_measurements`)",
+         f"{summaries.interval(measured, 'gp|fermi_dr4_measurements')} ({measured_label})",
+         f"fainter half {summaries.interval(measured, 'gp|fermi_dr4_measurements', subset='fainter half')}"],
+        ["the same GP without error bars (MGP)", f"{summaries.interval(every, 'mgp|summary')} ({all_label})",
+         f"the faintest quarter within 4FGL-DR4 {summaries.interval(RECORD_TASK, 'mgp|summary')}"],
+        ["shift weighting of the training sources", f"{summaries.interval(every, 'gp+w|summary')} ({all_label})",
+         f"each check {summaries.spread(checks, 'gp+w|summary')}; logistic regression weighted, against unweighted: "
+         f"each check {summaries.spread(checks, 'logistic+w|summary', 'diff')}"],
+        ["the pool prior, every group moved (`--pool-prior` when recorded)",
+         f"{summaries.interval(every, 'gp@prior|summary')} ({all_label})",
+         f"later pulsars {summaries.interval(every, 'gp@prior|summary', subset=f'later {CLASSES[pulsar]}')}, "
+         f"later FSRQs {summaries.interval(every, 'gp@prior|summary', subset=f'later {CLASSES[fsrq]}')}; "
+         f"{checks[0]} alone {summaries.interval(checks[0], 'gp@prior|summary')}"],
+    ]
+    t = summaries.table
+    seeds = sorted(set(t.loc[t["check"].isin([every, measured, RECORD_TASK]), "seeds"].astype(int)))
+    table = make_table(["change to the main job", "pooled NLL difference", "where it shows"], rows, "lll")
+    return make_record("Tried on the later-release checks", RECORD_COMMAND, summaries.commit(commit), [table],
+                       {"checks": checks, "seeds": seeds[0] if len(seeds) == 1 else seeds},
+                       source=f"the summaries in {out.as_posix()}/ (summary_*.csv)",
+                       workflow="workflows/studies/measurement_features.yaml")
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", nargs="+", default=[], help="earlier:later release pairs (4FGL-DR4:FL16Y ...)")
     parser.add_argument("--presets", nargs="+", default=list(PRESETS), help="the first is the reference (summary) preset")
@@ -578,9 +749,12 @@ def main() -> None:
     parser.add_argument("--summarize", action="store_true", help="print from the saved probabilities only")
     parser.add_argument("--fit-only", action="store_true",
                         help="fit and save, print no tables (their bootstrap takes minutes; --summarize prints them)")
-    args = parser.parse_args()
-    if not args.pairs and not args.tasks:
-        parser.error("name --pairs or --tasks")
+    parser.add_argument("--record", type=Path, help="then write the results page's record from the summaries in --out "
+                        "(alone: from those kept, fitting and summarizing nothing)")
+    parser.add_argument("--commit", help="with --record: the commit the fits ran at, for summaries that name none")
+    args = parser.parse_args(argv)
+    if not args.pairs and not args.tasks and not args.record:
+        parser.error("name --pairs or --tasks (or --record alone)")
     args.out.mkdir(parents=True, exist_ok=True)
     pd.set_option("display.width", 200)
     if not args.summarize:
@@ -596,7 +770,7 @@ def main() -> None:
                 continue
             run_task(task, tuple(args.presets), args.models, args.seeds, args.epochs, args.out, args.cache)
         if args.fit_only:
-            return
+            return 0
     checks = [c for pair in args.pairs if (c := load_check(*pair.split(":"), args.out)) is not None]
     if len(checks) > 1:
         checks.append(pooled(checks))
@@ -614,7 +788,17 @@ def main() -> None:
     if tables:
         name = "summary_" + "+".join([p.replace(":", "_") for p in args.pairs] + args.tasks) + ".csv"
         pd.concat(tables).to_csv(args.out / name, index=False)
+    if args.record:
+        from result_records import CHECK_VARIABLE, write_record
+
+        try:
+            written = write_record(args.record, results_record(args.out, args.commit))
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(f"{'checked' if os.environ.get(CHECK_VARIABLE) else 'recorded'} {written}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

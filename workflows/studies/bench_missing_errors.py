@@ -24,7 +24,7 @@ import pandas as pd
 from gpal.catalog_jobs.layout import TRAINING_RECORD, located
 from gpal.catalogs.classes import parse_class_spec
 from gpal.evaluation.comparison import bootstrap_comparison
-from shared import kept_output  # the script's folder, first on its path
+from shared import keep_printed  # the script's folder, first on its path
 
 MEASURES = ("nll", "ece", "balanced_accuracy", "accuracy")
 
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("exact", type=Path, help="gpal classify --missing-errors exact --out folder")
     parser.add_argument("population", type=Path, help="gpal classify --missing-errors population --out folder")
     args = parser.parse_args(argv)
-    with kept_output("missing_errors", __file__, argv):
+    with keep_printed("missing_errors", __file__, argv):
         _compare_runs(args.exact, args.population)
 
 

@@ -20,6 +20,8 @@ as the training loop does.
 
     .venv/bin/python workflows/studies/bench_noisy_gp.py --json bench.json
     .venv/bin/python workflows/studies/bench_noisy_gp.py --mnist-sized --json bench_gpu.json   # on a GPU
+    python workflows/studies/bench_noisy_gp.py --repeats 7 --json workflows/studies/records/noisy_gp \
+        --record workflows/pages/records/results/timings.methods.json       # kept as noisy_gp/run.json; the record
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ from typing import Any, Callable
 import numpy as np
 
 from gpal.files import write_json_atomic
-from shared import METHODS, environment, synthetic_problem
+from gpal.identity import source_commit
+from shared import (METHODS, committed_source, environment, kept_output, output_field, output_files, outputs_commit,
+                    read_outputs, run_command, synthetic_problem)
 
 # Targets of the performance issue and the paper's measurements (Table 8, MNIST, Tesla P100).
 RATIO_TARGETS = {"NIMGP": 1.5, "NIMGP-NN": 1.3, "NIMGP-FO": 2.0}
@@ -43,6 +47,8 @@ GPFLOW_RATIO_TARGET = 1.1
 MNIST_SPEEDUP_TARGET = 10.0
 # The paper's MNIST set-up (sec. 5.4): 60000 training points, 784 pixels, 10 classes, batch 200.
 MNIST_SHAPE = {"n": 60000, "d": 784, "classes": 10, "inducing": 100, "batch": 200}
+#: The study's declaration, which the results page's record (`results_record`) names.
+WORKFLOW = "workflows/studies/noisy_gp.yaml"
 
 
 # ------------------------------------------------------------------ step makers
@@ -262,7 +268,45 @@ def table(res: dict[str, Any], args) -> str:
     return head + "\n\n" + "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def results_record(path: str, commit: str | None = None) -> dict[str, Any]:
+    """The results page's record from a run's JSON at ``path``: ms per step of GPflow's SVGP and MGP, the step-time
+    ratios against their targets and the paper's, and the prediction rates of NIMGP and MGP (wall, CPU in brackets)."""
+    from result_records import make_record, make_table
+
+    (raw,) = read_outputs([path])
+    commit = outputs_commit([raw], [path], commit)
+    wall = output_field(raw, path, "small", "median_seconds_per_step")
+    cpu = output_field(raw, path, "small", "median_cpu_seconds_per_step")
+    rates = output_field(raw, path, "small", "predict_sources_per_second")
+    a = {k: output_field(raw, path, "args", k) for k in ("n", "d", "classes", "inducing", "batch", "repeats")}
+    load = output_field(raw, path, "environment", "load_average_at_start")
+    for name in ("GPflow SVGP", *METHODS):
+        if name not in wall or name not in cpu:
+            raise ValueError(f"{path}: no step time of {name!r}; expected every method and GPflow's SVGP")
+    for name in ("NIMGP", "MGP"):
+        if name not in rates:
+            raise ValueError(f"{path}: no prediction rate of {name!r}")
+
+    def ratio(a_: str, b: str) -> str:
+        return f"{wall[a_] / wall[b]:.2f} ({cpu[a_] / cpu[b]:.2f})"
+
+    rows = [[f"{name}, ms per step", f"{1e3 * wall[name]:.2f} ({1e3 * cpu[name]:.2f})", "", ""]
+            for name in ("GPflow SVGP", "MGP")]
+    rows.append(["MGP / GPflow SVGP", ratio("MGP", "GPflow SVGP"), f"≤ {GPFLOW_RATIO_TARGET}", ""])
+    rows += [[f"{m} / MGP", ratio(m, "MGP"), f"≤ {RATIO_TARGETS[m]}", f"{PAPER_RATIOS[m]:.2f}"] for m in RATIO_TARGETS]
+    rows += [["NIMGP prediction, sources per second (300 input draws)", f"{rates['NIMGP']:,.0f}", "", ""],
+             ["MGP prediction, sources per second (deterministic)", f"{rates['MGP']:,.0f}", "", ""]]
+    caption = (f"The paper's Fermi-sized problem (N = {a['n']}, d = {a['d']}, C = {a['classes']}, M = {a['inducing']}, "
+               f"batch {a['batch']}, robust-max) against a stock GPflow `SVGP` set up identically; median over "
+               f"{a['repeats']} interleaved blocks of steps (load average {load[0]:.1f} at the start):")
+    table = make_table(["quantity", "measured: wall (CPU)", "target", "paper"], rows, "llll", caption=caption)
+    command = run_command("workflows/studies/bench_noisy_gp.py", output_field(raw, path, "args"),
+                          vars(_parser().parse_args([])), f"--json {path}")
+    return make_record("Training step per method", command, commit,
+                       [table], source=f"the run's output {path}", workflow=WORKFLOW)
+
+
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--n", type=int, default=408, help="training points (default 408, a 4FGL training split)")
     p.add_argument("--d", type=int, default=6, help="features (default 6)")
@@ -276,15 +320,41 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mnist-sized", action="store_true", help="also time epochs on an MNIST-sized problem (for a GPU)")
     p.add_argument("--mnist-steps", type=int, default=0, help="time only this many MNIST steps and extrapolate")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", help="write all raw timings and the table to this JSON file")
+    p.add_argument("--json", help="write all raw timings and the table to this JSON file (a folder: run.json in it)")
+    p.add_argument("--record", help="write the results page's record to this file from the run's --json (or --summarize)")
+    p.add_argument("--summarize", metavar="JSON", help="run nothing: the record from this kept output (with --record)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = _parser()
     args = p.parse_args(argv)
+    if args.record and not (args.summarize or args.json) or args.summarize and not args.record:
+        p.error("--record needs the run's --json or a kept output (--summarize JSON); --summarize needs --record")
+    args.json = kept_output(args.json, "run.json")
+    if args.summarize:
+        from result_records import write_record
+
+        try:
+            files = output_files([args.summarize])
+            if len(files) != 1:
+                raise ValueError(f"{args.summarize} holds {len(files)} runs; the record is made from one")
+            print(f"recorded {write_record(args.record, results_record(files[0]))}")
+        except ValueError as exc:
+            p.error(str(exc))
+        return 0
+    if args.record:
+        try:
+            committed_source()
+        except ValueError as exc:
+            p.error(str(exc))
     for name in ("n", "d", "classes", "inducing", "batch", "steps", "repeats", "predict_n"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
     if args.classes < 2:
         p.error("--classes must be >= 2")
 
-    res: dict[str, Any] = {"environment": environment(), "args": vars(args)}
+    res: dict[str, Any] = {"commit": source_commit(), "environment": environment(), "args": vars(args)}
     res["small"] = small_problem(args)
     if args.mnist_sized:
         res["mnist"] = mnist_sized(args)
@@ -292,6 +362,10 @@ def main(argv: list[str] | None = None) -> int:
     print(res["table"])
     if args.json:
         write_json_atomic(args.json, res, allow_nan=True)
+    if args.record:
+        from result_records import write_record
+
+        print(f"recorded {write_record(args.record, results_record(args.json))}")
     return 0
 
 

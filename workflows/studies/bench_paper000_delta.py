@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shared import kept_output  # the script's folder, first on its path
+from shared import keep_printed  # the script's folder, first on its path
 
 LIKELIHOODS = ("step", "probit", "logit")
 FIXED = "-fixed-delta"
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> None:
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--rows", type=int, default=2000, help="training rows whose latent marginals are summarised")
     args = parser.parse_args(argv)
-    with kept_output("paper000_delta", __file__, argv):  # docs/papers/000_liu.md cites these tables
+    with keep_printed("paper000_delta", __file__, argv):  # docs/papers/000_liu.md cites these tables
         if args.command == "paired":
             paired(args.run)
         else:

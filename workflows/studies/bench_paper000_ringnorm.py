@@ -26,7 +26,7 @@ from gpal import NoisyGPClassifier
 from gpal.data import load_dataset
 from gpal.evaluation.metrics import error_rate, negative_log_likelihood
 from gpal.models.kernels import default_kernel
-from shared import kept_output  # the script's folder, first on its path
+from shared import keep_printed  # the script's folder, first on its path
 
 
 def _gpc(kernel):
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rows", type=int, default=None, help="ringnorm's rows, a stratified subset (default: all)")
     args = parser.parse_args(argv)
     ds = load_dataset("ringnorm", n=args.rows, seed=0)
-    with kept_output("paper000_ringnorm", __file__, argv):  # docs/papers/000_liu.md cites these accuracies
+    with keep_printed("paper000_ringnorm", __file__, argv):  # docs/papers/000_liu.md cites these accuracies
         for k, split in enumerate(ds.repeated_splits(args.splits, 0.1, 0)):
             mean, sd = ds.X[split.train].mean(0), ds.X[split.train].std(0)
             Xtr, Xte = (ds.X[split.train] - mean) / sd, (ds.X[split.test] - mean) / sd

@@ -21,7 +21,7 @@ import warnings
 
 import numpy as np
 
-from shared import kept_output  # the script's folder, first on its path
+from shared import keep_printed  # the script's folder, first on its path
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> None:
             after = resource.getrusage(resource.RUSAGE_SELF)
             calls[budget].append((wall, cpu, after.ru_minflt - before.ru_minflt, after.ru_stime - before.ru_stime))
             first.setdefault(budget, proba)
-    with kept_output("predict_chunks", __file__, argv):  # cited by gpal.models.chunked and docs/benchmarks.md
+    with keep_printed("predict_chunks", __file__, argv):  # cited by gpal.models.chunked and docs/benchmarks.md
         _print_table(pool.n_samples, args.repeats, args.budgets[0], calls, first)
 
 

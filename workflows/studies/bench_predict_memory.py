@@ -10,19 +10,30 @@ by), ``--whole`` makes the table whole (`predict_catalog`, the path of ``--pool-
     gpal classify --out /tmp/mj --no-progress
     python workflows/studies/bench_predict_memory.py /tmp/mj --rows 1000000
     python workflows/studies/bench_predict_memory.py /tmp/mj --rows 100000 --block-rows 16384
+    python workflows/studies/bench_predict_memory.py --summarize workflows/studies/records/predict_memory --record FILE
+
+``--json`` keeps a run's figures (with the commit that ran and the model's classes), in a folder under a name of its
+rows and path; ``--record`` and ``--summarize`` make the results page's record from kept runs, a row each.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
 import tempfile
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+
+from shared import committed_source, kept_output, output_field, output_files, outputs_commit, read_outputs
+
+#: The study's declaration, which the results page's record (`results_record`) names.
+WORKFLOW = "workflows/studies/predict_memory.yaml"
 
 #: The columns written: the main job's features' (FL16Y's preset on DR4's layout) and what names and places a source.
 COLUMNS = ("Source_Name", "CLASS1", "RAJ2000", "DEJ2000", "GLON", "GLAT", "Signif_Avg", "Flux1000", "Unc_Flux1000",
@@ -85,16 +96,119 @@ def measured(report: str) -> dict[str, float]:
             "cpu_s": float(value("User time (seconds)")) + float(value("System time (seconds)"))}
 
 
+def _rows(n: int) -> str:
+    """A row count as the page writes it: 10^6, 5 x 10^4, else with spaces between thousands."""
+    digits = len(str(n)) - 1
+    lead, rest = divmod(n, 10 ** digits)
+    if rest == 0 and digits >= 3:
+        return f"10^{digits}" if lead == 1 else f"{lead} x 10^{digits}"
+    return f"{n:,}".replace(",", " ")
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.0f}" if value >= 100 else f"{value:.1f}"
+
+
+def results_record(paths: list[str]) -> dict[str, Any]:
+    """The results page's record from kept runs (``--json``), a row each in the order given: rows, the path that
+    predicted (gpal predict's own blocks, blocks of a given size, the whole table), the model's classes, the peak
+    resident memory and the wall and CPU seconds."""
+    from result_records import make_record, make_table
+
+    outputs = read_outputs(paths)
+    commit = outputs_commit(outputs, paths)
+    models = list(dict.fromkeys(str(output_field(raw, path, "model")) for raw, path in zip(outputs, paths)))
+    if len(models) > 1:
+        raise ValueError(f"the runs {list(map(str, paths))} predicted with the models {models}: one record is one model")
+    rows, loads, lines = [], [], []
+    for raw, path in zip(outputs, paths):
+        how = output_field(raw, path, "path")
+        blocks = "gpal predict (its blocks)" if how == "predict" else "whole table" if how == "whole" else \
+            f"blocks of {int(how):,}".replace(",", " ")
+        m = output_field(raw, path, "measured")
+        rows.append([_rows(int(output_field(raw, path, "rows"))), blocks,
+                     f"{len(output_field(raw, path, 'classes'))} classes", f"{output_field(m, path, 'peak_gib'):.2f} GiB",
+                     _seconds(output_field(m, path, "wall_s")), _seconds(output_field(m, path, "cpu_s"))])
+        loads.append(float(output_field(raw, path, "load_average_at_start")[0]))
+        option = "" if how == "predict" else " --whole" if how == "whole" else f" --block-rows {how}"
+        kept = Path(path).parent if Path(path).name == _kept_name(raw["rows"], how) else path
+        lines.append(f"python workflows/studies/bench_predict_memory.py {models[0]} --rows {raw['rows']}{option} "
+                     f"--json {kept}")
+    low, high = f"{min(loads):.1f}", f"{max(loads):.1f}"
+    table = make_table(["rows", "path", "model", "peak resident memory", "wall s", "CPU s (user + system)"], rows,
+                       "lllrrr", caption=(
+                           f"`gpal predict {models[0]} --catalog repeated.fits --select all` under `/usr/bin/time -v` "
+                           "(or its functions, as `--block-rows` and `--whole` run them), the model a folder of the main "
+                           "job (`gpal classify`), the catalog 4FGL-DR4's rows repeated; one run each, one after another "
+                           f"(load average {low if low == high else f'{low}-{high}'} at their starts):"))
+    folders = {str(Path(p).parent) for p in paths}
+    # runs kept in one folder: the last run's command, given --record, makes the record from all of them
+    kept = len(folders) == 1 and all(Path(p).name == _kept_name(raw["rows"], raw["path"]) for raw, p in zip(outputs, paths))
+    summary = [] if len(paths) == 1 or kept else \
+        [f"python workflows/studies/bench_predict_memory.py --summarize {' '.join(map(str, paths))}"]
+    command = "\n".join([f"gpal classify --out {models[0]} --no-progress", *lines, *summary])
+    return make_record("Prediction on a million-row catalog", command, commit, [table],
+                       source=f"the runs' outputs {', '.join(map(str, paths))}", workflow=WORKFLOW)
+
+
+def _kept_name(rows: int, how: Any) -> str:
+    """A run's file in the study's folder of kept runs: its rows and path, so a rerun replaces it."""
+    return f"rows{rows}_{'blocks' + str(how) if isinstance(how, int) else how}.json"
+
+
+def _classes(model: str) -> list[str]:
+    """The classes the model folder was trained on (its training record), for the record to say which model ran."""
+    import json
+
+    from gpal.catalog_jobs.layout import TRAINING_RECORD, located
+
+    path = located(model, TRAINING_RECORD)
+    try:
+        return list(json.loads(path.read_text(encoding="utf-8"))["classes"])
+    except (OSError, ValueError, KeyError) as exc:
+        raise SystemExit(f"{model}: no training record with its classes at {path} ({exc}); expected a gpal classify "
+                         "folder") from None
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", help="a gpal classify (or gpal train) folder of the main job's features")
+    parser.add_argument("model", nargs="?", help="a gpal classify (or gpal train) folder of the main job's features")
     parser.add_argument("--rows", type=int, default=10**6, help="catalog rows (default 10^6)")
     parser.add_argument("--keep", type=Path, default=None, help="write the catalog here and keep it (reused if there)")
     how = parser.add_mutually_exclusive_group()
     how.add_argument("--block-rows", type=int, default=None, help="blocks of this many catalog rows (default: "
                      "gpal predict itself, gpal.catalog_jobs.prediction.BLOCK_ROWS)")
     how.add_argument("--whole", action="store_true", help="the table made whole (predict_catalog)")
+    parser.add_argument("--json", help="keep the run's figures in this JSON file (a folder: rows<N>_<path>.json in it, "
+                        "and --record makes the record from every run there)")
+    parser.add_argument("--record", help="write the results page's record to this file from the run's --json or "
+                        "--summarize's")
+    parser.add_argument("--summarize", nargs="+", metavar="JSON", help="run nothing: the record from these kept runs "
+                        "(a row each, in this order), with --record")
     args = parser.parse_args(argv)
+    if args.record and not (args.summarize or args.json) or args.summarize and not args.record:
+        parser.error("--record needs the run's --json or kept runs (--summarize JSON ...); --summarize needs --record")
+    from result_records import write_record
+
+    if args.summarize:
+        try:
+            print(f"recorded {write_record(args.record, results_record(output_files(args.summarize)))}")
+        except ValueError as exc:
+            parser.error(str(exc))
+        return
+    if args.model is None:
+        parser.error("give the model folder to predict with (a gpal classify folder)")
+    from gpal.identity import source_commit
+
+    try:
+        commit = committed_source() if args.record else source_commit()
+    except ValueError as exc:
+        parser.error(str(exc))
+    classes = _classes(args.model)
+    load = os.getloadavg()
+    how = "whole" if args.whole else "predict" if args.block_rows is None else args.block_rows
+    folder = args.json if args.json and Path(args.json).is_dir() else None
+    args.json = kept_output(args.json, _kept_name(args.rows, how))
     with tempfile.TemporaryDirectory() as tmp:
         catalog = args.keep or Path(tmp) / f"repeated_{args.rows}.fits"
         if not catalog.is_file():
@@ -112,6 +226,13 @@ def main(argv: list[str] | None = None) -> None:
         m = measured(done.stderr)
         print(f"{args.rows} rows: peak {m['peak_gib']:.2f} GiB, {m['wall_s']:.0f} s wall, {m['cpu_s']:.0f} CPU s; "
               f"{done.stdout.strip()}")
+    if args.json:
+        from gpal.files import write_json_atomic
+
+        write_json_atomic(args.json, {"commit": commit, "model": args.model, "rows": args.rows, "path": how, "classes": classes,
+                                      "load_average_at_start": load, "measured": m})
+    if args.record:  # from every run kept in the folder, else from this run alone
+        print(f"recorded {write_record(args.record, results_record(output_files([folder or args.json])))}")
 
 
 if __name__ == "__main__":

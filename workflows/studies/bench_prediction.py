@@ -18,6 +18,9 @@ existed before issue 12, falling back to ``LatentGPs.marginals`` where ``predict
 is missing.
 
     python workflows/studies/bench_prediction.py --json runs/bench/bench_prediction.json
+    python workflows/studies/bench_prediction.py --runs 2 --json workflows/studies/records/prediction   # d6_run<k>.json
+    python workflows/studies/bench_prediction.py --d 16 --likelihoods softmax --runs 2 --json workflows/studies/records/prediction \
+        --record workflows/pages/records/results/timings.prediction.json    # the record from every run kept there
 """
 
 from __future__ import annotations
@@ -26,12 +29,20 @@ import argparse
 import os
 import platform
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
 from gpal.files import write_json_atomic
-from shared import median_seconds, synthetic_problem
+from shared import (committed_source, median_seconds, output_field, output_files, outputs_commit, read_outputs,
+                    run_command, runs_in_children, synthetic_problem)
+
+#: The study's declaration, which the results page's record (`results_record`) names, and its script.
+WORKFLOW = "workflows/studies/prediction.yaml"
+SCRIPT = "workflows/studies/bench_prediction.py"
+#: The main job's features: the record names the runs of this many features as the main job's.
+MAIN_JOB_FEATURES = 16
 
 
 def fitted(args, likelihood: str, n: int, epochs: int, warm_start: bool = False):
@@ -210,7 +221,56 @@ def table(res: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
+def _rate(value: float) -> str:
+    """Sources per second to two significant figures, thousands apart by a space: the runs differ in the second."""
+    return f"{float(f'{value:.2g}'):,.0f}".replace(",", " ")
+
+
+def results_record(paths: list[str], commit: str | None = None) -> dict[str, Any]:
+    """The results page's record from runs' JSON: softmax ``predict_proba`` sources per second end to end, a row per
+    number of features, its range over the runs of that number (one run: its rate)."""
+    from result_records import make_record, make_table
+
+    outputs = read_outputs(paths)
+    commit = outputs_commit(outputs, paths, commit)
+    rates: dict[int, list[float]] = {}
+    fixed = None
+    for raw, path in zip(outputs, paths):
+        settings = output_field(raw, path, "settings")
+        shape = tuple(output_field(settings, path, k) for k in ("inducing", "classes", "samples"))
+        if fixed not in (None, shape):
+            raise ValueError(f"{path}: M, C and draws {shape}, the other runs {fixed}: one record is one model")
+        fixed = shape
+        softmax = output_field(raw, path, "end_to_end", "softmax")
+        rates.setdefault(int(output_field(settings, path, "d")), []).append(
+            float(output_field(softmax, path, "predict_sources_per_s")))
+    inducing, classes, samples = fixed
+    rows = [[f"d = {d}" + (" (the main job's)" if d == MAIN_JOB_FEATURES else ""),
+             "-".join(dict.fromkeys([_rate(min(r)), _rate(max(r))]))] for d, r in sorted(rates.items())]
+    loads = [x for raw, path in zip(outputs, paths) for x in (output_field(raw, path, "machine", "load_average_start")[0],
+                                                              output_field(raw, path, "machine", "load_average_end")[0])]
+    table = make_table(["features", "sources per second"], rows, "lr", caption=(
+        f"NIMGP (M = {inducing}, C = {classes}, {samples} input draws per source, softmax), `predict_proba` end to end "
+        f"on one process, {f'{len(paths)} runs' if len(paths) > 1 else 'one run'} (load average "
+        f"{'-'.join(dict.fromkeys([f'{min(loads):.1f}', f'{max(loads):.1f}']))} at the runs' starts and ends):"))
+    defaults = {k: v for k, v in vars(_parser().parse_args([])).items() if k != "runs"}
+    folders = {str(Path(p).parent) for p in paths}
+    by_d = {d: [Path(p).name for raw, p in zip(outputs, paths) if raw["settings"]["d"] == d] for d in sorted(rates)}
+    if len(folders) == 1 and all(names == [f"d{d}_run{k}.json" for k in range(1, len(names) + 1)]
+                                 for d, names in by_d.items()):
+        folder = folders.pop()  # made by --runs into the study's folder: a line per number of features
+        first = {d: next(raw for raw in outputs if raw["settings"]["d"] == d) for d in by_d}
+        command = "\n".join(run_command(SCRIPT, first[d]["settings"], defaults, *(
+            [f"--runs {len(names)}"] if len(names) > 1 else []), f"--json {folder}") for d, names in by_d.items())
+    else:
+        runs = [run_command(SCRIPT, raw["settings"], defaults, f"--json {path}") for raw, path in zip(outputs, paths)]
+        command = "\n".join(runs + ([f"python {SCRIPT} --summarize {' '.join(map(str, paths))}"] if len(paths) > 1
+                                     else []))
+    return make_record("Prediction", command, commit, [table], source=f"the runs' outputs {', '.join(map(str, paths))}",
+                       workflow=WORKFLOW)
+
+
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--d", type=int, default=6)
     p.add_argument("--classes", type=int, default=3)
@@ -228,10 +288,51 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", default=None)
+    p.add_argument("--record", help="write the results page's record to this file from the run's --json or --summarize's")
+    p.add_argument("--summarize", nargs="+", metavar="JSON", help="run nothing: the record from these kept outputs "
+                   "or folders (runs of d = 6 and of the main job's d = 16), with --record")
+    p.add_argument("--runs", type=int, default=1, help="with --json FOLDER: this many runs, each a fresh process, kept "
+                   "as FOLDER/d<d>_run<k>.json; the record (--record) is made from every run in the folder")
+    return p
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    p = _parser()
     args = p.parse_args(argv)
+    if args.record and not (args.summarize or args.json) or args.summarize and not args.record:
+        p.error("--record needs the run's --json or kept outputs (--summarize JSON ...); --summarize needs --record")
+    from result_records import write_record
+
+    if args.summarize:
+        try:
+            print(f"recorded {write_record(args.record, results_record(output_files(args.summarize)))}")
+        except ValueError as exc:
+            p.error(str(exc))
+        return {}
+    commit = None
+    if args.record:
+        try:
+            commit = committed_source()
+        except ValueError as exc:
+            p.error(str(exc))
+    if args.json and os.path.isdir(args.json):
+        if args.runs < 1:
+            p.error("--runs must be >= 1")
+        defaults = vars(_parser().parse_args([]))
+        child = [w for k, v in vars(args).items() if k not in ("json", "record", "summarize", "runs")
+                 and v != defaults[k] for w in (f"--{k.replace('_', '-')}", str(v))]
+        runs_in_children(__file__, child, args.runs, args.json, f"d{args.d}")
+        if args.record:  # from every run in the folder: a record holds each number of features
+            print(f"recorded {write_record(args.record, results_record(output_files([args.json])))}")
+        return {}
+    if args.runs != 1:
+        p.error("--runs goes with --json FOLDER (the folder keeping each run)")
     import tensorflow as tf
 
+    from gpal.identity import source_commit
+
     res = {
+        "commit": commit or source_commit(),
         "settings": vars(args),
         "machine": {"platform": platform.platform(), "python": platform.python_version(), "tensorflow": tf.__version__,
                     "cpus": os.cpu_count(), "load_average_start": os.getloadavg()},
@@ -244,6 +345,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(f"load average: start {res['machine']['load_average_start']}, end {res['machine']['load_average_end']}")
     if args.json:
         write_json_atomic(args.json, res)
+    if args.record:
+        print(f"recorded {write_record(args.record, results_record([args.json]))}")
     return res
 
 

@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from shared import MAIN_JOB_SHAPES, kept_output, synthetic_problem
+from shared import MAIN_JOB_SHAPES, keep_printed, synthetic_problem
 
 
 def _trainer(input_noise: str, seed: int):
@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fused-adam", action="store_true", help="ResourceApplyAdam against tf_keras' Adam")
     parser.add_argument("--epoch-loop", action="store_true", help="Trainer.steps (an epoch a call) against Trainer.step")
     args = parser.parse_args(argv)
-    with kept_output("step_variants", __file__, argv):  # docs/results.md cites these timings
+    with keep_printed("step_variants", __file__, argv):  # docs/results.md cites these timings
         if args.xla:
             xla()
         if args.parallel:

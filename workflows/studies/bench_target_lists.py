@@ -41,7 +41,7 @@ from gpal.catalogs.known_classes import apply_known_classes, class_weights
 from gpal.evaluation.comparison import bootstrap_comparison
 from gpal.evaluation.intervals import binomial_interval
 from gpal.runs.output_dir import recorded_identity
-from shared import kept_output  # the script's folder, first on its path
+from shared import keep_printed  # the script's folder, first on its path
 
 TOP = 50
 SIGNIFICANCE = (4.0, 5.0, 6.0, 8.0)
@@ -176,7 +176,7 @@ def top(frame, classes, merge, raw, ruled, label, folder):
 def main(folder, *parts):
     warnings.simplefilter("ignore")
     loaded = load(folder)
-    with kept_output("target_lists", __file__, [folder, *parts]):  # docs/targets.md cites these tables
+    with keep_printed("target_lists", __file__, [folder, *parts]):  # docs/targets.md cites these tables
         for part in parts or ("bcu", "cuts", "top"):
             {"bcu": bcu, "cuts": cuts, "top": top}[part](*loaded)
             print()

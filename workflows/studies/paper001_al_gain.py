@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from shared import kept_output, paired_t  # the script's folder, first on its path
+from shared import keep_printed, paired_t  # the script's folder, first on its path
 
 METHODS = ("MGP", "NIMGP-NN")
 
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="the test errors after --after labels, per strategy, not their fall from the start")
     args = parser.parse_args(argv)
     table = (paired_errors if args.errors else paired_gaps)(pd.read_csv(args.curves), args.after)
-    with kept_output("al_gain", __file__, argv):  # docs/papers.md cites these rows
+    with keep_printed("al_gain", __file__, argv):  # docs/papers.md cites these rows
         print(table.to_string(index=False, float_format="%.4f"))
 
 

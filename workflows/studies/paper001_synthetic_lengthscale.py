@@ -21,7 +21,7 @@ import numpy as np
 
 from gpal.evaluation.metrics import error_rate, negative_log_likelihood
 from gpal.workflows.synthetic import _kwargs, _problem, _problem_seed
-from shared import kept_output  # the script's folder, first on its path
+from shared import keep_printed  # the script's folder, first on its path
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--problems", type=int, default=20)
     parser.add_argument("--cells", type=int, default=200, help="quadrature cells per axis of the Bayes predictive")
     args = parser.parse_args(argv)
-    with kept_output("synthetic_lengthscale", __file__, argv):  # docs/papers/001_numbers.md cites the Bayes errors
+    with keep_printed("synthetic_lengthscale", __file__, argv):  # docs/papers/001_numbers.md cites the Bayes errors
         for row in bayes_rows(args.problems, args.cells):
             print(json.dumps(row), flush=True)
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from gpal.data.synthetic import toy_1d
 from gpal.workflows.verdicts import alike_verdict, order_verdict
-from shared import kept_output, paired_t  # the script's folder, first on its path
+from shared import keep_printed, paired_t  # the script's folder, first on its path
 
 BASELINE = "MGP"
 
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--margin", type=float, default=0.01, help="'similar error' margin (default 0.01)")
     args = parser.parse_args(argv)
     rows = paired(args.run, args.margin)
-    with kept_output("toy_1d", __file__, argv):  # docs/papers.md cites the NLL gaps
+    with keep_printed("toy_1d", __file__, argv):  # docs/papers.md cites the NLL gaps
         for row in rows:
             print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}))
 

@@ -1,6 +1,7 @@
 """What several benchmark scripts share: synthetic problems, the machine's description, timing, the faint-source task,
 binary GP classifiers traced along their training clocks (papers 002 and 003), the blazar-type studies' paired
-measures, a paired difference's t interval, and the record that keeps what a study's command printed.
+measures, a paired difference's t interval, how a timing study's kept outputs become a record (read, their one
+commit, the command that made them), and the record that keeps what a study's command printed.
 
 Not a script: the scripts beside it import it by name (Python puts a script's own folder first on its path),
 so each shared piece is written once and no script imports another.
@@ -99,7 +100,7 @@ def _record_commit() -> str:
 
 
 @contextlib.contextmanager
-def kept_output(study: str, script: str, argv: Sequence[str] | None = None) -> Iterator[Path]:
+def keep_printed(study: str, script: str, argv: Sequence[str] | None = None) -> Iterator[Path]:
     """Print as usual inside the block, and keep what was printed in the study's record ``RECORDS/<study>.json``.
 
     A docs page cites the numbers a study's command prints; the record holds them under that command (``python
@@ -356,3 +357,117 @@ def paired_t(diff: Any) -> tuple[float, float, float, float]:
     diff = np.asarray(diff, dtype=np.float64)
     mean, se = float(diff.mean()), float(np.std(diff, ddof=1) / np.sqrt(diff.size))
     return (mean, se, *interval(mean, se, diff.size - 1))
+
+
+def read_outputs(paths: Any) -> list[dict[str, Any]]:
+    """A timing study's kept raw outputs (JSON files its runs wrote), each checked to be a JSON object; a missing or
+    unreadable file raises ValueError naming it, so a record is never built from part of its runs."""
+    import json
+
+    outputs = []
+    for path in paths:
+        try:
+            raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ValueError(f"{path}: cannot read the study's output ({exc.strerror or exc})") from None
+        except ValueError as exc:
+            raise ValueError(f"{path} is not JSON ({exc})") from None
+        if not isinstance(raw, dict):
+            raise ValueError(f"{path}: expected a JSON object (a run's output), got {type(raw).__name__}")
+        outputs.append(raw)
+    if not outputs:
+        raise ValueError("no output given: a record is built from at least one run's JSON")
+    return outputs
+
+
+def output_field(raw: dict[str, Any], path: Any, *keys: str) -> Any:
+    """``raw[k1][k2]...``, or ValueError naming the file and the missing field (an output of another script or
+    of an older version of it)."""
+    value = raw
+    for depth, key in enumerate(keys):
+        if not isinstance(value, dict) or key not in value:
+            raise ValueError(f"{path}: no field {'.'.join(keys[: depth + 1])!r}; expected this study's output")
+        value = value[key]
+    return value
+
+
+def outputs_commit(outputs: list[dict[str, Any]], paths: Any, given: str | None = None) -> str:
+    """The one commit the outputs were measured at: their ``commit`` field (what a run writes), else ``given`` (the
+    record's commit, for outputs kept from before runs named theirs); mixed, unknown or uncommitted is refused."""
+    named = [str(raw["commit"]) for raw in outputs if "commit" in raw]
+    where = [str(p) for p in paths]
+    if named and (len(named) < len(outputs) or len(set(named)) > 1):
+        raise ValueError(f"the outputs {where} name the commits {sorted(set(named))} ({len(outputs) - len(named)} "
+                         "none): a record needs all its runs at one commit")
+    if named and given and given != named[0]:
+        raise ValueError(f"--commit {given}, but the outputs {where} name {named[0]}: a run's own commit wins")
+    commit = named[0] if named else given
+    if not commit:
+        raise ValueError(f"the outputs {where} name no commit: give the one they ran at (--commit)")
+    if commit == "unknown" or commit.endswith("+dirty"):
+        raise ValueError(f"the outputs {where} were made at {commit!r}: a record needs the committed source that "
+                         "ran (commit, then run again)")
+    return commit
+
+
+def committed_source() -> str:
+    """This source's commit, for a run that will write a record; uncommitted or unknown source raises ValueError before
+    the run starts, so a long measurement is not made in vain (its record would be refused)."""
+    from gpal.identity import source_commit
+
+    commit = source_commit()
+    if commit == "unknown" or commit.endswith("+dirty"):
+        raise ValueError(f"the source's commit is {commit!r}: commit first, so the record names the code that ran")
+    return commit
+
+
+def run_command(script: str, settings: dict[str, Any], defaults: dict[str, Any], *fixed: str) -> str:
+    """The command line that reruns a run of ``script`` whose options were ``settings``: every option that differs
+    from the script's ``defaults``, then the ``fixed`` words (a record names how its numbers were made, not a run
+    with defaults they did not have)."""
+    words = [f"python {script}"]
+    for key, default in defaults.items():
+        value = settings.get(key, default)
+        if value == default or key in ("json", "record", "summarize", "commit"):
+            continue
+        flag = "--" + key.replace("_", "-")
+        if isinstance(value, bool):
+            words.append(flag if value else "")
+        elif isinstance(value, (list, tuple)):
+            words.append(" ".join([flag, *map(str, value)]))
+        else:
+            words.append(f"{flag} {value}")
+    return " ".join(w for w in [*words, *fixed] if w)
+
+
+def kept_output(json_arg: str | None, name: str) -> str | None:
+    """Where a run keeps its figures: ``--json`` as given, or ``name`` inside it when it names a folder (a study's
+    folder of kept runs under workflows/studies/records/, its README saying what they are)."""
+    if json_arg and Path(json_arg).is_dir():
+        return str(Path(json_arg) / name)
+    return json_arg
+
+
+def output_files(paths: Any) -> list[str]:
+    """The runs' JSON files: the files given, a folder standing for its ``*.json`` in name order."""
+    files: list[str] = []
+    for path in paths:
+        if Path(path).is_dir():
+            found = sorted(str(f) for f in Path(path).glob("*.json"))
+            if not found:
+                raise ValueError(f"{path}: no run's JSON in this folder; run the study first")
+            files += found
+        else:
+            files.append(str(path))
+    return files
+
+
+def runs_in_children(script: str, argv: list[str], runs: int, folder: str, stem: str) -> list[str]:
+    """``runs`` runs of ``script`` with ``argv``, each a fresh process (its own imports, tracing and caches, as a user's
+    command has) keeping its figures in ``folder/<stem>_run<k>.json``; a failed run stops them with its status."""
+    import subprocess
+
+    paths = [str(Path(folder) / f"{stem}_run{k}.json") for k in range(1, runs + 1)]
+    for path in paths:
+        subprocess.run([sys.executable, script, *argv, "--json", path], check=True)
+    return paths
