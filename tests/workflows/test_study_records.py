@@ -74,7 +74,7 @@ def test_keep_printed_keeps_nothing_when_its_block_fails_and_refuses_another_stu
         pass
 
 
-def test_a_record_names_its_commit_dirty_only_for_changes_outside_the_records(tmp_path, monkeypatch, shared):
+def test_a_record_names_its_commit_dirty_only_for_changes_outside_the_studies_and_pages_records(tmp_path, monkeypatch, shared):
     """A study rewriting its committed record is not a change to the code that ran; any other change is."""
     import subprocess
 
@@ -86,17 +86,21 @@ def test_a_record_names_its_commit_dirty_only_for_changes_outside_the_records(tm
 
     (tmp_path / "records").mkdir()
     (tmp_path / "records" / "s.json").write_text("{}")
+    (tmp_path / "pages" / "records").mkdir(parents=True)
+    (tmp_path / "pages" / "records" / "r.json").write_text("{}")
     (tmp_path / "code.py").write_text("x = 1\n")
     git("init", "-q")
     git("add", ".")
     git("commit", "-qm", "one")
     monkeypatch.setattr(shared, "ROOT", tmp_path)
     monkeypatch.setattr(shared, "RECORDS", tmp_path / "records")
+    monkeypatch.setattr(shared, "PAGES", tmp_path / "pages")
     monkeypatch.setattr(gpal.identity, "source_commit", lambda: "abc+dirty")
     (tmp_path / "records" / "s.json").write_text('{"study": "s"}')
-    assert shared._record_commit() == "abc"
+    (tmp_path / "pages" / "records" / "r.json").write_text('{"record": "r"}')
+    assert shared.code_commit() == "abc"
     (tmp_path / "code.py").write_text("x = 2\n")
-    assert shared._record_commit() == "abc+dirty"
+    assert shared.code_commit() == "abc+dirty"
 
 
 def test_al_gain_keeps_its_table(records, tmp_path):

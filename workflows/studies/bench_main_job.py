@@ -49,8 +49,8 @@ from typing import Any, Callable
 import numpy as np
 
 from shared import (  # the script's folder, first on its path
-    MAIN_JOB_SHAPES, committed_source, kept_output, output_field, output_files, outputs_commit, read_outputs, run_command,
-    runs_in_children, synthetic_problem, timing_suite)
+    MAIN_JOB_SHAPES, code_commit, committed_source, kept_output, output_field, output_files, outputs_commit,
+    read_outputs, run_command, runs_in_children, synthetic_problem, timing_suite)
 
 ARITHMETIC = timing_suite("arithmetic")
 #: The study's declaration, which the results page's records (`parts_record`, `step_record`) name, and its script.
@@ -617,9 +617,8 @@ def main(argv: list[str] | None = None) -> None:
     args.json = kept_output(args.json, "job.json")
     if args.out and os.path.exists(args.out):
         parser.error(f"--out {args.out} exists; the job must run from scratch, not reuse a trained model")
-    from gpal.identity import source_commit
 
-    record: dict[str, Any] = {"commit": source_commit(), "args": vars(args), "load_average_at_start": os.getloadavg(),
+    record: dict[str, Any] = {"commit": code_commit(), "args": vars(args), "load_average_at_start": os.getloadavg(),
                               "extra_args": extra}
     if not args.no_job:
         result = run_main_job(extra, args.out)

@@ -35,9 +35,9 @@ from typing import Any, Callable
 import numpy as np
 
 from gpal.files import write_json_atomic
-from gpal.identity import source_commit
-from shared import (METHODS, committed_source, environment, kept_output, output_field, output_files, outputs_commit,
-                    read_outputs, run_command, synthetic_problem)
+from shared import (
+    METHODS, code_commit, committed_source, environment, kept_output, output_field, output_files, outputs_commit,
+    read_outputs, run_command, synthetic_problem)
 
 # Targets of the performance issue and the paper's measurements (Table 8, MNIST, Tesla P100).
 RATIO_TARGETS = {"NIMGP": 1.5, "NIMGP-NN": 1.3, "NIMGP-FO": 2.0}
@@ -354,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.classes < 2:
         p.error("--classes must be >= 2")
 
-    res: dict[str, Any] = {"commit": source_commit(), "environment": environment(), "args": vars(args)}
+    res: dict[str, Any] = {"commit": code_commit(), "environment": environment(), "args": vars(args)}
     res["small"] = small_problem(args)
     if args.mnist_sized:
         res["mnist"] = mnist_sized(args)

@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from shared import committed_source, kept_output, output_field, output_files, outputs_commit, read_outputs
+from shared import (
+    code_commit, committed_source, kept_output, output_field, output_files, outputs_commit, read_outputs)
 
 #: The study's declaration, which the results page's record (`results_record`) names.
 WORKFLOW = "workflows/studies/predict_memory.yaml"
@@ -198,10 +199,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.model is None:
         parser.error("give the model folder to predict with (a gpal classify folder)")
-    from gpal.identity import source_commit
 
     try:
-        commit = committed_source() if args.record else source_commit()
+        commit = committed_source() if args.record else code_commit()
     except ValueError as exc:
         parser.error(str(exc))
     classes = _classes(args.model)

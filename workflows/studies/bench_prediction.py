@@ -35,8 +35,9 @@ from typing import Any, Callable
 import numpy as np
 
 from gpal.files import write_json_atomic
-from shared import (committed_source, median_seconds, output_field, output_files, outputs_commit, read_outputs,
-                    run_command, runs_in_children, synthetic_problem)
+from shared import (
+    code_commit, committed_source, median_seconds, output_field, output_files, outputs_commit, read_outputs,
+    run_command, runs_in_children, synthetic_problem)
 
 #: The study's declaration, which the results page's record (`results_record`) names, and its script.
 WORKFLOW = "workflows/studies/prediction.yaml"
@@ -329,10 +330,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         p.error("--runs goes with --json FOLDER (the folder keeping each run)")
     import tensorflow as tf
 
-    from gpal.identity import source_commit
 
     res = {
-        "commit": commit or source_commit(),
+        "commit": commit or code_commit(),
         "settings": vars(args),
         "machine": {"platform": platform.platform(), "python": platform.python_version(), "tensorflow": tf.__version__,
                     "cpus": os.cpu_count(), "load_average_start": os.getloadavg()},

@@ -80,9 +80,10 @@ def _printed_line(line: str) -> Any:
     return line
 
 
-def _record_commit() -> str:
-    """`gpal.identity.source_commit`, but with ``+dirty`` only for changes outside the studies' records: running a
-    study rewrites its record (and a second command reads the first's), which changes no code that ran."""
+def code_commit() -> str:
+    """`gpal.identity.source_commit`, but with ``+dirty`` only for changes outside the records (the studies' own and
+    the pages'): running a study rewrites its records (and a second command reads the first's), which changes no
+    code that ran."""
     import subprocess
 
     from gpal.identity import source_commit
@@ -92,7 +93,8 @@ def _record_commit() -> str:
         return commit
     try:
         changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ":/",
-                                  f":(top,exclude){Path(RECORDS).relative_to(ROOT).as_posix()}"], cwd=ROOT,
+                                  f":(top,exclude){Path(RECORDS).relative_to(ROOT).as_posix()}",
+                                  f":(top,exclude){(PAGES / 'records').relative_to(ROOT).as_posix()}"], cwd=ROOT,
                                  capture_output=True, text=True, check=True, timeout=10).stdout.strip()
     except (OSError, ValueError, subprocess.SubprocessError):
         return commit
@@ -105,7 +107,7 @@ def keep_printed(study: str, script: str, argv: Sequence[str] | None = None) -> 
 
     A docs page cites the numbers a study's command prints; the record holds them under that command (``python
     workflows/studies/<script> ARGS``, replacing its earlier entry; a study's other commands keep theirs) with the
-    commit that made them (`_record_commit`), so a reader can find and check a page's number.  A block
+    commit that made them (`code_commit`), so a reader can find and check a page's number.  A block
     that raises keeps nothing: a failed command's partial output is not a result."""
     from gpal.files import write_json_atomic
 
@@ -121,7 +123,7 @@ def keep_printed(study: str, script: str, argv: Sequence[str] | None = None) -> 
     with contextlib.redirect_stdout(tee):
         yield path
     lines = tee.buffer.getvalue().rstrip("\n").split("\n")
-    kept["commands"][command] = {"commit": _record_commit(), "printed": [_printed_line(line) for line in lines]}
+    kept["commands"][command] = {"commit": code_commit(), "printed": [_printed_line(line) for line in lines]}
     write_json_atomic(path, kept)
 
 
@@ -411,11 +413,9 @@ def outputs_commit(outputs: list[dict[str, Any]], paths: Any, given: str | None 
 
 
 def committed_source() -> str:
-    """This source's commit, for a run that will write a record; uncommitted or unknown source raises ValueError before
-    the run starts, so a long measurement is not made in vain (its record would be refused)."""
-    from gpal.identity import source_commit
-
-    commit = source_commit()
+    """This source's commit (`code_commit`), for a run that will write a record; uncommitted or unknown source raises
+    ValueError before the run starts, so a long measurement is not made in vain (its record would be refused)."""
+    commit = code_commit()
     if commit == "unknown" or commit.endswith("+dirty"):
         raise ValueError(f"the source's commit is {commit!r}: commit first, so the record names the code that ran")
     return commit

@@ -27,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from shared import committed_source, kept_output, output_field, output_files, outputs_commit, read_outputs
+from shared import (
+    code_commit, committed_source, kept_output, output_field, output_files, outputs_commit, read_outputs)
 
 #: The study's declaration, which the results page's record names.
 WORKFLOW = "workflows/studies/main_job_time.yaml"
@@ -163,10 +164,9 @@ def main(argv: list[str] | None = None) -> int:
         p.error("needs the gpal command on the PATH (pip install -e .) and /usr/bin/time (GNU time)")
     if args.baseline and not Path(args.baseline).is_file():
         p.error(f"--baseline {args.baseline} is not a file; expected another checkout's gpal executable")
-    from gpal.identity import source_commit
 
     try:
-        commit = committed_source() if args.record else source_commit()
+        commit = committed_source() if args.record else code_commit()
     except ValueError as exc:
         p.error(str(exc))
     raw: dict[str, Any] = {"commit": commit, "args": {"catalogs": args.catalogs, "runs": args.runs},
