@@ -69,3 +69,10 @@ def test_settings_no_part_ran_are_the_records_row_not_a_parts():
     rows = needs_markdown(needs, two, "t").splitlines()[2:5]
     assert rows == ["| `wf` x | 3 (10) | 2 | 14 | 1 | 0.12 | – |", "| `wf` y | 3 (10) | 2 | 14 | 1 | 0.12 | – |",
                     "| `wf`, no part | – | – | – | – | – | 1: c (20) |"]
+
+
+def test_an_uncovered_settings_fits_are_its_own_methods_not_the_records():
+    """A binary set has no softmax GPC: c is run with two methods, d with one, so 10 splits add 30 fits, not 40."""
+    parts = {"wf": [(None, _record(_rows(RAN, NOT_RUN + [("d", "A")])))]}
+    needs = parse_needs("t", [{"record": "wf", "minutes": 2.0, "source": "timed"}])
+    assert needs_markdown(needs, parts, "t").splitlines()[2].endswith("| 2: c, d (30) |")

@@ -85,7 +85,7 @@ def needs_markdown(needs: Sequence[Mapping[str, Any]],
         covered = set().union(*(_ran(result) for _, result in parts))
         every = {(r["setting"], r["method"]) for _, result in parts for r in result["rows"]}
         missing = sorted({s for s, _ in every} - {s for s, _ in covered})
-        methods = len({m for _, m in every})
+        missing_fits = sum(1 for s, _ in every if s in missing)  # each setting's own methods (a binary set: no GPCsm)
         rows = []
         for part, result in parts:
             run, paper = _repeats(result["budget"]["run"]), _repeats(result["budget"]["paper"])
@@ -99,7 +99,7 @@ def needs_markdown(needs: Sequence[Mapping[str, Any]],
             name = f"`{entry['record']}`" + (f" {part}" if part else "")
             rows.append(f"| {name} | {run} ({paper}) | {per_repeat} | {more} | {minutes:.2g} | "
                         f"{_hours(more * minutes / 60 / CORES)} |")
-        uncovered = f"{len(missing)}: {', '.join(missing)} ({paper * methods * len(missing)})" if missing else "–"
+        uncovered = f"{len(missing)}: {', '.join(missing)} ({paper * missing_fits})" if missing else "–"
         # the settings no part ran are the record's, not a part's: on a single part's row, else on a row of their own
         if len(rows) == 1:
             lines.append(f"{rows[0]} {uncovered} |")
