@@ -53,7 +53,8 @@ def read_study(path: Path) -> dict[str, Any]:
     for field, kind in OPTIONAL.items():
         if field in study and not (isinstance(study[field], kind) and study[field]
                                    and all(isinstance(c, str) and c.strip() for c in study[field])):
-            raise ValueError(f"{path}: field {field!r}, if given, must list at least one command line, got {study[field]!r}")
+            raise ValueError(f"{path}: field {field!r}, if given, must list at least one command line, "
+                             f"got {study[field]!r}")
     unknown = sorted(set(study) - set(FIELDS) - set(OPTIONAL))
     if unknown:
         raise ValueError(f"{path}: unknown fields {unknown}; a declaration has {sorted(FIELDS)} "
