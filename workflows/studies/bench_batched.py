@@ -38,9 +38,8 @@ from typing import Any
 import numpy as np
 
 from gpal.files import write_json_atomic
-from gpal.identity import source_commit
-from shared import (METHODS, committed_source, environment, output_field, outputs_commit, read_outputs, run_command,
-                    synthetic_problem)
+from shared import (METHODS, code_commit, committed_source, environment, output_field, outputs_commit, read_outputs,
+                    run_command, synthetic_problem)
 
 #: The results page's record is written by `results_record`, from the JSON of a run (``--json``).
 WORKFLOW = "workflows/studies/batched.yaml"
@@ -300,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.breakdown:
         if args.record:
             p.error("--breakdown writes no results record; leave --record out")
-        record = {"args": vars(args), "commit": source_commit(), "environment": environment(),
+        record = {"args": vars(args), "commit": code_commit(), "environment": environment(),
                   "breakdown": {method: breakdown(method, args) for method in args.methods}}
         if args.json:
             write_json_atomic(args.json, record)
@@ -311,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
         results.append(time_steps(method, args))
     text = table(results, args)
     print(text)
-    record: dict[str, Any] = {"args": vars(args), "commit": source_commit(), "environment": environment(),
+    record: dict[str, Any] = {"args": vars(args), "commit": code_commit(), "environment": environment(),
                               "results": results, "table": text}
     if args.end_to_end:
         print(f"end to end, 16 splits of 4FGL, {args.end_to_end} epochs:", flush=True)
