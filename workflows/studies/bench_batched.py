@@ -38,8 +38,9 @@ from typing import Any
 import numpy as np
 
 from gpal.files import write_json_atomic
-from shared import (METHODS, code_commit, committed_source, environment, output_field, outputs_commit, read_outputs,
-                    run_command, synthetic_problem)
+from shared import (
+    METHODS, environment, output_field, outputs_commit, read_outputs, record_from_kept, run_command, run_commit,
+    synthetic_problem)
 
 #: The results page's record is written by `results_record`, from the JSON of a run (``--json``).
 WORKFLOW = "workflows/studies/batched.yaml"
@@ -284,22 +285,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.commit and not args.summarize:
         p.error("--commit names the commit of a kept output (--summarize); a run records its own")
     if args.summarize:
-        from result_records import write_record
-
-        try:
-            print(f"recorded {write_record(args.record, results_record(args.summarize, args.commit))}")
-        except ValueError as exc:
-            p.error(str(exc))
+        record_from_kept(p, args.record, lambda: results_record(args.summarize, args.commit))
         return 0
-    if args.record:
-        try:
-            committed_source()
-        except ValueError as exc:
-            p.error(str(exc))
+    commit = run_commit(p, bool(args.record))
     if args.breakdown:
         if args.record:
             p.error("--breakdown writes no results record; leave --record out")
-        record = {"args": vars(args), "commit": code_commit(), "environment": environment(),
+        record = {"args": vars(args), "commit": commit, "environment": environment(),
                   "breakdown": {method: breakdown(method, args) for method in args.methods}}
         if args.json:
             write_json_atomic(args.json, record)
@@ -310,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         results.append(time_steps(method, args))
     text = table(results, args)
     print(text)
-    record: dict[str, Any] = {"args": vars(args), "commit": code_commit(), "environment": environment(),
+    record: dict[str, Any] = {"args": vars(args), "commit": commit, "environment": environment(),
                               "results": results, "table": text}
     if args.end_to_end:
         print(f"end to end, 16 splits of 4FGL, {args.end_to_end} epochs:", flush=True)

@@ -49,8 +49,8 @@ from typing import Any, Callable
 import numpy as np
 
 from shared import (  # the script's folder, first on its path
-    MAIN_JOB_SHAPES, code_commit, committed_source, kept_output, output_field, output_files, outputs_commit,
-    read_outputs, run_command, runs_in_children, synthetic_problem, timing_suite)
+    MAIN_JOB_SHAPES, kept_output, output_field, output_files, outputs_commit, read_outputs, record_from_kept,
+    run_command, run_commit, runs_in_children, synthetic_problem, timing_suite)
 
 ARITHMETIC = timing_suite("arithmetic")
 #: The study's declaration, which the results page's records (`parts_record`, `step_record`) name, and its script.
@@ -580,27 +580,19 @@ def main(argv: list[str] | None = None) -> None:
     if args.record and not args.summarize and args.step != args.no_job:
         parser.error("--record writes one record: the job's parts (no --step) or the step's (--step --no-job)")
     if args.summarize:
-        from result_records import write_record
-
-        try:
+        def kept() -> dict[str, Any]:
             files = output_files(args.summarize)
             outputs = read_outputs(files)
             if all("job" in raw for raw in outputs) and len(outputs) == 1:
-                record = parts_record(files[0], args.commit)
-            elif not any("job" in raw for raw in outputs):
-                record = step_record(files, args.commit)
-            else:
-                raise ValueError(f"{args.summarize}: a record is made from one run of the job or from runs of the "
-                                 "step alone (--step --no-job), not from several jobs or both")
-            print(f"recorded {write_record(args.record, record)}")
-        except ValueError as exc:
-            parser.error(str(exc))
+                return parts_record(files[0], args.commit)
+            if not any("job" in raw for raw in outputs):
+                return step_record(files, args.commit)
+            raise ValueError(f"{args.summarize}: a record is made from one run of the job or from runs of the "
+                             "step alone (--step --no-job), not from several jobs or both")
+
+        record_from_kept(parser, args.record, kept)
         return
-    if args.record:
-        try:
-            committed_source()
-        except ValueError as exc:
-            parser.error(str(exc))
+    commit = run_commit(parser, bool(args.record))
     if args.step and args.no_job and args.json and os.path.isdir(args.json):
         if args.runs < 1:
             parser.error("--runs must be >= 1")
@@ -618,7 +610,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.out and os.path.exists(args.out):
         parser.error(f"--out {args.out} exists; the job must run from scratch, not reuse a trained model")
 
-    record: dict[str, Any] = {"commit": code_commit(), "args": vars(args), "load_average_at_start": os.getloadavg(),
+    record: dict[str, Any] = {"commit": commit, "args": vars(args), "load_average_at_start": os.getloadavg(),
                               "extra_args": extra}
     if not args.no_job:
         result = run_main_job(extra, args.out)

@@ -36,8 +36,8 @@ import numpy as np
 
 from gpal.files import write_json_atomic
 from shared import (
-    METHODS, code_commit, committed_source, environment, kept_output, output_field, output_files, outputs_commit,
-    read_outputs, run_command, synthetic_problem)
+    METHODS, environment, kept_output, output_field, output_files, outputs_commit, read_outputs, record_from_kept,
+    run_command, run_commit, synthetic_problem)
 
 # Targets of the performance issue and the paper's measurements (Table 8, MNIST, Tesla P100).
 RATIO_TARGETS = {"NIMGP": 1.5, "NIMGP-NN": 1.3, "NIMGP-FO": 2.0}
@@ -333,28 +333,22 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--record needs the run's --json or a kept output (--summarize JSON); --summarize needs --record")
     args.json = kept_output(args.json, "run.json")
     if args.summarize:
-        from result_records import write_record
-
-        try:
+        def kept() -> dict[str, Any]:
             files = output_files([args.summarize])
             if len(files) != 1:
                 raise ValueError(f"{args.summarize} holds {len(files)} runs; the record is made from one")
-            print(f"recorded {write_record(args.record, results_record(files[0]))}")
-        except ValueError as exc:
-            p.error(str(exc))
+            return results_record(files[0])
+
+        record_from_kept(p, args.record, kept)
         return 0
-    if args.record:
-        try:
-            committed_source()
-        except ValueError as exc:
-            p.error(str(exc))
+    commit = run_commit(p, bool(args.record))
     for name in ("n", "d", "classes", "inducing", "batch", "steps", "repeats", "predict_n"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
     if args.classes < 2:
         p.error("--classes must be >= 2")
 
-    res: dict[str, Any] = {"commit": code_commit(), "environment": environment(), "args": vars(args)}
+    res: dict[str, Any] = {"commit": commit, "environment": environment(), "args": vars(args)}
     res["small"] = small_problem(args)
     if args.mnist_sized:
         res["mnist"] = mnist_sized(args)

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from shared import (
-    code_commit, committed_source, kept_output, output_field, output_files, outputs_commit, read_outputs)
+    kept_output, output_field, output_files, outputs_commit, read_outputs, record_from_kept, run_commit)
 
 #: The study's declaration, which the results page's record (`results_record`) names.
 WORKFLOW = "workflows/studies/predict_memory.yaml"
@@ -192,18 +192,12 @@ def main(argv: list[str] | None = None) -> None:
     from result_records import write_record
 
     if args.summarize:
-        try:
-            print(f"recorded {write_record(args.record, results_record(output_files(args.summarize)))}")
-        except ValueError as exc:
-            parser.error(str(exc))
+        record_from_kept(parser, args.record, lambda: results_record(output_files(args.summarize)))
         return
     if args.model is None:
         parser.error("give the model folder to predict with (a gpal classify folder)")
 
-    try:
-        commit = committed_source() if args.record else code_commit()
-    except ValueError as exc:
-        parser.error(str(exc))
+    commit = run_commit(parser, bool(args.record))
     classes = _classes(args.model)
     load = os.getloadavg()
     how = "whole" if args.whole else "predict" if args.block_rows is None else args.block_rows

@@ -36,8 +36,8 @@ import numpy as np
 
 from gpal.files import write_json_atomic
 from shared import (
-    code_commit, committed_source, median_seconds, output_field, output_files, outputs_commit, read_outputs,
-    run_command, runs_in_children, synthetic_problem)
+    median_seconds, output_field, output_files, outputs_commit, read_outputs, record_from_kept, run_command,
+    run_commit, runs_in_children, synthetic_problem)
 
 #: The study's declaration, which the results page's record (`results_record`) names, and its script.
 WORKFLOW = "workflows/studies/prediction.yaml"
@@ -305,17 +305,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     from result_records import write_record
 
     if args.summarize:
-        try:
-            print(f"recorded {write_record(args.record, results_record(output_files(args.summarize)))}")
-        except ValueError as exc:
-            p.error(str(exc))
+        record_from_kept(p, args.record, lambda: results_record(output_files(args.summarize)))
         return {}
-    commit = None
-    if args.record:
-        try:
-            commit = committed_source()
-        except ValueError as exc:
-            p.error(str(exc))
+    commit = run_commit(p, bool(args.record))
     if args.json and os.path.isdir(args.json):
         if args.runs < 1:
             p.error("--runs must be >= 1")
@@ -332,7 +324,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
     res = {
-        "commit": commit or code_commit(),
+        "commit": commit,
         "settings": vars(args),
         "machine": {"platform": platform.platform(), "python": platform.python_version(), "tensorflow": tf.__version__,
                     "cpus": os.cpu_count(), "load_average_start": os.getloadavg()},

@@ -421,6 +421,26 @@ def committed_source() -> str:
     return commit
 
 
+def run_commit(parser: Any, record: bool) -> str:
+    """The commit a timing run names: `committed_source` when it will write a record (a dirty source ends the script
+    through ``parser``, before a measurement is made in vain), else `code_commit`."""
+    try:
+        return committed_source() if record else code_commit()
+    except ValueError as exc:
+        parser.error(str(exc))
+
+
+def record_from_kept(parser: Any, path: str, build: Callable[[], dict[str, Any]]) -> None:
+    """Write the results record ``build()`` makes from kept outputs to ``path`` and say where; an output it cannot
+    use (a ValueError naming it) ends the script through ``parser``, as a bad option does."""
+    from result_records import write_record
+
+    try:
+        print(f"recorded {write_record(path, build())}")
+    except ValueError as exc:
+        parser.error(str(exc))
+
+
 def run_command(script: str, settings: dict[str, Any], defaults: dict[str, Any], *fixed: str) -> str:
     """The command line that reruns a run of ``script`` whose options were ``settings``: every option that differs
     from the script's ``defaults``, then the ``fixed`` words (a record names how its numbers were made, not a run

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from shared import (
-    code_commit, committed_source, kept_output, output_field, output_files, outputs_commit, read_outputs)
+    kept_output, output_field, output_files, outputs_commit, read_outputs, record_from_kept, run_commit)
 
 #: The study's declaration, which the results page's record names.
 WORKFLOW = "workflows/studies/main_job_time.yaml"
@@ -149,13 +149,13 @@ def main(argv: list[str] | None = None) -> int:
 
     args.json = kept_output(args.json, "runs.json")
     if args.summarize:
-        try:
+        def kept() -> dict[str, Any]:
             files = output_files([args.summarize])
             if len(files) != 1:
                 raise ValueError(f"{args.summarize} holds {len(files)} files of runs; the record is made from one")
-            print(f"recorded {write_record(args.record, results_record(files[0]))}")
-        except ValueError as exc:
-            p.error(str(exc))
+            return results_record(files[0])
+
+        record_from_kept(p, args.record, kept)
         return 0
     if args.runs < 1 or args.pairs < 1:
         p.error("--runs and --pairs must be >= 1")
@@ -165,10 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.baseline and not Path(args.baseline).is_file():
         p.error(f"--baseline {args.baseline} is not a file; expected another checkout's gpal executable")
 
-    try:
-        commit = committed_source() if args.record else code_commit()
-    except ValueError as exc:
-        p.error(str(exc))
+    commit = run_commit(p, bool(args.record))
     raw: dict[str, Any] = {"commit": commit, "args": {"catalogs": args.catalogs, "runs": args.runs},
                            "load_average_at_start": os.getloadavg(), "runs": []}
     for catalog in args.catalogs:
