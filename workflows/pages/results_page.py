@@ -444,11 +444,16 @@ def _clean_commit(commit: str) -> str:
     return commit
 
 
+def _joined(command: str) -> str:
+    """``command`` with each line continued by a backslash joined to the next, as a shell joins them."""
+    return command.replace("\\\n", " ")
+
+
 def command_environment(command: str) -> tuple[dict[str, str], list[str]]:
     """A recorded shell command as (environment, argv): its leading ``NAME=value`` words (``OMP_NUM_THREADS=1 gpal
     ...``, as a record shows how it was run) set variables on top of this process's environment; lines continued
     with a backslash are one command."""
-    words = shlex.split(command.replace("\\\n", " "))  # a line continued with a backslash, as a shell joins it
+    words = shlex.split(_joined(command))
     assignments = list(itertools.takewhile(lambda w: re.fullmatch(r"[A-Za-z_]\w*=.*", w), words))
     return {**os.environ, **dict(w.split("=", 1) for w in assignments)}, words[len(assignments):]
 
@@ -456,7 +461,7 @@ def command_environment(command: str) -> tuple[dict[str, str], list[str]]:
 def command_lines(command: str) -> list[str]:
     """A recorded command's command lines in order: a study's record may show several (its fits, then its
     summary), a line ending in ``\\`` going on to the next."""
-    return [line.strip() for line in re.sub(r"\\\n", " ", command).splitlines() if line.strip()]
+    return [line.strip() for line in _joined(command).splitlines() if line.strip()]
 
 
 def produce(name: str, records: Path, commit: str) -> Path:
