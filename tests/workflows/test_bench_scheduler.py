@@ -87,6 +87,7 @@ def test_the_record_gives_each_schedulers_walls_unit_sums_and_the_prediction(ben
     assert predict["rows"] == [["`in-process`", "400", "8.0 s", "50", "2.00 GiB", "none"],
                                ["`local-dask`", "400", "16.0 s", "25", "2.00 GiB", "1.00 GiB, 1.50 GiB"]]
     assert "The two tables were the same bytes." in predict["caption"]
+    assert "load average 0.5-2.0 before and after" in predict["caption"]
     assert record["commit"] == "abc1234" and record["workflow"] == "workflows/studies/scheduler.yaml"
     assert record["command"] == (f"python workflows/studies/bench_scheduler.py --splits 1 --epochs 5 --rows 400 "
                                  f"--chunk-size 200 --json {folder}")

@@ -9,7 +9,8 @@ predict seconds as the run wrote them (``units/<method>/split_*.json``), a diges
 that runs are compared bit for bit), the load average before and after, the commit.  Then a NIMGP model (300 input
 samples) is trained on the same 454 sources and ``gpal predict`` classifies 4FGL's unassociated sources tiled to
 ``--rows`` rows, in chunks of ``--chunk-size``, under each scheduler: wall time, rows per second, a digest of the
-table, and the peak resident memory of the driver and of each worker (each process's ``VmHWM``, read while it runs).
+table, and the peak resident memory of the driver and of each Dask worker process (each process's ``VmHWM``, read
+while it runs).
 Run it on a machine with no other work::
 
     python workflows/studies/bench_scheduler.py --json workflows/studies/records/scheduler \\
@@ -98,8 +99,8 @@ def _vm_hwm_kib(pid: int) -> int | None:
 
 
 def _watch(pid: int, done: threading.Event, peaks: dict[str, dict[int, int]]) -> None:
-    """Until ``done``: the peak memory of the command (``driver``) and of each Dask worker it started (a process
-    started by multiprocessing's spawn), the largest each was seen at."""
+    """Until ``done``: the peak memory of the command (``driver``) and of each process it started through
+    multiprocessing's spawn (the Dask workers, and any other the cluster starts), the largest each was seen at."""
     import psutil
 
     try:
@@ -164,14 +165,16 @@ def workflow_run(scheduler: str, k: int, args: argparse.Namespace, cpus: Sequenc
 
 def predict_runs(args: argparse.Namespace, cpus: Sequence[int], commit: str) -> list[dict[str, Any]]:
     """The prediction model trained (not timed), 4FGL's unassociated sources its features keep tiled to
-    ``args.rows``, then ``gpal predict`` under each scheduler: what `timed` measures, the rows and the table's digest."""
+    ``args.rows``, then ``gpal predict`` under each scheduler: what `timed` measures, the rows, the table's digest."""
     from gpal.catalogs import load_catalog
 
     runs = []
     with tempfile.TemporaryDirectory(prefix="bench_scheduler_") as work:
         model, catalog = Path(work) / "model", Path(work) / "tiled.fits"
-        subprocess.run(_gpal("train", *TRAIN, "--epochs", str(args.epochs), "--out", str(model), "--no-progress",
-                             "--quiet"), cwd=ROOT, check=True, capture_output=True)
+        train = _gpal("train", *TRAIN, "--epochs", str(args.epochs), "--out", str(model), "--no-progress", "--quiet")
+        done = subprocess.run(train, cwd=ROOT, capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError(f"{' '.join(train)} exited {done.returncode}: {done.stderr[-1500:]}")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the sources dropped for missing values are the point of asking
             sources = load_catalog("4FGL").pool(select=("unassociated",), features=None).ids
@@ -219,7 +222,8 @@ def results_record(paths: Sequence[str], folder: str) -> dict[str, Any]:
     predicts = [(raw, path) for raw, path, kind in zip(outputs, paths, kinds) if kind == "predict"]
     expected = {(k, s) for k in range(1, settings["rounds"] + 1) for s in SCHEDULERS}
     found = sorted((output_field(raw, p, "round"), output_field(raw, p, "scheduler")) for raw, p in flows)
-    if sorted(expected) != found or sorted(output_field(raw, p, "scheduler") for raw, p in predicts) != sorted(SCHEDULERS):
+    predicted = sorted(output_field(raw, p, "scheduler") for raw, p in predicts)
+    if sorted(expected) != found or predicted != sorted(SCHEDULERS):
         raise ValueError(f"{folder}: runs {found} of the workflow and {len(predicts)} predictions; expected each "
                          f"scheduler {list(SCHEDULERS)} in each of {settings['rounds']} rounds and one prediction each")
     by = {(raw["round"], raw["scheduler"]): (raw, path) for raw, path in flows}
@@ -264,7 +268,8 @@ def results_record(paths: Sequence[str], folder: str) -> dict[str, Any]:
         predict_loads += [output_field(raw, path, "load_before")[0], output_field(raw, path, "load_after")[0]]
     raw0, path0 = predicts[0]
     predict_table = make_table(
-        ["scheduler", "rows", "wall time", "rows/s", "peak memory, driver", "peak memory, each worker"], predict_rows,
+        ["scheduler", "rows", "wall time", "rows/s", "peak memory, driver", "peak memory, each spawned process"],
+        predict_rows,
         "lrrrrl", caption=(
             f"`gpal predict MODEL --catalog tiled.fits --select unassociated --chunk-size {settings['chunk_size']} "
             "--scheduler S`: the model NIMGP (300 input samples) trained on the same 454 sources "
@@ -272,7 +277,8 @@ def results_record(paths: Sequence[str], folder: str) -> dict[str, Any]:
             f"{output_field(raw0, path0, 'pool_sources')} unassociated sources with every feature tiled to "
             f"{settings['rows']} rows; the command's wall time (imports, reading the catalog, starting the cluster and "
             "each worker's model load included); peak memory each process's VmHWM, read every "
-            f"{POLL_S} s while it ran (load average {_span(predict_loads)} before and after). "
+            f"{POLL_S} s while it ran, of the command and of each process it spawned through multiprocessing: the Dask "
+            f"workers and any other the cluster started; load average {_span(predict_loads)} before and after. "
             + ("The two tables were the same bytes." if len(tables) == 1 else "The two tables differed.")))
     command = run_command(SCRIPT, settings, DEFAULTS, f"--json {folder}")
     return make_record("The schedulers: in this process and on a local Dask cluster", command, commit,
@@ -289,7 +295,8 @@ def _kept_name(raw: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--rounds", type=int, default=DEFAULTS["rounds"], help="runs of the workflow per scheduler (default 2)")
+    p.add_argument("--rounds", type=int, default=DEFAULTS["rounds"],
+                   help="runs of the workflow per scheduler (default 2)")
     p.add_argument("--splits", type=int, default=DEFAULTS["splits"], help="the workflow's splits (default 4)")
     p.add_argument("--epochs", type=int, default=DEFAULTS["epochs"],
                    help="training epochs of the workflow's units and of the prediction model (default 100)")
@@ -297,9 +304,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--chunk-size", type=int, default=DEFAULTS["chunk_size"], help="gpal predict's chunk (default 2000)")
     p.add_argument("--cores", type=int, default=DEFAULTS["cores"],
                    help="cores every command is pinned to, so local-dask starts this many workers (default 2)")
-    p.add_argument("--json", metavar="FOLDER", help="keep each run's figures in this folder (its earlier runs replaced)")
+    p.add_argument("--json", metavar="FOLDER",
+                   help="keep each run's figures in this folder (its earlier runs replaced)")
     p.add_argument("--record", help="write the record to this file from the runs kept in --json or --summarize")
-    p.add_argument("--summarize", metavar="FOLDER", help="run nothing: the record from the runs kept here, with --record")
+    p.add_argument("--summarize", metavar="FOLDER",
+                   help="run nothing: the record from the runs kept here, with --record")
     args = p.parse_args(argv)
     if args.record and not (args.summarize or args.json) or args.summarize and not args.record:
         p.error("--record needs --json FOLDER or kept runs (--summarize FOLDER); --summarize needs --record")
