@@ -97,7 +97,10 @@ def test_a_study_rebuilds_its_committed_records_from_its_kept_outputs(path, runn
     """The numbers a page shows are what the study's kept outputs make: its rebuild commands, in check mode,
     find every record it writes equal to the committed one (nothing is written)."""
     status = runner.main([path.stem, "--rebuild", "--check"])
-    assert status == 0, f"{path.name}: a record differs from what its outputs make:\n{capfd.readouterr().err[-2000:]}"
+    out, err = capfd.readouterr()
+    assert status == 0, f"{path.name}: a record differs from what its outputs make:\n{err[-2000:]}"
+    said = [line for line in out.splitlines() if line.startswith(("recorded ", "checked "))]
+    assert said and all(line.endswith(": matches") for line in said), f"{path.name}: a check reported as {said}"
 
 
 def test_the_runner_and_the_record_format_agree_on_the_check_variable(runner):
@@ -107,15 +110,18 @@ def test_the_runner_and_the_record_format_agree_on_the_check_variable(runner):
 
 
 def test_check_mode_compares_a_record_and_writes_nothing(tmp_path, monkeypatch):
-    from result_records import CHECK_VARIABLE, RecordMismatch, make_record, make_table, read_record, write_record
+    from result_records import (CHECK_VARIABLE, RecordMismatch, make_record, make_table, outcome, read_record,
+                                write_record)
 
     def record(value):
         return make_record("t", "python x.py", "abc1234", [make_table(["a"], [[value]])],
                            workflow="workflows/studies/open_sky.yaml")
 
+    monkeypatch.delenv(CHECK_VARIABLE, raising=False)
     path = write_record(tmp_path / "r.json", record(1.5))
+    assert outcome(path) == f"recorded {path}"
     monkeypatch.setenv(CHECK_VARIABLE, "1")
-    write_record(path, record(1.5))
+    assert outcome(write_record(path, record(1.5))) == f"checked {path}: matches"
     with pytest.raises(RecordMismatch, match=r"tables\[0\]: rows\[0\]\[0\]: the file has 1.5, the study's outputs make 2.5"):
         write_record(path, record(2.5))
     assert read_record(path)["tables"][0]["rows"] == [[1.5]]

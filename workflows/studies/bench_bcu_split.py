@@ -287,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--record", type=Path, help="also write the results page's record to this file")
     args = parser.parse_args(argv)
     from gpal.identity import source_commit
-    from result_records import make_record, make_table, table_markdown, write_record
+    from result_records import make_record, make_table, outcome, table_markdown, write_record
 
     rows, coverage, costs = [], [], []
     for release in RELEASES:
@@ -313,11 +313,11 @@ def main(argv: list[str] | None = None) -> int:
     for t in tables:
         print(table_markdown(t), "\n", sep="")
     if args.record:
-        write_record(args.record, make_record(
+        print(outcome(write_record(args.record, make_record(
             "The main job's split on later labels", f"python workflows/studies/bench_bcu_split.py --runs {args.runs}",
             source_commit(), tables, settings={"releases": RELEASES, "seeds": SEEDS, "models": MODELS,
                                                 "n_boot": N_BOOT},
-            workflow="workflows/studies/bcu_split.yaml"))
+            workflow="workflows/studies/bcu_split.yaml"))))
     return 0
 
 

@@ -453,11 +453,11 @@ def main(argv=None) -> int:
         else:
             run_study(args)
     if args.record:
-        from result_records import write_record
+        from result_records import outcome, write_record
 
         try:
             record = (faint_record if args.ood_probe else none_of_these_record)(args.out, args.commit)
-            print(f"recorded {write_record(args.record, record)}")
+            print(outcome(write_record(args.record, record)))
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -145,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="read the saved repetitions only, fitting nothing (a missing one is an error)")
     args = parser.parse_args(argv)
     from gpal.identity import source_commit
-    from result_records import CHECK_VARIABLE, write_record
+    from result_records import checking, outcome, write_record
 
     if args.summarize:
         try:
@@ -171,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = yields(units)
     text = (f"{len(units)} repetitions, {len(units[0]['is_target'])} pool sources, pulsar share {share:.3f}\n\n"
             + yields_markdown(rows))
-    if not os.environ.get(CHECK_VARIABLE):  # a check writes nothing
+    if not checking():  # a check writes nothing
         (args.out / "summary.md").write_text(text + "\n")
     print(text)
     if args.record:
@@ -185,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        print(f"{'checked' if os.environ.get(CHECK_VARIABLE) else 'recorded'} {written}")
+        print(outcome(written))
     return 0
 
 if __name__ == "__main__":

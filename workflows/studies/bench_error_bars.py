@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import sys
 import time
@@ -352,15 +351,14 @@ def main(argv: list[str] | None = None) -> int:
     if not args.summarize:
         run(args.task, args.reps, args.methods, args.out)
     text = summarize(args.out)
-    from result_records import CHECK_VARIABLE, write_record
+    from result_records import checking, outcome, write_record
 
-    if not os.environ.get(CHECK_VARIABLE):  # a check writes nothing
+    if not checking():  # a check writes nothing
         (args.out / "summary.md").write_text(text + "\n")
     print(text)
     if args.record:
         try:
-            written = write_record(args.record, results_record(args.out, kind, args.commit))
-            print(f"{'checked' if os.environ.get(CHECK_VARIABLE) else 'recorded'} {written}")
+            print(outcome(write_record(args.record, results_record(args.out, kind, args.commit))))
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2

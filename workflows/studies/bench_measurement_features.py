@@ -46,7 +46,6 @@ the four checks pooled, the two ``-> FL16Y`` checks pooled for the measurement p
 from __future__ import annotations
 
 import argparse
-import os
 import pickle
 import sys
 import time
@@ -789,14 +788,14 @@ def main(argv: list[str] | None = None) -> int:
         name = "summary_" + "+".join([p.replace(":", "_") for p in args.pairs] + args.tasks) + ".csv"
         pd.concat(tables).to_csv(args.out / name, index=False)
     if args.record:
-        from result_records import CHECK_VARIABLE, write_record
+        from result_records import outcome, write_record
 
         try:
             written = write_record(args.record, results_record(args.out, args.commit))
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        print(f"{'checked' if os.environ.get(CHECK_VARIABLE) else 'recorded'} {written}")
+        print(outcome(written))
     return 0
 
 
