@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -103,10 +105,20 @@ def test_a_study_rebuilds_its_committed_records_from_its_kept_outputs(path, runn
     assert said and all(line.endswith(": matches") for line in said), f"{path.name}: a check reported as {said}"
 
 
-def test_the_runner_and_the_record_format_agree_on_the_check_variable(runner):
-    import result_records
+def test_check_mode_sets_the_records_variable_and_a_dry_run_imports_no_gpal(runner, capfd):
+    from result_records import CHECK_VARIABLE
 
-    assert runner.CHECK_VARIABLE == result_records.CHECK_VARIABLE
+    study = {"study": "x", "commands": ["true"], "rebuild": [f"echo checking=${CHECK_VARIABLE}"]}
+    assert runner.run(study, rebuild=True, check=True) == 0
+    assert capfd.readouterr().out.splitlines()[-1] == "checking=1"
+    dry_run = ("import runpy, sys\n"
+               "sys.argv = ['run.py', 'open_sky', '--dry-run']\n"
+               "try:\n    runpy.run_path('workflows/studies/run.py', run_name='__main__')\n"
+               "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
+               "print(sorted(m for m in sys.modules if m.split('.')[0] in ('gpal', 'result_records')))\n")
+    done = subprocess.run([sys.executable, "-c", dry_run], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[]"
 
 
 def test_check_mode_compares_a_record_and_writes_nothing(tmp_path, monkeypatch):
