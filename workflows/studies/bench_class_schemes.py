@@ -59,6 +59,10 @@ PAGE_SCORES = {"distance, 8 components (default)": "distance, 8 components (the 
                "mixture of the noisy values (no error bars)": "mixture of the noisy values (no error bars)"}
 BASELINES = ("logistic", "random_forest_isotonic", "gradient_boosting_isotonic")
 MAIN_THREE = {"bll": ("bll",), "fsrq": ("fsrq",), "pulsar": ("psr", "msp")}
+#: The summary's measures, in its order (`unit_metrics` gives some only for schemes that have them).
+SUMMARY_COLUMNS = ("NLL", "accuracy", "balanced accuracy", "ECE", "main-three NLL", "plane AGN/pulsar/other",
+                   "plane AGN/pulsar/other +ood", "high-b AGN vs pulsar", "plane AGN/pulsar/other balanced",
+                   "plane AGN/pulsar/other balanced +ood", "high-b AGN vs pulsar balanced")
 
 
 def _scheme_rows(codes_of_rows: np.ndarray, scheme) -> tuple[np.ndarray, np.ndarray]:
@@ -187,9 +191,9 @@ def summarize(out: Path) -> None:
         raise SystemExit(f"no units in {out}; run the study first")
     rows = [{"scheme": u["scheme"], "seed": u["seed"], "model": m, **unit_metrics(u, m)} for u in units for m in u["proba"]]
     frame = pd.DataFrame(rows)
-    cols = ["NLL", "accuracy", "balanced accuracy", "ECE", "main-three NLL", "plane AGN/pulsar/other",
-            "plane AGN/pulsar/other +ood", "high-b AGN vs pulsar", "plane AGN/pulsar/other balanced",
-            "plane AGN/pulsar/other balanced +ood", "high-b AGN vs pulsar balanced"]
+    # a measure only some schemes have (the main-three NLL, the balanced plane without +ood) is absent when none of
+    # the schemes run (--schemes) has it
+    cols = [c for c in SUMMARY_COLUMNS if c in frame.columns]
     grouped = frame.groupby(["scheme", "model"])[cols]
     mean, se = grouped.mean(), grouped.sem()
     table = mean.copy().astype(object)
