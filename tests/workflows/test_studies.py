@@ -42,6 +42,14 @@ def test_every_study_script_belongs_to_a_declaration(runner):
     assert not sorted(scripts - named), "a study script no declaration runs: declare it, or retire it"
 
 
+def test_study_scripts_name_their_commit_through_shared_code_commit():
+    """A study names the commit of its units and records by `shared.code_commit`: `gpal.identity.source_commit`
+    calls the tree dirty once a first command has rewritten a record, so a second command would refuse its units."""
+    calling = [p.name for p in sorted(STUDIES.glob("*.py")) if p.name != "shared.py"
+               and "source_commit" in p.read_text(encoding="utf-8")]
+    assert not calling, f"study scripts naming gpal.identity.source_commit, not shared.code_commit: {calling}"
+
+
 def test_a_bad_declaration_is_refused_naming_the_field(tmp_path, runner):
     good = yaml.safe_load((STUDIES / "open_sky.yaml").read_text(encoding="utf-8"))
     cases = {"study": ("other", "field 'study' is 'other'"),

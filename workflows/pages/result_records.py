@@ -9,9 +9,9 @@ A record is a JSON file that a generated docs page (`workflows/pages/results_pag
 
 ``workflow`` is the YAML file, from the repository's top, that remakes the numbers: a ``gpal workflow`` file or a
 study's declaration (``workflows/studies/<name>.yaml``), so a page cites what a reader can run, not a script at a
-commit.  ``command`` is what ran, ``commit`` `gpal.identity.source_commit` when the numbers were produced; a number
-is never recorded without them.  Cells are strings (already formatted, with the digits the result deserves) or
-numbers.
+commit.  ``command`` is what ran, ``commit`` `gpal.identity.source_commit` when the numbers were produced (a study's
+``shared.code_commit``: the same, blind to changes in the records folders); a number is never recorded without
+them.  Cells are strings (already formatted, with the digits the result deserves) or numbers.
 
 A study rebuilds its records from its kept outputs (``workflows/studies/run.py NAME --rebuild``); with the
 environment variable `CHECK_VARIABLE` set, `write_record` compares instead of writing, so ``run.py NAME --rebuild

@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 # workflows/studies/ is the script's folder, first on its path
-from shared import CLASS_SCHEME_GP as GP, COARSE_GROUPS, PLANE_DEG, dr4_labelled, group_balanced_accuracy
+from shared import CLASS_SCHEME_GP as GP, COARSE_GROUPS, PLANE_DEG, code_commit, dr4_labelled, group_balanced_accuracy
 
 OUT = Path("workflows/studies/records/class_schemes")
 WORKFLOW = "workflows/studies/class_schemes.yaml"
@@ -78,7 +78,6 @@ def run_unit(data, seed: int, scheme_name: str, epochs: int) -> dict:
     from gpal.data.dataset import NoisyDataset
     from gpal.estimators.outliers import PopulationOutlierScore
     from gpal.evaluation.baselines import fit_baselines
-    from gpal.identity import source_commit
 
     scheme = CLASS_SCHEMES[scheme_name]
     codes = np.array(data.class_names)[data.y]
@@ -103,7 +102,7 @@ def run_unit(data, seed: int, scheme_name: str, epochs: int) -> dict:
     left_out = np.nonzero([c not in held for c in codes])[0]
     return {
         "seed": seed, "scheme": scheme_name, "classes": list(scheme.classes), "gp_seconds": gp_seconds,
-        "commit": source_commit(),
+        "commit": code_commit(),
         "test_ids": [str(i) for i in test_all.ids], "test_codes": list(np.array(data.class_names)[test_all.y]),
         "test_glat": test_all.aux["GLAT"].tolist(),
         "proba": {name: np.round(p, 6).tolist() for name, p in probas.items()},
@@ -272,7 +271,6 @@ def ood_probe(seeds, out: Path) -> None:
     from gpal.catalogs.schemes import CLASS_SCHEMES
     from gpal.estimators.outliers import PopulationOutlierScore
     from gpal.files import write_text_atomic
-    from gpal.identity import source_commit
 
     data = dr4_labelled()
     with warnings.catch_warnings():
@@ -303,7 +301,7 @@ def ood_probe(seeds, out: Path) -> None:
     variants.update({f"distance without {name}": (8, [c for c in full if c != j], True, None)
                      for j, name in enumerate(data.feature_names)})
     results = []
-    commit = source_commit()
+    commit = code_commit()
     for seed in seeds:
         train, test = main.split(test_size=0.2, seed=seed, stratify=True)
         faint = test.X[:, significance] <= np.quantile(test.X[:, significance], 0.25)

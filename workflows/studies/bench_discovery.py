@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shared import dr4_sources, significance_task  # the error-bars study's faint task and model
+from shared import code_commit, dr4_sources, significance_task  # the error-bars study's faint task and model
 
 BUDGETS = (10, 20, 50, 100, 200)
 TARGET = "pulsar"
@@ -143,7 +143,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--summarize", action="store_true",
                         help="read the saved repetitions only, fitting nothing (a missing one is an error)")
     args = parser.parse_args(argv)
-    from gpal.identity import source_commit
     from result_records import checking, outcome, write_record
 
     if args.summarize:
@@ -160,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
             path = args.out / f"rep{rep}.json"
             if not path.exists():  # each repetition saved as it finishes: a rerun resumes
                 dr4 = dr4_sources() if dr4 is None else dr4
-                unit = {**run_rep(rep, dr4), "commit": source_commit()}
+                unit = {**run_rep(rep, dr4), "commit": code_commit()}
                 tmp = path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(unit))
                 tmp.replace(path)

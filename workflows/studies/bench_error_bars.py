@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shared import GP_SHARED, dr4_sources, significance_task
+from shared import GP_SHARED, code_commit, dr4_sources, significance_task
 
 GP_METHODS: dict[str, dict] = {
     "MGP": dict(input_noise="none"),
@@ -128,9 +128,7 @@ def methods_for(task: str, only: list[str] | None) -> list[str]:
 
 
 def run(tasks: list[str], reps: int, only: list[str] | None, out: Path) -> None:
-    from gpal.identity import source_commit
-
-    commit = source_commit()
+    commit = code_commit()
     dr4 = None
     for task in tasks:
         for rep in range(reps):

@@ -55,7 +55,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-import shared  # noqa: F401  (the script's folder, first on its path; puts the pages' record format on the path)
+from shared import code_commit  # the script's folder, first on its path; puts the pages' record format on the path
 from gpal.evaluation.comparison import balanced_accuracy
 from gpal.evaluation.metrics import PROBA_FLOOR
 
@@ -335,9 +335,7 @@ def _load(path: Path) -> dict:
 
 def _stamp(proba: dict) -> None:
     """Name the commit of the models just fitted into ``proba``: ``mixed`` once a file holds fits of several."""
-    from gpal.identity import source_commit
-
-    commit = source_commit()
+    commit = code_commit()
     proba["commit"] = np.array(commit if str(proba.get("commit", commit)) == commit else "mixed")
 
 
