@@ -50,6 +50,15 @@ def test_study_scripts_name_their_commit_through_shared_code_commit():
     assert not calling, f"study scripts naming gpal.identity.source_commit, not shared.code_commit: {calling}"
 
 
+def test_a_script_that_makes_a_docs_figure_is_a_study_not_part_of_the_site():
+    """docs/ holds the site's pages and figures (and Sphinx's conf.py); a script drawing a figure there is a study
+    here, declared, so the figure cites what remakes it."""
+    built = {"_build", "jupyter_execute", "_generated", "api"}  # docs/.gitignore: what a build writes
+    scripts = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").rglob("*.py")
+                     if not built & set(p.relative_to(ROOT / "docs").parts) and p.name != "conf.py")
+    assert not scripts, f"scripts in docs/: move them to workflows/studies/ with a declaration: {scripts}"
+
+
 def test_a_bad_declaration_is_refused_naming_the_field(tmp_path, runner):
     good = yaml.safe_load((STUDIES / "open_sky.yaml").read_text(encoding="utf-8"))
     cases = {"study": ("other", "field 'study' is 'other'"),
