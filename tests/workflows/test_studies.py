@@ -128,14 +128,11 @@ def test_check_mode_sets_the_records_variable_and_a_dry_run_imports_no_gpal(runn
     study = {"study": "x", "commands": ["true"], "rebuild": [f"echo checking=${CHECK_VARIABLE}"]}
     assert runner.run(study, rebuild=True, check=True) == 0
     assert capfd.readouterr().out.splitlines()[-1] == "checking=1"
-    dry_run = ("import runpy, sys\n"
-               "sys.argv = ['run.py', 'open_sky', '--dry-run']\n"
-               "try:\n    runpy.run_path('workflows/studies/run.py', run_name='__main__')\n"
-               "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
-               "print(sorted(m for m in sys.modules if m.split('.')[0] in ('gpal', 'result_records')))\n")
-    done = subprocess.run([sys.executable, "-c", dry_run], cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1] == "[]"
+    done = subprocess.run([sys.executable, "-X", "importtime", "workflows/studies/run.py", "open_sky", "--dry-run"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("$ "), done.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "yaml" in imported and not {m for m in imported if m.split(".")[0] in ("gpal", "result_records")}
 
 
 def test_check_mode_compares_a_record_and_writes_nothing(tmp_path, monkeypatch):

@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import shared  # noqa: F401  (the script's folder, first on its path; puts the records' format on the path)
 import yaml
 
 #: The repository's top: where every command of a declaration runs and every path in it starts.
@@ -34,8 +35,6 @@ STUDIES = Path(__file__).resolve().parent
 FIELDS = {"study": str, "title": str, "script": str, "commands": list, "records": list, "pages": list, "needs": dict}
 #: The optional field: the commands that rebuild the study's records from its kept outputs (a list of command lines).
 OPTIONAL = {"rebuild": list}
-#: The page generators' folder, where the records' format (result_records.py) lives.
-PAGES = ROOT / "workflows" / "pages"
 
 
 def read_study(path: Path) -> dict[str, Any]:
@@ -84,8 +83,6 @@ def study_file(name: str) -> Path:
 def check_variable() -> str:
     """`result_records.CHECK_VARIABLE`, read where it is stated; imported only for ``--check``, as the records' format
     imports gpal and printing or running a study needs none of it."""
-    if str(PAGES) not in sys.path:
-        sys.path.append(str(PAGES))
     from result_records import CHECK_VARIABLE
 
     return CHECK_VARIABLE
