@@ -18,13 +18,13 @@ what the outputs make instead of written.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-import shared  # noqa: F401  (the script's folder, first on its path; puts the records' format on the path)
 import yaml
 
 #: The repository's top: where every command of a declaration runs and every path in it starts.
@@ -35,6 +35,8 @@ STUDIES = Path(__file__).resolve().parent
 FIELDS = {"study": str, "title": str, "script": str, "commands": list, "records": list, "pages": list, "needs": dict}
 #: The optional field: the commands that rebuild the study's records from its kept outputs (a list of command lines).
 OPTIONAL = {"rebuild": list}
+#: The records' format, which states `CHECK_VARIABLE` (a plain module of the page generators, loaded by its path).
+RECORD_FORMAT = ROOT / "workflows" / "pages" / "result_records.py"
 
 
 def read_study(path: Path) -> dict[str, Any]:
@@ -83,9 +85,10 @@ def study_file(name: str) -> Path:
 def check_variable() -> str:
     """`result_records.CHECK_VARIABLE`, read where it is stated; imported only for ``--check``, as the records' format
     imports gpal and printing or running a study needs none of it."""
-    from result_records import CHECK_VARIABLE
-
-    return CHECK_VARIABLE
+    spec = importlib.util.spec_from_file_location("result_records", RECORD_FORMAT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.CHECK_VARIABLE
 
 
 def run(study: dict[str, Any], dry_run: bool = False, rebuild: bool = False, check: bool = False) -> int:
