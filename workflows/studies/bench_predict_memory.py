@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.record and not (args.summarize or args.json) or args.summarize and not args.record:
         parser.error("--record needs the run's --json or kept runs (--summarize JSON ...); --summarize needs --record")
-    from result_records import write_record
+    from result_records import outcome, write_record
 
     if args.summarize:
         record_from_kept(parser, args.record, lambda: results_record(output_files(args.summarize)))
@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> None:
         write_json_atomic(args.json, {"commit": commit, "model": args.model, "rows": args.rows, "path": how, "classes": classes,
                                       "load_average_at_start": load, "measured": m})
     if args.record:  # from every run kept in the folder, else from this run alone
-        print(f"recorded {write_record(args.record, results_record(output_files([folder or args.json])))}")
+        print(outcome(write_record(args.record, results_record(output_files([folder or args.json])))))
 
 
 if __name__ == "__main__":

@@ -473,10 +473,10 @@ def run_commit(parser: Any, record: bool) -> str:
 def record_from_kept(parser: Any, path: str, build: Callable[[], dict[str, Any]]) -> None:
     """Write the results record ``build()`` makes from kept outputs to ``path`` and say where; an output it cannot
     use (a ValueError naming it) ends the script through ``parser``, as a bad option does."""
-    from result_records import write_record
+    from result_records import outcome, write_record
 
     try:
-        print(f"recorded {write_record(path, build())}")
+        print(outcome(write_record(path, build())))
     except ValueError as exc:
         parser.error(str(exc))
 
