@@ -77,7 +77,7 @@ def test_inducing_study_measures_distance_to_a_known_boundary():
     labels = (xs[:, None] + 0.0 * ys[None, :] > 0.305).astype(int)  # boundary: the line x1 = 0.305
     boundary = study.boundary_points(labels, xs, ys)
     assert np.allclose(boundary[:, 0], 0.305)  # the midpoint between the grid nodes 0.30 and 0.31
-    points = np.array([[0.3 + d, 0.5] for d in (-0.6, -0.2, 0.1, 0.4, 0.5)])
+    points = np.array([[0.3 + d, ys[63]] for d in (-0.6, -0.2, 0.1, 0.4, 0.5)])  # on a grid row: no offset in x2
     # the distance to a vertical line is |x1 - 0.305|; its median over the five points is that of the 0.4 offset
     assert study.median_distance(points, boundary) == pytest.approx(0.4 - 0.005, abs=1e-12)
     with pytest.raises(ValueError, match="no decision boundary"):
