@@ -143,7 +143,7 @@ def figure(panels: list[tuple[str, str, np.ndarray, np.ndarray, dict[str, Any]]]
     fig = Figure(figsize=(4.6 * len(panels), 4.2), layout="constrained")
     FigureCanvasAgg(fig)
     for ax, (name, lik, X, y, r) in zip(fig.subplots(1, len(panels), squeeze=False)[0], panels):
-        ax.scatter(X[:, 0], X[:, 1], c=y, s=2, cmap="Set2", alpha=0.5, rasterized=True)
+        ax.scatter(X[:, 0], X[:, 1], c=y, s=2, cmap="tab10", vmin=0, vmax=9, alpha=0.4, rasterized=True)
         ax.contour(r["xs"], r["ys"], r["labels"].T, levels=np.arange(r["labels"].max()) + 0.5, colors="k",
                    linewidths=1)
         ax.scatter(*r["start"].T, marker="x", s=18, c="grey", label="k-means start")
