@@ -125,9 +125,9 @@ def main(argv: list[str] | None = None) -> int:
         for row in table["rows"]:
             print("  " + "  ".join(row))
     if args.record:
-        from result_records import write_record
+        from result_records import outcome, write_record
 
-        print(f"recorded {write_record(args.record, record)}")
+        print(outcome(write_record(args.record, record)))
     return 0
 
 

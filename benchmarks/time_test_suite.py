@@ -82,9 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{run['tests']}: pytest {_minutes(run['pytest_seconds'])}, .ci/run {_minutes(run['ci_seconds'])} "
           f"at {run['commit']}")
     if args.record:
-        from result_records import write_record
+        from result_records import outcome, write_record
 
-        print(f"recorded {write_record(args.record, results_record(run))}")
+        print(outcome(write_record(args.record, results_record(run))))
     return 0
 
 

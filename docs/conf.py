@@ -40,7 +40,7 @@ extensions = [
 
 # _generated/ holds the tables cli.md includes.  The records results.md and papers.md are generated from (and their
 # explanations) live beside their generators, in workflows/pages/records/, not in the site.
-exclude_patterns = ["_build", "_generated", "figures/*.py", "Thumbs.db", ".DS_Store", "jupyter_execute"]
+exclude_patterns = ["_build", "_generated", "Thumbs.db", ".DS_Store", "jupyter_execute"]
 templates_path = ["_templates"]
 root_doc = "index"
 

@@ -102,3 +102,32 @@ def test_kept_writes_the_record_and_check_mode_compares_it(bench, tmp_path, monk
     assert "the study's outputs make 'fff0000'" in capsys.readouterr().err  # the file is not touched
     with pytest.raises(SystemExit):
         bench.main(["--kept", "--out", str(folder)])
+
+
+def _unit(scheme, seed, classes):
+    """A made-up unit: six held-out sources, each model giving its true class 0.5 and the rest 0.25 each (two
+    classes) or 0.5 / (C - 1), so its NLL over the scheme's sources is log 2 and its accuracy 1."""
+    codes = ["bll", "fsrq", "psr", "msp", "snr", "unk"]
+    true = {"bll": 0, "fsrq": 0, "psr": 1, "msp": 1, "snr": 2, "unk": 2}
+    proba = [[0.5 if k == true[c] else 0.5 / (len(classes) - 1) for k in range(len(classes))] for c in codes]
+    return {"seed": seed, "scheme": scheme, "classes": classes, "commit": "abc1234", "test_codes": codes,
+            "test_glat": [30.0, 5.0, 2.0, 50.0, 1.0, 3.0], "proba": {"gp": proba, "logistic": proba},
+            "ood_test_score": [0.1, 0.2, 0.9, 0.1, 0.8, 0.7], "ood_threshold": 0.5, "ood_check_rows": [0, 2, 4],
+            "left_out_codes": ["unk", "pwn"], "left_out_score": [0.9, 0.1]}
+
+
+def test_a_subset_of_schemes_is_summarised_with_the_measures_it_has(bench, tmp_path, capsys):
+    """A scheme without the main three as classes (agn_pulsar_other) has no main-three NLL: run alone (``--schemes
+    agn_pulsar_other``), its summary leaves that column out instead of failing on it."""
+    import json
+
+    for seed in (0, 1):
+        unit = _unit("agn_pulsar_other", seed, ["agn", "pulsar", "other"])
+        (tmp_path / f"unit_agn_pulsar_other_{seed}.json").write_text(json.dumps(unit))
+    bench.summarize(tmp_path)
+    assert "agn_pulsar_other" in capsys.readouterr().out
+    metrics = pd.read_csv(tmp_path / "metrics.csv")
+    assert "main-three NLL" not in metrics and len(metrics) == 4  # two seeds, two models
+    assert np.allclose(metrics["NLL"], np.log(2)) and np.allclose(metrics["accuracy"], 1.0)
+    ood = pd.read_csv(tmp_path / "ood.csv")
+    assert np.allclose(ood["false-positive rate"], 2 / 3) and np.allclose(ood["left-out flagged"], 0.5)

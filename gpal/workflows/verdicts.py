@@ -45,18 +45,17 @@ _ONE_SPLIT = "one split: no interval"
 RULE = """\
 **How the verdicts are reached.** Intervals are Student's t over the repeats run: a difference of two
 means with SEs se_a (n_a repeats) and se_b (n_b) has SE sqrt(se_a² + se_b²) and Welch-Satterthwaite
-degrees of freedom (gpal's SE over n splits alone: n − 1, t = 12.7 at n = 2, 3.18 at n = 4). A one-repeat
-row has no SE; a check naming one is refused. *Values* (gpal's number against the paper's):
+degrees of freedom (n − 1 against a paper's number). *Values* (gpal's number against the paper's):
 **differs** where the 95 % interval of the difference excludes 0; **reproduced** only where the 90 %
 interval lies inside a margin declared in the claims file (two one-sided tests, TOST); else not resolved.
 *Orders* (the paper's a ahead of b): reproduced where gpal's 95 % interval of b − a lies on the paper's
 side of 0, **contradicted** on the other. *Similar*: shown only by TOST against a declared margin. A claim
 is reproduced when all it names is, contradicted (differs, for values) when any is resolved against it,
 **not resolved at this budget** when the rest are open and more repeats of the same setting could decide
-them, **not comparable** where a difference in setting (hardware, a method not the paper's) decides it,
-said. A verdict written by hand is marked *(judgement)*, its evidence beside it. Margins were declared
-after the recorded runs (004's ECE, accuracy margins before); the generator counts the tally. Methods
-share splits, so SEs combined as independent err towards "not resolved"."""
+them, **not comparable** where a stated difference in setting (hardware, a method not the paper's) decides
+it. A verdict written by hand is marked *(judgement)*, its evidence beside it. Margins were declared after
+the recorded runs (004's ECE and accuracy margins before). Methods share splits, so SEs combined as
+independent err towards "not resolved"."""
 
 
 def _finite(x: Any) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import repository_script
@@ -68,3 +69,33 @@ def test_table_5_runs_the_matern_plus_se_kernel(tmp_path):
     assert rows[("twonorm", "svgp-probit", "accuracy")]["n"] == 2
     unit = json.loads(next((out / "twonorm-n60" / "units" / "svgp-probit").glob("split_*.json")).read_text())
     assert unit["n_test"] == 6
+
+
+def test_inducing_study_measures_distance_to_a_known_boundary():
+    study = repository_script("workflows/studies/bench_paper000_inducing.py")
+    xs, ys = np.linspace(-1.0, 1.0, 201), np.linspace(-2.0, 2.0, 101)
+    labels = (xs[:, None] + 0.0 * ys[None, :] > 0.305).astype(int)  # boundary: the line x1 = 0.305
+    boundary = study.boundary_points(labels, xs, ys)
+    assert np.allclose(boundary[:, 0], 0.305)  # the midpoint between the grid nodes 0.30 and 0.31
+    points = np.array([[0.3 + d, ys[63]] for d in (-0.6, -0.2, 0.1, 0.4, 0.5)])  # on a grid row: no offset in x2
+    # the distance to a vertical line is |x1 - 0.305|; its median over the five points is that of the 0.4 offset
+    assert study.median_distance(points, boundary) == pytest.approx(0.4 - 0.005, abs=1e-12)
+    with pytest.raises(ValueError, match="no decision boundary"):
+        study.median_distance(points, study.boundary_points(np.zeros_like(labels), xs, ys))
+    with pytest.raises(ValueError, match="labels must have shape"):
+        study.boundary_points(labels.T, xs, ys)
+
+
+def test_inducing_and_curves_rules_read_intervals_by_their_side_of_zero():
+    inducing = repository_script("workflows/studies/bench_paper000_inducing.py")
+    curves = repository_script("workflows/studies/bench_paper000_curves.py")
+    mean, low, high = curves.paired_interval(np.array([1.0, 2.0, 3.0]))
+    # mean 2, SE 1/sqrt(3), t(0.975, 2) = 4.3027
+    assert (mean, low, high) == pytest.approx((2.0, 2.0 - 4.302653 / np.sqrt(3), 2.0 + 4.302653 / np.sqrt(3)))
+    assert inducing.verdict([(-0.2, -0.3, -0.1), (-0.1, -0.2, -0.05)]) == "holds"
+    assert inducing.verdict([(-0.2, -0.3, -0.1), (0.0, -0.1, 0.1)]) == "not resolved"
+    assert inducing.verdict([(-0.2, -0.3, -0.1), (0.2, 0.1, 0.3)]) == "contradicted"
+    assert curves.verdict([(0.2, 0.1, 0.3)] * 3) == "holds"
+    assert curves.verdict([(0.2, 0.1, 0.3), (-0.2, -0.3, -0.1)]) == "contradicted"
+    with pytest.raises(ValueError, match="two or more"):
+        curves.paired_interval(np.array([1.0]))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -38,6 +40,23 @@ def test_every_study_script_belongs_to_a_declaration(runner):
     scripts = {f"workflows/studies/{p.name}" for p in STUDIES.glob("*.py")} - {
         "workflows/studies/shared.py", "workflows/studies/run.py"}
     assert not sorted(scripts - named), "a study script no declaration runs: declare it, or retire it"
+
+
+def test_study_scripts_name_their_commit_through_shared_code_commit():
+    """A study names the commit of its units and records by `shared.code_commit`: `gpal.identity.source_commit`
+    calls the tree dirty once a first command has rewritten a record, so a second command would refuse its units."""
+    calling = [p.name for p in sorted(STUDIES.glob("*.py")) if p.name != "shared.py"
+               and "source_commit" in p.read_text(encoding="utf-8")]
+    assert not calling, f"study scripts naming gpal.identity.source_commit, not shared.code_commit: {calling}"
+
+
+def test_a_script_that_makes_a_docs_figure_is_a_study_not_part_of_the_site():
+    """docs/ holds the site's pages and figures (and Sphinx's conf.py); a script drawing a figure there is a study
+    here, declared, so the figure cites what remakes it."""
+    built = {"_build", "jupyter_execute", "_generated", "api"}  # docs/.gitignore: what a build writes
+    scripts = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").rglob("*.py")
+                     if not built & set(p.relative_to(ROOT / "docs").parts) and p.name != "conf.py")
+    assert not scripts, f"scripts in docs/: move them to workflows/studies/ with a declaration: {scripts}"
 
 
 def test_a_bad_declaration_is_refused_naming_the_field(tmp_path, runner):
@@ -97,25 +116,38 @@ def test_a_study_rebuilds_its_committed_records_from_its_kept_outputs(path, runn
     """The numbers a page shows are what the study's kept outputs make: its rebuild commands, in check mode,
     find every record it writes equal to the committed one (nothing is written)."""
     status = runner.main([path.stem, "--rebuild", "--check"])
-    assert status == 0, f"{path.name}: a record differs from what its outputs make:\n{capfd.readouterr().err[-2000:]}"
+    out, err = capfd.readouterr()
+    assert status == 0, f"{path.name}: a record differs from what its outputs make:\n{err[-2000:]}"
+    said = [line for line in out.splitlines() if line.startswith(("recorded ", "checked "))]
+    assert said and all(line.endswith(": matches") for line in said), f"{path.name}: a check reported as {said}"
 
 
-def test_the_runner_and_the_record_format_agree_on_the_check_variable(runner):
-    import result_records
+def test_check_mode_sets_the_records_variable_and_a_dry_run_imports_no_gpal(runner, capfd):
+    from result_records import CHECK_VARIABLE
 
-    assert runner.CHECK_VARIABLE == result_records.CHECK_VARIABLE
+    study = {"study": "x", "commands": ["true"], "rebuild": [f"echo checking=${CHECK_VARIABLE}"]}
+    assert runner.run(study, rebuild=True, check=True) == 0
+    assert capfd.readouterr().out.splitlines()[-1] == "checking=1"
+    done = subprocess.run([sys.executable, "-X", "importtime", "workflows/studies/run.py", "open_sky", "--dry-run"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("$ "), done.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "yaml" in imported and not {m for m in imported if m.split(".")[0] in ("gpal", "result_records")}
 
 
 def test_check_mode_compares_a_record_and_writes_nothing(tmp_path, monkeypatch):
-    from result_records import CHECK_VARIABLE, RecordMismatch, make_record, make_table, read_record, write_record
+    from result_records import (CHECK_VARIABLE, RecordMismatch, make_record, make_table, outcome, read_record,
+                                write_record)
 
     def record(value):
         return make_record("t", "python x.py", "abc1234", [make_table(["a"], [[value]])],
                            workflow="workflows/studies/open_sky.yaml")
 
+    monkeypatch.delenv(CHECK_VARIABLE, raising=False)
     path = write_record(tmp_path / "r.json", record(1.5))
+    assert outcome(path) == f"recorded {path}"
     monkeypatch.setenv(CHECK_VARIABLE, "1")
-    write_record(path, record(1.5))
+    assert outcome(write_record(path, record(1.5))) == f"checked {path}: matches"
     with pytest.raises(RecordMismatch, match=r"tables\[0\]: rows\[0\]\[0\]: the file has 1.5, the study's outputs make 2.5"):
         write_record(path, record(2.5))
     assert read_record(path)["tables"][0]["rows"] == [[1.5]]

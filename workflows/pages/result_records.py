@@ -9,9 +9,9 @@ A record is a JSON file that a generated docs page (`workflows/pages/results_pag
 
 ``workflow`` is the YAML file, from the repository's top, that remakes the numbers: a ``gpal workflow`` file or a
 study's declaration (``workflows/studies/<name>.yaml``), so a page cites what a reader can run, not a script at a
-commit.  ``command`` is what ran, ``commit`` `gpal.identity.source_commit` when the numbers were produced; a number
-is never recorded without them.  Cells are strings (already formatted, with the digits the result deserves) or
-numbers.
+commit.  ``command`` is what ran, ``commit`` `gpal.identity.source_commit` when the numbers were produced (a study's
+``shared.code_commit``: the same, blind to changes in the records folders); a number is never recorded without
+them.  Cells are strings (already formatted, with the digits the result deserves) or numbers.
 
 A study rebuilds its records from its kept outputs (``workflows/studies/run.py NAME --rebuild``); with the
 environment variable `CHECK_VARIABLE` set, `write_record` compares instead of writing, so ``run.py NAME --rebuild
@@ -28,7 +28,8 @@ from typing import Any, Mapping, Sequence
 from gpal.files import write_text_atomic
 from gpal.identity import jsonable
 
-__all__ = ["CHECK_VARIABLE", "FORMAT", "RecordMismatch", "make_record", "make_table", "read_record", "table_markdown", "write_record"]
+__all__ = ["CHECK_VARIABLE", "FORMAT", "RecordMismatch", "checking", "make_record", "make_table", "outcome",
+           "read_record", "table_markdown", "write_record"]
 
 FORMAT = "gpal.result_record"
 _VERSION = 1
@@ -62,15 +63,26 @@ class RecordMismatch(ValueError):
     """A record file differs from the record its study's outputs make (raised in the check mode of `write_record`)."""
 
 
+def checking() -> bool:
+    """Whether records are compared instead of written (`CHECK_VARIABLE` set): a study writes none of its files then."""
+    return bool(os.environ.get(CHECK_VARIABLE))
+
+
 def write_record(path: Path, record: Mapping[str, Any]) -> Path:
     """Write ``record`` (checked first) to ``path`` as indented JSON, atomically; with `CHECK_VARIABLE` set, raise
     `RecordMismatch` naming the first field that differs from the file instead (nothing written)."""
     _check_record(record, str(path))
-    if os.environ.get(CHECK_VARIABLE):
+    if checking():
         _compare(read_record(path), json.loads(json.dumps(record)), str(path))
         return Path(path)
     write_text_atomic(Path(path), json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     return Path(path)
+
+
+def outcome(path: Path) -> str:
+    """The line a script prints after `write_record` returned ``path``, worded here once so that a check is never
+    reported as a write: ``recorded PATH``, or in check mode ``checked PATH: matches`` (a mismatch raised before)."""
+    return f"checked {path}: matches" if checking() else f"recorded {path}"
 
 
 def read_record(path: Path) -> dict[str, Any]:

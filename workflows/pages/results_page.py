@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from gpal.identity import source_commit
-from result_records import CHECK_VARIABLE, make_record, make_table, read_record, table_markdown, write_record
+from result_records import checking, make_record, make_table, outcome, read_record, table_markdown, write_record
 
 # this script's folder, first on its path
 from generated_page import DOCS, RECORDS, ROOT, check_workflow, write_or_check
@@ -509,17 +509,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     records, page = args.records, args.docs / "results.md"
     try:
         for name, folder in args.record:
-            print(f"recorded {record_run(name, Path(folder), records, args.command, args.commit)}")
+            print(outcome(record_run(name, Path(folder), records, args.command, args.commit)))
         if args.produce:
             commit = _clean_commit(source_commit())  # before any run: a long job is not started in vain
         for name in args.produce:
-            print(f"recorded {produce(name, records, commit)}")
+            print(outcome(produce(name, records, commit)))
         text = render(records)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    # a record checked against its outputs (`CHECK_VARIABLE`, a study's ``--rebuild --check``) writes nothing
-    return write_or_check(page, text, args.check or bool(os.environ.get(CHECK_VARIABLE)), _REGENERATE)
+    # a record checked against its outputs (`checking`, a study's ``--rebuild --check``) writes nothing
+    return write_or_check(page, text, args.check or checking(), _REGENERATE)
 
 
 if __name__ == "__main__":

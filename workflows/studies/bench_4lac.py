@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shared import type_measures  # the script's folder, first on its path
+from shared import code_commit, type_measures  # the script's folder, first on its path
 
 #: The releases whose bcu FL16Y scores, oldest first.
 RELEASES = ("4FGL", "4FGL-DR2", "4FGL-DR4")
@@ -171,19 +171,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=Path, required=True, help="folder of the fitted units (reused)")
     parser.add_argument("--record", type=Path, help="also write the results page's record to this file")
     args = parser.parse_args(argv)
-    from gpal.identity import source_commit
-    from result_records import make_record, table_markdown, write_record
+    from result_records import make_record, outcome, table_markdown, write_record
 
     tables = _tables(args.runs)
     for table in tables:
         print(table_markdown(table), "\n", sep="")
     if args.record:
         command = f"python workflows/studies/bench_4lac.py --runs {args.runs}"
-        write_record(args.record, make_record("BL Lacs and FSRQs among the bcu: 4LAC-DR3's SED on later labels",
-                                              command, source_commit(), tables,
-                                              settings={"releases": RELEASES, "seeds": SEEDS, "models": MODELS,
-                                                        "n_boot": N_BOOT},
-                                              workflow="workflows/studies/4lac.yaml"))
+        print(outcome(write_record(args.record, make_record(
+            "BL Lacs and FSRQs among the bcu: 4LAC-DR3's SED on later labels", command, code_commit(), tables,
+            settings={"releases": RELEASES, "seeds": SEEDS, "models": MODELS, "n_boot": N_BOOT},
+            workflow="workflows/studies/4lac.yaml"))))
     return 0
 
 

@@ -310,9 +310,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         write_json_atomic(args.json, record)
     if args.record:
-        from result_records import write_record
+        from result_records import outcome, write_record
 
-        print(f"recorded {write_record(args.record, results_record(args.json))}")
+        print(outcome(write_record(args.record, results_record(args.json))))
     return 0
 
 

@@ -47,7 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shared import type_measures  # the script's folder, first on its path
+from shared import code_commit, type_measures  # the script's folder, first on its path
 
 RELEASES = ("4FGL-DR4", "4FGL", "4FGL-DR2")
 SETTINGS = ("4lac", "none")
@@ -286,8 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=Path, required=True, help="folder of the main jobs' folders and units (reused)")
     parser.add_argument("--record", type=Path, help="also write the results page's record to this file")
     args = parser.parse_args(argv)
-    from gpal.identity import source_commit
-    from result_records import make_record, make_table, table_markdown, write_record
+    from result_records import make_record, make_table, outcome, table_markdown, write_record
 
     rows, coverage, costs = [], [], []
     for release in RELEASES:
@@ -313,11 +312,11 @@ def main(argv: list[str] | None = None) -> int:
     for t in tables:
         print(table_markdown(t), "\n", sep="")
     if args.record:
-        write_record(args.record, make_record(
+        print(outcome(write_record(args.record, make_record(
             "The main job's split on later labels", f"python workflows/studies/bench_bcu_split.py --runs {args.runs}",
-            source_commit(), tables, settings={"releases": RELEASES, "seeds": SEEDS, "models": MODELS,
+            code_commit(), tables, settings={"releases": RELEASES, "seeds": SEEDS, "models": MODELS,
                                                 "n_boot": N_BOOT},
-            workflow="workflows/studies/bcu_split.yaml"))
+            workflow="workflows/studies/bcu_split.yaml"))))
     return 0
 
 

@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 # workflows/studies/ is the script's folder, first on its path
-from shared import CLASS_SCHEME_GP as GP, COARSE_GROUPS, PLANE_DEG, dr4_labelled, group_balanced_accuracy
+from shared import CLASS_SCHEME_GP as GP, COARSE_GROUPS, PLANE_DEG, code_commit, dr4_labelled, group_balanced_accuracy
 
 OUT = Path("workflows/studies/records/class_schemes")
 WORKFLOW = "workflows/studies/class_schemes.yaml"
@@ -59,6 +59,10 @@ PAGE_SCORES = {"distance, 8 components (default)": "distance, 8 components (the 
                "mixture of the noisy values (no error bars)": "mixture of the noisy values (no error bars)"}
 BASELINES = ("logistic", "random_forest_isotonic", "gradient_boosting_isotonic")
 MAIN_THREE = {"bll": ("bll",), "fsrq": ("fsrq",), "pulsar": ("psr", "msp")}
+#: The summary's measures, in its order (`unit_metrics` gives some only for schemes that have them).
+SUMMARY_COLUMNS = ("NLL", "accuracy", "balanced accuracy", "ECE", "main-three NLL", "plane AGN/pulsar/other",
+                   "plane AGN/pulsar/other +ood", "high-b AGN vs pulsar", "plane AGN/pulsar/other balanced",
+                   "plane AGN/pulsar/other balanced +ood", "high-b AGN vs pulsar balanced")
 
 
 def _scheme_rows(codes_of_rows: np.ndarray, scheme) -> tuple[np.ndarray, np.ndarray]:
@@ -74,7 +78,6 @@ def run_unit(data, seed: int, scheme_name: str, epochs: int) -> dict:
     from gpal.data.dataset import NoisyDataset
     from gpal.estimators.outliers import PopulationOutlierScore
     from gpal.evaluation.baselines import fit_baselines
-    from gpal.identity import source_commit
 
     scheme = CLASS_SCHEMES[scheme_name]
     codes = np.array(data.class_names)[data.y]
@@ -99,7 +102,7 @@ def run_unit(data, seed: int, scheme_name: str, epochs: int) -> dict:
     left_out = np.nonzero([c not in held for c in codes])[0]
     return {
         "seed": seed, "scheme": scheme_name, "classes": list(scheme.classes), "gp_seconds": gp_seconds,
-        "commit": source_commit(),
+        "commit": code_commit(),
         "test_ids": [str(i) for i in test_all.ids], "test_codes": list(np.array(data.class_names)[test_all.y]),
         "test_glat": test_all.aux["GLAT"].tolist(),
         "proba": {name: np.round(p, 6).tolist() for name, p in probas.items()},
@@ -187,9 +190,9 @@ def summarize(out: Path) -> None:
         raise SystemExit(f"no units in {out}; run the study first")
     rows = [{"scheme": u["scheme"], "seed": u["seed"], "model": m, **unit_metrics(u, m)} for u in units for m in u["proba"]]
     frame = pd.DataFrame(rows)
-    cols = ["NLL", "accuracy", "balanced accuracy", "ECE", "main-three NLL", "plane AGN/pulsar/other",
-            "plane AGN/pulsar/other +ood", "high-b AGN vs pulsar", "plane AGN/pulsar/other balanced",
-            "plane AGN/pulsar/other balanced +ood", "high-b AGN vs pulsar balanced"]
+    # a measure only some schemes have (the main-three NLL, the balanced plane without +ood) is absent when none of
+    # the schemes run (--schemes) has it
+    cols = [c for c in SUMMARY_COLUMNS if c in frame.columns]
     grouped = frame.groupby(["scheme", "model"])[cols]
     mean, se = grouped.mean(), grouped.sem()
     table = mean.copy().astype(object)
@@ -268,7 +271,6 @@ def ood_probe(seeds, out: Path) -> None:
     from gpal.catalogs.schemes import CLASS_SCHEMES
     from gpal.estimators.outliers import PopulationOutlierScore
     from gpal.files import write_text_atomic
-    from gpal.identity import source_commit
 
     data = dr4_labelled()
     with warnings.catch_warnings():
@@ -299,7 +301,7 @@ def ood_probe(seeds, out: Path) -> None:
     variants.update({f"distance without {name}": (8, [c for c in full if c != j], True, None)
                      for j, name in enumerate(data.feature_names)})
     results = []
-    commit = source_commit()
+    commit = code_commit()
     for seed in seeds:
         train, test = main.split(test_size=0.2, seed=seed, stratify=True)
         faint = test.X[:, significance] <= np.quantile(test.X[:, significance], 0.25)
@@ -453,11 +455,11 @@ def main(argv=None) -> int:
         else:
             run_study(args)
     if args.record:
-        from result_records import write_record
+        from result_records import outcome, write_record
 
         try:
             record = (faint_record if args.ood_probe else none_of_these_record)(args.out, args.commit)
-            print(f"recorded {write_record(args.record, record)}")
+            print(outcome(write_record(args.record, record)))
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2

@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from shared import dr4_sources, significance_task  # the error-bars study's faint task and model
+from shared import code_commit, dr4_sources, significance_task  # the error-bars study's faint task and model
 
 BUDGETS = (10, 20, 50, 100, 200)
 TARGET = "pulsar"
@@ -144,8 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--summarize", action="store_true",
                         help="read the saved repetitions only, fitting nothing (a missing one is an error)")
     args = parser.parse_args(argv)
-    from gpal.identity import source_commit
-    from result_records import CHECK_VARIABLE, write_record
+    from result_records import checking, outcome, write_record
 
     if args.summarize:
         try:
@@ -161,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
             path = args.out / f"rep{rep}.json"
             if not path.exists():  # each repetition saved as it finishes: a rerun resumes
                 dr4 = dr4_sources() if dr4 is None else dr4
-                unit = {**run_rep(rep, dr4), "commit": source_commit()}
+                unit = {**run_rep(rep, dr4), "commit": code_commit()}
                 tmp = path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(unit))
                 tmp.replace(path)
@@ -171,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = yields(units)
     text = (f"{len(units)} repetitions, {len(units[0]['is_target'])} pool sources, pulsar share {share:.3f}\n\n"
             + yields_markdown(rows))
-    if not os.environ.get(CHECK_VARIABLE):  # a check writes nothing
+    if not checking():  # a check writes nothing
         (args.out / "summary.md").write_text(text + "\n")
     print(text)
     if args.record:
@@ -185,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        print(f"{'checked' if os.environ.get(CHECK_VARIABLE) else 'recorded'} {written}")
+        print(outcome(written))
     return 0
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import sys
 import time
@@ -38,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shared import GP_SHARED, dr4_sources, significance_task
+from shared import GP_SHARED, code_commit, dr4_sources, significance_task
 
 GP_METHODS: dict[str, dict] = {
     "MGP": dict(input_noise="none"),
@@ -129,9 +128,7 @@ def methods_for(task: str, only: list[str] | None) -> list[str]:
 
 
 def run(tasks: list[str], reps: int, only: list[str] | None, out: Path) -> None:
-    from gpal.identity import source_commit
-
-    commit = source_commit()
+    commit = code_commit()
     dr4 = None
     for task in tasks:
         for rep in range(reps):
@@ -352,15 +349,14 @@ def main(argv: list[str] | None = None) -> int:
     if not args.summarize:
         run(args.task, args.reps, args.methods, args.out)
     text = summarize(args.out)
-    from result_records import CHECK_VARIABLE, write_record
+    from result_records import checking, outcome, write_record
 
-    if not os.environ.get(CHECK_VARIABLE):  # a check writes nothing
+    if not checking():  # a check writes nothing
         (args.out / "summary.md").write_text(text + "\n")
     print(text)
     if args.record:
         try:
-            written = write_record(args.record, results_record(args.out, kind, args.commit))
-            print(f"{'checked' if os.environ.get(CHECK_VARIABLE) else 'recorded'} {written}")
+            print(outcome(write_record(args.record, results_record(args.out, kind, args.commit))))
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2

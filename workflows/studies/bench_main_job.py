@@ -600,9 +600,9 @@ def main(argv: list[str] | None = None) -> None:
                  *(["--kernels"] if args.kernels else [])]
         paths = runs_in_children(__file__, child, args.runs, args.json, "step")
         if args.record:
-            from result_records import write_record
+            from result_records import outcome, write_record
 
-            print(f"recorded {write_record(args.record, step_record(paths))}")
+            print(outcome(write_record(args.record, step_record(paths))))
         return
     if args.runs != 1:
         parser.error("--runs goes with --step --no-job --json FOLDER (the folder keeping each run)")
@@ -651,10 +651,10 @@ def main(argv: list[str] | None = None) -> None:
 
         write_json_atomic(args.json, record)
     if args.record:
-        from result_records import write_record
+        from result_records import outcome, write_record
 
         made = step_record([args.json]) if args.no_job else parts_record(args.json)
-        print(f"recorded {write_record(args.record, made)}")
+        print(outcome(write_record(args.record, made)))
 
 
 if __name__ == "__main__":

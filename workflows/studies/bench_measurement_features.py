@@ -46,7 +46,6 @@ the four checks pooled, the two ``-> FL16Y`` checks pooled for the measurement p
 from __future__ import annotations
 
 import argparse
-import os
 import pickle
 import sys
 import time
@@ -56,7 +55,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-import shared  # noqa: F401  (the script's folder, first on its path; puts the pages' record format on the path)
+from shared import code_commit  # the script's folder, first on its path; puts the pages' record format on the path
 from gpal.evaluation.comparison import balanced_accuracy
 from gpal.evaluation.metrics import PROBA_FLOOR
 
@@ -336,9 +335,7 @@ def _load(path: Path) -> dict:
 
 def _stamp(proba: dict) -> None:
     """Name the commit of the models just fitted into ``proba``: ``mixed`` once a file holds fits of several."""
-    from gpal.identity import source_commit
-
-    commit = source_commit()
+    commit = code_commit()
     proba["commit"] = np.array(commit if str(proba.get("commit", commit)) == commit else "mixed")
 
 
@@ -789,14 +786,14 @@ def main(argv: list[str] | None = None) -> int:
         name = "summary_" + "+".join([p.replace(":", "_") for p in args.pairs] + args.tasks) + ".csv"
         pd.concat(tables).to_csv(args.out / name, index=False)
     if args.record:
-        from result_records import CHECK_VARIABLE, write_record
+        from result_records import outcome, write_record
 
         try:
             written = write_record(args.record, results_record(args.out, args.commit))
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        print(f"{'checked' if os.environ.get(CHECK_VARIABLE) else 'recorded'} {written}")
+        print(outcome(written))
     return 0
 
 

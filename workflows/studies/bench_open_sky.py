@@ -54,7 +54,7 @@ from gpal.catalog_jobs.layout import (
 )
 from gpal.evaluation.intervals import binomial_interval
 
-import shared  # noqa: F401  (the script's folder, first on its path; puts the pages' record format on the path)
+from shared import code_commit  # the script's folder, first on its path; puts the pages' record format on the path
 
 #: The releases a later one scores, oldest first.
 RELEASES = ("3FGL", "4FGL", "4FGL-DR2", "4FGL-DR4")
@@ -431,8 +431,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--flagged", action="store_true", help="also the flagged-candidates and known-sources tables")
     parser.add_argument("--record", type=Path, help="also write the results page's record to this file")
     args = parser.parse_args(argv)
-    from gpal.identity import source_commit
-    from result_records import make_record, make_table, table_markdown, write_record
+    from result_records import make_record, make_table, outcome, table_markdown, write_record
 
     tables = _tables(args.runs)
     rates = [[release, f"{r['rate']:.2f}", f"{r['threshold']:.1f}", f"{r['classified flagged']:.3f}",
@@ -464,9 +463,9 @@ def main(argv: list[str] | None = None) -> int:
         print(table_markdown(table), "\n", sep="")
     if args.record:
         command = f"python workflows/studies/bench_open_sky.py --runs {args.runs}{' --flagged' if args.flagged else ''}"
-        write_record(args.record, make_record("The open sky: later labels of every class", command, source_commit(),
-                                              tables, settings={"variants": VARIANTS, "releases": RELEASES},
-                                              workflow="workflows/studies/open_sky.yaml"))
+        print(outcome(write_record(args.record, make_record(
+            "The open sky: later labels of every class", command, code_commit(), tables,
+            settings={"variants": VARIANTS, "releases": RELEASES}, workflow="workflows/studies/open_sky.yaml"))))
     return 0
 
 

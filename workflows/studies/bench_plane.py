@@ -66,10 +66,9 @@ from typing import Callable
 import numpy as np
 
 from gpal.files import write_json_atomic
-from gpal.identity import source_commit
 
 # workflows/studies/ is the script's folder, first on its path
-from shared import CLASS_SCHEME_GP as GP, COARSE_GROUPS, PLANE_DEG, dr4_labelled, group_balanced_accuracy
+from shared import CLASS_SCHEME_GP as GP, COARSE_GROUPS, PLANE_DEG, code_commit, dr4_labelled, group_balanced_accuracy
 
 OUT = Path("workflows/studies/records/class_schemes/plane")
 GROUPS = COARSE_GROUPS
@@ -293,7 +292,7 @@ def fit_and_score(data, extra, tr_rows: np.ndarray, te_rows: np.ndarray, variant
     if variant.weights == "none":  # the balanced decision: divide by the training shares of the groups
         grouped = grouped / (group_count / group_count.sum())
     return {"epochs": epochs if variant.model == "gp" else None,
-            "commit": source_commit(), "seconds": seconds, "n_train": int(y.size), "n_dropped_agn": n_dropped,
+            "commit": code_commit(), "seconds": seconds, "n_train": int(y.size), "n_dropped_agn": n_dropped,
             "classes": list(classes),
             "test_ids": [str(i) for i in data.ids[te_rows]], "test_codes": list(codes[te_rows]),
             "scores": np.round(grouped, 6).tolist()}

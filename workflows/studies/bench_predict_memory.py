@@ -24,14 +24,14 @@ import re
 import subprocess
 import sys
 import tempfile
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from shared import (
-    kept_output, output_field, output_files, outputs_commit, read_outputs, record_from_kept, run_commit)
+    kept_output, output_field, output_files, outputs_commit, read_outputs, record_from_kept, run_commit,
+    tiled_catalog)
 
 #: The study's declaration, which the results page's record (`results_record`) names.
 WORKFLOW = "workflows/studies/predict_memory.yaml"
@@ -41,34 +41,6 @@ COLUMNS = ("Source_Name", "CLASS1", "RAJ2000", "DEJ2000", "GLON", "GLAT", "Signi
            "Energy_Flux100", "Unc_Energy_Flux100", "Pivot_Energy", "LP_Index", "Unc_LP_Index", "PL_Index",
            "Unc_PL_Index", "LP_SigCurv", "LP_beta", "Unc_LP_beta", "Variability_Index", "Frac_Variability",
            "Unc_Frac_Variability", "Flux_Band", "Unc_Flux_Band")
-
-
-def repeated_catalog(rows: int, path: Path) -> Path:
-    """DR4's rows repeated to ``rows``, each copy after the first renamed (``<name> r<k>``: a catalog lists a source
-    once), with DR4's keywords so that the file reads as DR4."""
-    from astropy.io import fits
-    from astropy.table import Table
-
-    from gpal.catalogs.catalog import CATALOG_DIR, HDU_NAME, RELEASES
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with fits.open(CATALOG_DIR / RELEASES["4FGL-DR4"].file) as hdul:
-            header = hdul[HDU_NAME].header
-            table = Table.read(hdul[HDU_NAME])[list(COLUMNS)]
-            keys = {k: header[k] for k in ("CDS-NAME", "VERSION", "DataRelease") if k in header}
-    copies = -(-rows // len(table))
-    big = table[np.tile(np.arange(len(table)), copies)[:rows]]
-    copy = np.repeat(np.arange(copies), len(table))[:rows]
-    names = np.char.strip(np.asarray(big["Source_Name"]).astype(str))
-    big["Source_Name"] = np.where(copy == 0, names, np.char.add(np.char.add(names, " r"), copy.astype(str)))
-    hdu = fits.table_to_hdu(big)
-    hdu.name = HDU_NAME
-    hdu.header.update(keys)
-    primary = fits.PrimaryHDU()
-    primary.header.update(keys)
-    fits.HDUList([primary, hdu]).writeto(path)
-    return path
 
 
 #: `gpal predict`'s functions with a given block size (an integer) or the table made whole ("whole"); their output
@@ -189,7 +161,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.record and not (args.summarize or args.json) or args.summarize and not args.record:
         parser.error("--record needs the run's --json or kept runs (--summarize JSON ...); --summarize needs --record")
-    from result_records import write_record
+    from result_records import outcome, write_record
 
     if args.summarize:
         record_from_kept(parser, args.record, lambda: results_record(output_files(args.summarize)))
@@ -206,7 +178,7 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         catalog = args.keep or Path(tmp) / f"repeated_{args.rows}.fits"
         if not catalog.is_file():
-            repeated_catalog(args.rows, catalog)
+            tiled_catalog("4FGL-DR4", args.rows, catalog, columns=COLUMNS)
         out = str(Path(tmp) / "t.csv")
         if args.whole or args.block_rows is not None:
             command = ["/usr/bin/time", "-v", sys.executable, "-c", _DRIVER, args.model, str(catalog),
@@ -226,7 +198,7 @@ def main(argv: list[str] | None = None) -> None:
         write_json_atomic(args.json, {"commit": commit, "model": args.model, "rows": args.rows, "path": how, "classes": classes,
                                       "load_average_at_start": load, "measured": m})
     if args.record:  # from every run kept in the folder, else from this run alone
-        print(f"recorded {write_record(args.record, results_record(output_files([folder or args.json])))}")
+        print(outcome(write_record(args.record, results_record(output_files([folder or args.json])))))
 
 
 if __name__ == "__main__":

@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = p.parse_args(argv)
     if args.record and not (args.summarize or args.json) or args.summarize and not args.record:
         p.error("--record needs the run's --json or kept outputs (--summarize JSON ...); --summarize needs --record")
-    from result_records import write_record
+    from result_records import outcome, write_record
 
     if args.summarize:
         record_from_kept(p, args.record, lambda: results_record(output_files(args.summarize)))
@@ -316,7 +316,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                  and v != defaults[k] for w in (f"--{k.replace('_', '-')}", str(v))]
         runs_in_children(__file__, child, args.runs, args.json, f"d{args.d}")
         if args.record:  # from every run in the folder: a record holds each number of features
-            print(f"recorded {write_record(args.record, results_record(output_files([args.json])))}")
+            print(outcome(write_record(args.record, results_record(output_files([args.json])))))
         return {}
     if args.runs != 1:
         p.error("--runs goes with --json FOLDER (the folder keeping each run)")
@@ -338,7 +338,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.json:
         write_json_atomic(args.json, res)
     if args.record:
-        print(f"recorded {write_record(args.record, results_record([args.json]))}")
+        print(outcome(write_record(args.record, results_record([args.json]))))
     return res
 
 

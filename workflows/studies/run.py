@@ -18,6 +18,7 @@ what the outputs make instead of written.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import subprocess
 import sys
@@ -34,8 +35,8 @@ STUDIES = Path(__file__).resolve().parent
 FIELDS = {"study": str, "title": str, "script": str, "commands": list, "records": list, "pages": list, "needs": dict}
 #: The optional field: the commands that rebuild the study's records from its kept outputs (a list of command lines).
 OPTIONAL = {"rebuild": list}
-#: `result_records.CHECK_VARIABLE`, restated because run.py imports nothing of the pages' code.
-CHECK_VARIABLE = "GPAL_RECORDS_CHECK"
+#: The records' format, which states `CHECK_VARIABLE` (a plain module of the page generators, loaded by its path).
+RECORD_FORMAT = ROOT / "workflows" / "pages" / "result_records.py"
 
 
 def read_study(path: Path) -> dict[str, Any]:
@@ -81,6 +82,15 @@ def study_file(name: str) -> Path:
     return path
 
 
+def check_variable() -> str:
+    """`result_records.CHECK_VARIABLE`, read where it is stated; imported only for ``--check``, as the records' format
+    imports gpal and printing or running a study needs none of it."""
+    spec = importlib.util.spec_from_file_location("result_records", RECORD_FORMAT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.CHECK_VARIABLE
+
+
 def run(study: dict[str, Any], dry_run: bool = False, rebuild: bool = False, check: bool = False) -> int:
     """Run (or with ``dry_run`` only print) the study's commands, or with ``rebuild`` its rebuild commands (with
     ``check``: comparing the records instead of writing them), in order; the first failing one's exit status."""
@@ -88,7 +98,7 @@ def run(study: dict[str, Any], dry_run: bool = False, rebuild: bool = False, che
         print(f"error: study {study['study']!r} declares no 'rebuild' commands: its records are remade only by "
               "running it", file=sys.stderr)
         return 2
-    environment = {**os.environ, CHECK_VARIABLE: "1"} if check else None
+    environment = {**os.environ, check_variable(): "1"} if check else None
     for command in study["rebuild" if rebuild else "commands"]:
         print(f"$ {command}", flush=True)
         if not dry_run:

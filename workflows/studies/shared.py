@@ -1,7 +1,8 @@
 """What several benchmark scripts share: synthetic problems, the machine's description, timing, the faint-source task,
 binary GP classifiers traced along their training clocks (papers 002 and 003), the blazar-type studies' paired
-measures, a paired difference's t interval, how a timing study's kept outputs become a record (read, their one
-commit, the command that made them), and the record that keeps what a study's command printed.
+measures, a catalog tiled from a shipped one, a paired difference's t interval, how a timing study's kept outputs
+become a record (read, their one commit, the command that made them), and the record that keeps what a study's
+command printed.
 
 Not a script: the scripts beside it import it by name (Python puts a script's own folder first on its path),
 so each shared piece is written once and no script imports another.
@@ -186,6 +187,45 @@ def dr4_sources():
         data = catalog.dataset(classes=("bll", "fsrq", "pulsar"), merge=DEFAULT_MERGE, features="fermi_dr4")
         pool = catalog.pool(select=("unassociated", "bcu"), features="fermi_dr4")
     return data, (pool.X, pool.X_var)
+
+
+def tiled_catalog(release: str, rows: int, path: Path, *, columns: Sequence[str] | None = None,
+                  sources: Sequence[str] | None = None) -> Path:
+    """A catalog of ``rows`` rows written to ``path``: ``release``'s rows (only those of the names ``sources`` if
+    given, only ``columns`` if given) repeated, each copy after the first renamed (``<name> r<k>``: a
+    catalog lists a source once), with the release's keywords so that the file reads as that release. The studies
+    time prediction on more rows than a shipped catalog has."""
+    from astropy.io import fits
+    from astropy.table import Table
+
+    from gpal.catalogs.catalog import CATALOG_DIR, HDU_NAME, RELEASES
+
+    record = RELEASES[release]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with fits.open(CATALOG_DIR / record.file) as hdul:
+            header = hdul[HDU_NAME].header
+            table = Table.read(hdul[HDU_NAME])
+            keys = {k: header[k] for k in ("CDS-NAME", "VERSION", "DataRelease") if k in header}
+    if columns is not None:
+        table = table[list(columns)]
+    name = record.columns.name
+    if sources is not None:
+        table = table[np.isin(np.char.strip(np.asarray(table[name]).astype(str)), np.asarray(sources, dtype=str))]
+        if len(table) == 0:
+            raise ValueError(f"none of the {len(sources)} sources given is a row of {release}")
+    copies = -(-rows // len(table))
+    big = table[np.tile(np.arange(len(table)), copies)[:rows]]
+    copy = np.repeat(np.arange(copies), len(table))[:rows]
+    names = np.char.strip(np.asarray(big[name]).astype(str))
+    big[name] = np.where(copy == 0, names, np.char.add(np.char.add(names, " r"), copy.astype(str)))
+    hdu = fits.table_to_hdu(big)
+    hdu.name = HDU_NAME
+    hdu.header.update(keys)
+    primary = fits.PrimaryHDU()
+    primary.header.update(keys)
+    fits.HDUList([primary, hdu]).writeto(path)
+    return path
 
 
 def dr4_labelled():
@@ -433,10 +473,10 @@ def run_commit(parser: Any, record: bool) -> str:
 def record_from_kept(parser: Any, path: str, build: Callable[[], dict[str, Any]]) -> None:
     """Write the results record ``build()`` makes from kept outputs to ``path`` and say where; an output it cannot
     use (a ValueError naming it) ends the script through ``parser``, as a bad option does."""
-    from result_records import write_record
+    from result_records import outcome, write_record
 
     try:
-        print(f"recorded {write_record(path, build())}")
+        print(outcome(write_record(path, build())))
     except ValueError as exc:
         parser.error(str(exc))
 

@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.record and not (args.summarize or args.json) or args.summarize and not args.record:
         p.error("--record needs the run's --json or a kept output (--summarize JSON); --summarize needs --record")
-    from result_records import write_record
+    from result_records import outcome, write_record
 
     args.json = kept_output(args.json, "runs.json")
     if args.summarize:
@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
 
         write_json_atomic(args.json, raw)
     if args.record:
-        print(f"recorded {write_record(args.record, results_record(args.json))}")
+        print(outcome(write_record(args.record, results_record(args.json))))
     return 0
 
 

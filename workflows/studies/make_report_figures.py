@@ -7,8 +7,8 @@ beside scikit-learn's logistic regression on 20 repeated 90/10 splits of the
 with `gpal.active` on the same set; sky maps of the 4FGL-DR4 unassociated sources
 from the classifier fitted on the DR4 bll / fsrq / psr sources.
 
-    python docs/figures/make_report_figures.py                 # PNGs into docs/figures/
-    python docs/figures/make_report_figures.py --report out/   # also a full report in out/
+    python workflows/studies/make_report_figures.py                 # PNGs into docs/figures/
+    python workflows/studies/make_report_figures.py --report out/   # also a full report in out/
 
 Everything is seeded; a rerun gives the same numbers up to TensorFlow's float
 round-off.
@@ -24,7 +24,7 @@ import pandas as pd
 from scipy.stats import entropy
 
 from gpal.active import ActiveLearningLoop, SimulatedOracle, initial_pool_test_split
-from gpal.catalog_jobs.settings import main_job_estimator
+from gpal.catalog_jobs.settings import main_job_estimator, prior_for_rows
 from gpal.evaluation.baselines import make_baseline
 from gpal.evaluation.calibration import class_reliability, top_label_reliability
 from gpal.catalogs import load_catalog
@@ -46,6 +46,7 @@ from gpal.evaluation.reports import (
     write_report,
     write_table,
 )
+from shared import ROOT  # the script's folder, first on its path
 
 CLASSES = ["bll", "fsrq", "psr"]
 N_SPLITS = 20
@@ -67,21 +68,31 @@ def repeated_split_predictions(ds):
     for split in ds.repeated_splits(n_splits=N_SPLITS, test_size=0.1, seed=0):
         train, test = ds.subset(split.train), ds.subset(split.test)
         for name, make in MODELS.items():
-            model = make(split.index).fit(train.X, train.y)
-            out.append((name, split.index, test.y, model.predict_proba(test.X)))
+            out.append((name, split.index, test.y, probabilities(name, make(split.index), train, test)))
     return out
+
+
+def probabilities(name, model, train, test):
+    """The model's probabilities on ``test``: the GP reads the error bars, as the main job's model must (it
+    refuses features without them); the scikit-learn baseline cannot."""
+    if name == GP:
+        return model.fit(train.X, train.y, X_var=train.X_var).predict_proba(test.X, X_var=test.X_var)
+    return model.fit(train.X, train.y).predict_proba(test.X)
 
 
 def active_learning_curves(ds, n_repetitions=5, n_initial=50, n_queries=20):
     """gpal.active on the same set: entropy against random, single-source queries, warm-started refits.
 
-    The initial set holds as many sources as the inducing points (50), so every refit continues q(u).
+    The initial set holds as many sources as the inducing points (50), so every refit continues q(u); its
+    population prior has the components those rows can fit (`prior_for_rows`, as ``gpal active`` does).
     """
     frames = []
     for rep in range(n_repetitions):
         initial, pool, test = initial_pool_test_split(ds, n_initial, ds.n_samples - n_initial - 120, 120, seed=rep)
         for strategy in ("entropy", "random"):
-            result = ActiveLearningLoop(gp_classifier(rep), initial, pool, SimulatedOracle(pool), test=test,
+            model = gp_classifier(rep)
+            prior_for_rows(model, n_initial)
+            result = ActiveLearningLoop(model, initial, pool, SimulatedOracle(pool), test=test,
                                         acquisition=strategy, batch_size=1, n_queries=n_queries, retrain_epochs=30,
                                         progress=False).run()
             frames.append(result.metrics.assign(method=GP, strategy=strategy, repetition=rep))
@@ -90,7 +101,7 @@ def active_learning_curves(ds, n_repetitions=5, n_initial=50, n_queries=20):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent, help="folder for the PNGs")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "figures", help="folder for the PNGs")
     parser.add_argument("--report", type=Path, help="also write PNG + PDF figures, CSV/Markdown/LaTeX tables and report.md here")
     args = parser.parse_args()
 
@@ -119,7 +130,7 @@ def main() -> None:
 
     dr4 = load_catalog("4FGL-DR4")
     labelled, pool = dr4.dataset(classes=CLASSES), dr4.pool()
-    proba = gp_classifier(0).fit(labelled.X, labelled.y).predict_proba(pool.X)
+    proba = probabilities(GP, gp_classifier(0), labelled, pool)
     glon, glat = pool.aux["GLON"], pool.aux["GLAT"]
     figures["sky_classes"] = plot_sky_classes(
         glon, glat, proba.argmax(axis=1), CLASSES, title=f"4FGL-DR4 unassociated sources ({len(pool)}): predicted class")

@@ -6,9 +6,10 @@ symmetrised model gpal used before (grey) and the catalog's own error model that
 fermi_dr4 preset now uses (colour: orange where a band of the hardness ratio is an upper
 limit, Sqrt_TS_Band < 1).  It also prints, as a Markdown table, the median and 90th
 percentile error bar of every fermi_dr4 feature on the main job's labelled sources
-(bll, fsrq, psr + msp) under both models, as quoted in docs/catalogs.md.
+(bll, fsrq, psr + msp) under both models, as quoted in docs/catalogs.md and kept in
+workflows/studies/records/error_model.json (`shared.keep_printed`).
 
-    python docs/figures/make_error_model_figure.py            # PNG into docs/figures/
+    python workflows/studies/make_error_model_figure.py       # PNG into docs/figures/
 
 No fitting and nothing random beyond the propagation's fixed seed: a rerun gives the same figure.
 """
@@ -19,6 +20,7 @@ import argparse
 import dataclasses
 import warnings
 from pathlib import Path
+from typing import Sequence
 
 import matplotlib
 
@@ -29,6 +31,7 @@ import numpy as np  # noqa: E402
 from gpal.catalogs import load_catalog  # noqa: E402
 from gpal.catalogs import DroppedRowsWarning  # noqa: E402
 from gpal.catalogs.features import FEATURE_PRESETS, Feature  # noqa: E402
+from shared import ROOT, keep_printed  # noqa: E402  (the script's folder, first on its path)
 
 PANELS = ("HR12", "HR23", "HR56", "log10(Flux1000)")
 MAIN = dict(classes=["bll", "fsrq", "pulsar"], merge={"pulsar": ["psr", "msp"]})
@@ -62,10 +65,10 @@ def table(old: dict, new: dict) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "error_model.png")
-    args = parser.parse_args()
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "figures" / "error_model.png")
+    args = parser.parse_args(argv)
 
     catalog = load_catalog("4FGL-DR4")
     preset = FEATURE_PRESETS["fermi_dr4"]
@@ -75,8 +78,9 @@ def main() -> None:
     labelled_new = build(catalog, preset, **MAIN)
     labelled_old = build(catalog, old_preset, **MAIN)
     assert list(labelled_old.ids) == list(labelled_new.ids)
-    print(f"{labelled_new.n_samples} labelled sources of {catalog.release}")
-    print(table(error_bars(labelled_old), error_bars(labelled_new)))
+    with keep_printed("error_model", __file__, argv):  # docs/catalogs.md quotes the table
+        print(f"{labelled_new.n_samples} labelled sources of {catalog.release}")
+        print(table(error_bars(labelled_old), error_bars(labelled_new)))
 
     # The figure: every source of the catalog (all classes and the unassociated).
     everything = dict(select=list(catalog.class_counts()))
