@@ -153,6 +153,13 @@ def write_full_report(out: Path, figures, predictions, counts, curves) -> None:
         f"Test metrics, mean ± SE over {N_SPLITS} splits": write_table(out / "metrics", metric_table(summary, metrics), summary),
         "Confusion matrix (gpal GP), mean ± std": write_table(out / "confusion", confusion_table({GP: counts}, CLASSES)),
     }
+    # One split's 46 points bias ECE upwards; the pooled predictions show how much (docs/reports.md, "Bins").
+    pooled = pd.DataFrame([{"method": m, **prediction_metrics(
+        np.concatenate([y for n, _, y, _ in predictions if n == m]),
+        np.concatenate([p for n, _, _, p in predictions if n == m]), N_BINS)}
+        for m in dict.fromkeys(n for n, _, _, _ in predictions)]).set_index("method")
+    tables[f"Test metrics of the {N_SPLITS} splits' predictions pooled"] = write_table(
+        out / "metrics_pooled", pooled[metrics].round(3).reset_index(), pooled.reset_index())
     final = curves[curves["n_labelled"] == curves["n_labelled"].max()]
     final_summary = metric_summary(final, ["error", "nll"], by=["method", "strategy"])
     tables["Active learning, last step"] = write_table(
