@@ -208,6 +208,9 @@ def rule(frame, classes, merge, rules, label, folder):
              "logistic - gpal NLL [95%]"]
     for i, name in enumerate(names):
         print(f"| {name} | {' | '.join(column[i] for column in columns)} |")
+    weights = class_weights(classes, merge, load_trained(folder).training["n_per_class"])["bcu"]
+    print("a bcu's class weights w (the blazar prior over the training shares): "
+          + ", ".join(f"{c} {w:.3f}" for c, w in zip(classes, weights)))
 
 
 def cuts(frame, classes, merge, rules, label, folder):
