@@ -247,3 +247,18 @@ def test_target_lists_keeps_what_its_parts_print(records, monkeypatch):
     kept = _kept(records, "target_lists")
     assert kept["python workflows/studies/bench_target_lists.py runs/targets-v20 top"]["printed"] == [
         "| pulsar | 3/50 |"]
+
+
+def test_target_lists_undoes_the_bcu_rule_to_the_probabilities_it_was_applied_to():
+    from gpal.catalogs.known_classes import apply_known_classes, class_weights
+
+    script = repository_script("workflows/studies/bench_target_lists.py")
+    rng = np.random.default_rng(0)
+    proba = rng.dirichlet(np.ones(4), size=6)
+    class1 = np.array(["bcu", "", "BCU ", "bll", "bcu", "psr"])
+    association = np.array([1.0, 0.3, 0.8, 0.5, 0.0, 1.0])
+    weights = class_weights(["bll", "fsrq", "pulsar", "other"], {"pulsar": ["psr", "msp"], "other": ["snr"]},
+                            {"bll": 50, "fsrq": 30, "pulsar": 15, "other": 5})
+    ruled = apply_known_classes(proba, class1, weights, association=association)[0]
+    assert not np.allclose(ruled[[0, 2]], proba[[0, 2]]) and np.allclose(ruled[[1, 3, 4, 5]], proba[[1, 3, 4, 5]])
+    np.testing.assert_allclose(script.without_rule(ruled, pd.Series(class1), weights, association), proba, atol=1e-12)
