@@ -20,7 +20,7 @@ import pandas as pd
 from gpal.evaluation.calibration import brier_score, expected_calibration_error, resampled_calibration_errors
 from gpal.evaluation.metrics import PROBA_FLOOR, error_rate, negative_log_likelihood
 
-__all__ = ["METRICS", "balanced_accuracy", "bootstrap_comparison", "difference_text", "resampled_metrics"]
+__all__ = ["METRICS", "RANGES", "balanced_accuracy", "bootstrap_comparison", "difference_text", "resampled_metrics"]
 
 def difference_text(diff: float, low: float, high: float, digits: int = 3) -> str:
     """A paired difference and its interval, signed: '+0.003 [-0.010, +0.020]'.
@@ -38,6 +38,9 @@ def difference_text(diff: float, low: float, high: float, digits: int = 3) -> st
 
 #: The metrics reported, in table order (lower is better for the first three).
 METRICS = ("nll", "ece", "brier", "accuracy", "balanced_accuracy")
+#: Each metric's attainable range: the shift of a bias-corrected interval must not carry it outside.
+RANGES = {"nll": (0.0, np.inf), "ece": (0.0, 1.0), "brier": (0.0, 2.0), "accuracy": (0.0, 1.0),
+          "balanced_accuracy": (0.0, 1.0)}
 
 
 def _codes(y: np.ndarray) -> np.ndarray:
@@ -97,11 +100,15 @@ def resampled_metrics(y: np.ndarray, p: np.ndarray, index: np.ndarray, n_bins: i
     return out
 
 
-def _bias_corrected(draws: np.ndarray, value: float) -> tuple[float, float]:
-    """The 95% percentile interval of ``draws`` shifted by their bias (median - value): it holds ``value``."""
+def _bias_corrected(draws: np.ndarray, value: float, bounds: tuple[float, float]) -> tuple[float, float]:
+    """The 95% percentile interval of ``draws`` shifted by their bias (median - value): it holds ``value``.
+
+    Clipped to ``bounds``, the values the quantity can take: a balanced accuracy near 1 whose resamples are
+    biased low would otherwise get an upper limit above 1.
+    """
     low, median, high = np.percentile(draws, [2.5, 50.0, 97.5])
     bias = median - value
-    return float(low - bias), float(high - bias)
+    return float(max(low - bias, bounds[0])), float(min(high - bias, bounds[1]))
 
 
 def bootstrap_comparison(
@@ -117,7 +124,7 @@ def bootstrap_comparison(
     Columns: ``model``, ``metric``, ``value`` (on all rows), ``low``/``high`` (the 2.5 and
     97.5 percentiles over ``n_boot`` resamples of the rows, bias-corrected: shifted by the
     resamples' median minus ``value``, so that a metric a resample biases, such as the ECE,
-    gets an interval that holds its value), ``diff`` (model − reference on all rows; 0 for
+    gets an interval that holds its value; clipped to the metric's range, `RANGES`), ``diff`` (model − reference on all rows; 0 for
     the reference), ``diff_low``/``diff_high`` (the same interval of the difference, both
     models scored on the same resampled rows) and ``p_below_zero``
     (fraction of resamples where the difference is negative).  ``ece`` uses ``n_bins``
@@ -149,9 +156,10 @@ def bootstrap_comparison(
     for name in checked:
         for metric in METRICS:
             value, diff = values[name][metric], values[name][metric] - values[reference][metric]
-            low, high = _bias_corrected(draws[name][metric], value)
+            low, high = _bias_corrected(draws[name][metric], value, RANGES[metric])
             delta = draws[name][metric] - draws[reference][metric]
-            diff_low, diff_high = _bias_corrected(delta, diff)
+            width = RANGES[metric][1] - RANGES[metric][0]
+            diff_low, diff_high = _bias_corrected(delta, diff, (-width, width))
             records.append({
                 "model": name, "metric": metric, "value": value,
                 "low": float(low), "high": float(high),

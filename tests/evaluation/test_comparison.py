@@ -141,3 +141,15 @@ def test_bad_input_is_named(y, probas, reference, message):
 def test_too_few_resamples_are_refused():
     with pytest.raises(ValueError, match="n_boot must be an integer >= 10"):
         bootstrap_comparison(np.zeros(5, int), {"a": np.full((5, 3), 1 / 3)}, reference="a", n_boot=5)
+
+
+def test_bias_corrected_interval_stays_inside_the_metric_range():
+    # Resamples biased low (median 0.95) of a value near the top (0.97) shift the upper limit past 1: clipped.
+    from gpal.evaluation.comparison import RANGES, _bias_corrected
+
+    draws = np.linspace(0.90, 1.00, 101)
+    low, high = _bias_corrected(draws, 0.97, RANGES["balanced_accuracy"])
+    assert high == 1.0
+    assert low == pytest.approx(np.percentile(draws, 2.5) + 0.02)
+    unclipped_low, unclipped_high = _bias_corrected(draws, 0.97, (-np.inf, np.inf))
+    assert unclipped_high > 1.0 and unclipped_low == pytest.approx(low)
