@@ -46,7 +46,7 @@ from gpal.evaluation.reports import (
     write_report,
     write_table,
 )
-from shared import ROOT  # the script's folder, first on its path
+from shared import ROOT, keep_printed  # the script's folder, first on its path
 
 CLASSES = ["bll", "fsrq", "psr"]
 N_SPLITS = 20
@@ -140,7 +140,8 @@ def main() -> None:
     for name, fig in figures.items():
         save_figure(fig, args.out / name, formats=("png",), dpi=90)
     if args.report:
-        write_full_report(args.report, figures, predictions, counts, curves)
+        with keep_printed("report_figures", __file__):  # the tables docs/reports.md quotes, with their commit
+            write_full_report(args.report, figures, predictions, counts, curves)
 
 
 def write_full_report(out: Path, figures, predictions, counts, curves) -> None:
@@ -164,6 +165,8 @@ def write_full_report(out: Path, figures, predictions, counts, curves) -> None:
     final_summary = metric_summary(final, ["error", "nll"], by=["method", "strategy"])
     tables["Active learning, last step"] = write_table(
         out / "active_learning", metric_table(final_summary, ["error", "nll"]), final_summary)
+    for caption, files in tables.items():
+        print(f"{caption}\n\n{files['md'].read_text(encoding='utf-8')}")
     write_report(out, "gpal report: 4FGL bll / fsrq / psr", saved, tables,
                  text="4FGL bll/fsrq/psr above 30 sigma; gpal's main-job classifier beside logistic regression.")
 
