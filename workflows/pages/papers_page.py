@@ -120,11 +120,19 @@ def _check_workflow(path: Path, result: Mapping[str, Any], name: str) -> None:
                          "the workflow file that made it")
 
 
-def _results_records(docs: Path) -> dict[str, dict]:
-    """The results page's records a claim may name (``results/<name>``)."""
-    folder = docs / "results"
-    return ({f"results/{p.stem}": json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))}
-            if folder.is_dir() else {})
+def _results_records(records: Path) -> dict[str, dict]:
+    """The results records a claim may name: the results page's (``results/<name>``, beside ``records``) and the
+    tables studies keep for this page alone (``tables/<name>``, in ``records/tables``), each checked to name the
+    study that made it."""
+    out = {}
+    for prefix, folder, home in (("results", records.parent / "results", None),
+                                 ("tables", records / "tables", f"{RECORDS_HOME}/tables")):
+        for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+            record = json.loads(path.read_text(encoding="utf-8"))
+            if home is not None:  # the results page checks its own records
+                check_workflow(path, record, f"{home}/{path.name}")
+            out[f"{prefix}/{path.stem}"] = record
+    return out
 
 
 def _not_comparable(declarations: Sequence[tuple[Path, Mapping[str, Any]]]) -> dict[str, str]:
@@ -174,7 +182,7 @@ def render_pages(records: Path) -> dict[str, str]:
     parts_of, paper_of = _records(records)
     by_name = {name: merged_record([result for _, result in parts], f"{records}/{name}.*.json")
                for name, parts in parts_of.items()}
-    others = _results_records(records.parent)
+    others = _results_records(records)
     declarations = claims_in(records / "claims")
     recorded_papers = list(dict.fromkeys(paper_of.values()))
     for path, declared in declarations:
