@@ -128,7 +128,7 @@ def test_a_study_table_needs_no_paper_column_unless_values_are_checked():
             "repeats": {"gpal": "settings.splits.t", "paper": None}}
     alike = {**base, "kind": "alike", "methods": ["A", "B"], "margin": 0.02}
     verdict, evidence = judge_claim({"claim": "x", "checks": [alike]}, {}, others=others)
-    assert verdict == "reproduced" and evidence.startswith("`tables/kept` accuracy (every setting), 1 pair: alike 1")
+    assert verdict == "reproduced" and evidence.startswith("`tables/kept` accuracy (t), 1 pair: alike 1")
     # a lead of a size: C behind A by 0.05 is beyond 0.02, B behind A by 0.004 is resolved short of it
     order = {**base, "kind": "order", "better": ["A"], "worse": ["C"], "margin": 0.02}
     assert judge_claim({"claim": "x", "checks": [order]}, {}, others=others)[0] == "reproduced"
@@ -154,7 +154,7 @@ def test_a_kept_table_names_the_study_that_lists_it(tmp_path):
              "repeats": {"gpal": "settings.splits.t"}}
     (records / "claims" / "009.yaml").write_text(yaml.safe_dump(
         {"paper": "P (paper 9)", "claims": [{"claim": "A beats B", "checks": [check]}]}))
-    assert "| A beats B | **reproduced** | – | `tables/paper002_curves` NLL (every setting), 1 pair: reproduced 1 |" \
+    assert "| A beats B | **reproduced** | – | `tables/paper002_curves` NLL (t), 1 pair: reproduced 1 |" \
         in render(records)
     (records / "tables" / "paper002_curves.json").write_text(json.dumps({**table, "workflow": "workflows/studies/plane.yaml"}))
     with pytest.raises(ValueError, match=r"does not list workflows/pages/records/papers/tables/paper002_curves\.json"):

@@ -344,7 +344,9 @@ def judge_claim(claim: Mapping[str, Any], results: Mapping[str, Mapping[str, Any
         group = grouped.setdefault((name, check["metric"], check["kind"], check.get("margin")), [Counter(), Counter(), []])
         group[0].update(counts)
         group[1].update(signs)
-        group[2] += [s for s in (check["settings"] or ["every setting"]) if s not in group[2]]
+        # a table named by its caption is the setting it judges (an index names nothing a reader could find)
+        named = [check["table"]] if isinstance(check.get("table"), str) else ["every setting"]
+        group[2] += [s for s in (check["settings"] or named) if s not in group[2]]
     evidence, previous = [], None
     for (name, metric, kind, margin), (counts, signs, settings) in grouped.items():
         where_run = ", ".join(settings) if len(settings) <= 3 else f"{len(settings)} settings"
