@@ -40,7 +40,7 @@ def test_the_record_holds_a_table_per_rows_and_m_with_mean_and_se_over_splits(cu
     # vi-jj: 0.80, 0.84, 0.82 -> mean 0.82, SD 0.02, SE 0.02 / sqrt(3)
     assert first["rows"][0] == ["vi-jj", f"0.8200 ± {0.02 / np.sqrt(3):.4f}", f"0.1800 ± {0.02 / np.sqrt(3):.4f}",
                                 f"0.0820 ± {0.002 / np.sqrt(3):.4f}"]
-    assert "--splits 2 --seed 0 --methods jj,taylor" in record["command"]
+    assert "--iters 2 --splits 2 --seed 0 --methods jj,taylor --json" in record["command"]  # no svi, no epochs
 
 
 def test_a_table_two_runs_measured_or_of_one_split_is_refused(curves, tmp_path):

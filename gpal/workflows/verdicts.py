@@ -51,12 +51,12 @@ row has no SE; a check naming one is refused. *Values* (gpal's number against th
 **differs** where the 95 % interval of the difference excludes 0; **reproduced** only where the 90 %
 interval lies inside a margin declared in the claims file (two one-sided tests, TOST); else not resolved.
 *Orders* (the paper's a ahead of b): reproduced where gpal's 95 % interval of b − a lies on the paper's
-side of 0 (of a declared margin, for a claimed lead of a size), **contradicted** on the other. *Similar*: shown only by TOST against a declared margin. A claim
+side of 0 (of a declared margin, for a sized lead), **contradicted** on the other. *Similar*: shown only by TOST against a declared margin. A claim
 is reproduced when all it names is, contradicted (differs, for values) when any is resolved against it,
 **not resolved at this budget** when the rest are open and more repeats of the same setting could decide
 them, **not comparable** where a difference in setting (hardware, a method not the paper's) decides it,
 said. A verdict written by hand is marked *(judgement)*, its evidence beside it. Margins were declared
-after the recorded runs (004's ECE, accuracy margins before); the generator counts the tally. Methods
+after the recorded runs (004's, 002's grid and vi-JJ-full's before); the generator counts the tally. Methods
 share splits, so SEs combined as independent err towards "not resolved"."""
 
 

@@ -173,10 +173,10 @@ def kept_record(paths: list[str]) -> dict[str, Any]:
                     for m in runs[0]["traces"]]
             tables.append(make_table(["method", "gpal accuracy", "gpal NLL", "gpal ECE"], rows, "lrrr", caption))
         settings = kept["settings"]
+        svi = f" --svi-epochs {settings['svi_epochs']}" if "svi" in settings["methods"].split(",") else ""
         commands.append(f"PYTHONPATH=$PWD python workflows/studies/bench_paper002_curves.py --datasets "
-                        f"{settings['datasets']} --iters {settings['iters']} --svi-epochs {settings['svi_epochs']} "
-                        f"--splits {settings['splits']} --seed {settings['seed']} --methods {settings['methods']} "
-                        f"--json {path}")
+                        f"{settings['datasets']} --iters {settings['iters']}{svi} --splits {settings['splits']} "
+                        f"--seed {settings['seed']} --methods {settings['methods']} --json {path}")
         commits.append(kept["commit"])
         source.append(path)
     return make_record("Paper 002 (Izmailov & Kropotov): final test accuracy, NLL and ECE per data set, n and M",
