@@ -14,7 +14,8 @@ Welch-Satterthwaite degrees of freedom (`combined`).  The three unit verdicts:
   ±margin (two one-sided tests at 5 %, TOST); otherwise *not resolved* (`value_verdict`);
 - an *order* (the paper's method a ahead of b): *reproduced* where gpal's 95 % interval of the
   difference lies on the paper's side of 0, *contradicted* where it lies on the other, otherwise
-  *not resolved* (`order_verdict`);
+  *not resolved*; a lead the paper gives a size ("cannot reach a reasonable quality") is set
+  against a declared margin in place of 0 (`order_verdict`);
 - *alike* (the paper says a and b perform similarly): *alike* where the 90 % interval lies inside
   ±margin (TOST), *apart* where the 95 % interval lies outside it, otherwise *not resolved*;
   without a declared margin "similar" cannot be shown (`alike_verdict`).
@@ -47,14 +48,14 @@ RULE = """\
 means with SEs se_a (n_a repeats) and se_b (n_b) has SE sqrt(se_a² + se_b²) and Welch-Satterthwaite
 degrees of freedom (n − 1 against a paper's number). *Values* (gpal's number against the paper's):
 **differs** where the 95 % interval of the difference excludes 0; **reproduced** only where the 90 %
-interval lies inside a margin declared in the claims file (two one-sided tests, TOST); else not resolved.
+interval lies inside a margin declared in the claims file (TOST); else not resolved.
 *Orders* (the paper's a ahead of b): reproduced where gpal's 95 % interval of b − a lies on the paper's
-side of 0, **contradicted** on the other. *Similar*: shown only by TOST against a declared margin. A claim
+side of 0 (of a declared margin, for a sized lead), **contradicted** on the other. *Similar*: shown only by TOST against a declared margin. A claim
 is reproduced when all it names is, contradicted (differs, for values) when any is resolved against it,
 **not resolved at this budget** when the rest are open and more repeats of the same setting could decide
-them, **not comparable** where a stated difference in setting (hardware, a method not the paper's) decides
+them, **not comparable** where a stated setting difference (hardware, a method not the paper's) decides
 it. A verdict written by hand is marked *(judgement)*, its evidence beside it. Margins were declared after
-the recorded runs (004's ECE and accuracy margins before). Methods share splits, so SEs combined as
+the recorded runs (004's, 002's grid and vi-JJ-full's before). Methods share splits: SEs combined as
 independent err towards "not resolved"."""
 
 
@@ -122,11 +123,13 @@ def _gap(better: Mapping[str, Any], worse: Mapping[str, Any], where: str) -> tup
 
 
 def order_verdict(better: Mapping[str, Any], worse: Mapping[str, Any], higher_is_better: bool,
-                  where: str = "pair") -> str:
-    """'reproduced', 'contradicted' or 'not resolved': is gpal's ``better`` ahead of ``worse`` (rows of one setting)?"""
+                  where: str = "pair", margin: float = 0.0) -> str:
+    """'reproduced', 'contradicted' or 'not resolved': is gpal's ``better`` ahead of ``worse`` (rows of one setting)
+    by more than ``margin``?  A paper's "b cannot reach a reasonable quality" claims a lead of some size, not any
+    lead: with a margin the 95 % interval of the lead is set against it rather than against 0."""
     difference, se, dof = _gap(better, worse, where)
     low, high = interval(-difference if higher_is_better else difference, se, dof)  # > 0: better is ahead
-    return "reproduced" if low > 0 else "contradicted" if high < 0 else "not resolved"
+    return "reproduced" if low > margin else "contradicted" if high < margin else "not resolved"
 
 
 def alike_verdict(a: Mapping[str, Any], b: Mapping[str, Any], margin: float | None, where: str = "pair") -> str:

@@ -120,6 +120,47 @@ def test_a_results_table_is_read_and_a_missing_record_or_table_named():
                         others={"results/published": published})
 
 
+def test_a_study_table_needs_no_paper_column_unless_values_are_checked():
+    kept = {"settings": {"splits": {"t": 3}}, "tables": [{"caption": "t", "columns": [
+        "method", "gpal accuracy"], "rows": [["A", "0.870 ± 0.003"], ["B", "0.866 ± 0.003"], ["C", "0.820 ± 0.003"]]}]}
+    others = {"tables/kept": kept}
+    base = {"record": "tables/kept", "table": "t", "metric": "accuracy", "settings": None,
+            "repeats": {"gpal": "settings.splits.t", "paper": None}}
+    alike = {**base, "kind": "alike", "methods": ["A", "B"], "margin": 0.02}
+    verdict, evidence = judge_claim({"claim": "x", "checks": [alike]}, {}, others=others)
+    assert verdict == "reproduced" and evidence.startswith("`tables/kept` accuracy (t), 1 pair: alike 1")
+    # a lead of a size: C behind A by 0.05 is beyond 0.02, B behind A by 0.004 is resolved short of it
+    order = {**base, "kind": "order", "better": ["A"], "worse": ["C"], "margin": 0.02}
+    assert judge_claim({"claim": "x", "checks": [order]}, {}, others=others)[0] == "reproduced"
+    assert judge_claim({"claim": "x", "checks": [{**order, "worse": ["B"]}]}, {}, others=others)[0] == "contradicted"
+    values = {**base, "kind": "values", "methods": ["A"], "margin": 0.01, "repeats": {"gpal": "settings.splits.t",
+                                                                                      "paper": 10}}
+    with pytest.raises(ValueError, match=r"table 't' of tables/kept has no columns \['paper accuracy'\]"):
+        judge_claim({"claim": "x", "checks": [values]}, {}, others=others)
+
+
+def test_a_kept_table_names_the_study_that_lists_it(tmp_path):
+    import yaml
+
+    records = tmp_path / "papers"
+    (records / "claims").mkdir(parents=True)
+    (records / "tables").mkdir()
+    (records / "wf.json").write_text(json.dumps(RESULTS["wf"]))
+    table = {"workflow": "workflows/studies/paper002_curves.yaml", "command": "c", "source": "s",
+             "settings": {"splits": {"t": 3}}, "tables": [{"caption": "t", "columns": ["method", "gpal NLL"],
+                                                          "rows": [["A", "0.10 ± 0.01"], ["B", "0.30 ± 0.01"]]}]}
+    (records / "tables" / "paper002_curves.json").write_text(json.dumps(table))
+    check = {"record": "tables/paper002_curves", "table": "t", "metric": "NLL", "better": ["A"], "worse": ["B"],
+             "repeats": {"gpal": "settings.splits.t"}}
+    (records / "claims" / "009.yaml").write_text(yaml.safe_dump(
+        {"paper": "P (paper 9)", "claims": [{"claim": "A beats B", "checks": [check]}]}))
+    assert "| A beats B | **reproduced** | – | `tables/paper002_curves` NLL (t), 1 pair: reproduced 1 |" \
+        in render(records)
+    (records / "tables" / "paper002_curves.json").write_text(json.dumps({**table, "workflow": "workflows/studies/plane.yaml"}))
+    with pytest.raises(ValueError, match=r"does not list workflows/pages/records/papers/tables/paper002_curves\.json"):
+        render(records)
+
+
 def test_bad_declarations_name_the_file_and_claim(tmp_path):
     path = tmp_path / "009.yaml"
     cases = {

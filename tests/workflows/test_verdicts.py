@@ -67,3 +67,14 @@ def test_an_empty_or_one_split_row_is_refused():
         order_verdict(one, _row("B", [0.1, 0.2]), False, where="here")
     with pytest.raises(ValueError, match=r"got n = 0"):
         value_verdict(0.5, 0.1, 10, 0.5, None, 0)
+
+
+def test_an_order_with_a_margin_sets_the_lead_against_it():
+    # B behind A by 0.05 in accuracy, SE of the lead about 0.004 over 3 + 3 splits
+    a, b = _row("A", [0.87, 0.875, 0.88]), _row("B", [0.82, 0.825, 0.83])
+    assert order_verdict(a, b, True) == order_verdict(a, b, True, margin=0.02) == "reproduced"
+    assert order_verdict(a, b, True, margin=0.1) == "contradicted"  # the lead is resolved below 0.1
+    assert order_verdict(a, b, True, margin=0.05) == "not resolved"  # the lead's interval straddles it
+    # the bound sits where Welch's one-sided test of lead = margin rejects at 2.5 %
+    lead = stats.ttest_ind_from_stats(0.875 - 0.02, 0.005, 3, 0.825, 0.005, 3, equal_var=False, alternative="greater")
+    assert lead.pvalue < 0.025

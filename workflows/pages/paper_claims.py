@@ -14,6 +14,10 @@ The claims of a paper are declared once, in ``workflows/pages/records/papers/cla
         checks:                                    # a table of a results record (records/results/<name>.json)
           - {kind: values, record: results/published, table: 0, metric: NLL,
              methods: [MGP], repeats: {gpal: settings.splits, paper: 100}}
+      - claim: "B cannot reach a reasonable quality"
+        checks:                                    # a study's table kept beside the records (records/papers/tables/)
+          - {record: tables/paper002_curves, table: magic_n15216_m50, metric: accuracy, better: [A], worse: [B],
+             margin: 0.02, repeats: {gpal: settings.splits.magic_n15216_m50}}
       - claim: "Seconds per epoch (Table 8)"
         checks: [...]
         not_comparable: "a P100 GPU against 2 CPU cores"   # the setting decides: the verdict is "not comparable"
@@ -27,10 +31,13 @@ The claims of a paper are declared once, in ``workflows/pages/records/papers/cla
         optimiser: {gpal: "Adam 0.001", paper: "not stated"}
 
 A check is one of three kinds (``kind``, default ``order``), judged by `gpal.workflows.verdicts`:
-``order`` (every method of ``better`` ahead of every method of ``worse``, per setting), ``alike``
+``order`` (every method of ``better`` ahead of every method of ``worse``, per setting; by more than
+``margin`` where one is declared), ``alike``
 (every two of ``methods`` within ``margin`` by TOST), ``values`` (gpal's numbers of ``methods``
 against the paper's; reproduced only within a declared ``margin``).  A margin is in the metric's
-units and belongs to the claim, declared before the run it judges.  A claim's verdict is computed
+units and belongs to the claim, declared before the run it judges.  A ``record`` names a results record
+(``results/<name>``) or a table a study keeps for this page (``tables/<name>``, in records/papers/tables/); only a
+``values`` check needs the paper's column and repeats there.  A claim's verdict is computed
 from its checks (the module `RULE` of `gpal.workflows.verdicts`); a field, record, table or
 setting that does not exist, or a record with fewer than two repeats, is refused with the file
 and the field named.
@@ -59,7 +66,8 @@ STATED = ("reproduced", "differs", "contradicted", "not comparable", "not resolv
           "cannot be checked offline", "not checked")
 #: The columns of a paper's data & budget table, in order.
 SETTING_COLUMNS = ("data", "rows", "M", "kernel", "likelihood", "optimiser", "repeats", "epochs")
-_KINDS = {"order": {"workflow", "record", "table", "repeats", "metric", "settings", "better", "worse", "kind"},
+_KINDS = {"order": {"workflow", "record", "table", "repeats", "metric", "settings", "better", "worse", "kind",
+                    "margin"},
           "alike": {"workflow", "record", "table", "repeats", "metric", "settings", "methods", "margin", "kind"},
           "values": {"workflow", "record", "table", "repeats", "metric", "settings", "methods", "margin", "kind"}}
 _CLAIM_KEYS = {"claim", "checks", "verdict", "evidence", "differences", "not_comparable"}
@@ -104,13 +112,18 @@ def _parse_check(where: str, check: Any) -> dict:
         parsed["workflow"] = str(check["workflow"])
     else:
         repeats = check.get("repeats")
-        if "table" not in check or not isinstance(repeats, Mapping) or set(repeats) != {"gpal", "paper"}:
+        # only a values check sets gpal's numbers against the paper's, so only it needs the paper's repeats
+        keys = {"gpal", "paper"} if kind == "values" else {"gpal"}
+        if ("table" not in check or not isinstance(repeats, Mapping)
+                or not keys <= set(repeats) <= {"gpal", "paper"}):
             raise ValueError(f"{where}: a 'record' check needs 'table' (its index or caption) and 'repeats' "
-                             f"{{gpal: <field of the record>, paper: <the paper's repeats>}}; got {dict(check)!r}")
-        if isinstance(repeats["paper"], bool) or not isinstance(repeats["paper"], int) or repeats["paper"] < 2:
-            raise ValueError(f"{where}.repeats.paper must be an integer >= 2; got {repeats['paper']!r}")
+                             f"{{gpal: <field of the record>" + (", paper: <the paper's repeats>" if kind == "values"
+                                                                else "") + f"}}; got {dict(check)!r}")
+        paper = repeats.get("paper")
+        if paper is not None and (isinstance(paper, bool) or not isinstance(paper, int) or paper < 2):
+            raise ValueError(f"{where}.repeats.paper must be an integer >= 2; got {paper!r}")
         parsed.update(record=str(check["record"]), table=check["table"],
-                      repeats={"gpal": _text(f"{where}.repeats.gpal", repeats["gpal"]), "paper": repeats["paper"]})
+                      repeats={"gpal": _text(f"{where}.repeats.gpal", repeats["gpal"]), "paper": paper})
     for key in _KINDS[kind] & {"better", "worse", "methods"} & set(check):
         parsed[key] = _names(f"{where}.{key}", check[key])
     if kind != "order" and len(parsed["methods"]) < (1 if kind == "values" else 2):
@@ -207,7 +220,8 @@ def _results_rows(check: Mapping[str, Any], record: Mapping[str, Any], where: st
     if found is None:
         raise ValueError(f"{where}.table: {check['record']} has no table {table!r}; it holds "
                          f"{len(tables)} (captions {[t.get('caption') for t in tables]})")
-    columns = {f"{side} {check['metric']}": side for side in ("gpal", "paper")}
+    columns = {f"{side} {check['metric']}": side for side in (("gpal", "paper") if check["kind"] == "values"
+                                                              else ("gpal",))}
     missing = sorted(set(columns) - set(found["columns"]))
     if missing:
         raise ValueError(f"{where}.metric: table {table!r} of {check['record']} has no columns {missing}; "
@@ -220,7 +234,7 @@ def _results_rows(check: Mapping[str, Any], record: Mapping[str, Any], where: st
     for cells in found["rows"]:
         values = dict(zip(found["columns"], cells))
         row = {"setting": str(table), "method": str(cells[0]), "metric": check["metric"], "n": int(n_match.group(1)),
-               "paper_n": check["repeats"]["paper"], "printed": None}
+               "paper_n": check["repeats"]["paper"], "printed": None, "paper_mean": None, "paper_se": None}
         for column, side in columns.items():
             parts = re.fullmatch(r"\s*([-+0-9.eE]+)\s*±\s*([0-9.eE]+)\s*", str(values[column]))
             if not parts:
@@ -248,7 +262,7 @@ def _unit(check: Mapping[str, Any], got: Mapping[str, Mapping[str, Any]], a: str
                              check["margin"], where)["verdict"]
     if check["kind"] == "alike":
         return alike_verdict(got[a], got[b], check["margin"], where)
-    return order_verdict(got[a], got[b], higher_is_better(check["metric"]), where)
+    return order_verdict(got[a], got[b], higher_is_better(check["metric"]), where, check["margin"] or 0.0)
 
 
 def _judge_check(check: Mapping[str, Any], rows: Mapping[tuple, dict], name: str, where: str) -> tuple[Counter, Counter]:
@@ -293,7 +307,8 @@ def _rows_for(check: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]]
         return name, (_workflow_rows(results[name]) if name in results else None)
     name = check["record"]
     if name not in others:
-        raise ValueError(f"{where}.record: no record {name!r} (workflows/pages/records/{name}.json); known are {sorted(others)}")
+        raise ValueError(f"{where}.record: no record {name!r} (workflows/pages/records/results/<name>.json or "
+                         f"records/papers/tables/<name>.json); known are {sorted(others)}")
     return name, _results_rows(check, others[name], where)
 
 
@@ -329,7 +344,9 @@ def judge_claim(claim: Mapping[str, Any], results: Mapping[str, Mapping[str, Any
         group = grouped.setdefault((name, check["metric"], check["kind"], check.get("margin")), [Counter(), Counter(), []])
         group[0].update(counts)
         group[1].update(signs)
-        group[2] += [s for s in (check["settings"] or ["every setting"]) if s not in group[2]]
+        # a table named by its caption is the setting it judges (an index names nothing a reader could find)
+        named = [check["table"]] if isinstance(check.get("table"), str) else ["every setting"]
+        group[2] += [s for s in (check["settings"] or named) if s not in group[2]]
     evidence, previous = [], None
     for (name, metric, kind, margin), (counts, signs, settings) in grouped.items():
         where_run = ", ".join(settings) if len(settings) <= 3 else f"{len(settings)} settings"

@@ -8,6 +8,8 @@ stem).  A record whose workflow is missing, gone or not the file its command ran
 parts of a workflow as one record (`merged_record`), so a number is taken from the one run that measured it.
 ``docs/papers.md`` holds, per paper, the claims table declared in ``claims/<NNN>.yaml`` beside the records
 (`workflows/pages/paper_claims.py`), under the verdict rule and a tally counted from the verdicts;
+A claim may also read a table a study keeps for this page, a results record (`result_records`) in
+``records/papers/tables/<name>.json`` that names its study's declaration (``record: tables/<name>``).
 ``docs/papers/<NNN>_numbers.md`` holds that paper's data & budget table (declared in the claims) and comparison
 tables, per record its workflow, command, commit and budget, the reference's ``notes`` and the explanation
 ``<workflow>.md`` beside the record.
@@ -119,11 +121,19 @@ def _check_workflow(path: Path, result: Mapping[str, Any], name: str) -> None:
                          "the workflow file that made it")
 
 
-def _results_records(docs: Path) -> dict[str, dict]:
-    """The results page's records a claim may name (``results/<name>``)."""
-    folder = docs / "results"
-    return ({f"results/{p.stem}": json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))}
-            if folder.is_dir() else {})
+def _results_records(records: Path) -> dict[str, dict]:
+    """The results records a claim may name: the results page's (``results/<name>``, beside ``records``) and the
+    tables studies keep for this page alone (``tables/<name>``, in ``records/tables``), each checked to name the
+    study that made it."""
+    out = {}
+    for prefix, folder, home in (("results", records.parent / "results", None),
+                                 ("tables", records / "tables", f"{RECORDS_HOME}/tables")):
+        for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+            record = json.loads(path.read_text(encoding="utf-8"))
+            if home is not None:  # the results page checks its own records
+                check_workflow(path, record, f"{home}/{path.name}")
+            out[f"{prefix}/{path.stem}"] = record
+    return out
 
 
 def _not_comparable(declarations: Sequence[tuple[Path, Mapping[str, Any]]]) -> dict[str, str]:
@@ -173,7 +183,7 @@ def render_pages(records: Path) -> dict[str, str]:
     parts_of, paper_of = _records(records)
     by_name = {name: merged_record([result for _, result in parts], f"{records}/{name}.*.json")
                for name, parts in parts_of.items()}
-    others = _results_records(records.parent)
+    others = _results_records(records)
     declarations = claims_in(records / "claims")
     recorded_papers = list(dict.fromkeys(paper_of.values()))
     for path, declared in declarations:

@@ -24,22 +24,32 @@ The paper's claims, checked per data set on the traces (tolerances are this scri
 
     PYTHONPATH=$PWD python workflows/studies/bench_paper002_curves.py --datasets german:50,magic:100:6000 \
         --json runs/paper002_curves.json --figure runs/paper002_curves.png
+
+The papers page reads the final numbers of kept runs as a results record (`result_records`): one table per data
+set, training rows and M, each method's final test accuracy, NLL and ECE as mean ± SE over the splits run
+(``settings.splits.<table>``), written from the kept JSON files, nothing run::
+
+    PYTHONPATH=$PWD python workflows/studies/bench_paper002_curves.py \
+        --record workflows/pages/records/papers/tables/paper002_curves.json --kept runs/a.json runs/b.json
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from gpal.files import write_json_atomic
-from shared import Problem, Trace, make_problem, trace_svi, trace_vi
+from shared import Problem, Trace, make_problem, record_from_kept, run_commit, trace_svi, trace_vi
 
 VI_METHODS = ("jj", "jj-full", "jj-hybrid", "taylor")
+METHODS = (*VI_METHODS, "svi")
 #: "Reached the optimal quality": within this accuracy of the best final accuracy of all methods.
 TARGET_SLACK = 0.01
 #: "Similar" final accuracies, "poor" first iterations, "cannot converge": differences of at least this.
@@ -89,27 +99,33 @@ def claims(name: str, traces: dict[str, Trace]) -> list[dict[str, Any]]:
     return []
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
+def run(args: argparse.Namespace, commit: str) -> dict[str, Any]:
     specs = [(token.split(":") + [None])[:3] for token in args.datasets.split(",")]
+    methods = args.methods.split(",")
     warm = make_problem(specs[0][0], args.seed, 200)
     rows = np.random.default_rng(args.seed).permutation(len(warm.y))[:100]  # both classes, whatever the row order
     tiny = Problem("warm-up", warm.X[rows], warm.y[rows], warm.X_test[:20], warm.y_test[:20])
-    for m in VI_METHODS:
-        trace_vi(tiny, m, 1, 5, args.seed)
-    trace_svi(tiny, 1, 5, 50, args.seed)
+    for m in methods:
+        if m == "svi":
+            trace_svi(tiny, 1, 5, 50, args.seed)
+        else:
+            trace_vi(tiny, m, 1, 5, args.seed)
     results = []
     for name, M, rows in specs:
         for split in range(args.splits):
             p = make_problem(name, args.seed + split, None if rows is None else int(rows))
-            traces = {f"vi-{m}": trace_vi(p, m, args.iters, int(M), args.seed + split) for m in VI_METHODS}
-            traces["svi"] = trace_svi(p, args.svi_epochs, int(M), paper_batch_size(len(p.y)), args.seed + split)
+            traces = {f"vi-{m}": trace_vi(p, m, args.iters, int(M), args.seed + split) for m in methods if m != "svi"}
+            if "svi" in methods:
+                traces["svi"] = trace_svi(p, args.svi_epochs, int(M), paper_batch_size(len(p.y)), args.seed + split)
             for t in traces.values():
                 print(f"{name} split {split} {t.method}: first {t.accuracy[0]:.3f} at {t.seconds[0]:.1f} s, "
                       f"final {t.accuracy[-1]:.3f} at {t.seconds[-1]:.1f} s", file=sys.stderr, flush=True)
             results.append({"dataset": name, "split": split, "n_train": len(p.y), "n_test": len(p.y_test),
                             "d": p.X.shape[1], "M": int(M), "batch_size": paper_batch_size(len(p.y)),
-                            "traces": {m: t.as_dict() for m, t in traces.items()}, "claims": claims(name, traces)})
-    return {"settings": {k: v for k, v in vars(args).items() if k not in ("json", "figure")},
+                            "traces": {m: t.as_dict() for m, t in traces.items()},
+                            # the orderings compare all five methods; a run of some has none to check
+                            "claims": claims(name, traces) if set(methods) == set(METHODS) else []})
+    return {"commit": commit, "settings": {k: v for k, v in vars(args).items() if k not in ("json", "figure")},
             "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load": os.getloadavg()},
             "results": results}
 
@@ -125,6 +141,48 @@ def table(result: dict[str, Any]) -> str:
         for c in r["claims"]:
             lines.append(f"| {r['dataset']} | {r['split']} | {c['claim']} | {'yes' if c['holds'] else 'no'} |")
     return "\n".join(lines) + "\n"
+
+
+def _mean_se(values: list[float]) -> str:
+    """'mean ± SE' over the splits (SE: the sample SD over sqrt(n)), as the papers page reads a cell."""
+    v = np.asarray(values, dtype=float)
+    return f"{v.mean():.4f} ± {v.std(ddof=1) / np.sqrt(v.size):.4f}"
+
+
+def kept_record(paths: list[str]) -> dict[str, Any]:
+    """The results record of kept runs: a table per (data set, training rows, M), each method's final test
+    accuracy, NLL and ECE over the splits, the splits per table in ``settings.splits``.  Each table comes from one
+    kept run, so its numbers share a commit; a table two runs measured, or one split alone (no SE), is refused."""
+    from result_records import make_record, make_table
+
+    tables, splits, commands, commits, source = [], {}, [], [], []
+    for path in paths:
+        kept = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(kept, dict) or not {"commit", "settings", "results"} <= set(kept):
+            raise ValueError(f"{path}: not a kept run of this script with its commit (keys 'commit', 'settings', "
+                             f"'results'); rerun it at a committed source")
+        cells: dict[str, list] = {}
+        for r in kept["results"]:
+            cells.setdefault(f"{r['dataset']}_n{r['n_train']}_m{r['M']}", []).append(r)
+        for caption, runs in cells.items():
+            if caption in splits or len(runs) < 2:
+                raise ValueError(f"{path}: table {caption} " + ("is measured by two kept runs" if caption in splits
+                                 else "has one split: no SE") + "; each table needs one run of two or more splits")
+            splits[caption] = len(runs)
+            rows = [[m] + [_mean_se([r["traces"][m][k][-1] for r in runs]) for k in ("accuracy", "nll", "ece")]
+                    for m in runs[0]["traces"]]
+            tables.append(make_table(["method", "gpal accuracy", "gpal NLL", "gpal ECE"], rows, "lrrr", caption))
+        settings = kept["settings"]
+        svi = f" --svi-epochs {settings['svi_epochs']}" if "svi" in settings["methods"].split(",") else ""
+        commands.append(f"PYTHONPATH=$PWD python workflows/studies/bench_paper002_curves.py --datasets "
+                        f"{settings['datasets']} --iters {settings['iters']}{svi} --splits {settings['splits']} "
+                        f"--seed {settings['seed']} --methods {settings['methods']} --json {path}")
+        commits.append(kept["commit"])
+        source.append(path)
+    return make_record("Paper 002 (Izmailov & Kropotov): final test accuracy, NLL and ECE per data set, n and M",
+                       " && ".join(commands), ", ".join(dict.fromkeys(commits)), tables,
+                       {"splits": splits, "iters": "as each command", "kept": source}, ", ".join(source),
+                       workflow="workflows/studies/paper002_curves.yaml")
 
 
 def figure(result: dict[str, Any], path: str) -> None:
@@ -151,13 +209,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--iters", type=int, default=50, help="outer iterations of the vi methods (default 50)")
     p.add_argument("--svi-epochs", type=int, default=50, help="svi epochs (default 50)")
     p.add_argument("--splits", type=int, default=1, help="80/20 splits per data set (default 1)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", help="write settings, traces and claims here")
+    p.add_argument("--seed", type=int, default=0, help="split s runs at seed + s (default 0)")
+    p.add_argument("--methods", default=",".join(METHODS),
+                   help=f"comma-separated among {','.join(METHODS)} (default all; the orderings need all)")
+    p.add_argument("--json", help="write the commit, settings, traces and claims here")
     p.add_argument("--figure", help="write the accuracy-against-time figure (split 0) here")
+    p.add_argument("--record", help="write the results record of the kept runs --kept here, run nothing")
+    p.add_argument("--kept", nargs="+", default=[], help="kept --json outputs the --record is made from")
     args = p.parse_args(argv)
+    if args.record or args.kept:
+        if not (args.record and args.kept):
+            p.error("--record and --kept go together: the record's path and the kept runs it is made from")
+        record_from_kept(p, args.record, lambda: kept_record(args.kept))
+        return 0
     if min(args.iters, args.svi_epochs, args.splits) < 1:
         p.error("--iters, --svi-epochs and --splits must be >= 1")
-    result = run(args)
+    unknown = sorted(set(args.methods.split(",")) - set(METHODS))
+    if unknown or not args.methods:
+        p.error(f"--methods: unknown {unknown or [args.methods]}; choose among {','.join(METHODS)}")
+    result = run(args, run_commit(p, bool(args.json)))
     sys.stdout.write(table(result))
     if args.json:
         write_json_atomic(args.json, result, allow_nan=True)

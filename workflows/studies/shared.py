@@ -267,23 +267,27 @@ def significance_task(task: str, rep: int, dr4):
 
 # ------------------------------------------------ traced fits (papers 002 and 003)
 class Trace:
-    """Test accuracy and NLL of one method along its training clock (evaluation excluded)."""
+    """Test accuracy, NLL and ECE of one method along its training clock (evaluation excluded)."""
 
     def __init__(self, method: str) -> None:
         self.method = method
         self.seconds: list[float] = []
         self.accuracy: list[float] = []
         self.nll: list[float] = []
+        self.ece: list[float] = []
 
     def as_dict(self) -> dict[str, Any]:
-        return {"method": self.method, "seconds": self.seconds, "accuracy": self.accuracy, "nll": self.nll}
+        return {"method": self.method, "seconds": self.seconds, "accuracy": self.accuracy, "nll": self.nll,
+                "ece": self.ece}
 
     def add(self, seconds: float, y: np.ndarray, proba: np.ndarray) -> None:
+        from gpal.evaluation.calibration import expected_calibration_error
         from gpal.evaluation.metrics import error_rate, negative_log_likelihood
 
         self.seconds.append(float(seconds))
         self.accuracy.append(1.0 - error_rate(y, proba))
         self.nll.append(negative_log_likelihood(y, proba))
+        self.ece.append(expected_calibration_error(y, proba))
 
     def seconds_to(self, accuracy: float) -> float | None:
         hits = np.nonzero(np.asarray(self.accuracy) >= accuracy - 1e-12)[0]
