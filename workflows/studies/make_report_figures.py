@@ -17,6 +17,7 @@ round-off.
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 
 import numpy as np
@@ -104,7 +105,13 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "figures", help="folder for the PNGs")
     parser.add_argument("--report", type=Path, help="also write PNG + PDF figures, CSV/Markdown/LaTeX tables and report.md here")
     args = parser.parse_args()
+    # The kept record names the commit at the start, before the figures below rewrite docs/figures/.
+    with keep_printed("report_figures", __file__) if args.report else contextlib.nullcontext():
+        make_figures(args)
 
+
+def make_figures(args: argparse.Namespace) -> None:
+    """The figures into ``args.out``; with ``args.report`` the full report there too."""
     ds = load_catalog("4FGL").dataset(classes=CLASSES, min_significance=30)
     predictions = repeated_split_predictions(ds)
     gp = [(y, p) for name, _, y, p in predictions if name == GP]
@@ -140,8 +147,7 @@ def main() -> None:
     for name, fig in figures.items():
         save_figure(fig, args.out / name, formats=("png",), dpi=90)
     if args.report:
-        with keep_printed("report_figures", __file__):  # the tables docs/reports.md quotes, with their commit
-            write_full_report(args.report, figures, predictions, counts, curves)
+        write_full_report(args.report, figures, predictions, counts, curves)
 
 
 def write_full_report(out: Path, figures, predictions, counts, curves) -> None:

@@ -120,11 +120,12 @@ def keep_printed(study: str, script: str, argv: Sequence[str] | None = None) -> 
         found = f"the keys {sorted(kept)}, study {kept.get('study')!r}" if isinstance(kept, dict) else type(kept).__name__
         raise ValueError(f"{path} is not the record of study {study!r}: expected {{'study': {study!r}, "
                          f"'commands': {{...}}}}, found {found}")
+    commit = code_commit()  # at the start: what the block writes (a study's figures, say) is not code that ran
     tee = _Tee(sys.stdout)
     with contextlib.redirect_stdout(tee):
         yield path
     lines = tee.buffer.getvalue().rstrip("\n").split("\n")
-    kept["commands"][command] = {"commit": code_commit(), "printed": [_printed_line(line) for line in lines]}
+    kept["commands"][command] = {"commit": commit, "printed": [_printed_line(line) for line in lines]}
     write_json_atomic(path, kept)
 
 
