@@ -44,19 +44,17 @@ _ONE_SPLIT = "one split: no interval"
 
 #: The rule in words, stated once at the top of docs/papers.md.
 RULE = """\
-**How the verdicts are reached.** Intervals are Student's t over the repeats run: a difference of two
-means with SEs se_a (n_a repeats) and se_b (n_b) has SE sqrt(se_a² + se_b²) and Welch-Satterthwaite
-degrees of freedom (n − 1 against a paper's number). *Values* (gpal's number against the paper's):
-**differs** where the 95 % interval of the difference excludes 0; **reproduced** only where the 90 %
-interval lies inside a margin declared in the claims file (TOST); else not resolved.
-*Orders* (the paper's a ahead of b): reproduced where gpal's 95 % interval of b − a lies on the paper's
-side of 0 (of a declared margin, for a sized lead), **contradicted** on the other. *Similar*: shown only by TOST against a declared margin. A claim
-is reproduced when all it names is, contradicted (differs, for values) when any is resolved against it,
-**not resolved at this budget** when the rest are open and more repeats of the same setting could decide
-them, **not comparable** where a stated setting difference (hardware, a method not the paper's) decides
-it. A verdict written by hand is marked *(judgement)*, its evidence beside it. Margins were declared after
-the recorded runs (004's, 002's grid and vi-JJ-full's before). Methods share splits: SEs combined as
-independent err towards "not resolved"."""
+**How the verdicts are reached.** Intervals are Student's t over the repeats run (two means: SE
+sqrt(se_a² + se_b²), Welch-Satterthwaite degrees of freedom; n − 1 against a paper's number). *Values*:
+**differs** where the 95 % interval of gpal's minus the paper's excludes 0, **reproduced** only where the 90 %
+interval lies inside a declared margin (TOST), else not resolved. *Orders* (a ahead of b): reproduced where
+the 95 % interval of b − a lies on the paper's side of 0 (or of a declared margin), **contradicted** on the
+other. *Similar*: only by TOST against a declared margin. A claim is reproduced when all it names is,
+contradicted (differs) when any is resolved against it, **not resolved at this budget** when the rest are
+open and more repeats of the same setting could decide them, **not comparable** where a stated setting
+difference (hardware, a method not the paper's) decides it. *(judgement)* marks a verdict written by hand,
+its evidence beside it. Margins were declared after the recorded runs (004's, 002's grid and vi-JJ-full's
+before). Methods share splits: SEs combined as independent err towards "not resolved"."""
 
 
 def _finite(x: Any) -> bool:
