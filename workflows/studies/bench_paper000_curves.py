@@ -19,7 +19,6 @@ and is not resolved otherwise.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import platform
 import sys
@@ -27,10 +26,9 @@ import time
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from gpal.files import write_json_atomic
-from shared import committed_source
+from shared import committed_source, paired_interval
 
 LIKELIHOODS = ("step", "probit", "logit", "softmax")
 NAMES = {"step": "GPC-I", "probit": "GPC-II", "logit": "GPC-III", "softmax": "GPCsm"}
@@ -40,15 +38,6 @@ CHECKPOINTS = (1, 2, 4, 10, 20, 40, 100)
 EARLY = (10, 20, 40)
 BATCH_SIZE = 1024
 LEARNING_RATE = 0.01
-
-
-def paired_interval(diffs: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
-    """Mean of paired differences and its two-sided Student-t interval (n - 1 degrees of freedom)."""
-    d = np.asarray(diffs, dtype=np.float64)
-    if d.ndim != 1 or d.size < 2:
-        raise ValueError(f"a paired interval needs two or more differences; got shape {d.shape}")
-    half = stats.t.ppf(0.5 + level / 2, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size)
-    return float(d.mean()), float(d.mean() - half), float(d.mean() + half)
 
 
 def verdict(intervals: list[tuple[float, float, float]]) -> str:

@@ -23,17 +23,16 @@ is contradicted where one lies above 0, and is not resolved otherwise.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import platform
 import sys
 from typing import Any
 
 import numpy as np
-from scipy import spatial, stats
+from scipy import spatial
 
 from gpal.files import write_json_atomic
-from shared import committed_source
+from shared import committed_source, paired_interval
 
 #: The GPCs per problem: the binary set has no softmax GPC in the paper.
 PROBLEMS = {"banana": ("step", "probit", "logit"), "gp_prior_3class": ("step", "probit", "logit", "softmax")}
@@ -66,15 +65,6 @@ def median_distance(points: np.ndarray, boundary: np.ndarray) -> float:
     if len(boundary) == 0:
         raise ValueError("no decision boundary on the grid: every grid node has the same predicted class")
     return float(np.median(spatial.cKDTree(boundary).query(points)[0]))
-
-
-def paired_interval(diffs: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
-    """Mean of differences and its two-sided Student-t interval (n - 1 degrees of freedom)."""
-    d = np.asarray(diffs, dtype=np.float64)
-    if d.ndim != 1 or d.size < 2:
-        raise ValueError(f"an interval needs two or more differences; got shape {d.shape}")
-    half = stats.t.ppf(0.5 + level / 2, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size)
-    return float(d.mean()), float(d.mean() - half), float(d.mean() + half)
 
 
 def verdict(intervals: list[tuple[float, float, float]]) -> str:
