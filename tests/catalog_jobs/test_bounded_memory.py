@@ -177,3 +177,26 @@ def test_a_blocks_memory_does_not_grow_with_the_catalogs_rows(main_job_run, smal
 
     small, large = per_block(0), per_block(15)
     assert large < 1.1 * small, f"a block took {small} bytes in 256 catalog rows, {large} in 4096"
+
+
+def test_the_information_column_goes_through_the_executor_in_chunks(main_job_run, small_catalog):
+    """`gpal predict --scheduler` spreads the information score as it spreads the probabilities: tasks of at most
+    ``chunk_size`` rows through the executor given, and the column is the one scored in this process."""
+    from gpal.runs.executors import InProcessExecutor
+
+    class Counting(InProcessExecutor):
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def map(self, fn, tasks, **options):
+            self.calls.append((fn.__name__, [len(task[1]) for task in tasks]))
+            return super().map(fn, tasks, **options)
+
+    whole = predict_catalog(main_job_run, small_catalog, ("unassociated", "bcu"), progress=False).frame
+    executor = Counting()
+    chunked = predict_catalog(main_job_run, small_catalog, ("unassociated", "bcu"), progress=False, chunk_size=64,
+                              executor=executor).frame
+    scored = [sizes for name, sizes in executor.calls if name == "_score_chunk"]
+    assert scored and max(scored[0]) <= 64 and sum(scored[0]) == len(whole) > 64
+    pd.testing.assert_frame_equal(chunked, whole, check_exact=True)
