@@ -200,7 +200,8 @@ _SCORE_ROWS = 8192
 
 
 def with_information(table: ClassifiedSources, trained: TrainedModel, pool: NoisyDataset, target: str | None = None,
-                     chunk_size: int = _SCORE_ROWS, executor: Executor | None = None) -> ClassifiedSources:
+                     chunk_size: int = _SCORE_ROWS, executor: Executor | None = None,
+                     progress: bool = False) -> ClassifiedSources:
     """The table with an ``information`` column, what each source's label would teach the model about ``target``
     (every class when None: the follow-up score, `FOLLOW_UP_ACQUISITION`), and its ``TARGET`` keyword.
 
@@ -214,7 +215,8 @@ def with_information(table: ClassifiedSources, trained: TrainedModel, pool: Nois
     tasks = [(path, pool.X[s:s + step], None if pool.X_var is None else pool.X_var[s:s + step], target)
              for s in starts]
     scores = np.zeros(pool.n_samples)
-    for i, chunk in as_executor(executor).map(_score_chunk, tasks, progress=False):
+    for i, chunk in as_executor(executor).map(_score_chunk, tasks, desc=f"scoring information of {pool.n_samples} rows",
+                                              progress=progress):
         scores[starts[i]:starts[i] + chunk.size] = chunk
     return replace(table, frame=table.frame.assign(information=scores), meta={**table.meta, "TARGET": target or ""})
 
@@ -403,7 +405,7 @@ def predict_catalog(
         table, _ = adjust_table(table, classes, training_prior(trained.training["n_per_class"], classes),
                                 trained.training.get("merge", {}))
     if information and scores_information(trained.estimator):
-        table = with_information(table, trained, pool, target, chunk_size, executor)
+        table = with_information(table, trained, pool, target, chunk_size, executor, progress)
     return table
 
 
@@ -466,7 +468,7 @@ def predict_catalog_blocks(
             table = ClassifiedSources(frame, meta)
             scored = information and scores_information(trained.estimator) if scored is None else scored
             if scored:
-                table = with_information(table, trained, pool, target, chunk_size, executor)
+                table = with_information(table, trained, pool, target, chunk_size, executor)  # the blocks' bar
             yield table
 
 
