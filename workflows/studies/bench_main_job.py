@@ -78,7 +78,7 @@ PARTS = [
     ("scikit-learn baselines", ["gpal.catalog_jobs.classify:fit_baselines_on"]),
     ("outlier score", ["gpal.catalog_jobs.classify:check_outliers", "gpal.catalog_jobs.prediction:saved_outliers"]),
     ("classify the selection", ["gpal.catalog_jobs.classify:predict_catalog"]),
-    ("follow-up ranking", ["gpal.catalog_jobs.classify:_with_information"]),
+    ("follow-up ranking", ["gpal.catalog_jobs.classify:with_information"]),
     ("report", ["gpal.catalog_jobs.classify:report_files", "gpal.catalog_jobs.classify:write_files"]),
 ]
 
