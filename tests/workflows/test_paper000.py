@@ -89,7 +89,7 @@ def test_inducing_study_measures_distance_to_a_known_boundary():
 def test_inducing_and_curves_rules_read_intervals_by_their_side_of_zero():
     inducing = repository_script("workflows/studies/bench_paper000_inducing.py")
     curves = repository_script("workflows/studies/bench_paper000_curves.py")
-    mean, low, high = curves.paired_interval(np.array([1.0, 2.0, 3.0]))
+    mean, _, low, high = curves.paired_t(np.array([1.0, 2.0, 3.0]))
     # mean 2, SE 1/sqrt(3), t(0.975, 2) = 4.3027
     assert (mean, low, high) == pytest.approx((2.0, 2.0 - 4.302653 / np.sqrt(3), 2.0 + 4.302653 / np.sqrt(3)))
     assert inducing.verdict([(-0.2, -0.3, -0.1), (-0.1, -0.2, -0.05)]) == "holds"
@@ -98,4 +98,4 @@ def test_inducing_and_curves_rules_read_intervals_by_their_side_of_zero():
     assert curves.verdict([(0.2, 0.1, 0.3)] * 3) == "holds"
     assert curves.verdict([(0.2, 0.1, 0.3), (-0.2, -0.3, -0.1)]) == "contradicted"
     with pytest.raises(ValueError, match="two or more"):
-        curves.paired_interval(np.array([1.0]))
+        curves.paired_t(np.array([1.0]))

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from gpal.files import write_json_atomic
-from shared import committed_source, paired_interval
+from shared import committed_source, paired_t
 
 LIKELIHOODS = ("step", "probit", "logit", "softmax")
 NAMES = {"step": "GPC-I", "probit": "GPC-II", "logit": "GPC-III", "softmax": "GPCsm"}
@@ -99,7 +99,8 @@ def summarise(traces: list[dict[str, Any]]) -> list[dict[str, Any]]:
             continue
         at = {lik: np.array([by[(lik, s)]["nll"][by[(lik, s)]["epoch"].index(epoch)] for s in splits])
               for lik in LIKELIHOODS}
-        diffs = {NAMES[lik]: paired_interval(at["softmax"] - at[lik]) for lik in LIKELIHOODS[:-1]}
+        diffs = {NAMES[lik]: paired_t(at["softmax"] - at[lik]) for lik in LIKELIHOODS[:-1]}
+        diffs = {name: (mean, low, high) for name, (mean, _, low, high) in diffs.items()}
         rows.append({"epoch": epoch, "steps": epoch * -(-by[(LIKELIHOODS[0], splits[0])]["n_train"] // BATCH_SIZE),
                      "splits": len(splits), "mean_nll": {NAMES[k]: float(v.mean()) for k, v in at.items()},
                      "gpcsm_minus": diffs, "early": epoch in EARLY, "verdict": verdict(list(diffs.values()))})

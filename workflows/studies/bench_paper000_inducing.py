@@ -32,7 +32,7 @@ import numpy as np
 from scipy import spatial
 
 from gpal.files import write_json_atomic
-from shared import committed_source, paired_interval
+from shared import committed_source, paired_t
 
 #: The GPCs per problem: the binary set has no softmax GPC in the paper.
 PROBLEMS = {"banana": ("step", "probit", "logit"), "gp_prior_3class": ("step", "probit", "logit", "softmax")}
@@ -168,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
                     panels.append((name, lik, X, y, r))
         for lik, rows in per.items():
             learned = np.array([r["learned"] for r in rows])
-            vs = {ref: paired_interval(learned - np.array([r[ref] for r in rows])) for ref in ("start", "random")}
+            vs = {ref: paired_t(learned - np.array([r[ref] for r in rows])) for ref in ("start", "random")}
+            vs = {ref: (mean, low, high) for ref, (mean, _, low, high) in vs.items()}
             summary.append({"problem": name, "likelihood": lik, "seeds": len(rows), "verdict": verdict(list(vs.values())),
                             "median": {k: float(np.mean([r[k] for r in rows])) for k in ("learned", "start", "random")},
                             "learned_minus": vs})

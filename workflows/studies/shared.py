@@ -129,19 +129,6 @@ def keep_printed(study: str, script: str, argv: Sequence[str] | None = None) -> 
     write_json_atomic(path, kept)
 
 
-def paired_interval(diffs: Sequence[float] | np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
-    """(mean, low, high): the mean of paired differences (one a split or seed) and its two-sided Student-t interval
-    with n - 1 degrees of freedom, the papers page's rule (`gpal.workflows.verdicts.interval`)."""
-    from gpal.workflows.verdicts import interval
-
-    d = np.asarray(diffs, dtype=np.float64)
-    if d.ndim != 1 or d.size < 2:
-        raise ValueError(f"a paired interval needs two or more differences; got shape {d.shape}")
-    mean = float(d.mean())
-    low, high = interval(mean, float(d.std(ddof=1)) / float(np.sqrt(d.size)), d.size - 1, level)
-    return mean, float(low), float(high)
-
-
 def timing_suite(module: str) -> ModuleType:
     """A module of the asv timing suite (``benchmarks/suite/<module>.py``): a study reuses its harness (a step's
     flops and GEMM times, the papers' training curves) rather than restating it, and the suite lives in another
@@ -415,6 +402,8 @@ def paired_t(diff: Any) -> tuple[float, float, float, float]:
     from gpal.workflows.verdicts import interval
 
     diff = np.asarray(diff, dtype=np.float64)
+    if diff.ndim != 1 or diff.size < 2:
+        raise ValueError(f"a paired interval needs two or more differences; got shape {diff.shape}")
     mean, se = float(diff.mean()), float(np.std(diff, ddof=1) / np.sqrt(diff.size))
     return (mean, se, *interval(mean, se, diff.size - 1))
 
