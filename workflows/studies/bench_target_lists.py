@@ -126,10 +126,15 @@ def _nonblazar(classes, merge):
     return [k for k, w in enumerate(class_weights(classes, merge, {c: 1 for c in classes})["bcu"]) if w != 1]
 
 
-def bcu(frame, classes, merge, rules, label, folder):
+def _need_undone(rules, folder):
+    """Refuse a run whose rule could not be undone (`load`): the bcu and rule parts compare the rule with none."""
     if NO_RULE not in rules:
         raise SystemExit(f"{folder}: its bcu were split by --bcu-types 4lac after the rule, which cannot be undone; "
                          "give a run with --bcu-types none (the default)")
+
+
+def bcu(frame, classes, merge, rules, label, folder):
+    _need_undone(rules, folder)
     is_bcu = class1_codes(frame["CLASS1"].fillna("")) == "bcu"
     scored = is_bcu & (label >= 0)
     counts = ", ".join(f"{int(np.sum(label[scored] == k))} {c}" for k, c in enumerate(classes))
@@ -172,9 +177,7 @@ def _with_rule(frame, classes, proba):
 
 
 def rule(frame, classes, merge, rules, label, folder):
-    if NO_RULE not in rules:
-        raise SystemExit(f"{folder}: its bcu were split by --bcu-types 4lac after the rule, which cannot be undone; "
-                         "give a run with --bcu-types none (the default)")
+    _need_undone(rules, folder)
     is_bcu = class1_codes(frame["CLASS1"].fillna("")) == "bcu"
     point = ~frame["extended"].astype(bool).to_numpy()
     scored = label >= 0
