@@ -7,7 +7,7 @@ file its command ran, from the repository's top (``workflows/papers/001_syntheti
 stem).  A record whose workflow is missing, gone or not the file its command ran is refused.  The claims read the
 parts of a workflow as one record (`merged_record`), so a number is taken from the one run that measured it.
 ``docs/papers.md`` holds, per paper, the claims table declared in ``claims/<NNN>.yaml`` beside the records
-(`workflows/pages/paper_claims.py`), under the verdict rule and a tally counted from the verdicts;
+(`workflows/pages/paper_claims.py`), under the verdict rule and a tally counted from the verdicts.
 A claim may also read a table a study keeps for this page, a results record (`result_records`) in
 ``records/papers/tables/<name>.json`` that names its study's declaration (``record: tables/<name>``).
 ``docs/papers/<NNN>_numbers.md`` holds that paper's data & budget table (declared in the claims) and comparison
