@@ -194,8 +194,8 @@ def scores_information(estimator: Any) -> bool:
 
 #: Pool rows scored at once by `with_information`: BALD holds (draws, rows, classes) probabilities twice over, 3 kB a
 #: row at 100 draws of 4 classes, GiBs for a survey-size pool. A row's draws are seeded alike in any chunk, so its
-#: score is the same up to round-off: other chunk sizes moved 15 of 1216 scores by at most 4.4e-16 (TensorFlow's
-#: sums depend on the batch's rows); the default chunk size gives tasks of these rows.
+#: score is the same up to round-off (TensorFlow's sums depend on the batch's rows: another chunk size can move a
+#: score in its last bits); the default chunk size gives tasks of these rows.
 _SCORE_ROWS = 8192
 
 
