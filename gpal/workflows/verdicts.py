@@ -31,16 +31,18 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from scipy import stats
 
-__all__ = ["LEVEL", "RULE", "alike_verdict", "combined", "interval", "judge_rows", "order_verdict", "orderings",
+__all__ = ["LEVEL", "MAX_REPEATS", "RULE", "alike_verdict", "combined", "interval", "judge_rows", "order_verdict", "orderings",
            "pair_counts", "value_verdict"]
 
 #: Two-sided level of the intervals that resolve a difference; TOST uses the 1 - 2 (1 - LEVEL / 2) interval (90 %).
 LEVEL = 0.95
 _ONE_SPLIT = "one split: no interval"
+#: The most repeats `repeats_to_resolve` searches: beyond it a unit is called out of reach of repeats.
+MAX_REPEATS = 1000
 
 #: The rule in words, stated once at the top of docs/papers.md.
 RULE = """\
@@ -140,6 +142,25 @@ def alike_verdict(a: Mapping[str, Any], b: Mapping[str, Any], margin: float | No
         return "alike"
     low, high = interval(difference, se, dof)
     return "apart" if low > margin or high < -margin else "not resolved"
+
+
+def repeats_to_resolve(verdict_at: Callable[[int], str], n: int, cap: int = MAX_REPEATS) -> int | None:
+    """The fewest repeats above ``n`` (up to ``cap``) at which ``verdict_at(repeats)`` is no longer "not resolved",
+    or None.  ``verdict_at`` judges the recorded means with each SE shrunk by sqrt(n / repeats): what "more repeats
+    of the same setting" would give if the means and spreads held.  Both the SE and the t quantile fall with the
+    repeats, so a unit once resolved stays resolved and the answer is found by bisection."""
+    if n < 2:
+        raise ValueError(f"repeats_to_resolve needs the two or more repeats a verdict was made from; got n = {n}")
+    if verdict_at(cap) == "not resolved":
+        return None
+    low, high = n, cap  # verdict_at(low) open (the recorded verdict), verdict_at(high) resolved
+    while high - low > 1:
+        middle = (low + high) // 2
+        if verdict_at(middle) == "not resolved":
+            low = middle
+        else:
+            high = middle
+    return high
 
 
 def _separated(a: Mapping[str, Any], b: Mapping[str, Any], spread: str, paper_n: int) -> bool:

@@ -76,3 +76,12 @@ def test_an_uncovered_settings_fits_are_its_own_methods_not_the_records():
     parts = {"wf": [(None, _record(_rows(RAN, NOT_RUN + [("d", "A")])))]}
     needs = parse_needs("t", [{"record": "wf", "minutes": 2.0, "source": "timed"}])
     assert needs_markdown(needs, parts, "t").splitlines()[2].endswith("| 2: c, d (30) |")
+
+
+def test_a_run_cut_in_epochs_counts_all_the_papers_repeats():
+    """4 repeats at 100 of the paper's 750 epochs are not 4 of its 100: all 100 run at 750, 4 fits each."""
+    cut = {"rows": _rows(RAN, []), "budget": {"run": {"repeats": 4, "epochs": 100, "n_samples": 300},
+                                              "paper": {"repeats": 100, "epochs": 750, "n_samples": 300}}}
+    needs = parse_needs("t", [{"record": "wf", "minutes": 4.5, "source": "timed at 750 epochs"}])
+    row = needs_markdown(needs, {"wf": [(None, cut)]}, "t").splitlines()[2]
+    assert row == "| `wf` | 4 (100); epochs cut: all rerun | 4 | 400 | 4.5 | 15 | – |"  # 400 x 4.5 min / 60 / 2

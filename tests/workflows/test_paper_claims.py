@@ -270,3 +270,20 @@ def test_evidence_names_a_workflow_and_its_settings_once():
     one = {"claim": "A beats B", "checks": [{"kind": "order", "workflow": "wf_a", "metric": "nll", "settings": ["a"],
                                               "better": ["A"], "worse": ["B"], "margin": None}]}
     assert judge_claim(one, named)[1] == "`wf_a` nll, 1 pair: reproduced 1"
+
+
+def test_an_open_claim_names_the_repeats_and_hours_that_would_decide_it():
+    """A pair 0.1 apart is open at 3 splits; a scan of order_verdict at the same means, SEs shrunk by sqrt(3 / k),
+    finds where it resolves, and the claim prices the extra splits at 2 fits of 3 minutes each."""
+    from gpal.workflows.verdicts import order_verdict
+
+    a, b = _row("c", "A", "nll", [0.10, 0.20, 0.15]), _row("c", "B", "nll", [0.20, 0.30, 0.25])
+    results = {"wf": _record([a, b])}
+    shrunk = lambda row, k: {**row, "gpal_se": row["gpal_se"] * (3 / k) ** 0.5, "n": k}  # noqa: E731
+    k = next(k for k in range(4, 1001) if order_verdict(shrunk(a, k), shrunk(b, k), False) != "not resolved")
+    assert k > 3 and order_verdict(a, b, False) == "not resolved"
+    verdict, evidence = judge_claim(_claim(["c"]), results, costs={("wf", "c"): (2, 3.0)})
+    hours = (k - 3) * 2 * 3.0 / 60 / 2
+    assert verdict == "not resolved at this budget"
+    assert evidence.endswith(f"open units resolved by {k} repeats (+{(k - 3) * 2} fits, {hours:.2g} h on 2 cores)")
+    assert judge_claim(_claim(["c"]), results)[1].endswith(f"open units resolved by {k} repeats")  # not priced

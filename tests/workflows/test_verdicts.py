@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from gpal.workflows.verdicts import alike_verdict, combined, order_verdict, value_verdict
+from gpal.workflows.verdicts import alike_verdict, combined, order_verdict, repeats_to_resolve, value_verdict
 
 
 def _row(method, values):
@@ -78,3 +78,17 @@ def test_an_order_with_a_margin_sets_the_lead_against_it():
     # the bound sits where Welch's one-sided test of lead = margin rejects at 2.5 %
     lead = stats.ttest_ind_from_stats(0.875 - 0.02, 0.005, 3, 0.825, 0.005, 3, equal_var=False, alternative="greater")
     assert lead.pvalue < 0.025
+
+
+def test_repeats_to_resolve_is_the_first_count_a_linear_search_finds():
+    """Bisection against a plain scan: gpal's mean 0.06 above a paper's 1.00 (SE 0.005), SE 0.04 at 4 repeats."""
+    def at(k):
+        return value_verdict(1.0, 0.005, 100, 1.06, 0.04 * np.sqrt(4 / k), k)["verdict"]
+
+    scan = next(k for k in range(5, 1001) if at(k) != "not resolved")
+    assert at(4) == "not resolved" and repeats_to_resolve(at, 4) == scan
+    # inside the paper's own 95 % interval (|0.008| < 1.96 x 0.005) no count of gpal's repeats decides it
+    assert repeats_to_resolve(lambda k: value_verdict(1.0, 0.005, 100, 1.008, 0.04 * np.sqrt(4 / k), k)["verdict"],
+                              4) is None
+    with pytest.raises(ValueError, match="two or more repeats"):
+        repeats_to_resolve(at, 1)

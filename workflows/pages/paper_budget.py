@@ -11,6 +11,8 @@ A claims file declares, per record whose repeats fall short of the paper's, how 
 
 The counts come from the records, so the table follows a new run by itself; the minutes are timings under the
 machine's load of the day, stated with their source.  Two fits run at once on the 2 cores (one thread each).
+A record whose run was cut in more than its repeats (fewer epochs or samples than the paper's) counts every one of
+the paper's repeats, those run included: they would run again at the paper's budget.
 """
 
 from __future__ import annotations
@@ -49,6 +51,13 @@ def _repeats(budget: Mapping[str, Any]) -> int | None:
     return int(value) if isinstance(value, (int, float)) else None
 
 
+def _reduced(budget: Mapping[str, Any]) -> list[str]:
+    """The budget's keys other than its repeats where the run stopped short of the paper's (``epochs``)."""
+    run, paper = budget["run"], budget["paper"]
+    return sorted(k for k in set(run) & set(paper) - {"splits", "repeats"}
+                  if isinstance(run[k], (int, float)) and isinstance(paper[k], (int, float)) and run[k] < paper[k])
+
+
 def _ran(result: Mapping[str, Any]) -> set[tuple[str, str]]:
     return {(r["setting"], r["method"]) for r in result["rows"] if r.get("gpal_mean") is not None}
 
@@ -66,6 +75,22 @@ def _minutes(entry: Mapping[str, Any], part: str | None, result: Mapping[str, An
             raise ValueError(f"{where}.minutes names parts {sorted(minutes)}; the record's parts include {part!r}")
         return float(minutes[part])
     return float(minutes)
+
+
+def fit_costs(needs: Sequence[Mapping[str, Any]],
+              parts_of: Mapping[str, Sequence[tuple[str | None, Mapping[str, Any]]]], source: str
+              ) -> dict[tuple[str, str], tuple[int, float]]:
+    """(record, setting) -> (fits a repeat of it, minutes a fit), for the records ``needs`` prices: what one more
+    repeat of a setting costs, from the part that ran it."""
+    out = {}
+    for i, entry in enumerate(needs):
+        where = f"{source}: needs[{i}]"
+        for part, result in parts_of.get(entry["record"], []):
+            ran = _ran(result)
+            minutes = _minutes(entry, part, result, where)
+            for setting in {s for s, _ in ran}:
+                out[(entry["record"], setting)] = (sum(1 for s, _ in ran if s == setting), minutes)
+    return out
 
 
 def needs_markdown(needs: Sequence[Mapping[str, Any]],
@@ -94,11 +119,14 @@ def needs_markdown(needs: Sequence[Mapping[str, Any]],
                                  f"or repeats in its budget (run {result['budget']['run']}, paper "
                                  f"{result['budget']['paper']})")
             per_repeat = len(_ran(result))
-            more = per_repeat * max(paper - run, 0)
+            reduced = _reduced(result["budget"])
+            # a cut run is not part of the paper's budget: each of its repeats runs again at the paper's settings
+            more = per_repeat * (paper if reduced else max(paper - run, 0))
             minutes = _minutes(entry, part, result, where)
             name = f"`{entry['record']}`" + (f" {part}" if part else "")
-            rows.append(f"| {name} | {run} ({paper}) | {per_repeat} | {more} | {minutes:.2g} | "
-                        f"{_hours(more * minutes / 60 / CORES)} |")
+            repeats = f"{run} ({paper})" + (f"; {', '.join(reduced)} cut: all rerun" if reduced else "")
+            rows.append(f"| {name} | {repeats} | {per_repeat} | {more} | {minutes:.2g} | "
+                        f"{hours_text(more * minutes / 60 / CORES)} |")
         uncovered = f"{len(missing)}: {', '.join(missing)} ({paper * missing_fits})" if missing else "–"
         # the settings no part ran are the record's, not a part's: on a single part's row, else on a row of their own
         if len(rows) == 1:
@@ -111,7 +139,8 @@ def needs_markdown(needs: Sequence[Mapping[str, Any]],
     return "\n".join(lines) + "\n\nMinutes a fit: " + "; ".join(sources) + ".\n"
 
 
-def _hours(hours: float) -> str:
+def hours_text(hours: float) -> str:
+    """Hours as the tables print them: two figures below 10, whole hours above."""
     if hours == 0:
         return "0"
     return f"{hours:.2g}" if hours < 10 else f"{math.ceil(hours):,}".replace(",", " ")

@@ -54,9 +54,10 @@ from typing import Any, Mapping, Sequence
 import yaml
 
 from gpal.workflows.reference import judged
-from gpal.workflows.verdicts import alike_verdict, higher_is_better, order_verdict, value_verdict
+from gpal.workflows.verdicts import (MAX_REPEATS, alike_verdict, higher_is_better, order_verdict,
+                                     repeats_to_resolve, value_verdict)
 
-from paper_budget import parse_needs
+from paper_budget import CORES, hours_text, parse_needs
 
 __all__ = ["STATED", "SETTING_COLUMNS", "claim_rows", "claims_in", "claims_markdown", "judge_claim", "load_claims",
            "settings_markdown", "verdict_tally"]
@@ -251,8 +252,18 @@ def _workflow_rows(result: Mapping[str, Any]) -> dict[tuple, dict]:
                                                        "spread": result["source"]["spread"]} for r in rows}
 
 
-def _unit(check: Mapping[str, Any], got: Mapping[str, Mapping[str, Any]], a: str, b: str | None, where: str) -> str:
-    """One unit's verdict: a value (b None), an ordered pair (a ahead of b) or an alike pair."""
+def _at(row: Mapping[str, Any], repeats: int | None) -> Mapping[str, Any]:
+    """The row as if run ``repeats`` times at its mean and spread (its SE shrunk by sqrt(n / repeats))."""
+    if repeats is None:
+        return row
+    return {**row, "gpal_se": row["gpal_se"] * math.sqrt(row["n"] / repeats), "n": repeats}
+
+
+def _unit(check: Mapping[str, Any], got: Mapping[str, Mapping[str, Any]], a: str, b: str | None, where: str,
+          repeats: int | None = None) -> str:
+    """One unit's verdict: a value (b None), an ordered pair (a ahead of b) or an alike pair; at the recorded
+    repeats, or as if run ``repeats`` times (`_at`)."""
+    got = {m: _at(got[m], repeats) for m in ((a,) if b is None else (a, b))}
     if check["kind"] == "values":
         r = got[a]
         if r.get("spread") == "rank":
@@ -265,8 +276,10 @@ def _unit(check: Mapping[str, Any], got: Mapping[str, Mapping[str, Any]], a: str
     return order_verdict(got[a], got[b], higher_is_better(check["metric"]), where, check["margin"] or 0.0)
 
 
-def _judge_check(check: Mapping[str, Any], rows: Mapping[tuple, dict], name: str, where: str) -> tuple[Counter, Counter]:
-    """(counts of the check's unit verdicts, signs of gpal - paper for values) over its settings."""
+def _judge_check(check: Mapping[str, Any], rows: Mapping[tuple, dict], name: str, where: str
+                 ) -> tuple[Counter, Counter, dict[str, list]]:
+    """(counts of the check's unit verdicts, signs of gpal - paper for values, per setting the repeats run and the
+    repeats each open unit needs (None: more than `MAX_REPEATS`)) over its settings."""
     metric = check["metric"]
     methods = check.get("methods") or [*check["better"], *check["worse"]]
     settings = check["settings"] or list(dict.fromkeys(s for s, _, k in rows if k == metric))
@@ -280,6 +293,7 @@ def _judge_check(check: Mapping[str, Any], rows: Mapping[tuple, dict], name: str
                                  f"setting {setting!r}; it holds (setting, method) {known}")
     counts: Counter = Counter()
     signs: Counter = Counter()
+    needed: dict[str, list] = {}
     for setting in settings:
         got = {m: rows[(setting, m, metric)] for m in methods}
         if check["kind"] == "values":
@@ -293,10 +307,15 @@ def _judge_check(check: Mapping[str, Any], rows: Mapping[tuple, dict], name: str
                 counts["not run"] += 1
                 continue
             at = f"{where}: {name} {setting}/{a if b is None else a + ' vs ' + b}/{metric}"
-            counts[_unit(check, got, a, b, at)] += 1
+            verdict = _unit(check, got, a, b, at)
+            counts[verdict] += 1
+            if verdict == "not resolved":
+                ran = max(got[m]["n"] for m in (a, b) if m is not None)
+                need = repeats_to_resolve(lambda k: _unit(check, got, a, b, at, k), ran)
+                needed.setdefault(setting, [ran]).append(need)
             if b is None:
                 signs["above" if got[a]["gpal_mean"] > got[a]["paper_mean"] else "below"] += 1
-    return counts, signs
+    return counts, signs, needed
 
 
 def _rows_for(check: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]],
@@ -312,20 +331,48 @@ def _rows_for(check: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]]
     return name, _results_rows(check, others[name], where)
 
 
+def _to_resolve(needed: Mapping[tuple[str, str], list], costs: Mapping[tuple[str, str], tuple[int, float]]) -> str:
+    """What more repeats of the same settings would decide the open units: "open units resolved by 22 repeats
+    (+240 fits, 1.1 h on 2 cores)", the fits and hours where every setting's cost is known
+    (`paper_budget.fit_costs`), and how many no number of repeats up to `MAX_REPEATS` would decide."""
+    most, fits, minutes, beyond, priced = 0, 0, 0.0, 0, True
+    for key, (ran, *needs) in needed.items():
+        reachable = [n for n in needs if n is not None]
+        beyond += len(needs) - len(reachable)
+        if not reachable:
+            continue
+        most = max(most, max(reachable))
+        if key in costs:
+            fits += (max(reachable) - ran) * costs[key][0]
+            minutes += (max(reachable) - ran) * costs[key][0] * costs[key][1]
+        else:
+            priced = False
+    parts = []
+    if most:
+        parts.append(f"open units resolved by {most} repeats" + (f" (+{fits} fits, {hours_text(minutes / 60 / CORES)} h on {CORES} "
+                                                       "cores)" if priced else ""))
+    if beyond:
+        parts.append(f"{beyond} open past {MAX_REPEATS}")
+    return "; ".join(parts)
+
+
 def judge_claim(claim: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]], where: str = "claim",
-                known: Sequence[str] | None = None, others: Mapping[str, Mapping[str, Any]] | None = None
-                ) -> tuple[str, str]:
+                known: Sequence[str] | None = None, others: Mapping[str, Mapping[str, Any]] | None = None,
+                costs: Mapping[tuple[str, str], tuple[int, float]] | None = None) -> tuple[str, str]:
     """(verdict, evidence in Markdown) of one declared claim against the recorded comparisons ``results``.
 
     ``others`` are the results records a check may name by ``record``.  A check naming a workflow
     without a record is "not recorded yet" if it is one of ``known`` (the shipped workflows' names),
-    and an error otherwise (a misspelt name is not a pending run).
+    and an error otherwise (a misspelt name is not a pending run).  A claim left open says how many repeats of
+    its settings would decide it, with their fits and hours where ``costs`` ((record, setting) -> fits a repeat,
+    minutes a fit) price them.
     """
     if "verdict" in claim:
         return claim["verdict"], claim["evidence"]
     total: Counter = Counter()
     grouped: dict[tuple, list] = {}  # (record, metric, kind, margin) -> [counts, signs, settings]
     pending = []
+    needed: dict[tuple[str, str], list] = {}
     kinds_against = set()
     for j, check in enumerate(claim["checks"]):
         at = f"{where}.checks[{j}]"
@@ -337,7 +384,9 @@ def judge_claim(claim: Mapping[str, Any], results: Mapping[str, Mapping[str, Any
             total["not run"] += 1
             continue
         name, rows = _rows_for(check, results, others or {}, at)
-        counts, signs = _judge_check(check, rows, name, at)
+        counts, signs, open_units = _judge_check(check, rows, name, at)
+        for setting, (ran, *needs) in open_units.items():
+            needed.setdefault((name, setting), [ran]).extend(needs)
         total += counts
         if any(counts[v] for v in _AGAINST):
             kinds_against.add(check["kind"])
@@ -374,6 +423,8 @@ def judge_claim(claim: Mapping[str, Any], results: Mapping[str, Mapping[str, Any
         verdict = "reproduced"
     else:
         verdict = "not resolved at this budget"
+        if needed:
+            evidence.append(_to_resolve(needed, costs or {}))
     if claim.get("not_comparable"):
         evidence.append(claim["not_comparable"])
     if claim.get("evidence"):
@@ -386,13 +437,13 @@ def _cell(text: str) -> str:
 
 
 def claim_rows(declared: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]], source: str,
-               known: Sequence[str] | None = None, others: Mapping[str, Mapping[str, Any]] | None = None
-               ) -> list[dict]:
+               known: Sequence[str] | None = None, others: Mapping[str, Mapping[str, Any]] | None = None,
+               costs: Mapping[tuple[str, str], tuple[int, float]] | None = None) -> list[dict]:
     """Each claim judged: {claim, verdict, judgement, differences, evidence}.  A verdict is judgement where a hand
     set it: stated (``verdict``) or put over the computed one (``not_comparable``)."""
     out = []
     for i, claim in enumerate(declared["claims"]):
-        verdict, evidence = judge_claim(claim, results, f"{source}: claims[{i}]", known, others)
+        verdict, evidence = judge_claim(claim, results, f"{source}: claims[{i}]", known, others, costs)
         out.append({"claim": claim["claim"], "verdict": verdict,
                     "judgement": "verdict" in claim or "not_comparable" in claim,
                     "differences": claim.get("differences") or "–", "evidence": evidence})

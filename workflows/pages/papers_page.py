@@ -38,7 +38,7 @@ from gpal.workflows.verdicts import RULE
 
 # this script's folder, first on its path
 from generated_page import DOCS, RECORDS, ROOT, check_workflow, write_or_check
-from paper_budget import needs_markdown
+from paper_budget import fit_costs, needs_markdown
 from paper_claims import claim_rows, claims_in, claims_markdown, settings_markdown, verdict_tally
 
 __all__ = ["DOCS", "MAX_WORDS", "RECORDS", "RECORDS_HOME", "ROOT", "main", "merged_record", "record", "render", "render_pages"]
@@ -206,7 +206,8 @@ def render_pages(records: Path) -> dict[str, str]:
         budget = ""
         if paper in claims_of:
             path, declared = claims_of[paper]
-            rows = claim_rows(declared, by_name, path.name, known, others)
+            rows = claim_rows(declared, by_name, path.name, known, others,
+                              fit_costs(declared["needs"], parts_of, path.name))
             every_claim += rows
             sections += [claims_markdown(rows).rstrip("\n"), ""]
             budget = settings_markdown(declared, parts_of, path.name)
