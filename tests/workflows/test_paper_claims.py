@@ -101,7 +101,7 @@ def test_a_workflow_not_recorded_is_pending_and_a_misspelt_one_an_error():
 
 
 def test_a_results_table_is_read_and_a_missing_record_or_table_named():
-    published = {"settings": {"splits": "100 random 90/10"}, "tables": [{"caption": "", "columns": [
+    published = {"settings": {"splits": "100 random 90/10", "one": 1}, "tables": [{"caption": "", "columns": [
         "method", "gpal NLL", "paper NLL"], "rows": [["M", "0.435 ± 0.022", "0.377 ± 0.019"],
                                                      ["N", "0.306 ± 0.016", "0.246 ± 0.010"]]}]}
     check = {"kind": "values", "record": "results/published", "table": 0, "metric": "NLL", "settings": None,
@@ -114,7 +114,10 @@ def test_a_results_table_is_read_and_a_missing_record_or_table_named():
                          ({"table": 3}, r"claims\[0\]\.checks\[0\]\.table: results/published has no table 3"),
                          ({"metric": "ECE"}, r"checks\[0\]\.metric: table 0 of results/published has no columns"),
                          ({"repeats": {"gpal": "settings.n", "paper": 100}},
-                          r"checks\[0\]\.repeats\.gpal: the record has no field 'settings\.n'")):
+                          r"checks\[0\]\.repeats\.gpal: the record has no field 'settings\.n'"),
+                         ({"repeats": {"gpal": "settings.one", "paper": 100}},  # one split: no interval
+                          r"f\.yaml: claims\[0\]\.checks\[0\]\.repeats\.gpal: 'settings\.one' of results/published "
+                          r"is '1'; a verdict needs two or more repeats")):
         with pytest.raises(ValueError, match=message):
             judge_claim({"claim": "x", "checks": [{**check, **bad}]}, {}, "f.yaml: claims[0]",
                         others={"results/published": published})

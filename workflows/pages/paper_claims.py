@@ -231,6 +231,9 @@ def _results_rows(check: Mapping[str, Any], record: Mapping[str, Any], where: st
     n_match = re.match(r"\s*(\d+)", n_text)
     if not n_match:
         raise ValueError(f"{where}.repeats.gpal: {check['repeats']['gpal']!r} is {n_text!r}, not a count of repeats")
+    if int(n_match.group(1)) < 2:
+        raise ValueError(f"{where}.repeats.gpal: {check['repeats']['gpal']!r} of {check['record']} is {n_text!r}; "
+                         "a verdict needs two or more repeats")
     rows = {}
     for cells in found["rows"]:
         values = dict(zip(found["columns"], cells))
