@@ -50,14 +50,14 @@ RULE = """\
 sqrt(se_a² + se_b²), Welch-Satterthwaite degrees of freedom; n − 1 against a paper's number); a record of fewer
 than two repeats is refused, its file and field named. *Values*: **differs** where the 95 % interval of gpal's
 minus the paper's excludes 0, **reproduced** only where the 90 % interval lies inside a declared margin (TOST).
-*Orders* (a ahead of b): reproduced where the 95 % interval of b − a lies on the paper's side of 0 (or of a
-declared margin), **contradicted** on the other. *Similar*: only by TOST against a declared margin. A claim is
-reproduced when all it names is, contradicted (differs) when any is resolved against it, **not resolved at this
-budget** when the rest are open, with the repeats that would decide them at the recorded means and spreads
-(priced at the numbers page's minutes a fit; "open past 1000": no count up to 1000 would), **not comparable**
-where a stated setting difference (hardware, a method not the paper's) decides it. *(judgement)* marks a verdict
-written by hand, its evidence beside it. Margins were declared after the recorded runs (004's, 002's grid and
-vi-JJ-full's before). Methods share splits: SEs combined as independent err towards "not resolved"."""
+*Orders*: reproduced where the 95 % interval of the lead lies on the paper's side of 0 (or of a declared margin),
+**contradicted** on the other. *Similar*: TOST against a declared margin only. Else a unit is *open*. A claim is
+reproduced when all its units are, contradicted (differs) when any is resolved against it, else **not resolved
+at this budget**, with the repeats that would decide its open units at the recorded means and spreads (fits and
+hours on 2 cores at the numbers page's minutes a fit; "not by 1000": no count up to 1000 would). **Not
+comparable**: a stated setting difference (hardware, a method not the paper's) decides it. *(judgement)*: written
+by hand, evidence beside it. Margins were declared after the runs (004's, 002's grid and vi-JJ-full's before).
+Methods share splits: SEs combined as independent err towards "open"."""
 
 
 def _finite(x: Any) -> bool:

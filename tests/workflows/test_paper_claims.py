@@ -288,5 +288,5 @@ def test_an_open_claim_names_the_repeats_and_hours_that_would_decide_it():
     verdict, evidence = judge_claim(_claim(["c"]), results, costs={("wf", "c"): (2, 3.0)})
     hours = (k - 3) * 2 * 3.0 / 60 / 2
     assert verdict == "not resolved at this budget"
-    assert evidence.endswith(f"open units resolved by {k} repeats (+{(k - 3) * 2} fits, {hours:.2g} h on 2 cores)")
-    assert judge_claim(_claim(["c"]), results)[1].endswith(f"open units resolved by {k} repeats")  # not priced
+    assert evidence.endswith(f"1 decided by {k} repeats (+{(k - 3) * 2} fits, {hours:.2g} h)")
+    assert judge_claim(_claim(["c"]), results)[1].endswith(f"1 decided by {k} repeats")  # not priced

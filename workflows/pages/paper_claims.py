@@ -76,6 +76,8 @@ _AGAINST = {"contradicted", "apart", "differs"}
 _FOR = {"reproduced", "alike"}
 #: The order counts are shown in: for the claim, against it, neither.
 _SHOWN = ("reproduced", "alike", "contradicted", "apart", "differs", "not resolved", "no margin", "not run")
+#: A unit the intervals leave open is counted as "open" on the page (the rule's word for it).
+_WORD = {"not resolved": "open"}
 
 
 def _names(where: str, value: Any) -> list[str]:
@@ -335,13 +337,14 @@ def _rows_for(check: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]]
 
 
 def _to_resolve(needed: Mapping[tuple[str, str], list], costs: Mapping[tuple[str, str], tuple[int, float]]) -> str:
-    """What more repeats of the same settings would decide the open units: "open units resolved by 22 repeats
-    (+240 fits, 1.1 h on 2 cores)", the fits and hours where every setting's cost is known
+    """What more repeats of the same settings would decide the open units: "9 decided by 22 repeats
+    (+240 fits, 1.1 h)", the fits and hours on `CORES` cores where every setting's cost is known
     (`paper_budget.fit_costs`), and how many no number of repeats up to `MAX_REPEATS` would decide."""
-    most, fits, minutes, beyond, priced = 0, 0, 0.0, 0, True
+    most, fits, minutes, beyond, decided, priced = 0, 0, 0.0, 0, 0, True
     for key, (ran, *needs) in needed.items():
         reachable = [n for n in needs if n is not None]
         beyond += len(needs) - len(reachable)
+        decided += len(reachable)
         if not reachable:
             continue
         most = max(most, max(reachable))
@@ -352,10 +355,10 @@ def _to_resolve(needed: Mapping[tuple[str, str], list], costs: Mapping[tuple[str
             priced = False
     parts = []
     if most:
-        parts.append(f"open units resolved by {most} repeats" + (f" (+{fits} fits, {hours_text(minutes / 60 / CORES)} h on {CORES} "
-                                                       "cores)" if priced else ""))
+        parts.append(f"{decided} decided by {most} repeats"
+                     + (f" (+{fits} fits, {hours_text(minutes / 60 / CORES)} h)" if priced else ""))
     if beyond:
-        parts.append(f"{beyond} open past {MAX_REPEATS}")
+        parts.append(f"{beyond} not by {MAX_REPEATS}")
     return "; ".join(parts)
 
 
@@ -397,18 +400,18 @@ def judge_claim(claim: Mapping[str, Any], results: Mapping[str, Mapping[str, Any
         group[0].update(counts)
         group[1].update(signs)
         # a table named by its caption is the setting it judges (an index names nothing a reader could find)
-        named = [check["table"]] if isinstance(check.get("table"), str) else ["every setting"]
+        named = [check["table"]] if isinstance(check.get("table"), str) else []
         group[2] += [s for s in (check["settings"] or named) if s not in group[2]]
     evidence, previous = [], None
     for (name, metric, kind, margin), (counts, signs, settings) in grouped.items():
-        where_run = ", ".join(settings) if len(settings) <= 3 else f"{len(settings)} settings"
-        # a workflow of one setting is named by it (003_milios_magic), and a run named just before is not named again
-        where = "" if settings == [name.rsplit("_", 1)[-1]] else f" ({where_run})"
+        # settings are named up to three (more read from the claims file); a workflow of one setting is named by it
+        # (003_milios_magic), and a run named just before is not named again
+        where = "" if len(settings) > 3 or settings in ([], [name.rsplit("_", 1)[-1]]) else f" ({', '.join(settings)})"
         n = sum(counts.values())
         unit = ("value" if kind == "values" else "pair") + ("s" if n != 1 else "")
         head = f"{metric}" if (name, where) == previous else f"`{name}` {metric}{where}"
         previous = (name, where)
-        text = f"{head}, {n} {unit}: " + ", ".join(f"{v} {counts[v]}" for v in _SHOWN if counts[v])
+        text = f"{head}, {n} {unit}: " + ", ".join(f"{_WORD.get(v, v)} {counts[v]}" for v in _SHOWN if counts[v])
         if margin is not None:
             text += f" (margin ±{margin:g})"
         if signs:
