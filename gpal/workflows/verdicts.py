@@ -46,15 +46,14 @@ MAX_REPEATS = 1000
 
 #: The rule in words, stated once at the top of docs/papers.md.
 RULE = """\
-**How the verdicts are reached.** Intervals are Student's t over the repeats run (two means: SE
-sqrt(se_a² + se_b²), Welch-Satterthwaite degrees of freedom; n − 1 against a paper's number); a record of fewer
-than two repeats is refused, its file and field named. *Values*: **differs** where the 95 % interval of gpal's
-minus the paper's excludes 0, **reproduced** only where the 90 % interval lies inside a declared margin (TOST).
+**How the verdicts are reached.** Intervals are Student's t over the repeats run (Welch-Satterthwaite for two
+means); a record of fewer than two repeats is refused, its file and field named. *Values*: **differs** where the 95 % interval of gpal's
+minus the paper's excludes 0, **reproduced** only where the 90 % interval lies inside a declared margin (±, TOST).
 *Orders*: reproduced where the 95 % interval of the lead lies on the paper's side of 0 (or of a declared margin),
 **contradicted** on the other. *Similar*: TOST against a declared margin only. Else a unit is *open*. A claim is
 reproduced when all its units are, contradicted (differs) when any is resolved against it, else **not resolved
-at this budget**, with the repeats that would decide its open units at the recorded means and spreads (fits and
-hours on 2 cores at the numbers page's minutes a fit; "not by 1000": no count up to 1000 would). **Not
+at this budget**, with the repeats that would decide its open units at the recorded means and spreads (fits,
+hours on 2 cores at the numbers page's minutes a fit; "not by 1000": none up to 1000 would). **Not
 comparable**: a stated setting difference (hardware, a method not the paper's) decides it. *(judgement)*: written
 by hand, evidence beside it. Margins were declared after the runs (004's, 002's grid and vi-JJ-full's before).
 Methods share splits: SEs combined as independent err towards "open"."""

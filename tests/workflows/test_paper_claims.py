@@ -79,7 +79,7 @@ def test_alike_needs_its_margin_and_values_are_judged_against_the_paper():
     assert judge_claim(values, RESULTS)[0] == "reproduced"
     values["checks"][0]["methods"] = ["A", "B"]
     verdict, evidence = judge_claim(values, RESULTS)
-    assert verdict == "differs" and "reproduced 1, differs 1 (margin ±0.1); 1 above the paper's" in evidence
+    assert verdict == "differs" and "reproduced 1, differs 1 (±0.1); 1 above the paper's" in evidence
     stated = {"claim": "on MNIST", "verdict": "cannot be checked offline", "evidence": "not shipped"}
     assert judge_claim(stated, RESULTS) == ("cannot be checked offline", "not shipped")
     (row,) = claim_rows({"claims": [stated]}, RESULTS, "009.yaml")
@@ -214,7 +214,7 @@ def test_the_page_opens_each_paper_with_its_claims_and_its_numbers_page_with_the
     assert page.index("## P (paper 9)") < page.index("## An earlier paper")  # declared papers first
     assert "| A beats B on a | **reproduced** | – | `wf` nll (a), 1 pair: reproduced 1 |" in page
     assert "| y | **differs** (judgement) | other data | by hand |" in page
-    assert "| reproduced | 1 | 0 |" in page and "| differs | 1 | 1 |" in page  # the tally, counted
+    assert "Claims (2) by verdict, of which by judgement: reproduced 1 (0), differs 1 (1)." in page  # the tally
     budget = "| `wf` | g | g | 20 (paper: 100) | g | g | g | g | g (paper: not stated) |"  # M from the record
     assert budget in pages["papers/009_numbers.md"] and budget not in page  # the page keeps only the claims
     assert "Why the numbers" in pages["papers/009_numbers.md"] and "Why the numbers" not in page
@@ -288,5 +288,5 @@ def test_an_open_claim_names_the_repeats_and_hours_that_would_decide_it():
     verdict, evidence = judge_claim(_claim(["c"]), results, costs={("wf", "c"): (2, 3.0)})
     hours = (k - 3) * 2 * 3.0 / 60 / 2
     assert verdict == "not resolved at this budget"
-    assert evidence.endswith(f"1 decided by {k} repeats (+{(k - 3) * 2} fits, {hours:.2g} h)")
-    assert judge_claim(_claim(["c"]), results)[1].endswith(f"1 decided by {k} repeats")  # not priced
+    assert evidence.endswith(f"all by {k} repeats (+{(k - 3) * 2} fits, {hours:.2g} h)")
+    assert judge_claim(_claim(["c"]), results)[1].endswith(f"all by {k} repeats")  # not priced

@@ -337,8 +337,7 @@ def _rows_for(check: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]]
 
 
 def _to_resolve(needed: Mapping[tuple[str, str], list], costs: Mapping[tuple[str, str], tuple[int, float]]) -> str:
-    """What more repeats of the same settings would decide the open units: "9 decided by 22 repeats
-    (+240 fits, 1.1 h)", the fits and hours on `CORES` cores where every setting's cost is known
+    """What more repeats of the same settings would decide the open units: "9 by 22 repeats (+240 fits, 1.1 h)", the fits and hours on `CORES` cores where every setting's cost is known
     (`paper_budget.fit_costs`), and how many no number of repeats up to `MAX_REPEATS` would decide."""
     most, fits, minutes, beyond, decided, priced = 0, 0, 0.0, 0, 0, True
     for key, (ran, *needs) in needed.items():
@@ -355,7 +354,7 @@ def _to_resolve(needed: Mapping[tuple[str, str], list], costs: Mapping[tuple[str
             priced = False
     parts = []
     if most:
-        parts.append(f"{decided} decided by {most} repeats"
+        parts.append(f"{'all' if not beyond else decided} by {most} repeats"
                      + (f" (+{fits} fits, {hours_text(minutes / 60 / CORES)} h)" if priced else ""))
     if beyond:
         parts.append(f"{beyond} not by {MAX_REPEATS}")
@@ -404,16 +403,16 @@ def judge_claim(claim: Mapping[str, Any], results: Mapping[str, Mapping[str, Any
         group[2] += [s for s in (check["settings"] or named) if s not in group[2]]
     evidence, previous = [], None
     for (name, metric, kind, margin), (counts, signs, settings) in grouped.items():
-        # settings are named up to three (more read from the claims file); a workflow of one setting is named by it
+        # settings are named up to two (more are read in the claims file); a workflow of one setting is named by it
         # (003_milios_magic), and a run named just before is not named again
-        where = "" if len(settings) > 3 or settings in ([], [name.rsplit("_", 1)[-1]]) else f" ({', '.join(settings)})"
+        where = "" if len(settings) > 2 or settings in ([], [name.rsplit("_", 1)[-1]]) else f" ({', '.join(settings)})"
         n = sum(counts.values())
         unit = ("value" if kind == "values" else "pair") + ("s" if n != 1 else "")
         head = f"{metric}" if (name, where) == previous else f"`{name}` {metric}{where}"
         previous = (name, where)
         text = f"{head}, {n} {unit}: " + ", ".join(f"{_WORD.get(v, v)} {counts[v]}" for v in _SHOWN if counts[v])
         if margin is not None:
-            text += f" (margin ±{margin:g})"
+            text += f" (±{margin:g})"
         if signs:
             text += f"; {signs['above']} above the paper's"
         evidence.append(text)
@@ -458,7 +457,7 @@ def claim_rows(declared: Mapping[str, Any], results: Mapping[str, Mapping[str, A
 
 def claims_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
     """The claims table of one paper: claim, verdict, setting differences, evidence."""
-    lines = ["| the paper's claim | verdict | setting differences | evidence |", "|---|---|---|---|"]
+    lines = ["| claim | verdict | setting differences | evidence |", "|---|---|---|---|"]
     for r in rows:
         verdict = f"**{r['verdict']}**" + (" (judgement)" if r["judgement"] else "")
         lines.append(f"| {_cell(r['claim'])} | {verdict} | {_cell(r['differences'])} | {_cell(r['evidence'])} |")
