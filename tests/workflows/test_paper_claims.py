@@ -290,3 +290,11 @@ def test_an_open_claim_names_the_repeats_and_hours_that_would_decide_it():
     assert verdict == "not resolved at this budget"
     assert evidence.endswith(f"all by {k} repeats (+{(k - 3) * 2} fits, {hours:.2g} h)")
     assert judge_claim(_claim(["c"]), results)[1].endswith(f"all by {k} repeats")  # not priced
+
+
+def test_an_open_value_no_count_of_repeats_decides_is_said_so():
+    """gpal's A sits on the paper's number (difference 0, no margin): no count of repeats makes it differ or match."""
+    check = {"kind": "values", "workflow": "vals", "metric": "nll", "settings": ["a"], "methods": ["A"],
+             "margin": None}
+    verdict, evidence = judge_claim({"claim": "A's value", "checks": [check]}, RESULTS)
+    assert verdict == "not resolved at this budget" and evidence.endswith("1 value: open 1; 0 above the paper's; 1 not by 1000")
