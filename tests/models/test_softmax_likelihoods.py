@@ -339,6 +339,9 @@ def test_conditional_proba_is_the_predictive_at_zero_variance(kind):
     np.testing.assert_allclose(direct.sum(axis=1), 1.0, rtol=1e-12)
     if kind == "softmax":
         np.testing.assert_allclose(direct, softmax(F, axis=1), rtol=1e-12)
+    if kind in ("robustmax", "step"):  # the rule: 1 - flip on the largest latent value, flip / (C - 1) elsewhere
+        eps = float((lik.epsilon if kind == "robustmax" else lik.delta).numpy())
+        np.testing.assert_allclose(direct, np.where(np.eye(3)[F.argmax(1)] == 1, 1 - eps, eps / 2), rtol=1e-12)
     if kind == "logistic_softmax":
         sig = 1.0 / (1.0 + np.exp(-F))
         np.testing.assert_allclose(direct, sig / sig.sum(axis=1, keepdims=True), rtol=1e-12)

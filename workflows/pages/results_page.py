@@ -170,9 +170,19 @@ def classify_run_record(folder: Path, command: str, commit: str) -> dict[str, An
                        source=f"metrics.json, ood.json of the run (gpal {version})", workflow="workflows/main_job.yaml")
 
 
-#: How the later-label study's measures are named on the page.
-_MEASURES = {"ece": "ECE", "balanced_accuracy": "balanced accuracy", "agn_pulsar_auc": "AGN-vs-pulsar AUC",
-             "pulsar_blazar_auc": "pulsar-vs-blazar AUC", "bll_fsrq_auc": "BL Lac-vs-FSRQ AUC"}
+#: The later-label study's measures shown beside the NLL, each in a table of its own: measure -> (name in the
+#: columns, the table's caption).
+_MEASURES = {
+    "ece": ("ECE", "ECE (15 bins) on the same sources:"),
+    "balanced_accuracy": ("BA", "Balanced accuracy (BA) on the same sources:"),
+    "agn_pulsar_auc": ("AUC", "AGN-vs-pulsar AUC of p(pulsar), on the earlier unassociated sources the later release "
+                              "calls an AGN or a pulsar (held out: every source):"),
+    "pulsar_blazar_auc": ("AUC", "Pulsar-vs-blazar AUC of p(pulsar), on every source the later release calls a bll, "
+                                 "fsrq or pulsar:"),
+    "bll_fsrq_auc": ("AUC", "BL Lac-vs-FSRQ AUC of p(fsrq) / (p(bll) + p(fsrq)), on the later bll and fsrq sources:"),
+}
+#: The per-class calibration measures, in the order their table's cells give them.
+_CLASS_ECE = ("ece_bll", "ece_fsrq", "ece_pulsar")
 
 
 def later_labels_run_record(folder: Path, command: str, commit: str | None = None) -> dict[str, Any]:
@@ -180,8 +190,9 @@ def later_labels_run_record(folder: Path, command: str, commit: str | None = Non
 
     Reads ``later_labels.csv`` (one row per check, model and measure: value, and beside every model but gpal
     ``diff`` = gpal − model with ``diff_low`` / ``diff_high``, ``n``, ``commit``), shown as every difference of the
-    page is, the model minus gpal.  The first table is the NLL of
-    every model on every check, the second gpal's other measures.  ``commit`` is used only if the run named none.
+    page is, the model minus gpal.  One table per measure, NLL first, each with every model on every check (so the
+    prose cites each number from the record, not from the run's own files); then each class's ECE per model.
+    ``commit`` is used only if the run named none.
     """
     import pandas as pd
 
@@ -208,31 +219,44 @@ def later_labels_run_record(folder: Path, command: str, commit: str | None = Non
     others = [m for m in models if m != "gpal"]
     at = measures.set_index(["check", "model", "measure"])
 
+    def value(check: str, model: str, measure: str) -> str:
+        key = (check, model, measure)
+        return "" if key not in at.index or pd.isna(at.loc[key, "value"]) else f"{at.loc[key, 'value']:.3f}"
+
     def cell(check: str, model: str, measure: str) -> str:
-        if (check, model, measure) not in at.index:
-            return ""
-        r = at.loc[(check, model, measure)]
-        text = f"{r['value']:.3f}"
-        return text if model == "gpal" or pd.isna(r["diff"]) else \
-            f"{text}; {difference_to_gpal(r)}"
+        text = value(check, model, measure)
+        if not text or model == "gpal" or pd.isna(at.loc[(check, model, measure), "diff"]):
+            return text
+        return f"{text}; {difference_to_gpal(at.loc[(check, model, measure)])}"
 
     def n(check: str, measure: str) -> str:
         key = (check, "gpal", measure)
         return str(int(at.loc[key, "n"])) if key in at.index and not pd.isna(at.loc[key, "n"]) else ""
 
-    nll = make_table(["check", "sources", "gpal NLL", *(f"{_SHORT_NAMES.get(m, m)} NLL; it − gpal" for m in others)],
-                     [[c, n(c, "nll"), cell(c, "gpal", "nll"), *(cell(c, m, "nll") for m in others)] for c in checks],
-                     "lrr" + "l" * len(others))
-    shown = [m for m in _MEASURES if any((c, "gpal", m) in at.index for c in checks)]
-    gpal = make_table(["check", *(_MEASURES[m] for m in shown)],
-                      [[c, *(cell(c, "gpal", m) for m in shown)] for c in checks], "l" + "r" * len(shown),
-                      caption="gpal's other measures on the same checks:")
+    def measure_table(measure: str, name: str, caption: str = "") -> dict[str, Any]:
+        return make_table(["check", "sources", f"gpal {name}",
+                           *(f"{_SHORT_NAMES.get(m, m)} {name}; it − gpal" for m in others)],
+                          [[c, n(c, measure), cell(c, "gpal", measure), *(cell(c, m, measure) for m in others)]
+                           for c in checks], "lrr" + "l" * len(others), caption=caption)
+
+    tables = [measure_table("nll", "NLL")]
+    measured = set(measures["measure"])
+    tables += [measure_table(m, name, caption) for m, (name, caption) in _MEASURES.items() if m in measured]
+    if measured.issuperset(_CLASS_ECE):
+        tables.append(make_table(
+            ["check", *(_SHORT_NAMES.get(m, m) for m in models)],
+            [[c, *(" / ".join(value(c, m, e) or "–" for e in _CLASS_ECE) for m in models)] for c in checks],
+            "l" + "r" * len(models),
+            caption="Each class's ECE (the reliability of its own probability, 15 bins), bll / fsrq / pulsar; "
+                    "– where the check has no source of the class:"))
     settings: dict[str, Any] = {"models": models}
     config = Path(folder) / "workflow.json"
     if config.is_file():
-        seeds = json.loads(config.read_text(encoding="utf-8")).get("seeds")
-        settings = {"seeds": seeds, **settings}
-    return make_record("Every later-label check", command, commit, [nll, gpal], settings,
+        run = json.loads(config.read_text(encoding="utf-8"))
+        settings = {"seeds": run.get("seeds"), **settings}
+        if "n_boot" in run:
+            settings["bootstrap resamples"] = run["n_boot"]
+    return make_record("Every later-label check", command, commit, tables, settings,
                        source="later_labels.csv of the run", workflow="workflows/later_labels.yaml")
 
 

@@ -330,6 +330,12 @@ class RobustMax(Likelihood):
         p = argmax_probabilities(Fmu, Fvar, self._nodes, self._weights)
         return robust_predictive(p, 1.0 - p, tf.convert_to_tensor(self.epsilon), self.num_classes)
 
+    def _conditional_proba(self, F: tf.Tensor) -> tf.Tensor:
+        """The rule itself at given latent values.  The default, the quadrature at zero variance, gives the same
+        values but holds panels x nodes x classes (336 at 3 classes) in each of several arrays a row: BALD's
+        per-row draws of a 300-sample NIMGP took 3 GiB a chunk of 163 sources and 27 s for 2000 (0.2 s now)."""
+        return argmax_rule(F, self.epsilon, self.num_classes)
+
     def get_config(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -338,6 +344,13 @@ class RobustMax(Likelihood):
             "learn_epsilon": self.learn_epsilon,
             "num_quadrature": self.num_quadrature,
         }
+
+
+def argmax_rule(F: tf.Tensor, flip: Any, num_classes: int) -> tf.Tensor:
+    """p(y | f) of an arg-max labelling with label-flip probability ``flip``: 1 - flip on the largest latent value,
+    flip / (C - 1) on each other, (N, C)."""
+    winner = tf.one_hot(tf.argmax(F, axis=1), tf.shape(F)[1], dtype=F.dtype)
+    return robust_predictive(winner, 1.0 - winner, tf.convert_to_tensor(flip), num_classes)
 
 
 def make_likelihood(spec: str | Likelihood, num_classes: int, **options: Any) -> Likelihood:

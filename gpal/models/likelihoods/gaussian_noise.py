@@ -47,7 +47,7 @@ from gpal.models.quadrature import (
     robust_expected_log,
     robust_predictive,
 )
-from gpal.models.likelihoods.base import Likelihood
+from gpal.models.likelihoods.base import Likelihood, argmax_rule
 
 __all__ = [
     "NOISE_VARIANCES",
@@ -183,6 +183,12 @@ class GaussianNoiseLikelihood(Likelihood):
             S = argmax_probabilities(Fmu, Fvar + self.noise_variance, self._nodes, self._weights)
             S_other = 1.0 - S
         return robust_predictive(S, S_other, tf.convert_to_tensor(self.delta), self.num_classes)
+
+    def _conditional_proba(self, F: tf.Tensor) -> tf.Tensor:
+        """Without noise (the step) the arg-max rule itself, as `RobustMax`'s; with noise the quadrature over it."""
+        if self.binary or self.noise_variance > 0:
+            return super()._conditional_proba(F)
+        return argmax_rule(F, self.delta, self.num_classes)
 
     def get_config(self) -> dict[str, Any]:
         return {
