@@ -13,8 +13,8 @@ probabilities, and `gpal.catalog_jobs.layout.POOL_PRIOR_FILE` records it as left
 The shares EM estimates are those of the blazar and pulsar classes (`ESTIMATED_CODES`); a class of the sky's
 other populations (an ``other`` class: remnants, binaries, star-forming regions, clusters ...) keeps its training
 share.  Why: those populations are the faint, soft sources the unassociated ones resemble most, so the covariate
-shift draws EM's estimate towards them: on 4FGL-DR4 EM gave ``other`` 0.98 of the unassociated sources, where
-FL16Y later classed 40 of the 305 it associates as such (docs/results.md, "The open sky").
+shift draws EM's estimate towards them: on 4FGL-DR4, left free, it drew nearly all the unassociated sources into
+``other``, where FL16Y later classed 40 of the 305 it associates as such (docs/results.md, "The open sky").
 
 Why off: with the open sky's ``other`` class among the trained classes (`gpal.catalogs.schemes.DEFAULT_SCHEME`),
 moving the unassociated sources to the mix EM finds makes the lists promise more pulsars and fewer blazars than
