@@ -203,7 +203,9 @@ def test_augmented_gap_keeps_its_paired_lines(records, tmp_path):
             (folder / f"split_{k}.json").write_text(json.dumps(unit))
     repository_script("workflows/studies/bench_augmented_gap.py").main(["paired", str(tmp_path / "run")])
     (entry,) = _kept(records, "augmented_gap").values()
-    (line,) = entry["printed"]
+    means, line = entry["printed"][:2], entry["printed"][2]
+    assert [(m["method"], m["splits"], m["nll"], m["nll_se"], m["train_seconds"]) for m in means] == [
+        ("ls-cavi", 2, 0.405, 0.005, 1.5), ("svgp-logistic_softmax", 2, 0.305, 0.005, 1.5)]
     assert (line["method"], line["against"], line["nll_difference"]) == ("ls-cavi", "svgp-logistic_softmax", 0.1)
 
 

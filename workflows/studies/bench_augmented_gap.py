@@ -34,7 +34,8 @@ within 0.02 of its own final NLL is printed too, the convergence the paper's tim
     python workflows/studies/bench_augmented_gap.py paired runs/papers/004_augmented
     python workflows/studies/bench_augmented_gap.py kernel-steps runs/papers/004_augmented runs/papers/004_kernel_steps
 
-``paired``: from a run of ``workflows/papers/004_augmented.yaml``, each method's test NLL and ECE minus another's on
+``paired``: from a run of ``workflows/papers/004_augmented.yaml``, each method's means over the splits (test NLL with its
+SE, ECE, accuracy, training seconds), then its test NLL and ECE minus another's on
 the same splits (mean, 95% t interval over the splits), the ratio of their training seconds, and each one's mean
 top-class probability beside its accuracy (above it: overconfident, below: underconfident).
 
@@ -321,6 +322,17 @@ def paired(args: argparse.Namespace) -> None:
         return round(float(np.mean([np.max(u["proba"], axis=1).mean() for u in units])), 3)
 
     for folder in sorted(p for p in args.run.iterdir() if (p / "units").is_dir()):
+        for method in sorted(p.name for p in (folder / "units").iterdir() if p.is_dir()):
+            units = list(split_units(folder, method).values())
+            per_split = [split_metrics(u) for u in units]
+            nll = np.array([m["nll"] for m in per_split])
+            print(json.dumps({"data": folder.name, "method": method, "splits": len(units),
+                              "nll": round(float(nll.mean()), 3),
+                              "nll_se": round(float(nll.std(ddof=1) / np.sqrt(nll.size)), 3) if nll.size > 1 else None,
+                              "ece": round(float(np.mean([m["ece"] for m in per_split])), 3),
+                              "accuracy": round(float(np.mean([m["accuracy"] for m in per_split])), 3),
+                              "train_seconds": round(float(np.mean([u["train_seconds"] for u in units])), 1)}),
+                  flush=True)
         for a, b in PAIRS:
             A, B = split_units(folder, a), split_units(folder, b)
             keys = sorted(set(A) & set(B))
