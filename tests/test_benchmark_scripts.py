@@ -50,3 +50,26 @@ def test_the_synthetic_problem_has_error_bars_on_half_the_features(shared):
     assert (X_var[:, :3] > 0).all() and (X_var[:, 3:] == 0).all()
     again = shared.synthetic_problem(200, 6, 3, seed=1)
     assert all((a == b).all() for a, b in zip((X, X_var, y), again))
+
+
+def test_the_exact_finish_curve_is_the_estimators_own_cavi_exact_fit(shared):
+    """finish_curve (the augmented_gap study's ``finish``) scores the steps of ``inference="cavi_exact"``: its last
+    point is the test NLL of that estimator fitted in one call, its first that of the collapsed sweeps alone."""
+    import numpy as np
+
+    from gpal import LogisticSoftmaxGPClassifier
+
+    papers = shared.timing_suite("papers")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = np.where(X[:, 0] > 0.4, 2, np.where(X[:, 0] < -0.4, 0, 1))
+    Xte, yte = X[::3] + 0.1, y[::3]
+    curve = papers.finish_curve(X, y, Xte, yte, steps=4, every=2, sweeps=3, num_inducing=5)
+    assert [point[0] for point in curve] == [0, 2, 4]
+
+    def nll(**params):
+        clf = LogisticSoftmaxGPClassifier(num_inducing=5, max_iter=3, **params).fit(X, y)
+        return -np.mean(np.log(clf.predict_proba(Xte)[np.arange(len(yte)), yte]))
+
+    assert curve[-1][2] == pytest.approx(nll(inference="cavi_exact", exact_steps=4), rel=1e-6)
+    assert curve[0][2] == pytest.approx(nll(inference="cavi_collapsed"), rel=1e-6)

@@ -203,7 +203,9 @@ def test_augmented_gap_keeps_its_paired_lines(records, tmp_path):
             (folder / f"split_{k}.json").write_text(json.dumps(unit))
     repository_script("workflows/studies/bench_augmented_gap.py").main(["paired", str(tmp_path / "run")])
     (entry,) = _kept(records, "augmented_gap").values()
-    (line,) = entry["printed"]
+    means, line = entry["printed"][:2], entry["printed"][2]
+    assert [(m["method"], m["splits"], m["nll"], m["nll_se"], m["train_seconds"]) for m in means] == [
+        ("ls-cavi", 2, 0.405, 0.005, 1.5), ("svgp-logistic_softmax", 2, 0.305, 0.005, 1.5)]
     assert (line["method"], line["against"], line["nll_difference"]) == ("ls-cavi", "svgp-logistic_softmax", 0.1)
 
 
@@ -262,3 +264,37 @@ def test_target_lists_undoes_the_bcu_rule_to_the_probabilities_it_was_applied_to
     ruled = apply_known_classes(proba, class1, weights, association=association)[0]
     assert not np.allclose(ruled[[0, 2]], proba[[0, 2]]) and np.allclose(ruled[[1, 3, 4, 5]], proba[[1, 3, 4, 5]])
     np.testing.assert_allclose(script.without_rule(ruled, pd.Series(class1), weights, association), proba, atol=1e-12)
+
+
+def _write_units(folder: Path, method: str, units: list[dict]) -> None:
+    (folder / "units" / method).mkdir(parents=True)
+    for k, unit in enumerate(units):
+        (folder / "units" / method / f"split_{k:04d}.json").write_text(json.dumps(unit))
+
+
+def test_augmented_gap_pairs_a_kernel_step_probe_with_the_runs_splits(tmp_path):
+    """paired_probe: the probe's means and, per compared method, the paired mean difference and its 95% t interval
+    (checked against scipy); a split whose test labels differ from the run's is refused."""
+    from scipy import stats
+
+    script = repository_script("workflows/studies/bench_augmented_gap.py")
+    rng = np.random.default_rng(1)
+    y = [0, 1, 2, 1, 0, 2]
+    proba = rng.dirichlet([1, 1, 1], size=(3, len(y)))
+    probe, run = tmp_path / "probe", tmp_path / "run"
+    _write_units(probe, "ls-cavi-steps5", [{"nll": 0.5 - 0.1 * k, "error": 0.2, "train_seconds": 2.0, "y_true": y,
+                                            "proba": proba[k].tolist()} for k in range(3)])
+    _write_units(run, "ls-cavi", [{"nll": 0.6 + 0.05 * k * k, "error": 0.1 * k, "train_seconds": 1.0, "y_true": y,
+                                   "proba": proba[k].tolist()} for k in range(3)])
+    line = script.paired_probe(probe, run, "ls-cavi-steps5", ("ls-cavi",))
+    assert (line["splits"], line["nll"], line["accuracy"], line["train_seconds"]) == (3, 0.4, 0.8, 2.0)
+    d = np.array([-0.1, -0.25, -0.5])
+    half = stats.t.ppf(0.975, 2) * d.std(ddof=1) / np.sqrt(3)
+    assert line["minus_ls-cavi"]["nll"] == pytest.approx([d.mean(), d.mean() - half, d.mean() + half], abs=6e-4)
+    assert line["minus_ls-cavi"]["ece"] == [0.0, 0.0, 0.0]  # same probabilities, same labels
+    assert line["minus_ls-cavi"]["accuracy"][0] == pytest.approx(-0.1, abs=6e-4)
+    moved = json.loads((run / "units" / "ls-cavi" / "split_0001.json").read_text())
+    moved["y_true"] = [1, 0, 2, 1, 0, 2]
+    (run / "units" / "ls-cavi" / "split_0001.json").write_text(json.dumps(moved))
+    with pytest.raises(ValueError, match="split_0001: the test labels of ls-cavi-steps5 and of ls-cavi"):
+        script.paired_probe(probe, run, "ls-cavi-steps5", ("ls-cavi",))

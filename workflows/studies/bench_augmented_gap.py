@@ -32,12 +32,20 @@ within 0.02 of its own final NLL is printed too, the convergence the paper's tim
     python workflows/studies/bench_augmented_gap.py finish --svi-likelihood robustmax
     python workflows/studies/bench_augmented_gap.py finish --svi-likelihood robustmax --datasets satimage --n-train 5000
     python workflows/studies/bench_augmented_gap.py paired runs/papers/004_augmented
+    python workflows/studies/bench_augmented_gap.py kernel-steps runs/papers/004_augmented runs/papers/004_kernel_steps
 
-``paired``: from a run of ``workflows/papers/004_augmented.yaml``, each method's test NLL and ECE minus another's on
+``paired``: from a run of ``workflows/papers/004_augmented.yaml``, each method's means over the splits (test NLL with its
+SE, ECE, accuracy, training seconds), then its test NLL and ECE minus another's on
 the same splits (mean, 95% t interval over the splits), the ratio of their training seconds, and each one's mean
 top-class probability beside its accuracy (above it: overconfident, below: underconfident).
 
-What each command prints is kept in ``workflows/studies/records/augmented_gap.json``, one entry a command.
+``kernel-steps``: the paper's CAVI (``ls-cavi``: 200 sweeps, one Adam step of 0.1 on the kernel after each) with five
+times the kernel steps, at 0.1 and at 1.0, on the same splits as a run of ``workflows/papers/004_augmented.yaml`` (its
+seed, test size, M and data sets; the splits' test labels checked equal), each paired with the run's ``ls-cavi`` and
+the SVIs its claims compare it with: whether gpal's one kernel step a sweep decides those verdicts.
+
+What each command prints is kept in ``workflows/studies/records/augmented_gap.json``, one entry a command
+(``kernel-steps``'s in ``augmented_kernel_steps.json``, the study of that name).
 """
 
 from __future__ import annotations
@@ -290,32 +298,49 @@ PAIRS = [("ls-cavi", "svgp-logistic_softmax"), ("ls-natgrad", "svgp-logistic_sof
          ("ls-cavi-exact", "svgp-logistic_softmax"), ("ls-cavi", "svgp-softmax"), ("ls-natgrad", "svgp-softmax")]
 
 
-def paired(args: argparse.Namespace) -> None:
-    from scipy import stats
+def interval(d: np.ndarray) -> list[float]:
+    """The 95% paired t interval of the differences ``d``, rounded as the page quotes it."""
+    from shared import paired_t
 
+    return [round(bound, 3) for bound in paired_t(d)[2:]]
+
+
+def split_units(folder: Path, method: str) -> dict[str, dict]:
+    """The finished units of ``method`` in a runner's folder, by split."""
+    return {f.stem: json.loads(f.read_text()) for f in sorted((folder / "units" / method).glob("split_*.json"))}
+
+
+def split_metrics(unit: dict) -> dict[str, float]:
+    """The per-split measures the claims compare: test NLL, top-label ECE (15 bins) and accuracy."""
     from gpal.evaluation.calibration import expected_calibration_error
 
-    def interval(d: np.ndarray) -> list[float]:
-        half = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
-        return [round(float(d.mean() - half), 3), round(float(d.mean() + half), 3)]
+    return {"nll": float(unit["nll"]), "accuracy": 1.0 - float(unit["error"]),
+            "ece": expected_calibration_error(np.asarray(unit["y_true"]), np.asarray(unit["proba"]))}
 
-    def ece(unit: dict) -> float:
-        return expected_calibration_error(np.asarray(unit["y_true"]), np.asarray(unit["proba"]))
 
+def paired(args: argparse.Namespace) -> None:
     def confidence(units: list) -> float:
         return round(float(np.mean([np.max(u["proba"], axis=1).mean() for u in units])), 3)
 
     for folder in sorted(p for p in args.run.iterdir() if (p / "units").is_dir()):
-        def splits(method: str) -> dict:
-            return {f.stem: json.loads(f.read_text()) for f in sorted((folder / "units" / method).glob("split_*.json"))}
-
+        for method in sorted(p.name for p in (folder / "units").iterdir() if p.is_dir()):
+            units = list(split_units(folder, method).values())
+            per_split = [split_metrics(u) for u in units]
+            nll = np.array([m["nll"] for m in per_split])
+            print(json.dumps({"data": folder.name, "method": method, "splits": len(units),
+                              "nll": round(float(nll.mean()), 3),
+                              "nll_se": round(float(nll.std(ddof=1) / np.sqrt(nll.size)), 3) if nll.size > 1 else None,
+                              "ece": round(float(np.mean([m["ece"] for m in per_split])), 3),
+                              "accuracy": round(float(np.mean([m["accuracy"] for m in per_split])), 3),
+                              "train_seconds": round(float(np.mean([u["train_seconds"] for u in units])), 1)}),
+                  flush=True)
         for a, b in PAIRS:
-            A, B = splits(a), splits(b)
+            A, B = split_units(folder, a), split_units(folder, b)
             keys = sorted(set(A) & set(B))
             if len(keys) < 2:
                 continue
             d = np.array([A[k]["nll"] - B[k]["nll"] for k in keys])
-            e = np.array([ece(A[k]) - ece(B[k]) for k in keys])
+            e = np.array([split_metrics(A[k])["ece"] - split_metrics(B[k])["ece"] for k in keys])
             ta, tb = (np.array([S[k]["train_seconds"] for k in keys]) for S in (A, B))
             print(json.dumps({"data": folder.name, "method": a, "against": b, "splits": len(d),
                               "nll_difference": round(float(d.mean()), 3), "interval_95": interval(d),
@@ -325,6 +350,64 @@ def paired(args: argparse.Namespace) -> None:
                               "confidence_accuracy": {m: [confidence([S[k] for k in keys]),
                                                           round(float(np.mean([1 - S[k]["error"] for k in keys])), 3)]
                                                       for m, S in ((a, A), (b, B))}}), flush=True)
+
+
+#: The paper's CAVI with more kernel steps, as ``EstimatorFactory`` parameters replacing ``ls-cavi``'s.  Each kernel
+#: step comes after a sweep, so five times the steps is five times the sweeps; at a fixed kernel the sweeps reach their
+#: bound's maximum within 100 (``fixed``), so what the extra sweeps add is kernel steps.
+KERNEL_STEPS = {
+    "ls-cavi-steps5": {"max_iter": 1000},
+    "ls-cavi-steps5-lr1": {"max_iter": 1000, "learning_rate": 1.0},
+}
+#: The run's methods each probe is paired with: the paper's CAVI as run, and the SVIs its claims compare it with.
+KERNEL_AGAINST = ("ls-cavi", "svgp-robustmax", "svgp-softmax")
+
+
+def paired_probe(probe: Path, run: Path, method: str, against: tuple[str, ...]) -> dict:
+    """``method``'s means in ``probe`` and its paired differences (mean, 95% t interval) from each of ``against`` in
+    ``run``, over the splits both hold; a split whose test labels differ is not the same split and is refused."""
+    mine = split_units(probe, method)
+    line: dict = {"method": method, "splits": len(mine)}
+    line.update({k: round(float(np.mean([split_metrics(u)[k] for u in mine.values()])), 3)
+                 for k in ("nll", "ece", "accuracy")})
+    line["train_seconds"] = round(float(np.mean([u["train_seconds"] for u in mine.values()])), 1)
+    for other in against:
+        theirs = split_units(run, other)
+        keys = sorted(set(mine) & set(theirs))
+        if len(keys) < 2:
+            raise ValueError(f"{probe.name}: {method} and {run / 'units' / other} share {len(keys)} splits; "
+                             "a paired interval needs two or more")
+        for k in keys:
+            if mine[k]["y_true"] != theirs[k]["y_true"]:
+                raise ValueError(f"{probe.name} {k}: the test labels of {method} and of {other} in {run} differ; "
+                                 "expected the same split (the run's seed and test size)")
+        diffs = {m: np.array([split_metrics(mine[k])[m] - split_metrics(theirs[k])[m] for k in keys])
+                 for m in ("nll", "ece", "accuracy")}
+        line[f"minus_{other}"] = {m: [round(float(d.mean()), 3), *interval(d)] for m, d in diffs.items()}
+    return line
+
+
+def kernel_steps(args: argparse.Namespace) -> None:
+    from gpal.data.registry import load_dataset, parse_dataset
+    from gpal.runs.repeated_splits import run_repeated_splits
+    from gpal.workflows.compare import DATASETS, EstimatorFactory, _tag
+
+    config = json.loads((args.run / "workflow.json").read_text())
+    seed, test_size = int(config["seed"]), float(config["protocol"]["test_size"])
+    base = dict(inference="cavi", num_inducing=int(config["training"]["num_inducing"]),
+                max_iter=int(config["training"]["iters"]))
+    specs = {m: EstimatorFactory("logistic_softmax", tuple({**base, **p}.items())) for m, p in KERNEL_STEPS.items()}
+    for token in args.datasets:
+        name, n = parse_dataset(token, DATASETS)
+        if token not in config["datasets"]:
+            raise ValueError(f"{token!r} is not a data set of {args.run} (it ran {config['datasets']})")
+        tag = _tag(name, n)
+        ds = load_dataset(name, n=n, seed=seed, registry=DATASETS)
+        run_repeated_splits(ds, specs, args.out / tag, n_splits=int(config["protocol"]["splits"]), test_size=test_size,
+                            seed=seed, use_variances=False, progress=False)
+        for method in specs:
+            print(json.dumps({"data": tag, **paired_probe(args.out / tag, args.run / tag, method, KERNEL_AGAINST)}),
+                  flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -349,9 +432,17 @@ def main(argv: list[str] | None = None) -> None:
                    help="SVI's likelihood (default logistic_softmax, the augmented model's own)")
     p = sub.add_parser("paired", help="per-split paired NLL differences and time ratios of a 004_augmented run")
     p.add_argument("run", type=Path, help="the workflow's output folder (runs/papers/004_augmented)")
+    k = sub.add_parser("kernel-steps", help="the paper's CAVI with more kernel steps, paired on a 004_augmented run's splits")
+    k.add_argument("run", type=Path, help="the workflow's output folder (runs/papers/004_augmented)")
+    k.add_argument("out", type=Path, help="the probe's output folder (runs/papers/004_kernel_steps)")
+    k.add_argument("--datasets", nargs="+", default=["vehicle", "satimage:1000"],
+                   help="data sets of the run, as its workflow names them")
     args = parser.parse_args(argv)
-    with keep_printed("augmented_gap", __file__, argv):  # docs/papers/004_numbers.md cites these lines
-        {"fixed": fixed, "time": timing, "finish": finish, "paired": paired}[args.command](args)
+    # docs/papers/004_numbers.md cites these lines; the kernel-step probe is a study of its own (a record apart)
+    study = "augmented_kernel_steps" if args.command == "kernel-steps" else "augmented_gap"
+    with keep_printed(study, __file__, argv):
+        {"fixed": fixed, "time": timing, "finish": finish, "paired": paired,
+         "kernel-steps": kernel_steps}[args.command](args)
 
 
 if __name__ == "__main__":
