@@ -28,7 +28,7 @@ Measured in the main job against its four-class model (the bcu-split study, ``wo
 record workflows/pages/records/results/bcu_4lac.split.json, on docs/results.md: DR4, 4FGL and DR2 with ``bcu_types``
 '4lac' and 'none', seeds 0-2, their later check on FL16Y): the NLL of q on the bcu FL16Y typed went 0.065 -> 0.055 (DR4, 264 bcu) and 0.215 -> 0.185 (4FGL,
 418), paired 95% intervals below 0, and 0.144 -> 0.142 (DR2, 321, level); the AUC moved within the noise.  Its
-cost: the main job on FL16Y, in a fresh folder, takes about a quarter more CPU time (docs/results.md, the
+cost: the main job on FL16Y, in a fresh folder, takes about a fifth more CPU time (study bcu_split_cost; docs/results.md, the
 bcu section), above the 10% issue 72 allows: the split is asked for (``--bcu-types 4lac``), not the default.  The
 cost is mostly fixed (a second model's TensorFlow functions traced and compiled: its shapes, two classes and the
 20 inputs, are not the main model's, so none of the main model's is shared; and its population prior's
