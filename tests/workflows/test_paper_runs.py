@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import repository_script
 
@@ -62,3 +64,21 @@ def test_a_folder_that_is_not_a_papers_run_is_refused_naming_what_is_expected(sc
     with pytest.raises(SystemExit):
         script.main([str(tmp_path)])
     assert "no paper_comparison.json; expected the folder of a papers workflow's run" in capsys.readouterr().err
+
+
+def test_the_kept_records_of_the_study_hold_what_their_splits_make():
+    """Each record the study `paper_runs` names: the NLL's two parts add up to it, and a method's summary is the
+    mean of its splits (a record edited by hand, or from another run, would not)."""
+    root = Path(__file__).resolve().parents[2]
+    study = yaml.safe_load((root / "workflows/studies/paper_runs.yaml").read_text(encoding="utf-8"))
+    assert study["records"]
+    for name in study["records"]:
+        record = json.loads((root / name).read_text(encoding="utf-8"))
+        assert record["run_commit"] and record["command"].startswith("gpal workflow workflows/papers/"), name
+        for methods in record["datasets"].values():
+            for entry in methods.values():
+                splits = entry["splits"].values()
+                for s in splits:
+                    assert s["nll_correct_rows"] + s["nll_wrong_rows"] == pytest.approx(s["nll"], rel=1e-9), name
+                for key, cell in entry["summary"].items():
+                    assert cell["mean"] == pytest.approx(sum(s[key] for s in splits) / len(splits)), (name, key)
