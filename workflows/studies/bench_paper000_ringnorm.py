@@ -10,7 +10,8 @@ learns: the kernel start reaches the test NLL through δ.  Prints one JSON line 
 
     PYTHONPATH=$PWD python workflows/studies/bench_paper000_ringnorm.py                       # every model, splits 0-2
     PYTHONPATH=$PWD python workflows/studies/bench_paper000_ringnorm.py --splits 10 --models QDA   # the paper's 10 splits
-    PYTHONPATH=$PWD python workflows/studies/bench_paper000_ringnorm.py --dataset satimage --splits 1 --models "GPC-I, gpal's start"
+    PYTHONPATH=$PWD python workflows/studies/bench_paper000_ringnorm.py --dataset satimage --splits 1 \
+        --models "GPC-I, gpal's start"
 
 The lines are kept in ``workflows/studies/records/paper000_ringnorm.json``, one entry a command.
 """
@@ -64,7 +65,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS), metavar="MODEL",
                         help=f"models to run (default: all of {list(MODELS)})")
     parser.add_argument("--dataset", default="ringnorm", help="a gpal data set (default ringnorm)")
-    parser.add_argument("--rows", type=int, default=None, help="the data set's rows, a stratified subset (default: all)")
+    parser.add_argument("--rows", type=int, default=None,
+                        help="the data set's rows, a stratified subset (default: all)")
     args = parser.parse_args(argv)
     ds = load_dataset(args.dataset, n=args.rows, seed=0)
     with keep_printed("paper000_ringnorm", __file__, argv):  # docs/papers/000_liu.md cites these accuracies
@@ -75,7 +77,8 @@ def main(argv: list[str] | None = None) -> None:
             for name in args.models:
                 model = MODELS[name](Xtr.shape[1]).fit(Xtr, ytr)
                 proba = model.predict_proba(Xte)
-                line = {"dataset": args.dataset, "split": k, "model": name, "accuracy": round(1 - error_rate(yte, proba), 4),
+                line = {"dataset": args.dataset, "split": k, "model": name,
+                        "accuracy": round(1 - error_rate(yte, proba), 4),
                         "nll": round(negative_log_likelihood(yte, proba), 4)}
                 if name.startswith("GPC-I,"):
                     line["delta"] = round(float(model.model_.likelihood.delta.numpy()), 4)
