@@ -1,0 +1,84 @@
+"""workflows/studies/bench_paper_runs.py: a papers workflow's run read past its record, on a hand-made run folder."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import repository_script
+
+
+@pytest.fixture(scope="module")
+def script():
+    return repository_script("workflows/studies/bench_paper_runs.py")
+
+
+def _unit(folder, method, split, y, proba, **own):
+    path = folder / "units" / method / f"split_{split:04d}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cost = [-math.log(p[t]) for t, p in zip(y, proba)]
+    wrong = sum(max(range(len(p)), key=p.__getitem__) != t for t, p in zip(y, proba))
+    unit = {"y_true": y, "proba": proba, "nll": sum(cost) / len(y), "error": wrong / len(y), "train_seconds": 2.0}
+    path.write_text(json.dumps(unit | own))
+
+
+def _run(tmp_path, **own):
+    run = tmp_path / "run"
+    (run / "toy").mkdir(parents=True)
+    (run / "paper_comparison.json").write_text(json.dumps(
+        {"workflow": "toy", "command": "gpal workflow toy.yaml", "commit": "abc", "settings": {"methods": ["b", "a"]}}))
+    # four rows, one wrong (row 3, true class 1 at 0.2): NLL parts by hand below
+    _unit(run / "toy", "a", 0, [0, 1, 0, 1], [[0.9, 0.1], [0.4, 0.6], [0.7, 0.3], [0.8, 0.2]], **own)
+    _unit(run / "toy", "a", 1, [0, 1], [[0.6, 0.4], [0.5, 0.5]])
+    _unit(run / "toy", "b", 0, [1, 1], [[0.1, 0.9], [0.2, 0.8]])
+    return run
+
+
+def test_the_nll_splits_into_its_correct_and_wrong_rows_and_splits_are_averaged(script, tmp_path):
+    result = script.read_run(_run(tmp_path))
+    assert list(result["datasets"]["toy"]) == ["b", "a"]  # the workflow's order, not the alphabet's
+    a0 = result["datasets"]["toy"]["a"]["splits"][0]
+    correct = -(math.log(0.9) + math.log(0.6) + math.log(0.7)) / 4
+    assert a0["nll_correct_rows"] == pytest.approx(correct)
+    assert a0["nll_wrong_rows"] == pytest.approx(-math.log(0.2) / 4)
+    assert a0["accuracy"] == 0.75
+    assert (a0["confidence_mean"], a0["confidence_max"]) == pytest.approx((0.75, 0.9))
+    # split 1: argmax of a tie takes class 0, so row 2 (true 1) is wrong: accuracy 0.5
+    summary = result["datasets"]["toy"]["a"]["summary"]["accuracy"]
+    assert summary["mean"] == pytest.approx(0.625) and summary["se"] == pytest.approx(0.125)
+    assert result["datasets"]["toy"]["b"]["summary"]["accuracy"]["se"] is None
+    assert (result["run_commit"], result["command"]) == ("abc", "gpal workflow toy.yaml")
+    assert "| toy | a | 0 | 0.7500 |" in script.tables(result)
+
+
+def test_a_unit_whose_probabilities_are_not_what_it_scored_is_refused(script, tmp_path):
+    with pytest.raises(ValueError, match=r"split_0000.json: its probabilities give NLL .* the unit records 0.100000"):
+        script.read_run(_run(tmp_path, nll=0.1))
+
+
+def test_a_folder_that_is_not_a_papers_run_is_refused_naming_what_is_expected(script, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        script.main([str(tmp_path)])
+    assert "no paper_comparison.json; expected the folder of a papers workflow's run" in capsys.readouterr().err
+
+
+def test_the_kept_records_of_the_study_hold_what_their_splits_make():
+    """Each record the study `paper_runs` names: the NLL's two parts add up to it, and a method's summary is the
+    mean of its splits (a record edited by hand, or from another run, would not)."""
+    root = Path(__file__).resolve().parents[2]
+    study = yaml.safe_load((root / "workflows/studies/paper_runs.yaml").read_text(encoding="utf-8"))
+    assert study["records"]
+    for name in study["records"]:
+        record = json.loads((root / name).read_text(encoding="utf-8"))
+        assert record["run_commit"] and record["command"].startswith("gpal workflow workflows/papers/"), name
+        for methods in record["datasets"].values():
+            for entry in methods.values():
+                splits = entry["splits"].values()
+                for s in splits:
+                    assert s["nll_correct_rows"] + s["nll_wrong_rows"] == pytest.approx(s["nll"], rel=1e-9), name
+                for key, cell in entry["summary"].items():
+                    assert cell["mean"] == pytest.approx(sum(s[key] for s in splits) / len(splits)), (name, key)

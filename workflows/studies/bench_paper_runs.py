@@ -1,0 +1,146 @@
+#!/usr/bin/env python
+"""A papers workflow's run (``gpal workflow workflows/papers/<name>.yaml``) read past its record: per data set and
+method the test accuracy, NLL, ECE and training seconds (mean ± SE over the splits), and per split the predictions'
+confidence and which rows the NLL comes from.
+
+A workflow's record keeps the metrics its paper publishes (paper 002's: accuracy only); a papers page also explains
+those numbers by what the same fits say of confidence and calibration.  Each split's unit keeps its test rows'
+probabilities, so the explanation is read from the run rather than from a second fit:
+
+- largest probability, mean and max over the test rows: how confident the predictions are;
+- the NLL's parts: -ln p(true class) summed over the correctly and the wrongly classified rows, each divided by
+  all test rows, so the two add up to the NLL (a robust likelihood's cap at 1 - delta shows in the first part,
+  confident mistakes in the second).
+
+The accuracy and NLL are recomputed from the probabilities and must agree with the unit's own (a run whose units
+disagree is refused: its probabilities are not the ones it scored).
+
+    PYTHONPATH=$PWD python workflows/studies/bench_paper_runs.py runs/papers/002_izmailov_2 \\
+        --json workflows/studies/records/papers/paper002_izmailov_2.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from shared import code_commit  # the script's folder, first on its path
+
+#: The run's record, which names its workflow, command and commit (`gpal.workflows.reference`).
+RUN_RECORD = "paper_comparison.json"
+#: How closely a unit's own NLL and accuracy must match the ones recomputed from its probabilities.
+TOLERANCE = 1e-6
+#: Per split and per method, the measures averaged over the splits (and their digits in the printed tables).
+SUMMARISED = {"accuracy": 3, "nll": 3, "ece": 3, "train_seconds": 1}
+
+
+def split_measures(unit: dict[str, Any], path: Path) -> dict[str, float]:
+    """One unit's measures from its test rows' probabilities, checked against the unit's own NLL and error."""
+    from gpal.evaluation.calibration import expected_calibration_error
+
+    try:
+        y = np.asarray(unit["y_true"], dtype=np.int64)
+        proba = np.asarray(unit["proba"], dtype=np.float64)
+        own_nll, own_error, seconds = float(unit["nll"]), float(unit["error"]), float(unit["train_seconds"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{path}: not a compare unit (expected y_true, proba, nll, error, train_seconds): {exc}") from None
+    if proba.ndim != 2 or proba.shape[0] != y.size or y.size == 0:
+        raise ValueError(f"{path}: proba must be one row of class probabilities per test row, got shape "
+                         f"{proba.shape} for {y.size} labels")
+    cost = -np.log(np.maximum(proba[np.arange(y.size), y], np.finfo(float).tiny))
+    right = proba.argmax(axis=1) == y
+    measures = {"accuracy": float(right.mean()), "nll": float(cost.mean()),
+                "ece": expected_calibration_error(y, proba), "train_seconds": seconds,
+                "confidence_mean": float(proba.max(axis=1).mean()), "confidence_max": float(proba.max()),
+                "nll_correct_rows": float(cost[right].sum() / y.size),
+                "nll_wrong_rows": float(cost[~right].sum() / y.size), "n_test": int(y.size)}
+    if abs(measures["nll"] - own_nll) > TOLERANCE * max(1.0, own_nll) or \
+            abs(1.0 - measures["accuracy"] - own_error) > TOLERANCE:
+        raise ValueError(f"{path}: its probabilities give NLL {measures['nll']:.6f} and error "
+                         f"{1 - measures['accuracy']:.6f}, the unit records {own_nll:.6f} and {own_error:.6f}")
+    return measures
+
+
+def read_run(run: Path) -> dict[str, Any]:
+    """The run's workflow, command and commit (from its record) and every data set's methods, split by split."""
+    record_path = run / RUN_RECORD
+    if not record_path.is_file():
+        raise ValueError(f"{run}: no {RUN_RECORD}; expected the folder of a papers workflow's run "
+                         "(gpal workflow workflows/papers/<name>.yaml --out FOLDER)")
+    record = json.loads(record_path.read_text(encoding="utf-8"))
+    order = list(record.get("settings", {}).get("methods", []))  # the workflow's order, as its own tables
+    datasets: dict[str, dict[str, Any]] = {}
+    for folder in sorted(p for p in run.iterdir() if (p / "units").is_dir()):
+        method_dirs = sorted((p for p in (folder / "units").iterdir() if p.is_dir()),
+                             key=lambda p: (order.index(p.name) if p.name in order else len(order), p.name))
+        for method_dir in method_dirs:
+            units = sorted(method_dir.glob("split_*.json"))
+            splits = {int(p.stem.split("_")[1]): split_measures(json.loads(p.read_text(encoding="utf-8")), p)
+                      for p in units}
+            if splits:
+                datasets.setdefault(folder.name, {})[method_dir.name] = {"splits": splits}
+    if not datasets:
+        raise ValueError(f"{run}: no finished units (expected <data set>/units/<method>/split_*.json)")
+    for methods in datasets.values():
+        for entry in methods.values():
+            values = {k: np.array([s[k] for s in entry["splits"].values()]) for k in SUMMARISED}
+            entry["summary"] = {k: {"mean": float(v.mean()),
+                                    "se": float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else None}
+                                for k, v in values.items()}
+    return {"workflow": record.get("workflow"), "command": record.get("command"), "run_commit": record.get("commit"),
+            "run": run.as_posix(), "script_commit": code_commit(), "datasets": datasets}
+
+
+def _cell(summary: dict[str, Any], digits: int) -> str:
+    se = "n/a" if summary["se"] is None else f"{summary['se']:.{digits}f}"
+    return f"{summary['mean']:.{digits}f} ± {se}"
+
+
+def tables(result: dict[str, Any]) -> str:
+    """The per-method table and the per-split one, in Markdown."""
+    lines = [f"{result['command']} (commit {result['run_commit']}), read from {result['run']}", "",
+             "| data set | method | splits | test accuracy | test NLL | ECE | train s |",
+             "|---|---|---:|---|---|---|---|"]
+    for name, methods in result["datasets"].items():
+        for method, entry in methods.items():
+            cells = " | ".join(_cell(entry["summary"][k], d) for k, d in SUMMARISED.items())
+            lines.append(f"| {name} | {method} | {len(entry['splits'])} | {cells} |")
+    lines += ["", "| data set | method | split | accuracy | NLL | NLL from correct rows | NLL from wrong rows "
+              "| ECE | largest probability (mean / max) |", "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    for name, methods in result["datasets"].items():
+        for method, entry in methods.items():
+            for k, s in entry["splits"].items():
+                lines.append(f"| {name} | {method} | {k} | {s['accuracy']:.4f} | {s['nll']:.4f} "
+                             f"| {s['nll_correct_rows']:.4f} | {s['nll_wrong_rows']:.4f} | {s['ece']:.4f} "
+                             f"| {s['confidence_mean']:.3f} / {s['confidence_max']:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    from gpal.files import write_json_atomic
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("run", type=Path, help="the output folder of a papers workflow's run")
+    parser.add_argument("--json", help="write the measures here (a record under workflows/studies/records/papers/)")
+    args = parser.parse_args(argv)
+    if not args.run.is_dir():
+        parser.error(f"{args.run} is not a folder: expected a papers workflow's output folder")
+    try:
+        result = read_run(args.run)
+    except ValueError as exc:
+        parser.error(str(exc))
+    sys.stdout.write(tables(result))
+    if args.json:
+        write_json_atomic(args.json, result)
+        print(f"recorded {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
