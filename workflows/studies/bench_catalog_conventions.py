@@ -20,6 +20,8 @@ from shared import keep_printed  # the script's folder, first on its path
 
 #: The bins of sqrt(TS) below the threshold where flux / upper error is compared with sqrt(TS): [low, high).
 TS_BINS = ((0.1, 0.3), (0.3, 0.5), (0.5, 0.7), (0.7, 0.9))
+#: A best fit "of about 0": below this fraction of its upper error.
+NEAR_ZERO = 1e-3
 #: The percentiles of upper / |lower| error over the detected rows.
 PERCENTILES = (1, 10, 50, 90, 99)
 #: The 4FGL-layout releases of the light-curve check, by name and version.
@@ -72,11 +74,12 @@ def convention(flux: np.ndarray, errors: np.ndarray, sqrt_ts: np.ndarray) -> dic
     return {
         "limits": int(limit.sum()),
         "limit_max_ts": float(np.nanmax(limit_ts)),
-        "other_min_ts": float(np.nanmin(sqrt_ts[~limit])),
+        "detected_min_ts": float(np.nanmin(sqrt_ts[detected])),
         "flux_nan": int(np.isnan(flux[limit]).sum()),
         "flux_negative": int((flux[limit] < 0).sum()),
         "flux_zero": int((flux[limit] == 0).sum()),
         "ts_zero": int((limit_ts == 0).sum()),
+        "flux_near_zero": int((limit_ratio < NEAR_ZERO).sum()),
         "medians_below": _medians(limit_ratio, limit_ts, TS_BINS),
         "median_just_below": f"{np.median(limit_ratio[(limit_ts > 0.9) & (limit_ts < 1.0)]):.2f}",
         "median_just_above": f"{np.median(ratio[above]):.2f}",
@@ -103,7 +106,7 @@ def _fgl3_bands() -> tuple[dict[str, object], dict[str, int]]:
     errors = np.stack([_array(table[c]) for c in columns.band_flux_error], axis=1)
     sqrt_ts = np.column_stack([_array(table["Sqrt_TS" + c.removeprefix("Flux")]) for c in columns.band_flux])
     history, history_errors = _array(table[columns.history_flux]), _array(table[columns.history_flux_error])
-    months = np.isnan(history_errors[..., 0])
+    months = np.isnan(history_errors[..., 0]) & np.isfinite(history_errors[..., 1])
     return convention(flux, errors, sqrt_ts), {"months": history.shape[1], "nan_lower": int(months.sum()),
                                               "nan_lower_flux_zero": int((history[months] == 0).sum())}
 
@@ -128,8 +131,8 @@ def band_table(checks: list[dict[str, object]], header: str, other_label: str) -
     """docs/catalogs.md's Flux_Band table, one column a release."""
     _table(header, [
         ("band-rows with a NaN lower and a finite upper error", [_count(c["limits"]) for c in checks]),
-        ("their largest `Sqrt_TS_Band` / the smallest of every other band-row",
-         [_around_one(c["limit_max_ts"], c["other_min_ts"]) for c in checks]),
+        ("their largest `Sqrt_TS_Band` / the smallest of every detected band-row",
+         [_around_one(c["limit_max_ts"], c["detected_min_ts"]) for c in checks]),
         ("their `Flux_Band`: negative / exactly 0 / with `Sqrt_TS_Band` = 0",
          [f"{c['flux_negative']} / {c['flux_zero']} / {_count(c['ts_zero'])}" for c in checks]),
         ("their median `Flux_Band` / upper error at `Sqrt_TS_Band` in [0.1, 0.3), [0.3, 0.5), [0.5, 0.7), [0.7, 0.9)",
@@ -148,7 +151,7 @@ def fgl3_table(c: dict[str, object]) -> None:
     _table("| check | 3FGL (v16) |", [
         ("band-rows with a NaN lower and a finite upper error", [f"{_count(c['limits'])} ({by_band} by band)"]),
         ("their largest `Sqrt_TS` / the smallest of every detected band-row",
-         [_around_one(c["limit_max_ts"], c["other_min_ts"])]),
+         [_around_one(c["limit_max_ts"], c["detected_min_ts"])]),
         ("their flux: negative / exactly 0 / with `Sqrt_TS` = 0",
          [f"{c['flux_negative']} / {c['flux_zero']} / {_count(c['ts_zero'])}"]),
         ("their median flux / upper error at `Sqrt_TS` in [0.1, 0.3), [0.3, 0.5), [0.5, 0.7), [0.7, 0.9)",
@@ -168,8 +171,8 @@ def history_table(checks: list[dict[str, object]]) -> None:
     _table("| check | " + " | ".join(label for _, label in HISTORY_RELEASES) + " |", [
         ("years (columns of `Flux_History`)", [str(c["years"]) for c in checks]),
         ("year-rows with a NaN lower and a finite upper error", [_count(c["limits"]) for c in checks]),
-        ("their largest `Sqrt_TS_History` / the smallest of every other year-row",
-         [_around_one(c["limit_max_ts"], c["other_min_ts"]) for c in checks]),
+        ("their largest `Sqrt_TS_History` / the smallest of every detected year-row",
+         [_around_one(c["limit_max_ts"], c["detected_min_ts"]) for c in checks]),
         ("their flux: NaN / negative / exactly 0 / with `Sqrt_TS_History` = 0",
          [f"{c['flux_nan']} / {c['flux_negative']} / {c['flux_zero']} / {_count(c['ts_zero'])}" for c in checks]),
         ("their median flux / upper error at `Sqrt_TS_History` in [0.1, 0.3), [0.3, 0.5), [0.5, 0.7), [0.7, 0.9), "
@@ -190,7 +193,9 @@ def main() -> None:
         print("## 3FGL bands")
         bands, months = _fgl3_bands()
         fgl3_table(bands)
-        print(f"3FGL Flux_History: {months['months']} months; month-rows with a NaN lower error: "
+        print(f"3FGL upper-limit band-rows with a flux below {NEAR_ZERO:g} of their upper error: "
+              f"{_count(bands['flux_near_zero'])}")
+        print(f"3FGL Flux_History: {months['months']} months; month-rows with a NaN lower and a finite upper error: "
               f"{_count(months['nan_lower'])}, of them with a flux of exactly 0: {_count(months['nan_lower_flux_zero'])}")
         print("## Flux_History, 4FGL layout")
         history_table([_fgl4_history(name) for name, _ in HISTORY_RELEASES])
