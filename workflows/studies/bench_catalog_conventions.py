@@ -4,7 +4,8 @@ A NaN lower error with a finite upper error should mark exactly a band (or year)
 with the flux the best fit and the upper error its 1-sigma width (flux + 2 x upper error the 2-sigma limit); the
 ``fermi_dr4`` and ``fermi_3fgl`` error models read the files so. This script checks each clause on the shipped files
 and prints docs/catalogs.md's tables ("What 4FGL means by `Unc_Flux_Band` ...", "3FGL: the same convention ...",
-"`Flux_History` follows the band convention") in the page's layout, kept in
+"`Flux_History` follows the band convention") in the page's layout, and the counts of its release table, its
+"Data problems" table and its sentences on upper-limit bands and ``Frac_Variability``, kept in
 ``workflows/studies/records/catalog_conventions.json``.
 
     python workflows/studies/bench_catalog_conventions.py
@@ -24,6 +25,10 @@ TS_BINS = ((0.1, 0.3), (0.3, 0.5), (0.5, 0.7), (0.7, 0.9))
 NEAR_ZERO = 1e-3
 #: The percentiles of upper / |lower| error over the detected rows.
 PERCENTILES = (1, 10, 50, 90, 99)
+#: The main job's labelled classes, as CLASS1 codes.
+LABELLED = ("bll", "fsrq", "psr", "msp")
+#: 4FGL's "no error measured" value of ``Unc_Frac_Variability`` (the ``fermi_dr4`` preset's ``error_sentinel``).
+FRAC_VARIABILITY_SENTINEL = 10.0
 #: The 4FGL-layout releases of the light-curve check, by name and version.
 HISTORY_RELEASES = (("4FGL", "4FGL (v20)"), ("4FGL-DR2", "DR2 (v27)"), ("4FGL-DR4", "DR4 (v35)"),
                     ("FL16Y", "FL16Y (v41)"))
@@ -120,6 +125,38 @@ def _fgl4_history(name: str) -> dict[str, object]:
     return checks
 
 
+def facts() -> None:
+    """The counts of docs/catalogs.md's release table, its "Data problems" table and the upper-limit and
+    `Frac_Variability` sentences, one line a release, each count after its label's colon."""
+    for name in ("3FGL", "4FGL", "FL16Y"):
+        counts = _catalog(name).class_counts()
+        print(f"{name} sources: unassociated: {counts['unassociated']}, bcu: {counts['bcu']}")
+    for name in ("4FGL", "4FGL-DR4"):
+        catalog = _catalog(name)
+        table, columns = catalog.table, catalog.columns
+        beta_error, curvature = _array(table[columns.beta_error]), _array(table[columns.curvature_significance])
+        variability = _array(table[columns.frac_variability])
+        error = _array(table[columns.frac_variability_error])
+        # as the fermi_dr4 preset reads its error_sentinel (gpal.catalogs.features.errors.read_error)
+        placeholder = np.isclose(error, FRAC_VARIABILITY_SENTINEL, rtol=1e-6, atol=0.0)
+        print(f"{name} rows: NaN {columns.beta_error}: {np.isnan(beta_error).sum()}, "
+              f"{columns.curvature_significance} = 0: {(curvature == 0).sum()}, "
+              f"{columns.frac_variability_error} = {FRAC_VARIABILITY_SENTINEL:g}: {placeholder.sum()}, "
+              f"of them with {columns.frac_variability} = 0: {(placeholder & (variability == 0)).sum()}")
+        if name == "4FGL-DR4":
+            labelled = np.isin(catalog.class_codes, LABELLED)
+            real = error[np.isfinite(error) & ~placeholder]
+            lower = _array(table[columns.band_flux_error])[..., 0]
+            pool = np.isin(catalog.class_codes, ("", "bcu"))  # an empty CLASS1 is an unassociated source
+            print(f"{name} {columns.frac_variability_error} = {FRAC_VARIABILITY_SENTINEL:g} among the labelled "
+                  f"({'/'.join(LABELLED)}): {(placeholder & labelled).sum()} of {labelled.sum()}; "
+                  f"real errors' median: {np.median(real):.2f}, "
+                  f"largest {columns.frac_variability}: {np.nanmax(variability):.1f}")
+            print(f"{name} sources with a NaN lower {columns.band_flux_error}, bands 0-7: labelled: "
+                  f"{', '.join(map(str, np.isnan(lower[labelled]).sum(axis=0)))}; unassociated and bcu "
+                  f"({pool.sum()}): {', '.join(map(str, np.isnan(lower[pool]).sum(axis=0)))}")
+
+
 def _table(header: str, rows: list[tuple[str, list[str]]]) -> None:
     print(header)
     print("|" + "---|" * header.count(" | ") + "---|")
@@ -199,6 +236,8 @@ def main() -> None:
               f"{_count(months['nan_lower'])}, of them with a flux of exactly 0: {_count(months['nan_lower_flux_zero'])}")
         print("## Flux_History, 4FGL layout")
         history_table([_fgl4_history(name) for name, _ in HISTORY_RELEASES])
+        print("## Release counts and data problems")
+        facts()
 
 
 if __name__ == "__main__":
