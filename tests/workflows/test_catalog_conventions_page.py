@@ -54,10 +54,14 @@ def test_every_row_of_the_pages_convention_tables_is_a_row_the_study_printed():
     assert sum(len(t) for t in tables) == sum(1 for line in printed if line.startswith("|"))
 
 
-def test_the_pages_3fgl_counts_are_the_studys():
+def test_every_count_the_study_prints_outside_its_tables_is_on_the_page():
+    """The release, data-problem, upper-limit and 3FGL counts the page quotes in prose: each number printed after a
+    label's colon appears on the page as a number of its own (not inside a longer one)."""
     page = " ".join(PAGE.read_text(encoding="utf-8").split())
-    lines = [line for line in _printed() if line.startswith("3FGL ")]
-    assert len(lines) == 2
+    lines = [line for line in _printed() if not line.startswith(("|", "#"))]
+    assert len(lines) == 9
     for line in lines:
-        for count in re.findall(r": (\d[\d ]*\d|\d)", line):
-            assert count in page, f"the study's {count!r} ({line!r}) is not on docs/catalogs.md"
+        for run in re.findall(r": ([\d][\d ,.]*)", line):
+            for number in filter(None, (n.strip(" .") for n in run.split(","))):
+                assert re.search(rf"(?<![\d.]){re.escape(number)}(?![\d]|\.\d)", page), (
+                    f"the study's {number!r} ({line!r}) is not on docs/catalogs.md")
