@@ -35,8 +35,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from scipy import stats
 
-__all__ = ["LEVEL", "MAX_REPEATS", "RULE", "alike_verdict", "combined", "interval", "judge_rows", "order_verdict", "orderings",
-           "pair_counts", "value_verdict"]
+__all__ = ["LEVEL", "MAX_REPEATS", "RULE", "alike_verdict", "combined", "interval", "judge_rows", "order_verdict",
+           "orderings", "pair_counts", "repeats_to_resolve", "value_verdict"]
 
 #: Two-sided level of the intervals that resolve a difference; TOST uses the 1 - 2 (1 - LEVEL / 2) interval (90 %).
 LEVEL = 0.95

@@ -337,8 +337,9 @@ def _rows_for(check: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]]
 
 
 def _to_resolve(needed: Mapping[tuple[str, str], list], costs: Mapping[tuple[str, str], tuple[int, float]]) -> str:
-    """What more repeats of the same settings would decide the open units: "9 by 22 repeats (+240 fits, 1.1 h)", the fits and hours on `CORES` cores where every setting's cost is known
-    (`paper_budget.fit_costs`), and how many no number of repeats up to `MAX_REPEATS` would decide."""
+    """What more repeats of the same settings would decide the open units: "9 by 22 repeats (+240 fits, 1.1 h)",
+    the fits and hours on `CORES` cores where every setting's cost is known (`paper_budget.fit_costs`), and how many
+    no number of repeats up to `MAX_REPEATS` would decide."""
     most, fits, minutes, beyond, decided, priced = 0, 0, 0.0, 0, 0, True
     for key, (ran, *needs) in needed.items():
         reachable = [n for n in needs if n is not None]

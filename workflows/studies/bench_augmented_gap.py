@@ -367,9 +367,9 @@ def paired_probe(probe: Path, run: Path, method: str, against: tuple[str, ...]) 
     """``method``'s means in ``probe`` and its paired differences (mean, 95% t interval) from each of ``against`` in
     ``run``, over the splits both hold; a split whose test labels differ is not the same split and is refused."""
     mine = split_units(probe, method)
+    measured = {k: split_metrics(u) for k, u in mine.items()}
     line: dict = {"method": method, "splits": len(mine)}
-    line.update({k: round(float(np.mean([split_metrics(u)[k] for u in mine.values()])), 3)
-                 for k in ("nll", "ece", "accuracy")})
+    line.update({m: round(float(np.mean([v[m] for v in measured.values()])), 3) for m in ("nll", "ece", "accuracy")})
     line["train_seconds"] = round(float(np.mean([u["train_seconds"] for u in mine.values()])), 1)
     for other in against:
         theirs = split_units(run, other)
@@ -381,7 +381,8 @@ def paired_probe(probe: Path, run: Path, method: str, against: tuple[str, ...]) 
             if mine[k]["y_true"] != theirs[k]["y_true"]:
                 raise ValueError(f"{probe.name} {k}: the test labels of {method} and of {other} in {run} differ; "
                                  "expected the same split (the run's seed and test size)")
-        diffs = {m: np.array([split_metrics(mine[k])[m] - split_metrics(theirs[k])[m] for k in keys])
+        against_measured = {k: split_metrics(theirs[k]) for k in keys}
+        diffs = {m: np.array([measured[k][m] - against_measured[k][m] for k in keys])
                  for m in ("nll", "ece", "accuracy")}
         line[f"minus_{other}"] = {m: [round(float(d.mean()), 3), *interval(d)] for m, d in diffs.items()}
     return line
