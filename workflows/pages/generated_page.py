@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from gpal.files import write_text_atomic
 
-__all__ = ["DOCS", "RECORDS", "ROOT", "check_workflow", "write_or_check"]
+__all__ = ["DOCS", "RECORDS", "ROOT", "check_workflow", "read_study", "write_or_check"]
 
 #: The repository's top; its docs folder, where the pages are built; the records they are built from, beside the
 #: generators (``results/``, ``papers/``), neither in the site nor in the installed package.
@@ -47,7 +47,7 @@ def check_workflow(path: Path, record: Mapping[str, Any], name: str) -> str:
                          "the record")
     if workflow.startswith(_STUDIES):
         try:
-            records = _study_runner().read_study(ROOT / workflow)["records"]
+            records = read_study(ROOT / workflow)["records"]
         except ValueError as exc:
             raise ValueError(f"{path}: its workflow (field 'workflow') is not a valid declaration: {exc}") from None
         if not any(name == r or (str(r).endswith("/") and name.startswith(str(r))) for r in records):
@@ -59,6 +59,11 @@ def check_workflow(path: Path, record: Mapping[str, Any], name: str) -> str:
                 raise ValueError(f"{path}: field {field!r} names {file}, which does not exist; a record names "
                                  "what runs today (a moved script at its new path)")
     return workflow
+
+
+def read_study(path: Path) -> dict[str, Any]:
+    """The study declaration at ``path``, checked by the studies' runner (ValueError naming the file and field)."""
+    return _study_runner().read_study(path)
 
 
 @cache

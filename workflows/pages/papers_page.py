@@ -10,6 +10,8 @@ parts of a workflow as one record (`merged_record`), so a number is taken from t
 (`workflows/pages/paper_claims.py`), under the verdict rule and a tally counted from the verdicts.
 A claim may also read a table a study keeps for this page, a results record (`result_records`) in
 ``records/papers/tables/<name>.json`` that names its study's declaration (``record: tables/<name>``).
+The tables the papers' hand-written sub-pages show from the study ``paper_runs`` are rebuilt in those pages too
+(`paper_runs_tables`), so this one command remakes every papers page.
 ``docs/papers/<NNN>_numbers.md`` holds that paper's data & budget table (declared in the claims) and comparison
 tables, per record its workflow, command, commit and budget, the reference's ``notes`` and the explanation
 ``<workflow>.md`` beside the record.
@@ -37,6 +39,7 @@ from gpal.workflows.shipped import shipped_workflows
 from gpal.workflows.verdicts import RULE
 
 # this script's folder, first on its path
+import paper_runs_tables
 from generated_page import DOCS, RECORDS, ROOT, check_workflow, write_or_check
 from paper_budget import fit_costs, needs_markdown
 from paper_claims import claim_rows, claims_in, claims_markdown, settings_markdown, verdict_tally
@@ -272,6 +275,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     status = 0
     for name, text in pages.items():
         status = max(status, write_or_check(args.docs / name, text, args.check, "python workflows/pages/papers_page.py"))
+    if args.docs.resolve() == DOCS.resolve():  # the study's tables sit in the repository's hand-written sub-pages
+        status = max(status, paper_runs_tables.main(["--docs", str(args.docs)] + ["--check"] * args.check))
     return status
 
 
