@@ -1,0 +1,114 @@
+"""workflows/pages/paper_runs_tables.py: the papers' sub-pages' tables of the study paper_runs, from its records."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+import paper_runs_tables
+from paper_runs_tables import DECLARATION, TABLES, Cell, Row, Table, main, render_page, render_pages, render_table
+from generated_page import DOCS, ROOT, read_study
+
+
+def test_every_table_is_current_with_its_records():
+    for page, text in render_pages().items():
+        assert (DOCS / page).read_text(encoding="utf-8") == text, \
+            f"docs/{page}: a paper_runs table is stale: run python workflows/pages/papers_page.py"
+
+
+def test_every_table_names_its_study_and_records_and_each_record_is_the_studys():
+    declared = read_study(ROOT / DECLARATION)["records"]
+    for name, table in TABLES.items():
+        text = render_table(name)
+        assert "the study `paper_runs` (`workflows/studies/paper_runs.yaml`)" in text
+        for row in table.rows:
+            assert f"`{row.record}`" in text
+            assert row.record in declared or row.record.startswith(paper_runs_tables.PAGE_RECORDS)
+
+
+def _cells(name):
+    """Table ``name``'s body as rows of cells, read back from its Markdown."""
+    body = [line for line in render_table(name).splitlines() if line.startswith("|")][2:]
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in body]
+
+
+def test_a_split_row_shows_the_splits_measures_at_the_shown_precision():
+    record = json.loads((ROOT / "workflows/studies/records/papers/paper000_fig_4_satimage.json").read_text())
+    learned = record["datasets"]["satimage"]["svgp-step"]["splits"]["0"]
+    # the same numbers from the record's split, formatted here, not by the generator
+    expected = [f"{round(100 * learned['accuracy'], 1)} %", f"{learned['nll']:.3f}",
+                f"{learned['confidence_mean']:.3f} / {learned['confidence_max']:.3f}",
+                f"{learned['nll_correct_rows']:.3f}", f"{learned['nll_wrong_rows']:.3f}"]
+    assert _cells("satimage_delta")[0] == ["δ learned", *expected]
+    assert expected == ["89.9 %", "0.372", "0.869 / 0.903", "0.114", "0.258"]  # as the page's prose reads them
+
+
+def test_a_summary_row_is_the_mean_and_se_of_the_records_splits():
+    record = json.loads((ROOT / "workflows/studies/records/papers/paper002_izmailov_2.json").read_text())
+    expected = []
+    for dataset in ("german", "magic-n3000"):
+        for method in ("jj", "jj-full", "jj-hybrid", "taylor", "svgp-logit"):  # the table's order
+            splits = record["datasets"][dataset][method]["splits"].values()
+            values = [np.array([s[k] for s in splits]) for k in ("accuracy", "nll", "ece", "train_seconds")]
+            expected.append([f"{v.mean():.{d}f} ± {v.std(ddof=1) / np.sqrt(v.size):.{d}f}"
+                             for v, d in zip(values, (3, 3, 3, 1))])
+    assert [row[2:] for row in _cells("izmailov_nll_ece")] == expected
+
+
+def test_a_row_of_the_papers_page_record_and_a_method_not_run():
+    rows = _cells("ringnorm_budget")
+    record = json.loads((ROOT / "workflows/pages/records/papers/000_tables_3_4.json").read_text())
+    mean = {(r["method"], r["metric"]): r["gpal_mean"] for r in record["rows"] if r["setting"] == "ringnorm"}
+    assert rows[0][1:] == ["10", *(f"{100 * mean[m, 'accuracy']:.1f} / {mean[m, 'nll']:.3f}"
+                                   for m in ("svgp-step", "svgp-probit", "svgp-logit"))]
+    assert rows[2][-1] == "–" and rows[3][1:] == ["1 (split 0)", "96.9 / 0.100", "–", "–"]
+
+
+@pytest.fixture
+def docs(tmp_path):
+    for page in {t.page for t in TABLES.values()}:
+        (tmp_path / page).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(DOCS / page, tmp_path / page)
+    return tmp_path
+
+
+def test_check_notices_a_table_edited_by_hand_and_rewriting_restores_it(docs, capsys):
+    page = docs / "papers" / "002_izmailov_kropotov.md"
+    original = page.read_text(encoding="utf-8")
+    assert main(["--docs", str(docs), "--check"]) == 0
+    page.write_text(original.replace("0.468 ± 0.004", "0.470 ± 0.004", 1), encoding="utf-8")
+    assert main(["--docs", str(docs), "--check"]) == 1
+    assert "002_izmailov_kropotov.md is out of date" in capsys.readouterr().err
+    assert main(["--docs", str(docs)]) == 0 and page.read_text(encoding="utf-8") == original
+
+
+def test_markers_that_are_missing_unknown_or_unpaired_are_named():
+    text = (DOCS / "papers" / "000_liu.md").read_text(encoding="utf-8")
+    without = re.sub(r"<!-- paper_runs table satimage_delta:.*?<!-- end paper_runs table satimage_delta -->\n", "",
+                     text, flags=re.DOTALL)
+    with pytest.raises(ValueError, match=r"000_liu\.md: expected each of .*\['satimage_delta'\]"):
+        render_page("papers/000_liu.md", without)
+    with pytest.raises(ValueError, match=r"table '(ringnorm_budget|satimage_delta)' name no table of this page"):
+        render_page("papers/002_izmailov_kropotov.md",
+                    (DOCS / "papers" / "002_izmailov_kropotov.md").read_text(encoding="utf-8") + text)
+    unpaired = text.replace("<!-- end paper_runs table satimage_delta -->", "<!-- end paper_runs table other -->")
+    with pytest.raises(ValueError, match="close as 'other'"):
+        render_page("papers/000_liu.md", unpaired)
+
+
+def test_a_record_not_the_studys_or_a_method_it_lacks_is_refused(monkeypatch):
+    other = "workflows/studies/records/papers/paper001_uci_satimage.json"  # another study's record
+    monkeypatch.setitem(TABLES, "t", Table("p.md", ("a", "b"), ("---", "---"),
+                                           (Row(("x",), other, "satimage", (Cell("svgp-step"),)),)))
+    with pytest.raises(ValueError, match=r"paper001_uci_satimage\.json is not a record of workflows/studies/"
+                                         r"paper_runs\.yaml"):
+        render_table("t")
+    runs = "workflows/studies/records/papers/paper000_fig_4_satimage.json"
+    monkeypatch.setitem(TABLES, "t", Table("p.md", ("a", "b"), ("---", "---"),
+                                           (Row(("x",), runs, "satimage", (Cell("svgp-probit"),)),)))
+    with pytest.raises(ValueError, match=r"paper000_fig_4_satimage\.json: no run of satimage/svgp-probit"):
+        render_table("t")
