@@ -33,7 +33,7 @@ from typing import Callable, Mapping, Sequence
 # this script's folder, first on its path
 from generated_page import DOCS, ROOT, read_study, write_or_check
 
-__all__ = ["DECLARATION", "TABLES", "Cell", "Row", "Table", "main", "render_page", "render_pages", "render_table"]
+__all__ = ["DECLARATION", "SHOW", "TABLES", "Cell", "Row", "Table", "main", "render_page", "render_pages", "render_table"]
 
 #: The study whose records the tables show.
 DECLARATION = "workflows/studies/paper_runs.yaml"
