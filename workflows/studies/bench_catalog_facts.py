@@ -1,0 +1,224 @@
+"""The counts and timings docs/catalogs.md quotes in prose that no other study makes.
+
+Each line it prints is ``label: value``; ``tests/workflows/test_catalog_facts_page.py`` holds the page's sentence
+for each label and fails when the page and the record (``workflows/studies/records/catalog_facts.json``) differ.
+The counts read the shipped catalogs and build the main job's selection as ``gpal classify`` does (its classes,
+preset, held-out share and seed 0); the 4LAC join-coverage table is printed in the page's layout.
+
+    python workflows/studies/bench_catalog_facts.py             # counts, seconds
+    nice -n 10 python workflows/studies/bench_catalog_facts.py --timings   # data-set builds, about a minute
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import warnings
+from collections import Counter
+
+import numpy as np
+
+from shared import keep_printed  # the script's folder, first on its path
+
+#: 4FGL's "no error measured" value of ``Unc_Frac_Variability`` (the ``fermi_dr4`` preset's ``error_sentinel``).
+FRAC_VARIABILITY_SENTINEL = 10.0
+#: The published selection of Villacampa-Calvo et al. (2021, sec. 5.6): three classes above Signif_Avg 30.
+PUBLISHED = {"classes": ["bll", "fsrq", "psr"], "min_significance": 30}
+#: The ``villacampa2021`` preset's floor on LP_SigCurv.
+SIGCURV_FLOOR = 0.1
+#: The releases of the 4LAC join-coverage table, each with its label on the page.
+LAC_RELEASES = (("4FGL", "4FGL (v20)"), ("4FGL-DR2", "4FGL-DR2"), ("4FGL-DR4", "4FGL-DR4"),
+                ("FL16Y", "FL16Y (through `ASSOC_FGL`)"))
+#: The builds the page times: 4FGL-DR4's labelled sources of the three-class selection by each preset.
+TIMED_PRESETS = ("fermi_dr4", "fermi_dr4_bands", "fermi_dr4_measurements")
+THREE_CLASSES = {"classes": ["bll", "fsrq", "pulsar"], "merge": {"pulsar": ["psr", "msp"]}}
+
+
+def _catalog(name: str):
+    from gpal.catalogs import load_catalog
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return load_catalog(name)
+
+
+def _array(column) -> np.ndarray:
+    filled = column.filled(np.nan) if hasattr(column, "filled") else column
+    return np.asarray(filled, dtype=np.float64)
+
+
+def _rows(catalog, ids) -> np.ndarray:
+    """The catalog rows of a data set's sources, by name."""
+    where = {str(name): i for i, name in enumerate(catalog.names)}
+    return np.array([where[str(name)] for name in ids], dtype=np.int64)
+
+
+def missing_errors() -> None:
+    """The main job's sources whose Frac_Variability has no error (docs/catalogs.md, "Missing errors")."""
+    from gpal.catalog_jobs.classify import DEFAULT_TEST_SIZE
+    from gpal.catalog_jobs.prediction import DEFAULT_SELECT, selection_pool
+    from gpal.catalog_jobs.selection import CatalogSelection
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        catalog, data = CatalogSelection().load()
+        trained = {code for codes in data.meta["cuts"]["classes"].values() for code in codes}
+        pool = selection_pool(catalog, [t for t in DEFAULT_SELECT if t not in trained], data.meta["features"])
+    train, _ = data.split(test_size=DEFAULT_TEST_SIZE, seed=0, stratify=True)
+    columns, table = catalog.columns, catalog.table
+    error = _array(table[columns.frac_variability_error])
+    # as the preset reads its error_sentinel (gpal.catalogs.features.errors.read_error)
+    missing = np.isclose(error, FRAC_VARIABILITY_SENTINEL, rtol=1e-6, atol=0.0)
+    zero = _array(table[columns.frac_variability]) == 0
+    name = catalog.release
+    print(f"{name} rows with Unc_Frac_Variability = 10: {missing.sum()}")
+    print(f"{name} of them with Frac_Variability = 0: {(missing & zero).sum()}")
+    for label, part in (("classified", pool), ("labelled", data), ("trained on", train)):
+        print(f"{name} main job's {label} sources: {len(part.ids)}")
+        print(f"{name} main job's {label} sources with Unc_Frac_Variability = 10: {missing[_rows(catalog, part.ids)].sum()}")
+    real = error[np.isfinite(error) & ~missing]
+    # the population's error is the median over every catalog row with one (gpal.catalogs.features.errors)
+    print(f"{name} median Unc_Frac_Variability of the rows with one: {np.median(real):.3f}")
+
+
+def preset_keeps() -> None:
+    """How many of the main job's labelled sources the fermi_dr4 preset keeps, and which it drops."""
+    from gpal.catalog_jobs.selection import CatalogSelection
+
+    for name in ("FL16Y", "4FGL-DR4"):
+        selection = CatalogSelection(catalog=name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            catalog, data = selection.load()
+        codes = [c for group in data.meta["cuts"]["classes"].values() for c in group]
+        labelled = np.isin(catalog.class_codes, codes)
+        dropped = sorted(set(map(str, np.asarray(catalog.names)[labelled])) - set(map(str, data.ids)))
+        print(f"{name} main job's labelled sources in the catalog: {labelled.sum()}")
+        print(f"{name} of them the fermi_dr4 preset keeps: {len(data.ids)}")
+        print(f"{name} of them dropped: {', '.join(dropped)}")
+
+
+def lp_beta_v20() -> None:
+    """4FGL v20's unassociated sources without an LP_beta error, which the published preset drops."""
+    catalog = _catalog("4FGL")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pool = catalog.pool(select=("unassociated",))
+        published = catalog.dataset(**PUBLISHED)
+    unassociated = catalog.class_codes == ""
+    no_error = np.isnan(_array(catalog.table[catalog.columns.beta_error]))
+    print(f"4FGL unassociated sources: {unassociated.sum()}")
+    print(f"4FGL unassociated sources with a NaN Unc_LP_beta: {(unassociated & no_error).sum()}")
+    print(f"4FGL pool of the unassociated with the default preset: {len(pool.ids)}")
+    print(f"4FGL published selection: {len(published.ids)} sources, {published.X.shape[1]} features")
+    print(f"4FGL published selection's sources with a NaN Unc_LP_beta: {no_error[_rows(catalog, published.ids)].sum()}")
+
+
+def sigcurv_floor() -> None:
+    """The published cut's smallest LP_SigCurv, and how many sources of it the floor raises, on v20 and DR4."""
+    for name in ("4FGL", "4FGL-DR4"):
+        catalog = _catalog(name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            data = catalog.dataset(**PUBLISHED)
+        curvature = _array(catalog.table[catalog.columns.curvature_significance])[_rows(catalog, data.ids)]
+        print(f"{name} published cut's sources: {len(data.ids)}")
+        print(f"{name} published cut's smallest LP_SigCurv: {curvature.min():.3f}")
+        print(f"{name} published cut's sources with LP_SigCurv below {SIGCURV_FLOOR:g}: {(curvature < SIGCURV_FLOOR).sum()}")
+
+
+def ambiguous_links() -> None:
+    """Earlier sources that two or more later rows name in the link column (counted here from the column itself,
+    not from `gpal.catalogs.links`, whose warning the page describes)."""
+    for later, earlier in (("FL16Y", "4FGL-DR4"), ("4FGL-DR4", "3FGL")):
+        catalog, before = _catalog(later), _catalog(earlier)
+        column = catalog.record.link_column(before.record)
+        named = Counter(v for v in (str(x).strip() for x in catalog.table[column]) if v)
+        earlier_names = {str(n).strip() for n in before.names}
+        twice = [value for value, n in named.items() if n > 1]
+        print(f"{later} {column} values named twice or more: {len(twice)}")
+        print(f"{later} {column} naming one {earlier} source twice or more: "
+              f"{sum(value in earlier_names for value in twice)}")
+    fl16y = _catalog("FL16Y")
+    values = [str(x).strip() for x in fl16y.table["ASSOC_FGL"]]
+    print(f"FL16Y ASSOC_FGL naming a 3FGL source: {sum(v.startswith('3FGL') for v in values)}")
+
+
+def other_classes() -> None:
+    """4FGL-DR4's labelled sources outside the three large classes (and outside bcu and unk, which no scheme
+    separating BL Lacs from FSRQs trains on)."""
+    codes = _catalog("4FGL-DR4").class_codes
+    print(f"4FGL-DR4 sources of other classes: {(~np.isin(codes, ('', 'bll', 'fsrq', 'psr', 'msp', 'bcu', 'unk'))).sum()}")
+
+
+def fgl3() -> None:
+    """3FGL's classes and what its fermi_3fgl preset keeps."""
+    catalog = _catalog("3FGL")
+    counts = catalog.class_counts()
+    print(f"3FGL bll / fsrq / psr / msp sources: {counts.get('bll', 0)} / {counts.get('fsrq', 0)} / "
+          f"{counts.get('psr', 0)} / {counts.get('msp', 0)}")
+    beta = np.isfinite(_array(catalog.table[catalog.columns.beta]))
+    print(f"3FGL sources with beta fitted / not: {beta.sum()} / {(~beta).sum()}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data = catalog.dataset(classes=["bll", "fsrq", "psr"], features="fermi_3fgl")
+        pool = catalog.pool(select=("unassociated", "bcu"), features="fermi_3fgl")
+    print(f"3FGL fermi_3fgl features: {data.X.shape[1]}")
+    print(f"3FGL labelled bll / fsrq / psr sources with every fermi_3fgl feature: {len(data.ids)}")
+    print(f"3FGL unassociated and bcu sources: {(counts['unassociated'] + counts['bcu'])}")
+    print(f"3FGL unassociated and bcu sources with every fermi_3fgl feature: {len(pool.ids)}")
+
+
+def lac_table() -> None:
+    """docs/catalogs.md's 4LAC join-coverage table, one row a release."""
+    from gpal.catalogs.lac import join_coverage, read_4lac
+
+    lac = read_4lac()
+    print("| release | sources with a 4LAC row | of them only without the `c` | bcu with a 4LAC row | "
+          "bcu with a synchrotron peak |")
+    print("|---|---:|---:|---:|---:|")
+    for name, label in LAC_RELEASES:
+        c = join_coverage(_catalog(name), lac)
+        print(f"| {label} | {c['joined']} of {c['rows']} | {c['joined_by_stem']} | {c['bcu_joined']} of {c['bcu']} | "
+              f"{c['bcu_nu_syn']} |")
+
+
+def _timed(build) -> tuple[float, float, int]:
+    """Wall and CPU seconds of one build (this process's CPU: the Monte Carlo runs in it), and its rows."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    data = build()
+    return time.perf_counter() - wall, time.process_time() - cpu, len(data.ids)
+
+
+def timings() -> None:
+    """One build of each timed data set on 4FGL-DR4, after one untimed build that reads the file and warms up."""
+    catalog = _catalog("4FGL-DR4")
+    print(f"cpu count: {os.cpu_count()}, niceness: {os.nice(0)}")
+    print(f"load average at start (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        catalog.dataset(**THREE_CLASSES, features="fermi_dr4")
+        for preset in TIMED_PRESETS:
+            wall, cpu, n = _timed(lambda: catalog.dataset(**THREE_CLASSES, features=preset))
+            print(f"4FGL-DR4 labelled sources with {preset}: {n}, wall s: {wall:.1f}, CPU s: {cpu:.1f}")
+        wall, cpu, n = _timed(lambda: catalog.pool(select=("unassociated", "bcu"), features="fermi_dr4"))
+        print(f"4FGL-DR4 unassociated and bcu sources with fermi_dr4: {n}, wall s: {wall:.1f}, CPU s: {cpu:.1f}")
+    print(f"load average at end (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--timings", action="store_true", help="time the data-set builds instead of counting")
+    args = parser.parse_args(argv)
+    with keep_printed("catalog_facts", __file__, argv):
+        if args.timings:
+            timings()
+        else:
+            for part in (missing_errors, preset_keeps, lp_beta_v20, sigcurv_floor, ambiguous_links, other_classes,
+                         fgl3, lac_table):
+                part()
+
+
+if __name__ == "__main__":
+    main()
