@@ -6,7 +6,7 @@ The counts read the shipped catalogs and build the main job's selection as ``gpa
 preset, held-out share and seed 0); the 4LAC join-coverage table is printed in the page's layout.
 
     python workflows/studies/bench_catalog_facts.py             # counts, seconds
-    nice -n 10 python workflows/studies/bench_catalog_facts.py --timings   # data-set builds, about a minute
+    nice -n 10 python workflows/studies/bench_catalog_facts.py --timings   # data-set builds, under a minute
 """
 
 from __future__ import annotations
@@ -30,8 +30,11 @@ SIGCURV_FLOOR = 0.1
 #: The releases of the 4LAC join-coverage table, each with its label on the page.
 LAC_RELEASES = (("4FGL", "4FGL (v20)"), ("4FGL-DR2", "4FGL-DR2"), ("4FGL-DR4", "4FGL-DR4"),
                 ("FL16Y", "FL16Y (through `ASSOC_FGL`)"))
-#: The builds the page times: 4FGL-DR4's labelled sources of the three-class selection by each preset.
+#: The builds the page times: 4FGL-DR4's labelled sources of the three-class selection by each preset (and its pool
+#: with the first), and 3FGL's labelled and pool sources with its light-curve preset.
 TIMED_PRESETS = ("fermi_dr4", "fermi_dr4_bands", "fermi_dr4_measurements")
+#: 3FGL's light-curve preset: 48 monthly operands a source, the most any preset draws.
+FGL3_TIMED = "fermi_3fgl_lightcurve"
 THREE_CLASSES = {"classes": ["bll", "fsrq", "pulsar"], "merge": {"pulsar": ["psr", "msp"]}}
 
 
@@ -192,7 +195,7 @@ def _timed(build) -> tuple[float, float, int]:
 
 
 def timings() -> None:
-    """One build of each timed data set on 4FGL-DR4, after one untimed build that reads the file and warms up."""
+    """One build of each timed data set, after one untimed build that reads 4FGL-DR4 and warms up."""
     catalog = _catalog("4FGL-DR4")
     print(f"cpu count: {os.cpu_count()}, niceness: {os.nice(0)}")
     print(f"load average at start (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
@@ -204,6 +207,12 @@ def timings() -> None:
             print(f"4FGL-DR4 labelled sources with {preset}: {n}, wall s: {wall:.1f}, CPU s: {cpu:.1f}")
         wall, cpu, n = _timed(lambda: catalog.pool(select=("unassociated", "bcu"), features="fermi_dr4"))
         print(f"4FGL-DR4 unassociated and bcu sources with fermi_dr4: {n}, wall s: {wall:.1f}, CPU s: {cpu:.1f}")
+        fgl3 = _catalog("3FGL")
+        for label, build in (
+                ("labelled bll / fsrq / psr", lambda: fgl3.dataset(classes=["bll", "fsrq", "psr"], features=FGL3_TIMED)),
+                ("unassociated and bcu", lambda: fgl3.pool(select=("unassociated", "bcu"), features=FGL3_TIMED))):
+            wall, cpu, n = _timed(build)
+            print(f"3FGL {label} sources with {FGL3_TIMED}: {n}, wall s: {wall:.1f}, CPU s: {cpu:.1f}")
     print(f"load average at end (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
