@@ -79,7 +79,8 @@ def missing_errors() -> None:
     print(f"{name} of them with Frac_Variability = 0: {(missing & zero).sum()}")
     for label, part in (("classified", pool), ("labelled", data), ("trained on", train)):
         print(f"{name} main job's {label} sources: {len(part.ids)}")
-        print(f"{name} main job's {label} sources with Unc_Frac_Variability = 10: {missing[_rows(catalog, part.ids)].sum()}")
+        in_part = missing[_rows(catalog, part.ids)].sum()
+        print(f"{name} main job's {label} sources with Unc_Frac_Variability = 10: {in_part}")
     real = error[np.isfinite(error) & ~missing]
     # the population's error is the median over every catalog row with one (gpal.catalogs.features.errors)
     print(f"{name} median Unc_Frac_Variability of the rows with one: {np.median(real):.3f}")
@@ -128,7 +129,8 @@ def sigcurv_floor() -> None:
         curvature = _array(catalog.table[catalog.columns.curvature_significance])[_rows(catalog, data.ids)]
         print(f"{name} published cut's sources: {len(data.ids)}")
         print(f"{name} published cut's smallest LP_SigCurv: {curvature.min():.3f}")
-        print(f"{name} published cut's sources with LP_SigCurv below {SIGCURV_FLOOR:g}: {(curvature < SIGCURV_FLOOR).sum()}")
+        print(f"{name} published cut's sources with LP_SigCurv below {SIGCURV_FLOOR:g}: "
+              f"{(curvature < SIGCURV_FLOOR).sum()}")
 
 
 def ambiguous_links() -> None:
@@ -152,7 +154,8 @@ def other_classes() -> None:
     """4FGL-DR4's labelled sources outside the three large classes (and outside bcu and unk, which no scheme
     separating BL Lacs from FSRQs trains on)."""
     codes = _catalog("4FGL-DR4").class_codes
-    print(f"4FGL-DR4 sources of other classes: {(~np.isin(codes, ('', 'bll', 'fsrq', 'psr', 'msp', 'bcu', 'unk'))).sum()}")
+    other = ~np.isin(codes, ("", "bll", "fsrq", "psr", "msp", "bcu", "unk"))
+    print(f"4FGL-DR4 sources of other classes: {other.sum()}")
 
 
 def fgl3() -> None:
@@ -208,9 +211,10 @@ def timings() -> None:
         wall, cpu, n = _timed(lambda: catalog.pool(select=("unassociated", "bcu"), features="fermi_dr4"))
         print(f"4FGL-DR4 unassociated and bcu sources with fermi_dr4: {n}, wall s: {wall:.1f}, CPU s: {cpu:.1f}")
         fgl3 = _catalog("3FGL")
-        for label, build in (
-                ("labelled bll / fsrq / psr", lambda: fgl3.dataset(classes=["bll", "fsrq", "psr"], features=FGL3_TIMED)),
-                ("unassociated and bcu", lambda: fgl3.pool(select=("unassociated", "bcu"), features=FGL3_TIMED))):
+        builds = (("labelled bll / fsrq / psr", lambda: fgl3.dataset(classes=["bll", "fsrq", "psr"],
+                                                                     features=FGL3_TIMED)),
+                  ("unassociated and bcu", lambda: fgl3.pool(select=("unassociated", "bcu"), features=FGL3_TIMED)))
+        for label, build in builds:
             wall, cpu, n = _timed(build)
             print(f"3FGL {label} sources with {FGL3_TIMED}: {n}, wall s: {wall:.1f}, CPU s: {cpu:.1f}")
     print(f"load average at end (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
