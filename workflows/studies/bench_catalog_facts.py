@@ -97,10 +97,11 @@ def preset_keeps() -> None:
             catalog, data = selection.load()
         codes = [c for group in data.meta["cuts"]["classes"].values() for c in group]
         labelled = np.isin(catalog.class_codes, codes)
-        dropped = sorted(set(map(str, np.asarray(catalog.names)[labelled])) - set(map(str, data.ids)))
+        dropped = data.meta["dropped"]
         print(f"{name} main job's labelled sources in the catalog: {labelled.sum()}")
         print(f"{name} of them the fermi_dr4 preset keeps: {len(data.ids)}")
-        print(f"{name} of them dropped: {', '.join(dropped)}")
+        print(f"{name} of them dropped (the columns without a finite value): "
+              + "; ".join(f"{source} ({', '.join(sorted(dropped[source]))})" for source in sorted(dropped)))
 
 
 def lp_beta_v20() -> None:
