@@ -135,20 +135,22 @@ def sigcurv_floor() -> None:
 
 
 def ambiguous_links() -> None:
-    """Earlier sources that two or more later rows name in the link column (counted here from the column itself,
-    not from `gpal.catalogs.links`, whose warning the page describes)."""
+    """Earlier sources that two or more later rows name in the link column, counted here from the column itself,
+    not by `gpal.catalogs.links`, whose warning the page describes; and the repeated values naming other releases'
+    sources (DR4's ASSOC_FGL holds 2FGL and 1FGL names), which unlink nothing."""
+    from gpal.catalogs.catalog import text_values
+
     for later, earlier in (("FL16Y", "4FGL-DR4"), ("4FGL-DR4", "3FGL")):
         catalog, before = _catalog(later), _catalog(earlier)
         column = catalog.record.link_column(before.record)
-        named = Counter(v for v in (str(x).strip() for x in catalog.table[column]) if v)
-        earlier_names = {str(n).strip() for n in before.names}
+        named = Counter(value for value in text_values(catalog.table[column]) if value)
         twice = [value for value, n in named.items() if n > 1]
-        print(f"{later} {column} values named twice or more: {len(twice)}")
-        print(f"{later} {column} naming one {earlier} source twice or more: "
-              f"{sum(value in earlier_names for value in twice)}")
+        own = sum(value in {str(name) for name in before.names} for value in twice)
+        print(f"{later} {column} naming one {earlier} source twice or more: {own}")
+        print(f"{later} {column} naming one source of another release twice or more: {len(twice) - own}")
     fl16y = _catalog("FL16Y")
-    values = [str(x).strip() for x in fl16y.table["ASSOC_FGL"]]
-    print(f"FL16Y ASSOC_FGL naming a 3FGL source: {sum(v.startswith('3FGL') for v in values)}")
+    values = text_values(fl16y.table["ASSOC_FGL"])
+    print(f"FL16Y ASSOC_FGL naming a 3FGL source: {sum(value.startswith('3FGL') for value in values)}")
 
 
 def other_classes() -> None:
