@@ -12,6 +12,7 @@ preset, held-out share and seed 0); the 4LAC join-coverage table is printed in t
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import time
 import warnings
@@ -35,6 +36,8 @@ LAC_RELEASES = (("4FGL", "4FGL (v20)"), ("4FGL-DR2", "4FGL-DR2"), ("4FGL-DR4", "
 TIMED_PRESETS = ("fermi_dr4", "fermi_dr4_bands", "fermi_dr4_measurements")
 #: 3FGL's light-curve preset: 48 monthly operands a source, the most any preset draws.
 FGL3_TIMED = "fermi_3fgl_lightcurve"
+#: The reference the error bars of `MC_DRAWS` draws are compared with.
+REFERENCE_DRAWS = 65_536
 THREE_CLASSES = {"classes": ["bll", "fsrq", "pulsar"], "merge": {"pulsar": ["psr", "msp"]}}
 
 
@@ -193,6 +196,74 @@ def lac_table() -> None:
               f"{c['bcu_nu_syn']} |")
 
 
+def _slashed(values) -> str:
+    return " / ".join(f"{v:.2f}" for v in values)
+
+
+def error_model() -> None:
+    """The prose of docs/catalogs.md's error-model figure and caveats: the hardness ratios' error bars on rows with an
+    upper-limit band, old (first order) against new, the draws' mean against the point value, and the error bars of
+    `MC_DRAWS` draws against a 65 536-draw reference, on 4FGL-DR4."""
+    from make_error_model_figure import MAIN, build, error_bars, first_order  # the error_model study's old model
+
+    from gpal.catalogs.features import FEATURE_PRESETS
+    from gpal.catalogs.features import propagation
+
+    catalog = _catalog("4FGL-DR4")
+    preset = FEATURE_PRESETS["fermi_dr4"]
+    ratios = [f for f in preset if f.combine == "hardness"]
+    names = " / ".join(f.label for f in ratios)
+    lower = _array(catalog.table[catalog.columns.band_flux_error])[..., 0]
+
+    def limits(rows):
+        return [np.isnan(lower[rows, f.band]) | np.isnan(lower[rows, f.other_band]) for f in ratios]
+
+    everything = dict(select=list(catalog.class_counts()))  # the figure's sources
+    new, old = build(catalog, ratios, **everything), build(catalog, [first_order(f) for f in ratios], **everything)
+    e_new, e_old = error_bars(new), error_bars(old)
+    limit = limits(_rows(catalog, new.ids))
+    print(f"4FGL-DR4 sources, {names}, median old error with an upper-limit band: "
+          + _slashed(np.median(e_old[f.label][lim]) for f, lim in zip(ratios, limit)))
+    print(f"4FGL-DR4 sources, {names}, median new error with an upper-limit band: "
+          + _slashed(np.median(e_new[f.label][lim]) for f, lim in zip(ratios, limit)))
+    print(f"4FGL-DR4 sources, largest new hardness-ratio error: {max(e_new[f.label].max() for f in ratios):.3f}")
+    print(f"4FGL-DR4 sources, HR12 median new / old error with both bands detected: "
+          f"{_slashed([np.median(e_new['HR12'][~limit[0]]), np.median(e_old['HR12'][~limit[0]])])}")
+
+    labelled = np.isin(catalog.class_codes, ("bll", "fsrq", "psr", "msp"))
+    print(f"4FGL-DR4 labelled sources, {names}, with an upper-limit band: "
+          + " / ".join(str(lim.sum()) for lim in limits(np.flatnonzero(labelled))) + f" of {labelled.sum()}")
+    for column in (catalog.columns.flux, catalog.columns.energy_flux):
+        ratio = _array(catalog.table[f"Unc_{column}"])[labelled] / _array(catalog.table[column])[labelled]
+        print(f"4FGL-DR4 labelled sources, largest Unc_{column} / {column}: {np.nanmax(ratio):.2f}")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        point = catalog.dataset(**MAIN, features=ratios)
+        mean = catalog.dataset(**MAIN, features=[dataclasses.replace(f, centre="draw_mean") for f in ratios])
+    offset = np.abs(mean.X - point.X) / np.sqrt(point.X_var)
+    limit = limits(_rows(catalog, point.ids))
+    for label, part in (("an upper-limit band", lambda lim: lim), ("both bands detected", lambda lim: ~lim)):
+        print(f"4FGL-DR4 labelled sources, {names}, median |draws' mean - point value| / sd with {label}: "
+              + _slashed(np.median(offset[part(lim), j]) for j, lim in enumerate(limit)))
+
+    monte_carlo = [f for f in preset if f.propagation == "monte_carlo" and f.label != "Frac_Variability"]
+    drawn = propagation.MC_DRAWS
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            used = catalog.dataset(**MAIN, features=monte_carlo)
+            propagation.MC_DRAWS = REFERENCE_DRAWS  # read at each build (`_monte_carlo_moments`)
+            reference = catalog.dataset(**MAIN, features=monte_carlo)
+    finally:
+        propagation.MC_DRAWS = drawn
+    error = np.abs(np.sqrt(used.X_var / reference.X_var) - 1) * 100
+    ratio = np.array([f.combine == "hardness" for f in monte_carlo])
+    for label, columns in (("hardness ratios", ratio), ("log fluxes", ~ratio)):
+        print(f"4FGL-DR4 labelled sources, {label}, error bar of {drawn} draws against {REFERENCE_DRAWS}, "
+              f"median / largest difference in %: {_slashed([np.median(error[:, columns]), error[:, columns].max()])}")
+
+
 def _timed(build) -> tuple[float, float, int]:
     """Wall and CPU seconds of one build (this process's CPU: the Monte Carlo runs in it), and its rows."""
     wall, cpu = time.perf_counter(), time.process_time()
@@ -232,7 +303,7 @@ def main(argv: list[str] | None = None) -> None:
             timings()
         else:
             for part in (missing_errors, preset_keeps, lp_beta_v20, sigcurv_floor, ambiguous_links, other_classes,
-                         fgl3, lac_table):
+                         fgl3, lac_table, error_model):
                 part()
 
 
