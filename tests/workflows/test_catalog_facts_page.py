@@ -98,7 +98,30 @@ def test_the_pages_counts_are_the_records(page):
         f"for its {fitted} LogParabola sources (−inf, \"not fitted\", for the other {not_fitted};",
         f"{f('3FGL fermi_3fgl features')} features; every bll / fsrq / psr source of 3FGL ({bll} / {fsrq} / {psr}) and "
         f"every unassociated and bcu source ({f('3FGL unassociated and bcu sources')}) has them all")
+    _error_model(f, page)
     assert f.read == set(f.values), f"printed but not on the page: {sorted(set(f.values) - f.read)}"
+
+
+def _error_model(f: _Facts, page: str) -> None:
+    ratios = "HR12 / HR23 / HR34 / HR45 / HR56"
+    every, labelled = f"4FGL-DR4 sources, {ratios}, ", f"4FGL-DR4 labelled sources, {ratios}, "
+    _on(page, f"median error bars of {f(every + 'median old error with an upper-limit band')} ({ratios})",
+        f"the largest hardness-ratio error is {f('4FGL-DR4 sources, largest new hardness-ratio error')}",
+        f"sit at {f(every + 'median new error with an upper-limit band')} at the median",
+        f"(`HR12`: median {f('4FGL-DR4 sources, HR12 median new / old error with both bands detected')}, new / old)")
+    flux = f("4FGL-DR4 labelled sources, largest Unc_Flux1000 / Flux1000")
+    assert f("4FGL-DR4 labelled sources, largest Unc_Energy_Flux100 / Energy_Flux100") == flux
+    _on(page, f"(σ / flux up to {flux} among the labelled)")
+    counts, total = f(labelled + "with an upper-limit band").split(" of ")
+    offset = labelled + "median |draws' mean - point value| / sd with "
+    _on(page, f"is, at the median, {f(offset + 'an upper-limit band')} standard deviations for such rows of {ratios} "
+              f"({counts} of {total} labelled sources), {f(offset + 'both bands detected')} for detected bands")
+    drawn = "error bar of 2048 draws against 65536, median / largest difference in %"
+    hr_median, hr_max = f.numbers(f"4FGL-DR4 labelled sources, hardness ratios, {drawn}")
+    log_median, log_max = f.numbers(f"4FGL-DR4 labelled sources, log fluxes, {drawn}")
+    _on(page, f"Against a 65536-draw reference the labelled sources' error bars of the three-class selection agree "
+              f"to {hr_median}% at the median and {hr_max}% at worst for the hardness ratios, "
+              f"{log_median}% / {log_max}% for the log fluxes")
 
 
 def test_the_pages_4lac_coverage_table_is_the_records():
