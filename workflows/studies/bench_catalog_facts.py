@@ -60,6 +60,12 @@ def _rows(catalog, ids) -> np.ndarray:
     return np.array([where[str(name)] for name in ids], dtype=np.int64)
 
 
+def release_rows() -> None:
+    """The shipped releases' source counts (docs/catalogs.md, "Catalogs and releases")."""
+    names = ("3FGL", "4FGL", "4FGL-DR2", "4FGL-DR4", "FL16Y")
+    print(f"{' / '.join(names)} sources: {' / '.join(str(_catalog(name).n_rows) for name in names)}")
+
+
 def missing_errors() -> None:
     """The main job's sources whose Frac_Variability has no error (docs/catalogs.md, "Missing errors")."""
     from gpal.catalog_jobs.classify import DEFAULT_TEST_SIZE
@@ -302,8 +308,8 @@ def main(argv: list[str] | None = None) -> None:
         if args.timings:
             timings()
         else:
-            for part in (missing_errors, preset_keeps, lp_beta_v20, sigcurv_floor, ambiguous_links, other_classes,
-                         fgl3, lac_table, error_model):
+            for part in (release_rows, missing_errors, preset_keeps, lp_beta_v20, sigcurv_floor, ambiguous_links,
+                         other_classes, fgl3, lac_table, error_model):
                 part()
 
 
