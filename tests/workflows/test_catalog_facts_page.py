@@ -98,6 +98,9 @@ def test_the_pages_counts_are_the_records(page):
         f"for its {fitted} LogParabola sources (−inf, \"not fitted\", for the other {not_fitted};",
         f"{f('3FGL fermi_3fgl features')} features; every bll / fsrq / psr source of 3FGL ({bll} / {fsrq} / {psr}) and "
         f"every unassociated and bcu source ({f('3FGL unassociated and bcu sources')}) has them all")
+    counts = f.numbers("3FGL / 4FGL / 4FGL-DR2 / 4FGL-DR4 / FL16Y sources")
+    _on(page, '`"3FGL"` (v16, {} sources), `"4FGL"` (v20, {}), `"4FGL-DR2"` (v27, {}), `"4FGL-DR4"` (v35, {}) or '
+              '`"FL16Y"` (v41, {};'.format(*counts))
     _error_model(f, page)
     assert f.read == set(f.values), f"printed but not on the page: {sorted(set(f.values) - f.read)}"
 
