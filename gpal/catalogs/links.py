@@ -56,7 +56,10 @@ def _link(earlier: Any, later: Any, notes: list[str] | None) -> np.ndarray:
     for i, name in enumerate(linked):
         if name:
             rows.setdefault(name, []).append(i)
-    twice = {name: found for name, found in rows.items() if len(found) > 1}
+    # a value naming no source of the earlier release (DR4's ASSOC_FGL also names 2FGL and 1FGL sources) unlinks
+    # nothing, so the warning counts only the earlier release's own sources
+    earlier_names = {str(name) for name in earlier.names}
+    twice = {name: found for name, found in rows.items() if len(found) > 1 and name in earlier_names}
     if twice:
         shown = "; ".join(f"{name} <- {', '.join(str(later.names[i]) for i in found)}"
                           for name, found in list(twice.items())[:5])

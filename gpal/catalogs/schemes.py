@@ -1,8 +1,9 @@
 """Class schemes: named choices of which catalog classes a model learns, declared as data.
 
 A scheme is a class spec (``gpal.catalogs.classes``) with a name and the reason to use
-it.  The sky holds more than blazars and pulsars: 4FGL-DR4 labels some 570 sources of
-other classes (supernova remnants, globular clusters, radio galaxies, binaries ...),
+it.  The sky holds more than blazars and pulsars: 4FGL-DR4 labels 379 sources of other
+classes (supernova remnants, globular clusters, radio galaxies, binaries ...; the study
+``catalog_facts``),
 and a model that never saw them must call each one a blazar or a pulsar.  The schemes
 with ``other_*`` groups give those sources a class of their own.
 

@@ -95,6 +95,14 @@ def test_3fgl_links_to_fl16y_through_dr4(shipped):
     assert (index[~linked] == -1).all() and ((step1[~linked] < 0) | (step2[np.maximum(step1[~linked], 0)] < 0)).all()
 
 
+def test_the_ambiguous_link_warning_counts_only_the_earlier_releases_sources(shipped):
+    """DR4's ASSOC_FGL names ten values twice, three of them 2FGL / 1FGL sources, which unlink no 3FGL source."""
+    with pytest.warns(AmbiguousLinkWarning,
+                      match=r"\(4FGL-DR4\): 7 3FGL source\(s\) are named by more than one row") as said:
+        link_later(shipped["3FGL"], shipped["4FGL-DR4"])
+    assert "2FGL" not in str(said[0].message) and "1FGL" not in str(said[0].message)
+
+
 def test_later_releases_without_a_link_are_refused_by_file_and_column(shipped, tmp_path):
     dr4, fl16y = shipped["4FGL-DR4"], shipped["FL16Y"]
     no_column = load_catalog(_write_rows(fl16y, slice(0, 300), tmp_path / "fl16y_cut.fits", drop="ASSOC_FGL"))
