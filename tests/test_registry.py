@@ -233,8 +233,8 @@ def test_no_test_patches_a_registry():
     import re
 
     registries = "RELEASES|FEATURE_PRESETS|ACQUISITIONS|ESTIMATORS|INPUT_NOISE|KERNELS|LIKELIHOODS|WORKFLOWS"
-    patched = re.compile(rf"setattr\(\s*[\w.]+\s*,\s*[\"'](?:{registries})[\"']|setitem\(\s*(?:RELEASES|FEATURE_PRESETS)\b"
-                         rf"|patch(?:\.dict|\.object)?\([^)]*\b(?:{registries})\b")
+    patched = re.compile(rf"setattr\(\s*[\w.]+\s*,\s*[\"'](?:{registries})[\"']"
+                         rf"|setitem\(\s*(?:RELEASES|FEATURE_PRESETS)\b|patch(?:\.dict|\.object)?\([^)]*\b(?:{registries})\b")
     tests = Path(__file__).resolve().parent
     found = [f"{path.relative_to(tests)}:{number}" for path in sorted(tests.rglob("*.py")) if path != Path(__file__)
              for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if patched.search(line)]
