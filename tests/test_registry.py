@@ -222,3 +222,23 @@ def test_two_classes_a_function_made_under_one_name_clash():
     registry.register("module_level", Registry)
     registry.register("module_level", reloaded)  # a module-level class defined again by a reload
     assert registry["module_level"] is reloaded
+
+
+def test_no_test_patches_a_registry():
+    """A test adds to a registry by its documented call (`gpal.register_release` and its kind, undone by
+    ``unregister_*``), as a user's code does, so what it checks is what every verb reads: replacing a module's copy
+    (``monkeypatch.setattr(prediction, "RELEASES", ...)``) leaves the other readers unpatched, and an item set in
+    the plain mappings skips their call's checks.  A `gpal.registry.Registry`'s item assignment is its
+    ``register`` (and deletion its ``unregister``), so ``monkeypatch.setitem`` on one goes through it."""
+    import re
+
+    registries = "RELEASES|FEATURE_PRESETS|ACQUISITIONS|ESTIMATORS|INPUT_NOISE|KERNELS|LIKELIHOODS|WORKFLOWS"
+    patched = re.compile(rf"setattr\(\s*[\w.]+\s*,\s*[\"'](?:{registries})[\"']"
+                         rf"|setitem\(\s*(?:RELEASES|FEATURE_PRESETS)\b|patch(?:\.dict|\.object)?\([^)]*\b(?:{registries})\b")
+    tests = Path(__file__).resolve().parent
+    found = [f"{path.relative_to(tests)}:{number}" for path in sorted(tests.rglob("*.py")) if path != Path(__file__)
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if patched.search(line)]
+    assert not found, f"tests patching a registry instead of registering through its call: {found}"
+    assert patched.search('monkeypatch.setattr(prediction, "RELEASES", {})')
+    assert patched.search("monkeypatch.setitem(FEATURE_PRESETS, 'x', ())")
+    assert not patched.search("monkeypatch.setitem(LIKELIHOODS, NAME, entry)")

@@ -348,8 +348,9 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         """``fn`` over row chunks, every chunk on the seed of ``random_state`` and ``stream`` (``gpal.models.chunked``)."""
         from gpal.models.chunked import in_chunks, stream_seed
 
-        return in_chunks(fn, X, X_var, stream_seed(self.random_state, stream), input_draws=S,
-                         num_classes=len(self.classes_), latent_draws=latent_draws)
+        C = len(self.classes_)
+        return in_chunks(fn, X, X_var, stream_seed(self.random_state, stream), input_draws=S, num_classes=C,
+                         latent_draws=latent_draws, values=self.model_.likelihood.values_per_evaluation(C))
 
     # ------------------------------------------------------------- save/load
     def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

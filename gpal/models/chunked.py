@@ -35,8 +35,10 @@ def stream_seed(random_state: int, stream: str) -> tf.Tensor:
     return tf.constant([int(random_state), STREAMS[stream]], dtype=tf.int64)
 
 
-def _row_evaluations(input_draws: int, num_classes: int, latent_draws: int) -> int:
-    return input_draws * max(num_classes**2, latent_draws)
+def _row_evaluations(input_draws: int, num_classes: int, latent_draws: int, values: int | None = None) -> int:
+    # an evaluation is one latent draw's p(y | f), C values; a likelihood holding more weighs that many more
+    weight = 1 if values is None else max(1, -(-int(values) // num_classes))
+    return input_draws * max(num_classes**2, latent_draws * weight)
 
 
 def chunk_evaluations(input_draws: int, num_classes: int, latent_draws: int) -> int:
@@ -45,12 +47,15 @@ def chunk_evaluations(input_draws: int, num_classes: int, latent_draws: int) -> 
 
 
 def in_chunks(fn: Callable, X: np.ndarray, X_var: np.ndarray, seed: tf.Tensor, *, input_draws: int, num_classes: int,
-              latent_draws: int) -> np.ndarray:
+              latent_draws: int, values: int | None = None) -> np.ndarray:
     """``fn(X, X_var, seed)`` over row chunks, concatenated along its row axis (axis 1: draws or parts come first).
 
     A row holds ``input_draws`` input draws, each with C^2 quadrature terms or ``latent_draws``
-    latent values, whichever is more; chunks hold ``PREDICT_BUDGET`` of those evaluations.
+    latent values, whichever is more; chunks hold ``PREDICT_BUDGET`` of those evaluations.  A latent value's
+    p(y | f) counts as one evaluation when it holds its C probabilities, and as ``values`` / C when the likelihood
+    holds ``values`` at once (`gpal.models.likelihoods.base.Likelihood.values_per_evaluation`: a quadrature's
+    nodes), so the chunk's memory, not its count of draws, stays within the budget.
     """
-    rows = max(1, PREDICT_BUDGET // _row_evaluations(input_draws, num_classes, latent_draws))
+    rows = max(1, PREDICT_BUDGET // _row_evaluations(input_draws, num_classes, latent_draws, values))
     out = [fn(X[start : start + rows], X_var[start : start + rows], seed).numpy() for start in range(0, X.shape[0], rows)]
     return np.concatenate(out, axis=1)

@@ -29,6 +29,7 @@ from gpal.constraints import Integer
 
 __all__ = [
     "MIN_VARIANCE",
+    "PANEL_EDGES_PER_CLASS",
     "sigma_point_mean",
     "normal_cdf",
     "hermite_rule",
@@ -85,6 +86,8 @@ def panel_rule(num_points: int) -> tuple[tf.Tensor, tf.Tensor]:
 # Panel edges at mu_c + k sd_c for every class c: each class's CDF step, and g_y's density, fall on
 # panels no wider than their own scale, whatever the ratio of the variances.
 _PANEL_EDGES = tf.constant([-7.0, -3.0, 0.0, 3.0, 7.0], tf.float64)
+#: Panel edges each class adds to ``prob_largest``'s rule (C classes: 5 C - 1 panels), for its memory's count.
+PANEL_EDGES_PER_CLASS = int(_PANEL_EDGES.shape[0])
 
 
 @check_shapes("Fmu: [N, C]", "Fvar: [N, C]", "Y: [N]", "nodes: [K]", "weights: [K]", "return: [N]")

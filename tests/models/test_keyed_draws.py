@@ -91,3 +91,32 @@ def test_chunks_shrink_with_the_latent_draws_per_input_draw(monkeypatch):
         lambda a, b, seed, g=f(S): rows.append(len(a)) or g(a, b, seed)))
     clf.predict_proba(X, V)
     assert seen == [1000] and max(rows) == 10 and sum(rows) == 40
+
+
+def test_a_quadrature_likelihood_weighs_its_chunks_and_leaves_the_draws_unchanged(monkeypatch):
+    """BALD's draws on a multi-class probit model: each latent draw's p(y | f) is a quadrature holding
+    C * (5 C - 1) panels * 8 nodes in C arrays (3 classes: 3 * 14 * 8 * 3 = 1008 values, 336 times a softmax
+    draw's 3), so a chunk holds 336 times fewer rows than the draws' count alone gives it; the draws are the same
+    whatever the chunks (each chunk on the call's seed)."""
+    from gpal.models.chunked import PREDICT_BUDGET
+
+    X, y, V = _problem(60)
+    clf = NoisyGPClassifier(input_noise="latent", likelihood="probit", n_samples=4, random_state=0, **FAST).fit(X, y, V)
+    likelihood = clf.model_.likelihood
+    assert likelihood.values_per_evaluation(3) == 3 * (5 * 3 - 1) * 8 * 3
+    rows = []
+    original = clf._session.sampler
+
+    def counting(S, K):
+        sampler = original(S, K)
+        return lambda a, b, seed: rows.append(len(a)) or sampler(a, b, seed)
+
+    monkeypatch.setattr(clf._session, "sampler", counting)
+    S, K = 20, 16
+    weighed = clf.sample_proba(X, V, n_samples=S, input_draws=K)
+    assert rows[0] == PREDICT_BUDGET // (S * K * 336) == 2 and sum(rows) == len(X)
+    rows.clear()
+    monkeypatch.setattr(gpal.models.chunked, "PREDICT_BUDGET", S * K * 336 * len(X))  # one chunk
+    # the same draws; a chunk's shape may only reorder a sum's rounding
+    np.testing.assert_allclose(clf.sample_proba(X, V, n_samples=S, input_draws=K), weighed, rtol=0, atol=1e-12)
+    assert rows == [len(X)]

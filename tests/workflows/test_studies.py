@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import subprocess
@@ -35,7 +36,7 @@ def test_every_study_script_belongs_to_a_declaration(runner):
     named = set()
     for path in DECLARATIONS:
         study = runner.read_study(path)
-        named.add(study["script"])
+        named.add(study.get("script"))
         named.update(w for c in study["commands"] for w in shlex.split(c) if w.endswith(".py"))
     scripts = {f"workflows/studies/{p.name}" for p in STUDIES.glob("*.py")} - {
         "workflows/studies/shared.py", "workflows/studies/run.py"}
@@ -57,6 +58,53 @@ def test_a_script_that_makes_a_docs_figure_is_a_study_not_part_of_the_site():
     scripts = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").rglob("*.py")
                      if not built & set(p.relative_to(ROOT / "docs").parts) and p.name != "conf.py")
     assert not scripts, f"scripts in docs/: move them to workflows/studies/ with a declaration: {scripts}"
+
+
+def test_every_record_is_named_by_exactly_one_declaration(runner):
+    """A reader remaking a page's number finds its commands and cost in one declaration (`check_records`)."""
+    owners = runner.check_records()
+    assert sorted(owners) == runner.record_files()
+    assert owners["workflows/pages/records/results/later_labels.json"] == "workflows/studies/later_labels.yaml"
+    assert len(owners) > 100
+
+
+def _tree(root, declarations, records):
+    """A repository top with declarations (name -> fields) and page records (path -> its workflow field)."""
+    for path, workflow in records.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(json.dumps({"workflow": workflow}), encoding="utf-8")
+    (root / "workflows/studies/records").mkdir(parents=True, exist_ok=True)
+    (root / "workflows/w.yaml").write_text("workflow: classify\n", encoding="utf-8")
+    for name, fields in declarations.items():
+        study = {"study": name, "title": "t", "workflow": "workflows/w.yaml", "commands": ["gpal workflow x"],
+                 "records": [], "pages": [], "needs": {"runs": [], "cost": "not recorded"}, **fields}
+        (root / f"workflows/studies/{name}.yaml").write_text(yaml.safe_dump(study), encoding="utf-8")
+
+
+def test_a_record_without_its_declaration_or_with_two_is_refused_naming_the_file(tmp_path, runner):
+    a, b = "workflows/pages/records/results/a.json", "workflows/pages/records/results/b.json"
+    _tree(tmp_path, {"one": {"records": [a]}}, {a: "workflows/w.yaml", b: "workflows/w.yaml"})
+    with pytest.raises(ValueError, match=re.escape(f"{b}: a workflow record without its workflow")):
+        runner.check_records(tmp_path)
+    _tree(tmp_path, {"one": {"records": [a, b]}, "two": {"records": [b]}}, {})
+    with pytest.raises(ValueError, match=re.escape(f"{b}: listed by 2 declarations")) as refused:
+        runner.check_records(tmp_path)
+    assert a not in str(refused.value)
+    _tree(tmp_path, {"two": {"records": []}}, {})
+    assert runner.check_records(tmp_path) == {a: "workflows/studies/one.yaml", b: "workflows/studies/one.yaml"}
+
+
+def test_a_declaration_naming_a_missing_record_or_another_workflow_is_refused(tmp_path, runner):
+    a = "workflows/pages/records/results/a.json"
+    _tree(tmp_path, {"one": {"records": [a, "workflows/pages/records/results/gone.json"]}}, {a: "workflows/w.yaml"})
+    with pytest.raises(ValueError, match=r"one\.yaml: field 'records' names 'workflows/pages/records/results/gone"):
+        runner.check_records(tmp_path)
+    _tree(tmp_path, {"one": {"records": [a]}}, {a: "workflows/other.yaml"})
+    with pytest.raises(ValueError, match=re.escape(f"{a}: its field 'workflow' is 'workflows/other.yaml'")):
+        runner.check_records(tmp_path)
+    _tree(tmp_path, {"one": {"records": [a], "script": "workflows/w.yaml"}}, {a: "workflows/w.yaml"})
+    with pytest.raises(ValueError, match="exactly one of the fields"):
+        runner.check_records(tmp_path)
 
 
 def test_a_bad_declaration_is_refused_naming_the_field(tmp_path, runner):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -32,16 +33,22 @@ ROOT = Path(__file__).resolve().parents[2]
 STUDIES = Path(__file__).resolve().parent
 
 #: Every field of a declaration and its type (``needs``: ``runs``, a list of folders, and ``cost``, a sentence).
-FIELDS = {"study": str, "title": str, "script": str, "commands": list, "records": list, "pages": list, "needs": dict}
+FIELDS = {"study": str, "title": str, "commands": list, "records": list, "pages": list, "needs": dict}
+#: What a declaration runs, exactly one of: ``script``, a study script, or ``workflow``, the `gpal workflow` file
+#: whose runs made the records (a record of a workflow run has no script, but a reader needs its cost all the same).
+RUNS = ("script", "workflow")
 #: The optional field: the commands that rebuild the study's records from its kept outputs (a list of command lines).
 OPTIONAL = {"rebuild": list}
 #: The records' format, which states `CHECK_VARIABLE` (a plain module of the page generators, loaded by its path).
 RECORD_FORMAT = ROOT / "workflows" / "pages" / "result_records.py"
+#: Where the records a declaration lists live, from the repository's top (`record_files`: which files count).
+RECORD_HOMES = ("workflows/pages/records", "workflows/studies/records")
 
 
-def read_study(path: Path) -> dict[str, Any]:
+def read_study(path: Path, root: Path = ROOT) -> dict[str, Any]:
     """A study declaration, checked: every field of `FIELDS` present with its type, ``study`` the file's name, and
-    its script, records and pages existing under the repository's top (a ValueError names the file and field)."""
+    its script or workflow, records and pages existing under ``root``, the repository's top (a ValueError names the
+    file and field)."""
     try:
         study = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
@@ -56,21 +63,81 @@ def read_study(path: Path) -> dict[str, Any]:
                                    and all(isinstance(c, str) and c.strip() for c in study[field])):
             raise ValueError(f"{path}: field {field!r}, if given, must list at least one command line, "
                              f"got {study[field]!r}")
-    unknown = sorted(set(study) - set(FIELDS) - set(OPTIONAL))
+    runs = [field for field in RUNS if field in study]
+    if len(runs) != 1 or not isinstance(study[runs[0]], str):
+        raise ValueError(f"{path}: a declaration names exactly one of the fields {list(RUNS)} (a study script, or "
+                         f"the gpal workflow file its commands run) as a path, got {runs or 'neither'}")
+    unknown = sorted(set(study) - set(FIELDS) - set(OPTIONAL) - set(RUNS))
     if unknown:
-        raise ValueError(f"{path}: unknown fields {unknown}; a declaration has {sorted(FIELDS)} "
-                         f"and optionally {sorted(OPTIONAL)}")
+        raise ValueError(f"{path}: unknown fields {unknown}; a declaration has {sorted(FIELDS)}, one of "
+                         f"{list(RUNS)} and optionally {sorted(OPTIONAL)}")
     if study["study"] != Path(path).stem:
         raise ValueError(f"{path}: field 'study' is {study['study']!r}, expected the file's name {Path(path).stem!r}")
     if not study["commands"] or not all(isinstance(c, str) and c.strip() for c in study["commands"]):
         raise ValueError(f"{path}: field 'commands' must list at least one command line")
     if not isinstance(study["needs"].get("runs"), list) or not isinstance(study["needs"].get("cost"), str):
         raise ValueError(f"{path}: field 'needs' must hold 'runs' (a list of folders) and 'cost' (a sentence)")
-    for field in ("script", "records", "pages"):
-        for name in [study[field]] if field == "script" else study[field]:
-            if not (ROOT / str(name)).exists():
-                raise ValueError(f"{path}: field {field!r} names {name!r}, which does not exist under {ROOT}")
+    for field in (runs[0], "records", "pages"):
+        for name in [study[field]] if field in RUNS else study[field]:
+            if not (root / str(name)).exists():
+                raise ValueError(f"{path}: field {field!r} names {name!r}, which does not exist under {root}")
     return study
+
+
+def record_files(root: Path = ROOT) -> list[str]:
+    """Every record a declaration must name, from ``root``: the JSON records of the pages (beside them, ``<name>.md``
+    is a record's explanation and ``claims/`` the papers page's claims, both written by hand) and every file a
+    study keeps in ``workflows/studies/records/``."""
+    pages = (root / RECORD_HOMES[0]).rglob("*.json")
+    kept = (p for p in (root / RECORD_HOMES[1]).rglob("*") if p.is_file())
+    return sorted(p.relative_to(root).as_posix() for p in (*pages, *kept))
+
+
+def _runs_workflow(study: dict[str, Any], path: Path, root: Path, workflow: str) -> bool:
+    """Whether a record's ``workflow`` field fits its declaration: the declaration itself, its ``workflow`` file, or
+    a workflow file one of its commands runs (a papers record names it by stem: ``000_fig_4``)."""
+    if workflow in (path.relative_to(root).as_posix(), study.get("workflow")):
+        return True
+    return any(workflow in c.split() or f"workflows/papers/{workflow}.yaml" in c.split() for c in study["commands"])
+
+
+def check_records(root: Path = ROOT) -> dict[str, str]:
+    """Each record under `RECORD_HOMES` mapped to the one declaration that lists it, so every record's commands and
+    cost can be found; a ValueError names every record with no declaration, or with two, or whose ``workflow``
+    field its declaration does not run, and any declaration naming a record that does not exist."""
+    owners: dict[str, list[str]] = {}
+    problems = []
+    for path in sorted((root / "workflows" / "studies").glob("*.yaml")):
+        study = read_study(path, root)
+        for record in record_files(root):
+            if any(record == r or (r.endswith("/") and record.startswith(r)) for r in study["records"]):
+                owners.setdefault(record, []).append(path.relative_to(root).as_posix())
+                if record.startswith(RECORD_HOMES[0]):
+                    workflow = _record_workflow(root / record)
+                    if workflow is not None and not _runs_workflow(study, path, root, workflow):
+                        problems.append(f"{record}: its field 'workflow' is {workflow!r}, which its declaration "
+                                        f"{path.relative_to(root)} neither is nor runs")
+    for record in record_files(root):
+        declared = owners.get(record, [])
+        if not declared:
+            problems.append(f"{record}: a workflow record without its workflow: no declaration in "
+                            "workflows/studies/ lists it in 'records'; declare the study or workflow run that made "
+                            "it (its commands and cost), or retire it")
+        elif len(declared) > 1:
+            problems.append(f"{record}: listed by {len(declared)} declarations {declared}; a record has one")
+    if problems:
+        raise ValueError("\n".join(problems))
+    return {record: declared[0] for record, declared in owners.items()}
+
+
+def _record_workflow(path: Path) -> str | None:
+    """The ``workflow`` field of a page's JSON record, if it has one."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a readable JSON record ({exc})") from None
+    workflow = record.get("workflow") if isinstance(record, dict) else None
+    return workflow if isinstance(workflow, str) else None
 
 
 def study_file(name: str) -> Path:

@@ -162,6 +162,19 @@ class Likelihood(gpflow.base.Module, abc.ABC):
         """
         return 1
 
+    def values_per_evaluation(self, num_classes: int) -> int:
+        """The values p(y | f) holds at once for one row's latent value (or marginals): its C probabilities here.
+
+        Prediction chunks (`gpal.models.chunked.in_chunks`) weigh an evaluation by it, so a likelihood that
+        integrates over quadrature nodes per evaluation gets chunks its memory fits.
+
+        Returns
+        -------
+        int
+            The values held per evaluation, at least ``num_classes``.
+        """
+        return int(num_classes)
+
     def _predict_proba_per_draw(self, Fmu: tf.Tensor, Fvar: tf.Tensor, seed: tf.Tensor) -> tf.Tensor:
         S, n, L = tf.shape(Fmu)[0], tf.shape(Fmu)[1], tf.shape(Fmu)[2]
         p = self.predict_proba(tf.reshape(Fmu, [S * n, L]), tf.reshape(Fvar, [S * n, L]))

@@ -40,6 +40,7 @@ from check_shapes import inherit_check_shapes
 from gpal.constraints import Integer
 from gpal.models.quadrature import (
     MIN_VARIANCE,
+    PANEL_EDGES_PER_CLASS,
     argmax_probabilities,
     panel_rule,
     normal_cdf,
@@ -158,6 +159,21 @@ class GaussianNoiseLikelihood(Likelihood):
         if num_classes != self.num_classes:
             raise ValueError(f"this {type(self).__name__} was built for {self.num_classes} classes, not {num_classes}")
         return 1 if self.binary else num_classes
+
+    def values_per_evaluation(self, num_classes: int) -> int:
+        """With noise, the multi-class p(y | f) is `argmax_probabilities`' quadrature: for each of the C classes,
+        (len(edges) C - 1) panels of ``num_quadrature`` nodes, each node held in C arrays at once (the C - 1 other
+        classes' tails and the density).  The binary form and the step hold their C probabilities.
+
+        Returns
+        -------
+        int
+            C^2 (5 C - 1) ``num_quadrature`` with noise and more than two classes, else C.
+        """
+        if self.binary or self.noise_variance == 0:
+            return super().values_per_evaluation(num_classes)
+        panels = PANEL_EDGES_PER_CLASS * num_classes - 1
+        return num_classes * panels * self.num_quadrature * num_classes
 
     def _binary_z(self, Fmu: tf.Tensor, Fvar: tf.Tensor) -> tf.Tensor:
         """mu / sqrt(a + nu) of the single latent function: S = Phi(y z) for y = +-1."""
