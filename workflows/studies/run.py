@@ -107,9 +107,10 @@ def check_records(root: Path = ROOT) -> dict[str, str]:
     field its declaration does not run, and any declaration naming a record that does not exist."""
     owners: dict[str, list[str]] = {}
     problems = []
+    records = record_files(root)
     for path in sorted((root / "workflows" / "studies").glob("*.yaml")):
         study = read_study(path, root)
-        for record in record_files(root):
+        for record in records:
             if any(record == r or (r.endswith("/") and record.startswith(r)) for r in study["records"]):
                 owners.setdefault(record, []).append(path.relative_to(root).as_posix())
                 if record.startswith(RECORD_HOMES[0]):
@@ -117,7 +118,7 @@ def check_records(root: Path = ROOT) -> dict[str, str]:
                     if workflow is not None and not _runs_workflow(study, path, root, workflow):
                         problems.append(f"{record}: its field 'workflow' is {workflow!r}, which its declaration "
                                         f"{path.relative_to(root)} neither is nor runs")
-    for record in record_files(root):
+    for record in records:
         declared = owners.get(record, [])
         if not declared:
             problems.append(f"{record}: a workflow record without its workflow: no declaration in "
