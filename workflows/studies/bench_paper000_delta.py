@@ -69,8 +69,8 @@ def _test(values: list[float], margin: float | None) -> str:
 def paired(run: Path, from_split: int = 0, accuracy_margin: float | None = None) -> None:
     """Fixed minus learned, per data set folder and likelihood, over the splits from ``from_split`` on."""
     tested = accuracy_margin is not None
-    print("| data set | likelihood | splits | NLL learned | NLL fixed | NLL fixed - learned | accuracy fixed - learned |"
-          + (" NLL 95 % t interval | accuracy 90 % t interval |" if tested else ""))
+    print("| data set | likelihood | splits | NLL learned | NLL fixed | NLL fixed - learned "
+          "| accuracy fixed - learned |" + (" NLL 95 % t interval | accuracy 90 % t interval |" if tested else ""))
     print("|---|---|---:|---|---|---|---|" + ("---|---|" if tested else ""))
     for folder in sorted(p for p in run.iterdir() if (p / "units").is_dir()):
         for lik in LIKELIHOODS:
