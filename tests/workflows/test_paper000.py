@@ -99,3 +99,25 @@ def test_inducing_and_curves_rules_read_intervals_by_their_side_of_zero():
     assert curves.verdict([(0.2, 0.1, 0.3), (-0.2, -0.3, -0.1)]) == "contradicted"
     with pytest.raises(ValueError, match="two or more"):
         curves.paired_t(np.array([1.0]))
+
+
+def test_delta_study_tests_only_the_fresh_splits_as_declared(tmp_path, capsys):
+    """Splits 0-1 are far off and left out; on splits 2-5 the intervals are scipy's t intervals of the differences."""
+    from scipy import stats
+
+    nll_gap = [5.0, 5.0, 0.04, 0.05, 0.06, 0.07]
+    acc_gap = [0.5, 0.5, 0.001, -0.001, 0.002, 0.0]
+    for method, sign in (("svgp-logit", 0.0), ("svgp-logit-fixed-delta", 1.0)):
+        folder = tmp_path / "run" / "waveform_noise" / "units" / method
+        folder.mkdir(parents=True)
+        for k in range(6):
+            unit = {"nll": 0.3 + sign * nll_gap[k], "error": 0.2 - sign * acc_gap[k]}
+            (folder / f"split_{k}.json").write_text(json.dumps(unit))
+    repository_script("workflows/studies/bench_paper000_delta.py").paired(tmp_path / "run", 2, 0.01)
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("| waveform_noise |")]
+    d_nll, d_acc = np.array(nll_gap[2:]), np.array(acc_gap[2:])
+    nll = stats.t.interval(0.95, 3, d_nll.mean(), stats.sem(d_nll))
+    acc = stats.t.interval(0.90, 3, d_acc.mean(), stats.sem(d_acc))
+    assert line.startswith("| waveform_noise | logit | 4 |")
+    assert f"[{nll[0]:+.4f}, {nll[1]:+.4f}] above 0" in line
+    assert f"[{acc[0]:+.4f}, {acc[1]:+.4f}] alike (±0.01)" in line

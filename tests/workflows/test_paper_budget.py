@@ -2,7 +2,7 @@
 
 import pytest
 
-from paper_budget import needs_markdown, parse_needs
+from paper_budget import fit_costs, needs_markdown, parse_needs, to_resolve
 
 
 def _rows(ran, not_run, metric="nll", seconds=None):
@@ -85,3 +85,24 @@ def test_a_run_cut_in_epochs_counts_all_the_papers_repeats():
     needs = parse_needs("t", [{"record": "wf", "minutes": 4.5, "source": "timed at 750 epochs"}])
     row = needs_markdown(needs, {"wf": [(None, cut)]}, "t").splitlines()[2]
     assert row == "| `wf` | 4 (100); epochs cut: all rerun | 4 | 400 | 4.5 | 15 | – |"  # 400 x 4.5 min / 60 / 2
+
+
+def test_a_record_no_need_prices_is_priced_from_its_own_training_seconds():
+    """Undeclared records cost what their own mean train_seconds say; one that records no time has no minutes."""
+    parts = {"timed": [(None, _record(_rows(RAN, [], seconds=30.0)))], "untimed": [(None, _record(_rows(RAN, [])))],
+             "declared": [(None, _record(_rows(RAN, [], seconds=30.0)))]}
+    needs = parse_needs("t", [{"record": "declared", "minutes": 2.0, "source": "timed"}])
+    costs = fit_costs(needs, parts, "t")
+    assert costs[("timed", "a")] == (2, 0.5) and costs[("untimed", "b")] == (2, None)
+    assert costs[("declared", "a")] == (2, 2.0)  # the declaration wins over the record's seconds
+
+
+def test_open_units_are_priced_in_fits_and_hours_or_said_untimed():
+    """a's two open units need 10 and 6 repeats after 3 (7 more of 2 fits), b's one 5 (2 more), its other none up
+    to 1000: 18 fits, at 0.5 min each two at a time 0.075 h."""
+    needed = {("wf", "a"): [3, 10, 6], ("wf", "b"): [3, 5, None]}
+    assert to_resolve(needed, {("wf", "a"): (2, 0.5), ("wf", "b"): (2, 0.5)}) == \
+        "3 by 10 repeats (+18 fits, 0.075 h); 1 not by 1000"
+    assert to_resolve(needed, {("wf", "a"): (2, 0.5), ("wf", "b"): (2, None)}) == \
+        "3 by 10 repeats (+18 fits, no time recorded); 1 not by 1000"
+    assert to_resolve(needed, {("wf", "a"): (2, 0.5)}) == "3 by 10 repeats; 1 not by 1000"  # b's fits unknown

@@ -9,6 +9,8 @@ A claims file declares, per record whose repeats fall short of the paper's, how 
         minutes: {vehicle: 2.7, waveform: 1.5, wine: 0.44}   # or one number, or train_seconds (the record's own)
         source: "vehicle's 32 fits 85 min, waveform's 24 fits 37 min, wine's 64 fits 28 min (the numbers page)"
 
+A record no ``needs`` entry names is priced from its own mean ``train_seconds``, so that every claim left open
+says what deciding it would cost (`fit_costs`, `to_resolve`); a record without times says "no time recorded".
 The counts come from the records, so the table follows a new run by itself; the minutes are timings under the
 machine's load of the day, stated with their source.  Two fits run at once on the 2 cores (one thread each).
 A record whose run was cut in more than its repeats (fewer epochs or samples than the paper's) counts every one of
@@ -19,6 +21,8 @@ from __future__ import annotations
 
 import math
 from typing import Any, Mapping, Sequence
+
+from gpal.workflows.verdicts import MAX_REPEATS
 
 #: ``minutes: train_seconds``: a fit's minutes from the record's own mean ``train_seconds`` over its methods.
 FROM_RECORD = "train_seconds"
@@ -79,18 +83,56 @@ def _minutes(entry: Mapping[str, Any], part: str | None, result: Mapping[str, An
 
 def fit_costs(needs: Sequence[Mapping[str, Any]],
               parts_of: Mapping[str, Sequence[tuple[str | None, Mapping[str, Any]]]], source: str
-              ) -> dict[tuple[str, str], tuple[int, float]]:
-    """(record, setting) -> (fits a repeat of it, minutes a fit), for the records ``needs`` prices: what one more
-    repeat of a setting costs, from the part that ran it."""
+              ) -> dict[tuple[str, str], tuple[int, float | None]]:
+    """(record, setting) -> (fits a repeat of it, minutes a fit), for every record: what one more repeat of a
+    setting costs, from the part that ran it.  A record ``needs`` does not price is priced from its own mean
+    ``train_seconds``; one that records no time has minutes None (`to_resolve` says so)."""
+    declared = {entry["record"]: (i, entry) for i, entry in enumerate(needs)}
     out = {}
-    for i, entry in enumerate(needs):
-        where = f"{source}: needs[{i}]"
-        for part, result in parts_of.get(entry["record"], []):
+    for record, parts in parts_of.items():
+        i, entry = declared.get(record, (None, {"record": record, "minutes": FROM_RECORD}))
+        for part, result in parts:
             ran = _ran(result)
-            minutes = _minutes(entry, part, result, where)
+            timed = entry["minutes"] != FROM_RECORD or any(r["metric"] == FROM_RECORD for r in result["rows"])
+            minutes = _minutes(entry, part, result, f"{source}: needs[{i}]") if timed else None
             for setting in {s for s, _ in ran}:
-                out[(entry["record"], setting)] = (sum(1 for s, _ in ran if s == setting), minutes)
+                out[(record, setting)] = (sum(1 for s, _ in ran if s == setting), minutes)
     return out
+
+
+def to_resolve(needed: Mapping[tuple[str, str], list], costs: Mapping[tuple[str, str], tuple[int, float | None]]
+               ) -> str:
+    """What more repeats of the same settings would decide the open units: "9 by 22 repeats (+240 fits, 1.1 h)",
+    with the fits, and the hours on `CORES` cores where every setting's record holds a time (`fit_costs`), and how
+    many no number of repeats up to `MAX_REPEATS` would decide.  ``needed`` maps (record, setting) to [repeats
+    run, repeats each open unit needs (None: more than `MAX_REPEATS`)...]."""
+    most, fits, minutes, beyond, decided = 0, 0, 0.0, 0, 0
+    untimed, unpriced = False, False
+    for key, (ran, *needs) in needed.items():
+        reachable = [n for n in needs if n is not None]
+        beyond += len(needs) - len(reachable)
+        decided += len(reachable)
+        if not reachable:
+            continue
+        most = max(most, max(reachable))
+        if key not in costs:
+            unpriced = True
+            continue
+        per_repeat, per_fit = costs[key]
+        fits += (max(reachable) - ran) * per_repeat
+        untimed = untimed or per_fit is None
+        if per_fit is not None:
+            minutes += (max(reachable) - ran) * per_repeat * per_fit
+    parts = []
+    if most:
+        price = ""
+        if not unpriced:
+            # the evidence names its records: an untimed one is not named again
+            price = f" (+{fits} fits, " + ("no time recorded)" if untimed else f"{hours_text(minutes / 60 / CORES)} h)")
+        parts.append(f"{'all' if not beyond else decided} by {most} repeats{price}")
+    if beyond:
+        parts.append(f"{beyond} not by {MAX_REPEATS}")
+    return "; ".join(parts)
 
 
 def needs_markdown(needs: Sequence[Mapping[str, Any]],

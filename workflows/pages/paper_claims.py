@@ -54,10 +54,10 @@ from typing import Any, Mapping, Sequence
 import yaml
 
 from gpal.workflows.reference import judged
-from gpal.workflows.verdicts import (MAX_REPEATS, alike_verdict, higher_is_better, order_verdict,
-                                     repeats_to_resolve, value_verdict)
+from gpal.workflows.verdicts import (alike_verdict, higher_is_better, order_verdict, repeats_to_resolve,
+                                     value_verdict)
 
-from paper_budget import CORES, hours_text, parse_needs
+from paper_budget import parse_needs, to_resolve
 
 __all__ = ["STATED", "SETTING_COLUMNS", "claim_rows", "claims_in", "claims_markdown", "judge_claim", "load_claims",
            "settings_markdown", "verdict_tally"]
@@ -284,7 +284,7 @@ def _unit(check: Mapping[str, Any], got: Mapping[str, Mapping[str, Any]], a: str
 def _judge_check(check: Mapping[str, Any], rows: Mapping[tuple, dict], name: str, where: str
                  ) -> tuple[Counter, Counter, dict[str, list]]:
     """(counts of the check's unit verdicts, signs of gpal - paper for values, per setting the repeats run and the
-    repeats each open unit needs (None: more than `MAX_REPEATS`)) over its settings."""
+    repeats each open unit needs (None: more than `gpal.workflows.verdicts.MAX_REPEATS`)) over its settings."""
     metric = check["metric"]
     methods = check.get("methods") or [*check["better"], *check["worse"]]
     settings = check["settings"] or list(dict.fromkeys(s for s, _, k in rows if k == metric))
@@ -334,32 +334,6 @@ def _rows_for(check: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]]
         raise ValueError(f"{where}.record: no record {name!r} (workflows/pages/records/results/<name>.json or "
                          f"records/papers/tables/<name>.json); known are {sorted(others)}")
     return name, _results_rows(check, others[name], where)
-
-
-def _to_resolve(needed: Mapping[tuple[str, str], list], costs: Mapping[tuple[str, str], tuple[int, float]]) -> str:
-    """What more repeats of the same settings would decide the open units: "9 by 22 repeats (+240 fits, 1.1 h)",
-    the fits and hours on `CORES` cores where every setting's cost is known (`paper_budget.fit_costs`), and how many
-    no number of repeats up to `MAX_REPEATS` would decide."""
-    most, fits, minutes, beyond, decided, priced = 0, 0, 0.0, 0, 0, True
-    for key, (ran, *needs) in needed.items():
-        reachable = [n for n in needs if n is not None]
-        beyond += len(needs) - len(reachable)
-        decided += len(reachable)
-        if not reachable:
-            continue
-        most = max(most, max(reachable))
-        if key in costs:
-            fits += (max(reachable) - ran) * costs[key][0]
-            minutes += (max(reachable) - ran) * costs[key][0] * costs[key][1]
-        else:
-            priced = False
-    parts = []
-    if most:
-        parts.append(f"{'all' if not beyond else decided} by {most} repeats"
-                     + (f" (+{fits} fits, {hours_text(minutes / 60 / CORES)} h)" if priced else ""))
-    if beyond:
-        parts.append(f"{beyond} not by {MAX_REPEATS}")
-    return "; ".join(parts)
 
 
 def judge_claim(claim: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]], where: str = "claim",
@@ -430,7 +404,7 @@ def judge_claim(claim: Mapping[str, Any], results: Mapping[str, Mapping[str, Any
     else:
         verdict = "not resolved at this budget"
         if needed:
-            evidence.append(_to_resolve(needed, costs or {}))
+            evidence.append(to_resolve(needed, costs or {}))
     if claim.get("not_comparable"):
         evidence.append(claim["not_comparable"])
     if claim.get("evidence"):

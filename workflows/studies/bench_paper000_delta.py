@@ -5,7 +5,10 @@ Two reports:
 ``paired RUN``: from the folder of ``workflows/papers/000_fig_4.yaml`` (a ``compare`` run), for each
 data set and each of step / probit / logit, the test NLL and accuracy of the fixed-delta method minus the
 learned-delta one, split by split (same split, same seed), as mean ± SE over the splits both finished.
-The paper's claim is a clearly positive NLL difference at about zero accuracy difference.
+The paper's claim is a clearly positive NLL difference at about zero accuracy difference.  With
+``--from-split K --accuracy-margin M`` only splits K onwards count (a confirmatory run's fresh splits) and each
+pair gets the test declared for it in claims/000.yaml: the 95 % t interval of the NLL difference, and the 90 %
+t interval of the accuracy difference against ±M (TOST, each one-sided test at 5 %).
 
 ``trajectory DATASET``: GPC-I (step) fitted twice on split 0 of the compare protocol (random stratified
 90/10, the workflow's seed 0), delta learned and fixed, with the test NLL and accuracy, delta, eq. 27's
@@ -14,6 +17,8 @@ latent mean |mu_f| and variance nu_f after every epoch: Fig. 4(a)-(f) as numbers
 fixed the NLL stalls or rises while nu_f is over-estimated; learned, delta follows delta*.
 
     PYTHONPATH=$PWD python workflows/studies/bench_paper000_delta.py paired runs/papers/000_fig_4
+    PYTHONPATH=$PWD python workflows/studies/bench_paper000_delta.py paired runs/papers/000_fig_4_32 \
+        --from-split 16 --accuracy-margin 0.01
     PYTHONPATH=$PWD python workflows/studies/bench_paper000_delta.py trajectory magic --epochs 10
 
 What a command prints is kept in ``workflows/studies/records/paper000_delta.json``, one entry a command.
@@ -27,6 +32,8 @@ import math
 from pathlib import Path
 
 import numpy as np
+
+from gpal.workflows.verdicts import interval
 
 from shared import keep_printed  # the script's folder, first on its path
 
@@ -45,22 +52,39 @@ def _mean_se(values: list[float]) -> str:
     return f"{v.mean():+.4f} ± {se:.4f}"
 
 
-def paired(run: Path) -> None:
-    """Fixed minus learned, per data set folder and likelihood."""
-    print("| data set | likelihood | splits | NLL learned | NLL fixed | NLL fixed - learned | accuracy fixed - learned |")
-    print("|---|---|---:|---|---|---|---|")
+def _test(values: list[float], margin: float | None) -> str:
+    """The declared test of one paired difference: its 95 % t interval, or with ``margin`` its 90 % interval and
+    TOST's answer (alike inside ±margin; apart where the 95 % interval lies outside it; else open)."""
+    v = np.asarray(values, dtype=np.float64)
+    se, dof = v.std(ddof=1) / math.sqrt(v.size), v.size - 1
+    low, high = interval(float(v.mean()), se, dof)
+    if margin is None:
+        return f"[{low:+.4f}, {high:+.4f}] " + ("above 0" if low > 0 else "below 0" if high < 0 else "open")
+    t_low, t_high = interval(float(v.mean()), se, dof, 0.90)
+    verdict = ("alike" if -margin < t_low and t_high < margin
+               else "apart" if low > margin or high < -margin else "open")
+    return f"[{t_low:+.4f}, {t_high:+.4f}] {verdict} (±{margin:g})"
+
+
+def paired(run: Path, from_split: int = 0, accuracy_margin: float | None = None) -> None:
+    """Fixed minus learned, per data set folder and likelihood, over the splits from ``from_split`` on."""
+    tested = accuracy_margin is not None
+    print("| data set | likelihood | splits | NLL learned | NLL fixed | NLL fixed - learned "
+          "| accuracy fixed - learned |" + (" NLL 95 % t interval | accuracy 90 % t interval |" if tested else ""))
+    print("|---|---|---:|---|---|---|---|" + ("---|---|" if tested else ""))
     for folder in sorted(p for p in run.iterdir() if (p / "units").is_dir()):
         for lik in LIKELIHOODS:
             learned, fixed = _units(folder, f"svgp-{lik}"), _units(folder, f"svgp-{lik}{FIXED}")
-            both = sorted(set(learned) & set(fixed))
+            both = sorted(k for k in set(learned) & set(fixed) if k >= from_split)
             if not both:
                 continue
             nll_l = [learned[k]["nll"] for k in both]
             nll_f = [fixed[k]["nll"] for k in both]
             d_nll = [f - l for f, l in zip(nll_f, nll_l)]
             d_acc = [learned[k]["error"] - fixed[k]["error"] for k in both]
+            tests = f" {_test(d_nll, None)} | {_test(d_acc, accuracy_margin)} |" if tested else ""
             print(f"| {folder.name} | {lik} | {len(both)} | {np.mean(nll_l):.4f} | {np.mean(nll_f):.4f} "
-                  f"| {_mean_se(d_nll)} | {_mean_se(d_acc)} |")
+                  f"| {_mean_se(d_nll)} | {_mean_se(d_acc)} |" + tests)
 
 
 def trajectory(name: str, epochs: int, num_inducing: int, seed: int, rows: int) -> None:
@@ -117,6 +141,9 @@ def main(argv: list[str] | None = None) -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("paired", help="fixed minus learned delta from a 000_fig_4 run folder")
     p.add_argument("run", type=Path)
+    p.add_argument("--from-split", type=int, default=0, help="count only the splits from this one on")
+    p.add_argument("--accuracy-margin", type=float, default=None,
+                   help="test each pair as declared: NLL's 95 %% t interval, accuracy by TOST against this margin")
     t = sub.add_parser("trajectory", help="GPC-I per epoch, delta learned and fixed")
     t.add_argument("dataset")
     t.add_argument("--epochs", type=int, default=10)
@@ -126,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     with keep_printed("paper000_delta", __file__, argv):  # docs/papers/000_liu.md cites these tables
         if args.command == "paired":
-            paired(args.run)
+            paired(args.run, args.from_split, args.accuracy_margin)
         else:
             trajectory(args.dataset, args.epochs, args.num_inducing, args.seed, args.rows)
 
