@@ -226,8 +226,15 @@ FLAT_LAYOUT = FolderLayout("the flat layout of gpal <= 0.3", (
 
 def folder_layout(folder: str | os.PathLike) -> FolderLayout:
     """The layout of a run or model folder: flat where its training record lies at the top (gpal <= 0.3's main
-    job, and a ``gpal train`` folder, whose `TRAINED_DIR` is the folder itself), else this gpal's."""
+    job, and a ``gpal train`` folder, whose `TRAINED_DIR` is the folder itself), else this gpal's. A folder whose
+    run record names a later layout than this gpal's is refused (ValueError naming both), not misread."""
     folder = Path(folder)
+    identity = recorded_identity(folder)
+    written = identity.get("layout") if isinstance(identity, dict) else None
+    if isinstance(written, int) and written > LAYOUT_VERSION:
+        raise ValueError(f"{folder} was written by gpal {_writer_version(folder)} in its layout {written}; this gpal "
+                         f"reads layouts up to {LAYOUT_VERSION}: read the folder with the gpal that wrote it or a "
+                         "later one")
     flat = (folder / TRAINING_FILE).is_file() and not (folder / TRAINING_RECORD).is_file()
     return FLAT_LAYOUT if flat else CURRENT_LAYOUT
 
@@ -243,14 +250,18 @@ def refuse_flat(folder: str | os.PathLike, force: bool) -> None:
     folder = Path(folder)
     if force or folder_layout(folder) is not FLAT_LAYOUT or (recorded_identity(folder) or {}).get("kind") != KIND:
         return
-    try:
-        version = json.loads((folder / RUN_RECORD).read_text(encoding="utf-8")).get("gpal_version", "unknown")
-    except (OSError, ValueError, AttributeError):
-        version = "unknown"
     raise OutputInUse(
-        f"refusing to write into {folder}: gpal {version} wrote it in {FLAT_LAYOUT.name}, this gpal writes "
+        f"refusing to write into {folder}: gpal {_writer_version(folder)} wrote it in {FLAT_LAYOUT.name}, this gpal writes "
         f"{TRAINED_DIR}/, {LISTS_DIR}/ and {RECORDS_DIR}/. gpal report, predict and check-later still read it; "
         "choose another folder or pass --force to replace it")
+
+
+def _writer_version(folder: Path) -> str:
+    """The gpal version a folder's run record names, or "unknown"."""
+    try:
+        return str(json.loads((folder / RUN_RECORD).read_text(encoding="utf-8")).get("gpal_version", "unknown"))
+    except (OSError, ValueError, AttributeError):
+        return "unknown"
 
 
 #: What marks a finished classify folder, in words (``gpal report`` names it when a folder is none of its kinds).

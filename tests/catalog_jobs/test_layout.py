@@ -68,6 +68,19 @@ def test_a_flat_folder_is_recognised_and_each_path_found_where_gpal_0_3_kept_it(
     assert sum(1 for _ in flat_run.iterdir()) > 12  # what the layout was changed for
 
 
+def test_a_folder_of_a_later_layout_is_refused_with_both_layouts_named(main_job_run, tmp_path):
+    folder = tmp_path / "later"
+    shutil.copytree(main_job_run, folder)
+    record = json.loads((folder / "run.json").read_text())
+    written = record["identity"]["layout"] + 1
+    (folder / "run.json").write_text(json.dumps({**_signed({**record["identity"], "layout": written}),
+                                                 "gpal_version": "9.9.9"}))
+    with pytest.raises(ValueError, match=rf"gpal 9\.9\.9 in its layout {written}; this gpal reads layouts up to "
+                                         rf"{written - 1}"):
+        folder_layout(folder)
+    assert main(["report", str(folder)]) != 0
+
+
 def test_predict_reads_a_flat_folder_of_gpal_0_3_as_it_reads_this_gpals(main_job_run, flat_run, small_catalog):
     """The model, its record and the saved "none of these" score found in the flat folder: the same table."""
     trained = load_trained(flat_run)
