@@ -60,3 +60,28 @@ def test_bad_options_are_refused_before_anything_runs(curves, capsys):
         with pytest.raises(SystemExit):
             curves.main(argv)
         assert message.replace("\\", "") in capsys.readouterr().err
+
+
+def test_first_iteration_leads_are_paired_t_intervals_over_the_splits(curves):
+    from scipy import stats
+
+    def trace(first, final):
+        return {"seconds": [1.0, 5.0], "accuracy": [first, final]}
+
+    # vi-jj drops by 0.05, 0.055, 0.06 (clearly past 0.02); vi-taylor by 0.001-0.003 (clearly short of it);
+    # vi-jj-hybrid starts 0.001 above, 0.001 below and level with vi-jj: not resolved against 0
+    firsts = [(0.80, 0.85, 0.801), (0.81, 0.86, 0.809), (0.82, 0.87, 0.82)]
+    drops = [(0.05, 0.001), (0.055, 0.002), (0.06, 0.003)]
+    results = [{"dataset": "magic", "traces": {"vi-jj": trace(jj, jj + dj), "vi-taylor": trace(ta, ta + dt),
+                                               "vi-jj-hybrid": trace(hy, hy + 0.01)}}
+               for (jj, ta, hy), (dj, dt) in zip(firsts, drops)]
+    out = curves.first_iterations(results)["magic"]
+    jj = out["drop"]["vi-jj"]
+    half = stats.t.ppf(0.975, 2) * 0.005 / np.sqrt(3)  # SD of 0.05, 0.055, 0.06 is 0.005
+    assert (jj["mean"], jj["low"], jj["high"]) == pytest.approx((0.055, 0.055 - half, 0.055 + half))
+    assert jj["verdict"] == "reproduced" and out["drop"]["vi-taylor"]["verdict"] == "contradicted"
+    lead = out["hybrid_lead"]["vi-jj"]
+    assert lead["per_split"] == pytest.approx([0.001, -0.001, 0.0]) and lead["verdict"] == "not resolved"
+    assert out["hybrid_lead"]["vi-taylor"]["verdict"] == "contradicted"  # 0.049-0.05 behind on every split
+    assert out["first_seconds"]["vi-jj"] == [1.0, 1.0, 1.0]
+    assert curves.first_iterations(results[:1]) == {}  # one split: no interval, no entry

@@ -82,3 +82,45 @@ def test_the_kept_records_of_the_study_hold_what_their_splits_make():
                     assert s["nll_correct_rows"] + s["nll_wrong_rows"] == pytest.approx(s["nll"], rel=1e-9), name
                 for key, cell in entry["summary"].items():
                     assert cell["mean"] == pytest.approx(sum(s[key] for s in splits) / len(splits)), (name, key)
+
+
+def _other_run(tmp_path, labels_of_split_1=(0, 1)):
+    """A second run of method c on the toy's splits 0 and 1 (a's test rows there: labels 0,1,0,1 and 0,1)."""
+    run = tmp_path / "other"
+    (run / "toy").mkdir(parents=True)
+    (run / "paper_comparison.json").write_text(json.dumps(
+        {"workflow": "toy", "command": "gpal workflow toy.yaml --set x=1", "commit": "def", "settings": {"methods": ["c"]}}))
+    _unit(run / "toy", "c", 0, [0, 1, 0, 1], [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5], [0.5, 0.5]])
+    _unit(run / "toy", "c", 1, list(labels_of_split_1), [[0.5, 0.5], [0.5, 0.5]])
+    return run
+
+
+def test_paired_differences_are_taken_split_by_split_on_the_same_rows(script, tmp_path):
+    from scipy import stats
+
+    run, other = _run(tmp_path), _other_run(tmp_path)
+    out = script.paired(run, other)
+    nll = next(r for r in out["rows"] if (r["method"], r["metric"]) == ("a", "nll"))
+    # a's NLL per split by hand, minus c's ln 2 on every row
+    a0 = -(math.log(0.9) + math.log(0.6) + math.log(0.7) + math.log(0.2)) / 4
+    a1 = -(math.log(0.6) + math.log(0.5)) / 2
+    diffs = [a0 - math.log(2), a1 - math.log(2)]
+    assert nll["splits"] == [0, 1] and nll["per_split"] == pytest.approx(diffs)
+    mean, sd = sum(diffs) / 2, abs(diffs[0] - diffs[1]) / math.sqrt(2)
+    half = stats.t.ppf(0.975, 1) * sd / math.sqrt(2)
+    assert (nll["mean"], nll["low"], nll["high"]) == pytest.approx((mean, mean - half, mean + half))
+    assert {r["method"] for r in out["rows"]} == {"a"}  # b ran split 0 alone: named, not averaged
+    assert out["fewer_than_two_splits"] == [{"dataset": "toy", "method": "b", "against": "c", "splits": [0]}]
+    assert out["command"] == "gpal workflow toy.yaml --set x=1"
+
+
+def test_paired_runs_on_other_rows_or_one_split_are_refused(script, tmp_path):
+    run = _run(tmp_path)
+    with pytest.raises(ValueError, match=r"split_0001.json: different test rows"):
+        script.paired(run, _other_run(tmp_path, labels_of_split_1=(1, 1)))
+    lone = tmp_path / "lone"
+    (lone / "toy").mkdir(parents=True)
+    (lone / "paper_comparison.json").write_text(json.dumps({"workflow": "toy", "command": "c", "commit": "e"}))
+    _unit(lone / "toy", "c", 0, [0, 1, 0, 1], [[0.5, 0.5]] * 4)
+    with pytest.raises(ValueError, match=r"no method pair shares two or more splits"):
+        script.paired(run, lone)

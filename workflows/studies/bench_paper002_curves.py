@@ -22,6 +22,10 @@ The paper's claims, checked per data set on the traces (tolerances are this scri
   target before svi; vi-JJ-hybrid starts better than both; vi-JJ-full ends at least 0.02 below the best final
   accuracy ("cannot converge to a reasonable quality").
 
+Over two or more splits the first-iteration claims are also judged on the run, each lead paired within a split
+(`first_iterations`): final minus first accuracy against 0.02, vi-JJ-hybrid's first accuracy minus vi-JJ's and
+vi-Taylor's against 0, each by its 95 % t interval over the splits.
+
     PYTHONPATH=$PWD python workflows/studies/bench_paper002_curves.py --datasets german:50,magic:100:6000 \
         --json runs/paper002_curves.json --figure runs/paper002_curves.png
 
@@ -46,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from gpal.files import write_json_atomic
-from shared import Problem, Trace, make_problem, record_from_kept, run_commit, trace_svi, trace_vi
+from shared import Problem, Trace, make_problem, paired_t, record_from_kept, run_commit, trace_svi, trace_vi
 
 VI_METHODS = ("jj", "jj-full", "jj-hybrid", "taylor")
 METHODS = (*VI_METHODS, "svi")
@@ -99,6 +103,37 @@ def claims(name: str, traces: dict[str, Trace]) -> list[dict[str, Any]]:
     return []
 
 
+def _lead(diffs: list[float], margin: float) -> dict[str, Any]:
+    """A paired lead over the splits and its verdict: reproduced where the 95 % t interval lies above ``margin``,
+    contradicted where it lies below, as `gpal.workflows.verdicts.order_verdict` reads a lead of declared size."""
+    mean, se, low, high = paired_t(diffs)
+    verdict = "reproduced" if low > margin else "contradicted" if high < margin else "not resolved"
+    return {"per_split": diffs, "mean": mean, "se": se, "low": low, "high": high, "margin": margin, "verdict": verdict}
+
+
+def first_iterations(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first-iteration claims over the splits of each data set, paired within a split: per vi method its final
+    minus its first-iteration accuracy against MARGIN ("poor quality on the first iterations"), and vi-JJ-hybrid's
+    first-iteration accuracy minus vi-JJ's and vi-Taylor's against 0 ("better quality on the first iterations"),
+    with the seconds each first iteration ended at.  The per-split claims judge one split; these judge the run."""
+    out: dict[str, Any] = {}
+    for name in dict.fromkeys(r["dataset"] for r in results):
+        runs = [r for r in results if r["dataset"] == name]
+        if len(runs) < 2:
+            continue
+        vi = [m for m in runs[0]["traces"] if m != "svi"]
+        entry: dict[str, Any] = {
+            "drop": {m: _lead([r["traces"][m]["accuracy"][-1] - r["traces"][m]["accuracy"][0] for r in runs], MARGIN)
+                     for m in vi},
+            "first_seconds": {m: [r["traces"][m]["seconds"][0] for r in runs] for m in vi}}
+        if "vi-jj-hybrid" in vi:
+            entry["hybrid_lead"] = {m: _lead([r["traces"]["vi-jj-hybrid"]["accuracy"][0] - r["traces"][m]["accuracy"][0]
+                                              for r in runs], 0.0)
+                                    for m in ("vi-jj", "vi-taylor") if m in vi}
+        out[name] = entry
+    return out
+
+
 def run(args: argparse.Namespace, commit: str) -> dict[str, Any]:
     specs = [(token.split(":") + [None])[:3] for token in args.datasets.split(",")]
     methods = args.methods.split(",")
@@ -127,7 +162,7 @@ def run(args: argparse.Namespace, commit: str) -> dict[str, Any]:
                             "claims": claims(name, traces) if set(methods) == set(METHODS) else []})
     return {"commit": commit, "settings": {k: v for k, v in vars(args).items() if k not in ("json", "figure")},
             "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load": os.getloadavg()},
-            "results": results}
+            "results": results, "first_iterations": first_iterations(results)}
 
 
 def table(result: dict[str, Any]) -> str:
@@ -140,6 +175,14 @@ def table(result: dict[str, Any]) -> str:
     for r in result["results"]:
         for c in r["claims"]:
             lines.append(f"| {r['dataset']} | {r['split']} | {c['claim']} | {'yes' if c['holds'] else 'no'} |")
+    lines += ["", "| data set | lead, paired over the splits | mean ± SE | 95 % t interval | against | verdict |",
+              "|---|---|---|---|---:|---|"]
+    for name, entry in result.get("first_iterations", {}).items():
+        leads = [(f"{m}: final - first accuracy", v) for m, v in entry["drop"].items()]
+        leads += [(f"vi-jj-hybrid - {m}: first accuracy", v) for m, v in entry.get("hybrid_lead", {}).items()]
+        for label, v in leads:
+            lines.append(f"| {name} | {label} | {v['mean']:.4f} ± {v['se']:.4f} | [{v['low']:.4f}, {v['high']:.4f}] "
+                         f"| {v['margin']} | {v['verdict']} |")
     return "\n".join(lines) + "\n"
 
 

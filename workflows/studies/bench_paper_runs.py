@@ -15,6 +15,11 @@ probabilities, so the explanation is read from the run rather than from a second
 The accuracy and NLL are recomputed from the probabilities and must agree with the unit's own (a run whose units
 disagree is refused: its probabilities are not the ones it scored).
 
+With ``--paired OTHER`` each method of the run is set against each of another run's (a method one run trained
+longer, another run's baseline) on the splits both ran, split by split: the difference of accuracy, NLL and ECE with
+its 95 % t interval over those splits.  Methods run on the same splits move together, so the paired interval is the
+one that resolves their difference; a split whose test rows differ between the runs is refused.
+
     PYTHONPATH=$PWD python workflows/studies/bench_paper_runs.py runs/papers/002_izmailov_2 \\
         --json workflows/studies/records/papers/paper002_izmailov_2.json
 """
@@ -29,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from shared import code_commit  # the script's folder, first on its path
+from shared import code_commit, paired_t  # the script's folder, first on its path
 
 #: The run's record, which names its workflow, command and commit (`gpal.workflows.reference`).
 RUN_RECORD = "paper_comparison.json"
@@ -96,6 +101,41 @@ def read_run(run: Path) -> dict[str, Any]:
             "run": run.as_posix(), "script_commit": code_commit(), "datasets": datasets}
 
 
+def _test_rows(unit_path: Path) -> list:
+    """The test rows a unit scored: its ids where it keeps them, else its labels."""
+    unit = json.loads(unit_path.read_text(encoding="utf-8"))
+    return unit["test_ids"] if "test_ids" in unit else unit["y_true"]
+
+
+def paired(run: Path, other: Path) -> dict[str, Any]:
+    """Each method of ``run`` minus each of ``other``'s, per data set both ran, on the splits both ran: accuracy, NLL
+    and ECE, per split and as mean, SE and 95 % t interval over the splits (`shared.paired_t`)."""
+    mine, theirs = read_run(run), read_run(other)
+    rows, too_few = [], []
+    for name in (n for n in mine["datasets"] if n in theirs["datasets"]):
+        for a, entry_a in mine["datasets"][name].items():
+            for b, entry_b in theirs["datasets"][name].items():
+                shared = sorted(set(entry_a["splits"]) & set(entry_b["splits"]))
+                if len(shared) < 2:  # no interval: said in the output rather than averaged
+                    too_few.append({"dataset": name, "method": a, "against": b, "splits": shared})
+                    continue
+                for k in shared:
+                    unit = f"split_{k:04d}.json"
+                    if _test_rows(run / name / "units" / a / unit) != _test_rows(other / name / "units" / b / unit):
+                        raise ValueError(f"{run / name / 'units' / a / unit} and {other / name / 'units' / b / unit}: "
+                                         "different test rows; expected the same split of the same data")
+                for key in ("accuracy", "nll", "ece"):
+                    diffs = [entry_a["splits"][k][key] - entry_b["splits"][k][key] for k in shared]
+                    mean, se, low, high = paired_t(diffs)
+                    rows.append({"dataset": name, "method": a, "against": b, "metric": key, "splits": shared,
+                                 "per_split": diffs, "mean": mean, "se": se, "low": low, "high": high})
+    if not rows:
+        raise ValueError(f"{run} and {other}: no method pair shares two or more splits of a data set; a paired "
+                         "interval needs them")
+    return {"run": theirs["run"], "command": theirs["command"], "run_commit": theirs["run_commit"], "rows": rows,
+            "fewer_than_two_splits": too_few}
+
+
 def _cell(summary: dict[str, Any], digits: int) -> str:
     se = "n/a" if summary["se"] is None else f"{summary['se']:.{digits}f}"
     return f"{summary['mean']:.{digits}f} ± {se}"
@@ -118,6 +158,17 @@ def tables(result: dict[str, Any]) -> str:
                 lines.append(f"| {name} | {method} | {k} | {s['accuracy']:.4f} | {s['nll']:.4f} "
                              f"| {s['nll_correct_rows']:.4f} | {s['nll_wrong_rows']:.4f} | {s['ece']:.4f} "
                              f"| {s['confidence_mean']:.3f} / {s['confidence_max']:.3f} |")
+    if "paired" in result:
+        against = result["paired"]
+        lines += ["", f"Paired against {against['command']} (commit {against['run_commit']}), read from {against['run']}:",
+                  "", "| data set | method − other run's | metric | splits | mean ± SE | 95 % t interval |",
+                  "|---|---|---|---|---|---|"]
+        for r in against["rows"]:
+            lines.append(f"| {r['dataset']} | {r['method']} − {r['against']} | {r['metric']} | "
+                         f"{', '.join(map(str, r['splits']))} | {r['mean']:.4f} ± {r['se']:.4f} | "
+                         f"[{r['low']:.4f}, {r['high']:.4f}] |")
+        for r in against["fewer_than_two_splits"]:
+            lines.append(f"| {r['dataset']} | {r['method']} − {r['against']} | – | {r['splits']} | no interval | – |")
     return "\n".join(lines) + "\n"
 
 
@@ -128,11 +179,16 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run", type=Path, help="the output folder of a papers workflow's run")
     parser.add_argument("--json", help="write the measures here (a record under workflows/studies/records/papers/)")
+    parser.add_argument("--paired", type=Path, help="another papers run on the same splits: each method of the run "
+                        "minus each of its, split by split")
     args = parser.parse_args(argv)
-    if not args.run.is_dir():
-        parser.error(f"{args.run} is not a folder: expected a papers workflow's output folder")
+    for folder in (args.run, args.paired):
+        if folder is not None and not folder.is_dir():
+            parser.error(f"{folder} is not a folder: expected a papers workflow's output folder")
     try:
         result = read_run(args.run)
+        if args.paired is not None:
+            result["paired"] = paired(args.run, args.paired)
     except ValueError as exc:
         parser.error(str(exc))
     sys.stdout.write(tables(result))
