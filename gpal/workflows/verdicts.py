@@ -53,9 +53,10 @@ minus the paper's excludes 0, **reproduced** only where the 90 % interval lies i
 **contradicted** on the other. *Similar*: TOST against a declared margin only. Else a unit is *open*. A claim is
 reproduced when all its units are, contradicted (differs) when any is resolved against it, else **not resolved
 at this budget**, with the repeats that would decide its open units at the recorded means and spreads (fits,
-hours on 2 cores at the numbers page's minutes a fit; "not by 1000": none up to 1000 would). **Not
+hours on 2 cores; "not by 1000": none up to 1000 would). **Not
 comparable**: a stated setting difference (hardware, a method not the paper's) decides it. *(judgement)*: written
-by hand, evidence beside it. Margins were declared after the runs (004's, 002's grid and vi-JJ-full's before).
+by hand, evidence beside it. Margins declared before the runs: 004's, 002's grid, first-iteration and vi-JJ-full's,
+000's δ confirmation; the others after.
 Methods share splits: SEs combined as independent err towards "open"."""
 
 
