@@ -46,18 +46,17 @@ MAX_REPEATS = 1000
 
 #: The rule in words, stated once at the top of docs/papers.md.
 RULE = """\
-**How the verdicts are reached.** Intervals are Student's t over the repeats run (Welch-Satterthwaite for two
-means); a record of fewer than two repeats is refused, its file and field named. *Values*: **differs** where the 95 % interval of gpal's
-minus the paper's excludes 0, **reproduced** only where the 90 % interval lies inside a declared margin (±, TOST).
-*Orders*: reproduced where the 95 % interval of the lead lies on the paper's side of 0 (or of a declared margin),
-**contradicted** on the other. *Similar*: TOST against a declared margin only. Else a unit is *open*. A claim is
-reproduced when all its units are, contradicted (differs) when any is resolved against it, else **not resolved
-at this budget**, with the repeats that would decide its open units at the recorded means and spreads (fits,
-hours on 2 cores; "not by 1000": none up to 1000 would). **Not
-comparable**: a stated setting difference (hardware, a method not the paper's) decides it. *(judgement)*: written
-by hand, evidence beside it. Margins declared before the runs: 004's, 002's grid, first-iteration and vi-JJ-full's,
-000's δ confirmation; the others after.
-Methods share splits: SEs combined as independent err towards "open"."""
+**How the verdicts are reached.** Intervals: Student's t over the repeats run (Welch-Satterthwaite for two means);
+a record of one repeat is refused. *Values*: **differs** where gpal's minus
+the paper's 95 % interval excludes 0, **reproduced** only where its 90 % interval lies inside a declared margin
+(TOST). *Orders*: reproduced where the lead's 95 % interval lies on the paper's side of 0 (or of a declared
+margin), **contradicted** on the other. *Similar*: TOST against a declared margin only. Else a unit is *open*. A
+claim is reproduced when all its units are, contradicted (differs) when any is resolved against it, else **not
+resolved at this budget**, with the repeats that would decide its open units at the recorded means and spreads
+(fits, hours on 2 cores; "not by 1000": none up to 1000 would). **Not comparable**: a stated setting difference
+(hardware, a method not the paper's) decides it. *(judgement)*: by hand, evidence beside it. Margins declared
+before the runs: 004's, 002's grid, first-iteration and vi-JJ-full's, 000's δ confirmation; the others after.
+Methods share splits; SEs combined as independent err towards "open"."""
 
 
 def _finite(x: Any) -> bool:

@@ -105,4 +105,6 @@ def test_open_units_are_priced_in_fits_and_hours_or_said_untimed():
         "3 by 10 repeats (+18 fits, 0.075 h); 1 not by 1000"
     assert to_resolve(needed, {("wf", "a"): (2, 0.5), ("wf", "b"): (2, None)}) == \
         "3 by 10 repeats (+18 fits, no time recorded); 1 not by 1000"
-    assert to_resolve(needed, {("wf", "a"): (2, 0.5)}) == "3 by 10 repeats; 1 not by 1000"  # b's fits unknown
+    assert to_resolve({**needed, ("tables/x", "c"): [2, 4]}, {("wf", "a"): (2, 0.5)}) == \
+        "4 by 10 repeats (not priced: `tables/x`, `wf` keep no fits a repeat); 1 not by 1000"  # b's, c's unknown
+    assert to_resolve({("tables/x", "c"): [2, 4]}, {}) == "all by 4 repeats (not priced: `tables/x` keeps no fits a repeat)"

@@ -289,7 +289,7 @@ def test_an_open_claim_names_the_repeats_and_hours_that_would_decide_it():
     hours = (k - 3) * 2 * 3.0 / 60 / 2
     assert verdict == "not resolved at this budget"
     assert evidence.endswith(f"all by {k} repeats (+{(k - 3) * 2} fits, {hours:.2g} h)")
-    assert judge_claim(_claim(["c"]), results)[1].endswith(f"all by {k} repeats")  # not priced
+    assert judge_claim(_claim(["c"]), results)[1].endswith(f"all by {k} repeats (not priced: `wf` keeps no fits a repeat)")
 
 
 def test_an_open_value_no_count_of_repeats_decides_is_said_so():

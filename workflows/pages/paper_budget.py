@@ -107,7 +107,7 @@ def to_resolve(needed: Mapping[tuple[str, str], list], costs: Mapping[tuple[str,
     many no number of repeats up to `MAX_REPEATS` would decide.  ``needed`` maps (record, setting) to [repeats
     run, repeats each open unit needs (None: more than `MAX_REPEATS`)...]."""
     most, fits, minutes, beyond, decided = 0, 0, 0.0, 0, 0
-    untimed, unpriced = False, False
+    untimed, unpriced = False, set()
     for key, (ran, *needs) in needed.items():
         reachable = [n for n in needs if n is not None]
         beyond += len(needs) - len(reachable)
@@ -116,7 +116,7 @@ def to_resolve(needed: Mapping[tuple[str, str], list], costs: Mapping[tuple[str,
             continue
         most = max(most, max(reachable))
         if key not in costs:
-            unpriced = True
+            unpriced.add(key[0])
             continue
         per_repeat, per_fit = costs[key]
         fits += (max(reachable) - ran) * per_repeat
@@ -125,8 +125,10 @@ def to_resolve(needed: Mapping[tuple[str, str], list], costs: Mapping[tuple[str,
             minutes += (max(reachable) - ran) * per_repeat * per_fit
     parts = []
     if most:
-        price = ""
-        if not unpriced:
+        if unpriced:
+            names = ", ".join(f"`{r}`" for r in sorted(unpriced))
+            price = f" (not priced: {names} {'keeps' if len(unpriced) == 1 else 'keep'} no fits a repeat)"
+        else:
             # the evidence names its records: an untimed one is not named again
             price = f" (+{fits} fits, " + ("no time recorded)" if untimed else f"{hours_text(minutes / 60 / CORES)} h)")
         parts.append(f"{'all' if not beyond else decided} by {most} repeats{price}")
