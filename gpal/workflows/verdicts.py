@@ -56,7 +56,7 @@ resolved at this budget**, with the repeats that would decide its open units at 
 (fits, hours on 2 cores; "not by 1000": none up to 1000 would). **Not comparable**: a stated setting difference
 (hardware, a method not the paper's) decides it. *(judgement)*: by hand, evidence beside it. Margins declared
 before the runs: 004's, 002's grid, first-iteration and vi-JJ-full's, 000's δ confirmation; the others after.
-Methods share splits; SEs combined as independent err towards "open"."""
+Shared splits: SEs combined as independent (towards "open")."""
 
 
 def _finite(x: Any) -> bool:

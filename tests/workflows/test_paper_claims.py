@@ -214,7 +214,7 @@ def test_the_page_opens_each_paper_with_its_claims_and_its_numbers_page_with_the
     assert page.index("## P (paper 9)") < page.index("## An earlier paper")  # declared papers first
     assert "| A beats B on a | **reproduced** | – | `wf` nll (a), 1 pair: reproduced 1 |" in page
     assert "| y | **differs** (judgement) | other data | by hand |" in page
-    assert "Claims (2) by verdict, of which by judgement: reproduced 1 (0), differs 1 (1)." in page  # the tally
+    assert "Claims (2) by verdict (by judgement): reproduced 1 (0), differs 1 (1)." in page  # the tally
     budget = "| `wf` | g | g | 20 (paper: 100) | g | g | g | g | g (paper: not stated) |"  # M from the record
     assert budget in pages["papers/009_numbers.md"] and budget not in page  # the page keeps only the claims
     assert "Why the numbers" in pages["papers/009_numbers.md"] and "Why the numbers" not in page

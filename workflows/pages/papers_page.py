@@ -222,7 +222,7 @@ def render_pages(records: Path) -> dict[str, str]:
     lines = [_HEADER, RULE, ""]
     tally = verdict_tally(every_claim)
     if tally:
-        lines += [f"Claims ({len(every_claim)}) by verdict, of which by judgement: " + ", ".join(f"{verdict} {count} ({by_hand})"
+        lines += [f"Claims ({len(every_claim)}) by verdict (by judgement): " + ", ".join(f"{verdict} {count} ({by_hand})"
                                                       for verdict, count, by_hand in tally) + ".", ""]
     pages["papers.md"] = "\n".join(lines + sections).rstrip("\n") + "\n"
     return pages
