@@ -12,7 +12,8 @@ are not: each sits between two markers in its page,
 and is rebuilt from its declaration in `TABLES` with a line naming the study, the records and their commits, so a
 remade record remakes the table, and ``--check`` says whether a page is current.  A row may also read the papers
 page's own record of a workflow (``workflows/pages/records/papers/<workflow>.json``), where the table sets a
-``paper_runs`` run beside the run the page judges.  ``papers_page.py`` runs this too, so one command remakes every
+``paper_runs`` run beside the run the page judges.  A `PrintedTable` is a table another study's command printed, as
+that study's record keeps it (``shared.keep_printed``: ``workflows/studies/records/<study>.json``).  ``papers_page.py`` runs this too, so one command remakes every
 papers page::
 
     python workflows/pages/paper_runs_tables.py           # rewrite the tables in their pages
@@ -33,7 +34,7 @@ from typing import Callable, Mapping, Sequence
 # this script's folder, first on its path
 from generated_page import DOCS, ROOT, read_study, write_or_check
 
-__all__ = ["DECLARATION", "SHOW", "TABLES", "Cell", "Row", "Table", "main", "render_page", "render_pages", "render_table"]
+__all__ = ["DECLARATION", "SHOW", "TABLES", "Cell", "PrintedTable", "Row", "Table", "main", "render_page", "render_pages", "render_table"]
 
 #: The study whose records the tables show.
 DECLARATION = "workflows/studies/paper_runs.yaml"
@@ -108,6 +109,41 @@ class Table:
     rows: tuple[Row, ...]
 
 
+@dataclass(frozen=True)
+class PrintedTable:
+    """The Markdown table study ``study``'s ``command`` printed (its lines starting with ``|``), read from the
+    study's record of printed lines, so a page's copy of a printed table cannot drift from the record."""
+
+    page: str
+    study: str
+    command: str
+
+    @property
+    def declaration(self) -> str:
+        return f"workflows/studies/{self.study}.yaml"
+
+    @property
+    def record(self) -> str:
+        return f"workflows/studies/records/{self.study}.json"
+
+
+def _printed_table(table: PrintedTable) -> str:
+    """`PrintedTable` ``table`` with the line naming its study, record, command and commit (a ValueError names
+    a record the study does not declare, a command it does not hold, or a command that printed no table)."""
+    if table.record not in [str(r) for r in read_study(ROOT / table.declaration)["records"]]:
+        raise ValueError(f"{table.record} is not a record of {table.declaration} (field 'records')")
+    commands = json.loads((ROOT / table.record).read_text(encoding="utf-8"))["commands"]
+    if table.command not in commands:
+        raise ValueError(f"{table.record}: no command {table.command!r} (it holds {sorted(commands)})")
+    kept = commands[table.command]
+    lines = [line for line in kept["printed"] if isinstance(line, str) and line.startswith("|")]
+    if not lines:
+        raise ValueError(f"{table.record}: {table.command!r} printed no Markdown table")
+    return "\n".join(lines) + (f"\n\n(Generated from the study `{table.study}` (`{table.declaration}`), record "
+                               f"`{table.record}`: the table `{table.command}` printed at commit "
+                               f"`{kept['commit']}`.)\n")
+
+
 def _runs(name: str) -> str:
     return f"workflows/studies/records/papers/{name}.json"
 
@@ -120,7 +156,10 @@ _DELTA = ("accuracy %", "NLL", "largest probability", "NLL from correct rows", "
 _IZMAILOV = ("accuracy ± SE", "NLL ± SE", "ECE ± SE", "train s ± SE")
 _GPCS = ("svgp-step", "svgp-probit", "svgp-logit")  # the paper's GPC-I, II, III
 
-TABLES: dict[str, Table] = {
+TABLES: dict[str, Table | PrintedTable] = {
+    "fig_4_delta": PrintedTable(
+        "papers/000_liu.md", "paper000_delta",
+        "python workflows/studies/bench_paper000_delta.py paired runs/papers/000_fig_4_10"),
     "satimage_delta": Table(
         "papers/000_liu.md",
         ("GPC-I", "accuracy", "test NLL", "largest probability (mean / max)", "NLL from correct rows",
@@ -193,6 +232,8 @@ def _measures(record: str, result: Mapping, dataset: str, method: str, split: in
 def render_table(name: str) -> str:
     """Table ``name`` of `TABLES` in Markdown, with the line naming its study, records and commits."""
     table = TABLES[name]
+    if isinstance(table, PrintedTable):
+        return _printed_table(table)
     results = {row.record: _read(row.record) for row in table.rows}
     lines = ["| " + " | ".join(table.head) + " |", "|" + "|".join(table.align) + "|"]
     for row in table.rows:

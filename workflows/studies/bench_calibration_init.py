@@ -10,19 +10,22 @@ class), their initial length scales, q(u)'s initial covariance, Adam's step size
 main job's split (``gpal classify``: the default selection of CATALOG, a stratified 80 / 20 split drawn with the
 seed) and keeps its held-out probabilities beside logistic regression's (`gpal.evaluation.baselines`) in
 ``OUT/probas/CATALOG.seedS.npz``, with each fit's seconds (the first fit of a process also traces its step) and final
-kernel variances; a candidate already saved is not refitted.  ``analyse`` writes ``OUT/calibration_init.json`` /
-``.md``: per catalog and candidate (mean over seeds) NLL, ECE (15 bins), accuracy, accuracy minus mean confidence,
+kernel variances; a candidate already saved is not refitted.  ``--classes`` picks the class scheme (the study's record
+is of the three-class ``blazar_pulsar``).  ``analyse`` writes the record ``RECORD/calibration_init_seedsA-B.json`` /
+``.md`` (``--record``, by default the study's kept folder; the seeds in the name, so three and ten splits keep
+their own): per catalog and candidate (mean over seeds) NLL, ECE (15 bins), accuracy, accuracy minus mean confidence,
 seconds, kernel variances, and 95% paired bootstrap intervals over sources of the candidate minus ``gpal`` and minus
-logistic regression (resamples averaged over the seeds).  Record: workflows/studies/records/calibration/kernel_start.md.
+logistic regression (resamples averaged over the seeds).  Study ``calibration_init`` (its declaration beside this
+script states the commands that made the record, workflows/studies/records/calibration/).
 
     OMP_NUM_THREADS=1 nice -n 10 python workflows/studies/bench_calibration_init.py fit --out /tmp/calib_init \
         --catalogs FL16Y --seeds 0 --candidates gpal var4 lr0.05
-    python workflows/studies/bench_calibration_init.py analyse --out /tmp/calib_init
+    python workflows/studies/bench_calibration_init.py analyse --out /tmp/calib_init --record /tmp/calib_init
 
 ``cv`` scores every labelled source of the main job's selection once: stratified K-fold cross-validation (each
 repeat a seed of its own), each fold's held-out probabilities of the candidates, logistic regression and the isotonic
 random forest kept in ``OUT/cv/CATALOG.seedS.foldK.npz`` (a fold already saved is not refitted).  ``cv-analyse``
-pools each repeat's out-of-fold probabilities and writes ``OUT/calibration_cv.json`` / ``.md``: per model (mean over
+pools each repeat's out-of-fold probabilities and writes ``RECORD/calibration_cv.json`` / ``.md``: per model (mean over
 repeats) NLL, ECE, accuracy minus mean confidence and each class's ECE; 95% paired bootstrap intervals over sources of
 each candidate minus logistic regression (NLL, ECE, each class's ECE); the ECE a perfectly calibrated model with
 each model's confidences shows on average (`gpal.evaluation.calibration.calibrated_ece`); and its spread, from labels
@@ -30,7 +33,7 @@ drawn from gpal's own pooled probabilities ``N_CALIBRATED_DRAWS`` times (mean an
 
     OMP_NUM_THREADS=1 nice -n 10 python workflows/studies/bench_calibration_init.py cv --out /tmp/calib_cv \
         --catalogs FL16Y 4FGL-DR4 --seeds 0 1 --candidates gpal var20
-    python workflows/studies/bench_calibration_init.py cv-analyse --out /tmp/calib_cv --seeds 0 1
+    python workflows/studies/bench_calibration_init.py cv-analyse --out /tmp/calib_cv --seeds 0 1 --record /tmp/calib_cv
 """
 
 from __future__ import annotations
@@ -83,6 +86,10 @@ N_FOLDS = 5
 CV_BASELINES = ("logistic", "random_forest_isotonic")
 N_CALIBRATED_DRAWS = 2000
 MEASURES = ("nll", "ece", "accuracy", "accuracy_minus_confidence")  # `_measures`'s
+#: Where the declared commands keep the study's record (`analyse`'s and `cv-analyse`'s tables and their JSON).
+RECORD = Path(__file__).resolve().parent / "records" / "calibration"
+#: The class scheme the record was measured on: the main job's classes when the study ran.
+STUDY_CLASSES = "blazar_pulsar"
 
 
 def fitted(candidate: dict[str, Any], train: Any, seed: int) -> Any:
@@ -145,15 +152,19 @@ def estimator_of(candidate: dict[str, Any], n_features: int, seed: int) -> Any:
     return main_job_estimator(random_state=seed, progress=False, **params)
 
 
-def main_job_split(catalog: str, seed: int) -> tuple[Any, Any]:
-    """The main job's training and held-out rows of ``catalog`` (its default selection, `gpal classify`'s split)."""
+def labelled(catalog: str, classes: str) -> Any:
+    """The labelled sources of the main job's selection of ``catalog`` (its cuts and features) in ``classes``."""
     from gpal.catalog_jobs.selection import CatalogSelection
 
-    _, data = CatalogSelection(catalog=catalog).load()
-    return data.split(test_size=TEST_SIZE, seed=seed, stratify=True)
+    return CatalogSelection(catalog=catalog, classes=classes).load()[1]
 
 
-def fit(out: Path, catalogs: list[str], seeds: list[int], names: list[str]) -> None:
+def main_job_split(catalog: str, seed: int, classes: str = STUDY_CLASSES) -> tuple[Any, Any]:
+    """The main job's training and held-out rows of ``catalog`` (`gpal classify`'s split) in ``classes``."""
+    return labelled(catalog, classes).split(test_size=TEST_SIZE, seed=seed, stratify=True)
+
+
+def fit(out: Path, catalogs: list[str], seeds: list[int], names: list[str], classes: str = STUDY_CLASSES) -> None:
     from gpal.evaluation.baselines import fit_baselines
 
     (out / "probas").mkdir(parents=True, exist_ok=True)
@@ -164,7 +175,7 @@ def fit(out: Path, catalogs: list[str], seeds: list[int], names: list[str]) -> N
             if path.is_file():
                 with np.load(path) as saved:
                     kept = {k: saved[k] for k in saved.files}
-            train, test = main_job_split(catalog, seed)
+            train, test = main_job_split(catalog, seed, classes)
             if "label" not in kept:
                 kept["label"] = test.y
                 kept["logistic"] = fit_baselines(train.X, train.y, test.X, names=["logistic"],
@@ -211,10 +222,14 @@ def _paired(data: list[dict[str, np.ndarray]], a: str, b: str, indices: list[np.
             for k in diffs[0]}
 
 
-def analyse(out: Path, catalogs: list[str], seeds: list[int]) -> dict[str, Any]:
+def analyse(out: Path, catalogs: list[str], seeds: list[int], record: Path | None = None) -> dict[str, Any]:
+    """The held-out table of the fits kept in ``out``, written to ``record`` (default ``out``) as
+    ``calibration_init_seedsA-B.json`` / ``.md`` with the commit that made it."""
+    from shared import code_commit
+
     from gpal.files import write_json_atomic
 
-    result: dict[str, Any] = {"seeds": seeds, "catalogs": {}}
+    result: dict[str, Any] = {"study": "calibration_init", "commit": code_commit(), "seeds": seeds, "catalogs": {}}
     for catalog in catalogs:
         paths = [out / "probas" / f"{catalog}.seed{s}.npz" for s in seeds]
         present = [(s, p) for s, p in zip(seeds, paths) if p.is_file()]
@@ -241,9 +256,20 @@ def analyse(out: Path, catalogs: list[str], seeds: list[int]) -> dict[str, Any]:
                     row[f"minus_{reference}"] = _paired(data, m, reference, resamples)
             rows[m] = row
         result["catalogs"][catalog] = {"seeds": used, "n": int(data[0]["label"].size), "models": rows}
-    write_json_atomic(out / "calibration_init.json", result)
-    (out / "calibration_init.md").write_text(markdown(result))
+    stem = f"calibration_init_seeds{_seed_span(seeds)}"
+    record = out if record is None else record
+    record.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(record / f"{stem}.json", result)
+    (record / f"{stem}.md").write_text(markdown(result), encoding="utf-8")
     return result
+
+
+def _seed_span(seeds: list[int]) -> str:
+    """``0-9`` for consecutive seeds, else each seed joined by ``_``: the seeds in a record's name."""
+    ordered = sorted(seeds)
+    if ordered == list(range(ordered[0], ordered[-1] + 1)) and len(ordered) > 1:
+        return f"{ordered[0]}-{ordered[-1]}"
+    return "_".join(map(str, ordered))
 
 
 def _iv(v: list[float]) -> str:
@@ -251,7 +277,8 @@ def _iv(v: list[float]) -> str:
 
 
 def markdown(result: dict[str, Any]) -> str:
-    lines = [("Held-out rows of the main job's split; each value is the mean over the seeds given; intervals are 95% "
+    lines = [f"Study `calibration_init`, commit {result['commit']}.", "",
+             ("Held-out rows of the main job's split; each value is the mean over the seeds given; intervals are 95% "
               "paired bootstrap intervals over sources (1000 resamples, each averaged over the seeds) of the model "
               "minus gpal and minus logistic regression."), "",
              ("| catalog (held out) | seeds | model | NLL | ECE | accuracy | accuracy − confidence | seconds | "
@@ -284,13 +311,12 @@ def cv_folds(y: np.ndarray, seed: int, n_folds: int = N_FOLDS) -> list[np.ndarra
 
 
 def cv(out: Path, catalogs: list[str], seeds: list[int], names: list[str], n_folds: int = N_FOLDS,
-       baselines: tuple[str, ...] = CV_BASELINES) -> None:
-    from gpal.catalog_jobs.selection import CatalogSelection
+       baselines: tuple[str, ...] = CV_BASELINES, classes: str = STUDY_CLASSES) -> None:
     from gpal.evaluation.baselines import fit_baselines
 
     (out / "cv").mkdir(parents=True, exist_ok=True)
     for catalog in catalogs:
-        _, data = CatalogSelection(catalog=catalog).load()
+        data = labelled(catalog, classes)
         for seed in seeds:
             for k, held_out in enumerate(cv_folds(data.y, seed, n_folds)):
                 path = out / "cv" / f"{catalog}.seed{seed}.fold{k}.npz"
@@ -358,11 +384,15 @@ def _class_eces(y: np.ndarray, p: np.ndarray) -> list[float]:
     return [float(class_reliability(y, p, c, N_BINS).ece) for c in range(p.shape[1])]
 
 
-def cv_analyse(out: Path, catalogs: list[str], seeds: list[int]) -> dict[str, Any]:
+def cv_analyse(out: Path, catalogs: list[str], seeds: list[int], record: Path | None = None) -> dict[str, Any]:
+    """The cross-validation table of the folds kept in ``out``, written to ``record`` (default ``out``) as
+    ``calibration_cv.json`` / ``.md`` with the commit that made it."""
+    from shared import code_commit
+
     from gpal.evaluation.calibration import calibrated_ece
     from gpal.files import write_json_atomic
 
-    result: dict[str, Any] = {"catalogs": {}}
+    result: dict[str, Any] = {"study": "calibration_init", "commit": code_commit(), "catalogs": {}}
     for catalog in catalogs:
         present = [(s, d) for s in seeds if (d := pooled_folds(out, catalog, s)) is not None]
         if not present:
@@ -389,13 +419,16 @@ def cv_analyse(out: Path, catalogs: list[str], seeds: list[int]) -> dict[str, An
             "seeds": used, "n": int(data[0]["label"].size), "class_names": data[0]["class_names"].tolist(),
             "calibrated_ece": {"mean": float(draws.mean()), "sd": float(draws.std(ddof=1)) if draws.size > 1 else 0.0},
             "models": rows}
-    write_json_atomic(out / "calibration_cv.json", result)
-    (out / "calibration_cv.md").write_text(cv_markdown(result))
+    record = out if record is None else record
+    record.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(record / "calibration_cv.json", result)
+    (record / "calibration_cv.md").write_text(cv_markdown(result), encoding="utf-8")
     return result
 
 
 def cv_markdown(result: dict[str, Any]) -> str:
-    lines = [("Out-of-fold probabilities of every labelled source, pooled per repeat; each value is the mean over the "
+    lines = [f"Study `calibration_init`, commit {result['commit']}.", "",
+             ("Out-of-fold probabilities of every labelled source, pooled per repeat; each value is the mean over the "
               "repeats; intervals are 95% paired bootstrap intervals over sources (1000 resamples of the sources, each "
               "the same for every repeat, the differences averaged over the repeats) of the model minus logistic "
               "regression."), ""]
@@ -428,15 +461,19 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--catalogs", nargs="+", default=list(CATALOGS))
     p.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
     p.add_argument("--candidates", nargs="+", default=list(CANDIDATES), choices=list(CANDIDATES))
+    p.add_argument("--classes", default=STUDY_CLASSES,
+                   help="the class scheme or spec the fits train on (default %(default)s, the record's)")
+    p.add_argument("--record", type=Path, default=RECORD,
+                   help="where analyse / cv-analyse write their tables (default: the study's kept record)")
     args = p.parse_args(argv)
     if args.stage == "fit":
-        fit(args.out, args.catalogs, args.seeds, args.candidates)
+        fit(args.out, args.catalogs, args.seeds, args.candidates, classes=args.classes)
     elif args.stage == "cv":
-        cv(args.out, args.catalogs, args.seeds, args.candidates)
+        cv(args.out, args.catalogs, args.seeds, args.candidates, classes=args.classes)
     elif args.stage == "cv-analyse":
-        print(cv_markdown(cv_analyse(args.out, args.catalogs, args.seeds)))
+        print(cv_markdown(cv_analyse(args.out, args.catalogs, args.seeds, args.record)))
     else:
-        print(json.dumps(analyse(args.out, args.catalogs, args.seeds)["catalogs"], indent=1)[:4000])
+        print(json.dumps(analyse(args.out, args.catalogs, args.seeds, args.record)["catalogs"], indent=1)[:4000])
 
 
 if __name__ == "__main__":
