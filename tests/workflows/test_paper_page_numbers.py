@@ -53,6 +53,8 @@ NOT_RECORDED: dict[str, dict[str, str]] = {
         "2.21": "the TensorFlow version the runs used",
     },
     "papers/003_milios.md": {
+        "0.022": "split 0's ECE at 100 epochs minus 300 epochs' (paper003_milios_letter_softmax100.json 0.0987, "
+                 "paper003_milios_letter_softmax300.json 0.0770)",
         "0.382": "MAGIC's probit SVGP (no rank): the workflow's record keeps the ranked methods only",
         "0.067": "its ECE, likewise",
         "0.154": "LETTER's robust-max SVGP (no rank): the workflow's record keeps the ranked methods only",
