@@ -124,3 +124,37 @@ def test_paired_runs_on_other_rows_or_one_split_are_refused(script, tmp_path):
     _unit(lone / "toy", "c", 0, [0, 1, 0, 1], [[0.5, 0.5]] * 4)
     with pytest.raises(ValueError, match=r"no method pair shares two or more splits"):
         script.paired(run, lone)
+
+
+def _both_methods_on_two_splits(tmp_path, commit="abc"):
+    run = _run(tmp_path)
+    _unit(run / "toy", "b", 1, [0, 1], [[0.8, 0.2], [0.4, 0.6]])
+    record = json.loads((run / "paper_comparison.json").read_text())
+    (run / "paper_comparison.json").write_text(json.dumps(record | {"commit": commit}))
+    return run
+
+
+def test_a_table_record_holds_each_methods_mean_and_se_over_its_splits(script, tmp_path, capsys):
+    run = _both_methods_on_two_splits(tmp_path)
+    record = script.table_record(script.read_run(run), "workflows/studies/s.yaml", "cmd")
+    assert (record["commit"], record["workflow"], record["settings"]["splits"]) == ("abc", "workflows/studies/s.yaml",
+                                                                                   {"toy": 2})
+    (table,) = record["tables"]
+    assert table["caption"] == "toy" and table["columns"] == ["method", "gpal accuracy", "gpal NLL", "gpal ECE"]
+    # b's NLL per split by hand: split 0 -ln 0.9, -ln 0.8; split 1 -ln 0.8, -ln 0.6
+    nll = [-(math.log(0.9) + math.log(0.8)) / 2, -(math.log(0.8) + math.log(0.6)) / 2]
+    mean, se = sum(nll) / 2, abs(nll[0] - nll[1]) / 2  # SE of two values: |a - b| / 2
+    assert table["rows"][0][:1] + table["rows"][0][2:3] == ["b", f"{mean:.4f} ± {se:.4f}"]
+    # kept with --json, the record remakes the same table without the run's folder
+    kept, out = tmp_path / "kept.json", tmp_path / "table.json"
+    script.main([str(run), "--json", str(kept)])
+    script.main([str(kept), "--record", str(out), "--study", "workflows/studies/s.yaml"])
+    assert json.loads(out.read_text())["tables"] == record["tables"]
+
+
+def test_a_table_record_of_uneven_splits_or_uncommitted_source_is_refused(script, tmp_path):
+    with pytest.raises(ValueError, match=r"data set toy has splits \{'b': \[0\], 'a': \[0, 1\]\}"):
+        script.table_record(script.read_run(_run(tmp_path)), "s.yaml", "cmd")
+    dirty = _both_methods_on_two_splits(tmp_path / "d", commit="abc+dirty")
+    with pytest.raises(ValueError, match="were made at 'abc\\+dirty'"):
+        script.table_record(script.read_run(dirty), "s.yaml", "cmd")

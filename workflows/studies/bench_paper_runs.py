@@ -22,19 +22,28 @@ one that resolves their difference; a split whose test rows differ between the r
 
     PYTHONPATH=$PWD python workflows/studies/bench_paper_runs.py runs/papers/002_izmailov_2 \\
         --json workflows/studies/records/papers/paper002_izmailov_2.json
+
+With ``--record PATH --study YAML`` the measures become a table a papers claim reads (`result_records`, under
+workflows/pages/records/papers/tables/): one table per data set, each method's test accuracy, NLL and ECE as mean ±
+SE over its splits, the splits in ``settings.splits.<data set>``.  ``run`` may also be a record this script kept
+(``--json``), so the table is remade from what is kept without the run's folder::
+
+    PYTHONPATH=$PWD python workflows/studies/bench_paper_runs.py workflows/studies/records/papers/paper004_nll_repeats.json \\
+        --record workflows/pages/records/papers/tables/paper004_nll_repeats.json --study workflows/studies/paper004_nll_repeats.yaml
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from shared import code_commit, paired_t  # the script's folder, first on its path
+from shared import code_commit, outputs_commit, paired_t, record_from_kept  # the script's folder, first on its path
 
 #: The run's record, which names its workflow, command and commit (`gpal.workflows.reference`).
 RUN_RECORD = "paper_comparison.json"
@@ -42,6 +51,8 @@ RUN_RECORD = "paper_comparison.json"
 TOLERANCE = 1e-6
 #: Per split and per method, the measures averaged over the splits (and their digits in the printed tables).
 SUMMARISED = {"accuracy": 3, "nll": 3, "ece": 3, "train_seconds": 1}
+#: The digits of a table record's cells: the claims judge from them, so more than the printed tables show.
+RECORD_DIGITS = 4
 
 
 def split_measures(unit: dict[str, Any], path: Path) -> dict[str, float]:
@@ -172,29 +183,70 @@ def tables(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def table_record(result: dict[str, Any], study: str, command: str) -> dict[str, Any]:
+    """The run's measures as a results record a papers claim reads: per data set one table of each method's
+    accuracy, NLL and ECE (mean ± SE).  A claim judges a table at one count of repeats, so a data set whose methods
+    ran different splits, or one split (no SE), is refused, as is a run at uncommitted source."""
+    from result_records import make_record, make_table
+
+    commit = outputs_commit([{"commit": result["run_commit"]}], [result["run"]])
+    tables, splits = [], {}
+    for name, methods in result["datasets"].items():
+        ran = {method: sorted(entry["splits"]) for method, entry in methods.items()}
+        if len({tuple(s) for s in ran.values()}) > 1 or len(next(iter(ran.values()))) < 2:
+            raise ValueError(f"{result['run']}: data set {name} has splits {ran}; a table needs every method on the "
+                             "same two or more splits (run the workflow with one protocol.splits for all)")
+        splits[name] = len(next(iter(ran.values())))
+        rows = [[method] + [_cell(entry["summary"][k], RECORD_DIGITS) for k in ("accuracy", "nll", "ece")]
+                for method, entry in methods.items()]
+        tables.append(make_table(["method", "gpal accuracy", "gpal NLL", "gpal ECE"], rows, "lrrr", name))
+    return make_record(f"Test accuracy, NLL and ECE per data set and method of `{result['command']}`", command,
+                       commit, tables, settings={"splits": splits, "script_commit": result["script_commit"]},
+                       source=f"the units of {result['run']} (its command {result['command']})", workflow=study)
+
+
 def main(argv: list[str] | None = None) -> int:
     from gpal.files import write_json_atomic
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("run", type=Path, help="the output folder of a papers workflow's run")
+    parser.add_argument("run", type=Path, help="the output folder of a papers workflow's run, or a record this "
+                        "script kept (--json) to remake --record from")
     parser.add_argument("--json", help="write the measures here (a record under workflows/studies/records/papers/)")
     parser.add_argument("--paired", type=Path, help="another papers run on the same splits: each method of the run "
                         "minus each of its, split by split")
+    parser.add_argument("--record", help="write the measures as a table a papers claim reads here "
+                        "(workflows/pages/records/papers/tables/<name>.json); needs --study")
+    parser.add_argument("--study", help="the study declaration (workflows/studies/<name>.yaml) that lists --record")
     args = parser.parse_args(argv)
-    for folder in (args.run, args.paired):
+    if bool(args.record) != bool(args.study):
+        parser.error("--record and --study go together: the table record names the study that declares it")
+    kept = args.run.suffix == ".json" and args.run.is_file()
+    if kept and (args.paired or args.json):
+        parser.error(f"{args.run} is a kept record: it remakes --record only (--paired and --json read a run folder)")
+    for folder in (args.paired,) if kept else (args.run, args.paired):
         if folder is not None and not folder.is_dir():
-            parser.error(f"{folder} is not a folder: expected a papers workflow's output folder")
+            parser.error(f"{folder} is not a folder: expected a papers workflow's output folder"
+                         + ("" if folder is args.paired else " or a record this script kept (--json)"))
     try:
-        result = read_run(args.run)
-        if args.paired is not None:
-            result["paired"] = paired(args.run, args.paired)
+        if kept:
+            result = json.loads(args.run.read_text(encoding="utf-8"))
+            if not isinstance(result, dict) or not {"run", "run_commit", "command", "datasets"} <= set(result):
+                raise ValueError(f"{args.run}: not a record of this script (keys run, run_commit, command, datasets)")
+        else:
+            result = read_run(args.run)
+            if args.paired is not None:
+                result["paired"] = paired(args.run, args.paired)
     except ValueError as exc:
         parser.error(str(exc))
     sys.stdout.write(tables(result))
     if args.json:
         write_json_atomic(args.json, result)
         print(f"recorded {args.json}")
+    if args.record:
+        command = "PYTHONPATH=$PWD python workflows/studies/bench_paper_runs.py " + shlex.join(
+            sys.argv[1:] if argv is None else argv)
+        record_from_kept(parser, args.record, lambda: table_record(result, args.study, command))
     return 0
 
 
