@@ -210,7 +210,7 @@ def error_model() -> None:
     """The prose of docs/catalogs.md's error-model figure and caveats: the hardness ratios' error bars on rows with an
     upper-limit band, old (first order) against new, the draws' mean against the point value, and the error bars of
     `MC_DRAWS` draws against a 65 536-draw reference, on 4FGL-DR4."""
-    from make_error_model_figure import MAIN, build, error_bars, first_order  # the error_model study's old model
+    from shared import ERROR_MODEL_SELECTION as MAIN, build, error_bars, first_order  # the error_model study's old model
 
     from gpal.catalogs.features import FEATURE_PRESETS
     from gpal.catalogs.features import propagation

@@ -17,8 +17,6 @@ No fitting and nothing random beyond the propagation's fixed seed: a rerun gives
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import warnings
 from pathlib import Path
 from typing import Sequence
 
@@ -29,30 +27,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from gpal.catalogs import load_catalog  # noqa: E402
-from gpal.catalogs import DroppedRowsWarning  # noqa: E402
-from gpal.catalogs.features import FEATURE_PRESETS, Feature  # noqa: E402
-from shared import ROOT, keep_printed  # noqa: E402  (the script's folder, first on its path)
+from gpal.catalogs.features import FEATURE_PRESETS  # noqa: E402
+from shared import ERROR_MODEL_SELECTION as MAIN, ROOT, build, error_bars, first_order, keep_printed  # noqa: E402
 
 PANELS = ("HR12", "HR23", "HR56", "log10(Flux1000)")
-MAIN = dict(classes=["bll", "fsrq", "pulsar"], merge={"pulsar": ["psr", "msp"]})
-
-
-def first_order(feature: Feature) -> Feature:
-    """The same feature under the model gpal used before: first order, symmetrised errors, no bound, no sentinel."""
-    return dataclasses.replace(feature, propagation="first_order", two_sided="mean", lower_bound=None, error_sentinel=None)
-
-
-def error_bars(data) -> dict[str, np.ndarray]:
-    return {name: np.sqrt(data.X_var[:, j]) for j, name in enumerate(data.feature_names)}
-
-
-def build(catalog, features, **selection):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DroppedRowsWarning)
-        if "classes" in selection:
-            return catalog.dataset(**selection, features=features)
-        return catalog.pool(**selection, features=features)
-
 
 def table(old: dict, new: dict) -> str:
     lines = ["| feature | old median | old p90 | old max | new median | new p90 | new max |", "|---|---|---|---|---|---|---|"]

@@ -538,3 +538,30 @@ def runs_in_children(script: str, argv: list[str], runs: int, folder: str, stem:
     for path in paths:
         subprocess.run([sys.executable, script, *argv, "--json", path], check=True)
     return paths
+
+#: The error-model studies' labelled selection: the three-class job the error-model figure describes.
+ERROR_MODEL_SELECTION = dict(classes=["bll", "fsrq", "pulsar"], merge={"pulsar": ["psr", "msp"]})
+
+
+def first_order(feature):
+    """The same feature under the model gpal used before: first order, symmetrised errors, no bound, no sentinel."""
+    import dataclasses
+
+    return dataclasses.replace(feature, propagation="first_order", two_sided="mean", lower_bound=None, error_sentinel=None)
+
+
+def error_bars(data) -> dict[str, np.ndarray]:
+    """Each feature's propagated 1-sigma error bar, by name."""
+    return {name: np.sqrt(data.X_var[:, j]) for j, name in enumerate(data.feature_names)}
+
+
+def build(catalog, features, **selection):
+    """A labelled data set (``classes`` given) or the pool of ``catalog`` with ``features``; the rows a feature cannot
+    take are left out as every error-model study has left them (their count is not what these studies measure)."""
+    from gpal.catalogs import DroppedRowsWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DroppedRowsWarning)
+        if "classes" in selection:
+            return catalog.dataset(**selection, features=features)
+        return catalog.pool(**selection, features=features)
