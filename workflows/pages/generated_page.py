@@ -47,12 +47,12 @@ def check_workflow(path: Path, record: Mapping[str, Any], name: str) -> str:
                          "the record")
     if workflow.startswith(_STUDIES):
         try:
-            records = read_study(ROOT / workflow)["records"]
+            study = read_study(ROOT / workflow)
         except ValueError as exc:
             raise ValueError(f"{path}: its workflow (field 'workflow') is not a valid declaration: {exc}") from None
-        if not any(name == r or (str(r).endswith("/") and name.startswith(str(r))) for r in records):
+        if not _study_runner().lists_record(study, name):
             raise ValueError(f"{path}: its workflow {workflow} (field 'workflow') does not list {name} in its "
-                             f"'records' ({records}); add it there, or name the study that made it")
+                             f"'records' ({study['records']}); add it there, or name the study that made it")
     for field in ("command", "source"):
         for file in _LAB_FILE.findall(str(record.get(field, ""))):
             if not (ROOT / file).is_file():

@@ -93,6 +93,12 @@ def record_files(root: Path = ROOT) -> list[str]:
     return sorted(p.relative_to(root).as_posix() for p in (*pages, *kept))
 
 
+def lists_record(study: dict[str, Any], record: str) -> bool:
+    """Whether a declaration's ``records`` names ``record`` (from the repository's top): the file itself, or a folder
+    (ending in ``/``) that holds it."""
+    return any(record == r or (str(r).endswith("/") and record.startswith(str(r))) for r in study["records"])
+
+
 def _runs_workflow(study: dict[str, Any], path: Path, root: Path, workflow: str) -> bool:
     """Whether a record's ``workflow`` field fits its declaration: the declaration itself, its ``workflow`` file, or
     a workflow file one of its commands runs (a papers record names it by stem: ``000_fig_4``)."""
@@ -111,7 +117,7 @@ def check_records(root: Path = ROOT) -> dict[str, str]:
     for path in sorted((root / "workflows" / "studies").glob("*.yaml")):
         study = read_study(path, root)
         for record in records:
-            if any(record == r or (r.endswith("/") and record.startswith(r)) for r in study["records"]):
+            if lists_record(study, record):
                 owners.setdefault(record, []).append(path.relative_to(root).as_posix())
                 if record.startswith(RECORD_HOMES[0]):
                     workflow = _record_workflow(root / record)
