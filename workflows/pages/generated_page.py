@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from gpal.files import write_text_atomic
 
-__all__ = ["DOCS", "RECORDS", "ROOT", "check_workflow", "read_study", "write_or_check"]
+__all__ = ["DOCS", "RECORDS", "ROOT", "check_workflow", "lists_record", "read_study", "write_or_check"]
 
 #: The repository's top; its docs folder, where the pages are built; the records they are built from, beside the
 #: generators (``results/``, ``papers/``), neither in the site nor in the installed package.
@@ -50,7 +50,7 @@ def check_workflow(path: Path, record: Mapping[str, Any], name: str) -> str:
             study = read_study(ROOT / workflow)
         except ValueError as exc:
             raise ValueError(f"{path}: its workflow (field 'workflow') is not a valid declaration: {exc}") from None
-        if not _study_runner().lists_record(study, name):
+        if not lists_record(study, name):
             raise ValueError(f"{path}: its workflow {workflow} (field 'workflow') does not list {name} in its "
                              f"'records' ({study['records']}); add it there, or name the study that made it")
     for field in ("command", "source"):
@@ -64,6 +64,11 @@ def check_workflow(path: Path, record: Mapping[str, Any], name: str) -> str:
 def read_study(path: Path) -> dict[str, Any]:
     """The study declaration at ``path``, checked by the studies' runner (ValueError naming the file and field)."""
     return _study_runner().read_study(path)
+
+
+def lists_record(study: Mapping[str, Any], record: str) -> bool:
+    """Whether declaration ``study`` lists ``record`` (from the repository's top), by the studies' runner's rule."""
+    return _study_runner().lists_record(study, record)
 
 
 @cache

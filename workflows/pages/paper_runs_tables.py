@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 # this script's folder, first on its path
-from generated_page import DOCS, ROOT, read_study, write_or_check
+from generated_page import DOCS, ROOT, lists_record, read_study, write_or_check
 
 __all__ = ["DECLARATION", "SHOW", "TABLES", "Cell", "PrintedTable", "Row", "Table", "main", "render_page", "render_pages", "render_table"]
 
@@ -130,7 +130,7 @@ class PrintedTable:
 def _printed_table(table: PrintedTable) -> str:
     """`PrintedTable` ``table`` with the line naming its study, record, command and commit (a ValueError names
     a record the study does not declare, a command it does not hold, or a command that printed no table)."""
-    if table.record not in [str(r) for r in read_study(ROOT / table.declaration)["records"]]:
+    if not lists_record(read_study(ROOT / table.declaration), table.record):
         raise ValueError(f"{table.record} is not a record of {table.declaration} (field 'records')")
     commands = json.loads((ROOT / table.record).read_text(encoding="utf-8"))["commands"]
     if table.command not in commands:
@@ -192,8 +192,8 @@ TABLES: dict[str, Table | PrintedTable] = {
 
 
 @cache
-def _declared_records() -> tuple[str, ...]:
-    return tuple(str(r) for r in read_study(ROOT / DECLARATION)["records"])
+def _declaration() -> dict:
+    return read_study(ROOT / DECLARATION)
 
 
 def _read(record: str) -> dict:
@@ -201,7 +201,7 @@ def _read(record: str) -> dict:
     if record.startswith(PAGE_RECORDS):
         if not path.is_file():
             raise ValueError(f"{record}: no such papers-page record; a row reads {PAGE_RECORDS}<workflow>.json")
-    elif record not in _declared_records():
+    elif not lists_record(_declaration(), record):
         raise ValueError(f"{record} is not a record of {DECLARATION} (field 'records'); a table shows that study's "
                          f"records or the papers page's ({PAGE_RECORDS})")
     return json.loads(path.read_text(encoding="utf-8"))
