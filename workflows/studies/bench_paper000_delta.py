@@ -35,7 +35,7 @@ import numpy as np
 
 from gpal.workflows.verdicts import interval
 
-from shared import keep_printed  # the script's folder, first on its path
+from shared import keep_printed, paired_t  # the script's folder, first on its path
 
 LIKELIHOODS = ("step", "probit", "logit")
 FIXED = "-fixed-delta"
@@ -55,12 +55,10 @@ def _mean_se(values: list[float]) -> str:
 def _test(values: list[float], margin: float | None) -> str:
     """The declared test of one paired difference: its 95 % t interval, or with ``margin`` its 90 % interval and
     TOST's answer (alike inside ±margin; apart where the 95 % interval lies outside it; else open)."""
-    v = np.asarray(values, dtype=np.float64)
-    se, dof = v.std(ddof=1) / math.sqrt(v.size), v.size - 1
-    low, high = interval(float(v.mean()), se, dof)
+    mean, se, low, high = paired_t(values)
     if margin is None:
         return f"[{low:+.4f}, {high:+.4f}] " + ("above 0" if low > 0 else "below 0" if high < 0 else "open")
-    t_low, t_high = interval(float(v.mean()), se, dof, 0.90)
+    t_low, t_high = interval(mean, se, len(values) - 1, 0.90)
     verdict = ("alike" if -margin < t_low and t_high < margin
                else "apart" if low > margin or high < -margin else "open")
     return f"[{t_low:+.4f}, {t_high:+.4f}] {verdict} (±{margin:g})"
