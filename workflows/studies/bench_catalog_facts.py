@@ -20,7 +20,7 @@ from collections import Counter
 
 import numpy as np
 
-from shared import keep_printed  # the script's folder, first on its path
+from shared import THREE_CLASS_SELECTION, keep_printed  # the script's folder, first on its path
 
 #: 4FGL's "no error measured" value of ``Unc_Frac_Variability`` (the ``fermi_dr4`` preset's ``error_sentinel``).
 FRAC_VARIABILITY_SENTINEL = 10.0
@@ -38,7 +38,6 @@ TIMED_PRESETS = ("fermi_dr4", "fermi_dr4_bands", "fermi_dr4_measurements")
 FGL3_TIMED = "fermi_3fgl_lightcurve"
 #: The reference the error bars of `MC_DRAWS` draws are compared with.
 REFERENCE_DRAWS = 65_536
-THREE_CLASSES = {"classes": ["bll", "fsrq", "pulsar"], "merge": {"pulsar": ["psr", "msp"]}}
 
 
 def _catalog(name: str):
@@ -210,7 +209,7 @@ def error_model() -> None:
     """The prose of docs/catalogs.md's error-model figure and caveats: the hardness ratios' error bars on rows with an
     upper-limit band, old (first order) against new, the draws' mean against the point value, and the error bars of
     `MC_DRAWS` draws against a 65 536-draw reference, on 4FGL-DR4."""
-    from shared import ERROR_MODEL_SELECTION as MAIN, build, error_bars, first_order  # the error_model study's old model
+    from shared import build, error_bars, first_order  # the error_model study's old model
 
     from gpal.catalogs.features import FEATURE_PRESETS
     from gpal.catalogs.features import propagation
@@ -245,8 +244,8 @@ def error_model() -> None:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        point = catalog.dataset(**MAIN, features=ratios)
-        mean = catalog.dataset(**MAIN, features=[dataclasses.replace(f, centre="draw_mean") for f in ratios])
+        point = catalog.dataset(**THREE_CLASS_SELECTION, features=ratios)
+        mean = catalog.dataset(**THREE_CLASS_SELECTION, features=[dataclasses.replace(f, centre="draw_mean") for f in ratios])
     offset = np.abs(mean.X - point.X) / np.sqrt(point.X_var)
     limit = limits(_rows(catalog, point.ids))
     for label, part in (("an upper-limit band", lambda lim: lim), ("both bands detected", lambda lim: ~lim)):
@@ -258,9 +257,9 @@ def error_model() -> None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            used = catalog.dataset(**MAIN, features=monte_carlo)
+            used = catalog.dataset(**THREE_CLASS_SELECTION, features=monte_carlo)
             propagation.MC_DRAWS = REFERENCE_DRAWS  # read at each build (`_monte_carlo_moments`)
-            reference = catalog.dataset(**MAIN, features=monte_carlo)
+            reference = catalog.dataset(**THREE_CLASS_SELECTION, features=monte_carlo)
     finally:
         propagation.MC_DRAWS = drawn
     error = np.abs(np.sqrt(used.X_var / reference.X_var) - 1) * 100
@@ -284,9 +283,9 @@ def timings() -> None:
     print(f"load average at start (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        catalog.dataset(**THREE_CLASSES, features="fermi_dr4")
+        catalog.dataset(**THREE_CLASS_SELECTION, features="fermi_dr4")
         for preset in TIMED_PRESETS:
-            wall, cpu, n = _timed(lambda: catalog.dataset(**THREE_CLASSES, features=preset))
+            wall, cpu, n = _timed(lambda: catalog.dataset(**THREE_CLASS_SELECTION, features=preset))
             print(f"4FGL-DR4 labelled sources with {preset}: {n}, wall s: {wall:.1f}, CPU s: {cpu:.1f}")
         wall, cpu, n = _timed(lambda: catalog.pool(select=("unassociated", "bcu"), features="fermi_dr4"))
         print(f"4FGL-DR4 unassociated and bcu sources with fermi_dr4: {n}, wall s: {wall:.1f}, CPU s: {cpu:.1f}")

@@ -28,7 +28,7 @@ import numpy as np  # noqa: E402
 
 from gpal.catalogs import load_catalog  # noqa: E402
 from gpal.catalogs.features import FEATURE_PRESETS  # noqa: E402
-from shared import ERROR_MODEL_SELECTION as MAIN, ROOT, build, error_bars, first_order, keep_printed  # noqa: E402
+from shared import THREE_CLASS_SELECTION as MAIN, ROOT, build, error_bars, first_order, keep_printed  # noqa: E402
 
 PANELS = ("HR12", "HR23", "HR56", "log10(Flux1000)")
 

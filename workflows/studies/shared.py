@@ -539,8 +539,8 @@ def runs_in_children(script: str, argv: list[str], runs: int, folder: str, stem:
         subprocess.run([sys.executable, script, *argv, "--json", path], check=True)
     return paths
 
-#: The error-model studies' labelled selection: the three-class job the error-model figure describes.
-ERROR_MODEL_SELECTION = dict(classes=["bll", "fsrq", "pulsar"], merge={"pulsar": ["psr", "msp"]})
+#: The three-class labelled selection (pulsar = psr + msp) the error-model figure and the catalog facts describe.
+THREE_CLASS_SELECTION = dict(classes=["bll", "fsrq", "pulsar"], merge={"pulsar": ["psr", "msp"]})
 
 
 def first_order(feature):
