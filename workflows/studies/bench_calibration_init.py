@@ -227,8 +227,6 @@ def analyse(out: Path, catalogs: list[str], seeds: list[int], record: Path | Non
     ``calibration_init_seedsA-B.json`` / ``.md`` with the commit that made it."""
     from shared import code_commit
 
-    from gpal.files import write_json_atomic
-
     result: dict[str, Any] = {"study": "calibration_init", "commit": code_commit(), "seeds": seeds, "catalogs": {}}
     for catalog in catalogs:
         paths = [out / "probas" / f"{catalog}.seed{s}.npz" for s in seeds]
@@ -256,12 +254,18 @@ def analyse(out: Path, catalogs: list[str], seeds: list[int], record: Path | Non
                     row[f"minus_{reference}"] = _paired(data, m, reference, resamples)
             rows[m] = row
         result["catalogs"][catalog] = {"seeds": used, "n": int(data[0]["label"].size), "models": rows}
-    stem = f"calibration_init_seeds{_seed_span(seeds)}"
-    record = out if record is None else record
-    record.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(record / f"{stem}.json", result)
-    (record / f"{stem}.md").write_text(markdown(result), encoding="utf-8")
+    _write_record(out if record is None else record, f"calibration_init_seeds{_seed_span(seeds)}", result,
+                  markdown(result))
     return result
+
+
+def _write_record(folder: Path, stem: str, result: dict[str, Any], table: str) -> None:
+    """A record as the study keeps it: ``stem.json`` and its Markdown table ``stem.md`` in ``folder``."""
+    from gpal.files import write_json_atomic
+
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(folder / f"{stem}.json", result)
+    (folder / f"{stem}.md").write_text(table, encoding="utf-8")
 
 
 def _seed_span(seeds: list[int]) -> str:
@@ -390,7 +394,6 @@ def cv_analyse(out: Path, catalogs: list[str], seeds: list[int], record: Path | 
     from shared import code_commit
 
     from gpal.evaluation.calibration import calibrated_ece
-    from gpal.files import write_json_atomic
 
     result: dict[str, Any] = {"study": "calibration_init", "commit": code_commit(), "catalogs": {}}
     for catalog in catalogs:
@@ -419,10 +422,7 @@ def cv_analyse(out: Path, catalogs: list[str], seeds: list[int], record: Path | 
             "seeds": used, "n": int(data[0]["label"].size), "class_names": data[0]["class_names"].tolist(),
             "calibrated_ece": {"mean": float(draws.mean()), "sd": float(draws.std(ddof=1)) if draws.size > 1 else 0.0},
             "models": rows}
-    record = out if record is None else record
-    record.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(record / "calibration_cv.json", result)
-    (record / "calibration_cv.md").write_text(cv_markdown(result), encoding="utf-8")
+    _write_record(out if record is None else record, "calibration_cv", result, cv_markdown(result))
     return result
 
 
