@@ -7,6 +7,7 @@ preset, held-out share and seed 0); the 4LAC join-coverage table is printed in t
 
     python workflows/studies/bench_catalog_facts.py             # counts, seconds
     nice -n 10 python workflows/studies/bench_catalog_facts.py --timings   # data-set builds, under a minute
+    python workflows/studies/bench_catalog_facts.py --wheel     # the wheel a checkout builds, under a minute
 """
 
 from __future__ import annotations
@@ -14,9 +15,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import subprocess
+import sys
+import tempfile
 import time
 import warnings
+import zipfile
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 
@@ -299,12 +305,35 @@ def timings() -> None:
     print(f"load average at end (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
+def wheel() -> None:
+    """The size of the wheel ``pip wheel --no-deps`` builds from this checkout, and of its parts as stored in it
+    (compressed): the shipped catalogs (`gpal.catalogs.data`), the KEEL copies (`gpal.data.keel_files`), the rest."""
+    top = Path(__file__).resolve().parents[2]
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", out, str(top)],
+                       check=True)
+        (built,) = Path(out).glob("gpal-*.whl")
+        with zipfile.ZipFile(built) as archive:
+            members = archive.infolist()
+        size = built.stat().st_size
+    parts = {"catalogs": "gpal/catalogs/data/", "KEEL copies": "gpal/data/keel_files/"}
+    stored = {name: sum(m.compress_size for m in members if m.filename.startswith(prefix))
+              for name, prefix in parts.items()}
+    print(f"wheel MB: {size / 1e6:.1f}")
+    for name, bytes_ in stored.items():
+        print(f"{name} in the wheel MB: {bytes_ / 1e6:.1f}")
+    print(f"the rest of the wheel MB: {(size - sum(stored.values())) / 1e6:.1f}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--timings", action="store_true", help="time the data-set builds instead of counting")
+    parser.add_argument("--wheel", action="store_true", help="measure the wheel a checkout builds instead")
     args = parser.parse_args(argv)
     with keep_printed("catalog_facts", __file__, argv):
-        if args.timings:
+        if args.wheel:
+            wheel()
+        elif args.timings:
             timings()
         else:
             for part in (release_rows, missing_errors, preset_keeps, lp_beta_v20, sigcurv_floor, ambiguous_links,
