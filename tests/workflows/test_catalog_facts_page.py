@@ -16,6 +16,7 @@ PAGE = ROOT / "docs" / "catalogs.md"
 RECORD = ROOT / "workflows" / "studies" / "records" / "catalog_facts.json"
 COUNTS = "python workflows/studies/bench_catalog_facts.py"
 TIMINGS = "python workflows/studies/bench_catalog_facts.py --timings"
+WHEEL = "python workflows/studies/bench_catalog_facts.py --wheel"
 
 
 class _Facts:
@@ -156,4 +157,11 @@ def test_the_pages_build_times_are_the_records(page):
     _on(page, f"took {cpu} s CPU ({wall} s wall) for 3FGL's {n} labelled sources")
     n, wall, cpu = f.numbers("3FGL unassociated and bcu sources with fermi_3fgl_lightcurve")
     _on(page, f"{cpu} s CPU ({wall} s wall) for its {n} unassociated and bcu sources")
+    assert f.read == set(f.values), f"printed but not on the page: {sorted(set(f.values) - f.read)}"
+
+
+def test_the_pages_wheel_size_is_the_records(page):
+    f = _Facts(_printed(WHEEL))
+    _on(page, f"wheel {f('wheel MB')} MB (of which the catalog files are {f('catalogs in the wheel MB')} MB, the KEEL "
+              f"copies {f('KEEL copies in the wheel MB')} MB, the rest {f('the rest of the wheel MB')} MB, as stored;")
     assert f.read == set(f.values), f"printed but not on the page: {sorted(set(f.values) - f.read)}"
