@@ -110,3 +110,80 @@ def test_each_class_ece_of_the_resample_holding_every_row_once_is_the_class_ece_
     for c in range(3):
         resampled = bench.resampled_class_eces(y, proba, c, every_row)
         assert resampled == pytest.approx([class_reliability(y, proba, c, bench.N_BINS).ece] * 2, abs=1e-12)
+
+
+def _later_labels_run(folder: Path, commit: str = "abc1234567") -> dict[tuple[str, str, str], float]:
+    """A later_labels workflow folder as the workflow writes it (``later_labels.csv``, ``workflow.json``), every check
+    with gpal, var20 and logistic regression, each value and interval distinct; the values by (check, model, measure)."""
+    import json
+
+    import pandas as pd
+
+    from gpal.catalog_jobs.later_labels import HELD_OUT, PAIRS
+
+    rng = np.random.default_rng(5)
+    rows, values = [], {}
+    for check in [*PAIRS, *(f"held-out:{r}" for r in HELD_OUT)]:
+        n = int(rng.integers(100, 600))
+        for model in ("gpal", "gpal_kernel_variance20", "logistic"):
+            for measure in ("nll", "ece", "balanced_accuracy", "bll_fsrq_auc", "ece_bll"):
+                value = float(rng.uniform(0.01, 0.9))
+                row = {"check": check, "model": model, "measure": measure, "n": n, "value": value,
+                       "seed_sd": 0.01, "seeds": 5, "commit": commit}
+                if model != "gpal":
+                    diff = float(rng.normal(0, 0.01))
+                    row.update(diff=diff, diff_low=diff - 0.004, diff_high=diff + 0.003)
+                rows.append(row)
+                values[check, model, measure] = row
+    folder.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows).to_csv(folder / "later_labels.csv", index=False)
+    (folder / "workflow.json").write_text(json.dumps(
+        {"workflow": "later_labels", "seeds": [0, 1, 2, 3, 4], "n_boot": 1000,
+         "models": ["gpal", "gpal_kernel_variance20", "logistic"]}), encoding="utf-8")
+    return values
+
+
+def test_the_later_label_record_holds_the_runs_values_and_each_interval_as_var20_minus_gpal(bench, tmp_path):
+    run = tmp_path / "run"
+    rows = _later_labels_run(run)
+    result = bench.later_labels(run, tmp_path / "record")
+    assert result["commit"] == "abc1234567" and result["seeds"] == [0, 1, 2, 3, 4]
+    assert result["commands"][0].startswith("OMP_NUM_THREADS=1 nice -n 10 gpal workflow workflows/later_labels.yaml")
+    assert '--set "models=[gpal, gpal_kernel_variance20, logistic]" --set "seeds=[0, 1, 2, 3, 4]"' in result["commands"][0]
+    assert "n_boot" not in result["commands"][0]
+    assert list(result["checks"])[0] == "3FGL:FL16Y" and len(result["checks"]) == 7
+    for check, c in result["checks"].items():
+        assert c["n"] == rows[check, "gpal", "nll"]["n"]
+        for model in ("gpal", "logistic"):
+            assert c[model] == pytest.approx({m: rows[check, model, m]["value"] for m in ("nll", "ece")})
+        for measure in ("nll", "ece", "balanced_accuracy", "bll_fsrq_auc"):
+            r = rows[check, "gpal_kernel_variance20", measure]  # diff is gpal minus the model
+            assert c["variant_minus_gpal"][measure] == pytest.approx([-r["diff"], -r["diff_high"], -r["diff_low"]])
+    table = (tmp_path / "record" / "later_labels_var20.md").read_text(encoding="utf-8")
+    first = result["checks"]["3FGL:FL16Y"]
+    nll = first["variant_minus_gpal"]["nll"]
+    assert (f"| 3FGL -> FL16Y | {first['n']} | {first['gpal']['nll']:.3f} / {first['gpal']['ece']:.3f} | "
+            f"{nll[0]:+.3f} [{nll[1]:+.3f}, {nll[2]:+.3f}] |") in table
+    assert "| FL16Y held out |" in table and "abc1234567" in table
+    assert (tmp_path / "record" / "later_labels_var20.json").is_file()
+
+
+@pytest.mark.parametrize("commit", ["abc1234567+dirty", "unknown"])
+def test_a_later_label_run_at_no_committed_source_is_refused(bench, tmp_path, commit):
+    _later_labels_run(tmp_path, commit)
+    with pytest.raises(ValueError, match="committed source"):
+        bench.later_labels(tmp_path, tmp_path)
+    assert not (tmp_path / "later_labels_var20.json").exists()
+
+
+def test_a_later_label_run_without_var20_or_of_fewer_checks_is_refused(bench, tmp_path):
+    import pandas as pd
+
+    _later_labels_run(tmp_path)
+    measures = pd.read_csv(tmp_path / "later_labels.csv")
+    measures[measures["model"] != "gpal_kernel_variance20"].to_csv(tmp_path / "later_labels.csv", index=False)
+    with pytest.raises(ValueError, match="no nll of gpal_kernel_variance20"):
+        bench.later_labels(tmp_path, tmp_path)
+    measures[measures["check"] != "held-out:FL16Y"].to_csv(tmp_path / "later_labels.csv", index=False)
+    with pytest.raises(ValueError, match="every check"):
+        bench.later_labels(tmp_path, tmp_path)

@@ -1,5 +1,5 @@
-"""docs/calibration.md's numbers of the study ``calibration_init`` (the kernel's starting variance, and every labelled
-source scored once by cross-validation) are its records' (workflows/studies/records/calibration/, written by the
+"""docs/calibration.md's numbers of the study ``calibration_init`` (the kernel's starting variance, its later labels,
+and every labelled source scored once by cross-validation) are its records' (workflows/studies/records/calibration/, written by the
 study's own commands): each value is read from a record, formatted as the page writes it and looked for in the
 sentence that quotes it, so a number edited on the page, or a study run again with another, fails here."""
 
@@ -69,8 +69,48 @@ def test_the_cross_validation_numbers_are_the_cv_record(page):
               f"{_interval(g4['minus_logistic'][f'class_ece_{pulsar}'])})")
 
 
+def test_the_later_label_verdict_quotes_every_resolved_loss_of_the_later_label_record_and_nothing_else(page):
+    record = json.loads((RECORDS / "later_labels_var20.json").read_text(encoding="utf-8"))
+    assert record["study"] == "calibration_init" and record["variant"] == "gpal_kernel_variance20"
+    assert record["seeds"] == [0, 1, 2, 3, 4]
+    sentence = page[page.index("But on later labels, over five seeds"):]
+    sentence = sentence[:sentence.index(". ") + 1]  # a sentence ends at a full stop and a space, a decimal point not
+    _on(sentence, "over five seeds (record `workflows/studies/records/calibration/later_labels_var20.json`)")
+    # a loss is resolved where the interval of var20 - gpal excludes 0 on gpal's side: above 0 for the NLL, below for
+    # balanced accuracy and AUC; the page names each, with its interval, and no other interval
+    worse = {measure: [(check, d) for check, c in record["checks"].items() if not check.startswith("held-out:")
+                       for d in [c["variant_minus_gpal"][measure]] if (d[1] > 0 if measure == "nll" else d[2] < 0)]
+             for measure in ("nll", "balanced_accuracy", "bll_fsrq_auc")}
+
+    def name(check: str) -> str:
+        return check.replace(":", " -> ")
+
+    def text(d: list[float]) -> str:
+        return f"{d[0]:+.3f} {_interval(d[1:])}".replace("-", "−")
+
+    for check, d in worse["nll"]:
+        _on(sentence, f"{name(check)}'s NLL ({text(d)})")
+    for check, d in worse["balanced_accuracy"]:
+        _on(sentence, f"{name(check)}'s balanced accuracy ({text(d)})")
+    for check, d in worse["bll_fsrq_auc"]:
+        _on(sentence, f"{name(check)} ({text(d)})")
+    assert worse["bll_fsrq_auc"] and "the BL Lac-vs-FSRQ AUC of" in sentence
+    assert sentence.count("[") == sum(map(len, worse.values()))
+    # the rule: no later-label NLL worse with its interval above 0; the verdict follows it
+    assert worse["nll"] and sentence.endswith("so it is not adopted.")
+
+
 def test_the_page_cites_the_study_and_its_records_not_a_script(page):
     assert "bench_calibration_init.py" not in page
-    for name in ("calibration_init_seeds0-2.json", "calibration_init_seeds0-9.json", "calibration_cv.json"):
+    for name in ("calibration_init_seeds0-2.json", "calibration_init_seeds0-9.json", "calibration_cv.json",
+                 "later_labels_var20.json"):
         assert f"`workflows/studies/records/calibration/{name}`" in page
     assert "the study `calibration_init`" in page
+
+
+def test_the_kernel_start_summary_shows_the_later_label_records_table():
+    table = [line for line in (RECORDS / "later_labels_var20.md").read_text(encoding="utf-8").splitlines()
+             if line.startswith("| ")]
+    summary = (RECORDS / "kernel_start.md").read_text(encoding="utf-8").splitlines()
+    assert len(table) == 1 + 7  # the header and every check
+    assert all(line in summary for line in table), "kernel_start.md's five-seed table is not later_labels_var20.md's"

@@ -34,6 +34,13 @@ drawn from gpal's own pooled probabilities ``N_CALIBRATED_DRAWS`` times (mean an
     OMP_NUM_THREADS=1 nice -n 10 python workflows/studies/bench_calibration_init.py cv --out /tmp/calib_cv \
         --catalogs FL16Y 4FGL-DR4 --seeds 0 1 --candidates gpal var20
     python workflows/studies/bench_calibration_init.py cv-analyse --out /tmp/calib_cv --seeds 0 1 --record /tmp/calib_cv
+
+``later-labels`` reads a finished ``gpal workflow workflows/later_labels.yaml`` folder (``--out``: every check, models
+gpal, ``gpal_kernel_variance20`` and logistic) and writes ``RECORD/later_labels_var20.json`` / ``.md``: per check
+gpal's and logistic regression's NLL / ECE and var20 minus gpal (NLL, ECE, balanced accuracy, BL Lac-vs-FSRQ AUC) with
+the run's paired intervals, at the commit the run names.
+
+    python workflows/studies/bench_calibration_init.py later-labels --out runs/calibration_later_labels --record /tmp
 """
 
 from __future__ import annotations
@@ -454,9 +461,101 @@ def cv_markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: The later-label record's GP variant (`gpal.catalog_jobs.later_labels.GP_VARIANTS`, the bench's ``var20``) and the
+#: baseline shown beside gpal.
+LATER_VARIANT, LATER_BASELINE = "gpal_kernel_variance20", "logistic"
+#: The variant's differences to gpal the record keeps: ``later_labels.csv``'s measure names.
+LATER_DIFFERENCES = ("nll", "ece", "balanced_accuracy", "bll_fsrq_auc")
+
+
+def later_labels_command(run: Path, seeds: list[int], models: list[str], n_boot: int) -> str:
+    """The ``gpal workflow`` command that makes the run folder ``run`` with these seeds, models and resamples."""
+    from gpal.catalog_jobs.later_labels import N_BOOT
+
+    words = ["OMP_NUM_THREADS=1 nice -n 10 gpal workflow workflows/later_labels.yaml", f"--out {run}",
+             f'--set "models=[{", ".join(models)}]"', f'--set "seeds=[{", ".join(map(str, seeds))}]"']
+    return " ".join(words + ([f"--set n_boot={n_boot}"] if n_boot != N_BOOT else []))
+
+
+def later_labels(run: Path, record: Path | None = None) -> dict[str, Any]:
+    """The five-seed later-label table of a finished ``gpal workflow workflows/later_labels.yaml`` folder ``run``,
+    written to ``record`` (default ``run``) as ``later_labels_var20.json`` / ``.md``: per check gpal's and logistic
+    regression's NLL / ECE, and `LATER_VARIANT` minus gpal (`LATER_DIFFERENCES`) with the run's 95% paired bootstrap
+    interval; at the commit the run names beside its measures (mixed, dirty or none is refused)."""
+    import pandas as pd
+    from shared import outputs_commit
+
+    from gpal.catalog_jobs.later_labels import HELD_OUT, PAIRS
+
+    path = run / "later_labels.csv"
+    try:
+        measures = pd.read_csv(path)
+        config = json.loads((run / "workflow.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{run} is not a finished later_labels workflow folder ({exc})") from None
+    missing = {"check", "model", "measure", "value", "diff", "diff_low", "diff_high", "n", "commit"} - set(measures)
+    if missing:
+        raise ValueError(f"{path} lacks the columns {sorted(missing)}: not the later-label study's measures")
+    commit = outputs_commit([{"commit": c} for c in sorted(set(measures["commit"].astype(str)))], [path])
+    checks = [*PAIRS, *(f"held-out:{r}" for r in HELD_OUT)]
+    if list(dict.fromkeys(measures["check"])) != checks:
+        raise ValueError(f"{path} scores the checks {list(dict.fromkeys(measures['check']))}; the record is of every "
+                         f"check of workflows/later_labels.yaml: {checks}")
+    at = measures.set_index(["check", "model", "measure"])
+    result: dict[str, Any] = {
+        "study": "calibration_init", "commit": commit, "variant": LATER_VARIANT, "baseline": LATER_BASELINE,
+        "seeds": config["seeds"], "n_boot": config["n_boot"],
+        "commands": [later_labels_command(run, config["seeds"], config["models"], config["n_boot"]),
+                     f"python workflows/studies/bench_calibration_init.py later-labels --out {run}"],
+        "checks": {}}
+    for check in checks:
+        def row(model: str, measure: str) -> pd.Series:
+            if (check, model, measure) not in at.index:
+                raise ValueError(f"{path} has no {measure} of {model} on {check}: run it with models "
+                                 f"[gpal, {LATER_VARIANT}, {LATER_BASELINE}]")
+            return at.loc[(check, model, measure)]
+
+        differences = {}
+        for measure in LATER_DIFFERENCES:
+            r = row(LATER_VARIANT, measure)  # diff is gpal minus the model: the record keeps the variant minus gpal
+            differences[measure] = [-float(r["diff"]), -float(r["diff_high"]), -float(r["diff_low"])]
+        result["checks"][check] = {
+            "n": int(row("gpal", "nll")["n"]),
+            **{m: {k: float(row(m, k)["value"]) for k in ("nll", "ece")} for m in ("gpal", LATER_BASELINE)},
+            "variant_minus_gpal": differences}
+    _write_record(run if record is None else record, "later_labels_var20", result, later_labels_markdown(result))
+    return result
+
+
+def later_check_name(check: str) -> str:
+    """``3FGL:FL16Y`` as ``3FGL -> FL16Y``, ``held-out:FL16Y`` as ``FL16Y held out``: the check as the pages name it."""
+    return f"{check.split(':', 1)[1]} held out" if check.startswith("held-out:") else check.replace(":", " -> ")
+
+
+def later_labels_markdown(result: dict[str, Any]) -> str:
+    from gpal.evaluation.comparison import difference_text
+
+    names = {"nll": "NLL", "ece": "ECE", "balanced_accuracy": "balanced accuracy",
+             "bll_fsrq_auc": "BL Lac-vs-FSRQ AUC"}
+    lines = [f"Study `calibration_init`, commit {result['commit']} (the run's units and measures).", "", "```bash",
+             *result["commands"], "```", "",
+             (f"Every later-label and held-out check; means over seeds {', '.join(map(str, result['seeds']))}. "
+              f"var20 is `{result['variant']}` (the kernel starts at variance 20). var20 − gpal with its 95% paired "
+              f"bootstrap interval over sources ({result['n_boot']} resamples, each averaged over the seeds); NLL and "
+              "ECE > 0, balanced accuracy and AUC < 0 favour gpal."), "",
+             "| check | sources | gpal NLL / ECE | " + " | ".join(f"var20 − gpal: {names[m]}" for m in LATER_DIFFERENCES)
+             + f" | {result['baseline']} NLL / ECE |",
+             "|---|---:|---|" + "---|" * len(LATER_DIFFERENCES) + "---|"]
+    for check, c in result["checks"].items():
+        lines.append(f"| {later_check_name(check)} | {c['n']} | {c['gpal']['nll']:.3f} / {c['gpal']['ece']:.3f} | "
+                     + " | ".join(difference_text(*c["variant_minus_gpal"][m]) for m in LATER_DIFFERENCES)
+                     + f" | {c[result['baseline']]['nll']:.3f} / {c[result['baseline']]['ece']:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("stage", choices=["fit", "analyse", "cv", "cv-analyse"])
+    p.add_argument("stage", choices=["fit", "analyse", "cv", "cv-analyse", "later-labels"])
     p.add_argument("--out", type=Path, default=Path("/tmp/calibration_init"))
     p.add_argument("--catalogs", nargs="+", default=list(CATALOGS))
     p.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
@@ -470,6 +569,11 @@ def main(argv: list[str] | None = None) -> None:
         fit(args.out, args.catalogs, args.seeds, args.candidates, classes=args.classes)
     elif args.stage == "cv":
         cv(args.out, args.catalogs, args.seeds, args.candidates, classes=args.classes)
+    elif args.stage == "later-labels":
+        try:
+            print(later_labels_markdown(later_labels(args.out, args.record)))
+        except ValueError as exc:
+            p.error(str(exc))
     elif args.stage == "cv-analyse":
         print(cv_markdown(cv_analyse(args.out, args.catalogs, args.seeds, args.record)))
     else:
