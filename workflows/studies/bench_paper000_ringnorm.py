@@ -9,7 +9,7 @@ paper's (RBF, length scales 0.1 √d, variance 5; ARD or one length scale), on r
 learns: the kernel start reaches the test NLL through δ.  And a random forest on magic's splits: what its inputs
 allow, against the paper's own GPCs there.  Prints one JSON line per split and model.
 
-    PYTHONPATH=$PWD python workflows/studies/bench_paper000_ringnorm.py                       # QDA to GPC-II, splits 0-2
+    PYTHONPATH=$PWD python workflows/studies/bench_paper000_ringnorm.py                       # five models, splits 0-2
     PYTHONPATH=$PWD python workflows/studies/bench_paper000_ringnorm.py --splits 10 --models QDA   # the paper's 10 splits
     PYTHONPATH=$PWD python workflows/studies/bench_paper000_ringnorm.py --dataset satimage --splits 1 \
         --models "GPC-I, gpal's start"

@@ -73,10 +73,11 @@ def paired(run: Path, margin: float) -> list[dict]:
         row["nll_verdict"] = order_verdict(gaps["nll"], zero, higher_is_better=False, where="1-D toy NLL")
         row["error_verdict"] = alike_verdict(gaps["error"], zero, margin, where="1-D toy error")
         rows.append(row)
-    rows.insert(0, {"method": BASELINE, "n": len(y), "kl": kl[BASELINE], "nll": float(np.mean(losses[BASELINE][0])),
-                    "error": float(np.mean(losses[BASELINE][1]))})
+    rows.insert(0, {"method": BASELINE, "n": len(y), "kl": kl[BASELINE],
+                    "nll": float(np.mean(losses[BASELINE][0])), "error": float(np.mean(losses[BASELINE][1]))})
     bayes_nll, bayes_error = point_losses(bayes, y)
-    rows.insert(0, {"method": BAYES, "n": len(y), "nll": float(np.mean(bayes_nll)), "error": float(np.mean(bayes_error))})
+    rows.insert(0, {"method": BAYES, "n": len(y), "nll": float(np.mean(bayes_nll)),
+                    "error": float(np.mean(bayes_error))})
     return rows
 
 
