@@ -1,4 +1,5 @@
-"""workflows/studies/paper001_toy_1d.py: per-test-point paired NLL and error gaps against MGP on paper 001's 1-D toy."""
+"""workflows/studies/paper001_toy_1d.py: per-test-point paired NLL and error gaps against MGP on paper 001's 1-D toy,
+and each predictive's distance from the Bayes-optimal one."""
 
 from __future__ import annotations
 
@@ -35,7 +36,13 @@ def test_gaps_match_a_hand_computation_and_a_sharper_predictive_wins(toy, tmp_pa
     sharp[np.arange(len(y)), y] = 0.9
     sharp[::7] = np.roll(sharp[::7], 1, axis=1)  # every 7th point wrong
     rows = toy.paired(_run(tmp_path, {"MGP": flat, "NIMGP": sharp}), margin=0.01)
-    mgp, nimgp = rows
+    bayes_row, mgp, nimgp = rows
+    bayes = problem.bayes_proba(problem.test.X)
+    assert bayes_row["method"] == "Bayes-optimal"
+    assert bayes_row["nll"] == pytest.approx(-np.log(bayes[np.arange(len(y)), y]).mean())
+    assert bayes_row["error"] == pytest.approx(np.mean(np.argmax(bayes, axis=1) != y))
+    # KL(Bayes || uniform) is log 3 less the Bayes predictive's entropy
+    assert mgp["kl"] == pytest.approx(np.mean(np.log(3) - stats.entropy(bayes, axis=1)))
     gap = -np.log(sharp[np.arange(len(y)), y]) - np.log(3)
     assert mgp["nll"] == pytest.approx(np.log(3))
     assert nimgp["nll_gap"] == pytest.approx(gap.mean()) and nimgp["nll_se"] == pytest.approx(stats.sem(gap))

@@ -161,8 +161,8 @@ def test_toy_1d_keeps_one_json_line_a_method(records, tmp_path):
         (tmp_path / "units" / f"{method}.json").write_text(json.dumps({"proba": np.full((40, 3), 1 / 3).tolist()}))
     repository_script("workflows/studies/paper001_toy_1d.py").main([str(tmp_path)])
     (entry,) = _kept(records, "toy_1d").values()
-    assert [row["method"] for row in entry["printed"]] == ["MGP", "NIMGP"]
-    assert entry["printed"][1]["nll_gap"] == 0.0
+    assert [row["method"] for row in entry["printed"]] == ["Bayes-optimal", "MGP", "NIMGP"]
+    assert entry["printed"][2]["nll_gap"] == 0.0
 
 
 def test_synthetic_lengthscale_keeps_a_row_a_length_scale_and_noise(records):

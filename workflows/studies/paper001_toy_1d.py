@@ -4,12 +4,13 @@ The paper has one problem and 1000 test points, and its ± is a bootstrap over t
 each method's per-point log loss and 0-1 error are paired with MGP's on the same test points, and the
 mean difference gets a Student t interval over the points (`gpal.workflows.verdicts`): an order
 (NLL below MGP's) is resolved where the 95 % interval excludes 0, "similar error" only where the
-90 % interval lies inside ±``--margin`` (TOST).  Reads a finished ``gpal workflow workflows/toy_1d.yaml``
-run folder and rebuilds its problem from the run's ``workflow.json``.
+90 % interval lies inside ±``--margin`` (TOST).  Each method's mean KL from the exact Bayes-optimal predictive,
+and that predictive's own NLL and error (how hard the draw is), go beside them.  Reads a finished ``gpal workflow
+workflows/toy_1d.yaml`` run folder and rebuilds its problem from the run's ``workflow.json``.
 
     python workflows/studies/paper001_toy_1d.py runs/toy_1d
 
-One JSON line a method, kept in ``workflows/studies/records/toy_1d.json``.
+One JSON line a predictive (the Bayes-optimal one first), kept in ``workflows/studies/records/toy_1d.json``.
 """
 
 from __future__ import annotations
@@ -21,10 +22,13 @@ from pathlib import Path
 import numpy as np
 
 from gpal.data.synthetic import toy_1d
+from gpal.workflows.toy import kl_from_bayes
 from gpal.workflows.verdicts import alike_verdict, order_verdict
 from shared import keep_printed, paired_t  # the script's folder, first on its path
 
 BASELINE = "MGP"
+#: The exact predictive of the drawn problem: the expected NLL no method can beat on it.
+BAYES = "Bayes-optimal"
 
 
 def point_losses(proba: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -34,26 +38,29 @@ def point_losses(proba: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 def paired(run: Path, margin: float) -> list[dict]:
-    """Per method: its mean NLL and error minus MGP's, paired over the test points, with verdicts."""
+    """Per method: its mean NLL and error minus MGP's, paired over the test points, with verdicts, and its mean KL
+    from the Bayes-optimal predictive; first the Bayes-optimal predictive's own NLL and error."""
     config = json.loads((run / "workflow.json").read_text(encoding="utf-8"))
     d = config["data"]
     problem = toy_1d(d["n_train"], d["n_test"], d["noise_std"], seed=config["seed"], variance=d["variance"],
                      lengthscale=d["lengthscale"])
     classes = np.unique(problem.train.y)
     y = np.searchsorted(classes, problem.test.y)
-    losses = {}
+    bayes = problem.bayes_proba(problem.test.X)
+    losses, kl = {}, {}
     for method in config["methods"]:
         unit = run / "units" / f"{method}.json"
         if not unit.is_file():
             raise FileNotFoundError(f"{unit} does not exist: the run has not finished method {method!r}")
-        losses[method] = point_losses(np.asarray(json.loads(unit.read_text(encoding="utf-8"))["proba"]), y)
+        proba = np.asarray(json.loads(unit.read_text(encoding="utf-8"))["proba"])
+        losses[method], kl[method] = point_losses(proba, y), kl_from_bayes(bayes, proba)
     if BASELINE not in losses:
         raise ValueError(f"the run has no {BASELINE!r} unit; its methods are {config['methods']}")
     rows = []
     for method, (nll, err) in losses.items():
         if method == BASELINE:
             continue
-        row = {"method": method, "n": len(y)}
+        row = {"method": method, "n": len(y), "kl": kl[method]}
         for metric, a, b in (("nll", nll, losses[BASELINE][0]), ("error", err, losses[BASELINE][1])):
             row[metric] = float(np.mean(a))
             row[f"{metric}_gap"], row[f"{metric}_se"], row[f"{metric}_low"], row[f"{metric}_high"] = paired_t(a - b)
@@ -66,8 +73,11 @@ def paired(run: Path, margin: float) -> list[dict]:
         row["nll_verdict"] = order_verdict(gaps["nll"], zero, higher_is_better=False, where="1-D toy NLL")
         row["error_verdict"] = alike_verdict(gaps["error"], zero, margin, where="1-D toy error")
         rows.append(row)
-    rows.insert(0, {"method": BASELINE, "n": len(y), "nll": float(np.mean(losses[BASELINE][0])),
-                    "error": float(np.mean(losses[BASELINE][1]))})
+    rows.insert(0, {"method": BASELINE, "n": len(y), "kl": kl[BASELINE],
+                    "nll": float(np.mean(losses[BASELINE][0])), "error": float(np.mean(losses[BASELINE][1]))})
+    bayes_nll, bayes_error = point_losses(bayes, y)
+    rows.insert(0, {"method": BAYES, "n": len(y), "nll": float(np.mean(bayes_nll)),
+                    "error": float(np.mean(bayes_error))})
     return rows
 
 
@@ -77,7 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--margin", type=float, default=0.01, help="'similar error' margin (default 0.01)")
     args = parser.parse_args(argv)
     rows = paired(args.run, args.margin)
-    with keep_printed("toy_1d", __file__, argv):  # docs/papers.md cites the NLL gaps
+    with keep_printed("toy_1d", __file__, argv):  # docs/papers.md cites the NLL gaps, 001_numbers.md the KLs
         for row in rows:
             print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in row.items()}))
 
