@@ -54,14 +54,6 @@ NOT_RECORDED: dict[str, dict[str, str]] = {
     "papers/003_milios.md": {
         "0.022": "split 0's ECE at 100 epochs minus 300 epochs' (paper003_milios_letter_softmax100.json 0.0987, "
                  "paper003_milios_letter_softmax300.json 0.0770)",
-        "0.382": "MAGIC's probit SVGP (no rank): the workflow's record keeps the ranked methods only",
-        "0.067": "its ECE, likewise",
-        "0.154": "LETTER's robust-max SVGP (no rank): the workflow's record keeps the ranked methods only",
-        "0.874": "its MNLL, likewise",
-        "0.016": "its MNLL's SE, likewise",
-        "0.069": "its ECE, likewise",
-        "118.0": "its training seconds, likewise",
-        "14.7": "their SE, likewise",
         "0.35": "the axis of the paper's Fig. 3 (MAGIC panel)",
         "0.40": "the same axis's top",
         "0.05": "the axis of the paper's Fig. 5 (right)",

@@ -71,6 +71,17 @@ def test_a_row_of_the_papers_page_record_and_a_method_not_run():
     assert rows[2][-1] == "–" and rows[3][1:] == ["1 (split 0)", "96.9 / 0.100", "–", "–"]
 
 
+def test_an_error_cell_is_a_page_records_error_or_one_minus_a_runs_records_accuracy():
+    rows = _cells("milios_magic")
+    page = json.loads((ROOT / "workflows/pages/records/papers/003_milios_magic.json").read_text())
+    error = {r["method"]: (r["gpal_mean"], r["gpal_se"]) for r in page["rows"] if r["metric"] == "error"}
+    assert [row[2] for row in rows[:3]] == [f"{error[m][0]:.3f} ± {error[m][1]:.3f}"
+                                           for m in ("svgp-softmax-mc", "dirichlet", "gpr-platt")]
+    run = json.loads((ROOT / "workflows/studies/records/papers/paper003_milios_magic_probit.json").read_text())
+    errors = np.array([1 - s["accuracy"] for s in run["datasets"]["magic-n3000"]["svgp-probit"]["splits"].values()])
+    assert rows[3][1:3] == [str(errors.size), f"{errors.mean():.3f} ± {errors.std(ddof=1) / np.sqrt(errors.size):.3f}"]
+
+
 @pytest.fixture
 def docs(tmp_path):
     for page in {t.page for t in TABLES.values()}:
