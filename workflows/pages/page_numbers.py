@@ -1,0 +1,374 @@
+"""The hand-written papers pages' numbers, each pinned to the record field it shows.
+
+The sub-pages under ``docs/papers/`` and the explanations the papers page shows beside its tables
+(``workflows/pages/records/papers/*.md``) are written by hand around numbers their records hold.  Every decimal of
+a section that cites a record (by its path from the repository's top, or a ``paper_runs`` record by its name), and
+every decimal of an explanation (which cites its own record), is either
+
+- **pinned** to one field of one record it cites: a JSON pointer (``/rows/3/gpal_mean``; a printed line's k-th
+  decimal is ``/commands/.../printed/4#k``) shown at the decimal's precision as it is (``x``), as a percent
+  (``100x``) or as an error from an accuracy (``1-x``, ``100(1-x)``); or
+- **quoted** from elsewhere (the paper's own numbers, a setting, a difference the prose works out), with why.
+
+The pins live in ``workflows/pages/page_numbers.json``; ``--check`` (run by the tests) names every decimal with no
+pin, every pin whose field no longer shows its decimal (a retyped number, or a record remade with another value),
+and every pin the page no longer has.  ``--pin`` pins a page's new decimals: among the fields that show a decimal,
+the one whose record and name (with the labels beside it in its row: method, data set, metric) share the most
+words with the decimal's context (its table's column heading and row label, or its sentence); each new pin is
+printed for review, and the diff of the pins file shows which field a number was taken to be::
+
+    python workflows/pages/page_numbers.py --check
+    python workflows/pages/page_numbers.py --pin docs/papers/003_milios.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from functools import cache
+from pathlib import Path
+from typing import Iterator
+
+from generated_page import ROOT
+
+__all__ = ["PAGES", "PINS", "Occurrence", "candidates", "occurrences", "pin_page", "problems"]
+
+#: The hand-written pages whose numbers are pinned, from the repository's top.
+PAGES = ("docs/papers/000_liu.md", "docs/papers/002_izmailov_kropotov.md", "docs/papers/002_numbers.md",
+         "docs/papers/003_milios.md", *sorted(f"workflows/pages/records/papers/{p.name}"
+                                                for p in (ROOT / "workflows/pages/records/papers").glob("*.md")))
+PINS = ROOT / "workflows/pages/page_numbers.json"
+
+#: A decimal: digits, a point, digits; not part of a name, a version or a longer number.
+DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?!\d)(?!\.\d)")
+#: A record cited by its path from the repository's top (in backticks, or in a command's comment).
+_CITED = re.compile(r"(workflows/[\w./-]*records/[\w./-]*\.json)")
+#: A ``paper_runs`` record named without its folder, after the section has given it (`paper003_milios_magic_2.json`).
+_NAMED = re.compile(r"`(paper\d{3}_[\w.-]+\.json)`")
+_RUNS = "workflows/studies/records/papers/"
+#: A code block: a fenced one, or lines indented by four spaces (commands; their numbers are settings).
+_CODE = re.compile(r"(?ms)^```.*?^```$|^    .*?$")
+#: A table generated from its records between markers (``paper_runs_tables.py``, whose ``--check`` holds it).
+_GENERATED = re.compile(r"(?s)<!-- paper_runs table ([\w-]+):.*?<!-- end paper_runs table \1 -->")
+#: How a field is shown: as it is, as a percent, as an error from an accuracy (and that in percent).
+SHOWN_AS = {"x": lambda v: v, "100x": lambda v: 100 * v, "1-x": lambda v: 1 - v, "100(1-x)": lambda v: 100 * (1 - v)}
+_WORD = re.compile(r"[a-z]+|\d+")
+#: A decimal with the exponent it may have in scientific notation (5.7e-7).
+_WITH_EXPONENT = re.compile(DECIMAL.pattern + r"(?:e[-+]?\d+)?")
+#: A paper's section number before a decimal ("sec. 5.2", "Section 4.1").
+_SECTION = re.compile(r"(?:\bsec\.|\bSec\.|\bSection|§)\s*$")
+#: A percent sign after a number, or after the range or list it starts ("89.9-90.5 %", "97.9 / 98.0 %").
+_PERCENT = re.compile(r"[\d.\s/–-]*%")
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """The ``n``-th time ``decimal`` appears in the section headed ``section``, with the words naming it (``local``:
+    its table's headings, its row's label and the line above the table, or its sentence) and whether it is a
+    percent (a "%" after it, or a table of percents or accuracies)."""
+
+    section: str
+    decimal: str
+    n: int
+    local: str
+    percent: bool
+    #: the table column it sits in (a column shows one measure) and its line, each named within the page
+    column: tuple[str, int, int] | None
+    line: tuple[str, int]
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return self.section, self.decimal, self.n
+
+
+def _sections(page: str) -> Iterator[tuple[str, str, list[str]]]:
+    """(heading, prose without code or comments, records cited) of each section of ``page`` citing a record."""
+    text = (ROOT / page).read_text(encoding="utf-8")
+    own = sorted(str(p.relative_to(ROOT)) for p in (ROOT / page).parent.glob(Path(page).stem + "*.json")) \
+        if page.startswith("workflows/") else []
+    for section in re.split(r"(?m)^(?=#)", text):
+        cited = own + sorted(set(_CITED.findall(section)) | {_RUNS + name for name in _NAMED.findall(section)})
+        if not cited:
+            continue
+        heading = section.splitlines()[0].strip() if section.startswith("#") else ""
+        prose = _CODE.sub("", re.sub(r"<!--.*?-->", "", _GENERATED.sub("", section), flags=re.S))
+        absent = [c for c in cited if not (ROOT / c).is_file()]
+        if absent:
+            raise ValueError(f"{page}, section {heading!r}: cites records that do not exist: {absent}")
+        yield heading, prose, cited
+
+
+def _table_cell(lines: list[str], i: int, start: int) -> tuple[str, str, int]:
+    """The headings of the table whose cell starts at ``start`` of ``lines[i]`` (a column's measure may be said in
+    another's heading: "acc / NLL (paper → gpal)"), the row's label with the side of a "paper → gpal" arrow the
+    cell's number is on, and the table's first line."""
+    top = i
+    while top > 0 and lines[top - 1].startswith("|"):
+        top -= 1
+    line = lines[i]
+    cell = line[line.rfind("|", 0, start) + 1:line.find("|", start)]
+    at = start - line.rfind("|", 0, start) - 1
+    side = "gpal" if "→" in cell[:at] else "paper" if "→" in cell[at:] else ""
+    return lines[top].replace("|", " "), f"{line.strip().strip('|').split('|')[0]} {side}", top
+
+
+def _numbers(text: str) -> Iterator[re.Match]:
+    """The decimals of ``text``, each with its exponent if written in scientific notation (5.7e-7)."""
+    return _WITH_EXPONENT.finditer(text)
+
+
+def occurrences(page: str) -> Iterator[tuple[Occurrence, list[str]]]:
+    """Each decimal of ``page``'s record-citing sections, with the records its section cites; a round figure (0.1,
+    1.0, 0.05: a setting, a margin, an axis) and a section number ("sec. 5.2") are not a record's."""
+    for heading, prose, cited in _sections(page):
+        seen: dict[str, int] = {}
+        lines = prose.splitlines()
+        for i, line in enumerate(lines):
+            for match in _numbers(line):
+                decimal = match.group()
+                if len(decimal.split("e")[0].replace(".", "").strip("0")) < 2 \
+                        or _SECTION.search(line[:match.start()]):
+                    continue
+                n = seen.get(decimal, 0)
+                seen[decimal] = n + 1
+                percent = _PERCENT.match(line, match.end()) is not None
+                column = None
+                if line.startswith("|"):
+                    headings, row, top = _table_cell(lines, i, match.start())
+                    above = next((b for b in reversed(lines[:top]) if b.strip()), "")  # "accuracy in %:"
+                    local = f"{headings} {row} {above}"
+                    percent = percent or "%" in headings + above or "acc" in headings.lower()
+                    column = (heading, top, line[:match.start()].count("|"))
+                else:
+                    around = " ".join(lines[max(0, i - 1):i + 2])
+                    at = around.find(line) + match.start()
+                    local = around[max(0, at - 120):at + 30]
+                if line[:match.start()].rstrip().endswith("±"):
+                    local += " se"  # "0.638 ± 0.019": a standard error
+                yield Occurrence(heading, decimal, n, local, percent, column, (heading, i)), cited
+
+
+@cache
+def _fields(record: str) -> tuple[tuple[str, float, str | None, str, str], ...]:
+    """Every number of ``record``: (pointer, value, as written if in a text, the words of its measure, the words
+    labelling it).  A number's measure is its key and its parent's (``ece/mean``) with the ``metric`` its row names;
+    in a printed table, the column's heading; its labels are the record's name and the texts beside it in its rows
+    (method, data set, setting)."""
+    out: list[tuple[str, float, str | None, str, str]] = []
+
+    def walk(node: object, pointer: str, keys: tuple[str, ...], labels: str, metric: str) -> None:
+        if isinstance(node, dict):
+            texts = " ".join(v for v in node.values() if isinstance(v, str) and len(v) < 60)
+            row_metric = " ".join(str(node[k]) for k in ("metric", "measure") if isinstance(node.get(k), str))
+            for key, value in node.items():
+                walk(value, f"{pointer}/{key}", keys + (key,), f"{labels} {texts}", row_metric or metric)
+        elif isinstance(node, list):
+            heading: list[str] = []
+            for i, value in enumerate(node):
+                if isinstance(value, str) and value.startswith("|"):
+                    cells = value.strip().strip("|").split("|")
+                    following = node[i + 1] if i + 1 < len(node) and isinstance(node[i + 1], str) else ""
+                    if re.match(r"\|\s*:?-{3}", following):
+                        heading = cells
+                        continue
+                    for k, match in enumerate(DECIMAL.finditer(value)):
+                        column = value[:match.start()].count("|") - 1
+                        measure = heading[column] if 0 <= column < len(heading) else ""
+                        out.append((f"{pointer}/{i}#{k}", float(match.group()), match.group(), measure,
+                                    f"{labels} {cells[0]}"))
+                else:
+                    walk(value, f"{pointer}/{i}", keys, labels, metric)
+        elif isinstance(node, bool):
+            return
+        elif isinstance(node, (int, float)):
+            out.append((pointer, float(node), None, f"{' '.join(keys[-2:])} {metric}", labels))
+        elif isinstance(node, str):
+            for k, match in enumerate(DECIMAL.finditer(node)):
+                out.append((f"{pointer}#{k}", float(match.group()), match.group(),
+                            f"{' '.join(keys[-1:])} {node[:match.start()][-40:]}", labels))
+
+    walk(json.loads((ROOT / record).read_text(encoding="utf-8")), "", (), Path(record).stem, "")
+    return tuple(out)
+
+
+def _shows(value: float, written: str | None, decimal: str, shown_as: str) -> bool:
+    """Whether ``value`` shown as ``shown_as`` is ``decimal`` at its precision, rounded half to even (Python's
+    format) or half up (a person rounding the record's 0.8815 to 0.882)."""
+    if written == decimal:
+        return shown_as == "x"
+    if "e" in decimal:  # 5.7e-7: the same mantissa digits in scientific notation
+        mantissa, exponent = decimal.split("e")
+        return shown_as == "x" and f"{value:.{len(mantissa.split('.')[1])}e}" == f"{mantissa}e{int(exponent):+03d}"
+    digits = len(decimal.split(".")[1])
+    shown = abs(SHOWN_AS[shown_as](value))
+    half_up = Decimal(repr(round(shown, 12))).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
+    return decimal in (f"{shown:.{digits}f}", str(half_up))
+
+
+#: Words too common to say which field a number is.
+_COMMON = {"the", "a", "an", "of", "in", "on", "at", "to", "and", "or", "by", "for", "with", "its", "is", "are",
+           "from", "as", "it", "than", "against", "over", "per", "after", "not", "no", "mean"}
+
+
+#: Words a page and a record spell differently for one measure.
+_SAME = {"acc": "accuracy", "accuracies": "accuracy", "mnll": "nll", "errors": "error", "err": "error",
+         "seconds": "s", "sec": "s", "time": "s", "times": "s", "train": "training", "ses": "se"}
+
+
+def _words(text: str) -> set[str]:
+    return {_SAME.get(w, w) for w in _WORD.findall(text.lower().replace("_", " "))
+            if not w.isdigit() and w not in _COMMON}
+
+
+def _admits(occurrence: Occurrence, shown_as: str) -> bool:
+    """Whether the context allows the field to be shown transformed: a percent only where the number is one (a
+    "%" after it, or a column of percents or accuracies), an error from an accuracy only where an error is said."""
+    local = occurrence.local.lower()
+    percent = occurrence.percent
+    error = "error" in local
+    return {"x": True, "100x": percent, "1-x": error, "100(1-x)": percent and error}[shown_as]
+
+
+def candidates(occurrence: Occurrence, cited: list[str]) -> list[tuple[int, dict]]:
+    """The fields of ``cited`` that show the occurrence's decimal, best first.
+
+    A field whose measure the context names (a word of the decimal's sentence, or of its table's headings and row
+    label, in the field's key or its row's metric or its printed column's heading) ranks first, by how many such
+    words, then by how many of the context's words label it (method, data set).  Where no field's measure is named,
+    the other fields that show it follow (those the context labels, or that a printed line writes exactly so to
+    three or more decimals, first), marked ``"named": False``: the page does not say which measure the number is,
+    so the pin is the likeliest field, not a certain one (naming the measure on the page makes it certain)."""
+    local = _words(occurrence.local)
+    scored = []
+    for record in cited:
+        for pointer, value, written, measure, labels in _fields(record):
+            for shown_as in SHOWN_AS:
+                if _admits(occurrence, shown_as) and _shows(value, written, occurrence.decimal, shown_as):
+                    named = len(local & _words(measure))
+                    labelled = len(local & _words(labels))
+                    exact = written == occurrence.decimal and len(occurrence.decimal.split(".")[1]) >= 3
+                    choice = {"record": record, "field": pointer, "as": shown_as}
+                    if named:
+                        scored.append((100 + 4 * named + labelled + (shown_as == "x"), choice))
+                    else:
+                        scored.append((labelled + 2 * exact + (shown_as == "x"), {**choice, "named": False}))
+    return sorted(scored, key=lambda s: -s[0])
+
+
+def _read_pins() -> dict:
+    return json.loads(PINS.read_text(encoding="utf-8")) if PINS.is_file() else {}
+
+
+def _value(pin: dict) -> tuple[float, str | None] | None:
+    for pointer, value, written, _, _ in _fields(pin["record"]) if (ROOT / pin["record"]).is_file() else ():
+        if pointer == pin["field"]:
+            return value, written
+    return None
+
+
+def problems(page: str, pins: dict | None = None) -> list[str]:
+    """What is wrong with ``page``'s numbers against its pins (empty: every decimal shows its pinned field)."""
+    entry = (_read_pins() if pins is None else pins).get(page, {"quoted": {}, "pinned": []})
+    quoted, pinned = entry["quoted"], {(p["section"], p["decimal"], p["n"]): p for p in entry["pinned"]}
+    found, wrong = set(), []
+    for occurrence, cited in occurrences(page):
+        if occurrence.decimal in quoted:
+            continue
+        found.add(occurrence.key)
+        pin = pinned.get(occurrence.key)
+        where = f"{page}, section {occurrence.section!r}: {occurrence.decimal} (#{occurrence.n + 1})"
+        if pin is None:
+            wrong.append(f"{where} is pinned to no record field (python workflows/pages/page_numbers.py --pin {page}"
+                         ", or quote it with why)")
+        elif pin["record"] not in cited:
+            wrong.append(f"{where} is pinned to {pin['record']}, which its section no longer cites")
+        elif (held := _value(pin)) is None:
+            wrong.append(f"{where} is pinned to {pin['record']} {pin['field']}, which the record no longer has")
+        elif not _shows(*held, occurrence.decimal, pin["as"]):
+            wrong.append(f"{where} is not {pin['record']} {pin['field']} shown as {pin['as']} ({held[0]!r})")
+    wrong += [f"{page}, section {s!r}: the pin of {d} (#{n + 1}) matches no number of the page"
+              for (s, d, n) in pinned if (s, d, n) not in found]
+    text = (ROOT / page).read_text(encoding="utf-8")
+    on_page = {m.group() for m in _numbers(text)}
+    wrong += [f"{page}: quoted {d} is not on the page" for d in quoted if d not in on_page]
+    return wrong
+
+
+def _pattern(choice: dict) -> str:
+    """A field's place with its row numbers left out: the cells of one table column share it."""
+    return choice["record"] + re.sub(r"/\d+(?=/|#|$)", "/*", choice["field"]) + choice["as"]
+
+
+def _choose(page: str, occurrences_: list[tuple[Occurrence, list[str]]]) -> dict[tuple, dict | None]:
+    """The best field of each occurrence: its context's words first; among ties, the field whose place the most
+    cells of its table column share (a column shows one measure), then the record the line's previous number was
+    pinned to."""
+    scored = {occ.key: candidates(occ, cited) for occ, cited in occurrences_}
+    columns: dict[str, dict[str, int]] = {}
+    for occ, _ in occurrences_:
+        if occ.column is not None:
+            counts = columns.setdefault(occ.column, {})
+            for pattern in {_pattern(c) for _, c in scored[occ.key]}:
+                counts[pattern] = counts.get(pattern, 0) + 1
+    chosen: dict[tuple, dict | None] = {}
+    previous: dict[tuple[str, int], str] = {}
+    for occ, _ in occurrences_:
+        counts = columns.get(occ.column, {}) if occ.column is not None else {}
+
+        def rank(item: tuple[int, dict], occ: Occurrence = occ, counts: dict = counts) -> tuple:
+            score, choice = item
+            return (-score, -counts.get(_pattern(choice), 0), choice["record"] != previous.get(occ.line))
+
+        best = sorted(scored[occ.key], key=rank)
+        chosen[occ.key] = best[0][1] if best else None
+        if best:
+            previous[occ.line] = best[0][1]["record"]
+    return chosen
+
+
+def pin_page(page: str, pins: dict) -> list[str]:
+    """Pin ``page``'s unpinned decimals in ``pins`` (dropping pins the page no longer has); the ones it could not
+    pin (no cited record shows them: quote them with why, or cite the record)."""
+    entry = pins.setdefault(page, {"quoted": {}, "pinned": []})
+    old = {(p["section"], p["decimal"], p["n"]): p for p in entry["pinned"]}
+    found = [(occ, cited) for occ, cited in occurrences(page) if occ.decimal not in entry["quoted"]]
+    chosen = _choose(page, found)
+    kept, unpinned = [], []
+    for occurrence, cited in found:
+        pin = old.get(occurrence.key)
+        if pin is None or pin["record"] not in cited or _value(pin) is None \
+                or not _shows(*_value(pin), occurrence.decimal, pin["as"]):
+            best = chosen[occurrence.key]
+            if best is None:
+                unpinned.append(f"{occurrence.section!r}: {occurrence.decimal} ({occurrence.local.strip()[-90:]})")
+                continue
+            pin = {"section": occurrence.section, "decimal": occurrence.decimal, "n": occurrence.n, **best}
+            print(f"pinned {occurrence.decimal} in {occurrence.section!r} to {pin['record']} {pin['field']} "
+                  f"({pin['as']})", file=sys.stderr)
+        kept.append(pin)
+    entry["pinned"] = kept
+    return unpinned
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pin", nargs="*", metavar="PAGE", help="pin these pages' new decimals (default: every page)")
+    parser.add_argument("--check", action="store_true", help="exit 1 naming every number its pin does not hold")
+    args = parser.parse_args(argv)
+    if args.pin is not None:
+        pins = _read_pins()
+        unpinned = [f"{page}, {u}" for page in (args.pin or PAGES) for u in pin_page(page, pins)]
+        PINS.write_text(json.dumps(pins, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        print("\n".join(f"not pinned: {u}" for u in unpinned))
+        return 1 if unpinned else 0
+    wrong = [w for page in PAGES for w in problems(page)]
+    print("\n".join(wrong) if wrong else f"every number of {len(PAGES)} pages shows its pinned record field")
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
