@@ -185,7 +185,9 @@ def _fields(record: str) -> tuple[tuple[str, float, str | None, str, str], ...]:
         elif isinstance(node, bool):
             return
         elif isinstance(node, (int, float)):
-            out.append((pointer, float(node), None, f"{' '.join(keys[-2:])} {metric}", labels))
+            # a test statistic is named by its own name only: "z" is not the NLL its row measures
+            measure = keys[-1] if keys and keys[-1] in _STATISTICS else f"{' '.join(keys[-2:])} {metric}"
+            out.append((pointer, float(node), None, measure, labels))
         elif isinstance(node, str):
             for k, match in enumerate(DECIMAL.finditer(node)):
                 out.append((f"{pointer}#{k}", float(match.group()), match.group(),
@@ -209,6 +211,8 @@ def _shows(value: float, written: str | None, decimal: str, shown_as: str) -> bo
     return decimal in (f"{shown:.{digits}f}", str(half_up))
 
 
+#: Record keys of test statistics, which the page names as such when it quotes them.
+_STATISTICS = {"z", "t", "df"}
 #: Words too common to say which field a number is.
 _COMMON = {"the", "a", "an", "of", "in", "on", "at", "to", "and", "or", "by", "for", "with", "its", "is", "are",
            "from", "as", "it", "than", "against", "over", "per", "after", "not", "no", "mean"}
