@@ -32,7 +32,7 @@ def site(tmp_path, monkeypatch):
         "# A\nFrom `workflows/studies/records/r.json`: GPD's ECE 0.073, accuracy 87.3 %, NLL 0.3736, "
         "variance 5.7e-7, test NLL 0.882 (rounded half up); the paper's 0.25 at a step of 0.5 (sec. 4.1)."
         "\n\n    gpal workflow x --set lr=0.75\n# B\nUncited 0.5.\n")
-    pins = {"docs/p.md": {"quoted": {"0.25": "the paper's"}, "pinned": []}}
+    pins = {"docs/p.md": {"quoted": [{"section": "# A", "decimal": "0.25", "why": "the paper's"}], "pinned": []}}
     assert page_numbers.pin_page("docs/p.md", pins) == []
     yield tmp_path, pins
     page_numbers._fields.cache_clear()
@@ -53,7 +53,7 @@ def test_a_retyped_number_a_remade_record_and_a_stale_quote_are_named(site):
     found = page_numbers.problems("docs/p.md", pins)
     assert any("0.074 (#1) is pinned to no record field" in p for p in found)
     assert any("the pin of 0.073 (#1) matches no number" in p for p in found)
-    assert any("quoted 0.25 is not on the page" in p for p in found)
+    assert any("quoted 0.25 is not in the section" in p for p in found)
     page.write_text(page.read_text().replace("0.074", "0.073"))
     record = root / "workflows" / "studies" / "records" / "r.json"
     record.write_text(record.read_text().replace("0.0732", "0.0751"))
@@ -67,3 +67,11 @@ def test_a_cited_record_that_does_not_exist_is_named(site):
     (root / "docs" / "p.md").write_text("# A\n`workflows/studies/records/gone.json` 0.1\n")
     with pytest.raises(ValueError, match="gone.json"):
         page_numbers.problems("docs/p.md", pins)
+
+
+def test_two_numbers_swapped_are_named(site):
+    root, pins = site
+    page = root / "docs" / "p.md"
+    page.write_text(page.read_text().replace("ECE 0.073, accuracy 87.3 %", "ECE 87.3 %, accuracy 0.073"))
+    found = page_numbers.problems("docs/p.md", pins)
+    assert len([p for p in found if "moved or swapped" in p]) == 2, found

@@ -1,21 +1,30 @@
-"""The hand-written papers pages' numbers, each pinned to the record field it shows.
+"""The hand-written docs pages' numbers, each pinned to a record field that shows it.
 
-The sub-pages under ``docs/papers/`` and the explanations the papers page shows beside its tables
-(``workflows/pages/records/papers/*.md``) are written by hand around numbers their records hold.  Every decimal of
-a section that cites a record (by its path from the repository's top, or a ``paper_runs`` record by its name), and
-every decimal of an explanation (which cites its own record), is either
+The pages in `PAGES` (the hand-written docs pages that quote study records, and the explanations the papers page
+shows beside its tables, ``workflows/pages/records/papers/*.md``) are written by hand around numbers their records
+hold.  Every decimal of a section that cites records (by path from the repository's top, a ``paper_runs`` record by
+its name, or a study by name: ``the study `target_lists``` cites the records its declaration lists), and every
+decimal of an explanation (which cites its own record), is either
 
-- **pinned** to one field of one record it cites: a JSON pointer (``/rows/3/gpal_mean``; a printed line's k-th
-  decimal is ``/commands/.../printed/4#k``) shown at the decimal's precision as it is (``x``), as a percent
-  (``100x``) or as an error from an accuracy (``1-x``, ``100(1-x)``); or
-- **quoted** from elsewhere (the paper's own numbers, a setting, a difference the prose works out), with why.
+- **pinned**, at its place in the section, to one field of one record the section cites: a JSON pointer
+  (``/rows/3/gpal_mean``; in a printed line, a Markdown table or a CSV file of a record folder, ``.../4#k`` is the
+  line's k-th decimal) shown at the decimal's precision as it is (``x``), as a percent (``100x``) or as an error
+  from an accuracy (``1-x``, ``100(1-x)``), rounded half to even or half up; or
+- **quoted** in its section from elsewhere (the paper's own numbers, a setting, a value the prose works out, a run
+  that was not kept), with why.
 
-The pins live in ``workflows/pages/page_numbers.json``; ``--check`` (run by the tests) names every decimal with no
-pin, every pin whose field no longer shows its decimal (a retyped number, or a record remade with another value),
-and every pin the page no longer has.  ``--pin`` pins a page's new decimals: among the fields that show a decimal,
-the one whose record and name (with the labels beside it in its row: method, data set, metric) share the most
-words with the decimal's context (its table's column heading and row label, or its sentence); each new pin is
-printed for review, and the diff of the pins file shows which field a number was taken to be::
+A round figure (one significant digit: 0.1, 1.0, 0.05) and a section number are taken as settings, not held;
+integers and the decimals of sections that cite no record are not held either.  The pins live in
+``workflows/pages/page_numbers.json``; ``--check`` (run by the tests) names every decimal with no pin, every pin
+whose field no longer shows its decimal (a retyped number, or a record remade with another value), every pinned
+number that moved within its section (two numbers swapped), and every pin or quote the page no longer has.
+
+``--pin`` pins a page's new decimals by reading their context: among the fields that show a decimal, the one whose
+measure (its key, its row's metric, its printed column's heading) the decimal's sentence or table headings name,
+then whose labels (method, data set) they name; where none is named, the likeliest field, marked ``"named":
+false``.  That reading is not a proof: where two fields show the same value it can choose the wrong one, and then
+a record remade with another value in the meant field goes unnoticed.  Each new pin is printed, and the diff of
+the pins file shows which field a number was taken to be, for a reader to correct::
 
     python workflows/pages/page_numbers.py --check
     python workflows/pages/page_numbers.py --pin docs/papers/003_milios.md
@@ -24,6 +33,8 @@ printed for review, and the diff of the pins file shows which field a number was
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import json
 import re
 import sys
@@ -33,23 +44,30 @@ from functools import cache
 from pathlib import Path
 from typing import Iterator
 
-from generated_page import ROOT
+from generated_page import ROOT, read_study
 
 __all__ = ["PAGES", "PINS", "Occurrence", "candidates", "occurrences", "pin_page", "problems"]
 
 #: The hand-written pages whose numbers are pinned, from the repository's top.
-PAGES = ("docs/papers/000_liu.md", "docs/papers/002_izmailov_kropotov.md", "docs/papers/002_numbers.md",
+PAGES = ("docs/active_learning.md", "docs/calibration.md", "docs/catalogs.md", "docs/methods.md",
+         "docs/reports.md", "docs/scaling.md", "docs/targets.md",
+         "docs/papers/000_liu.md", "docs/papers/002_izmailov_kropotov.md", "docs/papers/002_numbers.md",
          "docs/papers/003_milios.md", *sorted(f"workflows/pages/records/papers/{p.name}"
                                                 for p in (ROOT / "workflows/pages/records/papers").glob("*.md")))
 PINS = ROOT / "workflows/pages/page_numbers.json"
 
 #: A decimal: digits, a point, digits; not part of a name, a version or a longer number.
 DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?!\d)(?!\.\d)")
-#: A record cited by its path from the repository's top (in backticks, or in a command's comment).
-_CITED = re.compile(r"(workflows/[\w./-]*records/[\w./-]*\.json)")
+#: A record cited by its path from the repository's top (in backticks, or in a command's comment): a JSON record,
+#: a study's kept Markdown or CSV output, or a folder of them.
+_CITED = re.compile(r"(workflows/[\w./-]*records/[\w.-][\w./-]*?(?:\.json|\.md|\.csv|/))(?![\w.-])")
+#: The files a cited folder's numbers are read from.
+_KINDS = (".json", ".md", ".csv")
 #: A ``paper_runs`` record named without its folder, after the section has given it (`paper003_milios_magic_2.json`).
 _NAMED = re.compile(r"`(paper\d{3}_[\w.-]+\.json)`")
 _RUNS = "workflows/studies/records/papers/"
+#: A study cited by its name (the study `target_lists`): its declared records are cited.
+_STUDY = re.compile(r"\bstud(?:y|ies) `([\w-]+)`")
 #: A code block: a fenced one, or lines indented by four spaces (commands; their numbers are settings).
 _CODE = re.compile(r"(?ms)^```.*?^```$|^    .*?$")
 #: A table generated from its records between markers (``paper_runs_tables.py``, whose ``--check`` holds it).
@@ -79,6 +97,8 @@ class Occurrence:
     #: the table column it sits in (a column shows one measure) and its line, each named within the page
     column: tuple[str, int, int] | None
     line: tuple[str, int]
+    #: its place among the section's decimals, so two numbers swapped are two numbers moved
+    at: int = 0
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -90,16 +110,40 @@ def _sections(page: str) -> Iterator[tuple[str, str, list[str]]]:
     text = (ROOT / page).read_text(encoding="utf-8")
     own = sorted(str(p.relative_to(ROOT)) for p in (ROOT / page).parent.glob(Path(page).stem + "*.json")) \
         if page.startswith("workflows/") else []
-    for section in re.split(r"(?m)^(?=#)", text):
-        cited = own + sorted(set(_CITED.findall(section)) | {_RUNS + name for name in _NAMED.findall(section)})
+    for section in _split_at_headings(text):
+        cited = own + sorted({c.rstrip("/") for c in _CITED.findall(section)}
+                             | {_RUNS + name for name in _NAMED.findall(section)}
+                             | {r for name in _STUDY.findall(section) for r in _study_records(name)})
         if not cited:
             continue
         heading = section.splitlines()[0].strip() if section.startswith("#") else ""
         prose = _CODE.sub("", re.sub(r"<!--.*?-->", "", _GENERATED.sub("", section), flags=re.S))
-        absent = [c for c in cited if not (ROOT / c).is_file()]
+        absent = [c for c in cited if not (ROOT / c).exists()]
         if absent:
             raise ValueError(f"{page}, section {heading!r}: cites records that do not exist: {absent}")
         yield heading, prose, cited
+
+
+@cache
+def _study_records(name: str) -> tuple[str, ...]:
+    """The records the study ``name`` declares (``workflows/studies/NAME.yaml``): a page citing the study cites them."""
+    declaration = ROOT / "workflows" / "studies" / f"{name}.yaml"
+    if not declaration.is_file():
+        raise ValueError(f"a page cites the study `{name}`, which has no declaration {declaration.relative_to(ROOT)}")
+    records = (r.rstrip("/") for r in read_study(declaration)["records"])
+    return tuple(r for r in records if (ROOT / r).is_dir() or Path(r).suffix in _KINDS)  # not its figures
+
+
+def _split_at_headings(text: str) -> list[str]:
+    """``text`` cut before each Markdown heading, a ``#`` line inside a fenced code block (a comment) not being one."""
+    sections, fenced = [[]], False
+    for line in text.splitlines(keepends=True):
+        if line.startswith("```"):
+            fenced = not fenced
+        elif line.startswith("#") and not fenced:
+            sections.append([])
+        sections[-1].append(line)
+    return ["".join(lines) for lines in sections if lines]
 
 
 def _table_cell(lines: list[str], i: int, start: int) -> tuple[str, str, int]:
@@ -126,6 +170,7 @@ def occurrences(page: str) -> Iterator[tuple[Occurrence, list[str]]]:
     1.0, 0.05: a setting, a margin, an axis) and a section number ("sec. 5.2") are not a record's."""
     for heading, prose, cited in _sections(page):
         seen: dict[str, int] = {}
+        at = 0
         lines = prose.splitlines()
         for i, line in enumerate(lines):
             for match in _numbers(line):
@@ -149,7 +194,8 @@ def occurrences(page: str) -> Iterator[tuple[Occurrence, list[str]]]:
                     local = around[max(0, at - 120):at + 30]
                 if line[:match.start()].rstrip().endswith("±"):
                     local += " se"  # "0.638 ± 0.019": a standard error
-                yield Occurrence(heading, decimal, n, local, percent, column, (heading, i)), cited
+                yield Occurrence(heading, decimal, n, local, percent, column, (heading, i), at), cited
+                at += 1
 
 
 @cache
@@ -193,8 +239,26 @@ def _fields(record: str) -> tuple[tuple[str, float, str | None, str, str], ...]:
                 out.append((f"{pointer}#{k}", float(match.group()), match.group(),
                             f"{' '.join(keys[-1:])} {node[:match.start()][-40:]}", labels))
 
-    walk(json.loads((ROOT / record).read_text(encoding="utf-8")), "", (), Path(record).stem, "")
+    path = ROOT / record
+    files = sorted(p for p in path.rglob("*") if p.suffix in _KINDS) if path.is_dir() else [path]
+    for file in files:
+        text = file.read_text(encoding="utf-8")
+        if file.suffix == ".json":
+            node: object = json.loads(text)
+        elif file.suffix == ".csv":  # a row per dict, so a number's measure is its column's name
+            node = [{key: _number(value) for key, value in row.items()} for row in csv.DictReader(io.StringIO(text))]
+        else:  # a Markdown summary: its tables' cells and its prose's numbers
+            node = text.splitlines()
+        within = "" if file == path else "/" + file.relative_to(path).as_posix()
+        walk(node, within, (), f"{path.stem} {file.stem}", "")
     return tuple(out)
+
+
+def _number(text: str | None) -> float | str | None:
+    try:
+        return float(text) if text is not None and DECIMAL.fullmatch(text.strip().lstrip("-")) else text
+    except ValueError:
+        return text
 
 
 def _shows(value: float, written: str | None, decimal: str, shown_as: str) -> bool:
@@ -268,19 +332,25 @@ def _read_pins() -> dict:
 
 
 def _value(pin: dict) -> tuple[float, str | None] | None:
-    for pointer, value, written, _, _ in _fields(pin["record"]) if (ROOT / pin["record"]).is_file() else ():
+    for pointer, value, written, _, _ in _fields(pin["record"]) if (ROOT / pin["record"]).exists() else ():
         if pointer == pin["field"]:
             return value, written
     return None
 
 
+def _quoted(entry: dict) -> dict[tuple[str, str], str]:
+    return {(q["section"], q["decimal"]): q["why"] for q in entry["quoted"]}
+
+
 def problems(page: str, pins: dict | None = None) -> list[str]:
-    """What is wrong with ``page``'s numbers against its pins (empty: every decimal shows its pinned field)."""
-    entry = (_read_pins() if pins is None else pins).get(page, {"quoted": {}, "pinned": []})
-    quoted, pinned = entry["quoted"], {(p["section"], p["decimal"], p["n"]): p for p in entry["pinned"]}
-    found, wrong = set(), []
+    """What is wrong with ``page``'s numbers against its pins (empty: every decimal shows its pinned field, in its
+    place, or is quoted in its section)."""
+    entry = (_read_pins() if pins is None else pins).get(page, {"quoted": [], "pinned": []})
+    quoted, pinned = _quoted(entry), {(p["section"], p["decimal"], p["n"]): p for p in entry["pinned"]}
+    found, used, wrong = set(), set(), []
     for occurrence, cited in occurrences(page):
-        if occurrence.decimal in quoted:
+        if (occurrence.section, occurrence.decimal) in quoted:
+            used.add((occurrence.section, occurrence.decimal))
             continue
         found.add(occurrence.key)
         pin = pinned.get(occurrence.key)
@@ -288,6 +358,9 @@ def problems(page: str, pins: dict | None = None) -> list[str]:
         if pin is None:
             wrong.append(f"{where} is pinned to no record field (python workflows/pages/page_numbers.py --pin {page}"
                          ", or quote it with why)")
+        elif pin["at"] != occurrence.at:
+            wrong.append(f"{where} is number {occurrence.at + 1} of its section, pinned as number {pin['at'] + 1}: "
+                         "moved or swapped (re-pin once the page is right)")
         elif pin["record"] not in cited:
             wrong.append(f"{where} is pinned to {pin['record']}, which its section no longer cites")
         elif (held := _value(pin)) is None:
@@ -296,9 +369,7 @@ def problems(page: str, pins: dict | None = None) -> list[str]:
             wrong.append(f"{where} is not {pin['record']} {pin['field']} shown as {pin['as']} ({held[0]!r})")
     wrong += [f"{page}, section {s!r}: the pin of {d} (#{n + 1}) matches no number of the page"
               for (s, d, n) in pinned if (s, d, n) not in found]
-    text = (ROOT / page).read_text(encoding="utf-8")
-    on_page = {m.group() for m in _numbers(text)}
-    wrong += [f"{page}: quoted {d} is not on the page" for d in quoted if d not in on_page]
+    wrong += [f"{page}, section {s!r}: quoted {d} is not in the section" for (s, d) in quoted if (s, d) not in used]
     return wrong
 
 
@@ -337,9 +408,10 @@ def _choose(page: str, occurrences_: list[tuple[Occurrence, list[str]]]) -> dict
 def pin_page(page: str, pins: dict) -> list[str]:
     """Pin ``page``'s unpinned decimals in ``pins`` (dropping pins the page no longer has); the ones it could not
     pin (no cited record shows them: quote them with why, or cite the record)."""
-    entry = pins.setdefault(page, {"quoted": {}, "pinned": []})
+    entry = pins.setdefault(page, {"quoted": [], "pinned": []})
     old = {(p["section"], p["decimal"], p["n"]): p for p in entry["pinned"]}
-    found = [(occ, cited) for occ, cited in occurrences(page) if occ.decimal not in entry["quoted"]]
+    quoted = _quoted(entry)
+    found = [(occ, cited) for occ, cited in occurrences(page) if (occ.section, occ.decimal) not in quoted]
     chosen = _choose(page, found)
     kept, unpinned = [], []
     for occurrence, cited in found:
@@ -353,7 +425,7 @@ def pin_page(page: str, pins: dict) -> list[str]:
             pin = {"section": occurrence.section, "decimal": occurrence.decimal, "n": occurrence.n, **best}
             print(f"pinned {occurrence.decimal} in {occurrence.section!r} to {pin['record']} {pin['field']} "
                   f"({pin['as']})", file=sys.stderr)
-        kept.append(pin)
+        kept.append({**pin, "at": occurrence.at})
     entry["pinned"] = kept
     return unpinned
 
