@@ -66,7 +66,8 @@ _KINDS = (".json", ".md", ".csv")
 #: A ``paper_runs`` record named without its folder, after the section has given it (`paper003_milios_magic_2.json`).
 _NAMED = re.compile(r"`(paper\d{3}_[\w.-]+\.json)`")
 _RUNS = "workflows/studies/records/papers/"
-#: A study cited by its name (the study `target_lists`): its declared records are cited.
+#: A study cited by its name (the study `target_lists`): its declared records are cited, if it has at most this many.
+_STUDY_RECORDS_CITED = 4
 _STUDY = re.compile(r"\bstud(?:y|ies) `([\w-]+)`")
 #: A code block: a fenced one, or lines indented by four spaces (commands; their numbers are settings).
 _CODE = re.compile(r"(?ms)^```.*?^```$|^    .*?$")
@@ -94,6 +95,9 @@ class Occurrence:
     n: int
     local: str
     percent: bool
+    #: the words saying which row of a record it is (method, data set): its sentence, or its own column's heading
+    #: and its row's label (the other columns' headings name other methods)
+    labelling: str
     #: the table column it sits in (a column shows one measure) and its line, each named within the page
     column: tuple[str, int, int] | None
     line: tuple[str, int]
@@ -130,8 +134,10 @@ def _study_records(name: str) -> tuple[str, ...]:
     declaration = ROOT / "workflows" / "studies" / f"{name}.yaml"
     if not declaration.is_file():
         raise ValueError(f"a page cites the study `{name}`, which has no declaration {declaration.relative_to(ROOT)}")
-    records = (r.rstrip("/") for r in read_study(declaration)["records"])
-    return tuple(r for r in records if (ROOT / r).is_dir() or Path(r).suffix in _KINDS)  # not its figures
+    records = [r.rstrip("/") for r in read_study(declaration)["records"]]
+    records = [r for r in records if (ROOT / r).is_dir() or Path(r).suffix in _KINDS]  # not its figures
+    # a study of many records (paper_runs: a run each) is cited by naming the record, not the study
+    return tuple(records) if len(records) <= _STUDY_RECORDS_CITED else ()
 
 
 def _split_at_headings(text: str) -> list[str]:
@@ -146,10 +152,10 @@ def _split_at_headings(text: str) -> list[str]:
     return ["".join(lines) for lines in sections if lines]
 
 
-def _table_cell(lines: list[str], i: int, start: int) -> tuple[str, str, int]:
+def _table_cell(lines: list[str], i: int, start: int) -> tuple[str, str, str, int]:
     """The headings of the table whose cell starts at ``start`` of ``lines[i]`` (a column's measure may be said in
-    another's heading: "acc / NLL (paper → gpal)"), the row's label with the side of a "paper → gpal" arrow the
-    cell's number is on, and the table's first line."""
+    another's heading: "acc / NLL (paper → gpal)"), the cell's own column heading, the row's label with the side of
+    a "paper → gpal" arrow the cell's number is on, and the table's first line."""
     top = i
     while top > 0 and lines[top - 1].startswith("|"):
         top -= 1
@@ -157,7 +163,10 @@ def _table_cell(lines: list[str], i: int, start: int) -> tuple[str, str, int]:
     cell = line[line.rfind("|", 0, start) + 1:line.find("|", start)]
     at = start - line.rfind("|", 0, start) - 1
     side = "gpal" if "→" in cell[:at] else "paper" if "→" in cell[at:] else ""
-    return lines[top].replace("|", " "), f"{line.strip().strip('|').split('|')[0]} {side}", top
+    headings = lines[top].strip().strip("|").split("|")
+    column = line[:start].count("|") - 1
+    own = headings[column] if 0 <= column < len(headings) else ""
+    return " ".join(headings), own, f"{line.strip().strip('|').split('|')[0]} {side}", top
 
 
 def _numbers(text: str) -> Iterator[re.Match]:
@@ -183,18 +192,19 @@ def occurrences(page: str) -> Iterator[tuple[Occurrence, list[str]]]:
                 percent = _PERCENT.match(line, match.end()) is not None
                 column = None
                 if line.startswith("|"):
-                    headings, row, top = _table_cell(lines, i, match.start())
+                    headings, own, row, top = _table_cell(lines, i, match.start())
                     above = next((b for b in reversed(lines[:top]) if b.strip()), "")  # "accuracy in %:"
                     local = f"{headings} {row} {above}"
+                    labelling = f"{own} {row}"
                     percent = percent or "%" in headings + above or "acc" in headings.lower()
                     column = (heading, top, line[:match.start()].count("|"))
                 else:
                     around = " ".join(lines[max(0, i - 1):i + 2])
-                    at = around.find(line) + match.start()
-                    local = around[max(0, at - 120):at + 30]
+                    start = around.find(line) + match.start()
+                    local = labelling = around[max(0, start - 120):start + 30]
                 if line[:match.start()].rstrip().endswith("±"):
                     local += " se"  # "0.638 ± 0.019": a standard error
-                yield Occurrence(heading, decimal, n, local, percent, column, (heading, i), at), cited
+                yield Occurrence(heading, decimal, n, local, percent, labelling, column, (heading, i), at), cited
                 at += 1
 
 
@@ -310,14 +320,17 @@ def candidates(occurrence: Occurrence, cited: list[str]) -> list[tuple[int, dict
     the other fields that show it follow (those the context labels, or that a printed line writes exactly so to
     three or more decimals, first), marked ``"named": False``: the page does not say which measure the number is,
     so the pin is the likeliest field, not a certain one (naming the measure on the page makes it certain)."""
-    local = _words(occurrence.local)
+    local = _words(_aliased(occurrence.local))
+    labelling = _words(_aliased(occurrence.labelling))
+    one_of_many = _PART.search(occurrence.local) is not None  # "split 0", "epoch 10": a part, not the summary
     scored = []
     for record in cited:
         for pointer, value, written, measure, labels in _fields(record):
             for shown_as in SHOWN_AS:
                 if _admits(occurrence, shown_as) and _shows(value, written, occurrence.decimal, shown_as):
                     named = len(local & _words(measure))
-                    labelled = len(local & _words(labels))
+                    labelled = len(labelling & _words(labels)) - 2 * (_PARTS.search(pointer) is not None
+                                                                     and not one_of_many)
                     exact = written == occurrence.decimal and len(occurrence.decimal.split(".")[1]) >= 3
                     choice = {"record": record, "field": pointer, "as": shown_as}
                     if named:
@@ -325,6 +338,20 @@ def candidates(occurrence: Occurrence, cited: list[str]) -> list[tuple[int, dict
                     else:
                         scored.append((labelled + 2 * exact + (shown_as == "x"), {**choice, "named": False}))
     return sorted(scored, key=lambda s: -s[0])
+
+
+#: The papers' names for gpal's methods, so a page's "GPC-II" names the record's ``svgp-probit``.
+_ALIASES = ((re.compile(r"GPC-III\b"), "logit"), (re.compile(r"GPC-II\b"), "probit"), (re.compile(r"GPC-I\b"), "step"),
+            (re.compile(r"GPCsm\b"), "softmax"), (re.compile(r"robust-max SVI"), "svgp robustmax"),
+            (re.compile(r"softmax SVI"), "svgp softmax"), (re.compile(r"the paper's CAVI"), "ls cavi"))
+#: A record field that is one part of a summary (a split, an epoch of a trace, a unit of a probe) ...
+_PARTS = re.compile(r"/(?:splits|traces|per_split|profile|units|variance_trace)/")
+#: ... which a page names as such.
+_PART = re.compile(r"\b(?:split|splits|epoch|epochs|step|steps|unit|per-split|trace)\b \d|\bsplit\b", re.I)
+
+
+def _aliased(text: str) -> str:
+    return " ".join([text, *(words for pattern, words in _ALIASES if pattern.search(text))])
 
 
 def _read_pins() -> dict:
