@@ -2,17 +2,17 @@
 
 The run of docs/papers.md (`workflows/papers/001_synthetic_2d.yaml` at 100 of the paper's 750 epochs and 100 of its
 300 prediction samples) is set beside the paper's budget on one problem (repetition 0, the first of that run, so its
-100-epoch fits are the run's own), variance given and learned:
+100-epoch fits are the run's own), the variance given:
 
-- ``reduced``: 100 epochs, 100 samples, MGP and NIMGP, variance given and learned;
-- ``samples``: 100 epochs, the paper's 300 samples, NIMGP with the variance given;
-- ``paper``: the paper's 750 epochs and 300 samples, MGP and NIMGP with the variance given.
+- ``reduced``: 100 epochs, 100 samples, MGP and NIMGP;
+- ``samples``: 100 epochs, the paper's 300 samples, NIMGP;
+- ``paper``: the paper's 750 epochs and 300 samples, MGP and NIMGP.
 
     python workflows/studies/paper001_training_length.py
 
 Each budget is one `gpal workflow` run into ``--out``/<budget> (a rerun reuses its finished fits); one JSON line a
-fit: the budget, its command, the mode (null for MGP, which ignores input noise), method, test NLL and error, and the learned input-noise variance of each
-feature (input units), kept in ``workflows/studies/records/paper001_training_length.json``.
+fit: the budget, its command, the method, its test NLL and error, kept in
+``workflows/studies/records/paper001_training_length.json``.
 """
 
 from __future__ import annotations
@@ -26,13 +26,13 @@ from gpal.workflows import run_workflow
 from shared import keep_printed  # the script's folder, first on its path
 
 WORKFLOW = "workflows/papers/001_synthetic_2d.yaml"
-#: Problem 0 at noise 0.1: the settings every budget shares.
-PROBLEM = ["repetitions=1", "data.noise_levels=[0.1]"]
+#: Problem 0 at noise 0.1, the variance given: the settings every budget shares.
+PROBLEM = ["repetitions=1", "noise_variance=[known]", "data.noise_levels=[0.1]"]
 #: budget -> the overrides that set it, beside `PROBLEM`; the workflow file's own budget is the paper's.
 BUDGETS = {
     "reduced": ["methods=[MGP, NIMGP]", "training.epochs=100", "training.n_samples=100"],
-    "samples": ["noise_variance=[known]", "methods=[NIMGP]", "training.epochs=100"],
-    "paper": ["noise_variance=[known]", "methods=[MGP, NIMGP]"],
+    "samples": ["methods=[NIMGP]", "training.epochs=100"],
+    "paper": ["methods=[MGP, NIMGP]"],
 }
 
 
@@ -50,11 +50,9 @@ def main(argv: list[str] | None = None) -> None:
                 name = unit.relative_to(out / "units" / "rep_0000" / "noise_0.1").with_suffix("").as_posix()
                 if name == "Bayes":
                     continue
-                mode, _, method = name.rpartition("/")
                 fit = json.loads(unit.read_text(encoding="utf-8"))
-                print(json.dumps({"budget": budget, "command": command, "mode": mode or None, "method": method,
-                                  "nll": fit["nll"], "error": fit["error"],
-                                  "learned_variance": fit["learned_variance"]}), flush=True)
+                print(json.dumps({"budget": budget, "command": command, "method": name.rpartition("/")[2],
+                                  "nll": fit["nll"], "error": fit["error"]}), flush=True)
 
 
 if __name__ == "__main__":
