@@ -27,7 +27,8 @@ repeats, and `gpal.workflows.verdicts` judges them: a value by the t interval of
 from the paper's, an ordering pair by pair, a pair counting only where the paper separates it and
 gpal's t interval resolves it.
 `write_comparison` writes the table as ``paper_comparison.csv`` / ``.md`` / ``.json`` (with the
-commit, the command, the settings and the budget run against the paper's); `comparison_markdown`
+commit, the command, the settings, the budget run against the paper's and, under ``unpublished``, gpal's
+mean of every measured cell the paper prints no number for); `comparison_markdown`
 judges a recorded comparison anew from its numbers, so a record made under an older rule is shown
 under the current one.
 """
@@ -51,7 +52,7 @@ from gpal.workflows.verdicts import judge_rows, orderings, pair_counts
 
 __all__ = [
     "COMPARISON_FILE", "NO_SPREAD", "REFERENCE", "Produced", "check_reference", "comparison_markdown",
-    "comparison_rows", "judged", "published", "verdict_counts", "write_comparison",
+    "comparison_rows", "judged", "published", "unpublished_rows", "verdict_counts", "write_comparison",
 ]
 
 #: The stem of the files `write_comparison` writes into a run's folder.
@@ -226,6 +227,20 @@ def comparison_rows(reference: Mapping[str, Any], measured: Mapping[tuple[str, s
                              "paper_se": p_se, "gpal_mean": g_mean, "gpal_se": g_se, "n": n,
                              "printed": None if correction is None else correction["printed"][0]})
     return judge_rows(rows, reference["source"]["spread"], reference["source"]["repeats"])
+
+
+def unpublished_rows(reference: Mapping[str, Any], measured: Mapping[tuple[str, str, str], Sequence[float]]) -> list[dict]:
+    """gpal's mean, SE and n of every measured cell the paper prints no number for (a Bayes-optimal predictive,
+    a learned variance), so a page's reading of them cites the record rather than a run folder."""
+    rows = []
+    for (setting, method, metric), values in measured.items():
+        if metric in published(reference, setting).get(method, {}):
+            continue
+        mean, se, n = _stat(values)
+        if n:
+            rows.append({"setting": setting, "method": method, "metric": metric,
+                         "gpal_mean": mean, "gpal_se": se, "n": n})
+    return rows
 
 
 def _decimals(x: float | None, significant: int) -> int:
@@ -412,6 +427,7 @@ def write_comparison(
         "budget": {"run": dict(run_budget), "paper": reference["source"]["budget"]},
         "rows": (rows := comparison_rows(reference, measured)),
         "orderings": orderings(rows, reference["source"]["spread"], reference["source"]["repeats"]),
+        "unpublished": unpublished_rows(reference, measured),
         "corrections": reference["corrections"],
         "notes": reference["notes"],
     }

@@ -11,7 +11,7 @@ from scipy import stats
 
 from gpal.workflows import WorkflowError, load_workflow, run_workflow
 from gpal.workflows.reference import (Produced, _fmt, budget_line, check_reference, comparison_markdown,
-                                      comparison_rows, parse_reference, published)
+                                      comparison_rows, parse_reference, published, unpublished_rows)
 from gpal.workflows.verdicts import orderings
 
 from papers_page import main as papers_page_main
@@ -64,6 +64,17 @@ def test_rows_match_a_hand_computation_and_sd_becomes_se():
     # 1.0 ± 0.2 against 0.5 ± 0.02 over 4 repeats is 2.5 SEs apart, inside t's 3.1 at Welch's 3.06 dof: no claim
     (o,) = orderings(one_split, "SD", 4)
     assert o["claimed"] == 0
+
+
+def test_cells_the_paper_does_not_print_are_kept_apart_with_their_mean_and_se():
+    ref = _ref({"a": {"MGP": {"nll": [1.0, 0.1]}}})
+    measured = {("a", "MGP", "nll"): [1.0, 2.0], ("a", "MGP", "learned_variance"): [],
+                ("a", "Bayes", "error"): [0.1, 0.2, 0.6], ("b", "MGP", "nll"): [3.0]}
+    rows = {(r["setting"], r["method"], r["metric"]): r for r in unpublished_rows(ref, measured)}
+    assert set(rows) == {("a", "Bayes", "error"), ("b", "MGP", "nll")}  # published and unmeasured cells are not
+    assert rows["a", "Bayes", "error"]["gpal_mean"] == pytest.approx(0.3) and rows["a", "Bayes", "error"]["n"] == 3
+    assert rows["a", "Bayes", "error"]["gpal_se"] == pytest.approx(np.std([0.1, 0.2, 0.6], ddof=1) / math.sqrt(3))
+    assert math.isnan(rows["b", "MGP", "nll"]["gpal_se"])
 
 
 def _rows(ref, measured):

@@ -277,6 +277,14 @@ def test_synthetic_2d_tables_with_given_and_learned_noise(tmp_path):
     assert "| learned/0.25 | MGP | nll | 1.140 ± 0.033 |" in comparison
     assert "| known/0.1 |" not in comparison and "Not run: 40 published numbers (known/0.1, known/0.25," in comparison
     assert "- known/0.1/NIMGP/nll: printed 0.0256 ± 0.0070; a decimal shift" in comparison  # what the paper printed
+    kept = {(r["setting"], r["method"], r["metric"]): r
+            for r in json.loads((out / "paper_comparison.json").read_text())["unpublished"]}
+    assert set(kept) == {("known/0.25", "Bayes", "nll"), ("known/0.25", "Bayes", "error"), ("learned/0.25", "Bayes", "nll"),
+                         ("learned/0.25", "Bayes", "error"), ("learned/0.25", "NIMGP-FO", "learned_variance")}
+    assert kept["learned/0.25", "NIMGP-FO", "learned_variance"]["gpal_mean"] == pytest.approx(
+        np.mean(learned["learned_variance"]))  # one problem: the mean over its features
+    bayes = json.loads((out / "units" / "rep_0000/noise_0.25/Bayes.json").read_text())
+    assert kept["known/0.25", "Bayes", "error"]["gpal_mean"] == pytest.approx(bayes["error"])
     assert (out / "learned_variance.png").is_file() and "Table 3" in (out / "report.md").read_text()
 
 

@@ -115,7 +115,8 @@ def _sections(page: str) -> Iterator[tuple[str, str, list[str]]]:
     own = sorted(str(p.relative_to(ROOT)) for p in (ROOT / page).parent.glob(Path(page).stem + "*.json")) \
         if page.startswith("workflows/") else []
     for section in _split_at_headings(text):
-        cited = own + sorted({c.rstrip("/") for c in _CITED.findall(section)}
+        cited = own + sorted({c.rstrip("/") for c in _CITED.findall(section)
+                              if not c.endswith("/") or c.rstrip("/") in _declared_folders()}
                              | {_RUNS + name for name in _NAMED.findall(section)}
                              | {r for name in _STUDY.findall(section) for r in _study_records(name)})
         if not cited:
@@ -138,6 +139,14 @@ def _study_records(name: str) -> tuple[str, ...]:
     records = [r for r in records if (ROOT / r).is_dir() or Path(r).suffix in _KINDS]  # not its figures
     # a study of many records (paper_runs: a run each) is cited by naming the record, not the study
     return tuple(records) if len(records) <= _STUDY_RECORDS_CITED else ()
+
+
+@cache
+def _declared_folders() -> frozenset[str]:
+    """The record folders studies declare: a folder a page names is a record only if one is (not the folder of
+    many studies' records, ``workflows/studies/records/papers/``)."""
+    return frozenset(r.rstrip("/") for path in sorted((ROOT / "workflows" / "studies").glob("*.yaml"))
+                     for r in read_study(path)["records"] if (ROOT / r).is_dir())
 
 
 def _split_at_headings(text: str) -> list[str]:
