@@ -342,8 +342,10 @@ def candidates(occurrence: Occurrence, cited: list[str]) -> list[tuple[int, dict
                                                                      and not one_of_many)
                     exact = written == occurrence.decimal and len(occurrence.decimal.split(".")[1]) >= 3
                     choice = {"record": record, "field": pointer, "as": shown_as}
+                    # a field of a structured record before a line of a kept Markdown summary that restates it
+                    summary = -3 * (record.endswith(".md") or ".md/" in pointer)
                     if named:
-                        scored.append((100 + 4 * named + labelled + (shown_as == "x"), choice))
+                        scored.append((100 + 4 * named + labelled + summary + (shown_as == "x"), choice))
                     else:
                         scored.append((labelled + 2 * exact + (shown_as == "x"), {**choice, "named": False}))
     return sorted(scored, key=lambda s: -s[0])
