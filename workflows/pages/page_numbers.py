@@ -24,7 +24,8 @@ measure (its key, its row's metric, its printed column's heading) the decimal's 
 then whose labels (method, data set) they name; where none is named, the likeliest field, marked ``"named":
 false``.  That reading is not a proof: where two fields show the same value it can choose the wrong one, and then
 a record remade with another value in the meant field goes unnoticed.  Each new pin is printed, and the diff of
-the pins file shows which field a number was taken to be, for a reader to correct::
+the pins file shows which field a number was taken to be, for a reader to correct; a pin a reader corrected carries
+``"checked": true``, and ``--pin`` keeps every pin whose field still shows its number::
 
     python workflows/pages/page_numbers.py --check
     python workflows/pages/page_numbers.py --pin docs/papers/003_milios.md
@@ -240,7 +241,7 @@ def _fields(record: str) -> tuple[tuple[str, float, str | None, str, str], ...]:
                     if re.match(r"\|\s*:?-{3}", following):
                         heading = cells
                         continue
-                    for k, match in enumerate(DECIMAL.finditer(value)):
+                    for k, match in enumerate(_WITH_EXPONENT.finditer(value)):
                         column = value[:match.start()].count("|") - 1
                         measure = heading[column] if 0 <= column < len(heading) else ""
                         out.append((f"{pointer}/{i}#{k}", float(match.group()), match.group(), measure,
@@ -254,7 +255,7 @@ def _fields(record: str) -> tuple[tuple[str, float, str | None, str, str], ...]:
             measure = keys[-1] if keys and keys[-1] in _STATISTICS else f"{' '.join(keys[-2:])} {metric}"
             out.append((pointer, float(node), None, measure, labels))
         elif isinstance(node, str):
-            for k, match in enumerate(DECIMAL.finditer(node)):
+            for k, match in enumerate(_WITH_EXPONENT.finditer(node)):
                 out.append((f"{pointer}#{k}", float(match.group()), match.group(),
                             f"{' '.join(keys[-1:])} {node[:match.start()][-40:]}", labels))
 
