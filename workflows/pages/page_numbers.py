@@ -328,8 +328,8 @@ def candidates(occurrence: Occurrence, cited: list[str]) -> list[tuple[int, dict
     label, in the field's key or its row's metric or its printed column's heading) ranks first, by how many such
     words, then by how many of the context's words label it (method, data set).  Where no field's measure is named,
     the other fields that show it follow (those the context labels, or that a printed line writes exactly so to
-    three or more decimals, first), marked ``"named": False``: the page does not say which measure the number is,
-    so the pin is the likeliest field, not a certain one (naming the measure on the page makes it certain)."""
+    three or more decimals, first), marked ``"named": False``.  Either way the pin is the likeliest field by these
+    words, not a certain one: a wide table's repeated blocks and near-identical labels mislead it."""
     local = _words(_aliased(occurrence.local))
     labelling = _words(_aliased(occurrence.labelling))
     one_of_many = _PART.search(occurrence.local) is not None  # "split 0", "epoch 10": a part, not the summary
