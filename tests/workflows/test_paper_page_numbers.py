@@ -21,7 +21,7 @@ def test_every_decimal_of_a_page_shows_the_record_field_it_is_pinned_to(page):
 def site(tmp_path, monkeypatch):
     """A repository with one page citing one record, its pins made by ``--pin``."""
     monkeypatch.setattr(page_numbers, "ROOT", tmp_path)
-    page_numbers._fields.cache_clear()
+    page_numbers.clear_caches()
     record = tmp_path / "workflows" / "studies" / "records" / "r.json"
     record.parent.mkdir(parents=True)
     record.write_text(json.dumps({"rows": [{"method": "GPC", "ece": 0.0731}, {"method": "GPD", "ece": 0.0732}],
@@ -35,7 +35,7 @@ def site(tmp_path, monkeypatch):
     pins = {"docs/p.md": {"quoted": [{"section": "# A", "decimal": "0.25", "why": "the paper's"}], "pinned": []}}
     assert page_numbers.pin_page("docs/p.md", pins) == []
     yield tmp_path, pins
-    page_numbers._fields.cache_clear()
+    page_numbers.clear_caches()
 
 
 def test_a_decimal_is_pinned_to_the_field_its_context_names(site):
@@ -57,7 +57,7 @@ def test_a_retyped_number_a_remade_record_and_a_stale_quote_are_named(site):
     page.write_text(page.read_text().replace("0.074", "0.073"))
     record = root / "workflows" / "studies" / "records" / "r.json"
     record.write_text(record.read_text().replace("0.0732", "0.0751"))
-    page_numbers._fields.cache_clear()
+    page_numbers.clear_caches()
     assert [p for p in page_numbers.problems("docs/p.md", pins) if "0.073" in p] == [
         "docs/p.md, section '# A': 0.073 (#1) is not workflows/studies/records/r.json /rows/1/ece shown as x (0.0751)"]
 

@@ -47,7 +47,7 @@ from typing import Iterator
 
 from generated_page import ROOT, read_study
 
-__all__ = ["PAGES", "PINS", "Occurrence", "candidates", "occurrences", "pin_page", "problems"]
+__all__ = ["PAGES", "PINS", "Occurrence", "candidates", "clear_caches", "occurrences", "pin_page", "problems"]
 
 #: The hand-written pages whose numbers are pinned, from the repository's top.
 PAGES = ("docs/active_learning.md", "docs/calibration.md", "docs/catalogs.md", "docs/methods.md",
@@ -179,11 +179,6 @@ def _table_cell(lines: list[str], i: int, start: int) -> tuple[str, str, str, in
     return " ".join(headings), own, f"{line.strip().strip('|').split('|')[0]} {side}", top
 
 
-def _numbers(text: str) -> Iterator[re.Match]:
-    """The decimals of ``text``, each with its exponent if written in scientific notation (5.7e-7)."""
-    return _WITH_EXPONENT.finditer(text)
-
-
 def occurrences(page: str) -> Iterator[tuple[Occurrence, list[str]]]:
     """Each decimal of ``page``'s record-citing sections, with the records its section cites; a round figure (0.1,
     1.0, 0.05: a setting, a margin, an axis) and a section number ("sec. 5.2") are not a record's."""
@@ -192,7 +187,7 @@ def occurrences(page: str) -> Iterator[tuple[Occurrence, list[str]]]:
         at = 0
         lines = prose.splitlines()
         for i, line in enumerate(lines):
-            for match in _numbers(line):
+            for match in _WITH_EXPONENT.finditer(line):
                 decimal = match.group()
                 if len(decimal.split("e")[0].replace(".", "").strip("0")) < 2 \
                         or _SECTION.search(line[:match.start()]):
@@ -275,10 +270,8 @@ def _fields(record: str) -> tuple[tuple[str, float, str | None, str, str], ...]:
 
 
 def _number(text: str | None) -> float | str | None:
-    try:
-        return float(text) if text is not None and DECIMAL.fullmatch(text.strip().lstrip("-")) else text
-    except ValueError:
-        return text
+    """A CSV cell as a number where it is a decimal, else as it is."""
+    return float(text) if text is not None and DECIMAL.fullmatch(text.strip().lstrip("-")) else text
 
 
 def _shows(value: float, written: str | None, decimal: str, shown_as: str) -> bool:
@@ -370,11 +363,22 @@ def _read_pins() -> dict:
     return json.loads(PINS.read_text(encoding="utf-8")) if PINS.is_file() else {}
 
 
+@cache
+def _values(record: str) -> dict[str, tuple[float, str | None]]:
+    """``record``'s numbers by pointer (none if the record is gone)."""
+    if not (ROOT / record).exists():
+        return {}
+    return {pointer: (value, written) for pointer, value, written, _, _ in _fields(record)}
+
+
 def _value(pin: dict) -> tuple[float, str | None] | None:
-    for pointer, value, written, _, _ in _fields(pin["record"]) if (ROOT / pin["record"]).exists() else ():
-        if pointer == pin["field"]:
-            return value, written
-    return None
+    return _values(pin["record"]).get(pin["field"])
+
+
+def clear_caches() -> None:
+    """Forget the records and declarations read (a test that remakes a record, or points `ROOT` elsewhere)."""
+    for cached in (_fields, _values, _study_records, _declared_folders):
+        cached.cache_clear()
 
 
 def _quoted(entry: dict) -> dict[tuple[str, str], str]:
