@@ -13,6 +13,7 @@ import pytest
 
 import results_page
 from generated_page import RECORDS, ROOT
+from page_numbers import DECIMAL  # one rule for what a decimal on a page is
 from result_records import make_record, make_table, read_record, table_markdown, write_record
 
 
@@ -417,8 +418,6 @@ def test_every_record_of_the_page_has_a_writer():
     assert not [n for n in names if n not in results_page.STUDY_RECORDS and n not in results_page.CONVERTERS]
 
 
-#: A decimal number in prose or a record: digits, a point, digits; not part of a name or of a longer number.
-_DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?!\d)(?!\.\d)")
 #: A record or a study's recorded output cited in prose, by its path from the repository's top.
 _CITED = re.compile(r"`(workflows/[^`\s]*records/[^`\s]*)`")
 
@@ -427,7 +426,7 @@ _CITED = re.compile(r"`(workflows/[^`\s]*records/[^`\s]*)`")
 def _decimals(path: Path) -> set[str]:
     """Every decimal number written in a record file, or in the text files of a recorded folder."""
     files = sorted(p for p in path.rglob("*") if p.suffix in (".md", ".csv", ".json")) if path.is_dir() else [path]
-    return {n for f in files for n in _DECIMAL.findall(f.read_text(encoding="utf-8"))}
+    return {n for f in files for n in DECIMAL.findall(f.read_text(encoding="utf-8"))}
 
 
 def _uncited_decimals(explanation: Path, root: Path = ROOT) -> list[str]:
@@ -439,7 +438,7 @@ def _uncited_decimals(explanation: Path, root: Path = ROOT) -> list[str]:
         cited = [root / path.rstrip("/") for path in _CITED.findall(section)]
         assert all(c.exists() for c in cited), f"{explanation.name} cites {[str(c) for c in cited if not c.exists()]}"
         known = own.union(*map(_decimals, cited))
-        uncited += [n for n in _DECIMAL.findall(section) if n not in known]
+        uncited += [n for n in DECIMAL.findall(section) if n not in known]
     return uncited
 
 
