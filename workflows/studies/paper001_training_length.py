@@ -46,8 +46,9 @@ def main(argv: list[str] | None = None) -> None:
             out = run_workflow(WORKFLOW, [*PROBLEM, *overrides], out=args.out / budget, progress=False)
             words = [w for o in [*PROBLEM, *overrides] for w in ("--set", o)]
             command = shlex.join(["gpal", "workflow", WORKFLOW, *words])
-            for unit in sorted((out / "units" / "rep_0000" / "noise_0.1").rglob("*.json")):
-                name = unit.relative_to(out / "units" / "rep_0000" / "noise_0.1").with_suffix("").as_posix()
+            problem = out / "units" / "rep_0000" / "noise_0.1"
+            for unit in sorted(problem.rglob("*.json")):
+                name = unit.relative_to(problem).with_suffix("").as_posix()
                 if name == "Bayes":
                     continue
                 fit = json.loads(unit.read_text(encoding="utf-8"))
