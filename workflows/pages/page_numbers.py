@@ -79,6 +79,8 @@ SHOWN_AS = {"x": lambda v: v, "100x": lambda v: 100 * v, "1-x": lambda v: 1 - v,
 _WORD = re.compile(r"[a-z]+|\d+")
 #: A decimal with the exponent it may have in scientific notation (5.7e-7).
 _WITH_EXPONENT = re.compile(DECIMAL.pattern + r"(?:e[-+]?\d+)?")
+#: Any number, an integer too (a table row's counts say which record line it is).
+_ANY_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.]\d)")
 #: A paper's section number before a decimal ("sec. 5.2", "Section 4.1").
 _SECTION = re.compile(r"(?:\bsec\.|\bSec\.|\bSection|§)\s*$")
 #: A percent sign after a number, or after the range or list it starts ("89.9-90.5 %", "97.9 / 98.0 %").
@@ -104,6 +106,8 @@ class Occurrence:
     line: tuple[str, int]
     #: its place among the section's decimals, so two numbers swapped are two numbers moved
     at: int = 0
+    #: the other numbers of its table row: a record's row or line that holds them too is the one it was read from
+    beside: tuple[str, ...] = ()
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -209,24 +213,33 @@ def occurrences(page: str) -> Iterator[tuple[Occurrence, list[str]]]:
                     local = labelling = around[max(0, start - 120):start + 30]
                 if line[:match.start()].rstrip().endswith("±"):
                     local += " se"  # "0.638 ± 0.019": a standard error
-                yield Occurrence(heading, decimal, n, local, percent, labelling, column, (heading, i), at), cited
+                if line.startswith("|"):
+                    row = line[line.find("|", 1):]  # past the row's label ("split 3" names no value)
+                    beside = tuple(m.group() for m in _ANY_NUMBER.finditer(row) if m.start() != match.start() - len(
+                        line) + len(row))
+                else:  # a sentence's other numbers measure other things as often as not
+                    beside = ()
+                yield Occurrence(heading, decimal, n, local, percent, labelling, column, (heading, i), at,
+                                 beside), cited
                 at += 1
 
 
 @cache
-def _fields(record: str) -> tuple[tuple[str, float, str | None, str, str], ...]:
+def _fields(record: str) -> tuple[tuple[str, float, str | None, str, str, str], ...]:
     """Every number of ``record``: (pointer, value, as written if in a text, the words of its measure, the words
-    labelling it).  A number's measure is its key and its parent's (``ece/mean``) with the ``metric`` its row names;
-    in a printed table, the column's heading; its labels are the record's name and the texts beside it in its rows
-    (method, data set, setting)."""
-    out: list[tuple[str, float, str | None, str, str]] = []
+    labelling it, the numbers beside it).  A number's measure is its key and its parent's (``ece/mean``) with the
+    ``metric`` its row names; in a printed table, the column's heading; its labels are the record's name and the
+    texts beside it in its rows (method, data set, setting); the numbers beside it are its line's, or its row's
+    (the other values of its object or list), which a page's table row shows beside it too."""
+    out: list[tuple[str, float, str | None, str, str, str]] = []
 
-    def walk(node: object, pointer: str, keys: tuple[str, ...], labels: str, metric: str) -> None:
+    def walk(node: object, pointer: str, keys: tuple[str, ...], labels: str, metric: str, near: str = "") -> None:
         if isinstance(node, dict):
             texts = " ".join(v for v in node.values() if isinstance(v, str) and len(v) < 60)
             row_metric = " ".join(str(node[k]) for k in ("metric", "measure") if isinstance(node.get(k), str))
+            row = _numbers_of(node.values())
             for key, value in node.items():
-                walk(value, f"{pointer}/{key}", keys + (key,), f"{labels} {texts}", row_metric or metric)
+                walk(value, f"{pointer}/{key}", keys + (key,), f"{labels} {texts}", row_metric or metric, row)
         elif isinstance(node, list):
             heading: list[str] = []
             for i, value in enumerate(node):
@@ -240,19 +253,19 @@ def _fields(record: str) -> tuple[tuple[str, float, str | None, str, str], ...]:
                         column = value[:match.start()].count("|") - 1
                         measure = heading[column] if 0 <= column < len(heading) else ""
                         out.append((f"{pointer}/{i}#{k}", float(match.group()), match.group(), measure,
-                                    f"{labels} {cells[0]}"))
+                                    f"{labels} {cells[0]}", value))
                 else:
-                    walk(value, f"{pointer}/{i}", keys, labels, metric)
+                    walk(value, f"{pointer}/{i}", keys, labels, metric, _numbers_of(node))
         elif isinstance(node, bool):
             return
         elif isinstance(node, (int, float)):
             # a test statistic is named by its own name only: "z" is not the NLL its row measures
             measure = keys[-1] if keys and keys[-1] in _STATISTICS else f"{' '.join(keys[-2:])} {metric}"
-            out.append((pointer, float(node), None, measure, labels))
+            out.append((pointer, float(node), None, measure, labels, near))
         elif isinstance(node, str):
             for k, match in enumerate(_WITH_EXPONENT.finditer(node)):
                 out.append((f"{pointer}#{k}", float(match.group()), match.group(),
-                            f"{' '.join(keys[-1:])} {node[:match.start()][-40:]}", labels))
+                            f"{' '.join(keys[-1:])} {node[:match.start()][-40:]}", labels, node))
 
     path = ROOT / record
     files = sorted(p for p in path.rglob("*") if p.suffix in _KINDS) if path.is_dir() else [path]
@@ -267,6 +280,11 @@ def _fields(record: str) -> tuple[tuple[str, float, str | None, str, str], ...]:
         within = "" if file == path else "/" + file.relative_to(path).as_posix()
         walk(node, within, (), f"{path.stem} {file.stem}", "")
     return tuple(out)
+
+
+def _numbers_of(values: object) -> str:
+    """The numbers among ``values`` (an object's or a list's), written out: the row a number sits in."""
+    return " ".join(repr(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool))
 
 
 def _number(text: str | None) -> float | str | None:
@@ -328,13 +346,14 @@ def candidates(occurrence: Occurrence, cited: list[str]) -> list[tuple[int, dict
     one_of_many = _PART.search(occurrence.local) is not None  # "split 0", "epoch 10": a part, not the summary
     scored = []
     for record in cited:
-        for pointer, value, written, measure, labels in _fields(record):
+        for pointer, value, written, measure, labels, near in _fields(record):
             for shown_as in SHOWN_AS:
                 if _admits(occurrence, shown_as) and _shows(value, written, occurrence.decimal, shown_as):
                     named = len(local & _words(measure))
                     labelled = len(labelling & _words(labels)) - 2 * (_PARTS.search(pointer) is not None
                                                                      and not one_of_many)
                     exact = written == occurrence.decimal and len(occurrence.decimal.split(".")[1]) >= 3
+                    labelled += 3 * _agreeing(occurrence.beside, near)
                     choice = {"record": record, "field": pointer, "as": shown_as}
                     # a field of a structured record before a line of a kept Markdown summary that restates it
                     summary = -3 * (record.endswith(".md") or ".md/" in pointer)
@@ -343,6 +362,18 @@ def candidates(occurrence: Occurrence, cited: list[str]) -> list[tuple[int, dict
                     else:
                         scored.append((labelled + 2 * exact + (shown_as == "x"), {**choice, "named": False}))
     return sorted(scored, key=lambda s: -s[0])
+
+
+def _agreeing(beside: tuple[str, ...], near: str) -> int:
+    """How many of a page's numbers beside a decimal the field's row or line holds too."""
+    held = _parsed(near)
+    return sum(any(_shows(v, None, number, a) if "." in number else v == float(number)
+                   for v in held for a in ("x", "100x")) for number in beside)
+
+
+@cache
+def _parsed(near: str) -> tuple[float, ...]:
+    return tuple(float(m.group()) for m in _ANY_NUMBER.finditer(near))
 
 
 #: The papers' names for gpal's methods, so a page's "GPC-II" names the record's ``svgp-probit``.
@@ -368,7 +399,7 @@ def _values(record: str) -> dict[str, tuple[float, str | None]]:
     """``record``'s numbers by pointer (none if the record is gone)."""
     if not (ROOT / record).exists():
         return {}
-    return {pointer: (value, written) for pointer, value, written, _, _ in _fields(record)}
+    return {pointer: (value, written) for pointer, value, written, *_ in _fields(record)}
 
 
 def _value(pin: dict) -> tuple[float, str | None] | None:
@@ -377,7 +408,7 @@ def _value(pin: dict) -> tuple[float, str | None] | None:
 
 def clear_caches() -> None:
     """Forget the records and declarations read (a test that remakes a record, or points `ROOT` elsewhere)."""
-    for cached in (_fields, _values, _study_records, _declared_folders):
+    for cached in (_fields, _values, _study_records, _declared_folders, _parsed):
         cached.cache_clear()
 
 

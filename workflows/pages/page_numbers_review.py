@@ -1,0 +1,213 @@
+"""A reader's review of the pins ``page_numbers.py --pin`` chose: each number shown in its page's context beside the
+record fields that show it, and the reader's choices written back as checked pins.
+
+``--pin`` picks a field by the words around a number; where two fields show the same digits (a wide table's
+repeated blocks) it can pick the wrong one.  This is how a person corrects that::
+
+    python workflows/pages/page_numbers_review.py --show docs/targets.md > sheet.txt
+    # write one line per pin reviewed in decisions.txt:
+    #   ID ok                      the pin is the field the page means
+    #   ID N                       the page means candidate N of the sheet
+    #   ID field RECORD POINTER AS a field the sheet does not list (AS: x, 100x, 1-x or 100(1-x))
+    #   ID quote WHY               no cited record holds it: quoted in its section with why
+    python workflows/pages/page_numbers_review.py --apply docs/targets.md decisions.txt
+
+Every pin a decision names is marked ``"checked": true``; ``--apply`` refuses a decision whose field does not show
+the page's number, and ``page_numbers.py --check`` holds the result as it holds every pin.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from generated_page import ROOT
+from page_numbers import (PINS, SHOWN_AS, _fields, _sections, _shows, _value, candidates, occurrences)
+
+__all__ = ["apply", "sheet"]
+
+#: How many candidate fields a sheet lists for one number (the current pin is listed whatever its rank).
+_LISTED = 8
+
+
+def _lines(page: str) -> dict[str, list[str]]:
+    """Each record-citing section's prose lines, as ``occurrences`` numbers them."""
+    return {heading: prose.splitlines() for heading, prose, _ in _sections(page)}
+
+
+def _context(lines: list[str], i: int, decimal: str, n_in_line: int) -> str:
+    """The decimal's line marked (»0.123«), with its table's heading row, or the prose line's neighbours."""
+    line = lines[i]
+    start = -1
+    for _ in range(n_in_line + 1):
+        start = line.find(decimal, start + 1)
+    marked = line[:start] + "»" + decimal + "«" + line[start + len(decimal):] if start >= 0 else line
+    if line.startswith("|"):
+        top = i
+        while top > 0 and lines[top - 1].startswith("|"):
+            top -= 1
+        above = next((b for b in reversed(lines[:top]) if b.strip()), "")
+        return f"  above: {above.strip()[:200]}\n  head:  {lines[top].strip()}\n  row:   {marked.strip()}"
+    start = marked.find("»")
+    before = " ".join(x.strip() for x in lines[max(0, i - 1):i])[-160:]
+    return f"  text:  …{before} {marked[max(0, start - 240):start + 120].strip()}…"
+
+
+def _describe(record: str, pointer: str) -> str:
+    """A field as a reader needs it: its labels and measure (for a line of a printed table, the line)."""
+    for field, value, written, measure, labels, _ in _fields(record):
+        if field == pointer:
+            if written is not None and "#" in pointer:
+                try:
+                    return f"{value!r} in line: {_line_of(record, pointer)[:220]}"
+                except (KeyError, IndexError, ValueError):  # a pointer it cannot follow: its measure says enough
+                    return f"{value!r}  after: {measure.strip()[-60:]}  labels: {labels.strip()[-140:]}"
+            return f"{value!r}  measure: {measure.strip()[:60]}  labels: {labels.strip()[-140:]}"
+    return "(no such field)"
+
+
+def _line_of(record: str, pointer: str) -> str:
+    """The text a ``...#k`` pointer's number is written in (a key may hold a "/": a command's arguments)."""
+    rest = pointer.split("#")[0]
+    target = ROOT / record
+    if target.is_dir():  # the file within the folder first
+        for file in sorted(p for p in target.rglob("*") if p.is_file()):
+            within = "/" + file.relative_to(target).as_posix()
+            if rest == within or rest.startswith(within + "/"):
+                target, rest = file, rest[len(within):]
+                break
+    text = target.read_text(encoding="utf-8")
+    node: object = json.loads(text) if target.suffix == ".json" else text.splitlines()
+    while rest:
+        rest = rest[1:]  # the "/" before the next key
+        if isinstance(node, list):
+            index, _, rest = rest.partition("/")
+            node, rest = node[int(index)], "/" + rest if rest else ""
+        else:  # the longest key the rest starts with
+            key = max((k for k in node if rest == k or rest.startswith(k + "/")), key=len)
+            node, rest = node[key], rest[len(key):]
+    return str(node)
+
+
+def sheet(page: str, everything: bool = False) -> str:
+    """The review sheet of ``page``'s unchecked pins (every pin with ``everything``)."""
+    pins = json.loads(PINS.read_text(encoding="utf-8"))[page]["pinned"]
+    index = {(p["section"], p["decimal"], p["n"]): (i, p) for i, p in enumerate(pins)}
+    lines = _lines(page)
+    out = []
+    for occurrence, cited in occurrences(page):
+        found = index.get(occurrence.key)
+        if found is None or (found[1].get("checked") and not everything):
+            continue
+        i, pin = found
+        section_lines = lines[occurrence.section]
+        earlier = sum(l.count(occurrence.decimal) for l in section_lines[:occurrence.line[1]])
+        in_line = max(0, occurrence.n - earlier)
+        out.append(f"[{i}] {occurrence.decimal} in {occurrence.section!r}"
+                   + ("   (checked)" if pin.get("checked") else ""))
+        out.append(_context(section_lines, occurrence.line[1], occurrence.decimal, in_line))
+        listed = [c for _, c in candidates(occurrence, cited)]
+        current = {"record": pin["record"], "field": pin["field"], "as": pin["as"]}
+        keys = [(c["record"], c["field"], c["as"]) for c in listed]
+        shown = listed[:_LISTED]
+        if (pin["record"], pin["field"], pin["as"]) not in keys[:_LISTED]:
+            shown.append(current)
+        for n, c in enumerate(shown):
+            mark = "*" if (c["record"], c["field"], c["as"]) == (pin["record"], pin["field"], pin["as"]) else " "
+            record = c["record"].replace("workflows/studies/records/", "…/")
+            out.append(f"   {mark}{n:>2} {record} {c['field']} ({c['as']}): {_describe(c['record'], c['field'])}")
+        if len(listed) == 1:
+            out.append("      (the only field of the cited records that shows it)")
+        if len(listed) > _LISTED:
+            out.append(f"      … {len(listed) - _LISTED} more fields show {occurrence.decimal}")
+        out.append("")
+    return "\n".join(out)
+
+
+def apply(page: str, decisions: str) -> list[str]:
+    """Apply a decisions text to ``page``'s pins (see the module's docstring); the lines refused, with why."""
+    all_pins = json.loads(PINS.read_text(encoding="utf-8"))
+    entry = all_pins[page]
+    pins = entry["pinned"]
+    by_key = {(o.section, o.decimal, o.n): (o, cited) for o, cited in occurrences(page)}
+    refused = []
+    for number, line in enumerate(decisions.splitlines(), 1):
+        words = line.split(maxsplit=2)
+        if not words or line.lstrip().startswith("#"):
+            continue
+        try:
+            i = int(words[0])
+            pin = pins[i]
+        except (ValueError, IndexError):
+            refused.append(f"line {number}: {line!r}: the first word is not the id of one of the page's pins")
+            continue
+        occurrence, cited = by_key[(pin["section"], pin["decimal"], pin["n"])]
+        action = words[1] if len(words) > 1 else ""
+        if action == "ok":
+            choice = {"record": pin["record"], "field": pin["field"], "as": pin["as"]}
+        elif action.isdigit():
+            listed = [c for _, c in candidates(occurrence, cited)]
+            shown = listed[:_LISTED]
+            if all((c["record"], c["field"], c["as"]) != (pin["record"], pin["field"], pin["as"]) for c in shown):
+                shown.append({"record": pin["record"], "field": pin["field"], "as": pin["as"]})
+            if int(action) >= len(shown):
+                refused.append(f"line {number}: {line!r}: the sheet lists {len(shown)} candidates for pin {i}")
+                continue
+            choice = {k: shown[int(action)][k] for k in ("record", "field", "as")}
+        elif action == "field":
+            parts = words[2].split() if len(words) > 2 else []
+            if len(parts) != 3 or parts[2] not in SHOWN_AS:
+                refused.append(f"line {number}: {line!r}: expected 'ID field RECORD POINTER AS', AS one of "
+                               f"{', '.join(SHOWN_AS)}")
+                continue
+            choice = dict(zip(("record", "field", "as"), parts))
+            if choice["record"] not in cited:
+                refused.append(f"line {number}: {line!r}: the section does not cite {choice['record']}")
+                continue
+        elif action == "quote":
+            why = words[2].strip() if len(words) > 2 else ""
+            if not why:
+                refused.append(f"line {number}: {line!r}: a quote needs its why")
+                continue
+            entry["quoted"].append({"section": pin["section"], "decimal": pin["decimal"], "why": why})
+            pin["drop"] = True
+            continue
+        else:
+            refused.append(f"line {number}: {line!r}: the second word must be ok, a candidate number, field or quote")
+            continue
+        held = _value({**pin, **choice})
+        if held is None or not _shows(*held, pin["decimal"], choice["as"]):
+            refused.append(f"line {number}: {line!r}: {choice['record']} {choice['field']} ({choice['as']}) does "
+                           f"not show {pin['decimal']}")
+            continue
+        pin.update(choice)
+        pin.pop("named", None)
+        pin["checked"] = True
+    # a quoted decimal is quoted for the whole section: its other pins there go too
+    quoted = {(q["section"], q["decimal"]) for q in entry["quoted"]}
+    entry["pinned"] = [p for p in pins if not p.get("drop") and (p["section"], p["decimal"]) not in quoted]
+    PINS.write_text(json.dumps(all_pins, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return refused
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--show", metavar="PAGE", help="print PAGE's review sheet")
+    parser.add_argument("--all", action="store_true", help="with --show: the checked pins too")
+    parser.add_argument("--apply", nargs=2, metavar=("PAGE", "DECISIONS"), help="apply a decisions file")
+    args = parser.parse_args(argv)
+    if args.show:
+        print(sheet(args.show, args.all))
+        return 0
+    if args.apply:
+        refused = apply(args.apply[0], Path(args.apply[1]).read_text(encoding="utf-8"))
+        print("\n".join(refused) if refused else "applied")
+        return 1 if refused else 0
+    parser.error("give --show PAGE or --apply PAGE DECISIONS")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
