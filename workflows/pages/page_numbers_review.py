@@ -91,8 +91,9 @@ def _line_of(record: str, pointer: str) -> str:
     return str(node)
 
 
-def sheet(page: str, everything: bool = False) -> str:
-    """The review sheet of ``page``'s unchecked pins (every pin with ``everything``)."""
+def sheet(page: str, everything: bool = False, listed_at_most: int = _LISTED) -> str:
+    """The review sheet of ``page``'s unchecked pins (every pin with ``everything``), each with at most
+    ``listed_at_most`` candidate fields besides its current one."""
     pins = json.loads(PINS.read_text(encoding="utf-8"))[page]["pinned"]
     index = {(p["section"], p["decimal"], p["n"]): (i, p) for i, p in enumerate(pins)}
     lines = _lines(page)
@@ -111,8 +112,8 @@ def sheet(page: str, everything: bool = False) -> str:
         listed = [c for _, c in candidates(occurrence, cited)]
         current = {"record": pin["record"], "field": pin["field"], "as": pin["as"]}
         keys = [(c["record"], c["field"], c["as"]) for c in listed]
-        shown = listed[:_LISTED]
-        if (pin["record"], pin["field"], pin["as"]) not in keys[:_LISTED]:
+        shown = listed[:listed_at_most]
+        if (pin["record"], pin["field"], pin["as"]) not in keys[:listed_at_most]:
             shown.append(current)
         for n, c in enumerate(shown):
             mark = "*" if (c["record"], c["field"], c["as"]) == (pin["record"], pin["field"], pin["as"]) else " "
@@ -120,13 +121,13 @@ def sheet(page: str, everything: bool = False) -> str:
             out.append(f"   {mark}{n:>2} {record} {c['field']} ({c['as']}): {_describe(c['record'], c['field'])}")
         if len(listed) == 1:
             out.append("      (the only field of the cited records that shows it)")
-        if len(listed) > _LISTED:
-            out.append(f"      … {len(listed) - _LISTED} more fields show {occurrence.decimal}")
+        if len(listed) > listed_at_most:
+            out.append(f"      … {len(listed) - listed_at_most} more fields show {occurrence.decimal}")
         out.append("")
     return "\n".join(out)
 
 
-def apply(page: str, decisions: str) -> list[str]:
+def apply(page: str, decisions: str, listed_at_most: int = _LISTED) -> list[str]:
     """Apply a decisions text to ``page``'s pins (see the module's docstring); the lines refused, with why."""
     all_pins = json.loads(PINS.read_text(encoding="utf-8"))
     entry = all_pins[page]
@@ -149,7 +150,7 @@ def apply(page: str, decisions: str) -> list[str]:
             choice = {"record": pin["record"], "field": pin["field"], "as": pin["as"]}
         elif action.isdigit():
             listed = [c for _, c in candidates(occurrence, cited)]
-            shown = listed[:_LISTED]
+            shown = listed[:listed_at_most]
             if all((c["record"], c["field"], c["as"]) != (pin["record"], pin["field"], pin["as"]) for c in shown):
                 shown.append({"record": pin["record"], "field": pin["field"], "as": pin["as"]})
             if int(action) >= len(shown):
@@ -197,12 +198,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show", metavar="PAGE", help="print PAGE's review sheet")
     parser.add_argument("--all", action="store_true", help="with --show: the checked pins too")
     parser.add_argument("--apply", nargs=2, metavar=("PAGE", "DECISIONS"), help="apply a decisions file")
+    parser.add_argument("--listed", type=int, default=_LISTED, metavar="N",
+                        help=f"candidate fields a sheet lists per number (default {_LISTED}); give --apply the same")
     args = parser.parse_args(argv)
     if args.show:
-        print(sheet(args.show, args.all))
+        print(sheet(args.show, args.all, args.listed))
         return 0
     if args.apply:
-        refused = apply(args.apply[0], Path(args.apply[1]).read_text(encoding="utf-8"))
+        refused = apply(args.apply[0], Path(args.apply[1]).read_text(encoding="utf-8"), args.listed)
         print("\n".join(refused) if refused else "applied")
         return 1 if refused else 0
     parser.error("give --show PAGE or --apply PAGE DECISIONS")
