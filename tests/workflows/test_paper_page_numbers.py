@@ -75,3 +75,42 @@ def test_two_numbers_swapped_are_named(site):
     page.write_text(page.read_text().replace("ECE 0.073, accuracy 87.3 %", "ECE 87.3 %, accuracy 0.073"))
     found = page_numbers.problems("docs/p.md", pins)
     assert len([p for p in found if "moved or swapped" in p]) == 2, found
+
+
+def test_a_table_cell_is_read_from_the_record_line_holding_its_rows_other_numbers(tmp_path, monkeypatch):
+    """Two blocks of a printed table show 0.97 for one class: the page's row (5, 1219) is the second line."""
+    monkeypatch.setattr(page_numbers, "ROOT", tmp_path)
+    page_numbers.clear_caches()
+    record = tmp_path / "workflows" / "studies" / "records" / "t.json"
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps({"printed": ["| class | cut | n | share |", "|---|---|---|---|",
+                                              "| bll | 4 | 1274 | 0.97 |", "| bll | 5 | 1219 | 0.97 |"]}))
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "t.md").write_text("# A\n`workflows/studies/records/t.json`:\n\n| class | cut | n | share |\n"
+                                            "|---|---|---|---|\n| bll | 5 | 1219 | 0.97 |\n")
+    pins: dict = {}
+    assert page_numbers.pin_page("docs/t.md", pins) == []
+    assert [p["field"] for p in pins["docs/t.md"]["pinned"]] == ["/printed/3#0"]
+    page_numbers.clear_caches()
+
+
+def test_a_readers_decisions_become_checked_pins_and_a_field_not_showing_the_number_is_refused(site):
+    import page_numbers_review
+
+    _, pins = site
+    ids = {p["decimal"]: i for i, p in enumerate(pins["docs/p.md"]["pinned"])}
+    sheet = page_numbers_review.sheet("docs/p.md", pins)
+    assert "»0.073«" in sheet and "/rows/1/ece" in sheet and f"[{ids['0.073']}] 0.073" in sheet
+    refused = page_numbers_review.apply("docs/p.md", pins, "\n".join([
+        f"{ids['0.073']} field workflows/studies/records/r.json /rows/0/ece x",   # GPC's 0.0731 shows 0.073 too
+        f"{ids['0.882']} field workflows/studies/records/r.json /accuracy x",     # 0.8726 is not 0.882
+        f"{ids['87.3']} ok",
+        f"{ids['5.7e-7']} quote the variance the prose sets",
+        "99 ok"]))
+    assert len(refused) == 2 and "does not show 0.882" in refused[0] and "not the id" in refused[1]
+    by_decimal = {p["decimal"]: p for p in pins["docs/p.md"]["pinned"]}
+    assert by_decimal["0.073"]["field"] == "/rows/0/ece" and by_decimal["0.073"]["checked"]
+    assert by_decimal["87.3"]["checked"] and not by_decimal["0.882"].get("checked")
+    assert "5.7e-7" not in by_decimal
+    assert page_numbers.problems("docs/p.md", pins) == []
+    assert f"[{ids['0.073']}]" not in page_numbers_review.sheet("docs/p.md", pins)  # checked: off the sheet

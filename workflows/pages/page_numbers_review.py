@@ -23,8 +23,8 @@ import json
 import sys
 from pathlib import Path
 
-from generated_page import ROOT
-from page_numbers import (PINS, SHOWN_AS, _fields, _sections, _shows, _value, candidates, occurrences)
+import page_numbers
+from page_numbers import SHOWN_AS, _fields, _sections, _shows, _value, candidates, occurrences
 
 __all__ = ["apply", "sheet"]
 
@@ -71,7 +71,7 @@ def _describe(record: str, pointer: str) -> str:
 def _line_of(record: str, pointer: str) -> str:
     """The text a ``...#k`` pointer's number is written in (a key may hold a "/": a command's arguments)."""
     rest = pointer.split("#")[0]
-    target = ROOT / record
+    target = page_numbers.ROOT / record
     if target.is_dir():  # the file within the folder first
         for file in sorted(p for p in target.rglob("*") if p.is_file()):
             within = "/" + file.relative_to(target).as_posix()
@@ -91,10 +91,10 @@ def _line_of(record: str, pointer: str) -> str:
     return str(node)
 
 
-def sheet(page: str, everything: bool = False, listed_at_most: int = _LISTED) -> str:
-    """The review sheet of ``page``'s unchecked pins (every pin with ``everything``), each with at most
-    ``listed_at_most`` candidate fields besides its current one."""
-    pins = json.loads(PINS.read_text(encoding="utf-8"))[page]["pinned"]
+def sheet(page: str, all_pins: dict, everything: bool = False, listed_at_most: int = _LISTED) -> str:
+    """The review sheet of ``page``'s unchecked pins in ``all_pins`` (every pin with ``everything``), each with at
+    most ``listed_at_most`` candidate fields besides its current one."""
+    pins = all_pins[page]["pinned"]
     index = {(p["section"], p["decimal"], p["n"]): (i, p) for i, p in enumerate(pins)}
     lines = _lines(page)
     out = []
@@ -127,9 +127,9 @@ def sheet(page: str, everything: bool = False, listed_at_most: int = _LISTED) ->
     return "\n".join(out)
 
 
-def apply(page: str, decisions: str, listed_at_most: int = _LISTED) -> list[str]:
-    """Apply a decisions text to ``page``'s pins (see the module's docstring); the lines refused, with why."""
-    all_pins = json.loads(PINS.read_text(encoding="utf-8"))
+def apply(page: str, all_pins: dict, decisions: str, listed_at_most: int = _LISTED) -> list[str]:
+    """Apply a decisions text to ``page``'s pins in ``all_pins`` (see the module's docstring); the lines refused,
+    with why."""
     entry = all_pins[page]
     pins = entry["pinned"]
     by_key = {(o.section, o.decimal, o.n): (o, cited) for o, cited in occurrences(page)}
@@ -189,7 +189,6 @@ def apply(page: str, decisions: str, listed_at_most: int = _LISTED) -> list[str]
     # a quoted decimal is quoted for the whole section: its other pins there go too
     quoted = {(q["section"], q["decimal"]) for q in entry["quoted"]}
     entry["pinned"] = [p for p in pins if not p.get("drop") and (p["section"], p["decimal"]) not in quoted]
-    PINS.write_text(json.dumps(all_pins, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return refused
 
 
@@ -201,11 +200,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--listed", type=int, default=_LISTED, metavar="N",
                         help=f"candidate fields a sheet lists per number (default {_LISTED}); give --apply the same")
     args = parser.parse_args(argv)
+    all_pins = json.loads(page_numbers.PINS.read_text(encoding="utf-8"))
     if args.show:
-        print(sheet(args.show, args.all, args.listed))
+        print(sheet(args.show, all_pins, args.all, args.listed))
         return 0
     if args.apply:
-        refused = apply(args.apply[0], Path(args.apply[1]).read_text(encoding="utf-8"), args.listed)
+        refused = apply(args.apply[0], all_pins, Path(args.apply[1]).read_text(encoding="utf-8"), args.listed)
+        page_numbers.PINS.write_text(json.dumps(all_pins, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         print("\n".join(refused) if refused else "applied")
         return 1 if refused else 0
     parser.error("give --show PAGE or --apply PAGE DECISIONS")
