@@ -102,8 +102,8 @@ def test_a_readers_decisions_become_checked_pins_and_a_field_not_showing_the_num
     sheet = page_numbers_review.sheet("docs/p.md", pins)
     assert "»0.073«" in sheet and "/rows/1/ece" in sheet and f"[{ids['0.073']}] 0.073" in sheet
     refused = page_numbers_review.apply("docs/p.md", pins, "\n".join([
-        f"{ids['0.073']} field workflows/studies/records/r.json /rows/0/ece x",   # GPC's 0.0731 shows 0.073 too
-        f"{ids['0.882']} field workflows/studies/records/r.json /accuracy x",     # 0.8726 is not 0.882
+        f"{ids['0.073']} field workflows/studies/records/r.json x /rows/0/ece",   # GPC's 0.0731 shows 0.073 too
+        f"{ids['0.882']} field workflows/studies/records/r.json x /accuracy",     # 0.8726 is not 0.882
         f"{ids['87.3']} ok",
         f"{ids['5.7e-7']} quote the variance the prose sets",
         "99 ok"]))

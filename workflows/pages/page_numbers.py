@@ -3,15 +3,17 @@
 The pages in `PAGES` (the hand-written docs pages that quote study records, and the explanations the papers page
 shows beside its tables, ``workflows/pages/records/papers/*.md``) are written by hand around numbers their records
 hold.  Every decimal of a section that cites records (by path from the repository's top, a ``paper_runs`` record by
-its name, or a study by name: ``the study `target_lists``` cites the records its declaration lists), and every
-decimal of an explanation (which cites its own record), is either
+its name, or a study by name: ``the study `target_lists``` cites the records its declaration lists; a section also
+cites what its enclosing sections cite, the page's introduction and the "##" above a "###"), and every decimal of
+an explanation (which cites its own record), is either
 
 - **pinned**, at its place in the section, to one field of one record the section cites: a JSON pointer
   (``/rows/3/gpal_mean``; in a printed line, a Markdown table or a CSV file of a record folder, ``.../4#k`` is the
   line's k-th decimal) shown at the decimal's precision as it is (``x``), as a percent (``100x``) or as an error
   from an accuracy (``1-x``, ``100(1-x)``), rounded half to even or half up; or
 - **quoted** in its section from elsewhere (the paper's own numbers, a setting, a value the prose works out, a run
-  that was not kept), with why.
+  that was not kept), with why: every occurrence of the decimal in the section, or with ``"n"`` the n-th (counting
+  from 0) where the same digits elsewhere in the section are a record's.
 
 A round figure (one significant digit: 0.1, 1.0, 0.05) and a section number are taken as settings, not held;
 integers and the decimals of sections that cite no record are not held either.  The pins live in
@@ -119,11 +121,15 @@ def _sections(page: str) -> Iterator[tuple[str, str, list[str]]]:
     text = (ROOT / page).read_text(encoding="utf-8")
     own = sorted(str(p.relative_to(ROOT)) for p in (ROOT / page).parent.glob(Path(page).stem + "*.json")) \
         if page.startswith("workflows/") else []
+    enclosing: list[tuple[int, set[str]]] = []  # the headings above a section, with what their text cites
     for section in _split_at_headings(text):
-        cited = own + sorted({c.rstrip("/") for c in _CITED.findall(section)
-                              if not c.endswith("/") or c.rstrip("/") in _declared_folders()}
-                             | {_RUNS + name for name in _NAMED.findall(section)}
-                             | {r for name in _STUDY.findall(section) for r in _study_records(name)})
+        # a section reads the records its enclosing sections cite: a page's introduction, a "##" above a "###"
+        level = len(section) - len(section.lstrip("#")) if section.startswith("#") else 0
+        while enclosing and enclosing[-1][0] >= level:
+            enclosing.pop()
+        own_citations = _citations(section)
+        cited = own + sorted(own_citations.union(*(c for _, c in enclosing)))
+        enclosing.append((level, own_citations))
         if not cited:
             continue
         heading = section.splitlines()[0].strip() if section.startswith("#") else ""
@@ -132,6 +138,14 @@ def _sections(page: str) -> Iterator[tuple[str, str, list[str]]]:
         if absent:
             raise ValueError(f"{page}, section {heading!r}: cites records that do not exist: {absent}")
         yield heading, prose, cited
+
+
+def _citations(section: str) -> set[str]:
+    """The records ``section`` cites: by path, a ``paper_runs`` record by name, a study by name."""
+    return ({c.rstrip("/") for c in _CITED.findall(section)
+             if not c.endswith("/") or c.rstrip("/") in _declared_folders()}
+            | {_RUNS + name for name in _NAMED.findall(section)}
+            | {r for name in _STUDY.findall(section) for r in _study_records(name)})
 
 
 @cache
@@ -327,7 +341,7 @@ def _admits(occurrence: Occurrence, shown_as: str) -> bool:
     """Whether the context allows the field to be shown transformed: a percent only where the number is one (a
     "%" after it, or a column of percents or accuracies), an error from an accuracy only where an error is said."""
     local = occurrence.local.lower()
-    percent = occurrence.percent
+    percent = occurrence.percent or re.search(r"\b(?:accuracy|percentage) points\b", local) is not None
     error = "error" in local
     return {"x": True, "100x": percent, "1-x": error, "100(1-x)": percent and error}[shown_as]
 
@@ -412,8 +426,17 @@ def clear_caches() -> None:
         cached.cache_clear()
 
 
-def _quoted(entry: dict) -> dict[tuple[str, str], str]:
-    return {(q["section"], q["decimal"]): q["why"] for q in entry["quoted"]}
+def _quoted(entry: dict) -> dict[tuple[str, str, int | None], str]:
+    """The quotes by (section, decimal, occurrence): a quote without ``n`` covers every occurrence in its section."""
+    return {(q["section"], q["decimal"], q.get("n")): q["why"] for q in entry["quoted"]}
+
+
+def _quote_of(occurrence: Occurrence, quoted: dict) -> tuple[str, str, int | None] | None:
+    """The quote covering ``occurrence``, if any."""
+    for key in ((occurrence.section, occurrence.decimal, occurrence.n), (occurrence.section, occurrence.decimal, None)):
+        if key in quoted:
+            return key
+    return None
 
 
 def problems(page: str, pins: dict | None = None) -> list[str]:
@@ -423,8 +446,8 @@ def problems(page: str, pins: dict | None = None) -> list[str]:
     quoted, pinned = _quoted(entry), {(p["section"], p["decimal"], p["n"]): p for p in entry["pinned"]}
     found, used, wrong = set(), set(), []
     for occurrence, cited in occurrences(page):
-        if (occurrence.section, occurrence.decimal) in quoted:
-            used.add((occurrence.section, occurrence.decimal))
+        if (quote := _quote_of(occurrence, quoted)) is not None:
+            used.add(quote)
             continue
         found.add(occurrence.key)
         pin = pinned.get(occurrence.key)
@@ -443,7 +466,8 @@ def problems(page: str, pins: dict | None = None) -> list[str]:
             wrong.append(f"{where} is not {pin['record']} {pin['field']} shown as {pin['as']} ({held[0]!r})")
     wrong += [f"{page}, section {s!r}: the pin of {d} (#{n + 1}) matches no number of the page"
               for (s, d, n) in pinned if (s, d, n) not in found]
-    wrong += [f"{page}, section {s!r}: quoted {d} is not in the section" for (s, d) in quoted if (s, d) not in used]
+    wrong += [f"{page}, section {s!r}: quoted {d}{'' if n is None else f' (#{n + 1})'} is not in the section"
+              for (s, d, n) in quoted if (s, d, n) not in used]
     return wrong
 
 
@@ -485,7 +509,7 @@ def pin_page(page: str, pins: dict) -> list[str]:
     entry = pins.setdefault(page, {"quoted": [], "pinned": []})
     old = {(p["section"], p["decimal"], p["n"]): p for p in entry["pinned"]}
     quoted = _quoted(entry)
-    found = [(occ, cited) for occ, cited in occurrences(page) if (occ.section, occ.decimal) not in quoted]
+    found = [(occ, cited) for occ, cited in occurrences(page) if _quote_of(occ, quoted) is None]
     chosen = _choose(page, found)
     kept, unpinned = [], []
     for occurrence, cited in found:

@@ -8,8 +8,9 @@ repeated blocks) it can pick the wrong one.  This is how a person corrects that:
     # write one line per pin reviewed in decisions.txt:
     #   ID ok                      the pin is the field the page means
     #   ID N                       the page means candidate N of the sheet
-    #   ID field RECORD POINTER AS a field the sheet does not list (AS: x, 100x, 1-x or 100(1-x))
-    #   ID quote WHY               no cited record holds it: quoted in its section with why
+    #   ID field RECORD AS POINTER a field the sheet does not list (AS: x, 100x, 1-x or 100(1-x); the pointer
+    #                              is the rest of the line, spaces and all)
+    #   ID quote WHY               no cited record holds it: this occurrence quoted in its section with why
     python workflows/pages/page_numbers_review.py --apply docs/targets.md decisions.txt
 
 Every pin a decision names is marked ``"checked": true``; ``--apply`` refuses a decision whose field does not show
@@ -24,7 +25,8 @@ import sys
 from pathlib import Path
 
 import page_numbers
-from page_numbers import SHOWN_AS, _fields, _sections, _shows, _value, candidates, occurrences
+from page_numbers import (SHOWN_AS, _WITH_EXPONENT, _fields, _sections, _shows, _value, candidates,
+                          occurrences)
 
 __all__ = ["apply", "sheet"]
 
@@ -40,9 +42,8 @@ def _lines(page: str) -> dict[str, list[str]]:
 def _context(lines: list[str], i: int, decimal: str, n_in_line: int) -> str:
     """The decimal's line marked (»0.123«), with its table's heading row, or the prose line's neighbours."""
     line = lines[i]
-    start = -1
-    for _ in range(n_in_line + 1):
-        start = line.find(decimal, start + 1)
+    matches = [m.start() for m in _WITH_EXPONENT.finditer(line) if m.group() == decimal]
+    start = matches[n_in_line] if n_in_line < len(matches) else -1
     marked = line[:start] + "»" + decimal + "«" + line[start + len(decimal):] if start >= 0 else line
     if line.startswith("|"):
         top = i
@@ -104,7 +105,8 @@ def sheet(page: str, all_pins: dict, everything: bool = False, listed_at_most: i
             continue
         i, pin = found
         section_lines = lines[occurrence.section]
-        earlier = sum(l.count(occurrence.decimal) for l in section_lines[:occurrence.line[1]])
+        earlier = sum(m.group() == occurrence.decimal for line in section_lines[:occurrence.line[1]]
+                      for m in _WITH_EXPONENT.finditer(line))
         in_line = max(0, occurrence.n - earlier)
         out.append(f"[{i}] {occurrence.decimal} in {occurrence.section!r}"
                    + ("   (checked)" if pin.get("checked") else ""))
@@ -158,12 +160,12 @@ def apply(page: str, all_pins: dict, decisions: str, listed_at_most: int = _LIST
                 continue
             choice = {k: shown[int(action)][k] for k in ("record", "field", "as")}
         elif action == "field":
-            parts = words[2].split() if len(words) > 2 else []
-            if len(parts) != 3 or parts[2] not in SHOWN_AS:
-                refused.append(f"line {number}: {line!r}: expected 'ID field RECORD POINTER AS', AS one of "
+            parts = words[2].split(maxsplit=2) if len(words) > 2 else []
+            if len(parts) != 3 or parts[1] not in SHOWN_AS:
+                refused.append(f"line {number}: {line!r}: expected 'ID field RECORD AS POINTER', AS one of "
                                f"{', '.join(SHOWN_AS)}")
                 continue
-            choice = dict(zip(("record", "field", "as"), parts))
+            choice = {"record": parts[0], "as": parts[1], "field": parts[2].strip()}
             if choice["record"] not in cited:
                 refused.append(f"line {number}: {line!r}: the section does not cite {choice['record']}")
                 continue
@@ -172,7 +174,7 @@ def apply(page: str, all_pins: dict, decisions: str, listed_at_most: int = _LIST
             if not why:
                 refused.append(f"line {number}: {line!r}: a quote needs its why")
                 continue
-            entry["quoted"].append({"section": pin["section"], "decimal": pin["decimal"], "why": why})
+            entry["quoted"].append({"section": pin["section"], "decimal": pin["decimal"], "n": pin["n"], "why": why})
             pin["drop"] = True
             continue
         else:
@@ -186,9 +188,7 @@ def apply(page: str, all_pins: dict, decisions: str, listed_at_most: int = _LIST
         pin.update(choice)
         pin.pop("named", None)
         pin["checked"] = True
-    # a quoted decimal is quoted for the whole section: its other pins there go too
-    quoted = {(q["section"], q["decimal"]) for q in entry["quoted"]}
-    entry["pinned"] = [p for p in pins if not p.get("drop") and (p["section"], p["decimal"]) not in quoted]
+    entry["pinned"] = [p for p in pins if not p.get("drop")]
     return refused
 
 
