@@ -114,3 +114,16 @@ def test_a_readers_decisions_become_checked_pins_and_a_field_not_showing_the_num
     assert "5.7e-7" not in by_decimal
     assert page_numbers.problems("docs/p.md", pins) == []
     assert f"[{ids['0.073']}]" not in page_numbers_review.sheet("docs/p.md", pins)  # checked: off the sheet
+
+
+def test_a_quote_of_one_occurrence_leaves_the_others_pinned_and_goes_stale_alone(site):
+    root, pins = site
+    page = root / "docs" / "p.md"
+    page.write_text(page.read_text().replace("GPD's ECE 0.073,", "GPD's ECE 0.073, a worked 0.073,"))
+    entry = pins["docs/p.md"]
+    entry["quoted"].append({"section": "# A", "decimal": "0.073", "n": 1, "why": "worked"})
+    assert page_numbers.pin_page("docs/p.md", pins) == []
+    assert [p["n"] for p in entry["pinned"] if p["decimal"] == "0.073"] == [0]
+    assert page_numbers.problems("docs/p.md", pins) == []
+    page.write_text(page.read_text().replace(", a worked 0.073,", ","))
+    assert "docs/p.md, section '# A': quoted 0.073 (#2) is not in the section" in page_numbers.problems("docs/p.md", pins)
