@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 
 from gpal.constraints import Integer, ListOf, OneOf, Real
-from gpal.data.dataset import NoisyDataset, Standardizer
+from gpal.data.dataset import NoisyDataset
+from gpal.data.standardizer import Standardizer
 from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.evaluation.metrics import format_mean_se, mean_se
 from gpal.evaluation.paired import difference_table, draw_differences, draw_strategy_curves, strategy_name
