@@ -26,7 +26,8 @@ from check_shapes import check_shapes
 from gpflow.utilities import deepcopy, triangular
 
 from gpal.constraints import OneOf
-from gpal.models.input_noise import InputNoise, NoiseVariance, strategy_from_config
+from gpal.models.input_noise import InputNoise, strategy_from_config
+from gpal.models.noise_variance import NoiseVariance
 from gpal.models.input_prior import fit_mixture_prior
 from gpal.models.kernels import make_kernel
 from gpal.models.likelihoods.base import Likelihood, likelihood_from_config, make_likelihood
