@@ -15,6 +15,7 @@ check_shapes.set_rewrite_docstrings(None)
 
 
 from gpal.models.input_noise import AmortizedInputs, FirstOrder, InputNoise, LatentInputs, NoInputNoise
+from gpal.models.latent_gps import LatentGPs
 from gpal.models.likelihoods import (
     LIKELIHOODS,
     GaussianNoiseLikelihood,
@@ -29,7 +30,7 @@ from gpal.models.likelihoods import (
     make_likelihood,
 )
 from gpal.models.noise_variance import NOISE_VARIANCE_MODES, NoiseVariance
-from gpal.models.svgp import LatentGPs, NoisySVGP, build_model
+from gpal.models.svgp import NoisySVGP, build_model
 
 __all__ = [
     "AmortizedInputs",
