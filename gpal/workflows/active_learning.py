@@ -113,7 +113,7 @@ def _curve_loop(params: dict[str, Any], strategy: str, seed: int, rep: int, nois
 
 def _curve(loop: Any, seconds: float) -> dict[str, Any]:
     """A finished curve's unit result, read from its checkpoint."""
-    from gpal.active.loop import read_state
+    from gpal.active.checkpoint import read_state
 
     state = read_state(loop.checkpoint_dir)
     return {"initial_ids": state["initial_ids"], "queried": [q["ids"] for q in state["queries"]],
