@@ -11,7 +11,9 @@ from gpal.quiet import quiet_tensorflow_unless_chosen
 # Before any gpal module imports TensorFlow: its CUDA probing lines read like failures to a library user too.
 quiet_tensorflow_unless_chosen()
 
-from gpal.data.dataset import NoisyDataset, Split, Standardizer  # noqa: E402
+from gpal.data.dataset import NoisyDataset  # noqa: E402
+from gpal.data.splits import Split  # noqa: E402
+from gpal.data.standardizer import Standardizer  # noqa: E402
 
 __version__ = "0.4.0"
 

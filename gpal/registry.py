@@ -32,7 +32,7 @@ INPUT_PRIORS = ("broad", "population")
 #: The variance s of the paper's broad prior N(0, s I) on the noiseless inputs, the default of
 #: ``NoisyGPClassifier``, ``build_model`` and the strategies with latent inputs (wide against standardised inputs).
 BROAD_PRIOR_VARIANCE = 1000.0
-#: Where the input-noise variances come from (``gpal.models.input_noise.NoiseVariance``): the data's
+#: Where the input-noise variances come from (``gpal.models.noise_variance.NoiseVariance``): the data's
 #: measured ``X_var``, one learned per-feature vector, or their sum.
 NOISE_VARIANCE_MODES = ("known", "learned", "both")
 #: The model's defaults, each stated here once: ``NoisyGPClassifier``'s (and the other GP

@@ -107,7 +107,7 @@ def test_fixed_choices_are_read_not_restated():
 
 def test_noise_variance_modes_are_the_models():
     pytest.importorskip("gpflow")
-    from gpal.models.input_noise import NoiseVariance
+    from gpal.models.noise_variance import NoiseVariance
 
     for mode in NOISE_VARIANCE_MODES:
         assert NoiseVariance(mode, 2).mode == mode

@@ -25,8 +25,8 @@ from gpal.active.acquisition import (
     top_k,
     unregister_acquisition,
 )
-from gpal.active.loop import (ActiveLearningLoop, ConfigMismatch, LoopResult, initial_pool_test_split, read_state,
-                             run_together)
+from gpal.active.checkpoint import read_state
+from gpal.active.loop import ActiveLearningLoop, ConfigMismatch, LoopResult, initial_pool_test_split, run_together
 from gpal.active.oracles import FileOracle, LabelsPending, OracleError, SimulatedOracle
 
 __all__ = [

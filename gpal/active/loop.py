@@ -4,16 +4,10 @@ One query = select a batch from the pool with the acquisition, ask the oracle,
 add the labelled rows, retrain (warm start: the previous solution is the starting
 point, as in sec. 5.5 of the noisy-input GP paper), score the test set.
 
-Checkpoint folder (all writes atomic)::
-
-    state.json     config, labelled ids in query order, every query's ids / scores /
-                   probabilities / labels, a pending query (asked, not yet answered),
-                   metrics after every step, the name of the current model folder
-    model_0007/    the model after query 7, written by the estimator's own ``save``
-
-The state advances in three durable phases per query: (1) the selected batch is
-written as *pending* before the oracle is asked, (2) the oracle's labels are written
-as soon as they arrive, (3) the retrained model and its metrics are written.  A run
+The state advances in three durable phases per query, each written to the checkpoint
+folder (`gpal.active.checkpoint`): (1) the selected batch is written as *pending* before
+the oracle is asked, (2) the oracle's labels are written as soon as they arrive, (3) the
+retrained model and its metrics are written.  A run
 killed anywhere resumes at the phase it stopped in: a label once answered is never
 asked for again nor lost, and the resumed run ends with exactly the labelled ids and
 metrics of an uninterrupted run with the same seed (the model is reloaded from the
@@ -22,8 +16,6 @@ checkpoint, which equals the one that was in memory).
 
 from __future__ import annotations
 
-import json
-import shutil
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Sequence
@@ -33,23 +25,18 @@ import pandas as pd
 from sklearn.base import clone
 
 from gpal.active.acquisition import Acquisition, make_acquisition
+from gpal.active.checkpoint import Checkpoint, new_state, read_state
 from gpal.active.oracles import check_labels
 from gpal.constraints import Integer, OneOf, Optional, check_values
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.base import raise_if_interrupted
 from gpal.evaluation.metrics import proba_by_class
 from gpal.evaluation.reports import prediction_metrics
-from gpal.files import write_json_atomic
 from gpal.identity import DifferentRun, check_same_run, dataset_hashes, estimator_identity
 from gpal.registry import FOLLOW_UP_ACQUISITION, MODELS_PER_BATCH, PER_MODEL_ERRORS
 
-__all__ = ["ActiveLearningLoop", "LoopResult", "ConfigMismatch", "STATE_FILE", "initial_pool_test_split", "read_state",
-           "run_together"]
+__all__ = ["ActiveLearningLoop", "LoopResult", "ConfigMismatch", "initial_pool_test_split", "run_together"]
 
-_FORMAT = "gpal.active.loop"
-_VERSION = 1
-#: The checkpoint's state, in its folder; what marks a folder as a loop's checkpoint.
-STATE_FILE = "state.json"
 #: The loop's own numeric settings.
 _SETTINGS = {"batch_size": Integer(1), "n_queries": Integer(0), "retrain_epochs": Optional(Integer(0))}
 
@@ -130,24 +117,6 @@ def initial_pool_test_split(
     perm = np.random.default_rng(seed).permutation(dataset.n_samples)
     cuts = np.cumsum([n_initial, n_pool, n_test])
     return tuple(dataset.subset(np.sort(part)) for part in np.split(perm[: cuts[-1]], cuts[:-1]))
-
-
-def read_state(checkpoint_dir: str | Path) -> dict[str, Any]:
-    """The loop state stored in ``checkpoint_dir`` (``state.json``), checked for format.
-
-    Returns
-    -------
-    dict
-        The state: config, initial ids, queries, a pending query, metrics per step, the model folder.
-    """
-    path = Path(checkpoint_dir) / STATE_FILE
-    try:
-        state = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path} is not valid JSON ({err}); the checkpoint is corrupt") from None
-    if state.get("format") != _FORMAT or state.get("version") != _VERSION:
-        raise ValueError(f"{path} is not a {_FORMAT} v{_VERSION} checkpoint")
-    return state
 
 
 def _checked_outcomes(outcomes: Mapping[str, str | None] | None, class_names: Sequence[str]) -> dict[str, str | None]:
@@ -290,6 +259,7 @@ class ActiveLearningLoop:
         self.batch_size, self.n_queries = int(batch_size), int(n_queries)
         self.retrain_epochs, self.warm_start = retrain_epochs, bool(warm_start)
         self.checkpoint_dir = None if checkpoint_dir is None else Path(checkpoint_dir)
+        self.checkpoint = Checkpoint(self.checkpoint_dir)
         self.n_bins, self.progress, self.callback = n_bins, progress, callback
         self.class_names = labelled.class_names
         self.outcomes = _checked_outcomes(outcomes, self.class_names)
@@ -328,25 +298,6 @@ class ActiveLearningLoop:
                        ConfigMismatch)
 
     # ----------------------------------------------------------------- state
-    def _save(self, state: dict[str, Any]) -> None:
-        if self.checkpoint_dir is not None:
-            write_json_atomic(self.checkpoint_dir / STATE_FILE, state)
-
-    def _save_model(self, state: dict[str, Any], estimator: Any, step: int) -> None:
-        """Model first, then the state that points at it; older model folders go last."""
-        if self.checkpoint_dir is None:
-            return
-        name = f"model_{step:04d}"
-        estimator.save(self.checkpoint_dir / name)
-        state["model"] = name
-        self._save(state)
-        self._remove_stale_models(keep=name)
-
-    def _remove_stale_models(self, keep: str) -> None:
-        for path in self.checkpoint_dir.glob("model_*"):
-            if path.is_dir() and path.name != keep:
-                shutil.rmtree(path)
-
     def _labelled_now(self, state: dict[str, Any]) -> NoisyDataset:
         """Initial labelled set plus every answered query's sources of a trained class (an outcome counts as the class
         it maps to; one mapped to None is left out), in query order (aux columns dropped: not features)."""
@@ -388,27 +339,16 @@ class ActiveLearningLoop:
     # ------------------------------------------------------------------- run
     def _resume(self) -> tuple[dict[str, Any], Any] | None:
         """The checkpointed state and model, or None where there is no checkpoint yet."""
-        if self.checkpoint_dir is None or not (self.checkpoint_dir / STATE_FILE).exists():
+        if not self.checkpoint.holds_state():
             return None
         state = read_state(self.checkpoint_dir)
         self._check_resume(state["config"])
-        estimator = type(self.estimator).load(self.checkpoint_dir / state["model"])
-        self._remove_stale_models(keep=state["model"])
-        return state, estimator
+        return state, self.checkpoint.load_model(state, type(self.estimator))
 
     def _initial_state(self, estimator: Any) -> dict[str, Any]:
         """Step 0's state from the model fitted on the initial labelled set, checkpointed."""
-        state = {
-            "format": _FORMAT,
-            "version": _VERSION,
-            "config": self.config(),
-            "initial_ids": self.labelled.ids.tolist(),
-            "queries": [],
-            "pending": None,
-            "metrics": [self._metrics(estimator, 0, self.labelled.n_samples)],
-            "model": None,
-        }
-        self._save_model(state, estimator, 0)
+        state = new_state(self.config(), self.labelled.ids.tolist(), self._metrics(estimator, 0, self.labelled.n_samples))
+        self.checkpoint.save_model(state, estimator, 0)
         return state
 
     def _ask(self, state: dict[str, Any], estimator: Any, query: int) -> None:
@@ -426,7 +366,7 @@ class ActiveLearningLoop:
                 "proba": self._proba(estimator, chosen).tolist(),
             }
             state["pending"] = pending
-            self._save(state)
+            self.checkpoint.save(state)
         queried = self.pool.by_ids(pending["ids"])
         outcomes = {"outcomes": sorted(self.outcomes)} if self.outcomes else {}
         labels = self.oracle(query, queried, np.asarray(pending["scores"]), np.asarray(pending["proba"]),
@@ -434,13 +374,13 @@ class ActiveLearningLoop:
         labels = check_labels(labels, pending["ids"], self.class_names, f"oracle (query {query})", sorted(self.outcomes))
         state["queries"].append({**pending, "labels": labels})
         state["pending"] = None
-        self._save(state)
+        self.checkpoint.save(state)
 
     def _record(self, state: dict[str, Any], estimator: Any, query: int) -> dict[str, Any]:
         """Score and checkpoint the model retrained after ``query``; its metrics row."""
         row = self._metrics(estimator, query, self._labelled_now(state).n_samples)
         state["metrics"].append(row)
-        self._save_model(state, estimator, query)
+        self.checkpoint.save_model(state, estimator, query)
         if self.callback is not None:
             self.callback(query, row)
         return row

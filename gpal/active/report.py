@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from gpal.active.acquisition import expected_yield
-from gpal.active.loop import STATE_FILE, read_state
+from gpal.active.checkpoint import STATE_FILE, read_state
 from gpal.active.oracles import NOTHING_FOUND
 
 __all__ = ["ACTIVE_FOLDER", "CHECKPOINT_DIR", "is_active_folder", "write_active_report"]

@@ -270,4 +270,5 @@ CLASSIFY_FOLDER = f"a gpal classify output ({TRAINING_RECORD} and {HELDOUT_FILE}
 
 def is_classify_folder(folder: Path) -> bool:
     """Whether ``folder`` holds a finished model and held-out predictions of the main job (either layout)."""
-    return located(folder, TRAINING_RECORD).is_file() and located(folder, HELDOUT_FILE).is_file()
+    layout = folder_layout(folder)
+    return all((folder / layout.path(name)).is_file() for name in (TRAINING_RECORD, HELDOUT_FILE))

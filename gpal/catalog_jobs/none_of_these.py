@@ -84,7 +84,7 @@ def saved_outliers(folder: Path, pool: NoisyDataset) -> tuple[np.ndarray, np.nda
     """The outlier score and flag of ``pool``'s sources by the score a main job saved in ``folder`` (its
     ``ood.json``), so that ``gpal predict`` with a classify folder flags what ``gpal classify`` flags; None for a
     folder without one (``gpal train``, or a classify folder of gpal <= 0.3)."""
-    return outlier_flags(read_outlier_record(folder), pool)
+    return outlier_flags(read_outlier_record(located(folder, OOD_FILE)), pool)
 
 
 def outlier_flags(record: Mapping[str, Any] | None, pool: NoisyDataset) -> tuple[np.ndarray, np.ndarray] | None:
@@ -120,9 +120,9 @@ def plane_counts(frame: pd.DataFrame, classes: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def read_outlier_record(folder: Path) -> dict[str, Any] | None:
-    """The record `check_outliers` wrote into a folder (None: a run without the flag)."""
-    path = located(folder, OOD_FILE)
+def read_outlier_record(path: Path) -> dict[str, Any] | None:
+    """The record `check_outliers` wrote at ``path`` (a folder's `OOD_FILE`; None where it is absent: a run without
+    the flag)."""
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 

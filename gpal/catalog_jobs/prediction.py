@@ -30,6 +30,7 @@ import pandas as pd
 import gpal
 from gpal.active import make_acquisition
 from gpal.catalog_jobs.bcu_types import BcuSplitter
+from gpal.catalog_jobs.layout import OOD_FILE, located
 from gpal.catalog_jobs.model_folders import (
     TrainedModel, check_catalog_columns, check_features, load_trained, loaded_estimator,
 )
@@ -453,7 +454,7 @@ def predict_catalog_blocks(
     first = next(blocks)  # a selection or catalog to refuse is refused before the model loads
     check_features(trained, first)
     # read once, not once a block
-    lookups, outliers = _Lookups(trained, cat, pulsars), read_outlier_record(trained.folder)
+    lookups, outliers = _Lookups(trained, cat, pulsars), read_outlier_record(located(trained.folder, OOD_FILE))
     # whether to score `information` is asked of the model after its first prediction, as `predict_catalog` asks:
     # a saved size the model cannot predict at is then refused by the prediction, which names it
     scored = None

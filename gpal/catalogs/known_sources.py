@@ -21,9 +21,8 @@ per source, every route by which its class is known:
   counterpart counts (all CLASS1 codes), the class is given beside it.
 
 The 95% ellipse is the catalog's ``Conf_95_SemiMajor``, ``Conf_95_SemiMinor`` (degrees) and
-``Conf_95_PosAng`` (the major axis's position angle, degrees east of north); a position is inside
-when its offset (separation r and position angle phi from the source, on the sphere) satisfies
-``(r cos(phi - PA) / a)**2 + (r sin(phi - PA) / b)**2 <= 1`` (`in_error_ellipse`).
+``Conf_95_PosAng`` (the major axis's position angle, degrees east of north); whether a position lies inside
+is `gpal.catalogs.error_ellipses`' test on the sphere.
 
 The summary (``known_class``, ``known_as``, ``known_reason``, ``known_route``) is the strongest
 piece of evidence.  Each piece has a strength and a route; the strongest is the one of highest
@@ -57,12 +56,12 @@ import pandas as pd
 
 from gpal.catalogs.catalog import Catalog, load_catalog, text_values
 from gpal.catalogs.classes import class1_codes
+from gpal.catalogs.error_ellipses import PositionIndex
 from gpal.catalogs.links import link_later
 from gpal.catalogs.psrcat import PSRCAT_FILE, read_psrcat
 from gpal.catalogs.releases import RELEASES, link_path, release_families
 
-__all__ = ["CLASS_WORDS", "KNOWN_COLUMNS", "MSP_PERIOD", "ROUTES", "KnownIndex", "angular_offsets",
-           "in_error_ellipse", "known_about", "positions_inside"]
+__all__ = ["CLASS_WORDS", "KNOWN_COLUMNS", "MSP_PERIOD", "ROUTES", "KnownIndex", "known_about"]
 
 #: A pulsar whose spin period (s) is below this is a millisecond pulsar (``msp``), as the LAT catalogs count them.
 MSP_PERIOD = 0.03
@@ -84,96 +83,6 @@ CLASS_WORDS = {
 KNOWN_COLUMNS = ("Source_Name", "CLASS1", "ASSOC1", "CLASS2", "ASSOC2", "ASSOC1_PROB_BAY", "ASSOC1_PROB_LR",
                  "ASSOC2_PROB_BAY", "ASSOC2_PROB_LR")
 _SUMMARY_COLUMNS = ("known_class", "known_as", "known_reason", "known_route")
-
-
-# ------------------------------------------------------------------ the ellipse
-def angular_offsets(ra0: Any, dec0: Any, ra: Any, dec: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The separation and position angle (east of north) of ``(ra, dec)`` seen from ``(ra0, dec0)``, all in
-    degrees (J2000), on the sphere (haversine and the exact bearing); the arrays broadcast.
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        Separation in [0, 180] and position angle in [0, 360) degrees.
-    """
-    a0, d0, a, d = (np.radians(np.asarray(v, dtype=np.float64)) for v in (ra0, dec0, ra, dec))
-    dra = a - a0
-    h = np.sin((d - d0) / 2) ** 2 + np.cos(d0) * np.cos(d) * np.sin(dra / 2) ** 2
-    separation = 2 * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0)))
-    angle = np.arctan2(np.sin(dra) * np.cos(d), np.cos(d0) * np.sin(d) - np.sin(d0) * np.cos(d) * np.cos(dra))
-    return np.degrees(separation), np.mod(np.degrees(angle), 360.0)
-
-
-def in_error_ellipse(ra0: Any, dec0: Any, semimajor: Any, semiminor: Any, posang: Any, ra: Any,
-                     dec: Any) -> np.ndarray:
-    """Whether ``(ra, dec)`` lies inside the error ellipse centred on ``(ra0, dec0)``: semi-axes ``semimajor`` and
-    ``semiminor``, the major axis at position angle ``posang`` east of north, all in degrees (the LAT catalogs'
-    ``Conf_95_*``); the boundary counts as inside.  An ellipse with a NaN or non-positive axis holds nothing.
-
-    Returns
-    -------
-    numpy.ndarray
-        Booleans, the arrays' broadcast shape.
-    """
-    separation, angle = angular_offsets(ra0, dec0, ra, dec)
-    a = np.asarray(semimajor, dtype=np.float64)
-    b = np.asarray(semiminor, dtype=np.float64)
-    turn = np.radians(angle - np.asarray(posang, dtype=np.float64))
-    along, across = separation * np.cos(turn), separation * np.sin(turn)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inside = (along / a) ** 2 + (across / b) ** 2 <= 1.0
-    return inside & (a > 0) & (b > 0)
-
-
-def positions_inside(ra0: np.ndarray, dec0: np.ndarray, semimajor: np.ndarray, semiminor: np.ndarray,
-                     posang: np.ndarray, ra: np.ndarray, dec: np.ndarray) -> list[list[tuple[int, float]]]:
-    """For each ellipse (arrays of n, degrees), the positions (arrays of m) inside it (`in_error_ellipse`), nearest
-    first: a k-d tree on the unit sphere finds those within the semi-major axis, the exact test decides.
-
-    Returns
-    -------
-    list of list of (int, float)
-        Per ellipse, (index into the positions, separation in degrees).
-    """
-    return _Positions(ra, dec).inside(ra0, dec0, semimajor, semiminor, posang)
-
-
-def _unit(ra: np.ndarray, dec: np.ndarray) -> np.ndarray:
-    ra, dec = np.radians(ra), np.radians(dec)
-    return np.column_stack([np.cos(dec) * np.cos(ra), np.cos(dec) * np.sin(ra), np.sin(dec)])
-
-
-class _Positions:
-    """Positions (degrees) in a k-d tree on the unit sphere, made once and asked about many ellipses: a large
-    catalog's counterparts, asked about a block of its sources at a time, are not put in a tree once a block."""
-
-    def __init__(self, ra: np.ndarray, dec: np.ndarray):
-        from scipy.spatial import cKDTree
-
-        self.ra, self.dec = ra, dec
-        self.keep = np.nonzero(np.isfinite(ra) & np.isfinite(dec))[0]
-        self.tree = cKDTree(_unit(ra[self.keep], dec[self.keep])) if self.keep.size else None
-
-    def inside(self, ra0: np.ndarray, dec0: np.ndarray, semimajor: np.ndarray, semiminor: np.ndarray,
-               posang: np.ndarray) -> list[list[tuple[int, float]]]:
-        """`positions_inside` of these positions."""
-        found: list[list[tuple[int, float]]] = [[] for _ in range(len(ra0))]
-        has = np.isfinite(ra0) & np.isfinite(dec0) & (semimajor > 0) & (semiminor > 0)
-        if self.tree is None or not has.any():
-            return found
-        rows = np.nonzero(has)[0]
-        chord = 2 * np.sin(np.radians(np.minimum(semimajor[rows], 90.0)) / 2) * (1 + 1e-9)
-        near = self.tree.query_ball_point(_unit(ra0[rows], dec0[rows]), r=chord)
-        for i, hits in zip(rows, near):
-            if not hits:
-                continue
-            j = self.keep[np.asarray(hits, dtype=np.int64)]
-            ra, dec = self.ra[j], self.dec[j]
-            inside = in_error_ellipse(ra0[i], dec0[i], semimajor[i], semiminor[i], posang[i], ra, dec)
-            separation, _ = angular_offsets(ra0[i], dec0[i], ra, dec)
-            found[i] = sorted(((int(k), float(s)) for k, s, ok in zip(j, separation, inside) if ok),
-                              key=lambda t: t[1])
-        return found
 
 
 # ------------------------------------------------------------------ reading the catalog
@@ -332,7 +241,7 @@ def _release_columns(catalog: Catalog, rows: np.ndarray, linked: _Linked, order:
     return columns
 
 
-def _pulsar_columns(ellipses: tuple[np.ndarray, ...], table: pd.DataFrame, placed: _Positions, order: int,
+def _pulsar_columns(ellipses: tuple[np.ndarray, ...], table: pd.DataFrame, placed: PositionIndex, order: int,
                     evidence: list[list[_Evidence]]) -> dict[str, np.ndarray]:
     """Route 4: the ATNF pulsars of ``table`` (``placed``: their positions) inside each ellipse."""
     inside = placed.inside(*ellipses)
@@ -355,12 +264,12 @@ def _pulsar_columns(ellipses: tuple[np.ndarray, ...], table: pd.DataFrame, place
 
 class _Counterparts(NamedTuple):
     """The catalog's classified sources with a counterpart position: their rows, CLASS1 codes and ASSOC1, and the
-    positions (`_Positions`)."""
+    positions (`PositionIndex`)."""
 
     rows: np.ndarray
     class1: np.ndarray
     assoc1: np.ndarray
-    placed: _Positions
+    placed: PositionIndex
 
 
 def _counterparts(catalog: Catalog) -> _Counterparts | None:
@@ -373,7 +282,7 @@ def _counterparts(catalog: Catalog) -> _Counterparts | None:
     rows = np.nonzero((class1 != "") & np.isfinite(ra) & np.isfinite(dec))[0]
     assoc1 = _text(catalog, catalog.columns.assoc1, rows)
     return _Counterparts(rows, class1[rows], np.full(rows.size, "") if assoc1 is None else assoc1,
-                         _Positions(ra[rows], dec[rows]))
+                         PositionIndex(ra[rows], dec[rows]))
 
 
 def _neighbour_columns(catalog: Catalog, rows: np.ndarray, ellipses: tuple[np.ndarray, ...],
@@ -464,7 +373,7 @@ class KnownIndex:
         self.order = np.argsort(catalog.names, kind="stable")
         self.counterparts = _counterparts(catalog)
         self.pulsars = pulsars if pulsars is None or isinstance(pulsars, pd.DataFrame) else read_psrcat(pulsars)
-        self.pulsars_placed = None if self.pulsars is None else _Positions(
+        self.pulsars_placed = None if self.pulsars is None else PositionIndex(
             self.pulsars["RAJ2000"].to_numpy(float), self.pulsars["DEJ2000"].to_numpy(float))
 
     def about(self, names: Sequence[str] | None = None) -> pd.DataFrame:

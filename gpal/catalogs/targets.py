@@ -154,7 +154,7 @@ def _with_extended_fields(out: pd.DataFrame, catalog: Any) -> pd.DataFrame:
     """``Inside_Extended`` after ``Extended_Source_Name``: the extended sources whose extent ellipse
     (``Model_SemiMajor``, ``Model_SemiMinor``, ``Model_PosAng`` about ``RAJ2000`` / ``DEJ2000`` of the catalog's
     `EXTENDED_HDU`) holds each point source's position.  A catalog without that HDU or those columns: empty."""
-    from gpal.catalogs.known_sources import positions_inside
+    from gpal.catalogs.error_ellipses import positions_inside
 
     inside = np.full(len(out), "", dtype=object)
     models = _extended_models(catalog)

@@ -5,7 +5,9 @@ offline: the UCI sets shipped as KEEL copies (`gpal.data.keel`), scikit-learn's 
 the generators (`gpal.data.synthetic`, `gpal.data.breiman`) and the Fermi-LAT catalogs.
 """
 
-from gpal.data.dataset import NoisyDataset, Split, Standardizer
+from gpal.data.dataset import NoisyDataset
+from gpal.data.splits import Split
+from gpal.data.standardizer import Standardizer
 from gpal.data.registry import dataset_names, load_dataset, parse_dataset
 
 __all__ = ["NoisyDataset", "Split", "Standardizer", "dataset_names", "load_dataset", "parse_dataset"]

@@ -4,21 +4,24 @@
 it, synthetic generators produce it, models consume it.  It is immutable; every
 operation (subset, split, standardise) returns a new data set, and every data set
 is validated on construction so that NaN, negative variances or mismatched shapes
-never reach a model.
+never reach a model.  How rows are divided is `gpal.data.splits`; the fitted
+standardising map is `gpal.data.standardizer`.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["NoisyDataset", "Split", "Standardizer", "holdout_per_class"]
+from gpal.data.splits import Split, partition
+
+__all__ = ["NoisyDataset"]
 
 
-def _as_float_matrix(name: str, value: Any, n_rows: int | None = None) -> np.ndarray:
+def float_matrix(name: str, value: Any, n_rows: int | None = None) -> np.ndarray:
+    """``value`` as a float64 (n, d) array named ``name`` in the error; a 1-D array of ``n_rows`` values is a column."""
     arr = np.asarray(value, dtype=np.float64)
     if arr.ndim == 1 and n_rows is not None and n_rows > 0 and arr.shape[0] == n_rows:
         arr = arr[:, None]
@@ -27,7 +30,8 @@ def _as_float_matrix(name: str, value: Any, n_rows: int | None = None) -> np.nda
     return arr
 
 
-def _check_finite(name: str, arr: np.ndarray, feature_names: Sequence[str]) -> None:
+def check_finite(name: str, arr: np.ndarray, feature_names: Sequence[str]) -> None:
+    """Refuse an array holding NaN or inf, naming the features and the first row."""
     bad = ~np.isfinite(arr)
     if bad.any():
         rows, cols = np.nonzero(bad)
@@ -37,28 +41,6 @@ def _check_finite(name: str, arr: np.ndarray, feature_names: Sequence[str]) -> N
             f"features {cols_named}; first bad row index {rows[0]}. "
             "Drop or impute these rows before building a NoisyDataset."
         )
-
-
-@dataclass(frozen=True)
-class Split:
-    """One train/test partition, as index arrays into the parent data set.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from gpal import NoisyDataset
-    >>> data = NoisyDataset(X=np.arange(20.0).reshape(10, 2), X_var=None, y=np.array([0, 1] * 5),
-    ...                     class_names=("a", "b"), feature_names=(), ids=None)
-    >>> split = next(data.repeated_splits(n_splits=3, test_size=0.2, seed=0))
-    >>> split.index, len(split.train), len(split.test)
-    (0, 8, 2)
-    >>> data.subset(split.test).class_counts()
-    {'a': 1, 'b': 1}
-    """
-
-    index: int
-    train: np.ndarray
-    test: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,9 +79,9 @@ class NoisyDataset:
     meta: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        X = _as_float_matrix("X", self.X)
+        X = float_matrix("X", self.X)
         n, d = X.shape
-        X_var = np.zeros_like(X) if self.X_var is None else _as_float_matrix("X_var", self.X_var, n)
+        X_var = np.zeros_like(X) if self.X_var is None else float_matrix("X_var", self.X_var, n)
         if X_var.shape != X.shape:
             raise ValueError(f"X_var must have the same shape as X {X.shape}; got {X_var.shape}")
         feature_names = tuple(str(f) for f in self.feature_names) or tuple(f"x{j}" for j in range(d))
@@ -107,8 +89,8 @@ class NoisyDataset:
             raise ValueError(f"feature_names has {len(feature_names)} names for {d} features")
         if len(set(feature_names)) != d:
             raise ValueError(f"feature_names must be unique; got {list(feature_names)}")
-        _check_finite("X", X, feature_names)
-        _check_finite("X_var", X_var, feature_names)
+        check_finite("X", X, feature_names)
+        check_finite("X_var", X_var, feature_names)
         if (X_var < 0).any():
             cols = sorted({feature_names[c] for c in np.nonzero(X_var < 0)[1]})
             raise ValueError(f"X_var must be >= 0 (variances, not standard deviations); negative in {cols}")
@@ -297,7 +279,7 @@ class NoisyDataset:
         train, test : NoisyDataset
             The two parts, rows in their original order.
         """
-        train, test = _partition(self.y if stratify else None, self.n_samples, test_size, np.random.default_rng(seed))
+        train, test = partition(self.y if stratify else None, self.n_samples, test_size, np.random.default_rng(seed))
         return self.subset(train), self.subset(test)
 
     def repeated_splits(
@@ -317,7 +299,7 @@ class NoisyDataset:
             raise ValueError(f"n_splits must be >= 1; got {n_splits}")
         labels = self.y if stratify else None
         for k in range(n_splits):
-            train, test = _partition(labels, self.n_samples, test_size, np.random.default_rng([seed, k]))
+            train, test = partition(labels, self.n_samples, test_size, np.random.default_rng([seed, k]))
             yield Split(k, train, test)
 
     # ----------------------------------------------------------------- export
@@ -342,212 +324,3 @@ class NoisyDataset:
             if col.ndim == 1:
                 data[key] = col
         return pd.DataFrame(data, index=pd.Index(self.ids, name="id"))
-
-
-def holdout_per_class(codes: np.ndarray, fraction: float, rng: np.random.Generator, holds_out: str,
-                      remedy: str) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted (kept rows, held-out rows): ``round(fraction * n_c)`` of class c's ``n_c`` rows held out, at least one
-    and at most ``n_c - 1``, so that every class is on both sides (an early-stopping validation set, a Platt
-    calibration set, each drawn from the caller's own stream ``rng``).
-
-    Raises ``ValueError`` naming a class with fewer than two rows: "``holds_out`` of every class, but class code
-    ... has 1 training row(s); ``remedy``".
-
-    Returns
-    -------
-    kept, held_out : numpy.ndarray
-        Row indices into ``codes``, sorted, disjoint, together every row.
-    """
-    codes = np.asarray(codes)
-    kept, held = [], []
-    for code in np.unique(codes):
-        rows = np.flatnonzero(codes == code)
-        if rows.size < 2:
-            raise ValueError(f"{holds_out} of every class, but class code {code} has {rows.size} training row(s); "
-                             f"{remedy}")
-        rows = rng.permutation(rows)
-        n_held = min(rows.size - 1, max(1, int(round(fraction * rows.size))))
-        held.append(rows[:n_held])
-        kept.append(rows[n_held:])
-    return np.sort(np.concatenate(kept)), np.sort(np.concatenate(held))
-
-
-def _partition(y: np.ndarray | None, n: int, test_size: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Seeded partition into sorted train and test indices, stratified when ``y`` is given.
-
-    The test set has ``ceil(test_size * n)`` rows (as scikit-learn), shared among
-    classes by largest remainder so each class keeps its proportion; every class
-    keeps at least one training row.
-    """
-    if not 0.0 < test_size < 1.0:
-        raise ValueError(f"test_size must be a fraction in (0, 1); got {test_size}")
-    n_test = math.ceil(test_size * n)
-    if n < 2 or n_test >= n:
-        raise ValueError(f"cannot split {n} rows with test_size={test_size}: need at least one row on each side")
-    if y is None:
-        perm = rng.permutation(n)
-        return np.sort(perm[n_test:]), np.sort(perm[:n_test])
-    classes, counts = np.unique(y, return_counts=True)
-    exact = counts * n_test / n
-    take = np.floor(exact).astype(int)
-    remainder = n_test - take.sum()
-    # Ties in the fractional part are broken at random so no class is systematically favoured.
-    order = np.lexsort((rng.random(len(classes)), -(exact - take)))
-    take[order[:remainder]] += 1
-    take = np.minimum(take, counts - 1)  # every class keeps a training row
-    test = []
-    for cls, k in zip(classes, take):
-        members = np.nonzero(y == cls)[0]
-        test.append(rng.permutation(members)[:k])
-    test_idx = np.sort(np.concatenate(test)) if test else np.array([], dtype=np.int64)
-    if test_idx.size == 0:
-        raise ValueError(
-            f"a stratified split of {n} rows with test_size={test_size} leaves the test set empty, as every class "
-            f"keeps a training row (class sizes {counts.tolist()}); use more rows or stratify=False"
-        )
-    train_idx = np.setdiff1d(np.arange(n), test_idx)
-    return train_idx, test_idx
-
-
-@dataclass(frozen=True)
-class Standardizer:
-    """Affine map x -> (x - mean) / scale fitted on training data.
-
-    Variances follow the same map: var -> var / scale**2, so a measured error bar
-    keeps its meaning in standardised units.  Constant features get scale 1.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from gpal import NoisyDataset, Standardizer
-    >>> train = NoisyDataset(X=[[1.0], [3.0]], X_var=[[0.4], [0.4]], y=None, class_names=(),
-    ...                      feature_names=("flux",), ids=None)
-    >>> scaler = Standardizer.fit(train)
-    >>> scaler.mean, scaler.scale
-    (array([2.]), array([1.]))
-    >>> Z, Z_var = scaler.transform_arrays(np.array([[4.0]]), np.array([[0.4]]))
-    >>> Z, Z_var
-    (array([[2.]]), array([[0.4]]))
-    >>> scaler.inverse_transform_arrays(Z, Z_var)
-    (array([[4.]]), array([[0.4]]))
-    >>> Standardizer.from_dict(scaler.to_dict()).mean
-    array([2.])
-    """
-
-    mean: np.ndarray
-    scale: np.ndarray
-    feature_names: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        """A zero, negative or non-finite scale would turn every prediction into NaN without a word: refuse it."""
-        mean, scale = np.asarray(self.mean, dtype=np.float64), np.asarray(self.scale, dtype=np.float64)
-        if mean.ndim != 1 or scale.shape != mean.shape:
-            raise ValueError(f"mean and scale must be 1-D, one value per feature; got shapes {mean.shape} and {scale.shape}")
-        if not np.all(np.isfinite(mean)):
-            raise ValueError(f"mean must be finite; got {mean.tolist()}")
-        bad = np.nonzero(~(np.isfinite(scale) & (scale > 0)))[0]
-        if bad.size:
-            raise ValueError(f"scale must be finite and > 0 for every feature; feature {bad[0]} has {scale[bad[0]]}")
-        if self.feature_names and len(self.feature_names) != mean.shape[0]:
-            raise ValueError(f"feature_names has {len(self.feature_names)} names for {mean.shape[0]} features")
-        object.__setattr__(self, "mean", mean)
-        object.__setattr__(self, "scale", scale)
-
-    @classmethod
-    def fit(cls, data: NoisyDataset | np.ndarray) -> "Standardizer":
-        """The map fitted on the features of ``data`` (a NoisyDataset or an (n, d) array).
-
-        Returns
-        -------
-        Standardizer
-            Mean and standard deviation per feature (scale 1 where a feature is constant).
-        """
-        X = data.X if isinstance(data, NoisyDataset) else _as_float_matrix("X", data)
-        if X.shape[0] == 0:
-            raise ValueError("cannot fit a Standardizer on an empty data set")
-        names = data.feature_names if isinstance(data, NoisyDataset) else ()
-        _check_finite("X", X, names or [f"x{j}" for j in range(X.shape[1])])
-        spread = X.std(axis=0)
-        # Identical values whose mean is not exactly representable leave a spread of rounding error, which as a
-        # scale would blow the variances up by 1e300: such a feature is constant.
-        constant = spread <= 8 * np.finfo(np.float64).eps * np.abs(X).max(axis=0)
-        return cls(mean=X.mean(axis=0), scale=np.where(constant, 1.0, spread), feature_names=tuple(names))
-
-    def _check_width(self, X: np.ndarray) -> None:
-        if X.shape[1] != self.mean.shape[0]:
-            raise ValueError(f"expected {self.mean.shape[0]} features, got {X.shape[1]}")
-
-    def transform_arrays(self, X: np.ndarray, X_var: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
-        """Standardise plain arrays.
-
-        Returns
-        -------
-        Z, Z_var : numpy.ndarray
-            ``(X - mean) / scale`` and ``X_var / scale**2`` (None when ``X_var`` is None).
-        """
-        X = _as_float_matrix("X", X)
-        self._check_width(X)
-        Z = (X - self.mean) / self.scale
-        Z_var = None if X_var is None else _as_float_matrix("X_var", X_var, X.shape[0]) / self.scale**2
-        return Z, Z_var
-
-    def inverse_transform_arrays(self, Z: np.ndarray, Z_var: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
-        """Map standardised arrays back to the original units.
-
-        Returns
-        -------
-        X, X_var : numpy.ndarray
-            ``Z * scale + mean`` and ``Z_var * scale**2`` (None when ``Z_var`` is None).
-        """
-        Z = _as_float_matrix("Z", Z)
-        self._check_width(Z)
-        X = Z * self.scale + self.mean
-        X_var = None if Z_var is None else _as_float_matrix("Z_var", Z_var, Z.shape[0]) * self.scale**2
-        return X, X_var
-
-    def transform(self, data: NoisyDataset) -> NoisyDataset:
-        """Standardise a data set (its features must be the fitted ones).
-
-        Returns
-        -------
-        NoisyDataset
-            The same rows with standardised features and variances (``meta["standardized"]`` True).
-        """
-        if self.feature_names and data.feature_names != self.feature_names:
-            raise ValueError(
-                f"Standardizer was fitted on features {list(self.feature_names)}, got {list(data.feature_names)}"
-            )
-        Z, Z_var = self.transform_arrays(data.X, data.X_var)
-        return data.with_features(Z, Z_var, standardized=True)
-
-    def inverse_transform(self, data: NoisyDataset) -> NoisyDataset:
-        """Undo `transform`.
-
-        Returns
-        -------
-        NoisyDataset
-            The same rows in the original units (``meta["standardized"]`` False).
-        """
-        X, X_var = self.inverse_transform_arrays(data.X, data.X_var)
-        return data.with_features(X, X_var, standardized=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able form, read back by `from_dict`.
-
-        Returns
-        -------
-        dict
-            ``mean``, ``scale`` and ``feature_names`` as lists.
-        """
-        return {"mean": self.mean.tolist(), "scale": self.scale.tolist(), "feature_names": list(self.feature_names)}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Standardizer":
-        """Inverse of `to_dict`.
-
-        Returns
-        -------
-        Standardizer
-            The map ``d`` describes.
-        """
-        return cls(np.asarray(d["mean"], float), np.asarray(d["scale"], float), tuple(d.get("feature_names", ())))

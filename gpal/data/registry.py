@@ -1,7 +1,7 @@
 """Every benchmark data set gpal has offline, by name: shipped files, bundled sets, generators.
 
 ``load_dataset(name)`` returns all rows with raw features (no standardisation: a workflow fits
-`gpal.data.dataset.Standardizer` on its training split).  ``n`` means what it can for the kind
+`gpal.data.standardizer.Standardizer` on its training split).  ``n`` means what it can for the kind
 of set: a generator draws ``n`` rows, a fixed set is cut to at most ``n`` rows by a seeded,
 stratified subsample.  ``NAME:N`` strings (workflow files, the CLI) are parsed by
 `parse_dataset`.  docs/datasets.md lists the sets with their sizes and the papers that use them.

@@ -27,7 +27,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 from scipy import interpolate, optimize, special
 
-from gpal.data.dataset import NoisyDataset, Standardizer
+from gpal.data.dataset import NoisyDataset
+from gpal.data.standardizer import Standardizer
 
 __all__ = ["SyntheticProblem", "digits", "inject_noise", "synthetic_2d", "toy_1d", "toy_1d_heteroscedastic", "waveform",
            "wine"]
@@ -440,7 +441,7 @@ def inject_noise(dataset: NoisyDataset, variance: float | Sequence[float] | np.n
 
     ``variance`` is a scalar or one value per feature, in the units of ``dataset.X``;
     the paper's levels (0.1, 0.25, 0.5) assume standardised features, so standardise
-    first: fit `gpal.data.dataset.Standardizer` on the training split, transform train and
+    first: fit `gpal.data.standardizer.Standardizer` on the training split, transform train and
     test, then inject (each split with its own seed).  Returns a new data set; the
     input is untouched.  ``meta["noise_injections"]`` accumulates what was added.
     """

@@ -22,7 +22,8 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array, column_or_1d
 
 from gpal.constraints import Constraint, check_params
-from gpal.data.dataset import NoisyDataset, Standardizer
+from gpal.data.dataset import NoisyDataset
+from gpal.data.standardizer import Standardizer
 from gpal.identity import jsonable
 from gpal.saved_models import (check_array_checksums, classes_from_json, classes_to_json, corrupt_field,
                                 load_model_dir, save_model_dir)

@@ -23,7 +23,8 @@ from gpal.data.dataset import NoisyDataset
 from gpal.estimators.fit_plan import complete_fit, fit_data, plan_fit, train_plan
 from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.registry import MODELS_PER_BATCH, PER_MODEL_ERRORS
-from gpal.training.batched import BatchedTrainer, NotBatchable, model_signature
+from gpal.training.batched import BatchedTrainer, NotBatchable
+from gpal.training.signatures import model_signature
 
 __all__ = ["NotBatchable", "fit_batched", "predict_proba_batched"]
 

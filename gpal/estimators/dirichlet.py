@@ -59,7 +59,7 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
     n_samples
         Monte Carlo draws of the latent marginals per prediction (eq. 8).
     standardize
-        fit a ``gpal.data.dataset.Standardizer`` on the training inputs.
+        fit a ``gpal.data.standardizer.Standardizer`` on the training inputs.
     max_iter
         L-BFGS-B iterations per fit.
     random_state

@@ -13,7 +13,8 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from gpal.data.dataset import NoisyDataset, holdout_per_class
+from gpal.data.dataset import NoisyDataset
+from gpal.data.splits import holdout_per_class
 from gpal.estimators.base import FitData, check_fit_data, check_predict_data
 from gpal.estimators.params import input_prior_used, model_spec
 from gpal.evaluation.metrics import negative_log_likelihood

@@ -44,7 +44,7 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
     max_iter
         L-BFGS-B iterations on the kernel and noise variance.
     standardize
-        fit a ``gpal.data.dataset.Standardizer`` on the training inputs.
+        fit a ``gpal.data.standardizer.Standardizer`` on the training inputs.
     random_state
         seeds the calibration split and the k-means initialisation.
     progress
@@ -96,7 +96,7 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
         self.validate_params()
         data = check_fit_data(X, y, X_var, owner=type(self).__name__)
         warn_ignored_noise(data.X_var, "GPRPlattClassifier")
-        from gpal.data.dataset import holdout_per_class
+        from gpal.data.splits import holdout_per_class
         from gpal.models.families.gpr_platt import Platt, fit_platt, label_targets
         from gpal.training.collapsed import fit_label_regression
 

@@ -56,7 +56,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
     jitter
         added to the diagonal of K_mm.
     standardize
-        fit a ``gpal.data.dataset.Standardizer`` on the training inputs.
+        fit a ``gpal.data.standardizer.Standardizer`` on the training inputs.
     random_state
         seeds the k-means initialisation (the only randomness).
     progress

@@ -118,7 +118,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         hidden layer widths of the amortisation network.
     standardize
         scale each input to the training inputs' mean and spread (their variances with them).  The
-        scaling is a ``gpal.data.dataset.Standardizer``.
+        scaling is a ``gpal.data.standardizer.Standardizer``.
     warm_start
         when True, a further ``fit`` continues from the fitted model (kernels,
         inducing points, q(u), likelihood and noise parameters, amortisation network and

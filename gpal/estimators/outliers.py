@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from gpal.data.dataset import NoisyDataset, Standardizer
+from gpal.data.dataset import NoisyDataset
+from gpal.data.standardizer import Standardizer
 from gpal.estimators.base import check_predict_data
 
 __all__ = ["OOD_FALSE_POSITIVE_RATE", "PopulationOutlierScore"]

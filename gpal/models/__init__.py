@@ -14,15 +14,8 @@ import check_shapes
 check_shapes.set_rewrite_docstrings(None)
 
 
-from gpal.models.input_noise import (
-    NOISE_VARIANCE_MODES,
-    AmortizedInputs,
-    FirstOrder,
-    InputNoise,
-    LatentInputs,
-    NoInputNoise,
-    NoiseVariance,
-)
+from gpal.models.input_noise import AmortizedInputs, FirstOrder, InputNoise, LatentInputs, NoInputNoise
+from gpal.models.latent_gps import LatentGPs
 from gpal.models.likelihoods import (
     LIKELIHOODS,
     GaussianNoiseLikelihood,
@@ -36,7 +29,8 @@ from gpal.models.likelihoods import (
     likelihood_from_config,
     make_likelihood,
 )
-from gpal.models.svgp import LatentGPs, NoisySVGP, build_model
+from gpal.models.noise_variance import NOISE_VARIANCE_MODES, NoiseVariance
+from gpal.models.svgp import NoisySVGP, build_model
 
 __all__ = [
     "AmortizedInputs",

@@ -14,8 +14,7 @@ into the marginals the likelihood consumes, plus any extra ELBO terms it owns:
 * ``first_order`` (NIMGP-FO): marginals at x~_i with the variance of f_c increased
   by grad(mu_c)^T V_i grad(mu_c) (automatic differentiation), in training and prediction.
 
-``NoiseVariance`` decides V: the measured per-point variances (``known``), one
-learned positive vector shared by all points (``learned``), or their sum (``both``).
+V itself is the model's ``NoiseVariance`` (`gpal.models.noise_variance`): a strategy is handed it.
 
 A dimension whose V_ij is exactly 0 (a feature without an error bar) is
 noiseless: x_ij = x~_ij, it has no q and contributes no ELBO terms, so nothing
@@ -37,73 +36,18 @@ import gpflow
 import numpy as np
 import tensorflow as tf
 from check_shapes import check_shapes
-from gpflow.utilities import positive
 
-from gpal.constraints import OneOf
 from gpal.models.input_prior import BroadPrior, MixturePrior, prior_from_config
-from gpal.registry import BROAD_PRIOR_VARIANCE, DEFAULT_HIDDEN_SIZES, INPUT_NOISE, NOISE_VARIANCE_MODES
+from gpal.registry import BROAD_PRIOR_VARIANCE, DEFAULT_HIDDEN_SIZES, INPUT_NOISE
 
 __all__ = [
-    "NoiseVariance",
     "InputNoise",
     "NoInputNoise",
     "LatentInputs",
     "AmortizedInputs",
     "FirstOrder",
-    "NOISE_VARIANCE_MODES",
     "expected_log_observation",
 ]
-
-_LEARNED_VARIANCE_FLOOR = 1e-8  # learned variances stay strictly positive (no log 0)
-
-
-class NoiseVariance(gpflow.base.Module):
-    """The input-noise variances V (B, d) of a batch, from its measured ``X_var``.
-
-    Examples
-    --------
-    >>> import tensorflow as tf
-    >>> from gpal.models import NoiseVariance
-    >>> both = NoiseVariance("both", num_features=2, initial_learned=0.01)   # measured + one learned vector
-    >>> both(tf.constant([[0.04, 0.0]], tf.float64)).numpy()
-    array([[0.05, 0.01]])
-    >>> both.get_config()
-    {'mode': 'both', 'num_features': 2, 'initial_learned': 0.01}
-    """
-
-    def __init__(self, mode: str, num_features: int, initial_learned: float = 0.01):
-        super().__init__(name="noise_variance")
-        OneOf(NOISE_VARIANCE_MODES).check("noise_variance", mode)
-        if not initial_learned > _LEARNED_VARIANCE_FLOOR:
-            raise ValueError(f"initial learned variance must be > {_LEARNED_VARIANCE_FLOOR}; got {initial_learned}")
-        self.mode = mode
-        self.num_features = int(num_features)
-        self.initial_learned = float(initial_learned)
-        if mode != "known":
-            self.learned = gpflow.Parameter(
-                np.full(self.num_features, self.initial_learned),
-                transform=positive(lower=_LEARNED_VARIANCE_FLOOR),
-                dtype=tf.float64,
-                name="learned_input_variance",
-            )
-
-    @check_shapes("X_var: [B, D]", "return: [B, D]")
-    def __call__(self, X_var: tf.Tensor) -> tf.Tensor:
-        if self.mode == "known":
-            return X_var
-        learned = tf.broadcast_to(tf.convert_to_tensor(self.learned), tf.shape(X_var))
-        return learned if self.mode == "learned" else X_var + learned
-
-    def get_config(self) -> dict[str, Any]:
-        """JSON-able description: ``NoiseVariance(**config)`` rebuilds it.
-
-        Returns
-        -------
-        dict
-            ``mode``, ``num_features`` and ``initial_learned``: the constructor's arguments.
-        """
-        return {"mode": self.mode, "num_features": self.num_features, "initial_learned": self.initial_learned}
-
 
 # Rows whose base (p(x_i | x~_i) under a population prior) is computed at once: (rows, K, d, d) temporaries.
 _BASE_ROWS_PER_BLOCK = 1024

@@ -35,7 +35,8 @@ from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 import numpy as np
 
 from gpal.constraints import OneOf, Real, check_values
-from gpal.data.dataset import NoisyDataset, Split
+from gpal.data.dataset import NoisyDataset
+from gpal.data.splits import Split
 from gpal.estimators.base import raise_if_interrupted
 from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.evaluation.metrics import (confusion_matrix, error_rate, format_mean_se, mean_se, negative_log_likelihood,
@@ -148,7 +149,7 @@ def _split_data(dataset: NoisyDataset, split: Split, injected_variance: float, u
     train, test = dataset.subset(split.train), dataset.subset(split.test)
     if not injected_variance:
         return train, test
-    from gpal.data.dataset import Standardizer
+    from gpal.data.standardizer import Standardizer
     from gpal.data.synthetic import inject_noise
 
     per_feature = injected_variance * Standardizer.fit(train).scale ** 2

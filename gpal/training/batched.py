@@ -39,11 +39,11 @@ from gpal.models.state import assign_module_values, module_values, reading_value
 from gpal.models.svgp import NoisySVGP
 from gpal.training.adam import RowAdam
 from gpal.training.shared import LentBySignature
+from gpal.training.signatures import model_signature, template_copy, trace_key
 from gpal.training.svi import (TrainData, TrainingError, TrainResult, cholesky_error, cholesky_failed,
-                               cholesky_ok, make_optimizer, model_signature, one_step_at_a_time, run_epochs,
-                               template_copy, trace_key)
+                               cholesky_ok, make_optimizer, one_step_at_a_time, run_epochs)
 
-__all__ = ["NotBatchable", "BatchedTrainer", "GroupStep", "check_batchable", "model_signature"]
+__all__ = ["NotBatchable", "BatchedTrainer", "GroupStep", "check_batchable"]
 
 
 class NotBatchable(ValueError):

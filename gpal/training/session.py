@@ -216,7 +216,7 @@ def _shared_function(model: Any, key: tuple, make: Callable[[Any], Callable]) ->
 
     from gpal.models.compiled import instance_function, variable_specs
     from gpal.models.state import reading_values
-    from gpal.training.svi import template_copy, trace_key
+    from gpal.training.signatures import template_copy, trace_key
 
     shared = _shared()
     full_key = json.dumps([trace_key(model), repr(key)])

@@ -28,25 +28,20 @@ small step (seconds against milliseconds).
 
 from __future__ import annotations
 
-import itertools
-import json
-import threading
-import weakref
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable, ContextManager, NamedTuple
 
-import gpflow
 import numpy as np
 import tensorflow as tf
-from gpflow.utilities import parameter_dict
 
 from gpal.interrupts import check_stop
 from gpal.models.compiled import instance_function
-from gpal.models.state import assign_module_values, module_values, stored_variable
+from gpal.models.state import assign_module_values, module_values
 from gpal.models.svgp import NoisySVGP
-from gpal.training.adam import Adam, RowAdam  # RowAdam re-exported: its import path before it moved to adam
+from gpal.training.adam import Adam, RowAdam
 from gpal.training.shared import LentBySignature
+from gpal.training.signatures import template_copy, trace_key
 
 __all__ = [
     "LOOP_MIN_STEPS",
@@ -57,12 +52,8 @@ __all__ = [
     "TrainingError",
     "CholeskyError",
     "make_optimizer",
-    "RowAdam",
-    "model_signature",
     "one_step_at_a_time",
     "run_epochs",
-    "template_copy",
-    "trace_key",
 ]
 
 
@@ -217,25 +208,6 @@ def cholesky_ok(model: NoisySVGP) -> bool:
         return bool(tf.reduce_all(tf.math.is_finite(model.gp.cholesky_Kzz())))
     except tf.errors.InvalidArgumentError:
         return False
-
-
-# Settings that only seed a model's initial values: models that differ in them still share a step.
-_INITIAL_ONLY = {"strategy": ("seed",)}
-
-
-def model_signature(model: NoisySVGP) -> dict[str, Any]:
-    """What models must share to be trained in one step or predicted by one trace: all but their values."""
-    structure = model.structure()
-    for part, keys in _INITIAL_ONLY.items():
-        structure[part] = {k: v for k, v in structure[part].items() if k not in keys}
-    variables = {path: (tuple(stored_variable(v).shape), stored_variable(v).dtype.name, bool(stored_variable(v).trainable), _transform_name(v))
-                 for path, v in parameter_dict(model).items()}
-    return {"structure": structure, "variables": variables}
-
-
-def _transform_name(var: Any) -> str | None:
-    transform = getattr(var, "transform", None)
-    return None if transform is None else type(transform).__name__
 
 
 class Trainer:
@@ -417,46 +389,6 @@ class SharedTrainer:
 _TRAINERS: LentBySignature[Trainer] = LentBySignature(8)
 
 
-def trace_key(model: NoisySVGP) -> str:
-    """What a compiled function of ``model`` depends on but its values and training-set size, as a string.
-
-    Models of one key compute alike, so one trace serves them all (``SharedTrainer``, ``ModelSession.function``):
-    the ``model_signature`` without ``num_data`` (it only sizes the per-point tables, which compiled functions
-    read at any row count), the classes of the model's parts (a plugged-in subclass computes otherwise under
-    the same config) and any attribute a part sets over its class's (a patched method or setting).
-    """
-    signature = model_signature(model)
-    for part in (signature["structure"], signature["structure"]["strategy"]):
-        part.pop("num_data", None)
-    parts = [model, *model.submodules]
-    signature["classes"] = sorted({f"{type(m).__module__}.{type(m).__qualname__}@{_token(type(m))}" for m in parts})
-    signature["overrides"] = sorted(f"{type(m).__qualname__}.{name}={value!r}@{_token(value)}" for m in parts
-                                    for name, value in vars(m).items() if hasattr(type(m), name))
-    return json.dumps(signature, sort_keys=True, default=str)
-
-
-# id(object) -> (a weak reference to it, its token): an address a dead object leaves is given a new token.
-_TOKENS: dict[int, tuple[Any, int]] = {}
-_NEXT_TOKEN = itertools.count(1)
-_TOKENS_LOCK = threading.Lock()
-
-
-def _token(obj: Any) -> int:
-    """A number for ``obj`` that no other object gets, not even one later made at its address (``id`` alone would
-    let a new class reuse a dead one's traces); 0 for what cannot be weakly referred to (values, not behaviour)."""
-    try:
-        ref = weakref.ref(obj)
-    except TypeError:
-        return 0
-    with _TOKENS_LOCK:
-        known = _TOKENS.get(id(obj))
-        if known is not None and known[0]() is obj:
-            return known[1]
-        token = next(_NEXT_TOKEN)
-        _TOKENS[id(obj)] = (ref, token)
-        return token
-
-
 def _signature_trainer(model: NoisySVGP, shared: SharedTrainer | None = None) -> ContextManager[Trainer]:
     """The kept ``Trainer`` of ``model``'s signature (a new one if it is busy or absent), lent for a ``with`` block
     to ``shared`` (None: only to read its compiled step)."""
@@ -568,11 +500,3 @@ def _training_error(loss: float, epoch: int, step_number: int) -> TrainingError:
         f"training loss became {loss} at epoch {epoch}, step {step_number}; the update was not applied and the "
         "model keeps the parameters of the previous step. Try a smaller learning rate or check the inputs."
     )
-
-
-def template_copy(model: NoisySVGP) -> NoisySVGP:
-    """A copy of ``model`` (20 times faster to make than ``NoisySVGP.from_structure``'s build) whose variables of
-    unknown row count (per-point tables) stay so, as a plain deep copy would fix them at their present rows."""
-    memo = {id(v): tf.Variable(v, shape=v.shape, trainable=v.trainable, name=v.name.split(":")[0])
-            for v in model.variables if not v.shape.is_fully_defined()}
-    return gpflow.utilities.deepcopy(model, memo)

@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 
 from gpal.constraints import Integer, ListOf, OneOf, Real
-from gpal.data.dataset import NoisyDataset, Standardizer
+from gpal.data.dataset import NoisyDataset
+from gpal.data.standardizer import Standardizer
 from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.evaluation.metrics import format_mean_se, mean_se
 from gpal.evaluation.paired import difference_table, draw_differences, draw_strategy_curves, strategy_name
@@ -112,7 +113,7 @@ def _curve_loop(params: dict[str, Any], strategy: str, seed: int, rep: int, nois
 
 def _curve(loop: Any, seconds: float) -> dict[str, Any]:
     """A finished curve's unit result, read from its checkpoint."""
-    from gpal.active.loop import read_state
+    from gpal.active.checkpoint import read_state
 
     state = read_state(loop.checkpoint_dir)
     return {"initial_ids": state["initial_ids"], "queried": [q["ids"] for q in state["queries"]],

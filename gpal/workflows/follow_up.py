@@ -246,7 +246,7 @@ def _follow_up_loop(data: Any, strategy: str, seed: int, rep: int, protocol: Map
 
 def _curve(loop: Any, seconds: float) -> dict[str, Any]:
     """A finished curve's unit result: the sets it used and its metrics per step, read from its checkpoint."""
-    from gpal.active.loop import read_state
+    from gpal.active.checkpoint import read_state
 
     state = read_state(loop.checkpoint_dir)
     labels = [label for q in state["queries"] for label in q["labels"]]

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from gpal.data.dataset import NoisyDataset, Standardizer
+from gpal.data.dataset import NoisyDataset
+from gpal.data.standardizer import Standardizer
 
 
 def make(n=60, d=3, classes=3, seed=0):

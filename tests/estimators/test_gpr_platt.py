@@ -9,7 +9,7 @@ from sklearn.linear_model import LogisticRegression
 
 from gpal.estimators.gpr_platt import GPRPlattClassifier
 from gpal.training.collapsed import fit_label_regression
-from gpal.data.dataset import holdout_per_class
+from gpal.data.splits import holdout_per_class
 from gpal.models.families.gpr_platt import (
     Platt,
     fit_platt,

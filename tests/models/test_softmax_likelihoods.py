@@ -16,7 +16,8 @@ from gpal.models.input_noise import NoInputNoise
 from gpal.models.likelihoods.base import likelihood_from_config, make_likelihood
 from gpal.models.likelihoods.logistic_softmax import LogisticSoftmaxLikelihood, logistic_softmax_log_prob, logistic_softmax_probs
 from gpal.models.likelihoods.softmax import SoftmaxLikelihood, gumbel_softmax_bound
-from gpal.models.svgp import LatentGPs, NoisySVGP
+from gpal.models.latent_gps import LatentGPs
+from gpal.models.svgp import NoisySVGP
 from gpal.training.svi import TrainData, Trainer
 
 

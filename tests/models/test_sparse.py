@@ -177,7 +177,7 @@ def test_lbfgs_failures_and_keep_best():
 def test_latent_gps_batched_squared_exponentials_equal_gpflows_kernels_one_by_one():
     """``LatentGPs`` computes L squared-exponential kernels as one batched formula: its marginals, K_ZZ factors and
     their gradients (ARD lengthscales, variances, Z, inputs) equal GPflow's kernels called one latent at a time."""
-    from gpal.models.svgp import LatentGPs
+    from gpal.models.latent_gps import LatentGPs
 
     class Plain(gpflow.kernels.SquaredExponential):
         """The same kernel under another class: LatentGPs takes GPflow's own per-kernel path for it."""

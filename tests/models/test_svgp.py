@@ -8,12 +8,7 @@ import tensorflow_probability as tfp
 
 from gpal.models import build_model
 from gpal.models.input_prior import BroadPrior
-from gpal.models.input_noise import (
-    FirstOrder,
-    LatentInputs,
-    NoiseVariance,
-    expected_log_observation,
-)
+from gpal.models.input_noise import FirstOrder, LatentInputs, expected_log_observation
 from gpal.training.svi import CholeskyError, SharedTrainer, TrainData, Trainer, TrainingError
 
 tfd = tfp.distributions
@@ -348,17 +343,6 @@ def test_first_order_elbo_falls_with_the_variance_once_the_labels_are_fitted():
     assert np.all(np.diff(bounds) < 0), bounds
     against = tf.constant(1 - np.argmax(mean, 1))  # every label the other class: widening helps
     assert model.elbo(_t(X), _t(4 * X_var), against, idx, seed) > model.elbo(_t(X), _t(0 * X_var), against, idx, seed)
-
-
-def test_noise_variance_modes():
-    X_var = _t(np.array([[0.1, 0.0], [0.2, 0.0]]))
-    np.testing.assert_array_equal(NoiseVariance("known", 2)(X_var).numpy(), X_var.numpy())
-    learned = NoiseVariance("learned", 2, initial_learned=0.05)
-    np.testing.assert_allclose(learned(X_var).numpy(), 0.05)
-    np.testing.assert_allclose(NoiseVariance("both", 2, initial_learned=0.05)(X_var).numpy(), X_var.numpy() + 0.05)
-    assert len(learned.trainable_variables) == 1 and not learned.trainable_variables[0].shape == ()
-    with pytest.raises(ValueError, match="noise_variance must be one of"):
-        NoiseVariance("measured", 2)
 
 
 # -------------------------------------------------------------- ELBO / training

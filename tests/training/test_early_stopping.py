@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from gpal import NoisyGPClassifier
-from gpal.data.dataset import holdout_per_class
+from gpal.data.splits import holdout_per_class
 from gpal.training.early_stopping import ValidationMonitor
 from gpal.evaluation.metrics import negative_log_likelihood
 

@@ -54,7 +54,7 @@ def trace(name: str, likelihood: str, split: int, num_inducing: int, epochs: int
     import tensorflow as tf
 
     from gpal.data import load_dataset
-    from gpal.data.dataset import Standardizer
+    from gpal.data.standardizer import Standardizer
     from gpal.evaluation.metrics import error_rate, negative_log_likelihood
     from gpal.models.svgp import build_model
     from gpal.training.svi import TrainData, Trainer

@@ -79,7 +79,7 @@ def verdict(intervals: list[tuple[float, float, float]]) -> str:
 def problem(name: str, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
     """Standardised inputs, labels and class count of one toy problem."""
     from gpal.data import load_dataset
-    from gpal.data.dataset import Standardizer
+    from gpal.data.standardizer import Standardizer
     from gpal.data.synthetic import synthetic_2d
 
     if name == "banana":

@@ -71,7 +71,8 @@ def _time_steps(step, batches, repeats: int = 3) -> tuple[float, float]:
 def xla() -> None:
     import tensorflow as tf
 
-    from gpal.training.svi import RowAdam, make_optimizer
+    from gpal.training.adam import RowAdam
+    from gpal.training.svi import make_optimizer
 
     trainer, s = _trainer("latent", 0)
     model, data, base = trainer.model, trainer.data, trainer.base

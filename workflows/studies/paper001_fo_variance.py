@@ -45,7 +45,7 @@ def _unit(dataset: str, split_index: int, level: float, arm: str, epochs: int, t
 
     import gpal.models.svgp as svgp
     from gpal import NoisyGPClassifier
-    from gpal.data.dataset import Standardizer
+    from gpal.data.standardizer import Standardizer
     from gpal.data.registry import load_dataset
     from gpal.evaluation.metrics import error_rate, negative_log_likelihood
     from gpal.models.input_noise import FirstOrder

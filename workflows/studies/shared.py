@@ -308,7 +308,7 @@ class Problem(NamedTuple):
 def make_problem(name: str, seed: int, rows: int | None = None, test_size: float = 0.2) -> Problem:
     """An 80/20 stratified split of ``name`` (capped at ``rows``, seeded and stratified), standardised on its training rows."""
     from gpal.data import load_dataset
-    from gpal.data.dataset import Standardizer
+    from gpal.data.standardizer import Standardizer
 
     ds = load_dataset(name, n=rows, seed=seed)
     if ds.n_classes != 2:

@@ -25,7 +25,7 @@ from gpal.catalog_jobs.follow_up import follow_up_files
 from gpal.catalog_jobs.later_check import read_later_check
 from gpal.catalog_jobs.layout import (
     BASELINES_FILE, CATALOG_COLUMNS_FILE, CLASSIFICATIONS_CSV, CURRENT_LAYOUT, HELDOUT_FILE, LATER_CHECK_FILE,
-    METRICS_FILE, POOL_PRIOR_FILE, REPORT_FILE, TRAINING_RECORD, FolderLayout, folder_layout,
+    METRICS_FILE, OOD_FILE, POOL_PRIOR_FILE, REPORT_FILE, TRAINING_RECORD, FolderLayout, folder_layout,
 )
 from gpal.catalog_jobs.model_folders import read_training_record
 from gpal.catalog_jobs.none_of_these import read_outlier_record
@@ -49,9 +49,9 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
     its files (``gpal report``).
 
     The folder is resolved here, once, as the main job resolves its own: its layout read, each file read from its
-    path into the run (the "none of these" record by the reader ``gpal predict`` shares, which takes the folder),
-    and the report's files written where the layout keeps them (a folder of gpal <= 0.3 keeps its own); the parts
-    that build the report see the run and the layout, the folder only as the words of the rebuild command.
+    path into the run, and the report's files written where the layout keeps them (a folder of gpal <= 0.3 keeps
+    its own); the parts that build the report see the run and the layout, the folder only as the words of the
+    rebuild command.
     """
     folder = Path(folder)
     layout = folder_layout(folder)
@@ -59,7 +59,8 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
     training = read_training_record(folder / layout.path(TRAINING_RECORD))
     run = FinishedRun(training, read_held_out(folder / layout.path(HELDOUT_FILE), training["classes"]),
                       read_probability_table(folder / layout.path(CLASSIFICATIONS_CSV)),
-                      read_baselines(folder / layout.path(BASELINES_FILE)), outliers=read_outlier_record(folder),
+                      read_baselines(folder / layout.path(BASELINES_FILE)),
+                      outliers=read_outlier_record(folder / layout.path(OOD_FILE)),
                       pool_prior=read_pool_prior(folder / layout.path(POOL_PRIOR_FILE)),
                       later=read_later_check(folder / layout.path(LATER_CHECK_FILE)),
                       context=read_context(folder / layout.path(CATALOG_COLUMNS_FILE)))

@@ -92,10 +92,10 @@ import tensorflow as tf
 from check_shapes import check_shapes
 
 from gpal.models.compiled import KeptFunctions, instance_function, variable_specs
+from gpal.models.latent_gps import LatentGPs
 from gpal.models.likelihoods.logistic_softmax import logistic_softmax_probs
 from gpal.models.quadrature import monte_carlo_mean
 from gpal.models.sparse import DEFAULT_JITTER, Projection, inducing_variable, project, whitened_kl, whitened_marginals
-from gpal.models.svgp import LatentGPs
 from gpal.registry import LOCALS_FAMILIES
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 import gc
 
-from gpal.training.svi import _token
+from gpal.training.signatures import _token
 
 
 def test_a_class_made_where_a_dead_one_lived_gets_a_token_of_its_own():
