@@ -2,12 +2,12 @@
 
 The pages in `PAGES` (the hand-written docs pages that quote study records, and the explanations the papers page
 shows beside its tables, ``workflows/pages/records/papers/*.md``) are written by hand around numbers their records
-hold.  Every decimal of a section that cites records (by path from the repository's top, a ``paper_runs`` record by
-its name, or a study by name: ``the study `target_lists``` cites the records its declaration lists; a section also
-cites what its enclosing sections cite, the page's introduction and the "##" above a "###"), and every decimal of
-an explanation (which cites its own record), is either
+hold.  Every decimal of these pages is either
 
-- **pinned**, at its place in the section, to one field of one record the section cites: a JSON pointer
+- **pinned**, at its place in its section, to one field of one record the section cites (by path from the
+  repository's top, a ``paper_runs`` record by its name, or a study by name: ``the study `target_lists``` cites the
+  records its declaration lists; a section also cites what its enclosing sections cite, the page's introduction
+  and the "##" above a "###"; an explanation cites its own record): a JSON pointer
   (``/rows/3/gpal_mean``; in a printed line, a Markdown table or a CSV file of a record folder, ``.../4#k`` is the
   line's k-th decimal) shown at the decimal's precision as it is (``x``), as a percent (``100x``) or as an error
   from an accuracy (``1-x``, ``100(1-x)``), rounded half to even or half up; or
@@ -16,7 +16,7 @@ an explanation (which cites its own record), is either
   from 0) where the same digits elsewhere in the section are a record's.
 
 A round figure (one significant digit: 0.1, 1.0, 0.05) and a section number are taken as settings, not held;
-integers and the decimals of sections that cite no record are not held either.  The pins live in
+integers are not held either.  In a section that cites no record, every decimal is quoted.  The pins live in
 ``workflows/pages/page_numbers.json``; ``--check`` (run by the tests) names every decimal with no pin, every pin
 whose field no longer shows its decimal (a retyped number, or a record remade with another value), every pinned
 number that moved within its section (two numbers swapped), and every pin or quote the page no longer has.
@@ -117,7 +117,7 @@ class Occurrence:
 
 
 def _sections(page: str) -> Iterator[tuple[str, str, list[str]]]:
-    """(heading, prose without code or comments, records cited) of each section of ``page`` citing a record."""
+    """(heading, prose without code or comments, records cited) of each section of ``page``."""
     text = (ROOT / page).read_text(encoding="utf-8")
     own = sorted(str(p.relative_to(ROOT)) for p in (ROOT / page).parent.glob(Path(page).stem + "*.json")) \
         if page.startswith("workflows/") else []
@@ -130,8 +130,6 @@ def _sections(page: str) -> Iterator[tuple[str, str, list[str]]]:
         own_citations = _citations(section)
         cited = own + sorted(own_citations.union(*(c for _, c in enclosing)))
         enclosing.append((level, own_citations))
-        if not cited:
-            continue
         heading = section.splitlines()[0].strip() if section.startswith("#") else ""
         prose = _CODE.sub("", re.sub(r"<!--.*?-->", "", _GENERATED.sub("", section), flags=re.S))
         absent = [c for c in cited if not (ROOT / c).exists()]
