@@ -254,6 +254,7 @@ def _fields(record: str) -> tuple[tuple[str, float, str | None, str, str, str], 
                 walk(value, f"{pointer}/{key}", keys + (key,), f"{labels} {texts}", row_metric or metric, row)
         elif isinstance(node, list):
             heading: list[str] = []
+            row = _numbers_of(node)
             for i, value in enumerate(node):
                 if isinstance(value, str) and value.startswith("|"):
                     cells = value.strip().strip("|").split("|")
@@ -267,7 +268,7 @@ def _fields(record: str) -> tuple[tuple[str, float, str | None, str, str, str], 
                         out.append((f"{pointer}/{i}#{k}", float(match.group()), match.group(), measure,
                                     f"{labels} {cells[0]}", value))
                 else:
-                    walk(value, f"{pointer}/{i}", keys, labels, metric, _numbers_of(node))
+                    walk(value, f"{pointer}/{i}", keys, labels, metric, row)
         elif isinstance(node, bool):
             return
         elif isinstance(node, (int, float)):
