@@ -127,3 +127,23 @@ def test_a_quote_of_one_occurrence_leaves_the_others_pinned_and_goes_stale_alone
     assert page_numbers.problems("docs/p.md", pins) == []
     page.write_text(page.read_text().replace(", a worked 0.073,", ","))
     assert "docs/p.md, section '# A': quoted 0.073 (#2) is not in the section" in page_numbers.problems("docs/p.md", pins)
+
+
+def test_a_number_written_with_the_other_sign_is_named(tmp_path, monkeypatch):
+    """A difference the record keeps as −0.063: the page's −0.063 and its size 0.063 hold; +0.063 does not."""
+    monkeypatch.setattr(page_numbers, "ROOT", tmp_path)
+    page_numbers.clear_caches()
+    record = tmp_path / "workflows" / "studies" / "records" / "d.json"
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps({"nll_difference": -0.0631, "printed": ["| diff | -0.0412 |"]}))
+    (tmp_path / "docs").mkdir()
+    page = tmp_path / "docs" / "d.md"
+    page.write_text("# A\n`workflows/studies/records/d.json`: NLL difference −0.063 (0.063 nats better), diff "
+                    "-0.041, a range 0.2-0.5.\n")
+    pins: dict = {}
+    assert page_numbers.pin_page("docs/d.md", pins) == []
+    assert page_numbers.problems("docs/d.md", pins) == []
+    page.write_text(page.read_text().replace("−0.063 (", "+0.063 (").replace("diff -0.041", "diff +0.041"))
+    found = page_numbers.problems("docs/d.md", pins)
+    assert len([p for p in found if "is not workflows/studies/records/d.json" in p]) == 2, found
+    page_numbers.clear_caches()

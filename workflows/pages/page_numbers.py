@@ -9,8 +9,9 @@ hold.  Every decimal of these pages is either
   records its declaration lists; a section also cites what its enclosing sections cite, the page's introduction
   and the "##" above a "###"; an explanation cites its own record): a JSON pointer
   (``/rows/3/gpal_mean``; in a printed line, a Markdown table or a CSV file of a record folder, ``.../4#k`` is the
-  line's k-th decimal) shown at the decimal's precision as it is (``x``), as a percent (``100x``) or as an error
-  from an accuracy (``1-x``, ``100(1-x)``), rounded half to even or half up; or
+  line's k-th decimal) shown at the decimal's precision as it is (``x``), as a percent (``100x``), as an error
+  from an accuracy (``1-x``, ``100(1-x)``) or negated (``-x``), rounded half to even or half up, with the sign the
+  page writes (a number written without one may show a difference's size); or
 - **quoted** in its section from elsewhere (the paper's own numbers, a setting, a value the prose works out, a run
   that was not kept), with why: every occurrence of the decimal in the section, or with ``"n"`` the n-th (counting
   from 0) where the same digits elsewhere in the section are a record's.
@@ -76,8 +77,10 @@ _STUDY = re.compile(r"\bstud(?:y|ies) `([\w-]+)`")
 _CODE = re.compile(r"(?ms)^```.*?^```$|^    .*?$")
 #: A table generated from its records between markers (``paper_runs_tables.py``, whose ``--check`` holds it).
 _GENERATED = re.compile(r"(?s)<!-- paper_runs table ([\w-]+):.*?<!-- end paper_runs table \1 -->")
-#: How a field is shown: as it is, as a percent, as an error from an accuracy (and that in percent).
-SHOWN_AS = {"x": lambda v: v, "100x": lambda v: 100 * v, "1-x": lambda v: 1 - v, "100(1-x)": lambda v: 100 * (1 - v)}
+#: How a field is shown: as it is, as a percent, as an error from an accuracy (and that in percent), negated (a
+#: difference the page takes the other way round: GPC − GPD where the record keeps GPD − GPC).
+SHOWN_AS = {"x": lambda v: v, "100x": lambda v: 100 * v, "1-x": lambda v: 1 - v, "100(1-x)": lambda v: 100 * (1 - v),
+            "-x": lambda v: -v}
 _WORD = re.compile(r"[a-z]+|\d+")
 #: A decimal with the exponent it may have in scientific notation (5.7e-7).
 _WITH_EXPONENT = re.compile(DECIMAL.pattern + r"(?:e[-+]?\d+)?")
@@ -110,6 +113,8 @@ class Occurrence:
     at: int = 0
     #: the other numbers of its table row: a record's row or line that holds them too is the one it was read from
     beside: tuple[str, ...] = ()
+    #: the sign written before it ("-" or "+"), or "" (prose often drops a difference's sign: "0.05 nats behind")
+    sign: str = ""
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -232,7 +237,7 @@ def occurrences(page: str) -> Iterator[tuple[Occurrence, list[str]]]:
                 else:  # a sentence's other numbers measure other things as often as not
                     beside = ()
                 yield Occurrence(heading, decimal, n, local, percent, labelling, column, (heading, i), at,
-                                 beside), cited
+                                 beside, _sign(line, match.start())), cited
                 at += 1
 
 
@@ -265,7 +270,7 @@ def _fields(record: str) -> tuple[tuple[str, float, str | None, str, str, str], 
                     for k, match in enumerate(_WITH_EXPONENT.finditer(value)):
                         column = value[:match.start()].count("|") - 1
                         measure = heading[column] if 0 <= column < len(heading) else ""
-                        out.append((f"{pointer}/{i}#{k}", float(match.group()), match.group(), measure,
+                        out.append((f"{pointer}/{i}#{k}", _signed(value, match), match.group(), measure,
                                     f"{labels} {cells[0]}", value))
                 else:
                     walk(value, f"{pointer}/{i}", keys, labels, metric, row)
@@ -277,7 +282,7 @@ def _fields(record: str) -> tuple[tuple[str, float, str | None, str, str, str], 
             out.append((pointer, float(node), None, measure, labels, near))
         elif isinstance(node, str):
             for k, match in enumerate(_WITH_EXPONENT.finditer(node)):
-                out.append((f"{pointer}#{k}", float(match.group()), match.group(),
+                out.append((f"{pointer}#{k}", _signed(node, match), match.group(),
                             f"{' '.join(keys[-1:])} {node[:match.start()][-40:]}", labels, node))
 
     path = ROOT / record
@@ -295,9 +300,24 @@ def _fields(record: str) -> tuple[tuple[str, float, str | None, str, str, str], 
     return tuple(out)
 
 
+def _sign(text: str, start: int) -> str:
+    """The sign written before the number at ``start`` of ``text``: a minus or plus not joining two words or numbers
+    (the dash of "0.2-0.5" or "level-0.25" is not one)."""
+    if start == 0 or text[start - 1] not in "-−+":
+        return ""
+    if start >= 2 and (text[start - 2].isalnum() or text[start - 2] in "._"):
+        return ""
+    return "+" if text[start - 1] == "+" else "-"
+
+
 def _numbers_of(values: object) -> str:
     """The numbers among ``values`` (an object's or a list's), written out: the row a number sits in."""
     return " ".join(repr(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool))
+
+
+def _signed(text: str, match: re.Match) -> float:
+    """A number of a text with the sign written before it."""
+    return -float(match.group()) if _sign(text, match.start()) == "-" else float(match.group())
 
 
 def _number(text: str | None) -> float | str | None:
@@ -305,11 +325,15 @@ def _number(text: str | None) -> float | str | None:
     return float(text) if text is not None and DECIMAL.fullmatch(text.strip().lstrip("-")) else text
 
 
-def _shows(value: float, written: str | None, decimal: str, shown_as: str) -> bool:
+def _shows(value: float, written: str | None, decimal: str, shown_as: str, sign: str = "") -> bool:
     """Whether ``value`` shown as ``shown_as`` is ``decimal`` at its precision, rounded half to even (Python's
-    format) or half up (a person rounding the record's 0.8815 to 0.882)."""
+    format) or half up (a person rounding the record's 0.8815 to 0.882), with the ``sign`` the page writes before it
+    (none: either sign, a difference's size)."""
+    shown_value = SHOWN_AS[shown_as](value)
+    if sign and shown_value != 0 and (sign == "-") != (shown_value < 0):
+        return False
     if written == decimal:
-        return shown_as == "x"
+        return shown_as in ("x", "-x")
     if "e" in decimal:  # 5.7e-7: the same mantissa digits in scientific notation
         mantissa, exponent = decimal.split("e")
         return shown_as == "x" and f"{value:.{len(mantissa.split('.')[1])}e}" == f"{mantissa}e{int(exponent):+03d}"
@@ -342,7 +366,8 @@ def _admits(occurrence: Occurrence, shown_as: str) -> bool:
     local = occurrence.local.lower()
     percent = occurrence.percent or re.search(r"\b(?:accuracy|percentage) points\b", local) is not None
     error = "error" in local
-    return {"x": True, "100x": percent, "1-x": error, "100(1-x)": percent and error}[shown_as]
+    return {"x": True, "100x": percent, "1-x": error, "100(1-x)": percent and error,
+            "-x": occurrence.sign != ""}[shown_as]
 
 
 def candidates(occurrence: Occurrence, cited: list[str]) -> list[tuple[int, dict]]:
@@ -361,7 +386,8 @@ def candidates(occurrence: Occurrence, cited: list[str]) -> list[tuple[int, dict
     for record in cited:
         for pointer, value, written, measure, labels, near in _fields(record):
             for shown_as in SHOWN_AS:
-                if _admits(occurrence, shown_as) and _shows(value, written, occurrence.decimal, shown_as):
+                if _admits(occurrence, shown_as) and _shows(value, written, occurrence.decimal, shown_as,
+                                                            occurrence.sign):
                     named = len(local & _words(measure))
                     labelled = len(labelling & _words(labels)) - 2 * (_PARTS.search(pointer) is not None
                                                                      and not one_of_many)
@@ -461,7 +487,7 @@ def problems(page: str, pins: dict | None = None) -> list[str]:
             wrong.append(f"{where} is pinned to {pin['record']}, which its section no longer cites")
         elif (held := _value(pin)) is None:
             wrong.append(f"{where} is pinned to {pin['record']} {pin['field']}, which the record no longer has")
-        elif not _shows(*held, occurrence.decimal, pin["as"]):
+        elif not _shows(*held, occurrence.decimal, pin["as"], occurrence.sign):
             wrong.append(f"{where} is not {pin['record']} {pin['field']} shown as {pin['as']} ({held[0]!r})")
     wrong += [f"{page}, section {s!r}: the pin of {d} (#{n + 1}) matches no number of the page"
               for (s, d, n) in pinned if (s, d, n) not in found]
@@ -514,7 +540,7 @@ def pin_page(page: str, pins: dict) -> list[str]:
     for occurrence, cited in found:
         pin = old.get(occurrence.key)
         if pin is None or pin["record"] not in cited or _value(pin) is None \
-                or not _shows(*_value(pin), occurrence.decimal, pin["as"]):
+                or not _shows(*_value(pin), occurrence.decimal, pin["as"], occurrence.sign):
             best = chosen[occurrence.key]
             if best is None:
                 unpinned.append(f"{occurrence.section!r}: {occurrence.decimal} ({occurrence.local.strip()[-90:]})")

@@ -8,7 +8,7 @@ repeated blocks) it can pick the wrong one.  This is how a person corrects that:
     # write one line per pin reviewed in decisions.txt:
     #   ID ok                      the pin is the field the page means
     #   ID N                       the page means candidate N of the sheet
-    #   ID field RECORD AS POINTER a field the sheet does not list (AS: x, 100x, 1-x or 100(1-x); the pointer
+    #   ID field RECORD AS POINTER a field the sheet does not list (AS: x, 100x, 1-x, 100(1-x) or -x; the pointer
     #                              is the rest of the line, spaces and all)
     #   ID quote WHY               no cited record holds it: this occurrence quoted in its section with why
     python workflows/pages/page_numbers_review.py --apply docs/targets.md decisions.txt
@@ -181,7 +181,7 @@ def apply(page: str, all_pins: dict, decisions: str, listed_at_most: int = _LIST
             refused.append(f"line {number}: {line!r}: the second word must be ok, a candidate number, field or quote")
             continue
         held = _value({**pin, **choice})
-        if held is None or not _shows(*held, pin["decimal"], choice["as"]):
+        if held is None or not _shows(*held, pin["decimal"], choice["as"], occurrence.sign):
             refused.append(f"line {number}: {line!r}: {choice['record']} {choice['field']} ({choice['as']}) does "
                            f"not show {pin['decimal']}")
             continue
