@@ -53,8 +53,10 @@ from generated_page import ROOT, read_study
 __all__ = ["PAGES", "PINS", "Occurrence", "candidates", "clear_caches", "occurrences", "pin_page", "problems"]
 
 #: The hand-written pages whose numbers are pinned, from the repository's top.
-PAGES = ("docs/active_learning.md", "docs/calibration.md", "docs/catalogs.md", "docs/methods.md",
-         "docs/reports.md", "docs/scaling.md", "docs/targets.md",
+PAGES = ("docs/active_learning.md", "docs/architecture.md", "docs/benchmarks.md", "docs/calibration.md",
+         "docs/catalogs.md", "docs/cli.md", "docs/datasets.md", "docs/getting_started.md", "docs/gpu.md",
+         "docs/methods.md", "docs/reports.md", "docs/scaling.md", "docs/targets.md", "docs/tutorials/error_bars.md",
+         "docs/workflows.md",
          "docs/papers/000_liu.md", "docs/papers/002_izmailov_kropotov.md", "docs/papers/002_numbers.md",
          "docs/papers/003_milios.md", *sorted(f"workflows/pages/records/papers/{p.name}"
                                                 for p in (ROOT / "workflows/pages/records/papers").glob("*.md")))
