@@ -1,8 +1,10 @@
-"""workflows/studies/bench_calibration_init.py's cross-validation: folds, their pooling and the calibrated model's ECE."""
+"""workflows/studies/bench_calibration_init.py's cross-validation (folds, their pooling, the calibrated model's
+ECE), its later-label record and its summary."""
 
 from __future__ import annotations
 
 import importlib
+import json
 import sys
 from pathlib import Path
 
@@ -115,8 +117,6 @@ def test_each_class_ece_of_the_resample_holding_every_row_once_is_the_class_ece_
 def _later_labels_run(folder: Path, commit: str = "abc1234567") -> dict[tuple[str, str, str], float]:
     """A later_labels workflow folder as the workflow writes it (``later_labels.csv``, ``workflow.json``), every check
     with gpal, var20 and logistic regression, each value and interval distinct; the values by (check, model, measure)."""
-    import json
-
     import pandas as pd
 
     from gpal.catalog_jobs.later_labels import HELD_OUT, PAIRS
@@ -187,3 +187,27 @@ def test_a_later_label_run_without_var20_or_of_fewer_checks_is_refused(bench, tm
     measures[measures["check"] != "held-out:FL16Y"].to_csv(tmp_path / "later_labels.csv", index=False)
     with pytest.raises(ValueError, match="every check"):
         bench.later_labels(tmp_path, tmp_path)
+
+
+def test_the_summary_check_passes_on_its_rendering_and_refuses_an_edited_file_writing_nothing(bench, tmp_path,
+                                                                                              monkeypatch, capsys):
+    import shutil
+
+    from result_records import CHECK_VARIABLE
+
+    for name in bench.SUMMARY_RECORDS:
+        shutil.copy(bench.RECORD / name, tmp_path / name)
+    monkeypatch.delenv(CHECK_VARIABLE, raising=False)
+    assert bench.summary(tmp_path) == 0
+    rendered = (tmp_path / bench.SUMMARY).read_text(encoding="utf-8")
+    fl16y = json.loads((tmp_path / "calibration_init_seeds0-9.json").read_text(encoding="utf-8"))["catalogs"]["FL16Y"]
+    var20 = fl16y["models"]["var20"]
+    row = (f"| FL16Y ({fl16y['n']}) | var20 | {var20['nll']:.3f} | {var20['ece']:.3f} "
+           f"({np.std([r['ece'] for r in var20['per_seed']], ddof=1):.3f}) |")
+    assert row in rendered  # the ten-split record's mean and its spread over the splits
+    monkeypatch.setenv(CHECK_VARIABLE, "1")
+    assert bench.summary(tmp_path) == 0 and capsys.readouterr().out.strip().endswith(": matches")
+    edited = rendered.replace(row, row.replace("| var20 |", "| var20 | 0.000 |"), 1)
+    (tmp_path / bench.SUMMARY).write_text(edited, encoding="utf-8")
+    assert bench.summary(tmp_path) == 1 and "is not what `summary` renders" in capsys.readouterr().err
+    assert (tmp_path / bench.SUMMARY).read_text(encoding="utf-8") == edited

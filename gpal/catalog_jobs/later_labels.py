@@ -80,9 +80,10 @@ POOL_PRIOR_UNASSOCIATED = "gpal+pool_unassociated"
 #: workflows/studies/ranking_causes.yaml, record workflows/studies/records/ranking_causes.md: it ranks pulsars a
 #: little better and is calibrated worse); ``kernel_variance``: the squared exponential starts at
 #: this variance instead of 1, so that the 50 epochs end sharper; ``class_kernel_variances``: each class's kernel
-#: starts at its own variance (bll, fsrq, pulsar), fsrq's and pulsar's near where 200 epochs take them
-#: (the kernel-start study, workflows/studies/calibration_init.yaml, record
-#: workflows/studies/records/calibration/kernel_start.md).
+#: starts at its own variance (bll, fsrq, pulsar), fsrq's and pulsar's near where 200 epochs take them.  The
+#: kernel-start study measures both (workflows/studies/calibration_init.yaml, record
+#: workflows/studies/records/calibration/calibration_init_seeds0-9.json: held out, its candidates var10, var20 and
+#: var_1_4_11; record workflows/studies/records/calibration/later_labels_var20.json: variance 20 on later labels).
 GP_VARIANTS: dict[str, dict[str, Any]] = {
     "gpal": {},
     "gpal_inducing100": {"num_inducing": 100},

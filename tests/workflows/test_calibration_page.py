@@ -107,10 +107,3 @@ def test_the_page_cites_the_study_and_its_records_not_a_script(page):
         assert f"`workflows/studies/records/calibration/{name}`" in page
     assert "the study `calibration_init`" in page
 
-
-def test_the_kernel_start_summary_shows_the_later_label_records_table():
-    table = [line for line in (RECORDS / "later_labels_var20.md").read_text(encoding="utf-8").splitlines()
-             if line.startswith("| ")]
-    summary = (RECORDS / "kernel_start.md").read_text(encoding="utf-8").splitlines()
-    assert len(table) == 1 + 7  # the header and every check
-    assert all(line in summary for line in table), "kernel_start.md's five-seed table is not later_labels_var20.md's"

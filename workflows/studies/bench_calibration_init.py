@@ -41,12 +41,20 @@ gpal's and logistic regression's NLL / ECE and var20 minus gpal (NLL, ECE, balan
 the run's paired intervals, at the commit the run names.
 
     python workflows/studies/bench_calibration_init.py later-labels --out runs/calibration_later_labels --record /tmp
+
+``summary`` renders ``RECORD/kernel_start.md`` from the four records above, kept beside it: the candidates side by
+side, the spread over the splits and the main job's own split, the cross-validation and later-label tables.  With
+``result_records.CHECK_VARIABLE`` set it compares the kept file instead (``run.py calibration_init --rebuild
+--check``).
+
+    python workflows/studies/bench_calibration_init.py summary
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -434,11 +442,20 @@ def cv_analyse(out: Path, catalogs: list[str], seeds: list[int], record: Path | 
 
 
 def cv_markdown(result: dict[str, Any]) -> str:
-    lines = [f"Study `calibration_init`, commit {result['commit']}.", "",
-             ("Out-of-fold probabilities of every labelled source, pooled per repeat; each value is the mean over the "
+    lines = [f"Study `calibration_init`, commit {result['commit']}.", "", CV_CAPTION, "", *cv_tables(result)]
+    return "\n".join(lines)
+
+
+#: What the cross-validation tables show (`cv_tables`).
+CV_CAPTION = ("Out-of-fold probabilities of every labelled source, pooled per repeat; each value is the mean over the "
               "repeats; intervals are 95% paired bootstrap intervals over sources (1000 resamples of the sources, each "
               "the same for every repeat, the differences averaged over the repeats) of the model minus logistic "
-              "regression."), ""]
+              "regression.")
+
+
+def cv_tables(result: dict[str, Any]) -> list[str]:
+    """The cross-validation record's lines per catalog: the calibrated model's ECE and the models' table."""
+    lines: list[str] = []
     for catalog, c in result["catalogs"].items():
         calibrated = c["calibrated_ece"]
         classes = " / ".join(c["class_names"])
@@ -458,7 +475,7 @@ def cv_markdown(result: dict[str, Any]) -> str:
                          + " / ".join(f"{x:.4f}" for x in v["class_ece"]) + " | " + " | ".join(intervals) + " | "
                          + " / ".join(f"{r['ece']:.4f}" for r in v["per_seed"]) + " |")
         lines.append("")
-    return "\n".join(lines)
+    return lines
 
 
 #: The later-label record's GP variant (`gpal.catalog_jobs.later_labels.GP_VARIANTS`, the bench's ``var20``) and the
@@ -533,29 +550,112 @@ def later_check_name(check: str) -> str:
 
 
 def later_labels_markdown(result: dict[str, Any]) -> str:
+    lines = [f"Study `calibration_init`, commit {result['commit']} (the run's units and measures).", "", "```bash",
+             *result["commands"], "```", "", later_labels_caption(result), "", *later_labels_table(result)]
+    return "\n".join(lines) + "\n"
+
+
+def later_labels_caption(result: dict[str, Any]) -> str:
+    """What the later-label table shows (`later_labels_table`): its seeds, its variant and how to read a difference."""
+    return (f"Every later-label and held-out check; means over seeds {', '.join(map(str, result['seeds']))}. "
+            f"var20 is `{result['variant']}` (the kernel starts at variance 20). var20 − gpal with its 95% paired "
+            f"bootstrap interval over sources ({result['n_boot']} resamples, each averaged over the seeds); NLL and "
+            "ECE > 0, balanced accuracy and AUC < 0 favour gpal.")
+
+
+def later_labels_table(result: dict[str, Any]) -> list[str]:
+    """The later-label record's table: a row per check."""
     from gpal.evaluation.comparison import difference_text
 
     names = {"nll": "NLL", "ece": "ECE", "balanced_accuracy": "balanced accuracy",
              "bll_fsrq_auc": "BL Lac-vs-FSRQ AUC"}
-    lines = [f"Study `calibration_init`, commit {result['commit']} (the run's units and measures).", "", "```bash",
-             *result["commands"], "```", "",
-             (f"Every later-label and held-out check; means over seeds {', '.join(map(str, result['seeds']))}. "
-              f"var20 is `{result['variant']}` (the kernel starts at variance 20). var20 − gpal with its 95% paired "
-              f"bootstrap interval over sources ({result['n_boot']} resamples, each averaged over the seeds); NLL and "
-              "ECE > 0, balanced accuracy and AUC < 0 favour gpal."), "",
-             "| check | sources | gpal NLL / ECE | " + " | ".join(f"var20 − gpal: {names[m]}" for m in LATER_DIFFERENCES)
+    lines = ["| check | sources | gpal NLL / ECE | "
+             + " | ".join(f"var20 − gpal: {names[m]}" for m in LATER_DIFFERENCES)
              + f" | {result['baseline']} NLL / ECE |",
              "|---|---:|---|" + "---|" * len(LATER_DIFFERENCES) + "---|"]
     for check, c in result["checks"].items():
         lines.append(f"| {later_check_name(check)} | {c['n']} | {c['gpal']['nll']:.3f} / {c['gpal']['ece']:.3f} | "
                      + " | ".join(difference_text(*c["variant_minus_gpal"][m]) for m in LATER_DIFFERENCES)
                      + f" | {c[result['baseline']]['nll']:.3f} / {c[result['baseline']]['ece']:.3f} |")
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+#: The study's summary beside its records (`summary`), and the records it is rendered from: held out over three and
+#: ten splits, cross-validation, later labels.
+SUMMARY = "kernel_start.md"
+SUMMARY_RECORDS = ("calibration_init_seeds0-2.json", "calibration_init_seeds0-9.json", "calibration_cv.json",
+                   "later_labels_var20.json")
+
+
+def held_out_table(result: dict[str, Any]) -> list[str]:
+    """A held-out record as the summary compares its candidates: per catalog and model (logistic regression, then
+    `CANDIDATES`' order) the means, the spread and count over the splits, and the main job's own split (seed 0)."""
+    first = next(iter(result["catalogs"].values()))
+    lines = [f"| held out | model | NLL | ECE (sd over {len(first['seeds'])} splits) | accuracy − confidence | "
+             "− gpal: NLL | − gpal: ECE | − logistic: ECE | splits with ECE ≤ logistic's | seed 0: NLL / ECE | "
+             "final kernel variances (bll / fsrq / pulsar) |",
+             "|---|---|---:|---:|---:|---|---|---|---:|---|---|"]
+    order = ["logistic", *CANDIDATES]
+    for catalog, c in result["catalogs"].items():
+        logistic = [r["ece"] for r in c["models"]["logistic"]["per_seed"]]
+        for m in sorted(c["models"], key=order.index):
+            v = c["models"][m]
+            eces = [r["ece"] for r in v["per_seed"]]
+            seed0 = v["per_seed"][c["seeds"].index(0)]
+            intervals = [_iv(v[f"minus_{ref}"][k]) if f"minus_{ref}" in v else ""
+                         for ref, k in (("gpal", "nll"), ("gpal", "ece"), ("logistic", "ece"))]
+            lines.append(f"| {catalog} ({c['n']}) | {m} | {v['nll']:.3f} | {v['ece']:.3f} "
+                         f"({np.std(eces, ddof=1):.3f}) | {v['accuracy_minus_confidence']:+.3f} | "
+                         + " | ".join(intervals) + " | "
+                         f"{sum(e <= lg for e, lg in zip(eces, logistic)) if m != 'logistic' else ''} | "
+                         f"{seed0['nll']:.3f} / {seed0['ece']:.3f} | "
+                         + " / ".join(f"{x:.2f}" for x in v.get("kernel_variance", [])) + " |")
+    return lines
+
+
+def summary_markdown(record: Path) -> str:
+    """The study's summary: its candidates and the tables of its kept records in ``record`` (`SUMMARY_RECORDS`), in
+    one place to compare the candidates; each record's own ``.md`` has every column and per-seed value."""
+    three, ten, cross, later = (json.loads((record / name).read_text(encoding="utf-8")) for name in SUMMARY_RECORDS)
+    changes = "; ".join(f"{name}: " + (", ".join(f"{k} {v}" for k, v in c.items()) or "the main job's fit")
+                        for name, c in CANDIDATES.items())
+    sources = ", ".join(f"`{name}` (commit {r['commit']})"
+                        for name, r in zip(SUMMARY_RECORDS, (three, ten, cross, later)))
+    return "\n".join([
+        "### The kernel-start study: where the fit starts and how it steps, at the main job's 50 epochs", "",
+        f"Study `calibration_init` (workflows/studies/calibration_init.yaml), rendered by `python "
+        f"workflows/studies/bench_calibration_init.py summary` from its records beside this file: {sources}.", "",
+        f"Candidates, what each changes in the main job's fit (`CANDIDATES` of the study's script): {changes}.", "",
+        "#### Held out, three splits", "",
+        "Held-out rows of the main job's split (seed 0: the main job's own); means over the splits; intervals are 95% "
+        "paired bootstrap intervals over sources (1000 resamples, each averaged over the splits) of the model minus "
+        "gpal and minus logistic regression.", "", *held_out_table(three), "",
+        "#### Held out, ten splits", "", *held_out_table(ten), "",
+        "#### Every labelled source scored once: five-fold cross-validation", "", CV_CAPTION, "", *cv_tables(cross),
+        "#### Later labels, five seeds", "", later_labels_caption(later), "", *later_labels_table(later)]) + "\n"
+
+
+def summary(record: Path = RECORD) -> int:
+    """Write `SUMMARY` in ``record`` from its kept records; with `result_records.CHECK_VARIABLE` set compare it
+    instead (nothing written), so ``run.py calibration_init --rebuild --check`` holds the kept file to them."""
+    import shared  # noqa: F401 -- puts the records' format (result_records) on the path
+    from result_records import checking, outcome
+
+    path, text = record / SUMMARY, summary_markdown(record)
+    if checking():
+        if path.read_text(encoding="utf-8") != text:
+            print(f"error: {path} is not what `summary` renders from its records; run "
+                  "python workflows/studies/bench_calibration_init.py summary", file=sys.stderr)
+            return 1
+    else:
+        path.write_text(text, encoding="utf-8")
+    print(outcome(path))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("stage", choices=["fit", "analyse", "cv", "cv-analyse", "later-labels"])
+    p.add_argument("stage", choices=["fit", "analyse", "cv", "cv-analyse", "later-labels", "summary"])
     p.add_argument("--out", type=Path, default=Path("/tmp/calibration_init"))
     p.add_argument("--catalogs", nargs="+", default=list(CATALOGS))
     p.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
@@ -563,7 +663,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--classes", default=STUDY_CLASSES,
                    help="the class scheme or spec the fits train on (default %(default)s, the record's)")
     p.add_argument("--record", type=Path, default=RECORD,
-                   help="where analyse / cv-analyse write their tables (default: the study's kept record)")
+                   help="where analyse / cv-analyse / later-labels write their tables and summary reads them "
+                        "(default: the study's kept record)")
     args = p.parse_args(argv)
     if args.stage == "fit":
         fit(args.out, args.catalogs, args.seeds, args.candidates, classes=args.classes)
@@ -574,6 +675,8 @@ def main(argv: list[str] | None = None) -> None:
             print(later_labels_markdown(later_labels(args.out, args.record)))
         except ValueError as exc:
             p.error(str(exc))
+    elif args.stage == "summary":
+        raise SystemExit(summary(args.record))
     elif args.stage == "cv-analyse":
         print(cv_markdown(cv_analyse(args.out, args.catalogs, args.seeds, args.record)))
     else:
