@@ -152,15 +152,14 @@ def paired(run: Path, other: Path) -> dict[str, Any]:
 
 
 def command_time(path: Path) -> dict[str, float]:
-    """The wall and user CPU seconds ``/usr/bin/time`` wrote for the run's command, with the wall time in minutes (a
-    page states a run of minutes so)."""
+    """The wall and user CPU seconds ``/usr/bin/time`` wrote for the run's command."""
     try:
         timed = json.loads(path.read_text(encoding="utf-8"))
         wall, user = float(timed["wall_seconds"]), float(timed["user_seconds"])
     except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{path}: not the time of a command (expected /usr/bin/time -f "
                          f"'{{\"wall_seconds\": %e, \"user_seconds\": %U}}' -o {path}): {exc}") from None
-    return {"wall_seconds": wall, "user_seconds": user, "wall_minutes": wall / 60}
+    return {"wall_seconds": wall, "user_seconds": user}
 
 
 def _cell(summary: dict[str, Any], digits: int) -> str:
