@@ -66,6 +66,19 @@ def test_a_folder_that_is_not_a_papers_run_is_refused_naming_what_is_expected(sc
     assert "no paper_comparison.json; expected the folder of a papers workflow's run" in capsys.readouterr().err
 
 
+def test_the_time_of_the_runs_command_is_kept_and_a_file_of_another_format_is_refused(script, tmp_path, capsys):
+    timed = tmp_path / "run.time"
+    timed.write_text('{"wall_seconds": 216.0, "user_seconds": 91.5}\n')
+    out = tmp_path / "record.json"
+    assert script.main([str(_run(tmp_path)), "--timed", str(timed), "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["command_time"] == {"wall_seconds": 216.0, "user_seconds": 91.5}
+    assert "it took 216 s of wall time, 92 s of user CPU" in capsys.readouterr().out
+    timed.write_text("0:03.60elapsed\n")
+    with pytest.raises(SystemExit):
+        script.main([str(tmp_path / "run"), "--timed", str(timed)])
+    assert "not the time of a command" in capsys.readouterr().err
+
+
 def test_the_kept_records_of_the_study_hold_what_their_splits_make():
     """Each record the study `paper_runs` names: the NLL's two parts add up to it, and a method's summary is the
     mean of its splits (a record edited by hand, or from another run, would not)."""

@@ -23,6 +23,10 @@ one that resolves their difference; a split whose test rows differ between the r
     PYTHONPATH=$PWD python workflows/studies/bench_paper_runs.py runs/papers/002_izmailov_2 \\
         --json workflows/studies/records/papers/paper002_izmailov_2.json
 
+With ``--timed FILE`` the record keeps the run's command's wall and user CPU time, as ``/usr/bin/time`` wrote them
+for that command (``/usr/bin/time -f '{"wall_seconds": %e, "user_seconds": %U}' -o FILE gpal workflow ...``): the
+units keep only their own training seconds, and a page that states how long the run took cites the record.
+
 With ``--record PATH --study YAML`` the measures become a table a papers claim reads (`result_records`, under
 workflows/pages/records/papers/tables/): one table per data set, each method's test accuracy, NLL and ECE as mean ±
 SE over its splits, the splits in ``settings.splits.<data set>``.  ``run`` may also be a record this script kept
@@ -147,6 +151,17 @@ def paired(run: Path, other: Path) -> dict[str, Any]:
             "fewer_than_two_splits": too_few}
 
 
+def command_time(path: Path) -> dict[str, float]:
+    """The wall and user CPU seconds ``/usr/bin/time`` wrote for the run's command."""
+    try:
+        timed = json.loads(path.read_text(encoding="utf-8"))
+        wall, user = float(timed["wall_seconds"]), float(timed["user_seconds"])
+    except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{path}: not the time of a command (expected /usr/bin/time -f "
+                         f"'{{\"wall_seconds\": %e, \"user_seconds\": %U}}' -o {path}): {exc}") from None
+    return {"wall_seconds": wall, "user_seconds": user}
+
+
 def _cell(summary: dict[str, Any], digits: int) -> str:
     se = "n/a" if summary["se"] is None else f"{summary['se']:.{digits}f}"
     return f"{summary['mean']:.{digits}f} ± {se}"
@@ -154,7 +169,9 @@ def _cell(summary: dict[str, Any], digits: int) -> str:
 
 def tables(result: dict[str, Any]) -> str:
     """The per-method table and the per-split one, in Markdown."""
-    lines = [f"{result['command']} (commit {result['run_commit']}), read from {result['run']}", "",
+    timed = result.get("command_time")
+    took = f"; it took {timed['wall_seconds']:.0f} s of wall time, {timed['user_seconds']:.0f} s of user CPU" if timed else ""
+    lines = [f"{result['command']} (commit {result['run_commit']}), read from {result['run']}{took}", "",
              "| data set | method | splits | test accuracy | test NLL | ECE | train s |",
              "|---|---|---:|---|---|---|---|"]
     for name, methods in result["datasets"].items():
@@ -215,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write the measures here (a record under workflows/studies/records/papers/)")
     parser.add_argument("--paired", type=Path, help="another papers run on the same splits: each method of the run "
                         "minus each of its, split by split")
+    parser.add_argument("--timed", type=Path, help="the time /usr/bin/time wrote for the run's command, kept in the "
+                        "record (its JSON format: the module's docstring)")
     parser.add_argument("--record", help="write the measures as a table a papers claim reads here "
                         "(workflows/pages/records/papers/tables/<name>.json); needs --study")
     parser.add_argument("--study", help="the study declaration (workflows/studies/<name>.yaml) that lists --record")
@@ -222,8 +241,9 @@ def main(argv: list[str] | None = None) -> int:
     if bool(args.record) != bool(args.study):
         parser.error("--record and --study go together: the table record names the study that declares it")
     kept = args.run.suffix == ".json" and args.run.is_file()
-    if kept and (args.paired or args.json):
-        parser.error(f"{args.run} is a kept record: it remakes --record only (--paired and --json read a run folder)")
+    if kept and (args.paired or args.json or args.timed):
+        parser.error(f"{args.run} is a kept record: it remakes --record only (--paired, --timed and --json read a "
+                     "run folder)")
     for folder in (args.paired,) if kept else (args.run, args.paired):
         if folder is not None and not folder.is_dir():
             parser.error(f"{folder} is not a folder: expected a papers workflow's output folder"
@@ -237,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
             result = read_run(args.run)
             if args.paired is not None:
                 result["paired"] = paired(args.run, args.paired)
+            if args.timed is not None:
+                result["command_time"] = command_time(args.timed)
     except ValueError as exc:
         parser.error(str(exc))
     sys.stdout.write(tables(result))

@@ -21,6 +21,7 @@ loss, every ``--trace-every`` epochs), to show when and how fast it leaves its s
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -43,22 +44,13 @@ def _unit(dataset: str, split_index: int, level: float, arm: str, epochs: int, t
         os.environ[var] = "1"
     import tensorflow as tf
 
-    import gpal.models.svgp as svgp
     from gpal import NoisyGPClassifier
-    from gpal.data.standardizer import Standardizer
-    from gpal.data.registry import load_dataset
     from gpal.evaluation.metrics import error_rate, negative_log_likelihood
     from gpal.models.input_noise import FirstOrder
-    from gpal.runs.repeated_splits import _split_data
-    from gpal.runs.units import derived_seed
+    from shared import learned_variance_start, uci_split
 
-    ds = load_dataset(dataset)
-    split = [s for s in ds.repeated_splits(split_index + 1, 0.1, seed=0)][split_index]
-    unit_seed = derived_seed(0, split.index)  # the workflow's seed for this split: same rows, same noise draws
-    train, test = _split_data(ds, split, level, unit_seed)
-    clean_scale = Standardizer.fit(ds.subset(split.train)).scale  # the paper standardises before injecting
+    train, test, unit_seed, clean_scale = uci_split(dataset, split_index, level)
     kind, value = arm.split(":")
-    start = None
     kwargs = dict(input_noise="first_order", likelihood="robustmax", kernel="se_ard_plus_noise",
                   num_inducing=min(100, int(0.05 * train.n_samples)), batch_size=50, epochs=epochs,
                   learning_rate=1e-3, likelihood_options={"epsilon": 1e-3, "learn_epsilon": False},
@@ -74,27 +66,16 @@ def _unit(dataset: str, split_index: int, level: float, arm: str, epochs: int, t
 
     if kind == "learned":
         kwargs["noise_variance"] = "learned"
-        start = float(value)
-        # The estimator does not expose the learned variance's start; build_model does, and hands
-        # back the model whose variance the trace reads while it trains.
-        original = svgp.build_model
-
-        def build(*a, **k):
-            built.append(original(*a, **{**k, "initial_learned_variance": start}))
-            return built[-1]
-
-        svgp.build_model = build
+        starting = learned_variance_start(float(value), built)
     else:
         kwargs["noise_variance"] = "known"
         given = level if value == "level" else float(value)
         X_var = np.broadcast_to(given * clean_scale ** 2, train.X.shape).copy()
         X_var_test = np.broadcast_to(given * clean_scale ** 2, test.X.shape).copy()
+        starting = contextlib.nullcontext()
     t0 = time.perf_counter()
-    try:
+    with starting:
         clf = NoisyGPClassifier(**kwargs).fit(train.X, train.y, X_var=X_var, callback=record)
-    finally:
-        if kind == "learned":  # a worker runs several units: the next must not inherit this start
-            svgp.build_model = original
     seconds = time.perf_counter() - t0
     proba = clf.predict_proba(test.X, X_var=X_var_test)
     model = clf.model_
@@ -169,7 +150,8 @@ def main() -> None:
                   flush=True)
             rows.append(row)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    record = {"command": "python workflows/studies/paper001_fo_variance.py " + " ".join(
+    record = {"workflow": "workflows/studies/fo_variance.yaml",
+              "command": "python workflows/studies/paper001_fo_variance.py " + " ".join(
                   f"--{k.replace('_', '-')} {' '.join(map(str, v)) if isinstance(v, list) else v}"
                   for k, v in vars(args).items() if v is not None),
               "commit": commit, "grid": list(GRID), "units": rows}

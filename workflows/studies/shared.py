@@ -1,8 +1,8 @@
 """What several benchmark scripts share: synthetic problems, the machine's description, timing, the faint-source task,
 binary GP classifiers traced along their training clocks (papers 002 and 003), the blazar-type studies' paired
-measures, a catalog tiled from a shipped one, a paired difference's t interval, how a timing study's kept outputs
-become a record (read, their one commit, the command that made them), and the record that keeps what a study's
-command printed.
+measures, a catalog tiled from a shipped one, a paired difference's t interval, a split of paper 001's UCI workflow
+and the start of a learned input-noise variance, how a timing study's kept outputs become a record (read, their one
+commit, the command that made them), and the record that keeps what a study's command printed.
 
 Not a script: the scripts beside it import it by name (Python puts a script's own folder first on its path),
 so each shared piece is written once and no script imports another.
@@ -538,6 +538,41 @@ def runs_in_children(script: str, argv: list[str], runs: int, folder: str, stem:
     for path in paths:
         subprocess.run([sys.executable, script, *argv, "--json", path], check=True)
     return paths
+
+def uci_split(dataset: str, split_index: int, level: float) -> tuple[Any, Any, int, np.ndarray]:
+    """Split ``split_index`` of paper 001's UCI workflow (``workflows/papers/001_uci_input_noise.yaml``) at injected
+    level ``level``: its (train, test) rows with the same noise draws, the unit's seed, and the clean training rows'
+    scale (the paper states a variance in units of the training split standardised before the noise)."""
+    from gpal.data.registry import load_dataset
+    from gpal.data.standardizer import Standardizer
+    from gpal.runs.repeated_splits import _split_data
+    from gpal.runs.units import derived_seed
+
+    ds = load_dataset(dataset)
+    split = list(ds.repeated_splits(split_index + 1, 0.1, seed=0))[split_index]
+    seed = derived_seed(0, split.index)
+    train, test = _split_data(ds, split, level, seed)
+    return train, test, seed, Standardizer.fit(ds.subset(split.train)).scale
+
+
+@contextlib.contextmanager
+def learned_variance_start(start: float, built: list[Any]) -> Iterator[None]:
+    """Inside the block, models start their learned input-noise variance at ``start`` (``build_model`` takes it, the
+    estimator does not expose it), and each model built is appended to ``built`` (to read it while it trains)."""
+    import gpal.models.svgp as svgp
+
+    original = svgp.build_model
+
+    def build_from(*args: Any, **kwargs: Any) -> Any:
+        built.append(original(*args, **{**kwargs, "initial_learned_variance": start}))
+        return built[-1]
+
+    svgp.build_model = build_from
+    try:
+        yield
+    finally:  # a worker runs several fits: the next must not inherit this start
+        svgp.build_model = original
+
 
 #: The three-class labelled selection (pulsar = psr + msp) the error-model figure and the catalog facts describe.
 THREE_CLASS_SELECTION = dict(classes=["bll", "fsrq", "pulsar"], merge={"pulsar": ["psr", "msp"]})
