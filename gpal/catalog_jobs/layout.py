@@ -1,7 +1,8 @@
 """The main job's output folder (`classify_catalog`, ``gpal classify``): where each file lives, named once.
 
 Every verb that reads or writes the folder (``gpal classify``, ``report``, ``predict``, ``check-later``, the
-report's links, the tests) takes its paths from here::
+report's links, the tests) takes its paths from here.  A person sees at most twelve entries at its top, every
+optional format asked::
 
     gpal-output/
       report.md                  the page that reads everything below: metrics, tables, figures

@@ -9,10 +9,14 @@ import pandas as pd
 import pytest
 
 from gpal.catalog_jobs.layout import (
-    FLAT_LAYOUT, LISTS_DIR, METRICS_FILE, OOD_FILE, TRAINED_DIR, folder_layout, is_classify_folder, located,
+    CLASSIFICATIONS_CSV, FLAT_LAYOUT, LISTS_DIR, METRICS_FILE, OOD_FILE, TRAINED_DIR, folder_layout,
+    is_classify_folder, located,
 )
 from gpal.catalog_jobs.model_folders import load_trained
 from gpal.catalog_jobs.prediction import DEFAULT_SELECT, predict_catalog
+from gpal.catalog_jobs.tables import (
+    EXTRA_FORMATS, ClassifiedSources, classified_table_files, read_probability_table,
+)
 from gpal.cli import main
 from gpal.runs.output_dir import OutputInUse, _signed
 from conftest import TINY_ESTIMATOR
@@ -53,8 +57,15 @@ def flat_run(main_job_run, tmp_path):
     return folder
 
 
-def test_the_main_jobs_folder_has_at_most_twelve_entries_at_its_top(main_job_run):
-    top = sorted(p.name for p in main_job_run.iterdir())
+def test_the_main_jobs_folder_shows_at_most_twelve_entries_at_its_top_with_every_format_asked(main_job_run):
+    """What a person sees at the folder's top (``ls``: gpal's hidden inventory ``.gpal-written`` aside), with the
+    classifications' optional formats (``--table-formats mrt,votable``) beside the default run's files."""
+    table = read_probability_table(main_job_run / CLASSIFICATIONS_CSV)
+    every_format = ClassifiedSources(table.frame, {**table.meta, "FORMATS": ",".join(EXTRA_FORMATS)})
+    optional = classified_table_files(every_format, CLASSIFICATIONS_CSV, list(EXTRA_FORMATS))
+    top = sorted({p.name for p in main_job_run.iterdir() if not p.name.startswith(".")}
+                 | {name for name in optional if "/" not in name})
+    assert any(name.endswith(".vot") for name in top) and any(name.endswith(".mrt") for name in top)
     assert len(top) <= 12, top
     assert not [name for name in top if name.startswith("candidates_")]  # every list in lists/
 
