@@ -232,10 +232,9 @@ def occurrences(page: str) -> Iterator[tuple[Occurrence, list[str]]]:
                     local = labelling = around[max(0, start - 120):start + 30]
                 if line[:match.start()].rstrip().endswith("±"):
                     local += " se"  # "0.638 ± 0.019": a standard error
-                if line.startswith("|"):
-                    row = line[line.find("|", 1):]  # past the row's label ("split 3" names no value)
-                    beside = tuple(m.group() for m in _ANY_NUMBER.finditer(row) if m.start() != match.start() - len(
-                        line) + len(row))
+                if line.startswith("|"):  # past the row's label ("split 3" names no value)
+                    beside = tuple(m.group() for m in _ANY_NUMBER.finditer(line, line.find("|", 1))
+                                   if m.start() != match.start())
                 else:  # a sentence's other numbers measure other things as often as not
                     beside = ()
                 yield Occurrence(heading, decimal, n, local, percent, labelling, column, (heading, i), at,
