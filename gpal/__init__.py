@@ -27,7 +27,8 @@ _LAZY = {
     "PopulationOutlierScore": "gpal.estimators.outliers",
     "fit_batched": "gpal.estimators.batched",
     "predict_proba_batched": "gpal.estimators.batched",
-    # a user's own releases, presets, acquisitions and likelihoods, registered at run time (docs/extending.md)
+    # a user's own releases, presets, acquisitions, likelihoods and input-noise strategies, registered at run time
+    # (docs/extending.md)
     "register_release": "gpal.catalogs.releases",
     "unregister_release": "gpal.catalogs.releases",
     "register_preset": "gpal.catalogs.features.presets",
@@ -36,6 +37,8 @@ _LAZY = {
     "unregister_acquisition": "gpal.active.base",
     "register_likelihood": "gpal.models.likelihoods.base",
     "unregister_likelihood": "gpal.models.likelihoods.base",
+    "register_input_noise": "gpal.models.input_noise",
+    "unregister_input_noise": "gpal.models.input_noise",
 }
 
 __all__ = ["NoisyDataset", "Split", "Standardizer", *_LAZY]

@@ -37,8 +37,9 @@ __all__ = [
 
 
 def type_name(value: Any) -> str:
-    """An object that is not JSON, named by its type: ``<module.Class>``."""
-    return f"<{type(value).__module__}.{type(value).__qualname__}>"
+    """An object that is not JSON, named by its type: ``<module.Class>`` (a class by itself)."""
+    cls = value if isinstance(value, type) else type(value)
+    return f"<{cls.__module__}.{cls.__qualname__}>"
 
 
 def jsonable(value: Any, describe: Callable[[Any], Any] | None = type_name) -> Any:

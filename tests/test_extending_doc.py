@@ -78,15 +78,16 @@ def registered(small_catalog, tmp_path):
     finally:
         for name, unregister in (("4FGL-DR3", gpal.unregister_release), ("TOYCAT", gpal.unregister_release),
                                  ("toycat", gpal.unregister_preset), ("top_probability", gpal.unregister_acquisition),
-                                 ("my_robustmax", gpal.unregister_likelihood)):
+                                 ("my_robustmax", gpal.unregister_likelihood),
+                                 ("my_first_order", gpal.unregister_input_noise)):
             with contextlib.suppress(KeyError):
                 unregister(name)
 
 
 def test_the_page_has_its_blocks_and_the_paths_it_says():
     blocks = _blocks()
-    assert len(blocks) == 6 and DR3_FILE in blocks[0] and TOY_FILE in blocks[1]
-    assert [len(_promised(b)) for b in blocks] == [1, 1, 1, 0, 1, 0]
+    assert len(blocks) == 7 and DR3_FILE in blocks[0] and TOY_FILE in blocks[1]
+    assert [len(_promised(b)) for b in blocks] == [1, 1, 1, 0, 1, 1, 0]
 
 
 def test_each_example_prints_what_its_comment_says(registered):
@@ -98,7 +99,9 @@ def test_the_command_line_sees_what_the_examples_registered(registered):
 
     parser = build_parser()
     args = parser.parse_args(["active", "--out", "x", "--catalog", "4FGL-DR3", "--features", "toycat",
-                              "--acquisition", "top_probability", "--column", "2", "--likelihood", "my_robustmax"])
+                              "--acquisition", "top_probability", "--column", "2", "--likelihood", "my_robustmax",
+                              "--input-noise", "my_first_order"])
     assert (vars(args)["job:acquisition"], vars(args)["job:column"]) == ("top_probability", 2)
+    assert vars(args)["estimator:input_noise"] == "my_first_order"
     assert "my_robustmax" in LIKELIHOODS and "top_probability" in ACQUISITIONS and "toycat" in FEATURE_PRESETS
     assert list(RELEASES)[-1] == "TOYCAT"

@@ -47,6 +47,7 @@ from gpal.catalogs.targets import TARGET_COLUMNS, target_columns
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.estimators.settings import Setting
+from gpal.identity import jsonable
 from gpal.constraints import Integer, OneOf, Optional, Real, Text
 from gpal.registry import ACQUISITIONS, FOLLOW_UP_ACQUISITION
 from gpal.runs.output_dir import claim_output_dir, recorded_identity
@@ -204,7 +205,7 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
     params = estimator.get_params(deep=False)
     identity = {"kind": "gpal.active", "catalog": catalog.provenance(), "classes": _plain(selection.classes),
                 "min_significance": selection.min_significance, "acquisition": acquisition.config(),
-                **recorded_settings(declared, s), **{name: params.get(name) for name in _RECORDED_ESTIMATOR},
+                **recorded_settings(declared, s), **{name: jsonable(params.get(name)) for name in _RECORDED_ESTIMATOR},
                 **({"adapted_to_few_rows": adapted} if adapted else {}),
                 "seed": seed}
     # The loop checks its settings against the data here, before the folder is claimed, so a refused

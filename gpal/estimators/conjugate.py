@@ -12,7 +12,7 @@ from typing import Any
 
 from gpal.estimators.base import FitData
 from gpal.estimators.logistic_softmax import LogisticSoftmaxGPClassifier
-from gpal.estimators.params import model_spec
+from gpal.estimators.params import input_noise_class, model_spec
 from gpal.registry import CONJUGATE_INFERENCE, INPUT_NOISE
 from gpal.training.session import ModelSession
 
@@ -37,7 +37,7 @@ def check_conjugate(est: Any, likelihood_name: str | None) -> None:
             f"inference={est.inference!r} is the conjugate scheme of the augmented logistic-softmax model "
             f"and exists only for likelihood='logistic_softmax'; with likelihood={est.likelihood!r} use inference='svi'"
         )
-    if not INPUT_NOISE[est.input_noise].conjugate_inference:
+    if not input_noise_class(est).conjugate_inference:
         raise ValueError(
             f"inference={est.inference!r} models exact inputs; use an input_noise of "
             f"{list(INPUT_NOISE.having('conjugate_inference'))}, or inference='svi' for input_noise={est.input_noise!r}"

@@ -30,11 +30,12 @@ from gpal.estimators.base import GPClassifierMixin, check_sample_weight
 from gpal.estimators.conjugate import check_conjugate, fit_augmented
 from gpal.estimators.fit_plan import fit_data, plan_fit, train_plan
 from gpal.estimators.noisy_gp_state import noisy_gp_from_state, noisy_gp_state
-from gpal.estimators.params import NOISY_GP_PARAMETERS, check_input_prior, check_named_likelihood_options
+from gpal.estimators.params import (NOISY_GP_PARAMETERS, check_input_prior, check_named_likelihood_options,
+                                    input_noise_class)
 from gpal.estimators.sizes import check_fit_sizes, check_prediction_memory
 from gpal.registry import (BROAD_PRIOR_VARIANCE, DEFAULT_HIDDEN_SIZES, DEFAULT_INPUT_NOISE, DEFAULT_INPUT_PRIOR,
                            DEFAULT_LIKELIHOOD, DEFAULT_NOISE_VARIANCE, DEFAULT_NUM_INDUCING,
-                           DEFAULT_PRIOR_COMPONENTS, INPUT_NOISE)
+                           DEFAULT_PRIOR_COMPONENTS)
 from gpal.training.session import ModelSession
 
 __all__ = ["NoisyGPClassifier"]
@@ -60,10 +61,13 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    input_noise : "none" | "latent" | "amortized" | "first_order"
-        How input noise enters: ignored (MGP), a Gaussian q(x_i) per training point
-        (NIMGP), q(x_i) from a network of (x~_i, y_i) (NIMGP-NN), or a first-order
-        variance correction grad(mu)^T V grad(mu) (NIMGP-FO).
+    input_noise
+        "none", "latent", "amortized" or "first_order": how input noise enters: ignored (MGP), a Gaussian
+        q(x_i) per training point (NIMGP), q(x_i) from a network of (x~_i, y_i) (NIMGP-NN), or a first-order
+        variance correction grad(mu)^T V grad(mu) (NIMGP-FO).  Or, as ``kernel`` takes a gpflow kernel,
+        a ``gpal.models.InputNoise`` subclass (``FirstOrder``, a user's own), built for each training
+        set as its name is, or an instance holding no variables (``FirstOrder()``), copied at each fit; an
+        instance with variables (``LatentInputs``, ``AmortizedInputs``) is sized for one training set and refused.
     noise_variance : "known" | "learned" | "both"
         Input-noise variances: the measured ``X_var``, one learned per-feature
         vector, or their sum.  Features whose measured variance is 0 are exact.
@@ -174,7 +178,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     def __init__(
         self,
         *,
-        input_noise: str = DEFAULT_INPUT_NOISE,
+        input_noise: Any = DEFAULT_INPUT_NOISE,
         noise_variance: str = DEFAULT_NOISE_VARIANCE,
         likelihood: Any = DEFAULT_LIKELIHOOD,
         likelihood_options: dict[str, Any] | None = None,
@@ -214,7 +218,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     @property
     def needs_X_var(self) -> bool:
         """Whether measured variances are part of the model (and so required at fit and predict)."""
-        return self.noise_variance != "learned" and INPUT_NOISE[self.input_noise].uses_noise_variance
+        return self.noise_variance != "learned" and input_noise_class(self).uses_noise_variance
 
     # ------------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any = None, X_var: Any = None, callback: Callable[[int, float], bool | None] | None = None,

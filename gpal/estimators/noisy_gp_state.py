@@ -32,6 +32,7 @@ def noisy_gp_state(est: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     if not isinstance(params["likelihood"], str):
         params["likelihood"] = {"likelihood_config": params["likelihood"].get_config()}
     params["hidden_sizes"] = [int(h) for h in params["hidden_sizes"]]  # any sequence of integers, an array too
+    params["input_noise"] = _input_noise_state(params["input_noise"], type(est.model_.strategy))
     config = {
         "params": params,
         **est._fitted_state(),
@@ -60,6 +61,8 @@ def noisy_gp_from_state(cls: type, config: dict[str, Any], arrays: dict[str, np.
         params["kernel"] = kernel_from_config(params["kernel"]["kernel_config"])
     if isinstance(params["likelihood"], dict):
         params["likelihood"] = likelihood_from_config(params["likelihood"]["likelihood_config"])
+    if isinstance(params["input_noise"], dict):
+        params["input_noise"] = _input_noise_from_state(params["input_noise"])
     params["hidden_sizes"] = tuple(params["hidden_sizes"])
     clf = cls(**params)
     clf._restore_fitted_state(config)  # checks the saved sizes before the model is built from them
@@ -71,6 +74,27 @@ def noisy_gp_from_state(cls: type, config: dict[str, Any], arrays: dict[str, np.
     session = ModelSession.loaded(model, clf.classes_, model_spec(clf))
     clf._keep(session, clf.n_features_in_, clf.standardizer_, config["history"], config["stopped_early"])
     return clf
+
+
+def _input_noise_state(setting: Any, strategy: type) -> Any:
+    """The ``input_noise`` setting as JSON: a name as it is, a class by its registered name, an instance by its
+    config; refused (`registered_name`) where the model's strategy class could not be found again on loading."""
+    from gpal.models.input_noise import registered_name
+
+    name = registered_name(strategy)
+    if isinstance(setting, str):
+        return setting
+    return {"input_noise_class": name} if isinstance(setting, type) else {"input_noise_config": setting.get_config()}
+
+
+def _input_noise_from_state(saved: dict[str, Any]) -> Any:
+    """Inverse of `_input_noise_state` for a class or an instance."""
+    from gpal.models.input_noise import strategy_from_config
+    from gpal.registry import INPUT_NOISE
+
+    if "input_noise_class" in saved:
+        return INPUT_NOISE.get_class(saved["input_noise_class"])
+    return strategy_from_config(saved["input_noise_config"])
 
 
 #: What folders of an earlier gpal record as estimator parameters and is now a likelihood option: robust-max's.

@@ -18,8 +18,8 @@ from gpal.constraints import SEED, Boolean, Constraint, Integer, OneOf, Options,
 from gpal.training.session import ModelSpec
 from gpal.registry import INFERENCE, INPUT_NOISE, INPUT_PRIORS, KERNELS, LIKELIHOODS, NOISE_VARIANCE_MODES
 
-__all__ = ["KERNEL", "LIKELIHOOD", "NOISY_GP_PARAMETERS", "SPARSE_GP_PARAMETERS", "check_input_prior",
-           "check_named_likelihood_options", "input_prior_used", "model_spec"]
+__all__ = ["INPUT_NOISE_SETTING", "KERNEL", "LIKELIHOOD", "NOISY_GP_PARAMETERS", "SPARSE_GP_PARAMETERS",
+           "check_input_prior", "check_named_likelihood_options", "input_noise_class", "input_prior_used", "model_spec"]
 
 
 def is_gpflow_kernel(value: Any) -> bool:
@@ -55,10 +55,24 @@ def _is_likelihood(value: Any) -> bool:
 
 LIKELIHOOD = Satisfies(_is_likelihood, "a likelihood name {names} or a gpal.models.Likelihood", names=LIKELIHOODS)
 
+
+def _is_input_noise(value: Any) -> bool:
+    if isinstance(value, str):
+        return value in INPUT_NOISE  # a name is checked without importing the strategies (and TensorFlow)
+    from gpal.models.input_noise import strategy_class
+
+    return strategy_class(value) is not None  # it raises for what it refuses, which Satisfies reads as False
+
+
+INPUT_NOISE_SETTING = Satisfies(
+    _is_input_noise, "one of {names}, an InputNoise subclass (built for each training set) or an InputNoise instance "
+    "holding no variables (one that holds some is sized for one training set: give its class or name)",
+    names=INPUT_NOISE)
+
 #: ``NoisyGPClassifier``'s constructor arguments.
 NOISY_GP_PARAMETERS: dict[str, Constraint] = {
     **SPARSE_GP_PARAMETERS,
-    "input_noise": OneOf(INPUT_NOISE),
+    "input_noise": INPUT_NOISE_SETTING,
     "noise_variance": OneOf(NOISE_VARIANCE_MODES),
     "likelihood": LIKELIHOOD,
     "likelihood_options": Options(),
@@ -81,6 +95,20 @@ NOISY_GP_PARAMETERS: dict[str, Constraint] = {
 }
 
 
+def input_noise_class(est: Any) -> type:
+    """The strategy class of ``est``'s ``input_noise`` (a name, a class or an instance), whose declarations
+    (``latent_inputs``, ``uses_noise_variance``, ...) say what the model does.
+
+    Returns
+    -------
+    type
+        A `gpal.models.input_noise.InputNoise` subclass.
+    """
+    from gpal.models.input_noise import strategy_class
+
+    return strategy_class(est.input_noise)
+
+
 def input_prior_used(est: Any) -> str | None:
     """The prior over noiseless inputs ``est``'s model applies: its ``input_prior`` where the input-noise strategy
     has latent inputs, None where it has none (MGP, NIMGP-FO ignore ``input_prior``).
@@ -90,7 +118,7 @@ def input_prior_used(est: Any) -> str | None:
     str or None
         "broad", "population" or None.
     """
-    return est.input_prior if INPUT_NOISE[est.input_noise].latent_inputs else None
+    return est.input_prior if input_noise_class(est).latent_inputs else None
 
 
 def model_spec(est: Any) -> ModelSpec:

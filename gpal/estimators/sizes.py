@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpal.estimators.params import input_prior_used
-from gpal.registry import INPUT_NOISE
+from gpal.estimators.params import input_noise_class, input_prior_used
 
 __all__ = ["check_fit_sizes", "check_prediction_memory"]
 
@@ -17,15 +16,16 @@ __all__ = ["check_fit_sizes", "check_prediction_memory"]
 def check_fit_sizes(est: Any, n_rows: int, n_features: int, n_classes: int, n_prior_rows: int | None = None) -> None:
     """Refuse the settings of ``est`` whose training on ``n_rows`` (or predictions) would not fit in this machine,
     and warn of a fit expected to take long; ``n_prior_rows``: the rows the population prior is fitted to."""
+    from gpal.models.input_noise import AmortizedInputs
     from gpal.models.input_prior import check_prior_rows
     from gpal.estimators.conjugate import minibatch_steps
     from gpal.training.budget import STEP_SECONDS, FLOPS, check_memory, check_time
 
     n, d, C = int(n_rows), int(n_features), int(n_classes)
     M, B = min(int(est.num_inducing), n), min(int(est.batch_size), n)
-    latent_inputs = INPUT_NOISE[est.input_noise].latent_inputs
+    strategy = input_noise_class(est)
     network = activations = 0
-    if est.input_noise == "amortized":
+    if issubclass(strategy, AmortizedInputs):
         widths = [2 * d + C, *(int(h) for h in est.hidden_sizes), 2 * d]
         network, activations = sum(a * b for a, b in zip(widths, widths[1:])), B * sum(widths)
     if input_prior_used(est) == "population":
@@ -35,7 +35,7 @@ def check_fit_sizes(est: Any, n_rows: int, n_features: int, n_classes: int, n_pr
                  f"training with num_inducing={est.num_inducing}, batch_size={est.batch_size}"
                  + (f", hidden_sizes={list(est.hidden_sizes)}" if network else "") + f" on {n} rows of {d} features",
                  "lower these settings")
-    check_prediction_memory(est.n_samples, int(est.n_samples) if latent_inputs else 1, C, 1, M, d)
+    check_prediction_memory(est.n_samples, int(est.n_samples) if strategy.latent_inputs else 1, C, 1, M, d)
     flops = 3.0 * (C * (2.0 * B * M * d + float(B) * M * M + float(M) ** 3 / 3) + 2.0 * B * network)
     steps = float(minibatch_steps(est.epochs, n, B))
     check_time(steps * (STEP_SECONDS + flops / FLOPS),

@@ -29,6 +29,7 @@ the error bars.
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any, Sequence
 
@@ -47,6 +48,12 @@ __all__ = [
     "AmortizedInputs",
     "FirstOrder",
     "expected_log_observation",
+    "make_strategy",
+    "register_input_noise",
+    "registered_name",
+    "strategy_class",
+    "strategy_from_config",
+    "unregister_input_noise",
 ]
 
 # Rows whose base (p(x_i | x~_i) under a population prior) is computed at once: (rows, K, d, d) temporaries.
@@ -192,6 +199,12 @@ class InputNoise(gpflow.base.Module):
             ``name`` and the constructor's arguments: ``strategy_from_config`` rebuilds the strategy.
         """
         return {"name": self.name}
+
+    def __repr__(self) -> str:
+        """The constructor call ``get_config`` describes, so that an estimator given this object shows it."""
+        config = self.get_config()
+        config.pop("name", None)
+        return f"{type(self).__qualname__}({', '.join(f'{k}={v!r}' for k, v in config.items())})"
 
 
 class NoInputNoise(InputNoise):
@@ -496,6 +509,79 @@ class AmortizedInputs(_GaussianInputs):
         }
 
 
+
+
+def strategy_class(spec: Any) -> type[InputNoise]:
+    """The strategy class of an ``input_noise`` setting: a registered name, an `InputNoise` subclass, or an instance
+    holding no variables (``NoInputNoise()``, ``FirstOrder()``).
+
+    An instance with variables (``LatentInputs``' q(x_i) per row, ``AmortizedInputs``' network) is sized for one
+    training set and refused: its class is built for each training set instead.
+
+    Returns
+    -------
+    type
+        The `InputNoise` subclass.
+    """
+    if isinstance(spec, str):
+        return INPUT_NOISE.get_class(spec)
+    if isinstance(spec, type) and issubclass(spec, InputNoise):
+        return spec
+    if isinstance(spec, InputNoise):
+        if spec.variables:
+            held = ", ".join(f"{v.name.split(':')[0]} {v.numpy().shape}" for v in spec.variables)
+            raise ValueError(f"input_noise={spec!r} holds variables sized for one training set ({held}); give its "
+                             f"class {type(spec).__qualname__} or its name {spec.name!r}, built for each training set")
+        return type(spec)
+    raise TypeError(f"input_noise must be a name {list(INPUT_NOISE)}, an InputNoise subclass or an InputNoise "
+                    f"instance; got {spec!r}")
+
+
+def make_strategy(spec: Any, **settings: Any) -> InputNoise:
+    """A fresh strategy for one training set from an ``input_noise`` setting (see `strategy_class`).
+
+    A name or a class is built by its ``build(**settings)``; an instance is copied, so that fitting never
+    changes the object a user passed.
+
+    Returns
+    -------
+    InputNoise
+        The untrained strategy (never ``spec`` itself).
+    """
+    cls = strategy_class(spec)
+    return copy.deepcopy(spec) if isinstance(spec, InputNoise) else cls.build(**settings)
+
+
+def registered_name(cls: type[InputNoise]) -> str:
+    """The name a saved model records for the strategy class ``cls``, refused where loading would not find ``cls``.
+
+    Returns
+    -------
+    str
+        ``cls.name``, under which ``cls`` itself is registered.
+    """
+    holder = INPUT_NOISE.get(cls.name)
+    if holder is not cls:
+        held = "registered to no class" if holder is None else f"{holder.__qualname__}'s"
+        raise ValueError(f"input-noise strategy {cls.__qualname__} is not registered (its name {cls.name!r} is "
+                         f"{held}), so a saved model could not load it; register it first: "
+                         f"gpal.register_input_noise('a_name', {cls.__qualname__})")
+    return cls.name
+
+
+def register_input_noise(name: str, cls: type, *, replace: bool = False) -> None:
+    """Make the strategy ``cls`` (a subclass of `InputNoise`) known as ``name`` to ``NoisyGPClassifier``,
+    ``--input-noise``, the workflows and saved models, from a user's own code.
+
+    ``name`` becomes the class's ``name``.  A name already registered is refused unless ``replace``; a built-in
+    cannot be unregistered, but can be replaced.
+    """
+    INPUT_NOISE.register_named(name, cls, InputNoise, replace=replace)
+
+
+def unregister_input_noise(name: str) -> None:
+    """Forget a strategy a user registered; a built-in one stays."""
+    INPUT_NOISE.unregister(name)
 
 
 def strategy_from_config(config: dict[str, Any]) -> InputNoise:

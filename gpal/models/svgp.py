@@ -21,7 +21,7 @@ from check_shapes import check_shapes
 from gpflow.utilities import deepcopy
 
 from gpal.constraints import OneOf
-from gpal.models.input_noise import InputNoise, strategy_from_config
+from gpal.models.input_noise import InputNoise, make_strategy, strategy_class, strategy_from_config
 from gpal.models.input_prior import fit_mixture_prior
 from gpal.models.kernels import make_kernel
 from gpal.models.latent_gps import LatentGPs
@@ -312,7 +312,7 @@ def build_model(
     y: np.ndarray,
     *,
     num_classes: int,
-    input_noise: str = DEFAULT_INPUT_NOISE,
+    input_noise: str | type[InputNoise] | InputNoise = DEFAULT_INPUT_NOISE,
     noise_variance: str = DEFAULT_NOISE_VARIANCE,
     likelihood: str | Likelihood = DEFAULT_LIKELIHOOD,
     num_inducing: int = DEFAULT_NUM_INDUCING,
@@ -332,16 +332,17 @@ def build_model(
 
     Inducing points: k-means on X, the same M = min(num_inducing, n) points for every
     latent function to start from.  Kernels: ``kernel`` copied per latent function,
-    default ``gpal.models.kernels.default_kernel``.  ``likelihood`` defaults to the product's
-    (``gpal.registry.DEFAULT_LIKELIHOOD``, as ``NoisyGPClassifier``'s); ``likelihood_options`` go to
-    the likelihood it names (e.g. ``{"epsilon": 1e-3}`` for robust-max).
+    default ``gpal.models.kernels.default_kernel``.  ``input_noise``: a name or a class, built for these rows,
+    or an instance holding no variables, copied (`gpal.models.input_noise.strategy_class`).  ``likelihood``
+    defaults to the product's (``gpal.registry.DEFAULT_LIKELIHOOD``, as ``NoisyGPClassifier``'s);
+    ``likelihood_options`` go to the likelihood it names (e.g. ``{"epsilon": 1e-3}`` for robust-max).
 
     Returns
     -------
     NoisySVGP
         The untrained model: q(u) at the prior, per-point q(x_i) (NIMGP) at p(x_i | x~_i).
     """
-    OneOf(INPUT_NOISE.names()).check("input_noise", input_noise)
+    kind = strategy_class(input_noise)
     OneOf(INPUT_PRIORS).check("input_prior", input_prior)
     n, d = X.shape
     lik = make_likelihood(likelihood, num_classes, **dict(likelihood_options or {}))
@@ -349,7 +350,6 @@ def build_model(
     template = make_kernel(kernel, d)
     kernels = [deepcopy(template) for _ in range(L)]
     Z = kmeans_inducing(X, min(int(num_inducing), n), seed)
-    kind = INPUT_NOISE[input_noise]
     population = None
     if input_prior == "population":
         if not kind.latent_inputs or X_var is None:
@@ -357,7 +357,8 @@ def build_model(
                              f"{list(INPUT_NOISE.having('latent_inputs'))} and the training variances X_var; "
                              f"got input_noise={input_noise!r}")
         population = fit_mixture_prior(*(prior_inputs or (X, X_var)), prior_components, seed)
-    strategy = kind.build(num_data=n, num_features=d, num_classes=num_classes, prior_variance=prior_variance,
-                          population_prior=population, hidden_sizes=hidden_sizes, seed=seed)
+    strategy = make_strategy(input_noise, num_data=n, num_features=d, num_classes=num_classes,
+                             prior_variance=prior_variance, population_prior=population, hidden_sizes=hidden_sizes,
+                             seed=seed)
     nv = NoiseVariance(noise_variance, d, initial_learned_variance) if strategy.uses_noise_variance else None
     return NoisySVGP(LatentGPs(kernels, Z, jitter), strategy, lik, nv, n, num_classes)

@@ -33,7 +33,7 @@ class ModelSpec:
     Two equal specs build the same model from the same rows, so a warm refit may keep a session.
     """
 
-    input_noise: str
+    input_noise: Any  # a name, an InputNoise subclass or a template instance (``build_model``'s)
     noise_variance: str
     likelihood: Any
     likelihood_options: Mapping[str, Any]

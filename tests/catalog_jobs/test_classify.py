@@ -317,6 +317,17 @@ def test_bad_settings_fail_before_the_folder_is_claimed(small_catalog, tmp_path,
 
 
 # ----------------------------------------------------------- prediction tables
+def test_the_error_blind_twin_reads_an_input_noise_object_by_its_strategy():
+    """A job's estimator may hold a strategy object (docs/extending.md): the twin is fitted where it uses error bars."""
+    from gpal.catalog_jobs.classify import _error_blind_twin
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
+    from gpal.models import FirstOrder, NoInputNoise
+
+    assert _error_blind_twin(NoisyGPClassifier(input_noise=NoInputNoise())) == {}
+    twin = _error_blind_twin(NoisyGPClassifier(input_noise=FirstOrder()))[ERROR_BLIND_MODEL]
+    assert twin.input_noise == "none"
+
+
 def test_predict_on_catalog_without_a_feature_column_names_it(classified, tmp_path):
     out, _ = classified
     lacking = write_small_catalog(tmp_path / "lacking.fits", drop_column="Unc_LP_beta")
