@@ -24,8 +24,10 @@ def noisy_gp_state(est: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     arrays : dict of numpy.ndarray
         The model's values by path.
     """
+    from gpal.models.likelihoods.base import saved_config
     from gpal.models.state import kernel_to_config, module_values
 
+    saved_config(est.model_.likelihood)  # refused here, before a file is written, if loading would find another
     params = jsonable(est.get_params(deep=False), describe=None)
     if params["kernel"] is not None and not isinstance(params["kernel"], str):
         params["kernel"] = {"kernel_config": kernel_to_config(params["kernel"])}

@@ -126,3 +126,4 @@ def test_a_strategy_class_saves_once_registered(tmp_path):
         gpal.unregister_input_noise("test_users_first_order")
     with pytest.raises(ValueError, match=r"unknown input_noise 'test_users_first_order'"):
         NoisyGPClassifier.load(tmp_path / "model")
+

@@ -28,7 +28,7 @@ import tensorflow_probability as tfp
 from check_shapes import check_shapes, inherit_check_shapes
 
 __all__ = ["Likelihood", "MonteCarloLikelihood", "RobustMax", "make_likelihood", "likelihood_from_config", "LIKELIHOODS",
-           "register_likelihood", "unregister_likelihood"]
+           "register_likelihood", "saved_config", "unregister_likelihood"]
 
 from gpal.constraints import Boolean, Constraint, Integer, Real
 from gpal.registry import LIKELIHOODS
@@ -419,6 +419,24 @@ def likelihood_from_config(config: Mapping[str, Any]) -> Likelihood:
     if name not in LIKELIHOODS:
         raise ValueError(f"unknown likelihood {name!r} in config; known: {sorted(LIKELIHOODS)}")
     return LIKELIHOODS[name](**config)
+
+
+def saved_config(likelihood: Likelihood) -> dict[str, Any]:
+    """The config a saved model records for ``likelihood``, refused where loading would rebuild another class (a
+    subclass a user did not register inherits its parent's ``name``, under which the parent is found).
+
+    Returns
+    -------
+    dict
+        ``likelihood.get_config()``.
+    """
+    holder = LIKELIHOODS.get(likelihood.name)
+    if holder is not type(likelihood):
+        held = "registered to no class" if holder is None else f"{holder.__qualname__}'s"
+        raise ValueError(f"likelihood {type(likelihood).__qualname__} is not registered (its name "
+                         f"{likelihood.name!r} is {held}), so a saved model would load another likelihood; register "
+                         f"it first: gpal.register_likelihood('a_name', {type(likelihood).__qualname__})")
+    return likelihood.get_config()
 
 
 def register_likelihood(name: str, cls: type, *, replace: bool = False) -> None:
