@@ -46,6 +46,18 @@ _NOT_IDENTITY = ("progress", "warm_start")
 
 
 # ------------------------------------------------------------- trained models
+def _estimator_record(estimator: Any) -> dict[str, Any]:
+    """The estimator's class and settings as the training record keeps them: an input-noise strategy given as a
+    class or an object by its registered name, which the report reads (``none``: the error bars are not used)."""
+    from gpal.models.input_noise import strategy_class
+
+    record = estimator_identity(estimator, leave_out=_NOT_IDENTITY)
+    setting = getattr(estimator, "input_noise", None)
+    if setting is not None and not isinstance(setting, str):
+        record["params"]["input_noise"] = strategy_class(setting).name
+    return record
+
+
 def _training_record(data: NoisyDataset, merge: Mapping[str, Sequence[str]], estimator: Any, trained_on: str,
                      fit_seconds: float, model_dir: str) -> dict[str, Any]:
     cuts = data.meta.get("cuts", {})
@@ -65,7 +77,7 @@ def _training_record(data: NoisyDataset, merge: Mapping[str, Sequence[str]], est
         "dropped": dict(data.meta.get("dropped", {})),
         "repaired": dict(data.meta.get("repaired", {})),
         "trained_on": trained_on,
-        "estimator": estimator_identity(estimator, leave_out=_NOT_IDENTITY),
+        "estimator": _estimator_record(estimator),
         # the population of the latent inputs, where the model has them: a report says it without loading the model
         "input_prior_used": input_prior_used(estimator) if hasattr(estimator, "input_prior") else None,
         "fit_seconds": round(float(fit_seconds), 2),

@@ -841,3 +841,19 @@ def test_sky_maps_say_what_they_leave_out(classified, small_catalog):
     figures = report_figures(replace(run, table=replace(snr, meta={**snr.meta, "SELECT": "snr"})), held_out={})
     assert (f"Sky map of the predicted classes: {len(snr.frame) - extended} of the {len(snr.frame)} classified snr "
             f"sources ({extended} extended left out)") in figures
+
+
+@pytest.mark.parametrize("given", ["name", "object", "class"])
+def test_the_training_record_names_an_input_noise_object_by_its_registered_name(given):
+    """The report reads the record's ``input_noise`` to say whether the error bars were used: ``none`` whichever
+    way the strategy was given."""
+    from gpal.catalog_jobs.model_folders import _training_record
+    from gpal.data.dataset import NoisyDataset
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
+    from gpal.models import NoInputNoise
+
+    input_noise = {"name": "none", "object": NoInputNoise(), "class": NoInputNoise}[given]
+    data = NoisyDataset(X=np.zeros((4, 1)), X_var=np.zeros((4, 1)), y=np.array([0, 1, 0, 1]),
+                        class_names=("bll", "fsrq"), feature_names=("a",), ids=np.array(["s1", "s2", "s3", "s4"]))
+    record = _training_record(data, {}, NoisyGPClassifier(input_noise=input_noise), "all", 0.0, "model")
+    assert record["estimator"]["params"]["input_noise"] == "none"
