@@ -560,13 +560,15 @@ def registered_name(cls: type[InputNoise]) -> str:
     str
         ``cls.name``, under which ``cls`` itself is registered.
     """
-    holder = INPUT_NOISE.get(cls.name)
+    name = cls.name if isinstance(cls.name, str) else None  # a subclass naming none has tf.Module's property
+    holder = None if name is None else INPUT_NOISE.get(name)
     if holder is not cls:
-        held = "registered to no class" if holder is None else f"{holder.__qualname__}'s"
-        raise ValueError(f"input-noise strategy {cls.__qualname__} is not registered (its name {cls.name!r} is "
-                         f"{held}), so a saved model could not load it; register it first: "
-                         f"gpal.register_input_noise('a_name', {cls.__qualname__})")
-    return cls.name
+        held = ("it has no name" if name is None else f"its name {name!r} is registered to no class"
+                if holder is None else f"its name {name!r} is {holder.__qualname__}'s")
+        raise ValueError(f"input-noise strategy {cls.__qualname__} is not registered ({held}), so a saved model "
+                         f"could not load it; register it first: gpal.register_input_noise('a_name', "
+                         f"{cls.__qualname__})")
+    return name
 
 
 def register_input_noise(name: str, cls: type, *, replace: bool = False) -> None:

@@ -116,6 +116,7 @@ def test_report_rebuilds_a_flat_folder_in_its_own_layout(main_job_run, flat_run)
     for link in ("](candidates_bll.csv)", "](most_informative.reg)", "](metrics.json)", "](training.json)"):
         assert link in text, link
     assert "](lists/" not in text and "](records/" not in text
+    assert "lists/" not in text and "(candidates_bll.csv," in text  # the tables' captions name the lists there too
 
 
 def test_classify_refuses_to_write_into_a_flat_folder_naming_the_gpal_that_wrote_it(flat_run, small_catalog, capsys):

@@ -127,3 +127,13 @@ def test_a_strategy_class_saves_once_registered(tmp_path):
     with pytest.raises(ValueError, match=r"unknown input_noise 'test_users_first_order'"):
         NoisyGPClassifier.load(tmp_path / "model")
 
+
+
+def test_a_strategy_class_naming_none_is_refused_at_save_saying_so():
+    from gpal.models.input_noise import InputNoise, registered_name
+
+    class Bare(InputNoise):
+        """A strategy of a user's that declares no ``name``."""
+
+    with pytest.raises(ValueError, match=r"Bare is not registered \(it has no name\).*register_input_noise"):
+        registered_name(Bare)

@@ -10,7 +10,9 @@ pytest.importorskip("gpflow")
 import tensorflow as tf  # noqa: E402
 
 from gpal.estimators.noisy_gp import NoisyGPClassifier  # noqa: E402
-from gpal.models.input_noise import InputNoise, LatentInputs  # noqa: E402
+from gpal.models.input_noise import (  # noqa: E402
+    InputNoise, LatentInputs, register_input_noise, unregister_input_noise,
+)
 from gpal.models.input_prior import fit_mixture_prior  # noqa: E402
 from gpal.models.svgp import build_model  # noqa: E402
 from gpal.registry import INPUT_NOISE  # noqa: E402
@@ -66,7 +68,7 @@ class _Halved(InputNoise):
 
 def test_a_new_strategy_is_its_class_and_its_registration():
     X, X_var, y = _data()
-    INPUT_NOISE["test_halved"] = _Halved
+    register_input_noise("test_halved", _Halved)  # the documented call a user's own code makes
     try:
         model = build_model(X, y, num_classes=2, input_noise="test_halved", num_inducing=4, X_var=X_var)
         assert isinstance(model.strategy, _Halved) and model.noise_variance is None and not model.has_training_base
@@ -78,7 +80,7 @@ def test_a_new_strategy_is_its_class_and_its_registration():
             build_model(X, y, num_classes=2, input_noise="test_halved", input_prior="population", X_var=X_var,
                         num_inducing=4, prior_components=1)
     finally:
-        del INPUT_NOISE["test_halved"]
+        unregister_input_noise("test_halved")
     model_none = build_model(X, y, num_classes=2, input_noise="none", num_inducing=4)
     assert len(model.trainable_variables) == len(model_none.trainable_variables)
     for source, target in zip(model.trainable_variables, model_none.trainable_variables):

@@ -13,8 +13,8 @@ from gpal.catalog_jobs.candidates import ORDER_RULE, cuts_from_meta, cuts_text
 from gpal.catalog_jobs.follow_up import DISCOVERY_LEAVES_OUT, follow_up_of, listed_classes
 from gpal.catalog_jobs.later_check import shown_measures
 from gpal.catalog_jobs.layout import (
-    CONTEXT_COLUMNS, DISCOVERY_FILE, EXTENDED_FILE, FLUX_COLUMN, INFORMATIVE_FILE, SIGNIFICANCE_COLUMN, TABLES_DIR,
-    candidate_file, list_path,
+    CONTEXT_COLUMNS, CURRENT_LAYOUT, DISCOVERY_FILE, EXTENDED_FILE, FLUX_COLUMN, INFORMATIVE_FILE,
+    SIGNIFICANCE_COLUMN, TABLES_DIR, FolderLayout, candidate_file, list_path,
 )
 from gpal.catalog_jobs.none_of_these import PLANE_DEG, plane_counts
 from gpal.catalog_jobs.proba_columns import MC_ERROR_COLUMN, proba_columns
@@ -162,7 +162,7 @@ def _top_sources(frame: pd.DataFrame, score: str, classes: Sequence[str]) -> tup
     return _shown(ranked, ["entropy", score], classes)
 
 
-def _target_lists(run: FinishedRun, lists: Mapping[str, pd.DataFrame]) -> _Planned:
+def _target_lists(run: FinishedRun, lists: Mapping[str, pd.DataFrame], layout: FolderLayout) -> _Planned:
     """The head of each target list (`gpal.catalog_jobs.candidates`), first among the tables, when the run made them."""
     if not lists:
         return {}
@@ -172,14 +172,14 @@ def _target_lists(run: FinishedRun, lists: Mapping[str, pd.DataFrame]) -> _Plann
         name = candidate_file(cls)
         rows = lists[name]
         top, shown = _shown(rows, [MC_ERROR_COLUMN], run.classes, counterpart=True)
-        tables[f"Target list: {cls} ({list_path(name)}, {len(rows)} sources): point sources of the trained population that the "
+        tables[f"Target list: {cls} ({layout.path(list_path(name))}, {len(rows)} sources): point sources of the trained population that the "
                f"model puts in {cls}, {cuts}, in the order {ORDER_RULE} (RA, DEC, the ellipse's semi-major axis and the "
                "counterpart's position in degrees; every row in full, with the ellipse and the association "
                "probabilities, in the CSV)"] = _Table(f"{Path(name).stem}_top10", shown, data=top)
     return tables
 
 
-def _follow_up(run: FinishedRun, lists: Mapping[str, pd.DataFrame]) -> _Planned:
+def _follow_up(run: FinishedRun, lists: Mapping[str, pd.DataFrame], layout: FolderLayout) -> _Planned:
     """The head of each other list (`gpal.catalog_jobs.follow_up`), when the run made them."""
     if not lists:
         return {}
@@ -193,20 +193,20 @@ def _follow_up(run: FinishedRun, lists: Mapping[str, pd.DataFrame]) -> _Planned:
              "in sigma; every row in full, with the ellipse, in the CSV")
     follow = lists[INFORMATIVE_FILE]
     top, shown = _shown(follow, ["information"], run.classes)
-    tables = {f"Most informative ({list_path(INFORMATIVE_FILE)}, {len(follow)} sources): point sources of the trained "
+    tables = {f"Most informative ({layout.path(list_path(INFORMATIVE_FILE))}, {len(follow)} sources): point sources of the trained "
               f"population (not ood, not extended, Signif_Avg >= {minsig:g}{flags}) whose label would teach the model "
               f"most about {about} (`information`, {FOLLOW_UP_ACQUISITION}; {units})":
               _Table("most_informative_top10", shown, data=top)}
     found = lists[DISCOVERY_FILE]
     top, shown = _shown(found, ["ood_score"], run.classes)
-    tables[f"Discovery ({list_path(DISCOVERY_FILE)}, {len(found)} sources): the unassociated none-of-these (ood) point sources "
+    tables[f"Discovery ({layout.path(list_path(DISCOVERY_FILE))}, {len(found)} sources): the unassociated none-of-these (ood) point sources "
            f"with Signif_Avg >= {minsig:g}{flags}, none of Flags {', '.join(map(str, DISCOVERY_LEAVES_OUT))}, most unlike "
            f"the training set first; `predicted_class` is the trained class each is most like ({units})"] = _Table(
         "discovery_top10", shown, data=top)
     extended = lists[EXTENDED_FILE]
     if len(extended):
         top, shown = _shown(extended, ["ood_score"], run.classes)
-        tables[f"Extended sources ({list_path(EXTENDED_FILE)}, {len(extended)}, brightest first): outside the point-source "
+        tables[f"Extended sources ({layout.path(list_path(EXTENDED_FILE))}, {len(extended)}, brightest first): outside the point-source "
                "classes, in neither list; the probabilities say only what each resembles"] = _Table(
             "extended_top10", shown, data=top)
     return tables
@@ -220,13 +220,13 @@ def _ranked_sources(run: FinishedRun) -> _Planned:
 
 
 def report_tables(run: FinishedRun, check: HeldOutCheck, metrics: Mapping[str, Any],
-                  lists: Mapping[str, pd.DataFrame]) -> Tables:
+                  lists: Mapping[str, pd.DataFrame], layout: FolderLayout = CURRENT_LAYOUT) -> Tables:
     """The target lists first, the held-out check's tables, then the classified sources' (counts by CLASS1 and
-    latitude, the other lists): {caption: files}."""
+    latitude, the other lists): {caption: files}, the captions naming each list where ``layout`` keeps it."""
     planned: _Planned = {
-        **_target_lists(run, lists), **_heldout_metrics(run, metrics), **_heldout_per_class(run, check),
+        **_target_lists(run, lists, layout), **_heldout_metrics(run, metrics), **_heldout_per_class(run, check),
         **_heldout_confusion(run, check), **_heldout_comparison(run, check, metrics), **_predicted_counts(run),
-        **_predicted_by_latitude(run), **_follow_up(run, lists), **_ranked_sources(run), **_later_check(run)}
+        **_predicted_by_latitude(run), **_follow_up(run, lists, layout), **_ranked_sources(run), **_later_check(run)}
     return {caption: {f"{TABLES_DIR}/{t.name}.{ext}": text for ext, text in table_files(t.table, data=t.data).items()}
             for caption, t in planned.items()}
 
