@@ -1,5 +1,6 @@
 """``NoisyGPClassifier(input_noise=...)`` takes a strategy class or a stateless strategy object, as ``kernel=`` takes
-a GPflow kernel: it fits as the name does, is stored as given, never changed by a fit, and saves and reloads."""
+a GPflow kernel: it fits as the name does, is stored as given, never changed by a fit, and saves and reloads; a
+strategy or a likelihood object saves only where loading finds its class again (registered)."""
 
 from __future__ import annotations
 
@@ -105,28 +106,47 @@ def test_a_model_fitted_with_an_object_saves_and_reloads(tmp_path, input_noise):
     assert saved is input_noise if isinstance(input_noise, type) else type(saved) is type(input_noise)
 
 
-def test_a_strategy_class_saves_once_registered(tmp_path):
-    class Registered(FirstOrder):
-        """Registering sets the class's name: a class of this test alone."""
+class _MyFirstOrder(FirstOrder):
+    """A user's strategy class, registered by a test only."""
 
-    X, X_var, _ = _data()
-    est, proba = _proba(Registered)
-    with pytest.raises(ValueError, match=r"Registered is not registered \(its name 'first_order' is "
-                                         r"FirstOrder's\).*gpal.register_input_noise\('a_name', .*Registered\)"):
+
+class _MyRobustMax(RobustMax):
+    """A user's likelihood class: it inherits robust-max's name until registered."""
+
+
+#: parameter -> (the object given, the parent whose name it inherits, register, unregister, what the model holds)
+_OBJECTS = {
+    "input_noise": (_MyFirstOrder, FirstOrder, gpal.register_input_noise, gpal.unregister_input_noise,
+                    lambda est: est.model_.strategy),
+    "likelihood": (_MyRobustMax(num_classes=2), RobustMax, gpal.register_likelihood, gpal.unregister_likelihood,
+                   lambda est: est.model_.likelihood),
+}
+
+
+@pytest.mark.parametrize("parameter", sorted(_OBJECTS))
+def test_an_unregistered_subclass_is_refused_at_save_and_saves_once_registered(tmp_path, parameter):
+    """A subclass a user did not register inherits its parent's name: saving it would reload the parent, so the
+    save is refused before anything is written, naming the call that makes it loadable."""
+    given, parent, register, unregister, held = _OBJECTS[parameter]
+    mine = given if isinstance(given, type) else type(given)
+    X, X_var, y = _data()
+    est = NoisyGPClassifier(**{parameter: given}, **SETTINGS).fit(X, y, X_var)
+    proba = est.predict_proba(X, X_var)
+    with pytest.raises(ValueError, match=rf"{mine.__qualname__} is not registered \(its name '{parent.name}' is "
+                                         rf"{parent.__qualname__}'s\).*gpal.register_{parameter}\('a_name', "):
         est.save(tmp_path / "model")
     assert not (tmp_path / "model").exists()
-    gpal.register_input_noise("test_users_first_order", Registered)
+    register(f"test_mine_{parameter}", mine)
     try:
         est.save(tmp_path / "model")
         loaded = NoisyGPClassifier.load(tmp_path / "model")
-        assert loaded.input_noise is Registered and type(loaded.model_.strategy) is Registered
+        assert type(held(loaded)) is mine
         np.testing.assert_array_equal(loaded.predict_proba(X, X_var), proba)
-        assert NoisyGPClassifier(input_noise="test_users_first_order").validate_params() is None
+        assert NoisyGPClassifier(**{parameter: f"test_mine_{parameter}"}).validate_params() is None
     finally:
-        gpal.unregister_input_noise("test_users_first_order")
-    with pytest.raises(ValueError, match=r"unknown input_noise 'test_users_first_order'"):
+        unregister(f"test_mine_{parameter}")
+    with pytest.raises(ValueError, match=rf"unknown {parameter} 'test_mine_{parameter}'"):
         NoisyGPClassifier.load(tmp_path / "model")
-
 
 
 def test_a_strategy_class_naming_none_is_refused_at_save_saying_so():
