@@ -37,8 +37,8 @@ _LAZY = {
     "unregister_acquisition": "gpal.active.base",
     "register_likelihood": "gpal.models.likelihoods.base",
     "unregister_likelihood": "gpal.models.likelihoods.base",
-    "register_input_noise": "gpal.models.input_noise",
-    "unregister_input_noise": "gpal.models.input_noise",
+    "register_input_noise": "gpal.models.input_noise_setting",
+    "unregister_input_noise": "gpal.models.input_noise_setting",
 }
 
 __all__ = ["NoisyDataset", "Split", "Standardizer", *_LAZY]

@@ -49,7 +49,7 @@ _NOT_IDENTITY = ("progress", "warm_start")
 def _estimator_record(estimator: Any) -> dict[str, Any]:
     """The estimator's class and settings as the training record keeps them: an input-noise strategy given as a
     class or an object by its registered name, which the report reads (``none``: the error bars are not used)."""
-    from gpal.models.input_noise import strategy_class
+    from gpal.models.input_noise_setting import strategy_class
 
     record = estimator_identity(estimator, leave_out=_NOT_IDENTITY)
     setting = getattr(estimator, "input_noise", None)

@@ -81,7 +81,7 @@ def noisy_gp_from_state(cls: type, config: dict[str, Any], arrays: dict[str, np.
 def _input_noise_state(setting: Any, strategy: type) -> Any:
     """The ``input_noise`` setting as JSON: a name as it is, a class by its registered name, an instance by its
     config; refused (`registered_name`) where the model's strategy class could not be found again on loading."""
-    from gpal.models.input_noise import registered_name
+    from gpal.models.input_noise_setting import registered_name
 
     name = registered_name(strategy)
     if isinstance(setting, str):
@@ -91,7 +91,7 @@ def _input_noise_state(setting: Any, strategy: type) -> Any:
 
 def _input_noise_from_state(saved: dict[str, Any]) -> Any:
     """Inverse of `_input_noise_state` for a class or an instance."""
-    from gpal.models.input_noise import strategy_from_config
+    from gpal.models.input_noise_setting import strategy_from_config
     from gpal.registry import INPUT_NOISE
 
     if "input_noise_class" in saved:

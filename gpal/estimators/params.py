@@ -59,7 +59,7 @@ LIKELIHOOD = Satisfies(_is_likelihood, "a likelihood name {names} or a gpal.mode
 def _is_input_noise(value: Any) -> bool:
     if isinstance(value, str):
         return value in INPUT_NOISE  # a name is checked without importing the strategies (and TensorFlow)
-    from gpal.models.input_noise import strategy_class
+    from gpal.models.input_noise_setting import strategy_class
 
     return strategy_class(value) is not None  # it raises for what it refuses, which Satisfies reads as False
 
@@ -104,7 +104,7 @@ def input_noise_class(est: Any) -> type:
     type
         A `gpal.models.input_noise.InputNoise` subclass.
     """
-    from gpal.models.input_noise import strategy_class
+    from gpal.models.input_noise_setting import strategy_class
 
     return strategy_class(est.input_noise)
 

@@ -21,7 +21,8 @@ from check_shapes import check_shapes
 from gpflow.utilities import deepcopy
 
 from gpal.constraints import OneOf
-from gpal.models.input_noise import InputNoise, make_strategy, strategy_class, strategy_from_config
+from gpal.models.input_noise import InputNoise
+from gpal.models.input_noise_setting import make_strategy, strategy_class, strategy_from_config
 from gpal.models.input_prior import fit_mixture_prior
 from gpal.models.kernels import make_kernel
 from gpal.models.latent_gps import LatentGPs
@@ -333,7 +334,7 @@ def build_model(
     Inducing points: k-means on X, the same M = min(num_inducing, n) points for every
     latent function to start from.  Kernels: ``kernel`` copied per latent function,
     default ``gpal.models.kernels.default_kernel``.  ``input_noise``: a name or a class, built for these rows,
-    or an instance holding no variables, copied (`gpal.models.input_noise.strategy_class`).  ``likelihood``
+    or an instance holding no variables, copied (`gpal.models.input_noise_setting.strategy_class`).  ``likelihood``
     defaults to the product's (``gpal.registry.DEFAULT_LIKELIHOOD``, as ``NoisyGPClassifier``'s);
     ``likelihood_options`` go to the likelihood it names (e.g. ``{"epsilon": 1e-3}`` for robust-max).
 

@@ -150,7 +150,8 @@ def test_an_unregistered_subclass_is_refused_at_save_and_saves_once_registered(t
 
 
 def test_a_strategy_class_naming_none_is_refused_at_save_saying_so():
-    from gpal.models.input_noise import InputNoise, registered_name
+    from gpal.models.input_noise import InputNoise
+    from gpal.models.input_noise_setting import registered_name
 
     class Bare(InputNoise):
         """A strategy of a user's that declares no ``name``."""

@@ -10,9 +10,8 @@ pytest.importorskip("gpflow")
 import tensorflow as tf  # noqa: E402
 
 from gpal.estimators.noisy_gp import NoisyGPClassifier  # noqa: E402
-from gpal.models.input_noise import (  # noqa: E402
-    InputNoise, LatentInputs, register_input_noise, unregister_input_noise,
-)
+from gpal.models.input_noise import InputNoise, LatentInputs  # noqa: E402
+from gpal.models.input_noise_setting import register_input_noise, unregister_input_noise  # noqa: E402
 from gpal.models.input_prior import fit_mixture_prior  # noqa: E402
 from gpal.models.svgp import build_model  # noqa: E402
 from gpal.registry import INPUT_NOISE  # noqa: E402
