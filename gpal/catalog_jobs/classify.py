@@ -394,8 +394,9 @@ def _error_blind_twin(estimator: Any) -> dict[str, Any]:
     """The main job's estimator with the error bars ignored (MGP), when it uses them: what they bought is the difference."""
     from sklearn.base import clone
 
-    setting = getattr(estimator, "input_noise", "none")  # a name, or a strategy class or object named by its class
-    if (setting if isinstance(setting, str) else setting.name) == "none":
+    from gpal.models.input_noise_setting import strategy_class
+
+    if strategy_class(getattr(estimator, "input_noise", "none")).name == "none":
         return {}
     return {ERROR_BLIND_MODEL: clone(estimator).set_params(input_noise="none", progress=False)}
 

@@ -91,11 +91,10 @@ def _input_noise_state(setting: Any, strategy: type) -> Any:
 
 def _input_noise_from_state(saved: dict[str, Any]) -> Any:
     """Inverse of `_input_noise_state` for a class or an instance."""
-    from gpal.models.input_noise_setting import strategy_from_config
-    from gpal.registry import INPUT_NOISE
+    from gpal.models.input_noise_setting import strategy_class, strategy_from_config
 
     if "input_noise_class" in saved:
-        return INPUT_NOISE.get_class(saved["input_noise_class"])
+        return strategy_class(saved["input_noise_class"])
     return strategy_from_config(saved["input_noise_config"])
 
 

@@ -539,6 +539,7 @@ def runs_in_children(script: str, argv: list[str], runs: int, folder: str, stem:
         subprocess.run([sys.executable, script, *argv, "--json", path], check=True)
     return paths
 
+
 def uci_split(dataset: str, split_index: int, level: float) -> tuple[Any, Any, int, np.ndarray]:
     """Split ``split_index`` of paper 001's UCI workflow (``workflows/papers/001_uci_input_noise.yaml``) at injected
     level ``level``: its (train, test) rows with the same noise draws, the unit's seed, and the clean training rows'
