@@ -21,7 +21,7 @@ from astropy.table import Table
 
 import gpal.catalogs.catalog_file as catalog_file
 from gpal import NoisyGPClassifier
-from gpal.catalog_jobs.layout import TRAINING_RECORD
+from gpal.catalog_jobs.layout import OOD_FILE, TRAINING_RECORD
 from gpal.catalogs.catalog import HDU_NAME, load_catalog
 from gpal.cli import main
 from gpal.estimators.base import check_fit_data
@@ -393,6 +393,9 @@ REPORT_CASES = {
     "not UTF-8 (was a codec error)": (_held(lambda b: b"\xff\xfe" + b), ["heldout.csv", "could not be read as CSV"]),
     "a renamed column": (_held(lambda b: b.replace(b"p_bll", b"p_xyz", 1)),
                          ["heldout.csv", "missing ['p_bll'], unexpected ['p_xyz']"]),
+    "a truncated none-of-these record (was a JSON error naming no file)": (
+        lambda folder: (folder / OOD_FILE).write_bytes((folder / OOD_FILE).read_bytes()[:20]),
+        [OOD_FILE, "is not valid JSON"]),
 }
 
 

@@ -64,7 +64,7 @@ from gpal.warning_filters import changed_filters
 
 __all__ = ["LaterCheck", "LaterCheckInputs", "MODEL", "ReleaseLink",
            "check_later", "later_check_inputs", "later_check_table", "later_release_of", "link_releases",
-           "later_check_files", "read_later_check", "read_later_table", "write_later_check"]
+           "later_check_files", "read_later_table", "write_later_check"]
 
 #: The model's name in the check's tables.
 MODEL = "gpal"
@@ -378,13 +378,6 @@ def shown_measures(measures: pd.DataFrame) -> pd.DataFrame:
     for c in ("value", "low", "high", "diff", "diff_low", "diff_high"):
         shown[c] = shown[c].map(lambda v: "" if pd.isna(v) else f"{v:.3f}")
     return shown
-
-
-def read_later_check(path: str | os.PathLike) -> pd.DataFrame | None:
-    """The measures a later-release check wrote at ``path`` (a folder's `LATER_CHECK_FILE`, with ``earlier`` and
-    ``later`` columns), or None where the file is absent."""
-    path = Path(path)
-    return read_later_table(path) if path.is_file() else None
 
 
 def read_later_table(source: Any) -> pd.DataFrame:

@@ -259,10 +259,15 @@ _RECORD_FIELDS: dict[str, tuple[Callable[[Any], bool], str]] = {
 
 
 def read_training_record(record_file: Path, checksums: bool = True) -> dict[str, Any]:
-    """``training.json`` read within bounds and checked field by field: a damaged or edited record is named here,
-    never met later as a KeyError or a table whose columns no longer match the classes.  ``checksums`` False leaves
-    the fields' checksums to the caller (`load_trained` checks the model folder the record names first)."""
-    training = read_json(record_file, TRAINING_FILE, damaged="the model folder is corrupt")
+    """``training.json`` read within bounds and checked field by field (`checked_training_record`).  ``checksums``
+    False leaves the fields' checksums to the caller (`load_trained` checks the model folder the record names first)."""
+    return checked_training_record(read_json(record_file, TRAINING_FILE, damaged="the model folder is corrupt"),
+                                   record_file, checksums)
+
+
+def checked_training_record(training: Any, record_file: Path, checksums: bool = True) -> dict[str, Any]:
+    """The training record read from ``record_file``, checked field by field: a damaged or edited record is named
+    here, never met later as a KeyError or a table whose columns no longer match the classes."""
     if not isinstance(training, dict) or training.get("format") != TRAINING_FORMAT:
         raise ValueError(f"{record_file} is not a {TRAINING_FORMAT} record (field 'format' is not "
                          f"{TRAINING_FORMAT!r}); the model folder is corrupt")

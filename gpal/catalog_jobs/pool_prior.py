@@ -30,9 +30,7 @@ than FL16Y exists to test the choice independently.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -42,10 +40,9 @@ from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 from gpal.catalogs.classes import UNASSOCIATED, merge_for, source_groups
 from gpal.estimators.base import entropy
 from gpal.evaluation.prior_shift import estimate_target_prior
-from gpal.files import read_json
 
 __all__ = ["APPLIED_BY_DEFAULT", "ESTIMATED_CODES", "MOVED_GROUPS", "PoolPrior", "adjust_table", "adjust_to_pool",
-           "held_classes", "mixes_text", "read_pool_prior", "training_prior"]
+           "held_classes", "mixes_text", "training_prior"]
 
 #: The groups (`gpal.catalogs.classes.source_groups`) the pool prior moves; every other keeps the model's
 #: probabilities.
@@ -186,19 +183,3 @@ def adjust_table(table: ClassifiedSources, classes: Sequence[str], prior: np.nda
     frame["predicted_class"] = np.where(extended, EXTENDED, np.asarray(classes, dtype=object)[result.proba.argmax(axis=1)])
     frame["entropy"] = entropy(result.proba)
     return ClassifiedSources(frame, {**table.meta, "POOLMIX": mixes_text(result.groups)}), result
-
-
-def read_pool_prior(path: str | os.PathLike) -> dict[str, Any] | None:
-    """The mixes a classify folder's classifications were moved to, from its record at ``path`` (the folder's
-    `gpal.catalog_jobs.layout.POOL_PRIOR_FILE`), or None where the file is absent (the pool prior was off).
-
-    A folder written before the record named the groups left as given has no ``left_as_given``: it moved every
-    group it lists.
-
-    Returns
-    -------
-    dict or None
-        ``training_prior`` and ``groups`` as `PoolPrior.record` wrote them.
-    """
-    path = Path(path)
-    return read_json(path, "pool prior record") if path.is_file() else None

@@ -15,8 +15,8 @@ from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.settings import main_job_estimator
 from gpal.catalog_jobs.model_folders import load_trained
 from gpal.catalog_jobs.layout import (
-    BASELINES_FILE, DISCOVERY_FILE, ERROR_BLIND_MODEL_DIR, ESTIMATOR_DIR, HELDOUT_FILE, INFORMATIVE_FILE, METRICS_FILE,
-    OOD_FILE, POOL_PRIOR_FILE, TRAINED_DIR, TRAINING_RECORD, list_path,
+    BASELINES_FILE, DISCOVERY_FILE, ERROR_BLIND_MODEL_DIR, ESTIMATOR_DIR, INFORMATIVE_FILE, METRICS_FILE,
+    OOD_FILE, POOL_PRIOR_FILE, TRAINED_DIR, TRAINING_RECORD, folder_layout, list_path,
 )
 from gpal.estimators import load_estimator
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL
@@ -141,7 +141,7 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     sources = pd.read_csv(out / "tables" / "later_check_sources.csv")
     blind = load_estimator(out / ERROR_BLIND_MODEL_DIR)
     assert list(blind.classes_) == ["bll", "fsrq", "other", "pulsar"] and blind.input_noise == "none"
-    assert (f"later classified, 4-class NLL" in report.read_text()
+    assert ("later classified, 4-class NLL" in report.read_text()
             and f"without minus with {twin['diff']:+.3f}" in report.read_text())  # the tables' sign
     assert np.isfinite(sources[f"p_bll_{ERROR_BLIND_MODEL}"]).all()
     flags = read_probability_table(out / "classifications.csv").frame.set_index("Source_Name")["ood"]
@@ -827,14 +827,11 @@ def test_sky_maps_say_what_they_leave_out(classified, small_catalog):
     sources it draws out of all and names the extended ones it leaves out."""
     from dataclasses import replace
 
-    from gpal.catalog_jobs.model_folders import read_training_record
     from gpal.catalog_jobs.report.figures import report_figures
-    from gpal.catalog_jobs.report.inputs import FinishedRun, read_held_out
+    from gpal.catalog_jobs.report.inputs import FinishedRun, read_finished_parts
 
     out, _ = classified
-    training = read_training_record(out / TRAINING_RECORD)
-    run = FinishedRun(training, read_held_out(out / HELDOUT_FILE, training["classes"]),
-                      read_probability_table(out / "classifications.csv"), pd.DataFrame())
+    run = FinishedRun(**read_finished_parts(out, folder_layout(out)))
     snr = predict_catalog(out, str(small_catalog), "snr", progress=False)
     extended = int(snr.frame["extended"].sum())
     assert extended > 0

@@ -11,7 +11,7 @@ from astropy.table import Table
 
 from gpal.catalog_jobs.model_folders import load_trained
 from gpal.catalog_jobs.later_check import (
-    MODEL, LaterCheckInputs, check_later, later_check_inputs, later_release_of, link_releases, read_later_check,
+    MODEL, LaterCheckInputs, check_later, later_check_inputs, later_release_of, link_releases, read_later_table,
     write_later_check,
 )
 from gpal.catalog_jobs.model_folders import train_catalog_model
@@ -192,7 +192,7 @@ def test_check_later_measures_match_independent_computations(trained, small_cata
     low, high = measures.loc[(kind, "logistic"), ["diff_low", "diff_high"]]
     assert low <= measures.loc[(kind, "logistic"), "diff"] <= high
     path = write_later_check(check, tmp_path)
-    back = read_later_check(path)
+    back = read_later_table(path)
     assert path.is_file() and back["later"].eq("FL16Y").all() and len(back) == len(check.measures)
 
 

@@ -10,11 +10,11 @@ from scipy.stats import norm
 
 from gpal.catalogs.classes import source_groups
 from gpal.catalog_jobs.pool_prior import (
-    MOVED_GROUPS, adjust_table, adjust_to_pool, mixes_text, read_pool_prior, training_prior,
+    MOVED_GROUPS, adjust_table, adjust_to_pool, mixes_text, training_prior,
 )
 from gpal.catalog_jobs.layout import POOL_PRIOR_FILE
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
-from gpal.files import write_json_atomic
+from gpal.files import read_json, write_json_atomic
 
 CLASSES = ("bll", "fsrq", "pulsar")
 MEANS = np.array([-3.0, 0.0, 3.0])
@@ -156,5 +156,4 @@ def test_a_table_is_adjusted_and_its_extended_sources_keep_their_class(tmp_path)
     assert table.meta == {"X": 1, "POOLMIX": mixes_text(result.groups)}  # the header says where they were moved
     assert frame["entropy"].eq(0.0).all()  # the given table is left as it was
     write_json_atomic(tmp_path / POOL_PRIOR_FILE, result.record())  # as the main job writes it
-    assert read_pool_prior(tmp_path / POOL_PRIOR_FILE) == result.record()
-    assert read_pool_prior(tmp_path / "elsewhere" / POOL_PRIOR_FILE) is None
+    assert read_json(tmp_path / POOL_PRIOR_FILE) == result.record()

@@ -22,22 +22,12 @@ import os
 from pathlib import Path
 
 from gpal.catalog_jobs.follow_up import follow_up_files
-from gpal.catalog_jobs.later_check import read_later_check
-from gpal.catalog_jobs.layout import (
-    BASELINES_FILE, CATALOG_COLUMNS_FILE, CLASSIFICATIONS_CSV, CURRENT_LAYOUT, HELDOUT_FILE, LATER_CHECK_FILE,
-    METRICS_FILE, OOD_FILE, POOL_PRIOR_FILE, REPORT_FILE, TRAINING_RECORD, FolderLayout, folder_layout,
-)
-from gpal.catalog_jobs.model_folders import read_training_record
-from gpal.catalog_jobs.none_of_these import read_outlier_record
-from gpal.catalog_jobs.pool_prior import read_pool_prior
+from gpal.catalog_jobs.layout import CURRENT_LAYOUT, METRICS_FILE, REPORT_FILE, FolderLayout, folder_layout
 from gpal.catalog_jobs.report.figures import Figures, report_figures
-from gpal.catalog_jobs.report.inputs import (
-    FinishedRun, check_finished, read_baselines, read_context, read_held_out,
-)
+from gpal.catalog_jobs.report.inputs import FinishedRun, read_finished_parts
 from gpal.catalog_jobs.report.measures import ERROR_BLIND_MODEL, MODEL_NAME, measure, run_metrics
 from gpal.catalog_jobs.report.tables import report_tables
 from gpal.catalog_jobs.report.text import headline, report_text
-from gpal.catalog_jobs.tables import read_probability_table
 from gpal.evaluation.reports import report_page
 from gpal.files import json_text, write_files
 
@@ -48,22 +38,14 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
     """Rebuild ``metrics.json``, the tables, figures and ``report.md`` of a finished `classify_catalog` folder from
     its files (``gpal report``).
 
-    The folder is resolved here, once, as the main job resolves its own: its layout read, each file read from its
-    path into the run, and the report's files written where the layout keeps them (a folder of gpal <= 0.3 keeps
-    its own); the parts that build the report see the run and the layout, the folder only as the words of the
-    rebuild command.
+    The folder is resolved here, once, as the main job resolves its own: its layout read, its files read into the
+    run (`gpal.catalog_jobs.report.inputs.read_finished_run`), and the report's files written where the layout
+    keeps them (a folder of gpal <= 0.3 keeps its own); the parts that build the report see the run and the layout,
+    the folder only as the words of the rebuild command.
     """
     folder = Path(folder)
     layout = folder_layout(folder)
-    check_finished(folder, layout)
-    training = read_training_record(folder / layout.path(TRAINING_RECORD))
-    run = FinishedRun(training, read_held_out(folder / layout.path(HELDOUT_FILE), training["classes"]),
-                      read_probability_table(folder / layout.path(CLASSIFICATIONS_CSV)),
-                      read_baselines(folder / layout.path(BASELINES_FILE)),
-                      outliers=read_outlier_record(folder / layout.path(OOD_FILE)),
-                      pool_prior=read_pool_prior(folder / layout.path(POOL_PRIOR_FILE)),
-                      later=read_later_check(folder / layout.path(LATER_CHECK_FILE)),
-                      context=read_context(folder / layout.path(CATALOG_COLUMNS_FILE)))
+    run = FinishedRun(**read_finished_parts(folder, layout))
     files = report_files(run, folder, layout)
     write_files(folder, {layout.path(name): data for name, data in files.items()})
     return folder / layout.path(REPORT_FILE)

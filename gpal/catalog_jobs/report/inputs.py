@@ -2,8 +2,8 @@
 
 The main job hands its results over as its tables hold them (`gpal.catalog_jobs.tables.as_read_back`,
 `gpal.catalog_jobs.tables.rendered_and_read_back`: the written decimals, without the trip through the disk); ``gpal report``
-reads the same from a finished folder (`gpal.catalog_jobs.report.write_classify_report`, with the readers here, each
-given its file's path), so both reports say the same.
+reads the same from a finished folder (`read_finished_run`: the folder's files read first, each within bounds, then
+parsed and checked), so both reports say the same.
 """
 
 from __future__ import annotations
@@ -17,13 +17,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.layout import CLASSIFICATIONS_CSV, HELDOUT_FILE, TRAINING_RECORD, FolderLayout
+from gpal.catalog_jobs.later_check import read_later_table
+from gpal.catalog_jobs.layout import (
+    BASELINES_FILE, CATALOG_COLUMNS_FILE, CLASSIFICATIONS_CSV, HELDOUT_FILE, LATER_CHECK_FILE, OOD_FILE,
+    POOL_PRIOR_FILE, TRAINING_FILE, TRAINING_RECORD, FolderLayout,
+)
+from gpal.catalog_jobs.model_folders import checked_training_record
 from gpal.catalog_jobs.proba_columns import classes_from_columns, proba_column, proba_columns, proba_of
-from gpal.catalog_jobs.tables import ClassifiedSources
-from gpal.files import read_bytes
+from gpal.catalog_jobs.tables import ClassifiedSources, read_probability_table
+from gpal.files import read_bytes, read_json
 
 __all__ = ["FINISHED_FILES", "FinishedRun", "HeldOutRun", "check_finished", "parse_baselines", "parse_heldout",
-           "read_baselines", "read_context", "read_held_out"]
+           "read_baselines", "read_finished_parts"]
 
 #: The files without which a folder holds no finished main job.
 FINISHED_FILES = (TRAINING_RECORD, HELDOUT_FILE, CLASSIFICATIONS_CSV)
@@ -74,17 +79,46 @@ class FinishedRun(HeldOutRun):
         return self.table.frame
 
 
+def read_finished_parts(folder: Path, layout: FolderLayout) -> dict[str, Any]:
+    """The parts of the run a finished `classify_catalog` ``folder`` (kept by ``layout``) holds, by `FinishedRun`
+    field: ``gpal report`` builds its run from them as the main job builds its own from its results.
+
+    The disk first: each record and table read once, within bounds (`gpal.files.read_json`,
+    `gpal.files.read_bytes`; the classifications with their ECSV twin by
+    `gpal.catalog_jobs.tables.read_probability_table`); then each part parsed and checked from what was read.  A
+    file the run did without (no baselines fitted, the pool prior off, no later release, a folder of gpal >= 0.4
+    keeping the catalog columns in its table) leaves its part None (the baselines: an empty frame).
+    """
+    check_finished(folder, layout)
+    path = {name: folder / layout.path(name) for name in (*FINISHED_FILES, *_OPTIONAL_JSON, *_OPTIONAL_CSV)}
+    record = read_json(path[TRAINING_RECORD], TRAINING_FILE, damaged="the model folder is corrupt")
+    records = {name: read_json(path[name], _WHAT) for name in _OPTIONAL_JSON if path[name].is_file()}
+    texts = {name: io.BytesIO(read_bytes(path[name], _WHAT)) for name in (HELDOUT_FILE, *_OPTIONAL_CSV)
+             if path[name].is_file()}
+    training = checked_training_record(record, path[TRAINING_RECORD])
+    held = parse_heldout(texts[HELDOUT_FILE], training["classes"],
+                         f"{path[HELDOUT_FILE]} (a table gpal classify writes; rerun it to rewrite the table)")
+    return dict(
+        training=training, held=held, table=read_probability_table(path[CLASSIFICATIONS_CSV]),
+        baselines=parse_baselines(texts[BASELINES_FILE]) if BASELINES_FILE in texts else pd.DataFrame(),
+        outliers=records.get(OOD_FILE), pool_prior=records.get(POOL_PRIOR_FILE),
+        later=read_later_table(texts[LATER_CHECK_FILE]) if LATER_CHECK_FILE in texts else None,
+        context=(pd.read_csv(texts[CATALOG_COLUMNS_FILE], dtype={"Source_Name": str})
+                 if CATALOG_COLUMNS_FILE in texts else None))
+
+
+#: The records and tables of a part a run may do without: the "none of these" check, the pool prior; the
+#: baselines, the later-release check, the catalog columns a folder of gpal <= 0.3 kept beside its classifications.
+_OPTIONAL_JSON = (OOD_FILE, POOL_PRIOR_FILE)
+_OPTIONAL_CSV = (BASELINES_FILE, LATER_CHECK_FILE, CATALOG_COLUMNS_FILE)
+_WHAT = "gpal classify file"
+
+
 def check_finished(folder: Path, layout: FolderLayout) -> None:
     """Refuse, naming what is missing and what to do, a ``folder`` (kept by ``layout``) whose run did not finish."""
     missing = [layout.path(name) for name in FINISHED_FILES if not (folder / layout.path(name)).is_file()]
     if missing:
         raise FileNotFoundError(f"{folder} is not a finished gpal classify folder: {missing} missing; rerun gpal classify")
-
-
-def read_held_out(path: Path, classes: list[str]) -> pd.DataFrame:
-    """``tables/heldout.csv`` at ``path``, read within bounds and checked against the run's ``classes``."""
-    return parse_heldout(io.BytesIO(read_bytes(path, "held-out table")), classes,
-                         f"{path} (a table gpal classify writes; rerun it to rewrite the table)")
 
 
 def read_baselines(path: Path) -> pd.DataFrame:
@@ -96,12 +130,6 @@ def read_baselines(path: Path) -> pd.DataFrame:
 def parse_baselines(source: Any) -> pd.DataFrame:
     """The baselines' held-out probabilities from their CSV: names and classes as text."""
     return pd.read_csv(source, dtype={"Source_Name": str, "true_class": str})
-
-
-def read_context(path: Path) -> pd.DataFrame | None:
-    """The catalog columns a folder of gpal <= 0.3 kept beside its classifications at ``path`` (None: absent, the
-    table itself holds them)."""
-    return pd.read_csv(path, dtype={"Source_Name": str}) if path.is_file() else None
 
 
 def parse_heldout(source: Any, classes: list[str], where: str = "the held-out table") -> pd.DataFrame:

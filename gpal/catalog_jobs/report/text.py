@@ -179,7 +179,7 @@ def _population_shift(shift: Mapping[str, Any] | None) -> str | None:
 def _pool_prior(moved: Mapping[str, Any] | None) -> str | None:
     if not moved:
         return None
-    left = moved.get("left_as_given") or {}
+    left = moved.get("left_as_given") or {}  # a record of gpal <= 0.3 names none: it moved every group it lists
     kept = ("; left as the model gave them: " + ", ".join(f"{g} ({v['n']} sources)" for g, v in left.items())
             if left else "")
     return ("**Pool prior applied** (on by default; `--no-pool-prior` turns it off): the unassociated sources' "
