@@ -90,7 +90,28 @@ def test_a_table_cell_is_read_from_the_record_line_holding_its_rows_other_number
                                             "|---|---|---|---|\n| bll | 5 | 1219 | 0.97 |\n")
     pins: dict = {}
     assert page_numbers.pin_page("docs/t.md", pins) == []
-    assert [p["field"] for p in pins["docs/t.md"]["pinned"]] == ["/printed/3#0"]
+    assert [p["field"] for p in pins["docs/t.md"]["pinned"]] == ["/printed/3#c0", "/printed/3#0"]  # 1219, 0.97
+    page_numbers.clear_caches()
+
+
+def test_a_count_is_held_like_a_decimal_and_settings_years_and_names_are_not(tmp_path, monkeypatch):
+    """A count of three or more significant digits (1,623) is pinned to the field holding it, and a retyped one is
+    named; a year, a paper's number, a source's name and a round setting are not a record's."""
+    monkeypatch.setattr(page_numbers, "ROOT", tmp_path)
+    page_numbers.clear_caches()
+    record = tmp_path / "workflows" / "studies" / "records" / "c.json"
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps({"bcu": 1623, "unassociated": 2423, "epochs": 300}))
+    (tmp_path / "docs").mkdir()
+    page = tmp_path / "docs" / "c.md"
+    page.write_text("# A\n`workflows/studies/records/c.json`: 1,623 bcu and 2423 unassociated sources in 2023 "
+                    "(paper 003, 4FGL J1623.5-5005 and PSR J1623-5005 among them), trained 300 epochs on 120 of them.\n")
+    pins: dict = {}
+    assert page_numbers.pin_page("docs/c.md", pins) == []
+    assert {p["decimal"]: p["field"] for p in pins["docs/c.md"]["pinned"]} == {"1,623": "/bcu", "2423": "/unassociated"}
+    assert page_numbers.problems("docs/c.md", pins) == []
+    page.write_text(page.read_text().replace("1,623", "1,632"))
+    assert any("1,632 (#1) is pinned to no record field" in p for p in page_numbers.problems("docs/c.md", pins))
     page_numbers.clear_caches()
 
 
@@ -114,6 +135,24 @@ def test_a_readers_decisions_become_checked_pins_and_a_field_not_showing_the_num
     assert "5.7e-7" not in by_decimal
     assert page_numbers.problems("docs/p.md", pins) == []
     assert f"[{ids['0.073']}]" not in page_numbers_review.sheet("docs/p.md", pins)  # checked: off the sheet
+
+
+def test_a_number_no_cited_record_shows_is_listed_and_pinned_or_quoted_from_the_sheet(site):
+    import page_numbers_review
+
+    root, pins = site
+    page = root / "docs" / "p.md"
+    page.write_text(page.read_text().replace("(sec. 4.1).", "(sec. 4.1); 1,234 sources of 5,678."))  # last
+    sheet = page_numbers_review.sheet("docs/p.md", pins)
+    assert "[u0] 1,234 in '# A'   (unpinned)" in sheet and "»5,678«" in sheet
+    record = root / "workflows" / "studies" / "records" / "r.json"
+    record.write_text(record.read_text().replace('"nll"', '"n": 1234, "nll"'))
+    page_numbers.clear_caches()
+    refused = page_numbers_review.apply("docs/p.md", pins, "\n".join([
+        "u0 field workflows/studies/records/r.json x /n", "u1 quote the catalog's size, said in words", "u7 ok"]))
+    assert len(refused) == 1 and "not the id" in refused[0]
+    assert page_numbers.problems("docs/p.md", pins) == []
+    assert [p["checked"] for p in pins["docs/p.md"]["pinned"] if p["decimal"] == "1,234"] == [True]
 
 
 def test_a_quote_of_one_occurrence_leaves_the_others_pinned_and_goes_stale_alone(site):

@@ -2,7 +2,8 @@
 
 The pages in `PAGES` (the hand-written docs pages that quote study records, and the explanations the papers page
 shows beside its tables, ``workflows/pages/records/papers/*.md``) are written by hand around numbers their records
-hold.  Every decimal of these pages is either
+hold.  Every decimal of these pages, and every count (an integer of three or more significant digits: 1623,
+15,216), is either
 
 - **pinned**, at its place in its section, to one field of one record the section cites (by path from the
   repository's top, a ``paper_runs`` record by its name, or a study by name: ``the study `target_lists``` cites the
@@ -16,8 +17,10 @@ hold.  Every decimal of these pages is either
   that was not kept), with why: every occurrence of the decimal in the section, or with ``"n"`` the n-th (counting
   from 0) where the same digits elsewhere in the section are a record's.
 
-A round figure (one significant digit: 0.1, 1.0, 0.05) and a section number are taken as settings, not held;
-integers are not held either.  In a section that cites no record, every decimal is quoted.  The pins live in
+A round figure (one significant digit: 0.1, 1.0, 0.05) and a section number are taken as settings, not held; so
+are smaller integers (300 epochs, 20 inducing points, a count of 47 said in words), years and a name's digits
+("J1623-5005", paper "003").  A count is shown as it is (a field of decimals rounded to the unit).  In a section that cites no record, every
+decimal and count is quoted.  The pins live in
 ``workflows/pages/page_numbers.json``; ``--check`` (run by the tests) names every decimal with no pin, every pin
 whose field no longer shows its decimal (a retyped number, or a record remade with another value), every pinned
 number that moved within its section (two numbers swapped), and every pin or quote the page no longer has.
@@ -86,6 +89,12 @@ SHOWN_AS = {"x": lambda v: v, "100x": lambda v: 100 * v, "1-x": lambda v: 1 - v,
 _WORD = re.compile(r"[a-z]+|\d+")
 #: A decimal with the exponent it may have in scientific notation (5.7e-7).
 _WITH_EXPONENT = re.compile(DECIMAL.pattern + r"(?:e[-+]?\d+)?")
+#: An integer written alone (1623, 15,216): not part of a name ("A100", a source's "J1623-5005", paper "003"), a
+#: decimal or a longer number.  One of three or more significant digits that is not a year is a count a record holds.
+COUNT = re.compile(r"(?<![\w.,])(?<!J\d{4}[+-])(?<!J\d{4}\.\d[+-])(?:[1-9]\d{0,2}(?:,\d{3})+|[1-9]\d*)"
+                   r"(?!\d)(?!\.\d)(?!,\d{3})(?![A-Za-z_])")
+#: The numbers a page's sections are read for: its decimals, then its integers (`_held` keeps the counts).
+NUMBER = re.compile(f"{_WITH_EXPONENT.pattern}|{COUNT.pattern}")
 #: Any number, an integer too (a table row's counts say which record line it is).
 _ANY_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[-+]?\d+)?(?![\w.]\d)")
 #: A paper's section number before a decimal ("sec. 5.2", "Section 4.1").
@@ -210,10 +219,9 @@ def occurrences(page: str) -> Iterator[tuple[Occurrence, list[str]]]:
         at = 0
         lines = prose.splitlines()
         for i, line in enumerate(lines):
-            for match in _WITH_EXPONENT.finditer(line):
+            for match in NUMBER.finditer(line):
                 decimal = match.group()
-                if len(decimal.split("e")[0].replace(".", "").strip("0")) < 2 \
-                        or _SECTION.search(line[:match.start()]):
+                if not _held(decimal) or _SECTION.search(line[:match.start()]):
                     continue
                 n = seen.get(decimal, 0)
                 seen[decimal] = n + 1
@@ -242,6 +250,26 @@ def occurrences(page: str) -> Iterator[tuple[Occurrence, list[str]]]:
                 at += 1
 
 
+def _held(number: str) -> bool:
+    """Whether a page's ``number`` is a record's: a decimal of two or more significant digits (0.1, 1.0, 0.05 are
+    settings, margins, axes), an integer of three or more that is not a year (20, 300, 1000 are settings or small
+    counts said in words)."""
+    if "." in number:
+        return len(number.split("e")[0].replace(".", "").strip("0")) >= 2
+    digits = number.replace(",", "")
+    return len(digits.rstrip("0")) >= 3 and not ("," not in number and re.fullmatch(r"(?:19|20)\d\d", digits))
+
+
+def _numbers_in(text: str) -> Iterator[tuple[str, re.Match]]:
+    """The numbers of a record's text with their pointers' suffixes: ``#k`` the k-th decimal, ``#ck`` the k-th
+    count (`_held`)."""
+    for k, match in enumerate(_WITH_EXPONENT.finditer(text)):
+        yield f"#{k}", match
+    counts = (m for m in COUNT.finditer(text) if _held(m.group()))
+    for k, match in enumerate(counts):
+        yield f"#c{k}", match
+
+
 @cache
 def _fields(record: str) -> tuple[tuple[str, float, str | None, str, str, str], ...]:
     """Every number of ``record``: (pointer, value, as written if in a text, the words of its measure, the words
@@ -268,10 +296,10 @@ def _fields(record: str) -> tuple[tuple[str, float, str | None, str, str, str], 
                     if re.match(r"\|\s*:?-{3}", following):
                         heading = cells
                         continue
-                    for k, match in enumerate(_WITH_EXPONENT.finditer(value)):
+                    for suffix, match in _numbers_in(value):
                         column = value[:match.start()].count("|") - 1
                         measure = heading[column] if 0 <= column < len(heading) else ""
-                        out.append((f"{pointer}/{i}#{k}", _signed(value, match), match.group(), measure,
+                        out.append((f"{pointer}/{i}{suffix}", _signed(value, match), match.group(), measure,
                                     f"{labels} {cells[0]}", value))
                 else:
                     walk(value, f"{pointer}/{i}", keys, labels, metric, row)
@@ -282,8 +310,8 @@ def _fields(record: str) -> tuple[tuple[str, float, str | None, str, str, str], 
             measure = keys[-1] if keys and keys[-1] in _STATISTICS else f"{' '.join(keys[-2:])} {metric}"
             out.append((pointer, float(node), None, measure, labels, near))
         elif isinstance(node, str):
-            for k, match in enumerate(_WITH_EXPONENT.finditer(node)):
-                out.append((f"{pointer}#{k}", _signed(node, match), match.group(),
+            for suffix, match in _numbers_in(node):
+                out.append((f"{pointer}{suffix}", _signed(node, match), match.group(),
                             f"{' '.join(keys[-1:])} {node[:match.start()][-40:]}", labels, node))
 
     path = ROOT / record
@@ -318,12 +346,13 @@ def _numbers_of(values: object) -> str:
 
 def _signed(text: str, match: re.Match) -> float:
     """A number of a text with the sign written before it."""
-    return -float(match.group()) if _sign(text, match.start()) == "-" else float(match.group())
+    value = float(match.group().replace(",", ""))
+    return -value if _sign(text, match.start()) == "-" else value
 
 
 def _number(text: str | None) -> float | str | None:
-    """A CSV cell as a number where it is a decimal, else as it is."""
-    return float(text) if text is not None and DECIMAL.fullmatch(text.strip().lstrip("-")) else text
+    """A CSV cell as a number where it is a decimal or an integer, else as it is."""
+    return float(text) if text is not None and re.fullmatch(r"-?\d+(?:\.\d+)?", text.strip()) else text
 
 
 def _shows(value: float, written: str | None, decimal: str, shown_as: str, sign: str = "") -> bool:
@@ -333,6 +362,12 @@ def _shows(value: float, written: str | None, decimal: str, shown_as: str, sign:
     shown_value = SHOWN_AS[shown_as](value)
     if sign and shown_value != 0 and (sign == "-") != (shown_value < 0):
         return False
+    if "." not in decimal:  # a count, shown as it is
+        count = decimal.replace(",", "")
+        if written is not None:
+            return shown_as in ("x", "-x") and written.replace(",", "") == count
+        half_up = Decimal(repr(round(abs(shown_value), 12))).quantize(Decimal(1), rounding=ROUND_HALF_UP)
+        return shown_as in ("x", "-x") and count in (f"{abs(shown_value):.0f}", str(half_up))
     if written == decimal:
         return shown_as in ("x", "-x")
     if "e" in decimal:  # 5.7e-7: the same mantissa digits in scientific notation
@@ -392,7 +427,7 @@ def candidates(occurrence: Occurrence, cited: list[str]) -> list[tuple[int, dict
                     named = len(local & _words(measure))
                     labelled = len(labelling & _words(labels)) - 2 * (_PARTS.search(pointer) is not None
                                                                      and not one_of_many)
-                    exact = written == occurrence.decimal and len(occurrence.decimal.split(".")[1]) >= 3
+                    exact = written == occurrence.decimal and len(occurrence.decimal.partition(".")[2]) >= 3
                     labelled += 3 * _agreeing(occurrence.beside, near)
                     choice = {"record": record, "field": pointer, "as": shown_as}
                     # a field of a structured record before a line of a kept Markdown summary that restates it

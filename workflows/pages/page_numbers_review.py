@@ -13,8 +13,9 @@ repeated blocks) it can pick the wrong one.  This is how a person corrects that:
     #   ID quote WHY               no cited record holds it: this occurrence quoted in its section with why
     python workflows/pages/page_numbers_review.py --apply docs/targets.md decisions.txt
 
-Every pin a decision names is marked ``"checked": true``; ``--apply`` refuses a decision whose field does not show
-the page's number, and ``page_numbers.py --check`` holds the result as it holds every pin.
+A number ``--pin`` found in no cited record is listed too, its ID ``uK``: ``uK field ...`` pins it, ``uK quote WHY``
+quotes it.  Every pin a decision names is marked ``"checked": true``; ``--apply`` refuses a decision whose field
+does not show the page's number, and ``page_numbers.py --check`` holds the result as it holds every pin.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import sys
 from pathlib import Path
 
 import page_numbers
-from page_numbers import (SHOWN_AS, _WITH_EXPONENT, _fields, _sections, _shows, _value, candidates,
+from page_numbers import (NUMBER, SHOWN_AS, _fields, _quote_of, _quoted, _sections, _shows, _value, candidates,
                           occurrences)
 
 __all__ = ["apply", "sheet"]
@@ -42,7 +43,7 @@ def _lines(page: str) -> dict[str, list[str]]:
 def _context(lines: list[str], i: int, decimal: str, n_in_line: int) -> str:
     """The decimal's line marked (»0.123«), with its table's heading row, or the prose line's neighbours."""
     line = lines[i]
-    matches = [m.start() for m in _WITH_EXPONENT.finditer(line) if m.group() == decimal]
+    matches = [m.start() for m in NUMBER.finditer(line) if m.group() == decimal]
     start = matches[n_in_line] if n_in_line < len(matches) else -1
     marked = line[:start] + "»" + decimal + "«" + line[start + len(decimal):] if start >= 0 else line
     if line.startswith("|"):
@@ -97,20 +98,25 @@ def sheet(page: str, all_pins: dict, everything: bool = False, listed_at_most: i
     most ``listed_at_most`` candidate fields besides its current one."""
     pins = all_pins[page]["pinned"]
     index = {(p["section"], p["decimal"], p["n"]): (i, p) for i, p in enumerate(pins)}
+    unpinned = {occurrence.key: k for k, (occurrence, _) in enumerate(_unpinned(page, all_pins))}
     lines = _lines(page)
     out = []
     for occurrence, cited in occurrences(page):
+        section_lines = lines[occurrence.section]
+        earlier = sum(m.group() == occurrence.decimal for line in section_lines[:occurrence.line[1]]
+                      for m in NUMBER.finditer(line))
+        context = _context(section_lines, occurrence.line[1], occurrence.decimal, max(0, occurrence.n - earlier))
+        if occurrence.key in unpinned:
+            out += [f"[u{unpinned[occurrence.key]}] {occurrence.decimal} in {occurrence.section!r}   (unpinned)",
+                    context, "      (no field of the cited records shows it: pin a field, or quote it)", ""]
+            continue
         found = index.get(occurrence.key)
         if found is None or (found[1].get("checked") and not everything):
             continue
         i, pin = found
-        section_lines = lines[occurrence.section]
-        earlier = sum(m.group() == occurrence.decimal for line in section_lines[:occurrence.line[1]]
-                      for m in _WITH_EXPONENT.finditer(line))
-        in_line = max(0, occurrence.n - earlier)
         out.append(f"[{i}] {occurrence.decimal} in {occurrence.section!r}"
                    + ("   (checked)" if pin.get("checked") else ""))
-        out.append(_context(section_lines, occurrence.line[1], occurrence.decimal, in_line))
+        out.append(context)
         listed = [c for _, c in candidates(occurrence, cited)]
         current = {"record": pin["record"], "field": pin["field"], "as": pin["as"]}
         keys = [(c["record"], c["field"], c["as"]) for c in listed]
@@ -129,22 +135,43 @@ def sheet(page: str, all_pins: dict, everything: bool = False, listed_at_most: i
     return "\n".join(out)
 
 
+def _unpinned(page: str, all_pins: dict) -> list[tuple[page_numbers.Occurrence, list[str]]]:
+    """``page``'s numbers neither pinned nor quoted, in the page's order (the sheet's ``uK``)."""
+    entry = all_pins.get(page, {"quoted": [], "pinned": []})
+    pinned = {(p["section"], p["decimal"], p["n"]) for p in entry["pinned"]}
+    quoted = _quoted(entry)
+    return [(o, cited) for o, cited in occurrences(page)
+            if o.key not in pinned and _quote_of(o, quoted) is None]
+
+
 def apply(page: str, all_pins: dict, decisions: str, listed_at_most: int = _LISTED) -> list[str]:
     """Apply a decisions text to ``page``'s pins in ``all_pins`` (see the module's docstring); the lines refused,
     with why."""
     entry = all_pins[page]
     pins = entry["pinned"]
     by_key = {(o.section, o.decimal, o.n): (o, cited) for o, cited in occurrences(page)}
+    unpinned = _unpinned(page, all_pins)
     refused = []
     for number, line in enumerate(decisions.splitlines(), 1):
         words = line.split(maxsplit=2)
         if not words or line.lstrip().startswith("#"):
             continue
         try:
-            i = int(words[0])
-            pin = pins[i]
+            if words[0].startswith("u"):  # a number no pin holds yet: a new pin, or a quote
+                occurrence = unpinned[int(words[0][1:])][0]
+                pin = {"section": occurrence.section, "decimal": occurrence.decimal, "n": occurrence.n,
+                       "record": "", "field": "", "as": "x", "at": occurrence.at}
+                if len(words) < 2 or words[1] not in ("field", "quote"):
+                    refused.append(f"line {number}: {line!r}: an unpinned number takes field or quote")
+                    continue
+                pins.append(pin)
+                i = len(pins) - 1
+            else:
+                i = int(words[0])
+                pin = pins[i]
         except (ValueError, IndexError):
-            refused.append(f"line {number}: {line!r}: the first word is not the id of one of the page's pins")
+            refused.append(f"line {number}: {line!r}: the first word is not the id of one of the page's pins "
+                           "or unpinned numbers")
             continue
         occurrence, cited = by_key[(pin["section"], pin["decimal"], pin["n"])]
         action = words[1] if len(words) > 1 else ""
@@ -184,6 +211,8 @@ def apply(page: str, all_pins: dict, decisions: str, listed_at_most: int = _LIST
         if held is None or not _shows(*held, pin["decimal"], choice["as"], occurrence.sign):
             refused.append(f"line {number}: {line!r}: {choice['record']} {choice['field']} ({choice['as']}) does "
                            f"not show {pin['decimal']}")
+            if not pin["record"]:  # the new pin of a refused decision
+                pin["drop"] = True
             continue
         pin.update(choice)
         pin.pop("named", None)
