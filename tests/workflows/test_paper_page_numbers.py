@@ -94,21 +94,24 @@ def test_a_table_cell_is_read_from_the_record_line_holding_its_rows_other_number
     page_numbers.clear_caches()
 
 
-def test_a_count_is_held_like_a_decimal_and_settings_years_and_names_are_not(tmp_path, monkeypatch):
-    """A count of three or more significant digits (1,623) is pinned to the field holding it, and a retyped one is
-    named; a year, a paper's number, a source's name and a round setting are not a record's."""
+def test_a_count_is_held_like_a_decimal_and_settings_and_names_are_not(tmp_path, monkeypatch):
+    """A count of three or more significant digits (1,623; 15 216) is pinned to the field holding it, and a retyped
+    one is named; a paper's number, a source's name and a round setting are not a record's; a year is a number no
+    record holds (quoted as one)."""
     monkeypatch.setattr(page_numbers, "ROOT", tmp_path)
     page_numbers.clear_caches()
     record = tmp_path / "workflows" / "studies" / "records" / "c.json"
     record.parent.mkdir(parents=True)
-    record.write_text(json.dumps({"bcu": 1623, "unassociated": 2423, "epochs": 300}))
+    record.write_text(json.dumps({"bcu": 1623, "unassociated": 2423, "rows": 15216, "epochs": 300}))
     (tmp_path / "docs").mkdir()
     page = tmp_path / "docs" / "c.md"
-    page.write_text("# A\n`workflows/studies/records/c.json`: 1,623 bcu and 2423 unassociated sources in 2023 "
+    page.write_text("# A\n`workflows/studies/records/c.json`: 1,623 bcu and 2423 unassociated sources of 15 216 in 2023 "
                     "(paper 003, 4FGL J1623.5-5005 and PSR J1623-5005 among them), trained 300 epochs on 120 of them.\n")
     pins: dict = {}
-    assert page_numbers.pin_page("docs/c.md", pins) == []
-    assert {p["decimal"]: p["field"] for p in pins["docs/c.md"]["pinned"]} == {"1,623": "/bcu", "2423": "/unassociated"}
+    assert [u.split(":")[1].split()[0] for u in page_numbers.pin_page("docs/c.md", pins)] == ["2023"]
+    assert {p["decimal"]: p["field"] for p in pins["docs/c.md"]["pinned"]} == {
+        "1,623": "/bcu", "2423": "/unassociated", "15 216": "/rows"}
+    pins["docs/c.md"]["quoted"].append({"section": "# A", "decimal": "2023", "why": "the year"})
     assert page_numbers.problems("docs/c.md", pins) == []
     page.write_text(page.read_text().replace("1,623", "1,632"))
     assert any("1,632 (#1) is pinned to no record field" in p for p in page_numbers.problems("docs/c.md", pins))

@@ -18,8 +18,8 @@ hold.  Every decimal of these pages, and every count (an integer of three or mor
   from 0) where the same digits elsewhere in the section are a record's.
 
 A round figure (one significant digit: 0.1, 1.0, 0.05) and a section number are taken as settings, not held; so
-are smaller integers (300 epochs, 20 inducing points, a count of 47 said in words), years and a name's digits
-("J1623-5005", paper "003").  A count is shown as it is (a field of decimals rounded to the unit).  In a section that cites no record, every
+are smaller integers (300 epochs, 20 inducing points, a count of 47 said in words) and a name's digits
+("J1623-5005", paper "003"); a year is quoted.  A count is shown as it is (a field of decimals rounded to the unit).  In a section that cites no record, every
 decimal and count is quoted.  The pins live in
 ``workflows/pages/page_numbers.json``; ``--check`` (run by the tests) names every decimal with no pin, every pin
 whose field no longer shows its decimal (a retyped number, or a record remade with another value), every pinned
@@ -89,10 +89,12 @@ SHOWN_AS = {"x": lambda v: v, "100x": lambda v: 100 * v, "1-x": lambda v: 1 - v,
 _WORD = re.compile(r"[a-z]+|\d+")
 #: A decimal with the exponent it may have in scientific notation (5.7e-7).
 _WITH_EXPONENT = re.compile(DECIMAL.pattern + r"(?:e[-+]?\d+)?")
-#: An integer written alone (1623, 15,216): not part of a name ("A100", a source's "J1623-5005", paper "003"), a
-#: decimal or a longer number.  One of three or more significant digits that is not a year is a count a record holds.
-COUNT = re.compile(r"(?<![\w.,])(?<!J\d{4}[+-])(?<!J\d{4}\.\d[+-])(?:[1-9]\d{0,2}(?:,\d{3})+|[1-9]\d*)"
-                   r"(?!\d)(?!\.\d)(?!,\d{3})(?![A-Za-z_])")
+#: An integer written alone (1623; 15,216 or 15 216, its thousands grouped): not part of a name ("A100", a source's
+#: "J1623-5005", paper "003"), a decimal or a longer number.  One of three or more significant digits is a count a
+#: record holds.
+COUNT = re.compile(r"(?<![\w.,])(?<!J\d{4}[+-])(?<!J\d{4}\.\d[+-])"
+                   r"(?:[1-9]\d{0,2}(?:,\d{3})+|[1-9]\d{0,2}(?:[ \u2009\u202f]\d{3})+|[1-9]\d*)"
+                   r"(?!\d)(?!\.\d)(?![,\u2009\u202f ]\d{3}(?!\d))(?![A-Za-z_])")
 #: The numbers a page's sections are read for: its decimals, then its integers (`_held` keeps the counts).
 NUMBER = re.compile(f"{_WITH_EXPONENT.pattern}|{COUNT.pattern}")
 #: Any number, an integer too (a table row's counts say which record line it is).
@@ -252,12 +254,16 @@ def occurrences(page: str) -> Iterator[tuple[Occurrence, list[str]]]:
 
 def _held(number: str) -> bool:
     """Whether a page's ``number`` is a record's: a decimal of two or more significant digits (0.1, 1.0, 0.05 are
-    settings, margins, axes), an integer of three or more that is not a year (20, 300, 1000 are settings or small
-    counts said in words)."""
+    settings, margins, axes), an integer of three or more (20, 300, 1000 are settings or small counts said in
+    words; a year is quoted as one)."""
     if "." in number:
         return len(number.split("e")[0].replace(".", "").strip("0")) >= 2
-    digits = number.replace(",", "")
-    return len(digits.rstrip("0")) >= 3 and not ("," not in number and re.fullmatch(r"(?:19|20)\d\d", digits))
+    return len(_digits(number).rstrip("0")) >= 3
+
+
+def _digits(count: str) -> str:
+    """A count's digits without its thousands' separators."""
+    return re.sub(r"[, \u2009\u202f]", "", count)
 
 
 def _numbers_in(text: str) -> Iterator[tuple[str, re.Match]]:
@@ -346,7 +352,7 @@ def _numbers_of(values: object) -> str:
 
 def _signed(text: str, match: re.Match) -> float:
     """A number of a text with the sign written before it."""
-    value = float(match.group().replace(",", ""))
+    value = float(_digits(match.group()))
     return -value if _sign(text, match.start()) == "-" else value
 
 
@@ -363,9 +369,9 @@ def _shows(value: float, written: str | None, decimal: str, shown_as: str, sign:
     if sign and shown_value != 0 and (sign == "-") != (shown_value < 0):
         return False
     if "." not in decimal:  # a count, shown as it is
-        count = decimal.replace(",", "")
+        count = _digits(decimal)
         if written is not None:
-            return shown_as in ("x", "-x") and written.replace(",", "") == count
+            return shown_as in ("x", "-x") and _digits(written) == count
         half_up = Decimal(repr(round(abs(shown_value), 12))).quantize(Decimal(1), rounding=ROUND_HALF_UP)
         return shown_as in ("x", "-x") and count in (f"{abs(shown_value):.0f}", str(half_up))
     if written == decimal:
