@@ -1,5 +1,6 @@
-"""The data-set facts docs/datasets.md quotes in prose: the shipped KEEL files' size, the KEEL ringnorm and twonorm
-files' class statistics set beside Breiman's recipes, and the recipes' exact Bayes errors.
+"""The data-set facts docs/datasets.md quotes: every set's rows, features and classes as `gpal.data.load_dataset`
+returns it, the shipped KEEL files' size, the KEEL ringnorm and twonorm files' class statistics set beside Breiman's
+recipes, and the recipes' exact Bayes errors.
 
 Each line it prints is ``label: value``, kept in ``workflows/studies/records/dataset_facts.json``; the statistics
 come from gpal's own loaders (`gpal.data.load_dataset`, `gpal.data.breiman`), so the page states what gpal reads.
@@ -41,8 +42,11 @@ def _pair(values: list[float]) -> str:
 
 
 def main() -> None:
-    from gpal.data import breiman, load_dataset
+    from gpal.data import breiman, dataset_names, load_dataset
 
+    for name in dataset_names():
+        data = load_dataset(name)
+        print(f"{name} rows / features / classes: {data.X.shape[0]} / {data.X.shape[1]} / {data.n_classes}")
     n_files, size = keel_bytes()
     print(f"KEEL files shipped (gpal/data/keel_files/, gzip-compressed, {n_files} files): {size} bytes = "
           f"{size / 1e6:.5f} MB")
