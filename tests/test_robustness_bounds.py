@@ -21,7 +21,7 @@ from astropy.table import Table
 
 import gpal.catalogs.catalog_file as catalog_file
 from gpal import NoisyGPClassifier
-from gpal.catalog_jobs.layout import OOD_FILE, TRAINING_RECORD
+from gpal.catalog_jobs.layout import BASELINES_FILE, OOD_FILE, TRAINING_RECORD
 from gpal.catalogs.catalog import HDU_NAME, load_catalog
 from gpal.cli import main
 from gpal.estimators.base import check_fit_data
@@ -396,6 +396,9 @@ REPORT_CASES = {
     "a truncated none-of-these record (was a JSON error naming no file)": (
         lambda folder: (folder / OOD_FILE).write_bytes((folder / OOD_FILE).read_bytes()[:20]),
         [OOD_FILE, "is not valid JSON"]),
+    "a folder in place of the baselines' table (was passed over as absent)": (
+        lambda folder: ((folder / BASELINES_FILE).unlink(), (folder / BASELINES_FILE).mkdir()),
+        [BASELINES_FILE, "is a folder; expected a regular file"]),
 }
 
 

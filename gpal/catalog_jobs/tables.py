@@ -47,7 +47,7 @@ from gpal.catalog_jobs.table_formats import (
     ecsv_header_table, ecsv_text, fits_hdu, keyword_order, mrt_text, votable_bytes, write_ecsv, write_ecsv_twin,
 )
 from gpal.constraints import ListOf, OneOf
-from gpal.files import atomic_output, write_files
+from gpal.files import atomic_output, read_bytes, write_files
 from gpal.warning_filters import changed_filters
 
 __all__ = [
@@ -64,6 +64,7 @@ __all__ = [
     "dated",
     "extra_names",
     "formats_of",
+    "parse_probability_csv",
     "read_probability_table",
     "rendered_and_read_back",
     "write_ecsv_twin",
@@ -342,14 +343,13 @@ def _ecsv_meta(text: str) -> dict[str, Any]:
     return dict(Table.read(text, format="ascii.ecsv").meta)
 
 
-def _ecsv_header(path: Path) -> str:
-    """An ECSV file's header and column names: its keywords without parsing its rows."""
+def _ecsv_header(text: str) -> str:
+    """An ECSV text's header and column names: its keywords without parsing its rows."""
     lines = []
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            lines.append(line)
-            if not line.startswith("#"):  # the column names' line ends the header
-                break
+    for line in io.StringIO(text):
+        lines.append(line)
+        if not line.startswith("#"):  # the column names' line ends the header
+            break
     return "".join(lines)
 
 
@@ -379,18 +379,29 @@ def read_probability_table(path: str | os.PathLike) -> ClassifiedSources:
         meta.update({k: v for k, v in t.meta.items() if FLAG_KEY.fullmatch(k)})
         meta.update({k: _unflatten(t.meta, k) for k in RECORD_KEYS if any(n.startswith(f"{k}.") for n in t.meta)})
         return ClassifiedSources(_strip_strings(t.to_pandas()), _typed(meta))
-    meta: dict[str, Any] = {}
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if not line.startswith("# "):
-                break
-            key, _, value = line[2:].rstrip("\n").partition(": ")
-            meta[key] = value
-    header_lines = len(meta)
     twin = path.with_suffix(TWIN_SUFFIX)
-    if not header_lines and twin.is_file():
-        meta = _ecsv_meta(_ecsv_header(twin))
-    return ClassifiedSources(_read_rows(path, skiprows=header_lines), _typed(meta))
+    return parse_probability_csv(read_bytes(path, _WHAT), read_bytes(twin, _WHAT) if twin.exists() else None)
+
+
+_WHAT = "classification table"
+
+
+def parse_probability_csv(data: bytes, twin: bytes | None = None) -> ClassifiedSources:
+    """A table `write_probability_table` wrote as CSV, from its bytes (read within bounds by the caller): its
+    keywords from the ``# KEY: value`` lines gpal 0.2.0 wrote before the header, else from the header of its ECSV
+    twin (``twin``'s bytes; None: a CSV without one)."""
+    text = data.decode("utf-8")
+    meta: dict[str, Any] = {}
+    header_lines = 0
+    for line in io.StringIO(text):
+        if not line.startswith("# "):
+            break
+        key, _, value = line[2:].rstrip("\n").partition(": ")
+        meta[key] = value
+        header_lines += 1
+    if not header_lines and twin is not None:
+        meta = _ecsv_meta(_ecsv_header(twin.decode("utf-8")))
+    return ClassifiedSources(_read_rows(io.StringIO(text), skiprows=header_lines), _typed(meta))
 
 
 def _read_rows(source: Any, skiprows: int = 0) -> pd.DataFrame:

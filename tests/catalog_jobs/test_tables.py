@@ -172,6 +172,21 @@ def test_an_empty_list_gets_no_mrt_and_says_so(tmp_path):
         write_probability_table(table, tmp_path / "empty.mrt")
 
 
+def test_a_classification_table_or_its_twin_that_is_no_regular_file_is_named_not_read(tmp_path):
+    """The CSV and its ECSV twin are read within bounds (`gpal.files.read_bytes`): a FIFO in place of either is
+    named as one, where an ``open`` would wait on it forever."""
+    import os
+
+    write_probability_table(ClassifiedSources(_journal_frame(), {}), tmp_path / "t.csv")
+    (tmp_path / "t.ecsv").unlink()
+    os.mkfifo(tmp_path / "t.ecsv")
+    with pytest.raises(ValueError, match=r"classification table .*t\.ecsv is a FIFO"):
+        read_probability_table(tmp_path / "t.csv")
+    os.mkfifo(tmp_path / "u.csv")
+    with pytest.raises(ValueError, match=r"classification table .*u\.csv is a FIFO"):
+        read_probability_table(tmp_path / "u.csv")
+
+
 def test_a_journal_or_vo_copy_is_not_read_as_a_gpal_table(tmp_path):
     path = write_probability_table(ClassifiedSources(_journal_frame(), {}), tmp_path / "t.mrt")
     with pytest.raises(ValueError, match=r"t\.mrt is a mrt copy of a table.*read the \.csv"):

@@ -39,7 +39,7 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
     its files (``gpal report``).
 
     The folder is resolved here, once, as the main job resolves its own: its layout read, its files read into the
-    run (`gpal.catalog_jobs.report.inputs.read_finished_run`), and the report's files written where the layout
+    run (`gpal.catalog_jobs.report.inputs.read_finished_parts`), and the report's files written where the layout
     keeps them (a folder of gpal <= 0.3 keeps its own); the parts that build the report see the run and the layout,
     the folder only as the words of the rebuild command.
     """

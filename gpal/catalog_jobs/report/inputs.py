@@ -2,8 +2,8 @@
 
 The main job hands its results over as its tables hold them (`gpal.catalog_jobs.tables.as_read_back`,
 `gpal.catalog_jobs.tables.rendered_and_read_back`: the written decimals, without the trip through the disk); ``gpal report``
-reads the same from a finished folder (`read_finished_run`: the folder's files read first, each within bounds, then
-parsed and checked), so both reports say the same.
+reads the same from a finished folder (`read_finished_parts`: the folder's files read first, each within bounds,
+then parsed and checked), so both reports say the same.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from gpal.catalog_jobs.layout import (
 )
 from gpal.catalog_jobs.model_folders import checked_training_record
 from gpal.catalog_jobs.proba_columns import classes_from_columns, proba_column, proba_columns, proba_of
-from gpal.catalog_jobs.tables import ClassifiedSources, read_probability_table
+from gpal.catalog_jobs.table_formats import TWIN_SUFFIX
+from gpal.catalog_jobs.tables import ClassifiedSources, parse_probability_csv
 from gpal.files import read_bytes, read_json
 
 __all__ = ["FINISHED_FILES", "FinishedRun", "HeldOutRun", "check_finished", "parse_baselines", "parse_heldout",
@@ -84,27 +85,30 @@ def read_finished_parts(folder: Path, layout: FolderLayout) -> dict[str, Any]:
     field: ``gpal report`` builds its run from them as the main job builds its own from its results.
 
     The disk first: each record and table read once, within bounds (`gpal.files.read_json`,
-    `gpal.files.read_bytes`; the classifications with their ECSV twin by
-    `gpal.catalog_jobs.tables.read_probability_table`); then each part parsed and checked from what was read.  A
-    file the run did without (no baselines fitted, the pool prior off, no later release, a folder of gpal >= 0.4
-    keeping the catalog columns in its table) leaves its part None (the baselines: an empty frame).
+    `gpal.files.read_bytes`; the classifications with their ECSV twin, which holds their keywords); then each part
+    parsed and checked from what was read.  A file the run did without (no baselines fitted, the pool prior off, no
+    later release, a folder of gpal >= 0.4 keeping the catalog columns in its table) leaves its part None (the
+    baselines: an empty frame); one there that is no regular file (a FIFO, a folder) is named, not passed over.
     """
     check_finished(folder, layout)
     path = {name: folder / layout.path(name) for name in (*FINISHED_FILES, *_OPTIONAL_JSON, *_OPTIONAL_CSV)}
+    twin = path[CLASSIFICATIONS_CSV].with_suffix(TWIN_SUFFIX)
     record = read_json(path[TRAINING_RECORD], TRAINING_FILE, damaged="the model folder is corrupt")
-    records = {name: read_json(path[name], _WHAT) for name in _OPTIONAL_JSON if path[name].is_file()}
-    texts = {name: io.BytesIO(read_bytes(path[name], _WHAT)) for name in (HELDOUT_FILE, *_OPTIONAL_CSV)
-             if path[name].is_file()}
+    records = {name: read_json(path[name], _WHAT) for name in _OPTIONAL_JSON if path[name].exists()}
+    texts = {name: read_bytes(path[name], _WHAT) for name in (HELDOUT_FILE, CLASSIFICATIONS_CSV, *_OPTIONAL_CSV)
+             if path[name].exists()}
+    twin_text = read_bytes(twin, _WHAT) if twin.exists() else None
     training = checked_training_record(record, path[TRAINING_RECORD])
-    held = parse_heldout(texts[HELDOUT_FILE], training["classes"],
+    held = parse_heldout(io.BytesIO(texts[HELDOUT_FILE]), training["classes"],
                          f"{path[HELDOUT_FILE]} (a table gpal classify writes; rerun it to rewrite the table)")
+    csv = {name: io.BytesIO(texts[name]) for name in _OPTIONAL_CSV if name in texts}
     return dict(
-        training=training, held=held, table=read_probability_table(path[CLASSIFICATIONS_CSV]),
-        baselines=parse_baselines(texts[BASELINES_FILE]) if BASELINES_FILE in texts else pd.DataFrame(),
+        training=training, held=held, table=parse_probability_csv(texts[CLASSIFICATIONS_CSV], twin_text),
+        baselines=parse_baselines(csv[BASELINES_FILE]) if BASELINES_FILE in csv else pd.DataFrame(),
         outliers=records.get(OOD_FILE), pool_prior=records.get(POOL_PRIOR_FILE),
-        later=read_later_table(texts[LATER_CHECK_FILE]) if LATER_CHECK_FILE in texts else None,
-        context=(pd.read_csv(texts[CATALOG_COLUMNS_FILE], dtype={"Source_Name": str})
-                 if CATALOG_COLUMNS_FILE in texts else None))
+        later=read_later_table(csv[LATER_CHECK_FILE]) if LATER_CHECK_FILE in csv else None,
+        context=(pd.read_csv(csv[CATALOG_COLUMNS_FILE], dtype={"Source_Name": str})
+                 if CATALOG_COLUMNS_FILE in csv else None))
 
 
 #: The records and tables of a part a run may do without: the "none of these" check, the pool prior; the
@@ -116,7 +120,7 @@ _WHAT = "gpal classify file"
 
 def check_finished(folder: Path, layout: FolderLayout) -> None:
     """Refuse, naming what is missing and what to do, a ``folder`` (kept by ``layout``) whose run did not finish."""
-    missing = [layout.path(name) for name in FINISHED_FILES if not (folder / layout.path(name)).is_file()]
+    missing = [layout.path(name) for name in FINISHED_FILES if not (folder / layout.path(name)).exists()]
     if missing:
         raise FileNotFoundError(f"{folder} is not a finished gpal classify folder: {missing} missing; rerun gpal classify")
 
