@@ -94,10 +94,13 @@ class Registry(MutableMapping[str, Any]):
     so a user's own class joins with `register` and every reader (choices, constraints, lookups) has it.
     """
 
-    def __init__(self, what: str, entries: dict[str, str]):
+    def __init__(self, what: str, entries: dict[str, str], register_with: str | None = None):
         self.what = what
         self._entries: dict[str, Any] = dict(entries)
         self._builtin = frozenset(entries)
+        #: the public call that adds a user's entry, named where a name is unknown (a model saved with a class of
+        #: the user's own is loaded in a process that has not registered it)
+        self.register_with = register_with
 
     def names(self) -> tuple[str, ...]:
         """The registered names, in registration order, without importing anything."""
@@ -114,7 +117,9 @@ class Registry(MutableMapping[str, Any]):
     def get_class(self, name: Any) -> Any:
         """The class (or module) registered as ``name``, or an error listing the valid names."""
         if not isinstance(name, str) or name not in self._entries:
-            raise ValueError(f"unknown {self.what} {name!r}; choose one of {list(self._entries)}")
+            own = (f" (a class of your own: register it first, {self.register_with}({name!r}, cls))"
+                   if self.register_with and isinstance(name, str) else "")
+            raise ValueError(f"unknown {self.what} {name!r}; choose one of {list(self._entries)}{own}")
         return self[name]
 
     def having(self, capability: str) -> tuple[str, ...]:
@@ -220,7 +225,7 @@ LIKELIHOODS = Registry("likelihood", {
     "logit": "gpal.models.likelihoods.gaussian_noise:LogitLikelihood",
     "gaussian_noise": "gpal.models.likelihoods.gaussian_noise:GaussianNoiseLikelihood",
     "logistic_softmax": "gpal.models.likelihoods.logistic_softmax:LogisticSoftmaxLikelihood",
-})
+}, register_with="gpal.register_likelihood")
 
 #: Kernel factories ``n_features -> kernel`` by name, for settings that cannot hold a kernel object.
 KERNELS = Registry("kernel", {
@@ -236,7 +241,7 @@ INPUT_NOISE = Registry("input_noise", {
     "latent": "gpal.models.input_noise:LatentInputs",
     "amortized": "gpal.models.input_noise:AmortizedInputs",
     "first_order": "gpal.models.input_noise:FirstOrder",
-})
+}, register_with="gpal.register_input_noise")
 
 ACQUISITIONS = Registry("acquisition", {
     "entropy": "gpal.active.acquisition:PredictiveEntropy",
@@ -246,7 +251,7 @@ ACQUISITIONS = Registry("acquisition", {
     "margin": "gpal.active.acquisition:Margin",
     "least_confidence": "gpal.active.acquisition:LeastConfidence",
     "discovery": "gpal.active.acquisition:Discovery",
-})
+}, register_with="gpal.register_acquisition")
 
 #: Workflow kinds (``workflow:`` in a YAML file) -> the module holding its ``schema()`` and
 #: ``run(config, out, executor, progress)``; an optional ``check(config)`` raises ValueError for what

@@ -101,7 +101,4 @@ def strategy_from_config(config: dict[str, Any]) -> InputNoise:
         The strategy registered under the config's ``name``, built from the rest of it.
     """
     config = dict(config)
-    name = config.pop("name", None)
-    if name not in INPUT_NOISE:
-        raise ValueError(f"unknown input_noise {name!r}; known: {sorted(INPUT_NOISE)}")
-    return INPUT_NOISE[name](**config)
+    return INPUT_NOISE.get_class(config.pop("name", None))(**config)

@@ -415,10 +415,7 @@ def likelihood_from_config(config: Mapping[str, Any]) -> Likelihood:
         The likelihood of the registered ``name`` the config holds, built from the rest of it.
     """
     config = dict(config)
-    name = config.pop("name", None)
-    if name not in LIKELIHOODS:
-        raise ValueError(f"unknown likelihood {name!r} in config; known: {sorted(LIKELIHOODS)}")
-    return LIKELIHOODS[name](**config)
+    return LIKELIHOODS.get_class(config.pop("name", None))(**config)
 
 
 def saved_config(likelihood: Likelihood) -> dict[str, Any]:
