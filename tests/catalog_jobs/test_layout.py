@@ -2,9 +2,12 @@
 read by the verbs that read folders, or refused by the one that would write into it."""
 
 import hashlib
+import io
 import json
 import shutil
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -18,8 +21,12 @@ from gpal.catalog_jobs.tables import (
     EXTRA_FORMATS, ClassifiedSources, classified_table_files, read_probability_table,
 )
 from gpal.cli import main
+from gpal.files import file_sha256
 from gpal.runs.output_dir import OutputInUse, _signed
 from conftest import TINY_ESTIMATOR
+
+#: A folder gpal 0.3.0 wrote (its README says how), not one rearranged to look like it.
+WRITTEN_BY_0_3 = Path(__file__).resolve().parents[1] / "fixtures" / "classify_v0_3" / "run"
 
 #: Where gpal 0.3.0 kept what this gpal keeps in a folder (``ls`` of a 0.3.0 run folder): written out here, apart
 #: from the layout module, so the test does not read the rule it checks.
@@ -117,6 +124,26 @@ def test_report_rebuilds_a_flat_folder_in_its_own_layout(main_job_run, flat_run)
         assert link in text, link
     assert "](lists/" not in text and "](records/" not in text
     assert "lists/" not in text and "(candidates_bll.csv," in text  # the tables' captions name the lists there too
+
+
+def test_a_folder_gpal_0_3_wrote_is_reported_in_its_layout_and_predicts_what_it_classified(tmp_path, small_catalog):
+    """``gpal report`` rebuilds the report and figures of a folder gpal 0.3.0 wrote where that folder keeps its
+    files, and ``gpal predict`` with its model gives, for the same catalog, the probabilities 0.3.0 wrote."""
+    folder = tmp_path / "run"
+    shutil.copytree(WRITTEN_BY_0_3, folder)
+    run = json.loads((folder / "run.json").read_text())
+    assert run["gpal_version"] == "0.3.0" and run["identity"]["catalog"]["sha256"] == file_sha256(small_catalog)
+    assert folder_layout(folder) is FLAT_LAYOUT
+    written = read_probability_table(folder / CLASSIFICATIONS_CSV).frame
+    assert main(["report", str(folder)]) == 0
+    assert (folder / "figures" / "reliability.png").is_file() and not (folder / LISTS_DIR).exists()
+    assert "](candidates_bll.csv)" in (folder / "report.md").read_text()
+    now = predict_catalog(folder, str(small_catalog), DEFAULT_SELECT, progress=False, information=False).frame
+    now = pd.read_csv(io.StringIO(now.to_csv(index=False)))  # as gpal writes it: the decimals 0.3.0 wrote
+    both = written.merge(now, on="Source_Name", suffixes=("_0_3", ""))
+    assert len(both) == len(written) == len(now) > 0
+    for column in ("p_bll", "p_fsrq", "p_other", "p_pulsar"):
+        np.testing.assert_array_equal(both[f"{column}_0_3"], both[column])
 
 
 def test_classify_refuses_to_write_into_a_flat_folder_naming_the_gpal_that_wrote_it(flat_run, small_catalog, capsys):
