@@ -193,27 +193,6 @@ def fgl3() -> None:
     print(f"3FGL unassociated and bcu sources with every fermi_3fgl feature: {len(pool.ids)}")
 
 
-def bcu_counts() -> None:
-    """The counts behind the blazar prior (`gpal.catalogs.known_classes.NON_BLAZAR_SHARE`: what 4FGL-DR4 calls the
-    4FGL (v20) bcu sources, linked through the releases) and docs/targets.md's and cli.md's bcu counts: DR4's bcu
-    without a Bayesian association, FL16Y's unassociated and bcu sources before the features drop any."""
-    from gpal.catalogs.links import link_later
-
-    v20, dr4 = _catalog("4FGL"), _catalog("4FGL-DR4")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # an ambiguous link leaves its source unlinked, as the main job does
-        later = link_later(v20, dr4)
-    linked = (v20.class_codes == "bcu") & (later >= 0)
-    became = Counter(dr4.class_codes[later[linked]])
-    counts = {code: became.get(code, 0) for code in ("bll", "fsrq", "psr", "msp")}
-    print(f"4FGL (v20) bcu that 4FGL-DR4 calls bll, fsrq, psr or msp: {sum(counts.values())} ("
-          + ", ".join(f"{code} {n}" for code, n in counts.items()) + ")")
-    bayes = _array(dr4.table["ASSOC_PROB_BAY"])[dr4.class_codes == "bcu"]
-    print(f"4FGL-DR4 bcu with ASSOC_PROB_BAY 0 / none: {(bayes == 0).sum()} / {np.isnan(bayes).sum()}")
-    fl16y = _catalog("FL16Y").class_counts()
-    print(f"FL16Y unassociated and bcu sources: {fl16y['unassociated'] + fl16y['bcu']}")
-
-
 def lac_table() -> None:
     """docs/catalogs.md's 4LAC join-coverage table, one row a release."""
     from gpal.catalogs.lac import join_coverage, read_4lac
@@ -358,7 +337,7 @@ def main(argv: list[str] | None = None) -> None:
             timings()
         else:
             for part in (release_rows, missing_errors, preset_keeps, lp_beta_v20, sigcurv_floor, ambiguous_links,
-                         other_classes, fgl3, lac_table, error_model, bcu_counts):
+                         other_classes, fgl3, lac_table, error_model):
                 part()
 
 
