@@ -45,7 +45,7 @@ __all__ = ["BLAZAR_CODES", "KNOWN_GROUPS", "NON_BLAZAR_SHARE", "apply_known_clas
 BLAZAR_CODES = ("bll", "fsrq", "bcu")
 #: A bcu's prior probability of a class outside the blazars: 4FGL (v20) bcu that 4FGL-DR4 classifies in the main
 #: job's classes, 3 msp of 239 (209 bll, 27 fsrq), counted through the release links (`gpal.catalogs.links`) by
-#: the study catalog_facts (workflows/studies/catalog_facts.yaml, record workflows/studies/records/catalog_facts.json).
+#: the study bcu_counts (workflows/studies/bcu_counts.yaml, record workflows/studies/records/bcu_counts.json).
 NON_BLAZAR_SHARE = 3 / 239
 #: CLASS1 code -> (the codes its sources mostly are, the prior share of the other classes).
 KNOWN_GROUPS: Mapping[str, tuple[tuple[str, ...], float]] = types.MappingProxyType(
