@@ -106,7 +106,7 @@ def test_a_count_is_held_like_a_decimal_and_settings_and_names_are_not(tmp_path,
     (tmp_path / "docs").mkdir()
     page = tmp_path / "docs" / "c.md"
     page.write_text("# A\n`workflows/studies/records/c.json`: 1,623 bcu and 2423 unassociated sources of 15 216 in 2023 "
-                    "(paper 003, 4FGL J1623.5-5005 and PSR J1623-5005 among them), trained 300 epochs on 120 of them.\n")
+                    "(paper 003, 4FGL J1623.5-5005 and PSR J1623-5005 among them, hashed by SHA-256), trained 300 epochs on 120 of them.\n")
     pins: dict = {}
     assert [u.split(":")[1].split()[0] for u in page_numbers.pin_page("docs/c.md", pins)] == ["2023"]
     assert {p["decimal"]: p["field"] for p in pins["docs/c.md"]["pinned"]} == {

@@ -89,10 +89,10 @@ SHOWN_AS = {"x": lambda v: v, "100x": lambda v: 100 * v, "1-x": lambda v: 1 - v,
 _WORD = re.compile(r"[a-z]+|\d+")
 #: A decimal with the exponent it may have in scientific notation (5.7e-7).
 _WITH_EXPONENT = re.compile(DECIMAL.pattern + r"(?:e[-+]?\d+)?")
-#: An integer written alone (1623; 15,216 or 15 216, its thousands grouped): not part of a name ("A100", a source's
-#: "J1623-5005", paper "003"), a decimal or a longer number.  One of three or more significant digits is a count a
-#: record holds.
-COUNT = re.compile(r"(?<![\w.,])(?<!J\d{4}[+-])(?<!J\d{4}\.\d[+-])"
+#: An integer written alone (1623; 15,216 or 15 216, its thousands grouped): not part of a name ("A100", "AVX-512", a
+#: source's "J1623-5005", paper "003"), a decimal or a longer number.  One of three or more significant digits is a
+#: count a record holds.
+COUNT = re.compile(r"(?<![\w.,])(?<![A-Za-z]-)(?<!J\d{4}[+-])(?<!J\d{4}\.\d[+-])"
                    r"(?:[1-9]\d{0,2}(?:,\d{3})+|[1-9]\d{0,2}(?:[ \u2009\u202f]\d{3})+|[1-9]\d*)"
                    r"(?!\d)(?!\.\d)(?![,\u2009\u202f ]\d{3}(?!\d))(?![A-Za-z_])")
 #: The numbers a page's sections are read for: its decimals, then its integers (`_held` keeps the counts).
