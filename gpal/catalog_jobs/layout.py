@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,6 +74,7 @@ __all__ = [
     "LATER_CHECK_FILE",
     "LATER_CHECK_SOURCES_FILE",
     "LAYOUT_VERSION",
+    "UnsignedRunRecordWarning",
     "LISTS_DIR",
     "METRICS_FILE",
     "MODEL_DIR",
@@ -225,12 +227,20 @@ FLAT_LAYOUT = FolderLayout("the flat layout of gpal <= 0.3", (
     (LISTS_DIR, ""), (RECORDS_DIR, "")))
 
 
+class UnsignedRunRecordWarning(UserWarning):
+    """A folder's ``run.json`` is there but not as gpal signed it: what layout wrote the folder is not known."""
+
+
 def folder_layout(folder: str | os.PathLike) -> FolderLayout:
     """The layout of a run or model folder: flat where its training record lies at the top (gpal <= 0.3's main
     job, and a ``gpal train`` folder, whose `TRAINED_DIR` is the folder itself), else this gpal's. A folder whose
     run record names a later layout than this gpal's is refused (ValueError naming both), not misread."""
     folder = Path(folder)
     identity = recorded_identity(folder)
+    if identity is None and (folder / RUN_RECORD).exists():
+        warnings.warn(f"{folder / RUN_RECORD} is not a run record as gpal signed it (edited or damaged): the folder's "
+                      "layout is read from its files, and one a later gpal wrote would not be recognised as such",
+                      UnsignedRunRecordWarning, stacklevel=2)
     written = identity.get("layout") if isinstance(identity, dict) else None
     if isinstance(written, int) and written > LAYOUT_VERSION:
         raise ValueError(f"{folder} was written by gpal {_writer_version(folder)} in its layout {written}; this gpal "

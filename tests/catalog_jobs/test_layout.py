@@ -99,6 +99,22 @@ def test_a_folder_of_a_later_layout_is_refused_with_both_layouts_named(main_job_
     assert main(["report", str(folder)]) != 0
 
 
+def test_a_run_record_not_as_gpal_signed_it_is_said_and_the_folder_read_from_its_files(main_job_run, tmp_path, capsys):
+    """An edited ``run.json`` cannot say which layout wrote the folder (a later gpal's would go unrecognised): the
+    folder is read from its files, saying so on the terminal."""
+    from gpal.catalog_jobs.layout import UnsignedRunRecordWarning
+
+    folder = tmp_path / "edited"
+    shutil.copytree(main_job_run, folder)
+    record = json.loads((folder / "run.json").read_text())
+    record["identity"]["layout"] = 99  # a later layout, unsigned: not believed, and said
+    (folder / "run.json").write_text(json.dumps(record))
+    with pytest.warns(UnsignedRunRecordWarning, match=r"run\.json is not a run record as gpal signed it"):
+        assert folder_layout(folder) is not FLAT_LAYOUT
+    assert main(["report", str(folder)]) == 0
+    assert "gpal: warning:" in capsys.readouterr().err
+
+
 def test_predict_reads_a_flat_folder_of_gpal_0_3_as_it_reads_this_gpals(main_job_run, flat_run, small_catalog):
     """The model, its record and the saved "none of these" score found in the flat folder: the same table."""
     trained = load_trained(flat_run)

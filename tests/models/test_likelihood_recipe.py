@@ -2,7 +2,9 @@
 
 The class is defined in the test (a tempered softmax whose option ``temperature`` is declared in
 ``_options``) and the ``"module:Class"`` line is added to ``LIKELIHOODS`` for the test's duration; the
-estimator then fits, predicts, refuses a bad option by name, and saves and loads with nothing else edited.
+estimator then fits, predicts, refuses a bad option by name, and saves and loads with nothing else edited.  This
+is the contributor's route (a likelihood shipped in gpal); a user's, `gpal.register_likelihood` from their own
+code, is tested in ``tests/test_registry.py`` and ``tests/test_extending_doc.py``.
 """
 
 from __future__ import annotations
