@@ -240,7 +240,7 @@ def folder_layout(folder: str | os.PathLike) -> FolderLayout:
     if identity is None and (folder / RUN_RECORD).exists():
         warnings.warn(f"{folder / RUN_RECORD} is not a run record as gpal signed it (edited or damaged): the folder's "
                       "layout is read from its files, and one a later gpal wrote would not be recognised as such",
-                      UnsignedRunRecordWarning, stacklevel=2)
+                      UnsignedRunRecordWarning)  # one place: said once per process, however many readers ask
     written = identity.get("layout") if isinstance(identity, dict) else None
     if isinstance(written, int) and written > LAYOUT_VERSION:
         raise ValueError(f"{folder} was written by gpal {_writer_version(folder)} in its layout {written}; this gpal "

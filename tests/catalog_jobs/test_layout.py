@@ -112,7 +112,7 @@ def test_a_run_record_not_as_gpal_signed_it_is_said_and_the_folder_read_from_its
     with pytest.warns(UnsignedRunRecordWarning, match=r"run\.json is not a run record as gpal signed it"):
         assert folder_layout(folder) is not FLAT_LAYOUT
     assert main(["report", str(folder)]) == 0
-    assert "gpal: warning:" in capsys.readouterr().err
+    assert capsys.readouterr().err.count("is not a run record as gpal signed it") == 1  # however many readers ask
 
 
 def test_predict_reads_a_flat_folder_of_gpal_0_3_as_it_reads_this_gpals(main_job_run, flat_run, small_catalog):
