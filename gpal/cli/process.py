@@ -59,6 +59,10 @@ def _run(argv: Sequence[str] | None) -> int:
     # TensorFlow's import then loads tf_keras (GPflow's optimisers) instead of Keras 3, which gpal never uses:
     # a quarter of the import's CPU.  Only the command's own process: a library user's tf.keras is left alone.
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+    from gpal.plugins import load_plugins
+
+    for failure in load_plugins():  # before the parser: its choices and --help list what the plugins register
+        print(f"gpal: warning: {failure}", file=sys.stderr)
     args = build_parser().parse_args(argv)
     from gpal.active.oracles import LabelsPending
 
