@@ -14,21 +14,13 @@ from collections import Counter
 
 import numpy as np
 
-from shared import keep_printed  # the script's folder, first on its path
-
-
-def _catalog(name: str):
-    from gpal.catalogs import load_catalog
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return load_catalog(name)
+from shared import float_column, keep_printed, quiet_catalog  # the script's folder, first on its path
 
 
 def main() -> None:
     from gpal.catalogs.links import link_later
 
-    v20, dr4 = _catalog("4FGL"), _catalog("4FGL-DR4")
+    v20, dr4 = quiet_catalog("4FGL"), quiet_catalog("4FGL-DR4")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # an ambiguous link leaves its source unlinked, as the main job does
         later = link_later(v20, dr4)
@@ -37,11 +29,9 @@ def main() -> None:
     counts = {code: became.get(code, 0) for code in ("bll", "fsrq", "psr", "msp")}
     print(f"4FGL (v20) bcu that 4FGL-DR4 calls bll, fsrq, psr or msp: {sum(counts.values())} ("
           + ", ".join(f"{code} {n}" for code, n in counts.items()) + ")")
-    column = dr4.table["ASSOC_PROB_BAY"]
-    bayes = np.asarray(column.filled(np.nan) if hasattr(column, "filled") else column, dtype=np.float64)
-    bayes = bayes[dr4.class_codes == "bcu"]
+    bayes = float_column(dr4.table["ASSOC_PROB_BAY"])[dr4.class_codes == "bcu"]
     print(f"4FGL-DR4 bcu with ASSOC_PROB_BAY 0 / none: {(bayes == 0).sum()} / {np.isnan(bayes).sum()}")
-    fl16y = _catalog("FL16Y").class_counts()
+    fl16y = quiet_catalog("FL16Y").class_counts()
     print(f"FL16Y unassociated and bcu sources: {fl16y['unassociated'] + fl16y['bcu']}")
 
 

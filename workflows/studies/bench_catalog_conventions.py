@@ -13,11 +13,10 @@ and prints docs/catalogs.md's tables ("What 4FGL means by `Unc_Flux_Band` ...", 
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
-from shared import keep_printed  # the script's folder, first on its path
+from shared import float_column, keep_printed, quiet_catalog  # the script's folder, first on its path
 
 #: The bins of sqrt(TS) below the threshold where flux / upper error is compared with sqrt(TS): [low, high).
 TS_BINS = ((0.1, 0.3), (0.3, 0.5), (0.5, 0.7), (0.7, 0.9))
@@ -32,20 +31,6 @@ FRAC_VARIABILITY_SENTINEL = 10.0
 #: The 4FGL-layout releases of the light-curve check, by name and version.
 HISTORY_RELEASES = (("4FGL", "4FGL (v20)"), ("4FGL-DR2", "DR2 (v27)"), ("4FGL-DR4", "DR4 (v35)"),
                     ("FL16Y", "FL16Y (v41)"))
-
-
-def _array(column) -> np.ndarray:
-    """A column as float64 with masked entries (3FGL's "not measured", -inf, which the reader masks) as NaN."""
-    filled = column.filled(np.nan) if hasattr(column, "filled") else column
-    return np.asarray(filled, dtype=np.float64)
-
-
-def _catalog(name: str):
-    from gpal.catalogs import load_catalog
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return load_catalog(name)
 
 
 def _count(n: int) -> str:
@@ -97,30 +82,30 @@ def convention(flux: np.ndarray, errors: np.ndarray, sqrt_ts: np.ndarray) -> dic
 
 
 def _fgl4_bands(name: str) -> dict[str, object]:
-    catalog = _catalog(name)
+    catalog = quiet_catalog(name)
     table, columns = catalog.table, catalog.columns
-    return convention(_array(table[columns.band_flux]), _array(table[columns.band_flux_error]),
-                      _array(table["Sqrt_TS_Band"]))
+    return convention(float_column(table[columns.band_flux]), float_column(table[columns.band_flux_error]),
+                      float_column(table["Sqrt_TS_Band"]))
 
 
 def _fgl3_bands() -> tuple[dict[str, object], dict[str, int]]:
     """3FGL's five 0.1-100 GeV bands, one column each, stacked as one (n, 5) column; and its monthly light curve."""
-    catalog = _catalog("3FGL")
+    catalog = quiet_catalog("3FGL")
     table, columns = catalog.table, catalog.columns
-    flux = np.column_stack([_array(table[c]) for c in columns.band_flux])
-    errors = np.stack([_array(table[c]) for c in columns.band_flux_error], axis=1)
-    sqrt_ts = np.column_stack([_array(table["Sqrt_TS" + c.removeprefix("Flux")]) for c in columns.band_flux])
-    history, history_errors = _array(table[columns.history_flux]), _array(table[columns.history_flux_error])
+    flux = np.column_stack([float_column(table[c]) for c in columns.band_flux])
+    errors = np.stack([float_column(table[c]) for c in columns.band_flux_error], axis=1)
+    sqrt_ts = np.column_stack([float_column(table["Sqrt_TS" + c.removeprefix("Flux")]) for c in columns.band_flux])
+    history, history_errors = float_column(table[columns.history_flux]), float_column(table[columns.history_flux_error])
     months = np.isnan(history_errors[..., 0]) & np.isfinite(history_errors[..., 1])
     return convention(flux, errors, sqrt_ts), {"months": history.shape[1], "nan_lower": int(months.sum()),
                                               "nan_lower_flux_zero": int((history[months] == 0).sum())}
 
 
 def _fgl4_history(name: str) -> dict[str, object]:
-    catalog = _catalog(name)
+    catalog = quiet_catalog(name)
     table, columns = catalog.table, catalog.columns
-    flux = _array(table[columns.history_flux])
-    checks = convention(flux, _array(table[columns.history_flux_error]), _array(table["Sqrt_TS_History"]))
+    flux = float_column(table[columns.history_flux])
+    checks = convention(flux, float_column(table[columns.history_flux_error]), float_column(table["Sqrt_TS_History"]))
     checks["years"] = flux.shape[1]
     return checks
 
@@ -129,14 +114,14 @@ def facts() -> None:
     """The counts of docs/catalogs.md's release table, its "Data problems" table and the upper-limit and
     `Frac_Variability` sentences, one line a release, each count after its label's colon."""
     for name in ("3FGL", "4FGL", "FL16Y"):
-        counts = _catalog(name).class_counts()
+        counts = quiet_catalog(name).class_counts()
         print(f"{name} sources: unassociated: {counts['unassociated']}, bcu: {counts['bcu']}")
     for name in ("4FGL", "4FGL-DR4"):
-        catalog = _catalog(name)
+        catalog = quiet_catalog(name)
         table, columns = catalog.table, catalog.columns
-        beta_error, curvature = _array(table[columns.beta_error]), _array(table[columns.curvature_significance])
-        variability = _array(table[columns.frac_variability])
-        error = _array(table[columns.frac_variability_error])
+        beta_error, curvature = float_column(table[columns.beta_error]), float_column(table[columns.curvature_significance])
+        variability = float_column(table[columns.frac_variability])
+        error = float_column(table[columns.frac_variability_error])
         # as the fermi_dr4 preset reads its error_sentinel (gpal.catalogs.features.errors.read_error)
         placeholder = np.isclose(error, FRAC_VARIABILITY_SENTINEL, rtol=1e-6, atol=0.0)
         print(f"{name} rows: NaN {columns.beta_error}: {np.isnan(beta_error).sum()}, "
@@ -146,7 +131,7 @@ def facts() -> None:
         if name == "4FGL-DR4":
             labelled = np.isin(catalog.class_codes, LABELLED)
             real = error[np.isfinite(error) & ~placeholder]
-            lower = _array(table[columns.band_flux_error])[..., 0]
+            lower = float_column(table[columns.band_flux_error])[..., 0]
             pool = np.isin(catalog.class_codes, ("", "bcu"))  # an empty CLASS1 is an unassociated source
             print(f"{name} {columns.frac_variability_error} = {FRAC_VARIABILITY_SENTINEL:g} among the labelled "
                   f"({'/'.join(LABELLED)}): {(placeholder & labelled).sum()} of {labelled.sum()}; "

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shared import THREE_CLASS_SELECTION, keep_printed  # the script's folder, first on its path
+from shared import THREE_CLASS_SELECTION, float_column, keep_printed, quiet_catalog  # the script's folder, first on its path
 
 #: 4FGL's "no error measured" value of ``Unc_Frac_Variability`` (the ``fermi_dr4`` preset's ``error_sentinel``).
 FRAC_VARIABILITY_SENTINEL = 10.0
@@ -46,19 +46,6 @@ FGL3_TIMED = "fermi_3fgl_lightcurve"
 REFERENCE_DRAWS = 65_536
 
 
-def _catalog(name: str):
-    from gpal.catalogs import load_catalog
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return load_catalog(name)
-
-
-def _array(column) -> np.ndarray:
-    filled = column.filled(np.nan) if hasattr(column, "filled") else column
-    return np.asarray(filled, dtype=np.float64)
-
-
 def _rows(catalog, ids) -> np.ndarray:
     """The catalog rows of a data set's sources, by name."""
     where = {str(name): i for i, name in enumerate(catalog.names)}
@@ -68,7 +55,7 @@ def _rows(catalog, ids) -> np.ndarray:
 def release_rows() -> None:
     """The shipped releases' source counts (docs/catalogs.md, "Catalogs and releases")."""
     names = ("3FGL", "4FGL", "4FGL-DR2", "4FGL-DR4", "FL16Y")
-    print(f"{' / '.join(names)} sources: {' / '.join(str(_catalog(name).n_rows) for name in names)}")
+    print(f"{' / '.join(names)} sources: {' / '.join(str(quiet_catalog(name).n_rows) for name in names)}")
 
 
 def missing_errors() -> None:
@@ -84,10 +71,10 @@ def missing_errors() -> None:
         pool = selection_pool(catalog, [t for t in DEFAULT_SELECT if t not in trained], data.meta["features"])
     train, _ = data.split(test_size=DEFAULT_TEST_SIZE, seed=0, stratify=True)
     columns, table = catalog.columns, catalog.table
-    error = _array(table[columns.frac_variability_error])
+    error = float_column(table[columns.frac_variability_error])
     # as the preset reads its error_sentinel (gpal.catalogs.features.errors.read_error)
     missing = np.isclose(error, FRAC_VARIABILITY_SENTINEL, rtol=1e-6, atol=0.0)
-    zero = _array(table[columns.frac_variability]) == 0
+    zero = float_column(table[columns.frac_variability]) == 0
     name = catalog.release
     print(f"{name} rows with Unc_Frac_Variability = 10: {missing.sum()}")
     print(f"{name} of them with Frac_Variability = 0: {(missing & zero).sum()}")
@@ -120,13 +107,13 @@ def preset_keeps() -> None:
 
 def lp_beta_v20() -> None:
     """4FGL v20's unassociated sources without an LP_beta error, which the published preset drops."""
-    catalog = _catalog("4FGL")
+    catalog = quiet_catalog("4FGL")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pool = catalog.pool(select=("unassociated",))
         published = catalog.dataset(**PUBLISHED)
     unassociated = catalog.class_codes == ""
-    no_error = np.isnan(_array(catalog.table[catalog.columns.beta_error]))
+    no_error = np.isnan(float_column(catalog.table[catalog.columns.beta_error]))
     print(f"4FGL unassociated sources: {unassociated.sum()}")
     print(f"4FGL unassociated sources with a NaN Unc_LP_beta: {(unassociated & no_error).sum()}")
     print(f"4FGL pool of the unassociated with the default preset: {len(pool.ids)}")
@@ -137,11 +124,11 @@ def lp_beta_v20() -> None:
 def sigcurv_floor() -> None:
     """The published cut's smallest LP_SigCurv, and how many sources of it the floor raises, on v20 and DR4."""
     for name in ("4FGL", "4FGL-DR4"):
-        catalog = _catalog(name)
+        catalog = quiet_catalog(name)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             data = catalog.dataset(**PUBLISHED)
-        curvature = _array(catalog.table[catalog.columns.curvature_significance])[_rows(catalog, data.ids)]
+        curvature = float_column(catalog.table[catalog.columns.curvature_significance])[_rows(catalog, data.ids)]
         print(f"{name} published cut's sources: {len(data.ids)}")
         print(f"{name} published cut's smallest LP_SigCurv: {curvature.min():.3f}")
         print(f"{name} published cut's sources with LP_SigCurv below {SIGCURV_FLOOR:g}: "
@@ -155,14 +142,14 @@ def ambiguous_links() -> None:
     from gpal.catalogs.catalog import text_values
 
     for later, earlier in (("FL16Y", "4FGL-DR4"), ("4FGL-DR4", "3FGL")):
-        catalog, before = _catalog(later), _catalog(earlier)
+        catalog, before = quiet_catalog(later), quiet_catalog(earlier)
         column = catalog.record.link_column(before.record)
         named = Counter(value for value in text_values(catalog.table[column]) if value)
         twice = [value for value, n in named.items() if n > 1]
         own = sum(value in {str(name) for name in before.names} for value in twice)
         print(f"{later} {column} naming one {earlier} source twice or more: {own}")
         print(f"{later} {column} naming one source of another release twice or more: {len(twice) - own}")
-    fl16y = _catalog("FL16Y")
+    fl16y = quiet_catalog("FL16Y")
     values = text_values(fl16y.table["ASSOC_FGL"])
     print(f"FL16Y ASSOC_FGL naming a 3FGL source: {sum(value.startswith('3FGL') for value in values)}")
 
@@ -170,18 +157,18 @@ def ambiguous_links() -> None:
 def other_classes() -> None:
     """4FGL-DR4's labelled sources outside the three large classes (and outside bcu and unk, which no scheme
     separating BL Lacs from FSRQs trains on)."""
-    codes = _catalog("4FGL-DR4").class_codes
+    codes = quiet_catalog("4FGL-DR4").class_codes
     other = ~np.isin(codes, ("", "bll", "fsrq", "psr", "msp", "bcu", "unk"))
     print(f"4FGL-DR4 sources of other classes: {other.sum()}")
 
 
 def fgl3() -> None:
     """3FGL's classes and what its fermi_3fgl preset keeps."""
-    catalog = _catalog("3FGL")
+    catalog = quiet_catalog("3FGL")
     counts = catalog.class_counts()
     print(f"3FGL bll / fsrq / psr / msp sources: {counts.get('bll', 0)} / {counts.get('fsrq', 0)} / "
           f"{counts.get('psr', 0)} / {counts.get('msp', 0)}")
-    beta = np.isfinite(_array(catalog.table[catalog.columns.beta]))
+    beta = np.isfinite(float_column(catalog.table[catalog.columns.beta]))
     print(f"3FGL sources with beta fitted / not: {beta.sum()} / {(~beta).sum()}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -202,7 +189,7 @@ def lac_table() -> None:
           "bcu with a synchrotron peak |")
     print("|---|---:|---:|---:|---:|")
     for name, label in LAC_RELEASES:
-        c = join_coverage(_catalog(name), lac)
+        c = join_coverage(quiet_catalog(name), lac)
         print(f"| {label} | {c['joined']} of {c['rows']} | {c['joined_by_stem']} | {c['bcu_joined']} of {c['bcu']} | "
               f"{c['bcu_nu_syn']} |")
 
@@ -220,11 +207,11 @@ def error_model() -> None:
     from gpal.catalogs.features import FEATURE_PRESETS
     from gpal.catalogs.features import propagation
 
-    catalog = _catalog("4FGL-DR4")
+    catalog = quiet_catalog("4FGL-DR4")
     preset = FEATURE_PRESETS["fermi_dr4"]
     ratios = [f for f in preset if f.combine == "hardness"]
     names = " / ".join(f.label for f in ratios)
-    lower = _array(catalog.table[catalog.columns.band_flux_error])[..., 0]
+    lower = float_column(catalog.table[catalog.columns.band_flux_error])[..., 0]
 
     def limits(rows):
         return [np.isnan(lower[rows, f.band]) | np.isnan(lower[rows, f.other_band]) for f in ratios]
@@ -245,7 +232,7 @@ def error_model() -> None:
     print(f"4FGL-DR4 labelled sources, {names}, with an upper-limit band: "
           + " / ".join(str(lim.sum()) for lim in limits(np.flatnonzero(labelled))) + f" of {labelled.sum()}")
     for column in (catalog.columns.flux, catalog.columns.energy_flux):
-        ratio = _array(catalog.table[f"Unc_{column}"])[labelled] / _array(catalog.table[column])[labelled]
+        ratio = float_column(catalog.table[f"Unc_{column}"])[labelled] / float_column(catalog.table[column])[labelled]
         print(f"4FGL-DR4 labelled sources, largest Unc_{column} / {column}: {np.nanmax(ratio):.2f}")
 
     with warnings.catch_warnings():
@@ -284,7 +271,7 @@ def _timed(build) -> tuple[float, float, int]:
 
 def timings() -> None:
     """One build of each timed data set, after one untimed build that reads 4FGL-DR4 and warms up."""
-    catalog = _catalog("4FGL-DR4")
+    catalog = quiet_catalog("4FGL-DR4")
     print(f"cpu count: {os.cpu_count()}, niceness: {os.nice(0)}")
     print(f"load average at start (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     with warnings.catch_warnings():
@@ -295,7 +282,7 @@ def timings() -> None:
             print(f"4FGL-DR4 labelled sources with {preset}: {n}, wall s: {wall:.1f}, CPU s: {cpu:.1f}")
         wall, cpu, n = _timed(lambda: catalog.pool(select=("unassociated", "bcu"), features="fermi_dr4"))
         print(f"4FGL-DR4 unassociated and bcu sources with fermi_dr4: {n}, wall s: {wall:.1f}, CPU s: {cpu:.1f}")
-        fgl3 = _catalog("3FGL")
+        fgl3 = quiet_catalog("3FGL")
         builds = (("labelled bll / fsrq / psr", lambda: fgl3.dataset(classes=["bll", "fsrq", "psr"],
                                                                      features=FGL3_TIMED)),
                   ("unassociated and bcu", lambda: fgl3.pool(select=("unassociated", "bcu"), features=FGL3_TIMED)))

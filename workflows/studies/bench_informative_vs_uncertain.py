@@ -22,17 +22,20 @@ from shared import keep_printed  # the script's folder, first on its path
 
 
 def entropy(frame: pd.DataFrame) -> np.ndarray:
-    """Each row's predictive entropy (nats) from its ``p_<class>`` columns."""
-    p = frame[[c for c in frame.columns if c.startswith("p_")]].to_numpy(dtype=float)
-    return -(p * np.log(np.where(p > 0, p, 1.0))).sum(axis=1)
+    """Each row's predictive entropy (nats) from its class probabilities, as gpal computes it."""
+    from gpal.catalog_jobs.proba_columns import classes_from_columns, proba_of
+    from gpal.estimators.base import entropy as row_entropy
+
+    return row_entropy(proba_of(frame, classes_from_columns(frame.columns)))
 
 
 def main(folder: Path) -> None:
     from gpal.catalog_jobs.layout import TABLES_DIR, located
+    from gpal.catalog_jobs.proba_columns import classes_from_columns
 
     uncertain = pd.read_csv(located(folder, f"{TABLES_DIR}/most_uncertain.csv"))
     informative = pd.read_csv(located(folder, f"{TABLES_DIR}/most_informative_top10.csv"))
-    classes = sum(c.startswith("p_") for c in uncertain.columns)
+    classes = len(classes_from_columns(uncertain.columns))
     print(f"classes: {classes}; ln {classes} (the largest entropy, nats): {np.log(classes):.3f}")
     low, high = entropy(uncertain).min(), entropy(uncertain).max()
     print(f"the {len(uncertain)} most uncertain, entropy min / max (nats): {low:.3f} / {high:.3f}")

@@ -177,6 +177,22 @@ def median_seconds(fn: Callable[[], Any], repeats: int) -> float:
     return float(np.median(times))
 
 
+def quiet_catalog(name: str):
+    """The shipped release ``name``, its reader's notes (repaired or unusable values) left unsaid: a study counts
+    them itself."""
+    from gpal.catalogs import load_catalog
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return load_catalog(name)
+
+
+def float_column(column) -> np.ndarray:
+    """A catalog column as float64, masked entries (a "not measured" value the reader masks, a missing one) as NaN."""
+    filled = column.filled(np.nan) if hasattr(column, "filled") else column
+    return np.asarray(filled, dtype=np.float64)
+
+
 def dr4_sources():
     """The labelled bll / fsrq / pulsar sources and the unassociated + bcu pool (X, X_var) of 4FGL-DR4."""
     from gpal.catalogs import load_catalog
