@@ -65,6 +65,7 @@ __all__ = [
     "extra_names",
     "formats_of",
     "parse_probability_csv",
+    "probability_csv_bytes",
     "read_probability_table",
     "rendered_and_read_back",
     "write_ecsv_twin",
@@ -379,11 +380,17 @@ def read_probability_table(path: str | os.PathLike) -> ClassifiedSources:
         meta.update({k: v for k, v in t.meta.items() if FLAG_KEY.fullmatch(k)})
         meta.update({k: _unflatten(t.meta, k) for k in RECORD_KEYS if any(n.startswith(f"{k}.") for n in t.meta)})
         return ClassifiedSources(_strip_strings(t.to_pandas()), _typed(meta))
-    twin = path.with_suffix(TWIN_SUFFIX)
-    return parse_probability_csv(read_bytes(path, _WHAT), read_bytes(twin, _WHAT) if twin.exists() else None)
+    return parse_probability_csv(*probability_csv_bytes(path))
 
 
 _WHAT = "classification table"
+
+
+def probability_csv_bytes(path: Path) -> tuple[bytes, bytes | None]:
+    """A probability table's CSV and its ECSV twin beside it (None: no twin), each read within bounds: what
+    `parse_probability_csv` reads a table from."""
+    twin = path.with_suffix(TWIN_SUFFIX)
+    return read_bytes(path, _WHAT), read_bytes(twin, _WHAT) if twin.exists() else None
 
 
 def parse_probability_csv(data: bytes, twin: bytes | None = None) -> ClassifiedSources:

@@ -24,8 +24,7 @@ from gpal.catalog_jobs.layout import (
 )
 from gpal.catalog_jobs.model_folders import checked_training_record
 from gpal.catalog_jobs.proba_columns import classes_from_columns, proba_column, proba_columns, proba_of
-from gpal.catalog_jobs.table_formats import TWIN_SUFFIX
-from gpal.catalog_jobs.tables import ClassifiedSources, parse_probability_csv
+from gpal.catalog_jobs.tables import ClassifiedSources, parse_probability_csv, probability_csv_bytes
 from gpal.files import read_bytes, read_json
 
 __all__ = ["FINISHED_FILES", "FinishedRun", "HeldOutRun", "check_finished", "parse_baselines", "parse_heldout",
@@ -92,18 +91,16 @@ def read_finished_parts(folder: Path, layout: FolderLayout) -> dict[str, Any]:
     """
     check_finished(folder, layout)
     path = {name: folder / layout.path(name) for name in (*FINISHED_FILES, *_OPTIONAL_JSON, *_OPTIONAL_CSV)}
-    twin = path[CLASSIFICATIONS_CSV].with_suffix(TWIN_SUFFIX)
     record = read_json(path[TRAINING_RECORD], TRAINING_FILE, damaged="the model folder is corrupt")
     records = {name: read_json(path[name], _WHAT) for name in _OPTIONAL_JSON if path[name].exists()}
-    texts = {name: read_bytes(path[name], _WHAT) for name in (HELDOUT_FILE, CLASSIFICATIONS_CSV, *_OPTIONAL_CSV)
-             if path[name].exists()}
-    twin_text = read_bytes(twin, _WHAT) if twin.exists() else None
+    texts = {name: read_bytes(path[name], _WHAT) for name in (HELDOUT_FILE, *_OPTIONAL_CSV) if path[name].exists()}
+    classified = probability_csv_bytes(path[CLASSIFICATIONS_CSV])
     training = checked_training_record(record, path[TRAINING_RECORD])
     held = parse_heldout(io.BytesIO(texts[HELDOUT_FILE]), training["classes"],
                          f"{path[HELDOUT_FILE]} (a table gpal classify writes; rerun it to rewrite the table)")
     csv = {name: io.BytesIO(texts[name]) for name in _OPTIONAL_CSV if name in texts}
     return dict(
-        training=training, held=held, table=parse_probability_csv(texts[CLASSIFICATIONS_CSV], twin_text),
+        training=training, held=held, table=parse_probability_csv(*classified),
         baselines=parse_baselines(csv[BASELINES_FILE]) if BASELINES_FILE in csv else pd.DataFrame(),
         outliers=records.get(OOD_FILE), pool_prior=records.get(POOL_PRIOR_FILE),
         later=read_later_table(csv[LATER_CHECK_FILE]) if LATER_CHECK_FILE in csv else None,
