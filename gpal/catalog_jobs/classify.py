@@ -61,7 +61,7 @@ from gpal.registry import FOLLOW_UP_ACQUISITION
 from gpal.runs.background import Beside, abandon_if, run_steps
 from gpal.runs.output_dir import claim_output_dir
 
-__all__ = ["DEFAULT_BASELINES", "SETTINGS", "classify_catalog"]
+__all__ = ["DEFAULT_BASELINES", "DEFAULT_TEST_SIZE", "SETTINGS", "classify_catalog"]
 
 
 #: The classifiers a user would otherwise reach for, fitted on the main job's split and features.

@@ -51,7 +51,7 @@ from gpal.registry import FOLLOW_UP_ACQUISITION
 from gpal.runs.executors import Executor, as_executor
 
 __all__ = ["BLOCK_ROWS", "DEFAULT_CHUNK_SIZE", "DEFAULT_SELECT", "known_class_probabilities", "predict_catalog",
-           "predict_catalog_blocks", "predict_proba_chunked", "scores_information", "with_information"]
+           "predict_catalog_blocks", "predict_proba_chunked", "scores_information", "selection_pool", "with_information"]
 
 #: What ``gpal predict`` and the main job classify unless told: the sources without a physical class.
 DEFAULT_SELECT = ("unassociated", "bcu")
@@ -171,7 +171,8 @@ def _codes(catalog: Any, select: Sequence[str]) -> list[str]:
 
 
 def selection_pool(catalog: Any, select: Sequence[str], features: Any) -> NoisyDataset:
-    """Sources to classify; ``all`` means every source of the catalog, labelled or not."""
+    """Sources to classify, as ``gpal predict --select`` picks them (``all``: every source of the catalog, labelled or
+    not), for scoring the same rows with a model of one's own."""
     return catalog.pool(select=_codes(catalog, select), features=features)
 
 

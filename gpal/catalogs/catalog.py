@@ -24,7 +24,7 @@ from gpal.catalogs.features import RELEASE_PRESET, Feature, resolve_features
 from gpal.catalogs.releases import DEFAULT_RELEASE, LAT_CLASS_CODES, RELEASES, release_by_name
 from gpal.data.dataset import NoisyDataset
 
-__all__ = ["Catalog", "load_catalog", "CATALOG_DIR", "HDU_NAME", "RELEASES"]
+__all__ = ["Catalog", "load_catalog", "CATALOG_DIR", "HDU_NAME", "RELEASES", "text_values"]
 
 
 def _shipped_catalogs() -> Path:
@@ -101,6 +101,7 @@ _TEXT_ROWS = 65536
 def text_values(column) -> np.ndarray:
     """A FITS text column as stripped str (masked entries empty, bytes decoded as ASCII), as wide as its longest
     value: str holds 4 bytes a character, and a file's column as wide as its widest entry held GiBs at 10^6 rows.
+    Reads a catalog's own text columns (``CLASS1``, ``ASSOC1``) the way gpal does.
 
     Returns
     -------

@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from scipy import stats
 
-__all__ = ["LEVEL", "MAX_REPEATS", "RULE", "alike_verdict", "combined", "interval", "judge_rows", "order_verdict",
+__all__ = ["LEVEL", "MAX_REPEATS", "RULE", "alike_verdict", "combined", "higher_is_better", "interval", "judge_rows", "order_verdict",
            "orderings", "pair_counts", "repeats_to_resolve", "value_verdict"]
 
 #: Two-sided level of the intervals that resolve a difference; TOST uses the 1 - 2 (1 - LEVEL / 2) interval (90 %).
@@ -187,7 +187,8 @@ def _judge_pair(a: Mapping[str, Any], b: Mapping[str, Any], spread: str, paper_n
 
 
 def higher_is_better(metric: str) -> bool:
-    """Accuracy is the one metric recorded where higher is better (error, NLL, ECE, seconds: lower)."""
+    """Which way a metric improves, as the orderings read it: accuracy is the one metric recorded where higher is
+    better (error, NLL, ECE, seconds: lower)."""
     return metric == "accuracy"
 
 

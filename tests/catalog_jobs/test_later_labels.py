@@ -149,7 +149,7 @@ def test_gpal_pool_is_derived_from_gpals_fit_and_leaves_held_out_rows_alone(monk
     rng = np.random.default_rng(5)
     train = type("Rows", (), {"y": np.repeat([0, 1, 2], [50, 20, 30])})()
     gpal = rng.dirichlet([1, 1, 1], 40)
-    monkeypatch.setattr(later_labels, "_check_data", lambda check, seed: (train, None, np.array([""] * 40)))
+    monkeypatch.setattr(later_labels, "check_data", lambda check, seed: (train, None, np.array([""] * 40)))
     held = later_labels.check_probabilities("held-out:FL16Y", 0, {"gpal": {"proba": gpal.tolist()}}, pool_prior=True)
     np.testing.assert_array_equal(held["gpal+pool"], held["gpal"])
     np.testing.assert_array_equal(held["gpal+pool_unassociated"], held["gpal"])

@@ -68,11 +68,11 @@ def _slug(model: str) -> str:
 def scored(release: str) -> dict:
     """The release's bcu that FL16Y calls bll or fsrq: their rows in the later-label study's pool, ids, truth
     (1: FSRQ) and whether 4LAC gives their synchrotron peak."""
-    from gpal.catalog_jobs.later_labels import _later_codes, _sets
+    from gpal.catalog_jobs.later_labels import later_codes, release_sets
     from gpal.catalogs.lac import join_4lac, read_4lac
 
-    catalog, _, pool = _sets(release)
-    later = _later_codes(release, LATER)
+    catalog, _, pool = release_sets(release)
+    later = later_codes(release, LATER)
     rows = np.nonzero((np.char.lower(pool.aux["CLASS1"].astype(str)) == "bcu") & np.isin(later, ["bll", "fsrq"]))[0]
     ids = pool.ids[rows]
     joined = join_4lac(catalog, ids, read_4lac())
@@ -84,7 +84,7 @@ def fit(release: str, seed: int, model: str) -> np.ndarray:
     """One model's q of the scored bcu of ``release``, fitted with ``seed``."""
     from dataclasses import replace
 
-    from gpal.catalog_jobs.later_labels import _sets, fit_unit
+    from gpal.catalog_jobs.later_labels import release_sets, fit_unit
     from gpal.catalog_jobs.settings import main_job_estimator
     from gpal.evaluation.baselines import fit_baselines
 
@@ -92,7 +92,7 @@ def fit(release: str, seed: int, model: str) -> np.ndarray:
     if model in ("gpal", "logistic"):
         proba = np.asarray(fit_unit(f"{release}:{LATER}", seed, model)["proba"])[picked["rows"]]
         return proba[:, 1] / (proba[:, 0] + proba[:, 1])
-    catalog, train, pool = _sets(release)
+    catalog, train, pool = release_sets(release)
     blazars = train.subset(np.nonzero(train.y < 2)[0])  # bll (0) and fsrq (1) of the release's own labels
     blazars = replace(blazars, class_names=blazars.class_names[:2])
     rows = pool.subset(picked["rows"])

@@ -391,7 +391,7 @@ def paired_probe(probe: Path, run: Path, method: str, against: tuple[str, ...]) 
 def kernel_steps(args: argparse.Namespace) -> None:
     from gpal.data.registry import load_dataset, parse_dataset
     from gpal.runs.repeated_splits import run_repeated_splits
-    from gpal.workflows.compare import DATASETS, EstimatorFactory, _tag
+    from gpal.workflows.compare import DATASETS, EstimatorFactory, dataset_tag
 
     config = json.loads((args.run / "workflow.json").read_text())
     seed, test_size = int(config["seed"]), float(config["protocol"]["test_size"])
@@ -402,7 +402,7 @@ def kernel_steps(args: argparse.Namespace) -> None:
         name, n = parse_dataset(token, DATASETS)
         if token not in config["datasets"]:
             raise ValueError(f"{token!r} is not a data set of {args.run} (it ran {config['datasets']})")
-        tag = _tag(name, n)
+        tag = dataset_tag(name, n)
         ds = load_dataset(name, n=n, seed=seed, registry=DATASETS)
         run_repeated_splits(ds, specs, args.out / tag, n_splits=int(config["protocol"]["splits"]), test_size=test_size,
                             seed=seed, use_variances=False, progress=False)

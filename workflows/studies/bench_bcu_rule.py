@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpal.catalog_jobs.later_labels import CLASSES, MERGE, _check_data, _later_codes, _sets, fit_unit
+from gpal.catalog_jobs.later_labels import CLASSES, MERGE, check_data, later_codes, release_sets, fit_unit
 from gpal.catalogs.known_classes import apply_known_classes, association_weight, class_weights
 from gpal.evaluation.comparison import balanced_accuracy, resampled_metrics
 from gpal.evaluation.metrics import negative_log_likelihood
@@ -81,7 +81,7 @@ def fit(out: Path, seeds: tuple[int, ...]) -> None:
 
 def _association(release: str, ids: list[str]) -> np.ndarray:
     """Each rule's ``a`` (rule -> (n,)) for the sources ``ids`` of ``release``."""
-    catalog = _sets(release)[0]
+    catalog = release_sets(release)[0]
     if catalog.columns.assoc_prob_bay is None and catalog.columns.assoc_prob_lr is None:
         bay = lr = np.ones(len(ids))  # the layout says nothing of the association's doubt: the label as given
     else:
@@ -95,8 +95,8 @@ def _pair(out: Path, pair: str, seeds: tuple[int, ...]) -> dict:
     """The bcu sources of ``pair`` the later release puts in the classes: labels and each rule's probabilities
     (rule -> seed -> (n, C))."""
     earlier, later = pair.split(":")
-    train, pool, class1 = _check_data(f"{earlier}:{later}", seeds[0])
-    codes = _later_codes(earlier, later)
+    train, pool, class1 = check_data(f"{earlier}:{later}", seeds[0])
+    codes = later_codes(earlier, later)
     label = np.array([CLASSES.index(c) if c in CLASSES else CLASSES.index("pulsar") if c in MERGE["pulsar"] else -1
                       for c in codes])
     rows = (np.char.lower(np.char.strip(class1.astype(str))) == "bcu") & (label >= 0)
@@ -113,7 +113,7 @@ def _pair(out: Path, pair: str, seeds: tuple[int, ...]) -> dict:
             proba[rule][seed] = weighted / weighted.sum(axis=1, keepdims=True)
     # the library's rule (gpal.catalogs.known_classes, what the main job applies) is the candidate of its name
     library = {s: apply_known_classes(raw[s], class1[rows], {"bcu": w}, association=association_weight(
-        _sets(earlier)[0], ids))[0] for s in seeds}
+        release_sets(earlier)[0], ids))[0] for s in seeds}
     return {"label": label[rows], "proba": proba, "library": library, "ids": ids, "pair": pair}
 
 

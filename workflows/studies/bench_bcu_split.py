@@ -168,7 +168,7 @@ def fit(runs: Path, release: str, seed: int, model: str, ids: np.ndarray) -> np.
     """A fitted model's q of the bcu named ``ids`` (the later-typed bcu of ``release``'s check), with ``seed``."""
     import pandas as pd
 
-    from gpal.catalog_jobs.later_labels import _kernel
+    from gpal.catalog_jobs.later_labels import variant_kernel
     from gpal.catalog_jobs.settings import main_job_estimator
     from gpal.evaluation.baselines import fit_baselines
 
@@ -183,7 +183,7 @@ def fit(runs: Path, release: str, seed: int, model: str, ids: np.ndarray) -> np.
     if model == LOGISTIC_LAC or model in LOGISTIC_VARIANTS:
         return fit_baselines(blazars.X, blazars.y, rows.X, names=["logistic"], random_state=seed)["logistic"][:, 1]
     if model == LINEAR or model in GP_VARIANTS:
-        kernel = {"kernel": _kernel("se_plus_linear", blazars.X.shape[1])} if model == LINEAR else {}
+        kernel = {"kernel": variant_kernel("se_plus_linear", blazars.X.shape[1])} if model == LINEAR else {}
         estimator = main_job_estimator(random_state=seed, progress=False, **kernel)
         return np.asarray(estimator.fit(blazars).predict_proba(rows.X, rows.X_var))[:, 1]
     raise ValueError(f"unknown model {model!r}; fitted here: {list(FITTED)}")

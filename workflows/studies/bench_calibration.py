@@ -64,7 +64,7 @@ def _add_fits(path: Path, check: str, seed: int, extra: dict[str, dict[str, Any]
     missing = {name: params for name, params in extra.items() if name not in kept}
     if not missing:
         return
-    train, rows, _ = study._check_data(check, seed)
+    train, rows, _ = study.check_data(check, seed)
     units = {name: main_job_estimator(random_state=seed, progress=False, **params).fit(train).predict_proba(
         rows.X, rows.X_var) for name, params in missing.items()}
     kept.update(study.check_probabilities(check, seed, {m: {"proba": p} for m, p in units.items()}))
@@ -84,7 +84,7 @@ def fit(out: Path, checks: list[str], seeds: list[int], extra: dict[str, dict[st
             if path.is_file():
                 _add_fits(path, check, seed, extra)
                 continue
-            train, rows, _ = study._check_data(check, seed)
+            train, rows, _ = study.check_data(check, seed)
             t0 = time.perf_counter()
             model = main_job_estimator(random_state=seed, progress=False).fit(train)
             seconds = time.perf_counter() - t0
@@ -179,7 +179,7 @@ def _load(out: Path, check: str, seed: int) -> dict[str, np.ndarray]:
         from gpal.catalog_jobs.pool_prior import adjust_to_pool
         from gpal.catalogs.classes import source_groups
 
-        groups = source_groups(study._check_data(check, seed)[2])
+        groups = source_groups(study.check_data(check, seed)[2])
         for m in ("gpal", "logistic"):
             moved = adjust_to_pool(data[m], groups, data["prior"], study.CLASSES, moved=None)
             data[f"{m}_pool_prior"] = moved.proba
@@ -365,7 +365,7 @@ def in_sample(out: Path, check: str = "held-out:FL16Y", seed: int = 0, epochs: t
     from gpal.evaluation.metrics import negative_log_likelihood
     from gpal.files import write_json_atomic
 
-    train, test, _ = study._check_data(check, seed)
+    train, test, _ = study.check_data(check, seed)
     result: dict[str, Any] = {"check": check, "seed": seed}
     for n in epochs:
         model = main_job_estimator(random_state=seed, progress=False, epochs=n).fit(train)

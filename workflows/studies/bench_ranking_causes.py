@@ -68,7 +68,7 @@ def scored_sets(run: Path, models: list[str], seeds: list[int]) -> None:
           "unassociated + bcu, later bll/fsrq/pulsar): with the bcu rule / model alone | earlier unassociated, "
           "later bll/fsrq/pulsar |\n|---|---|---|---|---|")
     for check in L.PAIRS:
-        class1 = _class1(L._sets(check.split(":")[0])[2])
+        class1 = _class1(L.release_sets(check.split(":")[0])[2])
         for model in models:
             values = []
             for seed in seeds:
@@ -89,8 +89,8 @@ def by_class(run: Path, models: list[str], seeds: list[int]) -> None:
     """AUC of each later AGN class against every pulsar of the set (and each pulsar class against every AGN), split
     at |b| = LOW_LATITUDE, and the set without the later bcu at low latitude."""
     for check in L.PAIRS:
-        pool = L._sets(check.split(":")[0])[2]
-        codes = L._later_codes(*check.split(":"))
+        pool = L.release_sets(check.split(":")[0])[2]
+        codes = L.later_codes(*check.split(":"))
         low = np.abs(np.asarray(pool.aux["GLAT"], float)) < LOW_LATITUDE
         for model in models:
             found: dict[str, list[float]] = {}
@@ -122,7 +122,7 @@ def by_class(run: Path, models: list[str], seeds: list[int]) -> None:
 
 def _training(check: str, population: str) -> tuple[np.ndarray, np.ndarray, int]:
     """Training rows of a population and the column of p(pulsar)."""
-    catalog, train, pool = L._sets(check.split(":")[0])
+    catalog, train, pool = L.release_sets(check.split(":")[0])
     bcu = pool.X[_class1(pool) == "bcu"]
     if population == "bll/fsrq/pulsar":
         return train.X, train.y, 2
@@ -144,7 +144,7 @@ def populations() -> None:
              "bll/fsrq/pulsar/bcu")
     print("| check | model | " + " | ".join(names) + " |\n|---|---|" + "---|" * len(names))
     for check in L.PAIRS:
-        pool, sc = L._sets(check.split(":")[0])[2], L.scored_rows(check, 0)
+        pool, sc = L.release_sets(check.split(":")[0])[2], L.scored_rows(check, 0)
         for m in ("lr", "rf", "gb"):
             row = []
             for population in names:
@@ -163,7 +163,7 @@ def _preset_sets(release: str, preset: str):
         train = catalog.dataset(classes=list(L.CLASSES), merge={k: list(v) for k, v in L.MERGE.items()},
                                 features=preset)
         pool = catalog.pool(select=["unassociated", "bcu"], features=preset)
-    if not np.array_equal(np.asarray(pool.ids), np.asarray(L._sets(release)[2].ids)):
+    if not np.array_equal(np.asarray(pool.ids), np.asarray(L.release_sets(release)[2].ids)):
         raise ValueError(f"{preset} keeps other pool rows of {release} than its main preset")
     return train, pool
 
@@ -180,7 +180,7 @@ def features() -> None:
     for check in L.PAIRS:
         release = check.split(":")[0]
         family = "fermi_3fgl" if release == "3FGL" else "fermi_dr4"
-        sets = [L._sets(release)[1:]] + [_preset_sets(release, family + s) for s in ("_lightcurve", "_measurements")]
+        sets = [L.release_sets(release)[1:]] + [_preset_sets(release, family + s) for s in ("_lightcurve", "_measurements")]
         sc = L.scored_rows(check, 0)
         blazar = np.isin(sc["label"], [0, 1])
         fsrq = sc["label"] == 1
@@ -204,7 +204,7 @@ def forest_545() -> None:
     forest was, scored on the 545 sources FL16Y puts in bll / fsrq / pulsar. 325 of them are 3FGL bcu, rows this
     forest trained on (as AGN); the AUC is also given on the 220 it did not see."""
     check = "3FGL:FL16Y"
-    pool, sc = L._sets("3FGL")[2], L.scored_rows(check, 0)
+    pool, sc = L.release_sets("3FGL")[2], L.scored_rows(check, 0)
     X, y, col = _training(check, "AGN+bcu+other AGN vs pulsar")
     three, unseen = sc["label"] >= 0, (sc["label"] >= 0) & (_class1(pool) == "")
     scores = [_model("rf", s).fit(X, y).predict_proba(pool.X)[:, col] for s in _seeds("rf")]
@@ -216,7 +216,7 @@ def ablations() -> None:
     """AGN-vs-pulsar AUC of the forest (seeds 0, 1) without each feature in turn, minus with all; and of every model
     with log(curvature significance) - log(significance) added, or in place of the curvature significance."""
     for check in L.PAIRS:
-        train, pool = L._sets(check.split(":")[0])[1:]
+        train, pool = L.release_sets(check.split(":")[0])[1:]
         sc = L.scored_rows(check, 0)
         names = list(train.feature_names)
 
@@ -249,8 +249,8 @@ def extremes(run: Path) -> None:
     """gpal's (seed 0 of RUN) five AGN ranked most pulsar-like and five pulsars ranked least, with their earlier
     features; and both AUCs by thirds of the earlier significance of the scored sources."""
     for check in L.PAIRS:
-        catalog, _, pool = L._sets(check.split(":")[0])
-        sc, codes = L.scored_rows(check, 0), L._later_codes(*check.split(":"))
+        catalog, _, pool = L.release_sets(check.split(":")[0])
+        sc, codes = L.scored_rows(check, 0), L.later_codes(*check.split(":"))
         p = L.check_probabilities(check, 0, {"gpal": _unit(run, check, 0, "gpal")})["gpal"]
         shown = [j for j, n in enumerate(pool.feature_names)
                  if any(k in n for k in ("Curv", "beta", "Spectral_Index", "LP_Index", "Variab", "GLAT", "Signif_Avg"))]
@@ -285,7 +285,7 @@ def later_measurements(run: Path | None) -> None:
           "bll-fsrq | later training rows |\n|---|---|---|---|---|---|")
     for check in L.PAIRS:
         earlier, later = check.split(":")
-        first, train, pool = L._sets(earlier)
+        first, train, pool = L.release_sets(earlier)
         last = load_catalog(later)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -339,7 +339,7 @@ def gp_features(run: Path) -> None:
     print("| check | model | " + " | ".join(shown) + " |\n|---|---|" + "---|" * len(shown))
     for check in L.PAIRS:
         release = check.split(":")[0]
-        _, train, pool = L._sets(release)
+        _, train, pool = L.release_sets(release)
         family = "fermi_3fgl" if release == "3FGL" else "fermi_dr4"
         variants = {"without abs_sin_GLAT": (without(train, "abs_sin_GLAT"), without(pool, "abs_sin_GLAT")),
                     "bands and light curve": _preset_sets(release, family + "_measurements")}
@@ -350,7 +350,7 @@ def gp_features(run: Path) -> None:
         probabilities = L.check_probabilities(check, 0, units)
         sc = L.scored_rows(check, 0)
         for name, proba in probabilities.items():
-            measured = L._measures(sc, proba, {})
+            measured = L.model_measures(sc, proba, {})
             print(f"| {check} | {name} | " + " | ".join(f"{measured[m]:.3f}" for m in shown) + " |", flush=True)
 
 

@@ -21,13 +21,12 @@ EPOCHS:LEARNING_RATE:BATCH_SIZE for a minibatch other than the main job's.
         --input-noise none --settings 50:0.03 20:0.03 10:0.03 --seeds 0 1 2     # the error-blind twin
     PYTHONPATH=$PWD python workflows/studies/bench_training_length.py --out runs/training_length --em-steps 30 \
         --settings 50:0.03 25:0.05@cosine 25:0.08@cosine 35:0.05@cosine --seeds 0 1 2    # Adam's step decayed
-    PYTHONPATH=$PWD python workflows/studies/bench_training_length.py --out runs/training_length --em-steps 30 \
-        --input-noise none --natgrad 0.03 --settings 50:0.03 20:0.03 --seeds 0 1 2    # natural gradients for q(u)
-    PYTHONPATH=$PWD python workflows/studies/bench_training_length.py --out runs/training_length --em-steps 30 \
-        --row-lr-scale 3 --settings 25:0.03 --seeds 0 1 2         # q(x_i) at 3x the step (or --kernel-lr-scale 3)
 
-``--natgrad``, ``--row-lr-scale``, ``--kernel-lr-scale`` and ``--lbfgs`` change how every fit of the run trains (variants
-measured and not adopted, workflows/studies/records/training_length/summary.md); their files are named apart.
+``--lbfgs`` changes how every fit of the run trains (a variant measured and not adopted,
+workflows/studies/records/training_length/summary.md); its files are named apart.  The natural-gradient and
+step-scale variants of the same summary (``*_natgrad*``, ``*_rows*``, ``*_kernels*`` files) replaced the trainer's
+compiled step, which is no API of gpal's: they are rerun from commit cc4f9a1, whose copy of this script still has
+``--natgrad``, ``--row-lr-scale`` and ``--kernel-lr-scale``.
 
 A setting ending in ``@cosine`` decays Adam's step each epoch from its learning rate to a twentieth of it at the
 last epoch (half a cosine), where the estimator keeps it constant: a study of whether a schedule reaches the
@@ -80,92 +79,6 @@ def _with_schedules() -> None:
     svi.Trainer.fit = scheduled_fit
 
 
-def _with_natural_gradients(gamma: float) -> None:
-    """Every trainer made from now on moves q(u) by a natural-gradient step of size ``gamma`` (Salimbeni et al.
-    2018, GPflow's ``NaturalGradient`` on the step's own gradients) and everything else by Adam, where Adam moves
-    all: a study of whether q(u) is what needs the steps (measured at 3602ec5, not adopted).  For a whole run of the
-    script (``--natgrad``), since trainers are kept per model signature."""
-    import tensorflow as tf
-    from gpflow.optimizers import NaturalGradient
-
-    from gpal.training import svi
-    from gpal.training.adam import Adam
-
-    class NaturalGradientAdam(Adam):
-        natural: tuple = ()  # (q_mu, q_sqrt, NaturalGradient), set when the step is made
-
-        def apply_gradients(self, grads_and_vars):
-            pairs = list(grads_and_vars)
-            q_mu, q_sqrt, natgrad = self.natural
-            by_var = {id(v): g for g, v in pairs}
-            natgrad._natgrad_apply_gradients(by_var[id(q_mu.unconstrained_variable)],
-                                             by_var[id(q_sqrt.unconstrained_variable)], q_mu, q_sqrt)
-            moved = {id(q_mu.unconstrained_variable), id(q_sqrt.unconstrained_variable)}
-            # zero gradients keep Adam's moments, and so its moves, at zero for q(u)
-            super().apply_gradients([(tf.zeros_like(g) if id(v) in moved else g, v) for g, v in pairs])
-
-    compiled_step = svi._compiled_step
-
-    def natural_step(model, optimizer, *args):
-        optimizer.natural = (model.gp.q_mu, model.gp.q_sqrt, NaturalGradient(gamma))
-        return compiled_step(model, optimizer, *args)
-
-    svi.make_optimizer = lambda learning_rate=0.01: NaturalGradientAdam(learning_rate=learning_rate)
-    svi._compiled_step = natural_step
-
-
-def _with_row_step_scaled(scale: float) -> None:
-    """Every trainer made from now on moves the per-row tables (NIMGP's q(x_i)) by Adam at ``scale`` times the
-    learning rate, everything else at the learning rate: a row is in one minibatch an epoch, so a study of whether
-    its few updates are what a shorter fit lacks (measured at 03e7acb, not adopted).  For a whole run (``--row-lr-scale``)."""
-    from gpal.training import svi
-
-    class Scaled:
-        def __init__(self, optimizer):
-            self.optimizer = optimizer
-
-        def __getattr__(self, name):
-            return getattr(self.optimizer, name)
-
-        @property
-        def learning_rate(self):
-            return self.optimizer.learning_rate * scale
-
-    init = svi.RowAdam.__init__
-    svi.RowAdam.__init__ = lambda self, variables, optimizer: init(self, variables, Scaled(optimizer))
-
-
-def _with_kernel_step_scaled(scale: float) -> None:
-    """Every trainer made from now on moves the kernels' hyperparameters by ``scale`` times Adam's move, everything
-    else by Adam's: with Adam each parameter moves by about the learning rate a step, and the main job's variances and
-    length scales are still drifting steadily at its last epoch (measured at e2c32f9, not adopted).  For a whole run
-    (``--kernel-lr-scale``)."""
-    import tensorflow as tf
-
-    from gpal.training import svi
-    from gpal.training.adam import Adam
-
-    class KernelScaledAdam(Adam):
-        kernel_ids: frozenset = frozenset()  # the kernels' unconstrained variables, set when the step is made
-
-        def apply_gradients(self, grads_and_vars):
-            pairs = list(grads_and_vars)
-            before = [(v, tf.identity(v)) for _, v in pairs if id(v) in self.kernel_ids]
-            super().apply_gradients(pairs)
-            for var, old in before:
-                var.assign(old + scale * (var - old))
-
-    compiled_step = svi._compiled_step
-
-    def kernel_step(model, optimizer, *args):
-        optimizer.kernel_ids = frozenset(id(p.unconstrained_variable) for kernel in model.gp.kernels
-                                         for p in kernel.parameters)
-        return compiled_step(model, optimizer, *args)
-
-    svi.make_optimizer = lambda learning_rate=0.01: KernelScaledAdam(learning_rate=learning_rate)
-    svi._compiled_step = kernel_step
-
-
 def _with_lbfgs(max_iter: int) -> None:
     """Every fit from now on minimises the full-data negative ELBO, its Monte Carlo draws fixed (the step's seed at
     step 0), by SciPy's L-BFGS-B for at most ``max_iter`` iterations, where Adam takes minibatch steps (measured at
@@ -205,9 +118,6 @@ def _with_lbfgs(max_iter: int) -> None:
 
 #: The study knobs that change how every fit of a run trains: (option's key, file-name tag, summary label, installer).
 _KNOBS = (
-    ("natgrad", "natgrad", "natgrad ", _with_natural_gradients),
-    ("row_lr_scale", "rows", "rows x", _with_row_step_scaled),
-    ("kernel_lr_scale", "kernels", "kernels x", _with_kernel_step_scaled),
     ("lbfgs", "lbfgs", "L-BFGS ", _with_lbfgs),
 )
 
@@ -293,18 +203,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--em-steps", type=int, default=100, help="the population prior's EM steps (fit_mixture_prior)")
     parser.add_argument("--input-noise", default=None,
                         help="the estimator's input_noise (default: the main job's); 'none' is its error-blind twin")
-    parser.add_argument("--natgrad", type=float, default=None, metavar="GAMMA",
-                        help="q(u) by natural-gradient steps of this size, the rest by Adam, in every setting")
-    parser.add_argument("--kernel-lr-scale", type=float, default=None, metavar="K",
-                        help="the kernels' hyperparameters moved K times Adam's move, in every setting")
     parser.add_argument("--lbfgs", type=int, default=None, metavar="ITERATIONS",
                         help="every fit by L-BFGS-B on the full-data ELBO (draws fixed) for at most this many iterations")
-    parser.add_argument("--row-lr-scale", type=float, default=None, metavar="K",
-                        help="the per-row tables q(x_i) by Adam at K times the learning rate, in every setting")
     args = parser.parse_args(argv)
     knobs = {key: getattr(args, key) for key, *_ in _KNOBS if getattr(args, key) is not None}
-    if "natgrad" in knobs and "kernel_lr_scale" in knobs:  # both replace Adam: one would silently undo the other
-        parser.error("--natgrad and --kernel-lr-scale cannot be combined")
     for key, _, _, install in _KNOBS:
         if key in knobs:
             install(knobs[key])

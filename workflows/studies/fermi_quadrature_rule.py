@@ -27,7 +27,7 @@ from gpal.models.quadrature import hermite_rule, normal_cdf
 from gpal.runs.units import derived_seed
 from gpal.workflows import load_workflow
 from gpal.workflows.methods import classifier_params
-from gpal.workflows.splits import _dataset_and_training_size
+from gpal.workflows.splits import dataset_and_training_size
 
 
 def hermite_argmax(Fmu: np.ndarray, Fvar: np.ndarray, points: int = 20) -> np.ndarray:
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--splits", type=int, default=16)
     args = p.parse_args(argv)
     config = load_workflow("workflows/fermi_4fgl.yaml", overrides=["methods=[MGP]"]).config
-    dataset, n_train = _dataset_and_training_size(config)
+    dataset, n_train = dataset_and_training_size(config)
     params = classifier_params(["MGP"], config["training"], n_train)["MGP"]
     splits = list(dataset.repeated_splits(args.splits, config["protocol"]["test_size"], config["seed"]))
     ests = [NoisyGPClassifier(**{**params, "random_state": derived_seed(config["seed"], s.index)}) for s in splits]

@@ -19,7 +19,7 @@ import numpy as np
 
 from gpal.workflows import load_workflow
 from gpal.workflows.methods import classifier_params
-from gpal.workflows.splits import _dataset_and_training_size
+from gpal.workflows.splits import dataset_and_training_size
 from gpal.runs.repeated_splits import run_repeated_splits
 
 
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--models-per-batch", type=int, default=50)
     args = p.parse_args(argv)
     config = load_workflow("workflows/fermi_4fgl.yaml", overrides=[f"methods=[{','.join(args.methods)}]"]).config
-    dataset, n_train = _dataset_and_training_size(config)
+    dataset, n_train = dataset_and_training_size(config)
     d = dataset.X.shape[1]
     methods = {name: {**params, "kernel": gpflow.kernels.SquaredExponential(lengthscales=np.ones(d))}
                for name, params in classifier_params(config["methods"], config["training"], n_train).items()}

@@ -20,7 +20,7 @@ from typing import Iterator
 import numpy as np
 
 from gpal.evaluation.metrics import error_rate, negative_log_likelihood
-from gpal.workflows.synthetic import _kwargs, _problem, _problem_seed
+from gpal.workflows.synthetic import repetition_problem
 from shared import keep_printed  # the script's folder, first on its path
 
 
@@ -42,7 +42,7 @@ def bayes_rows(problems: int, cells: int) -> Iterator[dict]:
                     "lengthscale": float(lengthscale)}
             err, nll = [], []
             for rep in range(problems):
-                problem = _problem(_kwargs(data, _problem_seed(0, rep, data), noise))
+                problem = repetition_problem(data, 0, rep, noise)
                 proba = problem.bayes_proba(problem.test.X, n_cells=cells)
                 err.append(error_rate(problem.test.y, proba))
                 nll.append(negative_log_likelihood(problem.test.y, proba))

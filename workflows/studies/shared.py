@@ -562,13 +562,13 @@ def uci_split(dataset: str, split_index: int, level: float) -> tuple[Any, Any, i
     scale (the paper states a variance in units of the training split standardised before the noise)."""
     from gpal.data.registry import load_dataset
     from gpal.data.standardizer import Standardizer
-    from gpal.runs.repeated_splits import _split_data
+    from gpal.runs.repeated_splits import split_with_injected_noise
     from gpal.runs.units import derived_seed
 
     ds = load_dataset(dataset)
     split = list(ds.repeated_splits(split_index + 1, 0.1, seed=0))[split_index]
     seed = derived_seed(0, split.index)
-    train, test = _split_data(ds, split, level, seed)
+    train, test = split_with_injected_noise(ds, split, level, seed)
     return train, test, seed, Standardizer.fit(ds.subset(split.train)).scale
 
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from gpal.runs.repeated_splits import _load_units
+from gpal.runs.repeated_splits import load_units
 
 WORKFLOW = Path(__file__).resolve().parents[1] / "fermi_4fgl.yaml"
 
@@ -39,7 +39,7 @@ def _paper() -> dict[str, dict[str, list[float]]]:
 
 def _units(folder: Path) -> dict[str, dict[int, dict[str, Any]]]:
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    return {m: _load_units(folder, m, None) for m in config["methods"]}, config
+    return {m: load_units(folder, m, None) for m in config["methods"]}, config
 
 
 def _mean_se(values: np.ndarray) -> tuple[float, float]:
