@@ -52,9 +52,9 @@ __all__ = ["CANDIDATE_SETTINGS", "CUTS", "Cut", "DOUBTFUL_FLAGS", "FLAG_NUMBERS"
 #: A flag number: the LAT catalogs document flags 1 to 14; a Flags column holds at most 32 bits.
 FLAG_NUMBERS = Integer(1, 32)
 #: The catalog flags that put a candidate's reality or position in doubt: every documented flag but 12 (a highly
-#: curved spectrum, what pulsars show).  Measured over the open sky's target lists of every release older than
-#: FL16Y (docs/results.md, "The open sky"): flagged rows were lost by FL16Y 8 times as often (172 of 1228 against
-#: 71 of 4050) and, where FL16Y classes them, kept their class less often (132 of 164 against 1167 of 1306).
+#: curved spectrum, what pulsars show).  On the target lists of every release older than FL16Y, flagged rows were
+#: far more often lost by FL16Y and, where FL16Y classes them, kept their class less often (docs/results.md, "The
+#: open sky").
 DOUBTFUL_FLAGS = (1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 13, 14)
 #: The caveat of an unassociated candidate of a blazar class (`gpal.catalogs.known_classes.BLAZAR_CODES`), whose
 #: follow-up is its counterpart's spectrum: nothing is identified yet to point a spectrograph at.
@@ -70,13 +70,12 @@ RANK_DIGITS = 2
 ORDER_RULE = (f"p_<class> rounded to {RANK_DIGITS} decimals, highest first; ties by Signif_Avg, highest first, "
               "then by Conf_95_SemiMajor, smallest first")
 #: Per default class, the smallest and largest ratio of a target list's expected members to the members a later
-#: release found among its rows, over the ten release pairs of the open-sky study (docs/results.md, "The open
-#: sky": the default variant's table of target lists; tests/workflows/test_results_page.py checks the two agree):
-#: how far to trust a list's EXPECTED.
+#: release found among its rows, over the ten release pairs of docs/results.md's "The open sky" (its table of the
+#: default variant's target lists): how far to trust a list's EXPECTED.
 LATER_YIELD_RATIOS: Mapping[str, tuple[float, float]] = types.MappingProxyType({
     "bll": (0.96, 1.02), "fsrq": (0.81, 2.03), "other": (0.90, 4.40), "pulsar": (0.81, 1.26)})
-#: The band of expected over found members inside which a class's lists' yields held (issue 70's target for the
-#: pulsar list: within a factor 1.5 either way).
+#: The band of expected over found members inside which a class's lists' yields count as held (within a factor
+#: 1.5 either way: a list that promises twice what a follow-up finds wastes the follow-up's time).
 TRUSTED_YIELD = (0.67, 1.5)
 
 

@@ -410,9 +410,8 @@ def _write_baselines(job: _MainJob, folder: Path, later_baselines: dict[str, np.
     ``later_baselines``: the later check fits nothing again.  Returns the table as written.
 
     Once ``stop`` is set (the model's fit beside it failed or was interrupted), a model's training ends at its next
-    epoch by raising `Abandoned`, and nothing is written.  (The baselines in a thread of their own beside the twin
-    measured no faster, by the main job's timing study, workflows/studies/main_job_parts.yaml: the two fits already keep
-    both cores busy.)"""
+    epoch by raising `Abandoned`, and nothing is written.  (The baselines run after the twin, not in a thread
+    beside it: the two fits already keep both cores busy, and a third thread measured no faster.)"""
     train, test, later_pool, seed = job.train, job.test, job.later_pool, job.seed
     names, models = list(job.settings["baselines"]), _error_blind_twin(job.estimator)
     tests = [test.X] if later_pool is None else [test.X, later_pool.X]

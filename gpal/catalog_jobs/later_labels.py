@@ -1,4 +1,4 @@
-"""The later-label study: gpal and the baselines scored by what later releases found, on every check, over seeds.
+"""The later-label checks: gpal and the baselines scored by what later releases found, on every check, over seeds.
 
 For each release pair (earlier, later), every labelled bll / fsrq / pulsar (psr + msp) source of the
 earlier release trains each model; its unassociated and bcu sources are classified and scored by the
@@ -77,14 +77,10 @@ POOL_PRIOR_UNASSOCIATED = "gpal+pool_unassociated"
 #: the ELBO (sample weights n / (C n_c)); ``kernel="se_plus_linear"``: a linear kernel added to the squared
 #: exponential, so the latent functions can extrapolate beyond the training sources; ``bcu_class``: the release's bcu
 #: sources train a fourth class (`with_bcu_class`), folded back into bll and fsrq (`fold_bcu`), as the published AGN
-#: classifiers count every AGN, bcu included, against the pulsars (the ranking study,
-#: workflows/studies/ranking_causes.yaml, record workflows/studies/records/ranking_causes.md: it ranks pulsars a
-#: little better and is calibrated worse); ``kernel_variance``: the squared exponential starts at
+#: classifiers count every AGN, bcu included, against the pulsars; ``kernel_variance``: the squared exponential starts at
 #: this variance instead of 1, so that the 50 epochs end sharper; ``class_kernel_variances``: each class's kernel
-#: starts at its own variance (bll, fsrq, pulsar), fsrq's and pulsar's near where 200 epochs take them.  The
-#: kernel-start study measures both (workflows/studies/calibration_init.yaml, record
-#: workflows/studies/records/calibration/calibration_init_seeds0-9.json: held out, its candidates var10, var20 and
-#: var_1_4_11; record workflows/studies/records/calibration/later_labels_var20.json: variance 20 on later labels).
+#: starts at its own variance (bll, fsrq, pulsar), fsrq's and pulsar's near where 200 epochs take them.  Each is a
+#: question a later label can answer (is the main job's choice the better one?), so each runs as a model of a check.
 GP_VARIANTS: dict[str, dict[str, Any]] = {
     "gpal": {},
     "gpal_inducing100": {"num_inducing": 100},
@@ -454,7 +450,7 @@ def difference_to_gpal(measure: Mapping[str, float]) -> str:
 
 def paired_table(measures: pd.DataFrame, models: Sequence[str], shown: Sequence[str] = (
         "nll", "ece", "balanced_accuracy", "agn_pulsar_auc", "pulsar_blazar_auc", "bll_fsrq_auc")) -> pd.DataFrame:
-    """The study's table: one row per check and model, each measure as 'value' and, beside gpal, 'model - gpal'
+    """The checks' table: one row per check and model, each measure as 'value' and, beside gpal, 'model - gpal'
     with its interval (`difference_to_gpal`)."""
     out = []
     for (check, model), part in measures.groupby(["check", "model"], sort=False):
