@@ -164,12 +164,13 @@ def test_no_import_cycles():
 
 
 # ------------------------------------------------------------------ the library apart from the lab
-#: The repository's folders beside the package that are not the library: studies, page generators, benchmarks and
-#: maintainers' tools.  An installed gpal has none of them, so the library must never import them, neither by the
-#: folder's name nor by a script's own (a script imports its siblings by bare name: ``shared``, ``generated_page``).
-LAB_FOLDERS = ("benchmarks", "workflows", "tools")
-LAB = (*LAB_FOLDERS, *sorted({p.stem for folder in LAB_FOLDERS for p in (PACKAGE.parent / folder).rglob("*.py")}
-                             - {"__init__"}))
+#: The repository's folders beside the package that are not the library: studies, page generators, the lab's package
+#: (``labkit``), benchmarks and maintainers' tools.  An installed gpal has none of them, so the library must never
+#: import them, neither by the folder's name nor by a script's own (a script imports its siblings by bare name:
+#: ``shared``, ``generated_page``) nor by a package's.
+LAB_FOLDERS = ("benchmarks", "workflows", "tools", "lab")
+LAB = (*LAB_FOLDERS, *sorted({p.stem if p.stem != "__init__" else p.parent.name
+                              for folder in LAB_FOLDERS for p in (PACKAGE.parent / folder).rglob("*.py")}))
 
 
 def _lab_imports(source: str, where: str) -> list[str]:
@@ -204,6 +205,7 @@ def test_the_library_never_imports_the_lab():
     ("importlib.import_module('benchmarks.bench_4lac')", ["m.py:1 imports benchmarks.bench_4lac"]),
     ("__import__('tools')", ["m.py:1 imports tools"]),
     ("from generated_page import DOCS\nimport shared", ["m.py:1 imports generated_page", "m.py:2 imports shared"]),
+    ("from labkit.claim_rules import RULE", ["m.py:1 imports labkit.claim_rules"]),
     ("from gpal.workflows import load_workflow\nfrom . import tools\nimport workflows_extra", []),
 ])
 def test_a_lab_import_is_caught_and_the_librarys_own_workflows_are_not(source, caught):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Sequence
 
-from gpal.workflows.verdicts import MAX_REPEATS
+from labkit.claim_rules import MAX_REPEATS
 
 #: ``minutes: train_seconds``: a fit's minutes from the record's own mean ``train_seconds`` over its methods.
 FROM_RECORD = "train_seconds"

@@ -38,7 +38,7 @@ against the paper's; reproduced only within a declared ``margin``).  A margin is
 units and belongs to the claim, declared before the run it judges.  A ``record`` names a results record
 (``results/<name>``) or a table a study keeps for this page (``tables/<name>``, in records/papers/tables/); only a
 ``values`` check needs the paper's column and repeats there.  A claim's verdict is computed
-from its checks (the module `RULE` of `gpal.workflows.verdicts`); a field, record, table or
+from its checks (`labkit.claim_rules.RULE`); a field, record, table or
 setting that does not exist, or a record with fewer than two repeats, is refused with the file
 and the field named.
 """
@@ -54,8 +54,8 @@ from typing import Any, Mapping, Sequence
 import yaml
 
 from gpal.workflows.reference import judged
-from gpal.workflows.verdicts import (alike_verdict, higher_is_better, order_verdict, repeats_to_resolve,
-                                     value_verdict)
+from gpal.workflows.verdicts import higher_is_better, order_verdict, value_verdict
+from labkit.claim_rules import alike_verdict, repeats_to_resolve
 
 from paper_budget import parse_needs, to_resolve
 
@@ -284,7 +284,7 @@ def _unit(check: Mapping[str, Any], got: Mapping[str, Mapping[str, Any]], a: str
 def _judge_check(check: Mapping[str, Any], rows: Mapping[tuple, dict], name: str, where: str
                  ) -> tuple[Counter, Counter, dict[str, list]]:
     """(counts of the check's unit verdicts, signs of gpal - paper for values, per setting the repeats run and the
-    repeats each open unit needs (None: more than `gpal.workflows.verdicts.MAX_REPEATS`)) over its settings."""
+    repeats each open unit needs (None: more than `labkit.claim_rules.MAX_REPEATS`)) over its settings."""
     metric = check["metric"]
     methods = check.get("methods") or [*check["better"], *check["worse"]]
     settings = check["settings"] or list(dict.fromkeys(s for s, _, k in rows if k == metric))

@@ -36,7 +36,7 @@ from typing import Any, Mapping, Sequence
 from gpal.files import write_json_atomic
 from gpal.workflows.reference import COMPARISON_FILE, comparison_markdown
 from gpal.workflows.shipped import shipped_workflows
-from gpal.workflows.verdicts import RULE
+from labkit.claim_rules import RULE
 
 # this script's folder, first on its path
 import paper_runs_tables

@@ -23,7 +23,8 @@ import numpy as np
 
 from gpal.data.synthetic import toy_1d
 from gpal.workflows.toy import kl_from_bayes
-from gpal.workflows.verdicts import alike_verdict, order_verdict
+from gpal.workflows.verdicts import order_verdict
+from labkit.claim_rules import alike_verdict
 from shared import keep_printed, paired_t  # the script's folder, first on its path
 
 BASELINE = "MGP"
