@@ -48,3 +48,20 @@ def test_alike_is_tost_at_five_percent_each_side():
         upper = stats.ttest_ind_from_stats(b["gpal_mean"] - margin, sd["B"], 4, a["gpal_mean"], sd["A"], 4,
                                            equal_var=False, alternative="less").pvalue
         assert (max(lower, upper) < 0.05) == (alike_verdict(a, b, margin) == "alike"), margin
+
+
+@pytest.mark.parametrize("script", ["workflows/pages/papers_page.py", "workflows/studies/paper001_toy_1d.py"])
+def test_a_lab_script_without_labkit_says_what_to_install(script, monkeypatch):
+    import runpy
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).parents[2] / script
+    if not path.is_file():  # the lab moved (lab/pages, lab/studies)
+        path = Path(__file__).parents[2] / "lab" / Path(script).relative_to("workflows")
+    for name in ("labkit", "labkit.claim_rules"):  # as where the lab is not installed
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.syspath_prepend(str(path.parent))
+    with pytest.raises(SystemExit, match=r"needs the lab's package labkit: from the repository's top, "
+                                         r"pip install -e lab"):
+        runpy.run_path(str(path))

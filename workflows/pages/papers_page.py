@@ -36,7 +36,11 @@ from typing import Any, Mapping, Sequence
 from gpal.files import write_json_atomic
 from gpal.workflows.reference import COMPARISON_FILE, comparison_markdown
 from gpal.workflows.shipped import shipped_workflows
-from labkit.claim_rules import RULE
+try:
+    from labkit.claim_rules import RULE
+except ModuleNotFoundError as exc:  # gpal installed without the lab beside it
+    raise SystemExit(f"{__file__} needs the lab's package labkit: from the repository's top, pip install -e lab"
+                     ) from exc
 
 # this script's folder, first on its path
 import paper_runs_tables

@@ -24,7 +24,11 @@ import numpy as np
 from gpal.data.synthetic import toy_1d
 from gpal.workflows.toy import kl_from_bayes
 from gpal.workflows.verdicts import order_verdict
-from labkit.claim_rules import alike_verdict
+try:
+    from labkit.claim_rules import alike_verdict
+except ModuleNotFoundError as exc:  # gpal installed without the lab beside it
+    raise SystemExit(f"{__file__} needs the lab's package labkit: from the repository's top, pip install -e lab"
+                     ) from exc
 from shared import keep_printed, paired_t  # the script's folder, first on its path
 
 BASELINE = "MGP"
