@@ -76,8 +76,8 @@ LOGISTIC_BOUNDS = ("jj", "jj-full", "jj-hybrid", "taylor")
 #: families"). The paper reproductions state ``robustmax`` themselves.
 DEFAULT_LIKELIHOOD = "softmax"
 #: Models trained in one batched step by default (``fit_batched``, ``run_together``, the workflows'
-#: ``models_per_batch``): at the Fermi size 64 take 3.2-3.4x less CPU per step than one after another,
-#: 16 take 3.1-3.3x, and more gain little (docs/results.md, "Many models at once").
+#: ``models_per_batch``): one step's fixed cost is shared by all of them, so at the Fermi size most of the gain
+#: is there by 16 models, 64 take a little more of it, and more gain little (docs/results.md, "Many models at once").
 MODELS_PER_BATCH = 64
 #: The acquisition ``gpal active`` uses by default and the main job ranks its follow-up candidates by:
 #: BALD did best in a simulated DR4 follow-up (docs/active_learning.md), and it scores what a label
