@@ -137,25 +137,6 @@ def test_an_unknown_study_is_refused_with_the_declared_ones(runner, capsys):
     assert "open_sky" in capsys.readouterr().err
 
 
-def test_every_study_a_library_comment_cites_is_declared_and_lists_the_record_it_cites():
-    """A comment in gpal/ cites a study by its declaration and record (``workflows/studies/open_sky.yaml, record
-    workflows/pages/records/results/open_sky.json``), not a script at a commit: both must exist, and the declaration
-    list the record."""
-    cited = re.compile(r"(workflows/studies/\w+\.yaml)(?:[`,]*\s+record\s+((?:docs|workflows)/[\w./-]*\w))?")
-    found = []
-    for path in sorted((ROOT / "gpal").rglob("*.py")):
-        text = " ".join(path.read_text(encoding="utf-8").replace("#:", " ").replace("#", " ").split())
-        assert not re.search(r"workflows/studies/\w+\.py", text), f"{path}: cites a study script; cite its declaration"
-        found += [(path, *m.groups()) for m in cited.finditer(text)]
-    assert len(found) > 10
-    for path, declaration, record in found:
-        assert (ROOT / declaration).is_file(), f"{path}: cites {declaration}, which does not exist"
-        if record:
-            records = yaml.safe_load((ROOT / declaration).read_text(encoding="utf-8"))["records"]
-            assert any(record == r or (r.endswith("/") and record.startswith(r)) for r in records), \
-                f"{path}: cites {record} of {declaration}, which does not list it"
-
-
 REBUILT = [p for p in DECLARATIONS if "rebuild" in yaml.safe_load(p.read_text(encoding="utf-8"))]
 
 
