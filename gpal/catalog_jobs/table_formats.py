@@ -169,6 +169,13 @@ COLUMNS = {
     "known_reason": ColumnInfo(None, "how the class is known, in words (empty: not known)"),
     "ATNF_pulsars": ColumnInfo(None, "the ATNF Pulsar Catalogue pulsars inside the 95% ellipse, nearest first "
                                      "(empty: none)"),
+    "first_unassociated": ColumnInfo(None, "the oldest release of the unbroken run of releases, ending with this "
+                                           "one, that list the source without a class: where it was first listed "
+                                           "unassociated (empty: the source has a class)"),
+    "unassociated_releases": ColumnInfo(None, "how many releases of that run list it without a class, this one "
+                                              "included (0: it has a class)"),
+    "unassociated_years": ColumnInfo("yr", "years from the publication of first_unassociated to this release's: how "
+                                           "long it has waited for an identification", "%.0f", "time.interval"),
     **_catalog_columns({name: (unit, description) for name, (_, unit, description) in LAC_TABLE_COLUMNS.items()}),
     "caveats": ColumnInfo(None, "why the source may not be what it seems: the catalog's doubtful flags in words, the "
                                 "Galactic plane, an extended source's model covering it, an ATNF pulsar inside the "
