@@ -100,9 +100,12 @@ class ColumnInfo(NamedTuple):
 _CATALOG_COLUMNS = {
     "GLON": ("%.4f", "pos.galactic.lon"),
     "GLAT": ("%.4f", "pos.galactic.lat"),
-    "Conf_95_SemiMajor": ("%.4f", None),
-    "Conf_95_SemiMinor": ("%.4f", None),
-    "Conf_95_PosAng": ("%.3f", None),
+    "Conf_95_SemiMajor": ("%.4f", "phys.angSize.smajAxis;pos.errorEllipse"),
+    "Conf_95_SemiMinor": ("%.4f", "phys.angSize.sminAxis;pos.errorEllipse"),
+    "Conf_95_PosAng": ("%.3f", "pos.posAng;pos.errorEllipse"),
+    # sexagesimal copies of RA and DEC: the same quantity as text, so the same UCD without meta.main
+    "RA_hms": (None, "pos.eq.ra"),
+    "DEC_dms": (None, "pos.eq.dec"),
     "ASSOC1": (None, "meta.id.assoc"),
     "ASSOC2": (None, "meta.id.assoc"),
     "RA_Counterpart": ("%.4f", "pos.eq.ra"),

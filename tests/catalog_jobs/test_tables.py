@@ -339,7 +339,10 @@ def test_the_votable_gives_positions_and_identifiers_their_ucds_and_coordinate_s
     from astropy.io.votable import parse
     from astropy.io.votable.ucd import check_ucd
 
-    frame = _journal_frame().assign(LAC_counterpart_RA=[1.0, np.nan, 2.0], LAC_counterpart_DEC=[3.0, np.nan, 4.0])
+    frame = _journal_frame().assign(LAC_counterpart_RA=[1.0, np.nan, 2.0], LAC_counterpart_DEC=[3.0, np.nan, 4.0],
+                                    Conf_95_SemiMajor=[0.1, 0.2, 0.3], Conf_95_SemiMinor=[0.05, 0.1, 0.2],
+                                    Conf_95_PosAng=[10.0, 20.0, 30.0], RA_hms=["00h00m00s"] * 3,
+                                    DEC_dms=["+00d00m00s"] * 3)
     path = write_probability_table(ClassifiedSources(frame, {}), tmp_path / "t.vot")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -349,13 +352,17 @@ def test_the_votable_gives_positions_and_identifiers_their_ucds_and_coordinate_s
     assert ucds == {"Source_Name": "meta.id;meta.main", "CLASS1": "src.class", "p_bll": "stat.probability",
                     "Flux1000": "phot.flux;em.gamma", "GLON": "pos.galactic.lon", "GLAT": "pos.galactic.lat",
                     "RA": "pos.eq.ra;meta.main", "DEC": "pos.eq.dec;meta.main", "ASSOC1": "meta.id.assoc",
-                    "LAC_counterpart_RA": "pos.eq.ra", "LAC_counterpart_DEC": "pos.eq.dec"}
+                    "LAC_counterpart_RA": "pos.eq.ra", "LAC_counterpart_DEC": "pos.eq.dec",
+                    "Conf_95_SemiMajor": "phys.angSize.smajAxis;pos.errorEllipse",
+                    "Conf_95_SemiMinor": "phys.angSize.sminAxis;pos.errorEllipse",
+                    "Conf_95_PosAng": "pos.posAng;pos.errorEllipse", "RA_hms": "pos.eq.ra", "DEC_dms": "pos.eq.dec"}
     assert all(check_ucd(ucd, check_controlled_vocabulary=True) for ucd in ucds.values())
     systems = {system.ID: system for system in votable.resources[0].coordinate_systems}
     assert (systems["ICRS"].system, systems["ICRS"].equinox) == ("ICRS", "J2000")
     assert systems["galactic"].system == "galactic"
     refs = {name: field.ref for name, field in fields.items() if field.ref}
     assert refs == {"RA": "ICRS", "DEC": "ICRS", "LAC_counterpart_RA": "ICRS", "LAC_counterpart_DEC": "ICRS",
+                    "RA_hms": "ICRS", "DEC_dms": "ICRS",
                     "GLON": "galactic", "GLAT": "galactic"}
 
 
