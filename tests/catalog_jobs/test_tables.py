@@ -386,3 +386,40 @@ def test_a_unit_a_format_cannot_write_is_named_in_its_description(tmp_path):
     units = {name: header.get(f"TUNIT{i}") for i, name in enumerate(names, start=1)}
     assert units["Peak_Energy"] == "MeV" and units["GLON"] == "deg" and units["entropy"] is None
     assert header[f"TCOMM{names.index('LAC_log_nu_syn') + 1}"].endswith("(unit: log10(Hz))")
+
+
+def test_published_tables_name_files_not_this_machines_paths_and_the_votable_header_reads_back(tmp_path):
+    """An MRT sent to a journal and a VOTable put on the VO say which model and pulsar catalogue were used by file
+    name; astropy's Table.read keeps the VOTable's name and description, which say where the keywords are."""
+    from astropy.io.votable import parse
+
+    meta = {"CATALOG": "FL16Y", "LIST": "pulsar candidates", "MODEL": str(tmp_path / "run" / "model"),
+            "KNOWNFROM": f"CLASS2, 4FGL-DR4, ATNF pulsars ({tmp_path / 'psrcat_1.64.db.gz'}, version 1.64)"}
+    frame = _journal_frame()
+    mrt = classified_table_files(ClassifiedSources(frame, meta), "t.mrt")["t.mrt"]
+    mrt = mrt if isinstance(mrt, str) else mrt.decode()
+    path = write_probability_table(ClassifiedSources(frame, meta), tmp_path / "t.vot")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        infos = {info.name: info.value for info in parse(path).get_first_table().infos}
+        header = Table.read(path).meta
+    for text in (mrt, path.read_text()):
+        assert str(tmp_path) not in text
+    assert "MODEL (trained-model folder): model" in mrt and "(psrcat_1.64.db.gz, version 1.64)" in mrt
+    assert infos["MODEL"] == "model" and "(psrcat_1.64.db.gz, version 1.64)" in infos["KNOWNFROM"]
+    assert header["name"] == "pulsar_candidates"
+    assert header["description"].startswith("Pulsar candidates of FL16Y") and "INFO" in header["description"]
+
+
+def test_an_exponent_column_of_the_mrt_has_no_rounded_limits():
+    """astropy rounds the limits of a column of fluxes (1e-12 .. 1e-10) to "[0.0/0.01]"; they are left out, while
+    a fixed-decimal column keeps its limits."""
+    frame = _journal_frame().assign(Flux1000=[1.4796060e-12, np.nan, 6.779151e-11])
+    mrt = classified_table_files(ClassifiedSources(frame, {}), "t.mrt")["t.mrt"]
+    mrt = mrt if isinstance(mrt, str) else mrt.decode()
+    flux = next(line for line in mrt.splitlines() if " Flux1000 " in line)
+    assert "[" not in flux and flux.split("Flux1000")[1].strip().startswith("? photon flux")
+    probability = next(line for line in mrt.splitlines() if " p_bll " in line)
+    assert "[0.0/0.34]" in probability
+    back = _read_quietly(mrt, "ascii.mrt")
+    np.testing.assert_allclose(back["Flux1000"].filled(np.nan), [1.4796e-12, np.nan, 6.7792e-11], rtol=1e-3)
