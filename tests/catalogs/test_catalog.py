@@ -219,6 +219,9 @@ def test_missing_path():
 def test_not_a_fits_file(tmp_path):
     path = tmp_path / "gll_psc_v99.fit"
     path.write_text("this is not FITS")
+    with pytest.raises(ValueError, match="is a text file gpal does not read as a catalog.*gpal reads FITS"):
+        load_catalog(path)
+    path.write_bytes(b"SIMPLE  = T" + bytes(range(200)))  # a FITS header's start, then no FITS
     with pytest.raises(ValueError, match="could not be read as a FITS file"):
         load_catalog(path)
 
