@@ -42,6 +42,7 @@ from gpal.catalogs import load_catalog, repaired_text
 from gpal.catalogs.known_classes import apply_known_classes, association_weight, class_weights, known_class_rule
 from gpal.catalogs.lac import lac_table_columns
 from gpal.catalogs.releases import DEFAULT_RELEASE, RELEASES
+from gpal.catalogs.search_history import search_history
 from gpal.catalogs.targets import flag_legend, target_columns
 from gpal.constraints import Integer
 from gpal.data.dataset import NoisyDataset
@@ -289,6 +290,9 @@ def _known(cat: Any, ids: Sequence[str], lookups: _Lookups) -> tuple[pd.DataFram
     own = (found["known_route"] == "CLASS1").to_numpy()  # the CLASS1 column says that already
     out = found[list(KNOWN_COLUMNS)].copy().reset_index(drop=True)
     out.loc[own, ["known_class", "known_as", "known_reason"]] = ""
+    # how long each source has waited: what a committee asks of a target searched before
+    history = search_history(found, cat.record, lookups.earlier)
+    out = pd.concat([out, history.reset_index(drop=True)], axis=1)
     catalogue = parts[0].attrs.get("pulsar_catalogue")  # the same in every part
     class2 = cat.columns.class2 is not None and cat.columns.class2 in cat.table.colnames
     checked = (f"{'CLASS2' if class2 else 'no CLASS2 (the catalog has none)'}, "

@@ -219,6 +219,9 @@ def test_missing_path():
 def test_not_a_fits_file(tmp_path):
     path = tmp_path / "gll_psc_v99.fit"
     path.write_text("this is not FITS")
+    with pytest.raises(ValueError, match="is a text file gpal does not read as a catalog.*gpal reads FITS"):
+        load_catalog(path)
+    path.write_bytes(b"SIMPLE  = T" + bytes(range(200)))  # a FITS header's start, then no FITS
     with pytest.raises(ValueError, match="could not be read as a FITS file"):
         load_catalog(path)
 
@@ -284,3 +287,12 @@ def test_text_is_kept_as_bytes_and_read_as_wide_as_its_longest_value(dr4, monkey
     values = catalog_module.text_values(wide)
     assert values.tolist() == ["a", "bcd", "", "e" * 40] and values.dtype == np.dtype("U40")
     assert catalog_module.text_values(wide[:3]).dtype == np.dtype("U3")
+
+
+def test_a_feature_of_a_column_the_catalog_lacks_is_refused_naming_the_presets_and_columns():
+    catalog = load_catalog("FL16Y")
+    with pytest.raises(ValueError, match=r"column 'nosuch' is not in the FL16Y catalog .*feature 'nosuch' reads it; a feature is "
+                                         r"a preset \(default, .*'release'.*\) or columns of the catalog: Source_Name"):
+        catalog.summary(["nosuch"])
+    with pytest.raises(ValueError, match=r"did you mean \['Signif_Avg'"):
+        catalog.dataset(classes=["bll", "fsrq"], features=["log:Signif_Avgg"])
