@@ -51,7 +51,8 @@ from gpal.files import read_json
 from gpal.registry import FOLLOW_UP_ACQUISITION
 from gpal.runs.executors import Executor, as_executor
 
-__all__ = ["BLOCK_ROWS", "DEFAULT_CHUNK_SIZE", "DEFAULT_SELECT", "known_class_probabilities", "predict_catalog",
+__all__ = ["BLOCK_ROWS", "DEFAULT_CHUNK_SIZE", "DEFAULT_SELECT", "known_class_probabilities", "known_columns",
+           "known_index", "predict_catalog",
            "predict_catalog_blocks", "predict_proba_chunked", "scores_information", "selection_pool", "with_information"]
 
 #: What ``gpal predict`` and the main job classify unless told: the sources without a physical class.
@@ -268,7 +269,7 @@ class _Lookups:
             raise ValueError(f"the known-sources index given was made for another catalog ({known.catalog.release}, "
                              f"{known.catalog.n_rows} rows) than the one classified ({cat.release}, {cat.n_rows} rows); "
                              "make it with known_index(catalog, pulsars) of the same Catalog object")
-        self.earlier, self.known = _earlier(cat), known_index(cat, pulsars) if known is None else known
+        self.known = known_index(cat, pulsars) if known is None else known
         lac = read_4lac()
         # a block's join reads the whole catalog's sharing
         linked = cat.record.links.get("4FGL") in cat.table.colnames
@@ -278,25 +279,35 @@ class _Lookups:
                                joinable=self.lac if linked else None)
 
 
-def _known(cat: Any, ids: Sequence[str], lookups: _Lookups) -> tuple[pd.DataFrame, str]:
-    """What is already known about each source beyond its CLASS1 (`known_about`, `KNOWN_COLUMNS`), from the catalog's
-    CLASS2, the shipped releases before it and the ATNF Pulsar Catalogue (`_Lookups`); and in words what was checked
-    and what could not be."""
+def known_columns(cat: Any, ids: Sequence[str], index: Any = None) -> tuple[pd.DataFrame, str]:
+    """What is already known about each source of ``cat`` named ``ids`` beyond its CLASS1 (`KNOWN_COLUMNS`), from
+    the catalog's CLASS2, the shipped releases before it and the ATNF Pulsar Catalogue (``index``, a `known_index`
+    of ``cat``, made here when None), with its search history
+    (`gpal.catalogs.search_history.HISTORY_COLUMNS`); and in words what was checked and what could not be.  The
+    classified tables and ``gpal active``'s query files vet their sources with it alike.
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, str)
+        One row per id, in order; the note of what was checked (``KNOWNFROM``).
+    """
+    index = known_index(cat) if index is None else index
     # looked up per chunk of rows: a source's ellipse can hold many counterparts (a catalog of repeated rows: one per
     # copy), each a (row, separation) pair until its words are made, so the whole catalog at once grew by GiBs; what
     # is known of a source depends on it alone
-    parts = [lookups.known.about(ids[start:start + _KNOWN_ROWS]) for start in range(0, len(ids), _KNOWN_ROWS)]
+    parts = [index.about(ids[start:start + _KNOWN_ROWS]) for start in range(0, len(ids), _KNOWN_ROWS)]
     found = pd.concat(parts, ignore_index=True)
     own = (found["known_route"] == "CLASS1").to_numpy()  # the CLASS1 column says that already
     out = found[list(KNOWN_COLUMNS)].copy().reset_index(drop=True)
     out.loc[own, ["known_class", "known_as", "known_reason"]] = ""
     # how long each source has waited: what a committee asks of a target searched before
-    history = search_history(found, cat.record, lookups.earlier)
+    earlier = _earlier(cat)
+    history = search_history(found, cat.record, earlier)
     out = pd.concat([out, history.reset_index(drop=True)], axis=1)
     catalogue = parts[0].attrs.get("pulsar_catalogue")  # the same in every part
     class2 = cat.columns.class2 is not None and cat.columns.class2 in cat.table.colnames
     checked = (f"{'CLASS2' if class2 else 'no CLASS2 (the catalog has none)'}, "
-               f"{', '.join(lookups.earlier) or 'no earlier release'}, "
+               f"{', '.join(earlier) or 'no earlier release'}, "
                + (f"ATNF pulsars ({catalogue['file']}, version {catalogue['version']})" if catalogue
                   else "no pulsar catalogue"))
     return out, checked
@@ -327,7 +338,7 @@ def _classified_frame(trained: TrainedModel, cat: Any, pool: NoisyDataset, looku
                                         np.asarray(classes, dtype=object)[np.argmax(proba, axis=1)])
     frame["entropy"] = entropy(proba)
     frame[MC_ERROR_COLUMN] = mc_error  # the largest Monte Carlo standard error of the row's probabilities
-    known, notes = _known(cat, ids, lookups)
+    known, notes = known_columns(cat, ids, lookups.known)
     lac, lac_notes = lac_table_columns(own, ids, lookups.lac)  # what a spectroscopist points at; shown only
     frame = pd.concat([frame, targets.drop(columns="Source_Name"), known, lac], axis=1)
     frame.attrs.update(lac_rows=lac.attrs.get("lac_rows"), bcu_split=bcu_split)
