@@ -1,0 +1,241 @@
+"""The measured numbers hand-written pages need inside a sentence, generated from the records that hold them.
+
+A page writes ``{{ fl16y_sources }}`` (a MyST substitution) where a sentence needs a number a study measured, or
+includes a small generated table (``{include} _facts/join_coverage.md``); it never types the number.  `FACTS` says
+which record and which field each name shows, `TABLES` which printed table each include is; this script writes them
+to ``docs/_facts/`` (``substitutions.json``, which the site's configuration reads as ``myst_substitutions``, and one
+Markdown file per table), so a record remade changes the page at the next run, and a test regenerates and compares::
+
+    python workflows/pages/page_facts.py            # rewrite docs/_facts/
+    python workflows/pages/page_facts.py --check    # exit 1 if docs/_facts/ is stale
+
+A record without the field a fact needs is refused with the record's path and the field's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from generated_page import DOCS, ROOT, write_or_check
+
+__all__ = ["FACTS", "TABLES", "Fact", "Table", "main", "render"]
+
+_REGENERATE = "python workflows/pages/page_facts.py"
+_FACTS = "workflows/studies/records/catalog_facts.json"
+_COUNTS = ("commands", "python workflows/studies/bench_catalog_facts.py", "printed")
+_TIMINGS = ("commands", "python workflows/studies/bench_catalog_facts.py --timings", "printed")
+_WHEEL = ("commands", "python workflows/studies/bench_catalog_facts.py --wheel", "printed")
+_CV = "workflows/studies/records/calibration/calibration_cv.json"
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One number a page shows: the record (from the repository's top), the keys down to the value, and, where the
+    value is a study's printed ``label: value`` lines, the label and which of its `` / ``-separated parts."""
+
+    record: str
+    keys: tuple[Any, ...]
+    label: str | None = None
+    part: int | None = None
+    show: Callable[[Any], str] = str
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table from a study's printed lines: the record, the keys down to them, and either the start of the heading
+    of a Markdown table it printed, or (``heading=None``) every ``label: value`` line as a two-column table."""
+
+    record: str
+    keys: tuple[Any, ...]
+    heading: str | None = None
+
+
+def _decimals(n: int) -> Callable[[Any], str]:
+    return lambda value: f"{value:.{n}f}"
+
+
+def _interval(bounds: Sequence[float]) -> str:
+    """A 95% interval as the pages write one: signed, three decimals, a true minus sign."""
+    return "[" + ", ".join(f"{b:+.3f}".replace("-", "\u2212") for b in bounds) + "]"
+
+
+def _spread(summary: dict[str, float]) -> str:
+    """A mean and standard deviation as ``0.0115 ± 0.0029``."""
+    return f"{summary['mean']:.4f} ± {summary['sd']:.4f}"
+
+
+def _printed(label: str, part: int | None = None, keys: tuple[Any, ...] = _COUNTS) -> Fact:
+    return Fact(_FACTS, keys, label, part)
+
+
+_RELEASES = "3FGL / 4FGL / 4FGL-DR2 / 4FGL-DR4 / FL16Y sources"
+_HR = "HR12 / HR23 / HR34 / HR45 / HR56"
+
+#: The numbers pages show inside sentences, by the substitution name a page writes.
+FACTS: dict[str, Fact] = {
+    **{f"{name}_sources": _printed(_RELEASES, i)
+       for i, name in enumerate(("fgl3", "fgl4", "dr2", "dr4", "fl16y"))},
+    "wheel_mb": _printed("wheel MB", keys=_WHEEL),
+    "wheel_catalogs_mb": _printed("catalogs in the wheel MB", keys=_WHEEL),
+    "wheel_keel_mb": _printed("KEEL copies in the wheel MB", keys=_WHEEL),
+    "wheel_rest_mb": _printed("the rest of the wheel MB", keys=_WHEEL),
+    "fl16y_names_3fgl": _printed("FL16Y ASSOC_FGL naming a 3FGL source"),
+    "fl16y_assoc_twice": _printed("FL16Y ASSOC_FGL naming one 4FGL-DR4 source twice or more"),
+    "dr4_assoc_3fgl_twice": _printed("4FGL-DR4 ASSOC_FGL naming one 3FGL source twice or more"),
+    "fgl3_psr": _printed("3FGL bll / fsrq / psr / msp sources", 2),
+    "fgl3_bll": _printed("3FGL bll / fsrq / psr / msp sources", 0),
+    "fgl3_fsrq": _printed("3FGL bll / fsrq / psr / msp sources", 1),
+    "fgl3_beta_fitted": _printed("3FGL sources with beta fitted / not", 0),
+    "fgl3_beta_not_fitted": _printed("3FGL sources with beta fitted / not", 1),
+    "fgl3_features": _printed("3FGL fermi_3fgl features"),
+    "fgl3_pool": _printed("3FGL unassociated and bcu sources with every fermi_3fgl feature"),
+    "published_sources": _printed("4FGL published cut's sources"),
+    "published_min_sigcurv": _printed("4FGL published cut's smallest LP_SigCurv"),
+    "dr4_cut_sources": _printed("4FGL-DR4 published cut's sources"),
+    "dr4_cut_below": _printed("4FGL-DR4 published cut's sources with LP_SigCurv below 0.1"),
+    "dr4_cut_min_sigcurv": _printed("4FGL-DR4 published cut's smallest LP_SigCurv"),
+    "dr4_other_classes": _printed("4FGL-DR4 sources of other classes"),
+    "fl16y_labelled": _printed("FL16Y main job's labelled sources in the catalog"),
+    "fl16y_kept": _printed("FL16Y of them the fermi_dr4 preset keeps"),
+    "fl16y_dropped": _printed("FL16Y of them dropped (the columns without a finite value)"),
+    "dr4_labelled": _printed("4FGL-DR4 main job's labelled sources in the catalog"),
+    "dr4_kept": _printed("4FGL-DR4 of them the fermi_dr4 preset keeps"),
+    "dr4_dropped": _printed("4FGL-DR4 of them dropped (the columns without a finite value)"),
+    "fl16y_unc10": _printed("FL16Y rows with Unc_Frac_Variability = 10"),
+    "fl16y_unc10_zero": _printed("FL16Y of them with Frac_Variability = 0"),
+    "fl16y_classified": _printed("FL16Y main job's classified sources"),
+    "fl16y_classified_unc10": _printed("FL16Y main job's classified sources with Unc_Frac_Variability = 10"),
+    "fl16y_main_labelled": _printed("FL16Y main job's labelled sources"),
+    "fl16y_labelled_unc10": _printed("FL16Y main job's labelled sources with Unc_Frac_Variability = 10"),
+    "fl16y_trained": _printed("FL16Y main job's trained on sources"),
+    "fl16y_trained_unc10": _printed("FL16Y main job's trained on sources with Unc_Frac_Variability = 10"),
+    "fl16y_unc_median": _printed("FL16Y median Unc_Frac_Variability of the rows with one"),
+    "hr_old_median": _printed(f"4FGL-DR4 sources, {_HR}, median old error with an upper-limit band"),
+    "hr_new_median": _printed(f"4FGL-DR4 sources, {_HR}, median new error with an upper-limit band"),
+    "hr_new_largest": _printed("4FGL-DR4 sources, largest new hardness-ratio error"),
+    "hr12_detected": _printed("4FGL-DR4 sources, HR12 median new / old error with both bands detected"),
+    "flux_error_largest": _printed("4FGL-DR4 labelled sources, largest Unc_Flux1000 / Flux1000"),
+    "hr_limit_shift": _printed(f"4FGL-DR4 labelled sources, {_HR}, median |draws' mean - point value| / sd with an "
+                               "upper-limit band"),
+    "hr_detected_shift": _printed(f"4FGL-DR4 labelled sources, {_HR}, median |draws' mean - point value| / sd with "
+                                  "both bands detected"),
+    "hr_limit_rows": _printed(f"4FGL-DR4 labelled sources, {_HR}, with an upper-limit band"),
+    "draws_hr": _printed("4FGL-DR4 labelled sources, hardness ratios, error bar of 2048 draws against 65536, "
+                         "median / largest difference in %"),
+    "draws_flux": _printed("4FGL-DR4 labelled sources, log fluxes, error bar of 2048 draws against 65536, "
+                           "median / largest difference in %"),
+    "cv_fl16y_ece": Fact(_CV, ("catalogs", "FL16Y", "models", "gpal", "ece"), show=_decimals(4)),
+    "cv_fl16y_logistic_ece": Fact(_CV, ("catalogs", "FL16Y", "models", "logistic", "ece"), show=_decimals(4)),
+    "cv_fl16y_n": Fact(_CV, ("catalogs", "FL16Y", "n")),
+    "cv_fl16y_ece_difference": Fact(_CV, ("catalogs", "FL16Y", "models", "gpal", "minus_logistic", "ece"),
+                                    show=_interval),
+    "cv_dr4_ece": Fact(_CV, ("catalogs", "4FGL-DR4", "models", "gpal", "ece"), show=_decimals(4)),
+    "cv_dr4_logistic_ece": Fact(_CV, ("catalogs", "4FGL-DR4", "models", "logistic", "ece"), show=_decimals(4)),
+    "cv_dr4_n": Fact(_CV, ("catalogs", "4FGL-DR4", "n")),
+    "cv_dr4_ece_difference": Fact(_CV, ("catalogs", "4FGL-DR4", "models", "gpal", "minus_logistic", "ece"),
+                                  show=_interval),
+    "cv_dr4_nll": Fact(_CV, ("catalogs", "4FGL-DR4", "models", "gpal", "nll"), show=_decimals(3)),
+    "cv_dr4_logistic_nll": Fact(_CV, ("catalogs", "4FGL-DR4", "models", "logistic", "nll"), show=_decimals(3)),
+    "cv_dr4_nll_difference": Fact(_CV, ("catalogs", "4FGL-DR4", "models", "gpal", "minus_logistic", "nll"),
+                                  show=_interval),
+    "cv_fl16y_nll": Fact(_CV, ("catalogs", "FL16Y", "models", "gpal", "nll"), show=_decimals(3)),
+    "cv_fl16y_logistic_nll": Fact(_CV, ("catalogs", "FL16Y", "models", "logistic", "nll"), show=_decimals(3)),
+    "cv_fl16y_calibrated_ece": Fact(_CV, ("catalogs", "FL16Y", "calibrated_ece"), show=_spread),
+    "cv_dr4_calibrated_ece": Fact(_CV, ("catalogs", "4FGL-DR4", "calibrated_ece"), show=_spread),
+    # class 2 of the main job's classes (bll, fsrq, pulsar) in the record's class_names
+    "cv_fl16y_pulsar_ece_difference": Fact(_CV, ("catalogs", "FL16Y", "models", "gpal", "minus_logistic",
+                                                 "class_ece_2"), show=_interval),
+    "cv_dr4_pulsar_ece_difference": Fact(_CV, ("catalogs", "4FGL-DR4", "models", "gpal", "minus_logistic",
+                                               "class_ece_2"), show=_interval),
+}
+
+#: The small tables pages include, by file name under ``docs/_facts/``.
+TABLES: dict[str, Table] = {
+    "join_coverage.md": Table(_FACTS, _COUNTS, "| release | sources with a 4LAC row"),
+    "build_timings.md": Table(_FACTS, _TIMINGS),
+}
+
+
+def _field(root: Path, record: str, keys: tuple[Any, ...], what: str) -> Any:
+    """The value at ``keys`` in ``record``; ValueError naming the record and the missing field otherwise."""
+    path = root / record
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{record}: cannot be read as a JSON record ({exc}); {what} is shown from it") from None
+    for depth, key in enumerate(keys):
+        try:
+            value = value[key]
+        except (KeyError, IndexError, TypeError):
+            field = "/".join(map(str, keys[:depth + 1]))
+            raise ValueError(f"{record}: no field {field!r}, which {what} is shown from; rerun the study that "
+                             "writes the record, or change the fact in workflows/pages/page_facts.py") from None
+    return value
+
+
+def _value(root: Path, name: str, fact: Fact) -> str:
+    value = _field(root, fact.record, fact.keys, f"{{{{ {name} }}}}")
+    if fact.label is not None:
+        values = dict(line.split(": ", 1) for line in value if ": " in line and not line.startswith("|"))
+        if fact.label not in values:
+            raise ValueError(f"{fact.record}: field {'/'.join(map(str, fact.keys))!r} has no printed line "
+                             f"{fact.label!r}, which {{{{ {name} }}}} is shown from")
+        value = values[fact.label]
+        if fact.part is not None:
+            value = value.split(" / ")[fact.part]
+    return fact.show(value)
+
+
+def _table(root: Path, name: str, table: Table) -> str:
+    lines = _field(root, table.record, table.keys, f"the table {name}")
+    if table.heading is None:
+        rows = [line.split(": ", 1) for line in lines if ": " in line and not line.startswith("|")]
+        if not rows:
+            raise ValueError(f"{table.record}: field {'/'.join(map(str, table.keys))!r} has no printed "
+                             f"'label: value' line, which the table {name} is made of")
+        return "\n".join(["| measured | value |", "|---|---|", *(f"| {a} | {b} |" for a, b in rows)]) + "\n"
+    starts = [i for i, line in enumerate(lines) if line.startswith(table.heading)]
+    if not starts:
+        raise ValueError(f"{table.record}: field {'/'.join(map(str, table.keys))!r} has no printed table headed "
+                         f"{table.heading!r}, which the table {name} is")
+    end = starts[0]
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    return "\n".join(lines[starts[0]:end]) + "\n"
+
+
+def render(root: Path = ROOT, facts: dict[str, Fact] | None = None,
+           tables: dict[str, Table] | None = None) -> dict[str, str]:
+    """Each file of ``docs/_facts/`` by name, its text made from the records under ``root``."""
+    facts = FACTS if facts is None else facts
+    tables = TABLES if tables is None else tables
+    substitutions = {name: _value(root, name, fact) for name, fact in facts.items()}
+    files = {"substitutions.json": json.dumps(substitutions, indent=1, ensure_ascii=False) + "\n"}
+    files.update({name: _table(root, name, table) for name, table in tables.items()})
+    return files
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if docs/_facts/ is stale, writing nothing")
+    parser.add_argument("--docs", type=Path, default=DOCS, help="the docs folder (default: the repository's)")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the folder the records' paths start from")
+    args = parser.parse_args(argv)
+    try:
+        files = render(args.root)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    status = 0
+    for name, text in files.items():
+        status |= write_or_check(args.docs / "_facts" / name, text, args.check, _REGENERATE)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
