@@ -18,8 +18,12 @@ SUBSTITUTION = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 INCLUDE = re.compile(r"```\{include\} _facts/([\w.]+)")
 
 
+#: Inline code, where MyST substitutes nothing (a page may show the syntax itself: `{{ name }}`).
+CODE_SPAN = re.compile(r"(?<!`)`[^`\n]+`(?!`)")
+
+
 def _pages() -> dict[str, str]:
-    return {p.relative_to(DOCS).as_posix(): p.read_text(encoding="utf-8")
+    return {p.relative_to(DOCS).as_posix(): CODE_SPAN.sub("", p.read_text(encoding="utf-8"))
             for p in DOCS.rglob("*.md") if not {"_build", "_facts"} & set(p.relative_to(DOCS).parts)}
 
 

@@ -78,6 +78,8 @@ _HR = "HR12 / HR23 / HR34 / HR45 / HR56"
 
 #: The numbers pages show inside sentences, by the substitution name a page writes.
 FACTS: dict[str, Fact] = {
+    # the first timing table's first row: `gpal classify` on FL16Y, its wall seconds over the runs
+    "main_job_wall_s": Fact("workflows/pages/records/results/timings.json", ("tables", 0, "rows", 0, 1)),
     **{f"{name}_sources": _printed(_RELEASES, i)
        for i, name in enumerate(("fgl3", "fgl4", "dr2", "dr4", "fl16y"))},
     "wheel_mb": _printed("wheel MB", keys=_WHEEL),
