@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,8 @@ class Fact:
     label: str | None = None
     part: int | None = None
     show: Callable[[Any], str] = str
+    #: a regular expression whose first group is the number wanted from a printed value of several
+    pattern: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,15 @@ def _spread(summary: dict[str, float]) -> str:
 
 def _printed(label: str, part: int | None = None, keys: tuple[Any, ...] = _COUNTS) -> Fact:
     return Fact(_FACTS, keys, label, part)
+
+
+_CONVENTIONS = "workflows/studies/records/catalog_conventions.json"
+_CONVENTION_LINES = ("commands", "python workflows/studies/bench_catalog_conventions.py", "printed")
+
+
+def _convention(label: str, pattern: str) -> Fact:
+    """One number of a ``label: ...`` line the study ``catalog_conventions`` printed, found by ``pattern``."""
+    return Fact(_CONVENTIONS, _CONVENTION_LINES, label, pattern=pattern)
 
 
 _RELEASES = "3FGL / 4FGL / 4FGL-DR2 / 4FGL-DR4 / FL16Y sources"
@@ -156,8 +168,37 @@ FACTS: dict[str, Fact] = {
                                                "class_ece_2"), show=_interval),
 }
 
+FACTS.update({
+    **{f"{release}_{kind}": _convention(f"{label} sources", rf"{kind}: (\d+)")
+       for release, label in (("fgl3", "3FGL"), ("fgl4", "4FGL"), ("fl16y", "FL16Y")) for kind in ("unassociated", "bcu")},
+    **{f"{release}_{name}": _convention(f"{label} rows", pattern)
+       for release, label in (("fgl4", "4FGL"), ("dr4", "4FGL-DR4"))
+       for name, pattern in (("nan_beta", r"NaN Unc_LP_beta: (\d+)"), ("zero_sigcurv", r"LP_SigCurv = 0: (\d+)"),
+                             ("unc10", r"Unc_Frac_Variability = 10: (\d+)"),
+                             ("unc10_zero", r"Frac_Variability = 0: (\d+)"))},
+    "dr4_unc10_labelled": _convention("4FGL-DR4 Unc_Frac_Variability = 10 among the labelled (bll/fsrq/psr/msp)",
+                                      r"^(\d+ of \d+)"),
+    "dr4_unc_median": _convention("4FGL-DR4 Unc_Frac_Variability = 10 among the labelled (bll/fsrq/psr/msp)",
+                                  r"median: ([\d.]+)"),
+    "dr4_frac_largest": _convention("4FGL-DR4 Unc_Frac_Variability = 10 among the labelled (bll/fsrq/psr/msp)",
+                                    r"largest Frac_Variability: ([\d.]+)"),
+    "dr4_limit_bands_labelled": _convention("4FGL-DR4 sources with a NaN lower Unc_Flux_Band, bands 0-7",
+                                            r"labelled: ([\d, ]+);"),
+    "dr4_limit_bands_pool": _convention("4FGL-DR4 sources with a NaN lower Unc_Flux_Band, bands 0-7",
+                                        r"bcu \(\d+\): ([\d, ]+)$"),
+    "dr4_pool_sources": _convention("4FGL-DR4 sources with a NaN lower Unc_Flux_Band, bands 0-7",
+                                    r"bcu \((\d+)\)"),
+    "fgl3_faint_limits": _convention("3FGL upper-limit band-rows with a flux below 0.001 of their upper error",
+                                     r"^(\d+)$"),
+    "fgl3_month_limits": _convention("3FGL Flux_History", r"upper error: ([\d ]+),"),
+    "fgl3_month_zero": _convention("3FGL Flux_History", r"exactly 0: ([\d ]+)$"),
+})
+
 #: The small tables pages include, by file name under ``docs/_facts/``.
 TABLES: dict[str, Table] = {
+    "flux_band_limits.md": Table(_CONVENTIONS, _CONVENTION_LINES, "| check | 4FGL-DR4 (v35) | 4FGL (v20) |"),
+    "fgl3_band_limits.md": Table(_CONVENTIONS, _CONVENTION_LINES, "| check | 3FGL (v16) |"),
+    "flux_history_limits.md": Table(_CONVENTIONS, _CONVENTION_LINES, "| check | 4FGL (v20) | DR2 (v27) |"),
     "join_coverage.md": Table(_FACTS, _COUNTS, "| release | sources with a 4LAC row"),
     "build_timings.md": Table(_FACTS, _TIMINGS),
 }
@@ -190,6 +231,12 @@ def _value(root: Path, name: str, fact: Fact) -> str:
         value = values[fact.label]
         if fact.part is not None:
             value = value.split(" / ")[fact.part]
+        if fact.pattern is not None:
+            found = re.search(fact.pattern, value)
+            if not found:
+                raise ValueError(f"{fact.record}: the printed line {fact.label!r} ({value!r}) does not match "
+                                 f"{fact.pattern!r}, which {{{{ {name} }}}} is shown from")
+            value = found[1]
     return fact.show(value)
 
 
