@@ -51,11 +51,13 @@ class Fact:
 @dataclass(frozen=True)
 class Table:
     """A table from a study's printed lines: the record, the keys down to them, and either the start of the heading
-    of a Markdown table it printed, or (``heading=None``) every ``label: value`` line as a two-column table."""
+    of a Markdown table it printed, or (``heading=None``) every ``label: value`` line as a two-column table.  With
+    ``verbatim``, ``keys`` lead to the record's commands and every command's lines are shown as printed, under it."""
 
     record: str
     keys: tuple[Any, ...]
     heading: str | None = None
+    verbatim: bool = False
 
 
 def _decimals(n: int) -> Callable[[Any], str]:
@@ -201,6 +203,10 @@ TABLES: dict[str, Table] = {
     "flux_history_limits.md": Table(_CONVENTIONS, _CONVENTION_LINES, "| check | 4FGL (v20) | DR2 (v27) |"),
     "join_coverage.md": Table(_FACTS, _COUNTS, "| release | sources with a 4LAC row"),
     "build_timings.md": Table(_FACTS, _TIMINGS),
+    "error_model.md": Table("workflows/studies/records/error_model.json",
+                            ("commands", "python workflows/studies/make_error_model_figure.py", "printed"),
+                            "| feature | old median"),
+    "missing_errors.md": Table("workflows/studies/records/missing_errors.json", ("commands",), verbatim=True),
 }
 
 
@@ -242,6 +248,12 @@ def _value(root: Path, name: str, fact: Fact) -> str:
 
 def _table(root: Path, name: str, table: Table) -> str:
     lines = _field(root, table.record, table.keys, f"the table {name}")
+    if table.verbatim:
+        shown = []
+        for command, run in lines.items():
+            printed = _field(root, table.record, (*table.keys, command, "printed"), f"the table {name}")
+            shown += [f"$ {command}", *printed, ""]
+        return "```text\n" + "\n".join(shown).rstrip("\n") + "\n```\n"
     if table.heading is None:
         rows = [line.split(": ", 1) for line in lines if ": " in line and not line.startswith("|")]
         if not rows:
