@@ -58,6 +58,10 @@ class Table:
     keys: tuple[Any, ...]
     heading: str | None = None
     verbatim: bool = False
+    #: a regular expression a row must match to be shown (an excerpt); the heading lines are always shown
+    rows: str | None = None
+    #: which of the printed tables with this heading (from 0)
+    nth: int = 0
 
 
 def _decimals(n: int) -> Callable[[Any], str]:
@@ -199,8 +203,37 @@ FACTS.update({
     "fgl3_month_zero": _convention("3FGL Flux_History", r"exactly 0: ([\d ]+)$"),
 })
 
+_BCU_RULE = "workflows/studies/records/bcu_rule.json"
+_BCU_RULE_SCRIPT = "python workflows/studies/bench_bcu_rule.py"
+_TARGETS = "workflows/studies/records/target_lists.json"
+_TARGETS_DR4 = ("commands", "python workflows/studies/bench_target_lists.py runs/targets-dr4 bcu rule cuts top",
+                "printed")
+_TARGETS_V20 = ("commands", "python workflows/studies/bench_target_lists.py runs/targets-v20 bcu rule top", "printed")
+FACTS.update({
+    "dr4_bcu_candidates": Fact(_TARGETS, _TARGETS_DR4, "bcu among the candidates", pattern=r"^(.*?);"),
+    "v20_bcu_candidates": Fact(_TARGETS, _TARGETS_V20, "bcu among the candidates", pattern=r"^(.*?);"),
+    **{f"{run}_bcu_{rule}_outside": Fact(_TARGETS, keys, f"gpal {label}", pattern=r"^(\d+ of \d+) bcu predicted")
+       for run, keys in (("dr4", _TARGETS_DR4), ("v20", _TARGETS_V20))
+       for rule, label in (("no_rule", "no rule"), ("rule", "bcu rule"))},
+})
+
 #: The small tables pages include, by file name under ``docs/_facts/``.
 TABLES: dict[str, Table] = {
+    # the defaults (5 sigma, 0.1 deg, no flag) and each cut moved one step from them
+    "target_cuts.md": Table(_TARGETS, _TARGETS_DR4, "| class | Signif_Avg >=",
+                            rows=r"^\| \w+ \| (?:5 \| (?:inf|0\.2|0\.1) \| none|[46] \| 0\.1 \| none|5 \| 0\.1 \| 1-14) \|"),
+    "target_top_dr4.md": Table(_TARGETS, _TARGETS_DR4, "| class | base rate |"),
+    "target_top_v20.md": Table(_TARGETS, _TARGETS_V20, "| class | base rate |"),
+    "bcu_rules_dr4.md": Table(_TARGETS, _TARGETS_DR4, "| | no rule | blazar prior |"),
+    "bcu_later_dr4.md": Table(_TARGETS, _TARGETS_DR4, "| model | metric |", rows=r"^\| gpal (?:no rule|\+ bcu rule) \|"),
+    "bcu_later_v20.md": Table(_TARGETS, _TARGETS_V20, "| model | metric |", rows=r"^\| gpal (?:no rule|\+ bcu rule) \|"),
+    "bcu_rule_selection.md": Table(_BCU_RULE, ("commands", f"{_BCU_RULE_SCRIPT} select runs/bcu-rule", "printed"),
+                                   "| rule | NLL |"),
+    "bcu_rule_test_dr4.md": Table(_BCU_RULE, ("commands", f"{_BCU_RULE_SCRIPT} test runs/bcu-rule", "printed"),
+                                  "| rule | NLL |"),
+    "bcu_rule_test_v20.md": Table(_BCU_RULE, ("commands", f"{_BCU_RULE_SCRIPT} test runs/bcu-rule", "printed"),
+                                  "| rule | NLL |", nth=1),
+    "bcu_rules_v20.md": Table(_TARGETS, _TARGETS_V20, "| | no rule | blazar prior |"),
     "flux_band_limits.md": Table(_CONVENTIONS, _CONVENTION_LINES, "| check | 4FGL-DR4 (v35) | 4FGL (v20) |"),
     "fgl3_band_limits.md": Table(_CONVENTIONS, _CONVENTION_LINES, "| check | 3FGL (v16) |"),
     "flux_history_limits.md": Table(_CONVENTIONS, _CONVENTION_LINES, "| check | 4FGL (v20) | DR2 (v27) |"),
@@ -264,13 +297,16 @@ def _table(root: Path, name: str, table: Table) -> str:
                              f"'label: value' line, which the table {name} is made of")
         return "\n".join(["| measured | value |", "|---|---|", *(f"| {a} | {b} |" for a, b in rows)]) + "\n"
     starts = [i for i, line in enumerate(lines) if line.startswith(table.heading)]
-    if not starts:
+    if len(starts) <= table.nth:
         raise ValueError(f"{table.record}: field {'/'.join(map(str, table.keys))!r} has no printed table headed "
-                         f"{table.heading!r}, which the table {name} is")
-    end = starts[0]
+                         f"{table.heading!r} (number {table.nth} from 0), which the table {name} is")
+    end = starts[table.nth]
     while end < len(lines) and lines[end].startswith("|"):
         end += 1
-    return "\n".join(lines[starts[0]:end]) + "\n"
+    shown = lines[starts[table.nth]:end]
+    if table.rows is not None:
+        shown = shown[:2] + [row for row in shown[2:] if re.search(table.rows, row)]
+    return "\n".join(shown) + "\n"
 
 
 def render(root: Path = ROOT, facts: dict[str, Fact] | None = None,
