@@ -203,6 +203,19 @@ FACTS.update({
     "fgl3_month_zero": _convention("3FGL Flux_History", r"exactly 0: ([\d ]+)$"),
 })
 
+_INFORMATIVE = "workflows/studies/records/informative_vs_uncertain.json"
+_INFORMATIVE_LINES = ("commands", "python workflows/studies/bench_informative_vs_uncertain.py runs/main_job", "printed")
+FACTS.update({
+    "uncertain_entropy": Fact(_INFORMATIVE, _INFORMATIVE_LINES, "the 10 most uncertain, entropy min / max (nats)",
+                              pattern=r"^([\d.]+ / [\d.]+)$"),
+    "informative_entropy": Fact(_INFORMATIVE, _INFORMATIVE_LINES, "the 10 most informative, entropy min / max (nats)",
+                                pattern=r"^([\d.]+ / [\d.]+)$"),
+    "informative_information": Fact(_INFORMATIVE, _INFORMATIVE_LINES,
+                                    "the 10 most informative, information min / max (nats)",
+                                    pattern=r"^([\d.]+ / [\d.]+)$"),
+    "informative_shared": Fact(_INFORMATIVE, _INFORMATIVE_LINES, "sources in both lists"),
+})
+
 _BCU_RULE = "workflows/studies/records/bcu_rule.json"
 _BCU_RULE_SCRIPT = "python workflows/studies/bench_bcu_rule.py"
 _TARGETS = "workflows/studies/records/target_lists.json"
@@ -219,6 +232,9 @@ FACTS.update({
 
 #: The small tables pages include, by file name under ``docs/_facts/``.
 TABLES: dict[str, Table] = {
+    **{f"{run}_{part}.md": Table(f"workflows/studies/records/{run}/{part}.md", (), "| ")
+       for run in ("follow_up", "follow_up_single", "follow_up_cold") for part in ("differences", "curves_summary",
+                                                                                  "queried_classes")},
     # the defaults (5 sigma, 0.1 deg, no flag) and each cut moved one step from them
     "target_cuts.md": Table(_TARGETS, _TARGETS_DR4, "| class | Signif_Avg >=",
                             rows=r"^\| \w+ \| (?:5 \| (?:inf|0\.2|0\.1) \| none|[46] \| 0\.1 \| none|5 \| 0\.1 \| 1-14) \|"),
@@ -283,7 +299,14 @@ def _value(root: Path, name: str, fact: Fact) -> str:
 
 
 def _table(root: Path, name: str, table: Table) -> str:
-    lines = _field(root, table.record, table.keys, f"the table {name}")
+    if table.record.endswith(".md"):  # a Markdown file a study kept: its lines are the printed ones
+        try:
+            lines = (root / table.record).read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise ValueError(f"{table.record}: cannot be read ({exc.strerror}); the table {name} is shown from it"
+                             ) from None
+    else:
+        lines = _field(root, table.record, table.keys, f"the table {name}")
     if table.verbatim:
         shown = []
         for command, run in lines.items():
