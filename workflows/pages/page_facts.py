@@ -230,8 +230,16 @@ FACTS.update({
        for rule, label in (("no_rule", "no rule"), ("rule", "bcu rule"))},
 })
 
+_REPORT = "workflows/studies/records/report_figures.json"
+_REPORT_LINES = ("commands", "python workflows/studies/make_report_figures.py --report runs/report_figures", "printed")
+
 #: The small tables pages include, by file name under ``docs/_facts/``.
 TABLES: dict[str, Table] = {
+    "report_metrics.md": Table(_REPORT, _REPORT_LINES, "| method | nll | error |"),
+    "report_metrics_pooled.md": Table(_REPORT, _REPORT_LINES, "| method | nll | error |", nth=1),
+    "list_cuts.md": Table("workflows/studies/records/list_cuts.json",
+                          ("commands", "python workflows/studies/bench_list_cuts.py catalogs/gll_psc_v35.fit.gz "
+                                       "catalogs/gll_psc_v41.fit.gz", "printed"), "| DR4 Signif_Avg |"),
     **{f"{run}_{part}.md": Table(f"workflows/studies/records/{run}/{part}.md", (), "| ")
        for run in ("follow_up", "follow_up_single", "follow_up_cold") for part in ("differences", "curves_summary",
                                                                                   "queried_classes")},
