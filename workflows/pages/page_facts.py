@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from generated_page import DOCS, ROOT, write_or_check
+from result_records import table_markdown
 
 __all__ = ["FACTS", "TABLES", "Fact", "Table", "main", "render"]
 
@@ -62,6 +63,8 @@ class Table:
     rows: str | None = None
     #: which of the printed tables with this heading (from 0)
     nth: int = 0
+    #: with ``keys`` ``("tables", i)``: the i-th table of a result record, its caption above it
+    result_table: bool = False
 
 
 def _decimals(n: int) -> Callable[[Any], str]:
@@ -235,6 +238,8 @@ _REPORT_LINES = ("commands", "python workflows/studies/make_report_figures.py --
 
 #: The small tables pages include, by file name under ``docs/_facts/``.
 TABLES: dict[str, Table] = {
+    **{f"scheduler_{i}.md": Table("workflows/studies/records/scheduler.json", ("tables", i), result_table=True)
+       for i in range(2)},
     "report_metrics.md": Table(_REPORT, _REPORT_LINES, "| method | nll | error |"),
     "report_metrics_pooled.md": Table(_REPORT, _REPORT_LINES, "| method | nll | error |", nth=1),
     "list_cuts.md": Table("workflows/studies/records/list_cuts.json",
@@ -315,6 +320,12 @@ def _table(root: Path, name: str, table: Table) -> str:
                              ) from None
     else:
         lines = _field(root, table.record, table.keys, f"the table {name}")
+    if table.result_table:
+        try:
+            return table_markdown(lines)
+        except (KeyError, TypeError):
+            raise ValueError(f"{table.record}: field {'/'.join(map(str, table.keys))!r} is not a result record's table "
+                             "(caption, columns, align, rows)") from None
     if table.verbatim:
         shown = []
         for command, run in lines.items():
