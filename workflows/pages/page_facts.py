@@ -233,6 +233,32 @@ FACTS.update({
        for rule, label in (("no_rule", "no rule"), ("rule", "bcu rule"))},
 })
 
+_DATASETS = "workflows/studies/records/dataset_facts.json"
+_DATASET_LINES = ("commands", "python workflows/studies/bench_dataset_facts.py", "printed")
+
+
+def _dataset(label: str, part: int | None = None, digits: int = 3, pattern: str | None = None) -> Fact:
+    """A number the study ``dataset_facts`` printed, rounded to ``digits`` decimals as the page shows it."""
+    return Fact(_DATASETS, _DATASET_LINES, label, part, lambda value: f"{float(value):.{digits}f}", pattern)
+
+
+_RING = "ringnorm (KEEL ring) / 1000, class 0 / class 1"
+_TWO = "twonorm (KEEL), class 0 / class 1"
+FACTS.update({
+    "keel_mb": _dataset("KEEL files shipped (gpal/data/keel_files/, gzip-compressed, 11 files)", digits=2,
+                        pattern=r"= ([\d.]+) MB"),
+    **{f"ring_mean{c}": _dataset(f"{_RING} mean of the inputs", c) for c in (0, 1)},
+    **{f"ring_sd{c}": _dataset(f"{_RING} per-feature standard deviation, averaged", c, 2) for c in (0, 1)},
+    "ring_mean_in_sd": _dataset("ringnorm (KEEL ring), class-1 mean in units of its per-feature standard deviation",
+                                digits=2),
+    **{f"two_mean{c}": _dataset(f"{_TWO} mean of the inputs", c) for c in (0, 1)},
+    **{f"two_sd{c}": _dataset(f"{_TWO} per-feature standard deviation, averaged", c) for c in (0, 1)},
+    "two_a": _dataset("twonorm recipe's a = 2/sqrt(20)"),
+    "twonorm_bayes": _dataset("twonorm_breiman exact Bayes error, Phi(-2) (%)"),
+    "ringnorm_bayes_1": _dataset("ringnorm_breiman exact Bayes error at a = 1/sqrt(20) (%)"),
+    "ringnorm_bayes_2": _dataset("ringnorm_breiman exact Bayes error at a = 2/sqrt(20) (%)"),
+})
+
 _REPORT = "workflows/studies/records/report_figures.json"
 _REPORT_LINES = ("commands", "python workflows/studies/make_report_figures.py --report runs/report_figures", "printed")
 
