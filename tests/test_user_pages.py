@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).parents[1] / "docs"
-#: The pages that keep provenance lines: the generated pages and the papers' pages.
-PROVENANCE = {"results.md", "papers.md", "papers", "_build"}
+#: The pages that keep provenance lines: the generated pages (the tables included from records among them) and the
+#: papers' pages.
+PROVENANCE = {"results.md", "papers.md", "papers", "_build", "_facts"}
 USER_PAGES = sorted(p for p in DOCS.rglob("*.md") if not PROVENANCE & {p.relative_to(DOCS).parts[0]})
 
 #: 7 to 40 hexadecimal characters with a digit and a letter, standing alone (not inside a path, anchor or word).

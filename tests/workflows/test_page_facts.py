@@ -38,12 +38,18 @@ def test_every_fact_a_page_shows_is_declared_and_every_declared_fact_is_shown():
     assert included == set(page_facts.TABLES)
 
 
+#: The results records the README's headline table reads.
+HEADLINE = [f"workflows/pages/records/results/{name}.json" for name in ("main_job", "main_job.dr4", "open_sky",
+                                                                          "error_bars")]
+
+
 @pytest.fixture
 def lab(tmp_path):
-    """A copy of the records the facts read, under a repository top of its own."""
-    for record in {fact.record for fact in [*page_facts.FACTS.values(), *page_facts.TABLES.values()]}:
+    """A copy of the records the facts read and of the README, under a repository top of its own."""
+    for record in {fact.record for fact in [*page_facts.FACTS.values(), *page_facts.TABLES.values()]} | {*HEADLINE}:
         (tmp_path / record).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / record, tmp_path / record)
+    shutil.copy(ROOT / "README.md", tmp_path / "README.md")
     return tmp_path
 
 
@@ -68,6 +74,7 @@ def test_changing_a_record_changes_the_page(lab):
     assert "4FGL-DR4 labels 401 sources of other classes" in new and "labels 401" not in old
     assert {n for n in after if after[n] != before[n]} == {"substitutions.json", "join_coverage.md"}
 
+    (lab / "docs").mkdir()
     assert page_facts.main(["--root", str(lab), "--docs", str(lab / "docs")]) == 0
     assert "| 24 |" in (lab / "docs/_facts/join_coverage.md").read_text(encoding="utf-8")
 
@@ -94,3 +101,28 @@ def test_a_missing_printed_line_or_table_is_named(lab):
         page_facts.render(lab)
     with pytest.raises(ValueError, match=r"no printed table headed '\| release \| sources with a 4LAC row'"):
         page_facts.render(lab, facts={})
+
+
+def test_the_readme_headline_is_made_from_the_results_records(lab):
+    assert page_facts.readme_headline(lab) == page_facts.readme_headline()
+    main_job = lab / "workflows/pages/records/results/main_job.json"
+    data = json.loads(main_job.read_text(encoding="utf-8"))
+    rows = data["tables"][0]["rows"]
+    nll = next(row for row in rows if row[0] == "NLL (nats)")
+    nll[1] = "0.301 [0.250, 0.350]"
+    forest = next(row for row in rows if row[0].startswith("isotonic-calibrated random forest: NLL"))
+    forest[1] = "0.370; +0.069 [+0.040, +0.100]"  # now below logistic regression's: the best baseline changes
+    main_job.write_text(json.dumps(data), encoding="utf-8")
+    table = page_facts.readme_headline(lab)
+    assert "| FL16Y held out (665 sources, four classes): NLL, accuracy | 0.301, " in table
+    assert "| 0.370 (calibrated random forest) | `gpal classify` |" in table
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert page_facts.with_headline(readme, page_facts.readme_headline()) == readme
+    with pytest.raises(ValueError, match="lacks the markers"):
+        page_facts.with_headline(readme.replace(page_facts.README_END, ""), table)
+    del data["tables"][0]["rows"][0]  # accuracy
+    main_job.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"main_job\.json: table 0 has no row 'accuracy'"):
+        page_facts.readme_headline(lab)
+    assert page_facts.main(["--root", str(lab), "--docs", str(lab / "docs")]) == 2
