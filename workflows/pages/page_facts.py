@@ -261,6 +261,19 @@ FACTS.update({
     "ringnorm_bayes_2": _dataset("ringnorm_breiman exact Bayes error at a = 2/sqrt(20) (%)"),
 })
 
+FACTS["mc_error_ratio"] = Fact("workflows/studies/records/mc_error.json",
+                               ("commands", "python workflows/studies/bench_mc_error.py", "printed"), None,
+                               show=lambda lines: _table_cell(lines, "| latent draws spread over input draws", -1))
+
+
+def _table_cell(lines: list[str], row: str, column: int) -> str:
+    """The cell of a printed Markdown table's row that starts with ``row``."""
+    for line in lines:
+        if line.startswith(row):
+            return line.strip("|").split("|")[column].strip()
+    raise ValueError(f"no printed row starting {row!r}")
+
+
 _REPORT = "workflows/studies/records/report_figures.json"
 _REPORT_LINES = ("commands", "python workflows/studies/make_report_figures.py --report runs/report_figures", "printed")
 
@@ -336,7 +349,11 @@ def _value(root: Path, name: str, fact: Fact) -> str:
                 raise ValueError(f"{fact.record}: the printed line {fact.label!r} ({value!r}) does not match "
                                  f"{fact.pattern!r}, which {{{{ {name} }}}} is shown from")
             value = found[1]
-    return fact.show(value)
+    try:
+        return fact.show(value)
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise ValueError(f"{fact.record}: {'/'.join(map(str, fact.keys))} cannot show {{{{ {name} }}}} ({exc})"
+                         ) from None
 
 
 def _table(root: Path, name: str, table: Table) -> str:
