@@ -286,6 +286,10 @@ FACTS.update({
                                "FL16Y unassociated and bcu sources"),
 })
 
+FACTS["bcu_split_cost"] = Fact("workflows/studies/records/bcu_split_cost.json",
+                               ("commands", "python workflows/studies/bench_bcu_split_cost.py --pairs 3", "printed"),
+                               "CPU ratio 4lac / none", pattern=r"^([\d.]+ \[[\d., ]+\])")
+
 _REPORT = "workflows/studies/records/report_figures.json"
 _REPORT_LINES = ("commands", "python workflows/studies/make_report_figures.py --report runs/report_figures", "printed")
 
