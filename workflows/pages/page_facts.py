@@ -297,6 +297,10 @@ _REPORT_LINES = ("commands", "python workflows/studies/make_report_figures.py --
 TABLES: dict[str, Table] = {
     **{f"scheduler_{i}.md": Table("workflows/studies/records/scheduler.json", ("tables", i), result_table=True)
        for i in range(2)},
+    **{f"calibration_{name}.md": Table("workflows/studies/records/calibration/calibration.md", (), heading)
+       for name, heading in (("variants", "| check | model | NLL | ECE |"), ("per_seed", "| check | model | seed 0:"),
+                             ("per_class", "| check | model | bll <0.1"), ("pool_prior", "| check | group | sources |"),
+                             ("decision_rule", "| check | model | accuracy: argmax"))},
     "report_metrics.md": Table(_REPORT, _REPORT_LINES, "| method | nll | error |"),
     "report_metrics_pooled.md": Table(_REPORT, _REPORT_LINES, "| method | nll | error |", nth=1),
     "list_cuts.md": Table("workflows/studies/records/list_cuts.json",
