@@ -7,8 +7,8 @@ to ``docs/_facts/`` (``substitutions.json``, which the site's configuration read
 Markdown file per table), and the README's headline table between its markers, so a record remade changes the page
 at the next run, and a test regenerates and compares::
 
-    python workflows/pages/page_facts.py            # rewrite docs/_facts/
-    python workflows/pages/page_facts.py --check    # exit 1 if docs/_facts/ is stale
+    python workflows/pages/page_facts.py            # rewrite docs/_facts/ and the README's headline table
+    python workflows/pages/page_facts.py --check    # exit 1 if docs/_facts/ or the README is stale
 
 A record without the field a fact needs is refused with the record's path and the field's.
 """
