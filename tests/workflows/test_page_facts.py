@@ -1,4 +1,4 @@
-"""The numbers hand-written pages show inside sentences come from records (workflows/pages/page_facts.py): the
+"""The numbers hand-written pages show inside sentences come from records (the lab's pages/page_facts.py): the
 generated substitutions and tables are current, every one a page writes is declared, a changed record changes the
 page, and a record without the field a fact needs is named with the field."""
 
@@ -28,7 +28,7 @@ def _pages() -> dict[str, str]:
 
 
 def test_the_generated_facts_are_current():
-    assert page_facts.main(["--check"]) == 0, "docs/_facts/ is stale: run python workflows/pages/page_facts.py"
+    assert page_facts.main(["--check"]) == 0, "docs/_facts/ or the README is stale: run pages/page_facts.py"
 
 
 def test_every_fact_a_page_shows_is_declared_and_every_declared_fact_is_shown():
@@ -39,8 +39,9 @@ def test_every_fact_a_page_shows_is_declared_and_every_declared_fact_is_shown():
 
 
 #: The results records the README's headline table reads.
-HEADLINE = [f"workflows/pages/records/results/{name}.json" for name in ("main_job", "main_job.dr4", "open_sky",
-                                                                          "error_bars")]
+HEADLINE = [f"{page_facts._RESULTS}/{name}.json" for name in ("main_job", "main_job.dr4", "open_sky", "error_bars")]
+#: The study catalog_facts' record and its counts command's printed lines, as the facts name them.
+CATALOG_FACTS = page_facts.FACTS["dr4_other_classes"]
 
 
 @pytest.fixture
@@ -58,9 +59,9 @@ def _shown(page: str, substitutions: dict[str, str]) -> str:
 
 
 def test_changing_a_record_changes_the_page(lab):
-    record = lab / "workflows/studies/records/catalog_facts.json"
+    record = lab / CATALOG_FACTS.record
     data = json.loads(record.read_text(encoding="utf-8"))
-    printed = data["commands"]["python workflows/studies/bench_catalog_facts.py"]["printed"]
+    printed = data["commands"][CATALOG_FACTS.keys[1]]["printed"]
     line = next(i for i, text in enumerate(printed) if text.startswith("4FGL-DR4 sources of other classes: "))
     printed[line] = "4FGL-DR4 sources of other classes: 401"
     table = next(i for i, text in enumerate(printed) if text.startswith("| 4FGL-DR2 |"))
@@ -80,7 +81,7 @@ def test_changing_a_record_changes_the_page(lab):
 
 
 def test_a_record_without_the_field_a_fact_needs_is_named_with_the_field(lab, capsys):
-    cv = lab / "workflows/studies/records/calibration/calibration_cv.json"
+    cv = lab / page_facts.FACTS["cv_dr4_n"].record
     data = json.loads(cv.read_text(encoding="utf-8"))
     del data["catalogs"]["4FGL-DR4"]["n"]
     cv.write_text(json.dumps(data), encoding="utf-8")
@@ -92,9 +93,9 @@ def test_a_record_without_the_field_a_fact_needs_is_named_with_the_field(lab, ca
 
 
 def test_a_missing_printed_line_or_table_is_named(lab):
-    record = lab / "workflows/studies/records/catalog_facts.json"
+    record = lab / CATALOG_FACTS.record
     data = json.loads(record.read_text(encoding="utf-8"))
-    counts = data["commands"]["python workflows/studies/bench_catalog_facts.py"]
+    counts = data["commands"][CATALOG_FACTS.keys[1]]
     counts["printed"] = [line for line in counts["printed"] if not line.startswith(("4FGL-DR4 sources of", "|"))]
     record.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(ValueError, match=r"no printed line '4FGL-DR4 sources of other classes'.*dr4_other_classes"):
@@ -105,7 +106,7 @@ def test_a_missing_printed_line_or_table_is_named(lab):
 
 def test_the_readme_headline_is_made_from_the_results_records(lab):
     assert page_facts.readme_headline(lab) == page_facts.readme_headline()
-    main_job = lab / "workflows/pages/records/results/main_job.json"
+    main_job = lab / HEADLINE[0]
     data = json.loads(main_job.read_text(encoding="utf-8"))
     rows = data["tables"][0]["rows"]
     nll = next(row for row in rows if row[0] == "NLL (nats)")

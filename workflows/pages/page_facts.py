@@ -29,13 +29,16 @@ from result_records import table_markdown
 __all__ = ["FACTS", "README_END", "README_START", "TABLES", "Fact", "Table", "main", "readme_headline", "render",
            "with_headline"]
 
-_REGENERATE = "python workflows/pages/page_facts.py"
-_FACTS = "workflows/studies/records/catalog_facts.json"
-_COUNTS = ("commands", "python workflows/studies/bench_catalog_facts.py", "printed")
-_TIMINGS = ("commands", "python workflows/studies/bench_catalog_facts.py --timings", "printed")
-_WHEEL = ("commands", "python workflows/studies/bench_catalog_facts.py --wheel", "printed")
-_CV = "workflows/studies/records/calibration/calibration_cv.json"
-_RESULTS = "workflows/pages/records/results"
+#: The lab's folder from the repository's top (this script's folder's parent): records and study commands are
+#: named from the top, as the records and the studies' declarations name them.
+_LAB = Path(__file__).resolve().parents[1].relative_to(ROOT).as_posix()
+_REGENERATE = f"python {_LAB}/pages/page_facts.py"
+_FACTS = f"{_LAB}/studies/records/catalog_facts.json"
+_COUNTS = ("commands", f"python {_LAB}/studies/bench_catalog_facts.py", "printed")
+_TIMINGS = ("commands", f"python {_LAB}/studies/bench_catalog_facts.py --timings", "printed")
+_WHEEL = ("commands", f"python {_LAB}/studies/bench_catalog_facts.py --wheel", "printed")
+_CV = f"{_LAB}/studies/records/calibration/calibration_cv.json"
+_RESULTS = f"{_LAB}/pages/records/results"
 
 
 @dataclass(frozen=True)
@@ -88,8 +91,8 @@ def _printed(label: str, part: int | None = None, keys: tuple[Any, ...] = _COUNT
     return Fact(_FACTS, keys, label, part)
 
 
-_CONVENTIONS = "workflows/studies/records/catalog_conventions.json"
-_CONVENTION_LINES = ("commands", "python workflows/studies/bench_catalog_conventions.py", "printed")
+_CONVENTIONS = f"{_LAB}/studies/records/catalog_conventions.json"
+_CONVENTION_LINES = ("commands", f"python {_LAB}/studies/bench_catalog_conventions.py", "printed")
 
 
 def _convention(label: str, pattern: str) -> Fact:
@@ -103,7 +106,7 @@ _HR = "HR12 / HR23 / HR34 / HR45 / HR56"
 #: The numbers pages show inside sentences, by the substitution name a page writes.
 FACTS: dict[str, Fact] = {
     # the first timing table's first row: `gpal classify` on FL16Y, its wall seconds over the runs
-    "main_job_wall_s": Fact("workflows/pages/records/results/timings.json", ("tables", 0, "rows", 0, 1)),
+    "main_job_wall_s": Fact(f"{_LAB}/pages/records/results/timings.json", ("tables", 0, "rows", 0, 1)),
     **{f"{name}_sources": _printed(_RELEASES, i)
        for i, name in enumerate(("fgl3", "fgl4", "dr2", "dr4", "fl16y"))},
     "wheel_mb": _printed("wheel MB", keys=_WHEEL),
@@ -209,8 +212,8 @@ FACTS.update({
     "fgl3_month_zero": _convention("3FGL Flux_History", r"exactly 0: ([\d ]+)$"),
 })
 
-_INFORMATIVE = "workflows/studies/records/informative_vs_uncertain.json"
-_INFORMATIVE_LINES = ("commands", "python workflows/studies/bench_informative_vs_uncertain.py runs/main_job", "printed")
+_INFORMATIVE = f"{_LAB}/studies/records/informative_vs_uncertain.json"
+_INFORMATIVE_LINES = ("commands", f"python {_LAB}/studies/bench_informative_vs_uncertain.py runs/main_job", "printed")
 FACTS.update({
     "uncertain_entropy": Fact(_INFORMATIVE, _INFORMATIVE_LINES, "the 10 most uncertain, entropy min / max (nats)",
                               pattern=r"^([\d.]+ / [\d.]+)$"),
@@ -222,12 +225,12 @@ FACTS.update({
     "informative_shared": Fact(_INFORMATIVE, _INFORMATIVE_LINES, "sources in both lists"),
 })
 
-_BCU_RULE = "workflows/studies/records/bcu_rule.json"
-_BCU_RULE_SCRIPT = "python workflows/studies/bench_bcu_rule.py"
-_TARGETS = "workflows/studies/records/target_lists.json"
-_TARGETS_DR4 = ("commands", "python workflows/studies/bench_target_lists.py runs/targets-dr4 bcu rule cuts top",
+_BCU_RULE = f"{_LAB}/studies/records/bcu_rule.json"
+_BCU_RULE_SCRIPT = f"python {_LAB}/studies/bench_bcu_rule.py"
+_TARGETS = f"{_LAB}/studies/records/target_lists.json"
+_TARGETS_DR4 = ("commands", f"python {_LAB}/studies/bench_target_lists.py runs/targets-dr4 bcu rule cuts top",
                 "printed")
-_TARGETS_V20 = ("commands", "python workflows/studies/bench_target_lists.py runs/targets-v20 bcu rule top", "printed")
+_TARGETS_V20 = ("commands", f"python {_LAB}/studies/bench_target_lists.py runs/targets-v20 bcu rule top", "printed")
 FACTS.update({
     "dr4_bcu_candidates": Fact(_TARGETS, _TARGETS_DR4, "bcu among the candidates", pattern=r"^(.*?);"),
     "v20_bcu_candidates": Fact(_TARGETS, _TARGETS_V20, "bcu among the candidates", pattern=r"^(.*?);"),
@@ -236,8 +239,8 @@ FACTS.update({
        for rule, label in (("no_rule", "no rule"), ("rule", "bcu rule"))},
 })
 
-_DATASETS = "workflows/studies/records/dataset_facts.json"
-_DATASET_LINES = ("commands", "python workflows/studies/bench_dataset_facts.py", "printed")
+_DATASETS = f"{_LAB}/studies/records/dataset_facts.json"
+_DATASET_LINES = ("commands", f"python {_LAB}/studies/bench_dataset_facts.py", "printed")
 
 
 def _dataset(label: str, part: int | None = None, digits: int = 3, pattern: str | None = None) -> Fact:
@@ -262,8 +265,8 @@ FACTS.update({
     "ringnorm_bayes_2": _dataset("ringnorm_breiman exact Bayes error at a = 2/sqrt(20) (%)"),
 })
 
-FACTS["mc_error_ratio"] = Fact("workflows/studies/records/mc_error.json",
-                               ("commands", "python workflows/studies/bench_mc_error.py", "printed"), None,
+FACTS["mc_error_ratio"] = Fact(f"{_LAB}/studies/records/mc_error.json",
+                               ("commands", f"python {_LAB}/studies/bench_mc_error.py", "printed"), None,
                                show=lambda lines: _table_cell(lines, "| latent draws spread over input draws", -1))
 
 
@@ -281,32 +284,32 @@ FACTS.update({
     "faint_nll_without": Fact(_ERROR_BARS, ("tables", 0, "rows", 0, 2)),
     "faint_nll_difference": Fact(_ERROR_BARS, ("tables", 0, "rows", 0, 3)),
     "fl16y_held_out": Fact(f"{_RESULTS}/main_job.json", ("tables", 0, "columns", 0), pattern=r"\((\d+) sources\)"),
-    "fl16y_pool_sources": Fact("workflows/studies/records/bcu_counts.json",
-                               ("commands", "python workflows/studies/bench_bcu_counts.py", "printed"),
+    "fl16y_pool_sources": Fact(f"{_LAB}/studies/records/bcu_counts.json",
+                               ("commands", f"python {_LAB}/studies/bench_bcu_counts.py", "printed"),
                                "FL16Y unassociated and bcu sources"),
 })
 
-FACTS["bcu_split_cost"] = Fact("workflows/studies/records/bcu_split_cost.json",
-                               ("commands", "python workflows/studies/bench_bcu_split_cost.py --pairs 3", "printed"),
+FACTS["bcu_split_cost"] = Fact(f"{_LAB}/studies/records/bcu_split_cost.json",
+                               ("commands", f"python {_LAB}/studies/bench_bcu_split_cost.py --pairs 3", "printed"),
                                "CPU ratio 4lac / none", pattern=r"^([\d.]+ \[[\d., ]+\])")
 
-_REPORT = "workflows/studies/records/report_figures.json"
-_REPORT_LINES = ("commands", "python workflows/studies/make_report_figures.py --report runs/report_figures", "printed")
+_REPORT = f"{_LAB}/studies/records/report_figures.json"
+_REPORT_LINES = ("commands", f"python {_LAB}/studies/make_report_figures.py --report runs/report_figures", "printed")
 
 #: The small tables pages include, by file name under ``docs/_facts/``.
 TABLES: dict[str, Table] = {
-    **{f"scheduler_{i}.md": Table("workflows/studies/records/scheduler.json", ("tables", i), result_table=True)
+    **{f"scheduler_{i}.md": Table(f"{_LAB}/studies/records/scheduler.json", ("tables", i), result_table=True)
        for i in range(2)},
-    **{f"calibration_{name}.md": Table("workflows/studies/records/calibration/calibration.md", (), heading)
+    **{f"calibration_{name}.md": Table(f"{_LAB}/studies/records/calibration/calibration.md", (), heading)
        for name, heading in (("variants", "| check | model | NLL | ECE |"), ("per_seed", "| check | model | seed 0:"),
                              ("per_class", "| check | model | bll <0.1"), ("pool_prior", "| check | group | sources |"),
                              ("decision_rule", "| check | model | accuracy: argmax"))},
     "report_metrics.md": Table(_REPORT, _REPORT_LINES, "| method | nll | error |"),
     "report_metrics_pooled.md": Table(_REPORT, _REPORT_LINES, "| method | nll | error |", nth=1),
-    "list_cuts.md": Table("workflows/studies/records/list_cuts.json",
-                          ("commands", "python workflows/studies/bench_list_cuts.py catalogs/gll_psc_v35.fit.gz "
+    "list_cuts.md": Table(f"{_LAB}/studies/records/list_cuts.json",
+                          ("commands", f"python {_LAB}/studies/bench_list_cuts.py catalogs/gll_psc_v35.fit.gz "
                                        "catalogs/gll_psc_v41.fit.gz", "printed"), "| DR4 Signif_Avg |"),
-    **{f"{run}_{part}.md": Table(f"workflows/studies/records/{run}/{part}.md", (), "| ")
+    **{f"{run}_{part}.md": Table(f"{_LAB}/studies/records/{run}/{part}.md", (), "| ")
        for run in ("follow_up", "follow_up_single", "follow_up_cold") for part in ("differences", "curves_summary",
                                                                                   "queried_classes")},
     # the defaults (5 sigma, 0.1 deg, no flag) and each cut moved one step from them
@@ -329,10 +332,10 @@ TABLES: dict[str, Table] = {
     "flux_history_limits.md": Table(_CONVENTIONS, _CONVENTION_LINES, "| check | 4FGL (v20) | DR2 (v27) |"),
     "join_coverage.md": Table(_FACTS, _COUNTS, "| release | sources with a 4LAC row"),
     "build_timings.md": Table(_FACTS, _TIMINGS),
-    "error_model.md": Table("workflows/studies/records/error_model.json",
-                            ("commands", "python workflows/studies/make_error_model_figure.py", "printed"),
+    "error_model.md": Table(f"{_LAB}/studies/records/error_model.json",
+                            ("commands", f"python {_LAB}/studies/make_error_model_figure.py", "printed"),
                             "| feature | old median"),
-    "missing_errors.md": Table("workflows/studies/records/missing_errors.json", ("commands",), verbatim=True),
+    "missing_errors.md": Table(f"{_LAB}/studies/records/missing_errors.json", ("commands",), verbatim=True),
 }
 
 
@@ -349,7 +352,7 @@ def _field(root: Path, record: str, keys: tuple[Any, ...], what: str) -> Any:
         except (KeyError, IndexError, TypeError):
             field = "/".join(map(str, keys[:depth + 1]))
             raise ValueError(f"{record}: no field {field!r}, which {what} is shown from; rerun the study that "
-                             "writes the record, or change the fact in workflows/pages/page_facts.py") from None
+                             f"writes the record, or change the fact in {_LAB}/pages/page_facts.py") from None
     return value
 
 
@@ -418,7 +421,7 @@ def _table(root: Path, name: str, table: Table) -> str:
 
 #: The README's headline table, between these markers (the README is read outside the site, so it gets no
 #: substitutions: the whole table is generated).
-README_START = "<!-- headline: generated by workflows/pages/page_facts.py from the results records -->"
+README_START = "<!-- headline: generated by page_facts.py from the results records -->"
 README_END = "<!-- end headline -->"
 _BASELINES = {"logistic regression": "logistic", "isotonic-calibrated random forest": "calibrated random forest"}
 
@@ -480,7 +483,7 @@ def readme_headline(root: Path = ROOT) -> str:
     """The README's headline table, each number read from the results record its row names."""
     fl16y, rows = _held_out(root, "main_job")
     dr4, dr4_rows = _held_out(root, "main_job.dr4")
-    open_sky = f"`python workflows/studies/run.py open_sky` (record `open_sky.json`)"
+    open_sky = f"`python {_LAB}/studies/run.py open_sky` (record `open_sky.json`)"
     gpal_4fgl = _first(_row(root, "open_sky", 4, "4FGL -> FL16Y", "open sky", "gpal")[3])
     logistic_4fgl = _first(_row(root, "open_sky", 4, "4FGL -> FL16Y", "open sky", "logistic")[3])
     pulsars = _row(root, "open_sky", 0, "4FGL-DR4 -> FL16Y", "open sky")[5].split(" = ")[0]
@@ -499,7 +502,7 @@ def readme_headline(root: Path = ROOT) -> str:
         f"| 4FGL-DR4's pulsar list, the rows FL16Y classed: pulsars expected / found | {pulsars} | {pulsars_before} "
         f"(the earlier three-class default) | {open_sky} |",
         f"| 4FGL-DR4's faintest quarter, trained on the rest: NLL | {faint[1]} ({faint[2]} without error bars) | "
-        f"{faint[4]} | `python workflows/studies/run.py error_bars` (record `error_bars.json`) |",
+        f"{faint[4]} | `python {_LAB}/studies/run.py error_bars` (record `error_bars.json`) |",
     ]
     return "\n".join(lines) + "\n"
 
