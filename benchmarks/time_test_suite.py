@@ -67,7 +67,7 @@ def results_record(run: dict) -> dict:
     load = f"1-minute load average {run['load'][0]:.1f} at the start, {run['load'][1]:.1f} at the end"
     table = make_table(["run", "tests", "time"], [
         ["the README's test command, from a clean clone", run["tests"], _minutes(run["pytest_seconds"])],
-        ["the whole `.ci/run` (fresh environment, install, main job, tests)", "", _minutes(run["ci_seconds"])],
+        ["the whole CI job (fresh environment, install, main job, tests)", "", _minutes(run["ci_seconds"])],
     ], caption=f"{os.cpu_count()} CPU cores; {load}.")
     return make_record("The test suite", "python benchmarks/time_test_suite.py", run["commit"], [table],
                        settings={"cores": os.cpu_count(), "load_average": [round(x, 1) for x in run["load"]]},

