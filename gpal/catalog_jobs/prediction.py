@@ -304,6 +304,7 @@ def known_columns(cat: Any, ids: Sequence[str], index: Any = None) -> tuple[pd.D
     earlier = _earlier(cat)
     history = search_history(found, cat.record, earlier)
     out = pd.concat([out, history.reset_index(drop=True)], axis=1)
+    out["typed_before"] = _typed_before(found, earlier)
     catalogue = parts[0].attrs.get("pulsar_catalogue")  # the same in every part
     class2 = cat.columns.class2 is not None and cat.columns.class2 in cat.table.colnames
     checked = (f"{'CLASS2' if class2 else 'no CLASS2 (the catalog has none)'}, "
@@ -311,6 +312,22 @@ def known_columns(cat: Any, ids: Sequence[str], index: Any = None) -> tuple[pd.D
                + (f"ATNF pulsars ({catalogue['file']}, version {catalogue['version']})" if catalogue
                   else "no pulsar catalogue"))
     return out, checked
+
+
+def _typed_before(found: pd.DataFrame, earlier: Sequence[str]) -> np.ndarray:
+    """Where the catalog calls a source a bcu or leaves it unassociated, the newest earlier release that typed it a
+    BL Lac or an FSRQ ('4FGL-DR4 bll'; '' for none): a blazar candidate whose type is already known (an earlier
+    type is weaker than the catalog's own bcu, so it is no ``known_class``, but a spectroscopist skips it)."""
+    own = found["CLASS1"].fillna("").astype(str).str.strip().str.lower().to_numpy()
+    typed = np.full(len(found), "", dtype=object)
+    for release in reversed(list(earlier)):  # the newest first: it wins
+        column = f"{release}_class"
+        if column not in found:
+            continue
+        cls = found[column].fillna("").astype(str).str.strip().str.lower().to_numpy()
+        hit = (typed == "") & np.isin(own, ["", "bcu"]) & np.isin(cls, ["bll", "fsrq"])
+        typed[hit] = [f"{release} {c}" for c in cls[hit]]
+    return typed
 
 
 def _classified_frame(trained: TrainedModel, cat: Any, pool: NoisyDataset, lookups: _Lookups,

@@ -107,6 +107,8 @@ _CATALOG_COLUMNS = {
     # sexagesimal copies of RA and DEC: the same quantity as text, so the same UCD without meta.main
     "RA_hms": (None, "pos.eq.ra"),
     "DEC_dms": (None, "pos.eq.dec"),
+    "RA_Counterpart_hms": (None, "pos.eq.ra"),
+    "DEC_Counterpart_dms": (None, "pos.eq.dec"),
     "ASSOC1": (None, "meta.id.assoc"),
     "ASSOC2": (None, "meta.id.assoc"),
     "RA_Counterpart": ("%.4f", "pos.eq.ra"),
@@ -173,6 +175,11 @@ COLUMNS = {
     "known_reason": ColumnInfo(None, "how the class is known, in words (empty: not known)"),
     "ATNF_pulsars": ColumnInfo(None, "the ATNF Pulsar Catalogue pulsars inside the 95% ellipse, nearest first "
                                      "(empty: none)"),
+    "typed_before": ColumnInfo(None, "an earlier release that typed the source a BL Lac or an FSRQ where this one "
+                                     "calls it a bcu or leaves it unassociated, with the type ('4FGL-DR4 bll'; empty: "
+                                     "none)"),
+    "section": ColumnInfo(None, "the part of a blazar list the row is ranked in: 'counterpart' (a counterpart to "
+                                "take a spectrum of) or 'unassociated' (none yet)"),
     "first_unassociated": ColumnInfo(None, "the oldest release of the unbroken run of releases, ending with this "
                                            "one, that list the source without a class: where it was first listed "
                                            "unassociated (empty: the source has a class)"),

@@ -70,6 +70,8 @@ LAC_COLUMNS = ("Source_Name", "LAC_CLASS", "counterpart", "counterpart_catalog",
 #: What a classified table and the target lists show of each source's 4LAC row, so a spectroscopist sees what to
 #: point at and why: table column -> (column of `join_4lac`, unit, description).  4LAC gives no optical magnitude.
 LAC_TABLE_COLUMNS = {
+    "LAC_class": ("LAC_CLASS", None, "4LAC-DR3's class of the counterpart (bll, fsrq, bcu, ...; empty: no 4LAC row): a "
+                                     "blazar candidate 4LAC already types needs no spectrum to type it"),
     "LAC_SED_class": ("SED_class", None, "4LAC-DR3 SED class of the counterpart from its synchrotron peak: LSP "
                                          "(< 1e14 Hz), ISP, HSP (>= 1e15 Hz; nearly all BL Lacs); empty: unknown"),
     "LAC_log_nu_syn": ("log_nu_syn", "log10(Hz)", "4LAC-DR3 synchrotron peak frequency of the counterpart, log10 Hz "

@@ -66,3 +66,16 @@ def test_the_shipped_releases_give_the_history_their_own_rows_give(name, first, 
         row = list(catalog.names).index(source)
         assert catalog.class_codes[row] == "", (release, source)
     assert history.loc[0, "unassociated_releases"] == len(names) + 1
+
+
+def test_a_bcu_an_earlier_release_and_4lac_type_as_a_bl_lac_says_so():
+    """FL16Y J2228.7-1636 is a bcu in FL16Y, a BL Lac in 4FGL-DR4 and in 4LAC-DR3 (z = 0.525): what the blazar list
+    marks as already typed."""
+    from gpal.catalog_jobs.prediction import known_columns
+    from gpal.catalogs.lac import lac_table_columns
+
+    catalog = load_catalog("FL16Y")
+    known, _ = known_columns(catalog, ["FL16Y J2228.7-1636"])
+    lac, _ = lac_table_columns(catalog, ["FL16Y J2228.7-1636"])
+    assert known.loc[0, "typed_before"] == "4FGL-DR4 bll" and known.loc[0, "first_unassociated"] == ""
+    assert lac.loc[0, "LAC_class"] == "bll" and abs(lac.loc[0, "LAC_Redshift"] - 0.525) < 1e-6
