@@ -103,3 +103,13 @@ def test_record_names_the_tasks_it_can_write_and_a_mismatch_with_the_file_fails(
     assert bench.main(["--summarize", "--task", "faint", "main", "bright", "--record", str(path), "--out", str(tmp_path)]) == 2
     assert "the file has '0.000'" in capsys.readouterr().err
     assert not (tmp_path / "summary.md").exists()  # a check writes nothing
+
+
+def test_summarizing_without_units_says_how_to_fit_them_and_keeps_the_summary(bench, tmp_path, capsys):
+    """Git keeps a task's summary, not its units: a summary of no units would overwrite the kept one."""
+    (tmp_path / "summary.md").write_text("kept")
+    _unit(tmp_path / "faint", "faint", 0, "MGP", 0.25)
+    assert bench.main(["--summarize", "--task", "faint", "hetero", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "no units of hetero in" in err and "python workflows/studies/run.py error_bars" in err
+    assert (tmp_path / "summary.md").read_text() == "kept"

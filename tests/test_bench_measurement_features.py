@@ -78,3 +78,11 @@ def test_missing_or_contradicting_summaries_are_refused_naming_the_folder_and_ro
         bench.results_record(tmp_path, commit="abc1234")
     assert not (tmp_path / "r.json").exists()
 
+
+
+def test_summarizing_without_saved_runs_says_how_to_fit_them(bench, tmp_path, capsys):
+    """Git keeps the summaries, not the saved runs: a summary of none is refused, not printed empty."""
+    assert bench.main(["--pairs", "3FGL:FL16Y", "--summarize", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "no saved runs of 3FGL:FL16Y in" in err and "python workflows/studies/run.py measurement_features" in err
+    assert not list(tmp_path.glob("summary_*.csv"))

@@ -156,7 +156,13 @@ def test_every_study_a_library_comment_cites_is_declared_and_lists_the_record_it
                 f"{path}: cites {record} of {declaration}, which does not list it"
 
 
-REBUILT = [p for p in DECLARATIONS if "rebuild" in yaml.safe_load(p.read_text(encoding="utf-8"))]
+def _declared(path):
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+#: The studies whose rebuild can run here, and those waiting for outputs git does not keep (a rerun makes them).
+AWAITING = [p for p in DECLARATIONS if repository_script("workflows/studies/run.py").missing_outputs(_declared(p))]
+REBUILT = [p for p in DECLARATIONS if "rebuild" in _declared(p) and p not in AWAITING]
 
 
 @pytest.mark.parametrize("path", REBUILT, ids=lambda p: p.stem)
@@ -207,3 +213,28 @@ def test_rebuild_is_refused_for_a_study_without_rebuild_commands(runner, capsys)
     assert "declares no 'rebuild'" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         runner.main(["open_sky", "--check"])
+
+
+@pytest.mark.parametrize("path", AWAITING, ids=lambda p: p.stem)
+def test_a_rebuild_whose_outputs_git_does_not_keep_says_how_to_remake_them(path, runner, capfd):
+    """Without its outputs a rebuild is refused before it runs, naming them and the study's command, not a traceback."""
+    missing = runner.missing_outputs(runner.read_study(path))
+    assert runner.main([path.stem, "--rebuild", "--check"]) == 2
+    out, err = capfd.readouterr()
+    assert not out and "Traceback" not in err
+    assert f"python workflows/studies/run.py {path.stem}" in err and all(m in err for m in missing)
+
+
+def test_a_rebuild_runs_once_the_outputs_it_reads_are_there(tmp_path, runner, capfd):
+    folder = tmp_path / "units"
+    study = {"study": "x", "commands": ["true"], "rebuild": ["echo rebuilt"], "rebuild_reads": [f"{folder}/"],
+             "needs": {"runs": [], "cost": "a minute"}}
+    assert runner.run(study, rebuild=True) == 2
+    assert f"missing: {folder}/; remake them by running the study: python workflows/studies/run.py x" in \
+        capfd.readouterr().err
+    folder.mkdir()
+    assert runner.run(study, rebuild=True) == 2  # an empty folder holds no output
+    capfd.readouterr()
+    (folder / "rep0.json").write_text("{}")
+    assert runner.run(study, rebuild=True) == 0
+    assert capfd.readouterr().out.splitlines()[-1] == "rebuilt"

@@ -348,6 +348,12 @@ def main(argv: list[str] | None = None) -> int:
                      f", not of {' '.join(args.task)}")
     if not args.summarize:
         run(args.task, args.reps, args.methods, args.out)
+    unfitted = [task for task in args.task if not any((args.out / task).glob("rep*.json"))]
+    if unfitted:  # git keeps the summaries, not the units: a summary of nothing would overwrite the kept one
+        print(f"error: no units of {' '.join(unfitted)} in {args.out}/ (git does not keep them); fit them first: "
+              f"python workflows/studies/bench_error_bars.py --task {' '.join(unfitted)}, or the whole study: "
+              "python workflows/studies/run.py error_bars", file=sys.stderr)
+        return 2
     text = summarize(args.out)
     from result_records import checking, outcome, write_record
 

@@ -775,6 +775,12 @@ def main(argv: list[str] | None = None) -> int:
     tables = [summarize(c) for c in checks]
     if "plane" in args.tasks and (plane := summarize_plane(args.out)) is not None:
         tables.append(plane)
+    asked = [*args.pairs, *(t for t in args.tasks if t != "ood")]  # the outlier probe keeps its csv, not runs
+    if args.summarize and asked and not tables:  # git keeps the summaries, not the saved runs they are made from
+        print(f"error: no saved runs of {' '.join(asked)} in {args.out}/ (git does not keep them); "
+              "fit them with the study's commands: python workflows/studies/run.py measurement_features",
+              file=sys.stderr)
+        return 2
     for table in tables:
         print(f"\n## {table.check.iloc[0]}\n")
         print(shown(table).to_markdown(index=False))

@@ -12,7 +12,9 @@ Each command is printed before it runs, through the shell (a command may set var
 ``OMP_NUM_THREADS=1 python ...``); the first that fails stops the study with its exit status.  A study whose
 outputs are kept in the repository declares ``rebuild``: the commands that write its records from those outputs in
 seconds; ``--rebuild --check`` runs them with `result_records.CHECK_VARIABLE` set, so each record is compared with
-what the outputs make instead of written.
+what the outputs make instead of written.  Raw per-unit outputs are not kept in git (``.gitignore``); a rebuild
+that reads some declares them in ``rebuild_reads`` and, while they are missing, is refused with the command that
+remakes them (the study itself).
 """
 
 from __future__ import annotations
@@ -37,8 +39,10 @@ FIELDS = {"study": str, "title": str, "commands": list, "records": list, "pages"
 #: What a declaration runs, exactly one of: ``script``, a study script, or ``workflow``, the `gpal workflow` file
 #: whose runs made the records (a record of a workflow run has no script, but a reader needs its cost all the same).
 RUNS = ("script", "workflow")
-#: The optional field: the commands that rebuild the study's records from its kept outputs (a list of command lines).
-OPTIONAL = {"rebuild": list}
+#: The optional fields: ``rebuild``, the commands that rebuild the study's records from its kept outputs (a list of
+#: command lines), and ``rebuild_reads``, the outputs those commands read that git does not keep (paths from the
+#: repository's top, a folder ending in ``/``): running the study remakes them.
+OPTIONAL = {"rebuild": list, "rebuild_reads": list}
 #: The records' format, which states `CHECK_VARIABLE` (a plain module of the page generators, loaded by its path).
 RECORD_FORMAT = ROOT / "workflows" / "pages" / "result_records.py"
 #: Where the records a declaration lists live, from the repository's top (`record_files`: which files count).
@@ -61,8 +65,10 @@ def read_study(path: Path, root: Path = ROOT) -> dict[str, Any]:
     for field, kind in OPTIONAL.items():
         if field in study and not (isinstance(study[field], kind) and study[field]
                                    and all(isinstance(c, str) and c.strip() for c in study[field])):
-            raise ValueError(f"{path}: field {field!r}, if given, must list at least one command line, "
+            raise ValueError(f"{path}: field {field!r}, if given, must list at least one command line or path, "
                              f"got {study[field]!r}")
+    if "rebuild_reads" in study and "rebuild" not in study:
+        raise ValueError(f"{path}: field 'rebuild_reads' names what the 'rebuild' commands read, but there are none")
     runs = [field for field in RUNS if field in study]
     if len(runs) != 1 or not isinstance(study[runs[0]], str):
         raise ValueError(f"{path}: a declaration names exactly one of the fields {list(RUNS)} (a study script, or "
@@ -147,6 +153,15 @@ def _record_workflow(path: Path) -> str | None:
     return workflow if isinstance(workflow, str) else None
 
 
+def missing_outputs(study: dict[str, Any], root: Path = ROOT) -> list[str]:
+    """The paths of ``rebuild_reads`` that are not here (a folder counts as missing while it holds no file)."""
+    def present(name: str) -> bool:
+        path = root / name
+        return path.is_file() or (path.is_dir() and any(p.is_file() for p in path.rglob("*")))
+
+    return [name for name in study.get("rebuild_reads", []) if not present(name)]
+
+
 def study_file(name: str) -> Path:
     """The declaration of study ``name``; a name with none raises ValueError listing the declared studies."""
     path = STUDIES / f"{name}.yaml"
@@ -171,6 +186,12 @@ def run(study: dict[str, Any], dry_run: bool = False, rebuild: bool = False, che
     if rebuild and "rebuild" not in study:
         print(f"error: study {study['study']!r} declares no 'rebuild' commands: its records are remade only by "
               "running it", file=sys.stderr)
+        return 2
+    missing = missing_outputs(study) if rebuild and not dry_run else []
+    if missing:
+        print(f"error: study {study['study']!r} rebuilds its records from outputs git does not keep, and these are "
+              f"missing: {', '.join(missing)}; remake them by running the study: python workflows/studies/run.py "
+              f"{study['study']} (its cost: {study['needs']['cost']}), then rebuild", file=sys.stderr)
         return 2
     environment = {**os.environ, check_variable(): "1"} if check else None
     for command in study["rebuild" if rebuild else "commands"]:
