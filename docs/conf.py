@@ -39,7 +39,7 @@ extensions = [
 ]
 
 # _generated/ holds the tables cli.md includes.  The records results.md and papers.md are generated from (and their
-# explanations) live beside their generators, in workflows/pages/records/, not in the site.
+# explanations) live beside their generators, in lab/pages/records/, not in the site.
 exclude_patterns = ["_build", "_generated", "Thumbs.db", ".DS_Store", "jupyter_execute"]
 templates_path = ["_templates"]
 root_doc = "index"

@@ -73,7 +73,7 @@ LOGISTIC_BOUNDS = ("jj", "jj-full", "jj-hybrid", "taylor")
 #: The product's likelihood, the default of ``NoisyGPClassifier``, ``build_model``, the workflows'
 #: ``training`` block and the main job: softmax (Monte Carlo ELBO) gave the best held-out NLL (its Gumbel
 #: bound's within noise) and calibration on the 4FGL-DR4 main job (the default-selection study,
-#: workflows/studies/select_default.yaml, record workflows/studies/records/select_default_dr4.json; docs/methods.md);
+#: lab/studies/select_default.yaml, record lab/studies/records/select_default_dr4.json; docs/methods.md);
 #: robust-max makes confident mistakes where classes overlap (docs/results.md, "Likelihoods and model
 #: families"). The paper reproductions state ``robustmax`` themselves.
 DEFAULT_LIKELIHOOD = "softmax"

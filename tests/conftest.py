@@ -46,7 +46,7 @@ def three_class(n, seed, noise=0.3):
 
 
 def repository_script(path):
-    """A script of the repository's lab (``workflows/studies/bench_4lac.py``) loaded as a module: the scripts are run,
+    """A script of the repository's lab (``lab/studies/bench_4lac.py``) loaded as a module: the scripts are run,
     not installed, so a test loads one by its path from the clone's top, its folder first on the path while it loads
     (as Python puts it when the script runs: a study imports its neighbour ``shared`` by name)."""
     import importlib.util

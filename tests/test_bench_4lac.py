@@ -1,4 +1,4 @@
-"""workflows/studies/bench_4lac.py: the bcu it scores, its NLL of q, its paired intervals and the fallback's rows."""
+"""lab/studies/bench_4lac.py: the bcu it scores, its NLL of q, its paired intervals and the fallback's rows."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from conftest import repository_script
 
 @pytest.fixture(scope="module")
 def bench():
-    return repository_script("workflows/studies/bench_4lac.py")
+    return repository_script("lab/studies/bench_4lac.py")
 
 
 def test_the_nll_of_q_is_minus_the_log_of_the_true_types_probability(bench):
     truth = np.array([True, False, False])
     q = np.array([0.8, 0.3, 0.1])
-    binary_nll = repository_script("workflows/studies/shared.py").binary_nll
+    binary_nll = repository_script("lab/studies/shared.py").binary_nll
     assert binary_nll(truth, q) == pytest.approx(-(np.log(0.8) + np.log(0.7) + np.log(0.9)) / 3)
 
 

@@ -1,4 +1,4 @@
-"""workflows/studies/bench_batched.py: its results record is made from a run's JSON, and a bad output is refused."""
+"""lab/studies/bench_batched.py: its results record is made from a run's JSON, and a bad output is refused."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from conftest import repository_script
 
 @pytest.fixture(scope="module")
 def bench():
-    return repository_script("workflows/studies/bench_batched.py")
+    return repository_script("lab/studies/bench_batched.py")
 
 
 def _output(tmp_path, commit="abc1234", **change):
@@ -39,7 +39,7 @@ def test_the_record_holds_one_models_step_and_the_speed_up_at_each_k_above_one(b
     assert table["columns"] == ["method", "one model, ms per step", "K = 4"]
     assert table["rows"] == [["MGP", "2.00", "2.0×"]]
     assert "at the Fermi size, one core" in table["caption"]
-    assert record["commit"] == "abc1234" and record["workflow"] == "workflows/studies/batched.yaml"
+    assert record["commit"] == "abc1234" and record["workflow"] == "lab/studies/batched.yaml"
 
 
 def test_an_output_naming_no_commit_takes_the_given_one_and_is_refused_without(bench, tmp_path):

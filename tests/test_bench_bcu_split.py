@@ -1,4 +1,4 @@
-"""workflows/studies/bench_bcu_split.py: which sources it scores, their q, and its paired intervals."""
+"""lab/studies/bench_bcu_split.py: which sources it scores, their q, and its paired intervals."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from conftest import repository_script
 
 @pytest.fixture(scope="module")
 def bench():
-    return repository_script("workflows/studies/bench_bcu_split.py")
+    return repository_script("lab/studies/bench_bcu_split.py")
 
 
 def _later_sources(folder, p_bll, p_fsrq):

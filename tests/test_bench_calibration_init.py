@@ -1,4 +1,4 @@
-"""workflows/studies/bench_calibration_init.py's cross-validation (folds, their pooling, the calibrated model's
+"""lab/studies/bench_calibration_init.py's cross-validation (folds, their pooling, the calibrated model's
 ECE), its later-label record and its summary."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-STUDIES = Path(__file__).parents[1] / "workflows" / "studies"
+STUDIES = Path(__file__).parents[1] / "lab" / "studies"
 
 
 @pytest.fixture
@@ -148,7 +148,7 @@ def test_the_later_label_record_holds_the_runs_values_and_each_interval_as_var20
     rows = _later_labels_run(run)
     result = bench.later_labels(run, tmp_path / "record")
     assert result["commit"] == "abc1234567" and result["seeds"] == [0, 1, 2, 3, 4]
-    assert result["commands"][0].startswith("OMP_NUM_THREADS=1 nice -n 10 gpal workflow workflows/later_labels.yaml")
+    assert result["commands"][0].startswith("OMP_NUM_THREADS=1 nice -n 10 gpal workflow later_labels")
     assert '--set "models=[gpal, gpal_kernel_variance20, logistic]" --set "seeds=[0, 1, 2, 3, 4]"' in result["commands"][0]
     assert "n_boot" not in result["commands"][0]
     assert list(result["checks"])[0] == "3FGL:FL16Y" and len(result["checks"]) == 7

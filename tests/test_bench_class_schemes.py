@@ -1,4 +1,4 @@
-"""workflows/studies/bench_class_schemes.py: the results page's two records, written from the study's outputs."""
+"""lab/studies/bench_class_schemes.py: the results page's two records, written from the study's outputs."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from result_records import read_record
 
 @pytest.fixture(scope="module")
 def bench():
-    return repository_script("workflows/studies/bench_class_schemes.py")
+    return repository_script("lab/studies/bench_class_schemes.py")
 
 
 def _ood_csv(bench, folder, commit=None):
@@ -39,8 +39,8 @@ def test_none_of_these_is_the_page_schemes_mean_over_seeds(bench, tmp_path):
     assert ["spp (9)", f"{(4 + 0.5) / 20:.3f}"] in rows  # a code the page names as it is
     assert len(rows) == 2 + len(bench.PAGE_LEFT_OUT)
     assert record["settings"]["seeds"] == [0, 1] and record["commit"] == "abc1234"
-    assert record["command"] == "python workflows/studies/bench_class_schemes.py --seeds 0 1"
-    assert record["workflow"] == "workflows/studies/class_schemes.yaml"
+    assert record["command"] == "python lab/studies/bench_class_schemes.py --seeds 0 1"
+    assert record["workflow"] == "lab/studies/class_schemes.yaml"
 
 
 def test_outputs_name_their_commit_and_a_bad_one_is_refused(bench, tmp_path):

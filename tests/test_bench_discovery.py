@@ -1,4 +1,4 @@
-"""workflows/studies/bench_discovery.py: its record from saved repetitions only (--summarize), and what it refuses."""
+"""lab/studies/bench_discovery.py: its record from saved repetitions only (--summarize), and what it refuses."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from conftest import repository_script
 
 @pytest.fixture(scope="module")
 def bench():
-    return repository_script("workflows/studies/bench_discovery.py")
+    return repository_script("lab/studies/bench_discovery.py")
 
 
 def _repetition(path, rep, commit="abc1234", n=120, pulsars=20):

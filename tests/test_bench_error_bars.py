@@ -1,4 +1,4 @@
-"""workflows/studies/bench_error_bars.py: its two results records, written from saved units, and the units it refuses."""
+"""lab/studies/bench_error_bars.py: its two results records, written from saved units, and the units it refuses."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ TRUE_CLASS = 0
 
 @pytest.fixture(scope="module")
 def bench():
-    return repository_script("workflows/studies/bench_error_bars.py")
+    return repository_script("lab/studies/bench_error_bars.py")
 
 
 def _unit(folder, task, rep, method, p_true, n=4, **extra):
@@ -36,9 +36,9 @@ def _catalog_units(out, commit="abc1234"):
 def test_the_catalog_record_shows_each_tasks_nlls_their_paired_difference_and_the_best_baseline(bench, tmp_path):
     _catalog_units(tmp_path)
     record = bench.results_record(tmp_path, "catalog")
-    assert record["commit"] == "abc1234" and record["workflow"] == "workflows/studies/error_bars.yaml"
+    assert record["commit"] == "abc1234" and record["workflow"] == "lab/studies/error_bars.yaml"
     assert record["settings"]["repetitions"] == 2
-    assert record["command"].startswith("python workflows/studies/bench_error_bars.py --task faint main bright --reps 2")
+    assert record["command"].startswith("python lab/studies/bench_error_bars.py --task faint main bright --reps 2")
     assert "'NIMGP pop'" in record["command"]  # a method name with a space, quoted to be run as shown
     rows = record["tables"][0]["rows"]
     assert [r[0] for r in rows] == ["faintest quarter", "the main job's random split",
@@ -111,5 +111,5 @@ def test_summarizing_without_units_says_how_to_fit_them_and_keeps_the_summary(be
     _unit(tmp_path / "faint", "faint", 0, "MGP", 0.25)
     assert bench.main(["--summarize", "--task", "faint", "hetero", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert "no units of hetero in" in err and "python workflows/studies/run.py error_bars" in err
+    assert "no units of hetero in" in err and "python lab/studies/run.py error_bars" in err
     assert (tmp_path / "summary.md").read_text() == "kept"

@@ -1,4 +1,4 @@
-"""workflows/studies/bench_main_job.py: its two results records are made from runs' JSON, bad outputs are refused."""
+"""lab/studies/bench_main_job.py: its two results records are made from runs' JSON, bad outputs are refused."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from conftest import repository_script
 
 @pytest.fixture(scope="module")
 def bench():
-    return repository_script("workflows/studies/bench_main_job.py")
+    return repository_script("lab/studies/bench_main_job.py")
 
 
 def _write(path, raw):
@@ -87,4 +87,4 @@ def test_bad_outputs_are_refused_naming_the_file(bench, tmp_path, capsys):
 def test_step_runs_kept_in_a_folder_name_the_runs_option(bench, tmp_path):
     runs = [_step(tmp_path, f"step_run{k}.json", 0.004, 0.006, 0.002) for k in (1, 2)]
     record = bench.step_record([str(p) for p in runs])
-    assert record["command"] == f"python workflows/studies/bench_main_job.py --step --no-job --runs 2 --json {tmp_path}"
+    assert record["command"] == f"python lab/studies/bench_main_job.py --step --no-job --runs 2 --json {tmp_path}"

@@ -1,4 +1,4 @@
-"""workflows/studies/bench_measurement_features.py: its results record from kept summaries, and what it refuses."""
+"""lab/studies/bench_measurement_features.py: its results record from kept summaries, and what it refuses."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ MINUS = "\u2212"
 
 @pytest.fixture(scope="module")
 def bench():
-    return repository_script("workflows/studies/bench_measurement_features.py")
+    return repository_script("lab/studies/bench_measurement_features.py")
 
 
 def _summaries(bench, commit=""):
@@ -40,7 +40,7 @@ def _summaries(bench, commit=""):
 def test_the_record_reads_each_difference_from_the_summaries(bench, tmp_path):
     _summaries(bench, commit="abc1234").to_csv(tmp_path / "summary_x.csv", index=False)
     record = bench.results_record(tmp_path)
-    assert record["commit"] == "abc1234" and record["workflow"] == "workflows/studies/measurement_features.yaml"
+    assert record["commit"] == "abc1234" and record["workflow"] == "lab/studies/measurement_features.yaml"
     assert record["settings"] == {"checks": [bench._check_name(p) for p in bench.RECORD_PAIRS], "seeds": 3}
     assert record["command"].splitlines()[-1].endswith("--summarize")  # the record-writing command runs last
     rows = record["tables"][0]["rows"]
@@ -84,5 +84,5 @@ def test_summarizing_without_saved_runs_says_how_to_fit_them(bench, tmp_path, ca
     """Git keeps the summaries, not the saved runs: a summary of none is refused, not printed empty."""
     assert bench.main(["--pairs", "3FGL:FL16Y", "--summarize", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert "no saved runs of 3FGL:FL16Y in" in err and "python workflows/studies/run.py measurement_features" in err
+    assert "no saved runs of 3FGL:FL16Y in" in err and "python lab/studies/run.py measurement_features" in err
     assert not list(tmp_path.glob("summary_*.csv"))

@@ -1,4 +1,4 @@
-"""workflows/studies/bench_noisy_gp.py: its results record is made from a run's JSON, and a bad output is refused."""
+"""lab/studies/bench_noisy_gp.py: its results record is made from a run's JSON, and a bad output is refused."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from conftest import repository_script
 
 @pytest.fixture(scope="module")
 def bench():
-    return repository_script("workflows/studies/bench_noisy_gp.py")
+    return repository_script("lab/studies/bench_noisy_gp.py")
 
 
 def _output(tmp_path, **change):
@@ -38,7 +38,7 @@ def test_the_record_holds_the_step_times_their_ratios_and_the_prediction_rates(b
     assert rows["NIMGP-FO / MGP"] == ["1.50 (1.50)", "≤ 2.0", f"{24.01 / 7.19:.2f}"]
     assert rows["MGP prediction, sources per second (deterministic)"][0] == "238,803"
     assert "load average 3.0 at the start" in record["tables"][0]["caption"]
-    assert record["command"].startswith("python workflows/studies/bench_noisy_gp.py --repeats 7 --json ")
+    assert record["command"].startswith("python lab/studies/bench_noisy_gp.py --repeats 7 --json ")
 
 
 def test_a_missing_or_incomplete_output_is_refused_naming_the_file(bench, tmp_path, capsys):

@@ -1,4 +1,4 @@
-"""workflows/studies/bench_paper002_curves.py: the results record it writes from kept runs, and its options."""
+"""lab/studies/bench_paper002_curves.py: the results record it writes from kept runs, and its options."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from conftest import repository_script
 
 @pytest.fixture(scope="module")
 def curves():
-    return repository_script("workflows/studies/bench_paper002_curves.py")
+    return repository_script("lab/studies/bench_paper002_curves.py")
 
 
 def _kept(path, cells, commit="abc1234"):
@@ -34,7 +34,7 @@ def test_the_record_holds_a_table_per_rows_and_m_with_mean_and_se_over_splits(cu
     record = curves.kept_record([a, b])
     assert [t["caption"] for t in record["tables"]] == ["magic_n2000_m50", "magic_n2000_m100", "magic_n6000_m50"]
     assert record["settings"]["splits"] == {"magic_n2000_m50": 3, "magic_n2000_m100": 2, "magic_n6000_m50": 2}
-    assert record["commit"] == "abc1234, def5678" and record["workflow"] == "workflows/studies/paper002_curves.yaml"
+    assert record["commit"] == "abc1234, def5678" and record["workflow"] == "lab/studies/paper002_curves.yaml"
     first = record["tables"][0]
     assert first["columns"] == ["method", "gpal accuracy", "gpal NLL", "gpal ECE"]
     # vi-jj: 0.80, 0.84, 0.82 -> mean 0.82, SD 0.02, SE 0.02 / sqrt(3)

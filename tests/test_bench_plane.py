@@ -1,4 +1,4 @@
-"""workflows/studies/bench_plane.py: the labels it trains on, the votes and the paired differences of its summary."""
+"""lab/studies/bench_plane.py: the labels it trains on, the votes and the paired differences of its summary."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-STUDIES = Path(__file__).parents[1] / "workflows" / "studies"
+STUDIES = Path(__file__).parents[1] / "lab" / "studies"
 
 
 @pytest.fixture
 def plane(monkeypatch):
-    """The script imported by name (it imports workflows/studies/shared.py by name, as when run; its dataclass needs its
+    """The script imported by name (it imports lab/studies/shared.py by name, as when run; its dataclass needs its
     module in sys.modules), both modules forgotten afterwards."""
     monkeypatch.syspath_prepend(str(STUDIES))
     for name in ("bench_plane", "shared"):

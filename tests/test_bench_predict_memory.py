@@ -1,4 +1,4 @@
-"""workflows/studies/bench_predict_memory.py: /usr/bin/time -v read, the record made from kept runs, bad runs refused."""
+"""lab/studies/bench_predict_memory.py: /usr/bin/time -v read, the record made from kept runs, bad runs refused."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from conftest import repository_script
 
 @pytest.fixture(scope="module")
 def bench():
-    return repository_script("workflows/studies/bench_predict_memory.py")
+    return repository_script("lab/studies/bench_predict_memory.py")
 
 
 def _run(tmp_path, name, rows, path, peak, wall, cpu, commit="abc1234"):
@@ -44,8 +44,8 @@ def test_the_record_has_a_row_per_run_in_the_order_given(bench, tmp_path):
         ["123 456", "blocks of 16 384", "4 classes", "1.19 GiB", "389", "93.5"]]
     lines = record["command"].splitlines()
     assert lines[0] == "gpal classify --out runs/mj --no-progress"
-    assert lines[2] == f"python workflows/studies/bench_predict_memory.py runs/mj --rows 50000 --whole --json {runs[1]}"
-    assert lines[-1].startswith("python workflows/studies/bench_predict_memory.py --summarize ")
+    assert lines[2] == f"python lab/studies/bench_predict_memory.py runs/mj --rows 50000 --whole --json {runs[1]}"
+    assert lines[-1].startswith("python lab/studies/bench_predict_memory.py --summarize ")
 
 
 def test_bad_kept_runs_are_refused_naming_the_file(bench, tmp_path, capsys):
@@ -71,5 +71,5 @@ def test_runs_kept_in_a_folder_are_recorded_together_and_rerun_into_it(bench, tm
     assert [row[:2] for row in record["tables"][0]["rows"]] == [["10^6", "gpal predict (its blocks)"],
                                                                 ["10^5", "blocks of 16 384"]]  # in the files' order
     assert record["command"].splitlines()[1:] == [  # the last, given --record, makes the record from the folder
-        f"python workflows/studies/bench_predict_memory.py runs/mj --rows 1000000 --json {folder}",
-        f"python workflows/studies/bench_predict_memory.py runs/mj --rows 100000 --block-rows 16384 --json {folder}"]
+        f"python lab/studies/bench_predict_memory.py runs/mj --rows 1000000 --json {folder}",
+        f"python lab/studies/bench_predict_memory.py runs/mj --rows 100000 --block-rows 16384 --json {folder}"]

@@ -1,4 +1,4 @@
-"""workflows/studies/bench_prediction.py: its results record is made from runs' JSON, and bad outputs are refused."""
+"""lab/studies/bench_prediction.py: its results record is made from runs' JSON, and bad outputs are refused."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from conftest import repository_script
 
 @pytest.fixture(scope="module")
 def bench():
-    return repository_script("workflows/studies/bench_prediction.py")
+    return repository_script("lab/studies/bench_prediction.py")
 
 
 def _run(tmp_path, name, d, rate, commit="abc1234", inducing=50):
@@ -36,8 +36,8 @@ def test_the_record_gives_a_row_per_feature_count_with_its_range_over_runs(bench
     assert record["tables"][0]["rows"] == [["d = 6", "8 000-10 000"], ["d = 16 (the main job's)", "5 700"]]
     assert "load average 0.9-2.1" in record["tables"][0]["caption"]
     lines = record["command"].splitlines()  # each run, then the record made from them all
-    assert lines[2].startswith("python workflows/studies/bench_prediction.py --d 16 --likelihoods softmax --json ")
-    assert lines[3] == f"python workflows/studies/bench_prediction.py --summarize {' '.join(map(str, runs))}"
+    assert lines[2].startswith("python lab/studies/bench_prediction.py --d 16 --likelihoods softmax --json ")
+    assert lines[3] == f"python lab/studies/bench_prediction.py --summarize {' '.join(map(str, runs))}"
 
 
 def test_runs_of_another_model_or_without_softmax_are_refused_naming_the_file(bench, tmp_path):
@@ -55,6 +55,6 @@ def test_runs_kept_in_a_folder_give_a_line_per_feature_count(bench, tmp_path):
             _run(tmp_path, "d16_run1.json", 16, 5000.0)]
     record = bench.results_record(bench.output_files([tmp_path]))
     assert sorted(record["command"].splitlines()) == sorted([
-        f"python workflows/studies/bench_prediction.py --runs 2 --json {tmp_path}",
-        f"python workflows/studies/bench_prediction.py --d 16 --likelihoods softmax --json {tmp_path}"])
+        f"python lab/studies/bench_prediction.py --runs 2 --json {tmp_path}",
+        f"python lab/studies/bench_prediction.py --d 16 --likelihoods softmax --json {tmp_path}"])
     assert len(runs) == 3 and record["tables"][0]["rows"][0] == ["d = 6", "8 000-9 000"]

@@ -1,4 +1,4 @@
-"""The study scripts of workflows/studies/: no path edits, no script importing another, shared names that exist."""
+"""The study scripts of lab/studies/: no path edits, no script importing another, shared names that exist."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-STUDIES = Path(__file__).parents[1] / "workflows" / "studies"
+STUDIES = Path(__file__).parents[1] / "lab" / "studies"
 SCRIPTS = sorted(p for p in STUDIES.glob("*.py") if p.stem != "shared")
 
 
@@ -25,14 +25,14 @@ def test_a_script_imports_gpal_or_the_shared_module_and_edits_no_path(script, sh
     tree = ast.parse(script.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr == "path" and getattr(node.value, "id", "") == "sys":
-            raise AssertionError(f"{script.name}:{node.lineno} uses sys.path: import workflows/studies/shared.py instead")
+            raise AssertionError(f"{script.name}:{node.lineno} uses sys.path: import lab/studies/shared.py instead")
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             top = node.module.split(".")[0]
             assert (STUDIES / f"{top}.py") not in SCRIPTS, f"{script.name}:{node.lineno} imports the script {top}"
             assert top != "suite", f"{script.name}:{node.lineno}: the timing suite is another folder: shared.timing_suite"
             if top == "shared":
                 missing = [a.name for a in node.names if not hasattr(shared, a.name)]
-                assert not missing, f"{script.name}:{node.lineno}: workflows/studies/shared.py has no {missing}"
+                assert not missing, f"{script.name}:{node.lineno}: lab/studies/shared.py has no {missing}"
         if isinstance(node, ast.Import):
             names = [a.name.split(".")[0] for a in node.names]
             assert not [n for n in names if (STUDIES / f"{n}.py") in SCRIPTS or n == "suite"], f"{script.name}:{node.lineno}"

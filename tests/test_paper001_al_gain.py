@@ -1,4 +1,4 @@
-"""workflows/studies/paper001_al_gain.py: the paired NIMGP-NN minus MGP error reduction of paper 001's Fig. 7."""
+"""lab/studies/paper001_al_gain.py: the paired NIMGP-NN minus MGP error reduction of paper 001's Fig. 7."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from conftest import repository_script
 
 @pytest.fixture(scope="module")
 def gain():
-    return repository_script("workflows/studies/paper001_al_gain.py")
+    return repository_script("lab/studies/paper001_al_gain.py")
 
 
 def _curves(errors):

@@ -1,4 +1,4 @@
-"""workflows/studies/paper001_toy_1d.py: per-test-point paired NLL and error gaps against MGP on paper 001's 1-D toy,
+"""lab/studies/paper001_toy_1d.py: per-test-point paired NLL and error gaps against MGP on paper 001's 1-D toy,
 and each predictive's distance from the Bayes-optimal one."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ DATA = {"n_train": 30, "n_test": 40, "noise_std": 0.1, "variance": 1.0, "lengths
 
 @pytest.fixture(scope="module")
 def toy():
-    return repository_script("workflows/studies/paper001_toy_1d.py")
+    return repository_script("lab/studies/paper001_toy_1d.py")
 
 
 def _run(tmp_path, probas):

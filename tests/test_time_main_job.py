@@ -1,4 +1,4 @@
-"""workflows/studies/time_main_job.py: /usr/bin/time's line read, the record made from kept runs, bad runs refused."""
+"""lab/studies/time_main_job.py: /usr/bin/time's line read, the record made from kept runs, bad runs refused."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from conftest import repository_script
 
 @pytest.fixture(scope="module")
 def study():
-    return repository_script("workflows/studies/time_main_job.py")
+    return repository_script("lab/studies/time_main_job.py")
 
 
 def _run(catalog, wall, user, system, kb, load=0.5):
@@ -49,8 +49,8 @@ def test_the_record_gives_each_catalogs_ranges_and_the_pairs_ratio(study, tmp_pa
                              ["gpal classify --catalog 4FGL", "13.7", "17.5 + 2.4", "1.1 GB"]]
     assert pairs["rows"] == [["this commit", "15.0", "23.0"], ["5cecb1f", "12.0", "20.0"],
                              ["ratio (pair by pair, median)", "1.25", "1.15"]]
-    assert record["command"].startswith("python workflows/studies/time_main_job.py --catalogs FL16Y 4FGL ")
-    assert record["workflow"] == "workflows/studies/main_job_time.yaml"
+    assert record["command"].startswith("python lab/studies/time_main_job.py --catalogs FL16Y 4FGL ")
+    assert record["workflow"] == "lab/studies/main_job_time.yaml"
 
 
 def test_bad_kept_runs_are_refused_naming_the_file(study, tmp_path, capsys):

@@ -1,7 +1,7 @@
 """The user pages are reference, not a diary: no commit hashes and no machine load averages in their running text.
 
 A number measured at a commit is recorded on the results or papers page (their records in
-``workflows/pages/records/``), whose provenance lines name the command, the commit and the machine; a user page may
+``lab/pages/records/``), whose provenance lines name the command, the commit and the machine; a user page may
 point there. Commands in fenced code blocks are not running text (``compare_commits.py A B`` takes commits as
 arguments), but their comments are (``gpal classify ...  # at <commit>`` is a provenance line)."""
 
@@ -73,9 +73,9 @@ def test_a_commit_in_a_commands_comment_is_running_text_and_its_arguments_are_no
 
 
 #: A repository path of the lab, its studies' records included, as a page names it
-#: (``workflows/studies/bench_plane.py``, ``workflows/studies/records/table9_account.md``): the README and site pages
+#: (``lab/studies/bench_plane.py``, ``lab/studies/records/table9_account.md``): the README and site pages
 #: point a reader at them, so each must exist.
-LAB_PATH = re.compile(r"(?<![\w/.-])((?:workflows/(?:studies|pages|tools)|benchmarks)/[\w./-]*\w)")
+LAB_PATH = re.compile(r"(?<![\w/.-])((?:lab/(?:studies|pages|tools)|benchmarks)/[\w./-]*\w)")
 SITE_PAGES = [DOCS.parent / "README.md",
               *sorted(p for p in DOCS.rglob("*.md") if p.relative_to(DOCS).parts[0] != "_build")]
 
@@ -83,17 +83,17 @@ SITE_PAGES = [DOCS.parent / "README.md",
 def test_every_lab_script_and_study_record_a_page_names_exists():
     named = {(page.relative_to(DOCS.parent).as_posix(), m.group(1))
              for page in SITE_PAGES for m in LAB_PATH.finditer(page.read_text(encoding="utf-8"))}
-    assert any(path.startswith("workflows/studies/records/") for _, path in named)
-    assert any(path.startswith("workflows/studies/") and not path.startswith("workflows/studies/records/")
+    assert any(path.startswith("lab/studies/records/") for _, path in named)
+    assert any(path.startswith("lab/studies/") and not path.startswith("lab/studies/records/")
                for _, path in named)
     missing = sorted(f"{page}: {path}" for page, path in named if not (DOCS.parent / path).exists())
     assert not missing, "pages name paths that do not exist:\n" + "\n".join(missing)
 
 
 @pytest.mark.parametrize(("text", "found"), [
-    ("run `python workflows/studies/bench_plane.py --seeds 0`.", ["workflows/studies/bench_plane.py"]),
-    ("(workflows/studies/records/table9_account.md) and benchmarks/suite/.",
-     ["workflows/studies/records/table9_account.md", "benchmarks/suite"]),
+    ("run `python lab/studies/bench_plane.py --seeds 0`.", ["lab/studies/bench_plane.py"]),
+    ("(lab/studies/records/table9_account.md) and benchmarks/suite/.",
+     ["lab/studies/records/table9_account.md", "benchmarks/suite"]),
     ("the asv benchmarks' environment; gpal/workflows/x.py", []),
 ])
 def test_the_lab_path_pattern(text, found):

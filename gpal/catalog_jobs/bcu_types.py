@@ -6,8 +6,8 @@ measurements alone.  A model of the main job's estimator trained on the release'
 the 4LAC-DR3 synchrotron peak and high-energy peak (`gpal.catalogs.lac.lac_features`) beside the main job's
 features, gives the bcu that FL16Y later typed a lower NLL of q = p_fsrq / (p_bll + p_fsrq) than a model of all
 classes (the later-label study's bll / fsrq / pulsar): 4FGL 0.185 against 0.210 and DR4 0.055 against 0.068 (paired intervals clear of 0), DR2 0.142 against
-0.149 (within the noise); the AUC moves within the noise (the 4LAC study, ``workflows/studies/4lac.yaml``, record
-workflows/pages/records/results/bcu_4lac.json, on docs/results.md).
+0.149 (within the noise); the AUC moves within the noise (the 4LAC study, ``lab/studies/4lac.yaml``, record
+lab/pages/records/results/bcu_4lac.json, on docs/results.md).
 
 What: `fit_bcu_types` trains that model on every labelled bll and fsrq source of the job (not only the training
 split: the held-out check never reads it) and saves it with its record in the run folder's ``model/``
@@ -24,8 +24,8 @@ population's variance as error bar (`lac_features`), the treatment the measureme
 names no 4FGL source (3FGL) cannot be joined to 4LAC: its bcu keep the main model's split, and the table's
 ``BCUSPLIT`` keyword says why.
 
-Measured in the main job against its four-class model (the bcu-split study, ``workflows/studies/bcu_split.yaml``,
-record workflows/pages/records/results/bcu_4lac.split.json, on docs/results.md: DR4, 4FGL and DR2 with ``bcu_types``
+Measured in the main job against its four-class model (the bcu-split study, ``lab/studies/bcu_split.yaml``,
+record lab/pages/records/results/bcu_4lac.split.json, on docs/results.md: DR4, 4FGL and DR2 with ``bcu_types``
 '4lac' and 'none', seeds 0-2, their later check on FL16Y): the NLL of q on the bcu FL16Y typed went 0.065 -> 0.055 (DR4, 264 bcu) and 0.215 -> 0.185 (4FGL,
 418), paired 95% intervals below 0, and 0.144 -> 0.142 (DR2, 321, level); the AUC moved within the noise.  Its
 cost: the main job on FL16Y, in a fresh folder, takes about a fifth more CPU time (study bcu_split_cost; docs/results.md, the

@@ -411,7 +411,7 @@ def _write_baselines(job: _MainJob, folder: Path, later_baselines: dict[str, np.
 
     Once ``stop`` is set (the model's fit beside it failed or was interrupted), a model's training ends at its next
     epoch by raising `Abandoned`, and nothing is written.  (The baselines in a thread of their own beside the twin
-    measured no faster, by the main job's timing study, workflows/studies/main_job_parts.yaml: the two fits already keep
+    measured no faster, by the main job's timing study, lab/studies/main_job_parts.yaml: the two fits already keep
     both cores busy.)"""
     train, test, later_pool, seed = job.train, job.test, job.later_pool, job.seed
     names, models = list(job.settings["baselines"]), _error_blind_twin(job.estimator)

@@ -77,13 +77,13 @@ POOL_PRIOR_UNASSOCIATED = "gpal+pool_unassociated"
 #: exponential, so the latent functions can extrapolate beyond the training sources; ``bcu_class``: the release's bcu
 #: sources train a fourth class (`with_bcu_class`), folded back into bll and fsrq (`fold_bcu`), as the published AGN
 #: classifiers count every AGN, bcu included, against the pulsars (the ranking study,
-#: workflows/studies/ranking_causes.yaml, record workflows/studies/records/ranking_causes.md: it ranks pulsars a
+#: lab/studies/ranking_causes.yaml, record lab/studies/records/ranking_causes.md: it ranks pulsars a
 #: little better and is calibrated worse); ``kernel_variance``: the squared exponential starts at
 #: this variance instead of 1, so that the 50 epochs end sharper; ``class_kernel_variances``: each class's kernel
 #: starts at its own variance (bll, fsrq, pulsar), fsrq's and pulsar's near where 200 epochs take them.  The
-#: kernel-start study measures both (workflows/studies/calibration_init.yaml, record
-#: workflows/studies/records/calibration/calibration_init_seeds0-9.json: held out, its candidates var10, var20 and
-#: var_1_4_11; record workflows/studies/records/calibration/later_labels_var20.json: variance 20 on later labels).
+#: kernel-start study measures both (lab/studies/calibration_init.yaml, record
+#: lab/studies/records/calibration/calibration_init_seeds0-9.json: held out, its candidates var10, var20 and
+#: var_1_4_11; record lab/studies/records/calibration/later_labels_var20.json: variance 20 on later labels).
 GP_VARIANTS: dict[str, dict[str, Any]] = {
     "gpal": {},
     "gpal_inducing100": {"num_inducing": 100},

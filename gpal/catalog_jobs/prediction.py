@@ -412,7 +412,7 @@ def predict_catalog(
 
 #: Catalog rows `predict_catalog_blocks` takes at once (and sources `predict_catalog`): tens of MB of features and
 #: table whatever the catalog's rows.  At 10^5 rows, blocks of 16 384 / 32 768 / 65 536 peaked at 1.19 / 1.25 /
-#: 1.28 GiB in the same CPU time (workflows/pages/records/results/timings.memory.json); the middle one was then
+#: 1.28 GiB in the same CPU time (lab/pages/records/results/timings.memory.json); the middle one was then
 #: measured at 10^6 rows.
 #: A multiple of `_KNOWN_ROWS` and `_SCORE_ROWS`, so each row's chunks are those of one call.
 BLOCK_ROWS = 32768

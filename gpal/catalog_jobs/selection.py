@@ -25,8 +25,8 @@ from gpal.identity import dataset_fingerprint
 __all__ = ["CatalogSelection", "DEFAULT_FEATURES"]
 
 #: The main job's features: the preset of the catalog's release record (`gpal.catalogs.releases`): fermi_dr4
-#: on every 4FGL-layout release, chosen by the default-selection study (workflows/studies/select_default.yaml, record
-#: workflows/studies/records/select_default_dr4.json, on docs/catalogs.md: on 4FGL-DR4 the 16 fermi_dr4 features take
+#: on every 4FGL-layout release, chosen by the default-selection study (lab/studies/select_default.yaml, record
+#: lab/studies/records/select_default_dr4.json, on docs/catalogs.md: on 4FGL-DR4 the 16 fermi_dr4 features take
 #: every model from ~0.31 to ~0.27 held-out NLL); fermi_3fgl on 3FGL.
 DEFAULT_FEATURES = RELEASE_PRESET
 

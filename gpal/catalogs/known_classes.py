@@ -22,7 +22,7 @@ code, or none does, leaves the source as it is.
 Why ``a``: the bcu label says the counterpart is a blazar, not that the gamma-ray source is its
 counterpart.  Five rules (the prior with ``a`` = 1, 0, ``ASSOC_PROB_BAY``, the larger of it and
 ``ASSOC_PROB_LR``, 0.5) were chosen among on the bcu of 3FGL and 4FGL that 4FGL-DR4 later
-classified, then tested on FL16Y's labels (the bcu-rule study, ``workflows/studies/bcu_rule.yaml``;
+classified, then tested on FL16Y's labels (the bcu-rule study, ``lab/studies/bcu_rule.yaml``;
 docs/targets.md): the
 Bayesian probability gave the lowest NLL in selection and, against ``a = 1`` on FL16Y's labels, NLL
 0.078 against 0.085 (4FGL-DR4 bcu) and 0.229 against 0.236 (4FGL), balanced accuracy 0.650 both and
@@ -45,7 +45,7 @@ __all__ = ["BLAZAR_CODES", "KNOWN_GROUPS", "NON_BLAZAR_SHARE", "apply_known_clas
 BLAZAR_CODES = ("bll", "fsrq", "bcu")
 #: A bcu's prior probability of a class outside the blazars: 4FGL (v20) bcu that 4FGL-DR4 classifies in the main
 #: job's classes, 3 msp of 239 (209 bll, 27 fsrq), counted through the release links (`gpal.catalogs.links`) by
-#: the study bcu_counts (workflows/studies/bcu_counts.yaml, record workflows/studies/records/bcu_counts.json).
+#: the study bcu_counts (lab/studies/bcu_counts.yaml, record lab/studies/records/bcu_counts.json).
 NON_BLAZAR_SHARE = 3 / 239
 #: CLASS1 code -> (the codes its sources mostly are, the prior share of the other classes).
 KNOWN_GROUPS: Mapping[str, tuple[tuple[str, ...], float]] = types.MappingProxyType(

@@ -30,13 +30,13 @@ still classified.  The redshift is no feature unless asked for (``redshift=True`
 the label (an identified FSRQ has a spectroscopic redshift by definition: 96-99% of the training FSRQs of 4FGL,
 DR2 and DR4 have one in 4LAC-DR3, 59-62% of the BL Lacs), and among bcu it came mostly with the spectrum that
 later classified the source (28 of the 31 4FGL bcu that FL16Y calls FSRQs have one in 4LAC-DR3, 2 of DR4's 16).
-Measured by the 4LAC study (``workflows/studies/4lac.yaml``, record workflows/pages/records/results/bcu_4lac.json, on
+Measured by the 4LAC study (``lab/studies/4lac.yaml``, record lab/pages/records/results/bcu_4lac.json, on
 docs/results.md): with it the DR4 bcu rank worse (AUC 0.951 against 0.997 without 4LAC).
 More of the measured SED is there on request (``extra``, `LAC_QUANTITIES`): the synchrotron peak's flux
 ``nuFnu_syn`` (no error given), the high-energy peak's ``HE_nuFnuPeak`` with its error, and the Compton dominance
 (their ratio, with the high-energy flux's error; high in FSRQs).  None ranks the later-typed bcu better than the two
-peaks alone (the bcu-split study, ``workflows/studies/bcu_split.yaml``, record
-workflows/pages/records/results/bcu_4lac.split.json, on docs/results.md), so they are not the default.
+peaks alone (the bcu-split study, ``lab/studies/bcu_split.yaml``, record
+lab/pages/records/results/bcu_4lac.split.json, on docs/results.md), so they are not the default.
 """
 
 from __future__ import annotations

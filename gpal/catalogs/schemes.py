@@ -83,8 +83,8 @@ CLASS_SCHEMES: Mapping[str, ClassScheme] = types.MappingProxyType({s.name: s for
 
 #: The main job's scheme: open_sky, chosen on later labels (docs/results.md, "The open sky": a 4FGL-DR4 run
 #: scored by the classes FL16Y gives its unassociated sources).  The earlier default, blazar_pulsar, won the
-#: class-scheme study on held-out sources of the trained classes alone (workflows/studies/class_schemes.yaml,
-#: record workflows/studies/records/class_schemes/summary.md), which cannot see what a three-class model makes of the
+#: class-scheme study on held-out sources of the trained classes alone (lab/studies/class_schemes.yaml,
+#: record lab/studies/records/class_schemes/summary.md), which cannot see what a three-class model makes of the
 #: sky's other populations.
 DEFAULT_SCHEME = "open_sky"
 

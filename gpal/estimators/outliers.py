@@ -16,8 +16,8 @@ score is chi-squared with d degrees of freedom whatever the error bars.  On 4FGL
 a threshold flagging 5% of held-out sources, it flags 7% of the faintest quarter of them,
 where the density -log p(x~ | V) (whose normalisation falls as error bars widen) flags 16%
 and a mixture fitted to the noisy values without error bars 13%; all three catch about the
-same share of left-out classes (0.37-0.38) (the class-scheme study, workflows/studies/class_schemes.yaml,
-record workflows/pages/records/results/none_of_these.faint.json; docs/results.md, "Fairness to faint sources"), and
+same share of left-out classes (0.37-0.38) (the class-scheme study, lab/studies/class_schemes.yaml,
+record lab/pages/records/results/none_of_these.faint.json; docs/results.md, "Fairness to faint sources"), and
 the GP's latent variance relative to its prior hardly more than the share it must flag.  The threshold is set on
 held-out sources of the trained classes at a chosen false-positive rate.
 """
@@ -35,8 +35,8 @@ from gpal.estimators.base import check_predict_data
 __all__ = ["OOD_FALSE_POSITIVE_RATE", "PopulationOutlierScore"]
 
 #: The share of held-out sources of the trained classes that the main job's threshold flags.  Chosen on the
-#: open-sky study's four runs scored by FL16Y (`workflows/studies/open_sky.yaml`, record
-#: workflows/pages/records/results/open_sky.json, its "none of these" table on docs/results.md): at 5% the
+#: open-sky study's four runs scored by FL16Y (`lab/studies/open_sky.yaml`, record
+#: lab/pages/records/results/open_sky.json, its "none of these" table on docs/results.md): at 5% the
 #: flag caught the labelled non-blazar AGN no class holds at about its false-positive rate (0.03-0.11) and set aside
 #: 4-9% of the unassociated sources FL16Y later called blazars or pulsars, with no gain in later other-class sources
 #: that the `other` class had not already caught; at 1% it keeps only the sources far outside the training

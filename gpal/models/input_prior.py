@@ -229,8 +229,8 @@ def fit_mixture_prior(X: np.ndarray, V: np.ndarray, n_components: int, random_st
     feature's floor value).  With V = 0 it is ordinary Gaussian-mixture EM.  Stops when the
     mean log-likelihood per row gains less than ``tol`` nats, or after ``max_iter`` steps: 30 classify
     as well as 100 on held-out and later labels, in a third of the time
-    (the training-length study, workflows/studies/training_length.yaml, record
-    workflows/studies/records/training_length/summary.md).  Initialised by k-means (one
+    (the training-length study, lab/studies/training_length.yaml, record
+    lab/studies/records/training_length/summary.md).  Initialised by k-means (one
     thread, as ``kmeans_inducing``, for the same result everywhere).  The n K small
     factorisations of a step run batched in TensorFlow (4x numpy's per-matrix LAPACK calls), of the
     dimensions that carry an error bar only (``_deconvolve``).

@@ -75,7 +75,7 @@ def resolve_workflow(name_or_path: str | os.PathLike) -> Path:
         return path
     name = path.as_posix().removesuffix(".yaml")
     shipped = shipped_workflows()
-    # "workflows/fermi_4fgl.yaml", as older command lines write it, names the shipped file anywhere
+    # "gpal/workflows/files/fermi_4fgl.yaml", as older command lines write it, names the shipped file anywhere
     for candidate in (name, name.removeprefix("workflows/")):
         if candidate in shipped:
             return shipped[candidate]

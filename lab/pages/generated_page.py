@@ -26,9 +26,9 @@ DOCS = ROOT / "docs"
 RECORDS = Path(__file__).resolve().parent / "records"
 
 #: A lab file a record's command runs, named from the repository's top: a study's script or a workflow file.
-_LAB_FILE = re.compile(r"(?<![\w/.-])((?:workflows|benchmarks)/[\w./-]+\.(?:py|yaml))")
+_LAB_FILE = re.compile(r"(?<![\w/.-])((?:lab|benchmarks|gpal/workflows/files)/[\w./-]+\.(?:py|yaml))")
 #: Where a study's declaration lives: its ``records`` list every record that names it as the workflow.
-_STUDIES = "workflows/studies/"
+_STUDIES = "lab/studies/"
 
 
 def check_workflow(path: Path, record: Mapping[str, Any], name: str) -> str:
@@ -41,7 +41,7 @@ def check_workflow(path: Path, record: Mapping[str, Any], name: str) -> str:
     workflow = record.get("workflow")
     if not isinstance(workflow, str) or not workflow.strip():
         raise ValueError(f"{path}: no field 'workflow': the workflow file, from the repository's top, that made its "
-                         "numbers (workflows/main_job.yaml, workflows/studies/open_sky.yaml)")
+                         "numbers (gpal/workflows/files/main_job.yaml, lab/studies/open_sky.yaml)")
     if not (ROOT / workflow).is_file():
         raise ValueError(f"{path}: its workflow {workflow} (field 'workflow') does not exist; restore it, or retire "
                          "the record")
@@ -73,7 +73,7 @@ def lists_record(study: Mapping[str, Any], record: str) -> bool:
 
 @cache
 def _study_runner() -> ModuleType:
-    """The studies' runner (``workflows/studies/run.py``), whose `read_study` is the one reader of a declaration."""
+    """The studies' runner (``lab/studies/run.py``), whose `read_study` is the one reader of a declaration."""
     spec = importlib.util.spec_from_file_location("study_runner", ROOT / _STUDIES / "run.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

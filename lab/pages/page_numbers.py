@@ -1,7 +1,7 @@
 """The hand-written docs pages' numbers, each pinned to a record field that shows it.
 
 The pages in `PAGES` (the hand-written docs pages that quote study records, and the explanations the papers page
-shows beside its tables, ``workflows/pages/records/papers/*.md``) are written by hand around numbers their records
+shows beside its tables, ``lab/pages/records/papers/*.md``) are written by hand around numbers their records
 hold.  Every decimal of these pages, and every count (an integer of three or more significant digits: 1623,
 15,216), is either
 
@@ -21,7 +21,7 @@ A round figure (one significant digit: 0.1, 1.0, 0.05) and a section number are 
 are smaller integers (300 epochs, 20 inducing points, a count of 47 said in words) and a name's digits
 ("J1623-5005", paper "003"); a year is quoted.  A count is shown as it is (a field of decimals rounded to the unit).  In a section that cites no record, every
 decimal and count is quoted.  The pins live in
-``workflows/pages/page_numbers.json``; ``--check`` (run by the tests) names every decimal with no pin, every pin
+``lab/pages/page_numbers.json``; ``--check`` (run by the tests) names every decimal with no pin, every pin
 whose field no longer shows its decimal (a retyped number, or a record remade with another value), every pinned
 number that moved within its section (two numbers swapped), and every pin or quote the page no longer has.
 
@@ -33,8 +33,8 @@ a record remade with another value in the meant field goes unnoticed.  Each new 
 the pins file shows which field a number was taken to be, for a reader to correct; a pin a reader corrected carries
 ``"checked": true``, and ``--pin`` keeps every pin whose field still shows its number::
 
-    python workflows/pages/page_numbers.py --check
-    python workflows/pages/page_numbers.py --pin docs/papers/003_milios.md
+    python lab/pages/page_numbers.py --check
+    python lab/pages/page_numbers.py --pin docs/papers/003_milios.md
 """
 
 from __future__ import annotations
@@ -61,20 +61,20 @@ PAGES = ("docs/active_learning.md", "docs/architecture.md", "docs/benchmarks.md"
          "docs/methods.md", "docs/reports.md", "docs/scaling.md", "docs/targets.md", "docs/tutorials/error_bars.md",
          "docs/workflows.md",
          "docs/papers/000_liu.md", "docs/papers/002_izmailov_kropotov.md", "docs/papers/002_numbers.md",
-         "docs/papers/003_milios.md", *sorted(f"workflows/pages/records/papers/{p.name}"
-                                                for p in (ROOT / "workflows/pages/records/papers").glob("*.md")))
-PINS = ROOT / "workflows/pages/page_numbers.json"
+         "docs/papers/003_milios.md", *sorted(f"lab/pages/records/papers/{p.name}"
+                                                for p in (ROOT / "lab/pages/records/papers").glob("*.md")))
+PINS = ROOT / "lab/pages/page_numbers.json"
 
 #: A decimal: digits, a point, digits; not part of a name, a version or a longer number.
 DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?!\d)(?!\.\d)")
 #: A record cited by its path from the repository's top (in backticks, or in a command's comment): a JSON record,
 #: a study's kept Markdown or CSV output, or a folder of them.
-_CITED = re.compile(r"(workflows/[\w./-]*records/[\w.-][\w./-]*?(?:\.json|\.md|\.csv|/))(?![\w.-])")
+_CITED = re.compile(r"(lab/[\w./-]*records/[\w.-][\w./-]*?(?:\.json|\.md|\.csv|/))(?![\w.-])")
 #: The files a cited folder's numbers are read from.
 _KINDS = (".json", ".md", ".csv")
 #: A ``paper_runs`` record named without its folder, after the section has given it (`paper003_milios_magic_2.json`).
 _NAMED = re.compile(r"`(paper\d{3}_[\w.-]+\.json)`")
-_RUNS = "workflows/studies/records/papers/"
+_RUNS = "lab/studies/records/papers/"
 #: A study cited by its name (the study `target_lists`): its declared records are cited, if it has at most this many.
 _STUDY_RECORDS_CITED = 4
 _STUDY = re.compile(r"\bstud(?:y|ies) `([\w-]+)`")
@@ -138,7 +138,7 @@ def _sections(page: str) -> Iterator[tuple[str, str, list[str]]]:
     """(heading, prose without code or comments, records cited) of each section of ``page``."""
     text = (ROOT / page).read_text(encoding="utf-8")
     own = sorted(str(p.relative_to(ROOT)) for p in (ROOT / page).parent.glob(Path(page).stem + "*.json")) \
-        if page.startswith("workflows/") else []
+        if page.startswith("lab/") else []
     enclosing: list[tuple[int, set[str]]] = []  # the headings above a section, with what their text cites
     for section in _split_at_headings(text):
         # a section reads the records its enclosing sections cite: a page's introduction, a "##" above a "###"
@@ -166,8 +166,8 @@ def _citations(section: str) -> set[str]:
 
 @cache
 def _study_records(name: str) -> tuple[str, ...]:
-    """The records the study ``name`` declares (``workflows/studies/NAME.yaml``): a page citing the study cites them."""
-    declaration = ROOT / "workflows" / "studies" / f"{name}.yaml"
+    """The records the study ``name`` declares (``lab/studies/NAME.yaml``): a page citing the study cites them."""
+    declaration = ROOT / "lab" / "studies" / f"{name}.yaml"
     if not declaration.is_file():
         raise ValueError(f"a page cites the study `{name}`, which has no declaration {declaration.relative_to(ROOT)}")
     records = [r.rstrip("/") for r in read_study(declaration)["records"]]
@@ -179,8 +179,8 @@ def _study_records(name: str) -> tuple[str, ...]:
 @cache
 def _declared_folders() -> frozenset[str]:
     """The record folders studies declare: a folder a page names is a record only if one is (not the folder of
-    many studies' records, ``workflows/studies/records/papers/``)."""
-    return frozenset(r.rstrip("/") for path in sorted((ROOT / "workflows" / "studies").glob("*.yaml"))
+    many studies' records, ``lab/studies/records/papers/``)."""
+    return frozenset(r.rstrip("/") for path in sorted((ROOT / "lab" / "studies").glob("*.yaml"))
                      for r in read_study(path)["records"] if (ROOT / r).is_dir())
 
 
@@ -520,7 +520,7 @@ def problems(page: str, pins: dict | None = None) -> list[str]:
         pin = pinned.get(occurrence.key)
         where = f"{page}, section {occurrence.section!r}: {occurrence.decimal} (#{occurrence.n + 1})"
         if pin is None:
-            wrong.append(f"{where} is pinned to no record field (python workflows/pages/page_numbers.py --pin {page}"
+            wrong.append(f"{where} is pinned to no record field (python lab/pages/page_numbers.py --pin {page}"
                          ", or quote it with why)")
         elif pin["at"] != occurrence.at:
             wrong.append(f"{where} is number {occurrence.at + 1} of its section, pinned as number {pin['at'] + 1}: "

@@ -4,14 +4,14 @@ record fields that show it, and the reader's choices written back as checked pin
 ``--pin`` picks a field by the words around a number; where two fields show the same digits (a wide table's
 repeated blocks) it can pick the wrong one.  This is how a person corrects that::
 
-    python workflows/pages/page_numbers_review.py --show docs/targets.md > sheet.txt
+    python lab/pages/page_numbers_review.py --show docs/targets.md > sheet.txt
     # write one line per pin reviewed in decisions.txt:
     #   ID ok                      the pin is the field the page means
     #   ID N                       the page means candidate N of the sheet
     #   ID field RECORD AS POINTER a field the sheet does not list (AS: x, 100x, 1-x, 100(1-x) or -x; the pointer
     #                              is the rest of the line, spaces and all)
     #   ID quote WHY               no cited record holds it: this occurrence quoted in its section with why
-    python workflows/pages/page_numbers_review.py --apply docs/targets.md decisions.txt
+    python lab/pages/page_numbers_review.py --apply docs/targets.md decisions.txt
 
 A number ``--pin`` found in no cited record is listed too, its ID ``uK``: ``uK field ...`` pins it, ``uK quote WHY``
 quotes it.  Every pin a decision names is marked ``"checked": true``; ``--apply`` refuses a decision whose field
@@ -125,7 +125,7 @@ def sheet(page: str, all_pins: dict, everything: bool = False, listed_at_most: i
             shown.append(current)
         for n, c in enumerate(shown):
             mark = "*" if (c["record"], c["field"], c["as"]) == (pin["record"], pin["field"], pin["as"]) else " "
-            record = c["record"].replace("workflows/studies/records/", "…/")
+            record = c["record"].replace("lab/studies/records/", "…/")
             out.append(f"   {mark}{n:>2} {record} {c['field']} ({c['as']}): {_describe(c['record'], c['field'])}")
         if len(listed) == 1:
             out.append("      (the only field of the cited records that shows it)")

@@ -1,6 +1,6 @@
 """A paper's headline claims, each with its verdict, the setting it was judged in and the evidence.
 
-The claims of a paper are declared once, in ``workflows/pages/records/papers/claims/<NNN>.yaml``::
+The claims of a paper are declared once, in ``lab/pages/records/papers/claims/<NNN>.yaml``::
 
     paper: "Liu et al., ... (paper 000)"          # the records' source.paper: the section it heads
     claims:
@@ -331,7 +331,7 @@ def _rows_for(check: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]]
         return name, (_workflow_rows(results[name]) if name in results else None)
     name = check["record"]
     if name not in others:
-        raise ValueError(f"{where}.record: no record {name!r} (workflows/pages/records/results/<name>.json or "
+        raise ValueError(f"{where}.record: no record {name!r} (lab/pages/records/results/<name>.json or "
                          f"records/papers/tables/<name>.json); known are {sorted(others)}")
     return name, _results_rows(check, others[name], where)
 
@@ -459,7 +459,7 @@ def settings_markdown(declared: Mapping[str, Any], parts_of: Mapping[str, Sequen
     for i, entry in enumerate(declared["settings"]):
         where = f"{source}: settings[{i}]"
         if entry["record"] not in parts_of:
-            raise ValueError(f"{where}.record: no record {entry['record']!r} in workflows/pages/records/papers; "
+            raise ValueError(f"{where}.record: no record {entry['record']!r} in lab/pages/records/papers; "
                              f"recorded are {sorted(parts_of)}")
         records = [(part or entry["record"], r) for part, r in parts_of[entry["record"]]]
         cells = []

@@ -1,19 +1,19 @@
 """A recorded result: the numbers of a table, the workflow and command that produced them and the commit it ran at.
 
-A record is a JSON file that a generated docs page (`workflows/pages/results_page.py` in the repository) is built from::
+A record is a JSON file that a generated docs page (`lab/pages/results_page.py` in the repository) is built from::
 
     {"format": "gpal.result_record", "version": 1,
-     "title": "...", "workflow": "workflows/main_job.yaml", "command": "gpal classify", "commit": "f1b836f",
+     "title": "...", "workflow": "gpal/workflows/files/main_job.yaml", "command": "gpal classify", "commit": "f1b836f",
      "settings": {...}, "source": "what the numbers were read from",
      "tables": [{"caption": "...", "columns": ["a", "b"], "align": "lr", "rows": [["x", 1.0]]}]}
 
 ``workflow`` is the YAML file, from the repository's top, that remakes the numbers: a ``gpal workflow`` file or a
-study's declaration (``workflows/studies/<name>.yaml``), so a page cites what a reader can run, not a script at a
+study's declaration (``lab/studies/<name>.yaml``), so a page cites what a reader can run, not a script at a
 commit.  ``command`` is what ran, ``commit`` `gpal.identity.source_commit` when the numbers were produced (a study's
 ``shared.code_commit``: the same, blind to changes in the records folders); a number is never recorded without
 them.  Cells are strings (already formatted, with the digits the result deserves) or numbers.
 
-A study rebuilds its records from its kept outputs (``workflows/studies/run.py NAME --rebuild``); with the
+A study rebuilds its records from its kept outputs (``lab/studies/run.py NAME --rebuild``); with the
 environment variable `CHECK_VARIABLE` set, `write_record` compares instead of writing, so ``run.py NAME --rebuild
 --check`` shows that the committed records are what the study's outputs make, without touching them.
 """
@@ -51,7 +51,7 @@ def make_record(title: str, command: str, commit: str, tables: Sequence[Mapping[
                 settings: Mapping[str, Any] | None = None, source: str = "", *, workflow: str) -> dict[str, Any]:
     """A record as JSON (checked: every field present, every row as long as its columns).
 
-    ``workflow`` is the YAML file from the repository's top that remakes it (``workflows/studies/open_sky.yaml``).
+    ``workflow`` is the YAML file from the repository's top that remakes it (``lab/studies/open_sky.yaml``).
     """
     record = {"format": FORMAT, "version": _VERSION, "title": title, "workflow": workflow, "command": command,
               "commit": commit, "settings": jsonable(dict(settings or {})), "source": source, "tables": [dict(t) for t in tables]}
@@ -137,7 +137,7 @@ def _check_record(record: Any, where: str) -> None:
     workflow = record["workflow"]
     if not workflow.endswith(".yaml") or workflow.startswith("/"):
         raise ValueError(f"{where}: field 'workflow' is {workflow!r}; expected the YAML file that remakes the numbers, "
-                         "from the repository's top (workflows/main_job.yaml, workflows/studies/open_sky.yaml)")
+                         "from the repository's top (gpal/workflows/files/main_job.yaml, lab/studies/open_sky.yaml)")
     if not record["tables"]:
         raise ValueError(f"{where}: no tables")
     for i, table in enumerate(record["tables"]):

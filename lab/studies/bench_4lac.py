@@ -30,8 +30,8 @@ checks flatter what the features add.  4LAC's own CLASS (its verdict on each bcu
 and no label here (the labels are FL16Y's CLASS1), and the training labels are the earlier release's own.  DR4
 (2023) postdates 4LAC-DR3: its check leaks nothing.
 
-    OMP_NUM_THREADS=1 nice -n 10 python workflows/studies/bench_4lac.py --runs runs/4lac            # fit what is missing, print
-    python workflows/studies/bench_4lac.py --runs runs/4lac --record workflows/pages/records/results/4lac.json
+    OMP_NUM_THREADS=1 nice -n 10 python lab/studies/bench_4lac.py --runs runs/4lac            # fit what is missing, print
+    python lab/studies/bench_4lac.py --runs runs/4lac --record lab/pages/records/results/4lac.json
 """
 
 from __future__ import annotations
@@ -177,11 +177,11 @@ def main(argv: list[str] | None = None) -> int:
     for table in tables:
         print(table_markdown(table), "\n", sep="")
     if args.record:
-        command = f"python workflows/studies/bench_4lac.py --runs {args.runs}"
+        command = f"python lab/studies/bench_4lac.py --runs {args.runs}"
         print(outcome(write_record(args.record, make_record(
             "BL Lacs and FSRQs among the bcu: 4LAC-DR3's SED on later labels", command, code_commit(), tables,
             settings={"releases": RELEASES, "seeds": SEEDS, "models": MODELS, "n_boot": N_BOOT},
-            workflow="workflows/studies/4lac.yaml"))))
+            workflow="lab/studies/4lac.yaml"))))
     return 0
 
 

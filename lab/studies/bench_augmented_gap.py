@@ -24,27 +24,27 @@ the fixed 300.  ``--variants`` adds the same finish with the inducing inputs fix
 in SVI logistic-softmax's place (the paper's "~10x faster than SVI with robust-max"); each curve's time to come
 within 0.02 of its own final NLL is printed too, the convergence the paper's time axes show.
 
-    python workflows/studies/bench_augmented_gap.py fixed --sweeps 1000
-    python workflows/studies/bench_augmented_gap.py time --datasets digits vehicle satimage
-    python workflows/studies/bench_augmented_gap.py time --datasets digits vehicle --methods svi_logistic_softmax \
+    python lab/studies/bench_augmented_gap.py fixed --sweeps 1000
+    python lab/studies/bench_augmented_gap.py time --datasets digits vehicle satimage
+    python lab/studies/bench_augmented_gap.py time --datasets digits vehicle --methods svi_logistic_softmax \
         cavi_mean_field cavi_mean_field_1000 cavi_mean_field_lr1 cavi_mean_field_lr001 cavi_mean_field_fixed_kernel
-    python workflows/studies/bench_augmented_gap.py finish --datasets digits vehicle satimage
-    python workflows/studies/bench_augmented_gap.py finish --svi-likelihood robustmax
-    python workflows/studies/bench_augmented_gap.py finish --svi-likelihood robustmax --datasets satimage --n-train 5000
-    python workflows/studies/bench_augmented_gap.py paired runs/papers/004_augmented
-    python workflows/studies/bench_augmented_gap.py kernel-steps runs/papers/004_augmented runs/papers/004_kernel_steps
+    python lab/studies/bench_augmented_gap.py finish --datasets digits vehicle satimage
+    python lab/studies/bench_augmented_gap.py finish --svi-likelihood robustmax
+    python lab/studies/bench_augmented_gap.py finish --svi-likelihood robustmax --datasets satimage --n-train 5000
+    python lab/studies/bench_augmented_gap.py paired runs/papers/004_augmented
+    python lab/studies/bench_augmented_gap.py kernel-steps runs/papers/004_augmented runs/papers/004_kernel_steps
 
-``paired``: from a run of ``workflows/papers/004_augmented.yaml``, each method's means over the splits (test NLL with its
+``paired``: from a run of ``gpal/workflows/files/papers/004_augmented.yaml``, each method's means over the splits (test NLL with its
 SE, ECE, accuracy, training seconds), then its test NLL and ECE minus another's on
 the same splits (mean, 95% t interval over the splits), the ratio of their training seconds, and each one's mean
 top-class probability beside its accuracy (above it: overconfident, below: underconfident).
 
 ``kernel-steps``: the paper's CAVI (``ls-cavi``: 200 sweeps, one Adam step of 0.1 on the kernel after each) with five
-times the kernel steps, at 0.1 and at 1.0, on the same splits as a run of ``workflows/papers/004_augmented.yaml`` (its
+times the kernel steps, at 0.1 and at 1.0, on the same splits as a run of ``gpal/workflows/files/papers/004_augmented.yaml`` (its
 seed, test size, M and data sets; the splits' test labels checked equal), each paired with the run's ``ls-cavi`` and
 the SVIs its claims compare it with: whether gpal's one kernel step a sweep decides those verdicts.
 
-What each command prints is kept in ``workflows/studies/records/augmented_gap.json``, one entry a command
+What each command prints is kept in ``lab/studies/records/augmented_gap.json``, one entry a command
 (``kernel-steps``'s in ``augmented_kernel_steps.json``, the study of that name).
 """
 

@@ -7,7 +7,7 @@
     model trained for ``--epochs`` epochs: epochs x ceil(N / batch) steps), and the speed-up
     K x (single step) / (batched step), i.e. against K models trained one after another.
 (b) With ``--end-to-end E``: 16 ``NoisyGPClassifier``s on 16 stratified 90/10 splits of the
-    paper's 4FGL set (454 sources, the robust-max settings of workflows/fermi_4fgl.yaml),
+    paper's 4FGL set (454 sources, the robust-max settings of gpal/workflows/files/fermi_4fgl.yaml),
     E epochs, fitted one after another (``fit``) and together (``fit_batched``), building,
     tracing and k-means included.
 
@@ -15,12 +15,12 @@ Steps are timed in blocks of ``--steps`` after ``--warmup`` untimed steps, the b
 blocks interleaved so load from other processes hits all alike; medians over ``--repeats``
 blocks.  Wall and process CPU time are both recorded.
 
-    .venv/bin/python workflows/studies/bench_batched.py --json runs/bench/batched_fermi.json
-    .venv/bin/python workflows/studies/bench_batched.py --n 2000 --inducing 100 --ks 1 4 16 --json runs/bench/batched_m100.json
-    .venv/bin/python workflows/studies/bench_batched.py --ks 1 16 --end-to-end 50
-    .venv/bin/python workflows/studies/bench_batched.py --ks 1 16 64 --breakdown --json runs/bench/batched_breakdown.json
-    python workflows/studies/bench_batched.py --summarize workflows/studies/records/batched_fermi_quiet.json \
-        --record workflows/pages/records/results/timings.batched.json     # the results page's record, no run
+    .venv/bin/python lab/studies/bench_batched.py --json runs/bench/batched_fermi.json
+    .venv/bin/python lab/studies/bench_batched.py --n 2000 --inducing 100 --ks 1 4 16 --json runs/bench/batched_m100.json
+    .venv/bin/python lab/studies/bench_batched.py --ks 1 16 --end-to-end 50
+    .venv/bin/python lab/studies/bench_batched.py --ks 1 16 64 --breakdown --json runs/bench/batched_breakdown.json
+    python lab/studies/bench_batched.py --summarize lab/studies/records/batched_fermi_quiet.json \
+        --record lab/pages/records/results/timings.batched.json     # the results page's record, no run
 
 ``--breakdown`` times, per K, the vectorised ELBO alone, ELBO + gradient and the whole step (CPU):
 the arithmetic per model that batching cannot share.
@@ -43,7 +43,7 @@ from shared import (
     synthetic_problem)
 
 #: The results page's record is written by `results_record`, from the JSON of a run (``--json``).
-WORKFLOW = "workflows/studies/batched.yaml"
+WORKFLOW = "lab/studies/batched.yaml"
 
 
 def _models(method: str, K: int, args: argparse.Namespace) -> tuple[list, list]:
@@ -247,7 +247,7 @@ def results_record(path: str, commit: str | None = None) -> dict[str, Any]:
             == (408, 6, 3, 20, 50) else f"at N = {args['n']}, d = {args['d']}, M = {args['inducing']}")
     table = make_table(["method", "one model, ms per step", *(f"K = {k}" for k in ks)], rows, "lr" + "r" * len(ks),
                        caption=f"Speed-up K × (one model's step) / (the batched step) {size}, {cores}:")
-    command = run_command("workflows/studies/bench_batched.py", output_field(raw, path, "args"),
+    command = run_command("lab/studies/bench_batched.py", output_field(raw, path, "args"),
                           vars(_parser().parse_args([])), f"--json {path}")
     return make_record("Many models at once", command, commit,
                        [table], source=f"the run's output {path}", workflow=WORKFLOW)

@@ -2,9 +2,9 @@
 4FGL (v20) bcu sources (the blazar prior, `gpal.catalogs.known_classes.NON_BLAZAR_SHARE`), DR4's bcu without a
 Bayesian association, and FL16Y's unassociated and bcu sources before the main job's features drop any.
 
-Each line it prints is ``label: value``, kept in ``workflows/studies/records/bcu_counts.json``.  Seconds::
+Each line it prints is ``label: value``, kept in ``lab/studies/records/bcu_counts.json``.  Seconds::
 
-    python workflows/studies/bench_bcu_counts.py
+    python lab/studies/bench_bcu_counts.py
 """
 
 from __future__ import annotations

@@ -29,11 +29,11 @@ resamples of the sources, the same for every rule and seed, each resample's meas
 the seeds.  The blazar prior's share 3/239 was counted on the 4FGL -> 4FGL-DR4 bcu: the selection
 pairs favour it (and 4FGL -> FL16Y shares its sources with 4FGL -> 4FGL-DR4)::
 
-    OMP_NUM_THREADS=1 nice -n 10 python workflows/studies/bench_bcu_rule.py fit /tmp/bcu-rule
-    python workflows/studies/bench_bcu_rule.py select /tmp/bcu-rule
-    python workflows/studies/bench_bcu_rule.py test /tmp/bcu-rule
+    OMP_NUM_THREADS=1 nice -n 10 python lab/studies/bench_bcu_rule.py fit /tmp/bcu-rule
+    python lab/studies/bench_bcu_rule.py select /tmp/bcu-rule
+    python lab/studies/bench_bcu_rule.py test /tmp/bcu-rule
 
-The tables ``select`` and ``test`` print are kept in ``workflows/studies/records/bcu_rule.json``.
+The tables ``select`` and ``test`` print are kept in ``lab/studies/records/bcu_rule.json``.
 """
 
 from __future__ import annotations

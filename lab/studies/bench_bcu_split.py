@@ -1,7 +1,7 @@
 """The main job's bcu split by type, end to end: ``gpal classify`` with ``--bcu-types 4lac`` and ``none``, scored
 on later labels, beside logistic regression and cheaper or richer blazar-type models.
 
-`workflows/studies/bench_4lac.py` chose the blazar-type model with 4LAC-DR3's peaks on fitted units; this checks the
+`lab/studies/bench_4lac.py` chose the blazar-type model with 4LAC-DR3's peaks on fitted units; this checks the
 main job that applies it (`gpal.catalog_jobs.bcu_types`).  For each release of `RELEASES` and seed of `SEEDS` the
 main job runs twice (the split's and the estimator's seed; the same settings but ``bcu_types``; a finished folder
 is reused), and the bcu of its later check (``tables/later_check_sources.csv``, FL16Y's classes) that FL16Y calls
@@ -32,8 +32,8 @@ paired bootstrap over the scored sources (`N_BOOT` resamples), each resample's m
 **What 4LAC leaks.**  4LAC-DR3 (2022) postdates 4FGL (v20) and DR2 (both 2020): their checks read the SEDs of
 counterparts as 4LAC-DR3 knew them (bench_4lac.py's docstring).  DR4 (2023) postdates 4LAC-DR3.
 
-    OMP_NUM_THREADS=1 nice -n 10 python workflows/studies/bench_bcu_split.py --runs runs/bcu_split
-    python workflows/studies/bench_bcu_split.py --runs runs/bcu_split --record workflows/pages/records/results/bcu_4lac.split.json
+    OMP_NUM_THREADS=1 nice -n 10 python lab/studies/bench_bcu_split.py --runs runs/bcu_split
+    python lab/studies/bench_bcu_split.py --runs runs/bcu_split --record lab/pages/records/results/bcu_4lac.split.json
 """
 
 from __future__ import annotations
@@ -313,10 +313,10 @@ def main(argv: list[str] | None = None) -> int:
         print(table_markdown(t), "\n", sep="")
     if args.record:
         print(outcome(write_record(args.record, make_record(
-            "The main job's split on later labels", f"python workflows/studies/bench_bcu_split.py --runs {args.runs}",
+            "The main job's split on later labels", f"python lab/studies/bench_bcu_split.py --runs {args.runs}",
             code_commit(), tables, settings={"releases": RELEASES, "seeds": SEEDS, "models": MODELS,
                                                 "n_boot": N_BOOT},
-            workflow="workflows/studies/bcu_split.yaml"))))
+            workflow="lab/studies/bcu_split.yaml"))))
     return 0
 
 

@@ -5,9 +5,9 @@ folder, each a process of its own; a run's CPU seconds are its process's user + 
 (`resource.RUSAGE_CHILDREN`), its wall seconds the command's.  Prints each pair and the mean of the per-pair ratios
 of CPU seconds with its 95% paired t interval; the split is the default only if it costs under 10% more (issue 72).
 
-    python workflows/studies/bench_bcu_split_cost.py --pairs 3
+    python lab/studies/bench_bcu_split_cost.py --pairs 3
 
-Its output is kept in ``workflows/studies/records/bcu_split_cost.json``.
+Its output is kept in ``lab/studies/records/bcu_split_cost.json``.
 """
 
 from __future__ import annotations

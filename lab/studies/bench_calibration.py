@@ -20,9 +20,9 @@ the top-label ECE (15 equal-width bins, the project's), the same ECE computed in
 one-vs-rest reliability (bins of p_c against the frequency of c) with its signed gap, and paired bootstrap
 intervals of gpal minus each variant, resamples averaged over the seeds.
 
-    OMP_NUM_THREADS=1 nice -n 10 python workflows/studies/bench_calibration.py fit --out runs/calibration
-    python workflows/studies/bench_calibration.py analyse --out runs/calibration
-    OMP_NUM_THREADS=1 nice -n 10 python workflows/studies/bench_calibration.py in_sample --out runs/calibration
+    OMP_NUM_THREADS=1 nice -n 10 python lab/studies/bench_calibration.py fit --out runs/calibration
+    python lab/studies/bench_calibration.py analyse --out runs/calibration
+    OMP_NUM_THREADS=1 nice -n 10 python lab/studies/bench_calibration.py in_sample --out runs/calibration
 
 ``in_sample`` fits FL16Y's seed-0 split after 50 and 200 epochs and compares the training rows' calibration with the
 held-out rows' (``OUT/in_sample.json``).

@@ -16,11 +16,11 @@ is of the three-class ``blazar_pulsar``).  ``analyse`` writes the record ``RECOR
 their own): per catalog and candidate (mean over seeds) NLL, ECE (15 bins), accuracy, accuracy minus mean confidence,
 seconds, kernel variances, and 95% paired bootstrap intervals over sources of the candidate minus ``gpal`` and minus
 logistic regression (resamples averaged over the seeds).  Study ``calibration_init`` (its declaration beside this
-script states the commands that made the record, workflows/studies/records/calibration/).
+script states the commands that made the record, lab/studies/records/calibration/).
 
-    OMP_NUM_THREADS=1 nice -n 10 python workflows/studies/bench_calibration_init.py fit --out /tmp/calib_init \
+    OMP_NUM_THREADS=1 nice -n 10 python lab/studies/bench_calibration_init.py fit --out /tmp/calib_init \
         --catalogs FL16Y --seeds 0 --candidates gpal var4 lr0.05
-    python workflows/studies/bench_calibration_init.py analyse --out /tmp/calib_init --record /tmp/calib_init
+    python lab/studies/bench_calibration_init.py analyse --out /tmp/calib_init --record /tmp/calib_init
 
 ``cv`` scores every labelled source of the main job's selection once: stratified K-fold cross-validation (each
 repeat a seed of its own), each fold's held-out probabilities of the candidates, logistic regression and the isotonic
@@ -31,23 +31,23 @@ each candidate minus logistic regression (NLL, ECE, each class's ECE); the ECE a
 each model's confidences shows on average (`gpal.evaluation.calibration.calibrated_ece`); and its spread, from labels
 drawn from gpal's own pooled probabilities ``N_CALIBRATED_DRAWS`` times (mean and sd).
 
-    OMP_NUM_THREADS=1 nice -n 10 python workflows/studies/bench_calibration_init.py cv --out /tmp/calib_cv \
+    OMP_NUM_THREADS=1 nice -n 10 python lab/studies/bench_calibration_init.py cv --out /tmp/calib_cv \
         --catalogs FL16Y 4FGL-DR4 --seeds 0 1 --candidates gpal var20
-    python workflows/studies/bench_calibration_init.py cv-analyse --out /tmp/calib_cv --seeds 0 1 --record /tmp/calib_cv
+    python lab/studies/bench_calibration_init.py cv-analyse --out /tmp/calib_cv --seeds 0 1 --record /tmp/calib_cv
 
-``later-labels`` reads a finished ``gpal workflow workflows/later_labels.yaml`` folder (``--out``: every check, models
+``later-labels`` reads a finished ``gpal workflow later_labels`` folder (``--out``: every check, models
 gpal, ``gpal_kernel_variance20`` and logistic) and writes ``RECORD/later_labels_var20.json`` / ``.md``: per check
 gpal's and logistic regression's NLL / ECE and var20 minus gpal (NLL, ECE, balanced accuracy, BL Lac-vs-FSRQ AUC) with
 the run's paired intervals, at the commit the run names.
 
-    python workflows/studies/bench_calibration_init.py later-labels --out runs/calibration_later_labels --record /tmp
+    python lab/studies/bench_calibration_init.py later-labels --out runs/calibration_later_labels --record /tmp
 
 ``summary`` renders ``RECORD/kernel_start.md`` from the four records above, kept beside it: the candidates side by
 side, the spread over the splits and the main job's own split, the cross-validation and later-label tables.  With
 ``result_records.CHECK_VARIABLE`` set it compares the kept file instead (``run.py calibration_init --rebuild
 --check``).
 
-    python workflows/studies/bench_calibration_init.py summary
+    python lab/studies/bench_calibration_init.py summary
 """
 
 from __future__ import annotations
@@ -489,13 +489,13 @@ def later_labels_command(run: Path, seeds: list[int], models: list[str], n_boot:
     """The ``gpal workflow`` command that makes the run folder ``run`` with these seeds, models and resamples."""
     from gpal.catalog_jobs.later_labels import N_BOOT
 
-    words = ["OMP_NUM_THREADS=1 nice -n 10 gpal workflow workflows/later_labels.yaml", f"--out {run}",
+    words = ["OMP_NUM_THREADS=1 nice -n 10 gpal workflow later_labels", f"--out {run}",
              f'--set "models=[{", ".join(models)}]"', f'--set "seeds=[{", ".join(map(str, seeds))}]"']
     return " ".join(words + ([f"--set n_boot={n_boot}"] if n_boot != N_BOOT else []))
 
 
 def later_labels(run: Path, record: Path | None = None) -> dict[str, Any]:
-    """The five-seed later-label table of a finished ``gpal workflow workflows/later_labels.yaml`` folder ``run``,
+    """The five-seed later-label table of a finished ``gpal workflow later_labels`` folder ``run``,
     written to ``record`` (default ``run``) as ``later_labels_var20.json`` / ``.md``: per check gpal's and logistic
     regression's NLL / ECE, and `LATER_VARIANT` minus gpal (`LATER_DIFFERENCES`) with the run's 95% paired bootstrap
     interval; at the commit the run names beside its measures (mixed, dirty or none is refused)."""
@@ -517,13 +517,13 @@ def later_labels(run: Path, record: Path | None = None) -> dict[str, Any]:
     checks = [*PAIRS, *(f"held-out:{r}" for r in HELD_OUT)]
     if list(dict.fromkeys(measures["check"])) != checks:
         raise ValueError(f"{path} scores the checks {list(dict.fromkeys(measures['check']))}; the record is of every "
-                         f"check of workflows/later_labels.yaml: {checks}")
+                         f"check of gpal/workflows/files/later_labels.yaml: {checks}")
     at = measures.set_index(["check", "model", "measure"])
     result: dict[str, Any] = {
         "study": "calibration_init", "commit": commit, "variant": LATER_VARIANT, "baseline": LATER_BASELINE,
         "seeds": config["seeds"], "n_boot": config["n_boot"],
         "commands": [later_labels_command(run, config["seeds"], config["models"], config["n_boot"]),
-                     f"python workflows/studies/bench_calibration_init.py later-labels --out {run}"],
+                     f"python lab/studies/bench_calibration_init.py later-labels --out {run}"],
         "checks": {}}
     for check in checks:
         def row(model: str, measure: str) -> pd.Series:
@@ -623,8 +623,8 @@ def summary_markdown(record: Path) -> str:
                         for name, r in zip(SUMMARY_RECORDS, (three, ten, cross, later)))
     return "\n".join([
         "### The kernel-start study: where the fit starts and how it steps, at the main job's 50 epochs", "",
-        f"Study `calibration_init` (workflows/studies/calibration_init.yaml), rendered by `python "
-        f"workflows/studies/bench_calibration_init.py summary` from its records beside this file: {sources}.", "",
+        f"Study `calibration_init` (lab/studies/calibration_init.yaml), rendered by `python "
+        f"lab/studies/bench_calibration_init.py summary` from its records beside this file: {sources}.", "",
         f"Candidates, what each changes in the main job's fit (`CANDIDATES` of the study's script): {changes}.", "",
         "#### Held out, three splits", "",
         "Held-out rows of the main job's split (seed 0: the main job's own); means over the splits; intervals are 95% "
@@ -645,7 +645,7 @@ def summary(record: Path = RECORD) -> int:
     if checking():
         if path.read_text(encoding="utf-8") != text:
             print(f"error: {path} is not what `summary` renders from its records; run "
-                  "python workflows/studies/bench_calibration_init.py summary", file=sys.stderr)
+                  "python lab/studies/bench_calibration_init.py summary", file=sys.stderr)
             return 1
     else:
         path.write_text(text, encoding="utf-8")

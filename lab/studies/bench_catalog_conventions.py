@@ -6,9 +6,9 @@ with the flux the best fit and the upper error its 1-sigma width (flux + 2 x upp
 and prints docs/catalogs.md's tables ("What 4FGL means by `Unc_Flux_Band` ...", "3FGL: the same convention ...",
 "`Flux_History` follows the band convention") in the page's layout, and the counts of its release table, its
 "Data problems" table and its sentences on upper-limit bands and ``Frac_Variability``, kept in
-``workflows/studies/records/catalog_conventions.json``.
+``lab/studies/records/catalog_conventions.json``.
 
-    python workflows/studies/bench_catalog_conventions.py
+    python lab/studies/bench_catalog_conventions.py
 """
 
 from __future__ import annotations

@@ -24,10 +24,10 @@ Units (seed, scheme) are saved under ``--out`` as they finish, so an interrupted
 record from those outputs ("none of these" from ``ood.csv``, with ``--ood-probe`` the faint-source one from
 ``ood_probe.csv``); ``--kept`` writes it from the outputs already in ``--out``, computing nothing (seconds).
 
-    python workflows/studies/bench_class_schemes.py --seeds 0 1 2 --record workflows/pages/records/results/none_of_these.json
-    python workflows/studies/bench_class_schemes.py --plane-probe --seeds 0 1 2
-    python workflows/studies/bench_class_schemes.py --ood-probe --seeds 0 1 2 --record workflows/pages/records/results/none_of_these.faint.json
-    python workflows/studies/bench_class_schemes.py --kept --commit d6eb20b --record workflows/pages/records/results/none_of_these.json
+    python lab/studies/bench_class_schemes.py --seeds 0 1 2 --record lab/pages/records/results/none_of_these.json
+    python lab/studies/bench_class_schemes.py --plane-probe --seeds 0 1 2
+    python lab/studies/bench_class_schemes.py --ood-probe --seeds 0 1 2 --record lab/pages/records/results/none_of_these.faint.json
+    python lab/studies/bench_class_schemes.py --kept --commit d6eb20b --record lab/pages/records/results/none_of_these.json
 """
 
 from __future__ import annotations
@@ -41,12 +41,12 @@ from pathlib import Path
 
 import numpy as np
 
-# workflows/studies/ is the script's folder, first on its path
+# lab/studies/ is the script's folder, first on its path
 from shared import CLASS_SCHEME_GP as GP, COARSE_GROUPS, PLANE_DEG, code_commit, dr4_labelled, group_balanced_accuracy
 
-OUT = Path("workflows/studies/records/class_schemes")
-WORKFLOW = "workflows/studies/class_schemes.yaml"
-SCRIPT = "python workflows/studies/bench_class_schemes.py"
+OUT = Path("lab/studies/records/class_schemes")
+WORKFLOW = "lab/studies/class_schemes.yaml"
+SCRIPT = "python lab/studies/bench_class_schemes.py"
 #: The scheme whose "none of these" the results page shows, and the left-out classes it names, in its order
 #: (CLASS1 code -> the page's name; None: the code is its name).
 PAGE_SCHEME = "blazar_pulsar"

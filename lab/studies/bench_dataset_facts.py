@@ -2,11 +2,11 @@
 returns it, the shipped KEEL files' size, the KEEL ringnorm and twonorm files' class statistics set beside Breiman's
 recipes, and the recipes' exact Bayes errors.
 
-Each line it prints is ``label: value``, kept in ``workflows/studies/records/dataset_facts.json``; the statistics
+Each line it prints is ``label: value``, kept in ``lab/studies/records/dataset_facts.json``; the statistics
 come from gpal's own loaders (`gpal.data.load_dataset`, `gpal.data.breiman`), so the page states what gpal reads.
 Seconds to run::
 
-    python workflows/studies/bench_dataset_facts.py
+    python lab/studies/bench_dataset_facts.py
 """
 
 from __future__ import annotations

@@ -16,9 +16,9 @@ For every k: the pulsars found, their ratio to random, and the yield the probabi
 the stated expectation is honest.  Intervals are percentile bootstraps over the pool's sources
 (2000 resamples, the ranking recomputed on each), pooled over the repetitions.
 
-    python workflows/studies/bench_discovery.py --reps 3          # ~3 min a repetition on 2 cores
-    python workflows/studies/bench_discovery.py --reps 3 --record workflows/pages/records/results/discovery.json   # the results page's record
-    python workflows/studies/bench_discovery.py --reps 3 --summarize --record workflows/pages/records/results/discovery.json   # from the saved repetitions only, in seconds
+    python lab/studies/bench_discovery.py --reps 3          # ~3 min a repetition on 2 cores
+    python lab/studies/bench_discovery.py --reps 3 --record lab/pages/records/results/discovery.json   # the results page's record
+    python lab/studies/bench_discovery.py --reps 3 --summarize --record lab/pages/records/results/discovery.json   # from the saved repetitions only, in seconds
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from shared import code_commit, dr4_sources, significance_task  # the error-bars
 
 BUDGETS = (10, 20, 50, 100, 200)
 TARGET = "pulsar"
-OUT = Path("workflows/studies/records/discovery")
+OUT = Path("lab/studies/records/discovery")
 
 
 def run_rep(rep: int, dr4) -> dict:
@@ -110,12 +110,12 @@ def results_record(rows: list[dict], units: list[dict], commit: str) -> dict:
              for r in rows if r["strategy"] == "probability" and r["k"] <= 100]
     share = np.mean([np.mean(u["is_target"]) for u in units])
     return make_record(
-        "Pulsars found by rank", f"python workflows/studies/bench_discovery.py --reps {len(units)}", commit,
+        "Pulsars found by rank", f"python lab/studies/bench_discovery.py --reps {len(units)}", commit,
         [make_table(["sources observed", "pulsars found, ranked by p(pulsar)", "× random [95%]",
                      "promised by the probabilities"], table, "rrlr")],
         {"pool": f"the faintest quarter of 4FGL-DR4's labelled sources ({len(units[0]['is_target'])}, "
                  f"{share:.1%} pulsars)", "repetitions": len(units)},
-        source=f"the study's units in {OUT}/", workflow="workflows/studies/discovery.yaml")
+        source=f"the study's units in {OUT}/", workflow="lab/studies/discovery.yaml")
 
 
 def load_units(out: Path, reps: int) -> list[dict]:

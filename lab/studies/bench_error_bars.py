@@ -22,8 +22,8 @@ bootstrap intervals over the test sources, 2000 resamples, of the difference ave
 catalog table) or ``hetero`` (the synthetic task against the Bayes-optimal NLL).  A unit names the commit it ran
 at; for units from before they did, ``--commit`` names it.
 
-    python workflows/studies/bench_error_bars.py --task hetero shifted faint bright main --reps 3
-    python workflows/studies/bench_error_bars.py --summarize --task hetero --record workflows/pages/records/results/error_bars.hetero.json
+    python lab/studies/bench_error_bars.py --task hetero shifted faint bright main --reps 3
+    python lab/studies/bench_error_bars.py --summarize --task hetero --record lab/pages/records/results/error_bars.hetero.json
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ SYNTHETIC = {"hetero": dict(train_noise_std=(0.02, 1.0)),
              "shifted": dict(train_noise_std=(0.02, 0.15), test_noise_std=(0.3, 1.0))}
 CATALOG_TASKS = ("faint", "bright", "main")
 REFERENCE = "MGP"
-OUT = Path("workflows/studies/records/error_bars")
+OUT = Path("lab/studies/records/error_bars")
 #: The tasks of each results-page record, and the methods its table shows.
 RECORD_TASKS = {"catalog": ("faint", "main", "bright"), "synthetic": ("hetero",)}
 RECORD_GP = "NIMGP pop"
@@ -288,7 +288,7 @@ def _run_command(tasks: dict[str, Task]) -> str:
     """The command that remakes the record's units: its tasks, repetitions and the methods saved (Bayes comes free)."""
     methods = [m for m in methods_for("", None) if any(m in t.units for t in tasks.values())]
     reps = len(next(iter(tasks.values())).reps)
-    return (f"python workflows/studies/bench_error_bars.py --task {' '.join(tasks)} --reps {reps} --methods "
+    return (f"python lab/studies/bench_error_bars.py --task {' '.join(tasks)} --reps {reps} --methods "
             + " ".join(shlex.quote(m) for m in methods))
 
 
@@ -300,7 +300,7 @@ def results_record(out: Path, kind: str, commit: str | None = None) -> dict:
 
     tasks = _record_tasks(out, kind)
     reps = len(next(iter(tasks.values())).reps)
-    workflow, source = "workflows/studies/error_bars.yaml", f"the units in {out.as_posix()}/ ({', '.join(tasks)})"
+    workflow, source = "lab/studies/error_bars.yaml", f"the units in {out.as_posix()}/ ({', '.join(tasks)})"
     if kind == "synthetic":
         task = tasks["hetero"]
         rows = []
@@ -351,8 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     unfitted = [task for task in args.task if not any((args.out / task).glob("rep*.json"))]
     if unfitted:  # git keeps the summaries, not the units: a summary of nothing would overwrite the kept one
         print(f"error: no units of {' '.join(unfitted)} in {args.out}/ (git does not keep them); fit them first: "
-              f"python workflows/studies/bench_error_bars.py --task {' '.join(unfitted)}, or the whole study: "
-              "python workflows/studies/run.py error_bars", file=sys.stderr)
+              f"python lab/studies/bench_error_bars.py --task {' '.join(unfitted)}, or the whole study: "
+              "python lab/studies/run.py error_bars", file=sys.stderr)
         return 2
     text = summarize(args.out)
     from result_records import checking, outcome, write_record

@@ -7,7 +7,7 @@ is uncertain but teaches nothing; the two lists differ where that shows.  Reads 
 folder's report tables (``tables/most_uncertain.csv``, ``tables/most_informative_top10.csv``)::
 
     gpal classify --out runs/main_job --no-progress
-    python workflows/studies/bench_informative_vs_uncertain.py runs/main_job
+    python lab/studies/bench_informative_vs_uncertain.py runs/main_job
 """
 
 from __future__ import annotations

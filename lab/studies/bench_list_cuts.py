@@ -3,9 +3,9 @@
 Each 4FGL-DR4 point source (no extended template) is looked up in FL16Y (v41) by FL16Y's
 ``ASSOC_FGL`` (its 4FGL counterpart's name), by ``Signif_Avg`` bin and by ``Flags``; the
 table in docs/reports.md ("Which sources a list leaves out") is this script's output, kept in
-``workflows/studies/records/list_cuts.json``.
+``lab/studies/records/list_cuts.json``.
 
-    python workflows/studies/bench_list_cuts.py [DR4 FITS] [FL16Y FITS]
+    python lab/studies/bench_list_cuts.py [DR4 FITS] [FL16Y FITS]
 
 Both files ship in the repository's ``catalogs/`` folder (``gll_psc_v35.fit.gz``, ``gll_psc_v41.fit.gz``); pass
 FL16Y's path, which the default looks for in the working folder.

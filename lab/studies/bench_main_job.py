@@ -16,14 +16,14 @@
     floating-point work of its shapes: the flops counted below, timed as the same GEMMs in
     NumPy on this machine, and at the rate of one large GEMM.
 
-    PYTHONPATH=$PWD python workflows/studies/bench_main_job.py --step --json runs/bench/main_job.json
-    PYTHONPATH=$PWD python workflows/studies/bench_main_job.py --step --kernels --no-job   # + the kernels a step runs
-    PYTHONPATH=$PWD python workflows/studies/bench_main_job.py -- --epochs 100     # options for gpal classify after --
-    python workflows/studies/bench_main_job.py --json workflows/studies/records/main_job_parts \
-        --record workflows/pages/records/results/timings.parts.json       # the job kept as main_job_parts/job.json
-    python workflows/studies/bench_main_job.py --step --no-job --runs 4 --json workflows/studies/records/main_job_step \
-        --record workflows/pages/records/results/timings.step.json        # four processes, step_run<k>.json
-    python workflows/studies/bench_main_job.py --summarize workflows/studies/records/main_job_step --record FILE
+    PYTHONPATH=$PWD python lab/studies/bench_main_job.py --step --json runs/bench/main_job.json
+    PYTHONPATH=$PWD python lab/studies/bench_main_job.py --step --kernels --no-job   # + the kernels a step runs
+    PYTHONPATH=$PWD python lab/studies/bench_main_job.py -- --epochs 100     # options for gpal classify after --
+    python lab/studies/bench_main_job.py --json lab/studies/records/main_job_parts \
+        --record lab/pages/records/results/timings.parts.json       # the job kept as main_job_parts/job.json
+    python lab/studies/bench_main_job.py --step --no-job --runs 4 --json lab/studies/records/main_job_step \
+        --record lab/pages/records/results/timings.step.json        # four processes, step_run<k>.json
+    python lab/studies/bench_main_job.py --summarize lab/studies/records/main_job_step --record FILE
 
 Flops of one step (forward; backward counted as twice the forward, the usual rule for
 matrix products), per latent function c (C of them), batch B, M inducing points, d features:
@@ -54,8 +54,8 @@ from shared import (  # the script's folder, first on its path
 
 ARITHMETIC = timing_suite("arithmetic")
 #: The study's declaration, which the results page's records (`parts_record`, `step_record`) name, and its script.
-WORKFLOW = "workflows/studies/main_job_parts.yaml"
-SCRIPT = "workflows/studies/bench_main_job.py"
+WORKFLOW = "lab/studies/main_job_parts.yaml"
+SCRIPT = "lab/studies/bench_main_job.py"
 
 # The job's first use of TensorFlow's modules: the timers on functions of modules not yet imported are put in place
 # when it returns, so that the benchmark imports nothing before the job does.

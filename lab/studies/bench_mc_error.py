@@ -8,9 +8,9 @@ with each estimator and reports, per estimator, the median over sources and clas
 deviation over seeds (the true Monte Carlo error), the median reported ``p_mc_se``, their ratio, the
 mean absolute difference of the two estimators' seed-averaged probabilities, and the time per source.
 
-    python workflows/studies/bench_mc_error.py
+    python lab/studies/bench_mc_error.py
 
-Its table is kept in ``workflows/studies/records/mc_error.json``; ``--json`` also writes every measure and setting.
+Its table is kept in ``lab/studies/records/mc_error.json``; ``--json`` also writes every measure and setting.
 """
 
 from __future__ import annotations

@@ -37,10 +37,10 @@ A saved file names the commit its models were fitted at (``mixed`` if at several
 it.  ``--record FILE`` writes the results page's record (``other_features``) from the summaries kept in ``--out``:
 the four checks pooled, the two ``-> FL16Y`` checks pooled for the measurement preset, and the ``faint`` task.
 
-    nice -n 10 python workflows/studies/bench_measurement_features.py --pairs 4FGL-DR4:FL16Y 4FGL:FL16Y \
+    nice -n 10 python lab/studies/bench_measurement_features.py --pairs 4FGL-DR4:FL16Y 4FGL:FL16Y \
         --presets fermi_dr4 fermi_dr4_measurements --models gp baselines --seeds 0 1 2 --cache /tmp/cache
-    python workflows/studies/bench_measurement_features.py --pairs 4FGL-DR4:FL16Y 4FGL:FL16Y --summarize
-    python workflows/studies/bench_measurement_features.py --record workflows/pages/records/results/other_features.json
+    python lab/studies/bench_measurement_features.py --pairs 4FGL-DR4:FL16Y 4FGL:FL16Y --summarize
+    python lab/studies/bench_measurement_features.py --record lab/pages/records/results/other_features.json
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ from shared import code_commit  # the script's folder, first on its path; puts t
 from gpal.evaluation.comparison import balanced_accuracy
 from gpal.evaluation.metrics import PROBA_FLOOR
 
-OUT = Path("workflows/studies/records/measurement_features")
+OUT = Path("lab/studies/records/measurement_features")
 PRESETS = ("fermi_dr4", "fermi_dr4_bands", "fermi_dr4_lightcurve", "fermi_dr4_measurements")
 CLASSES = ("bll", "fsrq", "pulsar")
 MERGE = {"pulsar": ["psr", "msp"]}
@@ -79,7 +79,7 @@ N_BOOT = 2000
 RECORD_PAIRS = ("4FGL-DR4:FL16Y", "4FGL:FL16Y", "4FGL:4FGL-DR4", "3FGL:FL16Y")
 RECORD_MEASUREMENT_PAIRS = ("4FGL-DR4:FL16Y", "4FGL:FL16Y")
 RECORD_TASK = "faint"
-_SCRIPT = "python workflows/studies/bench_measurement_features.py"
+_SCRIPT = "python lab/studies/bench_measurement_features.py"
 #: What computes the record's numbers: the fits (each pair with the presets whose rows it shares), then the summaries.
 RECORD_COMMAND = "\n".join([
     f"{_SCRIPT} --pairs 4FGL-DR4:FL16Y 4FGL:FL16Y 4FGL:4FGL-DR4 --presets fermi_dr4 fermi_dr4_measurements "
@@ -730,7 +730,7 @@ def results_record(out: Path, commit: str | None = None) -> dict:
     return make_record("Tried on the later-release checks", RECORD_COMMAND, summaries.commit(commit), [table],
                        {"checks": checks, "seeds": seeds[0] if len(seeds) == 1 else seeds},
                        source=f"the summaries in {out.as_posix()}/ (summary_*.csv)",
-                       workflow="workflows/studies/measurement_features.yaml")
+                       workflow="lab/studies/measurement_features.yaml")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -778,7 +778,7 @@ def main(argv: list[str] | None = None) -> int:
     asked = [*args.pairs, *(t for t in args.tasks if t != "ood")]  # the outlier probe keeps its csv, not runs
     if args.summarize and asked and not tables:  # git keeps the summaries, not the saved runs they are made from
         print(f"error: no saved runs of {' '.join(asked)} in {args.out}/ (git does not keep them); "
-              "fit them with the study's commands: python workflows/studies/run.py measurement_features",
+              "fit them with the study's commands: python lab/studies/run.py measurement_features",
               file=sys.stderr)
         return 2
     for table in tables:

@@ -5,11 +5,11 @@ Run the main job twice on one catalog, once per policy, then compare their held-
 sources): NLL, ECE, balanced accuracy and accuracy, each difference (population - exact) with its
 paired bootstrap interval (2000 resamples); the later check also for the bcu and the unassociated
 sources alone.  docs/catalogs.md ("Missing errors") cites the results, kept in
-``workflows/studies/records/missing_errors.json`` (one entry a pair of runs)::
+``lab/studies/records/missing_errors.json`` (one entry a pair of runs)::
 
     gpal classify --catalog 4FGL --missing-errors exact --out /tmp/exact-v20
     gpal classify --catalog 4FGL --missing-errors population --out /tmp/population-v20
-    python workflows/studies/bench_missing_errors.py /tmp/exact-v20 /tmp/population-v20
+    python lab/studies/bench_missing_errors.py /tmp/exact-v20 /tmp/population-v20
 """
 
 from __future__ import annotations

@@ -18,10 +18,10 @@ time (all threads of this process) is the steadier measure of the work a step
 does, the wall time what a user waits.  Every step fetches its loss to the host,
 as the training loop does.
 
-    .venv/bin/python workflows/studies/bench_noisy_gp.py --json bench.json
-    .venv/bin/python workflows/studies/bench_noisy_gp.py --mnist-sized --json bench_gpu.json   # on a GPU
-    python workflows/studies/bench_noisy_gp.py --repeats 7 --json workflows/studies/records/noisy_gp \
-        --record workflows/pages/records/results/timings.methods.json       # kept as noisy_gp/run.json; the record
+    .venv/bin/python lab/studies/bench_noisy_gp.py --json bench.json
+    .venv/bin/python lab/studies/bench_noisy_gp.py --mnist-sized --json bench_gpu.json   # on a GPU
+    python lab/studies/bench_noisy_gp.py --repeats 7 --json lab/studies/records/noisy_gp \
+        --record lab/pages/records/results/timings.methods.json       # kept as noisy_gp/run.json; the record
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ MNIST_SPEEDUP_TARGET = 10.0
 # The paper's MNIST set-up (sec. 5.4): 60000 training points, 784 pixels, 10 classes, batch 200.
 MNIST_SHAPE = {"n": 60000, "d": 784, "classes": 10, "inducing": 100, "batch": 200}
 #: The study's declaration, which the results page's record (`results_record`) names.
-WORKFLOW = "workflows/studies/noisy_gp.yaml"
+WORKFLOW = "lab/studies/noisy_gp.yaml"
 
 
 # ------------------------------------------------------------------ step makers
@@ -300,7 +300,7 @@ def results_record(path: str, commit: str | None = None) -> dict[str, Any]:
                f"batch {a['batch']}, robust-max) against a stock GPflow `SVGP` set up identically; median over "
                f"{a['repeats']} interleaved blocks of steps (load average {load[0]:.1f} at the start):")
     table = make_table(["quantity", "measured: wall (CPU)", "target", "paper"], rows, "llll", caption=caption)
-    command = run_command("workflows/studies/bench_noisy_gp.py", output_field(raw, path, "args"),
+    command = run_command("lab/studies/bench_noisy_gp.py", output_field(raw, path, "args"),
                           vars(_parser().parse_args([])), f"--json {path}")
     return make_record("Training step per method", command, commit,
                        [table], source=f"the run's output {path}", workflow=WORKFLOW)

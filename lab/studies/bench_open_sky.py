@@ -32,8 +32,8 @@ With ``--flagged`` it also counts, over the default variant's target lists, how 
 class, and the FL16Y default run's lists against every route of `gpal.catalogs.known_sources.known_about` (no
 known source may be in a list).
 
-    python workflows/studies/bench_open_sky.py --runs runs/open_sky --flagged            # run what is missing, print
-    python workflows/studies/bench_open_sky.py --runs runs/open_sky --flagged --record workflows/pages/records/results/open_sky.json
+    python lab/studies/bench_open_sky.py --runs runs/open_sky --flagged            # run what is missing, print
+    python lab/studies/bench_open_sky.py --runs runs/open_sky --flagged --record lab/pages/records/results/open_sky.json
 """
 
 from __future__ import annotations
@@ -462,10 +462,10 @@ def main(argv: list[str] | None = None) -> int:
     for table in tables:
         print(table_markdown(table), "\n", sep="")
     if args.record:
-        command = f"python workflows/studies/bench_open_sky.py --runs {args.runs}{' --flagged' if args.flagged else ''}"
+        command = f"python lab/studies/bench_open_sky.py --runs {args.runs}{' --flagged' if args.flagged else ''}"
         print(outcome(write_record(args.record, make_record(
             "The open sky: later labels of every class", command, code_commit(), tables,
-            settings={"variants": VARIANTS, "releases": RELEASES}, workflow="workflows/studies/open_sky.yaml"))))
+            settings={"variants": VARIANTS, "releases": RELEASES}, workflow="lab/studies/open_sky.yaml"))))
     return 0
 
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env python
 """Paper 000 at its own optimisation budget on one split (sec. IV-A2: M = 300 k-means inducing points, minibatch
 1024, 10 000 Adam steps at lr 0.01), for one GPC: test accuracy and NLL on split 0 of the 90/10 protocol of
-workflows/papers/000_tables_3_4.yaml, and the seconds it took.  The epochs are rounded up, so a few more steps run.
+gpal/workflows/files/papers/000_tables_3_4.yaml, and the seconds it took.  The epochs are rounded up, so a few more steps run.
 
-    PYTHONPATH=$PWD python workflows/studies/bench_paper000_budget.py ringnorm step
+    PYTHONPATH=$PWD python lab/studies/bench_paper000_budget.py ringnorm step
 """
 import json, math, sys, time
 from gpal import NoisyGPClassifier

@@ -12,8 +12,8 @@ paper's 10 000) GPCsm's test NLL minus that of each of GPC-I, II and III, paired
 Student-t interval. The claim holds where every such interval lies above 0, is contradicted where one lies below 0,
 and is not resolved otherwise.
 
-    PYTHONPATH=$PWD nice -n 10 python workflows/studies/bench_paper000_curves.py --splits 10 \
-        --json workflows/studies/records/papers/paper000_curves.json
+    PYTHONPATH=$PWD nice -n 10 python lab/studies/bench_paper000_curves.py --splits 10 \
+        --json lab/studies/records/papers/paper000_curves.json
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Two reports:
 
-``paired RUN``: from the folder of ``workflows/papers/000_fig_4.yaml`` (a ``compare`` run), for each
+``paired RUN``: from the folder of ``gpal/workflows/files/papers/000_fig_4.yaml`` (a ``compare`` run), for each
 data set and each of step / probit / logit, the test NLL and accuracy of the fixed-delta method minus the
 learned-delta one, split by split (same split, same seed), as mean ± SE over the splits both finished.
 The paper's claim is a clearly positive NLL difference at about zero accuracy difference.  With
@@ -16,12 +16,12 @@ optimum delta* (binary: 1 - mean Phi(y mu / sqrt(a + nu)) over the training rows
 latent mean |mu_f| and variance nu_f after every epoch: Fig. 4(a)-(f) as numbers.  The paper: with delta
 fixed the NLL stalls or rises while nu_f is over-estimated; learned, delta follows delta*.
 
-    PYTHONPATH=$PWD python workflows/studies/bench_paper000_delta.py paired runs/papers/000_fig_4
-    PYTHONPATH=$PWD python workflows/studies/bench_paper000_delta.py paired runs/papers/000_fig_4_32 \
+    PYTHONPATH=$PWD python lab/studies/bench_paper000_delta.py paired runs/papers/000_fig_4
+    PYTHONPATH=$PWD python lab/studies/bench_paper000_delta.py paired runs/papers/000_fig_4_32 \
         --from-split 16 --accuracy-margin 0.01
-    PYTHONPATH=$PWD python workflows/studies/bench_paper000_delta.py trajectory magic --epochs 10
+    PYTHONPATH=$PWD python lab/studies/bench_paper000_delta.py trajectory magic --epochs 10
 
-What a command prints is kept in ``workflows/studies/records/paper000_delta.json``, one entry a command.
+What a command prints is kept in ``lab/studies/records/paper000_delta.json``, one entry a command.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ their k-means start and (b) that of as many training rows drawn at random. Over 
 with its 95 % Student-t interval: the claim holds for a data set and likelihood where both intervals lie below 0,
 is contradicted where one lies above 0, and is not resolved otherwise.
 
-    PYTHONPATH=$PWD nice -n 10 python workflows/studies/bench_paper000_inducing.py --seeds 5 \
-        --json workflows/studies/records/papers/paper000_inducing.json --figure docs/figures/paper000_inducing.png
+    PYTHONPATH=$PWD nice -n 10 python lab/studies/bench_paper000_inducing.py --seeds 5 \
+        --json lab/studies/records/papers/paper000_inducing.json --figure docs/figures/paper000_inducing.png
 """
 
 from __future__ import annotations

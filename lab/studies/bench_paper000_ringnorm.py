@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """What reaches paper 000's ringnorm accuracy (98.2-98.4 %, Table III)?  On splits 0-2 of the 90/10 protocol of
-workflows/papers/000_tables_3_4.yaml (inputs standardised on the training rows): quadratic discriminant analysis
+gpal/workflows/files/papers/000_tables_3_4.yaml (inputs standardised on the training rows): quadratic discriminant analysis
 (ringnorm's own generative model, two Gaussians), discriminative classifiers with a quadratic or richer boundary,
 and gpal's probit GPC (GPC-II at the table's budget: M = 100, 10 epochs, minibatch 50) with its SE-ARD kernel and
 with a degree-2 polynomial kernel added, which can represent the quadratic log-odds without reverting to 0 away
@@ -9,14 +9,14 @@ paper's (RBF, length scales 0.1 √d, variance 5; ARD or one length scale), on r
 learns: the kernel start reaches the test NLL through δ.  And a random forest on magic's splits: what its inputs
 allow, against the paper's own GPCs there.  Prints one JSON line per split and model.
 
-    PYTHONPATH=$PWD python workflows/studies/bench_paper000_ringnorm.py                       # five models, splits 0-2
-    PYTHONPATH=$PWD python workflows/studies/bench_paper000_ringnorm.py --splits 10 --models QDA   # the paper's 10 splits
-    PYTHONPATH=$PWD python workflows/studies/bench_paper000_ringnorm.py --dataset satimage --splits 1 \
+    PYTHONPATH=$PWD python lab/studies/bench_paper000_ringnorm.py                       # five models, splits 0-2
+    PYTHONPATH=$PWD python lab/studies/bench_paper000_ringnorm.py --splits 10 --models QDA   # the paper's 10 splits
+    PYTHONPATH=$PWD python lab/studies/bench_paper000_ringnorm.py --dataset satimage --splits 1 \
         --models "GPC-I, gpal's start"
-    PYTHONPATH=$PWD python workflows/studies/bench_paper000_ringnorm.py --dataset magic --splits 10 \
+    PYTHONPATH=$PWD python lab/studies/bench_paper000_ringnorm.py --dataset magic --splits 10 \
         --models "random forest, 300 trees"
 
-The lines are kept in ``workflows/studies/records/paper000_ringnorm.json``, one entry a command.
+The lines are kept in ``lab/studies/records/paper000_ringnorm.json``, one entry a command.
 """
 import argparse
 import json

@@ -26,15 +26,15 @@ Over two or more splits the first-iteration claims are also judged on the run, e
 (`first_iterations`): final minus first accuracy against 0.02, vi-JJ-hybrid's first accuracy minus vi-JJ's and
 vi-Taylor's against 0, each by its 95 % t interval over the splits.
 
-    PYTHONPATH=$PWD python workflows/studies/bench_paper002_curves.py --datasets german:50,magic:100:6000 \
+    PYTHONPATH=$PWD python lab/studies/bench_paper002_curves.py --datasets german:50,magic:100:6000 \
         --json runs/paper002_curves.json --figure runs/paper002_curves.png
 
 The papers page reads the final numbers of kept runs as a results record (`result_records`): one table per data
 set, training rows and M, each method's final test accuracy, NLL and ECE as mean ± SE over the splits run
 (``settings.splits.<table>``), written from the kept JSON files, nothing run::
 
-    PYTHONPATH=$PWD python workflows/studies/bench_paper002_curves.py \
-        --record workflows/pages/records/papers/tables/paper002_curves.json --kept runs/a.json runs/b.json
+    PYTHONPATH=$PWD python lab/studies/bench_paper002_curves.py \
+        --record lab/pages/records/papers/tables/paper002_curves.json --kept runs/a.json runs/b.json
 """
 
 from __future__ import annotations
@@ -217,7 +217,7 @@ def kept_record(paths: list[str]) -> dict[str, Any]:
             tables.append(make_table(["method", "gpal accuracy", "gpal NLL", "gpal ECE"], rows, "lrrr", caption))
         settings = kept["settings"]
         svi = f" --svi-epochs {settings['svi_epochs']}" if "svi" in settings["methods"].split(",") else ""
-        commands.append(f"PYTHONPATH=$PWD python workflows/studies/bench_paper002_curves.py --datasets "
+        commands.append(f"PYTHONPATH=$PWD python lab/studies/bench_paper002_curves.py --datasets "
                         f"{settings['datasets']} --iters {settings['iters']}{svi} --splits {settings['splits']} "
                         f"--seed {settings['seed']} --methods {settings['methods']} --json {path}")
         commits.append(kept["commit"])
@@ -225,7 +225,7 @@ def kept_record(paths: list[str]) -> dict[str, Any]:
     return make_record("Paper 002 (Izmailov & Kropotov): final test accuracy, NLL and ECE per data set, n and M",
                        " && ".join(commands), ", ".join(dict.fromkeys(commits)), tables,
                        {"splits": splits, "iters": "as each command", "kept": source}, ", ".join(source),
-                       workflow="workflows/studies/paper002_curves.yaml")
+                       workflow="lab/studies/paper002_curves.yaml")
 
 
 def figure(result: dict[str, Any], path: str) -> None:

@@ -8,8 +8,8 @@ the estimator; per alpha_eps one ``DirichletGPClassifier(alpha_epsilon=...)`` fi
 (the selection rule) and on the test rows, and the test rows' ECE, mean confidence and accuracy: alpha_eps sets
 how confident the Dirichlet GP is, so its calibration is read off the same fits.
 
-    PYTHONPATH=$PWD python workflows/studies/bench_paper003_alpha.py --dataset magic:3000 --json runs/paper003_alpha_magic.json
-    PYTHONPATH=$PWD python workflows/studies/bench_paper003_alpha.py --dataset magic --test-size 0.263 --alphas 0.1 0.05 0.03 0.01 0.001
+    PYTHONPATH=$PWD python lab/studies/bench_paper003_alpha.py --dataset magic:3000 --json runs/paper003_alpha_magic.json
+    PYTHONPATH=$PWD python lab/studies/bench_paper003_alpha.py --dataset magic --test-size 0.263 --alphas 0.1 0.05 0.03 0.01 0.001
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ The paper (sec. 5, Fig. 5 right) fits GPD on LETTER at M = 500, 800, 1000 and 16
 classification (GPC) at the smallest M only, and states that GPD's error "drops significantly as the budget is
 increased; however, the latter remains a fraction of the original GPC computational effort".  Here, on repeated
 stratified splits of a gpal data set (``NAME:ROWS``, the rows drawn as the compare workflow draws them, so split k
-is workflows/papers/003_milios_letter.yaml's split k at the same rows and seed): GPD (``DirichletGPClassifier``, the
+is gpal/workflows/files/papers/003_milios_letter.yaml's split k at the same rows and seed): GPD (``DirichletGPClassifier``, the
 paper's alpha_eps for the set, L-BFGS-B to convergence or ``--max-iter``) at each M of ``--inducing``, and the
 softmax GPC of that workflow (``svgp-softmax-mc``: Monte Carlo ELBO, minibatch Adam, ``--epochs``) at the smallest.
 
@@ -20,9 +20,9 @@ convergence and this one runs a fixed number of epochs, so a longer GPC can run 
 ``--summarize`` pools the kept runs' fits; each GPC fit keeps its per-epoch training loss, to show whether it was still
 learning when its budget ended.
 
-    PYTHONPATH=$PWD python workflows/studies/bench_paper003_inducing.py --dataset letter:3000 --json runs/gpd.json
-    PYTHONPATH=$PWD python workflows/studies/bench_paper003_inducing.py --methods gpc --epochs 300 --json runs/gpc.json
-    PYTHONPATH=$PWD python workflows/studies/bench_paper003_inducing.py --summarize runs/gpd.json runs/gpc.json
+    PYTHONPATH=$PWD python lab/studies/bench_paper003_inducing.py --dataset letter:3000 --json runs/gpd.json
+    PYTHONPATH=$PWD python lab/studies/bench_paper003_inducing.py --methods gpc --epochs 300 --json runs/gpc.json
+    PYTHONPATH=$PWD python lab/studies/bench_paper003_inducing.py --summarize runs/gpd.json runs/gpc.json
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ budget gets no time (its speed-up is then at least its budget over GPD's time).
 
 Before the timed runs every method runs once on 100 rows, so that TensorFlow's one-off start-up falls on none.
 
-    PYTHONPATH=$PWD python workflows/studies/bench_paper003_speedup.py --dataset magic:3000 --json runs/paper003_speedup.json
+    PYTHONPATH=$PWD python lab/studies/bench_paper003_speedup.py --dataset magic:3000 --json runs/paper003_speedup.json
 """
 
 from __future__ import annotations

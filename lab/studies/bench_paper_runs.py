@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""A papers workflow's run (``gpal workflow workflows/papers/<name>.yaml``) read past its record: per data set and
+"""A papers workflow's run (``gpal workflow papers/<name>``) read past its record: per data set and
 method the test accuracy, NLL, ECE and training seconds (mean ± SE over the splits), and per split the predictions'
 confidence and which rows the NLL comes from.
 
@@ -20,20 +20,20 @@ longer, another run's baseline) on the splits both ran, split by split: the diff
 its 95 % t interval over those splits.  Methods run on the same splits move together, so the paired interval is the
 one that resolves their difference; a split whose test rows differ between the runs is refused.
 
-    PYTHONPATH=$PWD python workflows/studies/bench_paper_runs.py runs/papers/002_izmailov_2 \\
-        --json workflows/studies/records/papers/paper002_izmailov_2.json
+    PYTHONPATH=$PWD python lab/studies/bench_paper_runs.py runs/papers/002_izmailov_2 \\
+        --json lab/studies/records/papers/paper002_izmailov_2.json
 
 With ``--timed FILE`` the record keeps the run's command's wall and user CPU time, as ``/usr/bin/time`` wrote them
 for that command (``/usr/bin/time -f '{"wall_seconds": %e, "user_seconds": %U}' -o FILE gpal workflow ...``): the
 units keep only their own training seconds, and a page that states how long the run took cites the record.
 
 With ``--record PATH --study YAML`` the measures become a table a papers claim reads (`result_records`, under
-workflows/pages/records/papers/tables/): one table per data set, each method's test accuracy, NLL and ECE as mean ±
+lab/pages/records/papers/tables/): one table per data set, each method's test accuracy, NLL and ECE as mean ±
 SE over its splits, the splits in ``settings.splits.<data set>``.  ``run`` may also be a record this script kept
 (``--json``), so the table is remade from what is kept without the run's folder::
 
-    PYTHONPATH=$PWD python workflows/studies/bench_paper_runs.py workflows/studies/records/papers/paper004_nll_repeats.json \\
-        --record workflows/pages/records/papers/tables/paper004_nll_repeats.json --study workflows/studies/paper004_nll_repeats.yaml
+    PYTHONPATH=$PWD python lab/studies/bench_paper_runs.py lab/studies/records/papers/paper004_nll_repeats.json \\
+        --record lab/pages/records/papers/tables/paper004_nll_repeats.json --study lab/studies/paper004_nll_repeats.yaml
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def read_run(run: Path) -> dict[str, Any]:
     record_path = run / RUN_RECORD
     if not record_path.is_file():
         raise ValueError(f"{run}: no {RUN_RECORD}; expected the folder of a papers workflow's run "
-                         "(gpal workflow workflows/papers/<name>.yaml --out FOLDER)")
+                         "(gpal workflow papers/<name> --out FOLDER)")
     record = json.loads(record_path.read_text(encoding="utf-8"))
     order = list(record.get("settings", {}).get("methods", []))  # the workflow's order, as its own tables
     datasets: dict[str, dict[str, Any]] = {}
@@ -229,14 +229,14 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("run", type=Path, help="the output folder of a papers workflow's run, or a record this "
                         "script kept (--json) to remake --record from")
-    parser.add_argument("--json", help="write the measures here (a record under workflows/studies/records/papers/)")
+    parser.add_argument("--json", help="write the measures here (a record under lab/studies/records/papers/)")
     parser.add_argument("--paired", type=Path, help="another papers run on the same splits: each method of the run "
                         "minus each of its, split by split")
     parser.add_argument("--timed", type=Path, help="the time /usr/bin/time wrote for the run's command, kept in the "
                         "record (its JSON format: the module's docstring)")
     parser.add_argument("--record", help="write the measures as a table a papers claim reads here "
-                        "(workflows/pages/records/papers/tables/<name>.json); needs --study")
-    parser.add_argument("--study", help="the study declaration (workflows/studies/<name>.yaml) that lists --record")
+                        "(lab/pages/records/papers/tables/<name>.json); needs --study")
+    parser.add_argument("--study", help="the study declaration (lab/studies/<name>.yaml) that lists --record")
     args = parser.parse_args(argv)
     if bool(args.record) != bool(args.study):
         parser.error("--record and --study go together: the table record names the study that declares it")
@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         write_json_atomic(args.json, result)
         print(f"recorded {args.json}")
     if args.record:
-        command = "PYTHONPATH=$PWD python workflows/studies/bench_paper_runs.py " + shlex.join(
+        command = "PYTHONPATH=$PWD python lab/studies/bench_paper_runs.py " + shlex.join(
             sys.argv[1:] if argv is None else argv)
         record_from_kept(parser, args.record, lambda: table_record(result, args.study, command))
     return 0

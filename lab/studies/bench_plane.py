@@ -34,7 +34,7 @@ within each seed, the same draw for both variants).
 
 Units (variant, seed) are saved under ``--out`` as they finish, so an interrupted run resumes; ``--summarize``
 writes ``plane.md`` beside them (``--pool`` adds the units of other folders, ``--report`` writes elsewhere).
-Seeds 3-5 (``--out workflows/studies/records/class_schemes/plane_confirm``) check the variants picked on seeds 0-2
+Seeds 3-5 (``--out lab/studies/records/class_schemes/plane_confirm``) check the variants picked on seeds 0-2
 on other splits.
 
 ``--cv`` cross-validates a few variants fixed beforehand (`CV_VARIANTS`) instead: stratified K-fold (``--folds``)
@@ -44,12 +44,12 @@ fold) are saved under ``--out`` (default `CV_OUT`) as they finish; the summary i
 ``--cv --clean soft_agn`` runs the cleaned versions of three of them (`CV_CLEANED`) on the same folds, into the same
 folder; the summary pairs each against its uncleaned variant.
 
-    python workflows/studies/bench_plane.py --seeds 0 1 2
-    python workflows/studies/bench_plane.py --seeds 3 4 5 --out workflows/studies/records/class_schemes/plane_confirm
-    python workflows/studies/bench_plane.py --summarize --pool workflows/studies/records/class_schemes/plane_confirm \
-        --report workflows/studies/records/class_schemes/plane_six_seeds.md
-    python workflows/studies/bench_plane.py --cv --folds 5 --repeats 2
-    python workflows/studies/bench_plane.py --cv --clean soft_agn --folds 5 --repeats 5
+    python lab/studies/bench_plane.py --seeds 0 1 2
+    python lab/studies/bench_plane.py --seeds 3 4 5 --out lab/studies/records/class_schemes/plane_confirm
+    python lab/studies/bench_plane.py --summarize --pool lab/studies/records/class_schemes/plane_confirm \
+        --report lab/studies/records/class_schemes/plane_six_seeds.md
+    python lab/studies/bench_plane.py --cv --folds 5 --repeats 2
+    python lab/studies/bench_plane.py --cv --clean soft_agn --folds 5 --repeats 5
 """
 
 from __future__ import annotations
@@ -67,10 +67,10 @@ import numpy as np
 
 from gpal.files import write_json_atomic
 
-# workflows/studies/ is the script's folder, first on its path
+# lab/studies/ is the script's folder, first on its path
 from shared import CLASS_SCHEME_GP as GP, COARSE_GROUPS, PLANE_DEG, code_commit, dr4_labelled, group_balanced_accuracy
 
-OUT = Path("workflows/studies/records/class_schemes/plane")
+OUT = Path("lab/studies/records/class_schemes/plane")
 GROUPS = COARSE_GROUPS
 #: Finer classes: name -> CLASS1 codes; each belongs to the coarse group of its codes.
 FINE_CLASSES = {"bll": ("bll",), "fsrq": ("fsrq",), "bcu": ("bcu",), "agn_other": ("rdg", "agn", "ssrq", "css", "nlsy1", "sey"),
@@ -493,7 +493,7 @@ def _sizes(unit: dict) -> str:
 
 
 # ----------------------------------------------------------------- cross-validation
-CV_OUT = Path("workflows/studies/records/class_schemes/plane_cv")
+CV_OUT = Path("lab/studies/records/class_schemes/plane_cv")
 #: The variants cross-validated, fixed from plane_six_seeds.md before any cross-validation ran (variant -> why it is
 #: here), so that their estimates are not the best of many.
 CV_VARIANTS = {
@@ -763,7 +763,7 @@ def main(argv=None) -> int:
     parser.add_argument("--pool", type=Path, nargs="+", default=[], help="summarize the units of these folders too")
     parser.add_argument("--report", type=Path, help="where the summary goes (default: OUT/plane.md)")
     args = parser.parse_args(argv)
-    command = "python workflows/studies/bench_plane.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = "python lab/studies/bench_plane.py " + " ".join(sys.argv[1:] if argv is None else argv)
     if args.cv:
         out = args.out or CV_OUT
         if not args.summarize:

@@ -7,9 +7,9 @@ seconds (`resource.getrusage`); and whether the probabilities equal the first bu
 001b5bf (2^20 before) with a scratch script; this one replaced it at 65b8194 and measured the choice again:
 
     gpal classify --out runs/main_job --no-progress
-    PYTHONPATH=$PWD python workflows/studies/bench_predict_chunks.py runs/main_job --budgets 20 19 18 17 16
+    PYTHONPATH=$PWD python lab/studies/bench_predict_chunks.py runs/main_job --budgets 20 19 18 17 16
 
-Its table is kept in ``workflows/studies/records/predict_chunks.json``.
+Its table is kept in ``lab/studies/records/predict_chunks.json``.
 """
 
 from __future__ import annotations

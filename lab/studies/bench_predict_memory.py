@@ -8,9 +8,9 @@ memory, the wall and CPU seconds and the predicted classes; ``--keep`` leaves th
 by), ``--whole`` makes the table whole (`predict_catalog`, the path of ``--pool-prior`` without the prior)::
 
     gpal classify --out /tmp/mj --no-progress
-    python workflows/studies/bench_predict_memory.py /tmp/mj --rows 1000000
-    python workflows/studies/bench_predict_memory.py /tmp/mj --rows 100000 --block-rows 16384
-    python workflows/studies/bench_predict_memory.py --summarize workflows/studies/records/predict_memory --record FILE
+    python lab/studies/bench_predict_memory.py /tmp/mj --rows 1000000
+    python lab/studies/bench_predict_memory.py /tmp/mj --rows 100000 --block-rows 16384
+    python lab/studies/bench_predict_memory.py --summarize lab/studies/records/predict_memory --record FILE
 
 ``--json`` keeps a run's figures (with the commit that ran and the model's classes), in a folder under a name of its
 rows and path; ``--record`` and ``--summarize`` make the results page's record from kept runs, a row each.
@@ -34,7 +34,7 @@ from shared import (
     tiled_catalog)
 
 #: The study's declaration, which the results page's record (`results_record`) names.
-WORKFLOW = "workflows/studies/predict_memory.yaml"
+WORKFLOW = "lab/studies/predict_memory.yaml"
 
 #: The columns written: the main job's features' (FL16Y's preset on DR4's layout) and what names and places a source.
 COLUMNS = ("Source_Name", "CLASS1", "RAJ2000", "DEJ2000", "GLON", "GLAT", "Signif_Avg", "Flux1000", "Unc_Flux1000",
@@ -105,7 +105,7 @@ def results_record(paths: list[str]) -> dict[str, Any]:
         loads.append(float(output_field(raw, path, "load_average_at_start")[0]))
         option = "" if how == "predict" else " --whole" if how == "whole" else f" --block-rows {how}"
         kept = Path(path).parent if Path(path).name == _kept_name(raw["rows"], how) else path
-        lines.append(f"python workflows/studies/bench_predict_memory.py {models[0]} --rows {raw['rows']}{option} "
+        lines.append(f"python lab/studies/bench_predict_memory.py {models[0]} --rows {raw['rows']}{option} "
                      f"--json {kept}")
     low, high = f"{min(loads):.1f}", f"{max(loads):.1f}"
     table = make_table(["rows", "path", "model", "peak resident memory", "wall s", "CPU s (user + system)"], rows,
@@ -118,7 +118,7 @@ def results_record(paths: list[str]) -> dict[str, Any]:
     # runs kept in one folder: the last run's command, given --record, makes the record from all of them
     kept = len(folders) == 1 and all(Path(p).name == _kept_name(raw["rows"], raw["path"]) for raw, p in zip(outputs, paths))
     summary = [] if len(paths) == 1 or kept else \
-        [f"python workflows/studies/bench_predict_memory.py --summarize {' '.join(map(str, paths))}"]
+        [f"python lab/studies/bench_predict_memory.py --summarize {' '.join(map(str, paths))}"]
     command = "\n".join([f"gpal classify --out {models[0]} --no-progress", *lines, *summary])
     return make_record("Prediction on a million-row catalog", command, commit, [table],
                        source=f"the runs' outputs {', '.join(map(str, paths))}", workflow=WORKFLOW)

@@ -17,10 +17,10 @@ against another checkout (``PYTHONPATH=/path/to/old``) to compare: it only uses 
 existed before issue 12, falling back to ``LatentGPs.marginals`` where ``predictive_marginals``
 is missing.
 
-    python workflows/studies/bench_prediction.py --json runs/bench/bench_prediction.json
-    python workflows/studies/bench_prediction.py --runs 2 --json workflows/studies/records/prediction   # d6_run<k>.json
-    python workflows/studies/bench_prediction.py --d 16 --likelihoods softmax --runs 2 --json workflows/studies/records/prediction \
-        --record workflows/pages/records/results/timings.prediction.json    # the record from every run kept there
+    python lab/studies/bench_prediction.py --json runs/bench/bench_prediction.json
+    python lab/studies/bench_prediction.py --runs 2 --json lab/studies/records/prediction   # d6_run<k>.json
+    python lab/studies/bench_prediction.py --d 16 --likelihoods softmax --runs 2 --json lab/studies/records/prediction \
+        --record lab/pages/records/results/timings.prediction.json    # the record from every run kept there
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from shared import (
     run_commit, runs_in_children, synthetic_problem)
 
 #: The study's declaration, which the results page's record (`results_record`) names, and its script.
-WORKFLOW = "workflows/studies/prediction.yaml"
-SCRIPT = "workflows/studies/bench_prediction.py"
+WORKFLOW = "lab/studies/prediction.yaml"
+SCRIPT = "lab/studies/bench_prediction.py"
 #: The main job's features: the record names the runs of this many features as the main job's.
 MAIN_JOB_FEATURES = 16
 

@@ -1,17 +1,17 @@
-"""Why gpal's ranking lags on the later-label checks (workflows/studies/records/ranking_causes.md).
+"""Why gpal's ranking lags on the later-label checks (lab/studies/records/ranking_causes.md).
 
 Each part prints a markdown table:
 
-    python workflows/studies/bench_ranking_causes.py scored-sets RUN --models gpal logistic --seeds 0 1 2
-    python workflows/studies/bench_ranking_causes.py by-class RUN --models gpal --seeds 0 1 2
-    python workflows/studies/bench_ranking_causes.py populations        # fast scikit-learn models, seeds 0 1
-    python workflows/studies/bench_ranking_causes.py features
-    python workflows/studies/bench_ranking_causes.py forest-545         # a forest trained on every AGN, scored on the 545
-    python workflows/studies/bench_ranking_causes.py ablations          # the forest without each feature; curvature / significance
-    python workflows/studies/bench_ranking_causes.py extremes RUN       # gpal's worst-ranked sources and significance thirds
-    python workflows/studies/bench_ranking_causes.py later-measurements RUN  # LR, RF and the main job's GP, seed 0
-    python workflows/studies/bench_ranking_causes.py gp-features RUN  # the main job's GP, seed 0: two feature changes
-    python workflows/studies/bench_ranking_causes.py hybrid RUN --seeds 0 1 2  # needs gpal and gpal_bcu_class in RUN
+    python lab/studies/bench_ranking_causes.py scored-sets RUN --models gpal logistic --seeds 0 1 2
+    python lab/studies/bench_ranking_causes.py by-class RUN --models gpal --seeds 0 1 2
+    python lab/studies/bench_ranking_causes.py populations        # fast scikit-learn models, seeds 0 1
+    python lab/studies/bench_ranking_causes.py features
+    python lab/studies/bench_ranking_causes.py forest-545         # a forest trained on every AGN, scored on the 545
+    python lab/studies/bench_ranking_causes.py ablations          # the forest without each feature; curvature / significance
+    python lab/studies/bench_ranking_causes.py extremes RUN       # gpal's worst-ranked sources and significance thirds
+    python lab/studies/bench_ranking_causes.py later-measurements RUN  # LR, RF and the main job's GP, seed 0
+    python lab/studies/bench_ranking_causes.py gp-features RUN  # the main job's GP, seed 0: two feature changes
+    python lab/studies/bench_ranking_causes.py hybrid RUN --seeds 0 1 2  # needs gpal and gpal_bcu_class in RUN
 
 RUN is the folder of a ``later_labels`` workflow run (its units hold each model's probabilities).  The
 scikit-learn models here are uncalibrated (AUC needs a ranking only): logistic regression on standardised features,

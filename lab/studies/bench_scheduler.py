@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """The schedulers side by side: ``gpal workflow`` and ``gpal predict`` in this process and on a local Dask cluster.
 
-The repeated-splits workflow of docs/scaling.md (``workflows/fermi_4fgl.yaml``, MGP and NIMGP) runs under each
+The repeated-splits workflow of docs/scaling.md (``gpal/workflows/files/fermi_4fgl.yaml``, MGP and NIMGP) runs under each
 scheduler, ``--rounds`` times, the two alternated round by round (the first of a round swapped each round, so that a
 drift of the machine's load hits both alike), each run a fresh process into a new folder, every command pinned to
 ``--cores`` cores (the local cluster starts a worker per core).  Kept per run: its wall time, each unit's fit and
@@ -13,10 +13,10 @@ table, and the peak resident memory of the driver and of each Dask worker proces
 while it runs).
 Run it on a machine with no other work::
 
-    python workflows/studies/bench_scheduler.py --json workflows/studies/records/scheduler \\
-        --record workflows/studies/records/scheduler.json
-    python workflows/studies/bench_scheduler.py --summarize workflows/studies/records/scheduler \\
-        --record workflows/studies/records/scheduler.json      # the record from the kept runs, nothing run
+    python lab/studies/bench_scheduler.py --json lab/studies/records/scheduler \\
+        --record lab/studies/records/scheduler.json
+    python lab/studies/bench_scheduler.py --summarize lab/studies/records/scheduler \\
+        --record lab/studies/records/scheduler.json      # the record from the kept runs, nothing run
 """
 
 from __future__ import annotations
@@ -41,11 +41,11 @@ from shared import (
     tiled_catalog)
 
 #: The study's declaration, which the record names.
-WORKFLOW = "workflows/studies/scheduler.yaml"
-SCRIPT = "workflows/studies/bench_scheduler.py"
+WORKFLOW = "lab/studies/scheduler.yaml"
+SCRIPT = "lab/studies/bench_scheduler.py"
 SCHEDULERS = ("in-process", "local-dask")
 #: The workflow docs/scaling.md times, and the two of its methods it runs.
-FERMI = "workflows/fermi_4fgl.yaml"
+FERMI = "fermi_4fgl"  # the shipped workflow, run by its name
 METHODS = ("MGP", "NIMGP")
 #: The prediction model: NIMGP as the workflow trains it (robust-max likelihood, 300 input samples, batch 50,
 #: Adam 0.01) on the workflow's 454 sources and features (the paper's preset).

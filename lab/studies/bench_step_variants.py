@@ -14,10 +14,10 @@ Each check builds the main job's model on a synthetic problem of its shapes (``M
 - ``--epoch-loop``: ``Trainer.steps`` (an epoch's steps in one call) against ``Trainer.step`` once a
   minibatch (adopted at 64b555c).
 
-    PYTHONPATH=$PWD python workflows/studies/bench_step_variants.py --xla --parallel --fused-adam
-    TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 PYTHONPATH=$PWD python workflows/studies/bench_step_variants.py --parallel
+    PYTHONPATH=$PWD python lab/studies/bench_step_variants.py --xla --parallel --fused-adam
+    TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 PYTHONPATH=$PWD python lab/studies/bench_step_variants.py --parallel
 
-What a command prints is kept in ``workflows/studies/records/step_variants.json`` (the thread settings are printed
+What a command prints is kept in ``lab/studies/records/step_variants.json`` (the thread settings are printed
 with ``--parallel``'s rows).
 """
 

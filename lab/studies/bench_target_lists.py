@@ -22,9 +22,9 @@ Prints, for docs/targets.md:
    predicted in the class; with the base rate (the class's share among every classified point source FL16Y
    classifies).
 
-    python workflows/studies/bench_target_lists.py RUN_FOLDER [bcu|rule|cuts|top ...]
+    python lab/studies/bench_target_lists.py RUN_FOLDER [bcu|rule|cuts|top ...]
 
-What a command prints is kept in ``workflows/studies/records/target_lists.json``, one entry a command.
+What a command prints is kept in ``lab/studies/records/target_lists.json``, one entry a command.
 """
 
 import itertools

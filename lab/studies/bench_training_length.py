@@ -13,26 +13,26 @@ interrupted study resumes.  The summary prints each setting's mean over seeds an
 difference to the reference setting (the first), per seed.  A setting is EPOCHS:LEARNING_RATE, or
 EPOCHS:LEARNING_RATE:BATCH_SIZE for a minibatch other than the main job's.
 
-    PYTHONPATH=$PWD python workflows/studies/bench_training_length.py --out runs/training_length \
+    PYTHONPATH=$PWD python lab/studies/bench_training_length.py --out runs/training_length \
         --settings 300:0.01 100:0.01 50:0.01 50:0.03 25:0.03 --seeds 0 1 2
-    PYTHONPATH=$PWD python workflows/studies/bench_training_length.py --out runs/training_length --em-steps 30 \
+    PYTHONPATH=$PWD python lab/studies/bench_training_length.py --out runs/training_length --em-steps 30 \
         --settings 50:0.03 50:0.03:400 --seeds 0 1 2
-    PYTHONPATH=$PWD python workflows/studies/bench_training_length.py --out runs/training_length --em-steps 30 \
+    PYTHONPATH=$PWD python lab/studies/bench_training_length.py --out runs/training_length --em-steps 30 \
         --input-noise none --settings 50:0.03 20:0.03 10:0.03 --seeds 0 1 2     # the error-blind twin
-    PYTHONPATH=$PWD python workflows/studies/bench_training_length.py --out runs/training_length --em-steps 30 \
+    PYTHONPATH=$PWD python lab/studies/bench_training_length.py --out runs/training_length --em-steps 30 \
         --settings 50:0.03 25:0.05@cosine 25:0.08@cosine 35:0.05@cosine --seeds 0 1 2    # Adam's step decayed
-    PYTHONPATH=$PWD python workflows/studies/bench_training_length.py --out runs/training_length --em-steps 30 \
+    PYTHONPATH=$PWD python lab/studies/bench_training_length.py --out runs/training_length --em-steps 30 \
         --input-noise none --natgrad 0.03 --settings 50:0.03 20:0.03 --seeds 0 1 2    # natural gradients for q(u)
-    PYTHONPATH=$PWD python workflows/studies/bench_training_length.py --out runs/training_length --em-steps 30 \
+    PYTHONPATH=$PWD python lab/studies/bench_training_length.py --out runs/training_length --em-steps 30 \
         --row-lr-scale 3 --settings 25:0.03 --seeds 0 1 2         # q(x_i) at 3x the step (or --kernel-lr-scale 3)
 
 ``--natgrad``, ``--row-lr-scale``, ``--kernel-lr-scale`` and ``--lbfgs`` change how every fit of the run trains (variants
-measured and not adopted, workflows/studies/records/training_length/summary.md); their files are named apart.
+measured and not adopted, lab/studies/records/training_length/summary.md); their files are named apart.
 
 A setting ending in ``@cosine`` decays Adam's step each epoch from its learning rate to a twentieth of it at the
 last epoch (half a cosine), where the estimator keeps it constant: a study of whether a schedule reaches the
 same numbers in fewer steps (measured at 7140bd5 and not adopted,
-workflows/studies/records/training_length/summary.md).
+lab/studies/records/training_length/summary.md).
 """
 
 from __future__ import annotations

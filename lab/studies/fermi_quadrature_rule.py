@@ -5,10 +5,10 @@ The paper's code predicts with GPflow's RobustMax, a 20-point Gauss-Hermite rule
 integrates with composite Gauss-Legendre panels at every class's step (accurate to ~1e-8 at any
 variance ratio, where Gauss-Hermite was off by up to 0.1 at ratios >= 40: docs/methods.md,
 "Likelihoods and the other model families").  This fits MGP on the first ``--splits`` splits of
-workflows/fermi_4fgl.yaml (batched, the workflow's seeds) and scores the same fitted latent
+gpal/workflows/files/fermi_4fgl.yaml (batched, the workflow's seeds) and scores the same fitted latent
 marginals on each split's test sources with both rules.
 
-    .venv/bin/python workflows/studies/fermi_quadrature_rule.py --splits 16
+    .venv/bin/python lab/studies/fermi_quadrature_rule.py --splits 16
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from gpal.evaluation.metrics import negative_log_likelihood
 from gpal.models.quadrature import hermite_rule, normal_cdf
 from gpal.runs.units import derived_seed
 from gpal.workflows import load_workflow
+from gpal.workflows.shipped import resolve_workflow
 from gpal.workflows.methods import classifier_params
 from gpal.workflows.splits import _dataset_and_training_size
 
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--splits", type=int, default=16)
     args = p.parse_args(argv)
-    config = load_workflow("workflows/fermi_4fgl.yaml", overrides=["methods=[MGP]"]).config
+    config = load_workflow(resolve_workflow("fermi_4fgl"), overrides=["methods=[MGP]"]).config
     dataset, n_train = _dataset_and_training_size(config)
     params = classifier_params(["MGP"], config["training"], n_train)["MGP"]
     splits = list(dataset.repeated_splits(args.splits, config["protocol"]["test_size"], config["seed"]))

@@ -2,11 +2,11 @@
 """The Fermi repeated-splits workflow with every kernel starting at length scale 1 (GPflow's default)
 instead of gpal's sqrt(d): the initialisation difference of the Table 9 account (docs/results.md).
 
-Same data, splits, seeds and settings as ``workflows/fermi_4fgl.yaml``; only the kernel's
+Same data, splits, seeds and settings as ``gpal/workflows/files/fermi_4fgl.yaml``; only the kernel's
 starting length scales differ, so its units pair with a run of the workflow split by split
-(``workflows/studies/table9_account.py``).
+(``lab/studies/table9_account.py``).
 
-    .venv/bin/python workflows/studies/fermi_unit_lengthscales.py runs/fermi_unit_lengthscales --methods MGP NIMGP
+    .venv/bin/python lab/studies/fermi_unit_lengthscales.py runs/fermi_unit_lengthscales --methods MGP NIMGP
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import gpflow
 import numpy as np
 
 from gpal.workflows import load_workflow
+from gpal.workflows.shipped import resolve_workflow
 from gpal.workflows.methods import classifier_params
 from gpal.workflows.splits import _dataset_and_training_size
 from gpal.runs.repeated_splits import run_repeated_splits
@@ -30,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--splits", type=int, default=100)
     p.add_argument("--models-per-batch", type=int, default=50)
     args = p.parse_args(argv)
-    config = load_workflow("workflows/fermi_4fgl.yaml", overrides=[f"methods=[{','.join(args.methods)}]"]).config
+    config = load_workflow(resolve_workflow("fermi_4fgl"), overrides=[f"methods=[{','.join(args.methods)}]"]).config
     dataset, n_train = _dataset_and_training_size(config)
     d = dataset.X.shape[1]
     methods = {name: {**params, "kernel": gpflow.kernels.SquaredExponential(lengthscales=np.ones(d))}

@@ -7,9 +7,9 @@ fermi_dr4 preset now uses (colour: orange where a band of the hardness ratio is 
 limit, Sqrt_TS_Band < 1).  It also prints, as a Markdown table, the median and 90th
 percentile error bar of every fermi_dr4 feature on the main job's labelled sources
 (bll, fsrq, psr + msp) under both models, as quoted in docs/catalogs.md and kept in
-workflows/studies/records/error_model.json (`shared.keep_printed`).
+lab/studies/records/error_model.json (`shared.keep_printed`).
 
-    python workflows/studies/make_error_model_figure.py       # PNG into docs/figures/
+    python lab/studies/make_error_model_figure.py       # PNG into docs/figures/
 
 No fitting and nothing random beyond the propagation's fixed seed: a rerun gives the same figure.
 """

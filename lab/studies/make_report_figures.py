@@ -7,8 +7,8 @@ beside scikit-learn's logistic regression on 20 repeated 90/10 splits of the
 with `gpal.active` on the same set; sky maps of the 4FGL-DR4 unassociated sources
 from the classifier fitted on the DR4 bll / fsrq / psr sources.
 
-    python workflows/studies/make_report_figures.py                 # PNGs into docs/figures/
-    python workflows/studies/make_report_figures.py --report out/   # also a full report in out/
+    python lab/studies/make_report_figures.py                 # PNGs into docs/figures/
+    python lab/studies/make_report_figures.py --report out/   # also a full report in out/
 
 Everything is seeded; a rerun gives the same numbers up to TensorFlow's float
 round-off.

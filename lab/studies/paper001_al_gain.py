@@ -10,8 +10,8 @@ interval over the repetitions (`gpal.workflows.verdicts.interval`, n - 1 degrees
 Sec. 5.5 also names NIMGP-NN "the best performing method" on Fig. 6's curves; ``--errors`` gives the
 paired difference of the test errors themselves after ``--after`` labels, per selection strategy.
 
-    python workflows/studies/paper001_al_gain.py workflows/studies/records/waveform_al_paired_curves.csv --after 40
-    python workflows/studies/paper001_al_gain.py workflows/studies/records/waveform_al_paired_curves.csv --errors
+    python lab/studies/paper001_al_gain.py lab/studies/records/waveform_al_paired_curves.csv --after 40
+    python lab/studies/paper001_al_gain.py lab/studies/records/waveform_al_paired_curves.csv --errors
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Why NIMGP-FO's learned input-noise variance goes to zero on paper 001's UCI sets (sec. 3.3-3.4, 5.3, Table 5).
 
 Each unit trains NIMGP-FO once on one 90/10 split of a UCI set with the paper's injected noise, in
-the setting of ``workflows/papers/001_uci_input_noise.yaml`` (robust-max, epsilon 1e-3 fixed, SE-ARD
+the setting of ``gpal/workflows/files/papers/001_uci_input_noise.yaml`` (robust-max, epsilon 1e-3 fixed, SE-ARD
 plus a learned noise level, M = min(100, 5%), batch 50, Adam 1e-3, the same splits and noise draws),
 with its input-noise variance V either learned (from gpal's start 0.01 or the authors' 0.1) or given
 and held fixed (at the authors' start 0.1, or at the injected level).  Given V is stated in the
@@ -14,8 +14,8 @@ finite difference, so that a gradient lost between the variance and the objectiv
 A learned V is also traced during training (median, min and max over features, with the epoch's mean
 loss, every ``--trace-every`` epochs), to show when and how fast it leaves its start.
 
-    python workflows/studies/paper001_fo_variance.py --dataset vehicle --splits 0 1 --jobs 2 \
-        --json workflows/pages/records/papers/probes/001_fo_variance.json
+    python lab/studies/paper001_fo_variance.py --dataset vehicle --splits 0 1 --jobs 2 \
+        --json lab/pages/records/papers/probes/001_fo_variance.json
 """
 
 from __future__ import annotations
@@ -150,8 +150,8 @@ def main() -> None:
                   flush=True)
             rows.append(row)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    record = {"workflow": "workflows/studies/fo_variance.yaml",
-              "command": "python workflows/studies/paper001_fo_variance.py " + " ".join(
+    record = {"workflow": "lab/studies/fo_variance.yaml",
+              "command": "python lab/studies/paper001_fo_variance.py " + " ".join(
                   f"--{k.replace('_', '-')} {' '.join(map(str, v)) if isinstance(v, list) else v}"
                   for k, v in vars(args).items() if v is not None),
               "commit": commit, "grid": list(GRID), "units": rows}

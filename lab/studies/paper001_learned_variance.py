@@ -1,15 +1,15 @@
 """The input-noise variance paper 001's NIMGP and NIMGP-FO learn on one split of a UCI set, beside that split's MGP.
 
-Each fit trains one method once on split k of ``workflows/papers/001_uci_input_noise.yaml`` at one injected level
+Each fit trains one method once on split k of ``gpal/workflows/files/papers/001_uci_input_noise.yaml`` at one injected level
 (its rows, noise draws and seed; robust-max with epsilon 1e-3 fixed, M = min(100, 5%), batch 50, 300 prediction
 samples), with the variance learned from a given start and the kernel, epochs and learning rate given: the workflow
 reports only test scores, and whether a method kept a variance or let it go to zero (and so became MGP) is read off
 its fitted model.  The variance is stated per feature in the units of the training split standardised before the
 noise, as the paper's scripts (and ``paper001_fo_variance.py``) state it.  A fit is ``METHOD:KERNEL[:START]``::
 
-    python workflows/studies/paper001_learned_variance.py --dataset vehicle --split 0 --level 0.25 \\
+    python lab/studies/paper001_learned_variance.py --dataset vehicle --split 0 --level 0.25 \\
         --fits NIMGP:se_ard_plus_noise:0.01 MGP:se_ard NIMGP-FO:se_ard:0.01 NIMGP-FO:se_ard:0.1 --jobs 2 \\
-        --json workflows/pages/records/papers/probes/001_learned_variance.json
+        --json lab/pages/records/papers/probes/001_learned_variance.json
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import numpy as np
 
 from shared import METHODS, code_commit, learned_variance_start, uci_split
 
-STUDY = "workflows/studies/learned_variance.yaml"
+STUDY = "lab/studies/learned_variance.yaml"
 
 
 def _fit(dataset: str, split_index: int, level: float, fit: str, epochs: int, learning_rate: float) -> dict[str, Any]:
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> None:
         for row in pool.map(_fit, *zip(*fits)):
             print({k: row.get(k) for k in ("fit", "test_nll", "learned_variance_median", "seconds")}, flush=True)
             rows.append(row)
-    record = {"workflow": STUDY, "command": "python workflows/studies/paper001_learned_variance.py " + " ".join(
+    record = {"workflow": STUDY, "command": "python lab/studies/paper001_learned_variance.py " + " ".join(
                   f"--{k.replace('_', '-')} {' '.join(map(str, v)) if isinstance(v, list) else v}"
                   for k, v in vars(args).items() if v is not None),
               "commit": commit, "dataset": args.dataset, "split": args.split, "level": args.level, "fits": rows}

@@ -1,14 +1,14 @@
 """Which GP-prior length scale makes gpal's 2-D problems as hard as paper 001's (sec. 5.2)?
 
-The paper writes l = 2 for its squared-exponential prior; `workflows/papers/001_synthetic_2d.yaml`
+The paper writes l = 2 for its squared-exponential prior; `gpal/workflows/files/papers/001_synthetic_2d.yaml`
 reads that as a length scale of sqrt(2) (l dividing the squared distance).  The Bayes-optimal test
 error and NLL of the problems do not depend on any classifier, so they show, at no training cost,
 how hard each reading makes the problems; the paper's best methods reach an error of 0.108 (noise
 0.1), 0.158 (0.25) and 0.21 (0.5), which the Bayes error must not exceed.
 
-    python workflows/studies/paper001_synthetic_lengthscale.py --problems 20
+    python lab/studies/paper001_synthetic_lengthscale.py --problems 20
 
-One JSON line a length scale and noise, kept in ``workflows/studies/records/synthetic_lengthscale.json``.
+One JSON line a length scale and noise, kept in ``lab/studies/records/synthetic_lengthscale.json``.
 """
 
 from __future__ import annotations

@@ -6,11 +6,11 @@ mean difference gets a Student t interval over the points (`gpal.workflows.verdi
 (NLL below MGP's) is resolved where the 95 % interval excludes 0, "similar error" only where the
 90 % interval lies inside ±``--margin`` (TOST).  Each method's mean KL from the exact Bayes-optimal predictive,
 and that predictive's own NLL and error (how hard the draw is), go beside them.  Reads a finished ``gpal workflow
-workflows/toy_1d.yaml`` run folder and rebuilds its problem from the run's ``workflow.json``.
+toy_1d`` run folder and rebuilds its problem from the run's ``workflow.json``.
 
-    python workflows/studies/paper001_toy_1d.py runs/toy_1d
+    python lab/studies/paper001_toy_1d.py runs/toy_1d
 
-One JSON line a predictive (the Bayes-optimal one first), kept in ``workflows/studies/records/toy_1d.json``.
+One JSON line a predictive (the Bayes-optimal one first), kept in ``lab/studies/records/toy_1d.json``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Paper 001's 2-D problem 0 at noise 0.1: how the reduced budget (100 epochs, 100 prediction samples) moves the NLL.
 
-The run of docs/papers.md (`workflows/papers/001_synthetic_2d.yaml` at 100 of the paper's 750 epochs and 100 of its
+The run of docs/papers.md (`gpal/workflows/files/papers/001_synthetic_2d.yaml` at 100 of the paper's 750 epochs and 100 of its
 300 prediction samples) is set beside the paper's budget on one problem (repetition 0, the first of that run, so its
 100-epoch fits are the run's own), the variance given:
 
@@ -8,11 +8,11 @@ The run of docs/papers.md (`workflows/papers/001_synthetic_2d.yaml` at 100 of th
 - ``samples``: 100 epochs, the paper's 300 samples, NIMGP;
 - ``paper``: the paper's 750 epochs and 300 samples, MGP and NIMGP.
 
-    python workflows/studies/paper001_training_length.py
+    python lab/studies/paper001_training_length.py
 
 Each budget is one `gpal workflow` run into ``--out``/<budget> (a rerun reuses its finished fits); one JSON line a
 fit: the budget, its command, the method, its test NLL and error, kept in
-``workflows/studies/records/paper001_training_length.json``.
+``lab/studies/records/paper001_training_length.json``.
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ import shlex
 from pathlib import Path
 
 from gpal.workflows import run_workflow
+from gpal.workflows.shipped import resolve_workflow
 from shared import keep_printed  # the script's folder, first on its path
 
-WORKFLOW = "workflows/papers/001_synthetic_2d.yaml"
+WORKFLOW = "papers/001_synthetic_2d"  # the shipped workflow, by its name
 #: Problem 0 at noise 0.1, the variance given: the settings every budget shares.
 PROBLEM = ["repetitions=1", "noise_variance=[known]", "data.noise_levels=[0.1]"]
 #: budget -> the overrides that set it, beside `PROBLEM`; the workflow file's own budget is the paper's.
@@ -43,7 +44,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     with keep_printed("paper001_training_length", __file__, argv):  # docs/papers/001_numbers.md cites its NLLs
         for budget, overrides in BUDGETS.items():
-            out = run_workflow(WORKFLOW, [*PROBLEM, *overrides], out=args.out / budget, progress=False)
+            out = run_workflow(resolve_workflow(WORKFLOW), [*PROBLEM, *overrides], out=args.out / budget, progress=False)
             words = [w for o in [*PROBLEM, *overrides] for w in ("--set", o)]
             command = shlex.join(["gpal", "workflow", WORKFLOW, *words])
             problem = out / "units" / "rep_0000" / "noise_0.1"

@@ -1,12 +1,12 @@
 #!/usr/bin/env python
 """Run a declared study: its commands in order, from the repository's top.
 
-A study is declared in ``workflows/studies/<NAME>.yaml`` (the format: ``workflows/studies/README.md``), so a number
+A study is declared in ``lab/studies/<NAME>.yaml`` (the format: ``lab/studies/README.md``), so a number
 on a docs page cites the study by name and record, and anyone can remake it::
 
-    python workflows/studies/run.py open_sky             # run its commands
-    python workflows/studies/run.py open_sky --dry-run   # print them only
-    python workflows/studies/run.py error_bars --rebuild --check   # its records against what its kept outputs make
+    python lab/studies/run.py open_sky             # run its commands
+    python lab/studies/run.py open_sky --dry-run   # print them only
+    python lab/studies/run.py error_bars --rebuild --check   # its records against what its kept outputs make
 
 Each command is printed before it runs, through the shell (a command may set variables first:
 ``OMP_NUM_THREADS=1 python ...``); the first that fails stops the study with its exit status.  A study whose
@@ -44,9 +44,11 @@ RUNS = ("script", "workflow")
 #: repository's top, a folder ending in ``/``): running the study remakes them.
 OPTIONAL = {"rebuild": list, "rebuild_reads": list}
 #: The records' format, which states `CHECK_VARIABLE` (a plain module of the page generators, loaded by its path).
-RECORD_FORMAT = ROOT / "workflows" / "pages" / "result_records.py"
+RECORD_FORMAT = ROOT / "lab" / "pages" / "result_records.py"
 #: Where the records a declaration lists live, from the repository's top (`record_files`: which files count).
-RECORD_HOMES = ("workflows/pages/records", "workflows/studies/records")
+#: Where the shipped workflow files are, from the repository's top (a command runs one by its name below it).
+SHIPPED = "gpal/workflows/files/"
+RECORD_HOMES = ("lab/pages/records", "lab/studies/records")
 
 
 def read_study(path: Path, root: Path = ROOT) -> dict[str, Any]:
@@ -93,7 +95,7 @@ def read_study(path: Path, root: Path = ROOT) -> dict[str, Any]:
 def record_files(root: Path = ROOT) -> list[str]:
     """Every record a declaration must name, from ``root``: the JSON records of the pages (beside them, ``<name>.md``
     is a record's explanation and ``claims/`` the papers page's claims, both written by hand) and every file a
-    study keeps in ``workflows/studies/records/``."""
+    study keeps in ``lab/studies/records/``."""
     pages = (root / RECORD_HOMES[0]).rglob("*.json")
     kept = (p for p in (root / RECORD_HOMES[1]).rglob("*") if p.is_file())
     return sorted(p.relative_to(root).as_posix() for p in (*pages, *kept))
@@ -107,10 +109,12 @@ def lists_record(study: dict[str, Any], record: str) -> bool:
 
 def _runs_workflow(study: dict[str, Any], path: Path, root: Path, workflow: str) -> bool:
     """Whether a record's ``workflow`` field fits its declaration: the declaration itself, its ``workflow`` file, or
-    a workflow file one of its commands runs (a papers record names it by stem: ``000_fig_4``)."""
+    a workflow one of its commands runs, by path or by its shipped name (a papers record names it by stem:
+    ``000_fig_4``, run as ``gpal workflow papers/000_fig_4``)."""
     if workflow in (path.relative_to(root).as_posix(), study.get("workflow")):
         return True
-    return any(workflow in c.split() or f"workflows/papers/{workflow}.yaml" in c.split() for c in study["commands"])
+    names = {workflow, f"papers/{workflow}", workflow.removeprefix(SHIPPED).removesuffix(".yaml")}
+    return any(names & set(c.split()) for c in study["commands"])
 
 
 def check_records(root: Path = ROOT) -> dict[str, str]:
@@ -120,7 +124,7 @@ def check_records(root: Path = ROOT) -> dict[str, str]:
     owners: dict[str, list[str]] = {}
     problems = []
     records = record_files(root)
-    for path in sorted((root / "workflows" / "studies").glob("*.yaml")):
+    for path in sorted((root / "lab" / "studies").glob("*.yaml")):
         study = read_study(path, root)
         for record in records:
             if lists_record(study, record):
@@ -134,7 +138,7 @@ def check_records(root: Path = ROOT) -> dict[str, str]:
         declared = owners.get(record, [])
         if not declared:
             problems.append(f"{record}: a workflow record without its workflow: no declaration in "
-                            "workflows/studies/ lists it in 'records'; declare the study or workflow run that made "
+                            "lab/studies/ lists it in 'records'; declare the study or workflow run that made "
                             "it (its commands and cost), or retire it")
         elif len(declared) > 1:
             problems.append(f"{record}: listed by {len(declared)} declarations {declared}; a record has one")
@@ -160,6 +164,27 @@ def missing_outputs(study: dict[str, Any], root: Path = ROOT) -> list[str]:
         return path.is_file() or (path.is_dir() and any(p.is_file() for p in path.rglob("*")))
 
     return [name for name in study.get("rebuild_reads", []) if not present(name)]
+
+
+def gpal_problem(root: Path = ROOT) -> str | None:
+    """Why the ``python`` the commands run cannot run the lab, or None: the lab is not installed with gpal and runs
+    against the gpal of its own clone (an installed gpal of another version may lack what the lab calls)."""
+    import tomllib
+
+    wanted = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
+    install = f"from the repository's top ({root}), install this clone's gpal: python -m pip install -e '.[test]'"
+    try:
+        found = subprocess.run(["python", "-c", "import gpal; print(gpal.__version__); print(gpal.__file__)"],
+                               capture_output=True, text=True, cwd=root, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"the studies' commands run `python`, which does not start here ({exc}); {install}"
+    if found.returncode:
+        return f"the studies' commands run `python`, which cannot import gpal; {install}, or activate its environment"
+    version, where = found.stdout.split()[:2]
+    if version != wanted:
+        return (f"the studies' commands run `python` with gpal {version} ({where}), but this clone's lab is for gpal "
+                f"{wanted}; {install}")
+    return None
 
 
 def study_file(name: str) -> Path:
@@ -190,7 +215,7 @@ def run(study: dict[str, Any], dry_run: bool = False, rebuild: bool = False, che
     missing = missing_outputs(study) if rebuild and not dry_run else []
     if missing:
         print(f"error: study {study['study']!r} rebuilds its records from outputs git does not keep, and these are "
-              f"missing: {', '.join(missing)}; remake them by running the study: python workflows/studies/run.py "
+              f"missing: {', '.join(missing)}; remake them by running the study: python lab/studies/run.py "
               f"{study['study']} (its cost: {study['needs']['cost']}), then rebuild", file=sys.stderr)
         return 2
     environment = {**os.environ, check_variable(): "1"} if check else None
@@ -205,8 +230,8 @@ def run(study: dict[str, Any], dry_run: bool = False, rebuild: bool = False, che
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python workflows/studies/run.py", description=__doc__.split("\n")[0])
-    parser.add_argument("name", help="the study: a declaration workflows/studies/NAME.yaml")
+    parser = argparse.ArgumentParser(prog="python lab/studies/run.py", description=__doc__.split("\n")[0])
+    parser.add_argument("name", help="the study: a declaration lab/studies/NAME.yaml")
     parser.add_argument("--dry-run", action="store_true", help="print the commands without running them")
     parser.add_argument("--rebuild", action="store_true",
                         help="run the study's 'rebuild' commands: its records from its kept outputs")
@@ -219,6 +244,10 @@ def main(argv: list[str] | None = None) -> int:
         study = read_study(study_file(args.name))
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    problem = None if args.dry_run else gpal_problem()
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     return run(study, args.dry_run, args.rebuild, args.check)
 

@@ -8,9 +8,9 @@ training rows and features and scored on the same held-out rows, so differences 
 paired.  Each (split, method) unit is written to ``--out`` as soon as it finishes: an
 interrupted study resumes where it stopped, and more splits extend it.
 
-    python workflows/studies/select_default.py --features fermi_dr4 --splits 3 --out study.json
-    python workflows/studies/select_default.py --task 4fgl-454 --features villacampa2021 --test-size 0.1 --splits 5 --out s454.json
-    python workflows/studies/select_default.py --summarize study.json
+    python lab/studies/select_default.py --features fermi_dr4 --splits 3 --out study.json
+    python lab/studies/select_default.py --task 4fgl-454 --features villacampa2021 --test-size 0.1 --splits 5 --out s454.json
+    python lab/studies/select_default.py --summarize study.json
 """
 
 from __future__ import annotations

@@ -107,13 +107,13 @@ def keep_printed(study: str, script: str, argv: Sequence[str] | None = None) -> 
     """Print as usual inside the block, and keep what was printed in the study's record ``RECORDS/<study>.json``.
 
     A docs page cites the numbers a study's command prints; the record holds them under that command (``python
-    workflows/studies/<script> ARGS``, replacing its earlier entry; a study's other commands keep theirs) with the
+    lab/studies/<script> ARGS``, replacing its earlier entry; a study's other commands keep theirs) with the
     commit that made them (`code_commit`), so a reader can find and check a page's number.  A block
     that raises keeps nothing: a failed command's partial output is not a result."""
     from gpal.files import write_json_atomic
 
     args = list(sys.argv[1:] if argv is None else argv)
-    command = "python " + shlex.join([f"workflows/studies/{Path(script).name}", *map(str, args)])
+    command = "python " + shlex.join([f"lab/studies/{Path(script).name}", *map(str, args)])
     path = Path(RECORDS) / f"{study}.json"
     kept = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"study": study, "commands": {}}
     if not (isinstance(kept, dict) and kept.get("study") == study and isinstance(kept.get("commands"), dict)):
@@ -525,7 +525,7 @@ def run_command(script: str, settings: dict[str, Any], defaults: dict[str, Any],
 
 def kept_output(json_arg: str | None, name: str) -> str | None:
     """Where a run keeps its figures: ``--json`` as given, or ``name`` inside it when it names a folder (a study's
-    folder of kept runs under workflows/studies/records/, its README saying what they are)."""
+    folder of kept runs under lab/studies/records/, its README saying what they are)."""
     if json_arg and Path(json_arg).is_dir():
         return str(Path(json_arg) / name)
     return json_arg
@@ -557,7 +557,7 @@ def runs_in_children(script: str, argv: list[str], runs: int, folder: str, stem:
 
 
 def uci_split(dataset: str, split_index: int, level: float) -> tuple[Any, Any, int, np.ndarray]:
-    """Split ``split_index`` of paper 001's UCI workflow (``workflows/papers/001_uci_input_noise.yaml``) at injected
+    """Split ``split_index`` of paper 001's UCI workflow (``gpal/workflows/files/papers/001_uci_input_noise.yaml``) at injected
     level ``level``: its (train, test) rows with the same noise draws, the unit's seed, and the clean training rows'
     scale (the paper states a variance in units of the training split standardised before the noise)."""
     from gpal.data.registry import load_dataset

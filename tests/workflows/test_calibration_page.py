@@ -1,5 +1,5 @@
 """docs/calibration.md's numbers of the study ``calibration_init`` (the kernel's starting variance, its later labels,
-and every labelled source scored once by cross-validation) are its records' (workflows/studies/records/calibration/, written by the
+and every labelled source scored once by cross-validation) are its records' (lab/studies/records/calibration/, written by the
 study's own commands): each value is read from a record, formatted as the page writes it and looked for in the
 sentence that quotes it, so a number edited on the page, or a study run again with another, fails here."""
 
@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).parents[2]
 PAGE = ROOT / "docs" / "calibration.md"
-RECORDS = ROOT / "workflows" / "studies" / "records" / "calibration"
+RECORDS = ROOT / "lab" / "studies" / "records" / "calibration"
 
 
 def _record(name: str) -> dict:
@@ -75,7 +75,7 @@ def test_the_later_label_verdict_quotes_every_resolved_loss_of_the_later_label_r
     assert record["seeds"] == [0, 1, 2, 3, 4]
     sentence = page[page.index("But on later labels, over five seeds"):]
     sentence = sentence[:sentence.index(". ") + 1]  # a sentence ends at a full stop and a space, a decimal point not
-    _on(sentence, "over five seeds (record `workflows/studies/records/calibration/later_labels_var20.json`)")
+    _on(sentence, "over five seeds (record `lab/studies/records/calibration/later_labels_var20.json`)")
     # a loss is resolved where the interval of var20 - gpal excludes 0 on gpal's side: above 0 for the NLL, below for
     # balanced accuracy and AUC; the page names each, with its interval, and no other interval
     worse = {measure: [(check, d) for check, c in record["checks"].items() if not check.startswith("held-out:")
@@ -104,6 +104,6 @@ def test_the_page_cites_the_study_and_its_records_not_a_script(page):
     assert "bench_calibration_init.py" not in page
     for name in ("calibration_init_seeds0-2.json", "calibration_init_seeds0-9.json", "calibration_cv.json",
                  "later_labels_var20.json"):
-        assert f"`workflows/studies/records/calibration/{name}`" in page
+        assert f"`lab/studies/records/calibration/{name}`" in page
     assert "the study `calibration_init`" in page
 

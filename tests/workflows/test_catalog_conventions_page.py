@@ -1,5 +1,5 @@
 """docs/catalogs.md's tables of the catalogs' upper-limit convention are the study ``catalog_conventions``'s printed
-tables (record workflows/studies/records/catalog_conventions.json): read from the record, not recomputed, so a
+tables (record lab/studies/records/catalog_conventions.json): read from the record, not recomputed, so a
 table typed or edited by hand, or a study run again with other numbers, fails here."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).parents[2]
 PAGE = ROOT / "docs" / "catalogs.md"
-RECORD = ROOT / "workflows" / "studies" / "records" / "catalog_conventions.json"
-COMMAND = "python workflows/studies/bench_catalog_conventions.py"
+RECORD = ROOT / "lab" / "studies" / "records" / "catalog_conventions.json"
+COMMAND = "python lab/studies/bench_catalog_conventions.py"
 
 
 def _printed() -> list[str]:

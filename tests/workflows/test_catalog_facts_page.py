@@ -1,5 +1,5 @@
 """docs/catalogs.md's prose counts and build times are the study ``catalog_facts``'s (record
-workflows/studies/records/catalog_facts.json): each printed value is read from the record and looked for in the
+lab/studies/records/catalog_facts.json): each printed value is read from the record and looked for in the
 sentence the page writes it in, so a number edited on the page, or a study run again with another, fails here; and
 every line the study prints is held by one of these sentences, so a new count cannot go unquoted."""
 
@@ -13,10 +13,10 @@ import pytest
 
 ROOT = Path(__file__).parents[2]
 PAGE = ROOT / "docs" / "catalogs.md"
-RECORD = ROOT / "workflows" / "studies" / "records" / "catalog_facts.json"
-COUNTS = "python workflows/studies/bench_catalog_facts.py"
-TIMINGS = "python workflows/studies/bench_catalog_facts.py --timings"
-WHEEL = "python workflows/studies/bench_catalog_facts.py --wheel"
+RECORD = ROOT / "lab" / "studies" / "records" / "catalog_facts.json"
+COUNTS = "python lab/studies/bench_catalog_facts.py"
+TIMINGS = "python lab/studies/bench_catalog_facts.py --timings"
+WHEEL = "python lab/studies/bench_catalog_facts.py --wheel"
 
 
 class _Facts:

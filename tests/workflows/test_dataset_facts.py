@@ -1,4 +1,4 @@
-"""workflows/studies/bench_dataset_facts.py: the class statistics are the recipe's m and s of N(m 1, s^2 I), and the
+"""lab/studies/bench_dataset_facts.py: the class statistics are the recipe's m and s of N(m 1, s^2 I), and the
 KEEL size is the bytes of the files the manifest lists."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from conftest import repository_script
 
 @pytest.fixture(scope="module")
 def facts():
-    return repository_script("workflows/studies/bench_dataset_facts.py")
+    return repository_script("lab/studies/bench_dataset_facts.py")
 
 
 def test_class_statistics_recover_each_class_mean_and_spread(facts):

@@ -1,4 +1,4 @@
-"""Paper 000's workflows (workflows/papers/000_*.yaml) at a tiny fixed-seed size: the comparison they write."""
+"""Paper 000's workflows (gpal/workflows/files/papers/000_*.yaml) at a tiny fixed-seed size: the comparison they write."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from conftest import repository_script
 from gpal.workflows import run_workflow
 
 ROOT = Path(__file__).resolve().parents[2]
-PAPERS = ROOT / "workflows" / "papers"
+PAPERS = ROOT / "gpal" / "workflows" / "files" / "papers"
 TINY = ["protocol.splits=2", "training.epochs=1", "training.num_inducing=4"]
 
 
@@ -54,7 +54,7 @@ def test_fig_4_runs_fixed_and_learned_delta_side_by_side(tmp_path, capsys):
     table = json.loads((out / "comparison.json").read_text())
     assert {r["method"] for r in table} == {"svgp-step", "svgp-step-fixed-delta"}
     # the benchmark's paired table reads the same folder: one row for step, fixed minus learned
-    repository_script("workflows/studies/bench_paper000_delta.py").paired(out)
+    repository_script("lab/studies/bench_paper000_delta.py").paired(out)
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| waveform_noise-n60 |")]
     assert len(lines) == 1 and lines[0].startswith("| waveform_noise-n60 | step | 2 |")
 
@@ -72,7 +72,7 @@ def test_table_5_runs_the_matern_plus_se_kernel(tmp_path):
 
 
 def test_inducing_study_measures_distance_to_a_known_boundary():
-    study = repository_script("workflows/studies/bench_paper000_inducing.py")
+    study = repository_script("lab/studies/bench_paper000_inducing.py")
     xs, ys = np.linspace(-1.0, 1.0, 201), np.linspace(-2.0, 2.0, 101)
     labels = (xs[:, None] + 0.0 * ys[None, :] > 0.305).astype(int)  # boundary: the line x1 = 0.305
     boundary = study.boundary_points(labels, xs, ys)
@@ -87,8 +87,8 @@ def test_inducing_study_measures_distance_to_a_known_boundary():
 
 
 def test_inducing_and_curves_rules_read_intervals_by_their_side_of_zero():
-    inducing = repository_script("workflows/studies/bench_paper000_inducing.py")
-    curves = repository_script("workflows/studies/bench_paper000_curves.py")
+    inducing = repository_script("lab/studies/bench_paper000_inducing.py")
+    curves = repository_script("lab/studies/bench_paper000_curves.py")
     mean, _, low, high = curves.paired_t(np.array([1.0, 2.0, 3.0]))
     # mean 2, SE 1/sqrt(3), t(0.975, 2) = 4.3027
     assert (mean, low, high) == pytest.approx((2.0, 2.0 - 4.302653 / np.sqrt(3), 2.0 + 4.302653 / np.sqrt(3)))
@@ -113,7 +113,7 @@ def test_delta_study_tests_only_the_fresh_splits_as_declared(tmp_path, capsys):
         for k in range(6):
             unit = {"nll": 0.3 + sign * nll_gap[k], "error": 0.2 - sign * acc_gap[k]}
             (folder / f"split_{k}.json").write_text(json.dumps(unit))
-    repository_script("workflows/studies/bench_paper000_delta.py").paired(tmp_path / "run", 2, 0.01)
+    repository_script("lab/studies/bench_paper000_delta.py").paired(tmp_path / "run", 2, 0.01)
     (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("| waveform_noise |")]
     d_nll, d_acc = np.array(nll_gap[2:]), np.array(acc_gap[2:])
     nll = stats.t.interval(0.95, 3, d_nll.mean(), stats.sem(d_nll))

@@ -1,4 +1,4 @@
-"""workflows/studies/paper001_learned_variance.py: a fit's learned input-noise variance, read in the paper's units."""
+"""lab/studies/paper001_learned_variance.py: a fit's learned input-noise variance, read in the paper's units."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from conftest import repository_script
 
 @pytest.fixture(scope="module")
 def script():
-    return repository_script("workflows/studies/paper001_learned_variance.py")
+    return repository_script("lab/studies/paper001_learned_variance.py")
 
 
 def test_a_variance_is_stated_in_the_clean_rows_units_and_the_start_is_not_left_behind(script, monkeypatch):

@@ -1,4 +1,4 @@
-"""workflows/studies/bench_paper003_inducing.py: its summary and verdicts on made-up fits, and its refusals."""
+"""lab/studies/bench_paper003_inducing.py: its summary and verdicts on made-up fits, and its refusals."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from conftest import repository_script
 
 @pytest.fixture(scope="module")
 def bench():
-    return repository_script("workflows/studies/bench_paper003_inducing.py")
+    return repository_script("lab/studies/bench_paper003_inducing.py")
 
 
 def _fits(errors, cpu):

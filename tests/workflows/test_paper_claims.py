@@ -18,7 +18,7 @@ def _row(setting, method, metric, values, paper=1.0, paper_se=None):
 
 def _record(rows, paper="P (paper 9)", name="wf", spread="none"):
     # the workflow and the command name a file that exists (the page refuses a record whose workflow is gone)
-    return {"workflow": "workflows/toy_1d.yaml", "title": name, "command": "gpal workflow workflows/toy_1d.yaml",
+    return {"workflow": "gpal/workflows/files/toy_1d.yaml", "title": name, "command": "gpal workflow toy_1d",
             "commit": "abc",
             "settings": {"training": {"num_inducing": 20}},
             "source": {"paper": paper, "table": "T", "spread": spread, "repeats": 3, "budget": {"splits": 3}},
@@ -149,7 +149,7 @@ def test_a_kept_table_names_the_study_that_lists_it(tmp_path):
     (records / "claims").mkdir(parents=True)
     (records / "tables").mkdir()
     (records / "wf.json").write_text(json.dumps(RESULTS["wf"]))
-    table = {"workflow": "workflows/studies/paper002_curves.yaml", "command": "c", "source": "s",
+    table = {"workflow": "lab/studies/paper002_curves.yaml", "command": "c", "source": "s",
              "settings": {"splits": {"t": 3}}, "tables": [{"caption": "t", "columns": ["method", "gpal NLL"],
                                                           "rows": [["A", "0.10 ± 0.01"], ["B", "0.30 ± 0.01"]]}]}
     (records / "tables" / "paper002_curves.json").write_text(json.dumps(table))
@@ -159,8 +159,8 @@ def test_a_kept_table_names_the_study_that_lists_it(tmp_path):
         {"paper": "P (paper 9)", "claims": [{"claim": "A beats B", "checks": [check]}]}))
     assert "| A beats B | **reproduced** | – | `tables/paper002_curves` NLL (t), 1 pair: reproduced 1 |" \
         in render(records)
-    (records / "tables" / "paper002_curves.json").write_text(json.dumps({**table, "workflow": "workflows/studies/plane.yaml"}))
-    with pytest.raises(ValueError, match=r"does not list workflows/pages/records/papers/tables/paper002_curves\.json"):
+    (records / "tables" / "paper002_curves.json").write_text(json.dumps({**table, "workflow": "lab/studies/plane.yaml"}))
+    with pytest.raises(ValueError, match=r"does not list lab/pages/records/papers/tables/paper002_curves\.json"):
         render(records)
 
 

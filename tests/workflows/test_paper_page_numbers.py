@@ -1,7 +1,7 @@
 """The papers' hand-written pages quote their records field by field: every decimal of a section that cites a record,
 and of an explanation the papers page shows, is pinned to the record field it shows (or quoted from elsewhere, with
-why) in ``workflows/pages/page_numbers.json``, so a number retyped on a page, or a record remade with another value,
-fails here (``workflows/pages/page_numbers.py``)."""
+why) in ``lab/pages/page_numbers.json``, so a number retyped on a page, or a record remade with another value,
+fails here (``lab/pages/page_numbers.py``)."""
 
 from __future__ import annotations
 
@@ -22,14 +22,14 @@ def site(tmp_path, monkeypatch):
     """A repository with one page citing one record, its pins made by ``--pin``."""
     monkeypatch.setattr(page_numbers, "ROOT", tmp_path)
     page_numbers.clear_caches()
-    record = tmp_path / "workflows" / "studies" / "records" / "r.json"
+    record = tmp_path / "lab" / "studies" / "records" / "r.json"
     record.parent.mkdir(parents=True)
     record.write_text(json.dumps({"rows": [{"method": "GPC", "ece": 0.0731}, {"method": "GPD", "ece": 0.0732}],
                                   "accuracy": 0.8726, "variance": 5.7e-7, "nll": 0.8815,
                                   "printed": ["| method | NLL |", "|---|---|", "| GPD | 0.3736 |"]}))
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "p.md").write_text(
-        "# A\nFrom `workflows/studies/records/r.json`: GPD's ECE 0.073, accuracy 87.3 %, NLL 0.3736, "
+        "# A\nFrom `lab/studies/records/r.json`: GPD's ECE 0.073, accuracy 87.3 %, NLL 0.3736, "
         "variance 5.7e-7, test NLL 0.882 (rounded half up); the paper's 0.25 at a step of 0.5 (sec. 4.1)."
         "\n\n    gpal workflow x --set lr=0.75\n# B\nUncited 0.5.\n")
     pins = {"docs/p.md": {"quoted": [{"section": "# A", "decimal": "0.25", "why": "the paper's"}], "pinned": []}}
@@ -55,16 +55,16 @@ def test_a_retyped_number_a_remade_record_and_a_stale_quote_are_named(site):
     assert any("the pin of 0.073 (#1) matches no number" in p for p in found)
     assert any("quoted 0.25 is not in the section" in p for p in found)
     page.write_text(page.read_text().replace("0.074", "0.073"))
-    record = root / "workflows" / "studies" / "records" / "r.json"
+    record = root / "lab" / "studies" / "records" / "r.json"
     record.write_text(record.read_text().replace("0.0732", "0.0751"))
     page_numbers.clear_caches()
     assert [p for p in page_numbers.problems("docs/p.md", pins) if "0.073" in p] == [
-        "docs/p.md, section '# A': 0.073 (#1) is not workflows/studies/records/r.json /rows/1/ece shown as x (0.0751)"]
+        "docs/p.md, section '# A': 0.073 (#1) is not lab/studies/records/r.json /rows/1/ece shown as x (0.0751)"]
 
 
 def test_a_cited_record_that_does_not_exist_is_named(site):
     root, pins = site
-    (root / "docs" / "p.md").write_text("# A\n`workflows/studies/records/gone.json` 0.1\n")
+    (root / "docs" / "p.md").write_text("# A\n`lab/studies/records/gone.json` 0.1\n")
     with pytest.raises(ValueError, match="gone.json"):
         page_numbers.problems("docs/p.md", pins)
 
@@ -81,12 +81,12 @@ def test_a_table_cell_is_read_from_the_record_line_holding_its_rows_other_number
     """Two blocks of a printed table show 0.97 for one class: the page's row (5, 1219) is the second line."""
     monkeypatch.setattr(page_numbers, "ROOT", tmp_path)
     page_numbers.clear_caches()
-    record = tmp_path / "workflows" / "studies" / "records" / "t.json"
+    record = tmp_path / "lab" / "studies" / "records" / "t.json"
     record.parent.mkdir(parents=True)
     record.write_text(json.dumps({"printed": ["| class | cut | n | share |", "|---|---|---|---|",
                                               "| bll | 4 | 1274 | 0.97 |", "| bll | 5 | 1219 | 0.97 |"]}))
     (tmp_path / "docs").mkdir()
-    (tmp_path / "docs" / "t.md").write_text("# A\n`workflows/studies/records/t.json`:\n\n| class | cut | n | share |\n"
+    (tmp_path / "docs" / "t.md").write_text("# A\n`lab/studies/records/t.json`:\n\n| class | cut | n | share |\n"
                                             "|---|---|---|---|\n| bll | 5 | 1219 | 0.97 |\n")
     pins: dict = {}
     assert page_numbers.pin_page("docs/t.md", pins) == []
@@ -100,12 +100,12 @@ def test_a_count_is_held_like_a_decimal_and_settings_and_names_are_not(tmp_path,
     record holds (quoted as one)."""
     monkeypatch.setattr(page_numbers, "ROOT", tmp_path)
     page_numbers.clear_caches()
-    record = tmp_path / "workflows" / "studies" / "records" / "c.json"
+    record = tmp_path / "lab" / "studies" / "records" / "c.json"
     record.parent.mkdir(parents=True)
     record.write_text(json.dumps({"bcu": 1623, "unassociated": 2423, "rows": 15216, "epochs": 300}))
     (tmp_path / "docs").mkdir()
     page = tmp_path / "docs" / "c.md"
-    page.write_text("# A\n`workflows/studies/records/c.json`: 1,623 bcu and 2423 unassociated sources of 15 216 in 2023 "
+    page.write_text("# A\n`lab/studies/records/c.json`: 1,623 bcu and 2423 unassociated sources of 15 216 in 2023 "
                     "(paper 003, 4FGL J1623.5-5005 and PSR J1623-5005 among them, hashed by SHA-256), trained 300 epochs on 120 of them.\n")
     pins: dict = {}
     assert [u.split(":")[1].split()[0] for u in page_numbers.pin_page("docs/c.md", pins)] == ["2023"]
@@ -126,8 +126,8 @@ def test_a_readers_decisions_become_checked_pins_and_a_field_not_showing_the_num
     sheet = page_numbers_review.sheet("docs/p.md", pins)
     assert "»0.073«" in sheet and "/rows/1/ece" in sheet and f"[{ids['0.073']}] 0.073" in sheet
     refused = page_numbers_review.apply("docs/p.md", pins, "\n".join([
-        f"{ids['0.073']} field workflows/studies/records/r.json x /rows/0/ece",   # GPC's 0.0731 shows 0.073 too
-        f"{ids['0.882']} field workflows/studies/records/r.json x /accuracy",     # 0.8726 is not 0.882
+        f"{ids['0.073']} field lab/studies/records/r.json x /rows/0/ece",   # GPC's 0.0731 shows 0.073 too
+        f"{ids['0.882']} field lab/studies/records/r.json x /accuracy",     # 0.8726 is not 0.882
         f"{ids['87.3']} ok",
         f"{ids['5.7e-7']} quote the variance the prose sets",
         "99 ok"]))
@@ -148,11 +148,11 @@ def test_a_number_no_cited_record_shows_is_listed_and_pinned_or_quoted_from_the_
     page.write_text(page.read_text().replace("(sec. 4.1).", "(sec. 4.1); 1,234 sources of 5,678."))  # last
     sheet = page_numbers_review.sheet("docs/p.md", pins)
     assert "[u0] 1,234 in '# A'   (unpinned)" in sheet and "»5,678«" in sheet
-    record = root / "workflows" / "studies" / "records" / "r.json"
+    record = root / "lab" / "studies" / "records" / "r.json"
     record.write_text(record.read_text().replace('"nll"', '"n": 1234, "nll"'))
     page_numbers.clear_caches()
     refused = page_numbers_review.apply("docs/p.md", pins, "\n".join([
-        "u0 field workflows/studies/records/r.json x /n", "u1 quote the catalog's size, said in words", "u7 ok"]))
+        "u0 field lab/studies/records/r.json x /n", "u1 quote the catalog's size, said in words", "u7 ok"]))
     assert len(refused) == 1 and "not the id" in refused[0]
     assert page_numbers.problems("docs/p.md", pins) == []
     assert [p["checked"] for p in pins["docs/p.md"]["pinned"] if p["decimal"] == "1,234"] == [True]
@@ -175,17 +175,17 @@ def test_a_number_written_with_the_other_sign_is_named(tmp_path, monkeypatch):
     """A difference the record keeps as −0.063: the page's −0.063 and its size 0.063 hold; +0.063 does not."""
     monkeypatch.setattr(page_numbers, "ROOT", tmp_path)
     page_numbers.clear_caches()
-    record = tmp_path / "workflows" / "studies" / "records" / "d.json"
+    record = tmp_path / "lab" / "studies" / "records" / "d.json"
     record.parent.mkdir(parents=True)
     record.write_text(json.dumps({"nll_difference": -0.0631, "printed": ["| diff | -0.0412 |"]}))
     (tmp_path / "docs").mkdir()
     page = tmp_path / "docs" / "d.md"
-    page.write_text("# A\n`workflows/studies/records/d.json`: NLL difference −0.063 (0.063 nats better), diff "
+    page.write_text("# A\n`lab/studies/records/d.json`: NLL difference −0.063 (0.063 nats better), diff "
                     "-0.041, a range 0.2-0.5.\n")
     pins: dict = {}
     assert page_numbers.pin_page("docs/d.md", pins) == []
     assert page_numbers.problems("docs/d.md", pins) == []
     page.write_text(page.read_text().replace("−0.063 (", "+0.063 (").replace("diff -0.041", "diff +0.041"))
     found = page_numbers.problems("docs/d.md", pins)
-    assert len([p for p in found if "is not workflows/studies/records/d.json" in p]) == 2, found
+    assert len([p for p in found if "is not lab/studies/records/d.json" in p]) == 2, found
     page_numbers.clear_caches()

@@ -1,4 +1,4 @@
-"""workflows/studies/bench_paper_runs.py: a papers workflow's run read past its record, on a hand-made run folder."""
+"""lab/studies/bench_paper_runs.py: a papers workflow's run read past its record, on a hand-made run folder."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from conftest import repository_script
 
 @pytest.fixture(scope="module")
 def script():
-    return repository_script("workflows/studies/bench_paper_runs.py")
+    return repository_script("lab/studies/bench_paper_runs.py")
 
 
 def _unit(folder, method, split, y, proba, **own):
@@ -83,11 +83,11 @@ def test_the_kept_records_of_the_study_hold_what_their_splits_make():
     """Each record the study `paper_runs` names: the NLL's two parts add up to it, and a method's summary is the
     mean of its splits (a record edited by hand, or from another run, would not)."""
     root = Path(__file__).resolve().parents[2]
-    study = yaml.safe_load((root / "workflows/studies/paper_runs.yaml").read_text(encoding="utf-8"))
+    study = yaml.safe_load((root / "lab/studies/paper_runs.yaml").read_text(encoding="utf-8"))
     assert study["records"]
     for name in study["records"]:
         record = json.loads((root / name).read_text(encoding="utf-8"))
-        assert record["run_commit"] and record["command"].startswith("gpal workflow workflows/papers/"), name
+        assert record["run_commit"] and record["command"].startswith("gpal workflow papers/"), name
         for methods in record["datasets"].values():
             for entry in methods.values():
                 splits = entry["splits"].values()
@@ -149,8 +149,8 @@ def _both_methods_on_two_splits(tmp_path, commit="abc"):
 
 def test_a_table_record_holds_each_methods_mean_and_se_over_its_splits(script, tmp_path, capsys):
     run = _both_methods_on_two_splits(tmp_path)
-    record = script.table_record(script.read_run(run), "workflows/studies/s.yaml", "cmd")
-    assert (record["commit"], record["workflow"], record["settings"]["splits"]) == ("abc", "workflows/studies/s.yaml",
+    record = script.table_record(script.read_run(run), "lab/studies/s.yaml", "cmd")
+    assert (record["commit"], record["workflow"], record["settings"]["splits"]) == ("abc", "lab/studies/s.yaml",
                                                                                    {"toy": 2})
     (table,) = record["tables"]
     assert table["caption"] == "toy" and table["columns"] == ["method", "gpal accuracy", "gpal NLL", "gpal ECE"]
@@ -161,7 +161,7 @@ def test_a_table_record_holds_each_methods_mean_and_se_over_its_splits(script, t
     # kept with --json, the record remakes the same table without the run's folder
     kept, out = tmp_path / "kept.json", tmp_path / "table.json"
     script.main([str(run), "--json", str(kept)])
-    script.main([str(kept), "--record", str(out), "--study", "workflows/studies/s.yaml"])
+    script.main([str(kept), "--record", str(out), "--study", "lab/studies/s.yaml"])
     assert json.loads(out.read_text())["tables"] == record["tables"]
 
 

@@ -1,4 +1,4 @@
-"""workflows/pages/paper_runs_tables.py: the papers' sub-pages' tables of the study paper_runs, from its records."""
+"""lab/pages/paper_runs_tables.py: the papers' sub-pages' tables of the study paper_runs, from its records."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from generated_page import DOCS, ROOT, read_study
 def test_every_table_is_current_with_its_records():
     for page, text in render_pages().items():
         assert (DOCS / page).read_text(encoding="utf-8") == text, \
-            f"docs/{page}: a paper_runs table is stale: run python workflows/pages/papers_page.py"
+            f"docs/{page}: a paper_runs table is stale: run python lab/pages/papers_page.py"
 
 
 def test_every_table_names_its_study_and_records_and_each_record_is_the_studys():
@@ -27,7 +27,7 @@ def test_every_table_names_its_study_and_records_and_each_record_is_the_studys()
         if isinstance(table, PrintedTable):
             continue
         text = render_table(name)
-        assert "the study `paper_runs` (`workflows/studies/paper_runs.yaml`)" in text
+        assert "the study `paper_runs` (`lab/studies/paper_runs.yaml`)" in text
         for row in table.rows:
             assert f"`{row.record}`" in text
             assert row.record in declared or row.record.startswith(paper_runs_tables.PAGE_RECORDS)
@@ -40,7 +40,7 @@ def _cells(name):
 
 
 def test_a_split_row_shows_the_splits_measures_at_the_shown_precision():
-    record = json.loads((ROOT / "workflows/studies/records/papers/paper000_fig_4_satimage.json").read_text())
+    record = json.loads((ROOT / "lab/studies/records/papers/paper000_fig_4_satimage.json").read_text())
     learned = record["datasets"]["satimage"]["svgp-step"]["splits"]["0"]
     # the same numbers from the record's split, formatted here, not by the generator
     expected = [f"{round(100 * learned['accuracy'], 1)} %", f"{learned['nll']:.3f}",
@@ -51,7 +51,7 @@ def test_a_split_row_shows_the_splits_measures_at_the_shown_precision():
 
 
 def test_a_summary_row_is_the_mean_and_se_of_the_records_splits():
-    record = json.loads((ROOT / "workflows/studies/records/papers/paper002_izmailov_2.json").read_text())
+    record = json.loads((ROOT / "lab/studies/records/papers/paper002_izmailov_2.json").read_text())
     expected = []
     for dataset in ("german", "magic-n3000"):
         for method in ("jj", "jj-full", "jj-hybrid", "taylor", "svgp-logit"):  # the table's order
@@ -64,7 +64,7 @@ def test_a_summary_row_is_the_mean_and_se_of_the_records_splits():
 
 def test_a_row_of_the_papers_page_record_and_a_method_not_run():
     rows = _cells("ringnorm_budget")
-    record = json.loads((ROOT / "workflows/pages/records/papers/000_tables_3_4.json").read_text())
+    record = json.loads((ROOT / "lab/pages/records/papers/000_tables_3_4.json").read_text())
     mean = {(r["method"], r["metric"]): r["gpal_mean"] for r in record["rows"] if r["setting"] == "ringnorm"}
     assert rows[0][1:] == ["10", *(f"{100 * mean[m, 'accuracy']:.1f} / {mean[m, 'nll']:.3f}"
                                    for m in ("svgp-step", "svgp-probit", "svgp-logit"))]
@@ -73,11 +73,11 @@ def test_a_row_of_the_papers_page_record_and_a_method_not_run():
 
 def test_an_error_cell_is_a_page_records_error_or_one_minus_a_runs_records_accuracy():
     rows = _cells("milios_magic")
-    page = json.loads((ROOT / "workflows/pages/records/papers/003_milios_magic.json").read_text())
+    page = json.loads((ROOT / "lab/pages/records/papers/003_milios_magic.json").read_text())
     error = {r["method"]: (r["gpal_mean"], r["gpal_se"]) for r in page["rows"] if r["metric"] == "error"}
     assert [row[2] for row in rows[:3]] == [f"{error[m][0]:.3f} ± {error[m][1]:.3f}"
                                            for m in ("svgp-softmax-mc", "dirichlet", "gpr-platt")]
-    run = json.loads((ROOT / "workflows/studies/records/papers/paper003_milios_magic_probit.json").read_text())
+    run = json.loads((ROOT / "lab/studies/records/papers/paper003_milios_magic_probit.json").read_text())
     errors = np.array([1 - s["accuracy"] for s in run["datasets"]["magic-n3000"]["svgp-probit"]["splits"].values()])
     assert rows[3][1:3] == [str(errors.size), f"{errors.mean():.3f} ± {errors.std(ddof=1) / np.sqrt(errors.size):.3f}"]
 
@@ -115,13 +115,13 @@ def test_markers_that_are_missing_unknown_or_unpaired_are_named():
 
 
 def test_a_record_not_the_studys_or_a_method_it_lacks_is_refused(monkeypatch):
-    other = "workflows/studies/records/papers/paper001_uci_satimage.json"  # another study's record
+    other = "lab/studies/records/papers/paper001_uci_satimage.json"  # another study's record
     monkeypatch.setitem(TABLES, "t", Table("p.md", ("a", "b"), ("---", "---"),
                                            (Row(("x",), other, "satimage", (Cell("svgp-step"),)),)))
-    with pytest.raises(ValueError, match=r"paper001_uci_satimage\.json is not a record of workflows/studies/"
+    with pytest.raises(ValueError, match=r"paper001_uci_satimage\.json is not a record of lab/studies/"
                                          r"paper_runs\.yaml"):
         render_table("t")
-    runs = "workflows/studies/records/papers/paper000_fig_4_satimage.json"
+    runs = "lab/studies/records/papers/paper000_fig_4_satimage.json"
     monkeypatch.setitem(TABLES, "t", Table("p.md", ("a", "b"), ("---", "---"),
                                            (Row(("x",), runs, "satimage", (Cell("svgp-probit"),)),)))
     with pytest.raises(ValueError, match=r"paper000_fig_4_satimage\.json: no run of satimage/svgp-probit"):
@@ -129,12 +129,12 @@ def test_a_record_not_the_studys_or_a_method_it_lacks_is_refused(monkeypatch):
 
 
 def test_a_printed_table_is_the_lines_its_command_printed_in_the_studys_record():
-    record = json.loads((ROOT / "workflows/studies/records/paper000_delta.json").read_text(encoding="utf-8"))
-    kept = record["commands"]["python workflows/studies/bench_paper000_delta.py paired runs/papers/000_fig_4_10"]
+    record = json.loads((ROOT / "lab/studies/records/paper000_delta.json").read_text(encoding="utf-8"))
+    kept = record["commands"]["python lab/studies/bench_paper000_delta.py paired runs/papers/000_fig_4_10"]
     text = render_table("fig_4_delta")
     assert [line for line in text.splitlines() if line.startswith("|")] == \
         [line for line in kept["printed"] if line.startswith("|")]
-    assert "the study `paper000_delta` (`workflows/studies/paper000_delta.yaml`)" in text
+    assert "the study `paper000_delta` (`lab/studies/paper000_delta.yaml`)" in text
     assert f"commit `{kept['commit']}`" in text
     # the magic/step row as the page's prose reads it
     assert _cells("fig_4_delta")[0][3:5] == ["0.3736", "0.6847"]
@@ -145,5 +145,5 @@ def test_a_printed_table_of_a_command_the_record_lacks_or_of_an_undeclared_recor
     with pytest.raises(ValueError, match=r"paper000_delta\.json: no command 'python nothing\.py'"):
         render_table("t")
     monkeypatch.setitem(TABLES, "t", PrintedTable("p.md", "calibration", "python x.py"))
-    with pytest.raises(ValueError, match=r"records/calibration\.json is not a record of workflows/studies/calibration"):
+    with pytest.raises(ValueError, match=r"records/calibration\.json is not a record of lab/studies/calibration"):
         render_table("t")

@@ -230,12 +230,12 @@ def _paper_folders(tmp_path):
 
 @pytest.mark.parametrize(("change", "message"), [
     ({"workflow": None}, r"000_fig_4\.json: no field 'workflow'"),
-    ({"workflow": "workflows/papers/000_gone.yaml"}, r"000_fig_4\.json: its workflow workflows/papers/000_gone\.yaml "
+    ({"workflow": "gpal/workflows/files/papers/000_gone.yaml"}, r"000_fig_4\.json: its workflow gpal/workflows/files/papers/000_gone\.yaml "
                                                      r"\(field 'workflow'\) does not exist"),
-    ({"workflow": "workflows/papers/000_table_5.yaml"}, r"000_fig_4\.json: field 'workflow' is "
-                                                        r"workflows/papers/000_table_5\.yaml, but its command ran"),
-    ({"command": "gpal workflow workflows/papers/000_gone.yaml"}, r"000_fig_4\.json: field 'command' names "
-                                                                  r"workflows/papers/000_gone\.yaml, which does not exist"),
+    ({"workflow": "gpal/workflows/files/papers/000_table_5.yaml"}, r"000_fig_4\.json: field 'workflow' is "
+                                                        r"gpal/workflows/files/papers/000_table_5\.yaml, but its command ran"),
+    ({"command": "gpal workflow papers/000_gone"}, r"000_fig_4\.json: field 'command' runs papers/000_gone, "
+                                                   r"which does not exist"),
 ])
 def test_a_papers_record_without_the_workflow_that_made_it_is_refused(paper_docs, change, message, capsys):
     path = paper_docs / "records" / "papers" / "000_fig_4.json"
@@ -253,7 +253,7 @@ def test_the_papers_page_is_up_to_date_with_its_records():
     assert pages["papers.md"] == render(RECORDS / "papers")
     for name, text in pages.items():
         assert (DOCS / name).read_text(encoding="utf-8") == text, \
-            f"docs/{name} is stale: run python workflows/pages/papers_page.py"
+            f"docs/{name} is stale: run python lab/pages/papers_page.py"
     # read in five minutes: the claims and settings tables only, the numbers on the sub-pages
     assert len(pages["papers.md"].split()) <= MAX_WORDS
 
@@ -262,7 +262,7 @@ def test_each_record_holds_its_workflows_reference():
     """A published number lives in the workflow's reference block; the record beside the page must agree with it."""
     from papers_page import RECORDS, ROOT
 
-    workflows = ROOT / "workflows"
+    workflows = ROOT / "gpal" / "workflows" / "files"
     for path in sorted((RECORDS / "papers").glob("*.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
         source = ROOT / record["workflow"]
@@ -302,9 +302,9 @@ def test_a_part_is_recorded_beside_the_workflows_record_and_named_safely(tmp_pat
     run = tmp_path / "run"
     run.mkdir()
     (run / "paper_comparison.json").write_text(json.dumps({
-        "workflow": "001_uci_input_noise", "command": "gpal workflow workflows/papers/001_uci_input_noise.yaml"}))
+        "workflow": "001_uci_input_noise", "command": "gpal workflow papers/001_uci_input_noise"}))
     assert record(run, tmp_path / "docs", "wine").name == "001_uci_input_noise.wine.json"
     recorded = json.loads(record(run, tmp_path / "docs").read_text())
-    assert recorded["workflow"] == "workflows/papers/001_uci_input_noise.yaml"  # the file, from the repository's top
+    assert recorded["workflow"] == "gpal/workflows/files/papers/001_uci_input_noise.yaml"  # the file, from the repository's top
     with pytest.raises(ValueError, match="a part is a name of letters"):
         record(run, tmp_path / "docs", "../wine")

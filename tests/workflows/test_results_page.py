@@ -18,7 +18,7 @@ from result_records import make_record, make_table, read_record, table_markdown,
 
 
 def test_the_page_is_current_with_its_records():
-    assert results_page.main(["--check"]) == 0, "docs/results.md is stale: run python workflows/pages/results_page.py"
+    assert results_page.main(["--check"]) == 0, "docs/results.md is stale: run python lab/pages/results_page.py"
 
 
 def test_every_record_names_its_command_and_a_commit():
@@ -75,7 +75,7 @@ def test_record_fields_are_checked(tmp_path):
     table = make_table(["a", "b"], [["x", 1.5]], "lr")
     with pytest.raises(ValueError, match="expected 2 cells"):
         make_table(["a", "b"], [["x"]])
-    main_job = "workflows/main_job.yaml"
+    main_job = "gpal/workflows/files/main_job.yaml"
     with pytest.raises(ValueError, match="'commit' is empty"):
         make_record("t", "gpal classify", " ", [table], workflow=main_job)
     with pytest.raises(ValueError, match="no tables"):
@@ -189,7 +189,7 @@ def _later_labels_folder(path, commit="abc1234"):
 def test_a_later_labels_run_becomes_its_record_at_the_runs_commit(tmp_path):
     _later_labels_folder(tmp_path / "run")
     path = results_page.record_run("later_labels", tmp_path / "run", tmp_path,
-                                   command="gpal workflow workflows/later_labels.yaml --out runs/ll")
+                                   command="gpal workflow later_labels --out runs/ll")
     record = read_record(path)
     assert record["commit"] == "abc1234" and record["settings"]["seeds"] == [0, 1, 2]
     nll, ece, auc, per_class = record["tables"]  # NLL first, then each measure the run has, then each class's ECE
@@ -250,20 +250,20 @@ def test_each_table_is_shown_under_its_workflow_command_record_and_commit():
     page = results_page.render(RECORDS / "results")
     section = page[page.index("## The open sky"):page.index("## BL Lacs")]
     record = read_record(RECORDS / "results" / "open_sky.json")
-    head = (f"Workflow `workflows/studies/open_sky.yaml`; record `workflows/pages/records/results/open_sky.json`, commit "
+    head = (f"Workflow `lab/studies/open_sky.yaml`; record `lab/pages/records/results/open_sky.json`, commit "
             f"`{record['commit']}`:\n\n```bash\n{record['command']}\n```")
     assert head in section and section.index(head) < section.index("| ")
 
 
 @pytest.mark.parametrize(("change", "message"), [
     ({"workflow": None}, r"discovery\.json: field 'workflow' must be a str"),
-    ({"workflow": "workflows/studies/gone.yaml"}, r"discovery\.json: its workflow workflows/studies/gone\.yaml "
+    ({"workflow": "lab/studies/gone.yaml"}, r"discovery\.json: its workflow lab/studies/gone\.yaml "
                                                   r"\(field 'workflow'\) does not exist"),
-    ({"workflow": "workflows/studies/open_sky.yaml"}, r"discovery\.json: its workflow workflows/studies/open_sky\.yaml "
-                                                      r"\(field 'workflow'\) does not list workflows/pages/records/results/discovery\.json"),
-    ({"command": "python workflows/studies/bench_gone.py --reps 3"},
-     r"discovery\.json: field 'command' names workflows/studies/bench_gone\.py, which does not exist"),
-    ({"command": "python benchmarks/discovery.py --reps 3"},  # where a study lived before workflows/studies/
+    ({"workflow": "lab/studies/open_sky.yaml"}, r"discovery\.json: its workflow lab/studies/open_sky\.yaml "
+                                                      r"\(field 'workflow'\) does not list lab/pages/records/results/discovery\.json"),
+    ({"command": "python lab/studies/bench_gone.py --reps 3"},
+     r"discovery\.json: field 'command' names lab/studies/bench_gone\.py, which does not exist"),
+    ({"command": "python benchmarks/discovery.py --reps 3"},  # where a study lived before lab/studies/
      r"discovery\.json: field 'command' names benchmarks/discovery\.py, which does not exist"),
 ])
 def test_a_record_without_the_workflow_that_made_it_is_refused(docs, capsys, change, message):
@@ -317,7 +317,7 @@ def test_a_table9_summary_becomes_its_record_from_the_folder_or_the_kept_file(tm
                "| predicted | method | bll (true) |\n|---|---|---|\n| bll (pred.) | MGP | 17.47 ± 0.10 |\n")
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "summary.md").write_text(summary, encoding="utf-8")
-    record = results_page.table9_run_record(tmp_path / "run", "gpal workflow workflows/fermi_4fgl.yaml", "abc1234")
+    record = results_page.table9_run_record(tmp_path / "run", "gpal workflow fermi_4fgl", "abc1234")
     assert record["tables"][0]["rows"] == [["MGP", "0.435 ± 0.022", "0.377 ± 0.019", "0.080 ± 0.004", "0.075 ± 0.004"],
                                            ["NIMGP", "0.306 ± 0.016", "0.246 ± 0.010", "0.083 ± 0.004", "0.088 ± 0.004"]]
     assert record["settings"] == {"splits": 3} and record["source"] == "summary.md of the run"
@@ -365,7 +365,7 @@ def test_a_likelihood_comparison_folder_becomes_its_record(tmp_path):
     (tmp_path / "comparison.json").write_text(json.dumps(rows))
     config = {"protocol": {"splits": 4, "injected_noise": [0.0]}, "training": {"epochs": 30, "iters": 50, "num_inducing": 20}}
     (tmp_path / "workflow.json").write_text(json.dumps(config))
-    record = results_page.likelihoods_run_record(tmp_path, "gpal workflow workflows/compare_likelihoods.yaml", "abc1234")
+    record = results_page.likelihoods_run_record(tmp_path, "gpal workflow compare_likelihoods", "abc1234")
     table = record["tables"][0]
     assert table["columns"] == ["method", "wine", "4fgl-dr4"]
     assert table["rows"] == [["dirichlet", "0.000 ± 0.010", "0.100 ± 0.010"], ["jj", "n/a", "0.110 ± 0.010"]]
@@ -398,7 +398,7 @@ def test_producing_the_likelihood_record_runs_its_command_into_a_folder_and_conv
     monkeypatch.setattr(results_page, "source_commit", lambda: "abc1234")
 
     def fake_run(argv, cwd, check, env):  # the workflow's run folder, made without running gpal
-        assert argv[:3] == ["gpal", "workflow", "workflows/compare_likelihoods.yaml"]
+        assert argv[:3] == ["gpal", "workflow", "compare_likelihoods"]
         out = Path(argv[argv.index("--out") + 1])
         out.mkdir()
         (out / "comparison.json").write_text(json.dumps([{"dataset": "wine", "method": "dirichlet", "nll": "0.1 ± 0.0"}]))
@@ -419,7 +419,7 @@ def test_every_record_of_the_page_has_a_writer():
 
 
 #: A record or a study's recorded output cited in prose, by its path from the repository's top.
-_CITED = re.compile(r"`(workflows/[^`\s]*records/[^`\s]*)`")
+_CITED = re.compile(r"`(lab/[^`\s]*records/[^`\s]*)`")
 
 
 
@@ -460,15 +460,15 @@ def test_every_decimal_and_count_of_an_explanation_is_in_a_record_it_cites(name)
 
 def test_a_decimal_no_cited_record_holds_is_found(tmp_path):
     record = make_record("t", "c", "abc1234", [make_table(["a"], [["0.349; +0.064 [+0.045, +0.082]"]])],
-                         workflow="workflows/later_labels.yaml")
+                         workflow="gpal/workflows/files/later_labels.yaml")
     write_record(tmp_path / "x.json", record)
-    study = tmp_path / "workflows" / "studies" / "records" / "study"
+    study = tmp_path / "lab" / "studies" / "records" / "study"
     study.mkdir(parents=True)
     (study / "table.md").write_text("| 0.0138 | 0.52 | 1623 |\n")
     text = "NLL 0.349, −0.064 [−0.045, +0.082]; 0.35 and 0.0138 of 1,623 sources (Ajello et al. 2022, 300 epochs).\n"
-    (tmp_path / "x.md").write_text(f"{text}# A section citing `workflows/studies/records/study/`\n{text}")
+    (tmp_path / "x.md").write_text(f"{text}# A section citing `lab/studies/records/study/`\n{text}")
     # rounded, or in a record only another section cites; a count likewise (a year and a setting are none)
     assert _uncited_decimals(tmp_path / "x.md", root=tmp_path) == ["0.35", "0.0138", "1,623", "0.35"]
-    (tmp_path / "x.md").write_text(f"{text}See `workflows/studies/records/gone.md`.\n")
+    (tmp_path / "x.md").write_text(f"{text}See `lab/studies/records/gone.md`.\n")
     with pytest.raises(AssertionError, match="gone.md"):
         _uncited_decimals(tmp_path / "x.md", root=tmp_path)

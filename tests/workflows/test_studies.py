@@ -1,8 +1,9 @@
-"""The study declarations of workflows/studies/ (``<name>.yaml``) and their runner, ``run.py``."""
+"""The study declarations of lab/studies/ (``<name>.yaml``) and their runner, ``run.py``."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -13,23 +14,27 @@ import pytest
 import yaml
 
 from conftest import repository_script
+from gpal.workflows.shipped import shipped_workflows
 
 ROOT = Path(__file__).parents[2]
-STUDIES = ROOT / "workflows" / "studies"
+STUDIES = ROOT / "lab" / "studies"
 DECLARATIONS = sorted(STUDIES.glob("*.yaml"))
+SHIPPED = shipped_workflows()
 
 
 @pytest.fixture(scope="module")
 def runner():
-    return repository_script("workflows/studies/run.py")
+    return repository_script("lab/studies/run.py")
 
 
 @pytest.mark.parametrize("path", DECLARATIONS, ids=lambda p: p.stem)
 def test_a_declaration_reads_and_its_commands_name_files_that_exist(path, runner):
     study = runner.read_study(path)
     for command in study["commands"]:
-        for name in re.findall(r"(?:workflows|benchmarks)/[\w/.-]+\.(?:py|yaml)", command):
+        for name in re.findall(r"(?:lab|benchmarks|gpal/workflows/files)/[\w/.-]+\.(?:py|yaml)", command):
             assert (ROOT / name).is_file(), f"{path.name}: its command {command!r} names {name}, which does not exist"
+        for name in re.findall(r"gpal workflow\s+([\w/-]+)(?=\s|$)", command):
+            assert name in SHIPPED, f"{path.name}: its command {command!r} runs {name}, which gpal does not ship"
 
 
 def test_every_study_script_belongs_to_a_declaration(runner):
@@ -38,8 +43,8 @@ def test_every_study_script_belongs_to_a_declaration(runner):
         study = runner.read_study(path)
         named.add(study.get("script"))
         named.update(w for c in study["commands"] for w in shlex.split(c) if w.endswith(".py"))
-    scripts = {f"workflows/studies/{p.name}" for p in STUDIES.glob("*.py")} - {
-        "workflows/studies/shared.py", "workflows/studies/run.py"}
+    scripts = {f"lab/studies/{p.name}" for p in STUDIES.glob("*.py")} - {
+        "lab/studies/shared.py", "lab/studies/run.py"}
     assert not sorted(scripts - named), "a study script no declaration runs: declare it, or retire it"
 
 
@@ -57,14 +62,14 @@ def test_a_script_that_makes_a_docs_figure_is_a_study_not_part_of_the_site():
     built = {"_build", "jupyter_execute", "_generated", "api"}  # docs/.gitignore: what a build writes
     scripts = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").rglob("*.py")
                      if not built & set(p.relative_to(ROOT / "docs").parts) and p.name != "conf.py")
-    assert not scripts, f"scripts in docs/: move them to workflows/studies/ with a declaration: {scripts}"
+    assert not scripts, f"scripts in docs/: move them to lab/studies/ with a declaration: {scripts}"
 
 
 def test_every_record_is_named_by_exactly_one_declaration(runner):
     """A reader remaking a page's number finds its commands and cost in one declaration (`check_records`)."""
     owners = runner.check_records()
     assert sorted(owners) == runner.record_files()
-    assert owners["workflows/pages/records/results/later_labels.json"] == "workflows/studies/later_labels.yaml"
+    assert owners["lab/pages/records/results/later_labels.json"] == "lab/studies/later_labels.yaml"
     assert len(owners) > 100
 
 
@@ -73,17 +78,18 @@ def _tree(root, declarations, records):
     for path, workflow in records.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(json.dumps({"workflow": workflow}), encoding="utf-8")
-    (root / "workflows/studies/records").mkdir(parents=True, exist_ok=True)
-    (root / "workflows/w.yaml").write_text("workflow: classify\n", encoding="utf-8")
+    (root / "lab/studies/records").mkdir(parents=True, exist_ok=True)
+    (root / "gpal/workflows/files").mkdir(parents=True, exist_ok=True)
+    (root / "gpal/workflows/files/w.yaml").write_text("workflow: classify\n", encoding="utf-8")
     for name, fields in declarations.items():
-        study = {"study": name, "title": "t", "workflow": "workflows/w.yaml", "commands": ["gpal workflow x"],
+        study = {"study": name, "title": "t", "workflow": "gpal/workflows/files/w.yaml", "commands": ["gpal workflow x"],
                  "records": [], "pages": [], "needs": {"runs": [], "cost": "not recorded"}, **fields}
-        (root / f"workflows/studies/{name}.yaml").write_text(yaml.safe_dump(study), encoding="utf-8")
+        (root / f"lab/studies/{name}.yaml").write_text(yaml.safe_dump(study), encoding="utf-8")
 
 
 def test_a_record_without_its_declaration_or_with_two_is_refused_naming_the_file(tmp_path, runner):
-    a, b = "workflows/pages/records/results/a.json", "workflows/pages/records/results/b.json"
-    _tree(tmp_path, {"one": {"records": [a]}}, {a: "workflows/w.yaml", b: "workflows/w.yaml"})
+    a, b = "lab/pages/records/results/a.json", "lab/pages/records/results/b.json"
+    _tree(tmp_path, {"one": {"records": [a]}}, {a: "gpal/workflows/files/w.yaml", b: "gpal/workflows/files/w.yaml"})
     with pytest.raises(ValueError, match=re.escape(f"{b}: a workflow record without its workflow")):
         runner.check_records(tmp_path)
     _tree(tmp_path, {"one": {"records": [a, b]}, "two": {"records": [b]}}, {})
@@ -91,18 +97,18 @@ def test_a_record_without_its_declaration_or_with_two_is_refused_naming_the_file
         runner.check_records(tmp_path)
     assert a not in str(refused.value)
     _tree(tmp_path, {"two": {"records": []}}, {})
-    assert runner.check_records(tmp_path) == {a: "workflows/studies/one.yaml", b: "workflows/studies/one.yaml"}
+    assert runner.check_records(tmp_path) == {a: "lab/studies/one.yaml", b: "lab/studies/one.yaml"}
 
 
 def test_a_declaration_naming_a_missing_record_or_another_workflow_is_refused(tmp_path, runner):
-    a = "workflows/pages/records/results/a.json"
-    _tree(tmp_path, {"one": {"records": [a, "workflows/pages/records/results/gone.json"]}}, {a: "workflows/w.yaml"})
-    with pytest.raises(ValueError, match=r"one\.yaml: field 'records' names 'workflows/pages/records/results/gone"):
+    a = "lab/pages/records/results/a.json"
+    _tree(tmp_path, {"one": {"records": [a, "lab/pages/records/results/gone.json"]}}, {a: "gpal/workflows/files/w.yaml"})
+    with pytest.raises(ValueError, match=r"one\.yaml: field 'records' names 'lab/pages/records/results/gone"):
         runner.check_records(tmp_path)
-    _tree(tmp_path, {"one": {"records": [a]}}, {a: "workflows/other.yaml"})
-    with pytest.raises(ValueError, match=re.escape(f"{a}: its field 'workflow' is 'workflows/other.yaml'")):
+    _tree(tmp_path, {"one": {"records": [a]}}, {a: "gpal/workflows/files/other.yaml"})
+    with pytest.raises(ValueError, match=re.escape(f"{a}: its field 'workflow' is 'gpal/workflows/files/other.yaml'")):
         runner.check_records(tmp_path)
-    _tree(tmp_path, {"one": {"records": [a], "script": "workflows/w.yaml"}}, {a: "workflows/w.yaml"})
+    _tree(tmp_path, {"one": {"records": [a], "script": "gpal/workflows/files/w.yaml"}}, {a: "gpal/workflows/files/w.yaml"})
     with pytest.raises(ValueError, match="exactly one of the fields"):
         runner.check_records(tmp_path)
 
@@ -110,7 +116,7 @@ def test_a_declaration_naming_a_missing_record_or_another_workflow_is_refused(tm
 def test_a_bad_declaration_is_refused_naming_the_field(tmp_path, runner):
     good = yaml.safe_load((STUDIES / "open_sky.yaml").read_text(encoding="utf-8"))
     cases = {"study": ("other", "field 'study' is 'other'"),
-             "records": (["workflows/pages/records/results/nowhere.json"], "nowhere.json"),
+             "records": (["lab/pages/records/results/nowhere.json"], "nowhere.json"),
              "commands": ([], "field 'commands'"), "needs": ({"runs": []}, "field 'needs'")}
     for field, (value, message) in cases.items():
         path = tmp_path / "open_sky.yaml"
@@ -138,14 +144,14 @@ def test_an_unknown_study_is_refused_with_the_declared_ones(runner, capsys):
 
 
 def test_every_study_a_library_comment_cites_is_declared_and_lists_the_record_it_cites():
-    """A comment in gpal/ cites a study by its declaration and record (``workflows/studies/open_sky.yaml, record
-    workflows/pages/records/results/open_sky.json``), not a script at a commit: both must exist, and the declaration
+    """A comment in gpal/ cites a study by its declaration and record (``lab/studies/open_sky.yaml, record
+    lab/pages/records/results/open_sky.json``), not a script at a commit: both must exist, and the declaration
     list the record."""
-    cited = re.compile(r"(workflows/studies/\w+\.yaml)(?:[`,]*\s+record\s+((?:docs|workflows)/[\w./-]*\w))?")
+    cited = re.compile(r"(lab/studies/\w+\.yaml)(?:[`,]*\s+record\s+((?:docs|workflows)/[\w./-]*\w))?")
     found = []
     for path in sorted((ROOT / "gpal").rglob("*.py")):
         text = " ".join(path.read_text(encoding="utf-8").replace("#:", " ").replace("#", " ").split())
-        assert not re.search(r"workflows/studies/\w+\.py", text), f"{path}: cites a study script; cite its declaration"
+        assert not re.search(r"lab/studies/\w+\.py", text), f"{path}: cites a study script; cite its declaration"
         found += [(path, *m.groups()) for m in cited.finditer(text)]
     assert len(found) > 10
     for path, declaration, record in found:
@@ -161,7 +167,7 @@ def _declared(path):
 
 
 #: The studies whose rebuild can run here, and those waiting for outputs git does not keep (a rerun makes them).
-AWAITING = [p for p in DECLARATIONS if repository_script("workflows/studies/run.py").missing_outputs(_declared(p))]
+AWAITING = [p for p in DECLARATIONS if repository_script("lab/studies/run.py").missing_outputs(_declared(p))]
 REBUILT = [p for p in DECLARATIONS if "rebuild" in _declared(p) and p not in AWAITING]
 
 
@@ -182,7 +188,7 @@ def test_check_mode_sets_the_records_variable_and_a_dry_run_imports_no_gpal(runn
     study = {"study": "x", "commands": ["true"], "rebuild": [f"echo checking=${CHECK_VARIABLE}"]}
     assert runner.run(study, rebuild=True, check=True) == 0
     assert capfd.readouterr().out.splitlines()[-1] == "checking=1"
-    done = subprocess.run([sys.executable, "-X", "importtime", "workflows/studies/run.py", "open_sky", "--dry-run"],
+    done = subprocess.run([sys.executable, "-X", "importtime", "lab/studies/run.py", "open_sky", "--dry-run"],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.startswith("$ "), done.stderr[-2000:]
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
@@ -195,7 +201,7 @@ def test_check_mode_compares_a_record_and_writes_nothing(tmp_path, monkeypatch):
 
     def record(value):
         return make_record("t", "python x.py", "abc1234", [make_table(["a"], [[value]])],
-                           workflow="workflows/studies/open_sky.yaml")
+                           workflow="lab/studies/open_sky.yaml")
 
     monkeypatch.delenv(CHECK_VARIABLE, raising=False)
     path = write_record(tmp_path / "r.json", record(1.5))
@@ -222,7 +228,7 @@ def test_a_rebuild_whose_outputs_git_does_not_keep_says_how_to_remake_them(path,
     assert runner.main([path.stem, "--rebuild", "--check"]) == 2
     out, err = capfd.readouterr()
     assert not out and "Traceback" not in err
-    assert f"python workflows/studies/run.py {path.stem}" in err and all(m in err for m in missing)
+    assert f"python lab/studies/run.py {path.stem}" in err and all(m in err for m in missing)
 
 
 def test_a_rebuild_runs_once_the_outputs_it_reads_are_there(tmp_path, runner, capfd):
@@ -230,7 +236,7 @@ def test_a_rebuild_runs_once_the_outputs_it_reads_are_there(tmp_path, runner, ca
     study = {"study": "x", "commands": ["true"], "rebuild": ["echo rebuilt"], "rebuild_reads": [f"{folder}/"],
              "needs": {"runs": [], "cost": "a minute"}}
     assert runner.run(study, rebuild=True) == 2
-    assert f"missing: {folder}/; remake them by running the study: python workflows/studies/run.py x" in \
+    assert f"missing: {folder}/; remake them by running the study: python lab/studies/run.py x" in \
         capfd.readouterr().err
     folder.mkdir()
     assert runner.run(study, rebuild=True) == 2  # an empty folder holds no output
@@ -238,3 +244,23 @@ def test_a_rebuild_runs_once_the_outputs_it_reads_are_there(tmp_path, runner, ca
     (folder / "rep0.json").write_text("{}")
     assert runner.run(study, rebuild=True) == 0
     assert capfd.readouterr().out.splitlines()[-1] == "rebuilt"
+
+
+def _python_on_path(folder, monkeypatch, script):
+    """A ``python`` first on PATH that runs ``script`` (shell) instead of Python."""
+    folder.mkdir()
+    (folder / "python").write_text(f"#!/bin/sh\n{script}\n")
+    (folder / "python").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}:{os.environ['PATH']}")
+
+
+def test_a_study_run_where_python_has_no_gpal_or_another_says_what_to_install(tmp_path, runner, monkeypatch, capfd):
+    _python_on_path(tmp_path / "none", monkeypatch, "echo 'No module named gpal' >&2; exit 1")
+    assert runner.main(["open_sky"]) == 2
+    err = capfd.readouterr().err
+    assert "cannot import gpal" in err and "python -m pip install -e '.[test]'" in err
+    _python_on_path(tmp_path / "other", monkeypatch, "echo 0.0.1; echo /elsewhere/gpal/__init__.py")
+    assert runner.main(["open_sky", "--rebuild"]) == 2
+    err = capfd.readouterr().err
+    assert "gpal 0.0.1 (/elsewhere/gpal/__init__.py), but this clone's lab is for gpal" in err
+    assert runner.main(["open_sky", "--dry-run"]) == 0  # printing the commands needs no gpal

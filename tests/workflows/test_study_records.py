@@ -1,4 +1,4 @@
-"""What a study's command prints is kept in its record (workflows/studies/records/<study>.json, `shared.keep_printed`):
+"""What a study's command prints is kept in its record (lab/studies/records/<study>.json, `shared.keep_printed`):
 the helper itself, and each study script that keeps its output through it, on a tiny input."""
 
 from __future__ import annotations
@@ -18,18 +18,18 @@ ROOT = Path(__file__).parents[2]
 
 @pytest.fixture
 def shared():
-    """workflows/studies/shared.py, the module the study scripts import by name."""
-    sys.path.insert(0, str(ROOT / "workflows" / "studies"))
+    """lab/studies/shared.py, the module the study scripts import by name."""
+    sys.path.insert(0, str(ROOT / "lab" / "studies"))
     try:
         import shared
     finally:
-        sys.path.remove(str(ROOT / "workflows" / "studies"))
+        sys.path.remove(str(ROOT / "lab" / "studies"))
     return shared
 
 
 @pytest.fixture
 def records(tmp_path, monkeypatch, shared):
-    """A folder the studies keep their records in, in place of workflows/studies/records/."""
+    """A folder the studies keep their records in, in place of lab/studies/records/."""
     folder = tmp_path / "records"
     folder.mkdir()
     monkeypatch.setattr(shared, "RECORDS", folder)
@@ -47,7 +47,7 @@ def test_keep_printed_keeps_each_command_apart_with_its_commit_and_json_lines_as
 
     from gpal.identity import source_commit
 
-    with keep_printed("demo", "workflows/studies/demo.py", ["a", "--n", "3"]) as path:
+    with keep_printed("demo", "lab/studies/demo.py", ["a", "--n", "3"]) as path:
         print('{"nll": 0.25, "n": 3}')
         print("| a | b |")
     with keep_printed("demo", "demo.py", ["b"]):
@@ -57,8 +57,8 @@ def test_keep_printed_keeps_each_command_apart_with_its_commit_and_json_lines_as
         print('{"nll": 0.5}')
     assert path == records / "demo.json"
     kept = _kept(records, "demo")
-    assert kept["python workflows/studies/demo.py a --n 3"] == {"commit": source_commit(), "printed": [{"nll": 0.5}]}
-    assert kept["python workflows/studies/demo.py b"]["printed"] == [[1, 2], '{"nll": NaN}']
+    assert kept["python lab/studies/demo.py a --n 3"] == {"commit": source_commit(), "printed": [{"nll": 0.5}]}
+    assert kept["python lab/studies/demo.py b"]["printed"] == [[1, 2], '{"nll": NaN}']
     assert "| a | b |" in capsys.readouterr().out  # printed as before, too
 
 
@@ -108,21 +108,21 @@ def test_al_gain_keeps_its_table(records, tmp_path):
              "error": 0.3 - 0.01 * k * (1 + (m == "MGP")) + 0.01 * r} for m in ("MGP", "NIMGP-NN")
             for r in range(3) for k in (0, 2)]
     pd.DataFrame(rows).to_csv(tmp_path / "curves.csv", index=False)
-    repository_script("workflows/studies/paper001_al_gain.py").main([str(tmp_path / "curves.csv"), "--after", "2"])
+    repository_script("lab/studies/paper001_al_gain.py").main([str(tmp_path / "curves.csv"), "--after", "2"])
     (entry,) = _kept(records, "al_gain").values()
     assert entry["printed"][0].split() == ["noise", "MGP", "NIMGP-NN", "gap", "se", "low", "high", "n"]
     assert entry["printed"][1].split()[3] == "-0.0200"  # NIMGP-NN falls 0.02, MGP 0.04: every repetition
 
 
 def test_list_cuts_keeps_its_table(records):
-    repository_script("workflows/studies/bench_list_cuts.py").main(
+    repository_script("lab/studies/bench_list_cuts.py").main(
         str(ROOT / "catalogs/gll_psc_v35.fit.gz"), str(ROOT / "catalogs/gll_psc_v41.fit.gz"))
     (entry,) = _kept(records, "list_cuts").values()
     assert len(entry["printed"]) == 1 + 7 + 2 and entry["printed"][-1].startswith("| Flags != 0 |")
 
 
 def test_mc_error_keeps_its_table(records):
-    repository_script("workflows/studies/bench_mc_error.py").main(
+    repository_script("lab/studies/bench_mc_error.py").main(
         ["--d", "2", "--train-n", "20", "--epochs", "1", "--rows", "3", "--samples", "4", "--repeats", "2"])
     (entry,) = _kept(records, "mc_error").values()
     assert entry["printed"][0].startswith("| estimator |") and len(entry["printed"]) == 5
@@ -145,7 +145,7 @@ def test_missing_errors_keeps_its_comparison_with_later_codes_in_the_runs_classe
             tmp_path / run / "tables" / "later_check_sources.csv", index=False)
         (tmp_path / run / TRAINING_RECORD).parent.mkdir(parents=True)
         (tmp_path / run / TRAINING_RECORD).write_text(json.dumps({"class_spec": "a,b=b+c"}), encoding="utf-8")
-    repository_script("workflows/studies/bench_missing_errors.py").main(
+    repository_script("lab/studies/bench_missing_errors.py").main(
         [str(tmp_path / "exact"), str(tmp_path / "population")])
     (entry,) = _kept(records, "missing_errors").values()
     headers = [line for line in entry["printed"] if not line.startswith(" ")]
@@ -159,14 +159,14 @@ def test_toy_1d_keeps_one_json_line_a_method(records, tmp_path):
     (tmp_path / "workflow.json").write_text(json.dumps({"data": data, "seed": 3, "methods": ["MGP", "NIMGP"]}))
     for method in ("MGP", "NIMGP"):
         (tmp_path / "units" / f"{method}.json").write_text(json.dumps({"proba": np.full((40, 3), 1 / 3).tolist()}))
-    repository_script("workflows/studies/paper001_toy_1d.py").main([str(tmp_path)])
+    repository_script("lab/studies/paper001_toy_1d.py").main([str(tmp_path)])
     (entry,) = _kept(records, "toy_1d").values()
     assert [row["method"] for row in entry["printed"]] == ["Bayes-optimal", "MGP", "NIMGP"]
     assert entry["printed"][2]["nll_gap"] == 0.0
 
 
 def test_synthetic_lengthscale_keeps_a_row_a_length_scale_and_noise(records):
-    repository_script("workflows/studies/paper001_synthetic_lengthscale.py").main(["--problems", "2", "--cells", "8"])
+    repository_script("lab/studies/paper001_synthetic_lengthscale.py").main(["--problems", "2", "--cells", "8"])
     (entry,) = _kept(records, "synthetic_lengthscale").values()
     assert [(r["lengthscale"], r["noise"]) for r in entry["printed"]] == [
         (1.4142, 0.1), (1.4142, 0.25), (1.4142, 0.5), (2.0, 0.1), (2.0, 0.25), (2.0, 0.5)]
@@ -174,7 +174,7 @@ def test_synthetic_lengthscale_keeps_a_row_a_length_scale_and_noise(records):
 
 
 def test_ringnorm_keeps_a_line_a_split_and_model(records):
-    repository_script("workflows/studies/bench_paper000_ringnorm.py").main(
+    repository_script("lab/studies/bench_paper000_ringnorm.py").main(
         ["--splits", "2", "--models", "QDA", "--rows", "200"])
     (entry,) = _kept(records, "paper000_ringnorm").values()
     assert [(r["split"], r["model"]) for r in entry["printed"]] == [(0, "QDA"), (1, "QDA")]
@@ -186,7 +186,7 @@ def test_paper000_delta_keeps_its_paired_table(records, tmp_path):
         folder.mkdir(parents=True)
         for k in range(2):
             (folder / f"split_{k}.json").write_text(json.dumps({"nll": nll + 0.01 * k, "error": 0.1}))
-    repository_script("workflows/studies/bench_paper000_delta.py").main(["paired", str(tmp_path / "run")])
+    repository_script("lab/studies/bench_paper000_delta.py").main(["paired", str(tmp_path / "run")])
     (entry,) = _kept(records, "paper000_delta").values()
     assert entry["printed"][-1].startswith("| magic | step | 2 | 0.3050 | 0.5050 | +0.2000 ± 0.0000 |")
 
@@ -201,7 +201,7 @@ def test_augmented_gap_keeps_its_paired_lines(records, tmp_path):
             unit = {"nll": nll + 0.01 * k, "error": 0.2, "train_seconds": 1.0 + k, "y_true": y.tolist(),
                     "proba": rng.dirichlet([1, 1, 1], size=y.size).tolist()}
             (folder / f"split_{k}.json").write_text(json.dumps(unit))
-    repository_script("workflows/studies/bench_augmented_gap.py").main(["paired", str(tmp_path / "run")])
+    repository_script("lab/studies/bench_augmented_gap.py").main(["paired", str(tmp_path / "run")])
     (entry,) = _kept(records, "augmented_gap").values()
     means, line = entry["printed"][:2], entry["printed"][2]
     assert [(m["method"], m["splits"], m["nll"], m["nll_se"], m["train_seconds"]) for m in means] == [
@@ -210,7 +210,7 @@ def test_augmented_gap_keeps_its_paired_lines(records, tmp_path):
 
 
 def test_step_variants_keeps_its_lines(records):
-    repository_script("workflows/studies/bench_step_variants.py").main(["--fused-adam"])
+    repository_script("lab/studies/bench_step_variants.py").main(["--fused-adam"])
     (entry,) = _kept(records, "step_variants").values()
     assert entry["printed"][0].startswith("fused ResourceApplyAdam against tf_keras' Adam after 200 steps")
 
@@ -219,7 +219,7 @@ def test_predict_chunks_keeps_its_table(records, monkeypatch):
     """The fit is the main job's: the table is written from recorded calls, as main writes it."""
     from shared import keep_printed
 
-    script = repository_script("workflows/studies/bench_predict_chunks.py")
+    script = repository_script("lab/studies/bench_predict_chunks.py")
     proba = np.full((4, 3), 1 / 3)
     calls = {18: [(1.0, 2.0, 30, 0.1)], 20: [(1.5, 3.0, 4000, 1.2)]}
     with keep_printed("predict_chunks", script.__file__, ["mj"]):
@@ -229,7 +229,7 @@ def test_predict_chunks_keeps_its_table(records, monkeypatch):
 
 
 def test_bcu_rule_keeps_its_selection(records, tmp_path, monkeypatch):
-    script = repository_script("workflows/studies/bench_bcu_rule.py")
+    script = repository_script("lab/studies/bench_bcu_rule.py")
     rules = {r: {"nll": 0.5, "nll_minus_lowest": {"diff": 0.0, "low": 0.0, "high": 0.0}, "balanced_accuracy": 0.7,
                  "balanced_accuracy_minus_today": {"diff": 0.0, "low": 0.0, "high": 0.0},
                  "later_pulsars_predicted_pulsar": "1/2"} for r in script.RULES}
@@ -242,19 +242,19 @@ def test_bcu_rule_keeps_its_selection(records, tmp_path, monkeypatch):
 
 
 def test_target_lists_keeps_what_its_parts_print(records, monkeypatch):
-    script = repository_script("workflows/studies/bench_target_lists.py")
+    script = repository_script("lab/studies/bench_target_lists.py")
     monkeypatch.setattr(script, "load", lambda folder: ())
     monkeypatch.setattr(script, "top", lambda: print("| pulsar | 3/50 |"))
     script.main("runs/targets-v20", "top")
     kept = _kept(records, "target_lists")
-    assert kept["python workflows/studies/bench_target_lists.py runs/targets-v20 top"]["printed"] == [
+    assert kept["python lab/studies/bench_target_lists.py runs/targets-v20 top"]["printed"] == [
         "| pulsar | 3/50 |"]
 
 
 def test_target_lists_undoes_the_bcu_rule_to_the_probabilities_it_was_applied_to():
     from gpal.catalogs.known_classes import apply_known_classes, class_weights
 
-    script = repository_script("workflows/studies/bench_target_lists.py")
+    script = repository_script("lab/studies/bench_target_lists.py")
     rng = np.random.default_rng(0)
     proba = rng.dirichlet(np.ones(4), size=6)
     class1 = np.array(["bcu", "", "BCU ", "bll", "bcu", "psr"])
@@ -277,7 +277,7 @@ def test_augmented_gap_pairs_a_kernel_step_probe_with_the_runs_splits(tmp_path):
     (checked against scipy); a split whose test labels differ from the run's is refused."""
     from scipy import stats
 
-    script = repository_script("workflows/studies/bench_augmented_gap.py")
+    script = repository_script("lab/studies/bench_augmented_gap.py")
     rng = np.random.default_rng(1)
     y = [0, 1, 2, 1, 0, 2]
     proba = rng.dirichlet([1, 1, 1], size=(3, len(y)))

@@ -216,7 +216,7 @@ class MonteCarloLikelihood(Likelihood):
     probability, and the spread over s measures the whole Monte Carlo error.  The full set at
     every input draw cost S times more evaluations (300 x 1000 softmaxes per source at the
     defaults) for an error of the same order, since those latent draws were shared by the
-    input draws rather than averaged over them (the Monte Carlo error study, ``workflows/studies/mc_error.yaml``;
+    input draws rather than averaged over them (the Monte Carlo error study, ``lab/studies/mc_error.yaml``;
     docs/methods.md).
 
     Examples
