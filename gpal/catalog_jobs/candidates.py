@@ -71,7 +71,7 @@ ORDER_RULE = (f"p_<class> rounded to {RANK_DIGITS} decimals, highest first; ties
               "then by Conf_95_SemiMajor, smallest first")
 #: Per default class, the smallest and largest ratio of a target list's expected members to the members a later
 #: release found among its rows, over the ten release pairs of the open-sky study (docs/results.md, "The open
-#: sky": the default variant's table of target lists; tests/workflows/test_results_page.py checks the two agree):
+#: sky": the default variant's table of target lists; lab/tests/test_results_page.py checks the two agree):
 #: how far to trust a list's EXPECTED.
 LATER_YIELD_RATIOS: Mapping[str, tuple[float, float]] = types.MappingProxyType({
     "bll": (0.96, 1.02), "fsrq": (0.81, 2.03), "other": (0.90, 4.40), "pulsar": (0.81, 1.26)})

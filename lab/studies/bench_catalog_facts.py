@@ -1,6 +1,6 @@
 """The counts and timings docs/catalogs.md quotes in prose that no other study makes.
 
-Each line it prints is ``label: value``; ``tests/workflows/test_catalog_facts_page.py`` holds the page's sentence
+Each line it prints is ``label: value``; ``lab/tests/test_catalog_facts_page.py`` holds the page's sentence
 for each label and fails when the page and the record (``lab/studies/records/catalog_facts.json``) differ.
 The counts read the shipped catalogs and build the main job's selection as ``gpal classify`` does (its classes,
 preset, held-out share and seed 0); the 4LAC join-coverage table is printed in the page's layout.

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-STUDIES = Path(__file__).parents[1] / "lab" / "studies"
+STUDIES = Path(__file__).parents[2] / "lab" / "studies"
 SCRIPTS = sorted(p for p in STUDIES.glob("*.py") if p.stem != "shared")
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-STUDIES = Path(__file__).parents[1] / "lab" / "studies"
+STUDIES = Path(__file__).parents[2] / "lab" / "studies"
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
+BENCHMARKS = Path(__file__).parents[2] / "benchmarks"
 PREFIXES = ("time_", "track_", "timeraw_", "peakmem_", "mem_")
 MODULES = sorted(p.stem for p in (BENCHMARKS / "suite").glob("*.py") if p.stem not in ("__init__", "sizes", "arithmetic"))
 
