@@ -1,5 +1,6 @@
 """The build ships what gpal reads at run time: the workflow files and the data files (no wheel is built here:
-that needs the package index; docs/workflows.md records the wheel check)."""
+that needs the package index; a plain ``pip install --no-deps .`` into a scratch environment lists the same
+workflows as the checkout, ``gpal workflow --list``)."""
 
 from __future__ import annotations
 
