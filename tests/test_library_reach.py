@@ -124,7 +124,7 @@ def test_no_module_cites_the_lab(path):
 
 
 @pytest.mark.parametrize(("line", "cites"), [
-    ("# (the study, workflows/studies/select_default.yaml)", True),
+    ("# (the study, lab/studies/select_default.yaml)", True),
     ("record lab/pages/records/results/open_sky.json", True),
     ("see studies/records/x.json", True),
     ("``records/pool_prior.json`` of the run folder", False),

@@ -25,7 +25,7 @@ def test_the_shipped_pairs_have_later_labels_and_others_are_refused_by_name():
 def test_the_workflow_exits_2_before_any_fit_for_a_pair_without_later_labels(tmp_path, capsys):
     from gpal.cli import main
 
-    status = main(["workflow", "workflows/later_labels.yaml", "--set", 'checks.pairs=["FL16Y:4FGL-DR4"]',
+    status = main(["workflow", "gpal/workflows/files/later_labels.yaml", "--set", 'checks.pairs=["FL16Y:4FGL-DR4"]',
                    "--out", str(tmp_path / "run")])
     assert status == 2
     assert "FL16Y is the newest shipped release" in capsys.readouterr().err

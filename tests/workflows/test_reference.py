@@ -1,4 +1,4 @@
-"""The shared reference block: parsing, load-time key checks and the comparison numbers."""
+"""The shared reference block: parsing, load-time key checks and the comparison numbers a run writes."""
 
 import json
 import math
@@ -11,6 +11,7 @@ from gpal.workflows import WorkflowError, load_workflow
 from gpal.workflows.reference import (Produced, _fmt, budget_line, check_reference, comparison_markdown,
                                       comparison_rows, parse_reference, published, unpublished_rows)
 from gpal.workflows.verdicts import orderings
+
 
 SOURCE = {"paper": "P", "table": "T1", "spread": "SE", "repeats": 4}
 
@@ -174,3 +175,19 @@ def test_a_bad_reference_key_fails_at_load_with_its_line(tmp_path):
         load_workflow(path)
     # an override that narrows the methods leaves a key the file itself produces valid ("not run")
     load_workflow(_toy_file(tmp_path, {"toy_1d": {"NIMGP-FO": {"nll": 0.3}}}), ["methods=[MGP]"])
+
+
+def test_a_run_writes_the_comparison(tmp_path):
+    path = _toy_file(tmp_path, {"toy_1d": {"MGP": {"nll": [0.88, 0.08], "error": 0.125},
+                                           "NIMGP-FO": {"nll": [0.49, 0.05], "error": 0.128}}})
+    tiny = ["data.n_train=60", "data.n_test=40", "training.epochs=2", "training.num_inducing=5",
+            "training.n_samples=4", "plot.grid_points=20"]
+    out = run_workflow(path, tiny, out=tmp_path / "run", progress=False)
+    result = json.loads((out / "paper_comparison.json").read_text())
+    assert result["command"].startswith(f"gpal workflow {path} --set data.n_train=60")
+    assert result["budget"] == {"run": {"repeats": 1, "epochs": 2}, "paper": {"repeats": 1, "epochs": 750}}
+    assert [(r["method"], r["metric"], r["n"]) for r in result["rows"]] == [
+        ("MGP", "nll", 1), ("MGP", "error", 1), ("NIMGP-FO", "nll", 1), ("NIMGP-FO", "error", 1)]
+    assert {r["verdict"] for r in result["rows"]} == {"one split: no interval", "ordering one split: no interval"}
+    assert "epochs 2 (paper 750): reduced" in (out / "paper_comparison.md").read_text()
+    assert (out / "paper_comparison.csv").read_text().startswith("setting,method,metric,paper_mean")
