@@ -26,7 +26,10 @@ def lab_scripts(root: Path = ROOT) -> list[Path]:
 
 def lab_tests(root: Path = ROOT) -> list[Path]:
     """The tests of ``tests/`` that load the lab: by a lab script's bare name, ``labkit``, or a lab script's path."""
-    names = {p.stem for p in lab_scripts(root)} - {"__init__"} | {"labkit"}
+    # a test's own neighbours (the lab's tests, their conftest) are not scripts a library test could load
+    names = {p.stem for p in lab_scripts(root) if "tests" not in p.relative_to(root).parts[:2]} - {"__init__",
+                                                                                                   "conftest"}
+    names |= {"labkit"}
     by_path = re.compile(r"""["'](?:%s)/[\w/]+\.py["']""" % "|".join(LAB_FOLDERS))
     found = []
     for path in sorted((root / "tests").rglob("*.py")):

@@ -14,7 +14,7 @@ import pytest
 
 from generated_page import RECORDS  # the lab's page generators' records: the results page's explanations
 
-DOCS = Path(__file__).parents[1] / "docs"
+DOCS = Path(__file__).parents[2] / "docs"
 #: The pages that keep provenance lines: the generated pages (the tables included from records among them) and the
 #: papers' pages.
 PROVENANCE = {"results.md", "papers.md", "papers", "_build", "_facts"}

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from gpal.workflows import WorkflowError, load_workflow
+from gpal.workflows import WorkflowError, load_workflow, run_workflow
 from gpal.workflows.reference import (Produced, _fmt, budget_line, check_reference, comparison_markdown,
                                       comparison_rows, parse_reference, published, unpublished_rows)
 from gpal.workflows.verdicts import orderings
