@@ -34,7 +34,7 @@ from typing import Callable, Mapping, Sequence
 # this script's folder, first on its path
 from generated_page import DOCS, ROOT, lists_record, read_study, write_or_check
 
-__all__ = ["DECLARATION", "SHOW", "TABLES", "Cell", "PrintedTable", "Row", "Table", "main", "render_page", "render_pages", "render_table"]
+__all__ = ["DECLARATION", "SHOW", "TABLES", "Cell", "PrintedTable", "Row", "StudyTable", "Table", "main", "render_page", "render_pages", "render_table"]
 
 #: The study whose records the tables show.
 DECLARATION = "workflows/studies/paper_runs.yaml"
@@ -134,6 +134,54 @@ class PrintedTable:
         return f"workflows/studies/records/{self.study}.json"
 
 
+@dataclass(frozen=True)
+class StudyTable:
+    """A table built by ``rows`` from the JSON record ``record`` of the study ``study`` (which must list it): for a
+    study that keeps its measurements, not the lines it printed."""
+
+    page: str
+    study: str
+    record: str
+    head: tuple[str, ...]
+    align: tuple[str, ...]
+    rows: Callable[[Mapping], list[tuple[str, ...]]]
+
+    @property
+    def declaration(self) -> str:
+        return f"workflows/studies/{self.study}.yaml"
+
+
+def _study_table(table: StudyTable) -> str:
+    """`StudyTable` ``table`` with the line naming its study, record and commit."""
+    if not lists_record(read_study(ROOT / table.declaration), table.record):
+        raise ValueError(f"{table.record} is not a record of {table.declaration} (field 'records')")
+    record = json.loads((ROOT / table.record).read_text(encoding="utf-8"))
+    try:
+        rows = table.rows(record)
+    except (KeyError, IndexError, TypeError) as exc:
+        raise ValueError(f"{table.record}: the table for {table.page} needs field {exc} of the record") from None
+    lines = ["| " + " | ".join(table.head) + " |", "|" + "|".join(table.align) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + (f"\n\n(Generated from the study `{table.study}` (`{table.declaration}`), record "
+                               f"`{table.record}`, commit `{record['commit']}`.)\n")
+
+
+def _interval(values: Sequence[float]) -> str:
+    """'mean [low, high]' of a record's [mean, low, high], signed, three decimals."""
+    return "{:+.3f} [{:+.3f}, {:+.3f}]".format(*values).replace("-", "−")
+
+
+_GPC_NAMES = ("GPC-I", "GPC-II", "GPC-III")
+
+
+def _gpcsm_early(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 000's Fig. 4(b) rule per checkpoint: the four mean NLLs and GPCsm minus each GPC (95 % t interval)."""
+    return [(str(row["steps"]), ", ".join(f"{row['mean_nll'][m]:.3f}" for m in (*_GPC_NAMES, "GPCsm")),
+             *(_interval(row["gpcsm_minus"][m]) for m in _GPC_NAMES),
+             row["verdict"] if row["early"] else f"({row['verdict']}; not a declared checkpoint)")
+            for row in record["rows"]]
+
+
 def _printed_table(table: PrintedTable) -> str:
     """`PrintedTable` ``table`` with the line naming its study, record, command and commit (a ValueError names
     a record the study does not declare, a command it does not hold, or a command that printed no table)."""
@@ -180,7 +228,16 @@ def _milios(name: str, gpr: str, side: str, side_method: str) -> Table:
             (side, _runs(f"paper003_milios_{name}_{side_method.removeprefix('svgp-')}"), f"{name}-n3000",
              side_method))))
 
-TABLES: dict[str, Table | PrintedTable] = {
+TABLES: dict[str, Table | PrintedTable | StudyTable] = {
+    "gpcsm_early": StudyTable(
+        "papers/000_liu.md", "paper000_curves", "workflows/studies/records/papers/paper000_curves.json",
+        ("Adam steps", "mean test NLL: GPC-I, II, III, GPCsm", "GPCsm − GPC-I", "GPCsm − GPC-II", "GPCsm − GPC-III",
+         "rule"), ("---:", "---", "---", "---", "---", "---"), _gpcsm_early),
+    "fig_4_trajectory": PrintedTable(
+        "papers/000_liu.md", "paper000_delta", "python workflows/studies/bench_paper000_delta.py trajectory magic --epochs 10"),
+    "fig_4_confirm": PrintedTable(
+        "papers/000_liu.md", "paper000_delta",
+        "python workflows/studies/bench_paper000_delta.py paired runs/papers/000_fig_4_32 --from-split 16 --accuracy-margin 0.01"),
     "fig_4_delta": PrintedTable(
         "papers/000_liu.md", "paper000_delta",
         "python workflows/studies/bench_paper000_delta.py paired runs/papers/000_fig_4_10"),
@@ -263,6 +320,8 @@ def render_table(name: str) -> str:
     table = TABLES[name]
     if isinstance(table, PrintedTable):
         return _printed_table(table)
+    if isinstance(table, StudyTable):
+        return _study_table(table)
     results = {row.record: _read(row.record) for row in table.rows}
     lines = ["| " + " | ".join(table.head) + " |", "|" + "|".join(table.align) + "|"]
     for row in table.rows:
