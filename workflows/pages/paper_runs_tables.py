@@ -182,6 +182,35 @@ def _gpcsm_early(record: Mapping) -> list[tuple[str, ...]]:
             for row in record["rows"]]
 
 
+_VI = (("vi-jj", "vi-JJ"), ("vi-taylor", "vi-Taylor"), ("vi-jj-hybrid", "vi-JJ-hybrid"), ("vi-jj-full", "vi-JJ-full"))
+
+
+def _first_iterations(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 002's first-iteration leads on magic, paired within a split: mean ± SE, 95 % t interval, verdict."""
+    runs = record["first_iterations"]["magic"]
+    leads = [(f"{label}: final − first accuracy", runs["drop"][m]) for m, label in _VI[:2]]
+    leads += [(f"vi-JJ-hybrid − {label}: first accuracy", runs["hybrid_lead"][m]) for m, label in _VI[:2]]
+    return [(name, f"{lead['mean']:+.4f} ± {lead['se']:.4f}", f"[{lead['low']:+.4f}, {lead['high']:+.4f}]",
+             f"{lead['margin']:g}", lead["verdict"]) for name, lead in leads]
+
+
+def _grid(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 002's n × M grid on magic: each vi method's final test accuracy per cell (mean ± SE over its splits)."""
+    rows = []
+    for table in record["tables"]:
+        n, m = re.fullmatch(r"magic_n(\d+)_m(\d+)", table["caption"]).groups()
+        cells = {row[0]: row[table["columns"].index("gpal accuracy")] for row in table["rows"]}
+        rows.append((n, m, *(cells.get(method, "–") for method, _ in _VI)))
+    return rows
+
+
+def _all_rows(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 002's methods on all of magic at M = 50: final accuracy, NLL and ECE (mean ± SE over the splits)."""
+    table = next(t for t in record["tables"] if t["caption"] == "magic_n15216_m50")
+    names = dict(_VI)
+    return [(names.get(row[0], row[0]), *row[1:]) for row in table["rows"]]
+
+
 def _printed_table(table: PrintedTable) -> str:
     """`PrintedTable` ``table`` with the line naming its study, record, command and commit (a ValueError names
     a record the study does not declare, a command it does not hold, or a command that printed no table)."""
@@ -233,6 +262,17 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/000_liu.md", "paper000_curves", "workflows/studies/records/papers/paper000_curves.json",
         ("Adam steps", "mean test NLL: GPC-I, II, III, GPCsm", "GPCsm − GPC-I", "GPCsm − GPC-II", "GPCsm − GPC-III",
          "rule"), ("---:", "---", "---", "---", "---", "---"), _gpcsm_early),
+    "izmailov_first": StudyTable(
+        "papers/002_izmailov_kropotov.md", "paper002_curves",
+        "workflows/studies/records/papers/paper002_first_iterations_magic9.json",
+        ("lead", "mean ± SE", "95 % t interval", "against", "verdict"), ("---", "---", "---", "---:", "---"),
+        _first_iterations),
+    "izmailov_all_rows": StudyTable(
+        "papers/002_izmailov_kropotov.md", "paper002_curves", "workflows/pages/records/papers/tables/paper002_curves.json",
+        ("method", "final accuracy", "final NLL", "final ECE"), ("---", "---", "---", "---"), _all_rows),
+    "izmailov_grid": StudyTable(
+        "papers/002_izmailov_kropotov.md", "paper002_curves", "workflows/pages/records/papers/tables/paper002_curves.json",
+        ("training rows", "M", *(label for _, label in _VI)), ("---:", "---:", "---", "---", "---", "---"), _grid),
     "fig_4_trajectory": PrintedTable(
         "papers/000_liu.md", "paper000_delta", "python workflows/studies/bench_paper000_delta.py trajectory magic --epochs 10"),
     "fig_4_confirm": PrintedTable(
