@@ -162,8 +162,10 @@ def _study_table(table: StudyTable) -> str:
         raise ValueError(f"{table.record}: the table for {table.page} needs field {exc} of the record") from None
     lines = ["| " + " | ".join(table.head) + " |", "|" + "|".join(table.align) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
+    # a record that names no commit names its run's (run_commit) or, for a study's own script, none
+    commit = record.get("commit") or record.get("run_commit")
     return "\n".join(lines) + (f"\n\n(Generated from the study `{table.study}` (`{table.declaration}`), record "
-                               f"`{table.record}`, commit `{record['commit']}`.)\n")
+                               f"`{table.record}`" + (f", commit `{commit}`" if commit else "") + ".)\n")
 
 
 def _interval(values: Sequence[float]) -> str:
@@ -209,6 +211,28 @@ def _all_rows(record: Mapping) -> list[tuple[str, ...]]:
     table = next(t for t in record["tables"] if t["caption"] == "magic_n15216_m50")
     names = dict(_VI)
     return [(names.get(row[0], row[0]), *row[1:]) for row in table["rows"]]
+
+
+def _alpha(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 003's α_ε sweep: training and test MNLL per α_ε, with the test ECE, confidence and accuracy where kept."""
+    extra = ("test_ece", "mean_confidence", "accuracy")
+    return [(f"{row['alpha_epsilon']:g}", f"{row['train_mnll']:.4f}", f"{row['test_mnll']:.4f}",
+             *(f"{row[k]:.3f}" if k in row else "–" for k in extra)) for row in record["rows"]]
+
+
+def _paired_letter(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 003's LETTER: the softmax GPC at its long budget minus GPD, paired per split, with the 95 % t interval."""
+    return [(row["metric"], str(len(row["splits"])), f"{row['mean']:+.3f} ± {row['se']:.3f}",
+             f"[{row['low']:+.3f}, {row['high']:+.3f}]") for row in record["paired"]["rows"]]
+
+
+def _ladder(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 003's Fig. 5 (right) ladder: GPD per M and the GPC, error, MNLL and CPU seconds (mean ± SE)."""
+    return [(fit, str(row["n"]), *(f"{row[k]['mean']:.3f} ± {row[k]['se']:.3f}" for k in ("error", "nll")),
+             f"{row['cpu_seconds']['mean']:.1f} ± {row['cpu_seconds']['se']:.1f}") for fit, row in record["rows"].items()]
+
+
+_ALPHA_HEAD = ("α_ε", "train MNLL", "test MNLL", "test ECE", "mean confidence", "accuracy")
 
 
 def _printed_table(table: PrintedTable) -> str:
@@ -273,6 +297,23 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
     "izmailov_grid": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves", "workflows/pages/records/papers/tables/paper002_curves.json",
         ("training rows", "M", *(label for _, label in _VI)), ("---:", "---:", "---", "---", "---", "---"), _grid),
+    "milios_alpha_magic_full": StudyTable(
+        "papers/003_milios.md", "paper003_alpha", "workflows/studies/records/papers/paper003_alpha_magic_full.json",
+        _ALPHA_HEAD, ("---:",) * 6, _alpha),
+    "milios_alpha_magic": StudyTable(
+        "papers/003_milios.md", "paper003_alpha", "workflows/studies/records/papers/paper003_alpha_magic.json",
+        _ALPHA_HEAD, ("---:",) * 6, _alpha),
+    "milios_alpha_letter": StudyTable(
+        "papers/003_milios.md", "paper003_alpha", "workflows/studies/records/papers/paper003_alpha_letter.json",
+        _ALPHA_HEAD, ("---:",) * 6, _alpha),
+    "milios_letter_long": StudyTable(
+        "papers/003_milios.md", "paper_runs", "workflows/studies/records/papers/paper003_milios_letter_softmax1000.json",
+        ("metric", "splits", "GPC − GPD, mean ± SE", "95 % t interval"), ("---", "---:", "---", "---"),
+        _paired_letter),
+    "milios_ladder": StudyTable(
+        "papers/003_milios.md", "paper003_inducing",
+        "workflows/studies/records/papers/paper003_inducing_letter_summary.json",
+        ("fit", "splits", "test error", "test MNLL", "CPU s"), ("---", "---:", "---", "---", "---"), _ladder),
     "fig_4_trajectory": PrintedTable(
         "papers/000_liu.md", "paper000_delta", "python workflows/studies/bench_paper000_delta.py trajectory magic --epochs 10"),
     "fig_4_confirm": PrintedTable(
