@@ -12,8 +12,13 @@ import yaml
 
 from papers_page import DOCS, RECORDS
 
-#: The hand-written papers pages (the numbers pages and the papers page itself are generated).
-PAGES = sorted(p for p in (DOCS / "papers").glob("*.md") if not p.stem.endswith("_numbers"))
+#: The hand-written papers pages (the numbers pages and the papers page itself are generated) and the explanations
+#: beside the records, which the numbers pages show.
+PAGES = [*sorted(p for p in (DOCS / "papers").glob("*.md") if not p.stem.endswith("_numbers")),
+         *sorted((RECORDS / "papers").glob("*.md"))]
+#: Explanations still written around their numbers, to be rewritten as the others were. Each must still hold a typed
+#: number: one rewritten comes off this list, and the test then holds it.
+NOT_YET = {"001_synthetic_2d.md", "001_uci_input_noise.md", "004_augmented.md"}
 
 _GENERATED = re.compile(r"<!-- paper_runs table ([\w-]+):.*?<!-- end paper_runs table \1 -->", re.DOTALL)
 _FENCED = re.compile(r"^(```|~~~).*?^\1", re.DOTALL | re.MULTILINE)
@@ -23,7 +28,8 @@ _SKIPPED = re.compile(r"`[^`]*`"             # inline code: names, options, file
                       r"|\]\([^)]*\)"        # link targets
                       r"|\{\{[^}]*\}\}"      # substitutions
                       r"|Matérn \d/\d"       # a kernel's name
-                      r"|\d+ % (?:t )?interval")  # an interval's level, part of the rule
+                      r"|\d+ % (?:t )?interval"   # an interval's level, part of the rule
+                      r"|±\s?\d+(?:\.\d+)?")     # a declared margin
 _PART = r"(?:[IVX]+(?:-[A-Z]\d*)?|\d+(?:\.\d+)?[a-z]?)(?:\([a-z]\))?"
 #: A citation of the paper's text: "Tables III-IV", "Fig. 4(b)", "sec. IV-B2", "eqs. 8-13", "App. B.1", "paper 000".
 _CITATION = re.compile(rf"\b(?:Tables?|Figs?\.|Figures?|[Ss]ecs?\.|[Ee]qs?\.|App\.|[Pp]apers?|ref\.)\s+"
@@ -59,6 +65,7 @@ def paper_facts() -> set[str]:
 
 
 def test_the_pages_are_found():
+    assert NOT_YET < {p.name for p in PAGES}
     assert {p.name for p in PAGES} >= {"000_liu.md", "001_villacampa_calvo.md", "002_izmailov_kropotov.md",
                                        "003_milios.md", "004_galy_fajou.md"}
 
@@ -68,6 +75,9 @@ def test_a_papers_page_retypes_no_number(page):
     facts = paper_facts()
     stray = [f"{page.name}:{line}: {number}" for line, number in running_numbers(page.read_text(encoding="utf-8"))
              if number not in facts]
+    if page.parent == RECORDS / "papers" and page.name in NOT_YET:
+        assert stray, f"{page.name} retypes no number now: take it off NOT_YET"
+        return
     assert not stray, ("numbers typed into a papers page: show gpal's through a generated table, say the paper's "
                        "where its record or headline row holds it, or say it in words:\n" + "\n".join(stray))
 
@@ -77,6 +87,7 @@ def test_a_papers_page_retypes_no_number(page):
     ("title\nTables III-IV, Fig. 4(b), sec. IV-B2, eqs. 8-13, App. B.1, paper 000 and Tables 2-3", []),
     ("title\n`--set protocol.splits=10`, $10^{-3}$, [page](papers/000_liu.md), 4FGL, GPC-I, Matérn 5/2", []),
     ("title\nits 95 % t interval, the 90 % interval; 95 % of the rows", ["95"]),
+    ("title\nwithin ±0.01 (TOST), a margin of ± 0.02", []),
     ("title\n```bash\ngpal workflow x --set a=3\n```\n    python run.py 5\nM = 300", [(6, "300")]),
     ("title\n<!-- paper_runs table t: generated -->\n| 0.5 |\n<!-- end paper_runs table t -->\n7 splits", ["7"]),
 ])
