@@ -3,6 +3,8 @@
 The claims of a paper are declared once, in ``lab/pages/records/papers/claims/<NNN>.yaml``::
 
     paper: "Liu et al., ... (paper 000)"          # the records' source.paper: the section it heads
+    implementation: "..."                          # is gpal's the authors' method: the differences, in words
+    headline: [...]                                # the paper's numbers beside gpal's (`paper_headline`)
     claims:
       - claim: "GPC-I, II and III perform similarly"
         checks:                                    # verdict computed from the recorded comparisons
@@ -24,6 +26,9 @@ The claims of a paper are declared once, in ``lab/pages/records/papers/claims/<N
       - claim: "The proposed GPCs beat GPCep"
         verdict: not checked                       # a verdict written by hand: shown as (judgement)
         evidence: "gpal implements none of the three"
+      - claim: "GPD is calibrated without a post-hoc step"
+        checks: [...]
+        against: {kind: gpal, why: "no class-mean offset"}   # a contradicted claim says which kind it is
     settings:                                      # the data & budget table, one row per record
       - record: 001_uci_input_noise
         M: {gpal: {field: settings.noisy_input.num_inducing}, paper: "min(100, 5 % of N)"}
@@ -37,7 +42,10 @@ A check is one of three kinds (``kind``, default ``order``), judged by `gpal.wor
 against the paper's; reproduced only within a declared ``margin``).  A margin is in the metric's
 units and belongs to the claim, declared before the run it judges.  A ``record`` names a results record
 (``results/<name>``) or a table a study keeps for this page (``tables/<name>``, in records/papers/tables/); only a
-``values`` check needs the paper's column and repeats there.  A claim's verdict is computed
+``values`` check needs the paper's column and repeats there.  A claim found "contradicted" says why, in
+``against``: ``kind: paper`` (the claim does not hold with gpal running the authors' method), ``gpal`` (gpal runs
+something else: ``why`` names the difference) or ``setting`` (the data or budget differ: ``why`` names how); a
+contradicted claim without it, or ``against`` on a claim not contradicted, is refused.  A claim's verdict is computed
 from its checks (`labkit.claim_rules.RULE`); a field, record, table or
 setting that does not exist, or a record with fewer than two repeats, is refused with the file
 and the field named.
@@ -58,8 +66,9 @@ from gpal.workflows.verdicts import higher_is_better, order_verdict, value_verdi
 from labkit.claim_rules import alike_verdict, repeats_to_resolve
 
 from paper_budget import parse_needs, to_resolve
+from paper_headline import parse_headline
 
-__all__ = ["STATED", "SETTING_COLUMNS", "claim_rows", "claims_in", "claims_markdown", "judge_claim", "load_claims",
+__all__ = ["AGAINST_KINDS", "STATED", "SETTING_COLUMNS", "claim_rows", "claims_in", "claims_markdown", "judge_claim", "load_claims",
            "settings_markdown", "verdict_tally"]
 
 #: Verdicts a declaration may state by hand (with its evidence); the page marks them "(judgement)".
@@ -71,7 +80,10 @@ _KINDS = {"order": {"workflow", "record", "table", "repeats", "metric", "setting
                     "margin"},
           "alike": {"workflow", "record", "table", "repeats", "metric", "settings", "methods", "margin", "kind"},
           "values": {"workflow", "record", "table", "repeats", "metric", "settings", "methods", "margin", "kind"}}
-_CLAIM_KEYS = {"claim", "checks", "verdict", "evidence", "differences", "not_comparable"}
+_CLAIM_KEYS = {"claim", "checks", "verdict", "evidence", "differences", "not_comparable", "against"}
+#: The kinds of "contradicted" (``against.kind``), as the claims table words them.
+AGAINST_KINDS = {"paper": "the paper's claim does not hold with gpal running the authors' method",
+                 "gpal": "gpal differs", "setting": "the setting differs"}
 _AGAINST = {"contradicted", "apart", "differs"}
 _FOR = {"reproduced", "alike"}
 #: The order counts are shown in: for the claim, against it, neither.
@@ -170,11 +182,14 @@ def load_claims(path: Path) -> dict:
         block = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise ValueError(f"{path}: not valid YAML ({exc})") from None
-    if (not isinstance(block, Mapping) or not {"paper", "claims"} <= set(block) <= {"paper", "claims", "settings",
-                                                                                    "needs"}
+    if (not isinstance(block, Mapping)
+            or not {"paper", "claims"} <= set(block) <= {"paper", "claims", "settings", "needs", "implementation",
+                                                         "headline"}
             or not isinstance(block["claims"], list)):
         raise ValueError(f"{path} must hold 'paper' (the records' source.paper), 'claims' (a list) and optionally "
-                         f"'settings' (the data & budget table) and 'needs' (what the paper's budget would cost)")
+                         f"'implementation' (is gpal's the authors' method, in words), 'headline' (the paper's "
+                         f"numbers beside gpal's), 'settings' (the data & budget table) and 'needs' (what the "
+                         f"paper's budget would cost)")
     claims = []
     for i, claim in enumerate(block["claims"]):
         where = f"{path.name}: claims[{i}]"
@@ -184,6 +199,14 @@ def load_claims(path: Path) -> dict:
         for key in ("evidence", "differences", "not_comparable"):
             if key in claim:
                 _text(f"{where}.{key}", claim[key])
+        if "against" in claim:
+            against = claim["against"]
+            if (not isinstance(against, Mapping) or against.get("kind") not in AGAINST_KINDS
+                    or set(against) - {"kind", "why"} or (against["kind"] != "paper" and "why" not in against)):
+                raise ValueError(f"{where}.against must be {{kind: one of {sorted(AGAINST_KINDS)}, why: the "
+                                 f"difference (for gpal or setting)}}; got {against!r}")
+            if "why" in against:
+                _text(f"{where}.against.why", against["why"])
         if ("checks" in claim) == ("verdict" in claim):
             raise ValueError(f"{where} ({claim['claim'][:50]!r}) needs either 'checks' or a stated 'verdict'")
         if "verdict" in claim:
@@ -198,6 +221,9 @@ def load_claims(path: Path) -> dict:
     if not isinstance(settings, list):
         raise ValueError(f"{path}: 'settings' must be a list of rows, one per record; got {settings!r}")
     return {"paper": str(block["paper"]), "claims": claims,
+            "implementation": _text(f"{path.name}: implementation", block["implementation"])
+            if "implementation" in block else "",
+            "headline": parse_headline(f"{path.name}: headline", block.get("headline")),
             "settings": [_parse_setting(f"{path.name}: settings[{i}]", s) for i, s in enumerate(settings)],
             "needs": parse_needs(f"{path.name}: needs", block.get("needs"))}
 
@@ -423,8 +449,13 @@ def claim_rows(declared: Mapping[str, Any], results: Mapping[str, Mapping[str, A
     set it: stated (``verdict``) or put over the computed one (``not_comparable``)."""
     out = []
     for i, claim in enumerate(declared["claims"]):
-        verdict, evidence = judge_claim(claim, results, f"{source}: claims[{i}]", known, others, costs)
-        out.append({"claim": claim["claim"], "verdict": verdict,
+        where = f"{source}: claims[{i}]"
+        verdict, evidence = judge_claim(claim, results, where, known, others, costs)
+        if (verdict == "contradicted") != ("against" in claim):
+            raise ValueError(f"{where} ({claim['claim'][:50]!r}) is {verdict}: "
+                             + ("say which kind in 'against' ({kind: paper | gpal | setting, why: ...})"
+                                if verdict == "contradicted" else "'against' belongs to a contradicted claim only"))
+        out.append({"claim": claim["claim"], "verdict": verdict, "against": claim.get("against"),
                     "judgement": "verdict" in claim or "not_comparable" in claim,
                     "differences": claim.get("differences") or "–", "evidence": evidence})
     return out
@@ -435,6 +466,9 @@ def claims_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
     lines = ["| claim | verdict | setting differences | evidence |", "|---|---|---|---|"]
     for r in rows:
         verdict = f"**{r['verdict']}**" + (" (judgement)" if r["judgement"] else "")
+        if r.get("against"):
+            kind, why = AGAINST_KINDS[r["against"]["kind"]], r["against"].get("why")
+            verdict += f": {kind}" + (f" — {why}" if why else "")
         lines.append(f"| {_cell(r['claim'])} | {verdict} | {_cell(r['differences'])} | {_cell(r['evidence'])} |")
     return "\n".join(lines) + "\n"
 

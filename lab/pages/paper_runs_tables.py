@@ -34,7 +34,7 @@ from typing import Callable, Mapping, Sequence
 # this script's folder, first on its path
 from generated_page import DOCS, ROOT, lists_record, read_study, write_or_check
 
-__all__ = ["DECLARATION", "SHOW", "TABLES", "Cell", "PrintedTable", "Row", "Table", "main", "render_page", "render_pages", "render_table"]
+__all__ = ["DECLARATION", "SHOW", "TABLES", "Cell", "PrintedTable", "Row", "StudyTable", "Table", "main", "render_page", "render_pages", "render_table"]
 
 #: The study whose records the tables show.
 DECLARATION = "lab/studies/paper_runs.yaml"
@@ -134,6 +134,107 @@ class PrintedTable:
         return f"lab/studies/records/{self.study}.json"
 
 
+@dataclass(frozen=True)
+class StudyTable:
+    """A table built by ``rows`` from the JSON record ``record`` of the study ``study`` (which must list it): for a
+    study that keeps its measurements, not the lines it printed."""
+
+    page: str
+    study: str
+    record: str
+    head: tuple[str, ...]
+    align: tuple[str, ...]
+    rows: Callable[[Mapping], list[tuple[str, ...]]]
+
+    @property
+    def declaration(self) -> str:
+        return f"lab/studies/{self.study}.yaml"
+
+
+def _study_table(table: StudyTable) -> str:
+    """`StudyTable` ``table`` with the line naming its study, record and commit."""
+    if not lists_record(read_study(ROOT / table.declaration), table.record):
+        raise ValueError(f"{table.record} is not a record of {table.declaration} (field 'records')")
+    record = json.loads((ROOT / table.record).read_text(encoding="utf-8"))
+    try:
+        rows = table.rows(record)
+    except (KeyError, IndexError, TypeError) as exc:
+        raise ValueError(f"{table.record}: the table for {table.page} needs field {exc} of the record") from None
+    lines = ["| " + " | ".join(table.head) + " |", "|" + "|".join(table.align) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    # a record that names no commit names its run's (run_commit) or, for a study's own script, none
+    commit = record.get("commit") or record.get("run_commit")
+    return "\n".join(lines) + (f"\n\n(Generated from the study `{table.study}` (`{table.declaration}`), record "
+                               f"`{table.record}`" + (f", commit `{commit}`" if commit else "") + ".)\n")
+
+
+def _interval(values: Sequence[float]) -> str:
+    """'mean [low, high]' of a record's [mean, low, high], signed, three decimals."""
+    return "{:+.3f} [{:+.3f}, {:+.3f}]".format(*values).replace("-", "−")
+
+
+_GPC_NAMES = ("GPC-I", "GPC-II", "GPC-III")
+
+
+def _gpcsm_early(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 000's Fig. 4(b) rule per checkpoint: the four mean NLLs and GPCsm minus each GPC (95 % t interval)."""
+    return [(str(row["steps"]), ", ".join(f"{row['mean_nll'][m]:.3f}" for m in (*_GPC_NAMES, "GPCsm")),
+             *(_interval(row["gpcsm_minus"][m]) for m in _GPC_NAMES),
+             row["verdict"] if row["early"] else f"({row['verdict']}; not a declared checkpoint)")
+            for row in record["rows"]]
+
+
+_VI = (("vi-jj", "vi-JJ"), ("vi-taylor", "vi-Taylor"), ("vi-jj-hybrid", "vi-JJ-hybrid"), ("vi-jj-full", "vi-JJ-full"))
+
+
+def _first_iterations(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 002's first-iteration leads on magic, paired within a split: mean ± SE, 95 % t interval, verdict."""
+    runs = record["first_iterations"]["magic"]
+    leads = [(f"{label}: final − first accuracy", runs["drop"][m]) for m, label in _VI[:2]]
+    leads += [(f"vi-JJ-hybrid − {label}: first accuracy", runs["hybrid_lead"][m]) for m, label in _VI[:2]]
+    return [(name, f"{lead['mean']:+.4f} ± {lead['se']:.4f}", f"[{lead['low']:+.4f}, {lead['high']:+.4f}]",
+             f"{lead['margin']:g}", lead["verdict"]) for name, lead in leads]
+
+
+def _grid(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 002's n × M grid on magic: each vi method's final test accuracy per cell (mean ± SE over its splits)."""
+    rows = []
+    for table in record["tables"]:
+        n, m = re.fullmatch(r"magic_n(\d+)_m(\d+)", table["caption"]).groups()
+        cells = {row[0]: row[table["columns"].index("gpal accuracy")] for row in table["rows"]}
+        rows.append((n, m, *(cells.get(method, "–") for method, _ in _VI)))
+    return rows
+
+
+def _all_rows(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 002's methods on all of magic at M = 50: final accuracy, NLL and ECE (mean ± SE over the splits)."""
+    table = next(t for t in record["tables"] if t["caption"] == "magic_n15216_m50")
+    names = dict(_VI)
+    return [(names.get(row[0], row[0]), *row[1:]) for row in table["rows"]]
+
+
+def _alpha(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 003's α_ε sweep: training and test MNLL per α_ε, with the test ECE, confidence and accuracy where kept."""
+    extra = ("test_ece", "mean_confidence", "accuracy")
+    return [(f"{row['alpha_epsilon']:g}", f"{row['train_mnll']:.4f}", f"{row['test_mnll']:.4f}",
+             *(f"{row[k]:.3f}" if k in row else "–" for k in extra)) for row in record["rows"]]
+
+
+def _paired_letter(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 003's LETTER: the softmax GPC at its long budget minus GPD, paired per split, with the 95 % t interval."""
+    return [(row["metric"], str(len(row["splits"])), f"{row['mean']:+.3f} ± {row['se']:.3f}",
+             f"[{row['low']:+.3f}, {row['high']:+.3f}]") for row in record["paired"]["rows"]]
+
+
+def _ladder(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 003's Fig. 5 (right) ladder: GPD per M and the GPC, error, MNLL and CPU seconds (mean ± SE)."""
+    return [(fit, str(row["n"]), *(f"{row[k]['mean']:.3f} ± {row[k]['se']:.3f}" for k in ("error", "nll")),
+             f"{row['cpu_seconds']['mean']:.1f} ± {row['cpu_seconds']['se']:.1f}") for fit, row in record["rows"].items()]
+
+
+_ALPHA_HEAD = ("α_ε", "train MNLL", "test MNLL", "test ECE", "mean confidence", "accuracy")
+
+
 def _printed_table(table: PrintedTable) -> str:
     """`PrintedTable` ``table`` with the line naming its study, record, command and commit (a ValueError names
     a record the study does not declare, a command it does not hold, or a command that printed no table)."""
@@ -180,7 +281,44 @@ def _milios(name: str, gpr: str, side: str, side_method: str) -> Table:
             (side, _runs(f"paper003_milios_{name}_{side_method.removeprefix('svgp-')}"), f"{name}-n3000",
              side_method))))
 
-TABLES: dict[str, Table | PrintedTable] = {
+TABLES: dict[str, Table | PrintedTable | StudyTable] = {
+    "gpcsm_early": StudyTable(
+        "papers/000_liu.md", "paper000_curves", "lab/studies/records/papers/paper000_curves.json",
+        ("Adam steps", "mean test NLL: GPC-I, II, III, GPCsm", "GPCsm − GPC-I", "GPCsm − GPC-II", "GPCsm − GPC-III",
+         "rule"), ("---:", "---", "---", "---", "---", "---"), _gpcsm_early),
+    "izmailov_first": StudyTable(
+        "papers/002_izmailov_kropotov.md", "paper002_curves",
+        "lab/studies/records/papers/paper002_first_iterations_magic9.json",
+        ("lead", "mean ± SE", "95 % t interval", "against", "verdict"), ("---", "---", "---", "---:", "---"),
+        _first_iterations),
+    "izmailov_all_rows": StudyTable(
+        "papers/002_izmailov_kropotov.md", "paper002_curves", "lab/pages/records/papers/tables/paper002_curves.json",
+        ("method", "final accuracy", "final NLL", "final ECE"), ("---", "---", "---", "---"), _all_rows),
+    "izmailov_grid": StudyTable(
+        "papers/002_izmailov_kropotov.md", "paper002_curves", "lab/pages/records/papers/tables/paper002_curves.json",
+        ("training rows", "M", *(label for _, label in _VI)), ("---:", "---:", "---", "---", "---", "---"), _grid),
+    "milios_alpha_magic_full": StudyTable(
+        "papers/003_milios.md", "paper003_alpha", "lab/studies/records/papers/paper003_alpha_magic_full.json",
+        _ALPHA_HEAD, ("---:",) * 6, _alpha),
+    "milios_alpha_magic": StudyTable(
+        "papers/003_milios.md", "paper003_alpha", "lab/studies/records/papers/paper003_alpha_magic.json",
+        _ALPHA_HEAD, ("---:",) * 6, _alpha),
+    "milios_alpha_letter": StudyTable(
+        "papers/003_milios.md", "paper003_alpha", "lab/studies/records/papers/paper003_alpha_letter.json",
+        _ALPHA_HEAD, ("---:",) * 6, _alpha),
+    "milios_letter_long": StudyTable(
+        "papers/003_milios.md", "paper_runs", "lab/studies/records/papers/paper003_milios_letter_softmax1000.json",
+        ("metric", "splits", "GPC − GPD, mean ± SE", "95 % t interval"), ("---", "---:", "---", "---"),
+        _paired_letter),
+    "milios_ladder": StudyTable(
+        "papers/003_milios.md", "paper003_inducing",
+        "lab/studies/records/papers/paper003_inducing_letter_summary.json",
+        ("fit", "splits", "test error", "test MNLL", "CPU s"), ("---", "---:", "---", "---", "---"), _ladder),
+    "fig_4_trajectory": PrintedTable(
+        "papers/000_liu.md", "paper000_delta", "python lab/studies/bench_paper000_delta.py trajectory magic --epochs 10"),
+    "fig_4_confirm": PrintedTable(
+        "papers/000_liu.md", "paper000_delta",
+        "python lab/studies/bench_paper000_delta.py paired runs/papers/000_fig_4_32 --from-split 16 --accuracy-margin 0.01"),
     "fig_4_delta": PrintedTable(
         "papers/000_liu.md", "paper000_delta",
         "python lab/studies/bench_paper000_delta.py paired runs/papers/000_fig_4_10"),
@@ -263,6 +401,8 @@ def render_table(name: str) -> str:
     table = TABLES[name]
     if isinstance(table, PrintedTable):
         return _printed_table(table)
+    if isinstance(table, StudyTable):
+        return _study_table(table)
     results = {row.record: _read(row.record) for row in table.rows}
     lines = ["| " + " | ".join(table.head) + " |", "|" + "|".join(table.align) + "|"]
     for row in table.rows:

@@ -180,6 +180,10 @@ def test_bad_declarations_name_the_file_and_claim(tmp_path):
         "paper: P\nclaims:\n  - {claim: x, checks: [{kind: values, record: r, metric: nll, methods: [A]}]}\n":
             r"checks\[0\]: a 'record' check needs 'table'",
         "paper: P\nclaims: []\nsettings:\n  - {record: wf, M: 5}\n": r"settings\[0\]\.data must be \{gpal: \.\.\., paper",
+        "paper: P\nclaims:\n  - {claim: x, verdict: contradicted, evidence: e, against: {kind: paper2}}\n":
+            r"claims\[0\]\.against must be \{kind: one of",
+        "paper: P\nclaims:\n  - {claim: x, verdict: contradicted, evidence: e, against: {kind: gpal}}\n":
+            r"claims\[0\]\.against must be",
     }
     for text, message in cases.items():
         path.write_text(text)
@@ -218,7 +222,8 @@ def test_the_page_opens_each_paper_with_its_claims_and_its_numbers_page_with_the
     budget = "| `wf` | g | g | 20 (paper: 100) | g | g | g | g | g (paper: not stated) |"  # M from the record
     assert budget in pages["papers/009_numbers.md"] and budget not in page  # the page keeps only the claims
     assert "Why the numbers" in pages["papers/009_numbers.md"] and "Why the numbers" not in page
-    assert "papers/other_numbers.md" in pages and "How the verdicts are reached" in page
+    assert "papers/other_numbers.md" in pages and "How the verdicts are reached" not in page  # the rule in one
+    assert "How the verdicts are reached" in pages["papers/009_numbers.md"]                   # sentence, in full there
     for bad, message in (({"settings": [_settings(record="nope")]}, r"009\.yaml: settings\[0\]\.record: no record 'nope'"),
                          ({"settings": [_settings(field="settings.M")]},
                           r"009\.yaml: settings\[0\]\.M\.gpal: the record has no field 'settings\.M'")):
@@ -256,7 +261,7 @@ def test_a_record_every_claim_calls_not_comparable_says_so_on_its_numbers_page(t
     declared["claims"].append({"claim": "A beats B again", "checks": [on_a]})
     (records / "claims" / "009.yaml").write_text(yaml.safe_dump(declared))
     numbers = render_pages(records)["papers/009_numbers.md"]
-    assert "not comparable" not in numbers.lower()
+    assert "| not comparable |" not in numbers and "Not comparable: a GPU" not in numbers
     assert "| a | A | nll | 1.000 | 0.110 ± 0.006 (3) | – | ordering reproduced |" in numbers
 
 
@@ -298,3 +303,16 @@ def test_an_open_value_no_count_of_repeats_decides_is_said_so():
              "margin": None}
     verdict, evidence = judge_claim({"claim": "A's value", "checks": [check]}, RESULTS)
     assert verdict == "not resolved at this budget" and evidence.endswith("1 value: open 1; 0 above the paper's; 1 not by 1000")
+
+
+def test_a_contradicted_claim_says_which_kind_and_only_it_may():
+    against = {"kind": "gpal", "why": "a shared kernel"}
+    rows = claim_rows({"claims": [_claim(["b"], against=against), _claim(["a"])]}, RESULTS, "009.yaml")
+    assert rows[0]["verdict"] == "contradicted" and rows[0]["against"] == against
+    from paper_claims import claims_markdown
+    assert "**contradicted**: gpal differs — a shared kernel |" in claims_markdown(rows)
+    with pytest.raises(ValueError, match=r"009\.yaml: claims\[0\] \('A beats B'\) is contradicted: say which kind"):
+        claim_rows({"claims": [_claim(["b"])]}, RESULTS, "009.yaml")
+    with pytest.raises(ValueError, match=r"claims\[0\] \('A beats B'\) is reproduced: 'against' belongs to a "
+                                         r"contradicted claim only"):
+        claim_rows({"claims": [_claim(["a"], against=against)]}, RESULTS, "009.yaml")

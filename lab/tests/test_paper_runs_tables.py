@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import paper_runs_tables
-from paper_runs_tables import (DECLARATION, TABLES, Cell, PrintedTable, Row, Table, main, render_page, render_pages,
+from paper_runs_tables import (DECLARATION, TABLES, Cell, PrintedTable, Row, StudyTable, Table, main, render_page, render_pages,
                                render_table)
 from generated_page import DOCS, ROOT, read_study
 
@@ -24,7 +24,7 @@ def test_every_table_is_current_with_its_records():
 def test_every_table_names_its_study_and_records_and_each_record_is_the_studys():
     declared = read_study(ROOT / DECLARATION)["records"]
     for name, table in TABLES.items():
-        if isinstance(table, PrintedTable):
+        if isinstance(table, (PrintedTable, StudyTable)):
             continue
         text = render_table(name)
         assert "the study `paper_runs` (`lab/studies/paper_runs.yaml`)" in text
@@ -147,3 +147,26 @@ def test_a_printed_table_of_a_command_the_record_lacks_or_of_an_undeclared_recor
     monkeypatch.setitem(TABLES, "t", PrintedTable("p.md", "calibration", "python x.py"))
     with pytest.raises(ValueError, match=r"records/calibration\.json is not a record of lab/studies/calibration"):
         render_table("t")
+
+
+def test_a_study_table_reads_its_studys_record_at_the_shown_precision():
+    """Paper 000's Fig. 4(b) table: each row's numbers are the record's checkpoint, and only the declared
+    checkpoints carry the rule's verdict bare."""
+    record = json.loads((ROOT / "lab/studies/records/papers/paper000_curves.json").read_text())
+    rows = _cells("gpcsm_early")
+    assert [r[0] for r in rows] == [str(c["steps"]) for c in record["rows"]]
+    for row, checkpoint in zip(rows, record["rows"]):
+        low = checkpoint["gpcsm_minus"]["GPC-I"][1]
+        assert row[2].endswith(f"{low:+.3f}".replace("-", "−") + ", " + f"{checkpoint['gpcsm_minus']['GPC-I'][2]:+.3f}"
+                               .replace("-", "−") + "]")
+        assert (row[5] == checkpoint["verdict"]) is checkpoint["early"]
+    assert "`lab/studies/paper000_curves.yaml`" in render_table("gpcsm_early")
+
+
+def test_a_study_table_of_a_record_its_study_does_not_list_is_refused(monkeypatch):
+    table = TABLES["gpcsm_early"]
+    monkeypatch.setitem(TABLES, "gpcsm_early", StudyTable(table.page, "paper000_delta", table.record, table.head,
+                                                          table.align, table.rows))
+    with pytest.raises(ValueError, match=r"paper000_curves\.json is not a record of lab/studies/"
+                                         r"paper000_delta\.yaml"):
+        render_table("gpcsm_early")

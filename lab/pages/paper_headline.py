@@ -1,0 +1,156 @@
+"""A paper's headline numbers side by side: the paper's published value, gpal's on the same setting, the differences.
+
+Declared in the paper's claims file (``lab/pages/records/papers/claims/<NNN>.yaml``) under ``headline``::
+
+    headline:
+      - quantity: "magic, GPC-I accuracy"            # what the row shows, in words
+        workflow: 000_tables_3_4                     # gpal's mean ± SE (repeats) and the paper's number: the record's row
+        setting: magic
+        method: svgp-step
+        metric: accuracy
+        differences: "M 100 of the paper's 300"      # how gpal's setting differs, in words
+      - quantity: "Fermi-LAT, NIMGP NLL"
+        record: results/published                    # a results record's table (records/results/<name>.json) or a
+        table: 0                                     # study's (records/papers/tables/<name>.json): the cells
+        row: NIMGP                                   # "gpal <metric>" and "paper <metric>" of the row whose first
+        metric: NLL                                  # cell is ``row``
+        cite: "Table 9"                              # where the paper prints the record's "paper" column
+      - quantity: "digits, augmented model NLL"
+        record: tables/paper004_nll_repeats
+        table: 0
+        row: ls-cavi
+        metric: NLL
+        paper: {value: "figure only", source: "Fig. 3"}   # the paper's number, typed once with where it is printed
+
+gpal's value is never typed: it is read from the record.  The paper's comes from the record where the workflow's
+reference block holds it (typed there once, with the table it is from); ``paper`` gives it where no record holds
+it (a paper that prints only figures says so).  A row naming a field, record, table or row that does not exist is
+refused naming the claims file and the row.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+__all__ = ["headline_markdown", "headline_rows", "parse_headline"]
+
+_KEYS = {"quantity", "differences", "workflow", "setting", "method", "record", "table", "row", "metric", "paper",
+         "cite"}
+
+
+def _text(where: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{where} must be a non-empty text; got {value!r}")
+    return " ".join(value.split())
+
+
+def parse_headline(where: str, block: Any) -> list[dict]:
+    """The ``headline`` rows of a claims file, checked (ValueError naming ``where`` and the row)."""
+    if block is None:
+        return []
+    if not isinstance(block, list):
+        raise ValueError(f"{where} must be a list of rows; got {block!r}")
+    rows = []
+    for i, entry in enumerate(block):
+        at = f"{where}[{i}]"
+        if not isinstance(entry, Mapping) or set(entry) - _KEYS or "quantity" not in entry or "metric" not in entry:
+            raise ValueError(f"{at} must be a mapping with 'quantity', 'metric' and keys among {sorted(_KEYS)}; "
+                             f"got {entry!r}")
+        if "workflow" in entry:
+            need, other = {"setting", "method"}, {"record", "table", "row"}
+        elif "record" in entry:
+            need, other = {"table", "row"}, {"workflow", "setting", "method"}
+        else:
+            raise ValueError(f"{at} names gpal's number by 'workflow' (with 'setting', 'method') or by 'record' "
+                             f"(with 'table', 'row'); got keys {sorted(entry)}")
+        if need - set(entry) or other & set(entry):
+            raise ValueError(f"{at}: with {'workflow' if 'workflow' in entry else 'record'} give {sorted(need)} and "
+                             f"none of {sorted(other)}; got keys {sorted(entry)}")
+        paper = entry.get("paper")
+        if paper is not None and (not isinstance(paper, Mapping) or set(paper) != {"value", "source"}):
+            raise ValueError(f"{at}.paper must be {{value: the paper's number, source: its table or figure}}; "
+                             f"got {paper!r}")
+        rows.append({**entry, "quantity": _text(f"{at}.quantity", entry["quantity"]),
+                     "differences": _text(f"{at}.differences", entry["differences"]) if "differences" in entry
+                     else "–",
+                     "paper": None if paper is None else {k: _text(f"{at}.paper.{k}", str(v)) for k, v in paper.items()}})
+    return rows
+
+
+def _from_workflow(entry: Mapping[str, Any], records: Mapping[str, Mapping[str, Any]], where: str) -> tuple[str, str | None]:
+    name = entry["workflow"]
+    if name not in records:
+        raise ValueError(f"{where}.workflow: no record {name!r}; recorded are {sorted(records)}")
+    key = (str(entry["setting"]), str(entry["method"]), str(entry["metric"]))
+    found = [r for r in records[name]["rows"] if (r["setting"], r["method"], r["metric"]) == key]
+    if not found:
+        held = sorted({(r["setting"], r["method"]) for r in records[name]["rows"] if r["metric"] == key[2]})
+        raise ValueError(f"{where}: the record of {name} has no {key[2]!r} of {key[1]!r} in setting {key[0]!r}; "
+                         f"it holds (setting, method) {held}")
+    row = found[0]
+    if not row.get("n") or row.get("gpal_mean") is None:
+        raise ValueError(f"{where}: {name} {'/'.join(key)} was not run; a headline row shows a measured number")
+    se = row.get("gpal_se")
+    gpal = f"{row['gpal_mean']:.3f}" + ("" if se is None else f" ± {se:.3f}") + f" ({row['n']})"
+    # a record of the orderings a paper states in words holds no published number (its source says "orderings")
+    ordering = "ordering" in str(records[name]["source"].get("table", "")).lower() or row.get("paper_mean") is None
+    paper = None if ordering else f"{row['paper_mean']:g} ({records[name]['source']['table']})"
+    return gpal, paper
+
+
+def _from_table(entry: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], where: str) -> tuple[str, str | None]:
+    name, table = entry["record"], entry["table"]
+    if name not in others:
+        raise ValueError(f"{where}.record: no record {name!r}; known are {sorted(others)}")
+    tables = others[name].get("tables") or []
+    found = (tables[table] if isinstance(table, int) and 0 <= table < len(tables)
+             else next((t for t in tables if t.get("caption") == table), None))
+    if found is None:
+        raise ValueError(f"{where}.table: {name} has no table {table!r}; it holds {len(tables)} "
+                         f"(captions {[t.get('caption') for t in tables]})")
+    cells = next((dict(zip(found["columns"], r)) for r in found["rows"] if str(r[0]) == str(entry["row"])), None)
+    if cells is None:
+        raise ValueError(f"{where}.row: table {table!r} of {name} has no row {entry['row']!r}; its rows are "
+                         f"{[r[0] for r in found['rows']]}")
+    column = f"gpal {entry['metric']}"
+    if column not in cells:
+        raise ValueError(f"{where}.metric: table {table!r} of {name} has no column {column!r}; its columns are "
+                         f"{found['columns']}")
+    paper = cells.get(f"paper {entry['metric']}")
+    source = others[name].get("source")
+    cite = entry.get("cite") or (source.get("table") if isinstance(source, Mapping) else None)
+    return str(cells[column]), None if paper is None else f"{paper}" + (f" ({cite})" if cite else "")
+
+
+def headline_rows(declared: Sequence[Mapping[str, Any]], records: Mapping[str, Mapping[str, Any]],
+                  others: Mapping[str, Mapping[str, Any]], source: str) -> list[dict]:
+    """Each headline row with its numbers: {quantity, paper, gpal, differences}."""
+    out = []
+    for i, entry in enumerate(declared):
+        where = f"{source}: headline[{i}]"
+        gpal, paper = (_from_workflow(entry, records, where) if "workflow" in entry
+                       else _from_table(entry, others, where))
+        if entry["paper"] is not None:
+            if paper is not None:
+                raise ValueError(f"{where}.paper: the record already holds the paper's number ({paper}); "
+                                 "a paper's number is typed once, where the record takes it from")
+            paper = f"{entry['paper']['value']} ({entry['paper']['source']})"
+        if paper is None:
+            raise ValueError(f"{where}: the record holds no published number here; give the paper's as "
+                             "paper: {value: ..., source: its table or figure}")
+        out.append({"quantity": entry["quantity"], "paper": paper, "gpal": gpal, "differences": entry["differences"]})
+    return out
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def headline_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The headline table of one paper: quantity, the paper's value, gpal's (repeats), the setting differences."""
+    if not rows:
+        return ""
+    lines = ["| quantity | the paper | gpal, mean ± SE (repeats) | setting differences |", "|---|---|---|---|"]
+    lines += [f"| {_cell(r['quantity'])} | {_cell(r['paper'])} | {_cell(r['gpal'])} | {_cell(r['differences'])} |"
+              for r in rows]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,55 @@
+"""A paper's headline table: the paper's number and gpal's read from the records, never typed twice."""
+
+import pytest
+
+from paper_headline import headline_markdown, headline_rows, parse_headline
+
+
+def _row(setting, method, metric, mean, se, n, paper):
+    return {"setting": setting, "method": method, "metric": metric, "paper_mean": paper, "paper_se": None,
+            "gpal_mean": mean, "gpal_se": se, "n": n}
+
+
+RECORDS = {
+    "values": {"source": {"table": "Table 3"}, "rows": [_row("a", "A", "nll", 0.31234, 0.0123, 10, 0.2999)]},
+    "orders": {"source": {"table": "Sec. 5 (orderings stated in the text)"},
+               "rows": [_row("a", "A", "nll", 0.5, 0.01, 5, 1.0)]},
+}
+OTHERS = {"tables/t": {"source": "a study", "tables": [
+    {"caption": "vehicle", "columns": ["method", "gpal NLL", "paper NLL"], "rows": [["A", "0.66 ± 0.01", "0.70"]]}]}}
+
+
+def _rows(block):
+    return headline_rows(parse_headline("009.yaml: headline", block), RECORDS, OTHERS, "009.yaml")
+
+
+def test_the_numbers_come_from_the_records_and_the_papers_where_it_is_printed():
+    rows = _rows([{"quantity": "a, A NLL", "workflow": "values", "setting": "a", "method": "A", "metric": "nll",
+                   "differences": "fewer steps"},
+                  {"quantity": "vehicle", "record": "tables/t", "table": "vehicle", "row": "A", "metric": "NLL",
+                   "cite": "Table 9"},
+                  {"quantity": "ordered", "workflow": "orders", "setting": "a", "method": "A", "metric": "nll",
+                   "paper": {"value": "curves only", "source": "Fig. 4"}}])
+    table = headline_markdown(rows)
+    assert "| a, A NLL | 0.2999 (Table 3) | 0.312 ± 0.012 (10) | fewer steps |" in table
+    assert "| vehicle | 0.70 (Table 9) | 0.66 ± 0.01 | – |" in table
+    # a record of orderings holds a placeholder, not the paper's number: the declared one is shown
+    assert "| ordered | curves only (Fig. 4) | 0.500 ± 0.010 (5) | – |" in table
+
+
+@pytest.mark.parametrize(("block", "message"), [
+    ([{"quantity": "q", "workflow": "values", "setting": "b", "method": "A", "metric": "nll"}],
+     r"headline\[0\]: the record of values has no 'nll' of 'A' in setting 'b'"),
+    ([{"quantity": "q", "workflow": "orders", "setting": "a", "method": "A", "metric": "nll"}],
+     r"headline\[0\]: the record holds no published number here"),
+    ([{"quantity": "q", "workflow": "values", "setting": "a", "method": "A", "metric": "nll",
+       "paper": {"value": "0.3", "source": "Table 3"}}], r"headline\[0\]\.paper: the record already holds"),
+    ([{"quantity": "q", "record": "tables/t", "table": "vehicle", "row": "Z", "metric": "NLL"}],
+     r"headline\[0\]\.row: table 'vehicle' of tables/t has no row 'Z'"),
+    ([{"quantity": "q", "workflow": "values", "metric": "nll"}], r"headline\[0\]: with workflow give"),
+    ([{"quantity": "q", "workflow": "values", "setting": "a", "method": "A", "metric": "nll", "paper": "0.3"}],
+     r"headline\[0\]\.paper must be \{value"),
+])
+def test_a_row_the_records_cannot_fill_is_refused_naming_it(block, message):
+    with pytest.raises(ValueError, match=message):
+        _rows(block)
