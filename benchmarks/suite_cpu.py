@@ -7,7 +7,7 @@ what shortening it would save, and unlike wall times they change little with the
 outside tests (each worker's imports and collection) is not in the table; the total says how much the tests hold.
 
     python benchmarks/suite_cpu.py                       # prints the heaviest files and tests
-    python benchmarks/suite_cpu.py --record lab/pages/records/results/timings.tests_cpu.json
+    python benchmarks/suite_cpu.py --record lab/studies/records/suite_cpu.json
     python benchmarks/suite_cpu.py -- tests/models       # arguments after -- go to pytest
 
 This file is also the pytest plugin the run loads (``-p suite_cpu``): the hooks below write one JSON line per test.

@@ -6,7 +6,7 @@ Prints the tests' summary line and the wall times; with ``--record FILE`` writes
 (`lab/pages/result_records.py`) there.  The machine's load average at the start and end is part of the record:
 the suite's time is only comparable between runs of one machine at a similar load.
 
-    python benchmarks/time_test_suite.py --record lab/pages/records/results/timings.tests.json
+    python benchmarks/time_test_suite.py --record lab/studies/records/suite_timing.json
 """
 from __future__ import annotations
 

@@ -182,7 +182,7 @@ def _write_table_reference() -> None:
 
 def _api_index_for_this_site(app, config) -> None:
     """Write the API index and the table reference when this folder is the site being built, before Sphinx lists
-    the source files.  A site that borrows this configuration (tests/test_docs_build.py's small ones) has no API
+    the source files.  A site that borrows this configuration (lab/tests/test_docs_build.py's small ones) has no API
     pages: it then imports none of the packages, so none of TensorFlow either."""
     if Path(app.srcdir).resolve() == HERE.resolve():
         _write_api_index()

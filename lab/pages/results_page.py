@@ -55,7 +55,7 @@ SECTIONS = (
     ("none_of_these", '"None of these"', ("faint",)),
     ("published", "The published experiments", ("waveform",)),
     ("likelihoods", "Likelihoods and model families", ()),
-    ("timings", "Timings", ("parts", "step", "prediction", "memory", "batched", "methods", "tests", "tests_cpu")),
+    ("timings", "Timings", ("parts", "step", "prediction", "memory", "batched", "methods")),
 )
 _MARKER = "<!-- numbers -->"
 #: The records' folder from the repository's top: a record's name as a study's declaration lists it.
@@ -414,7 +414,7 @@ CONVERTERS: dict[str, Callable[[Path, str, str], dict[str, Any]]] = {
 _RUN_NAMES_COMMIT = ("later_labels",)
 #: Records a study script writes itself: its command (the last line of it, after the lines that run first), given
 #: ``--record FILE``, writes the record there.
-STUDY_RECORDS = ("discovery", "open_sky", "bcu_4lac", "bcu_4lac.split", "timings.tests", "timings.tests_cpu",
+STUDY_RECORDS = ("discovery", "open_sky", "bcu_4lac", "bcu_4lac.split",
                  "error_bars", "error_bars.hetero", "other_features", "timings", "timings.batched", "timings.methods",
                  "timings.parts", "timings.step", "timings.prediction", "timings.memory", "none_of_these",
                  "none_of_these.faint")
