@@ -29,6 +29,11 @@ Methods:
 - ``jj``, ``jj-full``, ``jj-hybrid``, ``taylor``: ``LogisticBoundGPClassifier`` (binary only; the table
   says "n/a (binary only)" on multi-class data sets).
 
+``method_options`` gives a method estimator settings beyond these (e.g. paper 003's authors' GPD:
+``dirichlet: {prior_mean: class_frequency, train_inducing: false, kernel: se_iso}``); each option is
+checked by the estimator before anything runs.  ``ece`` says how ECE is computed (default gpal's:
+top-label, 15 bins, mean confidence; `gpal.evaluation.calibration.expected_calibration_error`), so a
+paper's workflow can measure it as the paper did.
 Measured input variances are not passed to any estimator (``use_variances=False``): the
 likelihood comparison sees exact inputs, and the noisy-input methods learn the noise level.
 ``protocol.injected_noise`` runs every data set once per listed variance, with Gaussian noise of
@@ -53,11 +58,11 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.constraints import Integer, ListOf, OneOf, Optional, Parsed, Real
+from gpal.constraints import Integer, ListOf, MappingOf, OneOf, Optional, Options, Parsed, Real
 from gpal.data.dataset import NoisyDataset
 from gpal.data.registry import DATASETS as BENCHMARK_DATASETS
 from gpal.data.registry import DatasetEntry, load_dataset, parse_dataset
-from gpal.evaluation.calibration import expected_calibration_error
+from gpal.evaluation.calibration import BINARY_SCORES, CONFIDENCES, EMPTY_BINS, expected_calibration_error
 from gpal.evaluation.metrics import format_mean_se, mean_se
 from gpal.files import atomic_output, write_json_atomic, write_text_atomic
 from gpal.registry import ESTIMATORS, KERNELS, LIKELIHOODS, LOGISTIC_BOUNDS
@@ -69,7 +74,7 @@ from gpal.workflows.reference import comparison_markdown as reference_markdown
 from gpal.workflows.schema import Field
 
 __all__ = [
-    "DATASETS", "DEFAULT_DATASETS", "METHODS", "NOT_APPLICABLE", "SOFTMAX_MC", "SOFTMAX_MC_SAMPLES", "EstimatorFactory",
+    "DATASETS", "DEFAULT_DATASETS", "GPAL_ECE", "METHODS", "MULTICLASS_ONLY_OPTIONS", "NOT_APPLICABLE", "SOFTMAX_MC", "SOFTMAX_MC_SAMPLES", "EstimatorFactory",
     "check_methods",
     "comparison_markdown", "dataset_tag", "measured_values", "method_spec", "produces", "run", "run_comparison",
     "schema",
@@ -98,6 +103,11 @@ METHODS = (
     *BINARY_ONLY,
 )
 NOT_APPLICABLE = "n/a (binary only)"
+#: gpal's ECE (`expected_calibration_error`'s defaults), the ``ece`` block's default.
+GPAL_ECE = {"n_bins": 15, "confidence": "mean", "binary": "top_label", "empty_bins": "skip"}
+#: Method options that need more than two classes (per-class kernels need classes to differ):
+#: option -> the value that needs them.
+MULTICLASS_ONLY_OPTIONS = {"kernel_per_class": True}
 BATCH_SIZE = 50
 # ls-cavi-exact: CAVI's start and the exact steps after it, each capped by ``iters`` (docs/papers/004_numbers.md).
 CAVI_EXACT_SWEEPS, CAVI_EXACT_STEPS = 50, 100
@@ -144,8 +154,24 @@ class EstimatorFactory:
 
 
 def method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: int,
-                noisy_input: Mapping[str, Any] | None = None, kernel: str | None = None) -> Any:
+                noisy_input: Mapping[str, Any] | None = None, kernel: str | None = None,
+                options: Mapping[str, Any] | None = None) -> Any:
     """The experiments-runner spec (parameter dict or factory) of one method on ``n_train`` rows.
+
+    ``options``: estimator settings that replace the method's own (the workflow's ``method_options``).
+    """
+    spec = _method_spec(name, n_train, epochs, iters, num_inducing, noisy_input, kernel)
+    if not options:
+        return spec
+    if isinstance(spec, EstimatorFactory):
+        params = {**dict(spec.params), **options}
+        return EstimatorFactory(spec.family, tuple(params.items()))
+    return {**spec, **options}
+
+
+def _method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: int,
+                 noisy_input: Mapping[str, Any] | None, kernel: str | None) -> Any:
+    """`method_spec` without options.
 
     The noisy-input paper's methods (MGP, NIMGP, NIMGP-NN, NIMGP-FO) take every setting from
     ``noisy_input`` (the workflow's ``noisy_input`` block), not from ``epochs`` / ``num_inducing``.
@@ -219,6 +245,44 @@ def check_methods(names: Sequence[str]) -> list[str]:
     return names
 
 
+def check_method_options(options: Mapping[str, Mapping[str, Any]], methods: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``method -> estimator settings``, each checked by building the method's estimator with them.
+
+    A method the run does not select, a setting its estimator does not have, or a value it refuses
+    is named before anything runs.
+    """
+    out = {}
+    for method, opts in options.items():
+        if method not in methods:
+            raise ValueError(f"method_options names {method!r}, which is not among the run's methods {list(methods)}")
+        if method in NOISY_INPUT_METHODS:
+            raise ValueError(f"method_options.{method}: the noisy-input methods take their settings from the "
+                             "noisy_input block")
+        opts = dict(opts or {})
+        spec = method_spec(method, 100, 1, 1, 1, options=opts)
+        cls = ESTIMATORS.get_class(spec.family) if isinstance(spec, EstimatorFactory) else ESTIMATORS.get_class("noisy_gp")
+        params = dict(spec.params) if isinstance(spec, EstimatorFactory) else spec
+        unknown = sorted(set(opts) - set(cls._get_param_names()))
+        if unknown:
+            raise ValueError(f"method_options.{method}: {cls.__name__} has no setting(s) {unknown}; "
+                             f"its settings are {cls._get_param_names()}")
+        cls(**params).validate_params()
+        out[method] = opts
+    return out
+
+
+def _refuse_multiclass_options(options: Mapping[str, Mapping[str, Any]], methods: Sequence[str], tag: str,
+                               paper: str | None) -> None:
+    for method in methods:
+        for name, value in options.get(method, {}).items():
+            if MULTICLASS_ONLY_OPTIONS.get(name, object()) == value:
+                raise ValueError(
+                    f"method_options.{method}.{name}={value!r} needs more than two classes, and {tag} has two"
+                    + (f": {paper} runs it on multi-class sets only" if paper else "")
+                    + "; drop the data set or the option"
+                )
+
+
 # ---------------------------------------------------------------------- runs
 def _cell(values: Sequence[float], digits: int) -> str:
     m, se = mean_se(np.asarray(values, dtype=np.float64))
@@ -251,21 +315,28 @@ def settings_of(datasets: Sequence[str], injected_noise: Sequence[float],
 METRICS = ("accuracy", "error", "nll", "ece", "train_seconds")
 
 
-def _unit_metrics(unit: Mapping[str, Any]) -> dict[str, float]:
+def _unit_ece(unit: Mapping[str, Any], ece: Mapping[str, Any] | None) -> float:
+    return expected_calibration_error(np.asarray(unit["y_true"]), np.asarray(unit["proba"]), **(ece or GPAL_ECE))
+
+
+def _unit_metrics(unit: Mapping[str, Any], ece: Mapping[str, Any] | None = None) -> dict[str, float]:
     return {"accuracy": 1.0 - unit["error"], "error": unit["error"], "nll": unit["nll"],
-            "ece": expected_calibration_error(np.asarray(unit["y_true"]), np.asarray(unit["proba"])),
-            "train_seconds": unit["train_seconds"]}
+            "ece": _unit_ece(unit, ece), "train_seconds": unit["train_seconds"]}
 
 
 def measured_values(out: str | Path, datasets: Sequence[str], methods: Sequence[str], n_splits: int,
                     injected_noise: Sequence[float] = (0.0,),
-                    registry: Mapping[str, DatasetEntry] = DATASETS) -> dict[tuple[str, str, str], list[float]]:
-    """``(setting, method, metric) -> value per finished split`` of a comparison folder (`settings_of`)."""
+                    registry: Mapping[str, DatasetEntry] = DATASETS,
+                    ece: Mapping[str, Any] | None = None) -> dict[tuple[str, str, str], list[float]]:
+    """``(setting, method, metric) -> value per finished split`` of a comparison folder (`settings_of`).
+
+    ``ece``: `expected_calibration_error`'s keywords (default ``GPAL_ECE``).
+    """
     measured: dict[tuple[str, str, str], list[float]] = {}
     for name, n, level, setting in settings_of(datasets, injected_noise, registry):
         for m in methods:
             for unit in _rows_for(Path(out) / dataset_tag(name, n, level), m, range(n_splits)):
-                for metric, value in _unit_metrics(unit).items():
+                for metric, value in _unit_metrics(unit, ece).items():
                     measured.setdefault((setting, m, metric), []).append(value)
     return measured
 
@@ -301,6 +372,9 @@ def run_comparison(
     noisy_input: Mapping[str, Any] | None = None,
     test_size: float = 0.1,
     kernel: str | None = None,
+    method_options: Mapping[str, Mapping[str, Any]] | None = None,
+    ece: Mapping[str, Any] | None = None,
+    paper: str | None = None,
 ) -> list[dict[str, Any]]:
     """Run (or resume) every method x data set and write ``comparison.md`` / ``.json`` / ``.csv``.
 
@@ -316,6 +390,7 @@ def run_comparison(
     units are recorded by the runner and retried on the next call.
     """
     methods = check_methods(methods)
+    method_options = check_method_options(method_options or {}, methods)
     out = Path(out)
     table = []
     loaded: dict[tuple[str, int | None], NoisyDataset] = {}
@@ -324,7 +399,11 @@ def run_comparison(
         tag = dataset_tag(name, n, level)
         n_train = ds.n_samples - next(ds.repeated_splits(1, test_size, seed)).test.size
         usable = [m for m in methods if ds.n_classes == 2 or m not in BINARY_ONLY]
-        specs = {m: method_spec(m, n_train, epochs, iters, num_inducing, noisy_input, kernel) for m in usable}
+        if ds.n_classes == 2:
+            _refuse_multiclass_options(method_options, usable, tag, paper)
+        specs = {m: method_spec(m, n_train, epochs, iters, num_inducing, noisy_input,
+                                kernel if m.startswith("svgp-") else None, method_options.get(m))
+                 for m in usable}
         folder = out / tag
         if specs:
             run_repeated_splits(
@@ -349,7 +428,7 @@ def run_comparison(
                     nll=format_mean_se(nll_mean, nll_se, 3),
                     nll_mean=float(nll_mean),
                     nll_se=float(nll_se) if math.isfinite(nll_se) else None,
-                    ece=_cell([expected_calibration_error(np.asarray(u["y_true"]), np.asarray(u["proba"])) for u in units], 3),
+                    ece=_cell([_unit_ece(u, ece) for u in units], 3),
                     train_seconds=_cell([u["train_seconds"] for u in units], 1),
                 )
             else:
@@ -412,6 +491,18 @@ def schema() -> dict[str, Any]:
                             f"kernel of the svgp- methods, one of {list(KERNELS.names())} (null: SE-ARD); "
                             "the other families keep their own"),
         },
+        "method_options": Field(MappingOf(Options()), {},
+                                "method -> estimator settings of its own (a paper's choices, e.g. dirichlet: "
+                                "{prior_mean: class_frequency}); checked by the estimator before anything runs"),
+        "ece": {
+            "n_bins": Field(Integer(1), 15, "equal-width bins of the ECE", part_of_run=False),
+            "confidence": Field(OneOf(list(CONFIDENCES)), "mean", "a bin's confidence: the mean score of its "
+                                "points (gpal's) or its midpoint (paper 003's code)", part_of_run=False),
+            "binary": Field(OneOf(list(BINARY_SCORES)), "top_label", "the score on two-class sets: top-label "
+                            "confidence (gpal's) or p(y=1) against y = 1 (paper 003's code)", part_of_run=False),
+            "empty_bins": Field(OneOf(list(EMPTY_BINS)), "skip", "empty bins left out (gpal's) or counted as "
+                                "one point of accuracy 0 (paper 003's code)", part_of_run=False),
+        },
         # paper 001's sec. 5.3 settings: robust-max, label flips 1e-3 fixed, batch 50, input-noise variance learned
         "noisy_input": training_schema(likelihood="robustmax",
                                        likelihood_options={"epsilon": 1e-3, "learn_epsilon": False}, batch_size=50,
@@ -430,10 +521,12 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
         config["datasets"], config["methods"], config["protocol"]["splits"], t["epochs"], out, seed=config["seed"],
         iters=t["iters"], num_inducing=t["num_inducing"], progress=progress, executor=executor,
         injected_noise=levels, noisy_input=config["noisy_input"], test_size=config["protocol"]["test_size"],
-        kernel=t["kernel"],
+        kernel=t["kernel"], method_options=config["method_options"], ece=config["ece"],
+        paper=(config["reference"] or {}).get("source", {}).get("paper") or config["title"],
     )
     figures = {"Test NLL per data set and method (mean ± SE over splits)": save_figure(plot_nll(table), out / "nll")}
-    measured = measured_values(out, config["datasets"], config["methods"], config["protocol"]["splits"], levels)
+    measured = measured_values(out, config["datasets"], config["methods"], config["protocol"]["splits"], levels,
+                               ece=config["ece"])
     noisy = config["noisy_input"]
     budget = {"splits": config["protocol"]["splits"], "epochs": t["epochs"]}
     if all(m in NOISY_INPUT_METHODS for m in config["methods"]):  # the noisy-input paper's budget is its block's
