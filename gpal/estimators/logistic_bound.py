@@ -55,6 +55,12 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         (the paper keeps the k-means centres: ``False``).
     jitter
         added to the diagonal of K_mm.
+    scheme
+        "gpal" (gpal's): L-BFGS-B on the kernel's unconstrained values, restarted every outer
+        iteration (vi-JJ-full too, from xi of eq. 14 under the prior); "gplib" (the paper's first
+        author's code): L-BFGS-B on sigma_f and the length scales within [1e-2, 1e3], vi-JJ-full as
+        one continuous run of ``max_iter`` iterations from xi = 1, vi-JJ-hybrid from xi = 1 with
+        L-BFGS-B before the analytic updates (``gpal.training.bounds``).
     standardize
         fit a ``gpal.data.standardizer.Standardizer`` on the training inputs.
     random_state
@@ -89,6 +95,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         "tol": Real(0),
         "train_inducing": Boolean(),
         "jitter": Real(0, low_open=True),
+        "scheme": OneOf(("gpal", "gplib")),
     }
 
     def __init__(
@@ -103,6 +110,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         tol: float = 1e-6,
         train_inducing: bool = True,
         jitter: float = 1e-6,
+        scheme: str = "gpal",
         standardize: bool = True,
         random_state: int = 0,
         progress: bool = False,
@@ -151,6 +159,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
                 tol=float(self.tol),
                 progress=bool(self.progress),
                 callback=callback,
+                scheme=self.scheme,
             )
         except BaseException:
             self.__dict__.pop("model_", None)  # a failed fit leaves no half-trained model to predict with

@@ -344,3 +344,57 @@ def test_predict_errors(fitted):
         LogisticBoundGPClassifier().predict_proba(np.zeros((1, 2)))
     with pytest.raises(ValueError, match="X has 3 features, but LogisticBoundGPClassifier is expecting 2 features"):
         fitted.predict_proba(np.zeros((1, 3)))
+
+
+# ------------------------------------------- gplib's scheme (the paper's first author's code)
+@pytest.mark.parametrize("method", ["jj-full", "jj-hybrid", "jj"])
+def test_gplib_scheme_gradient_in_the_kernels_own_values_matches_finite_differences(method):
+    X, y, model, _, rng = problem(n=30, m=5, seed=4)
+    opt = BoundOptimizer(model, X, y, method, train_inducing=True)
+    opt.analytic_updates(2)
+    x0 = opt.natural_vector()
+    # sigma_f = sqrt(variance) and the length scales come first, as gplib packs them; then Z, then xi
+    np.testing.assert_allclose(x0[:3], [np.sqrt(1.7), 0.8, 1.3], rtol=1e-12)
+    bounds = opt.natural_bounds()
+    assert bounds[:3] == [(1e-2, 1e3)] * 3 and bounds[3] == (None, None)
+    assert bounds[-1] == ((1e-3, None) if method != "jj" else (None, None))
+    f0, g = opt.natural_objective(x0)
+    h = 1e-6
+    for _ in range(4):
+        u = rng.normal(size=x0.size)
+        u /= np.linalg.norm(u)
+        fd = (opt.natural_objective(x0 + h * u)[0] - opt.natural_objective(x0 - h * u)[0]) / (2 * h)
+        assert g @ u == pytest.approx(fd, rel=1e-5, abs=1e-9)
+    assert opt.natural_objective(x0)[0] == pytest.approx(f0, rel=1e-12)
+    assert model.kernel.variance.numpy() == pytest.approx(1.7, rel=1e-12)  # left at x0, as assigned
+
+
+def test_gplib_vi_jj_full_is_one_bounded_lbfgs_run_from_xi_one():
+    X, y, model, _, _ = problem(n=60, m=8, seed=5)
+    opt = BoundOptimizer(model, X, y, "jj-full", train_inducing=False)
+    starts = []
+    original = opt.natural_lbfgs
+
+    def spy(**kwargs):
+        starts.append((opt.natural_vector(), kwargs))
+        return original(**kwargs)
+
+    opt.natural_lbfgs = spy
+    result = opt.run(max_iter=25, scheme="gplib")
+    (x0, kwargs), = starts  # one L-BFGS-B run, not restarted
+    assert kwargs["max_iter"] == 25 and "max_fun" not in kwargs
+    np.testing.assert_array_equal(x0[3:], 1.0)  # xi = 1 (gpc_vi_jj_full.py 98)
+    assert 0 < len(result.bound_history) <= 25
+    assert np.all(np.diff(result.bound_history) >= -1e-9 * np.abs(result.bound_history[:-1]))  # L-BFGS-B descends
+    x = opt.natural_vector()
+    assert np.all((x[:3] >= 1e-2) & (x[:3] <= 1e3)) and np.all(x[3:] >= 1e-3)
+    assert opt.bound() == pytest.approx(result.bound_history[-1], rel=1e-12)
+    with pytest.raises(ValueError, match=r"scheme must be one of \['gpal', 'gplib'\]; got 'scipy'"):
+        opt.run(scheme="scipy")
+
+
+@pytest.mark.parametrize("method", ["jj", "jj-full", "jj-hybrid", "taylor"])
+def test_gplib_scheme_estimator_reaches_sensible_accuracy(method):
+    clf = LogisticBoundGPClassifier(method=method, scheme="gplib", **FAST).fit(*two_moons(200, 0))
+    assert clf.score(*two_moons(300, 1)) > 0.93
+    assert len(clf.history_) >= 2 and clf.history_[-1] > clf.history_[0]
