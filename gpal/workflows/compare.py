@@ -74,7 +74,7 @@ from gpal.workflows.reference import comparison_markdown as reference_markdown
 from gpal.workflows.schema import Field
 
 __all__ = [
-    "DATASETS", "DEFAULT_DATASETS", "GPAL_ECE", "METHODS", "MULTICLASS_ONLY_OPTIONS", "NOT_APPLICABLE", "SOFTMAX_MC", "SOFTMAX_MC_SAMPLES", "EstimatorFactory",
+    "DATASETS", "DEFAULT_DATASETS", "GPAL_ECE", "METHODS", "NOT_APPLICABLE", "SOFTMAX_MC", "SOFTMAX_MC_SAMPLES", "EstimatorFactory",
     "check_methods",
     "comparison_markdown", "dataset_tag", "measured_values", "method_spec", "produces", "run", "run_comparison",
     "schema",
@@ -105,9 +105,6 @@ METHODS = (
 NOT_APPLICABLE = "n/a (binary only)"
 #: gpal's ECE (`expected_calibration_error`'s defaults), the ``ece`` block's default.
 GPAL_ECE = {"n_bins": 15, "confidence": "mean", "binary": "top_label", "empty_bins": "skip"}
-#: Method options that need more than two classes (per-class kernels need classes to differ):
-#: option -> the value that needs them.
-MULTICLASS_ONLY_OPTIONS = {"kernel_per_class": True}
 BATCH_SIZE = 50
 # ls-cavi-exact: CAVI's start and the exact steps after it, each capped by ``iters`` (docs/papers/004_numbers.md).
 CAVI_EXACT_SWEEPS, CAVI_EXACT_STEPS = 50, 100
@@ -271,18 +268,6 @@ def check_method_options(options: Mapping[str, Mapping[str, Any]], methods: Sequ
     return out
 
 
-def _refuse_multiclass_options(options: Mapping[str, Mapping[str, Any]], methods: Sequence[str], tag: str,
-                               paper: str | None) -> None:
-    for method in methods:
-        for name, value in options.get(method, {}).items():
-            if MULTICLASS_ONLY_OPTIONS.get(name, object()) == value:
-                raise ValueError(
-                    f"method_options.{method}.{name}={value!r} needs more than two classes, and {tag} has two"
-                    + (f": {paper} runs it on multi-class sets only" if paper else "")
-                    + "; drop the data set or the option"
-                )
-
-
 # ---------------------------------------------------------------------- runs
 def _cell(values: Sequence[float], digits: int) -> str:
     m, se = mean_se(np.asarray(values, dtype=np.float64))
@@ -390,7 +375,10 @@ def run_comparison(
     units are recorded by the runner and retried on the next call.
     """
     methods = check_methods(methods)
-    method_options = check_method_options(method_options or {}, methods)
+    try:
+        method_options = check_method_options(method_options or {}, methods)
+    except ValueError as err:
+        raise ValueError(f"{err} (the workflow of {paper})" if paper else str(err)) from None
     out = Path(out)
     table = []
     loaded: dict[tuple[str, int | None], NoisyDataset] = {}
@@ -399,8 +387,6 @@ def run_comparison(
         tag = dataset_tag(name, n, level)
         n_train = ds.n_samples - next(ds.repeated_splits(1, test_size, seed)).test.size
         usable = [m for m in methods if ds.n_classes == 2 or m not in BINARY_ONLY]
-        if ds.n_classes == 2:
-            _refuse_multiclass_options(method_options, usable, tag, paper)
         specs = {m: method_spec(m, n_train, epochs, iters, num_inducing, noisy_input,
                                 kernel if m.startswith("svgp-") else None, method_options.get(m))
                  for m in usable}
