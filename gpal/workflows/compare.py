@@ -245,13 +245,15 @@ def check_methods(names: Sequence[str]) -> list[str]:
 def check_method_options(options: Mapping[str, Mapping[str, Any]], methods: Sequence[str]) -> dict[str, dict[str, Any]]:
     """``method -> estimator settings``, each checked by building the method's estimator with them.
 
-    A method the run does not select, a setting its estimator does not have, or a value it refuses
-    is named before anything runs.
+    An unknown method, a setting its estimator does not have, or a value it refuses is named before
+    anything runs; the options of a known method the run leaves out are not used.
     """
     out = {}
     for method, opts in options.items():
-        if method not in methods:
-            raise ValueError(f"method_options names {method!r}, which is not among the run's methods {list(methods)}")
+        if method not in METHODS:
+            raise ValueError(f"method_options names {method!r}, which is not a method; valid names are {list(METHODS)}")
+        if method not in methods:  # a workflow's options for a method this run leaves out (--set methods=...)
+            continue
         if method in NOISY_INPUT_METHODS:
             raise ValueError(f"method_options.{method}: the noisy-input methods take their settings from the "
                              "noisy_input block")

@@ -149,8 +149,11 @@ def test_method_options_reach_the_estimator_and_are_checked_first(cl, tmp_path):
         cl.run_comparison(["tiny3"], ["dirichlet"], method_options={"dirichlet": {"prior": "x"}}, **kwargs)
     with pytest.raises(ValueError, match=r"prior_mean must be one of \['zero', 'class_frequency'\]; got 'x'"):
         cl.run_comparison(["tiny3"], ["dirichlet"], method_options={"dirichlet": {"prior_mean": "x"}}, **kwargs)
-    with pytest.raises(ValueError, match=r"method_options names 'jj', which is not among the run's methods"):
-        cl.run_comparison(["tiny3"], ["dirichlet"], method_options={"jj": {}}, **kwargs)
+    with pytest.raises(ValueError, match=r"method_options names 'gpd', which is not a method; valid names are \[.*'jj'"):
+        cl.run_comparison(["tiny3"], ["dirichlet"], method_options={"gpd": {}}, **kwargs)
+    with pytest.raises(ValueError, match=r"LogisticBoundGPClassifier has no setting\(s\) \['optimiser'\].* \(the workflow of Paper 2\)"):
+        cl.run_comparison(["tiny2"], ["jj"], method_options={"jj": {"optimiser": "gplib"}}, paper="Paper 2", **kwargs)
+    assert cl.check_method_options({"jj": {"scheme": "gplib"}}, ["dirichlet"]) == {}  # jj is not run: unused
     assert not list(tmp_path.iterdir())  # nothing ran
 
 
