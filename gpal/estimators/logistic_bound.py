@@ -119,13 +119,17 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any = None, X_var: Any = None,
-            callback: Callable[[int, float], bool | None] | None = None) -> "LogisticBoundGPClassifier":
+            callback: Callable[[int, float], bool | None] | None = None,
+            record: str = "current") -> "LogisticBoundGPClassifier":
         """Fit on arrays ``X`` (n, d) and labels ``y`` (n,) of exactly two classes, or on a ``NoisyDataset``.
 
         ``X_var`` is accepted for a common interface and ignored (warning if non-zero).
         ``callback(iteration, bound)`` runs after every outer iteration, when the estimator
         already predicts with the state reached (so a caller can trace test quality against
         time, as paper 002 plots it); returning False stops training, keeping that state.
+        ``record="authors"`` shows it what paper 002's authors recorded instead: the start (q at
+        mu = 0, Sigma = I) as iteration 0, then for vi-JJ and vi-Taylor the q of each iteration's
+        analytic stage, one step stale (``gpal.training.bounds.BoundOptimizer.run``).
 
         Returns
         -------
@@ -160,6 +164,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
                 progress=bool(self.progress),
                 callback=callback,
                 scheme=self.scheme,
+                record=record,
             )
         except BaseException:
             self.__dict__.pop("model_", None)  # a failed fit leaves no half-trained model to predict with

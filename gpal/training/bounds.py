@@ -45,10 +45,12 @@ from gpal.models.families.logistic_bounds import (
 from gpal.training import lbfgs
 from gpal.training.svi import TrainingError
 
-__all__ = ["SCHEMES", "BoundOptimizer", "FitResult"]
+__all__ = ["RECORDS", "SCHEMES", "BoundOptimizer", "FitResult"]
 
 #: How the hyperparameters are optimised (module docstring): gpal's, or the authors' gplib's.
 SCHEMES = ("gpal", "gplib")
+#: What a fit's callback sees after each outer iteration (`BoundOptimizer.run`): the current q, or gplib's record.
+RECORDS = ("current", "authors")
 # gplib's box on sigma_f and the length scales (se.py 22-23) and its lower bound on xi (gpc_vi_jj_full.py 100).
 GPLIB_KERNEL_BOUNDS = (1e-2, 1e3)
 GPLIB_XI_BOUNDS = (1e-3, None)
@@ -261,6 +263,7 @@ class BoundOptimizer:
         progress: bool = False,
         callback: Callable[[int, float], bool | None] | None = None,
         scheme: str = "gpal",
+        record: str = "current",
     ) -> FitResult:
         """Algorithm 1 from q = prior, until |delta J^| <= tol |J^| or ``max_iter`` outer iterations.
 
@@ -274,12 +277,27 @@ class BoundOptimizer:
 
         ``scheme="gplib"`` runs the authors' scheme (module docstring); vi-JJ-full's iterations are
         then those of its one L-BFGS-B run, each recorded as an outer iteration.
+
+        ``record`` is what the callback sees.  "current" (gpal's): q^(xi) for the current theta.
+        "authors": what gplib records (``gpc_vi_jj.py`` 84-97, ``gpc_vi_taylor.py`` 93-103). The
+        callback first sees the start at iteration 0, with the initial theta and q = N(mu = 0,
+        Sigma = I) in the space of u. After outer iteration ``it`` it sees iteration ``it + 1``.
+        For vi-JJ and vi-Taylor that is the new theta with the q of the iteration's analytic stage,
+        one step stale and held fixed in u.  For vi-JJ-hybrid and vi-JJ-full it is the current q.
+        The training and its histories are the same either way.
         """
         if scheme not in SCHEMES:
             raise ValueError(f"scheme must be one of {list(SCHEMES)}; got {scheme!r}")
+        if record not in RECORDS:
+            raise ValueError(f"record must be one of {list(RECORDS)}; got {record!r}")
+        self._authors_record, self._stale = record == "authors", None
         self.model.q_mean.assign(tf.zeros_like(self.model.q_mean))
         self.model.q_sqrt.assign(tf.eye(self.model.q_sqrt.shape[0], dtype=tf.float64))
         full = self.method == "jj-full"
+        if self._authors_record and callback is not None:
+            M = self.model.q_mean.shape[0]
+            if self._see_q(callback, 0, np.zeros(M), np.eye(M)) is False:
+                return FitResult(stopped_early=True)
         if scheme == "gplib":
             return self._run_gplib(int(max_iter), int(n_updates), int(max_fun), progress, callback)
         if full:
@@ -291,6 +309,7 @@ class BoundOptimizer:
                 check_stop()
                 if not full:
                     self.analytic_updates(n_updates)
+                    self._keep_stale()
                 self.lbfgs_step(max_fun)
                 self.update_q()
                 previous = result.bound_history[-1] if result.bound_history else None
@@ -317,10 +336,53 @@ class BoundOptimizer:
         result.bound_history.append(bound)
         result.history.append(elbo)
         bar.set_postfix(elbo=f"{elbo:.5g}", refresh=False)
-        if callback is not None and callback(it, bound) is False:
+        if callback is None:
+            return False
+        if not self._authors_record:
+            stop = callback(it, bound) is False
+        elif self._stale is not None:
+            stop = self._see_q(callback, it + 1, *self._stale) is False
+        else:
+            stop = callback(it + 1, bound) is False
+        if stop:
             result.stopped_early = True
-            return True
-        return False
+        return stop
+
+    # ------------------------------------------------ gplib's record of q
+    def _kmm_cholesky(self) -> np.ndarray:
+        Z = tf.convert_to_tensor(self.model.Z)
+        K = self.model.kernel(Z).numpy() + self.model.jitter * np.eye(Z.shape[0])
+        return np.linalg.cholesky(K)
+
+    def u_space_q(self) -> tuple[np.ndarray, np.ndarray]:
+        """q(u) = N(mu, Sigma) of the whitened q(v) at the current kernel: mu = L m, Sigma = L S S^T L^T."""
+        L, S = self._kmm_cholesky(), self.model.q_sqrt.numpy()
+        LS = L @ S
+        return L @ self.model.q_mean.numpy(), LS @ LS.T
+
+    def set_u_space_q(self, mu: np.ndarray, Sigma: np.ndarray) -> None:
+        """Whiten q(u) = N(mu, Sigma) with the current kernel: m = L^-1 mu, S = chol(L^-1 Sigma L^-T)."""
+        from scipy.linalg import solve_triangular
+
+        L = self._kmm_cholesky()
+        W = solve_triangular(L, solve_triangular(L, Sigma, lower=True).T, lower=True)
+        self.model.q_mean.assign(solve_triangular(L, mu, lower=True))
+        self.model.q_sqrt.assign(np.linalg.cholesky((W + W.T) / 2.0))
+
+    def _keep_stale(self) -> None:
+        """vi-JJ and vi-Taylor under ``record="authors"``: keep the analytic stage's q(u) for the next record."""
+        if self._authors_record and self.method in ("jj", "taylor"):
+            self._stale = self.u_space_q()
+
+    def _see_q(self, callback, it: int, mu: np.ndarray, Sigma: np.ndarray) -> bool | None:
+        """The callback at q(u) = N(mu, Sigma) under the current kernel, then the model's own q back."""
+        kept = self.model.q_mean.numpy(), self.model.q_sqrt.numpy()
+        try:
+            self.set_u_space_q(mu, Sigma)
+            return callback(it, self.bound())
+        finally:
+            self.model.q_mean.assign(kept[0])
+            self.model.q_sqrt.assign(kept[1])
 
     def _run_gplib(self, max_iter: int, n_updates: int, max_fun: int, progress: bool, callback) -> FitResult:
         """`run` under gplib's scheme (module docstring)."""
@@ -355,6 +417,7 @@ class BoundOptimizer:
                     self.analytic_updates(n_updates)
                 else:
                     self.analytic_updates(n_updates)
+                    self._keep_stale()
                     self.natural_lbfgs(max_fun=max_fun)
                     self.update_q()
                 if self._record(result, it, bar, callback):

@@ -398,3 +398,55 @@ def test_gplib_scheme_estimator_reaches_sensible_accuracy(method):
     clf = LogisticBoundGPClassifier(method=method, scheme="gplib", **FAST).fit(*two_moons(200, 0))
     assert clf.score(*two_moons(300, 1)) > 0.93
     assert len(clf.history_) >= 2 and clf.history_[-1] > clf.history_[0]
+
+
+def test_authors_record_shows_the_start_then_the_analytic_stages_q_one_step_stale():
+    """gplib records (theta_t, mu_t, Sigma_t) with mu, Sigma from iteration t's analytic stage, before its L-BFGS-B
+    step, and the start as mu = 0, Sigma = I (record="authors"); training itself is the same as gpal's record."""
+    X, y, model, _, _ = problem(n=50, m=6, seed=8)
+    start = [v.numpy() for v in model.kernel.trainable_variables]
+    seen = []
+
+    def look(opt):
+        def callback(it, bound):
+            mean, _ = opt.model.marginals(X)
+            seen.append((it, *opt.u_space_q(), mean.numpy(), opt.model.kernel.variance.numpy()))
+        return callback
+
+    opt = BoundOptimizer(model, X, y, "jj", train_inducing=False)
+    authors = opt.run(max_iter=3, n_updates=2, tol=0.0, callback=look(opt), record="authors")
+    assert [s[0] for s in seen] == [0, 1, 2, 3]
+    M = model.Z.shape[0]
+    np.testing.assert_allclose(seen[0][1], 0.0, atol=1e-12)
+    np.testing.assert_allclose(seen[0][2], np.eye(M), atol=1e-10)
+    np.testing.assert_allclose(seen[0][3], 0.0, atol=1e-12)  # E f = 0 everywhere: p = 1/2 at the start
+    # iteration 1's q is the analytic stage's at the starting kernel, recomputed here from the prior
+    for v, value in zip(model.kernel.trainable_variables, start):
+        v.assign(value)
+    fresh = BoundOptimizer(model, X, y, "jj", train_inducing=False)
+    fresh.model.q_mean.assign(np.zeros(M)), fresh.model.q_sqrt.assign(np.eye(M))
+    fresh.analytic_updates(2)
+    mu, Sigma = fresh.u_space_q()
+    np.testing.assert_allclose(seen[1][1], mu, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(seen[1][2], Sigma, rtol=1e-8, atol=1e-10)
+    assert seen[1][4] != pytest.approx(seen[0][4])  # shown with the kernel after the step
+    # the same training as gpal's record
+    for v, value in zip(model.kernel.trainable_variables, start):
+        v.assign(value)
+    current = BoundOptimizer(model, X, y, "jj", train_inducing=False).run(max_iter=3, n_updates=2, tol=0.0)
+    np.testing.assert_allclose(authors.bound_history, current.bound_history, rtol=1e-10)
+    with pytest.raises(ValueError, match=r"record must be one of \['current', 'authors'\]; got 'stale'"):
+        opt.run(record="stale")
+
+
+def test_u_space_q_round_trips_through_the_whitened_q():
+    X, y, model, q, _ = problem(n=20, m=5, seed=9)
+    model.q_mean.assign(q.mean), model.q_sqrt.assign(q.sqrt)
+    opt = BoundOptimizer(model, X, y, "jj")
+    mu, Sigma = opt.u_space_q()
+    L = np.linalg.cholesky(model.kernel(model.Z).numpy() + model.jitter * np.eye(5))
+    np.testing.assert_allclose(mu, L @ q.mean.numpy(), rtol=1e-12)
+    opt.set_u_space_q(mu, Sigma)
+    np.testing.assert_allclose(model.q_mean.numpy(), q.mean.numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(model.q_sqrt.numpy() @ model.q_sqrt.numpy().T, q.sqrt.numpy() @ q.sqrt.numpy().T,
+                               rtol=1e-9, atol=1e-12)
