@@ -75,7 +75,7 @@ from gpal.workflows.schema import Field
 
 __all__ = [
     "DATASETS", "DEFAULT_DATASETS", "GPAL_ECE", "METHODS", "NOT_APPLICABLE", "SOFTMAX_MC", "SOFTMAX_MC_SAMPLES", "EstimatorFactory",
-    "check_methods",
+    "check", "check_method_options", "check_methods",
     "comparison_markdown", "dataset_tag", "measured_values", "method_spec", "produces", "run", "run_comparison",
     "schema",
     "settings_of",
@@ -500,6 +500,19 @@ def schema() -> dict[str, Any]:
     }
 
 
+def _paper_of(config: Mapping[str, Any]) -> str:
+    """The paper a workflow follows (its reference's source), else its title: for errors."""
+    return (config["reference"] or {}).get("source", {}).get("paper") or config["title"] or "this workflow"
+
+
+def check(config: Mapping[str, Any]) -> None:
+    """Refuse ``method_options`` a method's estimator does not take, naming the paper, when the file is loaded."""
+    try:
+        check_method_options(config["method_options"], config["methods"])
+    except ValueError as err:
+        raise ValueError(f"{err} (the workflow of {_paper_of(config)})") from None
+
+
 def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -> None:
     from gpal.evaluation.plots import save_figure
     from gpal.evaluation.reports import write_report
@@ -510,7 +523,7 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
         iters=t["iters"], num_inducing=t["num_inducing"], progress=progress, executor=executor,
         injected_noise=levels, noisy_input=config["noisy_input"], test_size=config["protocol"]["test_size"],
         kernel=t["kernel"], method_options=config["method_options"], ece=config["ece"],
-        paper=(config["reference"] or {}).get("source", {}).get("paper") or config["title"],
+        paper=_paper_of(config),
     )
     figures = {"Test NLL per data set and method (mean ± SE over splits)": save_figure(plot_nll(table), out / "nll")}
     measured = measured_values(out, config["datasets"], config["methods"], config["protocol"]["splits"], levels,
