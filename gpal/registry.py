@@ -228,6 +228,7 @@ LIKELIHOODS = Registry("likelihood", {
 #: Kernel factories ``n_features -> kernel`` by name, for settings that cannot hold a kernel object.
 KERNELS = Registry("kernel", {
     "se_ard": "gpal.models.kernels:default_kernel",
+    "se_iso": "gpal.models.kernels:se_isotropic",
     "se_ard_plus_noise": "gpal.models.kernels:se_ard_plus_noise",
     "matern52_plus_se": "gpal.models.kernels:matern52_plus_se",
 })

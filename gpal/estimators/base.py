@@ -425,7 +425,7 @@ class GPClassifierMixin(ClassifierMixin):
         from gpal.models.state import kernel_state
 
         params, arrays = jsonable(self.get_params(deep=False), describe=None), {}
-        if params.get("kernel") is not None:
+        if params.get("kernel") is not None and not isinstance(params["kernel"], str):  # a name saves as itself
             params["kernel"], arrays = kernel_state(params["kernel"], template_prefix)
         return params, arrays
 
@@ -435,7 +435,7 @@ class GPClassifierMixin(ClassifierMixin):
         from gpal.models.state import kernel_from_state
 
         params = dict(params)
-        if params.get("kernel") is not None:
+        if params.get("kernel") is not None and not isinstance(params["kernel"], str):
             params["kernel"] = kernel_from_state(params["kernel"], arrays, template_prefix)
         return params
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from gpal.constraints import Integer, OneOf, Optional, Real, Satisfies
+from gpal.constraints import Boolean, Integer, OneOf, Optional, Real, Satisfies
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.base import GPClassifierMixin, check_fit_data
 from gpal.estimators.params import SPARSE_GP_PARAMETERS
@@ -27,6 +27,10 @@ __all__ = ["DirichletGPClassifier"]
 
 # GPD's own closed-form versions of two ``INPUT_NOISE`` strategies (written here, not their classes).
 _INPUT_NOISE = ("none", "first_order")
+# GPD's prior means and kernel-variance starts (gpal.training.collapsed.PRIOR_MEANS / VARIANCE_STARTS;
+# repeated so that the constraint is checked without importing TensorFlow).
+_PRIOR_MEANS = ("zero", "class_frequency")
+_VARIANCE_STARTS = ("kernel", "targets")
 # The alpha_eps values paper 003 explores and selects from (sec. 4.2, Fig. 3; sec. 5 picks 0.1, 0.01 or 0.001).
 _PAPER_GRID = (0.1, 0.01, 0.001)
 
@@ -49,8 +53,19 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
     num_inducing
         inducing inputs, shared by the C regressions (capped at the distinct training rows).
     kernel
-        gpflow kernel shared by all classes; ``None`` is squared exponential with
-        one length scale per feature (ARD; the paper uses an isotropic one).
+        gpflow kernel shared by all classes, or a name ("se_iso": one length scale, the
+        paper's); ``None`` is squared exponential with one length scale per feature (ARD, gpal's).
+    prior_mean
+        "zero" (gpal's, the paper's eq. 7) regresses the transformed labels with a zero prior mean,
+        so far from the data the probabilities return to uniform; "class_frequency" (the authors'
+        code) subtracts a per-class offset whose softmax is the training class frequencies, and
+        adds it back at prediction, so they return to the class prior.
+    variance_start
+        "kernel" (gpal's) starts from the kernel's variance; "targets" (the authors' code) from
+        the variance of the regressed targets.
+    train_inducing
+        optimise the inducing inputs with the kernel (gpal's) or keep them at their k-means
+        start (False, the authors').
     input_noise
         "none" ignores ``X_var``; "first_order" turns it into extra output
         noise grad(mu_c)^T V_i grad(mu_c) at training and test inputs (needs ``X_var``).
@@ -90,6 +105,9 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         "alpha_grid": Satisfies(lambda g: len(g) > 0 and all(Real(0, low_open=True).ok(a) for a in g),
                                 "a non-empty sequence of numbers > 0 (Dirichlet pseudo-counts)"),
         "input_noise": OneOf(_INPUT_NOISE),
+        "prior_mean": OneOf(_PRIOR_MEANS),
+        "variance_start": OneOf(_VARIANCE_STARTS),
+        "train_inducing": Boolean(),
         "first_order_rounds": Integer(0),
         "n_samples": Integer(1),
         "max_iter": Integer(1),
@@ -102,6 +120,9 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         alpha_grid: tuple[float, ...] = _PAPER_GRID,
         num_inducing: int = DEFAULT_NUM_INDUCING,
         kernel: Any = None,
+        prior_mean: str = "zero",
+        variance_start: str = "kernel",
+        train_inducing: bool = True,
         input_noise: str = DEFAULT_INPUT_NOISE,
         first_order_rounds: int = 2,
         n_samples: int = 1000,
@@ -154,7 +175,8 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         first_order = self.input_noise == "first_order"
         kernel, Z = self._sparse_start(Xs)
         # One model serves every candidate: fit_dirichlet_gp resets kernel and Z and swaps the targets.
-        model = HeteroskedasticSGPR(kernel, Z, Xs, *dirichlet_targets(data.y, C, alphas[0]))
+        model = HeteroskedasticSGPR(kernel, Z, Xs, *dirichlet_targets(data.y, C, alphas[0]),
+                                    train_inducing=bool(self.train_inducing))
         history, best = [], None
         for alpha in progress_bar(alphas, disable=not self.progress, desc="Dirichlet GP (alpha_eps)", unit="fit"):
             posterior, record = fit_dirichlet_gp(
@@ -162,6 +184,8 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
                 X_var=Vs if first_order else None,
                 first_order_rounds=int(self.first_order_rounds),
                 max_iter=int(self.max_iter),
+                prior_mean=self.prior_mean,
+                variance_start=self.variance_start,
             )
             proba = self._proba(posterior, Xs, Vs if first_order else None)
             mnll = float(-np.mean(np.log(np.maximum(proba[np.arange(n), data.y], np.finfo(float).tiny))))
@@ -232,7 +256,7 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         clf = cls(**params)
         kernel = kernel_from_state(config["kernel"], arrays, "kernel/")
         post = {k[len("posterior/") :]: v for k, v in arrays.items() if k.startswith("posterior/")}
-        clf.posterior_ = DirichletPosterior(kernel, post["Z"], post["Lm"], post["LB"], post["w"])
+        clf.posterior_ = DirichletPosterior(kernel, post["Z"], post["Lm"], post["LB"], post["w"], post.get("offset"))
         clf._restore_fitted_state(config)
         clf.alpha_epsilon_ = float(config["alpha_epsilon"])
         clf.history_ = config["history"]

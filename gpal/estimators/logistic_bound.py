@@ -55,6 +55,12 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         (the paper keeps the k-means centres: ``False``).
     jitter
         added to the diagonal of K_mm.
+    scheme
+        "gpal" (gpal's): L-BFGS-B on the kernel's unconstrained values, restarted every outer
+        iteration (vi-JJ-full too, from xi of eq. 14 under the prior); "gplib" (the paper's first
+        author's code): L-BFGS-B on sigma_f and the length scales within [1e-2, 1e3], vi-JJ-full as
+        one continuous run of ``max_iter`` iterations from xi = 1, vi-JJ-hybrid from xi = 1 with
+        L-BFGS-B before the analytic updates (``gpal.training.bounds``).
     standardize
         fit a ``gpal.data.standardizer.Standardizer`` on the training inputs.
     random_state
@@ -89,6 +95,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         "tol": Real(0),
         "train_inducing": Boolean(),
         "jitter": Real(0, low_open=True),
+        "scheme": OneOf(("gpal", "gplib")),
     }
 
     def __init__(
@@ -103,6 +110,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         tol: float = 1e-6,
         train_inducing: bool = True,
         jitter: float = 1e-6,
+        scheme: str = "gpal",
         standardize: bool = True,
         random_state: int = 0,
         progress: bool = False,
@@ -111,13 +119,17 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------- fit
     def fit(self, X: Any, y: Any = None, X_var: Any = None,
-            callback: Callable[[int, float], bool | None] | None = None) -> "LogisticBoundGPClassifier":
+            callback: Callable[[int, float], bool | None] | None = None,
+            record: str = "current") -> "LogisticBoundGPClassifier":
         """Fit on arrays ``X`` (n, d) and labels ``y`` (n,) of exactly two classes, or on a ``NoisyDataset``.
 
         ``X_var`` is accepted for a common interface and ignored (warning if non-zero).
         ``callback(iteration, bound)`` runs after every outer iteration, when the estimator
         already predicts with the state reached (so a caller can trace test quality against
         time, as paper 002 plots it); returning False stops training, keeping that state.
+        ``record="authors"`` shows it what paper 002's authors recorded instead: the start (q at
+        mu = 0, Sigma = I) as iteration 0, then for vi-JJ and vi-Taylor the q of each iteration's
+        analytic stage, one step stale (``gpal.training.bounds.BoundOptimizer.run``).
 
         Returns
         -------
@@ -151,6 +163,8 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
                 tol=float(self.tol),
                 progress=bool(self.progress),
                 callback=callback,
+                scheme=self.scheme,
+                record=record,
             )
         except BaseException:
             self.__dict__.pop("model_", None)  # a failed fit leaves no half-trained model to predict with

@@ -69,6 +69,9 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         one Adam step every this many iterations; 0 keeps the hyperparameters fixed.
     train_inducing
         move the inducing inputs with the hyperparameters.
+    local_passes
+        passes of the paper's q(n), q(lambda) updates per sweep or step ("cavi", "natural_gradient"):
+        1 (gpal's) or more, as its authors' AugmentedGaussianProcesses.jl repeats them (5 in its sparse model).
     nat_delay, nat_forgetting
         natural-gradient step size rho_t = (t + nat_delay)^-nat_forgetting,
         t = 0, 1, ...; delay >= 1 keeps rho_t <= 1 (a convex blend of precisions stays positive
@@ -122,6 +125,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         "learning_rate": Real(0, low_open=True),
         "hyper_every": Integer(0),
         "train_inducing": Boolean(),
+        "local_passes": Integer(1),
         "nat_delay": Real(1, meaning="so that every step rho_t <= 1"),
         "nat_forgetting": Real(0, 1, meaning="0: every step is 1"),
         "exact_steps": Integer(1),
@@ -144,6 +148,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         learning_rate: float = 0.1,
         hyper_every: int = 1,
         train_inducing: bool = False,
+        local_passes: int = 1,
         nat_delay: float = 1.0,
         nat_forgetting: float = 0.6,
         exact_steps: int = 100,
@@ -160,6 +165,10 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         self._store_params(locals())
 
     def _check_combinations(self) -> None:
+        if self.local_passes != 1 and self._locals_family() == "collapsed":
+            raise ValueError(f"local_passes={self.local_passes} repeats the paper's mean-field local updates; "
+                             f"inference={self.inference!r} takes the locals' optimum: use local_passes=1, "
+                             "or inference='cavi' / 'natural_gradient'")
         if self.batch_size is not None and self.inference != "natural_gradient":
             raise ValueError(f"inference={self.inference!r} updates on the full batch: use batch_size=None, "
                              "or inference='natural_gradient'")
@@ -188,7 +197,8 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
 
         standardizer, Xs, _ = self._standardize_fit(data)
         kernel, Z = self._sparse_start(Xs)
-        model = AugmentedLogisticSoftmaxGP(kernel, Z, len(data.classes), float(self.jitter), self._locals_family())
+        model = AugmentedLogisticSoftmaxGP(kernel, Z, len(data.classes), float(self.jitter), self._locals_family(),
+                                           int(self.local_passes))
         trainer = AugmentedTrainer(model, Xs, data.y, float(self.learning_rate), bool(self.train_inducing))
         history = trainer.run(
             "natural_gradient" if self.inference == "natural_gradient" else "cavi",

@@ -14,6 +14,13 @@ also holds 0); ``strategy="quantile"`` uses M equal-mass bins: the points sorted
 score are cut into M groups whose sizes differ by at most one, so ties at a cut may
 fall on both sides of it.  Conventions for ``y_true``/``proba`` follow
 :mod:`gpal.evaluation.metrics`: integer codes 0..C-1 and an (n, C) probability matrix.
+
+Papers define ECE differently, and `expected_calibration_error` takes each definition as options
+(gpal's: top-label, 15 bins, mean confidence, empty bins left out).  Paper 003's authors' code
+(dirichletGPC, ``src/evaluation.py``, ``calibration_test``, lines 44-71) uses 10 bins, each bin's
+midpoint as its confidence, p(y=1) against y = 1 when a method gives a single probability column (its
+binary GPC and GPR), and counts an empty bin as one point of accuracy 0 (``max(count, 1)``):
+``MILIOS_2018_ECE``.  Unlike that code, a score of exactly 0 falls in the first bin here, not in none.
 """
 
 from __future__ import annotations
@@ -24,6 +31,10 @@ from typing import Literal
 import numpy as np
 
 __all__ = [
+    "BINARY_SCORES",
+    "CONFIDENCES",
+    "EMPTY_BINS",
+    "MILIOS_2018_ECE",
     "ROW_SUM_TOL",
     "ReliabilityBins",
     "reliability_bins",
@@ -41,6 +52,14 @@ __all__ = [
 ROW_SUM_TOL = 1e-6
 
 Strategy = Literal["uniform", "quantile"]
+#: A bin's confidence: the mean score of its points, or the midpoint of its edges.
+CONFIDENCES = ("mean", "midpoint")
+#: The score of a binary problem: the top-label confidence, or p(y=1) against y = 1.
+BINARY_SCORES = ("top_label", "positive")
+#: Empty bins: left out, or counted as one point of accuracy 0 (paper 003's code).
+EMPTY_BINS = ("skip", "count")
+#: Paper 003's ECE as its authors' code computes it (module docstring).
+MILIOS_2018_ECE = {"n_bins": 10, "confidence": "midpoint", "binary": "positive", "empty_bins": "count"}
 
 
 @dataclass(frozen=True)
@@ -76,6 +95,20 @@ class ReliabilityBins:
         """Bin gaps weighted by the fraction of points in each bin (eq. 1 of Milios et al.)."""
         filled = self.counts > 0
         return float(np.sum(self.counts[filled] / self.n_samples * self.gaps[filled]))
+
+    def ece_as(self, confidence: str = "mean", empty_bins: str = "skip") -> float:
+        """ECE with a bin's confidence and empty bins as a paper defines them (`CONFIDENCES`, `EMPTY_BINS`)."""
+        if confidence not in CONFIDENCES:
+            raise ValueError(f"confidence must be one of {list(CONFIDENCES)}; got {confidence!r}")
+        if empty_bins not in EMPTY_BINS:
+            raise ValueError(f"empty_bins must be one of {list(EMPTY_BINS)}; got {empty_bins!r}")
+        conf = (self.edges[:-1] + self.edges[1:]) / 2 if confidence == "midpoint" else self.confidence
+        filled = self.counts > 0
+        if empty_bins == "skip":
+            return float(np.sum(self.counts[filled] * np.abs(self.accuracy - conf)[filled]) / self.n_samples)
+        sizes = np.maximum(self.counts, 1)
+        accuracy = np.where(filled, self.accuracy, 0.0)
+        return float(np.sum(sizes * np.abs(accuracy - conf)) / np.sum(sizes))
 
     @property
     def mce(self) -> float:
@@ -199,10 +232,23 @@ def class_reliability(
 
 # --------------------------------------------------------------------- scores
 def expected_calibration_error(
-    y_true: np.ndarray, proba: np.ndarray, n_bins: int = 15, strategy: Strategy = "uniform"
+    y_true: np.ndarray, proba: np.ndarray, n_bins: int = 15, strategy: Strategy = "uniform", *,
+    confidence: str = "mean", binary: str = "top_label", empty_bins: str = "skip",
 ) -> float:
-    """Top-label ECE: mean |accuracy - confidence| over bins, weighted by bin size."""
-    return top_label_reliability(y_true, proba, n_bins, strategy).ece
+    """Top-label ECE: mean |accuracy - confidence| over bins, weighted by bin size.
+
+    The keywords give another paper's definition (module docstring; ``**MILIOS_2018_ECE`` is paper
+    003's): ``confidence`` per bin, the ``binary`` score, ``empty_bins``.
+    """
+    if binary not in BINARY_SCORES:
+        raise ValueError(f"binary must be one of {list(BINARY_SCORES)}; got {binary!r}")
+    if binary == "positive" and np.shape(proba)[-1] == 2:
+        bins = class_reliability(y_true, proba, 1, n_bins, strategy)
+    else:
+        bins = top_label_reliability(y_true, proba, n_bins, strategy)
+    if confidence == "mean" and empty_bins == "skip":
+        return bins.ece
+    return bins.ece_as(confidence, empty_bins)
 
 
 def _mean_absolute_deviation(p: np.ndarray) -> float:

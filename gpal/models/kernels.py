@@ -15,7 +15,7 @@ import numpy as np
 
 from gpal.registry import KERNELS
 
-__all__ = ["default_kernel", "default_lengthscale", "make_kernel", "matern52_plus_se", "se_ard_plus_noise"]
+__all__ = ["default_kernel", "default_lengthscale", "make_kernel", "matern52_plus_se", "se_ard_plus_noise", "se_isotropic"]
 
 #: The initial sigma_0^2 of ``se_ard_plus_noise``: small beside the unit signal variance, then learned.
 INITIAL_NOISE_TERM = 0.01
@@ -31,6 +31,16 @@ def default_lengthscale(n_features: int) -> float:
 def default_kernel(n_features: int) -> gpflow.kernels.SquaredExponential:
     """A fresh SE-ARD kernel, unit variance, length scales sqrt(d)."""
     return gpflow.kernels.SquaredExponential(lengthscales=np.full(n_features, default_lengthscale(n_features)))
+
+
+def se_isotropic(n_features: int) -> gpflow.kernels.SquaredExponential:
+    """SE with one length scale shared by all features (unit variance, length scale sqrt(d)).
+
+    Paper 003's kernel (Milios et al. 2018 run ``ARD=False`` in dirichletGPC's ``src/evaluation.py``,
+    whose start mean(std(X)) sqrt(d) is sqrt(d) on standardised inputs): fewer parameters than SE-ARD,
+    for when the features are on comparable scales.
+    """
+    return gpflow.kernels.SquaredExponential(lengthscales=default_lengthscale(n_features))
 
 
 def se_ard_plus_noise(n_features: int) -> gpflow.kernels.Sum:

@@ -2,6 +2,15 @@
 
 vi-JJ-full skips the analytic stage: L-BFGS-B moves xi with theta.
 
+Two schemes (``BoundOptimizer.run``): gpal's moves the kernel's unconstrained variables, restarts
+L-BFGS-B every outer iteration (``max_fun`` evaluations, vi-JJ-full too) and starts vi-JJ-full's xi
+from the prior; ``scheme="gplib"`` runs them as the paper's first author's gplib does (commit 37560b2,
+``gplib/gpc/gpc_vi_jj.py``, ``gpc_vi_jj_full.py``): L-BFGS-B on the kernel's own values, sigma_f =
+sqrt(variance) and the length scales, within gplib's box [1e-2, 1e3] (``gplib/covfun/se.py`` 22-23),
+xi >= 1e-3 (``gpc_vi_jj_full.py`` 100); vi-JJ-full as one continuous L-BFGS-B of ``max_iter``
+iterations from xi = 1 (98, 147-149); vi-JJ-hybrid from xi = 1, each outer iteration L-BFGS-B first,
+then q and the analytic updates (110-139).
+
 The bounds themselves (Jaakkola-Jordan, Taylor), the optimal q(u) for fixed xi and the
 collapsed objective J^ are the model's (``gpal.models.families.logistic_bounds``); this
 module only decides the order of the updates, packs the numerically optimised variables
@@ -13,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+import gpflow
 import numpy as np
 import tensorflow as tf
 from gpal.progress import progress_bar
@@ -35,7 +45,15 @@ from gpal.models.families.logistic_bounds import (
 from gpal.training import lbfgs
 from gpal.training.svi import TrainingError
 
-__all__ = ["BoundOptimizer", "FitResult"]
+__all__ = ["RECORDS", "SCHEMES", "BoundOptimizer", "FitResult"]
+
+#: How the hyperparameters are optimised (module docstring): gpal's, or the authors' gplib's.
+SCHEMES = ("gpal", "gplib")
+#: What a fit's callback sees after each outer iteration (`BoundOptimizer.run`): the current q, or gplib's record.
+RECORDS = ("current", "authors")
+# gplib's box on sigma_f and the length scales (se.py 22-23) and its lower bound on xi (gpc_vi_jj_full.py 100).
+GPLIB_KERNEL_BOUNDS = (1e-2, 1e3)
+GPLIB_XI_BOUNDS = (1e-3, None)
 
 # The methods whose xi L-BFGS-B moves with theta (sec. 5.1's table); vi-JJ-full moves it only so.
 NUMERICAL_XI = ("jj-hybrid", "jj-full")
@@ -74,7 +92,12 @@ class BoundOptimizer:
         self.y = tf.constant(y)
         self.n = len(y)
         self.xi = tf.Variable(np.zeros(self.n), name="xi")
-        self.variables = list(model.kernel.trainable_variables)
+        # By path, variances first (gplib packs sigma_f before the length scales); `_natural_scale` reads the names.
+        named = [(path, p) for path, p in gpflow.utilities.parameter_dict(model.kernel).items() if p.trainable]
+        named.sort(key=lambda item: not item[0].endswith("variance"))
+        self._kernel_parameters = [p for _, p in named]
+        self._variance_ids = {id(p) for path, p in named if path.endswith("variance")}
+        self.variables = [p.unconstrained_variable for p in self._kernel_parameters]
         if train_inducing:
             self.variables.append(model.Z)
         if method in NUMERICAL_XI:
@@ -175,6 +198,61 @@ class BoundOptimizer:
         if self.variables:
             lbfgs.minimize(self.objective, self.variables, max_fun=max_fun, keep_best=True)
 
+    # ---------------------------------------------------- gplib's L-BFGS-B
+    def _natural_scale(self, p) -> bool:
+        """A variance is optimised as its square root (gplib's sigma_f), any other value as itself."""
+        return id(p) in self._variance_ids
+
+    def natural_vector(self) -> np.ndarray:
+        """The kernel's own values (sqrt of a variance), then Z and xi as they are."""
+        parts = [np.ravel(np.sqrt(p.numpy()) if self._natural_scale(p) else p.numpy()) for p in self._kernel_parameters]
+        return np.concatenate(parts + [np.ravel(v.numpy()) for v in self.variables[len(self._kernel_parameters):]])
+
+    def natural_bounds(self) -> list[tuple[float | None, float | None]]:
+        """gplib's box: the kernel's values in [1e-2, 1e3], xi >= 1e-3, Z free."""
+        bounds = [GPLIB_KERNEL_BOUNDS] * sum(int(np.prod(p.shape)) for p in self._kernel_parameters)
+        for v in self.variables[len(self._kernel_parameters):]:
+            bounds += [GPLIB_XI_BOUNDS if v is self.xi else (None, None)] * int(np.prod(v.shape))
+        return bounds
+
+    def _assign_natural(self, x: np.ndarray) -> None:
+        start = 0
+        for p in self._kernel_parameters:
+            size = int(np.prod(p.shape))
+            value = x[start : start + size].reshape(p.shape)
+            p.assign(value**2 if self._natural_scale(p) else value)
+            start += size
+        lbfgs.unpack(self.variables[len(self._kernel_parameters):], x[start:])
+
+    def natural_objective(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """-J^/N and its gradient in the kernel's own values (chain rule through each parameter's transform)."""
+        self._assign_natural(x)
+        f, g = self.objective(lbfgs.pack(self.variables))
+        if f == _SINGULAR_PENALTY:
+            return f, np.zeros_like(x)
+        start, g = 0, g.copy()
+        for p in self._kernel_parameters:
+            size = int(np.prod(p.shape))
+            u = p.unconstrained_variable
+            dvalue_du = np.ravel(np.exp(p.transform.forward_log_det_jacobian(u, event_ndims=0).numpy())) \
+                if p.transform is not None else np.ones(size)
+            dvalue_dx = 2.0 * x[start : start + size] if self._natural_scale(p) else np.ones(size)
+            g[start : start + size] *= dvalue_dx / dvalue_du
+            start += size
+        return f, g
+
+    def natural_lbfgs(self, max_iter: int | None = None, max_fun: int | None = None,
+                      callback: Callable[[np.ndarray], None] | None = None) -> None:
+        """gplib's L-BFGS-B: on `natural_vector` within `natural_bounds`, left at scipy's answer."""
+        import scipy.optimize
+
+        options = {"maxiter": int(max_iter)} if max_iter is not None else {}
+        if max_fun is not None:
+            options["maxfun"] = int(max_fun)
+        result = scipy.optimize.minimize(self.natural_objective, self.natural_vector(), jac=True, method="L-BFGS-B",
+                                         bounds=self.natural_bounds(), options=options, callback=callback)
+        self._assign_natural(result.x)
+
     # --------------------------------------------------------------- the loop
     def run(
         self,
@@ -184,6 +262,8 @@ class BoundOptimizer:
         tol: float = 1e-6,
         progress: bool = False,
         callback: Callable[[int, float], bool | None] | None = None,
+        scheme: str = "gpal",
+        record: str = "current",
     ) -> FitResult:
         """Algorithm 1 from q = prior, until |delta J^| <= tol |J^| or ``max_iter`` outer iterations.
 
@@ -194,10 +274,32 @@ class BoundOptimizer:
         Ctrl-C stops after restoring the best hyperparameters of the interrupted
         step.  q is left at q^(xi) for the final theta.  Raises
         ``TrainingError`` if J^ becomes non-finite.
+
+        ``scheme="gplib"`` runs the authors' scheme (module docstring); vi-JJ-full's iterations are
+        then those of its one L-BFGS-B run, each recorded as an outer iteration.
+
+        ``record`` is what the callback sees.  "current" (gpal's): q^(xi) for the current theta.
+        "authors": what gplib records (``gpc_vi_jj.py`` 84-97, ``gpc_vi_taylor.py`` 93-103). The
+        callback first sees the start at iteration 0, with the initial theta and q = N(mu = 0,
+        Sigma = I) in the space of u. After outer iteration ``it`` it sees iteration ``it + 1``.
+        For vi-JJ and vi-Taylor that is the new theta with the q of the iteration's analytic stage,
+        one step stale and held fixed in u.  For vi-JJ-hybrid and vi-JJ-full it is the current q.
+        The training and its histories are the same either way.
         """
+        if scheme not in SCHEMES:
+            raise ValueError(f"scheme must be one of {list(SCHEMES)}; got {scheme!r}")
+        if record not in RECORDS:
+            raise ValueError(f"record must be one of {list(RECORDS)}; got {record!r}")
+        self._authors_record, self._stale = record == "authors", None
         self.model.q_mean.assign(tf.zeros_like(self.model.q_mean))
         self.model.q_sqrt.assign(tf.eye(self.model.q_sqrt.shape[0], dtype=tf.float64))
         full = self.method == "jj-full"
+        if self._authors_record and callback is not None:
+            M = self.model.q_mean.shape[0]
+            if self._see_q(callback, 0, np.zeros(M), np.eye(M)) is False:
+                return FitResult(stopped_early=True)
+        if scheme == "gplib":
+            return self._run_gplib(int(max_iter), int(n_updates), int(max_fun), progress, callback)
         if full:
             self.update_xi()
         result = FitResult()
@@ -207,22 +309,13 @@ class BoundOptimizer:
                 check_stop()
                 if not full:
                     self.analytic_updates(n_updates)
+                    self._keep_stale()
                 self.lbfgs_step(max_fun)
                 self.update_q()
-                bound, _, elbo = (float(v) for v in self._compiled["state"]())
-                if not (np.isfinite(bound) and np.isfinite(elbo)):
-                    raise TrainingError(
-                        f"vi-{self.method}: the objective became non-finite ({bound}, ELBO {elbo}) at outer "
-                        f"iteration {it}; check the inputs or use a larger jitter"
-                    )
                 previous = result.bound_history[-1] if result.bound_history else None
-                result.bound_history.append(bound)
-                result.history.append(elbo)
-                bar.set_postfix(elbo=f"{elbo:.5g}", refresh=False)
-                if callback is not None and callback(it, bound) is False:
-                    result.stopped_early = True
+                if self._record(result, it, bar, callback):
                     break
-                if previous is not None and abs(bound - previous) <= tol * abs(previous):
+                if previous is not None and abs(result.bound_history[-1] - previous) <= tol * abs(previous):
                     result.converged = True
                     break
         except KeyboardInterrupt:
@@ -231,3 +324,111 @@ class BoundOptimizer:
         finally:
             bar.close()
         return result
+
+    def _record(self, result: FitResult, it: int, bar, callback) -> bool:
+        """Append the state after outer iteration ``it``; True when the callback asks to stop."""
+        bound, _, elbo = (float(v) for v in self._compiled["state"]())
+        if not (np.isfinite(bound) and np.isfinite(elbo)):
+            raise TrainingError(
+                f"vi-{self.method}: the objective became non-finite ({bound}, ELBO {elbo}) at outer "
+                f"iteration {it}; check the inputs or use a larger jitter"
+            )
+        result.bound_history.append(bound)
+        result.history.append(elbo)
+        bar.set_postfix(elbo=f"{elbo:.5g}", refresh=False)
+        if callback is None:
+            return False
+        if not self._authors_record:
+            stop = callback(it, bound) is False
+        elif self._stale is not None:
+            stop = self._see_q(callback, it + 1, *self._stale) is False
+        else:
+            stop = callback(it + 1, bound) is False
+        if stop:
+            result.stopped_early = True
+        return stop
+
+    # ------------------------------------------------ gplib's record of q
+    def _kmm_cholesky(self) -> np.ndarray:
+        Z = tf.convert_to_tensor(self.model.Z)
+        K = self.model.kernel(Z).numpy() + self.model.jitter * np.eye(Z.shape[0])
+        return np.linalg.cholesky(K)
+
+    def u_space_q(self) -> tuple[np.ndarray, np.ndarray]:
+        """q(u) = N(mu, Sigma) of the whitened q(v) at the current kernel: mu = L m, Sigma = L S S^T L^T."""
+        L, S = self._kmm_cholesky(), self.model.q_sqrt.numpy()
+        LS = L @ S
+        return L @ self.model.q_mean.numpy(), LS @ LS.T
+
+    def set_u_space_q(self, mu: np.ndarray, Sigma: np.ndarray) -> None:
+        """Whiten q(u) = N(mu, Sigma) with the current kernel: m = L^-1 mu, S = chol(L^-1 Sigma L^-T)."""
+        from scipy.linalg import solve_triangular
+
+        L = self._kmm_cholesky()
+        W = solve_triangular(L, solve_triangular(L, Sigma, lower=True).T, lower=True)
+        self.model.q_mean.assign(solve_triangular(L, mu, lower=True))
+        self.model.q_sqrt.assign(np.linalg.cholesky((W + W.T) / 2.0))
+
+    def _keep_stale(self) -> None:
+        """vi-JJ and vi-Taylor under ``record="authors"``: keep the analytic stage's q(u) for the next record."""
+        if self._authors_record and self.method in ("jj", "taylor"):
+            self._stale = self.u_space_q()
+
+    def _see_q(self, callback, it: int, mu: np.ndarray, Sigma: np.ndarray) -> bool | None:
+        """The callback at q(u) = N(mu, Sigma) under the current kernel, then the model's own q back."""
+        kept = self.model.q_mean.numpy(), self.model.q_sqrt.numpy()
+        try:
+            self.set_u_space_q(mu, Sigma)
+            return callback(it, self.bound())
+        finally:
+            self.model.q_mean.assign(kept[0])
+            self.model.q_sqrt.assign(kept[1])
+
+    def _run_gplib(self, max_iter: int, n_updates: int, max_fun: int, progress: bool, callback) -> FitResult:
+        """`run` under gplib's scheme (module docstring)."""
+        if self.method in NUMERICAL_XI:
+            self.xi.assign(tf.ones_like(self.xi))
+        result = FitResult()
+        bar = progress_bar(range(max_iter), disable=not progress, desc=f"vi-{self.method} (gplib)", unit="iter")
+        try:
+            if self.method == "jj-full":
+                count = iter(range(max_iter))
+
+                def each_iteration(x: np.ndarray) -> None:
+                    check_stop()
+                    self._assign_natural(x)
+                    self.update_q()
+                    bar.update()
+                    if self._record(result, next(count), bar, callback):
+                        raise _Stop
+
+                try:
+                    self.natural_lbfgs(max_iter=max_iter, callback=each_iteration)
+                    result.converged = len(result.history) < max_iter
+                except _Stop:
+                    pass
+                self.update_q()
+                return result
+            for it in bar:
+                check_stop()
+                if self.method == "jj-hybrid":
+                    self.natural_lbfgs(max_fun=max_fun)
+                    self.update_q()
+                    self.analytic_updates(n_updates)
+                else:
+                    self.analytic_updates(n_updates)
+                    self._keep_stale()
+                    self.natural_lbfgs(max_fun=max_fun)
+                    self.update_q()
+                if self._record(result, it, bar, callback):
+                    break
+        except KeyboardInterrupt:
+            result.stopped_early = True
+            self.update_q()
+        finally:
+            bar.close()
+        return result
+
+
+class _Stop(Exception):
+    """Raised in scipy's callback to end gplib's vi-JJ-full run when the user's callback says stop."""

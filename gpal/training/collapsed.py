@@ -17,11 +17,18 @@ import tensorflow as tf
 from scipy.optimize import OptimizeResult
 
 from gpal.models.compiled import instance_function
-from gpal.models.families.dirichlet import DirichletPosterior, HeteroskedasticSGPR, dirichlet_targets
+from gpal.models.families.dirichlet import (
+    DirichletPosterior, HeteroskedasticSGPR, class_frequency_offset, dirichlet_targets,
+)
 from gpal.models.families.gpr_platt import LabelRegression, regression_mean
 from gpal.training import lbfgs
 
-__all__ = ["FitRecord", "fit_dirichlet_gp", "fit_label_regression", "maximize_bound"]
+__all__ = ["PRIOR_MEANS", "VARIANCE_STARTS", "FitRecord", "fit_dirichlet_gp", "fit_label_regression", "maximize_bound"]
+
+#: GPD's prior mean: gpal's zero (the paper's eq. 7), or its authors' class-frequency offset.
+PRIOR_MEANS = ("zero", "class_frequency")
+#: Where GPD's kernel variance starts: the kernel's own value, or var(y~) of the regressed targets (its authors').
+VARIANCE_STARTS = ("kernel", "targets")
 
 
 def maximize_bound(model: HeteroskedasticSGPR, max_iter: int) -> OptimizeResult:
@@ -52,16 +59,33 @@ def fit_dirichlet_gp(
     X_var: np.ndarray | None = None,
     first_order_rounds: int = 0,
     max_iter: int = 1000,
+    prior_mean: str = "zero",
+    variance_start: str = "kernel",
 ) -> tuple[DirichletPosterior, FitRecord]:
     """Fit GPD for one alpha_eps from the model's initial kernel and Z (``model.reset``).
 
     With ``X_var`` (standardised like the model's inputs), round 0 fits with the label
     noise sigma2 and each of the ``first_order_rounds`` refits uses
-    sigma2 + Delta(previous posterior) (module docstring).
+    sigma2 + Delta(previous posterior) (module docstring).  ``prior_mean="class_frequency"``
+    regresses y~ - m (`class_frequency_offset`) and ``variance_start="targets"`` starts the kernel
+    variance at the variance of the regressed targets: both as paper 003's authors' code does.
     """
-    Y, sigma2 = dirichlet_targets(codes, int(model.Y.shape[1]), alpha_epsilon)
+    if prior_mean not in PRIOR_MEANS:
+        raise ValueError(f"prior_mean must be one of {PRIOR_MEANS}; got {prior_mean!r}")
+    if variance_start not in VARIANCE_STARTS:
+        raise ValueError(f"variance_start must be one of {VARIANCE_STARTS}; got {variance_start!r}")
+    C = int(model.Y.shape[1])
+    Y, sigma2 = dirichlet_targets(codes, C, alpha_epsilon)
+    offset = class_frequency_offset(Y, codes, C) if prior_mean == "class_frequency" else np.zeros(C)
+    Y = Y - offset
     model.reset()
     model.set_targets(Y, sigma2)
+    if variance_start == "targets":
+        variance = getattr(model.kernel, "variance", None)
+        if variance is None:
+            raise ValueError(f"variance_start='targets' sets the kernel's variance, and {type(model.kernel).__name__} "
+                             "has none; use a single kernel such as 'se_ard' or 'se_iso'")
+        variance.assign(float(np.var(Y)))
     record = FitRecord(float(alpha_epsilon), [])
     for r in range(1 + (first_order_rounds if X_var is not None else 0)):
         if r > 0:
@@ -82,7 +106,7 @@ def fit_dirichlet_gp(
                 "seconds": time.perf_counter() - start,
             }
         )
-    return model.posterior(), record
+    return model.posterior(offset), record
 
 
 def fit_label_regression(kernel: Any, Z: np.ndarray, X: np.ndarray, Y: np.ndarray,

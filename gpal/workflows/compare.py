@@ -29,6 +29,11 @@ Methods:
 - ``jj``, ``jj-full``, ``jj-hybrid``, ``taylor``: ``LogisticBoundGPClassifier`` (binary only; the table
   says "n/a (binary only)" on multi-class data sets).
 
+``method_options`` gives a method estimator settings beyond these (e.g. paper 003's authors' GPD:
+``dirichlet: {prior_mean: class_frequency, train_inducing: false, kernel: se_iso}``); each option is
+checked by the estimator before anything runs.  ``ece`` says how ECE is computed (default gpal's:
+top-label, 15 bins, mean confidence; `gpal.evaluation.calibration.expected_calibration_error`), so a
+paper's workflow can measure it as the paper did.
 Measured input variances are not passed to any estimator (``use_variances=False``): the
 likelihood comparison sees exact inputs, and the noisy-input methods learn the noise level.
 ``protocol.injected_noise`` runs every data set once per listed variance, with Gaussian noise of
@@ -53,11 +58,11 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.constraints import Integer, ListOf, OneOf, Optional, Parsed, Real
+from gpal.constraints import Integer, ListOf, MappingOf, OneOf, Optional, Options, Parsed, Real
 from gpal.data.dataset import NoisyDataset
 from gpal.data.registry import DATASETS as BENCHMARK_DATASETS
 from gpal.data.registry import DatasetEntry, load_dataset, parse_dataset
-from gpal.evaluation.calibration import expected_calibration_error
+from gpal.evaluation.calibration import BINARY_SCORES, CONFIDENCES, EMPTY_BINS, expected_calibration_error
 from gpal.evaluation.metrics import format_mean_se, mean_se
 from gpal.files import atomic_output, write_json_atomic, write_text_atomic
 from gpal.registry import ESTIMATORS, KERNELS, LIKELIHOODS, LOGISTIC_BOUNDS
@@ -69,8 +74,8 @@ from gpal.workflows.reference import comparison_markdown as reference_markdown
 from gpal.workflows.schema import Field
 
 __all__ = [
-    "DATASETS", "DEFAULT_DATASETS", "METHODS", "NOT_APPLICABLE", "SOFTMAX_MC", "SOFTMAX_MC_SAMPLES", "EstimatorFactory",
-    "check_methods",
+    "DATASETS", "DEFAULT_DATASETS", "GPAL_ECE", "METHODS", "NOT_APPLICABLE", "SOFTMAX_MC", "SOFTMAX_MC_SAMPLES", "EstimatorFactory",
+    "check", "check_method_options", "check_methods",
     "comparison_markdown", "dataset_tag", "measured_values", "method_spec", "produces", "run", "run_comparison",
     "schema",
     "settings_of",
@@ -98,6 +103,8 @@ METHODS = (
     *BINARY_ONLY,
 )
 NOT_APPLICABLE = "n/a (binary only)"
+#: gpal's ECE (`expected_calibration_error`'s defaults), the ``ece`` block's default.
+GPAL_ECE = {"n_bins": 15, "confidence": "mean", "binary": "top_label", "empty_bins": "skip"}
 BATCH_SIZE = 50
 # ls-cavi-exact: CAVI's start and the exact steps after it, each capped by ``iters`` (docs/papers/004_numbers.md).
 CAVI_EXACT_SWEEPS, CAVI_EXACT_STEPS = 50, 100
@@ -144,8 +151,24 @@ class EstimatorFactory:
 
 
 def method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: int,
-                noisy_input: Mapping[str, Any] | None = None, kernel: str | None = None) -> Any:
+                noisy_input: Mapping[str, Any] | None = None, kernel: str | None = None,
+                options: Mapping[str, Any] | None = None) -> Any:
     """The experiments-runner spec (parameter dict or factory) of one method on ``n_train`` rows.
+
+    ``options``: estimator settings that replace the method's own (the workflow's ``method_options``).
+    """
+    spec = _method_spec(name, n_train, epochs, iters, num_inducing, noisy_input, kernel)
+    if not options:
+        return spec
+    if isinstance(spec, EstimatorFactory):
+        params = {**dict(spec.params), **options}
+        return EstimatorFactory(spec.family, tuple(params.items()))
+    return {**spec, **options}
+
+
+def _method_spec(name: str, n_train: int, epochs: int, iters: int, num_inducing: int,
+                 noisy_input: Mapping[str, Any] | None, kernel: str | None) -> Any:
+    """`method_spec` without options.
 
     The noisy-input paper's methods (MGP, NIMGP, NIMGP-NN, NIMGP-FO) take every setting from
     ``noisy_input`` (the workflow's ``noisy_input`` block), not from ``epochs`` / ``num_inducing``.
@@ -219,6 +242,34 @@ def check_methods(names: Sequence[str]) -> list[str]:
     return names
 
 
+def check_method_options(options: Mapping[str, Mapping[str, Any]], methods: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``method -> estimator settings``, each checked by building the method's estimator with them.
+
+    An unknown method, a setting its estimator does not have, or a value it refuses is named before
+    anything runs; the options of a known method the run leaves out are not used.
+    """
+    out = {}
+    for method, opts in options.items():
+        if method not in METHODS:
+            raise ValueError(f"method_options names {method!r}, which is not a method; valid names are {list(METHODS)}")
+        if method not in methods:  # a workflow's options for a method this run leaves out (--set methods=...)
+            continue
+        if method in NOISY_INPUT_METHODS:
+            raise ValueError(f"method_options.{method}: the noisy-input methods take their settings from the "
+                             "noisy_input block")
+        opts = dict(opts or {})
+        spec = method_spec(method, 100, 1, 1, 1, options=opts)
+        cls = ESTIMATORS.get_class(spec.family) if isinstance(spec, EstimatorFactory) else ESTIMATORS.get_class("noisy_gp")
+        params = dict(spec.params) if isinstance(spec, EstimatorFactory) else spec
+        unknown = sorted(set(opts) - set(cls._get_param_names()))
+        if unknown:
+            raise ValueError(f"method_options.{method}: {cls.__name__} has no setting(s) {unknown}; "
+                             f"its settings are {cls._get_param_names()}")
+        cls(**params).validate_params()
+        out[method] = opts
+    return out
+
+
 # ---------------------------------------------------------------------- runs
 def _cell(values: Sequence[float], digits: int) -> str:
     m, se = mean_se(np.asarray(values, dtype=np.float64))
@@ -251,21 +302,28 @@ def settings_of(datasets: Sequence[str], injected_noise: Sequence[float],
 METRICS = ("accuracy", "error", "nll", "ece", "train_seconds")
 
 
-def _unit_metrics(unit: Mapping[str, Any]) -> dict[str, float]:
+def _unit_ece(unit: Mapping[str, Any], ece: Mapping[str, Any] | None) -> float:
+    return expected_calibration_error(np.asarray(unit["y_true"]), np.asarray(unit["proba"]), **(ece or GPAL_ECE))
+
+
+def _unit_metrics(unit: Mapping[str, Any], ece: Mapping[str, Any] | None = None) -> dict[str, float]:
     return {"accuracy": 1.0 - unit["error"], "error": unit["error"], "nll": unit["nll"],
-            "ece": expected_calibration_error(np.asarray(unit["y_true"]), np.asarray(unit["proba"])),
-            "train_seconds": unit["train_seconds"]}
+            "ece": _unit_ece(unit, ece), "train_seconds": unit["train_seconds"]}
 
 
 def measured_values(out: str | Path, datasets: Sequence[str], methods: Sequence[str], n_splits: int,
                     injected_noise: Sequence[float] = (0.0,),
-                    registry: Mapping[str, DatasetEntry] = DATASETS) -> dict[tuple[str, str, str], list[float]]:
-    """``(setting, method, metric) -> value per finished split`` of a comparison folder (`settings_of`)."""
+                    registry: Mapping[str, DatasetEntry] = DATASETS,
+                    ece: Mapping[str, Any] | None = None) -> dict[tuple[str, str, str], list[float]]:
+    """``(setting, method, metric) -> value per finished split`` of a comparison folder (`settings_of`).
+
+    ``ece``: `expected_calibration_error`'s keywords (default ``GPAL_ECE``).
+    """
     measured: dict[tuple[str, str, str], list[float]] = {}
     for name, n, level, setting in settings_of(datasets, injected_noise, registry):
         for m in methods:
             for unit in _rows_for(Path(out) / dataset_tag(name, n, level), m, range(n_splits)):
-                for metric, value in _unit_metrics(unit).items():
+                for metric, value in _unit_metrics(unit, ece).items():
                     measured.setdefault((setting, m, metric), []).append(value)
     return measured
 
@@ -301,6 +359,9 @@ def run_comparison(
     noisy_input: Mapping[str, Any] | None = None,
     test_size: float = 0.1,
     kernel: str | None = None,
+    method_options: Mapping[str, Mapping[str, Any]] | None = None,
+    ece: Mapping[str, Any] | None = None,
+    paper: str | None = None,
 ) -> list[dict[str, Any]]:
     """Run (or resume) every method x data set and write ``comparison.md`` / ``.json`` / ``.csv``.
 
@@ -316,6 +377,10 @@ def run_comparison(
     units are recorded by the runner and retried on the next call.
     """
     methods = check_methods(methods)
+    try:
+        method_options = check_method_options(method_options or {}, methods)
+    except ValueError as err:
+        raise ValueError(f"{err} (the workflow of {paper})" if paper else str(err)) from None
     out = Path(out)
     table = []
     loaded: dict[tuple[str, int | None], NoisyDataset] = {}
@@ -324,7 +389,9 @@ def run_comparison(
         tag = dataset_tag(name, n, level)
         n_train = ds.n_samples - next(ds.repeated_splits(1, test_size, seed)).test.size
         usable = [m for m in methods if ds.n_classes == 2 or m not in BINARY_ONLY]
-        specs = {m: method_spec(m, n_train, epochs, iters, num_inducing, noisy_input, kernel) for m in usable}
+        specs = {m: method_spec(m, n_train, epochs, iters, num_inducing, noisy_input,
+                                kernel if m.startswith("svgp-") else None, method_options.get(m))
+                 for m in usable}
         folder = out / tag
         if specs:
             run_repeated_splits(
@@ -349,7 +416,7 @@ def run_comparison(
                     nll=format_mean_se(nll_mean, nll_se, 3),
                     nll_mean=float(nll_mean),
                     nll_se=float(nll_se) if math.isfinite(nll_se) else None,
-                    ece=_cell([expected_calibration_error(np.asarray(u["y_true"]), np.asarray(u["proba"])) for u in units], 3),
+                    ece=_cell([_unit_ece(u, ece) for u in units], 3),
                     train_seconds=_cell([u["train_seconds"] for u in units], 1),
                 )
             else:
@@ -412,6 +479,18 @@ def schema() -> dict[str, Any]:
                             f"kernel of the svgp- methods, one of {list(KERNELS.names())} (null: SE-ARD); "
                             "the other families keep their own"),
         },
+        "method_options": Field(MappingOf(Options()), {},
+                                "method -> estimator settings of its own (a paper's choices, e.g. dirichlet: "
+                                "{prior_mean: class_frequency}); checked by the estimator before anything runs"),
+        "ece": {
+            "n_bins": Field(Integer(1), 15, "equal-width bins of the ECE", part_of_run=False),
+            "confidence": Field(OneOf(list(CONFIDENCES)), "mean", "a bin's confidence: the mean score of its "
+                                "points (gpal's) or its midpoint (paper 003's code)", part_of_run=False),
+            "binary": Field(OneOf(list(BINARY_SCORES)), "top_label", "the score on two-class sets: top-label "
+                            "confidence (gpal's) or p(y=1) against y = 1 (paper 003's code)", part_of_run=False),
+            "empty_bins": Field(OneOf(list(EMPTY_BINS)), "skip", "empty bins left out (gpal's) or counted as "
+                                "one point of accuracy 0 (paper 003's code)", part_of_run=False),
+        },
         # paper 001's sec. 5.3 settings: robust-max, label flips 1e-3 fixed, batch 50, input-noise variance learned
         "noisy_input": training_schema(likelihood="robustmax",
                                        likelihood_options={"epsilon": 1e-3, "learn_epsilon": False}, batch_size=50,
@@ -419,6 +498,19 @@ def schema() -> dict[str, Any]:
         "reference": Field(Optional(REFERENCE), None, "published numbers (gpal.workflows.reference): data set -> "
                            f"method -> metric ({', '.join(METRICS)}) -> [mean, spread]", part_of_run=False),
     }
+
+
+def _paper_of(config: Mapping[str, Any]) -> str:
+    """The paper a workflow follows (its reference's source), else its title: for errors."""
+    return (config["reference"] or {}).get("source", {}).get("paper") or config["title"] or "this workflow"
+
+
+def check(config: Mapping[str, Any]) -> None:
+    """Refuse ``method_options`` a method's estimator does not take, naming the paper, when the file is loaded."""
+    try:
+        check_method_options(config["method_options"], config["methods"])
+    except ValueError as err:
+        raise ValueError(f"{err} (the workflow of {_paper_of(config)})") from None
 
 
 def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -> None:
@@ -430,10 +522,12 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
         config["datasets"], config["methods"], config["protocol"]["splits"], t["epochs"], out, seed=config["seed"],
         iters=t["iters"], num_inducing=t["num_inducing"], progress=progress, executor=executor,
         injected_noise=levels, noisy_input=config["noisy_input"], test_size=config["protocol"]["test_size"],
-        kernel=t["kernel"],
+        kernel=t["kernel"], method_options=config["method_options"], ece=config["ece"],
+        paper=_paper_of(config),
     )
     figures = {"Test NLL per data set and method (mean ± SE over splits)": save_figure(plot_nll(table), out / "nll")}
-    measured = measured_values(out, config["datasets"], config["methods"], config["protocol"]["splits"], levels)
+    measured = measured_values(out, config["datasets"], config["methods"], config["protocol"]["splits"], levels,
+                               ece=config["ece"])
     noisy = config["noisy_input"]
     budget = {"splits": config["protocol"]["splits"], "epochs": t["epochs"]}
     if all(m in NOISY_INPUT_METHODS for m in config["methods"]):  # the noisy-input paper's budget is its block's

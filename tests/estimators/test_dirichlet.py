@@ -12,6 +12,7 @@ from gpal.data.dataset import NoisyDataset
 from gpal.estimators.dirichlet import DirichletGPClassifier
 from gpal.models.families.dirichlet import (
     HeteroskedasticSGPR,
+    class_frequency_offset,
     collapsed_bound,
     dirichlet_targets,
     lognormal_moment_match,
@@ -256,3 +257,92 @@ def test_first_order_needs_variances_and_other_bad_calls(fitted, first_order, th
         DirichletGPClassifier().predict_proba(Xt)
     with pytest.raises(ValueError, match="has 3 features"):
         fitted.predict_proba(Xt[:, :3])
+
+
+# ------------------------------------------------- the authors' choices (dirichletGPC)
+def test_class_frequency_offset_gives_the_class_prior_and_zero_mean_targets():
+    codes = np.array([0, 0, 0, 0, 0, 0, 1, 1, 2, 2])
+    Y, _ = dirichlet_targets(codes, 3, 0.01)
+    m = class_frequency_offset(Y, codes, 3)
+    e = np.exp(m)
+    np.testing.assert_allclose(e / e.sum(), [0.6, 0.2, 0.2], rtol=1e-12)  # softmax(m) = frequencies
+    assert np.mean(Y - m) == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(ValueError, match="every class needs a training row"):
+        class_frequency_offset(Y, codes, 4)
+
+
+def test_offset_posterior_matches_dense_gp_with_that_prior_mean(regression):
+    X, Y, s2, kernel = regression
+    m = np.array([0.3, -1.2, 0.5])
+    post = HeteroskedasticSGPR(kernel, X, X, Y - m, s2, jitter=1e-12).posterior(m)
+    Xs = np.vstack([np.random.default_rng(5).normal(size=(4, 2)), [[60.0, -60.0]]])  # the last far from the data
+    mean, _ = post.predict(Xs)
+    K, Ks = kernel(X).numpy(), kernel(Xs, X).numpy()
+    for c in range(3):  # GP regression with constant prior mean m_c, computed densely
+        np.testing.assert_allclose(mean[:, c], m[c] + Ks @ np.linalg.solve(K + np.diag(s2[:, c]), Y[:, c] - m[c]),
+                                   atol=1e-8)
+    np.testing.assert_allclose(mean[-1], m, atol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def imbalanced():
+    X, y = _problem(120, seed=3)
+    keep = np.concatenate([np.flatnonzero(y == 0), np.flatnonzero(y == 1)[:20], np.flatnonzero(y == 2)[:10]])
+    return X[keep], y[keep]
+
+
+def test_far_from_data_the_authors_prior_mean_returns_the_class_frequencies(imbalanced):
+    X, y = imbalanced
+    kw = dict(FAST, alpha_epsilon=0.01, max_iter=20)
+    authors = DirichletGPClassifier(prior_mean="class_frequency", **kw).fit(X, y)
+    gpal = DirichletGPClassifier(**kw).fit(X, y)
+    far = np.full((1, X.shape[1]), 1e3)
+    mean, _ = authors.posterior_.predict(authors.standardizer_.transform_arrays(far, None)[0])
+    e = np.exp(mean[0])
+    np.testing.assert_allclose(e / e.sum(), np.bincount(y) / len(y), rtol=1e-9)
+    np.testing.assert_allclose(gpal.posterior_.predict(gpal.standardizer_.transform_arrays(far, None)[0])[0], 0.0,
+                               atol=1e-12)
+    authors.set_params(n_samples=20000), gpal.set_params(n_samples=20000)  # Monte Carlo error well below 0.01
+    p_authors, p_gpal = authors.predict_proba(far)[0], gpal.predict_proba(far)[0]
+    assert np.argsort(p_authors).tolist() == np.argsort(np.bincount(y)).tolist()  # the class prior's order
+    np.testing.assert_allclose(p_gpal, 1 / 3, atol=0.01)  # gpal's zero mean: uniform
+
+
+def test_variance_start_is_the_targets_variance(imbalanced, monkeypatch):
+    import gpal.training.collapsed as collapsed
+
+    X, y = imbalanced
+    seen = []
+
+    def record_start(model, max_iter):
+        seen.append((float(model.kernel.variance.numpy()), float(np.var(model.Y.numpy()))))
+        return collapsed.OptimizeResult(fun=0.0, nit=0, success=True)
+
+    monkeypatch.setattr(collapsed, "maximize_bound", record_start)
+    DirichletGPClassifier(variance_start="targets", prior_mean="class_frequency", alpha_epsilon=0.01, **FAST).fit(X, y)
+    DirichletGPClassifier(alpha_epsilon=0.01, **FAST).fit(X, y)
+    (authors, targets_var), (gpal, _) = seen
+    Y, _ = dirichlet_targets(y, 3, 0.01)
+    assert authors == pytest.approx(targets_var) == pytest.approx(np.var(Y - class_frequency_offset(Y, y, 3)))
+    assert gpal == 1.0
+
+
+def test_fixed_inducing_inputs_isotropic_kernel_and_save_load(tmp_path, imbalanced):
+    X, y = imbalanced
+    kw = dict(FAST, alpha_epsilon=0.01, max_iter=15)
+    fixed = DirichletGPClassifier(train_inducing=False, kernel="se_iso", prior_mean="class_frequency", **kw).fit(X, y)
+    trained = DirichletGPClassifier(**kw).fit(X, y)
+    from gpal.models.svgp import kmeans_inducing
+
+    start = kmeans_inducing(fixed.standardizer_.transform_arrays(X, None)[0], 12, 0)
+    np.testing.assert_array_equal(fixed.posterior_.Z.numpy(), start)
+    assert not np.allclose(trained.posterior_.Z.numpy(), start)
+    assert np.shape(fixed.posterior_.kernel.lengthscales.numpy()) == ()  # one length scale
+    fixed.save(tmp_path / "authors")
+    again = DirichletGPClassifier.load(tmp_path / "authors")
+    assert again.get_params() == fixed.get_params()
+    np.testing.assert_array_equal(again.predict_proba(X[:5]), fixed.predict_proba(X[:5]))
+    with pytest.raises(ValueError, match=r"prior_mean must be one of \['zero', 'class_frequency'\]"):
+        DirichletGPClassifier(prior_mean="frequency").fit(X, y)
+    with pytest.raises(ValueError, match="variance_start='targets' sets the kernel's variance"):
+        DirichletGPClassifier(variance_start="targets", kernel="se_ard_plus_noise", **kw).fit(X, y)

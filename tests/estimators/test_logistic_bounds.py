@@ -344,3 +344,109 @@ def test_predict_errors(fitted):
         LogisticBoundGPClassifier().predict_proba(np.zeros((1, 2)))
     with pytest.raises(ValueError, match="X has 3 features, but LogisticBoundGPClassifier is expecting 2 features"):
         fitted.predict_proba(np.zeros((1, 3)))
+
+
+# ------------------------------------------- gplib's scheme (the paper's first author's code)
+@pytest.mark.parametrize("method", ["jj-full", "jj-hybrid", "jj"])
+def test_gplib_scheme_gradient_in_the_kernels_own_values_matches_finite_differences(method):
+    X, y, model, _, rng = problem(n=30, m=5, seed=4)
+    opt = BoundOptimizer(model, X, y, method, train_inducing=True)
+    opt.analytic_updates(2)
+    x0 = opt.natural_vector()
+    # sigma_f = sqrt(variance) and the length scales come first, as gplib packs them; then Z, then xi
+    np.testing.assert_allclose(x0[:3], [np.sqrt(1.7), 0.8, 1.3], rtol=1e-12)
+    bounds = opt.natural_bounds()
+    assert bounds[:3] == [(1e-2, 1e3)] * 3 and bounds[3] == (None, None)
+    assert bounds[-1] == ((1e-3, None) if method != "jj" else (None, None))
+    f0, g = opt.natural_objective(x0)
+    h = 1e-6
+    for _ in range(4):
+        u = rng.normal(size=x0.size)
+        u /= np.linalg.norm(u)
+        fd = (opt.natural_objective(x0 + h * u)[0] - opt.natural_objective(x0 - h * u)[0]) / (2 * h)
+        assert g @ u == pytest.approx(fd, rel=1e-5, abs=1e-9)
+    assert opt.natural_objective(x0)[0] == pytest.approx(f0, rel=1e-12)
+    assert model.kernel.variance.numpy() == pytest.approx(1.7, rel=1e-12)  # left at x0, as assigned
+
+
+def test_gplib_vi_jj_full_is_one_bounded_lbfgs_run_from_xi_one():
+    X, y, model, _, _ = problem(n=60, m=8, seed=5)
+    opt = BoundOptimizer(model, X, y, "jj-full", train_inducing=False)
+    starts = []
+    original = opt.natural_lbfgs
+
+    def spy(**kwargs):
+        starts.append((opt.natural_vector(), kwargs))
+        return original(**kwargs)
+
+    opt.natural_lbfgs = spy
+    result = opt.run(max_iter=25, scheme="gplib")
+    (x0, kwargs), = starts  # one L-BFGS-B run, not restarted
+    assert kwargs["max_iter"] == 25 and "max_fun" not in kwargs
+    np.testing.assert_array_equal(x0[3:], 1.0)  # xi = 1 (gpc_vi_jj_full.py 98)
+    assert 0 < len(result.bound_history) <= 25
+    assert np.all(np.diff(result.bound_history) >= -1e-9 * np.abs(result.bound_history[:-1]))  # L-BFGS-B descends
+    x = opt.natural_vector()
+    assert np.all((x[:3] >= 1e-2) & (x[:3] <= 1e3)) and np.all(x[3:] >= 1e-3)
+    assert opt.bound() == pytest.approx(result.bound_history[-1], rel=1e-12)
+    with pytest.raises(ValueError, match=r"scheme must be one of \['gpal', 'gplib'\]; got 'scipy'"):
+        opt.run(scheme="scipy")
+
+
+@pytest.mark.parametrize("method", ["jj", "jj-full", "jj-hybrid", "taylor"])
+def test_gplib_scheme_estimator_reaches_sensible_accuracy(method):
+    clf = LogisticBoundGPClassifier(method=method, scheme="gplib", **FAST).fit(*two_moons(200, 0))
+    assert clf.score(*two_moons(300, 1)) > 0.93
+    assert len(clf.history_) >= 2 and clf.history_[-1] > clf.history_[0]
+
+
+def test_authors_record_shows_the_start_then_the_analytic_stages_q_one_step_stale():
+    """gplib records (theta_t, mu_t, Sigma_t) with mu, Sigma from iteration t's analytic stage, before its L-BFGS-B
+    step, and the start as mu = 0, Sigma = I (record="authors"); training itself is the same as gpal's record."""
+    X, y, model, _, _ = problem(n=50, m=6, seed=8)
+    start = [v.numpy() for v in model.kernel.trainable_variables]
+    seen = []
+
+    def look(opt):
+        def callback(it, bound):
+            mean, _ = opt.model.marginals(X)
+            seen.append((it, *opt.u_space_q(), mean.numpy(), opt.model.kernel.variance.numpy()))
+        return callback
+
+    opt = BoundOptimizer(model, X, y, "jj", train_inducing=False)
+    authors = opt.run(max_iter=3, n_updates=2, tol=0.0, callback=look(opt), record="authors")
+    assert [s[0] for s in seen] == [0, 1, 2, 3]
+    M = model.Z.shape[0]
+    np.testing.assert_allclose(seen[0][1], 0.0, atol=1e-12)
+    np.testing.assert_allclose(seen[0][2], np.eye(M), atol=1e-10)
+    np.testing.assert_allclose(seen[0][3], 0.0, atol=1e-12)  # E f = 0 everywhere: p = 1/2 at the start
+    # iteration 1's q is the analytic stage's at the starting kernel, recomputed here from the prior
+    for v, value in zip(model.kernel.trainable_variables, start):
+        v.assign(value)
+    fresh = BoundOptimizer(model, X, y, "jj", train_inducing=False)
+    fresh.model.q_mean.assign(np.zeros(M)), fresh.model.q_sqrt.assign(np.eye(M))
+    fresh.analytic_updates(2)
+    mu, Sigma = fresh.u_space_q()
+    np.testing.assert_allclose(seen[1][1], mu, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(seen[1][2], Sigma, rtol=1e-8, atol=1e-10)
+    assert seen[1][4] != pytest.approx(seen[0][4])  # shown with the kernel after the step
+    # the same training as gpal's record
+    for v, value in zip(model.kernel.trainable_variables, start):
+        v.assign(value)
+    current = BoundOptimizer(model, X, y, "jj", train_inducing=False).run(max_iter=3, n_updates=2, tol=0.0)
+    np.testing.assert_allclose(authors.bound_history, current.bound_history, rtol=1e-10)
+    with pytest.raises(ValueError, match=r"record must be one of \['current', 'authors'\]; got 'stale'"):
+        opt.run(record="stale")
+
+
+def test_u_space_q_round_trips_through_the_whitened_q():
+    X, y, model, q, _ = problem(n=20, m=5, seed=9)
+    model.q_mean.assign(q.mean), model.q_sqrt.assign(q.sqrt)
+    opt = BoundOptimizer(model, X, y, "jj")
+    mu, Sigma = opt.u_space_q()
+    L = np.linalg.cholesky(model.kernel(model.Z).numpy() + model.jitter * np.eye(5))
+    np.testing.assert_allclose(mu, L @ q.mean.numpy(), rtol=1e-12)
+    opt.set_u_space_q(mu, Sigma)
+    np.testing.assert_allclose(model.q_mean.numpy(), q.mean.numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(model.q_sqrt.numpy() @ model.q_sqrt.numpy().T, q.sqrt.numpy() @ q.sqrt.numpy().T,
+                               rtol=1e-9, atol=1e-12)

@@ -5,6 +5,7 @@ import pytest
 from sklearn.metrics import brier_score_loss
 
 from gpal.evaluation.calibration import (
+    MILIOS_2018_ECE,
     calibrated_ece,
     resampled_calibration_errors,
     brier_score,
@@ -243,3 +244,24 @@ def test_calibrated_ece_refuses_what_is_not_a_probability_matrix():
         calibrated_ece(P[:, 0])
     with pytest.raises(ValueError, match="strategy must be"):
         calibrated_ece(P, strategy="kmeans")
+
+
+def test_ece_as_paper_003_defines_it_hand_computed():
+    p1 = np.array([0.05, 0.12, 0.55, 0.58, 0.95])
+    y = np.array([0, 1, 1, 0, 1])
+    proba = np.column_stack([1 - p1, p1])
+    # p(y=1) in 10 bins: bin 0 {0.05: y 0}, bin 1 {0.12: y 1}, bin 5 {0.55: 1, 0.58: 0}, bin 9 {0.95: 1}.
+    # Midpoint gaps: 0.05, 0.85, |0.5 - 0.55| x 2 points, 0.05; the six empty bins (midpoints 0.25, 0.35,
+    # 0.45, 0.65, 0.75, 0.85, sum 3.3) count as one point of accuracy 0 each: (1.05 + 3.3) / (5 + 6).
+    assert expected_calibration_error(y, proba, **MILIOS_2018_ECE) == pytest.approx(4.35 / 11, abs=1e-12)
+    assert expected_calibration_error(y, proba, 10, confidence="midpoint", binary="positive") == pytest.approx(1.05 / 5)
+    # mean confidence: 0.05, 0.88, |0.565 - 0.5| x 2, 0.05
+    assert expected_calibration_error(y, proba, 10, binary="positive") == pytest.approx(1.11 / 5)
+    # gpal's top-label ECE, 15 bins: {0.95 right, 0.95 right} (0.1), {0.88 wrong} (0.88), {0.55 right, 0.58 wrong} (0.13)
+    assert expected_calibration_error(y, proba) == pytest.approx(1.11 / 5)
+    three = np.array([[0.7, 0.2, 0.1], [0.2, 0.3, 0.5]])  # more than two classes: top-label whatever `binary` says
+    assert expected_calibration_error([0, 0], three, 10, binary="positive") == expected_calibration_error([0, 0], three, 10)
+    with pytest.raises(ValueError, match=r"confidence must be one of \['mean', 'midpoint'\]; got 'centre'"):
+        expected_calibration_error(y, proba, confidence="centre")
+    with pytest.raises(ValueError, match=r"binary must be one of \['top_label', 'positive'\]"):
+        expected_calibration_error(y, proba, binary="one")

@@ -450,6 +450,9 @@ def test_input_noise_is_ignored_with_a_warning():
         ({"nat_delay": 0.5}, "nat_delay must be a finite number >= 1"),
         ({"nat_forgetting": 1.5}, r"nat_forgetting must be a finite number >= 0 and <= 1 \(0: every step is 1\); got 1.5"),
         ({"learning_rate": -1.0}, "learning_rate must be a finite number > 0"),
+        ({"inference": "cavi_collapsed", "local_passes": 2},
+         r"local_passes=2 repeats the paper's mean-field local updates; inference='cavi_collapsed' takes"),
+        ({"local_passes": 0}, "local_passes must be an integer >= 1"),
     ],
 )
 def test_bad_parameters_are_named(params, match):
@@ -579,3 +582,35 @@ def test_cavi_against_the_true_elbo_optimum_at_a_fixed_kernel():
     assert float(true_elbo(best)) > float(true_elbo(qc)) > float(true_elbo(qm))
     assert abs(test_nll(qc) - test_nll(best)) < 0.02
     assert abs(test_nll(qm) - test_nll(best)) > 0.05
+
+
+def test_repeated_local_passes_are_the_papers_pass_again_and_reach_the_locals_optimum():
+    """AugmentedGaussianProcesses.jl repeats q(n), q(lambda) per sweep (``local_passes``): two passes are the paper's
+    pass applied to its own alpha, and many reach the joint optimum of the locals (Newton's fixed point, computed
+    independently by ``optimal_locals``)."""
+    model, X, y = random_model(5, locals_family="mean_field")
+    Xt, onehot = tf.constant(X), tf.constant(onehot_labels(y, 3))
+    alpha = tf.constant(np.full(len(X), 3.0))
+    mean, var = model.marginals(model.project(Xt), model.q())
+    twice = paper_locals(mean, var, paper_locals(mean, var, alpha).alpha)
+    eta1, precision = model.eta1.numpy(), model.precision.numpy()
+    model.local_passes = 2
+    np.testing.assert_allclose(model.natural_gradient_step(Xt, onehot, 1.0, 1.0, alpha).gamma.numpy(),
+                               twice.gamma.numpy(), rtol=1e-12)
+    model.eta1.assign(eta1), model.precision.assign(precision)
+    model.local_passes = 200
+    many = model.natural_gradient_step(Xt, onehot, 1.0, 1.0, alpha)
+    best = optimal_locals(mean, var)
+    np.testing.assert_allclose(many.alpha.numpy(), best.alpha.numpy(), rtol=1e-8)
+    np.testing.assert_allclose(many.gamma.numpy(), best.gamma.numpy(), rtol=1e-8)
+    with pytest.raises(ValueError, match="local_passes must be an integer >= 1; got 0"):
+        AugmentedLogisticSoftmaxGP(gpflow.kernels.SquaredExponential(), X[:4], 3, "mean_field", local_passes=0)
+
+
+def test_cavi_with_the_authors_local_passes_never_decreases_the_elbo():
+    X, y = three_class(120, 3)
+    model = AugmentedLogisticSoftmaxGP(gpflow.kernels.SquaredExponential(lengthscales=[1.0, 1.0]), X[::8], 3,
+                                       locals_family="mean_field", local_passes=5)
+    history = AugmentedTrainer(model, X, y).run("cavi", max_iter=12, hyper_every=0)
+    assert np.all(np.diff(history) >= -1e-9 * np.abs(history[1:]))
+    assert history[-1] - history[0] > 1.0

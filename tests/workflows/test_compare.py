@@ -136,3 +136,49 @@ def test_kernel_setting_reaches_the_svgp_methods_only(cl):
     assert "kernel" not in cl.method_spec("svgp-probit", 100, 2, 10, 5)  # default specs unchanged
     with pytest.raises(ValueError, match=r"method 'dirichlet' has its own kernel"):
         cl.method_spec("dirichlet", 100, 2, 10, 5, kernel="matern52_plus_se")
+
+
+def test_method_options_reach_the_estimator_and_are_checked_first(cl, tmp_path):
+    spec = cl.method_spec("dirichlet", 100, 2, 10, 5, options={"prior_mean": "class_frequency", "num_inducing": 7})
+    clf = spec(0)
+    assert (clf.prior_mean, clf.num_inducing, clf.max_iter) == ("class_frequency", 7, 10)
+    assert cl.method_spec("svgp-probit", 100, 2, 10, 5, options={"learning_rate": 0.05})["learning_rate"] == 0.05
+    kwargs = dict(n_splits=1, epochs=2, out=tmp_path, iters=3, num_inducing=4, progress=False, registry=TINY)
+    with pytest.raises(ValueError, match=r"method_options.dirichlet: DirichletGPClassifier has no setting\(s\) "
+                                         r"\['prior'\]; its settings are \[.*'prior_mean'"):
+        cl.run_comparison(["tiny3"], ["dirichlet"], method_options={"dirichlet": {"prior": "x"}}, **kwargs)
+    with pytest.raises(ValueError, match=r"prior_mean must be one of \['zero', 'class_frequency'\]; got 'x'"):
+        cl.run_comparison(["tiny3"], ["dirichlet"], method_options={"dirichlet": {"prior_mean": "x"}}, **kwargs)
+    with pytest.raises(ValueError, match=r"method_options names 'gpd', which is not a method; valid names are \[.*'jj'"):
+        cl.run_comparison(["tiny3"], ["dirichlet"], method_options={"gpd": {}}, **kwargs)
+    with pytest.raises(ValueError, match=r"LogisticBoundGPClassifier has no setting\(s\) \['optimiser'\].* \(the workflow of Paper 2\)"):
+        cl.run_comparison(["tiny2"], ["jj"], method_options={"jj": {"optimiser": "gplib"}}, paper="Paper 2", **kwargs)
+    assert cl.check_method_options({"jj": {"scheme": "gplib"}}, ["dirichlet"]) == {}  # jj is not run: unused
+    assert not list(tmp_path.iterdir())  # nothing ran
+
+
+def test_ece_setting_is_the_papers_in_the_table_and_the_comparison(cl, tmp_path):
+    import json
+
+    from gpal.evaluation.calibration import MILIOS_2018_ECE, expected_calibration_error
+
+    kwargs = dict(n_splits=1, epochs=2, out=tmp_path, iters=3, num_inducing=4, progress=False, registry=TINY)
+    table = cl.run_comparison(["tiny2"], ["dirichlet"], ece=MILIOS_2018_ECE, **kwargs)
+    unit = json.loads(next(tmp_path.glob("tiny2/units/dirichlet/split_*.json")).read_text())
+    y, p = np.asarray(unit["y_true"]), np.asarray(unit["proba"])
+    papers, gpals = expected_calibration_error(y, p, **MILIOS_2018_ECE), expected_calibration_error(y, p)
+    assert papers != pytest.approx(gpals, abs=1e-3)  # the two definitions differ on this split
+    assert table[0]["ece"].startswith(f"{papers:.3f}")
+    assert cl.measured_values(tmp_path, ["tiny2"], ["dirichlet"], 1, registry=TINY, ece=MILIOS_2018_ECE)[
+        ("tiny2", "dirichlet", "ece")] == [pytest.approx(papers)]
+    assert cl.measured_values(tmp_path, ["tiny2"], ["dirichlet"], 1, registry=TINY)[
+        ("tiny2", "dirichlet", "ece")] == [pytest.approx(gpals)]
+
+
+def test_a_paper_workflow_refuses_an_option_its_method_does_not_take_when_loaded():
+    path = Path(__file__).resolve().parents[2] / "gpal" / "workflows" / "files" / "papers" / "004_augmented.yaml"
+    with pytest.raises(WorkflowError, match=r"004_augmented.yaml: local_passes=2 repeats the paper's mean-field local "
+                                            r"updates; inference='cavi_collapsed' .* \(the workflow of Galy-Fajou.*paper 004\)"):
+        load_workflow(path, ["method_options={ls-cavi-collapsed: {local_passes: 2}}"])
+    authors = load_workflow(path).config["method_options"]
+    assert authors["ls-cavi"] == {"local_passes": 5, "learning_rate": 0.01}

@@ -26,7 +26,7 @@ def test_names_paths_and_unknown_names(tmp_path, monkeypatch):
     fermi = shipped_workflows()["fermi_4fgl"]
     assert resolve_workflow("fermi_4fgl") == fermi == resolve_workflow("fermi_4fgl.yaml")
     monkeypatch.chdir(tmp_path)  # outside the clone, the path older command lines wrote still names the shipped file
-    assert resolve_workflow("gpal/workflows/files/fermi_4fgl.yaml") == fermi
+    assert resolve_workflow("workflows/fermi_4fgl.yaml") == fermi
     own = tmp_path / "mine.yaml"
     own.write_text("workflow: toy_1d\n")
     assert resolve_workflow(own) == own and resolve_workflow("mine.yaml") == Path("mine.yaml")

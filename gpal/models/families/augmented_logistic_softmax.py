@@ -267,8 +267,11 @@ class AugmentedLogisticSoftmaxGP(gpflow.base.Module):
     """Shared kernel and inducing inputs Z, one whitened q(v_c) per class held as natural parameters."""
 
     def __init__(self, kernel: gpflow.kernels.Kernel, Z: np.ndarray, num_classes: int, jitter: float = DEFAULT_JITTER,
-                 locals_family: str = "collapsed"):
+                 locals_family: str = "collapsed", local_passes: int = 1):
         super().__init__(name="augmented_logistic_softmax_gp")
+        if isinstance(local_passes, bool) or not isinstance(local_passes, (int, np.integer)) or local_passes < 1:
+            raise ValueError(f"local_passes must be an integer >= 1; got {local_passes!r}")
+        self.local_passes = int(local_passes)
         if locals_family not in LOCALS_FAMILIES:
             raise ValueError(f"locals_family must be one of {list(LOCALS_FAMILIES)}; got {locals_family!r}")
         self.locals_family = locals_family
@@ -327,8 +330,10 @@ class AugmentedLogisticSoftmaxGP(gpflow.base.Module):
                               alpha: tf.Tensor | None = None) -> LocalFactors:
         """The batch's locals, then eta <- (1 - rho) eta + rho eta_hat (rho = 1, full batch: CAVI); returns the locals.
 
-        The mean field's locals are the paper's one pass from q(lambda_i) = Gamma(``alpha``, C), the batch's
-        current q(lambda) (required); the collapsed locals are their optimum and need no ``alpha``.
+        The mean field's locals are the paper's pass from q(lambda_i) = Gamma(``alpha``, C), the batch's
+        current q(lambda) (required), ``local_passes`` times (AugmentedGaussianProcesses.jl repeats the
+        q(n), q(lambda) pair: twice for its full GP, five times for its sparse one, src/likelihood/
+        logisticsoftmax.jl at 4edbe2a, ``local_updates!``); the collapsed locals are their optimum and need no ``alpha``.
         """
         proj = self.project(X)
         mean, var = self.marginals(proj, self.q())
@@ -339,6 +344,8 @@ class AugmentedLogisticSoftmaxGP(gpflow.base.Module):
                              "shapes (one per row), as the paper's sweep updates q(n) from them; got None")
         else:
             loc = paper_locals(mean, var, alpha)
+            for _ in range(self.local_passes - 1):  # the q(n), q(lambda) pair again at the same c
+                loc = paper_locals(mean, var, loc.alpha)
         eta1_hat, precision_hat = global_natural_parameters(proj.A, onehot, loc, scale)
         self.eta1.assign((1.0 - rho) * self.eta1 + rho * eta1_hat)
         self.precision.assign((1.0 - rho) * self.precision + rho * precision_hat)

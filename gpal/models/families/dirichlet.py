@@ -13,6 +13,12 @@ Labels become regression targets once, before any optimisation:
 * class probabilities E[softmax(f*)] under the Gaussian latent marginals (eq. 8), by
   Monte Carlo.
 
+The paper's regression has a zero prior mean; its authors' code (dirichletGPC, ``src/evaluation.py``
+lines 243-244 and 287) regresses y~ - m and adds m back at prediction, with
+m_c = log(freq_c) + mean_ic(y~_ic - log freq_c) (`class_frequency_offset`): far from the data the
+latent means return to m, whose softmax is the training class frequencies, where a zero mean gives
+uniform probabilities.
+
 First-order input noise (an extension; paper 003 has exact inputs): with
 x_i = x~_i + e_i, e_i ~ N(0, diag V_i), f_c(x_i) ~ f_c(x~_i) + grad mu_c(x~_i)^T e_i,
 so input noise adds Delta_ic = grad mu_c(x~_i)^T diag(V_i) grad mu_c(x~_i) to the
@@ -39,6 +45,7 @@ from gpal.models.sparse import DEFAULT_JITTER, Projection, marginal_variance, pr
 __all__ = [
     "DirichletPosterior",
     "HeteroskedasticSGPR",
+    "class_frequency_offset",
     "collapsed_bound",
     "dirichlet_targets",
     "lognormal_moment_match",
@@ -67,6 +74,18 @@ def dirichlet_targets(codes: np.ndarray, num_classes: int, alpha_epsilon: float)
         raise ValueError(f"alpha_epsilon must be > 0; got {alpha_epsilon!r}")
     alpha = np.eye(num_classes)[np.asarray(codes, dtype=np.int64)] + float(alpha_epsilon)
     return lognormal_moment_match(alpha)
+
+
+def class_frequency_offset(targets: np.ndarray, codes: np.ndarray, num_classes: int) -> np.ndarray:
+    """The authors' per-class prior mean m (C,): log class frequencies, shifted so that y~ - m has mean zero.
+
+    softmax(m) is the class frequencies (the shift is common to all classes and cancels), so a
+    prediction far from the data, where the latent mean is m, gives the class prior.
+    """
+    freq = np.bincount(np.asarray(codes, dtype=np.int64), minlength=num_classes) / len(codes)
+    if not np.all(freq > 0):
+        raise ValueError(f"every class needs a training row for the class-frequency prior mean; frequencies {freq}")
+    return np.log(freq) + np.mean(np.asarray(targets, dtype=np.float64) - np.log(freq))
 
 
 # --------------------------------------------------------- collapsed algebra
@@ -110,17 +129,20 @@ def collapsed_bound(kernel, Z: tf.Tensor, X: tf.Tensor, Y: tf.Tensor, noise: tf.
 class DirichletPosterior(tf.Module):
     """The C latent posteriors q(f_c) of a fitted model: everything prediction needs, O(M^2 C).
 
-    With the optimal q(u_c), mean_c(x) = k_xZ w_c, w_c = Lm^-T LB_c^-T LB_c^-1 A Sigma_c^-1 y_c,
-    and var_c(x) = k_xx - |Lm^-1 k_Zx|^2 + |LB_c^-1 Lm^-1 k_Zx|^2.
+    With the optimal q(u_c), mean_c(x) = m_c + k_xZ w_c, w_c = Lm^-T LB_c^-T LB_c^-1 A Sigma_c^-1 (y_c - m_c),
+    and var_c(x) = k_xx - |Lm^-1 k_Zx|^2 + |LB_c^-1 Lm^-1 k_Zx|^2; the prior mean m (C,) is zero
+    unless the fit used `class_frequency_offset`.
     """
 
-    def __init__(self, kernel: gpflow.kernels.Kernel, Z: np.ndarray, Lm: np.ndarray, LB: np.ndarray, w: np.ndarray):
+    def __init__(self, kernel: gpflow.kernels.Kernel, Z: np.ndarray, Lm: np.ndarray, LB: np.ndarray, w: np.ndarray,
+                 offset: np.ndarray | None = None):
         super().__init__(name="dirichlet_posterior")
         self.kernel = kernel
         self.Z = tf.constant(Z, dtype=tf.float64)  # (M, D)
         self.Lm = tf.constant(Lm, dtype=tf.float64)  # (M, M)
         self.LB = tf.constant(LB, dtype=tf.float64)  # (C, M, M)
         self.w = tf.constant(w, dtype=tf.float64)  # (M, C)
+        self.offset = tf.constant(np.zeros(self.w.shape[1]) if offset is None else offset, dtype=tf.float64)  # (C,)
 
     @property
     def num_classes(self) -> int:
@@ -128,7 +150,8 @@ class DirichletPosterior(tf.Module):
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The posterior's matrices by name (the kernel's parameters are saved separately)."""
-        return {"Z": self.Z.numpy(), "Lm": self.Lm.numpy(), "LB": self.LB.numpy(), "w": self.w.numpy()}
+        return {"Z": self.Z.numpy(), "Lm": self.Lm.numpy(), "LB": self.LB.numpy(), "w": self.w.numpy(),
+                "offset": self.offset.numpy()}
 
     @check_shapes("X: [N, D]", "return[0]: [N, C]", "return[1]: [N, C]")
     def predict_f(self, X: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
@@ -139,7 +162,7 @@ class DirichletPosterior(tf.Module):
         return self._mean(X, Kzx), tf.transpose(marginal_variance(proj, BA))
 
     def _mean(self, X: tf.Tensor, Kzx: tf.Tensor | None = None) -> tf.Tensor:
-        return tf.linalg.matmul(self.kernel(self.Z, X) if Kzx is None else Kzx, self.w, transpose_a=True)
+        return self.offset + tf.linalg.matmul(self.kernel(self.Z, X) if Kzx is None else Kzx, self.w, transpose_a=True)
 
     @check_shapes("X: [N, D]", "return: [C, N, D]")
     def mean_gradients(self, X: tf.Tensor) -> tf.Tensor:
@@ -173,7 +196,8 @@ class DirichletPosterior(tf.Module):
 class HeteroskedasticSGPR(gpflow.base.Module):
     """C sparse GP regressions on the columns of Y with per-point, per-class noise and one shared kernel.
 
-    Only the kernel and the inducing inputs Z are trainable.  Targets and noise are
+    Only the kernel and the inducing inputs Z are trainable (Z held at its start with
+    ``train_inducing=False``, as paper 003's authors do).  Targets and noise are
     non-trainable variables, so one traced objective serves every alpha_eps
     candidate and every first-order round: ``set_targets`` swaps them and ``reset``
     restores the trainable values the model was built with.
@@ -181,12 +205,12 @@ class HeteroskedasticSGPR(gpflow.base.Module):
 
     def __init__(
         self, kernel: gpflow.kernels.Kernel, Z: np.ndarray, X: np.ndarray, Y: np.ndarray, noise: np.ndarray,
-        jitter: float = DEFAULT_JITTER,
+        jitter: float = DEFAULT_JITTER, train_inducing: bool = True,
     ):
         super().__init__(name="heteroskedastic_sgpr")
         X = np.asarray(X, dtype=np.float64)
         self.kernel = kernel
-        self.Z = gpflow.Parameter(np.asarray(Z, dtype=np.float64), name="inducing_points")
+        self.Z = gpflow.Parameter(np.asarray(Z, dtype=np.float64), name="inducing_points", trainable=bool(train_inducing))
         self.X = tf.constant(X)
         self.Y = tf.Variable(np.zeros_like(Y, dtype=np.float64), trainable=False, name="targets")
         self.noise = tf.Variable(np.ones_like(Y, dtype=np.float64), trainable=False, name="noise")
@@ -223,15 +247,19 @@ class HeteroskedasticSGPR(gpflow.base.Module):
             loss = -self.bound()
         return loss, tape.gradient(loss, self.trainable_variables)
 
-    def posterior(self) -> DirichletPosterior:
-        """The latent posteriors at the current parameters (kernel copied, so later training leaves it alone)."""
+    def posterior(self, offset: np.ndarray | None = None) -> DirichletPosterior:
+        """The latent posteriors at the current parameters (kernel copied, so later training leaves it alone).
+
+        ``offset``: the prior mean the targets had subtracted (`class_frequency_offset`), added back to the means.
+        """
         Z = tf.convert_to_tensor(self.Z)
         proj, As, LB = _factors(self.kernel, Z, self.X, self.noise, self.jitter)
         r = tf.transpose(self.Y / tf.sqrt(self.noise))
         v = tf.linalg.triangular_solve(LB, tf.linalg.matvec(As, r)[..., None], lower=True)  # (C, M, 1)
         u = tf.linalg.triangular_solve(LB, v, lower=True, adjoint=True)
         w = tf.linalg.triangular_solve(proj.L, tf.transpose(u[..., 0]), lower=True, adjoint=True)  # (M, C)
-        return DirichletPosterior(gpflow.utilities.deepcopy(self.kernel), Z.numpy(), proj.L.numpy(), LB.numpy(), w.numpy())
+        return DirichletPosterior(gpflow.utilities.deepcopy(self.kernel), Z.numpy(), proj.L.numpy(), LB.numpy(), w.numpy(),
+                                  offset)
 
 
 # --------------------------------------------------------------- prediction
