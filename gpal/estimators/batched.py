@@ -106,7 +106,7 @@ def fit_batched(estimators: Sequence[NoisyGPClassifier], data: Sequence[Any], *,
                 failed(k, exc)
             return
         models, datas = [plans[k].model for k in ks], [plans[k].train_data for k in ks]
-        seeds = [int(estimators[k].random_state) for k in ks]
+        seeds = [estimators[k].random_seed_ for k in ks]
         try:
             trainer = _kept_trainer([plans[k].session for k in ks], models, seeds)
             if trainer is None:

@@ -15,7 +15,7 @@ import numpy as np
 
 from gpal.data.dataset import NoisyDataset
 from gpal.data.splits import holdout_per_class
-from gpal.estimators.base import FitData, check_fit_data, check_predict_data
+from gpal.estimators.base import FitData, check_fit_data, check_predict_data, check_variance_scale, warn_ignored_noise
 from gpal.estimators.params import input_prior_used, model_spec
 from gpal.evaluation.metrics import negative_log_likelihood
 from gpal.registry import INPUT_NOISE
@@ -54,17 +54,26 @@ def fit_data(estimator: Any, X: Any, y: Any, X_var: Any, unlabelled: Any = None)
         (X_u, V_u) of the unlabelled sources the population prior is also fitted to, or None.
     """
     est = estimator
-    est.validate_params()
+    est._start_fit(X)
     if X_var is None and not isinstance(X, NoisyDataset) and est.needs_X_var:
         raise ValueError(
             f"input_noise={est.input_noise!r} with noise_variance={est.noise_variance!r} uses the measured "
             "input variances, so fit needs X_var (n, d); pass zeros for exact features"
         )
     data = check_fit_data(X, y, X_var, owner=type(est).__name__)
+    if est.needs_X_var:
+        check_variance_scale(data.X, data.X_var, data.feature_names, type(est).__name__, stacklevel=4)
+    elif X_var is not None:  # given by hand; a NoisyDataset always carries variances (MGP twins read it on purpose)
+        warn_ignored_noise(data.X_var, f"{type(est).__name__}(input_noise={est.input_noise!r}, noise_variance="
+                           f"{est.noise_variance!r})", stacklevel=4, fix=_USE_THE_ERROR_BARS)
     extra = _unlabelled_inputs(est, unlabelled, data.X.shape[1])
     n = data.X.shape[0]
     est.check_sizes(n, data.X.shape[1], len(data.classes), n_prior_rows=n + (0 if extra is None else len(extra[0])))
     return data, extra
+
+
+#: How a NoisyGPClassifier uses measured error bars; docs/methods.md ("when to use which") says why this one.
+_USE_THE_ERROR_BARS = "input_noise='latent', input_prior='population' uses them"
 
 
 def plan_fit(estimator: Any, data: FitData, extra: Any = None, callback: Callable | None = None,
@@ -87,7 +96,7 @@ def plan_fit(estimator: Any, data: FitData, extra: Any = None, callback: Callabl
     y = data.y
     if est.early_stopping:
         fit_rows, val_rows = holdout_per_class(y, float(est.validation_fraction),
-                                               np.random.default_rng([int(est.random_state), 7]),
+                                               np.random.default_rng([est.random_seed_, 7]),
                                                "early stopping holds out a validation share",
                                                "set early_stopping=False or add labelled rows")
         (Z, Z_val), (Z_var, Z_var_val), (y, y_val) = ((a[fit_rows], a[val_rows]) for a in (Z, Z_var, y))
