@@ -19,7 +19,7 @@ from sklearn.base import BaseEstimator
 
 from gpal.constraints import Integer, OneOf, Optional, Real, Satisfies
 from gpal.data.dataset import NoisyDataset
-from gpal.estimators.base import GPClassifierMixin, check_fit_data
+from gpal.estimators.base import GPClassifierMixin, check_fit_data, warn_ignored_noise
 from gpal.estimators.params import SPARSE_GP_PARAMETERS
 from gpal.registry import DEFAULT_INPUT_NOISE, DEFAULT_NUM_INDUCING
 
@@ -142,6 +142,9 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         alphas = self._alphas()
         self._require_variance(X, X_var, "fit")
         data = check_fit_data(X, y, X_var, owner=type(self).__name__)
+        if self.input_noise != "first_order" and X_var is not None:
+            warn_ignored_noise(data.X_var, f"{type(self).__name__}(input_noise={self.input_noise!r})",
+                               fix="input_noise='first_order' uses them")
 
         from gpal.progress import progress_bar
 

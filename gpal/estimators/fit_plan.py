@@ -21,7 +21,7 @@ from gpal.evaluation.metrics import negative_log_likelihood
 from gpal.registry import INPUT_NOISE
 from gpal.training.session import ModelSession
 
-__all__ = ["FitPlan", "complete_fit", "fit_data", "plan_fit", "train_plan"]
+__all__ = ["BoundStop", "FitPlan", "complete_fit", "fit_data", "plan_fit", "train_plan"]
 
 
 class FitPlan(NamedTuple):
@@ -111,6 +111,8 @@ def plan_fit(estimator: Any, data: FitData, extra: Any = None, callback: Callabl
             nll=negative_log_likelihood, interval=int(est.validation_interval),
             patience=int(est.n_iter_no_change), then=callback,
         )
+    if monitor is None and est.tol is not None:
+        monitor = BoundStop(float(est.tol), int(est.n_iter_no_change), then=callback)
     return FitPlan(est, data, standardizer, session, TrainData.from_arrays(Z, Z_var, y, weight), previous is not None,
                    monitor, callback if monitor is None else monitor)
 
@@ -146,9 +148,34 @@ def complete_fit(plan: FitPlan, result: Any) -> Any:
         monitor.restore()
     history = (list(est.history_) if plan.continued else []) + result.history
     est._keep(plan.session, plan.data.X.shape[1], plan.standardizer, history, interrupted)
-    est.validation_history_ = [] if monitor is None else list(monitor.history)
-    est.best_epoch_ = len(result.history) if monitor is None else monitor.best_epoch
+    validated = monitor is not None and not isinstance(monitor, BoundStop)
+    est.validation_history_ = list(monitor.history) if validated else []
+    est.best_epoch_ = monitor.best_epoch if validated else len(result.history)
+    est.converged_ = bool(monitor is not None and monitor.exhausted)
     return est
+
+
+class BoundStop:
+    """The training's stop when the bound stops improving: after ``patience`` epochs in a row whose mean negative ELBO
+    is not below the best so far by more than ``tol`` times its size (scikit-learn's ``tol`` / ``n_iter_no_change``
+    of its stochastic solvers).  A callback, handing each epoch on to ``then`` (a user's, which may still stop)."""
+
+    def __init__(self, tol: float, patience: int, then: Callable | None = None):
+        self.tol, self.patience, self.then = tol, patience, then
+        self.best, self.waited, self.exhausted = np.inf, 0, False
+
+    def __call__(self, epoch: int, loss: float) -> bool | None:
+        if loss < self.best - self.tol * abs(self.best if np.isfinite(self.best) else loss):
+            self.best, self.waited = loss, 0
+        else:
+            self.waited += 1
+        self.exhausted = self.waited >= self.patience
+        if self.then is not None and self.then(epoch, loss) is False:
+            return False
+        return False if self.exhausted else None
+
+    def restore(self) -> None:
+        """Nothing to restore: the parameters reached are kept (the bound is the training's own)."""
 
 
 def _unlabelled_inputs(est: Any, unlabelled: Any, n_features: int) -> tuple[np.ndarray, np.ndarray] | None:

@@ -139,7 +139,11 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     validation_fraction
         the share of the training rows early stopping holds out (stratified by class).
     n_iter_no_change
-        validation checks without a lower NLL before early stopping ends the training.
+        validation checks without a lower NLL before early stopping ends the training; without early stopping,
+        epochs without ``tol``'s gain in the bound before the training ends.
+    tol
+        the training ends after ``n_iter_no_change`` epochs whose mean negative ELBO is not below the best so far by
+        more than ``tol`` times its size (``converged_``), ``epochs`` being the most it runs; None: every epoch runs.
     validation_interval
         epochs between two validation checks of early stopping.
     random_state
@@ -202,6 +206,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         early_stopping: bool = False,
         validation_fraction: float = 0.1,
         n_iter_no_change: int = 5,
+        tol: float | None = 1e-3,
         validation_interval: int = 10,
         random_state: Any = 0,
         progress: bool = False,

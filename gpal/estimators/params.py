@@ -14,7 +14,7 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
-from gpal.constraints import SEED, Boolean, Constraint, Integer, OneOf, Options, Real, Satisfies
+from gpal.constraints import SEED, Boolean, Constraint, Integer, OneOf, Optional, Options, Real, Satisfies
 from gpal.training.session import ModelSpec
 from gpal.registry import INFERENCE, INPUT_NOISE, INPUT_PRIORS, KERNELS, LIKELIHOODS, NOISE_VARIANCE_MODES
 
@@ -103,6 +103,7 @@ NOISY_GP_PARAMETERS: dict[str, Constraint] = {
     "early_stopping": Boolean(),
     "validation_fraction": Real(0, 1, low_open=True, high_open=True, meaning="a fraction of the training rows"),
     "n_iter_no_change": Integer(1),
+    "tol": Optional(Real(0, low_open=True)),
     "validation_interval": Integer(1),
 }
 

@@ -150,6 +150,14 @@ def test_a_model_that_ignores_the_error_bars_says_so_and_how_to_use_them(data):
         NoisyGPClassifier(**FAST).fit(X, y, np.zeros_like(X))
 
 
+def test_an_exact_input_dirichlet_gp_says_it_ignores_the_error_bars(data):
+    from gpal import DirichletGPClassifier
+
+    X, V, y = data
+    with pytest.warns(UserWarning, match="DirichletGPClassifier.*ignores input noise.*input_noise='first_order'"):
+        DirichletGPClassifier(num_inducing=5, max_iter=1, alpha_epsilon=0.01).fit(X, y, V)
+
+
 def test_noisy_scorer_refuses_what_it_does_not_know():
     with pytest.raises(ValueError, match="neg_log_loss"):
         noisy_scorer("roc_auc_ovr")
