@@ -9,7 +9,8 @@ answer with the known noise; "ignoring the noise" is the same with X_var replace
 ``python benchmarks/heteroscedastic.py curve --seed 0`` fits a NoisyGPClassifier with the estimator's defaults for 750
 epochs on n = 2000, d = 10 and prints, per epoch, the epoch's time, its mean negative ELBO and (every 5th epoch) the
 test NLL: a stop rule's time and NLL are read off one such curve, since stopping does not change the steps before it.
-``default`` times one fit with the defaults (its stop included); ``bayes`` prints the two Bayes NLLs.
+``default`` times one fit with the defaults (its stop included); ``bayes`` prints the two Bayes NLLs;
+``error_bars --d 5`` compares the defaults without X_var with NIMGP and the population prior given X_var.
 """
 
 from __future__ import annotations
@@ -98,9 +99,28 @@ def default_fit(seed: int, n: int = 2000, d: int = 10) -> dict:
             "test_nll": nll(np.log(np.maximum(proba, 1e-300)), task["y_test"])}
 
 
+def error_bars(seed: int, n: int = 2000, d: int = 5) -> dict:
+    """Test NLL of the defaults without X_var (MGP) and of NIMGP with the population prior given X_var, on one draw of
+    the task, beside the two Bayes answers."""
+    from gpal import NoisyGPClassifier
+
+    task = make_task(n, 2000, d, seed=seed)
+    out = {"seed": seed, "bayes_known": nll(task["bayes_known"], task["y_test"]),
+           "bayes_ignoring": nll(task["bayes_ignoring"], task["y_test"])}
+    fits = {"ignoring": (NoisyGPClassifier(random_state=seed), False),
+            "population": (NoisyGPClassifier(input_noise="latent", input_prior="population", random_state=seed), True)}
+    for name, (est, noisy) in fits.items():
+        started = time.perf_counter()
+        est.fit(task["X"], task["y"], task["X_var"] if noisy else None)
+        proba = est.predict_proba(task["X_test"], task["X_var_test"] if noisy else None)
+        out[name] = nll(np.log(np.maximum(proba, 1e-300)), task["y_test"])
+        out[f"{name}_seconds"], out[f"{name}_epochs"] = time.perf_counter() - started, len(est.history_)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=["curve", "bayes", "default"])
+    parser.add_argument("what", choices=["curve", "bayes", "default", "error_bars"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--d", type=int, default=10)
@@ -109,6 +129,8 @@ def main() -> None:
         task = make_task(args.n, 2000, args.d, seed=args.seed)
         print(json.dumps({"bayes_known": nll(task["bayes_known"], task["y_test"]),
                           "bayes_ignoring": nll(task["bayes_ignoring"], task["y_test"])}))
+    elif args.what == "error_bars":
+        print(json.dumps(error_bars(args.seed, args.n, args.d)))
     elif args.what == "default":
         print(json.dumps(default_fit(args.seed, args.n, args.d)))
     else:

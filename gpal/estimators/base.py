@@ -82,7 +82,10 @@ def _variances(X: np.ndarray, X_var: Any) -> np.ndarray:
         return np.zeros_like(X)
     V = _matrix("X_var", X_var)
     if V.shape != X.shape:
-        raise ValueError(f"X_var must have the shape of X {X.shape}; got {V.shape}")
+        raise ValueError(f"X_var must have the shape of X {X.shape}; got {V.shape}" + (
+            "; in a Pipeline, a step before this estimator changed X's rows or columns and not X_var's: put each "
+            "row's error bars in the row (gpal.model_selection.stack_inputs, NoisyInputAdapter)"
+            if V.ndim == 2 and X.ndim == 2 else ""))
     if (V < 0).any():
         raise ValueError("X_var holds variances and must be >= 0 (got negative entries)")
     return V

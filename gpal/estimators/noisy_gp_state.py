@@ -58,6 +58,7 @@ def noisy_gp_from_state(cls: type, config: dict[str, Any], arrays: dict[str, np.
     from gpal.models.svgp import NoisySVGP
 
     params = _former_parameters_as_options(dict(config["params"]))
+    params.setdefault("tol", None)  # a folder of an earlier gpal: its fit ran every epoch
     if isinstance(params["kernel"], dict):
         params["kernel"] = kernel_from_config(params["kernel"]["kernel_config"])
     if isinstance(params["likelihood"], dict):

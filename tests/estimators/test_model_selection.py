@@ -88,6 +88,16 @@ def test_a_standard_scaler_in_front_of_the_error_bars_is_warned_about(data, rout
         make_pipeline(StandardScaler(), est).fit(X, y, X_var=V)
 
 
+def test_a_step_that_changes_x_s_columns_and_not_x_var_s_is_refused_naming_the_fix(data, routing):
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, V, y = data
+    est = _nimgp().set_fit_request(X_var=True)
+    with pytest.raises(ValueError, match=r"X_var must have the shape of X \(90, 1\); got \(90, 2\); in a Pipeline.*"
+                                         r"stack_inputs, NoisyInputAdapter"):
+        make_pipeline(FunctionTransformer(lambda A: A[:, :1]), est).fit(X, y, X_var=V)
+
+
 def test_the_noisy_scaler_maps_values_and_variances_together(data):
     X, V, y = data
     scaler = NoisyStandardScaler().fit(stack_inputs(X, V))
