@@ -11,8 +11,8 @@ free, and modAL's own strategies (``entropy_sampling``, ...) work unchanged, as 
 gpal's (`gpal.active.acquisition`, which also use the adapter's ``split_inputs``
 to measure batch diversity on features only).  An index-based pool was the
 alternative; it breaks modAL's ``X_training`` (it would hold indices) and any
-strategy that looks at features.  Both live in `gpal.model_selection` (scikit-learn's tools take the same
-one-array form) and are imported here for modAL's users.
+strategy that looks at features.  Both live in `gpal.estimators.model_selection` (scikit-learn's tools
+take the same one-array form) and are imported here for modAL's users.
 
 scikit-learn >= 1.8 vs modAL 0.4.2.  ``ActiveLearner.fit`` and ``.teach`` call
 ``sklearn.utils.check_X_y(..., force_all_finite=...)``; scikit-learn renamed that
@@ -30,7 +30,7 @@ from typing import Any
 
 from sklearn.utils import check_X_y
 
-from gpal.model_selection import NoisyInputAdapter, stack_inputs
+from gpal.estimators.model_selection import NoisyInputAdapter, stack_inputs
 
 __all__ = ["NoisyInputAdapter", "stack_inputs", "install_sklearn_compat"]
 

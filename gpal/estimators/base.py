@@ -84,7 +84,7 @@ def _variances(X: np.ndarray, X_var: Any) -> np.ndarray:
     if V.shape != X.shape:
         raise ValueError(f"X_var must have the shape of X {X.shape}; got {V.shape}" + (
             "; in a Pipeline, a step before this estimator changed X's rows or columns and not X_var's: put each "
-            "row's error bars in the row (gpal.model_selection.stack_inputs, NoisyInputAdapter)"
+            "row's error bars in the row (gpal.estimators.model_selection.stack_inputs, NoisyInputAdapter)"
             if V.ndim == 2 and X.ndim == 2 else ""))
     if (V < 0).any():
         raise ValueError("X_var holds variances and must be >= 0 (got negative entries)")
@@ -226,7 +226,7 @@ def check_variance_scale(X: np.ndarray, X_var: np.ndarray, feature_names: Any, o
                 f"(median X_var {typical:.3g}, variance of X {spread[j]:.3g}): were standard deviations passed as "
                 "variances (square them), or was X rescaled without X_var (a StandardScaler in a Pipeline)? Scale X "
                 "and X_var together: leave the scaling to the estimator (standardize=True), or use "
-                "gpal.model_selection.NoisyStandardScaler on stack_inputs(X, X_var)", UserWarning, stacklevel=stacklevel)
+                "gpal.estimators.model_selection.NoisyStandardScaler on stack_inputs(X, X_var)", UserWarning, stacklevel=stacklevel)
         huge = np.count_nonzero(X_var[:, j] > UNINFORMATIVE_VARIANCE_RATIO * spread[j])
         if huge and typical <= spread[j]:
             warnings.warn(

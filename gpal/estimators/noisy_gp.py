@@ -50,7 +50,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     The defaults in the signature are the estimator's own. The main job (``gpal classify``, ``gpal train``)
     trains ``gpal.catalog_jobs.settings.main_job_estimator()``, which replaces these of them:
     ``input_noise="latent", input_prior="population", epochs=50, learning_rate=0.03, num_inducing=50,
-    batch_size=200`` (its ``MAIN_JOB_ESTIMATOR``).
+    batch_size=200, tol=None`` (its ``MAIN_JOB_ESTIMATOR``).
 
     Fitted attributes: ``classes_``, ``n_features_in_`` (and ``feature_names_in_`` when X was a DataFrame),
     ``random_seed_``, ``model_`` (the

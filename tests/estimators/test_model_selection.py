@@ -15,7 +15,7 @@ from sklearn.preprocessing import StandardScaler
 
 from gpal import NoisyGPClassifier
 from gpal.data.standardizer import Standardizer
-from gpal.model_selection import NoisyInputAdapter, NoisyStandardScaler, noisy_scorer, split_inputs, stack_inputs
+from gpal.estimators.model_selection import NoisyInputAdapter, NoisyStandardScaler, noisy_scorer, split_inputs, stack_inputs
 
 FAST = {"num_inducing": 5, "epochs": 3, "n_samples": 16, "batch_size": 30}
 

@@ -60,7 +60,7 @@ def split_inputs(XV: Any, n_features: int | None = None) -> tuple[np.ndarray, np
         XV = XV[None, :]
     if XV.ndim != 2 or XV.shape[1] % 2:
         raise ValueError(f"expected the stacked array [X | X_var] with an even number of columns (2 x n_features); "
-                         f"got shape {XV.shape}. Build it with gpal.model_selection.stack_inputs(X, X_var)")
+                         f"got shape {XV.shape}. Build it with gpal.estimators.model_selection.stack_inputs(X, X_var)")
     d = XV.shape[1] // 2
     if n_features is not None and d != n_features:
         raise ValueError(f"got [X | X_var] with {XV.shape[1]} columns, i.e. {d} features; the model was "
@@ -166,7 +166,7 @@ class NoisyStandardScaler(TransformerMixin, BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from gpal.model_selection import NoisyStandardScaler, stack_inputs
+    >>> from gpal.estimators.model_selection import NoisyStandardScaler, stack_inputs
     >>> XV = stack_inputs(np.array([[1.0], [3.0]]), np.array([[0.4], [0.4]]))
     >>> NoisyStandardScaler().fit_transform(XV)
     array([[-1. ,  0.4],
@@ -271,7 +271,7 @@ def noisy_scorer(scoring: str | Callable, *, response_method: str = "predict_pro
 
     Examples
     --------
-    >>> from gpal.model_selection import noisy_scorer
+    >>> from gpal.estimators.model_selection import noisy_scorer
     >>> noisy_scorer("neg_log_loss")
     noisy_scorer(log_loss, 'predict_proba')
     """
