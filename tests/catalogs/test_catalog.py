@@ -284,3 +284,15 @@ def test_text_is_kept_as_bytes_and_read_as_wide_as_its_longest_value(dr4, monkey
     values = catalog_module.text_values(wide)
     assert values.tolist() == ["a", "bcd", "", "e" * 40] and values.dtype == np.dtype("U40")
     assert catalog_module.text_values(wide[:3]).dtype == np.dtype("U3")
+
+
+def test_the_pool_says_which_sources_it_drops_for_a_missing_error_and_how_the_command_line_keeps_them(fgl):
+    with pytest.warns(DroppedRowsWarning, match=r"^63 source\(s\).*\(63 of them only lack an error the catalog does "
+                                                r"not give: features='release', the command line's,") as caught:
+        default = fgl.pool()
+    assert len([w for w in caught if issubclass(w.category, DroppedRowsWarning)]) == 1
+    with pytest.warns(RepairedRowsWarning):
+        release = fgl.pool(features="release")
+    # the command line's pool: every unassociated source, the 63 kept with the population's error
+    assert len(release.ids) == fgl.class_counts()["unassociated"] == 1337
+    assert len(default.ids) == 1337 - 63 and set(default.ids) < set(release.ids)
