@@ -233,6 +233,7 @@ class NoisyScorer:
             extra.setdefault("labels", estimator.classes_)
             if self.metric is brier_score_loss and predicted.shape[1] == 2:
                 predicted = predicted[:, 1]  # scikit-learn's binary Brier score takes the positive class' column
+                extra.setdefault("pos_label", estimator.classes_[1])
         if sample_weight is not None:
             extra["sample_weight"] = sample_weight
         return self.sign * float(self.metric(y_true, predicted, **extra))

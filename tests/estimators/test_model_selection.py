@@ -173,3 +173,20 @@ def test_noisy_scorer_refuses_what_it_does_not_know():
         noisy_scorer("roc_auc_ovr")
     with pytest.raises(TypeError, match="metric function"):
         noisy_scorer(3)
+
+
+def test_a_weighted_scorer_asks_for_and_passes_the_sample_weight(data):
+    from sklearn.metrics import brier_score_loss
+
+    X, V, y = data
+    est = _nimgp().fit(X, y, V)
+    weight = np.linspace(0.5, 2.0, len(y))
+    proba = est.predict_proba(X, V)
+    weighted = noisy_scorer("neg_log_loss", weighted=True)
+    assert weighted(est, X, y, X_var=V, sample_weight=weight) == pytest.approx(
+        -log_loss(y, proba, labels=est.classes_, sample_weight=weight), rel=1e-12)
+    assert "sample_weight" in str(weighted.get_metadata_routing())
+    assert "sample_weight" not in str(noisy_scorer("neg_log_loss").get_metadata_routing())
+    # the binary Brier score reads the positive class' column, as scikit-learn's scorer does
+    assert noisy_scorer("neg_brier_score")(est, X, y, X_var=V) == pytest.approx(
+        -brier_score_loss(y, proba[:, 1], pos_label=est.classes_[1]), rel=1e-12)
