@@ -349,7 +349,9 @@ class GPClassifierMixin(ClassifierMixin):
         the fitted model's Monte Carlo predictions derive from, `fit_seed` of ``random_state``) and, for a DataFrame
         ``X``, ``feature_names_in_`` (scikit-learn's, which prediction then checks)."""
         self.validate_params()
-        self.random_seed_ = fit_seed(self.random_state)
+        continued = getattr(self, "warm_start", False) and hasattr(self, "random_seed_")
+        if not (continued and not isinstance(self.random_state, numbers.Integral)):
+            self.random_seed_ = fit_seed(self.random_state)  # a warm refit from a generator keeps its model's seed
         _check_feature_names(self, X, reset=True)
 
     def __sklearn_is_fitted__(self) -> bool:

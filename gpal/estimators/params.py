@@ -147,7 +147,18 @@ def model_spec(est: Any) -> ModelSpec:
                      likelihood_options=dict(est.likelihood_options or {}), num_inducing=est.num_inducing, kernel=est.kernel,
                      prior_variance=float(est.prior_variance), input_prior=input_prior_used(est) or "broad",
                      prior_components=int(est.prior_components), hidden_sizes=tuple(int(h) for h in est.hidden_sizes),
-                     seed=est.random_seed_)
+                     seed=_model_seed(est))
+
+
+def _model_seed(est: Any) -> int:
+    """The seed ``est``'s model is built from: the one its fit drew (``random_seed_``), or before any fit an integer
+    ``random_state`` itself; None or a generator gives its seed only when a fit draws it."""
+    if hasattr(est, "random_seed_"):
+        return int(est.random_seed_)
+    if SEED.ok(est.random_state):
+        return int(est.random_state)
+    raise ValueError(f"random_state={est.random_state!r} gives a seed only when fit draws it (random_seed_); "
+                     "fit first, or give an integer random_state")
 
 
 def check_input_prior(est: Any) -> None:
