@@ -96,3 +96,6 @@ def test_the_python_example_runs_and_gives_the_shape_it_states(monkeypatch, tmp_
     proba, pool, ranked = names["proba"], names["pool"], names["ranked"]
     assert proba.shape == (int(stated[1]), int(stated[2]))
     assert sorted(ranked) == sorted(pool.ids) and len(ranked) == len(pool.ids)
+    # the pool the command line classifies: no source left out for an error the catalog does not give
+    stated_pool = re.search(r"pool = .*# the (\d+) unassociated sources", example)
+    assert stated_pool and len(pool.ids) == int(stated_pool[1])

@@ -63,7 +63,7 @@ SIZE_CASES = {
         lambda cat: _train(cat, "--likelihood-options", "{bogus: 1}"), ["has no option(s) ['bogus']"]),
     "seed 2^70 (was refused by k-means after the claim)": (
         lambda cat: _train(cat, "--seed", "1180591620717411303424"),
-        ["random_state must be an integer >= 0 and <= 4294967295"]),
+        ["random_state must be None, an integer seed in [0, 4294967295]"]),
     "prior components 10^9 (was refused after the claim)": (
         lambda cat: _train(cat, "--prior-components", "1000000000"), ["1000000000-component population prior",
                                                                       "got 120 rows"]),

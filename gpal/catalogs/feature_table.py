@@ -86,7 +86,7 @@ def feature_table(read: Reader, names: np.ndarray, mask: np.ndarray, feats: Sequ
     rows, X, X_var, dropped, repaired = _select_block(read, names, mask, feats, min_significance, significance_column,
                                                       nan_policy, slice(0, len(names)), None)
     # the warnings point at the line that asked: Catalog.dataset or Catalog.pool's caller, above Catalog._select
-    _say_dropped(dropped, nan_policy, stacklevel=5, what=_which(cuts))
+    _say_dropped(dropped, nan_policy, stacklevel=5, what=_which(cuts), feats=feats)
     if rows.size == 0:
         _refuse_empty(release, cuts, dropped)
     _say_repaired(repaired, stacklevel=5, what=_which(cuts))
@@ -127,7 +127,7 @@ def feature_blocks(read: Reader, names: np.ndarray, mask: np.ndarray, feats: Seq
     order = list(dict.fromkeys(c for f in feats for c in f.columns))
     repaired = dict(sorted(repaired.items(), key=lambda item: order.index(item[0])))  # as `feature_table` lists them
     # the warnings point at Catalog.pool_blocks, which hands on these blocks
-    _say_dropped(dropped, "drop", stacklevel=3, what=_which(cuts))
+    _say_dropped(dropped, "drop", stacklevel=3, what=_which(cuts), feats=feats)
     if last is None:
         _refuse_empty(release, cuts, dropped)
     _say_repaired((repaired, repairing, n_repaired), stacklevel=3, what=_which(cuts))
@@ -205,8 +205,9 @@ def _which(cuts: Mapping[str, Any] | None) -> str:
 
 
 def _say_dropped(dropped: Mapping[str, Sequence[str]], nan_policy: str, stacklevel: int = 4,
-                 what: str = "the selection") -> None:
-    """The sources left out for NaN, infinite or invalid values, in a warning (``nan_policy="raise"``: an error)."""
+                 what: str = "the selection", feats: Sequence[Feature] = ()) -> None:
+    """The sources left out for NaN, infinite or invalid values, in a warning (``nan_policy="raise"``: an error);
+    where an error column of a feature that drops missing errors (``feats``) is the cause, how to keep them."""
     if not dropped:
         return
     message = (
@@ -214,6 +215,12 @@ def _say_dropped(dropped: Mapping[str, Sequence[str]], nan_policy: str, stacklev
         + "; ".join(f"{name} ({', '.join(cols)})" for name, cols in list(dropped.items())[:10])
         + (" ..." if len(dropped) > 10 else "")
     )
+    errors = {c for f in feats if f.missing_error == "drop"
+              for c in ((f.error,) if isinstance(f.error, str) else tuple(f.error or ())) + (f.other_error,) if c}
+    by_error = sum(1 for cols in dropped.values() if errors.issuperset(cols))
+    if by_error:
+        message += (f" ({by_error} of them only lack an error the catalog does not give: features='release', the "
+                    "command line's, gives such a source the population's median error and keeps it)")
     if nan_policy == "raise":
         raise ValueError(message + " (nan_policy='raise'; use nan_policy='drop' to leave them out)")
     warnings.warn(message + " -- dropped (nan_policy='drop')", DroppedRowsWarning, stacklevel=stacklevel)

@@ -9,6 +9,7 @@ changing code.  Validation happens here, before any TensorFlow work.
 
 from __future__ import annotations
 
+import numbers
 import os
 import warnings
 from dataclasses import dataclass
@@ -19,7 +20,8 @@ from scipy import sparse
 from sklearn.base import ClassifierMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_array, column_or_1d
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import _check_feature_names, check_array, column_or_1d
 
 from gpal.constraints import Constraint, check_params
 from gpal.data.dataset import NoisyDataset
@@ -29,7 +31,7 @@ from gpal.saved_models import (check_array_checksums, classes_from_json, classes
                                 load_model_dir, save_model_dir)
 
 __all__ = ["FitData", "FitInterrupted", "GPClassifierMixin", "check_fit_data", "check_predict_data", "check_sample_weight", "entropy",
-           "expected_failed_checks", "raise_if_interrupted", "warn_ignored_noise"]
+           "check_variance_scale", "expected_failed_checks", "fit_seed", "raise_if_interrupted", "warn_ignored_noise"]
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,10 @@ def _variances(X: np.ndarray, X_var: Any) -> np.ndarray:
         return np.zeros_like(X)
     V = _matrix("X_var", X_var)
     if V.shape != X.shape:
-        raise ValueError(f"X_var must have the shape of X {X.shape}; got {V.shape}")
+        raise ValueError(f"X_var must have the shape of X {X.shape}; got {V.shape}" + (
+            "; in a Pipeline, a step before this estimator changed X's rows or columns and not X_var's: put each "
+            "row's error bars in the row (gpal.estimators.model_selection.stack_inputs, NoisyInputAdapter)"
+            if V.ndim == 2 and X.ndim == 2 else ""))
     if (V < 0).any():
         raise ValueError("X_var holds variances and must be >= 0 (got negative entries)")
     return V
@@ -178,19 +183,76 @@ def check_predict_data(X: Any, X_var: Any, n_features: int, needs_variance: bool
     return Xa, _variances(Xa, X_var)
 
 
-def warn_ignored_noise(X_var: np.ndarray, owner: str, stacklevel: int = 3) -> None:
-    """Warn when a family that models exact inputs is handed non-zero variances.
+def warn_ignored_noise(X_var: np.ndarray, owner: str, stacklevel: int = 3,
+                       fix: str = "use NoisyGPClassifier to use the error bars") -> None:
+    """Warn when a model that ignores input noise is handed non-zero variances, saying how to use them (``fix``).
 
-    Such families accept ``X_var`` so they drop into the same workflows, but a
+    Such models accept ``X_var`` so they drop into the same workflows, but a
     user must not believe the error bars were used.
     """
     if np.any(X_var > 0):
         warnings.warn(
-            f"{owner} ignores input noise: X_var has non-zero entries, but this family "
-            "models exact inputs (use NoisyGPClassifier to use the error bars)",
+            f"{owner} ignores input noise: X_var has non-zero entries, but this model "
+            f"treats the inputs as exact ({fix})",
             UserWarning,
             stacklevel=stacklevel,
         )
+
+
+#: An X_var entry this many times its feature's variance across the sample says the value is unmeasured (or the
+#: variance is in other units): the model would learn nothing from it.
+UNINFORMATIVE_VARIANCE_RATIO = 1e6
+
+
+def check_variance_scale(X: np.ndarray, X_var: np.ndarray, feature_names: Any, owner: str, stacklevel: int = 3) -> None:
+    """Warn of error bars that a noisy-input model would use in a way their giver cannot have meant.
+
+    All zero: the model has nothing to use.  Most of a feature's variances above that feature's own variance
+    across the sample: standard deviations passed as variances, or X rescaled without X_var (a scikit-learn
+    ``StandardScaler`` in a Pipeline).  Variances over `UNINFORMATIVE_VARIANCE_RATIO` times the feature's
+    variance: values that were not measured, which such a model learns nothing from."""
+    if X_var.size and not np.any(X_var > 0):
+        warnings.warn(f"{owner} was given X_var, but it is zero everywhere: the inputs are treated as exact and the "
+                      "input-noise model has nothing to use; pass the measured variances (squared error bars)",
+                      UserWarning, stacklevel=stacklevel)
+        return
+    spread = X.var(axis=0)
+    names = list(feature_names) if len(feature_names) == X.shape[1] else [f"x{j}" for j in range(X.shape[1])]
+    for j in np.nonzero(spread > 0)[0]:
+        typical = float(np.median(X_var[:, j]))
+        if typical > spread[j]:
+            warnings.warn(
+                f"X_var of feature {names[j]!r} exceeds that feature's own variance across the sample for most rows "
+                f"(median X_var {typical:.3g}, variance of X {spread[j]:.3g}): were standard deviations passed as "
+                "variances (square them), or was X rescaled without X_var (a StandardScaler in a Pipeline)? Scale X "
+                "and X_var together: leave the scaling to the estimator (standardize=True), or use "
+                "gpal.estimators.model_selection.NoisyStandardScaler on stack_inputs(X, X_var)", UserWarning, stacklevel=stacklevel)
+        huge = np.count_nonzero(X_var[:, j] > UNINFORMATIVE_VARIANCE_RATIO * spread[j])
+        if huge and typical <= spread[j]:
+            warnings.warn(
+                f"X_var of feature {names[j]!r} holds {huge} value(s) over {UNINFORMATIVE_VARIANCE_RATIO:.0e} times "
+                f"that feature's variance across the sample (largest {X_var[:, j].max():.3g}): such a value says "
+                "nothing was measured; if so, fill it in and give it a variance of the feature's spread, or drop "
+                "the rows", UserWarning, stacklevel=stacklevel)
+
+
+def fit_seed(random_state: Any) -> int:
+    """The integer seed a fit derives all its randomness from, given scikit-learn's ``random_state``.
+
+    An integer is the seed itself (so a seeded fit is reproducible); None draws one from numpy's global generator
+    (a fresh fit each time, as ``sklearn.utils.check_random_state(None)``); a ``RandomState`` or ``Generator`` gives
+    its next draw, so that a sequence of fits from one generator differ and are reproducible together.
+
+    Returns
+    -------
+    int
+        A seed in [0, 2**32 - 1).
+    """
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(2**32 - 1))
+    if isinstance(random_state, (numbers.Integral, np.integer)) and not isinstance(random_state, bool):
+        return int(random_state)
+    return int(check_random_state(random_state).randint(2**32 - 1, dtype=np.int64))
 
 
 def entropy(proba: np.ndarray) -> np.ndarray:
@@ -282,6 +344,16 @@ class GPClassifierMixin(ClassifierMixin):
     def _check_combinations(self) -> None:
         """Rules between parameters; a family overrides it when it has some."""
 
+    def _start_fit(self, X: Any) -> None:
+        """What every family's ``fit`` does first: check the parameters, set ``random_seed_`` (the integer the fit and
+        the fitted model's Monte Carlo predictions derive from, `fit_seed` of ``random_state``) and, for a DataFrame
+        ``X``, ``feature_names_in_`` (scikit-learn's, which prediction then checks)."""
+        self.validate_params()
+        continued = getattr(self, "warm_start", False) and hasattr(self, "random_seed_")
+        if not (continued and not isinstance(self.random_state, numbers.Integral)):
+            self.random_seed_ = fit_seed(self.random_state)  # a warm refit from a generator keeps its model's seed
+        _check_feature_names(self, X, reset=True)
+
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, self._fitted_attribute)
 
@@ -298,6 +370,18 @@ class GPClassifierMixin(ClassifierMixin):
 
     def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def predict_log_proba(self, X: Any, X_var: Any = None) -> np.ndarray:
+        """The natural logarithm of ``predict_proba`` (-inf where a probability is 0), as scikit-learn's classifiers.
+
+        Returns
+        -------
+        numpy.ndarray
+            (n, C) log-probabilities, columns in the order of ``classes_``.
+        """
+        proba = self.predict_proba(X, X_var)
+        with np.errstate(divide="ignore"):
+            return np.log(proba)
 
     def predict(self, X: Any, X_var: Any = None) -> np.ndarray:
         """The most probable class per row.
@@ -360,7 +444,7 @@ class GPClassifierMixin(ClassifierMixin):
         from gpal.models.svgp import kmeans_inducing
 
         n, d = X.shape
-        return make_kernel(self.kernel, d), kmeans_inducing(X, min(int(self.num_inducing), n), int(self.random_state))
+        return make_kernel(self.kernel, d), kmeans_inducing(X, min(int(self.num_inducing), n), self.random_seed_)
 
     def _set_fitted(self, classes: np.ndarray, n_features: int, standardizer: Standardizer | None) -> None:
         """The fitted attributes every family has: labels, input width, standardiser."""
@@ -368,6 +452,7 @@ class GPClassifierMixin(ClassifierMixin):
 
     def _prediction_inputs(self, X: Any, X_var: Any, needs_variance: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Prediction inputs and variances checked against the fitted model, in its standardised units."""
+        _check_feature_names(self, X, reset=False)  # scikit-learn's warning or error when a DataFrame's columns differ
         X, X_var = check_predict_data(X, X_var, self.n_features_in_, needs_variance, owner=type(self).__name__)
         return (X, X_var) if self.standardizer_ is None else self.standardizer_.transform_arrays(X, X_var)
 
@@ -377,6 +462,25 @@ class GPClassifierMixin(ClassifierMixin):
         Xs, V = self._prediction_inputs(X, X_var)
         warn_ignored_noise(V, type(self).__name__, stacklevel=4)  # the user's predict call
         return Xs
+
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self) -> dict[str, Any]:
+        """A fitted model pickles as its saved form (`to_state`: plain arrays and JSON, the same as ``save`` writes),
+        since its TensorFlow objects and compiled functions do not pickle; plain attributes (parameters,
+        histories, ``feature_names_in_``) travel as they are.  So ``pickle``, ``joblib`` and scikit-learn's
+        ``n_jobs`` copy a model that predicts exactly as the original."""
+        state = super().__getstate__()
+        if not self.__sklearn_is_fitted__():
+            return state
+        plain = {name: value for name, value in state.items() if _plain(value)}
+        return {**plain, _PICKLED_FIT: self.to_state()}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        fitted = state.pop(_PICKLED_FIT, None)
+        if fitted is not None:
+            self.__dict__.update(type(self).from_state(*fitted).__dict__)
+        super().__setstate__(state)
 
     # ------------------------------------------------------------------ save / load
     def save(self, path: str | os.PathLike) -> None:
@@ -424,10 +528,18 @@ class GPClassifierMixin(ClassifierMixin):
         """``get_params`` as JSON plus arrays: a user kernel template is saved under ``template_prefix``."""
         from gpal.models.state import kernel_state
 
-        params, arrays = jsonable(self.get_params(deep=False), describe=None), {}
+        params, arrays = self._saved_params(), {}
         if params.get("kernel") is not None and not isinstance(params["kernel"], str):  # a name saves as itself
             params["kernel"], arrays = kernel_state(params["kernel"], template_prefix)
         return params, arrays
+
+    def _saved_params(self) -> dict[str, Any]:
+        """``get_params`` as JSON where it can be: a ``random_state`` generator is saved as None (a generator's state
+        is no parameter a file keeps; the saved ``random_seed`` is what the model predicts with)."""
+        params = self.get_params(deep=False)
+        if not isinstance(params.get("random_state"), (numbers.Integral, type(None))):
+            params["random_state"] = None
+        return jsonable(params, describe=None)
 
     @staticmethod
     def _params_from_state(params: dict[str, Any], arrays: dict[str, np.ndarray], template_prefix: str) -> dict[str, Any]:
@@ -445,6 +557,7 @@ class GPClassifierMixin(ClassifierMixin):
             "classes": classes_to_json(self.classes_),
             "n_features_in": int(self.n_features_in_),
             "standardizer": None if self.standardizer_ is None else self.standardizer_.to_dict(),
+            "random_seed": int(self.random_seed_),
         }
 
     def _restore_fitted_state(self, config: Mapping[str, Any]) -> None:
@@ -487,7 +600,28 @@ class GPClassifierMixin(ClassifierMixin):
                                     ("num_features", n_features, "field 'n_features_in' is")):
                 if structure.get(key, want) != want:
                     raise corrupt_field(structure, key, f"is {structure[key]!r}, but {said} {want}")
+        seed = config.get("random_seed", getattr(self, "random_state", None))  # a folder of an earlier gpal: its seed
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+            raise corrupt_field(config, "random_seed", f"must be an integer seed in [0, 2**32); got {seed!r}")
         self.classes_, self.n_features_in_, self.standardizer_ = classes, n_features, standardizer
+        self.random_seed_ = seed
+
+
+#: The key of a pickled fitted model's saved form (`GPClassifierMixin.__getstate__`).
+_PICKLED_FIT = "_gpal_fitted_state"
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` pickles as plain data (numbers, text, arrays, numpy generators and containers of them);
+    the rest of a fitted model (TensorFlow objects, sessions) is rebuilt from its saved form."""
+    if value is None or isinstance(value, (str, bytes, numbers.Number, np.ndarray, np.generic,
+                                           np.random.RandomState, np.random.Generator)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(_plain(k) and _plain(v) for k, v in value.items())
+    return False
 
 
 def _sorted_unique(classes: np.ndarray) -> bool:

@@ -106,7 +106,7 @@ def fit_batched(estimators: Sequence[NoisyGPClassifier], data: Sequence[Any], *,
                 failed(k, exc)
             return
         models, datas = [plans[k].model for k in ks], [plans[k].train_data for k in ks]
-        seeds = [int(estimators[k].random_state) for k in ks]
+        seeds = [estimators[k].random_seed_ for k in ks]
         try:
             trainer = _kept_trainer([plans[k].session for k in ks], models, seeds)
             if trainer is None:
@@ -115,7 +115,7 @@ def fit_batched(estimators: Sequence[NoisyGPClassifier], data: Sequence[Any], *,
                 trainer.load(datas)
             for k in ks:
                 plans[k].session.batched_trainer = trainer
-            results = trainer.fit(**settings)
+            results = trainer.fit(**settings, callback=_together([plans[k].callback for k in ks]))
         except tf.errors.ResourceExhaustedError:
             train(ks[: len(ks) // 2])
             train(ks[len(ks) // 2:])
@@ -134,6 +134,23 @@ def fit_batched(estimators: Sequence[NoisyGPClassifier], data: Sequence[Any], *,
         for start in range(0, len(group), max(1, int(max_models))):
             train(group[start:start + int(max_models)])
     return out
+
+
+def _together(stops: Sequence[Any]) -> Any:
+    """One callback for a batch from the models' own (each a `gpal.estimators.fit_plan.BoundStop` or None): the batch
+    stops once every model's bound has stopped improving, so a model trains as long as the longest alone would (at
+    most its ``epochs``); a model without a stop (``tol=None``) runs every epoch, and the batch with it."""
+    if any(stop is None for stop in stops):
+        return None
+
+    done = [False] * len(stops)  # a model whose stop came stays stopped, as alone it would be
+
+    def callback(epoch: int, losses: np.ndarray) -> bool | None:
+        for k, (stop, loss) in enumerate(zip(stops, losses)):
+            done[k] = done[k] or stop(epoch, float(loss)) is False
+        return False if all(done) else None
+
+    return callback
 
 
 def _kept_trainer(sessions: Sequence[Any], models: Sequence[Any], seeds: Sequence[int]) -> BatchedTrainer | None:

@@ -19,7 +19,7 @@ from sklearn.base import BaseEstimator
 
 from gpal.constraints import Boolean, Integer, OneOf, Optional, Real, Satisfies
 from gpal.data.dataset import NoisyDataset
-from gpal.estimators.base import GPClassifierMixin, check_fit_data
+from gpal.estimators.base import GPClassifierMixin, check_fit_data, warn_ignored_noise
 from gpal.estimators.params import SPARSE_GP_PARAMETERS
 from gpal.registry import DEFAULT_INPUT_NOISE, DEFAULT_NUM_INDUCING
 
@@ -78,7 +78,7 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
     max_iter
         L-BFGS-B iterations per fit.
     random_state
-        k-means of the inducing inputs and the Monte Carlo draws derive from it.
+        k-means of the inducing inputs and the Monte Carlo draws derive from it (an integer seed, None or a numpy generator, as scikit-learn's).
     progress
         show a tqdm bar while fitting (off by default, as scikit-learn estimators are quiet).
 
@@ -128,7 +128,7 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         n_samples: int = 1000,
         standardize: bool = True,
         max_iter: int = 1000,
-        random_state: int = 0,
+        random_state: Any = 0,
         progress: bool = False,
     ):
         self._store_params(locals())
@@ -159,10 +159,13 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         DirichletGPClassifier
             ``self``, fitted.
         """
-        self.validate_params()
+        self._start_fit(X)
         alphas = self._alphas()
         self._require_variance(X, X_var, "fit")
         data = check_fit_data(X, y, X_var, owner=type(self).__name__)
+        if self.input_noise != "first_order" and X_var is not None:
+            warn_ignored_noise(data.X_var, f"{type(self).__name__}(input_noise={self.input_noise!r})",
+                               fix="input_noise='first_order' uses them")
 
         from gpal.progress import progress_bar
 
@@ -211,7 +214,7 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         from gpal.models.families.dirichlet import mc_softmax
 
         mean, var = posterior.predict(X, V)
-        return mc_softmax(mean, var, int(self.n_samples), [int(self.random_state), 2])
+        return mc_softmax(mean, var, int(self.n_samples), [self.random_seed_, 2])
 
     def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:
         """Class probabilities (n, C), columns in the order of ``classes_`` (eq. 8 by Monte Carlo).

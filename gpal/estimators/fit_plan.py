@@ -15,13 +15,13 @@ import numpy as np
 
 from gpal.data.dataset import NoisyDataset
 from gpal.data.splits import holdout_per_class
-from gpal.estimators.base import FitData, check_fit_data, check_predict_data
+from gpal.estimators.base import FitData, check_fit_data, check_predict_data, check_variance_scale, warn_ignored_noise
 from gpal.estimators.params import input_prior_used, model_spec
 from gpal.evaluation.metrics import negative_log_likelihood
 from gpal.registry import INPUT_NOISE
 from gpal.training.session import ModelSession
 
-__all__ = ["FitPlan", "complete_fit", "fit_data", "plan_fit", "train_plan"]
+__all__ = ["BoundStop", "FitPlan", "complete_fit", "fit_data", "plan_fit", "train_plan"]
 
 
 class FitPlan(NamedTuple):
@@ -54,17 +54,26 @@ def fit_data(estimator: Any, X: Any, y: Any, X_var: Any, unlabelled: Any = None)
         (X_u, V_u) of the unlabelled sources the population prior is also fitted to, or None.
     """
     est = estimator
-    est.validate_params()
+    est._start_fit(X)
     if X_var is None and not isinstance(X, NoisyDataset) and est.needs_X_var:
         raise ValueError(
             f"input_noise={est.input_noise!r} with noise_variance={est.noise_variance!r} uses the measured "
             "input variances, so fit needs X_var (n, d); pass zeros for exact features"
         )
     data = check_fit_data(X, y, X_var, owner=type(est).__name__)
+    if est.needs_X_var:
+        check_variance_scale(data.X, data.X_var, data.feature_names, type(est).__name__, stacklevel=4)
+    elif X_var is not None:  # given by hand; a NoisyDataset always carries variances (MGP twins read it on purpose)
+        warn_ignored_noise(data.X_var, f"{type(est).__name__}(input_noise={est.input_noise!r}, noise_variance="
+                           f"{est.noise_variance!r})", stacklevel=4, fix=_USE_THE_ERROR_BARS)
     extra = _unlabelled_inputs(est, unlabelled, data.X.shape[1])
     n = data.X.shape[0]
     est.check_sizes(n, data.X.shape[1], len(data.classes), n_prior_rows=n + (0 if extra is None else len(extra[0])))
     return data, extra
+
+
+#: How a NoisyGPClassifier uses measured error bars; docs/methods.md ("when to use which") says why this one.
+_USE_THE_ERROR_BARS = "input_noise='latent', input_prior='population' uses them"
 
 
 def plan_fit(estimator: Any, data: FitData, extra: Any = None, callback: Callable | None = None,
@@ -87,7 +96,7 @@ def plan_fit(estimator: Any, data: FitData, extra: Any = None, callback: Callabl
     y = data.y
     if est.early_stopping:
         fit_rows, val_rows = holdout_per_class(y, float(est.validation_fraction),
-                                               np.random.default_rng([int(est.random_state), 7]),
+                                               np.random.default_rng([est.random_seed_, 7]),
                                                "early stopping holds out a validation share",
                                                "set early_stopping=False or add labelled rows")
         (Z, Z_val), (Z_var, Z_var_val), (y, y_val) = ((a[fit_rows], a[val_rows]) for a in (Z, Z_var, y))
@@ -102,6 +111,8 @@ def plan_fit(estimator: Any, data: FitData, extra: Any = None, callback: Callabl
             nll=negative_log_likelihood, interval=int(est.validation_interval),
             patience=int(est.n_iter_no_change), then=callback,
         )
+    if monitor is None and est.tol is not None:
+        monitor = BoundStop(float(est.tol), int(est.n_iter_no_change), then=callback)
     return FitPlan(est, data, standardizer, session, TrainData.from_arrays(Z, Z_var, y, weight), previous is not None,
                    monitor, callback if monitor is None else monitor)
 
@@ -137,9 +148,34 @@ def complete_fit(plan: FitPlan, result: Any) -> Any:
         monitor.restore()
     history = (list(est.history_) if plan.continued else []) + result.history
     est._keep(plan.session, plan.data.X.shape[1], plan.standardizer, history, interrupted)
-    est.validation_history_ = [] if monitor is None else list(monitor.history)
-    est.best_epoch_ = len(result.history) if monitor is None else monitor.best_epoch
+    validated = monitor is not None and not isinstance(monitor, BoundStop)
+    est.validation_history_ = list(monitor.history) if validated else []
+    est.best_epoch_ = monitor.best_epoch if validated else len(result.history)
+    est.converged_ = bool(monitor is not None and monitor.exhausted)
     return est
+
+
+class BoundStop:
+    """The training's stop when the bound stops improving: after ``patience`` epochs in a row whose mean negative ELBO
+    is not below the best so far by more than ``tol`` times its size (scikit-learn's ``tol`` / ``n_iter_no_change``
+    of its stochastic solvers).  A callback, handing each epoch on to ``then`` (a user's, which may still stop)."""
+
+    def __init__(self, tol: float, patience: int, then: Callable | None = None):
+        self.tol, self.patience, self.then = tol, patience, then
+        self.best, self.waited, self.exhausted = np.inf, 0, False
+
+    def __call__(self, epoch: int, loss: float) -> bool | None:
+        if loss < self.best - self.tol * abs(self.best if np.isfinite(self.best) else loss):
+            self.best, self.waited = loss, 0
+        else:
+            self.waited += 1
+        self.exhausted = self.waited >= self.patience
+        if self.then is not None and self.then(epoch, loss) is False:
+            return False
+        return False if self.exhausted else None
+
+    def restore(self) -> None:
+        """Nothing to restore: the parameters reached are kept (the bound is the training's own)."""
 
 
 def _unlabelled_inputs(est: Any, unlabelled: Any, n_features: int) -> tuple[np.ndarray, np.ndarray] | None:

@@ -46,7 +46,7 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
     standardize
         fit a ``gpal.data.standardizer.Standardizer`` on the training inputs.
     random_state
-        seeds the calibration split and the k-means initialisation.
+        seeds the calibration split and the k-means initialisation (an integer seed, None or a numpy generator, as scikit-learn's).
     progress
         accepted for a common interface; the fit shows no bar.
 
@@ -79,7 +79,7 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
         kernel: Any = None,
         max_iter: int = 1000,
         standardize: bool = True,
-        random_state: int = 0,
+        random_state: Any = 0,
         progress: bool = False,
     ):
         self._store_params(locals())
@@ -93,7 +93,7 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
         GPRPlattClassifier
             ``self``, fitted.
         """
-        self.validate_params()
+        self._start_fit(X)
         data = check_fit_data(X, y, X_var, owner=type(self).__name__)
         warn_ignored_noise(data.X_var, "GPRPlattClassifier")
         from gpal.data.splits import holdout_per_class
@@ -103,7 +103,7 @@ class GPRPlattClassifier(GPClassifierMixin, BaseEstimator):
         standardizer, Xs, _ = self._standardize_fit(data)
         C = len(data.classes)
         fit_rows, cal_rows = holdout_per_class(data.y, float(self.calibration_fraction),
-                                               np.random.default_rng([int(self.random_state), 3]),
+                                               np.random.default_rng([self.random_seed_, 3]),
                                                "GPR + Platt holds out a calibration share",
                                                "every class needs at least 2")
         kernel, Z = self._sparse_start(Xs[fit_rows])

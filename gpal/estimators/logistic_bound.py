@@ -64,7 +64,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
     standardize
         fit a ``gpal.data.standardizer.Standardizer`` on the training inputs.
     random_state
-        seeds the k-means initialisation (the only randomness).
+        seeds the k-means initialisation (the only randomness) (an integer seed, None or a numpy generator, as scikit-learn's).
     progress
         show a tqdm bar while fitting (off by default, as scikit-learn estimators are quiet).
 
@@ -112,7 +112,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         jitter: float = 1e-6,
         scheme: str = "gpal",
         standardize: bool = True,
-        random_state: int = 0,
+        random_state: Any = 0,
         progress: bool = False,
     ):
         self._store_params(locals())
@@ -136,7 +136,7 @@ class LogisticBoundGPClassifier(GPClassifierMixin, BaseEstimator):
         LogisticBoundGPClassifier
             ``self``, fitted.
         """
-        self.validate_params()
+        self._start_fit(X)
         data = check_fit_data(X, y, X_var, owner=type(self).__name__)
         if len(data.classes) != 2:  # one class was refused by check_fit_data
             raise ValueError(

@@ -97,7 +97,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
     standardize
         fit a ``gpal.data.standardizer.Standardizer`` on the training inputs.
     random_state
-        seeds the k-means initialisation, the minibatches and the predictive draws.
+        seeds the k-means initialisation, the minibatches and the predictive draws (an integer seed, None or a numpy generator, as scikit-learn's).
     progress
         show a tqdm bar while fitting (off by default, as scikit-learn estimators are quiet).
 
@@ -159,7 +159,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         n_samples: int = 1000,
         jitter: float = 1e-6,
         standardize: bool = True,
-        random_state: int = 0,
+        random_state: Any = 0,
         progress: bool = False,
     ):
         self._store_params(locals())
@@ -188,7 +188,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         LogisticSoftmaxGPClassifier
             ``self``, fitted.
         """
-        self.validate_params()
+        self._start_fit(X)
         data = check_fit_data(X, y, X_var, owner=type(self).__name__)
         warn_ignored_noise(data.X_var, "LogisticSoftmaxGPClassifier")
 
@@ -207,7 +207,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
             hyper_every=int(self.hyper_every),
             delay=float(self.nat_delay),
             forgetting=float(self.nat_forgetting),
-            seed=int(self.random_state),
+            seed=self.random_seed_,
             progress=bool(self.progress),
         )
         exact_history: list[float] = []
@@ -216,7 +216,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
 
             finish = ExactFinish(model, Xs, data.y, float(self.exact_learning_rate),
                                  None if self.exact_inducing_learning_rate is None else float(self.exact_inducing_learning_rate),
-                                 int(self.exact_samples), int(self.random_state))
+                                 int(self.exact_samples), self.random_seed_)
             exact_history = finish.run(int(self.exact_steps), float(self.exact_step_size))
         self._set_fitted(data.classes, Xs.shape[1], standardizer)
         self.model_ = model
@@ -241,7 +241,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
             (n, C) probabilities, rows summing to 1.
         """
         Xs = self._exact_inputs(X, X_var)  # first: it raises the clear error when not fitted
-        return self.model_.predict_proba(Xs, int(self.n_samples), int(self.random_state))
+        return self.model_.predict_proba(Xs, int(self.n_samples), self.random_seed_)
 
     def sample_proba(self, X: Any, X_var: Any = None, n_samples: int = 100) -> np.ndarray:
         """p(y | f_s) for ``n_samples`` draws of the latent marginals, (S, n, C); their mean ~ ``predict_proba``.
@@ -253,7 +253,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         """
         Integer(1).check("n_samples", n_samples)
         Xs = self._exact_inputs(X, X_var)
-        return self.model_.sample_proba(Xs, int(n_samples), int(self.random_state))
+        return self.model_.sample_proba(Xs, int(n_samples), self.random_seed_)
 
     # ------------------------------------------------------------- save/load
     def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

@@ -50,9 +50,10 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     The defaults in the signature are the estimator's own. The main job (``gpal classify``, ``gpal train``)
     trains ``gpal.catalog_jobs.settings.main_job_estimator()``, which replaces these of them:
     ``input_noise="latent", input_prior="population", epochs=50, learning_rate=0.03, num_inducing=50,
-    batch_size=200`` (its ``MAIN_JOB_ESTIMATOR``).
+    batch_size=200, tol=None`` (its ``MAIN_JOB_ESTIMATOR``).
 
-    Fitted attributes: ``classes_``, ``n_features_in_``, ``model_`` (the
+    Fitted attributes: ``classes_``, ``n_features_in_`` (and ``feature_names_in_`` when X was a DataFrame),
+    ``random_seed_``, ``model_`` (the
     ``NoisySVGP`` tf.Module), ``standardizer_``, ``history_`` (per-epoch mean of the
     minibatch negative-ELBO estimates), ``stopped_early_``.  With ``inference`` "cavi" or
     "natural_gradient", ``model_`` holds the q(u) found by the conjugate updates (the same
@@ -136,11 +137,17 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     validation_fraction
         the share of the training rows early stopping holds out (stratified by class).
     n_iter_no_change
-        validation checks without a lower NLL before early stopping ends the training.
+        validation checks without a lower NLL before early stopping ends the training; without early stopping,
+        epochs without ``tol``'s gain in the bound before the training ends.
+    tol
+        the training ends after ``n_iter_no_change`` epochs whose mean negative ELBO is not below the best so far by
+        more than ``tol`` times its size (``converged_``), ``epochs`` being the most it runs; None: every epoch runs.
     validation_interval
         epochs between two validation checks of early stopping.
     random_state
-        all randomness (k-means, network init, minibatches, MC draws) derives from it.
+        all randomness (k-means, network init, minibatches, MC draws) derives from it: an integer seed, None
+        (a fresh seed at each fit) or a numpy ``RandomState`` / ``Generator`` (each fit draws its seed from it).
+        The seed a fit used is ``random_seed_``.
     progress
         show a tqdm bar while training (off by default, as scikit-learn estimators are quiet).
 
@@ -197,8 +204,9 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         early_stopping: bool = False,
         validation_fraction: float = 0.1,
         n_iter_no_change: int = 5,
+        tol: float | None = 1e-3,
         validation_interval: int = 10,
-        random_state: int = 0,
+        random_state: Any = 0,
         progress: bool = False,
     ):
         self._store_params(locals())
@@ -351,7 +359,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         from gpal.models.chunked import in_chunks, stream_seed
 
         C = len(self.classes_)
-        return in_chunks(fn, X, X_var, stream_seed(self.random_state, stream), input_draws=S, num_classes=C,
+        return in_chunks(fn, X, X_var, stream_seed(self.random_seed_, stream), input_draws=S, num_classes=C,
                          latent_draws=latent_draws, values=self.model_.likelihood.values_per_evaluation(C))
 
     # ------------------------------------------------------------- save/load

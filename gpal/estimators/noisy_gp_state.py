@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 
 from gpal.estimators.params import model_spec
-from gpal.identity import jsonable
 from gpal.training.session import ModelSession
 
 __all__ = ["noisy_gp_from_state", "noisy_gp_state"]
@@ -28,7 +27,7 @@ def noisy_gp_state(est: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     from gpal.models.state import kernel_to_config, module_values
 
     saved_config(est.model_.likelihood)  # refused here, before a file is written, if loading would find another
-    params = jsonable(est.get_params(deep=False), describe=None)
+    params = est._saved_params()
     if params["kernel"] is not None and not isinstance(params["kernel"], str):
         params["kernel"] = {"kernel_config": kernel_to_config(params["kernel"])}
     if not isinstance(params["likelihood"], str):
@@ -59,6 +58,7 @@ def noisy_gp_from_state(cls: type, config: dict[str, Any], arrays: dict[str, np.
     from gpal.models.svgp import NoisySVGP
 
     params = _former_parameters_as_options(dict(config["params"]))
+    params.setdefault("tol", None)  # a folder of an earlier gpal: its fit ran every epoch
     if isinstance(params["kernel"], dict):
         params["kernel"] = kernel_from_config(params["kernel"]["kernel_config"])
     if isinstance(params["likelihood"], dict):

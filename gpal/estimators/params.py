@@ -14,12 +14,24 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
-from gpal.constraints import SEED, Boolean, Constraint, Integer, OneOf, Options, Real, Satisfies
+from gpal.constraints import SEED, Boolean, Constraint, Integer, OneOf, Optional, Options, Real, Satisfies
 from gpal.training.session import ModelSpec
 from gpal.registry import INFERENCE, INPUT_NOISE, INPUT_PRIORS, KERNELS, LIKELIHOODS, NOISE_VARIANCE_MODES
 
-__all__ = ["INPUT_NOISE_SETTING", "KERNEL", "LIKELIHOOD", "NOISY_GP_PARAMETERS", "SPARSE_GP_PARAMETERS",
+__all__ = ["INPUT_NOISE_SETTING", "KERNEL", "LIKELIHOOD", "NOISY_GP_PARAMETERS", "RANDOM_STATE", "SPARSE_GP_PARAMETERS",
            "check_input_prior", "check_named_likelihood_options", "input_noise_class", "input_prior_used", "model_spec"]
+
+
+def _is_random_state(value: Any) -> bool:
+    import numpy as np
+
+    return value is None or SEED.ok(value) or isinstance(value, (np.random.RandomState, np.random.Generator))
+
+
+#: scikit-learn's ``random_state``: None (fresh randomness at each fit), a seed, or a numpy generator that the fit
+#: draws its seed from (`gpal.estimators.base.fit_seed`).
+RANDOM_STATE = Satisfies(_is_random_state, f"None, an integer seed in [0, {2**32 - 1}], a numpy.random.RandomState "
+                         "or a numpy.random.Generator")
 
 
 def is_gpflow_kernel(value: Any) -> bool:
@@ -40,7 +52,7 @@ SPARSE_GP_PARAMETERS: dict[str, Constraint] = {
     "num_inducing": Integer(1),
     "kernel": KERNEL,
     "standardize": Boolean(),
-    "random_state": SEED,
+    "random_state": RANDOM_STATE,
     "progress": Boolean(),
 }
 
@@ -91,6 +103,7 @@ NOISY_GP_PARAMETERS: dict[str, Constraint] = {
     "early_stopping": Boolean(),
     "validation_fraction": Real(0, 1, low_open=True, high_open=True, meaning="a fraction of the training rows"),
     "n_iter_no_change": Integer(1),
+    "tol": Optional(Real(0, low_open=True)),
     "validation_interval": Integer(1),
 }
 
@@ -134,7 +147,18 @@ def model_spec(est: Any) -> ModelSpec:
                      likelihood_options=dict(est.likelihood_options or {}), num_inducing=est.num_inducing, kernel=est.kernel,
                      prior_variance=float(est.prior_variance), input_prior=input_prior_used(est) or "broad",
                      prior_components=int(est.prior_components), hidden_sizes=tuple(int(h) for h in est.hidden_sizes),
-                     seed=int(est.random_state))
+                     seed=_model_seed(est))
+
+
+def _model_seed(est: Any) -> int:
+    """The seed ``est``'s model is built from: the one its fit drew (``random_seed_``), or before any fit an integer
+    ``random_state`` itself; None or a generator gives its seed only when a fit draws it."""
+    if hasattr(est, "random_seed_"):
+        return int(est.random_seed_)
+    if SEED.ok(est.random_state):
+        return int(est.random_state)
+    raise ValueError(f"random_state={est.random_state!r} gives a seed only when fit draws it (random_seed_); "
+                     "fit first, or give an integer random_state")
 
 
 def check_input_prior(est: Any) -> None:

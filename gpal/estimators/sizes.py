@@ -19,7 +19,7 @@ def check_fit_sizes(est: Any, n_rows: int, n_features: int, n_classes: int, n_pr
     from gpal.models.input_noise import AmortizedInputs
     from gpal.models.input_prior import check_prior_rows
     from gpal.estimators.conjugate import minibatch_steps
-    from gpal.training.budget import STEP_SECONDS, FLOPS, check_memory, check_time
+    from gpal.training.budget import FIT_WARN_SECONDS, STEP_SECONDS, FLOPS, check_memory, check_time
 
     n, d, C = int(n_rows), int(n_features), int(n_classes)
     M, B = min(int(est.num_inducing), n), min(int(est.batch_size), n)
@@ -38,10 +38,11 @@ def check_fit_sizes(est: Any, n_rows: int, n_features: int, n_classes: int, n_pr
     check_prediction_memory(est.n_samples, int(est.n_samples) if strategy.latent_inputs else 1, C, 1, M, d)
     flops = 3.0 * (C * (2.0 * B * M * d + float(B) * M * M + float(M) ** 3 / 3) + 2.0 * B * network)
     steps = float(minibatch_steps(est.epochs, n, B))
+    stops = "" if est.tol is None else ", ending sooner once the bound stops improving (tol)"
     check_time(steps * (STEP_SECONDS + flops / FLOPS),
-               f"training for epochs={est.epochs} ({steps:.3g} steps of {B} rows) with {M} inducing points "
-               f"(num_inducing={est.num_inducing}, at most the {n} training rows)",
-               "lower epochs or num_inducing")
+               f"training for {'at most ' if stops else ''}epochs={est.epochs} ({steps:.3g} steps of {B} rows) with "
+               f"{M} inducing points (num_inducing={est.num_inducing}, at most the {n} training rows){stops}",
+               "lower epochs or num_inducing", warn_seconds=FIT_WARN_SECONDS)
 
 
 def check_prediction_memory(n_samples: Any, input_draws: int, num_classes: int, latent_draws: int, M: int, d: int) -> None:

@@ -127,11 +127,13 @@ class BatchedTrainer:
         return self._lent(loaded=True)
 
     def fit(self, *, epochs: int, batch_size: int, learning_rate: float, progress: bool = False,
-            max_jitter: float = 1e-2) -> list[TrainResult | Exception]:
-        """Train every model for ``epochs`` passes; a ``TrainResult`` per model, or the exception that stopped it."""
+            max_jitter: float = 1e-2, callback: Callable[[int, np.ndarray], bool | None] | None = None
+            ) -> list[TrainResult | Exception]:
+        """Train every model for ``epochs`` passes; a ``TrainResult`` per model, or the exception that stopped it.
+        ``callback(epoch, mean_losses)`` (one per model) runs after every epoch; returning False stops them all."""
         with self.loaded() as group:
             return group.fit(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, progress=progress,
-                             max_jitter=max_jitter)
+                             max_jitter=max_jitter, callback=callback)
 
 
 class GroupStep:
@@ -274,8 +276,10 @@ class GroupStep:
 
     # ------------------------------------------------------------ running
     def fit(self, *, epochs: int, batch_size: int, learning_rate: float, progress: bool = False,
-            max_jitter: float = 1e-2) -> list[TrainResult | Exception]:
-        """Train the loaded models for ``epochs`` passes; a ``TrainResult`` per model, or the exception that stopped it."""
+            max_jitter: float = 1e-2, callback: Callable[[int, np.ndarray], bool | None] | None = None
+            ) -> list[TrainResult | Exception]:
+        """Train the loaded models for ``epochs`` passes (``callback`` as `BatchedTrainer.fit`'s); a ``TrainResult``
+        per model, or the exception that stopped it."""
         K = self.K
         self.optimizer.learning_rate = learning_rate
         results: list[TrainResult | Exception] = [TrainResult() for _ in range(K)]
@@ -285,7 +289,7 @@ class GroupStep:
 
         try:
             run_epochs(one_step_at_a_time(guarded_step), self.n, self.seeds.numpy().tolist(), results, epochs=epochs,
-                       batch_size=batch_size, progress=progress, desc=f"training {K} models")
+                       batch_size=batch_size, progress=progress, desc=f"training {K} models", callback=callback)
         finally:
             self._write_back(results)
         return results

@@ -17,13 +17,15 @@ import warnings
 
 from gpal.files import memory_bytes
 
-__all__ = ["FLOPS", "REFUSE_SECONDS", "STEP_SECONDS", "WARN_SECONDS", "check_memory", "check_time", "duration"]
+__all__ = ["FIT_WARN_SECONDS", "FLOPS", "REFUSE_SECONDS", "STEP_SECONDS", "WARN_SECONDS", "check_memory", "check_time", "duration"]
 
 #: Fixed cost of one optimiser step (Python, TensorFlow dispatch) and the floating-point rate of its arithmetic.
 STEP_SECONDS = 0.02
 FLOPS = 1e9
 #: Expected times above which a run is warned of, and refused.
 WARN_SECONDS = 3600.0
+#: An estimator's fit (a user at a prompt or in a notebook) is warned of sooner.
+FIT_WARN_SECONDS = 600.0
 REFUSE_SECONDS = 30 * 24 * 3600.0
 #: The share of the machine's memory one allocation may take.
 MEMORY_SHARE = 0.5
@@ -52,10 +54,11 @@ def check_memory(nbytes: float, what: str, fix: str) -> None:
                          f"{_bytes(memory_bytes())}; {fix}")
 
 
-def check_time(seconds: float, what: str, fix: str) -> None:
-    """Refuse ``what`` when expected to take over `REFUSE_SECONDS`; warn with the expected time over `WARN_SECONDS`."""
+def check_time(seconds: float, what: str, fix: str, warn_seconds: float = WARN_SECONDS) -> None:
+    """Refuse ``what`` when expected to take over `REFUSE_SECONDS`; warn with the expected time over ``warn_seconds``
+    (`WARN_SECONDS` for a job; a caller in an interactive session says so sooner)."""
     if seconds > REFUSE_SECONDS:
         raise ValueError(f"{what} would take about {duration(seconds)} (gpal refuses runs expected to take over "
                          f"{duration(REFUSE_SECONDS)}); {fix}")
-    if seconds > WARN_SECONDS:
+    if seconds > warn_seconds:
         warnings.warn(f"{what} is expected to take about {duration(seconds)}; {fix} for a shorter run", stacklevel=3)

@@ -303,3 +303,15 @@ def test_a_feature_of_a_column_the_catalog_lacks_is_refused_naming_the_presets_a
         catalog.summary(["nosuch"])
     with pytest.raises(ValueError, match=r"did you mean \['Signif_Avg'"):
         catalog.dataset(classes=["bll", "fsrq"], features=["log:Signif_Avgg"])
+
+
+def test_the_pool_says_which_sources_it_drops_for_a_missing_error_and_how_the_command_line_keeps_them(fgl):
+    with pytest.warns(DroppedRowsWarning, match=r"^63 source\(s\).*\(63 of them only lack an error the catalog does "
+                                                r"not give: features='release', the command line's,") as caught:
+        default = fgl.pool()
+    assert len([w for w in caught if issubclass(w.category, DroppedRowsWarning)]) == 1
+    with pytest.warns(RepairedRowsWarning):
+        release = fgl.pool(features="release")
+    # the command line's pool: every unassociated source, the 63 kept with the population's error
+    assert len(release.ids) == fgl.class_counts()["unassociated"] == 1337
+    assert len(default.ids) == 1337 - 63 and set(default.ids) < set(release.ids)

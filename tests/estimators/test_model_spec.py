@@ -51,3 +51,13 @@ def test_equal_specs_for_parameters_that_build_the_same_model():
     assert model_spec(NoisyGPClassifier(epochs=3, learning_rate=0.5)) == base
     assert model_spec(NoisyGPClassifier(num_inducing=7)) != base
     assert model_spec(NoisyGPClassifier(random_state=1)).seed == 1 != base.seed
+
+
+def test_the_seed_of_a_generator_is_known_once_a_fit_has_drawn_it():
+    import numpy as np
+
+    with pytest.raises(ValueError, match="gives a seed only when fit draws it"):
+        model_spec(NoisyGPClassifier(random_state=np.random.default_rng(0)))
+    est = NoisyGPClassifier(random_state=None)
+    est.random_seed_ = 12  # as a fit sets it
+    assert model_spec(est).seed == 12

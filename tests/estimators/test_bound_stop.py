@@ -1,0 +1,76 @@
+"""The default training length: it ends when the bound stops improving (``tol``, ``n_iter_no_change``), at most
+``epochs``; ``tol=None`` runs every epoch, as the main job does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpal import NoisyGPClassifier
+from gpal.catalog_jobs.settings import MAIN_JOB_ESTIMATOR
+from gpal.estimators.batched import fit_batched
+from gpal.estimators.fit_plan import BoundStop
+
+SMALL = {"num_inducing": 5, "batch_size": 40, "n_samples": 16, "learning_rate": 0.05}
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 2))
+    return X, np.where(X[:, 0] > 0, "psr", "bll")
+
+
+def test_the_rule_stops_after_patience_epochs_without_a_relative_gain():
+    stop = BoundStop(tol=0.01, patience=2)
+    # 100 -> 90 gains; 89.5 is within 1% of 90 (no gain), 89.2 neither: the second of them stops
+    answers = [stop(epoch, loss) for epoch, loss in enumerate([100.0, 90.0, 89.5, 89.2])]
+    assert answers == [None, None, None, False] and stop.exhausted
+    again = BoundStop(tol=0.01, patience=2)
+    assert [again(e, v) for e, v in enumerate([100.0, 99.5, 90.0, 89.5, 80.0])] == [None, None, None, None, None]
+
+
+def test_a_user_callback_still_stops_the_training():
+    stop = BoundStop(tol=0.01, patience=5, then=lambda epoch, loss: epoch < 1)
+    assert [stop(e, 100.0 - e) for e in range(3)] == [None, False, False] and not stop.exhausted
+
+
+def test_the_default_fit_ends_when_the_bound_stops_improving_and_is_no_interruption(data, tmp_path):
+    X, y = data
+    est = NoisyGPClassifier(**SMALL, epochs=400, random_state=0).fit(X, y)
+    assert est.converged_ and not est.stopped_early_ and len(est.history_) < 400
+    last = est.history_[-est.n_iter_no_change - 1:]
+    assert min(last[1:]) >= last[0] - est.tol * abs(last[0])  # the rule, read off the recorded bound
+    est.save(tmp_path / "m")  # a finished fit: it saves
+
+
+def test_tol_none_runs_every_epoch_and_the_main_job_sets_it(data):
+    X, y = data
+    est = NoisyGPClassifier(**SMALL, epochs=60, tol=None, random_state=0).fit(X, y)
+    assert len(est.history_) == 60 and not est.converged_
+    assert MAIN_JOB_ESTIMATOR["tol"] is None
+
+
+def test_a_batch_stops_when_every_model_has_stopped_and_each_trains_at_least_as_long_as_alone(data):
+    X, y = data
+    alone = [NoisyGPClassifier(**SMALL, epochs=300, random_state=k).fit(X, y) for k in range(2)]
+    together = fit_batched([NoisyGPClassifier(**SMALL, epochs=300, random_state=k) for k in range(2)], [(X, y)] * 2)
+    lengths = [len(est.history_) for est in together]
+    assert lengths[0] == lengths[1] == max(len(est.history_) for est in alone) < 300
+    assert not any(est.stopped_early_ for est in together)
+
+
+@pytest.mark.parametrize("bad", [0, -1e-3, "small"])
+def test_a_bad_tol_is_named(bad):
+    with pytest.raises(ValueError, match="tol must be None or"):
+        NoisyGPClassifier(tol=bad).validate_params()
+
+
+def test_a_fit_expected_to_take_minutes_says_so_before_it_starts():
+    from gpal.training import budget
+
+    # 40 000 steps of 120 rows: over the estimator's warning time, under a job's
+    with pytest.warns(UserWarning, match=r"training for at most epochs=40000 .* ending sooner once the bound stops "
+                                         r"improving \(tol\) is expected to take about \d+(\.\d+)? min"):
+        NoisyGPClassifier(epochs=40000, num_inducing=5, batch_size=200).check_sizes(120, 6, 2)
+    assert budget.FIT_WARN_SECONDS < 40000 * budget.STEP_SECONDS < budget.WARN_SECONDS
