@@ -1,8 +1,8 @@
 """The lab (studies, page generators, maintainers' tools, the asv suite and their tests) uses gpal's public API only.
 
 Public means a module without a ``_`` in its dotted name, and a name in that module's ``__all__`` (the API reference
-is generated from the ``__all__`` of the public packages, docs/conf.py) or one of its submodules.  The lab is found
-wherever it lives, ``lab/`` or the older ``workflows/``, and a test is the lab's when it imports a lab script or
+is generated from the ``__all__`` of the public packages, docs/conf.py) or one of its submodules.  The lab is
+``lab/`` and ``benchmarks/``, and a test is the lab's when it imports a lab script or
 ``labkit``, or loads a lab script by its path.  Everything is read with ``ast``: nothing of gpal is imported.
 """
 
@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-#: The folders of the repository that are the lab (``workflows/`` holds it until it moves to ``lab/``; the asv suite).
-LAB_FOLDERS = ("lab", "workflows", "benchmarks")
+#: The folders of the repository that are the lab (and the asv suite).
+LAB_FOLDERS = ("lab", "benchmarks")
 
 
 def lab_scripts(root: Path = ROOT) -> list[Path]:

@@ -85,10 +85,15 @@ def read_study(path: Path, root: Path = ROOT) -> dict[str, Any]:
         raise ValueError(f"{path}: field 'commands' must list at least one command line")
     if not isinstance(study["needs"].get("runs"), list) or not isinstance(study["needs"].get("cost"), str):
         raise ValueError(f"{path}: field 'needs' must hold 'runs' (a list of folders) and 'cost' (a sentence)")
-    for field in (runs[0], "records", "pages"):
+    for field in (runs[0], "pages"):
         for name in [study[field]] if field in RUNS else study[field]:
             if not (root / str(name)).exists():
                 raise ValueError(f"{path}: field {field!r} names {name!r}, which does not exist under {root}")
+    # a record that is gone is what a run of the study makes again: said, never a reason to refuse that run
+    gone = [str(name) for name in study["records"] if not (root / str(name)).exists()]
+    if gone:
+        print(f"{path.name}: record(s) {gone} are gone; remake them by running the study: python lab/studies/run.py "
+              f"{path.stem} ({study['needs']['cost']})", file=sys.stderr)
     return study
 
 
@@ -120,12 +125,16 @@ def _runs_workflow(study: dict[str, Any], path: Path, root: Path, workflow: str)
 def check_records(root: Path = ROOT) -> dict[str, str]:
     """Each record under `RECORD_HOMES` mapped to the one declaration that lists it, so every record's commands and
     cost can be found; a ValueError names every record with no declaration, or with two, or whose ``workflow``
-    field its declaration does not run, and any declaration naming a record that does not exist."""
+    field its declaration does not run, and any declaration naming a record that is gone (which `read_study` only
+    says, so that running the study remakes it)."""
     owners: dict[str, list[str]] = {}
     problems = []
     records = record_files(root)
     for path in sorted((root / "lab" / "studies").glob("*.yaml")):
         study = read_study(path, root)
+        problems += [f"{path.name}: field 'records' names {name!r}, which does not exist under {root}; remake it: "
+                     f"python lab/studies/run.py {path.stem}"
+                     for name in study["records"] if not (root / str(name)).exists()]
         for record in records:
             if lists_record(study, record):
                 owners.setdefault(record, []).append(path.relative_to(root).as_posix())

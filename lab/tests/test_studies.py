@@ -116,13 +116,21 @@ def test_a_declaration_naming_a_missing_record_or_another_workflow_is_refused(tm
 def test_a_bad_declaration_is_refused_naming_the_field(tmp_path, runner):
     good = yaml.safe_load((STUDIES / "open_sky.yaml").read_text(encoding="utf-8"))
     cases = {"study": ("other", "field 'study' is 'other'"),
-             "records": (["lab/pages/records/results/nowhere.json"], "nowhere.json"),
              "commands": ([], "field 'commands'"), "needs": ({"runs": []}, "field 'needs'")}
     for field, (value, message) in cases.items():
         path = tmp_path / "open_sky.yaml"
         path.write_text(yaml.safe_dump({**good, field: value}), encoding="utf-8")
         with pytest.raises(ValueError, match=re.escape(message)):
             runner.read_study(path)
+
+
+def test_a_study_whose_record_is_gone_is_read_and_says_how_to_remake_it(tmp_path, runner, capsys):
+    """The run that remakes a record is never refused for its absence."""
+    good = yaml.safe_load((STUDIES / "open_sky.yaml").read_text(encoding="utf-8"))
+    path = tmp_path / "open_sky.yaml"
+    path.write_text(yaml.safe_dump({**good, "records": ["lab/pages/records/results/nowhere.json"]}), encoding="utf-8")
+    assert runner.read_study(path)["records"] == ["lab/pages/records/results/nowhere.json"]
+    assert "remake them by running the study: python lab/studies/run.py open_sky" in capsys.readouterr().err
     path.write_text(yaml.safe_dump({k: v for k, v in good.items() if k != "title"}), encoding="utf-8")
     with pytest.raises(ValueError, match="field 'title'"):
         runner.read_study(path)
