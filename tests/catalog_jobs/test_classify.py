@@ -127,7 +127,7 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     assert {p.name for p in out.iterdir()} == TOP and len(TOP) <= 12
     assert {p.name for p in (out / "lists").iterdir()} == LISTS
     assert {p.name for p in (out / "model").iterdir()} == {"training.json", "estimator", "error_blind"}
-    assert {p.name for p in (out / "records").iterdir()} == {"metrics.json", "ood.json"}
+    assert {p.name for p in (out / "records").iterdir()} == {"metrics.json", "ood.json", "timings.json"}
     # a DR4 run is older than the newest shipped release (FL16Y): the later-release check runs and is shown
     assert {p.name for p in (out / "tables").iterdir()} == {
         "heldout.csv", "heldout_baselines.csv", "later_check.csv", "later_check_sources.csv",
@@ -556,7 +556,7 @@ def test_a_catalog_without_the_ellipse_columns_gets_the_stated_fallback(optioned
 
     out, _, _, _ = optioned_run
     assert {p.name for p in out.iterdir()} == TOP
-    assert {p.name for p in (out / "records").iterdir()} == {"metrics.json", "ood.json", "pool_prior.json"}  # its record
+    assert {p.name for p in (out / "records").iterdir()} == {"metrics.json", "ood.json", "pool_prior.json", "timings.json"}  # its record
     frame = pd.read_csv(out / list_path("most_informative.csv"), keep_default_na=False, na_values=[""])
     assert len(frame) > 0 and frame[list(ELLIPSE)].isna().all().all() and frame["RA"].notna().all()
     assert Table.read(out / list_path("most_informative.ecsv"), format="ascii.ecsv")["Conf_95_SemiMajor"].unit == "deg"
@@ -854,3 +854,21 @@ def test_the_training_record_names_an_input_noise_object_by_its_registered_name(
                         class_names=("bll", "fsrq"), feature_names=("a",), ids=np.array(["s1", "s2", "s3", "s4"]))
     record = _training_record(data, {}, NoisyGPClassifier(input_noise=input_noise), "all", 0.0, "model")
     assert record["estimator"]["params"]["input_noise"] == "none"
+
+
+def test_the_run_records_where_its_time_went(classified):
+    from gpal.catalog_jobs.layout import TIMINGS_FILE
+    from gpal.runs.timings import format_times
+
+    folder, _ = classified
+    record = json.loads((folder / TIMINGS_FILE).read_text())
+    steps = {s["step"]: s for s in record["steps"]}
+    assert {"start-up", "catalog and features", "trained", "held_out", "outliers", "classified", "information",
+            "known", "figures", "baselines", "gpal without error bars", "lists and report",
+            "writing"} <= set(steps)
+    assert all(s["wall_s"] >= 0 and s["cpu_s"] >= 0 for s in steps.values())
+    # the steps in the main thread follow one another within the process's own time
+    in_turn = sum(s["wall_s"] for s in steps.values() if not s["beside"])
+    assert in_turn <= record["process"]["wall_s"] + 0.01
+    lines = format_times(record)
+    assert len(lines) == len(steps) + 2 and lines[-1].startswith("whole process")
