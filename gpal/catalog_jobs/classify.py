@@ -45,7 +45,7 @@ from gpal.catalog_jobs.prediction import (
 )
 from gpal.catalog_jobs.proba_columns import proba_of, with_proba
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, report_files
-from gpal.catalog_jobs.report.figures import held_out_figures
+from gpal.catalog_jobs.report.figures import held_out_figures, sky_maps
 from gpal.catalog_jobs.report.inputs import FinishedRun, HeldOutRun, parse_baselines, parse_heldout, read_baselines
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.tables import (
@@ -59,7 +59,7 @@ from gpal.evaluation.baselines import BASELINES, fit_baselines, fit_baselines_on
 from gpal.evaluation.metrics import proba_by_class
 from gpal.files import atomic_output, json_text, write_files
 from gpal.registry import FOLLOW_UP_ACQUISITION
-from gpal.runs.background import Beside, abandon_if, run_steps
+from gpal.runs.background import Beside, abandon_if, alongside, run_steps
 from gpal.runs.output_dir import claim_output_dir
 from gpal.runs.timings import StepTimes, since_process_start
 
@@ -170,7 +170,9 @@ def classify_catalog(
          ("held_out", lambda done: _check_held_out(job, done["trained"], log)),
          ("outliers", lambda done: _fit_outliers(job, log)),
          ("classified", lambda done: _classify_sources(job, done["trained"], done["outliers"].record, done["known"],
-                                                       executor, progress, log, times))],
+                                                       executor, progress, log, times)),
+         ("later-release check", lambda done: _check_later(job, folder, done, later_baselines, log)),
+         ("lists and report", lambda done: _report_files(folder, done, comparison is None, log, times))],
         # beside the model's fit: the baselines and the twin, which keeps the second core busy to the end, and the
         # blazar-type model, which the classification needs (in the main thread it added its whole fit to the wall
         # time); beside what follows the held-out check: its figures (NumPy and TensorFlow free the GIL)
@@ -185,22 +187,8 @@ def classify_catalog(
         imports=_IMPORTED_BEFORE_THREADS, times=times)
     # the steps return what they made; it is written together at the end, each file atomically (only the models
     # and the comparison, which a rerun reuses, are saved as soon as they are fitted)
-    held_out: _HeldOut = results["held_out"]
-    classified: _Classified = results["classified"]
-    files = {HELDOUT_FILE: held_out.csv, OOD_FILE: results["outliers"].text, **classified.files}
-    later = None
-    if job.later is not None:  # a release older than the newest shipped: score the classifications by what it found
-        compared = {name: folder / sub for name, sub in COMPARED_MODEL_DIRS.items() if (folder / sub).is_dir()}
-        with times.timed("later-release check"):
-            later_files, later = _check_later(job, results["trained"], classified, compared, later_baselines, log)
-        files.update(later_files)
-    # a rerun reuses the comparison its first run wrote
-    baselines = read_baselines(folder / BASELINES_FILE) if comparison is None else results["comparison"]
-    run = FinishedRun(held_out.run.training, held_out.run.held, classified.table, baselines,
-                      outliers=results["outliers"].record, pool_prior=classified.pool_prior, later=later)
-    log("writing the target lists, the other lists and the report")
-    with times.timed("lists and report"):
-        files.update(report_files(run, folder, held_out_figures=results["figures"]))
+    files = {HELDOUT_FILE: results["held_out"].csv, OOD_FILE: results["outliers"].text, **results["classified"].files,
+             **results["later-release check"][0], **results["lists and report"]}
     with times.timed("writing"):
         write_files(folder, files)
     write_files(folder, {TIMINGS_FILE: json_text(times.record())})
@@ -375,10 +363,40 @@ def _classify_sources(job: _MainJob, trained: TrainedModel, outliers: Mapping[st
     return _Classified(written, pool_proba, record, {**prior_file, **files})
 
 
-def _check_later(job: _MainJob, trained: TrainedModel, classified: _Classified, compared: Mapping[str, Path],
-                 later_baselines: Mapping[str, np.ndarray], log: Log) -> tuple[dict[str, str], pd.DataFrame]:
-    """The ``classified`` sources scored by the classes the later release gives them (``gpal check-later``), beside
-    the ``compared`` models saved in the run folder: its files, and the measures as their table holds them."""
+def _finished(folder: Path, done: Mapping[str, Any], reused: bool) -> FinishedRun:
+    """The run as the report reads it, from the steps' results (``reused``: the comparison an earlier run wrote)."""
+    held_out, classified = done["held_out"], done["classified"]
+    # a rerun reuses the comparison its first run wrote
+    baselines = read_baselines(folder / BASELINES_FILE) if reused else done["comparison"]
+    later = done.get("later-release check", ({}, None))[1]
+    return FinishedRun(held_out.run.training, held_out.run.held, classified.table, baselines,
+                       outliers=done["outliers"].record, pool_prior=classified.pool_prior, later=later)
+
+
+def _report_files(folder: Path, done: Mapping[str, Any], reused: bool, log: Log, times: StepTimes) -> dict[str, Any]:
+    """The lists, the report's records, tables and figures, and ``report.md``: the sky maps are drawn in a second
+    thread while the lists and tables are made (the held-out figures were drawn beside the classification)."""
+    log("writing the target lists, the other lists and the report")
+    run = _finished(folder, done, reused)
+    drawn: list[Any] = []
+
+    def draw(stop: threading.Event) -> None:
+        with times.timed("sky maps", beside=True):
+            drawn.append(sky_maps(run))
+
+    with alongside(draw) as wait:
+        return report_files(run, folder, held_out_figures=done["figures"], sky=lambda: wait() or drawn[0])
+
+
+def _check_later(job: _MainJob, folder: Path, done: Mapping[str, Any], later_baselines: Mapping[str, np.ndarray],
+                 log: Log) -> tuple[dict[str, str], pd.DataFrame | None]:
+    """Where the catalog is older than the newest release, the classified sources scored by the classes the later
+    release gives them (``gpal check-later``), beside the compared models saved in the run folder: its files, and the
+    measures as their table holds them (none: the catalog is the newest)."""
+    if job.later is None:
+        return {}, None
+    trained, classified = done["trained"], done["classified"]
+    compared = {name: folder / sub for name, sub in COMPARED_MODEL_DIRS.items() if (folder / sub).is_dir()}
     log(f"checking the classifications against {job.later} (gpal check-later)")
     baselines = list(job.settings["baselines"])
     if job.later_pool is None:  # another selection than the default's sources: the check classifies those itself

@@ -202,8 +202,18 @@ def _active(active: argparse.ArgumentParser) -> None:
 
 
 def _report(report: argparse.ArgumentParser) -> None:
+    from gpal.catalog_jobs.report.recut import LIST_SETTINGS
+
+    report.description = ("Rebuild the report of a finished run folder.  With a list option, the lists of a gpal "
+                          "classify folder are cut again (and its tables and report.md with them) in seconds, without "
+                          "training or predicting; the figures are kept.")
     report.add_argument("run_dir", metavar="RUN_DIR",
                         help="a gpal classify output, an active-learning run or a repeated-splits experiment folder")
+    lists = report.add_argument_group("list options (a gpal classify folder; one not given keeps the folder's)")
+    add_settings(lists, {name: s for name, s in LIST_SETTINGS.items() if name != "candidate_visible_from"}, JOB)
+    # any name: an unknown telescope is answered with the known ones and how to give another's declinations
+    lists.add_argument("--candidate-visible-from", dest=JOB + "candidate_visible_from", default=argparse.SUPPRESS,
+                       metavar="TELESCOPE", help=LIST_SETTINGS["candidate_visible_from"].doc)
     report.set_defaults(run=verbs.report)
 
 

@@ -166,6 +166,12 @@ def active(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------- report
 def report(args: argparse.Namespace) -> int:
+    settings = given(args, JOB)
+    if settings:  # the lists cut again: the classify folder's own, without the other kinds' modules
+        from gpal.catalog_jobs.report.recut import recut_lists
+
+        print(f"report: {recut_lists(args.run_dir, **settings)}")
+        return 0
     from gpal.workflows.run_folders import rebuild_report
 
     print(f"report: {rebuild_report(args.run_dir)}")

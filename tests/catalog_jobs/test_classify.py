@@ -872,3 +872,20 @@ def test_the_run_records_where_its_time_went(classified):
     assert in_turn <= record["process"]["wall_s"] + 0.01
     lines = format_times(record)
     assert len(lines) == len(steps) + 2 and lines[-1].startswith("whole process")
+
+
+def test_a_model_just_trained_is_predicted_with_as_it_is_not_loaded_again(small_catalog, tmp_path):
+    """The job that trained and saved a model predicts with the fitted object, which predicts as the saved one."""
+    from gpal.catalog_jobs.model_folders import _loaded, train_catalog_model
+    from gpal.estimators import load_estimator
+
+    selection = CatalogSelection(catalog=str(small_catalog), classes="bll,fsrq")
+    out = train_catalog_model(selection, main_job_estimator(**{**TINY, "epochs": 1}), tmp_path / "model")
+    misses = _loaded.cache_info().misses
+    trained = load_trained(out)
+    X = np.random.default_rng(0).normal(size=(6, trained.estimator.n_features_in_))
+    proba = trained.estimator.predict_proba(X, np.full_like(X, 0.01))
+    assert _loaded.cache_info().misses == misses  # nothing loaded from the folder
+    saved = load_estimator(trained.model_dir)
+    assert saved is not trained.estimator
+    np.testing.assert_allclose(proba, saved.predict_proba(X, np.full_like(X, 0.01)), rtol=0, atol=1e-12)
