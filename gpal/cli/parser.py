@@ -213,7 +213,8 @@ def _report(report: argparse.ArgumentParser) -> None:
     add_settings(lists, {name: s for name, s in LIST_SETTINGS.items() if name != "candidate_visible_from"}, JOB)
     # any name: an unknown telescope is answered with the known ones and how to give another's declinations
     lists.add_argument("--candidate-visible-from", dest=JOB + "candidate_visible_from", default=argparse.SUPPRESS,
-                       metavar="TELESCOPE", help=LIST_SETTINGS["candidate_visible_from"].doc)
+                       type=lambda text: None if text.lower() in ("none", "null") else text, metavar="TELESCOPE",
+                       help=LIST_SETTINGS["candidate_visible_from"].doc + "; none: every declination")
     report.set_defaults(run=verbs.report)
 
 

@@ -73,6 +73,8 @@ def test_the_command_recuts_without_loading_a_model(run, capsys, monkeypatch):
     assert f"report: {run / REPORT_FILE}" in capsys.readouterr().out
     for name, rows in _listed(run).items():
         assert (rows["Signif_Avg"] >= 8).all(), name
+    assert main(["report", str(run), "--candidate-visible-from", "none"]) == 0  # the telescope's cut lifted
+    assert "candidate_visible_from" not in recorded_identity(run)
 
 
 @pytest.mark.parametrize("make, says", [
