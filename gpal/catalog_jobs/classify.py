@@ -166,29 +166,32 @@ def classify_catalog(
             "they buy")
         comparison = partial(_write_baselines, job, folder, later_baselines, times)
     results = run_steps(
-        [("trained", lambda done: _fit(job, folder, log)),
-         ("held_out", lambda done: _check_held_out(job, done["trained"], log)),
-         ("outliers", lambda done: _fit_outliers(job, log)),
-         ("classified", lambda done: _classify_sources(job, done["trained"], done["outliers"].record, done["known"],
-                                                       executor, progress, log, times)),
+        [("fit", lambda done: _fit(job, folder, log)),
+         ("held-out check", lambda done: _check_held_out(job, done["fit"], log)),
+         ("outlier score", lambda done: _fit_outliers(job, log)),
+         ("classification", lambda done: _classify_sources(job, done["fit"], done["outlier score"].record,
+                                                           done["known sources"], executor, progress, log, times)),
          ("later-release check", lambda done: _check_later(job, folder, done, later_baselines, log)),
          ("lists and report", lambda done: _report_files(folder, done, comparison is None, log, times))],
         # beside the model's fit: the baselines and the twin, which keeps the second core busy to the end, and the
         # blazar-type model, which the classification needs (in the main thread it added its whole fit to the wall
         # time); beside what follows the held-out check: its figures (NumPy and TensorFlow free the GIL)
-        beside=[Beside("comparison", comparison and (lambda done, stop: comparison(stop)), "trained", "classified"),
-                Beside("bcu_types", lambda done, stop: _fit_bcu_types(job, folder, log, stop), "trained", "outliers"),
+        beside=[Beside("error-blind model and baselines", comparison and (lambda done, stop: comparison(stop)), "fit",
+                       "classification"),
+                Beside("bcu-type model", lambda done, stop: _fit_bcu_types(job, folder, log, stop), "fit",
+                       "outlier score"),
                 # what is known of each source (the earlier releases, loaded and linked; the ATNF pulsars): a second
                 # of reading that the classification needs and the fit does not
-                Beside("known", lambda done, stop: known_index(job.catalog, job.settings["pulsar_catalogue"]),
-                       "trained", "outliers"),
-                Beside("figures", lambda done, stop: held_out_figures(done["held_out"].run, partial(abandon_if, stop)),
-                       "outliers", "classified")],
+                Beside("known sources", lambda done, stop: known_index(job.catalog, job.settings["pulsar_catalogue"]),
+                       "fit", "outlier score"),
+                Beside("held-out figures", lambda done, stop: held_out_figures(done["held-out check"].run,
+                                                                               partial(abandon_if, stop)),
+                       "outlier score", "classification")],
         imports=_IMPORTED_BEFORE_THREADS, times=times)
     # the steps return what they made; it is written together at the end, each file atomically (only the models
     # and the comparison, which a rerun reuses, are saved as soon as they are fitted)
-    files = {HELDOUT_FILE: results["held_out"].csv, OOD_FILE: results["outliers"].text, **results["classified"].files,
-             **results["later-release check"][0], **results["lists and report"]}
+    files = {HELDOUT_FILE: results["held-out check"].csv, OOD_FILE: results["outlier score"].text,
+             **results["classification"].files, **results["later-release check"][0], **results["lists and report"]}
     with times.timed("writing"):
         write_files(folder, files)
     write_files(folder, {TIMINGS_FILE: json_text(times.record())})
@@ -365,12 +368,12 @@ def _classify_sources(job: _MainJob, trained: TrainedModel, outliers: Mapping[st
 
 def _finished(folder: Path, done: Mapping[str, Any], reused: bool) -> FinishedRun:
     """The run as the report reads it, from the steps' results (``reused``: the comparison an earlier run wrote)."""
-    held_out, classified = done["held_out"], done["classified"]
+    held_out, classified = done["held-out check"], done["classification"]
     # a rerun reuses the comparison its first run wrote
-    baselines = read_baselines(folder / BASELINES_FILE) if reused else done["comparison"]
+    baselines = read_baselines(folder / BASELINES_FILE) if reused else done["error-blind model and baselines"]
     later = done.get("later-release check", ({}, None))[1]
     return FinishedRun(held_out.run.training, held_out.run.held, classified.table, baselines,
-                       outliers=done["outliers"].record, pool_prior=classified.pool_prior, later=later)
+                       outliers=done["outlier score"].record, pool_prior=classified.pool_prior, later=later)
 
 
 def _report_files(folder: Path, done: Mapping[str, Any], reused: bool, log: Log, times: StepTimes) -> dict[str, Any]:
@@ -385,7 +388,7 @@ def _report_files(folder: Path, done: Mapping[str, Any], reused: bool, log: Log,
             drawn.append(sky_maps(run))
 
     with alongside(draw) as wait:
-        return report_files(run, folder, held_out_figures=done["figures"], sky=lambda: wait() or drawn[0])
+        return report_files(run, folder, held_out_figures=done["held-out figures"], sky=lambda: wait() or drawn[0])
 
 
 def _check_later(job: _MainJob, folder: Path, done: Mapping[str, Any], later_baselines: Mapping[str, np.ndarray],
@@ -395,7 +398,7 @@ def _check_later(job: _MainJob, folder: Path, done: Mapping[str, Any], later_bas
     measures as their table holds them (none: the catalog is the newest)."""
     if job.later is None:
         return {}, None
-    trained, classified = done["trained"], done["classified"]
+    trained, classified = done["fit"], done["classification"]
     compared = {name: folder / sub for name, sub in COMPARED_MODEL_DIRS.items() if (folder / sub).is_dir()}
     log(f"checking the classifications against {job.later} (gpal check-later)")
     baselines = list(job.settings["baselines"])

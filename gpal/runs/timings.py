@@ -66,7 +66,8 @@ def format_times(record: dict[str, Any]) -> list[str]:
     lines = [f"{'step':<{width}}  {'wall s':>7}  {'CPU s':>7}"]
     for s in steps:
         cpu = "" if s["cpu_s"] is None else f"{s['cpu_s']:7.2f}"
-        lines.append(f"{s['step']:<{width}}  {s['wall_s']:7.2f}  {cpu:>7}" + ("  (beside the steps)" if s["beside"] else ""))
+        beside = "  (beside the steps)" if s["beside"] else ""
+        lines.append(f"{s['step']:<{width}}  {s['wall_s']:7.2f}  {cpu:>7}{beside}")
     total = record.get("process", {})
     if total.get("wall_s") is not None:
         lines.append(f"{'whole process':<{width}}  {total['wall_s']:7.2f}  {total['cpu_s']:7.2f}")

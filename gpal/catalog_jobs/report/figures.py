@@ -74,7 +74,8 @@ def _reliability_per_class(run: HeldOutRun, render: Render) -> Figures:
     def draw() -> object:
         from gpal.evaluation.plots import plot_reliability
 
-        return plot_reliability({c: class_reliability(run.y, run.proba, k, n_bins=10) for k, c in enumerate(run.classes)},
+        per_class = {c: class_reliability(run.y, run.proba, k, n_bins=10) for k, c in enumerate(run.classes)}
+        return plot_reliability(per_class,
                                 title="held-out reliability per class", xlabel="predicted probability of the class")
 
     return {"Held-out reliability of each class's probability, sparse classes included (hollow: bins of few "
