@@ -371,9 +371,9 @@ def _finished(folder: Path, done: Mapping[str, Any], reused: bool) -> FinishedRu
     held_out, classified = done["held-out check"], done["classification"]
     # a rerun reuses the comparison its first run wrote
     baselines = read_baselines(folder / BASELINES_FILE) if reused else done["error-blind model and baselines"]
-    later = done.get("later-release check", ({}, None))[1]
     return FinishedRun(held_out.run.training, held_out.run.held, classified.table, baselines,
-                       outliers=done["outlier score"].record, pool_prior=classified.pool_prior, later=later)
+                       outliers=done["outlier score"].record, pool_prior=classified.pool_prior,
+                       later=done["later-release check"][1])
 
 
 def _report_files(folder: Path, done: Mapping[str, Any], reused: bool, log: Log, times: StepTimes) -> dict[str, Any]:
