@@ -45,7 +45,7 @@ from gpal.catalog_jobs.prediction import (
 )
 from gpal.catalog_jobs.proba_columns import proba_of, with_proba
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, report_files
-from gpal.catalog_jobs.report.figures import held_out_figures, sky_maps
+from gpal.catalog_jobs.report.figures import held_out_figures
 from gpal.catalog_jobs.report.inputs import FinishedRun, HeldOutRun, parse_baselines, parse_heldout, read_baselines
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.tables import (
@@ -59,7 +59,7 @@ from gpal.evaluation.baselines import BASELINES, fit_baselines, fit_baselines_on
 from gpal.evaluation.metrics import proba_by_class
 from gpal.files import atomic_output, json_text, write_files
 from gpal.registry import FOLLOW_UP_ACQUISITION
-from gpal.runs.background import Beside, abandon_if, alongside, run_steps
+from gpal.runs.background import Beside, abandon_if, run_steps
 from gpal.runs.output_dir import claim_output_dir
 from gpal.runs.timings import StepTimes, since_process_start
 
@@ -172,7 +172,7 @@ def classify_catalog(
          ("classification", lambda done: _classify_sources(job, done["fit"], done["outlier score"].record,
                                                            done["known sources"], executor, progress, log, times)),
          ("later-release check", lambda done: _check_later(job, folder, done, later_baselines, log)),
-         ("lists and report", lambda done: _report_files(folder, done, comparison is None, log, times))],
+         ("lists and report", lambda done: _report_files(folder, done, comparison is None, log))],
         # beside the model's fit: the baselines and the twin, which keeps the second core busy to the end, and the
         # blazar-type model, which the classification needs (in the main thread it added its whole fit to the wall
         # time); beside what follows the held-out check: its figures (NumPy and TensorFlow free the GIL)
@@ -376,19 +376,12 @@ def _finished(folder: Path, done: Mapping[str, Any], reused: bool) -> FinishedRu
                        later=done["later-release check"][1])
 
 
-def _report_files(folder: Path, done: Mapping[str, Any], reused: bool, log: Log, times: StepTimes) -> dict[str, Any]:
-    """The lists, the report's records, tables and figures, and ``report.md``: the sky maps are drawn in a second
-    thread while the lists and tables are made (the held-out figures were drawn beside the classification)."""
+def _report_files(folder: Path, done: Mapping[str, Any], reused: bool, log: Log) -> dict[str, Any]:
+    """The lists, the report's records, tables and sky maps, and ``report.md`` (the held-out figures were drawn
+    beside the classification; the sky maps drawn beside the lists and tables measured 20 MiB more peak memory,
+    the two at once, for no wall time measurable on a shared machine)."""
     log("writing the target lists, the other lists and the report")
-    run = _finished(folder, done, reused)
-    drawn: list[Any] = []
-
-    def draw(stop: threading.Event) -> None:
-        with times.timed("sky maps", beside=True):
-            drawn.append(sky_maps(run))
-
-    with alongside(draw) as wait:
-        return report_files(run, folder, held_out_figures=done["held-out figures"], sky=lambda: wait() or drawn[0])
+    return report_files(_finished(folder, done, reused), folder, held_out_figures=done["held-out figures"])
 
 
 def _check_later(job: _MainJob, folder: Path, done: Mapping[str, Any], later_baselines: Mapping[str, np.ndarray],

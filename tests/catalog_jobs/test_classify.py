@@ -864,7 +864,7 @@ def test_the_run_records_where_its_time_went(classified):
     record = json.loads((folder / TIMINGS_FILE).read_text())
     steps = {s["step"]: s for s in record["steps"]}
     assert {"start-up", "catalog and features", "fit", "held-out check", "outlier score", "classification",
-            "information", "known sources", "held-out figures", "sky maps", "error-blind model and baselines",
+            "information", "known sources", "held-out figures", "error-blind model and baselines",
             "baselines", "gpal without error bars", "later-release check", "lists and report", "writing"} <= set(steps)
     assert all(s["wall_s"] >= 0 and s["cpu_s"] >= 0 for s in steps.values())
     # the steps in the main thread follow one another within the process's own time

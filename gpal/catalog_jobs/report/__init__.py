@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Callable
 
 from gpal.catalog_jobs.follow_up import follow_up_files
 from gpal.catalog_jobs.layout import CURRENT_LAYOUT, METRICS_FILE, REPORT_FILE, FolderLayout, folder_layout
@@ -53,20 +52,18 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
 
 
 def report_files(run: FinishedRun, folder: Path, layout: FolderLayout = CURRENT_LAYOUT,
-                 held_out_figures: Figures | None = None, sky: Callable[[], Figures] | None = None,
-                 render: Render = drawn) -> dict[str, str | bytes]:
+                 held_out_figures: Figures | None = None, render: Render = drawn) -> dict[str, str | bytes]:
     """The lists, ``metrics.json``, the figures, the tables and (last) ``report.md`` of the main job's ``run`` for
     its ``folder`` (kept by ``layout``, which the report's links follow), made in memory, by path in this gpal's
-    layout; ``held_out_figures``: those already drawn, ``sky()``: the sky maps drawn elsewhere
-    (`gpal.catalog_jobs.report.figures`), the others made by ``render`` (the figures last: only the page needs
-    them)."""
+    layout; ``held_out_figures``: those already drawn (`gpal.catalog_jobs.report.figures.held_out_figures`), the
+    others made by ``render``."""
     list_files, lists = follow_up_files(run.table, run.training.get("merge", {}))
     check = measure(run)
     metrics = run_metrics(run, check)
+    figures = report_figures(run, held_out_figures, render)
     tables = report_tables(run, check, metrics, lists, layout)
     table_files = {name: text for files in tables.values() for name, text in files.items()}
     text = report_text(run, check, metrics, layout, folder)
-    figures = report_figures(run, held_out_figures, sky, render)
     page = report_page("gpal classify: " + str(run.table.meta.get("CATALOG")),
                        {caption: _by_suffix(files) for caption, files in figures.items()},
                        {caption: _by_suffix(files) for caption, files in tables.items()}, text, table_files.__getitem__)

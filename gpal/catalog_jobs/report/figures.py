@@ -131,9 +131,7 @@ def held_out_figures(run: HeldOutRun, stop: Callable[[], None] = lambda: None, r
     return figures
 
 
-def report_figures(run: FinishedRun, held_out: Figures | None = None, sky: Callable[[], Figures] | None = None,
-                   render: Render = drawn) -> Figures:
-    """The held-out figures and the sky maps of the classified sources, each made by ``render`` unless ``held_out``
-    holds them already or ``sky()`` returns them (drawn in a second thread, it waits for them)."""
-    return {**(held_out_figures(run, render=render) if held_out is None else held_out),
-            **(sky_maps(run, render) if sky is None else sky())}
+def report_figures(run: FinishedRun, held_out: Figures | None = None, render: Render = drawn) -> Figures:
+    """The held-out figures (made here unless ``held_out`` holds them already), and the sky maps of the classified
+    sources, each made by ``render``."""
+    return {**(held_out_figures(run, render=render) if held_out is None else held_out), **sky_maps(run, render)}
