@@ -7,7 +7,7 @@ what shortening it would save, and unlike wall times they change little with the
 outside tests (each worker's imports and collection) is not in the table; the total says how much the tests hold.
 
     python benchmarks/suite_cpu.py                       # prints the heaviest files and tests
-    python benchmarks/suite_cpu.py --record workflows/pages/records/results/timings.tests_cpu.json
+    python benchmarks/suite_cpu.py --record lab/pages/records/results/timings.tests_cpu.json
     python benchmarks/suite_cpu.py -- tests/models       # arguments after -- go to pytest
 
 This file is also the pytest plugin the run loads (``-p suite_cpu``): the hooks below write one JSON line per test.
@@ -27,7 +27,7 @@ from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 #: The page generators' folder, on the path: the format of the records they read (result_records.py) lives there.
-sys.path.append(str(REPOSITORY / "workflows" / "pages"))
+sys.path.append(str(REPOSITORY / "lab" / "pages"))
 #: Where the plugin writes its lines (one file per pytest-xdist worker), set by `profile_suite` for the run.
 OUT_VARIABLE = "GPAL_SUITE_CPU_DIR"
 #: The README's test command, as `.ci/run` runs it (`-n 2`).
@@ -102,7 +102,7 @@ def results_record(run: dict, commit: str, command: str, n: int = TOP) -> dict:
                          caption=f"the {n} heaviest tests")
     return make_record("Where the test suite's time goes", command, commit, [by_file, by_test],
                        settings={"cores": run["cores"], "tests": len(run["tests"])},
-                       workflow="workflows/studies/suite_cpu.yaml")
+                       workflow="lab/studies/suite_cpu.yaml")
 
 
 def main(argv: list[str] | None = None) -> int:

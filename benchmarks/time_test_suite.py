@@ -3,10 +3,10 @@
 README's install, the main job, then the README's test command), with the environment CI gives it.
 
 Prints the tests' summary line and the wall times; with ``--record FILE`` writes the results page's record
-(`workflows/pages/result_records.py`) there.  The machine's load average at the start and end is part of the record:
+(`lab/pages/result_records.py`) there.  The machine's load average at the start and end is part of the record:
 the suite's time is only comparable between runs of one machine at a similar load.
 
-    python benchmarks/time_test_suite.py --record workflows/pages/records/results/timings.tests.json
+    python benchmarks/time_test_suite.py --record lab/pages/records/results/timings.tests.json
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 #: The page generators' folder, on the path: the format of the records they read (result_records.py) lives there.
-sys.path.append(str(REPOSITORY / "workflows" / "pages"))
+sys.path.append(str(REPOSITORY / "lab" / "pages"))
 #: The environment CI runs `.ci/run` with: no variables of the developer's session.
 CI_ENVIRONMENT = {"HOME": os.environ.get("HOME", "/root"), "TERM": "dumb",
                   "PATH": "/usr/local/bin:/usr/bin:/bin:/root/.pyenv/shims:/root/.pyenv/bin"}
@@ -67,11 +67,11 @@ def results_record(run: dict) -> dict:
     load = f"1-minute load average {run['load'][0]:.1f} at the start, {run['load'][1]:.1f} at the end"
     table = make_table(["run", "tests", "time"], [
         ["the README's test command, from a clean clone", run["tests"], _minutes(run["pytest_seconds"])],
-        ["the whole `.ci/run` (fresh environment, install, main job, tests)", "", _minutes(run["ci_seconds"])],
+        ["the whole CI job (fresh environment, install, main job, tests)", "", _minutes(run["ci_seconds"])],
     ], caption=f"{os.cpu_count()} CPU cores; {load}.")
     return make_record("The test suite", "python benchmarks/time_test_suite.py", run["commit"], [table],
                        settings={"cores": os.cpu_count(), "load_average": [round(x, 1) for x in run["load"]]},
-                       workflow="workflows/studies/test_suite.yaml")
+                       workflow="lab/studies/test_suite.yaml")
 
 
 def main(argv: list[str] | None = None) -> int:

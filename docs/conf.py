@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import os
 import sys
 from pathlib import Path
@@ -39,13 +40,16 @@ extensions = [
 ]
 
 # _generated/ holds the tables cli.md includes.  The records results.md and papers.md are generated from (and their
-# explanations) live beside their generators, in workflows/pages/records/, not in the site.
-exclude_patterns = ["_build", "_generated", "Thumbs.db", ".DS_Store", "jupyter_execute"]
+# explanations) live beside their generators, in lab/pages/records/, not in the site.
+exclude_patterns = ["_build", "_generated", "_facts", "Thumbs.db", ".DS_Store", "jupyter_execute"]
 templates_path = ["_templates"]
 root_doc = "index"
 
 # ---------------------------------------------------------------- MyST and notebook execution
-myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist", "substitution"]
+# The measured numbers hand-written pages show inside sentences ({{ name }}), generated from the records by
+# lab/pages/page_facts.py, so that no page retypes one.
+myst_substitutions = json.loads((HERE / "_facts" / "substitutions.json").read_text(encoding="utf-8"))
 myst_heading_anchors = 4
 nb_execution_mode = "force"          # every tutorial runs at every build: an example that broke fails the build
 nb_execution_timeout = 900       # a guard against a hung cell, not a speed check: a busy machine slows the main-job cell several-fold

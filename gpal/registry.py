@@ -72,17 +72,15 @@ PER_MODEL_ERRORS = ("raise", "return")
 LOGISTIC_BOUNDS = ("jj", "jj-full", "jj-hybrid", "taylor")
 #: The product's likelihood, the default of ``NoisyGPClassifier``, ``build_model``, the workflows'
 #: ``training`` block and the main job: softmax (Monte Carlo ELBO) gave the best held-out NLL (its Gumbel
-#: bound's within noise) and calibration on the 4FGL-DR4 main job (the default-selection study,
-#: workflows/studies/select_default.yaml, record workflows/studies/records/select_default_dr4.json; docs/methods.md);
-#: robust-max makes confident mistakes where classes overlap (docs/results.md, "Likelihoods and model
+#: bound's within noise) and calibration on the 4FGL-DR4 main job (docs/methods.md); robust-max makes confident mistakes where classes overlap (docs/results.md, "Likelihoods and model
 #: families"). The paper reproductions state ``robustmax`` themselves.
 DEFAULT_LIKELIHOOD = "softmax"
 #: Models trained in one batched step by default (``fit_batched``, ``run_together``, the workflows'
-#: ``models_per_batch``): at the Fermi size 64 take 3.2-3.4x less CPU per step than one after another,
-#: 16 take 3.1-3.3x, and more gain little (docs/results.md, "Many models at once").
+#: ``models_per_batch``): one step's fixed cost is shared by all of them, so at the Fermi size most of the gain
+#: is there by 16 models, 64 take a little more of it, and more gain little (docs/results.md, "Many models at once").
 MODELS_PER_BATCH = 64
 #: The acquisition ``gpal active`` uses by default and the main job ranks its follow-up candidates by:
-#: BALD won the simulated DR4 follow-up study (docs/active_learning.md), and it scores what a label
+#: BALD did best in a simulated DR4 follow-up (docs/active_learning.md), and it scores what a label
 #: can teach the model rather than how ambiguous a faint source is whatever we learn.
 FOLLOW_UP_ACQUISITION = "bald"
 

@@ -45,25 +45,6 @@ def three_class(n, seed, noise=0.3):
     return X, ((angle + np.pi) // (2 * np.pi / 3)).astype(int) % 3
 
 
-def repository_script(path):
-    """A script of the repository's lab (``workflows/studies/bench_4lac.py``) loaded as a module: the scripts are run,
-    not installed, so a test loads one by its path from the clone's top, its folder first on the path while it loads
-    (as Python puts it when the script runs: a study imports its neighbour ``shared`` by name)."""
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    script = Path(__file__).parents[1] / path
-    spec = importlib.util.spec_from_file_location(script.stem, script)
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(script.parent))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(script.parent))
-    return module
-
-
 def write_small_catalog(path, drop_column=None):
     """A DR4 FITS file with the rows of SMALL (first n of each CLASS1 code), optionally without one column (a name)
     or several (a tuple of names)."""

@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import pytest
 
+from gpal.catalogs.search_history import HISTORY_COLUMNS
 from gpal.cli import build_parser, main
 from gpal.catalog_jobs.tables import read_probability_table
 from gpal.catalogs.features import FEATURE_PRESETS
@@ -215,11 +216,15 @@ def test_predict_writes_a_table_with_metadata(model_dir, small_catalog, tmp_path
     assert code == 0, capsys.readouterr().err
     table = read_probability_table(out)
     position = [*TARGET_COLUMNS]
-    position[position.index("DEC") + 1:position.index("DEC") + 1] = list(SEXAGESIMAL_COLUMNS)
+    position[position.index("DEC") + 1:position.index("DEC") + 1] = ["RA_hms", "DEC_dms"]
+    at = position.index("DEC_Counterpart") + 1
+    position[at:at] = ["RA_Counterpart_hms", "DEC_Counterpart_dms"]
+    assert set(position) >= set(SEXAGESIMAL_COLUMNS)
     position[position.index("Extended_Source_Name") + 1:position.index("Extended_Source_Name") + 1] = list(
         EXTENDED_FIELD_COLUMNS)
     assert list(table.frame.columns) == ["Source_Name", "CLASS1", "p_bll", "p_fsrq", "p_pulsar", "predicted_class",
-                                         "entropy", "p_mc_se", *position, *KNOWN_COLUMNS, *LAC_TABLE_COLUMNS,
+                                         "entropy", "p_mc_se", *position, *KNOWN_COLUMNS, *HISTORY_COLUMNS, "typed_before",
+                                         *LAC_TABLE_COLUMNS,
                                          "information"]
     assert (table.frame["information"] >= 0).all() and table.meta["TARGET"] == ""  # BALD about every class
     # each bcu's 4LAC-DR3 counterpart SED, joined by name (the small catalog keeps DR4's names)

@@ -1,5 +1,6 @@
 """The build ships what gpal reads at run time: the workflow files and the data files (no wheel is built here:
-that needs the package index; docs/workflows.md records the wheel check)."""
+that needs the package index; a plain ``pip install --no-deps .`` into a scratch environment lists the same
+workflows as the checkout, ``gpal workflow --list``)."""
 
 from __future__ import annotations
 
@@ -25,40 +26,26 @@ def _package_data(package: str) -> list[str]:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"][package]
 
 
-def test_every_workflow_file_is_packaged_and_no_yaml_of_the_lab(monkeypatch):
-    from gpal.workflows.shipped import LAB_FOLDERS
-
+def test_every_workflow_file_is_packaged(monkeypatch):
+    """The shipped workflows are package data of gpal.workflows (gpal/workflows/files/): every YAML file there is
+    matched by a pattern, so a plain install lists the same workflows as a checkout."""
     kwargs = _setup_kwargs(monkeypatch)
-    assert kwargs["package_dir"]["gpal.workflow_files"] == "workflows"
-    assert runpy.run_path(str(ROOT / "setup.py"))["LAB_FOLDERS"] == LAB_FOLDERS  # the build and the lister agree
-    patterns = _package_data("gpal.workflow_files")
-    excluded = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["exclude-package-data"][
-        "gpal.workflow_files"]
-    lab = 0
-    for path in (ROOT / "workflows").rglob("*.yaml"):
-        relative = path.relative_to(ROOT / "workflows")
-        package = ".".join(["gpal.workflow_files", *relative.parent.parts])
-        if relative.parts[0] in LAB_FOLDERS:  # a study's declaration, a page generator's record
-            lab += 1
-            assert package not in kwargs["packages"], package
-            assert any(fnmatch(relative.as_posix(), p) for p in excluded), relative
-            continue
-        assert package in kwargs["packages"], package
-        assert any(fnmatch(relative.as_posix(), p) or fnmatch(relative.as_posix(), p.removeprefix("**/"))
-                   for p in patterns), relative
-    assert lab
+    files = ROOT / "gpal" / "workflows"
+    patterns = _package_data("gpal.workflows")
+    found = sorted((files / "files").rglob("*.yaml"))
+    assert len(found) > 5 and "gpal.workflows" in kwargs["packages"]
+    for path in found:
+        relative = path.relative_to(files).as_posix()
+        assert any(fnmatch(relative, p) or fnmatch(relative, p.replace("**/", "")) for p in patterns), relative
 
 
 def test_no_script_of_the_lab_is_packaged(monkeypatch):
-    """workflows/ ships as data, its YAML folders only: the studies and page generators beside them stay in the
-    repository, and the package holds no page generator."""
+    """The lab (lab/: studies, page generators, tools) stays in the repository: no package of the build is in it, and
+    the package holds no page generator."""
     kwargs = _setup_kwargs(monkeypatch)
-    shipped = [p for p in kwargs["packages"] if p.startswith("gpal.workflow_files")]
-    for package in shipped:
-        folder = ROOT / "workflows" / Path(*package.split(".")[2:])
-        assert not list(folder.glob("*.py")), f"{package} would install the scripts of {folder}"
-    assert "gpal.workflow_files.studies" not in shipped and "gpal.workflow_files.pages" not in shipped
-    pages = {p.stem for p in (ROOT / "workflows" / "pages").glob("*.py")}
+    assert not [p for p in kwargs["packages"] if not p.startswith("gpal")]
+    assert set(kwargs["package_dir"]) == {"gpal.catalogs.data"}
+    pages = {p.stem for p in (ROOT / "lab" / "pages").glob("*.py")}
     assert pages and not {p.stem for p in (ROOT / "gpal").rglob("*.py")} & pages
 
 

@@ -66,11 +66,11 @@ def _as_run(command: str) -> list[str]:
 
 
 def test_each_headline_row_of_a_gpal_command_gives_the_command_its_record_was_made_with():
-    """The row's gpal number is in one results record (workflows/pages/records/results/*.json), made with the row's
+    """The row's gpal number is in one results record (lab/pages/records/results/*.json), made with the row's
     command."""
     rows = re.findall(r"^\| ([^|]+) \| ([\d.]+)[^|]* \|[^|]*\| `(gpal [^`]+)` \|$", README, flags=re.M)
     assert len(rows) >= 3, "the README's headline table lost its rows of gpal commands"
-    folder = ROOT / "workflows" / "pages" / "records" / "results"
+    folder = ROOT / "lab" / "pages" / "records" / "results"
     records = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))]
     for check, number, command in rows:
         holding = [r for r in records if _as_run(r["command"])[0] == "gpal" and f'"{number}' in json.dumps(r["tables"])]

@@ -21,7 +21,7 @@ from gpal.registry import (
     WORKFLOWS,
 )
 
-WORKFLOW_FILES = Path(__file__).resolve().parents[1] / "workflows"
+WORKFLOW_FILES = Path(__file__).resolve().parents[1] / "gpal" / "workflows" / "files"
 
 
 def _option(parser, verb: str, flag: str):

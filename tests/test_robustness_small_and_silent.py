@@ -23,7 +23,7 @@ def test_data_warnings_reach_the_terminal_under_pythonwarnings_ignore(quiet, two
         assert main(["predict", str(two_class_model), "--catalog", str(small_catalog), "--no-progress",
                      "--out", str(tmp_path / "t.csv"), *(["--quiet"] if quiet else [])]) == 0
     err = capsys.readouterr().err
-    said = "gpal: warning: 42 source(s) of the selection have an error the catalog does not give" in err
+    said = "gpal: warning: 42 source(s) of the pool (unassociated, bcu: the sources to classify) have an error the catalog does not give" in err
     assert said is not quiet, err
 
 

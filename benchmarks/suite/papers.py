@@ -110,8 +110,8 @@ class AugmentedToSviNll:
     Digits (scikit-learn; 300 train / 500 test, M = 20): SVI's time is the epochs it needs to come within
     0.02 of its own final NLL (200 epochs, scored every 10), the augmented model's the CAVI sweeps and exact
     steps it needs to reach that same SVI final NLL + 0.02 (scored every 5 steps); scoring is not timed.
-    ``inf`` where the augmented model does not get there in 100 steps.  workflows/studies/bench_augmented_gap.py
-    ``finish`` is the full-size version (workflows/pages/records/papers/004_augmented.md).
+    ``inf`` where the augmented model does not get there in 100 steps.  lab/studies/bench_augmented_gap.py
+    ``finish`` is the full-size version (lab/pages/records/papers/004_augmented.md).
     """
 
     timeout = 900

@@ -170,7 +170,7 @@ class ActiveLearningLoop:
         labelled test set scored after every step (error, NLL, ECE, ...); optional.
     acquisition
         an `Acquisition`, its name or its config dict (default
-        `gpal.registry.FOLLOW_UP_ACQUISITION`, BALD: the winner of the DR4 follow-up study).
+        `gpal.registry.FOLLOW_UP_ACQUISITION`, BALD: it scores what a label can teach the model).
     batch_size, n_queries
         sources per query and number of queries.  ``n_queries`` may
         be raised when resuming, to ask for more labels.

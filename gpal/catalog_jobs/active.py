@@ -7,11 +7,14 @@ with either oracle, point sources at ``follow_up_significance`` or more carrying
 ``follow_up_flags`` (`gpal.catalog_jobs.follow_up.bright_point_sources`), so that a simulated
 campaign asks about the sources a real one would; with the file oracle, also none "none of
 these" (the outlier flag fitted on the labelled sources and calibrated on the test ones, as the
-main job's).  A simulated pool is
+main job's), and vetted as the main job's target lists are (`vetted`): no source the sky already names, no source
+whose label puts ``--target`` outside its group (a bcu in a pulsar search), none outside the sky
+``--candidate-visible-from`` / ``--candidate-declination`` keep.  A simulated pool is
 left unflagged: it is made of the trained classes, so it holds no population the flag is for (its
 flags there would be the 5% false positives its threshold allows), and the flag's density needs 10
 labelled rows per component (80), more than a campaign that starts small has.  Each query file
-carries the target columns and the ``ood`` flag, with an ECSV twin giving their units
+carries what a target list's row says (positions, sexagesimal too, the ellipse, what is known and the search
+history, ``caveats``) and the ``ood`` flag, with an ECSV twin giving their units
 (`gpal.catalog_jobs.tables.write_ecsv_twin`).
 
 A run folder holds the loop's checkpoint (`gpal.active.report.CHECKPOINT_DIR`), with the
@@ -35,6 +38,7 @@ from gpal.active import (
 )
 from gpal.active.oracles import NOTHING_FOUND
 from gpal.active.report import CHECKPOINT_DIR, write_active_report
+from gpal.catalog_jobs.candidates import CANDIDATE_SETTINGS, caveats, known, visible
 from gpal.catalog_jobs.follow_up import DEFAULT_EXCLUDED_FLAGS, FOLLOW_UP_SETTINGS, bright_point_sources
 from gpal.catalog_jobs.job_settings import NEVER, JobSetting, check_settings, recorded_settings
 from gpal.catalog_jobs.model_folders import job_estimator
@@ -42,8 +46,9 @@ from gpal.catalog_jobs.prediction import DEFAULT_SELECT
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.settings import prior_for_rows
 from gpal.catalog_jobs.tables import write_ecsv_twin
+from gpal.catalogs.known_classes import outside_group
 from gpal.catalogs.releases import LAT_CLASS_CODES
-from gpal.catalogs.targets import TARGET_COLUMNS, target_columns
+from gpal.catalogs.targets import target_columns
 from gpal.data.dataset import NoisyDataset
 from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.estimators.settings import Setting
@@ -53,7 +58,7 @@ from gpal.registry import ACQUISITIONS, FOLLOW_UP_ACQUISITION
 from gpal.runs.output_dir import claim_output_dir, recorded_identity
 
 __all__ = ["ORACLES", "OTHER", "QUERIES_DIR", "acquisition_config", "acquisition_options", "campaign_settings",
-           "follow_up_outcomes", "run_active", "write_campaign_report"]
+           "follow_up_outcomes", "run_active", "vetted", "write_campaign_report"]
 
 #: Who labels: the catalog's own labels, hidden until asked for, or the observers, in query files.
 ORACLES = ("simulated", "file")
@@ -61,6 +66,8 @@ ORACLES = ("simulated", "file")
 OTHER = "other"
 #: The file oracle's query files, inside the run folder.
 QUERIES_DIR = "queries"
+#: The target-list cuts a file-oracle campaign's pool takes as the main job's lists do: the sky its telescope sees.
+_SKY_CUTS = ("candidate_declination", "candidate_visible_from")
 #: The acquisitions' options a campaign sets itself: the seed is the campaign's ``seed``.
 _CAMPAIGN_OWNED = ("seed",)
 
@@ -131,6 +138,8 @@ def campaign_settings() -> dict[str, JobSetting]:
         "select": JobSetting(Text(), ",".join(DEFAULT_SELECT), "file oracle: the pool, 'unassociated', 'bcu' or CLASS1 "
                              "codes, comma-separated (the default: the sources gpal classify classifies)"),
         **FOLLOW_UP_SETTINGS,
+        # the sky a campaign's observers can reach, as the main job's target lists take it
+        **{name: CANDIDATE_SETTINGS[name] for name in _SKY_CUTS},
     }
 
 
@@ -196,8 +205,8 @@ def run_active(selection: CatalogSelection, estimator: Any, out_dir: str | os.Pa
         labelled, test = data.split(test_size=s["test_size"], seed=seed)
         pool = catalog.pool(select=[t.strip() for t in s["select"].split(",") if t.strip()],
                             features=selection.features_of(catalog))
-        pool, described = _follow_up_pool(catalog, pool, labelled, test, s["follow_up_significance"], seed,
-                                           s["follow_up_flags"])
+        pool, described = _follow_up_pool(catalog, pool, labelled, test, s, seed, selection.class_groups(),
+                                           s.get("target"))
         oracle = FileOracle(out / QUERIES_DIR, describe=lambda ids: described.loc[ids].reset_index(),
                             twin=_query_twin)
         outcomes = follow_up_outcomes(*selection.class_groups())
@@ -243,24 +252,52 @@ def _bright_pool(catalog: Any, pool: NoisyDataset, min_significance: float,
 
 
 def _follow_up_pool(catalog: Any, pool: NoisyDataset, train: NoisyDataset, test: NoisyDataset,
-                    min_significance: float, seed: int,
-                    excluded_flags: Sequence[int] = DEFAULT_EXCLUDED_FLAGS) -> tuple[NoisyDataset, Any]:
-    """The pool the main job's follow-up list would rank, and what a query file says of each of its sources
-    (``ood_score``, ``ood`` and the target columns, indexed by ``Source_Name``).
+                    settings: Mapping[str, Any], seed: int,
+                    groups: tuple[Sequence[str], Mapping[str, Sequence[str]]],
+                    target: str | None = None) -> tuple[NoisyDataset, Any]:
+    """The pool the main job's target lists would rank, and what a query file says of each of its sources (what the
+    lists say: ``ood_score``, ``ood``, the target columns, what is known and the search history, ``caveats``;
+    indexed by ``Source_Name``).
 
-    `_bright_pool`, less the "none of these" sources: the score is fitted on ``train`` and its
-    threshold set on ``test``, as the main job's (`gpal.catalog_jobs.none_of_these.fitted_outlier_score`),
-    so a query file reads as its lists do.
+    `_bright_pool`, vetted as the main job's lists are (`vetted`), less the "none of these" sources: the score is
+    fitted on ``train`` and its threshold set on ``test``, as the main job's
+    (`gpal.catalog_jobs.none_of_these.fitted_outlier_score`).
     """
     from gpal.catalog_jobs.none_of_these import fitted_outlier_score
 
-    pool, targets = _bright_pool(catalog, pool, min_significance, excluded_flags)
+    pool, targets = _bright_pool(catalog, pool, settings["follow_up_significance"], settings["follow_up_flags"])
     scorer = fitted_outlier_score(train, test, seed)
     targets["ood_score"] = scorer.score(pool)
     targets["ood"] = targets["ood_score"].to_numpy() > scorer.threshold_
-    keep = ~targets["ood"].to_numpy(bool)
-    described = targets.loc[keep, ["Source_Name", "ood_score", "ood", *TARGET_COLUMNS]].set_index("Source_Name")
-    return pool.subset(np.nonzero(keep)[0]), described
+    keep = ~targets["ood"].to_numpy(bool) & vetted(catalog, targets, pool.aux["CLASS1"], groups, target, settings)
+    return pool.subset(np.nonzero(keep)[0]), targets.loc[keep].set_index("Source_Name")
+
+
+def vetted(catalog: Any, targets: pd.DataFrame, class1: Sequence[str],
+           groups: tuple[Sequence[str], Mapping[str, Sequence[str]]], target: str | None,
+           cuts: Mapping[str, Any]) -> np.ndarray:
+    """Which sources of ``targets`` (their `target_columns`, in order) a campaign may ask about, by the main job's
+    rules for its target lists (`gpal.catalog_jobs.candidates`): none the sky already names (`known`), none whose
+    catalog label puts ``target`` outside its group (a bcu is never a pulsar candidate), none outside the
+    declinations the sky cuts keep (`visible`).  ``targets`` gains the columns a list row has: what is known, the
+    search history and ``caveats``.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n,) boolean mask.
+    """
+    from gpal.catalog_jobs.prediction import known_columns
+
+    context, _ = known_columns(catalog, targets["Source_Name"].tolist())
+    for name in context.columns:
+        targets[name] = context[name].to_numpy()
+    targets["caveats"] = caveats(targets)
+    keep = ~known(targets) & visible(targets, {name: cuts[name] for name in _SKY_CUTS})
+    if target is not None:
+        classes, merge = groups
+        keep &= ~outside_group(np.asarray(class1, dtype=str), classes, merge)[:, list(classes).index(target)]
+    return keep
 
 
 def _query_twin(frame: pd.DataFrame, path: Path) -> Path:

@@ -5,9 +5,8 @@ Why: a bcu (a blazar of uncertain type) is classified as a blazar by the catalog
 measurements alone.  A model of the main job's estimator trained on the release's BL Lacs and FSRQs only, with
 the 4LAC-DR3 synchrotron peak and high-energy peak (`gpal.catalogs.lac.lac_features`) beside the main job's
 features, gives the bcu that FL16Y later typed a lower NLL of q = p_fsrq / (p_bll + p_fsrq) than a model of all
-classes (the later-label study's bll / fsrq / pulsar): 4FGL 0.185 against 0.210 and DR4 0.055 against 0.068 (paired intervals clear of 0), DR2 0.142 against
-0.149 (within the noise); the AUC moves within the noise (the 4LAC study, ``workflows/studies/4lac.yaml``, record
-workflows/pages/records/results/bcu_4lac.json, on docs/results.md).
+classes: the synchrotron peak is what separates the two blazar types, and the gamma-ray features see it only
+indirectly (docs/results.md, the bcu section, has the measurements).
 
 What: `fit_bcu_types` trains that model on every labelled bll and fsrq source of the job (not only the training
 split: the held-out check never reads it) and saves it with its record in the run folder's ``model/``
@@ -24,19 +23,15 @@ population's variance as error bar (`lac_features`), the treatment the measureme
 names no 4FGL source (3FGL) cannot be joined to 4LAC: its bcu keep the main model's split, and the table's
 ``BCUSPLIT`` keyword says why.
 
-Measured in the main job against its four-class model (the bcu-split study, ``workflows/studies/bcu_split.yaml``,
-record workflows/pages/records/results/bcu_4lac.split.json, on docs/results.md: DR4, 4FGL and DR2 with ``bcu_types``
-'4lac' and 'none', seeds 0-2, their later check on FL16Y): the NLL of q on the bcu FL16Y typed went 0.065 -> 0.055 (DR4, 264 bcu) and 0.215 -> 0.185 (4FGL,
-418), paired 95% intervals below 0, and 0.144 -> 0.142 (DR2, 321, level); the AUC moved within the noise.  Its
-cost: the main job on FL16Y, in a fresh folder, takes about a fifth more CPU time (study bcu_split_cost; docs/results.md, the
-bcu section), above the 10% issue 72 allows: the split is asked for (``--bcu-types 4lac``), not the default.  The
-cost is mostly fixed (a second model's TensorFlow functions traced and compiled: its shapes, two classes and the
+Why it is asked for (``--bcu-types 4lac``) and not the default: it costs the main job about a fifth more CPU
+time (docs/results.md, the bcu section), for a better NLL of q on the bcu and an AUC that moves within the
+noise.  The cost is mostly fixed (a second model's TensorFlow functions traced and compiled: its shapes, two classes and the
 20 inputs, are not the main model's, so none of the main model's is shared; and its population prior's
 deconvolution), so fewer epochs or inducing points cut little of it, and the cheap splits without a GP (logistic
-regression on the peaks, or on the main model's logit q and the peaks) are worse on later labels (the same study).
+regression on the peaks, or on the main model's logit q and the peaks) are worse on later labels.
 
-Why its AUC on 4FGL and DR2 stays near 0.89 (the same study, its cost table): every later-typed bcu of those
-releases has a 4LAC row; the AUC goes to a few later FSRQs whose counterparts look like BL Lacs on everything
+Why its AUC on 4FGL and DR2 does not rise: every later-typed bcu of those releases has a 4LAC row; the AUC goes
+to a few later FSRQs whose counterparts look like BL Lacs on everything
 4LAC measures (synchrotron peaks above 10^14 Hz: 4FGL J0132.7-0804, J0154.3-0236, J0317.8-4414), which no feature
 without a spectrum ranks as FSRQs; more of 4LAC's SED (the peaks' fluxes, the Compton dominance:
 `gpal.catalogs.lac.LAC_QUANTITIES`) does not help, so the model reads the two peaks only.
@@ -65,7 +60,7 @@ __all__ = ["BCU_TYPES", "BCU_TYPES_DEFAULT", "BLAZARS", "NOT_SPLIT", "BcuSplit",
 
 #: The ``bcu_types`` setting's choices: split the bcu with the 4LAC blazar-type model, or leave the main model's split.
 BCU_TYPES = ("4lac", "none")
-#: Off by default: the blazar-type model's fit costs the main job more than issue 72's 10% (module docstring).
+#: Off by default: the blazar-type model's fit costs the main job about a fifth more CPU time (module docstring).
 BCU_TYPES_DEFAULT = "none"
 #: The two blazar classes the rule splits between (the main model's class names).
 BLAZARS = ("bll", "fsrq")

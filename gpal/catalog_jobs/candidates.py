@@ -43,7 +43,7 @@ from gpal.catalog_jobs.job_settings import (
 from gpal.catalog_jobs.visibility import TELESCOPES, declination_range
 from gpal.constraints import Integer, ListOf, OneOf, Optional, Real
 
-__all__ = ["CANDIDATE_SETTINGS", "CUTS", "Cut", "DOUBTFUL_FLAGS", "FLAG_NUMBERS", "LATER_YIELD_RATIOS", "NO_COUNTERPART",
+__all__ = ["BLAZAR_SECTIONS", "CANDIDATE_SETTINGS", "CUTS", "Cut", "DOUBTFUL_FLAGS", "FLAG_NUMBERS", "LATER_YIELD_RATIOS", "NO_COUNTERPART",
            "ORDER_RULE", "RANK_DIGITS", "TRUSTED_YIELD", "UNKNOWN_NATURE", "candidate_lists", "caveats", "check_cuts",
            "clean", "cuts_from_meta", "cuts_identity", "cuts_meta", "cuts_text", "expected_members", "flag_mask",
            "followable", "kept_declinations", "known", "known_sources", "later_yield_words", "numbered", "passes_flags",
@@ -52,9 +52,9 @@ __all__ = ["CANDIDATE_SETTINGS", "CUTS", "Cut", "DOUBTFUL_FLAGS", "FLAG_NUMBERS"
 #: A flag number: the LAT catalogs document flags 1 to 14; a Flags column holds at most 32 bits.
 FLAG_NUMBERS = Integer(1, 32)
 #: The catalog flags that put a candidate's reality or position in doubt: every documented flag but 12 (a highly
-#: curved spectrum, what pulsars show).  Measured over the open sky's target lists of every release older than
-#: FL16Y (docs/results.md, "The open sky"): flagged rows were lost by FL16Y 8 times as often (172 of 1228 against
-#: 71 of 4050) and, where FL16Y classes them, kept their class less often (132 of 164 against 1167 of 1306).
+#: curved spectrum, what pulsars show).  On the target lists of every release older than FL16Y, flagged rows were
+#: far more often lost by FL16Y and, where FL16Y classes them, kept their class less often (docs/results.md, "The
+#: open sky").
 DOUBTFUL_FLAGS = (1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 13, 14)
 #: The caveat of an unassociated candidate of a blazar class (`gpal.catalogs.known_classes.BLAZAR_CODES`), whose
 #: follow-up is its counterpart's spectrum: nothing is identified yet to point a spectrograph at.
@@ -68,15 +68,18 @@ PLANE_LATITUDE = 2.0
 RANK_DIGITS = 2
 #: How a target list is ordered, in its header's words.
 ORDER_RULE = (f"p_<class> rounded to {RANK_DIGITS} decimals, highest first; ties by Signif_Avg, highest first, "
-              "then by Conf_95_SemiMajor, smallest first")
+              "then by Conf_95_SemiMajor, smallest first; a blazar list ranks the sources with a counterpart "
+              "(section 'counterpart') before the unassociated ones (section 'unassociated')")
+#: The sections of a blazar class's list, in their order: its follow-up is the counterpart's spectrum, which an
+#: unassociated source does not have yet.
+BLAZAR_SECTIONS = ("counterpart", "unassociated")
 #: Per default class, the smallest and largest ratio of a target list's expected members to the members a later
-#: release found among its rows, over the ten release pairs of the open-sky study (docs/results.md, "The open
-#: sky": the default variant's table of target lists; tests/workflows/test_results_page.py checks the two agree):
-#: how far to trust a list's EXPECTED.
+#: release found among its rows, over the ten release pairs of docs/results.md's "The open sky" (its table of the
+#: default variant's target lists): how far to trust a list's EXPECTED.
 LATER_YIELD_RATIOS: Mapping[str, tuple[float, float]] = types.MappingProxyType({
     "bll": (0.96, 1.02), "fsrq": (0.81, 2.03), "other": (0.90, 4.40), "pulsar": (0.81, 1.26)})
-#: The band of expected over found members inside which a class's lists' yields held (issue 70's target for the
-#: pulsar list: within a factor 1.5 either way).
+#: The band of expected over found members inside which a class's lists' yields count as held (within a factor
+#: 1.5 either way: a list that promises twice what a follow-up finds wastes the follow-up's time).
 TRUSTED_YIELD = (0.67, 1.5)
 
 
@@ -336,12 +339,14 @@ def ranked_by(rows: pd.DataFrame, column: str) -> pd.DataFrame:
 
 
 def _ranked(rows: pd.DataFrame, cls: str) -> pd.DataFrame:
-    """``rows`` in the `ORDER_RULE`, `numbered`."""
-    key = pd.DataFrame({"p": rows[proba_column(cls)].round(RANK_DIGITS),
+    """``rows`` in the `ORDER_RULE` (a ``section`` column first, where the rows have one), `numbered`."""
+    key = pd.DataFrame({"section": (rows["section"].map(BLAZAR_SECTIONS.index) if "section" in rows
+                                    else np.zeros(len(rows), dtype=int)),
+                        "p": rows[proba_column(cls)].round(RANK_DIGITS),
                         "s": np.nan_to_num(rows["Signif_Avg"].to_numpy(np.float64), nan=-np.inf),
                         "e": np.nan_to_num(rows["Conf_95_SemiMajor"].to_numpy(np.float64), nan=np.inf)},
                        index=rows.index)
-    order = key.sort_values(["p", "s", "e"], ascending=[False, False, True], kind="stable").index
+    order = key.sort_values(["section", "p", "s", "e"], ascending=[True, False, False, True], kind="stable").index
     return numbered(rows.loc[order])
 
 
@@ -358,14 +363,36 @@ def candidate_lists(frame: pd.DataFrame, classes: Sequence[str], merge: Mapping[
     model_classes = classes_from_columns(frame.columns)
     excluded = outside_group(frame["CLASS1"].fillna("").to_numpy(str), model_classes, merge)
     frame = frame.assign(caveats=caveats(frame))
-    lists = {cls: _ranked(frame[keep & (predicted == cls) & ~excluded[:, model_classes.index(cls)]], cls)
-             for cls in classes}
-    for cls, rows in lists.items():
-        if set(merge.get(cls, (cls,))) <= set(BLAZAR_CODES) and len(rows):
-            unassociated = rows["CLASS1"].fillna("").astype(str).str.strip().to_numpy() == ""
-            rows["caveats"] = ["; ".join(filter(None, (words, NO_COUNTERPART))) if alone else words
-                               for words, alone in zip(rows["caveats"], unassociated)]
+    lists = {}
+    for cls in classes:
+        rows = frame[keep & (predicted == cls) & ~excluded[:, model_classes.index(cls)]]
+        if set(merge.get(cls, (cls,))) <= set(BLAZAR_CODES):
+            rows = _blazar_rows(rows)
+        lists[cls] = _ranked(rows, cls)
     return lists
+
+
+def _blazar_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """A blazar class's candidates as a spectroscopist reads them: in a ``section`` each (`BLAZAR_SECTIONS`: a
+    counterpart to take a spectrum of, or none yet, said in ``caveats``), and a type another catalog already gives
+    (an earlier release's, ``typed_before``; 4LAC-DR3's, ``LAC_class``) said in ``caveats``."""
+    unassociated = rows["CLASS1"].fillna("").astype(str).str.strip().to_numpy() == ""
+    typed = [_typed_words(before, lac, z) for before, lac, z in zip(
+        rows.get("typed_before", pd.Series([""] * len(rows), index=rows.index)).fillna(""),
+        rows.get("LAC_class", pd.Series([""] * len(rows), index=rows.index)).fillna(""),
+        rows.get("LAC_Redshift", pd.Series([np.nan] * len(rows), index=rows.index)))]
+    words = ["; ".join(filter(None, (said, type_words, NO_COUNTERPART if alone else "")))
+             for said, type_words, alone in zip(rows["caveats"], typed, unassociated)]
+    return rows.assign(caveats=words, section=np.where(unassociated, BLAZAR_SECTIONS[1], BLAZAR_SECTIONS[0]))
+
+
+def _typed_words(before: str, lac_class: str, redshift: float) -> str:
+    """'already typed: 4FGL-DR4 bll; 4LAC-DR3 bll, z = 0.525' ('' where no catalog types the source)."""
+    found = [str(before)] if str(before).strip() else []
+    if str(lac_class).strip().lower() in ("bll", "fsrq"):
+        z = f", z = {redshift:.3f}" if np.isfinite(redshift) and redshift > 0 else ""
+        found.append(f"4LAC-DR3 {str(lac_class).strip().lower()}{z}")
+    return f"already typed: {'; '.join(found)}" if found else ""
 
 
 def clean(rows: pd.DataFrame) -> pd.DataFrame:

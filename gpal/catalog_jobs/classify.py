@@ -63,7 +63,7 @@ from gpal.runs.background import Beside, abandon_if, run_steps
 from gpal.runs.output_dir import claim_output_dir
 from gpal.runs.timings import StepTimes, since_process_start
 
-__all__ = ["DEFAULT_BASELINES", "SETTINGS", "classify_catalog"]
+__all__ = ["DEFAULT_BASELINES", "DEFAULT_TEST_SIZE", "SETTINGS", "classify_catalog"]
 
 
 #: The classifiers a user would otherwise reach for, fitted on the main job's split and features.
@@ -91,10 +91,12 @@ SETTINGS = {
     **CANDIDATE_SETTINGS,
     **FOLLOW_UP_SETTINGS,
     **FORMAT_SETTINGS,
-    "pulsar_catalogue": JobSetting(Optional(Text()), None,
-                                   "a psrcat.db file of the ATNF Pulsar Catalogue (gzipped or not) whose pulsars inside "
-                                   "a source's 95% ellipse make it known (None: the shipped version 1.64)",
-                                   record=WHEN_CHANGED),
+    "known_pulsars": JobSetting(Optional(Text()), None,
+                                "the known pulsars whose position inside a source's 95% ellipse makes it known: an "
+                                "ATNF Pulsar Catalogue psrcat.db (gzipped or not), or a CSV with columns name, ra, dec "
+                                "(J2000, degrees or sexagesimal) [, p0 (s)] of discoveries newer than it (None: the "
+                                "shipped ATNF catalogue, version 1.64 of 2021)",
+                                record=WHEN_CHANGED),
     "bcu_types": JobSetting(OneOf(BCU_TYPES), BCU_TYPES_DEFAULT,
                             "how each bcu's blazar probability is split between bll and fsrq: '4lac' by a model "
                             "trained on the BL Lacs and FSRQs with the counterpart's 4LAC-DR3 synchrotron and "
@@ -182,7 +184,7 @@ def classify_catalog(
                        "outlier score"),
                 # what is known of each source (the earlier releases, loaded and linked; the ATNF pulsars): a second
                 # of reading that the classification needs and the fit does not
-                Beside("known sources", lambda done, stop: known_index(job.catalog, job.settings["pulsar_catalogue"]),
+                Beside("known sources", lambda done, stop: known_index(job.catalog, job.settings["known_pulsars"]),
                        "fit", "outlier score"),
                 Beside("held-out figures", lambda done, stop: held_out_figures(done["held-out check"].run,
                                                                                partial(abandon_if, stop)),
@@ -234,11 +236,11 @@ def _plan(selection: CatalogSelection, estimator: Any, given: Mapping[str, Any],
     tokens = select_tokens([t for t in DEFAULT_SELECT if t not in trained_codes] if select is None else select)
     header = header_of(SETTINGS, values)  # the lists and the report read the cuts and follow-up settings back
     job_values = {name: values[name] for name in ("test_size", "chunk_size", "baselines", "target", "pool_prior",
-                                                  "pulsar_catalogue", "table_formats", "bcu_types")}
-    if job_values["pulsar_catalogue"] is not None:  # a missing or malformed file is refused before any work
+                                                  "known_pulsars", "table_formats", "bcu_types")}
+    if job_values["known_pulsars"] is not None:  # a missing or malformed file is refused before any work
         from gpal.catalogs.psrcat import read_psrcat
 
-        read_psrcat(job_values["pulsar_catalogue"])
+        read_psrcat(job_values["known_pulsars"])
     lac = read_lac() if job_values["bcu_types"] == "4lac" else None  # a missing or damaged 4LAC, likewise
     values.require_all_read("classify_catalog")
     pool = selection_pool(cat, tokens, data.meta["features"])  # an unknown selection fails before training, not after
@@ -344,7 +346,7 @@ def _classify_sources(job: _MainJob, trained: TrainedModel, outliers: Mapping[st
     table = dated(predict_catalog(trained, job.catalog, job.tokens, chunk_size=job.settings["chunk_size"],
                                   executor=executor, progress=progress, pool=job.pool, information=False,
                                   pool_prior=False, outliers=outliers,  # moved below, where its record is made
-                                  pulsars=job.settings["pulsar_catalogue"], known=known))
+                                  pulsars=job.settings["known_pulsars"], known=known))
     table = replace(table, meta={**table.meta, **job.header})
     pool_proba = proba_of(table.frame, trained.classes)
     record = None
@@ -433,9 +435,8 @@ def _write_baselines(job: _MainJob, folder: Path, later_baselines: dict[str, np.
     ``later_baselines``: the later check fits nothing again.  Returns the table as written.
 
     Once ``stop`` is set (the model's fit beside it failed or was interrupted), a model's training ends at its next
-    epoch by raising `Abandoned`, and nothing is written.  (The baselines in a thread of their own beside the twin
-    measured no faster, by the main job's timing study, workflows/studies/main_job_parts.yaml: the two fits already keep
-    both cores busy.)"""
+    epoch by raising `Abandoned`, and nothing is written.  (The baselines run after the twin, not in a thread
+    beside it: the two fits already keep both cores busy, and a third thread measured no faster.)"""
     train, test, later_pool, seed = job.train, job.test, job.later_pool, job.seed
     names, models = list(job.settings["baselines"]), _error_blind_twin(job.estimator)
     tests = [test.X] if later_pool is None else [test.X, later_pool.X]

@@ -1,4 +1,4 @@
-"""The later-label study: gpal and the baselines scored by what later releases found, on every check, over seeds.
+"""The later-label checks: gpal and the baselines scored by what later releases found, on every check, over seeds.
 
 For each release pair (earlier, later), every labelled bll / fsrq / pulsar (psr + msp) source of the
 earlier release trains each model; its unassociated and bcu sources are classified and scored by the
@@ -47,12 +47,13 @@ from gpal.evaluation.comparison import balanced_accuracy, difference_text, resam
 from gpal.evaluation.metrics import negative_log_likelihood, roc_auc
 from gpal.warning_filters import changed_filters
 
-__all__ = ["BCU", "CLASSES", "GP_VARIANTS", "HELD_OUT", "PAIRS", "POOL_PRIOR", "POOL_PRIOR_UNASSOCIATED",
-           "TEMPERATURE", "TEMPERATURE_BIAS", "check_pairs", "fit_unit",
-           "difference_to_gpal", "fold_bcu", "measure_check", "moved_to_pool", "paired_table", "scored_rows",
-           "with_bcu_class"]
+__all__ = ["BCU", "CLASSES", "GP_VARIANTS", "HELD_OUT", "MERGE", "N_BOOT", "PAIRS", "POOL_PRIOR",
+           "POOL_PRIOR_UNASSOCIATED", "TEMPERATURE", "TEMPERATURE_BIAS", "check_data", "check_pairs", "check_probabilities", "fit_unit",
+           "difference_to_gpal", "fold_bcu", "later_codes", "measure_check", "model_measures", "moved_to_pool", "paired_table",
+           "release_sets", "scored_rows", "variant_kernel", "with_bcu_class"]
 
 CLASSES = ("bll", "fsrq", "pulsar")
+#: The CLASS1 codes merged into one class of `CLASSES` (the main job's pulsar class).
 MERGE = {"pulsar": ("psr", "msp")}
 #: The later-label checks of docs/results.md ("What later releases found"), earlier:later.
 PAIRS = ("3FGL:FL16Y", "4FGL:FL16Y", "4FGL-DR2:FL16Y", "4FGL:4FGL-DR4", "4FGL-DR4:FL16Y")
@@ -76,14 +77,10 @@ POOL_PRIOR_UNASSOCIATED = "gpal+pool_unassociated"
 #: the ELBO (sample weights n / (C n_c)); ``kernel="se_plus_linear"``: a linear kernel added to the squared
 #: exponential, so the latent functions can extrapolate beyond the training sources; ``bcu_class``: the release's bcu
 #: sources train a fourth class (`with_bcu_class`), folded back into bll and fsrq (`fold_bcu`), as the published AGN
-#: classifiers count every AGN, bcu included, against the pulsars (the ranking study,
-#: workflows/studies/ranking_causes.yaml, record workflows/studies/records/ranking_causes.md: it ranks pulsars a
-#: little better and is calibrated worse); ``kernel_variance``: the squared exponential starts at
+#: classifiers count every AGN, bcu included, against the pulsars; ``kernel_variance``: the squared exponential starts at
 #: this variance instead of 1, so that the 50 epochs end sharper; ``class_kernel_variances``: each class's kernel
-#: starts at its own variance (bll, fsrq, pulsar), fsrq's and pulsar's near where 200 epochs take them.  The
-#: kernel-start study measures both (workflows/studies/calibration_init.yaml, record
-#: workflows/studies/records/calibration/calibration_init_seeds0-9.json: held out, its candidates var10, var20 and
-#: var_1_4_11; record workflows/studies/records/calibration/later_labels_var20.json: variance 20 on later labels).
+#: starts at its own variance (bll, fsrq, pulsar), fsrq's and pulsar's near where 200 epochs take them.  Each is a
+#: question a later label can answer (is the main job's choice the better one?), so each runs as a model of a check.
 GP_VARIANTS: dict[str, dict[str, Any]] = {
     "gpal": {},
     "gpal_inducing100": {"num_inducing": 100},
@@ -97,6 +94,7 @@ GP_VARIANTS: dict[str, dict[str, Any]] = {
 }
 #: The CLASS1 code of the blazars of uncertain type, the fourth class of ``bcu_class``.
 BCU = "bcu"
+#: Bootstrap resamples of a check's paired intervals (the workflow's ``n_boot`` default).
 N_BOOT = 1000
 N_BINS = 15
 
@@ -127,9 +125,12 @@ def check_pairs(pairs: Sequence[str]) -> list[tuple[str, str]]:
 
 
 @functools.lru_cache(maxsize=8)
-def _sets(release: str) -> tuple[Any, Any, Any]:
+def release_sets(release: str) -> tuple[Any, Any, Any]:
     """The release's catalog, its labelled bll / fsrq / pulsar sources and its unassociated + bcu sources, with the
-    release's main-job features (built once per process: the units of a run share them)."""
+    release's main-job features (built once per process: the units of a run share them).
+
+    Public so that an analysis of a later-label run reads the very rows the run scored, in its order.
+    """
     from gpal.catalogs import load_catalog
 
     catalog = load_catalog(release)
@@ -142,12 +143,13 @@ def _sets(release: str) -> tuple[Any, Any, Any]:
 
 
 @functools.lru_cache(maxsize=8)
-def _later_codes(earlier: str, later: str) -> np.ndarray:
-    """The later release's CLASS1 code of each of the earlier release's pool sources ('' where it has none)."""
+def later_codes(earlier: str, later: str) -> np.ndarray:
+    """The later release's CLASS1 code of each of the earlier release's pool sources ('' where it has none): the truth
+    a later-label check scores, row for row with `release_sets`' pool."""
     from gpal.catalogs import load_catalog
     from gpal.catalogs.links import link_later
 
-    first, pool = _sets(earlier)[0], _sets(earlier)[2]
+    first, pool = release_sets(earlier)[0], release_sets(earlier)[2]
     last = load_catalog(later)
     with changed_filters():
         warnings.simplefilter("ignore")
@@ -163,19 +165,20 @@ def _trained_release(check: str) -> str:
     return check.split(":", 1)[1] if check.startswith("held-out:") else check.split(":")[0]
 
 
-def _check_data(check: str, seed: int) -> tuple[Any, Any, np.ndarray]:
-    """Training rows, rows to classify and their CLASS1 codes (the earlier release's) of one check and seed."""
+def check_data(check: str, seed: int) -> tuple[Any, Any, np.ndarray]:
+    """Training rows, rows to classify and their CLASS1 codes (the earlier release's) of one check and seed: what
+    `fit_unit` fits and scores, for a model of one's own to be fitted on the same rows."""
     if check.startswith("held-out:"):
-        _, data, _ = _sets(_trained_release(check))
+        _, data, _ = release_sets(_trained_release(check))
         train, test = data.split(test_size=TEST_SIZE, seed=seed, stratify=True)
         return train, test, np.array([CLASSES[k] for k in test.y])
-    _, train, pool = _sets(_trained_release(check))
+    _, train, pool = release_sets(_trained_release(check))
     return train, pool, np.asarray(pool.aux["CLASS1"]).astype(str)
 
 
-def _kernel(name: str | None, n_features: int, variance: float | None = None) -> Any:
-    """The kernel a variant names (None: the estimator's default), its squared exponential starting at ``variance``
-    (None: 1, gpflow's start)."""
+def variant_kernel(name: str | None, n_features: int, variance: float | None = None) -> Any:
+    """The kernel a variant of `GP_VARIANTS` names (None: the estimator's default), its squared exponential starting
+    at ``variance`` (None: 1, gpflow's start); public so that a fit outside the check uses the variant's kernel."""
     if name is None and variance is None:
         return None
     if name not in (None, "se_plus_linear"):
@@ -228,7 +231,7 @@ def _gp_proba(variant: Mapping[str, Any], seed: int, train: Any, X: np.ndarray, 
         train = with_bcu_class(train, pool)
     kernel_variance = params.pop("kernel_variance", None)
     if "kernel" in params or kernel_variance is not None:
-        params["kernel"] = _kernel(params.get("kernel"), train.X.shape[1], kernel_variance)
+        params["kernel"] = variant_kernel(params.get("kernel"), train.X.shape[1], kernel_variance)
     weight = None
     if balanced:
         counts = np.bincount(train.y, minlength=train.n_classes).astype(float)
@@ -267,13 +270,13 @@ def fit_unit(check: str, seed: int, model: str) -> dict[str, Any]:
     probabilities of the rest (``proba``) and their classes (``y``)."""
     from gpal.evaluation.baselines import BASELINES, fit_baselines
 
-    train, rows, _ = _check_data(check, seed)
+    train, rows, _ = check_data(check, seed)
     if model == TEMPERATURE[1]:
         fit, validation = train.split(test_size=VALIDATION_SIZE, seed=seed, stratify=True)
         proba = _gp_proba(GP_VARIANTS[TEMPERATURE[0]], seed, fit, validation.X, validation.X_var)
         return {"proba": proba.tolist(), "y": validation.y.tolist()}
     if model in GP_VARIANTS:
-        pool = _sets(_trained_release(check))[2]  # the release's bcu train a fourth class in `bcu_class`
+        pool = release_sets(_trained_release(check))[2]  # the release's bcu train a fourth class in `bcu_class`
         return {"proba": _gp_proba(GP_VARIANTS[model], seed, train, rows.X, rows.X_var, pool=pool).tolist()}
     if model in (POOL_PRIOR[1], POOL_PRIOR_UNASSOCIATED):
         raise ValueError(f"{model} has no fit of its own: it moves {POOL_PRIOR[0]}'s probabilities (check_probabilities)")
@@ -307,15 +310,15 @@ def moved_to_pool(proba: np.ndarray, class1: np.ndarray, train_y: np.ndarray, ev
 def scored_rows(check: str, seed: int) -> dict[str, np.ndarray]:
     """What a check scores: each row's class code (0..2, -1 where it has none of the three), whether it enters the
     AGN-vs-pulsar AUC and its truth there (pulsar = 1), and (held-out checks) whether it is in the faintest quarter."""
-    train, rows, class1 = _check_data(check, seed)
+    train, rows, class1 = check_data(check, seed)
     if check.startswith("held-out:"):
         label = rows.y.astype(np.int64)
-        signif = _sets(_trained_release(check))[0].values_of("significance", [str(i) for i in rows.ids])
+        signif = release_sets(_trained_release(check))[0].values_of("significance", [str(i) for i in rows.ids])
         return {"label": label, "agn_pulsar": np.ones(label.size, bool), "pulsar": label == CLASSES.index("pulsar"),
                 "faint": signif <= np.quantile(signif, 0.25)}
     from gpal.catalogs.schemes import coarse_group
 
-    codes = _later_codes(*check.split(":"))
+    codes = later_codes(*check.split(":"))
     label = np.array([CLASSES.index(c) if c in CLASSES else CLASSES.index("pulsar") if c in MERGE["pulsar"] else -1
                       for c in codes])
     group = np.array([coarse_group(c) if c not in ("", "unk") else "" for c in codes])
@@ -332,7 +335,7 @@ def check_probabilities(check: str, seed: int, units: Mapping[str, Mapping[str, 
     check gpal's own: the pool prior moves the pool only)."""
     from gpal.evaluation.recalibration import TemperatureScaling
 
-    train, _, class1 = _check_data(check, seed)
+    train, _, class1 = check_data(check, seed)
     proba = {m: np.asarray(u["proba"]) for m, u in units.items() if m != TEMPERATURE[1]}
     if TEMPERATURE[1] in units and TEMPERATURE[0] in proba:
         val = units[TEMPERATURE[1]]
@@ -349,7 +352,7 @@ def check_probabilities(check: str, seed: int, units: Mapping[str, Mapping[str, 
         return proba
     from gpal.catalogs.known_classes import association_weight
 
-    catalog, _, pool = _sets(_trained_release(check))
+    catalog, _, pool = release_sets(_trained_release(check))
     association = association_weight(catalog, [str(i) for i in pool.ids])
     known = {m: _known(p, class1, train, association) for m, p in proba.items()}
     if pool_prior:
@@ -358,9 +361,9 @@ def check_probabilities(check: str, seed: int, units: Mapping[str, Mapping[str, 
     return known
 
 
-def _measures(scored: Mapping[str, np.ndarray], proba: np.ndarray, index: Mapping[str, np.ndarray | None]) -> dict:
+def model_measures(scored: Mapping[str, np.ndarray], proba: np.ndarray, index: Mapping[str, np.ndarray | None]) -> dict:
     """Every measure of one model's ``proba``; with ``index`` (measure group -> (B, n) resample of its rows) the
-    measure of each resample instead."""
+    measure of each resample instead.  What `measure_check` reports per model, for probabilities of one's own."""
     label, out = scored["label"], {}
     three = label >= 0
     y, p = label[three], proba[three]
@@ -401,7 +404,7 @@ def measure_check(check: str, seeds: Sequence[int], probabilities: Mapping[int, 
     ``reference`` minus the model.  ``probabilities``: seed -> model -> the check's rows' probabilities."""
     scored = {s: scored_rows(check, s) for s in seeds}
     models = [m for m in probabilities[seeds[0]] if all(m in probabilities[s] for s in seeds)]
-    values = {m: [_measures(scored[s], probabilities[s][m], {}) for s in seeds] for m in models}
+    values = {m: [model_measures(scored[s], probabilities[s][m], {}) for s in seeds] for m in models}
     boot = {}
     for m in models:
         per_seed = []
@@ -411,7 +414,7 @@ def measure_check(check: str, seeds: Sequence[int], probabilities: Mapping[int, 
             sizes = {"three": int((sc["label"] >= 0).sum()), "agn_pulsar": int(sc["agn_pulsar"].sum()),
                      "bll_fsrq": int(np.isin(sc["label"], [0, 1]).sum())}
             index = {k: rng.integers(0, n, (n_boot, n)) for k, n in sizes.items() if n > 0}
-            per_seed.append(_measures(sc, probabilities[s][m], index))
+            per_seed.append(model_measures(sc, probabilities[s][m], index))
         boot[m] = {k: np.nanmean([r[k] for r in per_seed], axis=0) for k in per_seed[0]}
     rows = []
     sizes = {"nll": "three", "ece": "three", "balanced_accuracy": "three", "agn_pulsar_auc": "agn_pulsar",
@@ -447,7 +450,7 @@ def difference_to_gpal(measure: Mapping[str, float]) -> str:
 
 def paired_table(measures: pd.DataFrame, models: Sequence[str], shown: Sequence[str] = (
         "nll", "ece", "balanced_accuracy", "agn_pulsar_auc", "pulsar_blazar_auc", "bll_fsrq_auc")) -> pd.DataFrame:
-    """The study's table: one row per check and model, each measure as 'value' and, beside gpal, 'model - gpal'
+    """The checks' table: one row per check and model, each measure as 'value' and, beside gpal, 'model - gpal'
     with its interval (`difference_to_gpal`)."""
     out = []
     for (check, model), part in measures.groupby(["check", "model"], sort=False):

@@ -14,13 +14,11 @@ The shares EM estimates are those of the blazar and pulsar classes (`ESTIMATED_C
 other populations (an ``other`` class: remnants, binaries, star-forming regions, clusters ...) keeps its training
 share.  Why: those populations are the faint, soft sources the unassociated ones resemble most, so the covariate
 shift draws EM's estimate towards them: on 4FGL-DR4, left free, it drew nearly all the unassociated sources into
-``other``, where FL16Y later classed 40 of the 305 it associates as such (docs/results.md, "The open sky").
+``other``, where FL16Y later classed few of them (docs/results.md, "The open sky").
 
 Why off: with the open sky's ``other`` class among the trained classes (`gpal.catalogs.schemes.DEFAULT_SCHEME`),
 moving the unassociated sources to the mix EM finds makes the lists promise more pulsars and fewer blazars than
-later releases found (docs/results.md, "The open sky": the pulsar lists' expected pulsars 1.01-1.90 times those
-found on the ten release pairs, 0.81-1.26 without it; the expected blazars 0.75-0.84 of those found on the four pairs
-scored by FL16Y, 0.90-1.07 without it).  It was on while the model knew three classes
+later releases found (docs/results.md, "The open sky").  It was on while the model knew three classes
 only, where it lowered the later-label NLL (docs/results.md, "The pool prior"): there it stood in for the populations
 the model did not know.  Why the unassociated only: measured on later labels (the pool-prior table), where moving the
 bcu too loses on three of the five checks.  Caveat: the
@@ -108,7 +106,7 @@ def adjust_to_pool(proba: np.ndarray, groups: Sequence[Any], prior: np.ndarray, 
     """``proba`` (rows summing to 1, made by a model whose training class shares are ``prior``) with the rows of
     each group in ``moved`` (``groups``: one label per row, e.g. `gpal.catalogs.classes.source_groups`) moved to
     that group's own class mix estimated by EM from its rows alone; the other rows are left as given.  ``moved``:
-    the pool prior's `MOVED_GROUPS`; None moves every group (what the later-label study compares it with).
+    the pool prior's `MOVED_GROUPS`; None moves every group (the alternative the later-label checks compare it with).
     ``merge``: the CLASS1 codes of each class (`held_classes`: the other populations keep their training share).
 
     Returns

@@ -42,6 +42,7 @@ from gpal.catalogs import load_catalog, repaired_text
 from gpal.catalogs.known_classes import apply_known_classes, association_weight, class_weights, known_class_rule
 from gpal.catalogs.lac import lac_table_columns
 from gpal.catalogs.releases import DEFAULT_RELEASE, RELEASES
+from gpal.catalogs.search_history import search_history
 from gpal.catalogs.targets import flag_legend, target_columns
 from gpal.constraints import Integer
 from gpal.data.dataset import NoisyDataset
@@ -50,8 +51,9 @@ from gpal.files import read_json
 from gpal.registry import FOLLOW_UP_ACQUISITION
 from gpal.runs.executors import Executor, as_executor
 
-__all__ = ["BLOCK_ROWS", "DEFAULT_CHUNK_SIZE", "DEFAULT_SELECT", "known_class_probabilities", "predict_catalog",
-           "predict_catalog_blocks", "predict_proba_chunked", "scores_information", "with_information"]
+__all__ = ["BLOCK_ROWS", "DEFAULT_CHUNK_SIZE", "DEFAULT_SELECT", "known_class_probabilities", "known_columns",
+           "known_index", "predict_catalog",
+           "predict_catalog_blocks", "predict_proba_chunked", "scores_information", "selection_pool", "with_information"]
 
 #: What ``gpal predict`` and the main job classify unless told: the sources without a physical class.
 DEFAULT_SELECT = ("unassociated", "bcu")
@@ -171,7 +173,8 @@ def _codes(catalog: Any, select: Sequence[str]) -> list[str]:
 
 
 def selection_pool(catalog: Any, select: Sequence[str], features: Any) -> NoisyDataset:
-    """Sources to classify; ``all`` means every source of the catalog, labelled or not."""
+    """Sources to classify, as ``gpal predict --select`` picks them (``all``: every source of the catalog, labelled or
+    not), for scoring the same rows with a model of one's own."""
     return catalog.pool(select=_codes(catalog, select), features=features)
 
 
@@ -266,7 +269,7 @@ class _Lookups:
             raise ValueError(f"the known-sources index given was made for another catalog ({known.catalog.release}, "
                              f"{known.catalog.n_rows} rows) than the one classified ({cat.release}, {cat.n_rows} rows); "
                              "make it with known_index(catalog, pulsars) of the same Catalog object")
-        self.earlier, self.known = _earlier(cat), known_index(cat, pulsars) if known is None else known
+        self.known = known_index(cat, pulsars) if known is None else known
         lac = read_4lac()
         # a block's join reads the whole catalog's sharing
         linked = cat.record.links.get("4FGL") in cat.table.colnames
@@ -276,25 +279,55 @@ class _Lookups:
                                joinable=self.lac if linked else None)
 
 
-def _known(cat: Any, ids: Sequence[str], lookups: _Lookups) -> tuple[pd.DataFrame, str]:
-    """What is already known about each source beyond its CLASS1 (`known_about`, `KNOWN_COLUMNS`), from the catalog's
-    CLASS2, the shipped releases before it and the ATNF Pulsar Catalogue (`_Lookups`); and in words what was checked
-    and what could not be."""
+def known_columns(cat: Any, ids: Sequence[str], index: Any = None) -> tuple[pd.DataFrame, str]:
+    """What is already known about each source of ``cat`` named ``ids`` beyond its CLASS1 (`KNOWN_COLUMNS`), from
+    the catalog's CLASS2, the shipped releases before it and the ATNF Pulsar Catalogue (``index``, a `known_index`
+    of ``cat``, made here when None), with its search history
+    (`gpal.catalogs.search_history.HISTORY_COLUMNS`); and in words what was checked and what could not be.  The
+    classified tables and ``gpal active``'s query files vet their sources with it alike.
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, str)
+        One row per id, in order; the note of what was checked (``KNOWNFROM``).
+    """
+    index = known_index(cat) if index is None else index
     # looked up per chunk of rows: a source's ellipse can hold many counterparts (a catalog of repeated rows: one per
     # copy), each a (row, separation) pair until its words are made, so the whole catalog at once grew by GiBs; what
     # is known of a source depends on it alone
-    parts = [lookups.known.about(ids[start:start + _KNOWN_ROWS]) for start in range(0, len(ids), _KNOWN_ROWS)]
+    parts = [index.about(ids[start:start + _KNOWN_ROWS]) for start in range(0, len(ids), _KNOWN_ROWS)]
     found = pd.concat(parts, ignore_index=True)
     own = (found["known_route"] == "CLASS1").to_numpy()  # the CLASS1 column says that already
     out = found[list(KNOWN_COLUMNS)].copy().reset_index(drop=True)
     out.loc[own, ["known_class", "known_as", "known_reason"]] = ""
+    # how long each source has waited: what a committee asks of a target searched before
+    earlier = _earlier(cat)
+    history = search_history(found, cat.record, earlier)
+    out = pd.concat([out, history.reset_index(drop=True)], axis=1)
+    out["typed_before"] = _typed_before(found, earlier)
     catalogue = parts[0].attrs.get("pulsar_catalogue")  # the same in every part
     class2 = cat.columns.class2 is not None and cat.columns.class2 in cat.table.colnames
     checked = (f"{'CLASS2' if class2 else 'no CLASS2 (the catalog has none)'}, "
-               f"{', '.join(lookups.earlier) or 'no earlier release'}, "
+               f"{', '.join(earlier) or 'no earlier release'}, "
                + (f"ATNF pulsars ({catalogue['file']}, version {catalogue['version']})" if catalogue
                   else "no pulsar catalogue"))
     return out, checked
+
+
+def _typed_before(found: pd.DataFrame, earlier: Sequence[str]) -> np.ndarray:
+    """Where the catalog calls a source a bcu or leaves it unassociated, the newest earlier release that typed it a
+    BL Lac or an FSRQ ('4FGL-DR4 bll'; '' for none): a blazar candidate whose type is already known (an earlier
+    type is weaker than the catalog's own bcu, so it is no ``known_class``, but a spectroscopist skips it)."""
+    own = found["CLASS1"].fillna("").astype(str).str.strip().str.lower().to_numpy()
+    typed = np.full(len(found), "", dtype=object)
+    for release in reversed(list(earlier)):  # the newest first: it wins
+        column = f"{release}_class"
+        if column not in found:
+            continue
+        cls = found[column].fillna("").astype(str).str.strip().str.lower().to_numpy()
+        hit = (typed == "") & np.isin(own, ["", "bcu"]) & np.isin(cls, ["bll", "fsrq"])
+        typed[hit] = [f"{release} {c}" for c in cls[hit]]
+    return typed
 
 
 def _classified_frame(trained: TrainedModel, cat: Any, pool: NoisyDataset, lookups: _Lookups,
@@ -322,7 +355,7 @@ def _classified_frame(trained: TrainedModel, cat: Any, pool: NoisyDataset, looku
                                         np.asarray(classes, dtype=object)[np.argmax(proba, axis=1)])
     frame["entropy"] = entropy(proba)
     frame[MC_ERROR_COLUMN] = mc_error  # the largest Monte Carlo standard error of the row's probabilities
-    known, notes = _known(cat, ids, lookups)
+    known, notes = known_columns(cat, ids, lookups.known)
     lac, lac_notes = lac_table_columns(own, ids, lookups.lac)  # what a spectroscopist points at; shown only
     frame = pd.concat([frame, targets.drop(columns="Source_Name"), known, lac], axis=1)
     frame.attrs.update(lac_rows=lac.attrs.get("lac_rows"), bcu_split=bcu_split)
@@ -411,9 +444,8 @@ def predict_catalog(
 
 
 #: Catalog rows `predict_catalog_blocks` takes at once (and sources `predict_catalog`): tens of MB of features and
-#: table whatever the catalog's rows.  At 10^5 rows, blocks of 16 384 / 32 768 / 65 536 peaked at 1.19 / 1.25 /
-#: 1.28 GiB in the same CPU time (workflows/pages/records/results/timings.memory.json); the middle one was then
-#: measured at 10^6 rows.
+#: table whatever the catalog's rows.  Larger blocks cost memory for no CPU time, smaller ones gain little memory,
+#: since the model's own arrays dominate the peak (docs/performance.md).
 #: A multiple of `_KNOWN_ROWS` and `_SCORE_ROWS`, so each row's chunks are those of one call.
 BLOCK_ROWS = 32768
 

@@ -25,9 +25,8 @@ from gpal.identity import dataset_fingerprint
 __all__ = ["CatalogSelection", "DEFAULT_FEATURES"]
 
 #: The main job's features: the preset of the catalog's release record (`gpal.catalogs.releases`): fermi_dr4
-#: on every 4FGL-layout release, chosen by the default-selection study (workflows/studies/select_default.yaml, record
-#: workflows/studies/records/select_default_dr4.json, on docs/catalogs.md: on 4FGL-DR4 the 16 fermi_dr4 features take
-#: every model from ~0.31 to ~0.27 held-out NLL); fermi_3fgl on 3FGL.
+#: on every 4FGL-layout release, chosen on 4FGL-DR4 because its features lower every model's held-out NLL
+#: against the paper's six (docs/catalogs.md); fermi_3fgl on 3FGL, whose layout lacks the newer columns.
 DEFAULT_FEATURES = RELEASE_PRESET
 
 _NAMES = AnyOf((Text(), ListOf(Text())))

@@ -19,10 +19,8 @@ __all__ = ["MAIN_JOB_ESTIMATOR", "FewRowsWarning", "main_job_estimator", "prior_
 
 #: The main job's estimator (``gpal classify``, ``gpal train``, the ``classify`` workflow) where it differs
 #: from NoisyGPClassifier's defaults: NIMGP with the population prior over the noiseless inputs, chosen by
-#: the error-bar study (workflows/studies/error_bars.yaml, record workflows/pages/records/results/error_bars.json;
-#: docs/results.md, "Where the error bars pay"); 50 epochs at Adam's step 0.03, as good on held-out and later labels as 300 at 0.01
-#: in six times fewer steps (the training-length study, workflows/studies/training_length.yaml, record
-#: workflows/studies/records/training_length/summary.md).
+#: where the catalog's error bars pay (docs/results.md, "Where the error bars pay"); 50 epochs at Adam's step 0.03,
+#: as good on held-out and later labels as 300 at 0.01 in six times fewer steps (docs/calibration.md).
 MAIN_JOB_ESTIMATOR = types.MappingProxyType(
     {"input_noise": "latent", "input_prior": "population", "epochs": 50, "learning_rate": 0.03, "num_inducing": 50,
      "batch_size": 200})

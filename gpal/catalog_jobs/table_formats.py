@@ -28,6 +28,7 @@ from gpal.files import write_text_atomic
 
 __all__ = ["COLUMNS", "ColumnInfo", "EXTENDED", "EXTNAME", "FLAG_KEY", "KEYWORDS", "RECORD_KEYS", "TWIN_SUFFIX",
            "astropy_table", "column_types", "ecsv_header_table", "ecsv_text", "fits_hdu", "keyword_order", "mrt_text",
+           "published_keywords",
            "votable_bytes", "write_ecsv", "write_ecsv_twin"]
 
 #: The FITS file's table HDU.
@@ -100,9 +101,14 @@ class ColumnInfo(NamedTuple):
 _CATALOG_COLUMNS = {
     "GLON": ("%.4f", "pos.galactic.lon"),
     "GLAT": ("%.4f", "pos.galactic.lat"),
-    "Conf_95_SemiMajor": ("%.4f", None),
-    "Conf_95_SemiMinor": ("%.4f", None),
-    "Conf_95_PosAng": ("%.3f", None),
+    "Conf_95_SemiMajor": ("%.4f", "phys.angSize.smajAxis;pos.errorEllipse"),
+    "Conf_95_SemiMinor": ("%.4f", "phys.angSize.sminAxis;pos.errorEllipse"),
+    "Conf_95_PosAng": ("%.3f", "pos.posAng;pos.errorEllipse"),
+    # sexagesimal copies of RA and DEC: the same quantity as text, so the same UCD without meta.main
+    "RA_hms": (None, "pos.eq.ra"),
+    "DEC_dms": (None, "pos.eq.dec"),
+    "RA_Counterpart_hms": (None, "pos.eq.ra"),
+    "DEC_Counterpart_dms": (None, "pos.eq.dec"),
     "ASSOC1": (None, "meta.id.assoc"),
     "ASSOC2": (None, "meta.id.assoc"),
     "RA_Counterpart": ("%.4f", "pos.eq.ra"),
@@ -169,6 +175,18 @@ COLUMNS = {
     "known_reason": ColumnInfo(None, "how the class is known, in words (empty: not known)"),
     "ATNF_pulsars": ColumnInfo(None, "the ATNF Pulsar Catalogue pulsars inside the 95% ellipse, nearest first "
                                      "(empty: none)"),
+    "typed_before": ColumnInfo(None, "an earlier release that typed the source a BL Lac or an FSRQ where this one "
+                                     "calls it a bcu or leaves it unassociated, with the type ('4FGL-DR4 bll'; empty: "
+                                     "none)"),
+    "section": ColumnInfo(None, "the part of a blazar list the row is ranked in: 'counterpart' (a counterpart to "
+                                "take a spectrum of) or 'unassociated' (none yet)"),
+    "first_unassociated": ColumnInfo(None, "the oldest release of the unbroken run of releases, ending with this "
+                                           "one, that list the source without a class: where it was first listed "
+                                           "unassociated (empty: the source has a class)"),
+    "unassociated_releases": ColumnInfo(None, "how many releases of that run list it without a class, this one "
+                                              "included (0: it has a class)"),
+    "unassociated_years": ColumnInfo("yr", "years from the publication of first_unassociated to this release's: how "
+                                           "long it has waited for an identification", "%.0f", "time.interval"),
     **_catalog_columns({name: (unit, description) for name, (_, unit, description) in LAC_TABLE_COLUMNS.items()}),
     "caveats": ColumnInfo(None, "why the source may not be what it seems: the catalog's doubtful flags in words, the "
                                 "Galactic plane, an extended source's model covering it, an ATNF pulsar inside the "
@@ -310,7 +328,7 @@ def mrt_text(frame: pd.DataFrame, meta: Mapping[str, Any]) -> str:
         raise ValueError("an AAS MRT holds at least one row (astropy's writer refuses an empty table); this table "
                          "has none")
     table = astropy_table(frame, {})
-    formats, descriptions = {}, []
+    formats, descriptions, unlimited = {}, [], set()
     for name in table.colnames:
         column, info = table[name], _column_info(name)
         unit, description = _described(info, "cds")
@@ -323,6 +341,10 @@ def mrt_text(frame: pd.DataFrame, meta: Mapping[str, Any]) -> str:
             column = Column(values) if finite.all() else MaskedColumn(values, mask=~finite)  # "?": may be blank
             if finite.any():  # an all-blank column keeps astropy's own width
                 formats[name] = info.mrt or _exact_float_format(values[finite])
+                if "e" in formats[name]:
+                    # astropy rounds an exponent column's limits to fixed decimals ("[0.0/0.01]" for fluxes of
+                    # 1e-12 to 1e-10): limits that mislead are left out
+                    unlimited.add(len(descriptions))
         elif column.dtype.kind in "USO":
             text = column.filled("") if hasattr(column, "filled") else column
             column = Column([_fits_text(str(value)) for value in np.asarray(text, dtype=object)], dtype=str)
@@ -341,17 +363,18 @@ def mrt_text(frame: pd.DataFrame, meta: Mapping[str, Any]) -> str:
     start = next(i for i, line in enumerate(lines) if line.startswith("Byte-by-byte Description")) + 4
     end = next(i for i in range(start, len(lines)) if lines[i].startswith("-----"))
     notes = lines.index("Notes:", end)
-    lines[notes:notes + 1] = ["Notes:", *_mrt_notes(meta)]
-    lines[start:end] = _rewrapped(lines[start:end], descriptions, max(map(len, table.colnames)))
+    lines[notes:notes + 1] = ["Notes:", *_mrt_notes(published_keywords(meta))]
+    lines[start:end] = _rewrapped(lines[start:end], descriptions, max(map(len, table.colnames)), unlimited)
     title = lines.index("Title:")
     lines[title:title + 1] = _header_lines(f"Title: {_fits_text(_mrt_title(meta))}", 7)
     return "\n".join(lines)
 
 
-def _rewrapped(entries: list[str], descriptions: list[str], label_width: int) -> list[str]:
+def _rewrapped(entries: list[str], descriptions: list[str], label_width: int,
+               unlimited: set[int] = frozenset()) -> list[str]:
     """The byte-by-byte description's lines as astropy writes them with each explanation a token ``@k@``, with the
-    tokens replaced by ``descriptions`` and each line wrapped (`_wrapped`) so that no continuation line starts with
-    a digit or splits a word.
+    tokens replaced by ``descriptions`` (the ``[min/max]`` limits astropy puts before the tokens in ``unlimited``
+    removed) and each line wrapped (`_wrapped`) so that no continuation line starts with a digit or splits a word.
 
     astropy wraps an explanation by itself at hyphens too ("high- energy" read back) and so that a continuation line
     may start with a number and three words, which its reader takes for a column (a wrapped "1 to 100 GeV" of
@@ -368,7 +391,10 @@ def _rewrapped(entries: list[str], descriptions: list[str], label_width: int) ->
     for line in columns:
         # the explanation starts after the Bytes, Format, Units and Label fields, none of which holds a space
         fields = re.match(r"\s*\d+(?:-\s*\d+)?\s+\S+\s+\S+\s+\S+\s+", line).end()
-        explanation = re.sub(r"@(\d+)@", lambda token: descriptions[int(token.group(1))], line[fields:])
+        explanation = line[fields:]
+        if int(re.search(r"@(\d+)@", explanation).group(1)) in unlimited:
+            explanation = re.sub(r"^\[[^\]]*\]\s*", "", explanation)
+        explanation = re.sub(r"@(\d+)@", lambda token: descriptions[int(token.group(1))], explanation)
         out += _wrapped(line[:fields] + explanation, bytes_end + 16 + label_width, prefix=fields)
     return out
 
@@ -400,6 +426,25 @@ def _mrt_title(meta: Mapping[str, Any]) -> str:
     of = f" of {catalog}" + (f" ({meta['SELECT']})" if meta.get("SELECT") else "") if catalog else ""
     by = f", by {meta['CREATOR']}" if meta.get("CREATOR") else ""
     return f"{what[0].upper()}{what[1:]}{of}{by}"
+
+
+#: An absolute path of this machine (POSIX, or a Windows drive's) inside a keyword's text; its last part is kept.
+_LOCAL_PATH = re.compile(r"(?<![\w.:/])(?:/|[A-Za-z]:[\\/])(?:[^\s,;()'\"\\/]+[\\/])+(?=[^\s,;()'\"\\/])")
+
+
+def published_keywords(meta: Mapping[str, Any]) -> dict[str, Any]:
+    """``meta`` as a journal's or the VO's table shows it: each local path (the model folder, the pulsar catalogue)
+    cut to its file name, which says what was used without the machine it was used on.  The run record
+    (``run.json``) keeps the full paths."""
+    def cut(value: Any) -> Any:
+        if isinstance(value, str):
+            return _LOCAL_PATH.sub("", value)
+        if isinstance(value, Mapping):
+            return {key: cut(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [cut(item) for item in value]
+        return value
+    return {key: cut(value) for key, value in meta.items()}
 
 
 def _mrt_notes(meta: Mapping[str, Any]) -> list[str]:
@@ -449,8 +494,13 @@ def votable_bytes(frame: pd.DataFrame, meta: Mapping[str, Any]) -> bytes:
                 field.ref = system.ID
                 used[system.ID] = system
     votable.resources[0].coordinate_systems.extend(used.values())
-    infos = votable.get_first_table().infos
-    for key, value in keyword_order(meta).items():
+    first = votable.get_first_table()
+    # what astropy's Table.read keeps of a VOTable's header: the table's name and description, not its INFO
+    first.name = str(meta.get("LIST") or "classifications").replace(" ", "_")[:64]
+    first.description = (f"{_mrt_title(meta)}. The keywords (what each says, its value) are this table's INFO "
+                         "elements: astropy.io.votable.parse(path).get_first_table().infos")
+    infos = first.infos
+    for key, value in keyword_order(published_keywords(meta)).items():
         text = json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else str(value)
         info = Info(name=key, value=text)
         info.content = "what this analysis flag of Flags means" if FLAG_KEY.fullmatch(key) else KEYWORDS.get(key, "")

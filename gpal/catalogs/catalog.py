@@ -20,11 +20,11 @@ import numpy as np
 
 from gpal.catalogs.catalog_file import HDU_NAME, Provenance, read_catalog_file
 from gpal.catalogs.feature_table import feature_blocks, feature_table
-from gpal.catalogs.features import RELEASE_PRESET, Feature, resolve_features
+from gpal.catalogs.features import FEATURE_PRESETS, RELEASE_PRESET, Feature, resolve_features
 from gpal.catalogs.releases import DEFAULT_RELEASE, LAT_CLASS_CODES, RELEASES, release_by_name
 from gpal.data.dataset import NoisyDataset
 
-__all__ = ["Catalog", "load_catalog", "CATALOG_DIR", "HDU_NAME", "RELEASES"]
+__all__ = ["Catalog", "load_catalog", "CATALOG_DIR", "HDU_NAME", "RELEASES", "text_values"]
 
 
 def _shipped_catalogs() -> Path:
@@ -101,6 +101,7 @@ _TEXT_ROWS = 65536
 def text_values(column) -> np.ndarray:
     """A FITS text column as stripped str (masked entries empty, bytes decoded as ASCII), as wide as its longest
     value: str holds 4 bytes a character, and a file's column as wide as its widest entry held GiBs at 10^6 rows.
+    Reads a catalog's own text columns (``CLASS1``, ``ASSOC1``) the way gpal does.
 
     Returns
     -------
@@ -378,7 +379,17 @@ class Catalog:
         """
         if isinstance(features, str) and features.lower() == RELEASE_PRESET:
             features = self.record.preset
-        return resolve_features(features, self.table.colnames)
+        resolved = resolve_features(features, self.table.colnames)
+        for feature in resolved:
+            missing = [name for name in feature.columns if name not in self.table.colnames]
+            if missing:
+                close = sorted({m for name in missing for m in difflib.get_close_matches(name, self.table.colnames, 3)})
+                raise ValueError(
+                    f"column {missing[0]!r} is not in the {self.release} catalog ({self.path.name})"
+                    f"{f'; did you mean {close}?' if close else ''}; feature {feature.label!r} reads it; a feature is a preset "
+                    f"({', '.join(sorted(FEATURE_PRESETS))}, or '{RELEASE_PRESET}': the release's own) or columns of "
+                    f"the catalog: {', '.join(self.table.colnames)}")
+        return resolved
 
     def _check_codes(self, codes: set[str]) -> None:
         """Codes must be present here, or be LAT codes another release uses (msp on 3FGL)."""

@@ -1,6 +1,9 @@
-"""A LAT catalog's FITS file read: its sources' table and where it came from, or a refusal that says why.
+"""A LAT catalog's file read: its sources' table and where it came from, or a refusal that says why.
 
-The file is checked before astropy parses it (a whole number of FITS blocks, a gzip file decompressed within a
+A catalog is the LAT's own FITS file, or the same table as ECSV or VOTable (what TOPCAT and astropy write from a
+FITS file or a cross-match), with the header keyword ``CDS-NAME`` (and ``DataRelease`` for a 4FGL data release)
+that names the release; any other file is refused, naming the formats and the columns read.
+A FITS file is checked before astropy parses it (a whole number of FITS blocks, a gzip file decompressed within a
 bound), a plain file memory-mapped so that a catalog of millions of rows is paged in as its columns are read; the
 sources' HDU is found by name, the release identified by its record (`gpal.catalogs.releases`) and the key columns
 checked.  `gpal.catalogs.catalog.Catalog` is built on what `read_catalog_file` returns.
@@ -138,8 +141,77 @@ def _check_keys(path: Path, table, record: Release) -> None:
                              "expected text (source names, class codes)")
 
 
+#: What a catalog file may be, as its first bytes (decompressed) show: ECSV, VOTable, else FITS.
+_TEXT_FORMATS = {b"# %ECSV": "ECSV", b"<?xml": "VOTable", b"<VOTABLE": "VOTable"}
+_ACCEPTED = ("FITS (the LAT's own file, .fit or .fits, gzip or not), ECSV or VOTable with the release's header "
+             "keyword CDS-NAME (and DataRelease for a 4FGL data release) and the LAT's columns (Source_Name, "
+             "CLASS1 and those of the features)")
+
+
+def _text_format(path: Path) -> str | None:
+    """``"ECSV"`` or ``"VOTable"`` where the file's first bytes say so; None for FITS; refused for other text."""
+    head = read_bytes(path, "catalog file", limit=MAX_CATALOG_BYTES)[:512] if _is_gzip(path) else _first_bytes(path)
+    for magic, name in _TEXT_FORMATS.items():
+        if head.lstrip().startswith(magic):
+            return name
+    if head.startswith(b"SIMPLE  =") or not head:
+        return None
+    if all(32 <= byte < 127 or byte in b"\t\r\n" for byte in head[:256]):
+        raise ValueError(f"{path} is a text file gpal does not read as a catalog (CSV or another table without "
+                         f"units and header keywords); gpal reads {_ACCEPTED}. A CSV with those columns converts "
+                         "with astropy: t = Table.read(path, format='csv'); t.meta['CDS-NAME'] = '4FGL'; "
+                         "t.write('catalog.ecsv')")
+    return None
+
+
+def _first_bytes(path: Path) -> bytes:
+    with open(regular_file(path, "catalog file"), "rb") as fh:
+        return fh.read(512)
+
+
+def _is_gzip(path: Path) -> bool:
+    return _first_bytes(path)[:2] == b"\x1f\x8b"
+
+
+def _read_text_table(path: Path, fmt: str):
+    """An ECSV or VOTable catalog: its table, its header keywords (ECSV: the table's meta; VOTable: its INFO and
+    PARAM elements, the resource's and the table's) as the FITS route's header, and an empty primary header."""
+    import io
+
+    from astropy.table import Table
+
+    data = read_bytes(path, "catalog file", limit=MAX_CATALOG_BYTES)
+    try:
+        with changed_filters():
+            warnings.simplefilter("ignore")
+            if fmt == "ECSV":
+                table = Table.read(data.decode("utf-8"), format="ascii.ecsv")
+                header = dict(table.meta)
+            else:
+                from astropy.io.votable import parse
+
+                votable = parse(io.BytesIO(data))
+                first = votable.get_first_table()
+                header = {}
+                for element in [*votable.resources[0].infos, *votable.resources[0].params, *first.infos,
+                                *first.params]:
+                    header[element.name] = element.value
+                table = first.to_table(use_names_over_ids=True)
+    except (ValueError, UnicodeDecodeError, KeyError, IndexError) as exc:
+        raise ValueError(f"{path} could not be read as {fmt} ({exc}); gpal reads {_ACCEPTED}") from None
+    if len(table) == 0:
+        raise ValueError(f"{path} has an empty table (0 rows); expected the catalog's sources")
+    if "CDS-NAME" not in header and "Source_Name" in table.colnames:
+        # astropy's VOTable writer keeps no keywords: the names say the family ("4FGL J0001.2+4741")
+        families = {str(name).split(" ")[0] for name in table["Source_Name"]}
+        if len(families) == 1:
+            header["CDS-NAME"] = families.pop()
+    return table, header, {}
+
+
 def read_catalog_file(path: Path) -> tuple[Any, Provenance]:
-    """The sources' table (astropy, text columns as the file's bytes) of the LAT catalog FITS file ``path`` and its
-    `Provenance`, refused naming what is wrong when the file is not one."""
-    table, header, primary = _read(path)
+    """The sources' table (astropy; a FITS file's text columns as its bytes) of the LAT catalog file ``path`` (FITS,
+    ECSV or VOTable) and its `Provenance`, refused naming what is wrong when the file is not one."""
+    fmt = _text_format(Path(path))
+    table, header, primary = _read(path) if fmt is None else _read_text_table(Path(path), fmt)
     return table, _provenance(path, table, header, primary)

@@ -86,10 +86,10 @@ def feature_table(read: Reader, names: np.ndarray, mask: np.ndarray, feats: Sequ
     rows, X, X_var, dropped, repaired = _select_block(read, names, mask, feats, min_significance, significance_column,
                                                       nan_policy, slice(0, len(names)), None)
     # the warnings point at the line that asked: Catalog.dataset or Catalog.pool's caller, above Catalog._select
-    _say_dropped(dropped, nan_policy, stacklevel=5)
+    _say_dropped(dropped, nan_policy, stacklevel=5, what=_which(cuts))
     if rows.size == 0:
         _refuse_empty(release, cuts, dropped)
-    _say_repaired(repaired, stacklevel=5)
+    _say_repaired(repaired, stacklevel=5, what=_which(cuts))
     return rows, X, X_var, {"dropped": dropped, "repaired": repaired[0]}
 
 
@@ -127,10 +127,10 @@ def feature_blocks(read: Reader, names: np.ndarray, mask: np.ndarray, feats: Seq
     order = list(dict.fromkeys(c for f in feats for c in f.columns))
     repaired = dict(sorted(repaired.items(), key=lambda item: order.index(item[0])))  # as `feature_table` lists them
     # the warnings point at Catalog.pool_blocks, which hands on these blocks
-    _say_dropped(dropped, "drop", stacklevel=3)
+    _say_dropped(dropped, "drop", stacklevel=3, what=_which(cuts))
     if last is None:
         _refuse_empty(release, cuts, dropped)
-    _say_repaired((repaired, repairing, n_repaired), stacklevel=3)
+    _say_repaired((repaired, repairing, n_repaired), stacklevel=3, what=_which(cuts))
     yield dataclasses.replace(last, totals={"n_samples": selected, "dropped": dropped, "repaired": repaired})
 
 
@@ -194,12 +194,23 @@ def _repaired(feats: Sequence[Feature], rows: np.ndarray, read) -> tuple[dict[st
     return counts, repairing, int(np.logical_or.reduce(list(hit.values())).sum()) if counts else 0
 
 
-def _say_dropped(dropped: Mapping[str, Sequence[str]], nan_policy: str, stacklevel: int = 4) -> None:
+def _which(cuts: Mapping[str, Any] | None) -> str:
+    """Which set of sources a warning is about, in words: a job reads its labelled sources (its training and
+    held-out rows) and its pool (the sources it classifies) apart, and says so of each."""
+    if cuts and cuts.get("classes"):
+        return f"the labelled selection ({', '.join(cuts['classes'])}: the training and held-out sources)"
+    if cuts and cuts.get("select"):
+        return f"the pool ({', '.join(map(str, cuts['select']))}: the sources to classify)"
+    return "the selection"
+
+
+def _say_dropped(dropped: Mapping[str, Sequence[str]], nan_policy: str, stacklevel: int = 4,
+                 what: str = "the selection") -> None:
     """The sources left out for NaN, infinite or invalid values, in a warning (``nan_policy="raise"``: an error)."""
     if not dropped:
         return
     message = (
-        f"{len(dropped)} source(s) of the selection have NaN, infinite or invalid values in used columns: "
+        f"{len(dropped)} source(s) of {what} have NaN, infinite or invalid values in used columns: "
         + "; ".join(f"{name} ({', '.join(cols)})" for name, cols in list(dropped.items())[:10])
         + (" ..." if len(dropped) > 10 else "")
     )
@@ -215,12 +226,13 @@ def _refuse_empty(release: str, cuts: Mapping[str, Any], dropped: Mapping[str, S
     raise ValueError(f"the selection is empty in {release}: no source passes {cuts}{why}")
 
 
-def _say_repaired(repaired: tuple[Mapping[str, int], Sequence[Feature], int], stacklevel: int = 4) -> None:
+def _say_repaired(repaired: tuple[Mapping[str, int], Sequence[Feature], int], stacklevel: int = 4,
+                  what: str = "the selection") -> None:
     """The kept sources whose missing errors were repaired (counts by error column, the features repairing, the
     sources), in a warning."""
     counts, repairing, n = repaired
     if counts:
         how = repaired_how(f.missing_error for f in repairing)
-        warnings.warn(f"{n} source(s) of the selection have an error the catalog does not give (NaN or its "
+        warnings.warn(f"{n} source(s) of {what} have an error the catalog does not give (NaN or its "
                       f"'not measured' value) {how}: {repaired_text(counts)} -- kept", RepairedRowsWarning,
                       stacklevel=stacklevel)

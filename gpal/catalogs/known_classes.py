@@ -22,11 +22,9 @@ code, or none does, leaves the source as it is.
 Why ``a``: the bcu label says the counterpart is a blazar, not that the gamma-ray source is its
 counterpart.  Five rules (the prior with ``a`` = 1, 0, ``ASSOC_PROB_BAY``, the larger of it and
 ``ASSOC_PROB_LR``, 0.5) were chosen among on the bcu of 3FGL and 4FGL that 4FGL-DR4 later
-classified, then tested on FL16Y's labels (the bcu-rule study, ``workflows/studies/bcu_rule.yaml``;
-docs/targets.md): the
-Bayesian probability gave the lowest NLL in selection and, against ``a = 1`` on FL16Y's labels, NLL
-0.078 against 0.085 (4FGL-DR4 bcu) and 0.229 against 0.236 (4FGL), balanced accuracy 0.650 both and
-0.746 against 0.607 (three of 4FGL's four later pulsars have no Bayesian association).
+classified, then tested on FL16Y's labels: the Bayesian probability gave the lowest NLL in selection and
+kept it on the later labels, because a counterpart the Bayesian method doubts is also the one whose label
+is least likely to hold for the gamma-ray source (docs/results.md shows the comparison).
 """
 
 from __future__ import annotations
@@ -44,8 +42,8 @@ __all__ = ["BLAZAR_CODES", "KNOWN_GROUPS", "NON_BLAZAR_SHARE", "apply_known_clas
 #: CLASS1 codes of blazars, of known type or not.
 BLAZAR_CODES = ("bll", "fsrq", "bcu")
 #: A bcu's prior probability of a class outside the blazars: 4FGL (v20) bcu that 4FGL-DR4 classifies in the main
-#: job's classes, 3 msp of 239 (209 bll, 27 fsrq), counted through the release links (`gpal.catalogs.links`) by
-#: the study bcu_counts (workflows/studies/bcu_counts.yaml, record workflows/studies/records/bcu_counts.json).
+#: job's classes, 3 msp of 239 (209 bll, 27 fsrq), counted through the release links (`gpal.catalogs.links`): a
+#: bcu is a blazar with a small chance of being something else, and this is how small it was on a later release.
 NON_BLAZAR_SHARE = 3 / 239
 #: CLASS1 code -> (the codes its sources mostly are, the prior share of the other classes).
 KNOWN_GROUPS: Mapping[str, tuple[tuple[str, ...], float]] = types.MappingProxyType(

@@ -1,7 +1,7 @@
 """What is already known about each source of a LAT catalog: the evidence a candidate list must not ignore.
 
 A source a catalog leaves unassociated (or calls a blazar of uncertain type) may be known all the
-same, and proposing it again costs a proposal its credibility (issue 70).  `known_about` gathers,
+same, and proposing it again costs a proposal its credibility.  `known_about` gathers,
 per source, every route by which its class is known:
 
 - **the catalog's own CLASS2 / ASSOC2**, the association FL16Y (and the 4FGL family) gives where

@@ -30,13 +30,11 @@ still classified.  The redshift is no feature unless asked for (``redshift=True`
 the label (an identified FSRQ has a spectroscopic redshift by definition: 96-99% of the training FSRQs of 4FGL,
 DR2 and DR4 have one in 4LAC-DR3, 59-62% of the BL Lacs), and among bcu it came mostly with the spectrum that
 later classified the source (28 of the 31 4FGL bcu that FL16Y calls FSRQs have one in 4LAC-DR3, 2 of DR4's 16).
-Measured by the 4LAC study (``workflows/studies/4lac.yaml``, record workflows/pages/records/results/bcu_4lac.json, on
-docs/results.md): with it the DR4 bcu rank worse (AUC 0.951 against 0.997 without 4LAC).
+With it the DR4 bcu that later releases typed rank worse, not better (docs/results.md, the bcu section).
 More of the measured SED is there on request (``extra``, `LAC_QUANTITIES`): the synchrotron peak's flux
 ``nuFnu_syn`` (no error given), the high-energy peak's ``HE_nuFnuPeak`` with its error, and the Compton dominance
 (their ratio, with the high-energy flux's error; high in FSRQs).  None ranks the later-typed bcu better than the two
-peaks alone (the bcu-split study, ``workflows/studies/bcu_split.yaml``, record
-workflows/pages/records/results/bcu_4lac.split.json, on docs/results.md), so they are not the default.
+peaks alone on later labels (docs/results.md, the bcu section), so they are not the default.
 """
 
 from __future__ import annotations
@@ -72,6 +70,8 @@ LAC_COLUMNS = ("Source_Name", "LAC_CLASS", "counterpart", "counterpart_catalog",
 #: What a classified table and the target lists show of each source's 4LAC row, so a spectroscopist sees what to
 #: point at and why: table column -> (column of `join_4lac`, unit, description).  4LAC gives no optical magnitude.
 LAC_TABLE_COLUMNS = {
+    "LAC_class": ("LAC_CLASS", None, "4LAC-DR3's class of the counterpart (bll, fsrq, bcu, ...; empty: no 4LAC row): a "
+                                     "blazar candidate 4LAC already types needs no spectrum to type it"),
     "LAC_SED_class": ("SED_class", None, "4LAC-DR3 SED class of the counterpart from its synchrotron peak: LSP "
                                          "(< 1e14 Hz), ISP, HSP (>= 1e15 Hz; nearly all BL Lacs); empty: unknown"),
     "LAC_log_nu_syn": ("log_nu_syn", "log10(Hz)", "4LAC-DR3 synchrotron peak frequency of the counterpart, log10 Hz "

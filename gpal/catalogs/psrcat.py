@@ -2,8 +2,9 @@
 
 The known pulsars are what a radio pulsar search must not propose again: `gpal.catalogs.known_sources`
 looks for them inside each LAT source's 95% error ellipse.  gpal ships version 1.64
-(``catalogs/psrcat_1.64.db.gz``, provenance in catalogs/README.md); a user may read a newer copy
-(`read_psrcat` with a path; gzipped or not).
+(``catalogs/psrcat_1.64.db.gz``, provenance in catalogs/README.md, of 2021: the newest a package of the index
+ships); a user may read a newer copy (`read_psrcat` with a path; gzipped or not), or a CSV list of their own
+(``name, ra, dec[, p0]``) of discoveries the catalogue does not hold yet (TRAPUM, FAST GPPS, MeerKAT, their own).
 
 The format: one ``KEY value [error] [reference]`` line per parameter, entries separated by a line
 starting with ``@``, comments starting with ``#`` (``#CATALOGUE 1.64`` gives the version).  An
@@ -20,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -111,6 +113,9 @@ def read_psrcat(path: str | os.PathLike | None = None) -> pd.DataFrame:
     if b"\x00" in raw:
         raise ValueError(f"{_WHAT} {path} holds binary data (NUL bytes); {_EXPECTED}")
     text = raw.decode("utf-8", errors="replace")
+    first = next((line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")), "")
+    if "," in first:
+        return _pulsar_list(path, text)
     version = ""
     entries: list[dict[str, str]] = []
     lines: list[int] = []  # the line each entry starts at, for messages
@@ -167,3 +172,52 @@ def read_psrcat(path: str | os.PathLike | None = None) -> pd.DataFrame:
         table.loc[ecliptic, "DEJ2000"] = dec
     table.attrs.update(file=str(path), version=version)
     return table
+
+
+#: A pulsar list's CSV columns: what each is read as -> the header names it may have (any case).
+_LIST_COLUMNS = {"PSRJ": ("name", "psrj", "psr", "pulsar"), "RAJ2000": ("ra", "raj", "raj2000", "ra_deg"),
+                 "DEJ2000": ("dec", "decj", "dej2000", "dec_deg"), "P0": ("p0", "period", "period_s")}
+_LIST_EXPECTED = ("expected a CSV of known pulsars with a header row and the columns name, ra, dec (J2000; degrees, "
+                  "or hh:mm:ss / dd:mm:ss) and, optionally, p0 (the spin period in seconds), one pulsar a row")
+
+
+def _pulsar_list(path: Path, text: str) -> pd.DataFrame:
+    """A user's own list of known pulsars (discoveries newer than the catalogue) as `read_psrcat` returns the
+    catalogue's: ``version`` says it is a user's list and how many pulsars it holds."""
+    import io
+
+    try:
+        frame = pd.read_csv(io.StringIO(text), comment="#", dtype=str, keep_default_na=False, skipinitialspace=True)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise ValueError(f"known-pulsar list {path} does not read as CSV ({exc}); {_LIST_EXPECTED}") from None
+    header = {name.strip().lower(): name for name in frame.columns}
+    found = {key: next((header[n] for n in names if n in header), None) for key, names in _LIST_COLUMNS.items()}
+    missing = [names[0] for key, names in _LIST_COLUMNS.items() if key != "P0" and found[key] is None]
+    if missing:
+        raise ValueError(f"known-pulsar list {path} has no {', '.join(missing)} column (its columns: "
+                         f"{list(frame.columns)}); {_LIST_EXPECTED}")
+    if frame.empty:
+        raise ValueError(f"known-pulsar list {path} holds no pulsars; {_LIST_EXPECTED}")
+    rows = []
+    for number, entry in enumerate(frame.to_dict("records"), start=2):
+        name = str(entry[found["PSRJ"]]).strip()
+        try:
+            if not name:
+                raise ValueError("the name is empty")
+            ra, dec = (_angle(entry[found[key]], hours=key == "RAJ2000") for key in ("RAJ2000", "DEJ2000"))
+            period = float(entry[found["P0"]]) if found["P0"] and str(entry[found["P0"]]).strip() else np.nan
+        except ValueError as exc:
+            raise ValueError(f"known-pulsar list {path}, line {number}: {exc}; {_LIST_EXPECTED}") from None
+        rows.append((name, "", ra, dec, period, "", ""))
+    table = pd.DataFrame(rows, columns=list(PSRCAT_COLUMNS))
+    table.attrs.update(file=str(path), version=f"a user's list of {len(table)} pulsars")
+    return table
+
+
+def _angle(text: Any, hours: bool) -> float:
+    """An RA (``hours``) or Dec in degrees, or sexagesimal as psrcat writes it."""
+    text = str(text).strip()
+    value = sexagesimal_degrees(text, hours) if ":" in text else float(text)
+    if not np.isfinite(value) or not (0 <= value < 360 if hours else abs(value) <= 90):
+        raise ValueError(f"{'ra' if hours else 'dec'} {text!r} is not an angle in range")
+    return value

@@ -178,6 +178,9 @@ class Release:
     description: str = ""
     #: flag number -> its meaning (`FGL4_FLAGS`, `FGL3_FLAGS`)
     flag_meanings: Mapping[int, str] = field(default_factory=lambda: FGL4_FLAGS)
+    #: the year the release was made public (its paper or file), for how long a source has stayed unassociated
+    #: (`gpal.catalogs.search_history`); None where unknown
+    published: int | None = None
 
     def required(self) -> tuple[str, ...]:
         """The columns a file of this release must have to be read at all.
@@ -205,10 +208,11 @@ class Release:
         return self.links[earlier.family]
 
 
-def _fgl4(name: str, dr: int, file: str | None, rows: int | None, description: str,
+def _fgl4(name: str, dr: int, file: str | None, rows: int | None, description: str, published: int,
           columns: Columns = FGL4_COLUMNS) -> Release:
     return Release(name, "4FGL", dr, file, rows, columns, "fermi_dr4",
-                   links=types.MappingProxyType({"4FGL": "Source_Name", "3FGL": "ASSOC_FGL"}), description=description)
+                   links=types.MappingProxyType({"4FGL": "Source_Name", "3FGL": "ASSOC_FGL"}), description=description,
+                   published=published)
 
 
 _NO_PEAK_ENERGY = dataclasses.replace(FGL4_COLUMNS, peak_energy=None)
@@ -216,18 +220,19 @@ _NO_PEAK_ENERGY = dataclasses.replace(FGL4_COLUMNS, peak_energy=None)
 #: Shipped releases, oldest first: name -> record.
 _SHIPPED = {r.name: r for r in (
     Release("3FGL", "3FGL", 1, "gll_psc_v16.fit.gz", 3034, FGL3_COLUMNS, "fermi_3fgl",
-            class_codes=_FGL3_CODES, null=float("-inf"), flag_meanings=FGL3_FLAGS,
+            class_codes=_FGL3_CODES, null=float("-inf"), flag_meanings=FGL3_FLAGS, published=2015,
             description="3FGL, 4 years (Acero et al. 2015, ApJS 218, 23)"),
     # 4FGL's first file and DR2's give no LP_EPeak (DR3 added it)
     _fgl4("4FGL", 1, "gll_psc_v20.fit.gz", 5066, "4FGL, 8 years (Abdollahi et al. 2020, ApJS 247, 33)",
-          _NO_PEAK_ENERGY),
+          2020, _NO_PEAK_ENERGY),
     _fgl4("4FGL-DR2", 2, "gll_psc_v27.fit.gz", 5788, "4FGL-DR2, 10 years (Ballet et al. 2020, arXiv:2005.11208)",
-          _NO_PEAK_ENERGY),
-    _fgl4("4FGL-DR4", 4, "gll_psc_v35.fit.gz", 7195, "4FGL-DR4, 14 years (Ballet et al. 2023, arXiv:2307.12546)"),
+          2020, _NO_PEAK_ENERGY),
+    _fgl4("4FGL-DR4", 4, "gll_psc_v35.fit.gz", 7195, "4FGL-DR4, 14 years (Ballet et al. 2023, arXiv:2307.12546)",
+          2023),
     # FL16Y: DR4's layout less DataRelease / ASSOC_4FGL, plus PriorSigma_Band; ASSOC_FGL holds 4FGL names (and
     # 41 older ones, 26 of them 3FGL, for sources 4FGL lost: too few to link 3FGL by, which goes through 4FGL).
     Release("FL16Y", "FL16Y", 1, "gll_psc_v41.fit.gz", 7224, FGL4_COLUMNS, "fermi_dr4",
-            links=types.MappingProxyType({"4FGL": "ASSOC_FGL"}),
+            links=types.MappingProxyType({"4FGL": "ASSOC_FGL"}), published=2025,
             description="FL16Y, the Fermi-LAT 16-year source list (file of 2025-11-19)"),
 )}
 _RECORDS: dict[str, Release] = dict(_SHIPPED)

@@ -2,8 +2,7 @@
 
 A scheme is a class spec (``gpal.catalogs.classes``) with a name and the reason to use
 it.  The sky holds more than blazars and pulsars: 4FGL-DR4 labels 379 sources of other
-classes (supernova remnants, globular clusters, radio galaxies, binaries ...; the study
-``catalog_facts``),
+classes (supernova remnants, globular clusters, radio galaxies, binaries ...),
 and a model that never saw them must call each one a blazar or a pulsar.  The schemes
 with ``other_*`` groups give those sources a class of their own.
 
@@ -82,10 +81,9 @@ CLASS_SCHEMES: Mapping[str, ClassScheme] = types.MappingProxyType({s.name: s for
 )})
 
 #: The main job's scheme: open_sky, chosen on later labels (docs/results.md, "The open sky": a 4FGL-DR4 run
-#: scored by the classes FL16Y gives its unassociated sources).  The earlier default, blazar_pulsar, won the
-#: class-scheme study on held-out sources of the trained classes alone (workflows/studies/class_schemes.yaml,
-#: record workflows/studies/records/class_schemes/summary.md), which cannot see what a three-class model makes of the
-#: sky's other populations.
+#: scored by the classes FL16Y gives its unassociated sources).  The earlier default, blazar_pulsar, scores as
+#: well on held-out sources of the trained classes alone, but such a test cannot see what a model without an
+#: ``other`` class makes of the sky's other populations.
 DEFAULT_SCHEME = "open_sky"
 
 

@@ -137,7 +137,13 @@ def target_columns(catalog: Any, ids: Sequence[str]) -> pd.DataFrame:
 SEXAGESIMAL_COLUMNS = {
     "RA_hms": (None, "right ascension (J2000) of the catalog position, hh:mm:ss.ss"),
     "DEC_dms": (None, "declination (J2000) of the catalog position, +dd:mm:ss.s"),
+    "RA_Counterpart_hms": (None, "right ascension (J2000) of the counterpart ASSOC1, hh:mm:ss.ss: where a "
+                                 "spectrograph points (empty: none given)"),
+    "DEC_Counterpart_dms": (None, "declination (J2000) of the counterpart ASSOC1, +dd:mm:ss.s (empty: none given)"),
 }
+#: Each sexagesimal pair -> the degree columns it writes out, the pair placed after the second.
+_SEXAGESIMAL_OF = {("RA_hms", "DEC_dms"): ("RA", "DEC"),
+                   ("RA_Counterpart_hms", "DEC_Counterpart_dms"): ("RA_Counterpart", "DEC_Counterpart")}
 
 
 #: The column naming the extended sources whose spatial model covers a source's position: name -> (unit, description).
@@ -201,20 +207,22 @@ def _models_in(path: str) -> Any:
 
 
 def _with_sexagesimal(out: pd.DataFrame) -> pd.DataFrame:
-    """``RA_hms`` / ``DEC_dms`` beside ``RA`` / ``DEC`` (empty where the position is unknown)."""
+    """``RA_hms`` / ``DEC_dms`` beside ``RA`` / ``DEC``, and the counterpart's beside ``RA_Counterpart`` /
+    ``DEC_Counterpart`` (`_SEXAGESIMAL_OF`; empty where the position is unknown)."""
     from astropy import units as u
     from astropy.coordinates import Angle
 
-    known = out["RA"].notna().to_numpy() & out["DEC"].notna().to_numpy()
-    ra, dec = np.full(len(out), "", dtype=object), np.full(len(out), "", dtype=object)
-    if known.any():
-        ra[known] = Angle(out.loc[known, "RA"].to_numpy() * u.deg).to_string(unit=u.hour, sep=":", precision=2,
-                                                                             pad=True)
-        dec[known] = Angle(out.loc[known, "DEC"].to_numpy() * u.deg).to_string(unit=u.deg, sep=":", precision=1,
-                                                                               pad=True, alwayssign=True)
-    position = out.columns.get_loc("DEC") + 1
-    out.insert(position, "DEC_dms", dec)
-    out.insert(position, "RA_hms", ra)
+    for (ra_name, dec_name), (ra_deg, dec_deg) in _SEXAGESIMAL_OF.items():
+        known = out[ra_deg].notna().to_numpy() & out[dec_deg].notna().to_numpy()
+        ra, dec = np.full(len(out), "", dtype=object), np.full(len(out), "", dtype=object)
+        if known.any():
+            ra[known] = Angle(out.loc[known, ra_deg].to_numpy(np.float64) * u.deg).to_string(
+                unit=u.hour, sep=":", precision=2, pad=True)
+            dec[known] = Angle(out.loc[known, dec_deg].to_numpy(np.float64) * u.deg).to_string(
+                unit=u.deg, sep=":", precision=1, pad=True, alwayssign=True)
+        position = out.columns.get_loc(dec_deg) + 1
+        out.insert(position, dec_name, dec)
+        out.insert(position, ra_name, ra)
     return out
 
 

@@ -23,7 +23,8 @@ def _add_catalog(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument(
         "--catalog", default=DEFAULT_RELEASE,
-        help=f"a shipped release ({', '.join(RELEASES)}; default {DEFAULT_RELEASE}) or the path of a gll_psc_v*.fit[.gz] file",
+        help=f"a shipped release ({', '.join(RELEASES)}; default {DEFAULT_RELEASE}) or the path of a catalog file: the LAT's gll_psc_v*.fit[.gz], or the same table as ECSV or VOTable (with the "
+             "header keyword CDS-NAME, or source names that say the release)",
     )
 
 

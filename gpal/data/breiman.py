@@ -30,7 +30,7 @@ from scipy import stats
 from gpal.data.dataset import NoisyDataset
 from gpal.data.synthetic import waveform
 
-__all__ = ["RINGNORM_A", "TWONORM_A", "ringnorm", "ringnorm_bayes_error", "twonorm", "twonorm_bayes_error",
+__all__ = ["DIM", "RINGNORM_A", "TWONORM_A", "ringnorm", "ringnorm_bayes_error", "twonorm", "twonorm_bayes_error",
            "waveform_noise"]
 
 DIM = 20

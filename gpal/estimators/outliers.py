@@ -12,13 +12,11 @@ own error bars,
 
 so a faint source far from the population but with error bars that reach it is not
 flagged, and a precise one in an empty region is; for a one-component population the
-score is chi-squared with d degrees of freedom whatever the error bars.  On 4FGL-DR4, at
-a threshold flagging 5% of held-out sources, it flags 7% of the faintest quarter of them,
-where the density -log p(x~ | V) (whose normalisation falls as error bars widen) flags 16%
-and a mixture fitted to the noisy values without error bars 13%; all three catch about the
-same share of left-out classes (0.37-0.38) (the class-scheme study, workflows/studies/class_schemes.yaml,
-record workflows/pages/records/results/none_of_these.faint.json; docs/results.md, "Fairness to faint sources"), and
-the GP's latent variance relative to its prior hardly more than the share it must flag.  The threshold is set on
+score is chi-squared with d degrees of freedom whatever the error bars.  So a faint source is
+flagged about as often as a bright one, where the density -log p(x~ | V) (whose normalisation
+falls as error bars widen) and a mixture fitted to the noisy values without error bars flag the
+faint ones far more often, for the same share of left-out classes caught (docs/results.md,
+"Fairness to faint sources"); the GP's latent variance relative to its prior hardly more than the share it must flag.  The threshold is set on
 held-out sources of the trained classes at a chosen false-positive rate.
 """
 
@@ -34,13 +32,10 @@ from gpal.estimators.base import check_predict_data
 
 __all__ = ["OOD_FALSE_POSITIVE_RATE", "PopulationOutlierScore"]
 
-#: The share of held-out sources of the trained classes that the main job's threshold flags.  Chosen on the
-#: open-sky study's four runs scored by FL16Y (`workflows/studies/open_sky.yaml`, record
-#: workflows/pages/records/results/open_sky.json, its "none of these" table on docs/results.md): at 5% the
-#: flag caught the labelled non-blazar AGN no class holds at about its false-positive rate (0.03-0.11) and set aside
-#: 4-9% of the unassociated sources FL16Y later called blazars or pulsars, with no gain in later other-class sources
-#: that the `other` class had not already caught; at 1% it keeps only the sources far outside the training
-#: population, and those lists lose no more than 1% of their later blazars and pulsars to it.
+#: The share of held-out sources of the trained classes that the main job's threshold flags.  Chosen on later
+#: labels (docs/results.md, "The open sky"): at 5% the flag caught the non-blazar AGN no class holds no more often
+#: than it flags anything, and set aside sources later releases called blazars or pulsars, with no gain the
+#: ``other`` class had not already made; at 1% it keeps only the sources far outside the training population.
 OOD_FALSE_POSITIVE_RATE = 0.01
 
 

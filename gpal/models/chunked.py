@@ -20,9 +20,8 @@ __all__ = ["PREDICT_BUDGET", "STREAMS", "chunk_evaluations", "in_chunks", "strea
 
 # Evaluations per chunk.  2^18 (97 sources of 300 draws, 3 classes: ~6 MB per (inputs, M) array) keeps each
 # chunk's arrays under glibc's 32 MB mmap threshold, so the next chunk reuses their memory; at 2^20 some are
-# mapped afresh and faulted in (the main job's 3615 sources: up to 18 600 page faults a call against at most 12,
-# for 1.00-1.10 CPU s against 1.12-1.17, the same bits); 2^16 and 2^17 are slower (1.4-2.1 CPU s): the
-# prediction-chunk study, workflows/studies/predict_chunks.yaml, record workflows/studies/records/predict_chunks.json.
+# mapped afresh and faulted in (thousands of page faults a call where 2^18 has a dozen,
+# for about a tenth more CPU time, the same bits); 2^16 and 2^17 are slower: more calls, each with its fixed cost.
 PREDICT_BUDGET = 2**18
 
 #: The second word of the seed of each kind of prediction: predict_proba, early stopping's validation

@@ -228,9 +228,8 @@ def fit_mixture_prior(X: np.ndarray, V: np.ndarray, n_components: int, random_st
     covariances from those moments, plus ``reg_covar`` I (components cannot collapse onto a
     feature's floor value).  With V = 0 it is ordinary Gaussian-mixture EM.  Stops when the
     mean log-likelihood per row gains less than ``tol`` nats, or after ``max_iter`` steps: 30 classify
-    as well as 100 on held-out and later labels, in a third of the time
-    (the training-length study, workflows/studies/training_length.yaml, record
-    workflows/studies/records/training_length/summary.md).  Initialised by k-means (one
+    as well as 100 on held-out and later labels, in a third of the time: the mixture only has to be
+    broad where the sources are, not converged.  Initialised by k-means (one
     thread, as ``kmeans_inducing``, for the same result everywhere).  The n K small
     factorisations of a step run batched in TensorFlow (4x numpy's per-matrix LAPACK calls), of the
     dimensions that carry an error bar only (``_deconvolve``).

@@ -156,8 +156,8 @@ def preload(*modules: str, lifelong: bool = False) -> threading.Thread:
     ``lifelong`` (a command's own process, whose modules live until it ends): Python's cyclic garbage
     collector pauses while the modules import, and their objects then leave its collections
     (`gc.freeze`).  TensorFlow brings millions of objects, and every full collection walked them all again,
-    holding the GIL: the main job's collections took 2.15 s without this and 0.52 s with it (a ``gc.callbacks``
-    probe; the main job's timing study, ``workflows/studies/main_job_parts.yaml``, prints the same sum).  Nothing
+    holding the GIL: the main job's collections took about four times longer without this (a ``gc.callbacks``
+    probe).  Nothing
     changes when the modules
     are already imported.
 

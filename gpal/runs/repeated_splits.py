@@ -52,7 +52,9 @@ __all__ = [
     "NOISY_INPUT_METHODS",
     "REPEATED_SPLITS_FOLDER",
     "is_repeated_splits_folder",
+    "load_units",
     "select_methods",
+    "split_with_injected_noise",
     "run_repeated_splits",
     "summarize",
     "summary_markdown",
@@ -139,8 +141,10 @@ def _make_estimator(spec: MethodSpec, seed: int) -> Any:
     return spec(seed)
 
 
-def _split_data(dataset: NoisyDataset, split: Split, injected_variance: float, unit_seed: int) -> tuple[Any, Any]:
-    """The split's train and test rows, with the paper's injected input noise (sec. 5.3) when asked.
+def split_with_injected_noise(dataset: NoisyDataset, split: Split, injected_variance: float,
+                              unit_seed: int) -> tuple[Any, Any]:
+    """The split's train and test rows, with the paper's injected input noise (sec. 5.3) when asked: the rows a unit
+    of `run_repeated_splits` fits, so a model of one's own can be fitted on exactly them.
 
     N(0, injected_variance) in standardised units is N(0, injected_variance * s²) in the data's,
     s the training split's standard deviation per feature; train and test get independent draws,
@@ -162,7 +166,7 @@ def _run_unit(
     injected_variance: float = 0.0,
 ) -> dict[str, Any]:
     unit_seed = derived_seed(seed, split.index)  # shared by all methods on a split (common random numbers)
-    train, test = _split_data(dataset, split, injected_variance, unit_seed)
+    train, test = split_with_injected_noise(dataset, split, injected_variance, unit_seed)
     estimator = _make_estimator(spec, unit_seed)
     t0 = time.perf_counter()
     estimator.fit(train.X, train.y, X_var=train.X_var if use_variances else None)
@@ -184,7 +188,7 @@ def _run_batch(names: list[str], dataset: NoisyDataset, splits: list[Split], met
 
     seeds = [derived_seed(seed, split.index) for split in splits]
     estimators = [_make_estimator(spec, s) for s in seeds]
-    trains, tests = map(list, zip(*[_split_data(dataset, split, injected_variance, s) for split, s in zip(splits, seeds)]))
+    trains, tests = map(list, zip(*[split_with_injected_noise(dataset, split, injected_variance, s) for split, s in zip(splits, seeds)]))
     t0 = time.perf_counter()
     try:
         fitted = fit_batched(estimators, [(t.X, t.y, t.X_var if use_variances else None) for t in trains],
@@ -334,7 +338,9 @@ def run_repeated_splits(
 
 
 # ------------------------------------------------------------------------ summary
-def _load_units(out: Path, method: str, splits: Sequence[int] | None) -> dict[int, dict[str, Any]]:
+def load_units(out: Path, method: str, splits: Sequence[int] | None) -> dict[int, dict[str, Any]]:
+    """A finished run's per-split results of ``method`` (split index -> unit record; ``splits`` None: all), the
+    numbers `summarize` averages, for an analysis of the splits themselves (paired differences, one split's fit)."""
     folder = out / UNITS_DIR / method
     units = {}
     for path in sorted(folder.glob("split_*.json")):
@@ -372,7 +378,7 @@ def summarize(
     if reference is None and (out / "reference.json").exists():
         reference = _read_json(out / "reference.json")
     names = list(methods) if methods is not None else list(config["methods"])
-    units = {m: _load_units(out, m, splits) for m in names}
+    units = {m: load_units(out, m, splits) for m in names}
     done = {m: set(u) for m, u in units.items()}
     common = set.intersection(*done.values()) if done else set()
     class_names = config["dataset"]["class_names"]

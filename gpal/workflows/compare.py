@@ -71,7 +71,8 @@ from gpal.workflows.schema import Field
 __all__ = [
     "DATASETS", "DEFAULT_DATASETS", "METHODS", "NOT_APPLICABLE", "SOFTMAX_MC", "SOFTMAX_MC_SAMPLES", "EstimatorFactory",
     "check_methods",
-    "comparison_markdown", "measured_values", "method_spec", "produces", "run", "run_comparison", "schema",
+    "comparison_markdown", "dataset_tag", "measured_values", "method_spec", "produces", "run", "run_comparison",
+    "schema",
     "settings_of",
 ]
 
@@ -224,8 +225,9 @@ def _cell(values: Sequence[float], digits: int) -> str:
     return format_mean_se(m, se, digits)
 
 
-def _tag(name: str, n: int | None, level: float | None = None) -> str:
-    """The folder and table name of a data set at a size (and injected noise level, when the run has levels)."""
+def dataset_tag(name: str, n: int | None, level: float | None = None) -> str:
+    """The folder and table name of a data set at a size (and injected noise level, when the run has levels): where
+    a run's results of that data set are, for whoever reads the run folder."""
     return (name if n is None else f"{name}-n{n}") + ("" if level is None else f"/noise_{level:g}")
 
 
@@ -262,7 +264,7 @@ def measured_values(out: str | Path, datasets: Sequence[str], methods: Sequence[
     measured: dict[tuple[str, str, str], list[float]] = {}
     for name, n, level, setting in settings_of(datasets, injected_noise, registry):
         for m in methods:
-            for unit in _rows_for(Path(out) / _tag(name, n, level), m, range(n_splits)):
+            for unit in _rows_for(Path(out) / dataset_tag(name, n, level), m, range(n_splits)):
                 for metric, value in _unit_metrics(unit).items():
                     measured.setdefault((setting, m, metric), []).append(value)
     return measured
@@ -319,7 +321,7 @@ def run_comparison(
     loaded: dict[tuple[str, int | None], NoisyDataset] = {}
     for name, n, level, _ in settings_of(datasets, injected_noise, registry):
         ds = loaded.get((name, n)) or loaded.setdefault((name, n), load_dataset(name, n=n, seed=seed, registry=registry))
-        tag = _tag(name, n, level)
+        tag = dataset_tag(name, n, level)
         n_train = ds.n_samples - next(ds.repeated_splits(1, test_size, seed)).test.size
         usable = [m for m in methods if ds.n_classes == 2 or m not in BINARY_ONLY]
         specs = {m: method_spec(m, n_train, epochs, iters, num_inducing, noisy_input, kernel) for m in usable}

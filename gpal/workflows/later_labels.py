@@ -1,6 +1,6 @@
 """Workflow kind ``later_labels``: every later-label and held-out check of gpal and the baselines, over seeds.
 
-The study of `gpal.catalog_jobs.later_labels` as a resumable run: one unit per (check, seed, model), its
+The checks of `gpal.catalog_jobs.later_labels` as a resumable run: one unit per (check, seed, model), its
 probabilities in ``units/<check>/seed_<k>/<model>.json``; the measures (``later_labels.csv``, every
 measure and interval at full precision), the table (``later_labels.md``) and ``report.md``, which names
 the commit that ran.  Seeds and models are not part of the run's identity: more of either adds units

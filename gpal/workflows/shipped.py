@@ -1,28 +1,16 @@
 """The workflow files shipped with gpal, found by name in any install.
 
-The YAML files live once, in the repository's top-level ``workflows/`` folder.  The build
-(``setup.py``) maps that folder to the package ``gpal.workflow_files``, so a wheel or a plain
-``pip install`` carries them; a source checkout used without installing (``PYTHONPATH``) reads
-the folder itself.  A workflow's name is its path below the folder without ``.yaml``:
-``fermi_4fgl``, ``papers/001_synthetic_2d``.  The folder's lab (`LAB_FOLDERS`: the studies' declarations, the
-page generators' records, maintainers' tools) is YAML too but no workflow: it is neither installed nor listed.
+They are package data of `gpal.workflows`, in its ``files/`` folder, so a checkout, an editable install and a
+plain ``pip install`` read the same files.  A workflow's name is its path below that folder without ``.yaml``:
+``fermi_4fgl``, ``papers/001_synthetic_2d``.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 
-import gpal
-
-__all__ = ["LAB_FOLDERS", "PACKAGE", "resolve_workflow", "shipped_dir", "shipped_workflows", "workflow_title"]
-
-#: The folders of the repository's workflows/ that are the lab, not workflow files (setup.py leaves them out too).
-LAB_FOLDERS = ("pages", "studies", "tools")
-
-#: the package the build maps the repository's workflows/ folder to
-PACKAGE = "gpal.workflow_files"
+__all__ = ["resolve_workflow", "shipped_dir", "shipped_workflows", "workflow_title"]
 
 
 def shipped_dir() -> Path:
@@ -31,23 +19,9 @@ def shipped_dir() -> Path:
     Returns
     -------
     pathlib.Path
-        The installed ``gpal/workflow_files`` folder, or a source checkout's ``workflows/``.
+        ``gpal/workflows/files`` of the gpal that is imported.
     """
-    try:
-        spec = importlib.util.find_spec(PACKAGE)
-    except ModuleNotFoundError:
-        spec = None
-    if spec is not None and spec.submodule_search_locations:
-        for location in spec.submodule_search_locations:
-            if Path(location).is_dir():
-                return Path(location)
-    checkout = Path(gpal.__file__).resolve().parents[1]
-    if (checkout / "pyproject.toml").is_file() and (checkout / "workflows").is_dir():
-        return checkout / "workflows"
-    raise FileNotFoundError(
-        f"gpal's workflow files are missing: no package {PACKAGE} and {checkout} is not a gpal source checkout; "
-        "reinstall gpal"
-    )
+    return Path(__file__).resolve().parent / "files"
 
 
 def shipped_workflows() -> dict[str, Path]:
@@ -59,9 +33,7 @@ def shipped_workflows() -> dict[str, Path]:
         name (``papers/001_table5``) -> file, sorted by name.
     """
     root = shipped_dir()
-    files = {p.relative_to(root).with_suffix("").as_posix(): p for p in root.rglob("*.yaml")
-             if p.relative_to(root).parts[0] not in LAB_FOLDERS}
-    return dict(sorted(files.items()))
+    return dict(sorted((p.relative_to(root).with_suffix("").as_posix(), p) for p in root.rglob("*.yaml")))
 
 
 def workflow_title(path: Path) -> str:
@@ -85,7 +57,8 @@ def workflow_title(path: Path) -> str:
 def resolve_workflow(name_or_path: str | os.PathLike) -> Path:
     """A workflow file: an existing path as given, else the shipped workflow of that name.
 
-    The name may carry ``.yaml`` and the ``workflows/`` prefix of a clone's path.
+    The name may carry ``.yaml``, and the ``workflows/`` prefix of the path a clone had for it before the files
+    moved into the package.
 
     Returns
     -------
@@ -102,7 +75,7 @@ def resolve_workflow(name_or_path: str | os.PathLike) -> Path:
         return path
     name = path.as_posix().removesuffix(".yaml")
     shipped = shipped_workflows()
-    # "workflows/fermi_4fgl.yaml", as the docs write it in a clone, names the shipped file anywhere
+    # "gpal/workflows/files/fermi_4fgl.yaml", as older command lines write it, names the shipped file anywhere
     for candidate in (name, name.removeprefix("workflows/")):
         if candidate in shipped:
             return shipped[candidate]

@@ -28,7 +28,7 @@ from gpal.workflows.methods import classifier_params, methods_field, training_sc
 from gpal.workflows.reference import REFERENCE, Produced, comparison_markdown, published, write_comparison
 from gpal.workflows.schema import Field, fields_from_settings
 
-__all__ = ["produces", "rebuild_splits_report", "run", "schema", "write_splits_report"]
+__all__ = ["dataset_and_training_size", "produces", "rebuild_splits_report", "run", "schema", "write_splits_report"]
 
 #: The ``data`` block (a `gpal.catalog_jobs.selection.CatalogSelection`) where it differs from the main job's:
 #: the paper's 454 4FGL sources above 30 sigma of three classes and its six features (None: the 'default' preset).
@@ -73,7 +73,9 @@ def _summary_reference(config: Mapping[str, Any]) -> dict[str, Any] | None:
             for m, metrics in table.items()} or None
 
 
-def _dataset_and_training_size(config: Mapping[str, Any]) -> tuple[Any, int]:
+def dataset_and_training_size(config: Mapping[str, Any]) -> tuple[Any, int]:
+    """The catalog selection a ``repeated_splits`` configuration names, loaded, and the rows of its training split:
+    the data and the size (``num_inducing: auto`` reads it) that a model of one's own needs to match the run."""
     from gpal.catalog_jobs.selection import CatalogSelection
 
     protocol = config["protocol"]
@@ -83,12 +85,12 @@ def _dataset_and_training_size(config: Mapping[str, Any]) -> tuple[Any, int]:
 
 def check(config: Mapping[str, Any]) -> None:
     """The catalog, its classes and the first split, before the output folder is claimed."""
-    _dataset_and_training_size(config)
+    dataset_and_training_size(config)
 
 
 def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -> None:
     protocol = config["protocol"]
-    dataset, n_train = _dataset_and_training_size(config)
+    dataset, n_train = dataset_and_training_size(config)
     summary = run_repeated_splits(
         dataset,
         classifier_params(config["methods"], config["training"], n_train),

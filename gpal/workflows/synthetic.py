@@ -29,7 +29,7 @@ from gpal.workflows.methods import classifier_params, methods_field, training_sc
 from gpal.workflows.reference import REFERENCE, Produced, comparison_markdown, write_comparison
 from gpal.workflows.schema import Field
 
-__all__ = ["bayes_unit", "method_unit", "produces", "run", "schema"]
+__all__ = ["bayes_unit", "method_unit", "produces", "repetition_problem", "run", "schema"]
 
 #: The paper's two: the injected variance given to the methods, or learned by them.
 _PAPER_MODES = ["known", "learned"]
@@ -90,6 +90,12 @@ def _problem_seed(seed: int, rep: int, data: dict[str, Any]) -> int:
 def _kwargs(data: dict[str, Any], problem_seed: int, noise: float) -> dict[str, Any]:
     return {"n_train": data["n_train"], "n_test": data["n_test"], "noise_variance": noise, "seed": problem_seed,
             "variance": data["variance"], "lengthscale": data["lengthscale"]}
+
+
+def repetition_problem(data: dict[str, Any], seed: int, rep: int, noise: float) -> Any:
+    """The problem of repetition ``rep`` at injected noise ``noise`` that a workflow with this ``data`` block and
+    ``seed`` runs: the same draw, for a question the workflow does not ask of it (another length scale's Bayes error)."""
+    return _problem(_kwargs(data, _problem_seed(seed, rep, data), noise))
 
 
 def bayes_unit(problem: dict[str, Any], n_cells: int) -> dict[str, Any]:

@@ -1,13 +1,13 @@
-"""Verdicts on a paper's numbers: t intervals over the repeats run, equivalence tests for "similar".
+"""Verdicts on a paper's numbers beside a run's: t intervals over the repeats run.
 
-Every verdict of docs/papers.md comes from here, computed from a comparison's rows (the paper's
-mean, SE and repeats; gpal's mean, SE and n per setting, method and metric), so a record made
-under an older rule is judged by this one when the page is built.
+A paper workflow's comparison (`gpal.workflows.reference`) judges every published number with this
+rule, from the paper's mean, SE and repeats and gpal's mean, SE and n per setting, method and
+metric, so a comparison recorded under an older rule is judged anew by this one.
 
 A difference between two means with standard errors from few repeats is not normal: with gpal's
 SE over n = 2-5 splits, a 95 % interval must use Student's t with n - 1 degrees of freedom (12.7
 at n = 2, 3.18 at n = 4), not 2.  Two SEs are combined as sqrt(se_a² + se_b²) with the
-Welch-Satterthwaite degrees of freedom (`combined`).  The three unit verdicts:
+Welch-Satterthwaite degrees of freedom (`combined`).  The two unit verdicts:
 
 - a *value* (gpal's mean against the paper's): *differs* where the 95 % interval of the difference
   excludes 0; *reproduced* only where a margin is declared and the 90 % interval lies inside
@@ -15,48 +15,31 @@ Welch-Satterthwaite degrees of freedom (`combined`).  The three unit verdicts:
 - an *order* (the paper's method a ahead of b): *reproduced* where gpal's 95 % interval of the
   difference lies on the paper's side of 0, *contradicted* where it lies on the other, otherwise
   *not resolved*; a lead the paper gives a size ("cannot reach a reasonable quality") is set
-  against a declared margin in place of 0 (`order_verdict`);
-- *alike* (the paper says a and b perform similarly): *alike* where the 90 % interval lies inside
-  ±margin (TOST), *apart* where the 95 % interval lies outside it, otherwise *not resolved*;
-  without a declared margin "similar" cannot be shown (`alike_verdict`).
+  against a declared margin in place of 0 (`order_verdict`).
 
-A verdict needs an SE: a row with fewer than two repeats has none, and `value_verdict`,
-`order_verdict` and `alike_verdict` refuse it (ValueError); the comparison tables show such a row
-as "one split: no interval".  gpal's methods run on the same splits, so combining their SEs as if
-independent overstates the noise of a difference where the methods move together: the rule errs
-towards "not resolved".
+A verdict needs an SE: a row with fewer than two repeats has none, and `value_verdict` and
+`order_verdict` refuse it (ValueError); the comparison tables show such a row as "one split: no
+interval".  gpal's methods run on the same splits, so combining their SEs as if independent
+overstates the noise of a difference where the methods move together: the rule errs towards
+"not resolved".
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from scipy import stats
 
-__all__ = ["LEVEL", "MAX_REPEATS", "RULE", "alike_verdict", "combined", "interval", "judge_rows", "order_verdict",
-           "orderings", "pair_counts", "repeats_to_resolve", "value_verdict"]
+__all__ = ["LEVEL", "TOST_LEVEL", "combined", "gap", "higher_is_better", "interval", "judge_rows", "order_verdict",
+           "orderings", "pair_counts", "value_verdict"]
 
 #: Two-sided level of the intervals that resolve a difference; TOST uses the 1 - 2 (1 - LEVEL / 2) interval (90 %).
 LEVEL = 0.95
+#: The two-sided level whose interval inside ±margin is TOST with each one-sided test at 1 - LEVEL (0.90).
+TOST_LEVEL = 1 - 2 * (1 - LEVEL)
 _ONE_SPLIT = "one split: no interval"
-#: The most repeats `repeats_to_resolve` searches: beyond it a unit is called out of reach of repeats.
-MAX_REPEATS = 1000
-
-#: The rule in words, stated once at the top of docs/papers.md.
-RULE = """\
-**How the verdicts are reached.** Intervals: Student's t over the repeats run (Welch-Satterthwaite for two means);
-a record of one repeat is refused. *Values*: **differs** where gpal's minus
-the paper's 95 % interval excludes 0, **reproduced** only where its 90 % interval lies inside a declared margin
-(TOST). *Orders*: reproduced where the lead's 95 % interval lies on the paper's side of 0 (or of a declared
-margin), **contradicted** on the other. *Similar*: TOST against a declared margin only. Else a unit is *open*. A
-claim is reproduced when all its units are, contradicted (differs) when any is resolved against it, else **not
-resolved at this budget**, with the repeats that would decide its open units at the recorded means and spreads
-(fits, hours on 2 cores; "not by 1000": none up to 1000 would). **Not comparable**: a stated setting difference
-(hardware, a method not the paper's) decides it. *(judgement)*: by hand, evidence beside it. Margins declared
-before the runs: 004's, 002's grid, first-iteration and vi-JJ-full's, 000's δ confirmation; the others after.
-Shared splits: SEs combined as independent (towards "open")."""
 
 
 def _finite(x: Any) -> bool:
@@ -86,11 +69,6 @@ def interval(difference: float, se: float, dof: float, level: float = LEVEL) -> 
     return difference - half, difference + half
 
 
-def _tost_level() -> float:
-    """The two-sided level whose interval inside ±margin is TOST with each one-sided test at 1 - LEVEL (0.90)."""
-    return 1 - 2 * (1 - LEVEL)
-
-
 def _need(where: str, n: int, se: Any) -> None:
     if n < 2 or not _finite(se):
         raise ValueError(f"{where}: a verdict needs two or more repeats and their SE; got n = {n}, SE = {se!r}")
@@ -108,14 +86,15 @@ def value_verdict(paper_mean: float, paper_se: float | None, paper_n: int, gpal_
     low, high = interval(difference, se, dof)
     verdict = "differs" if low > 0 or high < 0 else "not resolved"
     if margin is not None:
-        t_low, t_high = interval(difference, se, dof, _tost_level())
+        t_low, t_high = interval(difference, se, dof, TOST_LEVEL)
         if -margin < t_low and t_high < margin:
             verdict = "reproduced"
     return {"difference": difference, "low": low, "high": high, "dof": dof, "verdict": verdict}
 
 
-def _gap(better: Mapping[str, Any], worse: Mapping[str, Any], where: str) -> tuple[float, float, float]:
-    """(gpal's mean of worse minus better's, combined SE, dof)."""
+def gap(better: Mapping[str, Any], worse: Mapping[str, Any], where: str) -> tuple[float, float, float]:
+    """(gpal's mean of worse minus better's, combined SE, dof): the difference of two rows that a pair's verdict
+    reads, for a rule of one's own on the same rows; ValueError where either row has fewer than two repeats."""
     _need(f"{where} ({better['method']})", better["n"], better.get("gpal_se"))
     _need(f"{where} ({worse['method']})", worse["n"], worse.get("gpal_se"))
     se, dof = combined(better["gpal_se"], better["n"], worse["gpal_se"], worse["n"])
@@ -127,40 +106,9 @@ def order_verdict(better: Mapping[str, Any], worse: Mapping[str, Any], higher_is
     """'reproduced', 'contradicted' or 'not resolved': is gpal's ``better`` ahead of ``worse`` (rows of one setting)
     by more than ``margin``?  A paper's "b cannot reach a reasonable quality" claims a lead of some size, not any
     lead: with a margin the 95 % interval of the lead is set against it rather than against 0."""
-    difference, se, dof = _gap(better, worse, where)
+    difference, se, dof = gap(better, worse, where)
     low, high = interval(-difference if higher_is_better else difference, se, dof)  # > 0: better is ahead
     return "reproduced" if low > margin else "contradicted" if high < margin else "not resolved"
-
-
-def alike_verdict(a: Mapping[str, Any], b: Mapping[str, Any], margin: float | None, where: str = "pair") -> str:
-    """'alike', 'apart', 'not resolved' or 'no margin': are gpal's a and b within ±margin of each other (TOST)?"""
-    difference, se, dof = _gap(a, b, where)
-    if margin is None:
-        return "no margin"
-    t_low, t_high = interval(difference, se, dof, _tost_level())
-    if -margin < t_low and t_high < margin:
-        return "alike"
-    low, high = interval(difference, se, dof)
-    return "apart" if low > margin or high < -margin else "not resolved"
-
-
-def repeats_to_resolve(verdict_at: Callable[[int], str], n: int, cap: int = MAX_REPEATS) -> int | None:
-    """The fewest repeats above ``n`` (up to ``cap``) at which ``verdict_at(repeats)`` is no longer "not resolved",
-    or None.  ``verdict_at`` judges the recorded means with each SE shrunk by sqrt(n / repeats): what "more repeats
-    of the same setting" would give if the means and spreads held.  Both the SE and the t quantile fall with the
-    repeats, so a unit once resolved stays resolved and the answer is found by bisection."""
-    if n < 2:
-        raise ValueError(f"repeats_to_resolve needs the two or more repeats a verdict was made from; got n = {n}")
-    if verdict_at(cap) == "not resolved":
-        return None
-    low, high = n, cap  # verdict_at(low) open (the recorded verdict), verdict_at(high) resolved
-    while high - low > 1:
-        middle = (low + high) // 2
-        if verdict_at(middle) == "not resolved":
-            low = middle
-        else:
-            high = middle
-    return high
 
 
 def _separated(a: Mapping[str, Any], b: Mapping[str, Any], spread: str, paper_n: int) -> bool:
@@ -187,7 +135,8 @@ def _judge_pair(a: Mapping[str, Any], b: Mapping[str, Any], spread: str, paper_n
 
 
 def higher_is_better(metric: str) -> bool:
-    """Accuracy is the one metric recorded where higher is better (error, NLL, ECE, seconds: lower)."""
+    """Which way a metric improves, as the orderings read it: accuracy is the one metric recorded where higher is
+    better (error, NLL, ECE, seconds: lower)."""
     return metric == "accuracy"
 
 

@@ -8,7 +8,7 @@ import pytest
 from astropy.table import Table
 
 from gpal.active import initial_pool_test_split
-from gpal.catalog_jobs.active import follow_up_outcomes, run_active
+from gpal.catalog_jobs.active import campaign_settings, follow_up_outcomes, run_active, vetted
 from gpal.catalog_jobs.follow_up import DEFAULT_MIN_SIGNIFICANCE
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.settings import main_job_estimator
@@ -95,7 +95,8 @@ def test_the_file_oracle_asks_only_about_what_the_follow_up_list_ranks(small_cat
     catalog, data = selection.load()
     train, test = data.split(test_size=0.2, seed=0)
     pool = catalog.pool(select=["unassociated"], features=selection.features)
-    kept, described = _follow_up_pool(catalog, pool, train, test, DEFAULT_MIN_SIGNIFICANCE, seed=0)
+    settings = {name: setting.default for name, setting in campaign_settings().items()}
+    kept, described = _follow_up_pool(catalog, pool, train, test, settings, 0, selection.class_groups())
     targets = target_columns(catalog, pool.ids.tolist())
     faint = set(targets.loc[targets["Signif_Avg"] < DEFAULT_MIN_SIGNIFICANCE, "Source_Name"])
     assert faint and not faint & set(kept.ids)  # below the follow-up list's cut: never asked about
@@ -153,3 +154,30 @@ def test_outcomes_map_merged_codes_to_their_class_and_the_rest_to_other_or_nothi
     with_other = follow_up_outcomes(("bll", "fsrq", "other"), {"other": ("spp",)})
     assert with_other["snr"] == with_other["spp"] == "other" and with_other["nothing"] is None
     assert np.all([v in (None, "bll", "fsrq", "other") for v in with_other.values()])
+
+
+def test_a_pulsar_campaign_is_vetted_as_the_main_jobs_lists_are():
+    """Two FL16Y bcu (blazars with a counterpart) and FL16Y J1828.8+3231, which FL16Y leaves unassociated but
+    4FGL-DR4 associates with the blazar B2 1826+32D, are no pulsar candidates; an unassociated source nothing names
+    stays, with its search history and caveats; a telescope's sky cuts as the main job's lists do."""
+    from gpal.catalogs import load_catalog
+    from gpal.catalogs.schemes import resolve_classes
+    from gpal.catalogs.targets import target_columns
+
+    catalog = load_catalog("FL16Y")
+    classes, merge = resolve_classes("open_sky")
+    names = ["FL16Y J0001.2+4741", "FL16Y J0002.4-5156", "FL16Y J1828.8+3231", "FL16Y J0003.6+3058"]
+    class1 = catalog.class_codes[[list(catalog.names).index(name) for name in names]]
+    assert class1.tolist() == ["bcu", "bcu", "", ""]
+    sky = {"candidate_declination": (-90.0, 90.0), "candidate_visible_from": None}
+    targets = target_columns(catalog, names)
+    keep = vetted(catalog, targets, class1, (classes, merge), "pulsar", sky)
+    assert keep.tolist() == [False, False, False, True]
+    assert "B2 1826+32D" in targets.loc[2, "known_reason"]
+    assert targets.loc[3, "first_unassociated"] == "3FGL" and "RA_hms" in targets and "caveats" in targets
+    # the bcu stay where the campaign targets no class (their labels teach the blazar classes)
+    assert vetted(catalog, target_columns(catalog, names), class1, (classes, merge), None, sky).tolist() == [
+        True, True, False, True]
+    southern = {**sky, "candidate_declination": (-90.0, 0.0)}
+    assert vetted(catalog, target_columns(catalog, names), class1, (classes, merge), None, southern).tolist() == [
+        False, True, False, False]

@@ -40,7 +40,7 @@ def test_each_class_lists_its_followable_sources_most_probable_first():
     flagged = candidate_lists(_frame(), ["pulsar"], MERGE, check_cuts({"candidate_flags": [6]}))
     assert list(flagged) == ["pulsar"] and flagged["pulsar"]["Source_Name"].tolist() == ["a"]  # b carries flag 6
     looser = candidate_lists(_frame(), ["bll"], MERGE, check_cuts({"candidate_max_ellipse": 0.5}))
-    assert looser["bll"]["Source_Name"].tolist() == ["f", "g"]
+    assert looser["bll"]["Source_Name"].tolist() == ["g", "f"]  # g has a counterpart (a bcu): its section first
 
 
 def test_cuts_that_leave_nothing_give_an_empty_list_with_every_column():
@@ -182,6 +182,22 @@ def test_an_unassociated_blazar_candidate_says_it_has_no_counterpart_a_pulsar_ca
     words = dict(zip(lists["bll"]["Source_Name"], lists["bll"]["caveats"]))
     assert words == {"f": NO_COUNTERPART, "g": ""}  # g is a bcu: its counterpart is in the catalog
     assert not lists["pulsar"]["caveats"].str.contains("counterpart").any()
+
+
+def test_a_blazar_list_ranks_the_sources_with_a_counterpart_first_and_says_a_type_another_catalog_gives():
+    """A spectroscopist points at a counterpart: f (unassociated, more probable) comes after g (a bcu); a type an
+    earlier release or 4LAC-DR3 already gives is said, with 4LAC's redshift."""
+    frame = _frame().assign(typed_before=["", "", "", "", "", "", "4FGL-DR4 bll", ""],
+                            LAC_class=["", "", "", "", "", "", "bll", ""],
+                            LAC_Redshift=[np.nan] * 6 + [0.525, np.nan])
+    frame.loc[frame["Source_Name"] == "g", "Conf_95_SemiMajor"] = 0.05
+    rows = candidate_lists(frame, ["bll", "pulsar"], MERGE, check_cuts({}))
+    bll, pulsar = rows["bll"], rows["pulsar"]
+    assert bll["Source_Name"].tolist() == ["g", "f"] and bll["rank"].tolist() == [1, 2]
+    assert bll["section"].tolist() == ["counterpart", "unassociated"]
+    assert dict(zip(bll["Source_Name"], bll["caveats"])) == {
+        "g": "already typed: 4FGL-DR4 bll; 4LAC-DR3 bll, z = 0.525", "f": NO_COUNTERPART}
+    assert "section" not in pulsar and "counterpart" in ORDER_RULE
 
 
 def test_a_counterpart_of_unknown_nature_stays_a_candidate_with_its_name_in_the_caveat():

@@ -592,10 +592,10 @@ def test_a_target_the_classes_lack_is_refused_before_the_folder_is_claimed(small
 
 def test_a_missing_or_malformed_pulsar_catalogue_is_refused_before_the_folder_is_claimed(small_catalog, tmp_path):
     with pytest.raises(FileNotFoundError, match=r"ATNF pulsar catalogue \(psrcat.db\) not found: .*nothere.db"):
-        _classify(tmp_path / "run", small_catalog, pulsar_catalogue=str(tmp_path / "nothere.db"))
+        _classify(tmp_path / "run", small_catalog, known_pulsars=str(tmp_path / "nothere.db"))
     (tmp_path / "bad.db").write_text("PSRJ J0000+0000\nRAJ 25:00:00\nDECJ +10:00:00\n@\n")
     with pytest.raises(ValueError, match=r"bad.db.*'25:00:00' is out of range for a right ascension"):
-        _classify(tmp_path / "run", small_catalog, pulsar_catalogue=str(tmp_path / "bad.db"))
+        _classify(tmp_path / "run", small_catalog, known_pulsars=str(tmp_path / "bad.db"))
     assert not (tmp_path / "run").exists()
 
 

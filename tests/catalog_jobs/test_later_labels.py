@@ -25,7 +25,7 @@ def test_the_shipped_pairs_have_later_labels_and_others_are_refused_by_name():
 def test_the_workflow_exits_2_before_any_fit_for_a_pair_without_later_labels(tmp_path, capsys):
     from gpal.cli import main
 
-    status = main(["workflow", "workflows/later_labels.yaml", "--set", 'checks.pairs=["FL16Y:4FGL-DR4"]',
+    status = main(["workflow", "gpal/workflows/files/later_labels.yaml", "--set", 'checks.pairs=["FL16Y:4FGL-DR4"]',
                    "--out", str(tmp_path / "run")])
     assert status == 2
     assert "FL16Y is the newest shipped release" in capsys.readouterr().err
@@ -149,7 +149,7 @@ def test_gpal_pool_is_derived_from_gpals_fit_and_leaves_held_out_rows_alone(monk
     rng = np.random.default_rng(5)
     train = type("Rows", (), {"y": np.repeat([0, 1, 2], [50, 20, 30])})()
     gpal = rng.dirichlet([1, 1, 1], 40)
-    monkeypatch.setattr(later_labels, "_check_data", lambda check, seed: (train, None, np.array([""] * 40)))
+    monkeypatch.setattr(later_labels, "check_data", lambda check, seed: (train, None, np.array([""] * 40)))
     held = later_labels.check_probabilities("held-out:FL16Y", 0, {"gpal": {"proba": gpal.tolist()}}, pool_prior=True)
     np.testing.assert_array_equal(held["gpal+pool"], held["gpal"])
     np.testing.assert_array_equal(held["gpal+pool_unassociated"], held["gpal"])

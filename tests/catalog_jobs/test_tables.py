@@ -339,7 +339,10 @@ def test_the_votable_gives_positions_and_identifiers_their_ucds_and_coordinate_s
     from astropy.io.votable import parse
     from astropy.io.votable.ucd import check_ucd
 
-    frame = _journal_frame().assign(LAC_counterpart_RA=[1.0, np.nan, 2.0], LAC_counterpart_DEC=[3.0, np.nan, 4.0])
+    frame = _journal_frame().assign(LAC_counterpart_RA=[1.0, np.nan, 2.0], LAC_counterpart_DEC=[3.0, np.nan, 4.0],
+                                    Conf_95_SemiMajor=[0.1, 0.2, 0.3], Conf_95_SemiMinor=[0.05, 0.1, 0.2],
+                                    Conf_95_PosAng=[10.0, 20.0, 30.0], RA_hms=["00h00m00s"] * 3,
+                                    DEC_dms=["+00d00m00s"] * 3)
     path = write_probability_table(ClassifiedSources(frame, {}), tmp_path / "t.vot")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -349,13 +352,17 @@ def test_the_votable_gives_positions_and_identifiers_their_ucds_and_coordinate_s
     assert ucds == {"Source_Name": "meta.id;meta.main", "CLASS1": "src.class", "p_bll": "stat.probability",
                     "Flux1000": "phot.flux;em.gamma", "GLON": "pos.galactic.lon", "GLAT": "pos.galactic.lat",
                     "RA": "pos.eq.ra;meta.main", "DEC": "pos.eq.dec;meta.main", "ASSOC1": "meta.id.assoc",
-                    "LAC_counterpart_RA": "pos.eq.ra", "LAC_counterpart_DEC": "pos.eq.dec"}
+                    "LAC_counterpart_RA": "pos.eq.ra", "LAC_counterpart_DEC": "pos.eq.dec",
+                    "Conf_95_SemiMajor": "phys.angSize.smajAxis;pos.errorEllipse",
+                    "Conf_95_SemiMinor": "phys.angSize.sminAxis;pos.errorEllipse",
+                    "Conf_95_PosAng": "pos.posAng;pos.errorEllipse", "RA_hms": "pos.eq.ra", "DEC_dms": "pos.eq.dec"}
     assert all(check_ucd(ucd, check_controlled_vocabulary=True) for ucd in ucds.values())
     systems = {system.ID: system for system in votable.resources[0].coordinate_systems}
     assert (systems["ICRS"].system, systems["ICRS"].equinox) == ("ICRS", "J2000")
     assert systems["galactic"].system == "galactic"
     refs = {name: field.ref for name, field in fields.items() if field.ref}
     assert refs == {"RA": "ICRS", "DEC": "ICRS", "LAC_counterpart_RA": "ICRS", "LAC_counterpart_DEC": "ICRS",
+                    "RA_hms": "ICRS", "DEC_dms": "ICRS",
                     "GLON": "galactic", "GLAT": "galactic"}
 
 
@@ -379,3 +386,40 @@ def test_a_unit_a_format_cannot_write_is_named_in_its_description(tmp_path):
     units = {name: header.get(f"TUNIT{i}") for i, name in enumerate(names, start=1)}
     assert units["Peak_Energy"] == "MeV" and units["GLON"] == "deg" and units["entropy"] is None
     assert header[f"TCOMM{names.index('LAC_log_nu_syn') + 1}"].endswith("(unit: log10(Hz))")
+
+
+def test_published_tables_name_files_not_this_machines_paths_and_the_votable_header_reads_back(tmp_path):
+    """An MRT sent to a journal and a VOTable put on the VO say which model and pulsar catalogue were used by file
+    name; astropy's Table.read keeps the VOTable's name and description, which say where the keywords are."""
+    from astropy.io.votable import parse
+
+    meta = {"CATALOG": "FL16Y", "LIST": "pulsar candidates", "MODEL": str(tmp_path / "run" / "model"),
+            "KNOWNFROM": f"CLASS2, 4FGL-DR4, ATNF pulsars ({tmp_path / 'psrcat_1.64.db.gz'}, version 1.64)"}
+    frame = _journal_frame()
+    mrt = classified_table_files(ClassifiedSources(frame, meta), "t.mrt")["t.mrt"]
+    mrt = mrt if isinstance(mrt, str) else mrt.decode()
+    path = write_probability_table(ClassifiedSources(frame, meta), tmp_path / "t.vot")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        infos = {info.name: info.value for info in parse(path).get_first_table().infos}
+        header = Table.read(path).meta
+    for text in (mrt, path.read_text()):
+        assert str(tmp_path) not in text
+    assert "MODEL (trained-model folder): model" in mrt and "(psrcat_1.64.db.gz, version 1.64)" in mrt
+    assert infos["MODEL"] == "model" and "(psrcat_1.64.db.gz, version 1.64)" in infos["KNOWNFROM"]
+    assert header["name"] == "pulsar_candidates"
+    assert header["description"].startswith("Pulsar candidates of FL16Y") and "INFO" in header["description"]
+
+
+def test_an_exponent_column_of_the_mrt_has_no_rounded_limits():
+    """astropy rounds the limits of a column of fluxes (1e-12 .. 1e-10) to "[0.0/0.01]"; they are left out, while
+    a fixed-decimal column keeps its limits."""
+    frame = _journal_frame().assign(Flux1000=[1.4796060e-12, np.nan, 6.779151e-11])
+    mrt = classified_table_files(ClassifiedSources(frame, {}), "t.mrt")["t.mrt"]
+    mrt = mrt if isinstance(mrt, str) else mrt.decode()
+    flux = next(line for line in mrt.splitlines() if " Flux1000 " in line)
+    assert "[" not in flux and flux.split("Flux1000")[1].strip().startswith("? photon flux")
+    probability = next(line for line in mrt.splitlines() if " p_bll " in line)
+    assert "[0.0/0.34]" in probability
+    back = _read_quietly(mrt, "ascii.mrt")
+    np.testing.assert_allclose(back["Flux1000"].filled(np.nan), [1.4796e-12, np.nan, 6.7792e-11], rtol=1e-3)

@@ -111,6 +111,11 @@ def test_crab_rows_follow_the_nan_policy(fgl):
     with pytest.warns(DroppedRowsWarning, match=r"4FGL J0534\.5\+2201i"):
         ds = fgl.dataset(classes=["pwn"])
     assert "4FGL J0534.5+2201i" not in ds.ids and "4FGL J0534.5+2201s" in ds.ids
+    # each warning names its set: the labelled sources a job trains and tests on, or the pool it classifies
+    with pytest.warns(DroppedRowsWarning, match=r"1 source\(s\) of the pool \(pwn: the sources to classify\) have NaN"):
+        fgl.pool(select=["pwn"])
+    with pytest.warns(DroppedRowsWarning, match=r"of the labelled selection \(pwn: the training and held-out sources\)"):
+        fgl.dataset(classes=["pwn"])
     # The reported columns are exactly the used columns that are non-finite in that row.
     row = fgl.table[list(np.char.strip(np.asarray(fgl.table["Source_Name"]).astype(str))).index("4FGL J0534.5+2201i")]
     used = ["Flux1000", "Unc_Flux1000", "Signif_Avg", "LP_SigCurv", "Pivot_Energy", "LP_Index", "Unc_LP_Index", "LP_beta", "Unc_LP_beta"]
@@ -151,7 +156,9 @@ def test_missing_errors_repaired_are_counted_as_dropped_rows_are(dr4):
     unc = np.ma.filled(np.asarray(dr4.table["Unc_Frac_Variability"], float), np.nan)[[index[n] for n in ds.ids]]
     expected = int(np.sum(~np.isfinite(unc) | np.isclose(unc, 10.0, rtol=1e-6)))  # NaN or the 'not measured' 10
     assert expected > 0 and ds.meta["repaired"] == {"Unc_Frac_Variability": expected}
-    assert f"{expected} source(s) of the selection have an error" in str(record[0].message)
+    assert (f"{expected} source(s) of the labelled selection (bll, fsrq: the training and held-out sources) have an "
+            "error") in str(record[0].message)
+
     with warnings.catch_warnings():
         warnings.simplefilter("error", RepairedRowsWarning)  # dropped instead: nothing repaired, nothing said of it
         warnings.simplefilter("ignore", DroppedRowsWarning)
@@ -219,6 +226,9 @@ def test_missing_path():
 def test_not_a_fits_file(tmp_path):
     path = tmp_path / "gll_psc_v99.fit"
     path.write_text("this is not FITS")
+    with pytest.raises(ValueError, match="is a text file gpal does not read as a catalog.*gpal reads FITS"):
+        load_catalog(path)
+    path.write_bytes(b"SIMPLE  = T" + bytes(range(200)))  # a FITS header's start, then no FITS
     with pytest.raises(ValueError, match="could not be read as a FITS file"):
         load_catalog(path)
 
@@ -284,3 +294,12 @@ def test_text_is_kept_as_bytes_and_read_as_wide_as_its_longest_value(dr4, monkey
     values = catalog_module.text_values(wide)
     assert values.tolist() == ["a", "bcd", "", "e" * 40] and values.dtype == np.dtype("U40")
     assert catalog_module.text_values(wide[:3]).dtype == np.dtype("U3")
+
+
+def test_a_feature_of_a_column_the_catalog_lacks_is_refused_naming_the_presets_and_columns():
+    catalog = load_catalog("FL16Y")
+    with pytest.raises(ValueError, match=r"column 'nosuch' is not in the FL16Y catalog .*feature 'nosuch' reads it; a feature is "
+                                         r"a preset \(default, .*'release'.*\) or columns of the catalog: Source_Name"):
+        catalog.summary(["nosuch"])
+    with pytest.raises(ValueError, match=r"did you mean \['Signif_Avg'"):
+        catalog.dataset(classes=["bll", "fsrq"], features=["log:Signif_Avgg"])

@@ -255,3 +255,31 @@ def test_a_file_without_the_link_and_association_columns_is_read_with_what_it_ha
     assert "no 95% error ellipse" in notes and (frame["ATNF_n"] == 0).all()
     assert frame.attrs["releases"] == ["FL16Y"] and "3FGL_class" not in frame
     assert (frame["FL16Y_name"] != "").mean() > 0.9  # FL16Y names these DR4 sources in its own ASSOC_FGL
+
+
+def test_a_users_own_pulsar_list_is_read_as_the_catalogue_is(tmp_path):
+    """Discoveries newer than the shipped catalogue, as a CSV of name, ra, dec (degrees or sexagesimal) and p0."""
+    path = tmp_path / "mine.csv"
+    path.write_text("# TRAPUM and our own\nName, RA, Dec, P0\nJ1828+3231, 18:28:48.0, +32:31:00, 0.0025\n"
+                    "J0002-5156, 0.6, -51.93,\n")
+    table = read_psrcat(path)
+    assert table["PSRJ"].tolist() == ["J1828+3231", "J0002-5156"]
+    np.testing.assert_allclose(table["RAJ2000"], [277.2, 0.6])
+    np.testing.assert_allclose(table["DEJ2000"], [32 + 31 / 60, -51.93])
+    assert table["P0"].iloc[0] == 0.0025 and np.isnan(table["P0"].iloc[1])
+    assert table.attrs["version"] == "a user's list of 2 pulsars"
+    known = known_about("FL16Y", ["FL16Y J1828.8+3231"], pulsars=path, releases=[])
+    assert known.loc[0, "ATNF_pulsars"].startswith("PSR J1828+3231")
+
+
+@pytest.mark.parametrize("text, words", [
+    ("name,ra\nJ1,1.0\n", r"has no dec column \(its columns: \['name', 'ra'\]\); expected a CSV of known pulsars"),
+    ("name,ra,dec\n", "holds no pulsars"),
+    ("name,ra,dec\nJ1,400,0\n", r"line 2: ra '400' is not an angle in range"),
+    ("name,ra,dec\nJ1,1,abc\n", "line 2: could not convert"),
+])
+def test_a_malformed_pulsar_list_is_refused_naming_it_and_the_columns(tmp_path, text, words):
+    path = tmp_path / "mine.csv"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=words):
+        read_psrcat(path)

@@ -24,7 +24,10 @@ def test_target_columns_are_the_catalogs_values_at_the_digits_it_wrote(small_cat
     ids = [catalog.names[5], catalog.names[0]]  # any order, as asked
     out = target_columns(catalog, ids)
     columns = ["Source_Name", *TARGET_COLUMNS]
-    columns[columns.index("DEC") + 1:columns.index("DEC") + 1] = list(SEXAGESIMAL_COLUMNS)
+    columns[columns.index("DEC") + 1:columns.index("DEC") + 1] = ["RA_hms", "DEC_dms"]
+    at = columns.index("DEC_Counterpart") + 1
+    columns[at:at] = ["RA_Counterpart_hms", "DEC_Counterpart_dms"]
+    assert set(columns) >= set(SEXAGESIMAL_COLUMNS)
     columns[columns.index("Extended_Source_Name") + 1:columns.index("Extended_Source_Name") + 1] = list(
         EXTENDED_FIELD_COLUMNS)
     assert list(out.columns) == columns and out["Source_Name"].tolist() == ids
@@ -111,6 +114,14 @@ def test_the_sexagesimal_position_is_astropys_reading_of_the_degrees():
     back = SkyCoord(out["RA_hms"].tolist(), out["DEC_dms"].tolist(), unit=(u.hourangle, u.deg))
     assert np.all(back.separation(sky).arcsec < 0.1)
     assert all(len(r.split(":")) == 3 and d[0] in "+-" for r, d in zip(out["RA_hms"], out["DEC_dms"]))
+    # the counterpart's, where the catalog gives one; empty where not
+    has = out["RA_Counterpart"].notna().to_numpy()
+    assert has.any() and (~has).any()
+    sky = SkyCoord(out.loc[has, "RA_Counterpart"].to_numpy() * u.deg, out.loc[has, "DEC_Counterpart"].to_numpy() * u.deg)
+    back = SkyCoord(out.loc[has, "RA_Counterpart_hms"].tolist(), out.loc[has, "DEC_Counterpart_dms"].tolist(),
+                    unit=(u.hourangle, u.deg))
+    assert np.all(back.separation(sky).arcsec < 0.1)
+    assert (out.loc[~has, ["RA_Counterpart_hms", "DEC_Counterpart_dms"]] == "").all(axis=None)
 
 
 def test_a_point_source_inside_an_extended_sources_model_is_named():

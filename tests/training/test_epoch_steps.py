@@ -40,7 +40,7 @@ def _one_call_per_step(trainer, perms, batch_size, first_step, epoch, done, *, m
 def test_an_epoch_in_one_call_equals_one_call_per_step_to_rounding(monkeypatch, latent):
     """Equal to rounding, not bit for bit: inside the loop TensorFlow optimises and runs the step as a function of
     the loop's graph, and a per-point table's update can round otherwise (1e-17 here; the main job's model gives
-    the same bits over an epoch, `workflows/studies/bench_step_variants.py --epoch-loop`)."""
+    the same bits over an epoch, `lab/studies/bench_step_variants.py --epoch-loop`)."""
     trainer, start, data = latent
     settings = dict(epochs=3, batch_size=8, learning_rate=0.02, progress=False)  # 4 minibatches, the last of 6 rows
     monkeypatch.setattr(svi, "LOOP_MIN_STEPS", 12)  # this fit's 12 steps in 3 calls

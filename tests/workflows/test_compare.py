@@ -89,7 +89,7 @@ def test_changed_settings_are_refused_not_mixed(cl, tmp_path):
 
 
 def test_workflow_file_checks_data_sets_and_methods():
-    path = Path(__file__).resolve().parents[2] / "workflows" / "compare_likelihoods.yaml"
+    path = Path(__file__).resolve().parents[2] / "gpal" / "workflows" / "files" / "compare_likelihoods.yaml"
     with pytest.raises(WorkflowError, match=r"datasets\[0\]: unknown data set 'mnist'; valid names are \[.*'wine'"):
         load_workflow(path, ["datasets=[mnist]"])
     with pytest.raises(WorkflowError, match=r"methods\[1\]: unknown method\(s\) \['svgp-nope'\]; valid names are \[.*'taylor'"):

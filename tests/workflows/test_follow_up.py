@@ -13,7 +13,7 @@ import pytest
 from gpal.evaluation.paired import area_under_curve, paired_differences
 from gpal.workflows import WorkflowError, follow_up, load_workflow, run_workflow
 
-YAML = Path(__file__).resolve().parents[2] / "workflows" / "dr4_follow_up.yaml"
+YAML = Path(__file__).resolve().parents[2] / "gpal" / "workflows" / "files" / "dr4_follow_up.yaml"
 STRATEGIES = ("entropy", "bald", "epig+balance", "random")
 TINY = [f"strategies=[{', '.join(STRATEGIES)}]", "report_at=[2, 6]", "repetitions=2", "protocol.n_seed=6", "loop.n_queries=3", "loop.batch_size=2", "loop.retrain_epochs=2",
         "training.epochs=3", "training.num_inducing=5"]

@@ -1,11 +1,11 @@
-"""workflows/papers/004_augmented.yaml at a tiny size: it runs, and its comparison holds the paper's orderings."""
+"""gpal/workflows/files/papers/004_augmented.yaml at a tiny size: it runs, and its comparison holds the paper's orderings."""
 
 import json
 from pathlib import Path
 
 from gpal.workflows import run_workflow
 
-YAML = Path(__file__).resolve().parents[2] / "workflows" / "papers" / "004_augmented.yaml"
+YAML = Path(__file__).resolve().parents[2] / "gpal" / "workflows" / "files" / "papers" / "004_augmented.yaml"
 
 
 def test_the_augmented_model_workflow_runs_small_and_compares_orderings(tmp_path):

@@ -1,4 +1,4 @@
-"""The paper workflows of workflows/papers/: each loads, refuses a bad reference key at load, and runs tiny."""
+"""The paper workflows of gpal/workflows/files/papers/: each loads, refuses a bad reference key at load, and runs tiny."""
 
 import json
 from pathlib import Path
@@ -8,7 +8,7 @@ import yaml
 
 from gpal.workflows import WorkflowError, load_workflow, run_workflow
 
-PAPERS = Path(__file__).resolve().parents[2] / "workflows" / "papers"
+PAPERS = Path(__file__).resolve().parents[2] / "gpal" / "workflows" / "files" / "papers"
 MINE = ["001_synthetic_2d.yaml", "001_uci_input_noise.yaml", "001_epoch_times.yaml"]
 
 

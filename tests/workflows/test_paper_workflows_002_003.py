@@ -12,7 +12,7 @@ import pytest
 from gpal.runs.repeated_splits import unit_path
 from gpal.workflows import load_workflow, run_workflow
 
-PAPERS = Path(__file__).resolve().parents[2] / "workflows" / "papers"
+PAPERS = Path(__file__).resolve().parents[2] / "gpal" / "workflows" / "files" / "papers"
 TINY = ["protocol.splits=1", "training.epochs=1", "training.iters=2", "training.num_inducing=4"]
 CASES = {
     "002_izmailov.yaml": ["datasets=[german:80]"],

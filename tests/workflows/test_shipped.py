@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,17 +11,13 @@ from gpal.cli import main
 from gpal.workflows import load_workflow
 from gpal.workflows.shipped import resolve_workflow, shipped_dir, shipped_workflows, workflow_title
 
-REPO_WORKFLOWS = Path(__file__).resolve().parents[2] / "workflows"
+FILES = Path(gpal.__file__).resolve().parent / "workflows" / "files"
 
 
-def test_every_yaml_of_the_repository_folder_but_the_labs_is_shipped_by_name():
-    from gpal.workflows.shipped import LAB_FOLDERS
-
+def test_every_yaml_of_the_packages_files_folder_is_shipped_by_name():
     shipped = shipped_workflows()
-    every = {p.relative_to(REPO_WORKFLOWS).with_suffix("").as_posix() for p in REPO_WORKFLOWS.rglob("*.yaml")}
-    expected = {name for name in every if name.split("/")[0] not in LAB_FOLDERS}
-    assert set(shipped) == expected and "fermi_4fgl" in shipped
-    assert "studies/open_sky" in every - expected  # a study's declaration is YAML, and no workflow
+    every = {p.relative_to(FILES).with_suffix("").as_posix() for p in FILES.rglob("*.yaml")}
+    assert set(shipped) == every and {"fermi_4fgl", "papers/001_synthetic_2d"} <= every
     for name, path in shipped.items():
         assert load_workflow(path).kind  # each one is a valid workflow file
 
@@ -30,7 +25,7 @@ def test_every_yaml_of_the_repository_folder_but_the_labs_is_shipped_by_name():
 def test_names_paths_and_unknown_names(tmp_path, monkeypatch):
     fermi = shipped_workflows()["fermi_4fgl"]
     assert resolve_workflow("fermi_4fgl") == fermi == resolve_workflow("fermi_4fgl.yaml")
-    monkeypatch.chdir(tmp_path)  # outside the clone, the path the docs write still names the shipped file
+    monkeypatch.chdir(tmp_path)  # outside the clone, the path older command lines wrote still names the shipped file
     assert resolve_workflow("workflows/fermi_4fgl.yaml") == fermi
     own = tmp_path / "mine.yaml"
     own.write_text("workflow: toy_1d\n")
@@ -40,14 +35,15 @@ def test_names_paths_and_unknown_names(tmp_path, monkeypatch):
         resolve_workflow("papers/999_nothing")
 
 
-def test_installed_package_is_preferred_to_the_checkout(tmp_path, monkeypatch):
-    installed = tmp_path / "site" / "gpal" / "workflow_files"
-    (installed / "papers").mkdir(parents=True)
-    (installed / "papers" / "001_table5.yaml").write_text("workflow: compare\ntitle: Table 5\n")
-    monkeypatch.setattr(gpal, "__path__", [*gpal.__path__, str(installed.parent)])
-    for name in [m for m in sys.modules if m.startswith("gpal.workflow_files")]:
-        monkeypatch.delitem(sys.modules, name)
-    assert shipped_dir() == installed
+def test_the_files_are_those_of_the_gpal_that_is_imported(tmp_path, monkeypatch):
+    """An install (a copy of the package elsewhere) reads its own files, not a checkout's."""
+    import gpal.workflows.shipped as shipped
+
+    installed = tmp_path / "site" / "gpal" / "workflows"
+    (installed / "files" / "papers").mkdir(parents=True)
+    (installed / "files" / "papers" / "001_table5.yaml").write_text("workflow: compare\ntitle: Table 5\n")
+    monkeypatch.setattr(shipped, "__file__", str(installed / "shipped.py"))
+    assert shipped_dir() == installed / "files"
     assert list(shipped_workflows()) == ["papers/001_table5"]
     assert workflow_title(shipped_workflows()["papers/001_table5"]) == "Table 5"
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from gpal.workflows.verdicts import alike_verdict, combined, order_verdict, repeats_to_resolve, value_verdict
+from gpal.workflows.verdicts import combined, order_verdict, value_verdict
 
 
 def _row(method, values):
@@ -52,15 +52,6 @@ def test_a_value_is_reproduced_only_inside_a_declared_margin():
     assert far["verdict"] == "differs" and far["low"] > 0
 
 
-def test_alike_needs_a_margin_and_apart_needs_the_interval_beyond_it():
-    a, b = _row("A", [0.80, 0.81, 0.80, 0.82]), _row("B", [0.81, 0.80, 0.81, 0.82])
-    assert alike_verdict(a, b, None) == "no margin"
-    assert alike_verdict(a, b, 0.05) == "alike"
-    far = _row("C", [0.60, 0.61, 0.60, 0.62])
-    assert alike_verdict(a, far, 0.05) == "apart"
-    assert alike_verdict(a, far, 0.19) == "not resolved"  # 0.2 apart: the interval straddles the margin
-
-
 def test_an_empty_or_one_split_row_is_refused():
     one = {"method": "A", "gpal_mean": 0.5, "gpal_se": None, "n": 1}
     with pytest.raises(ValueError, match=r"here \(A\): a verdict needs two or more repeats and their SE; got n = 1"):
@@ -78,17 +69,3 @@ def test_an_order_with_a_margin_sets_the_lead_against_it():
     # the bound sits where Welch's one-sided test of lead = margin rejects at 2.5 %
     lead = stats.ttest_ind_from_stats(0.875 - 0.02, 0.005, 3, 0.825, 0.005, 3, equal_var=False, alternative="greater")
     assert lead.pvalue < 0.025
-
-
-def test_repeats_to_resolve_is_the_first_count_a_linear_search_finds():
-    """Bisection against a plain scan: gpal's mean 0.06 above a paper's 1.00 (SE 0.005), SE 0.04 at 4 repeats."""
-    def at(k):
-        return value_verdict(1.0, 0.005, 100, 1.06, 0.04 * np.sqrt(4 / k), k)["verdict"]
-
-    scan = next(k for k in range(5, 1001) if at(k) != "not resolved")
-    assert at(4) == "not resolved" and repeats_to_resolve(at, 4) == scan
-    # inside the paper's own 95 % interval (|0.008| < 1.96 x 0.005) no count of gpal's repeats decides it
-    assert repeats_to_resolve(lambda k: value_verdict(1.0, 0.005, 100, 1.008, 0.04 * np.sqrt(4 / k), k)["verdict"],
-                              4) is None
-    with pytest.raises(ValueError, match="two or more repeats"):
-        repeats_to_resolve(at, 1)

@@ -16,9 +16,9 @@ from gpal.runs.output_dir import OutputInUse
 from gpal.workflows import WorkflowError, load_workflow, run_workflow
 from gpal.workflows.shipped import shipped_workflows
 
-SHIPPED = sorted(shipped_workflows().values())  # workflows/*.yaml and papers/, not the lab's YAML beside them
-TOY = Path(__file__).resolve().parents[2] / "workflows" / "toy_1d.yaml"
-FERMI = Path(__file__).resolve().parents[2] / "workflows" / "fermi_4fgl.yaml"
+SHIPPED = sorted(shipped_workflows().values())  # gpal/workflows/files/: *.yaml and papers/
+TOY = Path(__file__).resolve().parents[2] / "gpal" / "workflows" / "files" / "toy_1d.yaml"
+FERMI = Path(__file__).resolve().parents[2] / "gpal" / "workflows" / "files" / "fermi_4fgl.yaml"
 TINY_TOY = [
     "data.n_train=60", "data.n_test=40", "training.epochs=2", "training.num_inducing=5", "training.n_samples=4",
     "methods=[MGP, NIMGP-FO]", "plot.grid_points=20",
@@ -257,12 +257,12 @@ def test_classify_params_are_the_selection_the_estimator_and_the_job(tmp_path, m
                     "baselines": ["logistic", "random_forest_isotonic"], "target": None, "follow_up_significance": 4.0,
                     "follow_up_flags": [], "pool_prior": False, "candidate_significance": 5.0,
                     "candidate_max_ellipse": 0.1, "candidate_flags": [], "candidate_declination": [-90.0, 90.0],
-                    "candidate_visible_from": None, "pulsar_catalogue": None, "table_formats": [], "bcu_types": "none"}
+                    "candidate_visible_from": None, "known_pulsars": None, "table_formats": [], "bcu_types": "none"}
 
 
 @pytest.mark.slow
 def test_synthetic_2d_tables_with_given_and_learned_noise(tmp_path):
-    path = Path(__file__).resolve().parents[2] / "workflows" / "papers" / "001_synthetic_2d.yaml"
+    path = Path(__file__).resolve().parents[2] / "gpal" / "workflows" / "files" / "papers" / "001_synthetic_2d.yaml"
     tiny = ["repetitions=1", "data.n_train=40", "data.n_test=30", "data.noise_levels=[0.25]", "data.bayes_cells=20",
             "methods=[MGP, NIMGP-FO]", "training.epochs=1", "training.num_inducing=4", "training.n_samples=2"]
     out = run_workflow(path, tiny, out=tmp_path / "syn", progress=False)
@@ -292,7 +292,7 @@ def test_synthetic_2d_tables_with_given_and_learned_noise(tmp_path):
 def test_active_learning_curves_and_report(tmp_path):
     import pandas as pd
 
-    path = Path(__file__).resolve().parents[2] / "workflows" / "waveform_active_learning.yaml"
+    path = Path(__file__).resolve().parents[2] / "gpal" / "workflows" / "files" / "waveform_active_learning.yaml"
     tiny = ["repetitions=2", "data.n_initial=30", "data.n_pool=20", "data.n_test=30", "data.noise_levels=[0.5]",
             "strategies=[entropy, random, bald]", "methods=[MGP]", "loop.batch_size=1", "loop.n_queries=2",
             "loop.retrain_epochs=1", "acquisitions.bald.n_samples=4", "training.epochs=1", "training.num_inducing=4",

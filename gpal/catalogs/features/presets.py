@@ -1,4 +1,4 @@
-"""Feature presets: the inputs of the main job and of the studies, written from a layout's column roles.
+"""Feature presets: the inputs of the main job and of other selections, written from a layout's column roles.
 
 A preset names no column: it asks a release layout (`gpal.catalogs.releases.Columns`) for the
 column of each quantity, so one definition serves every release of the layout, and a new layout
@@ -66,8 +66,7 @@ def _hardness(c: Columns, soft: int, hard: int, name: str) -> Feature:
 def _main_job(c: Columns, hardness: Sequence[Feature], beta: bool) -> tuple[Feature, ...]:
     """The main job's inputs from a layout's roles; the fractional variability where the layout has it.
 
-    Chosen on 4FGL-DR4 by the default-selection study (workflows/studies/select_default.yaml, record
-    workflows/studies/records/select_default_dr4.json; docs/catalogs.md): the paper's six with
+    Chosen on 4FGL-DR4 against other selections by held-out NLL (docs/catalogs.md): the paper's six with
     flux on a log scale (its long tail squashed every other source together after standardising), hardness
     ratios of adjacent bands, variability, energy flux, |sin b| and the single power-law index.  Errors follow
     the catalog's own conventions: fluxes are >= 0 and reach their log or hardness ratio by Monte Carlo, a band's

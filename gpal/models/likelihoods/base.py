@@ -216,8 +216,7 @@ class MonteCarloLikelihood(Likelihood):
     probability, and the spread over s measures the whole Monte Carlo error.  The full set at
     every input draw cost S times more evaluations (300 x 1000 softmaxes per source at the
     defaults) for an error of the same order, since those latent draws were shared by the
-    input draws rather than averaged over them (the Monte Carlo error study, ``workflows/studies/mc_error.yaml``;
-    docs/methods.md).
+    input draws rather than averaged over them (docs/methods.md).
 
     Examples
     --------
@@ -346,7 +345,7 @@ class RobustMax(Likelihood):
     def _conditional_proba(self, F: tf.Tensor) -> tf.Tensor:
         """The rule itself at given latent values.  The default, the quadrature at zero variance, gives the same
         values but holds panels x nodes x classes (336 at 3 classes) in each of several arrays a row, for each of
-        BALD's S x K draws a row (the `information` column's time and memory: the study ``scheduler``)."""
+        BALD's S x K draws a row (the `information` column's time and memory)."""
         return argmax_rule(F, self.epsilon, self.num_classes)
 
     def get_config(self) -> dict[str, Any]:

@@ -15,9 +15,8 @@ The bound is loose where latent variances are large, and its gap grows with them
 it pulls q(f) towards smaller variances than the exact ELBO would.  ``elbo="monte_carlo"``
 (the default) estimates E_q[log softmax_y(f)] itself by reparameterised, seeded draws
 (GPflow's choice for its softmax), at the cost of ``num_elbo_samples`` evaluations; on
-the 4FGL-DR4 main job it gave the bound's held-out NLL within noise and a lower ECE, 0.024
-against 0.036 (the default-selection study, workflows/studies/select_default.yaml, record
-workflows/studies/records/select_default_dr4.json; docs/methods.md).  ``elbo="bound"`` is the paper's GPCsm.
+the 4FGL-DR4 main job it gave the bound's held-out NLL within noise and a lower calibration
+error, since it does not pull the variances down (docs/methods.md).  ``elbo="bound"`` is the paper's GPCsm.
 
 The predictive probability (eq. 26) has no closed form; it is averaged over
 seeded, stateless Monte Carlo draws of the latent marginals.

@@ -1,0 +1,62 @@
+"""The studies of paper 000 (lab/studies/bench_paper000_*.py): the rules and tables they read runs by."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from conftest import repository_script
+
+
+def test_inducing_study_measures_distance_to_a_known_boundary():
+    study = repository_script("lab/studies/bench_paper000_inducing.py")
+    xs, ys = np.linspace(-1.0, 1.0, 201), np.linspace(-2.0, 2.0, 101)
+    labels = (xs[:, None] + 0.0 * ys[None, :] > 0.305).astype(int)  # boundary: the line x1 = 0.305
+    boundary = study.boundary_points(labels, xs, ys)
+    assert np.allclose(boundary[:, 0], 0.305)  # the midpoint between the grid nodes 0.30 and 0.31
+    points = np.array([[0.3 + d, ys[63]] for d in (-0.6, -0.2, 0.1, 0.4, 0.5)])  # on a grid row: no offset in x2
+    # the distance to a vertical line is |x1 - 0.305|; its median over the five points is that of the 0.4 offset
+    assert study.median_distance(points, boundary) == pytest.approx(0.4 - 0.005, abs=1e-12)
+    with pytest.raises(ValueError, match="no decision boundary"):
+        study.median_distance(points, study.boundary_points(np.zeros_like(labels), xs, ys))
+    with pytest.raises(ValueError, match="labels must have shape"):
+        study.boundary_points(labels.T, xs, ys)
+
+
+def test_inducing_and_curves_rules_read_intervals_by_their_side_of_zero():
+    inducing = repository_script("lab/studies/bench_paper000_inducing.py")
+    curves = repository_script("lab/studies/bench_paper000_curves.py")
+    mean, _, low, high = curves.paired_t(np.array([1.0, 2.0, 3.0]))
+    # mean 2, SE 1/sqrt(3), t(0.975, 2) = 4.3027
+    assert (mean, low, high) == pytest.approx((2.0, 2.0 - 4.302653 / np.sqrt(3), 2.0 + 4.302653 / np.sqrt(3)))
+    assert inducing.verdict([(-0.2, -0.3, -0.1), (-0.1, -0.2, -0.05)]) == "holds"
+    assert inducing.verdict([(-0.2, -0.3, -0.1), (0.0, -0.1, 0.1)]) == "not resolved"
+    assert inducing.verdict([(-0.2, -0.3, -0.1), (0.2, 0.1, 0.3)]) == "contradicted"
+    assert curves.verdict([(0.2, 0.1, 0.3)] * 3) == "holds"
+    assert curves.verdict([(0.2, 0.1, 0.3), (-0.2, -0.3, -0.1)]) == "contradicted"
+    with pytest.raises(ValueError, match="two or more"):
+        curves.paired_t(np.array([1.0]))
+
+
+def test_delta_study_tests_only_the_fresh_splits_as_declared(tmp_path, capsys):
+    """Splits 0-1 are far off and left out; on splits 2-5 the intervals are scipy's t intervals of the differences."""
+    from scipy import stats
+
+    nll_gap = [5.0, 5.0, 0.04, 0.05, 0.06, 0.07]
+    acc_gap = [0.5, 0.5, 0.001, -0.001, 0.002, 0.0]
+    for method, sign in (("svgp-logit", 0.0), ("svgp-logit-fixed-delta", 1.0)):
+        folder = tmp_path / "run" / "waveform_noise" / "units" / method
+        folder.mkdir(parents=True)
+        for k in range(6):
+            unit = {"nll": 0.3 + sign * nll_gap[k], "error": 0.2 - sign * acc_gap[k]}
+            (folder / f"split_{k}.json").write_text(json.dumps(unit))
+    repository_script("lab/studies/bench_paper000_delta.py").paired(tmp_path / "run", 2, 0.01)
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("| waveform_noise |")]
+    d_nll, d_acc = np.array(nll_gap[2:]), np.array(acc_gap[2:])
+    nll = stats.t.interval(0.95, 3, d_nll.mean(), stats.sem(d_nll))
+    acc = stats.t.interval(0.90, 3, d_acc.mean(), stats.sem(d_acc))
+    assert line.startswith("| waveform_noise | logit | 4 |")
+    assert f"[{nll[0]:+.4f}, {nll[1]:+.4f}] above 0" in line
+    assert f"[{acc[0]:+.4f}, {acc[1]:+.4f}] alike (±0.01)" in line

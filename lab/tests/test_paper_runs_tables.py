@@ -1,0 +1,149 @@
+"""lab/pages/paper_runs_tables.py: the papers' sub-pages' tables of the study paper_runs, from its records."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+import paper_runs_tables
+from paper_runs_tables import (DECLARATION, TABLES, Cell, PrintedTable, Row, Table, main, render_page, render_pages,
+                               render_table)
+from generated_page import DOCS, ROOT, read_study
+
+
+def test_every_table_is_current_with_its_records():
+    for page, text in render_pages().items():
+        assert (DOCS / page).read_text(encoding="utf-8") == text, \
+            f"docs/{page}: a paper_runs table is stale: run python lab/pages/papers_page.py"
+
+
+def test_every_table_names_its_study_and_records_and_each_record_is_the_studys():
+    declared = read_study(ROOT / DECLARATION)["records"]
+    for name, table in TABLES.items():
+        if isinstance(table, PrintedTable):
+            continue
+        text = render_table(name)
+        assert "the study `paper_runs` (`lab/studies/paper_runs.yaml`)" in text
+        for row in table.rows:
+            assert f"`{row.record}`" in text
+            assert row.record in declared or row.record.startswith(paper_runs_tables.PAGE_RECORDS)
+
+
+def _cells(name):
+    """Table ``name``'s body as rows of cells, read back from its Markdown."""
+    body = [line for line in render_table(name).splitlines() if line.startswith("|")][2:]
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in body]
+
+
+def test_a_split_row_shows_the_splits_measures_at_the_shown_precision():
+    record = json.loads((ROOT / "lab/studies/records/papers/paper000_fig_4_satimage.json").read_text())
+    learned = record["datasets"]["satimage"]["svgp-step"]["splits"]["0"]
+    # the same numbers from the record's split, formatted here, not by the generator
+    expected = [f"{round(100 * learned['accuracy'], 1)} %", f"{learned['nll']:.3f}",
+                f"{learned['confidence_mean']:.3f} / {learned['confidence_max']:.3f}",
+                f"{learned['nll_correct_rows']:.3f}", f"{learned['nll_wrong_rows']:.3f}"]
+    assert _cells("satimage_delta")[0] == ["δ learned", *expected]
+    assert expected == ["89.9 %", "0.372", "0.869 / 0.903", "0.114", "0.258"]  # as the page's prose reads them
+
+
+def test_a_summary_row_is_the_mean_and_se_of_the_records_splits():
+    record = json.loads((ROOT / "lab/studies/records/papers/paper002_izmailov_2.json").read_text())
+    expected = []
+    for dataset in ("german", "magic-n3000"):
+        for method in ("jj", "jj-full", "jj-hybrid", "taylor", "svgp-logit"):  # the table's order
+            splits = record["datasets"][dataset][method]["splits"].values()
+            values = [np.array([s[k] for s in splits]) for k in ("accuracy", "nll", "ece", "train_seconds")]
+            expected.append([f"{v.mean():.{d}f} ± {v.std(ddof=1) / np.sqrt(v.size):.{d}f}"
+                             for v, d in zip(values, (3, 3, 3, 1))])
+    assert [row[2:] for row in _cells("izmailov_nll_ece")] == expected
+
+
+def test_a_row_of_the_papers_page_record_and_a_method_not_run():
+    rows = _cells("ringnorm_budget")
+    record = json.loads((ROOT / "lab/pages/records/papers/000_tables_3_4.json").read_text())
+    mean = {(r["method"], r["metric"]): r["gpal_mean"] for r in record["rows"] if r["setting"] == "ringnorm"}
+    assert rows[0][1:] == ["10", *(f"{100 * mean[m, 'accuracy']:.1f} / {mean[m, 'nll']:.3f}"
+                                   for m in ("svgp-step", "svgp-probit", "svgp-logit"))]
+    assert rows[2][-1] == "–" and rows[3][1:] == ["1 (split 0)", "96.9 / 0.100", "–", "–"]
+
+
+def test_an_error_cell_is_a_page_records_error_or_one_minus_a_runs_records_accuracy():
+    rows = _cells("milios_magic")
+    page = json.loads((ROOT / "lab/pages/records/papers/003_milios_magic.json").read_text())
+    error = {r["method"]: (r["gpal_mean"], r["gpal_se"]) for r in page["rows"] if r["metric"] == "error"}
+    assert [row[2] for row in rows[:3]] == [f"{error[m][0]:.3f} ± {error[m][1]:.3f}"
+                                           for m in ("svgp-softmax-mc", "dirichlet", "gpr-platt")]
+    run = json.loads((ROOT / "lab/studies/records/papers/paper003_milios_magic_probit.json").read_text())
+    errors = np.array([1 - s["accuracy"] for s in run["datasets"]["magic-n3000"]["svgp-probit"]["splits"].values()])
+    assert rows[3][1:3] == [str(errors.size), f"{errors.mean():.3f} ± {errors.std(ddof=1) / np.sqrt(errors.size):.3f}"]
+
+
+@pytest.fixture
+def docs(tmp_path):
+    for page in {t.page for t in TABLES.values()}:
+        (tmp_path / page).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(DOCS / page, tmp_path / page)
+    return tmp_path
+
+
+def test_check_notices_a_table_edited_by_hand_and_rewriting_restores_it(docs, capsys):
+    page = docs / "papers" / "002_izmailov_kropotov.md"
+    original = page.read_text(encoding="utf-8")
+    assert main(["--docs", str(docs), "--check"]) == 0
+    page.write_text(original.replace("0.468 ± 0.004", "0.470 ± 0.004", 1), encoding="utf-8")
+    assert main(["--docs", str(docs), "--check"]) == 1
+    assert "002_izmailov_kropotov.md is out of date" in capsys.readouterr().err
+    assert main(["--docs", str(docs)]) == 0 and page.read_text(encoding="utf-8") == original
+
+
+def test_markers_that_are_missing_unknown_or_unpaired_are_named():
+    text = (DOCS / "papers" / "000_liu.md").read_text(encoding="utf-8")
+    without = re.sub(r"<!-- paper_runs table satimage_delta:.*?<!-- end paper_runs table satimage_delta -->\n", "",
+                     text, flags=re.DOTALL)
+    with pytest.raises(ValueError, match=r"000_liu\.md: expected each of .*\['satimage_delta'\]"):
+        render_page("papers/000_liu.md", without)
+    with pytest.raises(ValueError, match=r"table '(fig_4_delta|ringnorm_budget|satimage_delta)' name no table of this page"):
+        render_page("papers/002_izmailov_kropotov.md",
+                    (DOCS / "papers" / "002_izmailov_kropotov.md").read_text(encoding="utf-8") + text)
+    unpaired = text.replace("<!-- end paper_runs table satimage_delta -->", "<!-- end paper_runs table other -->")
+    with pytest.raises(ValueError, match="close as 'other'"):
+        render_page("papers/000_liu.md", unpaired)
+
+
+def test_a_record_not_the_studys_or_a_method_it_lacks_is_refused(monkeypatch):
+    other = "lab/studies/records/papers/paper001_uci_satimage.json"  # another study's record
+    monkeypatch.setitem(TABLES, "t", Table("p.md", ("a", "b"), ("---", "---"),
+                                           (Row(("x",), other, "satimage", (Cell("svgp-step"),)),)))
+    with pytest.raises(ValueError, match=r"paper001_uci_satimage\.json is not a record of lab/studies/"
+                                         r"paper_runs\.yaml"):
+        render_table("t")
+    runs = "lab/studies/records/papers/paper000_fig_4_satimage.json"
+    monkeypatch.setitem(TABLES, "t", Table("p.md", ("a", "b"), ("---", "---"),
+                                           (Row(("x",), runs, "satimage", (Cell("svgp-probit"),)),)))
+    with pytest.raises(ValueError, match=r"paper000_fig_4_satimage\.json: no run of satimage/svgp-probit"):
+        render_table("t")
+
+
+def test_a_printed_table_is_the_lines_its_command_printed_in_the_studys_record():
+    record = json.loads((ROOT / "lab/studies/records/paper000_delta.json").read_text(encoding="utf-8"))
+    kept = record["commands"]["python lab/studies/bench_paper000_delta.py paired runs/papers/000_fig_4_10"]
+    text = render_table("fig_4_delta")
+    assert [line for line in text.splitlines() if line.startswith("|")] == \
+        [line for line in kept["printed"] if line.startswith("|")]
+    assert "the study `paper000_delta` (`lab/studies/paper000_delta.yaml`)" in text
+    assert f"commit `{kept['commit']}`" in text
+    # the magic/step row as the page's prose reads it
+    assert _cells("fig_4_delta")[0][3:5] == ["0.3736", "0.6847"]
+
+
+def test_a_printed_table_of_a_command_the_record_lacks_or_of_an_undeclared_record_is_refused(monkeypatch):
+    monkeypatch.setitem(TABLES, "t", PrintedTable("p.md", "paper000_delta", "python nothing.py"))
+    with pytest.raises(ValueError, match=r"paper000_delta\.json: no command 'python nothing\.py'"):
+        render_table("t")
+    monkeypatch.setitem(TABLES, "t", PrintedTable("p.md", "calibration", "python x.py"))
+    with pytest.raises(ValueError, match=r"records/calibration\.json is not a record of lab/studies/calibration"):
+        render_table("t")
