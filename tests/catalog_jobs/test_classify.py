@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpal.catalog_jobs.candidates import later_yield_words, trusted_yield_words
+from gpal.catalog_jobs.candidates import BLAZAR_SECTIONS, later_yield_words, trusted_yield_words
 from gpal.catalog_jobs.classify import DEFAULT_BASELINES, classify_catalog
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.settings import main_job_estimator
@@ -441,8 +441,11 @@ def test_the_target_lists_come_first_and_hold_the_most_probable_followable_sourc
     for cls, rows in expected.items():
         listed = read_probability_table(out / list_path(f"candidates_{cls}.csv")).frame
         assert listed["Source_Name"].tolist() == rows["Source_Name"].tolist(), cls
-        # the stated order: the probability to two decimals, then the significance
-        key = list(zip(-listed[f"p_{cls}"].round(2), -listed["Signif_Avg"]))
+        # the stated order: a blazar list's sections (counterpart first), the probability to two decimals, then the
+        # significance
+        sections = listed.get("section", [""] * len(listed))
+        section = [BLAZAR_SECTIONS.index(s) if s in BLAZAR_SECTIONS else 0 for s in sections]
+        key = list(zip(section, -listed[f"p_{cls}"].round(2), -listed["Signif_Avg"]))
         assert key == sorted(key) and (listed["predicted_class"] == cls).all()
         assert (listed["Signif_Avg"] >= 5).all() and (listed["Conf_95_SemiMajor"] <= 0.1).all() and not listed["ood"].any()
         regions = (out / list_path(f"candidates_{cls}.reg")).read_text().splitlines()
