@@ -11,13 +11,13 @@ from gpal.quiet import quiet_tensorflow_unless_chosen
 # Before any gpal module imports TensorFlow: its CUDA probing lines read like failures to a library user too.
 quiet_tensorflow_unless_chosen()
 
-from gpal.data.dataset import NoisyDataset  # noqa: E402
-from gpal.data.splits import Split  # noqa: E402
-from gpal.data.standardizer import Standardizer  # noqa: E402
-
 __version__ = "0.4.0"
 
 _LAZY = {
+    # loaded on first use too: ``gpal --help`` and ``gpal --version`` import this package and need none of them
+    "NoisyDataset": "gpal.data.dataset",
+    "Split": "gpal.data.splits",
+    "Standardizer": "gpal.data.standardizer",
     "load_catalog": "gpal.catalogs",
     "NoisyGPClassifier": "gpal.estimators.noisy_gp",
     "DirichletGPClassifier": "gpal.estimators.dirichlet",
@@ -41,7 +41,7 @@ _LAZY = {
     "unregister_input_noise": "gpal.models.input_noise_setting",
 }
 
-__all__ = ["NoisyDataset", "Split", "Standardizer", *_LAZY]
+__all__ = [*_LAZY]
 
 
 def __getattr__(name: str) -> Any:

@@ -25,7 +25,7 @@ import shutil
 import stat
 import zlib
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -106,6 +106,17 @@ def _inside(entry: Path, root: Path) -> bool:
 def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; it replaces ``path`` only if the block succeeds."""
     path = Path(path)
+    tmp = _temporary_beside(path)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _temporary_beside(path: Path) -> Path:
+    """A new empty file beside ``path`` (listed in the run's manifest first), to be renamed to it once written."""
     path.parent.mkdir(parents=True, exist_ok=True)
     note_written(path)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
@@ -114,12 +125,7 @@ def atomic_output(path: str | os.PathLike) -> Iterator[Path]:
         os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
     except OSError as exc:  # named by the file the user asked for, not by the temporary one
         raise type(exc)(exc.errno, f"cannot write {path} ({exc.strerror}): check the folder {path.parent} is writable") from None
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    return tmp
 
 
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
@@ -158,6 +164,27 @@ def write_files(folder: str | os.PathLike, files: Mapping[str, bytes | str]) -> 
     folder = Path(folder)
     for name, content in files.items():
         write_bytes_atomic(folder / name, content.encode("utf-8") if isinstance(content, str) else content)
+
+
+def replace_files(folder: str | os.PathLike, files: Mapping[str, bytes | str], remove: Sequence[str] = ()) -> None:
+    """`write_files`, all or nothing as far as an interruption goes: every file is written under a temporary name
+    first, then they are renamed in turn and the files ``remove`` names deleted; Ctrl-C or a failure while writing
+    leaves every earlier file as it was."""
+    folder = Path(folder)
+    written: list[tuple[Path, Path]] = []
+    try:
+        for name, content in files.items():
+            path = folder / name
+            written.append((_temporary_beside(path), path))
+            written[-1][0].write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
+    except BaseException:
+        for tmp, _ in written:
+            tmp.unlink(missing_ok=True)
+        raise
+    for tmp, path in written:
+        os.replace(tmp, path)
+    for name in remove:
+        (folder / name).unlink(missing_ok=True)
 
 
 def temporary_dir(beside: Path) -> Path:

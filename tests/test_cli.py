@@ -82,6 +82,20 @@ def test_help_explains_every_verb(capsys, verb, options):
         assert option in text, option
 
 
+@pytest.mark.parametrize("argv, code, says", [(["--help"], 0, "check-later"), (["--version"], 0, "gpal 0."),
+                                              (["clasify"], 2, "invalid choice: 'clasify'"), ([], 2, "VERB")])
+def test_help_version_and_a_mistyped_verb_import_nothing_heavy(argv, code, says):
+    # a fresh process: what this one imported for the other tests is not what the command needs
+    probe = ("import sys; from gpal.cli import main\n"
+             f"try: main({argv!r})\n"
+             "except SystemExit as e: print('exit', e.code)\n"
+             "print([m for m in ('tensorflow', 'pandas', 'scipy', 'astropy', 'gpal.catalogs', 'gpal.plugins') "
+             "if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.stdout.splitlines()[-2:] == [f"exit {code}", "[]"], done.stdout + done.stderr
+    assert says in done.stdout + done.stderr
+
+
 def test_workflow_arguments_reach_run_workflow():
     args = build_parser().parse_args(["workflow", "w.yaml", "--set", "splits=2", "--set", "methods=[MGP]",
                                       "--scheduler", "local-dask", "--force", "--no-progress"])

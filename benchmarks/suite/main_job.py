@@ -24,3 +24,45 @@ with tempfile.TemporaryDirectory() as out:
 timeraw_classify.timeout = 600
 timeraw_classify.number = 1
 timeraw_classify.repeat = pick(3, 1)
+
+
+def timeraw_help() -> str:
+    """``gpal --help`` in a fresh interpreter: what a user waits for before the command does anything."""
+    return """
+from gpal.cli import main
+try:
+    main(["--help"])
+except SystemExit as done:
+    assert done.code == 0
+"""
+
+
+_FINISHED: dict[str, str] = {}
+
+
+def _finished_run() -> str:
+    """A main job's folder, made once per process (asv times each benchmark in a process of its own)."""
+    if "folder" not in _FINISHED:
+        import tempfile
+
+        from gpal.cli import main
+
+        folder = f"{tempfile.mkdtemp()}/run"
+        assert main(["classify", "--out", folder, "--no-progress", *_OPTIONS]) == 0
+        _FINISHED["folder"] = folder
+    return _FINISHED["folder"]
+
+
+class Recut:
+    """A finished run's lists cut again (``gpal report FOLDER --candidate-visible-from ...``): no model loaded."""
+
+    timeout = 900
+
+    def setup(self) -> None:
+        self.folder = _finished_run()
+        self.sky = iter(["FAST", "Parkes"] * 100)  # another cut each time: every run writes the lists
+
+    def time_recut(self) -> None:
+        from gpal.catalog_jobs.report.recut import recut_lists
+
+        recut_lists(self.folder, candidate_visible_from=next(self.sky))

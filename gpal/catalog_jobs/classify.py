@@ -25,7 +25,8 @@ from gpal.catalog_jobs.follow_up import DEFAULT_TARGET, FOLLOW_UP_SETTINGS, chec
 from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, check_settings, header_of, recorded_settings
 from gpal.catalog_jobs.layout import (
     BASELINES_FILE, CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS, DEFAULT_OUT_DIR, ERROR_BLIND_MODEL_DIR, ESTIMATOR_DIR,
-    HELDOUT_FILE, KIND, LAYOUT_VERSION, OOD_FILE, POOL_PRIOR_FILE, REPORT_FILE, SIGNIFICANCE_COLUMN, TRAINED_DIR,
+    HELDOUT_FILE, KIND, LAYOUT_VERSION, OOD_FILE, POOL_PRIOR_FILE, REPORT_FILE, SIGNIFICANCE_COLUMN, TIMINGS_FILE,
+    TRAINED_DIR,
     refuse_flat,
 )
 from gpal.catalog_jobs.model_folders import (
@@ -60,6 +61,7 @@ from gpal.files import atomic_output, json_text, write_files
 from gpal.registry import FOLLOW_UP_ACQUISITION
 from gpal.runs.background import Beside, abandon_if, run_steps
 from gpal.runs.output_dir import claim_output_dir
+from gpal.runs.timings import StepTimes, since_process_start
 
 __all__ = ["DEFAULT_BASELINES", "DEFAULT_TEST_SIZE", "SETTINGS", "classify_catalog"]
 
@@ -153,7 +155,10 @@ def classify_catalog(
     (the estimator's ``progress`` its training's); ``log`` receives one line per step (the
     command prints them).
     """
-    job = _plan(selection, job_estimator(estimator), settings, seed)  # a refused command leaves nothing
+    times = StepTimes()
+    times.add("start-up", *since_process_start())  # the process until the job began: imports, the command line
+    with times.timed("catalog and features"):
+        job = _plan(selection, job_estimator(estimator), settings, seed)  # a refused command leaves nothing
     refuse_flat(out_dir, force)
     folder = claim_output_dir(out_dir, job.identity, force=force)
     later_baselines: dict[str, np.ndarray] = {}  # the baselines' probabilities of job.later_pool, fitted once
@@ -161,42 +166,37 @@ def classify_catalog(
     if not (folder / BASELINES_FILE).is_file():
         log("fitting, alongside the model, the baselines and the same GP without the error bars, to measure what "
             "they buy")
-        comparison = partial(_write_baselines, job, folder, later_baselines)
+        comparison = partial(_write_baselines, job, folder, later_baselines, times)
     results = run_steps(
-        [("trained", lambda done: _fit(job, folder, log)),
-         ("held_out", lambda done: _check_held_out(job, done["trained"], log)),
-         ("outliers", lambda done: _fit_outliers(job, log)),
-         ("classified", lambda done: _classify_sources(job, done["trained"], done["outliers"].record, done["known"],
-                                                       executor, progress, log))],
+        [("fit", lambda done: _fit(job, folder, log)),
+         ("held-out check", lambda done: _check_held_out(job, done["fit"], log)),
+         ("outlier score", lambda done: _fit_outliers(job, log)),
+         ("classification", lambda done: _classify_sources(job, done["fit"], done["outlier score"].record,
+                                                           done["known sources"], executor, progress, log, times)),
+         ("later-release check", lambda done: _check_later(job, folder, done, later_baselines, log)),
+         ("lists and report", lambda done: _report_files(folder, done, comparison is None, log))],
         # beside the model's fit: the baselines and the twin, which keeps the second core busy to the end, and the
         # blazar-type model, which the classification needs (in the main thread it added its whole fit to the wall
         # time); beside what follows the held-out check: its figures (NumPy and TensorFlow free the GIL)
-        beside=[Beside("comparison", comparison and (lambda done, stop: comparison(stop)), "trained", "classified"),
-                Beside("bcu_types", lambda done, stop: _fit_bcu_types(job, folder, log, stop), "trained", "outliers"),
+        beside=[Beside("error-blind model and baselines", comparison and (lambda done, stop: comparison(stop)), "fit",
+                       "classification"),
+                Beside("bcu-type model", lambda done, stop: _fit_bcu_types(job, folder, log, stop), "fit",
+                       "outlier score"),
                 # what is known of each source (the earlier releases, loaded and linked; the ATNF pulsars): a second
                 # of reading that the classification needs and the fit does not
-                Beside("known", lambda done, stop: known_index(job.catalog, job.settings["known_pulsars"]),
-                       "trained", "outliers"),
-                Beside("figures", lambda done, stop: held_out_figures(done["held_out"].run, partial(abandon_if, stop)),
-                       "outliers", "classified")],
-        imports=_IMPORTED_BEFORE_THREADS)
+                Beside("known sources", lambda done, stop: known_index(job.catalog, job.settings["known_pulsars"]),
+                       "fit", "outlier score"),
+                Beside("held-out figures", lambda done, stop: held_out_figures(done["held-out check"].run,
+                                                                               partial(abandon_if, stop)),
+                       "outlier score", "classification")],
+        imports=_IMPORTED_BEFORE_THREADS, times=times)
     # the steps return what they made; it is written together at the end, each file atomically (only the models
     # and the comparison, which a rerun reuses, are saved as soon as they are fitted)
-    held_out: _HeldOut = results["held_out"]
-    classified: _Classified = results["classified"]
-    files = {HELDOUT_FILE: held_out.csv, OOD_FILE: results["outliers"].text, **classified.files}
-    later = None
-    if job.later is not None:  # a release older than the newest shipped: score the classifications by what it found
-        compared = {name: folder / sub for name, sub in COMPARED_MODEL_DIRS.items() if (folder / sub).is_dir()}
-        later_files, later = _check_later(job, results["trained"], classified, compared, later_baselines, log)
-        files.update(later_files)
-    # a rerun reuses the comparison its first run wrote
-    baselines = read_baselines(folder / BASELINES_FILE) if comparison is None else results["comparison"]
-    run = FinishedRun(held_out.run.training, held_out.run.held, classified.table, baselines,
-                      outliers=results["outliers"].record, pool_prior=classified.pool_prior, later=later)
-    log("writing the target lists, the other lists and the report")
-    files.update(report_files(run, folder, held_out_figures=results["figures"]))
-    write_files(folder, files)
+    files = {HELDOUT_FILE: results["held-out check"].csv, OOD_FILE: results["outlier score"].text,
+             **results["classification"].files, **results["later-release check"][0], **results["lists and report"]}
+    with times.timed("writing"):
+        write_files(folder, files)
+    write_files(folder, {TIMINGS_FILE: json_text(times.record())})
     return folder / REPORT_FILE
 
 
@@ -339,7 +339,7 @@ class _Classified:
 
 
 def _classify_sources(job: _MainJob, trained: TrainedModel, outliers: Mapping[str, Any], known: Any,
-                      executor: Any, progress: bool, log: Log) -> _Classified:
+                      executor: Any, progress: bool, log: Log, times: StepTimes) -> _Classified:
     """The selected sources classified and flagged by the ``outliers`` record, the unassociated moved to their class
     mix (with ``pool_prior``) and ranked for follow-up."""
     log(f"classifying the {' + '.join(job.tokens)} sources of {job.catalog.release}")
@@ -360,18 +360,41 @@ def _classify_sources(job: _MainJob, trained: TrainedModel, outliers: Mapping[st
     target = job.settings["target"]
     log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model about "
         + (f"{target})" if target else "every class)"))
-    table = with_information(table, trained, job.pool, target, job.settings["chunk_size"], executor,
-                             progress)
+    with times.timed("information"):
+        table = with_information(table, trained, job.pool, target, job.settings["chunk_size"], executor, progress)
     files, written = rendered_and_read_back(table, [CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS,
                                                     *extra_names(CLASSIFICATIONS_CSV, job.settings["table_formats"])])
     prior_file = {} if record is None else {POOL_PRIOR_FILE: json_text(record)}
     return _Classified(written, pool_proba, record, {**prior_file, **files})
 
 
-def _check_later(job: _MainJob, trained: TrainedModel, classified: _Classified, compared: Mapping[str, Path],
-                 later_baselines: Mapping[str, np.ndarray], log: Log) -> tuple[dict[str, str], pd.DataFrame]:
-    """The ``classified`` sources scored by the classes the later release gives them (``gpal check-later``), beside
-    the ``compared`` models saved in the run folder: its files, and the measures as their table holds them."""
+def _finished(folder: Path, done: Mapping[str, Any], reused: bool) -> FinishedRun:
+    """The run as the report reads it, from the steps' results (``reused``: the comparison an earlier run wrote)."""
+    held_out, classified = done["held-out check"], done["classification"]
+    # a rerun reuses the comparison its first run wrote
+    baselines = read_baselines(folder / BASELINES_FILE) if reused else done["error-blind model and baselines"]
+    return FinishedRun(held_out.run.training, held_out.run.held, classified.table, baselines,
+                       outliers=done["outlier score"].record, pool_prior=classified.pool_prior,
+                       later=done["later-release check"][1])
+
+
+def _report_files(folder: Path, done: Mapping[str, Any], reused: bool, log: Log) -> dict[str, Any]:
+    """The lists, the report's records, tables and sky maps, and ``report.md`` (the held-out figures were drawn
+    beside the classification; the sky maps drawn beside the lists and tables measured 20 MiB more peak memory,
+    the two at once, for no wall time measurable on a shared machine)."""
+    log("writing the target lists, the other lists and the report")
+    return report_files(_finished(folder, done, reused), folder, held_out_figures=done["held-out figures"])
+
+
+def _check_later(job: _MainJob, folder: Path, done: Mapping[str, Any], later_baselines: Mapping[str, np.ndarray],
+                 log: Log) -> tuple[dict[str, str], pd.DataFrame | None]:
+    """Where the catalog is older than the newest release, the classified sources scored by the classes the later
+    release gives them (``gpal check-later``), beside the compared models saved in the run folder: its files, and the
+    measures as their table holds them (none: the catalog is the newest)."""
+    if job.later is None:
+        return {}, None
+    trained, classified = done["fit"], done["classification"]
+    compared = {name: folder / sub for name, sub in COMPARED_MODEL_DIRS.items() if (folder / sub).is_dir()}
     log(f"checking the classifications against {job.later} (gpal check-later)")
     baselines = list(job.settings["baselines"])
     if job.later_pool is None:  # another selection than the default's sources: the check classifies those itself
@@ -403,7 +426,7 @@ def _error_blind_twin(estimator: Any) -> dict[str, Any]:
     return {ERROR_BLIND_MODEL: clone(estimator).set_params(input_noise="none", progress=False)}
 
 
-def _write_baselines(job: _MainJob, folder: Path, later_baselines: dict[str, np.ndarray],
+def _write_baselines(job: _MainJob, folder: Path, later_baselines: dict[str, np.ndarray], times: StepTimes,
                      stop: threading.Event) -> pd.DataFrame:
     """Held-out probabilities of the baselines, fitted on the same training rows and features (values only),
     and of the error-blind twin (`_error_blind_twin`: fitted here on the same rows, and saved in
@@ -417,15 +440,17 @@ def _write_baselines(job: _MainJob, folder: Path, later_baselines: dict[str, np.
     train, test, later_pool, seed = job.train, job.test, job.later_pool, job.seed
     names, models = list(job.settings["baselines"]), _error_blind_twin(job.estimator)
     tests = [test.X] if later_pool is None else [test.X, later_pool.X]
-    fitted = fit_baselines_on(train.X, train.y, tests, names=list(names), random_state=seed) if names else {}
+    with times.timed("baselines", beside=True):
+        fitted = fit_baselines_on(train.X, train.y, tests, names=list(names), random_state=seed) if names else {}
     probas = {name: proba[0] for name, proba in fitted.items()}
     if later_pool is not None:
         later_baselines.update({name: proba[1] for name, proba in fitted.items()})
     for name, model in models.items():
-        model.fit(train, callback=lambda epoch, loss: abandon_if(stop))
-        model.save(folder / COMPARED_MODEL_DIRS[name])
-        # its columns follow model.classes_ (sorted), the baselines' the data's class order
-        probas[name] = proba_by_class(model.predict_proba(test), model.classes_, test.class_names)
+        with times.timed(name, beside=True):
+            model.fit(train, callback=lambda epoch, loss: abandon_if(stop))
+            model.save(folder / COMPARED_MODEL_DIRS[name])
+            # its columns follow model.classes_ (sorted), the baselines' the data's class order
+            probas[name] = proba_by_class(model.predict_proba(test), model.classes_, test.class_names)
     frames = []
     for name, proba in probas.items():
         frame = pd.DataFrame({"model": name, "Source_Name": test.ids, "true_class": test.labels()})

@@ -29,6 +29,7 @@ optional format asked::
         metrics.json             the report's numbers
         ood.json                 the "none of these" threshold and what it caught
         pool_prior.json          with --pool-prior: the unassociated mix
+        timings.json             each step's wall and CPU seconds (``gpal classify -v`` prints them)
       run.json                   the run's settings, which recognise a rerun (signed by gpal)
       .gpal-written              what gpal wrote here: all that --force may remove
 
@@ -85,6 +86,7 @@ __all__ = [
     "REPORT_FILE",
     "SIGNIFICANCE_COLUMN",
     "TABLES_DIR",
+    "TIMINGS_FILE",
     "TRAINED_DIR",
     "TRAINING_FILE",
     "TRAINING_RECORD",
@@ -186,6 +188,8 @@ BCU_TYPES_FILE = "bcu_types.json"
 METRICS_FILE = f"{RECORDS_DIR}/metrics.json"
 OOD_FILE = f"{RECORDS_DIR}/ood.json"
 POOL_PRIOR_FILE = f"{RECORDS_DIR}/pool_prior.json"
+#: Each step's wall and CPU seconds (`gpal.runs.timings`), which ``gpal classify -v`` prints.
+TIMINGS_FILE = f"{RECORDS_DIR}/timings.json"
 
 # ------------------------------------------------------------------ columns the report reads back
 #: The columns of catalog_columns.csv -> the release-record role each is read from (`gpal.catalogs.releases.Columns`).

@@ -194,12 +194,26 @@ def loaded_estimator(model_dir: str | os.PathLike) -> Any:
     chunks all use one loaded model rather than one each."""
     path = Path(model_dir).resolve()
     saved_format(path)  # a folder that holds no saved model is named as such, not as a missing config.json
-    return _loaded(str(path), (path / "config.json").stat().st_mtime_ns)
+    key = (str(path), (path / "config.json").stat().st_mtime_ns)
+    return _JUST_SAVED[key] if key in _JUST_SAVED else _loaded(*key)
 
 
 @functools.lru_cache(maxsize=4)
 def _loaded(path: str, config_mtime_ns: int) -> Any:
     return load_estimator(path)
+
+
+def _just_saved(estimator: Any, model_dir: Path) -> None:
+    """The estimator saved in ``model_dir`` this moment is what `loaded_estimator` gives for that version of it in
+    this process: the job that trained it predicts with it rather than loading it again (and tracing its functions
+    again).  The last three saved: a job's model and the companions trained beside it."""
+    path = model_dir.resolve()
+    _JUST_SAVED[(str(path), (path / "config.json").stat().st_mtime_ns)] = estimator
+    while len(_JUST_SAVED) > 3:
+        _JUST_SAVED.pop(next(iter(_JUST_SAVED)))
+
+
+_JUST_SAVED: dict[tuple[str, int], Any] = {}
 
 
 def confined_model_dir(folder: Path, record_file: Path, model: Any) -> Path:
@@ -334,6 +348,7 @@ def fit_and_save(estimator: Any, data: NoisyDataset, folder: Path, merge: Mappin
     raise_if_interrupted(estimator, "nothing was saved, rerun the same command to start it again")
     seconds = time.perf_counter() - t0
     estimator.save(folder / model_dir)
+    _just_saved(estimator, folder / model_dir)
     record = _training_record(data, merge, estimator, trained_on, seconds, model_dir)
     record[MODEL_FILES] = {entry.name: {"bytes": entry.stat().st_size, "sha256": file_sha256(entry)}
                            for entry in sorted((folder / model_dir).iterdir())}

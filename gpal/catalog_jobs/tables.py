@@ -67,6 +67,7 @@ __all__ = [
     "parse_probability_csv",
     "probability_csv_bytes",
     "read_probability_table",
+    "reheaded_files",
     "rendered_and_read_back",
     "write_ecsv_twin",
     "write_probability_table",
@@ -241,6 +242,36 @@ def classified_table_files(table: ClassifiedSources, name: str,
             continue
         files.update(_files(extra, frame, meta))
     return files
+
+
+def reheaded_files(table: ClassifiedSources, files: Mapping[str, Path], keywords: Sequence[str]) -> dict[str, bytes]:
+    """The ECSV and FITS ``files`` of a table (name -> where it is) with the ``keywords`` of ``table.meta`` over the
+    rows they hold, which stay as written: rows read back from a CSV may differ in a float's last digit.  A CSV,
+    which holds no keywords, needs none of this."""
+    from astropy.io import fits
+
+    frame, meta = _for_writing(table)
+    out: dict[str, bytes] = {}
+    for name, path in files.items():
+        old = path.read_bytes()
+        if path.suffix == TWIN_SUFFIX:  # a new header above the rows (its column types read from all of them)
+            text = old.decode("utf-8")
+            out[name] = (_ecsv_header(ecsv_text(frame, meta)) + text[len(_ecsv_header(text)):]).encode("utf-8")
+            continue
+        cards = fits_hdu(frame.iloc[:1], meta).header
+        with fits.open(io.BytesIO(old)) as hdus:
+            header = hdus[1].header
+            for keyword in keywords:
+                if keyword in cards and keyword in header:  # the card as the table's writer makes it, in its place
+                    at = header.index(keyword)
+                    del header[at]
+                    header.insert(at, cards.cards[keyword])
+                elif keyword in cards:
+                    header.append(cards.cards[keyword])
+            written = io.BytesIO()
+            hdus.writeto(written)
+        out[name] = written.getvalue()
+    return out
 
 
 def rendered_and_read_back(table: ClassifiedSources,

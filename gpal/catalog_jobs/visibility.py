@@ -41,8 +41,9 @@ def declination_range(name: str) -> tuple[float, float]:
     A name not in `TELESCOPES` is a ValueError naming the known ones.
     """
     if name not in TELESCOPES:
-        raise ValueError(f"unknown telescope {name!r}; known: {', '.join(TELESCOPES)} (or give the declination "
-                         "range itself, --candidate-declination=MIN,MAX)")
+        raise ValueError(f"unknown telescope {name!r}; known: {', '.join(TELESCOPES)}.  For another telescope give the "
+                         "declinations it sees at transit, --candidate-declination=MIN,MAX: from its latitude L and "
+                         "the lowest elevation E it points to, MIN = L - (90 - E) and MAX = L + (90 - E) (deg)")
     site = TELESCOPES[name]
     reach = 90.0 - site.min_elevation
     return max(-90.0, site.latitude - reach), min(90.0, site.latitude + reach)

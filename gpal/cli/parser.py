@@ -6,9 +6,9 @@ A job's settings are not listed here: `gpal.cli.options` generates their options
 from __future__ import annotations
 
 import argparse
+from typing import Any, Callable, Sequence
 
 import gpal
-from gpal.catalogs.schemes import CLASS_SCHEMES, DEFAULT_SCHEME
 from gpal.cli import verbs
 from gpal.cli.options import JOB, add_estimator, add_settings
 
@@ -31,6 +31,7 @@ def _add_catalog(parser: argparse.ArgumentParser) -> None:
 def _add_selection(parser: argparse.ArgumentParser, classes: str | None, features: str | None) -> None:
     """The options of a `CatalogSelection`: ``classes`` None makes --classes required."""
     from gpal.catalogs.features import MISSING_ERROR_REPAIRS, RELEASE_PRESET
+    from gpal.catalogs.schemes import CLASS_SCHEMES
 
     _add_catalog(parser)
     parser.add_argument(
@@ -56,23 +57,19 @@ def _add_common(parser: argparse.ArgumentParser, force_help: str) -> None:
     parser.add_argument("--quiet", action="store_true",
                         help="do not print what was done to the data (rows dropped for NaN values, missing errors read "
                         "as exact, ambiguous links), which is printed whatever PYTHONWARNINGS says")
-    parser.add_argument("--verbose", action="store_true",
-                        help="keep TensorFlow's own start-up messages (absl, CUDA probing) on stderr, for debugging")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="keep TensorFlow's own start-up messages (absl, CUDA probing) on stderr, for debugging; "
+                        "gpal classify also prints each step's wall and CPU seconds")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``gpal`` parser: every verb with its options, the verb's body bound as ``run``."""
-    from gpal.catalogs.releases import NEWEST_RELEASE, RELEASES
-    from gpal.evaluation.baselines import BASELINES
-    from gpal.catalog_jobs.active import campaign_settings
-    from gpal.catalog_jobs.classify import SETTINGS as MAIN_JOB_SETTINGS
-    from gpal.catalog_jobs.layout import DEFAULT_OUT_DIR
-    from gpal.catalog_jobs.prediction import DEFAULT_CHUNK_SIZE, DEFAULT_SELECT
-    from gpal.catalog_jobs.pool_prior import APPLIED_BY_DEFAULT
-    from gpal.catalog_jobs.selection import CatalogSelection
-    from gpal.catalog_jobs.settings import main_job_estimator
+def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The ``gpal`` parser: every verb with its options, the verb's body bound as ``run``.
 
-    main_job = CatalogSelection()
+    ``only``: the verbs whose options are added (None: every verb's); the others are listed by name and help, which
+    is all ``gpal --help``, ``gpal --version`` and a mistyped verb need.  Their options' defaults and choices come
+    from the catalogs, the jobs and the registries, a second or more of imports that a command not running them
+    need not wait for.
+    """
     parser = argparse.ArgumentParser(
         prog="gpal",
         description="Gaussian-process classification of Fermi-LAT catalog sources with noisy inputs. "
@@ -80,29 +77,50 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"gpal {gpal.__version__}")
     commands = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+    for name, (summary, add_options) in VERBS.items():
+        verb = commands.add_parser(name, help=summary)
+        if only is None or name in only:
+            add_options(verb)
+    return parser
 
-    catalog = commands.add_parser("catalog", help="inspect a LAT catalog (any shipped release or FITS file)")
+
+def _main_job_selection() -> Any:
+    from gpal.catalog_jobs.selection import CatalogSelection
+
+    return CatalogSelection()
+
+
+def _main_job_estimator() -> Any:
+    from gpal.catalog_jobs.settings import main_job_estimator
+
+    return main_job_estimator()
+
+
+def _catalog(catalog: argparse.ArgumentParser) -> None:
     catalog_verbs = catalog.add_subparsers(dest="catalog_verb", required=True, metavar="ACTION")
     summary = catalog_verbs.add_parser("summary", help="print the release, its class counts and the feature preset")
     _add_catalog(summary)
-    summary.add_argument("--features", default=main_job.features,
+    summary.add_argument("--features", default=_main_job_selection().features,
                          help="feature preset or comma-separated columns to describe (default: the main job's, "
                          "the catalog release's own preset)")
     summary.set_defaults(run=verbs.catalog_summary)
 
-    train = commands.add_parser("train", help="train a classifier on labelled catalog sources and save it",
-                                description="Fit a NoisyGPClassifier (the main job's settings unless given) on every "
-                                "selected labelled source and save it with a record of what it was trained on "
-                                "(training.json).")
-    _add_selection(train, classes=None, features=main_job.features)
+
+def _train(train: argparse.ArgumentParser) -> None:
+    train.description = ("Fit a NoisyGPClassifier (the main job's settings unless given) on every selected labelled "
+                         "source and save it with a record of what it was trained on (training.json).")
+    _add_selection(train, classes=None, features=_main_job_selection().features)
     train.add_argument("--out", required=True, help="folder to write the model into (model/, training.json)")
-    add_estimator(train, main_job_estimator(), "seed of every random choice")
+    add_estimator(train, _main_job_estimator(), "seed of every random choice")
     _add_common(train, "replace a folder that holds a different model")
     train.set_defaults(run=verbs.train)
 
-    predict = commands.add_parser("predict",
-                                  help="write class probabilities of catalog sources to CSV, FITS, MRT or VOTable",
-                                  description="Classify catalog sources with a model from gpal train or gpal classify.")
+
+def _predict(predict: argparse.ArgumentParser) -> None:
+    from gpal.catalog_jobs.pool_prior import APPLIED_BY_DEFAULT
+    from gpal.catalog_jobs.prediction import DEFAULT_CHUNK_SIZE, DEFAULT_SELECT
+
+    predict.description = "Classify catalog sources with a model from gpal train or gpal classify."
     predict.add_argument("model_dir", metavar="MODEL_DIR", help="the --out folder of gpal train or gpal classify")
     _add_catalog(predict)
     selection = ",".join(DEFAULT_SELECT)
@@ -123,9 +141,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(predict, "overwrite an existing output file")
     predict.set_defaults(run=verbs.predict)
 
-    classify = commands.add_parser(
-        "classify", help="the main job: train, check on held-out sources, classify the unassociated ones",
-        description="Train the default noisy-input classifier on associated sources of the class scheme (default: "
+
+def _classify(classify: argparse.ArgumentParser) -> None:
+    from gpal.catalog_jobs.classify import SETTINGS as MAIN_JOB_SETTINGS
+    from gpal.catalog_jobs.layout import DEFAULT_OUT_DIR
+    from gpal.catalogs.schemes import CLASS_SCHEMES, DEFAULT_SCHEME
+
+    main_job = _main_job_selection()
+    classify.description = (
+        "Train the default noisy-input classifier on associated sources of the class scheme (default: "
         f"{DEFAULT_SCHEME}, {CLASS_SCHEMES[DEFAULT_SCHEME].spec}), check it on a held-out 20% split, classify every "
         "unassociated and bcu source, flag "
         "those unlike every training source (ood), and write tables, figures, sky maps and report.md.  Rerunning with "
@@ -134,13 +158,17 @@ def build_parser() -> argparse.ArgumentParser:
     _add_selection(classify, classes=main_job.classes, features=main_job.features)
     add_settings(classify.add_argument_group("main job settings"), MAIN_JOB_SETTINGS, JOB)
     classify.add_argument("--scheduler", default=None, help=_SCHEDULER_HELP)
-    add_estimator(classify, main_job_estimator(), "seed of the split and of training")
+    add_estimator(classify, _main_job_estimator(), "seed of the split and of training")
     _add_common(classify, "replace an output folder that holds a different run")
     classify.set_defaults(run=verbs.classify)
 
-    later = commands.add_parser(
-        "check-later", help="score a trained model's classifications by the classes a later release gives them",
-        description="Classify the unassociated and bcu sources of the model's release, link them to a later release "
+
+def _check_later(later: argparse.ArgumentParser) -> None:
+    from gpal.catalogs.releases import NEWEST_RELEASE, RELEASES
+    from gpal.evaluation.baselines import BASELINES
+
+    later.description = (
+        "Classify the unassociated and bcu sources of the model's release, link them to a later release "
         "(ASSOC_FGL or kept names) and score the model beside baselines refitted on its training rows: NLL and "
         "balanced accuracy over the model's classes, AGN-vs-pulsar AUC, the none-of-these flag on later 'other' sources, top-k pulsar yield, "
         "with paired bootstrap intervals.")
@@ -156,26 +184,42 @@ def build_parser() -> argparse.ArgumentParser:
                        "(default: the --trained folder)")
     later.set_defaults(run=verbs.check_later)
 
-    active = commands.add_parser(
-        "active", help="choose which sources to label next (simulated or with labels typed into files)",
-        description="Pool-based active learning, checkpointed after every query: rerun the same command to resume "
+
+def _active(active: argparse.ArgumentParser) -> None:
+    from gpal.catalog_jobs.active import campaign_settings
+
+    main_job = _main_job_selection()
+    active.description = (
+        "Pool-based active learning, checkpointed after every query: rerun the same command to resume "
         "(raise --queries to continue). --oracle simulated hides the labels of labelled catalog sources and reveals "
         "them on request; --oracle file writes DIR/queries/query_NNNN.csv for the observers to fill in (exit code 3 "
         "until they have).")
     _add_selection(active, classes=main_job.classes, features=main_job.features)
     active.add_argument("--out", required=True, help="run folder (checkpoint/, report.md, learning curves)")
     add_settings(active.add_argument_group("campaign settings"), campaign_settings(), JOB)
-    add_estimator(active, main_job_estimator(), "seed of every random choice", flags={"batch_size": "--train-batch-size"})
+    add_estimator(active, _main_job_estimator(), "seed of every random choice", flags={"batch_size": "--train-batch-size"})
     _add_common(active, "replace a folder that holds a different run")
     active.set_defaults(run=verbs.active)
 
-    report = commands.add_parser("report", help="rebuild the figures, tables and report.md of a finished run folder")
+
+def _report(report: argparse.ArgumentParser) -> None:
+    from gpal.catalog_jobs.report.recut import LIST_SETTINGS
+
+    report.description = ("Rebuild the report of a finished run folder.  With a list option, the lists of a gpal "
+                          "classify folder are cut again (and its tables and report.md with them) in seconds, without "
+                          "training or predicting; the figures are kept.")
     report.add_argument("run_dir", metavar="RUN_DIR",
                         help="a gpal classify output, an active-learning run or a repeated-splits experiment folder")
+    lists = report.add_argument_group("list options (a gpal classify folder; one not given keeps the folder's)")
+    add_settings(lists, {name: s for name, s in LIST_SETTINGS.items() if name != "candidate_visible_from"}, JOB)
+    # any name: an unknown telescope is answered with the known ones and how to give another's declinations
+    lists.add_argument("--candidate-visible-from", dest=JOB + "candidate_visible_from", default=argparse.SUPPRESS,
+                       type=lambda text: None if text.lower() in ("none", "null") else text, metavar="TELESCOPE",
+                       help=LIST_SETTINGS["candidate_visible_from"].doc + "; none: every declination")
     report.set_defaults(run=verbs.report)
 
-    workflow = commands.add_parser("workflow", help="run a declarative workflow, shipped (by name) or a YAML file; "
-                                   "see docs/workflows.md")
+
+def _workflow(workflow: argparse.ArgumentParser) -> None:
     workflow.add_argument("file", metavar="NAME|FILE.yaml", nargs="?",
                           help="a shipped workflow's name (e.g. fermi_4fgl; --list shows them) or a workflow file")
     workflow.add_argument("--list", action="store_true", help="list the shipped workflows (name and title) and exit")
@@ -186,10 +230,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(workflow, "replace an output folder that holds a different run")
     workflow.set_defaults(run=verbs.workflow)
 
+
+def _gpu_check(gpu: argparse.ArgumentParser) -> None:
     from gpal.catalog_jobs.device_check import WORKLOADS
 
-    gpu = commands.add_parser("gpu-check", help="say whether TensorFlow sees a GPU and time gpal's training step on it "
-                              "(and on the CPU); without a GPU it says so and exits 0, see docs/gpu.md")
     gpu.add_argument("--workloads", type=lambda text: [w.strip() for w in text.split(",") if w.strip()],
                      default=list(WORKLOADS), metavar="NAME,...",
                      help=f"what to time, among {', '.join(WORKLOADS)} (default: all)")
@@ -200,5 +244,18 @@ def build_parser() -> argparse.ArgumentParser:
     gpu.add_argument("--json", default=None, metavar="FILE", help="also write the record as JSON")
     gpu.add_argument("--no-progress", action="store_true", help="do not print each step on stderr")
     gpu.set_defaults(run=verbs.gpu_check)
-    return parser
 
+
+#: Each verb: its line in ``gpal --help`` and the function that adds its options.
+VERBS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "catalog": ("inspect a LAT catalog (any shipped release or FITS file)", _catalog),
+    "train": ("train a classifier on labelled catalog sources and save it", _train),
+    "predict": ("write class probabilities of catalog sources to CSV, FITS, MRT or VOTable", _predict),
+    "classify": ("the main job: train, check on held-out sources, classify the unassociated ones", _classify),
+    "check-later": ("score a trained model's classifications by the classes a later release gives them", _check_later),
+    "active": ("choose which sources to label next (simulated or with labels typed into files)", _active),
+    "report": ("rebuild the figures, tables and report.md of a finished run folder", _report),
+    "workflow": ("run a declarative workflow, shipped (by name) or a YAML file; see docs/workflows.md", _workflow),
+    "gpu-check": ("say whether TensorFlow sees a GPU and time gpal's training step on it (and on the CPU); without a "
+                  "GPU it says so and exits 0, see docs/gpu.md", _gpu_check),
+}

@@ -13,7 +13,7 @@ import sys
 import warnings
 from typing import Any, Sequence
 
-from gpal.cli.parser import build_parser
+from gpal.cli.parser import VERBS, build_parser
 from gpal.interrupts import check_stop, stopping_at_safe_points
 
 EXIT_BAD_INPUT = 2
@@ -59,11 +59,7 @@ def _run(argv: Sequence[str] | None) -> int:
     # TensorFlow's import then loads tf_keras (GPflow's optimisers) instead of Keras 3, which gpal never uses:
     # a quarter of the import's CPU.  Only the command's own process: a library user's tf.keras is left alone.
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
-    from gpal.plugins import load_plugins
-
-    for failure in load_plugins():  # before the parser: its choices and --help list what the plugins register
-        print(f"gpal: warning: {failure}", file=sys.stderr)
-    args = build_parser().parse_args(argv)
+    args = _parse(sys.argv[1:] if argv is None else list(argv))
     from gpal.active.oracles import LabelsPending
 
     from gpal.quiet import loud_tensorflow, quiet_tensorflow
@@ -80,6 +76,22 @@ def _run(argv: Sequence[str] | None) -> int:
     if code in (EXIT_BAD_INPUT, EXIT_FAILED):
         discard_unused_claims()  # a refusal leaves no folder it created
     return code
+
+
+def _parse(words: list[str]) -> argparse.Namespace:
+    """The command line parsed with the options of its verb only.
+
+    ``gpal``, ``gpal --help``, ``gpal --version`` and a mistyped verb end here (argparse exits) before anything
+    heavy is imported: no plugin, catalog, pandas or TensorFlow.
+    """
+    verb = next((word for word in words if not word.startswith("-")), None)
+    if verb not in VERBS:
+        build_parser(only=()).parse_args(words)  # prints the help, the version or the error, and exits
+    from gpal.plugins import load_plugins
+
+    for failure in load_plugins():  # before the verb's options: their choices and --help list what plugins register
+        print(f"gpal: warning: {failure}", file=sys.stderr)
+    return build_parser(only=(verb,)).parse_args(words)
 
 
 def _run_verb(args: argparse.Namespace, LabelsPending: type) -> int:

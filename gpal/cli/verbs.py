@@ -120,7 +120,21 @@ def classify(args: argparse.Namespace) -> int:
                                    progress=not args.no_progress, executor=executor, log=_say, **given(args, JOB))
     print("\n".join(headline(written.parent)))
     print(f"report: {written}")
+    if args.verbose:
+        _print_times(written.parent)
     return 0
+
+
+def _print_times(folder: Any) -> None:
+    """Where the run's time went, as its record holds it (stderr, beside the steps' messages)."""
+    import json
+
+    from gpal.catalog_jobs.layout import TIMINGS_FILE
+    from gpal.runs.timings import format_times
+
+    record = json.loads((folder / TIMINGS_FILE).read_text())
+    print("\n".join(["gpal: where the time went (CPU: the whole process's over each step's span)",
+                     *format_times(record)]), file=sys.stderr)
 
 
 # ------------------------------------------------------------ check-later
@@ -152,6 +166,12 @@ def active(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------- report
 def report(args: argparse.Namespace) -> int:
+    settings = given(args, JOB)
+    if settings:  # the lists cut again: the classify folder's own, without the other kinds' modules
+        from gpal.catalog_jobs.report.recut import recut_lists
+
+        print(f"report: {recut_lists(args.run_dir, **settings)}")
+        return 0
     from gpal.workflows.run_folders import rebuild_report
 
     print(f"report: {rebuild_report(args.run_dir)}")

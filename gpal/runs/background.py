@@ -22,6 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
+from gpal.runs.timings import StepTimes
+
 __all__ = ["Abandoned", "Beside", "abandon_if", "alongside", "preload", "run_steps"]
 
 
@@ -78,7 +80,8 @@ class Beside:
 
 
 def run_steps(steps: Sequence[tuple[str, Callable[[Mapping[str, Any]], Any]]],
-              beside: Sequence[Beside] = (), imports: Sequence[str] = ()) -> dict[str, Any]:
+              beside: Sequence[Beside] = (), imports: Sequence[str] = (), times: Optional[StepTimes] = None
+              ) -> dict[str, Any]:
     """Run ``steps`` (name, ``step(results)``) in order, each ``beside`` work in a second thread over its span.
 
     Each step sees the results of the steps before it.  Where a step fails or is interrupted, the work beside it
@@ -86,6 +89,7 @@ def run_steps(steps: Sequence[tuple[str, Callable[[Mapping[str, Any]], Any]]],
     raised at the end of its span.  ``imports``: modules the steps and the work import lazily, imported first
     in this thread; two threads importing packages whose compiled modules import each other (scikit-learn's
     ``cluster`` and ``ensemble`` both reach ``sklearn.tree``) can stop in Python's import-lock deadlock error.
+    ``times``: each step and each work beside them is timed into it under its name.
 
     Returns
     -------
@@ -104,18 +108,23 @@ def run_steps(steps: Sequence[tuple[str, Callable[[Mapping[str, Any]], Any]]],
         for name, step in steps:
             for b in beside:
                 if b.start == name:
-                    work = None if b.work is None else _bound(b.work, dict(results))
+                    work = None if b.work is None else _bound(b.work, dict(results), b.name, times)
                     running.append((b, stack.enter_context(_alongside_result(work))))
-            results[name] = step(results)
+            with times.timed(name) if times is not None else contextlib.nullcontext():
+                results[name] = step(results)
             for b, wait in reversed(running):  # the work started last is waited for first
                 if b.until == name:
                     results[b.name] = wait()
     return results
 
 
-def _bound(work: Callable[[Mapping[str, Any], threading.Event], Any],
-           results: Mapping[str, Any]) -> Callable[[threading.Event], Any]:
-    return lambda stop: work(results, stop)
+def _bound(work: Callable[[Mapping[str, Any], threading.Event], Any], results: Mapping[str, Any], name: str,
+           times: Optional[StepTimes]) -> Callable[[threading.Event], Any]:
+    def run(stop: threading.Event) -> Any:
+        with times.timed(name, beside=True) if times is not None else contextlib.nullcontext():
+            return work(results, stop)
+
+    return run
 
 
 @contextlib.contextmanager

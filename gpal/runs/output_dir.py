@@ -21,7 +21,7 @@ from gpal.files import MANIFEST, remove_leftovers, remove_written, write_json_at
 from gpal.identity import check_same_run
 from gpal.interrupts import check_stop
 
-__all__ = ["RUN_RECORD", "OutputInUse", "claim_output_dir", "discard_unused_claims", "forget_claims",
+__all__ = ["RUN_RECORD", "OutputInUse", "claim_output_dir", "discard_unused_claims", "forget_claims", "record_identity",
            "recorded_identity"]
 
 
@@ -123,6 +123,11 @@ def _signed(identity: Any) -> dict[str, Any]:
     from gpal import __version__
 
     return {_SIGNATURE: _signature(identity), "gpal_version": __version__, "identity": identity}
+
+
+def record_identity(folder: str | os.PathLike, identity: Mapping[str, Any]) -> None:
+    """Sign ``identity`` as the run ``folder`` now holds (a run whose lists were cut again records their settings)."""
+    write_json_atomic(Path(folder) / RUN_RECORD, _signed(identity))
 
 
 def recorded_identity(folder: str | os.PathLike) -> Any:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gpal.catalog_jobs.candidates import later_yield_words, trusted_yield_words
+from gpal.catalog_jobs.candidates import BLAZAR_SECTIONS, later_yield_words, trusted_yield_words
 from gpal.catalog_jobs.classify import DEFAULT_BASELINES, classify_catalog
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.settings import main_job_estimator
@@ -127,7 +127,7 @@ def test_classify_writes_table_figures_metrics_and_report(classified, small_cata
     assert {p.name for p in out.iterdir()} == TOP and len(TOP) <= 12
     assert {p.name for p in (out / "lists").iterdir()} == LISTS
     assert {p.name for p in (out / "model").iterdir()} == {"training.json", "estimator", "error_blind"}
-    assert {p.name for p in (out / "records").iterdir()} == {"metrics.json", "ood.json"}
+    assert {p.name for p in (out / "records").iterdir()} == {"metrics.json", "ood.json", "timings.json"}
     # a DR4 run is older than the newest shipped release (FL16Y): the later-release check runs and is shown
     assert {p.name for p in (out / "tables").iterdir()} == {
         "heldout.csv", "heldout_baselines.csv", "later_check.csv", "later_check_sources.csv",
@@ -441,8 +441,11 @@ def test_the_target_lists_come_first_and_hold_the_most_probable_followable_sourc
     for cls, rows in expected.items():
         listed = read_probability_table(out / list_path(f"candidates_{cls}.csv")).frame
         assert listed["Source_Name"].tolist() == rows["Source_Name"].tolist(), cls
-        # the stated order: the probability to two decimals, then the significance
-        key = list(zip(-listed[f"p_{cls}"].round(2), -listed["Signif_Avg"]))
+        # the stated order: a blazar list's sections (counterpart first), the probability to two decimals, then the
+        # significance
+        sections = listed.get("section", [""] * len(listed))
+        section = [BLAZAR_SECTIONS.index(s) if s in BLAZAR_SECTIONS else 0 for s in sections]
+        key = list(zip(section, -listed[f"p_{cls}"].round(2), -listed["Signif_Avg"]))
         assert key == sorted(key) and (listed["predicted_class"] == cls).all()
         assert (listed["Signif_Avg"] >= 5).all() and (listed["Conf_95_SemiMajor"] <= 0.1).all() and not listed["ood"].any()
         regions = (out / list_path(f"candidates_{cls}.reg")).read_text().splitlines()
@@ -556,7 +559,7 @@ def test_a_catalog_without_the_ellipse_columns_gets_the_stated_fallback(optioned
 
     out, _, _, _ = optioned_run
     assert {p.name for p in out.iterdir()} == TOP
-    assert {p.name for p in (out / "records").iterdir()} == {"metrics.json", "ood.json", "pool_prior.json"}  # its record
+    assert {p.name for p in (out / "records").iterdir()} == {"metrics.json", "ood.json", "pool_prior.json", "timings.json"}  # its record
     frame = pd.read_csv(out / list_path("most_informative.csv"), keep_default_na=False, na_values=[""])
     assert len(frame) > 0 and frame[list(ELLIPSE)].isna().all().all() and frame["RA"].notna().all()
     assert Table.read(out / list_path("most_informative.ecsv"), format="ascii.ecsv")["Conf_95_SemiMajor"].unit == "deg"
@@ -854,3 +857,38 @@ def test_the_training_record_names_an_input_noise_object_by_its_registered_name(
                         class_names=("bll", "fsrq"), feature_names=("a",), ids=np.array(["s1", "s2", "s3", "s4"]))
     record = _training_record(data, {}, NoisyGPClassifier(input_noise=input_noise), "all", 0.0, "model")
     assert record["estimator"]["params"]["input_noise"] == "none"
+
+
+def test_the_run_records_where_its_time_went(classified):
+    from gpal.catalog_jobs.layout import TIMINGS_FILE
+    from gpal.runs.timings import format_times
+
+    folder, _ = classified
+    record = json.loads((folder / TIMINGS_FILE).read_text())
+    steps = {s["step"]: s for s in record["steps"]}
+    assert {"start-up", "catalog and features", "fit", "held-out check", "outlier score", "classification",
+            "information", "known sources", "held-out figures", "error-blind model and baselines",
+            "baselines", "gpal without error bars", "later-release check", "lists and report", "writing"} <= set(steps)
+    assert all(s["wall_s"] >= 0 and s["cpu_s"] >= 0 for s in steps.values())
+    # the steps in the main thread follow one another within the process's own time
+    in_turn = sum(s["wall_s"] for s in steps.values() if not s["beside"])
+    assert in_turn <= record["process"]["wall_s"] + 0.01
+    lines = format_times(record)
+    assert len(lines) == len(steps) + 2 and lines[-1].startswith("whole process")
+
+
+def test_a_model_just_trained_is_predicted_with_as_it_is_not_loaded_again(small_catalog, tmp_path):
+    """The job that trained and saved a model predicts with the fitted object, which predicts as the saved one."""
+    from gpal.catalog_jobs.model_folders import _loaded, train_catalog_model
+    from gpal.estimators import load_estimator
+
+    selection = CatalogSelection(catalog=str(small_catalog), classes="bll,fsrq")
+    out = train_catalog_model(selection, main_job_estimator(**{**TINY, "epochs": 1}), tmp_path / "model")
+    misses = _loaded.cache_info().misses
+    trained = load_trained(out)
+    X = np.random.default_rng(0).normal(size=(6, trained.estimator.n_features_in_))
+    proba = trained.estimator.predict_proba(X, np.full_like(X, 0.01))
+    assert _loaded.cache_info().misses == misses  # nothing loaded from the folder
+    saved = load_estimator(trained.model_dir)
+    assert saved is not trained.estimator
+    np.testing.assert_allclose(proba, saved.predict_proba(X, np.full_like(X, 0.01)), rtol=0, atol=1e-12)

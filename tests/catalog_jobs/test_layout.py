@@ -39,6 +39,7 @@ def _as_gpal_0_3(folder):
     """Rearrange a main-job folder of this gpal into the flat one gpal 0.3.0 wrote: its training record naming the
     estimator's folder ``model`` (with that field's checksum), its run record as 0.3.0 signed it (no layout in the
     identity)."""
+    (folder / "records" / "timings.json").unlink()  # gpal 0.3.0 recorded no timings
     for new, old in GPAL_0_3_MOVES.items():
         (folder / new).rename(folder / (old + ".moving"))
     for entry in (folder / "lists").iterdir():

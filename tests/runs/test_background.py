@@ -218,3 +218,17 @@ def test_run_steps_imports_the_named_modules_in_its_own_thread_before_any_work_s
     run_steps([("step", lambda done: None)], beside=[Beside("work", work, "step", "step")], imports=["gpal_probe_module"])
     assert seen["imported before the work"]
     assert sys.modules["gpal_probe_module"].IMPORTED_IN == threading.current_thread().name
+
+
+def test_run_steps_times_each_step_and_each_work_beside_them():
+    from gpal.runs.background import Beside, run_steps
+    from gpal.runs.timings import StepTimes
+
+    times = StepTimes()
+    run_steps([("sleeps", lambda done: time.sleep(0.2)), ("spins", lambda done: sum(range(2_000_000)))],
+              beside=[Beside("beside", lambda done, stop: time.sleep(0.1), "sleeps", "spins")], times=times)
+    steps = {s["step"]: s for s in times.record()["steps"]}
+    assert set(steps) == {"sleeps", "spins", "beside"}
+    assert steps["sleeps"]["wall_s"] >= 0.2 and steps["sleeps"]["cpu_s"] < steps["sleeps"]["wall_s"]  # it waited
+    assert steps["spins"]["cpu_s"] > 0  # it worked
+    assert steps["beside"]["beside"] and not steps["spins"]["beside"]

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from gpal.catalog_jobs.follow_up import follow_up_files
 from gpal.catalog_jobs.layout import CURRENT_LAYOUT, METRICS_FILE, REPORT_FILE, FolderLayout, folder_layout
-from gpal.catalog_jobs.report.figures import Figures, report_figures
+from gpal.catalog_jobs.report.figures import Figures, Render, drawn, report_figures
 from gpal.catalog_jobs.report.inputs import FinishedRun, read_finished_parts
 from gpal.catalog_jobs.report.measures import ERROR_BLIND_MODEL, MODEL_NAME, measure, run_metrics
 from gpal.catalog_jobs.report.tables import report_tables
@@ -52,14 +52,15 @@ def write_classify_report(folder: str | os.PathLike) -> Path:
 
 
 def report_files(run: FinishedRun, folder: Path, layout: FolderLayout = CURRENT_LAYOUT,
-                 held_out_figures: Figures | None = None) -> dict[str, str | bytes]:
+                 held_out_figures: Figures | None = None, render: Render = drawn) -> dict[str, str | bytes]:
     """The lists, ``metrics.json``, the figures, the tables and (last) ``report.md`` of the main job's ``run`` for
     its ``folder`` (kept by ``layout``, which the report's links follow), made in memory, by path in this gpal's
-    layout; ``held_out_figures``: those already drawn (`gpal.catalog_jobs.report.figures.held_out_figures`)."""
+    layout; ``held_out_figures``: those already drawn (`gpal.catalog_jobs.report.figures.held_out_figures`), the
+    others made by ``render``."""
     list_files, lists = follow_up_files(run.table, run.training.get("merge", {}))
     check = measure(run)
     metrics = run_metrics(run, check)
-    figures = report_figures(run, held_out_figures)
+    figures = report_figures(run, held_out_figures, render)
     tables = report_tables(run, check, metrics, lists, layout)
     table_files = {name: text for files in tables.values() for name, text in files.items()}
     text = report_text(run, check, metrics, layout, folder)
