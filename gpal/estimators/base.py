@@ -354,6 +354,15 @@ class GPClassifierMixin(ClassifierMixin):
             self.random_seed_ = fit_seed(self.random_state)  # a warm refit from a generator keeps its model's seed
         _check_feature_names(self, X, reset=True)
 
+    @property
+    def prediction_seed(self) -> int:
+        """The seed of a fitted model's Monte Carlo predictions: an integer ``random_state`` as set now (so
+        ``set_params(random_state=s)`` on a fitted model draws another independent stream, as the Monte Carlo error
+        is checked), else the seed its fit drew (``random_seed_``)."""
+        if isinstance(self.random_state, (numbers.Integral, np.integer)) and not isinstance(self.random_state, bool):
+            return int(self.random_state)
+        return int(self.random_seed_)
+
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, self._fitted_attribute)
 

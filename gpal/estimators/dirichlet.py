@@ -214,7 +214,7 @@ class DirichletGPClassifier(GPClassifierMixin, BaseEstimator):
         from gpal.models.families.dirichlet import mc_softmax
 
         mean, var = posterior.predict(X, V)
-        return mc_softmax(mean, var, int(self.n_samples), [self.random_seed_, 2])
+        return mc_softmax(mean, var, int(self.n_samples), [self.prediction_seed, 2])
 
     def predict_proba(self, X: Any, X_var: Any = None) -> np.ndarray:
         """Class probabilities (n, C), columns in the order of ``classes_`` (eq. 8 by Monte Carlo).

@@ -241,7 +241,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
             (n, C) probabilities, rows summing to 1.
         """
         Xs = self._exact_inputs(X, X_var)  # first: it raises the clear error when not fitted
-        return self.model_.predict_proba(Xs, int(self.n_samples), self.random_seed_)
+        return self.model_.predict_proba(Xs, int(self.n_samples), self.prediction_seed)
 
     def sample_proba(self, X: Any, X_var: Any = None, n_samples: int = 100) -> np.ndarray:
         """p(y | f_s) for ``n_samples`` draws of the latent marginals, (S, n, C); their mean ~ ``predict_proba``.
@@ -253,7 +253,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         """
         Integer(1).check("n_samples", n_samples)
         Xs = self._exact_inputs(X, X_var)
-        return self.model_.sample_proba(Xs, int(n_samples), self.random_seed_)
+        return self.model_.sample_proba(Xs, int(n_samples), self.prediction_seed)
 
     # ------------------------------------------------------------- save/load
     def to_state(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:

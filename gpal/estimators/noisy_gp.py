@@ -359,7 +359,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         from gpal.models.chunked import in_chunks, stream_seed
 
         C = len(self.classes_)
-        return in_chunks(fn, X, X_var, stream_seed(self.random_seed_, stream), input_draws=S, num_classes=C,
+        return in_chunks(fn, X, X_var, stream_seed(self.prediction_seed, stream), input_draws=S, num_classes=C,
                          latent_draws=latent_draws, values=self.model_.likelihood.values_per_evaluation(C))
 
     # ------------------------------------------------------------- save/load
