@@ -178,7 +178,9 @@ def check_predict_data(X: Any, X_var: Any, n_features: int, needs_variance: bool
     if X_var is None and needs_variance:
         raise ValueError(
             "this model was fitted to use the inputs' measured noise: pass X_var "
-            "(per-point feature variances, 0 for exact features) or a NoisyDataset"
+            "(per-point feature variances, 0 for exact features) or a NoisyDataset; in cross_val_score or "
+            "GridSearchCV, score with gpal.estimators.model_selection.noisy_scorer('neg_log_loss'), which passes the "
+            "routed X_var on (scikit-learn's own scorers do not)"
         )
     return Xa, _variances(Xa, X_var)
 

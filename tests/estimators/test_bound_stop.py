@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import numpy as np
+import warnings
+
 import pytest
 
 from gpal import NoisyGPClassifier
@@ -69,8 +71,18 @@ def test_a_bad_tol_is_named(bad):
 def test_a_fit_expected_to_take_minutes_says_so_before_it_starts():
     from gpal.training import budget
 
+    from gpal.estimators.sizes import TYPICAL_STOP_EPOCHS
+
     # 40 000 steps of 120 rows: over the estimator's warning time, under a job's
-    with pytest.warns(UserWarning, match=r"training for at most epochs=40000 .* ending sooner once the bound stops "
-                                         r"improving \(tol\) is expected to take about \d+(\.\d+)? min"):
-        NoisyGPClassifier(epochs=40000, num_inducing=5, batch_size=200).check_sizes(120, 6, 2)
+    with pytest.warns(UserWarning, match=r"training for epochs=40000 .* is expected to take about \d+(\.\d+)? min"):
+        NoisyGPClassifier(epochs=40000, num_inducing=5, batch_size=200, tol=None).check_sizes(120, 6, 2)
     assert budget.FIT_WARN_SECONDS < 40000 * budget.STEP_SECONDS < budget.WARN_SECONDS
+    # a fit that stops once its bound stops improving is priced at the epochs such a fit runs, not at its cap: the
+    # issue's default fit (2000 rows, 750 epochs at most) is not warned of; one whose typical epochs are long is
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        NoisyGPClassifier().check_sizes(2000, 10, 3)
+    rows = int(budget.FIT_WARN_SECONDS / budget.STEP_SECONDS / TYPICAL_STOP_EPOCHS * 50) * 2
+    with pytest.warns(UserWarning, match=r"ending once the bound stops improving \(tol; typically within 60 epochs\) "
+                                         r"is expected to take about"):
+        NoisyGPClassifier(num_inducing=5, batch_size=50).check_sizes(rows, 6, 2)
