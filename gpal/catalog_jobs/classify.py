@@ -360,7 +360,7 @@ def _classify_sources(job: _MainJob, trained: TrainedModel, outliers: Mapping[st
     target = job.settings["target"]
     log(f"ranking them for follow-up ({FOLLOW_UP_ACQUISITION}: what a label would teach the model about "
         + (f"{target})" if target else "every class)"))
-    with times.timed("information"):
+    with times.timed("information", within="classification"):
         table = with_information(table, trained, job.pool, target, job.settings["chunk_size"], executor, progress)
     files, written = rendered_and_read_back(table, [CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS,
                                                     *extra_names(CLASSIFICATIONS_CSV, job.settings["table_formats"])])

@@ -25,19 +25,21 @@ class StepTimes:
         self._steps: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
-    def add(self, name: str, wall: float, cpu: float | None, beside: bool = False) -> None:
+    def add(self, name: str, wall: float, cpu: float | None, beside: bool = False, within: str | None = None) -> None:
+        """Record step ``name``; ``within``: the step whose time already holds this one's (a part shown apart)."""
         with self._lock:
             self._steps.append({"step": name, "wall_s": round(wall, 3),
-                                "cpu_s": None if cpu is None else round(cpu, 3), "beside": beside})
+                                "cpu_s": None if cpu is None else round(cpu, 3), "beside": beside,
+                                **({"within": within} if within else {})})
 
     @contextlib.contextmanager
-    def timed(self, name: str, beside: bool = False) -> Iterator[None]:
+    def timed(self, name: str, beside: bool = False, within: str | None = None) -> Iterator[None]:
         """Time the block as step ``name`` (recorded when it ends, also by an exception)."""
         wall, cpu = time.perf_counter(), time.process_time()
         try:
             yield
         finally:
-            self.add(name, time.perf_counter() - wall, time.process_time() - cpu, beside)
+            self.add(name, time.perf_counter() - wall, time.process_time() - cpu, beside, within)
 
     def record(self) -> dict[str, Any]:
         """The steps as ``records/timings.json`` holds them, with the process's totals so far."""
@@ -66,7 +68,7 @@ def format_times(record: dict[str, Any]) -> list[str]:
     lines = [f"{'step':<{width}}  {'wall s':>7}  {'CPU s':>7}"]
     for s in steps:
         cpu = "" if s["cpu_s"] is None else f"{s['cpu_s']:7.2f}"
-        beside = "  (beside the steps)" if s["beside"] else ""
+        beside = "  (beside the steps)" if s["beside"] else (f"  (part of {s['within']})" if s.get("within") else "")
         lines.append(f"{s['step']:<{width}}  {s['wall_s']:7.2f}  {cpu:>7}{beside}")
     total = record.get("process", {})
     if total.get("wall_s") is not None:
