@@ -150,7 +150,7 @@ _ACCEPTED = ("FITS (the LAT's own file, .fit or .fits, gzip or not), ECSV or VOT
 
 def _text_format(path: Path) -> str | None:
     """``"ECSV"`` or ``"VOTable"`` where the file's first bytes say so; None for FITS; refused for other text."""
-    head = read_bytes(path, "catalog file", limit=MAX_CATALOG_BYTES)[:512] if _is_gzip(path) else _first_bytes(path)
+    head = _head(path)
     for magic, name in _TEXT_FORMATS.items():
         if head.lstrip().startswith(magic):
             return name
@@ -164,13 +164,22 @@ def _text_format(path: Path) -> str | None:
     return None
 
 
-def _first_bytes(path: Path) -> bytes:
+def _head(path: Path, size: int = 512) -> bytes:
+    """The first ``size`` bytes of the file's content, a gzip file's decompressed: only they are read here, the
+    whole file once by the route they choose.  A gzip stream that does not read gives b"" (the FITS route names
+    the damage)."""
+    import gzip
+    import zlib
+
     with open(regular_file(path, "catalog file"), "rb") as fh:
-        return fh.read(512)
-
-
-def _is_gzip(path: Path) -> bool:
-    return _first_bytes(path)[:2] == b"\x1f\x8b"
+        head = fh.read(size)
+        if head[:2] != b"\x1f\x8b":
+            return head
+        fh.seek(0)
+        try:
+            return gzip.GzipFile(fileobj=fh).read(size)
+        except (OSError, EOFError, zlib.error):
+            return b""
 
 
 def _read_text_table(path: Path, fmt: str):
