@@ -105,7 +105,7 @@ def claims(name: str, traces: dict[str, Trace]) -> list[dict[str, Any]]:
 
 def _lead(diffs: list[float], margin: float) -> dict[str, Any]:
     """A paired lead over the splits and its verdict: reproduced where the 95 % t interval lies above ``margin``,
-    contradicted where it lies below, as `gpal.workflows.verdicts.order_verdict` reads a lead of declared size."""
+    contradicted where it lies below, as `labkit.verdicts.order_verdict` reads a lead of declared size."""
     mean, se, low, high = paired_t(diffs)
     verdict = "reproduced" if low > margin else "contradicted" if high < margin else "not resolved"
     return {"per_split": diffs, "mean": mean, "se": se, "low": low, "high": high, "margin": margin, "verdict": verdict}

@@ -414,8 +414,12 @@ def type_measures(truth: np.ndarray, q: dict[str, np.ndarray], reference: str, n
 
 def paired_t(diff: Any) -> tuple[float, float, float, float]:
     """Mean of the paired differences ``diff``, its SE and 95% Student t interval (n - 1 degrees of freedom, as
-    `gpal.workflows.verdicts.interval` gives the papers page's)."""
-    from gpal.workflows.verdicts import interval
+    `labkit.verdicts.interval` gives the papers page's)."""
+    try:
+        from labkit.verdicts import interval
+    except ModuleNotFoundError as exc:  # gpal installed without the lab beside it
+        raise SystemExit("the lab's studies need its package labkit: from the repository's top, pip install -e lab"
+                         ) from exc
 
     diff = np.asarray(diff, dtype=np.float64)
     if diff.ndim != 1 or diff.size < 2:
