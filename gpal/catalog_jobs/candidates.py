@@ -396,8 +396,8 @@ def orders_words(classes: Sequence[str], order: str = BY_CLASS) -> str:
     rules: dict[str, list[str]] = {}
     for cls in classes:
         rules.setdefault(list_order(cls), []).append(cls)
-    return "; ".join(f"the {' and '.join(named)} list{'s' if len(named) > 1 else ''} by {name}: {order_rule(name)}"
-                     for name, named in rules.items())
+    return "; ".join(f"the {' and '.join(filter(None, (', '.join(named[:-1]), named[-1])))} list"
+                     f"{'s' if len(named) > 1 else ''} by {name}: {order_rule(name)}" for name, named in rules.items())
 
 
 def ranked(rows: pd.DataFrame, cls: str, order: str = DEFAULT_ORDER, band: float | None = None) -> pd.DataFrame:
