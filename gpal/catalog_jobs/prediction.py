@@ -313,7 +313,10 @@ def known_columns(cat: Any, ids: Sequence[str], index: Any = None) -> tuple[pd.D
     checked = (f"{'CLASS2' if class2 else 'no CLASS2 (the catalog has none)'}, "
                f"{', '.join(earlier) or 'no earlier release'}, "
                + (f"known pulsars of {catalogue_words(catalogue['file'], catalogue['version'])}" if catalogue
-                  else "no pulsar catalogue"))
+                  else "no pulsar catalogue")
+               # a catalog no earlier release is linked to (no ASSOC_FGL) has no search history: said, not guessed
+               + (f"; search history back to {history.attrs['checked'][0]}" if history.attrs["checked"] else
+                  "; no search history (no earlier release linked to this catalog)"))
     return out, checked
 
 

@@ -113,3 +113,19 @@ def test_a_published_list_without_a_name_column_or_with_an_unknown_release_is_re
     (tmp_path / "b.csv").write_text("Source_Name,release,named_by\nx,5FGL,A\n")
     with pytest.raises(ValueError, match=r"names the release\(s\) \['5FGL'\]"):
         published_candidates(tmp_path / "b.csv")
+
+
+def test_the_vetting_words_say_how_far_back_the_search_history_reaches(tmp_path):
+    """A catalog whose ASSOC_FGL is gone reaches 3FGL no more (its 4FGL links are its own names); 3FGL, the oldest
+    release, has no search history, and its header says so rather than calling every source new."""
+    from conftest import write_small_catalog
+    from gpal.catalog_jobs.prediction import known_columns
+
+    path = write_small_catalog(tmp_path / "small.fits", drop_column="ASSOC_FGL")
+    small = load_catalog(path)
+    _, words = known_columns(small, [str(small.names[0])])
+    assert words.endswith("; search history back to 4FGL")
+    oldest = load_catalog("3FGL")
+    _, words = known_columns(oldest, [str(oldest.names[0])])
+    assert words.endswith("; no search history (no earlier release linked to this catalog)")
+    assert "ATNF Pulsar Catalogue 1.64 (2021), psrcat_1.64.db.gz" in words and "/" not in words
