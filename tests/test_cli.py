@@ -223,7 +223,7 @@ def test_predict_writes_a_table_with_metadata(model_dir, small_catalog, tmp_path
     position[position.index("Extended_Source_Name") + 1:position.index("Extended_Source_Name") + 1] = list(
         EXTENDED_FIELD_COLUMNS)
     assert list(table.frame.columns) == ["Source_Name", "CLASS1", "p_bll", "p_fsrq", "p_pulsar", "predicted_class",
-                                         "entropy", "p_mc_se", *position, *KNOWN_COLUMNS, *HISTORY_COLUMNS, "typed_before",
+                                         "entropy", "p_mc_se", *position, *KNOWN_COLUMNS, *HISTORY_COLUMNS, "named_by", "typed_before",
                                          *LAC_TABLE_COLUMNS,
                                          "information"]
     assert (table.frame["information"] >= 0).all() and table.meta["TARGET"] == ""  # BALD about every class

@@ -43,11 +43,13 @@ from gpal.catalog_jobs.job_settings import (
 from gpal.catalog_jobs.visibility import TELESCOPES, declination_range
 from gpal.constraints import Integer, ListOf, OneOf, Optional, Real
 
-__all__ = ["BLAZAR_SECTIONS", "CANDIDATE_SETTINGS", "CUTS", "Cut", "DOUBTFUL_FLAGS", "FLAG_NUMBERS", "LATER_YIELD_RATIOS", "NO_COUNTERPART",
-           "ORDER_RULE", "RANK_DIGITS", "TRUSTED_YIELD", "UNKNOWN_NATURE", "candidate_lists", "caveats", "check_cuts",
+__all__ = ["BLAZAR_SECTIONS", "BY_CLASS", "CANDIDATE_SETTINGS", "CLASS_ORDERS", "CUTS", "Cut", "DEFAULT_ORDER",
+           "DOUBTFUL_FLAGS", "FLAG_NUMBERS", "LATER_YIELD_RATIOS", "NO_COUNTERPART", "ORDERS", "ORDER_BANDS", "ORDER_RULE",
+           "ORDER_SETTING", "RANK_DIGITS", "TRUSTED_YIELD", "UNKNOWN_NATURE", "candidate_lists", "caveats", "check_cuts",
            "clean", "cuts_from_meta", "cuts_identity", "cuts_meta", "cuts_text", "expected_members", "flag_mask",
-           "followable", "kept_declinations", "known", "known_sources", "later_yield_words", "numbered", "passes_flags",
-           "point_sources_through", "ranked_by", "trusted_yield_words", "visible"]
+           "followable", "kept_declinations", "known", "known_sources", "later_yield_words", "list_order", "numbered",
+           "order_rule", "orders_words", "passes_flags", "point_sources_through", "ranked", "ranked_by",
+           "trusted_yield_words", "visible"]
 
 #: A flag number: the LAT catalogs document flags 1 to 14; a Flags column holds at most 32 bits.
 FLAG_NUMBERS = Integer(1, 32)
@@ -70,6 +72,33 @@ RANK_DIGITS = 2
 ORDER_RULE = (f"p_<class> rounded to {RANK_DIGITS} decimals, highest first; ties by Signif_Avg, highest first, "
               "then by Conf_95_SemiMajor, smallest first; a blazar list ranks the sources with a counterpart "
               "(section 'counterpart') before the unassociated ones (section 'unassociated')")
+#: The width of the probability bands each order ranks inside (1: one band, the probability not read): chosen on the
+#: pulsar lists of the release pairs ending before FL16Y, the top 50 summed (lab/studies/pulsar_order.yaml).
+ORDER_BANDS: Mapping[str, float] = types.MappingProxyType({"significance": 1.0, "new_first": 0.05})
+#: The orders a target list can be ranked in (``--order``): name -> the rule in the header's words.
+#: ``significance``: a pulsar search finds the bright first (pulsations need photons), and on later labels the
+#: most significant of a pulsar list were found more often than the most probable.  ``new_first``: a committee funds
+#: a search where earlier searches have not already failed, so among sources of about the same probability the one
+#: that has waited fewer releases unassociated (``unassociated_releases``) comes first; on later labels that found
+#: no more pulsars (the long-unassociated are the brighter, found more often, not less).
+ORDERS: Mapping[str, str] = types.MappingProxyType({
+    "probability": ORDER_RULE,
+    "significance": ("Signif_Avg, highest first; ties by p_<class> rounded to "
+                     f"{RANK_DIGITS} decimals, highest first, then by Conf_95_SemiMajor, smallest first; a blazar list "
+                     "ranks the section 'counterpart' before 'unassociated'"),
+    "new_first": (f"p_<class> in bands of {ORDER_BANDS['new_first']:g}, highest first; within a band the sources "
+                  "fewest releases unassociated first (unassociated_releases: 1 new to this release), then as the "
+                  f"probability order: p_<class> rounded to {RANK_DIGITS} decimals, Signif_Avg, Conf_95_SemiMajor; a "
+                  "blazar list ranks the section 'counterpart' before 'unassociated'"),
+})
+#: The order of a class's list unless ``--order`` says: the pulsar list by significance (the later pulsars among
+#: its first 50, summed over the release pairs ending in FL16Y: 50 against 40 by probability); the blazar and other
+#: lists by probability (by significance their first 50 held fewer later members: docs/results.md).
+CLASS_ORDERS: Mapping[str, str] = types.MappingProxyType({"pulsar": "significance"})
+#: The order of a class's list that `CLASS_ORDERS` does not name.
+DEFAULT_ORDER = "probability"
+#: The ``--order`` that ranks each class's list in its own order (`CLASS_ORDERS`): the default.
+BY_CLASS = "by_class"
 #: The sections of a blazar class's list, in their order: its follow-up is the counterpart's spectrum, which an
 #: unassociated source does not have yet.
 BLAZAR_SECTIONS = ("counterpart", "unassociated")
@@ -152,8 +181,15 @@ CUTS: Mapping[str, Cut] = {
         lambda v: "" if v is None else (
             f"visible from {v} (declination {declination_range(v)[0]:+.1f} to {declination_range(v)[1]:+.1f} deg)")),
 }
-#: The cuts as settings (`gpal.catalog_jobs.classify.SETTINGS` holds them).
-CANDIDATE_SETTINGS = {name: cut.setting for name, cut in CUTS.items()}
+#: The order every target list is ranked in, a setting of the lists beside their cuts (`BY_CLASS`: each class's own).
+ORDER_SETTING = JobSetting(
+    OneOf((BY_CLASS, *ORDERS)), BY_CLASS,
+    "how every target list is ranked: 'probability' (p_<class>, then Signif_Avg), 'significance' (Signif_Avg, then "
+    f"p_<class>) or 'new_first' (within bands of {ORDER_BANDS['new_first']:g} in p_<class>, the sources fewest "
+    "releases unassociated first); by_class: the pulsar list by significance and the others by probability, as "
+    "later releases favoured", record=WHEN_CHANGED, keyword="LISTORD")
+#: The lists' settings: the cuts and the order (`gpal.catalog_jobs.classify.SETTINGS` holds them).
+CANDIDATE_SETTINGS = {**{name: cut.setting for name, cut in CUTS.items()}, "order": ORDER_SETTING}
 
 
 def _as_cuts(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -163,13 +199,14 @@ def _as_cuts(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def check_cuts(given: Mapping[str, Any]) -> dict[str, Any]:
-    """Every cut's value: the ``given`` ones checked against their constraints, the others their defaults.
+    """Every cut's value and the order: the ``given`` ones checked against their constraints, the others their
+    defaults.
 
-    A name that is not a cut is a TypeError naming the cuts.
+    A name that is not a cut or ``order`` is a TypeError naming them.
     """
-    unknown = sorted(set(given) - set(CUTS))
+    unknown = sorted(set(given) - set(CANDIDATE_SETTINGS))
     if unknown:
-        raise TypeError(f"unknown target-list cut(s) {unknown}; the cuts are {list(CUTS)}")
+        raise TypeError(f"unknown target-list setting(s) {unknown}; the settings are {list(CANDIDATE_SETTINGS)}")
     return _as_cuts(check_settings(CANDIDATE_SETTINGS, given, "the target lists"))
 
 
@@ -192,7 +229,7 @@ def cuts_from_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
 def cuts_text(cuts: Mapping[str, Any]) -> str:
     """The cuts in words: 'Signif_Avg >= 5, 95% semi-major axis <= 0.1 deg, any Flags' (a visibility cut only where
     one is set)."""
-    return ", ".join(words for name, value in cuts.items() if (words := CUTS[name].words(value)))
+    return ", ".join(words for name, value in cuts.items() if name in CUTS and (words := CUTS[name].words(value)))
 
 
 def flag_mask(flags: Sequence[int]) -> int:
@@ -338,21 +375,63 @@ def ranked_by(rows: pd.DataFrame, column: str) -> pd.DataFrame:
     return numbered(rows.sort_values(column, ascending=False, kind="stable"))
 
 
-def _ranked(rows: pd.DataFrame, cls: str) -> pd.DataFrame:
-    """``rows`` in the `ORDER_RULE` (a ``section`` column first, where the rows have one), `numbered`."""
+def list_order(cls: str, order: str = BY_CLASS) -> str:
+    """The order of ``cls``'s list: ``order``, or where it is `BY_CLASS` the class's own (`CLASS_ORDERS`, else
+    `DEFAULT_ORDER`)."""
+    return CLASS_ORDERS.get(cls, DEFAULT_ORDER) if order == BY_CLASS else order
+
+
+def order_rule(order: str = DEFAULT_ORDER) -> str:
+    """The rule of ``order`` (`ORDERS`) in a header's words; an unknown order is a ValueError naming the orders."""
+    if order not in ORDERS:
+        raise ValueError(f"unknown target-list order {order!r}; the orders are {list(ORDERS)}")
+    return ORDERS[order]
+
+
+def orders_words(classes: Sequence[str], order: str = BY_CLASS) -> str:
+    """The order of each of ``classes``' lists in words: the one rule, or each class's where ``order`` is
+    `BY_CLASS`."""
+    if order != BY_CLASS:
+        return order_rule(order)
+    rules: dict[str, list[str]] = {}
+    for cls in classes:
+        rules.setdefault(list_order(cls), []).append(cls)
+    return "; ".join(f"the {' and '.join(filter(None, (', '.join(named[:-1]), named[-1])))} list"
+                     f"{'s' if len(named) > 1 else ''} by {name}: {order_rule(name)}" for name, named in rules.items())
+
+
+def ranked(rows: pd.DataFrame, cls: str, order: str = DEFAULT_ORDER, band: float | None = None) -> pd.DataFrame:
+    """``rows`` in the rule of ``order`` (`ORDERS`; a ``section`` column first, where the rows have one), `numbered`.
+
+    ``significance`` and ``new_first`` rank inside bands of ``p_<class>`` of width ``band`` (default
+    `ORDER_BANDS`'; 1 is in the top band): ``significance`` by ``Signif_Avg``, ``new_first`` by
+    ``unassociated_releases`` (fewest first; a table without the column has no search history: the probability
+    order), each then as ``probability``.
+    """
+    order_rule(order)  # an unknown order is refused, naming the orders
+    p = rows[proba_column(cls)].to_numpy(np.float64)
     key = pd.DataFrame({"section": (rows["section"].map(BLAZAR_SECTIONS.index) if "section" in rows
                                     else np.zeros(len(rows), dtype=int)),
-                        "p": rows[proba_column(cls)].round(RANK_DIGITS),
+                        "band": np.zeros(len(rows)), "waited": np.zeros(len(rows)),
+                        "p": np.round(p, RANK_DIGITS),
                         "s": np.nan_to_num(rows["Signif_Avg"].to_numpy(np.float64), nan=-np.inf),
                         "e": np.nan_to_num(rows["Conf_95_SemiMajor"].to_numpy(np.float64), nan=np.inf)},
                        index=rows.index)
-    order = key.sort_values(["section", "p", "s", "e"], ascending=[True, False, False, True], kind="stable").index
-    return numbered(rows.loc[order])
+    if order != "probability":
+        width = ORDER_BANDS[order] if band is None else band
+        top = np.ceil(1 / width - 1e-9) - 1  # the band 1 falls in: the highest that starts below it
+        key["band"] = np.minimum(np.floor(np.nan_to_num(p, nan=0.0) / width + 1e-9), top)
+    if order == "new_first" and "unassociated_releases" in rows:
+        key["waited"] = pd.to_numeric(rows["unassociated_releases"], errors="coerce").fillna(0).to_numpy()
+    columns = ["section", "band", "waited", *(("s", "p") if order == "significance" else ("p", "s")), "e"]
+    at = key.sort_values(columns, ascending=[True, False, True, False, False, True], kind="stable").index
+    return numbered(rows.loc[at])
 
 
 def candidate_lists(frame: pd.DataFrame, classes: Sequence[str], merge: Mapping[str, Sequence[str]],
                     cuts: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
-    """Each class's target list (class -> its rows, ``rank`` first, in the `ORDER_RULE`, with ``caveats``);
+    """Each class's target list (class -> its rows, ``rank`` first, in the order ``cuts["order"]`` names (`ORDERS`;
+    `BY_CLASS` or absent: the class's own, `list_order`), with ``caveats``);
     ``classes`` those to list (the model's are the frame's ``p_<class>`` columns), ``merge`` the CLASS1 codes each
     holds (where not one code).  A source the sky already names (`known`) is in none.
 
@@ -368,7 +447,7 @@ def candidate_lists(frame: pd.DataFrame, classes: Sequence[str], merge: Mapping[
         rows = frame[keep & (predicted == cls) & ~excluded[:, model_classes.index(cls)]]
         if set(merge.get(cls, (cls,))) <= set(BLAZAR_CODES):
             rows = _blazar_rows(rows)
-        lists[cls] = _ranked(rows, cls)
+        lists[cls] = ranked(rows, cls, list_order(cls, cuts.get("order", BY_CLASS)))
     return lists
 
 

@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 
 from gpal.catalog_jobs.candidates import (
-    DOUBTFUL_FLAGS, FLAG_NUMBERS, ORDER_RULE, candidate_lists, clean, cuts_from_meta, cuts_text, expected_members,
-    kept_declinations, known_sources, later_yield_words, passes_flags, point_sources_through, ranked_by,
+    DOUBTFUL_FLAGS, FLAG_NUMBERS, candidate_lists, clean, cuts_from_meta, cuts_text, expected_members,
+    kept_declinations, known_sources, later_yield_words, list_order, order_rule, passes_flags, point_sources_through, ranked_by,
 )
 from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, settings_from_header
 from gpal.catalog_jobs.layout import (
@@ -187,7 +187,7 @@ def follow_up_files(table: ClassifiedSources,
                 "NSOURCES": len(rows)}
         if name in classes_of:
             meta.update(_expected_keywords(rows[proba_column(classes_of[name])].to_numpy(np.float64)))
-            meta["ORDER"] = ORDER_RULE
+            meta["ORDER"] = order_rule(list_order(classes_of[name], cuts["order"]))
             meta["DECKEPT"] = ",".join(str(round(d, 2)) for d in kept_declinations(cuts))  # as CDEC writes it
             if held := later_yield_words(classes_of[name]):
                 meta["LATERYLD"] = held

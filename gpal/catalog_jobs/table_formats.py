@@ -64,6 +64,7 @@ KEYWORDS = {
     "MINSIG": "Signif_Avg below which no follow-up list holds a source",
     "XFLAGS": "catalog Flags (numbers) that leave a source out of the follow-up lists",
     **{cut.keyword: cut.comment for cut in CUTS.values()},
+    "LISTORD": "how the target lists are ranked: probability, or new_first (the newest unassociated first in a band)",
     "LIST": "which source list this is",
     "EXPECTED": "expected number of class members in this list (sum of its probabilities)",
     "EXPLOW": "lower end of the 95% interval of the number of class members",
@@ -185,6 +186,8 @@ COLUMNS = {
                                            "unassociated (empty: the source has a class)"),
     "unassociated_releases": ColumnInfo(None, "how many releases of that run list it without a class, this one "
                                               "included (0: it has a class)"),
+    "named_by": ColumnInfo(None, "the published candidate lists that already named the source (catalogs/README.md; "
+                                 "empty: none of the shipped ones)", ucd="meta.note"),
     "unassociated_years": ColumnInfo("yr", "years from the publication of first_unassociated to this release's: how "
                                            "long it has waited for an identification", "%.0f", "time.interval"),
     **_catalog_columns({name: (unit, description) for name, (_, unit, description) in LAC_TABLE_COLUMNS.items()}),

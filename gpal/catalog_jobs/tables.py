@@ -84,7 +84,8 @@ _INTEGER_KEYS = ("NSOURCES", "EXPLOW", "EXPHIGH")
 
 #: Columns of text (an empty value is "", not NaN).
 _TEXT_COLUMNS = ("Source_Name", "CLASS1", "predicted_class", "ASSOC1", "CLASS2", "ASSOC2", "RA_hms", "DEC_dms", "RA_Counterpart_hms", "DEC_Counterpart_dms",
-                 "Flag_Words", "Inside_Extended", "caveats", "known_class", "known_as", "known_reason", "ATNF_pulsars", "first_unassociated", "typed_before", "section", "LAC_class",
+                 "Flag_Words", "Inside_Extended", "caveats", "known_class", "known_as", "known_reason", "ATNF_pulsars", "first_unassociated", "named_by", "typed_before", "section",
+                 "LAC_class",
                  "Extended_Source_Name",
                  "LAC_SED_class", "LAC_counterpart", "LAC_counterpart_catalog")
 

@@ -58,6 +58,21 @@ def test_a_plain_rebuild_after_a_recut_keeps_its_cuts(run):
     assert (pd.read_csv(run / list_path("most_informative.csv"))["Signif_Avg"] >= 6.0).all()
 
 
+def test_the_order_is_a_list_option_the_header_and_report_state(run):
+    """``gpal report FOLDER --order new_first``: the same rows, in the rule's order, which the header names."""
+    from gpal.catalog_jobs.candidates import ORDERS, ranked
+
+    before = pd.read_csv(run / list_path("candidates_pulsar.csv"))
+    assert main(["report", str(run), "--order", "new_first"]) == 0
+    after = pd.read_csv(run / list_path("candidates_pulsar.csv"))
+    assert sorted(after["Source_Name"]) == sorted(before["Source_Name"])
+    assert after["Source_Name"].tolist() == ranked(before.drop(columns="rank"), "pulsar", "new_first")["Source_Name"].tolist()
+    twin = (run / list_path("candidates_pulsar.ecsv")).read_text()
+    assert "LISTORD: new_first" in twin and ORDERS["new_first"][:40] in twin
+    assert ORDERS["new_first"][:40] in (run / REPORT_FILE).read_text()
+    assert recorded_identity(run)["order"] == "new_first"
+
+
 def test_formats_asked_are_written_and_formats_dropped_are_removed(run):
     recut_lists(run, table_formats=["votable"])
     assert (run / "classifications.vot").is_file() and (run / list_path("candidates_pulsar.vot")).is_file()
