@@ -164,7 +164,8 @@ def run(args: argparse.Namespace, commit: str) -> dict[str, Any]:
             if "svi" in methods:
                 traces["svi"] = trace_svi(p, args.svi_epochs, int(M), paper_batch_size(len(p.y)), args.seed + split)
             for t in traces.values():
-                print(f"{name} split {split} {t.method}: first {t.accuracy[0]:.3f} at {t.seconds[0]:.1f} s, "
+                i = first_index(t.method, args.as_authors)
+                print(f"{name} split {split} {t.method}: first {t.accuracy[i]:.3f} at {t.seconds[i]:.1f} s, "
                       f"final {t.accuracy[-1]:.3f} at {t.seconds[-1]:.1f} s", file=sys.stderr, flush=True)
             results.append({"dataset": name, "split": split, "n_train": len(p.y), "n_test": len(p.y_test),
                             "d": p.X.shape[1], "M": int(M), "batch_size": paper_batch_size(len(p.y)),
