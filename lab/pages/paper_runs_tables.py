@@ -196,6 +196,24 @@ def _first_iterations(record: Mapping) -> list[tuple[str, ...]]:
              f"{lead['margin']:g}", lead["verdict"]) for name, lead in leads]
 
 
+def _gplib(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 002's vi methods in the authors' gplib and in gpal on the same splits: each side's mean test accuracy
+    and NLL, and gpal (gplib's optimiser) minus gplib, mean over the splits."""
+    names = {m.removeprefix("vi-"): label for m, label in _VI}
+
+    def pair(side: Mapping) -> str:
+        return f"{side['accuracy']:.3f} / {side['nll']:.3f}"
+
+    rows = []
+    for row in record["summary"]:
+        d = row["gpal (scheme gplib) - gplib"]
+        rows.append((f"{row['dataset']} ({row['splits']} splits)", names[row["method"]], pair(row["gplib"]),
+                     pair(row["gpal (scheme gplib)"]), pair(row["gpal (scheme gpal)"]),
+                     f"{d['accuracy']['mean']:+.3f} / {d['nll']['mean']:+.3f}",
+                     "yes" if d["within"] else "no"))
+    return [tuple(cell.replace("-", "−") if cell[:1] in "+-" else cell for cell in row) for row in rows]
+
+
 def _grid(record: Mapping) -> list[tuple[str, ...]]:
     """Paper 002's n × M grid on magic: each vi method's final test accuracy per cell (mean ± SE over its splits)."""
     rows = []
@@ -291,6 +309,14 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "lab/studies/records/papers/paper002_first_iterations_magic9.json",
         ("lead", "mean ± SE", "95 % t interval", "against", "verdict"), ("---", "---", "---", "---:", "---"),
         _first_iterations),
+    "izmailov_gplib": StudyTable(
+        "papers/002_izmailov_kropotov.md", "paper002_gplib", "lab/studies/records/papers/paper002_gplib.json",
+        ("data set", "method", "gplib: accuracy / NLL", "gpal, gplib's optimiser", "gpal, its own optimiser",
+         "gpal (gplib's optimiser) − gplib", "within 0.02"), ("---", "---", "---", "---", "---", "---", "---"), _gplib),
+    "izmailov_gplib_all_rows": StudyTable(
+        "papers/002_izmailov_kropotov.md", "paper002_gplib", "lab/studies/records/papers/paper002_gplib_magic_all.json",
+        ("data set", "method", "gplib: accuracy / NLL", "gpal, gplib's optimiser", "gpal, its own optimiser",
+         "gpal (gplib's optimiser) − gplib", "within 0.02"), ("---", "---", "---", "---", "---", "---", "---"), _gplib),
     "izmailov_all_rows": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves", "lab/pages/records/papers/tables/paper002_curves.json",
         ("method", "final accuracy", "final NLL", "final ECE"), ("---", "---", "---", "---"), _all_rows),

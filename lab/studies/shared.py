@@ -575,15 +575,17 @@ def uci_split(dataset: str, split_index: int, level: float) -> tuple[Any, Any, i
 
 
 @contextlib.contextmanager
-def learned_variance_start(start: float, built: list[Any]) -> Iterator[None]:
-    """Inside the block, models start their learned input-noise variance at ``start`` (``build_model`` takes it, the
-    estimator does not expose it), and each model built is appended to ``built`` (to read it while it trains)."""
+def learned_variance_start(start: float | None, built: list[Any], inducing: str | None = None) -> Iterator[None]:
+    """Inside the block, models start their learned input-noise variance at ``start`` and their inducing inputs as
+    ``inducing`` says (``build_model`` takes both, the estimator does not expose them; None keeps its default), and
+    each model built is appended to ``built`` (to read it while it trains)."""
     import gpal.models.svgp as svgp
 
     original = svgp.build_model
+    options = {k: v for k, v in (("initial_learned_variance", start), ("inducing", inducing)) if v is not None}
 
     def build_from(*args: Any, **kwargs: Any) -> Any:
-        built.append(original(*args, **{**kwargs, "initial_learned_variance": start}))
+        built.append(original(*args, **{**kwargs, **options}))
         return built[-1]
 
     svgp.build_model = build_from
