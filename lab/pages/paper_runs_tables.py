@@ -208,7 +208,8 @@ def _gplib(record: Mapping) -> list[tuple[str, ...]]:
     for row in record["summary"]:
         d = row["gpal (scheme gplib) - gplib"]
         rows.append((f"{row['dataset']} ({row['splits']} splits)", names[row["method"]], pair(row["gplib"]),
-                     pair(row["gpal (scheme gplib)"]), pair(row["gpal (scheme gpal)"]),
+                     pair(row["gpal (scheme gplib)"]),
+                     pair(row["gpal (scheme gpal)"]) if "gpal (scheme gpal)" in row else "not run",
                      f"{d['accuracy']['mean']:+.3f} / {d['nll']['mean']:+.3f}",
                      "yes" if d["within"] else "no"))
     return [tuple(cell.replace("-", "−") if cell[:1] in "+-" else cell for cell in row) for row in rows]
@@ -317,6 +318,11 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/002_izmailov_kropotov.md", "paper002_gplib", "lab/studies/records/papers/paper002_gplib_magic_all.json",
         ("data set", "method", "gplib: accuracy / NLL", "gpal, gplib's optimiser", "gpal, its own optimiser",
          "gpal (gplib's optimiser) − gplib", "within 0.02"), ("---", "---", "---", "---", "---", "---", "---"), _gplib),
+    "izmailov_first_authors": StudyTable(
+        "papers/002_izmailov_kropotov.md", "paper002_curves",
+        "lab/studies/records/papers/paper002_first_iterations_magic9_authors.json",
+        ("lead", "mean ± SE", "95 % t interval", "against", "verdict"), ("---", "---", "---", "---:", "---"),
+        _first_iterations),
     "izmailov_all_rows": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves", "lab/pages/records/papers/tables/paper002_curves.json",
         ("method", "final accuracy", "final NLL", "final ECE"), ("---", "---", "---", "---"), _all_rows),

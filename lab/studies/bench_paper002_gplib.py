@@ -192,9 +192,10 @@ def summary(units: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 continue
             row: dict[str, Any] = {"dataset": dataset, "method": method, "splits": len({u["split"] for u in mine})}
             by = {side: sorted((u for u in mine if u["side"] == side), key=lambda u: u["split"]) for side in SIDES}
+            by = {side: runs for side, runs in by.items() if runs}
             for side, runs in by.items():
                 row[side] = {k: float(np.mean([u[k] for u in runs])) for k in ("accuracy", "nll", "seconds")}
-            for side in SIDES[1:]:
+            for side in [side for side in SIDES[1:] if side in by]:
                 diffs = {}
                 for k in ("accuracy", "nll"):
                     d = np.array([a[k] - b[k] for a, b in zip(by[side], by["gplib"])])
@@ -214,10 +215,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iters", type=int, default=30)
     parser.add_argument("--num-inducing", type=int, default=50)
     parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--sides", default=",".join(SIDES), help=f"some of {list(SIDES)}, comma-separated")
     parser.add_argument("--units", default=str(ROOT / "runs" / "paper002_gplib"), help="one cached JSON per fit")
     parser.add_argument("--json", help="write the record here")
     args = parser.parse_args(argv)
 
+    commit = code_commit()  # at the start: the code that ran
     gplib = load_gplib(Path(args.gplib))
     if gplib is None:
         print(f"skipped: gplib is not at {args.gplib}. It is the paper's first author's code, fetched once by hand "
@@ -229,6 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(methods) - set(METHODS))
     if unknown:
         parser.error(f"--methods: unknown {unknown}; expected some of {list(METHODS)}")
+    sides = [s for s in args.sides.split(",") if s]
+    if "gplib" not in sides or set(sides) - set(SIDES):
+        parser.error(f"--sides: gplib and some of {list(SIDES[1:])}; got {sides}")
     units_dir = Path(args.units)
     units_dir.mkdir(parents=True, exist_ok=True)
     units = []
@@ -238,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
             p = make_problem(name, split, int(rows) if rows else None)
             Z = kmeans_inducing(p.X, min(args.num_inducing, len(p.X)), split)
             for method in methods:
-                for side in SIDES:
+                for side in sides:
                     stem = f"{name}{rows}_s{split}_{method}_{side.replace(' ', '').replace('(', '_').strip(')')}"
 
                     def make(side=side, method=method, p=p, Z=Z, split=split):
@@ -264,6 +270,9 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:
         cells = []
         for side in SIDES[1:]:
+            if f"{side} - gplib" not in r:
+                cells.append("not run")
+                continue
             d = r[f"{side} - gplib"]
             cells.append(", ".join(f"{d[k]['mean']:+.4f} ({d[k]['largest']:+.4f})" for k in ("accuracy", "nll"))
                          + ("" if d["within"] else " *"))
@@ -274,11 +283,11 @@ def main(argv: list[str] | None = None) -> int:
 
         write_json_atomic(Path(args.json), {
             "workflow": "lab/studies/paper002_gplib.yaml",
-            "commit": code_commit(),
+            "commit": commit,
             "gplib": {"repository": "github.com/izmailovpavel/gplib", "commit": GPLIB_COMMIT},
             "settings": {"datasets": args.datasets, "splits": args.splits, "iters": args.iters,
                          "num_inducing": args.num_inducing, "n_updates": 3, "max_fun": 5, "kernel_start": START,
-                         "methods": methods, "target": TARGET},
+                         "methods": methods, "sides": sides, "target": TARGET},
             "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load": list(os.getloadavg())},
             "rule_check": max(checks),
             "summary": rows,
