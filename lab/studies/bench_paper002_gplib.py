@@ -10,7 +10,9 @@ copied into gpal:
 
 Without it the study says so and exits having run nothing. gplib's package imports ``climin`` (its svi's AdaDelta)
 and ``cvxopt`` (a projected Newton method) at the top; neither is used by the vi methods, so where they are not
-installed the study gives gplib stand-ins that raise if anything calls them.
+installed the study gives gplib stand-ins that raise if anything calls them. Where a Cholesky factorisation fails,
+gplib falls back to ``_eig_val_correction`` (``gplib/utility.py`` 35), a name that module never defines; the study
+binds it to gplib's own ``eig_val_correction`` (``gplib/optim/utility.py`` 31-42), which the name points to.
 
 What both sides share, per data set and split: the stratified 80/20 split standardised on its training rows
 (`shared.make_problem`), the k-means inducing inputs (`gpal.models.svgp.kmeans_inducing`, the estimator's own; not
@@ -78,8 +80,13 @@ def load_gplib(folder: Path) -> Any | None:
         if importlib.util.find_spec(top) is None:  # imported at the top of modules the vi methods never call
             sys.modules.update({name: _unavailable(name) for name in names})
     sys.path.insert(0, str(folder))
+    import gplib.utility
     from gplib.covfun import SE
     from gplib.gpc.gpc_sparse import GPCSparse
+    from gplib.optim.utility import eig_val_correction
+
+    if not hasattr(gplib.utility, "_eig_val_correction"):  # the fallback its Cholesky names (utility.py 35)
+        gplib.utility._eig_val_correction = eig_val_correction
 
     return types.SimpleNamespace(SE=SE, GPCSparse=GPCSparse)
 
