@@ -206,12 +206,11 @@ def _gplib(record: Mapping) -> list[tuple[str, ...]]:
 
     rows = []
     for row in record["summary"]:
-        d = row["gpal (scheme gplib) - gplib"]
+        d = row.get("gpal (scheme gplib) - gplib")
         rows.append((f"{row['dataset']} ({row['splits']} splits)", names[row["method"]], pair(row["gplib"]),
-                     pair(row["gpal (scheme gplib)"]),
-                     pair(row["gpal (scheme gpal)"]) if "gpal (scheme gpal)" in row else "not run",
-                     f"{d['accuracy']['mean']:+.3f} / {d['nll']['mean']:+.3f}",
-                     "yes" if d["within"] else "no"))
+                     *(pair(row[side]) if side in row else "not run" for side in ("gpal (scheme gplib)", "gpal (scheme gpal)")),
+                     f"{d['accuracy']['mean']:+.3f} / {d['nll']['mean']:+.3f}" if d else "–",
+                     ("yes" if d["within"] else "no") if d else "–"))
     return [tuple(cell.replace("-", "−") if cell[:1] in "+-" else cell for cell in row) for row in rows]
 
 

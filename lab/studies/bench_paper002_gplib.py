@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--methods: unknown {unknown}; expected some of {list(METHODS)}")
     sides = [s for s in args.sides.split(",") if s]
     if "gplib" not in sides or set(sides) - set(SIDES):
-        parser.error(f"--sides: gplib and some of {list(SIDES[1:])}; got {sides}")
+        parser.error(f"--sides: gplib, alone or with some of {list(SIDES[1:])}; got {sides}")
     units_dir = Path(args.units)
     units_dir.mkdir(parents=True, exist_ok=True)
     units = []
