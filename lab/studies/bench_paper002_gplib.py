@@ -194,7 +194,7 @@ def summary(units: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for dataset in dict.fromkeys(u["dataset"] for u in units):
         for method in METHODS:
-            mine = [u for u in units if u["dataset"] == dataset and u["method"] == method]
+            mine = [u for u in units if u["dataset"] == dataset and u["method"] == method and u["accuracy"] is not None]
             if not mine:
                 continue
             row: dict[str, Any] = {"dataset": dataset, "method": method, "splits": len({u["split"] for u in mine})}
@@ -260,9 +260,11 @@ def main(argv: list[str] | None = None) -> int:
                         else:
                             fit = fit_gpal(p, method, Z, args.iters, 3, 5, split, side.split()[-1].strip(")"))
                         q = fit.pop("q")
+                        # a fit whose probabilities are not finite is kept as failed, not scored
+                        measured = scores(p.y_test, q) if np.all(np.isfinite(q)) else {
+                            "accuracy": None, "nll": None, "failed": "non-finite test probabilities"}
                         return {"dataset": spec, "split": split, "method": method, "side": side,
-                                "n_train": len(p.y), "n_test": len(p.y_test), "M": len(Z),
-                                **scores(p.y_test, q), **fit}
+                                "n_train": len(p.y), "n_test": len(p.y_test), "M": len(Z), **measured, **fit}
 
                     unit = run_unit(units_dir / f"{stem}.json", make)
                     units.append(unit)
