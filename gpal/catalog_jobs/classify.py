@@ -7,7 +7,6 @@ user would reach for, classify the unassociated ones, write the report.
 from __future__ import annotations
 
 import inspect
-import io
 import json
 import os
 import threading
@@ -46,7 +45,7 @@ from gpal.catalog_jobs.prediction import (
 from gpal.catalog_jobs.proba_columns import proba_of, with_proba
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, report_files
 from gpal.catalog_jobs.report.figures import held_out_figures
-from gpal.catalog_jobs.report.inputs import FinishedRun, HeldOutRun, parse_baselines, parse_heldout, read_baselines
+from gpal.catalog_jobs.report.inputs import FinishedRun, HeldOutRun, parse_baselines, read_baselines
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.tables import (
     FORMAT_SETTINGS, ClassifiedSources, as_read_back, dated, extra_names, rendered_and_read_back,
@@ -286,7 +285,7 @@ def _fit_bcu_types(job: _MainJob, folder: Path, log: Log, stop: threading.Event)
 
 @dataclass(frozen=True)
 class _HeldOut:
-    """The model's held-out predictions: as the report reads them, and as ``tables/heldout.csv`` holds them."""
+    """The model's held-out predictions: as the report reads them, and ``tables/heldout.csv``'s text."""
 
     run: HeldOutRun
     csv: str
@@ -300,9 +299,8 @@ def _check_held_out(job: _MainJob, trained: TrainedModel, log: Log) -> _HeldOut:
     held = pd.DataFrame({"Source_Name": job.test.ids, "true_class": job.test.labels(), SIGNIFICANCE_COLUMN:
                          target_columns(job.catalog, job.test.ids.tolist())[SIGNIFICANCE_COLUMN]})
     with_proba(held, trained.classes, proba)
-    text = held.to_csv(index=False)
-    classes = trained.training["classes"]
-    return _HeldOut(HeldOutRun(trained.training, parse_heldout(io.StringIO(text), classes)), text)
+    # the report reads these values as they are: the table's decimals read back to them (parse_heldout)
+    return _HeldOut(HeldOutRun(trained.training, held), held.to_csv(index=False))
 
 
 @dataclass(frozen=True)

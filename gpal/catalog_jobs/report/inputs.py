@@ -141,7 +141,8 @@ def parse_heldout(source: Any, classes: list[str], where: str = "the held-out ta
     ``list.index`` error or NaN metrics deep in the report.
     """
     try:
-        held = pd.read_csv(source, dtype={"Source_Name": str, "true_class": str})
+        # each probability as the float it was written from, so the report of a folder is the one its run made
+        held = pd.read_csv(source, dtype={"Source_Name": str, "true_class": str}, float_precision="round_trip")
     except (UnicodeDecodeError, ValueError, pd.errors.ParserError) as exc:
         raise ValueError(f"{where} could not be read as CSV ({' '.join(str(exc).split())})") from None
     columns = ["Source_Name", "true_class", *proba_columns(classes)]
