@@ -7,7 +7,6 @@ user would reach for, classify the unassociated ones, write the report.
 from __future__ import annotations
 
 import inspect
-import json
 import os
 import threading
 from dataclasses import dataclass, replace
@@ -170,7 +169,7 @@ def classify_catalog(
         [("fit", lambda done: _fit(job, folder, log)),
          ("held-out check", lambda done: _check_held_out(job, done["fit"], log)),
          ("outlier score", lambda done: _fit_outliers(job, log)),
-         ("classification", lambda done: _classify_sources(job, done["fit"], done["outlier score"].record,
+         ("classification", lambda done: _classify_sources(job, done["fit"], done["outlier score"],
                                                            done["known sources"], executor, progress, log, times)),
          ("later-release check", lambda done: _check_later(job, folder, done, later_baselines, log)),
          ("lists and report", lambda done: _report_files(folder, done, comparison is None, log))],
@@ -191,7 +190,7 @@ def classify_catalog(
         imports=_IMPORTED_BEFORE_THREADS, times=times)
     # the steps return what they made; it is written together at the end, each file atomically (only the models
     # and the comparison, which a rerun reuses, are saved as soon as they are fitted)
-    files = {HELDOUT_FILE: results["held-out check"].csv, OOD_FILE: results["outlier score"].text,
+    files = {HELDOUT_FILE: results["held-out check"].csv, OOD_FILE: json_text(results["outlier score"]),
              **results["classification"].files, **results["later-release check"][0], **results["lists and report"]}
     with times.timed("writing"):
         write_files(folder, files)
@@ -303,24 +302,14 @@ def _check_held_out(job: _MainJob, trained: TrainedModel, log: Log) -> _HeldOut:
     return _HeldOut(HeldOutRun(trained.training, held), held.to_csv(index=False))
 
 
-@dataclass(frozen=True)
-class _Outliers:
-    """The "none of these" record as ``ood.json``'s text; the job reads it back from that text, so that it flags the
-    sources as a later ``gpal predict`` with the folder will."""
-
-    text: str
-
-    @property
-    def record(self) -> dict[str, Any]:
-        return json.loads(self.text)
-
-
-def _fit_outliers(job: _MainJob, log: Log) -> _Outliers:
-    """The "none of these" score fitted on the training split (`gpal.catalog_jobs.none_of_these`)."""
+def _fit_outliers(job: _MainJob, log: Log) -> dict[str, Any]:
+    """The "none of these" score fitted on the training split (`gpal.catalog_jobs.none_of_these`): its record, as
+    ``ood.json`` holds it (its values JSON's own, so the job flags the sources as ``gpal predict`` with the folder
+    will)."""
     log("fitting the outlier score ('none of these') on the training split"
         + (f", checking it on the {len(job.left_out)} labelled classes left out" if job.left_out else ""))
     held_out_classes = left_out_sources(job.catalog, job.left_out, job.data.meta["features"])
-    return _Outliers(json_text(check_outliers(job.train, job.test, held_out_classes, job.seed)))
+    return check_outliers(job.train, job.test, held_out_classes, job.seed)
 
 
 @dataclass(frozen=True)
@@ -372,7 +361,7 @@ def _finished(folder: Path, done: Mapping[str, Any], reused: bool) -> FinishedRu
     # a rerun reuses the comparison its first run wrote
     baselines = read_baselines(folder / BASELINES_FILE) if reused else done["error-blind model and baselines"]
     return FinishedRun(held_out.run.training, held_out.run.held, classified.table, baselines,
-                       outliers=done["outlier score"].record, pool_prior=classified.pool_prior,
+                       outliers=done["outlier score"], pool_prior=classified.pool_prior,
                        later=done["later-release check"][1])
 
 
