@@ -44,7 +44,7 @@ from gpal.catalog_jobs.prediction import (
 from gpal.catalog_jobs.proba_columns import proba_of, with_proba
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, report_files
 from gpal.catalog_jobs.report.figures import held_out_figures
-from gpal.catalog_jobs.report.inputs import FinishedRun, HeldOutRun, parse_baselines, read_baselines
+from gpal.catalog_jobs.report.inputs import FinishedRun, HeldOutRun, read_baselines
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.tables import (
     FORMAT_SETTINGS, ClassifiedSources, as_read_back, dated, extra_names, rendered_and_read_back,
@@ -443,7 +443,8 @@ def _write_baselines(job: _MainJob, folder: Path, later_baselines: dict[str, np.
         frame = pd.DataFrame({"model": name, "Source_Name": test.ids, "true_class": test.labels()})
         with_proba(frame, test.class_names, proba)
         frames.append(frame)
-    table = pd.concat(frames) if frames else pd.DataFrame(columns=["model", "Source_Name", "true_class"])
+    table = (pd.concat(frames, ignore_index=True) if frames
+             else pd.DataFrame(columns=["model", "Source_Name", "true_class"]))
     with atomic_output(folder / BASELINES_FILE) as tmp:
         table.to_csv(tmp, index=False)
-    return as_read_back(table, parse_baselines)
+    return table

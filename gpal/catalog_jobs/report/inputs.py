@@ -129,8 +129,9 @@ def read_baselines(path: Path) -> pd.DataFrame:
 
 
 def parse_baselines(source: Any) -> pd.DataFrame:
-    """The baselines' held-out probabilities from their CSV: names and classes as text."""
-    return pd.read_csv(source, dtype={"Source_Name": str, "true_class": str})
+    """The baselines' held-out probabilities from their CSV: names and classes as text, each probability the float it
+    was written from (the main job's report uses the table it wrote)."""
+    return pd.read_csv(source, dtype={"Source_Name": str, "true_class": str}, float_precision="round_trip")
 
 
 def parse_heldout(source: Any, classes: list[str], where: str = "the held-out table") -> pd.DataFrame:
