@@ -7,8 +7,6 @@ user would reach for, classify the unassociated ones, write the report.
 from __future__ import annotations
 
 import inspect
-import io
-import json
 import os
 import threading
 from dataclasses import dataclass, replace
@@ -46,7 +44,7 @@ from gpal.catalog_jobs.prediction import (
 from gpal.catalog_jobs.proba_columns import proba_of, with_proba
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, report_files
 from gpal.catalog_jobs.report.figures import held_out_figures
-from gpal.catalog_jobs.report.inputs import FinishedRun, HeldOutRun, parse_baselines, parse_heldout, read_baselines
+from gpal.catalog_jobs.report.inputs import FinishedRun, HeldOutRun, read_baselines
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.tables import (
     FORMAT_SETTINGS, ClassifiedSources, as_read_back, dated, extra_names, rendered_and_read_back,
@@ -171,7 +169,7 @@ def classify_catalog(
         [("fit", lambda done: _fit(job, folder, log)),
          ("held-out check", lambda done: _check_held_out(job, done["fit"], log)),
          ("outlier score", lambda done: _fit_outliers(job, log)),
-         ("classification", lambda done: _classify_sources(job, done["fit"], done["outlier score"].record,
+         ("classification", lambda done: _classify_sources(job, done["fit"], done["outlier score"],
                                                            done["known sources"], executor, progress, log, times)),
          ("later-release check", lambda done: _check_later(job, folder, done, later_baselines, log)),
          ("lists and report", lambda done: _report_files(folder, done, comparison is None, log))],
@@ -192,7 +190,7 @@ def classify_catalog(
         imports=_IMPORTED_BEFORE_THREADS, times=times)
     # the steps return what they made; it is written together at the end, each file atomically (only the models
     # and the comparison, which a rerun reuses, are saved as soon as they are fitted)
-    files = {HELDOUT_FILE: results["held-out check"].csv, OOD_FILE: results["outlier score"].text,
+    files = {HELDOUT_FILE: results["held-out check"].csv, OOD_FILE: json_text(results["outlier score"]),
              **results["classification"].files, **results["later-release check"][0], **results["lists and report"]}
     with times.timed("writing"):
         write_files(folder, files)
@@ -286,7 +284,7 @@ def _fit_bcu_types(job: _MainJob, folder: Path, log: Log, stop: threading.Event)
 
 @dataclass(frozen=True)
 class _HeldOut:
-    """The model's held-out predictions: as the report reads them, and as ``tables/heldout.csv`` holds them."""
+    """The model's held-out predictions: as the report reads them, and ``tables/heldout.csv``'s text."""
 
     run: HeldOutRun
     csv: str
@@ -300,29 +298,18 @@ def _check_held_out(job: _MainJob, trained: TrainedModel, log: Log) -> _HeldOut:
     held = pd.DataFrame({"Source_Name": job.test.ids, "true_class": job.test.labels(), SIGNIFICANCE_COLUMN:
                          target_columns(job.catalog, job.test.ids.tolist())[SIGNIFICANCE_COLUMN]})
     with_proba(held, trained.classes, proba)
-    text = held.to_csv(index=False)
-    classes = trained.training["classes"]
-    return _HeldOut(HeldOutRun(trained.training, parse_heldout(io.StringIO(text), classes)), text)
+    # the report reads these values as they are: the table's decimals read back to them (parse_heldout)
+    return _HeldOut(HeldOutRun(trained.training, held), held.to_csv(index=False))
 
 
-@dataclass(frozen=True)
-class _Outliers:
-    """The "none of these" record as ``ood.json``'s text; the job reads it back from that text, so that it flags the
-    sources as a later ``gpal predict`` with the folder will."""
-
-    text: str
-
-    @property
-    def record(self) -> dict[str, Any]:
-        return json.loads(self.text)
-
-
-def _fit_outliers(job: _MainJob, log: Log) -> _Outliers:
-    """The "none of these" score fitted on the training split (`gpal.catalog_jobs.none_of_these`)."""
+def _fit_outliers(job: _MainJob, log: Log) -> dict[str, Any]:
+    """The "none of these" score fitted on the training split (`gpal.catalog_jobs.none_of_these`): its record, as
+    ``ood.json`` holds it (its values JSON's own, so the job flags the sources as ``gpal predict`` with the folder
+    will)."""
     log("fitting the outlier score ('none of these') on the training split"
         + (f", checking it on the {len(job.left_out)} labelled classes left out" if job.left_out else ""))
     held_out_classes = left_out_sources(job.catalog, job.left_out, job.data.meta["features"])
-    return _Outliers(json_text(check_outliers(job.train, job.test, held_out_classes, job.seed)))
+    return check_outliers(job.train, job.test, held_out_classes, job.seed)
 
 
 @dataclass(frozen=True)
@@ -374,7 +361,7 @@ def _finished(folder: Path, done: Mapping[str, Any], reused: bool) -> FinishedRu
     # a rerun reuses the comparison its first run wrote
     baselines = read_baselines(folder / BASELINES_FILE) if reused else done["error-blind model and baselines"]
     return FinishedRun(held_out.run.training, held_out.run.held, classified.table, baselines,
-                       outliers=done["outlier score"].record, pool_prior=classified.pool_prior,
+                       outliers=done["outlier score"], pool_prior=classified.pool_prior,
                        later=done["later-release check"][1])
 
 
@@ -456,7 +443,8 @@ def _write_baselines(job: _MainJob, folder: Path, later_baselines: dict[str, np.
         frame = pd.DataFrame({"model": name, "Source_Name": test.ids, "true_class": test.labels()})
         with_proba(frame, test.class_names, proba)
         frames.append(frame)
-    table = pd.concat(frames) if frames else pd.DataFrame(columns=["model", "Source_Name", "true_class"])
+    table = (pd.concat(frames, ignore_index=True) if frames
+             else pd.DataFrame(columns=["model", "Source_Name", "true_class"]))
     with atomic_output(folder / BASELINES_FILE) as tmp:
         table.to_csv(tmp, index=False)
-    return as_read_back(table, parse_baselines)
+    return table

@@ -9,6 +9,7 @@ the format by the file's suffix and writes the files); the ECSV header is astrop
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -203,13 +204,23 @@ def _column_info(name: str) -> ColumnInfo:
     return COLUMNS.get(name, ColumnInfo(None, ""))
 
 
+@functools.lru_cache(maxsize=None)
+def _unit(text: str | None) -> Any:
+    """A column's unit as astropy reads it from ``text``, once a process: a name astropy does not know ("nat",
+    "log10(Hz)") costs it a search of every unit for the error message it then discards, a few ms each column and
+    table."""
+    from astropy import units
+
+    return None if text is None else units.Unit(text, parse_strict="silent")
+
+
 def astropy_table(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
     from astropy.table import Table
 
     out = Table.from_pandas(frame)
     for column in out.columns.values():
         info = _column_info(column.name)
-        column.unit, column.description = info.unit, info.description
+        column.unit, column.description = _unit(info.unit), info.description
     out.meta.update(keyword_order(meta))
     return out
 
