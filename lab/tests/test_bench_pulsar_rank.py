@@ -56,3 +56,16 @@ def test_features_read_logs_with_floors_and_a_missing_history_as_none(bench):
     assert named["|b|"].tolist() == [3, 4] and named["log Signif_Curvature"][0] == pytest.approx(np.log(0.1))
     assert named["log Variability_Index"].tolist() == pytest.approx([0, 1])
     assert named["unassociated_releases"].tolist() == [0, 3]
+
+
+def test_a_row_of_another_list_within_the_same_source_radius_is_kept_out_of_a_fit(bench):
+    from astropy import units as u
+    from astropy.coordinates import SkyCoord
+
+    lists = object.__new__(bench.Lists)
+    lists.rows = {"4FGL": pd.DataFrame({"x": [0, 1, 2]}), "4FGL-DR2": pd.DataFrame({"x": [0]})}
+    lists.sky = {"4FGL": SkyCoord([10.0, 10.0, 10.0] * u.deg, [0.0, 0.15, 0.25] * u.deg),
+                 "4FGL-DR2": SkyCoord([10.0] * u.deg, [0.0] * u.deg)}
+    assert bench.SAME_SOURCE == 0.2
+    assert lists.apart("4FGL", "4FGL-DR2").tolist() == [False, False, True]
+    assert lists.apart("4FGL", None).tolist() == [True, True, True]
