@@ -57,8 +57,8 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         gpflow kernel (copied); ``None`` is squared exponential with one length scale per feature.
     kernel_per_class
         give each class its own copy of ``kernel``, each trained on its own (paper 004's authors' choice,
-        AugmentedGaussianProcesses.jl); ``False`` (gpal's) shares one kernel by all classes, C times cheaper
-        per step.
+        AugmentedGaussianProcesses.jl); ``False`` (gpal's) shares one kernel among all classes: one projection
+        per step for all of them, and on digits no clear loss (docs/papers/004_galy_fajou.md).
     max_iter
         iterations (CAVI sweeps or minibatch steps); 50 sweeps before the exact steps, as measured
         for "cavi_exact" (docs/papers/004_numbers.md).
