@@ -359,6 +359,8 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/003_milios.md", "paper003_inducing",
         "lab/studies/records/papers/paper003_inducing_letter_summary.json",
         ("fit", "splits", "test error", "test MNLL", "CPU s"), ("---", "---:", "---", "---", "---"), _ladder),
+    "galy_fajou_gap": PrintedTable(
+        "papers/004_galy_fajou.md", "paper004_gap", "python lab/studies/bench_paper004_gap.py --n-train 200 500"),
     "fig_4_trajectory": PrintedTable(
         "papers/000_liu.md", "paper000_delta", "python lab/studies/bench_paper000_delta.py trajectory magic --epochs 10"),
     "fig_4_confirm": PrintedTable(
