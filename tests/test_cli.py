@@ -96,6 +96,27 @@ def test_help_version_and_a_mistyped_verb_import_nothing_heavy(argv, code, says)
     assert says in done.stdout + done.stderr
 
 
+@pytest.mark.parametrize("argv, says", [
+    (["report", "--nosuch"], "RUN_DIR"),
+    (["report", "run", "--nosuch"], "unrecognized arguments: --nosuch"),
+    (["report", "run", "--candidate-visible-from", "NOWHERE"], "known: FAST, GBT, Parkes, MeerKAT"),
+    (["predict", "model"], "required: --out"),
+    (["predict", "model", "--out", "p.csv", "--chunk-size", "many"], "invalid int value: 'many'"),
+])
+def test_an_argument_error_is_answered_before_the_work_is_imported(argv, says):
+    # a fresh process: the parser alone answers, from the light declarations of the jobs' settings
+    probe = ("import sys; from gpal.cli import main\n"
+             f"try: main({argv!r})\n"
+             "except SystemExit as e: print('exit', e.code)\n"
+             "print([m for m in ('tensorflow', 'pandas', 'sklearn', 'scipy.stats', 'astropy', 'gpal.catalogs.catalog', "
+             "'gpal.catalog_jobs.candidates') if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.stdout.splitlines()[-2:] == ["exit 2", "[]"], done.stdout + done.stderr
+    assert says in done.stderr
+    if "NOWHERE" in argv:
+        assert "--candidate-declination=MIN,MAX" in done.stderr  # how to give another telescope's sky
+
+
 def test_workflow_arguments_reach_run_workflow():
     args = build_parser().parse_args(["workflow", "w.yaml", "--set", "splits=2", "--set", "methods=[MGP]",
                                       "--scheduler", "local-dask", "--force", "--no-progress"])
