@@ -84,13 +84,15 @@ def _add_settings_and_visibility(group: Any, settings: dict[str, Any]) -> None:
                        help=settings["candidate_visible_from"].doc + "; none: every declination")
 
 
-def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:
+def build_parser(only: Sequence[str] | None = None, described: bool = True) -> argparse.ArgumentParser:
     """The ``gpal`` parser: every verb with its options, the verb's body bound as ``run``.
 
     ``only``: the verbs whose options are added (None: every verb's); the others are listed by name and help, which
     is all ``gpal --help``, ``gpal --version`` and a mistyped verb need.  Their options' defaults and choices come
     from the catalogs, the jobs and the registries, a second or more of imports that a command not running them
-    need not wait for.
+    need not wait for.  ``described`` False: the estimator's options are read from its declared parameters, without
+    their help texts and defaults, which need the estimator imported; a verb's ``--help`` then builds the described
+    parser and prints its help.  A mistyped option is so answered in a fraction of a second.
     """
     parser = argparse.ArgumentParser(
         prog="gpal",
@@ -100,19 +102,35 @@ def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gpal {gpal.__version__}")
     commands = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     for name, (summary, add_options) in VERBS.items():
-        verb = commands.add_parser(name, help=summary)
+        verb = commands.add_parser(name, help=summary, add_help=described)
+        if not described:
+            verb.add_argument("-h", "--help", action=_DescribedHelp, verb=name, help="show this help message and exit")
         if only is None or name in only:
-            add_options(verb)
+            add_options(verb, described)
     return parser
 
 
-def _main_job_estimator() -> Any:
-    from gpal.catalog_jobs.settings import main_job_estimator
+class _DescribedHelp(argparse.Action):
+    """``--help`` of a parser built without the estimator's descriptions: the described parser's help."""
 
-    return main_job_estimator()
+    def __init__(self, option_strings: Sequence[str], dest: str, verb: str, help: str) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help=help)
+        self.verb = verb
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option_string: Any = None) -> None:
+        build_parser(only=(self.verb,)).parse_args([self.verb, "--help"])  # prints the help and exits
 
 
-def _catalog(catalog: argparse.ArgumentParser) -> None:
+def _add_main_job_estimator(parser: argparse.ArgumentParser, described: bool, seed_help: str,
+                            flags: dict[str, str] | None = None) -> None:
+    """The options of the main job's estimator: ``described``, with the help and defaults the estimator gives (which
+    imports it, scikit-learn and pandas with it); else from its declared parameters alone, all a parse needs."""
+    from gpal.catalog_jobs.settings import MAIN_JOB_PARAMETERS, main_job_estimator
+
+    add_estimator(parser, main_job_estimator() if described else MAIN_JOB_PARAMETERS, seed_help, flags)
+
+
+def _catalog(catalog: argparse.ArgumentParser, described: bool) -> None:
     from gpal.catalog_jobs.main_job_settings import DEFAULT_FEATURES
 
     catalog_verbs = catalog.add_subparsers(dest="catalog_verb", required=True, metavar="ACTION")
@@ -124,19 +142,19 @@ def _catalog(catalog: argparse.ArgumentParser) -> None:
     summary.set_defaults(run=verbs.catalog_summary)
 
 
-def _train(train: argparse.ArgumentParser) -> None:
+def _train(train: argparse.ArgumentParser, described: bool) -> None:
     from gpal.catalog_jobs.main_job_settings import DEFAULT_FEATURES
 
     train.description = ("Fit a NoisyGPClassifier (the main job's settings unless given) on every selected labelled "
                          "source and save it with a record of what it was trained on (training.json).")
     _add_selection(train, classes=None, features=DEFAULT_FEATURES)
     train.add_argument("--out", required=True, help="folder to write the model into (model/, training.json)")
-    add_estimator(train, _main_job_estimator(), "seed of every random choice")
+    _add_main_job_estimator(train, described, "seed of every random choice")
     _add_common(train, "replace a folder that holds a different model")
     train.set_defaults(run=verbs.train)
 
 
-def _predict(predict: argparse.ArgumentParser) -> None:
+def _predict(predict: argparse.ArgumentParser, described: bool) -> None:
     from gpal.catalog_jobs.main_job_settings import APPLIED_BY_DEFAULT, DEFAULT_CHUNK_SIZE, DEFAULT_SELECT
 
     predict.description = "Classify catalog sources with a model from gpal train or gpal classify."
@@ -161,7 +179,7 @@ def _predict(predict: argparse.ArgumentParser) -> None:
     predict.set_defaults(run=verbs.predict)
 
 
-def _classify(classify: argparse.ArgumentParser) -> None:
+def _classify(classify: argparse.ArgumentParser, described: bool) -> None:
     from gpal.catalog_jobs.main_job_settings import SETTINGS as MAIN_JOB_SETTINGS
     from gpal.catalog_jobs.main_job_settings import DEFAULT_FEATURES
     from gpal.catalog_jobs.layout import DEFAULT_OUT_DIR
@@ -177,12 +195,12 @@ def _classify(classify: argparse.ArgumentParser) -> None:
     _add_selection(classify, classes=DEFAULT_SCHEME, features=DEFAULT_FEATURES)
     _add_settings_and_visibility(classify.add_argument_group("main job settings"), MAIN_JOB_SETTINGS)
     classify.add_argument("--scheduler", default=None, help=_SCHEDULER_HELP)
-    add_estimator(classify, _main_job_estimator(), "seed of the split and of training")
+    _add_main_job_estimator(classify, described, "seed of the split and of training")
     _add_common(classify, "replace an output folder that holds a different run")
     classify.set_defaults(run=verbs.classify)
 
 
-def _check_later(later: argparse.ArgumentParser) -> None:
+def _check_later(later: argparse.ArgumentParser, described: bool) -> None:
     from gpal.catalogs.releases import NEWEST_RELEASE, RELEASES
     from gpal.evaluation.baselines import BASELINES
 
@@ -204,7 +222,7 @@ def _check_later(later: argparse.ArgumentParser) -> None:
     later.set_defaults(run=verbs.check_later)
 
 
-def _active(active: argparse.ArgumentParser) -> None:
+def _active(active: argparse.ArgumentParser, described: bool) -> None:
     from gpal.catalog_jobs.active import campaign_settings
     from gpal.catalog_jobs.main_job_settings import DEFAULT_FEATURES
     from gpal.catalogs.schemes import DEFAULT_SCHEME
@@ -217,12 +235,12 @@ def _active(active: argparse.ArgumentParser) -> None:
     _add_selection(active, classes=DEFAULT_SCHEME, features=DEFAULT_FEATURES)
     active.add_argument("--out", required=True, help="run folder (checkpoint/, report.md, learning curves)")
     add_settings(active.add_argument_group("campaign settings"), campaign_settings(), JOB)
-    add_estimator(active, _main_job_estimator(), "seed of every random choice", flags={"batch_size": "--train-batch-size"})
+    _add_main_job_estimator(active, described, "seed of every random choice", {"batch_size": "--train-batch-size"})
     _add_common(active, "replace a folder that holds a different run")
     active.set_defaults(run=verbs.active)
 
 
-def _report(report: argparse.ArgumentParser) -> None:
+def _report(report: argparse.ArgumentParser, described: bool) -> None:
     from gpal.catalog_jobs.list_settings import LIST_SETTINGS
 
     report.description = ("Rebuild the report of a finished run folder.  With a list option, the lists of a gpal "
@@ -235,7 +253,7 @@ def _report(report: argparse.ArgumentParser) -> None:
     report.set_defaults(run=verbs.report)
 
 
-def _workflow(workflow: argparse.ArgumentParser) -> None:
+def _workflow(workflow: argparse.ArgumentParser, described: bool) -> None:
     workflow.add_argument("file", metavar="NAME|FILE.yaml", nargs="?",
                           help="a shipped workflow's name (e.g. fermi_4fgl; --list shows them) or a workflow file")
     workflow.add_argument("--list", action="store_true", help="list the shipped workflows (name and title) and exit")
@@ -247,7 +265,7 @@ def _workflow(workflow: argparse.ArgumentParser) -> None:
     workflow.set_defaults(run=verbs.workflow)
 
 
-def _gpu_check(gpu: argparse.ArgumentParser) -> None:
+def _gpu_check(gpu: argparse.ArgumentParser, described: bool) -> None:
     from gpal.catalog_jobs.device_check import WORKLOADS
 
     gpu.add_argument("--workloads", type=lambda text: [w.strip() for w in text.split(",") if w.strip()],
