@@ -359,7 +359,8 @@ def candidate_lists(frame: pd.DataFrame, classes: Sequence[str], merge: Mapping[
         rows = frame[keep & (predicted == cls) & ~excluded[:, model_classes.index(cls)]]
         if set(merge.get(cls, (cls,))) <= set(BLAZAR_CODES):
             rows = _blazar_rows(rows)
-        lists[cls] = ranked(rows, cls, list_order(cls, cuts.get("order", BY_CLASS)))
+        rows = ranked(rows, cls, list_order(cls, cuts.get("order", BY_CLASS)))
+        lists[cls] = rows if cuts.get("candidate_rows") is None else rows.head(cuts["candidate_rows"])
     return lists
 
 

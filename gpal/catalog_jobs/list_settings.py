@@ -102,6 +102,12 @@ CUTS: Mapping[str, Cut] = {
         "telescope whose visible declinations a target list keeps",
         lambda v: "" if v is None else (
             f"visible from {v} (declination {declination_range(v)[0]:+.1f} to {declination_range(v)[1]:+.1f} deg)")),
+    "candidate_rows": Cut(
+        JobSetting(Optional(Integer(1)), None,
+                   "how many rows each target list keeps, the first in its order (None: every source that passes "
+                   "the cuts)", record=WHEN_CHANGED, keyword="CROWS"),
+        "rows a target list keeps at most, the first in its order",
+        lambda v: "" if v is None else f"the first {v} in the list's order"),
 }
 #: The order every target list is ranked in, a setting of the lists beside their cuts (`BY_CLASS`: each class's own).
 ORDER_SETTING = JobSetting(
