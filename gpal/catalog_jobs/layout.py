@@ -46,7 +46,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpal.runs.output_dir import REPORT_FILE, RUN_RECORD, OutputInUse, recorded_identity
+from gpal.files import REPORT_FILE
+from gpal.runs.output_dir import RUN_RECORD, OutputInUse, recorded_identity
 
 __all__ = [
     "BASELINES_FILE",

@@ -31,7 +31,8 @@ APPLIED_BY_DEFAULT = False
 DEFAULT_TARGET = None
 #: The ``bcu_types`` setting's choices: split the bcu with the 4LAC blazar-type model, or leave the main model's split.
 BCU_TYPES = ("4lac", "none")
-#: Off by default: the blazar-type model's fit costs the main job about a fifth more CPU time (module docstring).
+#: Off by default: the blazar-type model's fit costs the main job about a fifth more CPU time
+#: (`gpal.catalog_jobs.bcu_types`).
 BCU_TYPES_DEFAULT = "none"
 #: The classifiers a user would otherwise reach for, fitted on the main job's split and features.
 DEFAULT_BASELINES = ("logistic", "random_forest_isotonic")

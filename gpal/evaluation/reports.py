@@ -29,9 +29,8 @@ from gpal.evaluation.calibration import (
 )
 from gpal.evaluation.intervals import binomial_interval
 from gpal.evaluation.metrics import error_rate, format_mean_se, mean_se, negative_log_likelihood
-from gpal.files import write_files, write_text_atomic
+from gpal.files import REPORT_FILE, write_files, write_text_atomic
 from gpal.warning_filters import changed_filters
-from gpal.runs.output_dir import REPORT_FILE
 
 __all__ = [
     "prediction_metrics",

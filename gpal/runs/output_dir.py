@@ -21,14 +21,12 @@ from gpal.files import MANIFEST, remove_leftovers, remove_written, write_json_at
 from gpal.identity import check_same_run
 from gpal.interrupts import check_stop
 
-__all__ = ["REPORT_FILE", "RUN_RECORD", "OutputInUse", "claim_output_dir", "discard_unused_claims", "forget_claims", "record_identity",
+__all__ = ["RUN_RECORD", "OutputInUse", "claim_output_dir", "discard_unused_claims", "forget_claims", "record_identity",
            "recorded_identity"]
 
 
 #: The file in a run folder that records (and signs) the run's identity.
 RUN_RECORD = "run.json"
-#: The page a run folder's report is written to (`gpal.evaluation.reports.write_report`).
-REPORT_FILE = "report.md"
 
 
 class OutputInUse(FileExistsError):
