@@ -234,7 +234,7 @@ def _active(active: argparse.ArgumentParser, described: bool) -> None:
         "until they have).")
     _add_selection(active, classes=DEFAULT_SCHEME, features=DEFAULT_FEATURES)
     active.add_argument("--out", required=True, help="run folder (checkpoint/, report.md, learning curves)")
-    add_settings(active.add_argument_group("campaign settings"), campaign_settings(), JOB)
+    _add_settings_and_visibility(active.add_argument_group("campaign settings"), campaign_settings())
     _add_main_job_estimator(active, described, "seed of every random choice", {"batch_size": "--train-batch-size"})
     _add_common(active, "replace a folder that holds a different run")
     active.set_defaults(run=verbs.active)

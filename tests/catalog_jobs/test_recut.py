@@ -105,7 +105,9 @@ def test_a_folder_that_is_no_finished_run_is_named_with_what_it_lacks(run, capsy
 
 def test_an_unknown_telescope_gets_the_known_ones_and_the_way_to_give_another(run, capsys):
     before = _files(run)
-    assert main(["report", str(run), "--candidate-visible-from", "Arecibo"]) == 2
+    with pytest.raises(SystemExit) as done:  # refused while the command line is read, before the folder is
+        main(["report", str(run), "--candidate-visible-from", "Arecibo"])
+    assert done.value.code == 2
     err = capsys.readouterr().err
     assert "unknown telescope 'Arecibo'; known: FAST, GBT, Parkes, MeerKAT" in err
     assert "--candidate-declination=MIN,MAX" in err and "latitude" in err and "elevation" in err
