@@ -29,8 +29,7 @@ scored by the classes FL16Y gives them (docs/targets.md).
 from __future__ import annotations
 
 import types
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -38,10 +37,12 @@ import pandas as pd
 from gpal.catalog_jobs.proba_columns import classes_from_columns, proba_column
 from gpal.catalogs.known_classes import BLAZAR_CODES, outside_group
 from gpal.catalog_jobs.job_settings import (
-    WHEN_CHANGED, JobSetting, check_settings, header_of, recorded_settings, settings_from_header,
+    check_settings, header_of, recorded_settings, settings_from_header,
 )
-from gpal.catalog_jobs.visibility import TELESCOPES, declination_range
-from gpal.constraints import Integer, ListOf, OneOf, Optional, Real
+from gpal.catalog_jobs.visibility import declination_range
+from gpal.catalog_jobs.list_settings import (  # declared where the command line reads them without pandas
+    BY_CLASS, CANDIDATE_SETTINGS, CUTS, FLAG_NUMBERS, ORDER_BANDS, ORDER_RULE, ORDER_SETTING, ORDERS, RANK_DIGITS, Cut,
+)
 
 __all__ = ["BLAZAR_SECTIONS", "BY_CLASS", "CANDIDATE_SETTINGS", "CLASS_ORDERS", "CUTS", "Cut", "DEFAULT_ORDER",
            "DOUBTFUL_FLAGS", "FLAG_NUMBERS", "LATER_YIELD_RATIOS", "NO_COUNTERPART", "ORDERS", "ORDER_BANDS", "ORDER_RULE",
@@ -51,8 +52,6 @@ __all__ = ["BLAZAR_SECTIONS", "BY_CLASS", "CANDIDATE_SETTINGS", "CLASS_ORDERS", 
            "order_rule", "orders_words", "passes_flags", "point_sources_through", "ranked", "ranked_by",
            "trusted_yield_words", "visible"]
 
-#: A flag number: the LAT catalogs document flags 1 to 14; a Flags column holds at most 32 bits.
-FLAG_NUMBERS = Integer(1, 32)
 #: The catalog flags that put a candidate's reality or position in doubt: every documented flag but 12 (a highly
 #: curved spectrum, what pulsars show).  On the target lists of every release older than FL16Y, flagged rows were
 #: far more often lost by FL16Y and, where FL16Y classes them, kept their class less often (docs/results.md, "The
@@ -66,39 +65,12 @@ NO_COUNTERPART = "unassociated: no counterpart to take a spectrum of yet"
 UNKNOWN_NATURE = "unk"
 #: |GLAT| (deg) below which a candidate carries the Galactic-plane caveat (the diffuse emission is brightest there).
 PLANE_LATITUDE = 2.0
-#: The decimals of a class probability a target list ranks by; ties go to the more significant source.
-RANK_DIGITS = 2
-#: How a target list is ordered, in its header's words.
-ORDER_RULE = (f"p_<class> rounded to {RANK_DIGITS} decimals, highest first; ties by Signif_Avg, highest first, "
-              "then by Conf_95_SemiMajor, smallest first; a blazar list ranks the sources with a counterpart "
-              "(section 'counterpart') before the unassociated ones (section 'unassociated')")
-#: The width of the probability bands each order ranks inside (1: one band, the probability not read): chosen on the
-#: pulsar lists of the release pairs ending before FL16Y, the top 50 summed (lab/studies/pulsar_order.yaml).
-ORDER_BANDS: Mapping[str, float] = types.MappingProxyType({"significance": 1.0, "new_first": 0.05})
-#: The orders a target list can be ranked in (``--order``): name -> the rule in the header's words.
-#: ``significance``: a pulsar search finds the bright first (pulsations need photons), and on later labels the
-#: most significant of a pulsar list were found more often than the most probable.  ``new_first``: a committee funds
-#: a search where earlier searches have not already failed, so among sources of about the same probability the one
-#: that has waited fewer releases unassociated (``unassociated_releases``) comes first; on later labels that found
-#: no more pulsars (the long-unassociated are the brighter, found more often, not less).
-ORDERS: Mapping[str, str] = types.MappingProxyType({
-    "probability": ORDER_RULE,
-    "significance": ("Signif_Avg, highest first; ties by p_<class> rounded to "
-                     f"{RANK_DIGITS} decimals, highest first, then by Conf_95_SemiMajor, smallest first; a blazar list "
-                     "ranks the section 'counterpart' before 'unassociated'"),
-    "new_first": (f"p_<class> in bands of {ORDER_BANDS['new_first']:g}, highest first; within a band the sources "
-                  "fewest releases unassociated first (unassociated_releases: 1 new to this release), then as the "
-                  f"probability order: p_<class> rounded to {RANK_DIGITS} decimals, Signif_Avg, Conf_95_SemiMajor; a "
-                  "blazar list ranks the section 'counterpart' before 'unassociated'"),
-})
 #: The order of a class's list unless ``--order`` says: the pulsar list by significance (the later pulsars among
 #: its first 50, summed over the release pairs ending in FL16Y: 50 against 40 by probability); the blazar and other
 #: lists by probability (by significance their first 50 held fewer later members: docs/results.md).
 CLASS_ORDERS: Mapping[str, str] = types.MappingProxyType({"pulsar": "significance"})
 #: The order of a class's list that `CLASS_ORDERS` does not name.
 DEFAULT_ORDER = "probability"
-#: The ``--order`` that ranks each class's list in its own order (`CLASS_ORDERS`): the default.
-BY_CLASS = "by_class"
 #: The sections of a blazar class's list, in their order: its follow-up is the counterpart's spectrum, which an
 #: unassociated source does not have yet.
 BLAZAR_SECTIONS = ("counterpart", "unassociated")
@@ -130,66 +102,6 @@ def later_yield_words(cls: str) -> str:
             "(docs/results.md, The open sky)")
 
 
-@dataclass(frozen=True)
-class Cut:
-    """One cut of the target lists: its setting (with the table keyword that records it, FITS: 8 characters at
-    most), the keyword's comment, and how the report states it."""
-
-    setting: JobSetting
-    comment: str
-    words: Callable[[Any], str]
-
-    @property
-    def keyword(self) -> str:
-        return str(self.setting.keyword)
-
-
-def _flags_words(flags: Sequence[int]) -> str:
-    return f"none of Flags {', '.join(map(str, flags))}" if flags else "any Flags"
-
-
-#: The cuts, by setting name (measured in docs/targets.md: share of each list's sources FL16Y later classifies
-#: that keep the class, DR4 run at the commit recorded there).  Added after runs were made, each is recorded in a
-#: run's identity only when it differs from its default.
-CUTS: Mapping[str, Cut] = {
-    "candidate_significance": Cut(
-        JobSetting(Real(0), 5.0, "Signif_Avg (sigma) below which a source is in no target list (candidates_<class>.csv)",
-                   record=WHEN_CHANGED, keyword="CSIG"),
-        "Signif_Avg below which no target list holds a source", lambda v: f"Signif_Avg >= {v:g}"),
-    "candidate_max_ellipse": Cut(
-        JobSetting(Real(0, low_open=True), 0.1,
-                   "largest semi-major axis (deg) of the 95% error ellipse of a source in a target list",
-                   record=WHEN_CHANGED, keyword="CMAXELL"),
-        "largest 95% semi-major axis (deg) in a target list", lambda v: f"95% semi-major axis <= {v:g} deg"),
-    "candidate_flags": Cut(
-        JobSetting(ListOf(FLAG_NUMBERS, min_length=0), (),
-                   "the catalog's Flags (numbers, e.g. 5,6,14) that leave a source out of the target lists",
-                   record=WHEN_CHANGED, keyword="CXFLAGS", unordered=True),
-        "catalog Flags (numbers) that leave a source out of the target lists", _flags_words),
-    "candidate_declination": Cut(
-        JobSetting(ListOf(Real(-90, 90), min_length=2, max_length=2), (-90.0, 90.0),
-                   "the declinations (deg, south then north) a target list keeps, e.g. -40,90 (on the command "
-                   "line --candidate-declination=-40,90: the value starts with a minus)",
-                   record=WHEN_CHANGED, keyword="CDEC"),
-        "declinations (deg) a target list keeps",
-        lambda v: "" if tuple(v) == (-90.0, 90.0) else f"declination {v[0]:+g} to {v[1]:+g} deg"),
-    "candidate_visible_from": Cut(
-        JobSetting(Optional(OneOf(tuple(TELESCOPES))), None,
-                   f"a telescope ({', '.join(TELESCOPES)}) whose sky a target list keeps: the declinations it sees "
-                   "at transit (None: any)", record=WHEN_CHANGED, keyword="CVISIBLE"),
-        "telescope whose visible declinations a target list keeps",
-        lambda v: "" if v is None else (
-            f"visible from {v} (declination {declination_range(v)[0]:+.1f} to {declination_range(v)[1]:+.1f} deg)")),
-}
-#: The order every target list is ranked in, a setting of the lists beside their cuts (`BY_CLASS`: each class's own).
-ORDER_SETTING = JobSetting(
-    OneOf((BY_CLASS, *ORDERS)), BY_CLASS,
-    "how every target list is ranked: 'probability' (p_<class>, then Signif_Avg), 'significance' (Signif_Avg, then "
-    f"p_<class>) or 'new_first' (within bands of {ORDER_BANDS['new_first']:g} in p_<class>, the sources fewest "
-    "releases unassociated first); by_class: the pulsar list by significance and the others by probability, as "
-    "later releases favoured", record=WHEN_CHANGED, keyword="LISTORD")
-#: The lists' settings: the cuts and the order (`gpal.catalog_jobs.classify.SETTINGS` holds them).
-CANDIDATE_SETTINGS = {**{name: cut.setting for name, cut in CUTS.items()}, "order": ORDER_SETTING}
 
 
 def _as_cuts(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -447,7 +359,8 @@ def candidate_lists(frame: pd.DataFrame, classes: Sequence[str], merge: Mapping[
         rows = frame[keep & (predicted == cls) & ~excluded[:, model_classes.index(cls)]]
         if set(merge.get(cls, (cls,))) <= set(BLAZAR_CODES):
             rows = _blazar_rows(rows)
-        lists[cls] = ranked(rows, cls, list_order(cls, cuts.get("order", BY_CLASS)))
+        rows = ranked(rows, cls, list_order(cls, cuts.get("order", BY_CLASS)))
+        lists[cls] = rows if cuts.get("candidate_rows") is None else rows.head(cuts["candidate_rows"])
     return lists
 
 

@@ -17,16 +17,16 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.bcu_types import BCU_TYPES, BCU_TYPES_DEFAULT, fit_bcu_types, read_lac
-from gpal.catalog_jobs.candidates import CANDIDATE_SETTINGS
-from gpal.catalog_jobs.follow_up import DEFAULT_TARGET, FOLLOW_UP_SETTINGS, check_target
-from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, check_settings, header_of, recorded_settings
+from gpal.catalog_jobs.bcu_types import fit_bcu_types, read_lac
+from gpal.catalog_jobs.follow_up import check_target
+from gpal.catalog_jobs.job_settings import check_settings, header_of, recorded_settings
 from gpal.catalog_jobs.layout import (
     BASELINES_FILE, CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS, DEFAULT_OUT_DIR, ERROR_BLIND_MODEL_DIR, ESTIMATOR_DIR,
     HELDOUT_FILE, KIND, LAYOUT_VERSION, OOD_FILE, POOL_PRIOR_FILE, REPORT_FILE, SIGNIFICANCE_COLUMN, TIMINGS_FILE,
     TRAINED_DIR,
     refuse_flat,
 )
+from gpal.catalog_jobs.main_job_settings import DEFAULT_BASELINES, DEFAULT_SELECT, DEFAULT_TEST_SIZE, SETTINGS
 from gpal.catalog_jobs.model_folders import (
     Log, TrainedModel, check_sizes, no_log, fit_or_reuse, job_estimator, load_trained, open_job, require_per_class,
 )
@@ -36,10 +36,10 @@ from gpal.catalog_jobs.later_check import (
 )
 from gpal.catalog_jobs.none_of_these import check_outliers, left_out_codes, left_out_sources
 from gpal.catalog_jobs.pool_prior import (
-    APPLIED_BY_DEFAULT, MOVED_GROUPS, adjust_table, mixes_text, training_prior,
+    MOVED_GROUPS, adjust_table, mixes_text, training_prior,
 )
 from gpal.catalog_jobs.prediction import (
-    DEFAULT_CHUNK_SIZE, DEFAULT_SELECT, known_index, predict_catalog, select_tokens, selection_pool, with_information,
+    known_index, predict_catalog, select_tokens, selection_pool, with_information,
 )
 from gpal.catalog_jobs.proba_columns import proba_of, with_proba
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, report_files
@@ -47,13 +47,12 @@ from gpal.catalog_jobs.report.figures import held_out_figures
 from gpal.catalog_jobs.report.inputs import FinishedRun, HeldOutRun, read_baselines
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.tables import (
-    FORMAT_SETTINGS, ClassifiedSources, as_read_back, dated, extra_names, rendered_and_read_back,
+    ClassifiedSources, as_read_back, dated, extra_names, rendered_and_read_back,
 )
 from gpal.catalogs.classes import class1_codes
 from gpal.catalogs.targets import target_columns
-from gpal.constraints import AnyOf, Boolean, Integer, ListOf, OneOf, Optional, Real, Text
 from gpal.data.dataset import NoisyDataset
-from gpal.evaluation.baselines import BASELINES, fit_baselines, fit_baselines_on, min_training_per_class
+from gpal.evaluation.baselines import fit_baselines, fit_baselines_on, min_training_per_class
 from gpal.evaluation.metrics import proba_by_class
 from gpal.files import atomic_output, json_text, write_files
 from gpal.registry import FOLLOW_UP_ACQUISITION
@@ -64,50 +63,8 @@ from gpal.runs.timings import StepTimes, since_process_start
 __all__ = ["DEFAULT_BASELINES", "DEFAULT_TEST_SIZE", "SETTINGS", "classify_catalog"]
 
 
-#: The classifiers a user would otherwise reach for, fitted on the main job's split and features.
-DEFAULT_BASELINES = ("logistic", "random_forest_isotonic")
 #: The gpal models fitted beside the main one for comparison -> the folder each is saved in.
 COMPARED_MODEL_DIRS = {ERROR_BLIND_MODEL: ERROR_BLIND_MODEL_DIR}
-#: The share of the labelled sources held out to check the model.
-DEFAULT_TEST_SIZE = 0.2
-#: The main job's own settings beside the selection and the estimator (the ``classify`` workflow offers them).
-SETTINGS = {
-    "test_size": JobSetting(Real(0, 1, low_open=True, high_open=True, meaning="the held-out fraction"),
-                            DEFAULT_TEST_SIZE, "share of each class held out to check the model (stratified)"),
-    # recorded as the sources it resolves to (the job records its tokens)
-    "select": JobSetting(Optional(AnyOf((Text(), ListOf(Text())))), None,
-                         "the sources to classify: 'unassociated', 'bcu', CLASS1 codes or 'all' (None: "
-                         f"{' and '.join(DEFAULT_SELECT)}, less any code the classes train on)"),
-    "chunk_size": JobSetting(Integer(1), DEFAULT_CHUNK_SIZE, "rows per prediction task"),
-    "baselines": JobSetting(ListOf(OneOf(tuple(BASELINES)), min_length=0), DEFAULT_BASELINES,
-                            "classifiers fitted on the same rows and compared with the model"),
-    "target": JobSetting(Optional(Text()), DEFAULT_TARGET,
-                         "the class to list candidates of (lists/candidates_CLASS.csv) and that "
-                         "lists/most_informative.csv ranks by what a label would teach about it, e.g. pulsar "
-                         "(None: every trained class)",
-                         keyword="TARGET"),
-    **CANDIDATE_SETTINGS,
-    **FOLLOW_UP_SETTINGS,
-    **FORMAT_SETTINGS,
-    "known_pulsars": JobSetting(Optional(Text()), None,
-                                "the known pulsars whose position inside a source's 95% ellipse makes it known: an "
-                                "ATNF Pulsar Catalogue psrcat.db (gzipped or not), or a CSV with columns name, ra, dec "
-                                "(J2000, degrees or sexagesimal) [, p0 (s)] of discoveries newer than it (None: the "
-                                "shipped ATNF catalogue, version 1.64 of 2021)",
-                                record=WHEN_CHANGED),
-    "bcu_types": JobSetting(OneOf(BCU_TYPES), BCU_TYPES_DEFAULT,
-                            "how each bcu's blazar probability is split between bll and fsrq: '4lac' by a model "
-                            "trained on the BL Lacs and FSRQs with the counterpart's 4LAC-DR3 synchrotron and "
-                            "high-energy peaks (lower NLL on later labels, docs/results.md, the bcu section, for about a quarter "
-                            "more CPU time); 'none' as the main model splits it", record=WHEN_CHANGED),
-    # recorded as the groups it moves (False: off)
-    "pool_prior": JobSetting(Boolean(), APPLIED_BY_DEFAULT,
-                             "move the unassociated sources' classifications to their own class mix, estimated by EM "
-                             "(the bcu keep theirs: the bcu rule already carries what the catalog knows; the other "
-                             "populations keep their training share); off by default: with the open sky's other "
-                             "class it makes the lists promise more pulsars than later releases found "
-                             "(docs/results.md, \"The open sky\")"),
-}
 
 
 # -------------------------------------------------------------------- main job

@@ -29,6 +29,7 @@ import pandas as pd
 
 import gpal
 from gpal.active import make_acquisition
+from gpal.catalog_jobs.main_job_settings import DEFAULT_CHUNK_SIZE, DEFAULT_SELECT
 from gpal.catalog_jobs.bcu_types import BcuSplitter
 from gpal.catalog_jobs.layout import OOD_FILE, located
 from gpal.catalog_jobs.model_folders import (
@@ -56,10 +57,6 @@ __all__ = ["BLOCK_ROWS", "DEFAULT_CHUNK_SIZE", "DEFAULT_SELECT", "known_class_pr
            "known_index", "predict_catalog",
            "predict_catalog_blocks", "predict_proba_chunked", "scores_information", "selection_pool", "with_information"]
 
-#: What ``gpal predict`` and the main job classify unless told: the sources without a physical class.
-DEFAULT_SELECT = ("unassociated", "bcu")
-#: Rows per prediction task: seconds of work for a noisy-input model, several tasks per worker (docs/scaling.md).
-DEFAULT_CHUNK_SIZE = 20000
 
 
 def _predict_chunk(model_dir: str, X: np.ndarray, X_var: np.ndarray) -> np.ndarray:

@@ -120,7 +120,8 @@ def test_the_cuts_are_declared_once_and_read_back_from_the_table_keywords():
     assert {name: SETTINGS[name] for name in [*CUTS, "order"]} == CANDIDATE_SETTINGS  # the main job's settings hold them
     cuts = check_cuts({"candidate_significance": 6, "candidate_flags": [14, 5], "order": "new_first"})
     assert cuts == {"candidate_significance": 6, "candidate_max_ellipse": 0.1, "candidate_flags": (5, 14),
-                    "candidate_declination": (-90.0, 90.0), "candidate_visible_from": None, "order": "new_first"}
+                    "candidate_declination": (-90.0, 90.0), "candidate_visible_from": None, "candidate_rows": None,
+                    "order": "new_first"}
     assert cuts_from_meta(cuts_meta(cuts)) == cuts
     assert cuts_from_meta({}) == check_cuts({})  # a table of an earlier gpal: the defaults
     assert cuts_identity(check_cuts({})) == {}  # a run at the defaults is recorded as before

@@ -260,7 +260,7 @@ def test_classify_params_are_the_selection_the_estimator_and_the_job(tmp_path, m
                     "baselines": ["logistic", "random_forest_isotonic"], "target": None, "follow_up_significance": 4.0,
                     "follow_up_flags": [], "pool_prior": False, "candidate_significance": 5.0,
                     "candidate_max_ellipse": 0.1, "candidate_flags": [], "candidate_declination": [-90.0, 90.0],
-                    "candidate_visible_from": None, "order": "by_class", "known_pulsars": None, "table_formats": [], "bcu_types": "none"}
+                    "candidate_visible_from": None, "candidate_rows": None, "order": "by_class", "known_pulsars": None, "table_formats": [], "bcu_types": "none"}
 
 
 @pytest.mark.slow
