@@ -30,7 +30,7 @@ ORDER_RULE = (f"p_<class> rounded to {RANK_DIGITS} decimals, highest first; ties
               "then by Conf_95_SemiMajor, smallest first; a blazar list ranks the sources with a counterpart "
               "(section 'counterpart') before the unassociated ones (section 'unassociated')")
 #: The width of the probability bands each order ranks inside (1: one band, the probability not read): chosen on the
-#: pulsar lists of the release pairs ending before FL16Y, the top 50 summed (lab/studies/pulsar_order.yaml).
+#: pulsar lists of the release pairs ending before FL16Y, the top 50 summed; docs/results.md shows the measurement.
 ORDER_BANDS: Mapping[str, float] = types.MappingProxyType({"significance": 1.0, "new_first": 0.05})
 #: The orders a target list can be ranked in (``--order``): name -> the rule in the header's words.
 #: ``significance``: a pulsar search finds the bright first (pulsations need photons), and on later labels the
