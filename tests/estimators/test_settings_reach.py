@@ -39,9 +39,13 @@ def _with_new_setting() -> type:
 @pytest.fixture
 def with_new_setting(monkeypatch):
     import gpal.catalog_jobs.settings
+    import gpal.estimators.noisy_gp
 
     cls = _with_new_setting()
-    monkeypatch.setattr(gpal.catalog_jobs.settings, "NoisyGPClassifier", cls)
+    # the class main_job_estimator builds, and the declaration an ordinary parse reads without importing it (adding
+    # the parameter to NoisyGPClassifier adds it to both: its _parameters are that declaration)
+    monkeypatch.setattr(gpal.estimators.noisy_gp, "NoisyGPClassifier", cls)
+    monkeypatch.setattr(gpal.catalog_jobs.settings, "MAIN_JOB_PARAMETERS", cls._parameters)
     return cls
 
 
