@@ -1,0 +1,109 @@
+"""Should `NoisyGPClassifier` use the error bars it is given by default?  The estimator with its defaults and no
+X_var (the exact-input GP, ``input_noise="none"``) against the same estimator given X_var with the population prior
+(``input_noise="latent", input_prior="population"``), fitted on the catalogs' rows exactly as the later-label
+checks fit gpal (`gpal.catalog_jobs.later_labels.check_data`): a held-out check trains on a release's 80 % split
+and scores the other 20 %; a later-label check trains on an earlier release's labelled sources and scores its
+unassociated and bcu sources by the classes a later release gave them.  What the catalog knows (a bcu is a blazar)
+is applied to both models' probabilities, as every model of the later-label checks has it.
+
+Each fit prints one JSON line (check, seed, model, seconds, epochs, measures) and keeps the probabilities under
+``--units`` (not in git); ``--summarize`` prints, per check, both models' measures over the seeds and the paired
+bootstrap interval of "error bars minus ignoring" (`gpal.catalog_jobs.later_labels.measure_check`, 1000 resamples
+of the sources, each resample's measure averaged over the seeds)::
+
+    OMP_NUM_THREADS=1 nice -n 10 python lab/studies/bench_estimator_default.py --units runs/estimator_default
+    python lab/studies/bench_estimator_default.py --units runs/estimator_default --summarize
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from shared import keep_printed  # the script's folder, first on its path
+
+CHECKS = ("held-out:FL16Y", "held-out:4FGL-DR4", "4FGL:FL16Y", "4FGL-DR4:FL16Y")
+MODELS = {"ignoring": {}, "error_bars": {"input_noise": "latent", "input_prior": "population"}}
+REFERENCE = "error_bars"
+
+
+def unit_path(units: Path, check: str, seed: int, model: str) -> Path:
+    return units / f"{check.replace(':', '_')}_seed{seed}_{model}.json"
+
+
+def fit_unit(check: str, seed: int, model: str) -> dict:
+    """One estimator's probabilities of one check's rows (before what the catalog knows is applied)."""
+    from gpal import NoisyGPClassifier
+    from gpal.catalog_jobs.later_labels import check_data
+
+    train, rows, _ = check_data(check, seed)
+    est = NoisyGPClassifier(random_state=seed, progress=False, **MODELS[model])
+    noisy = bool(MODELS[model])
+    started = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the long-fit notice; the catalog's dropped rows are the job's
+        est.fit(train.X, train.y, train.X_var if noisy else None)
+    seconds = time.perf_counter() - started
+    proba = est.predict_proba(rows.X, rows.X_var if noisy else None)
+    return {"check": check, "seed": seed, "model": model, "n_train": int(train.y.size), "n_rows": int(len(rows.X)),
+            "fit_seconds": round(seconds, 1), "epochs": len(est.history_), "converged": bool(est.converged_),
+            "proba": np.asarray(proba).tolist()}
+
+
+def run(checks: list[str], seeds: list[int], units: Path) -> None:
+    units.mkdir(parents=True, exist_ok=True)
+    for seed in seeds:  # every check at a seed before the next seed: a partial run still covers every check
+        for check in checks:
+            for model in MODELS:
+                path = unit_path(units, check, seed, model)
+                if path.is_file():
+                    continue
+                unit = fit_unit(check, seed, model)
+                path.write_text(json.dumps(unit), encoding="utf-8")
+                print(json.dumps({k: v for k, v in unit.items() if k != "proba"}), flush=True)
+
+
+def summarize(checks: list[str], seeds: list[int], units: Path) -> None:
+    from gpal.catalog_jobs.later_labels import check_probabilities, measure_check
+
+    print("| check | measure | ignoring X_var | error bars | error bars - ignoring [95 %] | sources |")
+    print("|---|---|---|---|---|---|")
+    for check in checks:
+        probabilities, seconds = {}, {m: [] for m in MODELS}
+        for seed in seeds:
+            loaded = {m: json.loads(unit_path(units, check, seed, m).read_text(encoding="utf-8")) for m in MODELS}
+            for m, u in loaded.items():
+                seconds[m].append(u["fit_seconds"])
+            probabilities[seed] = check_probabilities(check, seed, loaded)
+        table = measure_check(check, seeds, probabilities, reference=REFERENCE)
+        for measure in ("nll", "balanced_accuracy", "ece", "pulsar_blazar_auc"):
+            part = table[table.measure == measure].set_index("model")
+            ref, other = part.loc[REFERENCE], part.loc["ignoring"]
+            # measure_check's interval is reference minus the other model: error bars minus ignoring
+            print(f"| {check} | {measure} | {other['value']:.3f} | {ref['value']:.3f} | "
+                  f"{other['diff']:+.3f} [{other['diff_low']:+.3f}, {other['diff_high']:+.3f}] | {int(ref['n'])} |")
+        print(f"fit seconds {check}: ignoring {np.mean(seconds['ignoring']):.0f} / error bars "
+              f"{np.mean(seconds['error_bars']):.0f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--checks", nargs="+", default=list(CHECKS))
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--units", type=Path, required=True, help="folder of the per-fit probabilities")
+    parser.add_argument("--summarize", action="store_true", help="print the table from the units kept")
+    args = parser.parse_args()
+    if args.summarize:
+        with keep_printed("estimator_default", __file__):
+            summarize(args.checks, args.seeds, args.units)
+    else:
+        run(args.checks, args.seeds, args.units)
+
+
+if __name__ == "__main__":
+    main()
