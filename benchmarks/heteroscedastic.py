@@ -55,14 +55,18 @@ def nll(log_proba: np.ndarray, y: np.ndarray) -> float:
     return float(-np.mean(log_proba[np.arange(y.size), y]))
 
 
-def curve(seed: int, n: int = 2000, d: int = 10, epochs: int = 750, every: int = 5, **params) -> list[dict]:
-    """Per-epoch time, mean negative ELBO and (every ``every`` epochs) test NLL of one fit with defaults."""
+def curve(seed: int, n: int = 2000, d: int = 10, epochs: int = 750, every: int = 5, noisy: bool = False,
+          **params) -> list[dict]:
+    """Per-epoch time, mean negative ELBO and (every ``every`` epochs) test NLL of one fit with defaults; ``noisy``:
+    NIMGP with the population prior given X_var (train and test) instead."""
     from gpal import NoisyGPClassifier
     from gpal.estimators.fit_plan import fit_data, plan_fit, train_plan
 
     task = make_task(n, 2000, d, seed=seed)
     rows: list[dict] = []
     clock = [time.perf_counter()]
+    if noisy:
+        params = {"input_noise": "latent", "input_prior": "population", **params}
     est = NoisyGPClassifier(epochs=epochs, random_state=seed, tol=None, **params)  # every epoch: the curve
     plans = []
 
@@ -71,13 +75,14 @@ def curve(seed: int, n: int = 2000, d: int = 10, epochs: int = 750, every: int =
         if (epoch + 1) % every == 0 or epoch == 0:
             # the model being trained, as a fitted estimator: a prediction reads its current parameters
             est._keep(plans[0].session, d, plans[0].standardizer, [], False)
-            proba = est.predict_proba(task["X_test"])
+            proba = est.predict_proba(task["X_test"], task["X_var_test"] if noisy else None)
             row["test_nll"] = nll(np.log(np.maximum(proba, 1e-300)), task["y_test"])
         rows.append(row)
         clock[0] = time.perf_counter()  # the evaluation's time is not the fit's
 
     started = time.perf_counter()
-    plans.append(plan_fit(est, *fit_data(est, task["X"], task["y"], None), callback=record))
+    plans.append(plan_fit(est, *fit_data(est, task["X"], task["y"], task["X_var"] if noisy else None),
+                          callback=record))
     rows.append({"setup_seconds": time.perf_counter() - started})
     clock[0] = time.perf_counter()
     train_plan(plans[0], progress=False)
@@ -155,6 +160,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--d", type=int, default=10)
+    parser.add_argument("--epochs", type=int, default=750, help="curve: the epochs run")
+    parser.add_argument("--noisy", action="store_true", help="curve: NIMGP with the population prior given X_var")
     args = parser.parse_args()
     if args.what == "bayes":
         task = make_task(args.n, 2000, args.d, seed=args.seed)
@@ -167,7 +174,7 @@ def main() -> None:
     elif args.what == "default":
         print(json.dumps(default_fit(args.seed, args.n, args.d)))
     else:
-        for row in curve(args.seed, args.n, args.d):
+        for row in curve(args.seed, args.n, args.d, epochs=args.epochs, noisy=args.noisy):
             print(json.dumps(row))
 
 

@@ -26,7 +26,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from gpal.constraints import Integer, check_values
-from gpal.estimators.base import GPClassifierMixin, check_sample_weight
+from gpal.estimators.base import GPClassifierMixin, check_sample_weight, check_variance_scale
 from gpal.estimators.conjugate import check_conjugate, fit_augmented
 from gpal.estimators.fit_plan import fit_data, plan_fit, train_plan
 from gpal.estimators.noisy_gp_state import noisy_gp_from_state, noisy_gp_state
@@ -274,7 +274,24 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         X, X_var = self._prediction_inputs(X, X_var, self.needs_X_var)
         if X.shape[0] == 0:
             raise ValueError("predict needs at least one row; X is empty")
+        if self.needs_X_var:
+            self._check_prediction_variances(X, X_var)
         return X, X_var
+
+    def _check_prediction_variances(self, X: np.ndarray, X_var: np.ndarray) -> None:
+        """The fit's warnings of misused error bars (`check_variance_scale`: standard deviations passed as variances,
+        X rescaled without X_var, values of an unmeasured error), for the rows a prediction is given, compared with
+        their own spread (its ratio to X_var is the same in standardised units): measured variances stay below it, as
+        noise adds its variance to the spread of the values.  Not with the training rows' spread, which a pool of
+        fainter sources rightly exceeds (4FGL-DR4's unassociated sources: LP_beta's median variance is 1.2 times the
+        labelled sources' spread, 0.6 times their own); not for one row, which has no spread; nor for all-zero
+        X_var, which asks for the probabilities at exact inputs (a decision surface on a grid)."""
+        if X.shape[0] < 2 or not np.any(X_var > 0):
+            return
+        names = getattr(self, "feature_names_in_", None)
+        if names is None and self.standardizer_ is not None:
+            names = self.standardizer_.feature_names
+        check_variance_scale(X, X_var, () if names is None else tuple(names), type(self).__name__, stacklevel=6)
 
     def predict_proba(self, X: Any, X_var: Any = None, *, return_mc_error: bool = False) -> Any:
         """Class probabilities (n, C), columns in the order of ``classes_``.

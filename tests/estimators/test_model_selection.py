@@ -190,3 +190,24 @@ def test_a_weighted_scorer_asks_for_and_passes_the_sample_weight(data):
     # the binary Brier score reads the positive class' column, as scikit-learn's scorer does
     assert noisy_scorer("neg_brier_score")(est, X, y, X_var=V) == pytest.approx(
         -brier_score_loss(y, proba[:, 1], pos_label=est.classes_[1]), rel=1e-12)
+
+
+def test_prediction_warns_of_misused_error_bars_as_fit_does(data):
+    X, V, y = data
+    X, V = X / [1.0, 1000.0], V / [1.0, 1e6]  # feature x1 in units where its spread is 0.05
+    est = NoisyGPClassifier(input_noise="first_order", **FAST).fit(X, y, V)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the variances themselves, zero ones (exact inputs) and one row: nothing said
+        est.predict_proba(X, V)
+        est.predict_proba(X, np.zeros_like(V))
+        est.predict_proba(X[:1], np.sqrt(V[:1]) * 1e3)
+    sd = np.c_[V[:, 0], np.sqrt(V[:, 1])]  # x1's error bars given as standard deviations
+    with pytest.warns(UserWarning, match="feature 'x1' exceeds that feature's own variance across the sample.*"
+                                         "standard deviations passed as variances") as record:
+        est.predict_proba(X, sd)
+    assert not any("'x0'" in str(w.message) for w in record)
+    assert record[0].filename == __file__  # said at the user's call
+    huge = V.copy()
+    huge[:3, 0] = 1e12
+    with pytest.warns(UserWarning, match=r"feature 'x0' holds 3 value\(s\) over 1e\+06 times"):
+        est.predict(X, huge)
