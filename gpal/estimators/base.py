@@ -82,8 +82,11 @@ def _variances(X: np.ndarray, X_var: Any) -> np.ndarray:
         return np.zeros_like(X)
     V = _matrix("X_var", X_var)
     if V.shape != X.shape:
+        # scikit-learn routes X_var to the last step without saying which step changed X: name the likely kind
+        changed = ("rows (a step that resamples or drops rows)" if V.shape[0] != X.shape[0] else
+                   "columns (a step that selects, combines or adds features: SelectKBest, PCA, PolynomialFeatures)")
         raise ValueError(f"X_var must have the shape of X {X.shape}; got {V.shape}" + (
-            "; in a Pipeline, a step before this estimator changed X's rows or columns and not X_var's: put each "
+            f"; in a Pipeline, a step before this estimator changed X's {changed} and not X_var's: put each "
             "row's error bars in the row (gpal.estimators.model_selection.stack_inputs, NoisyInputAdapter)"
             if V.ndim == 2 and X.ndim == 2 else ""))
     if (V < 0).any():
@@ -407,6 +410,10 @@ class GPClassifierMixin(ClassifierMixin):
 
     def score(self, X: Any, y: Any = None, sample_weight: Any = None, *, X_var: Any = None) -> float:
         """Accuracy, optionally weighted, as scikit-learn's classifiers (a labelled NoisyDataset may stand for X, y).
+
+        The arguments are scikit-learn's ``score(X, y, sample_weight)`` with ``X_var`` by keyword, where ``fit`` and
+        ``predict_proba`` take ``X_var`` after ``X`` (and ``y``): scikit-learn's own tools pass metadata to ``fit``
+        by keyword, but code written for any classifier may pass a weight to ``score`` third.
 
         Returns
         -------

@@ -94,8 +94,10 @@ def test_a_step_that_changes_x_s_columns_and_not_x_var_s_is_refused_naming_the_f
     X, V, y = data
     est = _nimgp().set_fit_request(X_var=True)
     with pytest.raises(ValueError, match=r"X_var must have the shape of X \(90, 1\); got \(90, 2\); in a Pipeline.*"
-                                         r"stack_inputs, NoisyInputAdapter"):
+                                         r"changed X's columns .*stack_inputs, NoisyInputAdapter"):
         make_pipeline(FunctionTransformer(lambda A: A[:, :1]), est).fit(X, y, X_var=V)
+    with pytest.raises(ValueError, match=r"got \(85, 2\); in a Pipeline, a step before this estimator changed X's rows"):
+        _nimgp().fit(X, y, V[:85])  # what a step that drops rows hands on
 
 
 def test_the_noisy_scaler_maps_values_and_variances_together(data):
