@@ -16,12 +16,12 @@ import numpy as np
 from gpal.data.dataset import NoisyDataset
 from gpal.data.splits import holdout_per_class
 from gpal.estimators.base import FitData, check_fit_data, check_predict_data, check_variance_scale, warn_ignored_noise
-from gpal.estimators.params import input_prior_used, model_spec
+from gpal.estimators.params import choose_input_noise, input_prior_used, model_spec
 from gpal.evaluation.metrics import negative_log_likelihood
 from gpal.registry import INPUT_NOISE
 from gpal.training.session import ModelSession
 
-__all__ = ["BoundStop", "FitPlan", "complete_fit", "fit_data", "plan_fit", "train_plan"]
+__all__ = ["TREND_EPOCHS", "BoundStop", "FitPlan", "complete_fit", "fit_data", "plan_fit", "train_plan"]
 
 
 class FitPlan(NamedTuple):
@@ -55,6 +55,7 @@ def fit_data(estimator: Any, X: Any, y: Any, X_var: Any, unlabelled: Any = None)
     """
     est = estimator
     est._start_fit(X)
+    est.input_noise_, est.input_prior_ = choose_input_noise(est, X.X_var if isinstance(X, NoisyDataset) else X_var)
     if X_var is None and not isinstance(X, NoisyDataset) and est.needs_X_var:
         raise ValueError(
             f"input_noise={est.input_noise!r} with noise_variance={est.noise_variance!r} uses the measured "
@@ -73,7 +74,8 @@ def fit_data(estimator: Any, X: Any, y: Any, X_var: Any, unlabelled: Any = None)
 
 
 #: How a NoisyGPClassifier uses measured error bars; docs/methods.md ("when to use which") says why this one.
-_USE_THE_ERROR_BARS = "input_noise='latent', input_prior='population' uses them"
+_USE_THE_ERROR_BARS = ("input_noise='latent', input_prior='population' uses them, as the default input_noise='auto' "
+                       "does with inference='svi'")
 
 
 def plan_fit(estimator: Any, data: FitData, extra: Any = None, callback: Callable | None = None,
@@ -155,20 +157,38 @@ def complete_fit(plan: FitPlan, result: Any) -> Any:
     return est
 
 
-class BoundStop:
-    """The training's stop when the bound stops improving: after ``patience`` epochs in a row whose mean negative ELBO
-    is not below the best so far by more than ``tol`` times its size (scikit-learn's ``tol`` / ``n_iter_no_change``
-    of its stochastic solvers).  A callback, handing each epoch on to ``then`` (a user's, which may still stop)."""
+#: The epochs whose bound's trend the stop reads (`BoundStop`): long enough that a noisy bound (a model that samples
+#: its inputs) shows its slow fall through the noise; docs/methods.md ("Training length") gives the measurements.
+TREND_EPOCHS = 40
 
-    def __init__(self, tol: float, patience: int, then: Callable | None = None):
-        self.tol, self.patience, self.then = tol, patience, then
-        self.best, self.waited, self.exhausted = np.inf, 0, False
+
+class BoundStop:
+    """The training's stop when the bound stops improving: after ``patience`` epochs in a row at which the
+    least-squares trend of the last ``window`` epochs' mean negative ELBO predicts that as many epochs again would
+    lower it by no more than ``tol`` times its size (scikit-learn's ``tol`` / ``n_iter_no_change`` of its
+    stochastic solvers, read on a trend).  A trend, not the best epoch so far: the bound of a model that samples its
+    inputs is noisy, and no later epoch beats a lucky low one while the model still improves.  A callback, handing
+    each epoch on to ``then`` (a user's, which may still stop)."""
+
+    def __init__(self, tol: float, patience: int, then: Callable | None = None, window: int = TREND_EPOCHS):
+        self.tol, self.patience, self.then, self.window = tol, patience, then, int(window)
+        self.losses: list[float] = []
+        self.waited, self.exhausted = 0, False
+
+    def predicted_fall(self) -> float:
+        """The fall of the bound over the next ``window`` epochs that the trend of the last ``window`` predicts
+        (NaN before ``window`` epochs have run)."""
+        if len(self.losses) < self.window:
+            return float("nan")
+        last = np.asarray(self.losses[-self.window:])
+        t = np.arange(self.window) - (self.window - 1) / 2
+        return float(-(t @ (last - last.mean())) / (t @ t) * self.window)
 
     def __call__(self, epoch: int, loss: float) -> bool | None:
-        if loss < self.best - self.tol * abs(self.best if np.isfinite(self.best) else loss):
-            self.best, self.waited = loss, 0
-        else:
-            self.waited += 1
+        self.losses.append(float(loss))
+        fall = self.predicted_fall()
+        if fall == fall:  # the window is full
+            self.waited = 0 if fall > self.tol * abs(np.mean(self.losses[-self.window:])) else self.waited + 1
         self.exhausted = self.waited >= self.patience
         if self.then is not None and self.then(epoch, loss) is False:
             return False

@@ -30,10 +30,10 @@ from gpal.estimators.base import GPClassifierMixin, check_sample_weight, check_v
 from gpal.estimators.conjugate import check_conjugate, fit_augmented
 from gpal.estimators.fit_plan import fit_data, plan_fit, train_plan
 from gpal.estimators.noisy_gp_state import noisy_gp_from_state, noisy_gp_state
-from gpal.estimators.params import (NOISY_GP_PARAMETERS, check_input_prior, check_named_likelihood_options,
+from gpal.estimators.params import (AUTO, NOISY_GP_PARAMETERS, check_input_prior, check_named_likelihood_options,
                                     input_noise_class)
 from gpal.estimators.sizes import check_fit_sizes, check_prediction_memory
-from gpal.registry import (BROAD_PRIOR_VARIANCE, DEFAULT_HIDDEN_SIZES, DEFAULT_INPUT_NOISE, DEFAULT_INPUT_PRIOR,
+from gpal.registry import (BROAD_PRIOR_VARIANCE, DEFAULT_HIDDEN_SIZES, DEFAULT_INPUT_PRIOR,
                            DEFAULT_LIKELIHOOD, DEFAULT_NOISE_VARIANCE, DEFAULT_NUM_INDUCING,
                            DEFAULT_PRIOR_COMPONENTS)
 from gpal.training.session import ModelSession
@@ -53,6 +53,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     batch_size=200, tol=None`` (its ``MAIN_JOB_ESTIMATOR``).
 
     Fitted attributes: ``classes_``, ``n_features_in_`` (and ``feature_names_in_`` when X was a DataFrame),
+    ``input_noise_`` and ``input_prior_`` (the input noise and prior the model has: ``input_noise="auto"``'s choice),
     ``random_seed_``, ``model_`` (the
     ``NoisySVGP`` tf.Module), ``standardizer_``, ``history_`` (per-epoch mean of the
     minibatch negative-ELBO estimates), ``stopped_early_``.  With ``inference`` "cavi" or
@@ -63,7 +64,11 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     Parameters
     ----------
     input_noise
-        "none", "latent", "amortized" or "first_order": how input noise enters: ignored (MGP), a Gaussian
+        "auto" (the default): the error bars used where they are given, NIMGP with the population prior
+        (``input_noise="latent", input_prior="population"``) for a fit given X_var with a non-zero entry, exact
+        inputs (MGP) for one without (docs/methods.md, "When to use which", gives the measurements);
+        ``input_noise_`` and ``input_prior_`` say which the fit chose.  Or "none", "latent", "amortized" or
+        "first_order": how input noise enters: ignored (MGP), a Gaussian
         q(x_i) per training point (NIMGP), q(x_i) from a network of (x~_i, y_i) (NIMGP-NN), or a first-order
         variance correction grad(mu)^T V grad(mu) (NIMGP-FO).  Or, as ``kernel`` takes a gpflow kernel,
         a ``gpal.models.InputNoise`` subclass (``FirstOrder``, a user's own), built for each training
@@ -140,8 +145,10 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         validation checks without a lower NLL before early stopping ends the training; without early stopping,
         epochs without ``tol``'s gain in the bound before the training ends.
     tol
-        the training ends after ``n_iter_no_change`` epochs whose mean negative ELBO is not below the best so far by
-        more than ``tol`` times its size (``converged_``), ``epochs`` being the most it runs; None: every epoch runs.
+        the training ends after ``n_iter_no_change`` epochs in a row at which the trend of the mean negative ELBO over
+        the last ``gpal.estimators.fit_plan.TREND_EPOCHS`` epochs predicts a fall of no more than ``tol`` times its
+        size over as many epochs again (``converged_``; a trend, so that a noisy bound does not end the training
+        early), ``epochs`` being the most it runs; None: every epoch runs.
     validation_interval
         epochs between two validation checks of early stopping.
     random_state
@@ -183,7 +190,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     def __init__(
         self,
         *,
-        input_noise: Any = DEFAULT_INPUT_NOISE,
+        input_noise: Any = AUTO,
         noise_variance: str = DEFAULT_NOISE_VARIANCE,
         likelihood: Any = DEFAULT_LIKELIHOOD,
         likelihood_options: dict[str, Any] | None = None,

@@ -155,11 +155,11 @@ def test_standard_deviations_given_as_variances_are_named(data):
 def test_a_model_that_ignores_the_error_bars_says_so_and_how_to_use_them(data):
     X, V, y = data
     with pytest.warns(UserWarning, match="ignores input noise.*input_noise='latent', input_prior='population'"):
-        NoisyGPClassifier(**FAST).fit(X, y, V)
+        NoisyGPClassifier(**FAST, input_noise="none").fit(X, y, V)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        NoisyGPClassifier(**FAST).fit(X, y)  # nothing given, nothing said
-        NoisyGPClassifier(**FAST).fit(X, y, np.zeros_like(X))
+        NoisyGPClassifier(**FAST, input_noise="none").fit(X, y)  # nothing given, nothing said
+        NoisyGPClassifier(**FAST, input_noise="none").fit(X, y, np.zeros_like(X))
 
 
 def test_an_exact_input_dirichlet_gp_says_it_ignores_the_error_bars(data):
