@@ -16,7 +16,7 @@ import numpy as np
 from gpal.data.dataset import NoisyDataset
 from gpal.data.splits import holdout_per_class
 from gpal.estimators.base import FitData, check_fit_data, check_predict_data, check_variance_scale, warn_ignored_noise
-from gpal.estimators.params import choose_input_noise, input_prior_used, model_spec
+from gpal.estimators.params import choose_input_noise, input_noise_class, input_prior_used, model_spec
 from gpal.evaluation.metrics import negative_log_likelihood
 from gpal.registry import INPUT_NOISE
 from gpal.training.session import ModelSession
@@ -114,7 +114,8 @@ def plan_fit(estimator: Any, data: FitData, extra: Any = None, callback: Callabl
             patience=int(est.n_iter_no_change), then=callback,
         )
     if monitor is None and est.tol is not None:
-        monitor = BoundStop(float(est.tol), int(est.n_iter_no_change), then=callback)
+        window = TREND_EPOCHS if input_noise_class(est).latent_inputs else None
+        monitor = BoundStop(float(est.tol), int(est.n_iter_no_change), then=callback, window=window)
     return FitPlan(est, data, standardizer, session, TrainData.from_arrays(Z, Z_var, y, weight), previous is not None,
                    monitor, callback if monitor is None else monitor)
 
@@ -157,38 +158,49 @@ def complete_fit(plan: FitPlan, result: Any) -> Any:
     return est
 
 
-#: The epochs whose bound's trend the stop reads (`BoundStop`): long enough that a noisy bound (a model that samples
-#: its inputs) shows its slow fall through the noise; docs/methods.md ("Training length") gives the measurements.
+#: The epochs whose bound's trend the stop of a model with latent inputs reads (`BoundStop`): its inputs are sampled,
+#: so its bound is noisy, and each training row's q(x_i) moves once an epoch, so its bound falls slowly while its
+#: test NLL still improves; docs/methods.md ("Training length") gives the measurements.
 TREND_EPOCHS = 40
 
 
 class BoundStop:
-    """The training's stop when the bound stops improving: after ``patience`` epochs in a row at which the
-    least-squares trend of the last ``window`` epochs' mean negative ELBO predicts that as many epochs again would
-    lower it by no more than ``tol`` times its size (scikit-learn's ``tol`` / ``n_iter_no_change`` of its
-    stochastic solvers, read on a trend).  A trend, not the best epoch so far: the bound of a model that samples its
-    inputs is noisy, and no later epoch beats a lucky low one while the model still improves.  A callback, handing
-    each epoch on to ``then`` (a user's, which may still stop)."""
+    """The training's stop when the bound stops improving (scikit-learn's ``tol`` / ``n_iter_no_change`` of its
+    stochastic solvers): after ``patience`` epochs in a row whose mean negative ELBO is not below the best so far by
+    more than ``tol`` times its size; with a ``window``, after ``patience`` epochs in a row at which the
+    least-squares trend of the last ``window`` epochs predicts that as many epochs again would lower it by no more
+    than ``tol`` times its size.  The trend is for a model that samples its inputs: no later epoch of its noisy bound
+    beats a lucky low one while the model still improves.  A callback, handing each epoch on to ``then`` (a user's,
+    which may still stop)."""
 
-    def __init__(self, tol: float, patience: int, then: Callable | None = None, window: int = TREND_EPOCHS):
-        self.tol, self.patience, self.then, self.window = tol, patience, then, int(window)
+    def __init__(self, tol: float, patience: int, then: Callable | None = None, window: int | None = None):
+        self.tol, self.patience, self.then, self.window = tol, patience, then, window
         self.losses: list[float] = []
-        self.waited, self.exhausted = 0, False
+        self.best, self.waited, self.exhausted = np.inf, 0, False
 
     def predicted_fall(self) -> float:
         """The fall of the bound over the next ``window`` epochs that the trend of the last ``window`` predicts
-        (NaN before ``window`` epochs have run)."""
-        if len(self.losses) < self.window:
+        (NaN without a window, or before ``window`` epochs have run)."""
+        if self.window is None or len(self.losses) < self.window:
             return float("nan")
         last = np.asarray(self.losses[-self.window:])
         t = np.arange(self.window) - (self.window - 1) / 2
         return float(-(t @ (last - last.mean())) / (t @ t) * self.window)
 
+    def _improved(self, loss: float) -> bool | None:
+        """Whether this epoch counts as a gain (None: the trend's window is not full yet)."""
+        if self.window is None:
+            gained = loss < self.best - self.tol * abs(self.best if np.isfinite(self.best) else loss)
+            self.best = loss if gained else self.best
+            return gained
+        fall = self.predicted_fall()
+        return None if fall != fall else fall > self.tol * abs(np.mean(self.losses[-self.window:]))
+
     def __call__(self, epoch: int, loss: float) -> bool | None:
         self.losses.append(float(loss))
-        fall = self.predicted_fall()
-        if fall == fall:  # the window is full
-            self.waited = 0 if fall > self.tol * abs(np.mean(self.losses[-self.window:])) else self.waited + 1
+        improved = self._improved(float(loss))
+        if improved is not None:
+            self.waited = 0 if improved else self.waited + 1
         self.exhausted = self.waited >= self.patience
         if self.then is not None and self.then(epoch, loss) is False:
             return False

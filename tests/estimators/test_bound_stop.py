@@ -23,7 +23,16 @@ def data():
     return X, np.where(X[:, 0] > 0, "psr", "bll")
 
 
-def test_the_rule_stops_after_patience_epochs_whose_trend_predicts_no_relative_gain():
+def test_the_rule_stops_after_patience_epochs_without_a_relative_gain():
+    stop = BoundStop(tol=0.01, patience=2)
+    # 100 -> 90 gains; 89.5 is within 1% of 90 (no gain), 89.2 neither: the second of them stops
+    answers = [stop(epoch, loss) for epoch, loss in enumerate([100.0, 90.0, 89.5, 89.2])]
+    assert answers == [None, None, None, False] and stop.exhausted
+    again = BoundStop(tol=0.01, patience=2)
+    assert [again(e, v) for e, v in enumerate([100.0, 99.5, 90.0, 89.5, 80.0])] == [None, None, None, None, None]
+
+
+def test_with_a_window_the_rule_stops_after_patience_epochs_whose_trend_predicts_no_relative_gain():
     stop = BoundStop(tol=0.01, patience=2, window=4)
     # a fall of 2 an epoch predicts 8 over 4 epochs (over 1% of ~90); level from 80 on: the trend's prediction falls
     # below 0.8 at the fourth level epoch's window and again at the fifth, which stops
@@ -53,16 +62,29 @@ def test_a_noisy_bound_that_still_falls_keeps_the_training_going_and_a_level_one
     for seed in range(5):
         rng = np.random.default_rng(seed)
         falling = 14600.0 - 2.4 * np.arange(300) + rng.normal(scale=65.0, size=300)
-        trend.append(_stop_epoch(BoundStop(tol=1e-3, patience=5), falling))
+        trend.append(_stop_epoch(BoundStop(tol=1e-3, patience=5, window=TREND_EPOCHS), falling))
         lowest, waited = np.inf, 0
         for epoch, loss in enumerate(falling):
             lowest, waited = (loss, 0) if loss < lowest - 1e-3 * abs(loss) else (lowest, waited + 1)
             if waited >= 5:
                 break
         best.append(epoch + 1)
-        level.append(_stop_epoch(BoundStop(tol=1e-3, patience=5), 14600.0 + rng.normal(scale=65.0, size=300)))
+        level.append(_stop_epoch(BoundStop(tol=1e-3, patience=5, window=TREND_EPOCHS),
+                                 14600.0 + rng.normal(scale=65.0, size=300)))
     assert max(best) <= 20 and np.median(trend) == 300 and min(trend) > 2 * max(best)
     assert max(level) <= 60
+
+
+def test_a_model_with_latent_inputs_stops_on_the_trend_and_an_exact_input_one_on_the_best_epoch(data):
+    from gpal.estimators.fit_plan import fit_data, plan_fit
+
+    X, y = data
+    V = np.full(X.shape, 0.05)
+    windows = {}
+    for name in ("latent", "none"):
+        est = NoisyGPClassifier(**SMALL, input_noise=name, random_state=0)
+        windows[name] = plan_fit(est, *fit_data(est, X, y, V if name == "latent" else None)).monitor.window
+    assert windows == {"latent": TREND_EPOCHS, "none": None}
 
 
 def test_a_user_callback_still_stops_the_training():
@@ -74,10 +96,8 @@ def test_the_default_fit_ends_when_the_bound_stops_improving_and_is_no_interrupt
     X, y = data
     est = NoisyGPClassifier(**SMALL, epochs=400, random_state=0).fit(X, y)
     assert est.converged_ and not est.stopped_early_ and len(est.history_) < 400
-    # the rule, read off the recorded bound: its trend predicted no gain of tol at the last epoch
-    last = np.asarray(est.history_[-TREND_EPOCHS:])
-    fall = -np.polyfit(np.arange(TREND_EPOCHS), last, 1)[0] * TREND_EPOCHS
-    assert fall <= est.tol * abs(last.mean())
+    last = est.history_[-est.n_iter_no_change - 1:]
+    assert min(last[1:]) >= last[0] - est.tol * abs(last[0])  # the rule, read off the recorded bound
     est.save(tmp_path / "m")  # a finished fit: it saves
 
 
