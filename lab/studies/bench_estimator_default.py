@@ -122,6 +122,17 @@ def synthetic(what: str, seeds: list[int]) -> None:
         half = stats.t.ppf(0.975, len(gain) - 1) * gain.std(ddof=1) / np.sqrt(len(gain))
         print(f"test NLL without X_var minus given X_var, mean over {len(gain)} seeds: {gain.mean():.3f} "
               f"[{gain.mean() - half:.3f}, {gain.mean() + half:.3f}]")
+        print("test NLL without X_var minus given X_var, per seed: " + " / ".join(f"{g:.3f}" for g in gain))
+        for key, what in (("with_X_var", "given X_var"), ("without_X_var", "without X_var")):
+            print(f"epochs run {what}, per seed: " + " / ".join(str(r[f"{key}_epochs"]) for r in rows))
+        return
+    for given in (False, True):
+        fits = [r for r in rows if (r["input_noise"] != "none") == given]
+        what = "given X_var" if given else "without X_var"
+        for key, label in (("fit_wall_seconds", "wall seconds"), ("fit_cpu_seconds", "CPU seconds"),
+                           ("epochs_run", "epochs"), ("test_nll", "test NLL")):
+            print(f"default fit {what}, {label} per seed: "
+                  + " / ".join(f"{r[key]:.3f}" if key == "test_nll" else f"{r[key]:.0f}" for r in fits))
 
 
 def main() -> None:
