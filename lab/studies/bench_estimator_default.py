@@ -21,6 +21,14 @@ X_var::
 
     python lab/studies/bench_estimator_default.py --synthetic error_bars --seeds 0 1 2
     python lab/studies/bench_estimator_default.py --synthetic default --seeds 0 1 2
+
+``--curves`` reads training curves that ``benchmarks/heteroscedastic.py curve`` printed (every epoch's bound, the
+test NLL every 5th) and prints where each stop rule (`gpal.estimators.fit_plan.BoundStop`, the default ``tol`` and
+``n_iter_no_change``: the best epoch so far, and the trend over ``TREND_EPOCHS``) ends it, and its test NLL then
+(at the next evaluated epoch) minus the last epoch's::
+
+    python benchmarks/heteroscedastic.py curve --d 5 --noisy --epochs 300 --seed 0 > runs/curves/noisy_d5_s0.jsonl
+    python lab/studies/bench_estimator_default.py --curves runs/curves/noisy_d5_s0.jsonl ...
 """
 
 from __future__ import annotations
@@ -135,6 +143,28 @@ def synthetic(what: str, seeds: list[int]) -> None:
                   + " / ".join(f"{r[key]:.3f}" if key == "test_nll" else f"{r[key]:.0f}" for r in fits))
 
 
+def stops(paths: list[Path]) -> None:
+    """Each curve's stop under either rule, as label lines."""
+    from gpal import NoisyGPClassifier
+    from gpal.estimators.fit_plan import TREND_EPOCHS, BoundStop
+
+    defaults = NoisyGPClassifier().get_params()
+    for path in paths:
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        losses = [r["loss"] for r in rows if "loss" in r]
+        nll = {r["epoch"]: r["test_nll"] for r in rows if "test_nll" in r}
+        last = max(nll)
+        shown = []
+        for name, window in (("best epoch", None), (f"trend over {TREND_EPOCHS}", TREND_EPOCHS)):
+            rule = BoundStop(float(defaults["tol"]), int(defaults["n_iter_no_change"]), window=window)
+            answers = [rule(epoch, loss) for epoch, loss in enumerate(losses)]
+            stop = answers.index(False) + 1 if False in answers else len(losses)
+            at = min(e for e in nll if e >= stop) if stop <= last else last
+            shown.append(f"{name} {stop} ({nll[at] - nll[last]:+.3f})")
+        print(f"{path.stem} ({last} epochs, test NLL {nll[last]:.3f}), stop epoch (NLL minus the last): "
+              + "; ".join(shown))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checks", nargs="+", default=list(CHECKS))
@@ -142,8 +172,12 @@ def main() -> None:
     parser.add_argument("--units", type=Path, help="folder of the per-fit probabilities of the catalogs' checks")
     parser.add_argument("--summarize", action="store_true", help="print the table from the units kept")
     parser.add_argument("--synthetic", choices=["error_bars", "default"], help="the synthetic task instead")
+    parser.add_argument("--curves", nargs="+", type=Path, help="training curves to read the stop rules on instead")
     args = parser.parse_args()
-    if args.synthetic:
+    if args.curves:
+        with keep_printed("estimator_default", __file__):
+            stops(args.curves)
+    elif args.synthetic:
         with keep_printed("estimator_default", __file__):
             synthetic(args.synthetic, args.seeds)
     elif args.units is None:
