@@ -16,7 +16,7 @@ import numpy as np
 from gpal.data.dataset import NoisyDataset
 from gpal.data.splits import holdout_per_class
 from gpal.estimators.base import FitData, check_fit_data, check_predict_data, check_variance_scale, warn_ignored_noise
-from gpal.estimators.params import choose_input_noise, input_noise_class, input_prior_used, model_spec
+from gpal.estimators.params import AUTO, auto_declines, choose_input_noise, input_noise_class, input_prior_used, model_spec
 from gpal.evaluation.metrics import negative_log_likelihood
 from gpal.registry import INPUT_NOISE
 from gpal.training.session import ModelSession
@@ -62,11 +62,14 @@ def fit_data(estimator: Any, X: Any, y: Any, X_var: Any, unlabelled: Any = None)
             "input variances, so fit needs X_var (n, d); pass zeros for exact features"
         )
     data = check_fit_data(X, y, X_var, owner=type(est).__name__)
+    auto = isinstance(est.input_noise, str) and est.input_noise == AUTO
     if est.needs_X_var:
         check_variance_scale(data.X, data.X_var, data.feature_names, type(est).__name__, stacklevel=4)
-    elif X_var is not None:  # given by hand; a NoisyDataset always carries variances (MGP twins read it on purpose)
+    elif X_var is not None or (auto and isinstance(X, NoisyDataset)):
+        # given by hand, or to 'auto' in a NoisyDataset (which always carries variances: MGP twins read it on purpose)
+        declined = auto_declines(est, data.X.shape[0]) if auto else None
         warn_ignored_noise(data.X_var, f"{type(est).__name__}(input_noise={est.input_noise!r}, noise_variance="
-                           f"{est.noise_variance!r})", stacklevel=4, fix=_USE_THE_ERROR_BARS)
+                           f"{est.noise_variance!r})", stacklevel=4, fix=declined or _USE_THE_ERROR_BARS)
     extra = _unlabelled_inputs(est, unlabelled, data.X.shape[1])
     n = data.X.shape[0]
     est.check_sizes(n, data.X.shape[1], len(data.classes), n_prior_rows=n + (0 if extra is None else len(extra[0])))

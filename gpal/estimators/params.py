@@ -18,10 +18,11 @@ import numpy as np
 
 from gpal.constraints import SEED, Boolean, Constraint, Integer, OneOf, Optional, Options, Real, Satisfies
 from gpal.training.session import ModelSpec
-from gpal.registry import INFERENCE, INPUT_NOISE, INPUT_PRIORS, KERNELS, LIKELIHOODS, NOISE_VARIANCE_MODES
+from gpal.registry import (INFERENCE, INPUT_NOISE, INPUT_PRIORS, KERNELS, LIKELIHOODS, NOISE_VARIANCE_MODES,
+                           ROWS_PER_PRIOR_COMPONENT)
 
 __all__ = ["AUTO", "AUTO_WITH_ERROR_BARS", "INPUT_NOISE_SETTING", "KERNEL", "LIKELIHOOD", "NOISY_GP_PARAMETERS", "RANDOM_STATE", "SPARSE_GP_PARAMETERS",
-           "check_input_prior", "check_named_likelihood_options", "choose_input_noise", "input_noise_class", "input_prior_used", "model_spec"]
+           "auto_declines", "check_input_prior", "check_named_likelihood_options", "choose_input_noise", "input_noise_class", "input_prior_used", "model_spec"]
 
 
 def _is_random_state(value: Any) -> bool:
@@ -86,7 +87,7 @@ def _is_input_noise(value: Any) -> bool:
 
 
 INPUT_NOISE_SETTING = Satisfies(
-    _is_input_noise, f"'{AUTO}' (the error bars used where X_var is given), one of {{names}}, an InputNoise subclass (built for each training set) or an InputNoise instance "
+    _is_input_noise, f"one of {{names}} or '{AUTO}' (the error bars used where X_var is given), an InputNoise subclass (built for each training set) or an InputNoise instance "
     "holding no variables (one that holds some is sized for one training set: give its class or name)",
     names=INPUT_NOISE)
 
@@ -119,8 +120,8 @@ NOISY_GP_PARAMETERS: dict[str, Constraint] = {
 
 def choose_input_noise(est: Any, X_var: Any) -> tuple[Any, str]:
     """The ``input_noise`` and ``input_prior`` a fit of ``est`` given ``X_var`` (None: not given) uses: its own
-    settings, or for ``input_noise="auto"`` `AUTO_WITH_ERROR_BARS` where X_var has a non-zero entry and the
-    inference is SVI (the conjugate schemes model exact inputs), exact inputs ("none") otherwise.
+    settings, or for ``input_noise="auto"`` `AUTO_WITH_ERROR_BARS` where X_var has a non-zero entry and
+    `auto_declines` finds nothing against it, exact inputs ("none") otherwise.
 
     Returns
     -------
@@ -130,7 +131,24 @@ def choose_input_noise(est: Any, X_var: Any) -> tuple[Any, str]:
     if not _is_auto(est.input_noise):
         return est.input_noise, est.input_prior
     given = X_var is not None and bool(np.any(np.asarray(X_var, dtype=np.float64) > 0))
-    return AUTO_WITH_ERROR_BARS if given and est.inference == "svi" else ("none", est.input_prior)
+    if given and auto_declines(est, len(X_var)) is None:
+        return AUTO_WITH_ERROR_BARS
+    return "none", est.input_prior
+
+
+def auto_declines(est: Any, n_rows: int) -> str | None:
+    """Why ``input_noise="auto"`` fits exact inputs although given error bars, in words (None: it uses them): the
+    conjugate schemes model exact inputs, and a population prior needs `ROWS_PER_PRIOR_COMPONENT` rows a
+    component (a prior fitted to fewer follows their noise)."""
+    if est.inference != "svi":
+        return f"inference={est.inference!r} models exact inputs; use inference='svi' to use them"
+    if n_rows < int(est.prior_components) * ROWS_PER_PRIOR_COMPONENT:
+        return (f"{n_rows} training rows are too few for the population prior's prior_components="
+                f"{est.prior_components} ({ROWS_PER_PRIOR_COMPONENT} rows each); with prior_components="
+                f"{max(1, n_rows // ROWS_PER_PRIOR_COMPONENT)} or fewer it uses them"
+                + ("" if n_rows >= ROWS_PER_PRIOR_COMPONENT else
+                   ", and below 10 rows input_noise='latent', input_prior='broad' is the one way"))
+    return None
 
 
 def _is_auto(setting: Any) -> bool:

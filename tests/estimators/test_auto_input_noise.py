@@ -72,3 +72,16 @@ def test_the_choice_survives_save_load_and_pickle(data, tmp_path):
 def test_auto_with_learned_variances_is_refused_naming_the_fix():
     with pytest.raises(ValueError, match="noise_variance='learned' ignores; name an input_noise of"):
         NoisyGPClassifier(noise_variance="learned").validate_params()
+
+
+@pytest.mark.parametrize("settings, why", [
+    ({"prior_components": 9}, r"80 training rows are too few for the population prior's prior_components=9 "
+                              r"\(10 rows each\); with prior_components=8 or fewer it uses them"),
+    ({"likelihood": "logistic_softmax", "inference": "cavi"}, "inference='cavi' models exact inputs"),
+])
+def test_where_auto_cannot_use_the_error_bars_it_fits_exact_inputs_and_says_why(settings, why, data):
+    X, V, y = data
+    params = {**SMALL, **settings}  # 9 components need 90 rows; 80 are given
+    with pytest.warns(UserWarning, match="ignores input noise.*" + why):
+        est = NoisyGPClassifier(**params).fit(X, y, V)
+    assert est.input_noise_ == "none" and not est.needs_X_var
