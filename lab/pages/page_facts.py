@@ -299,7 +299,7 @@ _DEFAULT_SYNTHETIC = ("commands", f"{_DEFAULT_SCRIPT} --synthetic error_bars --s
 _DEFAULT_TIME = ("commands", f"{_DEFAULT_SCRIPT} --synthetic default --seeds 0 1 2", "printed")
 _DEFAULT_CURVES = ("commands", f"{_DEFAULT_SCRIPT} --curves runs/curves/noisy_d5_s0.jsonl runs/curves/noisy_d5_s1.jsonl "
                    "runs/curves/none_d10_s0.jsonl", "printed")
-_DEFAULT_CATALOGS = ("commands", f"{_DEFAULT_SCRIPT} --units runs/estimator_default --seeds 0 1 --summarize", "printed")
+_DEFAULT_CATALOGS = ("commands", f"{_DEFAULT_SCRIPT} --units runs/estimator_default --summarize", "printed")
 FACTS["estimator_default_gain"] = Fact(_DEFAULT, _DEFAULT_SYNTHETIC,
                                        "test NLL without X_var minus given X_var, mean over 3 seeds")
 
