@@ -209,19 +209,21 @@ def warn_ignored_noise(X_var: np.ndarray, owner: str, stacklevel: int = 3,
 UNINFORMATIVE_VARIANCE_RATIO = 1e6
 
 
-def check_variance_scale(X: np.ndarray, X_var: np.ndarray, feature_names: Any, owner: str, stacklevel: int = 3) -> None:
+def check_variance_scale(X: np.ndarray, X_var: np.ndarray, feature_names: Any, owner: str, stacklevel: int = 3,
+                         spread: np.ndarray | None = None) -> None:
     """Warn of error bars that a noisy-input model would use in a way their giver cannot have meant.
 
     All zero: the model has nothing to use.  Most of a feature's variances above that feature's own variance
     across the sample: standard deviations passed as variances, or X rescaled without X_var (a scikit-learn
     ``StandardScaler`` in a Pipeline).  Variances over `UNINFORMATIVE_VARIANCE_RATIO` times the feature's
-    variance: values that were not measured, which such a model learns nothing from."""
+    variance: values that were not measured, which such a model learns nothing from.  ``spread``: each feature's
+    variance to compare with (None: X's own across the sample)."""
     if X_var.size and not np.any(X_var > 0):
         warnings.warn(f"{owner} was given X_var, but it is zero everywhere: the inputs are treated as exact and the "
                       "input-noise model has nothing to use; pass the measured variances (squared error bars)",
                       UserWarning, stacklevel=stacklevel)
         return
-    spread = X.var(axis=0)
+    spread = X.var(axis=0) if spread is None else np.asarray(spread, dtype=np.float64)
     names = list(feature_names) if len(feature_names) == X.shape[1] else [f"x{j}" for j in range(X.shape[1])]
     for j in np.nonzero(spread > 0)[0]:
         typical = float(np.median(X_var[:, j]))

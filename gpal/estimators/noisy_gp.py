@@ -288,17 +288,20 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     def _check_prediction_variances(self, X: np.ndarray, X_var: np.ndarray) -> None:
         """The fit's warnings of misused error bars (`check_variance_scale`: standard deviations passed as variances,
         X rescaled without X_var, values of an unmeasured error), for the rows a prediction is given, compared with
-        their own spread (its ratio to X_var is the same in standardised units): measured variances stay below it, as
-        noise adds its variance to the spread of the values.  Not with the training rows' spread, which a pool of
-        fainter sources rightly exceeds (4FGL-DR4's unassociated sources: LP_beta's median variance is 1.2 times the
-        labelled sources' spread, 0.6 times their own); not for one row, which has no spread; nor for all-zero
-        X_var, which asks for the probabilities at exact inputs (a decision surface on a grid)."""
+        the larger of their own spread and the training rows' (1 in the standardised units X and X_var are in here):
+        measured variances stay below the spread of the values they scatter.  Not the training rows' alone, which a
+        pool of fainter sources rightly exceeds (4FGL-DR4's unassociated sources: LP_beta's median variance is 1.2
+        times the labelled sources' spread, 0.6 times their own), nor the rows' own alone, which a few similar rows
+        to predict do not have; not for one row, nor for all-zero X_var, which asks for the probabilities at exact
+        inputs (a decision surface on a grid)."""
         if X.shape[0] < 2 or not np.any(X_var > 0):
             return
         names = getattr(self, "feature_names_in_", None)
         if names is None and self.standardizer_ is not None:
             names = self.standardizer_.feature_names
-        check_variance_scale(X, X_var, () if names is None else tuple(names), type(self).__name__, stacklevel=6)
+        spread = X.var(axis=0) if self.standardizer_ is None else np.maximum(X.var(axis=0), 1.0)
+        check_variance_scale(X, X_var, () if names is None else tuple(names), type(self).__name__, stacklevel=6,
+                             spread=spread)
 
     def predict_proba(self, X: Any, X_var: Any = None, *, return_mc_error: bool = False) -> Any:
         """Class probabilities (n, C), columns in the order of ``classes_``.
