@@ -40,6 +40,9 @@ from gpal.training.session import ModelSession
 
 __all__ = ["NoisyGPClassifier"]
 
+#: How many times a feature's spread most of a prediction's X_var must exceed to be warned of (`check_variance_scale`).
+PREDICTION_VARIANCE_MARGIN = 10.0
+
 # The draw counts sample_proba and sample_joint_proba take.
 _DRAWS = {"n_samples": Integer(1), "input_draws": Integer(1)}
 
@@ -286,6 +289,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         return X, X_var
 
     def _check_prediction_variances(self, X: np.ndarray, X_var: np.ndarray) -> None:
+        # most variances over PREDICTION_VARIANCE_MARGIN times the spread: a chunk of faint sources may exceed the
+        # spread itself (the catalog job's test catalog: up to 2.6 times); X rescaled without X_var, by far more
         """The fit's warnings of misused error bars (`check_variance_scale`: standard deviations passed as variances,
         X rescaled without X_var, values of an unmeasured error), for the rows a prediction is given, compared with
         the larger of their own spread and the training rows' (1 in the standardised units X and X_var are in here):
@@ -301,7 +306,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             names = self.standardizer_.feature_names
         spread = X.var(axis=0) if self.standardizer_ is None else np.maximum(X.var(axis=0), 1.0)
         check_variance_scale(X, X_var, () if names is None else tuple(names), type(self).__name__, stacklevel=6,
-                             spread=spread)
+                             spread=spread, margin=PREDICTION_VARIANCE_MARGIN)
 
     def predict_proba(self, X: Any, X_var: Any = None, *, return_mc_error: bool = False) -> Any:
         """Class probabilities (n, C), columns in the order of ``classes_``.

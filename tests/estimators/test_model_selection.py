@@ -196,7 +196,7 @@ def test_a_weighted_scorer_asks_for_and_passes_the_sample_weight(data):
 
 def test_prediction_warns_of_misused_error_bars_as_fit_does(data):
     X, V, y = data
-    X, V = X / [1.0, 1000.0], V / [1.0, 1e6]  # feature x1 in units where its spread is 0.05
+    X, V = X / [1.0, 1e4], V / [1.0, 1e8]  # feature x1 in units where its spread is 0.005
     est = NoisyGPClassifier(input_noise="first_order", **FAST).fit(X, y, V)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the variances themselves, zero ones (exact inputs) and one row: nothing said
@@ -204,8 +204,8 @@ def test_prediction_warns_of_misused_error_bars_as_fit_does(data):
         est.predict_proba(X, np.zeros_like(V))
         est.predict_proba(X[:1], np.sqrt(V[:1]) * 1e3)
     sd = np.c_[V[:, 0], np.sqrt(V[:, 1])]  # x1's error bars given as standard deviations
-    with pytest.warns(UserWarning, match="feature 'x1' exceeds that feature's own variance across the sample.*"
-                                         "standard deviations passed as variances") as record:
+    with pytest.warns(UserWarning, match="feature 'x1' exceeds 10 times that feature's own variance across the "
+                                         "sample.*standard deviations passed as variances") as record:
         est.predict_proba(X, sd)
     assert not any("'x0'" in str(w.message) for w in record)
     assert record[0].filename == __file__  # said at the user's call
