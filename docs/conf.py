@@ -125,7 +125,8 @@ html_sidebars = {page: [] for page in ("index", "getting_started", "results", "p
 #: The public packages, in the order their pages appear; an object exported by several is documented once,
 #: under the first package listed here that exports it (``gpal`` itself last: it re-exports the others).
 PUBLIC_PACKAGES = ("gpal.data", "gpal.catalogs", "gpal.estimators", "gpal.estimators.model_selection",
-                   "gpal.models", "gpal.models.likelihoods", "gpal.active", "gpal.workflows", "gpal.runs.executors", "gpal")
+                   "gpal.evaluation.shift", "gpal.models", "gpal.models.likelihoods", "gpal.active",
+                   "gpal.active.modal", "gpal.workflows", "gpal.runs.executors", "gpal")
 
 
 def _write_api_index() -> None:

@@ -31,6 +31,7 @@ import numpy as np
 
 __all__ = [
     "MANIFEST",
+    "REPORT_FILE",
     "atomic_output",
     "file_sha256",
     "memory_bytes",
@@ -52,6 +53,8 @@ __all__ = [
 
 #: A run folder's list of what gpal wrote in it, one relative path a line: all that ``--force`` may remove.
 MANIFEST = ".gpal-written"
+#: The page a run folder's report is written to (`gpal.evaluation.reports.write_report`).
+REPORT_FILE = "report.md"
 
 
 def note_written(path: str | os.PathLike) -> None:

@@ -96,6 +96,49 @@ def test_help_version_and_a_mistyped_verb_import_nothing_heavy(argv, code, says)
     assert says in done.stdout + done.stderr
 
 
+@pytest.mark.parametrize("argv, says", [
+    (["report", "--nosuch"], "RUN_DIR"),
+    (["report", "run", "--nosuch"], "unrecognized arguments: --nosuch"),
+    (["report", "run", "--candidate-visible-from", "NOWHERE"], "known: FAST, GBT, Parkes, MeerKAT"),
+    (["predict", "model"], "required: --out"),
+    (["predict", "model", "--out", "p.csv", "--chunk-size", "many"], "invalid int value: 'many'"),
+    (["classify", "--nosuch"], "unrecognized arguments: --nosuch"),
+    (["classify", "--candidate-visible-from", "NOWHERE"], "known: FAST, GBT, Parkes, MeerKAT"),
+    (["classify", "--epochs", "many"], "epochs must be an integer"),
+    (["train", "--classes", "bll,fsrq"], "required: --out"),
+])
+def test_an_argument_error_is_answered_before_the_work_is_imported(argv, says):
+    # a fresh process: the parser alone answers, from the light declarations of the jobs' settings
+    probe = ("import sys; from gpal.cli import main\n"
+             f"try: main({argv!r})\n"
+             "except SystemExit as e: print('exit', e.code)\n"
+             "print([m for m in ('tensorflow', 'pandas', 'sklearn', 'scipy.stats', 'astropy', 'gpal.catalogs.catalog', "
+             "'gpal.catalog_jobs.candidates') if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.stdout.splitlines()[-2:] == ["exit 2", "[]"], done.stdout + done.stderr
+    assert says in done.stderr
+    if "NOWHERE" in argv:
+        assert "--candidate-declination=MIN,MAX" in done.stderr  # how to give another telescope's sky
+
+
+@pytest.mark.parametrize("verb", ["train", "classify", "active"])
+def test_the_parser_without_the_estimators_descriptions_takes_the_same_options(verb):
+    from gpal.catalog_jobs.settings import MAIN_JOB_PARAMETERS, main_job_estimator
+
+    assert type(main_job_estimator())._parameters is MAIN_JOB_PARAMETERS
+
+    def options(described):
+        sub = build_parser(only=(verb,), described=described)._subparsers._group_actions[0].choices[verb]
+        return {a.dest: (tuple(a.option_strings), a.choices, a.nargs, a.required) for a in sub._actions}
+
+    described, light = options(True), options(False)
+    assert light == described
+    argv = [verb, "--out", "run", "--epochs", "7", "--kernel", "se_iso", "--no-standardize", "--seed", "3"]
+    argv += ["--classes", "bll,fsrq"] if verb == "train" else []
+    assert (vars(build_parser(only=(verb,), described=False).parse_args(argv))
+            == vars(build_parser(only=(verb,)).parse_args(argv)))
+
+
 def test_workflow_arguments_reach_run_workflow():
     args = build_parser().parse_args(["workflow", "w.yaml", "--set", "splits=2", "--set", "methods=[MGP]",
                                       "--scheduler", "local-dask", "--force", "--no-progress"])
@@ -223,7 +266,7 @@ def test_predict_writes_a_table_with_metadata(model_dir, small_catalog, tmp_path
     position[position.index("Extended_Source_Name") + 1:position.index("Extended_Source_Name") + 1] = list(
         EXTENDED_FIELD_COLUMNS)
     assert list(table.frame.columns) == ["Source_Name", "CLASS1", "p_bll", "p_fsrq", "p_pulsar", "predicted_class",
-                                         "entropy", "p_mc_se", *position, *KNOWN_COLUMNS, *HISTORY_COLUMNS, "typed_before",
+                                         "entropy", "p_mc_se", *position, *KNOWN_COLUMNS, *HISTORY_COLUMNS, "named_by", "typed_before",
                                          *LAC_TABLE_COLUMNS,
                                          "information"]
     assert (table.frame["information"] >= 0).all() and table.meta["TARGET"] == ""  # BALD about every class

@@ -25,6 +25,7 @@ PUBLIC_MODULES = (
     "gpal.models",
     "gpal.models.likelihoods",
     "gpal.estimators",
+    "gpal.evaluation.shift",
     "gpal.active",
     "gpal.workflows",
     "gpal.runs.executors",

@@ -41,7 +41,13 @@ def _check_X_y_new_keyword(*args: Any, force_all_finite: Any = True, **kwargs: A
 
 
 def install_sklearn_compat() -> bool:
-    """Make modAL's ``ActiveLearner.fit``/``teach`` work on scikit-learn >= 1.6; True if it was needed."""
+    """Make modAL's ``ActiveLearner.fit``/``teach`` work on scikit-learn >= 1.6.
+
+    Returns
+    -------
+    bool
+        True where modAL's ``check_X_y`` was rebound (scikit-learn has the new keyword), False where it was not needed.
+    """
     import modAL.models.learners as learners
 
     if "ensure_all_finite" not in inspect.signature(check_X_y).parameters:

@@ -47,6 +47,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from gpal.catalog_jobs.layout import BCU_TYPES_DIR, BCU_TYPES_FILE
+from gpal.catalog_jobs.main_job_settings import BCU_TYPES, BCU_TYPES_DEFAULT
 from gpal.catalog_jobs.model_folders import loaded_estimator
 from gpal.catalogs.classes import class1_codes
 from gpal.catalogs.lac import LAC_FEATURES, LAC_RELEASE, join_4lac, lac_features, read_4lac, unshared
@@ -58,10 +59,6 @@ from gpal.files import read_json, write_json_atomic
 __all__ = ["BCU_TYPES", "BCU_TYPES_DEFAULT", "BLAZARS", "NOT_SPLIT", "BcuSplit", "BcuSplitter", "fit_bcu_types",
            "read_lac", "split_bcu", "split_note", "split_rule"]
 
-#: The ``bcu_types`` setting's choices: split the bcu with the 4LAC blazar-type model, or leave the main model's split.
-BCU_TYPES = ("4lac", "none")
-#: Off by default: the blazar-type model's fit costs the main job about a fifth more CPU time (module docstring).
-BCU_TYPES_DEFAULT = "none"
 #: The two blazar classes the rule splits between (the main model's class names).
 BLAZARS = ("bll", "fsrq")
 _FORMAT = "gpal.bcu_types"

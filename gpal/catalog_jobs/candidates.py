@@ -29,8 +29,7 @@ scored by the classes FL16Y gives them (docs/targets.md).
 from __future__ import annotations
 
 import types
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -38,19 +37,21 @@ import pandas as pd
 from gpal.catalog_jobs.proba_columns import classes_from_columns, proba_column
 from gpal.catalogs.known_classes import BLAZAR_CODES, outside_group
 from gpal.catalog_jobs.job_settings import (
-    WHEN_CHANGED, JobSetting, check_settings, header_of, recorded_settings, settings_from_header,
+    check_settings, header_of, recorded_settings, settings_from_header,
 )
-from gpal.catalog_jobs.visibility import TELESCOPES, declination_range
-from gpal.constraints import Integer, ListOf, OneOf, Optional, Real
+from gpal.catalog_jobs.visibility import declination_range
+from gpal.catalog_jobs.list_settings import (  # declared where the command line reads them without pandas
+    BY_CLASS, CANDIDATE_SETTINGS, CUTS, FLAG_NUMBERS, ORDER_BANDS, ORDER_RULE, ORDER_SETTING, ORDERS, RANK_DIGITS, Cut,
+)
 
-__all__ = ["BLAZAR_SECTIONS", "CANDIDATE_SETTINGS", "CUTS", "Cut", "DOUBTFUL_FLAGS", "FLAG_NUMBERS", "LATER_YIELD_RATIOS", "NO_COUNTERPART",
-           "ORDER_RULE", "RANK_DIGITS", "TRUSTED_YIELD", "UNKNOWN_NATURE", "candidate_lists", "caveats", "check_cuts",
+__all__ = ["BLAZAR_SECTIONS", "BY_CLASS", "CANDIDATE_SETTINGS", "CLASS_ORDERS", "CUTS", "Cut", "DEFAULT_ORDER",
+           "DOUBTFUL_FLAGS", "FLAG_NUMBERS", "LATER_YIELD_RATIOS", "NO_COUNTERPART", "ORDERS", "ORDER_BANDS", "ORDER_RULE",
+           "ORDER_SETTING", "RANK_DIGITS", "TRUSTED_YIELD", "UNKNOWN_NATURE", "candidate_lists", "caveats", "check_cuts",
            "clean", "cuts_from_meta", "cuts_identity", "cuts_meta", "cuts_text", "expected_members", "flag_mask",
-           "followable", "kept_declinations", "known", "known_sources", "later_yield_words", "numbered", "passes_flags",
-           "point_sources_through", "ranked_by", "trusted_yield_words", "visible"]
+           "followable", "kept_declinations", "known", "known_sources", "later_yield_words", "list_order", "numbered",
+           "order_rule", "orders_words", "passes_flags", "point_sources_through", "ranked", "ranked_by",
+           "trusted_yield_words", "visible"]
 
-#: A flag number: the LAT catalogs document flags 1 to 14; a Flags column holds at most 32 bits.
-FLAG_NUMBERS = Integer(1, 32)
 #: The catalog flags that put a candidate's reality or position in doubt: every documented flag but 12 (a highly
 #: curved spectrum, what pulsars show).  On the target lists of every release older than FL16Y, flagged rows were
 #: far more often lost by FL16Y and, where FL16Y classes them, kept their class less often (docs/results.md, "The
@@ -64,12 +65,12 @@ NO_COUNTERPART = "unassociated: no counterpart to take a spectrum of yet"
 UNKNOWN_NATURE = "unk"
 #: |GLAT| (deg) below which a candidate carries the Galactic-plane caveat (the diffuse emission is brightest there).
 PLANE_LATITUDE = 2.0
-#: The decimals of a class probability a target list ranks by; ties go to the more significant source.
-RANK_DIGITS = 2
-#: How a target list is ordered, in its header's words.
-ORDER_RULE = (f"p_<class> rounded to {RANK_DIGITS} decimals, highest first; ties by Signif_Avg, highest first, "
-              "then by Conf_95_SemiMajor, smallest first; a blazar list ranks the sources with a counterpart "
-              "(section 'counterpart') before the unassociated ones (section 'unassociated')")
+#: The order of a class's list unless ``--order`` says: the pulsar list by significance (the later pulsars among
+#: its first 50, summed over the release pairs ending in FL16Y: 50 against 40 by probability); the blazar and other
+#: lists by probability (by significance their first 50 held fewer later members: docs/results.md).
+CLASS_ORDERS: Mapping[str, str] = types.MappingProxyType({"pulsar": "significance"})
+#: The order of a class's list that `CLASS_ORDERS` does not name.
+DEFAULT_ORDER = "probability"
 #: The sections of a blazar class's list, in their order: its follow-up is the counterpart's spectrum, which an
 #: unassociated source does not have yet.
 BLAZAR_SECTIONS = ("counterpart", "unassociated")
@@ -101,59 +102,6 @@ def later_yield_words(cls: str) -> str:
             "(docs/results.md, The open sky)")
 
 
-@dataclass(frozen=True)
-class Cut:
-    """One cut of the target lists: its setting (with the table keyword that records it, FITS: 8 characters at
-    most), the keyword's comment, and how the report states it."""
-
-    setting: JobSetting
-    comment: str
-    words: Callable[[Any], str]
-
-    @property
-    def keyword(self) -> str:
-        return str(self.setting.keyword)
-
-
-def _flags_words(flags: Sequence[int]) -> str:
-    return f"none of Flags {', '.join(map(str, flags))}" if flags else "any Flags"
-
-
-#: The cuts, by setting name (measured in docs/targets.md: share of each list's sources FL16Y later classifies
-#: that keep the class, DR4 run at the commit recorded there).  Added after runs were made, each is recorded in a
-#: run's identity only when it differs from its default.
-CUTS: Mapping[str, Cut] = {
-    "candidate_significance": Cut(
-        JobSetting(Real(0), 5.0, "Signif_Avg (sigma) below which a source is in no target list (candidates_<class>.csv)",
-                   record=WHEN_CHANGED, keyword="CSIG"),
-        "Signif_Avg below which no target list holds a source", lambda v: f"Signif_Avg >= {v:g}"),
-    "candidate_max_ellipse": Cut(
-        JobSetting(Real(0, low_open=True), 0.1,
-                   "largest semi-major axis (deg) of the 95% error ellipse of a source in a target list",
-                   record=WHEN_CHANGED, keyword="CMAXELL"),
-        "largest 95% semi-major axis (deg) in a target list", lambda v: f"95% semi-major axis <= {v:g} deg"),
-    "candidate_flags": Cut(
-        JobSetting(ListOf(FLAG_NUMBERS, min_length=0), (),
-                   "the catalog's Flags (numbers, e.g. 5,6,14) that leave a source out of the target lists",
-                   record=WHEN_CHANGED, keyword="CXFLAGS", unordered=True),
-        "catalog Flags (numbers) that leave a source out of the target lists", _flags_words),
-    "candidate_declination": Cut(
-        JobSetting(ListOf(Real(-90, 90), min_length=2, max_length=2), (-90.0, 90.0),
-                   "the declinations (deg, south then north) a target list keeps, e.g. -40,90 (on the command "
-                   "line --candidate-declination=-40,90: the value starts with a minus)",
-                   record=WHEN_CHANGED, keyword="CDEC"),
-        "declinations (deg) a target list keeps",
-        lambda v: "" if tuple(v) == (-90.0, 90.0) else f"declination {v[0]:+g} to {v[1]:+g} deg"),
-    "candidate_visible_from": Cut(
-        JobSetting(Optional(OneOf(tuple(TELESCOPES))), None,
-                   f"a telescope ({', '.join(TELESCOPES)}) whose sky a target list keeps: the declinations it sees "
-                   "at transit (None: any)", record=WHEN_CHANGED, keyword="CVISIBLE"),
-        "telescope whose visible declinations a target list keeps",
-        lambda v: "" if v is None else (
-            f"visible from {v} (declination {declination_range(v)[0]:+.1f} to {declination_range(v)[1]:+.1f} deg)")),
-}
-#: The cuts as settings (`gpal.catalog_jobs.classify.SETTINGS` holds them).
-CANDIDATE_SETTINGS = {name: cut.setting for name, cut in CUTS.items()}
 
 
 def _as_cuts(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -163,13 +111,14 @@ def _as_cuts(values: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def check_cuts(given: Mapping[str, Any]) -> dict[str, Any]:
-    """Every cut's value: the ``given`` ones checked against their constraints, the others their defaults.
+    """Every cut's value and the order: the ``given`` ones checked against their constraints, the others their
+    defaults.
 
-    A name that is not a cut is a TypeError naming the cuts.
+    A name that is not a cut or ``order`` is a TypeError naming them.
     """
-    unknown = sorted(set(given) - set(CUTS))
+    unknown = sorted(set(given) - set(CANDIDATE_SETTINGS))
     if unknown:
-        raise TypeError(f"unknown target-list cut(s) {unknown}; the cuts are {list(CUTS)}")
+        raise TypeError(f"unknown target-list setting(s) {unknown}; the settings are {list(CANDIDATE_SETTINGS)}")
     return _as_cuts(check_settings(CANDIDATE_SETTINGS, given, "the target lists"))
 
 
@@ -192,7 +141,7 @@ def cuts_from_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
 def cuts_text(cuts: Mapping[str, Any]) -> str:
     """The cuts in words: 'Signif_Avg >= 5, 95% semi-major axis <= 0.1 deg, any Flags' (a visibility cut only where
     one is set)."""
-    return ", ".join(words for name, value in cuts.items() if (words := CUTS[name].words(value)))
+    return ", ".join(words for name, value in cuts.items() if name in CUTS and (words := CUTS[name].words(value)))
 
 
 def flag_mask(flags: Sequence[int]) -> int:
@@ -338,21 +287,63 @@ def ranked_by(rows: pd.DataFrame, column: str) -> pd.DataFrame:
     return numbered(rows.sort_values(column, ascending=False, kind="stable"))
 
 
-def _ranked(rows: pd.DataFrame, cls: str) -> pd.DataFrame:
-    """``rows`` in the `ORDER_RULE` (a ``section`` column first, where the rows have one), `numbered`."""
+def list_order(cls: str, order: str = BY_CLASS) -> str:
+    """The order of ``cls``'s list: ``order``, or where it is `BY_CLASS` the class's own (`CLASS_ORDERS`, else
+    `DEFAULT_ORDER`)."""
+    return CLASS_ORDERS.get(cls, DEFAULT_ORDER) if order == BY_CLASS else order
+
+
+def order_rule(order: str = DEFAULT_ORDER) -> str:
+    """The rule of ``order`` (`ORDERS`) in a header's words; an unknown order is a ValueError naming the orders."""
+    if order not in ORDERS:
+        raise ValueError(f"unknown target-list order {order!r}; the orders are {list(ORDERS)}")
+    return ORDERS[order]
+
+
+def orders_words(classes: Sequence[str], order: str = BY_CLASS) -> str:
+    """The order of each of ``classes``' lists in words: the one rule, or each class's where ``order`` is
+    `BY_CLASS`."""
+    if order != BY_CLASS:
+        return order_rule(order)
+    rules: dict[str, list[str]] = {}
+    for cls in classes:
+        rules.setdefault(list_order(cls), []).append(cls)
+    return "; ".join(f"the {' and '.join(filter(None, (', '.join(named[:-1]), named[-1])))} list"
+                     f"{'s' if len(named) > 1 else ''} by {name}: {order_rule(name)}" for name, named in rules.items())
+
+
+def ranked(rows: pd.DataFrame, cls: str, order: str = DEFAULT_ORDER, band: float | None = None) -> pd.DataFrame:
+    """``rows`` in the rule of ``order`` (`ORDERS`; a ``section`` column first, where the rows have one), `numbered`.
+
+    ``significance`` and ``new_first`` rank inside bands of ``p_<class>`` of width ``band`` (default
+    `ORDER_BANDS`'; 1 is in the top band): ``significance`` by ``Signif_Avg``, ``new_first`` by
+    ``unassociated_releases`` (fewest first; a table without the column has no search history: the probability
+    order), each then as ``probability``.
+    """
+    order_rule(order)  # an unknown order is refused, naming the orders
+    p = rows[proba_column(cls)].to_numpy(np.float64)
     key = pd.DataFrame({"section": (rows["section"].map(BLAZAR_SECTIONS.index) if "section" in rows
                                     else np.zeros(len(rows), dtype=int)),
-                        "p": rows[proba_column(cls)].round(RANK_DIGITS),
+                        "band": np.zeros(len(rows)), "waited": np.zeros(len(rows)),
+                        "p": np.round(p, RANK_DIGITS),
                         "s": np.nan_to_num(rows["Signif_Avg"].to_numpy(np.float64), nan=-np.inf),
                         "e": np.nan_to_num(rows["Conf_95_SemiMajor"].to_numpy(np.float64), nan=np.inf)},
                        index=rows.index)
-    order = key.sort_values(["section", "p", "s", "e"], ascending=[True, False, False, True], kind="stable").index
-    return numbered(rows.loc[order])
+    if order != "probability":
+        width = ORDER_BANDS[order] if band is None else band
+        top = np.ceil(1 / width - 1e-9) - 1  # the band 1 falls in: the highest that starts below it
+        key["band"] = np.minimum(np.floor(np.nan_to_num(p, nan=0.0) / width + 1e-9), top)
+    if order == "new_first" and "unassociated_releases" in rows:
+        key["waited"] = pd.to_numeric(rows["unassociated_releases"], errors="coerce").fillna(0).to_numpy()
+    columns = ["section", "band", "waited", *(("s", "p") if order == "significance" else ("p", "s")), "e"]
+    at = key.sort_values(columns, ascending=[True, False, True, False, False, True], kind="stable").index
+    return numbered(rows.loc[at])
 
 
 def candidate_lists(frame: pd.DataFrame, classes: Sequence[str], merge: Mapping[str, Sequence[str]],
                     cuts: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
-    """Each class's target list (class -> its rows, ``rank`` first, in the `ORDER_RULE`, with ``caveats``);
+    """Each class's target list (class -> its rows, ``rank`` first, in the order ``cuts["order"]`` names (`ORDERS`;
+    `BY_CLASS` or absent: the class's own, `list_order`), with ``caveats``);
     ``classes`` those to list (the model's are the frame's ``p_<class>`` columns), ``merge`` the CLASS1 codes each
     holds (where not one code).  A source the sky already names (`known`) is in none.
 
@@ -368,7 +359,8 @@ def candidate_lists(frame: pd.DataFrame, classes: Sequence[str], merge: Mapping[
         rows = frame[keep & (predicted == cls) & ~excluded[:, model_classes.index(cls)]]
         if set(merge.get(cls, (cls,))) <= set(BLAZAR_CODES):
             rows = _blazar_rows(rows)
-        lists[cls] = _ranked(rows, cls)
+        rows = ranked(rows, cls, list_order(cls, cuts.get("order", BY_CLASS)))
+        lists[cls] = rows if cuts.get("candidate_rows") is None else rows.head(cuts["candidate_rows"])
     return lists
 
 

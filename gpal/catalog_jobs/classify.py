@@ -7,8 +7,6 @@ user would reach for, classify the unassociated ones, write the report.
 from __future__ import annotations
 
 import inspect
-import io
-import json
 import os
 import threading
 from dataclasses import dataclass, replace
@@ -19,16 +17,16 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.bcu_types import BCU_TYPES, BCU_TYPES_DEFAULT, fit_bcu_types, read_lac
-from gpal.catalog_jobs.candidates import CANDIDATE_SETTINGS
-from gpal.catalog_jobs.follow_up import DEFAULT_TARGET, FOLLOW_UP_SETTINGS, check_target
-from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, check_settings, header_of, recorded_settings
+from gpal.catalog_jobs.bcu_types import fit_bcu_types, read_lac
+from gpal.catalog_jobs.follow_up import check_target
+from gpal.catalog_jobs.job_settings import check_settings, header_of, recorded_settings
 from gpal.catalog_jobs.layout import (
     BASELINES_FILE, CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS, DEFAULT_OUT_DIR, ERROR_BLIND_MODEL_DIR, ESTIMATOR_DIR,
     HELDOUT_FILE, KIND, LAYOUT_VERSION, OOD_FILE, POOL_PRIOR_FILE, REPORT_FILE, SIGNIFICANCE_COLUMN, TIMINGS_FILE,
     TRAINED_DIR,
     refuse_flat,
 )
+from gpal.catalog_jobs.main_job_settings import DEFAULT_BASELINES, DEFAULT_SELECT, DEFAULT_TEST_SIZE, SETTINGS
 from gpal.catalog_jobs.model_folders import (
     Log, TrainedModel, check_sizes, no_log, fit_or_reuse, job_estimator, load_trained, open_job, require_per_class,
 )
@@ -38,24 +36,23 @@ from gpal.catalog_jobs.later_check import (
 )
 from gpal.catalog_jobs.none_of_these import check_outliers, left_out_codes, left_out_sources
 from gpal.catalog_jobs.pool_prior import (
-    APPLIED_BY_DEFAULT, MOVED_GROUPS, adjust_table, mixes_text, training_prior,
+    MOVED_GROUPS, adjust_table, mixes_text, training_prior,
 )
 from gpal.catalog_jobs.prediction import (
-    DEFAULT_CHUNK_SIZE, DEFAULT_SELECT, known_index, predict_catalog, select_tokens, selection_pool, with_information,
+    known_index, predict_catalog, select_tokens, selection_pool, with_information,
 )
 from gpal.catalog_jobs.proba_columns import proba_of, with_proba
 from gpal.catalog_jobs.report import ERROR_BLIND_MODEL, report_files
 from gpal.catalog_jobs.report.figures import held_out_figures
-from gpal.catalog_jobs.report.inputs import FinishedRun, HeldOutRun, parse_baselines, parse_heldout, read_baselines
+from gpal.catalog_jobs.report.inputs import FinishedRun, HeldOutRun, read_baselines
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.tables import (
-    FORMAT_SETTINGS, ClassifiedSources, as_read_back, dated, extra_names, rendered_and_read_back,
+    ClassifiedSources, as_read_back, dated, extra_names, rendered_and_read_back,
 )
 from gpal.catalogs.classes import class1_codes
 from gpal.catalogs.targets import target_columns
-from gpal.constraints import AnyOf, Boolean, Integer, ListOf, OneOf, Optional, Real, Text
 from gpal.data.dataset import NoisyDataset
-from gpal.evaluation.baselines import BASELINES, fit_baselines, fit_baselines_on, min_training_per_class
+from gpal.evaluation.baselines import fit_baselines, fit_baselines_on, min_training_per_class
 from gpal.evaluation.metrics import proba_by_class
 from gpal.files import atomic_output, json_text, write_files
 from gpal.registry import FOLLOW_UP_ACQUISITION
@@ -66,50 +63,8 @@ from gpal.runs.timings import StepTimes, since_process_start
 __all__ = ["DEFAULT_BASELINES", "DEFAULT_TEST_SIZE", "SETTINGS", "classify_catalog"]
 
 
-#: The classifiers a user would otherwise reach for, fitted on the main job's split and features.
-DEFAULT_BASELINES = ("logistic", "random_forest_isotonic")
 #: The gpal models fitted beside the main one for comparison -> the folder each is saved in.
 COMPARED_MODEL_DIRS = {ERROR_BLIND_MODEL: ERROR_BLIND_MODEL_DIR}
-#: The share of the labelled sources held out to check the model.
-DEFAULT_TEST_SIZE = 0.2
-#: The main job's own settings beside the selection and the estimator (the ``classify`` workflow offers them).
-SETTINGS = {
-    "test_size": JobSetting(Real(0, 1, low_open=True, high_open=True, meaning="the held-out fraction"),
-                            DEFAULT_TEST_SIZE, "share of each class held out to check the model (stratified)"),
-    # recorded as the sources it resolves to (the job records its tokens)
-    "select": JobSetting(Optional(AnyOf((Text(), ListOf(Text())))), None,
-                         "the sources to classify: 'unassociated', 'bcu', CLASS1 codes or 'all' (None: "
-                         f"{' and '.join(DEFAULT_SELECT)}, less any code the classes train on)"),
-    "chunk_size": JobSetting(Integer(1), DEFAULT_CHUNK_SIZE, "rows per prediction task"),
-    "baselines": JobSetting(ListOf(OneOf(tuple(BASELINES)), min_length=0), DEFAULT_BASELINES,
-                            "classifiers fitted on the same rows and compared with the model"),
-    "target": JobSetting(Optional(Text()), DEFAULT_TARGET,
-                         "the class to list candidates of (lists/candidates_CLASS.csv) and that "
-                         "lists/most_informative.csv ranks by what a label would teach about it, e.g. pulsar "
-                         "(None: every trained class)",
-                         keyword="TARGET"),
-    **CANDIDATE_SETTINGS,
-    **FOLLOW_UP_SETTINGS,
-    **FORMAT_SETTINGS,
-    "known_pulsars": JobSetting(Optional(Text()), None,
-                                "the known pulsars whose position inside a source's 95% ellipse makes it known: an "
-                                "ATNF Pulsar Catalogue psrcat.db (gzipped or not), or a CSV with columns name, ra, dec "
-                                "(J2000, degrees or sexagesimal) [, p0 (s)] of discoveries newer than it (None: the "
-                                "shipped ATNF catalogue, version 1.64 of 2021)",
-                                record=WHEN_CHANGED),
-    "bcu_types": JobSetting(OneOf(BCU_TYPES), BCU_TYPES_DEFAULT,
-                            "how each bcu's blazar probability is split between bll and fsrq: '4lac' by a model "
-                            "trained on the BL Lacs and FSRQs with the counterpart's 4LAC-DR3 synchrotron and "
-                            "high-energy peaks (lower NLL on later labels, docs/results.md, the bcu section, for about a quarter "
-                            "more CPU time); 'none' as the main model splits it", record=WHEN_CHANGED),
-    # recorded as the groups it moves (False: off)
-    "pool_prior": JobSetting(Boolean(), APPLIED_BY_DEFAULT,
-                             "move the unassociated sources' classifications to their own class mix, estimated by EM "
-                             "(the bcu keep theirs: the bcu rule already carries what the catalog knows; the other "
-                             "populations keep their training share); off by default: with the open sky's other "
-                             "class it makes the lists promise more pulsars than later releases found "
-                             "(docs/results.md, \"The open sky\")"),
-}
 
 
 # -------------------------------------------------------------------- main job
@@ -171,7 +126,7 @@ def classify_catalog(
         [("fit", lambda done: _fit(job, folder, log)),
          ("held-out check", lambda done: _check_held_out(job, done["fit"], log)),
          ("outlier score", lambda done: _fit_outliers(job, log)),
-         ("classification", lambda done: _classify_sources(job, done["fit"], done["outlier score"].record,
+         ("classification", lambda done: _classify_sources(job, done["fit"], done["outlier score"],
                                                            done["known sources"], executor, progress, log, times)),
          ("later-release check", lambda done: _check_later(job, folder, done, later_baselines, log)),
          ("lists and report", lambda done: _report_files(folder, done, comparison is None, log))],
@@ -192,7 +147,7 @@ def classify_catalog(
         imports=_IMPORTED_BEFORE_THREADS, times=times)
     # the steps return what they made; it is written together at the end, each file atomically (only the models
     # and the comparison, which a rerun reuses, are saved as soon as they are fitted)
-    files = {HELDOUT_FILE: results["held-out check"].csv, OOD_FILE: results["outlier score"].text,
+    files = {HELDOUT_FILE: results["held-out check"].csv, OOD_FILE: json_text(results["outlier score"]),
              **results["classification"].files, **results["later-release check"][0], **results["lists and report"]}
     with times.timed("writing"):
         write_files(folder, files)
@@ -286,7 +241,7 @@ def _fit_bcu_types(job: _MainJob, folder: Path, log: Log, stop: threading.Event)
 
 @dataclass(frozen=True)
 class _HeldOut:
-    """The model's held-out predictions: as the report reads them, and as ``tables/heldout.csv`` holds them."""
+    """The model's held-out predictions: as the report reads them, and ``tables/heldout.csv``'s text."""
 
     run: HeldOutRun
     csv: str
@@ -300,29 +255,18 @@ def _check_held_out(job: _MainJob, trained: TrainedModel, log: Log) -> _HeldOut:
     held = pd.DataFrame({"Source_Name": job.test.ids, "true_class": job.test.labels(), SIGNIFICANCE_COLUMN:
                          target_columns(job.catalog, job.test.ids.tolist())[SIGNIFICANCE_COLUMN]})
     with_proba(held, trained.classes, proba)
-    text = held.to_csv(index=False)
-    classes = trained.training["classes"]
-    return _HeldOut(HeldOutRun(trained.training, parse_heldout(io.StringIO(text), classes)), text)
+    # the report reads these values as they are: the table's decimals read back to them (parse_heldout)
+    return _HeldOut(HeldOutRun(trained.training, held), held.to_csv(index=False))
 
 
-@dataclass(frozen=True)
-class _Outliers:
-    """The "none of these" record as ``ood.json``'s text; the job reads it back from that text, so that it flags the
-    sources as a later ``gpal predict`` with the folder will."""
-
-    text: str
-
-    @property
-    def record(self) -> dict[str, Any]:
-        return json.loads(self.text)
-
-
-def _fit_outliers(job: _MainJob, log: Log) -> _Outliers:
-    """The "none of these" score fitted on the training split (`gpal.catalog_jobs.none_of_these`)."""
+def _fit_outliers(job: _MainJob, log: Log) -> dict[str, Any]:
+    """The "none of these" score fitted on the training split (`gpal.catalog_jobs.none_of_these`): its record, as
+    ``ood.json`` holds it (its values JSON's own, so the job flags the sources as ``gpal predict`` with the folder
+    will)."""
     log("fitting the outlier score ('none of these') on the training split"
         + (f", checking it on the {len(job.left_out)} labelled classes left out" if job.left_out else ""))
     held_out_classes = left_out_sources(job.catalog, job.left_out, job.data.meta["features"])
-    return _Outliers(json_text(check_outliers(job.train, job.test, held_out_classes, job.seed)))
+    return check_outliers(job.train, job.test, held_out_classes, job.seed)
 
 
 @dataclass(frozen=True)
@@ -374,7 +318,7 @@ def _finished(folder: Path, done: Mapping[str, Any], reused: bool) -> FinishedRu
     # a rerun reuses the comparison its first run wrote
     baselines = read_baselines(folder / BASELINES_FILE) if reused else done["error-blind model and baselines"]
     return FinishedRun(held_out.run.training, held_out.run.held, classified.table, baselines,
-                       outliers=done["outlier score"].record, pool_prior=classified.pool_prior,
+                       outliers=done["outlier score"], pool_prior=classified.pool_prior,
                        later=done["later-release check"][1])
 
 
@@ -456,7 +400,8 @@ def _write_baselines(job: _MainJob, folder: Path, later_baselines: dict[str, np.
         frame = pd.DataFrame({"model": name, "Source_Name": test.ids, "true_class": test.labels()})
         with_proba(frame, test.class_names, proba)
         frames.append(frame)
-    table = pd.concat(frames) if frames else pd.DataFrame(columns=["model", "Source_Name", "true_class"])
+    table = (pd.concat(frames, ignore_index=True) if frames
+             else pd.DataFrame(columns=["model", "Source_Name", "true_class"]))
     with atomic_output(folder / BASELINES_FILE) as tmp:
         table.to_csv(tmp, index=False)
-    return as_read_back(table, parse_baselines)
+    return table

@@ -30,47 +30,23 @@ import numpy as np
 import pandas as pd
 
 from gpal.catalog_jobs.candidates import (
-    DOUBTFUL_FLAGS, FLAG_NUMBERS, ORDER_RULE, candidate_lists, clean, cuts_from_meta, cuts_text, expected_members,
-    kept_declinations, known_sources, later_yield_words, passes_flags, point_sources_through, ranked_by,
+    DOUBTFUL_FLAGS, FLAG_NUMBERS, candidate_lists, clean, cuts_from_meta, cuts_text, expected_members,
+    kept_declinations, known_sources, later_yield_words, list_order, order_rule, passes_flags, point_sources_through, ranked_by,
 )
-from gpal.catalog_jobs.job_settings import WHEN_CHANGED, JobSetting, settings_from_header
+from gpal.catalog_jobs.job_settings import settings_from_header
 from gpal.catalog_jobs.layout import (
     DISCOVERY_FILE, EXTENDED_FILE, INFORMATIVE_FILE, KNOWN_FILE, candidate_file, clean_file, list_path, region_file,
 )
+from gpal.catalog_jobs.list_settings import DEFAULT_EXCLUDED_FLAGS, DEFAULT_MIN_SIGNIFICANCE, FOLLOW_UP_SETTINGS
+from gpal.catalog_jobs.main_job_settings import DEFAULT_TARGET
 from gpal.catalog_jobs.proba_columns import classes_from_columns, proba_column
 from gpal.catalog_jobs.tables import ClassifiedSources, classified_table_files, formats_of
-from gpal.constraints import ListOf, Real
 
 __all__ = ["DEFAULT_EXCLUDED_FLAGS", "DEFAULT_MIN_SIGNIFICANCE", "DEFAULT_TARGET", "DISCOVERY_LEAVES_OUT",
            "FLAG_NUMBERS", "FOLLOW_UP_SETTINGS", "follow_up_of", "LISTS", "NEEDED",
            "bright_point_sources", "check_target", "excluded_flags_of", "follow_up_files", "follow_up_lists",
            "listed_classes", "region_text"]
 
-#: What the classification follow-up ranks for unless told: None, every trained class (plain BALD).
-DEFAULT_TARGET = None
-#: Signif_Avg below which a source is in no list: the LAT's detection threshold (TS 25, about 4 sigma).
-#: Of the 4FGL-DR4 unassociated point sources below 4 sigma only 33% are still in FL16Y, against 70% at
-#: 4-5 sigma and 88-98% above (docs/reports.md, "Which sources a list leaves out").
-DEFAULT_MIN_SIGNIFICANCE = 4.0
-#: The catalog's analysis flags (numbered as its documentation does: flag n is bit value 2**(n-1)) that leave a
-#: source out of both lists: none.  Flagged DR4 sources reappear in FL16Y less often (79% against 97%) and keep
-#: their class less often (91% against 98.5%), but leaving them out would drop half the unassociated sources, so
-#: the lists carry ``Flags`` for the observer to weigh (docs/reports.md, "Which sources a list leaves out").
-DEFAULT_EXCLUDED_FLAGS: tuple[int, ...] = ()
-#: The follow-up settings both jobs share: the lists ``gpal classify`` writes and the pool ``gpal active`` asks about
-#: are cut by one rule (`bright_point_sources`).
-FOLLOW_UP_SETTINGS = {
-    "follow_up_significance": JobSetting(
-        Real(0), DEFAULT_MIN_SIGNIFICANCE,
-        "Signif_Avg (sigma) below which a source is in neither most_informative.csv nor discovery.csv, nor in gpal "
-        "active's pool: two in three DR4 unassociated sources below 4 are gone from FL16Y", keyword="MINSIG"),
-    "follow_up_flags": JobSetting(
-        ListOf(FLAG_NUMBERS, min_length=0), DEFAULT_EXCLUDED_FLAGS,
-        "the catalog's Flags (numbers, e.g. 5,6,14) that leave a source out of most_informative.csv, discovery.csv "
-        "and gpal active's pool; none by default: flagged sources keep their class less often (91% against 98.5% in "
-        "FL16Y) but are half the unassociated ones, so the lists carry Flags instead",
-        record=WHEN_CHANGED, keyword="XFLAGS", unordered=True),
-}
 #: The flags (numbers) that keep a source out of the discovery list: 5, confused with a brighter neighbour; 6, on an
 #: interstellar gas clump or a defect of the diffuse model ("c" sources).  Same meaning in 3FGL and 4FGL
 #: (`gpal.catalogs.releases`, ``flag_meanings``).
@@ -187,7 +163,7 @@ def follow_up_files(table: ClassifiedSources,
                 "NSOURCES": len(rows)}
         if name in classes_of:
             meta.update(_expected_keywords(rows[proba_column(classes_of[name])].to_numpy(np.float64)))
-            meta["ORDER"] = ORDER_RULE
+            meta["ORDER"] = order_rule(list_order(classes_of[name], cuts["order"]))
             meta["DECKEPT"] = ",".join(str(round(d, 2)) for d in kept_declinations(cuts))  # as CDEC writes it
             if held := later_yield_words(classes_of[name]):
                 meta["LATERYLD"] = held

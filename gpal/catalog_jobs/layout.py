@@ -46,7 +46,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpal.evaluation.reports import REPORT_FILE
+from gpal.files import REPORT_FILE
 from gpal.runs.output_dir import RUN_RECORD, OutputInUse, recorded_identity
 
 __all__ = [

@@ -33,6 +33,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from gpal.catalog_jobs.main_job_settings import APPLIED_BY_DEFAULT
 from gpal.catalog_jobs.proba_columns import proba_columns
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 from gpal.catalogs.classes import UNASSOCIATED, merge_for, source_groups
@@ -48,8 +49,6 @@ MOVED_GROUPS = (UNASSOCIATED,)
 #: The CLASS1 codes of the classes whose share in a moved group EM estimates; a class holding none keeps its
 #: training share.
 ESTIMATED_CODES = ("bll", "fsrq", "bcu", "psr", "msp")
-#: Whether `gpal classify` and `gpal predict` apply the pool prior unless told otherwise (``--pool-prior``).
-APPLIED_BY_DEFAULT = False
 #: Rows of probabilities must sum to 1 within this.
 _SUM_TOL = 1e-6
 

@@ -29,6 +29,7 @@ import pandas as pd
 
 import gpal
 from gpal.active import make_acquisition
+from gpal.catalog_jobs.main_job_settings import DEFAULT_CHUNK_SIZE, DEFAULT_SELECT
 from gpal.catalog_jobs.bcu_types import BcuSplitter
 from gpal.catalog_jobs.layout import OOD_FILE, located
 from gpal.catalog_jobs.model_folders import (
@@ -40,9 +41,10 @@ from gpal.catalog_jobs.pool_prior import APPLIED_BY_DEFAULT, adjust_table, train
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 from gpal.catalogs import load_catalog, repaired_text
 from gpal.catalogs.known_classes import apply_known_classes, association_weight, class_weights, known_class_rule
+from gpal.catalogs.psrcat import catalogue_words
 from gpal.catalogs.lac import lac_table_columns
 from gpal.catalogs.releases import DEFAULT_RELEASE, RELEASES
-from gpal.catalogs.search_history import search_history
+from gpal.catalogs.search_history import named_by, search_history
 from gpal.catalogs.targets import flag_legend, target_columns
 from gpal.constraints import Integer
 from gpal.data.dataset import NoisyDataset
@@ -55,10 +57,6 @@ __all__ = ["BLOCK_ROWS", "DEFAULT_CHUNK_SIZE", "DEFAULT_SELECT", "known_class_pr
            "known_index", "predict_catalog",
            "predict_catalog_blocks", "predict_proba_chunked", "scores_information", "selection_pool", "with_information"]
 
-#: What ``gpal predict`` and the main job classify unless told: the sources without a physical class.
-DEFAULT_SELECT = ("unassociated", "bcu")
-#: Rows per prediction task: seconds of work for a noisy-input model, several tasks per worker (docs/scaling.md).
-DEFAULT_CHUNK_SIZE = 20000
 
 
 def _predict_chunk(model_dir: str, X: np.ndarray, X_var: np.ndarray) -> np.ndarray:
@@ -283,7 +281,8 @@ def known_columns(cat: Any, ids: Sequence[str], index: Any = None) -> tuple[pd.D
     """What is already known about each source of ``cat`` named ``ids`` beyond its CLASS1 (`KNOWN_COLUMNS`), from
     the catalog's CLASS2, the shipped releases before it and the ATNF Pulsar Catalogue (``index``, a `known_index`
     of ``cat``, made here when None), with its search history
-    (`gpal.catalogs.search_history.HISTORY_COLUMNS`); and in words what was checked and what could not be.  The
+    (`gpal.catalogs.search_history.HISTORY_COLUMNS`) and the published lists that named it (``named_by``); and in
+    words what was checked and what could not be.  The
     classified tables and ``gpal active``'s query files vet their sources with it alike.
 
     Returns
@@ -304,13 +303,17 @@ def known_columns(cat: Any, ids: Sequence[str], index: Any = None) -> tuple[pd.D
     earlier = _earlier(cat)
     history = search_history(found, cat.record, earlier)
     out = pd.concat([out, history.reset_index(drop=True)], axis=1)
+    out["named_by"] = named_by(found, ids, cat.record)  # and whether a published search already named it
     out["typed_before"] = _typed_before(found, earlier)
     catalogue = parts[0].attrs.get("pulsar_catalogue")  # the same in every part
     class2 = cat.columns.class2 is not None and cat.columns.class2 in cat.table.colnames
     checked = (f"{'CLASS2' if class2 else 'no CLASS2 (the catalog has none)'}, "
                f"{', '.join(earlier) or 'no earlier release'}, "
-               + (f"ATNF pulsars ({catalogue['file']}, version {catalogue['version']})" if catalogue
-                  else "no pulsar catalogue"))
+               + (f"known pulsars of {catalogue_words(catalogue['file'], catalogue['version'])}" if catalogue
+                  else "no pulsar catalogue")
+               # a catalog no earlier release is linked to (no ASSOC_FGL) has no search history: said, not guessed
+               + (f"; search history back to {history.attrs['checked'][0]}" if history.attrs["checked"] else
+                  "; no search history (no earlier release linked to this catalog)"))
     return out, checked
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from gpal.catalog_jobs.main_job_settings import DEFAULT_FEATURES
 from gpal.estimators.settings import Setting
 from gpal.catalogs import load_catalog
 from gpal.catalogs.classes import format_class_spec
@@ -24,10 +25,6 @@ from gpal.identity import dataset_fingerprint
 
 __all__ = ["CatalogSelection", "DEFAULT_FEATURES"]
 
-#: The main job's features: the preset of the catalog's release record (`gpal.catalogs.releases`): fermi_dr4
-#: on every 4FGL-layout release, chosen on 4FGL-DR4 because its features lower every model's held-out NLL
-#: against the paper's six (docs/catalogs.md); fermi_3fgl on 3FGL, whose layout lacks the newer columns.
-DEFAULT_FEATURES = RELEASE_PRESET
 
 _NAMES = AnyOf((Text(), ListOf(Text())))
 _FEATURE_SPEC = Satisfies(lambda f: isinstance(f, (str, Mapping, Feature)),

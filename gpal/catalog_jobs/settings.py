@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import types
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpal.estimators.noisy_gp import NoisyGPClassifier
-from gpal.estimators.params import input_prior_used
+from gpal.estimators.params import NOISY_GP_PARAMETERS, input_prior_used
 from gpal.registry import ROWS_PER_PRIOR_COMPONENT
 
-__all__ = ["MAIN_JOB_ESTIMATOR", "FewRowsWarning", "main_job_estimator", "prior_for_rows"]
+if TYPE_CHECKING:
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
+
+__all__ = ["MAIN_JOB_ESTIMATOR", "MAIN_JOB_PARAMETERS", "FewRowsWarning", "main_job_estimator", "prior_for_rows"]
 
 #: The main job's estimator (``gpal classify``, ``gpal train``, the ``classify`` workflow) where it differs
 #: from NoisyGPClassifier's defaults: NIMGP with the population prior over the noiseless inputs, chosen by
@@ -27,8 +29,15 @@ MAIN_JOB_ESTIMATOR = types.MappingProxyType(
      "batch_size": 200, "tol": None})
 
 
+#: The parameters the main job's estimator declares, read without importing it (scikit-learn, pandas): what the
+#: command line's parser needs to answer a mistyped option.
+MAIN_JOB_PARAMETERS = NOISY_GP_PARAMETERS
+
+
 def main_job_estimator(**params: Any) -> NoisyGPClassifier:
     """The main job's NoisyGPClassifier, ``params`` replacing its settings."""
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
+
     return NoisyGPClassifier(**{**MAIN_JOB_ESTIMATOR, **params})
 
 

@@ -9,6 +9,7 @@ the format by the file's suffix and writes the files); the ECSV header is astrop
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -64,6 +65,7 @@ KEYWORDS = {
     "MINSIG": "Signif_Avg below which no follow-up list holds a source",
     "XFLAGS": "catalog Flags (numbers) that leave a source out of the follow-up lists",
     **{cut.keyword: cut.comment for cut in CUTS.values()},
+    "LISTORD": "how the target lists are ranked: probability, or new_first (the newest unassociated first in a band)",
     "LIST": "which source list this is",
     "EXPECTED": "expected number of class members in this list (sum of its probabilities)",
     "EXPLOW": "lower end of the 95% interval of the number of class members",
@@ -185,6 +187,8 @@ COLUMNS = {
                                            "unassociated (empty: the source has a class)"),
     "unassociated_releases": ColumnInfo(None, "how many releases of that run list it without a class, this one "
                                               "included (0: it has a class)"),
+    "named_by": ColumnInfo(None, "the published candidate lists that already named the source (catalogs/README.md; "
+                                 "empty: none of the shipped ones)", ucd="meta.note"),
     "unassociated_years": ColumnInfo("yr", "years from the publication of first_unassociated to this release's: how "
                                            "long it has waited for an identification", "%.0f", "time.interval"),
     **_catalog_columns({name: (unit, description) for name, (_, unit, description) in LAC_TABLE_COLUMNS.items()}),
@@ -200,13 +204,23 @@ def _column_info(name: str) -> ColumnInfo:
     return COLUMNS.get(name, ColumnInfo(None, ""))
 
 
+@functools.lru_cache(maxsize=None)
+def _unit(text: str | None) -> Any:
+    """A column's unit as astropy reads it from ``text``, once a process: a name astropy does not know ("nat",
+    "log10(Hz)") costs it a search of every unit for the error message it then discards, a few ms each column and
+    table."""
+    from astropy import units
+
+    return None if text is None else units.Unit(text, parse_strict="silent")
+
+
 def astropy_table(frame: pd.DataFrame, meta: Mapping[str, Any]) -> Any:
     from astropy.table import Table
 
     out = Table.from_pandas(frame)
     for column in out.columns.values():
         info = _column_info(column.name)
-        column.unit, column.description = info.unit, info.description
+        column.unit, column.description = _unit(info.unit), info.description
     out.meta.update(keyword_order(meta))
     return out
 

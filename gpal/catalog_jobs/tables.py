@@ -41,12 +41,12 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.job_settings import NEVER, JobSetting, settings_from_header
+from gpal.catalog_jobs.job_settings import settings_from_header
+from gpal.catalog_jobs.list_settings import EXTRA_FORMATS, FORMAT_SETTINGS
 from gpal.catalog_jobs.table_formats import (
     COLUMNS, EXTENDED, EXTNAME, FLAG_KEY, KEYWORDS, RECORD_KEYS, TWIN_SUFFIX, astropy_table, column_types,
     ecsv_header_table, ecsv_text, fits_hdu, keyword_order, mrt_text, votable_bytes, write_ecsv, write_ecsv_twin,
 )
-from gpal.constraints import ListOf, OneOf
 from gpal.files import atomic_output, read_bytes, write_files
 from gpal.warning_filters import changed_filters
 
@@ -75,16 +75,13 @@ __all__ = [
 
 
 TABLE_FORMATS = {".csv": "csv", ".fits": "fits", ".fit": "fits", ".mrt": "mrt", ".vot": "votable"}
-#: The formats a job writes beside each CSV table only when asked -> their suffix: the AAS journals' MRT and the
-#: Virtual Observatory's VOTable.  Not by default: they repeat the CSV's rows, and the main job's folder is read
-#: mostly by pandas and astropy.
-EXTRA_FORMATS = {"mrt": ".mrt", "votable": ".vot"}
 
 _INTEGER_KEYS = ("NSOURCES", "EXPLOW", "EXPHIGH")
 
 #: Columns of text (an empty value is "", not NaN).
 _TEXT_COLUMNS = ("Source_Name", "CLASS1", "predicted_class", "ASSOC1", "CLASS2", "ASSOC2", "RA_hms", "DEC_dms", "RA_Counterpart_hms", "DEC_Counterpart_dms",
-                 "Flag_Words", "Inside_Extended", "caveats", "known_class", "known_as", "known_reason", "ATNF_pulsars", "first_unassociated", "typed_before", "section", "LAC_class",
+                 "Flag_Words", "Inside_Extended", "caveats", "known_class", "known_as", "known_reason", "ATNF_pulsars", "first_unassociated", "named_by", "typed_before", "section",
+                 "LAC_class",
                  "Extended_Source_Name",
                  "LAC_SED_class", "LAC_counterpart", "LAC_counterpart_catalog")
 
@@ -102,18 +99,6 @@ def dated(table: ClassifiedSources) -> ClassifiedSources:
     """The table stamped with the current UTC time as ``DATE``, so that several files of one run share it."""
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
     return ClassifiedSources(table.frame, {**table.meta, "DATE": now})
-
-
-#: The job setting naming `EXTRA_FORMATS` (``gpal classify --table-formats mrt,votable``); the tables record it as
-#: ``FORMATS``, so the lists (and ``gpal report`` rebuilding them) are written in the formats the classifications were.
-FORMAT_SETTINGS = {
-    "table_formats": JobSetting(
-        ListOf(OneOf(tuple(EXTRA_FORMATS)), min_length=0), (),
-        "also write the classifications and every source list as mrt (the AAS journals' machine-readable table, "
-        "FILE.mrt) and/or votable (for VO tools such as TOPCAT and Aladin, FILE.vot), e.g. mrt,votable; none by "
-        "default: the CSV + ECSV serve pandas and astropy",
-        record=NEVER, keyword="FORMATS", unordered=True),
-}
 
 
 def formats_of(meta: Mapping[str, Any]) -> list[str]:

@@ -29,10 +29,12 @@ import pandas as pd
 from gpal.catalogs.catalog import CATALOG_DIR
 from gpal.files import read_bytes
 
-__all__ = ["PSRCAT_COLUMNS", "PSRCAT_FILE", "read_psrcat", "sexagesimal_degrees"]
+__all__ = ["PSRCAT_COLUMNS", "PSRCAT_FILE", "PSRCAT_YEAR", "catalogue_words", "read_psrcat", "sexagesimal_degrees"]
 
 #: The shipped copy (catalogs/README.md: version 1.64, 2872 pulsars).
 PSRCAT_FILE = CATALOG_DIR / "psrcat_1.64.db.gz"
+#: The year of the shipped copy's version (the file itself states no date): what a list vetted by it cannot know of.
+PSRCAT_YEAR = 2021
 #: The columns `read_psrcat` returns.
 PSRCAT_COLUMNS = ("PSRJ", "PSRB", "RAJ2000", "DEJ2000", "P0", "TYPE", "ASSOC")
 #: The most a psrcat.db decompresses to: version 1.64 is 2.4 MB, 2.x about 3.5 MB.
@@ -42,6 +44,18 @@ _EXPECTED = ("expected the ATNF Pulsar Catalogue's psrcat.db text: 'KEY value [e
              "by lines starting with '@', each entry with PSRJ and RAJ/DECJ or ELONG/ELAT")
 _NUMBER = r"(\d+(?:\.\d*)?)"
 _SEXAGESIMAL = re.compile(rf"^([+-]?){_NUMBER}(?::{_NUMBER}(?::{_NUMBER})?)?$")
+
+
+def catalogue_words(file: str | os.PathLike, version: str) -> str:
+    """Which known pulsars vetted a list, in the words its header and report give: 'ATNF Pulsar Catalogue 1.64
+    (2021), psrcat_1.64.db.gz' for the shipped copy; the version the file states and its name for a user's copy or
+    list (the file's name alone: a table published with it carries no local path)."""
+    name = Path(file).name
+    if Path(file).resolve() == PSRCAT_FILE.resolve():
+        return f"ATNF Pulsar Catalogue {version} ({PSRCAT_YEAR}), {name}"
+    if version.startswith("a user's list"):
+        return f"{version}, {name}"
+    return f"ATNF Pulsar Catalogue {version or '(no version stated)'}, the user's {name}"
 
 
 def sexagesimal_degrees(text: str, hours: bool) -> float:

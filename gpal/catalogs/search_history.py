@@ -8,18 +8,30 @@ catalog's own release, release by release, while the source is listed and has no
 is where it was *first listed unassociated*.  A release that lists it with a class (CLASS1, else CLASS2), or does
 not list it, ends the run.  Releases whose links were not read (absent columns) end it too, and the history then
 says it starts no earlier than the oldest release checked.
+
+The committee's next question, whether a published search already named the source, is `named_by`: the published
+candidate lists shipped in ``catalogs/published_pulsar_candidates.csv`` (`published_candidates`; provenance in
+catalogs/README.md), matched by the name the source carries in the list's release.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
+from gpal.catalogs.catalog import CATALOG_DIR
 from gpal.catalogs.releases import RELEASES, Release
 
-__all__ = ["HISTORY_COLUMNS", "search_history"]
+__all__ = ["HISTORY_COLUMNS", "PUBLISHED_CANDIDATES", "PUBLISHED_COLUMNS", "named_by", "published_candidates",
+           "search_history"]
+
+#: The shipped published candidate lists: one row per source and list.
+PUBLISHED_CANDIDATES = CATALOG_DIR / "published_pulsar_candidates.csv"
+#: Their columns: the source's name in ``release`` (a shipped release), and who named it, in words.
+PUBLISHED_COLUMNS = ("Source_Name", "release", "named_by")
 
 #: The columns `search_history` returns, in order.
 HISTORY_COLUMNS = ("first_unassociated", "unassociated_releases", "unassociated_years")
@@ -89,3 +101,47 @@ def search_history(known: pd.DataFrame, catalog: str | Release, earlier: Sequenc
                           "unassociated_years": _year(current) - first_year}, index=known.index)
     frame.attrs["checked"] = [r.name for r in checked]
     return frame
+
+
+def published_candidates(path: str | Path | None = None) -> pd.DataFrame:
+    """The published candidate lists (`PUBLISHED_COLUMNS`, more columns kept), the shipped ones when ``path`` is None.
+
+    A file without one of `PUBLISHED_COLUMNS`, or naming a release that is not shipped, is refused naming it.
+    """
+    path = Path(PUBLISHED_CANDIDATES if path is None else path)
+    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = [c for c in PUBLISHED_COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"published candidate list {path.name} has no {', '.join(missing)} column; expected the "
+                         f"columns {', '.join(PUBLISHED_COLUMNS)} (the source's name in that release, and who named it)")
+    unknown = sorted(set(table["release"]) - set(RELEASES))
+    if unknown:
+        raise ValueError(f"published candidate list {path.name} names the release(s) {unknown}; expected one of "
+                         f"{', '.join(RELEASES)}")
+    return table.assign(**{c: table[c].str.strip() for c in PUBLISHED_COLUMNS})
+
+
+def named_by(known: pd.DataFrame, names: Sequence[str], catalog: str | Release,
+             published: pd.DataFrame | None = None) -> np.ndarray:
+    """Which published lists named each source ('; '-joined ``named_by``, '' for none): a list of ``catalog``'s own
+    release matched by ``names``, one of an earlier release by the ``<release>_name`` column of ``known`` (what
+    `known_about` returns; a release whose column is absent matches nothing).
+
+    Returns
+    -------
+    numpy.ndarray
+        (len(names),) strings.
+    """
+    current = RELEASES[catalog] if isinstance(catalog, str) else catalog
+    published = published_candidates() if published is None else published
+    found = [[] for _ in names]
+    for (release, who), rows in published.groupby(["release", "named_by"], sort=False):
+        if release == current.name:
+            own = np.asarray([str(n).strip() for n in names])
+        elif f"{release}_name" in known:
+            own = known[f"{release}_name"].fillna("").astype(str).str.strip().to_numpy()
+        else:
+            continue
+        for i in np.flatnonzero(np.isin(own, rows["Source_Name"].to_numpy()) & (own != "")):
+            found[i].append(who)
+    return np.asarray(["; ".join(f) for f in found], dtype=object)

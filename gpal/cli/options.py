@@ -92,12 +92,20 @@ def add_settings(group: Any, settings: Mapping[str, Any], prefix: str, flags: Ma
 
 def add_estimator(parser: argparse.ArgumentParser, estimator: Any, seed_help: str,
                    flags: Mapping[str, str] | None = None) -> None:
-    """An option per parameter ``estimator`` declares, its value there the default; and --seed."""
-    from gpal.estimators.settings import estimator_settings
+    """An option per parameter ``estimator`` declares, its value there the default; and --seed.
 
+    ``estimator`` may also be the parameters an estimator class declares (name -> constraint): the same options,
+    without help texts or defaults, for a parse that prints no help and need not import the estimator.
+    """
+    from gpal.estimators.settings import JOB_OWNED, Setting, estimator_settings
+
+    if isinstance(estimator, Mapping):
+        title, settings = "estimator settings", {
+            name: Setting(constraint, None, "") for name, constraint in estimator.items() if name not in JOB_OWNED}
+    else:
+        title, settings = f"{type(estimator).__name__} settings", estimator_settings(estimator)
     group = parser.add_argument_group(
-        f"{type(estimator).__name__} settings",
-        "every parameter the estimator declares (docs/methods.md); an option not given keeps the default shown")
-    add_settings(group, estimator_settings(estimator), ESTIMATOR, flags)
+        title, "every parameter the estimator declares (docs/methods.md); an option not given keeps the default shown")
+    add_settings(group, settings, ESTIMATOR, flags)
     group.add_argument("--seed", type=int, default=0, help=f"{seed_help} (default 0)")
 

@@ -62,13 +62,37 @@ def _add_common(parser: argparse.ArgumentParser, force_help: str) -> None:
                         "gpal classify also prints each step's wall and CPU seconds")
 
 
-def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:
+def _telescope(text: str) -> str | None:
+    """A telescope's name, checked here: an unknown one is answered with the known ones and how to give another's
+    declinations, before anything is loaded."""
+    from gpal.catalog_jobs.visibility import declination_range
+
+    if text.lower() in ("none", "null"):
+        return None
+    try:
+        declination_range(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def _add_settings_and_visibility(group: Any, settings: dict[str, Any]) -> None:
+    """The options of a job's ``settings``, the visibility cut's read by `_telescope`."""
+    add_settings(group, {name: s for name, s in settings.items() if name != "candidate_visible_from"}, JOB)
+    group.add_argument("--candidate-visible-from", dest=JOB + "candidate_visible_from", default=argparse.SUPPRESS,
+                       type=_telescope, metavar="TELESCOPE",
+                       help=settings["candidate_visible_from"].doc + "; none: every declination")
+
+
+def build_parser(only: Sequence[str] | None = None, described: bool = True) -> argparse.ArgumentParser:
     """The ``gpal`` parser: every verb with its options, the verb's body bound as ``run``.
 
     ``only``: the verbs whose options are added (None: every verb's); the others are listed by name and help, which
     is all ``gpal --help``, ``gpal --version`` and a mistyped verb need.  Their options' defaults and choices come
     from the catalogs, the jobs and the registries, a second or more of imports that a command not running them
-    need not wait for.
+    need not wait for.  ``described`` False: the estimator's options are read from its declared parameters, without
+    their help texts and defaults, which need the estimator imported; a verb's ``--help`` then builds the described
+    parser and prints its help.  A mistyped option is so answered in a fraction of a second.
     """
     parser = argparse.ArgumentParser(
         prog="gpal",
@@ -78,47 +102,60 @@ def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gpal {gpal.__version__}")
     commands = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     for name, (summary, add_options) in VERBS.items():
-        verb = commands.add_parser(name, help=summary)
+        verb = commands.add_parser(name, help=summary, add_help=described)
+        if not described:
+            verb.add_argument("-h", "--help", action=_DescribedHelp, verb=name, help="show this help message and exit")
         if only is None or name in only:
-            add_options(verb)
+            add_options(verb, described)
     return parser
 
 
-def _main_job_selection() -> Any:
-    from gpal.catalog_jobs.selection import CatalogSelection
+class _DescribedHelp(argparse.Action):
+    """``--help`` of a parser built without the estimator's descriptions: the described parser's help."""
 
-    return CatalogSelection()
+    def __init__(self, option_strings: Sequence[str], dest: str, verb: str, help: str) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help=help)
+        self.verb = verb
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option_string: Any = None) -> None:
+        build_parser(only=(self.verb,)).parse_args([self.verb, "--help"])  # prints the help and exits
 
 
-def _main_job_estimator() -> Any:
-    from gpal.catalog_jobs.settings import main_job_estimator
+def _add_main_job_estimator(parser: argparse.ArgumentParser, described: bool, seed_help: str,
+                            flags: dict[str, str] | None = None) -> None:
+    """The options of the main job's estimator: ``described``, with the help and defaults the estimator gives (which
+    imports it, scikit-learn and pandas with it); else from its declared parameters alone, all a parse needs."""
+    from gpal.catalog_jobs.settings import MAIN_JOB_PARAMETERS, main_job_estimator
 
-    return main_job_estimator()
+    add_estimator(parser, main_job_estimator() if described else MAIN_JOB_PARAMETERS, seed_help, flags)
 
 
-def _catalog(catalog: argparse.ArgumentParser) -> None:
+def _catalog(catalog: argparse.ArgumentParser, described: bool) -> None:
+    from gpal.catalog_jobs.main_job_settings import DEFAULT_FEATURES
+
     catalog_verbs = catalog.add_subparsers(dest="catalog_verb", required=True, metavar="ACTION")
     summary = catalog_verbs.add_parser("summary", help="print the release, its class counts and the feature preset")
     _add_catalog(summary)
-    summary.add_argument("--features", default=_main_job_selection().features,
+    summary.add_argument("--features", default=DEFAULT_FEATURES,
                          help="feature preset or comma-separated columns to describe (default: the main job's, "
                          "the catalog release's own preset)")
     summary.set_defaults(run=verbs.catalog_summary)
 
 
-def _train(train: argparse.ArgumentParser) -> None:
+def _train(train: argparse.ArgumentParser, described: bool) -> None:
+    from gpal.catalog_jobs.main_job_settings import DEFAULT_FEATURES
+
     train.description = ("Fit a NoisyGPClassifier (the main job's settings unless given) on every selected labelled "
                          "source and save it with a record of what it was trained on (training.json).")
-    _add_selection(train, classes=None, features=_main_job_selection().features)
+    _add_selection(train, classes=None, features=DEFAULT_FEATURES)
     train.add_argument("--out", required=True, help="folder to write the model into (model/, training.json)")
-    add_estimator(train, _main_job_estimator(), "seed of every random choice")
+    _add_main_job_estimator(train, described, "seed of every random choice")
     _add_common(train, "replace a folder that holds a different model")
     train.set_defaults(run=verbs.train)
 
 
-def _predict(predict: argparse.ArgumentParser) -> None:
-    from gpal.catalog_jobs.pool_prior import APPLIED_BY_DEFAULT
-    from gpal.catalog_jobs.prediction import DEFAULT_CHUNK_SIZE, DEFAULT_SELECT
+def _predict(predict: argparse.ArgumentParser, described: bool) -> None:
+    from gpal.catalog_jobs.main_job_settings import APPLIED_BY_DEFAULT, DEFAULT_CHUNK_SIZE, DEFAULT_SELECT
 
     predict.description = "Classify catalog sources with a model from gpal train or gpal classify."
     predict.add_argument("model_dir", metavar="MODEL_DIR", help="the --out folder of gpal train or gpal classify")
@@ -142,12 +179,12 @@ def _predict(predict: argparse.ArgumentParser) -> None:
     predict.set_defaults(run=verbs.predict)
 
 
-def _classify(classify: argparse.ArgumentParser) -> None:
-    from gpal.catalog_jobs.classify import SETTINGS as MAIN_JOB_SETTINGS
+def _classify(classify: argparse.ArgumentParser, described: bool) -> None:
+    from gpal.catalog_jobs.main_job_settings import SETTINGS as MAIN_JOB_SETTINGS
+    from gpal.catalog_jobs.main_job_settings import DEFAULT_FEATURES
     from gpal.catalog_jobs.layout import DEFAULT_OUT_DIR
     from gpal.catalogs.schemes import CLASS_SCHEMES, DEFAULT_SCHEME
 
-    main_job = _main_job_selection()
     classify.description = (
         "Train the default noisy-input classifier on associated sources of the class scheme (default: "
         f"{DEFAULT_SCHEME}, {CLASS_SCHEMES[DEFAULT_SCHEME].spec}), check it on a held-out 20% split, classify every "
@@ -155,15 +192,15 @@ def _classify(classify: argparse.ArgumentParser) -> None:
         "those unlike every training source (ood), and write tables, figures, sky maps and report.md.  Rerunning with "
         "the same options reuses the trained model.")
     classify.add_argument("--out", default=DEFAULT_OUT_DIR, help=f"output folder (default ./{DEFAULT_OUT_DIR})")
-    _add_selection(classify, classes=main_job.classes, features=main_job.features)
-    add_settings(classify.add_argument_group("main job settings"), MAIN_JOB_SETTINGS, JOB)
+    _add_selection(classify, classes=DEFAULT_SCHEME, features=DEFAULT_FEATURES)
+    _add_settings_and_visibility(classify.add_argument_group("main job settings"), MAIN_JOB_SETTINGS)
     classify.add_argument("--scheduler", default=None, help=_SCHEDULER_HELP)
-    add_estimator(classify, _main_job_estimator(), "seed of the split and of training")
+    _add_main_job_estimator(classify, described, "seed of the split and of training")
     _add_common(classify, "replace an output folder that holds a different run")
     classify.set_defaults(run=verbs.classify)
 
 
-def _check_later(later: argparse.ArgumentParser) -> None:
+def _check_later(later: argparse.ArgumentParser, described: bool) -> None:
     from gpal.catalogs.releases import NEWEST_RELEASE, RELEASES
     from gpal.evaluation.baselines import BASELINES
 
@@ -185,25 +222,26 @@ def _check_later(later: argparse.ArgumentParser) -> None:
     later.set_defaults(run=verbs.check_later)
 
 
-def _active(active: argparse.ArgumentParser) -> None:
+def _active(active: argparse.ArgumentParser, described: bool) -> None:
     from gpal.catalog_jobs.active import campaign_settings
+    from gpal.catalog_jobs.main_job_settings import DEFAULT_FEATURES
+    from gpal.catalogs.schemes import DEFAULT_SCHEME
 
-    main_job = _main_job_selection()
     active.description = (
         "Pool-based active learning, checkpointed after every query: rerun the same command to resume "
         "(raise --queries to continue). --oracle simulated hides the labels of labelled catalog sources and reveals "
         "them on request; --oracle file writes DIR/queries/query_NNNN.csv for the observers to fill in (exit code 3 "
         "until they have).")
-    _add_selection(active, classes=main_job.classes, features=main_job.features)
+    _add_selection(active, classes=DEFAULT_SCHEME, features=DEFAULT_FEATURES)
     active.add_argument("--out", required=True, help="run folder (checkpoint/, report.md, learning curves)")
-    add_settings(active.add_argument_group("campaign settings"), campaign_settings(), JOB)
-    add_estimator(active, _main_job_estimator(), "seed of every random choice", flags={"batch_size": "--train-batch-size"})
+    _add_settings_and_visibility(active.add_argument_group("campaign settings"), campaign_settings())
+    _add_main_job_estimator(active, described, "seed of every random choice", {"batch_size": "--train-batch-size"})
     _add_common(active, "replace a folder that holds a different run")
     active.set_defaults(run=verbs.active)
 
 
-def _report(report: argparse.ArgumentParser) -> None:
-    from gpal.catalog_jobs.report.recut import LIST_SETTINGS
+def _report(report: argparse.ArgumentParser, described: bool) -> None:
+    from gpal.catalog_jobs.list_settings import LIST_SETTINGS
 
     report.description = ("Rebuild the report of a finished run folder.  With a list option, the lists of a gpal "
                           "classify folder are cut again (and its tables and report.md with them) in seconds, without "
@@ -211,15 +249,11 @@ def _report(report: argparse.ArgumentParser) -> None:
     report.add_argument("run_dir", metavar="RUN_DIR",
                         help="a gpal classify output, an active-learning run or a repeated-splits experiment folder")
     lists = report.add_argument_group("list options (a gpal classify folder; one not given keeps the folder's)")
-    add_settings(lists, {name: s for name, s in LIST_SETTINGS.items() if name != "candidate_visible_from"}, JOB)
-    # any name: an unknown telescope is answered with the known ones and how to give another's declinations
-    lists.add_argument("--candidate-visible-from", dest=JOB + "candidate_visible_from", default=argparse.SUPPRESS,
-                       type=lambda text: None if text.lower() in ("none", "null") else text, metavar="TELESCOPE",
-                       help=LIST_SETTINGS["candidate_visible_from"].doc + "; none: every declination")
+    _add_settings_and_visibility(lists, LIST_SETTINGS)
     report.set_defaults(run=verbs.report)
 
 
-def _workflow(workflow: argparse.ArgumentParser) -> None:
+def _workflow(workflow: argparse.ArgumentParser, described: bool) -> None:
     workflow.add_argument("file", metavar="NAME|FILE.yaml", nargs="?",
                           help="a shipped workflow's name (e.g. fermi_4fgl; --list shows them) or a workflow file")
     workflow.add_argument("--list", action="store_true", help="list the shipped workflows (name and title) and exit")
@@ -231,7 +265,7 @@ def _workflow(workflow: argparse.ArgumentParser) -> None:
     workflow.set_defaults(run=verbs.workflow)
 
 
-def _gpu_check(gpu: argparse.ArgumentParser) -> None:
+def _gpu_check(gpu: argparse.ArgumentParser, described: bool) -> None:
     from gpal.catalog_jobs.device_check import WORKLOADS
 
     gpu.add_argument("--workloads", type=lambda text: [w.strip() for w in text.split(",") if w.strip()],

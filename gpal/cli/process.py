@@ -91,7 +91,7 @@ def _parse(words: list[str]) -> argparse.Namespace:
 
     for failure in load_plugins():  # before the verb's options: their choices and --help list what plugins register
         print(f"gpal: warning: {failure}", file=sys.stderr)
-    return build_parser(only=(verb,)).parse_args(words)
+    return build_parser(only=(verb,), described=False).parse_args(words)
 
 
 def _run_verb(args: argparse.Namespace, LabelsPending: type) -> int:

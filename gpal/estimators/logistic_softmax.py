@@ -54,8 +54,11 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         inducing inputs shared by all classes, k-means centres of the (standardised)
         training inputs (capped at the distinct rows).
     kernel
-        gpflow kernel shared by all classes (copied); ``None`` is squared exponential with one
-        length scale per feature.
+        gpflow kernel (copied); ``None`` is squared exponential with one length scale per feature.
+    kernel_per_class
+        give each class its own copy of ``kernel``, each trained on its own (paper 004's authors' choice,
+        AugmentedGaussianProcesses.jl); ``False`` (gpal's) shares one kernel among all classes: one projection
+        per step for all of them, and on digits no clear loss (docs/papers/004_galy_fajou.md).
     max_iter
         iterations (CAVI sweeps or minibatch steps); 50 sweeps before the exact steps, as measured
         for "cavi_exact" (docs/papers/004_numbers.md).
@@ -120,6 +123,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
     _parameters = {
         **SPARSE_GP_PARAMETERS,
         "inference": OneOf(AUGMENTED_INFERENCE),
+        "kernel_per_class": Boolean(),
         "max_iter": Integer(1),
         "batch_size": Optional(Integer(1)),
         "learning_rate": Real(0, low_open=True),
@@ -143,6 +147,7 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         inference: str = "cavi_exact",
         num_inducing: int = DEFAULT_NUM_INDUCING,
         kernel: Any = None,
+        kernel_per_class: bool = False,
         max_iter: int = 50,
         batch_size: int | None = None,
         learning_rate: float = 0.1,
@@ -197,6 +202,8 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
 
         standardizer, Xs, _ = self._standardize_fit(data)
         kernel, Z = self._sparse_start(Xs)
+        if self.kernel_per_class:
+            kernel = _per_class(kernel, len(data.classes))
         model = AugmentedLogisticSoftmaxGP(kernel, Z, len(data.classes), float(self.jitter), self._locals_family(),
                                            int(self.local_passes))
         trainer = AugmentedTrainer(model, Xs, data.y, float(self.learning_rate), bool(self.train_inducing))
@@ -271,7 +278,12 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
         self._check_fitted()
         model = self.model_
         params, arrays = self._params_state("kernel_template/")
-        kernel_config, kernel_arrays = kernel_state(model.kernel, "kernel/")
+        if model.kernel_per_class:
+            states = [kernel_state(k, f"kernel{c}/") for c, k in enumerate(model.kernels)]
+            kernel_config: Any = [config for config, _ in states]
+            kernel_arrays = {name: value for _, arrays_c in states for name, value in arrays_c.items()}
+        else:
+            kernel_config, kernel_arrays = kernel_state(model.kernel, "kernel/")
         arrays.update({"Z": model.Z.numpy(), "eta1": model.eta1.numpy(), "precision": model.precision.numpy(), **kernel_arrays})
         config = {
             "params": params,
@@ -297,16 +309,27 @@ class LogisticSoftmaxGPClassifier(GPClassifierMixin, BaseEstimator):
 
         clf = cls(**cls._params_from_state(_current_params(config["params"]), arrays, "kernel_template/"))
         clf._restore_fitted_state(config)
-        model = AugmentedLogisticSoftmaxGP(
-            kernel_from_state(config["kernel"], arrays, "kernel/"), arrays["Z"], len(clf.classes_), config["jitter"],
-            clf._locals_family(),
-        )
+        if isinstance(config["kernel"], list):  # a kernel per class
+            import gpflow
+
+            kernel = gpflow.kernels.SeparateIndependent(
+                [kernel_from_state(k, arrays, f"kernel{c}/") for c, k in enumerate(config["kernel"])])
+        else:
+            kernel = kernel_from_state(config["kernel"], arrays, "kernel/")
+        model = AugmentedLogisticSoftmaxGP(kernel, arrays["Z"], len(clf.classes_), config["jitter"], clf._locals_family())
         model.eta1.assign(arrays["eta1"])
         model.precision.assign(arrays["precision"])
         clf.model_ = model
         clf.history_ = list(config["history"])
         clf.exact_history_ = list(config.get("exact_history", []))  # saved before "cavi_exact": none
         return clf
+
+
+def _per_class(kernel: Any, num_classes: int) -> Any:
+    """``num_classes`` independent copies of ``kernel``, one per class, as one ``SeparateIndependent``."""
+    import gpflow
+
+    return gpflow.kernels.SeparateIndependent([gpflow.utilities.deepcopy(kernel) for _ in range(num_classes)])
 
 
 def _current_params(params: dict[str, Any]) -> dict[str, Any]:

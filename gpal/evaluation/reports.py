@@ -29,7 +29,7 @@ from gpal.evaluation.calibration import (
 )
 from gpal.evaluation.intervals import binomial_interval
 from gpal.evaluation.metrics import error_rate, format_mean_se, mean_se, negative_log_likelihood
-from gpal.files import write_files, write_text_atomic
+from gpal.files import REPORT_FILE, write_files, write_text_atomic
 from gpal.warning_filters import changed_filters
 
 __all__ = [
@@ -51,8 +51,6 @@ __all__ = [
 ]
 
 Spread = Literal["std", "se"]
-#: The page `write_report` writes into a run folder unless told otherwise.
-REPORT_FILE = "report.md"
 
 
 # ----------------------------------------------------------------------- files

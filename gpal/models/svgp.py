@@ -43,7 +43,7 @@ from gpal.registry import (
     INPUT_PRIORS,
 )
 
-__all__ = ["NoisySVGP", "build_model", "kmeans_inducing"]
+__all__ = ["INDUCING_STARTS", "NoisySVGP", "build_model", "kmeans_inducing", "random_inducing_per_latent"]
 
 
 class NoisySVGP(gpflow.base.Module):
@@ -308,6 +308,21 @@ def kmeans_inducing(X: np.ndarray, num_inducing: int, seed: int) -> np.ndarray:
     return km.cluster_centers_
 
 
+#: How ``build_model`` starts the inducing inputs: gpal's shared k-means centres, or paper 001's per-latent rows.
+INDUCING_STARTS = ("kmeans", "random_per_latent")
+
+
+def random_inducing_per_latent(X: np.ndarray, num_inducing: int, num_latent: int, seed: int) -> np.ndarray:
+    """(L, M, d) inducing inputs: for each latent function its own M rows of X drawn at random.
+
+    Paper 001's authors start each class's inducing inputs so (GPInputNoise at 0e9268a,
+    ``experiments/uci/*/test_real.py`` 49-52), drawing with replacement; here without, since a repeated row
+    makes K_ZZ singular (their kernel's 1e-3 jitter absorbs it, gpal's smaller one would not).
+    """
+    rng = np.random.default_rng(seed)
+    return np.stack([X[rng.choice(len(X), size=num_inducing, replace=False)] for _ in range(num_latent)])
+
+
 def build_model(
     X: np.ndarray,
     y: np.ndarray,
@@ -326,13 +341,15 @@ def build_model(
     hidden_sizes: Sequence[int] = DEFAULT_HIDDEN_SIZES,
     likelihood_options: Mapping[str, Any] | None = None,
     initial_learned_variance: float = 0.01,
+    inducing: str = "kmeans",
     jitter: float = DEFAULT_JITTER,
     seed: int = 0,
 ) -> NoisySVGP:
     """A ``NoisySVGP`` initialised from (already standardised) training inputs ``X`` (n, d) and codes ``y``.
 
-    Inducing points: k-means on X, the same M = min(num_inducing, n) points for every
-    latent function to start from.  Kernels: ``kernel`` copied per latent function,
+    Inducing points (``inducing``): "kmeans", k-means on X, the same M = min(num_inducing, n) points for every
+    latent function to start from; or "random_per_latent", for each latent function its own M training rows drawn
+    at random, as paper 001's authors start them (`random_inducing_per_latent`).  Kernels: ``kernel`` copied per latent function,
     default ``gpal.models.kernels.default_kernel``.  ``input_noise``: a name or a class, built for these rows,
     or an instance holding no variables, copied (`gpal.models.input_noise_setting.strategy_class`).  ``likelihood``
     defaults to the product's (``gpal.registry.DEFAULT_LIKELIHOOD``, as ``NoisyGPClassifier``'s);
@@ -350,7 +367,9 @@ def build_model(
     L = lik.num_latent(num_classes)
     template = make_kernel(kernel, d)
     kernels = [deepcopy(template) for _ in range(L)]
-    Z = kmeans_inducing(X, min(int(num_inducing), n), seed)
+    OneOf(INDUCING_STARTS).check("inducing", inducing)
+    M = min(int(num_inducing), n)
+    Z = kmeans_inducing(X, M, seed) if inducing == "kmeans" else random_inducing_per_latent(X, M, L, seed)
     population = None
     if input_prior == "population":
         if not kind.latent_inputs or X_var is None:

@@ -259,7 +259,6 @@ def run_repeated_splits(
     use_variances: bool = True,
     on_error: Literal["raise", "record"] = "raise",
     progress: bool = True,
-    reference: Mapping[str, Mapping[str, Sequence[float]]] | None = None,
     executor: Executor | None = None,
     models_per_batch: int = 1,
     injected_variance: float = 0.0,
@@ -275,7 +274,6 @@ def run_repeated_splits(
     finished unit.  The executor is not closed here.
     With ``on_error="record"`` a unit that raises is logged to an ``.error.json``
     file and skipped (retried on the next run) instead of stopping the run.
-    ``reference`` (e.g. published numbers) is shown beside the results in summary.md.
     ``models_per_batch`` > 1 trains up to that many splits of one method together as one batched
     model (``gpal.estimators.batched``; same results up to rounding), a task per batch; a method
     that cannot be batched runs its units one at a time inside the task.
@@ -334,7 +332,7 @@ def run_repeated_splits(
 
     run_units(executor, _run_unit, units, out, desc="units", progress=progress, on_error=on_error, check=same_split,
               batches=batches if models_per_batch > 1 else None)
-    return summarize(out, methods=list(methods), splits=[s.index for s in splits], reference=reference)
+    return summarize(out, methods=list(methods), splits=[s.index for s in splits])
 
 
 # ------------------------------------------------------------------------ summary
@@ -363,20 +361,15 @@ def summarize(
     splits: Sequence[int] | None = None,
     common_splits_only: bool = True,
     write: bool = True,
-    reference: Mapping[str, Mapping[str, Sequence[float]]] | None = None,
 ) -> dict[str, Any]:
     """Mean ± SE of test NLL, error and timings, and the mean confusion matrix, per method.
 
     By default only splits finished by *every* method are used, so an interrupted
     run still compares methods on identical test sets.  Writes ``summary.json`` and
-    ``summary.md`` into ``out_dir`` unless ``write=False``; ``reference[method][metric] =
-    (mean, se)`` adds published numbers to the Markdown (by default the
-    ``reference.json`` a previous run left in the folder, if any).
+    ``summary.md`` into ``out_dir`` unless ``write=False``.
     """
     out = Path(out_dir)
     config = _read_json(out / CONFIG_FILE)
-    if reference is None and (out / "reference.json").exists():
-        reference = _read_json(out / "reference.json")
     names = list(methods) if methods is not None else list(config["methods"])
     units = {m: load_units(out, m, splits) for m in names}
     done = {m: set(u) for m, u in units.items()}
@@ -409,17 +402,13 @@ def summarize(
         summary["methods"][m] = entry
     if write:
         write_json_atomic(out / "summary.json", summary)
-        write_text_atomic(out / "summary.md", summary_markdown(summary, reference))
-        if reference:
-            write_json_atomic(out / "reference.json", reference)
+        write_text_atomic(out / "summary.md", summary_markdown(summary))
     return summary
 
 
-def summary_markdown(
-    summary: Mapping[str, Any], reference: Mapping[str, Mapping[str, Sequence[float]]] | None = None, digits: int = 3
-) -> str:
-    """Markdown tables: metrics per method (optionally beside ``reference[method][metric] = (mean, se)``)
-    and the mean confusion matrix per method, rows = predicted, columns = true (paper Table 10 layout)."""
+def summary_markdown(summary: Mapping[str, Any], digits: int = 3) -> str:
+    """Markdown tables: metrics per method and the mean confusion matrix per method, rows = predicted, columns =
+    true (paper Table 10 layout)."""
     import pandas as pd
 
     from gpal.evaluation.reports import markdown_table
@@ -438,10 +427,6 @@ def summary_markdown(
         "train s / split": [cell(e.get("train_seconds"), 1) for e in methods.values()],
         "predict s / split": [cell(e.get("predict_seconds"), 2) for e in methods.values()],
     })
-    if reference:
-        for metric, title in (("nll", "published NLL"), ("error", "published error")):
-            metrics[title] = [format_mean_se(*reference[m][metric], digits) if metric in reference.get(m, {}) else "–"
-                              for m in methods]
     lines = [markdown_table(metrics).rstrip("\n")]
     failed = {n: e["n_failed"] for n, e in methods.items() if e["n_failed"]}
     if failed:

@@ -30,13 +30,12 @@ from gpal.files import write_json_atomic
 from gpal.registry import WORKFLOWS
 from gpal.runs.executors import make_executor
 from gpal.runs.output_dir import claim_output_dir
-from gpal.workflows.reference import check_reference
 from gpal.workflows.schema import Field, WorkflowError, apply_overrides, fill_settings, identity, read_yaml, validate
 
 __all__ = ["WORKFLOW_FILE", "Workflow", "WorkflowError", "load_workflow", "run_workflow"]
 
 #: The workflow's complete configuration and source file, in the output folder of every kind that does not
-#: claim its folder itself; the report of a rebuilt folder takes its title, description and reference from it.
+#: claim its folder itself; the report of a rebuilt folder takes its title and description from it.
 WORKFLOW_FILE = "workflow.json"
 
 
@@ -110,14 +109,6 @@ def load_workflow(path: str | os.PathLike, overrides: Sequence[str] = ()) -> Wor
             module.check(config)
         except ValueError as exc:
             raise WorkflowError(f"{doc.path}: {exc}") from None
-    if config.get("reference") and hasattr(module, "produces"):
-        # against the file as written: a quick look that overrides the methods or levels compares what it runs
-        # (the rest is "not run"), while a key the file itself never produces is a typo
-        written = validate(doc.data, schema, doc) if overrides else config
-        try:
-            check_reference(config["reference"], module.produces(written))
-        except ValueError as exc:
-            raise WorkflowError(f"{doc.where('reference')}: {exc}") from None
     if config["description"]:
         config["description"] = fill_settings(config["description"], config, doc.where("description"))
     config["title"] = config["title"] or doc.path.stem.replace("_", " ")
@@ -155,7 +146,7 @@ def run_workflow(
             return folder
         claim_output_dir(folder, workflow.identity, force=force)
         write_json_atomic(folder / WORKFLOW_FILE, {"source": str(workflow.path), **config})
-        # the command that ran, for the paper comparison (gpal.workflows.reference); not part of the identity
+        # the command that ran, for its measurements (gpal.workflows.measurements); not part of the identity
         config["invocation"] = {"source": str(workflow.path), "overrides": [str(o) for o in overrides]}
         runner.run(config, folder, executor, progress)
     return folder

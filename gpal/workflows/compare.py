@@ -38,7 +38,7 @@ Measured input variances are not passed to any estimator (``use_variances=False`
 likelihood comparison sees exact inputs, and the noisy-input methods learn the noise level.
 ``protocol.injected_noise`` runs every data set once per listed variance, with Gaussian noise of
 that variance (in units of the training split's standard deviation) added to the train and test
-rows of each split; a reference then names settings ``NAME/LEVEL``.
+rows of each split; its measurements then name settings ``NAME/LEVEL``.
 Iteration budgets: minibatch methods run ``epochs`` passes over the training rows;
 full-batch methods (CAVI sweeps, vi-JJ/Taylor outer iterations, Dirichlet and GPR L-BFGS)
 stop at ``iters`` iterations or earlier on their own convergence test.  Data sets
@@ -69,8 +69,7 @@ from gpal.registry import ESTIMATORS, KERNELS, LIKELIHOODS, LOGISTIC_BOUNDS
 from gpal.runs.executors import Executor
 from gpal.runs.repeated_splits import NOISY_INPUT_METHODS, run_repeated_splits, summarize, unit_path
 from gpal.workflows.methods import classifier_params, training_schema
-from gpal.workflows.reference import REFERENCE, Produced, write_comparison
-from gpal.workflows.reference import comparison_markdown as reference_markdown
+from gpal.workflows.measurements import Produced, write_measurements
 from gpal.workflows.schema import Field
 
 __all__ = [
@@ -285,7 +284,7 @@ def dataset_tag(name: str, n: int | None, level: float | None = None) -> str:
 
 def settings_of(datasets: Sequence[str], injected_noise: Sequence[float],
                 registry: Mapping[str, DatasetEntry] = DATASETS) -> list[tuple[str, int | None, float | None, str]]:
-    """``(name, rows, level, setting)`` per data set and injected level; the setting is what a reference names.
+    """``(name, rows, level, setting)`` per data set and injected level; the setting is what its measurements name.
 
     Without injected noise (levels ``[0]``) a setting is the data set's name; with levels it is
     ``NAME/LEVEL`` (``vehicle/0.25``) and the level is part of the folder.
@@ -299,7 +298,7 @@ def settings_of(datasets: Sequence[str], injected_noise: Sequence[float],
     return out
 
 
-#: The per-split metrics a reference may name (`gpal.workflows.reference`).
+#: The per-split metrics of its measurements (`gpal.workflows.measurements`).
 METRICS = ("accuracy", "error", "nll", "ece", "train_seconds")
 
 
@@ -330,7 +329,7 @@ def measured_values(out: str | Path, datasets: Sequence[str], methods: Sequence[
 
 
 def produces(config: Mapping[str, Any]) -> Produced:
-    """The settings (data set, or data set/level), methods and metrics a reference may name."""
+    """The settings (data set, or data set/level), methods and metrics its measurements hold."""
     settings = [s[-1] for s in settings_of(config["datasets"], config["protocol"]["injected_noise"])]
     return Produced(settings, config["methods"], METRICS)
 
@@ -496,14 +495,12 @@ def schema() -> dict[str, Any]:
         "noisy_input": training_schema(likelihood="robustmax",
                                        likelihood_options={"epsilon": 1e-3, "learn_epsilon": False}, batch_size=50,
                                        noise_variance="learned", num_inducing="auto", epochs=1000),
-        "reference": Field(Optional(REFERENCE), None, "published numbers (gpal.workflows.reference): data set -> "
-                           f"method -> metric ({', '.join(METRICS)}) -> [mean, spread]", part_of_run=False),
     }
 
 
 def _paper_of(config: Mapping[str, Any]) -> str:
-    """The paper a workflow follows (its reference's source), else its title: for errors."""
-    return (config["reference"] or {}).get("source", {}).get("paper") or config["title"] or "this workflow"
+    """The workflow's title (a paper's workflow names its paper there): for errors."""
+    return config["title"] or "this workflow"
 
 
 def check(config: Mapping[str, Any]) -> None:
@@ -533,14 +530,13 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
     budget = {"splits": config["protocol"]["splits"], "epochs": t["epochs"]}
     if all(m in NOISY_INPUT_METHODS for m in config["methods"]):  # the noisy-input paper's budget is its block's
         budget.update(epochs=noisy["epochs"], n_samples=noisy["n_samples"])
-    comparison = write_comparison(out, config, measured, budget)
+    write_measurements(out, config, produces(config), measured, budget)
     text = "\n".join([
         config["description"] or "", "",
         f"{config['protocol']['splits']} split(s), test fraction {config['protocol']['test_size']:g}; "
         f"minibatch methods {t['epochs']} epochs, full-batch methods at most "
         f"{t['iters']} iterations, M = {t['num_inducing']}. Also as `comparison.csv` / `comparison.json`.", "",
         comparison_markdown(table),
-        *([] if comparison is None else ["", "## Beside the paper", "", reference_markdown(comparison)]),
     ])
     write_report(out, config["title"], figures=figures, text=text)
 

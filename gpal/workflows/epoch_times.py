@@ -19,11 +19,11 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from gpal.constraints import Integer, Optional
+from gpal.constraints import Integer
 from gpal.runs.executors import Executor
 from gpal.runs.units import run_units
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
-from gpal.workflows.reference import REFERENCE, Produced, comparison_markdown, write_comparison
+from gpal.workflows.measurements import Produced, write_measurements
 from gpal.workflows.schema import Field
 
 __all__ = ["METRICS", "produces", "run", "schema", "time_epoch"]
@@ -49,8 +49,6 @@ def schema() -> dict[str, Any]:
         # no epochs: a timed fit runs protocol.epochs
         "training": {k: f for k, f in training_schema(num_inducing=100, batch_size=200, n_samples=500,
                                                       noise_variance="learned").items() if k != "epochs"},
-        "reference": Field(Optional(REFERENCE), None, "published numbers (gpal.workflows.reference): setting 'epoch' "
-                           f"-> method -> metric ({', '.join(METRICS)}) -> [mean, spread]", part_of_run=False),
     }
 
 
@@ -92,7 +90,7 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
     frame["ratio_to_MGP"] = frame["epoch_cpu_seconds"] / frame["repeat"].map(baseline)
     measured = {("epoch", m, metric): list(part[metric]) for m, part in frame.groupby("method", sort=False)
                 for metric in METRICS}
-    comparison = write_comparison(out, config, measured, {"repeats": protocol["repeats"]})
+    write_measurements(out, config, produces(config), measured, {"repeats": protocol["repeats"]})
     summary = frame.groupby("method", sort=False)[list(METRICS)].agg(["mean", "sem"])
     shown = pd.DataFrame({
         "method": summary.index,
@@ -108,6 +106,5 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
         f"{protocol['timed_steps']} mini-batches of {config['training']['batch_size']} timed per epoch and scaled to the "
         f"full epoch; {protocol['epochs']} epochs per fit, the first left out; each fit timed twice, in wall and in "
         "CPU seconds; the ratio to MGP from CPU seconds.",
-        *([] if comparison is None else ["", "## Beside the paper", "", comparison_markdown(comparison)]),
     ])
     write_report(out, config["title"], tables=tables, text=text)

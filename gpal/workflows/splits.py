@@ -10,14 +10,13 @@ diagrams per method, and ``report.md``.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
 
-from gpal.constraints import Boolean, Integer, OneOf, Optional, Real
+from gpal.constraints import Boolean, Integer, OneOf, Real
 from gpal.evaluation.calibration import top_label_reliability
 from gpal.files import atomic_output
 from gpal.registry import MODELS_PER_BATCH, ON_ERROR
@@ -25,7 +24,7 @@ from gpal.runs.executors import Executor
 from gpal.runs.repeated_splits import run_repeated_splits, summarize, summary_markdown, unit_path
 from gpal.workflows import WORKFLOW_FILE
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
-from gpal.workflows.reference import REFERENCE, Produced, comparison_markdown, published, write_comparison
+from gpal.workflows.measurements import Produced, write_measurements
 from gpal.workflows.schema import Field, fields_from_settings
 
 __all__ = ["dataset_and_training_size", "produces", "rebuild_splits_report", "run", "schema", "write_splits_report"]
@@ -35,7 +34,7 @@ __all__ = ["dataset_and_training_size", "produces", "rebuild_splits_report", "ru
 DATA = {"catalog": "4FGL", "classes": ["bll", "fsrq", "psr"], "min_significance": 30.0, "features": None}
 
 
-#: The metrics of a unit a reference may name.
+#: The metrics of a unit its measurements hold.
 METRICS = ("nll", "error", "train_seconds")
 
 
@@ -55,22 +54,12 @@ def schema() -> dict[str, Any]:
                                       "batched model (1: one at a time; same results)", part_of_run=False),
         },
         "training": training_schema(num_inducing="auto"),
-        "reference": Field(Optional(REFERENCE), None, "published numbers (gpal.workflows.reference): the catalog "
-                           f"(e.g. 4FGL) -> method -> metric ({', '.join(METRICS)}) -> [mean, spread]",
-                           part_of_run=False),
     }
 
 
 def produces(config: Mapping[str, Any]) -> Produced:
     """One setting, the catalog; the configured methods; the metrics of a unit."""
     return Produced([config["data"]["catalog"]], config["methods"], METRICS)
-
-
-def _summary_reference(config: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The catalog's published numbers as `gpal.runs.repeated_splits.summary_markdown` shows them."""
-    table = published(config.get("reference"), config["data"]["catalog"])
-    return {m: {k: (v[0], math.nan if v[1] is None else v[1]) for k, v in metrics.items()}
-            for m, metrics in table.items()} or None
 
 
 def dataset_and_training_size(config: Mapping[str, Any]) -> tuple[Any, int]:
@@ -102,7 +91,6 @@ def run(config: dict[str, Any], out: Path, executor: Executor, progress: bool) -
         use_variances=protocol["use_variances"],
         on_error=protocol["on_error"],
         progress=progress,
-        reference=_summary_reference(config),
         executor=executor,
         models_per_batch=protocol["models_per_batch"],
     )
@@ -126,19 +114,16 @@ def _report(config: dict[str, Any], out: Path, summary: dict[str, Any], data_lin
         f"seed {config['seed']}. Units, `summary.json` and a row per unit in `results.csv` are in this folder.",
     ])
     budget = {"splits": config["protocol"]["splits"], "epochs": config["training"]["epochs"]}
-    comparison = write_comparison(out, config, _measured(out, summary, config["data"]["catalog"]), budget)
-    if comparison is not None:
-        intro += "\n\n## Beside the paper\n\n" + comparison_markdown(comparison)
-    write_splits_report(out, summary, config["title"], intro, _summary_reference(config))
+    write_measurements(out, config, produces(config), _measured(out, summary, config["data"]["catalog"]), budget)
+    write_splits_report(out, summary, config["title"], intro)
 
 
 def write_splits_report(
-    out: Path, summary: dict[str, Any], title: str, intro: str = "", reference: dict[str, Any] | None = None
+    out: Path, summary: dict[str, Any], title: str, intro: str = ""
 ) -> Path:
     """``results.csv`` (a row per unit), mean confusion matrices, pooled reliability and ``report.md``.
 
-    ``summary`` is `gpal.runs.repeated_splits.summarize` of the folder ``out``; ``reference``
-    (published numbers) is shown beside the results.  Used by the workflow and by
+    ``summary`` is `gpal.runs.repeated_splits.summarize` of the folder ``out``.  Used by the workflow and by
     ``gpal report`` on any repeated-splits folder.
     """
     from gpal.evaluation.plots import plot_confusion_matrix, plot_reliability, save_figure
@@ -170,21 +155,19 @@ def write_splits_report(
     if pooled:
         fig = plot_reliability(pooled, title="top-label reliability, test points of all splits")
         figures["Reliability (pooled over splits)"] = save_figure(fig, out / "reliability")
-    text = "\n".join([intro, "", "## Test NLL and error (mean ± SE over splits)", "", summary_markdown(summary, reference)])
+    text = "\n".join([intro, "", "## Test NLL and error (mean ± SE over splits)", "", summary_markdown(summary)])
     return write_report(out, title, figures=figures, text=text)
 
 
 def rebuild_splits_report(folder: Path) -> Path:
     """`write_splits_report` of any repeated-splits folder, from its files (``gpal report``).
 
-    A folder written by ``gpal workflow`` keeps its title, description and reference in `WORKFLOW_FILE`.
+    A folder written by ``gpal workflow`` keeps its title and description in `WORKFLOW_FILE`.
     """
     workflow = json.loads((folder / WORKFLOW_FILE).read_text()) if (folder / WORKFLOW_FILE).is_file() else {}
-    reference = _summary_reference(workflow) if workflow.get("reference") and "data" in workflow else None
     return write_splits_report(
         folder,
         summarize(folder),
         workflow.get("title") or "gpal repeated-splits experiment",
         workflow.get("description") or "",
-        reference,
     )

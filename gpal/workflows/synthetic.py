@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpal.constraints import Integer, ListOf, OneOf, Optional, Real
+from gpal.constraints import Integer, ListOf, OneOf, Real
 from gpal.estimators.base import raise_if_interrupted
 from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.evaluation.metrics import error_rate, format_mean_se, negative_log_likelihood
@@ -26,7 +26,7 @@ from gpal.registry import NOISE_VARIANCE_MODES
 from gpal.runs.executors import Executor
 from gpal.runs.units import derived_seed, run_units
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
-from gpal.workflows.reference import REFERENCE, Produced, comparison_markdown, write_comparison
+from gpal.workflows.measurements import Produced, write_measurements
 from gpal.workflows.schema import Field
 
 __all__ = ["bayes_unit", "method_unit", "produces", "repetition_problem", "run", "schema"]
@@ -52,13 +52,11 @@ def schema() -> dict[str, Any]:
                                 "input-noise variance given to the methods (known), learned, or both"),
         "methods": methods_field(),
         "training": {k: f for k, f in training_schema(num_inducing=100, batch_size=200).items() if k != "noise_variance"},
-        "reference": Field(Optional(REFERENCE), None, "published numbers (gpal.workflows.reference): setting "
-                           "MODE/LEVEL (e.g. known/0.1) -> method -> nll / error -> [mean, spread]", part_of_run=False),
     }
 
 
 def _setting(mode: str, noise: float) -> str:
-    """The reference's name of one row of Tables 2-3: the noise mode and the injected variance."""
+    """The measurements' name of one row of Tables 2-3: the noise mode and the injected variance."""
     return f"{mode}/{noise:g}"
 
 
@@ -181,7 +179,7 @@ def _write(config: dict[str, Any], out: Path, frame: pd.DataFrame) -> None:
     measured = {(_setting(mode, noise), method, metric): list(part[metric].dropna())
                 for (mode, noise, method), part in frame.groupby(["mode", "noise", "method"], sort=False)
                 for metric in ("nll", "error", "learned_variance")}
-    comparison = write_comparison(out, config, measured, {"repeats": config["repetitions"],
+    write_measurements(out, config, produces(config), measured, {"repeats": config["repetitions"],
                                                           "epochs": config["training"]["epochs"],
                                                           "n_samples": config["training"]["n_samples"]})
     text = "\n".join([
@@ -189,7 +187,6 @@ def _write(config: dict[str, Any], out: Path, frame: pd.DataFrame) -> None:
         f"{config['repetitions']} problems (`gpal.data.synthetic.synthetic_2d`, seed {config['seed']}), noise levels "
         f"{config['data']['noise_levels']}; one row per unit in `results.csv`. MGP ignores the input noise, "
         "so its known and learned rows are the same fits.",
-        *([] if comparison is None else ["", "## Beside the paper", "", comparison_markdown(comparison)]),
     ])
     write_report(out, config["title"], figures=figures, tables=tables, text=text)
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gpal.constraints import Integer, Optional, Real
+from gpal.constraints import Integer, Real
 from gpal.estimators.base import raise_if_interrupted
 from gpal.estimators.noisy_gp import NoisyGPClassifier
 from gpal.evaluation.metrics import error_rate, negative_log_likelihood
@@ -23,7 +23,7 @@ from gpal.files import write_json_atomic
 from gpal.runs.executors import Executor
 from gpal.runs.units import run_units
 from gpal.workflows.methods import classifier_params, methods_field, training_schema
-from gpal.workflows.reference import REFERENCE, Produced, comparison_markdown, write_comparison
+from gpal.workflows.measurements import Produced, write_measurements
 from gpal.workflows.schema import Field
 
 __all__ = ["fit_predict", "kl_from_bayes", "produces", "run", "schema"]
@@ -41,12 +41,10 @@ def schema() -> dict[str, Any]:
         "methods": methods_field(),
         "training": training_schema(num_inducing=100, batch_size=200),
         "plot": {"grid_points": Field(Integer(2), 400, "points of the x grid of Fig. 2")},
-        "reference": Field(Optional(REFERENCE), None, "published numbers (gpal.workflows.reference): setting "
-                           f"{SETTING} -> method -> nll / error -> [mean, spread]", part_of_run=False),
     }
 
 
-#: The one setting of Table 1, as a reference names it.
+#: The one setting of Table 1, as the measurements name it.
 SETTING = "toy_1d"
 
 
@@ -117,12 +115,11 @@ def _write(config: dict[str, Any], out: Path, frame: pd.DataFrame, problem: Any,
     d = config["data"]
     measured = {(SETTING, row["predictive"], metric): [row[metric]]
                 for row in frame.to_dict(orient="records") for metric in ("nll", "error", "kl")}
-    comparison = write_comparison(out, config, measured, {"repeats": 1, "epochs": config["training"]["epochs"]})
+    write_measurements(out, config, produces(config), measured, {"repeats": 1, "epochs": config["training"]["epochs"]})
     text = "\n".join([
         config["description"] or "", "",
         f"`gpal.data.synthetic.toy_1d(n_train={d['n_train']}, n_test={d['n_test']}, noise_std={d['noise_std']:g}, "
         f"seed={config['seed']})`; every method trained with the settings in `workflow.json`.",
-        *([] if comparison is None else ["", "## Beside the paper", "", comparison_markdown(comparison)]),
     ])
     write_report(out, config["title"], figures=figures, tables=tables, text=text)
 

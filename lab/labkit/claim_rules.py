@@ -1,6 +1,6 @@
 """The rules that judge the papers page's claims, beyond what a run's comparison with a paper judges.
 
-A paper workflow's comparison (`gpal.workflows.verdicts`) sets each published number and each of the paper's
+A paper workflow's comparison (`labkit.verdicts`) sets each published number and each of the paper's
 orderings against the run.  The papers page also judges the claims of a paper's text: that two methods perform
 alike, and how many repeats would decide a claim left open.  Those rules and the rule's wording at the top of
 docs/papers.md live here, the project's own check of its reproductions:
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from gpal.workflows.verdicts import TOST_LEVEL, gap, interval
+from labkit.verdicts import TOST_LEVEL, gap, interval
 
 __all__ = ["MAX_REPEATS", "RULE", "alike_verdict", "repeats_to_resolve"]
 

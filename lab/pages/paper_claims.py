@@ -35,7 +35,7 @@ The claims of a paper are declared once, in ``lab/pages/records/papers/claims/<N
         epochs: {gpal: {field: budget.run.epochs}, paper: {field: budget.paper.epochs}}
         optimiser: {gpal: "Adam 0.001", paper: "not stated"}
 
-A check is one of three kinds (``kind``, default ``order``), judged by `gpal.workflows.verdicts`:
+A check is one of three kinds (``kind``, default ``order``), judged by `labkit.verdicts`:
 ``order`` (every method of ``better`` ahead of every method of ``worse``, per setting; by more than
 ``margin`` where one is declared), ``alike``
 (every two of ``methods`` within ``margin`` by TOST), ``values`` (gpal's numbers of ``methods``
@@ -61,8 +61,8 @@ from typing import Any, Mapping, Sequence
 
 import yaml
 
-from gpal.workflows.reference import judged
-from gpal.workflows.verdicts import higher_is_better, order_verdict, value_verdict
+from labkit.paper_comparison import judged
+from labkit.verdicts import higher_is_better, order_verdict, value_verdict
 from labkit.claim_rules import alike_verdict, repeats_to_resolve
 
 from paper_budget import parse_needs, to_resolve

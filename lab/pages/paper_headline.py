@@ -23,7 +23,7 @@ Declared in the paper's claims file (``lab/pages/records/papers/claims/<NNN>.yam
         paper: {value: "figure only", source: "Fig. 3"}   # the paper's number, typed once with where it is printed
 
 gpal's value is never typed: it is read from the record.  The paper's comes from the record where the workflow's
-reference block holds it (typed there once, with the table it is from); ``paper`` gives it where no record holds
+published numbers hold it (``published/<workflow>.yaml``, typed there once, with the table it is from); ``paper`` gives it where no record holds
 it (a paper that prints only figures says so).  A row naming a field, record, table or row that does not exist is
 refused naming the claims file and the row.
 """

@@ -196,6 +196,39 @@ def _first_iterations(record: Mapping) -> list[tuple[str, ...]]:
              f"{lead['margin']:g}", lead["verdict"]) for name, lead in leads]
 
 
+def _gplib_label(row: Mapping) -> str:
+    name, _, rows = row["dataset"].partition(":")
+    return f"{name}{f', {rows} rows' if rows else ''} ({row['splits']} splits)"
+
+
+def _pair(side: Mapping) -> str:
+    return f"{side['accuracy']:.3f} / {side['nll']:.3f}"
+
+
+def _signed(value: float) -> str:
+    text = f"{value:+.3f}"
+    return "0.000" if float(text) == 0 else text.replace("-", "−")
+
+
+def _gplib(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 002's vi methods in the authors' gplib and in gpal on the same splits: each side's mean test accuracy
+    and NLL, and gpal (gplib's optimiser) minus gplib, mean over the splits."""
+    names = {m.removeprefix("vi-"): label for m, label in _VI}
+    rows = []
+    for row in record["summary"]:
+        d = row["gpal (scheme gplib) - gplib"]
+        rows.append((_gplib_label(row), names[row["method"]], _pair(row["gplib"]), _pair(row["gpal (scheme gplib)"]),
+                     _pair(row["gpal (scheme gpal)"]), f"{_signed(d['accuracy']['mean'])} / {_signed(d['nll']['mean'])}",
+                     "yes" if d["within"] else "no"))
+    return rows
+
+
+def _gplib_alone(record: Mapping) -> list[tuple[str, ...]]:
+    """gplib's own methods, run alone: mean test accuracy and NLL over the splits."""
+    names = {m.removeprefix("vi-"): label for m, label in _VI}
+    return [(_gplib_label(row), names[row["method"]], _pair(row["gplib"])) for row in record["summary"]]
+
+
 def _grid(record: Mapping) -> list[tuple[str, ...]]:
     """Paper 002's n × M grid on magic: each vi method's final test accuracy per cell (mean ± SE over its splits)."""
     rows = []
@@ -291,6 +324,18 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "lab/studies/records/papers/paper002_first_iterations_magic9.json",
         ("lead", "mean ± SE", "95 % t interval", "against", "verdict"), ("---", "---", "---", "---:", "---"),
         _first_iterations),
+    "izmailov_gplib": StudyTable(
+        "papers/002_izmailov_kropotov.md", "paper002_gplib", "lab/studies/records/papers/paper002_gplib.json",
+        ("data set", "method", "gplib: accuracy / NLL", "gpal, gplib's optimiser", "gpal, its own optimiser",
+         "gpal (gplib's optimiser) − gplib", "within 0.02"), ("---", "---", "---", "---", "---", "---", "---"), _gplib),
+    "izmailov_gplib_all_rows": StudyTable(
+        "papers/002_izmailov_kropotov.md", "paper002_gplib", "lab/studies/records/papers/paper002_gplib_magic_all.json",
+        ("data set", "method", "gplib: accuracy / NLL"), ("---", "---", "---"), _gplib_alone),
+    "izmailov_first_authors": StudyTable(
+        "papers/002_izmailov_kropotov.md", "paper002_curves",
+        "lab/studies/records/papers/paper002_first_iterations_magic9_authors.json",
+        ("lead", "mean ± SE", "95 % t interval", "against", "verdict"), ("---", "---", "---", "---:", "---"),
+        _first_iterations),
     "izmailov_all_rows": StudyTable(
         "papers/002_izmailov_kropotov.md", "paper002_curves", "lab/pages/records/papers/tables/paper002_curves.json",
         ("method", "final accuracy", "final NLL", "final ECE"), ("---", "---", "---", "---"), _all_rows),
@@ -314,6 +359,8 @@ TABLES: dict[str, Table | PrintedTable | StudyTable] = {
         "papers/003_milios.md", "paper003_inducing",
         "lab/studies/records/papers/paper003_inducing_letter_summary.json",
         ("fit", "splits", "test error", "test MNLL", "CPU s"), ("---", "---:", "---", "---", "---"), _ladder),
+    "galy_fajou_gap": PrintedTable(
+        "papers/004_galy_fajou.md", "paper004_gap", "python lab/studies/bench_paper004_gap.py --n-train 200 500"),
     "fig_4_trajectory": PrintedTable(
         "papers/000_liu.md", "paper000_delta", "python lab/studies/bench_paper000_delta.py trajectory magic --epochs 10"),
     "fig_4_confirm": PrintedTable(

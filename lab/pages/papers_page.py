@@ -1,7 +1,8 @@
 """The docs page "Reproducing the papers" (``docs/papers.md``) and its numbers pages, generated from records.
 
-Each paper workflow run writes ``paper_comparison.json`` (`gpal.workflows.reference`); recording it copies that
-file to ``lab/pages/records/papers/<workflow>.json``, or to ``<workflow>.<part>.json`` there for a run of part
+Each paper workflow run writes its values per repeat (``measurements.json``); recording it sets them beside the
+paper's published numbers (``records/papers/published/<workflow>.yaml``, `labkit.paper_comparison`) and writes that
+comparison to ``lab/pages/records/papers/<workflow>.json``, or to ``<workflow>.<part>.json`` there for a run of part
 of the workflow's settings (``--part wine``: one data set, run at its own commit and budget), its ``workflow`` the
 file its command ran, from the repository's top (``gpal/workflows/files/papers/001_synthetic_2d.yaml``; the run names it by its
 stem).  A record whose workflow is missing, gone or not the file its command ran is refused.  The claims read the
@@ -15,10 +16,10 @@ The tables the papers' hand-written sub-pages show from the study ``paper_runs``
 ``docs/papers/<NNN>_numbers.md`` holds that paper's data & budget table (declared in the claims) and comparison
 tables, per record its workflow, command, commit and budget, the reference's ``notes`` and the explanation
 ``<workflow>.md`` beside the record.
-Every verdict is judged anew from the recorded numbers (`gpal.workflows.verdicts`).  The pages are never
+Every verdict is judged anew from the recorded numbers (`labkit.verdicts`).  The pages are never
 edited by hand, so a test can regenerate them and compare::
 
-    python lab/pages/papers_page.py --record runs/001_synthetic_2d   # copy a run's comparison, rebuild
+    python lab/pages/papers_page.py --record runs/001_synthetic_2d   # record a run's comparison, rebuild
     python lab/pages/papers_page.py --record runs/001_uci_wine --part wine   # one part of a workflow
     python lab/pages/papers_page.py --check                          # exit 1 if a page is stale
 """
@@ -34,10 +35,10 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from gpal.files import write_json_atomic
-from gpal.workflows.reference import COMPARISON_FILE, comparison_markdown
 from gpal.workflows.shipped import shipped_workflows
 try:
     from labkit.claim_rules import RULE
+    from labkit.paper_comparison import compare_run, comparison_markdown
 except ModuleNotFoundError as exc:  # gpal installed without the lab beside it
     raise SystemExit(f"{__file__} needs the lab's package labkit: from the repository's top, pip install -e lab"
                      ) from exc
@@ -269,15 +270,12 @@ def render(records: Path) -> str:
 
 
 def record(run_folder: Path, records: Path, part: str | None = None) -> Path:
-    """Copy a run's ``paper_comparison.json`` into ``records`` as ``<workflow>.json`` (``<workflow>.<part>.json``
-    for a part: one run of some of the workflow's settings), its ``workflow`` the file its command ran, from the
-    repository's top (the run names it by its stem only)."""
+    """A run's comparison with its paper (`labkit.paper_comparison.compare_run`) into ``records`` as ``<workflow>.json``
+    (``<workflow>.<part>.json`` for a part: one run of some of the workflow's settings), its ``workflow`` the file its
+    command ran, from the repository's top (the run names it by its stem only)."""
     if part is not None and not re.fullmatch(r"[A-Za-z0-9_-]+", part):
         raise ValueError(f"a part is a name of letters, digits, '_' or '-' (it becomes a file name); got {part!r}")
-    source = run_folder / f"{COMPARISON_FILE}.json"
-    if not source.is_file():
-        raise FileNotFoundError(f"{source} does not exist: run a workflow with a reference block into {run_folder} first")
-    result = json.loads(source.read_text(encoding="utf-8"))
+    result = compare_run(run_folder, records / "published")
     file = _workflow_file(shlex.split(result["command"])[2])  # as the run named it
     workflow = file.relative_to(ROOT).as_posix() if file.is_relative_to(ROOT) else str(file)
     records.mkdir(parents=True, exist_ok=True)

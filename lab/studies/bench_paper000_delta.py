@@ -33,7 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
-from gpal.workflows.verdicts import interval
+try:
+    from labkit.verdicts import interval
+except ModuleNotFoundError as exc:  # gpal installed without the lab beside it
+    raise SystemExit(f"{__file__} needs the lab's package labkit: from the repository's top, pip install -e lab"
+                     ) from exc
 
 from shared import keep_printed, paired_t  # the script's folder, first on its path
 

@@ -65,10 +65,16 @@ def paper_batch_size(n_train: int) -> int:
     return 50 if n_train < 2000 else max(1, n_train // 100)
 
 
-def claims(name: str, traces: dict[str, Trace]) -> list[dict[str, Any]]:
+def first_index(method: str, authors: bool) -> int:
+    """Where a trace's first iteration is: as the authors record it, a vi method's trace starts at the prior
+    (t = 0, q(u) = N(0, I)) and its first iteration is the next point."""
+    return 1 if authors and method != "svi" else 0
+
+
+def claims(name: str, traces: dict[str, Trace], authors: bool = False) -> list[dict[str, Any]]:
     """The orderings paper 002 states for ``name`` (german, magic), each with its numbers and whether it holds."""
     final = {m: t.accuracy[-1] for m, t in traces.items()}
-    first = {m: t.accuracy[0] for m, t in traces.items()}
+    first = {m: t.accuracy[first_index(m, authors)] for m, t in traces.items()}
     target = max(final.values()) - TARGET_SLACK
     reach = {m: t.seconds_to(target) for m, t in traces.items()}
     vi = [f"vi-{m}" for m in VI_METHODS]
@@ -105,17 +111,19 @@ def claims(name: str, traces: dict[str, Trace]) -> list[dict[str, Any]]:
 
 def _lead(diffs: list[float], margin: float) -> dict[str, Any]:
     """A paired lead over the splits and its verdict: reproduced where the 95 % t interval lies above ``margin``,
-    contradicted where it lies below, as `gpal.workflows.verdicts.order_verdict` reads a lead of declared size."""
+    contradicted where it lies below, as `labkit.verdicts.order_verdict` reads a lead of declared size."""
     mean, se, low, high = paired_t(diffs)
     verdict = "reproduced" if low > margin else "contradicted" if high < margin else "not resolved"
     return {"per_split": diffs, "mean": mean, "se": se, "low": low, "high": high, "margin": margin, "verdict": verdict}
 
 
-def first_iterations(results: list[dict[str, Any]]) -> dict[str, Any]:
+def first_iterations(results: list[dict[str, Any]], authors: bool = False) -> dict[str, Any]:
     """The first-iteration claims over the splits of each data set, paired within a split: per vi method its final
     minus its first-iteration accuracy against MARGIN ("poor quality on the first iterations"), and vi-JJ-hybrid's
     first-iteration accuracy minus vi-JJ's and vi-Taylor's against 0 ("better quality on the first iterations"),
-    with the seconds each first iteration ended at.  The per-split claims judge one split; these judge the run."""
+    with the seconds each first iteration ended at.  The per-split claims judge one split; these judge the run.
+    ``authors``: the traces were recorded as the authors record them (`first_index`)."""
+    i = 1 if authors else 0
     out: dict[str, Any] = {}
     for name in dict.fromkeys(r["dataset"] for r in results):
         runs = [r for r in results if r["dataset"] == name]
@@ -123,11 +131,11 @@ def first_iterations(results: list[dict[str, Any]]) -> dict[str, Any]:
             continue
         vi = [m for m in runs[0]["traces"] if m != "svi"]
         entry: dict[str, Any] = {
-            "drop": {m: _lead([r["traces"][m]["accuracy"][-1] - r["traces"][m]["accuracy"][0] for r in runs], MARGIN)
+            "drop": {m: _lead([r["traces"][m]["accuracy"][-1] - r["traces"][m]["accuracy"][i] for r in runs], MARGIN)
                      for m in vi},
-            "first_seconds": {m: [r["traces"][m]["seconds"][0] for r in runs] for m in vi}}
+            "first_seconds": {m: [r["traces"][m]["seconds"][i] for r in runs] for m in vi}}
         if "vi-jj-hybrid" in vi:
-            entry["hybrid_lead"] = {m: _lead([r["traces"]["vi-jj-hybrid"]["accuracy"][0] - r["traces"][m]["accuracy"][0]
+            entry["hybrid_lead"] = {m: _lead([r["traces"]["vi-jj-hybrid"]["accuracy"][i] - r["traces"][m]["accuracy"][i]
                                               for r in runs], 0.0)
                                     for m in ("vi-jj", "vi-taylor") if m in vi}
         out[name] = entry
@@ -137,6 +145,8 @@ def first_iterations(results: list[dict[str, Any]]) -> dict[str, Any]:
 def run(args: argparse.Namespace, commit: str) -> dict[str, Any]:
     specs = [(token.split(":") + [None])[:3] for token in args.datasets.split(",")]
     methods = args.methods.split(",")
+    # the authors' optimiser and record (gplib: LogisticBoundGPClassifier's scheme and fit(record=...))
+    authors = {"scheme": "gplib", "record": "authors"} if args.as_authors else {}
     warm = make_problem(specs[0][0], args.seed, 200)
     rows = np.random.default_rng(args.seed).permutation(len(warm.y))[:100]  # both classes, whatever the row order
     tiny = Problem("warm-up", warm.X[rows], warm.y[rows], warm.X_test[:20], warm.y_test[:20])
@@ -144,25 +154,27 @@ def run(args: argparse.Namespace, commit: str) -> dict[str, Any]:
         if m == "svi":
             trace_svi(tiny, 1, 5, 50, args.seed)
         else:
-            trace_vi(tiny, m, 1, 5, args.seed)
+            trace_vi(tiny, m, 1, 5, args.seed, **authors)
     results = []
     for name, M, rows in specs:
         for split in range(args.splits):
             p = make_problem(name, args.seed + split, None if rows is None else int(rows))
-            traces = {f"vi-{m}": trace_vi(p, m, args.iters, int(M), args.seed + split) for m in methods if m != "svi"}
+            traces = {f"vi-{m}": trace_vi(p, m, args.iters, int(M), args.seed + split, **authors)
+                      for m in methods if m != "svi"}
             if "svi" in methods:
                 traces["svi"] = trace_svi(p, args.svi_epochs, int(M), paper_batch_size(len(p.y)), args.seed + split)
             for t in traces.values():
-                print(f"{name} split {split} {t.method}: first {t.accuracy[0]:.3f} at {t.seconds[0]:.1f} s, "
+                i = first_index(t.method, args.as_authors)
+                print(f"{name} split {split} {t.method}: first {t.accuracy[i]:.3f} at {t.seconds[i]:.1f} s, "
                       f"final {t.accuracy[-1]:.3f} at {t.seconds[-1]:.1f} s", file=sys.stderr, flush=True)
             results.append({"dataset": name, "split": split, "n_train": len(p.y), "n_test": len(p.y_test),
                             "d": p.X.shape[1], "M": int(M), "batch_size": paper_batch_size(len(p.y)),
                             "traces": {m: t.as_dict() for m, t in traces.items()},
                             # the orderings compare all five methods; a run of some has none to check
-                            "claims": claims(name, traces) if set(methods) == set(METHODS) else []})
+                            "claims": claims(name, traces, args.as_authors) if set(methods) == set(METHODS) else []})
     return {"commit": commit, "settings": {k: v for k, v in vars(args).items() if k not in ("json", "figure")},
             "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "load": os.getloadavg()},
-            "results": results, "first_iterations": first_iterations(results)}
+            "results": results, "first_iterations": first_iterations(results, args.as_authors)}
 
 
 def table(result: dict[str, Any]) -> str:
@@ -255,6 +267,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0, help="split s runs at seed + s (default 0)")
     p.add_argument("--methods", default=",".join(METHODS),
                    help=f"comma-separated among {','.join(METHODS)} (default all; the orderings need all)")
+    p.add_argument("--as-authors", action="store_true",
+                   help="the vi methods as gplib runs and records them: its optimiser (scheme='gplib'), and each "
+                        "trace from the start (q(u) = N(0, I)) with q one step stale (record='authors')")
     p.add_argument("--json", help="write the commit, settings, traces and claims here")
     p.add_argument("--figure", help="write the accuracy-against-time figure (split 0) here")
     p.add_argument("--record", help="write the results record of the kept runs --kept here, run nothing")

@@ -13,7 +13,7 @@ softmax GPC of that workflow (``svgp-softmax-mc``: Monte Carlo ELBO, minibatch A
 Each fit records wall seconds, CPU seconds of this process (`time.process_time`) and the load average before and
 after it: on a machine shared with other jobs the wall time measures the others too, so the times are compared in
 CPU seconds, TensorFlow and the BLAS held to one thread each so that CPU seconds are one core's work.  The verdicts
-follow docs/papers.md's rule (`gpal.workflows.verdicts.order_verdict`, t intervals over the splits): "error falls"
+follow docs/papers.md's rule (`labkit.verdicts.order_verdict`, t intervals over the splits): "error falls"
 is GPD's error at the largest M ahead of its error at the smallest; "time a fraction of GPC's" is each GPD's CPU
 seconds ahead of GPC's, per GPC budget.  One split gives no interval and no verdict.  The paper's GPC ran to
 convergence and this one runs a fixed number of epochs, so a longer GPC can run apart (``--methods gpc --epochs``) and
@@ -98,7 +98,11 @@ def summarize(fits: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     smallest M (the paper's GPC, Fig. 5 right).
     """
     from gpal.evaluation.metrics import mean_se
-    from gpal.workflows.verdicts import order_verdict
+    try:
+        from labkit.verdicts import order_verdict
+    except ModuleNotFoundError as exc:  # gpal installed without the lab beside it
+        raise SystemExit(f"{__file__} needs the lab's package labkit: from the repository's top, pip install -e lab"
+                         ) from exc
 
     rows: dict[str, dict[str, Any]] = {}
     for fit in fits:

@@ -49,8 +49,8 @@ import numpy as np
 
 from shared import code_commit, outputs_commit, paired_t, record_from_kept  # the script's folder, first on its path
 
-#: The run's record, which names its workflow, command and commit (`gpal.workflows.reference`).
-RUN_RECORD = "paper_comparison.json"
+#: The run's record, which names its workflow, command and commit (`gpal.workflows.measurements`).
+RUN_RECORD = "measurements.json"
 #: How closely a unit's own NLL and accuracy must match the ones recomputed from its probabilities.
 TOLERANCE = 1e-6
 #: Per split and per method, the measures averaged over the splits (and their digits in the printed tables).

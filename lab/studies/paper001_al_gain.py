@@ -6,7 +6,7 @@ than for the other methods, and the difference is bigger ... as we increase the 
 input noise".  In gpal's waveform study every method of a repetition starts from the same split and
 initial labels, so the two methods' reductions are paired by repetition: the per-repetition
 difference NIMGP-NN minus MGP carries no split-to-split noise, and its mean gets a Student t
-interval over the repetitions (`gpal.workflows.verdicts.interval`, n - 1 degrees of freedom).
+interval over the repetitions (`labkit.verdicts.interval`, n - 1 degrees of freedom).
 Sec. 5.5 also names NIMGP-NN "the best performing method" on Fig. 6's curves; ``--errors`` gives the
 paired difference of the test errors themselves after ``--after`` labels, per selection strategy.
 

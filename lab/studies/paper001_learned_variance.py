@@ -2,7 +2,8 @@
 
 Each fit trains one method once on split k of ``gpal/workflows/files/papers/001_uci_input_noise.yaml`` at one injected level
 (its rows, noise draws and seed; robust-max with epsilon 1e-3 fixed, M = min(100, 5%), batch 50, 300 prediction
-samples), with the variance learned from a given start and the kernel, epochs and learning rate given: the workflow
+samples), with the variance learned from a given start and the kernel, epochs, learning rate and inducing inputs
+(``--inducing``: gpal's k-means set shared by the classes, or paper 001's own random rows per class) given: the workflow
 reports only test scores, and whether a method kept a variance or let it go to zero (and so became MGP) is read off
 its fitted model.  The variance is stated per feature in the units of the training split standardised before the
 noise, as the paper's scripts (and ``paper001_fo_variance.py``) state it.  A fit is ``METHOD:KERNEL[:START]``::
@@ -15,7 +16,6 @@ noise, as the paper's scripts (and ``paper001_fo_variance.py``) state it.  A fit
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import time
@@ -30,7 +30,8 @@ from shared import METHODS, code_commit, learned_variance_start, uci_split
 STUDY = "lab/studies/learned_variance.yaml"
 
 
-def _fit(dataset: str, split_index: int, level: float, fit: str, epochs: int, learning_rate: float) -> dict[str, Any]:
+def _fit(dataset: str, split_index: int, level: float, fit: str, epochs: int, learning_rate: float,
+         inducing: str = "kmeans") -> dict[str, Any]:
     """Train one method on the split and read its test scores and learned input-noise variance."""
     for var in ("OMP_NUM_THREADS", "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS"):
         os.environ[var] = "1"
@@ -45,11 +46,12 @@ def _fit(dataset: str, split_index: int, level: float, fit: str, epochs: int, le
                             batch_size=50, epochs=epochs, learning_rate=learning_rate, n_samples=300,
                             likelihood_options={"epsilon": 1e-3, "learn_epsilon": False}, random_state=seed)
     t0 = time.perf_counter()
-    with learned_variance_start(float(start[0]), []) if learns else contextlib.nullcontext():
+    with learned_variance_start(float(start[0]) if learns else None, [], inducing):
         clf.fit(train.X, train.y)
     seconds = time.perf_counter() - t0
     proba = clf.predict_proba(test.X)
     row = {"fit": fit, "method": method, "kernel": kernel, "start": float(start[0]) if learns else None,
+           "inducing": inducing,
            "epochs": epochs, "learning_rate": learning_rate, "n_train": int(train.n_samples),
            "n_test": int(test.n_samples), "seconds": round(seconds, 1),
            "test_nll": negative_log_likelihood(test.y, proba), "test_error": error_rate(test.y, proba)}
@@ -70,6 +72,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fits", nargs="+", required=True, help="METHOD:KERNEL[:START], START for a learned variance")
     parser.add_argument("--epochs", type=int, default=1000)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
+    parser.add_argument("--inducing", default="kmeans", choices=("kmeans", "random_per_latent"),
+                        help="inducing inputs: gpal's shared k-means set, or each class's own random training rows "
+                             "(paper 001's authors')")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
@@ -78,7 +83,8 @@ def main(argv: list[str] | None = None) -> None:
         if method not in METHODS or len(rest) != (1 if method == "MGP" else 2):
             raise SystemExit(f"--fits: {fit!r} is not METHOD:KERNEL (MGP) or METHOD:KERNEL:START ({sorted(METHODS)})")
     commit = code_commit()
-    fits = [(args.dataset, args.split, args.level, fit, args.epochs, args.learning_rate) for fit in args.fits]
+    fits = [(args.dataset, args.split, args.level, fit, args.epochs, args.learning_rate, args.inducing)
+            for fit in args.fits]
     with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
         rows = []
         for row in pool.map(_fit, *zip(*fits)):

@@ -2,7 +2,7 @@
 
 The paper has one problem and 1000 test points, and its ± is a bootstrap over those points; so here
 each method's per-point log loss and 0-1 error are paired with MGP's on the same test points, and the
-mean difference gets a Student t interval over the points (`gpal.workflows.verdicts`): an order
+mean difference gets a Student t interval over the points (`labkit.verdicts`): an order
 (NLL below MGP's) is resolved where the 95 % interval excludes 0, "similar error" only where the
 90 % interval lies inside ±``--margin`` (TOST).  Each method's mean KL from the exact Bayes-optimal predictive,
 and that predictive's own NLL and error (how hard the draw is), go beside them.  Reads a finished ``gpal workflow
@@ -23,9 +23,9 @@ import numpy as np
 
 from gpal.data.synthetic import toy_1d
 from gpal.workflows.toy import kl_from_bayes
-from gpal.workflows.verdicts import order_verdict
 try:
     from labkit.claim_rules import alike_verdict
+    from labkit.verdicts import order_verdict
 except ModuleNotFoundError as exc:  # gpal installed without the lab beside it
     raise SystemExit(f"{__file__} needs the lab's package labkit: from the repository's top, pip install -e lab"
                      ) from exc

@@ -334,13 +334,15 @@ def make_problem(name: str, seed: int, rows: int | None = None, test_size: float
     return Problem(name, scaler.transform_arrays(train.X)[0], train.y, scaler.transform_arrays(test.X)[0], test.y)
 
 
-def trace_vi(p: Problem, method: str, iters: int, num_inducing: int, seed: int) -> Trace:
-    """One ``LogisticBoundGPClassifier`` fit, evaluated after every outer iteration through its callback."""
+def trace_vi(p: Problem, method: str, iters: int, num_inducing: int, seed: int, scheme: str = "gpal",
+             record: str = "current") -> Trace:
+    """One ``LogisticBoundGPClassifier`` fit, evaluated after every outer iteration through its callback (with
+    ``record="authors"`` as paper 002's authors recorded it: the start first, then q one step stale)."""
     from gpal import LogisticBoundGPClassifier
 
     trace = Trace(f"vi-{method}")
     clf = LogisticBoundGPClassifier(method=method, num_inducing=num_inducing, max_iter=iters, tol=0.0,
-                                    train_inducing=False, standardize=False, random_state=seed)
+                                    train_inducing=False, standardize=False, random_state=seed, scheme=scheme)
     clock = {"start": time.perf_counter(), "paused": 0.0}
 
     def callback(iteration: int, bound: float) -> None:
@@ -348,7 +350,7 @@ def trace_vi(p: Problem, method: str, iters: int, num_inducing: int, seed: int) 
         trace.add(pause - clock["start"] - clock["paused"], p.y_test, clf.predict_proba(p.X_test))
         clock["paused"] += time.perf_counter() - pause
 
-    clf.fit(p.X, p.y, callback=callback)
+    clf.fit(p.X, p.y, callback=callback, record=record)
     return trace
 
 
@@ -414,8 +416,12 @@ def type_measures(truth: np.ndarray, q: dict[str, np.ndarray], reference: str, n
 
 def paired_t(diff: Any) -> tuple[float, float, float, float]:
     """Mean of the paired differences ``diff``, its SE and 95% Student t interval (n - 1 degrees of freedom, as
-    `gpal.workflows.verdicts.interval` gives the papers page's)."""
-    from gpal.workflows.verdicts import interval
+    `labkit.verdicts.interval` gives the papers page's)."""
+    try:
+        from labkit.verdicts import interval
+    except ModuleNotFoundError as exc:  # gpal installed without the lab beside it
+        raise SystemExit("the lab's studies need its package labkit: from the repository's top, pip install -e lab"
+                         ) from exc
 
     diff = np.asarray(diff, dtype=np.float64)
     if diff.ndim != 1 or diff.size < 2:
@@ -573,15 +579,17 @@ def uci_split(dataset: str, split_index: int, level: float) -> tuple[Any, Any, i
 
 
 @contextlib.contextmanager
-def learned_variance_start(start: float, built: list[Any]) -> Iterator[None]:
-    """Inside the block, models start their learned input-noise variance at ``start`` (``build_model`` takes it, the
-    estimator does not expose it), and each model built is appended to ``built`` (to read it while it trains)."""
+def learned_variance_start(start: float | None, built: list[Any], inducing: str | None = None) -> Iterator[None]:
+    """Inside the block, models start their learned input-noise variance at ``start`` and their inducing inputs as
+    ``inducing`` says (``build_model`` takes both, the estimator does not expose them; None keeps its default), and
+    each model built is appended to ``built`` (to read it while it trains)."""
     import gpal.models.svgp as svgp
 
     original = svgp.build_model
+    options = {k: v for k, v in (("initial_learned_variance", start), ("inducing", inducing)) if v is not None}
 
     def build_from(*args: Any, **kwargs: Any) -> Any:
-        built.append(original(*args, **{**kwargs, "initial_learned_variance": start}))
+        built.append(original(*args, **{**kwargs, **options}))
         return built[-1]
 
     svgp.build_model = build_from

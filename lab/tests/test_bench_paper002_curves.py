@@ -85,3 +85,22 @@ def test_first_iteration_leads_are_paired_t_intervals_over_the_splits(curves):
     assert out["hybrid_lead"]["vi-taylor"]["verdict"] == "contradicted"  # 0.049-0.05 behind on every split
     assert out["first_seconds"]["vi-jj"] == [1.0, 1.0, 1.0]
     assert curves.first_iterations(results[:1]) == {}  # one split: no interval, no entry
+
+
+def test_as_the_authors_record_it_the_first_iteration_is_the_point_after_the_start(curves):
+    """--as-authors: each vi trace opens with the start (q(u) = N(0, I), one half everywhere), which is not an
+    iteration; svi's first epoch stays its first point."""
+    def run(split, jj, hybrid):
+        return {"dataset": "magic", "split": split,
+                "traces": {"vi-jj": {"accuracy": jj}, "vi-jj-hybrid": {"accuracy": hybrid}}}
+
+    results = [run(0, [0.65, 0.80, 0.86], [0.65, 0.84, 0.86]), run(1, [0.64, 0.82, 0.87], [0.64, 0.85, 0.87]),
+               run(2, [0.66, 0.81, 0.85], [0.66, 0.83, 0.85])]
+    results = [{**r, "traces": {m: {**t, "seconds": [0.0, 1.0, 2.0]} for m, t in r["traces"].items()}} for r in results]
+    authors = curves.first_iterations(results, authors=True)["magic"]
+    assert authors["drop"]["vi-jj"]["per_split"] == pytest.approx([0.06, 0.05, 0.04])
+    assert authors["hybrid_lead"]["vi-jj"]["per_split"] == pytest.approx([0.04, 0.03, 0.02])
+    assert authors["first_seconds"]["vi-jj"] == [1.0, 1.0, 1.0]
+    gpal = curves.first_iterations(results)["magic"]  # gpal's record: the first point is the first iteration
+    assert gpal["drop"]["vi-jj"]["per_split"] == pytest.approx([0.21, 0.23, 0.19])
+    assert curves.first_index("svi", True) == 0 and curves.first_index("vi-jj", True) == 1

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from gpal.workflows.verdicts import value_verdict
+from labkit.verdicts import value_verdict
 from labkit.claim_rules import alike_verdict, repeats_to_resolve
 
 

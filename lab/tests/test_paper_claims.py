@@ -283,7 +283,7 @@ def test_evidence_names_a_workflow_and_its_settings_once():
 def test_an_open_claim_names_the_repeats_and_hours_that_would_decide_it():
     """A pair 0.1 apart is open at 3 splits; a scan of order_verdict at the same means, SEs shrunk by sqrt(3 / k),
     finds where it resolves, and the claim prices the extra splits at 2 fits of 3 minutes each."""
-    from gpal.workflows.verdicts import order_verdict
+    from labkit.verdicts import order_verdict
 
     a, b = _row("c", "A", "nll", [0.10, 0.20, 0.15]), _row("c", "B", "nll", [0.20, 0.30, 0.25])
     results = {"wf": _record([a, b])}

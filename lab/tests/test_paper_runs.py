@@ -29,7 +29,7 @@ def _unit(folder, method, split, y, proba, **own):
 def _run(tmp_path, **own):
     run = tmp_path / "run"
     (run / "toy").mkdir(parents=True)
-    (run / "paper_comparison.json").write_text(json.dumps(
+    (run / "measurements.json").write_text(json.dumps(
         {"workflow": "toy", "command": "gpal workflow toy.yaml", "commit": "abc", "settings": {"methods": ["b", "a"]}}))
     # four rows, one wrong (row 3, true class 1 at 0.2): NLL parts by hand below
     _unit(run / "toy", "a", 0, [0, 1, 0, 1], [[0.9, 0.1], [0.4, 0.6], [0.7, 0.3], [0.8, 0.2]], **own)
@@ -63,7 +63,7 @@ def test_a_unit_whose_probabilities_are_not_what_it_scored_is_refused(script, tm
 def test_a_folder_that_is_not_a_papers_run_is_refused_naming_what_is_expected(script, tmp_path, capsys):
     with pytest.raises(SystemExit):
         script.main([str(tmp_path)])
-    assert "no paper_comparison.json; expected the folder of a papers workflow's run" in capsys.readouterr().err
+    assert "no measurements.json; expected the folder of a papers workflow's run" in capsys.readouterr().err
 
 
 def test_the_time_of_the_runs_command_is_kept_and_a_file_of_another_format_is_refused(script, tmp_path, capsys):
@@ -101,7 +101,7 @@ def _other_run(tmp_path, labels_of_split_1=(0, 1)):
     """A second run of method c on the toy's splits 0 and 1 (a's test rows there: labels 0,1,0,1 and 0,1)."""
     run = tmp_path / "other"
     (run / "toy").mkdir(parents=True)
-    (run / "paper_comparison.json").write_text(json.dumps(
+    (run / "measurements.json").write_text(json.dumps(
         {"workflow": "toy", "command": "gpal workflow toy.yaml --set x=1", "commit": "def", "settings": {"methods": ["c"]}}))
     _unit(run / "toy", "c", 0, [0, 1, 0, 1], [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5], [0.5, 0.5]])
     _unit(run / "toy", "c", 1, list(labels_of_split_1), [[0.5, 0.5], [0.5, 0.5]])
@@ -133,7 +133,7 @@ def test_paired_runs_on_other_rows_or_one_split_are_refused(script, tmp_path):
         script.paired(run, _other_run(tmp_path, labels_of_split_1=(1, 1)))
     lone = tmp_path / "lone"
     (lone / "toy").mkdir(parents=True)
-    (lone / "paper_comparison.json").write_text(json.dumps({"workflow": "toy", "command": "c", "commit": "e"}))
+    (lone / "measurements.json").write_text(json.dumps({"workflow": "toy", "command": "c", "commit": "e"}))
     _unit(lone / "toy", "c", 0, [0, 1, 0, 1], [[0.5, 0.5]] * 4)
     with pytest.raises(ValueError, match=r"no method pair shares two or more splits"):
         script.paired(run, lone)
@@ -142,8 +142,8 @@ def test_paired_runs_on_other_rows_or_one_split_are_refused(script, tmp_path):
 def _both_methods_on_two_splits(tmp_path, commit="abc"):
     run = _run(tmp_path)
     _unit(run / "toy", "b", 1, [0, 1], [[0.8, 0.2], [0.4, 0.6]])
-    record = json.loads((run / "paper_comparison.json").read_text())
-    (run / "paper_comparison.json").write_text(json.dumps(record | {"commit": commit}))
+    record = json.loads((run / "measurements.json").read_text())
+    (run / "measurements.json").write_text(json.dumps(record | {"commit": commit}))
     return run
 
 

@@ -8,20 +8,22 @@ import shutil
 import pytest
 
 from gpal.workflows import load_workflow, run_workflow
-from gpal.workflows.reference import published
+from labkit.paper_comparison import PUBLISHED, published, read_published
 from papers_page import main as papers_page_main
 from papers_page import MAX_LINES, render, render_pages
 
 
 def test_a_run_is_recorded_and_the_page_built_from_it(tmp_path, capsys):
     path = tmp_path / "toy_ref.yaml"
-    path.write_text("workflow: toy_1d\nmethods: [MGP]\nreference:\n"
-                    "  source: {paper: P, table: T1, spread: SE, repeats: 1, budget: {repeats: 1, epochs: 750}}\n"
-                    '  values: {"toy_1d": {"MGP": {"nll": [0.88, 0.08]}}}\n  notes: the explanation\n')
+    path.write_text("workflow: toy_1d\nmethods: [MGP]\n")
+    docs, records = tmp_path / "docs", tmp_path / "records" / "papers"
+    (records / "published").mkdir(parents=True)
+    (records / "published" / "toy_ref.yaml").write_text(
+        f"workflow: {path}\nsource: {{paper: P, table: T1, spread: SE, repeats: 1, budget: {{repeats: 1, epochs: 750}}}}\n"
+        'values: {"toy_1d": {"MGP": {"nll": [0.88, 0.08]}}}\nnotes: the explanation\n')
     out = run_workflow(path, ["data.n_train=60", "data.n_test=40", "training.epochs=2", "training.num_inducing=5",
                               "training.n_samples=4", "plot.grid_points=20"], out=tmp_path / "run", progress=False)
-    result = json.loads((out / "paper_comparison.json").read_text())
-    docs, records = tmp_path / "docs", tmp_path / "records" / "papers"
+    result = json.loads((out / "measurements.json").read_text())
     folders = ["--docs", str(docs), "--records", str(records)]
     assert papers_page_main([*folders, "--record", str(out)]) == 0
     page, numbers = (docs / "papers.md").read_text(), (docs / "papers" / "toy_ref_numbers.md").read_text()
@@ -87,8 +89,8 @@ def test_the_papers_page_is_up_to_date_with_its_records():
         assert len(section.rstrip("\n").split("\n")) <= MAX_LINES, section.split("\n")[0]
 
 
-def test_each_record_holds_its_workflows_reference():
-    """A published number lives in the workflow's reference block; the record beside the page must agree with it."""
+def test_each_record_holds_its_workflows_published_numbers():
+    """A published number lives in its workflow's file of published numbers; the record beside the page must agree."""
     from papers_page import RECORDS, ROOT
 
     workflows = ROOT / "gpal" / "workflows" / "files"
@@ -96,7 +98,8 @@ def test_each_record_holds_its_workflows_reference():
         record = json.loads(path.read_text(encoding="utf-8"))
         source = ROOT / record["workflow"]
         assert source.is_file() and source.is_relative_to(workflows), f"{path.name}: no workflow {record['workflow']}"
-        reference = load_workflow(source).config["reference"]
+        reference = read_published(PUBLISHED / f"{source.stem}.yaml")
+        assert reference["workflow"] == record["workflow"], path.name
         published_values = {(r["setting"], r["method"], r["metric"]): [r["paper_mean"], r["paper_se"]]
                             for r in record["rows"]}
         expected = {(s, m, k): v for s, methods in reference["values"].items() for m, metrics in methods.items()
@@ -130,8 +133,10 @@ def test_a_part_is_recorded_beside_the_workflows_record_and_named_safely(tmp_pat
 
     run = tmp_path / "run"
     run.mkdir()
-    (run / "paper_comparison.json").write_text(json.dumps({
-        "workflow": "001_uci_input_noise", "command": "gpal workflow papers/001_uci_input_noise"}))
+    (run / "measurements.json").write_text(json.dumps({
+        "workflow": "001_uci_input_noise", "command": "gpal workflow papers/001_uci_input_noise", "title": "t",
+        "commit": "c", "settings": {}, "budget": {"splits": 1}, "values": []}))
+    shutil.copytree(PUBLISHED, tmp_path / "docs" / "published")
     assert record(run, tmp_path / "docs", "wine").name == "001_uci_input_noise.wine.json"
     recorded = json.loads(record(run, tmp_path / "docs").read_text())
     assert recorded["workflow"] == "gpal/workflows/files/papers/001_uci_input_noise.yaml"  # the file, from the repository's top

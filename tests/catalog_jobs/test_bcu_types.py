@@ -55,7 +55,10 @@ def test_the_rule_keeps_each_bcu_blazar_total_and_sums_to_one():
         split_rule(proba, q[:3], rows, classes)
 
 
-def test_classify_splits_the_bcu_and_predict_on_the_folder_reproduces_it(split_run, small_catalog):
+def test_classify_splits_the_bcu_and_predict_on_the_folder_reproduces_it(split_run, small_catalog, monkeypatch):
+    import gpal.catalog_jobs.bcu_types as bcu_types
+    import gpal.catalogs.lac as lac
+
     folder = split_run
     model = folder / TRAINED_DIR
     assert (model / BCU_TYPES_FILE).is_file() and (model / BCU_TYPES_DIR / "config.json").is_file()
@@ -83,13 +86,22 @@ def test_classify_splits_the_bcu_and_predict_on_the_folder_reproduces_it(split_r
     # predict with the folder: the same bcu probabilities (to the table's printed digits) and the same note
     np.testing.assert_allclose(table.frame[columns].to_numpy(float), got, atol=1e-6)
     assert table.meta["BCUSPLIT"] == written.meta["BCUSPLIT"]
-    # in blocks of sources or of catalog rows: the same rows, and the note of all the blocks' bcu (the blazar-type
-    # model predicts a block's bcu together: another count of rows moved a probability in its last digit)
+    # in blocks of sources or of catalog rows (32: seven blocks hold sources to classify): the same rows, and the note
+    # of all the blocks' bcu (the blazar-type model predicts a block's bcu together: another count of rows moved a
+    # probability in its last digit); by catalog rows, 4LAC-DR3 and the blazar-type model are read once for the whole
+    # prediction (each block read 4LAC twice, and joined every bcu seen so far again).  Blocks of 64 written as one
+    # table: the next test.
     in_blocks = predict_catalog(folder, catalog, DEFAULT_SELECT, progress=False, information=False, rows=32)
     pd.testing.assert_frame_equal(in_blocks.frame, table.frame, check_exact=False, rtol=0, atol=1e-12)
     assert in_blocks.meta["BCUSPLIT"] == written.meta["BCUSPLIT"]
-    blocks = list(predict_catalog_blocks(folder, catalog, DEFAULT_SELECT, progress=False, information=False, rows=64))
-    assert len(blocks) > 1 and blocks[-1].meta["BCUSPLIT"] == written.meta["BCUSPLIT"]
+    reads, loads = [], []
+    read_one, loaded = lac._read_one, bcu_types.loaded_estimator
+    monkeypatch.setattr(lac, "_read_one", lambda path: reads.append(path) or read_one(path))
+    monkeypatch.setattr(bcu_types, "loaded_estimator", lambda folder: loads.append(folder) or loaded(folder))
+    parts = list(predict_catalog_blocks(folder, catalog, DEFAULT_SELECT, progress=False, information=False, rows=32))
+    assert len(parts) == 7 and len(reads) == len(lac.LAC_FILES) and len(loads) == 1
+    monkeypatch.undo()
+    assert parts[-1].meta["BCUSPLIT"] == written.meta["BCUSPLIT"]
     alone = predict_catalog(folder / TRAINED_DIR, catalog, DEFAULT_SELECT, progress=False, information=False)
     np.testing.assert_allclose(alone.frame[columns].to_numpy(float), got, atol=1e-6)  # model/ alone splits alike
     assert f"**The bcu's blazar types**: {written.meta['BCUSPLIT']}." in (folder / "report.md").read_text()
@@ -116,6 +128,7 @@ def test_blocks_of_rows_carry_the_whole_tables_bcusplit(split_run, small_catalog
     assert sum(n > 0 for n in with_bcu) >= 2  # the note's counts add up over blocks
     note = read_probability_table(whole).meta["BCUSPLIT"]
     assert note.startswith(f"the {sum(with_bcu)} bcu's p_bll and p_fsrq split")
+    assert note == read_probability_table(split_run / "classifications.csv").meta["BCUSPLIT"]  # the run's own
     assert read_probability_table(blocks).meta["BCUSPLIT"] == note
     assert parts[-1].meta["BCUSPLIT"] == note
     first = next(i for i, n in enumerate(with_bcu) if n > 0)
@@ -126,24 +139,6 @@ def test_blocks_of_rows_carry_the_whole_tables_bcusplit(split_run, small_catalog
     assert ({k: v for k, v in written["blocks"].meta.items() if k != "DATE"}
             == {k: v for k, v in written["whole"].meta.items() if k != "DATE"})
     pd.testing.assert_frame_equal(written["blocks"].frame, written["whole"].frame, rtol=1e-12)
-
-
-def test_a_prediction_in_blocks_reads_4lac_once(split_run, small_catalog, monkeypatch):
-    """In blocks of 32 rows (seven hold sources to classify), 4LAC-DR3 and the blazar-type model are read once for
-    the whole prediction (each block read 4LAC twice, and joined every bcu seen so far again), and the BCUSPLIT
-    note adds up the blocks' counts."""
-    import gpal.catalog_jobs.bcu_types as bcu_types
-    import gpal.catalogs.lac as lac
-
-    reads, loads = [], []
-    read_one, loaded = lac._read_one, bcu_types.loaded_estimator
-    monkeypatch.setattr(lac, "_read_one", lambda path: reads.append(path) or read_one(path))
-    monkeypatch.setattr(bcu_types, "loaded_estimator", lambda folder: loads.append(folder) or loaded(folder))
-    parts = list(predict_catalog_blocks(split_run, small_catalog, DEFAULT_SELECT, progress=False, information=False,
-                                        rows=32))
-    assert len(parts) == 7 and len(reads) == len(lac.LAC_FILES) and len(loads) == 1
-    bcu = sum(int((class1_codes(p.frame["CLASS1"]) == "bcu").sum()) for p in parts)
-    assert parts[-1].meta["BCUSPLIT"].startswith(f"the {bcu} bcu's p_bll and p_fsrq split")
 
 
 def test_the_notes_counts_add_up_and_only_for_one_split():

@@ -7,11 +7,14 @@ import pytest
 
 from gpal.catalog_jobs.candidates import (
     CANDIDATE_SETTINGS, CUTS, DOUBTFUL_FLAGS, NO_COUNTERPART, ORDER_RULE, RANK_DIGITS, candidate_lists, check_cuts, clean,
-    cuts_from_meta, cuts_identity, cuts_meta, cuts_text, expected_members, kept_declinations, known_sources, passes_flags,
+    cuts_from_meta, cuts_identity, cuts_meta, cuts_text, expected_members, kept_declinations, known_sources, list_order,
+    order_rule, orders_words, passes_flags, ranked,
 )
 from gpal.catalog_jobs.classify import SETTINGS
 
 MERGE = {"pulsar": ("psr", "msp")}
+#: The probability order (the pulsar list's own is by significance), which the order tests below read.
+BY_PROBABILITY = {"order": "probability"}
 
 
 def _frame():
@@ -32,7 +35,7 @@ def _frame():
 
 
 def test_each_class_lists_its_followable_sources_most_probable_first():
-    lists = candidate_lists(_frame(), ["bll", "pulsar"], MERGE, check_cuts({}))
+    lists = candidate_lists(_frame(), ["bll", "pulsar"], MERGE, check_cuts(BY_PROBABILITY))
     # c is a bcu (a blazar: never a pulsar candidate), d is below 5 sigma, e has no ellipse, he is extended
     assert lists["pulsar"]["Source_Name"].tolist() == ["b", "a"]
     assert lists["pulsar"]["rank"].tolist() == [1, 2]
@@ -52,7 +55,7 @@ def test_saturated_probabilities_are_ordered_by_significance_and_the_rule_is_sta
     frame = _frame()
     frame.loc[frame["Source_Name"] == "a", "p_pulsar"] = 0.991  # 9 sigma
     frame.loc[frame["Source_Name"] == "b", "p_pulsar"] = 0.994  # 6 sigma: the same 0.99 to the list's digits
-    ranked = candidate_lists(frame, ["pulsar"], MERGE, check_cuts({}))["pulsar"]
+    ranked = candidate_lists(frame, ["pulsar"], MERGE, check_cuts(BY_PROBABILITY))["pulsar"]
     assert ranked["Source_Name"].tolist() == ["a", "b"]
     assert f"{RANK_DIGITS} decimals" in ORDER_RULE and "Signif_Avg" in ORDER_RULE
 
@@ -63,7 +66,7 @@ def test_equal_significance_goes_to_the_smaller_ellipse():
     frame.loc[frame["Source_Name"].isin(["a", "b"]), "Signif_Avg"] = 7.0
     frame.loc[frame["Source_Name"] == "a", "Conf_95_SemiMajor"] = 0.09
     frame.loc[frame["Source_Name"] == "b", "Conf_95_SemiMajor"] = 0.03
-    ranked = candidate_lists(frame, ["pulsar"], MERGE, check_cuts({}))["pulsar"]
+    ranked = candidate_lists(frame, ["pulsar"], MERGE, check_cuts(BY_PROBABILITY))["pulsar"]
     assert ranked["Source_Name"].tolist()[:2] == ["b", "a"] and "Conf_95_SemiMajor" in ORDER_RULE
 
 
@@ -114,25 +117,59 @@ def test_flags_pass_unless_they_carry_an_excluded_flag():
 
 
 def test_the_cuts_are_declared_once_and_read_back_from_the_table_keywords():
-    assert {name: SETTINGS[name] for name in CUTS} == CANDIDATE_SETTINGS  # the main job's settings hold them
-    cuts = check_cuts({"candidate_significance": 6, "candidate_flags": [14, 5]})
+    assert {name: SETTINGS[name] for name in [*CUTS, "order"]} == CANDIDATE_SETTINGS  # the main job's settings hold them
+    cuts = check_cuts({"candidate_significance": 6, "candidate_flags": [14, 5], "order": "new_first"})
     assert cuts == {"candidate_significance": 6, "candidate_max_ellipse": 0.1, "candidate_flags": (5, 14),
-                    "candidate_declination": (-90.0, 90.0), "candidate_visible_from": None}
+                    "candidate_declination": (-90.0, 90.0), "candidate_visible_from": None, "candidate_rows": None,
+                    "order": "new_first"}
     assert cuts_from_meta(cuts_meta(cuts)) == cuts
     assert cuts_from_meta({}) == check_cuts({})  # a table of an earlier gpal: the defaults
     assert cuts_identity(check_cuts({})) == {}  # a run at the defaults is recorded as before
-    assert cuts_identity(cuts) == {"candidate_significance": 6, "candidate_flags": [5, 14]}
+    assert cuts_identity(cuts) == {"candidate_significance": 6, "candidate_flags": [5, 14], "order": "new_first"}
     assert cuts_text(cuts) == "Signif_Avg >= 6, 95% semi-major axis <= 0.1 deg, none of Flags 5, 14"
     assert all(len(cut.keyword) <= 8 for cut in CUTS.values())  # FITS keywords
 
 
 def test_bad_cuts_are_refused_naming_the_cut():
-    with pytest.raises(TypeError, match=r"unknown target-list cut\(s\) \['candidate_sig'\]; the cuts are"):
+    with pytest.raises(TypeError, match=r"unknown target-list setting\(s\) \['candidate_sig'\]; the settings are"):
         check_cuts({"candidate_sig": 5})
     with pytest.raises(ValueError, match="candidate_max_ellipse"):
         check_cuts({"candidate_max_ellipse": 0.0})
     with pytest.raises(ValueError, match=r"candidate_flags\[0\]"):
         check_cuts({"candidate_flags": [0]})
+    with pytest.raises(ValueError, match="order"):
+        check_cuts({"order": "newest"})
+
+
+def test_each_order_ranks_inside_its_probability_bands():
+    frame = pd.DataFrame({"Source_Name": list("abcdef"), "p_pulsar": [0.99, 0.93, 0.96, 0.85, 1.0, 0.88],
+                          "Signif_Avg": [9.0, 6.0, 7.0, 8.0, 5.0, 5.5], "Conf_95_SemiMajor": [0.05] * 6,
+                          "unassociated_releases": [4, 1, 3, 1, 2, 4]})
+    assert ranked(frame, "pulsar")["Source_Name"].tolist() == ["e", "a", "c", "b", "f", "d"]
+    # one band: the most significant first, whatever the probability
+    assert ranked(frame, "pulsar", "significance")["Source_Name"].tolist() == ["a", "d", "c", "b", "f", "e"]
+    # bands 0.9-1 (e, a, c, b) and 0.8-0.9 (d, f): the new b and d lead their band, e (p = 1) is in the top one
+    assert ranked(frame, "pulsar", "new_first", band=0.1)["Source_Name"].tolist() == ["b", "e", "c", "a", "d", "f"]
+    assert ranked(frame, "pulsar", "significance", band=0.1)["Source_Name"].tolist() == ["a", "c", "b", "e", "d", "f"]
+    # no search history (a catalog without ASSOC_FGL): the bands keep the probability order
+    plain = frame.drop(columns="unassociated_releases")
+    assert ranked(plain, "pulsar", "new_first")["Source_Name"].tolist() == ranked(plain, "pulsar")["Source_Name"].tolist()
+    with pytest.raises(ValueError, match=r"unknown target-list order 'newest'; the orders are \['probability'"):
+        ranked(frame, "pulsar", "newest")
+
+
+def test_the_pulsar_list_is_ranked_by_significance_unless_told_and_the_others_by_probability():
+    frame = pd.DataFrame({"Source_Name": list("abcd"), "CLASS1": "", "predicted_class": ["pulsar", "pulsar", "bll", "bll"],
+                          "p_pulsar": [0.9, 0.6, 0.1, 0.2], "p_bll": [0.1, 0.4, 0.9, 0.8], "Signif_Avg": [6.0, 20.0, 6.0, 20.0],
+                          "Conf_95_SemiMajor": 0.05, "Flags": 0, "ood": False, "extended": False})
+    lists = candidate_lists(frame, ["pulsar", "bll"], MERGE, check_cuts({}))
+    assert lists["pulsar"]["Source_Name"].tolist() == ["b", "a"] and lists["bll"]["Source_Name"].tolist() == ["c", "d"]
+    told = candidate_lists(frame, ["pulsar", "bll"], MERGE, check_cuts({"order": "probability"}))
+    assert told["pulsar"]["Source_Name"].tolist() == ["a", "b"] and told["bll"]["Source_Name"].tolist() == ["c", "d"]
+    assert list_order("pulsar") == "significance" and list_order("bll") == "probability"
+    assert list_order("pulsar", "new_first") == "new_first" and order_rule() == ORDER_RULE
+    words = orders_words(["bll", "fsrq", "pulsar"])
+    assert words.startswith("the bll and fsrq lists by probability: ") and "; the pulsar list by significance: " in words
 
 
 def test_a_telescope_sees_the_declinations_whose_highest_elevation_clears_its_limit():
@@ -153,7 +190,7 @@ def test_a_telescope_sees_the_declinations_whose_highest_elevation_clears_its_li
 
 def test_the_declination_cuts_keep_what_the_telescope_sees():
     frame = _frame().assign(DEC=[-60.0, 10.0, 0, 0, 0, 70.0, 0, 0])
-    assert candidate_lists(frame, ["pulsar"], MERGE, check_cuts({}))["pulsar"]["Source_Name"].tolist() == ["b", "a"]
+    assert candidate_lists(frame, ["pulsar"], MERGE, check_cuts(BY_PROBABILITY))["pulsar"]["Source_Name"].tolist() == ["b", "a"]
     fast = check_cuts({"candidate_visible_from": "FAST"})  # declinations -14.35 to +65.65
     assert candidate_lists(frame, ["pulsar"], MERGE, fast)["pulsar"]["Source_Name"].tolist() == ["b"]
     assert candidate_lists(frame, ["bll"], MERGE, fast)["bll"].empty  # f at +70 never rises 50 deg at FAST

@@ -425,6 +425,27 @@ def test_classify_flags_none_of_these_and_counts_by_latitude(classified, small_c
     assert "in and out of the Galactic plane" in text
 
 
+def test_the_outlier_record_the_job_flags_by_is_the_one_ood_json_holds(small_catalog):
+    """The main job flags its sources by the record in memory and writes it to ood.json; ``gpal predict`` reads that
+    file: the two are one record only where every value is JSON's own (a NumPy scalar or a tuple would read back as
+    another type)."""
+    from gpal.catalog_jobs.none_of_these import check_outliers
+    from gpal.files import json_text
+
+    def types(value):
+        if isinstance(value, dict):
+            return {type(value)} | {type(k) for k in value} | set().union(*map(types, value.values()))
+        if isinstance(value, (list, tuple)):
+            return {type(value)} | set().union(*map(types, value))
+        return {type(value)}
+
+    _, data = CatalogSelection(catalog=str(small_catalog)).load()
+    train, test = data.split(test_size=0.2, seed=0, stratify=True)
+    record = check_outliers(train, test, None, seed=0)
+    assert types(record) <= {dict, list, str, int, float, bool, type(None)}
+    assert json.loads(json_text(record)) == record
+
+
 # ------------------------------------------------------------ source lists
 def test_the_target_lists_come_first_and_hold_the_most_probable_followable_sources(classified):
     """One list per class, the class's followable sources most probable first, no bcu among the pulsars; their

@@ -58,6 +58,21 @@ def test_a_plain_rebuild_after_a_recut_keeps_its_cuts(run):
     assert (pd.read_csv(run / list_path("most_informative.csv"))["Signif_Avg"] >= 6.0).all()
 
 
+def test_the_order_is_a_list_option_the_header_and_report_state(run):
+    """``gpal report FOLDER --order new_first``: the same rows, in the rule's order, which the header names."""
+    from gpal.catalog_jobs.candidates import ORDERS, ranked
+
+    before = pd.read_csv(run / list_path("candidates_pulsar.csv"))
+    assert main(["report", str(run), "--order", "new_first"]) == 0
+    after = pd.read_csv(run / list_path("candidates_pulsar.csv"))
+    assert sorted(after["Source_Name"]) == sorted(before["Source_Name"])
+    assert after["Source_Name"].tolist() == ranked(before.drop(columns="rank"), "pulsar", "new_first")["Source_Name"].tolist()
+    twin = (run / list_path("candidates_pulsar.ecsv")).read_text()
+    assert "LISTORD: new_first" in twin and ORDERS["new_first"][:40] in twin
+    assert ORDERS["new_first"][:40] in (run / REPORT_FILE).read_text()
+    assert recorded_identity(run)["order"] == "new_first"
+
+
 def test_formats_asked_are_written_and_formats_dropped_are_removed(run):
     recut_lists(run, table_formats=["votable"])
     assert (run / "classifications.vot").is_file() and (run / list_path("candidates_pulsar.vot")).is_file()
@@ -90,7 +105,9 @@ def test_a_folder_that_is_no_finished_run_is_named_with_what_it_lacks(run, capsy
 
 def test_an_unknown_telescope_gets_the_known_ones_and_the_way_to_give_another(run, capsys):
     before = _files(run)
-    assert main(["report", str(run), "--candidate-visible-from", "Arecibo"]) == 2
+    with pytest.raises(SystemExit) as done:  # refused while the command line is read, before the folder is
+        main(["report", str(run), "--candidate-visible-from", "Arecibo"])
+    assert done.value.code == 2
     err = capsys.readouterr().err
     assert "unknown telescope 'Arecibo'; known: FAST, GBT, Parkes, MeerKAT" in err
     assert "--candidate-declination=MIN,MAX" in err and "latitude" in err and "elevation" in err
@@ -113,3 +130,30 @@ def test_an_interruption_while_writing_leaves_the_earlier_lists_intact(run, monk
         recut_lists(run, candidate_visible_from="FAST")
     assert len(made) == 9
     assert _files(run) == before  # no file replaced, no temporary left behind
+
+
+def test_a_list_length_keeps_each_lists_first_rows_and_says_so(run):
+    before = _listed(run)
+    assert main(["report", str(run), "--candidate-rows", "3"]) == 0
+    after = _listed(run)
+    assert after.keys() == before.keys()
+    for name, rows in after.items():  # the first three in the list's own order, ranked as before
+        pd.testing.assert_frame_equal(rows, before[name].head(3), check_dtype=False)
+    assert any(len(rows) > 3 for rows in before.values())  # the length cut something
+    twin = (run / list_path("candidates_pulsar.csv")).with_suffix(".ecsv").read_text()
+    assert "CROWS" in twin and "the first 3 in the list's order" in (run / REPORT_FILE).read_text()
+    assert recorded_identity(run)["candidate_rows"] == 3
+
+
+@pytest.mark.parametrize("value, says", [("0", "candidate_rows must be"), ("-2", "candidate_rows must be"),
+                                         ("2.5", "candidate_rows must be"), ("ten", "candidate_rows must be")])
+def test_a_list_length_that_is_not_a_positive_integer_is_refused(run, capsys, value, says):
+    before = _files(run)
+    code = None
+    try:
+        code = main(["report", str(run), f"--candidate-rows={value}"])
+    except SystemExit as exc:  # a value of the wrong form is refused by the parser
+        code = exc.code
+    assert code == 2
+    assert says in capsys.readouterr().err
+    assert _files(run) == before

@@ -13,7 +13,7 @@ import pytest
 from conftest import write_small_catalog
 from gpal.catalogs import load_catalog
 from gpal.catalogs.known_sources import KNOWN_COLUMNS, ROUTES, KnownIndex, known_about
-from gpal.catalogs.psrcat import PSRCAT_COLUMNS, PSRCAT_FILE, read_psrcat, sexagesimal_degrees
+from gpal.catalogs.psrcat import PSRCAT_COLUMNS, PSRCAT_FILE, catalogue_words, read_psrcat, sexagesimal_degrees
 
 SMALL_PSRCAT = """#CATALOGUE 9.99
 #
@@ -270,6 +270,14 @@ def test_a_users_own_pulsar_list_is_read_as_the_catalogue_is(tmp_path):
     assert table.attrs["version"] == "a user's list of 2 pulsars"
     known = known_about("FL16Y", ["FL16Y J1828.8+3231"], pulsars=path, releases=[])
     assert known.loc[0, "ATNF_pulsars"].startswith("PSR J1828+3231")
+
+
+def test_what_vetted_a_list_is_said_by_version_year_and_file_name_never_a_local_path(tmp_path):
+    shipped = read_psrcat()
+    assert catalogue_words(shipped.attrs["file"], shipped.attrs["version"]) == (
+        "ATNF Pulsar Catalogue 1.64 (2021), psrcat_1.64.db.gz")
+    assert catalogue_words(tmp_path / "psrcat.db", "2.6.1") == "ATNF Pulsar Catalogue 2.6.1, the user's psrcat.db"
+    assert catalogue_words(tmp_path / "mine.csv", "a user's list of 2 pulsars") == "a user's list of 2 pulsars, mine.csv"
 
 
 @pytest.mark.parametrize("text, words", [

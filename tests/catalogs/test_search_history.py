@@ -79,3 +79,53 @@ def test_a_bcu_an_earlier_release_and_4lac_type_as_a_bl_lac_says_so():
     lac, _ = lac_table_columns(catalog, ["FL16Y J2228.7-1636"])
     assert known.loc[0, "typed_before"] == "4FGL-DR4 bll" and known.loc[0, "first_unassociated"] == ""
     assert lac.loc[0, "LAC_class"] == "bll" and abs(lac.loc[0, "LAC_Redshift"] - 0.525) < 1e-6
+
+
+def test_a_published_list_names_a_source_by_its_name_in_the_list_s_release():
+    from gpal.catalogs.search_history import named_by
+
+    published = pd.DataFrame({"Source_Name": ["4FGL J1", "4FGL J9", "FL16Y J3"], "release": ["4FGL-DR2", "4FGL-DR2", "FL16Y"],
+                              "named_by": ["A 2021", "A 2021", "B 2026"]})
+    known = _known([("", {"4FGL-DR2": ("4FGL J1", "")}), ("", {"4FGL-DR2": ("4FGL J2", "")}), ("", {})])
+    words = named_by(known, ["FL16Y J1", "FL16Y J2", "FL16Y J3"], "FL16Y", published)
+    assert words.tolist() == ["A 2021", "", "B 2026"]  # DR2's name, none, the catalog's own
+    assert named_by(known.drop(columns="4FGL-DR2_name"), ["x", "y", "z"], "FL16Y", published).tolist() == [""] * 3
+
+
+def test_the_shipped_published_list_names_dr2_pulsar_candidates_of_its_paper():
+    from gpal.catalogs.search_history import named_by, published_candidates
+
+    table = published_candidates()
+    assert set(table["release"]) == {"4FGL-DR2"} and table["Source_Name"].str.startswith("4FGL J").all()
+    names = set(load_catalog("4FGL-DR2").names)
+    assert set(table["Source_Name"]) <= {str(n).strip() for n in names}  # each a DR2 source
+    # 4FGL J0039.1+6257 is in both networks' lists; FL16Y names it through ASSOC_FGL and DR4
+    known = known_about("FL16Y", ["FL16Y J0039.1+6257"], pulsars=None, releases=list(EARLIER))
+    assert named_by(known, ["FL16Y J0039.1+6257"], "FL16Y")[0].count("Finke et al. 2021") == 2
+
+
+def test_a_published_list_without_a_name_column_or_with_an_unknown_release_is_refused(tmp_path):
+    from gpal.catalogs.search_history import published_candidates
+
+    (tmp_path / "a.csv").write_text("name,release,named_by\nx,4FGL,A\n")
+    with pytest.raises(ValueError, match="a.csv has no Source_Name column"):
+        published_candidates(tmp_path / "a.csv")
+    (tmp_path / "b.csv").write_text("Source_Name,release,named_by\nx,5FGL,A\n")
+    with pytest.raises(ValueError, match=r"names the release\(s\) \['5FGL'\]"):
+        published_candidates(tmp_path / "b.csv")
+
+
+def test_the_vetting_words_say_how_far_back_the_search_history_reaches(tmp_path):
+    """A catalog whose ASSOC_FGL is gone reaches 3FGL no more (its 4FGL links are its own names); 3FGL, the oldest
+    release, has no search history, and its header says so rather than calling every source new."""
+    from conftest import write_small_catalog
+    from gpal.catalog_jobs.prediction import known_columns
+
+    path = write_small_catalog(tmp_path / "small.fits", drop_column="ASSOC_FGL")
+    small = load_catalog(path)
+    _, words = known_columns(small, [str(small.names[0])])
+    assert words.endswith("; search history back to 4FGL")
+    oldest = load_catalog("3FGL")
+    _, words = known_columns(oldest, [str(oldest.names[0])])
+    assert words.endswith("; no search history (no earlier release linked to this catalog)")
+    assert "ATNF Pulsar Catalogue 1.64 (2021), psrcat_1.64.db.gz" in words and "/" not in words

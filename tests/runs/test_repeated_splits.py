@@ -181,15 +181,6 @@ def test_bad_method_spec_rejected(tmp_path):
         run_repeated_splits(_dataset(), {"a/b": NoisyCentroid}, tmp_path, n_splits=1, progress=False)
 
 
-def test_reference_numbers_are_shown_and_kept(tmp_path):
-    ref = {"c": {"nll": (0.377, 0.019), "error": (0.075, 0.004)}}
-    run_repeated_splits(_dataset(), {"c": NoisyCentroid}, tmp_path, n_splits=2, progress=False, reference=ref)
-    assert "0.377 ± 0.019" in (tmp_path / "summary.md").read_text()
-    summarize(tmp_path)  # a later re-summary keeps the reference columns
-    md = (tmp_path / "summary.md").read_text()
-    assert "published NLL" in md and "0.075 ± 0.004" in md
-
-
 class LastFirstExecutor(Executor):
     """Runs the units in reverse and yields them in that order, as a cluster may finish them."""
 

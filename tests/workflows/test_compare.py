@@ -178,7 +178,10 @@ def test_ece_setting_is_the_papers_in_the_table_and_the_comparison(cl, tmp_path)
 def test_a_paper_workflow_refuses_an_option_its_method_does_not_take_when_loaded():
     path = Path(__file__).resolve().parents[2] / "gpal" / "workflows" / "files" / "papers" / "004_augmented.yaml"
     with pytest.raises(WorkflowError, match=r"004_augmented.yaml: local_passes=2 repeats the paper's mean-field local "
-                                            r"updates; inference='cavi_collapsed' .* \(the workflow of Galy-Fajou.*paper 004\)"):
+                                            r"updates; inference='cavi_collapsed' .* \(the workflow of Augmented logistic-softmax.*paper 004\)"):
         load_workflow(path, ["method_options={ls-cavi-collapsed: {local_passes: 2}}"])
+    with pytest.raises(WorkflowError, match=r"method_options.svgp-softmax: .* no setting\(s\) \['kernel_per_class'\].*"
+                                            r"\(the workflow of Augmented logistic-softmax.*paper 004\)"):
+        load_workflow(path, ["method_options={svgp-softmax: {kernel_per_class: true}}"])
     authors = load_workflow(path).config["method_options"]
-    assert authors["ls-cavi"] == {"local_passes": 5, "learning_rate": 0.01}
+    assert authors["ls-cavi"] == {"kernel_per_class": True, "local_passes": 5, "learning_rate": 0.01}

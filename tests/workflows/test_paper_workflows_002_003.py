@@ -1,6 +1,6 @@
 """Papers 002 and 003's workflow files, each run whole at a tiny fixed-seed size: every (data set, method) of the
 file appears in the comparison with a split's numbers, the file's protocol (its test fraction) is the one run, and
-the paper's orderings are compared for the set run."""
+its measurements hold every split's value."""
 
 from __future__ import annotations
 
@@ -40,10 +40,9 @@ def test_paper_workflow_runs_tiny_and_tables_every_method(name, tmp_path):
     n_rows = int(tiny.config["datasets"][0].split(":")[1])
     assert len(unit["y_true"]) == pytest.approx(tiny.config["protocol"]["test_size"] * n_rows, abs=1)
     assert (out / "report.md").exists() and (out / "comparison.md").read_text().count("\n") == 2 + len(table)
-    # the file's reference (the orderings its paper states, as ranks) is compared for the set run, the rest "not run"
-    result = json.loads((out / "paper_comparison.json").read_text())
-    assert result["source"]["spread"] == "rank"
+    # each split's value per data set, method and metric, what a paper's table is set beside
+    result = json.loads((out / "measurements.json").read_text())
     run_sets = {d.split(":")[0] for d in tiny.config["datasets"]}
-    assert {r["setting"] for r in result["rows"] if r["verdict"] != "not run"} == run_sets
-    assert all(r["verdict"].startswith("ordering") for r in result["rows"] if r["setting"] in run_sets)
-    assert {r["setting"] for r in result["rows"]} == set(full.config["reference"]["values"])
+    assert {(v["setting"], v["method"]) for v in result["values"]} == {
+        (s, m) for s in run_sets for m in full.config["methods"]}
+    assert all(len(v["values"]) == 1 for v in result["values"]) and result["budget"]["splits"] == 1

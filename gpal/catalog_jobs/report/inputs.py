@@ -129,8 +129,9 @@ def read_baselines(path: Path) -> pd.DataFrame:
 
 
 def parse_baselines(source: Any) -> pd.DataFrame:
-    """The baselines' held-out probabilities from their CSV: names and classes as text."""
-    return pd.read_csv(source, dtype={"Source_Name": str, "true_class": str})
+    """The baselines' held-out probabilities from their CSV: names and classes as text, each probability the float it
+    was written from (the main job's report uses the table it wrote)."""
+    return pd.read_csv(source, dtype={"Source_Name": str, "true_class": str}, float_precision="round_trip")
 
 
 def parse_heldout(source: Any, classes: list[str], where: str = "the held-out table") -> pd.DataFrame:
@@ -141,7 +142,8 @@ def parse_heldout(source: Any, classes: list[str], where: str = "the held-out ta
     ``list.index`` error or NaN metrics deep in the report.
     """
     try:
-        held = pd.read_csv(source, dtype={"Source_Name": str, "true_class": str})
+        # each probability as the float it was written from, so the report of a folder is the one its run made
+        held = pd.read_csv(source, dtype={"Source_Name": str, "true_class": str}, float_precision="round_trip")
     except (UnicodeDecodeError, ValueError, pd.errors.ParserError) as exc:
         raise ValueError(f"{where} could not be read as CSV ({' '.join(str(exc).split())})") from None
     columns = ["Source_Name", "true_class", *proba_columns(classes)]

@@ -13,8 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from gpal.catalog_jobs.candidates import CANDIDATE_SETTINGS
-from gpal.catalog_jobs.follow_up import FOLLOW_UP_SETTINGS
+from gpal.catalog_jobs.list_settings import EXTRA_FORMATS, LIST_SETTINGS
 from gpal.catalog_jobs.job_settings import check_settings, header_of, recorded_settings, settings_from_header
 from gpal.catalog_jobs.layout import CLASSIFICATIONS_CSV, CLASSIFICATIONS_FITS, LISTS_DIR, REPORT_FILE, folder_layout
 from gpal.catalog_jobs.report import report_files
@@ -22,7 +21,7 @@ from gpal.catalog_jobs.report.figures import kept_in
 from gpal.catalog_jobs.report.inputs import FINISHED_FILES, FinishedRun, read_finished_parts
 from gpal.catalog_jobs.visibility import declination_range
 from gpal.catalog_jobs.tables import (
-    EXTRA_FORMATS, FORMAT_SETTINGS, TWIN_SUFFIX, classified_table_files, extra_names, reheaded_files,
+    TWIN_SUFFIX, classified_table_files, extra_names, reheaded_files,
 )
 from gpal.files import replace_files
 from gpal.runs.output_dir import record_identity, recorded_identity
@@ -32,8 +31,6 @@ __all__ = ["LIST_SETTINGS", "recut_lists"]
 #: The classifications' ECSV twin, by path in the run folder.
 TWIN_NAME = str(Path(CLASSIFICATIONS_CSV).with_suffix(TWIN_SUFFIX))
 
-#: The settings a re-cut takes: the target lists' cuts, the follow-up lists' cuts and the tables' formats.
-LIST_SETTINGS = {**CANDIDATE_SETTINGS, **FOLLOW_UP_SETTINGS, **FORMAT_SETTINGS}
 
 
 def recut_lists(folder: str | os.PathLike, **settings: Any) -> Path:

@@ -9,7 +9,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.candidates import ORDER_RULE, cuts_from_meta, cuts_text
+from gpal.catalog_jobs.candidates import cuts_from_meta, cuts_text, list_order, order_rule
 from gpal.catalog_jobs.follow_up import DISCOVERY_LEAVES_OUT, follow_up_of, listed_classes
 from gpal.catalog_jobs.later_check import shown_measures
 from gpal.catalog_jobs.layout import (
@@ -166,14 +166,15 @@ def _target_lists(run: FinishedRun, lists: Mapping[str, pd.DataFrame], layout: F
     """The head of each target list (`gpal.catalog_jobs.candidates`), first among the tables, when the run made them."""
     if not lists:
         return {}
-    cuts = cuts_text(cuts_from_meta(run.table.meta))
+    settings = cuts_from_meta(run.table.meta)
+    cuts = cuts_text(settings)
     tables = {}
     for cls in listed_classes(run.table):  # not the clean lists: each is its full list's subset
         name = candidate_file(cls)
         rows = lists[name]
         top, shown = _shown(rows, [MC_ERROR_COLUMN], run.classes, counterpart=True)
         tables[f"Target list: {cls} ({layout.path(list_path(name))}, {len(rows)} sources): point sources of the trained population that the "
-               f"model puts in {cls}, {cuts}, in the order {ORDER_RULE} (RA, DEC, the ellipse's semi-major axis and the "
+               f"model puts in {cls}, {cuts}, in the order {order_rule(list_order(cls, settings['order']))} (RA, DEC, the ellipse's semi-major axis and the "
                "counterpart's position in degrees; every row in full, with the ellipse and the association "
                "probabilities, in the CSV)"] = _Table(f"{Path(name).stem}_top10", shown, data=top)
     return tables

@@ -12,8 +12,8 @@ import numpy as np
 
 from gpal.catalog_jobs.bcu_types import NOT_SPLIT
 from gpal.catalog_jobs.candidates import (
-    DOUBTFUL_FLAGS, LATER_YIELD_RATIOS, ORDER_RULE, candidate_lists, clean, cuts_from_meta, cuts_text, expected_members,
-    followable, known, known_sources, trusted_yield_words,
+    DOUBTFUL_FLAGS, LATER_YIELD_RATIOS, candidate_lists, clean, cuts_from_meta, cuts_text, expected_members,
+    followable, known, known_sources, orders_words, trusted_yield_words,
 )
 from gpal.catalog_jobs.proba_columns import proba_column
 from gpal.catalog_jobs.follow_up import (
@@ -262,7 +262,8 @@ def _target_lists(run: FinishedRun, layout: FolderLayout) -> str | None:
                   f"({', '.join(f'{n} {c}' for c, n in known_rows['known_class'].value_counts().items())}; looked "
                   f"up in {run.table.meta.get('KNOWNFROM', 'the catalog')}): they are in no target list but in "
                   f"{_list_link(KNOWN_FILE, layout)}, each with `known_reason`. " if len(known_rows) else
-                  "No classified source through the cuts is known beyond its CLASS1 (`known_class`). ")
+                  "No classified source through the cuts is known beyond its CLASS1 (`known_class`; looked up in "
+                  f"{run.table.meta.get('KNOWNFROM', 'the catalog')}). ")
     return ("**Target lists, one per class** (what a proposal submits): " + "; ".join(yields)
             + ". The expected number of members is the sum of the list's probabilities, its interval that of the count "
             "if each source is a member with exactly its probability (the probabilities' own error is not in it: on "
@@ -275,7 +276,7 @@ def _target_lists(run: FinishedRun, layout: FolderLayout) -> str | None:
             "every class is `ood` and in no list. Each list holds the point "
             "sources of the trained population that the model puts in the class (`predicted_class`), through the "
             f"cuts {cuts_text(cuts)} (`--candidate-significance`, `--candidate-max-ellipse`, `--candidate-flags`; "
-            f"defaults chosen on later labels, docs/targets.md), in the order {ORDER_RULE} (beyond two decimals the "
+            f"defaults chosen on later labels, docs/targets.md), in the order (`--order`) {orders_words(classes, cuts['order'])} (beyond two decimals the "
             "probabilities do not tell sources apart). " + known_text
             + "The `caveats` column says in words why a row may not be what it seems (the catalog's doubtful flags "
             f"{', '.join(map(str, DOUBTFUL_FLAGS))}; the Galactic plane; an extended source's model; an ATNF pulsar inside "

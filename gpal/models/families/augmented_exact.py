@@ -30,7 +30,7 @@ from __future__ import annotations
 import tensorflow as tf
 from check_shapes import check_shapes
 
-from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP
+from gpal.models.families.augmented_logistic_softmax import AugmentedLogisticSoftmaxGP, class_weighted_natural_parameters
 from gpal.models.likelihoods.logistic_softmax import logistic_softmax_log_prob
 from gpal.models.quadrature import monte_carlo_mean
 
@@ -54,17 +54,14 @@ def exact_elbo(model: AugmentedLogisticSoftmaxGP, X: tf.Tensor, labels: tf.Tenso
     return tf.reduce_sum(expected_log_lik(mean, var, labels, num_samples, seed)) - model.kl(q)
 
 
-@check_shapes("A: [M, N]", "mean: [N, C]", "g_mean: [N, C]", "g_var: [N, C]", "return[0]: [C, M]", "return[1]: [C, M, M]")
+@check_shapes("A: [classes..., M, N]", "mean: [N, C]", "g_mean: [N, C]", "g_var: [N, C]", "return[0]: [C, M]", "return[1]: [C, M, M]")
 def exact_natural_parameters(A: tf.Tensor, mean: tf.Tensor, g_mean: tf.Tensor, g_var: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
     """(eta1_hat, P_hat): the natural parameters a full natural-gradient step (rho = 1) of L would reach.
 
     ``g_mean``, ``g_var``: dELL/dmu and dELL/ds2 at the marginals ``mean`` (module docstring).
     """
     theta = -2.0 * g_var
-    eta1 = tf.transpose(tf.matmul(A, g_mean + theta * mean))  # (C, M)
-    weighted = A[None, :, :] * tf.transpose(theta)[:, None, :]  # (C, M, N)
-    eye = tf.eye(tf.shape(A)[0], dtype=A.dtype)
-    return eta1, eye + tf.matmul(weighted, A, transpose_b=True)
+    return class_weighted_natural_parameters(A, g_mean + theta * mean, theta)
 
 
 def _positive_definite(P: tf.Tensor) -> tf.Tensor:

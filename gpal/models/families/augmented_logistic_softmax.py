@@ -74,9 +74,12 @@ here), and the global update is the same closed form with these gamma, so CAVI s
 and monotone; its locals are the joint optimum at every sweep (no state).  ``locals_family="mean_field"`` is the
 paper's factorisation and sweep.
 
-Design: one kernel and one set of M inducing inputs shared by all classes, one q(v_c) per class.
-The paper allows a kernel per class; sharing keeps A = L^-1 K_mn (O(N M^2)) and chol(K_mm) one
-computation per step whatever C, and the hyperparameter count independent of C.
+Design: one set of M inducing inputs shared by all classes, one q(v_c) per class, and by default one
+kernel shared by all classes: sharing keeps A = L^-1 K_mn (O(N M^2)) and chol(K_mm) one computation per
+step whatever C, and the hyperparameter count independent of C.  The paper's authors give each class its
+own kernel (AugmentedGaussianProcesses.jl, src/models/SVGP.jl at 01da4a7, line 79): a
+``gpflow.kernels.SeparateIndependent`` of C kernels does that here, A_c = L_c^-1 K_mn^(c) per class, C
+times the cost; every update above is the same with A replaced by A_c in class c's terms.
 Note the Poisson conditional is Po(lambda sigma(-f)), from step 2; the summary in the shared
 papers folder prints sigma(f).
 """
@@ -95,7 +98,8 @@ from gpal.models.compiled import KeptFunctions, instance_function, variable_spec
 from gpal.models.latent_gps import LatentGPs
 from gpal.models.likelihoods.logistic_softmax import logistic_softmax_probs
 from gpal.models.quadrature import monte_carlo_mean
-from gpal.models.sparse import DEFAULT_JITTER, Projection, inducing_variable, project, whitened_kl, whitened_marginals
+from gpal.models.sparse import (DEFAULT_JITTER, Projection, cholesky_with_jitter, inducing_variable, project, whiten,
+                                whitened_kl, whitened_marginals)
 from gpal.registry import LOCALS_FAMILIES
 
 __all__ = [
@@ -104,6 +108,7 @@ __all__ = [
     "GaussianQ",
     "LocalFactors",
     "augmented_elbo_terms",
+    "class_weighted_natural_parameters",
     "collapsed_elbo_terms",
     "collapsed_locals",
     "global_natural_parameters",
@@ -250,21 +255,38 @@ def collapsed_elbo_terms(mean: tf.Tensor, var: tf.Tensor, onehot: tf.Tensor, loc
     return tf.reduce_sum(per_class, axis=1) + count * (tf.math.log(count) - tf.math.log(num_classes))
 
 
-@check_shapes("A: [M, N]", "onehot: [N, C]", "loc.c: [N, C]", "loc.gamma: [N, C]", "return[0]: [C, M]", "return[1]: [C, M, M]")
+def class_weighted_natural_parameters(A: tf.Tensor, r: tf.Tensor, theta: tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
+    """(A_c r_c, I + A_c diag(theta_c) A_c^T) for every class c, each (C, M) and (C, M, M).
+
+    ``A`` is one projection (M, N) shared by the classes or one per class (C, M, N) (a kernel per class);
+    ``r``, ``theta`` (N, C).
+    """
+    if A.shape.rank == 3:
+        eta1 = tf.linalg.matvec(A, tf.transpose(r))  # (C, M)
+    else:
+        eta1 = tf.transpose(tf.matmul(A, r))  # (C, M)
+    weighted = A * tf.transpose(theta)[:, None, :]  # (C, M, N)
+    eye = tf.eye(tf.shape(A)[-2], dtype=A.dtype)
+    return eta1, eye + tf.matmul(weighted, A, transpose_b=True)
+
+
+@check_shapes("A: [classes..., M, N]", "onehot: [N, C]", "loc.c: [N, C]", "loc.gamma: [N, C]", "return[0]: [C, M]", "return[1]: [C, M, M]")
 def global_natural_parameters(A: tf.Tensor, onehot: tf.Tensor, loc: LocalFactors, scale: float | tf.Tensor) -> tuple[tf.Tensor, tf.Tensor]:
     """The optimal q(v_c) for the locals, as natural parameters (P m, P), data sums scaled by ``scale``.
 
-    P_c = I + scale A diag(theta_c) A^T, P_c m_c = scale A (y'_c - gamma_c) / 2 (paper's CAVI update, whitened).
+    P_c = I + scale A diag(theta_c) A^T, P_c m_c = scale A (y'_c - gamma_c) / 2 (paper's CAVI update, whitened);
+    ``A`` (M, N), or (C, M, N) with a kernel per class (A_c in class c's update).
     """
     theta = polya_gamma_mean(onehot + loc.gamma, loc.c)  # (N, C)
-    eta1 = scale * tf.transpose(tf.matmul(A, (onehot - loc.gamma) / 2.0))  # (C, M)
-    weighted = A[None, :, :] * tf.transpose(theta)[:, None, :]  # (C, M, N)
-    eye = tf.eye(tf.shape(A)[0], dtype=A.dtype)
-    return eta1, eye + scale * tf.matmul(weighted, A, transpose_b=True)
+    return class_weighted_natural_parameters(A, scale * (onehot - loc.gamma) / 2.0, scale * theta)
 
 
 class AugmentedLogisticSoftmaxGP(gpflow.base.Module):
-    """Shared kernel and inducing inputs Z, one whitened q(v_c) per class held as natural parameters."""
+    """Inducing inputs Z shared by the classes, one whitened q(v_c) per class held as natural parameters.
+
+    ``kernel`` is one gpflow kernel shared by the classes, or a ``gpflow.kernels.SeparateIndependent`` of
+    ``num_classes`` kernels, one per class (the paper's authors' choice).
+    """
 
     def __init__(self, kernel: gpflow.kernels.Kernel, Z: np.ndarray, num_classes: int, jitter: float = DEFAULT_JITTER,
                  locals_family: str = "collapsed", local_passes: int = 1):
@@ -275,6 +297,9 @@ class AugmentedLogisticSoftmaxGP(gpflow.base.Module):
         if locals_family not in LOCALS_FAMILIES:
             raise ValueError(f"locals_family must be one of {list(LOCALS_FAMILIES)}; got {locals_family!r}")
         self.locals_family = locals_family
+        if isinstance(kernel, gpflow.kernels.SeparateIndependent) and len(kernel.kernels) != int(num_classes):
+            raise ValueError(f"a kernel per class needs {int(num_classes)} kernels, one per class; "
+                             f"got a SeparateIndependent of {len(kernel.kernels)}")
         self.kernel = kernel
         self.num_classes = int(num_classes)
         self.Z = inducing_variable(Z)
@@ -284,9 +309,27 @@ class AugmentedLogisticSoftmaxGP(gpflow.base.Module):
         self.precision = tf.Variable(np.tile(np.eye(M), (num_classes, 1, 1)), trainable=False, name="precision")
         self.jitter = float(jitter)
 
+    @property
+    def kernel_per_class(self) -> bool:
+        """Whether each class has its own kernel (a ``SeparateIndependent``) rather than one shared."""
+        return isinstance(self.kernel, gpflow.kernels.SeparateIndependent)
+
+    @property
+    def kernels(self) -> list[gpflow.kernels.Kernel]:
+        """Class c's kernel at index c (the same object C times when shared)."""
+        return list(self.kernel.kernels) if self.kernel_per_class else [self.kernel] * self.num_classes
+
     def project(self, X: tf.Tensor) -> Projection:
-        """A = L^-1 K_mn with K_mm + jitter = L L^T, and the residual variances diag(K_nn - A^T A)."""
-        return project(self.kernel, tf.convert_to_tensor(self.Z), X, self.jitter)
+        """A = L^-1 K_mn with K_mm + jitter = L L^T, and the residual variances diag(K_nn - A^T A).
+
+        (M, N) and (N,) for a shared kernel; (C, M, N) and (C, N), one per class, for a kernel per class.
+        """
+        Z = tf.convert_to_tensor(self.Z)
+        if not self.kernel_per_class:
+            return project(self.kernel, Z, X, self.jitter)
+        kernels = self.kernel.kernels
+        L = cholesky_with_jitter(tf.stack([k(Z) for k in kernels]), self.jitter)
+        return whiten(L, tf.stack([k(Z, X) for k in kernels]), tf.stack([k(X, full_cov=False) for k in kernels]))
 
     def q(self) -> GaussianQ:
         """Mean m_c = P_c^-1 eta1_c and chol(P_c)^-1 of every q(v_c), one factorisation for all uses."""
@@ -396,7 +439,7 @@ def signature_key(model: AugmentedLogisticSoftmaxGP) -> str:
     from gpal.models.state import kernel_to_config, module_variables
 
     try:
-        kernel: Any = kernel_to_config(model.kernel)
+        kernel: Any = [kernel_to_config(k) for k in model.kernels] if model.kernel_per_class else kernel_to_config(model.kernel)
     except NotImplementedError:
         kernel = f"unshared@{id(model)}"
     parts = [model, *model.submodules]
@@ -450,7 +493,7 @@ def as_latent_gps(model: AugmentedLogisticSoftmaxGP) -> LatentGPs:
 
     q = model.q()
     covariance = tf.linalg.matmul(q.inv_chol, q.inv_chol, transpose_a=True)  # chol(P)^-T chol(P)^-1 = P^-1
-    gp = LatentGPs([deepcopy(model.kernel) for _ in range(model.num_classes)], model.Z.numpy(), model.jitter)
+    gp = LatentGPs([deepcopy(k) for k in model.kernels], model.Z.numpy(), model.jitter)
     gp.q_mu.assign(tf.transpose(q.mean))
     gp.q_sqrt.assign(tf.linalg.cholesky(covariance))
     return gp

@@ -1,4 +1,4 @@
-"""The shared reference block: parsing, load-time key checks and the comparison numbers a run writes."""
+"""A paper's published numbers beside a run's measurements: parsing, the key checks, the comparison's numbers."""
 
 import json
 import math
@@ -7,10 +7,15 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from gpal.workflows import WorkflowError, load_workflow, run_workflow
-from gpal.workflows.reference import (Produced, _fmt, budget_line, check_reference, comparison_markdown,
-                                      comparison_rows, parse_reference, published, unpublished_rows)
-from gpal.workflows.verdicts import orderings
+from gpal.registry import WORKFLOWS
+from gpal.workflows import load_workflow, run_workflow
+from gpal.workflows.measurements import Produced
+from labkit.paper_comparison import (PUBLISHED, _fmt, budget_line, check_reference, compare_run, comparison_markdown,
+                                     comparison_rows, main, parse_reference, published, read_published,
+                                     unpublished_rows)
+from labkit.verdicts import orderings
+
+ROOT = PUBLISHED.parents[3].parent
 
 
 SOURCE = {"paper": "P", "table": "T1", "spread": "SE", "repeats": 4}
@@ -160,34 +165,55 @@ def test_budget_line_says_when_it_is_reduced():
         "splits 5 (paper: not stated), epochs 100 (paper: not stated)"
 
 
-def _toy_file(tmp_path, values):
-    lines = ["workflow: toy_1d", "methods: [MGP, NIMGP-FO]", "reference:",
-             "  source: {paper: P, table: T1, spread: SE, repeats: 1, budget: {repeats: 1, epochs: 750}}",
-             f"  values: {json.dumps(values)}", "  notes: the explanation"]
+@pytest.mark.parametrize("path", sorted(PUBLISHED.glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_published_file_names_only_what_its_workflow_produces(path):
+    reference = read_published(path)
+    workflow = load_workflow(ROOT / reference["workflow"])
+    assert workflow.path.stem == path.stem  # a run finds its paper's numbers by its workflow's stem
+    check_reference(reference, WORKFLOWS[workflow.kind].produces(workflow.config))
+
+
+def _published(tmp_path, values):
     path = tmp_path / "toy_ref.yaml"
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text("\n".join([
+        "workflow: gpal/workflows/files/toy_1d.yaml",
+        "source: {paper: P, table: T1, spread: SE, repeats: 1, budget: {repeats: 1, epochs: 750}}",
+        f"values: {json.dumps(values)}", "notes: the explanation"]) + "\n")
     return path
 
 
-def test_a_bad_reference_key_fails_at_load_with_its_line(tmp_path):
-    path = _toy_file(tmp_path, {"toy_1d": {"NIMGP": {"nll": [0.3, 0.02]}}})
-    with pytest.raises(WorkflowError, match=r"toy_ref\.yaml:3: reference\.values\.toy_1d\.NIMGP: .*no method 'NIMGP'"):
-        load_workflow(path)
-    # an override that narrows the methods leaves a key the file itself produces valid ("not run")
-    load_workflow(_toy_file(tmp_path, {"toy_1d": {"NIMGP-FO": {"nll": 0.3}}}), ["methods=[MGP]"])
+def test_a_bad_published_file_is_named(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("source: {paper: P}\n")
+    with pytest.raises(ValueError, match=r"bad\.yaml: expected a mapping with 'workflow'"):
+        read_published(path)
+    path.write_text("workflow: w.yaml\nsource: {paper: P, table: T, spread: SE, repeats: 0}\nvalues: {a: {M: {nll: 1}}}\n")
+    with pytest.raises(ValueError, match=r"bad\.yaml: reference\.source\.repeats .* got 0"):
+        read_published(path)
 
 
-def test_a_run_writes_the_comparison(tmp_path):
-    path = _toy_file(tmp_path, {"toy_1d": {"MGP": {"nll": [0.88, 0.08], "error": 0.125},
-                                           "NIMGP-FO": {"nll": [0.49, 0.05], "error": 0.128}}})
+def test_a_run_is_compared_from_its_measurements(tmp_path, capsys):
+    path = _published(tmp_path, {"toy_1d": {"MGP": {"nll": [0.88, 0.08], "error": 0.125},
+                                            "NIMGP-FO": {"nll": [0.49, 0.05], "error": 0.128},
+                                            "NIMGP": {"nll": [0.29, 0.02]}}})
     tiny = ["data.n_train=60", "data.n_test=40", "training.epochs=2", "training.num_inducing=5",
-            "training.n_samples=4", "plot.grid_points=20"]
-    out = run_workflow(path, tiny, out=tmp_path / "run", progress=False)
-    result = json.loads((out / "paper_comparison.json").read_text())
-    assert result["command"].startswith(f"gpal workflow {path} --set data.n_train=60")
+            "training.n_samples=4", "plot.grid_points=20", "methods=[MGP, NIMGP-FO]"]
+    workflow = ROOT / "gpal" / "workflows" / "files" / "toy_1d.yaml"
+    out = run_workflow(workflow, tiny, out=tmp_path / "run", progress=False)
+    result = compare_run(out, path)
+    assert result["command"].startswith(f"gpal workflow {workflow} --set data.n_train=60")
     assert result["budget"] == {"run": {"repeats": 1, "epochs": 2}, "paper": {"repeats": 1, "epochs": 750}}
     assert [(r["method"], r["metric"], r["n"]) for r in result["rows"]] == [
-        ("MGP", "nll", 1), ("MGP", "error", 1), ("NIMGP-FO", "nll", 1), ("NIMGP-FO", "error", 1)]
-    assert {r["verdict"] for r in result["rows"]} == {"one split: no interval", "ordering one split: no interval"}
+        ("MGP", "nll", 1), ("MGP", "error", 1), ("NIMGP-FO", "nll", 1), ("NIMGP-FO", "error", 1), ("NIMGP", "nll", 0)]
+    assert {r["verdict"] for r in result["rows"]} == {"one split: no interval", "ordering one split: no interval",
+                                                      "not run"}
+    # what the paper does not print is kept apart: the Bayes-optimal predictive, the KL
+    assert ("Bayes-optimal", "kl") in {(r["method"], r["metric"]) for r in result["unpublished"]}
+    assert main([str(out), "--published", str(path)]) == 0
     assert "epochs 2 (paper 750): reduced" in (out / "paper_comparison.md").read_text()
     assert (out / "paper_comparison.csv").read_text().startswith("setting,method,metric,paper_mean")
+    assert json.loads((out / "paper_comparison.json").read_text()) == result
+    # the default published file is the one named by the run's workflow
+    assert compare_run(out)["source"] == read_published(PUBLISHED / "toy_1d.yaml")["source"]
+    assert main([str(tmp_path)]) == 2
+    assert "measurements.json does not exist" in capsys.readouterr().err

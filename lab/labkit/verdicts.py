@@ -1,6 +1,6 @@
 """Verdicts on a paper's numbers beside a run's: t intervals over the repeats run.
 
-A paper workflow's comparison (`gpal.workflows.reference`) judges every published number with this
+A paper workflow's comparison (`labkit.paper_comparison`) judges every published number with this
 rule, from the paper's mean, SE and repeats and gpal's mean, SE and n per setting, method and
 metric, so a comparison recorded under an older rule is judged anew by this one.
 

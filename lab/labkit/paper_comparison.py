@@ -1,75 +1,74 @@
-"""Published numbers beside gpal's: the ``reference`` block every workflow kind shares, and its comparison table.
+"""A paper's published numbers beside a run's measurements: the comparison table and its verdicts.
 
-A workflow that reproduces a paper's table carries the table in one format::
+The numbers a paper prints are the lab's, one file per workflow in ``lab/pages/records/papers/published/``
+(``<workflow>.yaml``, named by the workflow file's stem), in one format::
 
-    reference:
-      source: {paper: "Villacampa-Calvo et al. (2021)", table: "Table 9", spread: SE, repeats: 100,
-               budget: {splits: 100, epochs: 750}}
-      values:                          # setting -> method -> metric -> [mean, spread] (or a bare mean)
-        4FGL:
-          MGP: {nll: [0.377, 0.0194], error: [0.075, 0.0043]}
-      corrections:                     # optional: a printed number the comparison does not use, and why
-        known/0.1/NIMGP/nll: {printed: [0.0256, 0.007], reason: "..."}
-      notes: "..."                     # optional: what explains the differences, for docs/papers.md
+    workflow: gpal/workflows/files/papers/001_uci_input_noise.yaml
+    source: {paper: "Villacampa-Calvo et al. (2021)", table: "Table 9", spread: SE, repeats: 100,
+             budget: {splits: 100, epochs: 750}}
+    values:                          # setting -> method -> metric -> [mean, spread] (or a bare mean)
+      4FGL:
+        MGP: {nll: [0.377, 0.0194], error: [0.075, 0.0043]}
+    corrections:                     # optional: a printed number the comparison does not use, and why
+      known/0.1/NIMGP/nll: {printed: [0.0256, 0.007], reason: "..."}
+    notes: "..."                     # optional: what explains the differences, for docs/papers.md
 
 ``spread`` says what the paper's ± is: a standard error (SE) or a standard deviation (SD) over
 ``repeats`` splits (an SD is turned into an SE by dividing by sqrt(repeats)); ``none`` where the
 paper prints means without any spread; ``rank`` where it states only an order (its text or its
 bars, no number): the values are then ranks, 1 the best, equal ranks for methods it calls alike.
 Under ``none`` and ``rank`` a value is a bare number, and the verdict is the ordering's.  A *setting* is
-what one row of the paper's table varies (a data set, a noise level); each kind names its
-settings, methods and metrics (its ``produces(config)``), and `check_reference` refuses,
-when the workflow is loaded, any key the run would not produce, so a typo is an error and
-not a blank cell.
+what one row of the paper's table varies (a data set, a noise level); each workflow kind names its
+settings, methods and metrics (its ``produces(config)``), and `check_reference` refuses any key the
+workflow file would not produce (``lab/tests/test_paper_comparison.py`` holds every published file to it),
+so a typo is an error and not a blank cell.
 
-`comparison_rows` sets each published number against gpal's mean ± SE over the run's
-repeats, and `gpal.workflows.verdicts` judges them: a value by the t interval of its difference
-from the paper's, an ordering pair by pair, a pair counting only where the paper separates it and
-gpal's t interval resolves it.
+A run of the workflow writes its values per repeat (``measurements.json``, `gpal.workflows.measurements`);
+`compare_run` sets each published number against gpal's mean ± SE over the run's repeats, and
+`labkit.verdicts` judges them: a value by the t interval of its difference from the paper's, an ordering
+pair by pair, a pair counting only where the paper separates it and gpal's t interval resolves it.
 `write_comparison` writes the table as ``paper_comparison.csv`` / ``.md`` / ``.json`` (with the
 commit, the command, the settings, the budget run against the paper's and, under ``unpublished``, gpal's
 mean of every measured cell the paper prints no number for); `comparison_markdown`
 judges a recorded comparison anew from its numbers, so a record made under an older rule is shown
-under the current one.
+under the current one::
+
+    python -m labkit.paper_comparison runs/001_synthetic_2d            # paper_comparison.* in the run's folder
+    python -m labkit.paper_comparison runs/x --out lab/studies/records/papers/x.json
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
-import shlex
+import sys
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+import yaml
 
-from gpal.constraints import Parsed
 from gpal.files import atomic_output, write_json_atomic, write_text_atomic
-from gpal.identity import source_commit
-from gpal.workflows.verdicts import judge_rows, orderings, pair_counts
+from gpal.workflows.measurements import MEASUREMENTS_FILE, Produced
+from labkit.verdicts import judge_rows, orderings, pair_counts
 
 __all__ = [
-    "COMPARISON_FILE", "NO_SPREAD", "REFERENCE", "Produced", "check_reference", "comparison_markdown",
-    "comparison_rows", "judged", "published", "unpublished_rows", "verdict_counts", "write_comparison",
+    "COMPARISON_FILE", "NO_SPREAD", "PUBLISHED", "check_reference", "compare_run", "comparison_markdown",
+    "comparison_rows", "judged", "main", "parse_reference", "published", "read_published", "unpublished_rows",
+    "verdict_counts", "write_comparison",
 ]
 
-#: The stem of the files `write_comparison` writes into a run's folder.
+#: The stem of the files `write_comparison` writes.
 COMPARISON_FILE = "paper_comparison"
+#: The published numbers, one ``<workflow>.yaml`` per workflow file's stem.
+PUBLISHED = Path(__file__).resolve().parents[1] / "pages" / "records" / "papers" / "published"
 #: What a paper's ± can be (`_parse_source`); the last two carry no spread, so the ordering decides.
 SPREADS = ("SE", "SD", "none", "rank")
 NO_SPREAD = ("none", "rank")
 _SOURCE_KEYS = {"paper", "table", "spread", "repeats", "budget"}
-
-
-@dataclass(frozen=True)
-class Produced:
-    """What a configured workflow measures: the settings, methods and metrics a reference may name."""
-
-    settings: Sequence[str]
-    methods: Sequence[str]
-    metrics: Sequence[str]
 
 
 def _number(where: str, value: Any) -> float:
@@ -170,9 +169,20 @@ def _split_key(key: str, where: str) -> tuple[str, str, str]:
     return parts[0], parts[1], parts[2]
 
 
-#: The ``reference`` field's constraint, shared by every kind.
-REFERENCE = Parsed(parse_reference, "a reference block {source: {paper, table, spread, repeats, budget}, "
-                                    "values: {setting: {method: {metric: [mean, spread]}}}}")
+def read_published(path: Path) -> dict[str, Any]:
+    """A published-numbers file, parsed (`parse_reference`) and its ``workflow`` kept; ValueError naming the file."""
+    try:
+        block = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ValueError(f"{path}: cannot read the published numbers: {exc}") from None
+    if not isinstance(block, dict) or not isinstance(block.get("workflow"), str):
+        raise ValueError(f"{path}: expected a mapping with 'workflow' (the workflow file it sits beside), "
+                         "'source' and 'values'")
+    workflow = block.pop("workflow")
+    try:
+        return {"workflow": workflow, **parse_reference(block)}
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
 
 
 def check_reference(reference: Mapping[str, Any] | None, produced: Produced) -> None:
@@ -215,7 +225,7 @@ def comparison_rows(reference: Mapping[str, Any], measured: Mapping[tuple[str, s
     """One row per published number: the paper's mean and SE, gpal's mean, SE and n, the difference and verdict.
 
     ``measured[(setting, method, metric)]`` holds gpal's value of every repeat (split, problem);
-    the verdicts are `gpal.workflows.verdicts.judge_rows`'.
+    the verdicts are `labkit.verdicts.judge_rows`'.
     """
     rows = []
     for setting in reference["values"]:
@@ -313,7 +323,7 @@ def budget_line(run_budget: Mapping[str, int], paper_budget: Mapping[str, int]) 
 
 
 def judged(result: Mapping[str, Any]) -> tuple[list[dict], list[dict]]:
-    """A comparison's rows and orderings judged anew from its numbers (`gpal.workflows.verdicts`)."""
+    """A comparison's rows and orderings judged anew from its numbers (`labkit.verdicts`)."""
     spread, repeats = result["source"]["spread"], result["source"]["repeats"]
     rows = judge_rows(result["rows"], spread, repeats)
     return rows, orderings(rows, spread, repeats)
@@ -385,12 +395,37 @@ def comparison_markdown(result: Mapping[str, Any], digits: int = 3, not_comparab
     return "\n".join(lines) + "\n"
 
 
-def _command(config: Mapping[str, Any]) -> str:
-    invocation = config.get("invocation") or {}
-    words = ["gpal", "workflow", str(invocation.get("source", "?"))]
-    for item in invocation.get("overrides", ()):
-        words += ["--set", str(item)]
-    return shlex.join(words)
+def compare_run(run: Path, published_file: Path = PUBLISHED) -> dict[str, Any]:
+    """The comparison of a run's ``measurements.json`` with its workflow's published numbers.
+
+    ``published_file`` is the file, or a folder holding it as ``<workflow>.yaml`` (the run's workflow file's stem).
+    A number the paper prints that the run did not measure (a reduced run) is a row "not run".
+    """
+    source = Path(run) / MEASUREMENTS_FILE
+    if not source.is_file():
+        raise ValueError(f"{source} does not exist: expected the folder of a `gpal workflow` run whose kind "
+                         "measures repeats (toy_1d, synthetic_2d, repeated_splits, compare, epoch_times)")
+    run_record = json.loads(source.read_text(encoding="utf-8"))
+    path = Path(published_file)
+    if path.is_dir():
+        path = path / f"{run_record['workflow']}.yaml"
+    if not path.is_file():
+        raise ValueError(f"{path} does not exist: no published numbers for the workflow {run_record['workflow']!r} "
+                         f"(those of {sorted(p.stem for p in path.parent.glob('*.yaml'))} are there)")
+    reference = read_published(path)
+    measured = {(v["setting"], v["method"], v["metric"]): v["values"] for v in run_record["values"]}
+    rows = comparison_rows(reference, measured)
+    spread, repeats = reference["source"]["spread"], reference["source"]["repeats"]
+    return _plain({
+        **{k: run_record[k] for k in ("workflow", "title", "command", "commit", "settings")},
+        "source": reference["source"],
+        "budget": {"run": dict(run_record["budget"]), "paper": reference["source"]["budget"]},
+        "rows": rows,
+        "orderings": orderings(rows, spread, repeats),
+        "unpublished": unpublished_rows(reference, measured),
+        "corrections": reference["corrections"],
+        "notes": reference["notes"],
+    })
 
 
 def _plain(value: Any) -> Any:
@@ -403,37 +438,37 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def write_comparison(
-    out: Path,
-    config: Mapping[str, Any],
-    measured: Mapping[tuple[str, str, str], Sequence[float]],
-    run_budget: Mapping[str, int],
-) -> dict[str, Any] | None:
-    """``paper_comparison.csv`` / ``.md`` / ``.json`` in ``out`` for a workflow with a reference (None without).
-
-    ``measured[(setting, method, metric)]`` holds gpal's value of each repeat; ``run_budget`` the
-    counts this run used under the names of the source's ``budget`` (splits, epochs, ...).
-    """
-    reference = config.get("reference")
-    if not reference:
-        return None
-    result = {
-        "workflow": Path(str((config.get("invocation") or {}).get("source", "workflow"))).stem,
-        "title": config.get("title"),
-        "command": _command(config),
-        "commit": source_commit(),
-        "settings": {k: v for k, v in config.items() if k not in ("reference", "invocation", "description")},
-        "source": reference["source"],
-        "budget": {"run": dict(run_budget), "paper": reference["source"]["budget"]},
-        "rows": (rows := comparison_rows(reference, measured)),
-        "orderings": orderings(rows, reference["source"]["spread"], reference["source"]["repeats"]),
-        "unpublished": unpublished_rows(reference, measured),
-        "corrections": reference["corrections"],
-        "notes": reference["notes"],
-    }
-    result = _plain(result)
+def write_comparison(out: Path, result: Mapping[str, Any]) -> Path:
+    """``paper_comparison.json`` / ``.md`` / ``.csv`` in the folder ``out``; the JSON's path."""
+    out = Path(out)
     write_json_atomic(out / f"{COMPARISON_FILE}.json", result)
     write_text_atomic(out / f"{COMPARISON_FILE}.md", comparison_markdown(result))
     with atomic_output(out / f"{COMPARISON_FILE}.csv") as tmp:
         pd.DataFrame(result["rows"]).to_csv(tmp, index=False)
-    return result
+    return out / f"{COMPARISON_FILE}.json"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m labkit.paper_comparison", description=__doc__.split("\n")[0])
+    parser.add_argument("run", type=Path, help="the folder of a `gpal workflow` run (its measurements.json)")
+    parser.add_argument("--published", type=Path, default=PUBLISHED,
+                        help="the published numbers: a file, or a folder of <workflow>.yaml (default: the lab's, "
+                             "lab/pages/records/papers/published)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="write the comparison's JSON to this file only (default: paper_comparison.* in the run)")
+    args = parser.parse_args(argv)
+    try:
+        result = compare_run(args.run, args.published)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.out is None:
+        print(f"wrote {write_comparison(args.run, result)}")
+    else:
+        write_json_atomic(args.out, result)
+        print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

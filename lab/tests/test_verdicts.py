@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from gpal.workflows.verdicts import combined, order_verdict, value_verdict
+from labkit.verdicts import combined, order_verdict, value_verdict
 
 
 def _row(method, values):

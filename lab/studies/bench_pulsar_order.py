@@ -1,0 +1,334 @@
+"""Which order of a pulsar list puts the pulsars later releases found at its top: the list orders of ``--order``.
+
+For each shipped release older than FL16Y, ``gpal classify`` (the defaults) runs into ``RUNS/<release>`` (a finished
+folder is reused: the study resumes where it stopped).  Its pulsar list (``lists/candidates_pulsar.csv``: which rows
+the list holds does not depend on the order) is ranked again by each rule of `RULES`
+(`gpal.catalog_jobs.candidates.ranked`), and scored by every newer shipped release: the ten release pairs.  A row
+is a *later pulsar* when the newer release, through its ``ASSOC_FGL`` links (`gpal.catalogs.links.link_later`),
+calls it psr or msp; the links of a pair are kept in ``RUNS/later_<earlier>_<later>.csv``.
+
+Per pair, rule and k in `TOP`: the later pulsars among the list's first k rows, with the 95% Jeffreys binomial
+interval of that count (k trials; `gpal.evaluation.intervals.binomial_interval`); a list shorter than k is counted
+whole.  The rule is chosen on the pairs that end before FL16Y (`CHOOSE_ON`) and confirmed on those ending in FL16Y.
+
+Beside them, where a published classifier's candidates name the earlier release's sources (`PEERS`: the 4FGL-DR2
+neural networks of Finke et al. 2021, shipped as ``catalogs/published_pulsar_candidates.csv``): the later pulsars
+among its candidates, and among the probability order's first as many rows.
+
+    python lab/studies/bench_pulsar_order.py --runs runs/pulsar_order
+    python lab/studies/bench_pulsar_order.py --runs runs/pulsar_order --record lab/pages/records/results/pulsar_order.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from gpal.catalog_jobs.candidates import ORDER_BANDS, list_order, ranked
+from gpal.catalog_jobs.layout import REPORT_FILE, candidate_file, list_path, located
+from gpal.evaluation.intervals import binomial_interval
+
+from shared import code_commit  # the script's folder, first on its path; puts the pages' record format on the path
+
+#: The releases whose pulsar lists are scored, oldest first, and every release that scores them.
+EARLIER = ("3FGL", "4FGL", "4FGL-DR2", "4FGL-DR4")
+LATER = ("4FGL", "4FGL-DR2", "4FGL-DR4", "FL16Y")
+#: The later releases the rule is chosen on: every pair ending before FL16Y.
+CHOOSE_ON = ("4FGL", "4FGL-DR2", "4FGL-DR4")
+#: The ranks at which a list is read.
+TOP = (25, 50, 100)
+#: Rule name -> (``--order``, width of its bands of p_pulsar).  Band 1: one band, the probability not read.
+RULES = {
+    "probability": ("probability", None),
+    **{f"significance, bands of {band:g}": ("significance", band) for band in (0.1, 0.2, 0.3, 0.5, 1.0)},
+    **{f"new first, bands of {band:g}": ("new_first", band) for band in (0.05, 0.1, 0.2, 0.3, 0.5, 1.0)},
+}
+#: Paired bootstrap resamples of each list's rows (the difference of the chosen rule and the probability order).
+N_BOOT = 2000
+PULSARS = ("psr", "msp")
+#: The blazar lists read by both orders (their later members: the same class in the later release).
+BLAZAR_LISTS = ("bll", "fsrq")
+
+
+def run(runs: Path, release: str) -> Path:
+    """The finished ``gpal classify`` folder of one release (run here when missing)."""
+    out = runs / release
+    if not (out / REPORT_FILE).is_file():
+        print(f"running gpal classify on {release} -> {out}", file=sys.stderr, flush=True)
+        subprocess.run([sys.executable, "-m", "gpal.cli", "classify", "--catalog", release, "--out", str(out),
+                        "--no-progress", "--quiet"], check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+def pulsar_list(folder: Path) -> pd.DataFrame:
+    """The run's pulsar list, without its rank."""
+    rows = pd.read_csv(located(folder, list_path(candidate_file("pulsar"))), keep_default_na=False)
+    return rows.drop(columns="rank")
+
+
+def later_classes(runs: Path, earlier: str, later: str) -> pd.Series:
+    """The later release's CLASS1 code of each earlier source ('' where none or unlinked), by earlier name (kept in
+    ``RUNS/later_<earlier>_<later>.csv``)."""
+    cache = runs / f"later_{earlier}_{later}.csv"
+    if not cache.is_file():
+        from gpal.catalogs import load_catalog
+        from gpal.catalogs.links import link_later
+        from gpal.catalogs.releases import RELEASES, link_path
+
+        first, last = load_catalog(earlier), load_catalog(later)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # an ambiguous link is left out: no later class, as the checks read it
+            index = link_later(first, last, [load_catalog(r.name) for r in link_path(RELEASES[earlier], RELEASES[later])])
+        codes = np.where(index >= 0, last.class_codes[np.maximum(index, 0)], "")
+        pd.DataFrame({"Source_Name": [str(n).strip() for n in first.names],
+                      "later_class": [str(c).strip().lower() for c in codes]}).to_csv(cache, index=False)
+    table = pd.read_csv(cache, keep_default_na=False)
+    return table.set_index("Source_Name")["later_class"]
+
+
+def hits(names: pd.Series, later: pd.Series) -> np.ndarray:
+    """Which of ``names`` the later release calls a pulsar."""
+    return later.reindex(names.astype(str).str.strip()).fillna("").isin(PULSARS).to_numpy()
+
+
+def counted(found: np.ndarray, k: int) -> tuple[int, int]:
+    """(later pulsars among the first k rows, rows counted)."""
+    n = min(k, found.size)
+    return int(found[:n].sum()), n
+
+
+def cell(k_found: int, n: int) -> str:
+    """'12 [7-19]': the count and its 95% Jeffreys interval (n trials)."""
+    if n == 0:
+        return "–"
+    low, high = binomial_interval(k_found, n)
+    return f"{k_found} [{low * n:.0f}-{high * n:.0f}]"
+
+
+def measure(runs: Path) -> pd.DataFrame:
+    """One row per pair, rule and k: later pulsars found, rows counted."""
+    out = []
+    for earlier in EARLIER:
+        rows = pulsar_list(run(runs, earlier))
+        for later in LATER[LATER.index(earlier) + 1:] if earlier in LATER else LATER:
+            classes = later_classes(runs, earlier, later)
+            for rule, (order, band) in RULES.items():
+                found = hits(ranked(rows, "pulsar", order, band)["Source_Name"], classes)
+                for k in TOP:
+                    n_found, n = counted(found, k)
+                    out.append({"earlier": earlier, "later": later, "rule": rule, "k": k, "found": n_found, "n": n,
+                                "list": len(rows), "later_pulsars": int(found.sum())})
+    return pd.DataFrame(out)
+
+
+def summed(frame: pd.DataFrame, laters: tuple[str, ...]) -> pd.DataFrame:
+    """Found and counted, summed over the pairs whose later release is one of ``laters``, per rule and k."""
+    part = frame[frame["later"].isin(laters)]
+    return part.groupby(["rule", "k"], sort=False)[["found", "n"]].sum().reset_index()
+
+
+def chosen(frame: pd.DataFrame) -> str:
+    """The rule whose top 50, summed over the `CHOOSE_ON` pairs, holds the most later pulsars (ties: the top 25,
+    then the top 100, then the earlier rule of `RULES`, the probability order first: a rule replaces it only by
+    holding more)."""
+    sums = summed(frame, CHOOSE_ON).pivot(index="rule", columns="k", values="found").reindex(list(RULES))
+    best = sums.sort_values([50, 25, 100], ascending=False, kind="stable")
+    return str(best.index[0])
+
+
+def paired_differences(runs: Path, rule: str, n_boot: int = N_BOOT, seed: int = 0) -> dict[tuple[str, int], tuple[int, float, float]]:
+    """Per set of pairs (those ending before FL16Y, those ending in it) and k: the later pulsars among ``rule``'s
+    first k minus the probability order's, summed over the pairs, and its 95% paired bootstrap interval (each list's
+    rows resampled, the same draw ranked by both orders)."""
+    rng = np.random.default_rng(seed)
+    order, band = RULES[rule]
+    sets = {"ending before FL16Y": CHOOSE_ON, "ending in FL16Y": ("FL16Y",)}
+    lists = []
+    for earlier in EARLIER:
+        rows = pulsar_list(run(runs, earlier))
+        laters = [later for later in (LATER[LATER.index(earlier) + 1:] if earlier in LATER else LATER)]
+        lists.append(rows.assign(**{f"_hit_{later}": hits(rows["Source_Name"], later_classes(runs, earlier, later))
+                                    for later in laters}))
+
+    def diffs(drawn: list[pd.DataFrame]) -> dict[tuple[str, int], int]:
+        out = {(name, k): 0 for name in sets for k in TOP}
+        for rows in drawn:
+            mine, theirs = ranked(rows, "pulsar", order, band), ranked(rows, "pulsar")
+            for column in (c for c in rows.columns if c.startswith("_hit_")):
+                name = next(n for n, laters in sets.items() if column[5:] in laters)
+                for k in TOP:
+                    out[name, k] += int(mine[column].to_numpy()[:k].sum()) - int(theirs[column].to_numpy()[:k].sum())
+        return out
+
+    draws = [diffs([r.iloc[rng.integers(0, len(r), len(r))].reset_index(drop=True) for r in lists])
+             for _ in range(n_boot)]
+    seen = diffs(lists)
+    return {key: (value, *np.quantile([d[key] for d in draws], [0.025, 0.975])) for key, value in seen.items()}
+
+
+def blazar_lists(runs: Path) -> list[list[str]]:
+    """Why the blazar lists keep the probability order: per blazar class and set of pairs, the later members of the
+    class among the first 25, 50 and 100 rows of its list by probability and by significance."""
+    out = []
+    for cls in BLAZAR_LISTS:
+        for name, laters in (("ending before FL16Y", CHOOSE_ON), ("ending in FL16Y", ("FL16Y",))):
+            sums = {order: np.zeros(len(TOP), dtype=int) for order in ("probability", "significance")}
+            for earlier in EARLIER:
+                rows = pd.read_csv(located(run(runs, earlier), list_path(candidate_file(cls))),
+                                   keep_default_na=False).drop(columns="rank")
+                for later in (LATER[LATER.index(earlier) + 1:] if earlier in LATER else LATER):
+                    if later not in laters:
+                        continue
+                    classes = later_classes(runs, earlier, later)
+                    for order in sums:
+                        names = ranked(rows, cls, order)["Source_Name"].astype(str).str.strip()
+                        found = classes.reindex(names).fillna("").eq(cls).to_numpy()
+                        sums[order] += [int(found[:k].sum()) for k in TOP]
+            out.append([cls, name, *(f"{a} / {b}" for a, b in zip(sums["probability"], sums["significance"]))])
+    return out
+
+
+def separation(runs: Path) -> list[list[str]]:
+    """What tells the later pulsars of a list from its other rows: the AUC, inside each list, of what it carries."""
+    from gpal.evaluation.metrics import roc_auc
+
+    out = []
+    for earlier in EARLIER:
+        rows = pulsar_list(run(runs, earlier))
+        scores = {"p_pulsar": rows["p_pulsar"], "Signif_Avg": rows["Signif_Avg"], "|b|": rows["GLAT"].abs(),
+                  "unassociated_releases": pd.to_numeric(rows["unassociated_releases"], errors="coerce").fillna(0)}
+        for later in (LATER[LATER.index(earlier) + 1:] if earlier in LATER else LATER):
+            found = hits(rows["Source_Name"], later_classes(runs, earlier, later)).astype(int)
+            out.append([f"{earlier} -> {later}", str(int(found.sum())),
+                        *(f"{roc_auc(found, v.to_numpy(np.float64)):.2f}" for v in scores.values())])
+    return out
+
+
+def by_history(runs: Path) -> list[list[str]]:
+    """Per pair whose earlier release has a history: the later pulsars among the list's rows by how many releases
+    each had waited unassociated."""
+    out = []
+    for earlier in EARLIER[1:]:
+        rows = pulsar_list(run(runs, earlier))
+        waited = pd.to_numeric(rows["unassociated_releases"], errors="coerce").fillna(0).astype(int).to_numpy()
+        for later in (LATER[LATER.index(earlier) + 1:] if earlier in LATER else LATER):
+            found = hits(rows["Source_Name"], later_classes(runs, earlier, later))
+            cells = []
+            for n in range(1, waited.max() + 1):
+                mine = waited == n
+                if mine.any():
+                    low, high = binomial_interval(int(found[mine].sum()), int(mine.sum()))
+                    cells.append(f"{n}: {int(found[mine].sum())} / {int(mine.sum())} = {found[mine].mean():.2f} "
+                                 f"[{low:.2f}, {high:.2f}]")
+            out.append([f"{earlier} -> {later}", "; ".join(cells)])
+    return out
+
+
+def peers(runs: Path) -> list[list[str]]:
+    """Per published candidate list and later release: its later pulsars, and the probability order's among as
+    many first rows of gpal's list."""
+    from gpal.catalogs.search_history import published_candidates
+
+    table = published_candidates()
+    out = []
+    for (release, named_by), names in table.groupby(["release", "named_by"], sort=False)["Source_Name"]:
+        if release not in EARLIER:
+            continue
+        rows = pulsar_list(run(runs, release))
+        for later in LATER[LATER.index(release) + 1:] if release in LATER else LATER:
+            classes = later_classes(runs, release, later)
+            theirs = hits(names, classes)
+            ours = [counted(hits(ranked(rows, "pulsar", order)["Source_Name"], classes), len(names))
+                    for order in ("probability", list_order("pulsar"))]
+            out.append([f"{release} -> {later}", named_by, str(len(names)), cell(int(theirs.sum()), len(names)),
+                        *(cell(*c) for c in ours)])
+    return out
+
+
+def tables(frame: pd.DataFrame, runs: Path, n_boot: int = N_BOOT) -> list[dict]:
+    from result_records import make_table
+
+    rule = chosen(frame)
+    if RULES[rule] != (list_order("pulsar"), ORDER_BANDS.get(list_order("pulsar"))):
+        print(f"note: the rule chosen here ({rule}) is not the pulsar list's default order of this gpal "
+              f"({list_order('pulsar')}, band {ORDER_BANDS.get(list_order('pulsar'))})", file=sys.stderr)
+    pairs = frame.drop_duplicates(["earlier", "later"])[["earlier", "later", "list", "later_pulsars"]]
+    shown = ("probability", rule) if rule != "probability" else ("probability",)
+    rows = []
+    for p in pairs.itertuples(index=False):
+        for name in RULES:
+            part = frame[(frame["earlier"] == p.earlier) & (frame["later"] == p.later) & (frame["rule"] == name)]
+            rows.append([f"{p.earlier} -> {p.later}", name, f"{p.list} ({p.later_pulsars})",
+                         *(cell(int(r.found), int(r.n)) for r in part.itertuples(index=False))])
+    per_pair = make_table(["pair", "order", "list (later pulsars in it)", *(f"top {k}" for k in TOP)], rows, "lllrrr",
+                          "Later pulsars among each order's first 25, 50 and 100 rows of the pulsar list, per release "
+                          "pair (95% Jeffreys binomial interval of the count)")
+    sums = []
+    for label, laters in (("pairs ending before FL16Y (chosen on)", CHOOSE_ON), ("pairs ending in FL16Y (confirmed on)",
+                                                                                  ("FL16Y",))):
+        part = summed(frame, laters)
+        for name in RULES:
+            r = part[part["rule"] == name]
+            sums.append([label, name + (" (chosen)" if name == rule else ""),
+                         *(cell(int(x.found), int(x.n)) for x in r.itertuples(index=False))])
+    summary = make_table(["pairs", "order", *(f"top {k}" for k in TOP)], sums, "llrrr",
+                         "Summed over the pairs (95% Jeffreys binomial interval of the summed count); the order is "
+                         "chosen by the top 50 on the pairs ending before FL16Y")
+    paired = [[name, str(k), "%+d [%+.0f, %+.0f]" % value]
+              for (name, k), value in paired_differences(runs, rule, n_boot).items()]
+    difference = make_table(["pairs", "top k", f"{rule} minus probability"], paired, "lrr",
+                            f"The chosen order's gain, summed over the pairs: 95% paired bootstrap interval ({n_boot} "
+                            "resamples of each list's rows, each ranked by both orders)")
+    out = [summary, difference, per_pair]
+    peer_rows = peers(runs)
+    if peer_rows:
+        out.append(make_table(["pair", "published list", "its candidates", "later pulsars among them",
+                               "gpal's first as many, by probability", "gpal's first as many, by its default"],
+                              peer_rows, "llrrrr",
+                              "Beside a published classifier's pulsar candidates (95% Jeffreys intervals)"))
+    out.append(make_table(["list", "pairs", *(f"top {k}: probability / significance" for k in TOP)], blazar_lists(runs),
+                          "llrrr", "Why the blazar lists keep the probability order: their later members (the same "
+                          "class in the later release) among the first rows by each order, summed over the pairs"))
+    out.append(make_table(["pair", "later pulsars", "AUC p_pulsar", "AUC Signif_Avg", "AUC |b|",
+                           "AUC unassociated_releases"], separation(runs), "lrrrrr",
+                          "What tells a list's later pulsars from its other rows: the AUC inside each pulsar list"))
+    out.append(make_table(["pair", "releases unassociated: later pulsars / rows = share [95%]"], by_history(runs), "ll",
+                          "Why new-first does not help: the later pulsars of each list by how long its rows had "
+                          "waited unassociated (1: new to the release; Jeffreys intervals)"))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=Path, required=True, help="folder of the gpal classify runs (reused)")
+    parser.add_argument("--record", type=Path, help="also write the results page's record to this file")
+    parser.add_argument("--n-boot", type=int, default=N_BOOT, help=f"bootstrap resamples (default {N_BOOT}; the "
+                        "record is made with the default)")
+    args = parser.parse_args(argv)
+    if args.record and args.n_boot != N_BOOT:
+        parser.error(f"--record is made with the default --n-boot {N_BOOT}")
+    from result_records import make_record, outcome, table_markdown, write_record
+
+    args.runs.mkdir(parents=True, exist_ok=True)
+    frame = measure(args.runs)
+    made = tables(frame, args.runs, args.n_boot)
+    for table in made:
+        print(table_markdown(table), "\n", sep="")
+    print(f"chosen on the pairs ending before FL16Y: {chosen(frame)}")
+    if args.record:
+        command = f"python lab/studies/bench_pulsar_order.py --runs {args.runs}"
+        print(outcome(write_record(args.record, make_record(
+            "Which pulsars a list puts first: the orders scored by later releases", command, code_commit(), made,
+            settings={"releases": list(EARLIER), "rules": {k: list(v) for k, v in RULES.items()}, "top": list(TOP)},
+            workflow="lab/studies/pulsar_order.yaml"))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
