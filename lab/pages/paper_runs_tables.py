@@ -13,7 +13,9 @@ and is rebuilt from its declaration in `TABLES` with a line naming the study, th
 remade record remakes the table, and ``--check`` says whether a page is current.  A row may also read the papers
 page's own record of a workflow (``lab/pages/records/papers/<workflow>.json``), where the table sets a
 ``paper_runs`` run beside the run the page judges.  A `PrintedTable` is a table another study's command printed, as
-that study's record keeps it (``shared.keep_printed``: ``lab/studies/records/<study>.json``).  ``papers_page.py`` runs this too, so one command remakes every
+that study's record keeps it (``shared.keep_printed``: ``lab/studies/records/<study>.json``).  A
+`StudyTable` reads another study's JSON record; paper 004's are shown on its numbers page, filled in from the
+explanation beside its record (``lab/pages/records/papers/004_augmented.md``), which holds only their markers.  ``papers_page.py`` runs this too, so one command remakes every
 papers page::
 
     python lab/pages/paper_runs_tables.py           # rewrite the tables in their pages
