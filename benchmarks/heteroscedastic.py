@@ -10,7 +10,8 @@ answer with the known noise; "ignoring the noise" is the same with X_var replace
 epochs on n = 2000, d = 10 and prints, per epoch, the epoch's time, its mean negative ELBO and (every 5th epoch) the
 test NLL: a stop rule's time and NLL are read off one such curve, since stopping does not change the steps before it.
 ``default`` times one fit with the defaults (its stop included); ``bayes`` prints the two Bayes NLLs;
-``error_bars --d 5`` compares the defaults without X_var with NIMGP and the population prior given X_var;
+``error_bars --d 5`` compares the defaults without X_var with the defaults given X_var (NIMGP and the population
+prior);
 ``wine`` compares NIMGP fitted directly with the same in a Pipeline behind `NoisyStandardScaler`.
 """
 
@@ -55,14 +56,18 @@ def nll(log_proba: np.ndarray, y: np.ndarray) -> float:
     return float(-np.mean(log_proba[np.arange(y.size), y]))
 
 
-def curve(seed: int, n: int = 2000, d: int = 10, epochs: int = 750, every: int = 5, **params) -> list[dict]:
-    """Per-epoch time, mean negative ELBO and (every ``every`` epochs) test NLL of one fit with defaults."""
+def curve(seed: int, n: int = 2000, d: int = 10, epochs: int = 750, every: int = 5, noisy: bool = False,
+          **params) -> list[dict]:
+    """Per-epoch time, mean negative ELBO and (every ``every`` epochs) test NLL of one fit with defaults; ``noisy``:
+    NIMGP with the population prior given X_var (train and test) instead."""
     from gpal import NoisyGPClassifier
     from gpal.estimators.fit_plan import fit_data, plan_fit, train_plan
 
     task = make_task(n, 2000, d, seed=seed)
     rows: list[dict] = []
     clock = [time.perf_counter()]
+    if noisy:
+        params = {"input_noise": "latent", "input_prior": "population", **params}
     est = NoisyGPClassifier(epochs=epochs, random_state=seed, tol=None, **params)  # every epoch: the curve
     plans = []
 
@@ -71,51 +76,55 @@ def curve(seed: int, n: int = 2000, d: int = 10, epochs: int = 750, every: int =
         if (epoch + 1) % every == 0 or epoch == 0:
             # the model being trained, as a fitted estimator: a prediction reads its current parameters
             est._keep(plans[0].session, d, plans[0].standardizer, [], False)
-            proba = est.predict_proba(task["X_test"])
+            proba = est.predict_proba(task["X_test"], task["X_var_test"] if noisy else None)
             row["test_nll"] = nll(np.log(np.maximum(proba, 1e-300)), task["y_test"])
         rows.append(row)
         clock[0] = time.perf_counter()  # the evaluation's time is not the fit's
 
     started = time.perf_counter()
-    plans.append(plan_fit(est, *fit_data(est, task["X"], task["y"], None), callback=record))
+    plans.append(plan_fit(est, *fit_data(est, task["X"], task["y"], task["X_var"] if noisy else None),
+                          callback=record))
     rows.append({"setup_seconds": time.perf_counter() - started})
     clock[0] = time.perf_counter()
     train_plan(plans[0], progress=False)
     return rows
 
 
-def default_fit(seed: int, n: int = 2000, d: int = 10) -> dict:
-    """A fit with the estimator's defaults (no X_var): its wall and CPU seconds, epochs run and test NLL."""
+def default_fit(seed: int, n: int = 2000, d: int = 10, noisy: bool = False) -> dict:
+    """A fit with the estimator's defaults (``noisy``: given X_var, without it otherwise): its wall and CPU seconds,
+    epochs run, the input noise the default chose and test NLL."""
     import resource
 
     from gpal import NoisyGPClassifier
 
     task = make_task(n, 2000, d, seed=seed)
     usage, started = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
-    est = NoisyGPClassifier(random_state=seed).fit(task["X"], task["y"])
+    est = NoisyGPClassifier(random_state=seed).fit(task["X"], task["y"], task["X_var"] if noisy else None)
     wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_SELF)
-    proba = est.predict_proba(task["X_test"])
-    return {"seed": seed, "fit_wall_seconds": wall, "epochs_run": len(est.history_), "converged": est.converged_,
+    proba = est.predict_proba(task["X_test"], task["X_var_test"] if noisy else None)
+    return {"seed": seed, "input_noise": est.input_noise_, "fit_wall_seconds": wall, "epochs_run": len(est.history_),
+            "converged": est.converged_,
             "fit_cpu_seconds": (after.ru_utime - usage.ru_utime) + (after.ru_stime - usage.ru_stime),
             "test_nll": nll(np.log(np.maximum(proba, 1e-300)), task["y_test"])}
 
 
 def error_bars(seed: int, n: int = 2000, d: int = 5) -> dict:
-    """Test NLL of the defaults without X_var (MGP) and of NIMGP with the population prior given X_var, on one draw of
-    the task, beside the two Bayes answers."""
+    """Test NLL of the estimator with its defaults fitted without X_var and given X_var (``input_noise="auto"``: MGP,
+    then the input noise it chose, NIMGP with the population prior), on one draw of the task, beside the two Bayes
+    answers."""
     from gpal import NoisyGPClassifier
 
     task = make_task(n, 2000, d, seed=seed)
     out = {"seed": seed, "bayes_known": nll(task["bayes_known"], task["y_test"]),
            "bayes_ignoring": nll(task["bayes_ignoring"], task["y_test"])}
-    fits = {"ignoring": (NoisyGPClassifier(random_state=seed), False),
-            "population": (NoisyGPClassifier(input_noise="latent", input_prior="population", random_state=seed), True)}
-    for name, (est, noisy) in fits.items():
+    for name, noisy in (("without_X_var", False), ("with_X_var", True)):
+        est = NoisyGPClassifier(random_state=seed)
         started = time.perf_counter()
         est.fit(task["X"], task["y"], task["X_var"] if noisy else None)
         proba = est.predict_proba(task["X_test"], task["X_var_test"] if noisy else None)
         out[name] = nll(np.log(np.maximum(proba, 1e-300)), task["y_test"])
         out[f"{name}_seconds"], out[f"{name}_epochs"] = time.perf_counter() - started, len(est.history_)
+        out[f"{name}_input_noise"] = est.input_noise_
     return out
 
 
@@ -155,6 +164,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--d", type=int, default=10)
+    parser.add_argument("--epochs", type=int, default=750, help="curve: the epochs run")
+    parser.add_argument("--noisy", action="store_true", help="curve: NIMGP with the population prior given X_var; "
+                        "default: the defaults given X_var")
     args = parser.parse_args()
     if args.what == "bayes":
         task = make_task(args.n, 2000, args.d, seed=args.seed)
@@ -165,9 +177,9 @@ def main() -> None:
     elif args.what == "error_bars":
         print(json.dumps(error_bars(args.seed, args.n, args.d)))
     elif args.what == "default":
-        print(json.dumps(default_fit(args.seed, args.n, args.d)))
+        print(json.dumps(default_fit(args.seed, args.n, args.d, noisy=args.noisy)))
     else:
-        for row in curve(args.seed, args.n, args.d):
+        for row in curve(args.seed, args.n, args.d, epochs=args.epochs, noisy=args.noisy):
             print(json.dumps(row))
 
 

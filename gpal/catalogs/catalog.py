@@ -247,7 +247,8 @@ class Catalog:
     def _preset_named(self, features: str | Sequence[Any] | None) -> str:
         """Which preset ``features`` names, for the summary's heading ('' for a list of columns)."""
         if features is None:
-            return "  (preset 'default', as in Villacampa-Calvo et al. 2021)"
+            return ("  (preset 'default': Villacampa-Calvo et al. 2021's, a missing error given the population's median "
+                    "as the main job gives it)")
         if isinstance(features, str) and features.lower() == RELEASE_PRESET:
             return f"  (preset '{self.record.preset}', the main job's on {self.release})"
         return f"  (preset '{features}')" if isinstance(features, str) else ""

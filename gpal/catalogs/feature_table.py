@@ -51,7 +51,7 @@ class DroppedRowsWarning(UserWarning):
     >>> from gpal.catalogs import DroppedRowsWarning, load_catalog
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
-    ...     data = load_catalog("4FGL-DR4").dataset(classes=["bll", "fsrq"])
+    ...     data = load_catalog("4FGL-DR4").dataset(classes=["bll", "fsrq"], features="villacampa2021")
     >>> [w.category is DroppedRowsWarning for w in caught]
     [True]
     >>> data.meta["dropped"]                 # the dropped source and the columns that were unusable

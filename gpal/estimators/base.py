@@ -82,8 +82,11 @@ def _variances(X: np.ndarray, X_var: Any) -> np.ndarray:
         return np.zeros_like(X)
     V = _matrix("X_var", X_var)
     if V.shape != X.shape:
+        # scikit-learn routes X_var to the last step without saying which step changed X: name the likely kind
+        changed = ("rows (a step that resamples or drops rows)" if V.shape[0] != X.shape[0] else
+                   "columns (a step that selects, combines or adds features: SelectKBest, PCA, PolynomialFeatures)")
         raise ValueError(f"X_var must have the shape of X {X.shape}; got {V.shape}" + (
-            "; in a Pipeline, a step before this estimator changed X's rows or columns and not X_var's: put each "
+            f"; in a Pipeline, a step before this estimator changed X's {changed} and not X_var's: put each "
             "row's error bars in the row (gpal.estimators.model_selection.stack_inputs, NoisyInputAdapter)"
             if V.ndim == 2 and X.ndim == 2 else ""))
     if (V < 0).any():
@@ -206,31 +209,35 @@ def warn_ignored_noise(X_var: np.ndarray, owner: str, stacklevel: int = 3,
 UNINFORMATIVE_VARIANCE_RATIO = 1e6
 
 
-def check_variance_scale(X: np.ndarray, X_var: np.ndarray, feature_names: Any, owner: str, stacklevel: int = 3) -> None:
+def check_variance_scale(X: np.ndarray, X_var: np.ndarray, feature_names: Any, owner: str, stacklevel: int = 3,
+                         spread: np.ndarray | None = None, margin: float = 1.0) -> None:
     """Warn of error bars that a noisy-input model would use in a way their giver cannot have meant.
 
     All zero: the model has nothing to use.  Most of a feature's variances above that feature's own variance
     across the sample: standard deviations passed as variances, or X rescaled without X_var (a scikit-learn
     ``StandardScaler`` in a Pipeline).  Variances over `UNINFORMATIVE_VARIANCE_RATIO` times the feature's
-    variance: values that were not measured, which such a model learns nothing from."""
+    variance: values that were not measured, which such a model learns nothing from.  ``spread``: each feature's
+    variance to compare with (None: X's own across the sample); ``margin``: how many times it most variances must
+    exceed to be warned of."""
     if X_var.size and not np.any(X_var > 0):
         warnings.warn(f"{owner} was given X_var, but it is zero everywhere: the inputs are treated as exact and the "
                       "input-noise model has nothing to use; pass the measured variances (squared error bars)",
                       UserWarning, stacklevel=stacklevel)
         return
-    spread = X.var(axis=0)
+    spread = X.var(axis=0) if spread is None else np.asarray(spread, dtype=np.float64)
     names = list(feature_names) if len(feature_names) == X.shape[1] else [f"x{j}" for j in range(X.shape[1])]
     for j in np.nonzero(spread > 0)[0]:
         typical = float(np.median(X_var[:, j]))
-        if typical > spread[j]:
+        if typical > margin * spread[j]:
+            times = "" if margin == 1 else f"{margin:g} times "
             warnings.warn(
-                f"X_var of feature {names[j]!r} exceeds that feature's own variance across the sample for most rows "
+                f"X_var of feature {names[j]!r} exceeds {times}that feature's own variance across the sample for most rows "
                 f"(median X_var {typical:.3g}, variance of X {spread[j]:.3g}): were standard deviations passed as "
                 "variances (square them), or was X rescaled without X_var (a StandardScaler in a Pipeline)? Scale X "
                 "and X_var together: leave the scaling to the estimator (standardize=True), or use "
                 "gpal.estimators.model_selection.NoisyStandardScaler on stack_inputs(X, X_var)", UserWarning, stacklevel=stacklevel)
         huge = np.count_nonzero(X_var[:, j] > UNINFORMATIVE_VARIANCE_RATIO * spread[j])
-        if huge and typical <= spread[j]:
+        if huge and typical <= margin * spread[j]:
             warnings.warn(
                 f"X_var of feature {names[j]!r} holds {huge} value(s) over {UNINFORMATIVE_VARIANCE_RATIO:.0e} times "
                 f"that feature's variance across the sample (largest {X_var[:, j].max():.3g}): such a value says "
@@ -407,6 +414,10 @@ class GPClassifierMixin(ClassifierMixin):
 
     def score(self, X: Any, y: Any = None, sample_weight: Any = None, *, X_var: Any = None) -> float:
         """Accuracy, optionally weighted, as scikit-learn's classifiers (a labelled NoisyDataset may stand for X, y).
+
+        The arguments are scikit-learn's ``score(X, y, sample_weight)`` with ``X_var`` by keyword, where ``fit`` and
+        ``predict_proba`` take ``X_var`` after ``X`` (and ``y``): scikit-learn's own tools pass metadata to ``fit``
+        by keyword, but code written for any classifier may pass a weight to ``score`` third.
 
         Returns
         -------

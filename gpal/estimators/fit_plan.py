@@ -16,12 +16,12 @@ import numpy as np
 from gpal.data.dataset import NoisyDataset
 from gpal.data.splits import holdout_per_class
 from gpal.estimators.base import FitData, check_fit_data, check_predict_data, check_variance_scale, warn_ignored_noise
-from gpal.estimators.params import input_prior_used, model_spec
+from gpal.estimators.params import AUTO, auto_declines, choose_input_noise, input_noise_class, input_prior_used, model_spec
 from gpal.evaluation.metrics import negative_log_likelihood
 from gpal.registry import INPUT_NOISE
 from gpal.training.session import ModelSession
 
-__all__ = ["BoundStop", "FitPlan", "complete_fit", "fit_data", "plan_fit", "train_plan"]
+__all__ = ["TREND_EPOCHS", "BoundStop", "FitPlan", "complete_fit", "fit_data", "plan_fit", "train_plan"]
 
 
 class FitPlan(NamedTuple):
@@ -55,17 +55,21 @@ def fit_data(estimator: Any, X: Any, y: Any, X_var: Any, unlabelled: Any = None)
     """
     est = estimator
     est._start_fit(X)
+    est.input_noise_, est.input_prior_ = choose_input_noise(est, X.X_var if isinstance(X, NoisyDataset) else X_var)
     if X_var is None and not isinstance(X, NoisyDataset) and est.needs_X_var:
         raise ValueError(
             f"input_noise={est.input_noise!r} with noise_variance={est.noise_variance!r} uses the measured "
             "input variances, so fit needs X_var (n, d); pass zeros for exact features"
         )
     data = check_fit_data(X, y, X_var, owner=type(est).__name__)
+    auto = isinstance(est.input_noise, str) and est.input_noise == AUTO
     if est.needs_X_var:
         check_variance_scale(data.X, data.X_var, data.feature_names, type(est).__name__, stacklevel=4)
-    elif X_var is not None:  # given by hand; a NoisyDataset always carries variances (MGP twins read it on purpose)
+    elif X_var is not None or (auto and isinstance(X, NoisyDataset)):
+        # given by hand, or to 'auto' in a NoisyDataset (which always carries variances: MGP twins read it on purpose)
+        declined = auto_declines(est, data.X.shape[0]) if auto else None
         warn_ignored_noise(data.X_var, f"{type(est).__name__}(input_noise={est.input_noise!r}, noise_variance="
-                           f"{est.noise_variance!r})", stacklevel=4, fix=_USE_THE_ERROR_BARS)
+                           f"{est.noise_variance!r})", stacklevel=4, fix=declined or _USE_THE_ERROR_BARS)
     extra = _unlabelled_inputs(est, unlabelled, data.X.shape[1])
     n = data.X.shape[0]
     est.check_sizes(n, data.X.shape[1], len(data.classes), n_prior_rows=n + (0 if extra is None else len(extra[0])))
@@ -73,7 +77,8 @@ def fit_data(estimator: Any, X: Any, y: Any, X_var: Any, unlabelled: Any = None)
 
 
 #: How a NoisyGPClassifier uses measured error bars; docs/methods.md ("when to use which") says why this one.
-_USE_THE_ERROR_BARS = "input_noise='latent', input_prior='population' uses them"
+_USE_THE_ERROR_BARS = ("input_noise='latent', input_prior='population' uses them, as the default input_noise='auto' "
+                       "does with inference='svi'")
 
 
 def plan_fit(estimator: Any, data: FitData, extra: Any = None, callback: Callable | None = None,
@@ -112,7 +117,8 @@ def plan_fit(estimator: Any, data: FitData, extra: Any = None, callback: Callabl
             patience=int(est.n_iter_no_change), then=callback,
         )
     if monitor is None and est.tol is not None:
-        monitor = BoundStop(float(est.tol), int(est.n_iter_no_change), then=callback)
+        window = TREND_EPOCHS if input_noise_class(est).latent_inputs else None
+        monitor = BoundStop(float(est.tol), int(est.n_iter_no_change), then=callback, window=window)
     return FitPlan(est, data, standardizer, session, TrainData.from_arrays(Z, Z_var, y, weight), previous is not None,
                    monitor, callback if monitor is None else monitor)
 
@@ -155,20 +161,49 @@ def complete_fit(plan: FitPlan, result: Any) -> Any:
     return est
 
 
-class BoundStop:
-    """The training's stop when the bound stops improving: after ``patience`` epochs in a row whose mean negative ELBO
-    is not below the best so far by more than ``tol`` times its size (scikit-learn's ``tol`` / ``n_iter_no_change``
-    of its stochastic solvers).  A callback, handing each epoch on to ``then`` (a user's, which may still stop)."""
+#: The epochs whose bound's trend the stop of a model with latent inputs reads (`BoundStop`): its inputs are sampled,
+#: so its bound is noisy, and each training row's q(x_i) moves once an epoch, so its bound falls slowly while its
+#: test NLL still improves; docs/methods.md ("Training length") gives the measurements.
+TREND_EPOCHS = 40
 
-    def __init__(self, tol: float, patience: int, then: Callable | None = None):
-        self.tol, self.patience, self.then = tol, patience, then
+
+class BoundStop:
+    """The training's stop when the bound stops improving (scikit-learn's ``tol`` / ``n_iter_no_change`` of its
+    stochastic solvers): after ``patience`` epochs in a row whose mean negative ELBO is not below the best so far by
+    more than ``tol`` times its size; with a ``window``, after ``patience`` epochs in a row at which the
+    least-squares trend of the last ``window`` epochs predicts that as many epochs again would lower it by no more
+    than ``tol`` times its size.  The trend is for a model that samples its inputs: no later epoch of its noisy bound
+    beats a lucky low one while the model still improves.  A callback, handing each epoch on to ``then`` (a user's,
+    which may still stop)."""
+
+    def __init__(self, tol: float, patience: int, then: Callable | None = None, window: int | None = None):
+        self.tol, self.patience, self.then, self.window = tol, patience, then, window
+        self.losses: list[float] = []
         self.best, self.waited, self.exhausted = np.inf, 0, False
 
+    def predicted_fall(self) -> float:
+        """The fall of the bound over the next ``window`` epochs that the trend of the last ``window`` predicts
+        (NaN without a window, or before ``window`` epochs have run)."""
+        if self.window is None or len(self.losses) < self.window:
+            return float("nan")
+        last = np.asarray(self.losses[-self.window:])
+        t = np.arange(self.window) - (self.window - 1) / 2
+        return float(-(t @ (last - last.mean())) / (t @ t) * self.window)
+
+    def _improved(self, loss: float) -> bool | None:
+        """Whether this epoch counts as a gain (None: the trend's window is not full yet)."""
+        if self.window is None:
+            gained = loss < self.best - self.tol * abs(self.best if np.isfinite(self.best) else loss)
+            self.best = loss if gained else self.best
+            return gained
+        fall = self.predicted_fall()
+        return None if fall != fall else fall > self.tol * abs(np.mean(self.losses[-self.window:]))
+
     def __call__(self, epoch: int, loss: float) -> bool | None:
-        if loss < self.best - self.tol * abs(self.best if np.isfinite(self.best) else loss):
-            self.best, self.waited = loss, 0
-        else:
-            self.waited += 1
+        self.losses.append(float(loss))
+        improved = self._improved(float(loss))
+        if improved is not None:
+            self.waited = 0 if improved else self.waited + 1
         self.exhausted = self.waited >= self.patience
         if self.then is not None and self.then(epoch, loss) is False:
             return False

@@ -26,19 +26,22 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from gpal.constraints import Integer, check_values
-from gpal.estimators.base import GPClassifierMixin, check_sample_weight
+from gpal.estimators.base import GPClassifierMixin, check_sample_weight, check_variance_scale
 from gpal.estimators.conjugate import check_conjugate, fit_augmented
 from gpal.estimators.fit_plan import fit_data, plan_fit, train_plan
 from gpal.estimators.noisy_gp_state import noisy_gp_from_state, noisy_gp_state
-from gpal.estimators.params import (NOISY_GP_PARAMETERS, check_input_prior, check_named_likelihood_options,
+from gpal.estimators.params import (AUTO, NOISY_GP_PARAMETERS, check_input_prior, check_named_likelihood_options,
                                     input_noise_class)
 from gpal.estimators.sizes import check_fit_sizes, check_prediction_memory
-from gpal.registry import (BROAD_PRIOR_VARIANCE, DEFAULT_HIDDEN_SIZES, DEFAULT_INPUT_NOISE, DEFAULT_INPUT_PRIOR,
+from gpal.registry import (BROAD_PRIOR_VARIANCE, DEFAULT_HIDDEN_SIZES, DEFAULT_INPUT_PRIOR,
                            DEFAULT_LIKELIHOOD, DEFAULT_NOISE_VARIANCE, DEFAULT_NUM_INDUCING,
                            DEFAULT_PRIOR_COMPONENTS)
 from gpal.training.session import ModelSession
 
 __all__ = ["NoisyGPClassifier"]
+
+#: How many times a feature's spread most of a prediction's X_var must exceed to be warned of (`check_variance_scale`).
+PREDICTION_VARIANCE_MARGIN = 10.0
 
 # The draw counts sample_proba and sample_joint_proba take.
 _DRAWS = {"n_samples": Integer(1), "input_draws": Integer(1)}
@@ -53,6 +56,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     batch_size=200, tol=None`` (its ``MAIN_JOB_ESTIMATOR``).
 
     Fitted attributes: ``classes_``, ``n_features_in_`` (and ``feature_names_in_`` when X was a DataFrame),
+    ``input_noise_`` and ``input_prior_`` (the input noise and prior the model has: ``input_noise="auto"``'s choice),
     ``random_seed_``, ``model_`` (the
     ``NoisySVGP`` tf.Module), ``standardizer_``, ``history_`` (per-epoch mean of the
     minibatch negative-ELBO estimates), ``stopped_early_``.  With ``inference`` "cavi" or
@@ -63,7 +67,11 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     Parameters
     ----------
     input_noise
-        "none", "latent", "amortized" or "first_order": how input noise enters: ignored (MGP), a Gaussian
+        "auto" (the default): the error bars used where they are given, NIMGP with the population prior
+        (``input_noise="latent", input_prior="population"``) for a fit given X_var with a non-zero entry, exact
+        inputs (MGP) for one without (docs/methods.md, "When to use which", gives the measurements);
+        ``input_noise_`` and ``input_prior_`` say which the fit chose.  Or "none", "latent", "amortized" or
+        "first_order": how input noise enters: ignored (MGP), a Gaussian
         q(x_i) per training point (NIMGP), q(x_i) from a network of (x~_i, y_i) (NIMGP-NN), or a first-order
         variance correction grad(mu)^T V grad(mu) (NIMGP-FO).  Or, as ``kernel`` takes a gpflow kernel,
         a ``gpal.models.InputNoise`` subclass (``FirstOrder``, a user's own), built for each training
@@ -141,7 +149,10 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         epochs without ``tol``'s gain in the bound before the training ends.
     tol
         the training ends after ``n_iter_no_change`` epochs whose mean negative ELBO is not below the best so far by
-        more than ``tol`` times its size (``converged_``), ``epochs`` being the most it runs; None: every epoch runs.
+        more than ``tol`` times its size; for a model with latent inputs (whose sampled inputs make the bound noisy),
+        after ``n_iter_no_change`` epochs in a row at which the trend of the bound over the last
+        ``gpal.estimators.fit_plan.TREND_EPOCHS`` epochs predicts a fall of no more than ``tol`` times its size over
+        as many epochs again (``converged_``); ``epochs`` being the most it runs; None: every epoch runs.
     validation_interval
         epochs between two validation checks of early stopping.
     random_state
@@ -183,7 +194,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     def __init__(
         self,
         *,
-        input_noise: Any = DEFAULT_INPUT_NOISE,
+        input_noise: Any = AUTO,
         noise_variance: str = DEFAULT_NOISE_VARIANCE,
         likelihood: Any = DEFAULT_LIKELIHOOD,
         likelihood_options: dict[str, Any] | None = None,
@@ -274,7 +285,29 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         X, X_var = self._prediction_inputs(X, X_var, self.needs_X_var)
         if X.shape[0] == 0:
             raise ValueError("predict needs at least one row; X is empty")
+        if self.needs_X_var:
+            self._check_prediction_variances(X, X_var)
         return X, X_var
+
+    def _check_prediction_variances(self, X: np.ndarray, X_var: np.ndarray) -> None:
+        # most variances over PREDICTION_VARIANCE_MARGIN times the spread: a chunk of faint sources may exceed the
+        # spread itself (the catalog job's test catalog: up to 2.6 times); X rescaled without X_var, by far more
+        """The fit's warnings of misused error bars (`check_variance_scale`: standard deviations passed as variances,
+        X rescaled without X_var, values of an unmeasured error), for the rows a prediction is given, compared with
+        the larger of their own spread and the training rows' (1 in the standardised units X and X_var are in here):
+        measured variances stay below the spread of the values they scatter.  Not the training rows' alone, which a
+        pool of fainter sources rightly exceeds (4FGL-DR4's unassociated sources: LP_beta's median variance is 1.2
+        times the labelled sources' spread, 0.6 times their own), nor the rows' own alone, which a few similar rows
+        to predict do not have; not for one row, nor for all-zero X_var, which asks for the probabilities at exact
+        inputs (a decision surface on a grid)."""
+        if X.shape[0] < 2 or not np.any(X_var > 0):
+            return
+        names = getattr(self, "feature_names_in_", None)
+        if names is None and self.standardizer_ is not None:
+            names = self.standardizer_.feature_names
+        spread = X.var(axis=0) if self.standardizer_ is None else np.maximum(X.var(axis=0), 1.0)
+        check_variance_scale(X, X_var, () if names is None else tuple(names), type(self).__name__, stacklevel=6,
+                             spread=spread, margin=PREDICTION_VARIANCE_MARGIN)
 
     def predict_proba(self, X: Any, X_var: Any = None, *, return_mc_error: bool = False) -> Any:
         """Class probabilities (n, C), columns in the order of ``classes_``.

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from gpal.estimators.params import model_spec
+from gpal.estimators.params import AUTO, AUTO_WITH_ERROR_BARS, model_spec
+from gpal.registry import INPUT_PRIORS
 from gpal.training.session import ModelSession
 
 __all__ = ["noisy_gp_from_state", "noisy_gp_state"]
@@ -41,6 +42,8 @@ def noisy_gp_state(est: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         "history": [float(h) for h in est.history_],
         "stopped_early": bool(est.stopped_early_),
     }
+    if params["input_noise"] == AUTO:  # the fit's choice: the model's strategy and prior
+        config["input_choice"] = {"input_noise": est.input_noise_, "input_prior": est.input_prior_}
     return config, module_values(est.model_)
 
 
@@ -67,6 +70,7 @@ def noisy_gp_from_state(cls: type, config: dict[str, Any], arrays: dict[str, np.
         params["input_noise"] = _input_noise_from_state(params["input_noise"])
     params["hidden_sizes"] = tuple(params["hidden_sizes"])
     clf = cls(**params)
+    clf.input_noise_, clf.input_prior_ = _input_choice(config, clf)
     clf._restore_fitted_state(config)  # checks the saved sizes before the model is built from them
     model = NoisySVGP.from_structure(config["structure"])
     assign_saved_values(model, arrays)
@@ -76,6 +80,21 @@ def noisy_gp_from_state(cls: type, config: dict[str, Any], arrays: dict[str, np.
     session = ModelSession.loaded(model, clf.classes_, model_spec(clf))
     clf._keep(session, clf.n_features_in_, clf.standardizer_, config["history"], config["stopped_early"])
     return clf
+
+
+def _input_choice(config: dict[str, Any], clf: Any) -> tuple[Any, str]:
+    """The saved fit's input noise and prior: ``input_noise="auto"``'s recorded choice, else the parameters."""
+    from gpal.saved_models import CorruptModel
+
+    if clf.input_noise != AUTO:
+        return clf.input_noise, clf.input_prior
+    choice = config.get("input_choice")
+    if not (isinstance(choice, dict) and choice.get("input_noise") in ("none", AUTO_WITH_ERROR_BARS[0])
+            and choice.get("input_prior") in INPUT_PRIORS):
+        raise CorruptModel(f"config.json: input_noise='auto' needs the fit's choice, 'input_choice': "
+                           f"{{'input_noise': 'none' or {AUTO_WITH_ERROR_BARS[0]!r}, 'input_prior': one of "
+                           f"{list(INPUT_PRIORS)}}}; got {choice!r}: the file is corrupt or was edited")
+    return choice["input_noise"], choice["input_prior"]
 
 
 def _input_noise_state(setting: Any, strategy: type) -> Any:

@@ -14,12 +14,15 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
+import numpy as np
+
 from gpal.constraints import SEED, Boolean, Constraint, Integer, OneOf, Optional, Options, Real, Satisfies
 from gpal.training.session import ModelSpec
-from gpal.registry import INFERENCE, INPUT_NOISE, INPUT_PRIORS, KERNELS, LIKELIHOODS, NOISE_VARIANCE_MODES
+from gpal.registry import (INFERENCE, INPUT_NOISE, INPUT_PRIORS, KERNELS, LIKELIHOODS, NOISE_VARIANCE_MODES,
+                           ROWS_PER_PRIOR_COMPONENT)
 
-__all__ = ["INPUT_NOISE_SETTING", "KERNEL", "LIKELIHOOD", "NOISY_GP_PARAMETERS", "RANDOM_STATE", "SPARSE_GP_PARAMETERS",
-           "check_input_prior", "check_named_likelihood_options", "input_noise_class", "input_prior_used", "model_spec"]
+__all__ = ["AUTO", "AUTO_WITH_ERROR_BARS", "INPUT_NOISE_SETTING", "KERNEL", "LIKELIHOOD", "NOISY_GP_PARAMETERS", "RANDOM_STATE", "SPARSE_GP_PARAMETERS",
+           "auto_declines", "check_input_prior", "check_named_likelihood_options", "choose_input_noise", "input_noise_class", "input_prior_used", "model_spec"]
 
 
 def _is_random_state(value: Any) -> bool:
@@ -68,16 +71,23 @@ def _is_likelihood(value: Any) -> bool:
 LIKELIHOOD = Satisfies(_is_likelihood, "a likelihood name {names} or a gpal.models.Likelihood", names=LIKELIHOODS)
 
 
+#: ``input_noise``'s choice made at fit (`choose_input_noise`): the error bars used where X_var is given.
+AUTO = "auto"
+#: What ``input_noise="auto"`` fits where X_var has a non-zero entry: NIMGP with the population prior, the one
+#: strategy whose use of the error bars measurements favour (docs/methods.md, "When to use which").
+AUTO_WITH_ERROR_BARS = ("latent", "population")
+
+
 def _is_input_noise(value: Any) -> bool:
     if isinstance(value, str):
-        return value in INPUT_NOISE  # a name is checked without importing the strategies (and TensorFlow)
+        return value == AUTO or value in INPUT_NOISE  # a name is checked without importing the strategies
     from gpal.models.input_noise_setting import strategy_class
 
     return strategy_class(value) is not None  # it raises for what it refuses, which Satisfies reads as False
 
 
 INPUT_NOISE_SETTING = Satisfies(
-    _is_input_noise, "one of {names}, an InputNoise subclass (built for each training set) or an InputNoise instance "
+    _is_input_noise, f"one of {{names}} or '{AUTO}' (the error bars used where X_var is given), an InputNoise subclass (built for each training set) or an InputNoise instance "
     "holding no variables (one that holds some is sized for one training set: give its class or name)",
     names=INPUT_NOISE)
 
@@ -108,9 +118,54 @@ NOISY_GP_PARAMETERS: dict[str, Constraint] = {
 }
 
 
+def choose_input_noise(est: Any, X_var: Any) -> tuple[Any, str]:
+    """The ``input_noise`` and ``input_prior`` a fit of ``est`` given ``X_var`` (None: not given) uses: its own
+    settings, or for ``input_noise="auto"`` `AUTO_WITH_ERROR_BARS` where X_var has a non-zero entry and
+    `auto_declines` finds nothing against it, exact inputs ("none") otherwise.
+
+    Returns
+    -------
+    tuple
+        (input_noise, input_prior); what the fit keeps as ``input_noise_``, ``input_prior_``.
+    """
+    if not _is_auto(est.input_noise):
+        return est.input_noise, est.input_prior
+    given = X_var is not None and bool(np.any(np.asarray(X_var, dtype=np.float64) > 0))
+    if given and auto_declines(est, len(X_var)) is None:
+        return AUTO_WITH_ERROR_BARS
+    return "none", est.input_prior
+
+
+def auto_declines(est: Any, n_rows: int) -> str | None:
+    """Why ``input_noise="auto"`` fits exact inputs although given error bars, in words (None: it uses them): the
+    conjugate schemes model exact inputs, and a population prior needs `ROWS_PER_PRIOR_COMPONENT` rows a
+    component (a prior fitted to fewer follows their noise)."""
+    if est.inference != "svi":
+        return f"inference={est.inference!r} models exact inputs; use inference='svi' to use them"
+    if n_rows < int(est.prior_components) * ROWS_PER_PRIOR_COMPONENT:
+        return (f"{n_rows} training rows are too few for the population prior's prior_components="
+                f"{est.prior_components} ({ROWS_PER_PRIOR_COMPONENT} rows each); with prior_components="
+                f"{max(1, n_rows // ROWS_PER_PRIOR_COMPONENT)} or fewer it uses them"
+                + ("" if n_rows >= ROWS_PER_PRIOR_COMPONENT else
+                   ", and below 10 rows input_noise='latent', input_prior='broad' is the one way"))
+    return None
+
+
+def _is_auto(setting: Any) -> bool:
+    return isinstance(setting, str) and setting == AUTO
+
+
+def _resolved(est: Any) -> tuple[Any, str]:
+    """``est``'s input noise and prior as its model has them: for ``"auto"`` the fit's choice (``input_noise_``,
+    ``input_prior_``), before a fit exact inputs."""
+    if not _is_auto(est.input_noise):
+        return est.input_noise, est.input_prior
+    return getattr(est, "input_noise_", "none"), getattr(est, "input_prior_", est.input_prior)
+
+
 def input_noise_class(est: Any) -> type:
-    """The strategy class of ``est``'s ``input_noise`` (a name, a class or an instance), whose declarations
-    (``latent_inputs``, ``uses_noise_variance``, ...) say what the model does.
+    """The strategy class of ``est``'s ``input_noise`` (a name, a class or an instance; ``"auto"``: the fit's
+    choice), whose declarations (``latent_inputs``, ``uses_noise_variance``, ...) say what the model does.
 
     Returns
     -------
@@ -119,19 +174,20 @@ def input_noise_class(est: Any) -> type:
     """
     from gpal.models.input_noise_setting import strategy_class
 
-    return strategy_class(est.input_noise)
+    return strategy_class(_resolved(est)[0])
 
 
 def input_prior_used(est: Any) -> str | None:
-    """The prior over noiseless inputs ``est``'s model applies: its ``input_prior`` where the input-noise strategy
-    has latent inputs, None where it has none (MGP, NIMGP-FO ignore ``input_prior``).
+    """The prior over noiseless inputs ``est``'s model applies: its ``input_prior`` (with ``input_noise="auto"``, the
+    fit's choice) where the input-noise strategy has latent inputs, None where it has none (MGP, NIMGP-FO ignore
+    ``input_prior``).
 
     Returns
     -------
     str or None
         "broad", "population" or None.
     """
-    return est.input_prior if input_noise_class(est).latent_inputs else None
+    return _resolved(est)[1] if input_noise_class(est).latent_inputs else None
 
 
 def model_spec(est: Any) -> ModelSpec:
@@ -143,7 +199,7 @@ def model_spec(est: Any) -> ModelSpec:
     gpal.training.session.ModelSpec
         The spec; equal specs build the same model from the same rows.
     """
-    return ModelSpec(input_noise=est.input_noise, noise_variance=est.noise_variance, likelihood=est.likelihood,
+    return ModelSpec(input_noise=_resolved(est)[0], noise_variance=est.noise_variance, likelihood=est.likelihood,
                      likelihood_options=dict(est.likelihood_options or {}), num_inducing=est.num_inducing, kernel=est.kernel,
                      prior_variance=float(est.prior_variance), input_prior=input_prior_used(est) or "broad",
                      prior_components=int(est.prior_components), hidden_sizes=tuple(int(h) for h in est.hidden_sizes),
@@ -166,6 +222,10 @@ def check_input_prior(est: Any) -> None:
 
     The strategy (whose registry entry imports TensorFlow) is asked last, so a valid estimator is checked
     without loading it: a command refuses bad input before TensorFlow loads."""
+    if _is_auto(est.input_noise) and est.noise_variance == "learned":
+        raise ValueError(f"input_noise={AUTO!r} chooses how to use the measured variances, which "
+                         "noise_variance='learned' ignores; name an input_noise of "
+                         f"{list(INPUT_NOISE.having('latent_inputs'))} to learn them")
     if est.input_prior == "population" and est.noise_variance == "learned" and input_prior_used(est) == "population":
         raise ValueError(f"input_prior={est.input_prior!r} is fitted with the measured variances; "
                          "use noise_variance='known' or 'both'")

@@ -293,6 +293,16 @@ FACTS["bcu_split_cost"] = Fact(f"{_LAB}/studies/records/bcu_split_cost.json",
                                ("commands", f"python {_LAB}/studies/bench_bcu_split_cost.py --pairs 3", "printed"),
                                "CPU ratio 4lac / none", pattern=r"^([\d.]+ \[[\d., ]+\])")
 
+_DEFAULT = f"{_LAB}/studies/records/estimator_default.json"
+_DEFAULT_SCRIPT = f"python {_LAB}/studies/bench_estimator_default.py"
+_DEFAULT_SYNTHETIC = ("commands", f"{_DEFAULT_SCRIPT} --synthetic error_bars --seeds 0 1 2", "printed")
+_DEFAULT_TIME = ("commands", f"{_DEFAULT_SCRIPT} --synthetic default --seeds 0 1 2", "printed")
+_DEFAULT_CURVES = ("commands", f"{_DEFAULT_SCRIPT} --curves runs/curves/noisy_d5_s0.jsonl runs/curves/noisy_d5_s1.jsonl "
+                   "runs/curves/none_d10_s0.jsonl", "printed")
+_DEFAULT_CATALOGS = ("commands", f"{_DEFAULT_SCRIPT} --units runs/estimator_default --summarize", "printed")
+FACTS["estimator_default_gain"] = Fact(_DEFAULT, _DEFAULT_SYNTHETIC,
+                                       "test NLL without X_var minus given X_var, mean over 3 seeds")
+
 _REPORT = f"{_LAB}/studies/records/report_figures.json"
 _REPORT_LINES = ("commands", f"python {_LAB}/studies/make_report_figures.py --report runs/report_figures", "printed")
 
@@ -336,6 +346,10 @@ TABLES: dict[str, Table] = {
                             ("commands", f"python {_LAB}/studies/make_error_model_figure.py", "printed"),
                             "| feature | old median"),
     "missing_errors.md": Table(f"{_LAB}/studies/records/missing_errors.json", ("commands",), verbatim=True),
+    "estimator_default_synthetic.md": Table(_DEFAULT, _DEFAULT_SYNTHETIC),
+    "estimator_default_time.md": Table(_DEFAULT, _DEFAULT_TIME),
+    "estimator_default_stops.md": Table(_DEFAULT, _DEFAULT_CURVES),
+    "estimator_default_catalogs.md": Table(_DEFAULT, _DEFAULT_CATALOGS, "| check | measure |"),
 }
 
 

@@ -13,7 +13,9 @@ and is rebuilt from its declaration in `TABLES` with a line naming the study, th
 remade record remakes the table, and ``--check`` says whether a page is current.  A row may also read the papers
 page's own record of a workflow (``lab/pages/records/papers/<workflow>.json``), where the table sets a
 ``paper_runs`` run beside the run the page judges.  A `PrintedTable` is a table another study's command printed, as
-that study's record keeps it (``shared.keep_printed``: ``lab/studies/records/<study>.json``).  ``papers_page.py`` runs this too, so one command remakes every
+that study's record keeps it (``shared.keep_printed``: ``lab/studies/records/<study>.json``).  A
+`StudyTable` reads another study's JSON record; paper 004's are shown on its numbers page, filled in from the
+explanation beside its record (``lab/pages/records/papers/004_augmented.md``), which holds only their markers.  ``papers_page.py`` runs this too, so one command remakes every
 papers page::
 
     python lab/pages/paper_runs_tables.py           # rewrite the tables in their pages
@@ -145,6 +147,8 @@ class StudyTable:
     head: tuple[str, ...]
     align: tuple[str, ...]
     rows: Callable[[Mapping], list[tuple[str, ...]]]
+    #: For a record of printed lines (``shared.keep_printed``): the commands the rows read, named with their commits.
+    commands: tuple[str, ...] = ()
 
     @property
     def declaration(self) -> str:
@@ -164,8 +168,9 @@ def _study_table(table: StudyTable) -> str:
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     # a record that names no commit names its run's (run_commit) or, for a study's own script, none
     commit = record.get("commit") or record.get("run_commit")
+    ran = "".join(f", `{command}` at commit `{record['commands'][command]['commit']}`" for command in table.commands)
     return "\n".join(lines) + (f"\n\n(Generated from the study `{table.study}` (`{table.declaration}`), record "
-                               f"`{table.record}`" + (f", commit `{commit}`" if commit else "") + ".)\n")
+                               f"`{table.record}`" + (f", commit `{commit}`" if commit else "") + ran + ".)\n")
 
 
 def _interval(values: Sequence[float]) -> str:
@@ -285,6 +290,145 @@ def _printed_table(table: PrintedTable) -> str:
                                f"`{kept['commit']}`.)\n")
 
 
+_GAP = "python lab/studies/bench_augmented_gap.py "
+_LS = (("ls-cavi", "the paper's CAVI (`ls-cavi`)"), ("ls-natgrad", "the paper's SVI (`ls-natgrad`)"),
+       ("ls-cavi-collapsed", "gpal's collapsed CAVI (`ls-cavi-collapsed`)"),
+       ("ls-cavi-exact", "gpal's exact finish (`ls-cavi-exact`)"),
+       ("svgp-logistic_softmax", "SVI, logistic-softmax"), ("svgp-softmax", "SVI, softmax"),
+       ("svgp-robustmax", "SVI, robust-max"))
+_SETS = ("digits-n600", "vehicle", "satimage-n1000")
+_PAIRED = "paired runs/papers/004_augmented"
+_FIXED = "fixed --sweeps 1000"
+_FINISH = "finish --datasets digits vehicle satimage --variants --curves"
+
+
+def _printed(record: Mapping, command: str) -> list[Mapping]:
+    """The dictionaries ``command`` printed, as the study's record keeps them."""
+    return [line for line in record["commands"][_GAP + command]["printed"] if isinstance(line, dict)]
+
+
+def _maybe(value: object, form: str) -> str:
+    return "–" if value is None else format(value, form)
+
+
+def _augmented_methods(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 004's seven methods on the same splits: test NLL ± SE, ECE, accuracy and mean training seconds."""
+    rows = {(r["data"], r["method"]): r for r in _printed(record, _PAIRED)
+            if "against" not in r}
+    return [(label, *(f"{r['nll']:.3f} ± {r['nll_se']:.3f}, {r['ece']:.3f}, {r['accuracy']:.3f}, "
+                      f"{r['train_seconds']:.1f} s" for r in (rows[data, method] for data in _SETS)))
+            for method, label in _LS]
+
+
+def _augmented_pairs(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 004's pairs on the same splits: NLL and ECE differences (95 % t intervals), the ratio of mean training
+    seconds, and each side's mean top-class probability against its accuracy."""
+    rows = []
+    for r in _printed(record, _PAIRED):
+        if "against" in r:
+            sides = r["confidence_accuracy"]
+            rows.append((r["data"].partition("-")[0], f"{r['method']} − {r['against']}",
+                         _interval([r["nll_difference"], *r["interval_95"]]),
+                         _interval([r["ece_difference"], *r["ece_interval_95"]]),
+                         f"{r['seconds_ratio_of_means']:.2f} ({r['seconds_ratio_median']:.2f})",
+                         " vs ".join(f"{sides[m][0]:.3f} / {sides[m][1]:.3f}" for m in (r["method"], r["against"]))))
+    return rows
+
+
+_TIME_RUNS = (("svi_logistic_softmax", "SVI logistic-softmax, 300 epochs"),
+              ("cavi_mean_field", "paper's CAVI, 200 sweeps, kernel Adam 0.1 (`ls-cavi`'s setting)"),
+              ("cavi_mean_field_1000", "the same, 1000 sweeps"),
+              ("cavi_mean_field_lr1", "200 sweeps, kernel Adam 1.0"),
+              ("cavi_mean_field_1000_lr1", "1000 sweeps, kernel Adam 1.0"),
+              ("cavi_mean_field_lr001", "200 sweeps, kernel Adam 0.01"),
+              ("cavi_mean_field_fixed_kernel", "200 sweeps, kernel fixed at its start"),
+              ("cavi_collapsed", "gpal's collapsed CAVI, 200 sweeps, Adam 0.1"))
+_TIME = ("time --datasets digits vehicle --methods svi_logistic_softmax cavi_mean_field cavi_mean_field_1000 "
+         "cavi_mean_field_lr1 cavi_mean_field_1000_lr1 cavi_mean_field_lr001 cavi_mean_field_fixed_kernel cavi_collapsed")
+
+
+def _augmented_time(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 004's CAVI with other sweeps and kernel steps on one split: test NLL (accuracy) per data set."""
+    runs = {(r["data"], r["method"]): r for r in _printed(record, _TIME)}
+    return [(label, *(f"{runs[d, m]['test_nll']:.3f} ({runs[d, m]['accuracy']:.3f})" for d in ("digits", "vehicle")))
+            for m, label in _TIME_RUNS]
+
+
+def _augmented_bound(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 004's bounds at SVI's kernel, held: each q(u)'s exact ELBO, collapsed and mean-field bounds, test NLL."""
+    return [(r["q"], *(f"{r[k]:.1f}".replace("-", "−") for k in ("true_elbo", "collapsed_bound", "mean_field_bound")),
+             f"{r['test_nll']:.3f}") for r in _printed(record, _FIXED) if "true_elbo" in r]
+
+
+def _augmented_sweeps(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 004's bounds at SVI's kernel, held: each CAVI's bound after so many sweeps."""
+    traces: dict[str, list[str]] = {}
+    for r in _printed(record, _FIXED):
+        if "sweeps" in r:
+            traces.setdefault(r["q"], []).append(f"{r['bound']:.1f} ({r['sweeps']})".replace("-", "−"))
+    return [(q, ", ".join(trace)) for q, trace in traces.items()]
+
+
+_FINISH_NAMES = {"cavi_exact": "`cavi_exact` (50 sweeps, then exact steps)",
+                 "cavi_exact_fixed_Z": "the same, Z fixed in the exact phase",
+                 "exact_from_prior": "exact steps from the prior (1 sweep)"}
+
+
+def _augmented_finish(record: Mapping) -> list[tuple[str, ...]]:
+    """gpal's exact finish against SVI logistic-softmax: SVI's final NLL and its time to within 0.02 of it; each
+    variant's steps and seconds to that target, the ratio to SVI's time, and its NLL after 100 steps."""
+    rows = []
+    for r in _printed(record, _FINISH):
+        if "svi_final_nll" in r:
+            rows.append((r["data"], f"SVI, {r['svi_epochs']} epochs", f"{r['svi_final_nll']:.4f} "
+                         f"({r['svi_seconds']:.1f} s)", f"{r['svi_epochs_to_own_final']} epochs, "
+                         f"{r['svi_seconds_to_own_final']:.1f} s", "–"))
+        elif "method" in r:
+            reached = ("not reached" if r["steps_to_target"] is None else
+                       f"{r['steps_to_target']} steps, {r['seconds_to_target']:.1f} s ({r['nll_at_target']:.4f})")
+            rows.append(("", _FINISH_NAMES[r["method"]], f"{r['final_nll']:.4f} ({r['final_seconds']:.1f} s)",
+                         reached, _maybe(r["ratio_to_svi_own"], ".3f")))
+    return rows
+
+
+_ROBUSTMAX = ("finish --svi-likelihood robustmax", "finish --svi-likelihood robustmax --datasets satimage --n-train 5000")
+
+
+def _augmented_robustmax(record: Mapping) -> list[tuple[str, ...]]:
+    """gpal's exact finish against robust-max SVI: each one's whole budget and time to its own final NLL + 0.02,
+    the finish's time to SVI's, in brackets the ratio to SVI's time to its own, and the whole budgets' ratio."""
+    rows = []
+    for command in _ROBUSTMAX:
+        printed = _printed(record, command)  # each data set's SVI line, then its exact finish's
+        for svi, finish in zip(printed[::2], printed[1::2]):
+            data = svi["data"] + (" (5000 rows)" if "5000" in command else " (1000 rows)" * (svi["data"] == "satimage"))
+            to_svi = ("not reached" if finish["seconds_to_target"] is None else
+                      f"{finish['seconds_to_target']:.1f} s ({finish['ratio_to_svi_own']:.2f})")
+            rows.append((data, f"{svi['svi_seconds']:.1f} s, {svi['svi_final_nll']:.4f}",
+                         f"{svi['svi_epochs_to_own_final']} epochs, {svi['svi_seconds_to_own_final']:.1f} s",
+                         f"{finish['final_seconds']:.1f} s, {finish['final_nll']:.4f}",
+                         f"{finish['seconds_to_own_final']:.1f} s ({finish['own_ratio_to_svi_own']:.2f})", to_svi,
+                         f"{svi['svi_seconds'] / finish['final_seconds']:.1f}"))
+    return rows
+
+
+def _augmented_kernel_steps(record: Mapping) -> list[tuple[str, ...]]:
+    """Paper 004's CAVI with five times the kernel steps: NLL, ECE, accuracy and paired differences (95 % t)."""
+    names = {"ls-cavi-steps5": "1000 of 0.1", "ls-cavi-steps5-lr1": "1000 of 1.0"}
+    printed = record["commands"][_GAP + "kernel-steps runs/papers/004_augmented runs/papers/004_kernel_steps"]["printed"]
+    return [(r["data"].partition("-")[0], names.get(r["method"], r["method"]),
+             f"{r['nll']:.3f}, {r['ece']:.3f}, {r['accuracy']:.3f}", _interval(r["minus_ls-cavi"]["nll"]),
+             _interval(r["minus_ls-cavi"]["ece"]), _interval(r["minus_svgp-robustmax"]["ece"]),
+             _interval(r["minus_svgp-softmax"]["ece"]), _interval(r["minus_svgp-robustmax"]["accuracy"]))
+            for r in printed if isinstance(r, dict)]
+
+
+def _repeats(record: Mapping) -> list[tuple[str, ...]]:
+    """A result record's tables as rows: its caption (the data set), then each row's cells."""
+    return [(table["caption"] if i == 0 else "", *row) for table in record["tables"]
+            for i, row in enumerate(table["rows"])]
+
+
 def _runs(name: str) -> str:
     return f"lab/studies/records/papers/{name}.json"
 
@@ -314,7 +458,46 @@ def _milios(name: str, gpr: str, side: str, side_method: str) -> Table:
             (side, _runs(f"paper003_milios_{name}_{side_method.removeprefix('svgp-')}"), f"{name}-n3000",
              side_method))))
 
+_NUMBERS_004 = "papers/004_numbers.md"
+_GAP_RECORD = "lab/studies/records/augmented_gap.json"
+
 TABLES: dict[str, Table | PrintedTable | StudyTable] = {
+    "augmented_methods": StudyTable(
+        _NUMBERS_004, "augmented_gap", _GAP_RECORD,
+        ("method", "digits (600 rows)", "vehicle", "satimage (1000 rows)"), ("---", "---", "---", "---"),
+        _augmented_methods, (_GAP + _PAIRED,)),
+    "augmented_pairs": StudyTable(
+        _NUMBERS_004, "augmented_gap", _GAP_RECORD,
+        ("data", "pair", "NLL difference [95 %]", "ECE difference [95 %]", "seconds ratio (median)",
+         "top-class probability / accuracy"), ("---",) * 6, _augmented_pairs, (_GAP + _PAIRED,)),
+    "augmented_repeats": StudyTable(
+        _NUMBERS_004, "paper004_nll_repeats", "lab/pages/records/papers/tables/paper004_nll_repeats.json",
+        ("data", "method", "accuracy", "NLL", "ECE"), ("---", "---", "---:", "---:", "---:"), _repeats),
+    "augmented_time": StudyTable(
+        _NUMBERS_004, "augmented_gap", _GAP_RECORD, ("run", "digits", "vehicle"), ("---", "---:", "---:"),
+        _augmented_time, (_GAP + _TIME,)),
+    "augmented_bound": StudyTable(
+        _NUMBERS_004, "augmented_gap", _GAP_RECORD,
+        ("q(u)", "exact ELBO", "collapsed bound", "mean-field bound", "test NLL"), ("---", "---:", "---:", "---:", "---:"),
+        _augmented_bound, (_GAP + _FIXED,)),
+    "augmented_sweeps": StudyTable(
+        _NUMBERS_004, "augmented_gap", _GAP_RECORD, ("CAVI", "its bound (sweeps)"), ("---", "---"), _augmented_sweeps,
+        (_GAP + _FIXED,)),
+    "augmented_kernel_steps": StudyTable(
+        _NUMBERS_004, "augmented_kernel_steps", "lab/studies/records/augmented_kernel_steps.json",
+        ("data", "kernel steps", "NLL, ECE, accuracy", "NLL − `ls-cavi`", "ECE − `ls-cavi`", "ECE − robust-max",
+         "ECE − softmax", "accuracy − robust-max"), ("---",) * 8, _augmented_kernel_steps,
+        (_GAP + "kernel-steps runs/papers/004_augmented runs/papers/004_kernel_steps",)),
+    "augmented_finish": StudyTable(
+        _NUMBERS_004, "augmented_gap", _GAP_RECORD,
+        ("data", "fit", "NLL after the whole budget (s)", "to SVI's final NLL + 0.02 (NLL there)", "time ratio"),
+        ("---", "---", "---:", "---", "---:"), _augmented_finish, (_GAP + _FINISH,)),
+    "augmented_robustmax": StudyTable(
+        _NUMBERS_004, "augmented_gap", _GAP_RECORD,
+        ("data", "robust-max SVI: 300 epochs, final NLL", "SVI to its final + 0.02", "`cavi_exact`: whole budget, "
+         "final NLL", "`cavi_exact` to its final + 0.02", "to SVI's final + 0.02", "whole budgets, SVI / `cavi_exact`"),
+        ("---", "---", "---", "---", "---", "---", "---:"), _augmented_robustmax,
+        tuple(_GAP + c for c in _ROBUSTMAX)),
     "gpcsm_early": StudyTable(
         "papers/000_liu.md", "paper000_curves", "lab/studies/records/papers/paper000_curves.json",
         ("Adam steps", "mean test NLL: GPC-I, II, III, GPCsm", "GPCsm − GPC-I", "GPCsm − GPC-II", "GPCsm − GPC-III",

@@ -254,7 +254,9 @@ def render_pages(records: Path) -> dict[str, str]:
         if links:
             sections += [", ".join(links) + ".", ""]
         if names:
-            pages[page] = _numbers_page(paper, names, parts_of, records, not_comparable, budget)
+            # an explanation beside the records may hold study tables between their markers, filled here
+            pages[page] = paper_runs_tables.render_page(
+                page, _numbers_page(paper, names, parts_of, records, not_comparable, budget))
     lines = [_HEADER, RULE_IN_ONE, ""]
     tally = verdict_tally(every_claim)
     if tally:

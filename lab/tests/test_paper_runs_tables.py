@@ -170,3 +170,27 @@ def test_a_study_table_of_a_record_its_study_does_not_list_is_refused(monkeypatc
     with pytest.raises(ValueError, match=r"paper000_curves\.json is not a record of lab/studies/"
                                          r"paper000_delta\.yaml"):
         render_table("gpcsm_early")
+
+
+def test_a_changed_study_record_changes_paper_004s_numbers_page(tmp_path, monkeypatch):
+    """The explanation beside paper 004's record holds only markers; its tables come from the study's printed lines,
+    so a remade record remakes the page's numbers."""
+    import papers_page
+
+    for path in {path for table in TABLES.values() if table.page == "papers/004_numbers.md"
+                 for path in (table.declaration, table.record)}:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / path, tmp_path / path)
+    record = json.loads((tmp_path / "lab/studies/records/augmented_gap.json").read_text())
+    paired = record["commands"]["python lab/studies/bench_augmented_gap.py paired runs/papers/004_augmented"]
+    cavi = next(r for r in paired["printed"] if isinstance(r, dict) and r["method"] == "ls-cavi"
+                and r["data"] == "digits-n600" and "against" not in r)
+    before = render_table("augmented_methods")
+    assert f"{cavi['nll']:.3f} ± {cavi['nll_se']:.3f}, {cavi['ece']:.3f}" in before
+    cavi["nll"] = 9.876
+    (tmp_path / "lab/studies/records/augmented_gap.json").write_text(json.dumps(record))
+    monkeypatch.setattr(paper_runs_tables, "ROOT", tmp_path)
+    after = render_table("augmented_methods")
+    assert "9.876 ± " in after and after.replace("9.876", f"{0.835:.3f}") == before
+    page = papers_page.render_pages(papers_page.RECORDS / "papers")["papers/004_numbers.md"]
+    assert after in page and "<!-- end paper_runs table augmented_methods -->" in page

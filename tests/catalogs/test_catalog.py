@@ -109,7 +109,7 @@ def test_floor_handles_zero_curvature_significance(dr4):
 
 def test_crab_rows_follow_the_nan_policy(fgl):
     with pytest.warns(DroppedRowsWarning, match=r"4FGL J0534\.5\+2201i"):
-        ds = fgl.dataset(classes=["pwn"])
+        ds = fgl.dataset(classes=["pwn"], features="villacampa2021")  # the paper's rule: a missing error drops too
     assert "4FGL J0534.5+2201i" not in ds.ids and "4FGL J0534.5+2201s" in ds.ids
     # each warning names its set: the labelled sources a job trains and tests on, or the pool it classifies
     with pytest.warns(DroppedRowsWarning, match=r"1 source\(s\) of the pool \(pwn: the sources to classify\) have NaN"):
@@ -139,12 +139,12 @@ def test_nan_uncertainties_are_dropped_and_counted(fgl):
     expected_dropped = int(np.sum(unassociated & ~np.isfinite(unc)))
     assert expected_dropped > 0
     with pytest.warns(DroppedRowsWarning, match=f"{expected_dropped} source"):
-        pool = fgl.pool()
+        pool = fgl.pool(features="villacampa2021")  # the paper's own rule for a missing error
     assert len(pool) == unassociated.sum() - expected_dropped
     assert len(pool.meta["dropped"]) == expected_dropped
     assert not pool.is_labelled and np.all(np.isfinite(pool.X_var))
     with pytest.raises(ValueError, match="Unc_LP_beta"):
-        fgl.pool(nan_policy="raise")
+        fgl.pool(features="villacampa2021", nan_policy="raise")
 
 
 def test_missing_errors_repaired_are_counted_as_dropped_rows_are(dr4):
@@ -305,13 +305,32 @@ def test_a_feature_of_a_column_the_catalog_lacks_is_refused_naming_the_presets_a
         catalog.dataset(classes=["bll", "fsrq"], features=["log:Signif_Avgg"])
 
 
-def test_the_pool_says_which_sources_it_drops_for_a_missing_error_and_how_the_command_line_keeps_them(fgl):
+def test_the_paper_preset_says_which_sources_it_drops_for_a_missing_error_and_how_the_command_line_keeps_them(fgl):
     with pytest.warns(DroppedRowsWarning, match=r"^63 source\(s\).*\(63 of them only lack an error the catalog does "
                                                 r"not give: features='release', the command line's,") as caught:
-        default = fgl.pool()
+        paper = fgl.pool(features="villacampa2021")
     assert len([w for w in caught if issubclass(w.category, DroppedRowsWarning)]) == 1
+    assert len(paper.ids) == 1337 - 63
+
+
+def test_the_default_pool_is_the_command_lines(fgl):
+    from gpal.catalog_jobs.prediction import selection_pool
+    from gpal.catalog_jobs.selection import CatalogSelection
+
+    with pytest.warns(RepairedRowsWarning, match=r"^63 source\(s\) of the pool"):
+        default = fgl.pool()
     with pytest.warns(RepairedRowsWarning):
-        release = fgl.pool(features="release")
-    # the command line's pool: every unassociated source, the 63 kept with the population's error
-    assert len(release.ids) == fgl.class_counts()["unassociated"] == 1337
-    assert len(default.ids) == 1337 - 63 and set(default.ids) < set(release.ids)
+        command_line = selection_pool(fgl, ["unassociated"], CatalogSelection(catalog="4FGL").features_of(fgl))
+    # every unassociated source, as the command line selects them; the 63 whose beta is pegged (no Unc_LP_beta)
+    # carry the population's median beta error, not an exact value
+    assert list(default.ids) == list(command_line.ids) and len(default.ids) == fgl.class_counts()["unassociated"] == 1337
+    with pytest.warns(DroppedRowsWarning):
+        paper = fgl.pool(features="villacampa2021")
+    kept = ~np.isin(default.ids, paper.ids)
+    beta = [f.column for f in FEATURE_PRESETS["default"]].index("LP_beta")
+    assert kept.sum() == 63 and np.all(default.X_var[kept, beta] > 0)
+    np.testing.assert_array_equal(default.X[~kept], paper.X)
+    # the published selection has no source without an error: the paper's 454 are built as before
+    published = dict(classes=["bll", "fsrq", "psr"], min_significance=30)
+    np.testing.assert_array_equal(fgl.dataset(**published).X_var,
+                                  fgl.dataset(**published, features="villacampa2021").X_var)

@@ -11,7 +11,7 @@ import pytest
 from gpal import NoisyGPClassifier
 from gpal.catalog_jobs.settings import MAIN_JOB_ESTIMATOR
 from gpal.estimators.batched import fit_batched
-from gpal.estimators.fit_plan import BoundStop
+from gpal.estimators.fit_plan import TREND_EPOCHS, BoundStop
 
 SMALL = {"num_inducing": 5, "batch_size": 40, "n_samples": 16, "learning_rate": 0.05}
 
@@ -30,6 +30,61 @@ def test_the_rule_stops_after_patience_epochs_without_a_relative_gain():
     assert answers == [None, None, None, False] and stop.exhausted
     again = BoundStop(tol=0.01, patience=2)
     assert [again(e, v) for e, v in enumerate([100.0, 99.5, 90.0, 89.5, 80.0])] == [None, None, None, None, None]
+
+
+def test_with_a_window_the_rule_stops_after_patience_epochs_whose_trend_predicts_no_relative_gain():
+    stop = BoundStop(tol=0.01, patience=2, window=4)
+    # a fall of 2 an epoch predicts 8 over 4 epochs (over 1% of ~90); level from 80 on: the trend's prediction falls
+    # below 0.8 at the fourth level epoch's window and again at the fifth, which stops
+    losses = [100.0, 98.0, 96.0, 94.0, 92.0, 80.0, 80.0, 80.0, 80.0, 80.0, 80.0]
+    answers = [stop(epoch, loss) for epoch, loss in enumerate(losses)]
+    assert answers == [None] * 9 + [False, False] and stop.exhausted
+    assert stop.predicted_fall() == pytest.approx(0.0)
+    # the fall the trend predicts is the least-squares slope times the window, computed here by numpy
+    slope = np.polyfit(np.arange(4), [100.0, 98.0, 96.0, 94.0], 1)[0]
+    probe = BoundStop(tol=0.01, patience=2, window=4)
+    for e, v in enumerate([100.0, 98.0, 96.0, 94.0]):
+        probe(e, v)
+    assert probe.predicted_fall() == pytest.approx(-slope * 4)
+
+
+def _stop_epoch(stop, losses) -> int:
+    """The epoch count at which ``stop`` ends the training on ``losses`` (all of them if it never does)."""
+    answers = [stop(epoch, loss) for epoch, loss in enumerate(losses)]
+    return answers.index(False) + 1 if False in answers else len(losses)
+
+
+def test_a_noisy_bound_that_still_falls_keeps_the_training_going_and_a_level_one_stops_it():
+    # NIMGP's bound on the 5-feature task of benchmarks/heteroscedastic.py: about 14 600, falling 2.4 an epoch under
+    # epoch-to-epoch noise of sd 65; the best-epoch rule (no epoch below the best so far by tol, patience epochs in a
+    # row) stops within 20 epochs on a lucky low draw, the trend rule mostly runs on, and stops a level bound
+    trend, best, level = [], [], []
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        falling = 14600.0 - 2.4 * np.arange(300) + rng.normal(scale=65.0, size=300)
+        trend.append(_stop_epoch(BoundStop(tol=1e-3, patience=5, window=TREND_EPOCHS), falling))
+        lowest, waited = np.inf, 0
+        for epoch, loss in enumerate(falling):
+            lowest, waited = (loss, 0) if loss < lowest - 1e-3 * abs(loss) else (lowest, waited + 1)
+            if waited >= 5:
+                break
+        best.append(epoch + 1)
+        level.append(_stop_epoch(BoundStop(tol=1e-3, patience=5, window=TREND_EPOCHS),
+                                 14600.0 + rng.normal(scale=65.0, size=300)))
+    assert max(best) <= 20 and np.median(trend) == 300 and min(trend) > 2 * max(best)
+    assert max(level) <= 60
+
+
+def test_a_model_with_latent_inputs_stops_on_the_trend_and_an_exact_input_one_on_the_best_epoch(data):
+    from gpal.estimators.fit_plan import fit_data, plan_fit
+
+    X, y = data
+    V = np.full(X.shape, 0.05)
+    windows = {}
+    for name in ("latent", "none"):
+        est = NoisyGPClassifier(**SMALL, input_noise=name, random_state=0)
+        windows[name] = plan_fit(est, *fit_data(est, X, y, V if name == "latent" else None)).monitor.window
+    assert windows == {"latent": TREND_EPOCHS, "none": None}
 
 
 def test_a_user_callback_still_stops_the_training():

@@ -94,8 +94,10 @@ def test_a_step_that_changes_x_s_columns_and_not_x_var_s_is_refused_naming_the_f
     X, V, y = data
     est = _nimgp().set_fit_request(X_var=True)
     with pytest.raises(ValueError, match=r"X_var must have the shape of X \(90, 1\); got \(90, 2\); in a Pipeline.*"
-                                         r"stack_inputs, NoisyInputAdapter"):
+                                         r"changed X's columns .*stack_inputs, NoisyInputAdapter"):
         make_pipeline(FunctionTransformer(lambda A: A[:, :1]), est).fit(X, y, X_var=V)
+    with pytest.raises(ValueError, match=r"got \(85, 2\); in a Pipeline, a step before this estimator changed X's rows"):
+        _nimgp().fit(X, y, V[:85])  # what a step that drops rows hands on
 
 
 def test_the_noisy_scaler_maps_values_and_variances_together(data):
@@ -153,11 +155,11 @@ def test_standard_deviations_given_as_variances_are_named(data):
 def test_a_model_that_ignores_the_error_bars_says_so_and_how_to_use_them(data):
     X, V, y = data
     with pytest.warns(UserWarning, match="ignores input noise.*input_noise='latent', input_prior='population'"):
-        NoisyGPClassifier(**FAST).fit(X, y, V)
+        NoisyGPClassifier(**FAST, input_noise="none").fit(X, y, V)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        NoisyGPClassifier(**FAST).fit(X, y)  # nothing given, nothing said
-        NoisyGPClassifier(**FAST).fit(X, y, np.zeros_like(X))
+        NoisyGPClassifier(**FAST, input_noise="none").fit(X, y)  # nothing given, nothing said
+        NoisyGPClassifier(**FAST, input_noise="none").fit(X, y, np.zeros_like(X))
 
 
 def test_an_exact_input_dirichlet_gp_says_it_ignores_the_error_bars(data):
@@ -190,3 +192,24 @@ def test_a_weighted_scorer_asks_for_and_passes_the_sample_weight(data):
     # the binary Brier score reads the positive class' column, as scikit-learn's scorer does
     assert noisy_scorer("neg_brier_score")(est, X, y, X_var=V) == pytest.approx(
         -brier_score_loss(y, proba[:, 1], pos_label=est.classes_[1]), rel=1e-12)
+
+
+def test_prediction_warns_of_misused_error_bars_as_fit_does(data):
+    X, V, y = data
+    X, V = X / [1.0, 1e4], V / [1.0, 1e8]  # feature x1 in units where its spread is 0.005
+    est = NoisyGPClassifier(input_noise="first_order", **FAST).fit(X, y, V)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the variances themselves, zero ones (exact inputs) and one row: nothing said
+        est.predict_proba(X, V)
+        est.predict_proba(X, np.zeros_like(V))
+        est.predict_proba(X[:1], np.sqrt(V[:1]) * 1e3)
+    sd = np.c_[V[:, 0], np.sqrt(V[:, 1])]  # x1's error bars given as standard deviations
+    with pytest.warns(UserWarning, match="feature 'x1' exceeds 10 times that feature's own variance across the "
+                                         "sample.*standard deviations passed as variances") as record:
+        est.predict_proba(X, sd)
+    assert not any("'x0'" in str(w.message) for w in record)
+    assert record[0].filename == __file__  # said at the user's call
+    huge = V.copy()
+    huge[:3, 0] = 1e12
+    with pytest.warns(UserWarning, match=r"feature 'x0' holds 3 value\(s\) over 1e\+06 times"):
+        est.predict(X, huge)

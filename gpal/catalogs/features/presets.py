@@ -147,7 +147,11 @@ FEATURE_PRESETS: dict[str, tuple[Feature, ...]] = {
     "fermi_3fgl_lightcurve": _FERMI_3FGL + _light_curve(FGL3_COLUMNS),
     "fermi_3fgl_measurements": _FERMI_3FGL + _BAND_SPECTRUM_3FGL + _light_curve(FGL3_COLUMNS),
 }
-FEATURE_PRESETS["default"] = FEATURE_PRESETS["villacampa2021"]
+# The default is the paper's six read as the main job reads a missing error (`MISSING_ERRORS`), so that
+# ``catalog.pool()`` selects the sources ``gpal classify`` does (4FGL's pegged-beta sources have no Unc_LP_beta);
+# "villacampa2021" keeps the paper's own rule, which drops them (none of its 454 sources lacks one).
+FEATURE_PRESETS["default"] = tuple(replace(f, missing_error=MISSING_ERRORS) if f.error else f
+                                   for f in FEATURE_PRESETS["villacampa2021"])
 _SHIPPED_PRESETS = frozenset(FEATURE_PRESETS)
 
 

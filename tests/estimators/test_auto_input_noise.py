@@ -1,0 +1,87 @@
+"""``input_noise="auto"``, the default: the error bars used where X_var is given (NIMGP with the population prior),
+exact inputs where it is not, the choice kept as ``input_noise_`` / ``input_prior_`` through save, load and pickle."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+from gpal import NoisyGPClassifier
+from gpal.saved_models import CorruptModel
+
+SMALL = {"num_inducing": 5, "batch_size": 40, "n_samples": 16, "epochs": 4, "prior_components": 2, "random_state": 0}
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(80, 2))
+    V = rng.uniform(0.01, 0.2, size=X.shape)
+    return X, V, np.where(X[:, 0] + rng.normal(scale=0.3, size=80) > 0, "psr", "bll")
+
+
+def test_given_error_bars_the_default_fits_nimgp_with_the_population_prior(data):
+    X, V, y = data
+    auto = NoisyGPClassifier(**SMALL).fit(X, y, V)
+    assert (auto.input_noise_, auto.input_prior_) == ("latent", "population") and auto.needs_X_var
+    named = NoisyGPClassifier(**SMALL, input_noise="latent", input_prior="population").fit(X, y, V)
+    np.testing.assert_array_equal(auto.predict_proba(X, V), named.predict_proba(X, V))
+    with pytest.raises(ValueError, match="pass X_var"):
+        auto.predict_proba(X)  # a model that uses the error bars needs the test sources' own
+
+
+@pytest.mark.parametrize("given", ["none", "zeros"])
+def test_without_error_bars_the_default_fits_exact_inputs(given, data):
+    X, V, y = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # nothing is ignored: there are no error bars
+        auto = NoisyGPClassifier(**SMALL).fit(X, y, None if given == "none" else np.zeros_like(V))
+    assert auto.input_noise_ == "none" and not auto.needs_X_var
+    exact = NoisyGPClassifier(**SMALL, input_noise="none").fit(X, y)
+    np.testing.assert_array_equal(auto.predict_proba(X), exact.predict_proba(X))
+
+
+def test_a_named_input_noise_is_its_own_choice(data):
+    X, V, y = data
+    est = NoisyGPClassifier(**SMALL, input_noise="first_order").fit(X, y, V)
+    assert (est.input_noise_, est.input_prior_) == ("first_order", "broad")
+    with pytest.warns(UserWarning, match="ignores input noise.*as the default input_noise='auto' does"):
+        NoisyGPClassifier(**SMALL, input_noise="none").fit(X, y, V)
+
+
+def test_the_choice_survives_save_load_and_pickle(data, tmp_path):
+    X, V, y = data
+    est = NoisyGPClassifier(**SMALL).fit(X, y, V)
+    est.save(tmp_path / "m")
+    loaded = NoisyGPClassifier.load(tmp_path / "m")
+    again = pickle.loads(pickle.dumps(est))
+    for other in (loaded, again):
+        assert (other.input_noise, other.input_noise_, other.input_prior_) == ("auto", "latent", "population")
+        np.testing.assert_array_equal(other.predict_proba(X, V), est.predict_proba(X, V))
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    config["input_choice"]["input_noise"] = "amortized"
+    (tmp_path / "m" / "config.json").write_text(json.dumps(config))
+    with pytest.raises(CorruptModel, match="input_noise='auto' needs the fit's choice"):
+        NoisyGPClassifier.load(tmp_path / "m")
+
+
+def test_auto_with_learned_variances_is_refused_naming_the_fix():
+    with pytest.raises(ValueError, match="noise_variance='learned' ignores; name an input_noise of"):
+        NoisyGPClassifier(noise_variance="learned").validate_params()
+
+
+@pytest.mark.parametrize("settings, why", [
+    ({"prior_components": 9}, r"80 training rows are too few for the population prior's prior_components=9 "
+                              r"\(10 rows each\); with prior_components=8 or fewer it uses them"),
+    ({"likelihood": "logistic_softmax", "inference": "cavi"}, "inference='cavi' models exact inputs"),
+])
+def test_where_auto_cannot_use_the_error_bars_it_fits_exact_inputs_and_says_why(settings, why, data):
+    X, V, y = data
+    params = {**SMALL, **settings}  # 9 components need 90 rows; 80 are given
+    with pytest.warns(UserWarning, match="ignores input noise.*" + why):
+        est = NoisyGPClassifier(**params).fit(X, y, V)
+    assert est.input_noise_ == "none" and not est.needs_X_var
