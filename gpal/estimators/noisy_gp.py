@@ -150,9 +150,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     tol
         the training ends after ``n_iter_no_change`` epochs whose mean negative ELBO is not below the best so far by
         more than ``tol`` times its size; for a model with latent inputs (whose sampled inputs make the bound noisy),
-        after ``n_iter_no_change`` epochs in a row at which the trend of the bound over the last
-        ``gpal.estimators.fit_plan.TREND_EPOCHS`` epochs predicts a fall of no more than ``tol`` times its size over
-        as many epochs again (``converged_``); ``epochs`` being the most it runs; None: every epoch runs.
+        after ``n_iter_no_change`` epochs in a row at which the trend of the bound over the last 40 epochs predicts a
+        fall of no more than ``tol`` times its size over as many epochs again (``converged_``); ``epochs`` being the most it runs; None: every epoch runs.
     validation_interval
         epochs between two validation checks of early stopping.
     random_state

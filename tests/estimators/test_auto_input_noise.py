@@ -85,3 +85,12 @@ def test_where_auto_cannot_use_the_error_bars_it_fits_exact_inputs_and_says_why(
     with pytest.warns(UserWarning, match="ignores input noise.*" + why):
         est = NoisyGPClassifier(**params).fit(X, y, V)
     assert est.input_noise_ == "none" and not est.needs_X_var
+
+
+def test_the_tol_doc_states_the_trend_window_the_stop_reads():
+    """The CLI's help shows the docstring, which cannot name a module path: the window is written as a number there."""
+    from gpal.estimators.fit_plan import TREND_EPOCHS
+    from gpal.estimators.noisy_gp import NoisyGPClassifier
+    from gpal.estimators.settings import parameter_docs
+
+    assert f"over the last {TREND_EPOCHS} epochs" in " ".join(parameter_docs(NoisyGPClassifier)["tol"].split())
