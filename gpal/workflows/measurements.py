@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 from gpal.files import write_json_atomic
 from gpal.identity import source_commit
 
-__all__ = ["MEASUREMENTS_FILE", "Produced", "write_measurements"]
+__all__ = ["MEASUREMENTS_FILE", "Produced", "json_plain", "write_measurements"]
 
 #: The file `write_measurements` writes into a run's folder.
 MEASUREMENTS_FILE = "measurements.json"
@@ -42,14 +42,14 @@ def _command(config: Mapping[str, Any]) -> str:
     return shlex.join(words)
 
 
-def _plain(value: Any) -> Any:
+def json_plain(value: Any) -> Any:
     """JSON's form of a value: a NaN or infinity (a failed or unmeasured value) as null."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: json_plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [json_plain(v) for v in value]
     return value
 
 
@@ -70,7 +70,7 @@ def write_measurements(
             raise ValueError(f"measured {setting}/{method}/{metric}, which this workflow does not produce "
                              f"(settings {list(produced.settings)}, methods {list(produced.methods)}, "
                              f"metrics {list(produced.metrics)})")
-    result = _plain({
+    result = json_plain({
         "workflow": Path(str((config.get("invocation") or {}).get("source", "workflow"))).stem,
         "title": config.get("title"),
         "command": _command(config),

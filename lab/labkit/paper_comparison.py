@@ -52,7 +52,7 @@ import pandas as pd
 import yaml
 
 from gpal.files import atomic_output, write_json_atomic, write_text_atomic
-from gpal.workflows.measurements import MEASUREMENTS_FILE, Produced
+from gpal.workflows.measurements import MEASUREMENTS_FILE, Produced, json_plain
 from labkit.verdicts import judge_rows, orderings, pair_counts
 
 __all__ = [
@@ -416,7 +416,7 @@ def compare_run(run: Path, published_file: Path = PUBLISHED) -> dict[str, Any]:
     measured = {(v["setting"], v["method"], v["metric"]): v["values"] for v in run_record["values"]}
     rows = comparison_rows(reference, measured)
     spread, repeats = reference["source"]["spread"], reference["source"]["repeats"]
-    return _plain({
+    return json_plain({
         **{k: run_record[k] for k in ("workflow", "title", "command", "commit", "settings")},
         "source": reference["source"],
         "budget": {"run": dict(run_record["budget"]), "paper": reference["source"]["budget"]},
@@ -428,14 +428,6 @@ def compare_run(run: Path, published_file: Path = PUBLISHED) -> dict[str, Any]:
     })
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def write_comparison(out: Path, result: Mapping[str, Any]) -> Path:
