@@ -58,27 +58,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shared import keep_printed  # the script's folder, first on its path
-
-SPLITS = {"digits": (500, 1000), "vehicle": (500, 346), "satimage": (1000, 2000)}
-
-
-def split(name: str, seed: int = 0, n_train: int | None = None):
-    """The data set's stratified train/test split of ``SPLITS`` sizes (raw features; estimators standardise);
-    ``n_train`` rows for training instead, the test rows as many as before or as the set has left."""
-    from sklearn.model_selection import train_test_split
-
-    from gpal.data import load_dataset
-
-    ds = load_dataset(name)
-    n_train, n_test = SPLITS[name] if n_train is None else (n_train, min(SPLITS[name][1], ds.n_samples - n_train))
-    return train_test_split(ds.X, ds.y, train_size=n_train, test_size=n_test, stratify=ds.y, random_state=seed)
-
-
-def test_nll(proba: np.ndarray, y: np.ndarray, classes: np.ndarray) -> float:
-    idx = np.searchsorted(classes, y)
-    return float(-np.mean(np.log(np.clip(proba[np.arange(len(y)), idx], 1e-300, None))))
-
+from shared import SPLITS, keep_printed, split, test_nll  # the script's folder, first on its path
 
 class PerClassQ:
     """Whitened q(v_c) per class at fixed per-class kernels and inducing inputs, held as (eta1, P)."""

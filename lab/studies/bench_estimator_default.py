@@ -109,14 +109,11 @@ def summarize(checks: list[str], seeds: list[int], units: Path) -> None:
 
 def synthetic(what: str, seeds: list[int]) -> None:
     """The task of benchmarks/heteroscedastic.py, one JSON line a seed (and for ``error_bars`` the paired summary)."""
-    import sys
-
     from scipy import stats
 
-    from shared import BENCHMARKS
+    from shared import benchmark_script
 
-    sys.path.insert(0, str(BENCHMARKS))
-    import heteroscedastic
+    heteroscedastic = benchmark_script("heteroscedastic")
 
     rows = []
     for seed in seeds:

@@ -58,7 +58,7 @@ from typing import Any
 import numpy as np
 
 from gpal.files import write_json_atomic
-from shared import ROOT, code_commit, make_problem, paired_t
+from shared import ROOT, authors_code, code_commit, make_problem, paired_t
 
 GPLIB_COMMIT = "37560b2"
 GPLIB_FETCH = ("git clone https://github.com/izmailovpavel/gplib lab/authors/gplib && "
@@ -79,7 +79,7 @@ def load_gplib(folder: Path) -> Any | None:
     for top, names in (("climin", ("climin", "climin.util")), ("cvxopt", ("cvxopt",))):
         if importlib.util.find_spec(top) is None:  # imported at the top of modules the vi methods never call
             sys.modules.update({name: _unavailable(name) for name in names})
-    sys.path.insert(0, str(folder))
+    authors_code(folder)
     import gplib.utility
     from gplib.covfun import SE
     from gplib.gpc.gpc_sparse import GPCSparse

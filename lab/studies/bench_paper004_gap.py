@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_augmented_gap import split, test_nll  # the script's folder, first on its path
+from shared import split, test_nll  # the script's folder, first on its path
 from shared import keep_printed
 
 M = 50

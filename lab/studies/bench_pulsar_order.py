@@ -22,27 +22,21 @@ among its candidates, and among the probability order's first as many rows.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from gpal.catalog_jobs.candidates import ORDER_BANDS, list_order, ranked
-from gpal.catalog_jobs.layout import REPORT_FILE, candidate_file, list_path, located
+from gpal.catalog_jobs.layout import candidate_file, list_path, located
 from gpal.evaluation.intervals import binomial_interval
 
-from shared import code_commit  # the script's folder, first on its path; puts the pages' record format on the path
+from shared import (EARLIER, LATER, TOP, code_commit, hits, later_classes,  # the script's folder, first on
+                    pulsar_list, run)  # its path; puts the pages' record format on the path
 
-#: The releases whose pulsar lists are scored, oldest first, and every release that scores them.
-EARLIER = ("3FGL", "4FGL", "4FGL-DR2", "4FGL-DR4")
-LATER = ("4FGL", "4FGL-DR2", "4FGL-DR4", "FL16Y")
 #: The later releases the rule is chosen on: every pair ending before FL16Y.
 CHOOSE_ON = ("4FGL", "4FGL-DR2", "4FGL-DR4")
-#: The ranks at which a list is read.
-TOP = (25, 50, 100)
 #: Rule name -> (``--order``, width of its bands of p_pulsar).  Band 1: one band, the probability not read.
 RULES = {
     "probability": ("probability", None),
@@ -51,50 +45,8 @@ RULES = {
 }
 #: Paired bootstrap resamples of each list's rows (the difference of the chosen rule and the probability order).
 N_BOOT = 2000
-PULSARS = ("psr", "msp")
 #: The blazar lists read by both orders (their later members: the same class in the later release).
 BLAZAR_LISTS = ("bll", "fsrq")
-
-
-def run(runs: Path, release: str) -> Path:
-    """The finished ``gpal classify`` folder of one release (run here when missing)."""
-    out = runs / release
-    if not (out / REPORT_FILE).is_file():
-        print(f"running gpal classify on {release} -> {out}", file=sys.stderr, flush=True)
-        subprocess.run([sys.executable, "-m", "gpal.cli", "classify", "--catalog", release, "--out", str(out),
-                        "--no-progress", "--quiet"], check=True, stdout=subprocess.DEVNULL)
-    return out
-
-
-def pulsar_list(folder: Path) -> pd.DataFrame:
-    """The run's pulsar list, without its rank."""
-    rows = pd.read_csv(located(folder, list_path(candidate_file("pulsar"))), keep_default_na=False)
-    return rows.drop(columns="rank")
-
-
-def later_classes(runs: Path, earlier: str, later: str) -> pd.Series:
-    """The later release's CLASS1 code of each earlier source ('' where none or unlinked), by earlier name (kept in
-    ``RUNS/later_<earlier>_<later>.csv``)."""
-    cache = runs / f"later_{earlier}_{later}.csv"
-    if not cache.is_file():
-        from gpal.catalogs import load_catalog
-        from gpal.catalogs.links import link_later
-        from gpal.catalogs.releases import RELEASES, link_path
-
-        first, last = load_catalog(earlier), load_catalog(later)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # an ambiguous link is left out: no later class, as the checks read it
-            index = link_later(first, last, [load_catalog(r.name) for r in link_path(RELEASES[earlier], RELEASES[later])])
-        codes = np.where(index >= 0, last.class_codes[np.maximum(index, 0)], "")
-        pd.DataFrame({"Source_Name": [str(n).strip() for n in first.names],
-                      "later_class": [str(c).strip().lower() for c in codes]}).to_csv(cache, index=False)
-    table = pd.read_csv(cache, keep_default_na=False)
-    return table.set_index("Source_Name")["later_class"]
-
-
-def hits(names: pd.Series, later: pd.Series) -> np.ndarray:
-    """Which of ``names`` the later release calls a pulsar."""
-    return later.reindex(names.astype(str).str.strip()).fillna("").isin(PULSARS).to_numpy()
 
 
 def counted(found: np.ndarray, k: int) -> tuple[int, int]:
@@ -259,7 +211,6 @@ def tables(frame: pd.DataFrame, runs: Path, n_boot: int = N_BOOT) -> list[dict]:
         print(f"note: the rule chosen here ({rule}) is not the pulsar list's default order of this gpal "
               f"({list_order('pulsar')}, band {ORDER_BANDS.get(list_order('pulsar'))})", file=sys.stderr)
     pairs = frame.drop_duplicates(["earlier", "later"])[["earlier", "later", "list", "later_pulsars"]]
-    shown = ("probability", rule) if rule != "probability" else ("probability",)
     rows = []
     for p in pairs.itertuples(index=False):
         for name in RULES:

@@ -37,15 +37,14 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-import bench_pulsar_order as order_study  # the script's folder, first on its path
 from gpal.catalog_jobs.candidates import ranked
 from gpal.evaluation.metrics import roc_auc
-from shared import code_commit
+from shared import EARLIER, LATER, TOP, code_commit, hits, later_classes, pulsar_list, run
 
 #: The lists a model learns from, and the release whose pulsars it learns (the newest before FL16Y).
 TRAIN = ("3FGL", "4FGL", "4FGL-DR2")
 LEARNED_FROM = "4FGL-DR4"
-TOP = order_study.TOP
+TOP = TOP
 N_BOOT = 2000
 
 
@@ -99,15 +98,15 @@ class Lists:
     """Each release's pulsar list, and per pair which of its rows the later release calls a pulsar."""
 
     def __init__(self, runs: Path):
-        self.rows = {e: order_study.pulsar_list(order_study.run(runs, e)) for e in order_study.EARLIER}
+        self.rows = {e: pulsar_list(run(runs, e)) for e in EARLIER}
         self.found: dict[tuple[str, str], np.ndarray] = {}
         self.sky = {e: SkyCoord(rows["RA"].to_numpy(np.float64) * u.deg, rows["DEC"].to_numpy(np.float64) * u.deg)
                     for e, rows in self.rows.items()}
-        for e in order_study.EARLIER:
-            laters = order_study.LATER[order_study.LATER.index(e) + 1:] if e in order_study.LATER else order_study.LATER
+        for e in EARLIER:
+            laters = LATER[LATER.index(e) + 1:] if e in LATER else LATER
             for later in laters:
-                self.found[e, later] = order_study.hits(self.rows[e]["Source_Name"],
-                                                        order_study.later_classes(runs, e, later))
+                self.found[e, later] = hits(self.rows[e]["Source_Name"],
+                                                        later_classes(runs, e, later))
 
     def apart(self, release: str, other: str | None) -> np.ndarray:
         """Which rows of ``release``'s list are no source of ``other``'s (none nearer than `SAME_SOURCE`)."""
@@ -177,8 +176,8 @@ def study(runs: Path, n_boot: int) -> tuple[list[dict], str, bool]:
 
     lists = Lists(runs)
     older, newer = lists.pairs(False), lists.pairs(True)
-    significance = {e: lists.significance(e) for e in order_study.EARLIER}
-    probability = {e: lists.rows[e]["p_pulsar"].to_numpy(np.float64) for e in order_study.EARLIER}
+    significance = {e: lists.significance(e) for e in EARLIER}
+    probability = {e: lists.rows[e]["p_pulsar"].to_numpy(np.float64) for e in EARLIER}
     base = top_counts(lists, significance, older)
     grid_rows = [[BASELINE, "–", *map(str, base.values())],
                  ["probability order", "–", *map(str, top_counts(lists, probability, older).values())]]
@@ -203,7 +202,7 @@ def study(runs: Path, n_boot: int) -> tuple[list[dict], str, bool]:
     adopted = gain[50][1] > 0
     model = fitted(lists, GRID[name], logistic(c), TRAIN)
     frozen = {e: model.predict_proba(features(lists.rows[e], GRID[name]))[:, 1]
-              for e in order_study.EARLIER}
+              for e in EARLIER}
     scaler, weights = model.named_steps["standardscaler"], model.named_steps["logisticregression"]
     tables.append(make_table(
         ["feature", "coefficient per standard deviation", "mean", "standard deviation"],
@@ -232,7 +231,7 @@ def separation(lists: Lists) -> dict:
     from result_records import make_table
 
     rows = []
-    for e in order_study.EARLIER:
+    for e in EARLIER:
         later = LEARNED_FROM if e in TRAIN else "FL16Y"
         found = lists.found[e, later].astype(int)
         values = features(lists.rows[e])

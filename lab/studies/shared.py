@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.util
 import io
 import json
 import os
@@ -25,6 +26,7 @@ from types import ModuleType
 from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
+import pandas as pd
 
 #: gpal's methods of the noisy-input paper, by the ``input_noise`` each is.
 METHODS = {"MGP": "none", "NIMGP": "latent", "NIMGP-NN": "amortized", "NIMGP-FO": "first_order"}
@@ -625,3 +627,100 @@ def build(catalog, features, **selection):
         if "classes" in selection:
             return catalog.dataset(**selection, features=features)
         return catalog.pool(**selection, features=features)
+
+
+#: The augmented-model studies' data sets: training and test rows of each stratified split.
+SPLITS = {"digits": (500, 1000), "vehicle": (500, 346), "satimage": (1000, 2000)}
+
+
+def split(name: str, seed: int = 0, n_train: int | None = None):
+    """The data set's stratified train/test split of ``SPLITS`` sizes (raw features; estimators standardise);
+    ``n_train`` rows for training instead, the test rows as many as before or as the set has left."""
+    from sklearn.model_selection import train_test_split
+
+    from gpal.data import load_dataset
+
+    ds = load_dataset(name)
+    n_train, n_test = SPLITS[name] if n_train is None else (n_train, min(SPLITS[name][1], ds.n_samples - n_train))
+    return train_test_split(ds.X, ds.y, train_size=n_train, test_size=n_test, stratify=ds.y, random_state=seed)
+
+
+def test_nll(proba: np.ndarray, y: np.ndarray, classes: np.ndarray) -> float:
+    """Mean negative log probability of the true classes (``classes`` sorted, as a fitted estimator's)."""
+    idx = np.searchsorted(classes, y)
+    return float(-np.mean(np.log(np.clip(proba[np.arange(len(y)), idx], 1e-300, None))))
+
+
+def benchmark_script(name: str) -> ModuleType:
+    """A script of ``benchmarks/`` (e.g. ``heteroscedastic``) as a module, loaded from its file: a study reuses the
+    task it defines rather than restating it."""
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look the module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def authors_code(folder: Path) -> None:
+    """Put an author's checkout (git-ignored under ``lab/authors/``) first on the import path, so that its package
+    imports itself as its authors run it."""
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+
+
+# The pulsar lists of the release pairs (the pulsar order and pulsar rank studies).
+
+#: The releases whose pulsar lists are scored, oldest first, and every release that scores them.
+EARLIER = ("3FGL", "4FGL", "4FGL-DR2", "4FGL-DR4")
+LATER = ("4FGL", "4FGL-DR2", "4FGL-DR4", "FL16Y")
+#: The ranks at which a list is read.
+TOP = (25, 50, 100)
+#: The later classes that count as a pulsar found.
+PULSARS = ("psr", "msp")
+
+
+def run(runs: Path, release: str) -> Path:
+    """The finished ``gpal classify`` folder of one release (run here when missing)."""
+    import subprocess
+
+    from gpal.catalog_jobs.layout import REPORT_FILE
+
+    out = runs / release
+    if not (out / REPORT_FILE).is_file():
+        print(f"running gpal classify on {release} -> {out}", file=sys.stderr, flush=True)
+        subprocess.run([sys.executable, "-m", "gpal.cli", "classify", "--catalog", release, "--out", str(out),
+                        "--no-progress", "--quiet"], check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+def pulsar_list(folder: Path) -> pd.DataFrame:
+    """The run's pulsar list, without its rank."""
+    from gpal.catalog_jobs.layout import candidate_file, list_path, located
+
+    rows = pd.read_csv(located(folder, list_path(candidate_file("pulsar"))), keep_default_na=False)
+    return rows.drop(columns="rank")
+
+
+def later_classes(runs: Path, earlier: str, later: str) -> pd.Series:
+    """The later release's CLASS1 code of each earlier source ('' where none or unlinked), by earlier name (kept in
+    ``RUNS/later_<earlier>_<later>.csv``)."""
+    cache = runs / f"later_{earlier}_{later}.csv"
+    if not cache.is_file():
+        from gpal.catalogs import load_catalog
+        from gpal.catalogs.links import link_later
+        from gpal.catalogs.releases import RELEASES, link_path
+
+        first, last = load_catalog(earlier), load_catalog(later)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # an ambiguous link is left out: no later class, as the checks read it
+            index = link_later(first, last, [load_catalog(r.name) for r in link_path(RELEASES[earlier], RELEASES[later])])
+        codes = np.where(index >= 0, last.class_codes[np.maximum(index, 0)], "")
+        pd.DataFrame({"Source_Name": [str(n).strip() for n in first.names],
+                      "later_class": [str(c).strip().lower() for c in codes]}).to_csv(cache, index=False)
+    table = pd.read_csv(cache, keep_default_na=False)
+    return table.set_index("Source_Name")["later_class"]
+
+
+def hits(names: pd.Series, later: pd.Series) -> np.ndarray:
+    """Which of ``names`` the later release calls a pulsar."""
+    return later.reindex(names.astype(str).str.strip()).fillna("").isin(PULSARS).to_numpy()
