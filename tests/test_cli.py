@@ -82,16 +82,20 @@ def test_help_explains_every_verb(capsys, verb, options):
         assert option in text, option
 
 
+def _in_a_fresh_process(argv, heavy):
+    """``gpal argv`` run in a new interpreter; its last two lines: the exit code, then which of ``heavy`` it imported."""
+    probe = ("import sys; from gpal.cli import main\n"
+             f"try: main({argv!r})\n"
+             "except SystemExit as e: print('exit', e.code)\n"
+             f"print([m for m in {tuple(heavy)!r} if m in sys.modules])")
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+
+
 @pytest.mark.parametrize("argv, code, says", [(["--help"], 0, "check-later"), (["--version"], 0, "gpal 0."),
                                               (["clasify"], 2, "invalid choice: 'clasify'"), ([], 2, "VERB")])
 def test_help_version_and_a_mistyped_verb_import_nothing_heavy(argv, code, says):
     # a fresh process: what this one imported for the other tests is not what the command needs
-    probe = ("import sys; from gpal.cli import main\n"
-             f"try: main({argv!r})\n"
-             "except SystemExit as e: print('exit', e.code)\n"
-             "print([m for m in ('tensorflow', 'pandas', 'scipy', 'astropy', 'gpal.catalogs', 'gpal.plugins') "
-             "if m in sys.modules])")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    done = _in_a_fresh_process(argv, ('tensorflow', 'pandas', 'scipy', 'astropy', 'gpal.catalogs', 'gpal.plugins'))
     assert done.stdout.splitlines()[-2:] == [f"exit {code}", "[]"], done.stdout + done.stderr
     assert says in done.stdout + done.stderr
 
@@ -109,12 +113,8 @@ def test_help_version_and_a_mistyped_verb_import_nothing_heavy(argv, code, says)
 ])
 def test_an_argument_error_is_answered_before_the_work_is_imported(argv, says):
     # a fresh process: the parser alone answers, from the light declarations of the jobs' settings
-    probe = ("import sys; from gpal.cli import main\n"
-             f"try: main({argv!r})\n"
-             "except SystemExit as e: print('exit', e.code)\n"
-             "print([m for m in ('tensorflow', 'pandas', 'sklearn', 'scipy.stats', 'astropy', 'gpal.catalogs.catalog', "
-             "'gpal.catalog_jobs.candidates') if m in sys.modules])")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    done = _in_a_fresh_process(argv, ('tensorflow', 'pandas', 'sklearn', 'scipy.stats', 'astropy',
+                                      'gpal.catalogs.catalog', 'gpal.catalog_jobs.candidates'))
     assert done.stdout.splitlines()[-2:] == ["exit 2", "[]"], done.stdout + done.stderr
     assert says in done.stderr
     if "NOWHERE" in argv:
