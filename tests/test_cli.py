@@ -110,6 +110,7 @@ def test_help_version_and_a_mistyped_verb_import_nothing_heavy(argv, code, says)
     (["classify", "--candidate-visible-from", "NOWHERE"], "known: FAST, GBT, Parkes, MeerKAT"),
     (["classify", "--epochs", "many"], "epochs must be an integer"),
     (["train", "--classes", "bll,fsrq"], "required: --out"),
+    (["active", "--out", "run", "--acquisition", "nosuch"], "invalid choice: 'nosuch'"),
 ])
 def test_an_argument_error_is_answered_before_the_work_is_imported(argv, says):
     # a fresh process: the parser alone answers, from the light declarations of the jobs' settings

@@ -2,43 +2,36 @@
 
 The modAL adapter lives in `gpal.active.modal` and is imported only on request
 (importing it makes modAL's ``ActiveLearner.teach`` work on scikit-learn >= 1.8).
+
+Each name is imported from its module when first used: ``gpal active``'s parser reads the acquisitions' options
+(`acquisition_settings`) without the loop's and the oracles' pandas and scikit-learn, so that a mistyped option is
+answered at once.
 """
 
-from gpal.active import acquisition
-from gpal.active.acquisition import (
-    ACQUISITIONS,
-    BALD,
-    EPIG,
-    Acquisition,
-    Discovery,
-    LeastConfidence,
-    Margin,
-    PredictiveEntropy,
-    RandomSampling,
-    epig_scores,
-    expected_yield,
-    greedy_diverse,
-    acquisition_settings,
-    make_acquisition,
-    power_sample,
-    register_acquisition,
-    top_k,
-    unregister_acquisition,
-)
-from gpal.active.checkpoint import read_state
-from gpal.active.loop import ActiveLearningLoop, ConfigMismatch, LoopResult, initial_pool_test_split, run_together
-from gpal.active.oracles import FileOracle, LabelsPending, OracleError, SimulatedOracle
+from importlib import import_module
+from typing import Any
 
-__all__ = [
-    *acquisition.__all__,
-    "ActiveLearningLoop",
-    "ConfigMismatch",
-    "LoopResult",
-    "initial_pool_test_split",
-    "read_state",
-    "run_together",
-    "FileOracle",
-    "LabelsPending",
-    "OracleError",
-    "SimulatedOracle",
-]
+from gpal.active import acquisition
+
+#: The module of each name that is not an acquisition's.
+_MODULE_OF = {
+    "ActiveLearningLoop": "loop", "ConfigMismatch": "loop", "LoopResult": "loop", "initial_pool_test_split": "loop",
+    "read_state": "checkpoint", "run_together": "loop",
+    "FileOracle": "oracles", "LabelsPending": "oracles", "OracleError": "oracles", "SimulatedOracle": "oracles",
+}
+
+__all__ = [*acquisition.__all__, *_MODULE_OF]
+
+
+def __getattr__(name: str) -> Any:
+    if name in acquisition.__all__:
+        return getattr(acquisition, name)
+    if name in _MODULE_OF:
+        value = getattr(import_module(f"gpal.active.{_MODULE_OF[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'gpal.active' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -29,7 +29,7 @@ from gpal.active.batches import greedy_diverse, power_sample, top_k
 from gpal.active.pool_access import estimator_of, pool_proba, pool_size, sample_pool_proba
 from gpal.constraints import Integer, Optional, Real, Text
 from gpal.data.dataset import NoisyDataset
-from gpal.estimators.base import entropy
+from gpal.evaluation.metrics import entropy
 from gpal.identity import digest
 from gpal.registry import ACQUISITIONS
 

@@ -38,11 +38,12 @@ from gpal.active import (
 )
 from gpal.active.oracles import NOTHING_FOUND
 from gpal.active.report import CHECKPOINT_DIR, write_active_report
-from gpal.catalog_jobs.candidates import CANDIDATE_SETTINGS, caveats, known, visible
-from gpal.catalog_jobs.follow_up import DEFAULT_EXCLUDED_FLAGS, FOLLOW_UP_SETTINGS, bright_point_sources
-from gpal.catalog_jobs.job_settings import NEVER, JobSetting, check_settings, recorded_settings
+from gpal.catalog_jobs.campaign_settings import (CAMPAIGN_OWNED, ORACLES, QUERIES_DIR, SKY_CUTS, acquisition_options,
+                                                 acquisition_takers, campaign_settings)
+from gpal.catalog_jobs.candidates import caveats, known, visible
+from gpal.catalog_jobs.follow_up import DEFAULT_EXCLUDED_FLAGS, bright_point_sources
+from gpal.catalog_jobs.job_settings import check_settings, recorded_settings
 from gpal.catalog_jobs.model_folders import job_estimator
-from gpal.catalog_jobs.prediction import DEFAULT_SELECT
 from gpal.catalog_jobs.selection import CatalogSelection
 from gpal.catalog_jobs.settings import prior_for_rows
 from gpal.catalog_jobs.tables import write_ecsv_twin
@@ -50,97 +51,14 @@ from gpal.catalogs.known_classes import outside_group
 from gpal.catalogs.releases import LAT_CLASS_CODES
 from gpal.catalogs.targets import target_columns
 from gpal.data.dataset import NoisyDataset
-from gpal.estimators.noisy_gp import NoisyGPClassifier
-from gpal.estimators.settings import Setting
 from gpal.identity import jsonable
-from gpal.constraints import Integer, OneOf, Optional, Real, Text
-from gpal.registry import ACQUISITIONS, FOLLOW_UP_ACQUISITION
 from gpal.runs.output_dir import claim_output_dir, recorded_identity
 
 __all__ = ["ORACLES", "OTHER", "QUERIES_DIR", "acquisition_config", "acquisition_options", "campaign_settings",
            "follow_up_outcomes", "run_active", "vetted", "write_campaign_report"]
 
-#: Who labels: the catalog's own labels, hidden until asked for, or the observers, in query files.
-ORACLES = ("simulated", "file")
 #: The label of the catch-all class of a scheme (``with_other``), which outcomes beyond the classes are trained as.
 OTHER = "other"
-#: The file oracle's query files, inside the run folder.
-QUERIES_DIR = "queries"
-#: The target-list cuts a file-oracle campaign's pool takes as the main job's lists do: the sky its telescope sees.
-_SKY_CUTS = ("candidate_declination", "candidate_visible_from")
-#: The acquisitions' options a campaign sets itself: the seed is the campaign's ``seed``.
-_CAMPAIGN_OWNED = ("seed",)
-
-
-def acquisition_options() -> dict[str, str]:
-    """The acquisitions' options a campaign offers (campaign setting -> option), read from the registered
-    acquisitions when asked, so that one registered later is offered too: every option an acquisition declares
-    but `_CAMPAIGN_OWNED`, under its own name, or ``acquisition_<option>`` where the estimator has a parameter of
-    that name (``n_samples``)."""
-    estimator_params = set(NoisyGPClassifier._parameters)
-    options = dict.fromkeys(option for name in ACQUISITIONS.names() for option in acquisition_settings(name))
-    return {(f"acquisition_{option}" if option in estimator_params else option): option for option in options
-            if option not in _CAMPAIGN_OWNED}
-
-
-def _takers(option: str) -> dict[str, Setting]:
-    """Acquisition name -> its declaration of ``option``, for every acquisition that takes it."""
-    return {name: acquisition_settings(name)[option] for name in ACQUISITIONS.names()
-            if option in acquisition_settings(name)}
-
-
-def _acquisition_option(option: str) -> JobSetting:
-    """``option`` as one campaign setting: the constraint and default its acquisitions share, and each one's meaning
-    after its name.  Where they differ (or one has no default) the setting may be None, each acquisition's own
-    default, and the acquisition checks the value against its own declaration when it is made."""
-    takers = _takers(option)
-    inner = {name: s.constraint.inner if isinstance(s.constraint, Optional) else s.constraint
-             for name, s in takers.items()}
-    defaults = {s.default for s in takers.values()}
-    agreed = len({(type(c), c.expected) for c in inner.values()}) == 1 and len(defaults) == 1
-    default = defaults.pop() if agreed and inspect.Parameter.empty not in defaults else None
-    constraint = next(iter(inner.values()))
-    return JobSetting(Optional(constraint) if default is None else constraint, default,
-                      "; ".join(f"{name}: {s.doc}" for name, s in takers.items()), record=NEVER)
-
-
-def campaign_settings() -> dict[str, JobSetting]:
-    """A campaign's own settings, beside the selection and the estimator: what ``gpal active`` offers.
-
-    Built when asked from the registered acquisitions (their names and declared options), so that an acquisition
-    registered from a user's own code is a choice of ``--acquisition`` and its options are settings.
-
-    Returns
-    -------
-    dict
-        Setting name -> `JobSetting`, in the order the command line lists them.
-    """
-    return {
-        # the acquisition and its options are recorded in the acquisition's config
-        "acquisition": JobSetting(OneOf(ACQUISITIONS), FOLLOW_UP_ACQUISITION,
-                                  f"how the next sources are chosen ({FOLLOW_UP_ACQUISITION}: the winner of the "
-                                  "simulated DR4 campaign; discovery: the most probable sources of target, for a "
-                                  "targeted search)", record=NEVER),
-        **{setting: _acquisition_option(option) for setting, option in acquisition_options().items()},
-        "oracle": JobSetting(OneOf(ORACLES), "simulated",
-                             f"who labels: simulated (catalog labels) or file (you, in DIR/{QUERIES_DIR}/*.csv)"),
-        "batch_size": JobSetting(Integer(1), 1, "sources labelled per query"),
-        # raised to continue a run: the same run
-        "queries": JobSetting(Integer(0), 10, "number of queries in all (raise it to continue a run)", record=NEVER),
-        "retrain_epochs": JobSetting(Integer(0), 50, "epochs of each warm-started retraining"),
-        "initial": JobSetting(Integer(1), 100, "simulated: initially labelled sources (the main job's population prior "
-                              "needs 10 per component, 80 in all; with fewer it has fewer components, below 10 the broad "
-                              "prior)"),
-        "pool": JobSetting(Optional(Integer(1)), None, "simulated: pool size (none: all the rest)"),
-        "test": JobSetting(Integer(1), 500, "simulated: test sources"),
-        "test_size": JobSetting(Real(0, 1, low_open=True, high_open=True, meaning="a fraction"), 0.2,
-                                "file oracle: share of the labelled sources kept for testing"),
-        "select": JobSetting(Text(), ",".join(DEFAULT_SELECT), "file oracle: the pool, 'unassociated', 'bcu' or CLASS1 "
-                             "codes, comma-separated (the default: the sources gpal classify classifies)"),
-        **FOLLOW_UP_SETTINGS,
-        # the sky a campaign's observers can reach, as the main job's target lists take it
-        **{name: CANDIDATE_SETTINGS[name] for name in _SKY_CUTS},
-    }
 
 
 #: The estimator parameters ``run.json`` records beside the loop's checkpoint (which holds every estimator
@@ -160,11 +78,11 @@ def acquisition_config(name: str, classes: Sequence[str], *, seed: int = 0, **op
     given = {offered[setting]: value for setting, value in options.items() if value != settings[setting].default}
     for option in given:
         if option not in declared:
-            raise ValueError(f"{flag[option]} applies to --acquisition {' or '.join(_takers(option))}, not {name!r}")
+            raise ValueError(f"{flag[option]} applies to --acquisition {' or '.join(acquisition_takers(option))}, not {name!r}")
     for option, setting in declared.items():
-        if setting.default is inspect.Parameter.empty and given.get(option) is None and option not in _CAMPAIGN_OWNED:
+        if setting.default is inspect.Parameter.empty and given.get(option) is None and option not in CAMPAIGN_OWNED:
             raise ValueError(f"--acquisition {name} needs {flag[option]} ({setting.doc})")
-    config = {"name": name, **{option: seed for option in _CAMPAIGN_OWNED if option in declared}, **given}
+    config = {"name": name, **{option: seed for option in CAMPAIGN_OWNED if option in declared}, **given}
     make_acquisition(config).bind_classes(classes)
     return config
 
@@ -293,7 +211,7 @@ def vetted(catalog: Any, targets: pd.DataFrame, class1: Sequence[str],
     for name in context.columns:
         targets[name] = context[name].to_numpy()
     targets["caveats"] = caveats(targets)
-    keep = ~known(targets) & visible(targets, {name: cuts[name] for name in _SKY_CUTS})
+    keep = ~known(targets) & visible(targets, {name: cuts[name] for name in SKY_CUTS})
     if target is not None:
         classes, merge = groups
         keep &= ~outside_group(np.asarray(class1, dtype=str), classes, merge)[:, list(classes).index(target)]

@@ -37,7 +37,7 @@ from gpal.catalog_jobs.main_job_settings import APPLIED_BY_DEFAULT
 from gpal.catalog_jobs.proba_columns import proba_columns
 from gpal.catalog_jobs.tables import EXTENDED, ClassifiedSources
 from gpal.catalogs.classes import UNASSOCIATED, merge_for, source_groups
-from gpal.estimators.base import entropy
+from gpal.evaluation.metrics import entropy
 from gpal.evaluation.prior_shift import estimate_target_prior
 
 __all__ = ["APPLIED_BY_DEFAULT", "ESTIMATED_CODES", "MOVED_GROUPS", "PoolPrior", "adjust_table", "adjust_to_pool",

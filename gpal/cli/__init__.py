@@ -3,7 +3,7 @@
 `gpal.cli.parser` lists the verbs and their options, `gpal.cli.verbs` holds what each verb does and
 `gpal.cli.process` runs one command.  The options of a job's settings are generated (`gpal.cli.options`) from what
 the library declares: an estimator's parameters (`gpal.estimators.settings.estimator_settings`) and a job's own
-settings (``SETTINGS`` of `gpal.catalog_jobs.classify`, `campaign_settings()` of `gpal.catalog_jobs.active`), with
+settings (``SETTINGS`` of `gpal.catalog_jobs.classify`, `campaign_settings()` of `gpal.catalog_jobs.campaign_settings`), with
 choices from the registries, the value's form from the constraints and defaults from the
 library (which checks the values); so a setting added there is an option here without an edit.
 

@@ -223,7 +223,7 @@ def _check_later(later: argparse.ArgumentParser, described: bool) -> None:
 
 
 def _active(active: argparse.ArgumentParser, described: bool) -> None:
-    from gpal.catalog_jobs.active import campaign_settings
+    from gpal.catalog_jobs.campaign_settings import campaign_settings
     from gpal.catalog_jobs.main_job_settings import DEFAULT_FEATURES
     from gpal.catalogs.schemes import DEFAULT_SCHEME
 

@@ -26,6 +26,7 @@ from sklearn.utils.validation import _check_feature_names, check_array, column_o
 from gpal.constraints import Constraint, check_params
 from gpal.data.dataset import NoisyDataset
 from gpal.data.standardizer import Standardizer
+from gpal.evaluation.metrics import entropy
 from gpal.identity import jsonable
 from gpal.saved_models import (check_array_checksums, classes_from_json, classes_to_json, corrupt_field,
                                 load_model_dir, save_model_dir)
@@ -262,14 +263,6 @@ def fit_seed(random_state: Any) -> int:
     if isinstance(random_state, (numbers.Integral, np.integer)) and not isinstance(random_state, bool):
         return int(random_state)
     return int(check_random_state(random_state).randint(2**32 - 1, dtype=np.int64))
-
-
-def entropy(proba: np.ndarray) -> np.ndarray:
-    """Shannon entropy (nats) of each row of class probabilities; 0 log 0 = 0."""
-    p = np.asarray(proba, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(p > 0, p * np.log(p), 0.0)
-    return -terms.sum(axis=-1)
 
 
 def expected_failed_checks(estimator: Any) -> dict[str, str]:

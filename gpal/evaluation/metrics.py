@@ -22,6 +22,7 @@ __all__ = [
     "negative_log_likelihood",
     "error_rate",
     "confusion_matrix",
+    "entropy",
     "mean_se",
     "format_mean_se",
     "proba_by_class",
@@ -171,3 +172,11 @@ def format_mean_se(mean: float, se: float, digits: int = 3) -> str:
     """'0.377 ± 0.019' (SE shown as 'n/a' when undefined)."""
     se_text = "n/a" if not np.isfinite(se) else f"{se:.{digits}f}"
     return f"{mean:.{digits}f} ± {se_text}"
+
+
+def entropy(proba: np.ndarray) -> np.ndarray:
+    """Shannon entropy (nats) of each row of class probabilities; 0 log 0 = 0."""
+    p = np.asarray(proba, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, p * np.log(p), 0.0)
+    return -terms.sum(axis=-1)
