@@ -89,6 +89,8 @@ N_BOOT = 2000
 #: The detectabilities whose AUC inside each list the study also gives (beside p_pulsar, Signif_Avg, |b| and the
 #: releases unassociated).
 SEPARATED = ("Energy_Flux100", "Flux1000", "Signif_Curvature")
+#: |b| (deg) below which a source counts as near the plane in `latitudes`.
+NEAR_PLANE = 5.0
 #: The blazar lists read by both orders (their later members: the same class in the later release).
 BLAZAR_LISTS = ("bll", "fsrq")
 
@@ -235,6 +237,21 @@ def separation(runs: Path) -> list[list[str]]:
     return out
 
 
+def latitudes(runs: Path, names: tuple[str, ...]) -> list[list[str]]:
+    """Why a flux ranks later pulsars worse than the significance: where on the sky each of the ``names`` rules puts
+    a list's first 50 (per earlier release whose list is longer than 50): their median |b| and the share within
+    `NEAR_PLANE` degrees of the plane, where the diffuse background is bright and a flux buys less significance."""
+    out = []
+    for earlier in EARLIER:
+        rows = pulsar_rows(runs, earlier)
+        if len(rows) <= 50:
+            continue
+        for name in names:
+            top = RULES[name].rank(rows).head(50)["GLAT"].abs()
+            out.append([earlier, name, f"{top.median():.1f}", f"{(top < NEAR_PLANE).mean():.2f}"])
+    return out
+
+
 def by_history(runs: Path) -> list[list[str]]:
     """Per pair whose earlier release has a history: the later pulsars among the list's rows by how many releases
     each had waited unassociated."""
@@ -327,6 +344,11 @@ def tables(frame: pd.DataFrame, runs: Path, n_boot: int = N_BOOT) -> list[dict]:
                            "AUC unassociated_releases", *(f"AUC {c}" for c in SEPARATED)], separation(runs),
                           "lr" + "r" * (4 + len(SEPARATED)),
                           "What tells a list's later pulsars from its other rows: the AUC inside each pulsar list"))
+    out.append(make_table(["list", "order", "median |b| of the first 50 (deg)", f"share with |b| < {NEAR_PLANE:g} deg"],
+                          latitudes(runs, tuple(dict.fromkeys(("probability", default, rule, "energy flux",
+                                                                   "flux above 1 GeV", "curvature significance")))),
+                          "llrr", "Where each order puts a list's first 50 on the sky: a flux order fills them "
+                          "from the Galactic plane"))
     out.append(make_table(["pair", "releases unassociated: later pulsars / rows = share [95%]"], by_history(runs), "ll",
                           "Why new-first does not help: the later pulsars of each list by how long its rows had "
                           "waited unassociated (1: new to the release; Jeffreys intervals)"))
