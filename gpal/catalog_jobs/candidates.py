@@ -41,11 +41,12 @@ from gpal.catalog_jobs.job_settings import (
 )
 from gpal.catalog_jobs.visibility import declination_range
 from gpal.catalog_jobs.list_settings import (  # declared where the command line reads them without pandas
-    BY_CLASS, CANDIDATE_SETTINGS, CUTS, FLAG_NUMBERS, ORDER_BANDS, ORDER_RULE, ORDER_SETTING, ORDERS, RANK_DIGITS, Cut,
+    BY_CLASS, CANDIDATE_SETTINGS, CUTS, FLAG_NUMBERS, ORDER_BANDS, ORDER_CUTS, ORDER_RULE, ORDER_SETTING, ORDERS,
+    RANK_DIGITS, Cut,
 )
 
 __all__ = ["BLAZAR_SECTIONS", "BY_CLASS", "CANDIDATE_SETTINGS", "CLASS_ORDERS", "CUTS", "Cut", "DEFAULT_ORDER",
-           "DOUBTFUL_FLAGS", "FLAG_NUMBERS", "LATER_YIELD_RATIOS", "NO_COUNTERPART", "ORDERS", "ORDER_BANDS", "ORDER_RULE",
+           "DOUBTFUL_FLAGS", "FLAG_NUMBERS", "LATER_YIELD_RATIOS", "NO_COUNTERPART", "ORDERS", "ORDER_BANDS", "ORDER_CUTS", "ORDER_RULE",
            "ORDER_SETTING", "RANK_DIGITS", "TRUSTED_YIELD", "UNKNOWN_NATURE", "candidate_lists", "caveats", "check_cuts",
            "clean", "cuts_from_meta", "cuts_identity", "cuts_meta", "cuts_text", "expected_members", "flag_mask",
            "followable", "kept_declinations", "known", "known_sources", "later_yield_words", "list_order", "numbered",
@@ -312,13 +313,15 @@ def orders_words(classes: Sequence[str], order: str = BY_CLASS) -> str:
                      f"{'s' if len(named) > 1 else ''} by {name}: {order_rule(name)}" for name, named in rules.items())
 
 
-def ranked(rows: pd.DataFrame, cls: str, order: str = DEFAULT_ORDER, band: float | None = None) -> pd.DataFrame:
+def ranked(rows: pd.DataFrame, cls: str, order: str = DEFAULT_ORDER, band: float | None = None,
+           cut: float | None = None) -> pd.DataFrame:
     """``rows`` in the rule of ``order`` (`ORDERS`; a ``section`` column first, where the rows have one), `numbered`.
 
     ``significance`` and ``new_first`` rank inside bands of ``p_<class>`` of width ``band`` (default
     `ORDER_BANDS`'; 1 is in the top band): ``significance`` by ``Signif_Avg``, ``new_first`` by
     ``unassociated_releases`` (fewest first; a table without the column has no search history: the probability
-    order), each then as ``probability``.
+    order), each then as ``probability``.  ``probable_by_significance`` puts the rows with ``p_<class>`` at least
+    ``cut`` (default `ORDER_CUTS`') first, then the others, each part as ``significance``.
     """
     order_rule(order)  # an unknown order is refused, naming the orders
     p = rows[proba_column(cls)].to_numpy(np.float64)
@@ -329,13 +332,17 @@ def ranked(rows: pd.DataFrame, cls: str, order: str = DEFAULT_ORDER, band: float
                         "s": np.nan_to_num(rows["Signif_Avg"].to_numpy(np.float64), nan=-np.inf),
                         "e": np.nan_to_num(rows["Conf_95_SemiMajor"].to_numpy(np.float64), nan=np.inf)},
                        index=rows.index)
-    if order != "probability":
+    if order == "probable_by_significance":
+        floor = ORDER_CUTS[order] if cut is None else cut
+        key["band"] = (np.nan_to_num(p, nan=0.0) >= floor).astype(np.float64)
+    elif order != "probability":
         width = ORDER_BANDS[order] if band is None else band
         top = np.ceil(1 / width - 1e-9) - 1  # the band 1 falls in: the highest that starts below it
         key["band"] = np.minimum(np.floor(np.nan_to_num(p, nan=0.0) / width + 1e-9), top)
     if order == "new_first" and "unassociated_releases" in rows:
         key["waited"] = pd.to_numeric(rows["unassociated_releases"], errors="coerce").fillna(0).to_numpy()
-    columns = ["section", "band", "waited", *(("s", "p") if order == "significance" else ("p", "s")), "e"]
+    by_significance = order in ("significance", "probable_by_significance")
+    columns = ["section", "band", "waited", *(("s", "p") if by_significance else ("p", "s")), "e"]
     at = key.sort_values(columns, ascending=[True, False, True, False, False, True], kind="stable").index
     return numbered(rows.loc[at])
 

@@ -19,7 +19,7 @@ from gpal.constraints import Integer, ListOf, OneOf, Optional, Real
 
 __all__ = ["BY_CLASS", "CANDIDATE_SETTINGS", "CUTS", "Cut", "DEFAULT_EXCLUDED_FLAGS", "DEFAULT_MIN_SIGNIFICANCE",
            "EXTRA_FORMATS", "FLAG_NUMBERS", "FOLLOW_UP_SETTINGS", "FORMAT_SETTINGS", "LIST_SETTINGS", "ORDERS",
-           "ORDER_BANDS", "ORDER_RULE", "ORDER_SETTING", "RANK_DIGITS"]
+           "ORDER_BANDS", "ORDER_CUTS", "ORDER_RULE", "ORDER_SETTING", "RANK_DIGITS"]
 
 #: A flag number: the LAT catalogs document flags 1 to 14; a Flags column holds at most 32 bits.
 FLAG_NUMBERS = Integer(1, 32)
@@ -32,12 +32,17 @@ ORDER_RULE = (f"p_<class> rounded to {RANK_DIGITS} decimals, highest first; ties
 #: The width of the probability bands each order ranks inside (1: one band, the probability not read): chosen on the
 #: pulsar lists of the release pairs ending before FL16Y, the top 50 summed; docs/results.md shows the measurement.
 ORDER_BANDS: Mapping[str, float] = types.MappingProxyType({"significance": 1.0, "new_first": 0.05})
+#: The p_<class> a source needs to be in the first part of an order that cuts the list in two: chosen on the pulsar
+#: lists of the release pairs ending before FL16Y, as `ORDER_BANDS`.
+ORDER_CUTS: Mapping[str, float] = types.MappingProxyType({"probable_by_significance": 0.7})
 #: The orders a target list can be ranked in (``--order``): name -> the rule in the header's words.
 #: ``significance``: a pulsar search finds the bright first (pulsations need photons), and on later labels the
 #: most significant of a pulsar list were found more often than the most probable.  ``new_first``: a committee funds
 #: a search where earlier searches have not already failed, so among sources of about the same probability the one
 #: that has waited fewer releases unassociated (``unassociated_releases``) comes first; on later labels that found
 #: no more pulsars (the long-unassociated are the brighter, found more often, not less).
+#: ``probable_by_significance``: a committee that funds the likely pulsars first, the brightest of them first; on
+#: later labels it found about as many as ``significance`` (within the resampling noise).
 ORDERS: Mapping[str, str] = types.MappingProxyType({
     "probability": ORDER_RULE,
     "significance": ("Signif_Avg, highest first; ties by p_<class> rounded to "
@@ -47,6 +52,10 @@ ORDERS: Mapping[str, str] = types.MappingProxyType({
                   "fewest releases unassociated first (unassociated_releases: 1 new to this release), then as the "
                   f"probability order: p_<class> rounded to {RANK_DIGITS} decimals, Signif_Avg, Conf_95_SemiMajor; a "
                   "blazar list ranks the section 'counterpart' before 'unassociated'"),
+    "probable_by_significance": (f"the sources with p_<class> at least {ORDER_CUTS['probable_by_significance']:g} "
+                                 "first, then the others; each part by Signif_Avg, highest first, then as the "
+                                 "significance order; a blazar list ranks the section 'counterpart' before "
+                                 "'unassociated'"),
 })
 #: The ``--order`` that ranks each class's list in its own order (`CLASS_ORDERS`): the default.
 BY_CLASS = "by_class"
@@ -113,9 +122,10 @@ CUTS: Mapping[str, Cut] = {
 ORDER_SETTING = JobSetting(
     OneOf((BY_CLASS, *ORDERS)), BY_CLASS,
     "how every target list is ranked: 'probability' (p_<class>, then Signif_Avg), 'significance' (Signif_Avg, then "
-    f"p_<class>) or 'new_first' (within bands of {ORDER_BANDS['new_first']:g} in p_<class>, the sources fewest "
-    "releases unassociated first); by_class: the pulsar list by significance and the others by probability, as "
-    "later releases favoured", record=WHEN_CHANGED, keyword="LISTORD")
+    f"p_<class>), 'new_first' (within bands of {ORDER_BANDS['new_first']:g} in p_<class>, the sources fewest "
+    "releases unassociated first) or 'probable_by_significance' (p_<class> at least "
+    f"{ORDER_CUTS['probable_by_significance']:g} first, each part by Signif_Avg); by_class: the pulsar list by "
+    "significance and the others by probability, as later releases favoured", record=WHEN_CHANGED, keyword="LISTORD")
 #: The lists' settings: the cuts and the order (`gpal.catalog_jobs.classify.SETTINGS` holds them).
 CANDIDATE_SETTINGS = {**{name: cut.setting for name, cut in CUTS.items()}, "order": ORDER_SETTING}
 

@@ -65,7 +65,7 @@ KEYWORDS = {
     "MINSIG": "Signif_Avg below which no follow-up list holds a source",
     "XFLAGS": "catalog Flags (numbers) that leave a source out of the follow-up lists",
     **{cut.keyword: cut.comment for cut in CUTS.values()},
-    "LISTORD": "how the target lists are ranked: probability, or new_first (the newest unassociated first in a band)",
+    "LISTORD": "how the target lists are ranked (--order; ORDER states the rule)",
     "LIST": "which source list this is",
     "EXPECTED": "expected number of class members in this list (sum of its probabilities)",
     "EXPLOW": "lower end of the 95% interval of the number of class members",

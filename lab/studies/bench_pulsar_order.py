@@ -3,13 +3,16 @@
 For each shipped release older than FL16Y, ``gpal classify`` (the defaults) runs into ``RUNS/<release>`` (a finished
 folder is reused: the study resumes where it stopped).  Its pulsar list (``lists/candidates_pulsar.csv``: which rows
 the list holds does not depend on the order) is ranked again by each rule of `RULES`
-(`gpal.catalog_jobs.candidates.ranked`), and scored by every newer shipped release: the ten release pairs.  A row
+(`gpal.catalog_jobs.candidates.ranked`), or by a score tried here only (a column the list carries, or the catalog's
+``Energy_Flux100``, or ``p_pulsar`` times one: a search's expected yield), and scored by every newer shipped
+release: the ten release pairs.  A row
 is a *later pulsar* when the newer release, through its ``ASSOC_FGL`` links (`gpal.catalogs.links.link_later`),
 calls it psr or msp; the links of a pair are kept in ``RUNS/later_<earlier>_<later>.csv``.
 
 Per pair, rule and k in `TOP`: the later pulsars among the list's first k rows, with the 95% Jeffreys binomial
 interval of that count (k trials; `gpal.evaluation.intervals.binomial_interval`); a list shorter than k is counted
-whole.  The rule is chosen on the pairs that end before FL16Y (`CHOOSE_ON`) and confirmed on those ending in FL16Y.
+whole.  The rule is chosen on the pairs that end before FL16Y (`CHOOSE_ON`) and confirmed on those ending in FL16Y;
+its gain over the probability order and over the pulsar list's default order has a paired bootstrap interval.
 
 Beside them, where a published classifier's candidates name the earlier release's sources (`PEERS`: the 4FGL-DR2
 neural networks of Finke et al. 2021, shipped as ``catalogs/published_pulsar_candidates.csv``): the later pulsars
@@ -22,13 +25,15 @@ among its candidates, and among the probability order's first as many rows.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from gpal.catalog_jobs.candidates import ORDER_BANDS, list_order, ranked
+from gpal.catalog_jobs.candidates import ORDER_BANDS, ORDER_CUTS, list_order, ranked, ranked_by
 from gpal.catalog_jobs.layout import candidate_file, list_path, located
 from gpal.evaluation.intervals import binomial_interval
 
@@ -37,16 +42,82 @@ from shared import (EARLIER, LATER, TOP, code_commit, hits, later_classes,  # th
 
 #: The later releases the rule is chosen on: every pair ending before FL16Y.
 CHOOSE_ON = ("4FGL", "4FGL-DR2", "4FGL-DR4")
-#: Rule name -> (``--order``, width of its bands of p_pulsar).  Band 1: one band, the probability not read.
+
+
+class Rule(NamedTuple):
+    """An order of the list: an ``--order`` with its band width or cut (`gpal.catalog_jobs.candidates.ranked`), or
+    (``order`` '') a score tried here only: the product of the ``score`` columns, largest first, ties and missing
+    values as the probability order (a missing value last)."""
+
+    order: str = ""
+    band: float | None = None
+    cut: float | None = None
+    score: tuple[str, ...] = ()
+
+    def rank(self, rows: pd.DataFrame) -> pd.DataFrame:
+        if self.order:
+            return ranked(rows, "pulsar", self.order, self.band, self.cut)
+        first = ranked(rows, "pulsar").drop(columns="rank")
+        values = np.prod([pd.to_numeric(first[c], errors="coerce").to_numpy(np.float64) for c in self.score], axis=0)
+        return ranked_by(first.assign(_score=values), "_score").drop(columns="_score")
+
+    def words(self) -> str:
+        if not self.order:
+            return "score " + " x ".join(self.score)
+        return self.order + (f", bands of {self.band:g}" if self.band is not None else "") + (
+            f", cut at {self.cut:g}" if self.cut is not None else "")
+
+
+#: Rule name -> its `Rule`.  Band 1: one band, the probability not read.  The cut rules are a list cut by
+#: probability then ordered by significance; the scores: a detectability alone (the energy flux, the photon flux
+#: above 1 GeV, the curvature significance), or ``p_pulsar`` times one, the expected yield of a search.
 RULES = {
-    "probability": ("probability", None),
-    **{f"significance, bands of {band:g}": ("significance", band) for band in (0.1, 0.2, 0.3, 0.5, 1.0)},
-    **{f"new first, bands of {band:g}": ("new_first", band) for band in (0.05, 0.1, 0.2, 0.3, 0.5, 1.0)},
+    "probability": Rule("probability"),
+    **{f"significance, bands of {band:g}": Rule("significance", band) for band in (0.1, 0.2, 0.3, 0.5, 1.0)},
+    **{f"new first, bands of {band:g}": Rule("new_first", band) for band in (0.05, 0.1, 0.2, 0.3, 0.5, 1.0)},
+    **{f"p_pulsar at least {cut:g} first, by significance": Rule("probable_by_significance", cut=cut)
+       for cut in (0.5, 0.6, 0.7, 0.8, 0.9)},
+    **{name: Rule(score=score) for name, score in (
+        ("energy flux", ("Energy_Flux100",)), ("flux above 1 GeV", ("Flux1000",)),
+        ("curvature significance", ("Signif_Curvature",)), ("p_pulsar x significance", ("p_pulsar", "Signif_Avg")),
+        ("p_pulsar x significance squared (TS)", ("p_pulsar", "Signif_Avg", "Signif_Avg")),
+        ("p_pulsar x energy flux", ("p_pulsar", "Energy_Flux100")), ("p_pulsar x flux above 1 GeV", ("p_pulsar", "Flux1000")),
+        ("p_pulsar x curvature significance", ("p_pulsar", "Signif_Curvature")))},
 }
 #: Paired bootstrap resamples of each list's rows (the difference of the chosen rule and the probability order).
 N_BOOT = 2000
+#: The detectabilities whose AUC inside each list the study also gives (beside p_pulsar, Signif_Avg, |b| and the
+#: releases unassociated).
+SEPARATED = ("Energy_Flux100", "Flux1000", "Signif_Curvature")
+#: |b| (deg) below which a source counts as near the plane in `latitudes`.
+NEAR_PLANE = 5.0
 #: The blazar lists read by both orders (their later members: the same class in the later release).
 BLAZAR_LISTS = ("bll", "fsrq")
+
+
+@functools.cache
+def energy_fluxes(release: str) -> pd.Series:
+    """The release's ``Energy_Flux100`` (erg cm-2 s-1, 100 MeV-100 GeV) by source name: a detectability the lists do
+    not carry."""
+    from gpal.catalogs import load_catalog
+
+    table = load_catalog(release).table
+    return pd.Series(np.asarray(table["Energy_Flux100"], np.float64),
+                     index=[str(name).strip() for name in table["Source_Name"]])
+
+
+def pulsar_rows(runs: Path, release: str) -> pd.DataFrame:
+    """The release's pulsar list (`shared.pulsar_list`) with its catalog's ``Energy_Flux100``."""
+    rows = pulsar_list(run(runs, release))
+    return rows.assign(Energy_Flux100=energy_fluxes(release).reindex(rows["Source_Name"].astype(str).str.strip())
+                       .to_numpy())
+
+
+def default_rule() -> str:
+    """The name in `RULES` of the pulsar list's default order of this gpal."""
+    order = list_order("pulsar")
+    want = Rule(order, ORDER_BANDS.get(order), ORDER_CUTS.get(order))
+    return next(name for name, rule in RULES.items() if rule == want)
 
 
 def counted(found: np.ndarray, k: int) -> tuple[int, int]:
@@ -67,11 +138,11 @@ def measure(runs: Path) -> pd.DataFrame:
     """One row per pair, rule and k: later pulsars found, rows counted."""
     out = []
     for earlier in EARLIER:
-        rows = pulsar_list(run(runs, earlier))
+        rows = pulsar_rows(runs, earlier)
         for later in LATER[LATER.index(earlier) + 1:] if earlier in LATER else LATER:
             classes = later_classes(runs, earlier, later)
-            for rule, (order, band) in RULES.items():
-                found = hits(ranked(rows, "pulsar", order, band)["Source_Name"], classes)
+            for rule, how in RULES.items():
+                found = hits(how.rank(rows)["Source_Name"], classes)
                 for k in TOP:
                     n_found, n = counted(found, k)
                     out.append({"earlier": earlier, "later": later, "rule": rule, "k": k, "found": n_found, "n": n,
@@ -94,28 +165,31 @@ def chosen(frame: pd.DataFrame) -> str:
     return str(best.index[0])
 
 
-def paired_differences(runs: Path, rule: str, n_boot: int = N_BOOT, seed: int = 0) -> dict[tuple[str, int], tuple[int, float, float]]:
-    """Per set of pairs (those ending before FL16Y, those ending in it) and k: the later pulsars among ``rule``'s
-    first k minus the probability order's, summed over the pairs, and its 95% paired bootstrap interval (each list's
-    rows resampled, the same draw ranked by both orders)."""
+def paired_differences(runs: Path, rule: str, against: tuple[str, ...], n_boot: int = N_BOOT,
+                       seed: int = 0) -> dict[tuple[str, int, str], tuple[int, float, float]]:
+    """Per set of pairs (those ending before FL16Y, those ending in it), k and rule of ``against``: the later pulsars
+    among ``rule``'s first k minus that rule's, summed over the pairs, and its 95% paired bootstrap interval (each
+    list's rows resampled, the same draw ranked by every rule)."""
     rng = np.random.default_rng(seed)
-    order, band = RULES[rule]
     sets = {"ending before FL16Y": CHOOSE_ON, "ending in FL16Y": ("FL16Y",)}
     lists = []
     for earlier in EARLIER:
-        rows = pulsar_list(run(runs, earlier))
+        rows = pulsar_rows(runs, earlier)
         laters = [later for later in (LATER[LATER.index(earlier) + 1:] if earlier in LATER else LATER)]
         lists.append(rows.assign(**{f"_hit_{later}": hits(rows["Source_Name"], later_classes(runs, earlier, later))
                                     for later in laters}))
 
-    def diffs(drawn: list[pd.DataFrame]) -> dict[tuple[str, int], int]:
-        out = {(name, k): 0 for name in sets for k in TOP}
+    def diffs(drawn: list[pd.DataFrame]) -> dict[tuple[str, int, str], int]:
+        out = {(name, k, other): 0 for name in sets for k in TOP for other in against}
         for rows in drawn:
-            mine, theirs = ranked(rows, "pulsar", order, band), ranked(rows, "pulsar")
-            for column in (c for c in rows.columns if c.startswith("_hit_")):
-                name = next(n for n, laters in sets.items() if column[5:] in laters)
-                for k in TOP:
-                    out[name, k] += int(mine[column].to_numpy()[:k].sum()) - int(theirs[column].to_numpy()[:k].sum())
+            mine = RULES[rule].rank(rows)
+            for other in against:
+                theirs = RULES[other].rank(rows)
+                for column in (c for c in rows.columns if c.startswith("_hit_")):
+                    name = next(n for n, laters in sets.items() if column[5:] in laters)
+                    for k in TOP:
+                        out[name, k, other] += (int(mine[column].to_numpy()[:k].sum())
+                                                - int(theirs[column].to_numpy()[:k].sum()))
         return out
 
     draws = [diffs([r.iloc[rng.integers(0, len(r), len(r))].reset_index(drop=True) for r in lists])
@@ -152,13 +226,29 @@ def separation(runs: Path) -> list[list[str]]:
 
     out = []
     for earlier in EARLIER:
-        rows = pulsar_list(run(runs, earlier))
+        rows = pulsar_rows(runs, earlier)
         scores = {"p_pulsar": rows["p_pulsar"], "Signif_Avg": rows["Signif_Avg"], "|b|": rows["GLAT"].abs(),
-                  "unassociated_releases": pd.to_numeric(rows["unassociated_releases"], errors="coerce").fillna(0)}
+                  "unassociated_releases": pd.to_numeric(rows["unassociated_releases"], errors="coerce").fillna(0),
+                  **{c: pd.to_numeric(rows[c], errors="coerce") for c in SEPARATED}}
         for later in (LATER[LATER.index(earlier) + 1:] if earlier in LATER else LATER):
             found = hits(rows["Source_Name"], later_classes(runs, earlier, later)).astype(int)
             out.append([f"{earlier} -> {later}", str(int(found.sum())),
                         *(f"{roc_auc(found, v.to_numpy(np.float64)):.2f}" for v in scores.values())])
+    return out
+
+
+def latitudes(runs: Path, names: tuple[str, ...]) -> list[list[str]]:
+    """Why a flux ranks later pulsars worse than the significance: where on the sky each of the ``names`` rules puts
+    a list's first 50 (per earlier release whose list is longer than 50): their median |b| and the share within
+    `NEAR_PLANE` degrees of the plane, where the diffuse background is bright and a flux buys less significance."""
+    out = []
+    for earlier in EARLIER:
+        rows = pulsar_rows(runs, earlier)
+        if len(rows) <= 50:
+            continue
+        for name in names:
+            top = RULES[name].rank(rows).head(50)["GLAT"].abs()
+            out.append([earlier, name, f"{top.median():.1f}", f"{(top < NEAR_PLANE).mean():.2f}"])
     return out
 
 
@@ -206,36 +296,40 @@ def peers(runs: Path) -> list[list[str]]:
 def tables(frame: pd.DataFrame, runs: Path, n_boot: int = N_BOOT) -> list[dict]:
     from result_records import make_table
 
-    rule = chosen(frame)
-    if RULES[rule] != (list_order("pulsar"), ORDER_BANDS.get(list_order("pulsar"))):
-        print(f"note: the rule chosen here ({rule}) is not the pulsar list's default order of this gpal "
-              f"({list_order('pulsar')}, band {ORDER_BANDS.get(list_order('pulsar'))})", file=sys.stderr)
+    rule, default = chosen(frame), default_rule()
+    if rule != default:
+        print(f"note: the rule chosen here ({rule}) is not the pulsar list's default order of this gpal ({default})",
+              file=sys.stderr)
     pairs = frame.drop_duplicates(["earlier", "later"])[["earlier", "later", "list", "later_pulsars"]]
     rows = []
     for p in pairs.itertuples(index=False):
-        for name in RULES:
+        for name in (name for name, how in RULES.items() if how.order):
             part = frame[(frame["earlier"] == p.earlier) & (frame["later"] == p.later) & (frame["rule"] == name)]
             rows.append([f"{p.earlier} -> {p.later}", name, f"{p.list} ({p.later_pulsars})",
                          *(cell(int(r.found), int(r.n)) for r in part.itertuples(index=False))])
     per_pair = make_table(["pair", "order", "list (later pulsars in it)", *(f"top {k}" for k in TOP)], rows, "lllrrr",
-                          "Later pulsars among each order's first 25, 50 and 100 rows of the pulsar list, per release "
-                          "pair (95% Jeffreys binomial interval of the count)")
+                          "Later pulsars among the first 25, 50 and 100 rows of the pulsar list in each order "
+                          "`--order` offers, per release pair (95% Jeffreys binomial interval of the count)")
     sums = []
     for label, laters in (("pairs ending before FL16Y (chosen on)", CHOOSE_ON), ("pairs ending in FL16Y (confirmed on)",
                                                                                   ("FL16Y",))):
         part = summed(frame, laters)
         for name in RULES:
             r = part[part["rule"] == name]
-            sums.append([label, name + (" (chosen)" if name == rule else ""),
+            sums.append([label, name + (" (chosen)" if name == rule else "") + (" (default)" if name == default else ""),
                          *(cell(int(x.found), int(x.n)) for x in r.itertuples(index=False))])
     summary = make_table(["pairs", "order", *(f"top {k}" for k in TOP)], sums, "llrrr",
                          "Summed over the pairs (95% Jeffreys binomial interval of the summed count); the order is "
                          "chosen by the top 50 on the pairs ending before FL16Y")
-    paired = [[name, str(k), "%+d [%+.0f, %+.0f]" % value]
-              for (name, k), value in paired_differences(runs, rule, n_boot).items()]
-    difference = make_table(["pairs", "top k", f"{rule} minus probability"], paired, "lrr",
-                            f"The chosen order's gain, summed over the pairs: 95% paired bootstrap interval ({n_boot} "
-                            "resamples of each list's rows, each ranked by both orders)")
+    against = tuple(dict.fromkeys(name for name in ("probability", default) if name != rule))
+    gains = paired_differences(runs, rule, against, n_boot)
+    paired = [[name, str(k), *("%+d [%+.0f, %+.0f]" % gains[name, k, other] for other in against)]
+              for name in ("ending before FL16Y", "ending in FL16Y") for k in TOP]
+    difference = make_table(["pairs", "top k", *(f"{rule} minus {other}" for other in against)], paired,
+                            "lr" + "r" * len(against),
+                            f"The chosen order's gain over the probability order and the default, summed over the "
+                            f"pairs: 95% paired bootstrap interval ({n_boot} resamples of each list's rows, each ranked "
+                            "by every order)")
     out = [summary, difference, per_pair]
     peer_rows = peers(runs)
     if peer_rows:
@@ -247,8 +341,14 @@ def tables(frame: pd.DataFrame, runs: Path, n_boot: int = N_BOOT) -> list[dict]:
                           "llrrr", "Why the blazar lists keep the probability order: their later members (the same "
                           "class in the later release) among the first rows by each order, summed over the pairs"))
     out.append(make_table(["pair", "later pulsars", "AUC p_pulsar", "AUC Signif_Avg", "AUC |b|",
-                           "AUC unassociated_releases"], separation(runs), "lrrrrr",
+                           "AUC unassociated_releases", *(f"AUC {c}" for c in SEPARATED)], separation(runs),
+                          "lr" + "r" * (4 + len(SEPARATED)),
                           "What tells a list's later pulsars from its other rows: the AUC inside each pulsar list"))
+    out.append(make_table(["list", "order", "median |b| of the first 50 (deg)", f"share with |b| < {NEAR_PLANE:g} deg"],
+                          latitudes(runs, tuple(dict.fromkeys(("probability", default, rule, "energy flux",
+                                                                   "flux above 1 GeV", "curvature significance")))),
+                          "llrr", "Where each order puts a list's first 50 on the sky: a flux order fills them "
+                          "from the Galactic plane"))
     out.append(make_table(["pair", "releases unassociated: later pulsars / rows = share [95%]"], by_history(runs), "ll",
                           "Why new-first does not help: the later pulsars of each list by how long its rows had "
                           "waited unassociated (1: new to the release; Jeffreys intervals)"))
@@ -276,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
         command = f"python lab/studies/bench_pulsar_order.py --runs {args.runs}"
         print(outcome(write_record(args.record, make_record(
             "Which pulsars a list puts first: the orders scored by later releases", command, code_commit(), made,
-            settings={"releases": list(EARLIER), "rules": {k: list(v) for k, v in RULES.items()}, "top": list(TOP)},
+            settings={"releases": list(EARLIER), "rules": {k: v.words() for k, v in RULES.items()}, "top": list(TOP)},
             workflow="lab/studies/pulsar_order.yaml"))))
     return 0
 

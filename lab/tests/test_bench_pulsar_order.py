@@ -38,3 +38,16 @@ def test_an_order_replaces_the_probability_order_only_by_holding_more_at_50_on_t
     assert bench.chosen(_measured(confirm)) == "probability"
     sums = bench.summed(_measured(confirm), ("FL16Y",))
     assert sums["found"].tolist() == [40] and np.all(sums["n"] == 50)
+
+
+def test_a_score_ranks_by_the_product_of_its_columns_a_missing_value_last(bench):
+    rows = pd.DataFrame({"Source_Name": list("abcd"), "p_pulsar": [0.9, 0.5, 0.8, 0.7],
+                         "Signif_Avg": [5.0, 12.0, 6.0, 20.0], "Conf_95_SemiMajor": 0.05,
+                         "Energy_Flux100": [1e-11, 3e-11, np.nan, 3e-11]})
+    # p x S: 4.5, 6.0, 4.8, 14.0
+    assert bench.RULES["p_pulsar x significance"].rank(rows)["Source_Name"].tolist() == list("dbca")
+    # energy flux: b and d tie (then the probability order: d at 0.7 before b at 0.5); c has none, last
+    assert bench.RULES["energy flux"].rank(rows)["Source_Name"].tolist() == list("dbac")
+    # the cut at 0.7: a, c, d (by significance: d, c, a) before b
+    assert bench.RULES["p_pulsar at least 0.7 first, by significance"].rank(rows)["Source_Name"].tolist() == list("dcab")
+    assert bench.default_rule() in bench.RULES and bench.RULES[bench.default_rule()].order

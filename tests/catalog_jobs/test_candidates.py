@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 
 from gpal.catalog_jobs.candidates import (
-    CANDIDATE_SETTINGS, CUTS, DOUBTFUL_FLAGS, NO_COUNTERPART, ORDER_RULE, RANK_DIGITS, candidate_lists, check_cuts, clean,
-    cuts_from_meta, cuts_identity, cuts_meta, cuts_text, expected_members, kept_declinations, known_sources, list_order,
-    order_rule, orders_words, passes_flags, ranked,
+    CANDIDATE_SETTINGS, CUTS, DOUBTFUL_FLAGS, NO_COUNTERPART, ORDER_CUTS, ORDER_RULE, RANK_DIGITS, candidate_lists,
+    check_cuts, clean, cuts_from_meta, cuts_identity, cuts_meta, cuts_text, expected_members, kept_declinations,
+    known_sources, list_order, order_rule, orders_words, passes_flags, ranked,
 )
 from gpal.catalog_jobs.classify import SETTINGS
 
@@ -151,6 +151,12 @@ def test_each_order_ranks_inside_its_probability_bands():
     # bands 0.9-1 (e, a, c, b) and 0.8-0.9 (d, f): the new b and d lead their band, e (p = 1) is in the top one
     assert ranked(frame, "pulsar", "new_first", band=0.1)["Source_Name"].tolist() == ["b", "e", "c", "a", "d", "f"]
     assert ranked(frame, "pulsar", "significance", band=0.1)["Source_Name"].tolist() == ["a", "c", "b", "e", "d", "f"]
+    # p_pulsar at least 0.95 (a, c, e) first, then the rest (d, b, f), each part the most significant first; at the
+    # default cut every row is in the first part: the significance order
+    assert ranked(frame, "pulsar", "probable_by_significance", cut=0.95)["Source_Name"].tolist() == list("acedbf")
+    assert ORDER_CUTS["probable_by_significance"] < frame["p_pulsar"].min()
+    assert (ranked(frame, "pulsar", "probable_by_significance")["Source_Name"].tolist()
+            == ranked(frame, "pulsar", "significance")["Source_Name"].tolist())
     # no search history (a catalog without ASSOC_FGL): the bands keep the probability order
     plain = frame.drop(columns="unassociated_releases")
     assert ranked(plain, "pulsar", "new_first")["Source_Name"].tolist() == ranked(plain, "pulsar")["Source_Name"].tolist()
