@@ -93,7 +93,9 @@ def fit_costs(needs: Sequence[Mapping[str, Any]],
         i, entry = declared.get(record, (None, {"record": record, "minutes": FROM_RECORD}))
         for part, result in parts:
             ran = _ran(result)
-            timed = entry["minutes"] != FROM_RECORD or any(r["metric"] == FROM_RECORD for r in result["rows"])
+            # a part that timed nothing (its rows of other parts' methods "not run") is not priced from itself
+            timed = entry["minutes"] != FROM_RECORD or any(r["metric"] == FROM_RECORD and r.get("gpal_mean") is not None
+                                                           for r in result["rows"])
             minutes = _minutes(entry, part, result, f"{source}: needs[{i}]") if timed else None
             for setting in {s for s, _ in ran}:
                 out[(record, setting)] = (sum(1 for s, _ in ran if s == setting), minutes)

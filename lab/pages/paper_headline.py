@@ -1,4 +1,5 @@
-"""A paper's headline numbers side by side: the paper's published value, gpal's on the same setting, the differences.
+"""A paper's headline numbers side by side: the paper's published value, gpal's on the same setting, the authors'
+code's where it ran, the differences.
 
 Declared in the paper's claims file (``lab/pages/records/papers/claims/<NNN>.yaml``) under ``headline``::
 
@@ -21,11 +22,20 @@ Declared in the paper's claims file (``lab/pages/records/papers/claims/<NNN>.yam
         row: ls-cavi
         metric: NLL
         paper: {value: "figure only", source: "Fig. 3"}   # the paper's number, typed once with where it is printed
+      - quantity: "german, vi-JJ accuracy"
+        record: tables/paper002_gplib                # a table with "authors' code <metric>" beside "gpal <metric>":
+        table: "german, 800 training rows"           # the authors' code run on the same splits, read from the row
+        row: vi-jj
+        metric: accuracy
+        authors: {record: tables/paper002_gplib, table: "magic, 15216 training rows", row: vi-jj-full}
+                                                     # or from another table's row (then the differences say how
+                                                     # its setting differs from gpal's)
 
 gpal's value is never typed: it is read from the record.  The paper's comes from the record where the workflow's
 published numbers hold it (``published/<workflow>.yaml``, typed there once, with the table it is from); ``paper`` gives it where no record holds
-it (a paper that prints only figures says so).  A row naming a field, record, table or row that does not exist is
-refused naming the claims file and the row.
+it (a paper that prints only figures says so).  The authors' code's number, like gpal's, is only read from a table
+a study recorded; a paper whose table holds one gets the column "the authors' code".  A row naming a field, record,
+table or row that does not exist is refused naming the claims file and the row.
 """
 
 from __future__ import annotations
@@ -35,7 +45,9 @@ from typing import Any, Mapping, Sequence
 __all__ = ["headline_markdown", "headline_rows", "parse_headline"]
 
 _KEYS = {"quantity", "differences", "workflow", "setting", "method", "record", "table", "row", "metric", "paper",
-         "cite"}
+         "cite", "authors"}
+#: A table's column of the authors' code's number, as "gpal <metric>" is gpal's.
+AUTHORS = "authors' code"
 
 
 def _text(where: str, value: Any) -> str:
@@ -70,6 +82,10 @@ def parse_headline(where: str, block: Any) -> list[dict]:
         if paper is not None and (not isinstance(paper, Mapping) or set(paper) != {"value", "source"}):
             raise ValueError(f"{at}.paper must be {{value: the paper's number, source: its table or figure}}; "
                              f"got {paper!r}")
+        authors = entry.get("authors")
+        if authors is not None and (not isinstance(authors, Mapping) or set(authors) != {"record", "table", "row"}):
+            raise ValueError(f"{at}.authors must be {{record, table, row}}: where the authors' code's "
+                             f"'{AUTHORS} <metric>' is; got {authors!r}")
         rows.append({**entry, "quantity": _text(f"{at}.quantity", entry["quantity"]),
                      "differences": _text(f"{at}.differences", entry["differences"]) if "differences" in entry
                      else "–",
@@ -98,7 +114,8 @@ def _from_workflow(entry: Mapping[str, Any], records: Mapping[str, Mapping[str, 
     return gpal, paper
 
 
-def _from_table(entry: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], where: str) -> tuple[str, str | None]:
+def _cells(entry: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], where: str) -> dict[str, Any]:
+    """The cells of row ``entry["row"]`` of table ``entry["table"]`` of results record ``entry["record"]``."""
     name, table = entry["record"], entry["table"]
     if name not in others:
         raise ValueError(f"{where}.record: no record {name!r}; known are {sorted(others)}")
@@ -112,24 +129,51 @@ def _from_table(entry: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]
     if cells is None:
         raise ValueError(f"{where}.row: table {table!r} of {name} has no row {entry['row']!r}; its rows are "
                          f"{[r[0] for r in found['rows']]}")
+    return cells
+
+
+def _authors(entry: Mapping[str, Any], cells: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]],
+             where: str) -> str | None:
+    """The authors' code's number: from ``entry["authors"]``'s table row if given (refused without it), else from
+    gpal's row if its table has the column."""
+    column = f"{AUTHORS} {entry['metric']}"
+    if entry.get("authors") is None:
+        return None if column not in cells else str(cells[column])
+    theirs = _cells({**entry["authors"], "metric": entry["metric"]}, others, f"{where}.authors")
+    if column not in theirs:
+        raise ValueError(f"{where}.authors: table {entry['authors']['table']!r} of {entry['authors']['record']} has "
+                         f"no column {column!r}; its row is {sorted(theirs)}")
+    return str(theirs[column])
+
+
+def _from_table(entry: Mapping[str, Any], others: Mapping[str, Mapping[str, Any]], where: str
+                ) -> tuple[str, str | None, str | None]:
+    name, table = entry["record"], entry["table"]
+    cells = _cells(entry, others, where)
     column = f"gpal {entry['metric']}"
     if column not in cells:
         raise ValueError(f"{where}.metric: table {table!r} of {name} has no column {column!r}; its columns are "
-                         f"{found['columns']}")
+                         f"{sorted(cells)}")
     paper = cells.get(f"paper {entry['metric']}")
     source = others[name].get("source")
     cite = entry.get("cite") or (source.get("table") if isinstance(source, Mapping) else None)
-    return str(cells[column]), None if paper is None else f"{paper}" + (f" ({cite})" if cite else "")
+    return (str(cells[column]), None if paper is None else f"{paper}" + (f" ({cite})" if cite else ""),
+            _authors(entry, cells, others, where))
 
 
 def headline_rows(declared: Sequence[Mapping[str, Any]], records: Mapping[str, Mapping[str, Any]],
                   others: Mapping[str, Mapping[str, Any]], source: str) -> list[dict]:
-    """Each headline row with its numbers: {quantity, paper, gpal, differences}."""
+    """Each headline row with its numbers: {quantity, paper, gpal, authors (None: not run), differences}."""
     out = []
     for i, entry in enumerate(declared):
         where = f"{source}: headline[{i}]"
-        gpal, paper = (_from_workflow(entry, records, where) if "workflow" in entry
-                       else _from_table(entry, others, where))
+        if "workflow" in entry:
+            if entry.get("authors") is not None:
+                raise ValueError(f"{where}.authors: a workflow's record holds no authors' code; name gpal's number "
+                                 "by 'record' (a study's table), as the authors' code's")
+            (gpal, paper), authors = _from_workflow(entry, records, where), None
+        else:
+            gpal, paper, authors = _from_table(entry, others, where)
         if entry["paper"] is not None:
             if paper is not None:
                 raise ValueError(f"{where}.paper: the record already holds the paper's number ({paper}); "
@@ -138,7 +182,8 @@ def headline_rows(declared: Sequence[Mapping[str, Any]], records: Mapping[str, M
         if paper is None:
             raise ValueError(f"{where}: the record holds no published number here; give the paper's as "
                              "paper: {value: ..., source: its table or figure}")
-        out.append({"quantity": entry["quantity"], "paper": paper, "gpal": gpal, "differences": entry["differences"]})
+        out.append({"quantity": entry["quantity"], "paper": paper, "gpal": gpal, "authors": authors,
+                    "differences": entry["differences"]})
     return out
 
 
@@ -147,10 +192,15 @@ def _cell(text: str) -> str:
 
 
 def headline_markdown(rows: Sequence[Mapping[str, Any]]) -> str:
-    """The headline table of one paper: quantity, the paper's value, gpal's (repeats), the setting differences."""
+    """The headline table of one paper: quantity, the paper's value, gpal's (repeats), the authors' code's where a
+    row has it (the column only on a paper whose code ran), the setting differences."""
     if not rows:
         return ""
-    lines = ["| quantity | the paper | gpal, mean ± SE (repeats) | setting differences |", "|---|---|---|---|"]
-    lines += [f"| {_cell(r['quantity'])} | {_cell(r['paper'])} | {_cell(r['gpal'])} | {_cell(r['differences'])} |"
-              for r in rows]
+    ran = any(r.get("authors") is not None for r in rows)
+    head = ["quantity", "the paper", "gpal, mean ± SE (repeats)"] + ([f"the {AUTHORS}, mean ± SE (repeats)"] if ran
+                                                                     else []) + ["setting differences"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [r["quantity"], r["paper"], r["gpal"]] + ([r.get("authors") or "–"] if ran else []) + [r["differences"]]
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"

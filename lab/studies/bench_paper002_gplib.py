@@ -40,6 +40,11 @@ difference, a check of the rule.
 Each fit is cached as a unit (``--units``), so a rerun resumes; ``--json`` writes the record::
 
     PYTHONPATH=$PWD python lab/studies/bench_paper002_gplib.py --json lab/studies/records/papers/paper002_gplib.json
+
+``--record`` makes the table the papers page reads the authors' code's numbers from, out of kept records::
+
+    PYTHONPATH=$PWD/lab/studies python lab/studies/bench_paper002_gplib.py --record \
+        lab/pages/records/papers/tables/paper002_gplib.json --kept lab/studies/records/papers/paper002_gplib.json ...
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ import importlib
 import importlib.util
 import json
 import platform
+import shlex
 import sys
 import time
 import types
@@ -58,7 +64,7 @@ from typing import Any
 import numpy as np
 
 from gpal.files import write_json_atomic
-from shared import ROOT, authors_code, code_commit, make_problem, paired_t
+from shared import ROOT, authors_code, code_commit, make_problem, paired_t, record_from_kept
 
 GPLIB_COMMIT = "37560b2"
 GPLIB_FETCH = ("git clone https://github.com/izmailovpavel/gplib lab/authors/gplib && "
@@ -214,6 +220,55 @@ def summary(units: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+def _mean_se(values: list[float]) -> str:
+    """'mean ± SE (n)' over the splits, as the papers page shows a cell; 'not run' for no split."""
+    v = np.asarray(values, dtype=float)
+    if v.size == 0:
+        return "not run"
+    se = f" ± {v.std(ddof=1) / np.sqrt(v.size):.3f}" if v.size > 1 else ""
+    return f"{v.mean():.3f}{se} ({v.size})"
+
+
+def kept_record(paths: list[str]) -> dict[str, Any]:
+    """The results record the papers page reads the authors' code from: a table per data set (its caption the
+    data set and its training rows, ``german, 800 training rows``), each method's test accuracy and NLL over the splits, gpal's
+    with gplib's optimiser beside gplib's on the same splits.  A data set two kept runs measured is refused."""
+    from result_records import make_record, make_table
+
+    tables, captions, commands, commits = [], set(), [], []
+    for path in paths:
+        kept = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(kept, dict) or not {"commit", "settings", "units"} <= set(kept):
+            raise ValueError(f"{path}: not a record of this script (keys 'commit', 'settings', 'units'); "
+                             "rerun it with --json")
+        datasets = list(dict.fromkeys(u["dataset"] for u in kept["units"]))
+        for dataset in datasets:
+            caption = f"{dataset.partition(':')[0]}, {next(u['n_train'] for u in kept['units'] if u['dataset'] == dataset)} training rows"
+            if caption in captions:
+                raise ValueError(f"{path}: data set {dataset} is measured by two kept runs; keep one")
+            captions.add(caption)
+            rows = []
+            for method in METHODS:
+                mine = [u for u in kept["units"] if u["dataset"] == dataset and u["method"] == method]
+                if not mine:
+                    continue
+                cells = [_mean_se([u[k] for u in mine if u["side"] == side and u[k] is not None])
+                         for side in ("gpal (scheme gplib)", "gplib") for k in ("accuracy", "nll")]
+                rows.append([f"vi-{method}", *cells])
+            tables.append(make_table(["method", "gpal accuracy", "gpal NLL", "authors' code accuracy",
+                                      "authors' code NLL"], rows, "lrrrr", caption))
+        s = kept["settings"]
+        commands.append(f"PYTHONPATH=$PWD/lab/studies python lab/studies/bench_paper002_gplib.py --datasets "
+                        f"{s['datasets']} --methods {','.join(s['methods'])} --iters {s['iters']} --splits "
+                        f"{s['splits']} --sides {shlex.quote(','.join(s['sides']))} --json {path}")
+        commits.append(kept["commit"])
+    return make_record("Paper 002: gpal's vi methods (gplib's optimiser) beside the authors' gplib (37560b2), test "
+                       "accuracy and NLL on the same splits, inducing inputs and kernel start",
+                       " && ".join(commands), ", ".join(dict.fromkeys(commits)), tables,
+                       {"kept": list(paths), "gplib": GPLIB_COMMIT}, ", ".join(paths),
+                       workflow="lab/studies/paper002_gplib.yaml")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gplib", default=str(ROOT / "lab" / "authors" / "gplib"), help="gplib's checkout (37560b2)")
@@ -225,7 +280,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sides", default=",".join(SIDES), help=f"some of {list(SIDES)}, comma-separated")
     parser.add_argument("--units", default=str(ROOT / "runs" / "paper002_gplib"), help="one cached JSON per fit")
     parser.add_argument("--json", help="write the record here")
+    parser.add_argument("--record", help="write the papers page's table of the kept records --kept here, run nothing")
+    parser.add_argument("--kept", nargs="+", default=[], help="kept --json records the --record is made from")
     args = parser.parse_args(argv)
+    if args.record or args.kept:
+        if not (args.record and args.kept):
+            parser.error("--record and --kept go together: the table's path and the kept records it is made from")
+        record_from_kept(parser, args.record, lambda: kept_record(args.kept))
+        return 0
 
     commit = code_commit()  # at the start: the code that ran
     gplib = load_gplib(Path(args.gplib))

@@ -16,7 +16,10 @@ RECORDS = {
                "rows": [_row("a", "A", "nll", 0.5, 0.01, 5, 1.0)]},
 }
 OTHERS = {"tables/t": {"source": "a study", "tables": [
-    {"caption": "vehicle", "columns": ["method", "gpal NLL", "paper NLL"], "rows": [["A", "0.66 ± 0.01", "0.70"]]}]}}
+    {"caption": "vehicle", "columns": ["method", "gpal NLL", "paper NLL"], "rows": [["A", "0.66 ± 0.01", "0.70"]]}]},
+    "tables/a": {"source": "a study", "tables": [
+        {"caption": "german", "columns": ["method", "gpal NLL", "authors' code NLL"],
+         "rows": [["A", "0.496 (3)", "0.498 (3)"], ["B", "not run", "0.51 (2)"]]}]}}
 
 
 def _rows(block):
@@ -37,6 +40,23 @@ def test_the_numbers_come_from_the_records_and_the_papers_where_it_is_printed():
     assert "| ordered | curves only (Fig. 4) | 0.500 ± 0.010 (5) | – |" in table
 
 
+def test_the_authors_code_gets_a_column_only_where_it_ran():
+    paper = {"value": "curves only", "source": "Fig. 4"}
+    rows = _rows([{"quantity": "same row", "record": "tables/a", "table": "german", "row": "A", "metric": "NLL",
+                   "paper": paper},
+                  {"quantity": "other row", "record": "tables/t", "table": "vehicle", "row": "A", "metric": "NLL",
+                   "authors": {"record": "tables/a", "table": "german", "row": "B"}},
+                  {"quantity": "none", "workflow": "values", "setting": "a", "method": "A", "metric": "nll"}])
+    table = headline_markdown(rows)
+    assert "| quantity | the paper | gpal, mean ± SE (repeats) | the authors' code, mean ± SE (repeats) |" in table
+    assert "| same row | curves only (Fig. 4) | 0.496 (3) | 0.498 (3) | – |" in table
+    assert "| other row | 0.70 | 0.66 ± 0.01 | 0.51 (2) | – |" in table
+    assert "| none | 0.2999 (Table 3) | 0.312 ± 0.012 (10) | – | – |" in table
+    # a paper whose code ran nowhere has no such column
+    assert "authors' code" not in headline_markdown(_rows([{"quantity": "v", "record": "tables/t", "table": "vehicle",
+                                                             "row": "A", "metric": "NLL"}]))
+
+
 @pytest.mark.parametrize(("block", "message"), [
     ([{"quantity": "q", "workflow": "values", "setting": "b", "method": "A", "metric": "nll"}],
      r"headline\[0\]: the record of values has no 'nll' of 'A' in setting 'b'"),
@@ -49,6 +69,14 @@ def test_the_numbers_come_from_the_records_and_the_papers_where_it_is_printed():
     ([{"quantity": "q", "workflow": "values", "metric": "nll"}], r"headline\[0\]: with workflow give"),
     ([{"quantity": "q", "workflow": "values", "setting": "a", "method": "A", "metric": "nll", "paper": "0.3"}],
      r"headline\[0\]\.paper must be \{value"),
+    ([{"quantity": "q", "record": "tables/t", "table": "vehicle", "row": "A", "metric": "NLL",
+       "authors": {"record": "tables/t", "table": "vehicle", "row": "A"}}],
+     r"headline\[0\]\.authors: table 'vehicle' of tables/t has no column \"authors' code NLL\""),
+    ([{"quantity": "q", "workflow": "values", "setting": "a", "method": "A", "metric": "nll",
+       "authors": {"record": "tables/a", "table": "german", "row": "A"}}],
+     r"headline\[0\]\.authors: a workflow's record holds no authors' code"),
+    ([{"quantity": "q", "record": "tables/t", "table": "vehicle", "row": "A", "metric": "NLL", "authors": "0.5"}],
+     r"headline\[0\]\.authors must be \{record, table, row\}"),
 ])
 def test_a_row_the_records_cannot_fill_is_refused_naming_it(block, message):
     with pytest.raises(ValueError, match=message):
