@@ -6,9 +6,9 @@ e ~ N(0, s^2) independent per row and feature, s log-uniform over [S_LOW, 10 S_L
 X_var = s^2 are given to the model.  Then p(c | x~, X_var) is proportional to N(x~; mu_c, I + diag(X_var)): the Bayes
 answer with the known noise; "ignoring the noise" is the same with X_var replaced by its mean over the sample.
 
-``python benchmarks/heteroscedastic.py curve --seed 0`` fits a NoisyGPClassifier with the estimator's defaults for 750
-epochs on n = 2000, d = 10 and prints, per epoch, the epoch's time, its mean negative ELBO and (every 5th epoch) the
-test NLL: a stop rule's time and NLL are read off one such curve, since stopping does not change the steps before it.
+``python benchmarks/heteroscedastic.py curve --seed 0`` fits a NoisyGPClassifier with the estimator's defaults (but
+those ``--set`` names) for 750 epochs on n = 2000, d = 10 and prints, per epoch, the epoch's time, its mean negative
+ELBO and (every 5th epoch) the test NLL: a stop rule's time and NLL are read off one such curve, since stopping does not change the steps before it.
 ``default`` times one fit with the defaults (its stop included); ``bayes`` prints the two Bayes NLLs;
 ``error_bars --d 5`` compares the defaults without X_var with the defaults given X_var (NIMGP and the population
 prior);
@@ -173,6 +173,8 @@ def main() -> None:
     parser.add_argument("--d", type=int, default=10)
     parser.add_argument("--epochs", type=int, default=750, help="curve: the epochs run")
     parser.add_argument("--every", type=int, default=5, help="curve: the test NLL every this many epochs")
+    parser.add_argument("--set", nargs="+", default=[], metavar="NAME=NUMBER",
+                        help="curve: estimator parameters other than the defaults, e.g. batch_size=50")
     parser.add_argument("--noisy", action="store_true", help="curve: NIMGP with the population prior given X_var; "
                         "default: the defaults given X_var")
     args = parser.parse_args()
@@ -187,7 +189,8 @@ def main() -> None:
     elif args.what == "default":
         print(json.dumps(default_fit(args.seed, args.n, args.d, noisy=args.noisy)))
     else:
-        for row in curve(args.seed, args.n, args.d, epochs=args.epochs, every=args.every, noisy=args.noisy):
+        for row in curve(args.seed, args.n, args.d, epochs=args.epochs, every=args.every, noisy=args.noisy,
+                         **{k: json.loads(v) for k, v in (item.split("=", 1) for item in args.set)}):
             print(json.dumps(row))
 
 

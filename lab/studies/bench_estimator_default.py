@@ -204,9 +204,10 @@ def synthetic(what: str, seeds: list[int]) -> None:
 
 
 def fit_time(curves: Path, seeds: list[int]) -> None:
-    """The default fit given X_var on the 10-feature task (n = 2000), timed, beside the 750 epochs of its training
-    curve (``curves``/noisy_d10_s<seed>.jsonl, whose epochs' seconds exclude its evaluations): wall and CPU
-    seconds, epochs and test NLL of each, one JSON line a seed, then the lines per seed."""
+    """The default fit given X_var on the 10-feature task (n = 2000), timed, beside the 750 epochs of a training
+    curve (``curves``/noisy_d10_s<seed>.jsonl, whose epochs' seconds exclude its evaluations; the study's are of the
+    former defaults, 100 inducing points, batch 50 and step 0.01): wall and CPU seconds, epochs and test NLL of
+    each, one JSON line a seed, then the lines per seed."""
     from shared import benchmark_script
 
     heteroscedastic = benchmark_script("heteroscedastic")
@@ -224,7 +225,7 @@ def fit_time(curves: Path, seeds: list[int]) -> None:
                                        ("CPU seconds", "fit_cpu_seconds", "cpu_seconds", "{:.0f}"),
                                        ("epochs", "epochs_run", "epochs", "{}"),
                                        ("test NLL", "test_nll", "test_nll", "{:.3f}")):
-        print(f"given X_var, {label} per seed, default / {rows[0]['full']['epochs']} epochs: "
+        print(f"given X_var, {label} per seed, default / {rows[0]['full']['epochs']} epochs of the curves' settings: "
               + " / ".join(f"{form.format(r[default])} | {form.format(r['full'][full])}" for r in rows))
     print("given X_var, test NLL of the default minus all epochs', per seed: "
           + " / ".join(f"{r['test_nll'] - r['full']['test_nll']:+.3f}" for r in rows))
