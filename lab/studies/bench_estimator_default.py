@@ -225,8 +225,8 @@ def fit_time(curves: Path, seeds: list[int]) -> None:
                                        ("CPU seconds", "fit_cpu_seconds", "cpu_seconds", "{:.0f}"),
                                        ("epochs", "epochs_run", "epochs", "{}"),
                                        ("test NLL", "test_nll", "test_nll", "{:.3f}")):
-        print(f"given X_var, {label} per seed, default / {rows[0]['full']['epochs']} epochs of the curves' settings: "
-              + " / ".join(f"{form.format(r[default])} | {form.format(r['full'][full])}" for r in rows))
+        print(f"given X_var, {label} per seed, the default ({rows[0]['full']['epochs']} epochs of the curves' settings): "
+              + " / ".join(f"{form.format(r[default])} ({form.format(r['full'][full])})" for r in rows))
     print("given X_var, test NLL of the default minus all epochs', per seed: "
           + " / ".join(f"{r['test_nll'] - r['full']['test_nll']:+.3f}" for r in rows))
 
