@@ -100,11 +100,11 @@ def run(checks: list[str], seeds: list[int], units: Path, models: list[str]) -> 
                 print(json.dumps({k: v for k, v in unit.items() if k != "proba"}), flush=True)
 
 
-def summarize(checks: list[str], seeds: list[int], units: Path) -> None:
+def summarize(checks: list[str], seeds: list[int], units: Path, models: list[str]) -> None:
     from gpal.catalog_jobs.later_labels import check_probabilities, measure_check
 
-    others = ["ignoring", *BASELINES]
-    names = {"ignoring": "ignoring X_var", **BASELINES}
+    others = [m for m in models if m != REFERENCE]
+    names = {"ignoring": "ignoring X_var", **BASELINES, **{m: m.replace("_", " ") for m in REMEDIES}}
     print("| check | measure | error bars | " + " | ".join(names[m] for m in others) + " | sources |")
     print("|---|---|---|" + "---|" * len(others) + "---|")
     for check in checks:
@@ -284,7 +284,7 @@ def main() -> None:
             recall(args.checks, args.seeds, args.units, args.models)
     elif args.summarize:
         with keep_printed("estimator_default", __file__):
-            summarize(args.checks, args.seeds, args.units)
+            summarize(args.checks, args.seeds, args.units, args.models)
     else:
         run(args.checks, args.seeds, args.units, args.models)
 
