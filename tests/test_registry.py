@@ -68,11 +68,11 @@ def test_one_default_likelihood_everywhere():
     assert training_schema()["likelihood"].default == DEFAULT_LIKELIHOOD
 
 
-def test_the_workflows_training_block_defaults_are_the_classifiers():
+def test_the_workflows_training_block_defaults_are_the_classifiers_but_the_records_settings():
     from gpal.estimators.noisy_gp import NoisyGPClassifier
-    from gpal.workflows.methods import training_schema
+    from gpal.workflows.methods import WORKFLOW_TRAINING, training_schema
 
-    own = NoisyGPClassifier().get_params()
+    own = {**NoisyGPClassifier().get_params(), **WORKFLOW_TRAINING}
     for name, field in training_schema().items():
         expected = list(own[name]) if isinstance(own[name], tuple) else own[name]
         assert field.default == expected, name

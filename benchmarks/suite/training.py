@@ -1,6 +1,9 @@
-"""Training: one SVI step of the main job's model against its arithmetic, a warm refit, batched fits."""
+"""Training: one SVI step of the main job's model against its arithmetic, a warm refit, batched fits, the
+estimator's default fit given error bars."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from gpal import NoisyGPClassifier, fit_batched
 from gpal.catalog_jobs.device_check import Workload, main_job_workload, time_training_step, workload_problem
@@ -81,3 +84,54 @@ class BatchedFits:
         for k, (X, y, X_var) in enumerate(self.data):
             self.make(k).fit(X, y, X_var=X_var)
 
+
+
+def _heteroscedastic():
+    """``benchmarks/heteroscedastic.py`` (outside asv's benchmark folder), loaded from its file."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("heteroscedastic", Path(__file__).parents[1] / "heteroscedastic.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class DefaultFitGivenErrorBars:
+    """``NoisyGPClassifier()`` with its defaults given X_var (NIMGP, population prior, its stop rule) on the
+    heteroscedastic task of ``benchmarks/heteroscedastic.py`` at n = 2000, d = 10: the fit's wall and CPU time, the
+    epochs its stop ran and its test NLL (a faster fit must not buy its time with a worse model)."""
+
+    timeout = 1200
+    number, repeat = 1, 1  # each benchmark is one whole fit
+
+    def setup(self) -> None:
+        self.bench = _heteroscedastic()
+        self.task = self.bench.make_task(pick(2000, 200), pick(2000, 200), pick(10, 3), seed=0)
+
+    def _fit(self) -> NoisyGPClassifier:
+        t = self.task
+        return NoisyGPClassifier(random_state=0).fit(t["X"], t["y"], t["X_var"])
+
+    def time_fit(self) -> None:
+        self._fit()
+
+    def track_fit_cpu_seconds(self) -> float:
+        """The fit's CPU time (user and system): on a shared machine the cost that wall time hides."""
+        started = self.bench.cpu_seconds()
+        self._fit()
+        return self.bench.cpu_seconds() - started
+
+    track_fit_cpu_seconds.unit = "s"
+
+    def track_epochs(self) -> float:
+        return float(len(self._fit().history_))
+
+    track_epochs.unit = "epochs"
+
+    def track_test_nll(self) -> float:
+        t = self.task
+        proba = self._fit().predict_proba(t["X_test"], t["X_var_test"])
+        return self.bench.nll(np.log(np.maximum(proba, 1e-300)), t["y_test"])
+
+    track_test_nll.unit = "nats"

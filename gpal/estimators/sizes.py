@@ -13,12 +13,13 @@ from gpal.estimators.params import input_noise_class, input_prior_used
 __all__ = ["TYPICAL_STOP_EPOCHS", "TYPICAL_TREND_STOP_EPOCHS", "check_fit_sizes", "check_prediction_memory"]
 
 #: The epochs a fit that stops once its bound stops improving (``tol``) typically runs: the default fit of the
-#: 10-feature, 2000-row task of ``benchmarks/heteroscedastic.py default`` stopped after 30-52 over three seeds.  The
-#: warning before a long fit prices these, not the cap ``epochs``, which such a fit rarely reaches.
+#: 10-feature, 2000-row task of ``benchmarks/heteroscedastic.py default`` stopped after 43-49 over three seeds, and
+#: on the catalogs' checks after 18-55 (the study estimator_default).  The warning before a long fit prices these,
+#: not the cap ``epochs``, which such a fit rarely reaches.
 TYPICAL_STOP_EPOCHS = 60
 #: The same for a model with latent inputs, whose stop reads its bound's trend (`gpal.estimators.fit_plan.BoundStop`):
-#: NIMGP with the population prior stopped after 136-258 epochs on the 5-feature task of
-#: ``benchmarks/heteroscedastic.py`` and on the catalogs' checks (docs/methods.md, "Training length").
+#: NIMGP with the population prior stopped after 104-140 epochs on the tasks of ``benchmarks/heteroscedastic.py``
+#: and after 160-334 on the catalogs' checks (the study estimator_default; docs/methods.md, "Training length").
 TYPICAL_TREND_STOP_EPOCHS = 250
 
 

@@ -37,10 +37,10 @@ from gpal.registry import (
     DEFAULT_INPUT_PRIOR,
     DEFAULT_LIKELIHOOD,
     DEFAULT_NOISE_VARIANCE,
-    DEFAULT_NUM_INDUCING,
     DEFAULT_PRIOR_COMPONENTS,
     INPUT_NOISE,
     INPUT_PRIORS,
+    SVGP_NUM_INDUCING,
 )
 
 __all__ = ["INDUCING_STARTS", "NoisySVGP", "build_model", "kmeans_inducing", "random_inducing_per_latent"]
@@ -331,7 +331,7 @@ def build_model(
     input_noise: str | type[InputNoise] | InputNoise = DEFAULT_INPUT_NOISE,
     noise_variance: str = DEFAULT_NOISE_VARIANCE,
     likelihood: str | Likelihood = DEFAULT_LIKELIHOOD,
-    num_inducing: int = DEFAULT_NUM_INDUCING,
+    num_inducing: int = SVGP_NUM_INDUCING,
     kernel: str | gpflow.kernels.Kernel | None = None,
     prior_variance: float = BROAD_PRIOR_VARIANCE,
     input_prior: str = DEFAULT_INPUT_PRIOR,

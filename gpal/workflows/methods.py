@@ -5,7 +5,7 @@ one ``training`` block of `gpal.NoisyGPClassifier` settings shared by them; this
 module turns both into the parameter dicts `gpal.runs.repeated_splits` and the classifier take.
 The block is generated from what the classifier declares (constraints, defaults, meanings:
 `gpal.estimators.settings`); a kind replaces some defaults (e.g. the paper's batch size), so a
-setting a workflow file leaves out is what ``NoisyGPClassifier()`` uses.
+setting a workflow file leaves out is what ``NoisyGPClassifier()`` uses, but for `WORKFLOW_TRAINING`.
 """
 
 from __future__ import annotations
@@ -30,6 +30,11 @@ TRAINING = ("noise_variance", "likelihood", "num_inducing", "batch_size", "epoch
             "prior_variance", "hidden_sizes", "likelihood_options", "standardize", "kernel")
 
 
+#: The training settings a workflow starts from where the estimator's defaults are the main job's instead: the values
+#: the workflows' records were made with (100 inducing points, batch 50, Adam's step 0.01, paper 001's batch and step).
+WORKFLOW_TRAINING = {"num_inducing": 100, "batch_size": 50, "learning_rate": 0.01}
+
+
 def methods_field(default: list[str] | None = None) -> Field:
     return Field(
         ListOf(OneOf(list(NOISY_INPUT_METHODS))),
@@ -43,7 +48,8 @@ def training_schema(**defaults: Any) -> dict[str, Field]:
     unknown = sorted(set(defaults) - set(TRAINING))
     if unknown:
         raise TypeError(f"training_schema got defaults for {unknown}, which are not training settings {list(TRAINING)}")
-    fields = fields_from_settings(estimator_settings(NoisyGPClassifier(), TRAINING), **defaults)
+    fields = fields_from_settings(estimator_settings(NoisyGPClassifier(), TRAINING),
+                                  **{**WORKFLOW_TRAINING, **defaults})
     inducing = fields["num_inducing"]
     fields["num_inducing"] = replace(inducing, constraint=AnyOf((OneOf([AUTO]), inducing.constraint)),
                                      doc=f"{inducing.doc}; or '{AUTO}' = min(100, 5% of the training rows)")

@@ -300,6 +300,10 @@ _DEFAULT_TIME = ("commands", f"{_DEFAULT_SCRIPT} --synthetic default --seeds 0 1
 _DEFAULT_CURVES = ("commands", f"{_DEFAULT_SCRIPT} --curves runs/curves/noisy_d5_s0.jsonl runs/curves/noisy_d5_s1.jsonl "
                    "runs/curves/none_d10_s0.jsonl", "printed")
 _DEFAULT_CATALOGS = ("commands", f"{_DEFAULT_SCRIPT} --units runs/estimator_default --summarize", "printed")
+_DEFAULT_FIT_TIME = ("commands", f"{_DEFAULT_SCRIPT} --fit-time runs/fit_time --seeds 0 1 2", "printed")
+_DEFAULT_POOL_PRIOR = ("commands", f"{_DEFAULT_SCRIPT} --units runs/estimator_default --summarize --models error_bars "
+                       "ignoring error_bars_pool_prior --checks 4FGL-DR4:FL16Y 4FGL:FL16Y 4FGL-DR2:FL16Y 3FGL:FL16Y",
+                       "printed")
 FACTS["estimator_default_gain"] = Fact(_DEFAULT, _DEFAULT_SYNTHETIC,
                                        "test NLL without X_var minus given X_var, mean over 3 seeds")
 
@@ -350,6 +354,8 @@ TABLES: dict[str, Table] = {
     "estimator_default_time.md": Table(_DEFAULT, _DEFAULT_TIME),
     "estimator_default_stops.md": Table(_DEFAULT, _DEFAULT_CURVES),
     "estimator_default_catalogs.md": Table(_DEFAULT, _DEFAULT_CATALOGS, "| check | measure |"),
+    "estimator_default_fit_time.md": Table(_DEFAULT, _DEFAULT_FIT_TIME),
+    "estimator_default_pool_prior.md": Table(_DEFAULT, _DEFAULT_POOL_PRIOR, "| check | measure |"),
 }
 
 

@@ -6,7 +6,8 @@ import pytest
 from gpal import LogisticSoftmaxGPClassifier, NoisyGPClassifier
 from gpal.models.kernels import default_kernel, default_lengthscale
 
-FAST = dict(num_inducing=8, epochs=3, batch_size=20, n_samples=50, progress=False)
+# learning_rate: the step LogisticSoftmaxGPClassifier is compared at (the front's default is SVI's, 0.03)
+FAST = dict(num_inducing=8, epochs=3, batch_size=20, learning_rate=0.01, n_samples=50, progress=False)
 
 
 @pytest.fixture(scope="module")

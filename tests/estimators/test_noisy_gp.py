@@ -352,8 +352,9 @@ def test_toy_1d_noise_aware_predictive_beats_mgp():
     # The paper's likelihood: robust-max.  50 draws of each noisy test input: the NLL and KL move by under 0.01 from
     # 100 draws' (far inside the margins below) at half the prediction's cost.
     # every one of the 60 epochs (tol=None): NIMGP's Monte Carlo bound is too noisy for the default stop to read
-    settings = dict(likelihood="robustmax", num_inducing=20, epochs=60, batch_size=50, n_samples=50, progress=False,
-                    tol=None)
+    # and the paper's batch and Adam step (50, 0.01)
+    settings = dict(likelihood="robustmax", num_inducing=20, epochs=60, batch_size=50, learning_rate=0.01, n_samples=50,
+                    progress=False, tol=None)
     p = {}
     for kind in ("none", "latent"):
         clf = NoisyGPClassifier(input_noise=kind, **settings).fit(problem.train)
