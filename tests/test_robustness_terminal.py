@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -28,14 +29,22 @@ def test_a_refusal_naming_a_non_ascii_folder_prints_on_an_ascii_terminal(tmp_pat
     assert err.startswith("gpal: error: model folder ") and "r\\xe9sultats does not exist" in err
 
 
-def test_the_work_done_is_reported_on_an_ascii_terminal(two_class_model, small_catalog, tmp_path):
-    """Was: the table written, then exit 2 while printing where (``'ascii' codec can't encode``)."""
+def test_the_work_done_is_reported_on_an_ascii_terminal(two_class_model, small_catalog, tmp_path, monkeypatch):
+    """Was: the table written, then exit 2 while printing where (``'ascii' codec can't encode``).  In this process,
+    with the streams an ASCII terminal gives (PYTHONIOENCODING=ascii: stdout strict, stderr escaping): a process of
+    its own would load TensorFlow and the model again, and the refusal above runs the command's whole process."""
+    streams = {name: io.TextIOWrapper(io.BytesIO(), encoding="ascii", errors=errors)
+               for name, errors in (("stdout", "strict"), ("stderr", "backslashreplace"))}
+    for name, stream in streams.items():
+        monkeypatch.setattr(sys, name, stream)
     out = tmp_path / "résumé.csv"
-    run = _gpal_ascii("predict", str(two_class_model), "--catalog", str(small_catalog), "--out", str(out),
-                      "--no-progress")
-    assert run.returncode == 0, run.stderr.decode("ascii", "replace")
-    assert "-> " + str(tmp_path).encode("ascii", "backslashreplace").decode() + "/r\\xe9sum\\xe9.csv" in \
-        run.stdout.decode("ascii")
+    code = main(["predict", str(two_class_model), "--catalog", str(small_catalog), "--out", str(out), "--no-progress"])
+    said = {}
+    for name, stream in streams.items():
+        stream.flush()
+        said[name] = stream.buffer.getvalue().decode("ascii")
+    assert code == 0, said["stderr"]
+    assert "-> " + str(tmp_path).encode("ascii", "backslashreplace").decode() + "/r\\xe9sum\\xe9.csv" in said["stdout"]
     assert out.is_file()
 
 

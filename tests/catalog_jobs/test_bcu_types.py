@@ -22,14 +22,15 @@ from gpal.catalogs.known_classes import association_weight
 
 @pytest.fixture(scope="module")
 def split_run(small_catalog, tmp_path_factory):
-    """The session's main job (conftest.py: its small catalog and tiny estimator) with the bcu split on."""
+    """The session's main job (conftest.py: its small catalog and tiny estimator) with the bcu split on, and no
+    baselines (nothing here reads the comparison)."""
     from conftest import TINY_ESTIMATOR
     from gpal.cli import main
 
     out = tmp_path_factory.mktemp("bcu_split") / "run"
     options = [f"--{name.replace('_', '-')}={value}" for name, value in TINY_ESTIMATOR.items()]
-    assert main(["classify", "--catalog", str(small_catalog), *options, "--bcu-types=4lac", "--no-progress",
-                 "--out", str(out)]) == 0
+    assert main(["classify", "--catalog", str(small_catalog), *options, "--bcu-types=4lac", "--baselines=[]",
+                 "--no-progress", "--out", str(out)]) == 0
     return out
 
 
