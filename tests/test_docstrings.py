@@ -223,6 +223,10 @@ def test_the_estimator_page_names_the_main_jobs_settings_where_they_differ_from_
     from gpal.catalog_jobs.settings import MAIN_JOB_ESTIMATOR
 
     doc = " ".join(inspect.getdoc(NoisyGPClassifier).split())
-    stated = re.search(r"main_job_estimator\(\)``, which replaces these of them: ``([^`]+)``", doc)
+    stated = re.search(r"main_job_estimator\(\)``, which has the same (.+?) and replaces these: ``([^`]+)``", doc)
     assert stated, "NoisyGPClassifier's docstring no longer says which settings the main job replaces"
-    assert eval(f"dict({stated[1]})") == dict(MAIN_JOB_ESTIMATOR)  # noqa: S307 - the docstring's own keywords
+    replaced = eval(f"dict({stated[2]})")  # noqa: S307 - the docstring's own keywords
+    assert {k: v for k, v in MAIN_JOB_ESTIMATOR.items() if k not in replaced} == {
+        k: NoisyGPClassifier().get_params()[k] for k in MAIN_JOB_ESTIMATOR if k not in replaced}  # "the same"
+    assert {k: MAIN_JOB_ESTIMATOR[k] for k in replaced} == replaced
+    assert all(NoisyGPClassifier().get_params()[k] != v for k, v in replaced.items())

@@ -6,7 +6,7 @@ import pytest
 import gpal.models.chunked
 from gpal import NoisyGPClassifier
 
-FAST = dict(num_inducing=8, epochs=5, batch_size=30, progress=False)
+FAST = dict(num_inducing=8, epochs=5, batch_size=30, learning_rate=0.01, progress=False)
 
 
 def _problem(n=90, seed=0):
