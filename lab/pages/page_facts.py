@@ -430,13 +430,30 @@ def _table(root: Path, name: str, table: Table) -> str:
     if len(starts) <= table.nth:
         raise ValueError(f"{table.record}: field {'/'.join(map(str, table.keys))!r} has no printed table headed "
                          f"{table.heading!r} (number {table.nth} from 0), which the table {name} is")
-    end = starts[table.nth]
-    while end < len(lines) and lines[end].startswith("|"):
-        end += 1
-    shown = lines[starts[table.nth]:end]
+    shown, notes = _printed_table(lines, starts[table.nth])
     if table.rows is not None:
         shown = shown[:2] + [row for row in shown[2:] if re.search(table.rows, row)]
-    return "\n".join(shown) + "\n"
+    return "\n".join(shown) + "\n" + "".join(f"\n- {note}" for note in notes) + ("\n" if notes else "")
+
+
+def _printed_table(lines: list[str], start: int) -> tuple[list[str], list[str]]:
+    """The rows of the printed table whose heading is ``lines[start]``, and the notes printed among them (a study
+    that prints a note after each group of rows): the table runs on past a note while rows follow it that are not
+    the heading of another table, and the note after the last group, worded as the others, is kept too."""
+    rows, notes, end = [], [], start
+    while end < len(lines):
+        line = lines[end]
+        if line.startswith("|"):
+            rows.append(line)
+        elif (end + 1 < len(lines) and lines[end + 1].startswith("|")
+              and not (end + 2 < len(lines) and lines[end + 2].startswith("|---"))):
+            notes.append(line)
+        else:
+            if notes and line.split()[:2] == notes[0].split()[:2]:  # the last group's note, worded as the others
+                notes.append(line)
+            break
+        end += 1
+    return rows, notes
 
 
 #: The README's headline table, between these markers (the README is read outside the site, so it gets no

@@ -127,3 +127,14 @@ def test_the_readme_headline_is_made_from_the_results_records(lab):
     with pytest.raises(ValueError, match=r"main_job\.json: table 0 has no row 'accuracy'"):
         page_facts.readme_headline(lab)
     assert page_facts.main(["--root", str(lab), "--docs", str(lab / "docs")]) == 2
+
+
+def test_a_printed_table_runs_on_past_the_notes_among_its_groups():
+    """A study that prints a note after each group of rows: every group's rows are the table, the notes follow it;
+    another table's heading ends it."""
+    lines = ["| check | value |", "|---|---|", "| a | 1 |", "fit seconds a: 3", "| b | 2 |", "fit seconds b: 4",
+             "| other | table |", "|---|---|", "| c | 5 |"]
+    rows, notes = page_facts._printed_table(lines, 0)
+    assert rows == lines[:3] + ["| b | 2 |"]
+    assert notes == ["fit seconds a: 3", "fit seconds b: 4"]
+    assert page_facts._printed_table(lines, 6) == (lines[6:], [])
