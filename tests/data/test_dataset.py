@@ -148,6 +148,9 @@ def test_constant_feature_gets_unit_scale_and_width_is_checked():
     assert scaler.scale[1] == 1.0
     tiny = np.full((6, 1), 1.23520953e-141)  # the mean of six copies is not exact: a spread of rounding error
     assert Standardizer.fit(tiny).scale[0] == 1.0
+    below = np.array([[1.4e-159], [0.0], [0.0]])  # a spread whose square is not a normal float: variances would be inf
+    assert Standardizer.fit(below).scale[0] == 1.0
+    assert np.isfinite(Standardizer.fit(below).transform_arrays(below, np.ones((3, 1)))[1]).all()
     with pytest.raises(ValueError, match="expected 2 features"):
         scaler.transform_arrays(np.zeros((3, 3)))
 
