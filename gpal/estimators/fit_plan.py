@@ -65,8 +65,6 @@ def fit_data(estimator: Any, X: Any, y: Any, X_var: Any, unlabelled: Any = None)
     auto = isinstance(est.input_noise, str) and est.input_noise == AUTO
     if est.needs_X_var:
         check_variance_scale(data.X, data.X_var, data.feature_names, type(est).__name__, stacklevel=4)
-    elif auto and X_var is not None and not np.any(data.X_var > 0):  # given by hand, all zero: said, as to 'latent'
-        check_variance_scale(data.X, data.X_var, data.feature_names, type(est).__name__, stacklevel=4)
     elif X_var is not None or (auto and isinstance(X, NoisyDataset)):
         # given by hand, or to 'auto' in a NoisyDataset (which always carries variances: MGP twins read it on purpose)
         declined = auto_declines(est, data.X.shape[0]) if auto else None
