@@ -24,7 +24,6 @@ among its candidates, and among the probability order's first as many rows.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import sys
 from pathlib import Path
@@ -37,8 +36,8 @@ from gpal.catalog_jobs.candidates import ORDER_BANDS, ORDER_CUTS, list_order, ra
 from gpal.catalog_jobs.layout import candidate_file, list_path, located
 from gpal.evaluation.intervals import binomial_interval
 
-from shared import (EARLIER, LATER, TOP, code_commit, hits, later_classes,  # the script's folder, first on
-                    pulsar_list, run)  # its path; puts the pages' record format on the path
+from shared import (EARLIER, LATER, N_BOOT, TOP, code_commit, hits, later_classes,  # the script's folder, first
+                    pulsar_list, pulsar_study_arguments, run)  # on its path; puts the pages' record format on it
 
 #: The later releases the rule is chosen on: every pair ending before FL16Y.
 CHOOSE_ON = ("4FGL", "4FGL-DR2", "4FGL-DR4")
@@ -84,8 +83,6 @@ RULES = {
         ("p_pulsar x energy flux", ("p_pulsar", "Energy_Flux100")), ("p_pulsar x flux above 1 GeV", ("p_pulsar", "Flux1000")),
         ("p_pulsar x curvature significance", ("p_pulsar", "Signif_Curvature")))},
 }
-#: Paired bootstrap resamples of each list's rows (the difference of the chosen rule and the probability order).
-N_BOOT = 2000
 #: The detectabilities whose AUC inside each list the study also gives (beside p_pulsar, Signif_Avg, |b| and the
 #: releases unassociated).
 SEPARATED = ("Energy_Flux100", "Flux1000", "Signif_Curvature")
@@ -356,14 +353,7 @@ def tables(frame: pd.DataFrame, runs: Path, n_boot: int = N_BOOT) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=Path, required=True, help="folder of the gpal classify runs (reused)")
-    parser.add_argument("--record", type=Path, help="also write the results page's record to this file")
-    parser.add_argument("--n-boot", type=int, default=N_BOOT, help=f"bootstrap resamples (default {N_BOOT}; the "
-                        "record is made with the default)")
-    args = parser.parse_args(argv)
-    if args.record and args.n_boot != N_BOOT:
-        parser.error(f"--record is made with the default --n-boot {N_BOOT}")
+    args = pulsar_study_arguments(__doc__, "folder of the gpal classify runs (reused)", argv)
     from result_records import make_record, outcome, table_markdown, write_record
 
     args.runs.mkdir(parents=True, exist_ok=True)

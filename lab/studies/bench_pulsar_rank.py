@@ -23,7 +23,6 @@ FL16Y pulsars too), so the DR4 -> FL16Y pair, whose list no model saw, is shown 
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Callable
@@ -39,13 +38,12 @@ from sklearn.preprocessing import StandardScaler
 
 from gpal.catalog_jobs.candidates import ranked
 from gpal.evaluation.metrics import roc_auc
-from shared import EARLIER, LATER, TOP, code_commit, hits, later_classes, pulsar_list, run
+from shared import (EARLIER, LATER, TOP, code_commit, hits, later_classes, pulsar_list,
+                    pulsar_study_arguments, run)
 
 #: The lists a model learns from, and the release whose pulsars it learns (the newest before FL16Y).
 TRAIN = ("3FGL", "4FGL", "4FGL-DR2")
 LEARNED_FROM = "4FGL-DR4"
-TOP = TOP
-N_BOOT = 2000
 
 
 def _log(column: str, floor: float) -> Callable[[pd.DataFrame], np.ndarray]:
@@ -243,14 +241,7 @@ def separation(lists: Lists) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=Path, required=True, help="folder of the pulsar order study's runs (reused)")
-    parser.add_argument("--record", type=Path, help="also write the results page's record to this file")
-    parser.add_argument("--n-boot", type=int, default=N_BOOT, help=f"bootstrap resamples (default {N_BOOT}; the "
-                        "record is made with the default)")
-    args = parser.parse_args(argv)
-    if args.record and args.n_boot != N_BOOT:
-        parser.error(f"--record is made with the default --n-boot {N_BOOT}")
+    args = pulsar_study_arguments(__doc__, "folder of the pulsar order study's runs (reused)", argv)
     from result_records import make_record, outcome, table_markdown, write_record
 
     made, chosen, adopted = study(args.runs, args.n_boot)

@@ -10,6 +10,7 @@ so each shared piece is written once and no script imports another.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import importlib
 import importlib.util
@@ -677,6 +678,22 @@ LATER = ("4FGL", "4FGL-DR2", "4FGL-DR4", "FL16Y")
 TOP = (25, 50, 100)
 #: The later classes that count as a pulsar found.
 PULSARS = ("psr", "msp")
+#: Paired bootstrap resamples of each list's rows; the studies' records are made with this many.
+N_BOOT = 2000
+
+
+def pulsar_study_arguments(doc: str, runs_help: str, argv: Sequence[str] | None) -> argparse.Namespace:
+    """A pulsar-list study's command line: ``--runs`` (the classify runs it reuses), ``--record`` and ``--n-boot``,
+    a record refused unless made with `N_BOOT` resamples."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=Path, required=True, help=runs_help)
+    parser.add_argument("--record", type=Path, help="also write the results page's record to this file")
+    parser.add_argument("--n-boot", type=int, default=N_BOOT, help=f"bootstrap resamples (default {N_BOOT}; the "
+                        "record is made with the default)")
+    args = parser.parse_args(argv)
+    if args.record and args.n_boot != N_BOOT:
+        parser.error(f"--record is made with the default --n-boot {N_BOOT}")
+    return args
 
 
 def run(runs: Path, release: str) -> Path:
