@@ -24,13 +24,11 @@ __all__ = [*acquisition.__all__, *_MODULE_OF]
 
 
 def __getattr__(name: str) -> Any:
-    if name in acquisition.__all__:
-        return getattr(acquisition, name)
-    if name in _MODULE_OF:
-        value = getattr(import_module(f"gpal.active.{_MODULE_OF[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'gpal.active' has no attribute {name!r}")
+    module = "acquisition" if name in acquisition.__all__ else _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gpal.active' has no attribute {name!r}")
+    value = globals()[name] = getattr(import_module(f"gpal.active.{module}"), name)  # found once
+    return value
 
 
 def __dir__() -> list[str]:

@@ -74,8 +74,8 @@ class Standardizer:
         # Identical values whose mean is not exactly representable leave a spread of rounding error, which as a
         # scale would blow the variances up by 1e300: such a feature is constant.  So is one whose spread squared is
         # below the smallest normal float (about 1e-154): dividing a variance by it gives inf.
-        tiny = np.finfo(np.float64)
-        constant = (spread <= 8 * tiny.eps * np.abs(X).max(axis=0)) | (spread < np.sqrt(tiny.tiny))
+        floats = np.finfo(np.float64)
+        constant = (spread <= 8 * floats.eps * np.abs(X).max(axis=0)) | (spread < np.sqrt(floats.tiny))
         return cls(mean=X.mean(axis=0), scale=np.where(constant, 1.0, spread), feature_names=tuple(names))
 
     def _check_width(self, X: np.ndarray) -> None:
