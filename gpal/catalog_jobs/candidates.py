@@ -321,7 +321,8 @@ def ranked(rows: pd.DataFrame, cls: str, order: str = DEFAULT_ORDER, band: float
     `ORDER_BANDS`'; 1 is in the top band): ``significance`` by ``Signif_Avg``, ``new_first`` by
     ``unassociated_releases`` (fewest first; a table without the column has no search history: the probability
     order), each then as ``probability``.  ``probable_by_significance`` puts the rows with ``p_<class>`` at least
-    ``cut`` (default `ORDER_CUTS`') first, then the others, each part as ``significance``.
+    ``cut`` (default `ORDER_CUTS`') first, then the others, each part as ``significance``; ``off_plane_first`` so
+    with the rows at ``|GLAT|`` at least ``cut`` degrees (a row without ``GLAT`` is in the second part).
     """
     order_rule(order)  # an unknown order is refused, naming the orders
     p = rows[proba_column(cls)].to_numpy(np.float64)
@@ -335,13 +336,17 @@ def ranked(rows: pd.DataFrame, cls: str, order: str = DEFAULT_ORDER, band: float
     if order == "probable_by_significance":
         floor = ORDER_CUTS[order] if cut is None else cut
         key["band"] = (np.nan_to_num(p, nan=0.0) >= floor).astype(np.float64)
+    elif order == "off_plane_first":
+        floor = ORDER_CUTS[order] if cut is None else cut
+        latitude = rows["GLAT"].to_numpy(np.float64) if "GLAT" in rows else np.full(len(rows), np.nan)
+        key["band"] = (np.abs(np.nan_to_num(latitude, nan=0.0)) >= floor).astype(np.float64)
     elif order != "probability":
         width = ORDER_BANDS[order] if band is None else band
         top = np.ceil(1 / width - 1e-9) - 1  # the band 1 falls in: the highest that starts below it
         key["band"] = np.minimum(np.floor(np.nan_to_num(p, nan=0.0) / width + 1e-9), top)
     if order == "new_first" and "unassociated_releases" in rows:
         key["waited"] = pd.to_numeric(rows["unassociated_releases"], errors="coerce").fillna(0).to_numpy()
-    by_significance = order in ("significance", "probable_by_significance")
+    by_significance = order in ("significance", "probable_by_significance", "off_plane_first")
     columns = ["section", "band", "waited", *(("s", "p") if by_significance else ("p", "s")), "e"]
     at = key.sort_values(columns, ascending=[True, False, True, False, False, True], kind="stable").index
     return numbered(rows.loc[at])

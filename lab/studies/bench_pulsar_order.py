@@ -4,15 +4,18 @@ For each shipped release older than FL16Y, ``gpal classify`` (the defaults) runs
 folder is reused: the study resumes where it stopped).  Its pulsar list (``lists/candidates_pulsar.csv``: which rows
 the list holds does not depend on the order) is ranked again by each rule of `RULES`
 (`gpal.catalog_jobs.candidates.ranked`), or by a score tried here only (a column the list carries, or the catalog's
-``Energy_Flux100``, or ``p_pulsar`` times one: a search's expected yield), and scored by every newer shipped
-release: the ten release pairs.  A row
+``Energy_Flux100``, or ``p_pulsar`` times one: a search's expected yield; a product of ranks inside the list: the
+significance's with |b|'s, the spectrum's curvature, variability or the ellipse's size; the sources of a
+millisecond pulsar's log-parabola peak energy first), and scored by every newer shipped release: the ten release
+pairs.  A row
 is a *later pulsar* when the newer release, through its ``ASSOC_FGL`` links (`gpal.catalogs.links.link_later`),
 calls it psr or msp; the links of a pair are kept in ``RUNS/later_<earlier>_<later>.csv``.
 
 Per pair, rule and k in `TOP`: the later pulsars among the list's first k rows, with the 95% Jeffreys binomial
 interval of that count (k trials; `gpal.evaluation.intervals.binomial_interval`); a list shorter than k is counted
 whole.  The rule is chosen on the pairs that end before FL16Y (`CHOOSE_ON`) and confirmed on those ending in FL16Y;
-its gain over the probability order and over the pulsar list's default order has a paired bootstrap interval.
+its gain over the probability order and over the pulsar list's default order has a paired bootstrap interval, as
+has `OFFERED`'s, an order offered beside the default, over the default.
 
 Beside them, where a published classifier's candidates name the earlier release's sources (`PEERS`: the 4FGL-DR2
 neural networks of Finke et al. 2021, shipped as ``catalogs/published_pulsar_candidates.csv``): the later pulsars
@@ -36,40 +39,74 @@ from gpal.catalog_jobs.candidates import ORDER_BANDS, ORDER_CUTS, list_order, ra
 from gpal.catalog_jobs.layout import candidate_file, list_path, located
 from gpal.evaluation.intervals import binomial_interval
 
-from shared import (EARLIER, LATER, N_BOOT, TOP, code_commit, hits, later_classes,  # the script's folder, first
-                    pulsar_list, pulsar_study_arguments, run)  # on its path; puts the pages' record format on it
+from shared import (EARLIER, LATER, N_BOOT, TOP, code_commit, float_column, hits,  # the script's folder, first on
+                    later_classes, pulsar_list, pulsar_study_arguments, quiet_catalog,  # its path; puts the pages'
+                    run)  # record format on it
 
 #: The later releases the rule is chosen on: every pair ending before FL16Y.
 CHOOSE_ON = ("4FGL", "4FGL-DR2", "4FGL-DR4")
+#: The millisecond pulsars' band of log-parabola peak energy (MeV, of E^2 dN/dE) a ``first`` rule puts first.
+MSP_PEAK = (500.0, 3000.0)
 
 
 class Rule(NamedTuple):
     """An order of the list: an ``--order`` with its band width or cut (`gpal.catalog_jobs.candidates.ranked`), or
-    (``order`` '') a score tried here only: the product of the ``score`` columns, largest first, ties and missing
-    values as the probability order (a missing value last)."""
+    (``order`` '') one tried here only:
+
+    - ``score``: the product of the columns, largest first, ties and missing values as the probability order (a
+      missing value last);
+    - ``ranks``: the product of the rows' ranks inside the list by each column (1 the largest; a column named
+      ``-C``: 1 the smallest of C; ties share their mean rank, a missing value ranks last), smallest first: the
+      columns weighed alike whatever their scales; ties as the significance order;
+    - ``first`` (column, low, high): the rows whose column lies in [low, high] first, each part as the significance
+      order.
+    """
 
     order: str = ""
     band: float | None = None
     cut: float | None = None
     score: tuple[str, ...] = ()
+    ranks: tuple[str, ...] = ()
+    first: tuple[str, float, float] | None = None
 
     def rank(self, rows: pd.DataFrame) -> pd.DataFrame:
         if self.order:
             return ranked(rows, "pulsar", self.order, self.band, self.cut)
-        first = ranked(rows, "pulsar").drop(columns="rank")
-        values = np.prod([pd.to_numeric(first[c], errors="coerce").to_numpy(np.float64) for c in self.score], axis=0)
+        if self.score:
+            first = ranked(rows, "pulsar").drop(columns="rank")
+            values = np.prod([_values(first, c) for c in self.score], axis=0)
+            return ranked_by(first.assign(_score=values), "_score").drop(columns="_score")
+        first = ranked(rows, "pulsar", "significance").drop(columns="rank")
+        if self.ranks:
+            values = -np.prod([pd.Series(_values(first, c.lstrip("-"))).rank(
+                ascending=c.startswith("-"), na_option="bottom").to_numpy() for c in self.ranks], axis=0)
+        else:
+            column, low, high = self.first
+            inside = (_values(first, column) >= low) & (_values(first, column) <= high)
+            values = inside.astype(np.float64)
         return ranked_by(first.assign(_score=values), "_score").drop(columns="_score")
 
     def words(self) -> str:
-        if not self.order:
+        if self.score:
             return "score " + " x ".join(self.score)
+        if self.ranks:
+            return "ranks " + " x ".join(self.ranks)
+        if self.first:
+            return f"{self.first[0]} in [{self.first[1]:g}, {self.first[2]:g}] first, by significance"
         return self.order + (f", bands of {self.band:g}" if self.band is not None else "") + (
             f", cut at {self.cut:g}" if self.cut is not None else "")
 
 
+def _values(rows: pd.DataFrame, column: str) -> np.ndarray:
+    """A column of the list as float64 (a value that is no number: NaN)."""
+    return pd.to_numeric(rows[column], errors="coerce").to_numpy(np.float64)
+
+
 #: Rule name -> its `Rule`.  Band 1: one band, the probability not read.  The cut rules are a list cut by
-#: probability then ordered by significance; the scores: a detectability alone (the energy flux, the photon flux
-#: above 1 GeV, the curvature significance), or ``p_pulsar`` times one, the expected yield of a search.
+#: probability (or by |b|) then ordered by significance; the scores: a detectability alone (the energy flux, the
+#: photon flux above 1 GeV, the curvature significance), or ``p_pulsar`` times one, the expected yield of a search;
+#: the rank products: what a radio searcher reads beside the significance (|b|: a colder sky off the plane; a
+#: curved, steady spectrum; a small ellipse), and the model's probability as a rank inside the list.
 RULES = {
     "probability": Rule("probability"),
     **{f"significance, bands of {band:g}": Rule("significance", band) for band in (0.1, 0.2, 0.3, 0.5, 1.0)},
@@ -82,10 +119,23 @@ RULES = {
         ("p_pulsar x significance squared (TS)", ("p_pulsar", "Signif_Avg", "Signif_Avg")),
         ("p_pulsar x energy flux", ("p_pulsar", "Energy_Flux100")), ("p_pulsar x flux above 1 GeV", ("p_pulsar", "Flux1000")),
         ("p_pulsar x curvature significance", ("p_pulsar", "Signif_Curvature")))},
+    **{f"|b| at least {cut:g} deg first, by significance": Rule("off_plane_first", cut=cut) for cut in (2, 3, 5, 10, 15)},
+    **{name: Rule(ranks=ranks) for name, ranks in (
+        ("ranks: significance x |b|", ("Signif_Avg", "abs_GLAT")), ("ranks: p_pulsar x |b|", ("p_pulsar", "abs_GLAT")),
+        ("ranks: p_pulsar x significance x |b|", ("p_pulsar", "Signif_Avg", "abs_GLAT")),
+        ("ranks: p_pulsar x significance", ("p_pulsar", "Signif_Avg")),
+        ("ranks: significance x curvature significance", ("Signif_Avg", "Signif_Curvature")),
+        ("ranks: significance x LP_beta", ("Signif_Avg", "LP_beta")),
+        ("ranks: significance x low variability", ("Signif_Avg", "-Variability_Index")),
+        ("ranks: significance x small ellipse", ("Signif_Avg", "-Conf_95_SemiMajor")))},
+    f"peak energy {MSP_PEAK[0] / 1e3:g}-{MSP_PEAK[1] / 1e3:g} GeV first, by significance": Rule(first=("LP_EPeak", *MSP_PEAK)),
 }
+#: The order offered beside the default (``--order off_plane_first``), whose gain over the default is also resampled.
+OFFERED = "|b| at least 2 deg first, by significance"
 #: The detectabilities whose AUC inside each list the study also gives (beside p_pulsar, Signif_Avg, |b| and the
 #: releases unassociated).
-SEPARATED = ("Energy_Flux100", "Flux1000", "Signif_Curvature")
+SEPARATED = ("Energy_Flux100", "Flux1000", "Signif_Curvature", "LP_beta", "LP_EPeak", "Variability_Index",
+             "Conf_95_SemiMajor")
 #: |b| (deg) below which a source counts as near the plane in `latitudes`.
 NEAR_PLANE = 5.0
 #: The blazar lists read by both orders (their later members: the same class in the later release).
@@ -93,21 +143,29 @@ BLAZAR_LISTS = ("bll", "fsrq")
 
 
 @functools.cache
-def energy_fluxes(release: str) -> pd.Series:
-    """The release's ``Energy_Flux100`` (erg cm-2 s-1, 100 MeV-100 GeV) by source name: a detectability the lists do
-    not carry."""
-    from gpal.catalogs import load_catalog
-
-    table = load_catalog(release).table
-    return pd.Series(np.asarray(table["Energy_Flux100"], np.float64),
-                     index=[str(name).strip() for name in table["Source_Name"]])
+def catalog_columns(release: str) -> pd.DataFrame:
+    """By source name, what the lists do not carry: the release's ``Energy_Flux100`` (erg cm-2 s-1, 100 MeV-100 GeV),
+    a detectability, and the log-parabola fit's curvature ``LP_beta`` and peak energy ``LP_EPeak`` (MeV, of E^2
+    dN/dE: pivot x exp((2 - index) / (2 beta)), NaN where beta <= 0; 3FGL's ``beta`` and ``Spectral_Index`` where
+    its spectrum is a log-parabola, else NaN), the spectral shape a searcher reads."""
+    table = quiet_catalog(release).table
+    if "LP_beta" in table.colnames:
+        index, beta = float_column(table["LP_Index"]), float_column(table["LP_beta"])
+    else:
+        log_parabola = np.char.strip(np.asarray(table["SpectrumType"]).astype(str)) == "LogParabola"
+        index = np.where(log_parabola, float_column(table["Spectral_Index"]), np.nan)
+        beta = np.where(log_parabola, float_column(table["beta"]), np.nan)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        peak = np.where(beta > 0, float_column(table["Pivot_Energy"]) * np.exp((2 - index) / (2 * beta)), np.nan)
+    return pd.DataFrame({"Energy_Flux100": float_column(table["Energy_Flux100"]), "LP_beta": beta, "LP_EPeak": peak},
+                        index=[str(name).strip() for name in table["Source_Name"]])
 
 
 def pulsar_rows(runs: Path, release: str) -> pd.DataFrame:
-    """The release's pulsar list (`shared.pulsar_list`) with its catalog's ``Energy_Flux100``."""
+    """The release's pulsar list (`shared.pulsar_list`) with `catalog_columns` and ``abs_GLAT`` (|b|)."""
     rows = pulsar_list(run(runs, release))
-    return rows.assign(Energy_Flux100=energy_fluxes(release).reindex(rows["Source_Name"].astype(str).str.strip())
-                       .to_numpy())
+    columns = catalog_columns(release).reindex(rows["Source_Name"].astype(str).str.strip())
+    return rows.assign(**{c: columns[c].to_numpy() for c in columns}, abs_GLAT=rows["GLAT"].abs())
 
 
 def default_rule() -> str:
@@ -162,11 +220,11 @@ def chosen(frame: pd.DataFrame) -> str:
     return str(best.index[0])
 
 
-def paired_differences(runs: Path, rule: str, against: tuple[str, ...], n_boot: int = N_BOOT,
-                       seed: int = 0) -> dict[tuple[str, int, str], tuple[int, float, float]]:
-    """Per set of pairs (those ending before FL16Y, those ending in it), k and rule of ``against``: the later pulsars
-    among ``rule``'s first k minus that rule's, summed over the pairs, and its 95% paired bootstrap interval (each
-    list's rows resampled, the same draw ranked by every rule)."""
+def paired_differences(runs: Path, compared: tuple[tuple[str, str], ...], n_boot: int = N_BOOT,
+                       seed: int = 0) -> dict[tuple[str, int, str, str], tuple[int, float, float]]:
+    """Per set of pairs (those ending before FL16Y, those ending in it), k and (rule, other) of ``compared``: the
+    later pulsars among the rule's first k minus the other's, summed over the pairs, and its 95% paired bootstrap
+    interval (each list's rows resampled, the same draw ranked by every rule)."""
     rng = np.random.default_rng(seed)
     sets = {"ending before FL16Y": CHOOSE_ON, "ending in FL16Y": ("FL16Y",)}
     lists = []
@@ -176,17 +234,16 @@ def paired_differences(runs: Path, rule: str, against: tuple[str, ...], n_boot: 
         lists.append(rows.assign(**{f"_hit_{later}": hits(rows["Source_Name"], later_classes(runs, earlier, later))
                                     for later in laters}))
 
-    def diffs(drawn: list[pd.DataFrame]) -> dict[tuple[str, int, str], int]:
-        out = {(name, k, other): 0 for name in sets for k in TOP for other in against}
+    def diffs(drawn: list[pd.DataFrame]) -> dict[tuple[str, int, str, str], int]:
+        out = {(name, k, *both): 0 for name in sets for k in TOP for both in compared}
         for rows in drawn:
-            mine = RULES[rule].rank(rows)
-            for other in against:
-                theirs = RULES[other].rank(rows)
+            order = {rule: RULES[rule].rank(rows) for rule in dict.fromkeys(r for both in compared for r in both)}
+            for rule, other in compared:
                 for column in (c for c in rows.columns if c.startswith("_hit_")):
                     name = next(n for n, laters in sets.items() if column[5:] in laters)
                     for k in TOP:
-                        out[name, k, other] += (int(mine[column].to_numpy()[:k].sum())
-                                                - int(theirs[column].to_numpy()[:k].sum()))
+                        out[name, k, rule, other] += (int(order[rule][column].to_numpy()[:k].sum())
+                                                      - int(order[other][column].to_numpy()[:k].sum()))
         return out
 
     draws = [diffs([r.iloc[rng.integers(0, len(r), len(r))].reset_index(drop=True) for r in lists])
@@ -269,9 +326,14 @@ def by_history(runs: Path) -> list[list[str]]:
     return out
 
 
+def peer_orders() -> tuple[str, ...]:
+    """The orders of gpal's list set beside a published one: the probability order, the default, `OFFERED`."""
+    return tuple(dict.fromkeys(("probability", list_order("pulsar"), RULES[OFFERED].order)))
+
+
 def peers(runs: Path) -> list[list[str]]:
-    """Per published candidate list and later release: its later pulsars, and the probability order's among as
-    many first rows of gpal's list."""
+    """Per published candidate list and later release: its later pulsars, and those among as many first rows of
+    gpal's list and among its first 100, by `PEER_ORDERS`."""
     from gpal.catalogs.search_history import published_candidates
 
     table = published_candidates()
@@ -283,10 +345,9 @@ def peers(runs: Path) -> list[list[str]]:
         for later in LATER[LATER.index(release) + 1:] if release in LATER else LATER:
             classes = later_classes(runs, release, later)
             theirs = hits(names, classes)
-            ours = [counted(hits(ranked(rows, "pulsar", order)["Source_Name"], classes), len(names))
-                    for order in ("probability", list_order("pulsar"))]
+            found = [hits(ranked(rows, "pulsar", order)["Source_Name"], classes) for order in peer_orders()]
             out.append([f"{release} -> {later}", named_by, str(len(names)), cell(int(theirs.sum()), len(names)),
-                        *(cell(*c) for c in ours)])
+                        *(cell(*counted(f, len(names))) for f in found), *(cell(*counted(f, 100)) for f in found)])
     return out
 
 
@@ -318,21 +379,24 @@ def tables(frame: pd.DataFrame, runs: Path, n_boot: int = N_BOOT) -> list[dict]:
     summary = make_table(["pairs", "order", *(f"top {k}" for k in TOP)], sums, "llrrr",
                          "Summed over the pairs (95% Jeffreys binomial interval of the summed count); the order is "
                          "chosen by the top 50 on the pairs ending before FL16Y")
-    against = tuple(dict.fromkeys(name for name in ("probability", default) if name != rule))
-    gains = paired_differences(runs, rule, against, n_boot)
-    paired = [[name, str(k), *("%+d [%+.0f, %+.0f]" % gains[name, k, other] for other in against)]
+    compared = tuple(dict.fromkeys([*((rule, name) for name in ("probability", default) if name != rule),
+                                    *(((OFFERED, default),) if OFFERED not in (rule, default) else ())]))
+    gains = paired_differences(runs, compared, n_boot)
+    paired = [[name, str(k), *("%+d [%+.0f, %+.0f]" % gains[name, k, *both] for both in compared)]
               for name in ("ending before FL16Y", "ending in FL16Y") for k in TOP]
-    difference = make_table(["pairs", "top k", *(f"{rule} minus {other}" for other in against)], paired,
-                            "lr" + "r" * len(against),
-                            f"The chosen order's gain over the probability order and the default, summed over the "
-                            f"pairs: 95% paired bootstrap interval ({n_boot} resamples of each list's rows, each ranked "
-                            "by every order)")
+    difference = make_table(["pairs", "top k", *(f"{mine} minus {other}" for mine, other in compared)], paired,
+                            "lr" + "r" * len(compared),
+                            f"The chosen order's gain over the probability order and the default, and the order "
+                            f"offered beside the default's over it, summed over the pairs: 95% paired bootstrap "
+                            f"interval ({n_boot} resamples of each list's rows, each ranked by every order)")
     out = [summary, difference, per_pair]
     peer_rows = peers(runs)
     if peer_rows:
+        orders = [order + (" (default)" if order == list_order("pulsar") else "") for order in peer_orders()]
         out.append(make_table(["pair", "published list", "its candidates", "later pulsars among them",
-                               "gpal's first as many, by probability", "gpal's first as many, by its default"],
-                              peer_rows, "llrrrr",
+                               *(f"gpal's first as many, by {order}" for order in orders),
+                               *(f"gpal's top 100, by {order}" for order in orders)],
+                              peer_rows, "llrr" + "rr" * len(orders),
                               "Beside a published classifier's pulsar candidates (95% Jeffreys intervals)"))
     out.append(make_table(["list", "pairs", *(f"top {k}: probability / significance" for k in TOP)], blazar_lists(runs),
                           "llrrr", "Why the blazar lists keep the probability order: their later members (the same "
@@ -342,7 +406,7 @@ def tables(frame: pd.DataFrame, runs: Path, n_boot: int = N_BOOT) -> list[dict]:
                           "lr" + "r" * (4 + len(SEPARATED)),
                           "What tells a list's later pulsars from its other rows: the AUC inside each pulsar list"))
     out.append(make_table(["list", "order", "median |b| of the first 50 (deg)", f"share with |b| < {NEAR_PLANE:g} deg"],
-                          latitudes(runs, tuple(dict.fromkeys(("probability", default, rule, "energy flux",
+                          latitudes(runs, tuple(dict.fromkeys(("probability", default, rule, OFFERED, "energy flux",
                                                                    "flux above 1 GeV", "curvature significance")))),
                           "llrr", "Where each order puts a list's first 50 on the sky: a flux order fills them "
                           "from the Galactic plane"))

@@ -51,3 +51,28 @@ def test_a_score_ranks_by_the_product_of_its_columns_a_missing_value_last(bench)
     # the cut at 0.7: a, c, d (by significance: d, c, a) before b
     assert bench.RULES["p_pulsar at least 0.7 first, by significance"].rank(rows)["Source_Name"].tolist() == list("dcab")
     assert bench.default_rule() in bench.RULES and bench.RULES[bench.default_rule()].order
+
+
+def test_a_rank_product_weighs_its_columns_alike_and_a_band_rule_puts_its_rows_first(bench):
+    rows = pd.DataFrame({"Source_Name": list("abcd"), "p_pulsar": [0.9, 0.5, 0.8, 0.7],
+                         "Signif_Avg": [5.0, 12.0, 6.0, 20.0], "Conf_95_SemiMajor": [0.02, 0.09, 0.05, np.nan],
+                         "abs_GLAT": [40.0, 1.0, 10.0, 0.5], "LP_EPeak": [1500.0, 2500.0, np.nan, 200.0]})
+    # ranks of S (d 1, b 2, c 3, a 4) times |b|'s (a 1, c 2, b 3, d 4): a 4, b 6, c 6, d 4; ties as by significance
+    assert bench.RULES["ranks: significance x |b|"].rank(rows)["Source_Name"].tolist() == list("dabc")
+    # the ellipse smallest first (a 1, c 2, b 3, d missing: 4): a 4, b 6, c 6, d 4
+    assert bench.RULES["ranks: significance x small ellipse"].rank(rows)["Source_Name"].tolist() == list("dabc")
+    # the peak in 0.5-3 GeV (a, b) first by significance, then the others (c has none)
+    assert bench.RULES["peak energy 0.5-3 GeV first, by significance"].rank(rows)["Source_Name"].tolist() == list("badc")
+    assert bench.RULES[bench.OFFERED].order == "off_plane_first"
+
+
+def test_the_log_parabola_peak_energy_is_the_catalogs_where_it_gives_one(bench):
+    from gpal.catalogs import load_catalog
+
+    ours = bench.catalog_columns("4FGL-DR4")["LP_EPeak"].to_numpy()
+    table = load_catalog("4FGL-DR4").table
+    theirs = np.asarray(table["LP_EPeak"].filled(np.nan) if hasattr(table["LP_EPeak"], "filled") else table["LP_EPeak"],
+                        np.float64)
+    given = np.isfinite(theirs)
+    assert given.sum() > 5000 and np.all(np.isfinite(ours[given]))
+    np.testing.assert_allclose(ours[given], theirs[given], rtol=1e-3)

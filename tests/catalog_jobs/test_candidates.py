@@ -164,6 +164,17 @@ def test_each_order_ranks_inside_its_probability_bands():
         ranked(frame, "pulsar", "newest")
 
 
+def test_off_plane_first_puts_the_sources_off_the_plane_first_each_part_by_significance():
+    frame = pd.DataFrame({"Source_Name": list("abcde"), "p_pulsar": [0.9, 0.5, 0.7, 0.6, 0.8],
+                          "Signif_Avg": [30.0, 8.0, 12.0, 20.0, 40.0], "Conf_95_SemiMajor": 0.05,
+                          "GLAT": [0.5, -45.0, 2.0, -1.99, np.nan]})
+    # |b| >= 2 (b, c) first, then the plane and the row without a latitude (e, a, d), each the most significant first
+    assert ORDER_CUTS["off_plane_first"] == 2.0
+    assert ranked(frame, "pulsar", "off_plane_first")["Source_Name"].tolist() == list("cbead")
+    assert ranked(frame, "pulsar", "off_plane_first", cut=40.0)["Source_Name"].tolist() == list("beadc")
+    assert check_cuts({"order": "off_plane_first"})["order"] == "off_plane_first"
+
+
 def test_the_pulsar_list_is_ranked_by_significance_unless_told_and_the_others_by_probability():
     frame = pd.DataFrame({"Source_Name": list("abcd"), "CLASS1": "", "predicted_class": ["pulsar", "pulsar", "bll", "bll"],
                           "p_pulsar": [0.9, 0.6, 0.1, 0.2], "p_bll": [0.1, 0.4, 0.9, 0.8], "Signif_Avg": [6.0, 20.0, 6.0, 20.0],
