@@ -275,7 +275,9 @@ def blazar_lists(runs: Path) -> list[list[str]]:
 
 
 def separation(runs: Path) -> list[list[str]]:
-    """What tells the later pulsars of a list from its other rows: the AUC, inside each list, of what it carries."""
+    """What tells the later pulsars of a list from its other rows: the AUC, inside each list, of what it carries ('–'
+    where the catalog does not give the value for every row: 3FGL's log-parabola fits, for its log-parabola sources
+    only)."""
     from gpal.evaluation.metrics import roc_auc
 
     out = []
@@ -287,7 +289,8 @@ def separation(runs: Path) -> list[list[str]]:
         for later in (LATER[LATER.index(earlier) + 1:] if earlier in LATER else LATER):
             found = hits(rows["Source_Name"], later_classes(runs, earlier, later)).astype(int)
             out.append([f"{earlier} -> {later}", str(int(found.sum())),
-                        *(f"{roc_auc(found, v.to_numpy(np.float64)):.2f}" for v in scores.values())])
+                        *(f"{roc_auc(found, v.to_numpy(np.float64)):.2f}" if v.notna().all() else "–"
+                          for v in scores.values())])
     return out
 
 
