@@ -183,7 +183,8 @@ COLUMNS = {
     "section": ColumnInfo(None, "the part of a blazar list the row is ranked in: 'counterpart' (a counterpart to "
                                 "take a spectrum of) or 'unassociated' (none yet)"),
     "first_unassociated": ColumnInfo(None, "the oldest release of the unbroken run of releases, ending with this "
-                                           "one, that list the source without a class: where it was first listed "
+                                           "one, that list the source without a class (or with 'unk', a "
+                                           "counterpart of unknown type): where it was first listed "
                                            "unassociated (empty: the source has a class)"),
     "unassociated_releases": ColumnInfo(None, "how many releases of that run list it without a class, this one "
                                               "included (0: it has a class)"),

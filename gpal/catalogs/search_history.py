@@ -5,8 +5,9 @@ every release since 3FGL has left unassociated has been searched for a decade, o
 not.  The history is read from what is already known of a source (`gpal.catalogs.known_sources.known_about`'s
 per-release columns ``R_name`` and ``R_class``, through the releases' ``ASSOC_FGL`` links): going back from the
 catalog's own release, release by release, while the source is listed and has no class, the run's oldest release
-is where it was *first listed unassociated*.  A release that lists it with a class (CLASS1, else CLASS2), or does
-not list it, ends the run.  Releases whose links were not read (absent columns) end it too, and the history then
+is where it was *first listed unassociated*.  A class of ``"unk"`` (a counterpart of unknown type) counts as none:
+its nature is as open as an unassociated source's, and pulsar lists keep such sources.  A release that lists it with
+any other class (CLASS1, else CLASS2), or does not list it, ends the run.  Releases whose links were not read (absent columns) end it too, and the history then
 says it starts no earlier than the oldest release checked.
 
 The committee's next question, whether a published search already named the source, is `named_by`: the published
@@ -25,20 +26,26 @@ import pandas as pd
 from gpal.catalogs.catalog import CATALOG_DIR
 from gpal.catalogs.releases import RELEASES, Release
 
-__all__ = ["HISTORY_COLUMNS", "PUBLISHED_CANDIDATES", "PUBLISHED_COLUMNS", "named_by", "published_candidates",
-           "search_history"]
+__all__ = ["HISTORY_COLUMNS", "PUBLISHED_CANDIDATES", "PUBLISHED_COLUMNS", "UNTYPED", "named_by",
+           "published_candidates", "search_history"]
 
 #: The shipped published candidate lists: one row per source and list.
 PUBLISHED_CANDIDATES = CATALOG_DIR / "published_pulsar_candidates.csv"
 #: Their columns: the source's name in ``release`` (a shipped release), and who named it, in words.
 PUBLISHED_COLUMNS = ("Source_Name", "release", "named_by")
 
+#: The class codes that say nothing of a source's nature: no class, or a counterpart of unknown type.
+UNTYPED = ("", "unk")
 #: The columns `search_history` returns, in order.
 HISTORY_COLUMNS = ("first_unassociated", "unassociated_releases", "unassociated_years")
 
 
 def _year(release: Release) -> float:
     return np.nan if release.published is None else float(release.published)
+
+
+def _untyped(classes: pd.Series) -> np.ndarray:
+    return classes.fillna("").astype(str).str.strip().str.lower().isin(UNTYPED).to_numpy()
 
 
 def search_history(known: pd.DataFrame, catalog: str | Release, earlier: Sequence[str | Release] | None = None,
@@ -56,7 +63,7 @@ def search_history(known: pd.DataFrame, catalog: str | Release, earlier: Sequenc
         The releases before it to follow, in any order (default: every known release older than ``catalog``).
     unassociated : numpy.ndarray of bool, optional
         Which sources ``catalog`` itself lists without a class (default: ``CLASS1`` and ``CLASS2`` of ``known``
-        both empty).  A source with a class has no history: its columns are '' / 0 / NaN.
+        both `UNTYPED`).  A source with a class has no history: its columns are '' / 0 / NaN.
 
     Returns
     -------
@@ -80,8 +87,7 @@ def search_history(known: pd.DataFrame, catalog: str | Release, earlier: Sequenc
         if missing:
             raise ValueError(f"the known-sources table has no {', '.join(missing)} column; expected known_about's "
                              f"columns, or pass unassociated= (which sources {current.name} lists without a class)")
-        unassociated = np.array([not str(a).strip() and not str(b).strip()
-                                 for a, b in zip(known["CLASS1"].fillna(""), known["CLASS2"].fillna(""))])
+        unassociated = _untyped(known["CLASS1"]) & _untyped(known["CLASS2"])
     running = np.asarray(unassociated, dtype=bool).copy()
     if running.shape != (n,):
         raise ValueError(f"unassociated has shape {running.shape}; expected one flag per source ({n},)")
@@ -92,8 +98,7 @@ def search_history(known: pd.DataFrame, catalog: str | Release, earlier: Sequenc
         if release not in checked:  # not read: the run can be said to start no earlier than here
             break
         name = known[f"{release.name}_name"].fillna("").astype(str).str.strip().to_numpy()
-        cls = known[f"{release.name}_class"].fillna("").astype(str).str.strip().to_numpy()
-        running &= (name != "") & (cls == "")
+        running &= (name != "") & _untyped(known[f"{release.name}_class"])
         first[running] = release.name
         count[running] += 1
         first_year[running] = _year(release)

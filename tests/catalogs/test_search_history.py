@@ -37,6 +37,17 @@ def test_the_run_ends_at_a_release_that_classes_or_misses_the_source():
     assert history.attrs["checked"] == list(EARLIER)
 
 
+def test_a_counterpart_of_unknown_type_is_no_class_in_the_catalog_and_in_earlier_releases():
+    known = _known([
+        ("", {"4FGL-DR4": ("D", "unk"), "4FGL-DR2": ("C", ""), "4FGL": ("B", "bll")}),  # unk in DR4 continues the run
+        ("", {"4FGL-DR4": ("D", "UNK "), "4FGL-DR2": ("C", "psr")}),                 # case and spaces as catalogs write
+    ])
+    known.loc[0, "CLASS2"] = "unk"  # the catalog's own release: associated with a counterpart of unknown type
+    history = search_history(known, "FL16Y")
+    assert history["first_unassociated"].tolist() == ["4FGL-DR2", "4FGL-DR4"]
+    assert history["unassociated_releases"].tolist() == [3, 2]
+
+
 def test_a_release_whose_columns_are_absent_is_not_checked_and_the_record_says_so():
     known = _known([("", {r: ("x", "") for r in EARLIER})]).drop(columns=["4FGL_name", "4FGL_class"])
     history = search_history(known, "FL16Y")
