@@ -233,8 +233,8 @@ def test_features_of_one_error_model_draw_it_once_to_the_same_bits(monkeypatch):
     measured = [f.measure(read)[:2] for f in feats]
     alone = [f.transform_values(x, model) for f, (x, model) in zip(feats, measured)]
     calls = []
-    draws = features._split_normal_draws
-    monkeypatch.setattr(features, "_split_normal_draws", lambda *a: calls.append(1) or draws(*a))
+    draws = features._quantiles
+    monkeypatch.setattr(features, "_quantiles", lambda *a: calls.append(1) or draws(*a))
     together = features.transform_all(feats, [x for x, _ in measured], [m for _, m in measured])
     assert len(calls) == 2 * 4  # two error models (bound 0 and none) of four bands, in one block of 40 rows each
     for (a_value, a_var), (b_value, b_var) in zip(alone, together):
@@ -255,8 +255,8 @@ def test_a_chain_of_hardness_ratios_draws_each_band_once_at_two_sobol_columns(mo
     measured = [f.measure(read)[:2] for f in ratios]
     alone = [f.transform_values(x, model) for f, (x, model) in zip(ratios, measured)]
     calls = []
-    draws = features._split_normal_draws
-    monkeypatch.setattr(features, "_split_normal_draws", lambda *a: calls.append(a[3]) or draws(*a))
+    draws = features._quantiles
+    monkeypatch.setattr(features, "_quantiles", lambda *a: calls.append(a[1]) or draws(*a))
     together = features.transform_all(ratios, [x for x, _ in measured], [m for _, m in measured])
     assert len(calls) == 5  # one draw of each band, in one block of 30 rows
     sobol = features._uniforms(features.MC_DRAWS, 2)

@@ -29,7 +29,10 @@ __all__ = ["MC_DRAWS", "MC_SEED", "transform_all"]
 #: selection, the row order or the run.
 MC_DRAWS = 2048
 MC_SEED = 20_240_622
-_MC_ROWS_PER_BLOCK = 128  # rows propagated at once: keeps the (rows, MC_DRAWS) temporaries to 2 MB each
+#: Rows propagated at once: a draw's (rows, MC_DRAWS) temporaries of 1 MB stay in a core's L2 cache (at 128 rows
+#: the draws took 1.7 times as long), and a feature of many operands stacks at most _MC_STACKED_ROWS rows x operands.
+_MC_ROWS_PER_BLOCK = 64
+_MC_STACKED_ROWS = 256
 #: Rows propagated at once however many operands a feature has (3FGL's 48-month light curves would otherwise take
 #: 5 rows a block, and spend 40% of their time in Python's per-block calls).
 _MC_MIN_ROWS = 16
@@ -54,6 +57,14 @@ def _split_normal_draws(centre, lower, upper, u, bound):
     Each draw is the distribution's quantile at its probability: stratified probabilities give a
     stratified sample, exact in distribution for every row.
     """
+    return _quantiles(_split_normals(centre, lower, upper, bound), u, bound)
+
+
+def _split_normals(centre, lower, upper, bound) -> tuple[np.ndarray, ...]:
+    """Per row (each (n, 1)): the mode, the two sigmas, the probability below the mode and the slopes that map a
+    probability to a level of the standard normal on each side of it (`_quantiles`).  Computed once for all the
+    rows of an operand, not per block: in the main job each NumPy call of a block waits for the GIL that
+    TensorFlow's import beside it holds, and these were more than half of a block's calls."""
     c, lo, up = centre[:, None], lower[:, None], upper[:, None]
     with np.errstate(divide="ignore", invalid="ignore"):  # per row: where the draws fall
         p_lower = np.where(lo + up > 0, lo / (lo + up), 0.5)
@@ -65,12 +76,19 @@ def _split_normal_draws(centre, lower, upper, u, bound):
         # half (q - u) / q below the mode, (u - q) / (2 (1 - q)) above it.
         slope_below = np.where(q > 0, half / q, 0.0)
         slope_above = np.where(q < 1, 0.5 / (1.0 - q), 0.0)
+    return c, -lo, up, q, half, slope_below, slope_above
+
+
+def _quantiles(rows: Sequence[np.ndarray], u: np.ndarray, bound: float | None) -> np.ndarray:
+    """Draws (rows, D) at the probabilities ``u`` (D,) of the split normals ``rows`` (`_split_normals`, or a slice
+    of its arrays)."""
+    c, minus_lo, up, q, half, slope_below, slope_above = rows
     u = u[None, :]
     below = u < q
     level = np.where(below, half - u * slope_below, u * slope_above - q * slope_above)
     level += 0.5
     draws = ndtri(level)
-    draws *= np.where(below, -lo, up)
+    draws *= np.where(below, minus_lo, up)
     draws += c
     return draws if bound is None else np.maximum(draws, bound, out=draws)  # round-off never crosses the bound
 
@@ -179,11 +197,12 @@ def _monte_carlo_moments(features: Sequence[Any], model: np.ndarray, reads: Sequ
         raise ValueError("features drawn together must share their lower_bound")
     u = _uniforms(MC_DRAWS, max(columns) + 1)
     moments = [(np.empty(n), np.empty(n)) for _ in features]
-    rows = max(_MC_MIN_ROWS, 2 * _MC_ROWS_PER_BLOCK // max(operands, 2))
+    rows = max(_MC_MIN_ROWS, min(_MC_ROWS_PER_BLOCK, _MC_STACKED_ROWS // operands))
+
+    split_normals = [_split_normals(model[:, k, 0], model[:, k, 1], model[:, k, 2], bound) for k in range(operands)]
 
     def propagate(start: int) -> None:
-        block = model[start:start + rows]
-        draws = [_split_normal_draws(block[:, k, 0], block[:, k, 1], block[:, k, 2], u[:, columns[k]], bound)
+        draws = [_quantiles([a[start:start + rows] for a in split_normals[k]], u[:, columns[k]], bound)
                  for k in range(operands)]
         stacked: dict[tuple[int, ...], np.ndarray] = {}  # the band shares of one spectrum stack their bands once
         for feature, read, (mean, variance) in zip(features, reads, moments):
@@ -206,7 +225,7 @@ def _monte_carlo_moments(features: Sequence[Any], model: np.ndarray, reads: Sequ
     return moments
 
 
-#: Threads that propagate blocks of rows at once (at most 4: the blocks' temporaries are ~20 MB each).
+#: Threads that propagate blocks of rows at once (at most 4: each block holds a few MB of temporaries).
 _MC_THREADS = min(4, os.cpu_count() or 1)
 
 
