@@ -33,7 +33,7 @@ from gpal.estimators.noisy_gp_state import noisy_gp_from_state, noisy_gp_state
 from gpal.estimators.params import (AUTO, NOISY_GP_PARAMETERS, check_input_prior, check_named_likelihood_options,
                                     input_noise_class)
 from gpal.estimators.sizes import check_fit_sizes, check_prediction_memory
-from gpal.registry import (BROAD_PRIOR_VARIANCE, DEFAULT_HIDDEN_SIZES, DEFAULT_INPUT_PRIOR,
+from gpal.registry import (BROAD_PRIOR_VARIANCE, DEFAULT_HIDDEN_SIZES,
                            DEFAULT_LIKELIHOOD, DEFAULT_NOISE_VARIANCE, DEFAULT_PRIOR_COMPONENTS,
                            SVGP_NUM_INDUCING)
 from gpal.training.session import ModelSession
@@ -75,8 +75,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     ----------
     input_noise
         "auto" (the default): the error bars used where they are given, NIMGP with the population prior
-        (``input_noise="latent", input_prior="population"``) for a fit given X_var with a non-zero entry, exact
-        inputs (MGP) for one without (docs/methods.md, "When to use which", gives the measurements);
+        (``input_noise="latent", input_prior="population"``; with the prior ``input_prior`` names, if it names one)
+        for a fit given X_var with a non-zero entry, exact inputs (MGP) for one without (docs/methods.md, "When to use which", gives the measurements);
         ``input_noise_`` and ``input_prior_`` say which the fit chose.  Or "none", "latent", "amortized" or
         "first_order": how input noise enters: ignored (MGP), a Gaussian
         q(x_i) per training point (NIMGP), q(x_i) from a network of (x~_i, y_i) (NIMGP-NN), or a first-order
@@ -125,12 +125,15 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         Monte Carlo draws of p(x* | x~*) per test point (NIMGP and NIMGP-NN: "latent", "amortized").
     prior_variance
         s of the broad prior N(0, s I) on the noiseless inputs.
-    input_prior : "broad" | "population"
+    input_prior : "auto" | "broad" | "population"
         The prior over the noiseless inputs of "latent" / "amortized" (MGP and NIMGP-FO have
         no latent inputs and ignore it): the paper's broad
         N(0, prior_variance I), or a Gaussian mixture of ``prior_components`` fitted to the
         training inputs *with their error bars* by extreme deconvolution, so that a faint
         source is averaged over where sources like it are, not over N(x~, V) (docs/methods.md).
+        "auto" (the default): the population prior where ``input_noise="auto"`` uses the error bars, the broad
+        prior for a named strategy (the papers' model); a named prior is used as named, ``input_noise="auto"``
+        too.  ``input_prior_`` says which the fit used.
     prior_components
         mixture components of the population prior.
     hidden_sizes
@@ -213,7 +216,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         learning_rate: float = SVI_DEFAULTS["learning_rate"],
         n_samples: int = 300,
         prior_variance: float = BROAD_PRIOR_VARIANCE,
-        input_prior: str = DEFAULT_INPUT_PRIOR,
+        input_prior: str = AUTO,
         prior_components: int = DEFAULT_PRIOR_COMPONENTS,
         hidden_sizes: tuple[int, ...] = DEFAULT_HIDDEN_SIZES,
         standardize: bool = True,
