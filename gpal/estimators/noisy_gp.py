@@ -53,6 +53,25 @@ SVI_DEFAULTS = {"batch_size": 200, "learning_rate": 0.03}
 _DRAWS = {"n_samples": Integer(1), "input_draws": Integer(1)}
 
 
+#: How far a row of probabilities may miss 1 and be returned as computed: far above the rounding of a sum in float64
+#: (~1e-15), far below that of one in float32 (up to ~1e-7, more than scikit-learn's ``log_loss`` accepts).
+PROBABILITY_SUM_TOLERANCE = 1e-12
+
+
+def rows_summing_to_one(proba: np.ndarray) -> np.ndarray:
+    """``proba`` with each row that misses 1 by more than `PROBABILITY_SUM_TOLERANCE` divided by its sum, in float64.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n, C) float64 probabilities.
+    """
+    proba = np.asarray(proba, dtype=np.float64)
+    total = proba.sum(axis=1, keepdims=True)
+    off = np.abs(total - 1) > PROBABILITY_SUM_TOLERANCE
+    return np.where(off, proba / np.where(off, total, 1.0), proba)
+
+
 class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     """Sparse variational multi-class GP classifier for inputs with error bars.
 
@@ -328,7 +347,11 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         that depends on the batch shape.  ``return_mc_error=True`` also returns
         each probability's Monte Carlo standard error over the input draws and the latent
         draws that go with them, (n, C): zero where inputs are not sampled (input_noise
-        "none" / "first_order").
+        "none" / "first_order").  Where inputs are sampled, the draws are averaged in float32, so a row may miss 1
+        by up to ~1e-7, more than scikit-learn's ``log_loss`` accepts without a warning: such rows are divided by
+        their sum in float64 (a change of that order); rows that sum to 1 to float64's rounding (exact-input and
+        first-order models, computed in float64) are returned as computed, so a saved model of those predicts
+        exactly what it predicted before.
 
         Returns
         -------
@@ -338,7 +361,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             (n, C) Monte Carlo standard errors, only with ``return_mc_error=True`` (then a pair).
         """
         both = self.predict_proba_with(lambda S: self._session.predictor(S), X, X_var)  # the session once fitted
-        return (both[0], both[1]) if return_mc_error else both[0]
+        proba = rows_summing_to_one(both[0])
+        return (proba, both[1]) if return_mc_error else proba
 
     def predict_proba_with(self, predictor: Callable[[int], Callable], X: Any, X_var: Any = None) -> np.ndarray:
         """``predict_proba``'s probabilities and MC errors by ``predictor(S)``, a compiled ``(X, X_var, seed) ->
