@@ -231,6 +231,88 @@ def fit_time(curves: Path, seeds: list[int]) -> None:
           + " / ".join(f"{r['test_nll'] - r['full']['test_nll']:+.3f}" for r in rows))
 
 
+def wine_pipeline(seeds: list[int]) -> None:
+    """The error bars through a scikit-learn Pipeline on wine with heteroscedastic noise
+    (`gpal.data.synthetic.wine_heteroscedastic`, half the rows to train, stratified): the estimator's defaults fitted
+    directly; gpal's scaler and the estimator (``NoisyStandardScaler`` and ``NoisyInputAdapter`` on ``[X | X_var]``);
+    and a ``StandardScaler`` in front, X_var routed past it, in the set's units and in units 0.05 times them (spreads
+    below 1), each with whether ``RescaledWithoutVariancesWarning`` said so.  Test NLL per seed, then the pipeline
+    minus the direct fit."""
+    import sklearn
+    from sklearn.metrics import log_loss
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from gpal import NoisyGPClassifier
+    from gpal.data.synthetic import wine_heteroscedastic
+    from gpal.estimators.base import RescaledWithoutVariancesWarning
+    from gpal.estimators.model_selection import NoisyInputAdapter, NoisyStandardScaler, stack_inputs
+
+    rows = []
+    for seed in seeds:
+        row = {"seed": seed}
+        for units in (1.0, 0.05):
+            train, test = wine_heteroscedastic(seed, units=units).split(test_size=0.5, seed=seed)
+            labels = np.asarray(train.class_names)
+            y, y_test = labels[train.y], labels[test.y]
+            if units == 1.0:
+                direct = NoisyGPClassifier(random_state=seed).fit(train.X, y, train.X_var)
+                row["direct"] = log_loss(y_test, direct.predict_proba(test.X, test.X_var), labels=direct.classes_)
+                pipe = make_pipeline(NoisyStandardScaler(), NoisyInputAdapter(NoisyGPClassifier(random_state=seed)))
+                pipe.fit(stack_inputs(train), y)
+                row["noisy_scaler"] = log_loss(y_test, pipe.predict_proba(stack_inputs(test)), labels=pipe.classes_)
+            with sklearn.config_context(enable_metadata_routing=True), warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                est = NoisyGPClassifier(random_state=seed).set_fit_request(X_var=True)
+                scaled = make_pipeline(StandardScaler(), est.set_predict_proba_request(X_var=True))
+                scaled.fit(train.X, y, X_var=train.X_var)
+                proba = scaled.predict_proba(test.X, X_var=test.X_var)
+            key = f"standard_scaler_units_{units:g}"
+            row[key] = log_loss(y_test, proba, labels=scaled.classes_)
+            row[f"{key}_warned"] = any(issubclass(w.category, RescaledWithoutVariancesWarning) for w in caught)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    for key in ("direct", "noisy_scaler", "standard_scaler_units_1", "standard_scaler_units_0.05"):
+        print(f"wine with noise, test NLL {key.replace('_', ' ')}, per seed: "
+              + " / ".join(f"{r[key]:.3f}" for r in rows))
+    print("wine with noise, test NLL of gpal's scaler and the estimator minus the direct fit, per seed: "
+          + " / ".join(f"{r['noisy_scaler'] - r['direct']:+.4f}" for r in rows))
+    print("StandardScaler in front warned of (units 1 / 0.05), per seed: " + " / ".join(
+        f"{r['standard_scaler_units_1_warned']} / {r['standard_scaler_units_0.05_warned']}" for r in rows))
+
+
+#: The sizes whose steps price the long-fit warning (`gpal.training.budget`'s STEP_SECONDS and FLOPS): input noise,
+#: inducing points, rows a step, on 2000 rows of 10 features and 3 classes.
+STEP_SIZES = (("latent", 50, 200), ("none", 50, 200), ("latent", 100, 50), ("latent", 200, 200), ("none", 200, 500),
+              ("latent", 50, 1000))
+
+
+def step_times() -> None:
+    """The CPU and wall seconds of one optimiser step of ``NoisyGPClassifier``'s compiled epochs at `STEP_SIZES`
+    (the median of epochs 4 to 16 of a 16-epoch fit, each epoch's time from the fit's callback) beside the estimate
+    the long-fit warning makes of it (`gpal.estimators.sizes.step_seconds`)."""
+    from gpal import NoisyGPClassifier
+    from gpal.estimators.conjugate import minibatch_steps
+    from gpal.estimators.sizes import step_seconds
+    from shared import benchmark_script
+
+    task = benchmark_script("heteroscedastic").make_task(2000, 10, 10, seed=0)
+    for noise, M, B in STEP_SIZES:
+        marks = []
+        est = NoisyGPClassifier(input_noise=noise, input_prior="population" if noise == "latent" else "auto",
+                                num_inducing=M, batch_size=B, epochs=16, tol=None, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            est.fit(task["X"], task["y"], task["X_var"],
+                    callback=lambda epoch, loss: marks.append((time.perf_counter(), time.process_time())))
+        steps = minibatch_steps(1, 2000, B)
+        wall, cpu = (float(np.median(np.diff([m[i] for m in marks])[3:])) / steps for i in (0, 1))
+        estimate = step_seconds(est, 2000, 10, 3)
+        print(json.dumps({"input_noise": noise, "num_inducing": M, "batch_size": B, "wall_ms": round(1e3 * wall, 2),
+                          "cpu_ms": round(1e3 * cpu, 2), "estimate_ms": round(1e3 * estimate, 2),
+                          "estimate_over_cpu": round(estimate / cpu, 2)}), flush=True)
+
+
 def stops(paths: list[Path]) -> None:
     """Each curve's stop under either rule, as label lines."""
     from gpal import NoisyGPClassifier
@@ -267,8 +349,18 @@ def main() -> None:
     parser.add_argument("--curves", nargs="+", type=Path, help="training curves to read the stop rules on instead")
     parser.add_argument("--fit-time", type=Path, help="folder of the 750-epoch curves given X_var (d = 10) to time "
                         "the default fit against instead")
+    parser.add_argument("--wine-pipeline", action="store_true", help="the error bars through a Pipeline on wine "
+                        "with heteroscedastic noise instead")
+    parser.add_argument("--step-times", action="store_true", help="the seconds of an optimiser step beside the "
+                        "long-fit warning's estimate instead")
     args = parser.parse_args()
-    if args.fit_time:
+    if args.wine_pipeline:
+        with keep_printed("estimator_default", __file__):
+            wine_pipeline(args.seeds)
+    elif args.step_times:
+        with keep_printed("estimator_default", __file__):
+            step_times()
+    elif args.fit_time:
         with keep_printed("estimator_default", __file__):
             fit_time(args.fit_time, args.seeds)
     elif args.curves:
