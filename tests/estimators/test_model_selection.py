@@ -140,6 +140,24 @@ def test_a_step_that_changes_x_s_columns_and_not_x_var_s_is_refused_naming_the_f
         _nimgp().fit(X, y, V[:85])  # what a step that drops rows hands on
 
 
+def test_a_pipeline_step_that_drops_rows_is_named_as_the_cause_at_fit_and_prediction(data, routing):
+    """scikit-learn routes X_var past every step unchanged: a step that drops rows leaves it one row per source too
+    many, which the estimator refuses, naming a step before it as the cause and the one-array form as the fix."""
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, V, y = data
+    est = _nimgp().set_fit_request(X_var=True).set_predict_proba_request(X_var=True)
+    pipe = make_pipeline(FunctionTransformer(lambda A: A[:-5]), est)
+    with pytest.raises(ValueError, match=r"X_var must have the shape of X \(85, 2\); got \(90, 2\); in a Pipeline, a "
+                                         r"step before this estimator changed X's rows \(a step that resamples or drops "
+                                         r"rows\).*stack_inputs, NoisyInputAdapter"):
+        pipe.fit(X[:, :], y[:-5], X_var=V)
+    fitted = make_pipeline(FunctionTransformer(lambda A: A), est).fit(X, y, X_var=V)
+    fitted.steps[0] = ("drop", FunctionTransformer(lambda A: A[:-5]).fit(X))
+    with pytest.raises(ValueError, match=r"got \(90, 2\); in a Pipeline, a step before this estimator changed X's rows"):
+        fitted.predict_proba(X, X_var=V)
+
+
 def test_probabilities_sum_to_one_as_log_loss_checks_them_and_exact_rows_stay_as_computed(data):
     """Sampled inputs average their draws in float32, whose rows scikit-learn's log_loss would warn of at every
     score; a first-order model's float64 rows are returned as the model computed them (a saved folder of one
