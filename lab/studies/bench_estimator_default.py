@@ -170,6 +170,50 @@ def recall(checks: list[str], seeds: list[int], units: Path, models: list[str]) 
             for c, name in enumerate(CLASSES)))
 
 
+def nll_by_class(checks: list[str], seeds: list[int], units: Path, models: list[str]) -> None:
+    """Where a model's test NLL against ignoring X_var comes from on a later-label check: the change of -log p(true
+    class) summed per later class, per earlier-release group (bcu or unassociated) and per half by error-bar size
+    (the median over features of X_var over the feature's training variance, split at the scored rows' median), as
+    its share of the mean over the scored rows (means over the seeds); then each feature's median X_var over its
+    training variance in the rows scored and in the training rows (the first seed's)."""
+    from gpal.catalog_jobs.later_labels import CLASSES, check_data, check_probabilities, scored_rows
+
+    for check in checks:
+        for model in (m for m in models if m != "ignoring"):
+            parts: dict[tuple[str, str, str], list[tuple[float, int]]] = {}
+            totals = []
+            for seed in seeds:
+                loaded = {m: json.loads(unit_path(units, check, seed, m).read_text(encoding="utf-8"))
+                          for m in (model, "ignoring")}
+                proba = check_probabilities(check, seed, loaded)
+                label = scored_rows(check, seed)["label"]
+                train, rows, class1 = check_data(check, seed)
+                scored = label >= 0
+                at = (np.arange(label.size), np.maximum(label, 0))
+                worse = np.log(proba["ignoring"][at]) - np.log(proba[model][at])  # > 0: the model is worse
+                relative = np.median(rows.X_var / train.X.var(axis=0), axis=1)
+                large = relative > np.median(relative[scored])
+                totals.append((float(worse[scored].sum()), int(scored.sum())))
+                for c, name in enumerate(CLASSES):
+                    for group, in_group in (("bcu", class1 == "bcu"), ("unassociated", class1 != "bcu")):
+                        for half, in_half in (("larger", large), ("smaller", ~large)):
+                            k = scored & (label == c) & in_group & in_half
+                            parts.setdefault((name, group, half), []).append((float(worse[k].sum()), int(k.sum())))
+            n = np.mean([t[1] for t in totals])
+            print(f"{check} {model} minus ignoring X_var, test NLL: {np.mean([t[0] for t in totals]) / n:+.4f} over "
+                  f"{n:.0f} sources; by later class, group and error-bar half (sources, share of the mean, per source): "
+                  + "; ".join(f"{c} {g} {h} {np.mean([v[1] for v in vs]):.0f}, "
+                              f"{np.mean([v[0] for v in vs]) / n:+.4f}, "
+                              f"{np.mean([v[0] for v in vs]) / np.mean([v[1] for v in vs]):+.3f}"
+                              for (c, g, h), vs in parts.items() if np.mean([v[1] for v in vs]) > 0))
+        train, rows, _ = check_data(check, seeds[0])
+        ratio = {"scored": np.median(rows.X_var / train.X.var(axis=0), axis=0),
+                 "training": np.median(train.X_var / train.X.var(axis=0), axis=0)}
+        print(f"{check} median X_var over the feature's training variance, scored rows / training rows: " + ", ".join(
+            f"{name} {a:.2f} / {b:.2f}" for name, a, b in zip(train.feature_names, ratio["scored"], ratio["training"])
+            if a > 0 or b > 0))
+
+
 def synthetic(what: str, seeds: list[int]) -> None:
     """The task of benchmarks/heteroscedastic.py, one JSON line a seed (and for ``error_bars`` the paired summary)."""
     from scipy import stats
@@ -345,6 +389,8 @@ def main() -> None:
     parser.add_argument("--summarize", action="store_true", help="print the table from the units kept")
     parser.add_argument("--recall", action="store_true", help="print each class's recall and the error bars' shift "
                         "by error-bar size from the units kept (of --models, which must hold ignoring and error_bars)")
+    parser.add_argument("--by-class", action="store_true", help="print where each model's test NLL against ignoring "
+                        "X_var comes from, by later class, group and error-bar size, from the units kept")
     parser.add_argument("--synthetic", choices=["error_bars", "default"], help="the synthetic task instead")
     parser.add_argument("--curves", nargs="+", type=Path, help="training curves to read the stop rules on instead")
     parser.add_argument("--fit-time", type=Path, help="folder of the 750-epoch curves given X_var (d = 10) to time "
@@ -371,6 +417,9 @@ def main() -> None:
             synthetic(args.synthetic, args.seeds)
     elif args.units is None:
         parser.error("--units is required for the catalogs' checks")
+    elif args.by_class:
+        with keep_printed("estimator_default", __file__):
+            nll_by_class(args.checks, args.seeds, args.units, args.models)
     elif args.recall:
         with keep_printed("estimator_default", __file__):
             recall(args.checks, args.seeds, args.units, args.models)
