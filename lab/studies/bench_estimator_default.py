@@ -341,6 +341,7 @@ def step_times() -> None:
     from shared import benchmark_script
 
     task = benchmark_script("heteroscedastic").make_task(2000, 10, 10, seed=0)
+    rows = []
     for noise, M, B in STEP_SIZES:
         marks = []
         est = NoisyGPClassifier(input_noise=noise, input_prior="population" if noise == "latent" else "auto",
@@ -352,9 +353,13 @@ def step_times() -> None:
         steps = minibatch_steps(1, 2000, B)
         wall, cpu = (float(np.median(np.diff([m[i] for m in marks])[3:])) / steps for i in (0, 1))
         estimate = step_seconds(est, 2000, 10, 3)
-        print(json.dumps({"input_noise": noise, "num_inducing": M, "batch_size": B, "wall_ms": round(1e3 * wall, 2),
-                          "cpu_ms": round(1e3 * cpu, 2), "estimate_ms": round(1e3 * estimate, 2),
-                          "estimate_over_cpu": round(estimate / cpu, 2)}), flush=True)
+        rows.append({"input_noise": noise, "num_inducing": M, "batch_size": B, "wall_ms": round(1e3 * wall, 2),
+                     "cpu_ms": round(1e3 * cpu, 2), "estimate_ms": round(1e3 * estimate, 2),
+                     "estimate_over_cpu": round(estimate / cpu, 2)})
+        print(json.dumps(rows[-1]), flush=True)
+    for r in rows:
+        print(f"a step of {r['input_noise']} inputs, {r['num_inducing']} inducing points, {r['batch_size']} rows, ms "
+              f"CPU / wall / estimated: {r['cpu_ms']:.1f} / {r['wall_ms']:.1f} / {r['estimate_ms']:.1f}")
 
 
 def stops(paths: list[Path]) -> None:
