@@ -31,7 +31,7 @@ from gpal.data.dataset import NoisyDataset
 from gpal.data.standardizer import Standardizer
 
 __all__ = ["SyntheticProblem", "digits", "inject_noise", "synthetic_2d", "toy_1d", "toy_1d_heteroscedastic", "waveform",
-           "wine"]
+           "wine", "wine_heteroscedastic"]
 
 
 @dataclass(frozen=True)
@@ -439,7 +439,8 @@ def waveform(n: int = 1000, seed: int = 0) -> NoisyDataset:
 def inject_noise(dataset: NoisyDataset, variance: float | Sequence[float] | np.ndarray, seed: int = 0) -> NoisyDataset:
     """Add N(0, variance) to X and ``variance`` to X_var, as in sec. 5.3 of the paper.
 
-    ``variance`` is a scalar or one value per feature, in the units of ``dataset.X``;
+    ``variance`` is a scalar, one value per feature, or one per value (an array of X's shape: heteroscedastic
+    noise, each source with its own error bars), in the units of ``dataset.X``;
     the paper's levels (0.1, 0.25, 0.5) assume standardised features, so standardise
     first: fit `gpal.data.standardizer.Standardizer` on the training split, transform train and
     test, then inject (each split with its own seed).  Returns a new data set; the
@@ -452,18 +453,19 @@ def inject_noise(dataset: NoisyDataset, variance: float | Sequence[float] | np.n
         var = np.asarray(variance, dtype=np.float64)
     except (TypeError, ValueError):
         raise TypeError(f"variance must be a number or one number per feature; got {variance!r}") from None
-    if var.ndim == 1 and var.shape != (dataset.n_features,) or var.ndim > 1:
+    if var.ndim == 1 and var.shape != (dataset.n_features,) or var.ndim == 2 and var.shape != dataset.X.shape \
+            or var.ndim > 2:
         raise ValueError(
-            f"variance must be a scalar or have shape ({dataset.n_features},) (one per feature "
-            f"{list(dataset.feature_names)}); got shape {var.shape}"
+            f"variance must be a scalar, have shape ({dataset.n_features},) (one per feature "
+            f"{list(dataset.feature_names)}) or X's shape {dataset.X.shape} (one per value); got shape {var.shape}"
         )
-    per_feature = np.broadcast_to(var, (dataset.n_features,))
-    bad = ~np.isfinite(per_feature) | (per_feature < 0)
+    bad = np.any(np.broadcast_to(~np.isfinite(var) | (var < 0), dataset.X.shape), axis=0)
     if bad.any():
         names = [f for f, b in zip(dataset.feature_names, bad) if b]
         raise ValueError(f"variance must be finite and >= 0 (a variance, not a std); got {variance!r}, bad for {names}")
     noise = np.random.default_rng(seed).standard_normal(dataset.X.shape) * np.sqrt(var)
-    record = {"variance": var.tolist(), "seed": seed}
+    # one value per source is the data set's X_var itself: the record says so rather than copy it
+    record = {"variance": "per value" if var.ndim == 2 else var.tolist(), "seed": seed}
     return dataset.with_features(
         dataset.X + noise,
         dataset.X_var + var,
@@ -506,6 +508,21 @@ def wine(noise_variance: float | None = None, seed: int = 0) -> NoisyDataset:
     from sklearn.datasets import load_wine
 
     return _sklearn_dataset("wine", load_wine, _check_optional_variance(noise_variance), _check_seed(seed))
+
+
+def wine_heteroscedastic(seed: int = 0, units: float = 1.0) -> NoisyDataset:
+    """UCI wine (`wine`) in its own units, each value with its own measured error: a standard deviation drawn
+    log-uniformly between 5 % and 50 % of its feature's spread, its noise added to X and its square given as X_var.
+
+    A set whose features span four orders of magnitude of spread (0.1 to 300) and whose error bars differ from row
+    to row, as a catalog's do: what a scaler must carry X_var through.  ``units`` multiplies every feature (and its
+    error bars), e.g. 0.05 for features whose spreads lie below 1.
+    """
+    data = wine()
+    fraction = 10 ** np.random.default_rng([_check_seed(seed), 1]).uniform(np.log10(0.05), np.log10(0.5), data.X.shape)
+    noisy = inject_noise(data, (fraction * data.X.std(axis=0)) ** 2, seed)
+    scale = _check_positive("units", units)
+    return noisy.with_features(noisy.X * scale, noisy.X_var * scale**2, units=scale)
 
 
 def digits(noise_variance: float | None = None, seed: int = 0) -> NoisyDataset:

@@ -31,8 +31,9 @@ from gpal.identity import jsonable
 from gpal.saved_models import (check_array_checksums, classes_from_json, classes_to_json, corrupt_field,
                                 load_model_dir, save_model_dir)
 
-__all__ = ["FitData", "FitInterrupted", "GPClassifierMixin", "check_fit_data", "check_predict_data", "check_sample_weight", "entropy",
-           "check_variance_scale", "expected_failed_checks", "fit_seed", "raise_if_interrupted", "warn_ignored_noise"]
+__all__ = ["FitData", "FitInterrupted", "GPClassifierMixin", "RescaledWithoutVariancesWarning", "check_fit_data",
+           "check_predict_data", "check_sample_weight", "entropy", "check_variance_scale", "expected_failed_checks",
+           "fit_seed", "raise_if_interrupted", "warn_ignored_noise", "warn_standardised_without_variances"]
 
 
 @dataclass(frozen=True)
@@ -183,8 +184,9 @@ def check_predict_data(X: Any, X_var: Any, n_features: int, needs_variance: bool
         raise ValueError(
             "this model was fitted to use the inputs' measured noise: pass X_var "
             "(per-point feature variances, 0 for exact features) or a NoisyDataset; in cross_val_score or "
-            "GridSearchCV, score with gpal.estimators.model_selection.noisy_scorer('neg_log_loss'), which passes the "
-            "routed X_var on (scikit-learn's own scorers do not)"
+            "GridSearchCV, a scorer given by name (scoring='neg_log_loss') calls predict_proba without X_var: wrap "
+            "the name, scoring=gpal.estimators.model_selection.noisy_scorer('neg_log_loss'), which passes the routed "
+            "X_var on"
         )
     return Xa, _variances(Xa, X_var)
 
@@ -244,6 +246,43 @@ def check_variance_scale(X: np.ndarray, X_var: np.ndarray, feature_names: Any, o
                 f"that feature's variance across the sample (largest {X_var[:, j].max():.3g}): such a value says "
                 "nothing was measured; if so, fill it in and give it a variance of the feature's spread, or drop "
                 "the rows", UserWarning, stacklevel=stacklevel)
+
+
+#: How close to mean 0 and standard deviation 1 a feature must be to read as the output of a standardising scaler:
+#: rounding's distance (float32 inputs included), not any measured feature's.
+STANDARDISED_TOLERANCE = 1e-6
+
+
+class RescaledWithoutVariancesWarning(UserWarning):
+    """X was standardised by a step that left X_var in the old units (a ``StandardScaler`` in a Pipeline)."""
+
+
+def warn_standardised_without_variances(X: np.ndarray, X_var: np.ndarray, feature_names: Any, owner: str,
+                                        stacklevel: int = 3) -> None:
+    """Warn where the features with error bars are standardised to rounding (mean 0, standard deviation 1, as a
+    ``StandardScaler`` leaves them) while their variances came beside them as an array.
+
+    A scaler that maps X alone leaves X_var in the old units, too small or too large by the square of the feature's
+    old spread; a variance check cannot see it when the old spread was below 1 (features in small units: their error
+    bars then look like precise measurements).  Measured features are never standardised to rounding; gpal's own
+    scalings carry X_var with X (a ``NoisyDataset``, ``NoisyInputAdapter``, which silences this category)."""
+    if X.shape[0] < 3:
+        return
+    noisy = np.any(X_var > 0, axis=0)
+    mean, sd = X.mean(axis=0), X.std(axis=0)
+    near_one = (np.abs(sd - 1) < STANDARDISED_TOLERANCE) | (np.abs(X.std(axis=0, ddof=1) - 1) < STANDARDISED_TOLERANCE)
+    scaled = np.nonzero(noisy & (np.abs(mean) < STANDARDISED_TOLERANCE) & near_one)[0]
+    if not scaled.size:
+        return
+    names = list(feature_names) if len(feature_names) == X.shape[1] else [f"x{j}" for j in range(X.shape[1])]
+    warnings.warn(
+        f"{owner} was given X standardised to rounding (mean 0, standard deviation 1 in feature(s) "
+        f"{[names[j] for j in scaled]}, as a StandardScaler leaves them) with X_var beside it: if a step rescaled X "
+        "without X_var (a StandardScaler in a Pipeline), the error bars are still in the old units and the model "
+        "misreads them. Give X and X_var in their own units and let the estimator standardise both "
+        "(standardize=True), or scale them together (gpal.estimators.model_selection.NoisyStandardScaler on "
+        "stack_inputs(X, X_var), before a NoisyInputAdapter); if X_var was scaled with X (by 1 / scale**2), ignore "
+        "this RescaledWithoutVariancesWarning", RescaledWithoutVariancesWarning, stacklevel=stacklevel)
 
 
 def fit_seed(random_state: Any) -> int:

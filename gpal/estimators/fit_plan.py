@@ -15,7 +15,8 @@ import numpy as np
 
 from gpal.data.dataset import NoisyDataset
 from gpal.data.splits import holdout_per_class
-from gpal.estimators.base import FitData, check_fit_data, check_predict_data, check_variance_scale, warn_ignored_noise
+from gpal.estimators.base import (FitData, check_fit_data, check_predict_data, check_variance_scale, warn_ignored_noise,
+                                  warn_standardised_without_variances)
 from gpal.estimators.params import AUTO, auto_declines, choose_input_noise, input_noise_class, input_prior_used, model_spec
 from gpal.evaluation.metrics import negative_log_likelihood
 from gpal.registry import INPUT_NOISE
@@ -65,6 +66,9 @@ def fit_data(estimator: Any, X: Any, y: Any, X_var: Any, unlabelled: Any = None)
     auto = isinstance(est.input_noise, str) and est.input_noise == AUTO
     if est.needs_X_var:
         check_variance_scale(data.X, data.X_var, data.feature_names, type(est).__name__, stacklevel=4)
+        if not isinstance(X, NoisyDataset):  # a data set's scalings carry its X_var with X
+            warn_standardised_without_variances(data.X, data.X_var, data.feature_names, type(est).__name__,
+                                                stacklevel=4)
     elif X_var is not None or (auto and isinstance(X, NoisyDataset)):
         # given by hand, or to 'auto' in a NoisyDataset (which always carries variances: MGP twins read it on purpose)
         declined = auto_declines(est, data.X.shape[0]) if auto else None

@@ -4,7 +4,7 @@ scikit-learn's tools pass ``X_var`` two ways.  With metadata routing on
 (``sklearn.set_config(enable_metadata_routing=True)``) and ``set_fit_request(X_var=True)`` /
 ``set_score_request(X_var=True)`` on the estimator, `Pipeline`, ``cross_validate`` and ``GridSearchCV``
 route it to ``fit`` and ``score``; scikit-learn's own scorers (``"neg_log_loss"``, ...) never pass metadata
-to ``predict_proba``, so `noisy_scorer` gives scorers that do.  Or, without routing, `stack_inputs` puts
+to ``predict_proba``, so `noisy_scorer` gives any of them in a form that does.  Or, without routing, `stack_inputs` puts
 ``[X | X_var]`` in one array and `NoisyInputAdapter` splits it again in front of the estimator: every tool that
 takes one array (any scorer, ``n_jobs``, modAL) then carries each row's error bars with it, and
 `NoisyStandardScaler` is the scaler that maps a row's values and variances together.
@@ -12,16 +12,19 @@ takes one array (any scorer, ``n_jobs``, modAL) then carries each row's error ba
 
 from __future__ import annotations
 
+import functools
+import warnings
 from typing import Any, Callable
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
-from sklearn.metrics import accuracy_score, brier_score_loss, log_loss
+from sklearn.metrics import get_scorer, get_scorer_names, make_scorer
 from sklearn.utils.metadata_routing import MetadataRequest
 from sklearn.utils.validation import check_is_fitted
 
 from gpal.data.dataset import NoisyDataset
 from gpal.data.standardizer import Standardizer
+from gpal.estimators.base import RescaledWithoutVariancesWarning
 
 __all__ = ["NoisyInputAdapter", "NoisyScorer", "NoisyStandardScaler", "noisy_scorer", "split_inputs", "stack_inputs"]
 
@@ -107,7 +110,10 @@ class NoisyInputAdapter(ClassifierMixin, BaseEstimator):
         if hasattr(self, "n_features_in_"):
             del self.n_features_in_  # a refit may change the width
         X, V = self.split_inputs(XV)
-        self.estimator.fit(X, np.asarray(y).ravel(), X_var=V, **fit_kwargs)
+        with warnings.catch_warnings():
+            # the one array carries each row's variances with its values: a scaler in front scaled both
+            warnings.simplefilter("ignore", RescaledWithoutVariancesWarning)
+            self.estimator.fit(X, np.asarray(y).ravel(), X_var=V, **fit_kwargs)
         self.n_features_in_ = X.shape[1]
         return self
 
@@ -208,35 +214,40 @@ class NoisyStandardScaler(TransformerMixin, BaseEstimator):
         return np.hstack(self.standardizer_.inverse_transform_arrays(*split_inputs(XV, self.n_features_in_ // 2)))
 
 
-#: The scorers `noisy_scorer` knows by name: the metric, the estimator method it reads, the sign that makes greater
-#: better (scikit-learn's names and conventions).
-_NAMED: dict[str, tuple[Callable, str, int]] = {
-    "neg_log_loss": (log_loss, "predict_proba", -1),
-    "accuracy": (accuracy_score, "predict", 1),
-    "neg_brier_score": (brier_score_loss, "predict_proba", -1),
-}
+#: The estimator methods a scorer reads predictions from, which `NoisyScorer` hands ``X_var``.
+_RESPONSE_METHODS = ("predict_proba", "predict", "predict_log_proba")
+
+
+class _WithVariances:
+    """An estimator as a scikit-learn scorer sees it, with ``X_var`` bound to its prediction methods: scikit-learn's
+    scorers call ``predict_proba(X)`` and pass routed metadata to the metric only, never to the estimator."""
+
+    def __init__(self, estimator: Any, X_var: Any):
+        self._estimator, self._X_var = estimator, X_var
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._estimator, name)
+        if name not in _RESPONSE_METHODS or self._X_var is None:
+            return attribute
+
+        @functools.wraps(attribute)  # scikit-learn reads the method's name
+        def with_variances(X: Any) -> Any:
+            return attribute(X, X_var=self._X_var)
+
+        return with_variances
 
 
 class NoisyScorer:
-    """A scorer (``scorer(estimator, X, y, X_var=..., sample_weight=...)``) that passes ``X_var`` to the estimator's
-    ``predict_proba`` / ``predict``; made by `noisy_scorer`.  It asks scikit-learn's metadata routing for
-    ``X_var`` (and ``sample_weight`` when ``weighted``)."""
+    """A scikit-learn scorer (``scorer(estimator, X, y, X_var=..., sample_weight=...)``) whose estimator's
+    ``predict_proba`` / ``predict`` get the routed ``X_var``; made by `noisy_scorer`.  It asks scikit-learn's
+    metadata routing for ``X_var`` (and ``sample_weight`` when ``weighted``)."""
 
-    def __init__(self, metric: Callable, response_method: str, sign: int, weighted: bool, kwargs: dict[str, Any]):
-        self.metric, self.response_method, self.sign, self.weighted, self.kwargs = (
-            metric, response_method, sign, weighted, kwargs)
+    def __init__(self, scorer: Any, weighted: bool):
+        self.scorer, self.weighted = scorer, weighted
 
     def __call__(self, estimator: Any, X: Any, y_true: Any, X_var: Any = None, sample_weight: Any = None) -> float:
-        predicted = getattr(estimator, self.response_method)(X, X_var=X_var)
-        extra = dict(self.kwargs)
-        if self.response_method == "predict_proba":
-            extra.setdefault("labels", estimator.classes_)
-            if self.metric is brier_score_loss and predicted.shape[1] == 2:
-                predicted = predicted[:, 1]  # scikit-learn's binary Brier score takes the positive class' column
-                extra.setdefault("pos_label", estimator.classes_[1])
-        if sample_weight is not None:
-            extra["sample_weight"] = sample_weight
-        return self.sign * float(self.metric(y_true, predicted, **extra))
+        weight = {} if sample_weight is None else {"sample_weight": sample_weight}
+        return float(self.scorer(_WithVariances(estimator, X_var), X, y_true, **weight))
 
     def get_metadata_routing(self) -> MetadataRequest:
         """What scikit-learn's routing passes to this scorer: ``X_var``, and ``sample_weight`` when weighted.
@@ -253,17 +264,20 @@ class NoisyScorer:
         return request
 
     def __repr__(self) -> str:
-        return f"noisy_scorer({getattr(self.metric, '__name__', self.metric)!s}, {self.response_method!r})"
+        return f"noisy_scorer({self.scorer!r})"
 
 
 def noisy_scorer(scoring: str | Callable, *, response_method: str = "predict_proba", greater_is_better: bool = True,
                  weighted: bool = False, **kwargs: Any) -> NoisyScorer:
     """A scorer for ``cross_val_score``, ``cross_validate`` and ``GridSearchCV`` that passes the routed ``X_var``
-    to the estimator (scikit-learn's own scorers do not).
+    to the estimator; scikit-learn's own (``scoring="neg_log_loss"``) call ``predict_proba(X)`` without it, so a model
+    that uses the error bars fails to score and its score is NaN.
 
-    ``scoring``: a name ("neg_log_loss", "accuracy", "neg_brier_score") or a metric ``metric(y_true, predicted,
-    **kwargs)`` with ``make_scorer``'s ``response_method`` and ``greater_is_better``.  ``weighted``: pass the routed
-    ``sample_weight`` to the metric too.  Turn routing on with ``sklearn.set_config(enable_metadata_routing=True)``.
+    ``scoring``: any scikit-learn scorer name (``sklearn.metrics.get_scorer_names()``: "neg_log_loss",
+    "accuracy", "roc_auc_ovr", "balanced_accuracy", ...), or a metric
+    ``metric(y_true, predicted, **kwargs)`` with ``make_scorer``'s ``response_method`` and ``greater_is_better``.
+    ``weighted``: pass the routed ``sample_weight`` to the metric too.  Turn routing on with
+    ``sklearn.set_config(enable_metadata_routing=True)``.
 
     Returns
     -------
@@ -274,16 +288,17 @@ def noisy_scorer(scoring: str | Callable, *, response_method: str = "predict_pro
     --------
     >>> from gpal.estimators.model_selection import noisy_scorer
     >>> noisy_scorer("neg_log_loss")
-    noisy_scorer(log_loss, 'predict_proba')
+    noisy_scorer(make_scorer(log_loss, greater_is_better=False, response_method='predict_proba'))
     """
     if isinstance(scoring, str):
-        if scoring not in _NAMED:
-            raise ValueError(f"noisy_scorer knows {list(_NAMED)} by name; got {scoring!r} (or pass a metric function)")
-        metric, response_method, sign = _NAMED[scoring]
-    elif callable(scoring):
-        metric, sign = scoring, 1 if greater_is_better else -1
-    else:
-        raise TypeError(f"scoring must be a scorer name {list(_NAMED)} or a metric function; got {scoring!r}")
-    if response_method not in ("predict_proba", "predict"):
-        raise ValueError(f"response_method must be 'predict_proba' or 'predict'; got {response_method!r}")
-    return NoisyScorer(metric, response_method, sign, weighted, kwargs)
+        if scoring not in get_scorer_names():
+            raise ValueError(f"{scoring!r} is not a scikit-learn scorer name; valid names are "
+                             "sklearn.metrics.get_scorer_names() (e.g. 'neg_log_loss', 'accuracy', 'roc_auc_ovr'), "
+                             "or pass a metric function")
+        return NoisyScorer(get_scorer(scoring), weighted)
+    if not callable(scoring):
+        raise TypeError(f"scoring must be a scikit-learn scorer name or a metric function; got {scoring!r}")
+    if response_method not in _RESPONSE_METHODS:
+        raise ValueError(f"response_method must be one of {list(_RESPONSE_METHODS)}; got {response_method!r}")
+    return NoisyScorer(make_scorer(scoring, response_method=response_method, greater_is_better=greater_is_better,
+                                   **kwargs), weighted)

@@ -33,7 +33,7 @@ from gpal.estimators.noisy_gp_state import noisy_gp_from_state, noisy_gp_state
 from gpal.estimators.params import (AUTO, NOISY_GP_PARAMETERS, check_input_prior, check_named_likelihood_options,
                                     input_noise_class)
 from gpal.estimators.sizes import check_fit_sizes, check_prediction_memory
-from gpal.registry import (BROAD_PRIOR_VARIANCE, DEFAULT_HIDDEN_SIZES, DEFAULT_INPUT_PRIOR,
+from gpal.registry import (BROAD_PRIOR_VARIANCE, DEFAULT_HIDDEN_SIZES,
                            DEFAULT_LIKELIHOOD, DEFAULT_NOISE_VARIANCE, DEFAULT_PRIOR_COMPONENTS,
                            SVGP_NUM_INDUCING)
 from gpal.training.session import ModelSession
@@ -51,6 +51,25 @@ SVI_DEFAULTS = {"batch_size": 200, "learning_rate": 0.03}
 
 # The draw counts sample_proba and sample_joint_proba take.
 _DRAWS = {"n_samples": Integer(1), "input_draws": Integer(1)}
+
+
+#: How far a row of probabilities may miss 1 and be returned as computed: far above the rounding of a sum in float64
+#: (~1e-15), far below that of one in float32 (up to ~1e-7, more than scikit-learn's ``log_loss`` accepts).
+PROBABILITY_SUM_TOLERANCE = 1e-12
+
+
+def rows_summing_to_one(proba: np.ndarray) -> np.ndarray:
+    """``proba`` with each row that misses 1 by more than `PROBABILITY_SUM_TOLERANCE` divided by its sum, in float64.
+
+    Returns
+    -------
+    numpy.ndarray
+        (n, C) float64 probabilities.
+    """
+    proba = np.asarray(proba, dtype=np.float64)
+    total = proba.sum(axis=1, keepdims=True)
+    off = np.abs(total - 1) > PROBABILITY_SUM_TOLERANCE
+    return np.where(off, proba / np.where(off, total, 1.0), proba)
 
 
 class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
@@ -75,8 +94,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
     ----------
     input_noise
         "auto" (the default): the error bars used where they are given, NIMGP with the population prior
-        (``input_noise="latent", input_prior="population"``) for a fit given X_var with a non-zero entry, exact
-        inputs (MGP) for one without (docs/methods.md, "When to use which", gives the measurements);
+        (``input_noise="latent", input_prior="population"``; with the prior ``input_prior`` names, if it names one)
+        for a fit given X_var with a non-zero entry, exact inputs (MGP) for one without (docs/methods.md, "When to use which", gives the measurements);
         ``input_noise_`` and ``input_prior_`` say which the fit chose.  Or "none", "latent", "amortized" or
         "first_order": how input noise enters: ignored (MGP), a Gaussian
         q(x_i) per training point (NIMGP), q(x_i) from a network of (x~_i, y_i) (NIMGP-NN), or a first-order
@@ -125,12 +144,15 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         Monte Carlo draws of p(x* | x~*) per test point (NIMGP and NIMGP-NN: "latent", "amortized").
     prior_variance
         s of the broad prior N(0, s I) on the noiseless inputs.
-    input_prior : "broad" | "population"
+    input_prior : "auto" | "broad" | "population"
         The prior over the noiseless inputs of "latent" / "amortized" (MGP and NIMGP-FO have
         no latent inputs and ignore it): the paper's broad
         N(0, prior_variance I), or a Gaussian mixture of ``prior_components`` fitted to the
         training inputs *with their error bars* by extreme deconvolution, so that a faint
         source is averaged over where sources like it are, not over N(x~, V) (docs/methods.md).
+        "auto" (the default): the population prior where ``input_noise="auto"`` uses the error bars, the broad
+        prior for a named strategy (the papers' model); a named prior is used as named, ``input_noise="auto"``
+        too.  ``input_prior_`` says which the fit used.
     prior_components
         mixture components of the population prior.
     hidden_sizes
@@ -213,7 +235,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         learning_rate: float = SVI_DEFAULTS["learning_rate"],
         n_samples: int = 300,
         prior_variance: float = BROAD_PRIOR_VARIANCE,
-        input_prior: str = DEFAULT_INPUT_PRIOR,
+        input_prior: str = AUTO,
         prior_components: int = DEFAULT_PRIOR_COMPONENTS,
         hidden_sizes: tuple[int, ...] = DEFAULT_HIDDEN_SIZES,
         standardize: bool = True,
@@ -325,7 +347,11 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         that depends on the batch shape.  ``return_mc_error=True`` also returns
         each probability's Monte Carlo standard error over the input draws and the latent
         draws that go with them, (n, C): zero where inputs are not sampled (input_noise
-        "none" / "first_order").
+        "none" / "first_order").  Where inputs are sampled, the draws are averaged in float32, so a row may miss 1
+        by up to ~1e-7, more than scikit-learn's ``log_loss`` accepts without a warning: such rows are divided by
+        their sum in float64 (a change of that order); rows that sum to 1 to float64's rounding (exact-input and
+        first-order models, computed in float64) are returned as computed, so a saved model of those predicts
+        exactly what it predicted before.
 
         Returns
         -------
@@ -335,7 +361,8 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             (n, C) Monte Carlo standard errors, only with ``return_mc_error=True`` (then a pair).
         """
         both = self.predict_proba_with(lambda S: self._session.predictor(S), X, X_var)  # the session once fitted
-        return (both[0], both[1]) if return_mc_error else both[0]
+        proba = rows_summing_to_one(both[0])
+        return (proba, both[1]) if return_mc_error else proba
 
     def predict_proba_with(self, predictor: Callable[[int], Callable], X: Any, X_var: Any = None) -> np.ndarray:
         """``predict_proba``'s probabilities and MC errors by ``predictor(S)``, a compiled ``(X, X_var, seed) ->

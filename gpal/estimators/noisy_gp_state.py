@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from gpal.estimators.params import AUTO, AUTO_WITH_ERROR_BARS, model_spec
+from gpal.estimators.params import AUTO, AUTO_WITH_ERROR_BARS, choose_input_noise, model_spec
 from gpal.registry import INPUT_PRIORS
 from gpal.training.session import ModelSession
 
@@ -83,11 +83,12 @@ def noisy_gp_from_state(cls: type, config: dict[str, Any], arrays: dict[str, np.
 
 
 def _input_choice(config: dict[str, Any], clf: Any) -> tuple[Any, str]:
-    """The saved fit's input noise and prior: ``input_noise="auto"``'s recorded choice, else the parameters."""
+    """The saved fit's input noise and prior: ``input_noise="auto"``'s recorded choice, else the parameters (with
+    ``input_prior="auto"`` resolved as at the fit, which for a named strategy does not depend on the data)."""
     from gpal.saved_models import CorruptModel
 
     if clf.input_noise != AUTO:
-        return clf.input_noise, clf.input_prior
+        return choose_input_noise(clf, None)
     choice = config.get("input_choice")
     if not (isinstance(choice, dict) and choice.get("input_noise") in ("none", AUTO_WITH_ERROR_BARS[0])
             and choice.get("input_prior") in INPUT_PRIORS):

@@ -105,7 +105,7 @@ NOISY_GP_PARAMETERS: dict[str, Constraint] = {
     "learning_rate": Real(0, 1, low_open=True, meaning="Adam's step size"),
     "n_samples": Integer(1),
     "prior_variance": Real(0, low_open=True),
-    "input_prior": OneOf(INPUT_PRIORS),
+    "input_prior": OneOf((AUTO, *INPUT_PRIORS)),
     "prior_components": Integer(1),
     "hidden_sizes": Satisfies(lambda s: all(isinstance(h, numbers.Integral) and h >= 1 for h in s),
                               "a sequence of positive integers"),
@@ -120,8 +120,8 @@ NOISY_GP_PARAMETERS: dict[str, Constraint] = {
 
 def choose_input_noise(est: Any, X_var: Any) -> tuple[Any, str]:
     """The ``input_noise`` and ``input_prior`` a fit of ``est`` given ``X_var`` (None: not given) uses: its own
-    settings, or for ``input_noise="auto"`` `AUTO_WITH_ERROR_BARS` where X_var has a non-zero entry and
-    `auto_declines` finds nothing against it, exact inputs ("none") otherwise.
+    settings, or for ``input_noise="auto"`` NIMGP where X_var has a non-zero entry and `auto_declines` finds nothing
+    against it, exact inputs ("none") otherwise; ``input_prior="auto"`` resolved by `_prior_for`.
 
     Returns
     -------
@@ -129,11 +129,20 @@ def choose_input_noise(est: Any, X_var: Any) -> tuple[Any, str]:
         (input_noise, input_prior); what the fit keeps as ``input_noise_``, ``input_prior_``.
     """
     if not _is_auto(est.input_noise):
-        return est.input_noise, est.input_prior
+        return est.input_noise, _prior_for(est, uses_error_bars=False)
     given = X_var is not None and bool(np.any(np.asarray(X_var, dtype=np.float64) > 0))
     if given and auto_declines(est, len(X_var)) is None:
-        return AUTO_WITH_ERROR_BARS
-    return "none", est.input_prior
+        return AUTO_WITH_ERROR_BARS[0], _prior_for(est, uses_error_bars=True)
+    return "none", _prior_for(est, uses_error_bars=False)
+
+
+def _prior_for(est: Any, uses_error_bars: bool) -> str:
+    """``est``'s ``input_prior`` as its model has it: a named prior is itself; ``"auto"`` is the population prior
+    where ``input_noise="auto"`` uses the error bars (`AUTO_WITH_ERROR_BARS`), and the paper's broad prior for a named
+    strategy (what its papers measured) or a model without latent inputs."""
+    if not _is_auto(est.input_prior):
+        return est.input_prior
+    return AUTO_WITH_ERROR_BARS[1] if uses_error_bars else INPUT_PRIORS[0]
 
 
 def auto_declines(est: Any, n_rows: int) -> str | None:
@@ -142,12 +151,12 @@ def auto_declines(est: Any, n_rows: int) -> str | None:
     component (a prior fitted to fewer follows their noise)."""
     if est.inference != "svi":
         return f"inference={est.inference!r} models exact inputs; use inference='svi' to use them"
-    if n_rows < int(est.prior_components) * ROWS_PER_PRIOR_COMPONENT:
+    if _prior_for(est, uses_error_bars=True) == "population" and n_rows < int(est.prior_components) * ROWS_PER_PRIOR_COMPONENT:
         return (f"{n_rows} training rows are too few for the population prior's prior_components="
-                f"{est.prior_components} ({ROWS_PER_PRIOR_COMPONENT} rows each); with prior_components="
-                f"{max(1, n_rows // ROWS_PER_PRIOR_COMPONENT)} or fewer it uses them"
-                + ("" if n_rows >= ROWS_PER_PRIOR_COMPONENT else
-                   ", and below 10 rows input_noise='latent', input_prior='broad' is the one way"))
+                f"{est.prior_components} ({ROWS_PER_PRIOR_COMPONENT} rows each); "
+                + (f"with prior_components={n_rows // ROWS_PER_PRIOR_COMPONENT} or fewer, or "
+                   if n_rows >= ROWS_PER_PRIOR_COMPONENT else "")
+                + "with input_prior='broad' (the paper's prior) it uses them")
     return None
 
 
@@ -156,11 +165,11 @@ def _is_auto(setting: Any) -> bool:
 
 
 def _resolved(est: Any) -> tuple[Any, str]:
-    """``est``'s input noise and prior as its model has them: for ``"auto"`` the fit's choice (``input_noise_``,
-    ``input_prior_``), before a fit exact inputs."""
-    if not _is_auto(est.input_noise):
-        return est.input_noise, est.input_prior
-    return getattr(est, "input_noise_", "none"), getattr(est, "input_prior_", est.input_prior)
+    """``est``'s input noise and prior as its model has them: the fit's choice (``input_noise_``, ``input_prior_``)
+    where either is ``"auto"``, before a fit what `choose_input_noise` gives without error bars."""
+    if hasattr(est, "input_noise_") and (_is_auto(est.input_noise) or _is_auto(est.input_prior)):
+        return est.input_noise_, est.input_prior_
+    return choose_input_noise(est, None)
 
 
 def input_noise_class(est: Any) -> type:

@@ -304,6 +304,8 @@ _DEFAULT_FIT_TIME = ("commands", f"{_DEFAULT_SCRIPT} --fit-time runs/fit_time --
 _DEFAULT_POOL_PRIOR = ("commands", f"{_DEFAULT_SCRIPT} --units runs/estimator_default --summarize --models error_bars "
                        "ignoring error_bars_pool_prior --checks 4FGL-DR4:FL16Y 4FGL:FL16Y 4FGL-DR2:FL16Y 3FGL:FL16Y",
                        "printed")
+_DEFAULT_WINE = ("commands", f"{_DEFAULT_SCRIPT} --wine-pipeline --seeds 0 1 2", "printed")
+_DEFAULT_STEPS = ("commands", f"{_DEFAULT_SCRIPT} --step-times", "printed")
 FACTS["estimator_default_gain"] = Fact(_DEFAULT, _DEFAULT_SYNTHETIC,
                                        "test NLL without X_var minus given X_var, mean over 3 seeds")
 
@@ -356,6 +358,8 @@ TABLES: dict[str, Table] = {
     "estimator_default_catalogs.md": Table(_DEFAULT, _DEFAULT_CATALOGS, "| check | measure |"),
     "estimator_default_fit_time.md": Table(_DEFAULT, _DEFAULT_FIT_TIME),
     "estimator_default_pool_prior.md": Table(_DEFAULT, _DEFAULT_POOL_PRIOR, "| check | measure |"),
+    "estimator_default_wine.md": Table(_DEFAULT, _DEFAULT_WINE),
+    "estimator_default_steps.md": Table(_DEFAULT, _DEFAULT_STEPS),
 }
 
 

@@ -170,6 +170,50 @@ def recall(checks: list[str], seeds: list[int], units: Path, models: list[str]) 
             for c, name in enumerate(CLASSES)))
 
 
+def nll_by_class(checks: list[str], seeds: list[int], units: Path, models: list[str]) -> None:
+    """Where a model's test NLL against ignoring X_var comes from on a later-label check: the change of -log p(true
+    class) summed per later class, per earlier-release group (bcu or unassociated) and per half by error-bar size
+    (the median over features of X_var over the feature's training variance, split at the scored rows' median), as
+    its share of the mean over the scored rows (means over the seeds); then each feature's median X_var over its
+    training variance in the rows scored and in the training rows (the first seed's)."""
+    from gpal.catalog_jobs.later_labels import CLASSES, check_data, check_probabilities, scored_rows
+
+    for check in checks:
+        for model in (m for m in models if m != "ignoring"):
+            parts: dict[tuple[str, str, str], list[tuple[float, int]]] = {}
+            totals = []
+            for seed in seeds:
+                loaded = {m: json.loads(unit_path(units, check, seed, m).read_text(encoding="utf-8"))
+                          for m in (model, "ignoring")}
+                proba = check_probabilities(check, seed, loaded)
+                label = scored_rows(check, seed)["label"]
+                train, rows, class1 = check_data(check, seed)
+                scored = label >= 0
+                at = (np.arange(label.size), np.maximum(label, 0))
+                worse = np.log(proba["ignoring"][at]) - np.log(proba[model][at])  # > 0: the model is worse
+                relative = np.median(rows.X_var / train.X.var(axis=0), axis=1)
+                large = relative > np.median(relative[scored])
+                totals.append((float(worse[scored].sum()), int(scored.sum())))
+                for c, name in enumerate(CLASSES):
+                    for group, in_group in (("bcu", class1 == "bcu"), ("unassociated", class1 != "bcu")):
+                        for half, in_half in (("larger", large), ("smaller", ~large)):
+                            k = scored & (label == c) & in_group & in_half
+                            parts.setdefault((name, group, half), []).append((float(worse[k].sum()), int(k.sum())))
+            n = np.mean([t[1] for t in totals])
+            print(f"{check} {model} minus ignoring X_var, test NLL: {np.mean([t[0] for t in totals]) / n:+.4f} over "
+                  f"{n:.0f} sources; by later class, group and error-bar half (sources, share of the mean, per source): "
+                  + "; ".join(f"{c} {g} {h} {np.mean([v[1] for v in vs]):.0f}, "
+                              f"{np.mean([v[0] for v in vs]) / n:+.4f}, "
+                              f"{np.mean([v[0] for v in vs]) / np.mean([v[1] for v in vs]):+.3f}"
+                              for (c, g, h), vs in parts.items() if np.mean([v[1] for v in vs]) > 0))
+        train, rows, _ = check_data(check, seeds[0])
+        ratio = {"scored": np.median(rows.X_var / train.X.var(axis=0), axis=0),
+                 "training": np.median(train.X_var / train.X.var(axis=0), axis=0)}
+        print(f"{check} median X_var over the feature's training variance, scored rows / training rows: " + ", ".join(
+            f"{name} {a:.2f} / {b:.2f}" for name, a, b in zip(train.feature_names, ratio["scored"], ratio["training"])
+            if a > 0 or b > 0))
+
+
 def synthetic(what: str, seeds: list[int]) -> None:
     """The task of benchmarks/heteroscedastic.py, one JSON line a seed (and for ``error_bars`` the paired summary)."""
     from scipy import stats
@@ -231,6 +275,93 @@ def fit_time(curves: Path, seeds: list[int]) -> None:
           + " / ".join(f"{r['test_nll'] - r['full']['test_nll']:+.3f}" for r in rows))
 
 
+def wine_pipeline(seeds: list[int]) -> None:
+    """The error bars through a scikit-learn Pipeline on wine with heteroscedastic noise
+    (`gpal.data.synthetic.wine_heteroscedastic`, half the rows to train, stratified): the estimator's defaults fitted
+    directly; gpal's scaler and the estimator (``NoisyStandardScaler`` and ``NoisyInputAdapter`` on ``[X | X_var]``);
+    and a ``StandardScaler`` in front, X_var routed past it, in the set's units and in units 0.05 times them (spreads
+    below 1), each with whether ``RescaledWithoutVariancesWarning`` said so.  Test NLL per seed, then the pipeline
+    minus the direct fit."""
+    import sklearn
+    from sklearn.metrics import log_loss
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from gpal import NoisyGPClassifier
+    from gpal.data.synthetic import wine_heteroscedastic
+    from gpal.estimators.base import RescaledWithoutVariancesWarning
+    from gpal.estimators.model_selection import NoisyInputAdapter, NoisyStandardScaler, stack_inputs
+
+    rows = []
+    for seed in seeds:
+        row = {"seed": seed}
+        for units in (1.0, 0.05):
+            train, test = wine_heteroscedastic(seed, units=units).split(test_size=0.5, seed=seed)
+            labels = np.asarray(train.class_names)
+            y, y_test = labels[train.y], labels[test.y]
+            if units == 1.0:
+                direct = NoisyGPClassifier(random_state=seed).fit(train.X, y, train.X_var)
+                row["direct"] = log_loss(y_test, direct.predict_proba(test.X, test.X_var), labels=direct.classes_)
+                pipe = make_pipeline(NoisyStandardScaler(), NoisyInputAdapter(NoisyGPClassifier(random_state=seed)))
+                pipe.fit(stack_inputs(train), y)
+                row["noisy_scaler"] = log_loss(y_test, pipe.predict_proba(stack_inputs(test)), labels=pipe.classes_)
+            with sklearn.config_context(enable_metadata_routing=True), warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                est = NoisyGPClassifier(random_state=seed).set_fit_request(X_var=True)
+                scaled = make_pipeline(StandardScaler(), est.set_predict_proba_request(X_var=True))
+                scaled.fit(train.X, y, X_var=train.X_var)
+                proba = scaled.predict_proba(test.X, X_var=test.X_var)
+            key = f"standard_scaler_units_{units:g}"
+            row[key] = log_loss(y_test, proba, labels=scaled.classes_)
+            row[f"{key}_warned"] = any(issubclass(w.category, RescaledWithoutVariancesWarning) for w in caught)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    for key in ("direct", "noisy_scaler", "standard_scaler_units_1", "standard_scaler_units_0.05"):
+        print(f"wine with noise, test NLL {key.replace('_', ' ')}, per seed: "
+              + " / ".join(f"{r[key]:.3f}" for r in rows))
+    print("wine with noise, test NLL of gpal's scaler and the estimator minus the direct fit, per seed: "
+          + " / ".join(f"{r['noisy_scaler'] - r['direct']:+.4f}" for r in rows))
+    print("StandardScaler in front warned of (units 1 / 0.05), per seed: " + " / ".join(
+        f"{r['standard_scaler_units_1_warned']} / {r['standard_scaler_units_0.05_warned']}" for r in rows))
+
+
+#: The sizes whose steps price the long-fit warning (`gpal.training.budget`'s STEP_SECONDS and FLOPS): input noise,
+#: inducing points, rows a step, on 2000 rows of 10 features and 3 classes.
+STEP_SIZES = (("latent", 50, 200), ("none", 50, 200), ("latent", 100, 50), ("latent", 200, 200), ("none", 200, 500),
+              ("latent", 50, 1000))
+
+
+def step_times() -> None:
+    """The CPU and wall seconds of one optimiser step of ``NoisyGPClassifier``'s compiled epochs at `STEP_SIZES`
+    (the median of epochs 4 to 16 of a 16-epoch fit, each epoch's time from the fit's callback) beside the estimate
+    the long-fit warning makes of it (`gpal.estimators.sizes.step_seconds`)."""
+    from gpal import NoisyGPClassifier
+    from gpal.estimators.conjugate import minibatch_steps
+    from gpal.estimators.sizes import step_seconds
+    from shared import benchmark_script
+
+    task = benchmark_script("heteroscedastic").make_task(2000, 10, 10, seed=0)
+    rows = []
+    for noise, M, B in STEP_SIZES:
+        marks = []
+        est = NoisyGPClassifier(input_noise=noise, input_prior="population" if noise == "latent" else "auto",
+                                num_inducing=M, batch_size=B, epochs=16, tol=None, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            est.fit(task["X"], task["y"], task["X_var"],
+                    callback=lambda epoch, loss: marks.append((time.perf_counter(), time.process_time())))
+        steps = minibatch_steps(1, 2000, B)
+        wall, cpu = (float(np.median(np.diff([m[i] for m in marks])[3:])) / steps for i in (0, 1))
+        estimate = step_seconds(est, 2000, 10, 3)
+        rows.append({"input_noise": noise, "num_inducing": M, "batch_size": B, "wall_ms": round(1e3 * wall, 2),
+                     "cpu_ms": round(1e3 * cpu, 2), "estimate_ms": round(1e3 * estimate, 2),
+                     "estimate_over_cpu": round(estimate / cpu, 2)})
+        print(json.dumps(rows[-1]), flush=True)
+    for r in rows:
+        print(f"a step of {r['input_noise']} inputs, {r['num_inducing']} inducing points, {r['batch_size']} rows, ms "
+              f"CPU / wall / estimated: {r['cpu_ms']:.1f} / {r['wall_ms']:.1f} / {r['estimate_ms']:.1f}")
+
+
 def stops(paths: list[Path]) -> None:
     """Each curve's stop under either rule, as label lines."""
     from gpal import NoisyGPClassifier
@@ -263,12 +394,24 @@ def main() -> None:
     parser.add_argument("--summarize", action="store_true", help="print the table from the units kept")
     parser.add_argument("--recall", action="store_true", help="print each class's recall and the error bars' shift "
                         "by error-bar size from the units kept (of --models, which must hold ignoring and error_bars)")
+    parser.add_argument("--by-class", action="store_true", help="print where each model's test NLL against ignoring "
+                        "X_var comes from, by later class, group and error-bar size, from the units kept")
     parser.add_argument("--synthetic", choices=["error_bars", "default"], help="the synthetic task instead")
     parser.add_argument("--curves", nargs="+", type=Path, help="training curves to read the stop rules on instead")
     parser.add_argument("--fit-time", type=Path, help="folder of the 750-epoch curves given X_var (d = 10) to time "
                         "the default fit against instead")
+    parser.add_argument("--wine-pipeline", action="store_true", help="the error bars through a Pipeline on wine "
+                        "with heteroscedastic noise instead")
+    parser.add_argument("--step-times", action="store_true", help="the seconds of an optimiser step beside the "
+                        "long-fit warning's estimate instead")
     args = parser.parse_args()
-    if args.fit_time:
+    if args.wine_pipeline:
+        with keep_printed("estimator_default", __file__):
+            wine_pipeline(args.seeds)
+    elif args.step_times:
+        with keep_printed("estimator_default", __file__):
+            step_times()
+    elif args.fit_time:
         with keep_printed("estimator_default", __file__):
             fit_time(args.fit_time, args.seeds)
     elif args.curves:
@@ -279,6 +422,9 @@ def main() -> None:
             synthetic(args.synthetic, args.seeds)
     elif args.units is None:
         parser.error("--units is required for the catalogs' checks")
+    elif args.by_class:
+        with keep_printed("estimator_default", __file__):
+            nll_by_class(args.checks, args.seeds, args.units, args.models)
     elif args.recall:
         with keep_printed("estimator_default", __file__):
             recall(args.checks, args.seeds, args.units, args.models)

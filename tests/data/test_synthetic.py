@@ -280,6 +280,34 @@ def test_inject_noise_per_feature_and_scalar():
     np.testing.assert_array_equal(inject_noise(data, 0.0).X, data.X)
 
 
+def test_inject_noise_per_value():
+    """Heteroscedastic noise: each value's own variance, added to X_var, its noise of that spread."""
+    data = _plain()
+    var = np.random.default_rng(0).uniform(0.01, 1.0, size=data.X.shape)
+    noisy = inject_noise(data, var, seed=3)
+    np.testing.assert_array_equal(noisy.X_var, data.X_var + var)
+    np.testing.assert_allclose((noisy.X / np.sqrt(var)).std(axis=0), 1.0, rtol=0.03)  # standardised noise
+    assert noisy.meta["noise_injections"] == [{"variance": "per value", "seed": 3}]
+    with pytest.raises(ValueError, match=r"X's shape \(10, 3\).*got shape \(9, 3\)"):
+        inject_noise(_plain(10), var[:9])
+    bad = var[:10].copy()
+    bad[4, 1] = -1.0
+    with pytest.raises(ValueError, match=r"bad for \['f2'\]"):
+        inject_noise(_plain(10), bad)
+
+
+def test_wine_heteroscedastic_carries_error_bars_of_its_recipe():
+    from gpal.data.synthetic import wine_heteroscedastic
+
+    raw, noisy = wine(), wine_heteroscedastic(seed=1)
+    fraction = np.sqrt(noisy.X_var) / raw.X.std(axis=0)  # each error bar over its feature's spread
+    assert 0.05 <= fraction.min() and fraction.max() <= 0.5 and np.median(fraction) == pytest.approx(0.158, rel=0.1)
+    assert np.all(noisy.X != raw.X) and np.array_equal(noisy.y, raw.y)
+    small = wine_heteroscedastic(seed=1, units=0.05)
+    np.testing.assert_allclose(small.X, noisy.X * 0.05)
+    np.testing.assert_allclose(small.X_var, noisy.X_var * 0.0025)
+
+
 def test_inject_noise_rejects_bad_variances():
     data = _plain(10)
     with pytest.raises(ValueError, match=r"'f2'"):

@@ -69,6 +69,35 @@ def test_the_choice_survives_save_load_and_pickle(data, tmp_path):
         NoisyGPClassifier.load(tmp_path / "m")
 
 
+@pytest.mark.parametrize("settings, chosen", [
+    ({"input_prior": "broad"}, ("latent", "broad")),
+    ({"input_prior": "broad", "prior_components": 9}, ("latent", "broad")),  # the broad prior needs no rows a component
+    ({"input_noise": "latent"}, ("latent", "broad")),  # a named strategy keeps the papers' prior
+    ({"input_noise": "amortized", "input_prior": "population"}, ("amortized", "population")),
+])
+def test_a_named_input_prior_is_honoured_and_auto_resolves_as_documented(settings, chosen, data, tmp_path):
+    """An explicit prior beside input_noise='auto' is the prior the model has, not the population prior 'auto'
+    would choose; the fitted model is the one the resolved names fit, and the choice survives saving."""
+    from gpal.models.input_prior import BroadPrior, MixturePrior
+
+    X, V, y = data
+    est = NoisyGPClassifier(**{**SMALL, **settings}).fit(X, y, V)
+    assert (est.input_noise_, est.input_prior_) == chosen
+    assert isinstance(est.model_.strategy.prior, {"broad": BroadPrior, "population": MixturePrior}[chosen[1]])
+    named = NoisyGPClassifier(**{**SMALL, **settings, "input_noise": chosen[0], "input_prior": chosen[1]}).fit(X, y, V)
+    np.testing.assert_array_equal(est.predict_proba(X, V), named.predict_proba(X, V))
+    est.save(tmp_path / "m")
+    loaded = NoisyGPClassifier.load(tmp_path / "m")
+    assert loaded.get_params() == est.get_params() and (loaded.input_noise_, loaded.input_prior_) == chosen
+    np.testing.assert_array_equal(loaded.predict_proba(X, V), est.predict_proba(X, V))
+
+
+def test_the_default_input_prior_is_auto_and_says_so_in_get_params():
+    assert NoisyGPClassifier().get_params()["input_prior"] == "auto"
+    with pytest.raises(ValueError, match="input_prior"):
+        NoisyGPClassifier(input_prior="wide").validate_params()
+
+
 def test_auto_with_learned_variances_is_refused_naming_the_fix():
     with pytest.raises(ValueError, match="noise_variance='learned' ignores; name an input_noise of"):
         NoisyGPClassifier(noise_variance="learned").validate_params()
@@ -76,7 +105,8 @@ def test_auto_with_learned_variances_is_refused_naming_the_fix():
 
 @pytest.mark.parametrize("settings, why", [
     ({"prior_components": 9}, r"80 training rows are too few for the population prior's prior_components=9 "
-                              r"\(10 rows each\); with prior_components=8 or fewer it uses them"),
+                              r"\(10 rows each\); with prior_components=8 or fewer, or with input_prior='broad' "
+                              r"\(the paper's prior\) it uses them"),
     ({"likelihood": "logistic_softmax", "inference": "cavi"}, "inference='cavi' models exact inputs"),
 ])
 def test_where_auto_cannot_use_the_error_bars_it_fits_exact_inputs_and_says_why(settings, why, data):

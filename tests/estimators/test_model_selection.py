@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 import sklearn
-from sklearn.metrics import log_loss
+from sklearn.metrics import accuracy_score, balanced_accuracy_score, log_loss, roc_auc_score
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score, cross_validate
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -88,6 +88,46 @@ def test_a_standard_scaler_in_front_of_the_error_bars_is_warned_about(data, rout
         make_pipeline(StandardScaler(), est).fit(X, y, X_var=V)
 
 
+def _wine_split(units: float = 1.0):
+    from gpal.data.synthetic import wine_heteroscedastic
+
+    data = wine_heteroscedastic(seed=0, units=units)
+    return data.X, data.X_var, np.asarray(data.class_names)[data.y]
+
+
+def test_a_standard_scaler_on_features_of_small_spread_is_warned_about_naming_them(routing):
+    """Wine in units where most spreads are below 1: a StandardScaler scales X up and leaves X_var tiny, which no
+    variance exceeds; X standardised to rounding beside an X_var given apart is what says it."""
+    from gpal.estimators.base import RescaledWithoutVariancesWarning
+
+    X, V, y = _wine_split(units=0.05)
+    est = _nimgp().set_fit_request(X_var=True)
+    with pytest.warns(RescaledWithoutVariancesWarning, match=r"standardised to rounding.*'x0'.*'x12'.*"
+                                                             r"NoisyStandardScaler"):
+        make_pipeline(StandardScaler(), est).fit(X, y, X_var=V)
+
+
+@pytest.mark.parametrize("route", ["direct", "noisy scaler", "data set", "exact inputs"])
+def test_no_rescaling_is_said_where_x_var_came_with_x(route):
+    """gpal's own scalings and ordinary data pass without the warning: the values and variances as measured, the
+    noisy scaler's one array, a standardised NoisyDataset, and a StandardScaler in front of a model given no X_var."""
+    from gpal.data.synthetic import wine_heteroscedastic
+    from gpal.estimators.base import RescaledWithoutVariancesWarning
+
+    X, V, y = _wine_split(units=0.05)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RescaledWithoutVariancesWarning)
+        if route == "direct":
+            _nimgp().fit(X, y, V)
+        elif route == "noisy scaler":
+            make_pipeline(NoisyStandardScaler(), NoisyInputAdapter(_nimgp())).fit(stack_inputs(X, V), y)
+        elif route == "data set":
+            data = wine_heteroscedastic(seed=0, units=0.05)
+            _nimgp().fit(Standardizer.fit(data).transform(data))
+        else:
+            make_pipeline(StandardScaler(), NoisyGPClassifier(input_noise="none", **FAST)).fit(X, y)
+
+
 def test_a_step_that_changes_x_s_columns_and_not_x_var_s_is_refused_naming_the_fix(data, routing):
     from sklearn.preprocessing import FunctionTransformer
 
@@ -98,6 +138,43 @@ def test_a_step_that_changes_x_s_columns_and_not_x_var_s_is_refused_naming_the_f
         make_pipeline(FunctionTransformer(lambda A: A[:, :1]), est).fit(X, y, X_var=V)
     with pytest.raises(ValueError, match=r"got \(85, 2\); in a Pipeline, a step before this estimator changed X's rows"):
         _nimgp().fit(X, y, V[:85])  # what a step that drops rows hands on
+
+
+def test_a_pipeline_step_that_drops_rows_is_named_as_the_cause_at_fit_and_prediction(data, routing):
+    """scikit-learn routes X_var past every step unchanged: a step that drops rows leaves it one row per source too
+    many, which the estimator refuses, naming a step before it as the cause and the one-array form as the fix."""
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, V, y = data
+    est = _nimgp().set_fit_request(X_var=True).set_predict_proba_request(X_var=True)
+    pipe = make_pipeline(FunctionTransformer(lambda A: A[:-5]), est)
+    with pytest.raises(ValueError, match=r"X_var must have the shape of X \(85, 2\); got \(90, 2\); in a Pipeline, a "
+                                         r"step before this estimator changed X's rows \(a step that resamples or drops "
+                                         r"rows\).*stack_inputs, NoisyInputAdapter"):
+        pipe.fit(X[:, :], y[:-5], X_var=V)
+    fitted = make_pipeline(FunctionTransformer(lambda A: A), est).fit(X, y, X_var=V)
+    fitted.steps[0] = ("drop", FunctionTransformer(lambda A: A[:-5]).fit(X))
+    with pytest.raises(ValueError, match=r"got \(90, 2\); in a Pipeline, a step before this estimator changed X's rows"):
+        fitted.predict_proba(X, X_var=V)
+
+
+def test_probabilities_sum_to_one_as_log_loss_checks_them_and_exact_rows_stay_as_computed(data):
+    """Sampled inputs average their draws in float32, whose rows scikit-learn's log_loss would warn of at every
+    score; a first-order model's float64 rows are returned as the model computed them (a saved folder of one
+    predicts exactly what it predicted before)."""
+    X, V, y = data
+    sampled = _nimgp().fit(X, y, V)
+    raw = sampled.predict_proba_with(lambda S: sampled._session.predictor(S), X, V)[0]
+    assert np.abs(raw.sum(axis=1) - 1).max() > 1e-9  # what is mended: float32 sums
+    proba = sampled.predict_proba(X, V)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=0, atol=4 * np.finfo(np.float64).eps)
+    np.testing.assert_allclose(proba, raw, rtol=2e-7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        log_loss(y, proba)
+    first_order = NoisyGPClassifier(input_noise="first_order", **FAST).fit(X, y, V)
+    computed = first_order.predict_proba_with(lambda S: first_order._session.predictor(S), X, V)[0]
+    np.testing.assert_array_equal(first_order.predict_proba(X, V), computed)
 
 
 def test_the_noisy_scaler_maps_values_and_variances_together(data):
@@ -171,10 +248,50 @@ def test_an_exact_input_dirichlet_gp_says_it_ignores_the_error_bars(data):
 
 
 def test_noisy_scorer_refuses_what_it_does_not_know():
-    with pytest.raises(ValueError, match="neg_log_loss"):
-        noisy_scorer("roc_auc_ovr")
+    with pytest.raises(ValueError, match="'log_loss' is not a scikit-learn scorer name.*get_scorer_names"):
+        noisy_scorer("log_loss")
     with pytest.raises(TypeError, match="metric function"):
         noisy_scorer(3)
+
+
+@pytest.fixture(scope="module")
+def three_classes():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(120, 2)) * [1.0, 30.0]
+    V = (rng.uniform(0.05, 0.3, size=X.shape) * [1.0, 30.0]) ** 2
+    return X, V, np.array(["bll", "fsrq", "psr"])[np.digitize(X[:, 0], [-0.5, 0.5])]
+
+
+@pytest.mark.parametrize("name, metric, response", [
+    ("neg_log_loss", lambda y, p, c: -log_loss(y, p, labels=c), "predict_proba"),
+    ("accuracy", lambda y, p, c: accuracy_score(y, p), "predict"),
+    ("roc_auc_ovr", lambda y, p, c: roc_auc_score(y, p, multi_class="ovr", labels=c), "predict_proba"),
+    ("balanced_accuracy", lambda y, p, c: balanced_accuracy_score(y, p), "predict"),
+])
+def test_any_scikit_learn_scorer_name_scores_with_the_routed_x_var(name, metric, response, three_classes, routing):
+    """cross_val_score and GridSearchCV with scikit-learn's scorers by name, each fold's score computed here by hand
+    from a fit on the other folds and the test rows' own error bars."""
+    X, V, y = three_classes
+    est = _nimgp().set_fit_request(X_var=True)
+    folds = StratifiedKFold(n_splits=2, shuffle=True, random_state=0)
+    scores = cross_val_score(est, X, y, cv=folds, scoring=noisy_scorer(name), params={"X_var": V})
+    for score, (train, test) in zip(scores, folds.split(X, y)):
+        fold = _nimgp().fit(X[train], y[train], V[train])
+        predicted = getattr(fold, response)(X[test], V[test])
+        assert score == pytest.approx(metric(y[test], predicted, fold.classes_), rel=1e-6)
+    search = GridSearchCV(est, {"num_inducing": [3, 5]}, cv=folds, scoring=noisy_scorer(name))
+    search.fit(X, y, X_var=V)
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+
+
+def test_a_scorer_given_by_name_says_how_to_pass_x_var(three_classes, routing):
+    """scikit-learn's scorers call predict_proba(X) alone; the NaN it then records comes with the fix."""
+    X, V, y = three_classes
+    with pytest.warns(UserWarning, match=r"Scoring failed(.|\n)*scoring=gpal.estimators.model_selection."
+                                         r"noisy_scorer\('neg_log_loss'\)"):
+        scores = cross_val_score(_nimgp().set_fit_request(X_var=True), X, y, cv=2, scoring="neg_log_loss",
+                                 params={"X_var": V})
+    assert np.all(np.isnan(scores))
 
 
 def test_a_weighted_scorer_asks_for_and_passes_the_sample_weight(data):
@@ -189,8 +306,9 @@ def test_a_weighted_scorer_asks_for_and_passes_the_sample_weight(data):
         -log_loss(y, proba, labels=est.classes_, sample_weight=weight), rel=1e-12)
     assert "sample_weight" in str(weighted.get_metadata_routing())
     assert "sample_weight" not in str(noisy_scorer("neg_log_loss").get_metadata_routing())
-    # the binary Brier score reads the positive class' column, as scikit-learn's scorer does
-    assert noisy_scorer("neg_brier_score")(est, X, y, X_var=V) == pytest.approx(
+    # a metric with make_scorer's options: the binary Brier score reads the positive class' column
+    brier = noisy_scorer(brier_score_loss, greater_is_better=False, pos_label=est.classes_[1])
+    assert brier(est, X, y, X_var=V) == pytest.approx(
         -brier_score_loss(y, proba[:, 1], pos_label=est.classes_[1]), rel=1e-12)
 
 
