@@ -254,30 +254,43 @@ STANDARDISED_TOLERANCE = 1e-6
 
 
 class RescaledWithoutVariancesWarning(UserWarning):
-    """X was standardised by a step that left X_var in the old units (a ``StandardScaler`` in a Pipeline)."""
+    """X was rescaled by a step that left X_var in the old units (a ``StandardScaler``, ``MinMaxScaler`` or
+    ``RobustScaler`` in a Pipeline)."""
+
+
+def _rescaled_columns(X: np.ndarray) -> np.ndarray:
+    """Which columns of X are, to rounding, what scikit-learn's StandardScaler (mean 0, sd 1 with or without
+    Bessel's correction), MinMaxScaler (range [0, 1]) or RobustScaler (median 0, interquartile range 1) leave."""
+    def near(a: np.ndarray, b: float) -> np.ndarray:
+        return np.abs(a - b) < STANDARDISED_TOLERANCE
+
+    standard = near(X.mean(axis=0), 0) & (near(X.std(axis=0), 1) | near(X.std(axis=0, ddof=1), 1))
+    min_max = near(X.min(axis=0), 0) & near(X.max(axis=0), 1)
+    q25, q50, q75 = np.percentile(X, [25, 50, 75], axis=0)
+    robust = near(q50, 0) & near(q75 - q25, 1)
+    return standard | min_max | robust
 
 
 def warn_standardised_without_variances(X: np.ndarray, X_var: np.ndarray, feature_names: Any, owner: str,
                                         stacklevel: int = 3) -> None:
-    """Warn where the features with error bars are standardised to rounding (mean 0, standard deviation 1, as a
-    ``StandardScaler`` leaves them) while their variances came beside them as an array.
+    """Warn where the features with error bars are rescaled to rounding as a scikit-learn scaler leaves them
+    (`_rescaled_columns`) while their variances came beside them as an array.
 
     A scaler that maps X alone leaves X_var in the old units, too small or too large by the square of the feature's
     old spread; a variance check cannot see it when the old spread was below 1 (features in small units: their error
-    bars then look like precise measurements).  Measured features are never standardised to rounding; gpal's own
+    bars then look like precise measurements).  Measured features are never rescaled so exactly; gpal's own
     scalings carry X_var with X (a ``NoisyDataset``, ``NoisyInputAdapter``, which silences this category)."""
     if X.shape[0] < 3:
         return
     noisy = np.any(X_var > 0, axis=0)
-    mean, sd = X.mean(axis=0), X.std(axis=0)
-    near_one = (np.abs(sd - 1) < STANDARDISED_TOLERANCE) | (np.abs(X.std(axis=0, ddof=1) - 1) < STANDARDISED_TOLERANCE)
-    scaled = np.nonzero(noisy & (np.abs(mean) < STANDARDISED_TOLERANCE) & near_one)[0]
+    scaled = np.nonzero(noisy & _rescaled_columns(X))[0]
     if not scaled.size:
         return
     names = list(feature_names) if len(feature_names) == X.shape[1] else [f"x{j}" for j in range(X.shape[1])]
     warnings.warn(
-        f"{owner} was given X standardised to rounding (mean 0, standard deviation 1 in feature(s) "
-        f"{[names[j] for j in scaled]}, as a StandardScaler leaves them) with X_var beside it: if a step rescaled X "
+        f"{owner} was given X rescaled to rounding (in feature(s) {[names[j] for j in scaled]}: mean 0 and standard "
+        "deviation 1, range [0, 1] or median 0 and interquartile range 1, as a StandardScaler, MinMaxScaler or "
+        "RobustScaler leaves them) with X_var beside it: if a step rescaled X "
         "without X_var (a StandardScaler in a Pipeline), the error bars are still in the old units and the model "
         "misreads them. Give X and X_var in their own units and let the estimator standardise both "
         "(standardize=True), or scale them together (gpal.estimators.model_selection.NoisyStandardScaler on "

@@ -65,10 +65,12 @@ def fit_data(estimator: Any, X: Any, y: Any, X_var: Any, unlabelled: Any = None)
     data = check_fit_data(X, y, X_var, owner=type(est).__name__)
     auto = isinstance(est.input_noise, str) and est.input_noise == AUTO
     if est.needs_X_var:
-        check_variance_scale(data.X, data.X_var, data.feature_names, type(est).__name__, stacklevel=4)
+        # a DataFrame's column names (kept by _start_fit) name the features the warnings are about
+        names = getattr(est, "feature_names_in_", None)
+        names = data.feature_names if names is None else tuple(str(n) for n in names)
+        check_variance_scale(data.X, data.X_var, names, type(est).__name__, stacklevel=4)
         if not isinstance(X, NoisyDataset):  # a data set's scalings carry its X_var with X
-            warn_standardised_without_variances(data.X, data.X_var, data.feature_names, type(est).__name__,
-                                                stacklevel=4)
+            warn_standardised_without_variances(data.X, data.X_var, names, type(est).__name__, stacklevel=4)
     elif X_var is not None or (auto and isinstance(X, NoisyDataset)):
         # given by hand, or to 'auto' in a NoisyDataset (which always carries variances: MGP twins read it on purpose)
         declined = auto_declines(est, data.X.shape[0]) if auto else None

@@ -11,7 +11,7 @@ import sklearn
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, log_loss, roc_auc_score
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score, cross_validate
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import MinMaxScaler, RobustScaler, StandardScaler
 
 from gpal import NoisyGPClassifier
 from gpal.data.standardizer import Standardizer
@@ -95,16 +95,39 @@ def _wine_split(units: float = 1.0):
     return data.X, data.X_var, np.asarray(data.class_names)[data.y]
 
 
-def test_a_standard_scaler_on_features_of_small_spread_is_warned_about_naming_them(routing):
-    """Wine in units where most spreads are below 1: a StandardScaler scales X up and leaves X_var tiny, which no
-    variance exceeds; X standardised to rounding beside an X_var given apart is what says it."""
+@pytest.mark.parametrize("scaler", [StandardScaler, MinMaxScaler, RobustScaler])
+def test_a_scaler_on_features_of_small_spread_is_warned_about_naming_them(scaler, routing):
+    """Wine in units where most spreads are below 1: a scaler scales X up and leaves X_var tiny, which no variance
+    exceeds; X rescaled to rounding as the scaler leaves it, beside an X_var given apart, is what says it."""
     from gpal.estimators.base import RescaledWithoutVariancesWarning
 
     X, V, y = _wine_split(units=0.05)
     est = _nimgp().set_fit_request(X_var=True)
-    with pytest.warns(RescaledWithoutVariancesWarning, match=r"standardised to rounding.*'x0'.*'x12'.*"
+    with pytest.warns(RescaledWithoutVariancesWarning, match=r"rescaled to rounding.*'x0'.*'x12'.*"
                                                              r"NoisyStandardScaler"):
-        make_pipeline(StandardScaler(), est).fit(X, y, X_var=V)
+        make_pipeline(scaler(), est).fit(X, y, X_var=V)
+
+
+def test_the_warnings_name_a_data_frame_s_columns(data):
+    import pandas as pd
+
+    X, V, y = data
+    frame = pd.DataFrame(X, columns=["flux", "index"])
+    wrong = V.copy()
+    wrong[:, 1] = 10 * X[:, 1].var()  # the second feature's error bars ten times its spread
+    with pytest.warns(UserWarning, match=r"feature 'index' exceeds that feature's own variance"):
+        _nimgp().fit(frame, y, wrong)
+
+
+def test_error_bars_given_only_at_prediction_are_said_to_be_ignored(data):
+    X, V, y = data
+    est = NoisyGPClassifier(**FAST).fit(X, y)  # input_noise="auto" without X_var: exact inputs
+    with pytest.warns(UserWarning, match=r"fitted without error bars.*X_var given here is ignored"):
+        proba = est.predict_proba(X, V)
+    np.testing.assert_array_equal(proba, est.predict_proba(X))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        est.predict_proba(X, np.zeros_like(V))  # zeros ask for exact inputs: nothing is ignored
 
 
 @pytest.mark.parametrize("route", ["direct", "noisy scaler", "data set", "exact inputs"])
