@@ -72,6 +72,7 @@ def test_paper_001_workflows_start_where_the_authors_code_does(name, block):
     X = rng.normal(size=(40, 2))
     y = np.repeat([0, 1, 2], [14, 13, 13])
     model = NoisyGPClassifier(**{**params, "epochs": 0, "num_inducing": 6}).fit(X, y).model_
+    assert params["tol"] is None  # the paper's epochs, every one
     np.testing.assert_allclose(model.noise_variance.learned.numpy(), 0.1)
     Z = model.gp.Z.numpy()
     assert Z.shape[0] == 3 and not np.allclose(Z[0], Z[1])  # one set a class, not one shared
