@@ -21,7 +21,7 @@ from typing import Any, Iterator, MutableMapping
 __all__ = ["ACQUISITIONS", "AUGMENTED_INFERENCE", "BROAD_PRIOR_VARIANCE", "CONJUGATE_INFERENCE", "DEFAULT_HIDDEN_SIZES",
            "DEFAULT_INPUT_NOISE", "DEFAULT_INPUT_PRIOR", "DEFAULT_LIKELIHOOD", "DEFAULT_NOISE_VARIANCE",
            "DEFAULT_NUM_INDUCING", "DEFAULT_PRIOR_COMPONENTS", "ESTIMATORS",
-           "FOLLOW_UP_ACQUISITION", "INFERENCE", "INPUT_NOISE", "INPUT_PRIORS", "KERNELS", "LIKELIHOODS",
+           "FOLLOW_UP_ACQUISITION", "INDUCING_STARTS", "INFERENCE", "INITIAL_LEARNED_VARIANCE", "INPUT_NOISE", "INPUT_PRIORS", "KERNELS", "LIKELIHOODS",
            "LOCALS_FAMILIES", "LOGISTIC_BOUNDS", "MODELS_PER_BATCH", "NOISE_VARIANCE_MODES", "ON_ERROR",
            "PER_MODEL_ERRORS", "ROWS_PER_PRIOR_COMPONENT", "Registry", "SVGP_NUM_INDUCING", "WORKFLOWS"]
 
@@ -29,6 +29,11 @@ __all__ = ["ACQUISITIONS", "AUGMENTED_INFERENCE", "BROAD_PRIOR_VARIANCE", "CONJU
 #: mixture deconvolved from the sources.  Two fixed choices, not an extension point, named here so the
 #: CLI offers them without importing TensorFlow.
 INPUT_PRIORS = ("broad", "population")
+#: How a sparse GP's inducing inputs start (``gpal.models.svgp.build_model``): gpal's k-means centres shared by the
+#: latent functions, or paper 001's authors' own random training rows per latent function.
+INDUCING_STARTS = ("kmeans", "random_per_latent")
+#: The start of a learned input-noise variance per feature (``build_model``, ``NoisyGPClassifier``).
+INITIAL_LEARNED_VARIANCE = 0.01
 #: The variance s of the paper's broad prior N(0, s I) on the noiseless inputs, the default of
 #: ``NoisyGPClassifier``, ``build_model`` and the strategies with latent inputs (wide against standardised inputs).
 BROAD_PRIOR_VARIANCE = 1000.0

@@ -62,6 +62,8 @@ def noisy_gp_from_state(cls: type, config: dict[str, Any], arrays: dict[str, np.
 
     params = _former_parameters_as_options(dict(config["params"]))
     params.setdefault("tol", None)  # a folder of an earlier gpal: its fit ran every epoch
+    params.setdefault("initial_learned_variance", 0.01)  # earlier gpal's only starts
+    params.setdefault("inducing_start", "kmeans")
     if isinstance(params["kernel"], dict):
         params["kernel"] = kernel_from_config(params["kernel"]["kernel_config"])
     if isinstance(params["likelihood"], dict):

@@ -18,7 +18,7 @@ import numpy as np
 
 from gpal.constraints import SEED, Boolean, Constraint, Integer, OneOf, Optional, Options, Real, Satisfies
 from gpal.training.session import ModelSpec
-from gpal.registry import (INFERENCE, INPUT_NOISE, INPUT_PRIORS, KERNELS, LIKELIHOODS, NOISE_VARIANCE_MODES,
+from gpal.registry import (INDUCING_STARTS, INFERENCE, INPUT_NOISE, INPUT_PRIORS, KERNELS, LIKELIHOODS, NOISE_VARIANCE_MODES,
                            ROWS_PER_PRIOR_COMPONENT)
 
 __all__ = ["AUTO", "AUTO_WITH_ERROR_BARS", "INPUT_NOISE_SETTING", "KERNEL", "LIKELIHOOD", "NOISY_GP_PARAMETERS", "RANDOM_STATE", "SPARSE_GP_PARAMETERS",
@@ -109,6 +109,8 @@ NOISY_GP_PARAMETERS: dict[str, Constraint] = {
     "prior_components": Integer(1),
     "hidden_sizes": Satisfies(lambda s: all(isinstance(h, numbers.Integral) and h >= 1 for h in s),
                               "a sequence of positive integers"),
+    "initial_learned_variance": Real(0, low_open=True, meaning="the learned input-noise variance's start"),
+    "inducing_start": OneOf(INDUCING_STARTS),
     "warm_start": Boolean(),
     "early_stopping": Boolean(),
     "validation_fraction": Real(0, 1, low_open=True, high_open=True, meaning="a fraction of the training rows"),
@@ -212,7 +214,8 @@ def model_spec(est: Any) -> ModelSpec:
                      likelihood_options=dict(est.likelihood_options or {}), num_inducing=est.num_inducing, kernel=est.kernel,
                      prior_variance=float(est.prior_variance), input_prior=input_prior_used(est) or "broad",
                      prior_components=int(est.prior_components), hidden_sizes=tuple(int(h) for h in est.hidden_sizes),
-                     seed=_model_seed(est))
+                     initial_learned_variance=float(est.initial_learned_variance),
+                     inducing_start=est.inducing_start, seed=_model_seed(est))
 
 
 def _model_seed(est: Any) -> int:

@@ -38,6 +38,8 @@ from gpal.registry import (
     DEFAULT_LIKELIHOOD,
     DEFAULT_NOISE_VARIANCE,
     DEFAULT_PRIOR_COMPONENTS,
+    INDUCING_STARTS,
+    INITIAL_LEARNED_VARIANCE,
     INPUT_NOISE,
     INPUT_PRIORS,
     SVGP_NUM_INDUCING,
@@ -308,8 +310,6 @@ def kmeans_inducing(X: np.ndarray, num_inducing: int, seed: int) -> np.ndarray:
     return km.cluster_centers_
 
 
-#: How ``build_model`` starts the inducing inputs: gpal's shared k-means centres, or paper 001's per-latent rows.
-INDUCING_STARTS = ("kmeans", "random_per_latent")
 
 
 def random_inducing_per_latent(X: np.ndarray, num_inducing: int, num_latent: int, seed: int) -> np.ndarray:
@@ -340,16 +340,17 @@ def build_model(
     prior_inputs: tuple[np.ndarray, np.ndarray] | None = None,
     hidden_sizes: Sequence[int] = DEFAULT_HIDDEN_SIZES,
     likelihood_options: Mapping[str, Any] | None = None,
-    initial_learned_variance: float = 0.01,
-    inducing: str = "kmeans",
+    initial_learned_variance: float = INITIAL_LEARNED_VARIANCE,
+    inducing_start: str = "kmeans",
     jitter: float = DEFAULT_JITTER,
     seed: int = 0,
 ) -> NoisySVGP:
     """A ``NoisySVGP`` initialised from (already standardised) training inputs ``X`` (n, d) and codes ``y``.
 
-    Inducing points (``inducing``): "kmeans", k-means on X, the same M = min(num_inducing, n) points for every
+    Inducing points (``inducing_start``): "kmeans", k-means on X, the same M = min(num_inducing, n) points for every
     latent function to start from; or "random_per_latent", for each latent function its own M training rows drawn
-    at random, as paper 001's authors start them (`random_inducing_per_latent`).  Kernels: ``kernel`` copied per latent function,
+    at random, as paper 001's authors start them (`random_inducing_per_latent`). ``initial_learned_variance``: where the input-noise variance is learned
+    (``noise_variance`` "learned" or "both"), its start per feature (paper 001's authors start at 0.1).  Kernels: ``kernel`` copied per latent function,
     default ``gpal.models.kernels.default_kernel``.  ``input_noise``: a name or a class, built for these rows,
     or an instance holding no variables, copied (`gpal.models.input_noise_setting.strategy_class`).  ``likelihood``
     defaults to the product's (``gpal.registry.DEFAULT_LIKELIHOOD``, as ``NoisyGPClassifier``'s);
@@ -367,9 +368,9 @@ def build_model(
     L = lik.num_latent(num_classes)
     template = make_kernel(kernel, d)
     kernels = [deepcopy(template) for _ in range(L)]
-    OneOf(INDUCING_STARTS).check("inducing", inducing)
+    OneOf(INDUCING_STARTS).check("inducing_start", inducing_start)
     M = min(int(num_inducing), n)
-    Z = kmeans_inducing(X, M, seed) if inducing == "kmeans" else random_inducing_per_latent(X, M, L, seed)
+    Z = kmeans_inducing(X, M, seed) if inducing_start == "kmeans" else random_inducing_per_latent(X, M, L, seed)
     population = None
     if input_prior == "population":
         if not kind.latent_inputs or X_var is None:

@@ -43,6 +43,8 @@ class ModelSpec:
     input_prior: str
     prior_components: int
     hidden_sizes: tuple[int, ...]
+    initial_learned_variance: float
+    inducing_start: str
     seed: int
 
     def build(self, Z: np.ndarray, Z_var: np.ndarray, y: np.ndarray, num_classes: int,

@@ -27,7 +27,8 @@ AUTO = "auto"
 #: constraint, default and meaning are the estimator's own (`gpal.estimators.settings`); ``num_inducing``
 #: also takes 'auto', the paper's rule (`num_inducing_for`).
 TRAINING = ("noise_variance", "likelihood", "num_inducing", "batch_size", "epochs", "learning_rate", "n_samples",
-            "prior_variance", "hidden_sizes", "likelihood_options", "standardize", "kernel")
+            "prior_variance", "hidden_sizes", "likelihood_options", "standardize", "kernel",
+            "initial_learned_variance", "inducing_start", "tol")
 
 
 #: The training settings a workflow starts from where the estimator's defaults are the main job's instead: the values

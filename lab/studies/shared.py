@@ -589,7 +589,7 @@ def learned_variance_start(start: float | None, built: list[Any], inducing: str 
     import gpal.models.svgp as svgp
 
     original = svgp.build_model
-    options = {k: v for k, v in (("initial_learned_variance", start), ("inducing", inducing)) if v is not None}
+    options = {k: v for k, v in (("initial_learned_variance", start), ("inducing_start", inducing)) if v is not None}
 
     def build_from(*args: Any, **kwargs: Any) -> Any:
         built.append(original(*args, **{**kwargs, **options}))

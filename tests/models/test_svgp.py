@@ -503,14 +503,14 @@ def test_gpflow_is_imported_without_docstring_rewriting_and_shapes_are_still_che
 # ------------------------------------------------------------ inducing starts
 def test_paper_001s_start_gives_each_latent_function_its_own_training_rows():
     X, y, _ = _data(n=40)
-    model = build_model(X, y, num_classes=C, num_inducing=8, inducing="random_per_latent", seed=3)
+    model = build_model(X, y, num_classes=C, num_inducing=8, inducing_start="random_per_latent", seed=3)
     Z = model.gp.Z.numpy()
     assert Z.shape == (C, 8, D)
     rows = {tuple(r) for r in X}
     for z in Z:  # each latent's inducing inputs are distinct rows of X (drawn without replacement)
         assert all(tuple(r) in rows for r in z) and len({tuple(r) for r in z}) == 8
     assert not np.array_equal(Z[0], Z[1])  # one set per latent function, not one shared
-    again = build_model(X, y, num_classes=C, num_inducing=8, inducing="random_per_latent", seed=3)
+    again = build_model(X, y, num_classes=C, num_inducing=8, inducing_start="random_per_latent", seed=3)
     np.testing.assert_array_equal(again.gp.Z.numpy(), Z)
     shared = build_model(X, y, num_classes=C, num_inducing=8).gp.Z.numpy()
     np.testing.assert_array_equal(shared[0], shared[1])  # gpal's default: one k-means set for every latent
@@ -520,5 +520,5 @@ def test_paper_001s_start_gives_each_latent_function_its_own_training_rows():
 
 def test_an_unknown_inducing_start_is_refused_by_name():
     X, y, _ = _data()
-    with pytest.raises(ValueError, match="inducing.*random_per_latent"):
-        build_model(X, y, num_classes=C, num_inducing=8, inducing="random")
+    with pytest.raises(ValueError, match="inducing_start.*random_per_latent"):
+        build_model(X, y, num_classes=C, num_inducing=8, inducing_start="random")
