@@ -152,10 +152,6 @@ _DASK = {"users": set()}
 
 def pytest_collection_finish(session):
     _DASK["users"] = {item.nodeid for item in session.items if "dask_cluster" in item.fixturenames}
-    # What collection imported (TensorFlow, GPflow, scikit-learn, the test modules: about a million objects) lives
-    # until the process ends: frozen, it is left out of the full collections the tests' fits set off, each of which
-    # would otherwise walk all of it again.
-    gc.freeze()
 
 
 @pytest.hookimpl(hookwrapper=True)
