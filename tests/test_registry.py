@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from gpal.estimators.params import AUTO
 from gpal.registry import (
     ACQUISITIONS,
     AUGMENTED_INFERENCE,
@@ -33,7 +34,7 @@ def _option(parser, verb: str, flag: str):
 @pytest.mark.parametrize("verb,flag,names", [
     ("train", "--likelihood", LIKELIHOODS.names()),
     ("train", "--input-noise", INPUT_NOISE.names()),
-    ("train", "--input-prior", INPUT_PRIORS),
+    ("train", "--input-prior", (AUTO, *INPUT_PRIORS)),  # the estimator's own default resolves to one of them
     ("active", "--input-noise", INPUT_NOISE.names()),
     ("active", "--acquisition", ACQUISITIONS.names()),
     ("classify", "--likelihood", LIKELIHOODS.names()),

@@ -56,7 +56,12 @@ def fit_data(estimator: Any, X: Any, y: Any, X_var: Any, unlabelled: Any = None)
     """
     est = estimator
     est._start_fit(X)
-    est.input_noise_, est.input_prior_ = choose_input_noise(est, X.X_var if isinstance(X, NoisyDataset) else X_var)
+    given = X.X_var if isinstance(X, NoisyDataset) else X_var
+    est.input_noise_, est.input_prior_ = choose_input_noise(est, given)
+    # input_noise="auto" that had no error bars to use: X_var at prediction is then ignored, and said to be (a fit
+    # given error bars it declined has said why already; "none" by name is the user's choice, warned of at fit)
+    est._fitted_without_error_bars = (isinstance(est.input_noise, str) and est.input_noise == AUTO
+                                      and not (given is not None and np.any(np.asarray(given, dtype=np.float64) > 0)))
     if X_var is None and not isinstance(X, NoisyDataset) and est.needs_X_var:
         raise ValueError(
             f"input_noise={est.input_noise!r} with noise_variance={est.noise_variance!r} uses the measured "

@@ -327,7 +327,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
             raise ValueError("predict needs at least one row; X is empty")
         if self.needs_X_var:
             self._check_prediction_variances(X, X_var)
-        elif isinstance(self.input_noise, str) and self.input_noise == AUTO and np.any(X_var > 0):  # "none" by name was the user's choice, warned at fit
+        elif getattr(self, "_fitted_without_error_bars", False) and np.any(X_var > 0):
             warnings.warn(f"{type(self).__name__} was fitted without error bars (input_noise='auto' chose exact "
                           "inputs), so the X_var given here is ignored: fit with X_var to use the error bars",
                           UserWarning, stacklevel=4)
