@@ -29,8 +29,8 @@ __all__ = ["ACQUISITIONS", "AUGMENTED_INFERENCE", "BROAD_PRIOR_VARIANCE", "CONJU
 #: mixture deconvolved from the sources.  Two fixed choices, not an extension point, named here so the
 #: CLI offers them without importing TensorFlow.
 INPUT_PRIORS = ("broad", "population")
-#: How a sparse GP's inducing inputs start (``gpal.models.svgp.build_model``): gpal's k-means centres shared by the
-#: latent functions, or paper 001's authors' own random training rows per latent function.
+#: How a sparse GP's inducing inputs start (``gpal.models.svgp.build_model``), the default first: gpal's k-means
+#: centres shared by the latent functions, or paper 001's authors' own random training rows per latent function.
 INDUCING_STARTS = ("kmeans", "random_per_latent")
 #: The start of a learned input-noise variance per feature (``build_model``, ``NoisyGPClassifier``).
 INITIAL_LEARNED_VARIANCE = 0.01

@@ -333,13 +333,13 @@ def ranked(rows: pd.DataFrame, cls: str, order: str = DEFAULT_ORDER, band: float
                         "s": np.nan_to_num(rows["Signif_Avg"].to_numpy(np.float64), nan=-np.inf),
                         "e": np.nan_to_num(rows["Conf_95_SemiMajor"].to_numpy(np.float64), nan=np.inf)},
                        index=rows.index)
-    if order == "probable_by_significance":
+    if order in ORDER_CUTS:  # the rows at or above the cut first (a value missing is below it)
         floor = ORDER_CUTS[order] if cut is None else cut
-        key["band"] = (np.nan_to_num(p, nan=0.0) >= floor).astype(np.float64)
-    elif order == "off_plane_first":
-        floor = ORDER_CUTS[order] if cut is None else cut
-        latitude = rows["GLAT"].to_numpy(np.float64) if "GLAT" in rows else np.full(len(rows), np.nan)
-        key["band"] = (np.abs(np.nan_to_num(latitude, nan=0.0)) >= floor).astype(np.float64)
+        if order == "off_plane_first":
+            value = np.abs(rows["GLAT"].to_numpy(np.float64)) if "GLAT" in rows else np.full(len(rows), np.nan)
+        else:
+            value = p
+        key["band"] = (np.nan_to_num(value, nan=0.0) >= floor).astype(np.float64)
     elif order != "probability":
         width = ORDER_BANDS[order] if band is None else band
         top = np.ceil(1 / width - 1e-9) - 1  # the band 1 falls in: the highest that starts below it

@@ -17,7 +17,8 @@ from gpal.data.dataset import NoisyDataset
 from gpal.data.splits import holdout_per_class
 from gpal.estimators.base import (FitData, check_fit_data, check_predict_data, check_variance_scale, warn_ignored_noise,
                                   warn_standardised_without_variances)
-from gpal.estimators.params import AUTO, auto_declines, choose_input_noise, input_noise_class, input_prior_used, model_spec
+from gpal.estimators.params import (AUTO, auto_declines, choose_input_noise, gives_error_bars, input_noise_class,
+                                    input_prior_used, model_spec)
 from gpal.evaluation.metrics import negative_log_likelihood
 from gpal.registry import INPUT_NOISE
 from gpal.training.session import ModelSession
@@ -58,17 +59,16 @@ def fit_data(estimator: Any, X: Any, y: Any, X_var: Any, unlabelled: Any = None)
     est._start_fit(X)
     given = X.X_var if isinstance(X, NoisyDataset) else X_var
     est.input_noise_, est.input_prior_ = choose_input_noise(est, given)
+    auto = isinstance(est.input_noise, str) and est.input_noise == AUTO
     # input_noise="auto" that had no error bars to use: X_var at prediction is then ignored, and said to be (a fit
     # given error bars it declined has said why already; "none" by name is the user's choice, warned of at fit)
-    est._fitted_without_error_bars = (isinstance(est.input_noise, str) and est.input_noise == AUTO
-                                      and not (given is not None and np.any(np.asarray(given, dtype=np.float64) > 0)))
+    est._fitted_without_error_bars = auto and not gives_error_bars(given)
     if X_var is None and not isinstance(X, NoisyDataset) and est.needs_X_var:
         raise ValueError(
             f"input_noise={est.input_noise!r} with noise_variance={est.noise_variance!r} uses the measured "
             "input variances, so fit needs X_var (n, d); pass zeros for exact features"
         )
     data = check_fit_data(X, y, X_var, owner=type(est).__name__)
-    auto = isinstance(est.input_noise, str) and est.input_noise == AUTO
     if est.needs_X_var:
         # a DataFrame's column names (kept by _start_fit) name the features the warnings are about
         names = getattr(est, "feature_names_in_", None)

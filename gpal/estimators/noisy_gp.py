@@ -36,7 +36,7 @@ from gpal.estimators.params import (AUTO, NOISY_GP_PARAMETERS, check_input_prior
 from gpal.estimators.sizes import check_fit_sizes, check_prediction_memory
 from gpal.registry import (BROAD_PRIOR_VARIANCE, DEFAULT_HIDDEN_SIZES,
                            DEFAULT_LIKELIHOOD, DEFAULT_NOISE_VARIANCE, DEFAULT_PRIOR_COMPONENTS,
-                           INITIAL_LEARNED_VARIANCE, SVGP_NUM_INDUCING)
+                           INDUCING_STARTS, INITIAL_LEARNED_VARIANCE, SVGP_NUM_INDUCING)
 from gpal.training.session import ModelSession
 
 __all__ = ["NoisyGPClassifier"]
@@ -249,7 +249,7 @@ class NoisyGPClassifier(GPClassifierMixin, BaseEstimator):
         prior_components: int = DEFAULT_PRIOR_COMPONENTS,
         hidden_sizes: tuple[int, ...] = DEFAULT_HIDDEN_SIZES,
         initial_learned_variance: float = INITIAL_LEARNED_VARIANCE,
-        inducing_start: str = "kmeans",
+        inducing_start: str = INDUCING_STARTS[0],
         standardize: bool = True,
         warm_start: bool = False,
         early_stopping: bool = False,

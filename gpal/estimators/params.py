@@ -22,7 +22,7 @@ from gpal.registry import (INDUCING_STARTS, INFERENCE, INPUT_NOISE, INPUT_PRIORS
                            ROWS_PER_PRIOR_COMPONENT)
 
 __all__ = ["AUTO", "AUTO_WITH_ERROR_BARS", "INPUT_NOISE_SETTING", "KERNEL", "LIKELIHOOD", "NOISY_GP_PARAMETERS", "RANDOM_STATE", "SPARSE_GP_PARAMETERS",
-           "auto_declines", "check_input_prior", "check_named_likelihood_options", "choose_input_noise", "input_noise_class", "input_prior_used", "model_spec"]
+           "auto_declines", "check_input_prior", "check_named_likelihood_options", "choose_input_noise", "gives_error_bars", "input_noise_class", "input_prior_used", "model_spec"]
 
 
 def _is_random_state(value: Any) -> bool:
@@ -132,10 +132,14 @@ def choose_input_noise(est: Any, X_var: Any) -> tuple[Any, str]:
     """
     if not _is_auto(est.input_noise):
         return est.input_noise, _prior_for(est, uses_error_bars=False)
-    given = X_var is not None and bool(np.any(np.asarray(X_var, dtype=np.float64) > 0))
-    if given and auto_declines(est, len(X_var)) is None:
+    if gives_error_bars(X_var) and auto_declines(est, len(X_var)) is None:
         return AUTO_WITH_ERROR_BARS[0], _prior_for(est, uses_error_bars=True)
     return "none", _prior_for(est, uses_error_bars=False)
+
+
+def gives_error_bars(X_var: Any) -> bool:
+    """Whether ``X_var`` (None: not given) has a non-zero entry: all zeros ask for exact inputs."""
+    return X_var is not None and bool(np.any(np.asarray(X_var, dtype=np.float64) > 0))
 
 
 def _prior_for(est: Any, uses_error_bars: bool) -> str:

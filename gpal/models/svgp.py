@@ -310,8 +310,6 @@ def kmeans_inducing(X: np.ndarray, num_inducing: int, seed: int) -> np.ndarray:
     return km.cluster_centers_
 
 
-
-
 def random_inducing_per_latent(X: np.ndarray, num_inducing: int, num_latent: int, seed: int) -> np.ndarray:
     """(L, M, d) inducing inputs: for each latent function its own M rows of X drawn at random.
 
@@ -341,7 +339,7 @@ def build_model(
     hidden_sizes: Sequence[int] = DEFAULT_HIDDEN_SIZES,
     likelihood_options: Mapping[str, Any] | None = None,
     initial_learned_variance: float = INITIAL_LEARNED_VARIANCE,
-    inducing_start: str = "kmeans",
+    inducing_start: str = INDUCING_STARTS[0],
     jitter: float = DEFAULT_JITTER,
     seed: int = 0,
 ) -> NoisySVGP:
