@@ -63,6 +63,7 @@ class NaturalGradientRobustMax:
         import tensorflow as tf
         from gpflow.optimizers import NaturalGradient
 
+        from gpal.data.standardizer import Standardizer
         from gpal.models.kernels import default_kernel
         from gpal.models.svgp import kmeans_inducing
 
@@ -72,9 +73,8 @@ class NaturalGradientRobustMax:
         self.classes_, codes = np.unique(np.asarray(y), return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError(f"NaturalGradientRobustMax needs at least 2 classes; y has {len(self.classes_)}")
-        self._mean, scale = X.mean(axis=0), X.std(axis=0)
-        self._scale = np.where(scale > 0, scale, 1.0)
-        Z = (X - self._mean) / self._scale
+        self._standardizer = Standardizer.fit(X)
+        Z = self._standardizer.transform_arrays(X)[0]
         n, C = len(Z), len(self.classes_)
         model = gpflow.models.SVGP(
             default_kernel(Z.shape[1]), gpflow.likelihoods.MultiClass(C, invlink=gpflow.likelihoods.RobustMax(C)),
@@ -125,7 +125,7 @@ class NaturalGradientRobustMax:
         """(n, C) class probabilities, the classes in ``classes_``'s order."""
         if X_var is not None:
             raise ValueError("NaturalGradientRobustMax takes exact inputs: X_var must be None")
-        Z = (np.asarray(X, dtype=float) - self._mean) / self._scale
+        Z = self._standardizer.transform_arrays(np.asarray(X, dtype=float))[0]
         mean, _ = self.model_.predict_y(Z)
         proba = np.clip(mean.numpy(), 0.0, None)
         return proba / proba.sum(axis=1, keepdims=True)
